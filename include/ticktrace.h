@@ -1,0 +1,149 @@
+/* ticktrace: an in-process event recorder whose cost per event is one RDTSC.
+ *
+ *   #include <ticktrace.h>
+ *   void decode(void) {
+ *       TT_SCOPE("decode");      // begins now, ends when the enclosing block exits
+ *       ...
+ *   }
+ *
+ * Link with libticktrace (pkg-config ticktrace). Recording starts by itself; at exit
+ * the raw file goes to $TICKTRACE_OUT, or ticktrace-<pid>.ttr in the working
+ * directory, and `ticktrace convert` turns it into a trace Perfetto opens.
+ * Environment: TICKTRACE=0 turns recording off; TICKTRACE_BUFFER sets the events
+ * kept per thread (default 1048576).
+ *
+ * Names are string literals: each macro declares a static call-site descriptor and
+ * records only its address. Compile with -DTT_DISABLE and every macro still exists
+ * and expands to nothing that evaluates its arguments.
+ */
+#ifndef TICKTRACE_H
+#define TICKTRACE_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A call site, declared once per macro use with static storage. */
+struct tt_site {
+	const char *name;
+	const char *file;
+	const char *func;
+	uint32_t line;
+	uint32_t flags;
+};
+
+#define TT__CAT2(a, b) a##b
+#define TT__CAT(a, b) TT__CAT2(a, b)
+#define TT__INLINE static inline __attribute__((always_inline, no_instrument_function))
+
+#ifndef TT_DISABLE
+
+/* The hot path (asm/record.asm). Not API: use the macros. */
+#define TT__HOT __attribute__((nothrow, leaf, no_instrument_function))
+TT__HOT void tt__begin(const struct tt_site *site);
+TT__HOT void tt__end(void);
+TT__HOT void tt__endbegin(const struct tt_site *site);
+TT__HOT void tt__instant(const struct tt_site *site);
+TT__HOT void tt__begin_arg(const struct tt_site *site, uint64_t arg);
+TT__HOT void tt__instant_arg(const struct tt_site *site, uint64_t arg);
+TT__HOT void tt__counter(const struct tt_site *site, int64_t value);
+TT__HOT void tt__flow_out(uint64_t id);
+TT__HOT void tt__flow_in(uint64_t id);
+
+TT__INLINE void tt__scope_end(const int *unused)
+{
+	(void)unused;
+	tt__end();
+}
+
+#define TT__SITE(var, name)                                                        \
+	static const struct tt_site var = {(name), __FILE__, __func__, __LINE__, 0}
+
+#define TT__SITE_CALL(fn, name)                                                    \
+	do {                                                                           \
+		TT__SITE(tt__site, name);                                                  \
+		fn(&tt__site);                                                             \
+	} while (0)
+#define TT__SITE_CALL_VALUE(fn, name, value)                                       \
+	do {                                                                           \
+		TT__SITE(tt__site, name);                                                  \
+		fn(&tt__site, value);                                                      \
+	} while (0)
+
+#define TT__SCOPE_N(name, n)                                                       \
+	TT__SITE(TT__CAT(tt__site_, n), name);                                         \
+	const int TT__CAT(tt__scope_, n) __attribute__((cleanup(tt__scope_end), unused)) = \
+		(tt__begin(&TT__CAT(tt__site_, n)), 0)
+
+/* Begin a scope named `name` now; it ends when the enclosing block exits. */
+#define TT_SCOPE(name) TT__SCOPE_N(name, __COUNTER__)
+/* TT_SCOPE named after the enclosing function. */
+#define TT_FUNC() TT_SCOPE(__func__)
+/* Begin a scope; TT_END() closes the innermost open scope of this thread. */
+#define TT_BEGIN(name) TT__SITE_CALL(tt__begin, name)
+#define TT_END() tt__end()
+/* Close the innermost scope and begin `name`, with one clock read. */
+#define TT_ENDBEGIN(name) TT__SITE_CALL(tt__endbegin, name)
+/* A point in time on this thread. */
+#define TT_INSTANT(name) TT__SITE_CALL(tt__instant, name)
+/* TT_BEGIN and TT_INSTANT with a uint64_t argument shown in the trace's args. */
+#define TT_BEGIN_ARG(name, arg) TT__SITE_CALL_VALUE(tt__begin_arg, name, (uint64_t)(arg))
+#define TT_INSTANT_ARG(name, arg) TT__SITE_CALL_VALUE(tt__instant_arg, name, (uint64_t)(arg))
+/* A sample of the counter track `name` (per process). */
+#define TT_COUNTER(name, value) TT__SITE_CALL_VALUE(tt__counter, name, (int64_t)(value))
+/* An arrow from the current scope of this thread to the scope, on any thread, that
+ * records TT_FLOW_IN with the same id. */
+#define TT_FLOW_OUT(id) tt__flow_out((uint64_t)(id))
+#define TT_FLOW_IN(id) tt__flow_in((uint64_t)(id))
+
+/* Name the calling thread in the trace (copied; at most 63 bytes are kept). Without
+ * it, the name the thread has at dump or exit (pthread_setname_np) is used. */
+void tt_thread_name(const char *name);
+
+/* Write everything recorded so far to `path` (NULL: the default path). The file is
+ * written beside it under a temporary name and renamed, mode 0600. Returns 0 or a
+ * negative errno. Not async-signal-safe. */
+int tt_dump(const char *path);
+
+/* Turn recording on or off for every thread (on at start unless TICKTRACE=0, which
+ * turns ticktrace off for the whole run). Events while off are not recorded and not
+ * counted as dropped. */
+void tt_enable(void);
+void tt_disable(void);
+
+#else /* TT_DISABLE: the same names, doing nothing, evaluating nothing */
+
+#define TT__UNUSED(x) ((void)sizeof(x))
+#ifdef __cplusplus
+#define TT__DECLARE_NOTHING(cond) static_assert(cond, "ticktrace")
+#else
+#define TT__DECLARE_NOTHING(cond) _Static_assert(cond, "ticktrace")
+#endif
+/* Declarations, as in the enabled build, so they stand where TT_SCOPE stands. */
+#define TT_SCOPE(name) TT__DECLARE_NOTHING(sizeof(name) > 0)
+#define TT_FUNC() TT__DECLARE_NOTHING(1)
+#define TT_BEGIN(name) do { TT__UNUSED(name); } while (0)
+#define TT_END() do { } while (0)
+#define TT_ENDBEGIN(name) do { TT__UNUSED(name); } while (0)
+#define TT_INSTANT(name) do { TT__UNUSED(name); } while (0)
+#define TT_BEGIN_ARG(name, arg) do { TT__UNUSED(name); TT__UNUSED(arg); } while (0)
+#define TT_INSTANT_ARG(name, arg) do { TT__UNUSED(name); TT__UNUSED(arg); } while (0)
+#define TT_COUNTER(name, value) do { TT__UNUSED(name); TT__UNUSED(value); } while (0)
+#define TT_FLOW_OUT(id) do { TT__UNUSED(id); } while (0)
+#define TT_FLOW_IN(id) do { TT__UNUSED(id); } while (0)
+
+TT__INLINE void tt_thread_name(const char *name) { (void)name; }
+/* Nothing was recorded, so there is nothing to write: succeeds without a file. */
+TT__INLINE int tt_dump(const char *path) { (void)path; return 0; }
+TT__INLINE void tt_enable(void) {}
+TT__INLINE void tt_disable(void) {}
+
+#endif /* TT_DISABLE */
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TICKTRACE_H */

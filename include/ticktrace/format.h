@@ -1,0 +1,197 @@
+/* ticktrace raw file format (.ttr): the one contract between the runtime (src/)
+ * and the tools (tools/). Both include this header; nothing else is shared.
+ *
+ * Layout: a fixed tt_file_header, then a sequence of sections. Every section is a
+ * tt_section_header followed by `size` payload bytes, padded with zeros to a multiple
+ * of 16 so that records stay 16-byte aligned in the file. Order:
+ *
+ *   header | PROCESS | SITES | MODULES | THREAD | EVENTS... | THREAD | EVENTS... | END
+ *
+ * A THREAD section precedes the EVENTS sections that name its index. SITES may appear
+ * more than once (a later one adds descriptors), always before the first record that
+ * references them. END is written last; a file without it was cut short (a crash, or
+ * a truncated copy) and the tools say so.
+ *
+ * All integers are little-endian (x86-64 only). Strings are stored with their length
+ * and are not NUL-terminated.
+ */
+#ifndef TICKTRACE_FORMAT_H
+#define TICKTRACE_FORMAT_H
+
+#include <stdint.h>
+
+#define TT_FILE_MAGIC "TICKTRC\x1a"
+#define TT_FILE_MAGIC_LEN 8
+#define TT_FILE_VERSION 1
+
+/* ---- records ---------------------------------------------------------------- */
+
+/* One event: the TSC when it happened and a word holding the kind (top 8 bits) and a
+ * 56-bit payload (a call-site descriptor address, a function address, or a length).
+ * User-space addresses on x86-64 fit in 47 bits, so the payload always holds them. */
+struct tt_record {
+	uint64_t tsc;
+	uint64_t word;
+};
+_Static_assert(sizeof(struct tt_record) == 16, "a record is 16 bytes");
+
+#define TT_KIND_SHIFT 56
+#define TT_PAYLOAD_MASK ((UINT64_C(1) << TT_KIND_SHIFT) - 1)
+#define TT_RECORD_KIND(word) ((unsigned)((word) >> TT_KIND_SHIFT))
+#define TT_RECORD_PAYLOAD(word) ((word) & TT_PAYLOAD_MASK)
+#define TT_RECORD_WORD(kind, payload) (((uint64_t)(kind) << TT_KIND_SHIFT) | (uint64_t)(payload))
+
+enum tt_record_kind {
+	TT_REC_PAD = 0,         /* never written (all zero): skip */
+	TT_REC_BEGIN = 1,       /* payload: site; opens a scope */
+	TT_REC_END = 2,         /* payload: 0; closes the innermost open scope */
+	TT_REC_ENDBEGIN = 3,    /* payload: site; closes the innermost scope, opens site */
+	TT_REC_INSTANT = 4,     /* payload: site */
+	TT_REC_BEGIN_ARG = 5,   /* payload: site; a VALUE record follows (the argument) */
+	TT_REC_INSTANT_ARG = 6, /* payload: site; a VALUE record follows */
+	TT_REC_COUNTER = 7,     /* payload: site (the counter's name); VALUE follows (int64) */
+	TT_REC_FLOW_OUT = 8,    /* payload: 0; VALUE follows (the flow id) */
+	TT_REC_FLOW_IN = 9,     /* payload: 0; VALUE follows (the flow id) */
+	TT_REC_FUNC_ENTER = 10, /* payload: function address (-finstrument-functions) */
+	TT_REC_FUNC_EXIT = 11,  /* payload: function address */
+	TT_REC_VALUE = 15,      /* second half of a two-record event: `tsc` holds the value */
+};
+#define TT_REC_KIND_MAX 15
+
+/* Kinds that are followed by one VALUE record; the hot path reserves both at once. */
+#define TT_RECORD_HAS_VALUE(kind)                                                  \
+	((kind) == TT_REC_BEGIN_ARG || (kind) == TT_REC_INSTANT_ARG ||                 \
+	 (kind) == TT_REC_COUNTER || (kind) == TT_REC_FLOW_OUT || (kind) == TT_REC_FLOW_IN)
+
+/* ---- file header -------------------------------------------------------------- */
+
+/* A pair of readings taken as close together as possible: the TSC, and the clocks it
+ * is converted to. */
+struct tt_anchor {
+	uint64_t tsc;
+	int64_t monotonic_ns; /* CLOCK_MONOTONIC */
+	int64_t boottime_ns;  /* CLOCK_BOOTTIME */
+	int64_t realtime_ns;  /* CLOCK_REALTIME */
+};
+_Static_assert(sizeof(struct tt_anchor) == 32, "anchor layout");
+
+/* How tsc_hz was obtained, and so how the tools convert ticks to nanoseconds. */
+enum tt_tsc_source {
+	TT_TSC_ANCHORS = 1, /* ticks per ns from the start and end anchors (long runs) */
+	TT_TSC_PERF = 2,    /* the kernel's own conversion (perf mmap page time_mult/shift) */
+};
+
+enum tt_file_flags {
+	TT_FILE_INVARIANT_TSC = 1u << 0, /* CPUID says the TSC runs at a constant rate */
+	TT_FILE_TSC_RELIABLE = 1u << 1,  /* the kernel uses the TSC as its clocksource */
+};
+
+struct tt_file_header {
+	char magic[TT_FILE_MAGIC_LEN]; /* TT_FILE_MAGIC */
+	uint32_t version;              /* TT_FILE_VERSION */
+	uint32_t header_size;          /* sizeof(struct tt_file_header) for this version */
+	uint32_t flags;                /* enum tt_file_flags */
+	uint32_t tsc_source;           /* enum tt_tsc_source */
+	uint64_t tsc_hz;               /* ticks per second, as the tools will use it */
+	/* TT_TSC_PERF: ns = ((tsc - start.tsc) * perf_time_mult) >> perf_time_shift,
+	 * computed in 128 bits, plus start.monotonic_ns. */
+	uint32_t perf_time_mult;
+	uint32_t perf_time_shift;
+	struct tt_anchor start; /* taken when the runtime initialized */
+	struct tt_anchor end;   /* taken when the file was written */
+	uint32_t pid;
+	uint32_t reserved0;
+	uint64_t reserved[4];
+};
+_Static_assert(sizeof(struct tt_file_header) == 144, "file header layout");
+
+/* ---- sections ----------------------------------------------------------------- */
+
+enum tt_section_type {
+	TT_SEC_PROCESS = 1, /* struct tt_process_info, then name and cmdline bytes */
+	TT_SEC_SITES = 2,   /* uint64 count, then count tt_site_info each with strings */
+	TT_SEC_MODULES = 3, /* uint64 count, then count tt_module_info each with strings */
+	TT_SEC_THREAD = 4,  /* struct tt_thread_info, then the name bytes */
+	TT_SEC_EVENTS = 5,  /* struct tt_events_info, then records (16-byte aligned) */
+	TT_SEC_END = 6,     /* struct tt_end_info: totals that the reader checks */
+};
+
+struct tt_section_header {
+	uint32_t type; /* enum tt_section_type */
+	uint32_t reserved;
+	uint64_t size; /* payload bytes, not counting the padding to 16 */
+};
+_Static_assert(sizeof(struct tt_section_header) == 16, "section header layout");
+
+#define TT_SECTION_PADDED(size) (((size) + UINT64_C(15)) & ~UINT64_C(15))
+
+struct tt_process_info {
+	uint32_t pid;
+	uint32_t ppid;
+	uint32_t name_len;    /* bytes of the process name (comm) that follow */
+	uint32_t cmdline_len; /* bytes of the command line that follow the name:
+	                       * the arguments, each terminated by NUL */
+};
+_Static_assert(sizeof(struct tt_process_info) == 16, "process info layout");
+
+/* A call-site descriptor as the macros declared it; `address` is what the records'
+ * payload holds. The name, file and function strings follow, in that order. */
+struct tt_site_info {
+	uint64_t address;
+	uint32_t line;
+	uint32_t name_len;
+	uint32_t file_len;
+	uint32_t func_len;
+};
+_Static_assert(sizeof(struct tt_site_info) == 24, "site info layout");
+
+/* A mapping of an ELF file, for offline symbolization. Path bytes, then build-id
+ * bytes follow. An address A in [start, end) is file offset A - start + file_offset. */
+struct tt_module_info {
+	uint64_t start;
+	uint64_t end;
+	uint64_t file_offset;
+	uint32_t path_len;
+	uint32_t build_id_len;
+};
+_Static_assert(sizeof(struct tt_module_info) == 32, "module info layout");
+
+/* Why events were lost. */
+enum tt_drop_cause {
+	TT_DROP_FULL = 0,     /* the thread's buffer was full (mode stop) */
+	TT_DROP_NO_MEMORY = 1, /* no memory for a buffer, or for the thread's registration */
+	TT_DROP_CAUSES = 4,
+};
+
+struct tt_thread_info {
+	uint32_t index; /* the thread's number in this file; EVENTS sections name it */
+	uint32_t tid;   /* the kernel's thread id */
+	uint64_t events;                  /* records of this thread in the file */
+	uint64_t dropped[TT_DROP_CAUSES]; /* events lost, by enum tt_drop_cause */
+	uint32_t name_len;                /* bytes of the thread's name that follow */
+	uint32_t flags;                   /* enum tt_thread_flags */
+};
+_Static_assert(sizeof(struct tt_thread_info) == 56, "thread info layout");
+
+enum tt_thread_flags {
+	TT_THREAD_EXITED = 1u << 0, /* the thread had exited when the file was written */
+};
+
+/* Followed by (size - sizeof(struct tt_events_info)) / 16 records of one thread, in
+ * the order they were reserved. */
+struct tt_events_info {
+	uint32_t thread_index;
+	uint32_t reserved;
+	uint64_t first_record; /* the number of this thread's records before this section */
+};
+_Static_assert(sizeof(struct tt_events_info) == 16, "events info layout");
+
+struct tt_end_info {
+	uint64_t threads;  /* THREAD sections written */
+	uint64_t records;  /* records in all EVENTS sections */
+	uint64_t dropped;  /* sum of every thread's dropped counts */
+	uint64_t sites;    /* site descriptors in all SITES sections */
+};
+_Static_assert(sizeof(struct tt_end_info) == 32, "end info layout");
+
+#endif /* TICKTRACE_FORMAT_H */
