@@ -37,6 +37,7 @@ struct tt_site {
 #define TT__CAT2(a, b) a##b
 #define TT__CAT(a, b) TT__CAT2(a, b)
 #define TT__INLINE static inline __attribute__((always_inline, no_instrument_function))
+#define TT_API __attribute__((visibility("default")))
 
 #ifndef TT_DISABLE
 
@@ -100,18 +101,18 @@ TT__INLINE void tt__scope_end(const int *unused)
 
 /* Name the calling thread in the trace (copied; at most 63 bytes are kept). Without
  * it, the name the thread has at dump or exit (pthread_setname_np) is used. */
-void tt_thread_name(const char *name);
+TT_API void tt_thread_name(const char *name);
 
 /* Write everything recorded so far to `path` (NULL: the default path). The file is
  * written beside it under a temporary name and renamed, mode 0600. Returns 0 or a
- * negative errno. Not async-signal-safe. */
-int tt_dump(const char *path);
+ * negative errno (-ECANCELED when TICKTRACE=0). Not async-signal-safe. */
+TT_API int tt_dump(const char *path);
 
 /* Turn recording on or off for every thread (on at start unless TICKTRACE=0, which
  * turns ticktrace off for the whole run). Events while off are not recorded and not
  * counted as dropped. */
-void tt_enable(void);
-void tt_disable(void);
+TT_API void tt_enable(void);
+TT_API void tt_disable(void);
 
 #else /* TT_DISABLE: the same names, doing nothing, evaluating nothing */
 

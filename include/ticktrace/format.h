@@ -77,8 +77,11 @@ _Static_assert(sizeof(struct tt_anchor) == 32, "anchor layout");
 
 /* How tsc_hz was obtained, and so how the tools convert ticks to nanoseconds. */
 enum tt_tsc_source {
-	TT_TSC_ANCHORS = 1, /* ticks per ns from the start and end anchors (long runs) */
-	TT_TSC_PERF = 2,    /* the kernel's own conversion (perf mmap page time_mult/shift) */
+	/* ns = start.monotonic_ns + (tsc - start.tsc) * (end.monotonic_ns -
+	 * start.monotonic_ns) / (end.tsc - start.tsc), in 128-bit integers. Both ends are
+	 * pinned to the clock, so the error anywhere in the run is about that of one
+	 * anchor (tens of ns), however short the run. */
+	TT_TSC_ANCHORS = 1,
 };
 
 enum tt_file_flags {
@@ -92,16 +95,14 @@ struct tt_file_header {
 	uint32_t header_size;          /* sizeof(struct tt_file_header) for this version */
 	uint32_t flags;                /* enum tt_file_flags */
 	uint32_t tsc_source;           /* enum tt_tsc_source */
-	uint64_t tsc_hz;               /* ticks per second, as the tools will use it */
-	/* TT_TSC_PERF: ns = ((tsc - start.tsc) * perf_time_mult) >> perf_time_shift,
-	 * computed in 128 bits, plus start.monotonic_ns. */
-	uint32_t perf_time_mult;
-	uint32_t perf_time_shift;
+	uint64_t tsc_hz;               /* ticks per second, for display */
+	uint64_t reserved1;
 	struct tt_anchor start; /* taken when the runtime initialized */
 	struct tt_anchor end;   /* taken when the file was written */
 	uint32_t pid;
 	uint32_t reserved0;
-	uint64_t reserved[4];
+	uint64_t unregistered_dropped; /* events lost before their thread had a buffer */
+	uint64_t reserved[3];
 };
 _Static_assert(sizeof(struct tt_file_header) == 144, "file header layout");
 

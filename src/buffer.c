@@ -1,0 +1,302 @@
+/* Buffers: chunks carved from one reserved arena, faulted in ahead of the writers by
+ * a background thread, and the slow path of the hot path (first event of a thread,
+ * a full chunk, recording off, a full buffer). */
+#include <errno.h>
+#include <linux/futex.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+
+/* The arena is address space only (MAP_NORESERVE); memory is used as chunks are
+ * faulted in. Faulting a 4 KiB page costs about 1.7 us on a virtual machine, which
+ * would add 7 ns to every event, so a background thread keeps PREFAULT_AHEAD bytes
+ * past the next chunk faulted in, in huge-page steps. */
+#define TT__ARENA_MAX (UINT64_C(256) << 30)
+#define TT__ARENA_MIN (UINT64_C(256) << 20)
+#define TT__PREFAULT_STEP (2u << 20)
+#define TT__PREFAULT_AHEAD (16u << 20)
+#define TT__PREFAULT_AT_START (256u << 10)
+
+static pthread_mutex_t tt__arena_mutex = PTHREAD_MUTEX_INITIALIZER;
+static char *tt__arena_base, *tt__arena_end;
+static char *tt__arena_fresh; /* the next chunk never handed out */
+static char *tt__arena_ready; /* [fresh, ready) is faulted in */
+static uint32_t tt__prefault_seq;   /* futex word: bumped to wake the prefault thread */
+static int tt__prefault_sleeping;
+
+static void tt__prefault(char *begin, size_t size)
+{
+	if (madvise(begin, size, MADV_POPULATE_WRITE) == 0)
+		return;
+	/* Before Linux 5.14: an atomic add of zero faults a page in for writing without
+	 * changing a byte that a recording thread may be writing at the same time. */
+	for (size_t off = 0; off < size; off += 4096)
+		__atomic_fetch_add(begin + off, 0, __ATOMIC_RELAXED);
+}
+
+static void tt__wake_prefault(void)
+{
+	if (__atomic_load_n(&tt__prefault_sleeping, __ATOMIC_SEQ_CST)) {
+		__atomic_add_fetch(&tt__prefault_seq, 1, __ATOMIC_SEQ_CST);
+		syscall(SYS_futex, &tt__prefault_seq, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	}
+}
+
+static void *tt__prefault_main(void *unused)
+{
+	(void)unused;
+	for (;;) {
+		uint32_t seq = __atomic_load_n(&tt__prefault_seq, __ATOMIC_SEQ_CST);
+		char *fresh = __atomic_load_n(&tt__arena_fresh, __ATOMIC_ACQUIRE);
+		char *ready = __atomic_load_n(&tt__arena_ready, __ATOMIC_ACQUIRE);
+		if (ready < fresh)
+			ready = fresh; /* the writers overtook us: what they passed is theirs */
+		if (ready < tt__arena_end && (size_t)(ready - fresh) < TT__PREFAULT_AHEAD) {
+			size_t step = TT__PREFAULT_STEP - ((uintptr_t)ready & (TT__PREFAULT_STEP - 1));
+			if (step > (size_t)(tt__arena_end - ready))
+				step = (size_t)(tt__arena_end - ready);
+			tt__prefault(ready, step);
+			__atomic_store_n(&tt__arena_ready, ready + step, __ATOMIC_RELEASE);
+			continue;
+		}
+		__atomic_store_n(&tt__prefault_sleeping, 1, __ATOMIC_SEQ_CST);
+		if (__atomic_load_n(&tt__prefault_seq, __ATOMIC_SEQ_CST) == seq)
+			syscall(SYS_futex, &tt__prefault_seq, FUTEX_WAIT_PRIVATE, seq, NULL, NULL, 0);
+		__atomic_store_n(&tt__prefault_sleeping, 0, __ATOMIC_SEQ_CST);
+	}
+	return NULL;
+}
+
+static int tt__start_prefault_thread(void)
+{
+	/* The thread inherits a full signal mask: the program's signals are not for it. */
+	sigset_t old;
+	tt__block_signals(&old);
+	pthread_t thread;
+	int err = pthread_create(&thread, NULL, tt__prefault_main, NULL);
+	tt__restore_signals(&old);
+	if (err)
+		return -err;
+	pthread_setname_np(thread, "tt-prefault");
+	pthread_detach(thread);
+	return 0;
+}
+
+int tt__arena_init(void)
+{
+	for (uint64_t size = TT__ARENA_MAX; size >= TT__ARENA_MIN; size /= 2) {
+		void *base = mmap(NULL, size, PROT_READ | PROT_WRITE,
+				  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (base == MAP_FAILED)
+			continue;
+		/* Huge pages: a 2 MiB fault instead of 512 faults, where the kernel allows. */
+		madvise(base, size, MADV_HUGEPAGE);
+		tt__arena_base = tt__arena_fresh = tt__arena_ready = base;
+		tt__arena_end = tt__arena_base + size;
+		/* The first thread's first chunk must not wait for the background thread. */
+		tt__prefault(tt__arena_base, TT__PREFAULT_AT_START);
+		tt__arena_ready = tt__arena_base + TT__PREFAULT_AT_START;
+		return tt__start_prefault_thread();
+	}
+	return -ENOMEM;
+}
+
+void tt__arena_reset_after_fork(void)
+{
+	/* Every page is now shared copy-on-write with the parent: none is ready. */
+	pthread_mutex_init(&tt__arena_mutex, NULL);
+	tt__arena_ready = tt__arena_fresh;
+	tt__prefault_sleeping = 0;
+	tt__start_prefault_thread();
+}
+
+/* Arena lock held, signals blocked. */
+static struct tt__chunk *tt__chunk_alloc(void)
+{
+	char *chunk = tt__arena_fresh;
+	if ((size_t)(tt__arena_end - chunk) < TT__CHUNK_SIZE)
+		return NULL;
+	__atomic_store_n(&tt__arena_fresh, chunk + TT__CHUNK_SIZE, __ATOMIC_RELEASE);
+	if ((size_t)(__atomic_load_n(&tt__arena_ready, __ATOMIC_ACQUIRE) - chunk) < TT__PREFAULT_AHEAD / 2)
+		tt__wake_prefault();
+	struct tt__chunk *header = (struct tt__chunk *)chunk;
+	header->next = NULL;
+	return header;
+}
+
+/* Arena lock held: the limit is the chunk's end while the thread may record. */
+static void tt__publish_limit(struct tt__slot *slot)
+{
+	int on = __atomic_load_n(&tt__recording, __ATOMIC_SEQ_CST) &&
+		 !(slot->flags & (TT__SLOT_EXHAUSTED | TT__SLOT_EXITED));
+	__atomic_store_n(&slot->limit, on ? slot->chunk_end : NULL, __ATOMIC_RELEASE);
+}
+
+static void tt__enter_chunk(struct tt__slot *slot, struct tt__chunk *chunk)
+{
+	slot->current = chunk;
+	slot->chunks++;
+	slot->chunk_end = (char *)chunk + TT__CHUNK_SIZE;
+	__atomic_store_n(&slot->cursor, (char *)(chunk + 1), __ATOMIC_RELEASE);
+	tt__publish_limit(slot);
+}
+
+/* Registry lock held, signals blocked. */
+int tt__slot_start(struct tt__slot *slot)
+{
+	pthread_mutex_lock(&tt__arena_mutex);
+	struct tt__chunk *chunk = tt__chunk_alloc();
+	if (chunk) {
+		slot->first = chunk;
+		tt__enter_chunk(slot, chunk);
+	}
+	pthread_mutex_unlock(&tt__arena_mutex);
+	return chunk ? 0 : -ENOMEM;
+}
+
+void tt__set_all_limits(void)
+{
+	sigset_t old;
+	tt__block_signals(&old);
+	pthread_mutex_lock(&tt__arena_mutex);
+	for (struct tt__slot *slot = tt__registry_head(); slot;
+	     slot = __atomic_load_n(&slot->next, __ATOMIC_ACQUIRE))
+		tt__publish_limit(slot);
+	pthread_mutex_unlock(&tt__arena_mutex);
+	tt__restore_signals(&old);
+}
+
+/* Arena lock held. Stop mode: a thread whose budget is used up keeps its first
+ * events and counts the rest. */
+static int tt__next_chunk(struct tt__slot *slot)
+{
+	enum tt_drop_cause cause = TT_DROP_FULL;
+	struct tt__chunk *chunk = NULL;
+	if (slot->chunks < tt__config.chunk_budget) {
+		chunk = tt__chunk_alloc();
+		cause = TT_DROP_NO_MEMORY;
+	}
+	if (!chunk) {
+		slot->drop_cause = cause;
+		slot->flags |= TT__SLOT_EXHAUSTED;
+		tt__publish_limit(slot);
+		return -ENOBUFS;
+	}
+	__atomic_store_n(&slot->current->next, chunk, __ATOMIC_RELEASE);
+	tt__enter_chunk(slot, chunk);
+	return 0;
+}
+
+static void tt__store(char *where, uint64_t tsc, uint64_t word, uint64_t value, uint64_t size)
+{
+	struct tt_record *record = (struct tt_record *)where;
+	record[0].tsc = tsc;
+	record[0].word = word;
+	if (size == 2 * sizeof(struct tt_record)) {
+		record[1].tsc = value;
+		record[1].word = TT_RECORD_WORD(TT_REC_VALUE, 0);
+	}
+}
+
+static int tt__try_record(struct tt__slot *slot, uint64_t tsc, uint64_t word, uint64_t value,
+			  uint64_t size, char **where)
+{
+	*where = __atomic_fetch_add(&slot->cursor, size, __ATOMIC_RELAXED);
+	if (*where + size > __atomic_load_n(&slot->limit, __ATOMIC_ACQUIRE))
+		return 0;
+	tt__store(*where, tsc, word, value, size);
+	return 1;
+}
+
+static void tt__count_drop(struct tt__slot *slot)
+{
+	__atomic_add_fetch(&slot->dropped[slot->drop_cause], 1, __ATOMIC_RELAXED);
+}
+
+static void tt__reservation_failed(struct tt__slot *slot, uint64_t tsc, uint64_t word,
+				   uint64_t value, uint64_t size, char *where)
+{
+	/* Give the space back if nothing was reserved after it, so that the cursor of a
+	 * thread that may not record does not creep. */
+	char *expected = where + size;
+	__atomic_compare_exchange_n(&slot->cursor, &expected, where, 0, __ATOMIC_RELAXED,
+				    __ATOMIC_RELAXED);
+	if (!__atomic_load_n(&slot->limit, __ATOMIC_ACQUIRE)) {
+		if (__atomic_load_n(&slot->flags, __ATOMIC_ACQUIRE) & TT__SLOT_EXHAUSTED)
+			tt__count_drop(slot);
+		return;
+	}
+	/* The chunk is full. Signals stay blocked while we move to the next one, so a
+	 * handler never sees a half-switched slot. */
+	sigset_t old;
+	tt__block_signals(&old);
+	pthread_mutex_lock(&tt__arena_mutex);
+	for (;;) {
+		/* A handler may have moved to a new chunk before we blocked signals. */
+		if (tt__try_record(slot, tsc, word, value, size, &where))
+			break;
+		if (!slot->limit || tt__next_chunk(slot) < 0) {
+			if (slot->flags & TT__SLOT_EXHAUSTED)
+				tt__count_drop(slot);
+			break;
+		}
+	}
+	pthread_mutex_unlock(&tt__arena_mutex);
+	tt__restore_signals(&old);
+}
+
+/* Lost before a thread has a slot (no memory, 65,536 live threads): reported in the
+ * file's process totals. */
+uint64_t tt__unregistered_drops;
+
+void tt__record_slow(uint64_t word, uint64_t value, uint64_t tsc, struct tt__slot *slot,
+		     char *where)
+{
+	int saved_errno = errno;
+	uint64_t size = TT_RECORD_HAS_VALUE(TT_RECORD_KIND(word)) ? 2 * sizeof(struct tt_record)
+								  : sizeof(struct tt_record);
+	if (!slot) {
+		tt__init();
+		if (tt__config.off || !__atomic_load_n(&tt__recording, __ATOMIC_RELAXED))
+			goto out;
+		uintptr_t tp = tt__thread_pointer();
+		slot = tt__find_slot(tp);
+		if (!slot)
+			slot = tt__register_thread(tp);
+		if (!slot) {
+			__atomic_add_fetch(&tt__unregistered_drops, 1, __ATOMIC_RELAXED);
+			goto out;
+		}
+		if (tt__try_record(slot, tsc, word, value, size, &where))
+			goto out;
+	}
+	tt__reservation_failed(slot, tsc, word, value, size, where);
+out:
+	errno = saved_errno;
+}
+
+void tt__chunk_extent(const struct tt__slot *slot, const struct tt__chunk *chunk,
+		      const struct tt_record **begin, const struct tt_record **end)
+{
+	const struct tt_record *first = (const struct tt_record *)(chunk + 1);
+	const struct tt_record *last = (const struct tt_record *)((const char *)chunk + TT__CHUNK_SIZE);
+	if (!__atomic_load_n(&chunk->next, __ATOMIC_ACQUIRE)) {
+		const struct tt_record *cursor =
+			(const struct tt_record *)__atomic_load_n(&slot->cursor, __ATOMIC_ACQUIRE);
+		if (cursor >= first && cursor < last)
+			last = cursor;
+	}
+	/* Space reserved by an event that did not fit at the end of the chunk, or not
+	 * yet written, is all zero. */
+	while (last > first && last[-1].word == 0)
+		last--;
+	*begin = first;
+	*end = last;
+}

@@ -1,0 +1,184 @@
+/* The thread registry: the TLS table the hot path reads, slot allocation, thread
+ * exit, names. Everything here is the slow path: it may take microseconds, but it
+ * must be safe when a signal handler records an event at any point. So it never
+ * calls malloc (a handler may have interrupted malloc), and its lock is only held
+ * with signals blocked. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+struct tt__slot *tt__tls_table[TT__TABLE_SIZE];
+
+static pthread_mutex_t tt__registry_mutex = PTHREAD_MUTEX_INITIALIZER;
+static struct tt__slot *tt__registry_first, *tt__registry_last;
+static uint32_t tt__thread_count;
+static pthread_key_t tt__exit_key;
+
+/* Slots come from page-sized slabs so that registration never calls malloc. */
+static char *tt__slab_next, *tt__slab_end;
+
+uintptr_t tt__thread_pointer(void)
+{
+	uintptr_t tp;
+	__asm__("mov %%fs:0x10, %0" : "=r"(tp));
+	return tp;
+}
+
+static uint32_t tt__hash(uintptr_t tp)
+{
+	return (uint32_t)(((uint64_t)tp * TT__HASH_MULT) >> (64 - TT__TABLE_BITS));
+}
+
+void tt__registry_lock(sigset_t *old)
+{
+	tt__block_signals(old);
+	pthread_mutex_lock(&tt__registry_mutex);
+}
+
+void tt__registry_unlock(const sigset_t *old)
+{
+	pthread_mutex_unlock(&tt__registry_mutex);
+	tt__restore_signals(old);
+}
+
+struct tt__slot *tt__registry_head(void)
+{
+	return __atomic_load_n(&tt__registry_first, __ATOMIC_ACQUIRE);
+}
+
+/* Entries are never cleared, only taken over once their owner has exited, so a
+ * probe sequence ends at the first empty entry. */
+struct tt__slot *tt__find_slot(uintptr_t tp)
+{
+	uint32_t h = tt__hash(tp);
+	for (uint32_t i = 0; i < TT__TABLE_SIZE; i++) {
+		struct tt__slot *slot =
+			__atomic_load_n(&tt__tls_table[(h + i) & (TT__TABLE_SIZE - 1)], __ATOMIC_ACQUIRE);
+		if (!slot)
+			return NULL;
+		if (__atomic_load_n(&slot->owner, __ATOMIC_ACQUIRE) == tp)
+			return slot;
+	}
+	return NULL;
+}
+
+void tt__refresh_thread_name(struct tt__slot *slot)
+{
+	if (!slot->named)
+		prctl(PR_GET_NAME, slot->name, 0, 0, 0);
+}
+
+/* Runs in the exiting thread (a pthread key destructor): from now on a thread that
+ * reuses this stack, and so this thread pointer, is a new thread. */
+static void tt__thread_exit(void *arg)
+{
+	struct tt__slot *slot = arg;
+	sigset_t old;
+	tt__registry_lock(&old);
+	tt__refresh_thread_name(slot);
+	slot->flags |= TT__SLOT_EXITED;
+	__atomic_store_n(&slot->owner, 0, __ATOMIC_RELEASE);
+	tt__registry_unlock(&old);
+}
+
+int tt__registry_init(void)
+{
+	return -pthread_key_create(&tt__exit_key, tt__thread_exit);
+}
+
+static struct tt__slot *tt__slot_alloc(void)
+{
+	if (tt__slab_end - tt__slab_next < (ptrdiff_t)sizeof(struct tt__slot)) {
+		size_t size = 64 * 1024;
+		void *slab = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (slab == MAP_FAILED)
+			return NULL;
+		tt__slab_next = slab;
+		tt__slab_end = tt__slab_next + size;
+	}
+	struct tt__slot *slot = (struct tt__slot *)tt__slab_next;
+	tt__slab_next += (sizeof(struct tt__slot) + 63) & ~(size_t)63;
+	return slot;
+}
+
+static int tt__table_insert(struct tt__slot *slot, uintptr_t tp)
+{
+	uint32_t h = tt__hash(tp);
+	for (uint32_t i = 0; i < TT__TABLE_SIZE; i++) {
+		struct tt__slot **entry = &tt__tls_table[(h + i) & (TT__TABLE_SIZE - 1)];
+		if (!*entry || !__atomic_load_n(&(*entry)->owner, __ATOMIC_ACQUIRE)) {
+			__atomic_store_n(entry, slot, __ATOMIC_RELEASE);
+			return 0;
+		}
+	}
+	return -ENOSPC;
+}
+
+/* Called by the slow path on a thread's first event. Returns NULL when the thread
+ * cannot record (no memory, 65,536 live threads). */
+struct tt__slot *tt__register_thread(uintptr_t tp)
+{
+	sigset_t old;
+	tt__registry_lock(&old);
+	/* A signal handler on this thread may have registered it since we looked. */
+	struct tt__slot *slot = tt__find_slot(tp);
+	if (slot)
+		goto out;
+	slot = tt__slot_alloc();
+	if (!slot)
+		goto out;
+	memset(slot, 0, sizeof *slot);
+	slot->owner = tp;
+	slot->tid = (uint32_t)gettid();
+	slot->index = tt__thread_count;
+	tt__refresh_thread_name(slot);
+	if (tt__slot_start(slot) < 0 || tt__table_insert(slot, tp) < 0) {
+		/* Keep the slot allocated but unlisted: a later event tries again. */
+		slot = NULL;
+		goto out;
+	}
+	tt__thread_count++;
+	if (tt__registry_last)
+		__atomic_store_n(&tt__registry_last->next, slot, __ATOMIC_RELEASE);
+	else
+		__atomic_store_n(&tt__registry_first, slot, __ATOMIC_RELEASE);
+	tt__registry_last = slot;
+	pthread_setspecific(tt__exit_key, slot);
+out:
+	tt__registry_unlock(&old);
+	return slot;
+}
+
+void tt_thread_name(const char *name)
+{
+	tt__init();
+	if (tt__config.off)
+		return;
+	uintptr_t tp = tt__thread_pointer();
+	struct tt__slot *slot = tt__find_slot(tp);
+	if (!slot)
+		slot = tt__register_thread(tp);
+	if (!slot)
+		return;
+	sigset_t old;
+	tt__registry_lock(&old);
+	snprintf(slot->name, sizeof slot->name, "%s", name);
+	slot->named = 1;
+	tt__registry_unlock(&old);
+}
+
+/* In the child after fork: only the forking thread exists, and its events so far
+ * belong to the parent's file. */
+void tt__registry_reset_after_fork(void)
+{
+	pthread_mutex_init(&tt__registry_mutex, NULL);
+	memset(tt__tls_table, 0, sizeof tt__tls_table);
+	tt__registry_first = tt__registry_last = NULL;
+	tt__thread_count = 0;
+	pthread_setspecific(tt__exit_key, NULL);
+}

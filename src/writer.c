@@ -1,0 +1,493 @@
+/* The raw file writer (tt_dump and the dump at exit). Records are written straight
+ * from the chunks; only the call sites the records reference are written, each once.
+ * The file is created under a temporary name (mode 0600, O_EXCL, so a symlink is
+ * never followed) and renamed into place when complete. */
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <link.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+struct tt__out {
+	int fd;
+	int err; /* first error, as -errno */
+	size_t len;
+	char buf[1 << 16];
+};
+
+static void tt__out_raw(struct tt__out *out, const void *data, size_t size)
+{
+	const char *p = data;
+	while (size && !out->err) {
+		ssize_t n = write(out->fd, p, size);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			out->err = n < 0 ? -errno : -EIO;
+			return;
+		}
+		p += n;
+		size -= (size_t)n;
+	}
+}
+
+static void tt__out_flush(struct tt__out *out)
+{
+	tt__out_raw(out, out->buf, out->len);
+	out->len = 0;
+}
+
+static void tt__out(struct tt__out *out, const void *data, size_t size)
+{
+	if (size > sizeof out->buf - out->len) {
+		tt__out_flush(out);
+		if (size >= sizeof out->buf) {
+			tt__out_raw(out, data, size);
+			return;
+		}
+	}
+	memcpy(out->buf + out->len, data, size);
+	out->len += size;
+}
+
+static void tt__out_section(struct tt__out *out, uint32_t type, uint64_t size)
+{
+	struct tt_section_header header = {.type = type, .size = size};
+	tt__out(out, &header, sizeof header);
+}
+
+static void tt__out_pad(struct tt__out *out, uint64_t size)
+{
+	static const char zeros[16];
+	tt__out(out, zeros, TT_SECTION_PADDED(size) - size);
+}
+
+/* ---- call sites: the set of descriptor addresses the records use ---- */
+
+struct tt__site_set {
+	uint64_t *slots; /* open addressing; 0 is empty */
+	size_t cap, count;
+};
+
+static int tt__site_set_add(struct tt__site_set *set, uint64_t address)
+{
+	if (2 * (set->count + 1) > set->cap) {
+		size_t cap = set->cap ? 2 * set->cap : 256;
+		uint64_t *slots = calloc(cap, sizeof *slots);
+		if (!slots)
+			return -ENOMEM;
+		for (size_t i = 0; i < set->cap; i++) {
+			uint64_t a = set->slots[i];
+			if (!a)
+				continue;
+			size_t h = (a * TT__HASH_MULT) >> 40;
+			while (slots[h & (cap - 1)])
+				h++;
+			slots[h & (cap - 1)] = a;
+		}
+		free(set->slots);
+		set->slots = slots;
+		set->cap = cap;
+	}
+	size_t h = (address * TT__HASH_MULT) >> 40;
+	for (;; h++) {
+		uint64_t *slot = &set->slots[h & (set->cap - 1)];
+		if (*slot == address)
+			return 0;
+		if (!*slot) {
+			*slot = address;
+			set->count++;
+			return 0;
+		}
+	}
+}
+
+static int tt__kind_has_site(unsigned kind)
+{
+	return kind == TT_REC_BEGIN || kind == TT_REC_ENDBEGIN || kind == TT_REC_INSTANT ||
+	       kind == TT_REC_BEGIN_ARG || kind == TT_REC_INSTANT_ARG || kind == TT_REC_COUNTER;
+}
+
+static uint32_t tt__strlen32(const char *s)
+{
+	return s ? (uint32_t)strnlen(s, UINT32_MAX / 4) : 0;
+}
+
+static void tt__out_sites(struct tt__out *out, const struct tt__site_set *set)
+{
+	uint64_t size = sizeof(uint64_t);
+	for (size_t i = 0; i < set->cap; i++) {
+		const struct tt_site *site = (const struct tt_site *)(uintptr_t)set->slots[i];
+		if (site)
+			size += sizeof(struct tt_site_info) + tt__strlen32(site->name) +
+				tt__strlen32(site->file) + tt__strlen32(site->func);
+	}
+	tt__out_section(out, TT_SEC_SITES, size);
+	uint64_t count = set->count;
+	tt__out(out, &count, sizeof count);
+	for (size_t i = 0; i < set->cap; i++) {
+		const struct tt_site *site = (const struct tt_site *)(uintptr_t)set->slots[i];
+		if (!site)
+			continue;
+		struct tt_site_info info = {
+			.address = set->slots[i],
+			.line = site->line,
+			.name_len = tt__strlen32(site->name),
+			.file_len = tt__strlen32(site->file),
+			.func_len = tt__strlen32(site->func),
+		};
+		tt__out(out, &info, sizeof info);
+		tt__out(out, site->name, info.name_len);
+		tt__out(out, site->file, info.file_len);
+		tt__out(out, site->func, info.func_len);
+	}
+	tt__out_pad(out, size);
+}
+
+/* ---- threads: the extent of every chunk, taken once so counts and data agree ---- */
+
+struct tt__extent {
+	const struct tt_record *begin, *end;
+};
+
+struct tt__thread_snapshot {
+	struct tt__slot *slot;
+	struct tt__extent *extents;
+	size_t chunks;
+	uint64_t records;
+};
+
+static int tt__snapshot_thread(struct tt__thread_snapshot *snap, struct tt__slot *slot)
+{
+	size_t cap = 16;
+	snap->slot = slot;
+	snap->chunks = 0;
+	snap->records = 0;
+	snap->extents = malloc(cap * sizeof *snap->extents);
+	if (!snap->extents)
+		return -ENOMEM;
+	for (const struct tt__chunk *chunk = slot->first; chunk;
+	     chunk = __atomic_load_n(&chunk->next, __ATOMIC_ACQUIRE)) {
+		if (snap->chunks == cap) {
+			struct tt__extent *grown = realloc(snap->extents, 2 * cap * sizeof *grown);
+			if (!grown)
+				return -ENOMEM;
+			snap->extents = grown;
+			cap *= 2;
+		}
+		struct tt__extent *e = &snap->extents[snap->chunks++];
+		tt__chunk_extent(slot, chunk, &e->begin, &e->end);
+		snap->records += (uint64_t)(e->end - e->begin);
+	}
+	return 0;
+}
+
+static int tt__collect_sites(struct tt__site_set *set, const struct tt__thread_snapshot *snap)
+{
+	for (size_t c = 0; c < snap->chunks; c++)
+		for (const struct tt_record *r = snap->extents[c].begin; r < snap->extents[c].end; r++)
+			if (tt__kind_has_site(TT_RECORD_KIND(r->word)) && tt__site_set_add(set, TT_RECORD_PAYLOAD(r->word)) < 0)
+				return -ENOMEM;
+	return 0;
+}
+
+/* The name a thread has now: its own (named or read at exit), or its comm if alive. */
+static void tt__thread_name_now(const struct tt__slot *slot, char *name, size_t size)
+{
+	snprintf(name, size, "%s", slot->name);
+	if (slot->named || (__atomic_load_n(&slot->flags, __ATOMIC_ACQUIRE) & TT__SLOT_EXITED))
+		return;
+	char path[64];
+	snprintf(path, sizeof path, "/proc/self/task/%u/comm", slot->tid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return;
+	if (fgets(name, (int)size, f))
+		name[strcspn(name, "\n")] = 0;
+	fclose(f);
+}
+
+static void tt__out_thread(struct tt__out *out, const struct tt__thread_snapshot *snap,
+			   uint64_t *dropped_total)
+{
+	const struct tt__slot *slot = snap->slot;
+	char name[64];
+	tt__thread_name_now(slot, name, sizeof name);
+	struct tt_thread_info info = {
+		.index = slot->index,
+		.tid = slot->tid,
+		.events = snap->records,
+		.name_len = (uint32_t)strlen(name),
+		.flags = (__atomic_load_n(&slot->flags, __ATOMIC_ACQUIRE) & TT__SLOT_EXITED) ? TT_THREAD_EXITED : 0,
+	};
+	for (int i = 0; i < TT_DROP_CAUSES; i++) {
+		info.dropped[i] = __atomic_load_n(&slot->dropped[i], __ATOMIC_RELAXED);
+		*dropped_total += info.dropped[i];
+	}
+	uint64_t size = sizeof info + info.name_len;
+	tt__out_section(out, TT_SEC_THREAD, size);
+	tt__out(out, &info, sizeof info);
+	tt__out(out, name, info.name_len);
+	tt__out_pad(out, size);
+
+	uint64_t first = 0;
+	for (size_t c = 0; c < snap->chunks; c++) {
+		const struct tt__extent *e = &snap->extents[c];
+		uint64_t count = (uint64_t)(e->end - e->begin);
+		if (!count)
+			continue;
+		struct tt_events_info events = {.thread_index = slot->index, .first_record = first};
+		tt__out_section(out, TT_SEC_EVENTS, sizeof events + count * sizeof(struct tt_record));
+		tt__out(out, &events, sizeof events);
+		tt__out(out, e->begin, count * sizeof(struct tt_record));
+		first += count;
+	}
+}
+
+/* ---- process and modules ---- */
+
+static size_t tt__read_file(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	size_t len = 0;
+	ssize_t n;
+	while (len < size && (n = read(fd, buf + len, size - len)) > 0)
+		len += (size_t)n;
+	close(fd);
+	return len;
+}
+
+static void tt__out_process(struct tt__out *out)
+{
+	static char cmdline[4096];
+	char name[64];
+	size_t name_len = tt__read_file("/proc/self/comm", name, sizeof name);
+	while (name_len && name[name_len - 1] == '\n')
+		name_len--;
+	struct tt_process_info info = {
+		.pid = (uint32_t)getpid(),
+		.ppid = (uint32_t)getppid(),
+		.name_len = (uint32_t)name_len,
+		.cmdline_len = (uint32_t)tt__read_file("/proc/self/cmdline", cmdline, sizeof cmdline),
+	};
+	uint64_t size = sizeof info + info.name_len + info.cmdline_len;
+	tt__out_section(out, TT_SEC_PROCESS, size);
+	tt__out(out, &info, sizeof info);
+	tt__out(out, name, info.name_len);
+	tt__out(out, cmdline, info.cmdline_len);
+	tt__out_pad(out, size);
+}
+
+struct tt__modules {
+	char *data; /* tt_module_info entries with their strings, back to back */
+	size_t len, cap;
+	uint64_t count;
+	int err;
+};
+
+static void tt__modules_append(struct tt__modules *m, const void *data, size_t size)
+{
+	if (m->err)
+		return;
+	if (m->len + size > m->cap) {
+		size_t cap = m->cap ? 2 * m->cap : 4096;
+		while (cap < m->len + size)
+			cap *= 2;
+		char *grown = realloc(m->data, cap);
+		if (!grown) {
+			m->err = -ENOMEM;
+			return;
+		}
+		m->data = grown;
+		m->cap = cap;
+	}
+	memcpy(m->data + m->len, data, size);
+	m->len += size;
+}
+
+static size_t tt__build_id(const struct dl_phdr_info *info, const unsigned char **id)
+{
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_NOTE)
+			continue;
+		const char *p = (const char *)(info->dlpi_addr + ph->p_vaddr);
+		const char *end = p + ph->p_memsz;
+		while (p + sizeof(ElfW(Nhdr)) <= end) {
+			const ElfW(Nhdr) *note = (const ElfW(Nhdr) *)p;
+			const char *name = p + sizeof *note;
+			const char *desc = name + ((note->n_namesz + 3) & ~3u);
+			if (note->n_type == NT_GNU_BUILD_ID && note->n_namesz == 4 &&
+			    memcmp(name, "GNU", 4) == 0) {
+				*id = (const unsigned char *)desc;
+				return note->n_descsz;
+			}
+			p = desc + ((note->n_descsz + 3) & ~3u);
+		}
+	}
+	return 0;
+}
+
+static int tt__add_module(struct dl_phdr_info *info, size_t size, void *data)
+{
+	(void)size;
+	struct tt__modules *m = data;
+	char exe[PATH_MAX];
+	const char *path = info->dlpi_name;
+	if (!path || !*path) {
+		ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+		exe[n > 0 ? n : 0] = 0;
+		path = exe;
+	}
+	const unsigned char *build_id = NULL;
+	size_t build_id_len = tt__build_id(info, &build_id);
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+			continue;
+		struct tt_module_info mod = {
+			.start = info->dlpi_addr + ph->p_vaddr,
+			.end = info->dlpi_addr + ph->p_vaddr + ph->p_memsz,
+			.file_offset = ph->p_offset,
+			.path_len = (uint32_t)strlen(path),
+			.build_id_len = (uint32_t)build_id_len,
+		};
+		tt__modules_append(m, &mod, sizeof mod);
+		tt__modules_append(m, path, mod.path_len);
+		tt__modules_append(m, build_id, build_id_len);
+		m->count++;
+	}
+	return 0;
+}
+
+static int tt__out_modules(struct tt__out *out)
+{
+	struct tt__modules m = {0};
+	dl_iterate_phdr(tt__add_module, &m);
+	if (!m.err) {
+		uint64_t size = sizeof m.count + m.len;
+		tt__out_section(out, TT_SEC_MODULES, size);
+		tt__out(out, &m.count, sizeof m.count);
+		tt__out(out, m.data, m.len);
+		tt__out_pad(out, size);
+	}
+	free(m.data);
+	return m.err;
+}
+
+/* ---- the file ---- */
+
+int tt__default_path(char *buf, size_t size)
+{
+	const char *pattern = getenv("TICKTRACE_OUT");
+	if (!pattern || !*pattern)
+		pattern = "ticktrace-%p.ttr";
+	size_t len = 0;
+	for (const char *p = pattern; *p; p++) {
+		int n;
+		if (p[0] == '%' && p[1] == 'p') {
+			n = snprintf(buf + len, size - len, "%d", (int)getpid());
+			p++;
+		} else {
+			n = snprintf(buf + len, size - len, "%c", *p);
+		}
+		if (n < 0 || (size_t)n >= size - len)
+			return -ENAMETOOLONG;
+		len += (size_t)n;
+	}
+	return 0;
+}
+
+static int tt__write_to(struct tt__out *out)
+{
+	struct tt__thread_snapshot *snaps = NULL;
+	struct tt__site_set sites = {0};
+	size_t threads = 0, cap = 0;
+	int err = 0;
+	for (struct tt__slot *slot = tt__registry_head(); slot;
+	     slot = __atomic_load_n(&slot->next, __ATOMIC_ACQUIRE)) {
+		if (threads == cap) {
+			cap = cap ? 2 * cap : 64;
+			struct tt__thread_snapshot *grown = realloc(snaps, cap * sizeof *grown);
+			if (!grown) {
+				err = -ENOMEM;
+				goto out;
+			}
+			snaps = grown;
+		}
+		err = tt__snapshot_thread(&snaps[threads++], slot);
+		if (!err)
+			err = tt__collect_sites(&sites, &snaps[threads - 1]);
+		if (err)
+			goto out;
+	}
+
+	struct tt_file_header header = {
+		.version = TT_FILE_VERSION,
+		.header_size = sizeof header,
+		.pid = (uint32_t)getpid(),
+		.unregistered_dropped = __atomic_load_n(&tt__unregistered_drops, __ATOMIC_RELAXED),
+	};
+	memcpy(header.magic, TT_FILE_MAGIC, TT_FILE_MAGIC_LEN);
+	tt__clock_fill_header(&header);
+	tt__out(out, &header, sizeof header);
+	tt__out_process(out);
+	tt__out_sites(out, &sites);
+	err = tt__out_modules(out);
+	if (err)
+		goto out;
+	struct tt_end_info end = {.threads = threads, .sites = sites.count};
+	for (size_t i = 0; i < threads; i++) {
+		tt__out_thread(out, &snaps[i], &end.dropped);
+		end.records += snaps[i].records;
+	}
+	tt__out_section(out, TT_SEC_END, sizeof end);
+	tt__out(out, &end, sizeof end);
+	tt__out_pad(out, sizeof end);
+	tt__out_flush(out);
+	err = out->err;
+out:
+	for (size_t i = 0; i < threads; i++)
+		free(snaps[i].extents);
+	free(snaps);
+	free(sites.slots);
+	return err;
+}
+
+int tt__write_file(const char *path)
+{
+	size_t len = strlen(path);
+	char *tmp = malloc(len + sizeof ".tmp-XXXXXX");
+	struct tt__out *out = malloc(sizeof *out);
+	int err = -ENOMEM;
+	if (!tmp || !out)
+		goto out;
+	memcpy(tmp, path, len);
+	memcpy(tmp + len, ".tmp-XXXXXX", sizeof ".tmp-XXXXXX");
+	out->fd = mkostemp(tmp, O_CLOEXEC);
+	if (out->fd < 0) {
+		err = -errno;
+		goto out;
+	}
+	out->err = 0;
+	out->len = 0;
+	err = tt__write_to(out);
+	if (close(out->fd) < 0 && !err)
+		err = -errno;
+	if (!err && rename(tmp, path) < 0)
+		err = -errno;
+	if (err)
+		unlink(tmp);
+out:
+	free(tmp);
+	free(out);
+	return err;
+}
