@@ -28,6 +28,8 @@ static pthread_mutex_t tt__arena_mutex = PTHREAD_MUTEX_INITIALIZER;
 static char *tt__arena_base, *tt__arena_end;
 static char *tt__arena_fresh; /* the next chunk never handed out */
 static char *tt__arena_ready; /* [fresh, ready) is faulted in */
+static struct tt__chunk *tt__free_chunks; /* recycled, zeroed, faulted in */
+static char *tt__small_next, *tt__small_end; /* compacted chunks of exited threads */
 static uint32_t tt__prefault_seq;   /* futex word: bumped to wake the prefault thread */
 static int tt__prefault_sleeping;
 
@@ -120,15 +122,65 @@ void tt__arena_reset_after_fork(void)
 /* Arena lock held, signals blocked. */
 static struct tt__chunk *tt__chunk_alloc(void)
 {
-	char *chunk = tt__arena_fresh;
-	if ((size_t)(tt__arena_end - chunk) < TT__CHUNK_SIZE)
-		return NULL;
-	__atomic_store_n(&tt__arena_fresh, chunk + TT__CHUNK_SIZE, __ATOMIC_RELEASE);
-	if ((size_t)(__atomic_load_n(&tt__arena_ready, __ATOMIC_ACQUIRE) - chunk) < TT__PREFAULT_AHEAD / 2)
-		tt__wake_prefault();
-	struct tt__chunk *header = (struct tt__chunk *)chunk;
+	struct tt__chunk *header = tt__free_chunks;
+	if (header) {
+		tt__free_chunks = header->next;
+	} else {
+		char *chunk = tt__arena_fresh;
+		if ((size_t)(tt__arena_end - chunk) < TT__CHUNK_SIZE)
+			return NULL;
+		__atomic_store_n(&tt__arena_fresh, chunk + TT__CHUNK_SIZE, __ATOMIC_RELEASE);
+		if ((size_t)(__atomic_load_n(&tt__arena_ready, __ATOMIC_ACQUIRE) - chunk) <
+		    TT__PREFAULT_AHEAD / 2)
+			tt__wake_prefault();
+		header = (struct tt__chunk *)chunk;
+	}
 	header->next = NULL;
+	header->size = TT__CHUNK_SIZE;
 	return header;
+}
+
+/* Arena lock held: room for a compacted chunk, from small slabs of their own. */
+static struct tt__chunk *tt__small_alloc(size_t size)
+{
+	if ((size_t)(tt__small_end - tt__small_next) < size) {
+		size_t slab = 1u << 20;
+		void *p = mmap(NULL, slab, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (p == MAP_FAILED)
+			return NULL;
+		tt__small_next = p;
+		tt__small_end = tt__small_next + slab;
+	}
+	struct tt__chunk *chunk = (struct tt__chunk *)tt__small_next;
+	tt__small_next += size;
+	return chunk;
+}
+
+void tt__compact_exited(struct tt__slot *slot)
+{
+	struct tt__chunk *chunk = slot->current;
+	const struct tt_record *begin, *end;
+	tt__chunk_extent(slot, chunk, &begin, &end);
+	size_t used = (size_t)((const char *)end - (const char *)begin);
+	if (tt__dumps_running || chunk->size != TT__CHUNK_SIZE || used > TT__CHUNK_SIZE / 2)
+		return;
+	pthread_mutex_lock(&tt__arena_mutex);
+	struct tt__chunk *small = tt__small_alloc(sizeof *small + used);
+	if (small) {
+		small->next = NULL;
+		small->size = sizeof *small + used;
+		memcpy(small + 1, begin, used);
+		struct tt__chunk **link = &slot->first;
+		while (*link != chunk)
+			link = &(*link)->next;
+		__atomic_store_n(link, small, __ATOMIC_RELEASE);
+		slot->current = small;
+		__atomic_store_n(&slot->limit, NULL, __ATOMIC_RELEASE);
+		memset(chunk, 0, TT__CHUNK_SIZE);
+		chunk->next = tt__free_chunks;
+		tt__free_chunks = chunk;
+	}
+	pthread_mutex_unlock(&tt__arena_mutex);
 }
 
 /* Arena lock held: the limit is the chunk's end while the thread may record. */
@@ -286,7 +338,7 @@ void tt__chunk_extent(const struct tt__slot *slot, const struct tt__chunk *chunk
 		      const struct tt_record **begin, const struct tt_record **end)
 {
 	const struct tt_record *first = (const struct tt_record *)(chunk + 1);
-	const struct tt_record *last = (const struct tt_record *)((const char *)chunk + TT__CHUNK_SIZE);
+	const struct tt_record *last = (const struct tt_record *)((const char *)chunk + chunk->size);
 	if (!__atomic_load_n(&chunk->next, __ATOMIC_ACQUIRE)) {
 		const struct tt_record *cursor =
 			(const struct tt_record *)__atomic_load_n(&slot->cursor, __ATOMIC_ACQUIRE);

@@ -23,7 +23,8 @@
 
 struct tt__chunk {
 	struct tt__chunk *next; /* the owning thread's next chunk, in recording order */
-	uint64_t reserved;
+	uint64_t size;          /* bytes, this header included: TT__CHUNK_SIZE, or less
+	                         * once an exited thread's last chunk was compacted */
 };
 _Static_assert(sizeof(struct tt__chunk) == sizeof(struct tt_record), "records stay aligned");
 
@@ -86,6 +87,10 @@ int tt__arena_init(void) TT__HIDDEN;
 void tt__arena_reset_after_fork(void) TT__HIDDEN;
 int tt__slot_start(struct tt__slot *slot) TT__HIDDEN; /* gives a new slot its first chunk */
 void tt__set_all_limits(void) TT__HIDDEN;            /* after tt_enable/tt_disable */
+/* Registry lock held, the thread exiting: moves its last records out of a mostly
+ * empty chunk, which is recycled. Not while a dump may be reading them. */
+void tt__compact_exited(struct tt__slot *slot) TT__HIDDEN;
+extern int tt__dumps_running TT__HIDDEN; /* changed under the registry lock */
 void tt__record_slow(uint64_t word, uint64_t value, uint64_t tsc, struct tt__slot *slot,
 		     char *where) TT__HIDDEN;
 extern uint64_t tt__unregistered_drops TT__HIDDEN; /* events of threads without a slot */

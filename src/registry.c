@@ -81,8 +81,9 @@ static void tt__thread_exit(void *arg)
 	sigset_t old;
 	tt__registry_lock(&old);
 	tt__refresh_thread_name(slot);
-	slot->flags |= TT__SLOT_EXITED;
+	__atomic_or_fetch(&slot->flags, TT__SLOT_EXITED, __ATOMIC_RELEASE);
 	__atomic_store_n(&slot->owner, 0, __ATOMIC_RELEASE);
+	tt__compact_exited(slot);
 	tt__registry_unlock(&old);
 }
 

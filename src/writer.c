@@ -462,6 +462,8 @@ out:
 	return err;
 }
 
+int tt__dumps_running;
+
 int tt__write_file(const char *path)
 {
 	size_t len = strlen(path);
@@ -479,7 +481,15 @@ int tt__write_file(const char *path)
 	}
 	out->err = 0;
 	out->len = 0;
+	/* Exiting threads leave their chunks in place while we read them. */
+	sigset_t old;
+	tt__registry_lock(&old);
+	tt__dumps_running++;
+	tt__registry_unlock(&old);
 	err = tt__write_to(out);
+	tt__registry_lock(&old);
+	tt__dumps_running--;
+	tt__registry_unlock(&old);
 	if (close(out->fd) < 0 && !err)
 		err = -errno;
 	if (!err && rename(tmp, path) < 0)

@@ -1,0 +1,292 @@
+/* ticktrace-bench: what an event costs, against a bare RDTSC measured in the same
+ * run. Every figure is the median over --repeats runs; every traced loop runs on a
+ * new thread, so it records into a buffer of its own.
+ *
+ *   ticktrace-bench [--repeats N] [--json FILE]
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "ticktrace.h"
+#include "ticktrace/format.h"
+
+#define TT_BENCH_PAIRS 500000          /* begin/end pairs per warm measurement */
+#define TT_BENCH_COLD_EVENTS 4194304   /* the first events of a new thread */
+#define TT_BENCH_BUFFER "16777216"     /* events per thread: room for all of the above */
+
+static int64_t tt_bench_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static int tt_bench_compare(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static double tt_bench_median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof *v, tt_bench_compare);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* ---- the loops: each returns nanoseconds per event ---- */
+
+static double tt_bench_rdtsc(void)
+{
+	uint64_t sink = 0;
+	int64_t t0 = tt_bench_now_ns();
+	for (int i = 0; i < 2 * TT_BENCH_PAIRS; i++) {
+		uint32_t lo, hi;
+		__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+		sink += lo;
+	}
+	int64_t t1 = tt_bench_now_ns();
+	__asm__ volatile("" : : "r"(sink));
+	return (double)(t1 - t0) / (2 * TT_BENCH_PAIRS);
+}
+
+static double tt_bench_pairs(int pairs)
+{
+	int64_t t0 = tt_bench_now_ns();
+	for (int i = 0; i < pairs; i++) {
+		TT_BEGIN("pair");
+		TT_END();
+	}
+	return (double)(tt_bench_now_ns() - t0) / (2.0 * pairs);
+}
+
+static double tt_bench_endbegin(int pairs)
+{
+	TT_BEGIN("first");
+	int64_t t0 = tt_bench_now_ns();
+	for (int i = 0; i < pairs; i++)
+		TT_ENDBEGIN("next");
+	double ns = (double)(tt_bench_now_ns() - t0) / (2.0 * pairs); /* an end and a begin */
+	TT_END();
+	return ns;
+}
+
+/* ---- each measurement on a thread of its own ---- */
+
+enum tt_bench_kind { TT_BENCH_WARM, TT_BENCH_COLD, TT_BENCH_FIRST, TT_BENCH_ENDBEGIN };
+
+struct tt_bench_job {
+	enum tt_bench_kind kind;
+	pthread_barrier_t *start; /* NULL, or a barrier shared with a concurrent job */
+	double result;
+};
+
+static void *tt_bench_thread(void *arg)
+{
+	struct tt_bench_job *job = arg;
+	if (job->start)
+		pthread_barrier_wait(job->start);
+	switch (job->kind) {
+	case TT_BENCH_WARM:
+		tt_bench_pairs(TT_BENCH_PAIRS / 10); /* the thread's buffer is in use */
+		job->result = tt_bench_pairs(TT_BENCH_PAIRS);
+		break;
+	case TT_BENCH_COLD:
+		/* Includes the thread's first event and registration. */
+		job->result = tt_bench_pairs(TT_BENCH_COLD_EVENTS / 2);
+		break;
+	case TT_BENCH_FIRST: {
+		int64_t t0 = tt_bench_now_ns();
+		TT_INSTANT("first");
+		job->result = (double)(tt_bench_now_ns() - t0) / 1000.0; /* us */
+		break;
+	}
+	case TT_BENCH_ENDBEGIN:
+		tt_bench_pairs(TT_BENCH_PAIRS / 10);
+		job->result = tt_bench_endbegin(TT_BENCH_PAIRS);
+		break;
+	}
+	return NULL;
+}
+
+static double tt_bench_on_thread(enum tt_bench_kind kind)
+{
+	struct tt_bench_job job = {.kind = kind};
+	pthread_t thread;
+	if (pthread_create(&thread, NULL, tt_bench_thread, &job)) {
+		perror("ticktrace-bench: pthread_create");
+		exit(1);
+	}
+	pthread_join(thread, NULL);
+	return job.result;
+}
+
+/* Two threads recording at once: per event per thread, the mean of the two. */
+static double tt_bench_two_threads(void)
+{
+	pthread_barrier_t start;
+	pthread_barrier_init(&start, NULL, 2);
+	struct tt_bench_job jobs[2] = {{TT_BENCH_WARM, &start, 0}, {TT_BENCH_WARM, &start, 0}};
+	pthread_t threads[2];
+	for (int i = 0; i < 2; i++)
+		pthread_create(&threads[i], NULL, tt_bench_thread, &jobs[i]);
+	for (int i = 0; i < 2; i++)
+		pthread_join(threads[i], NULL);
+	pthread_barrier_destroy(&start);
+	return (jobs[0].result + jobs[1].result) / 2;
+}
+
+/* Bytes the records of `events` events take in a dumped file, and the whole file's
+ * growth per event: from two dumps, before and after recording them. */
+static int tt_bench_file_bytes(const char *path, uint64_t *record_bytes, uint64_t *file_bytes)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	struct tt_file_header header;
+	off_t off = sizeof header;
+	*record_bytes = 0;
+	struct tt_section_header section;
+	while (pread(fd, &section, sizeof section, off) == (ssize_t)sizeof section) {
+		if (section.type == TT_SEC_EVENTS)
+			*record_bytes += section.size - sizeof(struct tt_events_info);
+		off += (off_t)(sizeof section + TT_SECTION_PADDED(section.size));
+	}
+	*file_bytes = (uint64_t)off;
+	close(fd);
+	return 0;
+}
+
+struct tt_bench_bytes {
+	double records; /* bytes of records per event */
+	double file;    /* bytes of file per event, headers included */
+};
+
+static struct tt_bench_bytes tt_bench_bytes_per_event(void)
+{
+	char before[] = "/tmp/ticktrace-bench-XXXXXX", after[sizeof before];
+	int fd = mkstemp(before);
+	close(fd);
+	memcpy(after, before, sizeof before);
+	after[sizeof after - 2] = 'Z';
+	uint64_t rec0, rec1, file0, file1;
+	const int events = 2 * TT_BENCH_PAIRS;
+	int err = tt_dump(before);
+	tt_bench_on_thread(TT_BENCH_WARM);
+	if (err || tt_dump(after) || tt_bench_file_bytes(before, &rec0, &file0) ||
+	    tt_bench_file_bytes(after, &rec1, &file1)) {
+		fprintf(stderr, "ticktrace-bench: could not dump to %s\n", before);
+		exit(1);
+	}
+	unlink(before);
+	unlink(after);
+	/* A warm job records its warm-up too. */
+	double recorded = events + events / 10.0;
+	return (struct tt_bench_bytes){(double)(rec1 - rec0) / recorded, (double)(file1 - file0) / recorded};
+}
+
+/* ---- the report ---- */
+
+struct tt_bench_row {
+	const char *key;
+	const char *unit;
+	double value;
+	double ratio_max; /* the target, as a multiple of rdtsc_ns; 0: none */
+	const char *what;
+};
+
+static void tt_bench_report(struct tt_bench_row *rows, int n, double rdtsc, const char *json_path)
+{
+	printf("%-20s %12s %10s %10s  %s\n", "key", "value", "/rdtsc", "target", "what");
+	for (int i = 0; i < n; i++) {
+		char ratio[32] = "", target[32] = "";
+		if (strcmp(rows[i].unit, "ns") == 0)
+			snprintf(ratio, sizeof ratio, "%.3f", rows[i].value / rdtsc);
+		if (rows[i].ratio_max > 0)
+			snprintf(target, sizeof target, "<= %.2f", rows[i].ratio_max);
+		printf("%-20s %9.3f %-2s %10s %10s  %s\n", rows[i].key, rows[i].value, rows[i].unit, ratio,
+		       target, rows[i].what);
+	}
+	if (!json_path)
+		return;
+	cJSON *root = cJSON_CreateObject();
+	for (int i = 0; i < n; i++)
+		cJSON_AddNumberToObject(root, rows[i].key, rows[i].value);
+	char *text = cJSON_Print(root);
+	FILE *f = fopen(json_path, "w");
+	if (!f || fprintf(f, "%s\n", text) < 0 || fclose(f)) {
+		fprintf(stderr, "ticktrace-bench: cannot write %s: %s\n", json_path, strerror(errno));
+		exit(1);
+	}
+	free(text);
+	cJSON_Delete(root);
+}
+
+int main(int argc, char **argv)
+{
+	/* The buffer size is read when the library starts, before main: set it and start
+	 * again, so that every measured event fits and none is dropped. */
+	if (!getenv("TICKTRACE_BUFFER")) {
+		setenv("TICKTRACE_BUFFER", TT_BENCH_BUFFER, 1);
+		setenv("TICKTRACE_OUT", "/dev/null", 0);
+		execv("/proc/self/exe", argv);
+		perror("ticktrace-bench: execv");
+		return 1;
+	}
+	int repeats = 11;
+	const char *json_path = NULL;
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--repeats") == 0 && i + 1 < argc)
+			repeats = atoi(argv[++i]);
+		else if (strcmp(argv[i], "--json") == 0 && i + 1 < argc)
+			json_path = argv[++i];
+		else {
+			fprintf(stderr, "usage: ticktrace-bench [--repeats N] [--json FILE]\n");
+			return 2;
+		}
+	}
+	if (repeats < 1 || repeats > 1000) {
+		fprintf(stderr, "ticktrace-bench: --repeats takes 1 to 1000\n");
+		return 2;
+	}
+
+	double *rdtsc = calloc((size_t)repeats, sizeof(double));
+	double *warm = calloc((size_t)repeats, sizeof(double));
+	double *cold = calloc((size_t)repeats, sizeof(double));
+	double *first = calloc((size_t)repeats, sizeof(double));
+	double *endbegin = calloc((size_t)repeats, sizeof(double));
+	double *two = calloc((size_t)repeats, sizeof(double));
+	/* Interleaved, so that a noisy moment on a shared machine touches every figure. */
+	for (int r = 0; r < repeats; r++) {
+		rdtsc[r] = tt_bench_rdtsc();
+		warm[r] = tt_bench_on_thread(TT_BENCH_WARM);
+		cold[r] = tt_bench_on_thread(TT_BENCH_COLD);
+		first[r] = tt_bench_on_thread(TT_BENCH_FIRST);
+		endbegin[r] = tt_bench_on_thread(TT_BENCH_ENDBEGIN);
+		two[r] = tt_bench_two_threads();
+	}
+	struct tt_bench_bytes bytes = tt_bench_bytes_per_event();
+	double rdtsc_ns = tt_bench_median(rdtsc, repeats);
+	struct tt_bench_row rows[] = {
+		{"rdtsc_ns", "ns", rdtsc_ns, 0, "a bare RDTSC, per read"},
+		{"event_warm_ns", "ns", tt_bench_median(warm, repeats), 1.05, "begin/end pairs, per event"},
+		{"event_cold_ns", "ns", tt_bench_median(cold, repeats), 1.15,
+		 "first 4,194,304 events of a new thread, per event"},
+		{"first_event_us", "us", tt_bench_median(first, repeats), 0, "first event of a new thread (target <= 20 us)"},
+		{"endbegin_ns", "ns", tt_bench_median(endbegin, repeats), 0.6,
+		 "TT_ENDBEGIN, per event (an end and a begin)"},
+		{"event_2threads_ns", "ns", tt_bench_median(two, repeats), 0, "per event per thread, two threads at once"},
+		{"bytes_per_event", "B", bytes.records, 0, "record bytes per event in the file"},
+		{"file_bytes_per_event", "B", bytes.file, 0, "file growth per event, headers included"},
+	};
+	printf("ticktrace-bench: medians of %d repeats\n", repeats);
+	tt_bench_report(rows, (int)(sizeof rows / sizeof rows[0]), rdtsc_ns, json_path);
+	return 0;
+}

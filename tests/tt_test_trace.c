@@ -1,0 +1,67 @@
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "ticktrace.h"
+#include "tt_test_trace.h"
+
+void tt_test_dump(struct tt_test_trace *trace)
+{
+	strcpy(trace->path, "/tmp/tt-test-XXXXXX");
+	int fd = mkstemp(trace->path);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(tt_dump(trace->path), 0);
+	assert_int_equal(tt_file_open(&trace->file, trace->path), 0);
+}
+
+void tt_test_close(struct tt_test_trace *trace)
+{
+	tt_file_close(&trace->file);
+	unlink(trace->path);
+}
+
+static char tt_test_names[64][256];
+
+void tt_test_each_event(const struct tt_test_trace *trace,
+			void (*fn)(const struct tt_test_event *event, void *arg), void *arg)
+{
+	uint64_t cursor = 0;
+	struct tt_events events;
+	while (tt_file_next_events(&trace->file, &cursor, &events)) {
+		for (size_t i = 0; i < events.count; i++) {
+			const struct tt_record *r = &events.records[i];
+			unsigned kind = TT_RECORD_KIND(r->word);
+			if (kind == TT_REC_PAD || kind == TT_REC_VALUE)
+				continue;
+			struct tt_test_event event = {.thread = events.thread, .kind = kind, .name = "", .tsc = r->tsc};
+			const struct tt_site *site = tt_file_site(&trace->file, TT_RECORD_PAYLOAD(r->word));
+			if (site) {
+				/* NUL-terminated copies, a few in flight at a time. */
+				static unsigned next;
+				char *name = tt_test_names[next++ % 64];
+				size_t len = site->name.len < 255 ? site->name.len : 255;
+				memcpy(name, site->name.ptr, len);
+				name[len] = 0;
+				event.name = name;
+			}
+			if (TT_RECORD_HAS_VALUE(kind)) {
+				/* The hot path reserves both records at once: never split. */
+				assert_true(i + 1 < events.count);
+				assert_int_equal(TT_RECORD_KIND(events.records[i + 1].word), TT_REC_VALUE);
+				event.value = events.records[++i].tsc;
+			}
+			fn(&event, arg);
+		}
+	}
+}
+
+uint32_t tt_test_table_index(uintptr_t thread_pointer)
+{
+	return (uint32_t)(((uint64_t)thread_pointer * UINT64_C(0x9E3779B97F4A7C15)) >> 48);
+}
