@@ -1,0 +1,389 @@
+/* The converter end to end on synthetic raw files: every event kind round-trips into
+ * JSON that cJSON parses, with the expected (phase, name, depth) sequence per thread,
+ * args, counters and flows; scopes left open and ends with nothing open are repaired
+ * and reported; the output file rules (--force, stdout, usage) hold. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "tt_check.h"
+#include "tt_tw.h"
+
+enum { S_MAIN = 0x1000, S_CHILD = 0x1010, S_WAKE = 0x1020, S_DROP = 0x1030, S_QUEUE = 0x1040,
+       S_NEXT = 0x1050, S_WORK = 0x1060, S_ODD = 0x1070 };
+
+static const struct tt_tw_site sites[] = {
+	{S_MAIN, "main", "demo.c", "main", 10},
+	{S_CHILD, "child", "demo.c", "main", 11},
+	{S_WAKE, "wake", "demo.c", "main", 12},
+	{S_DROP, "drop", "demo.c", "main", 13},
+	{S_QUEUE, "queue_depth", "demo.c", "main", 14},
+	{S_NEXT, "next", "demo.c", "main", 15},
+	{S_WORK, "work", "worker.c", "run", 20},
+	{S_ODD, "q\"uo\\te\n\x01tab\t\xff\xc3\xa9", "odd.c", "odd", 30},
+};
+#define NSITES (sizeof(sites) / sizeof(sites[0]))
+
+#define R TT_TW_REC
+/* Times are TSC ticks at 1 GHz; the trace starts at TSC 1000, so ts = tsc - 1000 ns. */
+static const struct tt_record producer[] = {
+	R(TT_REC_PAD, 0, 0),
+	R(TT_REC_BEGIN, S_MAIN, 2000),
+	R(TT_REC_BEGIN_ARG, S_CHILD, 3000),
+	/* the thread's second EVENTS section starts here, between a record and its VALUE */
+	R(TT_REC_VALUE, 0, 77),
+	R(TT_REC_INSTANT, S_WAKE, 4000),
+	R(TT_REC_INSTANT_ARG, S_DROP, 5000), R(TT_REC_VALUE, 0, 5),
+	R(TT_REC_COUNTER, S_QUEUE, 6000), R(TT_REC_VALUE, 0, (uint64_t)-3),
+	R(TT_REC_FLOW_OUT, 0, 6500), R(TT_REC_VALUE, 0, 0x42),
+	R(TT_REC_END, 0, 7000),
+	R(TT_REC_ENDBEGIN, S_NEXT, 8000),
+	R(TT_REC_FUNC_ENTER, 0x401000, 9000),
+	R(TT_REC_FUNC_EXIT, 0x401000, 9500),
+	R(TT_REC_END, 0, 10000),
+};
+#define PRODUCER_SPLIT 3
+
+static const struct tt_record worker[] = {
+	R(TT_REC_BEGIN, S_WORK, 6800),
+	R(TT_REC_FLOW_IN, 0, 6900), R(TT_REC_VALUE, 0, 0x42),
+	/* a second flow in the same scope: it gets a zero-length slice of its own */
+	R(TT_REC_FLOW_OUT, 0, 6950), R(TT_REC_VALUE, 0, 0x43),
+	R(TT_REC_INSTANT, S_ODD, 7100),
+	R(TT_REC_END, 0, 8800),
+};
+#define N(a) (sizeof(a) / sizeof((a)[0]))
+
+/* A file of the two threads above; returns its size. */
+static void write_demo(const char *path)
+{
+	struct tt_tw w;
+	assert_int_equal(tt_tw_open_file(&w, path), 0);
+	tt_tw_header(&w, NULL);
+	tt_tw_process(&w, 4242, "demo");
+	tt_tw_sites(&w, sites, NSITES);
+	tt_tw_thread(&w, 0, 101, "producer", N(producer), 0);
+	tt_tw_events(&w, 0, 0, producer, PRODUCER_SPLIT);
+	tt_tw_thread(&w, 1, 102, "worker", N(worker), 0);
+	tt_tw_events(&w, 1, 0, worker, N(worker));
+	tt_tw_events(&w, 0, PRODUCER_SPLIT, producer + PRODUCER_SPLIT, N(producer) - PRODUCER_SPLIT);
+	tt_tw_end(&w);
+	assert_int_equal(tt_tw_close(&w), 0);
+}
+
+/* Writes one thread's records as a whole file. */
+static void write_one(const char *path, const struct tt_record *rec, size_t n)
+{
+	struct tt_tw w;
+	assert_int_equal(tt_tw_open_file(&w, path), 0);
+	tt_tw_header(&w, NULL);
+	tt_tw_process(&w, 4242, "demo");
+	tt_tw_sites(&w, sites, NSITES);
+	tt_tw_thread(&w, 0, 101, "producer", n, 0);
+	tt_tw_events(&w, 0, 0, rec, n);
+	tt_tw_end(&w);
+	assert_int_equal(tt_tw_close(&w), 0);
+}
+
+struct fixture {
+	char dir[64];
+	char in[128];
+	char out[128];
+};
+
+static int setup(void **state)
+{
+	struct fixture *fx = calloc(1, sizeof(*fx));
+	tt_tmpdir(fx->dir, sizeof(fx->dir));
+	snprintf(fx->in, sizeof(fx->in), "%s/run.ttr", fx->dir);
+	snprintf(fx->out, sizeof(fx->out), "%s/run.json", fx->dir);
+	*state = fx;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *fx = *state;
+	tt_rmdir(fx->dir);
+	free(fx);
+	return 0;
+}
+
+/* Shows what the command printed when the expected text is not there. */
+static void assert_err_has(const struct tt_run *r, const char *text)
+{
+	if (!strstr(r->err, text))
+		fail_msg("expected \"%s\" on stderr, got:\n%s", text, r->err);
+}
+
+static const cJSON *field(const cJSON *ev, const char *name)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(ev, name);
+	if (!v)
+		fail_msg("event %s has no field %s", cJSON_PrintUnformatted(ev), name);
+	return v;
+}
+
+static const cJSON *arg(const cJSON *ev, const char *name)
+{
+	return cJSON_GetObjectItemCaseSensitive(field(ev, "args"), name);
+}
+
+static void test_round_trip(void **state)
+{
+	struct fixture *fx = *state;
+	write_demo(fx->in);
+	struct tt_run r;
+	TT_RUN(&r, "convert", fx->in, "-o", fx->out);
+	assert_int_equal(r.status, 0);
+	assert_err_has(&r, "16 events, 2 threads, 0 dropped, 0 unmatched");
+	cJSON *root = tt_json_load(fx->out);
+	assert_non_null(root);
+
+	char *p = tt_json_listing(root, 101);
+	assert_non_null(p);
+	assert_string_equal(p, "X main 0\n"
+			       "X child 1\n"
+			       "i wake 2\n"
+			       "i drop 2\n"
+			       "X next 0\n"
+			       "X 0x401000 1\n");
+	free(p);
+	p = tt_json_listing(root, 102);
+	assert_non_null(p);
+	assert_string_equal(p, "X work 0\n"
+			       "X flow_out 1\n"
+			       "i q\"uo\\te\n\x01tab\t\xef\xbf\xbd\xc3\xa9 1\n");
+	free(p);
+
+	/* Every event has the six fields; metadata comes first. */
+	const cJSON *events = field(root, "traceEvents");
+	const cJSON *ev;
+	int i = 0, last_meta = -1, first_other = -1;
+	cJSON_ArrayForEach(ev, events)
+	{
+		static const char *const must[] = {"name", "cat", "ph", "ts", "pid", "tid"};
+		for (size_t k = 0; k < N(must); k++)
+			field(ev, must[k]);
+		assert_int_equal((int)field(ev, "pid")->valuedouble, 4242);
+		if (strcmp(field(ev, "ph")->valuestring, "M") == 0)
+			last_meta = i;
+		else if (first_other < 0)
+			first_other = i;
+		i++;
+	}
+	assert_true(last_meta >= 0 && last_meta < first_other);
+	ev = tt_json_find(root, "M", "process_name");
+	assert_string_equal(arg(ev, "name")->valuestring, "demo");
+	assert_non_null(tt_json_find(root, "M", "thread_name"));
+
+	/* Exact times: ts is ns since the trace start, dur the difference. */
+	ev = tt_json_find(root, "X", "main");
+	assert_int_equal(tt_json_ns(ev, "ts"), 1000);
+	assert_int_equal(tt_json_ns(ev, "dur"), 6000);
+	assert_string_equal(arg(ev, "file")->valuestring, "demo.c");
+	assert_int_equal((int)arg(ev, "line")->valuedouble, 10);
+	ev = tt_json_find(root, "X", "child");
+	assert_int_equal((int)arg(ev, "arg")->valuedouble, 77);
+	assert_int_equal(tt_json_ns(ev, "dur"), 4000);
+	assert_string_equal(field(ev, "bind_id")->valuestring, "0x42");
+	assert_true(cJSON_IsTrue(field(ev, "flow_out")));
+	ev = tt_json_find(root, "X", "next");
+	assert_int_equal(tt_json_ns(ev, "ts"), 7000); /* ENDBEGIN: one time for both */
+	assert_int_equal(tt_json_ns(ev, "dur"), 2000);
+	ev = tt_json_find(root, "X", "work");
+	assert_string_equal(field(ev, "bind_id")->valuestring, "0x42");
+	assert_true(cJSON_IsTrue(field(ev, "flow_in")));
+	ev = tt_json_find(root, "X", "flow_out");
+	assert_string_equal(field(ev, "bind_id")->valuestring, "0x43");
+	assert_int_equal(tt_json_ns(ev, "dur"), 0);
+	ev = tt_json_find(root, "i", "drop");
+	assert_string_equal(field(ev, "s")->valuestring, "t");
+	assert_int_equal((int)arg(ev, "arg")->valuedouble, 5);
+	ev = tt_json_find(root, "C", "queue_depth");
+	assert_int_equal((int)arg(ev, "value")->valuedouble, -3);
+	assert_int_equal(tt_json_ns(ev, "ts"), 5000);
+	ev = field(root, "otherData");
+	assert_int_equal((int)field(ev, "events")->valuedouble, 16);
+	cJSON_Delete(root);
+
+	/* Timestamps are written as integer microseconds and exactly three digits. */
+	FILE *fp = fopen(fx->out, "r");
+	char text[65536];
+	size_t len = fread(text, 1, sizeof(text) - 1, fp);
+	fclose(fp);
+	text[len] = 0;
+	int checked = 0;
+	for (const char *q = text; (q = strstr(q, "\"ts\":")); q += 5, checked++) {
+		const char *d = q + 5;
+		while (*d >= '0' && *d <= '9')
+			d++;
+		if (d[0] == '.')
+			assert_true(d[1] >= '0' && d[1] <= '9' && d[2] >= '0' && d[2] <= '9' &&
+				    d[3] >= '0' && d[3] <= '9' && (d[4] == ',' || d[4] == '}'));
+		else
+			assert_true(*d == ',' && d[-1] == '0' && d - q == 6); /* metadata "ts":0 */
+	}
+	assert_true(checked > 15);
+	free(r.out);
+}
+
+static void test_unterminated(void **state)
+{
+	struct fixture *fx = *state;
+	static const struct tt_record rec[] = {
+		R(TT_REC_BEGIN, S_MAIN, 2000),
+		R(TT_REC_BEGIN, S_CHILD, 3000),
+		R(TT_REC_INSTANT, S_WAKE, 3500),
+		R(TT_REC_BEGIN, S_NEXT, 4000),
+		R(TT_REC_END, 0, 6000),
+	};
+	write_one(fx->in, rec, N(rec));
+	struct tt_run r;
+	TT_RUN(&r, "convert", fx->in, "-o", fx->out);
+	assert_int_equal(r.status, 0);
+	assert_err_has(&r, "2 scopes left open");
+	assert_err_has(&r, "innermost: child");
+	assert_err_has(&r, "2 unterminated");
+	cJSON *root = tt_json_load(fx->out);
+	char *p = tt_json_listing(root, 101);
+	assert_string_equal(p, "X main 0\nX child 1\ni wake 2\nX next 2\n");
+	free(p);
+	const cJSON *ev = tt_json_find(root, "X", "main");
+	assert_true(cJSON_IsTrue(arg(ev, "unterminated")));
+	assert_int_equal(tt_json_ns(ev, "dur"), 4000); /* to the last event, at TSC 6000 */
+	ev = tt_json_find(root, "X", "next");
+	assert_null(arg(ev, "unterminated"));
+	cJSON_Delete(root);
+	free(r.out);
+}
+
+static void test_unmatched_and_clamped(void **state)
+{
+	struct fixture *fx = *state;
+	static const struct tt_record rec[] = {
+		R(TT_REC_END, 0, 1500),
+		R(TT_REC_BEGIN, S_MAIN, 2000),
+		R(TT_REC_FUNC_EXIT, 0x401000, 2500), /* no FUNC_ENTER open */
+		R(TT_REC_INSTANT, S_WAKE, 1900),     /* a signal handler's record: earlier TSC */
+		R(TT_REC_END, 0, 3000),
+		R(TT_REC_END, 0, 3100),
+	};
+	write_one(fx->in, rec, N(rec));
+	struct tt_run r;
+	TT_RUN(&r, "convert", fx->in, "-o", fx->out);
+	assert_int_equal(r.status, 0);
+	assert_err_has(&r, "3 unmatched, 1 clamped");
+	assert_err_has(&r, "3 ends with no open scope, ignored (first at offset");
+	assert_err_has(&r, "1 timestamps went backwards");
+	cJSON *root = tt_json_load(fx->out);
+	const cJSON *ev = tt_json_find(root, "i", "wake");
+	assert_int_equal(tt_json_ns(ev, "ts"), 1500); /* clamped to the record before */
+	char *p = tt_json_listing(root, 101);
+	assert_string_equal(p, "X main 0\ni wake 1\n");
+	free(p);
+	cJSON_Delete(root);
+	free(r.out);
+}
+
+/* FUNC_EXIT closes what was left open inside its function. */
+static void test_func_exit_unwinds(void **state)
+{
+	struct fixture *fx = *state;
+	static const struct tt_record rec[] = {
+		R(TT_REC_FUNC_ENTER, 0xabc, 2000),
+		R(TT_REC_BEGIN, S_MAIN, 2100),
+		R(TT_REC_FUNC_ENTER, 0xdef, 2200),
+		R(TT_REC_FUNC_EXIT, 0xabc, 3000),
+	};
+	write_one(fx->in, rec, N(rec));
+	struct tt_run r;
+	TT_RUN(&r, "convert", fx->in, "-o", fx->out);
+	assert_int_equal(r.status, 0);
+	cJSON *root = tt_json_load(fx->out);
+	char *p = tt_json_listing(root, 101);
+	assert_string_equal(p, "X 0xabc 0\nX main 1\nX 0xdef 2\n");
+	free(p);
+	assert_true(cJSON_IsTrue(arg(tt_json_find(root, "X", "0xdef"), "unterminated")));
+	assert_int_equal(tt_json_ns(tt_json_find(root, "X", "main"), "dur"), 900);
+	cJSON_Delete(root);
+	free(r.out);
+}
+
+static void test_force_and_stdout(void **state)
+{
+	struct fixture *fx = *state;
+	write_demo(fx->in);
+	assert_int_equal(tt_tw_save(fx->out, "keep", 4), 0);
+	struct tt_run r;
+	TT_RUN(&r, "convert", fx->in, "-o", fx->out);
+	assert_int_equal(r.status, 1);
+	assert_err_has(&r, "--force");
+	struct stat st;
+	assert_int_equal(stat(fx->out, &st), 0);
+	assert_int_equal(st.st_size, 4);
+	free(r.out);
+
+	TT_RUN(&r, "convert", "--force", fx->in, "-o", fx->out);
+	assert_int_equal(r.status, 0);
+	cJSON *root = tt_json_load(fx->out);
+	assert_non_null(root);
+	cJSON_Delete(root);
+	assert_int_equal(tt_dir_entries(fx->dir), 2); /* no temporary file left */
+	free(r.out);
+
+	TT_RUN(&r, "convert", fx->in, "-o", "-");
+	assert_int_equal(r.status, 0);
+	root = cJSON_Parse(r.out);
+	assert_non_null(tt_json_find(root, "X", "work"));
+	cJSON_Delete(root);
+	free(r.out);
+}
+
+static void test_usage(void **state)
+{
+	(void)state;
+	struct tt_run r;
+	TT_RUN(&r, "convert");
+	assert_int_equal(r.status, 2);
+	free(r.out);
+	TT_RUN(&r, "convert", "x.ttr");
+	assert_int_equal(r.status, 2);
+	free(r.out);
+	TT_RUN(&r, "frobnicate");
+	assert_int_equal(r.status, 2);
+	free(r.out);
+	TT_RUN(&r, "convert", "--help");
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "usage: ticktrace convert"));
+	free(r.out);
+	TT_RUN(&r, "--help");
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "convert"));
+	free(r.out);
+	TT_RUN(&r, "convert", "/nonexistent/x.ttr", "-o", "-");
+	assert_int_equal(r.status, 1);
+	assert_err_has(&r, "/nonexistent/x.ttr");
+	free(r.out);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_round_trip, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unterminated, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unmatched_and_clamped, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_func_exit_unwinds, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_force_and_stdout, setup, teardown),
+		cmocka_unit_test(test_usage),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,46 @@
+/* Test support: runs the ticktrace command, reads its JSON back with cJSON, and turns
+ * a thread's events into a (phase, name, depth) listing to compare with an expected
+ * one. */
+#ifndef TT_CHECK_H
+#define TT_CHECK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+struct tt_run {
+	int status;     /* exit status, or 128 + signal */
+	char err[16384]; /* what it printed on stderr */
+	char *out;      /* what it printed on stdout (free it) */
+	size_t out_len;
+};
+
+/* Runs `ticktrace` (path in $TICKTRACE, else "ticktrace") with a NULL-terminated
+ * argument list. */
+void tt_run(struct tt_run *r, const char *const *args);
+#define TT_RUN(r, ...) tt_run((r), (const char *const[]){__VA_ARGS__, NULL})
+
+/* A fresh directory for a test's files ("/tmp/tt-test-XXXXXX"); removed with its
+ * files by tt_rmdir. */
+void tt_tmpdir(char *dir, size_t cap);
+void tt_rmdir(const char *dir);
+/* Entries in `dir` (besides . and ..). */
+int tt_dir_entries(const char *dir);
+
+/* Parses a whole file; NULL when it is not JSON. */
+cJSON *tt_json_load(const char *path);
+
+/* The events of one thread (tid; 0: every thread) as lines "ph name depth\n", in
+ * time order, with depth from the nesting of X events; also checks that the X events
+ * nest (returns NULL and prints why when one overlaps its parent). Metadata and
+ * counters are left out. Free the result. */
+char *tt_json_listing(cJSON *root, uint32_t tid);
+
+/* The first event with this phase and name, or NULL. */
+cJSON *tt_json_find(cJSON *root, const char *ph, const char *name);
+
+/* A timestamp field in integer nanoseconds. */
+int64_t tt_json_ns(const cJSON *ev, const char *field);
+
+#endif

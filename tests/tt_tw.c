@@ -1,0 +1,153 @@
+#include "tt_tw.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void tt_tw_default_header(struct tt_file_header *h)
+{
+	memset(h, 0, sizeof(*h));
+	memcpy(h->magic, TT_FILE_MAGIC, TT_FILE_MAGIC_LEN);
+	h->version = TT_FILE_VERSION;
+	h->header_size = sizeof(*h);
+	h->flags = TT_FILE_INVARIANT_TSC | TT_FILE_TSC_RELIABLE;
+	h->tsc_source = TT_TSC_ANCHORS;
+	h->tsc_hz = 1000000000;
+	h->start = (struct tt_anchor){.tsc = 1000, .monotonic_ns = 5000000000};
+	h->end = (struct tt_anchor){.tsc = 1000000, .monotonic_ns = 5000999000};
+	h->pid = 4242;
+}
+
+int tt_tw_open_memory(struct tt_tw *w)
+{
+	memset(w, 0, sizeof(*w));
+	w->fp = open_memstream(&w->data, &w->size);
+	return w->fp ? 0 : -1;
+}
+
+int tt_tw_open_file(struct tt_tw *w, const char *path)
+{
+	memset(w, 0, sizeof(*w));
+	w->fp = fopen(path, "wb");
+	return w->fp ? 0 : -1;
+}
+
+void tt_tw_header(struct tt_tw *w, const struct tt_file_header *h)
+{
+	struct tt_file_header def;
+	if (!h) {
+		tt_tw_default_header(&def);
+		h = &def;
+	}
+	fwrite(h, sizeof(*h), 1, w->fp);
+}
+
+/* A section header; the caller writes `size` payload bytes, then tt_tw_pad. */
+static void tt_tw_section(struct tt_tw *w, uint32_t type, uint64_t size)
+{
+	struct tt_section_header sh = {.type = type, .size = size};
+	if (w->nsections < TT_TW_MAX_SECTIONS)
+		w->sections[w->nsections++] = (uint64_t)ftell(w->fp);
+	fwrite(&sh, sizeof(sh), 1, w->fp);
+}
+
+static void tt_tw_pad(struct tt_tw *w, uint64_t size)
+{
+	static const char zeros[16];
+	fwrite(zeros, TT_SECTION_PADDED(size) - size, 1, w->fp);
+}
+
+void tt_tw_process(struct tt_tw *w, uint32_t pid, const char *name)
+{
+	static const char cmdline[] = "demo\0--fast";
+	struct tt_process_info pi = {.pid = pid, .ppid = 1, .name_len = (uint32_t)strlen(name),
+				     .cmdline_len = sizeof(cmdline)};
+	uint64_t size = sizeof(pi) + pi.name_len + pi.cmdline_len;
+	tt_tw_section(w, TT_SEC_PROCESS, size);
+	fwrite(&pi, sizeof(pi), 1, w->fp);
+	fwrite(name, pi.name_len, 1, w->fp);
+	fwrite(cmdline, pi.cmdline_len, 1, w->fp);
+	tt_tw_pad(w, size);
+}
+
+void tt_tw_sites(struct tt_tw *w, const struct tt_tw_site *sites, size_t n)
+{
+	uint64_t size = sizeof(uint64_t);
+	for (size_t i = 0; i < n; i++)
+		size += sizeof(struct tt_site_info) + strlen(sites[i].name) + strlen(sites[i].file) +
+			strlen(sites[i].func);
+	tt_tw_section(w, TT_SEC_SITES, size);
+	uint64_t count = n;
+	fwrite(&count, sizeof(count), 1, w->fp);
+	for (size_t i = 0; i < n; i++) {
+		const struct tt_tw_site *s = &sites[i];
+		struct tt_site_info si = {
+			.address = s->address, .line = s->line, .name_len = (uint32_t)strlen(s->name),
+			.file_len = (uint32_t)strlen(s->file), .func_len = (uint32_t)strlen(s->func),
+		};
+		fwrite(&si, sizeof(si), 1, w->fp);
+		fputs(s->name, w->fp);
+		fputs(s->file, w->fp);
+		fputs(s->func, w->fp);
+	}
+	tt_tw_pad(w, size);
+	w->sites += n;
+}
+
+void tt_tw_thread(struct tt_tw *w, uint32_t index, uint32_t tid, const char *name, uint64_t events,
+		  uint64_t dropped_full)
+{
+	struct tt_thread_info ti = {.index = index, .tid = tid, .events = events,
+				    .name_len = (uint32_t)strlen(name)};
+	ti.dropped[TT_DROP_FULL] = dropped_full;
+	uint64_t size = sizeof(ti) + ti.name_len;
+	tt_tw_section(w, TT_SEC_THREAD, size);
+	fwrite(&ti, sizeof(ti), 1, w->fp);
+	fputs(name, w->fp);
+	tt_tw_pad(w, size);
+	w->threads++;
+	w->dropped += dropped_full;
+}
+
+void tt_tw_events(struct tt_tw *w, uint32_t index, uint64_t first_record,
+		  const struct tt_record *records, size_t n)
+{
+	struct tt_events_info ei = {.thread_index = index, .first_record = first_record};
+	tt_tw_section(w, TT_SEC_EVENTS, sizeof(ei) + n * sizeof(*records));
+	fwrite(&ei, sizeof(ei), 1, w->fp);
+	fwrite(records, sizeof(*records), n, w->fp);
+	w->records += n;
+}
+
+void tt_tw_end(struct tt_tw *w)
+{
+	struct tt_end_info e = {.threads = w->threads, .records = w->records,
+				.dropped = w->dropped, .sites = w->sites};
+	tt_tw_section(w, TT_SEC_END, sizeof(e));
+	fwrite(&e, sizeof(e), 1, w->fp);
+}
+
+int tt_tw_close(struct tt_tw *w)
+{
+	int rc = ferror(w->fp) ? -1 : 0;
+	if (fclose(w->fp) != 0)
+		rc = -1;
+	w->fp = NULL;
+	return rc;
+}
+
+void tt_tw_free(struct tt_tw *w)
+{
+	if (w->fp)
+		fclose(w->fp);
+	free(w->data);
+	memset(w, 0, sizeof(*w));
+}
+
+int tt_tw_save(const char *path, const void *data, size_t size)
+{
+	FILE *fp = fopen(path, "wb");
+	if (!fp)
+		return -1;
+	size_t n = size ? fwrite(data, size, 1, fp) : 1;
+	return (fclose(fp) == 0 && n == 1) ? 0 : -1;
+}

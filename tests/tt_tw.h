@@ -1,0 +1,67 @@
+/* Test support: writes synthetic raw files (.ttr) section by section, as
+ * include/ticktrace/format.h lays them out, without the runtime. The tests build
+ * well-formed files with it, then damage the bytes; the benchmark builds large ones.
+ *
+ *   struct tt_tw w;  tt_tw_open_memory(&w);
+ *   tt_tw_header(&w, NULL);  tt_tw_process(&w, 4242, "demo");
+ *   tt_tw_sites(&w, sites, n);
+ *   tt_tw_thread(&w, 0, 4243, "main", nrec, 0);  tt_tw_events(&w, 0, 0, rec, nrec);
+ *   tt_tw_end(&w);  tt_tw_close(&w);   // w.data, w.size hold the file
+ */
+#ifndef TT_TW_H
+#define TT_TW_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <ticktrace/format.h>
+
+#define TT_TW_MAX_SECTIONS 256
+
+struct tt_tw_site {
+	uint64_t address;
+	const char *name;
+	const char *file;
+	const char *func;
+	uint32_t line;
+};
+
+struct tt_tw {
+	FILE *fp;
+	char *data; /* tt_tw_open_memory: the bytes, after tt_tw_close */
+	size_t size;
+	/* Totals for the END section. */
+	uint64_t threads, records, dropped, sites;
+	/* Where each section header starts, in order, for tests that cut or damage. */
+	uint64_t sections[TT_TW_MAX_SECTIONS];
+	size_t nsections;
+};
+
+/* Records: tsc 1 tick = 1 ns with the default header. */
+#define TT_TW_REC(kind, payload, tsc) ((struct tt_record){(tsc), TT_RECORD_WORD((kind), (payload))})
+
+/* The default header: version 1, 1 GHz from anchors, start anchor TSC 1000 at
+ * CLOCK_MONOTONIC 5 s, invariant TSC. */
+void tt_tw_default_header(struct tt_file_header *h);
+
+int tt_tw_open_memory(struct tt_tw *w);
+int tt_tw_open_file(struct tt_tw *w, const char *path);
+/* Writes the header (NULL: the default). */
+void tt_tw_header(struct tt_tw *w, const struct tt_file_header *h);
+void tt_tw_process(struct tt_tw *w, uint32_t pid, const char *name);
+void tt_tw_sites(struct tt_tw *w, const struct tt_tw_site *sites, size_t n);
+void tt_tw_thread(struct tt_tw *w, uint32_t index, uint32_t tid, const char *name, uint64_t events,
+		  uint64_t dropped_full);
+void tt_tw_events(struct tt_tw *w, uint32_t index, uint64_t first_record,
+		  const struct tt_record *records, size_t n);
+/* The END section, with the totals of what was written. */
+void tt_tw_end(struct tt_tw *w);
+/* 0, or -1 when anything failed to write. */
+int tt_tw_close(struct tt_tw *w);
+void tt_tw_free(struct tt_tw *w);
+
+/* Writes `size` bytes to `path`; 0 or -1. */
+int tt_tw_save(const char *path, const void *data, size_t size);
+
+#endif

@@ -1,0 +1,91 @@
+/* The `ticktrace` command: subcommands over raw files (.ttr).
+ * Exit status: 0 success, 1 bad input or a failed conversion, 2 usage. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tt_convert.h"
+
+#define TT_EXIT_USAGE 2
+
+static const char tt_usage[] =
+	"usage: ticktrace <command> [options] [files]\n"
+	"\n"
+	"commands:\n"
+	"  convert   raw files (.ttr) to a trace that Perfetto and chrome://tracing open\n"
+	"  help      this text\n"
+	"\n"
+	"'ticktrace <command> --help' describes a command.\n";
+
+static const char tt_convert_usage[] =
+	"usage: ticktrace convert RUN.ttr [MORE.ttr ...] -o OUTPUT [--force]\n"
+	"\n"
+	"Converts raw files into Chrome trace JSON (several files: one timeline, one\n"
+	"process each). The output is written under a temporary name and renamed when\n"
+	"complete; on error nothing is left behind.\n"
+	"\n"
+	"  -o, --output FILE   where to write; '-' is standard output\n"
+	"  -f, --force         replace an existing output file\n"
+	"  -F, --format FMT    json (the default)\n"
+	"  -q, --quiet         no summary line (warnings are still printed)\n"
+	"  -h, --help          this text\n"
+	"\n"
+	"Exit status: 0 converted, 1 bad input or failed conversion, 2 usage.\n";
+
+/* Prints a usage error and the command's usage, and returns the usage exit status. */
+static int tt_usage_error(const char *usage, const char *msg)
+{
+	if (msg)
+		fprintf(stderr, "ticktrace: %s\n", msg);
+	fputs(usage, stderr);
+	return TT_EXIT_USAGE;
+}
+
+static int tt_cmd_convert(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{"output", required_argument, NULL, 'o'}, {"force", no_argument, NULL, 'f'},
+		{"format", required_argument, NULL, 'F'}, {"quiet", no_argument, NULL, 'q'},
+		{"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
+	};
+	struct tt_convert_opts opts = {0};
+	int c;
+	while ((c = getopt_long(argc, argv, "o:fF:qh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'o': opts.output = optarg; break;
+		case 'f': opts.force = true; break;
+		case 'q': opts.quiet = true; break;
+		case 'F':
+			if (strcmp(optarg, "json") != 0)
+				return tt_usage_error(tt_convert_usage, "unknown --format (json)");
+			opts.format = TT_FORMAT_JSON;
+			break;
+		case 'h': fputs(tt_convert_usage, stdout); return 0;
+		default: return tt_usage_error(tt_convert_usage, NULL);
+		}
+	}
+	if (optind >= argc)
+		return tt_usage_error(tt_convert_usage, "convert: no input file");
+	if (!opts.output)
+		return tt_usage_error(tt_convert_usage, "convert: no output (-o FILE, or -o - for stdout)");
+	opts.inputs = argv + optind;
+	opts.ninputs = (size_t)(argc - optind);
+	return tt_convert(&opts, NULL) == 0 ? 0 : 1;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2)
+		return tt_usage_error(tt_usage, NULL);
+	const char *cmd = argv[1];
+	if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
+		fputs(tt_usage, stdout);
+		return 0;
+	}
+	/* getopt sees the subcommand as its program name. */
+	if (strcmp(cmd, "convert") == 0)
+		return tt_cmd_convert(argc - 1, argv + 1);
+	fprintf(stderr, "ticktrace: unknown command '%s'\n", cmd);
+	return tt_usage_error(tt_usage, NULL);
+}

@@ -1,0 +1,77 @@
+#include "tt_convert.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "tt_sinks.h"
+
+/* Prints every warning as it comes and keeps the totals for the summary. */
+struct tt_report_sink {
+	struct tt_sink sink;
+	struct tt_summary sum;
+};
+
+static void tt_report_warning(struct tt_sink *s, const char *message)
+{
+	(void)s;
+	tt_warn("%s", message);
+}
+
+static int tt_report_finish(struct tt_sink *s, const struct tt_summary *sum)
+{
+	((struct tt_report_sink *)s)->sum = *sum;
+	return 0;
+}
+
+static const struct tt_sink_ops tt_report_ops = {
+	.warning = tt_report_warning,
+	.finish = tt_report_finish,
+};
+
+static void tt_print_summary(const struct tt_convert_opts *opts, const struct tt_summary *sum)
+{
+	if (opts->quiet || tt_diag_quiet)
+		return;
+	fprintf(stderr, "ticktrace: %s%s -> %s: %" PRIu64 " events, %" PRIu64 " threads, %" PRIu64
+		" dropped, %" PRIu64 " unmatched, %" PRIu64 " clamped, %" PRIu64 " unterminated, %"
+		PRIu64 " warnings\n",
+		opts->inputs[0], opts->ninputs > 1 ? " ..." : "",
+		strcmp(opts->output, "-") ? opts->output : "stdout", sum->events, sum->threads,
+		sum->dropped, sum->unmatched, sum->clamped, sum->unterminated, sum->warnings);
+}
+
+int tt_convert(const struct tt_convert_opts *opts, struct tt_summary *sum)
+{
+	struct tt_trace trace;
+	struct tt_out out;
+	struct tt_report_sink report = {.sink.ops = &tt_report_ops};
+	struct tt_sink *writer = NULL;
+	int rc = -1;
+
+	if (tt_trace_open(&trace, opts->inputs, opts->ninputs) < 0)
+		goto close_trace;
+	if (tt_out_open(&out, opts->output, opts->force) < 0)
+		goto close_trace;
+	writer = tt_json_sink_new(&out);
+	if (!writer) {
+		tt_error("out of memory");
+		tt_out_abort(&out);
+		goto close_trace;
+	}
+	struct tt_sink *sinks[] = {writer, &report.sink};
+	if (tt_decode(&trace, sinks, 2) < 0) {
+		tt_out_abort(&out);
+		goto free_writer;
+	}
+	rc = tt_out_commit(&out);
+	if (rc == 0)
+		tt_print_summary(opts, &report.sum);
+free_writer:
+	tt_sink_free(writer);
+close_trace:
+	tt_trace_close(&trace);
+	if (sum)
+		*sum = report.sum;
+	return rc;
+}

@@ -1,0 +1,28 @@
+/* `ticktrace convert` as a function, for the command and the benchmark. */
+#ifndef TT_CONVERT_H
+#define TT_CONVERT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "tt_decode.h"
+
+enum tt_format {
+	TT_FORMAT_AUTO = 0, /* from the output's extension; JSON otherwise */
+	TT_FORMAT_JSON,
+};
+
+struct tt_convert_opts {
+	char *const *inputs;
+	size_t ninputs;
+	const char *output; /* "-": stdout */
+	enum tt_format format;
+	bool force;         /* replace an existing output file */
+	bool quiet;         /* no summary line (warnings are still printed) */
+};
+
+/* Reads, decodes and writes; 0, or -1 after reporting the problem, with no output
+ * file left behind. `sum` (may be NULL) receives the totals. */
+int tt_convert(const struct tt_convert_opts *opts, struct tt_summary *sum);
+
+#endif

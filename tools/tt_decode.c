@@ -1,0 +1,429 @@
+#include "tt_decode.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+/* Deeper nesting than this is a corrupt file, not a program: refuse it rather than
+ * let a hostile file take memory without bound. */
+#define TT_MAX_DEPTH (1u << 18)
+
+struct tt_frame {
+	int64_t ts;
+	const struct tt_site *site;
+	uint64_t func;
+	uint64_t value;
+	uint64_t flow;
+	uint64_t offset;
+	uint32_t flags;
+};
+
+/* What the decoder keeps per thread between records and sections. */
+struct tt_thread_state {
+	struct tt_frame *stack;
+	uint32_t depth, cap;
+	uint64_t last_tsc;
+	int64_t last_ts;
+	bool started;
+	/* A two-record kind waiting for its VALUE. */
+	unsigned pending;
+	const struct tt_site *pending_site;
+	int64_t pending_ts;
+	uint64_t pending_offset;
+	uint64_t unmatched, first_unmatched;
+	uint64_t clamped, first_clamped;
+};
+
+struct tt_decoder {
+	const struct tt_trace *trace;
+	struct tt_sink *const *sinks;
+	size_t nsinks;
+	struct tt_thread_state *threads; /* by thread id */
+	struct tt_summary sum;
+};
+
+/* Calls one callback of every sink that has it; stops at the first failure. */
+#define TT_EMIT(d, op, ...)                                                        \
+	({                                                                             \
+		int tt__rc = 0;                                                            \
+		for (size_t tt__i = 0; tt__i < (d)->nsinks && tt__rc == 0; tt__i++) {      \
+			struct tt_sink *tt__s = (d)->sinks[tt__i];                             \
+			if (tt__s->ops->op)                                                    \
+				tt__rc = tt__s->ops->op(tt__s, __VA_ARGS__);                       \
+		}                                                                          \
+		tt__rc;                                                                    \
+	})
+
+TT_PRINTF(2, 3) static void tt_decoder_warn(struct tt_decoder *d, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	d->sum.warnings++;
+	for (size_t i = 0; i < d->nsinks; i++)
+		if (d->sinks[i]->ops->warning)
+			d->sinks[i]->ops->warning(d->sinks[i], msg);
+}
+
+/* "tid 1234 (worker-1)" for messages. */
+static const char *tt_thread_label(const struct tt_thread *t, char *buf, size_t cap)
+{
+	snprintf(buf, cap, "%s: tid %" PRIu32 " (%.*s)", t->file->path, t->tid,
+		 (int)(t->name.len > 64 ? 64 : t->name.len), t->name.ptr);
+	return buf;
+}
+
+/* Opens a scope: pushes it and tells the sinks. */
+static int tt_open_scope(struct tt_decoder *d, struct tt_thread_state *st,
+			 const struct tt_thread *t, const struct tt_frame *fr)
+{
+	if (st->depth == st->cap) {
+		if (st->cap >= TT_MAX_DEPTH)
+			return tt_error_at(t->file->path, fr->offset, "scopes nested deeper than %u",
+					   TT_MAX_DEPTH);
+		uint32_t cap = st->cap ? st->cap * 2 : 64;
+		struct tt_frame *p = realloc(st->stack, cap * sizeof(*p));
+		if (!p)
+			return tt_error("out of memory for %u nested scopes", cap);
+		st->stack = p;
+		st->cap = cap;
+	}
+	st->stack[st->depth++] = *fr;
+	struct tt_event e = {
+		.thread = t, .site = fr->site, .func = fr->func, .ts = fr->ts, .value = fr->value,
+		.depth = st->depth - 1, .flags = fr->flags, .offset = fr->offset,
+	};
+	return TT_EMIT(d, slice_begin, &e);
+}
+
+/* Closes the innermost scope at `ts`. */
+static int tt_close_scope(struct tt_decoder *d, struct tt_thread_state *st,
+			  const struct tt_thread *t, int64_t ts, uint32_t flags)
+{
+	const struct tt_frame *fr = &st->stack[--st->depth];
+	struct tt_event e = {
+		.thread = t, .site = fr->site, .func = fr->func, .ts = fr->ts,
+		.dur = ts - fr->ts, .value = fr->value, .flow = fr->flow, .depth = st->depth,
+		.flags = fr->flags | flags, .offset = fr->offset,
+	};
+	if (flags & TT_EV_UNTERMINATED)
+		d->sum.unterminated++;
+	return TT_EMIT(d, slice_end, &e);
+}
+
+static void tt_count_unmatched(struct tt_thread_state *st, uint64_t offset)
+{
+	if (st->unmatched++ == 0)
+		st->first_unmatched = offset;
+}
+
+/* FUNC_EXIT closes its FUNC_ENTER and whatever was left open inside it (a longjmp, an
+ * exception); without one open, it is unmatched. */
+static int tt_func_exit(struct tt_decoder *d, struct tt_thread_state *st,
+			const struct tt_thread *t, uint64_t func, int64_t ts, uint64_t offset)
+{
+	uint32_t i = st->depth;
+	while (i > 0 && !((st->stack[i - 1].flags & TT_EV_FUNC) && st->stack[i - 1].func == func))
+		i--;
+	if (i == 0) {
+		tt_count_unmatched(st, offset);
+		return 0;
+	}
+	while (st->depth > i)
+		if (tt_close_scope(d, st, t, ts, TT_EV_UNTERMINATED) < 0)
+			return -1;
+	return tt_close_scope(d, st, t, ts, 0);
+}
+
+/* A flow binds to the innermost open scope unless that one already holds a flow (of
+ * another id, or the same id in the same direction); otherwise it is a flow of its
+ * own at its point in time. */
+static int tt_flow(struct tt_decoder *d, struct tt_thread_state *st, const struct tt_thread *t,
+		   uint32_t dir, uint64_t id, int64_t ts, uint64_t offset)
+{
+	if (st->depth > 0) {
+		struct tt_frame *fr = &st->stack[st->depth - 1];
+		uint32_t held = fr->flags & (TT_EV_FLOW_IN | TT_EV_FLOW_OUT);
+		if (!held || (fr->flow == id && !(held & dir))) {
+			fr->flow = id;
+			fr->flags |= dir;
+			return 0;
+		}
+	}
+	struct tt_event e = {
+		.thread = t, .ts = ts, .value = id, .depth = st->depth, .flags = dir, .offset = offset,
+	};
+	return TT_EMIT(d, flow, &e);
+}
+
+static const char *const tt_kind_names[TT_REC_KIND_MAX + 1] = {
+	[TT_REC_BEGIN_ARG] = "BEGIN_ARG", [TT_REC_INSTANT_ARG] = "INSTANT_ARG",
+	[TT_REC_COUNTER] = "COUNTER", [TT_REC_FLOW_OUT] = "FLOW_OUT", [TT_REC_FLOW_IN] = "FLOW_IN",
+};
+
+/* The second record of a two-record event. */
+static int tt_complete(struct tt_decoder *d, struct tt_thread_state *st,
+		       const struct tt_thread *t, uint64_t value)
+{
+	int64_t ts = st->pending_ts;
+	uint64_t offset = st->pending_offset;
+	const struct tt_site *site = st->pending_site;
+	unsigned kind = st->pending;
+	st->pending = 0;
+	struct tt_event e = {
+		.thread = t, .site = site, .ts = ts, .value = value, .depth = st->depth,
+		.flags = TT_EV_ARG, .offset = offset,
+	};
+	switch (kind) {
+	case TT_REC_BEGIN_ARG: {
+		struct tt_frame fr = {.ts = ts, .site = site, .value = value, .offset = offset,
+				      .flags = TT_EV_ARG};
+		return tt_open_scope(d, st, t, &fr);
+	}
+	case TT_REC_INSTANT_ARG:
+		return TT_EMIT(d, instant, &e);
+	case TT_REC_COUNTER:
+		e.flags = 0;
+		return TT_EMIT(d, counter, &e);
+	case TT_REC_FLOW_OUT:
+		return tt_flow(d, st, t, TT_EV_FLOW_OUT, value, ts, offset);
+	default:
+		return tt_flow(d, st, t, TT_EV_FLOW_IN, value, ts, offset);
+	}
+}
+
+static const struct tt_site *tt_site_for(const struct tt_thread *t, uint64_t address,
+					 uint64_t offset)
+{
+	const struct tt_site *s = tt_file_site(t->file, address);
+	if (!s) {
+		tt_error_at(t->file->path, offset, "call site 0x%" PRIx64 " is not in any SITES section",
+			    address);
+		return NULL;
+	}
+	if (s->defined_at > offset) {
+		tt_error_at(t->file->path, offset, "call site 0x%" PRIx64
+			    " is used before the SITES section at offset %" PRIu64 " describes it",
+			    address, s->defined_at);
+		return NULL;
+	}
+	return s;
+}
+
+static int tt_decode_events(struct tt_decoder *d, const struct tt_events *ev)
+{
+	const struct tt_thread *t = ev->thread;
+	const struct tt_file *f = t->file;
+	struct tt_thread_state *st = &d->threads[t->id];
+	int64_t base = d->trace->base_ns;
+	for (size_t i = 0; i < ev->count; i++) {
+		const struct tt_record *r = &ev->records[i];
+		unsigned kind = TT_RECORD_KIND(r->word);
+		uint64_t payload = TT_RECORD_PAYLOAD(r->word);
+		uint64_t offset = ev->offset + i * sizeof(*r);
+		if (st->pending) {
+			if (kind != TT_REC_VALUE)
+				return tt_error_at(f->path, st->pending_offset,
+						   "%s record without its VALUE record",
+						   tt_kind_names[st->pending]);
+			if (tt_complete(d, st, t, r->tsc) < 0)
+				return -1;
+			continue;
+		}
+		if (kind == TT_REC_PAD)
+			continue;
+		if (kind == TT_REC_VALUE)
+			return tt_error_at(f->path, offset, "VALUE record with no record before it "
+					   "that takes one");
+		if (kind > TT_REC_FUNC_EXIT)
+			return tt_error_at(f->path, offset, "unknown record kind %u", kind);
+		d->sum.events++;
+		/* A signal handler that interrupted the hot path can leave a record with an
+		 * earlier TSC after a later one: keep the thread's time monotonic. */
+		uint64_t tsc = r->tsc;
+		if (st->started && tsc < st->last_tsc) {
+			if (st->clamped++ == 0)
+				st->first_clamped = offset;
+			tsc = st->last_tsc;
+		} else if (!st->started || tsc != st->last_tsc) {
+			st->last_ts = tt_clock_ns(&f->clock, tsc) - base;
+		}
+		st->started = true;
+		st->last_tsc = tsc;
+		int64_t ts = st->last_ts;
+		const struct tt_site *site = NULL;
+		if (kind != TT_REC_END && kind != TT_REC_FLOW_OUT && kind != TT_REC_FLOW_IN &&
+		    kind != TT_REC_FUNC_ENTER && kind != TT_REC_FUNC_EXIT) {
+			site = tt_site_for(t, payload, offset);
+			if (!site)
+				return -1;
+		}
+		int rc = 0;
+		switch (kind) {
+		case TT_REC_ENDBEGIN:
+		case TT_REC_END:
+			if (st->depth == 0)
+				tt_count_unmatched(st, offset);
+			else
+				rc = tt_close_scope(d, st, t, ts, 0);
+			if (kind == TT_REC_END || rc < 0)
+				break;
+			/* ENDBEGIN opens its scope at the same time */
+			__attribute__((fallthrough));
+		case TT_REC_BEGIN: {
+			struct tt_frame fr = {.ts = ts, .site = site, .offset = offset};
+			rc = tt_open_scope(d, st, t, &fr);
+			break;
+		}
+		case TT_REC_INSTANT: {
+			struct tt_event e = {.thread = t, .site = site, .ts = ts, .depth = st->depth,
+					     .offset = offset};
+			rc = TT_EMIT(d, instant, &e);
+			break;
+		}
+		case TT_REC_FUNC_ENTER: {
+			struct tt_frame fr = {.ts = ts, .func = payload, .offset = offset,
+					      .flags = TT_EV_FUNC};
+			rc = tt_open_scope(d, st, t, &fr);
+			break;
+		}
+		case TT_REC_FUNC_EXIT:
+			rc = tt_func_exit(d, st, t, payload, ts, offset);
+			break;
+		default: /* the two-record kinds */
+			st->pending = kind;
+			st->pending_site = site;
+			st->pending_ts = ts;
+			st->pending_offset = offset;
+			break;
+		}
+		if (rc < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* After a thread's last record: close what it left open, report what went wrong. */
+static int tt_finish_thread(struct tt_decoder *d, const struct tt_thread *t)
+{
+	struct tt_thread_state *st = &d->threads[t->id];
+	char who[160];
+	if (st->pending)
+		return tt_error_at(t->file->path, st->pending_offset,
+				   "%s record without its VALUE record (the thread's records end)",
+				   tt_kind_names[st->pending]);
+	if (st->depth > 0) {
+		const struct tt_frame *in = &st->stack[st->depth - 1];
+		char fn[32];
+		int len = in->site ? (int)(in->site->name.len > 64 ? 64 : in->site->name.len) :
+			  (int)tt_trace_func_name(d->trace, t->file, in->func, fn, sizeof(fn));
+		tt_decoder_warn(d, "%s: %" PRIu32 " scopes left open at its last event, closed there "
+				"and flagged \"unterminated\" (innermost: %.*s, opened at offset %" PRIu64 ")",
+				tt_thread_label(t, who, sizeof(who)), st->depth, len,
+				in->site ? in->site->name.ptr : fn, in->offset);
+	}
+	while (st->depth > 0)
+		if (tt_close_scope(d, st, t, st->last_ts, TT_EV_UNTERMINATED) < 0)
+			return -1;
+	if (st->unmatched)
+		tt_decoder_warn(d, "%s: %" PRIu64 " ends with no open scope, ignored (first at offset %"
+				PRIu64 ")", tt_thread_label(t, who, sizeof(who)), st->unmatched,
+				st->first_unmatched);
+	if (st->clamped)
+		tt_decoder_warn(d, "%s: %" PRIu64 " timestamps went backwards and were clamped "
+				"(first at offset %" PRIu64 ")", tt_thread_label(t, who, sizeof(who)),
+				st->clamped, st->first_clamped);
+	if (t->dropped_total)
+		tt_decoder_warn(d, "%s: %" PRIu64 " events dropped (buffer full: %" PRIu64
+				", no memory: %" PRIu64 ")", tt_thread_label(t, who, sizeof(who)),
+				t->dropped_total, t->dropped[TT_DROP_FULL], t->dropped[TT_DROP_NO_MEMORY]);
+	d->sum.unmatched += st->unmatched;
+	d->sum.clamped += st->clamped;
+	return 0;
+}
+
+static int tt_decode_file(struct tt_decoder *d, const struct tt_file *f)
+{
+	if (!(f->header.flags & TT_FILE_INVARIANT_TSC))
+		tt_decoder_warn(d, "%s: the TSC is not invariant on the recording machine: times may "
+				"drift with CPU frequency changes", f->path);
+	uint64_t cursor = 0;
+	struct tt_events ev;
+	while (tt_file_next_events(f, &cursor, &ev))
+		if (tt_decode_events(d, &ev) < 0)
+			return -1;
+	for (size_t i = 0; i < f->nthreads; i++)
+		if (tt_finish_thread(d, &f->threads[i]) < 0)
+			return -1;
+	d->sum.threads += f->nthreads;
+	d->sum.dropped += f->dropped;
+	return 0;
+}
+
+int tt_decode(const struct tt_trace *t, struct tt_sink *const *sinks, size_t nsinks)
+{
+	struct tt_decoder d = {.trace = t, .sinks = sinks, .nsinks = nsinks};
+	d.threads = calloc(t->nthreads ? t->nthreads : 1, sizeof(*d.threads));
+	if (!d.threads)
+		return tt_error("out of memory for %zu threads", t->nthreads);
+	int rc = TT_EMIT(&d, start, t);
+	for (size_t i = 0; i < t->nfiles && rc == 0; i++)
+		rc = tt_decode_file(&d, &t->files[i]);
+	if (rc == 0)
+		rc = TT_EMIT(&d, finish, &d.sum);
+	for (size_t i = 0; i < t->nthreads; i++)
+		free(d.threads[i].stack);
+	free(d.threads);
+	return rc < 0 ? -1 : 0;
+}
+
+int tt_trace_open(struct tt_trace *t, char *const *paths, size_t n)
+{
+	*t = (struct tt_trace){.files = calloc(n ? n : 1, sizeof(struct tt_file))};
+	if (!t->files)
+		return tt_error("out of memory");
+	bool have_base = false;
+	for (size_t i = 0; i < n; i++) {
+		struct tt_file *f = &t->files[i];
+		t->nfiles = i + 1;
+		if (tt_file_open(f, paths[i]) < 0)
+			return -1;
+		/* Ids are dense over all files, so sinks keep plain arrays per site and thread. */
+		for (size_t j = 0; j < f->nsites; j++)
+			f->sites[j].id = (uint32_t)t->nsites++;
+		int64_t first = f->header.start.monotonic_ns;
+		for (size_t j = 0; j < f->nthreads; j++) {
+			struct tt_thread *th = &f->threads[j];
+			th->id = (uint32_t)t->nthreads++;
+			if (th->has_first) {
+				int64_t ns = tt_clock_ns(&f->clock, th->first_tsc);
+				if (ns < first)
+					first = ns;
+			}
+		}
+		if (!have_base || first < t->base_ns)
+			t->base_ns = first;
+		have_base = true;
+	}
+	return 0;
+}
+
+void tt_trace_close(struct tt_trace *t)
+{
+	for (size_t i = 0; i < t->nfiles; i++)
+		tt_file_close(&t->files[i]);
+	free(t->files);
+	*t = (struct tt_trace){0};
+}
+
+size_t tt_trace_func_name(const struct tt_trace *t, const struct tt_file *file,
+			  uint64_t address, char *buf, size_t cap)
+{
+	if (t->symbolize)
+		return t->symbolize(t->symbolize_ctx, file, address, buf, cap);
+	int n = snprintf(buf, cap, "0x%" PRIx64, address);
+	return n < 0 ? 0 : (size_t)n >= cap ? cap - 1 : (size_t)n;
+}

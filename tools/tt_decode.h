@@ -1,0 +1,107 @@
+/* The one decoder: turns each thread's records into logical events (complete slices,
+ * instants, counters, flows) and drives any number of sinks through callbacks. Every
+ * output format and report is a sink; none of them reads records itself.
+ *
+ *   struct tt_trace t;  tt_trace_open(&t, paths, n);   // read and validate the files
+ *   struct tt_sink *sinks[] = {&json.sink, &summary.sink};
+ *   tt_decode(&t, sinks, 2);                           // start, events..., finish
+ *
+ * Memory grows with threads, sites and nesting depth, never with events. */
+#ifndef TT_DECODE_H
+#define TT_DECODE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tt_diag.h"
+#include "tt_reader.h"
+
+/* Several raw files (processes) on one timeline of CLOCK_MONOTONIC. */
+struct tt_trace {
+	struct tt_file *files;
+	size_t nfiles;
+	int64_t base_ns; /* CLOCK_MONOTONIC of ts 0: the earliest anchor or event */
+	size_t nsites;   /* site ids are below this, over all files */
+	size_t nthreads; /* thread ids likewise */
+	/* Names a function address for sinks; NULL: "0x..." (tt_trace_func_name). Later
+	 * the module map and ELF symbols resolve it. Returns the length written. */
+	size_t (*symbolize)(void *ctx, const struct tt_file *file, uint64_t address, char *buf,
+			    size_t cap);
+	void *symbolize_ctx;
+};
+
+/* Opens and validates every file; 0, or -1 after reporting the problem. */
+int tt_trace_open(struct tt_trace *t, char *const *paths, size_t n);
+void tt_trace_close(struct tt_trace *t);
+/* The name of the function at `address` in `file`, in buf (at least 32 bytes). */
+size_t tt_trace_func_name(const struct tt_trace *t, const struct tt_file *file,
+			  uint64_t address, char *buf, size_t cap);
+
+enum tt_event_flags {
+	TT_EV_ARG = 1u << 0,          /* value holds the BEGIN_ARG / INSTANT_ARG argument */
+	TT_EV_UNTERMINATED = 1u << 1, /* a slice closed by the decoder, not by its END */
+	TT_EV_FUNC = 1u << 2,         /* a function slice: func, not site */
+	TT_EV_FLOW_OUT = 1u << 3,     /* slices: flow is an arrow out of it; flows: the direction */
+	TT_EV_FLOW_IN = 1u << 4,      /* slices: flow is an arrow into it */
+};
+
+/* One logical event, valid only during the callback. Times are nanoseconds since the
+ * trace start (tt_trace.base_ns). */
+struct tt_event {
+	const struct tt_thread *thread;
+	const struct tt_site *site; /* slices, instants, counters; NULL with TT_EV_FUNC, flows */
+	uint64_t func;              /* TT_EV_FUNC: the function's address */
+	int64_t ts;
+	int64_t dur;                /* slice_end */
+	uint64_t value;             /* argument, counter value (as int64), or flow id */
+	uint64_t flow;              /* slices with TT_EV_FLOW_*: the flow id bound to it */
+	uint32_t depth;             /* scopes open around it on its thread */
+	uint32_t flags;             /* enum tt_event_flags */
+	uint64_t offset;            /* file offset of its record */
+};
+
+struct tt_summary {
+	uint64_t events;       /* logical events: records that are not PAD or VALUE */
+	uint64_t threads;
+	uint64_t dropped;      /* events the runtime lost */
+	uint64_t unmatched;    /* END / FUNC_EXIT with no open scope to close */
+	uint64_t clamped;      /* timestamps that went backwards */
+	uint64_t unterminated; /* slices closed by the decoder */
+	uint64_t warnings;
+};
+
+struct tt_sink;
+
+/* Every callback may be NULL. One that returns < 0 stops the decoding, which then
+ * fails; the sink has reported why. */
+struct tt_sink_ops {
+	/* Before any event: processes and threads are all known (metadata goes first). */
+	int (*start)(struct tt_sink *s, const struct tt_trace *t);
+	/* A scope opens: site or func, ts, depth, value with TT_EV_ARG. For sinks that
+	 * need begin and end in time order (Perfetto); JSON waits for slice_end. */
+	int (*slice_begin)(struct tt_sink *s, const struct tt_event *e);
+	/* A scope closes: everything, dur included; children close before parents. */
+	int (*slice_end)(struct tt_sink *s, const struct tt_event *e);
+	int (*instant)(struct tt_sink *s, const struct tt_event *e);
+	int (*counter)(struct tt_sink *s, const struct tt_event *e);
+	/* A flow that could not be bound to its scope (no scope open, or that scope
+	 * already holds one): value is the id, flags tell the direction, depth as for
+	 * an event inside the innermost open scope. */
+	int (*flow)(struct tt_sink *s, const struct tt_event *e);
+	/* Something was lost or repaired; the message is complete and ends in no newline. */
+	void (*warning)(struct tt_sink *s, const char *message);
+	/* After the last event. */
+	int (*finish)(struct tt_sink *s, const struct tt_summary *sum);
+	/* Frees the sink (tt_sink_free). */
+	void (*destroy)(struct tt_sink *s);
+};
+
+struct tt_sink {
+	const struct tt_sink_ops *ops;
+};
+
+/* Decodes every file of the trace into the sinks. 0, or -1 after an error was
+ * reported (a malformed record, or a sink failing). */
+int tt_decode(const struct tt_trace *t, struct tt_sink *const *sinks, size_t nsinks);
+
+#endif

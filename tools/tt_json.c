@@ -1,0 +1,460 @@
+/* The Chrome trace JSON sink (FORMATS.md): object form, metadata first, complete X
+ * events, instants, counters, flows bound to X events with bind_id. Every string is
+ * escaped once, when its site or thread is first known; an event is then a few
+ * memcpy's and hand-formatted integers. */
+#include <inttypes.h>
+#include <stdlib.h>
+
+#include "tt_sinks.h"
+
+struct tt_json_site {
+	uint32_t name_at, name_len; /* "name":"...","cat":"ticktrace" */
+	uint32_t src_at, src_len;   /* ,"args":{"file":"...","line":N */
+};
+
+struct tt_json {
+	struct tt_sink sink;
+	struct tt_out *out;
+	const struct tt_trace *trace;
+	struct tt_buf frags;          /* every fragment below, back to back */
+	struct tt_json_site *sites;   /* by site id */
+	uint32_t *thread_at;          /* by thread id: ,"pid":P,"tid":T, */
+	uint32_t *thread_len;
+	struct tt_buf warnings;       /* escaped JSON strings, comma-separated */
+	struct tt_buf scratch;
+};
+
+/* Integers above 2^53 lose digits in every JSON reader that uses doubles: those go
+ * out as hexadecimal strings. */
+#define TT_JSON_EXACT (UINT64_C(1) << 53)
+
+/* Length of the valid UTF-8 sequence at s (at most n bytes), or 0. */
+static size_t tt_utf8_seq(const unsigned char *s, size_t n)
+{
+	unsigned c = s[0];
+	size_t len = c >= 0xF0 && c <= 0xF4 ? 4 : c >= 0xE0 ? 3 : c >= 0xC2 && c < 0xE0 ? 2 : 0;
+	if (len == 0 || len > n)
+		return 0;
+	for (size_t i = 1; i < len; i++)
+		if ((s[i] & 0xC0) != 0x80)
+			return 0;
+	/* Overlong forms, surrogates and code points past U+10FFFF. */
+	if ((c == 0xE0 && s[1] < 0xA0) || (c == 0xED && s[1] >= 0xA0) ||
+	    (c == 0xF0 && s[1] < 0x90) || (c == 0xF4 && s[1] >= 0x90))
+		return 0;
+	return len;
+}
+
+/* A JSON string per RFC 8259, quotes included; bytes that are not UTF-8 become
+ * U+FFFD, so the output is always valid JSON text. */
+static void tt_json_escape(struct tt_buf *b, const char *str, size_t n)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	TT_BUF_LIT(b, "\"");
+	for (size_t i = 0; i < n;) {
+		unsigned c = s[i];
+		if (c >= 0x80) {
+			size_t len = tt_utf8_seq(s + i, n - i);
+			if (len)
+				tt_buf_add(b, s + i, len);
+			else
+				TT_BUF_LIT(b, "\xEF\xBF\xBD");
+			i += len ? len : 1;
+			continue;
+		}
+		i++;
+		if (c == '"' || c == '\\') {
+			char esc[2] = {'\\', (char)c};
+			tt_buf_add(b, esc, 2);
+		} else if (c < 0x20) {
+			const char *named = c == '\n' ? "\\n" : c == '\t' ? "\\t" : c == '\r' ? "\\r" :
+					    c == '\b' ? "\\b" : c == '\f' ? "\\f" : NULL;
+			if (named) {
+				tt_buf_add(b, named, 2);
+			} else {
+				char esc[6] = {'\\', 'u', '0', '0', "0123456789abcdef"[c >> 4],
+					       "0123456789abcdef"[c & 15]};
+				tt_buf_add(b, esc, 6);
+			}
+		} else {
+			char ch = (char)c;
+			tt_buf_add(b, &ch, 1);
+		}
+	}
+	TT_BUF_LIT(b, "\"");
+}
+
+static void tt_json_escape_str(struct tt_buf *b, struct tt_str s)
+{
+	tt_json_escape(b, s.ptr, s.len);
+}
+
+static void tt_json_escape_c(struct tt_buf *b, const char *s)
+{
+	tt_json_escape(b, s, strlen(s));
+}
+
+/* A number, or a hexadecimal string where a double would round it. */
+static void tt_json_u64(struct tt_out *o, uint64_t v)
+{
+	if (v < TT_JSON_EXACT) {
+		tt_out_u64(o, v);
+	} else {
+		tt_out_char(o, '"');
+		tt_out_hex(o, v);
+		tt_out_char(o, '"');
+	}
+}
+
+static void tt_json_frag(struct tt_json *j, uint32_t at, uint32_t len)
+{
+	tt_out_lit(j->out, j->frags.p + at, len);
+}
+
+/* Starts an event: `,\n{"ph":"<ph>","ts":T`; the first event of the file is the
+ * process_name metadata and so never comes here. `fixed` is the length of the
+ * fragments the event will copy. */
+static void tt_json_head(struct tt_json *j, const char *lit, size_t lit_len, size_t fixed,
+			 int64_t ts)
+{
+	struct tt_out *o = j->out;
+	tt_out_reserve(o, TT_OUT_SLACK + fixed);
+	tt_out_lit(o, lit, lit_len);
+	tt_out_us(o, ts);
+}
+#define TT_JSON_HEAD(j, lit, fixed, ts) tt_json_head((j), "" lit, sizeof("" lit) - 1, (fixed), (ts))
+
+static void tt_json_thread(struct tt_json *j, const struct tt_thread *t)
+{
+	tt_json_frag(j, j->thread_at[t->id], j->thread_len[t->id]);
+}
+
+/* The bind_id form of a flow: Perfetto and the DevTools engine both take it on X. */
+static void tt_json_flow_fields(struct tt_out *o, uint64_t id, uint32_t flags)
+{
+	TT_OUT_LIT(o, "\"bind_id\":\"");
+	tt_out_hex(o, id);
+	TT_OUT_LIT(o, "\",");
+	if (flags & TT_EV_FLOW_OUT)
+		TT_OUT_LIT(o, "\"flow_out\":true,");
+	if (flags & TT_EV_FLOW_IN)
+		TT_OUT_LIT(o, "\"flow_in\":true,");
+}
+
+/* The length of what tt_json_tail copies: a site's fragments, or a function's name,
+ * which is escaped into j->scratch here. */
+static size_t tt_json_prepare(struct tt_json *j, const struct tt_event *e)
+{
+	if (e->flags & TT_EV_FUNC) {
+		char name[512];
+		size_t n = tt_trace_func_name(j->trace, e->thread->file, e->func, name, sizeof(name));
+		j->scratch.len = 0;
+		TT_BUF_LIT(&j->scratch, "\"name\":");
+		tt_json_escape(&j->scratch, name, n);
+		TT_BUF_LIT(&j->scratch, ",\"cat\":\"func\"");
+		return j->scratch.oom ? 0 : j->scratch.len;
+	}
+	const struct tt_json_site *s = &j->sites[e->site->id];
+	return s->name_len + s->src_len;
+}
+
+/* Opens the args object, or continues it. */
+static void tt_json_arg_key(struct tt_out *o, bool *open, const char *key, size_t len)
+{
+	if (*open) {
+		tt_out_char(o, ',');
+	} else {
+		TT_OUT_LIT(o, ",\"args\":{");
+		*open = true;
+	}
+	tt_out_lit(o, key, len);
+}
+
+/* Name, category and args of a slice or instant, then the closing braces. */
+static void tt_json_tail(struct tt_json *j, const struct tt_event *e)
+{
+	struct tt_out *o = j->out;
+	bool open = false; /* the args object is open */
+	if (e->flags & TT_EV_FUNC) {
+		if (!j->scratch.oom)
+			tt_out_lit(o, j->scratch.p, j->scratch.len);
+	} else {
+		const struct tt_json_site *s = &j->sites[e->site->id];
+		tt_json_frag(j, s->name_at, s->name_len);
+		tt_json_frag(j, s->src_at, s->src_len);
+		open = true;
+	}
+	if (e->flags & TT_EV_ARG) {
+		tt_json_arg_key(o, &open, "\"arg\":", 6);
+		tt_json_u64(o, e->value);
+	}
+	if (e->flags & TT_EV_UNTERMINATED)
+		tt_json_arg_key(o, &open, "\"unterminated\":true", 19);
+	if (open)
+		tt_out_char(o, '}');
+	tt_out_char(o, '}');
+}
+
+static int tt_json_slice_end(struct tt_sink *sink, const struct tt_event *e)
+{
+	struct tt_json *j = (struct tt_json *)sink;
+	struct tt_out *o = j->out;
+	TT_JSON_HEAD(j, ",\n{\"ph\":\"X\",\"ts\":", tt_json_prepare(j, e), e->ts);
+	TT_OUT_LIT(o, ",\"dur\":");
+	tt_out_us(o, e->dur);
+	tt_json_thread(j, e->thread);
+	if (e->flags & (TT_EV_FLOW_OUT | TT_EV_FLOW_IN))
+		tt_json_flow_fields(o, e->flow, e->flags);
+	tt_json_tail(j, e);
+	return 0;
+}
+
+static int tt_json_instant(struct tt_sink *sink, const struct tt_event *e)
+{
+	struct tt_json *j = (struct tt_json *)sink;
+	TT_JSON_HEAD(j, ",\n{\"ph\":\"i\",\"s\":\"t\",\"ts\":", tt_json_prepare(j, e), e->ts);
+	tt_json_thread(j, e->thread);
+	tt_json_tail(j, e);
+	return 0;
+}
+
+static int tt_json_counter(struct tt_sink *sink, const struct tt_event *e)
+{
+	struct tt_json *j = (struct tt_json *)sink;
+	struct tt_out *o = j->out;
+	const struct tt_json_site *s = &j->sites[e->site->id];
+	TT_JSON_HEAD(j, ",\n{\"ph\":\"C\",\"ts\":", s->name_len, e->ts);
+	tt_json_thread(j, e->thread);
+	tt_json_frag(j, s->name_at, s->name_len);
+	/* Counter args are the series and must all be numbers: no file and line here. */
+	TT_OUT_LIT(o, ",\"args\":{\"value\":");
+	tt_out_i64(o, (int64_t)e->value);
+	TT_OUT_LIT(o, "}}");
+	return 0;
+}
+
+/* A flow with no scope of its own to bind to: a zero-length slice at its point in
+ * time carries it, so the arrow still starts or ends where it happened. */
+static int tt_json_flow(struct tt_sink *sink, const struct tt_event *e)
+{
+	struct tt_json *j = (struct tt_json *)sink;
+	struct tt_out *o = j->out;
+	TT_JSON_HEAD(j, ",\n{\"ph\":\"X\",\"ts\":", 0, e->ts);
+	TT_OUT_LIT(o, ",\"dur\":0.000");
+	tt_json_thread(j, e->thread);
+	tt_json_flow_fields(o, e->value, e->flags);
+	if (e->flags & TT_EV_FLOW_OUT)
+		TT_OUT_LIT(o, "\"name\":\"flow_out\",\"cat\":\"flow\"}");
+	else
+		TT_OUT_LIT(o, "\"name\":\"flow_in\",\"cat\":\"flow\"}");
+	return 0;
+}
+
+static void tt_json_warning(struct tt_sink *sink, const char *message)
+{
+	struct tt_json *j = (struct tt_json *)sink;
+	if (j->warnings.len)
+		TT_BUF_LIT(&j->warnings, ",");
+	tt_json_escape_c(&j->warnings, message);
+}
+
+/* One metadata event: {"name":"<what>","cat":"__metadata","ph":"M","ts":0,"pid":P,
+ * "tid":T,"args":{<args>}} */
+static void tt_json_meta(struct tt_buf *b, const char *what, uint32_t pid, uint32_t tid,
+			 const char *key)
+{
+	TT_BUF_LIT(b, "{\"name\":\"");
+	tt_buf_add(b, what, strlen(what));
+	TT_BUF_LIT(b, "\",\"cat\":\"__metadata\",\"ph\":\"M\",\"ts\":0,\"pid\":");
+	tt_buf_u64(b, pid);
+	TT_BUF_LIT(b, ",\"tid\":");
+	tt_buf_u64(b, tid);
+	TT_BUF_LIT(b, ",\"args\":{\"");
+	tt_buf_add(b, key, strlen(key));
+	TT_BUF_LIT(b, "\":");
+}
+
+static void tt_json_meta_sort(struct tt_buf *b, const char *what, uint32_t pid, uint32_t tid,
+			      uint64_t index)
+{
+	TT_BUF_LIT(b, ",\n");
+	tt_json_meta(b, what, pid, tid, "sort_index");
+	tt_buf_u64(b, index);
+	TT_BUF_LIT(b, "}}");
+}
+
+static void tt_json_metadata(struct tt_buf *b, const struct tt_trace *t)
+{
+	for (size_t i = 0; i < t->nfiles; i++) {
+		const struct tt_file *f = &t->files[i];
+		uint32_t pid = f->process.pid;
+		if (i)
+			TT_BUF_LIT(b, ",\n");
+		tt_json_meta(b, "process_name", pid, pid, "name");
+		tt_json_escape_str(b, f->process.name);
+		TT_BUF_LIT(b, "}}");
+		tt_json_meta_sort(b, "process_sort_index", pid, pid, i);
+		for (size_t k = 0; k < f->nthreads; k++) {
+			const struct tt_thread *th = &f->threads[k];
+			if (th->name.len) {
+				TT_BUF_LIT(b, ",\n");
+				tt_json_meta(b, "thread_name", pid, th->tid, "name");
+				tt_json_escape_str(b, th->name);
+				TT_BUF_LIT(b, "}}");
+			}
+			tt_json_meta_sort(b, "thread_sort_index", pid, th->tid, th->index);
+		}
+	}
+}
+
+/* Escapes every site's and thread's strings once, into fragments. */
+static int tt_json_start(struct tt_sink *sink, const struct tt_trace *t)
+{
+	struct tt_json *j = (struct tt_json *)sink;
+	j->trace = t;
+	j->sites = calloc(t->nsites ? t->nsites : 1, sizeof(*j->sites));
+	j->thread_at = calloc(t->nthreads ? t->nthreads : 1, sizeof(*j->thread_at));
+	j->thread_len = calloc(t->nthreads ? t->nthreads : 1, sizeof(*j->thread_len));
+	if (!j->sites || !j->thread_at || !j->thread_len)
+		return tt_error("out of memory for %zu sites and %zu threads", t->nsites, t->nthreads);
+	struct tt_buf *b = &j->frags;
+	for (size_t i = 0; i < t->nfiles; i++) {
+		const struct tt_file *f = &t->files[i];
+		for (size_t k = 0; k < f->nsites; k++) {
+			const struct tt_site *s = &f->sites[k];
+			struct tt_json_site *js = &j->sites[s->id];
+			js->name_at = (uint32_t)b->len;
+			TT_BUF_LIT(b, "\"name\":");
+			tt_json_escape_str(b, s->name);
+			TT_BUF_LIT(b, ",\"cat\":\"ticktrace\"");
+			js->name_len = (uint32_t)(b->len - js->name_at);
+			js->src_at = (uint32_t)b->len;
+			TT_BUF_LIT(b, ",\"args\":{\"file\":");
+			tt_json_escape_str(b, s->file);
+			TT_BUF_LIT(b, ",\"line\":");
+			tt_buf_u64(b, s->line);
+			js->src_len = (uint32_t)(b->len - js->src_at);
+		}
+		for (size_t k = 0; k < f->nthreads; k++) {
+			const struct tt_thread *th = &f->threads[k];
+			j->thread_at[th->id] = (uint32_t)b->len;
+			TT_BUF_LIT(b, ",\"pid\":");
+			tt_buf_u64(b, f->process.pid);
+			TT_BUF_LIT(b, ",\"tid\":");
+			tt_buf_u64(b, th->tid);
+			TT_BUF_LIT(b, ",");
+			j->thread_len[th->id] = (uint32_t)(b->len - j->thread_at[th->id]);
+		}
+		if (b->len > UINT32_MAX / 2)
+			return tt_error("too many call sites and threads for the JSON writer");
+	}
+	struct tt_buf meta = {0};
+	TT_BUF_LIT(&meta, "{\"traceEvents\":[\n");
+	tt_json_metadata(&meta, t);
+	if (b->oom || meta.oom) {
+		tt_buf_free(&meta);
+		return tt_error("out of memory");
+	}
+	tt_out_bytes(j->out, meta.p, meta.len);
+	tt_buf_free(&meta);
+	return 0;
+}
+
+static const char *tt_tsc_source_name(uint32_t source)
+{
+	return source == TT_TSC_PERF ? "perf" : "anchors";
+}
+
+static int tt_json_finish(struct tt_sink *sink, const struct tt_summary *sum)
+{
+	struct tt_json *j = (struct tt_json *)sink;
+	const struct tt_trace *t = j->trace;
+	struct tt_buf b = {0};
+	TT_BUF_LIT(&b, "\n],\n\"otherData\":{\"producer\":\"ticktrace\","
+		   "\"clock\":\"CLOCK_MONOTONIC\",\"start_monotonic_ns\":");
+	char num[24];
+	tt_buf_add(&b, num, (size_t)(tt_fmt_u64(num, (uint64_t)(t->base_ns < 0 ? 0 : t->base_ns)) - num));
+	TT_BUF_LIT(&b, ",\"files\":[");
+	for (size_t i = 0; i < t->nfiles; i++) {
+		const struct tt_file *f = &t->files[i];
+		if (i)
+			TT_BUF_LIT(&b, ",");
+		TT_BUF_LIT(&b, "{\"path\":");
+		tt_json_escape_c(&b, f->path);
+		TT_BUF_LIT(&b, ",\"pid\":");
+		tt_buf_u64(&b, f->process.pid);
+		TT_BUF_LIT(&b, ",\"tsc_hz\":");
+		tt_buf_u64(&b, f->header.tsc_hz);
+		TT_BUF_LIT(&b, ",\"tsc_source\":\"");
+		tt_buf_add(&b, tt_tsc_source_name(f->header.tsc_source),
+			   strlen(tt_tsc_source_name(f->header.tsc_source)));
+		TT_BUF_LIT(&b, "\",\"invariant_tsc\":");
+		if (f->header.flags & TT_FILE_INVARIANT_TSC)
+			TT_BUF_LIT(&b, "true}");
+		else
+			TT_BUF_LIT(&b, "false}");
+	}
+	const struct {
+		const char *key;
+		uint64_t v;
+	} counts[] = {
+		{",\"events\":", sum->events},       {",\"threads\":", sum->threads},
+		{",\"dropped\":", sum->dropped},     {",\"unmatched\":", sum->unmatched},
+		{",\"clamped\":", sum->clamped},     {",\"unterminated\":", sum->unterminated},
+	};
+	TT_BUF_LIT(&b, "]");
+	for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++) {
+		tt_buf_add(&b, counts[i].key, strlen(counts[i].key));
+		tt_buf_u64(&b, counts[i].v);
+	}
+	TT_BUF_LIT(&b, ",\"warnings\":[");
+	if (j->warnings.len)
+		tt_buf_add(&b, j->warnings.p, j->warnings.len);
+	TT_BUF_LIT(&b, "]}}\n");
+	int rc = 0;
+	if (b.oom || j->warnings.oom || j->scratch.oom)
+		rc = tt_error("out of memory");
+	else
+		tt_out_bytes(j->out, b.p, b.len);
+	tt_buf_free(&b);
+	return rc;
+}
+
+static void tt_json_destroy(struct tt_sink *sink)
+{
+	struct tt_json *j = (struct tt_json *)sink;
+	tt_buf_free(&j->frags);
+	tt_buf_free(&j->warnings);
+	tt_buf_free(&j->scratch);
+	free(j->sites);
+	free(j->thread_at);
+	free(j->thread_len);
+	free(j);
+}
+
+static const struct tt_sink_ops tt_json_ops = {
+	.start = tt_json_start,
+	.slice_end = tt_json_slice_end,
+	.instant = tt_json_instant,
+	.counter = tt_json_counter,
+	.flow = tt_json_flow,
+	.warning = tt_json_warning,
+	.finish = tt_json_finish,
+	.destroy = tt_json_destroy,
+};
+
+struct tt_sink *tt_json_sink_new(struct tt_out *out)
+{
+	struct tt_json *j = calloc(1, sizeof(*j));
+	if (!j)
+		return NULL;
+	j->sink.ops = &tt_json_ops;
+	j->out = out;
+	return &j->sink;
+}
+
+void tt_sink_free(struct tt_sink *s)
+{
+	if (s)
+		s->ops->destroy(s);
+}

@@ -1,0 +1,280 @@
+#include "tt_out.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "tt_diag.h"
+
+static const char tt_digit_pairs[201] =
+	"00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+	"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+	"8081828384858687888990919293949596979899";
+
+char *tt_fmt_u64(char *p, uint64_t v)
+{
+	unsigned n = 1;
+	for (uint64_t x = v; x >= 10; x /= 10)
+		n++;
+	char *end = p + n;
+	char *q = end;
+	while (v >= 100) {
+		unsigned pair = (unsigned)(v % 100) * 2;
+		v /= 100;
+		*--q = tt_digit_pairs[pair + 1];
+		*--q = tt_digit_pairs[pair];
+	}
+	if (v >= 10) {
+		*--q = tt_digit_pairs[v * 2 + 1];
+		*--q = tt_digit_pairs[v * 2];
+	} else {
+		*--q = (char)('0' + v);
+	}
+	return end;
+}
+
+void tt_out_u64(struct tt_out *o, uint64_t v)
+{
+	o->len = (size_t)(tt_fmt_u64(o->buf + o->len, v) - o->buf);
+}
+
+void tt_out_i64(struct tt_out *o, int64_t v)
+{
+	if (v < 0) {
+		tt_out_char(o, '-');
+		tt_out_u64(o, -(uint64_t)v);
+	} else {
+		tt_out_u64(o, (uint64_t)v);
+	}
+}
+
+void tt_out_hex(struct tt_out *o, uint64_t v)
+{
+	char tmp[16];
+	int n = 0;
+	do {
+		tmp[n++] = "0123456789abcdef"[v & 15];
+		v >>= 4;
+	} while (v);
+	TT_OUT_LIT(o, "0x");
+	while (n)
+		tt_out_char(o, tmp[--n]);
+}
+
+void tt_out_us(struct tt_out *o, int64_t ns)
+{
+	uint64_t mag = ns < 0 ? -(uint64_t)ns : (uint64_t)ns;
+	if (ns < 0)
+		tt_out_char(o, '-');
+	tt_out_u64(o, mag / 1000);
+	unsigned frac = (unsigned)(mag % 1000);
+	char *p = o->buf + o->len;
+	p[0] = '.';
+	p[1] = (char)('0' + frac / 100);
+	p[2] = tt_digit_pairs[(frac % 100) * 2];
+	p[3] = tt_digit_pairs[(frac % 100) * 2 + 1];
+	o->len += 4;
+}
+
+static void tt_write_all(struct tt_out *o, const char *p, size_t n)
+{
+	while (n > 0 && !o->error) {
+		ssize_t w = write(o->fd, p, n);
+		if (w < 0) {
+			if (errno != EINTR)
+				o->error = errno;
+			continue;
+		}
+		p += w;
+		n -= (size_t)w;
+		o->written += (uint64_t)w;
+	}
+}
+
+void tt_out_flush(struct tt_out *o)
+{
+	tt_write_all(o, o->buf, o->len);
+	o->len = 0;
+}
+
+void tt_out_bytes(struct tt_out *o, const void *p, size_t n)
+{
+	if (n > TT_OUT_BUFFER / 2) {
+		tt_out_flush(o);
+		tt_write_all(o, p, n);
+		return;
+	}
+	tt_out_reserve(o, n);
+	tt_out_lit(o, p, n);
+}
+
+/* Ctrl-C during a conversion removes the temporary file before dying of the signal. */
+static char tt_out_doomed[4096];
+
+static void tt_out_on_signal(int sig)
+{
+	if (tt_out_doomed[0])
+		unlink(tt_out_doomed);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void tt_out_guard(const char *tmp)
+{
+	if (!tmp) {
+		tt_out_doomed[0] = 0;
+		return;
+	}
+	snprintf(tt_out_doomed, sizeof(tt_out_doomed), "%s", tmp);
+	signal(SIGINT, tt_out_on_signal);
+	signal(SIGTERM, tt_out_on_signal);
+	signal(SIGHUP, tt_out_on_signal);
+}
+
+/* A temporary file in the destination's directory, so the rename stays on one file
+ * system: "dir/.name.XXXXXX". */
+static int tt_out_make_tmp(struct tt_out *o)
+{
+	const char *slash = strrchr(o->path, '/');
+	int dirlen = slash ? (int)(slash - o->path + 1) : 0;
+	const char *base = slash ? slash + 1 : o->path;
+	size_t cap = strlen(o->path) + 16;
+	o->tmp = malloc(cap);
+	if (!o->tmp)
+		return tt_error("out of memory");
+	snprintf(o->tmp, cap, "%.*s.%s.XXXXXX", dirlen, o->path, base);
+	o->fd = mkostemp(o->tmp, O_CLOEXEC);
+	if (o->fd < 0) {
+		int err = errno;
+		free(o->tmp);
+		o->tmp = NULL;
+		return tt_error("%s: cannot create a temporary file beside it: %s", o->path,
+				strerror(err));
+	}
+	/* mkostemp makes 0600; an output file gets the usual mode. */
+	mode_t mask = umask(0);
+	umask(mask);
+	fchmod(o->fd, 0666 & ~mask);
+	tt_out_guard(o->tmp);
+	return 0;
+}
+
+int tt_out_open(struct tt_out *o, const char *path, bool force)
+{
+	*o = (struct tt_out){.fd = -1, .path = path, .force = force};
+	o->buf = malloc(TT_OUT_BUFFER);
+	if (!o->buf)
+		return tt_error("out of memory for the output buffer");
+	if (strcmp(path, "-") == 0) {
+		o->fd = STDOUT_FILENO;
+		return 0;
+	}
+	struct stat st;
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		if (S_ISDIR(st.st_mode)) {
+			free(o->buf);
+			return tt_error("%s: is a directory", path);
+		}
+		o->fd = open(path, O_WRONLY | O_CLOEXEC);
+		if (o->fd < 0) {
+			int err = errno;
+			free(o->buf);
+			return tt_error("%s: %s", path, strerror(err));
+		}
+		return 0;
+	}
+	if (!force && access(path, F_OK) == 0) {
+		free(o->buf);
+		return tt_error("%s: exists (use --force to overwrite it)", path);
+	}
+	if (tt_out_make_tmp(o) < 0) {
+		free(o->buf);
+		return -1;
+	}
+	return 0;
+}
+
+static void tt_out_release(struct tt_out *o)
+{
+	if (o->tmp) {
+		unlink(o->tmp);
+		tt_out_guard(NULL);
+		free(o->tmp);
+	}
+	if (o->fd > STDERR_FILENO)
+		close(o->fd);
+	free(o->buf);
+	*o = (struct tt_out){.fd = -1};
+}
+
+void tt_out_abort(struct tt_out *o)
+{
+	tt_out_release(o);
+}
+
+int tt_out_commit(struct tt_out *o)
+{
+	tt_out_flush(o);
+	if (o->error) {
+		tt_error("%s: write failed: %s", o->path, strerror(o->error));
+		tt_out_release(o);
+		return -1;
+	}
+	if (o->tmp) {
+		int rc = close(o->fd);
+		o->fd = -1;
+		if (rc == 0) {
+			/* Without --force, a file that appeared meanwhile is not replaced. */
+			rc = renameat2(AT_FDCWD, o->tmp, AT_FDCWD, o->path,
+				       o->force ? 0 : RENAME_NOREPLACE);
+			if (rc < 0 && errno == EINVAL && !o->force)
+				rc = rename(o->tmp, o->path); /* a file system without NOREPLACE */
+		}
+		if (rc < 0) {
+			tt_error("%s: %s", o->path, strerror(errno));
+			tt_out_release(o);
+			return -1;
+		}
+		tt_out_guard(NULL);
+		free(o->tmp);
+		o->tmp = NULL;
+	}
+	tt_out_release(o);
+	return 0;
+}
+
+void tt_buf_add(struct tt_buf *b, const void *p, size_t n)
+{
+	if (b->oom)
+		return;
+	if (b->cap - b->len < n) {
+		size_t cap = b->cap ? b->cap : 64;
+		while (cap - b->len < n)
+			cap *= 2;
+		char *q = realloc(b->p, cap);
+		if (!q) {
+			b->oom = true;
+			return;
+		}
+		b->p = q;
+		b->cap = cap;
+	}
+	memcpy(b->p + b->len, p, n);
+	b->len += n;
+}
+
+void tt_buf_u64(struct tt_buf *b, uint64_t v)
+{
+	char tmp[24];
+	tt_buf_add(b, tmp, (size_t)(tt_fmt_u64(tmp, v) - tmp));
+}
+
+void tt_buf_free(struct tt_buf *b)
+{
+	free(b->p);
+	*b = (struct tt_buf){0};
+}

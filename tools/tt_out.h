@@ -1,0 +1,87 @@
+/* Output: a large buffer filled by hand-written formatters, flushed with write(2), into
+ * a temporary file beside the destination that is renamed over it only when complete.
+ * A failed or interrupted conversion leaves no partial file behind. */
+#ifndef TT_OUT_H
+#define TT_OUT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#define TT_OUT_BUFFER (4u << 20)
+/* Room every formatter may assume after tt_out_reserve(o, TT_OUT_SLACK): the
+ * fixed-size parts of one event. Strings of any length go through tt_out_bytes. */
+#define TT_OUT_SLACK 1024u
+
+struct tt_out {
+	int fd;
+	char *buf;
+	size_t len;
+	int error;        /* the errno of the first failed write, or 0 */
+	const char *path; /* as given; "-" for stdout */
+	char *tmp;        /* the temporary file, until it is renamed or removed */
+	bool force;
+	uint64_t written; /* bytes passed to write(2) */
+};
+
+/* Opens `path` ("-": stdout). An existing regular file needs `force`; an existing
+ * device or pipe is written directly. 0, or -1 after reporting why. */
+int tt_out_open(struct tt_out *o, const char *path, bool force);
+/* Writes what is buffered and renames the temporary file into place. 0, or -1 after
+ * reporting why (the temporary file is then removed). Frees everything either way. */
+int tt_out_commit(struct tt_out *o);
+/* Removes the temporary file and frees everything. */
+void tt_out_abort(struct tt_out *o);
+/* Writes the buffer out; errors are remembered in o->error and reported at commit. */
+void tt_out_flush(struct tt_out *o);
+
+static inline void tt_out_reserve(struct tt_out *o, size_t n)
+{
+	if (TT_OUT_BUFFER - o->len < n)
+		tt_out_flush(o);
+}
+
+/* Bytes of any length. */
+void tt_out_bytes(struct tt_out *o, const void *p, size_t n);
+
+/* The formatters below write at o->buf + o->len with no check: reserve first. */
+static inline void tt_out_lit(struct tt_out *o, const char *s, size_t n)
+{
+	memcpy(o->buf + o->len, s, n);
+	o->len += n;
+}
+#define TT_OUT_LIT(o, s) tt_out_lit((o), "" s, sizeof("" s) - 1)
+
+static inline void tt_out_char(struct tt_out *o, char c)
+{
+	o->buf[o->len++] = c;
+}
+
+void tt_out_u64(struct tt_out *o, uint64_t v);
+void tt_out_i64(struct tt_out *o, int64_t v);
+/* Lowercase hexadecimal with a 0x prefix. */
+void tt_out_hex(struct tt_out *o, uint64_t v);
+/* Nanoseconds as microseconds with exactly three fraction digits: 1234567 -> 1234.567 */
+void tt_out_us(struct tt_out *o, int64_t ns);
+
+/* Formats into `p` (at least 20 bytes); returns the end. */
+char *tt_fmt_u64(char *p, uint64_t v);
+
+
+
+/* A growable byte string for what is built once (per site, per thread), not per
+ * event. An allocation failure is remembered and reported by the user. */
+struct tt_buf {
+	char *p;
+	size_t len, cap;
+	bool oom;
+};
+
+void tt_buf_add(struct tt_buf *b, const void *p, size_t n);
+/* Only for string literals: the "" makes anything else a compile error. */
+#define TT_BUF_LIT(b, s) tt_buf_add((b), "" s, sizeof("" s) - 1)
+void tt_buf_u64(struct tt_buf *b, uint64_t v);
+void tt_buf_free(struct tt_buf *b);
+
+#endif

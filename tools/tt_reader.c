@@ -1,0 +1,421 @@
+#include "tt_reader.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "tt_diag.h"
+
+#define TT_FAIL(f, off, ...) tt_error_at((f)->path, (off), __VA_ARGS__)
+
+/* A bounded view of one section's payload, read front to back. */
+struct tt_cursor {
+	const struct tt_file *f;
+	uint64_t pos; /* file offset */
+	uint64_t end;
+};
+
+static bool tt_cursor_take(struct tt_cursor *c, void *out, uint64_t n)
+{
+	if (c->end - c->pos < n)
+		return false;
+	memcpy(out, c->f->data + c->pos, n);
+	c->pos += n;
+	return true;
+}
+
+static bool tt_cursor_str(struct tt_cursor *c, struct tt_str *s, uint32_t len)
+{
+	if (c->end - c->pos < len)
+		return false;
+	s->ptr = (const char *)c->f->data + c->pos;
+	s->len = len;
+	c->pos += len;
+	return true;
+}
+
+/* Grows an array to hold one more element; -1 when out of memory. */
+static int tt_reserve(void *pp, size_t *cap, size_t count, size_t elem)
+{
+	if (count < *cap)
+		return 0;
+	size_t n = *cap ? *cap * 2 : 16;
+	void *p = realloc(*(void **)pp, n * elem);
+	if (!p)
+		return -1;
+	*(void **)pp = p;
+	*cap = n;
+	return 0;
+}
+
+static int tt_read_header(struct tt_file *f)
+{
+	struct tt_file_header *h = &f->header;
+	size_t magic = f->size < TT_FILE_MAGIC_LEN ? f->size : TT_FILE_MAGIC_LEN;
+	if (memcmp(f->data, TT_FILE_MAGIC, magic) != 0)
+		return TT_FAIL(f, 0, "not a ticktrace raw file (wrong magic)");
+	if (f->size < sizeof(*h))
+		return TT_FAIL(f, f->size, "truncated file header (%zu bytes, need %zu)", f->size,
+			       sizeof(*h));
+	memcpy(h, f->data, sizeof(*h));
+	if (h->version != TT_FILE_VERSION)
+		return TT_FAIL(f, offsetof(struct tt_file_header, version),
+			       "format version %" PRIu32 ", this reader knows version %d",
+			       h->version, TT_FILE_VERSION);
+	if (h->header_size < sizeof(*h) || h->header_size % 16 != 0 || h->header_size > f->size)
+		return TT_FAIL(f, offsetof(struct tt_file_header, header_size),
+			       "header_size %" PRIu32 " is not a multiple of 16 between %zu and "
+			       "the file size %zu",
+			       h->header_size, sizeof(*h), f->size);
+	const char *why;
+	if (tt_clock_init(&f->clock, h, &why) < 0)
+		return TT_FAIL(f, offsetof(struct tt_file_header, tsc_source), "%s", why);
+	f->first_section = h->header_size;
+	return 0;
+}
+
+static int tt_read_process(struct tt_file *f, struct tt_cursor *c, bool *seen)
+{
+	struct tt_process_info pi;
+	uint64_t at = c->pos;
+	if (*seen)
+		return TT_FAIL(f, at, "a second PROCESS section");
+	*seen = true;
+	if (!tt_cursor_take(c, &pi, sizeof(pi)) ||
+	    !tt_cursor_str(c, &f->process.name, pi.name_len) ||
+	    !tt_cursor_str(c, &f->process.cmdline, pi.cmdline_len))
+		return TT_FAIL(f, at, "PROCESS section too small for its name and command line");
+	f->process.pid = pi.pid;
+	f->process.ppid = pi.ppid;
+	return 0;
+}
+
+/* SITES and MODULES start with a count of entries; a count the payload cannot hold
+ * is refused before anything is allocated. */
+static int tt_read_count(struct tt_file *f, struct tt_cursor *c, size_t entry, uint64_t *count,
+			 const char *what)
+{
+	uint64_t at = c->pos;
+	if (!tt_cursor_take(c, count, sizeof(*count)))
+		return TT_FAIL(f, at, "%s section too small for its count", what);
+	if (*count > (c->end - c->pos) / entry)
+		return TT_FAIL(f, at, "%s count %" PRIu64 " does not fit the section's %" PRIu64
+			       " bytes", what, *count, c->end - c->pos);
+	return 0;
+}
+
+static int tt_read_sites(struct tt_file *f, struct tt_cursor *c, uint64_t section, size_t *cap)
+{
+	uint64_t count;
+	if (tt_read_count(f, c, sizeof(struct tt_site_info), &count, "SITES") < 0)
+		return -1;
+	for (uint64_t i = 0; i < count; i++) {
+		struct tt_site_info si;
+		struct tt_site s = {.defined_at = section};
+		uint64_t at = c->pos;
+		if (!tt_cursor_take(c, &si, sizeof(si)) || !tt_cursor_str(c, &s.name, si.name_len) ||
+		    !tt_cursor_str(c, &s.file, si.file_len) || !tt_cursor_str(c, &s.func, si.func_len))
+			return TT_FAIL(f, at, "site %" PRIu64 " of %" PRIu64
+				       " runs past the end of its SITES section", i, count);
+		if (s.name.len > TT_MAX_STRING || s.file.len > TT_MAX_STRING ||
+		    s.func.len > TT_MAX_STRING)
+			return TT_FAIL(f, at, "site %" PRIu64 " has a string longer than %d bytes", i,
+				       TT_MAX_STRING);
+		uint32_t dup;
+		if (tt_map_get(&f->site_map, si.address, &dup))
+			return TT_FAIL(f, at, "site address 0x%" PRIx64 " is described twice",
+				       si.address);
+		s.address = si.address;
+		s.line = si.line;
+		if (f->nsites >= UINT32_MAX / 2 ||
+		    tt_reserve(&f->sites, cap, f->nsites, sizeof(s)) < 0 ||
+		    tt_map_put(&f->site_map, s.address, (uint32_t)f->nsites) < 0)
+			return TT_FAIL(f, at, "out of memory for %zu sites", f->nsites);
+		f->sites[f->nsites++] = s;
+	}
+	if (c->pos != c->end)
+		return TT_FAIL(f, c->pos, "%" PRIu64 " bytes left in SITES after its %" PRIu64
+			       " sites", c->end - c->pos, count);
+	return 0;
+}
+
+static int tt_read_modules(struct tt_file *f, struct tt_cursor *c, size_t *cap)
+{
+	uint64_t count;
+	if (tt_read_count(f, c, sizeof(struct tt_module_info), &count, "MODULES") < 0)
+		return -1;
+	for (uint64_t i = 0; i < count; i++) {
+		struct tt_module_info mi;
+		struct tt_module m;
+		uint64_t at = c->pos;
+		if (!tt_cursor_take(c, &mi, sizeof(mi)) || !tt_cursor_str(c, &m.path, mi.path_len) ||
+		    !tt_cursor_str(c, &m.build_id, mi.build_id_len))
+			return TT_FAIL(f, at, "module %" PRIu64 " of %" PRIu64
+				       " runs past the end of its MODULES section", i, count);
+		m.start = mi.start;
+		m.end = mi.end;
+		m.file_offset = mi.file_offset;
+		if (tt_reserve(&f->modules, cap, f->nmodules, sizeof(m)) < 0)
+			return TT_FAIL(f, at, "out of memory for %zu modules", f->nmodules);
+		f->modules[f->nmodules++] = m;
+	}
+	if (c->pos != c->end)
+		return TT_FAIL(f, c->pos, "%" PRIu64 " bytes left in MODULES after its %" PRIu64
+			       " modules", c->end - c->pos, count);
+	return 0;
+}
+
+static int tt_read_thread(struct tt_file *f, struct tt_cursor *c, uint64_t section, size_t *cap)
+{
+	struct tt_thread_info ti;
+	struct tt_thread t = {.file = f, .offset = section};
+	uint64_t at = c->pos;
+	if (!tt_cursor_take(c, &ti, sizeof(ti)) || !tt_cursor_str(c, &t.name, ti.name_len))
+		return TT_FAIL(f, at, "THREAD section too small for its name");
+	uint32_t dup;
+	if (tt_map_get(&f->thread_map, ti.index, &dup))
+		return TT_FAIL(f, at, "a second THREAD section for thread index %" PRIu32, ti.index);
+	t.index = ti.index;
+	t.tid = ti.tid;
+	t.flags = ti.flags;
+	t.events = ti.events;
+	for (int i = 0; i < TT_DROP_CAUSES; i++) {
+		t.dropped[i] = ti.dropped[i];
+		if (__builtin_add_overflow(t.dropped_total, ti.dropped[i], &t.dropped_total) ||
+		    __builtin_add_overflow(f->dropped, ti.dropped[i], &f->dropped))
+			return TT_FAIL(f, at + offsetof(struct tt_thread_info, dropped),
+				       "dropped counts overflow 64 bits");
+	}
+	if (f->nthreads >= UINT32_MAX / 2 ||
+	    tt_reserve(&f->threads, cap, f->nthreads, sizeof(t)) < 0 ||
+	    tt_map_put(&f->thread_map, t.index, (uint32_t)f->nthreads) < 0)
+		return TT_FAIL(f, at, "out of memory for %zu threads", f->nthreads);
+	f->threads[f->nthreads++] = t;
+	return 0;
+}
+
+static struct tt_thread *tt_thread_by_index(const struct tt_file *f, uint32_t index)
+{
+	uint32_t pos;
+	return tt_map_get(&f->thread_map, index, &pos) ? &f->threads[pos] : NULL;
+}
+
+/* Whether a record's tsc field is a time (a VALUE record's holds a value). */
+static bool tt_record_timed(uint64_t word)
+{
+	unsigned kind = TT_RECORD_KIND(word);
+	return kind != TT_REC_PAD && kind != TT_REC_VALUE;
+}
+
+static int tt_read_events(struct tt_file *f, struct tt_cursor *c)
+{
+	struct tt_events_info ei;
+	uint64_t at = c->pos;
+	if (!tt_cursor_take(c, &ei, sizeof(ei)))
+		return TT_FAIL(f, at, "EVENTS section too small for its header");
+	if ((c->end - c->pos) % sizeof(struct tt_record) != 0)
+		return TT_FAIL(f, at, "EVENTS payload of %" PRIu64 " bytes is not whole records",
+			       c->end - c->pos);
+	struct tt_thread *t = tt_thread_by_index(f, ei.thread_index);
+	if (!t)
+		return TT_FAIL(f, at, "EVENTS for thread index %" PRIu32
+			       ", which has no THREAD section before it", ei.thread_index);
+	if (ei.first_record != t->records)
+		return TT_FAIL(f, at + offsetof(struct tt_events_info, first_record),
+			       "EVENTS section starts at record %" PRIu64 " of thread index %" PRIu32
+			       ", but its earlier sections hold %" PRIu64,
+			       ei.first_record, t->index, t->records);
+	uint64_t count = (c->end - c->pos) / sizeof(struct tt_record);
+	const struct tt_record *r = (const struct tt_record *)(f->data + c->pos);
+	for (uint64_t i = 0; i < count && !t->has_first; i++) {
+		if (tt_record_timed(r[i].word)) {
+			t->first_tsc = r[i].tsc;
+			t->has_first = true;
+		}
+	}
+	t->records += count;
+	f->records += count;
+	return 0;
+}
+
+/* The END section's totals must agree with what the file holds. */
+static int tt_read_end(struct tt_file *f, struct tt_cursor *c)
+{
+	uint64_t at = c->pos;
+	struct tt_end_info *e = &f->end;
+	if (!tt_cursor_take(c, e, sizeof(*e)))
+		return TT_FAIL(f, at, "END section too small");
+	if (e->threads != f->nthreads)
+		return TT_FAIL(f, at + offsetof(struct tt_end_info, threads),
+			       "END counts %" PRIu64 " threads, the file holds %zu", e->threads,
+			       f->nthreads);
+	if (e->records != f->records)
+		return TT_FAIL(f, at + offsetof(struct tt_end_info, records),
+			       "END counts %" PRIu64 " records, the file holds %" PRIu64, e->records,
+			       f->records);
+	if (e->dropped != f->dropped)
+		return TT_FAIL(f, at + offsetof(struct tt_end_info, dropped),
+			       "END counts %" PRIu64 " dropped events, the threads %" PRIu64,
+			       e->dropped, f->dropped);
+	if (e->sites != f->nsites)
+		return TT_FAIL(f, at + offsetof(struct tt_end_info, sites),
+			       "END counts %" PRIu64 " sites, the file holds %zu", e->sites,
+			       f->nsites);
+	for (size_t i = 0; i < f->nthreads; i++) {
+		const struct tt_thread *t = &f->threads[i];
+		if (t->events != t->records)
+			return TT_FAIL(f, t->offset + sizeof(struct tt_section_header) +
+						  offsetof(struct tt_thread_info, events),
+				       "thread index %" PRIu32 " says %" PRIu64
+				       " events, its EVENTS sections hold %" PRIu64,
+				       t->index, t->events, t->records);
+	}
+	return 0;
+}
+
+/* Reads the section header at `off`; 0 with the payload's bounds, or -1. */
+static int tt_section_at(const struct tt_file *f, uint64_t off, struct tt_section_header *sh,
+			 struct tt_cursor *c)
+{
+	if (f->size - off < sizeof(*sh))
+		return TT_FAIL(f, off, "truncated section header (%" PRIu64 " bytes left, need %zu)",
+			       f->size - off, sizeof(*sh));
+	memcpy(sh, f->data + off, sizeof(*sh));
+	uint64_t payload = off + sizeof(*sh);
+	uint64_t left = f->size - payload;
+	if (sh->size > left)
+		return TT_FAIL(f, off + offsetof(struct tt_section_header, size),
+			       "section of %" PRIu64 " bytes runs past the end of the file (%" PRIu64
+			       " bytes left)", sh->size, left);
+	if (TT_SECTION_PADDED(sh->size) > left)
+		return TT_FAIL(f, payload + sh->size, "truncated padding after a section");
+	*c = (struct tt_cursor){.f = f, .pos = payload, .end = payload + sh->size};
+	return 0;
+}
+
+static int tt_read_sections(struct tt_file *f)
+{
+	size_t site_cap = 0, thread_cap = 0, module_cap = 0;
+	bool seen_process = false;
+	uint64_t off = f->first_section;
+	for (;;) {
+		if (off == f->size)
+			return TT_FAIL(f, off, "no END section: the file was cut short");
+		struct tt_section_header sh;
+		struct tt_cursor c;
+		if (tt_section_at(f, off, &sh, &c) < 0)
+			return -1;
+		int rc;
+		switch (sh.type) {
+		case TT_SEC_PROCESS: rc = tt_read_process(f, &c, &seen_process); break;
+		case TT_SEC_SITES: rc = tt_read_sites(f, &c, off, &site_cap); break;
+		case TT_SEC_MODULES: rc = tt_read_modules(f, &c, &module_cap); break;
+		case TT_SEC_THREAD: rc = tt_read_thread(f, &c, off, &thread_cap); break;
+		case TT_SEC_EVENTS: rc = tt_read_events(f, &c); break;
+		case TT_SEC_END: rc = tt_read_end(f, &c); break;
+		default:
+			return TT_FAIL(f, off, "unknown section type %" PRIu32, sh.type);
+		}
+		if (rc < 0)
+			return -1;
+		off = c.end - sh.size + TT_SECTION_PADDED(sh.size);
+		if (sh.type == TT_SEC_END) {
+			if (off != f->size)
+				return TT_FAIL(f, off, "%" PRIu64 " bytes after the END section",
+					       f->size - off);
+			break;
+		}
+	}
+	if (!seen_process)
+		return TT_FAIL(f, f->first_section, "no PROCESS section");
+	return 0;
+}
+
+int tt_file_load(struct tt_file *f, const char *path, const uint8_t *data, size_t size)
+{
+	*f = (struct tt_file){.path = path, .data = data, .size = size};
+	if (tt_read_header(f) < 0 || tt_read_sections(f) < 0)
+		return -1;
+	return 0;
+}
+
+int tt_file_open(struct tt_file *f, const char *path)
+{
+	*f = (struct tt_file){.path = path};
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return tt_error("%s: %s", path, strerror(errno));
+	struct stat st;
+	if (fstat(fd, &st) < 0) {
+		int err = errno;
+		close(fd);
+		return tt_error("%s: %s", path, strerror(err));
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		return tt_error("%s: not a regular file", path);
+	}
+	const uint8_t *data = NULL;
+	if (st.st_size > 0) {
+		void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+		if (m == MAP_FAILED) {
+			int err = errno;
+			close(fd);
+			return tt_error("%s: cannot map: %s", path, strerror(err));
+		}
+		/* Records are read once, front to back. */
+		madvise(m, (size_t)st.st_size, MADV_SEQUENTIAL);
+		data = m;
+	}
+	close(fd);
+	int rc = tt_file_load(f, path, data ? data : (const uint8_t *)"", (size_t)st.st_size);
+	f->mapped = data != NULL;
+	return rc;
+}
+
+void tt_file_close(struct tt_file *f)
+{
+	if (f->mapped)
+		munmap((void *)f->data, f->size);
+	free(f->sites);
+	free(f->threads);
+	free(f->modules);
+	tt_map_free(&f->site_map);
+	tt_map_free(&f->thread_map);
+	*f = (struct tt_file){0};
+}
+
+bool tt_file_next_events(const struct tt_file *f, uint64_t *cursor, struct tt_events *ev)
+{
+	uint64_t off = *cursor ? *cursor : f->first_section;
+	while (off < f->size) {
+		struct tt_section_header sh;
+		memcpy(&sh, f->data + off, sizeof(sh));
+		uint64_t payload = off + sizeof(sh);
+		off = payload + TT_SECTION_PADDED(sh.size);
+		if (sh.type != TT_SEC_EVENTS)
+			continue;
+		struct tt_events_info ei;
+		memcpy(&ei, f->data + payload, sizeof(ei));
+		ev->thread = tt_thread_by_index(f, ei.thread_index);
+		ev->offset = payload + sizeof(ei);
+		ev->records = (const struct tt_record *)(f->data + ev->offset);
+		ev->count = (sh.size - sizeof(ei)) / sizeof(struct tt_record);
+		*cursor = off;
+		return true;
+	}
+	*cursor = off;
+	return false;
+}
+
+const struct tt_site *tt_file_site(const struct tt_file *f, uint64_t address)
+{
+	uint32_t pos;
+	return tt_map_get(&f->site_map, address, &pos) ? &f->sites[pos] : NULL;
+}

@@ -1,0 +1,105 @@
+/* The raw file reader: maps a .ttr file, validates its header and every section,
+ * and hands out processes, threads, call sites and the EVENTS sections in file order.
+ * Every error names the file, the byte offset and the problem (tt_diag.h). */
+#ifndef TT_READER_H
+#define TT_READER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <ticktrace/format.h>
+
+#include "tt_clock.h"
+#include "tt_map.h"
+
+/* Call-site strings are literals in source code; longer ones mean a corrupt file. */
+#define TT_MAX_STRING 65536
+
+/* A string inside the mapped file: not NUL-terminated. */
+struct tt_str {
+	const char *ptr;
+	uint32_t len;
+};
+
+struct tt_site {
+	uint64_t address;
+	struct tt_str name, file, func;
+	uint32_t line;
+	uint32_t id;         /* dense over every file of a trace: sinks index arrays by it */
+	uint64_t defined_at; /* offset of the SITES section that holds it */
+};
+
+struct tt_file;
+
+struct tt_thread {
+	struct tt_file *file;
+	uint32_t index; /* as the file numbers it */
+	uint32_t tid;
+	uint32_t id;    /* dense over every file of a trace */
+	uint32_t flags; /* enum tt_thread_flags */
+	uint64_t events;
+	uint64_t dropped[TT_DROP_CAUSES];
+	uint64_t dropped_total;
+	struct tt_str name;
+	uint64_t offset;      /* of its THREAD section */
+	uint64_t records;     /* records seen in its EVENTS sections */
+	uint64_t first_tsc;   /* of its first record that holds a time, if has_first */
+	bool has_first;
+};
+
+struct tt_module {
+	uint64_t start, end, file_offset;
+	struct tt_str path, build_id;
+};
+
+struct tt_process {
+	uint32_t pid, ppid;
+	struct tt_str name, cmdline;
+};
+
+struct tt_file {
+	const char *path;
+	const uint8_t *data;
+	size_t size;
+	struct tt_file_header header; /* a copy: the mapping need not be aligned */
+	uint64_t first_section; /* offset of the first section header */
+	struct tt_clock clock;
+	struct tt_process process;
+	struct tt_site *sites;
+	size_t nsites;
+	struct tt_map site_map; /* address -> position in sites */
+	struct tt_thread *threads;
+	size_t nthreads;
+	struct tt_map thread_map; /* index -> position in threads */
+	struct tt_module *modules;
+	size_t nmodules;
+	struct tt_end_info end;
+	uint64_t records;   /* in every EVENTS section */
+	uint64_t dropped;   /* every thread's, summed */
+	bool mapped;
+};
+
+/* Maps `path` and validates all of it but the records themselves. 0, or -1 after
+ * reporting the problem; tt_file_close is safe either way. */
+int tt_file_open(struct tt_file *f, const char *path);
+/* The same for a file already in memory (the fuzzer); `data` must outlive f. */
+int tt_file_load(struct tt_file *f, const char *path, const uint8_t *data, size_t size);
+void tt_file_close(struct tt_file *f);
+
+/* An EVENTS section, in file order. */
+struct tt_events {
+	struct tt_thread *thread;
+	const struct tt_record *records;
+	size_t count;
+	uint64_t offset; /* of the first record */
+};
+
+/* Steps through the EVENTS sections: start with *cursor = 0; returns false after the
+ * last. Only for a file that tt_file_open accepted. */
+bool tt_file_next_events(const struct tt_file *f, uint64_t *cursor, struct tt_events *ev);
+
+/* The site whose descriptor address is `address`, or NULL. */
+const struct tt_site *tt_file_site(const struct tt_file *f, uint64_t address);
+
+#endif
