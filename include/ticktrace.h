@@ -26,7 +26,7 @@ extern "C" {
 #endif
 
 /* A call site, declared once per macro use with static storage. */
-struct tt_site {
+struct tt_callsite {
 	const char *name;
 	const char *file;
 	const char *func;
@@ -43,13 +43,13 @@ struct tt_site {
 
 /* The hot path (asm/record.asm). Not API: use the macros. */
 #define TT__HOT __attribute__((nothrow, leaf, no_instrument_function))
-TT__HOT void tt__begin(const struct tt_site *site);
+TT__HOT void tt__begin(const struct tt_callsite *site);
 TT__HOT void tt__end(void);
-TT__HOT void tt__endbegin(const struct tt_site *site);
-TT__HOT void tt__instant(const struct tt_site *site);
-TT__HOT void tt__begin_arg(const struct tt_site *site, uint64_t arg);
-TT__HOT void tt__instant_arg(const struct tt_site *site, uint64_t arg);
-TT__HOT void tt__counter(const struct tt_site *site, int64_t value);
+TT__HOT void tt__endbegin(const struct tt_callsite *site);
+TT__HOT void tt__instant(const struct tt_callsite *site);
+TT__HOT void tt__begin_arg(const struct tt_callsite *site, uint64_t arg);
+TT__HOT void tt__instant_arg(const struct tt_callsite *site, uint64_t arg);
+TT__HOT void tt__counter(const struct tt_callsite *site, int64_t value);
 TT__HOT void tt__flow_out(uint64_t id);
 TT__HOT void tt__flow_in(uint64_t id);
 
@@ -60,7 +60,7 @@ TT__INLINE void tt__scope_end(const int *unused)
 }
 
 #define TT__SITE(var, name)                                                        \
-	static const struct tt_site var = {(name), __FILE__, __func__, __LINE__, 0}
+	static const struct tt_callsite var = {(name), __FILE__, __func__, __LINE__, 0}
 
 #define TT__SITE_CALL(fn, name)                                                    \
 	do {                                                                           \

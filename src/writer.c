@@ -123,7 +123,7 @@ static void tt__out_sites(struct tt__out *out, const struct tt__site_set *set)
 {
 	uint64_t size = sizeof(uint64_t);
 	for (size_t i = 0; i < set->cap; i++) {
-		const struct tt_site *site = (const struct tt_site *)(uintptr_t)set->slots[i];
+		const struct tt_callsite *site = (const struct tt_callsite *)(uintptr_t)set->slots[i];
 		if (site)
 			size += sizeof(struct tt_site_info) + tt__strlen32(site->name) +
 				tt__strlen32(site->file) + tt__strlen32(site->func);
@@ -132,7 +132,7 @@ static void tt__out_sites(struct tt__out *out, const struct tt__site_set *set)
 	uint64_t count = set->count;
 	tt__out(out, &count, sizeof count);
 	for (size_t i = 0; i < set->cap; i++) {
-		const struct tt_site *site = (const struct tt_site *)(uintptr_t)set->slots[i];
+		const struct tt_callsite *site = (const struct tt_callsite *)(uintptr_t)set->slots[i];
 		if (!site)
 			continue;
 		struct tt_site_info info = {

@@ -27,14 +27,6 @@ int tt_clock_init(struct tt_clock *c, const struct tt_file_header *h, const char
 			}
 		}
 		return 0;
-	case TT_TSC_PERF:
-		if (h->perf_time_shift >= 64 || h->perf_time_mult == 0) {
-			*why = "perf_time_mult/perf_time_shift are not a usable conversion";
-			return -1;
-		}
-		c->mult = h->perf_time_mult;
-		c->shift = h->perf_time_shift;
-		return 0;
 	default:
 		*why = "unknown tsc_source";
 		return -1;

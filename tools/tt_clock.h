@@ -11,7 +11,7 @@ struct tt_clock {
 	uint64_t tsc0;  /* the start anchor's TSC */
 	int64_t ns0;    /* its CLOCK_MONOTONIC reading */
 	uint64_t hz;    /* TT_TSC_ANCHORS: ticks per second */
-	uint64_t mult;  /* TT_TSC_ANCHORS: floor(1e9 * 2^shift / hz); TT_TSC_PERF: the kernel's */
+	uint64_t mult;  /* floor(1e9 * 2^shift / hz) */
 	unsigned shift;
 	int exact_div;  /* TT_TSC_ANCHORS: correct the multiply to the exact floor */
 };

@@ -360,11 +360,6 @@ static int tt_json_start(struct tt_sink *sink, const struct tt_trace *t)
 	return 0;
 }
 
-static const char *tt_tsc_source_name(uint32_t source)
-{
-	return source == TT_TSC_PERF ? "perf" : "anchors";
-}
-
 static int tt_json_finish(struct tt_sink *sink, const struct tt_summary *sum)
 {
 	struct tt_json *j = (struct tt_json *)sink;
@@ -385,10 +380,7 @@ static int tt_json_finish(struct tt_sink *sink, const struct tt_summary *sum)
 		tt_buf_u64(&b, f->process.pid);
 		TT_BUF_LIT(&b, ",\"tsc_hz\":");
 		tt_buf_u64(&b, f->header.tsc_hz);
-		TT_BUF_LIT(&b, ",\"tsc_source\":\"");
-		tt_buf_add(&b, tt_tsc_source_name(f->header.tsc_source),
-			   strlen(tt_tsc_source_name(f->header.tsc_source)));
-		TT_BUF_LIT(&b, "\",\"invariant_tsc\":");
+		TT_BUF_LIT(&b, ",\"tsc_source\":\"anchors\",\"invariant_tsc\":");
 		if (f->header.flags & TT_FILE_INVARIANT_TSC)
 			TT_BUF_LIT(&b, "true}");
 		else

@@ -77,10 +77,10 @@ _Static_assert(sizeof(struct tt_anchor) == 32, "anchor layout");
 
 /* How tsc_hz was obtained, and so how the tools convert ticks to nanoseconds. */
 enum tt_tsc_source {
-	/* ns = start.monotonic_ns + (tsc - start.tsc) * (end.monotonic_ns -
-	 * start.monotonic_ns) / (end.tsc - start.tsc), in 128-bit integers. Both ends are
-	 * pinned to the clock, so the error anywhere in the run is about that of one
-	 * anchor (tens of ns), however short the run. */
+	/* tsc_hz = (end.tsc - start.tsc) * 1e9 / (end.monotonic_ns - start.monotonic_ns)
+	 * and ns = start.monotonic_ns + (tsc - start.tsc) * 1e9 / tsc_hz, in 128-bit
+	 * integers. Both ends are pinned to the clock, so the error anywhere in the run is
+	 * about that of one anchor (tens of ns), however short the run. */
 	TT_TSC_ANCHORS = 1,
 };
 
