@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -464,13 +465,55 @@ out:
 
 int tt__dumps_running;
 
+/* Writes the file with the exiting threads' chunks held in place. */
+static int tt__write_held(struct tt__out *out)
+{
+	out->err = 0;
+	out->len = 0;
+	sigset_t old;
+	tt__registry_lock(&old);
+	tt__dumps_running++;
+	tt__registry_unlock(&old);
+	int err = tt__write_to(out);
+	tt__registry_lock(&old);
+	tt__dumps_running--;
+	tt__registry_unlock(&old);
+	return err;
+}
+
+/* A device or a pipe (TICKTRACE_OUT=/dev/null, a FIFO) is written in place: renaming
+ * over it would replace the device node. */
+static int tt__write_in_place(const char *path, struct tt__out *out)
+{
+	out->fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (out->fd < 0)
+		return -errno;
+	int err = tt__write_held(out);
+	if (close(out->fd) < 0 && !err)
+		err = -errno;
+	return err;
+}
+
 int tt__write_file(const char *path)
 {
+	struct tt__out *out = malloc(sizeof *out);
+	if (!out)
+		return -ENOMEM;
+	struct stat st;
+	int err;
+	if (lstat(path, &st) == 0 && (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode))) {
+		err = tt__write_in_place(path, out);
+		free(out);
+		return err;
+	}
+	if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+		free(out);
+		return -EISDIR;
+	}
 	size_t len = strlen(path);
 	char *tmp = malloc(len + sizeof ".tmp-XXXXXX");
-	struct tt__out *out = malloc(sizeof *out);
-	int err = -ENOMEM;
-	if (!tmp || !out)
+	err = -ENOMEM;
+	if (!tmp)
 		goto out;
 	memcpy(tmp, path, len);
 	memcpy(tmp + len, ".tmp-XXXXXX", sizeof ".tmp-XXXXXX");
@@ -479,17 +522,7 @@ int tt__write_file(const char *path)
 		err = -errno;
 		goto out;
 	}
-	out->err = 0;
-	out->len = 0;
-	/* Exiting threads leave their chunks in place while we read them. */
-	sigset_t old;
-	tt__registry_lock(&old);
-	tt__dumps_running++;
-	tt__registry_unlock(&old);
-	err = tt__write_to(out);
-	tt__registry_lock(&old);
-	tt__dumps_running--;
-	tt__registry_unlock(&old);
+	err = tt__write_held(out);
 	if (close(out->fd) < 0 && !err)
 		err = -errno;
 	if (!err && rename(tmp, path) < 0)

@@ -377,6 +377,11 @@ static void test_dump_file_is_private_and_replaces_links(void **state)
 	assert_int_equal(system(cmd), 0);
 	snprintf(link, sizeof link, "%s/missing/trace.ttr", dir);
 	assert_int_equal(tt_dump(link), -ENOENT);
+	assert_int_equal(tt_dump(dir), -EISDIR);
+	/* A device is written in place: renaming over /dev/null would replace it. */
+	assert_int_equal(tt_dump("/dev/null"), 0);
+	assert_int_equal(lstat("/dev/null", &st), 0);
+	assert_true(S_ISCHR(st.st_mode));
 	snprintf(cmd, sizeof cmd, "rm -r %s", dir);
 	assert_int_equal(system(cmd), 0);
 }

@@ -1,0 +1,13 @@
+/* Uses every macro and function of the public header: compiled as C11 and as C++,
+ * enabled and with -DTT_DISABLE, with -Wall -Wextra -Werror -pedantic. */
+#include <ticktrace.h>
+static int work(int x) { TT_FUNC(); TT_SCOPE("a"); TT_SCOPE("b"); return x + 1; }
+int main(void) {
+	int x = 0;
+	TT_BEGIN("p"); TT_END(); TT_ENDBEGIN("e"); TT_INSTANT("i");
+	TT_BEGIN_ARG("j", 5); TT_INSTANT_ARG("k", x); TT_COUNTER("q", x); TT_FLOW_OUT(1); TT_FLOW_IN(1);
+	if (x) TT_END(); else TT_INSTANT("z");
+	tt_thread_name("m"); tt_enable(); tt_disable();
+	/* TICKTRACE_OUT=/dev/null: the dump succeeds in both modes. */
+	return work(x) == 1 && tt_dump(0) == 0 ? 0 : 1;
+}

@@ -1,0 +1,28 @@
+#!/bin/sh
+# Installs the build into a scratch root and builds a small program out of tree
+# against it through pkg-config, linked shared and static; runs both and converts
+# their traces with the installed command.
+set -eu
+build=$1
+source_file=$2
+root=$(mktemp -d)
+trap 'rm -rf "$root"' EXIT
+DESTDIR=$root meson install -C "$build" --no-rebuild --quiet
+pc=$(dirname "$(find "$root" -name ticktrace.pc | head -n 1)")
+export PKG_CONFIG_PATH=$pc PKG_CONFIG_SYSROOT_DIR=$root
+libdir=$(dirname "$pc")
+tool=$(find "$root" -type f -name ticktrace -perm -u+x | head -n 1)
+cd "$root"
+cc -std=c11 -Wall -Werror -o use-shared "$source_file" $(pkg-config --cflags --libs ticktrace)
+cc -std=c11 -Wall -Werror -o use-static "$source_file" $(pkg-config --static --cflags ticktrace) \
+	"$libdir/libticktrace.a" $(pkg-config --static --libs-only-l ticktrace | sed 's/-lticktrace//')
+for kind in shared static; do
+	LD_LIBRARY_PATH=$libdir TICKTRACE_OUT=$root/$kind.ttr ./use-$kind
+	"$tool" convert "$root/$kind.ttr" -o "$root/$kind.json" -q
+	grep -q '"name":"decode"' "$root/$kind.json"
+done
+if ldd ./use-static | grep -q libticktrace; then
+	echo "use-static is linked to the shared library" >&2
+	exit 1
+fi
+echo "pkg-config: shared and static builds record and convert"
