@@ -154,12 +154,14 @@ static void test_round_trip(void **state)
 			       "X child 1\n"
 			       "i wake 2\n"
 			       "i drop 2\n"
+			       "X flow_out 2\n"
 			       "X next 0\n"
 			       "X 0x401000 1\n");
 	free(p);
 	p = tt_json_listing(root, 102);
 	assert_non_null(p);
 	assert_string_equal(p, "X work 0\n"
+			       "X flow_in 1\n"
 			       "X flow_out 1\n"
 			       "i q\"uo\\te\n\x01tab\t\xef\xbf\xbd\xc3\xa9 1\n");
 	free(p);
@@ -194,17 +196,35 @@ static void test_round_trip(void **state)
 	ev = tt_json_find(root, "X", "child");
 	assert_int_equal((int)arg(ev, "arg")->valuedouble, 77);
 	assert_int_equal(tt_json_ns(ev, "dur"), 4000);
-	assert_string_equal(field(ev, "bind_id")->valuestring, "0x42");
-	assert_true(cJSON_IsTrue(field(ev, "flow_out")));
 	ev = tt_json_find(root, "X", "next");
 	assert_int_equal(tt_json_ns(ev, "ts"), 7000); /* ENDBEGIN: one time for both */
 	assert_int_equal(tt_json_ns(ev, "dur"), 2000);
-	ev = tt_json_find(root, "X", "work");
-	assert_string_equal(field(ev, "bind_id")->valuestring, "0x42");
-	assert_true(cJSON_IsTrue(field(ev, "flow_in")));
+	/* A flow is a zero-length slice and an s (out) or f (in) event at its time and
+	 * thread; s comes first in the file, as the DevTools engine needs. */
 	ev = tt_json_find(root, "X", "flow_out");
-	assert_string_equal(field(ev, "bind_id")->valuestring, "0x43");
+	assert_int_equal(tt_json_ns(ev, "ts"), 5500);
 	assert_int_equal(tt_json_ns(ev, "dur"), 0);
+	assert_string_equal(arg(ev, "id")->valuestring, "0x42");
+	const cJSON *s = tt_json_find(root, "s", "flow");
+	const cJSON *f = tt_json_find(root, "f", "flow");
+	assert_string_equal(field(s, "id")->valuestring, "0x42");
+	assert_int_equal(tt_json_ns(s, "ts"), 5500);
+	assert_int_equal((int)field(s, "tid")->valuedouble, 101);
+	assert_string_equal(field(f, "id")->valuestring, "0x42");
+	assert_string_equal(field(f, "bp")->valuestring, "e");
+	assert_int_equal(tt_json_ns(f, "ts"), 5900);
+	assert_int_equal((int)field(f, "tid")->valuedouble, 102);
+	assert_string_equal(field(f, "cat")->valuestring, field(s, "cat")->valuestring);
+	int s_at = -1, f_at = -1, k = 0;
+	cJSON_ArrayForEach(ev, field(root, "traceEvents"))
+	{
+		if (ev == s)
+			s_at = k;
+		if (ev == f)
+			f_at = k;
+		k++;
+	}
+	assert_true(s_at >= 0 && s_at < f_at);
 	ev = tt_json_find(root, "i", "drop");
 	assert_string_equal(field(ev, "s")->valuestring, "t");
 	assert_int_equal((int)arg(ev, "arg")->valuedouble, 5);

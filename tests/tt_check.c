@@ -163,8 +163,7 @@ char *tt_json_listing(cJSON *root, uint32_t tid)
 	{
 		const char *ph = cJSON_GetObjectItemCaseSensitive(ev, "ph")->valuestring;
 		const cJSON *t = cJSON_GetObjectItemCaseSensitive(ev, "tid");
-		if (strcmp(ph, "M") == 0 || strcmp(ph, "C") == 0 ||
-		    (tid && (uint32_t)t->valuedouble != tid))
+		if (strchr("MCstf", ph[0]) || (tid && (uint32_t)t->valuedouble != tid))
 			continue;
 		items[n] = (struct tt_item){
 			.ts = tt_json_ns(ev, "ts"),

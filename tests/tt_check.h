@@ -33,8 +33,8 @@ cJSON *tt_json_load(const char *path);
 
 /* The events of one thread (tid; 0: every thread) as lines "ph name depth\n", in
  * time order, with depth from the nesting of X events; also checks that the X events
- * nest (returns NULL and prints why when one overlaps its parent). Metadata and
- * counters are left out. Free the result. */
+ * nest (returns NULL and prints why when one overlaps its parent). Metadata,
+ * counters and flow events (s, t, f) are left out. Free the result. */
 char *tt_json_listing(cJSON *root, uint32_t tid);
 
 /* The first event with this phase and name, or NULL. */

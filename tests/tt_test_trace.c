@@ -28,36 +28,43 @@ void tt_test_close(struct tt_test_trace *trace)
 
 static char tt_test_names[64][256];
 
+static void tt_test_each_in_section(const struct tt_test_trace *trace, const struct tt_thread *thread,
+				    const struct tt_events *events,
+				    void (*fn)(const struct tt_test_event *event, void *arg), void *arg)
+{
+	for (size_t i = 0; i < events->count; i++) {
+		const struct tt_record *r = &events->records[i];
+		unsigned kind = TT_RECORD_KIND(r->word);
+		if (kind == TT_REC_PAD || kind == TT_REC_VALUE)
+			continue;
+		struct tt_test_event event = {.thread = thread, .kind = kind, .name = "", .tsc = r->tsc};
+		const struct tt_site *site = tt_file_site(&trace->file, TT_RECORD_PAYLOAD(r->word));
+		if (site) {
+			/* NUL-terminated copies, a few in flight at a time. */
+			static unsigned next;
+			char *name = tt_test_names[next++ % 64];
+			size_t len = site->name.len < 255 ? site->name.len : 255;
+			memcpy(name, site->name.ptr, len);
+			name[len] = 0;
+			event.name = name;
+		}
+		if (TT_RECORD_HAS_VALUE(kind)) {
+			/* The hot path reserves both records at once: never split. */
+			assert_true(i + 1 < events->count);
+			assert_int_equal(TT_RECORD_KIND(events->records[i + 1].word), TT_REC_VALUE);
+			event.value = events->records[++i].tsc;
+		}
+		fn(&event, arg);
+	}
+}
+
 void tt_test_each_event(const struct tt_test_trace *trace,
 			void (*fn)(const struct tt_test_event *event, void *arg), void *arg)
 {
-	uint64_t cursor = 0;
-	struct tt_events events;
-	while (tt_file_next_events(&trace->file, &cursor, &events)) {
-		for (size_t i = 0; i < events.count; i++) {
-			const struct tt_record *r = &events.records[i];
-			unsigned kind = TT_RECORD_KIND(r->word);
-			if (kind == TT_REC_PAD || kind == TT_REC_VALUE)
-				continue;
-			struct tt_test_event event = {.thread = events.thread, .kind = kind, .name = "", .tsc = r->tsc};
-			const struct tt_site *site = tt_file_site(&trace->file, TT_RECORD_PAYLOAD(r->word));
-			if (site) {
-				/* NUL-terminated copies, a few in flight at a time. */
-				static unsigned next;
-				char *name = tt_test_names[next++ % 64];
-				size_t len = site->name.len < 255 ? site->name.len : 255;
-				memcpy(name, site->name.ptr, len);
-				name[len] = 0;
-				event.name = name;
-			}
-			if (TT_RECORD_HAS_VALUE(kind)) {
-				/* The hot path reserves both records at once: never split. */
-				assert_true(i + 1 < events.count);
-				assert_int_equal(TT_RECORD_KIND(events.records[i + 1].word), TT_REC_VALUE);
-				event.value = events.records[++i].tsc;
-			}
-			fn(&event, arg);
-		}
+	for (size_t t = 0; t < trace->file.nthreads; t++) {
+		const struct tt_thread *thread = &trace->file.threads[t];
+		for (size_t sec = 0; sec < thread->nsections; sec++)
+			tt_test_each_in_section(trace, thread, &thread->sections[sec], fn, arg);
 	}
 }
 

@@ -14,13 +14,15 @@ struct tt_frame {
 	const struct tt_site *site;
 	uint64_t func;
 	uint64_t value;
-	uint64_t flow;
 	uint64_t offset;
 	uint32_t flags;
 };
 
 /* What the decoder keeps per thread between records and sections. */
 struct tt_thread_state {
+	const struct tt_thread *thread;
+	size_t section, record; /* the next record to decode */
+	int64_t next_ts;        /* its time; INT64_MAX once the thread is done */
 	struct tt_frame *stack;
 	uint32_t depth, cap;
 	uint64_t last_tsc;
@@ -40,6 +42,8 @@ struct tt_decoder {
 	struct tt_sink *const *sinks;
 	size_t nsinks;
 	struct tt_thread_state *threads; /* by thread id */
+	uint32_t *heap;                  /* thread ids, the earliest next_ts on top */
+	size_t nheap;
 	struct tt_summary sum;
 };
 
@@ -106,7 +110,7 @@ static int tt_close_scope(struct tt_decoder *d, struct tt_thread_state *st,
 	const struct tt_frame *fr = &st->stack[--st->depth];
 	struct tt_event e = {
 		.thread = t, .site = fr->site, .func = fr->func, .ts = fr->ts,
-		.dur = ts - fr->ts, .value = fr->value, .flow = fr->flow, .depth = st->depth,
+		.dur = ts - fr->ts, .value = fr->value, .depth = st->depth,
 		.flags = fr->flags | flags, .offset = fr->offset,
 	};
 	if (flags & TT_EV_UNTERMINATED)
@@ -138,21 +142,11 @@ static int tt_func_exit(struct tt_decoder *d, struct tt_thread_state *st,
 	return tt_close_scope(d, st, t, ts, 0);
 }
 
-/* A flow binds to the innermost open scope unless that one already holds a flow (of
- * another id, or the same id in the same direction); otherwise it is a flow of its
- * own at its point in time. */
+/* A flow is a point in time on its thread, inside its innermost open scope; sinks
+ * draw the arrow from there (JSON: a zero-length slice; Perfetto: an instant). */
 static int tt_flow(struct tt_decoder *d, struct tt_thread_state *st, const struct tt_thread *t,
 		   uint32_t dir, uint64_t id, int64_t ts, uint64_t offset)
 {
-	if (st->depth > 0) {
-		struct tt_frame *fr = &st->stack[st->depth - 1];
-		uint32_t held = fr->flags & (TT_EV_FLOW_IN | TT_EV_FLOW_OUT);
-		if (!held || (fr->flow == id && !(held & dir))) {
-			fr->flow = id;
-			fr->flags |= dir;
-			return 0;
-		}
-	}
 	struct tt_event e = {
 		.thread = t, .ts = ts, .value = id, .depth = st->depth, .flags = dir, .offset = offset,
 	};
@@ -213,96 +207,113 @@ static const struct tt_site *tt_site_for(const struct tt_thread *t, uint64_t add
 	return s;
 }
 
-static int tt_decode_events(struct tt_decoder *d, const struct tt_events *ev)
+/* One record whose time is known. */
+static int tt_decode_record(struct tt_decoder *d, struct tt_thread_state *st, unsigned kind,
+			    uint64_t payload, int64_t ts, uint64_t offset)
 {
-	const struct tt_thread *t = ev->thread;
-	const struct tt_file *f = t->file;
-	struct tt_thread_state *st = &d->threads[t->id];
-	int64_t base = d->trace->base_ns;
-	for (size_t i = 0; i < ev->count; i++) {
-		const struct tt_record *r = &ev->records[i];
-		unsigned kind = TT_RECORD_KIND(r->word);
-		uint64_t payload = TT_RECORD_PAYLOAD(r->word);
-		uint64_t offset = ev->offset + i * sizeof(*r);
-		if (st->pending) {
-			if (kind != TT_REC_VALUE)
-				return tt_error_at(f->path, st->pending_offset,
-						   "%s record without its VALUE record",
-						   tt_kind_names[st->pending]);
-			if (tt_complete(d, st, t, r->tsc) < 0)
-				return -1;
-			continue;
-		}
-		if (kind == TT_REC_PAD)
-			continue;
-		if (kind == TT_REC_VALUE)
-			return tt_error_at(f->path, offset, "VALUE record with no record before it "
-					   "that takes one");
-		if (kind > TT_REC_FUNC_EXIT)
-			return tt_error_at(f->path, offset, "unknown record kind %u", kind);
-		d->sum.events++;
-		/* A signal handler that interrupted the hot path can leave a record with an
-		 * earlier TSC after a later one: keep the thread's time monotonic. */
-		uint64_t tsc = r->tsc;
-		if (st->started && tsc < st->last_tsc) {
-			if (st->clamped++ == 0)
-				st->first_clamped = offset;
-			tsc = st->last_tsc;
-		} else if (!st->started || tsc != st->last_tsc) {
-			st->last_ts = tt_clock_ns(&f->clock, tsc) - base;
-		}
-		st->started = true;
-		st->last_tsc = tsc;
-		int64_t ts = st->last_ts;
-		const struct tt_site *site = NULL;
-		if (kind != TT_REC_END && kind != TT_REC_FLOW_OUT && kind != TT_REC_FLOW_IN &&
-		    kind != TT_REC_FUNC_ENTER && kind != TT_REC_FUNC_EXIT) {
-			site = tt_site_for(t, payload, offset);
-			if (!site)
-				return -1;
-		}
-		int rc = 0;
-		switch (kind) {
-		case TT_REC_ENDBEGIN:
-		case TT_REC_END:
-			if (st->depth == 0)
-				tt_count_unmatched(st, offset);
-			else
-				rc = tt_close_scope(d, st, t, ts, 0);
-			if (kind == TT_REC_END || rc < 0)
-				break;
-			/* ENDBEGIN opens its scope at the same time */
-			__attribute__((fallthrough));
-		case TT_REC_BEGIN: {
-			struct tt_frame fr = {.ts = ts, .site = site, .offset = offset};
-			rc = tt_open_scope(d, st, t, &fr);
-			break;
-		}
-		case TT_REC_INSTANT: {
-			struct tt_event e = {.thread = t, .site = site, .ts = ts, .depth = st->depth,
-					     .offset = offset};
-			rc = TT_EMIT(d, instant, &e);
-			break;
-		}
-		case TT_REC_FUNC_ENTER: {
-			struct tt_frame fr = {.ts = ts, .func = payload, .offset = offset,
-					      .flags = TT_EV_FUNC};
-			rc = tt_open_scope(d, st, t, &fr);
-			break;
-		}
-		case TT_REC_FUNC_EXIT:
-			rc = tt_func_exit(d, st, t, payload, ts, offset);
-			break;
-		default: /* the two-record kinds */
-			st->pending = kind;
-			st->pending_site = site;
-			st->pending_ts = ts;
-			st->pending_offset = offset;
-			break;
-		}
-		if (rc < 0)
+	const struct tt_thread *t = st->thread;
+	const struct tt_site *site = NULL;
+	if (kind != TT_REC_END && kind != TT_REC_FLOW_OUT && kind != TT_REC_FLOW_IN &&
+	    kind != TT_REC_FUNC_ENTER && kind != TT_REC_FUNC_EXIT) {
+		site = tt_site_for(t, payload, offset);
+		if (!site)
 			return -1;
 	}
+	int rc = 0;
+	switch (kind) {
+	case TT_REC_ENDBEGIN:
+	case TT_REC_END:
+		if (st->depth == 0)
+			tt_count_unmatched(st, offset);
+		else
+			rc = tt_close_scope(d, st, t, ts, 0);
+		if (kind == TT_REC_END || rc < 0)
+			break;
+		/* ENDBEGIN opens its scope at the same time */
+		__attribute__((fallthrough));
+	case TT_REC_BEGIN: {
+		struct tt_frame fr = {.ts = ts, .site = site, .offset = offset};
+		rc = tt_open_scope(d, st, t, &fr);
+		break;
+	}
+	case TT_REC_INSTANT: {
+		struct tt_event e = {.thread = t, .site = site, .ts = ts, .depth = st->depth,
+				     .offset = offset};
+		rc = TT_EMIT(d, instant, &e);
+		break;
+	}
+	case TT_REC_FUNC_ENTER: {
+		struct tt_frame fr = {.ts = ts, .func = payload, .offset = offset, .flags = TT_EV_FUNC};
+		rc = tt_open_scope(d, st, t, &fr);
+		break;
+	}
+	case TT_REC_FUNC_EXIT:
+		rc = tt_func_exit(d, st, t, payload, ts, offset);
+		break;
+	default: /* the two-record kinds wait for their VALUE */
+		st->pending = kind;
+		st->pending_site = site;
+		st->pending_ts = ts;
+		st->pending_offset = offset;
+		break;
+	}
+	return rc;
+}
+
+/* Decodes one thread's records until its next timed record is later than `limit`
+ * (then st->next_ts holds that time and the cursor stays on it), or its records end
+ * (st->next_ts = INT64_MAX). */
+static int tt_decode_run(struct tt_decoder *d, struct tt_thread_state *st, int64_t limit)
+{
+	const struct tt_thread *t = st->thread;
+	const struct tt_file *f = t->file;
+	int64_t base = d->trace->base_ns;
+	for (; st->section < t->nsections; st->section++, st->record = 0) {
+		const struct tt_events *ev = &t->sections[st->section];
+		for (; st->record < ev->count; st->record++) {
+			const struct tt_record *r = &ev->records[st->record];
+			unsigned kind = TT_RECORD_KIND(r->word);
+			uint64_t payload = TT_RECORD_PAYLOAD(r->word);
+			uint64_t offset = ev->offset + st->record * sizeof(*r);
+			if (st->pending) {
+				if (kind != TT_REC_VALUE)
+					return tt_error_at(f->path, st->pending_offset,
+							   "%s record without its VALUE record",
+							   tt_kind_names[st->pending]);
+				if (tt_complete(d, st, t, r->tsc) < 0)
+					return -1;
+				continue;
+			}
+			if (kind == TT_REC_PAD)
+				continue;
+			if (kind == TT_REC_VALUE)
+				return tt_error_at(f->path, offset, "VALUE record with no record before "
+						   "it that takes one");
+			if (kind > TT_REC_FUNC_EXIT)
+				return tt_error_at(f->path, offset, "unknown record kind %u", kind);
+			/* A signal handler that interrupted the hot path can leave a record with
+			 * an earlier TSC after a later one: keep the thread's time monotonic. */
+			uint64_t tsc = r->tsc;
+			bool clamped = st->started && tsc < st->last_tsc;
+			if (clamped)
+				tsc = st->last_tsc;
+			int64_t ts = st->started && tsc == st->last_tsc ?
+					     st->last_ts : tt_clock_ns(&f->clock, tsc) - base;
+			if (ts > limit) {
+				st->next_ts = ts; /* another thread's events come first */
+				return 0;
+			}
+			if (clamped && st->clamped++ == 0)
+				st->first_clamped = offset;
+			st->started = true;
+			st->last_tsc = tsc;
+			st->last_ts = ts;
+			d->sum.events++;
+			if (tt_decode_record(d, st, kind, payload, ts, offset) < 0)
+				return -1;
+		}
+	}
+	st->next_ts = INT64_MAX;
 	return 0;
 }
 
@@ -345,38 +356,108 @@ static int tt_finish_thread(struct tt_decoder *d, const struct tt_thread *t)
 	return 0;
 }
 
-static int tt_decode_file(struct tt_decoder *d, const struct tt_file *f)
+/* The heap orders threads by the time of their next record, then by id. */
+static bool tt_heap_before(const struct tt_decoder *d, uint32_t a, uint32_t b)
 {
-	if (!(f->header.flags & TT_FILE_INVARIANT_TSC))
-		tt_decoder_warn(d, "%s: the TSC is not invariant on the recording machine: times may "
-				"drift with CPU frequency changes", f->path);
-	uint64_t cursor = 0;
-	struct tt_events ev;
-	while (tt_file_next_events(f, &cursor, &ev))
-		if (tt_decode_events(d, &ev) < 0)
+	int64_t ta = d->threads[a].next_ts, tb = d->threads[b].next_ts;
+	return ta < tb || (ta == tb && a < b);
+}
+
+static void tt_heap_swap(uint32_t *h, size_t i, size_t j)
+{
+	uint32_t x = h[i];
+	h[i] = h[j];
+	h[j] = x;
+}
+
+static void tt_heap_down(struct tt_decoder *d, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, m = i;
+		if (l < d->nheap && tt_heap_before(d, d->heap[l], d->heap[m]))
+			m = l;
+		if (l + 1 < d->nheap && tt_heap_before(d, d->heap[l + 1], d->heap[m]))
+			m = l + 1;
+		if (m == i)
+			return;
+		tt_heap_swap(d->heap, i, m);
+		i = m;
+	}
+}
+
+/* The earliest time among the threads other than the top one. */
+static int64_t tt_heap_second(const struct tt_decoder *d)
+{
+	int64_t t = INT64_MAX;
+	for (size_t i = 1; i < 3 && i < d->nheap; i++)
+		if (d->threads[d->heap[i]].next_ts < t)
+			t = d->threads[d->heap[i]].next_ts;
+	return t;
+}
+
+/* Decodes all threads merged by time: the earliest thread runs until another one's
+ * next record is earlier, then the heap picks again. */
+static int tt_decode_merged(struct tt_decoder *d)
+{
+	while (d->nheap > 0) {
+		struct tt_thread_state *st = &d->threads[d->heap[0]];
+		if (tt_decode_run(d, st, tt_heap_second(d)) < 0)
 			return -1;
-	for (size_t i = 0; i < f->nthreads; i++)
-		if (tt_finish_thread(d, &f->threads[i]) < 0)
-			return -1;
-	d->sum.threads += f->nthreads;
-	d->sum.dropped += f->dropped;
+		if (st->next_ts == INT64_MAX) {
+			if (tt_finish_thread(d, st->thread) < 0)
+				return -1;
+			d->heap[0] = d->heap[--d->nheap];
+		}
+		tt_heap_down(d, 0);
+	}
+	return 0;
+}
+
+static int tt_decoder_init(struct tt_decoder *d)
+{
+	const struct tt_trace *t = d->trace;
+	size_t n = t->nthreads ? t->nthreads : 1;
+	d->threads = calloc(n, sizeof(*d->threads));
+	d->heap = calloc(n, sizeof(*d->heap));
+	if (!d->threads || !d->heap)
+		return tt_error("out of memory for %zu threads", t->nthreads);
+	for (size_t i = 0; i < t->nfiles; i++) {
+		const struct tt_file *f = &t->files[i];
+		for (size_t k = 0; k < f->nthreads; k++) {
+			const struct tt_thread *th = &f->threads[k];
+			struct tt_thread_state *st = &d->threads[th->id];
+			st->thread = th;
+			st->next_ts = th->has_first ? tt_clock_ns(&f->clock, th->first_tsc) - t->base_ns :
+				      INT64_MIN;
+			d->heap[d->nheap++] = th->id;
+		}
+		d->sum.threads += f->nthreads;
+		d->sum.dropped += f->dropped;
+	}
+	for (size_t i = d->nheap / 2; i-- > 0;)
+		tt_heap_down(d, i);
 	return 0;
 }
 
 int tt_decode(const struct tt_trace *t, struct tt_sink *const *sinks, size_t nsinks)
 {
 	struct tt_decoder d = {.trace = t, .sinks = sinks, .nsinks = nsinks};
-	d.threads = calloc(t->nthreads ? t->nthreads : 1, sizeof(*d.threads));
-	if (!d.threads)
-		return tt_error("out of memory for %zu threads", t->nthreads);
-	int rc = TT_EMIT(&d, start, t);
+	int rc = tt_decoder_init(&d);
+	if (rc == 0)
+		rc = TT_EMIT(&d, start, t);
 	for (size_t i = 0; i < t->nfiles && rc == 0; i++)
-		rc = tt_decode_file(&d, &t->files[i]);
+		if (!(t->files[i].header.flags & TT_FILE_INVARIANT_TSC))
+			tt_decoder_warn(&d, "%s: the TSC is not invariant on the recording machine: "
+					"times may drift with CPU frequency changes", t->files[i].path);
+	if (rc == 0)
+		rc = tt_decode_merged(&d);
 	if (rc == 0)
 		rc = TT_EMIT(&d, finish, &d.sum);
-	for (size_t i = 0; i < t->nthreads; i++)
-		free(d.threads[i].stack);
+	if (d.threads)
+		for (size_t i = 0; i < t->nthreads; i++)
+			free(d.threads[i].stack);
 	free(d.threads);
+	free(d.heap);
 	return rc < 0 ? -1 : 0;
 }
 

@@ -6,6 +6,8 @@
  *   struct tt_sink *sinks[] = {&json.sink, &summary.sink};
  *   tt_decode(&t, sinks, 2);                           // start, events..., finish
  *
+ * Events reach the sinks in time order over all threads and files (each thread's
+ * records are merged by time), so that causes come before effects in any output.
  * Memory grows with threads, sites and nesting depth, never with events. */
 #ifndef TT_DECODE_H
 #define TT_DECODE_H
@@ -41,8 +43,8 @@ enum tt_event_flags {
 	TT_EV_ARG = 1u << 0,          /* value holds the BEGIN_ARG / INSTANT_ARG argument */
 	TT_EV_UNTERMINATED = 1u << 1, /* a slice closed by the decoder, not by its END */
 	TT_EV_FUNC = 1u << 2,         /* a function slice: func, not site */
-	TT_EV_FLOW_OUT = 1u << 3,     /* slices: flow is an arrow out of it; flows: the direction */
-	TT_EV_FLOW_IN = 1u << 4,      /* slices: flow is an arrow into it */
+	TT_EV_FLOW_OUT = 1u << 3,     /* a flow: the arrow starts here */
+	TT_EV_FLOW_IN = 1u << 4,      /* a flow: the arrow ends here */
 };
 
 /* One logical event, valid only during the callback. Times are nanoseconds since the
@@ -54,7 +56,6 @@ struct tt_event {
 	int64_t ts;
 	int64_t dur;                /* slice_end */
 	uint64_t value;             /* argument, counter value (as int64), or flow id */
-	uint64_t flow;              /* slices with TT_EV_FLOW_*: the flow id bound to it */
 	uint32_t depth;             /* scopes open around it on its thread */
 	uint32_t flags;             /* enum tt_event_flags */
 	uint64_t offset;            /* file offset of its record */
@@ -84,9 +85,9 @@ struct tt_sink_ops {
 	int (*slice_end)(struct tt_sink *s, const struct tt_event *e);
 	int (*instant)(struct tt_sink *s, const struct tt_event *e);
 	int (*counter)(struct tt_sink *s, const struct tt_event *e);
-	/* A flow that could not be bound to its scope (no scope open, or that scope
-	 * already holds one): value is the id, flags tell the direction, depth as for
-	 * an event inside the innermost open scope. */
+	/* One end of an arrow between threads: value is the id, flags the direction
+	 * (TT_EV_FLOW_OUT or _IN), depth as for an event inside the innermost open
+	 * scope. FLOW_OUT comes before its FLOW_IN when they happened in that order. */
 	int (*flow)(struct tt_sink *s, const struct tt_event *e);
 	/* Something was lost or repaired; the message is complete and ends in no newline. */
 	void (*warning)(struct tt_sink *s, const char *message);

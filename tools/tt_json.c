@@ -1,5 +1,5 @@
 /* The Chrome trace JSON sink (FORMATS.md): object form, metadata first, complete X
- * events, instants, counters, flows bound to X events with bind_id. Every string is
+ * events, instants, counters, flows as s/f events. Every string is
  * escaped once, when its site or thread is first known; an event is then a few
  * memcpy's and hand-formatted integers. */
 #include <inttypes.h>
@@ -129,18 +129,6 @@ static void tt_json_thread(struct tt_json *j, const struct tt_thread *t)
 	tt_json_frag(j, j->thread_at[t->id], j->thread_len[t->id]);
 }
 
-/* The bind_id form of a flow: Perfetto and the DevTools engine both take it on X. */
-static void tt_json_flow_fields(struct tt_out *o, uint64_t id, uint32_t flags)
-{
-	TT_OUT_LIT(o, "\"bind_id\":\"");
-	tt_out_hex(o, id);
-	TT_OUT_LIT(o, "\",");
-	if (flags & TT_EV_FLOW_OUT)
-		TT_OUT_LIT(o, "\"flow_out\":true,");
-	if (flags & TT_EV_FLOW_IN)
-		TT_OUT_LIT(o, "\"flow_in\":true,");
-}
-
 /* The length of what tt_json_tail copies: a site's fragments, or a function's name,
  * which is escaped into j->scratch here. */
 static size_t tt_json_prepare(struct tt_json *j, const struct tt_event *e)
@@ -151,7 +139,7 @@ static size_t tt_json_prepare(struct tt_json *j, const struct tt_event *e)
 		j->scratch.len = 0;
 		TT_BUF_LIT(&j->scratch, "\"name\":");
 		tt_json_escape(&j->scratch, name, n);
-		TT_BUF_LIT(&j->scratch, ",\"cat\":\"func\"");
+		TT_BUF_LIT(&j->scratch, ",\"cat\":\"ticktrace\"");
 		return j->scratch.oom ? 0 : j->scratch.len;
 	}
 	const struct tt_json_site *s = &j->sites[e->site->id];
@@ -203,8 +191,6 @@ static int tt_json_slice_end(struct tt_sink *sink, const struct tt_event *e)
 	TT_OUT_LIT(o, ",\"dur\":");
 	tt_out_us(o, e->dur);
 	tt_json_thread(j, e->thread);
-	if (e->flags & (TT_EV_FLOW_OUT | TT_EV_FLOW_IN))
-		tt_json_flow_fields(o, e->flow, e->flags);
 	tt_json_tail(j, e);
 	return 0;
 }
@@ -233,20 +219,33 @@ static int tt_json_counter(struct tt_sink *sink, const struct tt_event *e)
 	return 0;
 }
 
-/* A flow with no scope of its own to bind to: a zero-length slice at its point in
- * time carries it, so the arrow still starts or ends where it happened. */
+/* One end of a flow: a zero-length slice at its point in time, and the flow event
+ * ("s" out, "f" in) at the same time, thread and category, which is how both the
+ * DevTools engine (by ts, pid, tid and cat) and Perfetto (the enclosing slice) bind
+ * it. The DevTools engine pairs flow events in file order: the decoder delivers
+ * FLOW_OUT before its FLOW_IN. */
 static int tt_json_flow(struct tt_sink *sink, const struct tt_event *e)
 {
 	struct tt_json *j = (struct tt_json *)sink;
 	struct tt_out *o = j->out;
+	bool out = e->flags & TT_EV_FLOW_OUT;
 	TT_JSON_HEAD(j, ",\n{\"ph\":\"X\",\"ts\":", 0, e->ts);
 	TT_OUT_LIT(o, ",\"dur\":0.000");
 	tt_json_thread(j, e->thread);
-	tt_json_flow_fields(o, e->value, e->flags);
-	if (e->flags & TT_EV_FLOW_OUT)
-		TT_OUT_LIT(o, "\"name\":\"flow_out\",\"cat\":\"flow\"}");
+	if (out)
+		TT_OUT_LIT(o, "\"name\":\"flow_out\",\"cat\":\"ticktrace\",\"args\":{\"id\":\"");
 	else
-		TT_OUT_LIT(o, "\"name\":\"flow_in\",\"cat\":\"flow\"}");
+		TT_OUT_LIT(o, "\"name\":\"flow_in\",\"cat\":\"ticktrace\",\"args\":{\"id\":\"");
+	tt_out_hex(o, e->value);
+	if (out)
+		TT_OUT_LIT(o, "\"}},\n{\"ph\":\"s\",\"id\":\"");
+	else
+		TT_OUT_LIT(o, "\"}},\n{\"ph\":\"f\",\"bp\":\"e\",\"id\":\"");
+	tt_out_hex(o, e->value);
+	TT_OUT_LIT(o, "\",\"ts\":");
+	tt_out_us(o, e->ts);
+	tt_json_thread(j, e->thread);
+	TT_OUT_LIT(o, "\"name\":\"flow\",\"cat\":\"ticktrace\"}");
 	return 0;
 }
 

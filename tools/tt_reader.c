@@ -239,6 +239,9 @@ static int tt_read_events(struct tt_file *f, struct tt_cursor *c)
 			t->has_first = true;
 		}
 	}
+	if (tt_reserve(&t->sections, &t->sections_cap, t->nsections, sizeof(*t->sections)) < 0)
+		return TT_FAIL(f, at, "out of memory for %zu EVENTS sections", t->nsections);
+	t->sections[t->nsections++] = (struct tt_events){.records = r, .count = count, .offset = c->pos};
 	t->records += count;
 	f->records += count;
 	return 0;
@@ -383,35 +386,14 @@ void tt_file_close(struct tt_file *f)
 {
 	if (f->mapped)
 		munmap((void *)f->data, f->size);
+	for (size_t i = 0; i < f->nthreads; i++)
+		free(f->threads[i].sections);
 	free(f->sites);
 	free(f->threads);
 	free(f->modules);
 	tt_map_free(&f->site_map);
 	tt_map_free(&f->thread_map);
 	*f = (struct tt_file){0};
-}
-
-bool tt_file_next_events(const struct tt_file *f, uint64_t *cursor, struct tt_events *ev)
-{
-	uint64_t off = *cursor ? *cursor : f->first_section;
-	while (off < f->size) {
-		struct tt_section_header sh;
-		memcpy(&sh, f->data + off, sizeof(sh));
-		uint64_t payload = off + sizeof(sh);
-		off = payload + TT_SECTION_PADDED(sh.size);
-		if (sh.type != TT_SEC_EVENTS)
-			continue;
-		struct tt_events_info ei;
-		memcpy(&ei, f->data + payload, sizeof(ei));
-		ev->thread = tt_thread_by_index(f, ei.thread_index);
-		ev->offset = payload + sizeof(ei);
-		ev->records = (const struct tt_record *)(f->data + ev->offset);
-		ev->count = (sh.size - sizeof(ei)) / sizeof(struct tt_record);
-		*cursor = off;
-		return true;
-	}
-	*cursor = off;
-	return false;
 }
 
 const struct tt_site *tt_file_site(const struct tt_file *f, uint64_t address)

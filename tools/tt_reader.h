@@ -32,6 +32,13 @@ struct tt_site {
 
 struct tt_file;
 
+/* One EVENTS section: a run of one thread's records. */
+struct tt_events {
+	const struct tt_record *records;
+	size_t count;
+	uint64_t offset; /* of the first record */
+};
+
 struct tt_thread {
 	struct tt_file *file;
 	uint32_t index; /* as the file numbers it */
@@ -46,6 +53,8 @@ struct tt_thread {
 	uint64_t records;     /* records seen in its EVENTS sections */
 	uint64_t first_tsc;   /* of its first record that holds a time, if has_first */
 	bool has_first;
+	struct tt_events *sections; /* its EVENTS sections, in file order */
+	size_t nsections, sections_cap;
 };
 
 struct tt_module {
@@ -86,18 +95,6 @@ int tt_file_open(struct tt_file *f, const char *path);
 /* The same for a file already in memory (the fuzzer); `data` must outlive f. */
 int tt_file_load(struct tt_file *f, const char *path, const uint8_t *data, size_t size);
 void tt_file_close(struct tt_file *f);
-
-/* An EVENTS section, in file order. */
-struct tt_events {
-	struct tt_thread *thread;
-	const struct tt_record *records;
-	size_t count;
-	uint64_t offset; /* of the first record */
-};
-
-/* Steps through the EVENTS sections: start with *cursor = 0; returns false after the
- * last. Only for a file that tt_file_open accepted. */
-bool tt_file_next_events(const struct tt_file *f, uint64_t *cursor, struct tt_events *ev);
 
 /* The site whose descriptor address is `address`, or NULL. */
 const struct tt_site *tt_file_site(const struct tt_file *f, uint64_t address);

@@ -1,0 +1,231 @@
+/* Hostile and damaged raw files: cut at every byte, wrong magic or version, counts
+ * and sizes that lie, bad records. Each must end with exit status 1, an error that
+ * names the file and the byte offset, and no output file (nor temporary) left. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "tt_check.h"
+#include "tt_tw.h"
+
+#define R TT_TW_REC
+#define N(a) (sizeof(a) / sizeof((a)[0]))
+
+static const struct tt_tw_site sites[] = {
+	{0x1000, "main", "demo.c", "main", 10},
+	{0x1010, "child", "demo.c", "main", 11},
+};
+static const struct tt_record t0[] = {
+	R(TT_REC_BEGIN, 0x1000, 2000),
+	R(TT_REC_BEGIN_ARG, 0x1010, 3000), R(TT_REC_VALUE, 0, 7),
+	R(TT_REC_END, 0, 4000),
+	R(TT_REC_END, 0, 5000),
+};
+static const struct tt_record t1[] = {
+	R(TT_REC_INSTANT, 0x1010, 2500),
+	R(TT_REC_COUNTER, 0x1000, 2600), R(TT_REC_VALUE, 0, 3),
+};
+
+/* Section order in the demo file, for the tests that damage one. */
+enum { SEC_PROCESS, SEC_SITES, SEC_THREAD0, SEC_EVENTS0, SEC_THREAD1, SEC_EVENTS1, SEC_END };
+
+struct fixture {
+	struct tt_tw w; /* the well-formed file, in memory */
+	char dir[64];
+	char in[128];
+	char out[128];
+};
+
+static int setup(void **state)
+{
+	struct fixture *fx = calloc(1, sizeof(*fx));
+	struct tt_tw *w = &fx->w;
+	assert_int_equal(tt_tw_open_memory(w), 0);
+	tt_tw_header(w, NULL);
+	tt_tw_process(w, 4242, "demo");
+	tt_tw_sites(w, sites, N(sites));
+	tt_tw_thread(w, 0, 101, "main", N(t0), 0);
+	tt_tw_events(w, 0, 0, t0, N(t0));
+	tt_tw_thread(w, 1, 102, "worker", N(t1), 0);
+	tt_tw_events(w, 1, 0, t1, N(t1));
+	tt_tw_end(w);
+	assert_int_equal(tt_tw_close(w), 0);
+	assert_int_equal(w->nsections, SEC_END + 1);
+	tt_tmpdir(fx->dir, sizeof(fx->dir));
+	snprintf(fx->in, sizeof(fx->in), "%s/bad.ttr", fx->dir);
+	snprintf(fx->out, sizeof(fx->out), "%s/bad.json", fx->dir);
+	*state = fx;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *fx = *state;
+	tt_rmdir(fx->dir);
+	tt_tw_free(&fx->w);
+	free(fx);
+	return 0;
+}
+
+/* Converts `size` bytes of `data` and checks the failure: exit 1, the file and
+ * "offset " in the message (and `want`, when given), only the input left behind. */
+static void expect_failure(struct fixture *fx, const void *data, size_t size, const char *want)
+{
+	assert_int_equal(tt_tw_save(fx->in, data, size), 0);
+	struct tt_run r;
+	TT_RUN(&r, "convert", fx->in, "-o", fx->out);
+	free(r.out);
+	if (r.status != 1 || !strstr(r.err, fx->in) || !strstr(r.err, "offset ") ||
+	    (want && !strstr(r.err, want)))
+		fail_msg("%zu bytes: status %d, expected 1 and \"%s\", stderr:\n%s", size, r.status,
+			 want ? want : "offset", r.err);
+	assert_int_equal(tt_dir_entries(fx->dir), 1);
+}
+
+/* The demo file with `n` bytes at `offset` replaced. */
+static void expect_patched(struct fixture *fx, uint64_t offset, const void *bytes, size_t n,
+			   const char *want)
+{
+	char *copy = malloc(fx->w.size);
+	memcpy(copy, fx->w.data, fx->w.size);
+	assert_true(offset + n <= fx->w.size);
+	memcpy(copy + offset, bytes, n);
+	expect_failure(fx, copy, fx->w.size, want);
+	free(copy);
+}
+
+static void expect_u32(struct fixture *fx, uint64_t offset, uint32_t v, const char *want)
+{
+	expect_patched(fx, offset, &v, sizeof(v), want);
+}
+
+static void expect_u64(struct fixture *fx, uint64_t offset, uint64_t v, const char *want)
+{
+	expect_patched(fx, offset, &v, sizeof(v), want);
+}
+
+/* Where a section's payload starts. */
+static uint64_t payload(const struct fixture *fx, int section)
+{
+	return fx->w.sections[section] + sizeof(struct tt_section_header);
+}
+
+static void test_well_formed_converts(void **state)
+{
+	struct fixture *fx = *state;
+	assert_int_equal(tt_tw_save(fx->in, fx->w.data, fx->w.size), 0);
+	struct tt_run r;
+	TT_RUN(&r, "convert", fx->in, "-o", fx->out);
+	free(r.out);
+	assert_int_equal(r.status, 0);
+}
+
+static void test_truncated_at_every_byte(void **state)
+{
+	struct fixture *fx = *state;
+	for (size_t n = 0; n < fx->w.size; n++)
+		expect_failure(fx, fx->w.data, n, NULL);
+	/* At a section boundary the message says what is missing. */
+	expect_failure(fx, fx->w.data, fx->w.sections[SEC_END], "no END section");
+	expect_failure(fx, fx->w.data, fx->w.sections[SEC_EVENTS1] + 20, "runs past the end");
+	expect_failure(fx, fx->w.data, 100, "truncated file header");
+}
+
+static void test_header(void **state)
+{
+	struct fixture *fx = *state;
+	expect_patched(fx, 0, "TICKTRAX", 8, "offset 0: not a ticktrace raw file");
+	expect_u32(fx, offsetof(struct tt_file_header, version), 2,
+		   "offset 8: format version 2, this reader knows version 1");
+	expect_u32(fx, offsetof(struct tt_file_header, header_size), 8, "header_size 8");
+	expect_u32(fx, offsetof(struct tt_file_header, header_size), 0xFFFFFFF0, "header_size");
+	expect_u32(fx, offsetof(struct tt_file_header, tsc_source), 7, "unknown tsc_source");
+	expect_u64(fx, offsetof(struct tt_file_header, tsc_hz), 0, "tsc_hz is 0");
+	static const char junk[300] = "random bytes, not a trace";
+	expect_failure(fx, junk, sizeof(junk), "offset 0: not a ticktrace raw file");
+}
+
+static void test_counts_that_lie(void **state)
+{
+	struct fixture *fx = *state;
+	uint64_t end = payload(fx, SEC_END);
+	expect_u64(fx, end + offsetof(struct tt_end_info, records), N(t0) + N(t1) + 1,
+		   "END counts 9 records, the file holds 8");
+	expect_u64(fx, end + offsetof(struct tt_end_info, threads), 3, "END counts 3 threads");
+	expect_u64(fx, end + offsetof(struct tt_end_info, dropped), 1, "dropped");
+	expect_u64(fx, end + offsetof(struct tt_end_info, sites), 1, "END counts 1 sites");
+	expect_u64(fx, payload(fx, SEC_THREAD1) + offsetof(struct tt_thread_info, events), 9,
+		   "says 9 events, its EVENTS sections hold 3");
+	expect_u64(fx, payload(fx, SEC_SITES), UINT64_C(1) << 40, "SITES count 1099511627776");
+	expect_u64(fx, payload(fx, SEC_SITES), 1, "bytes left in SITES after its 1 sites");
+	expect_u64(fx, payload(fx, SEC_EVENTS1) + offsetof(struct tt_events_info, first_record), 4,
+		   "starts at record 4");
+	expect_u32(fx, payload(fx, SEC_EVENTS1), 9, "thread index 9, which has no THREAD");
+	expect_u32(fx, payload(fx, SEC_THREAD1), 0, "a second THREAD section for thread index 0");
+}
+
+static void test_sizes_that_overflow(void **state)
+{
+	struct fixture *fx = *state;
+	uint64_t size_field = offsetof(struct tt_section_header, size);
+	expect_u64(fx, fx->w.sections[SEC_EVENTS0] + size_field, UINT64_MAX, "runs past the end");
+	expect_u64(fx, fx->w.sections[SEC_EVENTS0] + size_field, UINT64_C(1) << 63,
+		   "runs past the end");
+	expect_u64(fx, fx->w.sections[SEC_EVENTS0] + size_field, 16 + 16 * N(t0) - 8,
+		   "is not whole records");
+	expect_u64(fx, fx->w.sections[SEC_PROCESS] + size_field, 4, "PROCESS section too small");
+	/* the first site's name length */
+	expect_u32(fx, payload(fx, SEC_SITES) + 8 + offsetof(struct tt_site_info, name_len),
+		   0xFFFFFFFF, "runs past the end of its SITES section");
+	expect_u32(fx, payload(fx, SEC_THREAD0) + offsetof(struct tt_thread_info, name_len),
+		   0xFFFFFFFF, "THREAD section too small for its name");
+	expect_u32(fx, fx->w.sections[SEC_THREAD1], 77, "unknown section type 77");
+	/* bytes after END */
+	char *longer = calloc(1, fx->w.size + 16);
+	memcpy(longer, fx->w.data, fx->w.size);
+	expect_failure(fx, longer, fx->w.size + 16, "16 bytes after the END section");
+	free(longer);
+}
+
+/* Records are checked while converting, after output has begun: nothing may remain. */
+static void test_bad_records(void **state)
+{
+	struct fixture *fx = *state;
+	uint64_t rec0 = payload(fx, SEC_EVENTS0) + sizeof(struct tt_events_info);
+	uint64_t word = offsetof(struct tt_record, word);
+	char want[64];
+	snprintf(want, sizeof(want), "offset %llu: unknown record kind 12",
+		 (unsigned long long)(rec0 + 16));
+	expect_u64(fx, rec0 + 16 + word, TT_RECORD_WORD(12, 0), want);
+	snprintf(want, sizeof(want), "offset %llu: call site 0x2000 is not", (unsigned long long)rec0);
+	expect_u64(fx, rec0 + word, TT_RECORD_WORD(TT_REC_BEGIN, 0x2000), want);
+	/* the VALUE after BEGIN_ARG replaced by an END */
+	snprintf(want, sizeof(want), "offset %llu: BEGIN_ARG record without its VALUE",
+		 (unsigned long long)(rec0 + 16));
+	expect_u64(fx, rec0 + 32 + word, TT_RECORD_WORD(TT_REC_END, 0), want);
+	expect_u64(fx, rec0 + word, TT_RECORD_WORD(TT_REC_VALUE, 0), "VALUE record with no record");
+	/* the worker's COUNTER is its last record but one: its VALUE cut to a PAD does not
+	 * count, and the thread ends */
+	uint64_t rec1 = payload(fx, SEC_EVENTS1) + sizeof(struct tt_events_info);
+	expect_u64(fx, rec1 + 32 + word, TT_RECORD_WORD(TT_REC_PAD, 0),
+		   "COUNTER record without its VALUE");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_well_formed_converts, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_truncated_at_every_byte, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_header, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_counts_that_lie, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sizes_that_overflow, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bad_records, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
