@@ -61,6 +61,9 @@ static void fill_attr(const struct tt_profile *p, size_t data_size, struct perf_
 	a->sample_type = PERF_SAMPLE_IP;
 	a->disabled = 1;
 	a->inherit = (p->flags & TT_PROFILE_ALL_THREADS) != 0;
+	/* New threads, but not child processes: a fork()ed child runs the same code
+	 * at the same addresses and would count into this histogram. */
+	a->inherit_thread = a->inherit;
 	/* User mode only: what perf_event_paranoid 2 allows, and all a range of the
 	 * program's own code can contain. */
 	a->exclude_kernel = 1;
@@ -72,6 +75,12 @@ static void fill_attr(const struct tt_profile *p, size_t data_size, struct perf_
 static int open_event(struct perf_event_attr *a, pid_t tid, int cpu, bool hardware)
 {
 	int fd = (int)syscall(SYS_perf_event_open, a, tid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0 && errno == EINVAL && a->inherit_thread) {
+		/* Before Linux 5.13 there is no inherit_thread: child processes inherit
+		 * too, the lesser evil than not sampling new threads. */
+		a->inherit_thread = 0;
+		fd = (int)syscall(SYS_perf_event_open, a, tid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	}
 	if (fd >= 0)
 		return fd;
 	/* No PMU: the kernel says ENOENT (no such event) or EOPNOTSUPP (no sampling). */

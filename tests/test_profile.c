@@ -16,6 +16,7 @@
 #include <string.h>
 #include <linux/perf_event.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -286,6 +287,35 @@ static void test_all_threads(void **state)
 	assert_true(counts[1] >= 10);
 }
 
+/* A child process runs the same code at the same addresses: not one of its samples
+ * may reach the parent's histogram. */
+static void test_fork_child_not_counted(void **state)
+{
+	(void)state;
+	struct tt_profile *p = calib_profile(250000, TT_PROFILE_ALL_THREADS);
+	assert_int_equal(tt_profile_start(p), 0);
+	tt_test_calib_a(tt_test_calib_iterations(20000000));
+	pid_t child = fork();
+	assert_true(child >= 0);
+	if (child == 0) {
+		uint64_t n = tt_test_calib_iterations(1000000);
+		for (uint64_t t0 = tt_test_thread_cpu_ns(); tt_test_thread_cpu_ns() - t0 < 200000000u;)
+			tt_test_calib_b(n);
+		_exit(0);
+	}
+	int status;
+	assert_int_equal(waitpid(child, &status, 0), child);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	assert_int_equal(tt_profile_stop(p), 0);
+	uint64_t counts[2];
+	assert_int_equal(tt_profile_read(p, counts, 2, NULL), 0);
+	tt_profile_close(p);
+	printf("# parent's profile after the child ran B: A %llu, B %llu\n",
+	       (unsigned long long)counts[0], (unsigned long long)counts[1]);
+	assert_true(counts[0] > 0);
+	assert_int_equal(counts[1], 0);
+}
+
 /* A hardware source either works (a PMU), or fails saying there is none (or that
  * perf is denied), unless falling back to time is allowed. */
 static void test_hardware_source(void **state)
@@ -325,6 +355,7 @@ int main(void)
 		cmocka_unit_test(test_nothing_outside_windows),
 		cmocka_unit_test(test_one_thread_sees_only_itself),
 		cmocka_unit_test(test_all_threads),
+		cmocka_unit_test(test_fork_child_not_counted),
 		cmocka_unit_test(test_hardware_source),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -55,9 +55,10 @@ enum tt_profile_mechanism {
 };
 
 /* Sample every thread of the process: perf samples the threads that exist at
- * tt_profile_create and every thread they create later; the timer fallback samples
- * the threads that exist at each tt_profile_start. Without it, only the thread that
- * called tt_profile_create is sampled. */
+ * tt_profile_create and every thread they create later (child processes are not
+ * sampled, from Linux 5.13 on); the timer fallback samples the threads that exist
+ * at each tt_profile_start. Without it, only the thread that called
+ * tt_profile_create is sampled. */
 #define TT_PROFILE_ALL_THREADS 0x1u
 /* A hardware source the machine cannot provide is sampled as TT_PROFILE_TIME at the
  * default interval instead of failing; tt_profile_stats says which source is used. */
