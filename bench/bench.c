@@ -15,6 +15,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "sample_overhead.h"
 #include "ticktrace.h"
 #include "ticktrace/format.h"
 
@@ -192,6 +193,31 @@ static struct tt_bench_bytes tt_bench_bytes_per_event(void)
 	return (struct tt_bench_bytes){(double)(rec1 - rec0) / recorded, (double)(file1 - file0) / recorded};
 }
 
+/* The converter's figures come from ticktrace-convert-bench, run as a child so that
+ * its peak memory is its own: one JSON object on its standard output. */
+static cJSON *tt_bench_convert(void)
+{
+	FILE *child = popen(TT_BENCH_CONVERT_TOOL, "r");
+	if (!child)
+		return NULL;
+	static char text[1 << 16];
+	size_t len = fread(text, 1, sizeof text - 1, child);
+	text[len] = 0;
+	if (pclose(child) != 0)
+		return NULL;
+	return cJSON_Parse(text);
+}
+
+static double tt_bench_number(const cJSON *object, const char *key)
+{
+	const cJSON *item = cJSON_GetObjectItemCaseSensitive(object, key);
+	if (!cJSON_IsNumber(item)) {
+		fprintf(stderr, "ticktrace-bench: %s gave no %s\n", TT_BENCH_CONVERT_TOOL, key);
+		exit(1);
+	}
+	return item->valuedouble;
+}
+
 /* ---- the report ---- */
 
 struct tt_bench_row {
@@ -204,14 +230,14 @@ struct tt_bench_row {
 
 static void tt_bench_report(struct tt_bench_row *rows, int n, double rdtsc, const char *json_path)
 {
-	printf("%-20s %12s %10s %10s  %s\n", "key", "value", "/rdtsc", "target", "what");
+	printf("%-26s %17s %8s %8s  %s\n", "key", "value", "/rdtsc", "target", "what");
 	for (int i = 0; i < n; i++) {
 		char ratio[32] = "", target[32] = "";
 		if (strcmp(rows[i].unit, "ns") == 0)
 			snprintf(ratio, sizeof ratio, "%.3f", rows[i].value / rdtsc);
 		if (rows[i].ratio_max > 0)
 			snprintf(target, sizeof target, "<= %.2f", rows[i].ratio_max);
-		printf("%-20s %9.3f %-2s %10s %10s  %s\n", rows[i].key, rows[i].value, rows[i].unit, ratio,
+		printf("%-26s %14.3f %-2s %8s %8s  %s\n", rows[i].key, rows[i].value, rows[i].unit, ratio,
 		       target, rows[i].what);
 	}
 	if (!json_path)
@@ -228,6 +254,7 @@ static void tt_bench_report(struct tt_bench_row *rows, int n, double rdtsc, cons
 	free(text);
 	cJSON_Delete(root);
 }
+
 
 int main(int argc, char **argv)
 {
@@ -274,6 +301,17 @@ int main(int argc, char **argv)
 	}
 	struct tt_bench_bytes bytes = tt_bench_bytes_per_event();
 	double rdtsc_ns = tt_bench_median(rdtsc, repeats);
+	struct tt_bench_overhead overhead;
+	int err = tt_bench_sample_overhead(&overhead);
+	if (err) {
+		fprintf(stderr, "ticktrace-bench: self-profiler: %s\n", strerror(-err));
+		return 1;
+	}
+	cJSON *convert = tt_bench_convert();
+	if (!convert) {
+		fprintf(stderr, "ticktrace-bench: %s failed\n", TT_BENCH_CONVERT_TOOL);
+		return 1;
+	}
 	struct tt_bench_row rows[] = {
 		{"rdtsc_ns", "ns", rdtsc_ns, 0, "a bare RDTSC, per read"},
 		{"event_warm_ns", "ns", tt_bench_median(warm, repeats), 1.05, "begin/end pairs, per event"},
@@ -285,6 +323,12 @@ int main(int argc, char **argv)
 		{"event_2threads_ns", "ns", tt_bench_median(two, repeats), 0, "per event per thread, two threads at once"},
 		{"bytes_per_event", "B", bytes.records, 0, "record bytes per event in the file"},
 		{"file_bytes_per_event", "B", bytes.file, 0, "file growth per event, headers included"},
+		{"convert_json_events_per_s", "/s", tt_bench_number(convert, "convert_json_events_per_s"), 0,
+		 "converting a synthetic raw file to Chrome JSON (target >= 10 M/s)"},
+		{"convert_peak_rss_mb", "MB", tt_bench_number(convert, "convert_peak_rss_mb"), 0,
+		 "the converter's peak memory on that file"},
+		{"sample_overhead_pct", "%", overhead.pct, 0,
+		 "slowdown of a loop while self-profiled at 1 ms (target <= 3)"},
 	};
 	printf("ticktrace-bench: medians of %d repeats\n", repeats);
 	tt_bench_report(rows, (int)(sizeof rows / sizeof rows[0]), rdtsc_ns, json_path);
