@@ -15,69 +15,11 @@
 #include <cmocka.h>
 
 #include "tt_check.h"
+#include "tt_demo.h"
 #include "tt_tw.h"
 
-enum { S_MAIN = 0x1000, S_CHILD = 0x1010, S_WAKE = 0x1020, S_DROP = 0x1030, S_QUEUE = 0x1040,
-       S_NEXT = 0x1050, S_WORK = 0x1060, S_ODD = 0x1070 };
-
-static const struct tt_tw_site sites[] = {
-	{S_MAIN, "main", "demo.c", "main", 10},
-	{S_CHILD, "child", "demo.c", "main", 11},
-	{S_WAKE, "wake", "demo.c", "main", 12},
-	{S_DROP, "drop", "demo.c", "main", 13},
-	{S_QUEUE, "queue_depth", "demo.c", "main", 14},
-	{S_NEXT, "next", "demo.c", "main", 15},
-	{S_WORK, "work", "worker.c", "run", 20},
-	{S_ODD, "q\"uo\\te\n\x01tab\t\xff\xc3\xa9", "odd.c", "odd", 30},
-};
-#define NSITES (sizeof(sites) / sizeof(sites[0]))
-
 #define R TT_TW_REC
-/* Times are TSC ticks at 1 GHz; the trace starts at TSC 1000, so ts = tsc - 1000 ns. */
-static const struct tt_record producer[] = {
-	R(TT_REC_PAD, 0, 0),
-	R(TT_REC_BEGIN, S_MAIN, 2000),
-	R(TT_REC_BEGIN_ARG, S_CHILD, 3000),
-	/* the thread's second EVENTS section starts here, between a record and its VALUE */
-	R(TT_REC_VALUE, 0, 77),
-	R(TT_REC_INSTANT, S_WAKE, 4000),
-	R(TT_REC_INSTANT_ARG, S_DROP, 5000), R(TT_REC_VALUE, 0, 5),
-	R(TT_REC_COUNTER, S_QUEUE, 6000), R(TT_REC_VALUE, 0, (uint64_t)-3),
-	R(TT_REC_FLOW_OUT, 0, 6500), R(TT_REC_VALUE, 0, 0x42),
-	R(TT_REC_END, 0, 7000),
-	R(TT_REC_ENDBEGIN, S_NEXT, 8000),
-	R(TT_REC_FUNC_ENTER, 0x401000, 9000),
-	R(TT_REC_FUNC_EXIT, 0x401000, 9500),
-	R(TT_REC_END, 0, 10000),
-};
-#define PRODUCER_SPLIT 3
-
-static const struct tt_record worker[] = {
-	R(TT_REC_BEGIN, S_WORK, 6800),
-	R(TT_REC_FLOW_IN, 0, 6900), R(TT_REC_VALUE, 0, 0x42),
-	/* a second flow in the same scope: it gets a zero-length slice of its own */
-	R(TT_REC_FLOW_OUT, 0, 6950), R(TT_REC_VALUE, 0, 0x43),
-	R(TT_REC_INSTANT, S_ODD, 7100),
-	R(TT_REC_END, 0, 8800),
-};
 #define N(a) (sizeof(a) / sizeof((a)[0]))
-
-/* A file of the two threads above; returns its size. */
-static void write_demo(const char *path)
-{
-	struct tt_tw w;
-	assert_int_equal(tt_tw_open_file(&w, path), 0);
-	tt_tw_header(&w, NULL);
-	tt_tw_process(&w, 4242, "demo");
-	tt_tw_sites(&w, sites, NSITES);
-	tt_tw_thread(&w, 0, 101, "producer", N(producer), 0);
-	tt_tw_events(&w, 0, 0, producer, PRODUCER_SPLIT);
-	tt_tw_thread(&w, 1, 102, "worker", N(worker), 0);
-	tt_tw_events(&w, 1, 0, worker, N(worker));
-	tt_tw_events(&w, 0, PRODUCER_SPLIT, producer + PRODUCER_SPLIT, N(producer) - PRODUCER_SPLIT);
-	tt_tw_end(&w);
-	assert_int_equal(tt_tw_close(&w), 0);
-}
 
 /* Writes one thread's records as a whole file. */
 static void write_one(const char *path, const struct tt_record *rec, size_t n)
@@ -86,7 +28,7 @@ static void write_one(const char *path, const struct tt_record *rec, size_t n)
 	assert_int_equal(tt_tw_open_file(&w, path), 0);
 	tt_tw_header(&w, NULL);
 	tt_tw_process(&w, 4242, "demo");
-	tt_tw_sites(&w, sites, NSITES);
+	tt_tw_sites(&w, tt_demo_sites, tt_demo_nsites);
 	tt_tw_thread(&w, 0, 101, "producer", n, 0);
 	tt_tw_events(&w, 0, 0, rec, n);
 	tt_tw_end(&w);
@@ -140,11 +82,11 @@ static const cJSON *arg(const cJSON *ev, const char *name)
 static void test_round_trip(void **state)
 {
 	struct fixture *fx = *state;
-	write_demo(fx->in);
+	assert_int_equal(tt_demo_write(fx->in), 0);
 	struct tt_run r;
 	TT_RUN(&r, "convert", fx->in, "-o", fx->out);
 	assert_int_equal(r.status, 0);
-	assert_err_has(&r, "16 events, 2 threads, 0 dropped, 0 unmatched");
+	assert_err_has(&r, "17 events, 2 threads, 0 dropped, 0 unmatched");
 	cJSON *root = tt_json_load(fx->out);
 	assert_non_null(root);
 
@@ -156,7 +98,8 @@ static void test_round_trip(void **state)
 			       "i drop 2\n"
 			       "X flow_out 2\n"
 			       "X next 0\n"
-			       "X 0x401000 1\n");
+			       "X 0x401000 1\n"
+			       "X flow_in 2\n");
 	free(p);
 	p = tt_json_listing(root, 102);
 	assert_non_null(p);
@@ -232,7 +175,7 @@ static void test_round_trip(void **state)
 	assert_int_equal((int)arg(ev, "value")->valuedouble, -3);
 	assert_int_equal(tt_json_ns(ev, "ts"), 5000);
 	ev = field(root, "otherData");
-	assert_int_equal((int)field(ev, "events")->valuedouble, 16);
+	assert_int_equal((int)field(ev, "events")->valuedouble, 17);
 	cJSON_Delete(root);
 
 	/* Timestamps are written as integer microseconds and exactly three digits. */
@@ -341,7 +284,7 @@ static void test_func_exit_unwinds(void **state)
 static void test_force_and_stdout(void **state)
 {
 	struct fixture *fx = *state;
-	write_demo(fx->in);
+	assert_int_equal(tt_demo_write(fx->in), 0);
 	assert_int_equal(tt_tw_save(fx->out, "keep", 4), 0);
 	struct tt_run r;
 	TT_RUN(&r, "convert", fx->in, "-o", fx->out);

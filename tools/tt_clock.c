@@ -11,8 +11,10 @@ int tt_clock_init(struct tt_clock *c, const struct tt_file_header *h, const char
 	*c = (struct tt_clock){.tsc0 = h->start.tsc, .ns0 = h->start.monotonic_ns};
 	switch (h->tsc_source) {
 	case TT_TSC_ANCHORS:
-		if (h->tsc_hz == 0) {
-			*why = "tsc_hz is 0";
+		/* Above 2^62 ticks per second the remainder in tt_clock_span could wrap;
+		 * no clock runs at 4.6 EHz. */
+		if (h->tsc_hz == 0 || h->tsc_hz > (UINT64_C(1) << 62)) {
+			*why = "tsc_hz is 0 or beyond any clock";
 			return -1;
 		}
 		/* The widest shift whose multiplier still fits 64 bits keeps the error of
@@ -41,11 +43,14 @@ static int64_t tt_clock_span(const struct tt_clock *c, uint64_t ticks)
 	if (q > INT64_MAX)
 		return INT64_MAX;
 	if (c->exact_div) {
-		/* q is floor(ticks * 1e9 / hz) or at most two less: step up to the exact
-		 * floor with multiplications only. */
-		tt_u128 n = (tt_u128)ticks * TT_NS_PER_S;
-		for (int i = 0; i < 2 && (q + 1) * c->hz <= n; i++)
+		/* q is floor(ticks * 1e9 / hz) or at most two less, so the remainder
+		 * ticks * 1e9 - q * hz is below 3 * hz and exact in 64-bit arithmetic
+		 * modulo 2^64: step up to the exact floor. */
+		uint64_t r = ticks * TT_NS_PER_S - (uint64_t)q * c->hz;
+		for (int i = 0; i < 2 && r >= c->hz; i++) {
 			q++;
+			r -= c->hz;
+		}
 	}
 	return (int64_t)q;
 }

@@ -9,6 +9,10 @@
  * let a hostile file take memory without bound. */
 #define TT_MAX_DEPTH (1u << 18)
 
+/* Records decoded between two releases of the input they came from (1 MiB): memory
+ * stays flat however large the file. */
+#define TT_RELEASE_RECORDS 65536u
+
 struct tt_frame {
 	int64_t ts;
 	const struct tt_site *site;
@@ -23,6 +27,7 @@ struct tt_thread_state {
 	const struct tt_thread *thread;
 	size_t section, record; /* the next record to decode */
 	int64_t next_ts;        /* its time; INT64_MAX once the thread is done */
+	bool next_known;        /* next_ts is that record's exact time, not an estimate */
 	struct tt_frame *stack;
 	uint32_t depth, cap;
 	uint64_t last_tsc;
@@ -37,12 +42,19 @@ struct tt_thread_state {
 	uint64_t clamped, first_clamped;
 };
 
+/* A thread in the merge, with its key beside it so that ordering touches only the
+ * heap. */
+struct tt_heap_entry {
+	int64_t ts; /* the thread's next_ts */
+	uint32_t id;
+};
+
 struct tt_decoder {
 	const struct tt_trace *trace;
 	struct tt_sink *const *sinks;
 	size_t nsinks;
 	struct tt_thread_state *threads; /* by thread id */
-	uint32_t *heap;                  /* thread ids, the earliest next_ts on top */
+	struct tt_heap_entry *heap;      /* the earliest next_ts on top */
 	size_t nheap;
 	struct tt_summary sum;
 };
@@ -271,6 +283,10 @@ static int tt_decode_run(struct tt_decoder *d, struct tt_thread_state *st, int64
 	for (; st->section < t->nsections; st->section++, st->record = 0) {
 		const struct tt_events *ev = &t->sections[st->section];
 		for (; st->record < ev->count; st->record++) {
+			if ((st->record & (TT_RELEASE_RECORDS - 1)) == 0 && st->record)
+				tt_file_release(f, ev->offset + (st->record - TT_RELEASE_RECORDS) *
+							     sizeof(struct tt_record),
+						ev->offset + st->record * sizeof(struct tt_record));
 			const struct tt_record *r = &ev->records[st->record];
 			unsigned kind = TT_RECORD_KIND(r->word);
 			uint64_t payload = TT_RECORD_PAYLOAD(r->word);
@@ -297,10 +313,17 @@ static int tt_decode_run(struct tt_decoder *d, struct tt_thread_state *st, int64
 			bool clamped = st->started && tsc < st->last_tsc;
 			if (clamped)
 				tsc = st->last_tsc;
-			int64_t ts = st->started && tsc == st->last_tsc ?
-					     st->last_ts : tt_clock_ns(&f->clock, tsc) - base;
+			int64_t ts;
+			if (st->next_known) {
+				ts = st->next_ts; /* computed when this record stopped the last run */
+				st->next_known = false;
+			} else {
+				ts = st->started && tsc == st->last_tsc ? st->last_ts :
+				     tt_clock_ns(&f->clock, tsc) - base;
+			}
 			if (ts > limit) {
 				st->next_ts = ts; /* another thread's events come first */
+				st->next_known = true;
 				return 0;
 			}
 			if (clamped && st->clamped++ == 0)
@@ -312,6 +335,7 @@ static int tt_decode_run(struct tt_decoder *d, struct tt_thread_state *st, int64
 			if (tt_decode_record(d, st, kind, payload, ts, offset) < 0)
 				return -1;
 		}
+		tt_file_release(f, ev->offset, ev->offset + ev->count * sizeof(struct tt_record));
 	}
 	st->next_ts = INT64_MAX;
 	return 0;
@@ -357,30 +381,25 @@ static int tt_finish_thread(struct tt_decoder *d, const struct tt_thread *t)
 }
 
 /* The heap orders threads by the time of their next record, then by id. */
-static bool tt_heap_before(const struct tt_decoder *d, uint32_t a, uint32_t b)
+static bool tt_heap_before(const struct tt_heap_entry *a, const struct tt_heap_entry *b)
 {
-	int64_t ta = d->threads[a].next_ts, tb = d->threads[b].next_ts;
-	return ta < tb || (ta == tb && a < b);
-}
-
-static void tt_heap_swap(uint32_t *h, size_t i, size_t j)
-{
-	uint32_t x = h[i];
-	h[i] = h[j];
-	h[j] = x;
+	return a->ts < b->ts || (a->ts == b->ts && a->id < b->id);
 }
 
 static void tt_heap_down(struct tt_decoder *d, size_t i)
 {
+	struct tt_heap_entry *h = d->heap;
 	for (;;) {
 		size_t l = 2 * i + 1, m = i;
-		if (l < d->nheap && tt_heap_before(d, d->heap[l], d->heap[m]))
+		if (l < d->nheap && tt_heap_before(&h[l], &h[m]))
 			m = l;
-		if (l + 1 < d->nheap && tt_heap_before(d, d->heap[l + 1], d->heap[m]))
+		if (l + 1 < d->nheap && tt_heap_before(&h[l + 1], &h[m]))
 			m = l + 1;
 		if (m == i)
 			return;
-		tt_heap_swap(d->heap, i, m);
+		struct tt_heap_entry x = h[i];
+		h[i] = h[m];
+		h[m] = x;
 		i = m;
 	}
 }
@@ -390,8 +409,8 @@ static int64_t tt_heap_second(const struct tt_decoder *d)
 {
 	int64_t t = INT64_MAX;
 	for (size_t i = 1; i < 3 && i < d->nheap; i++)
-		if (d->threads[d->heap[i]].next_ts < t)
-			t = d->threads[d->heap[i]].next_ts;
+		if (d->heap[i].ts < t)
+			t = d->heap[i].ts;
 	return t;
 }
 
@@ -400,13 +419,15 @@ static int64_t tt_heap_second(const struct tt_decoder *d)
 static int tt_decode_merged(struct tt_decoder *d)
 {
 	while (d->nheap > 0) {
-		struct tt_thread_state *st = &d->threads[d->heap[0]];
+		struct tt_thread_state *st = &d->threads[d->heap[0].id];
 		if (tt_decode_run(d, st, tt_heap_second(d)) < 0)
 			return -1;
 		if (st->next_ts == INT64_MAX) {
 			if (tt_finish_thread(d, st->thread) < 0)
 				return -1;
 			d->heap[0] = d->heap[--d->nheap];
+		} else {
+			d->heap[0].ts = st->next_ts;
 		}
 		tt_heap_down(d, 0);
 	}
@@ -429,7 +450,7 @@ static int tt_decoder_init(struct tt_decoder *d)
 			st->thread = th;
 			st->next_ts = th->has_first ? tt_clock_ns(&f->clock, th->first_tsc) - t->base_ns :
 				      INT64_MIN;
-			d->heap[d->nheap++] = th->id;
+			d->heap[d->nheap++] = (struct tt_heap_entry){st->next_ts, th->id};
 		}
 		d->sum.threads += f->nthreads;
 		d->sum.dropped += f->dropped;

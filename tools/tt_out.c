@@ -82,12 +82,16 @@ void tt_out_us(struct tt_out *o, int64_t ns)
 
 static void tt_write_all(struct tt_out *o, const char *p, size_t n)
 {
-	while (n > 0 && !o->error) {
+	while (n > 0) {
 		ssize_t w = write(o->fd, p, n);
 		if (w < 0) {
-			if (errno != EINTR)
+			if (errno == EINTR)
+				continue;
+			pthread_mutex_lock(&o->lock);
+			if (!o->error)
 				o->error = errno;
-			continue;
+			pthread_mutex_unlock(&o->lock);
+			return;
 		}
 		p += w;
 		n -= (size_t)w;
@@ -95,9 +99,51 @@ static void tt_write_all(struct tt_out *o, const char *p, size_t n)
 	}
 }
 
+static void *tt_out_writer(void *arg)
+{
+	struct tt_out *o = arg;
+	pthread_mutex_lock(&o->lock);
+	for (;;) {
+		while (!o->pending && !o->quit)
+			pthread_cond_wait(&o->cond, &o->lock);
+		if (!o->pending)
+			break;
+		const char *p = o->pending;
+		size_t n = o->pending_len;
+		bool failed = o->error != 0; /* after a failure, the rest is dropped */
+		pthread_mutex_unlock(&o->lock);
+		if (!failed)
+			tt_write_all(o, p, n);
+		pthread_mutex_lock(&o->lock);
+		o->pending = NULL;
+		pthread_cond_broadcast(&o->cond);
+	}
+	pthread_mutex_unlock(&o->lock);
+	return NULL;
+}
+
+/* Waits until the writer has written what it was handed. */
+static void tt_out_wait_idle(struct tt_out *o)
+{
+	pthread_mutex_lock(&o->lock);
+	while (o->pending)
+		pthread_cond_wait(&o->cond, &o->lock);
+	pthread_mutex_unlock(&o->lock);
+}
+
 void tt_out_flush(struct tt_out *o)
 {
-	tt_write_all(o, o->buf, o->len);
+	if (o->len == 0)
+		return;
+	tt_out_wait_idle(o);
+	pthread_mutex_lock(&o->lock);
+	o->pending = o->buf;
+	o->pending_len = o->len;
+	pthread_cond_broadcast(&o->cond);
+	pthread_mutex_unlock(&o->lock);
+	char *next = o->spare;
+	o->spare = o->buf;
+	o->buf = next;
 	o->len = 0;
 }
 
@@ -105,6 +151,7 @@ void tt_out_bytes(struct tt_out *o, const void *p, size_t n)
 {
 	if (n > TT_OUT_BUFFER / 2) {
 		tt_out_flush(o);
+		tt_out_wait_idle(o);
 		tt_write_all(o, p, n);
 		return;
 	}
@@ -163,43 +210,33 @@ static int tt_out_make_tmp(struct tt_out *o)
 	return 0;
 }
 
-int tt_out_open(struct tt_out *o, const char *path, bool force)
+/* The buffers and the writer thread; 0 or -1. */
+static int tt_out_start(struct tt_out *o)
 {
-	*o = (struct tt_out){.fd = -1, .path = path, .force = force};
 	o->buf = malloc(TT_OUT_BUFFER);
-	if (!o->buf)
-		return tt_error("out of memory for the output buffer");
-	if (strcmp(path, "-") == 0) {
-		o->fd = STDOUT_FILENO;
-		return 0;
-	}
-	struct stat st;
-	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
-		if (S_ISDIR(st.st_mode)) {
-			free(o->buf);
-			return tt_error("%s: is a directory", path);
-		}
-		o->fd = open(path, O_WRONLY | O_CLOEXEC);
-		if (o->fd < 0) {
-			int err = errno;
-			free(o->buf);
-			return tt_error("%s: %s", path, strerror(err));
-		}
-		return 0;
-	}
-	if (!force && access(path, F_OK) == 0) {
-		free(o->buf);
-		return tt_error("%s: exists (use --force to overwrite it)", path);
-	}
-	if (tt_out_make_tmp(o) < 0) {
-		free(o->buf);
-		return -1;
-	}
+	o->spare = malloc(TT_OUT_BUFFER);
+	pthread_mutex_init(&o->lock, NULL);
+	pthread_cond_init(&o->cond, NULL);
+	if (!o->buf || !o->spare)
+		return tt_error("out of memory for the output buffers");
+	if (pthread_create(&o->writer, NULL, tt_out_writer, o) != 0)
+		return tt_error("cannot start the output thread");
+	o->writer_running = true;
 	return 0;
 }
 
+/* Stops the writer after what it was handed, and frees everything. */
 static void tt_out_release(struct tt_out *o)
 {
+	if (o->writer_running) {
+		pthread_mutex_lock(&o->lock);
+		o->quit = true;
+		pthread_cond_broadcast(&o->cond);
+		pthread_mutex_unlock(&o->lock);
+		pthread_join(o->writer, NULL);
+	}
+	pthread_mutex_destroy(&o->lock);
+	pthread_cond_destroy(&o->cond);
 	if (o->tmp) {
 		unlink(o->tmp);
 		tt_out_guard(NULL);
@@ -208,7 +245,34 @@ static void tt_out_release(struct tt_out *o)
 	if (o->fd > STDERR_FILENO)
 		close(o->fd);
 	free(o->buf);
+	free(o->spare);
 	*o = (struct tt_out){.fd = -1};
+}
+
+int tt_out_open(struct tt_out *o, const char *path, bool force)
+{
+	*o = (struct tt_out){.fd = -1, .path = path, .force = force};
+	int rc = tt_out_start(o);
+	struct stat st;
+	if (rc < 0) {
+		/* reported */
+	} else if (strcmp(path, "-") == 0) {
+		o->fd = STDOUT_FILENO;
+	} else if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+		rc = tt_error("%s: is a directory", path);
+	} else if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		/* a device or a pipe: written directly, nothing to rename */
+		o->fd = open(path, O_WRONLY | O_CLOEXEC);
+		if (o->fd < 0)
+			rc = tt_error("%s: %s", path, strerror(errno));
+	} else if (!force && access(path, F_OK) == 0) {
+		rc = tt_error("%s: exists (use --force to overwrite it)", path);
+	} else {
+		rc = tt_out_make_tmp(o);
+	}
+	if (rc < 0)
+		tt_out_release(o);
+	return rc;
 }
 
 void tt_out_abort(struct tt_out *o)
@@ -219,6 +283,7 @@ void tt_out_abort(struct tt_out *o)
 int tt_out_commit(struct tt_out *o)
 {
 	tt_out_flush(o);
+	tt_out_wait_idle(o);
 	if (o->error) {
 		tt_error("%s: write failed: %s", o->path, strerror(o->error));
 		tt_out_release(o);

@@ -1,9 +1,12 @@
-/* Output: a large buffer filled by hand-written formatters, flushed with write(2), into
- * a temporary file beside the destination that is renamed over it only when complete.
- * A failed or interrupted conversion leaves no partial file behind. */
+/* Output: a large buffer filled by hand-written formatters, handed to a writer thread
+ * that write(2)s it while the next buffer fills (the copy into the page cache costs
+ * as much as the formatting), into a temporary file beside the destination that is
+ * renamed over it only when complete. A failed or interrupted conversion leaves no
+ * partial file behind. */
 #ifndef TT_OUT_H
 #define TT_OUT_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -16,8 +19,16 @@
 
 struct tt_out {
 	int fd;
-	char *buf;
+	char *buf;        /* being filled */
 	size_t len;
+	char *spare;      /* the other buffer: being written, or free */
+	pthread_t writer;
+	bool writer_running;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	const char *pending; /* handed to the writer; NULL when it is idle */
+	size_t pending_len;
+	bool quit;
 	int error;        /* the errno of the first failed write, or 0 */
 	const char *path; /* as given; "-" for stdout */
 	char *tmp;        /* the temporary file, until it is renamed or removed */
@@ -33,7 +44,8 @@ int tt_out_open(struct tt_out *o, const char *path, bool force);
 int tt_out_commit(struct tt_out *o);
 /* Removes the temporary file and frees everything. */
 void tt_out_abort(struct tt_out *o);
-/* Writes the buffer out; errors are remembered in o->error and reported at commit. */
+/* Hands the buffer to the writer and continues in the other one; errors are
+ * remembered in o->error and reported at commit. */
 void tt_out_flush(struct tt_out *o);
 
 static inline void tt_out_reserve(struct tt_out *o, size_t n)

@@ -396,6 +396,14 @@ void tt_file_close(struct tt_file *f)
 	*f = (struct tt_file){0};
 }
 
+void tt_file_release(const struct tt_file *f, uint64_t from, uint64_t to)
+{
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+	uint64_t start = (from + page - 1) & ~(page - 1), end = to & ~(page - 1);
+	if (f->mapped && end > start)
+		madvise((void *)(f->data + start), end - start, MADV_DONTNEED);
+}
+
 const struct tt_site *tt_file_site(const struct tt_file *f, uint64_t address)
 {
 	uint32_t pos;

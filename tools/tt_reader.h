@@ -96,6 +96,10 @@ int tt_file_open(struct tt_file *f, const char *path);
 int tt_file_load(struct tt_file *f, const char *path, const uint8_t *data, size_t size);
 void tt_file_close(struct tt_file *f);
 
+/* Tells the kernel that bytes [from, to) of a mapped file will not be read again, so
+ * that converting a large file keeps little of it resident. */
+void tt_file_release(const struct tt_file *f, uint64_t from, uint64_t to);
+
 /* The site whose descriptor address is `address`, or NULL. */
 const struct tt_site *tt_file_site(const struct tt_file *f, uint64_t address);
 

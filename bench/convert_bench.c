@@ -1,0 +1,199 @@
+/* Converter throughput: generates a large synthetic raw file (several threads whose
+ * events interleave finely in time, nested scopes, instants, counters, flows), then
+ * converts it repeatedly, each time in a child process so that its peak RSS is its
+ * own, and prints one JSON object:
+ *
+ *   ticktrace-convert-bench [--events N] [--threads T] [--repeats R] [--dir DIR] [--keep]
+ *   {"convert_json_events_per_s": ..., "convert_peak_rss_mb": ..., ...}
+ *
+ * The rate is the median over the repeats of logical events (records that are not
+ * PAD or VALUE) per second of wall time for the whole conversion, output written
+ * to DIR (default /tmp). --keep leaves the raw file there, for profiling. */
+#include <getopt.h>
+#include <stdbool.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tt_convert.h"
+#include "tt_tw.h"
+
+#define TT_BENCH_CHUNK 65536 /* records per EVENTS section, as the runtime's chunks */
+
+static const struct tt_tw_site tt_bench_sites[] = {
+	{0x1000, "frame", "bench.c", "run", 10},     {0x1010, "update", "bench.c", "run", 11},
+	{0x1020, "physics", "bench.c", "run", 12},   {0x1030, "render", "bench.c", "run", 13},
+	{0x1040, "submit", "bench.c", "run", 14},    {0x1050, "queue_depth", "bench.c", "run", 15},
+	{0x1060, "job", "bench.c", "run", 16},
+};
+
+/* One thread's records, a pattern of 16 records (14 events) repeated: scopes nested
+ * three deep, ENDBEGIN, an instant, a BEGIN_ARG, a counter. Each thread's clock is
+ * offset by a few ticks, so the threads' events interleave in time. */
+static void tt_bench_fill(struct tt_record *r, size_t n, uint64_t first, uint32_t thread)
+{
+	static const struct {
+		unsigned kind;
+		uint64_t payload;
+	} pattern[16] = {
+		{TT_REC_BEGIN, 0x1000},    {TT_REC_BEGIN, 0x1010},   {TT_REC_BEGIN, 0x1020},
+		{TT_REC_END, 0},           {TT_REC_ENDBEGIN, 0x1030}, {TT_REC_INSTANT, 0x1040},
+		{TT_REC_END, 0},           {TT_REC_END, 0},          {TT_REC_BEGIN_ARG, 0x1060},
+		{TT_REC_VALUE, 0},         {TT_REC_COUNTER, 0x1050}, {TT_REC_VALUE, 0},
+		{TT_REC_END, 0},           {TT_REC_BEGIN, 0x1040},   {TT_REC_END, 0},
+		{TT_REC_INSTANT, 0x1040},
+	};
+	for (size_t i = 0; i < n; i++) {
+		uint64_t k = first + i;
+		unsigned p = (unsigned)(k % 16);
+		r[i].word = TT_RECORD_WORD(pattern[p].kind, pattern[p].payload);
+		r[i].tsc = pattern[p].kind == TT_REC_VALUE ? k / 16 : 1000 + k * 40 + thread * 7;
+	}
+}
+
+/* Writes the file; returns the number of logical events, or 0 on failure. */
+static uint64_t tt_bench_generate(const char *path, uint64_t records_per_thread, uint32_t threads)
+{
+	struct tt_tw w;
+	if (tt_tw_open_file(&w, path) < 0)
+		return 0;
+	tt_tw_header(&w, NULL);
+	tt_tw_process(&w, 4242, "bench");
+	tt_tw_sites(&w, tt_bench_sites, sizeof(tt_bench_sites) / sizeof(tt_bench_sites[0]));
+	for (uint32_t t = 0; t < threads; t++) {
+		char name[32];
+		snprintf(name, sizeof(name), "worker-%u", t);
+		tt_tw_thread(&w, t, 5000 + t, name, records_per_thread, 0);
+	}
+	struct tt_record *chunk = malloc(TT_BENCH_CHUNK * sizeof(*chunk));
+	/* Chunks of the threads alternate in the file, as the runtime's stream mode
+	 * writes them. */
+	for (uint64_t first = 0; chunk && first < records_per_thread; first += TT_BENCH_CHUNK) {
+		size_t n = records_per_thread - first < TT_BENCH_CHUNK ? records_per_thread - first :
+									   TT_BENCH_CHUNK;
+		for (uint32_t t = 0; t < threads; t++) {
+			tt_bench_fill(chunk, n, first, t);
+			tt_tw_events(&w, t, first, chunk, n);
+		}
+	}
+	free(chunk);
+	tt_tw_end(&w);
+	if (tt_tw_close(&w) < 0)
+		return 0;
+	/* 14 events in each 16 records; patterns are whole when the count is a multiple */
+	return records_per_thread / 16 * 14 * threads;
+}
+
+static double tt_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int tt_cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* One conversion in a child process: its wall time and peak RSS (KiB). */
+static int tt_bench_convert_once(char *in, const char *out, double *seconds, long *rss_kb)
+{
+	unlink(out);
+	double t0 = tt_now();
+	pid_t pid = fork();
+	if (pid == 0) {
+		struct tt_convert_opts opts = {
+			.inputs = &in, .ninputs = 1, .output = out, .quiet = true,
+		};
+		_exit(tt_convert(&opts, NULL) == 0 ? 0 : 1);
+	}
+	int st;
+	struct rusage ru;
+	if (pid < 0 || wait4(pid, &st, 0, &ru) < 0)
+		return -1;
+	*seconds = tt_now() - t0;
+	*rss_kb = ru.ru_maxrss;
+	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
+}
+
+int main(int argc, char **argv)
+{
+	uint64_t events = 12000000;
+	uint32_t threads = 4;
+	int repeats = 3;
+	const char *dir = "/tmp";
+	bool keep = false;
+	static const struct option longopts[] = {
+		{"events", required_argument, NULL, 'e'}, {"threads", required_argument, NULL, 't'},
+		{"repeats", required_argument, NULL, 'r'}, {"dir", required_argument, NULL, 'd'},
+		{"keep", no_argument, NULL, 'k'},          {"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	int c;
+	while ((c = getopt_long(argc, argv, "e:t:r:d:kh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'e': events = strtoull(optarg, NULL, 0); break;
+		case 't': threads = (uint32_t)strtoul(optarg, NULL, 0); break;
+		case 'r': repeats = atoi(optarg); break;
+		case 'd': dir = optarg; break;
+		case 'k': keep = true; break;
+		case 'h':
+			printf("usage: ticktrace-convert-bench [--events N] [--threads T] [--repeats R] "
+			       "[--dir DIR] [--keep]\n");
+			return 0;
+		default: return 2;
+		}
+	}
+	if (threads == 0 || repeats < 1 || repeats > 99 || events < 16 * threads) {
+		fprintf(stderr, "ticktrace-convert-bench: need threads >= 1, 1..99 repeats, and "
+				"at least 16 events per thread\n");
+		return 2;
+	}
+	char in[4096], out[4096];
+	snprintf(in, sizeof(in), "%s/tt-convert-bench-%d.ttr", dir, (int)getpid());
+	snprintf(out, sizeof(out), "%s/tt-convert-bench-%d.json", dir, (int)getpid());
+	/* Whole patterns per thread: records = events * 16 / 14. */
+	uint64_t per_thread = (events / threads + 13) / 14 * 16;
+	uint64_t n = tt_bench_generate(in, per_thread, threads);
+	if (n == 0) {
+		fprintf(stderr, "ticktrace-convert-bench: cannot write %s\n", in);
+		unlink(in);
+		return 1;
+	}
+	double rates[99];
+	long rss_kb = 0;
+	int rc = 0;
+	for (int i = 0; i < repeats && rc == 0; i++) {
+		double s = 0;
+		long kb = 0;
+		rc = tt_bench_convert_once(in, out, &s, &kb);
+		rates[i] = (double)n / s;
+		if (kb > rss_kb)
+			rss_kb = kb;
+	}
+	struct stat st_in, st_out;
+	int have_sizes = stat(in, &st_in) == 0 && stat(out, &st_out) == 0;
+	if (!keep)
+		unlink(in);
+	unlink(out);
+	if (rc < 0) {
+		fprintf(stderr, "ticktrace-convert-bench: the conversion failed\n");
+		return 1;
+	}
+	qsort(rates, (size_t)repeats, sizeof(rates[0]), tt_cmp_double);
+	printf("{\"convert_json_events_per_s\": %.0f, \"convert_peak_rss_mb\": %.1f, "
+	       "\"events\": %" PRIu64 ", \"threads\": %u, \"repeats\": %d, \"raw_bytes\": %lld, "
+	       "\"json_bytes\": %lld}\n",
+	       rates[repeats / 2], (double)rss_kb / 1024.0, n, threads, repeats,
+	       have_sizes ? (long long)st_in.st_size : -1LL,
+	       have_sizes ? (long long)st_out.st_size : -1LL);
+	return 0;
+}

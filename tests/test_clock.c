@@ -1,0 +1,125 @@
+/* TSC ticks to CLOCK_MONOTONIC nanoseconds: exact integer results, compared with a
+ * plain 128-bit division, for clock rates from 1 Hz to 2^62 Hz and tick counts up to
+ * years; the perf conversion as the header documents it; refusals of unusable
+ * clocks; and the microsecond text with exactly three fraction digits. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "tt_clock.h"
+#include "tt_out.h"
+#include <ticktrace/format.h>
+
+typedef unsigned __int128 u128;
+
+static struct tt_clock anchors_clock(uint64_t hz)
+{
+	struct tt_file_header h = {.tsc_source = TT_TSC_ANCHORS, .tsc_hz = hz};
+	h.start.tsc = 1000000;
+	h.start.monotonic_ns = 7000000000;
+	struct tt_clock c;
+	const char *why;
+	assert_int_equal(tt_clock_init(&c, &h, &why), 0);
+	return c;
+}
+
+/* xorshift: reproducible tick counts of every magnitude */
+static uint64_t next_random(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+static void test_anchors_exact(void **state)
+{
+	(void)state;
+	static const uint64_t rates[] = {1, 3, 999999999, 1000000000, 1000000001, 2400000000,
+					 2899999973, 3000000007, UINT64_C(1) << 40,
+					 UINT64_C(1) << 62};
+	uint64_t seed = 88172645463325252u;
+	for (size_t i = 0; i < sizeof(rates) / sizeof(rates[0]); i++) {
+		struct tt_clock c = anchors_clock(rates[i]);
+		for (int k = 0; k < 20000; k++) {
+			/* up to about 2^(k % 56) ticks past the start anchor */
+			uint64_t ticks = next_random(&seed) >> (8 + k % 56);
+			u128 want = (u128)ticks * 1000000000u / rates[i];
+			if (want > INT64_MAX - 7000000000)
+				continue;
+			int64_t got = tt_clock_ns(&c, 1000000 + ticks);
+			if ((u128)(got - 7000000000) != want)
+				fail_msg("hz %llu ticks %llu: %lld, expected %llu", (unsigned long long)rates[i],
+					 (unsigned long long)ticks, (long long)got - 7000000000,
+					 (unsigned long long)want);
+		}
+		/* before the start anchor: the same span, backwards */
+		assert_int_equal(tt_clock_ns(&c, 1000000 - 0), 7000000000);
+	}
+	struct tt_clock c = anchors_clock(3000000000);
+	assert_int_equal(tt_clock_ns(&c, 1000000 - 3000), 7000000000 - 1000);
+	assert_int_equal(tt_clock_ns(&c, 1000000 + 3000000000), 8000000000);
+	assert_int_equal(tt_clock_ns(&c, 1000000 + 2), 7000000000); /* 0.67 ns floors to 0 */
+	/* a hostile TSC saturates instead of wrapping */
+	c = anchors_clock(1);
+	assert_int_equal(tt_clock_ns(&c, UINT64_MAX), INT64_MAX);
+}
+
+static void test_refusals(void **state)
+{
+	(void)state;
+	struct tt_clock c;
+	const char *why = NULL;
+	struct tt_file_header h = {.tsc_source = TT_TSC_ANCHORS, .tsc_hz = 0};
+	assert_int_equal(tt_clock_init(&c, &h, &why), -1);
+	assert_non_null(strstr(why, "tsc_hz"));
+	h.tsc_hz = (UINT64_C(1) << 62) + 1;
+	assert_int_equal(tt_clock_init(&c, &h, &why), -1);
+	h.tsc_source = 9;
+	assert_int_equal(tt_clock_init(&c, &h, &why), -1);
+	assert_non_null(strstr(why, "tsc_source"));
+}
+
+/* The formatters behind every timestamp and number in the JSON. */
+static void test_microseconds_text(void **state)
+{
+	(void)state;
+	static const struct {
+		int64_t ns;
+		const char *text;
+	} cases[] = {
+		{0, "0.000"}, {7, "0.007"}, {999, "0.999"}, {1000, "1.000"}, {1234567, "1234.567"},
+		{-1500, "-1.500"}, {INT64_MAX, "9223372036854775.807"},
+	};
+	struct tt_out o = {.buf = malloc(TT_OUT_BUFFER)};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		o.len = 0;
+		tt_out_us(&o, cases[i].ns);
+		tt_out_char(&o, 0);
+		assert_string_equal(o.buf, cases[i].text);
+	}
+	o.len = 0;
+	tt_out_u64(&o, UINT64_MAX);
+	tt_out_char(&o, ' ');
+	tt_out_i64(&o, INT64_MIN);
+	tt_out_char(&o, ' ');
+	tt_out_hex(&o, 0xabc);
+	tt_out_char(&o, 0);
+	assert_string_equal(o.buf, "18446744073709551615 -9223372036854775808 0xabc");
+	free(o.buf);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_anchors_exact),
+		cmocka_unit_test(test_refusals),
+		cmocka_unit_test(test_microseconds_text),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
