@@ -22,7 +22,6 @@
 #define TT__ARENA_MIN (UINT64_C(256) << 20)
 #define TT__PREFAULT_STEP (2u << 20)
 #define TT__PREFAULT_AHEAD (16u << 20)
-#define TT__PREFAULT_AT_START (256u << 10)
 
 static pthread_mutex_t tt__arena_mutex = PTHREAD_MUTEX_INITIALIZER;
 static char *tt__arena_base, *tt__arena_end;
@@ -98,13 +97,15 @@ int tt__arena_init(void)
 				  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 		if (base == MAP_FAILED)
 			continue;
-		/* Huge pages: a 2 MiB fault instead of 512 faults, where the kernel allows. */
-		madvise(base, size, MADV_HUGEPAGE);
 		tt__arena_base = tt__arena_fresh = tt__arena_ready = base;
 		tt__arena_end = tt__arena_base + size;
-		/* The first thread's first chunk must not wait for the background thread. */
-		tt__prefault(tt__arena_base, TT__PREFAULT_AT_START);
-		tt__arena_ready = tt__arena_base + TT__PREFAULT_AT_START;
+		/* The first chunk is faulted in now, so the first thread's first event does
+		 * not wait for the background thread; on small pages, because zeroing a whole
+		 * huge page here cost up to 5 ms of start-up. Huge pages after that: one 2 MiB
+		 * fault instead of 512, where the kernel allows. */
+		madvise(tt__arena_base + TT__PREFAULT_STEP, size - TT__PREFAULT_STEP, MADV_HUGEPAGE);
+		tt__prefault(tt__arena_base, TT__CHUNK_SIZE);
+		tt__arena_ready = tt__arena_base + TT__CHUNK_SIZE;
 		return tt__start_prefault_thread();
 	}
 	return -ENOMEM;
