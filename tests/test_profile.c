@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <pthread.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -316,6 +317,32 @@ static void test_fork_child_not_counted(void **state)
 	assert_int_equal(counts[1], 0);
 }
 
+static void programs_own_sigprof(int sig)
+{
+	(void)sig;
+}
+
+/* The fallback needs SIGPROF: a program that handles it gets -EBUSY, not a profiler
+ * that steals its signal. perf needs no signal and does not care. */
+static void test_sigprof_taken(void **state)
+{
+	(void)state;
+	struct sigaction mine = {.sa_handler = programs_own_sigprof}, old;
+	sigemptyset(&mine.sa_mask);
+	assert_int_equal(sigaction(SIGPROF, &mine, &old), 0);
+	struct tt_profile_config cfg = {0};
+	TT_PROFILE_SECTION(&cfg, calib);
+	struct tt_profile *p = NULL;
+	int rc = tt_profile_create(&p, &cfg);
+	assert_int_equal(sigaction(SIGPROF, &old, NULL), 0);
+	if (expected_mechanism() == TT_PROFILE_TIMER) {
+		assert_int_equal(rc, -EBUSY);
+	} else {
+		assert_int_equal(rc, 0);
+		tt_profile_close(p);
+	}
+}
+
 /* A hardware source either works (a PMU), or fails saying there is none (or that
  * perf is denied), unless falling back to time is allowed. */
 static void test_hardware_source(void **state)
@@ -356,6 +383,7 @@ int main(void)
 		cmocka_unit_test(test_one_thread_sees_only_itself),
 		cmocka_unit_test(test_all_threads),
 		cmocka_unit_test(test_fork_child_not_counted),
+		cmocka_unit_test(test_sigprof_taken),
 		cmocka_unit_test(test_hardware_source),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
