@@ -21,6 +21,8 @@
 
 #include <stdint.h>
 
+#include "ticktrace/profile.h" /* the self-profiler: tt_profile_* */
+
 #ifdef __cplusplus
 extern "C" {
 #endif

@@ -26,7 +26,6 @@ static struct tt_profile *slot_profile[SLOTS];
 static unsigned slot_window[SLOTS];  /* generation of the slot's current window */
 static unsigned slot_inflight[SLOTS]; /* handlers between lookup and count */
 static pthread_mutex_t slot_lock = PTHREAD_MUTEX_INITIALIZER;
-static bool handler_installed;
 
 static void on_sigprof(int sig, siginfo_t *si, void *ucontext)
 {
@@ -46,23 +45,19 @@ static void on_sigprof(int sig, siginfo_t *si, void *ucontext)
 	errno = saved_errno;
 }
 
-/* Install the handler once; refuse if the program handles SIGPROF itself. */
+/* Install the handler unless it is there; refuse if the program handles SIGPROF
+ * itself (checked every time: the program may have taken it over since). */
 static int install_handler(void)
 {
-	if (handler_installed)
-		return 0;
 	struct sigaction old, sa = {.sa_sigaction = on_sigprof, .sa_flags = SA_SIGINFO | SA_RESTART};
 	sigemptyset(&sa.sa_mask);
 	if (sigaction(SIGPROF, NULL, &old) != 0)
 		return -errno;
-	if (!(old.sa_flags & SA_SIGINFO) && old.sa_handler != SIG_DFL && old.sa_handler != SIG_IGN)
+	if (old.sa_flags & SA_SIGINFO)
+		return old.sa_sigaction == on_sigprof ? 0 : -EBUSY;
+	if (old.sa_handler != SIG_DFL && old.sa_handler != SIG_IGN)
 		return -EBUSY;
-	if ((old.sa_flags & SA_SIGINFO) && old.sa_sigaction != on_sigprof)
-		return -EBUSY;
-	if (sigaction(SIGPROF, &sa, NULL) != 0)
-		return -errno;
-	handler_installed = true;
-	return 0;
+	return sigaction(SIGPROF, &sa, NULL) == 0 ? 0 : -errno;
 }
 
 int tt__timer_open(struct tt_profile *p)

