@@ -70,13 +70,16 @@ static uint64_t tt_demo_pop(struct tt_demo_queue *q)
 	return item;
 }
 
-/* A few microseconds of arithmetic, more for some items. */
-static uint64_t tt_demo_spin(uint64_t item, unsigned rounds)
+/* A few microseconds of arithmetic, more for some items; the result is kept, or the
+ * compiler would remove the work. */
+static volatile uint64_t tt_demo_result;
+
+static void tt_demo_spin(uint64_t item, unsigned rounds)
 {
 	uint64_t x = item | 1;
 	for (unsigned i = 0; i < rounds; i++)
 		x = x * 6364136223846793005u + 1442695040888963407u;
-	return x;
+	tt_demo_result = x;
 }
 
 #define TT_DEMO_STOP UINT64_MAX
