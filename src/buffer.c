@@ -28,7 +28,7 @@ static char *tt__arena_base, *tt__arena_end;
 static char *tt__arena_fresh; /* the next chunk never handed out */
 static char *tt__arena_ready; /* [fresh, ready) is faulted in */
 static struct tt__chunk *tt__free_chunks; /* recycled, zeroed, faulted in */
-static char *tt__small_next, *tt__small_end; /* compacted chunks of exited threads */
+static struct tt__slab tt__small = {.slab_size = 1u << 20}; /* compacted chunks */
 static uint32_t tt__prefault_seq;   /* futex word: bumped to wake the prefault thread */
 static int tt__prefault_sleeping;
 
@@ -141,20 +141,20 @@ static struct tt__chunk *tt__chunk_alloc(void)
 	return header;
 }
 
-/* Arena lock held: room for a compacted chunk, from small slabs of their own. */
-static struct tt__chunk *tt__small_alloc(size_t size)
+void *tt__slab_alloc(struct tt__slab *slab, size_t size)
 {
-	if ((size_t)(tt__small_end - tt__small_next) < size) {
-		size_t slab = 1u << 20;
-		void *p = mmap(NULL, slab, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	size = (size + 63) & ~(size_t)63; /* cache-line aligned: slots are written hot */
+	if ((size_t)(slab->end - slab->next) < size) {
+		void *p = mmap(NULL, slab->slab_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			       -1, 0);
 		if (p == MAP_FAILED)
 			return NULL;
-		tt__small_next = p;
-		tt__small_end = tt__small_next + slab;
+		slab->next = p;
+		slab->end = slab->next + slab->slab_size;
 	}
-	struct tt__chunk *chunk = (struct tt__chunk *)tt__small_next;
-	tt__small_next += size;
-	return chunk;
+	void *block = slab->next;
+	slab->next += size;
+	return block;
 }
 
 void tt__compact_exited(struct tt__slot *slot)
@@ -166,7 +166,7 @@ void tt__compact_exited(struct tt__slot *slot)
 	if (tt__dumps_running || chunk->size != TT__CHUNK_SIZE || used > TT__CHUNK_SIZE / 2)
 		return;
 	pthread_mutex_lock(&tt__arena_mutex);
-	struct tt__chunk *small = tt__small_alloc(sizeof *small + used);
+	struct tt__chunk *small = tt__slab_alloc(&tt__small, sizeof *small + used);
 	if (small) {
 		small->next = NULL;
 		small->size = sizeof *small + used;

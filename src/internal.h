@@ -66,6 +66,15 @@ extern struct tt__config tt__config TT__HIDDEN;
 extern struct tt__slot *tt__tls_table[TT__TABLE_SIZE] TT__HIDDEN;
 extern int tt__recording TT__HIDDEN; /* tt_enable/tt_disable; read with atomics */
 
+/* Memory for the slow path, which must not call malloc (a signal handler may have
+ * interrupted it): bump allocation from private mmap'd slabs, never freed. The
+ * caller serializes calls on one slab. */
+struct tt__slab {
+	char *next, *end;
+	size_t slab_size;
+};
+void *tt__slab_alloc(struct tt__slab *slab, size_t size) TT__HIDDEN;
+
 /* init.c */
 void tt__init(void) TT__HIDDEN; /* idempotent; every entry point calls it */
 void tt__block_signals(sigset_t *old) TT__HIDDEN;

@@ -6,7 +6,6 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
@@ -19,8 +18,7 @@ static struct tt__slot *tt__registry_first, *tt__registry_last;
 static uint32_t tt__thread_count;
 static pthread_key_t tt__exit_key;
 
-/* Slots come from page-sized slabs so that registration never calls malloc. */
-static char *tt__slab_next, *tt__slab_end;
+static struct tt__slab tt__slot_slab = {.slab_size = 64 * 1024}; /* registry lock */
 
 uintptr_t tt__thread_pointer(void)
 {
@@ -92,21 +90,6 @@ int tt__registry_init(void)
 	return -pthread_key_create(&tt__exit_key, tt__thread_exit);
 }
 
-static struct tt__slot *tt__slot_alloc(void)
-{
-	if (tt__slab_end - tt__slab_next < (ptrdiff_t)sizeof(struct tt__slot)) {
-		size_t size = 64 * 1024;
-		void *slab = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (slab == MAP_FAILED)
-			return NULL;
-		tt__slab_next = slab;
-		tt__slab_end = tt__slab_next + size;
-	}
-	struct tt__slot *slot = (struct tt__slot *)tt__slab_next;
-	tt__slab_next += (sizeof(struct tt__slot) + 63) & ~(size_t)63;
-	return slot;
-}
-
 static int tt__table_insert(struct tt__slot *slot, uintptr_t tp)
 {
 	uint32_t h = tt__hash(tp);
@@ -130,7 +113,7 @@ struct tt__slot *tt__register_thread(uintptr_t tp)
 	struct tt__slot *slot = tt__find_slot(tp);
 	if (slot)
 		goto out;
-	slot = tt__slot_alloc();
+	slot = tt__slab_alloc(&tt__slot_slab, sizeof *slot);
 	if (!slot)
 		goto out;
 	memset(slot, 0, sizeof *slot);
