@@ -21,13 +21,15 @@ static const char tt_usage[] =
 static const char tt_convert_usage[] =
 	"usage: ticktrace convert RUN.ttr [MORE.ttr ...] -o OUTPUT [--force]\n"
 	"\n"
-	"Converts raw files into Chrome trace JSON (several files: one timeline, one\n"
-	"process each). The output is written under a temporary name and renamed when\n"
+	"Converts raw files into Chrome trace JSON or Perfetto's protobuf format\n"
+	"(several files: one timeline, one process each, aligned on CLOCK_MONOTONIC). The output is written under a temporary name and renamed when\n"
 	"complete; on error nothing is left behind.\n"
 	"\n"
 	"  -o, --output FILE   where to write; '-' is standard output\n"
 	"  -f, --force         replace an existing output file\n"
-	"  -F, --format FMT    json (the default)\n"
+	"  -F, --format FMT    json, or perfetto (Perfetto's protobuf TrackEvent format);\n"
+	"                      by default .pftrace, .perfetto-trace and .pb outputs are\n"
+	"                      perfetto, anything else json\n"
 	"  -q, --quiet         no summary line (warnings are still printed)\n"
 	"  -h, --help          this text\n"
 	"\n"
@@ -57,9 +59,10 @@ static int tt_cmd_convert(int argc, char **argv)
 		case 'f': opts.force = true; break;
 		case 'q': opts.quiet = true; break;
 		case 'F':
-			if (strcmp(optarg, "json") != 0)
-				return tt_usage_error(tt_convert_usage, "unknown --format (json)");
-			opts.format = TT_FORMAT_JSON;
+			opts.format = tt_format_named(optarg);
+			if (opts.format == TT_FORMAT_AUTO)
+				return tt_usage_error(tt_convert_usage,
+						      "convert: --format is json or perfetto");
 			break;
 		case 'h': fputs(tt_convert_usage, stdout); return 0;
 		default: return tt_usage_error(tt_convert_usage, NULL);

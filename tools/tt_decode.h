@@ -6,8 +6,10 @@
  *   struct tt_sink *sinks[] = {&json.sink, &summary.sink};
  *   tt_decode(&t, sinks, 2);                           // start, events..., finish
  *
- * Events reach the sinks in time order over all threads and files (each thread's
- * records are merged by time), so that causes come before effects in any output.
+ * Each thread's events reach the sinks in its time order. Threads (of all files)
+ * are merged by time in windows of 100 us: within a window one thread after the
+ * other, and the window's flows last, in time order over all threads, so that a
+ * FLOW_OUT comes before its FLOW_IN in any output.
  * Memory grows with threads, sites and nesting depth, never with events. */
 #ifndef TT_DECODE_H
 #define TT_DECODE_H
