@@ -22,13 +22,16 @@ enum {
 	DEF_CLOCK_ID = 58, DEF_TRACK_EVENT = 11, TED_TRACK_UUID = 11,
 	ID_CATEGORIES = 1, ID_EVENT_NAMES = 2, ID_SOURCE_LOCATIONS = 4,
 	IID = 1, IID_NAME = 2, SL_FILE = 2, SL_FUNCTION = 3, SL_LINE = 4,
-	CS_CLOCKS = 1, CLK_ID = 1, CLK_TIMESTAMP = 2,
+	CS_CLOCKS = 1, CLK_ID = 1, CLK_TIMESTAMP = 2, CLK_INCREMENTAL = 3,
 	TD_UUID = 1, TD_PARENT = 5, TD_NAME = 2, TD_PROCESS = 3, TD_THREAD = 4, TD_COUNTER = 8,
 	PD_PID = 1, PD_NAME = 6, THD_PID = 1, THD_TID = 2, THD_NAME = 5,
 };
 enum { WT_VARINT = 0, WT_FIXED64 = 1, WT_LEN = 2 };
 enum { TYPE_SLICE_BEGIN = 1, TYPE_SLICE_END = 2, TYPE_INSTANT = 3, TYPE_COUNTER = 4 };
 enum { CLOCK_REALTIME_ID = 1, CLOCK_MONOTONIC_ID = 3, CLOCK_BOOTTIME_ID = 6 };
+/* A sequence-scoped clock: each packet's timestamp is the delta from the one before
+ * on its sequence, a byte or two instead of seven or eight. */
+#define TT_PF_DELTA_CLOCK 64
 enum { SEQ_CLEARED = 1, SEQ_NEEDS_STATE = 2 };
 #define TT_PB_CATEGORY_IID 1
 /* Room for an event packet without strings (measured: under 80 bytes). */
@@ -82,15 +85,15 @@ static uint8_t *pb_open(uint8_t *p)
 static uint8_t *pb_close(uint8_t *start, uint8_t *end, unsigned field)
 {
 	size_t n = (size_t)(end - (start + PB_GAP));
+	if (field < 16 && n < 128) { /* the common case: one byte each, in place */
+		start[0] = (uint8_t)(field << 3 | WT_LEN);
+		start[1] = (uint8_t)n;
+		return end;
+	}
 	uint8_t head[16];
 	size_t h = (size_t)(pb_varint(pb_tag(head, field, WT_LEN), n) - head);
-	if (h == PB_GAP) { /* the common case, without a library call */
-		start[0] = head[0];
-		start[1] = head[1];
-	} else {
-		memmove(start + h, start + PB_GAP, n);
-		memcpy(start, head, h);
-	}
+	memmove(start + h, start + PB_GAP, n);
+	memcpy(start, head, h);
 	return start + h + n;
 }
 
@@ -113,9 +116,13 @@ static uint8_t *tt_pb_room(struct tt_pb_buf *b, size_t n)
 	return b->p;
 }
 
-struct tt_pf_thread {
-	uint64_t uuid;
-	uint32_t seq;
+/* A packet sequence: one per thread, its events in time order with delta-encoded
+ * timestamps; and one for flows, which the decoder delivers late, with absolute ones. */
+struct tt_pf_seq {
+	uint64_t track; /* the thread's track */
+	uint32_t id;
+	bool delta;     /* timestamps on TT_PF_DELTA_CLOCK */
+	int64_t last;   /* the last timestamp (CLOCK_MONOTONIC ns) */
 	uint8_t *interned; /* a bit per site: its name and location sent on this sequence */
 };
 
@@ -123,7 +130,8 @@ struct tt_perfetto {
 	struct tt_sink sink;
 	struct tt_out *out;
 	const struct tt_trace *trace;
-	struct tt_pf_thread *threads; /* by thread id */
+	struct tt_pf_seq *threads; /* by thread id */
+	struct tt_pf_seq flows;
 	uint64_t *counter_uuid;       /* by site id: its counter track, once described */
 	struct tt_pb_buf scratch;
 };
@@ -228,22 +236,41 @@ static void tt_pf_clocks(struct tt_perfetto *p, const struct tt_anchor *a)
 	tt_pf_packet(p, b, (size_t)(q - b));
 }
 
-/* The first packet of a thread's sequence: clears incremental state, sets the
- * defaults (its track, CLOCK_MONOTONIC) and interns the one category. */
-static void tt_pf_sequence_start(struct tt_perfetto *p, const struct tt_pf_thread *th)
+/* The first packet of a sequence: clears incremental state, sets the defaults (the
+ * track and the clock; for a thread's sequence, the delta clock that starts at the
+ * trace start) and interns the one category. */
+static void tt_pf_sequence_start(struct tt_perfetto *p, const struct tt_pf_seq *sq)
 {
 	static const char cat[] = "ticktrace";
-	uint8_t b[128], *q = b;
-	q = pb_uint(q, PKT_SEQUENCE_ID, th->seq);
+	uint8_t b[160], *q = b;
+	q = pb_uint(q, PKT_SEQUENCE_ID, sq->id);
 	q = pb_uint(q, PKT_SEQUENCE_FLAGS, SEQ_CLEARED);
 	q = pb_uint(q, PKT_FIRST_ON_SEQUENCE, 1);
+	if (sq->delta) {
+		uint8_t *cs = q, *c;
+		q = pb_open(q);
+		c = q;
+		q = pb_open(q);
+		q = pb_uint(q, CLK_ID, TT_PF_DELTA_CLOCK);
+		q = pb_uint(q, CLK_TIMESTAMP, (uint64_t)sq->last);
+		q = pb_uint(q, CLK_INCREMENTAL, 1);
+		q = pb_close(c, q, CS_CLOCKS);
+		c = q;
+		q = pb_open(q);
+		q = pb_uint(q, CLK_ID, CLOCK_MONOTONIC_ID);
+		q = pb_uint(q, CLK_TIMESTAMP, (uint64_t)sq->last);
+		q = pb_close(c, q, CS_CLOCKS);
+		q = pb_close(cs, q, PKT_CLOCK_SNAPSHOT);
+	}
 	uint8_t *def = q;
 	q = pb_open(q);
-	q = pb_uint(q, DEF_CLOCK_ID, CLOCK_MONOTONIC_ID);
-	uint8_t *ted = q;
-	q = pb_open(q);
-	q = pb_uint(q, TED_TRACK_UUID, th->uuid);
-	q = pb_close(ted, q, DEF_TRACK_EVENT);
+	q = pb_uint(q, DEF_CLOCK_ID, sq->delta ? TT_PF_DELTA_CLOCK : CLOCK_MONOTONIC_ID);
+	if (sq->track) {
+		uint8_t *ted = q;
+		q = pb_open(q);
+		q = pb_uint(q, TED_TRACK_UUID, sq->track);
+		q = pb_close(ted, q, DEF_TRACK_EVENT);
+	}
 	q = pb_close(def, q, PKT_DEFAULTS);
 	uint8_t *id = q, *c;
 	q = pb_open(q);
@@ -273,36 +300,40 @@ static int tt_pf_start(struct tt_sink *sink, const struct tt_trace *t)
 			return -1;
 		for (size_t k = 0; k < f->nthreads; k++) {
 			const struct tt_thread *th = &f->threads[k];
-			struct tt_pf_thread *pt = &p->threads[th->id];
-			pt->uuid = puuid | (th->id + 1);
-			/* sequence ids: one per thread, all trace-wide, 0 is invalid */
-			pt->seq = th->id + 1;
-			pt->interned = calloc((t->nsites + 7) / 8 + 1, 1);
-			if (!pt->interned)
+			struct tt_pf_seq *sq = &p->threads[th->id];
+			/* sequence ids: one per thread, trace-wide; 0 is invalid */
+			*sq = (struct tt_pf_seq){.track = puuid | (th->id + 1), .id = th->id + 1,
+						 .delta = true, .last = t->base_ns};
+			sq->interned = calloc((t->nsites + 7) / 8 + 1, 1);
+			if (!sq->interned)
 				return tt_error("out of memory for %zu threads", t->nthreads);
-			if (tt_pf_descriptor(p, pt->uuid, puuid, TD_THREAD, f->process.pid, th->tid,
+			if (tt_pf_descriptor(p, sq->track, puuid, TD_THREAD, f->process.pid, th->tid,
 					     th->name) < 0)
 				return -1;
-			tt_pf_sequence_start(p, pt);
+			tt_pf_sequence_start(p, sq);
 		}
 	}
+	p->flows = (struct tt_pf_seq){.id = (uint32_t)t->nthreads + 1};
+	tt_pf_sequence_start(p, &p->flows);
 	return 0;
 }
 
 /* The common part of an event packet: timestamp and sequence. */
 static uint8_t *tt_pf_head(uint8_t *q, int64_t base_ns, const struct tt_event *e,
-			   const struct tt_pf_thread *th)
+			   struct tt_pf_seq *sq)
 {
-	q = pb_uint(q, PKT_TIMESTAMP, (uint64_t)(base_ns + e->ts));
-	q = pb_uint(q, PKT_SEQUENCE_ID, th->seq);
+	int64_t ts = base_ns + e->ts;
+	q = pb_uint(q, PKT_TIMESTAMP, (uint64_t)(sq->delta ? ts - sq->last : ts));
+	sq->last = ts;
+	q = pb_uint(q, PKT_SEQUENCE_ID, sq->id);
 	return pb_uint(q, PKT_SEQUENCE_FLAGS, SEQ_NEEDS_STATE);
 }
 
 /* Interns a site's name and source location on the thread's sequence at its first
  * use there, into a packet with room for the strings; returns the end. */
-static uint8_t *tt_pf_intern(struct tt_pf_thread *th, const struct tt_site *s, uint8_t *q)
+static uint8_t *tt_pf_intern(struct tt_pf_seq *sq, const struct tt_site *s, uint8_t *q)
 {
-	th->interned[s->id / 8] |= (uint8_t)(1u << (s->id % 8));
+	sq->interned[s->id / 8] |= (uint8_t)(1u << (s->id % 8));
 	uint8_t *id = q, *m;
 	q = pb_open(q);
 	m = q;
@@ -320,11 +351,13 @@ static uint8_t *tt_pf_intern(struct tt_pf_thread *th, const struct tt_site *s, u
 	return pb_close(id, q, PKT_INTERNED_DATA);
 }
 
-/* Builds and writes one event packet: type, then what the event carries. */
+/* Builds and writes one event packet: type, then what the event carries; on the
+ * event's thread's sequence unless `sq` is given (flows), on its track unless
+ * `track` is given (counters, flows). */
 static int tt_pf_event(struct tt_perfetto *p, const struct tt_event *e, unsigned type,
-		       uint64_t track)
+		       uint64_t track, struct tt_pf_seq *sq)
 {
-	struct tt_pf_thread *th = &p->threads[e->thread->id];
+	struct tt_pf_seq *th = sq ? sq : &p->threads[e->thread->id];
 	const struct tt_site *s = e->site;
 	bool named = type == TYPE_SLICE_BEGIN || (type == TYPE_INSTANT && s);
 	char fname[512];
@@ -398,7 +431,7 @@ static int tt_pf_event(struct tt_perfetto *p, const struct tt_event *e, unsigned
 
 static int tt_pf_slice_begin(struct tt_sink *sink, const struct tt_event *e)
 {
-	return tt_pf_event((struct tt_perfetto *)sink, e, TYPE_SLICE_BEGIN, 0);
+	return tt_pf_event((struct tt_perfetto *)sink, e, TYPE_SLICE_BEGIN, 0, NULL);
 }
 
 static int tt_pf_slice_end(struct tt_sink *sink, const struct tt_event *e)
@@ -406,17 +439,20 @@ static int tt_pf_slice_end(struct tt_sink *sink, const struct tt_event *e)
 	/* SLICE_END needs no name: it closes the innermost slice of the track */
 	struct tt_event end = *e;
 	end.ts = e->ts + e->dur;
-	return tt_pf_event((struct tt_perfetto *)sink, &end, TYPE_SLICE_END, 0);
+	return tt_pf_event((struct tt_perfetto *)sink, &end, TYPE_SLICE_END, 0, NULL);
 }
 
 static int tt_pf_instant(struct tt_sink *sink, const struct tt_event *e)
 {
-	return tt_pf_event((struct tt_perfetto *)sink, e, TYPE_INSTANT, 0);
+	return tt_pf_event((struct tt_perfetto *)sink, e, TYPE_INSTANT, 0, NULL);
 }
 
+/* Flows come late (at the end of the decoder's window): on their own sequence, with
+ * absolute timestamps, on the thread's track. */
 static int tt_pf_flow(struct tt_sink *sink, const struct tt_event *e)
 {
-	return tt_pf_event((struct tt_perfetto *)sink, e, TYPE_INSTANT, 0);
+	struct tt_perfetto *p = (struct tt_perfetto *)sink;
+	return tt_pf_event(p, e, TYPE_INSTANT, p->threads[e->thread->id].track, &p->flows);
 }
 
 /* Counters go on a track per process and name, described at first use. */
@@ -431,7 +467,7 @@ static int tt_pf_counter(struct tt_sink *sink, const struct tt_event *e)
 				     0, s->name) < 0)
 			return -1;
 	}
-	return tt_pf_event(p, e, TYPE_COUNTER, p->counter_uuid[s->id]);
+	return tt_pf_event(p, e, TYPE_COUNTER, p->counter_uuid[s->id], NULL);
 }
 
 static void tt_pf_destroy(struct tt_sink *sink)
