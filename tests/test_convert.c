@@ -368,6 +368,47 @@ static void test_force_and_stdout(void **state)
 	free(r.out);
 }
 
+static void test_info(void **state)
+{
+	struct fixture *fx = *state;
+	assert_int_equal(tt_demo_write(fx->in), 0);
+	struct tt_run r;
+	TT_RUN(&r, "info", fx->in);
+	assert_int_equal(r.status, 0);
+	/* the header, the process, a thread row (tid, name, 12 events, nothing lost), the
+	 * call sites with their uses */
+	static const char *const want[] = {
+		"format version 1", "4242 (demo)", "command line: demo --fast", "1000000000 Hz",
+		"2 threads, 8 call sites", "tid", "101  producer", " 12 ", "worker.c:20 (run)",
+		"q\"uo\\te\\x0a",
+	};
+	for (size_t i = 0; i < N(want); i++)
+		if (!strstr(r.out, want[i]))
+			fail_msg("info lacks \"%s\":\n%s", want[i], r.out);
+	free(r.out);
+
+	static const struct tt_record rec[] = {
+		R(TT_REC_END, 0, 1500),
+		R(TT_REC_BEGIN, S_MAIN, 2000),
+	};
+	write_one(fx->in, rec, N(rec));
+	TT_RUN(&r, "info", fx->in);
+	assert_int_equal(r.status, 0);
+	/* events 2, dropped 0, unmatched 1, clamped 0, open 1 */
+	if (!strstr(r.out, "2          0          1        0        1"))
+		fail_msg("info counts:\n%s", r.out);
+	free(r.out);
+
+	assert_int_equal(tt_tw_save(fx->in, "TICKTRC\x1a", 8), 0);
+	TT_RUN(&r, "info", fx->in);
+	assert_int_equal(r.status, 1);
+	assert_err_has(&r, "offset 8: truncated file header");
+	free(r.out);
+	TT_RUN(&r, "info");
+	assert_int_equal(r.status, 2);
+	free(r.out);
+}
+
 static void test_usage(void **state)
 {
 	(void)state;
@@ -404,6 +445,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_func_exit_unwinds, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_merge_processes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_force_and_stdout, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_info, setup, teardown),
 		cmocka_unit_test(test_usage),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

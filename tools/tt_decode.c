@@ -48,6 +48,8 @@ struct tt_thread_state {
 	uint64_t pending_offset;
 	uint64_t unmatched, first_unmatched;
 	uint64_t clamped, first_clamped;
+	uint64_t events, unterminated;
+	int64_t first_ts;
 };
 
 /* A thread in the merge, with its key beside it so that ordering touches only the
@@ -135,8 +137,10 @@ static int tt_close_scope(struct tt_decoder *d, struct tt_thread_state *st,
 		.dur = ts - fr->ts, .value = fr->value, .depth = st->depth,
 		.flags = fr->flags | flags, .offset = fr->offset,
 	};
-	if (flags & TT_EV_UNTERMINATED)
+	if (flags & TT_EV_UNTERMINATED) {
 		d->sum.unterminated++;
+		st->unterminated++;
+	}
 	return TT_EMIT(d, slice_end, &e);
 }
 
@@ -362,10 +366,13 @@ static int tt_decode_run(struct tt_decoder *d, struct tt_thread_state *st, int64
 			}
 			if (clamped && st->clamped++ == 0)
 				st->first_clamped = offset;
+			if (!st->started)
+				st->first_ts = ts;
 			st->started = true;
 			st->last_tsc = tsc;
 			st->last_ts = ts;
 			d->sum.events++;
+			st->events++;
 			if (tt_decode_record(d, st, kind, payload, ts, offset) < 0)
 				return -1;
 		}
@@ -411,7 +418,12 @@ static int tt_finish_thread(struct tt_decoder *d, const struct tt_thread *t)
 				t->dropped_total, t->dropped[TT_DROP_FULL], t->dropped[TT_DROP_NO_MEMORY]);
 	d->sum.unmatched += st->unmatched;
 	d->sum.clamped += st->clamped;
-	return 0;
+	struct tt_thread_summary ts = {
+		.events = st->events, .unmatched = st->unmatched, .clamped = st->clamped,
+		.unterminated = st->unterminated, .first_ts = st->first_ts,
+		.last_ts = st->started ? st->last_ts : 0,
+	};
+	return TT_EMIT(d, thread_end, t, &ts);
 }
 
 /* The heap orders threads by the time of their next record, then by id. */

@@ -73,6 +73,12 @@ struct tt_summary {
 	uint64_t warnings;
 };
 
+/* One thread's totals, when its records end. */
+struct tt_thread_summary {
+	uint64_t events, unmatched, clamped, unterminated;
+	int64_t first_ts, last_ts; /* of its first and last events; 0 when it has none */
+};
+
 struct tt_sink;
 
 /* Every callback may be NULL. One that returns < 0 stops the decoding, which then
@@ -91,6 +97,9 @@ struct tt_sink_ops {
 	 * (TT_EV_FLOW_OUT or _IN), depth as for an event inside the innermost open
 	 * scope. FLOW_OUT comes before its FLOW_IN when they happened in that order. */
 	int (*flow)(struct tt_sink *s, const struct tt_event *e);
+	/* A thread's records ended (its open scopes are closed by then). */
+	int (*thread_end)(struct tt_sink *s, const struct tt_thread *t,
+			  const struct tt_thread_summary *sum);
 	/* Something was lost or repaired; the message is complete and ends in no newline. */
 	void (*warning)(struct tt_sink *s, const char *message);
 	/* After the last event. */
