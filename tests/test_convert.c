@@ -281,6 +281,63 @@ static void test_func_exit_unwinds(void **state)
 	free(r.out);
 }
 
+/* Several raw files, one timeline: each process keeps its pid and name, and each
+ * file's own clock puts its events on the common CLOCK_MONOTONIC axis. */
+static void test_merge_processes(void **state)
+{
+	struct fixture *fx = *state;
+	char child[160];
+	snprintf(child, sizeof(child), "%s/child.ttr", fx->dir);
+	assert_int_equal(tt_demo_write(fx->in), 0);
+	struct tt_file_header h;
+	tt_tw_default_header(&h);
+	/* 2 GHz, and its start anchor 3 us after the parent's (at TSC 10000) */
+	h.tsc_hz = 2000000000;
+	h.start = (struct tt_anchor){.tsc = 10000, .monotonic_ns = 5000003000};
+	static const struct tt_record rec[] = {
+		R(TT_REC_BEGIN, S_WORK, 12000), /* 1000 ns after its anchor */
+		R(TT_REC_END, 0, 16000),
+	};
+	struct tt_tw w;
+	assert_int_equal(tt_tw_open_file(&w, child), 0);
+	tt_tw_header(&w, &h);
+	tt_tw_process(&w, 5353, "forked");
+	tt_tw_sites(&w, tt_demo_sites, tt_demo_nsites);
+	tt_tw_thread(&w, 0, 5354, "child-main", N(rec), 0);
+	tt_tw_events(&w, 0, 0, rec, N(rec));
+	tt_tw_end(&w);
+	assert_int_equal(tt_tw_close(&w), 0);
+
+	struct tt_run r;
+	TT_RUN(&r, "convert", fx->in, child, "-o", fx->out);
+	assert_int_equal(r.status, 0);
+	assert_err_has(&r, "19 events, 3 threads");
+	cJSON *root = tt_json_load(fx->out);
+	int processes = 0;
+	const cJSON *ev;
+	cJSON_ArrayForEach(ev, field(root, "traceEvents"))
+	{
+		if (strcmp(field(ev, "name")->valuestring, "process_name") == 0) {
+			int pid = (int)field(ev, "pid")->valuedouble;
+			assert_string_equal(arg(ev, "name")->valuestring, pid == 5353 ? "forked" : "demo");
+			processes++;
+		}
+		if (strcmp(field(ev, "ph")->valuestring, "X") == 0 &&
+		    strcmp(field(ev, "name")->valuestring, "work") == 0 &&
+		    (int)field(ev, "pid")->valuedouble == 5353) {
+			assert_int_equal((int)field(ev, "tid")->valuedouble, 5354);
+			assert_int_equal(tt_json_ns(ev, "ts"), 4000);
+			assert_int_equal(tt_json_ns(ev, "dur"), 2000);
+		}
+	}
+	assert_int_equal(processes, 2);
+	char *p = tt_json_listing(root, 5354);
+	assert_string_equal(p, "X work 0\n");
+	free(p);
+	cJSON_Delete(root);
+	free(r.out);
+}
+
 static void test_force_and_stdout(void **state)
 {
 	struct fixture *fx = *state;
@@ -308,6 +365,47 @@ static void test_force_and_stdout(void **state)
 	root = cJSON_Parse(r.out);
 	assert_non_null(tt_json_find(root, "X", "work"));
 	cJSON_Delete(root);
+	free(r.out);
+}
+
+static void test_info(void **state)
+{
+	struct fixture *fx = *state;
+	assert_int_equal(tt_demo_write(fx->in), 0);
+	struct tt_run r;
+	TT_RUN(&r, "info", fx->in);
+	assert_int_equal(r.status, 0);
+	/* the header, the process, a thread row (tid, name, 12 events, nothing lost), the
+	 * call sites with their uses */
+	static const char *const want[] = {
+		"format version 1", "4242 (demo)", "command line: demo --fast", "1000000000 Hz",
+		"2 threads, 8 call sites", "tid", "101  producer", " 12 ", "worker.c:20 (run)",
+		"q\"uo\\te\\x0a",
+	};
+	for (size_t i = 0; i < N(want); i++)
+		if (!strstr(r.out, want[i]))
+			fail_msg("info lacks \"%s\":\n%s", want[i], r.out);
+	free(r.out);
+
+	static const struct tt_record rec[] = {
+		R(TT_REC_END, 0, 1500),
+		R(TT_REC_BEGIN, S_MAIN, 2000),
+	};
+	write_one(fx->in, rec, N(rec));
+	TT_RUN(&r, "info", fx->in);
+	assert_int_equal(r.status, 0);
+	/* events 2, dropped 0, unmatched 1, clamped 0, open 1 */
+	if (!strstr(r.out, "2          0          1        0        1"))
+		fail_msg("info counts:\n%s", r.out);
+	free(r.out);
+
+	assert_int_equal(tt_tw_save(fx->in, "TICKTRC\x1a", 8), 0);
+	TT_RUN(&r, "info", fx->in);
+	assert_int_equal(r.status, 1);
+	assert_err_has(&r, "offset 8: truncated file header");
+	free(r.out);
+	TT_RUN(&r, "info");
+	assert_int_equal(r.status, 2);
 	free(r.out);
 }
 
@@ -345,7 +443,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_unterminated, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unmatched_and_clamped, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_func_exit_unwinds, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_merge_processes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_force_and_stdout, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_info, setup, teardown),
 		cmocka_unit_test(test_usage),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "tt_convert.h"
+#include "tt_info.h"
 
 #define TT_EXIT_USAGE 2
 
@@ -14,6 +15,7 @@ static const char tt_usage[] =
 	"\n"
 	"commands:\n"
 	"  convert   raw files (.ttr) to a trace that Perfetto and chrome://tracing open\n"
+	"  info      what raw files hold: clock, process, threads, call sites\n"
 	"  help      this text\n"
 	"\n"
 	"'ticktrace <command> --help' describes a command.\n";
@@ -21,13 +23,15 @@ static const char tt_usage[] =
 static const char tt_convert_usage[] =
 	"usage: ticktrace convert RUN.ttr [MORE.ttr ...] -o OUTPUT [--force]\n"
 	"\n"
-	"Converts raw files into Chrome trace JSON (several files: one timeline, one\n"
-	"process each). The output is written under a temporary name and renamed when\n"
+	"Converts raw files into Chrome trace JSON or Perfetto's protobuf format\n"
+	"(several files: one timeline, one process each, aligned on CLOCK_MONOTONIC). The output is written under a temporary name and renamed when\n"
 	"complete; on error nothing is left behind.\n"
 	"\n"
 	"  -o, --output FILE   where to write; '-' is standard output\n"
 	"  -f, --force         replace an existing output file\n"
-	"  -F, --format FMT    json (the default)\n"
+	"  -F, --format FMT    json, or perfetto (Perfetto's protobuf TrackEvent format);\n"
+	"                      by default .pftrace, .perfetto-trace and .pb outputs are\n"
+	"                      perfetto, anything else json\n"
 	"  -q, --quiet         no summary line (warnings are still printed)\n"
 	"  -h, --help          this text\n"
 	"\n"
@@ -57,9 +61,10 @@ static int tt_cmd_convert(int argc, char **argv)
 		case 'f': opts.force = true; break;
 		case 'q': opts.quiet = true; break;
 		case 'F':
-			if (strcmp(optarg, "json") != 0)
-				return tt_usage_error(tt_convert_usage, "unknown --format (json)");
-			opts.format = TT_FORMAT_JSON;
+			opts.format = tt_format_named(optarg);
+			if (opts.format == TT_FORMAT_AUTO)
+				return tt_usage_error(tt_convert_usage,
+						      "convert: --format is json or perfetto");
 			break;
 		case 'h': fputs(tt_convert_usage, stdout); return 0;
 		default: return tt_usage_error(tt_convert_usage, NULL);
@@ -74,6 +79,35 @@ static int tt_cmd_convert(int argc, char **argv)
 	return tt_convert(&opts, NULL) == 0 ? 0 : 1;
 }
 
+static const char tt_info_usage[] =
+	"usage: ticktrace info RUN.ttr [MORE.ttr ...]\n"
+	"\n"
+	"Describes each raw file: format version, TSC rate and how it was obtained, when\n"
+	"and how long it recorded, the process, each thread with its event, dropped,\n"
+	"unmatched, clamped and unterminated counts, and the call sites with their uses.\n"
+	"\n"
+	"  -h, --help          this text\n"
+	"\n"
+	"Exit status: 0 described, 1 bad input, 2 usage.\n";
+
+static int tt_cmd_info(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	int c;
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		if (c != 'h')
+			return tt_usage_error(tt_info_usage, NULL);
+		fputs(tt_info_usage, stdout);
+		return 0;
+	}
+	if (optind >= argc)
+		return tt_usage_error(tt_info_usage, "info: no input file");
+	return tt_info(argv + optind, (size_t)(argc - optind), stdout) == 0 ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2)
@@ -86,6 +120,8 @@ int main(int argc, char **argv)
 	/* getopt sees the subcommand as its program name. */
 	if (strcmp(cmd, "convert") == 0)
 		return tt_cmd_convert(argc - 1, argv + 1);
+	if (strcmp(cmd, "info") == 0)
+		return tt_cmd_info(argc - 1, argv + 1);
 	fprintf(stderr, "ticktrace: unknown command '%s'\n", cmd);
 	return tt_usage_error(tt_usage, NULL);
 }

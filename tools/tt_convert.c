@@ -41,6 +41,29 @@ static void tt_print_summary(const struct tt_convert_opts *opts, const struct tt
 		sum->dropped, sum->unmatched, sum->clamped, sum->unterminated, sum->warnings);
 }
 
+enum tt_format tt_format_named(const char *name)
+{
+	return strcmp(name, "json") == 0 ? TT_FORMAT_JSON :
+	       strcmp(name, "perfetto") == 0 ? TT_FORMAT_PERFETTO : TT_FORMAT_AUTO;
+}
+
+static bool tt_ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), k = strlen(suffix);
+	return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+static enum tt_format tt_format_for(const struct tt_convert_opts *opts)
+{
+	if (opts->format != TT_FORMAT_AUTO)
+		return opts->format;
+	const char *o = opts->output;
+	return tt_ends_with(o, ".pftrace") || tt_ends_with(o, ".perfetto-trace") ||
+			       tt_ends_with(o, ".pb") ?
+		       TT_FORMAT_PERFETTO :
+		       TT_FORMAT_JSON;
+}
+
 int tt_convert(const struct tt_convert_opts *opts, struct tt_summary *sum)
 {
 	struct tt_trace trace;
@@ -53,7 +76,8 @@ int tt_convert(const struct tt_convert_opts *opts, struct tt_summary *sum)
 		goto close_trace;
 	if (tt_out_open(&out, opts->output, opts->force) < 0)
 		goto close_trace;
-	writer = tt_json_sink_new(&out);
+	writer = tt_format_for(opts) == TT_FORMAT_PERFETTO ? tt_perfetto_sink_new(&out) :
+								 tt_json_sink_new(&out);
 	if (!writer) {
 		tt_error("out of memory");
 		tt_out_abort(&out);

@@ -8,9 +8,14 @@
 #include "tt_decode.h"
 
 enum tt_format {
-	TT_FORMAT_AUTO = 0, /* from the output's extension; JSON otherwise */
+	TT_FORMAT_AUTO = 0, /* from the output's extension: .pftrace, .perfetto-trace or
+	                     * .pb is Perfetto's; JSON otherwise */
 	TT_FORMAT_JSON,
+	TT_FORMAT_PERFETTO,
 };
+
+/* "json", "perfetto": the format, or TT_FORMAT_AUTO for an unknown name. */
+enum tt_format tt_format_named(const char *name);
 
 struct tt_convert_opts {
 	char *const *inputs;

@@ -9,6 +9,13 @@
  * let a hostile file take memory without bound. */
 #define TT_MAX_DEPTH (1u << 18)
 
+/* The decoder runs each thread through a window of this many nanoseconds at a time
+ * (a few thousand records), threads one after the other, so that merging costs
+ * nothing per record; flows are held back to the window's end and sorted. */
+#define TT_WINDOW_NS 100000
+/* At most this many flows held back: a window full of flows is flushed early. */
+#define TT_FLOW_BATCH 65536
+
 /* Records decoded between two releases of the input they came from (1 MiB): memory
  * stays flat however large the file. */
 #define TT_RELEASE_RECORDS 65536u
@@ -26,7 +33,8 @@ struct tt_frame {
 struct tt_thread_state {
 	const struct tt_thread *thread;
 	size_t section, record; /* the next record to decode */
-	int64_t next_ts;        /* its time; INT64_MAX once the thread is done */
+	int64_t next_ts;        /* its time */
+	bool done;              /* no records left */
 	bool next_known;        /* next_ts is that record's exact time, not an estimate */
 	struct tt_frame *stack;
 	uint32_t depth, cap;
@@ -40,6 +48,8 @@ struct tt_thread_state {
 	uint64_t pending_offset;
 	uint64_t unmatched, first_unmatched;
 	uint64_t clamped, first_clamped;
+	uint64_t events, unterminated;
+	int64_t first_ts;
 };
 
 /* A thread in the merge, with its key beside it so that ordering touches only the
@@ -56,6 +66,8 @@ struct tt_decoder {
 	struct tt_thread_state *threads; /* by thread id */
 	struct tt_heap_entry *heap;      /* the earliest next_ts on top */
 	size_t nheap;
+	struct tt_event *flows;          /* the window's flows, until it ends */
+	size_t nflows;
 	struct tt_summary sum;
 };
 
@@ -125,8 +137,10 @@ static int tt_close_scope(struct tt_decoder *d, struct tt_thread_state *st,
 		.dur = ts - fr->ts, .value = fr->value, .depth = st->depth,
 		.flags = fr->flags | flags, .offset = fr->offset,
 	};
-	if (flags & TT_EV_UNTERMINATED)
+	if (flags & TT_EV_UNTERMINATED) {
 		d->sum.unterminated++;
+		st->unterminated++;
+	}
 	return TT_EMIT(d, slice_end, &e);
 }
 
@@ -154,15 +168,39 @@ static int tt_func_exit(struct tt_decoder *d, struct tt_thread_state *st,
 	return tt_close_scope(d, st, t, ts, 0);
 }
 
+/* Flows of a window, in time order over all threads: the DevTools engine pairs flow
+ * events in file order, so every FLOW_OUT must reach the sinks before its FLOW_IN. */
+static int tt_flow_cmp(const void *a, const void *b)
+{
+	const struct tt_event *x = a, *y = b;
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	if (x->thread->id != y->thread->id)
+		return x->thread->id < y->thread->id ? -1 : 1;
+	return (x->offset > y->offset) - (x->offset < y->offset);
+}
+
+static int tt_flush_flows(struct tt_decoder *d)
+{
+	qsort(d->flows, d->nflows, sizeof(*d->flows), tt_flow_cmp);
+	int rc = 0;
+	for (size_t i = 0; i < d->nflows && rc == 0; i++)
+		rc = TT_EMIT(d, flow, &d->flows[i]);
+	d->nflows = 0;
+	return rc;
+}
+
 /* A flow is a point in time on its thread, inside its innermost open scope; sinks
  * draw the arrow from there (JSON: a zero-length slice; Perfetto: an instant). */
 static int tt_flow(struct tt_decoder *d, struct tt_thread_state *st, const struct tt_thread *t,
 		   uint32_t dir, uint64_t id, int64_t ts, uint64_t offset)
 {
-	struct tt_event e = {
+	if (d->nflows == TT_FLOW_BATCH && tt_flush_flows(d) < 0)
+		return -1;
+	d->flows[d->nflows++] = (struct tt_event){
 		.thread = t, .ts = ts, .value = id, .depth = st->depth, .flags = dir, .offset = offset,
 	};
-	return TT_EMIT(d, flow, &e);
+	return 0;
 }
 
 static const char *const tt_kind_names[TT_REC_KIND_MAX + 1] = {
@@ -274,7 +312,7 @@ static int tt_decode_record(struct tt_decoder *d, struct tt_thread_state *st, un
 
 /* Decodes one thread's records until its next timed record is later than `limit`
  * (then st->next_ts holds that time and the cursor stays on it), or its records end
- * (st->next_ts = INT64_MAX). */
+ * (st->done). */
 static int tt_decode_run(struct tt_decoder *d, struct tt_thread_state *st, int64_t limit)
 {
 	const struct tt_thread *t = st->thread;
@@ -328,16 +366,19 @@ static int tt_decode_run(struct tt_decoder *d, struct tt_thread_state *st, int64
 			}
 			if (clamped && st->clamped++ == 0)
 				st->first_clamped = offset;
+			if (!st->started)
+				st->first_ts = ts;
 			st->started = true;
 			st->last_tsc = tsc;
 			st->last_ts = ts;
 			d->sum.events++;
+			st->events++;
 			if (tt_decode_record(d, st, kind, payload, ts, offset) < 0)
 				return -1;
 		}
 		tt_file_release(f, ev->offset, ev->offset + ev->count * sizeof(struct tt_record));
 	}
-	st->next_ts = INT64_MAX;
+	st->done = true;
 	return 0;
 }
 
@@ -377,7 +418,12 @@ static int tt_finish_thread(struct tt_decoder *d, const struct tt_thread *t)
 				t->dropped_total, t->dropped[TT_DROP_FULL], t->dropped[TT_DROP_NO_MEMORY]);
 	d->sum.unmatched += st->unmatched;
 	d->sum.clamped += st->clamped;
-	return 0;
+	struct tt_thread_summary ts = {
+		.events = st->events, .unmatched = st->unmatched, .clamped = st->clamped,
+		.unterminated = st->unterminated, .first_ts = st->first_ts,
+		.last_ts = st->started ? st->last_ts : 0,
+	};
+	return TT_EMIT(d, thread_end, t, &ts);
 }
 
 /* The heap orders threads by the time of their next record, then by id. */
@@ -404,32 +450,30 @@ static void tt_heap_down(struct tt_decoder *d, size_t i)
 	}
 }
 
-/* The earliest time among the threads other than the top one. */
-static int64_t tt_heap_second(const struct tt_decoder *d)
-{
-	int64_t t = INT64_MAX;
-	for (size_t i = 1; i < 3 && i < d->nheap; i++)
-		if (d->heap[i].ts < t)
-			t = d->heap[i].ts;
-	return t;
-}
-
-/* Decodes all threads merged by time: the earliest thread runs until another one's
- * next record is earlier, then the heap picks again. */
+/* Decodes all threads window by window: every thread whose next record falls in the
+ * window runs to the window's end, the earliest first; then the window's flows go
+ * out in time order. */
 static int tt_decode_merged(struct tt_decoder *d)
 {
 	while (d->nheap > 0) {
-		struct tt_thread_state *st = &d->threads[d->heap[0].id];
-		if (tt_decode_run(d, st, tt_heap_second(d)) < 0)
-			return -1;
-		if (st->next_ts == INT64_MAX) {
-			if (tt_finish_thread(d, st->thread) < 0)
+		int64_t end;
+		if (__builtin_add_overflow(d->heap[0].ts, TT_WINDOW_NS, &end))
+			end = INT64_MAX; /* times saturated by a hostile clock */
+		while (d->nheap > 0 && d->heap[0].ts < end) {
+			struct tt_thread_state *st = &d->threads[d->heap[0].id];
+			if (tt_decode_run(d, st, end - 1) < 0)
 				return -1;
-			d->heap[0] = d->heap[--d->nheap];
-		} else {
-			d->heap[0].ts = st->next_ts;
+			if (st->done) {
+				if (tt_finish_thread(d, st->thread) < 0)
+					return -1;
+				d->heap[0] = d->heap[--d->nheap];
+			} else {
+				d->heap[0].ts = st->next_ts;
+			}
+			tt_heap_down(d, 0);
 		}
-		tt_heap_down(d, 0);
+		if (tt_flush_flows(d) < 0)
+			return -1;
 	}
 	return 0;
 }
@@ -440,7 +484,8 @@ static int tt_decoder_init(struct tt_decoder *d)
 	size_t n = t->nthreads ? t->nthreads : 1;
 	d->threads = calloc(n, sizeof(*d->threads));
 	d->heap = calloc(n, sizeof(*d->heap));
-	if (!d->threads || !d->heap)
+	d->flows = malloc(TT_FLOW_BATCH * sizeof(*d->flows));
+	if (!d->threads || !d->heap || !d->flows)
 		return tt_error("out of memory for %zu threads", t->nthreads);
 	for (size_t i = 0; i < t->nfiles; i++) {
 		const struct tt_file *f = &t->files[i];
@@ -479,6 +524,7 @@ int tt_decode(const struct tt_trace *t, struct tt_sink *const *sinks, size_t nsi
 			free(d.threads[i].stack);
 	free(d.threads);
 	free(d.heap);
+	free(d.flows);
 	return rc < 0 ? -1 : 0;
 }
 

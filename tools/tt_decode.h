@@ -6,8 +6,10 @@
  *   struct tt_sink *sinks[] = {&json.sink, &summary.sink};
  *   tt_decode(&t, sinks, 2);                           // start, events..., finish
  *
- * Events reach the sinks in time order over all threads and files (each thread's
- * records are merged by time), so that causes come before effects in any output.
+ * Each thread's events reach the sinks in its time order. Threads (of all files)
+ * are merged by time in windows of 100 us: within a window one thread after the
+ * other, and the window's flows last, in time order over all threads, so that a
+ * FLOW_OUT comes before its FLOW_IN in any output.
  * Memory grows with threads, sites and nesting depth, never with events. */
 #ifndef TT_DECODE_H
 #define TT_DECODE_H
@@ -71,6 +73,12 @@ struct tt_summary {
 	uint64_t warnings;
 };
 
+/* One thread's totals, when its records end. */
+struct tt_thread_summary {
+	uint64_t events, unmatched, clamped, unterminated;
+	int64_t first_ts, last_ts; /* of its first and last events; 0 when it has none */
+};
+
 struct tt_sink;
 
 /* Every callback may be NULL. One that returns < 0 stops the decoding, which then
@@ -89,6 +97,9 @@ struct tt_sink_ops {
 	 * (TT_EV_FLOW_OUT or _IN), depth as for an event inside the innermost open
 	 * scope. FLOW_OUT comes before its FLOW_IN when they happened in that order. */
 	int (*flow)(struct tt_sink *s, const struct tt_event *e);
+	/* A thread's records ended (its open scopes are closed by then). */
+	int (*thread_end)(struct tt_sink *s, const struct tt_thread *t,
+			  const struct tt_thread_summary *sum);
 	/* Something was lost or repaired; the message is complete and ends in no newline. */
 	void (*warning)(struct tt_sink *s, const char *message);
 	/* After the last event. */

@@ -28,23 +28,6 @@ struct tt_json {
  * out as hexadecimal strings. */
 #define TT_JSON_EXACT (UINT64_C(1) << 53)
 
-/* Length of the valid UTF-8 sequence at s (at most n bytes), or 0. */
-static size_t tt_utf8_seq(const unsigned char *s, size_t n)
-{
-	unsigned c = s[0];
-	size_t len = c >= 0xF0 && c <= 0xF4 ? 4 : c >= 0xE0 ? 3 : c >= 0xC2 && c < 0xE0 ? 2 : 0;
-	if (len == 0 || len > n)
-		return 0;
-	for (size_t i = 1; i < len; i++)
-		if ((s[i] & 0xC0) != 0x80)
-			return 0;
-	/* Overlong forms, surrogates and code points past U+10FFFF. */
-	if ((c == 0xE0 && s[1] < 0xA0) || (c == 0xED && s[1] >= 0xA0) ||
-	    (c == 0xF0 && s[1] < 0x90) || (c == 0xF4 && s[1] >= 0x90))
-		return 0;
-	return len;
-}
-
 /* A JSON string per RFC 8259, quotes included; bytes that are not UTF-8 become
  * U+FFFD, so the output is always valid JSON text. */
 static void tt_json_escape(struct tt_buf *b, const char *str, size_t n)

@@ -343,3 +343,39 @@ void tt_buf_free(struct tt_buf *b)
 	free(b->p);
 	*b = (struct tt_buf){0};
 }
+
+/* Length of the valid UTF-8 sequence at s (at most n bytes), or 0. */
+size_t tt_utf8_seq(const unsigned char *s, size_t n)
+{
+	unsigned c = s[0];
+	size_t len = c >= 0xF0 && c <= 0xF4 ? 4 : c >= 0xE0 && c < 0xF0 ? 3 : c >= 0xC2 && c < 0xE0 ? 2 : 0;
+	if (len == 0 || len > n)
+		return 0;
+	for (size_t i = 1; i < len; i++)
+		if ((s[i] & 0xC0) != 0x80)
+			return 0;
+	/* Overlong forms, surrogates and code points past U+10FFFF. */
+	if ((c == 0xE0 && s[1] < 0xA0) || (c == 0xED && s[1] >= 0xA0) ||
+	    (c == 0xF0 && s[1] < 0x90) || (c == 0xF4 && s[1] >= 0x90))
+		return 0;
+	return len;
+}
+
+size_t tt_utf8_clean(const char *str, size_t n, char *out)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	char *q = out;
+	for (size_t i = 0; i < n;) {
+		size_t len = s[i] < 0x80 ? 1 : tt_utf8_seq(s + i, n - i);
+		if (len) {
+			memcpy(q, s + i, len);
+			q += len;
+			i += len;
+		} else {
+			memcpy(q, "\xEF\xBF\xBD", 3);
+			q += 3;
+			i++;
+		}
+	}
+	return (size_t)(q - out);
+}

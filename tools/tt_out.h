@@ -82,6 +82,13 @@ char *tt_fmt_u64(char *p, uint64_t v);
 
 
 
+/* Length of the valid UTF-8 sequence of a non-ASCII character at s (at most n
+ * bytes), or 0 when the bytes are not one. */
+size_t tt_utf8_seq(const unsigned char *s, size_t n);
+/* Copies n bytes to out (room for 3 * n) with every byte that is not UTF-8 replaced
+ * by U+FFFD; returns the length. Output formats need valid UTF-8 text. */
+size_t tt_utf8_clean(const char *s, size_t n, char *out);
+
 /* A growable byte string for what is built once (per site, per thread), not per
  * event. An allocation failure is remembered and reported by the user. */
 struct tt_buf {

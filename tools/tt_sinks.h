@@ -9,6 +9,9 @@
 /* Chrome trace JSON (FORMATS.md), streamed into `out`. */
 struct tt_sink *tt_json_sink_new(struct tt_out *out);
 
+/* Perfetto's protobuf TrackEvent format (FORMATS.md, tools/perfetto_trace.proto). */
+struct tt_sink *tt_perfetto_sink_new(struct tt_out *out);
+
 void tt_sink_free(struct tt_sink *s);
 
 #endif

@@ -1,0 +1,139 @@
+/* `ticktrace info`: what a raw file holds, from its header and sections and from one
+ * pass of the decoder (per-thread events, unmatched ends, clamped times; uses of
+ * each call site). */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "tt_info.h"
+#include "tt_sinks.h"
+
+struct tt_info_sink {
+	struct tt_sink sink;
+	struct tt_thread_summary *threads; /* by thread id */
+	uint64_t *site_uses;               /* by site id */
+};
+
+static int tt_info_start(struct tt_sink *s, const struct tt_trace *t)
+{
+	struct tt_info_sink *in = (struct tt_info_sink *)s;
+	in->threads = calloc(t->nthreads ? t->nthreads : 1, sizeof(*in->threads));
+	in->site_uses = calloc(t->nsites ? t->nsites : 1, sizeof(*in->site_uses));
+	return in->threads && in->site_uses ? 0 : tt_error("out of memory");
+}
+
+/* Counts a use of the event's call site. */
+static int tt_info_use(struct tt_sink *s, const struct tt_event *e)
+{
+	if (e->site)
+		((struct tt_info_sink *)s)->site_uses[e->site->id]++;
+	return 0;
+}
+
+static int tt_info_thread_end(struct tt_sink *s, const struct tt_thread *t,
+			      const struct tt_thread_summary *sum)
+{
+	((struct tt_info_sink *)s)->threads[t->id] = *sum;
+	return 0;
+}
+
+static const struct tt_sink_ops tt_info_ops = {
+	.start = tt_info_start,
+	.slice_begin = tt_info_use,
+	.instant = tt_info_use,
+	.counter = tt_info_use,
+	.thread_end = tt_info_thread_end,
+};
+
+/* A string from the file, control bytes escaped, padded to `width`. */
+static void tt_print_str(FILE *out, struct tt_str s, int width)
+{
+	int n = 0;
+	for (uint32_t i = 0; i < s.len; i++) {
+		unsigned char c = (unsigned char)s.ptr[i];
+		n += c < 0x20 || c == 0x7f ? fprintf(out, "\\x%02x", c) : (fputc(c, out), 1);
+	}
+	for (; n < width; n++)
+		fputc(' ', out);
+}
+
+/* ns as seconds with nine decimals */
+static void tt_print_seconds(FILE *out, int64_t ns)
+{
+	uint64_t mag = ns < 0 ? -(uint64_t)ns : (uint64_t)ns;
+	fprintf(out, "%s%" PRIu64 ".%09" PRIu64 " s", ns < 0 ? "-" : "", mag / 1000000000,
+		mag % 1000000000);
+}
+
+/* The command line: NUL-separated arguments, printed with spaces. */
+static void tt_print_cmdline(FILE *out, struct tt_str c)
+{
+	for (uint32_t i = 0; i < c.len; i++)
+		fputc(c.ptr[i] ? (c.ptr[i] < 0x20 ? '?' : c.ptr[i]) : (i + 1 < c.len ? ' ' : '\n'), out);
+	if (c.len == 0 || c.ptr[c.len - 1] != 0)
+		fputc('\n', out);
+}
+
+static void tt_print_file(FILE *out, const struct tt_file *f, const struct tt_info_sink *in)
+{
+	const struct tt_file_header *h = &f->header;
+	fprintf(out, "%s: ticktrace raw file, format version %" PRIu32 ", %zu bytes\n", f->path,
+		h->version, f->size);
+	fprintf(out, "  process:  %" PRIu32 " (", f->process.pid);
+	tt_print_str(out, f->process.name, 0);
+	fprintf(out, "), parent %" PRIu32 ", command line: ", f->process.ppid);
+	tt_print_cmdline(out, f->process.cmdline);
+	fprintf(out, "  clock:    TSC at %" PRIu64 " Hz, from the start and end anchors; %s, %s\n",
+		h->tsc_hz,
+		h->flags & TT_FILE_INVARIANT_TSC ? "invariant" : "NOT invariant (times may drift)",
+		h->flags & TT_FILE_TSC_RELIABLE ? "the kernel's clocksource" :
+						  "not the kernel's clocksource");
+	fprintf(out, "  started:  CLOCK_MONOTONIC ");
+	tt_print_seconds(out, h->start.monotonic_ns);
+	fprintf(out, ", recorded for ");
+	tt_print_seconds(out, tt_clock_ns(&f->clock, h->end.tsc) - h->start.monotonic_ns);
+	fprintf(out, " (start to end anchor)\n");
+	fprintf(out, "  records:  %" PRIu64 ", dropped %" PRIu64 ", %zu threads, %zu call sites, "
+		"%zu modules\n", f->records, f->dropped, f->nthreads, f->nsites, f->nmodules);
+	fprintf(out, "  %8s  %-20s %12s %10s %10s %8s %8s  %s\n", "tid", "name", "events", "dropped",
+		"unmatched", "clamped", "open", "first .. last event (since the trace start)");
+	for (size_t i = 0; i < f->nthreads; i++) {
+		const struct tt_thread *th = &f->threads[i];
+		const struct tt_thread_summary *s = &in->threads[th->id];
+		fprintf(out, "  %8" PRIu32 "  ", th->tid);
+		tt_print_str(out, th->name, 20);
+		fprintf(out, " %12" PRIu64 " %10" PRIu64 " %10" PRIu64 " %8" PRIu64 " %8" PRIu64 "  ",
+			s->events, th->dropped_total, s->unmatched, s->clamped, s->unterminated);
+		tt_print_seconds(out, s->first_ts);
+		fprintf(out, " .. ");
+		tt_print_seconds(out, s->last_ts);
+		fputc('\n', out);
+	}
+	fprintf(out, "  %18s  %10s  %-24s %s\n", "site", "uses", "name", "where");
+	for (size_t i = 0; i < f->nsites; i++) {
+		const struct tt_site *s = &f->sites[i];
+		fprintf(out, "  %#18" PRIx64 "  %10" PRIu64 "  ", s->address, in->site_uses[s->id]);
+		tt_print_str(out, s->name, 24);
+		fputc(' ', out);
+		tt_print_str(out, s->file, 0);
+		fprintf(out, ":%" PRIu32 " (", s->line);
+		tt_print_str(out, s->func, 0);
+		fputs(")\n", out);
+	}
+}
+
+int tt_info(char *const *paths, size_t n, FILE *out)
+{
+	struct tt_trace t;
+	struct tt_info_sink in = {.sink.ops = &tt_info_ops};
+	struct tt_sink *sinks[] = {&in.sink};
+	int rc = tt_trace_open(&t, paths, n);
+	if (rc == 0)
+		rc = tt_decode(&t, sinks, 1);
+	for (size_t i = 0; rc == 0 && i < t.nfiles; i++)
+		tt_print_file(out, &t.files[i], &in);
+	free(in.threads);
+	free(in.site_uses);
+	tt_trace_close(&t);
+	return rc;
+}

@@ -1,0 +1,13 @@
+/* `ticktrace info` as a function. */
+#ifndef TT_INFO_H
+#define TT_INFO_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+/* Describes each raw file on `out`: header, clock, process, threads with their event,
+ * dropped, unmatched and clamped counts, and the call sites with their uses. 0, or -1
+ * after reporting why a file cannot be read. */
+int tt_info(char *const *paths, size_t n, FILE *out);
+
+#endif

@@ -1,0 +1,503 @@
+/* The Perfetto protobuf sink (FORMATS.md, tools/perfetto_trace.proto): TrackEvent
+ * packets encoded by hand. One packet sequence per thread whose defaults name the
+ * thread's track and the CLOCK_MONOTONIC clock; event names and source locations
+ * interned once per sequence; SLICE_BEGIN / SLICE_END in time order; instants;
+ * counters on a counter track per process and name; flows as instants with flow_ids
+ * (out) or terminating_flow_ids (in); clock snapshots from each file's anchors that
+ * line the trace up with any other trace of the machine. */
+#include <stdlib.h>
+
+#include "tt_sinks.h"
+
+/* Field numbers (Perfetto's). */
+enum {
+	PB_TRACE_PACKET = 1,
+	PKT_TIMESTAMP = 8, PKT_SEQUENCE_ID = 10, PKT_TRACK_EVENT = 11, PKT_INTERNED_DATA = 12,
+	PKT_SEQUENCE_FLAGS = 13, PKT_CLOCK_SNAPSHOT = 6, PKT_DEFAULTS = 59, PKT_TRACK_DESCRIPTOR = 60,
+	PKT_FIRST_ON_SEQUENCE = 87,
+	TE_TYPE = 9, TE_TRACK_UUID = 11, TE_NAME_IID = 10, TE_NAME = 23, TE_CATEGORY_IIDS = 3,
+	TE_COUNTER_VALUE = 30, TE_FLOW_IDS = 47, TE_TERMINATING_FLOW_IDS = 48,
+	TE_DEBUG_ANNOTATIONS = 4, TE_SOURCE_LOCATION_IID = 34,
+	DA_NAME = 10, DA_BOOL = 2, DA_UINT = 3,
+	DEF_CLOCK_ID = 58, DEF_TRACK_EVENT = 11, TED_TRACK_UUID = 11,
+	ID_CATEGORIES = 1, ID_EVENT_NAMES = 2, ID_SOURCE_LOCATIONS = 4,
+	IID = 1, IID_NAME = 2, SL_FILE = 2, SL_FUNCTION = 3, SL_LINE = 4,
+	CS_CLOCKS = 1, CLK_ID = 1, CLK_TIMESTAMP = 2, CLK_INCREMENTAL = 3,
+	TD_UUID = 1, TD_PARENT = 5, TD_NAME = 2, TD_PROCESS = 3, TD_THREAD = 4, TD_COUNTER = 8,
+	PD_PID = 1, PD_NAME = 6, THD_PID = 1, THD_TID = 2, THD_NAME = 5,
+};
+enum { WT_VARINT = 0, WT_FIXED64 = 1, WT_LEN = 2 };
+enum { TYPE_SLICE_BEGIN = 1, TYPE_SLICE_END = 2, TYPE_INSTANT = 3, TYPE_COUNTER = 4 };
+enum { CLOCK_REALTIME_ID = 1, CLOCK_MONOTONIC_ID = 3, CLOCK_BOOTTIME_ID = 6 };
+/* A sequence-scoped clock: each packet's timestamp is the delta from the one before
+ * on its sequence, a byte or two instead of seven or eight. */
+#define TT_PF_DELTA_CLOCK 64
+enum { SEQ_CLEARED = 1, SEQ_NEEDS_STATE = 2 };
+#define TT_PB_CATEGORY_IID 1
+/* Room for an event packet without strings (measured: under 80 bytes). */
+#define TT_PF_SMALL 256u
+
+/* Protobuf primitives over a byte pointer: each returns the end. */
+static uint8_t *pb_varint(uint8_t *p, uint64_t v)
+{
+	while (v >= 0x80) {
+		*p++ = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	*p++ = (uint8_t)v;
+	return p;
+}
+
+static uint8_t *pb_tag(uint8_t *p, unsigned field, unsigned wire)
+{
+	return pb_varint(p, (uint64_t)field << 3 | wire);
+}
+
+static uint8_t *pb_uint(uint8_t *p, unsigned field, uint64_t v)
+{
+	return pb_varint(pb_tag(p, field, WT_VARINT), v);
+}
+
+static uint8_t *pb_fixed64(uint8_t *p, unsigned field, uint64_t v)
+{
+	p = pb_tag(p, field, WT_FIXED64);
+	memcpy(p, &v, 8);
+	return p + 8;
+}
+
+static uint8_t *pb_bytes(uint8_t *p, unsigned field, const void *data, size_t n)
+{
+	p = pb_varint(pb_tag(p, field, WT_LEN), n);
+	memcpy(p, data, n);
+	return p + n;
+}
+
+/* Room for the tag and length of a nested message, enough for a field below 16 and
+ * a message below 128 bytes, which most are: its content is written after the gap,
+ * and pb_close moves it only when the tag or the length needs more. */
+#define PB_GAP 2
+
+static uint8_t *pb_open(uint8_t *p)
+{
+	return p + PB_GAP;
+}
+
+static uint8_t *pb_close(uint8_t *start, uint8_t *end, unsigned field)
+{
+	size_t n = (size_t)(end - (start + PB_GAP));
+	if (field < 16 && n < 128) { /* the common case: one byte each, in place */
+		start[0] = (uint8_t)(field << 3 | WT_LEN);
+		start[1] = (uint8_t)n;
+		return end;
+	}
+	uint8_t head[16];
+	size_t h = (size_t)(pb_varint(pb_tag(head, field, WT_LEN), n) - head);
+	memmove(start + h, start + PB_GAP, n);
+	memcpy(start, head, h);
+	return start + h + n;
+}
+
+/* Growable scratch for packets whose size depends on strings (descriptors, interned
+ * data); events that need none of that are built on the stack. */
+struct tt_pb_buf {
+	uint8_t *p;
+	size_t cap;
+};
+
+static uint8_t *tt_pb_room(struct tt_pb_buf *b, size_t n)
+{
+	if (b->cap < n) {
+		uint8_t *p = realloc(b->p, n);
+		if (!p)
+			return NULL;
+		b->p = p;
+		b->cap = n;
+	}
+	return b->p;
+}
+
+/* A packet sequence: one per thread, its events in time order with delta-encoded
+ * timestamps; and one for flows, which the decoder delivers late, with absolute ones. */
+struct tt_pf_seq {
+	uint64_t track; /* the thread's track */
+	uint32_t id;
+	bool delta;     /* timestamps on TT_PF_DELTA_CLOCK */
+	int64_t last;   /* the last timestamp (CLOCK_MONOTONIC ns) */
+	uint8_t *interned; /* a bit per site: its name and location sent on this sequence */
+};
+
+struct tt_perfetto {
+	struct tt_sink sink;
+	struct tt_out *out;
+	const struct tt_trace *trace;
+	struct tt_pf_seq *threads; /* by thread id */
+	struct tt_pf_seq flows;
+	uint64_t *counter_uuid;       /* by site id: its counter track, once described */
+	struct tt_pb_buf scratch;
+};
+
+static uint64_t tt_pf_process_uuid(size_t file)
+{
+	return (uint64_t)(file + 1) << 40;
+}
+
+/* Writes one TracePacket: the Trace.packet tag, its length and its bytes. */
+static void tt_pf_packet(struct tt_perfetto *p, const uint8_t *body, size_t n)
+{
+	uint8_t head[16];
+	uint8_t *h = pb_varint(pb_tag(head, PB_TRACE_PACKET, WT_LEN), n);
+	if (n > TT_OUT_BUFFER / 2) {
+		tt_out_bytes(p->out, head, (size_t)(h - head));
+		tt_out_bytes(p->out, body, n);
+		return;
+	}
+	tt_out_reserve(p->out, (size_t)(h - head) + n);
+	tt_out_lit(p->out, (const char *)head, (size_t)(h - head));
+	tt_out_lit(p->out, (const char *)body, n);
+}
+
+/* Room for a string field: tag, length, and the text with invalid bytes replaced. */
+static size_t tt_str_room(struct tt_str s)
+{
+	return 3 * (size_t)s.len + 16;
+}
+
+/* A string field; protobuf strings must be UTF-8, so bytes that are not become
+ * U+FFFD, written straight into the packet after the gap for tag and length. */
+static uint8_t *pb_text(uint8_t *q, unsigned field, struct tt_str s)
+{
+	uint8_t *start = q;
+	q = pb_open(q);
+	q += tt_utf8_clean(s.ptr, s.len, (char *)q);
+	return pb_close(start, q, field);
+}
+
+/* A TrackDescriptor packet for a process, a thread or a counter. */
+static int tt_pf_descriptor(struct tt_perfetto *p, uint64_t uuid, uint64_t parent, unsigned kind,
+			    uint32_t pid, uint32_t tid, struct tt_str name)
+{
+	uint8_t *b = tt_pb_room(&p->scratch, 128 + tt_str_room(name));
+	if (!b)
+		return tt_error("out of memory");
+	uint8_t *q = b, *td = q;
+	q = pb_open(q);
+	q = pb_uint(q, TD_UUID, uuid);
+	if (parent)
+		q = pb_uint(q, TD_PARENT, parent);
+	uint8_t *sub = q;
+	q = pb_open(q);
+	switch (kind) {
+	case TD_PROCESS:
+		q = pb_uint(q, PD_PID, pid);
+		q = pb_text(q, PD_NAME, name);
+		break;
+	case TD_THREAD:
+		q = pb_uint(q, THD_PID, pid);
+		q = pb_uint(q, THD_TID, tid);
+		q = pb_text(q, THD_NAME, name);
+		break;
+	default: /* a counter: its name on the track, nothing inside */
+		break;
+	}
+	q = pb_close(sub, q, kind);
+	if (kind == TD_COUNTER)
+		q = pb_text(q, TD_NAME, name);
+	q = pb_close(td, q, PKT_TRACK_DESCRIPTOR);
+	tt_pf_packet(p, b, (size_t)(q - b));
+	return 0;
+}
+
+/* Two clock snapshots per file, from its anchors: CLOCK_MONOTONIC (our timestamps)
+ * against BOOTTIME (Perfetto's trace clock) and REALTIME. */
+static void tt_pf_clocks(struct tt_perfetto *p, const struct tt_anchor *a)
+{
+	uint8_t b[128], *q = b, *cs = q;
+	q = pb_open(q);
+	const struct {
+		unsigned id;
+		int64_t ns;
+	} clocks[] = {
+		{CLOCK_MONOTONIC_ID, a->monotonic_ns},
+		/* a file without BOOTTIME: assume no suspend since boot */
+		{CLOCK_BOOTTIME_ID, a->boottime_ns ? a->boottime_ns : a->monotonic_ns},
+		{CLOCK_REALTIME_ID, a->realtime_ns},
+	};
+	for (size_t i = 0; i < 3; i++) {
+		if (clocks[i].ns == 0) /* not taken */
+			continue;
+		uint8_t *c = q;
+		q = pb_open(q);
+		q = pb_uint(q, CLK_ID, clocks[i].id);
+		q = pb_uint(q, CLK_TIMESTAMP, (uint64_t)clocks[i].ns);
+		q = pb_close(c, q, CS_CLOCKS);
+	}
+	q = pb_close(cs, q, PKT_CLOCK_SNAPSHOT);
+	q = pb_uint(q, PKT_TIMESTAMP, (uint64_t)clocks[1].ns);
+	tt_pf_packet(p, b, (size_t)(q - b));
+}
+
+/* The first packet of a sequence: clears incremental state, sets the defaults (the
+ * track and the clock; for a thread's sequence, the delta clock that starts at the
+ * trace start) and interns the one category. */
+static void tt_pf_sequence_start(struct tt_perfetto *p, const struct tt_pf_seq *sq)
+{
+	static const char cat[] = "ticktrace";
+	uint8_t b[160], *q = b;
+	q = pb_uint(q, PKT_SEQUENCE_ID, sq->id);
+	q = pb_uint(q, PKT_SEQUENCE_FLAGS, SEQ_CLEARED);
+	q = pb_uint(q, PKT_FIRST_ON_SEQUENCE, 1);
+	if (sq->delta) {
+		uint8_t *cs = q, *c;
+		q = pb_open(q);
+		c = q;
+		q = pb_open(q);
+		q = pb_uint(q, CLK_ID, TT_PF_DELTA_CLOCK);
+		q = pb_uint(q, CLK_TIMESTAMP, (uint64_t)sq->last);
+		q = pb_uint(q, CLK_INCREMENTAL, 1);
+		q = pb_close(c, q, CS_CLOCKS);
+		c = q;
+		q = pb_open(q);
+		q = pb_uint(q, CLK_ID, CLOCK_MONOTONIC_ID);
+		q = pb_uint(q, CLK_TIMESTAMP, (uint64_t)sq->last);
+		q = pb_close(c, q, CS_CLOCKS);
+		q = pb_close(cs, q, PKT_CLOCK_SNAPSHOT);
+	}
+	uint8_t *def = q;
+	q = pb_open(q);
+	q = pb_uint(q, DEF_CLOCK_ID, sq->delta ? TT_PF_DELTA_CLOCK : CLOCK_MONOTONIC_ID);
+	if (sq->track) {
+		uint8_t *ted = q;
+		q = pb_open(q);
+		q = pb_uint(q, TED_TRACK_UUID, sq->track);
+		q = pb_close(ted, q, DEF_TRACK_EVENT);
+	}
+	q = pb_close(def, q, PKT_DEFAULTS);
+	uint8_t *id = q, *c;
+	q = pb_open(q);
+	c = q;
+	q = pb_open(q);
+	q = pb_uint(q, IID, TT_PB_CATEGORY_IID);
+	q = pb_bytes(q, IID_NAME, cat, sizeof(cat) - 1);
+	q = pb_close(c, q, ID_CATEGORIES);
+	q = pb_close(id, q, PKT_INTERNED_DATA);
+	tt_pf_packet(p, b, (size_t)(q - b));
+}
+
+static int tt_pf_start(struct tt_sink *sink, const struct tt_trace *t)
+{
+	struct tt_perfetto *p = (struct tt_perfetto *)sink;
+	p->trace = t;
+	p->threads = calloc(t->nthreads ? t->nthreads : 1, sizeof(*p->threads));
+	p->counter_uuid = calloc(t->nsites ? t->nsites : 1, sizeof(*p->counter_uuid));
+	if (!p->threads || !p->counter_uuid)
+		return tt_error("out of memory for %zu threads", t->nthreads);
+	for (size_t i = 0; i < t->nfiles; i++) {
+		const struct tt_file *f = &t->files[i];
+		tt_pf_clocks(p, &f->header.start);
+		tt_pf_clocks(p, &f->header.end);
+		uint64_t puuid = tt_pf_process_uuid(i);
+		if (tt_pf_descriptor(p, puuid, 0, TD_PROCESS, f->process.pid, 0, f->process.name) < 0)
+			return -1;
+		for (size_t k = 0; k < f->nthreads; k++) {
+			const struct tt_thread *th = &f->threads[k];
+			struct tt_pf_seq *sq = &p->threads[th->id];
+			/* sequence ids: one per thread, trace-wide; 0 is invalid */
+			*sq = (struct tt_pf_seq){.track = puuid | (th->id + 1), .id = th->id + 1,
+						 .delta = true, .last = t->base_ns};
+			sq->interned = calloc((t->nsites + 7) / 8 + 1, 1);
+			if (!sq->interned)
+				return tt_error("out of memory for %zu threads", t->nthreads);
+			if (tt_pf_descriptor(p, sq->track, puuid, TD_THREAD, f->process.pid, th->tid,
+					     th->name) < 0)
+				return -1;
+			tt_pf_sequence_start(p, sq);
+		}
+	}
+	p->flows = (struct tt_pf_seq){.id = (uint32_t)t->nthreads + 1};
+	tt_pf_sequence_start(p, &p->flows);
+	return 0;
+}
+
+/* The common part of an event packet: timestamp and sequence. */
+static uint8_t *tt_pf_head(uint8_t *q, int64_t base_ns, const struct tt_event *e,
+			   struct tt_pf_seq *sq)
+{
+	int64_t ts = base_ns + e->ts;
+	q = pb_uint(q, PKT_TIMESTAMP, (uint64_t)(sq->delta ? ts - sq->last : ts));
+	sq->last = ts;
+	q = pb_uint(q, PKT_SEQUENCE_ID, sq->id);
+	return pb_uint(q, PKT_SEQUENCE_FLAGS, SEQ_NEEDS_STATE);
+}
+
+/* Interns a site's name and source location on the thread's sequence at its first
+ * use there, into a packet with room for the strings; returns the end. */
+static uint8_t *tt_pf_intern(struct tt_pf_seq *sq, const struct tt_site *s, uint8_t *q)
+{
+	sq->interned[s->id / 8] |= (uint8_t)(1u << (s->id % 8));
+	uint8_t *id = q, *m;
+	q = pb_open(q);
+	m = q;
+	q = pb_open(q);
+	q = pb_uint(q, IID, s->id + 1);
+	q = pb_text(q, IID_NAME, s->name);
+	q = pb_close(m, q, ID_EVENT_NAMES);
+	m = q;
+	q = pb_open(q);
+	q = pb_uint(q, IID, s->id + 1);
+	q = pb_text(q, SL_FILE, s->file);
+	q = pb_text(q, SL_FUNCTION, s->func);
+	q = pb_uint(q, SL_LINE, s->line);
+	q = pb_close(m, q, ID_SOURCE_LOCATIONS);
+	return pb_close(id, q, PKT_INTERNED_DATA);
+}
+
+/* Builds and writes one event packet: type, then what the event carries; on the
+ * event's thread's sequence unless `sq` is given (flows), on its track unless
+ * `track` is given (counters, flows). */
+static int tt_pf_event(struct tt_perfetto *p, const struct tt_event *e, unsigned type,
+		       uint64_t track, struct tt_pf_seq *sq)
+{
+	struct tt_pf_seq *th = sq ? sq : &p->threads[e->thread->id];
+	const struct tt_site *s = e->site;
+	bool named = type == TYPE_SLICE_BEGIN || (type == TYPE_INSTANT && s);
+	char fname[512];
+	size_t fname_len = 0;
+	size_t room = TT_PF_SMALL;
+	bool intern = named && s && !(th->interned[s->id / 8] & (1u << (s->id % 8)));
+	if (intern)
+		room += tt_str_room(s->name) + tt_str_room(s->file) + tt_str_room(s->func);
+	if (named && (e->flags & TT_EV_FUNC)) {
+		fname_len = tt_trace_func_name(p->trace, e->thread->file, e->func, fname, sizeof(fname));
+		room += 3 * fname_len;
+	}
+	/* Most packets are encoded in place in the output buffer; those with strings to
+	 * intern go through scratch. */
+	bool in_place = room <= TT_PF_SMALL;
+	uint8_t *b;
+	if (in_place) {
+		tt_out_reserve(p->out, TT_PF_SMALL);
+		b = (uint8_t *)p->out->buf + p->out->len;
+	} else if (!(b = tt_pb_room(&p->scratch, room))) {
+		return tt_error("out of memory");
+	}
+	uint8_t *pk = b;
+	uint8_t *q = in_place ? pb_open(pk) : b;
+	q = tt_pf_head(q, p->trace->base_ns, e, th);
+	if (intern)
+		q = tt_pf_intern(th, s, q);
+	uint8_t *te = q;
+	q = pb_open(q);
+	q = pb_uint(q, TE_TYPE, type);
+	if (track)
+		q = pb_uint(q, TE_TRACK_UUID, track);
+	if (type == TYPE_COUNTER) {
+		q = pb_uint(q, TE_COUNTER_VALUE, e->value);
+	} else if (e->flags & (TT_EV_FLOW_OUT | TT_EV_FLOW_IN)) {
+		static const char out[] = "flow_out", in[] = "flow_in";
+		bool is_out = e->flags & TT_EV_FLOW_OUT;
+		q = is_out ? pb_bytes(q, TE_NAME, out, sizeof(out) - 1) :
+			     pb_bytes(q, TE_NAME, in, sizeof(in) - 1);
+		q = pb_uint(q, TE_CATEGORY_IIDS, TT_PB_CATEGORY_IID);
+		q = pb_fixed64(q, is_out ? TE_FLOW_IDS : TE_TERMINATING_FLOW_IDS, e->value);
+	} else if (named) {
+		if (e->flags & TT_EV_FUNC)
+			q = pb_text(q, TE_NAME, (struct tt_str){fname, (uint32_t)fname_len});
+		else
+			q = pb_uint(pb_uint(q, TE_NAME_IID, s->id + 1), TE_SOURCE_LOCATION_IID,
+				    s->id + 1);
+		q = pb_uint(q, TE_CATEGORY_IIDS, TT_PB_CATEGORY_IID);
+		if (e->flags & TT_EV_ARG) {
+			uint8_t *da = q;
+			q = pb_open(q);
+			q = pb_bytes(q, DA_NAME, "arg", 3);
+			q = pb_uint(q, DA_UINT, e->value);
+			q = pb_close(da, q, TE_DEBUG_ANNOTATIONS);
+		}
+	} else if (e->flags & TT_EV_UNTERMINATED) {
+		/* end arguments are merged into the slice */
+		uint8_t *da = q;
+		q = pb_open(q);
+		q = pb_bytes(q, DA_NAME, "unterminated", 12);
+		q = pb_uint(q, DA_BOOL, 1);
+		q = pb_close(da, q, TE_DEBUG_ANNOTATIONS);
+	}
+	q = pb_close(te, q, PKT_TRACK_EVENT);
+	if (in_place)
+		p->out->len += (size_t)(pb_close(pk, q, PB_TRACE_PACKET) - pk);
+	else
+		tt_pf_packet(p, b, (size_t)(q - b));
+	return 0;
+}
+
+static int tt_pf_slice_begin(struct tt_sink *sink, const struct tt_event *e)
+{
+	return tt_pf_event((struct tt_perfetto *)sink, e, TYPE_SLICE_BEGIN, 0, NULL);
+}
+
+static int tt_pf_slice_end(struct tt_sink *sink, const struct tt_event *e)
+{
+	/* SLICE_END needs no name: it closes the innermost slice of the track */
+	struct tt_event end = *e;
+	end.ts = e->ts + e->dur;
+	return tt_pf_event((struct tt_perfetto *)sink, &end, TYPE_SLICE_END, 0, NULL);
+}
+
+static int tt_pf_instant(struct tt_sink *sink, const struct tt_event *e)
+{
+	return tt_pf_event((struct tt_perfetto *)sink, e, TYPE_INSTANT, 0, NULL);
+}
+
+/* Flows come late (at the end of the decoder's window): on their own sequence, with
+ * absolute timestamps, on the thread's track. */
+static int tt_pf_flow(struct tt_sink *sink, const struct tt_event *e)
+{
+	struct tt_perfetto *p = (struct tt_perfetto *)sink;
+	return tt_pf_event(p, e, TYPE_INSTANT, p->threads[e->thread->id].track, &p->flows);
+}
+
+/* Counters go on a track per process and name, described at first use. */
+static int tt_pf_counter(struct tt_sink *sink, const struct tt_event *e)
+{
+	struct tt_perfetto *p = (struct tt_perfetto *)sink;
+	const struct tt_site *s = e->site;
+	if (!p->counter_uuid[s->id]) {
+		size_t file = (size_t)(e->thread->file - p->trace->files);
+		p->counter_uuid[s->id] = UINT64_C(1) << 63 | (uint64_t)file << 40 | s->id;
+		if (tt_pf_descriptor(p, p->counter_uuid[s->id], tt_pf_process_uuid(file), TD_COUNTER, 0,
+				     0, s->name) < 0)
+			return -1;
+	}
+	return tt_pf_event(p, e, TYPE_COUNTER, p->counter_uuid[s->id], NULL);
+}
+
+static void tt_pf_destroy(struct tt_sink *sink)
+{
+	struct tt_perfetto *p = (struct tt_perfetto *)sink;
+	if (p->threads && p->trace)
+		for (size_t i = 0; i < p->trace->nthreads; i++)
+			free(p->threads[i].interned);
+	free(p->threads);
+	free(p->counter_uuid);
+	free(p->scratch.p);
+	free(p);
+}
+
+static const struct tt_sink_ops tt_perfetto_ops = {
+	.start = tt_pf_start,
+	.slice_begin = tt_pf_slice_begin,
+	.slice_end = tt_pf_slice_end,
+	.instant = tt_pf_instant,
+	.counter = tt_pf_counter,
+	.flow = tt_pf_flow,
+	.destroy = tt_pf_destroy,
+};
+
+struct tt_sink *tt_perfetto_sink_new(struct tt_out *out)
+{
+	struct tt_perfetto *p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->sink.ops = &tt_perfetto_ops;
+	p->out = out;
+	return &p->sink;
+}
