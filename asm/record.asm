@@ -16,8 +16,11 @@
 ;
 ; Reservation: one `xadd` without a lock prefix. It is a single instruction, so a
 ; signal handler that records on this thread gets its own record wherever it
-; interrupts us; only the owning thread writes its cursor. A reservation past the
-; slot's limit (end of chunk; 0 while recording is off for the thread) goes to
+; interrupts us; only the owning thread writes its cursor. The limit (end of the
+; chunk; 0 while recording is off for the thread) is read BEFORE the xadd, and the
+; record must lie inside that limit's chunk: a handler that interrupts between the
+; two and moves the thread to another chunk must not make a reservation past the end
+; of the old chunk pass against the new chunk's limit. Anything else goes to
 ; tt__record_slow, which switches chunks, applies the overflow policy or undoes it.
 ;
 ; RDTSC comes first: an event interrupted by a signal handler keeps the time it
@@ -43,6 +46,8 @@ default rel
 %define SLOT_OWNER  0
 %define SLOT_CURSOR 8
 %define SLOT_LIMIT  16
+%define TT_CHUNK_SIZE   65536	; src/internal.h TT__CHUNK_SIZE
+%define TT_CHUNK_HEADER 16	; sizeof(struct tt__chunk)
 
 %define TT_HASH_MULT 0x9E3779B97F4A7C15
 
@@ -89,10 +94,12 @@ align 32
 	jz	.lookup_failed
 	cmp	[r9 + SLOT_OWNER], rcx
 	jne	.lookup_failed
+	mov	r10, [r9 + SLOT_LIMIT]		; the chunk we may write into
 	mov	edx, SIZE
+	sub	r10, SIZE			; (off the xadd's dependency chain)
 	xadd	[r9 + SLOT_CURSOR], rdx		; rdx = where this event goes
-	lea	r10, [rdx + SIZE]
-	cmp	r10, [r9 + SLOT_LIMIT]
+	sub	r10, rdx			; room left after it; wraps if it is not inside
+	cmp	r10, TT_CHUNK_SIZE - TT_CHUNK_HEADER - SIZE
 	ja	.reservation_failed
 	mov	[rdx], rax
 	mov	[rdx + 8], rdi

@@ -261,8 +261,10 @@ static void tt__store(char *where, uint64_t tsc, uint64_t word, uint64_t value, 
 static int tt__try_record(struct tt__slot *slot, uint64_t tsc, uint64_t word, uint64_t value,
 			  uint64_t size, char **where)
 {
+	/* The limit first, as in the hot path: see asm/record.asm. */
+	char *limit = __atomic_load_n(&slot->limit, __ATOMIC_ACQUIRE);
 	*where = __atomic_fetch_add(&slot->cursor, size, __ATOMIC_RELAXED);
-	if (*where + size > __atomic_load_n(&slot->limit, __ATOMIC_ACQUIRE))
+	if (!tt__fits(*where, size, limit))
 		return 0;
 	tt__store(*where, tsc, word, value, size);
 	return 1;

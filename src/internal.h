@@ -27,6 +27,16 @@ struct tt__chunk {
 	                         * once an exited thread's last chunk was compacted */
 };
 _Static_assert(sizeof(struct tt__chunk) == sizeof(struct tt_record), "records stay aligned");
+_Static_assert(TT__CHUNK_SIZE == 65536 && sizeof(struct tt__chunk) == 16,
+	       "asm/record.asm TT_CHUNK_SIZE and TT_CHUNK_HEADER");
+
+/* Whether `size` bytes at `where` lie inside the live chunk that ends at `limit`
+ * (NULL: none). The hot path makes the same check. */
+static inline int tt__fits(const char *where, uint64_t size, const char *limit)
+{
+	uint64_t left = (uint64_t)(uintptr_t)limit - (uint64_t)(uintptr_t)where - size;
+	return left <= TT__CHUNK_SIZE - sizeof(struct tt__chunk) - size;
+}
 
 /* One recording thread. The first three fields are read by asm/record.asm. */
 struct tt__slot {
