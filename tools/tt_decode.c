@@ -528,34 +528,48 @@ int tt_decode(const struct tt_trace *t, struct tt_sink *const *sinks, size_t nsi
 	return rc < 0 ? -1 : 0;
 }
 
+/* Gives a newly read file's sites and threads their trace-wide ids (sinks keep plain
+ * arrays by id) and moves the trace start to its earliest anchor or event. */
+static void tt_trace_add(struct tt_trace *t, struct tt_file *f)
+{
+	for (size_t j = 0; j < f->nsites; j++)
+		f->sites[j].id = (uint32_t)t->nsites++;
+	int64_t first = f->header.start.monotonic_ns;
+	for (size_t j = 0; j < f->nthreads; j++) {
+		struct tt_thread *th = &f->threads[j];
+		th->id = (uint32_t)t->nthreads++;
+		if (th->has_first) {
+			int64_t ns = tt_clock_ns(&f->clock, th->first_tsc);
+			if (ns < first)
+				first = ns;
+		}
+	}
+	if (t->nfiles == 1 || first < t->base_ns)
+		t->base_ns = first;
+}
+
 int tt_trace_open(struct tt_trace *t, char *const *paths, size_t n)
 {
 	*t = (struct tt_trace){.files = calloc(n ? n : 1, sizeof(struct tt_file))};
 	if (!t->files)
 		return tt_error("out of memory");
-	bool have_base = false;
 	for (size_t i = 0; i < n; i++) {
-		struct tt_file *f = &t->files[i];
 		t->nfiles = i + 1;
-		if (tt_file_open(f, paths[i]) < 0)
+		if (tt_file_open(&t->files[i], paths[i]) < 0)
 			return -1;
-		/* Ids are dense over all files, so sinks keep plain arrays per site and thread. */
-		for (size_t j = 0; j < f->nsites; j++)
-			f->sites[j].id = (uint32_t)t->nsites++;
-		int64_t first = f->header.start.monotonic_ns;
-		for (size_t j = 0; j < f->nthreads; j++) {
-			struct tt_thread *th = &f->threads[j];
-			th->id = (uint32_t)t->nthreads++;
-			if (th->has_first) {
-				int64_t ns = tt_clock_ns(&f->clock, th->first_tsc);
-				if (ns < first)
-					first = ns;
-			}
-		}
-		if (!have_base || first < t->base_ns)
-			t->base_ns = first;
-		have_base = true;
+		tt_trace_add(t, &t->files[i]);
 	}
+	return 0;
+}
+
+int tt_trace_load(struct tt_trace *t, const char *name, const uint8_t *data, size_t size)
+{
+	*t = (struct tt_trace){.files = calloc(1, sizeof(struct tt_file)), .nfiles = 1};
+	if (!t->files)
+		return tt_error("out of memory");
+	if (tt_file_load(&t->files[0], name, data, size) < 0)
+		return -1;
+	tt_trace_add(t, &t->files[0]);
 	return 0;
 }
 
