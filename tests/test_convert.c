@@ -368,6 +368,61 @@ static void test_force_and_stdout(void **state)
 	free(r.out);
 }
 
+/* Runs convert with extra arguments and returns the listing of one thread. */
+static char *filtered_listing(struct fixture *fx, uint32_t tid, const char *a, const char *b,
+			      const char *c, const char *d)
+{
+	struct tt_run r;
+	TT_RUN(&r, "convert", "-q", "--force", fx->in, "-o", fx->out, a, b, c, d);
+	if (r.status != 0)
+		fail_msg("convert %s %s %s %s: %d\n%s", a, b, c, d, r.status, r.err);
+	free(r.out);
+	cJSON *root = tt_json_load(fx->out);
+	char *p = tt_json_listing(root, tid);
+	cJSON_Delete(root);
+	return p;
+}
+
+static void test_filters(void **state)
+{
+	struct fixture *fx = *state;
+	assert_int_equal(tt_demo_write(fx->in), 0);
+	char *p = filtered_listing(fx, 101, "--thread", "worker", "--thread", "nobody");
+	assert_string_equal(p, "");
+	free(p);
+	p = filtered_listing(fx, 102, "--thread", "worker", "--thread", "nobody");
+	assert_string_equal(p, "X work 0\nX flow_in 1\nX flow_out 1\ni q\"uo\\te\n\x01tab\t\xef\xbf\xbd\xc3\xa9 1\n");
+	free(p);
+	p = filtered_listing(fx, 102, "--thread", "101", "--min-dur", "0");
+	assert_string_equal(p, "");
+	free(p);
+
+	/* The window keeps what overlaps it, whole: main and child began before it. */
+	p = filtered_listing(fx, 101, "--from", "5us", "--to", "0.006ms");
+	assert_string_equal(p, "X main 0\nX child 1\nX flow_out 2\n");
+	free(p);
+	p = filtered_listing(fx, 102, "--from", "5000ns", "--to", "6us");
+	assert_string_equal(p, "X work 0\nX flow_in 1\nX flow_out 1\n");
+	free(p);
+
+	/* Slices of 3 us or more; instants and flows stay, their slices gone around them. */
+	p = filtered_listing(fx, 101, "--min-dur", "3us", "--thread", "producer");
+	assert_string_equal(p, "X main 0\nX child 1\ni wake 2\ni drop 2\nX flow_out 2\nX flow_in 0\n");
+	free(p);
+
+	struct tt_run r;
+	TT_RUN(&r, "convert", fx->in, "-o", "-", "--from", "soon");
+	assert_int_equal(r.status, 2);
+	free(r.out);
+	TT_RUN(&r, "convert", fx->in, "-o", "-", "--from", "2us", "--to", "1us");
+	assert_int_equal(r.status, 2);
+	free(r.out);
+	TT_RUN(&r, "convert", fx->in, "-o", "-", "-F", "perfetto", "--min-dur", "1us");
+	assert_int_equal(r.status, 1);
+	assert_err_has(&r, "--min-dur works with JSON output only");
+	free(r.out);
+}
+
 static void test_info(void **state)
 {
 	struct fixture *fx = *state;
@@ -445,6 +500,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_func_exit_unwinds, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_merge_processes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_force_and_stdout, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_filters, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_info, setup, teardown),
 		cmocka_unit_test(test_usage),
 	};

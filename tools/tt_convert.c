@@ -69,21 +69,26 @@ int tt_convert(const struct tt_convert_opts *opts, struct tt_summary *sum)
 	struct tt_trace trace;
 	struct tt_out out;
 	struct tt_report_sink report = {.sink.ops = &tt_report_ops};
-	struct tt_sink *writer = NULL;
+	struct tt_sink *writer = NULL, *filter = NULL;
 	int rc = -1;
+	enum tt_format format = tt_format_for(opts);
+	if (format == TT_FORMAT_PERFETTO && opts->filter.min_dur > 0)
+		return tt_error("--min-dur works with JSON output only: Perfetto's format needs a "
+				"slice's begin before its duration is known");
 
 	if (tt_trace_open(&trace, opts->inputs, opts->ninputs) < 0)
 		goto close_trace;
 	if (tt_out_open(&out, opts->output, opts->force) < 0)
 		goto close_trace;
-	writer = tt_format_for(opts) == TT_FORMAT_PERFETTO ? tt_perfetto_sink_new(&out) :
-								 tt_json_sink_new(&out);
-	if (!writer) {
+	writer = format == TT_FORMAT_PERFETTO ? tt_perfetto_sink_new(&out) : tt_json_sink_new(&out);
+	if (writer && tt_filter_active(&opts->filter))
+		filter = tt_filter_sink_new(writer, &opts->filter);
+	if (!writer || (tt_filter_active(&opts->filter) && !filter)) {
 		tt_error("out of memory");
 		tt_out_abort(&out);
-		goto close_trace;
+		goto free_writer;
 	}
-	struct tt_sink *sinks[] = {writer, &report.sink};
+	struct tt_sink *sinks[] = {filter ? filter : writer, &report.sink};
 	if (tt_decode(&trace, sinks, 2) < 0) {
 		tt_out_abort(&out);
 		goto free_writer;
@@ -92,6 +97,7 @@ int tt_convert(const struct tt_convert_opts *opts, struct tt_summary *sum)
 	if (rc == 0)
 		tt_print_summary(opts, &report.sum);
 free_writer:
+	tt_sink_free(filter);
 	tt_sink_free(writer);
 close_trace:
 	tt_trace_close(&trace);

@@ -104,6 +104,18 @@ static const char *tt_thread_label(const struct tt_thread *t, char *buf, size_t 
 	return buf;
 }
 
+/* Nanoseconds since the trace start, within +-2^61 (73 years): a hostile file's clock
+ * can put events at either end of time, and sinks add and subtract times freely. */
+#define TT_TIME_LIMIT (INT64_C(1) << 61)
+
+static int64_t tt_rebase(int64_t ns, int64_t base)
+{
+	int64_t ts;
+	if (__builtin_sub_overflow(ns, base, &ts))
+		ts = ns < 0 ? INT64_MIN : INT64_MAX;
+	return ts < -TT_TIME_LIMIT ? -TT_TIME_LIMIT : ts > TT_TIME_LIMIT ? TT_TIME_LIMIT : ts;
+}
+
 /* Opens a scope: pushes it and tells the sinks. */
 static int tt_open_scope(struct tt_decoder *d, struct tt_thread_state *st,
 			 const struct tt_thread *t, const struct tt_frame *fr)
@@ -357,7 +369,7 @@ static int tt_decode_run(struct tt_decoder *d, struct tt_thread_state *st, int64
 				st->next_known = false;
 			} else {
 				ts = st->started && tsc == st->last_tsc ? st->last_ts :
-				     tt_clock_ns(&f->clock, tsc) - base;
+				     tt_rebase(tt_clock_ns(&f->clock, tsc), base);
 			}
 			if (ts > limit) {
 				st->next_ts = ts; /* another thread's events come first */
@@ -456,12 +468,14 @@ static void tt_heap_down(struct tt_decoder *d, size_t i)
 static int tt_decode_merged(struct tt_decoder *d)
 {
 	while (d->nheap > 0) {
-		int64_t end;
-		if (__builtin_add_overflow(d->heap[0].ts, TT_WINDOW_NS, &end))
-			end = INT64_MAX; /* times saturated by a hostile clock */
-		while (d->nheap > 0 && d->heap[0].ts < end) {
+		/* The window's last nanosecond; at the end of time (a hostile clock saturates
+		 * there) every thread runs to its end. */
+		int64_t last;
+		if (__builtin_add_overflow(d->heap[0].ts, TT_WINDOW_NS - 1, &last))
+			last = INT64_MAX;
+		while (d->nheap > 0 && d->heap[0].ts <= last) {
 			struct tt_thread_state *st = &d->threads[d->heap[0].id];
-			if (tt_decode_run(d, st, end - 1) < 0)
+			if (tt_decode_run(d, st, last) < 0)
 				return -1;
 			if (st->done) {
 				if (tt_finish_thread(d, st->thread) < 0)
@@ -493,7 +507,7 @@ static int tt_decoder_init(struct tt_decoder *d)
 			const struct tt_thread *th = &f->threads[k];
 			struct tt_thread_state *st = &d->threads[th->id];
 			st->thread = th;
-			st->next_ts = th->has_first ? tt_clock_ns(&f->clock, th->first_tsc) - t->base_ns :
+			st->next_ts = th->has_first ? tt_rebase(tt_clock_ns(&f->clock, th->first_tsc), t->base_ns) :
 				      INT64_MIN;
 			d->heap[d->nheap++] = (struct tt_heap_entry){st->next_ts, th->id};
 		}

@@ -322,8 +322,8 @@ static int tt_pf_start(struct tt_sink *sink, const struct tt_trace *t)
 static uint8_t *tt_pf_head(uint8_t *q, int64_t base_ns, const struct tt_event *e,
 			   struct tt_pf_seq *sq)
 {
-	int64_t ts = base_ns + e->ts;
-	q = pb_uint(q, PKT_TIMESTAMP, (uint64_t)(sq->delta ? ts - sq->last : ts));
+	int64_t ts = (int64_t)((uint64_t)base_ns + (uint64_t)e->ts); /* wraps only for a hostile clock */
+	q = pb_uint(q, PKT_TIMESTAMP, sq->delta ? (uint64_t)ts - (uint64_t)sq->last : (uint64_t)ts);
 	sq->last = ts;
 	q = pb_uint(q, PKT_SEQUENCE_ID, sq->id);
 	return pb_uint(q, PKT_SEQUENCE_FLAGS, SEQ_NEEDS_STATE);
