@@ -464,6 +464,50 @@ static void test_info(void **state)
 	free(r.out);
 }
 
+/* A large input gets a progress bar when stderr is a terminal, and none otherwise. */
+static void test_progress(void **state)
+{
+	struct fixture *fx = *state;
+	if (system("command -v script >/dev/null 2>&1") != 0)
+		skip(); /* util-linux's script makes the terminal */
+	enum { RECORDS = 9 << 20, CHUNK = 1 << 16 };
+	struct tt_record *chunk = malloc(CHUNK * sizeof(*chunk));
+	for (size_t i = 0; i < CHUNK; i++)
+		chunk[i] = R(TT_REC_INSTANT, S_WAKE, 2000 + i);
+	struct tt_tw w;
+	assert_int_equal(tt_tw_open_file(&w, fx->in), 0);
+	tt_tw_header(&w, NULL);
+	tt_tw_process(&w, 4242, "big");
+	tt_tw_sites(&w, tt_demo_sites, tt_demo_nsites);
+	tt_tw_thread(&w, 0, 101, "main", RECORDS, 0);
+	for (uint64_t first = 0; first < RECORDS; first += CHUNK) {
+		for (size_t i = 0; i < CHUNK; i++)
+			chunk[i].tsc = 2000 + first + i;
+		tt_tw_events(&w, 0, first, chunk, CHUNK);
+	}
+	tt_tw_end(&w);
+	assert_int_equal(tt_tw_close(&w), 0);
+	free(chunk);
+
+	char cmd[1024];
+	snprintf(cmd, sizeof(cmd), "script -qec '%s convert %s -o /dev/null' /dev/null",
+		 getenv("TICKTRACE"), fx->in);
+	FILE *p = popen(cmd, "r");
+	char text[8192];
+	size_t n = fread(text, 1, sizeof(text) - 1, p);
+	pclose(p);
+	text[n] = 0;
+	if (!strstr(text, "% of 9437184 records") || !strchr(text, '\r'))
+		fail_msg("no progress bar on a terminal:\n%s", text);
+	struct tt_run r;
+	TT_RUN(&r, "convert", fx->in, "-o", "/dev/null");
+	assert_int_equal(r.status, 0);
+	assert_null(strchr(r.err, '\r'));
+	assert_err_has(&r, "9437184 events");
+	free(r.out);
+	unlink(fx->in);
+}
+
 static void test_usage(void **state)
 {
 	(void)state;
@@ -502,6 +546,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_force_and_stdout, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_filters, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_info, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_progress, setup, teardown),
 		cmocka_unit_test(test_usage),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -3,6 +3,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tt_sinks.h"
 
@@ -28,6 +29,21 @@ static const struct tt_sink_ops tt_report_ops = {
 	.warning = tt_report_warning,
 	.finish = tt_report_finish,
 };
+
+/* Inputs above this many records get a progress bar (when stderr is a terminal). */
+#define TT_PROGRESS_MIN_RECORDS (8u << 20)
+
+static void tt_progress(void *ctx, uint64_t events, uint64_t records)
+{
+	(void)ctx;
+	/* events are at most the records; the bar fills as they are decoded */
+	unsigned pct = records ? (unsigned)(events * 100 / records) : 100;
+	char bar[41];
+	memset(bar, '#', pct * 40 / 100);
+	memset(bar + pct * 40 / 100, '.', 40 - pct * 40 / 100);
+	bar[40] = 0;
+	fprintf(stderr, "\rticktrace: [%s] %3u%% of %" PRIu64 " records", bar, pct, records);
+}
 
 static void tt_print_summary(const struct tt_convert_opts *opts, const struct tt_summary *sum)
 {
@@ -89,7 +105,17 @@ int tt_convert(const struct tt_convert_opts *opts, struct tt_summary *sum)
 		goto free_writer;
 	}
 	struct tt_sink *sinks[] = {filter ? filter : writer, &report.sink};
-	if (tt_decode(&trace, sinks, 2) < 0) {
+	uint64_t records = 0;
+	for (size_t i = 0; i < trace.nfiles; i++)
+		records += trace.files[i].records;
+	bool bar = !opts->quiet && !tt_diag_quiet && records >= TT_PROGRESS_MIN_RECORDS &&
+		   isatty(STDERR_FILENO);
+	if (bar)
+		trace.progress = tt_progress;
+	rc = tt_decode(&trace, sinks, 2);
+	if (bar)
+		fputs("\r\033[K", stderr); /* the bar gives way to what follows */
+	if (rc < 0) {
 		tt_out_abort(&out);
 		goto free_writer;
 	}

@@ -16,6 +16,9 @@
 /* At most this many flows held back: a window full of flows is flushed early. */
 #define TT_FLOW_BATCH 65536
 
+/* Events between two progress reports. */
+#define TT_PROGRESS_EVENTS (1u << 20)
+
 /* Records decoded between two releases of the input they came from (1 MiB): memory
  * stays flat however large the file. */
 #define TT_RELEASE_RECORDS 65536u
@@ -66,6 +69,7 @@ struct tt_decoder {
 	struct tt_thread_state *threads; /* by thread id */
 	struct tt_heap_entry *heap;      /* the earliest next_ts on top */
 	size_t nheap;
+	uint64_t records;                /* in all files, for progress reports */
 	struct tt_event *flows;          /* the window's flows, until it ends */
 	size_t nflows;
 	struct tt_summary sum;
@@ -383,7 +387,8 @@ static int tt_decode_run(struct tt_decoder *d, struct tt_thread_state *st, int64
 			st->started = true;
 			st->last_tsc = tsc;
 			st->last_ts = ts;
-			d->sum.events++;
+			if ((++d->sum.events & (TT_PROGRESS_EVENTS - 1)) == 0 && d->trace->progress)
+				d->trace->progress(d->trace->progress_ctx, d->sum.events, d->records);
 			st->events++;
 			if (tt_decode_record(d, st, kind, payload, ts, offset) < 0)
 				return -1;
@@ -513,6 +518,7 @@ static int tt_decoder_init(struct tt_decoder *d)
 		}
 		d->sum.threads += f->nthreads;
 		d->sum.dropped += f->dropped;
+		d->records += f->records;
 	}
 	for (size_t i = d->nheap / 2; i-- > 0;)
 		tt_heap_down(d, i);

@@ -32,6 +32,10 @@ struct tt_trace {
 	size_t (*symbolize)(void *ctx, const struct tt_file *file, uint64_t address, char *buf,
 			    size_t cap);
 	void *symbolize_ctx;
+	/* Called every million events or so while decoding, when set: events decoded,
+	 * and the records of all files (events plus VALUE and PAD records). */
+	void (*progress)(void *ctx, uint64_t events, uint64_t records);
+	void *progress_ctx;
 };
 
 /* Opens and validates every file; 0, or -1 after reporting the problem.
