@@ -9,7 +9,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -508,6 +512,75 @@ static void test_progress(void **state)
 	unlink(fx->in);
 }
 
+/* One HTTP exchange with 127.0.0.1:port; the whole response, malloc'ed. */
+static char *http(int port, const char *request)
+{
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+				.sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(write(fd, request, strlen(request)), (ssize_t)strlen(request));
+	size_t cap = 1 << 16, n = 0;
+	char *buf = malloc(cap + 1);
+	ssize_t r;
+	while ((r = read(fd, buf + n, cap - n)) > 0)
+		n += (size_t)r;
+	buf[n] = 0;
+	close(fd);
+	return buf;
+}
+
+/* ticktrace open serves the file once on loopback with the UI's CORS headers. */
+static void test_open(void **state)
+{
+	struct fixture *fx = *state;
+	assert_int_equal(tt_demo_write(fx->in), 0);
+	struct tt_run r;
+	TT_RUN(&r, "convert", "-q", fx->in, "-o", fx->out);
+	free(r.out);
+	int out[2];
+	assert_int_equal(pipe(out), 0);
+	pid_t pid = fork();
+	if (pid == 0) {
+		dup2(out[1], 1);
+		execl(getenv("TICKTRACE"), "ticktrace", "open", "--port", "0", fx->out, (char *)NULL);
+		_exit(127);
+	}
+	close(out[1]);
+	char banner[1024];
+	FILE *fp = fdopen(out[0], "r");
+	/* the URL is on the second line */
+	assert_non_null(fgets(banner, sizeof(banner) / 2, fp));
+	assert_non_null(fgets(banner + strlen(banner), sizeof(banner) / 2, fp));
+	const char *url = strstr(banner, "https://ui.perfetto.dev/#!/?url=http://127.0.0.1:");
+	assert_non_null(url);
+	int port = atoi(url + strlen("https://ui.perfetto.dev/#!/?url=http://127.0.0.1:"));
+	assert_true(port > 0);
+	assert_non_null(strstr(url, "/run.json\n"));
+
+	char *resp = http(port, "GET /other.json HTTP/1.1\r\nHost: x\r\n\r\n");
+	assert_non_null(strstr(resp, "404"));
+	free(resp);
+	resp = http(port, "OPTIONS /run.json HTTP/1.1\r\nOrigin: https://ui.perfetto.dev\r\n\r\n");
+	assert_non_null(strstr(resp, "HTTP/1.1 204"));
+	assert_non_null(strstr(resp, "Access-Control-Allow-Origin: https://ui.perfetto.dev\r\n"));
+	free(resp);
+	resp = http(port, "GET /run.json HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+	assert_non_null(strstr(resp, "HTTP/1.1 200 OK"));
+	assert_non_null(strstr(resp, "Access-Control-Allow-Origin: https://ui.perfetto.dev\r\n"));
+	const char *body = strstr(resp, "\r\n\r\n");
+	assert_non_null(body);
+	cJSON *served = cJSON_Parse(body + 4);
+	assert_non_null(tt_json_find(served, "X", "work"));
+	cJSON_Delete(served);
+	free(resp);
+	/* served once: it exits by itself */
+	int st;
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	fclose(fp);
+}
+
 static void test_usage(void **state)
 {
 	(void)state;
@@ -547,6 +620,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_filters, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_info, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_progress, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_open, setup, teardown),
 		cmocka_unit_test(test_usage),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -8,6 +8,7 @@
 
 #include "tt_convert.h"
 #include "tt_info.h"
+#include "tt_open.h"
 
 #define TT_EXIT_USAGE 2
 
@@ -17,6 +18,7 @@ static const char tt_usage[] =
 	"commands:\n"
 	"  convert   raw files (.ttr) to a trace that Perfetto and chrome://tracing open\n"
 	"  info      what raw files hold: clock, process, threads, call sites\n"
+	"  open      serve a converted trace once to the Perfetto UI and print its URL\n"
 	"  help      this text\n"
 	"\n"
 	"'ticktrace <command> --help' describes a command.\n";
@@ -142,6 +144,44 @@ static int tt_cmd_info(int argc, char **argv)
 	return tt_info(argv + optind, (size_t)(argc - optind), stdout) == 0 ? 0 : 1;
 }
 
+static const char tt_open_usage[] =
+	"usage: ticktrace open TRACE.json|TRACE.pftrace [--port N]\n"
+	"\n"
+	"Serves the file once from 127.0.0.1 (loopback only) with the headers the\n"
+	"Perfetto UI needs to fetch it, and prints the ui.perfetto.dev URL that loads it.\n"
+	"Exits after the file is fetched, or on Ctrl-C.\n"
+	"\n"
+	"  -p, --port N        the port (default 9001, the one the UI may fetch from;\n"
+	"                      0: any free port)\n"
+	"  -h, --help          this text\n"
+	"\n"
+	"Exit status: 0 served, 1 cannot serve, 2 usage.\n";
+
+static int tt_cmd_open(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{"port", required_argument, NULL, 'p'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	int c, port = TT_OPEN_PORT;
+	char *end;
+	while ((c = getopt_long(argc, argv, "p:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			port = (int)strtol(optarg, &end, 10);
+			if (*end || port < 0 || port > 65535)
+				return tt_usage_error(tt_open_usage, "open: --port is 0 to 65535");
+			break;
+		case 'h': fputs(tt_open_usage, stdout); return 0;
+		default: return tt_usage_error(tt_open_usage, NULL);
+		}
+	}
+	if (argc - optind != 1)
+		return tt_usage_error(tt_open_usage, "open: one trace file");
+	return tt_open(argv[optind], port, stdout) == 0 ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2)
@@ -156,6 +196,8 @@ int main(int argc, char **argv)
 		return tt_cmd_convert(argc - 1, argv + 1);
 	if (strcmp(cmd, "info") == 0)
 		return tt_cmd_info(argc - 1, argv + 1);
+	if (strcmp(cmd, "open") == 0)
+		return tt_cmd_open(argc - 1, argv + 1);
 	fprintf(stderr, "ticktrace: unknown command '%s'\n", cmd);
 	return tt_usage_error(tt_usage, NULL);
 }
