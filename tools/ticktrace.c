@@ -66,7 +66,7 @@ static int tt_cmd_convert(int argc, char **argv)
 		{"to", required_argument, NULL, OPT_TO},  {"thread", required_argument, NULL, OPT_THREAD},
 		{"min-dur", required_argument, NULL, OPT_MIN_DUR}, {NULL, 0, NULL, 0},
 	};
-	struct tt_convert_opts opts = {.filter = {.from = INT64_MIN, .to = INT64_MAX}};
+	struct tt_convert_opts opts = {0};
 	const char **threads = calloc((size_t)argc, sizeof(*threads));
 	int c, rc = -1;
 	while (rc < 0 && (c = getopt_long(argc, argv, "o:fF:qh", longopts, NULL)) != -1) {
@@ -77,6 +77,8 @@ static int tt_cmd_convert(int argc, char **argv)
 		case OPT_FROM:
 		case OPT_TO:
 		case OPT_MIN_DUR:
+			opts.filter.has_from |= c == OPT_FROM;
+			opts.filter.has_to |= c == OPT_TO;
 			if (tt_parse_duration(optarg, bound) < 0)
 				rc = tt_usage_error(tt_convert_usage,
 						    "convert: a TIME is a number with ns, us, ms or s");
@@ -104,7 +106,7 @@ static int tt_cmd_convert(int argc, char **argv)
 		rc = tt_usage_error(tt_convert_usage, "convert: no input file");
 	else if (!opts.output)
 		rc = tt_usage_error(tt_convert_usage, "convert: no output (-o FILE, or -o - for stdout)");
-	else if (opts.filter.from > opts.filter.to)
+	else if (opts.filter.has_from && opts.filter.has_to && opts.filter.from > opts.filter.to)
 		rc = tt_usage_error(tt_convert_usage, "convert: --from is after --to");
 	if (rc < 0) {
 		opts.inputs = argv + optind;

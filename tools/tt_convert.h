@@ -25,7 +25,7 @@ struct tt_convert_opts {
 	enum tt_format format;
 	bool force;         /* replace an existing output file */
 	bool quiet;         /* no summary line (warnings are still printed) */
-	struct tt_filter filter; /* from/to INT64_MIN/INT64_MAX when unused */
+	struct tt_filter filter; /* all zero: everything */
 };
 
 /* Reads, decodes and writes; 0, or -1 after reporting the problem, with no output

@@ -218,12 +218,16 @@ struct tt_sink *tt_filter_sink_new(struct tt_sink *inner, const struct tt_filter
 	fs->sink.ops = &tt_filter_ops;
 	fs->inner = inner;
 	fs->f = *f;
+	if (!f->has_from)
+		fs->f.from = INT64_MIN;
+	if (!f->has_to)
+		fs->f.to = INT64_MAX;
 	return &fs->sink;
 }
 
 bool tt_filter_active(const struct tt_filter *f)
 {
-	return f->nthreads > 0 || f->from > INT64_MIN || f->to < INT64_MAX || f->min_dur > 0;
+	return f->nthreads > 0 || f->has_from || f->has_to || f->min_dur > 0;
 }
 
 int tt_parse_duration(const char *text, int64_t *ns)

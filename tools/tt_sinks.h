@@ -17,7 +17,8 @@ struct tt_sink *tt_perfetto_sink_new(struct tt_out *out);
 struct tt_filter {
 	const char *const *threads;
 	size_t nthreads;
-	int64_t from, to; /* INT64_MIN, INT64_MAX: no bound */
+	bool has_from, has_to; /* without them, no bound: zero is no filter at all */
+	int64_t from, to;
 	int64_t min_dur;
 };
 
