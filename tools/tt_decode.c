@@ -16,6 +16,9 @@
 /* At most this many flows held back: a window full of flows is flushed early. */
 #define TT_FLOW_BATCH 65536
 
+/* Entries in a thread's cache of call sites (a power of two). */
+#define TT_SITE_CACHE 64
+
 /* Events between two progress reports. */
 #define TT_PROGRESS_EVENTS (1u << 20)
 
@@ -53,6 +56,8 @@ struct tt_thread_state {
 	uint64_t clamped, first_clamped;
 	uint64_t events, unterminated;
 	int64_t first_ts;
+	/* The sites this thread used last, by address bits: most lookups end here. */
+	const struct tt_site *site_cache[TT_SITE_CACHE];
 };
 
 /* A thread in the merge, with its key beside it so that ordering touches only the
@@ -255,9 +260,14 @@ static int tt_complete(struct tt_decoder *d, struct tt_thread_state *st,
 	}
 }
 
-static const struct tt_site *tt_site_for(const struct tt_thread *t, uint64_t address,
+static const struct tt_site *tt_site_for(struct tt_thread_state *st, uint64_t address,
 					 uint64_t offset)
 {
+	/* descriptors are static structs of 32 bytes or more: their low bits vary little */
+	const struct tt_site **slot = &st->site_cache[(address >> 5) & (TT_SITE_CACHE - 1)];
+	if (*slot && (*slot)->address == address && (*slot)->defined_at <= offset)
+		return *slot;
+	const struct tt_thread *t = st->thread;
 	const struct tt_site *s = tt_file_site(t->file, address);
 	if (!s) {
 		tt_error_at(t->file->path, offset, "call site 0x%" PRIx64 " is not in any SITES section",
@@ -270,6 +280,7 @@ static const struct tt_site *tt_site_for(const struct tt_thread *t, uint64_t add
 			    address, s->defined_at);
 		return NULL;
 	}
+	*slot = s;
 	return s;
 }
 
@@ -281,7 +292,7 @@ static int tt_decode_record(struct tt_decoder *d, struct tt_thread_state *st, un
 	const struct tt_site *site = NULL;
 	if (kind != TT_REC_END && kind != TT_REC_FLOW_OUT && kind != TT_REC_FLOW_IN &&
 	    kind != TT_REC_FUNC_ENTER && kind != TT_REC_FUNC_EXIT) {
-		site = tt_site_for(t, payload, offset);
+		site = tt_site_for(st, payload, offset);
 		if (!site)
 			return -1;
 	}
