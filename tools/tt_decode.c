@@ -67,10 +67,21 @@ struct tt_heap_entry {
 	uint32_t id;
 };
 
+/* The sinks that take one kind of event, gathered at the start so that each event
+ * costs a call per sink that wants it and nothing for the others. */
+#define TT_MAX_SINKS 8
+typedef int (*tt_event_fn)(struct tt_sink *s, const struct tt_event *e);
+struct tt_dispatch {
+	struct tt_sink *sink[TT_MAX_SINKS];
+	tt_event_fn fn[TT_MAX_SINKS];
+	size_t n;
+};
+
 struct tt_decoder {
 	const struct tt_trace *trace;
 	struct tt_sink *const *sinks;
 	size_t nsinks;
+	struct tt_dispatch slice_begin, slice_end, instant, counter, flow;
 	struct tt_thread_state *threads; /* by thread id */
 	struct tt_heap_entry *heap;      /* the earliest next_ts on top */
 	size_t nheap;
@@ -79,6 +90,23 @@ struct tt_decoder {
 	size_t nflows;
 	struct tt_summary sum;
 };
+
+/* Gives an event to every sink that takes it; stops at the first failure. */
+static inline int tt_dispatch(const struct tt_dispatch *to, const struct tt_event *e)
+{
+	int rc = 0;
+	for (size_t i = 0; i < to->n && rc == 0; i++)
+		rc = to->fn[i](to->sink[i], e);
+	return rc;
+}
+
+static void tt_dispatch_add(struct tt_dispatch *to, struct tt_sink *s, tt_event_fn fn)
+{
+	if (fn) {
+		to->sink[to->n] = s;
+		to->fn[to->n++] = fn;
+	}
+}
 
 /* Calls one callback of every sink that has it; stops at the first failure. */
 #define TT_EMIT(d, op, ...)                                                        \
@@ -126,12 +154,16 @@ static int64_t tt_rebase(int64_t ns, int64_t base)
 }
 
 /* Opens a scope: pushes it and tells the sinks. */
+/* Opens a scope: pushes it and tells the sinks. The fields come as values, written
+ * once into the frame and once into the event, never copied from one to the other
+ * (a wide load of fields just stored stalls). */
 static int tt_open_scope(struct tt_decoder *d, struct tt_thread_state *st,
-			 const struct tt_thread *t, const struct tt_frame *fr)
+			 const struct tt_thread *t, int64_t ts, const struct tt_site *site,
+			 uint64_t func, uint64_t value, uint32_t flags, uint64_t offset)
 {
 	if (st->depth == st->cap) {
 		if (st->cap >= TT_MAX_DEPTH)
-			return tt_error_at(t->file->path, fr->offset, "scopes nested deeper than %u",
+			return tt_error_at(t->file->path, offset, "scopes nested deeper than %u",
 					   TT_MAX_DEPTH);
 		uint32_t cap = st->cap ? st->cap * 2 : 64;
 		struct tt_frame *p = realloc(st->stack, cap * sizeof(*p));
@@ -140,12 +172,18 @@ static int tt_open_scope(struct tt_decoder *d, struct tt_thread_state *st,
 		st->stack = p;
 		st->cap = cap;
 	}
-	st->stack[st->depth++] = *fr;
+	struct tt_frame *fr = &st->stack[st->depth++];
+	fr->ts = ts;
+	fr->site = site;
+	fr->func = func;
+	fr->value = value;
+	fr->flags = flags;
+	fr->offset = offset;
 	struct tt_event e = {
-		.thread = t, .site = fr->site, .func = fr->func, .ts = fr->ts, .value = fr->value,
-		.depth = st->depth - 1, .flags = fr->flags, .offset = fr->offset,
+		.thread = t, .site = site, .func = func, .ts = ts, .value = value,
+		.depth = st->depth - 1, .flags = flags, .offset = offset,
 	};
-	return TT_EMIT(d, slice_begin, &e);
+	return tt_dispatch(&d->slice_begin, &e);
 }
 
 /* Closes the innermost scope at `ts`. */
@@ -162,7 +200,7 @@ static int tt_close_scope(struct tt_decoder *d, struct tt_thread_state *st,
 		d->sum.unterminated++;
 		st->unterminated++;
 	}
-	return TT_EMIT(d, slice_end, &e);
+	return tt_dispatch(&d->slice_end, &e);
 }
 
 static void tt_count_unmatched(struct tt_thread_state *st, uint64_t offset)
@@ -206,7 +244,7 @@ static int tt_flush_flows(struct tt_decoder *d)
 	qsort(d->flows, d->nflows, sizeof(*d->flows), tt_flow_cmp);
 	int rc = 0;
 	for (size_t i = 0; i < d->nflows && rc == 0; i++)
-		rc = TT_EMIT(d, flow, &d->flows[i]);
+		rc = tt_dispatch(&d->flow, &d->flows[i]);
 	d->nflows = 0;
 	return rc;
 }
@@ -244,15 +282,13 @@ static int tt_complete(struct tt_decoder *d, struct tt_thread_state *st,
 	};
 	switch (kind) {
 	case TT_REC_BEGIN_ARG: {
-		struct tt_frame fr = {.ts = ts, .site = site, .value = value, .offset = offset,
-				      .flags = TT_EV_ARG};
-		return tt_open_scope(d, st, t, &fr);
+		return tt_open_scope(d, st, t, ts, site, 0, value, TT_EV_ARG, offset);
 	}
 	case TT_REC_INSTANT_ARG:
-		return TT_EMIT(d, instant, &e);
+		return tt_dispatch(&d->instant, &e);
 	case TT_REC_COUNTER:
 		e.flags = 0;
-		return TT_EMIT(d, counter, &e);
+		return tt_dispatch(&d->counter, &e);
 	case TT_REC_FLOW_OUT:
 		return tt_flow(d, st, t, TT_EV_FLOW_OUT, value, ts, offset);
 	default:
@@ -308,22 +344,18 @@ static int tt_decode_record(struct tt_decoder *d, struct tt_thread_state *st, un
 			break;
 		/* ENDBEGIN opens its scope at the same time */
 		__attribute__((fallthrough));
-	case TT_REC_BEGIN: {
-		struct tt_frame fr = {.ts = ts, .site = site, .offset = offset};
-		rc = tt_open_scope(d, st, t, &fr);
+	case TT_REC_BEGIN:
+		rc = tt_open_scope(d, st, t, ts, site, 0, 0, 0, offset);
 		break;
-	}
 	case TT_REC_INSTANT: {
 		struct tt_event e = {.thread = t, .site = site, .ts = ts, .depth = st->depth,
 				     .offset = offset};
-		rc = TT_EMIT(d, instant, &e);
+		rc = tt_dispatch(&d->instant, &e);
 		break;
 	}
-	case TT_REC_FUNC_ENTER: {
-		struct tt_frame fr = {.ts = ts, .func = payload, .offset = offset, .flags = TT_EV_FUNC};
-		rc = tt_open_scope(d, st, t, &fr);
+	case TT_REC_FUNC_ENTER:
+		rc = tt_open_scope(d, st, t, ts, NULL, payload, 0, TT_EV_FUNC, offset);
 		break;
-	}
 	case TT_REC_FUNC_EXIT:
 		rc = tt_func_exit(d, st, t, payload, ts, offset);
 		break;
@@ -539,6 +571,16 @@ static int tt_decoder_init(struct tt_decoder *d)
 int tt_decode(const struct tt_trace *t, struct tt_sink *const *sinks, size_t nsinks)
 {
 	struct tt_decoder d = {.trace = t, .sinks = sinks, .nsinks = nsinks};
+	if (nsinks > TT_MAX_SINKS)
+		return tt_error("more than %d sinks", TT_MAX_SINKS);
+	for (size_t i = 0; i < nsinks; i++) {
+		const struct tt_sink_ops *ops = sinks[i]->ops;
+		tt_dispatch_add(&d.slice_begin, sinks[i], ops->slice_begin);
+		tt_dispatch_add(&d.slice_end, sinks[i], ops->slice_end);
+		tt_dispatch_add(&d.instant, sinks[i], ops->instant);
+		tt_dispatch_add(&d.counter, sinks[i], ops->counter);
+		tt_dispatch_add(&d.flow, sinks[i], ops->flow);
+	}
 	int rc = tt_decoder_init(&d);
 	if (rc == 0)
 		rc = TT_EMIT(&d, start, t);
