@@ -9,7 +9,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -368,6 +372,61 @@ static void test_force_and_stdout(void **state)
 	free(r.out);
 }
 
+/* Runs convert with extra arguments and returns the listing of one thread. */
+static char *filtered_listing(struct fixture *fx, uint32_t tid, const char *a, const char *b,
+			      const char *c, const char *d)
+{
+	struct tt_run r;
+	TT_RUN(&r, "convert", "-q", "--force", fx->in, "-o", fx->out, a, b, c, d);
+	if (r.status != 0)
+		fail_msg("convert %s %s %s %s: %d\n%s", a, b, c, d, r.status, r.err);
+	free(r.out);
+	cJSON *root = tt_json_load(fx->out);
+	char *p = tt_json_listing(root, tid);
+	cJSON_Delete(root);
+	return p;
+}
+
+static void test_filters(void **state)
+{
+	struct fixture *fx = *state;
+	assert_int_equal(tt_demo_write(fx->in), 0);
+	char *p = filtered_listing(fx, 101, "--thread", "worker", "--thread", "nobody");
+	assert_string_equal(p, "");
+	free(p);
+	p = filtered_listing(fx, 102, "--thread", "worker", "--thread", "nobody");
+	assert_string_equal(p, "X work 0\nX flow_in 1\nX flow_out 1\ni q\"uo\\te\n\x01tab\t\xef\xbf\xbd\xc3\xa9 1\n");
+	free(p);
+	p = filtered_listing(fx, 102, "--thread", "101", "--min-dur", "0");
+	assert_string_equal(p, "");
+	free(p);
+
+	/* The window keeps what overlaps it, whole: main and child began before it. */
+	p = filtered_listing(fx, 101, "--from", "5us", "--to", "0.006ms");
+	assert_string_equal(p, "X main 0\nX child 1\nX flow_out 2\n");
+	free(p);
+	p = filtered_listing(fx, 102, "--from", "5000ns", "--to", "6us");
+	assert_string_equal(p, "X work 0\nX flow_in 1\nX flow_out 1\n");
+	free(p);
+
+	/* Slices of 3 us or more; instants and flows stay, their slices gone around them. */
+	p = filtered_listing(fx, 101, "--min-dur", "3us", "--thread", "producer");
+	assert_string_equal(p, "X main 0\nX child 1\ni wake 2\ni drop 2\nX flow_out 2\nX flow_in 0\n");
+	free(p);
+
+	struct tt_run r;
+	TT_RUN(&r, "convert", fx->in, "-o", "-", "--from", "soon");
+	assert_int_equal(r.status, 2);
+	free(r.out);
+	TT_RUN(&r, "convert", fx->in, "-o", "-", "--from", "2us", "--to", "1us");
+	assert_int_equal(r.status, 2);
+	free(r.out);
+	TT_RUN(&r, "convert", fx->in, "-o", "-", "-F", "perfetto", "--min-dur", "1us");
+	assert_int_equal(r.status, 1);
+	assert_err_has(&r, "--min-dur works with JSON output only");
+	free(r.out);
+}
+
 static void test_info(void **state)
 {
 	struct fixture *fx = *state;
@@ -409,6 +468,119 @@ static void test_info(void **state)
 	free(r.out);
 }
 
+/* A large input gets a progress bar when stderr is a terminal, and none otherwise. */
+static void test_progress(void **state)
+{
+	struct fixture *fx = *state;
+	if (system("command -v script >/dev/null 2>&1") != 0)
+		skip(); /* util-linux's script makes the terminal */
+	enum { RECORDS = 9 << 20, CHUNK = 1 << 16 };
+	struct tt_record *chunk = malloc(CHUNK * sizeof(*chunk));
+	for (size_t i = 0; i < CHUNK; i++)
+		chunk[i] = R(TT_REC_INSTANT, S_WAKE, 2000 + i);
+	struct tt_tw w;
+	assert_int_equal(tt_tw_open_file(&w, fx->in), 0);
+	tt_tw_header(&w, NULL);
+	tt_tw_process(&w, 4242, "big");
+	tt_tw_sites(&w, tt_demo_sites, tt_demo_nsites);
+	tt_tw_thread(&w, 0, 101, "main", RECORDS, 0);
+	for (uint64_t first = 0; first < RECORDS; first += CHUNK) {
+		for (size_t i = 0; i < CHUNK; i++)
+			chunk[i].tsc = 2000 + first + i;
+		tt_tw_events(&w, 0, first, chunk, CHUNK);
+	}
+	tt_tw_end(&w);
+	assert_int_equal(tt_tw_close(&w), 0);
+	free(chunk);
+
+	char cmd[1024];
+	snprintf(cmd, sizeof(cmd), "script -qec '%s convert %s -o /dev/null' /dev/null",
+		 getenv("TICKTRACE"), fx->in);
+	FILE *p = popen(cmd, "r");
+	char text[8192];
+	size_t n = fread(text, 1, sizeof(text) - 1, p);
+	pclose(p);
+	text[n] = 0;
+	if (!strstr(text, "% of 9437184 records") || !strchr(text, '\r'))
+		fail_msg("no progress bar on a terminal:\n%s", text);
+	struct tt_run r;
+	TT_RUN(&r, "convert", fx->in, "-o", "/dev/null");
+	assert_int_equal(r.status, 0);
+	assert_null(strchr(r.err, '\r'));
+	assert_err_has(&r, "9437184 events");
+	free(r.out);
+	unlink(fx->in);
+}
+
+/* One HTTP exchange with 127.0.0.1:port; the whole response, malloc'ed. */
+static char *http(int port, const char *request)
+{
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+				.sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(write(fd, request, strlen(request)), (ssize_t)strlen(request));
+	size_t cap = 1 << 16, n = 0;
+	char *buf = malloc(cap + 1);
+	ssize_t r;
+	while ((r = read(fd, buf + n, cap - n)) > 0)
+		n += (size_t)r;
+	buf[n] = 0;
+	close(fd);
+	return buf;
+}
+
+/* ticktrace open serves the file once on loopback with the UI's CORS headers. */
+static void test_open(void **state)
+{
+	struct fixture *fx = *state;
+	assert_int_equal(tt_demo_write(fx->in), 0);
+	struct tt_run r;
+	TT_RUN(&r, "convert", "-q", fx->in, "-o", fx->out);
+	free(r.out);
+	int out[2];
+	assert_int_equal(pipe(out), 0);
+	pid_t pid = fork();
+	if (pid == 0) {
+		dup2(out[1], 1);
+		execl(getenv("TICKTRACE"), "ticktrace", "open", "--port", "0", fx->out, (char *)NULL);
+		_exit(127);
+	}
+	close(out[1]);
+	char banner[1024];
+	FILE *fp = fdopen(out[0], "r");
+	/* the URL is on the second line */
+	assert_non_null(fgets(banner, sizeof(banner) / 2, fp));
+	assert_non_null(fgets(banner + strlen(banner), sizeof(banner) / 2, fp));
+	const char *url = strstr(banner, "https://ui.perfetto.dev/#!/?url=http://127.0.0.1:");
+	assert_non_null(url);
+	int port = atoi(url + strlen("https://ui.perfetto.dev/#!/?url=http://127.0.0.1:"));
+	assert_true(port > 0);
+	assert_non_null(strstr(url, "/run.json\n"));
+
+	char *resp = http(port, "GET /other.json HTTP/1.1\r\nHost: x\r\n\r\n");
+	assert_non_null(strstr(resp, "404"));
+	free(resp);
+	resp = http(port, "OPTIONS /run.json HTTP/1.1\r\nOrigin: https://ui.perfetto.dev\r\n\r\n");
+	assert_non_null(strstr(resp, "HTTP/1.1 204"));
+	assert_non_null(strstr(resp, "Access-Control-Allow-Origin: https://ui.perfetto.dev\r\n"));
+	free(resp);
+	resp = http(port, "GET /run.json HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+	assert_non_null(strstr(resp, "HTTP/1.1 200 OK"));
+	assert_non_null(strstr(resp, "Access-Control-Allow-Origin: https://ui.perfetto.dev\r\n"));
+	const char *body = strstr(resp, "\r\n\r\n");
+	assert_non_null(body);
+	cJSON *served = cJSON_Parse(body + 4);
+	assert_non_null(tt_json_find(served, "X", "work"));
+	cJSON_Delete(served);
+	free(resp);
+	/* served once: it exits by itself */
+	int st;
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	fclose(fp);
+}
+
 static void test_usage(void **state)
 {
 	(void)state;
@@ -445,7 +617,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_func_exit_unwinds, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_merge_processes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_force_and_stdout, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_filters, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_info, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_progress, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_open, setup, teardown),
 		cmocka_unit_test(test_usage),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,12 +1,14 @@
 /* The `ticktrace` command: subcommands over raw files (.ttr).
  * Exit status: 0 success, 1 bad input or a failed conversion, 2 usage. */
 #include <getopt.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "tt_convert.h"
 #include "tt_info.h"
+#include "tt_open.h"
 
 #define TT_EXIT_USAGE 2
 
@@ -16,12 +18,13 @@ static const char tt_usage[] =
 	"commands:\n"
 	"  convert   raw files (.ttr) to a trace that Perfetto and chrome://tracing open\n"
 	"  info      what raw files hold: clock, process, threads, call sites\n"
+	"  open      serve a converted trace once to the Perfetto UI and print its URL\n"
 	"  help      this text\n"
 	"\n"
 	"'ticktrace <command> --help' describes a command.\n";
 
 static const char tt_convert_usage[] =
-	"usage: ticktrace convert RUN.ttr [MORE.ttr ...] -o OUTPUT [--force]\n"
+	"usage: ticktrace convert RUN.ttr [MORE.ttr ...] -o OUTPUT [options]\n"
 	"\n"
 	"Converts raw files into Chrome trace JSON or Perfetto's protobuf format\n"
 	"(several files: one timeline, one process each, aligned on CLOCK_MONOTONIC). The output is written under a temporary name and renamed when\n"
@@ -33,6 +36,13 @@ static const char tt_convert_usage[] =
 	"                      by default .pftrace, .perfetto-trace and .pb outputs are\n"
 	"                      perfetto, anything else json\n"
 	"  -q, --quiet         no summary line (warnings are still printed)\n"
+	"      --from TIME     keep what happens from TIME after the trace start on\n"
+	"      --to TIME       ... up to TIME after the trace start (slices that overlap\n"
+	"                      the window are kept whole)\n"
+	"      --thread T      keep the threads whose tid or name is T (repeatable)\n"
+	"      --min-dur TIME  keep slices lasting TIME or more (JSON only); their\n"
+	"                      children are shorter, so nesting holds\n"
+	"                      TIME is a number with ns, us, ms or s (default s)\n"
 	"  -h, --help          this text\n"
 	"\n"
 	"Exit status: 0 converted, 1 bad input or failed conversion, 2 usage.\n";
@@ -48,35 +58,63 @@ static int tt_usage_error(const char *usage, const char *msg)
 
 static int tt_cmd_convert(int argc, char **argv)
 {
+	enum { OPT_FROM = 256, OPT_TO, OPT_THREAD, OPT_MIN_DUR };
 	static const struct option longopts[] = {
 		{"output", required_argument, NULL, 'o'}, {"force", no_argument, NULL, 'f'},
 		{"format", required_argument, NULL, 'F'}, {"quiet", no_argument, NULL, 'q'},
-		{"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
+		{"help", no_argument, NULL, 'h'},         {"from", required_argument, NULL, OPT_FROM},
+		{"to", required_argument, NULL, OPT_TO},  {"thread", required_argument, NULL, OPT_THREAD},
+		{"min-dur", required_argument, NULL, OPT_MIN_DUR}, {NULL, 0, NULL, 0},
 	};
 	struct tt_convert_opts opts = {0};
-	int c;
-	while ((c = getopt_long(argc, argv, "o:fF:qh", longopts, NULL)) != -1) {
+	const char **threads = calloc((size_t)argc, sizeof(*threads));
+	int c, rc = -1;
+	while (rc < 0 && (c = getopt_long(argc, argv, "o:fF:qh", longopts, NULL)) != -1) {
+		int64_t *bound = c == OPT_FROM ? &opts.filter.from :
+				 c == OPT_TO   ? &opts.filter.to :
+						 &opts.filter.min_dur;
 		switch (c) {
+		case OPT_FROM:
+		case OPT_TO:
+		case OPT_MIN_DUR:
+			opts.filter.has_from |= c == OPT_FROM;
+			opts.filter.has_to |= c == OPT_TO;
+			if (tt_parse_duration(optarg, bound) < 0)
+				rc = tt_usage_error(tt_convert_usage,
+						    "convert: a TIME is a number with ns, us, ms or s");
+			break;
+		case OPT_THREAD: threads[opts.filter.nthreads++] = optarg; break;
 		case 'o': opts.output = optarg; break;
 		case 'f': opts.force = true; break;
 		case 'q': opts.quiet = true; break;
 		case 'F':
 			opts.format = tt_format_named(optarg);
 			if (opts.format == TT_FORMAT_AUTO)
-				return tt_usage_error(tt_convert_usage,
-						      "convert: --format is json or perfetto");
+				rc = tt_usage_error(tt_convert_usage, "convert: --format is json or perfetto");
 			break;
-		case 'h': fputs(tt_convert_usage, stdout); return 0;
-		default: return tt_usage_error(tt_convert_usage, NULL);
+		case 'h':
+			fputs(tt_convert_usage, stdout);
+			rc = 0;
+			break;
+		default: rc = tt_usage_error(tt_convert_usage, NULL); break;
 		}
 	}
-	if (optind >= argc)
-		return tt_usage_error(tt_convert_usage, "convert: no input file");
-	if (!opts.output)
-		return tt_usage_error(tt_convert_usage, "convert: no output (-o FILE, or -o - for stdout)");
-	opts.inputs = argv + optind;
-	opts.ninputs = (size_t)(argc - optind);
-	return tt_convert(&opts, NULL) == 0 ? 0 : 1;
+	opts.filter.threads = threads;
+	if (rc >= 0)
+		; /* --help, or a usage error */
+	else if (optind >= argc)
+		rc = tt_usage_error(tt_convert_usage, "convert: no input file");
+	else if (!opts.output)
+		rc = tt_usage_error(tt_convert_usage, "convert: no output (-o FILE, or -o - for stdout)");
+	else if (opts.filter.has_from && opts.filter.has_to && opts.filter.from > opts.filter.to)
+		rc = tt_usage_error(tt_convert_usage, "convert: --from is after --to");
+	if (rc < 0) {
+		opts.inputs = argv + optind;
+		opts.ninputs = (size_t)(argc - optind);
+		rc = tt_convert(&opts, NULL) == 0 ? 0 : 1;
+	}
+	free(threads);
+	return rc;
 }
 
 static const char tt_info_usage[] =
@@ -108,6 +146,44 @@ static int tt_cmd_info(int argc, char **argv)
 	return tt_info(argv + optind, (size_t)(argc - optind), stdout) == 0 ? 0 : 1;
 }
 
+static const char tt_open_usage[] =
+	"usage: ticktrace open TRACE.json|TRACE.pftrace [--port N]\n"
+	"\n"
+	"Serves the file once from 127.0.0.1 (loopback only) with the headers the\n"
+	"Perfetto UI needs to fetch it, and prints the ui.perfetto.dev URL that loads it.\n"
+	"Exits after the file is fetched, or on Ctrl-C.\n"
+	"\n"
+	"  -p, --port N        the port (default 9001, the one the UI may fetch from;\n"
+	"                      0: any free port)\n"
+	"  -h, --help          this text\n"
+	"\n"
+	"Exit status: 0 served, 1 cannot serve, 2 usage.\n";
+
+static int tt_cmd_open(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{"port", required_argument, NULL, 'p'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	int c, port = TT_OPEN_PORT;
+	char *end;
+	while ((c = getopt_long(argc, argv, "p:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			port = (int)strtol(optarg, &end, 10);
+			if (*end || port < 0 || port > 65535)
+				return tt_usage_error(tt_open_usage, "open: --port is 0 to 65535");
+			break;
+		case 'h': fputs(tt_open_usage, stdout); return 0;
+		default: return tt_usage_error(tt_open_usage, NULL);
+		}
+	}
+	if (argc - optind != 1)
+		return tt_usage_error(tt_open_usage, "open: one trace file");
+	return tt_open(argv[optind], port, stdout) == 0 ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2)
@@ -122,6 +198,8 @@ int main(int argc, char **argv)
 		return tt_cmd_convert(argc - 1, argv + 1);
 	if (strcmp(cmd, "info") == 0)
 		return tt_cmd_info(argc - 1, argv + 1);
+	if (strcmp(cmd, "open") == 0)
+		return tt_cmd_open(argc - 1, argv + 1);
 	fprintf(stderr, "ticktrace: unknown command '%s'\n", cmd);
 	return tt_usage_error(tt_usage, NULL);
 }

@@ -3,6 +3,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tt_sinks.h"
 
@@ -28,6 +29,21 @@ static const struct tt_sink_ops tt_report_ops = {
 	.warning = tt_report_warning,
 	.finish = tt_report_finish,
 };
+
+/* Inputs above this many records get a progress bar (when stderr is a terminal). */
+#define TT_PROGRESS_MIN_RECORDS (8u << 20)
+
+static void tt_progress(void *ctx, uint64_t events, uint64_t records)
+{
+	(void)ctx;
+	/* events are at most the records; the bar fills as they are decoded */
+	unsigned pct = records ? (unsigned)(events * 100 / records) : 100;
+	char bar[41];
+	memset(bar, '#', pct * 40 / 100);
+	memset(bar + pct * 40 / 100, '.', 40 - pct * 40 / 100);
+	bar[40] = 0;
+	fprintf(stderr, "\rticktrace: [%s] %3u%% of %" PRIu64 " records", bar, pct, records);
+}
 
 static void tt_print_summary(const struct tt_convert_opts *opts, const struct tt_summary *sum)
 {
@@ -69,22 +85,37 @@ int tt_convert(const struct tt_convert_opts *opts, struct tt_summary *sum)
 	struct tt_trace trace;
 	struct tt_out out;
 	struct tt_report_sink report = {.sink.ops = &tt_report_ops};
-	struct tt_sink *writer = NULL;
+	struct tt_sink *writer = NULL, *filter = NULL;
 	int rc = -1;
+	enum tt_format format = tt_format_for(opts);
+	if (format == TT_FORMAT_PERFETTO && opts->filter.min_dur > 0)
+		return tt_error("--min-dur works with JSON output only: Perfetto's format needs a "
+				"slice's begin before its duration is known");
 
 	if (tt_trace_open(&trace, opts->inputs, opts->ninputs) < 0)
 		goto close_trace;
 	if (tt_out_open(&out, opts->output, opts->force) < 0)
 		goto close_trace;
-	writer = tt_format_for(opts) == TT_FORMAT_PERFETTO ? tt_perfetto_sink_new(&out) :
-								 tt_json_sink_new(&out);
-	if (!writer) {
+	writer = format == TT_FORMAT_PERFETTO ? tt_perfetto_sink_new(&out) : tt_json_sink_new(&out);
+	if (writer && tt_filter_active(&opts->filter))
+		filter = tt_filter_sink_new(writer, &opts->filter);
+	if (!writer || (tt_filter_active(&opts->filter) && !filter)) {
 		tt_error("out of memory");
 		tt_out_abort(&out);
-		goto close_trace;
+		goto free_writer;
 	}
-	struct tt_sink *sinks[] = {writer, &report.sink};
-	if (tt_decode(&trace, sinks, 2) < 0) {
+	struct tt_sink *sinks[] = {filter ? filter : writer, &report.sink};
+	uint64_t records = 0;
+	for (size_t i = 0; i < trace.nfiles; i++)
+		records += trace.files[i].records;
+	bool bar = !opts->quiet && !tt_diag_quiet && records >= TT_PROGRESS_MIN_RECORDS &&
+		   isatty(STDERR_FILENO);
+	if (bar)
+		trace.progress = tt_progress;
+	rc = tt_decode(&trace, sinks, 2);
+	if (bar)
+		fputs("\r\033[K", stderr); /* the bar gives way to what follows */
+	if (rc < 0) {
 		tt_out_abort(&out);
 		goto free_writer;
 	}
@@ -92,6 +123,7 @@ int tt_convert(const struct tt_convert_opts *opts, struct tt_summary *sum)
 	if (rc == 0)
 		tt_print_summary(opts, &report.sum);
 free_writer:
+	tt_sink_free(filter);
 	tt_sink_free(writer);
 close_trace:
 	tt_trace_close(&trace);

@@ -6,6 +6,7 @@
 #include <stddef.h>
 
 #include "tt_decode.h"
+#include "tt_sinks.h"
 
 enum tt_format {
 	TT_FORMAT_AUTO = 0, /* from the output's extension: .pftrace, .perfetto-trace or
@@ -24,6 +25,7 @@ struct tt_convert_opts {
 	enum tt_format format;
 	bool force;         /* replace an existing output file */
 	bool quiet;         /* no summary line (warnings are still printed) */
+	struct tt_filter filter; /* all zero: everything */
 };
 
 /* Reads, decodes and writes; 0, or -1 after reporting the problem, with no output

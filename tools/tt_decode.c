@@ -16,6 +16,12 @@
 /* At most this many flows held back: a window full of flows is flushed early. */
 #define TT_FLOW_BATCH 65536
 
+/* Entries in a thread's cache of call sites (a power of two). */
+#define TT_SITE_CACHE 64
+
+/* Events between two progress reports. */
+#define TT_PROGRESS_EVENTS (1u << 20)
+
 /* Records decoded between two releases of the input they came from (1 MiB): memory
  * stays flat however large the file. */
 #define TT_RELEASE_RECORDS 65536u
@@ -50,6 +56,8 @@ struct tt_thread_state {
 	uint64_t clamped, first_clamped;
 	uint64_t events, unterminated;
 	int64_t first_ts;
+	/* The sites this thread used last, by address bits: most lookups end here. */
+	const struct tt_site *site_cache[TT_SITE_CACHE];
 };
 
 /* A thread in the merge, with its key beside it so that ordering touches only the
@@ -59,17 +67,46 @@ struct tt_heap_entry {
 	uint32_t id;
 };
 
+/* The sinks that take one kind of event, gathered at the start so that each event
+ * costs a call per sink that wants it and nothing for the others. */
+#define TT_MAX_SINKS 8
+typedef int (*tt_event_fn)(struct tt_sink *s, const struct tt_event *e);
+struct tt_dispatch {
+	struct tt_sink *sink[TT_MAX_SINKS];
+	tt_event_fn fn[TT_MAX_SINKS];
+	size_t n;
+};
+
 struct tt_decoder {
 	const struct tt_trace *trace;
 	struct tt_sink *const *sinks;
 	size_t nsinks;
+	struct tt_dispatch slice_begin, slice_end, instant, counter, flow;
 	struct tt_thread_state *threads; /* by thread id */
 	struct tt_heap_entry *heap;      /* the earliest next_ts on top */
 	size_t nheap;
+	uint64_t records;                /* in all files, for progress reports */
 	struct tt_event *flows;          /* the window's flows, until it ends */
 	size_t nflows;
 	struct tt_summary sum;
 };
+
+/* Gives an event to every sink that takes it; stops at the first failure. */
+static inline int tt_dispatch(const struct tt_dispatch *to, const struct tt_event *e)
+{
+	int rc = 0;
+	for (size_t i = 0; i < to->n && rc == 0; i++)
+		rc = to->fn[i](to->sink[i], e);
+	return rc;
+}
+
+static void tt_dispatch_add(struct tt_dispatch *to, struct tt_sink *s, tt_event_fn fn)
+{
+	if (fn) {
+		to->sink[to->n] = s;
+		to->fn[to->n++] = fn;
+	}
+}
 
 /* Calls one callback of every sink that has it; stops at the first failure. */
 #define TT_EMIT(d, op, ...)                                                        \
@@ -104,13 +141,29 @@ static const char *tt_thread_label(const struct tt_thread *t, char *buf, size_t 
 	return buf;
 }
 
+/* Nanoseconds since the trace start, within +-2^61 (73 years): a hostile file's clock
+ * can put events at either end of time, and sinks add and subtract times freely. */
+#define TT_TIME_LIMIT (INT64_C(1) << 61)
+
+static int64_t tt_rebase(int64_t ns, int64_t base)
+{
+	int64_t ts;
+	if (__builtin_sub_overflow(ns, base, &ts))
+		ts = ns < 0 ? INT64_MIN : INT64_MAX;
+	return ts < -TT_TIME_LIMIT ? -TT_TIME_LIMIT : ts > TT_TIME_LIMIT ? TT_TIME_LIMIT : ts;
+}
+
 /* Opens a scope: pushes it and tells the sinks. */
+/* Opens a scope: pushes it and tells the sinks. The fields come as values, written
+ * once into the frame and once into the event, never copied from one to the other
+ * (a wide load of fields just stored stalls). */
 static int tt_open_scope(struct tt_decoder *d, struct tt_thread_state *st,
-			 const struct tt_thread *t, const struct tt_frame *fr)
+			 const struct tt_thread *t, int64_t ts, const struct tt_site *site,
+			 uint64_t func, uint64_t value, uint32_t flags, uint64_t offset)
 {
 	if (st->depth == st->cap) {
 		if (st->cap >= TT_MAX_DEPTH)
-			return tt_error_at(t->file->path, fr->offset, "scopes nested deeper than %u",
+			return tt_error_at(t->file->path, offset, "scopes nested deeper than %u",
 					   TT_MAX_DEPTH);
 		uint32_t cap = st->cap ? st->cap * 2 : 64;
 		struct tt_frame *p = realloc(st->stack, cap * sizeof(*p));
@@ -119,12 +172,18 @@ static int tt_open_scope(struct tt_decoder *d, struct tt_thread_state *st,
 		st->stack = p;
 		st->cap = cap;
 	}
-	st->stack[st->depth++] = *fr;
+	struct tt_frame *fr = &st->stack[st->depth++];
+	fr->ts = ts;
+	fr->site = site;
+	fr->func = func;
+	fr->value = value;
+	fr->flags = flags;
+	fr->offset = offset;
 	struct tt_event e = {
-		.thread = t, .site = fr->site, .func = fr->func, .ts = fr->ts, .value = fr->value,
-		.depth = st->depth - 1, .flags = fr->flags, .offset = fr->offset,
+		.thread = t, .site = site, .func = func, .ts = ts, .value = value,
+		.depth = st->depth - 1, .flags = flags, .offset = offset,
 	};
-	return TT_EMIT(d, slice_begin, &e);
+	return tt_dispatch(&d->slice_begin, &e);
 }
 
 /* Closes the innermost scope at `ts`. */
@@ -141,7 +200,7 @@ static int tt_close_scope(struct tt_decoder *d, struct tt_thread_state *st,
 		d->sum.unterminated++;
 		st->unterminated++;
 	}
-	return TT_EMIT(d, slice_end, &e);
+	return tt_dispatch(&d->slice_end, &e);
 }
 
 static void tt_count_unmatched(struct tt_thread_state *st, uint64_t offset)
@@ -185,7 +244,7 @@ static int tt_flush_flows(struct tt_decoder *d)
 	qsort(d->flows, d->nflows, sizeof(*d->flows), tt_flow_cmp);
 	int rc = 0;
 	for (size_t i = 0; i < d->nflows && rc == 0; i++)
-		rc = TT_EMIT(d, flow, &d->flows[i]);
+		rc = tt_dispatch(&d->flow, &d->flows[i]);
 	d->nflows = 0;
 	return rc;
 }
@@ -223,15 +282,13 @@ static int tt_complete(struct tt_decoder *d, struct tt_thread_state *st,
 	};
 	switch (kind) {
 	case TT_REC_BEGIN_ARG: {
-		struct tt_frame fr = {.ts = ts, .site = site, .value = value, .offset = offset,
-				      .flags = TT_EV_ARG};
-		return tt_open_scope(d, st, t, &fr);
+		return tt_open_scope(d, st, t, ts, site, 0, value, TT_EV_ARG, offset);
 	}
 	case TT_REC_INSTANT_ARG:
-		return TT_EMIT(d, instant, &e);
+		return tt_dispatch(&d->instant, &e);
 	case TT_REC_COUNTER:
 		e.flags = 0;
-		return TT_EMIT(d, counter, &e);
+		return tt_dispatch(&d->counter, &e);
 	case TT_REC_FLOW_OUT:
 		return tt_flow(d, st, t, TT_EV_FLOW_OUT, value, ts, offset);
 	default:
@@ -239,9 +296,14 @@ static int tt_complete(struct tt_decoder *d, struct tt_thread_state *st,
 	}
 }
 
-static const struct tt_site *tt_site_for(const struct tt_thread *t, uint64_t address,
+static const struct tt_site *tt_site_for(struct tt_thread_state *st, uint64_t address,
 					 uint64_t offset)
 {
+	/* descriptors are static structs of 32 bytes or more: their low bits vary little */
+	const struct tt_site **slot = &st->site_cache[(address >> 5) & (TT_SITE_CACHE - 1)];
+	if (*slot && (*slot)->address == address && (*slot)->defined_at <= offset)
+		return *slot;
+	const struct tt_thread *t = st->thread;
 	const struct tt_site *s = tt_file_site(t->file, address);
 	if (!s) {
 		tt_error_at(t->file->path, offset, "call site 0x%" PRIx64 " is not in any SITES section",
@@ -254,6 +316,7 @@ static const struct tt_site *tt_site_for(const struct tt_thread *t, uint64_t add
 			    address, s->defined_at);
 		return NULL;
 	}
+	*slot = s;
 	return s;
 }
 
@@ -265,7 +328,7 @@ static int tt_decode_record(struct tt_decoder *d, struct tt_thread_state *st, un
 	const struct tt_site *site = NULL;
 	if (kind != TT_REC_END && kind != TT_REC_FLOW_OUT && kind != TT_REC_FLOW_IN &&
 	    kind != TT_REC_FUNC_ENTER && kind != TT_REC_FUNC_EXIT) {
-		site = tt_site_for(t, payload, offset);
+		site = tt_site_for(st, payload, offset);
 		if (!site)
 			return -1;
 	}
@@ -281,22 +344,18 @@ static int tt_decode_record(struct tt_decoder *d, struct tt_thread_state *st, un
 			break;
 		/* ENDBEGIN opens its scope at the same time */
 		__attribute__((fallthrough));
-	case TT_REC_BEGIN: {
-		struct tt_frame fr = {.ts = ts, .site = site, .offset = offset};
-		rc = tt_open_scope(d, st, t, &fr);
+	case TT_REC_BEGIN:
+		rc = tt_open_scope(d, st, t, ts, site, 0, 0, 0, offset);
 		break;
-	}
 	case TT_REC_INSTANT: {
 		struct tt_event e = {.thread = t, .site = site, .ts = ts, .depth = st->depth,
 				     .offset = offset};
-		rc = TT_EMIT(d, instant, &e);
+		rc = tt_dispatch(&d->instant, &e);
 		break;
 	}
-	case TT_REC_FUNC_ENTER: {
-		struct tt_frame fr = {.ts = ts, .func = payload, .offset = offset, .flags = TT_EV_FUNC};
-		rc = tt_open_scope(d, st, t, &fr);
+	case TT_REC_FUNC_ENTER:
+		rc = tt_open_scope(d, st, t, ts, NULL, payload, 0, TT_EV_FUNC, offset);
 		break;
-	}
 	case TT_REC_FUNC_EXIT:
 		rc = tt_func_exit(d, st, t, payload, ts, offset);
 		break;
@@ -357,7 +416,7 @@ static int tt_decode_run(struct tt_decoder *d, struct tt_thread_state *st, int64
 				st->next_known = false;
 			} else {
 				ts = st->started && tsc == st->last_tsc ? st->last_ts :
-				     tt_clock_ns(&f->clock, tsc) - base;
+				     tt_rebase(tt_clock_ns(&f->clock, tsc), base);
 			}
 			if (ts > limit) {
 				st->next_ts = ts; /* another thread's events come first */
@@ -371,7 +430,8 @@ static int tt_decode_run(struct tt_decoder *d, struct tt_thread_state *st, int64
 			st->started = true;
 			st->last_tsc = tsc;
 			st->last_ts = ts;
-			d->sum.events++;
+			if ((++d->sum.events & (TT_PROGRESS_EVENTS - 1)) == 0 && d->trace->progress)
+				d->trace->progress(d->trace->progress_ctx, d->sum.events, d->records);
 			st->events++;
 			if (tt_decode_record(d, st, kind, payload, ts, offset) < 0)
 				return -1;
@@ -456,12 +516,14 @@ static void tt_heap_down(struct tt_decoder *d, size_t i)
 static int tt_decode_merged(struct tt_decoder *d)
 {
 	while (d->nheap > 0) {
-		int64_t end;
-		if (__builtin_add_overflow(d->heap[0].ts, TT_WINDOW_NS, &end))
-			end = INT64_MAX; /* times saturated by a hostile clock */
-		while (d->nheap > 0 && d->heap[0].ts < end) {
+		/* The window's last nanosecond; at the end of time (a hostile clock saturates
+		 * there) every thread runs to its end. */
+		int64_t last;
+		if (__builtin_add_overflow(d->heap[0].ts, TT_WINDOW_NS - 1, &last))
+			last = INT64_MAX;
+		while (d->nheap > 0 && d->heap[0].ts <= last) {
 			struct tt_thread_state *st = &d->threads[d->heap[0].id];
-			if (tt_decode_run(d, st, end - 1) < 0)
+			if (tt_decode_run(d, st, last) < 0)
 				return -1;
 			if (st->done) {
 				if (tt_finish_thread(d, st->thread) < 0)
@@ -493,12 +555,13 @@ static int tt_decoder_init(struct tt_decoder *d)
 			const struct tt_thread *th = &f->threads[k];
 			struct tt_thread_state *st = &d->threads[th->id];
 			st->thread = th;
-			st->next_ts = th->has_first ? tt_clock_ns(&f->clock, th->first_tsc) - t->base_ns :
+			st->next_ts = th->has_first ? tt_rebase(tt_clock_ns(&f->clock, th->first_tsc), t->base_ns) :
 				      INT64_MIN;
 			d->heap[d->nheap++] = (struct tt_heap_entry){st->next_ts, th->id};
 		}
 		d->sum.threads += f->nthreads;
 		d->sum.dropped += f->dropped;
+		d->records += f->records;
 	}
 	for (size_t i = d->nheap / 2; i-- > 0;)
 		tt_heap_down(d, i);
@@ -508,6 +571,16 @@ static int tt_decoder_init(struct tt_decoder *d)
 int tt_decode(const struct tt_trace *t, struct tt_sink *const *sinks, size_t nsinks)
 {
 	struct tt_decoder d = {.trace = t, .sinks = sinks, .nsinks = nsinks};
+	if (nsinks > TT_MAX_SINKS)
+		return tt_error("more than %d sinks", TT_MAX_SINKS);
+	for (size_t i = 0; i < nsinks; i++) {
+		const struct tt_sink_ops *ops = sinks[i]->ops;
+		tt_dispatch_add(&d.slice_begin, sinks[i], ops->slice_begin);
+		tt_dispatch_add(&d.slice_end, sinks[i], ops->slice_end);
+		tt_dispatch_add(&d.instant, sinks[i], ops->instant);
+		tt_dispatch_add(&d.counter, sinks[i], ops->counter);
+		tt_dispatch_add(&d.flow, sinks[i], ops->flow);
+	}
 	int rc = tt_decoder_init(&d);
 	if (rc == 0)
 		rc = TT_EMIT(&d, start, t);
@@ -528,34 +601,48 @@ int tt_decode(const struct tt_trace *t, struct tt_sink *const *sinks, size_t nsi
 	return rc < 0 ? -1 : 0;
 }
 
+/* Gives a newly read file's sites and threads their trace-wide ids (sinks keep plain
+ * arrays by id) and moves the trace start to its earliest anchor or event. */
+static void tt_trace_add(struct tt_trace *t, struct tt_file *f)
+{
+	for (size_t j = 0; j < f->nsites; j++)
+		f->sites[j].id = (uint32_t)t->nsites++;
+	int64_t first = f->header.start.monotonic_ns;
+	for (size_t j = 0; j < f->nthreads; j++) {
+		struct tt_thread *th = &f->threads[j];
+		th->id = (uint32_t)t->nthreads++;
+		if (th->has_first) {
+			int64_t ns = tt_clock_ns(&f->clock, th->first_tsc);
+			if (ns < first)
+				first = ns;
+		}
+	}
+	if (t->nfiles == 1 || first < t->base_ns)
+		t->base_ns = first;
+}
+
 int tt_trace_open(struct tt_trace *t, char *const *paths, size_t n)
 {
 	*t = (struct tt_trace){.files = calloc(n ? n : 1, sizeof(struct tt_file))};
 	if (!t->files)
 		return tt_error("out of memory");
-	bool have_base = false;
 	for (size_t i = 0; i < n; i++) {
-		struct tt_file *f = &t->files[i];
 		t->nfiles = i + 1;
-		if (tt_file_open(f, paths[i]) < 0)
+		if (tt_file_open(&t->files[i], paths[i]) < 0)
 			return -1;
-		/* Ids are dense over all files, so sinks keep plain arrays per site and thread. */
-		for (size_t j = 0; j < f->nsites; j++)
-			f->sites[j].id = (uint32_t)t->nsites++;
-		int64_t first = f->header.start.monotonic_ns;
-		for (size_t j = 0; j < f->nthreads; j++) {
-			struct tt_thread *th = &f->threads[j];
-			th->id = (uint32_t)t->nthreads++;
-			if (th->has_first) {
-				int64_t ns = tt_clock_ns(&f->clock, th->first_tsc);
-				if (ns < first)
-					first = ns;
-			}
-		}
-		if (!have_base || first < t->base_ns)
-			t->base_ns = first;
-		have_base = true;
+		tt_trace_add(t, &t->files[i]);
 	}
+	return 0;
+}
+
+int tt_trace_load(struct tt_trace *t, const char *name, const uint8_t *data, size_t size)
+{
+	*t = (struct tt_trace){.files = calloc(1, sizeof(struct tt_file)), .nfiles = 1};
+	if (!t->files)
+		return tt_error("out of memory");
+	if (tt_file_load(&t->files[0], name, data, size) < 0)
+		return -1;
+	tt_trace_add(t, &t->files[0]);
 	return 0;
 }
 

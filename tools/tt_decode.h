@@ -32,10 +32,17 @@ struct tt_trace {
 	size_t (*symbolize)(void *ctx, const struct tt_file *file, uint64_t address, char *buf,
 			    size_t cap);
 	void *symbolize_ctx;
+	/* Called every million events or so while decoding, when set: events decoded,
+	 * and the records of all files (events plus VALUE and PAD records). */
+	void (*progress)(void *ctx, uint64_t events, uint64_t records);
+	void *progress_ctx;
 };
 
-/* Opens and validates every file; 0, or -1 after reporting the problem. */
+/* Opens and validates every file; 0, or -1 after reporting the problem.
+ * tt_trace_close is needed either way. */
 int tt_trace_open(struct tt_trace *t, char *const *paths, size_t n);
+/* The same for one file already in memory (8-byte aligned; it must outlive t). */
+int tt_trace_load(struct tt_trace *t, const char *name, const uint8_t *data, size_t size);
 void tt_trace_close(struct tt_trace *t);
 /* The name of the function at `address` in `file`, in buf (at least 32 bytes). */
 size_t tt_trace_func_name(const struct tt_trace *t, const struct tt_file *file,

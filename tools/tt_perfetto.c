@@ -322,8 +322,8 @@ static int tt_pf_start(struct tt_sink *sink, const struct tt_trace *t)
 static uint8_t *tt_pf_head(uint8_t *q, int64_t base_ns, const struct tt_event *e,
 			   struct tt_pf_seq *sq)
 {
-	int64_t ts = base_ns + e->ts;
-	q = pb_uint(q, PKT_TIMESTAMP, (uint64_t)(sq->delta ? ts - sq->last : ts));
+	int64_t ts = (int64_t)((uint64_t)base_ns + (uint64_t)e->ts); /* wraps only for a hostile clock */
+	q = pb_uint(q, PKT_TIMESTAMP, sq->delta ? (uint64_t)ts - (uint64_t)sq->last : (uint64_t)ts);
 	sq->last = ts;
 	q = pb_uint(q, PKT_SEQUENCE_ID, sq->id);
 	return pb_uint(q, PKT_SEQUENCE_FLAGS, SEQ_NEEDS_STATE);
@@ -434,12 +434,30 @@ static int tt_pf_slice_begin(struct tt_sink *sink, const struct tt_event *e)
 	return tt_pf_event((struct tt_perfetto *)sink, e, TYPE_SLICE_BEGIN, 0, NULL);
 }
 
+/* SLICE_END needs no name and no interned data: it closes the innermost slice of
+ * the thread's track. The common one is five fields, written directly. */
 static int tt_pf_slice_end(struct tt_sink *sink, const struct tt_event *e)
 {
-	/* SLICE_END needs no name: it closes the innermost slice of the track */
-	struct tt_event end = *e;
-	end.ts = e->ts + e->dur;
-	return tt_pf_event((struct tt_perfetto *)sink, &end, TYPE_SLICE_END, 0, NULL);
+	struct tt_perfetto *p = (struct tt_perfetto *)sink;
+	if (e->flags & TT_EV_UNTERMINATED) {
+		struct tt_event end = *e;
+		end.ts = e->ts + e->dur;
+		return tt_pf_event(p, &end, TYPE_SLICE_END, 0, NULL);
+	}
+	struct tt_pf_seq *sq = &p->threads[e->thread->id];
+	int64_t ts = (int64_t)((uint64_t)p->trace->base_ns + (uint64_t)(e->ts + e->dur));
+	tt_out_reserve(p->out, 64);
+	uint8_t *pk = (uint8_t *)p->out->buf + p->out->len;
+	uint8_t *q = pb_open(pk);
+	q = pb_uint(q, PKT_TIMESTAMP, (uint64_t)ts - (uint64_t)sq->last);
+	sq->last = ts;
+	q = pb_uint(q, PKT_SEQUENCE_ID, sq->id);
+	*q++ = PKT_TRACK_EVENT << 3 | WT_LEN;
+	*q++ = 2;
+	*q++ = TE_TYPE << 3 | WT_VARINT;
+	*q++ = TYPE_SLICE_END;
+	p->out->len += (size_t)(pb_close(pk, q, PB_TRACE_PACKET) - pk);
+	return 0;
 }
 
 static int tt_pf_instant(struct tt_sink *sink, const struct tt_event *e)

@@ -14,6 +14,9 @@
 
 #define TT_FAIL(f, off, ...) tt_error_at((f)->path, (off), __VA_ARGS__)
 
+/* Bytes validated between two releases of the mapping. */
+#define TT_RELEASE_BYTES (8u << 20)
+
 /* A bounded view of one section's payload, read front to back. */
 struct tt_cursor {
 	const struct tt_file *f;
@@ -306,7 +309,7 @@ static int tt_read_sections(struct tt_file *f)
 {
 	size_t site_cap = 0, thread_cap = 0, module_cap = 0;
 	bool seen_process = false;
-	uint64_t off = f->first_section;
+	uint64_t off = f->first_section, released = 0;
 	for (;;) {
 		if (off == f->size)
 			return TT_FAIL(f, off, "no END section: the file was cut short");
@@ -328,10 +331,17 @@ static int tt_read_sections(struct tt_file *f)
 		if (rc < 0)
 			return -1;
 		off = c.end - sh.size + TT_SECTION_PADDED(sh.size);
+		/* Validating touches every section header, and the kernel maps pages around
+		 * each: drop them as it goes (decoding reads them again in order). */
+		if (off - released >= TT_RELEASE_BYTES) {
+			tt_file_release(f, released, off);
+			released = off;
+		}
 		if (sh.type == TT_SEC_END) {
 			if (off != f->size)
 				return TT_FAIL(f, off, "%" PRIu64 " bytes after the END section",
 					       f->size - off);
+			tt_file_release(f, released, off);
 			break;
 		}
 	}
@@ -340,12 +350,19 @@ static int tt_read_sections(struct tt_file *f)
 	return 0;
 }
 
-int tt_file_load(struct tt_file *f, const char *path, const uint8_t *data, size_t size)
+/* Reads the file in memory; a mapped one is released as it is read. */
+static int tt_file_parse(struct tt_file *f, const char *path, const uint8_t *data, size_t size,
+			 bool mapped)
 {
-	*f = (struct tt_file){.path = path, .data = data, .size = size};
+	*f = (struct tt_file){.path = path, .data = data, .size = size, .mapped = mapped};
 	if (tt_read_header(f) < 0 || tt_read_sections(f) < 0)
 		return -1;
 	return 0;
+}
+
+int tt_file_load(struct tt_file *f, const char *path, const uint8_t *data, size_t size)
+{
+	return tt_file_parse(f, path, data, size, false);
 }
 
 int tt_file_open(struct tt_file *f, const char *path)
@@ -377,9 +394,8 @@ int tt_file_open(struct tt_file *f, const char *path)
 		data = m;
 	}
 	close(fd);
-	int rc = tt_file_load(f, path, data ? data : (const uint8_t *)"", (size_t)st.st_size);
-	f->mapped = data != NULL;
-	return rc;
+	return data ? tt_file_parse(f, path, data, (size_t)st.st_size, true) :
+		      tt_file_parse(f, path, (const uint8_t *)"", 0, false);
 }
 
 void tt_file_close(struct tt_file *f)
@@ -398,8 +414,12 @@ void tt_file_close(struct tt_file *f)
 
 void tt_file_release(const struct tt_file *f, uint64_t from, uint64_t to)
 {
+	/* Whole pages around the range: the mapping is read-only and private, so a page
+	 * dropped that another thread's records still need is read again, no more. */
 	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
-	uint64_t start = (from + page - 1) & ~(page - 1), end = to & ~(page - 1);
+	uint64_t start = from & ~(page - 1), end = (to + page - 1) & ~(page - 1);
+	if (end > f->size)
+		end = f->size;
 	if (f->mapped && end > start)
 		madvise((void *)(f->data + start), end - start, MADV_DONTNEED);
 }

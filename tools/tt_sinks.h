@@ -12,6 +12,24 @@ struct tt_sink *tt_json_sink_new(struct tt_out *out);
 /* Perfetto's protobuf TrackEvent format (FORMATS.md, tools/perfetto_trace.proto). */
 struct tt_sink *tt_perfetto_sink_new(struct tt_out *out);
 
+/* What the filter sink keeps: events of the named threads (tid or name; none named:
+ * all) in [from, to] (ns since the trace start), slices of min_dur ns or more. */
+struct tt_filter {
+	const char *const *threads;
+	size_t nthreads;
+	bool has_from, has_to; /* without them, no bound: zero is no filter at all */
+	int64_t from, to;
+	int64_t min_dur;
+};
+
+/* Passes to `inner` only what the filter keeps (tt_filter.c); `inner` stays the
+ * caller's to free. */
+struct tt_sink *tt_filter_sink_new(struct tt_sink *inner, const struct tt_filter *f);
+/* Whether the filter keeps less than everything. */
+bool tt_filter_active(const struct tt_filter *f);
+/* "1.5ms", "200us", "20ns", "2s", "2" (seconds) into ns; 0 or -1. */
+int tt_parse_duration(const char *text, int64_t *ns);
+
 void tt_sink_free(struct tt_sink *s);
 
 #endif

@@ -1,0 +1,171 @@
+/* Runs the fuzz target (fuzz_reader.c) without libFuzzer, under whatever sanitizers
+ * the build has: over a seed corpus it makes itself from the demo trace (the whole
+ * file, cut at every section boundary and in the middle of each section, counts that
+ * lie, a wrong version, random bytes), then over every file named on the command line
+ * (the corpus libFuzzer grew, in tests/fuzz/corpus). With --write-seeds DIR it writes
+ * the seed corpus there instead, to start libFuzzer from.
+ * Exit status: 0 every input ran (an error message per input is expected), 1 an
+ * input could not be read; a crash ends it with the sanitizer's report. */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "tt_demo.h"
+#include "tt_tw.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+struct tt_seeds {
+	const char *dir; /* write here, or run when NULL */
+	int count;
+};
+
+static void tt_seed(struct tt_seeds *s, const void *data, size_t size)
+{
+	if (s->dir) {
+		char path[4096];
+		snprintf(path, sizeof(path), "%s/seed-%03d.ttr", s->dir, s->count);
+		if (tt_tw_save(path, data, size) < 0)
+			fprintf(stderr, "cannot write %s\n", path);
+	} else {
+		LLVMFuzzerTestOneInput(data, size);
+	}
+	s->count++;
+}
+
+/* The demo file with one 64-bit field replaced. */
+static void tt_seed_patched(struct tt_seeds *s, const struct tt_tw *w, uint64_t at, uint64_t v)
+{
+	char *copy = malloc(w->size);
+	memcpy(copy, w->data, w->size);
+	if (at + 8 <= w->size)
+		memcpy(copy + at, &v, 8);
+	tt_seed(s, copy, w->size);
+	free(copy);
+}
+
+static int tt_make_seeds(struct tt_seeds *s)
+{
+	char tmp[] = "/tmp/tt-fuzz-XXXXXX";
+	if (!mkdtemp(tmp))
+		return -1;
+	char path[64];
+	snprintf(path, sizeof(path), "%s/demo.ttr", tmp);
+	struct tt_tw w = {0};
+	FILE *fp = NULL;
+	struct stat st;
+	int rc = -1;
+	if (tt_demo_write(path) < 0 || stat(path, &st) < 0 || !(fp = fopen(path, "rb")))
+		goto out;
+	w.size = (size_t)st.st_size;
+	w.data = malloc(w.size);
+	if (fread(w.data, 1, w.size, fp) != w.size)
+		goto out;
+	tt_seed(s, w.data, w.size);
+	/* Section boundaries: walk the section headers the way the format lays them out. */
+	for (uint64_t off = sizeof(struct tt_file_header); off + 16 <= w.size;) {
+		struct tt_section_header sh;
+		memcpy(&sh, w.data + off, sizeof(sh));
+		tt_seed(s, w.data, off);                      /* cut before the section */
+		tt_seed(s, w.data, off + 16 + sh.size / 2);   /* cut inside it */
+		tt_seed_patched(s, &w, off + 8, sh.size + 16); /* a size that lies */
+		tt_seed_patched(s, &w, off + 8, UINT64_MAX);  /* one that overflows */
+		tt_seed_patched(s, &w, off + 16, UINT64_C(1) << 40); /* a count or index that lies */
+		off += 16 + TT_SECTION_PADDED(sh.size);
+	}
+	tt_seed_patched(s, &w, 8, 2);                     /* version 2 (and header_size 0) */
+	/* the first record's TSC at the end of time: times saturate (this hung the merge) */
+	struct tt_section_header first;
+	for (uint64_t off = sizeof(struct tt_file_header); off + 16 <= w.size;
+	     off += 16 + TT_SECTION_PADDED(first.size)) {
+		memcpy(&first, w.data + off, sizeof(first));
+		if (first.type == TT_SEC_EVENTS) {
+			tt_seed_patched(s, &w, off + 32, UINT64_MAX);
+			break;
+		}
+	}
+	unsigned seed = 1;
+	for (int i = 0; i < 8; i++) {                     /* random bytes, some with the magic */
+		char junk[512];
+		for (size_t k = 0; k < sizeof(junk); k++)
+			junk[k] = (char)(rand_r(&seed) >> 7);
+		if (i % 2)
+			memcpy(junk, TT_FILE_MAGIC, TT_FILE_MAGIC_LEN);
+		tt_seed(s, junk, sizeof(junk));
+	}
+	rc = 0;
+out:
+	if (fp)
+		fclose(fp);
+	free(w.data);
+	unlink(path);
+	rmdir(tmp);
+	return rc;
+}
+
+static int tt_replay_file(const char *path)
+{
+	FILE *fp = fopen(path, "rb");
+	if (!fp)
+		return -1;
+	char *buf = NULL;
+	size_t n = 0, cap = 0;
+	for (;;) {
+		if (n == cap && !(buf = realloc(buf, cap = cap ? 2 * cap : 65536)))
+			return -1;
+		size_t r = fread(buf + n, 1, cap - n, fp);
+		if (r == 0)
+			break;
+		n += r;
+	}
+	fclose(fp);
+	LLVMFuzzerTestOneInput((const uint8_t *)buf, n);
+	free(buf);
+	return 0;
+}
+
+/* A file, or every file in a directory. */
+static int tt_replay(const char *path, int *count)
+{
+	DIR *d = opendir(path);
+	if (!d) {
+		(*count)++;
+		return tt_replay_file(path);
+	}
+	struct dirent *de;
+	int rc = 0;
+	char sub[4096];
+	while (rc == 0 && (de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(sub, sizeof(sub), "%s/%s", path, de->d_name);
+		rc = tt_replay(sub, count);
+	}
+	closedir(d);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	struct tt_seeds s = {0};
+	if (argc == 3 && strcmp(argv[1], "--write-seeds") == 0) {
+		s.dir = argv[2];
+		return tt_make_seeds(&s) == 0 ? 0 : 1;
+	}
+	if (tt_make_seeds(&s) < 0) {
+		fprintf(stderr, "fuzz_replay: cannot make the seed corpus\n");
+		return 1;
+	}
+	int replayed = 0;
+	for (int i = 1; i < argc; i++) {
+		if (tt_replay(argv[i], &replayed) < 0) {
+			fprintf(stderr, "fuzz_replay: cannot read %s\n", argv[i]);
+			return 1;
+		}
+	}
+	printf("fuzz_replay: %d seeds and %d corpus files ran without a crash\n", s.count, replayed);
+	return 0;
+}
