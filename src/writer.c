@@ -109,12 +109,6 @@ static int tt__site_set_add(struct tt__site_set *set, uint64_t address)
 	}
 }
 
-static int tt__kind_has_site(unsigned kind)
-{
-	return kind == TT_REC_BEGIN || kind == TT_REC_ENDBEGIN || kind == TT_REC_INSTANT ||
-	       kind == TT_REC_BEGIN_ARG || kind == TT_REC_INSTANT_ARG || kind == TT_REC_COUNTER;
-}
-
 static uint32_t tt__strlen32(const char *s)
 {
 	return s ? (uint32_t)strnlen(s, UINT32_MAX / 4) : 0;
@@ -193,7 +187,7 @@ static int tt__collect_sites(struct tt__site_set *set, const struct tt__thread_s
 {
 	for (size_t c = 0; c < snap->chunks; c++)
 		for (const struct tt_record *r = snap->extents[c].begin; r < snap->extents[c].end; r++)
-			if (tt__kind_has_site(TT_RECORD_KIND(r->word)) && tt__site_set_add(set, TT_RECORD_PAYLOAD(r->word)) < 0)
+			if (TT_RECORD_HAS_SITE(TT_RECORD_KIND(r->word)) && tt__site_set_add(set, TT_RECORD_PAYLOAD(r->word)) < 0)
 				return -ENOMEM;
 	return 0;
 }
@@ -501,12 +495,13 @@ int tt__write_file(const char *path)
 		return -ENOMEM;
 	struct stat st;
 	int err;
-	if (lstat(path, &st) == 0 && (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode))) {
+	int exists = lstat(path, &st) == 0;
+	if (exists && (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode))) {
 		err = tt__write_in_place(path, out);
 		free(out);
 		return err;
 	}
-	if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+	if (exists && S_ISDIR(st.st_mode)) {
 		free(out);
 		return -EISDIR;
 	}

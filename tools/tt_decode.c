@@ -326,8 +326,7 @@ static int tt_decode_record(struct tt_decoder *d, struct tt_thread_state *st, un
 {
 	const struct tt_thread *t = st->thread;
 	const struct tt_site *site = NULL;
-	if (kind != TT_REC_END && kind != TT_REC_FLOW_OUT && kind != TT_REC_FLOW_IN &&
-	    kind != TT_REC_FUNC_ENTER && kind != TT_REC_FUNC_EXIT) {
+	if (TT_RECORD_HAS_SITE(kind)) {
 		site = tt_site_for(st, payload, offset);
 		if (!site)
 			return -1;

@@ -58,6 +58,11 @@ enum tt_record_kind {
 };
 #define TT_REC_KIND_MAX 15
 
+/* Kinds whose payload is the address of a call-site descriptor (in a SITES section). */
+#define TT_RECORD_HAS_SITE(kind)                                                   \
+	((kind) == TT_REC_BEGIN || (kind) == TT_REC_ENDBEGIN || (kind) == TT_REC_INSTANT || \
+	 (kind) == TT_REC_BEGIN_ARG || (kind) == TT_REC_INSTANT_ARG || (kind) == TT_REC_COUNTER)
+
 /* Kinds that are followed by one VALUE record; the hot path reserves both at once. */
 #define TT_RECORD_HAS_VALUE(kind)                                                  \
 	((kind) == TT_REC_BEGIN_ARG || (kind) == TT_REC_INSTANT_ARG ||                 \
