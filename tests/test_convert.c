@@ -83,6 +83,35 @@ static const cJSON *arg(const cJSON *ev, const char *name)
 	return cJSON_GetObjectItemCaseSensitive(field(ev, "args"), name);
 }
 
+/* Events lost before their thread had a buffer are in the header, not in any
+ * thread: they still count in the summary, with a warning, and in `info`. */
+static void test_unregistered_drops_reported(void **state)
+{
+	struct fixture *fx = *state;
+	static const struct tt_record rec[] = {R(TT_REC_INSTANT, S_WAKE, 10)};
+	struct tt_file_header h;
+	tt_tw_default_header(&h);
+	h.unregistered_dropped = 7;
+	struct tt_tw w;
+	assert_int_equal(tt_tw_open_file(&w, fx->in), 0);
+	tt_tw_header(&w, &h);
+	tt_tw_process(&w, 4242, "demo");
+	tt_tw_sites(&w, tt_demo_sites, tt_demo_nsites);
+	tt_tw_thread(&w, 0, 101, "producer", N(rec), 0);
+	tt_tw_events(&w, 0, 0, rec, N(rec));
+	tt_tw_end(&w);
+	assert_int_equal(tt_tw_close(&w), 0);
+	struct tt_run r;
+	TT_RUN(&r, "convert", fx->in, "-o", fx->out);
+	assert_int_equal(r.status, 0);
+	assert_err_has(&r, "7 events dropped before their thread had a buffer");
+	assert_err_has(&r, ", 7 dropped,");
+	TT_RUN(&r, "info", fx->in);
+	assert_int_equal(r.status, 0);
+	if (!strstr(r.out, "dropped before their thread had a buffer: 7"))
+		fail_msg("info did not report the drops:\n%s", r.out);
+}
+
 static void test_round_trip(void **state)
 {
 	struct fixture *fx = *state;
@@ -612,6 +641,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_round_trip, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unregistered_drops_reported, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unterminated, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unmatched_and_clamped, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_func_exit_unwinds, setup, teardown),

@@ -559,7 +559,7 @@ static int tt_decoder_init(struct tt_decoder *d)
 			d->heap[d->nheap++] = (struct tt_heap_entry){st->next_ts, th->id};
 		}
 		d->sum.threads += f->nthreads;
-		d->sum.dropped += f->dropped;
+		d->sum.dropped += f->dropped + f->header.unregistered_dropped;
 		d->records += f->records;
 	}
 	for (size_t i = d->nheap / 2; i-- > 0;)
@@ -583,10 +583,16 @@ int tt_decode(const struct tt_trace *t, struct tt_sink *const *sinks, size_t nsi
 	int rc = tt_decoder_init(&d);
 	if (rc == 0)
 		rc = TT_EMIT(&d, start, t);
-	for (size_t i = 0; i < t->nfiles && rc == 0; i++)
-		if (!(t->files[i].header.flags & TT_FILE_INVARIANT_TSC))
+	for (size_t i = 0; i < t->nfiles && rc == 0; i++) {
+		const struct tt_file *f = &t->files[i];
+		if (!(f->header.flags & TT_FILE_INVARIANT_TSC))
 			tt_decoder_warn(&d, "%s: the TSC is not invariant on the recording machine: "
-					"times may drift with CPU frequency changes", t->files[i].path);
+					"times may drift with CPU frequency changes", f->path);
+		if (f->header.unregistered_dropped)
+			tt_decoder_warn(&d, "%s: %" PRIu64 " events dropped before their thread had a "
+					"buffer (no memory, or 65,536 live threads)", f->path,
+					f->header.unregistered_dropped);
+	}
 	if (rc == 0)
 		rc = tt_decode_merged(&d);
 	if (rc == 0)
