@@ -106,10 +106,12 @@ static void test_unregistered_drops_reported(void **state)
 	assert_int_equal(r.status, 0);
 	assert_err_has(&r, "7 events dropped before their thread had a buffer");
 	assert_err_has(&r, ", 7 dropped,");
+	free(r.out);
 	TT_RUN(&r, "info", fx->in);
 	assert_int_equal(r.status, 0);
 	if (!strstr(r.out, "dropped before their thread had a buffer: 7"))
 		fail_msg("info did not report the drops:\n%s", r.out);
+	free(r.out);
 }
 
 static void test_round_trip(void **state)
