@@ -1,10 +1,14 @@
 #!/bin/sh
 # End to end: the demo records a real multi-threaded run and converts it; the DevTools
 # trace engine must load its JSON without an error or warning, with the pipeline's
-# threads, flows and counters in it.
+# threads, flows and counters in it; and the raw file it leaves, converted to Perfetto
+# protobuf, must hold the same slices, counters and flows as that JSON.
 set -eu
 demo=$1
 checker=$2
+tool=$3
+perfetto_checker=$4
+schema=$5
 if [ ! -d "$(dirname "$checker")/node_modules" ] || ! command -v node >/dev/null; then
 	echo "skipped: the DevTools trace engine is not installed (npm ci --prefix tests/consumers)" >&2
 	exit 77
@@ -21,3 +25,11 @@ echo "$report" | grep -q " 2 counters"
 for name in produce process parse transform consume; do
 	echo "$report" | grep -q " $name [0-9]" || { echo "no $name slices" >&2; exit 1; }
 done
+if command -v protoc >/dev/null && command -v python3 >/dev/null; then
+	"$tool" convert "$dir/demo.ttr" -o "$dir/demo.pftrace" -q
+	if ! python3 "$perfetto_checker" "$dir/demo.pftrace" "$schema" "$dir/demo.json" >"$dir/perfetto.out"; then
+		cat "$dir/perfetto.out" >&2
+		exit 1
+	fi
+	grep -v '^  tid' "$dir/perfetto.out"
+fi
