@@ -311,12 +311,30 @@ static void tt__reservation_failed(struct tt__slot *slot, uint64_t tsc, uint64_t
  * file's process totals. */
 uint64_t tt__unregistered_drops;
 
+/* Set while this thread runs the parts of the slow path that may reach code which
+ * records (see internal.h). */
+__thread int tt__in_slow_path;
+
+static void tt__count_reentered(struct tt__slot *slot)
+{
+	if (!slot)
+		slot = tt__find_slot(tt__thread_pointer());
+	if (slot)
+		__atomic_add_fetch(&slot->dropped[TT_DROP_REENTERED], 1, __ATOMIC_RELAXED);
+	else
+		__atomic_add_fetch(&tt__unregistered_drops, 1, __ATOMIC_RELAXED);
+}
+
 void tt__record_slow(uint64_t word, uint64_t value, uint64_t tsc, struct tt__slot *slot,
 		     char *where)
 {
 	int saved_errno = errno;
 	uint64_t size = TT_RECORD_HAS_VALUE(TT_RECORD_KIND(word)) ? 2 * sizeof(struct tt_record)
 								  : sizeof(struct tt_record);
+	if (tt__in_slow_path) {
+		tt__count_reentered(slot);
+		goto out;
+	}
 	if (!slot) {
 		tt__init();
 		if (tt__config.off || !__atomic_load_n(&tt__recording, __ATOMIC_RELAXED))

@@ -65,7 +65,7 @@ static void tt__after_fork_in_child(void)
 	tt__anchor_now(&tt__start_anchor);
 }
 
-static void tt__init_once(void)
+static void tt__init_once_guarded(void)
 {
 	tt__anchor_now(&tt__start_anchor);
 	const char *on = getenv("TICKTRACE");
@@ -89,6 +89,15 @@ static void tt__init_once(void)
 	pthread_atfork(NULL, NULL, tt__after_fork_in_child);
 	atexit(tt__at_exit);
 	__atomic_store_n(&tt__recording, 1, __ATOMIC_SEQ_CST);
+}
+
+/* What start-up calls may reach an interposed, instrumented malloc, whose event must
+ * not wait for this start-up to end (internal.h: tt__in_slow_path). */
+static void tt__init_once(void)
+{
+	tt__in_slow_path = 1;
+	tt__init_once_guarded();
+	tt__in_slow_path = 0;
 }
 
 void tt__init(void)

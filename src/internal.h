@@ -113,6 +113,13 @@ extern int tt__dumps_running TT__HIDDEN; /* changed under the registry lock */
 void tt__record_slow(uint64_t word, uint64_t value, uint64_t tsc, struct tt__slot *slot,
 		     char *where) TT__HIDDEN;
 extern uint64_t tt__unregistered_drops TT__HIDDEN; /* events of threads without a slot */
+/* Set while this thread runs a part of the slow path that may reach code which records
+ * (initialization, through the C library, may call an interposed, instrumented malloc):
+ * an event recorded from there would wait on a lock this thread holds, so it is dropped
+ * and counted (TT_DROP_REENTERED). Set only with signals blocked (registration), so
+ * that a signal handler's events are not taken for re-entry, or during start-up, where
+ * a handler's event would wait on the same lock. */
+extern __thread int tt__in_slow_path TT__HIDDEN __attribute__((tls_model("initial-exec")));
 /* The records of a chunk that were written: [begin, end). */
 void tt__chunk_extent(const struct tt__slot *slot, const struct tt__chunk *chunk,
 		      const struct tt_record **begin, const struct tt_record **end) TT__HIDDEN;

@@ -109,6 +109,7 @@ struct tt__slot *tt__register_thread(uintptr_t tp)
 {
 	sigset_t old;
 	tt__registry_lock(&old);
+	tt__in_slow_path = 1;
 	/* A signal handler on this thread may have registered it since we looked. */
 	struct tt__slot *slot = tt__find_slot(tp);
 	if (slot)
@@ -134,6 +135,7 @@ struct tt__slot *tt__register_thread(uintptr_t tp)
 	tt__registry_last = slot;
 	pthread_setspecific(tt__exit_key, slot);
 out:
+	tt__in_slow_path = 0;
 	tt__registry_unlock(&old);
 	return slot;
 }

@@ -69,14 +69,14 @@ static void tt__out_pad(struct tt__out *out, uint64_t size)
 	tt__out(out, zeros, TT_SECTION_PADDED(size) - size);
 }
 
-/* ---- call sites: the set of descriptor addresses the records use ---- */
+/* ---- call sites and functions: the sets of addresses the records use ---- */
 
-struct tt__site_set {
+struct tt__address_set {
 	uint64_t *slots; /* open addressing; 0 is empty */
 	size_t cap, count;
 };
 
-static int tt__site_set_add(struct tt__site_set *set, uint64_t address)
+static int tt__address_set_add(struct tt__address_set *set, uint64_t address)
 {
 	if (2 * (set->count + 1) > set->cap) {
 		size_t cap = set->cap ? 2 * set->cap : 256;
@@ -114,7 +114,7 @@ static uint32_t tt__strlen32(const char *s)
 	return s ? (uint32_t)strnlen(s, UINT32_MAX / 4) : 0;
 }
 
-static void tt__out_sites(struct tt__out *out, const struct tt__site_set *set)
+static void tt__out_sites(struct tt__out *out, const struct tt__address_set *set)
 {
 	uint64_t size = sizeof(uint64_t);
 	for (size_t i = 0; i < set->cap; i++) {
@@ -183,13 +183,32 @@ static int tt__snapshot_thread(struct tt__thread_snapshot *snap, struct tt__slot
 	return 0;
 }
 
-static int tt__collect_sites(struct tt__site_set *set, const struct tt__thread_snapshot *snap)
+/* The call-site descriptors and the instrumented functions the records name. */
+static int tt__collect_addresses(struct tt__address_set *sites, struct tt__address_set *funcs,
+				 const struct tt__thread_snapshot *snap)
 {
-	for (size_t c = 0; c < snap->chunks; c++)
-		for (const struct tt_record *r = snap->extents[c].begin; r < snap->extents[c].end; r++)
-			if (TT_RECORD_HAS_SITE(TT_RECORD_KIND(r->word)) && tt__site_set_add(set, TT_RECORD_PAYLOAD(r->word)) < 0)
+	for (size_t c = 0; c < snap->chunks; c++) {
+		for (const struct tt_record *r = snap->extents[c].begin; r < snap->extents[c].end; r++) {
+			unsigned kind = TT_RECORD_KIND(r->word);
+			struct tt__address_set *set = TT_RECORD_HAS_SITE(kind) ? sites :
+						   kind == TT_REC_FUNC_ENTER ? funcs : NULL;
+			if (set && tt__address_set_add(set, TT_RECORD_PAYLOAD(r->word)) < 0)
 				return -ENOMEM;
+		}
+	}
 	return 0;
+}
+
+/* The FUNCS section: the functions' addresses, named offline from MODULES. */
+static void tt__out_funcs(struct tt__out *out, const struct tt__address_set *funcs)
+{
+	uint64_t size = sizeof(uint64_t) * (1 + funcs->count);
+	tt__out_section(out, TT_SEC_FUNCS, size);
+	tt__out(out, &funcs->count, sizeof funcs->count);
+	for (size_t i = 0; i < funcs->cap; i++)
+		if (funcs->slots[i])
+			tt__out(out, &funcs->slots[i], sizeof funcs->slots[i]);
+	tt__out_pad(out, size);
 }
 
 /* The name a thread has now: its own (named or read at exit), or its comm if alive. */
@@ -404,7 +423,7 @@ int tt__default_path(char *buf, size_t size)
 static int tt__write_to(struct tt__out *out)
 {
 	struct tt__thread_snapshot *snaps = NULL;
-	struct tt__site_set sites = {0};
+	struct tt__address_set sites = {0}, funcs = {0};
 	size_t threads = 0, cap = 0;
 	int err = 0;
 	for (struct tt__slot *slot = tt__registry_head(); slot;
@@ -420,7 +439,7 @@ static int tt__write_to(struct tt__out *out)
 		}
 		err = tt__snapshot_thread(&snaps[threads++], slot);
 		if (!err)
-			err = tt__collect_sites(&sites, &snaps[threads - 1]);
+			err = tt__collect_addresses(&sites, &funcs, &snaps[threads - 1]);
 		if (err)
 			goto out;
 	}
@@ -439,6 +458,8 @@ static int tt__write_to(struct tt__out *out)
 	err = tt__out_modules(out);
 	if (err)
 		goto out;
+	if (funcs.count)
+		tt__out_funcs(out, &funcs);
 	struct tt_end_info end = {.threads = threads, .sites = sites.count};
 	for (size_t i = 0; i < threads; i++) {
 		tt__out_thread(out, &snaps[i], &end.dropped);
@@ -454,6 +475,7 @@ out:
 		free(snaps[i].extents);
 	free(snaps);
 	free(sites.slots);
+	free(funcs.slots);
 	return err;
 }
 

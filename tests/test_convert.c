@@ -280,7 +280,8 @@ static void test_unmatched_and_clamped(void **state)
 	TT_RUN(&r, "convert", fx->in, "-o", fx->out);
 	assert_int_equal(r.status, 0);
 	assert_err_has(&r, "3 unmatched, 1 clamped");
-	assert_err_has(&r, "3 ends with no open scope, ignored (first at offset");
+	assert_err_has(&r, "2 ends with no open scope, ignored (first at offset");
+	assert_err_has(&r, "1 function exits with no entry, ignored (first: 0x401000 at offset");
 	assert_err_has(&r, "1 timestamps went backwards");
 	cJSON *root = tt_json_load(fx->out);
 	const cJSON *ev = tt_json_find(root, "i", "wake");

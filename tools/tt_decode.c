@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* Deeper nesting than this is a corrupt file, not a program: refuse it rather than
  * let a hostile file take memory without bound. */
@@ -52,7 +53,8 @@ struct tt_thread_state {
 	const struct tt_site *pending_site;
 	int64_t pending_ts;
 	uint64_t pending_offset;
-	uint64_t unmatched, first_unmatched;
+	uint64_t unmatched, first_unmatched; /* ENDs and FUNC_EXITs */
+	uint64_t unmatched_exits, first_unmatched_exit, unmatched_exit_func; /* FUNC_EXITs */
 	uint64_t clamped, first_clamped;
 	uint64_t events, unterminated;
 	int64_t first_ts;
@@ -218,6 +220,11 @@ static int tt_func_exit(struct tt_decoder *d, struct tt_thread_state *st,
 	while (i > 0 && !((st->stack[i - 1].flags & TT_EV_FUNC) && st->stack[i - 1].func == func))
 		i--;
 	if (i == 0) {
+		/* recording began inside the function, or its entry was lost */
+		if (st->unmatched_exits++ == 0) {
+			st->first_unmatched_exit = offset;
+			st->unmatched_exit_func = func;
+		}
 		tt_count_unmatched(st, offset);
 		return 0;
 	}
@@ -296,16 +303,34 @@ static int tt_complete(struct tt_decoder *d, struct tt_thread_state *st,
 	}
 }
 
+/* The site (call site or function) at `address`, through the thread's cache. */
+static const struct tt_site *tt_cached_site(struct tt_thread_state *st, uint64_t address)
+{
+	/* descriptors are static structs of 32 bytes or more, functions 16-byte aligned:
+	 * their low bits vary little */
+	const struct tt_site **slot = &st->site_cache[(address >> 4) & (TT_SITE_CACHE - 1)];
+	if (*slot && (*slot)->address == address)
+		return *slot;
+	const struct tt_site *s = tt_file_site(st->thread->file, address);
+	if (s)
+		*slot = s;
+	return s;
+}
+
+/* A function's site, or NULL when no FUNCS section lists it (a file written before
+ * there were any): then the sinks name the function by its address. */
+static const struct tt_site *tt_func_site(struct tt_thread_state *st, uint64_t address)
+{
+	const struct tt_site *s = tt_cached_site(st, address);
+	return s && s->is_func ? s : NULL;
+}
+
 static const struct tt_site *tt_site_for(struct tt_thread_state *st, uint64_t address,
 					 uint64_t offset)
 {
-	/* descriptors are static structs of 32 bytes or more: their low bits vary little */
-	const struct tt_site **slot = &st->site_cache[(address >> 5) & (TT_SITE_CACHE - 1)];
-	if (*slot && (*slot)->address == address && (*slot)->defined_at <= offset)
-		return *slot;
 	const struct tt_thread *t = st->thread;
-	const struct tt_site *s = tt_file_site(t->file, address);
-	if (!s) {
+	const struct tt_site *s = tt_cached_site(st, address);
+	if (!s || s->is_func) {
 		tt_error_at(t->file->path, offset, "call site 0x%" PRIx64 " is not in any SITES section",
 			    address);
 		return NULL;
@@ -316,7 +341,6 @@ static const struct tt_site *tt_site_for(struct tt_thread_state *st, uint64_t ad
 			    address, s->defined_at);
 		return NULL;
 	}
-	*slot = s;
 	return s;
 }
 
@@ -353,7 +377,8 @@ static int tt_decode_record(struct tt_decoder *d, struct tt_thread_state *st, un
 		break;
 	}
 	case TT_REC_FUNC_ENTER:
-		rc = tt_open_scope(d, st, t, ts, NULL, payload, 0, TT_EV_FUNC, offset);
+		rc = tt_open_scope(d, st, t, ts, tt_func_site(st, payload), payload, 0, TT_EV_FUNC,
+				   offset);
 		break;
 	case TT_REC_FUNC_EXIT:
 		rc = tt_func_exit(d, st, t, payload, ts, offset);
@@ -441,6 +466,19 @@ static int tt_decode_run(struct tt_decoder *d, struct tt_thread_state *st, int64
 	return 0;
 }
 
+/* A function's name for messages: its site's, or the address. */
+static size_t tt_func_label(const struct tt_trace *t, struct tt_thread_state *st, uint64_t func,
+			    char *buf, size_t cap)
+{
+	const struct tt_site *s = tt_func_site(st, func);
+	if (!s)
+		return tt_trace_func_name(t, st->thread->file, func, buf, cap);
+	size_t n = s->name.len < cap - 1 ? s->name.len : cap - 1;
+	memcpy(buf, s->name.ptr, n);
+	buf[n] = 0;
+	return n;
+}
+
 /* After a thread's last record: close what it left open, report what went wrong. */
 static int tt_finish_thread(struct tt_decoder *d, const struct tt_thread *t)
 {
@@ -463,18 +501,27 @@ static int tt_finish_thread(struct tt_decoder *d, const struct tt_thread *t)
 	while (st->depth > 0)
 		if (tt_close_scope(d, st, t, st->last_ts, TT_EV_UNTERMINATED) < 0)
 			return -1;
-	if (st->unmatched)
+	if (st->unmatched > st->unmatched_exits)
 		tt_decoder_warn(d, "%s: %" PRIu64 " ends with no open scope, ignored (first at offset %"
-				PRIu64 ")", tt_thread_label(t, who, sizeof(who)), st->unmatched,
-				st->first_unmatched);
+				PRIu64 ")", tt_thread_label(t, who, sizeof(who)),
+				st->unmatched - st->unmatched_exits, st->first_unmatched);
+	if (st->unmatched_exits) {
+		char fn[512];
+		size_t len = tt_func_label(d->trace, st, st->unmatched_exit_func, fn, sizeof(fn));
+		tt_decoder_warn(d, "%s: %" PRIu64 " function exits with no entry, ignored (first: %.*s "
+				"at offset %" PRIu64 ")", tt_thread_label(t, who, sizeof(who)),
+				st->unmatched_exits, (int)len, fn, st->first_unmatched_exit);
+	}
 	if (st->clamped)
 		tt_decoder_warn(d, "%s: %" PRIu64 " timestamps went backwards and were clamped "
 				"(first at offset %" PRIu64 ")", tt_thread_label(t, who, sizeof(who)),
 				st->clamped, st->first_clamped);
 	if (t->dropped_total)
 		tt_decoder_warn(d, "%s: %" PRIu64 " events dropped (buffer full: %" PRIu64
-				", no memory: %" PRIu64 ")", tt_thread_label(t, who, sizeof(who)),
-				t->dropped_total, t->dropped[TT_DROP_FULL], t->dropped[TT_DROP_NO_MEMORY]);
+				", no memory: %" PRIu64 ", recorded from inside the recorder: %" PRIu64 ")",
+				tt_thread_label(t, who, sizeof(who)), t->dropped_total,
+				t->dropped[TT_DROP_FULL], t->dropped[TT_DROP_NO_MEMORY],
+				t->dropped[TT_DROP_REENTERED]);
 	d->sum.unmatched += st->unmatched;
 	d->sum.clamped += st->clamped;
 	struct tt_thread_summary ts = {

@@ -116,7 +116,7 @@ static void tt_json_thread(struct tt_json *j, const struct tt_thread *t)
  * which is escaped into j->scratch here. */
 static size_t tt_json_prepare(struct tt_json *j, const struct tt_event *e)
 {
-	if (e->flags & TT_EV_FUNC) {
+	if (!e->site) { /* a function that no FUNCS section lists */
 		char name[512];
 		size_t n = tt_trace_func_name(j->trace, e->thread->file, e->func, name, sizeof(name));
 		j->scratch.len = 0;
@@ -146,14 +146,14 @@ static void tt_json_tail(struct tt_json *j, const struct tt_event *e)
 {
 	struct tt_out *o = j->out;
 	bool open = false; /* the args object is open */
-	if (e->flags & TT_EV_FUNC) {
+	if (!e->site) {
 		if (!j->scratch.oom)
 			tt_out_lit(o, j->scratch.p, j->scratch.len);
 	} else {
 		const struct tt_json_site *s = &j->sites[e->site->id];
 		tt_json_frag(j, s->name_at, s->name_len);
 		tt_json_frag(j, s->src_at, s->src_len);
-		open = true;
+		open = s->src_len > 0;
 	}
 	if (e->flags & TT_EV_ARG) {
 		tt_json_arg_key(o, &open, "\"arg\":", 6);
@@ -311,10 +311,12 @@ static int tt_json_start(struct tt_sink *sink, const struct tt_trace *t)
 			TT_BUF_LIT(b, ",\"cat\":\"ticktrace\"");
 			js->name_len = (uint32_t)(b->len - js->name_at);
 			js->src_at = (uint32_t)b->len;
-			TT_BUF_LIT(b, ",\"args\":{\"file\":");
-			tt_json_escape_str(b, s->file);
-			TT_BUF_LIT(b, ",\"line\":");
-			tt_buf_u64(b, s->line);
+			if (s->file.len) { /* a function without debug info has none */
+				TT_BUF_LIT(b, ",\"args\":{\"file\":");
+				tt_json_escape_str(b, s->file);
+				TT_BUF_LIT(b, ",\"line\":");
+				tt_buf_u64(b, s->line);
+			}
 			js->src_len = (uint32_t)(b->len - js->src_at);
 		}
 		for (size_t k = 0; k < f->nthreads; k++) {

@@ -366,7 +366,7 @@ static int tt_pf_event(struct tt_perfetto *p, const struct tt_event *e, unsigned
 	bool intern = named && s && !(th->interned[s->id / 8] & (1u << (s->id % 8)));
 	if (intern)
 		room += tt_str_room(s->name) + tt_str_room(s->file) + tt_str_room(s->func);
-	if (named && (e->flags & TT_EV_FUNC)) {
+	if (named && !s && (e->flags & TT_EV_FUNC)) { /* a function no FUNCS section lists */
 		fname_len = tt_trace_func_name(p->trace, e->thread->file, e->func, fname, sizeof(fname));
 		room += 3 * fname_len;
 	}
@@ -400,7 +400,7 @@ static int tt_pf_event(struct tt_perfetto *p, const struct tt_event *e, unsigned
 		q = pb_uint(q, TE_CATEGORY_IIDS, TT_PB_CATEGORY_IID);
 		q = pb_fixed64(q, is_out ? TE_FLOW_IDS : TE_TERMINATING_FLOW_IDS, e->value);
 	} else if (named) {
-		if (e->flags & TT_EV_FUNC)
+		if (!s)
 			q = pb_text(q, TE_NAME, (struct tt_str){fname, (uint32_t)fname_len});
 		else
 			q = pb_uint(pb_uint(q, TE_NAME_IID, s->id + 1), TE_SOURCE_LOCATION_IID,

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -148,6 +149,55 @@ static int tt_read_sites(struct tt_file *f, struct tt_cursor *c, uint64_t sectio
 	return 0;
 }
 
+/* Each address becomes a site of its own, which its FUNC_ENTER slices take. */
+static int tt_read_funcs(struct tt_file *f, struct tt_cursor *c, uint64_t section, size_t *cap)
+{
+	uint64_t count;
+	if (tt_read_count(f, c, sizeof(uint64_t), &count, "FUNCS") < 0)
+		return -1;
+	for (uint64_t i = 0; i < count; i++) {
+		uint64_t at = c->pos, address = 0;
+		tt_cursor_take(c, &address, sizeof(address)); /* the count fits: checked */
+		uint32_t dup;
+		if (tt_map_get(&f->site_map, address, &dup))
+			return TT_FAIL(f, at, "function address 0x%" PRIx64 " is listed twice, or is "
+				       "also a call site", address);
+		struct tt_site s = {.address = address, .defined_at = section, .is_func = true};
+		if (f->nsites >= UINT32_MAX / 2 ||
+		    tt_reserve(&f->sites, cap, f->nsites, sizeof(s)) < 0 ||
+		    tt_map_put(&f->site_map, address, (uint32_t)f->nsites) < 0)
+			return TT_FAIL(f, at, "out of memory for %zu sites", f->nsites);
+		f->sites[f->nsites++] = s;
+		f->nfuncs++;
+	}
+	if (c->pos != c->end)
+		return TT_FAIL(f, c->pos, "%" PRIu64 " bytes left in FUNCS after its %" PRIu64
+			       " functions", c->end - c->pos, count);
+	return 0;
+}
+
+/* Functions are named by their address until symbols name them. */
+#define TT_HEX_NAME 20 /* "0x" and 16 digits, NUL */
+
+static int tt_name_funcs_hex(struct tt_file *f)
+{
+	if (!f->nfuncs)
+		return 0;
+	f->func_hex = malloc(f->nfuncs * TT_HEX_NAME);
+	if (!f->func_hex)
+		return tt_error("%s: out of memory for %zu functions", f->path, f->nfuncs);
+	char *name = f->func_hex;
+	for (size_t i = 0; i < f->nsites; i++) {
+		struct tt_site *s = &f->sites[i];
+		if (!s->is_func)
+			continue;
+		int n = snprintf(name, TT_HEX_NAME, "0x%" PRIx64, s->address);
+		s->name = s->func = (struct tt_str){name, (uint32_t)n};
+		name += TT_HEX_NAME;
+	}
+	return 0;
+}
+
 static int tt_read_modules(struct tt_file *f, struct tt_cursor *c, size_t *cap)
 {
 	uint64_t count;
@@ -269,10 +319,10 @@ static int tt_read_end(struct tt_file *f, struct tt_cursor *c)
 		return TT_FAIL(f, at + offsetof(struct tt_end_info, dropped),
 			       "END counts %" PRIu64 " dropped events, the threads %" PRIu64,
 			       e->dropped, f->dropped);
-	if (e->sites != f->nsites)
+	if (e->sites != f->nsites - f->nfuncs)
 		return TT_FAIL(f, at + offsetof(struct tt_end_info, sites),
 			       "END counts %" PRIu64 " sites, the file holds %zu", e->sites,
-			       f->nsites);
+			       f->nsites - f->nfuncs);
 	for (size_t i = 0; i < f->nthreads; i++) {
 		const struct tt_thread *t = &f->threads[i];
 		if (t->events != t->records)
@@ -325,6 +375,7 @@ static int tt_read_sections(struct tt_file *f)
 		case TT_SEC_THREAD: rc = tt_read_thread(f, &c, off, &thread_cap); break;
 		case TT_SEC_EVENTS: rc = tt_read_events(f, &c); break;
 		case TT_SEC_END: rc = tt_read_end(f, &c); break;
+		case TT_SEC_FUNCS: rc = tt_read_funcs(f, &c, off, &site_cap); break;
 		default:
 			return TT_FAIL(f, off, "unknown section type %" PRIu32, sh.type);
 		}
@@ -347,7 +398,7 @@ static int tt_read_sections(struct tt_file *f)
 	}
 	if (!seen_process)
 		return TT_FAIL(f, f->first_section, "no PROCESS section");
-	return 0;
+	return tt_name_funcs_hex(f);
 }
 
 /* Reads the file in memory; a mapped one is released as it is read. */
@@ -405,6 +456,7 @@ void tt_file_close(struct tt_file *f)
 	for (size_t i = 0; i < f->nthreads; i++)
 		free(f->threads[i].sections);
 	free(f->sites);
+	free(f->func_hex);
 	free(f->threads);
 	free(f->modules);
 	tt_map_free(&f->site_map);

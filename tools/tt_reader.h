@@ -28,6 +28,10 @@ struct tt_site {
 	uint32_t line;
 	uint32_t id;         /* dense over every file of a trace: sinks index arrays by it */
 	uint64_t defined_at; /* offset of the SITES section that holds it */
+	/* A function from a FUNCS section: `address` is the function's, its FUNC_ENTER
+	 * slices take this site, and name, file and line are what symbols tell
+	 * (tt_trace_symbolize), "0x..." until then. */
+	bool is_func;
 };
 
 struct tt_file;
@@ -76,7 +80,9 @@ struct tt_file {
 	struct tt_clock clock;
 	struct tt_process process;
 	struct tt_site *sites;
-	size_t nsites;
+	size_t nsites;       /* call sites and functions */
+	size_t nfuncs;       /* of which functions (FUNCS sections) */
+	char *func_hex;      /* the functions' "0x..." names, back to back */
 	struct tt_map site_map; /* address -> position in sites */
 	struct tt_thread *threads;
 	size_t nthreads;

@@ -5,7 +5,7 @@
  * tt_section_header followed by `size` payload bytes, padded with zeros to a multiple
  * of 16 so that records stay 16-byte aligned in the file. Order:
  *
- *   header | PROCESS | SITES | MODULES | THREAD | EVENTS... | THREAD | EVENTS... | END
+ *   header | PROCESS | SITES | MODULES | FUNCS | THREAD | EVENTS... | THREAD | EVENTS... | END
  *
  * A THREAD section precedes the EVENTS sections that name its index. SITES may appear
  * more than once (a later one adds descriptors), always before the first record that
@@ -120,6 +120,10 @@ enum tt_section_type {
 	TT_SEC_THREAD = 4,  /* struct tt_thread_info, then the name bytes */
 	TT_SEC_EVENTS = 5,  /* struct tt_events_info, then records (16-byte aligned) */
 	TT_SEC_END = 6,     /* struct tt_end_info: totals that the reader checks */
+	/* uint64 count, then count uint64 function addresses: each function that a
+	 * FUNC_ENTER record names, once. It may appear more than once (each adds
+	 * addresses), anywhere before END. The tools name them from MODULES. */
+	TT_SEC_FUNCS = 0x40,
 };
 
 struct tt_section_header {
@@ -166,6 +170,8 @@ _Static_assert(sizeof(struct tt_module_info) == 32, "module info layout");
 enum tt_drop_cause {
 	TT_DROP_FULL = 0,     /* the thread's buffer was full (mode stop) */
 	TT_DROP_NO_MEMORY = 1, /* no memory for a buffer, or for the thread's registration */
+	TT_DROP_REENTERED = 3, /* recorded from inside the recorder's slow path (a hook or
+	                        * wrapper that it called into) */
 	TT_DROP_CAUSES = 4,
 };
 
