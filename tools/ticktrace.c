@@ -43,6 +43,9 @@ static const char tt_convert_usage[] =
 	"      --min-dur TIME  keep slices lasting TIME or more (JSON only); their\n"
 	"                      children are shorter, so nesting holds\n"
 	"                      TIME is a number with ns, us, ms or s (default s)\n"
+	"      --debug-dir DIR look for debug info here first (DIR/.build-id/xx/yyyy.debug,\n"
+	"                      or by name), then in /usr/lib/debug; functions recorded with\n"
+	"                      -finstrument-functions are named from the binaries' symbols\n"
 	"  -h, --help          this text\n"
 	"\n"
 	"Exit status: 0 converted, 1 bad input or failed conversion, 2 usage.\n";
@@ -58,13 +61,14 @@ static int tt_usage_error(const char *usage, const char *msg)
 
 static int tt_cmd_convert(int argc, char **argv)
 {
-	enum { OPT_FROM = 256, OPT_TO, OPT_THREAD, OPT_MIN_DUR };
+	enum { OPT_FROM = 256, OPT_TO, OPT_THREAD, OPT_MIN_DUR, OPT_DEBUG_DIR };
 	static const struct option longopts[] = {
 		{"output", required_argument, NULL, 'o'}, {"force", no_argument, NULL, 'f'},
 		{"format", required_argument, NULL, 'F'}, {"quiet", no_argument, NULL, 'q'},
 		{"help", no_argument, NULL, 'h'},         {"from", required_argument, NULL, OPT_FROM},
 		{"to", required_argument, NULL, OPT_TO},  {"thread", required_argument, NULL, OPT_THREAD},
-		{"min-dur", required_argument, NULL, OPT_MIN_DUR}, {NULL, 0, NULL, 0},
+		{"min-dur", required_argument, NULL, OPT_MIN_DUR},
+		{"debug-dir", required_argument, NULL, OPT_DEBUG_DIR}, {NULL, 0, NULL, 0},
 	};
 	struct tt_convert_opts opts = {0};
 	const char **threads = calloc((size_t)argc, sizeof(*threads));
@@ -84,6 +88,7 @@ static int tt_cmd_convert(int argc, char **argv)
 						    "convert: a TIME is a number with ns, us, ms or s");
 			break;
 		case OPT_THREAD: threads[opts.filter.nthreads++] = optarg; break;
+		case OPT_DEBUG_DIR: opts.debug_dir = optarg; break;
 		case 'o': opts.output = optarg; break;
 		case 'f': opts.force = true; break;
 		case 'q': opts.quiet = true; break;

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "tt_sinks.h"
+#include "tt_symbols.h"
 
 /* Prints every warning as it comes and keeps the totals for the summary. */
 struct tt_report_sink {
@@ -92,7 +93,9 @@ int tt_convert(const struct tt_convert_opts *opts, struct tt_summary *sum)
 		return tt_error("--min-dur works with JSON output only: Perfetto's format needs a "
 				"slice's begin before its duration is known");
 
-	if (tt_trace_open(&trace, opts->inputs, opts->ninputs) < 0)
+	struct tt_symbols *symbols = NULL;
+	if (tt_trace_open(&trace, opts->inputs, opts->ninputs) < 0 ||
+	    !(symbols = tt_symbols_attach(&trace, opts->debug_dir)))
 		goto close_trace;
 	if (tt_out_open(&out, opts->output, opts->force) < 0)
 		goto close_trace;
@@ -127,6 +130,7 @@ free_writer:
 	tt_sink_free(writer);
 close_trace:
 	tt_trace_close(&trace);
+	tt_symbols_free(symbols);
 	if (sum)
 		*sum = report.sum;
 	return rc;

@@ -26,6 +26,7 @@ struct tt_convert_opts {
 	bool force;         /* replace an existing output file */
 	bool quiet;         /* no summary line (warnings are still printed) */
 	struct tt_filter filter; /* all zero: everything */
+	const char *debug_dir;   /* searched for debug info first (NULL: the system's only) */
 };
 
 /* Reads, decodes and writes; 0, or -1 after reporting the problem, with no output

@@ -706,11 +706,38 @@ void tt_trace_close(struct tt_trace *t)
 	*t = (struct tt_trace){0};
 }
 
+static struct tt_str tt_str_of(const char *s)
+{
+	return (struct tt_str){s ? s : "", s ? (uint32_t)strnlen(s, TT_MAX_STRING) : 0};
+}
+
+int tt_trace_symbolize(struct tt_trace *t, tt_symbolize_fn fn, void *ctx)
+{
+	t->symbolize = fn;
+	t->symbolize_ctx = ctx;
+	for (size_t i = 0; i < t->nfiles; i++) {
+		struct tt_file *f = &t->files[i];
+		for (size_t k = 0; k < f->nsites; k++) {
+			struct tt_site *s = &f->sites[k];
+			struct tt_symbol sym;
+			if (!s->is_func)
+				continue;
+			if (fn(ctx, f, s->address, &sym) < 0)
+				return tt_error("out of memory for symbols");
+			s->name = s->func = tt_str_of(sym.name);
+			s->file = tt_str_of(sym.file);
+			s->line = sym.line;
+		}
+	}
+	return 0;
+}
+
 size_t tt_trace_func_name(const struct tt_trace *t, const struct tt_file *file,
 			  uint64_t address, char *buf, size_t cap)
 {
-	if (t->symbolize)
-		return t->symbolize(t->symbolize_ctx, file, address, buf, cap);
-	int n = snprintf(buf, cap, "0x%" PRIx64, address);
+	struct tt_symbol sym;
+	int n = t->symbolize && t->symbolize(t->symbolize_ctx, file, address, &sym) == 0 ?
+			snprintf(buf, cap, "%s", sym.name) :
+			snprintf(buf, cap, "0x%" PRIx64, address);
 	return n < 0 ? 0 : (size_t)n >= cap ? cap - 1 : (size_t)n;
 }

@@ -20,6 +20,19 @@
 #include "tt_diag.h"
 #include "tt_reader.h"
 
+/* What symbols tell of a function (tt_symbols.h): its name, and its source file and
+ * line where debug info has them (file NULL otherwise). The strings are NUL-terminated
+ * and belong to the symbolizer, which outlives the trace's decoding. */
+struct tt_symbol {
+	const char *name;
+	const char *file;
+	uint32_t line;
+};
+
+/* Names the function at `address` of `file`; 0, or -1 when out of memory. */
+typedef int (*tt_symbolize_fn)(void *ctx, const struct tt_file *file, uint64_t address,
+			       struct tt_symbol *out);
+
 /* Several raw files (processes) on one timeline of CLOCK_MONOTONIC. */
 struct tt_trace {
 	struct tt_file *files;
@@ -27,10 +40,8 @@ struct tt_trace {
 	int64_t base_ns; /* CLOCK_MONOTONIC of ts 0: the earliest anchor or event */
 	size_t nsites;   /* site ids are below this, over all files */
 	size_t nthreads; /* thread ids likewise */
-	/* Names a function address for sinks; NULL: "0x..." (tt_trace_func_name). Later
-	 * the module map and ELF symbols resolve it. Returns the length written. */
-	size_t (*symbolize)(void *ctx, const struct tt_file *file, uint64_t address, char *buf,
-			    size_t cap);
+	/* Names function addresses (tt_trace_symbolize); NULL: "0x...". */
+	tt_symbolize_fn symbolize;
 	void *symbolize_ctx;
 	/* Called every million events or so while decoding, when set: events decoded,
 	 * and the records of all files (events plus VALUE and PAD records). */
@@ -44,6 +55,10 @@ int tt_trace_open(struct tt_trace *t, char *const *paths, size_t n);
 /* The same for one file already in memory (8-byte aligned; it must outlive t). */
 int tt_trace_load(struct tt_trace *t, const char *name, const uint8_t *data, size_t size);
 void tt_trace_close(struct tt_trace *t);
+/* Names every function of the trace's FUNCS sections with `fn` (its site's name,
+ * file and line), and any other function address sinks ask for. Before tt_decode.
+ * 0, or -1 after reporting the problem. */
+int tt_trace_symbolize(struct tt_trace *t, tt_symbolize_fn fn, void *ctx);
 /* The name of the function at `address` in `file`, in buf (at least 32 bytes). */
 size_t tt_trace_func_name(const struct tt_trace *t, const struct tt_file *file,
 			  uint64_t address, char *buf, size_t cap);

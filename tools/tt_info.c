@@ -7,6 +7,7 @@
 
 #include "tt_info.h"
 #include "tt_sinks.h"
+#include "tt_symbols.h"
 
 struct tt_info_sink {
 	struct tt_sink sink;
@@ -120,6 +121,10 @@ static void tt_print_file(FILE *out, const struct tt_file *f, const struct tt_in
 		tt_print_str(out, s->name, 24);
 		fputc(' ', out);
 		tt_print_str(out, s->file, 0);
+		if (s->is_func) { /* named by its symbols */
+			fprintf(out, s->file.len ? ":%" PRIu32 " (function)\n" : "(function)\n", s->line);
+			continue;
+		}
 		fprintf(out, ":%" PRIu32 " (", s->line);
 		tt_print_str(out, s->func, 0);
 		fputs(")\n", out);
@@ -131,7 +136,10 @@ int tt_info(char *const *paths, size_t n, FILE *out)
 	struct tt_trace t;
 	struct tt_info_sink in = {.sink.ops = &tt_info_ops};
 	struct tt_sink *sinks[] = {&in.sink};
+	struct tt_symbols *symbols = NULL;
 	int rc = tt_trace_open(&t, paths, n);
+	if (rc == 0 && !(symbols = tt_symbols_attach(&t, NULL)))
+		rc = -1;
 	if (rc == 0)
 		rc = tt_decode(&t, sinks, 1);
 	for (size_t i = 0; rc == 0 && i < t.nfiles; i++)
@@ -139,5 +147,6 @@ int tt_info(char *const *paths, size_t n, FILE *out)
 	free(in.threads);
 	free(in.site_uses);
 	tt_trace_close(&t);
+	tt_symbols_free(symbols);
 	return rc;
 }

@@ -1,0 +1,358 @@
+#include "tt_symbols.h"
+
+#include <elfutils/libdwfl.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tt_diag.h"
+#include "tt_map.h"
+
+/* The C++ ABI's demangler, from libstdc++ (elfutils' own tools use it too). */
+char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
+
+/* One ELF file, opened once for every process that mapped it, at its own virtual
+ * addresses: a process's address A is the file's A - bias (per process). */
+struct tt_elf {
+	char *path;
+	unsigned char *build_id;
+	size_t build_id_len;
+	Dwfl *dwfl;
+	Dwfl_Module *mod; /* NULL: unusable (said so once) */
+	GElf_Addr dwfl_bias; /* where libdwfl put the file: its address = vaddr + this */
+};
+
+/* A MODULES entry of one raw file, once resolved. */
+struct tt_sym_module {
+	struct tt_elf *elf; /* NULL: unusable */
+	uint64_t bias;      /* process address - libdwfl address */
+	bool resolved;
+};
+
+/* One raw file: its modules, and what its addresses were found to be. */
+struct tt_sym_file {
+	const struct tt_file *file;
+	struct tt_sym_module *modules; /* by position in file->modules */
+	struct tt_map found;           /* address -> position in results */
+};
+
+struct tt_sym_result {
+	char *name, *file;
+	uint32_t line;
+};
+
+struct tt_symbols {
+	char *debuginfo_path;
+	Dwfl_Callbacks callbacks; /* each Dwfl points at it */
+	struct tt_elf **elves;
+	size_t nelves;
+	struct tt_sym_file *files;
+	size_t nfiles;
+	struct tt_sym_result *results;
+	size_t nresults, results_cap;
+};
+
+struct tt_symbols *tt_symbols_new(const char *debug_dir)
+{
+	struct tt_symbols *s = calloc(1, sizeof(*s));
+	if (!s)
+		return NULL;
+	/* Beside the file, in its .debug, then by build-id and by name under the given
+	 * directory and the system's (build-id searches take only absolute paths). */
+	char abs[PATH_MAX];
+	const char *dir = debug_dir && realpath(debug_dir, abs) ? abs : debug_dir;
+	if (dir ? asprintf(&s->debuginfo_path, ":.debug:%s:/usr/lib/debug", dir) < 0 :
+		  !(s->debuginfo_path = strdup(":.debug:/usr/lib/debug"))) {
+		free(s);
+		return NULL;
+	}
+	s->callbacks = (Dwfl_Callbacks){
+		.find_elf = dwfl_build_id_find_elf,
+		.find_debuginfo = dwfl_standard_find_debuginfo,
+		.section_address = dwfl_offline_section_address,
+		.debuginfo_path = &s->debuginfo_path,
+	};
+	return s;
+}
+
+void tt_symbols_free(struct tt_symbols *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->nelves; i++) {
+		struct tt_elf *e = s->elves[i];
+		if (e->dwfl)
+			dwfl_end(e->dwfl);
+		free(e->path);
+		free(e->build_id);
+		free(e);
+	}
+	for (size_t i = 0; i < s->nfiles; i++) {
+		free(s->files[i].modules);
+		tt_map_free(&s->files[i].found);
+	}
+	for (size_t i = 0; i < s->nresults; i++) {
+		free(s->results[i].name);
+		free(s->results[i].file);
+	}
+	free(s->elves);
+	free(s->files);
+	free(s->results);
+	free(s->debuginfo_path);
+	free(s);
+}
+
+static const char *tt_basename(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	return slash ? slash + 1 : path;
+}
+
+/* Opens the ELF file once; checks that it is the one the process mapped. */
+static struct tt_elf *tt_elf_open(const struct tt_module *m)
+{
+	struct tt_elf *e = calloc(1, sizeof(*e));
+	if (!e || !(e->path = strndup(m->path.ptr, m->path.len)) ||
+	    !(e->build_id = malloc(m->build_id.len + 1))) {
+		if (e)
+			free(e->path);
+		free(e);
+		return NULL;
+	}
+	memcpy(e->build_id, m->build_id.ptr, m->build_id.len);
+	e->build_id_len = m->build_id.len;
+	return e;
+}
+
+static void tt_elf_load(struct tt_symbols *s, struct tt_elf *e)
+{
+	e->dwfl = dwfl_begin(&s->callbacks);
+	if (!e->dwfl)
+		return;
+	dwfl_report_begin(e->dwfl);
+	/* At the file's own addresses: base 0 added to its p_vaddr. */
+	Dwfl_Module *mod = dwfl_report_elf(e->dwfl, tt_basename(e->path), e->path, -1, 0, true);
+	dwfl_report_end(e->dwfl, NULL, NULL);
+	if (!mod) {
+		tt_warn("%s: cannot read it (%s): its functions are named %s+0xOFFSET, the offset "
+			"in the file", e->path, dwfl_errmsg(-1), tt_basename(e->path));
+		return;
+	}
+	const unsigned char *bits;
+	GElf_Addr at;
+	int n = dwfl_module_build_id(mod, &bits, &at);
+	if (e->build_id_len && (n != (int)e->build_id_len || memcmp(bits, e->build_id, (size_t)n))) {
+		tt_warn("%s: not the file the program ran (its build-id differs from the one "
+			"recorded): its functions are named %s+0xOFFSET, the offset in the file "
+			"that ran", e->path, tt_basename(e->path));
+		return;
+	}
+	if (!dwfl_module_getelf(mod, &e->dwfl_bias))
+		return;
+	e->mod = mod;
+}
+
+static struct tt_elf *tt_elf_for(struct tt_symbols *s, const struct tt_module *m)
+{
+	for (size_t i = 0; i < s->nelves; i++) {
+		struct tt_elf *e = s->elves[i];
+		if (strlen(e->path) == m->path.len && memcmp(e->path, m->path.ptr, m->path.len) == 0 &&
+		    e->build_id_len == m->build_id.len &&
+		    memcmp(e->build_id, m->build_id.ptr, m->build_id.len) == 0)
+			return e;
+	}
+	struct tt_elf **grown = realloc(s->elves, (s->nelves + 1) * sizeof(*grown));
+	if (!grown)
+		return NULL;
+	s->elves = grown;
+	struct tt_elf *e = tt_elf_open(m);
+	if (!e)
+		return NULL;
+	s->elves[s->nelves++] = e;
+	tt_elf_load(s, e);
+	return e;
+}
+
+/* Where the process put the file: the executable segment the module entry describes
+ * (the same file offset) gives its bias. */
+static bool tt_module_bias(const struct tt_elf *e, const struct tt_module *m, uint64_t *bias)
+{
+	GElf_Addr unused;
+	Elf *elf = dwfl_module_getelf(e->mod, &unused);
+	size_t n;
+	if (!elf || elf_getphdrnum(elf, &n) != 0)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD && (ph.p_flags & PF_X) &&
+		    ph.p_offset == m->file_offset) {
+			*bias = m->start - ph.p_vaddr - e->dwfl_bias;
+			return true;
+		}
+	}
+	tt_warn("%s: no executable segment at file offset 0x%" PRIx64 " as the program mapped "
+		"it: its functions there are named by offset", e->path, m->file_offset);
+	return false;
+}
+
+static struct tt_sym_file *tt_sym_file_for(struct tt_symbols *s, const struct tt_file *f)
+{
+	for (size_t i = 0; i < s->nfiles; i++)
+		if (s->files[i].file == f)
+			return &s->files[i];
+	struct tt_sym_file *grown = realloc(s->files, (s->nfiles + 1) * sizeof(*grown));
+	if (!grown)
+		return NULL;
+	s->files = grown;
+	struct tt_sym_file *sf = &s->files[s->nfiles];
+	*sf = (struct tt_sym_file){.file = f, .modules = calloc(f->nmodules + 1, sizeof(*sf->modules))};
+	if (!sf->modules)
+		return NULL;
+	s->nfiles++;
+	return sf;
+}
+
+TT_PRINTF(2, 3) static int tt_set_name(struct tt_sym_result *r, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vasprintf(&r->name, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		r->name = NULL;
+	return n < 0 ? -1 : 0;
+}
+
+/* GCC names the copies it specializes or splits off a function foo.constprop.0,
+ * foo.isra.0, foo.part.0 (C++: "foo(int) [clone .constprop.0]"): they are foo. */
+static void tt_strip_clone(char *name)
+{
+	static const char *const suffixes[] = {
+		" [clone ", ".constprop.", ".isra.", ".part.", ".lto_priv.", ".cold", ".localalias",
+	};
+	for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
+		char *at = strstr(name, suffixes[i]);
+		if (at)
+			*at = 0;
+	}
+}
+
+static char *tt_demangle(const char *symbol)
+{
+	int status;
+	char *name = symbol[0] == '_' && symbol[1] == 'Z' ?
+			     __cxa_demangle(symbol, NULL, NULL, &status) : NULL;
+	if (!name)
+		name = strdup(symbol);
+	if (name)
+		tt_strip_clone(name);
+	return name;
+}
+
+/* Names `address` (libdwfl's) from the file's symbols and line table. */
+static int tt_name_from_elf(const struct tt_elf *e, Dwarf_Addr address, struct tt_sym_result *r)
+{
+	GElf_Off off;
+	GElf_Sym sym;
+	const char *symbol = dwfl_module_addrinfo(e->mod, address, &off, &sym, NULL, NULL, NULL);
+	if (!symbol) {
+		if (tt_set_name(r, "%s+0x%" PRIx64, tt_basename(e->path),
+				(uint64_t)(address - e->dwfl_bias)) < 0)
+			return -1;
+	} else if (!(r->name = tt_demangle(symbol))) {
+		return -1;
+	} else if (off) { /* inside a function: not an entry, but say where */
+		char *name = r->name;
+		int rc = tt_set_name(r, "%s+0x%" PRIx64, name, (uint64_t)off);
+		free(name);
+		if (rc < 0)
+			return -1;
+	}
+	Dwfl_Line *line = dwfl_module_getsrc(e->mod, address);
+	int lineno = 0;
+	const char *src = line ? dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL) : NULL;
+	if (src) {
+		if (!(r->file = strdup(src)))
+			return -1;
+		r->line = lineno > 0 ? (uint32_t)lineno : 0;
+	}
+	return 0;
+}
+
+static int tt_resolve(struct tt_symbols *s, struct tt_sym_file *sf, uint64_t address,
+		      struct tt_sym_result *r)
+{
+	const struct tt_file *f = sf->file;
+	for (size_t i = 0; i < f->nmodules; i++) {
+		const struct tt_module *m = &f->modules[i];
+		if (address < m->start || address >= m->end)
+			continue;
+		struct tt_sym_module *sm = &sf->modules[i];
+		if (!sm->resolved) {
+			struct tt_elf *e = tt_elf_for(s, m);
+			if (!e)
+				return -1;
+			sm->resolved = true;
+			if (e->mod && tt_module_bias(e, m, &sm->bias))
+				sm->elf = e;
+		}
+		if (sm->elf)
+			return tt_name_from_elf(sm->elf, address - sm->bias, r);
+		/* The file that ran is not at hand: its offset in that file. */
+		const char *slash = memrchr(m->path.ptr, '/', m->path.len);
+		const char *base = slash ? slash + 1 : m->path.ptr;
+		return tt_set_name(r, "%.*s+0x%" PRIx64, (int)(m->path.ptr + m->path.len - base), base,
+				   address - m->start + m->file_offset);
+	}
+	return tt_set_name(r, "0x%" PRIx64, address);
+}
+
+int tt_symbols_lookup(void *ctx, const struct tt_file *file, uint64_t address,
+		      struct tt_symbol *out)
+{
+	struct tt_symbols *s = ctx;
+	struct tt_sym_file *sf = tt_sym_file_for(s, file);
+	if (!sf)
+		return -1;
+	uint32_t at;
+	if (!tt_map_get(&sf->found, address, &at)) {
+		struct tt_sym_result r = {0};
+		if (s->nresults == s->results_cap) {
+			size_t cap = s->results_cap ? 2 * s->results_cap : 64;
+			struct tt_sym_result *grown = realloc(s->results, cap * sizeof(*grown));
+			if (!grown)
+				return -1;
+			s->results = grown;
+			s->results_cap = cap;
+		}
+		if (tt_resolve(s, sf, address, &r) < 0 ||
+		    tt_map_put(&sf->found, address, (uint32_t)s->nresults) < 0) {
+			free(r.name);
+			free(r.file);
+			return -1;
+		}
+		at = (uint32_t)s->nresults;
+		s->results[s->nresults++] = r;
+	}
+	const struct tt_sym_result *r = &s->results[at];
+	*out = (struct tt_symbol){r->name, r->file, r->line};
+	return 0;
+}
+
+struct tt_symbols *tt_symbols_attach(struct tt_trace *t, const char *debug_dir)
+{
+	struct tt_symbols *s = tt_symbols_new(debug_dir);
+	if (!s) {
+		tt_error("out of memory for symbols");
+		return NULL;
+	}
+	if (tt_trace_symbolize(t, tt_symbols_lookup, s) < 0) {
+		tt_symbols_free(s);
+		return NULL;
+	}
+	return s;
+}
