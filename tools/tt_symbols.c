@@ -24,6 +24,16 @@ struct tt_elf {
 	Dwfl *dwfl;
 	Dwfl_Module *mod; /* NULL: unusable (said so once) */
 	GElf_Addr dwfl_bias; /* where libdwfl put the file: its address = vaddr + this */
+	/* Compilation units by address, for debug info without .debug_aranges (clang's),
+	 * where libdw finds no line by itself; built at the first such miss. */
+	struct tt_cu_range *cu_ranges;
+	size_t ncu_ranges;
+	bool cu_ranges_built;
+};
+
+struct tt_cu_range {
+	Dwarf_Addr low, high; /* [low, high) in libdwfl's addresses */
+	Dwarf_Die cu;
 };
 
 /* A MODULES entry of one raw file, once resolved. */
@@ -89,6 +99,7 @@ void tt_symbols_free(struct tt_symbols *s)
 			dwfl_end(e->dwfl);
 		free(e->path);
 		free(e->build_id);
+		free(e->cu_ranges);
 		free(e);
 	}
 	for (size_t i = 0; i < s->nfiles; i++) {
@@ -253,8 +264,58 @@ static char *tt_demangle(const char *symbol)
 	return name;
 }
 
+static int tt_cu_range_cmp(const void *a, const void *b)
+{
+	const struct tt_cu_range *x = a, *y = b;
+	return (x->low > y->low) - (x->low < y->low);
+}
+
+static int tt_cu_ranges_build(struct tt_elf *e)
+{
+	e->cu_ranges_built = true;
+	size_t cap = 0;
+	Dwarf_Addr bias;
+	for (Dwarf_Die *cu = NULL; (cu = dwfl_module_nextcu(e->mod, cu, &bias));) {
+		Dwarf_Addr base, low, high;
+		for (ptrdiff_t off = 0; (off = dwarf_ranges(cu, off, &base, &low, &high)) > 0;) {
+			if (e->ncu_ranges == cap) {
+				cap = cap ? 2 * cap : 64;
+				struct tt_cu_range *grown = realloc(e->cu_ranges, cap * sizeof(*grown));
+				if (!grown)
+					return -1;
+				e->cu_ranges = grown;
+			}
+			e->cu_ranges[e->ncu_ranges++] = (struct tt_cu_range){low + bias, high + bias, *cu};
+		}
+	}
+	qsort(e->cu_ranges, e->ncu_ranges, sizeof(*e->cu_ranges), tt_cu_range_cmp);
+	return 0;
+}
+
+/* The line of `address` through the unit that covers it, found without aranges. */
+static int tt_line_by_unit(struct tt_elf *e, Dwarf_Addr address, Dwarf_Line **line)
+{
+	*line = NULL;
+	if (!e->cu_ranges_built && tt_cu_ranges_build(e) < 0)
+		return -1;
+	size_t lo = 0, hi = e->ncu_ranges; /* the last range that starts at or before it */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (e->cu_ranges[mid].low <= address)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0 || address >= e->cu_ranges[lo - 1].high)
+		return 0;
+	Dwarf_Addr bias;
+	if (dwfl_module_getdwarf(e->mod, &bias))
+		*line = dwarf_getsrc_die(&e->cu_ranges[lo - 1].cu, address - bias);
+	return 0;
+}
+
 /* Names `address` (libdwfl's) from the file's symbols and line table. */
-static int tt_name_from_elf(const struct tt_elf *e, Dwarf_Addr address, struct tt_sym_result *r)
+static int tt_name_from_elf(struct tt_elf *e, Dwarf_Addr address, struct tt_sym_result *r)
 {
 	GElf_Off off;
 	GElf_Sym sym;
@@ -272,9 +333,18 @@ static int tt_name_from_elf(const struct tt_elf *e, Dwarf_Addr address, struct t
 		if (rc < 0)
 			return -1;
 	}
-	Dwfl_Line *line = dwfl_module_getsrc(e->mod, address);
 	int lineno = 0;
-	const char *src = line ? dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL) : NULL;
+	const char *src = NULL;
+	Dwfl_Line *line = dwfl_module_getsrc(e->mod, address);
+	Dwarf_Line *unit_line;
+	if (line) {
+		src = dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL);
+	} else {
+		if (tt_line_by_unit(e, address, &unit_line) < 0)
+			return -1;
+		if (unit_line && (src = dwarf_linesrc(unit_line, NULL, NULL)))
+			dwarf_lineno(unit_line, &lineno);
+	}
 	if (src) {
 		if (!(r->file = strdup(src)))
 			return -1;
