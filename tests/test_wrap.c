@@ -1,0 +1,160 @@
+/* libticktrace-wrap: wrap_program (wrap_steps.h) runs with the malloc wrappers, linked
+ * to the shared runtime and to the static one; its trace must hold exactly its heap
+ * operations with their sizes, and "heap_live_bytes" must equal the program's own
+ * bookkeeping after every step.
+ *
+ *   test_wrap SHARED_PROGRAM STATIC_PROGRAM */
+#include <inttypes.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include <cmocka.h>
+
+#include "tt_check.h"
+#include "wrap_steps.h"
+
+#define NSTEPS (sizeof(wrap_steps) / sizeof(wrap_steps[0]))
+
+static const char *shared_program, *static_program;
+
+/* What the trace says, in time order (one thread). */
+struct heap_trace {
+	const char *op[64];
+	int64_t arg[64];
+	size_t nops;
+	int64_t heap[64];     /* heap_live_bytes samples */
+	size_t nheap;
+	size_t heap_at[NSTEPS]; /* the last heap sample before each expected one */
+	int64_t expected[NSTEPS];
+	size_t nexpected;
+};
+
+static void read_trace(cJSON *root, struct heap_trace *h)
+{
+	memset(h, 0, sizeof(*h));
+	const cJSON *ev;
+	cJSON_ArrayForEach(ev, cJSON_GetObjectItemCaseSensitive(root, "traceEvents"))
+	{
+		const char *ph = cJSON_GetObjectItemCaseSensitive(ev, "ph")->valuestring;
+		const char *name = cJSON_GetObjectItemCaseSensitive(ev, "name")->valuestring;
+		const cJSON *args = cJSON_GetObjectItemCaseSensitive(ev, "args");
+		if (strcmp(ph, "i") == 0) {
+			assert_true(h->nops < 64);
+			h->op[h->nops] = name;
+			h->arg[h->nops++] = (int64_t)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(args, "arg"));
+		} else if (strcmp(ph, "C") == 0) {
+			int64_t v = (int64_t)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(args, "value"));
+			if (strcmp(name, "heap_live_bytes") == 0) {
+				assert_true(h->nheap < 64);
+				h->heap[h->nheap++] = v;
+			} else if (strcmp(name, "expected_live_bytes") == 0) {
+				assert_true(h->nexpected < NSTEPS && h->nheap > 0);
+				h->heap_at[h->nexpected] = h->nheap - 1;
+				h->expected[h->nexpected++] = v;
+			}
+		}
+	}
+}
+
+static const char *op_name(enum wrap_op op)
+{
+	return op == WRAP_MALLOC ? "malloc" : op == WRAP_CALLOC ? "calloc" : op == WRAP_REALLOC ? "realloc" : "free";
+}
+
+/* After every step the wrappers' counter is the program's own count. */
+static void assert_live_matches(const struct heap_trace *h)
+{
+	assert_int_equal(h->nexpected, NSTEPS);
+	for (size_t i = 0; i < NSTEPS; i++) {
+		if (h->heap[h->heap_at[i]] != h->expected[i])
+			fail_msg("step %zu: heap_live_bytes %" PRId64 ", the program counts %" PRId64, i,
+				 h->heap[h->heap_at[i]], h->expected[i]);
+	}
+	assert_int_equal(h->expected[NSTEPS - 1], 0);
+}
+
+static cJSON *run_and_convert(const char *program, const char *dir, const char *extra)
+{
+	char cmd[2048], json[256];
+	snprintf(cmd, sizeof(cmd), "TICKTRACE_OUT='%s/run.ttr' '%s'%s", dir, program, extra);
+	int st = system(cmd);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	snprintf(json, sizeof(json), "%s/run.json", dir);
+	char ttr[256];
+	snprintf(ttr, sizeof(ttr), "%s/run.ttr", dir);
+	struct tt_run r;
+	TT_RUN(&r, "convert", ttr, "-o", json, "-q");
+	if (r.status)
+		print_message("%s", r.err);
+	assert_int_equal(r.status, 0);
+	free(r.out);
+	cJSON *root = tt_json_load(json);
+	assert_non_null(root);
+	return root;
+}
+
+/* Linked to the shared runtime: every call the program makes, and nothing else. */
+static void test_shared(void **state)
+{
+	(void)state;
+	char dir[64];
+	tt_tmpdir(dir, sizeof(dir));
+	cJSON *root = run_and_convert(shared_program, dir, "");
+	struct heap_trace h;
+	read_trace(root, &h);
+	/* the constructor's malloc(10) and free, before the recorder started; then the steps
+	 * (free(NULL) is not a free) */
+	assert_int_equal(h.nops, 2 + NSTEPS);
+	assert_string_equal(h.op[0], "malloc");
+	assert_int_equal(h.arg[0], 10);
+	assert_string_equal(h.op[1], "free");
+	for (size_t i = 0; i < NSTEPS; i++) {
+		const struct wrap_step *s = &wrap_steps[i];
+		assert_string_equal(h.op[2 + i], op_name(s->op));
+		if (s->op != WRAP_FREE)
+			assert_int_equal(h.arg[2 + i], s->op == WRAP_CALLOC ? s->count * s->size : s->size);
+		else /* the freed block's size: what the counter lost */
+			assert_int_equal(h.arg[2 + i], h.heap[h.heap_at[i] - 1] - h.heap[h.heap_at[i]]);
+	}
+	assert_live_matches(&h);
+	cJSON_Delete(root);
+	tt_rmdir(dir);
+}
+
+/* Linked statically, the runtime's own allocations go through the wrappers too: a
+ * dump in the middle of the steps records them, and neither deadlocks nor upsets the
+ * counter, which is back where it was when the dump is done. */
+static void test_static_dump_midway(void **state)
+{
+	(void)state;
+	char dir[64], extra[128];
+	tt_tmpdir(dir, sizeof(dir));
+	snprintf(extra, sizeof(extra), " --dump-midway '%s/midway.ttr'", dir);
+	cJSON *root = run_and_convert(static_program, dir, extra);
+	struct heap_trace h;
+	read_trace(root, &h);
+	assert_live_matches(&h);
+	assert_true(h.nops > 2 + NSTEPS); /* the dump's own allocations */
+	cJSON_Delete(root);
+	tt_rmdir(dir);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 3) {
+		fprintf(stderr, "usage: test_wrap SHARED_PROGRAM STATIC_PROGRAM\n");
+		return 2;
+	}
+	shared_program = argv[1];
+	static_program = argv[2];
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_shared),
+		cmocka_unit_test(test_static_dump_midway),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
