@@ -15,6 +15,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "cyg_overhead.h"
 #include "sample_overhead.h"
 #include "ticktrace.h"
 #include "ticktrace/format.h"
@@ -267,6 +268,8 @@ int main(int argc, char **argv)
 		perror("ticktrace-bench: execv");
 		return 1;
 	}
+	if (argc == 2 && strcmp(argv[1], TT_BENCH_CYG_CHILD) == 0)
+		return tt_bench_cyg_child();
 	int repeats = 11;
 	const char *json_path = NULL;
 	for (int i = 1; i < argc; i++) {
@@ -290,6 +293,7 @@ int main(int argc, char **argv)
 	double *first = calloc((size_t)repeats, sizeof(double));
 	double *endbegin = calloc((size_t)repeats, sizeof(double));
 	double *two = calloc((size_t)repeats, sizeof(double));
+	double *cyg = calloc((size_t)repeats, sizeof(double));
 	/* Interleaved, so that a noisy moment on a shared machine touches every figure. */
 	for (int r = 0; r < repeats; r++) {
 		rdtsc[r] = tt_bench_rdtsc();
@@ -298,6 +302,11 @@ int main(int argc, char **argv)
 		first[r] = tt_bench_on_thread(TT_BENCH_FIRST);
 		endbegin[r] = tt_bench_on_thread(TT_BENCH_ENDBEGIN);
 		two[r] = tt_bench_two_threads();
+		cyg[r] = tt_bench_cyg_overhead();
+		if (cyg[r] < 0) {
+			fprintf(stderr, "ticktrace-bench: the %s child failed\n", TT_BENCH_CYG_CHILD);
+			return 1;
+		}
 	}
 	struct tt_bench_bytes bytes = tt_bench_bytes_per_event();
 	double rdtsc_ns = tt_bench_median(rdtsc, repeats);
@@ -321,6 +330,8 @@ int main(int argc, char **argv)
 		{"endbegin_ns", "ns", tt_bench_median(endbegin, repeats), 0.6,
 		 "TT_ENDBEGIN, per event (an end and a begin)"},
 		{"event_2threads_ns", "ns", tt_bench_median(two, repeats), 0, "per event per thread, two threads at once"},
+		{"cyg_call_overhead_ns", "ns", tt_bench_median(cyg, repeats), 2.3,
+		 "what -finstrument-functions adds to a call (two events), 10,000,000 calls"},
 		{"bytes_per_event", "B", bytes.records, 0, "record bytes per event in the file"},
 		{"file_bytes_per_event", "B", bytes.file, 0, "file growth per event, headers included"},
 		{"convert_json_events_per_s", "/s", tt_bench_number(convert, "convert_json_events_per_s"), 0,
