@@ -26,10 +26,12 @@ void *__real_calloc(size_t count, size_t size);
 void *__real_realloc(void *ptr, size_t size);
 void __real_free(void *ptr);
 
-void *__wrap_malloc(size_t size);
-void *__wrap_calloc(size_t count, size_t size);
-void *__wrap_realloc(void *ptr, size_t size);
-void __wrap_free(void *ptr);
+/* Visible: with --wrap the linker binds the program's calls, and any other object's
+ * (a sanitizer's runtime), to these. */
+TT_API void *__wrap_malloc(size_t size);
+TT_API void *__wrap_calloc(size_t count, size_t size);
+TT_API void *__wrap_realloc(void *ptr, size_t size);
+TT_API void __wrap_free(void *ptr);
 
 static int64_t tt__heap_live_bytes;
 

@@ -288,7 +288,8 @@ static int tt_cu_ranges_build(struct tt_elf *e)
 			e->cu_ranges[e->ncu_ranges++] = (struct tt_cu_range){low + bias, high + bias, *cu};
 		}
 	}
-	qsort(e->cu_ranges, e->ncu_ranges, sizeof(*e->cu_ranges), tt_cu_range_cmp);
+	if (e->ncu_ranges)
+		qsort(e->cu_ranges, e->ncu_ranges, sizeof(*e->cu_ranges), tt_cu_range_cmp);
 	return 0;
 }
 
