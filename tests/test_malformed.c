@@ -217,6 +217,48 @@ static void test_bad_records(void **state)
 		   "COUNTER record without its VALUE");
 }
 
+/* A FUNCS section that lists an address twice, or a call site's, or lies about its
+ * count; and a BEGIN that names a function instead of a call site. */
+static void test_bad_funcs(void **state)
+{
+	struct fixture *fx = *state;
+	static const uint64_t twice[] = {0x401000, 0x401000}, a_site[] = {0x1000}, one[] = {0x401000};
+	static const struct tt_record begins_a_function[] = {
+		R(TT_REC_BEGIN, 0x401000, 2000), R(TT_REC_INSTANT, 0x1010, 2050),
+		R(TT_REC_INSTANT, 0x1010, 2060), R(TT_REC_END, 0, 2100), R(TT_REC_END, 0, 2200),
+	};
+	_Static_assert(N(begins_a_function) == N(t0), "same length as t0");
+	static const struct {
+		const uint64_t *funcs;
+		size_t n;
+		uint64_t count; /* written over the count, when not 0 */
+		const struct tt_record *rec;
+		const char *want;
+	} cases[] = {
+		{twice, 2, 0, t0, "function address 0x401000 is listed twice"},
+		{a_site, 1, 0, t0, "function address 0x1000 is listed twice, or is also a call site"},
+		{one, 1, 1000, t0, "FUNCS count 1000 does not fit"},
+		{one, 1, 0, begins_a_function, "call site 0x401000 is not in any SITES section"},
+	};
+	for (size_t i = 0; i < N(cases); i++) {
+		struct tt_tw w;
+		assert_int_equal(tt_tw_open_memory(&w), 0);
+		tt_tw_header(&w, NULL);
+		tt_tw_process(&w, 4242, "demo");
+		tt_tw_sites(&w, sites, N(sites));
+		tt_tw_funcs(&w, cases[i].funcs, cases[i].n);
+		tt_tw_thread(&w, 0, 101, "main", N(t0), 0);
+		tt_tw_events(&w, 0, 0, cases[i].rec, N(t0));
+		tt_tw_end(&w);
+		assert_int_equal(tt_tw_close(&w), 0);
+		if (cases[i].count)
+			memcpy(w.data + w.sections[2] + sizeof(struct tt_section_header), &cases[i].count,
+			       sizeof(cases[i].count));
+		expect_failure(fx, w.data, w.size, cases[i].want);
+		tt_tw_free(&w);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -226,6 +268,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_counts_that_lie, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sizes_that_overflow, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_records, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bad_funcs, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

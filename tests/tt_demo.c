@@ -51,6 +51,8 @@ int tt_demo_write(const char *path)
 	tt_tw_header(&w, NULL);
 	tt_tw_process(&w, 4242, "demo");
 	tt_tw_sites(&w, tt_demo_sites, tt_demo_nsites);
+	static const uint64_t funcs[] = {0x401000}; /* the producer's FUNC_ENTER */
+	tt_tw_funcs(&w, funcs, N(funcs));
 	tt_tw_thread(&w, 0, 101, "producer", N(producer), 0);
 	tt_tw_events(&w, 0, 0, producer, PRODUCER_SPLIT);
 	/* The worker's records come before the producer's later ones in the file, though

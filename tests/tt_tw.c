@@ -93,6 +93,15 @@ void tt_tw_sites(struct tt_tw *w, const struct tt_tw_site *sites, size_t n)
 	w->sites += n;
 }
 
+void tt_tw_funcs(struct tt_tw *w, const uint64_t *addresses, size_t n)
+{
+	uint64_t size = sizeof(uint64_t) * (n + 1), count = n;
+	tt_tw_section(w, TT_SEC_FUNCS, size);
+	fwrite(&count, sizeof(count), 1, w->fp);
+	fwrite(addresses, sizeof(*addresses), n, w->fp);
+	tt_tw_pad(w, size);
+}
+
 void tt_tw_thread(struct tt_tw *w, uint32_t index, uint32_t tid, const char *name, uint64_t events,
 		  uint64_t dropped_full)
 {

@@ -51,6 +51,8 @@ int tt_tw_open_file(struct tt_tw *w, const char *path);
 void tt_tw_header(struct tt_tw *w, const struct tt_file_header *h);
 void tt_tw_process(struct tt_tw *w, uint32_t pid, const char *name);
 void tt_tw_sites(struct tt_tw *w, const struct tt_tw_site *sites, size_t n);
+/* A FUNCS section: functions that FUNC_ENTER records name. */
+void tt_tw_funcs(struct tt_tw *w, const uint64_t *addresses, size_t n);
 void tt_tw_thread(struct tt_tw *w, uint32_t index, uint32_t tid, const char *name, uint64_t events,
 		  uint64_t dropped_full);
 void tt_tw_events(struct tt_tw *w, uint32_t index, uint64_t first_record,

@@ -95,8 +95,8 @@ static void tt_print_file(FILE *out, const struct tt_file *f, const struct tt_in
 	tt_print_seconds(out, tt_clock_ns(&f->clock, h->end.tsc) - h->start.monotonic_ns);
 	fprintf(out, " (start to end anchor)\n");
 	fprintf(out, "  records:  %" PRIu64 ", dropped %" PRIu64 ", %zu threads, %zu call sites, "
-		"%zu modules\n", f->records, f->dropped + h->unregistered_dropped, f->nthreads,
-		f->nsites, f->nmodules);
+		"%zu functions, %zu modules\n", f->records, f->dropped + h->unregistered_dropped,
+		f->nthreads, f->nsites - f->nfuncs, f->nfuncs, f->nmodules);
 	if (h->unregistered_dropped)
 		fprintf(out, "  dropped before their thread had a buffer: %" PRIu64 "\n",
 			h->unregistered_dropped);
