@@ -131,6 +131,9 @@ extern struct tt_anchor tt__start_anchor TT__HIDDEN;
 
 /* writer.c */
 int tt__write_file(const char *path) TT__HIDDEN;
+/* Before the library loaded at `base` as `name` is unloaded (dlclose): keeps its
+ * module entries and the call-site descriptors of it that records name, for the dump. */
+void tt__retire_library(uintptr_t base, const char *name) TT__HIDDEN;
 int tt__default_path(char *buf, size_t size) TT__HIDDEN;
 
 #endif /* TT_INTERNAL_H */

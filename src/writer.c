@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <link.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -114,11 +115,21 @@ static uint32_t tt__strlen32(const char *s)
 	return s ? (uint32_t)strnlen(s, UINT32_MAX / 4) : 0;
 }
 
-static void tt__out_sites(struct tt__out *out, const struct tt__address_set *set)
+/* Address ranges of every segment of the loaded modules, taken at the dump. */
+struct tt__ranges {
+	uint64_t (*range)[2]; /* [start, end) */
+	size_t count, cap;
+	int err;
+};
+
+static const struct tt_callsite *tt__site_descriptor(uint64_t address, const struct tt__ranges *loaded);
+
+static void tt__out_sites(struct tt__out *out, const struct tt__address_set *set,
+			  const struct tt__ranges *loaded)
 {
 	uint64_t size = sizeof(uint64_t);
 	for (size_t i = 0; i < set->cap; i++) {
-		const struct tt_callsite *site = (const struct tt_callsite *)(uintptr_t)set->slots[i];
+		const struct tt_callsite *site = set->slots[i] ? tt__site_descriptor(set->slots[i], loaded) : NULL;
 		if (site)
 			size += sizeof(struct tt_site_info) + tt__strlen32(site->name) +
 				tt__strlen32(site->file) + tt__strlen32(site->func);
@@ -127,7 +138,7 @@ static void tt__out_sites(struct tt__out *out, const struct tt__address_set *set
 	uint64_t count = set->count;
 	tt__out(out, &count, sizeof count);
 	for (size_t i = 0; i < set->cap; i++) {
-		const struct tt_callsite *site = (const struct tt_callsite *)(uintptr_t)set->slots[i];
+		const struct tt_callsite *site = set->slots[i] ? tt__site_descriptor(set->slots[i], loaded) : NULL;
 		if (!site)
 			continue;
 		struct tt_site_info info = {
@@ -382,15 +393,178 @@ static int tt__add_module(struct dl_phdr_info *info, size_t size, void *data)
 	return 0;
 }
 
+/* ---- libraries unloaded before the dump (dlclose: src/unload.c) ---- */
+
+/* What a library closed with dlclose leaves for the dump: its module entries, and
+ * copies of its call-site descriptors that records name, whose memory is gone. */
+struct tt__retired_site {
+	uint64_t address;
+	struct tt_callsite site; /* the strings are copies */
+};
+
+static pthread_mutex_t tt__retired_mutex = PTHREAD_MUTEX_INITIALIZER;
+static struct tt__modules tt__retired_modules;
+static struct tt__retired_site *tt__retired_sites;
+static size_t tt__nretired_sites, tt__retired_sites_cap;
+static struct tt__address_set tt__retired_set;
+
+/* A site whose library is unloaded and was not retired (unloaded by other means than
+ * dlclose): named so, never read. */
+static const struct tt_callsite tt__unloaded_site = {"(unloaded library)", "", "", 0, 0};
+
+static void tt__ranges_add(struct tt__ranges *r, uint64_t start, uint64_t end)
+{
+	if (r->count == r->cap) {
+		size_t cap = r->cap ? 2 * r->cap : 64;
+		uint64_t(*grown)[2] = realloc(r->range, cap * sizeof *grown);
+		if (!grown) {
+			r->err = -ENOMEM;
+			return;
+		}
+		r->range = grown;
+		r->cap = cap;
+	}
+	r->range[r->count][0] = start;
+	r->range[r->count++][1] = end;
+}
+
+static void tt__ranges_of(struct tt__ranges *r, const struct dl_phdr_info *info)
+{
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type == PT_LOAD)
+			tt__ranges_add(r, info->dlpi_addr + ph->p_vaddr,
+				       info->dlpi_addr + ph->p_vaddr + ph->p_memsz);
+	}
+}
+
+static int tt__add_loaded(struct dl_phdr_info *info, size_t size, void *data)
+{
+	(void)size;
+	tt__ranges_of(data, info);
+	return 0;
+}
+
+static bool tt__ranges_hold(const struct tt__ranges *r, uint64_t address)
+{
+	for (size_t i = 0; i < r->count; i++)
+		if (address >= r->range[i][0] && address < r->range[i][1])
+			return true;
+	return false;
+}
+
+/* Retired mutex held. */
+static const struct tt_callsite *tt__retired_site(uint64_t address)
+{
+	for (size_t i = 0; i < tt__nretired_sites; i++)
+		if (tt__retired_sites[i].address == address)
+			return &tt__retired_sites[i].site;
+	return NULL;
+}
+
+static const struct tt_callsite *tt__site_descriptor(uint64_t address, const struct tt__ranges *loaded)
+{
+	const struct tt_callsite *retired = tt__retired_site(address);
+	if (retired)
+		return retired;
+	return tt__ranges_hold(loaded, address) ? (const struct tt_callsite *)(uintptr_t)address :
+						  &tt__unloaded_site;
+}
+
+struct tt__retiring {
+	uintptr_t base;
+	const char *name;
+	struct tt__ranges ranges;
+};
+
+static int tt__find_retiring(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct tt__retiring *r = data;
+	if (info->dlpi_addr != r->base || !info->dlpi_name || strcmp(info->dlpi_name, r->name) != 0)
+		return 0;
+	tt__add_module(info, size, &tt__retired_modules);
+	tt__ranges_of(&r->ranges, info);
+	return 1;
+}
+
+static char *tt__copy(const char *s)
+{
+	return s ? strndup(s, UINT32_MAX / 4) : NULL;
+}
+
+/* Copies the descriptors in the retiring library that the thread's records name. */
+static int tt__retire_sites(const struct tt__thread_snapshot *snap, const struct tt__ranges *lib)
+{
+	for (size_t c = 0; c < snap->chunks; c++) {
+		for (const struct tt_record *r = snap->extents[c].begin; r < snap->extents[c].end; r++) {
+			uint64_t address = TT_RECORD_PAYLOAD(r->word);
+			if (!TT_RECORD_HAS_SITE(TT_RECORD_KIND(r->word)) || !tt__ranges_hold(lib, address))
+				continue;
+			size_t before = tt__retired_set.count;
+			if (tt__address_set_add(&tt__retired_set, address) < 0)
+				return -ENOMEM;
+			if (tt__retired_set.count == before)
+				continue; /* retired already */
+			if (tt__nretired_sites == tt__retired_sites_cap) {
+				size_t cap = tt__retired_sites_cap ? 2 * tt__retired_sites_cap : 16;
+				struct tt__retired_site *grown = realloc(tt__retired_sites, cap * sizeof *grown);
+				if (!grown)
+					return -ENOMEM;
+				tt__retired_sites = grown;
+				tt__retired_sites_cap = cap;
+			}
+			const struct tt_callsite *site = (const struct tt_callsite *)(uintptr_t)address;
+			tt__retired_sites[tt__nretired_sites++] = (struct tt__retired_site){
+				.address = address,
+				.site = {tt__copy(site->name), tt__copy(site->file), tt__copy(site->func),
+					 site->line, site->flags},
+			};
+		}
+	}
+	return 0;
+}
+
+void tt__retire_library(uintptr_t base, const char *name)
+{
+	struct tt__retiring r = {.base = base, .name = name};
+	sigset_t old;
+	tt__registry_lock(&old);
+	tt__dumps_running++; /* exited threads' chunks stay where they are */
+	tt__registry_unlock(&old);
+	pthread_mutex_lock(&tt__retired_mutex);
+	dl_iterate_phdr(tt__find_retiring, &r);
+	int err = r.ranges.err;
+	for (struct tt__slot *slot = tt__registry_head(); slot && r.ranges.count && !err;
+	     slot = __atomic_load_n(&slot->next, __ATOMIC_ACQUIRE)) {
+		struct tt__thread_snapshot snap;
+		err = tt__snapshot_thread(&snap, slot);
+		if (!err)
+			err = tt__retire_sites(&snap, &r.ranges);
+		free(snap.extents);
+	}
+	pthread_mutex_unlock(&tt__retired_mutex);
+	tt__registry_lock(&old);
+	tt__dumps_running--;
+	tt__registry_unlock(&old);
+	free(r.ranges.range);
+	if (err || tt__retired_modules.err)
+		fprintf(stderr, "ticktrace: no memory to keep the call sites of %s, which is being "
+			"unloaded: they are named \"(unloaded library)\"\n", name);
+}
+
 static int tt__out_modules(struct tt__out *out)
 {
 	struct tt__modules m = {0};
 	dl_iterate_phdr(tt__add_module, &m);
 	if (!m.err) {
-		uint64_t size = sizeof m.count + m.len;
+		/* the libraries unloaded since, after the loaded ones (retired mutex held) */
+		const struct tt__modules *gone = &tt__retired_modules;
+		uint64_t count = m.count + gone->count;
+		uint64_t size = sizeof count + m.len + gone->len;
 		tt__out_section(out, TT_SEC_MODULES, size);
-		tt__out(out, &m.count, sizeof m.count);
+		tt__out(out, &count, sizeof count);
 		tt__out(out, m.data, m.len);
+		tt__out(out, gone->data, gone->len);
 		tt__out_pad(out, size);
 	}
 	free(m.data);
@@ -424,6 +598,7 @@ static int tt__write_to(struct tt__out *out)
 {
 	struct tt__thread_snapshot *snaps = NULL;
 	struct tt__address_set sites = {0}, funcs = {0};
+	struct tt__ranges loaded = {0};
 	size_t threads = 0, cap = 0;
 	int err = 0;
 	for (struct tt__slot *slot = tt__registry_head(); slot;
@@ -454,8 +629,16 @@ static int tt__write_to(struct tt__out *out)
 	tt__clock_fill_header(&header);
 	tt__out(out, &header, sizeof header);
 	tt__out_process(out);
-	tt__out_sites(out, &sites);
+	/* Descriptors are read where their library is still loaded, or from the copies
+	 * that dlclose left. */
+	dl_iterate_phdr(tt__add_loaded, &loaded);
+	err = loaded.err;
+	if (err)
+		goto out;
+	pthread_mutex_lock(&tt__retired_mutex);
+	tt__out_sites(out, &sites, &loaded);
 	err = tt__out_modules(out);
+	pthread_mutex_unlock(&tt__retired_mutex);
 	if (err)
 		goto out;
 	if (funcs.count)
@@ -476,6 +659,7 @@ out:
 	free(snaps);
 	free(sites.slots);
 	free(funcs.slots);
+	free(loaded.range);
 	return err;
 }
 

@@ -135,7 +135,8 @@ static const char calls_main[] =
 	"X inner 4\n"
 	"X shared_add 1\n"
 	"X plugin_entry 1\n"
-	"X plugin_square 2\n";
+	"X plugin_scope 2\n"
+	"X plugin_square 3\n";
 static const char calls_worker[] = "X worker 0\nX crunch 1\n";
 
 /* The line where calls.c defines `fact`: the symbols' line is its first. */

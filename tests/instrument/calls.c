@@ -1,6 +1,7 @@
 /* Instrumented with -finstrument-functions by test_instrument: recursion, manual
  * scopes inside instrumented functions, a function in a shared library, one in a
- * library loaded with dlopen (its path is argv[1]), and one called from two threads. */
+ * library loaded with dlopen (its path is argv[1]) and unloaded before the dump, and
+ * one called from two threads. */
 #define _GNU_SOURCE /* pthread_setname_np */
 #include <dlfcn.h>
 #include <pthread.h>
@@ -57,6 +58,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	sink += entry(4);
+	dlclose(plugin); /* unloaded before the trace is written */
 	pthread_t threads[2];
 	char *names[2] = {"worker-a", "worker-b"};
 	for (int i = 0; i < 2; i++)
