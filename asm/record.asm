@@ -135,7 +135,11 @@ TT_EMITTER tt__counter,      TT_REC_COUNTER,     PAYLOAD_VALUE
 TT_EMITTER tt__flow_out,     TT_REC_FLOW_OUT,    VALUE_RDI
 TT_EMITTER tt__flow_in,      TT_REC_FLOW_IN,     VALUE_RDI
 ; -finstrument-functions hooks: (void *fn, void *call_site); the function's address
-; is the payload.
+; is the payload. The compiler calls them as ordinary functions, so the contract above
+; is all they owe it: only caller-saved registers change, the stack is not touched.
+; They cannot re-enter themselves (the common path makes no call); the slow path they
+; may jump to saves and restores errno and drops, counted, an event recorded from
+; inside itself (src/internal.h: tt__in_slow_path).
 TT_EMITTER __cyg_profile_func_enter, TT_REC_FUNC_ENTER, PAYLOAD_RDI
 TT_EMITTER __cyg_profile_func_exit,  TT_REC_FUNC_EXIT,  PAYLOAD_RDI
 
