@@ -564,7 +564,8 @@ static int tt__out_modules(struct tt__out *out)
 		tt__out_section(out, TT_SEC_MODULES, size);
 		tt__out(out, &count, sizeof count);
 		tt__out(out, m.data, m.len);
-		tt__out(out, gone->data, gone->len);
+		if (gone->len) /* none, usually: no buffer at all */
+			tt__out(out, gone->data, gone->len);
 		tt__out_pad(out, size);
 	}
 	free(m.data);
