@@ -9,8 +9,9 @@ int64_t tt_bench_cyg_loop_plain(int calls);
 int64_t tt_bench_cyg_loop_instrumented(int calls);
 
 /* In a child process of its own (its thread's buffer holds all 20,000,000 events):
- * nanoseconds an instrumented call adds, or a negative errno. */
-double tt_bench_cyg_overhead(void);
+ * nanoseconds an instrumented call adds, or -1; `rdtsc_ns` receives a bare RDTSC
+ * timed the same way (short rounds, the median). */
+double tt_bench_cyg_overhead(double *rdtsc_ns);
 /* The child's side: prints that figure; the exit status. */
 int tt_bench_cyg_child(void);
 #define TT_BENCH_CYG_CHILD "--cyg-child"
