@@ -306,9 +306,9 @@ static int tt_complete(struct tt_decoder *d, struct tt_thread_state *st,
 /* The site (call site or function) at `address`, through the thread's cache. */
 static const struct tt_site *tt_cached_site(struct tt_thread_state *st, uint64_t address)
 {
-	/* descriptors are static structs of 32 bytes or more, functions 16-byte aligned:
-	 * their low bits vary little */
-	const struct tt_site **slot = &st->site_cache[(address >> 4) & (TT_SITE_CACHE - 1)];
+	/* descriptors are static structs of 32 bytes or more, and functions seldom
+	 * shorter: their low bits vary little */
+	const struct tt_site **slot = &st->site_cache[(address >> 5) & (TT_SITE_CACHE - 1)];
 	if (*slot && (*slot)->address == address)
 		return *slot;
 	const struct tt_site *s = tt_file_site(st->thread->file, address);
