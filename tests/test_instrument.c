@@ -263,6 +263,34 @@ static void test_stripped(void **state)
 	tt_rmdir(dir);
 }
 
+/* An instrumented malloc of the program's own, which ticktrace's start-up reaches
+ * through the C library before it can record: the events from there are dropped and
+ * counted, and the program runs (without the guard it waited on itself forever). */
+static void test_own_malloc(void **state)
+{
+	(void)state;
+	if (strcmp(sanitize, "none") != 0) {
+		print_message("skipped: the sanitizers' malloc cannot be replaced by the program's\n");
+		skip();
+	}
+	const char *cc = compiler(strcmp(build_cc, "clang") == 0 ? "clang" : "gcc");
+	if (!cc)
+		skip();
+	char dir[64], flags[1024];
+	tt_tmpdir(dir, sizeof(dir));
+	cflags(flags, sizeof(flags), "-O2");
+	assert_int_equal(sh("%s %s '%s/own_malloc.c' -o '%s/own_malloc' -L'%s' -lticktrace "
+			    "-Wl,-rpath,'%s'", cc, flags, src_dir, dir, lib_dir, lib_dir), 0);
+	assert_int_equal(sh("TICKTRACE_OUT='%s/run.ttr' timeout -s KILL 60 '%s/own_malloc'", dir, dir), 0);
+	cJSON *root = convert(dir, NULL, NULL);
+	char *listing = thread_listing(root, NULL);
+	assert_non_null(listing);
+	assert_memory_equal(listing, "X main 0\nX malloc 1\nX free 1\n", 28);
+	free(listing);
+	cJSON_Delete(root);
+	tt_rmdir(dir);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 8) {
@@ -283,6 +311,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_gxx_O0),     cmocka_unit_test(test_gxx_O2),
 		cmocka_unit_test(test_clangxx_O0), cmocka_unit_test(test_clangxx_O2),
 		cmocka_unit_test(test_stripped),
+		cmocka_unit_test(test_own_malloc),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

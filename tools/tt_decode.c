@@ -637,7 +637,8 @@ int tt_decode(const struct tt_trace *t, struct tt_sink *const *sinks, size_t nsi
 					"times may drift with CPU frequency changes", f->path);
 		if (f->header.unregistered_dropped)
 			tt_decoder_warn(&d, "%s: %" PRIu64 " events dropped before their thread had a "
-					"buffer (no memory, or 65,536 live threads)", f->path,
+					"buffer (no memory, 65,536 live threads, or recorded from "
+					"inside ticktrace's start-up)", f->path,
 					f->header.unregistered_dropped);
 	}
 	if (rc == 0)
