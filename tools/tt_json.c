@@ -112,16 +112,18 @@ static void tt_json_thread(struct tt_json *j, const struct tt_thread *t)
 	tt_json_frag(j, j->thread_at[t->id], j->thread_len[t->id]);
 }
 
-/* The length of what tt_json_tail copies: a site's fragments, or a function's name,
- * which is escaped into j->scratch here. */
+/* The length of what tt_json_tail copies: a site's fragments, or a function's name
+ * or an event's own name, which is escaped into j->scratch here. */
 static size_t tt_json_prepare(struct tt_json *j, const struct tt_event *e)
 {
-	if (e->flags & TT_EV_FUNC) {
+	if (e->flags & (TT_EV_FUNC | TT_EV_NAMED)) {
 		char name[512];
-		size_t n = tt_trace_func_name(j->trace, e->thread->file, e->func, name, sizeof(name));
+		size_t n = e->flags & TT_EV_NAMED ?
+				   strnlen(e->text, sizeof(name)) :
+				   tt_trace_func_name(j->trace, e->thread->file, e->func, name, sizeof(name));
 		j->scratch.len = 0;
 		TT_BUF_LIT(&j->scratch, "\"name\":");
-		tt_json_escape(&j->scratch, name, n);
+		tt_json_escape(&j->scratch, e->flags & TT_EV_NAMED ? e->text : name, n);
 		TT_BUF_LIT(&j->scratch, ",\"cat\":\"ticktrace\"");
 		return j->scratch.oom ? 0 : j->scratch.len;
 	}
@@ -146,7 +148,7 @@ static void tt_json_tail(struct tt_json *j, const struct tt_event *e)
 {
 	struct tt_out *o = j->out;
 	bool open = false; /* the args object is open */
-	if (e->flags & TT_EV_FUNC) {
+	if (e->flags & (TT_EV_FUNC | TT_EV_NAMED)) {
 		if (!j->scratch.oom)
 			tt_out_lit(o, j->scratch.p, j->scratch.len);
 	} else {
