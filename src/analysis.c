@@ -99,8 +99,10 @@ int64_t tt__hist_percentile(const struct tt__hist *h, uint64_t calls, unsigned p
 	if (!calls || !h->counts)
 		return 0;
 	uint64_t rank = (calls * permille + 999) / 1000, seen = 0;
-	if (rank == 0)
-		rank = 1;
+	if (rank <= 1)
+		return min; /* the ends are known exactly */
+	if (rank >= calls)
+		return max;
 	for (uint32_t b = h->lo; b < h->hi; b++) {
 		seen += h->counts[b - h->lo];
 		if (seen >= rank) {

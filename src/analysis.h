@@ -26,7 +26,8 @@
  * Times are integer nanoseconds; a profile row's children time is total - self,
  * exactly. Percentiles come from a log-linear histogram: 32 buckets per power of two
  * (exact below 64 ns), reported as the middle of the bucket that holds the
- * nearest-rank value, clamped to min..max: within 1/64 (1.6%) of the exact value. */
+ * nearest-rank value, clamped to min..max: within 1/64 (1.6%) of the exact value;
+ * exact when that value is the smallest or the largest. */
 #ifndef TT_ANALYSIS_H
 #define TT_ANALYSIS_H
 

@@ -515,9 +515,9 @@ static int tt_finish_thread(struct tt_decoder *d, const struct tt_thread *t)
 	char who[160];
 	if (st->pending)
 		return tt_error_at(t->file->path, st->pending_offset,
-				   "%s record without its %s record (the thread's records end)",
+				   "%s record without its %s (the thread's records end)",
 				   tt_kind_names[st->pending],
-				   st->pending == TT_REC_DESCRIBE ? "TEXT" : "VALUE");
+				   st->pending == TT_REC_DESCRIBE ? "TEXT records" : "VALUE record");
 	if (st->depth > 0) {
 		const struct tt_frame *in = &st->stack[st->depth - 1];
 		char fn[32];
