@@ -133,5 +133,13 @@ extern struct tt_anchor tt__start_anchor TT__HIDDEN;
 /* writer.c */
 int tt__write_file(const char *path) TT__HIDDEN;
 int tt__default_path(char *buf, size_t size) TT__HIDDEN;
+/* `pattern` with %p replaced by the process id; 0 or -ENAMETOOLONG. */
+int tt__expand_path(const char *pattern, char *buf, size_t size) TT__HIDDEN;
+/* While held, exiting threads' chunks stay where they are (no compaction), so that
+ * they can be read. */
+void tt__hold_chunks(int hold) TT__HIDDEN;
+
+/* report.c: TICKTRACE_REPORT, the flat profile at exit */
+void tt__report_at_exit(void) TT__HIDDEN;
 
 #endif /* TT_INTERNAL_H */

@@ -383,8 +383,11 @@ static int tt__out_modules(struct tt__out *out)
 int tt__default_path(char *buf, size_t size)
 {
 	const char *pattern = getenv("TICKTRACE_OUT");
-	if (!pattern || !*pattern)
-		pattern = "ticktrace-%p.ttr";
+	return tt__expand_path(pattern && *pattern ? pattern : "ticktrace-%p.ttr", buf, size);
+}
+
+int tt__expand_path(const char *pattern, char *buf, size_t size)
+{
 	size_t len = 0;
 	for (const char *p = pattern; *p; p++) {
 		int n;
@@ -459,19 +462,22 @@ out:
 
 int tt__dumps_running;
 
+void tt__hold_chunks(int hold)
+{
+	sigset_t old;
+	tt__registry_lock(&old);
+	tt__dumps_running += hold ? 1 : -1;
+	tt__registry_unlock(&old);
+}
+
 /* Writes the file with the exiting threads' chunks held in place. */
 static int tt__write_held(struct tt__out *out)
 {
 	out->err = 0;
 	out->len = 0;
-	sigset_t old;
-	tt__registry_lock(&old);
-	tt__dumps_running++;
-	tt__registry_unlock(&old);
+	tt__hold_chunks(1);
 	int err = tt__write_to(out);
-	tt__registry_lock(&old);
-	tt__dumps_running--;
-	tt__registry_unlock(&old);
+	tt__hold_chunks(0);
 	return err;
 }
 
