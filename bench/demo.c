@@ -6,6 +6,7 @@
  *   ticktrace-demo [--items N] [--workers N] [--out DIR]
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -117,6 +118,9 @@ static void *tt_demo_worker(void *arg)
 		TT_BEGIN("parse");
 		tt_demo_spin(id, 2000);
 		TT_ENDBEGIN("transform");
+		TT_THRESHOLD_NS(20000); /* `ticktrace spikes demo.ttr` lists those over 20 us */
+		if (id % 97 == 0)
+			TT_DESCRIBE("item %" PRIu64 ", one of the slow ones", id);
 		tt_demo_spin(id, id % 97 == 0 ? 40000 : 3000); /* now and then a slow one */
 		TT_END();
 		if (id % 500 == 0)
