@@ -204,7 +204,9 @@ int main(int argc, char **argv)
 	setenv("TICKTRACE_OUT", "/dev/null", 1);
 	pid_t pid = fork();
 	if (pid == 0) {
-		execl(TT_DEMO_TOOL, "ticktrace", "convert", raw, "-o", json, "--force", (char *)NULL);
+		/* --spikes: the slow transforms (TT_THRESHOLD_NS above) are marked in the trace */
+		execl(TT_DEMO_TOOL, "ticktrace", "convert", raw, "-o", json, "--force", "--spikes",
+		      (char *)NULL);
 		perror("ticktrace-demo: cannot run " TT_DEMO_TOOL);
 		_exit(127);
 	}
