@@ -109,6 +109,7 @@ struct tt_an_sink {
 	struct tt__analysis an;
 	struct tt__thread_analysis *threads; /* by thread id */
 	struct tt__thread_analysis **list;   /* the same, for tt__table_build */
+	size_t nthreads;
 	FILE *out;                           /* spikes, as they come */
 	enum tt_report_format format;
 	uint64_t threshold_notes;            /* TT_THRESHOLD_NS and TT_CHILDREN_THRESHOLD_NS */
@@ -145,6 +146,7 @@ static int tt_an_start(struct tt_sink *s, const struct tt_trace *t)
 	a->list = calloc(t->nthreads ? t->nthreads : 1, sizeof(*a->list));
 	if (!a->threads || !a->list)
 		return tt_error("out of memory for %zu threads", t->nthreads);
+	a->nthreads = t->nthreads;
 	for (size_t i = 0; i < t->nfiles; i++) {
 		const struct tt_file *f = &t->files[i];
 		for (size_t k = 0; k < f->nthreads; k++) {
@@ -243,9 +245,8 @@ static int tt_an_finish(struct tt_sink *s, const struct tt_summary *sum)
 static void tt_an_destroy(struct tt_sink *s)
 {
 	struct tt_an_sink *a = (struct tt_an_sink *)s;
-	if (a->threads && a->trace)
-		for (size_t i = 0; i < a->trace->nthreads; i++)
-			tt__thread_analysis_free(&a->threads[i]);
+	for (size_t i = 0; i < a->nthreads; i++) /* the trace may be closed by now */
+		tt__thread_analysis_free(&a->threads[i]);
 	free(a->threads);
 	free(a->list);
 	free(a);
