@@ -80,7 +80,8 @@ static const cJSON *field(const cJSON *ev, const char *name)
 
 static const cJSON *arg(const cJSON *ev, const char *name)
 {
-	return cJSON_GetObjectItemCaseSensitive(field(ev, "args"), name);
+	/* NULL when the event has no args at all */
+	return cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(ev, "args"), name);
 }
 
 /* Events lost before their thread had a buffer are in the header, not in any
@@ -119,7 +120,7 @@ static void test_round_trip(void **state)
 	struct fixture *fx = *state;
 	assert_int_equal(tt_demo_write(fx->in), 0);
 	struct tt_run r;
-	TT_RUN(&r, "convert", fx->in, "-o", fx->out);
+	TT_RUN(&r, "convert", "--source", fx->in, "-o", fx->out);
 	assert_int_equal(r.status, 0);
 	assert_err_has(&r, "17 events, 2 threads, 0 dropped, 0 unmatched");
 	cJSON *root = tt_json_load(fx->out);
@@ -169,8 +170,15 @@ static void test_round_trip(void **state)
 	ev = tt_json_find(root, "X", "main");
 	assert_int_equal(tt_json_ns(ev, "ts"), 1000);
 	assert_int_equal(tt_json_ns(ev, "dur"), 6000);
-	assert_string_equal(arg(ev, "file")->valuestring, "demo.c");
-	assert_int_equal((int)arg(ev, "line")->valuedouble, 10);
+	assert_string_equal(arg(ev, "src")->valuestring, "demo.c:10");
+	/* Without --source, slices carry only their own arguments. */
+	TT_RUN(&r, "convert", "-q", "--force", fx->in, "-o", fx->out);
+	assert_int_equal(r.status, 0);
+	cJSON *plain = tt_json_load(fx->out);
+	assert_non_null(plain);
+	assert_null(cJSON_GetObjectItemCaseSensitive(tt_json_find(plain, "X", "main"), "args"));
+	assert_int_equal((int)arg(tt_json_find(plain, "X", "child"), "arg")->valuedouble, 77);
+	cJSON_Delete(plain);
 	ev = tt_json_find(root, "X", "child");
 	assert_int_equal((int)arg(ev, "arg")->valuedouble, 77);
 	assert_int_equal(tt_json_ns(ev, "dur"), 4000);
