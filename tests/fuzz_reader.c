@@ -25,7 +25,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(copy, data, size);
 	struct tt_trace t;
 	if (tt_trace_load(&t, "fuzz.ttr", copy, size) == 0) {
-		struct tt_sink *sinks[] = {tt_json_sink_new(&out), tt_perfetto_sink_new(&out)};
+		struct tt_sink *sinks[] = {tt_json_sink_new(&out, true), tt_perfetto_sink_new(&out)};
 		if (sinks[0] && sinks[1])
 			tt_decode(&t, sinks, 2);
 		tt_sink_free(sinks[0]);

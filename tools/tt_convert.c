@@ -98,7 +98,8 @@ int tt_convert(const struct tt_convert_opts *opts, struct tt_summary *sum)
 		goto close_trace;
 	if (tt_out_open(&out, opts->output, opts->force) < 0)
 		goto close_trace;
-	writer = format == TT_FORMAT_PERFETTO ? tt_perfetto_sink_new(&out) : tt_json_sink_new(&out);
+	writer = format == TT_FORMAT_PERFETTO ? tt_perfetto_sink_new(&out) :
+						   tt_json_sink_new(&out, opts->source);
 	if (writer && tt_filter_active(&opts->filter))
 		filter = tt_filter_sink_new(writer, &opts->filter);
 	if (writer && opts->spikes)

@@ -82,14 +82,24 @@ static uint8_t *pb_open(uint8_t *p)
 	return p + PB_GAP;
 }
 
-static uint8_t *pb_close(uint8_t *start, uint8_t *end, unsigned field)
+static uint8_t *pb_close_wide(uint8_t *start, uint8_t *end, unsigned field);
+
+/* Inline: every packet closes two or three messages. */
+static inline __attribute__((always_inline)) uint8_t *pb_close(uint8_t *start, uint8_t *end,
+							       unsigned field)
 {
 	size_t n = (size_t)(end - (start + PB_GAP));
-	if (field < 16 && n < 128) { /* the common case: one byte each, in place */
+	if (__builtin_expect(field < 16 && n < 128, 1)) { /* one byte each, in place */
 		start[0] = (uint8_t)(field << 3 | WT_LEN);
 		start[1] = (uint8_t)n;
 		return end;
 	}
+	return pb_close_wide(start, end, field);
+}
+
+static uint8_t *pb_close_wide(uint8_t *start, uint8_t *end, unsigned field)
+{
+	size_t n = (size_t)(end - (start + PB_GAP));
 	uint8_t head[16];
 	size_t h = (size_t)(pb_varint(pb_tag(head, field, WT_LEN), n) - head);
 	memmove(start + h, start + PB_GAP, n);
