@@ -10,7 +10,8 @@
  * the raw file goes to $TICKTRACE_OUT, or ticktrace-<pid>.ttr in the working
  * directory, and `ticktrace convert` turns it into a trace Perfetto opens.
  * Environment: TICKTRACE=0 turns recording off; TICKTRACE_BUFFER sets the events
- * kept per thread (default 1048576).
+ * kept per thread (default 1048576); TICKTRACE_REPORT=stderr|PATH writes the flat
+ * profile there at exit.
  *
  * Names are string literals: each macro declares a static call-site descriptor and
  * records only its address. Compile with -DTT_DISABLE and every macro still exists
