@@ -61,15 +61,14 @@ static int64_t tt__sort_value(const struct tt__entry *e, enum tt__sort sort)
 	}
 }
 
-static enum tt__sort tt__sort_by; /* qsort has no context argument */
-
-static int tt__entry_cmp(const void *a, const void *b)
+static int tt__entry_cmp(const void *a, const void *b, void *sort_by)
 {
 	const struct tt__entry *x = a, *y = b;
+	enum tt__sort sort = *(const enum tt__sort *)sort_by;
 	if (x->thread != y->thread) /* groups keep the threads' order: pointers into one array */
 		return x->thread < y->thread ? -1 : 1;
-	if (tt__sort_by != TT__SORT_NAME) {
-		int64_t u = tt__sort_value(x, tt__sort_by), v = tt__sort_value(y, tt__sort_by);
+	if (sort != TT__SORT_NAME) {
+		int64_t u = tt__sort_value(x, sort), v = tt__sort_value(y, sort);
 		if (u != v)
 			return u > v ? -1 : 1;
 	}
@@ -151,8 +150,7 @@ int tt__table_build(struct tt__table *t, struct tt__thread_analysis *const *thre
 		tt__table_free(t);
 		return -1;
 	}
-	tt__sort_by = sort;
-	qsort(t->entries, t->n, sizeof(*t->entries), tt__entry_cmp);
+	qsort_r(t->entries, t->n, sizeof(*t->entries), tt__entry_cmp, &sort);
 	return 0;
 }
 
