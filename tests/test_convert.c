@@ -130,6 +130,7 @@ static void test_round_trip(void **state)
 	TT_RUN(&r, "convert", "--source", fx->in, "-o", fx->out);
 	assert_int_equal(r.status, 0);
 	assert_err_has(&r, "17 events, 2 threads, 0 dropped, 0 unmatched");
+	free(r.out);
 	cJSON *root = tt_json_load(fx->out);
 	assert_non_null(root);
 
