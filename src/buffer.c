@@ -188,7 +188,8 @@ void tt__compact_exited(struct tt__slot *slot)
 static void tt__publish_limit(struct tt__slot *slot)
 {
 	int on = __atomic_load_n(&tt__recording, __ATOMIC_SEQ_CST) &&
-		 !(slot->flags & (TT__SLOT_EXHAUSTED | TT__SLOT_EXITED));
+		 !(__atomic_load_n(&slot->flags, __ATOMIC_ACQUIRE) &
+		   (TT__SLOT_EXHAUSTED | TT__SLOT_EXITED | TT__SLOT_PAUSED));
 	__atomic_store_n(&slot->limit, on ? slot->chunk_end : NULL, __ATOMIC_RELEASE);
 }
 
@@ -212,6 +213,20 @@ int tt__slot_start(struct tt__slot *slot)
 	}
 	pthread_mutex_unlock(&tt__arena_mutex);
 	return chunk ? 0 : -ENOMEM;
+}
+
+void tt__set_paused(struct tt__slot *slot, int paused)
+{
+	sigset_t old;
+	tt__block_signals(&old);
+	pthread_mutex_lock(&tt__arena_mutex);
+	if (paused)
+		__atomic_or_fetch(&slot->flags, TT__SLOT_PAUSED, __ATOMIC_RELEASE);
+	else
+		__atomic_and_fetch(&slot->flags, ~(uint32_t)TT__SLOT_PAUSED, __ATOMIC_RELEASE);
+	tt__publish_limit(slot);
+	pthread_mutex_unlock(&tt__arena_mutex);
+	tt__restore_signals(&old);
 }
 
 void tt__set_all_limits(void)
@@ -247,36 +262,30 @@ static int tt__next_chunk(struct tt__slot *slot)
 	return 0;
 }
 
-static void tt__store(char *where, uint64_t tsc, uint64_t word, uint64_t value, uint64_t size)
-{
-	struct tt_record *record = (struct tt_record *)where;
-	record[0].tsc = tsc;
-	record[0].word = word;
-	if (size == 2 * sizeof(struct tt_record)) {
-		record[1].tsc = value;
-		record[1].word = TT_RECORD_WORD(TT_REC_VALUE, 0);
-	}
-}
-
-static int tt__try_record(struct tt__slot *slot, uint64_t tsc, uint64_t word, uint64_t value,
-			  uint64_t size, char **where)
+static int tt__try_record(struct tt__slot *slot, const struct tt_record *records, uint64_t size,
+			  char **where)
 {
 	/* The limit first, as in the hot path: see asm/record.asm. */
 	char *limit = __atomic_load_n(&slot->limit, __ATOMIC_ACQUIRE);
 	*where = __atomic_fetch_add(&slot->cursor, size, __ATOMIC_RELAXED);
 	if (!tt__fits(*where, size, limit))
 		return 0;
-	tt__store(*where, tsc, word, value, size);
+	memcpy(*where, records, size);
 	return 1;
 }
 
+/* An event the thread may not record is dropped, and counted, only when its buffer is
+ * used up: not while recording is off or the thread has paused. */
 static void tt__count_drop(struct tt__slot *slot)
 {
-	__atomic_add_fetch(&slot->dropped[slot->drop_cause], 1, __ATOMIC_RELAXED);
+	uint32_t flags = __atomic_load_n(&slot->flags, __ATOMIC_ACQUIRE);
+	if ((flags & (TT__SLOT_EXHAUSTED | TT__SLOT_PAUSED)) == TT__SLOT_EXHAUSTED &&
+	    __atomic_load_n(&tt__recording, __ATOMIC_RELAXED))
+		__atomic_add_fetch(&slot->dropped[slot->drop_cause], 1, __ATOMIC_RELAXED);
 }
 
-static void tt__reservation_failed(struct tt__slot *slot, uint64_t tsc, uint64_t word,
-				   uint64_t value, uint64_t size, char *where)
+static void tt__reservation_failed(struct tt__slot *slot, const struct tt_record *records,
+				   uint64_t size, char *where)
 {
 	/* Give the space back if nothing was reserved after it, so that the cursor of a
 	 * thread that may not record does not creep. */
@@ -284,8 +293,7 @@ static void tt__reservation_failed(struct tt__slot *slot, uint64_t tsc, uint64_t
 	__atomic_compare_exchange_n(&slot->cursor, &expected, where, 0, __ATOMIC_RELAXED,
 				    __ATOMIC_RELAXED);
 	if (!__atomic_load_n(&slot->limit, __ATOMIC_ACQUIRE)) {
-		if (__atomic_load_n(&slot->flags, __ATOMIC_ACQUIRE) & TT__SLOT_EXHAUSTED)
-			tt__count_drop(slot);
+		tt__count_drop(slot);
 		return;
 	}
 	/* The chunk is full. Signals stay blocked while we move to the next one, so a
@@ -295,11 +303,10 @@ static void tt__reservation_failed(struct tt__slot *slot, uint64_t tsc, uint64_t
 	pthread_mutex_lock(&tt__arena_mutex);
 	for (;;) {
 		/* A handler may have moved to a new chunk before we blocked signals. */
-		if (tt__try_record(slot, tsc, word, value, size, &where))
+		if (tt__try_record(slot, records, size, &where))
 			break;
 		if (!slot->limit || tt__next_chunk(slot) < 0) {
-			if (slot->flags & TT__SLOT_EXHAUSTED)
-				tt__count_drop(slot);
+			tt__count_drop(slot);
 			break;
 		}
 	}
@@ -325,33 +332,48 @@ static void tt__count_reentered(struct tt__slot *slot)
 		__atomic_add_fetch(&tt__unregistered_drops, 1, __ATOMIC_RELAXED);
 }
 
-void tt__record_slow(uint64_t word, uint64_t value, uint64_t tsc, struct tt__slot *slot,
-		     char *where)
+/* Records `size` bytes of records for the calling thread: from its slot and the
+ * place the hot path reserved, or (slot NULL) from the start, finding the slot. */
+static void tt__record_in(struct tt__slot *slot, const struct tt_record *records, uint64_t size,
+			  char *where)
 {
-	int saved_errno = errno;
-	uint64_t size = TT_RECORD_HAS_VALUE(TT_RECORD_KIND(word)) ? 2 * sizeof(struct tt_record)
-								  : sizeof(struct tt_record);
 	if (tt__in_slow_path) {
 		tt__count_reentered(slot);
-		goto out;
+		return;
 	}
 	if (!slot) {
 		tt__init();
 		if (tt__config.off || !__atomic_load_n(&tt__recording, __ATOMIC_RELAXED))
-			goto out;
+			return;
 		uintptr_t tp = tt__thread_pointer();
 		slot = tt__find_slot(tp);
 		if (!slot)
 			slot = tt__register_thread(tp);
 		if (!slot) {
 			__atomic_add_fetch(&tt__unregistered_drops, 1, __ATOMIC_RELAXED);
-			goto out;
+			return;
 		}
-		if (tt__try_record(slot, tsc, word, value, size, &where))
-			goto out;
+		if (tt__try_record(slot, records, size, &where))
+			return;
 	}
-	tt__reservation_failed(slot, tsc, word, value, size, where);
-out:
+	tt__reservation_failed(slot, records, size, where);
+}
+
+void tt__record_slow(uint64_t word, uint64_t value, uint64_t tsc, struct tt__slot *slot,
+		     char *where)
+{
+	int saved_errno = errno;
+	const struct tt_record records[2] = {{tsc, word}, {value, TT_RECORD_WORD(TT_REC_VALUE, 0)}};
+	uint64_t size = TT_RECORD_HAS_VALUE(TT_RECORD_KIND(word)) ? 2 * sizeof(struct tt_record)
+								  : sizeof(struct tt_record);
+	tt__record_in(slot, records, size, where);
+	errno = saved_errno;
+}
+
+void tt__record_many(const struct tt_record *records, size_t n)
+{
+	int saved_errno = errno;
+	tt__record_in(NULL, records, n * sizeof(struct tt_record), NULL);
 	errno = saved_errno;
 }
 

@@ -52,6 +52,7 @@ static void tt__at_exit(void)
 		err = tt__write_file(path);
 	if (err)
 		fprintf(stderr, "ticktrace: could not write the trace at exit: %s\n", strerror(-err));
+	tt__report_at_exit();
 }
 
 static void tt__after_fork_in_child(void)

@@ -63,6 +63,7 @@ _Static_assert(offsetof(struct tt__slot, limit) == 16, "asm/record.asm SLOT_LIMI
 enum tt__slot_flags {
 	TT__SLOT_EXITED = 1u << 0,    /* the thread has exited */
 	TT__SLOT_EXHAUSTED = 1u << 1, /* its budget of chunks is used up (mode stop) */
+	TT__SLOT_PAUSED = 1u << 2,    /* tt_pause(): the thread records nothing for now */
 };
 
 /* Configuration, read from the environment once. */
@@ -94,6 +95,9 @@ void tt__restore_signals(const sigset_t *old) TT__HIDDEN;
 int tt__registry_init(void) TT__HIDDEN; /* 0 or -errno */
 struct tt__slot *tt__find_slot(uintptr_t tp) TT__HIDDEN;
 struct tt__slot *tt__register_thread(uintptr_t tp) TT__HIDDEN;
+/* The calling thread's slot, registered now if need be; NULL when ticktrace is off or
+ * the thread cannot have one. */
+struct tt__slot *tt__own_slot(void) TT__HIDDEN;
 struct tt__slot *tt__registry_head(void) TT__HIDDEN;
 void tt__registry_lock(sigset_t *old) TT__HIDDEN;
 void tt__registry_unlock(const sigset_t *old) TT__HIDDEN;
@@ -106,6 +110,7 @@ int tt__arena_init(void) TT__HIDDEN;
 void tt__arena_reset_after_fork(void) TT__HIDDEN;
 int tt__slot_start(struct tt__slot *slot) TT__HIDDEN; /* gives a new slot its first chunk */
 void tt__set_all_limits(void) TT__HIDDEN;            /* after tt_enable/tt_disable */
+void tt__set_paused(struct tt__slot *slot, int paused) TT__HIDDEN; /* tt_pause/tt_resume */
 /* Registry lock held, the thread exiting: moves its last records out of a mostly
  * empty chunk, which is recycled. Not while a dump may be reading them. */
 void tt__compact_exited(struct tt__slot *slot) TT__HIDDEN;
@@ -120,6 +125,9 @@ extern uint64_t tt__unregistered_drops TT__HIDDEN; /* events of threads without 
  * that a signal handler's events are not taken for re-entry, or during start-up, where
  * a handler's event would wait on the same lock. */
 extern __thread int tt__in_slow_path TT__HIDDEN __attribute__((tls_model("initial-exec")));
+/* Records one event of n records (at most a chunk) for the calling thread, out of
+ * line: TT_DESCRIBE's text. */
+void tt__record_many(const struct tt_record *records, size_t n) TT__HIDDEN;
 /* The records of a chunk that were written: [begin, end). */
 void tt__chunk_extent(const struct tt__slot *slot, const struct tt__chunk *chunk,
 		      const struct tt_record **begin, const struct tt_record **end) TT__HIDDEN;
@@ -135,5 +143,13 @@ int tt__write_file(const char *path) TT__HIDDEN;
  * module entries and the call-site descriptors of it that records name, for the dump. */
 void tt__retire_library(uintptr_t base, const char *name) TT__HIDDEN;
 int tt__default_path(char *buf, size_t size) TT__HIDDEN;
+/* `pattern` with %p replaced by the process id; 0 or -ENAMETOOLONG. */
+int tt__expand_path(const char *pattern, char *buf, size_t size) TT__HIDDEN;
+/* While held, exiting threads' chunks stay where they are (no compaction), so that
+ * they can be read. */
+void tt__hold_chunks(int hold) TT__HIDDEN;
+
+/* report.c: TICKTRACE_REPORT, the flat profile at exit */
+void tt__report_at_exit(void) TT__HIDDEN;
 
 #endif /* TT_INTERNAL_H */

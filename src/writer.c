@@ -527,10 +527,7 @@ static int tt__retire_sites(const struct tt__thread_snapshot *snap, const struct
 void tt__retire_library(uintptr_t base, const char *name)
 {
 	struct tt__retiring r = {.base = base, .name = name};
-	sigset_t old;
-	tt__registry_lock(&old);
-	tt__dumps_running++; /* exited threads' chunks stay where they are */
-	tt__registry_unlock(&old);
+	tt__hold_chunks(1);
 	pthread_mutex_lock(&tt__retired_mutex);
 	dl_iterate_phdr(tt__find_retiring, &r);
 	int err = r.ranges.err;
@@ -543,9 +540,7 @@ void tt__retire_library(uintptr_t base, const char *name)
 		free(snap.extents);
 	}
 	pthread_mutex_unlock(&tt__retired_mutex);
-	tt__registry_lock(&old);
-	tt__dumps_running--;
-	tt__registry_unlock(&old);
+	tt__hold_chunks(0);
 	free(r.ranges.range);
 	if (err || tt__retired_modules.err)
 		fprintf(stderr, "ticktrace: no memory to keep the call sites of %s, which is being "
@@ -577,8 +572,11 @@ static int tt__out_modules(struct tt__out *out)
 int tt__default_path(char *buf, size_t size)
 {
 	const char *pattern = getenv("TICKTRACE_OUT");
-	if (!pattern || !*pattern)
-		pattern = "ticktrace-%p.ttr";
+	return tt__expand_path(pattern && *pattern ? pattern : "ticktrace-%p.ttr", buf, size);
+}
+
+int tt__expand_path(const char *pattern, char *buf, size_t size)
+{
 	size_t len = 0;
 	for (const char *p = pattern; *p; p++) {
 		int n;
@@ -666,19 +664,22 @@ out:
 
 int tt__dumps_running;
 
+void tt__hold_chunks(int hold)
+{
+	sigset_t old;
+	tt__registry_lock(&old);
+	tt__dumps_running += hold ? 1 : -1;
+	tt__registry_unlock(&old);
+}
+
 /* Writes the file with the exiting threads' chunks held in place. */
 static int tt__write_held(struct tt__out *out)
 {
 	out->err = 0;
 	out->len = 0;
-	sigset_t old;
-	tt__registry_lock(&old);
-	tt__dumps_running++;
-	tt__registry_unlock(&old);
+	tt__hold_chunks(1);
 	int err = tt__write_to(out);
-	tt__registry_lock(&old);
-	tt__dumps_running--;
-	tt__registry_unlock(&old);
+	tt__hold_chunks(0);
 	return err;
 }
 

@@ -100,10 +100,10 @@ static cJSON *convert(const char *dir, const char *extra, const char *extra_valu
 	snprintf(json, sizeof(json), "%s/run.json", dir);
 	snprintf(pf, sizeof(pf), "%s/run.pftrace", dir);
 	struct tt_run r;
-	if (extra)
-		TT_RUN(&r, "convert", ttr, "-o", json, "-f", "-q", extra, extra_value);
+	if (extra) /* --source: file and line in the args */
+		TT_RUN(&r, "convert", ttr, "-o", json, "-f", "-q", "--source", extra, extra_value);
 	else
-		TT_RUN(&r, "convert", ttr, "-o", json, "-f", "-q");
+		TT_RUN(&r, "convert", ttr, "-o", json, "-f", "-q", "--source");
 	if (r.status)
 		print_message("%s", r.err);
 	assert_int_equal(r.status, 0);
@@ -189,10 +189,11 @@ static void check_calls(const char *cc, const char *opt)
 	/* debug info gives each function its file and line */
 	const cJSON *fact = tt_json_find(root, "X", "fact");
 	const cJSON *args = cJSON_GetObjectItemCaseSensitive(fact, "args");
-	const cJSON *file = cJSON_GetObjectItemCaseSensitive(args, "file");
-	assert_true(cJSON_IsString(file));
-	assert_non_null(strstr(file->valuestring, "/calls.c"));
-	int line = (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(args, "line"));
+	const cJSON *src = cJSON_GetObjectItemCaseSensitive(args, "src"); /* "file:line" */
+	assert_true(cJSON_IsString(src));
+	const char *at = strstr(src->valuestring, "/calls.c:");
+	assert_non_null(at);
+	int line = atoi(at + strlen("/calls.c:"));
 	int defined = fact_line();
 	assert_true(line == defined || line == defined + 1); /* the signature or its brace */
 	cJSON_Delete(root);
