@@ -226,11 +226,13 @@ void tt__set_all_limits(void)
 	tt__restore_signals(&old);
 }
 
-/* Arena lock held. Stop mode: a thread whose budget is used up keeps its first
- * events and counts the rest. */
+/* Arena lock held. Leaves the current chunk (its size then says where its records
+ * end) for a new one. Mode stop: a thread whose budget is used up keeps its first
+ * events and drops the rest. Mode stream: a thread whose budget of chunks is all
+ * waiting for the drain thread drops events until the drain frees one. */
 static int tt__next_chunk(struct tt__slot *slot)
 {
-	enum tt_drop_cause cause = TT_DROP_FULL;
+	enum tt_drop_cause cause = tt__config.mode == TT__MODE_STREAM ? TT_DROP_BEHIND : TT_DROP_FULL;
 	struct tt__chunk *chunk = NULL;
 	if (slot->chunks < tt__config.chunk_budget) {
 		chunk = tt__chunk_alloc();
@@ -238,12 +240,17 @@ static int tt__next_chunk(struct tt__slot *slot)
 	}
 	if (!chunk) {
 		slot->drop_cause = cause;
-		slot->flags |= TT__SLOT_EXHAUSTED;
+		__atomic_or_fetch(&slot->flags, TT__SLOT_EXHAUSTED, __ATOMIC_RELEASE);
 		tt__publish_limit(slot);
 		return -ENOBUFS;
 	}
-	__atomic_store_n(&slot->current->next, chunk, __ATOMIC_RELEASE);
+	char *cursor = __atomic_load_n(&slot->cursor, __ATOMIC_RELAXED);
+	struct tt__chunk *left = slot->current;
+	left->size = (uint64_t)((cursor < slot->chunk_end ? cursor : slot->chunk_end) - (char *)left);
+	__atomic_store_n(&left->next, chunk, __ATOMIC_RELEASE);
 	tt__enter_chunk(slot, chunk);
+	if (tt__config.mode == TT__MODE_STREAM)
+		tt__stream_wake();
 	return 0;
 }
 
@@ -258,48 +265,129 @@ static void tt__store(char *where, uint64_t tsc, uint64_t word, uint64_t value, 
 	}
 }
 
+/* Gives a failed reservation back if nothing was reserved after it, so that the
+ * cursor of a thread that may not record does not creep, and a chunk's size says
+ * where its records end. */
+static void tt__give_back(struct tt__slot *slot, char *where, uint64_t size)
+{
+	char *expected = where + size;
+	__atomic_compare_exchange_n(&slot->cursor, &expected, where, 0, __ATOMIC_RELAXED,
+				    __ATOMIC_RELAXED);
+}
+
 static int tt__try_record(struct tt__slot *slot, uint64_t tsc, uint64_t word, uint64_t value,
 			  uint64_t size, char **where)
 {
 	/* The limit first, as in the hot path: see asm/record.asm. */
 	char *limit = __atomic_load_n(&slot->limit, __ATOMIC_ACQUIRE);
 	*where = __atomic_fetch_add(&slot->cursor, size, __ATOMIC_RELAXED);
-	if (!tt__fits(*where, size, limit))
+	if (!tt__fits(*where, size, limit)) {
+		tt__give_back(slot, *where, size);
 		return 0;
+	}
 	tt__store(*where, tsc, word, value, size);
 	return 1;
 }
 
-static void tt__count_drop(struct tt__slot *slot)
+/* How an event changes the depth of open scopes (for the gap's record). */
+static int tt__depth_change(unsigned kind, int *low)
+{
+	switch (kind) {
+	case TT_REC_BEGIN:
+	case TT_REC_BEGIN_ARG:
+	case TT_REC_FUNC_ENTER:
+		*low = 0;
+		return 1;
+	case TT_REC_END:
+	case TT_REC_FUNC_EXIT:
+		*low = -1;
+		return -1;
+	case TT_REC_ENDBEGIN:
+		*low = -1;
+		return 0;
+	default:
+		*low = 0;
+		return 0;
+	}
+}
+
+/* Counts an event lost by its cause, and in the thread's current gap with its time
+ * and its effect on the scopes. Only the owner thread and its signal handlers drop
+ * its events: a handler that interrupts an update only counts. */
+static void tt__count_drop(struct tt__slot *slot, uint64_t tsc, uint64_t word)
 {
 	__atomic_add_fetch(&slot->dropped[slot->drop_cause], 1, __ATOMIC_RELAXED);
+	struct tt__gap *g = &slot->gap;
+	if (__atomic_exchange_n(&g->busy, 1, __ATOMIC_ACQUIRE)) {
+		__atomic_add_fetch(&g->count, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	if (!g->count) {
+		g->first_tsc = tsc;
+		g->depth = g->min_depth = 0;
+	}
+	int low;
+	int change = tt__depth_change(TT_RECORD_KIND(word), &low);
+	if (g->depth + low < g->min_depth)
+		g->min_depth = g->depth + low;
+	g->depth += change;
+	g->last_tsc = tsc;
+	__atomic_add_fetch(&g->count, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&g->busy, 0, __ATOMIC_RELEASE);
+}
+
+/* Arena lock held, signals blocked. Mode stream: a thread that dropped events
+ * because the drain fell behind records again once the drain freed a chunk. */
+static int tt__resume(struct tt__slot *slot)
+{
+	if (tt__config.mode != TT__MODE_STREAM || slot->drop_cause != TT_DROP_BEHIND ||
+	    (slot->flags & TT__SLOT_EXITED) || slot->chunks >= tt__config.chunk_budget)
+		return 0;
+	__atomic_and_fetch(&slot->flags, ~TT__SLOT_EXHAUSTED, __ATOMIC_RELEASE);
+	return tt__next_chunk(slot) == 0;
+}
+
+/* Arena lock held, signals blocked: the record of the gap before the next event. */
+static int tt__close_gap(struct tt__slot *slot)
+{
+	struct tt_record gap[2];
+	if (!tt__gap_records(slot, gap))
+		return 1;
+	char *where;
+	if (!tt__try_record(slot, gap[0].tsc, gap[0].word, gap[1].tsc, sizeof gap, &where))
+		return 0;
+	((struct tt_record *)where)[1].word = gap[1].word;
+	__atomic_store_n(&slot->gap.count, 0, __ATOMIC_RELEASE);
+	return 1;
 }
 
 static void tt__reservation_failed(struct tt__slot *slot, uint64_t tsc, uint64_t word,
 				   uint64_t value, uint64_t size, char *where)
 {
-	/* Give the space back if nothing was reserved after it, so that the cursor of a
-	 * thread that may not record does not creep. */
-	char *expected = where + size;
-	__atomic_compare_exchange_n(&slot->cursor, &expected, where, 0, __ATOMIC_RELAXED,
-				    __ATOMIC_RELAXED);
+	tt__give_back(slot, where, size);
 	if (!__atomic_load_n(&slot->limit, __ATOMIC_ACQUIRE)) {
-		if (__atomic_load_n(&slot->flags, __ATOMIC_ACQUIRE) & TT__SLOT_EXHAUSTED)
-			tt__count_drop(slot);
-		return;
+		uint32_t flags = __atomic_load_n(&slot->flags, __ATOMIC_ACQUIRE);
+		if (!(flags & TT__SLOT_EXHAUSTED))
+			return; /* recording is off */
+		if (tt__config.mode != TT__MODE_STREAM ||
+		    __atomic_load_n(&slot->chunks, __ATOMIC_RELAXED) >= tt__config.chunk_budget) {
+			tt__count_drop(slot, tsc, word);
+			return;
+		}
 	}
-	/* The chunk is full. Signals stay blocked while we move to the next one, so a
-	 * handler never sees a half-switched slot. */
+	/* The chunk is full, or the drain freed one. Signals stay blocked while we move
+	 * to the next one, so a handler never sees a half-switched slot. */
 	sigset_t old;
 	tt__block_signals(&old);
 	pthread_mutex_lock(&tt__arena_mutex);
 	for (;;) {
 		/* A handler may have moved to a new chunk before we blocked signals. */
-		if (tt__try_record(slot, tsc, word, value, size, &where))
+		if (tt__close_gap(slot) && tt__try_record(slot, tsc, word, value, size, &where))
 			break;
-		if (!slot->limit || tt__next_chunk(slot) < 0) {
+		if (slot->flags & TT__SLOT_EXHAUSTED ? !tt__resume(slot) :
+		    !slot->limit || tt__next_chunk(slot) < 0) {
 			if (slot->flags & TT__SLOT_EXHAUSTED)
-				tt__count_drop(slot);
+				tt__count_drop(slot, tsc, word);
 			break;
 		}
 	}
@@ -335,6 +423,32 @@ void tt__record_slow(uint64_t word, uint64_t value, uint64_t tsc, struct tt__slo
 	tt__reservation_failed(slot, tsc, word, value, size, where);
 out:
 	errno = saved_errno;
+}
+
+int tt__chunk_complete(const struct tt__chunk *chunk)
+{
+	const struct tt_record *r = (const struct tt_record *)(chunk + 1);
+	const struct tt_record *end = (const struct tt_record *)((const char *)chunk + chunk->size);
+	for (; r < end; r++)
+		if (!__atomic_load_n(&r->word, __ATOMIC_RELAXED))
+			return 0;
+	return 1;
+}
+
+void tt__chunk_drained(struct tt__slot *slot)
+{
+	struct tt__chunk *chunk = slot->first;
+	struct tt__chunk *next = __atomic_load_n(&chunk->next, __ATOMIC_ACQUIRE);
+	memset(chunk, 0, TT__CHUNK_SIZE);
+	sigset_t old;
+	tt__block_signals(&old);
+	pthread_mutex_lock(&tt__arena_mutex);
+	__atomic_store_n(&slot->first, next, __ATOMIC_RELEASE);
+	__atomic_store_n(&slot->chunks, slot->chunks - 1, __ATOMIC_RELEASE);
+	chunk->next = tt__free_chunks;
+	tt__free_chunks = chunk;
+	pthread_mutex_unlock(&tt__arena_mutex);
+	tt__restore_signals(&old);
 }
 
 void tt__chunk_extent(const struct tt__slot *slot, const struct tt__chunk *chunk,

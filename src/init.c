@@ -42,10 +42,30 @@ static uint64_t tt__parse_buffer(const char *text)
 	return events;
 }
 
+static enum tt__mode tt__parse_mode(const char *text)
+{
+	static const char *const names[] = {[TT__MODE_STOP] = "stop", [TT__MODE_STREAM] = "stream",
+					    [TT__MODE_RING] = "ring"};
+	for (int mode = 0; mode < (int)(sizeof names / sizeof names[0]); mode++)
+		if (strcmp(text, names[mode]) == 0)
+			return (enum tt__mode)mode;
+	fprintf(stderr, "ticktrace: TICKTRACE_MODE=%s is not stop, stream or ring; using stop\n", text);
+	return TT__MODE_STOP;
+}
+
 static void tt__at_exit(void)
 {
 	if (tt__config.off)
 		return;
+	if (tt__config.mode == TT__MODE_STREAM) {
+		int err = tt__stream_finish();
+		/* Whatever threads still record goes nowhere now. */
+		__atomic_store_n(&tt__recording, 0, __ATOMIC_SEQ_CST);
+		tt__set_all_limits();
+		if (err)
+			fprintf(stderr, "ticktrace: could not finish the streamed trace: %s\n", strerror(-err));
+		return;
+	}
 	char path[4096];
 	int err = tt__default_path(path, sizeof path);
 	if (!err)
@@ -63,6 +83,7 @@ static void tt__after_fork_in_child(void)
 	tt__registry_reset_after_fork();
 	tt__arena_reset_after_fork();
 	tt__anchor_now(&tt__start_anchor);
+	tt__stream_after_fork();
 }
 
 static void tt__init_once(void)
@@ -74,6 +95,12 @@ static void tt__init_once(void)
 	tt__config.buffer_events = buffer ? tt__parse_buffer(buffer) : TT__DEFAULT_BUFFER_EVENTS;
 	tt__config.chunk_budget =
 		(tt__config.buffer_events + TT__CHUNK_RECORDS - 1) / TT__CHUNK_RECORDS;
+	const char *mode = getenv("TICKTRACE_MODE");
+	tt__config.mode = mode && *mode ? tt__parse_mode(mode) : TT__MODE_STOP;
+	/* Streaming and recycling need a chunk to record into while another is written
+	 * or recycled. */
+	if (tt__config.mode != TT__MODE_STOP && tt__config.chunk_budget < 2)
+		tt__config.chunk_budget = 2;
 	if (tt__config.off)
 		return;
 	if (tt__registry_init() < 0) {
@@ -85,6 +112,15 @@ static void tt__init_once(void)
 		fprintf(stderr, "ticktrace: no memory for trace buffers; recording is off\n");
 		tt__config.off = 1;
 		return;
+	}
+	if (tt__config.mode == TT__MODE_STREAM) {
+		int err = tt__stream_start();
+		if (err) {
+			fprintf(stderr, "ticktrace: cannot stream the trace (%s); recording is off\n",
+				strerror(-err));
+			tt__config.off = 1;
+			return;
+		}
 	}
 	pthread_atfork(NULL, NULL, tt__after_fork_in_child);
 	atexit(tt__at_exit);
@@ -126,6 +162,8 @@ int tt_dump(const char *path)
 	tt__init();
 	if (tt__config.off)
 		return -ECANCELED;
+	if (tt__config.mode == TT__MODE_STREAM)
+		return path ? -EINVAL : tt__stream_flush();
 	char default_path[4096];
 	if (!path) {
 		int err = tt__default_path(default_path, sizeof default_path);

@@ -23,8 +23,9 @@
 
 struct tt__chunk {
 	struct tt__chunk *next; /* the owning thread's next chunk, in recording order */
-	uint64_t size;          /* bytes, this header included: TT__CHUNK_SIZE, or less
-	                         * once an exited thread's last chunk was compacted */
+	uint64_t size;          /* bytes, this header included: TT__CHUNK_SIZE while the
+	                         * thread records into it; then up to where its records
+	                         * were reserved (compacted, or left for the next chunk) */
 };
 _Static_assert(sizeof(struct tt__chunk) == sizeof(struct tt_record), "records stay aligned");
 _Static_assert(TT__CHUNK_SIZE == 65536 && sizeof(struct tt__chunk) == 16,
@@ -37,6 +38,14 @@ static inline int tt__fits(const char *where, uint64_t size, const char *limit)
 	uint64_t left = (uint64_t)(uintptr_t)limit - (uint64_t)(uintptr_t)where - size;
 	return left <= TT__CHUNK_SIZE - sizeof(struct tt__chunk) - size;
 }
+
+/* Events lost in a row (tt__count_drop), until a record tells where they were. */
+struct tt__gap {
+	uint64_t count;             /* events lost; 0: no gap */
+	uint64_t first_tsc, last_tsc;
+	int32_t depth, min_depth;   /* scopes begun minus ended in the gap, and its lowest */
+	int busy;                   /* being updated: a signal handler then only counts */
+};
 
 /* One recording thread. The first three fields are read by asm/record.asm. */
 struct tt__slot {
@@ -55,6 +64,12 @@ struct tt__slot {
 	int named;        /* tt_thread_name() was called: keep `name` */
 	char name[64];
 	struct tt__slot *next; /* registry list, in registration order */
+	struct tt__gap gap;    /* events being dropped now (owner thread, slow path) */
+	/* Mode stream, the drain thread's: how far `first` is written, how many records
+	 * are, and whether the THREAD section is. */
+	const struct tt_record *drained;
+	uint64_t written;
+	int streamed;
 };
 _Static_assert(offsetof(struct tt__slot, owner) == 0, "asm/record.asm SLOT_OWNER");
 _Static_assert(offsetof(struct tt__slot, cursor) == 8, "asm/record.asm SLOT_CURSOR");
@@ -62,7 +77,15 @@ _Static_assert(offsetof(struct tt__slot, limit) == 16, "asm/record.asm SLOT_LIMI
 
 enum tt__slot_flags {
 	TT__SLOT_EXITED = 1u << 0,    /* the thread has exited */
-	TT__SLOT_EXHAUSTED = 1u << 1, /* its budget of chunks is used up (mode stop) */
+	TT__SLOT_EXHAUSTED = 1u << 1, /* no chunk to record into: events are dropped */
+	TT__SLOT_WRAPPED = 1u << 2,   /* mode ring: its oldest chunk was recycled */
+	TT__SLOT_RUNTIME = 1u << 3,   /* ticktrace's own thread, shown in the file only */
+};
+
+enum tt__mode {
+	TT__MODE_STOP,   /* a full buffer keeps the first events */
+	TT__MODE_STREAM, /* a drain thread writes full chunks to the file as it runs */
+	TT__MODE_RING,   /* a full buffer recycles its oldest chunk */
 };
 
 /* Configuration, read from the environment once. */
@@ -70,6 +93,7 @@ struct tt__config {
 	int off;                /* TICKTRACE=0: ticktrace does nothing this run */
 	uint64_t buffer_events; /* TICKTRACE_BUFFER: events kept per thread */
 	uint64_t chunk_budget;  /* chunks per thread that hold buffer_events */
+	enum tt__mode mode;     /* TICKTRACE_MODE */
 };
 
 extern struct tt__config tt__config TT__HIDDEN;
@@ -112,6 +136,12 @@ void tt__compact_exited(struct tt__slot *slot) TT__HIDDEN;
 extern int tt__dumps_running TT__HIDDEN; /* changed under the registry lock */
 void tt__record_slow(uint64_t word, uint64_t value, uint64_t tsc, struct tt__slot *slot,
 		     char *where) TT__HIDDEN;
+/* Mode stream, the drain thread: takes a written chunk off the front of the slot's
+ * list and recycles it. The chunk must have a successor. */
+void tt__chunk_drained(struct tt__slot *slot) TT__HIDDEN;
+/* Whether every record reserved in a full chunk has been written: an event whose
+ * thread a signal handler interrupted between reserving and writing is not yet. */
+int tt__chunk_complete(const struct tt__chunk *chunk) TT__HIDDEN;
 extern uint64_t tt__unregistered_drops TT__HIDDEN; /* events of threads without a slot */
 /* The records of a chunk that were written: [begin, end). */
 void tt__chunk_extent(const struct tt__slot *slot, const struct tt__chunk *chunk,
@@ -122,8 +152,56 @@ void tt__anchor_now(struct tt_anchor *anchor) TT__HIDDEN;
 void tt__clock_fill_header(struct tt_file_header *header) TT__HIDDEN;
 extern struct tt_anchor tt__start_anchor TT__HIDDEN;
 
-/* writer.c */
+/* writer.c: the raw file, whole (tt_dump, at exit) or section by section (stream.c) */
 int tt__write_file(const char *path) TT__HIDDEN;
 int tt__default_path(char *buf, size_t size) TT__HIDDEN;
+
+struct tt__out {
+	int fd;
+	int err; /* first error, as -errno */
+	uint64_t offset; /* bytes written to fd, buffered ones included */
+	size_t len;
+	char buf[1 << 16];
+};
+void tt__out(struct tt__out *out, const void *data, size_t size) TT__HIDDEN;
+void tt__out_flush(struct tt__out *out) TT__HIDDEN;
+void tt__out_section(struct tt__out *out, uint32_t type, uint64_t size) TT__HIDDEN;
+void tt__out_pad(struct tt__out *out, uint64_t size) TT__HIDDEN;
+void tt__file_header(struct tt_file_header *header, uint32_t flags) TT__HIDDEN;
+void tt__out_file_header(struct tt__out *out, uint32_t flags) TT__HIDDEN;
+void tt__out_process(struct tt__out *out) TT__HIDDEN;
+/* THREAD (or THREAD_TOTALS) for a slot with `records` records in the file; adds its
+ * dropped counts to *dropped_total. */
+void tt__out_thread_info(struct tt__out *out, uint32_t type, const struct tt__slot *slot,
+			 uint64_t records, uint64_t *dropped_total) TT__HIDDEN;
+/* One EVENTS section: records [begin, end) of the slot, the first being its record
+ * number `first`. */
+void tt__out_events(struct tt__out *out, const struct tt__slot *slot, uint64_t first,
+		    const struct tt_record *begin, const struct tt_record *end) TT__HIDDEN;
+/* The records that describe a slot's open gap (none: returns 0), for a last EVENTS
+ * section. */
+size_t tt__gap_records(const struct tt__slot *slot, struct tt_record out[2]) TT__HIDDEN;
+
+/* The call sites already described in a file. */
+struct tt__site_set {
+	uint64_t *slots; /* open addressing; 0 is empty */
+	size_t cap, count;
+};
+/* Adds the sites that records [begin, end) use to `set`; those that were not in it
+ * go to `fresh` too (when not NULL). 0 or -ENOMEM. */
+int tt__sites_add(struct tt__site_set *set, struct tt__site_set *fresh,
+		  const struct tt_record *begin, const struct tt_record *end) TT__HIDDEN;
+void tt__out_sites(struct tt__out *out, const struct tt__site_set *set) TT__HIDDEN;
+void tt__site_set_clear(struct tt__site_set *set) TT__HIDDEN;
+int tt__out_modules(struct tt__out *out) TT__HIDDEN;
+void tt__out_end(struct tt__out *out, const struct tt_end_info *end) TT__HIDDEN;
+
+/* stream.c: mode stream */
+int tt__stream_start(void) TT__HIDDEN;  /* creates the file and the drain thread */
+int tt__stream_finish(void) TT__HIDDEN; /* at exit: writes everything, then END */
+void tt__stream_wake(void) TT__HIDDEN;  /* a chunk is full */
+void tt__stream_after_fork(void) TT__HIDDEN;
+/* tt_dump() in mode stream: what is recorded so far reaches the file. */
+int tt__stream_flush(void) TT__HIDDEN;
 
 #endif /* TT_INTERNAL_H */

@@ -81,7 +81,9 @@ static void tt__thread_exit(void *arg)
 	tt__refresh_thread_name(slot);
 	__atomic_or_fetch(&slot->flags, TT__SLOT_EXITED, __ATOMIC_RELEASE);
 	__atomic_store_n(&slot->owner, 0, __ATOMIC_RELEASE);
-	tt__compact_exited(slot);
+	/* Mode stream: the drain thread writes its last chunk out and recycles it. */
+	if (tt__config.mode != TT__MODE_STREAM)
+		tt__compact_exited(slot);
 	tt__registry_unlock(&old);
 }
 

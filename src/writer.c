@@ -15,13 +15,6 @@
 
 #include "internal.h"
 
-struct tt__out {
-	int fd;
-	int err; /* first error, as -errno */
-	size_t len;
-	char buf[1 << 16];
-};
-
 static void tt__out_raw(struct tt__out *out, const void *data, size_t size)
 {
 	const char *p = data;
@@ -38,14 +31,15 @@ static void tt__out_raw(struct tt__out *out, const void *data, size_t size)
 	}
 }
 
-static void tt__out_flush(struct tt__out *out)
+void tt__out_flush(struct tt__out *out)
 {
 	tt__out_raw(out, out->buf, out->len);
 	out->len = 0;
 }
 
-static void tt__out(struct tt__out *out, const void *data, size_t size)
+void tt__out(struct tt__out *out, const void *data, size_t size)
 {
+	out->offset += size;
 	if (size > sizeof out->buf - out->len) {
 		tt__out_flush(out);
 		if (size >= sizeof out->buf) {
@@ -57,13 +51,13 @@ static void tt__out(struct tt__out *out, const void *data, size_t size)
 	out->len += size;
 }
 
-static void tt__out_section(struct tt__out *out, uint32_t type, uint64_t size)
+void tt__out_section(struct tt__out *out, uint32_t type, uint64_t size)
 {
 	struct tt_section_header header = {.type = type, .size = size};
 	tt__out(out, &header, sizeof header);
 }
 
-static void tt__out_pad(struct tt__out *out, uint64_t size)
+void tt__out_pad(struct tt__out *out, uint64_t size)
 {
 	static const char zeros[16];
 	tt__out(out, zeros, TT_SECTION_PADDED(size) - size);
@@ -71,11 +65,7 @@ static void tt__out_pad(struct tt__out *out, uint64_t size)
 
 /* ---- call sites: the set of descriptor addresses the records use ---- */
 
-struct tt__site_set {
-	uint64_t *slots; /* open addressing; 0 is empty */
-	size_t cap, count;
-};
-
+/* 1: added, 0: already there, -ENOMEM */
 static int tt__site_set_add(struct tt__site_set *set, uint64_t address)
 {
 	if (2 * (set->count + 1) > set->cap) {
@@ -104,9 +94,30 @@ static int tt__site_set_add(struct tt__site_set *set, uint64_t address)
 		if (!*slot) {
 			*slot = address;
 			set->count++;
-			return 0;
+			return 1;
 		}
 	}
+}
+
+void tt__site_set_clear(struct tt__site_set *set)
+{
+	free(set->slots);
+	*set = (struct tt__site_set){0};
+}
+
+int tt__sites_add(struct tt__site_set *set, struct tt__site_set *fresh,
+		  const struct tt_record *begin, const struct tt_record *end)
+{
+	for (const struct tt_record *r = begin; r < end; r++) {
+		if (!TT_RECORD_HAS_SITE(TT_RECORD_KIND(r->word)))
+			continue;
+		int added = tt__site_set_add(set, TT_RECORD_PAYLOAD(r->word));
+		if (added > 0 && fresh)
+			added = tt__site_set_add(fresh, TT_RECORD_PAYLOAD(r->word));
+		if (added < 0)
+			return added;
+	}
+	return 0;
 }
 
 static uint32_t tt__strlen32(const char *s)
@@ -114,7 +125,7 @@ static uint32_t tt__strlen32(const char *s)
 	return s ? (uint32_t)strnlen(s, UINT32_MAX / 4) : 0;
 }
 
-static void tt__out_sites(struct tt__out *out, const struct tt__site_set *set)
+void tt__out_sites(struct tt__out *out, const struct tt__site_set *set)
 {
 	uint64_t size = sizeof(uint64_t);
 	for (size_t i = 0; i < set->cap; i++) {
@@ -156,6 +167,8 @@ struct tt__thread_snapshot {
 	struct tt__extent *extents;
 	size_t chunks;
 	uint64_t records;
+	struct tt_record gap[2]; /* events it is dropping now, after its records */
+	size_t gap_records;
 };
 
 static int tt__snapshot_thread(struct tt__thread_snapshot *snap, struct tt__slot *slot)
@@ -180,16 +193,34 @@ static int tt__snapshot_thread(struct tt__thread_snapshot *snap, struct tt__slot
 		tt__chunk_extent(slot, chunk, &e->begin, &e->end);
 		snap->records += (uint64_t)(e->end - e->begin);
 	}
+	snap->gap_records = tt__gap_records(slot, snap->gap);
+	snap->records += snap->gap_records;
 	return 0;
 }
 
 static int tt__collect_sites(struct tt__site_set *set, const struct tt__thread_snapshot *snap)
 {
 	for (size_t c = 0; c < snap->chunks; c++)
-		for (const struct tt_record *r = snap->extents[c].begin; r < snap->extents[c].end; r++)
-			if (TT_RECORD_HAS_SITE(TT_RECORD_KIND(r->word)) && tt__site_set_add(set, TT_RECORD_PAYLOAD(r->word)) < 0)
-				return -ENOMEM;
+		if (tt__sites_add(set, NULL, snap->extents[c].begin, snap->extents[c].end) < 0)
+			return -ENOMEM;
 	return 0;
+}
+
+size_t tt__gap_records(const struct tt__slot *slot, struct tt_record out[2])
+{
+	const struct tt__gap *g = &slot->gap;
+	uint64_t count = __atomic_load_n(&g->count, __ATOMIC_ACQUIRE);
+	if (!count)
+		return 0;
+	uint64_t closes = g->min_depth < 0 ? (uint64_t)-(int64_t)g->min_depth : 0;
+	uint64_t opens = (uint64_t)((int64_t)g->depth - g->min_depth);
+	out[0].tsc = g->first_tsc;
+	out[0].word = TT_RECORD_WORD(TT_REC_DROPPED, count < TT_PAYLOAD_MASK ? count : TT_PAYLOAD_MASK);
+	out[1].tsc = g->last_tsc;
+	out[1].word = TT_RECORD_WORD(TT_REC_VALUE,
+				     TT_GAP_DEPTHS(closes < TT_GAP_DEPTH_MAX ? closes : TT_GAP_DEPTH_MAX,
+						   opens < TT_GAP_DEPTH_MAX ? opens : TT_GAP_DEPTH_MAX));
+	return 2;
 }
 
 /* The name a thread has now: its own (named or read at exit), or its comm if alive. */
@@ -208,41 +239,56 @@ static void tt__thread_name_now(const struct tt__slot *slot, char *name, size_t 
 	fclose(f);
 }
 
-static void tt__out_thread(struct tt__out *out, const struct tt__thread_snapshot *snap,
-			   uint64_t *dropped_total)
+void tt__out_thread_info(struct tt__out *out, uint32_t type, const struct tt__slot *slot,
+			 uint64_t records, uint64_t *dropped_total)
 {
-	const struct tt__slot *slot = snap->slot;
 	char name[64];
 	tt__thread_name_now(slot, name, sizeof name);
+	uint32_t flags = __atomic_load_n(&slot->flags, __ATOMIC_ACQUIRE);
 	struct tt_thread_info info = {
 		.index = slot->index,
 		.tid = slot->tid,
-		.events = snap->records,
+		.events = records,
 		.name_len = (uint32_t)strlen(name),
-		.flags = (__atomic_load_n(&slot->flags, __ATOMIC_ACQUIRE) & TT__SLOT_EXITED) ? TT_THREAD_EXITED : 0,
+		.flags = (flags & TT__SLOT_EXITED ? TT_THREAD_EXITED : 0) |
+			 (flags & TT__SLOT_WRAPPED ? TT_THREAD_WRAPPED : 0) |
+			 (flags & TT__SLOT_RUNTIME ? TT_THREAD_RUNTIME : 0),
 	};
 	for (int i = 0; i < TT_DROP_CAUSES; i++) {
 		info.dropped[i] = __atomic_load_n(&slot->dropped[i], __ATOMIC_RELAXED);
 		*dropped_total += info.dropped[i];
 	}
 	uint64_t size = sizeof info + info.name_len;
-	tt__out_section(out, TT_SEC_THREAD, size);
+	tt__out_section(out, type, size);
 	tt__out(out, &info, sizeof info);
 	tt__out(out, name, info.name_len);
 	tt__out_pad(out, size);
+}
 
+void tt__out_events(struct tt__out *out, const struct tt__slot *slot, uint64_t first,
+		    const struct tt_record *begin, const struct tt_record *end)
+{
+	uint64_t count = (uint64_t)(end - begin);
+	struct tt_events_info events = {.thread_index = slot->index, .first_record = first};
+	tt__out_section(out, TT_SEC_EVENTS, sizeof events + count * sizeof(struct tt_record));
+	tt__out(out, &events, sizeof events);
+	tt__out(out, begin, count * sizeof(struct tt_record));
+}
+
+static void tt__out_thread(struct tt__out *out, const struct tt__thread_snapshot *snap,
+			   uint64_t *dropped_total)
+{
+	tt__out_thread_info(out, TT_SEC_THREAD, snap->slot, snap->records, dropped_total);
 	uint64_t first = 0;
 	for (size_t c = 0; c < snap->chunks; c++) {
 		const struct tt__extent *e = &snap->extents[c];
-		uint64_t count = (uint64_t)(e->end - e->begin);
-		if (!count)
+		if (e->end == e->begin)
 			continue;
-		struct tt_events_info events = {.thread_index = slot->index, .first_record = first};
-		tt__out_section(out, TT_SEC_EVENTS, sizeof events + count * sizeof(struct tt_record));
-		tt__out(out, &events, sizeof events);
-		tt__out(out, e->begin, count * sizeof(struct tt_record));
-		first += count;
+		tt__out_events(out, snap->slot, first, e->begin, e->end);
+		first += (uint64_t)(e->end - e->begin);
 	}
+	if (snap->gap_records)
+		tt__out_events(out, snap->slot, first, snap->gap, snap->gap + snap->gap_records);
 }
 
 /* ---- process and modules ---- */
@@ -260,7 +306,7 @@ static size_t tt__read_file(const char *path, char *buf, size_t size)
 	return len;
 }
 
-static void tt__out_process(struct tt__out *out)
+void tt__out_process(struct tt__out *out)
 {
 	static char cmdline[4096];
 	char name[64];
@@ -363,7 +409,7 @@ static int tt__add_module(struct dl_phdr_info *info, size_t size, void *data)
 	return 0;
 }
 
-static int tt__out_modules(struct tt__out *out)
+int tt__out_modules(struct tt__out *out)
 {
 	struct tt__modules m = {0};
 	dl_iterate_phdr(tt__add_module, &m);
@@ -401,6 +447,33 @@ int tt__default_path(char *buf, size_t size)
 	return 0;
 }
 
+void tt__file_header(struct tt_file_header *header, uint32_t flags)
+{
+	*header = (struct tt_file_header){
+		.version = TT_FILE_VERSION,
+		.header_size = sizeof *header,
+		.pid = (uint32_t)getpid(),
+		.unregistered_dropped = __atomic_load_n(&tt__unregistered_drops, __ATOMIC_RELAXED),
+	};
+	memcpy(header->magic, TT_FILE_MAGIC, TT_FILE_MAGIC_LEN);
+	tt__clock_fill_header(header);
+	header->flags |= flags;
+}
+
+void tt__out_file_header(struct tt__out *out, uint32_t flags)
+{
+	struct tt_file_header header;
+	tt__file_header(&header, flags);
+	tt__out(out, &header, sizeof header);
+}
+
+void tt__out_end(struct tt__out *out, const struct tt_end_info *end)
+{
+	tt__out_section(out, TT_SEC_END, sizeof *end);
+	tt__out(out, end, sizeof *end);
+	tt__out_pad(out, sizeof *end);
+}
+
 static int tt__write_to(struct tt__out *out)
 {
 	struct tt__thread_snapshot *snaps = NULL;
@@ -425,15 +498,7 @@ static int tt__write_to(struct tt__out *out)
 			goto out;
 	}
 
-	struct tt_file_header header = {
-		.version = TT_FILE_VERSION,
-		.header_size = sizeof header,
-		.pid = (uint32_t)getpid(),
-		.unregistered_dropped = __atomic_load_n(&tt__unregistered_drops, __ATOMIC_RELAXED),
-	};
-	memcpy(header.magic, TT_FILE_MAGIC, TT_FILE_MAGIC_LEN);
-	tt__clock_fill_header(&header);
-	tt__out(out, &header, sizeof header);
+	tt__out_file_header(out, tt__config.mode == TT__MODE_RING ? TT_FILE_RING : 0);
 	tt__out_process(out);
 	tt__out_sites(out, &sites);
 	err = tt__out_modules(out);
@@ -444,9 +509,7 @@ static int tt__write_to(struct tt__out *out)
 		tt__out_thread(out, &snaps[i], &end.dropped);
 		end.records += snaps[i].records;
 	}
-	tt__out_section(out, TT_SEC_END, sizeof end);
-	tt__out(out, &end, sizeof end);
-	tt__out_pad(out, sizeof end);
+	tt__out_end(out, &end);
 	tt__out_flush(out);
 	err = out->err;
 out:
@@ -464,6 +527,7 @@ static int tt__write_held(struct tt__out *out)
 {
 	out->err = 0;
 	out->len = 0;
+	out->offset = 0;
 	sigset_t old;
 	tt__registry_lock(&old);
 	tt__dumps_running++;

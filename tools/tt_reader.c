@@ -174,27 +174,40 @@ static int tt_read_modules(struct tt_file *f, struct tt_cursor *c, size_t *cap)
 	return 0;
 }
 
+/* A thread's counts, flags and name, from its THREAD or THREAD_TOTALS section. */
+static int tt_thread_totals(struct tt_file *f, struct tt_thread *t, const struct tt_thread_info *ti,
+			    struct tt_str name, uint64_t at)
+{
+	f->dropped -= t->dropped_total;
+	t->dropped_total = 0;
+	t->name = name;
+	t->flags = ti->flags;
+	t->events = ti->events;
+	for (int i = 0; i < TT_DROP_CAUSES; i++) {
+		t->dropped[i] = ti->dropped[i];
+		if (__builtin_add_overflow(t->dropped_total, ti->dropped[i], &t->dropped_total) ||
+		    __builtin_add_overflow(f->dropped, ti->dropped[i], &f->dropped))
+			return TT_FAIL(f, at + offsetof(struct tt_thread_info, dropped),
+				       "dropped counts overflow 64 bits");
+	}
+	return 0;
+}
+
 static int tt_read_thread(struct tt_file *f, struct tt_cursor *c, uint64_t section, size_t *cap)
 {
 	struct tt_thread_info ti;
 	struct tt_thread t = {.file = f, .offset = section};
+	struct tt_str name;
 	uint64_t at = c->pos;
-	if (!tt_cursor_take(c, &ti, sizeof(ti)) || !tt_cursor_str(c, &t.name, ti.name_len))
+	if (!tt_cursor_take(c, &ti, sizeof(ti)) || !tt_cursor_str(c, &name, ti.name_len))
 		return TT_FAIL(f, at, "THREAD section too small for its name");
 	uint32_t dup;
 	if (tt_map_get(&f->thread_map, ti.index, &dup))
 		return TT_FAIL(f, at, "a second THREAD section for thread index %" PRIu32, ti.index);
 	t.index = ti.index;
 	t.tid = ti.tid;
-	t.flags = ti.flags;
-	t.events = ti.events;
-	for (int i = 0; i < TT_DROP_CAUSES; i++) {
-		t.dropped[i] = ti.dropped[i];
-		if (__builtin_add_overflow(t.dropped_total, ti.dropped[i], &t.dropped_total) ||
-		    __builtin_add_overflow(f->dropped, ti.dropped[i], &f->dropped))
-			return TT_FAIL(f, at + offsetof(struct tt_thread_info, dropped),
-				       "dropped counts overflow 64 bits");
-	}
+	if (tt_thread_totals(f, &t, &ti, name, at) < 0)
+		return -1;
 	if (f->nthreads >= UINT32_MAX / 2 ||
 	    tt_reserve(&f->threads, cap, f->nthreads, sizeof(t)) < 0 ||
 	    tt_map_put(&f->thread_map, t.index, (uint32_t)f->nthreads) < 0)
@@ -203,10 +216,35 @@ static int tt_read_thread(struct tt_file *f, struct tt_cursor *c, uint64_t secti
 	return 0;
 }
 
-static struct tt_thread *tt_thread_by_index(const struct tt_file *f, uint32_t index)
+/* The thread a section names; NULL after reporting that it has no THREAD section
+ * before it. */
+static struct tt_thread *tt_thread_named(const struct tt_file *f, uint32_t index, uint64_t at,
+					 const char *section)
 {
 	uint32_t pos;
-	return tt_map_get(&f->thread_map, index, &pos) ? &f->threads[pos] : NULL;
+	if (tt_map_get(&f->thread_map, index, &pos))
+		return &f->threads[pos];
+	TT_FAIL(f, at, "%s for thread index %" PRIu32 ", which has no THREAD section before it",
+		section, index);
+	return NULL;
+}
+
+/* A streamed thread's final totals, name and flags. */
+static int tt_read_thread_totals(struct tt_file *f, struct tt_cursor *c)
+{
+	struct tt_thread_info ti;
+	struct tt_str name;
+	uint64_t at = c->pos;
+	if (!tt_cursor_take(c, &ti, sizeof(ti)) || !tt_cursor_str(c, &name, ti.name_len))
+		return TT_FAIL(f, at, "THREAD_TOTALS section too small for its name");
+	struct tt_thread *t = tt_thread_named(f, ti.index, at, "THREAD_TOTALS");
+	if (!t)
+		return -1;
+	if (ti.tid != t->tid)
+		return TT_FAIL(f, at + offsetof(struct tt_thread_info, tid),
+			       "THREAD_TOTALS of thread index %" PRIu32 " names tid %" PRIu32
+			       ", its THREAD section %" PRIu32, ti.index, ti.tid, t->tid);
+	return tt_thread_totals(f, t, &ti, name, at);
 }
 
 /* Whether a record's tsc field is a time (a VALUE record's holds a value). */
@@ -225,10 +263,9 @@ static int tt_read_events(struct tt_file *f, struct tt_cursor *c)
 	if ((c->end - c->pos) % sizeof(struct tt_record) != 0)
 		return TT_FAIL(f, at, "EVENTS payload of %" PRIu64 " bytes is not whole records",
 			       c->end - c->pos);
-	struct tt_thread *t = tt_thread_by_index(f, ei.thread_index);
+	struct tt_thread *t = tt_thread_named(f, ei.thread_index, at, "EVENTS");
 	if (!t)
-		return TT_FAIL(f, at, "EVENTS for thread index %" PRIu32
-			       ", which has no THREAD section before it", ei.thread_index);
+		return -1;
 	if (ei.first_record != t->records)
 		return TT_FAIL(f, at + offsetof(struct tt_events_info, first_record),
 			       "EVENTS section starts at record %" PRIu64 " of thread index %" PRIu32
@@ -305,12 +342,32 @@ static int tt_section_at(const struct tt_file *f, uint64_t off, struct tt_sectio
 	return 0;
 }
 
+/* Whether the section at `off` lies whole in the file. */
+static bool tt_section_complete(const struct tt_file *f, uint64_t off)
+{
+	struct tt_section_header sh;
+	if (f->size - off < sizeof(sh))
+		return false;
+	memcpy(&sh, f->data + off, sizeof(sh));
+	return sh.size <= f->size - off - sizeof(sh) &&
+	       TT_SECTION_PADDED(sh.size) <= f->size - off - sizeof(sh);
+}
+
 static int tt_read_sections(struct tt_file *f)
 {
 	size_t site_cap = 0, thread_cap = 0, module_cap = 0;
 	bool seen_process = false;
 	uint64_t off = f->first_section, released = 0;
+	bool streamed = f->header.flags & TT_FILE_STREAMED;
 	for (;;) {
+		/* A streamed file ends where the run stopped writing it: its sections hold
+		 * until the last complete one. */
+		if (streamed && !tt_section_complete(f, off)) {
+			f->cut_short = true;
+			f->cut_at = off;
+			tt_file_release(f, released, off);
+			break;
+		}
 		if (off == f->size)
 			return TT_FAIL(f, off, "no END section: the file was cut short");
 		struct tt_section_header sh;
@@ -323,6 +380,7 @@ static int tt_read_sections(struct tt_file *f)
 		case TT_SEC_SITES: rc = tt_read_sites(f, &c, off, &site_cap); break;
 		case TT_SEC_MODULES: rc = tt_read_modules(f, &c, &module_cap); break;
 		case TT_SEC_THREAD: rc = tt_read_thread(f, &c, off, &thread_cap); break;
+		case TT_SEC_THREAD_TOTALS: rc = tt_read_thread_totals(f, &c); break;
 		case TT_SEC_EVENTS: rc = tt_read_events(f, &c); break;
 		case TT_SEC_END: rc = tt_read_end(f, &c); break;
 		default:
@@ -350,12 +408,40 @@ static int tt_read_sections(struct tt_file *f)
 	return 0;
 }
 
+/* The sites for what the decoder shows that no record names, where it may be needed:
+ * lost events, scopes begun before a ring's window or in a run of lost events. */
+static int tt_add_decoder_sites(struct tt_file *f)
+{
+	bool wrapped = false;
+	for (size_t i = 0; i < f->nthreads; i++)
+		wrapped |= (f->threads[i].flags & TT_THREAD_WRAPPED) != 0;
+	if (!f->dropped && !wrapped && !(f->header.flags & TT_FILE_STREAMED))
+		return 0;
+	static const struct {
+		const char *name;
+		uint64_t address; /* above any payload: no record names it */
+	} made[] = {{"ticktrace: events dropped", UINT64_MAX}, {"(begun before it was recorded)", UINT64_MAX - 1}};
+	struct tt_site *sites = realloc(f->sites, (f->nsites + 2) * sizeof(*sites));
+	if (!sites)
+		return tt_error("%s: out of memory for its sites", f->path);
+	f->sites = sites;
+	for (size_t i = 0; i < 2; i++)
+		f->sites[f->nsites++] = (struct tt_site){
+			.address = made[i].address,
+			.name = {made[i].name, (uint32_t)strlen(made[i].name)},
+			.file = {"ticktrace", 9},
+		};
+	f->gap_site = &f->sites[f->nsites - 2];
+	f->unbegun_site = &f->sites[f->nsites - 1];
+	return 0;
+}
+
 /* Reads the file in memory; a mapped one is released as it is read. */
 static int tt_file_parse(struct tt_file *f, const char *path, const uint8_t *data, size_t size,
 			 bool mapped)
 {
 	*f = (struct tt_file){.path = path, .data = data, .size = size, .mapped = mapped};
-	if (tt_read_header(f) < 0 || tt_read_sections(f) < 0)
+	if (tt_read_header(f) < 0 || tt_read_sections(f) < 0 || tt_add_decoder_sites(f) < 0)
 		return -1;
 	return 0;
 }

@@ -87,6 +87,14 @@ struct tt_file {
 	uint64_t records;   /* in every EVENTS section */
 	uint64_t dropped;   /* every thread's, summed */
 	bool mapped;
+	/* A streamed file without its END (the run crashed or was killed): read up to
+	 * cut_at, where its last complete section ends. */
+	bool cut_short;
+	uint64_t cut_at;
+	/* Sites the decoder names what the records do not (among `sites`, last; NULL in
+	 * files that need none): a run of lost events, and a scope whose beginning was
+	 * not recorded (before a ring's oldest event, or in such a run). */
+	const struct tt_site *gap_site, *unbegun_site;
 };
 
 /* Maps `path` and validates all of it but the records themselves. 0, or -1 after

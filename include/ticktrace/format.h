@@ -55,8 +55,19 @@ enum tt_record_kind {
 	TT_REC_FUNC_ENTER = 10, /* payload: function address (-finstrument-functions) */
 	TT_REC_FUNC_EXIT = 11,  /* payload: function address */
 	TT_REC_VALUE = 15,      /* second half of a two-record event: `tsc` holds the value */
+	/* Events were lost here (a stream whose disk fell behind, a full buffer). tsc:
+	 * the first lost event's; payload: how many were lost. The VALUE record that
+	 * follows holds the last lost event's tsc, and in its payload TT_GAP_CLOSES (bits
+	 * 0-27): scopes open before the gap that ended in it, and TT_GAP_OPENS (bits
+	 * 28-55): scopes begun in the gap and still open after it, both saturated. */
+	TT_REC_DROPPED = 24,
 };
-#define TT_REC_KIND_MAX 15
+#define TT_REC_KIND_MAX 31
+
+#define TT_GAP_DEPTH_MAX ((UINT64_C(1) << 28) - 1)
+#define TT_GAP_DEPTHS(closes, opens) ((uint64_t)(closes) | (uint64_t)(opens) << 28)
+#define TT_GAP_CLOSES(payload) ((uint32_t)((payload) & TT_GAP_DEPTH_MAX))
+#define TT_GAP_OPENS(payload) ((uint32_t)(((payload) >> 28) & TT_GAP_DEPTH_MAX))
 
 /* Kinds whose payload is the address of a call-site descriptor (in a SITES section). */
 #define TT_RECORD_HAS_SITE(kind)                                                   \
@@ -66,7 +77,8 @@ enum tt_record_kind {
 /* Kinds that are followed by one VALUE record; the hot path reserves both at once. */
 #define TT_RECORD_HAS_VALUE(kind)                                                  \
 	((kind) == TT_REC_BEGIN_ARG || (kind) == TT_REC_INSTANT_ARG ||                 \
-	 (kind) == TT_REC_COUNTER || (kind) == TT_REC_FLOW_OUT || (kind) == TT_REC_FLOW_IN)
+	 (kind) == TT_REC_COUNTER || (kind) == TT_REC_FLOW_OUT || (kind) == TT_REC_FLOW_IN || \
+	 (kind) == TT_REC_DROPPED)
 
 /* ---- file header -------------------------------------------------------------- */
 
@@ -92,6 +104,11 @@ enum tt_tsc_source {
 enum tt_file_flags {
 	TT_FILE_INVARIANT_TSC = 1u << 0, /* CPUID says the TSC runs at a constant rate */
 	TT_FILE_TSC_RELIABLE = 1u << 1,  /* the kernel uses the TSC as its clocksource */
+	/* Written while the program ran (TICKTRACE_MODE=stream): sections are appended as
+	 * they are ready and the end anchor is refreshed as it goes, so a file without END
+	 * holds everything up to its last complete section (the run crashed or was killed). */
+	TT_FILE_STREAMED = 1u << 8,
+	TT_FILE_RING = 1u << 9, /* TICKTRACE_MODE=ring: threads keep their latest events */
 };
 
 struct tt_file_header {
@@ -120,6 +137,10 @@ enum tt_section_type {
 	TT_SEC_THREAD = 4,  /* struct tt_thread_info, then the name bytes */
 	TT_SEC_EVENTS = 5,  /* struct tt_events_info, then records (16-byte aligned) */
 	TT_SEC_END = 6,     /* struct tt_end_info: totals that the reader checks */
+	/* struct tt_thread_info, then the name: a thread's final totals, name and flags,
+	 * replacing those of its THREAD section (streamed files, where a thread's THREAD
+	 * section is written before its events are known). */
+	TT_SEC_THREAD_TOTALS = 0x60,
 };
 
 struct tt_section_header {
@@ -166,6 +187,9 @@ _Static_assert(sizeof(struct tt_module_info) == 32, "module info layout");
 enum tt_drop_cause {
 	TT_DROP_FULL = 0,     /* the thread's buffer was full (mode stop) */
 	TT_DROP_NO_MEMORY = 1, /* no memory for a buffer, or for the thread's registration */
+	TT_DROP_BEHIND = 2,    /* mode stream: the disk fell behind, the thread's chunks
+	                        * were all waiting to be written */
+	TT_DROP_OVERWRITTEN = 3, /* mode ring: older events overwritten by newer ones */
 	TT_DROP_CAUSES = 4,
 };
 
@@ -181,6 +205,10 @@ _Static_assert(sizeof(struct tt_thread_info) == 56, "thread info layout");
 
 enum tt_thread_flags {
 	TT_THREAD_EXITED = 1u << 0, /* the thread had exited when the file was written */
+	TT_THREAD_RUNTIME = 1u << 1, /* ticktrace's own thread (it records nothing) */
+	/* Mode ring: its oldest events were overwritten, so its records begin inside
+	 * scopes whose beginnings are gone. */
+	TT_THREAD_WRAPPED = 1u << 2,
 };
 
 /* Followed by (size - sizeof(struct tt_events_info)) / 16 records of one thread, in
