@@ -249,7 +249,9 @@ static int tt__next_chunk(struct tt__slot *slot)
 	left->size = (uint64_t)((cursor < slot->chunk_end ? cursor : slot->chunk_end) - (char *)left);
 	__atomic_store_n(&left->next, chunk, __ATOMIC_RELEASE);
 	tt__enter_chunk(slot, chunk);
-	if (tt__config.mode == TT__MODE_STREAM)
+	/* Waking the drain costs the thread a system call: once a quarter of its budget
+	 * waits is soon enough, and the drain also wakes by itself. */
+	if (tt__config.mode == TT__MODE_STREAM && 4 * (slot->chunks - 1) >= tt__config.chunk_budget)
 		tt__stream_wake();
 	return 0;
 }
@@ -423,16 +425,6 @@ void tt__record_slow(uint64_t word, uint64_t value, uint64_t tsc, struct tt__slo
 	tt__reservation_failed(slot, tsc, word, value, size, where);
 out:
 	errno = saved_errno;
-}
-
-int tt__chunk_complete(const struct tt__chunk *chunk)
-{
-	const struct tt_record *r = (const struct tt_record *)(chunk + 1);
-	const struct tt_record *end = (const struct tt_record *)((const char *)chunk + chunk->size);
-	for (; r < end; r++)
-		if (!__atomic_load_n(&r->word, __ATOMIC_RELAXED))
-			return 0;
-	return 1;
 }
 
 void tt__chunk_drained(struct tt__slot *slot)

@@ -139,9 +139,6 @@ void tt__record_slow(uint64_t word, uint64_t value, uint64_t tsc, struct tt__slo
 /* Mode stream, the drain thread: takes a written chunk off the front of the slot's
  * list and recycles it. The chunk must have a successor. */
 void tt__chunk_drained(struct tt__slot *slot) TT__HIDDEN;
-/* Whether every record reserved in a full chunk has been written: an event whose
- * thread a signal handler interrupted between reserving and writing is not yet. */
-int tt__chunk_complete(const struct tt__chunk *chunk) TT__HIDDEN;
 extern uint64_t tt__unregistered_drops TT__HIDDEN; /* events of threads without a slot */
 /* The records of a chunk that were written: [begin, end). */
 void tt__chunk_extent(const struct tt__slot *slot, const struct tt__chunk *chunk,
@@ -188,9 +185,12 @@ struct tt__site_set {
 	size_t cap, count;
 };
 /* Adds the sites that records [begin, end) use to `set`; those that were not in it
- * go to `fresh` too (when not NULL). 0 or -ENOMEM. */
-int tt__sites_add(struct tt__site_set *set, struct tt__site_set *fresh,
-		  const struct tt_record *begin, const struct tt_record *end) TT__HIDDEN;
+ * go to `fresh` too (when not NULL). With stop_unwritten, stops at the first record
+ * its thread has not written yet (all zero). Returns where it stopped, or NULL when
+ * out of memory. */
+const struct tt_record *tt__sites_add(struct tt__site_set *set, struct tt__site_set *fresh,
+				      const struct tt_record *begin, const struct tt_record *end,
+				      int stop_unwritten) TT__HIDDEN;
 void tt__out_sites(struct tt__out *out, const struct tt__site_set *set) TT__HIDDEN;
 void tt__site_set_clear(struct tt__site_set *set) TT__HIDDEN;
 int tt__out_modules(struct tt__out *out) TT__HIDDEN;

@@ -30,8 +30,9 @@
 
 /* Partial chunks are written, and the end anchor refreshed, this often. */
 #define TT__STREAM_PERIOD_NS 200000000
-/* The drain sleeps at most this long when no chunk fills. */
-#define TT__STREAM_SLEEP_NS 50000000
+/* The drain sleeps this long when it found nothing to write; a thread whose chunks
+ * fill up wakes it sooner. */
+#define TT__STREAM_SLEEP_NS 10000000
 
 struct tt__stream {
 	struct tt__out *out;
@@ -82,14 +83,18 @@ static void tt__stream_refresh_header(struct tt__stream *st)
 		st->out->err = -EIO;
 }
 
-/* Records [from, end) of a slot: the sites they use first, its THREAD section the
- * first time, then the EVENTS. */
-static void tt__stream_records(struct tt__stream *st, struct tt__slot *slot,
-			       const struct tt_record *from, const struct tt_record *end)
+/* The records of a slot from `from` on that its thread has written, up to `end`:
+ * the sites they use first, its THREAD section the first time, then the EVENTS.
+ * Returns where it stopped: at a record not yet written (one being written now, or
+ * one whose event a signal handler interrupted between reserving and writing it). */
+static const struct tt_record *tt__stream_records(struct tt__stream *st, struct tt__slot *slot,
+						  const struct tt_record *from,
+						  const struct tt_record *end)
 {
-	if (tt__sites_add(&st->sites, &st->fresh, from, end) < 0) {
+	const struct tt_record *written = tt__sites_add(&st->sites, &st->fresh, from, end, 1);
+	if (!written) {
 		st->out->err = -ENOMEM;
-		return;
+		return from;
 	}
 	if (st->fresh.count) {
 		tt__out_sites(st->out, &st->fresh);
@@ -102,42 +107,33 @@ static void tt__stream_records(struct tt__stream *st, struct tt__slot *slot,
 		st->end.threads++;
 		slot->streamed = 1;
 	}
-	tt__out_events(st->out, slot, slot->written, from, end);
-	slot->written += (uint64_t)(end - from);
-	st->end.records += (uint64_t)(end - from);
-}
-
-/* The first record of [from, end) not yet written by its thread: one being written
- * now, or one whose event a signal handler interrupted. */
-static const struct tt_record *tt__stream_written_until(const struct tt_record *from,
-							const struct tt_record *end)
-{
-	while (from < end && __atomic_load_n(&from->word, __ATOMIC_ACQUIRE))
-		from++;
-	return from;
+	if (written > from) {
+		tt__out_events(st->out, slot, slot->written, from, written);
+		slot->written += (uint64_t)(written - from);
+		st->end.records += (uint64_t)(written - from);
+	}
+	return written;
 }
 
 /* Writes a slot's full chunks and recycles them; with `partial`, also what its
- * current chunk holds so far. */
-static void tt__stream_drain_slot(struct tt__stream *st, struct tt__slot *slot, int partial)
+ * current chunk holds so far. Returns how many chunks it recycled. */
+static int tt__stream_drain_slot(struct tt__stream *st, struct tt__slot *slot, int partial)
 {
-	for (;;) {
+	for (int recycled = 0;; recycled++) {
 		struct tt__chunk *chunk = __atomic_load_n(&slot->first, __ATOMIC_ACQUIRE);
 		struct tt__chunk *next = __atomic_load_n(&chunk->next, __ATOMIC_ACQUIRE);
-		/* A full chunk may still wait for an event that a signal handler interrupted
-		 * between its reservation and its store: it is written and recycled after. */
-		if (next ? !tt__chunk_complete(chunk) : !partial)
-			return;
-		const struct tt_record *begin, *end;
-		tt__chunk_extent(slot, chunk, &begin, &end);
+		if (!next && !partial)
+			return recycled;
+		const struct tt_record *begin = (const struct tt_record *)(chunk + 1), *end;
+		if (next) /* its size says where its reserved records end */
+			end = (const struct tt_record *)((const char *)chunk + chunk->size);
+		else
+			tt__chunk_extent(slot, chunk, &begin, &end);
 		const struct tt_record *from = slot->drained ? slot->drained : begin;
-		if (!next)
-			end = tt__stream_written_until(from, end);
-		if (end > from)
-			tt__stream_records(st, slot, from, end);
-		slot->drained = end;
-		if (!next)
-			return;
+		slot->drained = tt__stream_records(st, slot, from, end);
+		/* A full chunk is recycled once all its events are written. */
+		if (!next || slot->drained != end)
+			return recycled;
 		tt__chunk_drained(slot);
 		slot->drained = NULL;
 	}
@@ -154,14 +150,16 @@ static void tt__stream_retire_slot(struct tt__stream *st, struct tt__slot *slot)
 	slot->streamed = 2;
 }
 
-static void tt__stream_pass(struct tt__stream *st, int partial)
+/* One pass over the threads; returns how many chunks it recycled. */
+static int tt__stream_pass(struct tt__stream *st, int partial)
 {
+	int recycled = 0;
 	for (struct tt__slot *slot = tt__registry_head(); slot;
 	     slot = __atomic_load_n(&slot->next, __ATOMIC_ACQUIRE)) {
 		if (slot->streamed == 2)
 			continue;
 		int exited = __atomic_load_n(&slot->flags, __ATOMIC_ACQUIRE) & TT__SLOT_EXITED;
-		tt__stream_drain_slot(st, slot, partial || exited);
+		recycled += tt__stream_drain_slot(st, slot, partial || exited);
 		if (exited && !__atomic_load_n(&slot->first->next, __ATOMIC_ACQUIRE)) {
 			const struct tt_record *begin, *end;
 			tt__chunk_extent(slot, slot->first, &begin, &end);
@@ -170,6 +168,7 @@ static void tt__stream_pass(struct tt__stream *st, int partial)
 		}
 	}
 	tt__out_flush(st->out);
+	return recycled;
 }
 
 /* At exit: every thread's records and totals, then END. */
@@ -208,7 +207,7 @@ static void *tt__stream_main(void *arg)
 		}
 		int64_t now = tt__stream_now_ns();
 		int periodic = now - st->last_period_ns >= TT__STREAM_PERIOD_NS;
-		tt__stream_pass(st, periodic || flush != st->flush_done);
+		int recycled = tt__stream_pass(st, periodic || flush != st->flush_done);
 		if (periodic) {
 			st->last_period_ns = now;
 			tt__stream_refresh_header(st);
@@ -220,6 +219,8 @@ static void *tt__stream_main(void *arg)
 			pthread_mutex_unlock(&st->lock);
 			continue;
 		}
+		if (recycled)
+			continue; /* more may have filled meanwhile */
 		__atomic_store_n(&st->sleeping, 1, __ATOMIC_SEQ_CST);
 		if (__atomic_load_n(&st->wake_seq, __ATOMIC_SEQ_CST) == seq) {
 			struct timespec timeout = {0, TT__STREAM_SLEEP_NS};

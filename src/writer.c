@@ -11,9 +11,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "internal.h"
+
+/* Writes this large go to the file directly. */
+#define TT__OUT_DIRECT 4096
 
 static void tt__out_raw(struct tt__out *out, const void *data, size_t size)
 {
@@ -37,16 +41,30 @@ void tt__out_flush(struct tt__out *out)
 	out->len = 0;
 }
 
+/* What is buffered, then `size` bytes at `data`, in one system call where it can. */
+static void tt__out_flush_with(struct tt__out *out, const void *data, size_t size)
+{
+	struct iovec iov[2] = {{out->buf, out->len}, {(void *)data, size}};
+	ssize_t n = out->err ? 0 : writev(out->fd, iov, 2);
+	size_t done = n > 0 ? (size_t)n : 0;
+	/* What a short or interrupted write left, the slow way (it reports errors). */
+	size_t from_buf = done < out->len ? done : out->len;
+	tt__out_raw(out, out->buf + from_buf, out->len - from_buf);
+	size_t from_data = done - from_buf;
+	tt__out_raw(out, (const char *)data + from_data, size - from_data);
+	out->len = 0;
+}
+
 void tt__out(struct tt__out *out, const void *data, size_t size)
 {
 	out->offset += size;
-	if (size > sizeof out->buf - out->len) {
-		tt__out_flush(out);
-		if (size >= sizeof out->buf) {
-			tt__out_raw(out, data, size);
-			return;
-		}
+	/* Records go from the chunks to the file without a copy into the buffer. */
+	if (size >= TT__OUT_DIRECT) {
+		tt__out_flush_with(out, data, size);
+		return;
 	}
+	if (size > sizeof out->buf - out->len)
+		tt__out_flush(out);
 	memcpy(out->buf + out->len, data, size);
 	out->len += size;
 }
@@ -105,22 +123,28 @@ void tt__site_set_clear(struct tt__site_set *set)
 	*set = (struct tt__site_set){0};
 }
 
-int tt__sites_add(struct tt__site_set *set, struct tt__site_set *fresh,
-		  const struct tt_record *begin, const struct tt_record *end)
+const struct tt_record *tt__sites_add(struct tt__site_set *set, struct tt__site_set *fresh,
+				      const struct tt_record *begin, const struct tt_record *end,
+				      int stop_unwritten)
 {
+	uint64_t last = 0; /* runs of one site are common: look it up once */
 	for (const struct tt_record *r = begin; r < end; r++) {
-		if (!TT_RECORD_HAS_SITE(TT_RECORD_KIND(r->word)))
+		uint64_t word = __atomic_load_n(&r->word, __ATOMIC_ACQUIRE);
+		if (!word && stop_unwritten)
+			return r;
+		if (!TT_RECORD_HAS_SITE(TT_RECORD_KIND(word)) || TT_RECORD_PAYLOAD(word) == last)
 			continue;
-		int added = tt__site_set_add(set, TT_RECORD_PAYLOAD(r->word));
+		last = TT_RECORD_PAYLOAD(word);
+		int added = tt__site_set_add(set, last);
 		if (added > 0 && fresh)
-			added = tt__site_set_add(fresh, TT_RECORD_PAYLOAD(r->word));
+			added = tt__site_set_add(fresh, last);
 		if (added < 0)
-			return added;
+			return NULL;
 	}
-	return 0;
+	return end;
 }
 
-static uint32_t tt__strlen32(const char *s)
+uint32_t tt__strlen32(const char *s)
 {
 	return s ? (uint32_t)strnlen(s, UINT32_MAX / 4) : 0;
 }
@@ -201,7 +225,7 @@ static int tt__snapshot_thread(struct tt__thread_snapshot *snap, struct tt__slot
 static int tt__collect_sites(struct tt__site_set *set, const struct tt__thread_snapshot *snap)
 {
 	for (size_t c = 0; c < snap->chunks; c++)
-		if (tt__sites_add(set, NULL, snap->extents[c].begin, snap->extents[c].end) < 0)
+		if (!tt__sites_add(set, NULL, snap->extents[c].begin, snap->extents[c].end, 0))
 			return -ENOMEM;
 	return 0;
 }
