@@ -3,6 +3,7 @@
  * a full chunk, recording off, a full buffer). */
 #include <errno.h>
 #include <linux/futex.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -165,8 +166,16 @@ void tt__compact_exited(struct tt__slot *slot)
 	size_t used = (size_t)((const char *)end - (const char *)begin);
 	if (tt__dumps_running || chunk->size != TT__CHUNK_SIZE || used > TT__CHUNK_SIZE / 2)
 		return;
+	/* Mode stream: not while the drain reads the slot (it then recycles the chunk
+	 * soon); the small copy is malloc'd, and freed once written. */
+	int stream = tt__config.mode == TT__MODE_STREAM;
+	int idle = 0;
+	if (stream && !__atomic_compare_exchange_n(&slot->drain_state, &idle, TT__DRAIN_COMPACTING, 0,
+						  __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+		return;
 	pthread_mutex_lock(&tt__arena_mutex);
-	struct tt__chunk *small = tt__slab_alloc(&tt__small, sizeof *small + used);
+	struct tt__chunk *small = stream ? malloc(sizeof *small + used) :
+				  tt__slab_alloc(&tt__small, sizeof *small + used);
 	if (small) {
 		small->next = NULL;
 		small->size = sizeof *small + used;
@@ -176,12 +185,18 @@ void tt__compact_exited(struct tt__slot *slot)
 			link = &(*link)->next;
 		__atomic_store_n(link, small, __ATOMIC_RELEASE);
 		slot->current = small;
+		if (slot->drained >= begin && slot->drained <= end)
+			slot->drained = (const struct tt_record *)(small + 1) + (slot->drained - begin);
+		if (stream)
+			slot->flags |= TT__SLOT_COMPACTED;
 		__atomic_store_n(&slot->limit, NULL, __ATOMIC_RELEASE);
 		memset(chunk, 0, TT__CHUNK_SIZE);
 		chunk->next = tt__free_chunks;
 		tt__free_chunks = chunk;
 	}
 	pthread_mutex_unlock(&tt__arena_mutex);
+	if (stream)
+		__atomic_store_n(&slot->drain_state, TT__DRAIN_IDLE, __ATOMIC_RELEASE);
 }
 
 /* Arena lock held: the limit is the chunk's end while the thread may record. */
@@ -217,13 +232,13 @@ int tt__slot_start(struct tt__slot *slot)
 void tt__set_all_limits(void)
 {
 	sigset_t old;
-	tt__block_signals(&old);
+	tt__registry_lock(&old); /* no slot leaves the list meanwhile */
 	pthread_mutex_lock(&tt__arena_mutex);
 	for (struct tt__slot *slot = tt__registry_head(); slot;
 	     slot = __atomic_load_n(&slot->next, __ATOMIC_ACQUIRE))
 		tt__publish_limit(slot);
 	pthread_mutex_unlock(&tt__arena_mutex);
-	tt__restore_signals(&old);
+	tt__registry_unlock(&old);
 }
 
 /* Arena lock held. Leaves the current chunk (its size then says where its records
@@ -431,16 +446,22 @@ void tt__chunk_drained(struct tt__slot *slot)
 {
 	struct tt__chunk *chunk = slot->first;
 	struct tt__chunk *next = __atomic_load_n(&chunk->next, __ATOMIC_ACQUIRE);
-	memset(chunk, 0, TT__CHUNK_SIZE);
+	int compacted = !next && (slot->flags & TT__SLOT_COMPACTED);
+	if (!compacted)
+		memset(chunk, 0, TT__CHUNK_SIZE);
 	sigset_t old;
 	tt__block_signals(&old);
 	pthread_mutex_lock(&tt__arena_mutex);
 	__atomic_store_n(&slot->first, next, __ATOMIC_RELEASE);
 	__atomic_store_n(&slot->chunks, slot->chunks - 1, __ATOMIC_RELEASE);
-	chunk->next = tt__free_chunks;
-	tt__free_chunks = chunk;
+	if (!compacted) {
+		chunk->next = tt__free_chunks;
+		tt__free_chunks = chunk;
+	}
 	pthread_mutex_unlock(&tt__arena_mutex);
 	tt__restore_signals(&old);
+	if (compacted)
+		free(chunk);
 }
 
 void tt__chunk_extent(const struct tt__slot *slot, const struct tt__chunk *chunk,

@@ -59,6 +59,7 @@ struct tt__slot {
 	uint64_t dropped[TT_DROP_CAUSES];
 	uint32_t tid;
 	uint32_t index;   /* the thread's number, in registration order */
+	uint32_t table_index; /* its entry in tt__tls_table */
 	uint32_t flags;   /* enum tt__slot_flags */
 	uint32_t drop_cause; /* why events are dropped once EXHAUSTED */
 	int named;        /* tt_thread_name() was called: keep `name` */
@@ -70,6 +71,15 @@ struct tt__slot {
 	const struct tt_record *drained;
 	uint64_t written;
 	int streamed;
+	int drain_state; /* enum tt__drain_state: who may touch its last chunk */
+};
+
+/* Mode stream: the drain thread and the exiting thread that compacts its last chunk
+ * take turns, neither waiting for the other. */
+enum tt__drain_state {
+	TT__DRAIN_IDLE,
+	TT__DRAIN_READING,    /* the drain thread writes the slot's records */
+	TT__DRAIN_COMPACTING, /* its thread, exiting, moves its last records */
 };
 _Static_assert(offsetof(struct tt__slot, owner) == 0, "asm/record.asm SLOT_OWNER");
 _Static_assert(offsetof(struct tt__slot, cursor) == 8, "asm/record.asm SLOT_CURSOR");
@@ -80,6 +90,7 @@ enum tt__slot_flags {
 	TT__SLOT_EXHAUSTED = 1u << 1, /* no chunk to record into: events are dropped */
 	TT__SLOT_WRAPPED = 1u << 2,   /* mode ring: its oldest chunk was recycled */
 	TT__SLOT_RUNTIME = 1u << 3,   /* ticktrace's own thread, shown in the file only */
+	TT__SLOT_COMPACTED = 1u << 4, /* mode stream: its last chunk is a malloc'd copy */
 };
 
 enum tt__mode {
@@ -122,6 +133,10 @@ struct tt__slot *tt__registry_head(void) TT__HIDDEN;
 void tt__registry_lock(sigset_t *old) TT__HIDDEN;
 void tt__registry_unlock(const sigset_t *old) TT__HIDDEN;
 void tt__registry_reset_after_fork(void) TT__HIDDEN;
+/* Mode stream: a retired thread's slot (all written, its chunks recycled) leaves the
+ * registry list, after `prev`, for a new thread. Only the drain thread walks the list
+ * while slots leave it. */
+void tt__registry_recycle(struct tt__slot *prev, struct tt__slot *slot) TT__HIDDEN;
 void tt__refresh_thread_name(struct tt__slot *slot) TT__HIDDEN;
 uintptr_t tt__thread_pointer(void) TT__HIDDEN;
 
@@ -137,7 +152,7 @@ extern int tt__dumps_running TT__HIDDEN; /* changed under the registry lock */
 void tt__record_slow(uint64_t word, uint64_t value, uint64_t tsc, struct tt__slot *slot,
 		     char *where) TT__HIDDEN;
 /* Mode stream, the drain thread: takes a written chunk off the front of the slot's
- * list and recycles it. The chunk must have a successor. */
+ * list and recycles it. The chunk must have a successor, unless the thread exited. */
 void tt__chunk_drained(struct tt__slot *slot) TT__HIDDEN;
 extern uint64_t tt__unregistered_drops TT__HIDDEN; /* events of threads without a slot */
 /* The records of a chunk that were written: [begin, end). */

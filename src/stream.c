@@ -117,7 +117,7 @@ static const struct tt_record *tt__stream_records(struct tt__stream *st, struct 
 
 /* Writes a slot's full chunks and recycles them; with `partial`, also what its
  * current chunk holds so far. Returns how many chunks it recycled. */
-static int tt__stream_drain_slot(struct tt__stream *st, struct tt__slot *slot, int partial)
+static int tt__stream_drain_chunks(struct tt__stream *st, struct tt__slot *slot, int partial)
 {
 	for (int recycled = 0;; recycled++) {
 		struct tt__chunk *chunk = __atomic_load_n(&slot->first, __ATOMIC_ACQUIRE);
@@ -147,25 +147,36 @@ static void tt__stream_retire_slot(struct tt__stream *st, struct tt__slot *slot)
 	if (gap_records || !slot->streamed)
 		tt__stream_records(st, slot, gap, gap + gap_records);
 	tt__out_thread_info(st->out, TT_SEC_THREAD_TOTALS, slot, slot->written, &st->end.dropped);
-	slot->streamed = 2;
 }
 
 /* One pass over the threads; returns how many chunks it recycled. */
 static int tt__stream_pass(struct tt__stream *st, int partial)
 {
 	int recycled = 0;
-	for (struct tt__slot *slot = tt__registry_head(); slot;
-	     slot = __atomic_load_n(&slot->next, __ATOMIC_ACQUIRE)) {
-		if (slot->streamed == 2)
+	struct tt__slot *prev = NULL, *next;
+	for (struct tt__slot *slot = tt__registry_head(); slot; slot = next) {
+		next = __atomic_load_n(&slot->next, __ATOMIC_ACQUIRE);
+		/* Not while its thread, exiting, compacts its last chunk: next pass. */
+		int idle = TT__DRAIN_IDLE;
+		if (!__atomic_compare_exchange_n(&slot->drain_state, &idle, TT__DRAIN_READING, 0,
+						 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+			prev = slot;
 			continue;
-		int exited = __atomic_load_n(&slot->flags, __ATOMIC_ACQUIRE) & TT__SLOT_EXITED;
-		recycled += tt__stream_drain_slot(st, slot, partial || exited);
-		if (exited && !__atomic_load_n(&slot->first->next, __ATOMIC_ACQUIRE)) {
-			const struct tt_record *begin, *end;
-			tt__chunk_extent(slot, slot->first, &begin, &end);
-			if (slot->drained == end)
-				tt__stream_retire_slot(st, slot);
 		}
+		int exited = __atomic_load_n(&slot->flags, __ATOMIC_ACQUIRE) & TT__SLOT_EXITED;
+		recycled += tt__stream_drain_chunks(st, slot, partial || exited);
+		const struct tt_record *begin, *end;
+		tt__chunk_extent(slot, slot->first, &begin, &end);
+		if (!exited || slot->first->next || slot->drained != end) {
+			__atomic_store_n(&slot->drain_state, TT__DRAIN_IDLE, __ATOMIC_RELEASE);
+			prev = slot;
+			continue;
+		}
+		/* All written: its totals go out, and its chunk and slot serve new threads. */
+		tt__stream_retire_slot(st, slot);
+		tt__chunk_drained(slot);
+		tt__registry_recycle(prev, slot);
+		recycled++;
 	}
 	tt__out_flush(st->out);
 	return recycled;
@@ -177,8 +188,7 @@ static void tt__stream_end(struct tt__stream *st)
 	tt__stream_pass(st, 1);
 	for (struct tt__slot *slot = tt__registry_head(); slot;
 	     slot = __atomic_load_n(&slot->next, __ATOMIC_ACQUIRE))
-		if (slot->streamed != 2)
-			tt__stream_retire_slot(st, slot);
+		tt__stream_retire_slot(st, slot);
 	tt__out_thread_info(st->out, TT_SEC_THREAD_TOTALS, &st->self, 0, &st->end.dropped);
 	int err = tt__out_modules(st->out);
 	if (err && !st->out->err)
