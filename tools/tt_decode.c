@@ -707,6 +707,11 @@ int tt_decode(const struct tt_trace *t, struct tt_sink *const *sinks, size_t nsi
 			tt_decoder_warn(&d, "%s: %" PRIu64 " events dropped before their thread had a "
 					"buffer (no memory, or 65,536 live threads)", f->path,
 					f->header.unregistered_dropped);
+		if (f->cut_short)
+			tt_decoder_warn(&d, "%s: the run crashed or was killed: the file ends without "
+					"its END section, after offset %" PRIu64 "; what was recorded but "
+					"not yet written then is lost (mode stream: chunks not yet drained, "
+					"and at most the last 0.2 s of each thread)", f->path, f->cut_at);
 	}
 	if (rc == 0)
 		rc = tt_decode_merged(&d);

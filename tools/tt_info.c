@@ -96,6 +96,9 @@ static void tt_print_file(FILE *out, const struct tt_file *f, const struct tt_in
 	fprintf(out, "  records:  %" PRIu64 ", dropped %" PRIu64 ", %zu threads, %zu call sites, "
 		"%zu modules\n", f->records, f->dropped + h->unregistered_dropped, f->nthreads,
 		f->nsites, f->nmodules);
+	if (f->cut_short)
+		fprintf(out, "  ended:    NO: the run crashed or was killed (no END section; read up to "
+			"offset %" PRIu64 ")\n", f->cut_at);
 	if (h->unregistered_dropped)
 		fprintf(out, "  dropped before their thread had a buffer: %" PRIu64 "\n",
 			h->unregistered_dropped);

@@ -1,0 +1,336 @@
+/* Long runs: modes stream and ring, runs that end by a signal, thread churn. Each
+ * test starts tt_longrun_prog (path in argv[1]) with the mode in its environment,
+ * then reads the raw file it left with the tools' reader and converts it with the
+ * ticktrace command ($TICKTRACE). Nothing here depends on how fast the machine is:
+ * where events may be dropped (a disk that falls behind), every event must be in
+ * the file or counted in the run of dropped events that replaced it. */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "tt_check.h"
+#include "tt_reader.h"
+
+extern char **environ;
+
+static const char *tt_lr_prog;
+
+struct tt_lr_child {
+	pid_t pid;
+	FILE *out; /* its standard output */
+};
+
+/* Starts the program with `settings` (NULL-terminated "NAME=value") added to an
+ * environment without any other TICKTRACE variable. */
+static void tt_lr_start(struct tt_lr_child *c, const char *const *settings, const char *const *args)
+{
+	const char *env[256];
+	size_t n = 0;
+	for (char **e = environ; *e && n < 200; e++)
+		if (strncmp(*e, "TICKTRACE", 9) != 0)
+			env[n++] = *e;
+	for (; *settings; settings++)
+		env[n++] = *settings;
+	env[n] = NULL;
+	const char *argv[16] = {tt_lr_prog};
+	for (size_t i = 0; args[i] && i < 14; i++)
+		argv[i + 1] = args[i];
+	int out[2];
+	assert_int_equal(pipe(out), 0);
+	posix_spawn_file_actions_t actions;
+	posix_spawn_file_actions_init(&actions);
+	posix_spawn_file_actions_adddup2(&actions, out[1], 1);
+	posix_spawn_file_actions_addclose(&actions, out[0]);
+	assert_int_equal(posix_spawn(&c->pid, tt_lr_prog, &actions, NULL, (char *const *)argv,
+				     (char *const *)env), 0);
+	posix_spawn_file_actions_destroy(&actions);
+	close(out[1]);
+	c->out = fdopen(out[0], "r");
+	assert_non_null(c->out);
+}
+
+/* Waits for the child: its exit status, or 128 + the signal that ended it. */
+static int tt_lr_wait(struct tt_lr_child *c)
+{
+	int status;
+	while (waitpid(c->pid, &status, 0) < 0)
+		assert_int_equal(errno, EINTR);
+	fclose(c->out);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+#define TT_LR_SETTINGS(...) ((const char *const[]){__VA_ARGS__, NULL})
+
+/* Runs the program to its end; it must exit with 0. */
+static void tt_lr_run(const char *const *settings, const char *const *args, char *line, size_t cap)
+{
+	struct tt_lr_child c;
+	tt_lr_start(&c, settings, args);
+	if (line && !fgets(line, (int)cap, c.out))
+		line[0] = 0;
+	assert_int_equal(tt_lr_wait(&c), 0);
+}
+
+/* ---- what a thread holds of its "seq" events ---- */
+
+struct tt_lr_seq {
+	uint32_t number;     /* of the thread that recorded them */
+	uint64_t next;       /* the next expected index */
+	uint64_t kept, lost; /* events in the file, and counted in runs of dropped ones */
+	uint64_t gaps;
+};
+
+/* Walks a thread's records: its "seq" events in order, each run of dropped events
+ * standing for exactly as many as it counts. */
+static void tt_lr_walk_seq(const struct tt_thread *t, struct tt_lr_seq *s)
+{
+	*s = (struct tt_lr_seq){.number = UINT32_MAX};
+	for (size_t sec = 0; sec < t->nsections; sec++) {
+		const struct tt_events *ev = &t->sections[sec];
+		for (size_t i = 0; i < ev->count; i++) {
+			unsigned kind = TT_RECORD_KIND(ev->records[i].word);
+			if (kind == TT_REC_PAD)
+				continue;
+			assert_true(kind == TT_REC_INSTANT_ARG || kind == TT_REC_DROPPED);
+			assert_true(i + 1 < ev->count); /* its VALUE is in the same section */
+			assert_int_equal(TT_RECORD_KIND(ev->records[i + 1].word), TT_REC_VALUE);
+			uint64_t value = ev->records[++i].tsc;
+			if (kind == TT_REC_DROPPED) {
+				uint64_t count = TT_RECORD_PAYLOAD(ev->records[i - 1].word);
+				assert_true(count > 0);
+				s->next += count;
+				s->lost += count;
+				s->gaps++;
+				continue;
+			}
+			if (s->number == UINT32_MAX)
+				s->number = (uint32_t)(value >> 32);
+			assert_int_equal(value >> 32, s->number);
+			assert_int_equal((uint32_t)value, s->next);
+			s->next++;
+			s->kept++;
+		}
+	}
+}
+
+static void tt_lr_tmpfile(char *dir, size_t cap, char *path, size_t path_cap)
+{
+	tt_tmpdir(dir, cap);
+	snprintf(path, path_cap, "%s/run.ttr", dir);
+}
+
+/* ---- mode stream ---- */
+
+/* Returns the events dropped in all. */
+static uint64_t tt_lr_check_stream_seq(const char *path, uint32_t threads, uint32_t events)
+{
+	uint64_t lost = 0;
+	struct tt_file f;
+	assert_int_equal(tt_file_open(&f, path), 0);
+	assert_false(f.cut_short);
+	assert_true(f.header.flags & TT_FILE_STREAMED);
+	uint32_t seen = 0, drains = 0;
+	for (size_t i = 0; i < f.nthreads; i++) {
+		const struct tt_thread *t = &f.threads[i];
+		if (t->flags & TT_THREAD_RUNTIME) {
+			drains++;
+			assert_int_equal(t->records, 0); /* the drain thread records nothing */
+			continue;
+		}
+		struct tt_lr_seq s;
+		tt_lr_walk_seq(t, &s);
+		assert_int_equal(s.next, events);
+		assert_int_equal(s.lost, t->dropped[TT_DROP_BEHIND]);
+		assert_int_equal(s.lost, t->dropped_total);
+		char name[32];
+		snprintf(name, sizeof name, "seq-%u", s.number);
+		assert_int_equal(t->name.len, strlen(name));
+		assert_memory_equal(t->name.ptr, name, t->name.len);
+		assert_true(t->flags & TT_THREAD_EXITED);
+		lost += s.lost;
+		seen++;
+	}
+	assert_int_equal(seen, threads);
+	assert_int_equal(drains, 1);
+	tt_file_close(&f);
+	return lost;
+}
+
+static void test_stream_every_event_written_or_counted(void **state)
+{
+	(void)state;
+	char dir[64], path[128], out[160];
+	tt_lr_tmpfile(dir, sizeof dir, path, sizeof path);
+	char setting[192];
+	snprintf(setting, sizeof setting, "TICKTRACE_OUT=%s", path);
+	/* Four chunks a thread: enough for the drain to fall behind now and then. */
+	tt_lr_run(TT_LR_SETTINGS("TICKTRACE_MODE=stream", "TICKTRACE_BUFFER=16384", setting),
+		  TT_LR_SETTINGS("seq", "4", "300000"), NULL, 0);
+	uint64_t lost = tt_lr_check_stream_seq(path, 4, 300000);
+	print_message("%llu of 1200000 events dropped\n", (unsigned long long)lost);
+	/* The converter reads it whole, and shows any run of dropped events. */
+	snprintf(out, sizeof out, "%s/run.json", dir);
+	struct tt_run r;
+	TT_RUN(&r, "convert", path, "-o", out);
+	assert_int_equal(r.status, 0);
+	char summary[64];
+	snprintf(summary, sizeof summary, " %llu dropped,", (unsigned long long)lost);
+	assert_non_null(strstr(r.err, summary));
+	if (lost)
+		assert_non_null(strstr(r.err, "runs of dropped events"));
+	cJSON *root = tt_json_load(out);
+	assert_non_null(root);
+	cJSON_Delete(root);
+	free(r.out);
+	tt_rmdir(dir);
+}
+
+/* 200,000 threads, one after the other: memory stays flat, and every one of them is
+ * in the trace with its event. */
+static void test_stream_thread_churn(void **state)
+{
+	(void)state;
+	enum { THREADS = 200000 };
+	char dir[64], path[128], line[128];
+	tt_lr_tmpfile(dir, sizeof dir, path, sizeof path);
+	char setting[192];
+	snprintf(setting, sizeof setting, "TICKTRACE_OUT=%s", path);
+	tt_lr_run(TT_LR_SETTINGS("TICKTRACE_MODE=stream", setting), TT_LR_SETTINGS("churn", "200000"),
+		  line, sizeof line);
+	long early_kb, end_kb;
+	assert_int_equal(sscanf(line, "%ld %ld", &early_kb, &end_kb), 2);
+	print_message("RSS after %d threads: %ld kB, after %d: %ld kB\n", THREADS / 10, early_kb,
+		      THREADS, end_kb);
+	/* A thread's slot alone is 256 bytes: 180,000 more threads kept would be 46 MB. */
+	assert_true(end_kb - early_kb < 8 * 1024);
+
+	struct tt_file f;
+	assert_int_equal(tt_file_open(&f, path), 0);
+	uint8_t *seen = calloc(THREADS, 1);
+	uint32_t threads = 0;
+	for (size_t i = 0; i < f.nthreads; i++) {
+		const struct tt_thread *t = &f.threads[i];
+		if (t->flags & TT_THREAD_RUNTIME)
+			continue;
+		assert_true(t->flags & TT_THREAD_EXITED);
+		assert_int_equal(t->records, 2);
+		const struct tt_record *r = t->sections[0].records;
+		assert_int_equal(TT_RECORD_KIND(r[0].word), TT_REC_INSTANT_ARG);
+		assert_true(r[1].tsc < THREADS);
+		assert_int_equal(seen[r[1].tsc], 0);
+		seen[r[1].tsc] = 1;
+		threads++;
+	}
+	assert_int_equal(threads, THREADS);
+	free(seen);
+	tt_file_close(&f);
+	tt_rmdir(dir);
+}
+
+/* ---- runs that end by SIGKILL ---- */
+
+/* Starts "hold", waits until it has recorded, kills it; returns the file's path. */
+static void tt_lr_kill_holder(const char *mode, const char *events, const char *flush,
+			      char *dir, size_t cap, char *path, size_t path_cap)
+{
+	tt_lr_tmpfile(dir, cap, path, path_cap);
+	char setting[192], mode_setting[64];
+	snprintf(setting, sizeof setting, "TICKTRACE_OUT=%s", path);
+	snprintf(mode_setting, sizeof mode_setting, "TICKTRACE_MODE=%s", mode);
+	struct tt_lr_child c;
+	tt_lr_start(&c, TT_LR_SETTINGS(mode_setting, setting), TT_LR_SETTINGS("hold", events, flush));
+	char line[32];
+	assert_non_null(fgets(line, sizeof line, c.out));
+	assert_string_equal(line, "ready\n");
+	kill(c.pid, SIGKILL);
+	assert_int_equal(tt_lr_wait(&c), 128 + SIGKILL);
+}
+
+/* The converter reads a killed run's file and says the run crashed. */
+static void tt_lr_convert_crashed(const char *dir, const char *path)
+{
+	char out[160];
+	snprintf(out, sizeof out, "%s/run.json", dir);
+	struct tt_run r;
+	TT_RUN(&r, "convert", path, "-o", out);
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.err, "the run crashed or was killed"));
+	free(r.out);
+	TT_RUN(&r, "info", path);
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "ended:    NO"));
+	free(r.out);
+}
+
+/* Mode stream, killed after tt_dump(): every event reached the file. */
+static void test_stream_killed_after_dump_keeps_all(void **state)
+{
+	(void)state;
+	char dir[64], path[128];
+	tt_lr_kill_holder("stream", "100000", "1", dir, sizeof dir, path, sizeof path);
+	struct tt_file f;
+	assert_int_equal(tt_file_open(&f, path), 0);
+	assert_true(f.cut_short);
+	uint32_t found = 0;
+	for (size_t i = 0; i < f.nthreads; i++) {
+		if (f.threads[i].flags & TT_THREAD_RUNTIME)
+			continue;
+		struct tt_lr_seq s;
+		tt_lr_walk_seq(&f.threads[i], &s);
+		assert_int_equal(s.kept, 100000);
+		assert_int_equal(s.lost, 0);
+		found++;
+	}
+	assert_int_equal(found, 1);
+	tt_file_close(&f);
+	tt_lr_convert_crashed(dir, path);
+	tt_rmdir(dir);
+}
+
+/* Mode stream, killed at any moment: what the file holds is the events in order from
+ * the first, undamaged, however many the drain had written. */
+static void test_stream_killed_keeps_a_clean_prefix(void **state)
+{
+	(void)state;
+	char dir[64], path[128];
+	tt_lr_kill_holder("stream", "100000", "0", dir, sizeof dir, path, sizeof path);
+	struct tt_file f;
+	assert_int_equal(tt_file_open(&f, path), 0);
+	assert_true(f.cut_short);
+	for (size_t i = 0; i < f.nthreads; i++) {
+		struct tt_lr_seq s;
+		tt_lr_walk_seq(&f.threads[i], &s);
+		assert_true(s.next <= 100000);
+		assert_int_equal(s.lost, 0);
+	}
+	tt_file_close(&f);
+	tt_lr_convert_crashed(dir, path);
+	tt_rmdir(dir);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 2) {
+		fprintf(stderr, "usage: test_longrun PATH-OF-tt_longrun_prog\n");
+		return 2;
+	}
+	tt_lr_prog = argv[1];
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_stream_every_event_written_or_counted),
+		cmocka_unit_test(test_stream_thread_churn),
+		cmocka_unit_test(test_stream_killed_after_dump_keeps_all),
+		cmocka_unit_test(test_stream_killed_keeps_a_clean_prefix),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
