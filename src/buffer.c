@@ -33,6 +33,15 @@ static struct tt__slab tt__small = {.slab_size = 1u << 20}; /* compacted chunks 
 static uint32_t tt__prefault_seq;   /* futex word: bumped to wake the prefault thread */
 static int tt__prefault_sleeping;
 
+/* Mode ring: a thread's oldest chunk, recycled, waits here (arena lock) for the
+ * background thread to count its events as overwritten and zero it. */
+#define TT__CLEAN_QUEUE 64
+static struct tt__to_clean {
+	struct tt__chunk *chunk;
+	struct tt__slot *slot;
+} tt__to_clean[TT__CLEAN_QUEUE];
+static unsigned tt__to_clean_count;
+
 static void tt__prefault(char *begin, size_t size)
 {
 	if (madvise(begin, size, MADV_POPULATE_WRITE) == 0)
@@ -51,11 +60,60 @@ static void tt__wake_prefault(void)
 	}
 }
 
+/* Counts a recycled chunk's events as overwritten and zeroes it, unless one of them
+ * is not written yet (its thread was interrupted by a signal handler between
+ * reserving and writing it): then 0. */
+static int tt__clean_chunk(struct tt__slot *slot, struct tt__chunk *chunk)
+{
+	const struct tt_record *r = (const struct tt_record *)(chunk + 1);
+	const struct tt_record *end = (const struct tt_record *)((const char *)chunk + chunk->size);
+	uint64_t events = 0;
+	for (; r < end; r++) {
+		uint64_t word = __atomic_load_n(&r->word, __ATOMIC_ACQUIRE);
+		if (!word)
+			return 0;
+		events += TT_RECORD_KIND(word) != TT_REC_VALUE;
+	}
+	__atomic_add_fetch(&slot->dropped[TT_DROP_OVERWRITTEN], events, __ATOMIC_RELAXED);
+	memset(chunk, 0, TT__CHUNK_SIZE);
+	return 1;
+}
+
+/* The background thread's share of mode ring: cleans the queued chunks into the free
+ * list. Returns whether some must wait for their events to be written. */
+static int tt__clean_queued(void)
+{
+	struct tt__to_clean jobs[TT__CLEAN_QUEUE];
+	sigset_t old;
+	tt__block_signals(&old);
+	pthread_mutex_lock(&tt__arena_mutex);
+	unsigned count = tt__to_clean_count;
+	memcpy(jobs, tt__to_clean, count * sizeof jobs[0]);
+	tt__to_clean_count = 0;
+	pthread_mutex_unlock(&tt__arena_mutex);
+	int waiting = 0;
+	for (unsigned i = 0; i < count; i++) {
+		int clean = tt__clean_chunk(jobs[i].slot, jobs[i].chunk);
+		pthread_mutex_lock(&tt__arena_mutex);
+		if (clean) {
+			jobs[i].chunk->next = tt__free_chunks;
+			tt__free_chunks = jobs[i].chunk;
+		} else if (tt__to_clean_count < TT__CLEAN_QUEUE) {
+			tt__to_clean[tt__to_clean_count++] = jobs[i]; /* later */
+			waiting = 1;
+		}
+		pthread_mutex_unlock(&tt__arena_mutex);
+	}
+	tt__restore_signals(&old);
+	return waiting;
+}
+
 static void *tt__prefault_main(void *unused)
 {
 	(void)unused;
 	for (;;) {
 		uint32_t seq = __atomic_load_n(&tt__prefault_seq, __ATOMIC_SEQ_CST);
+		int waiting = tt__config.mode == TT__MODE_RING && tt__clean_queued();
 		char *fresh = __atomic_load_n(&tt__arena_fresh, __ATOMIC_ACQUIRE);
 		char *ready = __atomic_load_n(&tt__arena_ready, __ATOMIC_ACQUIRE);
 		if (ready < fresh)
@@ -69,8 +127,10 @@ static void *tt__prefault_main(void *unused)
 			continue;
 		}
 		__atomic_store_n(&tt__prefault_sleeping, 1, __ATOMIC_SEQ_CST);
+		struct timespec soon = {0, 1000000}; /* for the events still being written */
 		if (__atomic_load_n(&tt__prefault_seq, __ATOMIC_SEQ_CST) == seq)
-			syscall(SYS_futex, &tt__prefault_seq, FUTEX_WAIT_PRIVATE, seq, NULL, NULL, 0);
+			syscall(SYS_futex, &tt__prefault_seq, FUTEX_WAIT_PRIVATE, seq,
+				waiting ? &soon : NULL, NULL, 0);
 		__atomic_store_n(&tt__prefault_sleeping, 0, __ATOMIC_SEQ_CST);
 	}
 	return NULL;
@@ -118,6 +178,7 @@ void tt__arena_reset_after_fork(void)
 	pthread_mutex_init(&tt__arena_mutex, NULL);
 	tt__arena_ready = tt__arena_fresh;
 	tt__prefault_sleeping = 0;
+	tt__to_clean_count = 0; /* the parent's threads' chunks */
 	tt__start_prefault_thread();
 }
 
@@ -156,6 +217,18 @@ void *tt__slab_alloc(struct tt__slab *slab, size_t size)
 	void *block = slab->next;
 	slab->next += size;
 	return block;
+}
+
+int tt__dumps_running;
+
+void tt__hold_chunks(int delta)
+{
+	sigset_t old;
+	tt__registry_lock(&old);
+	pthread_mutex_lock(&tt__arena_mutex);
+	tt__dumps_running += delta;
+	pthread_mutex_unlock(&tt__arena_mutex);
+	tt__registry_unlock(&old);
 }
 
 void tt__compact_exited(struct tt__slot *slot)
@@ -241,6 +314,27 @@ void tt__set_all_limits(void)
 	tt__registry_unlock(&old);
 }
 
+/* Arena lock held. Mode ring: a thread whose budget is used up gives its oldest
+ * chunk to the background thread, which counts its events as overwritten and zeroes
+ * it (here, when the queue is full), and takes a clean one. Not while a dump reads
+ * the chunks: the thread then grows until the dump is done. */
+static void tt__recycle_oldest(struct tt__slot *slot)
+{
+	struct tt__chunk *oldest = slot->first;
+	if (__atomic_load_n(&tt__dumps_running, __ATOMIC_ACQUIRE) || oldest == slot->current)
+		return;
+	__atomic_store_n(&slot->first, oldest->next, __ATOMIC_RELEASE);
+	slot->chunks--;
+	__atomic_or_fetch(&slot->flags, TT__SLOT_WRAPPED, __ATOMIC_RELEASE);
+	if (tt__to_clean_count < TT__CLEAN_QUEUE) {
+		tt__to_clean[tt__to_clean_count++] = (struct tt__to_clean){oldest, slot};
+		tt__wake_prefault();
+	} else if (tt__clean_chunk(slot, oldest)) {
+		oldest->next = tt__free_chunks;
+		tt__free_chunks = oldest;
+	} /* else an event in it is still being written: the chunk is left alone */
+}
+
 /* Arena lock held. Leaves the current chunk (its size then says where its records
  * end) for a new one. Mode stop: a thread whose budget is used up keeps its first
  * events and drops the rest. Mode stream: a thread whose budget of chunks is all
@@ -249,6 +343,8 @@ static int tt__next_chunk(struct tt__slot *slot)
 {
 	enum tt_drop_cause cause = tt__config.mode == TT__MODE_STREAM ? TT_DROP_BEHIND : TT_DROP_FULL;
 	struct tt__chunk *chunk = NULL;
+	if (tt__config.mode == TT__MODE_RING && slot->chunks >= tt__config.chunk_budget)
+		tt__recycle_oldest(slot);
 	if (slot->chunks < tt__config.chunk_budget) {
 		chunk = tt__chunk_alloc();
 		cause = TT_DROP_NO_MEMORY;

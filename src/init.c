@@ -84,6 +84,7 @@ static void tt__after_fork_in_child(void)
 	tt__arena_reset_after_fork();
 	tt__anchor_now(&tt__start_anchor);
 	tt__stream_after_fork();
+	tt__signals_after_fork();
 }
 
 static void tt__init_once(void)
@@ -122,6 +123,8 @@ static void tt__init_once(void)
 			return;
 		}
 	}
+	if (tt__signals_init() < 0)
+		fprintf(stderr, "ticktrace: no service thread: no trace on signals or crashes\n");
 	pthread_atfork(NULL, NULL, tt__after_fork_in_child);
 	atexit(tt__at_exit);
 	__atomic_store_n(&tt__recording, 1, __ATOMIC_SEQ_CST);

@@ -148,7 +148,10 @@ void tt__set_all_limits(void) TT__HIDDEN;            /* after tt_enable/tt_disab
 /* Registry lock held, the thread exiting: moves its last records out of a mostly
  * empty chunk, which is recycled. Not while a dump may be reading them. */
 void tt__compact_exited(struct tt__slot *slot) TT__HIDDEN;
-extern int tt__dumps_running TT__HIDDEN; /* changed under the registry lock */
+extern int tt__dumps_running TT__HIDDEN; /* changed under the registry and arena locks */
+/* A dump begins (1) or ends (-1): while one runs, no chunk is compacted or recycled
+ * (mode ring). */
+void tt__hold_chunks(int delta) TT__HIDDEN;
 void tt__record_slow(uint64_t word, uint64_t value, uint64_t tsc, struct tt__slot *slot,
 		     char *where) TT__HIDDEN;
 /* Mode stream, the drain thread: takes a written chunk off the front of the slot's
@@ -210,6 +213,12 @@ void tt__out_sites(struct tt__out *out, const struct tt__site_set *set) TT__HIDD
 void tt__site_set_clear(struct tt__site_set *set) TT__HIDDEN;
 int tt__out_modules(struct tt__out *out) TT__HIDDEN;
 void tt__out_end(struct tt__out *out, const struct tt_end_info *end) TT__HIDDEN;
+
+/* signals.c: TICKTRACE_DUMP_SIGNAL, crashes, and the service thread that writes the
+ * trace for them */
+int tt__signals_init(void) TT__HIDDEN;
+void tt__signals_after_fork(void) TT__HIDDEN;
+extern int tt__crash_signal TT__HIDDEN; /* the signal the program is dying of, or 0 */
 
 /* stream.c: mode stream */
 int tt__stream_start(void) TT__HIDDEN;  /* creates the file and the drain thread */

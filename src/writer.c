@@ -482,6 +482,9 @@ void tt__file_header(struct tt_file_header *header, uint32_t flags)
 	memcpy(header->magic, TT_FILE_MAGIC, TT_FILE_MAGIC_LEN);
 	tt__clock_fill_header(header);
 	header->flags |= flags;
+	header->crash_signal = (uint32_t)__atomic_load_n(&tt__crash_signal, __ATOMIC_ACQUIRE);
+	if (header->crash_signal)
+		header->flags |= TT_FILE_CRASHED;
 }
 
 void tt__out_file_header(struct tt__out *out, uint32_t flags)
@@ -544,7 +547,6 @@ out:
 	return err;
 }
 
-int tt__dumps_running;
 
 /* Writes the file with the exiting threads' chunks held in place. */
 static int tt__write_held(struct tt__out *out)
@@ -552,14 +554,9 @@ static int tt__write_held(struct tt__out *out)
 	out->err = 0;
 	out->len = 0;
 	out->offset = 0;
-	sigset_t old;
-	tt__registry_lock(&old);
-	tt__dumps_running++;
-	tt__registry_unlock(&old);
+	tt__hold_chunks(1);
 	int err = tt__write_to(out);
-	tt__registry_lock(&old);
-	tt__dumps_running--;
-	tt__registry_unlock(&old);
+	tt__hold_chunks(-1);
 	return err;
 }
 

@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* Deeper nesting than this is a corrupt file, not a program: refuse it rather than
  * let a hostile file take memory without bound. */
@@ -707,6 +708,10 @@ int tt_decode(const struct tt_trace *t, struct tt_sink *const *sinks, size_t nsi
 			tt_decoder_warn(&d, "%s: %" PRIu64 " events dropped before their thread had a "
 					"buffer (no memory, or 65,536 live threads)", f->path,
 					f->header.unregistered_dropped);
+		if (f->header.flags & TT_FILE_CRASHED)
+			tt_decoder_warn(&d, "%s: the run crashed: the program died of signal %" PRIu32
+					" (%s), and its crash handler wrote this file", f->path,
+					f->header.crash_signal, strsignal((int)f->header.crash_signal));
 		if (f->cut_short)
 			tt_decoder_warn(&d, "%s: the run crashed or was killed: the file ends without "
 					"its END section, after offset %" PRIu64 "; what was recorded but "

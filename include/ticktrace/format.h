@@ -109,6 +109,7 @@ enum tt_file_flags {
 	 * holds everything up to its last complete section (the run crashed or was killed). */
 	TT_FILE_STREAMED = 1u << 8,
 	TT_FILE_RING = 1u << 9, /* TICKTRACE_MODE=ring: threads keep their latest events */
+	TT_FILE_CRASHED = 1u << 10, /* written as the program died of crash_signal */
 };
 
 struct tt_file_header {
@@ -122,7 +123,7 @@ struct tt_file_header {
 	struct tt_anchor start; /* taken when the runtime initialized */
 	struct tt_anchor end;   /* taken when the file was written */
 	uint32_t pid;
-	uint32_t reserved0;
+	uint32_t crash_signal; /* with TT_FILE_CRASHED: the signal the program died of */
 	uint64_t unregistered_dropped; /* events lost before their thread had a buffer */
 	uint64_t reserved[3];
 };
