@@ -12,6 +12,7 @@
 
 struct tt__config tt__config;
 int tt__recording;
+int tt__forked;
 
 static pthread_once_t tt__once = PTHREAD_ONCE_INIT;
 
@@ -80,6 +81,7 @@ static void tt__after_fork_in_child(void)
 		return;
 	/* The child records into its own file: forget the parent's threads and events,
 	 * and take a new start anchor for the new process. */
+	tt__forked = 1;
 	tt__registry_reset_after_fork();
 	tt__arena_reset_after_fork();
 	tt__anchor_now(&tt__start_anchor);

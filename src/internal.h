@@ -110,6 +110,7 @@ struct tt__config {
 extern struct tt__config tt__config TT__HIDDEN;
 extern struct tt__slot *tt__tls_table[TT__TABLE_SIZE] TT__HIDDEN;
 extern int tt__recording TT__HIDDEN; /* tt_enable/tt_disable; read with atomics */
+extern int tt__forked TT__HIDDEN;    /* this process is a child forked after start */
 
 /* Memory for the slow path, which must not call malloc (a signal handler may have
  * interrupted it): bump allocation from private mmap'd slabs, never freed. The

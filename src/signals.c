@@ -107,15 +107,20 @@ static void tt__wait_dump(uint32_t mine)
 /* The signal goes where it would have gone without ticktrace. */
 static void tt__chain(int sig, siginfo_t *info, void *context)
 {
-	const struct sigaction *program = &tt__program_actions[sig];
-	if (program->sa_flags & SA_SIGINFO) {
-		program->sa_sigaction(sig, info, context);
+	struct sigaction program = tt__program_actions[sig];
+	/* As the kernel would have done before calling it. */
+	if (program.sa_flags & SA_RESETHAND) {
+		tt__program_actions[sig].sa_handler = SIG_DFL;
+		tt__program_actions[sig].sa_flags = 0;
+	}
+	if (program.sa_flags & SA_SIGINFO) {
+		program.sa_sigaction(sig, info, context);
 		return;
 	}
-	if (program->sa_handler == SIG_IGN)
+	if (program.sa_handler == SIG_IGN)
 		return;
-	if (program->sa_handler != SIG_DFL) {
-		program->sa_handler(sig);
+	if (program.sa_handler != SIG_DFL) {
+		program.sa_handler(sig);
 		return;
 	}
 	/* Blocked while this handler runs: it comes again, with the default action, as

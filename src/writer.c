@@ -468,6 +468,12 @@ int tt__default_path(char *buf, size_t size)
 			return -ENAMETOOLONG;
 		len += (size_t)n;
 	}
+	/* A forked child writes a file of its own, even where the name has no %p. */
+	if (tt__forked && !strstr(pattern, "%p")) {
+		int n = snprintf(buf + len, size - len, ".%d", (int)getpid());
+		if (n < 0 || (size_t)n >= size - len)
+			return -ENAMETOOLONG;
+	}
 	return 0;
 }
 

@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <spawn.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -94,14 +95,17 @@ static void tt_lr_run(const char *const *settings, const char *const *args, char
 
 struct tt_lr_seq {
 	uint32_t number;     /* of the thread that recorded them */
+	uint64_t first;      /* the index of the first one in the file */
 	uint64_t next;       /* the next expected index */
-	uint64_t kept, lost; /* events in the file, and counted in runs of dropped ones */
+	uint64_t kept, lost; /* "seq" events in the file, and counted in runs of dropped ones */
 	uint64_t gaps;
+	uint64_t events;     /* events of any kind in the file */
 };
 
 /* Walks a thread's records: its "seq" events in order, each run of dropped events
- * standing for exactly as many as it counts. */
-static void tt_lr_walk_seq(const struct tt_thread *t, struct tt_lr_seq *s)
+ * standing for exactly as many as it counts; scopes around them are counted only.
+ * With `window` (mode ring), the first may be any. */
+static void tt_lr_walk_seq(const struct tt_thread *t, struct tt_lr_seq *s, bool window)
 {
 	*s = (struct tt_lr_seq){.number = UINT32_MAX};
 	for (size_t sec = 0; sec < t->nsections; sec++) {
@@ -110,6 +114,10 @@ static void tt_lr_walk_seq(const struct tt_thread *t, struct tt_lr_seq *s)
 			unsigned kind = TT_RECORD_KIND(ev->records[i].word);
 			if (kind == TT_REC_PAD)
 				continue;
+			if (kind == TT_REC_BEGIN || kind == TT_REC_END) {
+				s->events++;
+				continue;
+			}
 			assert_true(kind == TT_REC_INSTANT_ARG || kind == TT_REC_DROPPED);
 			assert_true(i + 1 < ev->count); /* its VALUE is in the same section */
 			assert_int_equal(TT_RECORD_KIND(ev->records[i + 1].word), TT_REC_VALUE);
@@ -122,14 +130,32 @@ static void tt_lr_walk_seq(const struct tt_thread *t, struct tt_lr_seq *s)
 				s->gaps++;
 				continue;
 			}
-			if (s->number == UINT32_MAX)
+			if (s->number == UINT32_MAX) {
 				s->number = (uint32_t)(value >> 32);
+				if (window)
+					s->first = s->next = (uint32_t)value;
+			}
 			assert_int_equal(value >> 32, s->number);
 			assert_int_equal((uint32_t)value, s->next);
 			s->next++;
 			s->kept++;
+			s->events++;
 		}
 	}
+}
+
+/* The one thread of a file that recorded (ticktrace's own are left out). */
+static const struct tt_thread *tt_lr_only_thread(const struct tt_file *f)
+{
+	const struct tt_thread *found = NULL;
+	for (size_t i = 0; i < f->nthreads; i++) {
+		if (f->threads[i].flags & TT_THREAD_RUNTIME)
+			continue;
+		assert_null(found);
+		found = &f->threads[i];
+	}
+	assert_non_null(found);
+	return found;
 }
 
 static void tt_lr_tmpfile(char *dir, size_t cap, char *path, size_t path_cap)
@@ -157,7 +183,7 @@ static uint64_t tt_lr_check_stream_seq(const char *path, uint32_t threads, uint3
 			continue;
 		}
 		struct tt_lr_seq s;
-		tt_lr_walk_seq(t, &s);
+		tt_lr_walk_seq(t, &s, false);
 		assert_int_equal(s.next, events);
 		assert_int_equal(s.lost, t->dropped[TT_DROP_BEHIND]);
 		assert_int_equal(s.lost, t->dropped_total);
@@ -291,17 +317,10 @@ static void test_stream_killed_after_dump_keeps_all(void **state)
 	struct tt_file f;
 	assert_int_equal(tt_file_open(&f, path), 0);
 	assert_true(f.cut_short);
-	uint32_t found = 0;
-	for (size_t i = 0; i < f.nthreads; i++) {
-		if (f.threads[i].flags & TT_THREAD_RUNTIME)
-			continue;
-		struct tt_lr_seq s;
-		tt_lr_walk_seq(&f.threads[i], &s);
-		assert_int_equal(s.kept, 100000);
-		assert_int_equal(s.lost, 0);
-		found++;
-	}
-	assert_int_equal(found, 1);
+	struct tt_lr_seq s;
+	tt_lr_walk_seq(tt_lr_only_thread(&f), &s, false);
+	assert_int_equal(s.kept, 100000);
+	assert_int_equal(s.lost, 0);
 	tt_file_close(&f);
 	tt_lr_convert_crashed(dir, path);
 	tt_rmdir(dir);
@@ -319,7 +338,7 @@ static void test_stream_killed_keeps_a_clean_prefix(void **state)
 	assert_true(f.cut_short);
 	for (size_t i = 0; i < f.nthreads; i++) {
 		struct tt_lr_seq s;
-		tt_lr_walk_seq(&f.threads[i], &s);
+		tt_lr_walk_seq(&f.threads[i], &s, false);
 		assert_true(s.next <= 100000);
 		assert_int_equal(s.lost, 0);
 	}
@@ -328,18 +347,214 @@ static void test_stream_killed_keeps_a_clean_prefix(void **state)
 	tt_rmdir(dir);
 }
 
+
+/* ---- mode ring, written on TICKTRACE_DUMP_SIGNAL ---- */
+
+/* Waits for a dump to appear (it is renamed into place whole): up to a minute, on a
+ * machine as loaded as it may be. */
+static void tt_lr_wait_for_file(const char *path)
+{
+	for (int i = 0; i < 6000 && access(path, F_OK) != 0; i++)
+		usleep(10000);
+	assert_int_equal(access(path, F_OK), 0);
+}
+
+static void test_ring_dump_on_signal_keeps_the_latest(void **state)
+{
+	(void)state;
+	enum { ITERATIONS = 200000 };
+	char dir[64], path[128], setting[192], out[160];
+	tt_lr_tmpfile(dir, sizeof dir, path, sizeof path);
+	snprintf(setting, sizeof setting, "TICKTRACE_OUT=%s", path);
+	struct tt_lr_child c;
+	tt_lr_start(&c, TT_LR_SETTINGS("TICKTRACE_MODE=ring", "TICKTRACE_BUFFER=20000",
+				       "TICKTRACE_DUMP_SIGNAL=SIGUSR2", setting),
+		    TT_LR_SETTINGS("scopes", "200000"));
+	char line[32];
+	assert_non_null(fgets(line, sizeof line, c.out));
+	assert_string_equal(line, "ready\n");
+	kill(c.pid, SIGUSR2);
+	tt_lr_wait_for_file(path);
+	kill(c.pid, SIGKILL);
+	assert_int_equal(tt_lr_wait(&c), 128 + SIGKILL);
+
+	struct tt_file f;
+	assert_int_equal(tt_file_open(&f, path), 0);
+	assert_true(f.header.flags & TT_FILE_RING);
+	const struct tt_thread *t = tt_lr_only_thread(&f);
+	assert_true(t->flags & TT_THREAD_WRAPPED);
+	struct tt_lr_seq s;
+	tt_lr_walk_seq(t, &s, true);
+	/* The latest events, up to the last one, and about as many as the buffer holds:
+	 * 5 chunks of 4,095 records, 4 records an iteration. */
+	assert_int_equal(s.next, ITERATIONS);
+	assert_true(s.kept >= 4 * 4095 / 4 && s.kept <= 5 * 4095 / 4 + 1);
+	/* Every older event is counted as overwritten. */
+	assert_int_equal(s.events + t->dropped[TT_DROP_OVERWRITTEN], 3 * ITERATIONS);
+	assert_int_equal(t->dropped_total, t->dropped[TT_DROP_OVERWRITTEN]);
+	tt_file_close(&f);
+
+	snprintf(out, sizeof out, "%s/run.json", dir);
+	struct tt_run r;
+	TT_RUN(&r, "convert", path, "-o", out);
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.err, "overwritten by newer: "));
+	free(r.out);
+	/* Each "iter" scope the window cut is shown from the window's start, flagged. */
+	cJSON *root = tt_json_load(out);
+	assert_non_null(root);
+	char *listing = tt_json_listing(root, 0);
+	assert_non_null(listing);
+	free(listing);
+	cJSON_Delete(root);
+	tt_rmdir(dir);
+}
+
+/* ---- crashes ---- */
+
+static const char *tt_lr_static_prog;
+
+/* Runs "crash HOW" in `mode`; the program must die of `sig` having written all its
+ * events, and the converter must say it crashed. With `own`, the program's own
+ * handler (installed before ticktrace's) runs too. */
+static void tt_lr_check_crash(const char *mode, const char *how, int sig, bool own)
+{
+	char dir[64], path[128], setting[192], mode_setting[64], out[160], line[64] = "";
+	tt_lr_tmpfile(dir, sizeof dir, path, sizeof path);
+	snprintf(setting, sizeof setting, "TICKTRACE_OUT=%s", path);
+	snprintf(mode_setting, sizeof mode_setting, "TICKTRACE_MODE=%s", mode);
+	const char *saved = tt_lr_prog;
+	if (own)
+		tt_lr_prog = tt_lr_static_prog;
+	struct tt_lr_child c;
+	tt_lr_start(&c, TT_LR_SETTINGS(mode_setting, setting, own ? "TT_PROG_OWN_HANDLER=1" : "TT_PROG_OWN_HANDLER=0"),
+		    TT_LR_SETTINGS("crash", how, "50000"));
+	tt_lr_prog = saved;
+	if (!fgets(line, sizeof line, c.out))
+		line[0] = 0;
+	assert_int_equal(tt_lr_wait(&c), 128 + sig);
+	assert_string_equal(line, own ? "own handler\n" : "");
+
+	struct tt_file f;
+	assert_int_equal(tt_file_open(&f, path), 0);
+	assert_true(f.header.flags & TT_FILE_CRASHED);
+	assert_int_equal(f.header.crash_signal, sig);
+	struct tt_lr_seq s;
+	tt_lr_walk_seq(tt_lr_only_thread(&f), &s, false);
+	assert_int_equal(s.kept, 50000);
+	assert_int_equal(s.events, 50001); /* and the scope it crashed in */
+	tt_file_close(&f);
+
+	snprintf(out, sizeof out, "%s/run.json", dir);
+	struct tt_run r;
+	TT_RUN(&r, "convert", path, "-o", out);
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.err, "the run crashed: the program died of signal"));
+	free(r.out);
+	tt_rmdir(dir);
+}
+
+static void test_crash_segv_every_mode(void **state)
+{
+	(void)state;
+	tt_lr_check_crash("stop", "segv", SIGSEGV, false);
+	tt_lr_check_crash("ring", "segv", SIGSEGV, false);
+	tt_lr_check_crash("stream", "segv", SIGSEGV, false);
+}
+
+static void test_crash_abort(void **state)
+{
+	(void)state;
+	tt_lr_check_crash("stop", "abort", SIGABRT, false);
+	tt_lr_check_crash("stream", "abort", SIGABRT, false);
+}
+
+static void test_crash_chains_to_the_programs_handler(void **state)
+{
+	(void)state;
+	tt_lr_check_crash("stop", "abort", SIGABRT, true);
+	tt_lr_check_crash("ring", "segv", SIGSEGV, true);
+}
+
+/* ---- fork ---- */
+
+/* The parent's events in its file only, the child's in its own; both convert,
+ * merged into one timeline. `out_pattern` is TICKTRACE_OUT relative to the test's
+ * directory; the child's file is found by its pid. */
+static void tt_lr_check_fork(const char *mode, const char *out_pattern, const char *child_name)
+{
+	enum { EVENTS = 30000 };
+	char dir[64], unused[128], setting[192], mode_setting[64], line[64];
+	tt_lr_tmpfile(dir, sizeof dir, unused, sizeof unused);
+	snprintf(setting, sizeof setting, "TICKTRACE_OUT=%s/%s", dir, out_pattern);
+	snprintf(mode_setting, sizeof mode_setting, "TICKTRACE_MODE=%s", mode);
+	struct tt_lr_child c;
+	tt_lr_start(&c, TT_LR_SETTINGS(mode_setting, setting), TT_LR_SETTINGS("fork", "30000"));
+	assert_non_null(fgets(line, sizeof line, c.out));
+	pid_t parent = c.pid;
+	assert_int_equal(tt_lr_wait(&c), 0);
+	int child = atoi(line);
+	assert_true(child > 0);
+
+	char paths[2][256];
+	snprintf(paths[0], sizeof paths[0], "%s/%s", dir, out_pattern);
+	char *p = strstr(paths[0], "%p");
+	if (p)
+		snprintf(p, sizeof paths[0] - (size_t)(p - paths[0]), "%d.ttr", (int)parent);
+	snprintf(paths[1], sizeof paths[1], "%s/", dir);
+	snprintf(paths[1] + strlen(paths[1]), sizeof paths[1] - strlen(paths[1]), child_name, child);
+	for (int i = 0; i < 2; i++) {
+		struct tt_file f;
+		assert_int_equal(tt_file_open(&f, paths[i]), 0);
+		struct tt_lr_seq s;
+		tt_lr_walk_seq(tt_lr_only_thread(&f), &s, false);
+		assert_int_equal(s.number, i == 0 ? 1 : 2);
+		assert_int_equal(s.kept, i == 0 ? 2 * EVENTS : EVENTS);
+		assert_int_equal(f.process.pid, i == 0 ? (uint32_t)parent : (uint32_t)child);
+		if (i == 1)
+			assert_int_equal(f.process.ppid, parent);
+		tt_file_close(&f);
+	}
+	char out[160];
+	snprintf(out, sizeof out, "%s/all.json", dir);
+	struct tt_run r;
+	TT_RUN(&r, "convert", paths[0], paths[1], "-o", out);
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.err, " 90000 events, "));
+	assert_non_null(strstr(r.err, " 0 dropped, "));
+	free(r.out);
+	tt_rmdir(dir);
+}
+
+static void test_fork_each_process_its_own_file(void **state)
+{
+	(void)state;
+	tt_lr_check_fork("stop", "%p.ttr", "%d.ttr");
+	tt_lr_check_fork("ring", "%p.ttr", "%d.ttr");
+	tt_lr_check_fork("stream", "%p.ttr", "%d.ttr");
+	/* Without %p, the child's file is the name followed by its pid. */
+	tt_lr_check_fork("stop", "run.ttr", "run.ttr.%d");
+	tt_lr_check_fork("stream", "run.ttr", "run.ttr.%d");
+}
+
 int main(int argc, char **argv)
 {
-	if (argc != 2) {
-		fprintf(stderr, "usage: test_longrun PATH-OF-tt_longrun_prog\n");
+	if (argc != 3) {
+		fprintf(stderr, "usage: test_longrun tt_longrun_prog tt_longrun_prog_static\n");
 		return 2;
 	}
 	tt_lr_prog = argv[1];
+	tt_lr_static_prog = argv[2];
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_stream_every_event_written_or_counted),
 		cmocka_unit_test(test_stream_thread_churn),
 		cmocka_unit_test(test_stream_killed_after_dump_keeps_all),
 		cmocka_unit_test(test_stream_killed_keeps_a_clean_prefix),
+		cmocka_unit_test(test_ring_dump_on_signal_keeps_the_latest),
+		cmocka_unit_test(test_crash_segv_every_mode),
+		cmocka_unit_test(test_crash_abort),
+		cmocka_unit_test(test_crash_chains_to_the_programs_handler),
+		cmocka_unit_test(test_fork_each_process_its_own_file),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -9,12 +9,26 @@
  *   tt_longrun_prog hold EVENTS FLUSH    records EVENTS "seq" instants on the main
  *                                        thread, calls tt_dump(NULL) if FLUSH is 1,
  *                                        prints "ready" and waits to be killed
+ *   tt_longrun_prog scopes EVENTS        records EVENTS scopes "iter", each around a
+ *                                        "seq" instant, prints "ready", waits to be killed
+ *   tt_longrun_prog crash HOW EVENTS     records EVENTS "seq" instants, begins "crashing"
+ *                                        and dies: HOW is segv or abort
+ *   tt_longrun_prog fork EVENTS          records EVENTS "seq" instants (number 1) and forks;
+ *                                        the child records EVENTS (number 2) and exits,
+ *                                        the parent waits for it, records EVENTS more
+ *                                        (going on from EVENTS) and prints the child's pid
+ *
+ * With TT_PROG_OWN_HANDLER=1, the program installs a SIGSEGV and SIGABRT handler of its
+ * own before ticktrace starts (where it is linked statically: the constructor runs
+ * first), which prints "own handler" and returns.
  */
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "ticktrace.h"
@@ -23,9 +37,10 @@ struct tt_prog_seq {
 	uint32_t number, events;
 };
 
-static void tt_prog_record_seq(uint32_t number, uint32_t events)
+/* "seq" events number << 32 | i for i in [from, from + events). */
+static void tt_prog_record_seq(uint32_t number, uint32_t from, uint32_t events)
 {
-	for (uint32_t i = 0; i < events; i++)
+	for (uint32_t i = from; i < from + events; i++)
 		TT_INSTANT_ARG("seq", (uint64_t)number << 32 | i);
 }
 
@@ -35,7 +50,7 @@ static void *tt_prog_seq_thread(void *arg)
 	char name[32];
 	snprintf(name, sizeof name, "seq-%u", s->number);
 	tt_thread_name(name);
-	tt_prog_record_seq(s->number, s->events);
+	tt_prog_record_seq(s->number, 0, s->events);
 	return NULL;
 }
 
@@ -94,15 +109,84 @@ static int tt_prog_churn(uint32_t threads)
 	return 0;
 }
 
-static int tt_prog_hold(uint32_t events, int flush)
+static void tt_prog_wait_to_be_killed(void)
 {
-	tt_prog_record_seq(0, events);
-	if (flush && tt_dump(NULL) != 0)
-		return 1;
 	printf("ready\n");
 	fflush(stdout);
 	for (;;)
 		pause();
+}
+
+static int tt_prog_hold(uint32_t events, int flush)
+{
+	tt_prog_record_seq(0, 0, events);
+	if (flush && tt_dump(NULL) != 0)
+		return 1;
+	tt_prog_wait_to_be_killed();
+	return 0;
+}
+
+static void tt_prog_own_handler(int sig)
+{
+	(void)sig;
+	static const char said[] = "own handler\n";
+	if (write(1, said, sizeof said - 1) < 0)
+		_exit(3);
+}
+
+__attribute__((constructor(101))) static void tt_prog_install_own_handler(void)
+{
+	const char *own = getenv("TT_PROG_OWN_HANDLER");
+	if (!own || strcmp(own, "1") != 0)
+		return;
+	/* Returning from it: SIGSEGV comes again at its instruction, abort() raises
+	 * SIGABRT again with the default action. SA_RESETHAND: the second time the
+	 * default action ends the program. */
+	struct sigaction action = {.sa_handler = tt_prog_own_handler, .sa_flags = SA_RESETHAND};
+	sigaction(SIGSEGV, &action, NULL);
+	sigaction(SIGABRT, &action, NULL);
+}
+
+static int tt_prog_scopes(uint32_t events)
+{
+	for (uint32_t i = 0; i < events; i++) {
+		TT_BEGIN("iter");
+		TT_INSTANT_ARG("seq", i);
+		TT_END();
+	}
+	tt_prog_wait_to_be_killed();
+	return 0;
+}
+
+static int tt_prog_crash(const char *how, uint32_t events)
+{
+	tt_prog_record_seq(0, 0, events);
+	TT_BEGIN("crashing");
+	volatile uintptr_t unmapped = 8;
+	if (strcmp(how, "segv") == 0)
+		*(volatile int *)unmapped = 1;
+	if (strcmp(how, "abort") == 0)
+		abort();
+	return 1;
+}
+
+static int tt_prog_fork(uint32_t events)
+{
+	tt_prog_record_seq(1, 0, events);
+	fflush(stdout);
+	pid_t child = fork();
+	if (child < 0)
+		return 1;
+	if (child == 0) {
+		tt_prog_record_seq(2, 0, events);
+		exit(0);
+	}
+	int status;
+	if (waitpid(child, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		return 1;
+	tt_prog_record_seq(1, events, events);
+	printf("%d\n", (int)child);
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -113,6 +197,12 @@ int main(int argc, char **argv)
 		return tt_prog_churn((uint32_t)atol(argv[2]));
 	if (argc == 4 && strcmp(argv[1], "hold") == 0)
 		return tt_prog_hold((uint32_t)atol(argv[2]), atoi(argv[3]));
+	if (argc == 3 && strcmp(argv[1], "scopes") == 0)
+		return tt_prog_scopes((uint32_t)atol(argv[2]));
+	if (argc == 4 && strcmp(argv[1], "crash") == 0)
+		return tt_prog_crash(argv[2], (uint32_t)atol(argv[3]));
+	if (argc == 3 && strcmp(argv[1], "fork") == 0)
+		return tt_prog_fork((uint32_t)atol(argv[2]));
 	fprintf(stderr, "usage: see the top of tests/tt_longrun_prog.c\n");
 	return 2;
 }
