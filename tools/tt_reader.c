@@ -148,6 +148,17 @@ static int tt_read_sites(struct tt_file *f, struct tt_cursor *c, uint64_t sectio
 	return 0;
 }
 
+static bool tt_module_known(const struct tt_file *f, const struct tt_module *m)
+{
+	for (size_t i = 0; i < f->nmodules; i++) {
+		const struct tt_module *k = &f->modules[i];
+		if (k->start == m->start && k->end == m->end && k->file_offset == m->file_offset &&
+		    k->path.len == m->path.len && memcmp(k->path.ptr, m->path.ptr, m->path.len) == 0)
+			return true;
+	}
+	return false;
+}
+
 static int tt_read_modules(struct tt_file *f, struct tt_cursor *c, size_t *cap)
 {
 	uint64_t count;
@@ -164,6 +175,9 @@ static int tt_read_modules(struct tt_file *f, struct tt_cursor *c, size_t *cap)
 		m.start = mi.start;
 		m.end = mi.end;
 		m.file_offset = mi.file_offset;
+		/* A streamed file lists the modules at start and again at the end. */
+		if (tt_module_known(f, &m))
+			continue;
 		if (tt_reserve(&f->modules, cap, f->nmodules, sizeof(m)) < 0)
 			return TT_FAIL(f, at, "out of memory for %zu modules", f->nmodules);
 		f->modules[f->nmodules++] = m;
