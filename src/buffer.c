@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -23,6 +24,8 @@
 #define TT__ARENA_MIN (UINT64_C(256) << 20)
 #define TT__PREFAULT_STEP (2u << 20)
 #define TT__PREFAULT_AHEAD (16u << 20)
+/* A live file's descriptions are brought up to date this often. */
+#define TT__LIVE_PERIOD_NS 200000000
 
 static pthread_mutex_t tt__arena_mutex = PTHREAD_MUTEX_INITIALIZER;
 static char *tt__arena_base, *tt__arena_end;
@@ -41,6 +44,23 @@ static struct tt__to_clean {
 	struct tt__slot *slot;
 } tt__to_clean[TT__CLEAN_QUEUE];
 static unsigned tt__to_clean_count;
+
+/* The arena: private memory, or in a live file a shared mapping of its chunks. */
+static void *tt__arena_map(void *at, uint64_t size)
+{
+	int fd = tt__live_fd();
+	int fixed = at ? MAP_FIXED : 0;
+	return fd < 0 ? mmap(at, size, PROT_READ | PROT_WRITE,
+			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | fixed, -1, 0) :
+			mmap(at, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE | fixed, fd,
+			     (off_t)tt__live_chunks_at());
+}
+
+/* Arena lock held: a live file holds the arena up to `end`. */
+static int tt__arena_cover(const char *end)
+{
+	return tt__live_fd() < 0 ? 0 : tt__live_cover((uint64_t)(end - tt__arena_base));
+}
 
 static void tt__prefault(char *begin, size_t size)
 {
@@ -111,6 +131,7 @@ static int tt__clean_queued(void)
 static void *tt__prefault_main(void *unused)
 {
 	(void)unused;
+	int64_t last_tick_ns = 0;
 	for (;;) {
 		uint32_t seq = __atomic_load_n(&tt__prefault_seq, __ATOMIC_SEQ_CST);
 		int waiting = tt__config.mode == TT__MODE_RING && tt__clean_queued();
@@ -122,15 +143,32 @@ static void *tt__prefault_main(void *unused)
 			size_t step = TT__PREFAULT_STEP - ((uintptr_t)ready & (TT__PREFAULT_STEP - 1));
 			if (step > (size_t)(tt__arena_end - ready))
 				step = (size_t)(tt__arena_end - ready);
-			tt__prefault(ready, step);
+			sigset_t old;
+			tt__block_signals(&old);
+			pthread_mutex_lock(&tt__arena_mutex);
+			int covered = tt__arena_cover(ready + step) == 0;
+			pthread_mutex_unlock(&tt__arena_mutex);
+			tt__restore_signals(&old);
+			if (covered)
+				tt__prefault(ready, step);
 			__atomic_store_n(&tt__arena_ready, ready + step, __ATOMIC_RELEASE);
 			continue;
 		}
+		/* A live file's descriptions and end anchor, every TT__LIVE_PERIOD_NS. */
+		int live = tt__live_fd() >= 0;
+		struct timespec now;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		int64_t now_ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+		if (live && now_ns - last_tick_ns >= TT__LIVE_PERIOD_NS) {
+			tt__live_tick();
+			last_tick_ns = now_ns;
+		}
 		__atomic_store_n(&tt__prefault_sleeping, 1, __ATOMIC_SEQ_CST);
 		struct timespec soon = {0, 1000000}; /* for the events still being written */
+		struct timespec period = {0, TT__LIVE_PERIOD_NS};
 		if (__atomic_load_n(&tt__prefault_seq, __ATOMIC_SEQ_CST) == seq)
 			syscall(SYS_futex, &tt__prefault_seq, FUTEX_WAIT_PRIVATE, seq,
-				waiting ? &soon : NULL, NULL, 0);
+				waiting ? &soon : live ? &period : NULL, NULL, 0);
 		__atomic_store_n(&tt__prefault_sleeping, 0, __ATOMIC_SEQ_CST);
 	}
 	return NULL;
@@ -154,8 +192,7 @@ static int tt__start_prefault_thread(void)
 int tt__arena_init(void)
 {
 	for (uint64_t size = TT__ARENA_MAX; size >= TT__ARENA_MIN; size /= 2) {
-		void *base = mmap(NULL, size, PROT_READ | PROT_WRITE,
-				  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		void *base = tt__arena_map(NULL, size);
 		if (base == MAP_FAILED)
 			continue;
 		tt__arena_base = tt__arena_fresh = tt__arena_ready = base;
@@ -163,8 +200,11 @@ int tt__arena_init(void)
 		/* The first chunk is faulted in now, so the first thread's first event does
 		 * not wait for the background thread; on small pages, because zeroing a whole
 		 * huge page here cost up to 5 ms of start-up. Huge pages after that: one 2 MiB
-		 * fault instead of 512, where the kernel allows. */
-		madvise(tt__arena_base + TT__PREFAULT_STEP, size - TT__PREFAULT_STEP, MADV_HUGEPAGE);
+		 * fault instead of 512, where the kernel allows (not for a file). */
+		if (tt__live_fd() < 0)
+			madvise(tt__arena_base + TT__PREFAULT_STEP, size - TT__PREFAULT_STEP, MADV_HUGEPAGE);
+		if (tt__arena_cover(tt__arena_base + TT__CHUNK_SIZE) < 0)
+			return -ENOSPC;
 		tt__prefault(tt__arena_base, TT__CHUNK_SIZE);
 		tt__arena_ready = tt__arena_base + TT__CHUNK_SIZE;
 		return tt__start_prefault_thread();
@@ -177,6 +217,15 @@ void tt__arena_reset_after_fork(void)
 	/* Every page is now shared copy-on-write with the parent: none is ready. */
 	pthread_mutex_init(&tt__arena_mutex, NULL);
 	tt__arena_ready = tt__arena_fresh;
+	/* A live file's chunks are the parent's own: the child maps a file of its own
+	 * (or private memory) in their place and starts from the beginning. */
+	if (tt__live_fd() >= 0) {
+		tt__live_after_fork();
+		if (tt__arena_map(tt__arena_base, (uint64_t)(tt__arena_end - tt__arena_base)) == MAP_FAILED)
+			tt__arena_end = tt__arena_base; /* no chunks: events are counted as dropped */
+		tt__arena_fresh = tt__arena_ready = tt__arena_base;
+		tt__free_chunks = NULL;
+	}
 	tt__prefault_sleeping = 0;
 	tt__to_clean_count = 0; /* the parent's threads' chunks */
 	tt__start_prefault_thread();
@@ -190,7 +239,8 @@ static struct tt__chunk *tt__chunk_alloc(void)
 		tt__free_chunks = header->next;
 	} else {
 		char *chunk = tt__arena_fresh;
-		if ((size_t)(tt__arena_end - chunk) < TT__CHUNK_SIZE)
+		if ((size_t)(tt__arena_end - chunk) < TT__CHUNK_SIZE ||
+		    tt__arena_cover(chunk + TT__CHUNK_SIZE) < 0)
 			return NULL;
 		__atomic_store_n(&tt__arena_fresh, chunk + TT__CHUNK_SIZE, __ATOMIC_RELEASE);
 		if ((size_t)(__atomic_load_n(&tt__arena_ready, __ATOMIC_ACQUIRE) - chunk) <
@@ -229,6 +279,10 @@ void tt__hold_chunks(int delta)
 	tt__dumps_running += delta;
 	pthread_mutex_unlock(&tt__arena_mutex);
 	tt__registry_unlock(&old);
+	/* Mode ring: the chunks waiting to be cleaned are counted as overwritten now,
+	 * so that a dump has every thread's count. */
+	if (delta > 0 && tt__config.mode == TT__MODE_RING)
+		tt__clean_queued();
 }
 
 void tt__compact_exited(struct tt__slot *slot)
@@ -237,7 +291,9 @@ void tt__compact_exited(struct tt__slot *slot)
 	const struct tt_record *begin, *end;
 	tt__chunk_extent(slot, chunk, &begin, &end);
 	size_t used = (size_t)((const char *)end - (const char *)begin);
-	if (tt__dumps_running || chunk->size != TT__CHUNK_SIZE || used > TT__CHUNK_SIZE / 2)
+	/* Not in a live file: the copy would be private memory. */
+	if (tt__dumps_running || chunk->size != TT__CHUNK_SIZE || used > TT__CHUNK_SIZE / 2 ||
+	    tt__live_fd() >= 0)
 		return;
 	/* Mode stream: not while the drain reads the slot (it then recycles the chunk
 	 * soon); the small copy is malloc'd, and freed once written. */
@@ -251,7 +307,8 @@ void tt__compact_exited(struct tt__slot *slot)
 				  tt__slab_alloc(&tt__small, sizeof *small + used);
 	if (small) {
 		small->next = NULL;
-		small->size = sizeof *small + used;
+		small->size = (uint32_t)(sizeof *small + used);
+		small->thread = slot->index;
 		memcpy(small + 1, begin, used);
 		struct tt__chunk **link = &slot->first;
 		while (*link != chunk)
@@ -282,6 +339,7 @@ static void tt__publish_limit(struct tt__slot *slot)
 
 static void tt__enter_chunk(struct tt__slot *slot, struct tt__chunk *chunk)
 {
+	chunk->thread = slot->index;
 	slot->current = chunk;
 	slot->chunks++;
 	slot->chunk_end = (char *)chunk + TT__CHUNK_SIZE;
@@ -318,21 +376,25 @@ void tt__set_all_limits(void)
  * chunk to the background thread, which counts its events as overwritten and zeroes
  * it (here, when the queue is full), and takes a clean one. Not while a dump reads
  * the chunks: the thread then grows until the dump is done. */
-static void tt__recycle_oldest(struct tt__slot *slot)
+static int tt__recycle_oldest(struct tt__slot *slot)
 {
 	struct tt__chunk *oldest = slot->first;
 	if (__atomic_load_n(&tt__dumps_running, __ATOMIC_ACQUIRE) || oldest == slot->current)
-		return;
+		return 0;
 	__atomic_store_n(&slot->first, oldest->next, __ATOMIC_RELEASE);
 	slot->chunks--;
 	__atomic_or_fetch(&slot->flags, TT__SLOT_WRAPPED, __ATOMIC_RELEASE);
 	if (tt__to_clean_count < TT__CLEAN_QUEUE) {
 		tt__to_clean[tt__to_clean_count++] = (struct tt__to_clean){oldest, slot};
-		tt__wake_prefault();
+		/* A wake-up costs this thread a system call: one for a few chunks. The
+		 * background thread looks at the queue by itself every millisecond. */
+		if (tt__to_clean_count >= TT__CLEAN_QUEUE / 4)
+			tt__wake_prefault();
 	} else if (tt__clean_chunk(slot, oldest)) {
 		oldest->next = tt__free_chunks;
 		tt__free_chunks = oldest;
 	} /* else an event in it is still being written: the chunk is left alone */
+	return 1;
 }
 
 /* Arena lock held. Leaves the current chunk (its size then says where its records
@@ -343,8 +405,10 @@ static int tt__next_chunk(struct tt__slot *slot)
 {
 	enum tt_drop_cause cause = tt__config.mode == TT__MODE_STREAM ? TT_DROP_BEHIND : TT_DROP_FULL;
 	struct tt__chunk *chunk = NULL;
-	if (tt__config.mode == TT__MODE_RING && slot->chunks >= tt__config.chunk_budget)
-		tt__recycle_oldest(slot);
+	/* (A thread that grew while a dump ran shrinks back.) */
+	while (tt__config.mode == TT__MODE_RING && slot->chunks >= tt__config.chunk_budget &&
+	       tt__recycle_oldest(slot))
+		;
 	if (slot->chunks < tt__config.chunk_budget) {
 		chunk = tt__chunk_alloc();
 		cause = TT_DROP_NO_MEMORY;
@@ -357,7 +421,7 @@ static int tt__next_chunk(struct tt__slot *slot)
 	}
 	char *cursor = __atomic_load_n(&slot->cursor, __ATOMIC_RELAXED);
 	struct tt__chunk *left = slot->current;
-	left->size = (uint64_t)((cursor < slot->chunk_end ? cursor : slot->chunk_end) - (char *)left);
+	left->size = (uint32_t)((cursor < slot->chunk_end ? cursor : slot->chunk_end) - (char *)left);
 	__atomic_store_n(&left->next, chunk, __ATOMIC_RELEASE);
 	tt__enter_chunk(slot, chunk);
 	/* Waking the drain costs the thread a system call: once a quarter of its budget

@@ -73,6 +73,8 @@ static void tt__at_exit(void)
 		err = tt__write_file(path);
 	if (err)
 		fprintf(stderr, "ticktrace: could not write the trace at exit: %s\n", strerror(-err));
+	else
+		tt__live_finish(); /* the trace is all in the file now */
 }
 
 static void tt__after_fork_in_child(void)
@@ -110,6 +112,13 @@ static void tt__init_once(void)
 		fprintf(stderr, "ticktrace: no thread key; recording is off\n");
 		tt__config.off = 1;
 		return;
+	}
+	/* Modes stop and ring: buffers in a live file, which outlives a SIGKILL. */
+	if (tt__config.mode != TT__MODE_STREAM) {
+		int err = tt__live_start();
+		if (err)
+			fprintf(stderr, "ticktrace: no live file (%s): a run killed by SIGKILL will "
+				"leave no trace\n", strerror(-err));
 	}
 	if (tt__arena_init() < 0) {
 		fprintf(stderr, "ticktrace: no memory for trace buffers; recording is off\n");

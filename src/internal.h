@@ -23,10 +23,17 @@
 
 struct tt__chunk {
 	struct tt__chunk *next; /* the owning thread's next chunk, in recording order */
-	uint64_t size;          /* bytes, this header included: TT__CHUNK_SIZE while the
+	uint32_t size;          /* bytes, this header included: TT__CHUNK_SIZE while the
 	                         * thread records into it; then up to where its records
 	                         * were reserved (compacted, or left for the next chunk) */
+	uint32_t thread;        /* the owning thread's index */
 };
+/* A live file's chunks are the arena's (format.h). */
+_Static_assert(sizeof(struct tt__chunk) == sizeof(struct tt_live_chunk) &&
+		       offsetof(struct tt__chunk, size) == offsetof(struct tt_live_chunk, size) &&
+		       offsetof(struct tt__chunk, thread) == offsetof(struct tt_live_chunk, thread_index) &&
+		       TT__CHUNK_SIZE == TT_LIVE_CHUNK_SIZE,
+	       "struct tt_live_chunk");
 _Static_assert(sizeof(struct tt__chunk) == sizeof(struct tt_record), "records stay aligned");
 _Static_assert(TT__CHUNK_SIZE == 65536 && sizeof(struct tt__chunk) == 16,
 	       "asm/record.asm TT_CHUNK_SIZE and TT_CHUNK_HEADER");
@@ -70,8 +77,10 @@ struct tt__slot {
 	 * are, and whether the THREAD section is. */
 	const struct tt_record *drained;
 	uint64_t written;
-	int streamed;
+	int streamed;    /* (also: described in the live file) */
 	int drain_state; /* enum tt__drain_state: who may touch its last chunk */
+	struct tt__chunk *live_chunk; /* live file: where the search for new sites stopped
+	                               * (with `drained`) */
 };
 
 /* Mode stream: the drain thread and the exiting thread that compacts its last chunk
@@ -220,6 +229,15 @@ void tt__out_end(struct tt__out *out, const struct tt_end_info *end) TT__HIDDEN;
 int tt__signals_init(void) TT__HIDDEN;
 void tt__signals_after_fork(void) TT__HIDDEN;
 extern int tt__crash_signal TT__HIDDEN; /* the signal the program is dying of, or 0 */
+
+/* live.c: the buffers as a shared mapping of TICKTRACE_OUT.live (modes stop, ring) */
+int tt__live_start(void) TT__HIDDEN;  /* 0 also when there is no live file */
+int tt__live_fd(void) TT__HIDDEN;     /* the file the arena maps, or -1 */
+uint64_t tt__live_chunks_at(void) TT__HIDDEN; /* where in it */
+int tt__live_cover(uint64_t arena_bytes) TT__HIDDEN; /* arena lock held; 0 or -errno */
+void tt__live_tick(void) TT__HIDDEN;  /* background thread: descriptions, end anchor */
+void tt__live_finish(void) TT__HIDDEN; /* the raw file is written: no more live file */
+int tt__live_after_fork(void) TT__HIDDEN; /* the child's own live file, or -1 */
 
 /* stream.c: mode stream */
 int tt__stream_start(void) TT__HIDDEN;  /* creates the file and the drain thread */

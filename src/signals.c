@@ -54,6 +54,8 @@ static void tt__service_dump(void)
 		err = tt__default_path(path, sizeof path);
 		if (!err)
 			err = tt__config.mode == TT__MODE_STREAM ? tt__stream_flush() : tt__write_file(path);
+		if (!err && crash)
+			tt__live_finish(); /* the trace is all in the file now */
 	}
 	if (err)
 		fprintf(stderr, "ticktrace: could not write the trace on signal %d: %s\n",

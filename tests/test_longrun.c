@@ -162,6 +162,20 @@ static void tt_lr_tmpfile(char *dir, size_t cap, char *path, size_t path_cap)
 	snprintf(path, path_cap, "%s/run.ttr", dir);
 }
 
+/* Converts `path` to dir/run.json; the conversion must succeed and say `says` on
+ * stderr. */
+static void tt_lr_convert_says(const char *dir, const char *path, const char *says)
+{
+	char out[192];
+	snprintf(out, sizeof out, "%s/run.json", dir);
+	struct tt_run r;
+	TT_RUN(&r, "convert", path, "-o", out);
+	assert_int_equal(r.status, 0);
+	if (!strstr(r.err, says))
+		fail_msg("the converter did not say \"%s\": %s", says, r.err);
+	free(r.out);
+}
+
 /* ---- mode stream ---- */
 
 /* Returns the events dropped in all. */
@@ -277,14 +291,16 @@ static void test_stream_thread_churn(void **state)
 
 /* Starts "hold", waits until it has recorded, kills it; returns the file's path. */
 static void tt_lr_kill_holder(const char *mode, const char *events, const char *flush,
-			      char *dir, size_t cap, char *path, size_t path_cap)
+			      const char *extra, const char *buffer, char *dir, size_t cap, char *path,
+			      size_t path_cap)
 {
 	tt_lr_tmpfile(dir, cap, path, path_cap);
 	char setting[192], mode_setting[64];
 	snprintf(setting, sizeof setting, "TICKTRACE_OUT=%s", path);
 	snprintf(mode_setting, sizeof mode_setting, "TICKTRACE_MODE=%s", mode);
 	struct tt_lr_child c;
-	tt_lr_start(&c, TT_LR_SETTINGS(mode_setting, setting), TT_LR_SETTINGS("hold", events, flush));
+	tt_lr_start(&c, TT_LR_SETTINGS(mode_setting, setting, extra, buffer),
+		    TT_LR_SETTINGS("hold", events, flush));
 	char line[32];
 	assert_non_null(fgets(line, sizeof line, c.out));
 	assert_string_equal(line, "ready\n");
@@ -295,13 +311,8 @@ static void tt_lr_kill_holder(const char *mode, const char *events, const char *
 /* The converter reads a killed run's file and says the run crashed. */
 static void tt_lr_convert_crashed(const char *dir, const char *path)
 {
-	char out[160];
-	snprintf(out, sizeof out, "%s/run.json", dir);
+	tt_lr_convert_says(dir, path, "the run crashed or was killed");
 	struct tt_run r;
-	TT_RUN(&r, "convert", path, "-o", out);
-	assert_int_equal(r.status, 0);
-	assert_non_null(strstr(r.err, "the run crashed or was killed"));
-	free(r.out);
 	TT_RUN(&r, "info", path);
 	assert_int_equal(r.status, 0);
 	assert_non_null(strstr(r.out, "ended:    NO"));
@@ -313,7 +324,8 @@ static void test_stream_killed_after_dump_keeps_all(void **state)
 {
 	(void)state;
 	char dir[64], path[128];
-	tt_lr_kill_holder("stream", "100000", "1", dir, sizeof dir, path, sizeof path);
+	tt_lr_kill_holder("stream", "100000", "1", "TICKTRACE_LIVE=0", "TICKTRACE_BUFFER=1048576", dir,
+			  sizeof dir, path, sizeof path);
 	struct tt_file f;
 	assert_int_equal(tt_file_open(&f, path), 0);
 	assert_true(f.cut_short);
@@ -332,7 +344,8 @@ static void test_stream_killed_keeps_a_clean_prefix(void **state)
 {
 	(void)state;
 	char dir[64], path[128];
-	tt_lr_kill_holder("stream", "100000", "0", dir, sizeof dir, path, sizeof path);
+	tt_lr_kill_holder("stream", "100000", "0", "TICKTRACE_LIVE=0", "TICKTRACE_BUFFER=1048576", dir,
+			  sizeof dir, path, sizeof path);
 	struct tt_file f;
 	assert_int_equal(tt_file_open(&f, path), 0);
 	assert_true(f.cut_short);
@@ -347,6 +360,59 @@ static void test_stream_killed_keeps_a_clean_prefix(void **state)
 	tt_rmdir(dir);
 }
 
+
+/* Modes stop and ring with TICKTRACE_LIVE=1, killed: the buffers, a shared mapping
+ * of TICKTRACE_OUT.live, hold every event recorded (stop) or the latest (ring). */
+static void tt_lr_check_live_killed(const char *mode, bool window)
+{
+	char dir[64], path[128], live[160];
+	/* A ring of five chunks wraps many times over. */
+	tt_lr_kill_holder(mode, "100000", "0", "TICKTRACE_LIVE=1",
+			  window ? "TICKTRACE_BUFFER=20000" : "TICKTRACE_BUFFER=1048576", dir, sizeof dir,
+			  path, sizeof path);
+	assert_int_not_equal(access(path, F_OK), 0); /* no trace was written */
+	snprintf(live, sizeof live, "%s.live", path);
+	struct tt_file f;
+	assert_int_equal(tt_file_open(&f, live), 0);
+	assert_true(f.header.flags & TT_FILE_LIVE);
+	struct tt_lr_seq s;
+	tt_lr_walk_seq(tt_lr_only_thread(&f), &s, window);
+	assert_int_equal(s.next, 100000);
+	/* A ring keeps at least its window, up to the last event: the chunks it
+	 * recycled last may still hold theirs, not yet cleaned. */
+	if (!window)
+		assert_int_equal(s.kept, 100000);
+	else
+		assert_true(s.kept >= 4 * 4095 / 2);
+	tt_file_close(&f);
+	tt_lr_convert_says(dir, live, "these are its live buffers, with every event it recorded");
+	tt_rmdir(dir);
+}
+
+static void test_live_killed_keeps_every_event(void **state)
+{
+	(void)state;
+	tt_lr_check_live_killed("stop", false);
+	tt_lr_check_live_killed("ring", true);
+}
+
+/* A live run that ends normally leaves its trace and no live file. */
+static void test_live_normal_exit_removes_the_live_file(void **state)
+{
+	(void)state;
+	char dir[64], path[128], live[160], setting[192];
+	tt_lr_tmpfile(dir, sizeof dir, path, sizeof path);
+	snprintf(setting, sizeof setting, "TICKTRACE_OUT=%s", path);
+	tt_lr_run(TT_LR_SETTINGS("TICKTRACE_LIVE=1", setting), TT_LR_SETTINGS("seq", "2", "1000"), NULL, 0);
+	snprintf(live, sizeof live, "%s.live", path);
+	assert_int_not_equal(access(live, F_OK), 0);
+	struct tt_file f;
+	assert_int_equal(tt_file_open(&f, path), 0);
+	assert_false(f.cut_short);
+	assert_int_equal(f.records, 2 * 2 * 1000);
+	tt_file_close(&f);
+	tt_rmdir(dir);
+}
 
 /* ---- mode ring, written on TICKTRACE_DUMP_SIGNAL ---- */
 
@@ -394,12 +460,8 @@ static void test_ring_dump_on_signal_keeps_the_latest(void **state)
 	assert_int_equal(t->dropped_total, t->dropped[TT_DROP_OVERWRITTEN]);
 	tt_file_close(&f);
 
+	tt_lr_convert_says(dir, path, "overwritten by newer: ");
 	snprintf(out, sizeof out, "%s/run.json", dir);
-	struct tt_run r;
-	TT_RUN(&r, "convert", path, "-o", out);
-	assert_int_equal(r.status, 0);
-	assert_non_null(strstr(r.err, "overwritten by newer: "));
-	free(r.out);
 	/* Each "iter" scope the window cut is shown from the window's start, flagged. */
 	cJSON *root = tt_json_load(out);
 	assert_non_null(root);
@@ -419,7 +481,7 @@ static const char *tt_lr_static_prog;
  * handler (installed before ticktrace's) runs too. */
 static void tt_lr_check_crash(const char *mode, const char *how, int sig, bool own)
 {
-	char dir[64], path[128], setting[192], mode_setting[64], out[160], line[64] = "";
+	char dir[64], path[128], setting[192], mode_setting[64], line[64] = "";
 	tt_lr_tmpfile(dir, sizeof dir, path, sizeof path);
 	snprintf(setting, sizeof setting, "TICKTRACE_OUT=%s", path);
 	snprintf(mode_setting, sizeof mode_setting, "TICKTRACE_MODE=%s", mode);
@@ -451,12 +513,7 @@ static void tt_lr_check_crash(const char *mode, const char *how, int sig, bool o
 	assert_int_equal(s.events, 50001); /* and the scope it crashed in */
 	tt_file_close(&f);
 
-	snprintf(out, sizeof out, "%s/run.json", dir);
-	struct tt_run r;
-	TT_RUN(&r, "convert", path, "-o", out);
-	assert_int_equal(r.status, 0);
-	assert_non_null(strstr(r.err, "the run crashed: the program died of signal"));
-	free(r.out);
+	tt_lr_convert_says(dir, path, "the run crashed: the program died of signal");
 	tt_rmdir(dir);
 }
 
@@ -556,6 +613,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_stream_thread_churn),
 		cmocka_unit_test(test_stream_killed_after_dump_keeps_all),
 		cmocka_unit_test(test_stream_killed_keeps_a_clean_prefix),
+		cmocka_unit_test(test_live_killed_keeps_every_event),
+		cmocka_unit_test(test_live_normal_exit_removes_the_live_file),
 		cmocka_unit_test(test_ring_dump_on_signal_keeps_the_latest),
 		cmocka_unit_test(test_crash_segv_every_mode),
 		cmocka_unit_test(test_crash_abort),

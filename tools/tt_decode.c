@@ -712,7 +712,12 @@ int tt_decode(const struct tt_trace *t, struct tt_sink *const *sinks, size_t nsi
 			tt_decoder_warn(&d, "%s: the run crashed: the program died of signal %" PRIu32
 					" (%s), and its crash handler wrote this file", f->path,
 					f->header.crash_signal, strsignal((int)f->header.crash_signal));
-		if (f->cut_short)
+		if (f->header.flags & TT_FILE_LIVE)
+			tt_decoder_warn(&d, "%s: the run crashed or was killed before writing its "
+					"trace: these are its live buffers, with every event it recorded; "
+					"names of threads and call sites first used in its last 0.2 s, and "
+					"dropped counts, are missing", f->path);
+		else if (f->cut_short)
 			tt_decoder_warn(&d, "%s: the run crashed or was killed: the file ends without "
 					"its END section, after offset %" PRIu64 "; what was recorded but "
 					"not yet written then is lost (mode stream: chunks not yet drained, "

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -373,7 +374,20 @@ static int tt_read_sections(struct tt_file *f)
 	bool seen_process = false;
 	uint64_t off = f->first_section, released = 0;
 	bool streamed = f->header.flags & TT_FILE_STREAMED;
+	bool live = f->header.flags & TT_FILE_LIVE;
+	if (live && (f->header.live_sections_end < off || f->header.live_sections_end > f->header.live_chunks_at ||
+		     f->header.live_chunks_at > f->size || f->header.live_chunks_at % 16))
+		return TT_FAIL(f, offsetof(struct tt_file_header, live_sections_end),
+			       "live file: sections end at %" PRIu64 " and chunks begin at %" PRIu64
+			       ", not in order within its %zu bytes", f->header.live_sections_end,
+			       f->header.live_chunks_at, f->size);
 	for (;;) {
+		/* A live file's descriptions end where the run last completed them. */
+		if (live && off == f->header.live_sections_end) {
+			f->cut_short = true;
+			f->cut_at = off;
+			break;
+		}
 		/* A streamed file ends where the run stopped writing it: its sections hold
 		 * until the last complete one. */
 		if (streamed && !tt_section_complete(f, off)) {
@@ -422,6 +436,122 @@ static int tt_read_sections(struct tt_file *f)
 	return 0;
 }
 
+/* ---- a live file's chunks ---- */
+
+/* The first time a run of records holds, for ordering a thread's chunks. */
+static uint64_t tt_first_time(const struct tt_events *ev)
+{
+	for (size_t i = 0; i < ev->count; i++)
+		if (tt_record_timed(ev->records[i].word))
+			return ev->records[i].tsc;
+	return UINT64_MAX;
+}
+
+static int tt_events_by_time(const void *a, const void *b)
+{
+	uint64_t x = tt_first_time(a), y = tt_first_time(b);
+	return (x > y) - (x < y);
+}
+
+/* A thread whose THREAD section the run had not written yet. */
+static struct tt_thread *tt_live_thread(struct tt_file *f, uint32_t index, uint64_t at, size_t *cap)
+{
+	uint32_t pos;
+	if (tt_map_get(&f->thread_map, index, &pos))
+		return &f->threads[pos];
+	static const char unnamed[] = "(not yet described)";
+	struct tt_thread t = {.file = f, .index = index, .offset = at,
+			      .name = {unnamed, sizeof unnamed - 1}};
+	if (f->nthreads >= UINT32_MAX / 2 || tt_reserve(&f->threads, cap, f->nthreads, sizeof(t)) < 0 ||
+	    tt_map_put(&f->thread_map, index, (uint32_t)f->nthreads) < 0) {
+		TT_FAIL(f, at, "out of memory for %zu threads", f->nthreads);
+		return NULL;
+	}
+	f->threads[f->nthreads++] = t;
+	return &f->threads[f->nthreads - 1];
+}
+
+/* Gives each chunk to its thread, in the time order of their first records. */
+static int tt_read_live_chunks(struct tt_file *f)
+{
+	size_t thread_cap = f->nthreads;
+	for (uint64_t off = f->header.live_chunks_at; f->size - off >= TT_LIVE_CHUNK_SIZE;
+	     off += TT_LIVE_CHUNK_SIZE) {
+		struct tt_live_chunk h;
+		memcpy(&h, f->data + off, sizeof(h));
+		if (h.size == 0)
+			continue; /* never used, or recycled */
+		if (h.size < sizeof(h) || h.size > TT_LIVE_CHUNK_SIZE || h.size % sizeof(struct tt_record))
+			return TT_FAIL(f, off + offsetof(struct tt_live_chunk, size),
+				       "live chunk of %" PRIu32 " bytes", h.size);
+		const struct tt_record *r = (const struct tt_record *)(f->data + off + sizeof(h));
+		size_t count = (h.size - sizeof(h)) / sizeof(*r);
+		/* Its thread was recording into it: the records end at the last written. */
+		while (h.size == TT_LIVE_CHUNK_SIZE && count > 0 && r[count - 1].word == 0)
+			count--;
+		if (count == 0)
+			continue;
+		struct tt_thread *t = tt_live_thread(f, h.thread_index, off, &thread_cap);
+		if (!t)
+			return -1;
+		if (tt_reserve(&t->sections, &t->sections_cap, t->nsections, sizeof(*t->sections)) < 0)
+			return TT_FAIL(f, off, "out of memory for %zu chunks", t->nsections);
+		t->sections[t->nsections++] = (struct tt_events){.records = r, .count = count,
+								 .offset = off + sizeof(h)};
+		t->records += count;
+		f->records += count;
+	}
+	for (size_t i = 0; i < f->nthreads; i++) {
+		struct tt_thread *t = &f->threads[i];
+		qsort(t->sections, t->nsections, sizeof(*t->sections), tt_events_by_time);
+		t->events = t->records;
+		if (t->nsections && tt_first_time(&t->sections[0]) != UINT64_MAX) {
+			t->first_tsc = tt_first_time(&t->sections[0]);
+			t->has_first = true;
+		}
+		/* A ring's thread may have wrapped since it was described. */
+		if (f->header.flags & TT_FILE_RING)
+			t->flags |= TT_THREAD_WRAPPED;
+	}
+	tt_file_release(f, f->header.live_chunks_at, f->size);
+	return 0;
+}
+
+/* Call sites the records of a live file use that the run had not described yet:
+ * named by their address. */
+static int tt_name_unknown_sites(struct tt_file *f)
+{
+	size_t cap = f->nsites;
+	for (size_t i = 0; i < f->nthreads; i++) {
+		const struct tt_thread *t = &f->threads[i];
+		for (size_t k = 0; k < t->nsections; k++) {
+			const struct tt_events *ev = &t->sections[k];
+			for (size_t j = 0; j < ev->count; j++) {
+				uint64_t word = ev->records[j].word;
+				uint32_t pos;
+				if (!TT_RECORD_HAS_SITE(TT_RECORD_KIND(word)) ||
+				    tt_map_get(&f->site_map, TT_RECORD_PAYLOAD(word), &pos))
+					continue;
+				struct tt_made_name *made = malloc(sizeof(*made));
+				if (!made || tt_reserve(&f->sites, &cap, f->nsites, sizeof(*f->sites)) < 0 ||
+				    tt_map_put(&f->site_map, TT_RECORD_PAYLOAD(word), (uint32_t)f->nsites) < 0) {
+					free(made);
+					return TT_FAIL(f, ev->offset, "out of memory for %zu sites", f->nsites);
+				}
+				made->next = f->made_names;
+				f->made_names = made;
+				int n = snprintf(made->text, sizeof(made->text), "(site %#" PRIx64 ", not yet described)",
+						 TT_RECORD_PAYLOAD(word));
+				f->sites[f->nsites++] = (struct tt_site){
+					.address = TT_RECORD_PAYLOAD(word),
+					.name = {made->text, (uint32_t)n},
+				};
+			}
+		}
+	}
+	return 0;
+}
+
 /* The sites for what the decoder shows that no record names, where it may be needed:
  * lost events, scopes begun before a ring's window or in a run of lost events. */
 static int tt_add_decoder_sites(struct tt_file *f)
@@ -429,7 +559,7 @@ static int tt_add_decoder_sites(struct tt_file *f)
 	bool wrapped = false;
 	for (size_t i = 0; i < f->nthreads; i++)
 		wrapped |= (f->threads[i].flags & TT_THREAD_WRAPPED) != 0;
-	if (!f->dropped && !wrapped && !(f->header.flags & TT_FILE_STREAMED))
+	if (!f->dropped && !wrapped && !(f->header.flags & (TT_FILE_STREAMED | TT_FILE_LIVE)))
 		return 0;
 	static const struct {
 		const char *name;
@@ -455,7 +585,11 @@ static int tt_file_parse(struct tt_file *f, const char *path, const uint8_t *dat
 			 bool mapped)
 {
 	*f = (struct tt_file){.path = path, .data = data, .size = size, .mapped = mapped};
-	if (tt_read_header(f) < 0 || tt_read_sections(f) < 0 || tt_add_decoder_sites(f) < 0)
+	if (tt_read_header(f) < 0 || tt_read_sections(f) < 0)
+		return -1;
+	if ((f->header.flags & TT_FILE_LIVE) && (tt_read_live_chunks(f) < 0 || tt_name_unknown_sites(f) < 0))
+		return -1;
+	if (tt_add_decoder_sites(f) < 0)
 		return -1;
 	return 0;
 }
@@ -504,6 +638,11 @@ void tt_file_close(struct tt_file *f)
 		munmap((void *)f->data, f->size);
 	for (size_t i = 0; i < f->nthreads; i++)
 		free(f->threads[i].sections);
+	while (f->made_names) {
+		struct tt_made_name *next = f->made_names->next;
+		free(f->made_names);
+		f->made_names = next;
+	}
 	free(f->sites);
 	free(f->threads);
 	free(f->modules);

@@ -110,7 +110,23 @@ enum tt_file_flags {
 	TT_FILE_STREAMED = 1u << 8,
 	TT_FILE_RING = 1u << 9, /* TICKTRACE_MODE=ring: threads keep their latest events */
 	TT_FILE_CRASHED = 1u << 10, /* written as the program died of crash_signal */
+	/* The buffers of a running program (modes stop and ring), which are a shared
+	 * mapping of this file, with what describes them so far: a program killed by
+	 * SIGKILL leaves it behind (TICKTRACE_OUT with ".live" appended). */
+	TT_FILE_LIVE = 1u << 11,
 };
+
+/* A chunk of a live file: its thread's records, [sizeof(struct tt_live_chunk), size)
+ * (or up to the last record not all zero, while size is TT_LIVE_CHUNK_SIZE: the
+ * thread was recording into it). A chunk with size 0 holds nothing. A thread's
+ * chunks are in the time order of their first records. */
+#define TT_LIVE_CHUNK_SIZE 65536
+struct tt_live_chunk {
+	uint64_t next; /* the runtime's own */
+	uint32_t size;
+	uint32_t thread_index;
+};
+_Static_assert(sizeof(struct tt_live_chunk) == 16, "live chunk header layout");
 
 struct tt_file_header {
 	char magic[TT_FILE_MAGIC_LEN]; /* TT_FILE_MAGIC */
@@ -125,7 +141,12 @@ struct tt_file_header {
 	uint32_t pid;
 	uint32_t crash_signal; /* with TT_FILE_CRASHED: the signal the program died of */
 	uint64_t unregistered_dropped; /* events lost before their thread had a buffer */
-	uint64_t reserved[3];
+	/* With TT_FILE_LIVE: the sections end at live_sections_end (no END: the run
+	 * never finished), and the threads' chunks follow from live_chunks_at, each
+	 * TT_LIVE_CHUNK_SIZE bytes starting with a struct tt_live_chunk. */
+	uint64_t live_sections_end;
+	uint64_t live_chunks_at;
+	uint64_t reserved;
 };
 _Static_assert(sizeof(struct tt_file_header) == 144, "file header layout");
 
