@@ -56,6 +56,7 @@ default rel
 %define PAYLOAD_NONE    2 ; word = kind                        (one record)
 %define PAYLOAD_VALUE   3 ; word = kind | rdi, value = rsi     (two records)
 %define VALUE_RDI       4 ; word = kind, value = rdi           (two records)
+%define WORD_RDI        5 ; word = rdi, kind included          (one record)
 
 extern tt__tls_table
 extern tt__record_slow
@@ -86,6 +87,8 @@ align 32
 	mov	rdi, %2 << TT_KIND_SHIFT
 %elif %3 == PAYLOAD_NONE
 	mov	rdi, %2 << TT_KIND_SHIFT
+%elif %3 == WORD_RDI
+	; the caller built the word (a one-record kind: the slow path sizes it by kind)
 %else
 	mov	r8, %2 << TT_KIND_SHIFT
 	or	rdi, r8				; rdi = kind | payload
@@ -134,6 +137,9 @@ TT_EMITTER tt__instant_arg,  TT_REC_INSTANT_ARG, PAYLOAD_VALUE
 TT_EMITTER tt__counter,      TT_REC_COUNTER,     PAYLOAD_VALUE
 TT_EMITTER tt__flow_out,     TT_REC_FLOW_OUT,    VALUE_RDI
 TT_EMITTER tt__flow_in,      TT_REC_FLOW_IN,     VALUE_RDI
+; Notes for the spike detector (TT_THRESHOLD_NS and the like): any one-record kind,
+; whose word the header's inline function builds.
+TT_EMITTER tt__note,         0,                  WORD_RDI
 ; -finstrument-functions hooks: (void *fn, void *call_site); the function's address
 ; is the payload.
 TT_EMITTER __cyg_profile_func_enter, TT_REC_FUNC_ENTER, PAYLOAD_RDI

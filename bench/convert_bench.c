@@ -5,12 +5,13 @@
  *
  *   ticktrace-convert-bench [--events N] [--threads T] [--repeats R] [--dir DIR] [--keep]
  *   {"convert_json_events_per_s": ..., "convert_perfetto_events_per_s": ...,
- *    "convert_peak_rss_mb": ..., ...}
+ *    "report_events_per_s": ..., "report_vs_json": ..., "convert_peak_rss_mb": ..., ...}
  *
  * A rate is the median over the repeats of logical events (records that are not
  * PAD or VALUE) per second of wall time for the whole conversion, output written
  * to DIR (default /dev/shm, memory, so that the figure is the converter's and not
- * the disk's). The peak RSS is the largest of all conversions. --keep leaves the
+ * the disk's). `ticktrace report` (the flat profile, text) runs on the same file in
+ * the same rounds; report_vs_json is its median rate over the JSON one. The peak RSS is the largest of all conversions. --keep leaves the
  * raw file in DIR, for profiling. Issue 3's figure: --events 50000000. */
 #include <getopt.h>
 #include <stdbool.h>
@@ -25,6 +26,7 @@
 #include <unistd.h>
 
 #include "tt_convert.h"
+#include "tt_report.h"
 #include "tt_tw.h"
 
 #define TT_BENCH_CHUNK 65536 /* records per EVENTS section, as the runtime's chunks */
@@ -106,8 +108,10 @@ static int tt_cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* One conversion in a child process: its wall time and peak RSS (KiB). */
-static int tt_bench_convert_once(char *in, const char *out, double *seconds, long *rss_kb)
+enum { TT_BENCH_JSON, TT_BENCH_PERFETTO, TT_BENCH_REPORT, TT_BENCH_KINDS };
+
+/* One conversion (or report) in a child process: its wall time and peak RSS (KiB). */
+static int tt_bench_convert_once(int kind, char *in, const char *out, double *seconds, long *rss_kb)
 {
 	unlink(out);
 	double t0 = tt_now();
@@ -116,7 +120,10 @@ static int tt_bench_convert_once(char *in, const char *out, double *seconds, lon
 		struct tt_convert_opts opts = {
 			.inputs = &in, .ninputs = 1, .output = out, .quiet = true,
 		};
-		_exit(tt_convert(&opts, NULL) == 0 ? 0 : 1);
+		struct tt_report_opts report = {
+			.inputs = &in, .ninputs = 1, .output = out, .quiet = true,
+		};
+		_exit((kind == TT_BENCH_REPORT ? tt_report(&report) : tt_convert(&opts, NULL)) == 0 ? 0 : 1);
 	}
 	int st;
 	struct rusage ru;
@@ -160,10 +167,11 @@ int main(int argc, char **argv)
 				"at least 16 events per thread\n");
 		return 2;
 	}
-	char in[4096], out_json[4096], out_pf[4096];
+	char in[4096], outs[TT_BENCH_KINDS][4096];
+	static const char *const ext[TT_BENCH_KINDS] = {"json", "pftrace", "txt"};
 	snprintf(in, sizeof(in), "%s/tt-convert-bench-%d.ttr", dir, (int)getpid());
-	snprintf(out_json, sizeof(out_json), "%s/tt-convert-bench-%d.json", dir, (int)getpid());
-	snprintf(out_pf, sizeof(out_pf), "%s/tt-convert-bench-%d.pftrace", dir, (int)getpid());
+	for (int k = 0; k < TT_BENCH_KINDS; k++)
+		snprintf(outs[k], sizeof(outs[k]), "%s/tt-convert-bench-%d.%s", dir, (int)getpid(), ext[k]);
 	/* Whole patterns per thread: records = events * 16 / 14. */
 	uint64_t per_thread = (events / threads + 13) / 14 * 16;
 	uint64_t n = tt_bench_generate(in, per_thread, threads);
@@ -172,24 +180,23 @@ int main(int argc, char **argv)
 		unlink(in);
 		return 1;
 	}
-	/* JSON and Perfetto alternate, so that both see the same machine load. */
-	double json_rates[99], pf_rates[99];
+	/* JSON, Perfetto and the report alternate, so that all see the same machine load. */
+	double rates[TT_BENCH_KINDS][99];
 	long rss_kb = 0;
-	long long sizes[2] = {-1, -1};
+	long long sizes[TT_BENCH_KINDS] = {-1, -1, -1};
 	int rc = 0;
 	for (int i = 0; i < repeats && rc == 0; i++) {
-		for (int f = 0; f < 2 && rc == 0; f++) {
-			const char *out = f ? out_pf : out_json;
+		for (int f = 0; f < TT_BENCH_KINDS && rc == 0; f++) {
 			double s = 0;
 			long kb = 0;
-			rc = tt_bench_convert_once(in, out, &s, &kb);
-			(f ? pf_rates : json_rates)[i] = (double)n / s;
-			if (kb > rss_kb)
+			rc = tt_bench_convert_once(f, in, outs[f], &s, &kb);
+			rates[f][i] = (double)n / s;
+			if (kb > rss_kb && f != TT_BENCH_REPORT)
 				rss_kb = kb;
 			struct stat st;
-			if (stat(out, &st) == 0)
+			if (stat(outs[f], &st) == 0)
 				sizes[f] = (long long)st.st_size;
-			unlink(out);
+			unlink(outs[f]);
 		}
 	}
 	struct stat st_in;
@@ -200,13 +207,15 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ticktrace-convert-bench: the conversion failed\n");
 		return 1;
 	}
-	qsort(json_rates, (size_t)repeats, sizeof(double), tt_cmp_double);
-	qsort(pf_rates, (size_t)repeats, sizeof(double), tt_cmp_double);
+	for (int f = 0; f < TT_BENCH_KINDS; f++)
+		qsort(rates[f], (size_t)repeats, sizeof(double), tt_cmp_double);
+	double json = rates[TT_BENCH_JSON][repeats / 2], report = rates[TT_BENCH_REPORT][repeats / 2];
 	printf("{\"convert_json_events_per_s\": %.0f, \"convert_perfetto_events_per_s\": %.0f, "
+	       "\"report_events_per_s\": %.0f, \"report_vs_json\": %.2f, "
 	       "\"convert_peak_rss_mb\": %.1f, \"events\": %" PRIu64 ", \"threads\": %u, "
 	       "\"repeats\": %d, \"raw_bytes\": %lld, \"json_bytes\": %lld, "
 	       "\"perfetto_bytes\": %lld}\n",
-	       json_rates[repeats / 2], pf_rates[repeats / 2], (double)rss_kb / 1024.0, n, threads,
-	       repeats, raw, sizes[0], sizes[1]);
+	       json, rates[TT_BENCH_PERFETTO][repeats / 2], report, report / json,
+	       (double)rss_kb / 1024.0, n, threads, repeats, raw, sizes[0], sizes[1]);
 	return 0;
 }

@@ -6,6 +6,7 @@
  *   ticktrace-demo [--items N] [--workers N] [--out DIR]
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -117,6 +118,9 @@ static void *tt_demo_worker(void *arg)
 		TT_BEGIN("parse");
 		tt_demo_spin(id, 2000);
 		TT_ENDBEGIN("transform");
+		TT_THRESHOLD_NS(20000); /* `ticktrace spikes demo.ttr` lists those over 20 us */
+		if (id % 97 == 0)
+			TT_DESCRIBE("item %" PRIu64 ", one of the slow ones", id);
 		tt_demo_spin(id, id % 97 == 0 ? 40000 : 3000); /* now and then a slow one */
 		TT_END();
 		if (id % 500 == 0)
@@ -200,7 +204,9 @@ int main(int argc, char **argv)
 	setenv("TICKTRACE_OUT", "/dev/null", 1);
 	pid_t pid = fork();
 	if (pid == 0) {
-		execl(TT_DEMO_TOOL, "ticktrace", "convert", raw, "-o", json, "--force", (char *)NULL);
+		/* --spikes: the slow transforms (TT_THRESHOLD_NS above) are marked in the trace */
+		execl(TT_DEMO_TOOL, "ticktrace", "convert", raw, "-o", json, "--force", "--spikes",
+		      (char *)NULL);
 		perror("ticktrace-demo: cannot run " TT_DEMO_TOOL);
 		_exit(127);
 	}

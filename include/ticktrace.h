@@ -10,7 +10,8 @@
  * the raw file goes to $TICKTRACE_OUT, or ticktrace-<pid>.ttr in the working
  * directory, and `ticktrace convert` turns it into a trace Perfetto opens.
  * Environment: TICKTRACE=0 turns recording off; TICKTRACE_BUFFER sets the events
- * kept per thread (default 1048576); TICKTRACE_MODE is stop, ring or stream (README).
+ * kept per thread (default 1048576); TICKTRACE_MODE is stop, ring or stream (README);
+ * TICKTRACE_REPORT=stderr|PATH writes the flat profile there at exit.
  *
  * Names are string literals: each macro declares a static call-site descriptor and
  * records only its address. Compile with -DTT_DISABLE and every macro still exists
@@ -54,6 +55,16 @@ TT__HOT void tt__instant_arg(const struct tt_callsite *site, uint64_t arg);
 TT__HOT void tt__counter(const struct tt_callsite *site, int64_t value);
 TT__HOT void tt__flow_out(uint64_t id);
 TT__HOT void tt__flow_in(uint64_t id);
+TT__HOT void tt__note(uint64_t word);
+TT_API void tt__describe(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* A note's record word: the kind (format.h's TT_REC_THRESHOLD and following) in the
+ * top byte, a value saturated to the 56 bits below it. */
+TT__INLINE uint64_t tt__note_word(unsigned kind, uint64_t value)
+{
+	const uint64_t max = (UINT64_C(1) << 56) - 1;
+	return (uint64_t)kind << 56 | (value < max ? value : max);
+}
 
 TT__INLINE void tt__scope_end(const int *unused)
 {
@@ -101,6 +112,18 @@ TT__INLINE void tt__scope_end(const int *unused)
 #define TT_FLOW_OUT(id) tt__flow_out((uint64_t)(id))
 #define TT_FLOW_IN(id) tt__flow_in((uint64_t)(id))
 
+/* For the spike detector (`ticktrace spikes`), about the innermost open scope: it
+ * spikes when it lasts more than `ns` nanoseconds; every scope nested in it does;
+ * it never spikes; no scope nested in it spikes. One record each, like TT_END. */
+#define TT_THRESHOLD_NS(ns) tt__note(tt__note_word(16, (uint64_t)(ns)))
+#define TT_CHILDREN_THRESHOLD_NS(ns) tt__note(tt__note_word(17, (uint64_t)(ns)))
+#define TT_IGNORE() tt__note(tt__note_word(18, 0))
+#define TT_IGNORE_CHILDREN() tt__note(tt__note_word(19, 0))
+/* Describes the innermost open scope, shown only if it spikes: printf-style text,
+ * formatted out of line and copied into the trace (at most 240 bytes are kept). A
+ * function call that costs nothing where it is not used. */
+#define TT_DESCRIBE(...) tt__describe(__VA_ARGS__)
+
 /* Name the calling thread in the trace (copied; at most 63 bytes are kept). Without
  * it, the name the thread has at dump or exit (pthread_setname_np) is used. */
 TT_API void tt_thread_name(const char *name);
@@ -117,6 +140,13 @@ TT_API int tt_dump(const char *path);
  * counted as dropped. */
 TT_API void tt_enable(void);
 TT_API void tt_disable(void);
+
+/* Stop and resume recording on the calling thread only (not nested: one tt_resume
+ * undoes any number of tt_pause). Events in between are not recorded and not counted
+ * as dropped. A scope that begins before tt_pause should end after tt_resume: its
+ * end is not recorded otherwise. */
+TT_API void tt_pause(void);
+TT_API void tt_resume(void);
 
 #else /* TT_DISABLE: the same names, doing nothing, evaluating nothing */
 
@@ -138,12 +168,25 @@ TT_API void tt_disable(void);
 #define TT_COUNTER(name, value) do { TT__UNUSED(name); TT__UNUSED(value); } while (0)
 #define TT_FLOW_OUT(id) do { TT__UNUSED(id); } while (0)
 #define TT_FLOW_IN(id) do { TT__UNUSED(id); } while (0)
+#define TT_THRESHOLD_NS(ns) do { TT__UNUSED(ns); } while (0)
+#define TT_CHILDREN_THRESHOLD_NS(ns) do { TT__UNUSED(ns); } while (0)
+#define TT_IGNORE() do { } while (0)
+#define TT_IGNORE_CHILDREN() do { } while (0)
+/* Checks the format against its arguments, evaluating none (sizeof does not call). */
+#define TT_DESCRIBE(...) do { TT__UNUSED(tt__describe_check(__VA_ARGS__)); } while (0)
+TT__INLINE __attribute__((format(printf, 1, 2))) int tt__describe_check(const char *fmt, ...)
+{
+	(void)fmt;
+	return 0;
+}
 
 TT__INLINE void tt_thread_name(const char *name) { (void)name; }
 /* Nothing was recorded, so there is nothing to write: succeeds without a file. */
 TT__INLINE int tt_dump(const char *path) { (void)path; return 0; }
 TT__INLINE void tt_enable(void) {}
 TT__INLINE void tt_disable(void) {}
+TT__INLINE void tt_pause(void) {}
+TT__INLINE void tt_resume(void) {}
 
 #endif /* TT_DISABLE */
 

@@ -92,7 +92,7 @@ static int tt__clean_chunk(struct tt__slot *slot, struct tt__chunk *chunk)
 		uint64_t word = __atomic_load_n(&r->word, __ATOMIC_ACQUIRE);
 		if (!word)
 			return 0;
-		events += TT_RECORD_KIND(word) != TT_REC_VALUE;
+		events += TT_RECORD_HAS_TIME(TT_RECORD_KIND(word));
 	}
 	__atomic_add_fetch(&slot->dropped[TT_DROP_OVERWRITTEN], events, __ATOMIC_RELAXED);
 	memset(chunk, 0, TT__CHUNK_SIZE);
@@ -271,17 +271,17 @@ void *tt__slab_alloc(struct tt__slab *slab, size_t size)
 
 int tt__dumps_running;
 
-void tt__hold_chunks(int delta)
+void tt__hold_chunks(int hold)
 {
 	sigset_t old;
 	tt__registry_lock(&old);
 	pthread_mutex_lock(&tt__arena_mutex);
-	tt__dumps_running += delta;
+	tt__dumps_running += hold ? 1 : -1;
 	pthread_mutex_unlock(&tt__arena_mutex);
 	tt__registry_unlock(&old);
 	/* Mode ring: the chunks waiting to be cleaned are counted as overwritten now,
 	 * so that a dump has every thread's count. */
-	if (delta > 0 && tt__config.mode == TT__MODE_RING)
+	if (hold && tt__config.mode == TT__MODE_RING)
 		tt__clean_queued();
 }
 
@@ -333,7 +333,8 @@ void tt__compact_exited(struct tt__slot *slot)
 static void tt__publish_limit(struct tt__slot *slot)
 {
 	int on = __atomic_load_n(&tt__recording, __ATOMIC_SEQ_CST) &&
-		 !(slot->flags & (TT__SLOT_EXHAUSTED | TT__SLOT_EXITED));
+		 !(__atomic_load_n(&slot->flags, __ATOMIC_ACQUIRE) &
+		   (TT__SLOT_EXHAUSTED | TT__SLOT_EXITED | TT__SLOT_PAUSED));
 	__atomic_store_n(&slot->limit, on ? slot->chunk_end : NULL, __ATOMIC_RELEASE);
 }
 
@@ -358,6 +359,20 @@ int tt__slot_start(struct tt__slot *slot)
 	}
 	pthread_mutex_unlock(&tt__arena_mutex);
 	return chunk ? 0 : -ENOMEM;
+}
+
+void tt__set_paused(struct tt__slot *slot, int paused)
+{
+	sigset_t old;
+	tt__block_signals(&old);
+	pthread_mutex_lock(&tt__arena_mutex);
+	if (paused)
+		__atomic_or_fetch(&slot->flags, TT__SLOT_PAUSED, __ATOMIC_RELEASE);
+	else
+		__atomic_and_fetch(&slot->flags, ~(uint32_t)TT__SLOT_PAUSED, __ATOMIC_RELEASE);
+	tt__publish_limit(slot);
+	pthread_mutex_unlock(&tt__arena_mutex);
+	tt__restore_signals(&old);
 }
 
 void tt__set_all_limits(void)
@@ -431,17 +446,6 @@ static int tt__next_chunk(struct tt__slot *slot)
 	return 0;
 }
 
-static void tt__store(char *where, uint64_t tsc, uint64_t word, uint64_t value, uint64_t size)
-{
-	struct tt_record *record = (struct tt_record *)where;
-	record[0].tsc = tsc;
-	record[0].word = word;
-	if (size == 2 * sizeof(struct tt_record)) {
-		record[1].tsc = value;
-		record[1].word = TT_RECORD_WORD(TT_REC_VALUE, 0);
-	}
-}
-
 /* Gives a failed reservation back if nothing was reserved after it, so that the
  * cursor of a thread that may not record does not creep, and a chunk's size says
  * where its records end. */
@@ -452,8 +456,8 @@ static void tt__give_back(struct tt__slot *slot, char *where, uint64_t size)
 				    __ATOMIC_RELAXED);
 }
 
-static int tt__try_record(struct tt__slot *slot, uint64_t tsc, uint64_t word, uint64_t value,
-			  uint64_t size, char **where)
+static int tt__try_record(struct tt__slot *slot, const struct tt_record *records, uint64_t size,
+			  char **where)
 {
 	/* The limit first, as in the hot path: see asm/record.asm. */
 	char *limit = __atomic_load_n(&slot->limit, __ATOMIC_ACQUIRE);
@@ -462,7 +466,7 @@ static int tt__try_record(struct tt__slot *slot, uint64_t tsc, uint64_t word, ui
 		tt__give_back(slot, *where, size);
 		return 0;
 	}
-	tt__store(*where, tsc, word, value, size);
+	memcpy(*where, records, size);
 	return 1;
 }
 
@@ -488,11 +492,17 @@ static int tt__depth_change(unsigned kind, int *low)
 	}
 }
 
-/* Counts an event lost by its cause, and in the thread's current gap with its time
- * and its effect on the scopes. Only the owner thread and its signal handlers drop
- * its events: a handler that interrupts an update only counts. */
-static void tt__count_drop(struct tt__slot *slot, uint64_t tsc, uint64_t word)
+/* An event the thread may not record is dropped, and counted, only when its buffer is
+ * used up: not while recording is off or the thread has paused. It is counted by
+ * cause, and in the thread's current gap with its time and its effect on the scopes.
+ * Only the owner thread and its signal handlers drop its events: a handler that
+ * interrupts an update only counts. */
+static void tt__count_drop(struct tt__slot *slot, const struct tt_record *event)
 {
+	uint32_t flags = __atomic_load_n(&slot->flags, __ATOMIC_ACQUIRE);
+	if ((flags & (TT__SLOT_EXHAUSTED | TT__SLOT_PAUSED)) != TT__SLOT_EXHAUSTED ||
+	    !__atomic_load_n(&tt__recording, __ATOMIC_RELAXED))
+		return;
 	__atomic_add_fetch(&slot->dropped[slot->drop_cause], 1, __ATOMIC_RELAXED);
 	struct tt__gap *g = &slot->gap;
 	if (__atomic_exchange_n(&g->busy, 1, __ATOMIC_ACQUIRE)) {
@@ -500,15 +510,15 @@ static void tt__count_drop(struct tt__slot *slot, uint64_t tsc, uint64_t word)
 		return;
 	}
 	if (!g->count) {
-		g->first_tsc = tsc;
+		g->first_tsc = event->tsc;
 		g->depth = g->min_depth = 0;
 	}
 	int low;
-	int change = tt__depth_change(TT_RECORD_KIND(word), &low);
+	int change = tt__depth_change(TT_RECORD_KIND(event->word), &low);
 	if (g->depth + low < g->min_depth)
 		g->min_depth = g->depth + low;
 	g->depth += change;
-	g->last_tsc = tsc;
+	g->last_tsc = event->tsc;
 	__atomic_add_fetch(&g->count, 1, __ATOMIC_RELEASE);
 	__atomic_store_n(&g->busy, 0, __ATOMIC_RELEASE);
 }
@@ -520,7 +530,7 @@ static int tt__resume(struct tt__slot *slot)
 	if (tt__config.mode != TT__MODE_STREAM || slot->drop_cause != TT_DROP_BEHIND ||
 	    (slot->flags & TT__SLOT_EXITED) || slot->chunks >= tt__config.chunk_budget)
 		return 0;
-	__atomic_and_fetch(&slot->flags, ~TT__SLOT_EXHAUSTED, __ATOMIC_RELEASE);
+	__atomic_and_fetch(&slot->flags, ~(uint32_t)TT__SLOT_EXHAUSTED, __ATOMIC_RELEASE);
 	return tt__next_chunk(slot) == 0;
 }
 
@@ -531,26 +541,22 @@ static int tt__close_gap(struct tt__slot *slot)
 	if (!tt__gap_records(slot, gap))
 		return 1;
 	char *where;
-	if (!tt__try_record(slot, gap[0].tsc, gap[0].word, gap[1].tsc, sizeof gap, &where))
+	if (!tt__try_record(slot, gap, sizeof gap, &where))
 		return 0;
-	((struct tt_record *)where)[1].word = gap[1].word;
 	__atomic_store_n(&slot->gap.count, 0, __ATOMIC_RELEASE);
 	return 1;
 }
 
-static void tt__reservation_failed(struct tt__slot *slot, uint64_t tsc, uint64_t word,
-				   uint64_t value, uint64_t size, char *where)
+static void tt__reservation_failed(struct tt__slot *slot, const struct tt_record *records,
+				   uint64_t size, char *where)
 {
 	tt__give_back(slot, where, size);
-	if (!__atomic_load_n(&slot->limit, __ATOMIC_ACQUIRE)) {
-		uint32_t flags = __atomic_load_n(&slot->flags, __ATOMIC_ACQUIRE);
-		if (!(flags & TT__SLOT_EXHAUSTED))
-			return; /* recording is off */
-		if (tt__config.mode != TT__MODE_STREAM ||
-		    __atomic_load_n(&slot->chunks, __ATOMIC_RELAXED) >= tt__config.chunk_budget) {
-			tt__count_drop(slot, tsc, word);
-			return;
-		}
+	if (!__atomic_load_n(&slot->limit, __ATOMIC_ACQUIRE) &&
+	    (tt__config.mode != TT__MODE_STREAM ||
+	     !(__atomic_load_n(&slot->flags, __ATOMIC_ACQUIRE) & TT__SLOT_EXHAUSTED) ||
+	     __atomic_load_n(&slot->chunks, __ATOMIC_RELAXED) >= tt__config.chunk_budget)) {
+		tt__count_drop(slot, records);
+		return;
 	}
 	/* The chunk is full, or the drain freed one. Signals stay blocked while we move
 	 * to the next one, so a handler never sees a half-switched slot. */
@@ -559,12 +565,11 @@ static void tt__reservation_failed(struct tt__slot *slot, uint64_t tsc, uint64_t
 	pthread_mutex_lock(&tt__arena_mutex);
 	for (;;) {
 		/* A handler may have moved to a new chunk before we blocked signals. */
-		if (tt__close_gap(slot) && tt__try_record(slot, tsc, word, value, size, &where))
+		if (tt__close_gap(slot) && tt__try_record(slot, records, size, &where))
 			break;
 		if (slot->flags & TT__SLOT_EXHAUSTED ? !tt__resume(slot) :
 		    !slot->limit || tt__next_chunk(slot) < 0) {
-			if (slot->flags & TT__SLOT_EXHAUSTED)
-				tt__count_drop(slot, tsc, word);
+			tt__count_drop(slot, records);
 			break;
 		}
 	}
@@ -576,29 +581,44 @@ static void tt__reservation_failed(struct tt__slot *slot, uint64_t tsc, uint64_t
  * file's process totals. */
 uint64_t tt__unregistered_drops;
 
-void tt__record_slow(uint64_t word, uint64_t value, uint64_t tsc, struct tt__slot *slot,
-		     char *where)
+/* Records `size` bytes of records for the calling thread: from its slot and the
+ * place the hot path reserved, or (slot NULL) from the start, finding the slot. */
+static void tt__record_in(struct tt__slot *slot, const struct tt_record *records, uint64_t size,
+			  char *where)
 {
-	int saved_errno = errno;
-	uint64_t size = TT_RECORD_HAS_VALUE(TT_RECORD_KIND(word)) ? 2 * sizeof(struct tt_record)
-								  : sizeof(struct tt_record);
 	if (!slot) {
 		tt__init();
 		if (tt__config.off || !__atomic_load_n(&tt__recording, __ATOMIC_RELAXED))
-			goto out;
+			return;
 		uintptr_t tp = tt__thread_pointer();
 		slot = tt__find_slot(tp);
 		if (!slot)
 			slot = tt__register_thread(tp);
 		if (!slot) {
 			__atomic_add_fetch(&tt__unregistered_drops, 1, __ATOMIC_RELAXED);
-			goto out;
+			return;
 		}
-		if (tt__try_record(slot, tsc, word, value, size, &where))
-			goto out;
+		if (tt__try_record(slot, records, size, &where))
+			return;
 	}
-	tt__reservation_failed(slot, tsc, word, value, size, where);
-out:
+	tt__reservation_failed(slot, records, size, where);
+}
+
+void tt__record_slow(uint64_t word, uint64_t value, uint64_t tsc, struct tt__slot *slot,
+		     char *where)
+{
+	int saved_errno = errno;
+	const struct tt_record records[2] = {{tsc, word}, {value, TT_RECORD_WORD(TT_REC_VALUE, 0)}};
+	uint64_t size = TT_RECORD_HAS_VALUE(TT_RECORD_KIND(word)) ? 2 * sizeof(struct tt_record)
+								  : sizeof(struct tt_record);
+	tt__record_in(slot, records, size, where);
+	errno = saved_errno;
+}
+
+void tt__record_many(const struct tt_record *records, size_t n)
+{
+	int saved_errno = errno;
+	tt__record_in(NULL, records, n * sizeof(struct tt_record), NULL);
 	errno = saved_errno;
 }
 

@@ -75,6 +75,7 @@ static void tt__at_exit(void)
 		fprintf(stderr, "ticktrace: could not write the trace at exit: %s\n", strerror(-err));
 	else
 		tt__live_finish(); /* the trace is all in the file now */
+	tt__report_at_exit();
 }
 
 static void tt__after_fork_in_child(void)

@@ -97,9 +97,10 @@ _Static_assert(offsetof(struct tt__slot, limit) == 16, "asm/record.asm SLOT_LIMI
 enum tt__slot_flags {
 	TT__SLOT_EXITED = 1u << 0,    /* the thread has exited */
 	TT__SLOT_EXHAUSTED = 1u << 1, /* no chunk to record into: events are dropped */
-	TT__SLOT_WRAPPED = 1u << 2,   /* mode ring: its oldest chunk was recycled */
-	TT__SLOT_RUNTIME = 1u << 3,   /* ticktrace's own thread, shown in the file only */
-	TT__SLOT_COMPACTED = 1u << 4, /* mode stream: its last chunk is a malloc'd copy */
+	TT__SLOT_PAUSED = 1u << 2,    /* tt_pause(): the thread records nothing for now */
+	TT__SLOT_WRAPPED = 1u << 3,   /* mode ring: its oldest chunk was recycled */
+	TT__SLOT_RUNTIME = 1u << 4,   /* ticktrace's own thread, shown in the file only */
+	TT__SLOT_COMPACTED = 1u << 5, /* mode stream: its last chunk is a malloc'd copy */
 };
 
 enum tt__mode {
@@ -139,6 +140,9 @@ void tt__restore_signals(const sigset_t *old) TT__HIDDEN;
 int tt__registry_init(void) TT__HIDDEN; /* 0 or -errno */
 struct tt__slot *tt__find_slot(uintptr_t tp) TT__HIDDEN;
 struct tt__slot *tt__register_thread(uintptr_t tp) TT__HIDDEN;
+/* The calling thread's slot, registered now if need be; NULL when ticktrace is off or
+ * the thread cannot have one. */
+struct tt__slot *tt__own_slot(void) TT__HIDDEN;
 struct tt__slot *tt__registry_head(void) TT__HIDDEN;
 void tt__registry_lock(sigset_t *old) TT__HIDDEN;
 void tt__registry_unlock(const sigset_t *old) TT__HIDDEN;
@@ -155,19 +159,20 @@ int tt__arena_init(void) TT__HIDDEN;
 void tt__arena_reset_after_fork(void) TT__HIDDEN;
 int tt__slot_start(struct tt__slot *slot) TT__HIDDEN; /* gives a new slot its first chunk */
 void tt__set_all_limits(void) TT__HIDDEN;            /* after tt_enable/tt_disable */
+void tt__set_paused(struct tt__slot *slot, int paused) TT__HIDDEN; /* tt_pause/tt_resume */
 /* Registry lock held, the thread exiting: moves its last records out of a mostly
  * empty chunk, which is recycled. Not while a dump may be reading them. */
 void tt__compact_exited(struct tt__slot *slot) TT__HIDDEN;
 extern int tt__dumps_running TT__HIDDEN; /* changed under the registry and arena locks */
-/* A dump begins (1) or ends (-1): while one runs, no chunk is compacted or recycled
- * (mode ring). */
-void tt__hold_chunks(int delta) TT__HIDDEN;
 void tt__record_slow(uint64_t word, uint64_t value, uint64_t tsc, struct tt__slot *slot,
 		     char *where) TT__HIDDEN;
 /* Mode stream, the drain thread: takes a written chunk off the front of the slot's
  * list and recycles it. The chunk must have a successor, unless the thread exited. */
 void tt__chunk_drained(struct tt__slot *slot) TT__HIDDEN;
 extern uint64_t tt__unregistered_drops TT__HIDDEN; /* events of threads without a slot */
+/* Records one event of n records (at most a chunk) for the calling thread, out of
+ * line: TT_DESCRIBE's text. */
+void tt__record_many(const struct tt_record *records, size_t n) TT__HIDDEN;
 /* The records of a chunk that were written: [begin, end). */
 void tt__chunk_extent(const struct tt__slot *slot, const struct tt__chunk *chunk,
 		      const struct tt_record **begin, const struct tt_record **end) TT__HIDDEN;
@@ -180,6 +185,14 @@ extern struct tt_anchor tt__start_anchor TT__HIDDEN;
 /* writer.c: the raw file, whole (tt_dump, at exit) or section by section (stream.c) */
 int tt__write_file(const char *path) TT__HIDDEN;
 int tt__default_path(char *buf, size_t size) TT__HIDDEN;
+/* `pattern` with %p replaced by the process id; 0 or -ENAMETOOLONG. */
+int tt__expand_path(const char *pattern, char *buf, size_t size) TT__HIDDEN;
+/* While held, threads' chunks stay where they are (no compaction, no recycling in
+ * mode ring: a thread then grows), so that they can be read. (buffer.c) */
+void tt__hold_chunks(int hold) TT__HIDDEN;
+
+/* report.c: TICKTRACE_REPORT, the flat profile at exit */
+void tt__report_at_exit(void) TT__HIDDEN;
 
 struct tt__out {
 	int fd;

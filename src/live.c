@@ -179,7 +179,7 @@ void tt__live_tick(void)
 			}
 			err = tt__live_scan(lv, slot);
 		}
-		tt__hold_chunks(-1);
+		tt__hold_chunks(0);
 		if (lv->fresh.count) {
 			tt__out_sites(lv->out, &lv->fresh);
 			tt__site_set_clear(&lv->fresh);

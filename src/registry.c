@@ -175,15 +175,19 @@ out:
 	return slot;
 }
 
-void tt_thread_name(const char *name)
+struct tt__slot *tt__own_slot(void)
 {
 	tt__init();
 	if (tt__config.off)
-		return;
+		return NULL;
 	uintptr_t tp = tt__thread_pointer();
 	struct tt__slot *slot = tt__find_slot(tp);
-	if (!slot)
-		slot = tt__register_thread(tp);
+	return slot ? slot : tt__register_thread(tp);
+}
+
+void tt_thread_name(const char *name)
+{
+	struct tt__slot *slot = tt__own_slot();
 	if (!slot)
 		return;
 	sigset_t old;

@@ -453,8 +453,11 @@ int tt__out_modules(struct tt__out *out)
 int tt__default_path(char *buf, size_t size)
 {
 	const char *pattern = getenv("TICKTRACE_OUT");
-	if (!pattern || !*pattern)
-		pattern = "ticktrace-%p.ttr";
+	return tt__expand_path(pattern && *pattern ? pattern : "ticktrace-%p.ttr", buf, size);
+}
+
+int tt__expand_path(const char *pattern, char *buf, size_t size)
+{
 	size_t len = 0;
 	for (const char *p = pattern; *p; p++) {
 		int n;
@@ -553,7 +556,6 @@ out:
 	return err;
 }
 
-
 /* Writes the file with the exiting threads' chunks held in place. */
 static int tt__write_held(struct tt__out *out)
 {
@@ -562,7 +564,7 @@ static int tt__write_held(struct tt__out *out)
 	out->offset = 0;
 	tt__hold_chunks(1);
 	int err = tt__write_to(out);
-	tt__hold_chunks(-1);
+	tt__hold_chunks(0);
 	return err;
 }
 

@@ -8,6 +8,9 @@ int main(void) {
 	TT_BEGIN_ARG("j", 5); TT_INSTANT_ARG("k", x); TT_COUNTER("q", x); TT_FLOW_OUT(1); TT_FLOW_IN(1);
 	if (x) TT_END(); else TT_INSTANT("z");
 	tt_thread_name("m"); tt_enable(); tt_disable();
+	{ TT_SCOPE("s"); TT_THRESHOLD_NS(1000); TT_CHILDREN_THRESHOLD_NS(x); TT_IGNORE(); TT_IGNORE_CHILDREN();
+	  TT_DESCRIBE("plain"); TT_DESCRIBE("n %d %s", x, "t"); }
+	tt_pause(); tt_resume();
 	/* TICKTRACE_OUT=/dev/null: the dump succeeds in both modes. */
 	return work(x) == 1 && tt_dump(0) == 0 ? 0 : 1;
 }

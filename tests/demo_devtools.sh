@@ -25,8 +25,10 @@ echo "$report" | grep -q " 2 counters"
 for name in produce process parse transform consume; do
 	echo "$report" | grep -q " $name [0-9]" || { echo "no $name slices" >&2; exit 1; }
 done
+# the slow transforms (items 0, 97, 194, 291 at least) are marked as spikes
+grep -q '"name":"spike: transform took ' "$dir/demo.json" || { echo "no spike marks" >&2; exit 1; }
 if command -v protoc >/dev/null && command -v python3 >/dev/null; then
-	"$tool" convert "$dir/demo.ttr" -o "$dir/demo.pftrace" -q
+	"$tool" convert "$dir/demo.ttr" -o "$dir/demo.pftrace" -q --spikes
 	if ! python3 "$perfetto_checker" "$dir/demo.pftrace" "$schema" "$dir/demo.json" >"$dir/perfetto.out"; then
 		cat "$dir/perfetto.out" >&2
 		exit 1

@@ -47,8 +47,49 @@ static void tt_seed_patched(struct tt_seeds *s, const struct tt_tw *w, uint64_t 
 	free(copy);
 }
 
+/* The spike detector's notes: every kind on nested scopes, a description, and the
+ * same file with each record's word patched in turn to a DESCRIBE of the longest
+ * text, whose TEXT records do not follow. */
+static void tt_seed_notes(struct tt_seeds *s)
+{
+	const struct tt_record rec[] = {
+		TT_TW_REC(TT_REC_BEGIN, S_MAIN, 2000),
+		TT_TW_REC(TT_REC_THRESHOLD, 1, 2001),
+		TT_TW_REC(TT_REC_CHILDREN_THRESHOLD, 0, 2002),
+		TT_TW_REC(TT_REC_FUNC_ENTER, 0x401000, 2003),
+		TT_TW_REC(TT_REC_IGNORE_CHILDREN, 0, 2004),
+		TT_TW_REC(TT_REC_DESCRIBE, 20, 2005),
+		TT_TW_REC(TT_REC_TEXT, 0x41414141, 0x4141414141414141),
+		TT_TW_REC(TT_REC_TEXT, 0, 0x4242),
+		TT_TW_REC(TT_REC_BEGIN, S_CHILD, 2006),
+		TT_TW_REC(TT_REC_IGNORE, 0, 2007),
+		TT_TW_REC(TT_REC_END, 0, 9000),
+		TT_TW_REC(TT_REC_FUNC_EXIT, 0x401000, 9001),
+		TT_TW_REC(TT_REC_END, 0, 9002),
+	};
+	struct tt_tw w;
+	if (tt_tw_open_memory(&w) < 0)
+		return;
+	tt_tw_header(&w, NULL);
+	tt_tw_process(&w, 4242, "notes");
+	tt_tw_sites(&w, tt_demo_sites, tt_demo_nsites);
+	tt_tw_thread(&w, 0, 101, "notes", sizeof(rec) / sizeof(rec[0]), 0);
+	tt_tw_events(&w, 0, 0, rec, sizeof(rec) / sizeof(rec[0]));
+	tt_tw_end(&w);
+	if (tt_tw_close(&w) == 0) {
+		tt_seed(s, w.data, w.size);
+		/* the EVENTS section is the one before END: its header, its info, the records */
+		uint64_t records = w.sections[w.nsections - 2] + 16 + sizeof(struct tt_events_info);
+		for (size_t i = 0; i < sizeof(rec) / sizeof(rec[0]); i++)
+			tt_seed_patched(s, &w, records + 16 * i + 8,
+					TT_RECORD_WORD(TT_REC_DESCRIBE, TT_DESCRIBE_MAX));
+	}
+	tt_tw_free(&w);
+}
+
 static int tt_make_seeds(struct tt_seeds *s)
 {
+	tt_seed_notes(s);
 	char tmp[] = "/tmp/tt-fuzz-XXXXXX";
 	if (!mkdtemp(tmp))
 		return -1;

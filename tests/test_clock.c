@@ -2,7 +2,9 @@
  * plain 128-bit division, for clock rates from 1 Hz to 2^62 Hz and tick counts up to
  * years; the perf conversion as the header documents it; refusals of unusable
  * clocks; and the microsecond text with exactly three fraction digits. */
+#include <inttypes.h>
 #include <setjmp.h>
+#include <stdio.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -114,12 +116,39 @@ static void test_microseconds_text(void **state)
 	free(o.buf);
 }
 
+/* Integers as text, against printf: both sides of every power of ten, and many
+ * values of every length. */
+static void test_integer_text(void **state)
+{
+	(void)state;
+	struct tt_out o = {.buf = malloc(TT_OUT_BUFFER)};
+	char want[32];
+	uint64_t seed = 2463534242u, p = 1;
+	for (int k = 0; k < 20 * 3 + 20000; k++) {
+		uint64_t v;
+		if (k < 60) {
+			v = p + (uint64_t)(k % 3) - 1; /* 10^n - 1, 10^n, 10^n + 1 */
+			if (k % 3 == 2)
+				p *= 10;
+		} else {
+			v = next_random(&seed) >> (k % 64);
+		}
+		o.len = 0;
+		tt_out_u64(&o, v);
+		tt_out_char(&o, 0);
+		snprintf(want, sizeof(want), "%" PRIu64, v);
+		assert_string_equal(o.buf, want);
+	}
+	free(o.buf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_anchors_exact),
 		cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_microseconds_text),
+		cmocka_unit_test(test_integer_text),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

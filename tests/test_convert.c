@@ -26,17 +26,24 @@
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
 /* Writes one thread's records as a whole file. */
-static void write_one(const char *path, const struct tt_record *rec, size_t n)
+/* One thread's records in a file whose header is `h` (NULL: the default, 1 GHz). */
+static void write_one_clocked(const char *path, const struct tt_file_header *h,
+			      const struct tt_record *rec, size_t n)
 {
 	struct tt_tw w;
 	assert_int_equal(tt_tw_open_file(&w, path), 0);
-	tt_tw_header(&w, NULL);
+	tt_tw_header(&w, h);
 	tt_tw_process(&w, 4242, "demo");
 	tt_tw_sites(&w, tt_demo_sites, tt_demo_nsites);
 	tt_tw_thread(&w, 0, 101, "producer", n, 0);
 	tt_tw_events(&w, 0, 0, rec, n);
 	tt_tw_end(&w);
 	assert_int_equal(tt_tw_close(&w), 0);
+}
+
+static void write_one(const char *path, const struct tt_record *rec, size_t n)
+{
+	write_one_clocked(path, NULL, rec, n);
 }
 
 struct fixture {
@@ -80,7 +87,8 @@ static const cJSON *field(const cJSON *ev, const char *name)
 
 static const cJSON *arg(const cJSON *ev, const char *name)
 {
-	return cJSON_GetObjectItemCaseSensitive(field(ev, "args"), name);
+	/* NULL when the event has no args at all */
+	return cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(ev, "args"), name);
 }
 
 /* Events lost before their thread had a buffer are in the header, not in any
@@ -119,9 +127,10 @@ static void test_round_trip(void **state)
 	struct fixture *fx = *state;
 	assert_int_equal(tt_demo_write(fx->in), 0);
 	struct tt_run r;
-	TT_RUN(&r, "convert", fx->in, "-o", fx->out);
+	TT_RUN(&r, "convert", "--source", fx->in, "-o", fx->out);
 	assert_int_equal(r.status, 0);
 	assert_err_has(&r, "17 events, 2 threads, 0 dropped, 0 unmatched");
+	free(r.out);
 	cJSON *root = tt_json_load(fx->out);
 	assert_non_null(root);
 
@@ -169,8 +178,15 @@ static void test_round_trip(void **state)
 	ev = tt_json_find(root, "X", "main");
 	assert_int_equal(tt_json_ns(ev, "ts"), 1000);
 	assert_int_equal(tt_json_ns(ev, "dur"), 6000);
-	assert_string_equal(arg(ev, "file")->valuestring, "demo.c");
-	assert_int_equal((int)arg(ev, "line")->valuedouble, 10);
+	assert_string_equal(arg(ev, "src")->valuestring, "demo.c:10");
+	/* Without --source, slices carry only their own arguments. */
+	TT_RUN(&r, "convert", "-q", "--force", fx->in, "-o", fx->out);
+	assert_int_equal(r.status, 0);
+	cJSON *plain = tt_json_load(fx->out);
+	assert_non_null(plain);
+	assert_null(cJSON_GetObjectItemCaseSensitive(tt_json_find(plain, "X", "main"), "args"));
+	assert_int_equal((int)arg(tt_json_find(plain, "X", "child"), "arg")->valuedouble, 77);
+	cJSON_Delete(plain);
 	ev = tt_json_find(root, "X", "child");
 	assert_int_equal((int)arg(ev, "arg")->valuedouble, 77);
 	assert_int_equal(tt_json_ns(ev, "dur"), 4000);
@@ -260,6 +276,41 @@ static void test_unterminated(void **state)
 	assert_int_equal(tt_json_ns(ev, "dur"), 4000); /* to the last event, at TSC 6000 */
 	ev = tt_json_find(root, "X", "next");
 	assert_null(arg(ev, "unterminated"));
+	cJSON_Delete(root);
+	free(r.out);
+}
+
+/* A TSC rate that is no whole number of ticks per nanosecond, as real ones are: every
+ * time is the exact floor of ticks * 1e9 / hz, and a duration the difference of two. */
+static void test_real_clock_rate(void **state)
+{
+	struct fixture *fx = *state;
+	const uint64_t hz = 2899999973, t0 = 1000;
+	const uint64_t begin = 1234567, end = 98765432, instant = 98765431;
+	struct tt_file_header h;
+	tt_tw_default_header(&h);
+	h.tsc_hz = hz;
+	h.start = (struct tt_anchor){.tsc = t0, .monotonic_ns = 5000000000};
+	h.end = (struct tt_anchor){.tsc = t0 + hz, .monotonic_ns = 6000000000};
+	const struct tt_record rec[] = {
+		R(TT_REC_BEGIN, S_MAIN, t0 + begin),
+		R(TT_REC_INSTANT, S_WAKE, t0 + instant),
+		R(TT_REC_END, 0, t0 + end),
+	};
+	write_one_clocked(fx->in, &h, rec, N(rec));
+	struct tt_run r;
+	TT_RUN(&r, "convert", "-q", fx->in, "-o", fx->out);
+	assert_int_equal(r.status, 0);
+	cJSON *root = tt_json_load(fx->out);
+	assert_non_null(root);
+	int64_t ns_begin = (int64_t)((unsigned __int128)begin * 1000000000u / hz);
+	int64_t ns_end = (int64_t)((unsigned __int128)end * 1000000000u / hz);
+	int64_t ns_instant = (int64_t)((unsigned __int128)instant * 1000000000u / hz);
+	assert_int_equal(ns_begin, 425712); /* 425712.76...: the fraction is dropped */
+	const cJSON *ev = tt_json_find(root, "X", "main");
+	assert_int_equal(tt_json_ns(ev, "ts"), ns_begin);
+	assert_int_equal(tt_json_ns(ev, "dur"), ns_end - ns_begin);
+	assert_int_equal(tt_json_ns(tt_json_find(root, "i", "wake"), "ts"), ns_instant);
 	cJSON_Delete(root);
 	free(r.out);
 }
@@ -526,7 +577,7 @@ static void test_progress(void **state)
 
 	char cmd[1024];
 	snprintf(cmd, sizeof(cmd), "script -qec '%s convert %s -o /dev/null' /dev/null",
-		 getenv("TICKTRACE"), fx->in);
+		 getenv("TT_TEST_TOOL"), fx->in);
 	FILE *p = popen(cmd, "r");
 	char text[8192];
 	size_t n = fread(text, 1, sizeof(text) - 1, p);
@@ -574,7 +625,7 @@ static void test_open(void **state)
 	pid_t pid = fork();
 	if (pid == 0) {
 		dup2(out[1], 1);
-		execl(getenv("TICKTRACE"), "ticktrace", "open", "--port", "0", fx->out, (char *)NULL);
+		execl(getenv("TT_TEST_TOOL"), "ticktrace", "open", "--port", "0", fx->out, (char *)NULL);
 		_exit(127);
 	}
 	close(out[1]);
@@ -645,6 +696,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_round_trip, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unregistered_drops_reported, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unterminated, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_real_clock_rate, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unmatched_and_clamped, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_func_exit_unwinds, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_merge_processes, setup, teardown),

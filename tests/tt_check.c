@@ -32,7 +32,7 @@ static char *tt_slurp_fd(int fd, size_t *len)
 
 void tt_run(struct tt_run *r, const char *const *args)
 {
-	const char *exe = getenv("TICKTRACE");
+	const char *exe = getenv("TT_TEST_TOOL");
 	if (!exe)
 		exe = "ticktrace";
 	size_t n = 0;

@@ -35,7 +35,7 @@ static void tt_test_each_in_section(const struct tt_test_trace *trace, const str
 	for (size_t i = 0; i < events->count; i++) {
 		const struct tt_record *r = &events->records[i];
 		unsigned kind = TT_RECORD_KIND(r->word);
-		if (kind == TT_REC_PAD || kind == TT_REC_VALUE)
+		if (!TT_RECORD_HAS_TIME(kind))
 			continue;
 		struct tt_test_event event = {.thread = thread, .kind = kind, .name = "", .tsc = r->tsc};
 		const struct tt_site *site = tt_file_site(&trace->file, TT_RECORD_PAYLOAD(r->word));

@@ -85,26 +85,31 @@ int tt_convert(const struct tt_convert_opts *opts, struct tt_summary *sum)
 	struct tt_trace trace;
 	struct tt_out out;
 	struct tt_report_sink report = {.sink.ops = &tt_report_ops};
-	struct tt_sink *writer = NULL, *filter = NULL;
+	struct tt_sink *writer = NULL, *filter = NULL, *marks = NULL;
 	int rc = -1;
 	enum tt_format format = tt_format_for(opts);
 	if (format == TT_FORMAT_PERFETTO && opts->filter.min_dur > 0)
 		return tt_error("--min-dur works with JSON output only: Perfetto's format needs a "
 				"slice's begin before its duration is known");
 
-	if (tt_trace_open(&trace, opts->inputs, opts->ninputs) < 0)
+	/* the thresholds are the caller's; the rules read from their file, ours */
+	struct tt_thresholds thresholds = opts->thresholds;
+	if (tt_trace_open(&trace, opts->inputs, opts->ninputs) < 0 || tt_thresholds_load(&thresholds) < 0)
 		goto close_trace;
 	if (tt_out_open(&out, opts->output, opts->force) < 0)
 		goto close_trace;
-	writer = format == TT_FORMAT_PERFETTO ? tt_perfetto_sink_new(&out) : tt_json_sink_new(&out);
+	writer = format == TT_FORMAT_PERFETTO ? tt_perfetto_sink_new(&out) :
+						   tt_json_sink_new(&out, opts->source);
 	if (writer && tt_filter_active(&opts->filter))
 		filter = tt_filter_sink_new(writer, &opts->filter);
-	if (!writer || (tt_filter_active(&opts->filter) && !filter)) {
+	if (writer && opts->spikes)
+		marks = tt_spike_mark_sink_new(filter ? filter : writer, &thresholds);
+	if (!writer || (tt_filter_active(&opts->filter) && !filter) || (opts->spikes && !marks)) {
 		tt_error("out of memory");
 		tt_out_abort(&out);
 		goto free_writer;
 	}
-	struct tt_sink *sinks[] = {filter ? filter : writer, &report.sink};
+	struct tt_sink *sinks[] = {marks ? marks : filter ? filter : writer, &report.sink};
 	uint64_t records = 0;
 	for (size_t i = 0; i < trace.nfiles; i++)
 		records += trace.files[i].records;
@@ -123,10 +128,12 @@ int tt_convert(const struct tt_convert_opts *opts, struct tt_summary *sum)
 	if (rc == 0)
 		tt_print_summary(opts, &report.sum);
 free_writer:
+	tt_sink_free(marks);
 	tt_sink_free(filter);
 	tt_sink_free(writer);
 close_trace:
 	tt_trace_close(&trace);
+	tt_thresholds_free(&thresholds);
 	if (sum)
 		*sum = report.sum;
 	return rc;

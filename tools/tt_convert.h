@@ -6,6 +6,7 @@
 #include <stddef.h>
 
 #include "tt_decode.h"
+#include "tt_report.h"
 #include "tt_sinks.h"
 
 enum tt_format {
@@ -25,7 +26,10 @@ struct tt_convert_opts {
 	enum tt_format format;
 	bool force;         /* replace an existing output file */
 	bool quiet;         /* no summary line (warnings are still printed) */
+	bool source;        /* JSON: file and line on every slice and instant */
 	struct tt_filter filter; /* all zero: everything */
+	bool spikes;             /* mark spikes in the output */
+	struct tt_thresholds thresholds; /* and theirs, besides those in the code */
 };
 
 /* Reads, decodes and writes; 0, or -1 after reporting the problem, with no output

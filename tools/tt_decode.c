@@ -48,7 +48,7 @@ struct tt_thread_state {
 	uint64_t last_tsc;
 	int64_t last_ts;
 	bool started;
-	/* A two-record kind waiting for its VALUE. */
+	/* A two-record kind waiting for its VALUE, or a DESCRIBE for its TEXT records. */
 	unsigned pending;
 	const struct tt_site *pending_site;
 	uint64_t pending_payload;
@@ -60,6 +60,8 @@ struct tt_thread_state {
 	uint32_t nunbegun;
 	uint64_t unbegun_opened;
 	uint64_t gaps, gap_events, gap_closed;
+	uint32_t text_len, text_want; /* DESCRIBE: bytes of text so far, and in all */
+	char text[TT_DESCRIBE_MAX + TT_TEXT_BYTES];
 	uint64_t unmatched, first_unmatched;
 	uint64_t clamped, first_clamped;
 	uint64_t events, unterminated;
@@ -89,7 +91,7 @@ struct tt_decoder {
 	const struct tt_trace *trace;
 	struct tt_sink *const *sinks;
 	size_t nsinks;
-	struct tt_dispatch slice_begin, slice_end, instant, counter, flow;
+	struct tt_dispatch slice_begin, slice_end, instant, counter, flow, note;
 	struct tt_thread_state *threads; /* by thread id */
 	struct tt_heap_entry *heap;      /* the earliest next_ts on top */
 	size_t nheap;
@@ -273,8 +275,46 @@ static int tt_flow(struct tt_decoder *d, struct tt_thread_state *st, const struc
 static const char *const tt_kind_names[TT_REC_KIND_MAX + 1] = {
 	[TT_REC_BEGIN_ARG] = "BEGIN_ARG", [TT_REC_INSTANT_ARG] = "INSTANT_ARG",
 	[TT_REC_COUNTER] = "COUNTER", [TT_REC_FLOW_OUT] = "FLOW_OUT", [TT_REC_FLOW_IN] = "FLOW_IN",
-	[TT_REC_DROPPED] = "DROPPED",
+	[TT_REC_DESCRIBE] = "DESCRIBE", [TT_REC_DROPPED] = "DROPPED",
 };
+
+/* The kinds this decoder reads; any other is an error. */
+static bool tt_kind_known(unsigned kind)
+{
+	return kind <= TT_REC_FUNC_EXIT || (kind >= TT_REC_THRESHOLD && kind <= TT_REC_TEXT) ||
+	       kind == TT_REC_DROPPED;
+}
+
+/* A note's event flag, by kind from TT_REC_THRESHOLD on. */
+static const uint32_t tt_note_flags[] = {
+	TT_EV_THRESHOLD, TT_EV_CHILDREN_THRESHOLD, TT_EV_IGNORE, TT_EV_IGNORE_CHILDREN,
+	TT_EV_DESCRIBE,
+};
+
+static int tt_note(struct tt_decoder *d, struct tt_thread_state *st, unsigned kind,
+		   uint64_t value, int64_t ts, uint64_t offset)
+{
+	struct tt_event e = {
+		.thread = st->thread, .ts = ts, .value = value, .depth = st->depth,
+		.flags = tt_note_flags[kind - TT_REC_THRESHOLD], .offset = offset,
+		.text = kind == TT_REC_DESCRIBE ? st->text : NULL,
+	};
+	return tt_dispatch(&d->note, &e);
+}
+
+/* One TEXT record of the pending DESCRIBE: its 15 bytes; the note after the last. */
+static int tt_describe_text(struct tt_decoder *d, struct tt_thread_state *st,
+			    const struct tt_record *r)
+{
+	memcpy(st->text + st->text_len, &r->tsc, 8);
+	uint64_t rest = TT_RECORD_PAYLOAD(r->word);
+	memcpy(st->text + st->text_len + 8, &rest, TT_TEXT_BYTES - 8);
+	st->text_len += TT_TEXT_BYTES;
+	if (st->text_len < st->text_want)
+		return 0;
+	st->pending = 0;
+	return tt_note(d, st, TT_REC_DESCRIBE, st->text_want, st->pending_ts, st->pending_offset);
+}
 
 /* Opens a scope whose beginning was not recorded, at the first time it is known to
  * be open: `func` names it (FUNC_EXIT closes it), or 0 for the file's unbegun site. */
@@ -418,6 +458,24 @@ static int tt_decode_record(struct tt_decoder *d, struct tt_thread_state *st, un
 	case TT_REC_FUNC_EXIT:
 		rc = tt_func_exit(d, st, t, payload, ts, offset);
 		break;
+	case TT_REC_THRESHOLD:
+	case TT_REC_CHILDREN_THRESHOLD:
+	case TT_REC_IGNORE:
+	case TT_REC_IGNORE_CHILDREN:
+		rc = tt_note(d, st, kind, payload, ts, offset);
+		break;
+	case TT_REC_DESCRIBE:
+		if (payload > TT_DESCRIBE_MAX)
+			return tt_error_at(t->file->path, offset, "DESCRIBE of %" PRIu64
+					   " bytes: more than %u", payload, TT_DESCRIBE_MAX);
+		if (payload == 0)
+			return tt_note(d, st, kind, 0, ts, offset);
+		st->pending = kind;
+		st->pending_ts = ts;
+		st->pending_offset = offset;
+		st->text_len = 0;
+		st->text_want = (uint32_t)payload;
+		break;
 	default: /* the two-record kinds wait for their VALUE */
 		st->pending = kind;
 		st->pending_site = site;
@@ -448,6 +506,14 @@ static int tt_decode_run(struct tt_decoder *d, struct tt_thread_state *st, int64
 			unsigned kind = TT_RECORD_KIND(r->word);
 			uint64_t payload = TT_RECORD_PAYLOAD(r->word);
 			uint64_t offset = ev->offset + st->record * sizeof(*r);
+			if (st->pending == TT_REC_DESCRIBE) {
+				if (kind != TT_REC_TEXT)
+					return tt_error_at(f->path, st->pending_offset,
+							   "DESCRIBE record without its TEXT records");
+				if (tt_describe_text(d, st, r) < 0)
+					return -1;
+				continue;
+			}
 			if (st->pending) {
 				if (kind != TT_REC_VALUE)
 					return tt_error_at(f->path, st->pending_offset,
@@ -459,10 +525,10 @@ static int tt_decode_run(struct tt_decoder *d, struct tt_thread_state *st, int64
 			}
 			if (kind == TT_REC_PAD)
 				continue;
-			if (kind == TT_REC_VALUE)
-				return tt_error_at(f->path, offset, "VALUE record with no record before "
-						   "it that takes one");
-			if (kind > TT_REC_FUNC_EXIT && kind != TT_REC_DROPPED)
+			if (kind == TT_REC_VALUE || kind == TT_REC_TEXT)
+				return tt_error_at(f->path, offset, "%s record with no record before "
+						   "it that takes one", kind == TT_REC_VALUE ? "VALUE" : "TEXT");
+			if (!tt_kind_known(kind))
 				return tt_error_at(f->path, offset, "unknown record kind %u", kind);
 			/* A signal handler that interrupted the hot path can leave a record with
 			 * an earlier TSC after a later one: keep the thread's time monotonic. */
@@ -513,8 +579,9 @@ static int tt_finish_thread(struct tt_decoder *d, const struct tt_thread *t)
 	char who[160];
 	if (st->pending)
 		return tt_error_at(t->file->path, st->pending_offset,
-				   "%s record without its VALUE record (the thread's records end)",
-				   tt_kind_names[st->pending]);
+				   "%s record without its %s (the thread's records end)",
+				   tt_kind_names[st->pending],
+				   st->pending == TT_REC_DESCRIBE ? "TEXT records" : "VALUE record");
 	if (st->depth > 0) {
 		const struct tt_frame *in = &st->stack[st->depth - 1];
 		char fn[32];
@@ -695,6 +762,7 @@ int tt_decode(const struct tt_trace *t, struct tt_sink *const *sinks, size_t nsi
 		tt_dispatch_add(&d.instant, sinks[i], ops->instant);
 		tt_dispatch_add(&d.counter, sinks[i], ops->counter);
 		tt_dispatch_add(&d.flow, sinks[i], ops->flow);
+		tt_dispatch_add(&d.note, sinks[i], ops->note);
 	}
 	int rc = tt_decoder_init(&d);
 	if (rc == 0)

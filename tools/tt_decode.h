@@ -54,11 +54,19 @@ enum tt_event_flags {
 	TT_EV_FUNC = 1u << 2,         /* a function slice: func, not site */
 	TT_EV_FLOW_OUT = 1u << 3,     /* a flow: the arrow starts here */
 	TT_EV_FLOW_IN = 1u << 4,      /* a flow: the arrow ends here */
+	/* Notes on the innermost open scope (the note callback), one flag each: */
+	TT_EV_THRESHOLD = 1u << 5,          /* TT_THRESHOLD_NS: value holds the ns */
+	TT_EV_CHILDREN_THRESHOLD = 1u << 6, /* TT_CHILDREN_THRESHOLD_NS: value holds the ns */
+	TT_EV_IGNORE = 1u << 7,             /* TT_IGNORE */
+	TT_EV_IGNORE_CHILDREN = 1u << 8,    /* TT_IGNORE_CHILDREN */
+	TT_EV_DESCRIBE = 1u << 9,           /* TT_DESCRIBE: text, value bytes of it */
+	TT_EV_NAMED = 1u << 10,             /* an instant with no site: text is its name (a
+	                                     * spike's mark, added by the spike sink) */
 	/* A slice whose beginning was not recorded: it was open before the thread's
 	 * oldest kept event (mode ring) or began among lost events; ts is the first time
 	 * it is known to be open. */
-	TT_EV_UNBEGUN = 1u << 5,
-	TT_EV_GAP = 1u << 6,          /* a run of lost events: value holds how many */
+	TT_EV_UNBEGUN = 1u << 11,
+	TT_EV_GAP = 1u << 12,         /* a run of lost events: value holds how many */
 };
 
 /* One logical event, valid only during the callback. Times are nanoseconds since the
@@ -73,6 +81,7 @@ struct tt_event {
 	uint32_t depth;             /* scopes open around it on its thread */
 	uint32_t flags;             /* enum tt_event_flags */
 	uint64_t offset;            /* file offset of its record */
+	const char *text;           /* TT_EV_DESCRIBE: value bytes; TT_EV_NAMED: a C string */
 };
 
 struct tt_summary {
@@ -112,6 +121,9 @@ struct tt_sink_ops {
 	 * (TT_EV_FLOW_OUT or _IN), depth as for an event inside the innermost open
 	 * scope. FLOW_OUT comes before its FLOW_IN when they happened in that order. */
 	int (*flow)(struct tt_sink *s, const struct tt_event *e);
+	/* A note on the innermost open scope (depth: how many are open; 0, none): one of
+	 * the flags TT_EV_THRESHOLD to TT_EV_DESCRIBE. For the spike detector. */
+	int (*note)(struct tt_sink *s, const struct tt_event *e);
 	/* A thread's records ended (its open scopes are closed by then). */
 	int (*thread_end)(struct tt_sink *s, const struct tt_thread *t,
 			  const struct tt_thread_summary *sum);

@@ -9,7 +9,7 @@
 
 struct tt_json_site {
 	uint32_t name_at, name_len; /* "name":"...","cat":"ticktrace" */
-	uint32_t src_at, src_len;   /* ,"args":{"file":"...","line":N */
+	uint32_t src_at, src_len;   /* ,"args":{"src":"file:line" */
 };
 
 struct tt_json {
@@ -22,6 +22,7 @@ struct tt_json {
 	uint32_t *thread_len;
 	struct tt_buf warnings;       /* escaped JSON strings, comma-separated */
 	struct tt_buf scratch;
+	bool source;                  /* "src":"file:line" on every slice and instant */
 };
 
 /* Integers above 2^53 lose digits in every JSON reader that uses doubles: those go
@@ -112,21 +113,23 @@ static void tt_json_thread(struct tt_json *j, const struct tt_thread *t)
 	tt_json_frag(j, j->thread_at[t->id], j->thread_len[t->id]);
 }
 
-/* The length of what tt_json_tail copies: a site's fragments, or a function's name,
- * which is escaped into j->scratch here. */
+/* The length of what tt_json_tail copies: a site's fragments, or a function's name
+ * or an event's own name, which is escaped into j->scratch here. */
 static size_t tt_json_prepare(struct tt_json *j, const struct tt_event *e)
 {
-	if (e->flags & TT_EV_FUNC) {
+	if (e->flags & (TT_EV_FUNC | TT_EV_NAMED)) {
 		char name[512];
-		size_t n = tt_trace_func_name(j->trace, e->thread->file, e->func, name, sizeof(name));
+		size_t n = e->flags & TT_EV_NAMED ?
+				   strnlen(e->text, sizeof(name)) :
+				   tt_trace_func_name(j->trace, e->thread->file, e->func, name, sizeof(name));
 		j->scratch.len = 0;
 		TT_BUF_LIT(&j->scratch, "\"name\":");
-		tt_json_escape(&j->scratch, name, n);
+		tt_json_escape(&j->scratch, e->flags & TT_EV_NAMED ? e->text : name, n);
 		TT_BUF_LIT(&j->scratch, ",\"cat\":\"ticktrace\"");
 		return j->scratch.oom ? 0 : j->scratch.len;
 	}
 	const struct tt_json_site *s = &j->sites[e->site->id];
-	return s->name_len + s->src_len;
+	return s->name_len + (j->source ? s->src_len : 0);
 }
 
 /* Opens the args object, or continues it. */
@@ -146,14 +149,16 @@ static void tt_json_tail(struct tt_json *j, const struct tt_event *e)
 {
 	struct tt_out *o = j->out;
 	bool open = false; /* the args object is open */
-	if (e->flags & TT_EV_FUNC) {
+	if (e->flags & (TT_EV_FUNC | TT_EV_NAMED)) {
 		if (!j->scratch.oom)
 			tt_out_lit(o, j->scratch.p, j->scratch.len);
 	} else {
 		const struct tt_json_site *s = &j->sites[e->site->id];
 		tt_json_frag(j, s->name_at, s->name_len);
-		tt_json_frag(j, s->src_at, s->src_len);
-		open = true;
+		if (j->source) {
+			tt_json_frag(j, s->src_at, s->src_len);
+			open = true;
+		}
 	}
 	if (e->flags & TT_EV_GAP) {
 		tt_json_arg_key(o, &open, "\"dropped\":", 10);
@@ -316,10 +321,13 @@ static int tt_json_start(struct tt_sink *sink, const struct tt_trace *t)
 			TT_BUF_LIT(b, ",\"cat\":\"ticktrace\"");
 			js->name_len = (uint32_t)(b->len - js->name_at);
 			js->src_at = (uint32_t)b->len;
-			TT_BUF_LIT(b, ",\"args\":{\"file\":");
+			/* One "file:line" string: a third of an event's bytes, so the shorter form */
+			TT_BUF_LIT(b, ",\"args\":{\"src\":");
 			tt_json_escape_str(b, s->file);
-			TT_BUF_LIT(b, ",\"line\":");
+			b->len--; /* reopen the string after the file name */
+			TT_BUF_LIT(b, ":");
 			tt_buf_u64(b, s->line);
+			TT_BUF_LIT(b, "\"");
 			js->src_len = (uint32_t)(b->len - js->src_at);
 		}
 		for (size_t k = 0; k < f->nthreads; k++) {
@@ -423,13 +431,14 @@ static const struct tt_sink_ops tt_json_ops = {
 	.destroy = tt_json_destroy,
 };
 
-struct tt_sink *tt_json_sink_new(struct tt_out *out)
+struct tt_sink *tt_json_sink_new(struct tt_out *out, bool source)
 {
 	struct tt_json *j = calloc(1, sizeof(*j));
 	if (!j)
 		return NULL;
 	j->sink.ops = &tt_json_ops;
 	j->out = out;
+	j->source = source;
 	return &j->sink;
 }
 

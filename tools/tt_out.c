@@ -15,12 +15,28 @@ static const char tt_digit_pairs[201] =
 	"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
 	"8081828384858687888990919293949596979899";
 
+static const uint64_t tt_pow10[20] = {
+	UINT64_C(1), UINT64_C(10), UINT64_C(100), UINT64_C(1000), UINT64_C(10000),
+	UINT64_C(100000), UINT64_C(1000000), UINT64_C(10000000), UINT64_C(100000000),
+	UINT64_C(1000000000), UINT64_C(10000000000), UINT64_C(100000000000),
+	UINT64_C(1000000000000), UINT64_C(10000000000000), UINT64_C(100000000000000),
+	UINT64_C(1000000000000000), UINT64_C(10000000000000000),
+	UINT64_C(100000000000000000), UINT64_C(1000000000000000000),
+	UINT64_C(10000000000000000000),
+};
+
+/* Decimal digits of v: log10 from the bit length (1233 / 4096 ~ log10(2)), then one
+ * comparison, instead of a division per digit. */
+static unsigned tt_digits(uint64_t v)
+{
+	uint64_t x = v | 1;
+	unsigned t = (unsigned)((64 - __builtin_clzll(x)) * 1233) >> 12;
+	return t + 1 - (x < tt_pow10[t]);
+}
+
 char *tt_fmt_u64(char *p, uint64_t v)
 {
-	unsigned n = 1;
-	for (uint64_t x = v; x >= 10; x /= 10)
-		n++;
-	char *end = p + n;
+	char *end = p + tt_digits(v);
 	char *q = end;
 	while (v >= 100) {
 		unsigned pair = (unsigned)(v % 100) * 2;

@@ -82,14 +82,24 @@ static uint8_t *pb_open(uint8_t *p)
 	return p + PB_GAP;
 }
 
-static uint8_t *pb_close(uint8_t *start, uint8_t *end, unsigned field)
+static uint8_t *pb_close_wide(uint8_t *start, uint8_t *end, unsigned field);
+
+/* Inline: every packet closes two or three messages. */
+static inline __attribute__((always_inline)) uint8_t *pb_close(uint8_t *start, uint8_t *end,
+							       unsigned field)
 {
 	size_t n = (size_t)(end - (start + PB_GAP));
-	if (field < 16 && n < 128) { /* the common case: one byte each, in place */
+	if (__builtin_expect(field < 16 && n < 128, 1)) { /* one byte each, in place */
 		start[0] = (uint8_t)(field << 3 | WT_LEN);
 		start[1] = (uint8_t)n;
 		return end;
 	}
+	return pb_close_wide(start, end, field);
+}
+
+static uint8_t *pb_close_wide(uint8_t *start, uint8_t *end, unsigned field)
+{
+	size_t n = (size_t)(end - (start + PB_GAP));
 	uint8_t head[16];
 	size_t h = (size_t)(pb_varint(pb_tag(head, field, WT_LEN), n) - head);
 	memmove(start + h, start + PB_GAP, n);
@@ -359,17 +369,18 @@ static int tt_pf_event(struct tt_perfetto *p, const struct tt_event *e, unsigned
 {
 	struct tt_pf_seq *th = sq ? sq : &p->threads[e->thread->id];
 	const struct tt_site *s = e->site;
-	bool named = type == TYPE_SLICE_BEGIN || (type == TYPE_INSTANT && s);
+	bool named = type == TYPE_SLICE_BEGIN || (type == TYPE_INSTANT && (s || (e->flags & TT_EV_NAMED)));
 	char fname[512];
 	size_t fname_len = 0;
 	size_t room = TT_PF_SMALL;
 	bool intern = named && s && !(th->interned[s->id / 8] & (1u << (s->id % 8)));
 	if (intern)
 		room += tt_str_room(s->name) + tt_str_room(s->file) + tt_str_room(s->func);
-	if (named && (e->flags & TT_EV_FUNC)) {
+	if (named && (e->flags & TT_EV_FUNC))
 		fname_len = tt_trace_func_name(p->trace, e->thread->file, e->func, fname, sizeof(fname));
-		room += 3 * fname_len;
-	}
+	if (named && (e->flags & TT_EV_NAMED))
+		fname_len = strnlen(e->text, sizeof(fname));
+	room += 3 * fname_len;
 	/* Most packets are encoded in place in the output buffer; those with strings to
 	 * intern go through scratch. */
 	bool in_place = room <= TT_PF_SMALL;
@@ -400,8 +411,9 @@ static int tt_pf_event(struct tt_perfetto *p, const struct tt_event *e, unsigned
 		q = pb_uint(q, TE_CATEGORY_IIDS, TT_PB_CATEGORY_IID);
 		q = pb_fixed64(q, is_out ? TE_FLOW_IDS : TE_TERMINATING_FLOW_IDS, e->value);
 	} else if (named) {
-		if (e->flags & TT_EV_FUNC)
-			q = pb_text(q, TE_NAME, (struct tt_str){fname, (uint32_t)fname_len});
+		if (e->flags & (TT_EV_FUNC | TT_EV_NAMED))
+			q = pb_text(q, TE_NAME, (struct tt_str){e->flags & TT_EV_NAMED ? e->text : fname,
+								(uint32_t)fname_len});
 		else
 			q = pb_uint(pb_uint(q, TE_NAME_IID, s->id + 1), TE_SOURCE_LOCATION_IID,
 				    s->id + 1);

@@ -265,8 +265,7 @@ static int tt_read_thread_totals(struct tt_file *f, struct tt_cursor *c)
 /* Whether a record's tsc field is a time (a VALUE record's holds a value). */
 static bool tt_record_timed(uint64_t word)
 {
-	unsigned kind = TT_RECORD_KIND(word);
-	return kind != TT_REC_PAD && kind != TT_REC_VALUE;
+	return TT_RECORD_HAS_TIME(TT_RECORD_KIND(word));
 }
 
 static int tt_read_events(struct tt_file *f, struct tt_cursor *c)

@@ -7,7 +7,9 @@
 #include "tt_out.h"
 
 /* Chrome trace JSON (FORMATS.md), streamed into `out`. */
-struct tt_sink *tt_json_sink_new(struct tt_out *out);
+/* `source`: each slice and instant carries its "file:line" as args.src (a third of
+ * the file's bytes; Perfetto's format interns source locations instead). */
+struct tt_sink *tt_json_sink_new(struct tt_out *out, bool source);
 
 /* Perfetto's protobuf TrackEvent format (FORMATS.md, tools/perfetto_trace.proto). */
 struct tt_sink *tt_perfetto_sink_new(struct tt_out *out);

@@ -55,6 +55,16 @@ enum tt_record_kind {
 	TT_REC_FUNC_ENTER = 10, /* payload: function address (-finstrument-functions) */
 	TT_REC_FUNC_EXIT = 11,  /* payload: function address */
 	TT_REC_VALUE = 15,      /* second half of a two-record event: `tsc` holds the value */
+	/* Notes on the innermost open scope, for the spike detector (tools/README.md). */
+	TT_REC_THRESHOLD = 16,          /* payload: ns; this scope spikes above it */
+	TT_REC_CHILDREN_THRESHOLD = 17, /* payload: ns; so does every scope nested in it */
+	TT_REC_IGNORE = 18,             /* payload: 0; this scope never spikes */
+	TT_REC_IGNORE_CHILDREN = 19,    /* payload: 0; no scope nested in it spikes */
+	TT_REC_DESCRIBE = 20,           /* payload: bytes of text (at most TT_DESCRIBE_MAX);
+	                                 * as many TEXT records as hold them follow */
+	TT_REC_TEXT = 21,               /* TT_TEXT_BYTES bytes of a DESCRIBE's text: 8 in `tsc`,
+	                                 * 7 in the payload, little-endian; the last is
+	                                 * padded with zeros */
 	/* Events were lost here (a stream whose disk fell behind, a full buffer). tsc:
 	 * the first lost event's; payload: how many were lost. The VALUE record that
 	 * follows holds the last lost event's tsc, and in its payload TT_GAP_CLOSES (bits
@@ -68,6 +78,15 @@ enum tt_record_kind {
 #define TT_GAP_DEPTHS(closes, opens) ((uint64_t)(closes) | (uint64_t)(opens) << 28)
 #define TT_GAP_CLOSES(payload) ((uint32_t)((payload) & TT_GAP_DEPTH_MAX))
 #define TT_GAP_OPENS(payload) ((uint32_t)(((payload) >> 28) & TT_GAP_DEPTH_MAX))
+
+/* A description's text: at most this many bytes, TT_TEXT_BYTES per TEXT record. */
+#define TT_DESCRIBE_MAX 240
+#define TT_TEXT_BYTES 15
+#define TT_TEXT_RECORDS(bytes) (((bytes) + TT_TEXT_BYTES - 1) / TT_TEXT_BYTES)
+
+/* Kinds whose `tsc` is a time: not PAD, nor the second part of a longer event. */
+#define TT_RECORD_HAS_TIME(kind)                                                   \
+	((kind) != TT_REC_PAD && (kind) != TT_REC_VALUE && (kind) != TT_REC_TEXT)
 
 /* Kinds whose payload is the address of a call-site descriptor (in a SITES section). */
 #define TT_RECORD_HAS_SITE(kind)                                                   \

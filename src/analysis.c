@@ -1,0 +1,420 @@
+/* The per-thread state machine of the flat profile and the spike detector
+ * (analysis.h): scopes open and close, rows and histograms, thresholds, spikes. */
+#include <fnmatch.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis.h"
+
+/* ---- saturating time arithmetic: a hostile file may hold any times ---- */
+
+static void tt__add_sat(int64_t *acc, int64_t v)
+{
+	if (__builtin_add_overflow(*acc, v, acc))
+		*acc = v < 0 ? INT64_MIN : INT64_MAX;
+}
+
+/* ---- the histogram ---- */
+
+/* 32 buckets per power of two: bucket b < 64 holds the value b; above, the top six
+ * bits of the value (a one and five more) and its exponent. */
+#define TT__SUB_BITS 5
+#define TT__SUB (1u << TT__SUB_BITS)
+#define TT__BUCKETS ((64u - TT__SUB_BITS) * TT__SUB)
+
+static uint32_t tt__bucket(int64_t ns)
+{
+	uint64_t v = ns < 0 ? 0 : (uint64_t)ns;
+	if (v < 2 * TT__SUB)
+		return (uint32_t)v;
+	unsigned e = 63u - (unsigned)__builtin_clzll(v); /* >= 6 */
+	unsigned shift = e - TT__SUB_BITS;
+	return (shift + 1) * TT__SUB + (uint32_t)((v >> shift) - TT__SUB);
+}
+
+/* The values of bucket b: [low, low + width). */
+static void tt__bucket_range(uint32_t b, int64_t *low, int64_t *width)
+{
+	if (b < 2 * TT__SUB) {
+		*low = b;
+		*width = 1;
+		return;
+	}
+	unsigned shift = b / TT__SUB - 1;
+	*low = (int64_t)((uint64_t)(b % TT__SUB + TT__SUB) << shift);
+	*width = INT64_C(1) << shift;
+}
+
+/* Makes room for buckets [lo, hi); 0 or -1. */
+static int tt__hist_cover(struct tt__hist *h, uint32_t lo, uint32_t hi)
+{
+	if (h->counts && lo >= h->lo && hi <= h->hi)
+		return 0;
+	if (h->counts) {
+		lo = lo < h->lo ? lo : h->lo;
+		hi = hi > h->hi ? hi : h->hi;
+	}
+	uint64_t *counts = calloc(hi - lo, sizeof(*counts));
+	if (!counts)
+		return -1;
+	if (h->counts)
+		memcpy(counts + (h->lo - lo), h->counts, (h->hi - h->lo) * sizeof(*counts));
+	free(h->counts);
+	h->counts = counts;
+	h->lo = lo;
+	h->hi = hi;
+	return 0;
+}
+
+static int tt__hist_add(struct tt__hist *h, int64_t ns)
+{
+	uint32_t b = tt__bucket(ns);
+	if (!h->counts || b < h->lo || b >= h->hi) {
+		/* grow by octaves, so that a row's histogram is reallocated a few times */
+		uint32_t lo = b / TT__SUB * TT__SUB, hi = lo + TT__SUB;
+		if (tt__hist_cover(h, lo, hi) < 0)
+			return -1;
+	}
+	h->counts[b - h->lo]++;
+	return 0;
+}
+
+int tt__hist_merge(struct tt__hist *into, const struct tt__hist *from)
+{
+	if (!from->counts)
+		return 0;
+	if (tt__hist_cover(into, from->lo, from->hi) < 0)
+		return -1;
+	for (uint32_t b = from->lo; b < from->hi; b++)
+		into->counts[b - into->lo] += from->counts[b - from->lo];
+	return 0;
+}
+
+/* The nearest-rank value at `permille` of `calls` values: the middle of its bucket,
+ * within [min, max]. */
+int64_t tt__hist_percentile(const struct tt__hist *h, uint64_t calls, unsigned permille,
+			    int64_t min, int64_t max)
+{
+	if (!calls || !h->counts)
+		return 0;
+	uint64_t rank = (calls * permille + 999) / 1000, seen = 0;
+	if (rank <= 1)
+		return min; /* the ends are known exactly */
+	if (rank >= calls)
+		return max;
+	for (uint32_t b = h->lo; b < h->hi; b++) {
+		seen += h->counts[b - h->lo];
+		if (seen >= rank) {
+			int64_t low, width;
+			tt__bucket_range(b, &low, &width);
+			int64_t v = low + (width - 1) / 2;
+			return v < min ? min : v > max ? max : v;
+		}
+	}
+	return max;
+}
+
+/* ---- rows by key ---- */
+
+static uint32_t tt__hash(uint64_t key, uint32_t cap)
+{
+	return (uint32_t)((key * UINT64_C(0x9E3779B97F4A7C15)) >> 32) & (cap - 1);
+}
+
+static int tt__index_grow(struct tt__thread_analysis *th)
+{
+	uint32_t cap = th->index_cap ? 2 * th->index_cap : 64;
+	uint32_t *index = calloc(cap, sizeof(*index));
+	if (!index)
+		return -1;
+	for (uint32_t r = 0; r < th->nrows; r++) {
+		uint32_t h = tt__hash(th->rows[r].key, cap);
+		while (index[h])
+			h = (h + 1) & (cap - 1);
+		index[h] = r + 1;
+	}
+	free(th->index);
+	th->index = index;
+	th->index_cap = cap;
+	return 0;
+}
+
+/* The row of `key`, made if new; -1 when out of memory. */
+static int64_t tt__row_for(struct tt__thread_analysis *th, uint64_t key)
+{
+	if (2 * (th->nrows + 1) > th->index_cap && tt__index_grow(th) < 0)
+		return -1;
+	uint32_t h = tt__hash(key, th->index_cap);
+	for (; th->index[h]; h = (h + 1) & (th->index_cap - 1))
+		if (th->rows[th->index[h] - 1].key == key)
+			return th->index[h] - 1;
+	if (th->nrows == th->rows_cap) {
+		uint32_t cap = th->rows_cap ? 2 * th->rows_cap : 32;
+		struct tt__row *rows = realloc(th->rows, cap * sizeof(*rows));
+		if (!rows)
+			return -1;
+		th->rows = rows;
+		th->rows_cap = cap;
+	}
+	th->rows[th->nrows] = (struct tt__row){.key = key, .min = INT64_MAX};
+	th->index[h] = ++th->nrows;
+	return th->nrows - 1;
+}
+
+/* ---- the state machine ---- */
+
+void tt__thread_analysis_init(struct tt__thread_analysis *th, struct tt__analysis *an, void *ctx)
+{
+	*th = (struct tt__thread_analysis){.an = an, .ctx = ctx};
+}
+
+void tt__thread_analysis_free(struct tt__thread_analysis *th)
+{
+	for (uint32_t r = 0; r < th->nrows; r++)
+		free(th->rows[r].hist.counts);
+	free(th->rows);
+	free(th->index);
+	free(th->stack);
+	free(th->text);
+	th->rows = NULL;
+	th->index = NULL;
+	th->stack = NULL;
+	th->text = NULL;
+	th->nrows = th->depth = th->text_len = 0;
+}
+
+static int tt__oom(struct tt__thread_analysis *th)
+{
+	th->an->oom = true;
+	return -1;
+}
+
+int tt__scope_open(struct tt__thread_analysis *th, uint64_t key, int64_t ts)
+{
+	if (th->depth == th->cap) {
+		uint32_t cap = th->cap ? 2 * th->cap : 64;
+		struct tt__frame *stack = realloc(th->stack, cap * sizeof(*stack));
+		if (!stack)
+			return tt__oom(th);
+		th->stack = stack;
+		th->cap = cap;
+	}
+	int64_t row = tt__row_for(th, key);
+	if (row < 0)
+		return tt__oom(th);
+	const struct tt__frame *parent = th->depth ? &th->stack[th->depth - 1] : NULL;
+	uint32_t below = parent && (parent->flags & TT__IGNORE_BELOW) ? TT__IGNORED | TT__IGNORE_BELOW : 0;
+	th->stack[th->depth++] = (struct tt__frame){
+		.key = key, .start = ts, .threshold = TT__NO_THRESHOLD,
+		.inherited = parent ? parent->inherited : TT__NO_THRESHOLD,
+		.row = (uint32_t)row, .flags = below, .text_at = th->text_len,
+	};
+	return 0;
+}
+
+/* The first rule whose pattern matches the row's name, looked up once per row. */
+static int64_t tt__table_threshold(struct tt__thread_analysis *th, struct tt__row *row)
+{
+	struct tt__analysis *an = th->an;
+	if (!row->looked_up) {
+		char name[512];
+		an->name(an->ctx, th, row->key, name, sizeof(name));
+		row->name_threshold = TT__NO_THRESHOLD;
+		for (size_t i = 0; i < an->nrules; i++) {
+			if (fnmatch(an->rules[i].pattern, name, 0) == 0) {
+				row->name_threshold = an->rules[i].ns;
+				break;
+			}
+		}
+		row->looked_up = true;
+	}
+	return row->name_threshold;
+}
+
+static int64_t tt__threshold_of(struct tt__thread_analysis *th, const struct tt__frame *f,
+				enum tt__threshold_source *source)
+{
+	int64_t by_name;
+	if (f->threshold != TT__NO_THRESHOLD) {
+		*source = TT__FROM_CODE;
+		return f->threshold;
+	}
+	if (th->an->nrules && (by_name = tt__table_threshold(th, &th->rows[f->row])) != TT__NO_THRESHOLD) {
+		*source = TT__FROM_TABLE;
+		return by_name;
+	}
+	const struct tt__frame *parent = f > th->stack ? f - 1 : NULL;
+	if (parent && parent->inherited != TT__NO_THRESHOLD) {
+		*source = TT__FROM_CHILDREN;
+		return parent->inherited;
+	}
+	*source = TT__FROM_GLOBAL;
+	return th->an->threshold;
+}
+
+/* Whether the scope just closed (stack[depth], its parent below it) spiked: reports
+ * it, and passes the explained time up. */
+static int tt__check_spike(struct tt__thread_analysis *th, const struct tt__frame *f, int64_t dur)
+{
+	struct tt__frame *parent = th->depth ? &th->stack[th->depth - 1] : NULL;
+	enum tt__threshold_source source;
+	int64_t threshold = f->flags & TT__IGNORED ? TT__NO_THRESHOLD : tt__threshold_of(th, f, &source);
+	if (threshold == TT__NO_THRESHOLD || dur - f->explained <= threshold) {
+		if (parent)
+			tt__add_sat(&parent->explained, f->explained);
+		return 0;
+	}
+	if (parent)
+		tt__add_sat(&parent->explained, dur);
+	th->spikes++;
+	th->an->spikes_found++;
+	struct tt__spike s = {
+		.thread = th, .key = f->key, .start = f->start, .dur = dur, .threshold = threshold,
+		.source = source, .explained = f->explained,
+		.text = f->text_len ? th->text + f->text_at : NULL, .text_len = f->text_len,
+		.stack = th->stack, .depth = th->depth,
+	};
+	return th->an->spike ? th->an->spike(th->an->ctx, &s) : 0;
+}
+
+int tt__scope_close(struct tt__thread_analysis *th, int64_t end)
+{
+	if (th->depth == 0)
+		return 0;
+	const struct tt__frame *f = &th->stack[--th->depth];
+	int64_t dur;
+	if (__builtin_sub_overflow(end, f->start, &dur) || dur < 0)
+		dur = dur < 0 ? 0 : INT64_MAX;
+	if (th->an->profile) {
+		struct tt__row *row = &th->rows[f->row];
+		row->calls++;
+		tt__add_sat(&row->total, dur);
+		tt__add_sat(&row->self, dur - (f->children < dur ? f->children : dur));
+		if (dur < row->min)
+			row->min = dur;
+		if (dur > row->max)
+			row->max = dur;
+		if (tt__hist_add(&row->hist, dur) < 0)
+			return tt__oom(th);
+	}
+	if (th->depth)
+		tt__add_sat(&th->stack[th->depth - 1].children, dur);
+	int rc = th->an->find_spikes ? tt__check_spike(th, f, dur) : 0;
+	th->text_len = f->text_at; /* its description, and its children's, are done */
+	return rc;
+}
+
+int tt__scope_note(struct tt__thread_analysis *th, unsigned kind, uint64_t value,
+		   const char *text, size_t len)
+{
+	if (th->depth == 0)
+		return 0;
+	struct tt__frame *f = &th->stack[th->depth - 1];
+	int64_t ns = value > INT64_MAX ? INT64_MAX : (int64_t)value;
+	switch (kind) {
+	case TT_REC_THRESHOLD: f->threshold = ns; break;
+	case TT_REC_CHILDREN_THRESHOLD: f->inherited = ns; break;
+	case TT_REC_IGNORE: f->flags |= TT__IGNORED; break;
+	case TT_REC_IGNORE_CHILDREN: f->flags |= TT__IGNORE_BELOW; break;
+	case TT_REC_DESCRIBE:
+		/* the latest description replaces the one before: it is the last text kept */
+		if (len > TT_DESCRIBE_MAX)
+			len = TT_DESCRIBE_MAX;
+		th->text_len = f->text_at;
+		if (th->text_len + len > th->text_cap) {
+			uint32_t cap = th->text_cap ? 2 * th->text_cap : 1024;
+			while (cap < th->text_len + len)
+				cap *= 2;
+			char *grown = realloc(th->text, cap);
+			if (!grown)
+				return tt__oom(th);
+			th->text = grown;
+			th->text_cap = cap;
+		}
+		memcpy(th->text + th->text_len, text, len);
+		f->text_len = (uint32_t)len;
+		th->text_len += (uint32_t)len;
+		break;
+	default: break;
+	}
+	return 0;
+}
+
+/* ---- printing ---- */
+
+char *tt__fmt_ns(char buf[32], int64_t ns)
+{
+	static const struct {
+		int64_t ns;
+		const char *unit;
+	} units[] = {{1000000000, "s"}, {1000000, "ms"}, {1000, "us"}};
+	uint64_t v = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
+	const char *sign = ns < 0 ? "-" : "";
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		uint64_t u = (uint64_t)units[i].ns, step = u / 1000;
+		if (v >= u) {
+			/* three decimals, rounded to the nearest */
+			uint64_t milli = v / step + (v % step >= (step + 1) / 2 && step > 1);
+			snprintf(buf, 32, "%s%" PRIu64 ".%03" PRIu64 " %s", sign, milli / 1000, milli % 1000,
+				 units[i].unit);
+			return buf;
+		}
+	}
+	snprintf(buf, 32, "%s%" PRIu64 " ns", sign, v);
+	return buf;
+}
+
+/* Text as it may go on one line of a terminal: control characters become '?'. */
+static void tt__print_clean(FILE *out, const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		fputc((unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i], out);
+}
+
+static void tt__print_name(FILE *out, const struct tt__thread_analysis *th, uint64_t key)
+{
+	char name[512];
+	size_t n = th->an->name(th->an->ctx, th, key, name, sizeof(name));
+	tt__print_clean(out, name, n);
+}
+
+static const char *const tt__source_names[] = {
+	[TT__FROM_CODE] = "TT_THRESHOLD_NS", [TT__FROM_TABLE] = "thresholds file",
+	[TT__FROM_CHILDREN] = "TT_CHILDREN_THRESHOLD_NS", [TT__FROM_GLOBAL] = "--threshold",
+};
+
+const char *tt__threshold_source_name(enum tt__threshold_source source)
+{
+	return tt__source_names[source];
+}
+
+void tt__spike_print(FILE *out, const struct tt__spike *s)
+{
+	const struct tt__thread_analysis *th = s->thread;
+	char a[32], b[32], c[32];
+	fputs("spike: ", out);
+	tt__print_name(out, th, s->key);
+	fprintf(out, " took %s (threshold %s, %s) thread ", tt__fmt_ns(a, s->dur),
+		tt__fmt_ns(b, s->threshold), tt__source_names[s->source]);
+	if (th->name_len)
+		tt__print_clean(out, th->name, th->name_len);
+	fprintf(out, " (tid %" PRIu32 ") at %s", th->tid, tt__fmt_ns(c, s->start));
+	if (s->explained)
+		fprintf(out, "; %s of it in spikes above", tt__fmt_ns(a, s->explained));
+	fputs("\n ", out);
+	int64_t end = s->start + s->dur;
+	for (uint32_t i = 0; i < s->depth; i++) {
+		fprintf(out, " %" PRIu32 ") ", i);
+		tt__print_name(out, th, s->stack[i].key);
+		fprintf(out, " %s", tt__fmt_ns(a, end - s->stack[i].start));
+	}
+	fprintf(out, " %" PRIu32 ") ", s->depth);
+	tt__print_name(out, th, s->key);
+	fprintf(out, " %s\n", tt__fmt_ns(a, s->dur));
+	if (s->text) {
+		fputs("  description: ", out);
+		tt__print_clean(out, s->text, s->text_len);
+		fputc('\n', out);
+	}
+}

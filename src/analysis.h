@@ -1,0 +1,238 @@
+/* The flat profile and the spike detector: one implementation, compiled into the
+ * runtime (TICKTRACE_REPORT at exit; later the live spikes of stream mode) and into
+ * the tools (`ticktrace report`, `ticktrace spikes`, `convert --threshold`).
+ *
+ * Each thread has a state machine fed its scopes in order: tt__scope_open,
+ * tt__scope_close (the innermost), tt__scope_note. It keeps, per scope key, the
+ * profile row (calls, total, self, min, max, a histogram for percentiles), and
+ * reports each spike through a callback when the spiking scope ends, so it needs
+ * neither the whole trace nor the future. The tools feed it from the decoder's
+ * events; the runtime from raw records (tt__feed_records). Memory grows with the
+ * keys and the nesting depth, never with events.
+ *
+ * Spikes. A scope spikes when it lasts longer than its threshold, the first of:
+ *   1. its own TT_THRESHOLD_NS;
+ *   2. the first line of the thresholds table whose pattern matches its name;
+ *   3. the TT_CHILDREN_THRESHOLD_NS of the nearest enclosing scope that set one;
+ *   4. the global threshold.
+ * A scope with none never spikes; nor does one with TT_IGNORE, or nested (at any
+ * depth) in one with TT_IGNORE_CHILDREN. The deepest scope explains the time: a
+ * spike is reported when it ends, and the time of the spikes reported inside a scope
+ * counts as explained; the scope itself is reported only if its time less the
+ * explained time still exceeds its threshold. So a parent slow only because of a
+ * child that spiked is not shown again, and one slow for other reasons as well is,
+ * with the explained part stated.
+ *
+ * Times are integer nanoseconds; a profile row's children time is total - self,
+ * exactly. Percentiles come from a log-linear histogram: 32 buckets per power of two
+ * (exact below 64 ns), reported as the middle of the bucket that holds the
+ * nearest-rank value, clamped to min..max: within 1/64 (1.6%) of the exact value;
+ * exact when that value is the smallest or the largest. */
+#ifndef TT_ANALYSIS_H
+#define TT_ANALYSIS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <ticktrace/format.h>
+
+/* A scope's key: the address of its call-site descriptor, or a function's address
+ * with this bit set (-finstrument-functions). The caller makes keys unique. */
+#define TT__KEY_FUNC (UINT64_C(1) << 63)
+
+#define TT__NO_THRESHOLD INT64_C(-1)
+
+/* ---- percentiles ---- */
+
+struct tt__hist {
+	uint64_t *counts; /* buckets [lo, hi) */
+	uint32_t lo, hi;
+};
+
+/* Adds `from`'s counts; 0, or -1 when out of memory. */
+int tt__hist_merge(struct tt__hist *into, const struct tt__hist *from);
+/* The nearest-rank value at `permille` of `calls` values (analysis.h's precision). */
+int64_t tt__hist_percentile(const struct tt__hist *h, uint64_t calls, unsigned permille,
+			    int64_t min, int64_t max);
+
+/* ---- the flat profile ---- */
+
+struct tt__row {
+	uint64_t key;
+	uint64_t calls;
+	int64_t total, self; /* children = total - self */
+	int64_t min, max;
+	struct tt__hist hist;
+	int64_t name_threshold; /* the thresholds table's, once looked up */
+	bool looked_up;
+};
+
+/* ---- a thread's state machine ---- */
+
+enum tt__frame_flags {
+	TT__IGNORED = 1u << 0,      /* TT_IGNORE, or inside TT_IGNORE_CHILDREN */
+	TT__IGNORE_BELOW = 1u << 1, /* TT_IGNORE_CHILDREN here or above */
+};
+
+struct tt__frame {
+	uint64_t key;
+	int64_t start;
+	int64_t children;  /* ns in its closed children */
+	int64_t explained; /* ns of the spikes reported inside it */
+	int64_t threshold; /* TT_THRESHOLD_NS, or TT__NO_THRESHOLD */
+	int64_t inherited; /* for scopes nested in it: TT_CHILDREN_THRESHOLD_NS here or above */
+	uint32_t row;
+	uint32_t flags;    /* enum tt__frame_flags */
+	uint32_t text_at, text_len; /* its TT_DESCRIBE, in the thread's text */
+};
+
+struct tt__analysis;
+
+struct tt__thread_analysis {
+	struct tt__analysis *an;
+	void *ctx;        /* the caller's thread, for its callbacks */
+	uint32_t pid, tid;
+	const char *name; /* not NUL-terminated */
+	uint32_t name_len;
+	struct tt__frame *stack;
+	uint32_t depth, cap;
+	char *text;       /* the descriptions of the open scopes, back to back */
+	uint32_t text_len, text_cap;
+	struct tt__row *rows;
+	uint32_t nrows, rows_cap;
+	uint32_t *index;  /* open addressing by key: row + 1, 0 empty */
+	uint32_t index_cap;
+	uint64_t spikes;
+};
+
+/* Where a spike's threshold came from (the numbered list above). */
+enum tt__threshold_source {
+	TT__FROM_CODE = 1,     /* TT_THRESHOLD_NS */
+	TT__FROM_TABLE = 2,    /* a line of the thresholds table */
+	TT__FROM_CHILDREN = 3, /* TT_CHILDREN_THRESHOLD_NS of an enclosing scope */
+	TT__FROM_GLOBAL = 4,   /* the global threshold */
+};
+
+/* One spike, valid during the callback. */
+struct tt__spike {
+	struct tt__thread_analysis *thread;
+	uint64_t key;
+	int64_t start, dur, threshold;
+	enum tt__threshold_source source;
+	int64_t explained;          /* ns of it in spikes reported before, inside it */
+	const char *text;           /* its TT_DESCRIBE (text_len bytes), or NULL */
+	uint32_t text_len;
+	const struct tt__frame *stack; /* the scopes around it, outermost first, still open */
+	uint32_t depth;
+};
+
+/* A line of the thresholds table: names that match `pattern` (fnmatch: * ? [...]). */
+struct tt__threshold_rule {
+	const char *pattern;
+	int64_t ns;
+};
+
+struct tt__analysis {
+	bool profile; /* keep the profile rows */
+	bool find_spikes;
+	int64_t threshold; /* the global one, or TT__NO_THRESHOLD */
+	const struct tt__threshold_rule *rules;
+	size_t nrules;
+	/* Writes the name of `key` into buf (NUL-terminated, at most cap bytes) and
+	 * returns its length. */
+	size_t (*name)(void *ctx, const struct tt__thread_analysis *th, uint64_t key, char *buf,
+		       size_t cap);
+	/* A spike; < 0 stops the analysis (the callback reported why). */
+	int (*spike)(void *ctx, const struct tt__spike *spike);
+	void *ctx;
+	uint64_t spikes_found; /* over all threads */
+	bool oom;        /* memory ran out: the results are incomplete */
+};
+
+void tt__thread_analysis_init(struct tt__thread_analysis *th, struct tt__analysis *an, void *ctx);
+void tt__thread_analysis_free(struct tt__thread_analysis *th);
+
+/* The state machine. Each returns 0, or < 0 when out of memory (an->oom is set) or
+ * when the spike callback failed. Times must not go backwards on a thread. */
+int tt__scope_open(struct tt__thread_analysis *th, uint64_t key, int64_t ts);
+/* Closes the innermost open scope at `end` (nothing open: nothing happens). */
+int tt__scope_close(struct tt__thread_analysis *th, int64_t end);
+/* A note on the innermost open scope: TT_REC_THRESHOLD to TT_REC_IGNORE_CHILDREN with
+ * its value, or TT_REC_DESCRIBE with its text. */
+int tt__scope_note(struct tt__thread_analysis *th, unsigned kind, uint64_t value,
+		   const char *text, size_t len);
+
+/* How `source` is named in output: "TT_THRESHOLD_NS", "thresholds file", ... */
+const char *tt__threshold_source_name(enum tt__threshold_source source);
+
+/* Prints a spike as `ticktrace spikes` does: a line about it, a line with the scopes
+ * around it (each with how long it had been open when the spike ended), and its
+ * description if it has one. */
+void tt__spike_print(FILE *out, const struct tt__spike *spike);
+
+/* "12.851 ms", "850 ns", "4.216 s": three decimals, the largest unit under the value. */
+char *tt__fmt_ns(char buf[32], int64_t ns);
+
+/* ---- the table ---- */
+
+enum tt__sort {
+	TT__SORT_SELF, TT__SORT_TOTAL, TT__SORT_CHILDREN, TT__SORT_CALLS, TT__SORT_MIN,
+	TT__SORT_MAX, TT__SORT_MEAN, TT__SORT_P50, TT__SORT_P95, TT__SORT_P99, TT__SORT_NAME,
+};
+
+/* "self", "total", ...: the sort, or -1; and the other way. */
+int tt__sort_named(const char *name);
+const char *tt__sort_name(enum tt__sort sort);
+/* The names, for usage texts: "self, total, ..." */
+extern const char tt__sort_names[];
+
+/* A line of the table: a name (on one thread with by_thread) and its merged rows. */
+struct tt__entry {
+	char *name;
+	const struct tt__thread_analysis *thread; /* by_thread; else NULL */
+	uint64_t calls;
+	int64_t total, self, children, min, max, mean, p50, p95, p99;
+};
+
+struct tt__table {
+	struct tt__entry *entries;
+	size_t n;
+	size_t threads;
+	uint64_t calls; /* over all entries */
+};
+
+/* The rows of `n` threads merged by name (and thread, with by_thread: then grouped
+ * by thread in the order given), sorted. 0, or -1 when out of memory. */
+int tt__table_build(struct tt__table *t, struct tt__thread_analysis *const *threads, size_t n,
+		    bool by_thread, enum tt__sort sort);
+void tt__table_free(struct tt__table *t);
+/* As an aligned text table, or CSV (RFC 4180, integer nanoseconds). */
+void tt__table_print(FILE *out, const struct tt__table *t);
+void tt__table_csv(FILE *out, const struct tt__table *t);
+
+/* ---- from raw records (the runtime) ---- */
+
+/* Feeds one thread's records, in recorded order and in as many pieces as they come,
+ * into its state machine, as the tools' decoder would: BEGIN, END, ENDBEGIN,
+ * BEGIN_ARG, FUNC_ENTER and FUNC_EXIT make scopes, notes go to the innermost, times
+ * that go backwards are held at the last one. */
+struct tt__feed {
+	struct tt__thread_analysis *th;
+	int64_t (*ns)(void *clock, uint64_t tsc); /* a record's time */
+	void *clock;
+	unsigned pending;   /* VALUE: skip one; TEXT: collect text_want bytes */
+	uint32_t text_want, text_len;
+	char text[TT_DESCRIBE_MAX + TT_TEXT_BYTES];
+	uint64_t last_tsc;
+	int64_t last_ns;
+	bool started;
+	uint64_t unmatched; /* ends with no open scope to close */
+};
+
+int tt__feed_records(struct tt__feed *f, const struct tt_record *r, size_t n);
+/* Closes what is still open at the last time seen. */
+int tt__feed_finish(struct tt__feed *f);
+
+#endif

@@ -1,0 +1,103 @@
+/* Raw records into a thread's analysis (analysis.h), for the runtime, which has no
+ * decoder: the scope rules are the decoder's (tools/tt_decode.c), on trusted records. */
+#include <string.h>
+
+#include "analysis.h"
+
+/* FUNC_EXIT closes its FUNC_ENTER and whatever was left open inside it (a longjmp, an
+ * exception); without one open, it is unmatched. */
+static int tt__feed_func_exit(struct tt__feed *f, uint64_t key, int64_t ts)
+{
+	struct tt__thread_analysis *th = f->th;
+	uint32_t i = th->depth;
+	while (i > 0 && th->stack[i - 1].key != key)
+		i--;
+	if (i == 0) {
+		f->unmatched++;
+		return 0;
+	}
+	while (th->depth >= i)
+		if (tt__scope_close(th, ts) < 0)
+			return -1;
+	return 0;
+}
+
+/* One record that has a time. */
+static int tt__feed_one(struct tt__feed *f, unsigned kind, uint64_t payload, int64_t ts)
+{
+	struct tt__thread_analysis *th = f->th;
+	switch (kind) {
+	case TT_REC_END:
+	case TT_REC_ENDBEGIN:
+		if (th->depth == 0)
+			f->unmatched++;
+		else if (tt__scope_close(th, ts) < 0)
+			return -1;
+		return kind == TT_REC_END ? 0 : tt__scope_open(th, payload, ts);
+	case TT_REC_BEGIN:
+		return tt__scope_open(th, payload, ts);
+	case TT_REC_BEGIN_ARG:
+		f->pending = TT_REC_VALUE;
+		return tt__scope_open(th, payload, ts);
+	case TT_REC_FUNC_ENTER:
+		return tt__scope_open(th, payload | TT__KEY_FUNC, ts);
+	case TT_REC_FUNC_EXIT:
+		return tt__feed_func_exit(f, payload | TT__KEY_FUNC, ts);
+	case TT_REC_THRESHOLD:
+	case TT_REC_CHILDREN_THRESHOLD:
+	case TT_REC_IGNORE:
+	case TT_REC_IGNORE_CHILDREN:
+		return tt__scope_note(th, kind, payload, NULL, 0);
+	case TT_REC_DESCRIBE:
+		f->text_want = payload > TT_DESCRIBE_MAX ? TT_DESCRIBE_MAX : (uint32_t)payload;
+		f->text_len = 0;
+		if (f->text_want == 0)
+			return tt__scope_note(th, kind, 0, "", 0);
+		f->pending = TT_REC_TEXT;
+		return 0;
+	default:
+		if (TT_RECORD_HAS_VALUE(kind))
+			f->pending = TT_REC_VALUE;
+		return 0;
+	}
+}
+
+int tt__feed_records(struct tt__feed *f, const struct tt_record *r, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		unsigned kind = TT_RECORD_KIND(r[i].word);
+		uint64_t payload = TT_RECORD_PAYLOAD(r[i].word);
+		if (f->pending == TT_REC_TEXT && kind == TT_REC_TEXT) {
+			memcpy(f->text + f->text_len, &r[i].tsc, 8);
+			memcpy(f->text + f->text_len + 8, &payload, TT_TEXT_BYTES - 8);
+			f->text_len += TT_TEXT_BYTES;
+			if (f->text_len < f->text_want)
+				continue;
+			f->pending = 0;
+			if (tt__scope_note(f->th, TT_REC_DESCRIBE, f->text_want, f->text, f->text_want) < 0)
+				return -1;
+			continue;
+		}
+		f->pending = 0; /* a VALUE, or what should have been one: passed over */
+		if (!TT_RECORD_HAS_TIME(kind))
+			continue;
+		/* A signal handler that interrupted the hot path can leave a record with an
+		 * earlier TSC after a later one: keep the thread's time monotonic. */
+		uint64_t tsc = f->started && r[i].tsc < f->last_tsc ? f->last_tsc : r[i].tsc;
+		if (!f->started || tsc != f->last_tsc)
+			f->last_ns = f->ns(f->clock, tsc);
+		f->last_tsc = tsc;
+		f->started = true;
+		if (tt__feed_one(f, kind, payload, f->last_ns) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+int tt__feed_finish(struct tt__feed *f)
+{
+	while (f->th->depth)
+		if (tt__scope_close(f->th, f->last_ns) < 0)
+			return -1;
+	return 0;
+}

@@ -1,0 +1,271 @@
+/* The flat profile's table (analysis.h): the threads' rows merged by name, sorted,
+ * and printed as aligned text or CSV. */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis.h"
+
+static const char *const tt__sorts[] = {
+	[TT__SORT_SELF] = "self",   [TT__SORT_TOTAL] = "total", [TT__SORT_CHILDREN] = "children",
+	[TT__SORT_CALLS] = "calls", [TT__SORT_MIN] = "min",     [TT__SORT_MAX] = "max",
+	[TT__SORT_MEAN] = "mean",   [TT__SORT_P50] = "p50",     [TT__SORT_P95] = "p95",
+	[TT__SORT_P99] = "p99",     [TT__SORT_NAME] = "name",
+};
+
+const char tt__sort_names[] = "self, total, children, calls, min, max, mean, p50, p95, p99, name";
+
+const char *tt__sort_name(enum tt__sort sort)
+{
+	return tt__sorts[sort];
+}
+
+int tt__sort_named(const char *name)
+{
+	for (size_t i = 0; i < sizeof(tt__sorts) / sizeof(tt__sorts[0]); i++)
+		if (strcmp(name, tt__sorts[i]) == 0)
+			return (int)i;
+	return -1;
+}
+
+/* A row with its name and its thread's place in the list. */
+struct tt__item {
+	char *name;
+	size_t thread;
+	const struct tt__thread_analysis *th;
+	const struct tt__row *row;
+};
+
+static int tt__item_cmp(const void *a, const void *b)
+{
+	const struct tt__item *x = a, *y = b;
+	if (x->thread != y->thread)
+		return x->thread < y->thread ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+/* The sort's value of an entry, biggest first (calls and times). */
+static int64_t tt__sort_value(const struct tt__entry *e, enum tt__sort sort)
+{
+	switch (sort) {
+	case TT__SORT_TOTAL: return e->total;
+	case TT__SORT_CHILDREN: return e->children;
+	case TT__SORT_CALLS: return e->calls > INT64_MAX ? INT64_MAX : (int64_t)e->calls;
+	case TT__SORT_MIN: return e->min;
+	case TT__SORT_MAX: return e->max;
+	case TT__SORT_MEAN: return e->mean;
+	case TT__SORT_P50: return e->p50;
+	case TT__SORT_P95: return e->p95;
+	case TT__SORT_P99: return e->p99;
+	default: return e->self;
+	}
+}
+
+static int tt__entry_cmp(const void *a, const void *b, void *sort_by)
+{
+	const struct tt__entry *x = a, *y = b;
+	enum tt__sort sort = *(const enum tt__sort *)sort_by;
+	if (x->thread != y->thread) /* groups keep the threads' order: pointers into one array */
+		return x->thread < y->thread ? -1 : 1;
+	if (sort != TT__SORT_NAME) {
+		int64_t u = tt__sort_value(x, sort), v = tt__sort_value(y, sort);
+		if (u != v)
+			return u > v ? -1 : 1;
+	}
+	return strcmp(x->name, y->name);
+}
+
+/* One entry from the items [first, last) that share a name (and thread). */
+static int tt__entry_merge(struct tt__entry *e, struct tt__item *first, struct tt__item *last,
+			   bool by_thread)
+{
+	*e = (struct tt__entry){.name = first->name, .thread = by_thread ? first->th : NULL,
+				.min = INT64_MAX, .max = 0};
+	first->name = NULL; /* the entry owns it now */
+	struct tt__hist merged = {0};
+	const struct tt__hist *hist = &first->row->hist;
+	for (struct tt__item *it = first; it < last; it++) {
+		const struct tt__row *r = it->row;
+		e->calls += r->calls;
+		if (__builtin_add_overflow(e->total, r->total, &e->total))
+			e->total = INT64_MAX;
+		if (__builtin_add_overflow(e->self, r->self, &e->self))
+			e->self = INT64_MAX;
+		e->min = r->min < e->min ? r->min : e->min;
+		e->max = r->max > e->max ? r->max : e->max;
+		if (last - first > 1 && tt__hist_merge(&merged, &r->hist) < 0) {
+			free(merged.counts);
+			return -1;
+		}
+	}
+	if (last - first > 1)
+		hist = &merged;
+	e->children = e->total - e->self;
+	e->mean = e->calls ? e->total / (int64_t)e->calls : 0;
+	e->p50 = tt__hist_percentile(hist, e->calls, 500, e->min, e->max);
+	e->p95 = tt__hist_percentile(hist, e->calls, 950, e->min, e->max);
+	e->p99 = tt__hist_percentile(hist, e->calls, 990, e->min, e->max);
+	free(merged.counts);
+	return 0;
+}
+
+int tt__table_build(struct tt__table *t, struct tt__thread_analysis *const *threads, size_t n,
+		    bool by_thread, enum tt__sort sort)
+{
+	*t = (struct tt__table){.threads = n};
+	size_t nitems = 0, k = 0;
+	for (size_t i = 0; i < n; i++)
+		nitems += threads[i]->nrows;
+	struct tt__item *items = calloc(nitems ? nitems : 1, sizeof(*items));
+	int rc = items ? 0 : -1;
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		struct tt__thread_analysis *th = threads[i];
+		for (uint32_t r = 0; r < th->nrows && rc == 0; r++) {
+			if (!th->rows[r].calls)
+				continue;
+			char name[512];
+			size_t len = th->an->name(th->an->ctx, th, th->rows[r].key, name, sizeof(name));
+			items[k] = (struct tt__item){.name = strndup(name, len), .thread = by_thread ? i : 0,
+						     .th = th, .row = &th->rows[r]};
+			rc = items[k++].name ? 0 : -1;
+		}
+	}
+	if (rc == 0) {
+		qsort(items, k, sizeof(*items), tt__item_cmp);
+		t->entries = calloc(k ? k : 1, sizeof(*t->entries));
+		rc = t->entries ? 0 : -1;
+	}
+	for (size_t i = 0; i < k && rc == 0;) {
+		size_t j = i + 1;
+		while (j < k && tt__item_cmp(&items[i], &items[j]) == 0)
+			j++;
+		rc = tt__entry_merge(&t->entries[t->n++], &items[i], &items[j], by_thread);
+		t->calls += t->entries[t->n - 1].calls;
+		i = j;
+	}
+	for (size_t i = 0; i < k; i++)
+		free(items[i].name);
+	free(items);
+	if (rc < 0) {
+		tt__table_free(t);
+		return -1;
+	}
+	qsort_r(t->entries, t->n, sizeof(*t->entries), tt__entry_cmp, &sort);
+	return 0;
+}
+
+void tt__table_free(struct tt__table *t)
+{
+	for (size_t i = 0; t->entries && i < t->n; i++)
+		free(t->entries[i].name);
+	free(t->entries);
+	*t = (struct tt__table){0};
+}
+
+/* ---- text ---- */
+
+#define TT__COLUMNS 10
+#define TT__NAME_MAX 60 /* wider names are cut in the text table (whole in CSV, JSON) */
+
+static const char *const tt__headings[TT__COLUMNS] = {
+	"calls", "total", "self", "children", "min", "max", "mean", "p50", "p95", "p99",
+};
+
+static void tt__cells(const struct tt__entry *e, char cells[TT__COLUMNS][32])
+{
+	const int64_t times[TT__COLUMNS - 1] = {e->total, e->self, e->children, e->min, e->max,
+						 e->mean, e->p50, e->p95, e->p99};
+	snprintf(cells[0], 32, "%" PRIu64, e->calls);
+	for (int i = 0; i < TT__COLUMNS - 1; i++)
+		tt__fmt_ns(cells[i + 1], times[i]);
+}
+
+/* Bytes of the name shown: control characters become '?', long names are cut. */
+static int tt__name_width(const char *name)
+{
+	size_t n = strlen(name);
+	return (int)(n > TT__NAME_MAX ? TT__NAME_MAX : n);
+}
+
+static void tt__print_thread(FILE *out, const struct tt__thread_analysis *th)
+{
+	fprintf(out, "\nthread %.*s (tid %" PRIu32 ", pid %" PRIu32 ")\n", (int)th->name_len,
+		th->name, th->tid, th->pid);
+}
+
+void tt__table_print(FILE *out, const struct tt__table *t)
+{
+	int width[TT__COLUMNS + 1] = {4};
+	char cells[TT__COLUMNS][32];
+	for (int c = 0; c < TT__COLUMNS; c++)
+		width[c + 1] = (int)strlen(tt__headings[c]);
+	for (size_t i = 0; i < t->n; i++) {
+		int w = tt__name_width(t->entries[i].name);
+		width[0] = w > width[0] ? w : width[0];
+		tt__cells(&t->entries[i], cells);
+		for (int c = 0; c < TT__COLUMNS; c++) {
+			int cw = (int)strlen(cells[c]);
+			width[c + 1] = cw > width[c + 1] ? cw : width[c + 1];
+		}
+	}
+	fprintf(out, "flat profile: %zu names, %" PRIu64 " calls, %zu threads\n", t->n, t->calls,
+		t->threads);
+	const struct tt__thread_analysis *group = NULL;
+	for (size_t i = 0; i <= t->n; i++) {
+		const struct tt__entry *e = i < t->n ? &t->entries[i] : NULL;
+		if (i == 0 || (e && e->thread != group)) {
+			if (e && e->thread)
+				tt__print_thread(out, e->thread);
+			fprintf(out, "%-*s", width[0], "name");
+			for (int c = 0; c < TT__COLUMNS; c++)
+				fprintf(out, "  %*s", width[c + 1], tt__headings[c]);
+			fputc('\n', out);
+			group = e ? e->thread : NULL;
+		}
+		if (!e)
+			break;
+		int w = tt__name_width(e->name);
+		for (int k = 0; k < w; k++)
+			fputc((unsigned char)e->name[k] < 0x20 || e->name[k] == 0x7f ? '?' : e->name[k], out);
+		fprintf(out, "%*s", width[0] - w, "");
+		tt__cells(e, cells);
+		for (int c = 0; c < TT__COLUMNS; c++)
+			fprintf(out, "  %*s", width[c + 1], cells[c]);
+		fputc('\n', out);
+	}
+}
+
+/* ---- CSV ---- */
+
+static void tt__csv_field(FILE *out, const char *s, size_t n)
+{
+	fputc('"', out);
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] == '"')
+			fputc('"', out);
+		fputc(s[i], out);
+	}
+	fputc('"', out);
+}
+
+void tt__table_csv(FILE *out, const struct tt__table *t)
+{
+	bool by_thread = t->n && t->entries[0].thread;
+	if (by_thread)
+		fputs("pid,tid,thread,", out);
+	fputs("name,calls,total_ns,self_ns,children_ns,min_ns,max_ns,mean_ns,p50_ns,p95_ns,p99_ns\r\n",
+	      out);
+	for (size_t i = 0; i < t->n; i++) {
+		const struct tt__entry *e = &t->entries[i];
+		if (by_thread) {
+			fprintf(out, "%" PRIu32 ",%" PRIu32 ",", e->thread->pid, e->thread->tid);
+			tt__csv_field(out, e->thread->name, e->thread->name_len);
+			fputc(',', out);
+		}
+		tt__csv_field(out, e->name, strlen(e->name));
+		fprintf(out, ",%" PRIu64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64
+			",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 "\r\n",
+			e->calls, e->total, e->self, e->children, e->min, e->max, e->mean, e->p50, e->p95,
+			e->p99);
+	}
+}

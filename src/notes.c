@@ -1,0 +1,62 @@
+/* Out of line, for the spike detector: a scope's description (TT_DESCRIBE), and
+ * stopping and resuming one thread's recording (tt_pause, tt_resume). */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <x86intrin.h>
+
+#include "internal.h"
+
+/* The header's notes build their words from these numbers. */
+_Static_assert(TT_REC_THRESHOLD == 16 && TT_REC_CHILDREN_THRESHOLD == 17 &&
+		       TT_REC_IGNORE == 18 && TT_REC_IGNORE_CHILDREN == 19,
+	       "ticktrace.h TT_THRESHOLD_NS and the other notes");
+
+void tt__describe(const char *fmt, ...)
+{
+	uint64_t tsc = __rdtsc(); /* when it was described, like any event */
+	int saved_errno = errno;
+	char text[TT_DESCRIBE_MAX + 2]; /* one byte past the limit, to see where it cuts */
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(text, sizeof text, fmt, ap);
+	va_end(ap);
+	errno = saved_errno;
+	if (n < 0)
+		return;
+	size_t len = (size_t)n;
+	if (len > TT_DESCRIBE_MAX) {
+		/* cut where a character begins, not inside one */
+		len = TT_DESCRIBE_MAX;
+		while (len > 0 && ((unsigned char)text[len] & 0xC0) == 0x80)
+			len--;
+	}
+	struct tt_record records[1 + TT_TEXT_RECORDS(TT_DESCRIBE_MAX)];
+	records[0] = (struct tt_record){tsc, TT_RECORD_WORD(TT_REC_DESCRIBE, len)};
+	size_t texts = TT_TEXT_RECORDS(len);
+	for (size_t i = 0; i < texts; i++) {
+		unsigned char bytes[16] = {0};
+		size_t at = i * TT_TEXT_BYTES;
+		memcpy(bytes, text + at, len - at < TT_TEXT_BYTES ? len - at : TT_TEXT_BYTES);
+		uint64_t payload = 0;
+		memcpy(&records[1 + i].tsc, bytes, 8);
+		memcpy(&payload, bytes + 8, 7);
+		records[1 + i].word = TT_RECORD_WORD(TT_REC_TEXT, payload);
+	}
+	tt__record_many(records, 1 + texts);
+}
+
+void tt_pause(void)
+{
+	struct tt__slot *slot = tt__own_slot();
+	if (slot)
+		tt__set_paused(slot, 1);
+}
+
+void tt_resume(void)
+{
+	struct tt__slot *slot = tt__own_slot();
+	if (slot)
+		tt__set_paused(slot, 0);
+}

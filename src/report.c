@@ -1,0 +1,169 @@
+/* TICKTRACE_REPORT=stderr|PATH: the program writes its own flat profile at exit, with
+ * no converter: every thread's records go through the analysis the tools use
+ * (analysis.h), and the table is the one `ticktrace report` prints (PATH ending in
+ * .csv: its CSV). %p in PATH is the process id. */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "analysis.h"
+#include "internal.h"
+
+/* TSC ticks to nanoseconds since the start anchor, at the rate measured up to now. */
+struct tt__report_clock {
+	uint64_t tsc0;
+	uint64_t hz;
+};
+
+static int64_t tt__report_ns(void *clock, uint64_t tsc)
+{
+	const struct tt__report_clock *c = clock;
+	__int128 ns = (__int128)((__int128)tsc - (__int128)c->tsc0) * 1000000000 / (__int128)c->hz;
+	return ns > INT64_MAX ? INT64_MAX : ns < INT64_MIN ? INT64_MIN : (int64_t)ns;
+}
+
+/* A call site's name, or a function's from the dynamic symbol table. */
+static size_t tt__report_name(void *ctx, const struct tt__thread_analysis *th, uint64_t key,
+			      char *buf, size_t cap)
+{
+	(void)ctx, (void)th;
+	Dl_info info;
+	int n;
+	if (!(key & TT__KEY_FUNC))
+		n = snprintf(buf, cap, "%s", ((const struct tt_callsite *)(uintptr_t)key)->name);
+	else if (dladdr((void *)(uintptr_t)(key & ~TT__KEY_FUNC), &info) && info.dli_sname &&
+		 info.dli_saddr == (void *)(uintptr_t)(key & ~TT__KEY_FUNC))
+		n = snprintf(buf, cap, "%s", info.dli_sname);
+	else
+		n = snprintf(buf, cap, "0x%" PRIx64, key & ~TT__KEY_FUNC);
+	return n < 0 ? 0 : (size_t)n >= cap ? cap - 1 : (size_t)n;
+}
+
+/* One thread's records, chunk by chunk, into its analysis. */
+static int tt__report_thread(struct tt__thread_analysis *th, struct tt__slot *slot,
+			     struct tt__report_clock *clock)
+{
+	struct tt__feed feed = {.th = th, .ns = tt__report_ns, .clock = clock};
+	for (const struct tt__chunk *chunk = slot->first; chunk;
+	     chunk = __atomic_load_n(&chunk->next, __ATOMIC_ACQUIRE)) {
+		const struct tt_record *begin, *end;
+		tt__chunk_extent(slot, chunk, &begin, &end);
+		if (tt__feed_records(&feed, begin, (size_t)(end - begin)) < 0)
+			return -1;
+	}
+	return tt__feed_finish(&feed);
+}
+
+static bool tt__ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), k = strlen(suffix);
+	return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+static void tt__report_print(FILE *out, const struct tt__table *t, bool csv, uint64_t dropped)
+{
+	if (csv) {
+		tt__table_csv(out, t);
+		return;
+	}
+	fprintf(out, "ticktrace: pid %d, ", (int)getpid());
+	tt__table_print(out, t);
+	if (dropped)
+		fprintf(out, "(%" PRIu64 " events were dropped while recording: not counted)\n", dropped);
+}
+
+/* Writes the table to `dest`: stderr, or a file written beside PATH and renamed. */
+static int tt__report_write(const char *dest, const struct tt__table *t, uint64_t dropped)
+{
+	if (strcmp(dest, "stderr") == 0) {
+		tt__report_print(stderr, t, false, dropped);
+		return 0;
+	}
+	char path[4096], tmp[4096 + 16];
+	if (tt__expand_path(dest, path, sizeof path) < 0)
+		return -ENAMETOOLONG;
+	snprintf(tmp, sizeof tmp, "%s.tmp-XXXXXX", path);
+	int fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	FILE *out = fdopen(fd, "w");
+	if (!out) {
+		int err = -errno;
+		close(fd);
+		unlink(tmp);
+		return err;
+	}
+	tt__report_print(out, t, tt__ends_with(path, ".csv"), dropped);
+	int err = ferror(out) ? -EIO : 0;
+	if (fclose(out) != 0 && !err)
+		err = -errno;
+	if (!err && rename(tmp, path) < 0)
+		err = -errno;
+	if (err)
+		unlink(tmp);
+	return err;
+}
+
+void tt__report_at_exit(void)
+{
+	const char *dest = getenv("TICKTRACE_REPORT");
+	if (!dest || !*dest || tt__config.off)
+		return;
+	struct tt_file_header header = {0};
+	tt__clock_fill_header(&header);
+	struct tt__report_clock clock = {.tsc0 = header.start.tsc, .hz = header.tsc_hz};
+	struct tt__analysis an = {.profile = true, .name = tt__report_name};
+	size_t n = 0, cap = 64;
+	struct tt__thread_analysis *threads = calloc(cap, sizeof(*threads)), **list = NULL;
+	uint64_t dropped = __atomic_load_n(&tt__unregistered_drops, __ATOMIC_RELAXED);
+	int err = threads && clock.hz ? 0 : -ENOMEM;
+	tt__hold_chunks(1);
+	for (struct tt__slot *slot = tt__registry_head(); slot && !err;
+	     slot = __atomic_load_n(&slot->next, __ATOMIC_ACQUIRE)) {
+		if (n == cap) {
+			struct tt__thread_analysis *grown = realloc(threads, 2 * cap * sizeof(*grown));
+			if (!grown) {
+				err = -ENOMEM;
+				break;
+			}
+			threads = grown;
+			cap *= 2;
+		}
+		struct tt__thread_analysis *th = &threads[n++];
+		tt__thread_analysis_init(th, &an, slot);
+		th->pid = (uint32_t)getpid();
+		th->tid = slot->tid;
+		th->name = slot->name;
+		th->name_len = (uint32_t)strnlen(slot->name, sizeof slot->name);
+		for (int i = 0; i < TT_DROP_CAUSES; i++)
+			dropped += __atomic_load_n(&slot->dropped[i], __ATOMIC_RELAXED);
+		if (tt__report_thread(th, slot, &clock) < 0)
+			err = -ENOMEM;
+	}
+	tt__hold_chunks(0);
+	struct tt__table table = {0};
+	if (!err) {
+		/* the array moved as it grew: the list points into its final place */
+		list = calloc(n ? n : 1, sizeof(*list));
+		err = list ? 0 : -ENOMEM;
+	}
+	for (size_t i = 0; i < n && !err; i++)
+		list[i] = &threads[i];
+	if (!err && tt__table_build(&table, list, n, false, TT__SORT_SELF) < 0)
+		err = -ENOMEM;
+	if (!err)
+		err = tt__report_write(dest, &table, dropped);
+	if (err)
+		fprintf(stderr, "ticktrace: could not write the report (TICKTRACE_REPORT=%s): %s\n", dest,
+			strerror(-err));
+	tt__table_free(&table);
+	for (size_t i = 0; i < n; i++)
+		tt__thread_analysis_free(&threads[i]);
+	free(threads);
+	free(list);
+}

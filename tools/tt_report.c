@@ -1,0 +1,526 @@
+/* `ticktrace report`, `ticktrace spikes` and convert's spike marks: one sink turns
+ * the decoder's events into the calls of the analysis state machine that the runtime
+ * shares (src/analysis.h), one per thread. */
+#include "tt_report.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+/* ---- thresholds ---- */
+
+bool tt_thresholds_given(const struct tt_thresholds *th)
+{
+	return th->global != TT__NO_THRESHOLD || th->file;
+}
+
+void tt_thresholds_free(struct tt_thresholds *th)
+{
+	free(th->rules);
+	free(th->text);
+	th->rules = NULL;
+	th->text = NULL;
+	th->nrules = 0;
+}
+
+static char *tt_read_text(const char *path)
+{
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return NULL;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&text, &len);
+	char buf[4096];
+	size_t n;
+	while (mem && (n = fread(buf, 1, sizeof(buf), f)) > 0)
+		fwrite(buf, 1, n, mem);
+	int err = ferror(f) || !mem;
+	fclose(f);
+	if (mem && fclose(mem) != 0)
+		err = 1;
+	if (err) {
+		free(text);
+		return NULL;
+	}
+	return text;
+}
+
+int tt_thresholds_load(struct tt_thresholds *th)
+{
+	if (!th->file)
+		return 0;
+	th->text = tt_read_text(th->file);
+	if (!th->text)
+		return tt_error("%s: cannot read: %s", th->file, strerror(errno ? errno : EIO));
+	size_t lines = 1;
+	for (const char *p = th->text; *p; p++)
+		lines += *p == '\n';
+	th->rules = calloc(lines, sizeof(*th->rules));
+	if (!th->rules)
+		return tt_error("out of memory");
+	char *line = th->text;
+	for (size_t number = 1; line; number++) {
+		char *next = strchr(line, '\n');
+		if (next)
+			*next++ = 0;
+		char *hash = strchr(line, '#');
+		if (hash)
+			*hash = 0;
+		char *end = line + strlen(line);
+		while (end > line && isspace((unsigned char)end[-1]))
+			*--end = 0;
+		while (isspace((unsigned char)*line))
+			line++;
+		if (*line) {
+			/* the duration is the last word; the pattern, all before it */
+			char *space = end;
+			while (space > line && !isspace((unsigned char)space[-1]))
+				space--;
+			char *pattern_end = space;
+			while (pattern_end > line && isspace((unsigned char)pattern_end[-1]))
+				pattern_end--;
+			if (pattern_end == line)
+				return tt_error("%s: line %zu: \"%s\" is not \"NAME-PATTERN DURATION\"",
+						th->file, number, line);
+			*pattern_end = 0;
+			struct tt__threshold_rule *r = &th->rules[th->nrules++];
+			r->pattern = line;
+			if (tt_parse_duration(space, &r->ns) < 0)
+				return tt_error("%s: line %zu: \"%s\" is not a duration (a number with "
+						"ns, us, ms or s)", th->file, number, space);
+		}
+		line = next;
+	}
+	return 0;
+}
+
+/* ---- the sink ---- */
+
+struct tt_an_sink {
+	struct tt_sink sink;
+	struct tt_sink *inner; /* convert: the writer, which gets every event and the marks */
+	const struct tt_trace *trace;
+	struct tt__analysis an;
+	struct tt__thread_analysis *threads; /* by thread id */
+	struct tt__thread_analysis **list;   /* the same, for tt__table_build */
+	size_t nthreads;
+	FILE *out;                           /* spikes, as they come */
+	enum tt_report_format format;
+	uint64_t threshold_notes;            /* TT_THRESHOLD_NS and TT_CHILDREN_THRESHOLD_NS */
+	struct tt_summary sum;
+};
+
+static size_t tt_an_name(void *ctx, const struct tt__thread_analysis *th, uint64_t key, char *buf,
+			 size_t cap)
+{
+	struct tt_an_sink *a = ctx;
+	const struct tt_thread *t = th->ctx;
+	if (key & TT__KEY_FUNC)
+		return tt_trace_func_name(a->trace, t->file, key & ~TT__KEY_FUNC, buf, cap);
+	const struct tt_site *s = (const struct tt_site *)(uintptr_t)key;
+	size_t n = s->name.len < cap - 1 ? s->name.len : cap - 1;
+	memcpy(buf, s->name.ptr, n);
+	buf[n] = 0;
+	return n;
+}
+
+static uint64_t tt_an_key(const struct tt_event *e)
+{
+	return e->flags & TT_EV_FUNC ? TT__KEY_FUNC | e->func : (uint64_t)(uintptr_t)e->site;
+}
+
+#define TT_FORWARD(a, op, ...)                                                     \
+	((a)->inner && (a)->inner->ops->op ? (a)->inner->ops->op((a)->inner, __VA_ARGS__) : 0)
+
+static int tt_an_start(struct tt_sink *s, const struct tt_trace *t)
+{
+	struct tt_an_sink *a = (struct tt_an_sink *)s;
+	a->trace = t;
+	a->threads = calloc(t->nthreads ? t->nthreads : 1, sizeof(*a->threads));
+	a->list = calloc(t->nthreads ? t->nthreads : 1, sizeof(*a->list));
+	if (!a->threads || !a->list)
+		return tt_error("out of memory for %zu threads", t->nthreads);
+	a->nthreads = t->nthreads;
+	for (size_t i = 0; i < t->nfiles; i++) {
+		const struct tt_file *f = &t->files[i];
+		for (size_t k = 0; k < f->nthreads; k++) {
+			const struct tt_thread *th = &f->threads[k];
+			struct tt__thread_analysis *ta = &a->threads[th->id];
+			tt__thread_analysis_init(ta, &a->an, (void *)th);
+			ta->pid = f->process.pid;
+			ta->tid = th->tid;
+			ta->name = th->name.ptr;
+			ta->name_len = th->name.len;
+			a->list[th->id] = ta;
+		}
+	}
+	return TT_FORWARD(a, start, t);
+}
+
+static int tt_an_failed(struct tt_an_sink *a)
+{
+	return a->an.oom ? tt_error("out of memory for the analysis") : -1;
+}
+
+static int tt_an_slice_begin(struct tt_sink *s, const struct tt_event *e)
+{
+	struct tt_an_sink *a = (struct tt_an_sink *)s;
+	if (tt__scope_open(&a->threads[e->thread->id], tt_an_key(e), e->ts) < 0)
+		return tt_an_failed(a);
+	return TT_FORWARD(a, slice_begin, e);
+}
+
+static int tt_an_slice_end(struct tt_sink *s, const struct tt_event *e)
+{
+	struct tt_an_sink *a = (struct tt_an_sink *)s;
+	if (TT_FORWARD(a, slice_end, e) < 0)
+		return -1;
+	return tt__scope_close(&a->threads[e->thread->id], e->ts + e->dur) < 0 ? tt_an_failed(a) : 0;
+}
+
+static int tt_an_note(struct tt_sink *s, const struct tt_event *e)
+{
+	struct tt_an_sink *a = (struct tt_an_sink *)s;
+	static const unsigned kinds[][2] = {
+		{TT_EV_THRESHOLD, TT_REC_THRESHOLD}, {TT_EV_CHILDREN_THRESHOLD, TT_REC_CHILDREN_THRESHOLD},
+		{TT_EV_IGNORE, TT_REC_IGNORE},       {TT_EV_IGNORE_CHILDREN, TT_REC_IGNORE_CHILDREN},
+		{TT_EV_DESCRIBE, TT_REC_DESCRIBE},
+	};
+	unsigned kind = 0;
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		if (e->flags & kinds[i][0])
+			kind = kinds[i][1];
+	a->threshold_notes += kind == TT_REC_THRESHOLD || kind == TT_REC_CHILDREN_THRESHOLD;
+	size_t len = kind == TT_REC_DESCRIBE ? (size_t)e->value : 0;
+	if (tt__scope_note(&a->threads[e->thread->id], kind, e->value, e->text, len) < 0)
+		return tt_an_failed(a);
+	return TT_FORWARD(a, note, e);
+}
+
+static int tt_an_instant(struct tt_sink *s, const struct tt_event *e)
+{
+	return TT_FORWARD((struct tt_an_sink *)s, instant, e);
+}
+
+static int tt_an_counter(struct tt_sink *s, const struct tt_event *e)
+{
+	return TT_FORWARD((struct tt_an_sink *)s, counter, e);
+}
+
+static int tt_an_flow(struct tt_sink *s, const struct tt_event *e)
+{
+	return TT_FORWARD((struct tt_an_sink *)s, flow, e);
+}
+
+static int tt_an_thread_end(struct tt_sink *s, const struct tt_thread *t,
+			    const struct tt_thread_summary *sum)
+{
+	return TT_FORWARD((struct tt_an_sink *)s, thread_end, t, sum);
+}
+
+static void tt_an_warning(struct tt_sink *s, const char *message)
+{
+	struct tt_an_sink *a = (struct tt_an_sink *)s;
+	if (a->inner) {
+		if (a->inner->ops->warning)
+			a->inner->ops->warning(a->inner, message);
+	} else {
+		tt_warn("%s", message);
+	}
+}
+
+static int tt_an_finish(struct tt_sink *s, const struct tt_summary *sum)
+{
+	struct tt_an_sink *a = (struct tt_an_sink *)s;
+	a->sum = *sum;
+	return TT_FORWARD(a, finish, sum);
+}
+
+static void tt_an_destroy(struct tt_sink *s)
+{
+	struct tt_an_sink *a = (struct tt_an_sink *)s;
+	for (size_t i = 0; i < a->nthreads; i++) /* the trace may be closed by now */
+		tt__thread_analysis_free(&a->threads[i]);
+	free(a->threads);
+	free(a->list);
+	free(a);
+}
+
+/* report and spikes: no sink inside, so only what the analysis takes */
+static const struct tt_sink_ops tt_an_ops = {
+	.start = tt_an_start,
+	.slice_begin = tt_an_slice_begin,
+	.slice_end = tt_an_slice_end,
+	.note = tt_an_note,
+	.warning = tt_an_warning,
+	.finish = tt_an_finish,
+	.destroy = tt_an_destroy,
+};
+
+/* convert: everything, passed on */
+static const struct tt_sink_ops tt_an_wrap_ops = {
+	.start = tt_an_start,
+	.slice_begin = tt_an_slice_begin,
+	.slice_end = tt_an_slice_end,
+	.instant = tt_an_instant,
+	.counter = tt_an_counter,
+	.flow = tt_an_flow,
+	.note = tt_an_note,
+	.thread_end = tt_an_thread_end,
+	.warning = tt_an_warning,
+	.finish = tt_an_finish,
+	.destroy = tt_an_destroy,
+};
+
+static struct tt_an_sink *tt_an_new(struct tt_sink *inner, const struct tt_thresholds *th)
+{
+	struct tt_an_sink *a = calloc(1, sizeof(*a));
+	if (!a)
+		return NULL;
+	a->sink.ops = inner ? &tt_an_wrap_ops : &tt_an_ops;
+	a->inner = inner;
+	a->an = (struct tt__analysis){
+		.threshold = th ? th->global : TT__NO_THRESHOLD,
+		.rules = th ? th->rules : NULL,
+		.nrules = th ? th->nrules : 0,
+		.name = tt_an_name,
+		.ctx = a,
+	};
+	return a;
+}
+
+/* ---- output ---- */
+
+static ssize_t tt_stream_write(void *cookie, const char *buf, size_t n)
+{
+	tt_out_bytes(cookie, buf, n);
+	return (ssize_t)n;
+}
+
+/* A stdio stream into the output (its temporary file, renamed when complete). */
+static FILE *tt_out_stream(struct tt_out *o)
+{
+	return fopencookie(o, "w", (cookie_io_functions_t){.write = tt_stream_write});
+}
+
+/* Opens the inputs and the output, decodes into the sink, and finishes the output
+ * with `done` (which writes the results). 0, or -1 after reporting why; no output
+ * file is left behind on failure. */
+static int tt_run_analysis(struct tt_report_opts *o, struct tt_an_sink *a, const char *what,
+			   int (*done)(struct tt_an_sink *a, struct tt_report_opts *o))
+{
+	struct tt_trace trace;
+	struct tt_out out;
+	int rc = -1;
+	const char *output = o->output ? o->output : "-";
+	if (tt_trace_open(&trace, o->inputs, o->ninputs) < 0)
+		goto close_trace;
+	if (tt_out_open(&out, output, o->force) < 0)
+		goto close_trace;
+	a->out = tt_out_stream(&out);
+	struct tt_sink *sinks[] = {&a->sink};
+	rc = a->out ? tt_decode(&trace, sinks, 1) : tt_error("out of memory");
+	if (rc == 0)
+		rc = done(a, o);
+	if (a->out && fclose(a->out) != 0 && rc == 0)
+		rc = tt_error("%s: cannot write", output);
+	if (rc < 0)
+		tt_out_abort(&out);
+	else
+		rc = tt_out_commit(&out);
+	if (rc == 0 && !o->quiet && !tt_diag_quiet)
+		fprintf(stderr, "ticktrace: %s%s -> %s: %s, %" PRIu64 " events, %" PRIu64 " threads, %"
+			PRIu64 " dropped, %" PRIu64 " unterminated, %" PRIu64 " warnings\n",
+			o->inputs[0], o->ninputs > 1 ? " ..." : "", strcmp(output, "-") ? output : "stdout",
+			what, a->sum.events, a->sum.threads, a->sum.dropped, a->sum.unterminated,
+			a->sum.warnings);
+close_trace:
+	tt_trace_close(&trace);
+	return rc;
+}
+
+/* ---- report ---- */
+
+static void tt_json_thread_fields(cJSON *obj, const struct tt__thread_analysis *th)
+{
+	cJSON_AddNumberToObject(obj, "pid", th->pid);
+	cJSON_AddNumberToObject(obj, "tid", th->tid);
+	char *name = strndup(th->name, th->name_len);
+	cJSON_AddStringToObject(obj, "thread", name ? name : "");
+	free(name);
+}
+
+static cJSON *tt_table_json(const struct tt__table *t, const struct tt_an_sink *a,
+			    const struct tt_report_opts *o)
+{
+	cJSON *root = cJSON_CreateObject();
+	cJSON_AddNumberToObject(root, "threads", (double)t->threads);
+	cJSON_AddNumberToObject(root, "events", (double)a->sum.events);
+	cJSON_AddNumberToObject(root, "dropped", (double)a->sum.dropped);
+	cJSON_AddNumberToObject(root, "unterminated", (double)a->sum.unterminated);
+	cJSON_AddStringToObject(root, "sort", tt__sort_name(o->sort));
+	cJSON_AddBoolToObject(root, "by_thread", o->by_thread);
+	cJSON_AddStringToObject(root, "percentiles", "nearest rank, from a log-linear histogram: "
+				"within 1/64 of the exact value");
+	cJSON *rows = cJSON_AddArrayToObject(root, "rows");
+	for (size_t i = 0; rows && i < t->n; i++) {
+		const struct tt__entry *e = &t->entries[i];
+		cJSON *row = cJSON_CreateObject();
+		if (e->thread)
+			tt_json_thread_fields(row, e->thread);
+		cJSON_AddStringToObject(row, "name", e->name);
+		const struct {
+			const char *key;
+			double v;
+		} fields[] = {
+			{"calls", (double)e->calls}, {"total_ns", (double)e->total},
+			{"self_ns", (double)e->self}, {"children_ns", (double)e->children},
+			{"min_ns", (double)e->min}, {"max_ns", (double)e->max}, {"mean_ns", (double)e->mean},
+			{"p50_ns", (double)e->p50}, {"p95_ns", (double)e->p95}, {"p99_ns", (double)e->p99},
+		};
+		for (size_t f = 0; f < sizeof(fields) / sizeof(fields[0]); f++)
+			cJSON_AddNumberToObject(row, fields[f].key, fields[f].v);
+		cJSON_AddItemToArray(rows, row);
+	}
+	return root;
+}
+
+/* cJSON's text on its own line; -1 when cJSON ran out of memory. */
+static int tt_print_json(FILE *out, cJSON *root)
+{
+	char *text = root ? cJSON_PrintUnformatted(root) : NULL;
+	cJSON_Delete(root);
+	if (!text)
+		return tt_error("out of memory");
+	fputs(text, out);
+	fputc('\n', out);
+	free(text);
+	return 0;
+}
+
+static int tt_report_done(struct tt_an_sink *a, struct tt_report_opts *o)
+{
+	struct tt__table t;
+	if (tt__table_build(&t, a->list, a->trace->nthreads, o->by_thread, o->sort) < 0)
+		return tt_error("out of memory for the table");
+	int rc = 0;
+	switch (o->format) {
+	case TT_REPORT_CSV: tt__table_csv(a->out, &t); break;
+	case TT_REPORT_JSON: rc = tt_print_json(a->out, tt_table_json(&t, a, o)); break;
+	default:
+		tt__table_print(a->out, &t);
+		if (a->sum.dropped)
+			fprintf(a->out, "(%" PRIu64 " events were dropped while recording: not counted)\n",
+				a->sum.dropped);
+		break;
+	}
+	tt__table_free(&t);
+	return rc;
+}
+
+int tt_report(struct tt_report_opts *o)
+{
+	struct tt_an_sink *a = tt_an_new(NULL, NULL);
+	if (!a)
+		return tt_error("out of memory");
+	a->an.profile = true;
+	int rc = tt_run_analysis(o, a, "flat profile", tt_report_done);
+	tt_sink_free(&a->sink);
+	return rc;
+}
+
+/* ---- spikes ---- */
+
+static cJSON *tt_spike_json(struct tt_an_sink *a, const struct tt__spike *s)
+{
+	char name[512];
+	cJSON *root = cJSON_CreateObject();
+	a->an.name(a, s->thread, s->key, name, sizeof(name));
+	cJSON_AddStringToObject(root, "name", name);
+	tt_json_thread_fields(root, s->thread);
+	cJSON_AddNumberToObject(root, "start_ns", (double)s->start);
+	cJSON_AddNumberToObject(root, "dur_ns", (double)s->dur);
+	cJSON_AddNumberToObject(root, "threshold_ns", (double)s->threshold);
+	cJSON_AddStringToObject(root, "threshold_from", tt__threshold_source_name(s->source));
+	cJSON_AddNumberToObject(root, "explained_ns", (double)s->explained);
+	if (s->text) {
+		char *text = strndup(s->text, s->text_len);
+		cJSON_AddStringToObject(root, "description", text ? text : "");
+		free(text);
+	}
+	cJSON *stack = cJSON_AddArrayToObject(root, "stack");
+	for (uint32_t i = 0; stack && i < s->depth; i++) {
+		cJSON *frame = cJSON_CreateObject();
+		a->an.name(a, s->thread, s->stack[i].key, name, sizeof(name));
+		cJSON_AddStringToObject(frame, "name", name);
+		cJSON_AddNumberToObject(frame, "start_ns", (double)s->stack[i].start);
+		cJSON_AddNumberToObject(frame, "open_ns", (double)(s->start + s->dur - s->stack[i].start));
+		cJSON_AddItemToArray(stack, frame);
+	}
+	return root;
+}
+
+static int tt_spike_print(void *ctx, const struct tt__spike *s)
+{
+	struct tt_an_sink *a = ctx;
+	if (a->format == TT_REPORT_JSON)
+		return tt_print_json(a->out, tt_spike_json(a, s));
+	tt__spike_print(a->out, s);
+	return 0;
+}
+
+static int tt_spikes_done(struct tt_an_sink *a, struct tt_report_opts *o)
+{
+	if (!tt_thresholds_given(&o->thresholds) && !a->threshold_notes)
+		tt_warn("no thresholds: none in the trace (TT_THRESHOLD_NS), and no --threshold or "
+			"--thresholds");
+	if (a->format != TT_REPORT_JSON)
+		fprintf(a->out, "%" PRIu64 " spikes\n", a->an.spikes_found);
+	return 0;
+}
+
+int tt_spikes(struct tt_report_opts *o)
+{
+	if (tt_thresholds_load(&o->thresholds) < 0)
+		return -1;
+	struct tt_an_sink *a = tt_an_new(NULL, &o->thresholds);
+	if (!a)
+		return tt_error("out of memory");
+	a->an.find_spikes = true;
+	a->an.spike = tt_spike_print;
+	a->format = o->format;
+	int rc = tt_run_analysis(o, a, "spikes", tt_spikes_done);
+	tt_sink_free(&a->sink);
+	return rc;
+}
+
+/* ---- convert's marks ---- */
+
+static int tt_spike_mark(void *ctx, const struct tt__spike *s)
+{
+	struct tt_an_sink *a = ctx;
+	char name[512], text[600], dur[32];
+	a->an.name(a, s->thread, s->key, name, sizeof(name));
+	snprintf(text, sizeof(text), "spike: %s took %s", name, tt__fmt_ns(dur, s->dur));
+	struct tt_event e = {
+		.thread = s->thread->ctx, .ts = s->start + s->dur, .depth = s->depth, .flags = TT_EV_NAMED,
+		.text = text,
+	};
+	return TT_FORWARD(a, instant, &e);
+}
+
+struct tt_sink *tt_spike_mark_sink_new(struct tt_sink *inner, const struct tt_thresholds *thresholds)
+{
+	struct tt_an_sink *a = tt_an_new(inner, thresholds);
+	if (!a)
+		return NULL;
+	a->an.find_spikes = true;
+	a->an.spike = tt_spike_mark;
+	return &a->sink;
+}

@@ -1,0 +1,55 @@
+/* `ticktrace report` (the flat profile) and `ticktrace spikes`, and the spike marks
+ * that `convert` adds to a trace: the decoder's events into the analysis that the
+ * runtime shares (src/analysis.h). */
+#ifndef TT_REPORT_H
+#define TT_REPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "analysis.h"
+#include "tt_sinks.h"
+
+/* Spike thresholds from the command line: a global one, and a file of lines
+ * "PATTERN DURATION" ("GameTick 16.6ms", "script_* 0.1ms"; # starts a comment). */
+struct tt_thresholds {
+	int64_t global; /* TT__NO_THRESHOLD: none */
+	const char *file; /* NULL: none */
+	/* what tt_thresholds_load read from the file */
+	struct tt__threshold_rule *rules;
+	size_t nrules;
+	char *text;
+};
+
+/* Reads th->file, if any; 0, or -1 after reporting the file, the line and the problem. */
+int tt_thresholds_load(struct tt_thresholds *th);
+void tt_thresholds_free(struct tt_thresholds *th);
+/* Whether any threshold was given. */
+bool tt_thresholds_given(const struct tt_thresholds *th);
+
+enum tt_report_format { TT_REPORT_TEXT, TT_REPORT_CSV, TT_REPORT_JSON };
+
+struct tt_report_opts {
+	char *const *inputs;
+	size_t ninputs;
+	const char *output; /* NULL or "-": standard output */
+	bool force;
+	bool quiet;         /* no summary line on stderr (warnings are still printed) */
+	enum tt_report_format format; /* spikes: text or JSON (one object a line) */
+	enum tt__sort sort;
+	bool by_thread;
+	struct tt_thresholds thresholds; /* spikes */
+};
+
+/* The flat profile of the inputs; 0, or -1 after reporting the problem. */
+int tt_report(struct tt_report_opts *o);
+/* The spikes of the inputs; 0, or -1 after reporting the problem. */
+int tt_spikes(struct tt_report_opts *o);
+
+/* For convert: passes everything to `inner`, and adds each spike as an instant on its
+ * thread, at its end, named "spike: NAME took DURATION". `thresholds` must outlive
+ * it; `inner` stays the caller's to free. NULL when out of memory. */
+struct tt_sink *tt_spike_mark_sink_new(struct tt_sink *inner, const struct tt_thresholds *thresholds);
+
+#endif
