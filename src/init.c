@@ -126,6 +126,9 @@ static void tt__init_once(void)
 		tt__config.off = 1;
 		return;
 	}
+	int spikes = tt__spikes_start();
+	if (spikes)
+		fprintf(stderr, "ticktrace: cannot log spikes (TICKTRACE_SPIKES): %s\n", strerror(-spikes));
 	if (tt__config.mode == TT__MODE_STREAM) {
 		int err = tt__stream_start();
 		if (err) {

@@ -81,6 +81,7 @@ struct tt__slot {
 	int drain_state; /* enum tt__drain_state: who may touch its last chunk */
 	struct tt__chunk *live_chunk; /* live file: where the search for new sites stopped
 	                               * (with `drained`) */
+	struct tt__spikes_thread *spikes; /* mode stream, TICKTRACE_SPIKES: its detector */
 };
 
 /* Mode stream: the drain thread and the exiting thread that compacts its last chunk
@@ -193,6 +194,28 @@ void tt__hold_chunks(int hold) TT__HIDDEN;
 
 /* report.c: TICKTRACE_REPORT, the flat profile at exit */
 void tt__report_at_exit(void) TT__HIDDEN;
+/* TSC ticks to nanoseconds since the start anchor, at the rate measured up to now
+ * (struct tt__report_clock as the clock). */
+struct tt__report_clock {
+	uint64_t tsc0;
+	uint64_t hz;
+};
+int64_t tt__report_ns(void *clock, uint64_t tsc) TT__HIDDEN;
+/* A call site's name, or a function's from the dynamic symbol table (analysis.h's
+ * tt__analysis.name). */
+struct tt__thread_analysis;
+size_t tt__report_name(void *ctx, const struct tt__thread_analysis *th, uint64_t key, char *buf,
+		       size_t cap) TT__HIDDEN;
+
+/* spikes.c: mode stream, TICKTRACE_SPIKES: the drain thread runs the spike detector
+ * on the records it writes and logs each spike as it ends */
+int tt__spikes_start(void) TT__HIDDEN; /* 0 also when not asked for */
+/* Records [begin, end) of a slot, just written. */
+void tt__spikes_feed(struct tt__slot *slot, const struct tt_record *begin,
+		     const struct tt_record *end) TT__HIDDEN;
+void tt__spikes_retire(struct tt__slot *slot) TT__HIDDEN; /* its records are all written */
+void tt__spikes_finish(void) TT__HIDDEN;
+void tt__spikes_after_fork(void) TT__HIDDEN;
 
 struct tt__out {
 	int fd;

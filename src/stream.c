@@ -6,6 +6,9 @@
  *   header | PROCESS | MODULES | THREAD (tt-drain) | { SITES | THREAD | EVENTS }...
  *          | THREAD_TOTALS... | MODULES | END
  *
+ * With TICKTRACE_SPIKES, the records also go through the spike detector (spikes.c)
+ * as they are written.
+ *
  * A SITES section describes the sites that the EVENTS after it use for the first
  * time; a thread's THREAD section comes before its first EVENTS, and its
  * THREAD_TOTALS (events, drops, final name) once it exited and all its records were
@@ -111,6 +114,7 @@ static const struct tt_record *tt__stream_records(struct tt__stream *st, struct 
 		tt__out_events(st->out, slot, slot->written, from, written);
 		slot->written += (uint64_t)(written - from);
 		st->end.records += (uint64_t)(written - from);
+		tt__spikes_feed(slot, from, written);
 	}
 	return written;
 }
@@ -147,6 +151,7 @@ static void tt__stream_retire_slot(struct tt__stream *st, struct tt__slot *slot)
 	if (gap_records || !slot->streamed)
 		tt__stream_records(st, slot, gap, gap + gap_records);
 	tt__out_thread_info(st->out, TT_SEC_THREAD_TOTALS, slot, slot->written, &st->end.dropped);
+	tt__spikes_retire(slot);
 }
 
 /* One pass over the threads; returns how many chunks it recycled. */
@@ -196,6 +201,7 @@ static void tt__stream_end(struct tt__stream *st)
 	tt__out_end(st->out, &st->end);
 	tt__out_flush(st->out);
 	tt__stream_refresh_header(st);
+	tt__spikes_finish();
 }
 
 static void *tt__stream_main(void *arg)
@@ -335,6 +341,7 @@ void tt__stream_after_fork(void)
 	tt__site_set_clear(&st->sites);
 	tt__site_set_clear(&st->fresh);
 	*st = (struct tt__stream){0};
+	tt__spikes_after_fork();
 	if (tt__stream_open(st) < 0)
 		fprintf(stderr, "ticktrace: the child process %d cannot stream its trace\n",
 			(int)getpid());

@@ -539,6 +539,56 @@ static void test_crash_chains_to_the_programs_handler(void **state)
 	tt_lr_check_crash("ring", "segv", SIGSEGV, true);
 }
 
+/* ---- live spikes ---- */
+
+/* Mode stream with TICKTRACE_SPIKES: the spike is in the log while the program runs,
+ * and the log says what `ticktrace spikes` finds in the file afterwards. */
+static void test_stream_live_spikes(void **state)
+{
+	(void)state;
+	char dir[64], path[128], spikes[160], setting[192], spikes_setting[192], line[128];
+	tt_lr_tmpfile(dir, sizeof dir, path, sizeof path);
+	snprintf(setting, sizeof setting, "TICKTRACE_OUT=%s", path);
+	snprintf(spikes, sizeof spikes, "%s/spikes.jsonl", dir);
+	snprintf(spikes_setting, sizeof spikes_setting, "TICKTRACE_SPIKES=%s", spikes);
+	tt_lr_run(TT_LR_SETTINGS("TICKTRACE_MODE=stream", setting, spikes_setting,
+				 "TICKTRACE_SPIKE_THRESHOLD=10ms"),
+		  TT_LR_SETTINGS("spiky", spikes), line, sizeof line);
+	long ms;
+	assert_int_equal(sscanf(line, "spike logged after %ld ms", &ms), 1);
+	print_message("the spike was in the log %ld ms after it ended\n", ms);
+	/* The drain writes every 0.2 s: a second is its promise; the bound here is for
+	 * a machine as loaded as it may be. */
+	assert_true(ms < 10000);
+
+	struct tt_run r;
+	TT_RUN(&r, "spikes", path, "--threshold", "10ms", "--json", "-q");
+	assert_int_equal(r.status, 0);
+	FILE *f = fopen(spikes, "re");
+	assert_non_null(f);
+	char live[4096];
+	assert_non_null(fgets(live, sizeof live, f));
+	assert_null(fgets(line, sizeof line, f)); /* one spike */
+	fclose(f);
+	cJSON *a = cJSON_Parse(live), *b = cJSON_Parse(r.out);
+	assert_non_null(a);
+	assert_non_null(b);
+	assert_string_equal(cJSON_GetObjectItem(a, "name")->valuestring, "slow");
+	assert_string_equal(cJSON_GetObjectItem(b, "name")->valuestring, "slow");
+	double dur_a = cJSON_GetObjectItem(a, "dur_ns")->valuedouble;
+	double dur_b = cJSON_GetObjectItem(b, "dur_ns")->valuedouble;
+	assert_true(dur_a >= 30e6 && dur_b >= 30e6);
+	/* The runtime converts with the rate measured so far, the tools with the run's. */
+	assert_true(dur_a - dur_b < 1e-3 * dur_b && dur_b - dur_a < 1e-3 * dur_b);
+	cJSON *stack = cJSON_GetObjectItem(a, "stack");
+	assert_int_equal(cJSON_GetArraySize(stack), 1);
+	assert_string_equal(cJSON_GetObjectItem(cJSON_GetArrayItem(stack, 0), "name")->valuestring, "frame");
+	cJSON_Delete(a);
+	cJSON_Delete(b);
+	free(r.out);
+	tt_rmdir(dir);
+}
+
 /* ---- fork ---- */
 
 /* The parent's events in its file only, the child's in its own; both convert,
@@ -620,6 +670,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_crash_abort),
 		cmocka_unit_test(test_crash_chains_to_the_programs_handler),
 		cmocka_unit_test(test_fork_each_process_its_own_file),
+		cmocka_unit_test(test_stream_live_spikes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

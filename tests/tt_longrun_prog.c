@@ -18,6 +18,12 @@
  *                                        the parent waits for it, records EVENTS more
  *                                        (going on from EVENTS) and prints the child's pid
  *
+ *   tt_longrun_prog spiky SPIKES         records scopes "frame" around 1,000 "fast" ones;
+ *                                        the second frame holds a "slow" scope of 30 ms;
+ *                                        then waits until the file SPIKES names "slow"
+ *                                        and prints "spike logged after N ms" (N from
+ *                                        the end of "slow"), or gives up after 60 s
+ *
  * With TT_PROG_OWN_HANDLER=1, the program installs a SIGSEGV and SIGABRT handler of its
  * own before ticktrace starts (where it is linked statically: the constructor runs
  * first), which prints "own handler" and returns.
@@ -29,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ticktrace.h"
@@ -189,6 +196,52 @@ static int tt_prog_fork(uint32_t events)
 	return 0;
 }
 
+static int64_t tt_prog_now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int tt_prog_file_says(const char *path, const char *what)
+{
+	FILE *f = fopen(path, "re");
+	char line[4096];
+	int found = 0;
+	while (f && !found && fgets(line, sizeof line, f))
+		found = strstr(line, what) != NULL;
+	if (f)
+		fclose(f);
+	return found;
+}
+
+static int tt_prog_spiky(const char *spikes)
+{
+	int64_t slow_end = 0;
+	for (int i = 0; i < 3; i++) {
+		TT_SCOPE("frame");
+		for (int k = 0; k < 1000; k++) {
+			TT_BEGIN("fast");
+			TT_END();
+		}
+		if (i == 1) {
+			TT_BEGIN("slow");
+			struct timespec slow = {0, 30000000};
+			nanosleep(&slow, NULL);
+			TT_END();
+			slow_end = tt_prog_now_ms();
+		}
+	}
+	while (!tt_prog_file_says(spikes, "\"slow\"")) {
+		if (tt_prog_now_ms() - slow_end > 60000)
+			return 1;
+		struct timespec poll = {0, 5000000};
+		nanosleep(&poll, NULL);
+	}
+	printf("spike logged after %lld ms\n", (long long)(tt_prog_now_ms() - slow_end));
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 4 && strcmp(argv[1], "seq") == 0)
@@ -201,6 +254,8 @@ int main(int argc, char **argv)
 		return tt_prog_scopes((uint32_t)atol(argv[2]));
 	if (argc == 4 && strcmp(argv[1], "crash") == 0)
 		return tt_prog_crash(argv[2], (uint32_t)atol(argv[3]));
+	if (argc == 3 && strcmp(argv[1], "spiky") == 0)
+		return tt_prog_spiky(argv[2]);
 	if (argc == 3 && strcmp(argv[1], "fork") == 0)
 		return tt_prog_fork((uint32_t)atol(argv[2]));
 	fprintf(stderr, "usage: see the top of tests/tt_longrun_prog.c\n");
