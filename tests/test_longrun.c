@@ -594,7 +594,8 @@ static void test_stream_live_spikes(void **state)
 /* The parent's events in its file only, the child's in its own; both convert,
  * merged into one timeline. `out_pattern` is TICKTRACE_OUT relative to the test's
  * directory; the child's file is found by its pid. */
-static void tt_lr_check_fork(const char *mode, const char *out_pattern, const char *child_name)
+static void tt_lr_check_fork(const char *mode, const char *out_pattern, const char *child_name,
+			     const char *extra)
 {
 	enum { EVENTS = 30000 };
 	char dir[64], unused[128], setting[192], mode_setting[64], line[64];
@@ -602,7 +603,7 @@ static void tt_lr_check_fork(const char *mode, const char *out_pattern, const ch
 	snprintf(setting, sizeof setting, "TICKTRACE_OUT=%s/%s", dir, out_pattern);
 	snprintf(mode_setting, sizeof mode_setting, "TICKTRACE_MODE=%s", mode);
 	struct tt_lr_child c;
-	tt_lr_start(&c, TT_LR_SETTINGS(mode_setting, setting), TT_LR_SETTINGS("fork", "30000"));
+	tt_lr_start(&c, TT_LR_SETTINGS(mode_setting, setting, extra), TT_LR_SETTINGS("fork", "30000"));
 	assert_non_null(fgets(line, sizeof line, c.out));
 	pid_t parent = c.pid;
 	assert_int_equal(tt_lr_wait(&c), 0);
@@ -642,12 +643,15 @@ static void tt_lr_check_fork(const char *mode, const char *out_pattern, const ch
 static void test_fork_each_process_its_own_file(void **state)
 {
 	(void)state;
-	tt_lr_check_fork("stop", "%p.ttr", "%d.ttr");
-	tt_lr_check_fork("ring", "%p.ttr", "%d.ttr");
-	tt_lr_check_fork("stream", "%p.ttr", "%d.ttr");
+	tt_lr_check_fork("stop", "%p.ttr", "%d.ttr", "TICKTRACE_LIVE=0");
+	tt_lr_check_fork("ring", "%p.ttr", "%d.ttr", "TICKTRACE_LIVE=0");
+	tt_lr_check_fork("stream", "%p.ttr", "%d.ttr", "TICKTRACE_LIVE=0");
 	/* Without %p, the child's file is the name followed by its pid. */
-	tt_lr_check_fork("stop", "run.ttr", "run.ttr.%d");
-	tt_lr_check_fork("stream", "run.ttr", "run.ttr.%d");
+	tt_lr_check_fork("stop", "run.ttr", "run.ttr.%d", "TICKTRACE_LIVE=0");
+	tt_lr_check_fork("stream", "run.ttr", "run.ttr.%d", "TICKTRACE_LIVE=0");
+	/* The child maps a live file of its own over the parent's buffers. */
+	tt_lr_check_fork("stop", "%p.ttr", "%d.ttr", "TICKTRACE_LIVE=1");
+	tt_lr_check_fork("ring", "run.ttr", "run.ttr.%d", "TICKTRACE_LIVE=1");
 }
 
 int main(int argc, char **argv)
