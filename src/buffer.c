@@ -131,6 +131,7 @@ static int tt__clean_queued(void)
 static void *tt__prefault_main(void *unused)
 {
 	(void)unused;
+	tt__thread_running("tt-prefault");
 	int64_t last_tick_ns = 0;
 	for (;;) {
 		uint32_t seq = __atomic_load_n(&tt__prefault_seq, __ATOMIC_SEQ_CST);
@@ -160,7 +161,9 @@ static void *tt__prefault_main(void *unused)
 		clock_gettime(CLOCK_MONOTONIC, &now);
 		int64_t now_ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
 		if (live && now_ns - last_tick_ns >= TT__LIVE_PERIOD_NS) {
+			tt__background_work(1);
 			tt__live_tick();
+			tt__background_work(0);
 			last_tick_ns = now_ns;
 		}
 		__atomic_store_n(&tt__prefault_sleeping, 1, __ATOMIC_SEQ_CST);
@@ -174,19 +177,9 @@ static void *tt__prefault_main(void *unused)
 	return NULL;
 }
 
-static int tt__start_prefault_thread(void)
+static int tt__start_prefault_thread(int wait)
 {
-	/* The thread inherits a full signal mask: the program's signals are not for it. */
-	sigset_t old;
-	tt__block_signals(&old);
-	pthread_t thread;
-	int err = pthread_create(&thread, NULL, tt__prefault_main, NULL);
-	tt__restore_signals(&old);
-	if (err)
-		return -err;
-	pthread_setname_np(thread, "tt-prefault");
-	pthread_detach(thread);
-	return 0;
+	return tt__start_thread(NULL, tt__prefault_main, NULL, 1, wait);
 }
 
 int tt__arena_init(void)
@@ -207,7 +200,7 @@ int tt__arena_init(void)
 			return -ENOSPC;
 		tt__prefault(tt__arena_base, TT__CHUNK_SIZE);
 		tt__arena_ready = tt__arena_base + TT__CHUNK_SIZE;
-		return tt__start_prefault_thread();
+		return tt__start_prefault_thread(1);
 	}
 	return -ENOMEM;
 }
@@ -228,7 +221,7 @@ void tt__arena_reset_after_fork(void)
 	}
 	tt__prefault_sleeping = 0;
 	tt__to_clean_count = 0; /* the parent's threads' chunks */
-	tt__start_prefault_thread();
+	tt__start_prefault_thread(0);
 }
 
 /* Arena lock held, signals blocked. */

@@ -136,6 +136,13 @@ void *tt__slab_alloc(struct tt__slab *slab, size_t size) TT__HIDDEN;
 void tt__init(void) TT__HIDDEN; /* idempotent; every entry point calls it */
 void tt__block_signals(sigset_t *old) TT__HIDDEN;
 void tt__restore_signals(const sigset_t *old) TT__HIDDEN;
+/* Starts one of ticktrace's own threads, with every signal blocked; with `wait`,
+ * returns once it calls tt__thread_running (its first act). 0 or -errno. */
+int tt__start_thread(pthread_t *thread, void *(*main)(void *), void *arg, int detached,
+		     int wait) TT__HIDDEN;
+void tt__thread_running(const char *name) TT__HIDDEN;
+/* Around work of ticktrace's own threads that allocates: not while a fork runs. */
+void tt__background_work(int begin) TT__HIDDEN;
 
 /* registry.c: threads */
 int tt__registry_init(void) TT__HIDDEN; /* 0 or -errno */

@@ -38,7 +38,8 @@ struct tt__live {
 	uint64_t arena_bytes;          /* the file holds this much of the arena */
 	struct tt__out *out;           /* descriptions, appended at header->live_sections_end */
 	struct tt__site_set sites, fresh;
-	int full; /* no room left for descriptions */
+	int full;     /* no room left for descriptions */
+	int finished; /* the trace is written and the file removed */
 };
 
 static struct tt__live tt__live = {.fd = -1};
@@ -165,7 +166,7 @@ static int tt__live_scan(struct tt__live *lv, struct tt__slot *slot)
 void tt__live_tick(void)
 {
 	struct tt__live *lv = &tt__live;
-	if (lv->fd < 0)
+	if (lv->fd < 0 || lv->finished)
 		return;
 	if (!lv->full) {
 		tt__hold_chunks(1);
@@ -220,10 +221,11 @@ int tt__live_after_fork(void)
 void tt__live_finish(void)
 {
 	struct tt__live *lv = &tt__live;
-	if (lv->fd < 0)
+	if (lv->fd < 0 || lv->finished)
 		return;
-	/* The mapping stays: threads may still record until the process ends. */
+	/* The mapping and the descriptor stay: threads may still record until the process
+	 * ends, into chunks the file must go on holding (touching a shared mapping past
+	 * the end of its file is SIGBUS). */
 	unlink(lv->path);
-	close(lv->fd);
-	lv->fd = -1;
+	lv->finished = 1;
 }

@@ -52,8 +52,14 @@ static void tt__service_dump(void)
 	} else {
 		char path[4096];
 		err = tt__default_path(path, sizeof path);
-		if (!err)
-			err = tt__config.mode == TT__MODE_STREAM ? tt__stream_flush() : tt__write_file(path);
+		/* (Mode stream: the drain thread does the work, holding what it holds.) */
+		if (!err && tt__config.mode == TT__MODE_STREAM) {
+			err = tt__stream_flush();
+		} else if (!err) {
+			tt__background_work(1);
+			err = tt__write_file(path);
+			tt__background_work(0);
+		}
 		if (!err && crash)
 			tt__live_finish(); /* the trace is all in the file now */
 	}
@@ -65,6 +71,7 @@ static void tt__service_dump(void)
 static void *tt__service_main(void *unused)
 {
 	(void)unused;
+	tt__thread_running("tt-dump");
 	__atomic_store_n(&tt__service_tid, (int)gettid(), __ATOMIC_RELEASE);
 	uint32_t handled = 0;
 	for (;;) {
@@ -178,15 +185,9 @@ int tt__signals_init(void)
 			fprintf(stderr, "ticktrace: TICKTRACE_DUMP_SIGNAL=%s is not a signal ticktrace "
 				"can take (USR1, USR2, HUP, QUIT, PWR, WINCH, URG, or a number)\n", dump);
 	}
-	sigset_t old;
-	tt__block_signals(&old);
-	pthread_t thread;
-	int err = pthread_create(&thread, NULL, tt__service_main, NULL);
-	tt__restore_signals(&old);
+	int err = tt__start_thread(NULL, tt__service_main, NULL, 1, 1);
 	if (err)
-		return -err;
-	pthread_setname_np(thread, "tt-dump");
-	pthread_detach(thread);
+		return err;
 	if (tt__dump_signal) {
 		struct sigaction action = {.sa_handler = tt__on_dump_signal, .sa_flags = SA_RESTART};
 		tt__install(tt__dump_signal, &action);
@@ -207,12 +208,6 @@ void tt__signals_after_fork(void)
 	__atomic_store_n(&tt__requests, 0, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&tt__done, 0, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&tt__crash_signal, 0, __ATOMIC_SEQ_CST);
-	sigset_t old;
-	tt__block_signals(&old);
-	pthread_t thread;
-	if (pthread_create(&thread, NULL, tt__service_main, NULL) == 0) {
-		pthread_setname_np(thread, "tt-dump");
-		pthread_detach(thread);
-	}
-	tt__restore_signals(&old);
+	if (tt__start_thread(NULL, tt__service_main, NULL, 1, 0) < 0)
+		fprintf(stderr, "ticktrace: the child process %d has no service thread\n", (int)getpid());
 }

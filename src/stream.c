@@ -207,6 +207,7 @@ static void tt__stream_end(struct tt__stream *st)
 static void *tt__stream_main(void *arg)
 {
 	struct tt__stream *st = arg;
+	tt__thread_running("tt-drain");
 	st->self.tid = (uint32_t)gettid();
 	uint64_t ignored = 0;
 	tt__out_thread_info(st->out, TT_SEC_THREAD, &st->self, 0, &ignored);
@@ -217,8 +218,10 @@ static void *tt__stream_main(void *arg)
 		uint64_t flush = st->flush_requested;
 		int finishing = st->finishing;
 		pthread_mutex_unlock(&st->lock);
+		tt__background_work(1);
 		if (finishing) {
 			tt__stream_end(st);
+			tt__background_work(0);
 			return NULL;
 		}
 		int64_t now = tt__stream_now_ns();
@@ -228,6 +231,7 @@ static void *tt__stream_main(void *arg)
 			st->last_period_ns = now;
 			tt__stream_refresh_header(st);
 		}
+		tt__background_work(0);
 		if (flush != st->flush_done) {
 			pthread_mutex_lock(&st->lock);
 			st->flush_done = flush;
@@ -275,18 +279,14 @@ static int tt__stream_open(struct tt__stream *st)
 	st->self.flags = TT__SLOT_RUNTIME;
 	pthread_mutex_init(&st->lock, NULL);
 	pthread_cond_init(&st->done_cond, NULL);
-	sigset_t old;
-	tt__block_signals(&old);
 	if (!err)
-		err = -pthread_create(&st->thread, NULL, tt__stream_main, st);
-	tt__restore_signals(&old);
+		err = tt__start_thread(&st->thread, tt__stream_main, st, 0, !tt__forked);
 	if (err) {
 		close(st->out->fd);
 		free(st->out);
 		st->out = NULL;
 		return err;
 	}
-	pthread_setname_np(st->thread, "tt-drain");
 	st->running = 1;
 	return 0;
 }

@@ -189,8 +189,10 @@ static int tt_prog_fork(uint32_t events)
 		exit(0);
 	}
 	int status;
-	if (waitpid(child, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+	if (waitpid(child, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		fprintf(stderr, "tt_longrun_prog: the child ended with status %#x\n", status);
 		return 1;
+	}
 	tt_prog_record_seq(1, events, events);
 	printf("%d\n", (int)child);
 	return 0;
