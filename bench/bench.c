@@ -17,6 +17,7 @@
 
 #include "cyg_overhead.h"
 #include "sample_overhead.h"
+#include "stream_bench.h"
 #include "ticktrace.h"
 #include "ticktrace/format.h"
 
@@ -260,6 +261,8 @@ static void tt_bench_report(struct tt_bench_row *rows, int n, double rdtsc, cons
 
 int main(int argc, char **argv)
 {
+	if (argc == 2 && strcmp(argv[1], "--stream-child") == 0)
+		return tt_bench_stream_child();
 	/* The buffer size is read when the library starts, before main: set it and start
 	 * again, so that every measured event fits and none is dropped. */
 	if (!getenv("TICKTRACE_BUFFER")) {
@@ -318,6 +321,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ticktrace-bench: self-profiler: %s\n", strerror(-err));
 		return 1;
 	}
+	double stream_ns;
+	uint64_t stream_dropped;
+	err = tt_bench_stream(repeats, &stream_ns, &stream_dropped);
+	if (err)
+		return 1;
 	cJSON *convert = tt_bench_convert();
 	if (!convert) {
 		fprintf(stderr, "ticktrace-bench: %s failed\n", TT_BENCH_CONVERT_TOOL);
@@ -338,6 +346,9 @@ int main(int argc, char **argv)
 		 "TT_ENDBEGIN, per event (an end and a begin)"},
 		{"event_2threads_ns", "ns", tt_bench_median(two, repeats), 0, "per event per thread, two threads at once"},
 		{"cyg_call_overhead_ns", "ns", cyg_ns, 2.3, cyg_what},
+		{"event_stream_ns", "ns", stream_ns, 1.10,
+		 "mode stream, 100 million events while the drain writes them to disk, per event"},
+		{"stream_dropped", "", (double)stream_dropped, 0, "events dropped in those runs (target 0)"},
 		{"bytes_per_event", "B", bytes.records, 0, "record bytes per event in the file"},
 		{"file_bytes_per_event", "B", bytes.file, 0, "file growth per event, headers included"},
 		{"convert_json_events_per_s", "/s", tt_bench_number(convert, "convert_json_events_per_s"), 0,

@@ -10,8 +10,8 @@
  * the raw file goes to $TICKTRACE_OUT, or ticktrace-<pid>.ttr in the working
  * directory, and `ticktrace convert` turns it into a trace Perfetto opens.
  * Environment: TICKTRACE=0 turns recording off; TICKTRACE_BUFFER sets the events
- * kept per thread (default 1048576); TICKTRACE_REPORT=stderr|PATH writes the flat
- * profile there at exit.
+ * kept per thread (default 1048576); TICKTRACE_MODE is stop, ring or stream (README);
+ * TICKTRACE_REPORT=stderr|PATH writes the flat profile there at exit.
  *
  * Names are string literals: each macro declares a static call-site descriptor and
  * records only its address. Compile with -DTT_DISABLE and every macro still exists
@@ -129,8 +129,10 @@ TT__INLINE void tt__scope_end(const int *unused)
 TT_API void tt_thread_name(const char *name);
 
 /* Write everything recorded so far to `path` (NULL: the default path). The file is
- * written beside it under a temporary name and renamed, mode 0600. Returns 0 or a
- * negative errno (-ECANCELED when TICKTRACE=0). Not async-signal-safe. */
+ * written beside it under a temporary name and renamed, mode 0600. In
+ * TICKTRACE_MODE=stream, everything recorded so far reaches the streamed file, and
+ * `path` must be NULL (-EINVAL otherwise). Returns 0 or a negative errno (-ECANCELED
+ * when TICKTRACE=0). Not async-signal-safe: see TICKTRACE_DUMP_SIGNAL. */
 TT_API int tt_dump(const char *path);
 
 /* Turn recording on or off for every thread (on at start unless TICKTRACE=0, which

@@ -1,5 +1,6 @@
 /* The per-thread state machine of the flat profile and the spike detector
  * (analysis.h): scopes open and close, rows and histograms, thresholds, spikes. */
+#include <errno.h>
 #include <fnmatch.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -417,4 +418,27 @@ void tt__spike_print(FILE *out, const struct tt__spike *s)
 		tt__print_clean(out, s->text, s->text_len);
 		fputc('\n', out);
 	}
+}
+
+int tt__parse_duration(const char *text, int64_t *ns)
+{
+	static const struct {
+		const char *unit;
+		int64_t ns;
+	} units[] = {{"ns", 1}, {"us", 1000}, {"ms", 1000000}, {"s", 1000000000}, {"", 1000000000}};
+	char *end;
+	errno = 0;
+	double v = strtod(text, &end);
+	if (end == text || errno || v < 0 || v > 9.2e18)
+		return -1;
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (strcmp(end, units[i].unit) == 0) {
+			double scaled = v * (double)units[i].ns;
+			if (scaled > 9.2e18)
+				return -1;
+			*ns = (int64_t)(scaled + 0.5);
+			return 0;
+		}
+	}
+	return -1;
 }

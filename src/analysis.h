@@ -172,6 +172,9 @@ const char *tt__threshold_source_name(enum tt__threshold_source source);
  * description if it has one. */
 void tt__spike_print(FILE *out, const struct tt__spike *spike);
 
+/* "1.5ms", "200us", "20ns", "2s", "2" (seconds) into ns; 0 or -1. */
+int tt__parse_duration(const char *text, int64_t *ns);
+
 /* "12.851 ms", "850 ns", "4.216 s": three decimals, the largest unit under the value. */
 char *tt__fmt_ns(char buf[32], int64_t ns);
 

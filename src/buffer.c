@@ -3,9 +3,11 @@
  * a full chunk, recording off, a full buffer). */
 #include <errno.h>
 #include <linux/futex.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -22,6 +24,8 @@
 #define TT__ARENA_MIN (UINT64_C(256) << 20)
 #define TT__PREFAULT_STEP (2u << 20)
 #define TT__PREFAULT_AHEAD (16u << 20)
+/* A live file's descriptions are brought up to date this often. */
+#define TT__LIVE_PERIOD_NS 200000000
 
 static pthread_mutex_t tt__arena_mutex = PTHREAD_MUTEX_INITIALIZER;
 static char *tt__arena_base, *tt__arena_end;
@@ -31,6 +35,32 @@ static struct tt__chunk *tt__free_chunks; /* recycled, zeroed, faulted in */
 static struct tt__slab tt__small = {.slab_size = 1u << 20}; /* compacted chunks */
 static uint32_t tt__prefault_seq;   /* futex word: bumped to wake the prefault thread */
 static int tt__prefault_sleeping;
+
+/* Mode ring: a thread's oldest chunk, recycled, waits here (arena lock) for the
+ * background thread to count its events as overwritten and zero it. */
+#define TT__CLEAN_QUEUE 64
+static struct tt__to_clean {
+	struct tt__chunk *chunk;
+	struct tt__slot *slot;
+} tt__to_clean[TT__CLEAN_QUEUE];
+static unsigned tt__to_clean_count;
+
+/* The arena: private memory, or in a live file a shared mapping of its chunks. */
+static void *tt__arena_map(void *at, uint64_t size)
+{
+	int fd = tt__live_fd();
+	int fixed = at ? MAP_FIXED : 0;
+	return fd < 0 ? mmap(at, size, PROT_READ | PROT_WRITE,
+			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | fixed, -1, 0) :
+			mmap(at, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE | fixed, fd,
+			     (off_t)tt__live_chunks_at());
+}
+
+/* Arena lock held: a live file holds the arena up to `end`. */
+static int tt__arena_cover(const char *end)
+{
+	return tt__live_fd() < 0 ? 0 : tt__live_cover((uint64_t)(end - tt__arena_base));
+}
 
 static void tt__prefault(char *begin, size_t size)
 {
@@ -50,11 +80,62 @@ static void tt__wake_prefault(void)
 	}
 }
 
+/* Counts a recycled chunk's events as overwritten and zeroes it, unless one of them
+ * is not written yet (its thread was interrupted by a signal handler between
+ * reserving and writing it): then 0. */
+static int tt__clean_chunk(struct tt__slot *slot, struct tt__chunk *chunk)
+{
+	const struct tt_record *r = (const struct tt_record *)(chunk + 1);
+	const struct tt_record *end = (const struct tt_record *)((const char *)chunk + chunk->size);
+	uint64_t events = 0;
+	for (; r < end; r++) {
+		uint64_t word = __atomic_load_n(&r->word, __ATOMIC_ACQUIRE);
+		if (!word)
+			return 0;
+		events += TT_RECORD_HAS_TIME(TT_RECORD_KIND(word));
+	}
+	__atomic_add_fetch(&slot->dropped[TT_DROP_OVERWRITTEN], events, __ATOMIC_RELAXED);
+	memset(chunk, 0, TT__CHUNK_SIZE);
+	return 1;
+}
+
+/* The background thread's share of mode ring: cleans the queued chunks into the free
+ * list. Returns whether some must wait for their events to be written. */
+static int tt__clean_queued(void)
+{
+	struct tt__to_clean jobs[TT__CLEAN_QUEUE];
+	sigset_t old;
+	tt__block_signals(&old);
+	pthread_mutex_lock(&tt__arena_mutex);
+	unsigned count = tt__to_clean_count;
+	memcpy(jobs, tt__to_clean, count * sizeof jobs[0]);
+	tt__to_clean_count = 0;
+	pthread_mutex_unlock(&tt__arena_mutex);
+	int waiting = 0;
+	for (unsigned i = 0; i < count; i++) {
+		int clean = tt__clean_chunk(jobs[i].slot, jobs[i].chunk);
+		pthread_mutex_lock(&tt__arena_mutex);
+		if (clean) {
+			jobs[i].chunk->next = tt__free_chunks;
+			tt__free_chunks = jobs[i].chunk;
+		} else if (tt__to_clean_count < TT__CLEAN_QUEUE) {
+			tt__to_clean[tt__to_clean_count++] = jobs[i]; /* later */
+			waiting = 1;
+		}
+		pthread_mutex_unlock(&tt__arena_mutex);
+	}
+	tt__restore_signals(&old);
+	return waiting;
+}
+
 static void *tt__prefault_main(void *unused)
 {
 	(void)unused;
+	tt__thread_running("tt-prefault");
+	int64_t last_tick_ns = 0;
 	for (;;) {
 		uint32_t seq = __atomic_load_n(&tt__prefault_seq, __ATOMIC_SEQ_CST);
+		int waiting = tt__config.mode == TT__MODE_RING && tt__clean_queued();
 		char *fresh = __atomic_load_n(&tt__arena_fresh, __ATOMIC_ACQUIRE);
 		char *ready = __atomic_load_n(&tt__arena_ready, __ATOMIC_ACQUIRE);
 		if (ready < fresh)
@@ -63,38 +144,48 @@ static void *tt__prefault_main(void *unused)
 			size_t step = TT__PREFAULT_STEP - ((uintptr_t)ready & (TT__PREFAULT_STEP - 1));
 			if (step > (size_t)(tt__arena_end - ready))
 				step = (size_t)(tt__arena_end - ready);
-			tt__prefault(ready, step);
+			sigset_t old;
+			tt__block_signals(&old);
+			pthread_mutex_lock(&tt__arena_mutex);
+			int covered = tt__arena_cover(ready + step) == 0;
+			pthread_mutex_unlock(&tt__arena_mutex);
+			tt__restore_signals(&old);
+			if (covered)
+				tt__prefault(ready, step);
 			__atomic_store_n(&tt__arena_ready, ready + step, __ATOMIC_RELEASE);
 			continue;
 		}
+		/* A live file's descriptions and end anchor, every TT__LIVE_PERIOD_NS. */
+		int live = tt__live_fd() >= 0;
+		struct timespec now;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		int64_t now_ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+		if (live && now_ns - last_tick_ns >= TT__LIVE_PERIOD_NS) {
+			tt__background_work(1);
+			tt__live_tick();
+			tt__background_work(0);
+			last_tick_ns = now_ns;
+		}
 		__atomic_store_n(&tt__prefault_sleeping, 1, __ATOMIC_SEQ_CST);
+		struct timespec soon = {0, 1000000}; /* for the events still being written */
+		struct timespec period = {0, TT__LIVE_PERIOD_NS};
 		if (__atomic_load_n(&tt__prefault_seq, __ATOMIC_SEQ_CST) == seq)
-			syscall(SYS_futex, &tt__prefault_seq, FUTEX_WAIT_PRIVATE, seq, NULL, NULL, 0);
+			syscall(SYS_futex, &tt__prefault_seq, FUTEX_WAIT_PRIVATE, seq,
+				waiting ? &soon : live ? &period : NULL, NULL, 0);
 		__atomic_store_n(&tt__prefault_sleeping, 0, __ATOMIC_SEQ_CST);
 	}
 	return NULL;
 }
 
-static int tt__start_prefault_thread(void)
+static int tt__start_prefault_thread(int wait)
 {
-	/* The thread inherits a full signal mask: the program's signals are not for it. */
-	sigset_t old;
-	tt__block_signals(&old);
-	pthread_t thread;
-	int err = pthread_create(&thread, NULL, tt__prefault_main, NULL);
-	tt__restore_signals(&old);
-	if (err)
-		return -err;
-	pthread_setname_np(thread, "tt-prefault");
-	pthread_detach(thread);
-	return 0;
+	return tt__start_thread(NULL, tt__prefault_main, NULL, 1, wait);
 }
 
 int tt__arena_init(void)
 {
 	for (uint64_t size = TT__ARENA_MAX; size >= TT__ARENA_MIN; size /= 2) {
-		void *base = mmap(NULL, size, PROT_READ | PROT_WRITE,
-				  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		void *base = tt__arena_map(NULL, size);
 		if (base == MAP_FAILED)
 			continue;
 		tt__arena_base = tt__arena_fresh = tt__arena_ready = base;
@@ -102,11 +193,14 @@ int tt__arena_init(void)
 		/* The first chunk is faulted in now, so the first thread's first event does
 		 * not wait for the background thread; on small pages, because zeroing a whole
 		 * huge page here cost up to 5 ms of start-up. Huge pages after that: one 2 MiB
-		 * fault instead of 512, where the kernel allows. */
-		madvise(tt__arena_base + TT__PREFAULT_STEP, size - TT__PREFAULT_STEP, MADV_HUGEPAGE);
+		 * fault instead of 512, where the kernel allows (not for a file). */
+		if (tt__live_fd() < 0)
+			madvise(tt__arena_base + TT__PREFAULT_STEP, size - TT__PREFAULT_STEP, MADV_HUGEPAGE);
+		if (tt__arena_cover(tt__arena_base + TT__CHUNK_SIZE) < 0)
+			return -ENOSPC;
 		tt__prefault(tt__arena_base, TT__CHUNK_SIZE);
 		tt__arena_ready = tt__arena_base + TT__CHUNK_SIZE;
-		return tt__start_prefault_thread();
+		return tt__start_prefault_thread(1);
 	}
 	return -ENOMEM;
 }
@@ -116,8 +210,18 @@ void tt__arena_reset_after_fork(void)
 	/* Every page is now shared copy-on-write with the parent: none is ready. */
 	pthread_mutex_init(&tt__arena_mutex, NULL);
 	tt__arena_ready = tt__arena_fresh;
+	/* A live file's chunks are the parent's own: the child maps a file of its own
+	 * (or private memory) in their place and starts from the beginning. */
+	if (tt__live_fd() >= 0) {
+		tt__live_after_fork();
+		if (tt__arena_map(tt__arena_base, (uint64_t)(tt__arena_end - tt__arena_base)) == MAP_FAILED)
+			tt__arena_end = tt__arena_base; /* no chunks: events are counted as dropped */
+		tt__arena_fresh = tt__arena_ready = tt__arena_base;
+		tt__free_chunks = NULL;
+	}
 	tt__prefault_sleeping = 0;
-	tt__start_prefault_thread();
+	tt__to_clean_count = 0; /* the parent's threads' chunks */
+	tt__start_prefault_thread(0);
 }
 
 /* Arena lock held, signals blocked. */
@@ -128,7 +232,8 @@ static struct tt__chunk *tt__chunk_alloc(void)
 		tt__free_chunks = header->next;
 	} else {
 		char *chunk = tt__arena_fresh;
-		if ((size_t)(tt__arena_end - chunk) < TT__CHUNK_SIZE)
+		if ((size_t)(tt__arena_end - chunk) < TT__CHUNK_SIZE ||
+		    tt__arena_cover(chunk + TT__CHUNK_SIZE) < 0)
 			return NULL;
 		__atomic_store_n(&tt__arena_fresh, chunk + TT__CHUNK_SIZE, __ATOMIC_RELEASE);
 		if ((size_t)(__atomic_load_n(&tt__arena_ready, __ATOMIC_ACQUIRE) - chunk) <
@@ -157,31 +262,64 @@ void *tt__slab_alloc(struct tt__slab *slab, size_t size)
 	return block;
 }
 
+int tt__dumps_running;
+
+void tt__hold_chunks(int hold)
+{
+	sigset_t old;
+	tt__registry_lock(&old);
+	pthread_mutex_lock(&tt__arena_mutex);
+	tt__dumps_running += hold ? 1 : -1;
+	pthread_mutex_unlock(&tt__arena_mutex);
+	tt__registry_unlock(&old);
+	/* Mode ring: the chunks waiting to be cleaned are counted as overwritten now,
+	 * so that a dump has every thread's count. */
+	if (hold && tt__config.mode == TT__MODE_RING)
+		tt__clean_queued();
+}
+
 void tt__compact_exited(struct tt__slot *slot)
 {
 	struct tt__chunk *chunk = slot->current;
 	const struct tt_record *begin, *end;
 	tt__chunk_extent(slot, chunk, &begin, &end);
 	size_t used = (size_t)((const char *)end - (const char *)begin);
-	if (tt__dumps_running || chunk->size != TT__CHUNK_SIZE || used > TT__CHUNK_SIZE / 2)
+	/* Not in a live file: the copy would be private memory. */
+	if (tt__dumps_running || chunk->size != TT__CHUNK_SIZE || used > TT__CHUNK_SIZE / 2 ||
+	    tt__live_fd() >= 0)
+		return;
+	/* Mode stream: not while the drain reads the slot (it then recycles the chunk
+	 * soon); the small copy is malloc'd, and freed once written. */
+	int stream = tt__config.mode == TT__MODE_STREAM;
+	int idle = 0;
+	if (stream && !__atomic_compare_exchange_n(&slot->drain_state, &idle, TT__DRAIN_COMPACTING, 0,
+						  __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
 		return;
 	pthread_mutex_lock(&tt__arena_mutex);
-	struct tt__chunk *small = tt__slab_alloc(&tt__small, sizeof *small + used);
+	struct tt__chunk *small = stream ? malloc(sizeof *small + used) :
+				  tt__slab_alloc(&tt__small, sizeof *small + used);
 	if (small) {
 		small->next = NULL;
-		small->size = sizeof *small + used;
+		small->size = (uint32_t)(sizeof *small + used);
+		small->thread = slot->index;
 		memcpy(small + 1, begin, used);
 		struct tt__chunk **link = &slot->first;
 		while (*link != chunk)
 			link = &(*link)->next;
 		__atomic_store_n(link, small, __ATOMIC_RELEASE);
 		slot->current = small;
+		if (slot->drained >= begin && slot->drained <= end)
+			slot->drained = (const struct tt_record *)(small + 1) + (slot->drained - begin);
+		if (stream)
+			slot->flags |= TT__SLOT_COMPACTED;
 		__atomic_store_n(&slot->limit, NULL, __ATOMIC_RELEASE);
 		memset(chunk, 0, TT__CHUNK_SIZE);
 		chunk->next = tt__free_chunks;
 		tt__free_chunks = chunk;
 	}
 	pthread_mutex_unlock(&tt__arena_mutex);
+	if (stream)
+		__atomic_store_n(&slot->drain_state, TT__DRAIN_IDLE, __ATOMIC_RELEASE);
 }
 
 /* Arena lock held: the limit is the chunk's end while the thread may record. */
@@ -195,6 +333,7 @@ static void tt__publish_limit(struct tt__slot *slot)
 
 static void tt__enter_chunk(struct tt__slot *slot, struct tt__chunk *chunk)
 {
+	chunk->thread = slot->index;
 	slot->current = chunk;
 	slot->chunks++;
 	slot->chunk_end = (char *)chunk + TT__CHUNK_SIZE;
@@ -232,34 +371,82 @@ void tt__set_paused(struct tt__slot *slot, int paused)
 void tt__set_all_limits(void)
 {
 	sigset_t old;
-	tt__block_signals(&old);
+	tt__registry_lock(&old); /* no slot leaves the list meanwhile */
 	pthread_mutex_lock(&tt__arena_mutex);
 	for (struct tt__slot *slot = tt__registry_head(); slot;
 	     slot = __atomic_load_n(&slot->next, __ATOMIC_ACQUIRE))
 		tt__publish_limit(slot);
 	pthread_mutex_unlock(&tt__arena_mutex);
-	tt__restore_signals(&old);
+	tt__registry_unlock(&old);
 }
 
-/* Arena lock held. Stop mode: a thread whose budget is used up keeps its first
- * events and counts the rest. */
+/* Arena lock held. Mode ring: a thread whose budget is used up gives its oldest
+ * chunk to the background thread, which counts its events as overwritten and zeroes
+ * it (here, when the queue is full), and takes a clean one. Not while a dump reads
+ * the chunks: the thread then grows until the dump is done. */
+static int tt__recycle_oldest(struct tt__slot *slot)
+{
+	struct tt__chunk *oldest = slot->first;
+	if (__atomic_load_n(&tt__dumps_running, __ATOMIC_ACQUIRE) || oldest == slot->current)
+		return 0;
+	__atomic_store_n(&slot->first, oldest->next, __ATOMIC_RELEASE);
+	slot->chunks--;
+	__atomic_or_fetch(&slot->flags, TT__SLOT_WRAPPED, __ATOMIC_RELEASE);
+	if (tt__to_clean_count < TT__CLEAN_QUEUE) {
+		tt__to_clean[tt__to_clean_count++] = (struct tt__to_clean){oldest, slot};
+		/* A wake-up costs this thread a system call: one for a few chunks. The
+		 * background thread looks at the queue by itself every millisecond. */
+		if (tt__to_clean_count >= TT__CLEAN_QUEUE / 4)
+			tt__wake_prefault();
+	} else if (tt__clean_chunk(slot, oldest)) {
+		oldest->next = tt__free_chunks;
+		tt__free_chunks = oldest;
+	} /* else an event in it is still being written: the chunk is left alone */
+	return 1;
+}
+
+/* Arena lock held. Leaves the current chunk (its size then says where its records
+ * end) for a new one. Mode stop: a thread whose budget is used up keeps its first
+ * events and drops the rest. Mode stream: a thread whose budget of chunks is all
+ * waiting for the drain thread drops events until the drain frees one. */
 static int tt__next_chunk(struct tt__slot *slot)
 {
-	enum tt_drop_cause cause = TT_DROP_FULL;
+	enum tt_drop_cause cause = tt__config.mode == TT__MODE_STREAM ? TT_DROP_BEHIND : TT_DROP_FULL;
 	struct tt__chunk *chunk = NULL;
+	/* (A thread that grew while a dump ran shrinks back.) */
+	while (tt__config.mode == TT__MODE_RING && slot->chunks >= tt__config.chunk_budget &&
+	       tt__recycle_oldest(slot))
+		;
 	if (slot->chunks < tt__config.chunk_budget) {
 		chunk = tt__chunk_alloc();
 		cause = TT_DROP_NO_MEMORY;
 	}
 	if (!chunk) {
 		slot->drop_cause = cause;
-		slot->flags |= TT__SLOT_EXHAUSTED;
+		__atomic_or_fetch(&slot->flags, TT__SLOT_EXHAUSTED, __ATOMIC_RELEASE);
 		tt__publish_limit(slot);
 		return -ENOBUFS;
 	}
-	__atomic_store_n(&slot->current->next, chunk, __ATOMIC_RELEASE);
+	char *cursor = __atomic_load_n(&slot->cursor, __ATOMIC_RELAXED);
+	struct tt__chunk *left = slot->current;
+	left->size = (uint32_t)((cursor < slot->chunk_end ? cursor : slot->chunk_end) - (char *)left);
+	__atomic_store_n(&left->next, chunk, __ATOMIC_RELEASE);
 	tt__enter_chunk(slot, chunk);
+	/* Waking the drain costs the thread a system call: once a quarter of its budget
+	 * waits is soon enough, and the drain also wakes by itself. */
+	if (tt__config.mode == TT__MODE_STREAM && 4 * (slot->chunks - 1) >= tt__config.chunk_budget)
+		tt__stream_wake();
 	return 0;
+}
+
+/* Gives a failed reservation back if nothing was reserved after it, so that the
+ * cursor of a thread that may not record does not creep, and a chunk's size says
+ * where its records end. */
+static void tt__give_back(struct tt__slot *slot, char *where, uint64_t size)
+{
+	char *expected = where + size;
+	__atomic_compare_exchange_n(&slot->cursor, &expected, where, 0, __ATOMIC_RELAXED,
+				    __ATOMIC_RELAXED);
 }
 
 static int tt__try_record(struct tt__slot *slot, const struct tt_record *records, uint64_t size,
@@ -268,45 +455,114 @@ static int tt__try_record(struct tt__slot *slot, const struct tt_record *records
 	/* The limit first, as in the hot path: see asm/record.asm. */
 	char *limit = __atomic_load_n(&slot->limit, __ATOMIC_ACQUIRE);
 	*where = __atomic_fetch_add(&slot->cursor, size, __ATOMIC_RELAXED);
-	if (!tt__fits(*where, size, limit))
+	if (!tt__fits(*where, size, limit)) {
+		tt__give_back(slot, *where, size);
 		return 0;
+	}
 	memcpy(*where, records, size);
 	return 1;
 }
 
+/* How an event changes the depth of open scopes (for the gap's record). */
+static int tt__depth_change(unsigned kind, int *low)
+{
+	switch (kind) {
+	case TT_REC_BEGIN:
+	case TT_REC_BEGIN_ARG:
+	case TT_REC_FUNC_ENTER:
+		*low = 0;
+		return 1;
+	case TT_REC_END:
+	case TT_REC_FUNC_EXIT:
+		*low = -1;
+		return -1;
+	case TT_REC_ENDBEGIN:
+		*low = -1;
+		return 0;
+	default:
+		*low = 0;
+		return 0;
+	}
+}
+
 /* An event the thread may not record is dropped, and counted, only when its buffer is
- * used up: not while recording is off or the thread has paused. */
-static void tt__count_drop(struct tt__slot *slot)
+ * used up: not while recording is off or the thread has paused. It is counted by
+ * cause, and in the thread's current gap with its time and its effect on the scopes.
+ * Only the owner thread and its signal handlers drop its events: a handler that
+ * interrupts an update only counts. */
+static void tt__count_drop(struct tt__slot *slot, const struct tt_record *event)
 {
 	uint32_t flags = __atomic_load_n(&slot->flags, __ATOMIC_ACQUIRE);
-	if ((flags & (TT__SLOT_EXHAUSTED | TT__SLOT_PAUSED)) == TT__SLOT_EXHAUSTED &&
-	    __atomic_load_n(&tt__recording, __ATOMIC_RELAXED))
-		__atomic_add_fetch(&slot->dropped[slot->drop_cause], 1, __ATOMIC_RELAXED);
+	if ((flags & (TT__SLOT_EXHAUSTED | TT__SLOT_PAUSED)) != TT__SLOT_EXHAUSTED ||
+	    !__atomic_load_n(&tt__recording, __ATOMIC_RELAXED))
+		return;
+	__atomic_add_fetch(&slot->dropped[slot->drop_cause], 1, __ATOMIC_RELAXED);
+	struct tt__gap *g = &slot->gap;
+	if (__atomic_exchange_n(&g->busy, 1, __ATOMIC_ACQUIRE)) {
+		__atomic_add_fetch(&g->count, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	if (!g->count) {
+		g->first_tsc = event->tsc;
+		g->depth = g->min_depth = 0;
+	}
+	int low;
+	int change = tt__depth_change(TT_RECORD_KIND(event->word), &low);
+	if (g->depth + low < g->min_depth)
+		g->min_depth = g->depth + low;
+	g->depth += change;
+	g->last_tsc = event->tsc;
+	__atomic_add_fetch(&g->count, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&g->busy, 0, __ATOMIC_RELEASE);
+}
+
+/* Arena lock held, signals blocked. Mode stream: a thread that dropped events
+ * because the drain fell behind records again once the drain freed a chunk. */
+static int tt__resume(struct tt__slot *slot)
+{
+	if (tt__config.mode != TT__MODE_STREAM || slot->drop_cause != TT_DROP_BEHIND ||
+	    (slot->flags & TT__SLOT_EXITED) || slot->chunks >= tt__config.chunk_budget)
+		return 0;
+	__atomic_and_fetch(&slot->flags, ~(uint32_t)TT__SLOT_EXHAUSTED, __ATOMIC_RELEASE);
+	return tt__next_chunk(slot) == 0;
+}
+
+/* Arena lock held, signals blocked: the record of the gap before the next event. */
+static int tt__close_gap(struct tt__slot *slot)
+{
+	struct tt_record gap[2];
+	if (!tt__gap_records(slot, gap))
+		return 1;
+	char *where;
+	if (!tt__try_record(slot, gap, sizeof gap, &where))
+		return 0;
+	__atomic_store_n(&slot->gap.count, 0, __ATOMIC_RELEASE);
+	return 1;
 }
 
 static void tt__reservation_failed(struct tt__slot *slot, const struct tt_record *records,
 				   uint64_t size, char *where)
 {
-	/* Give the space back if nothing was reserved after it, so that the cursor of a
-	 * thread that may not record does not creep. */
-	char *expected = where + size;
-	__atomic_compare_exchange_n(&slot->cursor, &expected, where, 0, __ATOMIC_RELAXED,
-				    __ATOMIC_RELAXED);
-	if (!__atomic_load_n(&slot->limit, __ATOMIC_ACQUIRE)) {
-		tt__count_drop(slot);
+	tt__give_back(slot, where, size);
+	if (!__atomic_load_n(&slot->limit, __ATOMIC_ACQUIRE) &&
+	    (tt__config.mode != TT__MODE_STREAM ||
+	     !(__atomic_load_n(&slot->flags, __ATOMIC_ACQUIRE) & TT__SLOT_EXHAUSTED) ||
+	     __atomic_load_n(&slot->chunks, __ATOMIC_RELAXED) >= tt__config.chunk_budget)) {
+		tt__count_drop(slot, records);
 		return;
 	}
-	/* The chunk is full. Signals stay blocked while we move to the next one, so a
-	 * handler never sees a half-switched slot. */
+	/* The chunk is full, or the drain freed one. Signals stay blocked while we move
+	 * to the next one, so a handler never sees a half-switched slot. */
 	sigset_t old;
 	tt__block_signals(&old);
 	pthread_mutex_lock(&tt__arena_mutex);
 	for (;;) {
 		/* A handler may have moved to a new chunk before we blocked signals. */
-		if (tt__try_record(slot, records, size, &where))
+		if (tt__close_gap(slot) && tt__try_record(slot, records, size, &where))
 			break;
-		if (!slot->limit || tt__next_chunk(slot) < 0) {
-			tt__count_drop(slot);
+		if (slot->flags & TT__SLOT_EXHAUSTED ? !tt__resume(slot) :
+		    !slot->limit || tt__next_chunk(slot) < 0) {
+			tt__count_drop(slot, records);
 			break;
 		}
 	}
@@ -375,6 +631,28 @@ void tt__record_many(const struct tt_record *records, size_t n)
 	int saved_errno = errno;
 	tt__record_in(NULL, records, n * sizeof(struct tt_record), NULL);
 	errno = saved_errno;
+}
+
+void tt__chunk_drained(struct tt__slot *slot)
+{
+	struct tt__chunk *chunk = slot->first;
+	struct tt__chunk *next = __atomic_load_n(&chunk->next, __ATOMIC_ACQUIRE);
+	int compacted = !next && (slot->flags & TT__SLOT_COMPACTED);
+	if (!compacted)
+		memset(chunk, 0, TT__CHUNK_SIZE);
+	sigset_t old;
+	tt__block_signals(&old);
+	pthread_mutex_lock(&tt__arena_mutex);
+	__atomic_store_n(&slot->first, next, __ATOMIC_RELEASE);
+	__atomic_store_n(&slot->chunks, slot->chunks - 1, __ATOMIC_RELEASE);
+	if (!compacted) {
+		chunk->next = tt__free_chunks;
+		tt__free_chunks = chunk;
+	}
+	pthread_mutex_unlock(&tt__arena_mutex);
+	tt__restore_signals(&old);
+	if (compacted)
+		free(chunk);
 }
 
 void tt__chunk_extent(const struct tt__slot *slot, const struct tt__chunk *chunk,

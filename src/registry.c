@@ -19,6 +19,12 @@ static uint32_t tt__thread_count;
 static pthread_key_t tt__exit_key;
 
 static struct tt__slab tt__slot_slab = {.slab_size = 64 * 1024}; /* registry lock */
+static struct tt__slot *tt__free_slots; /* mode stream: slots of retired threads */
+
+/* What a table entry of a recycled slot points to: its owner is never a thread, so
+ * the hot path goes on to the slow path, probes go past it, and a new thread takes
+ * the entry over. */
+static struct tt__slot tt__retired_slot;
 
 uintptr_t tt__thread_pointer(void)
 {
@@ -83,6 +89,10 @@ static void tt__thread_exit(void *arg)
 	__atomic_store_n(&slot->owner, 0, __ATOMIC_RELEASE);
 	tt__compact_exited(slot);
 	tt__registry_unlock(&old);
+	/* Mode stream: the drain thread writes its last records out and recycles the
+	 * slot. */
+	if (tt__config.mode == TT__MODE_STREAM)
+		tt__stream_wake();
 }
 
 int tt__registry_init(void)
@@ -94,13 +104,35 @@ static int tt__table_insert(struct tt__slot *slot, uintptr_t tp)
 {
 	uint32_t h = tt__hash(tp);
 	for (uint32_t i = 0; i < TT__TABLE_SIZE; i++) {
-		struct tt__slot **entry = &tt__tls_table[(h + i) & (TT__TABLE_SIZE - 1)];
+		uint32_t at = (h + i) & (TT__TABLE_SIZE - 1);
+		struct tt__slot **entry = &tt__tls_table[at];
 		if (!*entry || !__atomic_load_n(&(*entry)->owner, __ATOMIC_ACQUIRE)) {
 			__atomic_store_n(entry, slot, __ATOMIC_RELEASE);
+			slot->table_index = at;
 			return 0;
 		}
 	}
 	return -ENOSPC;
+}
+
+void tt__registry_recycle(struct tt__slot *prev, struct tt__slot *slot)
+{
+	sigset_t old;
+	tt__registry_lock(&old);
+	/* Another thread may have taken its entry over since it exited. */
+	struct tt__slot *expected = slot;
+	__atomic_compare_exchange_n(&tt__tls_table[slot->table_index], &expected, &tt__retired_slot,
+				    0, __ATOMIC_RELEASE, __ATOMIC_RELAXED);
+	struct tt__slot *next = __atomic_load_n(&slot->next, __ATOMIC_ACQUIRE);
+	if (prev)
+		__atomic_store_n(&prev->next, next, __ATOMIC_RELEASE);
+	else
+		__atomic_store_n(&tt__registry_first, next, __ATOMIC_RELEASE);
+	if (tt__registry_last == slot)
+		tt__registry_last = prev;
+	slot->next = tt__free_slots;
+	tt__free_slots = slot;
+	tt__registry_unlock(&old);
 }
 
 /* Called by the slow path on a thread's first event. Returns NULL when the thread
@@ -114,7 +146,11 @@ struct tt__slot *tt__register_thread(uintptr_t tp)
 	struct tt__slot *slot = tt__find_slot(tp);
 	if (slot)
 		goto out;
-	slot = tt__slab_alloc(&tt__slot_slab, sizeof *slot);
+	slot = tt__free_slots;
+	if (slot)
+		tt__free_slots = slot->next;
+	else
+		slot = tt__slab_alloc(&tt__slot_slab, sizeof *slot);
 	if (!slot)
 		goto out;
 	memset(slot, 0, sizeof *slot);
@@ -123,7 +159,8 @@ struct tt__slot *tt__register_thread(uintptr_t tp)
 	slot->index = tt__thread_count;
 	tt__refresh_thread_name(slot);
 	if (tt__slot_start(slot) < 0 || tt__table_insert(slot, tp) < 0) {
-		/* Keep the slot allocated but unlisted: a later event tries again. */
+		/* The slot stays allocated but unlisted (its chunk too): a later event tries
+		 * again. */
 		slot = NULL;
 		goto out;
 	}
@@ -169,6 +206,7 @@ void tt__registry_reset_after_fork(void)
 	pthread_mutex_init(&tt__registry_mutex, NULL);
 	memset(tt__tls_table, 0, sizeof tt__tls_table);
 	tt__registry_first = tt__registry_last = NULL;
+	tt__free_slots = NULL;
 	tt__thread_count = 0;
 	pthread_setspecific(tt__exit_key, NULL);
 }

@@ -14,22 +14,15 @@
 #include "analysis.h"
 #include "internal.h"
 
-/* TSC ticks to nanoseconds since the start anchor, at the rate measured up to now. */
-struct tt__report_clock {
-	uint64_t tsc0;
-	uint64_t hz;
-};
-
-static int64_t tt__report_ns(void *clock, uint64_t tsc)
+int64_t tt__report_ns(void *clock, uint64_t tsc)
 {
 	const struct tt__report_clock *c = clock;
 	__int128 ns = (__int128)((__int128)tsc - (__int128)c->tsc0) * 1000000000 / (__int128)c->hz;
 	return ns > INT64_MAX ? INT64_MAX : ns < INT64_MIN ? INT64_MIN : (int64_t)ns;
 }
 
-/* A call site's name, or a function's from the dynamic symbol table. */
-static size_t tt__report_name(void *ctx, const struct tt__thread_analysis *th, uint64_t key,
-			      char *buf, size_t cap)
+size_t tt__report_name(void *ctx, const struct tt__thread_analysis *th, uint64_t key, char *buf,
+		       size_t cap)
 {
 	(void)ctx, (void)th;
 	Dl_info info;

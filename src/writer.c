@@ -12,16 +12,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "internal.h"
 
-struct tt__out {
-	int fd;
-	int err; /* first error, as -errno */
-	size_t len;
-	char buf[1 << 16];
-};
+/* Writes this large go to the file directly. */
+#define TT__OUT_DIRECT 4096
 
 static void tt__out_raw(struct tt__out *out, const void *data, size_t size)
 {
@@ -39,32 +36,47 @@ static void tt__out_raw(struct tt__out *out, const void *data, size_t size)
 	}
 }
 
-static void tt__out_flush(struct tt__out *out)
+void tt__out_flush(struct tt__out *out)
 {
 	tt__out_raw(out, out->buf, out->len);
 	out->len = 0;
 }
 
-static void tt__out(struct tt__out *out, const void *data, size_t size)
+/* What is buffered, then `size` bytes at `data`, in one system call where it can. */
+static void tt__out_flush_with(struct tt__out *out, const void *data, size_t size)
 {
-	if (size > sizeof out->buf - out->len) {
-		tt__out_flush(out);
-		if (size >= sizeof out->buf) {
-			tt__out_raw(out, data, size);
-			return;
-		}
+	struct iovec iov[2] = {{out->buf, out->len}, {(void *)data, size}};
+	ssize_t n = out->err ? 0 : writev(out->fd, iov, 2);
+	size_t done = n > 0 ? (size_t)n : 0;
+	/* What a short or interrupted write left, the slow way (it reports errors). */
+	size_t from_buf = done < out->len ? done : out->len;
+	tt__out_raw(out, out->buf + from_buf, out->len - from_buf);
+	size_t from_data = done - from_buf;
+	tt__out_raw(out, (const char *)data + from_data, size - from_data);
+	out->len = 0;
+}
+
+void tt__out(struct tt__out *out, const void *data, size_t size)
+{
+	out->offset += size;
+	/* Records go from the chunks to the file without a copy into the buffer. */
+	if (size >= TT__OUT_DIRECT) {
+		tt__out_flush_with(out, data, size);
+		return;
 	}
+	if (size > sizeof out->buf - out->len)
+		tt__out_flush(out);
 	memcpy(out->buf + out->len, data, size);
 	out->len += size;
 }
 
-static void tt__out_section(struct tt__out *out, uint32_t type, uint64_t size)
+void tt__out_section(struct tt__out *out, uint32_t type, uint64_t size)
 {
 	struct tt_section_header header = {.type = type, .size = size};
 	tt__out(out, &header, sizeof header);
 }
 
-static void tt__out_pad(struct tt__out *out, uint64_t size)
+void tt__out_pad(struct tt__out *out, uint64_t size)
 {
 	static const char zeros[16];
 	tt__out(out, zeros, TT_SECTION_PADDED(size) - size);
@@ -72,12 +84,8 @@ static void tt__out_pad(struct tt__out *out, uint64_t size)
 
 /* ---- call sites and functions: the sets of addresses the records use ---- */
 
-struct tt__address_set {
-	uint64_t *slots; /* open addressing; 0 is empty */
-	size_t cap, count;
-};
-
-static int tt__address_set_add(struct tt__address_set *set, uint64_t address)
+/* 1: added, 0: already there, -ENOMEM */
+static int tt__site_set_add(struct tt__site_set *set, uint64_t address)
 {
 	if (2 * (set->count + 1) > set->cap) {
 		size_t cap = set->cap ? 2 * set->cap : 256;
@@ -105,12 +113,44 @@ static int tt__address_set_add(struct tt__address_set *set, uint64_t address)
 		if (!*slot) {
 			*slot = address;
 			set->count++;
-			return 0;
+			set->funcs += (address & TT__FUNC_TAG) != 0;
+			return 1;
 		}
 	}
 }
 
-static uint32_t tt__strlen32(const char *s)
+void tt__site_set_clear(struct tt__site_set *set)
+{
+	free(set->slots);
+	*set = (struct tt__site_set){0};
+}
+
+const struct tt_record *tt__sites_add(struct tt__site_set *set, struct tt__site_set *fresh,
+				      const struct tt_record *begin, const struct tt_record *end,
+				      int stop_unwritten)
+{
+	uint64_t last = 0; /* runs of one site are common: look it up once */
+	for (const struct tt_record *r = begin; r < end; r++) {
+		uint64_t word = __atomic_load_n(&r->word, __ATOMIC_ACQUIRE);
+		if (!word && stop_unwritten)
+			return r;
+		unsigned kind = TT_RECORD_KIND(word);
+		uint64_t entry = TT_RECORD_HAS_SITE(kind)       ? TT_RECORD_PAYLOAD(word) :
+				 kind == TT_REC_FUNC_ENTER ? TT_RECORD_PAYLOAD(word) | TT__FUNC_TAG :
+							    0;
+		if (!entry || entry == last)
+			continue;
+		last = entry;
+		int added = tt__site_set_add(set, last);
+		if (added > 0 && fresh)
+			added = tt__site_set_add(fresh, last);
+		if (added < 0)
+			return NULL;
+	}
+	return end;
+}
+
+uint32_t tt__strlen32(const char *s)
 {
 	return s ? (uint32_t)strnlen(s, UINT32_MAX / 4) : 0;
 }
@@ -123,22 +163,32 @@ struct tt__ranges {
 };
 
 static const struct tt_callsite *tt__site_descriptor(uint64_t address, const struct tt__ranges *loaded);
+static void tt__out_funcs(struct tt__out *out, const struct tt__site_set *set);
+static int tt__add_loaded(struct dl_phdr_info *info, size_t size, void *data);
+static pthread_mutex_t tt__retired_mutex;
 
-static void tt__out_sites(struct tt__out *out, const struct tt__address_set *set,
+/* The descriptor of a set's entry, or NULL for an empty slot or a function. */
+static const struct tt_callsite *tt__site_at(uint64_t entry, const struct tt__ranges *loaded)
+{
+	return entry && !(entry & TT__FUNC_TAG) ? tt__site_descriptor(entry, loaded) : NULL;
+}
+
+/* SITES, and FUNCS when there are functions. Retired mutex held. */
+static void tt__out_names(struct tt__out *out, const struct tt__site_set *set,
 			  const struct tt__ranges *loaded)
 {
 	uint64_t size = sizeof(uint64_t);
 	for (size_t i = 0; i < set->cap; i++) {
-		const struct tt_callsite *site = set->slots[i] ? tt__site_descriptor(set->slots[i], loaded) : NULL;
+		const struct tt_callsite *site = tt__site_at(set->slots[i], loaded);
 		if (site)
 			size += sizeof(struct tt_site_info) + tt__strlen32(site->name) +
 				tt__strlen32(site->file) + tt__strlen32(site->func);
 	}
 	tt__out_section(out, TT_SEC_SITES, size);
-	uint64_t count = set->count;
+	uint64_t count = set->count - set->funcs;
 	tt__out(out, &count, sizeof count);
 	for (size_t i = 0; i < set->cap; i++) {
-		const struct tt_callsite *site = set->slots[i] ? tt__site_descriptor(set->slots[i], loaded) : NULL;
+		const struct tt_callsite *site = tt__site_at(set->slots[i], loaded);
 		if (!site)
 			continue;
 		struct tt_site_info info = {
@@ -154,6 +204,18 @@ static void tt__out_sites(struct tt__out *out, const struct tt__address_set *set
 		tt__out(out, site->func, info.func_len);
 	}
 	tt__out_pad(out, size);
+	if (set->funcs)
+		tt__out_funcs(out, set);
+}
+
+void tt__out_sites(struct tt__out *out, const struct tt__site_set *set)
+{
+	struct tt__ranges loaded = {0};
+	dl_iterate_phdr(tt__add_loaded, &loaded);
+	pthread_mutex_lock(&tt__retired_mutex);
+	tt__out_names(out, set, loaded.err ? NULL : &loaded);
+	pthread_mutex_unlock(&tt__retired_mutex);
+	free(loaded.range);
 }
 
 /* ---- threads: the extent of every chunk, taken once so counts and data agree ---- */
@@ -167,6 +229,8 @@ struct tt__thread_snapshot {
 	struct tt__extent *extents;
 	size_t chunks;
 	uint64_t records;
+	struct tt_record gap[2]; /* events it is dropping now, after its records */
+	size_t gap_records;
 };
 
 static int tt__snapshot_thread(struct tt__thread_snapshot *snap, struct tt__slot *slot)
@@ -191,35 +255,50 @@ static int tt__snapshot_thread(struct tt__thread_snapshot *snap, struct tt__slot
 		tt__chunk_extent(slot, chunk, &e->begin, &e->end);
 		snap->records += (uint64_t)(e->end - e->begin);
 	}
+	snap->gap_records = tt__gap_records(slot, snap->gap);
+	snap->records += snap->gap_records;
 	return 0;
 }
 
 /* The call-site descriptors and the instrumented functions the records name. */
-static int tt__collect_addresses(struct tt__address_set *sites, struct tt__address_set *funcs,
-				 const struct tt__thread_snapshot *snap)
+static int tt__collect_names(struct tt__site_set *set, const struct tt__thread_snapshot *snap)
 {
-	for (size_t c = 0; c < snap->chunks; c++) {
-		for (const struct tt_record *r = snap->extents[c].begin; r < snap->extents[c].end; r++) {
-			unsigned kind = TT_RECORD_KIND(r->word);
-			struct tt__address_set *set = TT_RECORD_HAS_SITE(kind) ? sites :
-						   kind == TT_REC_FUNC_ENTER ? funcs : NULL;
-			if (set && tt__address_set_add(set, TT_RECORD_PAYLOAD(r->word)) < 0)
-				return -ENOMEM;
-		}
-	}
+	for (size_t c = 0; c < snap->chunks; c++)
+		if (!tt__sites_add(set, NULL, snap->extents[c].begin, snap->extents[c].end, 0))
+			return -ENOMEM;
 	return 0;
 }
 
-/* The FUNCS section: the functions' addresses, named offline from MODULES. */
-static void tt__out_funcs(struct tt__out *out, const struct tt__address_set *funcs)
+/* The FUNCS section: the functions' addresses (tagged in the set), named offline
+ * from MODULES. */
+static void tt__out_funcs(struct tt__out *out, const struct tt__site_set *set)
 {
-	uint64_t size = sizeof(uint64_t) * (1 + funcs->count);
+	uint64_t count = set->funcs, size = sizeof(uint64_t) * (1 + count);
 	tt__out_section(out, TT_SEC_FUNCS, size);
-	tt__out(out, &funcs->count, sizeof funcs->count);
-	for (size_t i = 0; i < funcs->cap; i++)
-		if (funcs->slots[i])
-			tt__out(out, &funcs->slots[i], sizeof funcs->slots[i]);
+	tt__out(out, &count, sizeof count);
+	for (size_t i = 0; i < set->cap; i++) {
+		uint64_t address = set->slots[i] & ~TT__FUNC_TAG;
+		if (set->slots[i] & TT__FUNC_TAG)
+			tt__out(out, &address, sizeof address);
+	}
 	tt__out_pad(out, size);
+}
+
+size_t tt__gap_records(const struct tt__slot *slot, struct tt_record out[2])
+{
+	const struct tt__gap *g = &slot->gap;
+	uint64_t count = __atomic_load_n(&g->count, __ATOMIC_ACQUIRE);
+	if (!count)
+		return 0;
+	uint64_t closes = g->min_depth < 0 ? (uint64_t)-(int64_t)g->min_depth : 0;
+	uint64_t opens = (uint64_t)((int64_t)g->depth - g->min_depth);
+	out[0].tsc = g->first_tsc;
+	out[0].word = TT_RECORD_WORD(TT_REC_DROPPED, count < TT_PAYLOAD_MASK ? count : TT_PAYLOAD_MASK);
+	out[1].tsc = g->last_tsc;
+	out[1].word = TT_RECORD_WORD(TT_REC_VALUE,
+				     TT_GAP_DEPTHS(closes < TT_GAP_DEPTH_MAX ? closes : TT_GAP_DEPTH_MAX,
+						   opens < TT_GAP_DEPTH_MAX ? opens : TT_GAP_DEPTH_MAX));
+	return 2;
 }
 
 /* The name a thread has now: its own (named or read at exit), or its comm if alive. */
@@ -238,41 +317,56 @@ static void tt__thread_name_now(const struct tt__slot *slot, char *name, size_t 
 	fclose(f);
 }
 
-static void tt__out_thread(struct tt__out *out, const struct tt__thread_snapshot *snap,
-			   uint64_t *dropped_total)
+void tt__out_thread_info(struct tt__out *out, uint32_t type, const struct tt__slot *slot,
+			 uint64_t records, uint64_t *dropped_total)
 {
-	const struct tt__slot *slot = snap->slot;
 	char name[64];
 	tt__thread_name_now(slot, name, sizeof name);
+	uint32_t flags = __atomic_load_n(&slot->flags, __ATOMIC_ACQUIRE);
 	struct tt_thread_info info = {
 		.index = slot->index,
 		.tid = slot->tid,
-		.events = snap->records,
+		.events = records,
 		.name_len = (uint32_t)strlen(name),
-		.flags = (__atomic_load_n(&slot->flags, __ATOMIC_ACQUIRE) & TT__SLOT_EXITED) ? TT_THREAD_EXITED : 0,
+		.flags = (flags & TT__SLOT_EXITED ? TT_THREAD_EXITED : 0) |
+			 (flags & TT__SLOT_WRAPPED ? TT_THREAD_WRAPPED : 0) |
+			 (flags & TT__SLOT_RUNTIME ? TT_THREAD_RUNTIME : 0),
 	};
 	for (int i = 0; i < TT_DROP_CAUSES; i++) {
 		info.dropped[i] = __atomic_load_n(&slot->dropped[i], __ATOMIC_RELAXED);
 		*dropped_total += info.dropped[i];
 	}
 	uint64_t size = sizeof info + info.name_len;
-	tt__out_section(out, TT_SEC_THREAD, size);
+	tt__out_section(out, type, size);
 	tt__out(out, &info, sizeof info);
 	tt__out(out, name, info.name_len);
 	tt__out_pad(out, size);
+}
 
+void tt__out_events(struct tt__out *out, const struct tt__slot *slot, uint64_t first,
+		    const struct tt_record *begin, const struct tt_record *end)
+{
+	uint64_t count = (uint64_t)(end - begin);
+	struct tt_events_info events = {.thread_index = slot->index, .first_record = first};
+	tt__out_section(out, TT_SEC_EVENTS, sizeof events + count * sizeof(struct tt_record));
+	tt__out(out, &events, sizeof events);
+	tt__out(out, begin, count * sizeof(struct tt_record));
+}
+
+static void tt__out_thread(struct tt__out *out, const struct tt__thread_snapshot *snap,
+			   uint64_t *dropped_total)
+{
+	tt__out_thread_info(out, TT_SEC_THREAD, snap->slot, snap->records, dropped_total);
 	uint64_t first = 0;
 	for (size_t c = 0; c < snap->chunks; c++) {
 		const struct tt__extent *e = &snap->extents[c];
-		uint64_t count = (uint64_t)(e->end - e->begin);
-		if (!count)
+		if (e->end == e->begin)
 			continue;
-		struct tt_events_info events = {.thread_index = slot->index, .first_record = first};
-		tt__out_section(out, TT_SEC_EVENTS, sizeof events + count * sizeof(struct tt_record));
-		tt__out(out, &events, sizeof events);
-		tt__out(out, e->begin, count * sizeof(struct tt_record));
-		first += count;
+		tt__out_events(out, snap->slot, first, e->begin, e->end);
+		first += (uint64_t)(e->end - e->begin);
 	}
+	if (snap->gap_records)
+		tt__out_events(out, snap->slot, first, snap->gap, snap->gap + snap->gap_records);
 }
 
 /* ---- process and modules ---- */
@@ -290,7 +384,7 @@ static size_t tt__read_file(const char *path, char *buf, size_t size)
 	return len;
 }
 
-static void tt__out_process(struct tt__out *out)
+void tt__out_process(struct tt__out *out)
 {
 	static char cmdline[4096];
 	char name[64];
@@ -406,7 +500,7 @@ static pthread_mutex_t tt__retired_mutex = PTHREAD_MUTEX_INITIALIZER;
 static struct tt__modules tt__retired_modules;
 static struct tt__retired_site *tt__retired_sites;
 static size_t tt__nretired_sites, tt__retired_sites_cap;
-static struct tt__address_set tt__retired_set;
+static struct tt__site_set tt__retired_set;
 
 /* A site whose library is unloaded and was not retired (unloaded by other means than
  * dlclose): named so, never read. */
@@ -467,7 +561,7 @@ static const struct tt_callsite *tt__site_descriptor(uint64_t address, const str
 	const struct tt_callsite *retired = tt__retired_site(address);
 	if (retired)
 		return retired;
-	return tt__ranges_hold(loaded, address) ? (const struct tt_callsite *)(uintptr_t)address :
+	return !loaded || tt__ranges_hold(loaded, address) ? (const struct tt_callsite *)(uintptr_t)address :
 						  &tt__unloaded_site;
 }
 
@@ -501,7 +595,7 @@ static int tt__retire_sites(const struct tt__thread_snapshot *snap, const struct
 			if (!TT_RECORD_HAS_SITE(TT_RECORD_KIND(r->word)) || !tt__ranges_hold(lib, address))
 				continue;
 			size_t before = tt__retired_set.count;
-			if (tt__address_set_add(&tt__retired_set, address) < 0)
+			if (tt__site_set_add(&tt__retired_set, address) < 0)
 				return -ENOMEM;
 			if (tt__retired_set.count == before)
 				continue; /* retired already */
@@ -547,7 +641,7 @@ void tt__retire_library(uintptr_t base, const char *name)
 			"unloaded: they are named \"(unloaded library)\"\n", name);
 }
 
-static int tt__out_modules(struct tt__out *out)
+int tt__out_modules(struct tt__out *out)
 {
 	struct tt__modules m = {0};
 	dl_iterate_phdr(tt__add_module, &m);
@@ -590,13 +684,49 @@ int tt__expand_path(const char *pattern, char *buf, size_t size)
 			return -ENAMETOOLONG;
 		len += (size_t)n;
 	}
+	/* A forked child writes a file of its own, even where the name has no %p. */
+	if (tt__forked && !strstr(pattern, "%p")) {
+		int n = snprintf(buf + len, size - len, ".%d", (int)getpid());
+		if (n < 0 || (size_t)n >= size - len)
+			return -ENAMETOOLONG;
+	}
 	return 0;
+}
+
+void tt__file_header(struct tt_file_header *header, uint32_t flags)
+{
+	*header = (struct tt_file_header){
+		.version = TT_FILE_VERSION,
+		.header_size = sizeof *header,
+		.pid = (uint32_t)getpid(),
+		.unregistered_dropped = __atomic_load_n(&tt__unregistered_drops, __ATOMIC_RELAXED),
+	};
+	memcpy(header->magic, TT_FILE_MAGIC, TT_FILE_MAGIC_LEN);
+	tt__clock_fill_header(header);
+	header->flags |= flags;
+	header->crash_signal = (uint32_t)__atomic_load_n(&tt__crash_signal, __ATOMIC_ACQUIRE);
+	if (header->crash_signal)
+		header->flags |= TT_FILE_CRASHED;
+}
+
+void tt__out_file_header(struct tt__out *out, uint32_t flags)
+{
+	struct tt_file_header header;
+	tt__file_header(&header, flags);
+	tt__out(out, &header, sizeof header);
+}
+
+void tt__out_end(struct tt__out *out, const struct tt_end_info *end)
+{
+	tt__out_section(out, TT_SEC_END, sizeof *end);
+	tt__out(out, end, sizeof *end);
+	tt__out_pad(out, sizeof *end);
 }
 
 static int tt__write_to(struct tt__out *out)
 {
 	struct tt__thread_snapshot *snaps = NULL;
-	struct tt__address_set sites = {0}, funcs = {0};
+	struct tt__site_set names = {0};
 	struct tt__ranges loaded = {0};
 	size_t threads = 0, cap = 0;
 	int err = 0;
@@ -613,20 +743,12 @@ static int tt__write_to(struct tt__out *out)
 		}
 		err = tt__snapshot_thread(&snaps[threads++], slot);
 		if (!err)
-			err = tt__collect_addresses(&sites, &funcs, &snaps[threads - 1]);
+			err = tt__collect_names(&names, &snaps[threads - 1]);
 		if (err)
 			goto out;
 	}
 
-	struct tt_file_header header = {
-		.version = TT_FILE_VERSION,
-		.header_size = sizeof header,
-		.pid = (uint32_t)getpid(),
-		.unregistered_dropped = __atomic_load_n(&tt__unregistered_drops, __ATOMIC_RELAXED),
-	};
-	memcpy(header.magic, TT_FILE_MAGIC, TT_FILE_MAGIC_LEN);
-	tt__clock_fill_header(&header);
-	tt__out(out, &header, sizeof header);
+	tt__out_file_header(out, tt__config.mode == TT__MODE_RING ? TT_FILE_RING : 0);
 	tt__out_process(out);
 	/* Descriptors are read where their library is still loaded, or from the copies
 	 * that dlclose left. */
@@ -635,41 +757,26 @@ static int tt__write_to(struct tt__out *out)
 	if (err)
 		goto out;
 	pthread_mutex_lock(&tt__retired_mutex);
-	tt__out_sites(out, &sites, &loaded);
+	tt__out_names(out, &names, &loaded);
 	err = tt__out_modules(out);
 	pthread_mutex_unlock(&tt__retired_mutex);
 	if (err)
 		goto out;
-	if (funcs.count)
-		tt__out_funcs(out, &funcs);
-	struct tt_end_info end = {.threads = threads, .sites = sites.count};
+	struct tt_end_info end = {.threads = threads, .sites = names.count - names.funcs};
 	for (size_t i = 0; i < threads; i++) {
 		tt__out_thread(out, &snaps[i], &end.dropped);
 		end.records += snaps[i].records;
 	}
-	tt__out_section(out, TT_SEC_END, sizeof end);
-	tt__out(out, &end, sizeof end);
-	tt__out_pad(out, sizeof end);
+	tt__out_end(out, &end);
 	tt__out_flush(out);
 	err = out->err;
 out:
 	for (size_t i = 0; i < threads; i++)
 		free(snaps[i].extents);
 	free(snaps);
-	free(sites.slots);
-	free(funcs.slots);
+	free(names.slots);
 	free(loaded.range);
 	return err;
-}
-
-int tt__dumps_running;
-
-void tt__hold_chunks(int hold)
-{
-	sigset_t old;
-	tt__registry_lock(&old);
-	tt__dumps_running += hold ? 1 : -1;
-	tt__registry_unlock(&old);
 }
 
 /* Writes the file with the exiting threads' chunks held in place. */
@@ -677,6 +784,7 @@ static int tt__write_held(struct tt__out *out)
 {
 	out->err = 0;
 	out->len = 0;
+	out->offset = 0;
 	tt__hold_chunks(1);
 	int err = tt__write_to(out);
 	tt__hold_chunks(0);

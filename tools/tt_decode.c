@@ -51,8 +51,15 @@ struct tt_thread_state {
 	/* A two-record kind waiting for its VALUE, or a DESCRIBE for its TEXT records. */
 	unsigned pending;
 	const struct tt_site *pending_site;
+	uint64_t pending_payload;
 	int64_t pending_ts;
 	uint64_t pending_offset;
+	/* Mode ring: scopes open before its oldest kept record, innermost first, each by
+	 * the function its FUNC_EXIT names, or 0 for an END; opened at its first record. */
+	uint64_t *unbegun;
+	uint32_t nunbegun;
+	uint64_t unbegun_opened;
+	uint64_t gaps, gap_events, gap_closed;
 	uint32_t text_len, text_want; /* DESCRIBE: bytes of text so far, and in all */
 	char text[TT_DESCRIBE_MAX + TT_TEXT_BYTES];
 	uint64_t unmatched, first_unmatched; /* ENDs and FUNC_EXITs */
@@ -274,13 +281,14 @@ static int tt_flow(struct tt_decoder *d, struct tt_thread_state *st, const struc
 static const char *const tt_kind_names[TT_REC_KIND_MAX + 1] = {
 	[TT_REC_BEGIN_ARG] = "BEGIN_ARG", [TT_REC_INSTANT_ARG] = "INSTANT_ARG",
 	[TT_REC_COUNTER] = "COUNTER", [TT_REC_FLOW_OUT] = "FLOW_OUT", [TT_REC_FLOW_IN] = "FLOW_IN",
-	[TT_REC_DESCRIBE] = "DESCRIBE",
+	[TT_REC_DESCRIBE] = "DESCRIBE", [TT_REC_DROPPED] = "DROPPED",
 };
 
 /* The kinds this decoder reads; any other is an error. */
 static bool tt_kind_known(unsigned kind)
 {
-	return kind <= TT_REC_FUNC_EXIT || (kind >= TT_REC_THRESHOLD && kind <= TT_REC_TEXT);
+	return kind <= TT_REC_FUNC_EXIT || (kind >= TT_REC_THRESHOLD && kind <= TT_REC_TEXT) ||
+	       kind == TT_REC_DROPPED;
 }
 
 /* A note's event flag, by kind from TT_REC_THRESHOLD on. */
@@ -314,10 +322,58 @@ static int tt_describe_text(struct tt_decoder *d, struct tt_thread_state *st,
 	return tt_note(d, st, TT_REC_DESCRIBE, st->text_want, st->pending_ts, st->pending_offset);
 }
 
+/* Opens a scope whose beginning was not recorded, at the first time it is known to
+ * be open: `func` names it (FUNC_EXIT closes it), or 0 for the file's unbegun site. */
+static int tt_open_unbegun(struct tt_decoder *d, struct tt_thread_state *st,
+			   const struct tt_thread *t, int64_t ts, uint64_t func, uint64_t offset)
+{
+	st->unbegun_opened++;
+	d->sum.unbegun++;
+	return func ? tt_open_scope(d, st, t, ts, NULL, func, 0, TT_EV_FUNC | TT_EV_UNBEGUN, offset) :
+		      tt_open_scope(d, st, t, ts, t->file->unbegun_site, 0, 0, TT_EV_UNBEGUN, offset);
+}
+
+/* A run of lost events (TT_REC_DROPPED): the scopes that ended among them close at
+ * its start, flagged unterminated (their end is not known); the run is a slice of its
+ * own, named by the file's gap site; the scopes begun among them and still open after
+ * it open at its end, flagged unbegun. */
+static int tt_gap(struct tt_decoder *d, struct tt_thread_state *st, const struct tt_thread *t,
+		  uint64_t lost, int64_t ts, uint64_t last_tsc, uint64_t depths, uint64_t offset)
+{
+	const struct tt_file *f = t->file;
+	if (!f->gap_site)
+		return tt_error_at(f->path, offset, "a DROPPED record in a file that counts no "
+				   "dropped events");
+	for (uint32_t i = TT_GAP_CLOSES(depths); i > 0 && st->depth > 0; i--) {
+		st->gap_closed++;
+		if (tt_close_scope(d, st, t, ts, TT_EV_UNTERMINATED) < 0)
+			return -1;
+	}
+	int64_t end = ts;
+	if (last_tsc > st->last_tsc) {
+		end = tt_rebase(tt_clock_ns(&f->clock, last_tsc), d->trace->base_ns);
+		if (end < ts)
+			end = ts;
+		st->last_tsc = last_tsc;
+		st->last_ts = end;
+	}
+	st->gaps++;
+	st->gap_events += lost;
+	d->sum.gaps++;
+	if (tt_open_scope(d, st, t, ts, f->gap_site, 0, lost, TT_EV_ARG | TT_EV_GAP, offset) < 0 ||
+	    tt_close_scope(d, st, t, end, 0) < 0)
+		return -1;
+	for (uint32_t i = TT_GAP_OPENS(depths); i > 0; i--)
+		if (tt_open_unbegun(d, st, t, end, 0, offset) < 0)
+			return -1;
+	return 0;
+}
+
 /* The second record of a two-record event. */
 static int tt_complete(struct tt_decoder *d, struct tt_thread_state *st,
-		       const struct tt_thread *t, uint64_t value)
+		       const struct tt_thread *t, const struct tt_record *second)
 {
+	uint64_t value = second->tsc;
 	int64_t ts = st->pending_ts;
 	uint64_t offset = st->pending_offset;
 	const struct tt_site *site = st->pending_site;
@@ -338,6 +394,9 @@ static int tt_complete(struct tt_decoder *d, struct tt_thread_state *st,
 		return tt_dispatch(&d->counter, &e);
 	case TT_REC_FLOW_OUT:
 		return tt_flow(d, st, t, TT_EV_FLOW_OUT, value, ts, offset);
+	case TT_REC_DROPPED:
+		return tt_gap(d, st, t, st->pending_payload, ts, value, TT_RECORD_PAYLOAD(second->word),
+			      offset);
 	default:
 		return tt_flow(d, st, t, TT_EV_FLOW_IN, value, ts, offset);
 	}
@@ -444,6 +503,7 @@ static int tt_decode_record(struct tt_decoder *d, struct tt_thread_state *st, un
 	default: /* the two-record kinds wait for their VALUE */
 		st->pending = kind;
 		st->pending_site = site;
+		st->pending_payload = payload;
 		st->pending_ts = ts;
 		st->pending_offset = offset;
 		break;
@@ -483,7 +543,7 @@ static int tt_decode_run(struct tt_decoder *d, struct tt_thread_state *st, int64
 					return tt_error_at(f->path, st->pending_offset,
 							   "%s record without its VALUE record",
 							   tt_kind_names[st->pending]);
-				if (tt_complete(d, st, t, r->tsc) < 0)
+				if (tt_complete(d, st, t, r) < 0)
 					return -1;
 				continue;
 			}
@@ -515,8 +575,12 @@ static int tt_decode_run(struct tt_decoder *d, struct tt_thread_state *st, int64
 			}
 			if (clamped && st->clamped++ == 0)
 				st->first_clamped = offset;
-			if (!st->started)
+			if (!st->started) {
 				st->first_ts = ts;
+				for (uint32_t i = st->nunbegun; i > 0; i--)
+					if (tt_open_unbegun(d, st, t, ts, st->unbegun[i - 1], offset) < 0)
+						return -1;
+			}
 			st->started = true;
 			st->last_tsc = tsc;
 			st->last_ts = ts;
@@ -585,15 +649,28 @@ static int tt_finish_thread(struct tt_decoder *d, const struct tt_thread *t)
 				st->clamped, st->first_clamped);
 	if (t->dropped_total)
 		tt_decoder_warn(d, "%s: %" PRIu64 " events dropped (buffer full: %" PRIu64
-				", no memory: %" PRIu64 ", recorded from inside the recorder: %" PRIu64 ")",
+				", no memory: %" PRIu64 ", disk behind: %" PRIu64 ", overwritten by newer: %"
+				PRIu64 ", recorded from inside the recorder: %" PRIu64 ")",
 				tt_thread_label(t, who, sizeof(who)), t->dropped_total,
 				t->dropped[TT_DROP_FULL], t->dropped[TT_DROP_NO_MEMORY],
+				t->dropped[TT_DROP_BEHIND], t->dropped[TT_DROP_OVERWRITTEN],
 				t->dropped[TT_DROP_REENTERED]);
+	if (st->gaps)
+		tt_decoder_warn(d, "%s: %" PRIu64 " runs of dropped events (%" PRIu64 " events) shown "
+				"as slices \"%s\"; %" PRIu64 " scopes that ended in them closed at their "
+				"start and flagged \"unterminated\"", tt_thread_label(t, who, sizeof(who)),
+				st->gaps, st->gap_events, t->file->gap_site->name.ptr, st->gap_closed);
+	if (st->unbegun_opened)
+		tt_decoder_warn(d, "%s: %" PRIu64 " scopes whose beginning was not recorded (before "
+				"its oldest kept event, or among dropped events) shown from the first time "
+				"they are known open and flagged \"unbegun\"",
+				tt_thread_label(t, who, sizeof(who)), st->unbegun_opened);
 	d->sum.unmatched += st->unmatched;
 	d->sum.clamped += st->clamped;
 	struct tt_thread_summary ts = {
 		.events = st->events, .unmatched = st->unmatched, .clamped = st->clamped,
-		.unterminated = st->unterminated, .first_ts = st->first_ts,
+		.unterminated = st->unterminated, .unbegun = st->unbegun_opened, .gaps = st->gaps,
+		.gap_events = st->gap_events, .first_ts = st->first_ts,
 		.last_ts = st->started ? st->last_ts : 0,
 	};
 	return TT_EMIT(d, thread_end, t, &ts);
@@ -653,6 +730,42 @@ static int tt_decode_merged(struct tt_decoder *d)
 	return 0;
 }
 
+/* Mode ring: the scopes a wrapped thread's records close without opening them, from
+ * one pass over its records before decoding them. */
+static int tt_scan_unbegun(struct tt_thread_state *st)
+{
+	const struct tt_thread *t = st->thread;
+	uint64_t depth = 0;
+	uint32_t cap = 0;
+	for (size_t s = 0; s < t->nsections; s++) {
+		const struct tt_events *ev = &t->sections[s];
+		for (size_t i = 0; i < ev->count; i++) {
+			uint64_t word = ev->records[i].word;
+			unsigned kind = TT_RECORD_KIND(word);
+			bool opens = kind == TT_REC_BEGIN || kind == TT_REC_BEGIN_ARG ||
+				     kind == TT_REC_FUNC_ENTER || kind == TT_REC_ENDBEGIN;
+			bool closes = kind == TT_REC_END || kind == TT_REC_ENDBEGIN || kind == TT_REC_FUNC_EXIT;
+			if (closes && depth > 0) {
+				depth--;
+			} else if (closes) {
+				if (st->nunbegun == cap) {
+					if (cap >= TT_MAX_DEPTH)
+						return tt_error_at(t->file->path, ev->offset + i * sizeof(struct tt_record),
+								   "more than %u scopes end before they begin", TT_MAX_DEPTH);
+					cap = cap ? 2 * cap : 16;
+					uint64_t *p = realloc(st->unbegun, cap * sizeof(*p));
+					if (!p)
+						return tt_error("out of memory for %u scopes", cap);
+					st->unbegun = p;
+				}
+				st->unbegun[st->nunbegun++] = kind == TT_REC_FUNC_EXIT ? TT_RECORD_PAYLOAD(word) : 0;
+			}
+			depth += opens;
+		}
+	}
+	return 0;
+}
+
 static int tt_decoder_init(struct tt_decoder *d)
 {
 	const struct tt_trace *t = d->trace;
@@ -668,6 +781,8 @@ static int tt_decoder_init(struct tt_decoder *d)
 			const struct tt_thread *th = &f->threads[k];
 			struct tt_thread_state *st = &d->threads[th->id];
 			st->thread = th;
+			if ((th->flags & TT_THREAD_WRAPPED) && tt_scan_unbegun(st) < 0)
+				return -1;
 			st->next_ts = th->has_first ? tt_rebase(tt_clock_ns(&f->clock, th->first_tsc), t->base_ns) :
 				      INT64_MIN;
 			d->heap[d->nheap++] = (struct tt_heap_entry){st->next_ts, th->id};
@@ -708,14 +823,30 @@ int tt_decode(const struct tt_trace *t, struct tt_sink *const *sinks, size_t nsi
 					"buffer (no memory, 65,536 live threads, or recorded from "
 					"inside ticktrace's start-up)", f->path,
 					f->header.unregistered_dropped);
+		if (f->header.flags & TT_FILE_CRASHED)
+			tt_decoder_warn(&d, "%s: the run crashed: the program died of signal %" PRIu32
+					" (%s), and its crash handler wrote this file", f->path,
+					f->header.crash_signal, strsignal((int)f->header.crash_signal));
+		if (f->header.flags & TT_FILE_LIVE)
+			tt_decoder_warn(&d, "%s: the run crashed or was killed before writing its "
+					"trace: these are its live buffers, with every event it recorded; "
+					"names of threads and call sites first used in its last 0.2 s, and "
+					"dropped counts, are missing", f->path);
+		else if (f->cut_short)
+			tt_decoder_warn(&d, "%s: the run crashed or was killed: the file ends without "
+					"its END section, after offset %" PRIu64 "; what was recorded but "
+					"not yet written then is lost (mode stream: chunks not yet drained, "
+					"and at most the last 0.2 s of each thread)", f->path, f->cut_at);
 	}
 	if (rc == 0)
 		rc = tt_decode_merged(&d);
 	if (rc == 0)
 		rc = TT_EMIT(&d, finish, &d.sum);
 	if (d.threads)
-		for (size_t i = 0; i < t->nthreads; i++)
+		for (size_t i = 0; i < t->nthreads; i++) {
 			free(d.threads[i].stack);
+			free(d.threads[i].unbegun);
+		}
 	free(d.threads);
 	free(d.heap);
 	free(d.flows);

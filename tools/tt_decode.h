@@ -77,6 +77,11 @@ enum tt_event_flags {
 	TT_EV_DESCRIBE = 1u << 9,           /* TT_DESCRIBE: text, value bytes of it */
 	TT_EV_NAMED = 1u << 10,             /* an instant with no site: text is its name (a
 	                                     * spike's mark, added by the spike sink) */
+	/* A slice whose beginning was not recorded: it was open before the thread's
+	 * oldest kept event (mode ring) or began among lost events; ts is the first time
+	 * it is known to be open. */
+	TT_EV_UNBEGUN = 1u << 11,
+	TT_EV_GAP = 1u << 12,         /* a run of lost events: value holds how many */
 };
 
 /* One logical event, valid only during the callback. Times are nanoseconds since the
@@ -101,12 +106,15 @@ struct tt_summary {
 	uint64_t unmatched;    /* END / FUNC_EXIT with no open scope to close */
 	uint64_t clamped;      /* timestamps that went backwards */
 	uint64_t unterminated; /* slices closed by the decoder */
+	uint64_t unbegun;      /* slices opened by the decoder (TT_EV_UNBEGUN) */
+	uint64_t gaps;         /* runs of lost events shown on their thread */
 	uint64_t warnings;
 };
 
 /* One thread's totals, when its records end. */
 struct tt_thread_summary {
-	uint64_t events, unmatched, clamped, unterminated;
+	uint64_t events, unmatched, clamped, unterminated, unbegun;
+	uint64_t gaps, gap_events; /* runs of lost events and the events they lost */
 	int64_t first_ts, last_ts; /* of its first and last events; 0 when it has none */
 };
 

@@ -6,10 +6,10 @@
  * at once when it begins inside the window, or, for a slice open before the window,
  * at the thread's first event inside it, with its own begin time. A slice kept has
  * its parent kept, so nesting holds. */
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis.h"
 #include "tt_sinks.h"
 
 enum tt_fate { TT_PENDING, TT_KEPT, TT_DROPPED };
@@ -232,23 +232,5 @@ bool tt_filter_active(const struct tt_filter *f)
 
 int tt_parse_duration(const char *text, int64_t *ns)
 {
-	static const struct {
-		const char *unit;
-		int64_t ns;
-	} units[] = {{"ns", 1}, {"us", 1000}, {"ms", 1000000}, {"s", 1000000000}, {"", 1000000000}};
-	char *end;
-	errno = 0;
-	double v = strtod(text, &end);
-	if (end == text || errno || v < 0 || v > 9.2e18)
-		return -1;
-	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
-		if (strcmp(end, units[i].unit) == 0) {
-			double scaled = v * (double)units[i].ns;
-			if (scaled > 9.2e18)
-				return -1;
-			*ns = (int64_t)(scaled + 0.5);
-			return 0;
-		}
-	}
-	return -1;
+	return tt__parse_duration(text, ns);
 }

@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "tt_info.h"
 #include "tt_sinks.h"
@@ -78,8 +79,10 @@ static void tt_print_cmdline(FILE *out, struct tt_str c)
 static void tt_print_file(FILE *out, const struct tt_file *f, const struct tt_info_sink *in)
 {
 	const struct tt_file_header *h = &f->header;
-	fprintf(out, "%s: ticktrace raw file, format version %" PRIu32 ", %zu bytes\n", f->path,
-		h->version, f->size);
+	fprintf(out, "%s: ticktrace raw file, format version %" PRIu32 ", %zu bytes%s\n", f->path,
+		h->version, f->size,
+		h->flags & TT_FILE_STREAMED ? ", written as the program ran (mode stream)" :
+		h->flags & TT_FILE_RING ? ", the latest events of each thread (mode ring)" : "");
 	fprintf(out, "  process:  %" PRIu32 " (", f->process.pid);
 	tt_print_str(out, f->process.name, 0);
 	fprintf(out, "), parent %" PRIu32 ", command line: ", f->process.ppid);
@@ -97,6 +100,12 @@ static void tt_print_file(FILE *out, const struct tt_file *f, const struct tt_in
 	fprintf(out, "  records:  %" PRIu64 ", dropped %" PRIu64 ", %zu threads, %zu call sites, "
 		"%zu functions, %zu modules\n", f->records, f->dropped + h->unregistered_dropped,
 		f->nthreads, f->nsites - f->nfuncs, f->nfuncs, f->nmodules);
+	if (h->flags & TT_FILE_CRASHED)
+		fprintf(out, "  ended:    the run crashed (signal %" PRIu32 ", %s); its crash handler "
+			"wrote this file\n", h->crash_signal, strsignal((int)h->crash_signal));
+	if (f->cut_short)
+		fprintf(out, "  ended:    NO: the run crashed or was killed (no END section; read up to "
+			"offset %" PRIu64 ")\n", f->cut_at);
 	if (h->unregistered_dropped)
 		fprintf(out, "  dropped before their thread had a buffer: %" PRIu64 "\n",
 			h->unregistered_dropped);

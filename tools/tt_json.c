@@ -160,12 +160,17 @@ static void tt_json_tail(struct tt_json *j, const struct tt_event *e)
 			open = true;
 		}
 	}
-	if (e->flags & TT_EV_ARG) {
+	if (e->flags & TT_EV_GAP) {
+		tt_json_arg_key(o, &open, "\"dropped\":", 10);
+		tt_json_u64(o, e->value);
+	} else if (e->flags & TT_EV_ARG) {
 		tt_json_arg_key(o, &open, "\"arg\":", 6);
 		tt_json_u64(o, e->value);
 	}
 	if (e->flags & TT_EV_UNTERMINATED)
 		tt_json_arg_key(o, &open, "\"unterminated\":true", 19);
+	if (e->flags & TT_EV_UNBEGUN)
+		tt_json_arg_key(o, &open, "\"unbegun\":true", 14);
 	if (open)
 		tt_out_char(o, '}');
 	tt_out_char(o, '}');
@@ -385,6 +390,7 @@ static int tt_json_finish(struct tt_sink *sink, const struct tt_summary *sum)
 		{",\"events\":", sum->events},       {",\"threads\":", sum->threads},
 		{",\"dropped\":", sum->dropped},     {",\"unmatched\":", sum->unmatched},
 		{",\"clamped\":", sum->clamped},     {",\"unterminated\":", sum->unterminated},
+		{",\"unbegun\":", sum->unbegun},     {",\"gaps\":", sum->gaps},
 	};
 	TT_BUF_LIT(&b, "]");
 	for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++) {

@@ -420,9 +420,17 @@ static int tt_pf_event(struct tt_perfetto *p, const struct tt_event *e, unsigned
 		q = pb_uint(q, TE_CATEGORY_IIDS, TT_PB_CATEGORY_IID);
 		if (e->flags & TT_EV_ARG) {
 			uint8_t *da = q;
+			bool gap = e->flags & TT_EV_GAP;
 			q = pb_open(q);
-			q = pb_bytes(q, DA_NAME, "arg", 3);
+			q = gap ? pb_bytes(q, DA_NAME, "dropped", 7) : pb_bytes(q, DA_NAME, "arg", 3);
 			q = pb_uint(q, DA_UINT, e->value);
+			q = pb_close(da, q, TE_DEBUG_ANNOTATIONS);
+		}
+		if (e->flags & TT_EV_UNBEGUN) {
+			uint8_t *da = q;
+			q = pb_open(q);
+			q = pb_bytes(q, DA_NAME, "unbegun", 7);
+			q = pb_uint(q, DA_BOOL, 1);
 			q = pb_close(da, q, TE_DEBUG_ANNOTATIONS);
 		}
 	} else if (e->flags & TT_EV_UNTERMINATED) {

@@ -198,6 +198,17 @@ static int tt_name_funcs_hex(struct tt_file *f)
 	return 0;
 }
 
+static bool tt_module_known(const struct tt_file *f, const struct tt_module *m)
+{
+	for (size_t i = 0; i < f->nmodules; i++) {
+		const struct tt_module *k = &f->modules[i];
+		if (k->start == m->start && k->end == m->end && k->file_offset == m->file_offset &&
+		    k->path.len == m->path.len && memcmp(k->path.ptr, m->path.ptr, m->path.len) == 0)
+			return true;
+	}
+	return false;
+}
+
 static int tt_read_modules(struct tt_file *f, struct tt_cursor *c, size_t *cap)
 {
 	uint64_t count;
@@ -214,6 +225,9 @@ static int tt_read_modules(struct tt_file *f, struct tt_cursor *c, size_t *cap)
 		m.start = mi.start;
 		m.end = mi.end;
 		m.file_offset = mi.file_offset;
+		/* A streamed file lists the modules at start and again at the end. */
+		if (tt_module_known(f, &m))
+			continue;
 		if (tt_reserve(&f->modules, cap, f->nmodules, sizeof(m)) < 0)
 			return TT_FAIL(f, at, "out of memory for %zu modules", f->nmodules);
 		f->modules[f->nmodules++] = m;
@@ -224,27 +238,40 @@ static int tt_read_modules(struct tt_file *f, struct tt_cursor *c, size_t *cap)
 	return 0;
 }
 
+/* A thread's counts, flags and name, from its THREAD or THREAD_TOTALS section. */
+static int tt_thread_totals(struct tt_file *f, struct tt_thread *t, const struct tt_thread_info *ti,
+			    struct tt_str name, uint64_t at)
+{
+	f->dropped -= t->dropped_total;
+	t->dropped_total = 0;
+	t->name = name;
+	t->flags = ti->flags;
+	t->events = ti->events;
+	for (int i = 0; i < TT_DROP_CAUSES; i++) {
+		t->dropped[i] = ti->dropped[i];
+		if (__builtin_add_overflow(t->dropped_total, ti->dropped[i], &t->dropped_total) ||
+		    __builtin_add_overflow(f->dropped, ti->dropped[i], &f->dropped))
+			return TT_FAIL(f, at + offsetof(struct tt_thread_info, dropped),
+				       "dropped counts overflow 64 bits");
+	}
+	return 0;
+}
+
 static int tt_read_thread(struct tt_file *f, struct tt_cursor *c, uint64_t section, size_t *cap)
 {
 	struct tt_thread_info ti;
 	struct tt_thread t = {.file = f, .offset = section};
+	struct tt_str name;
 	uint64_t at = c->pos;
-	if (!tt_cursor_take(c, &ti, sizeof(ti)) || !tt_cursor_str(c, &t.name, ti.name_len))
+	if (!tt_cursor_take(c, &ti, sizeof(ti)) || !tt_cursor_str(c, &name, ti.name_len))
 		return TT_FAIL(f, at, "THREAD section too small for its name");
 	uint32_t dup;
 	if (tt_map_get(&f->thread_map, ti.index, &dup))
 		return TT_FAIL(f, at, "a second THREAD section for thread index %" PRIu32, ti.index);
 	t.index = ti.index;
 	t.tid = ti.tid;
-	t.flags = ti.flags;
-	t.events = ti.events;
-	for (int i = 0; i < TT_DROP_CAUSES; i++) {
-		t.dropped[i] = ti.dropped[i];
-		if (__builtin_add_overflow(t.dropped_total, ti.dropped[i], &t.dropped_total) ||
-		    __builtin_add_overflow(f->dropped, ti.dropped[i], &f->dropped))
-			return TT_FAIL(f, at + offsetof(struct tt_thread_info, dropped),
-				       "dropped counts overflow 64 bits");
-	}
+	if (tt_thread_totals(f, &t, &ti, name, at) < 0)
+		return -1;
 	if (f->nthreads >= UINT32_MAX / 2 ||
 	    tt_reserve(&f->threads, cap, f->nthreads, sizeof(t)) < 0 ||
 	    tt_map_put(&f->thread_map, t.index, (uint32_t)f->nthreads) < 0)
@@ -253,10 +280,35 @@ static int tt_read_thread(struct tt_file *f, struct tt_cursor *c, uint64_t secti
 	return 0;
 }
 
-static struct tt_thread *tt_thread_by_index(const struct tt_file *f, uint32_t index)
+/* The thread a section names; NULL after reporting that it has no THREAD section
+ * before it. */
+static struct tt_thread *tt_thread_named(const struct tt_file *f, uint32_t index, uint64_t at,
+					 const char *section)
 {
 	uint32_t pos;
-	return tt_map_get(&f->thread_map, index, &pos) ? &f->threads[pos] : NULL;
+	if (tt_map_get(&f->thread_map, index, &pos))
+		return &f->threads[pos];
+	TT_FAIL(f, at, "%s for thread index %" PRIu32 ", which has no THREAD section before it",
+		section, index);
+	return NULL;
+}
+
+/* A streamed thread's final totals, name and flags. */
+static int tt_read_thread_totals(struct tt_file *f, struct tt_cursor *c)
+{
+	struct tt_thread_info ti;
+	struct tt_str name;
+	uint64_t at = c->pos;
+	if (!tt_cursor_take(c, &ti, sizeof(ti)) || !tt_cursor_str(c, &name, ti.name_len))
+		return TT_FAIL(f, at, "THREAD_TOTALS section too small for its name");
+	struct tt_thread *t = tt_thread_named(f, ti.index, at, "THREAD_TOTALS");
+	if (!t)
+		return -1;
+	if (ti.tid != t->tid)
+		return TT_FAIL(f, at + offsetof(struct tt_thread_info, tid),
+			       "THREAD_TOTALS of thread index %" PRIu32 " names tid %" PRIu32
+			       ", its THREAD section %" PRIu32, ti.index, ti.tid, t->tid);
+	return tt_thread_totals(f, t, &ti, name, at);
 }
 
 /* Whether a record's tsc field is a time (a VALUE record's holds a value). */
@@ -274,10 +326,9 @@ static int tt_read_events(struct tt_file *f, struct tt_cursor *c)
 	if ((c->end - c->pos) % sizeof(struct tt_record) != 0)
 		return TT_FAIL(f, at, "EVENTS payload of %" PRIu64 " bytes is not whole records",
 			       c->end - c->pos);
-	struct tt_thread *t = tt_thread_by_index(f, ei.thread_index);
+	struct tt_thread *t = tt_thread_named(f, ei.thread_index, at, "EVENTS");
 	if (!t)
-		return TT_FAIL(f, at, "EVENTS for thread index %" PRIu32
-			       ", which has no THREAD section before it", ei.thread_index);
+		return -1;
 	if (ei.first_record != t->records)
 		return TT_FAIL(f, at + offsetof(struct tt_events_info, first_record),
 			       "EVENTS section starts at record %" PRIu64 " of thread index %" PRIu32
@@ -354,12 +405,45 @@ static int tt_section_at(const struct tt_file *f, uint64_t off, struct tt_sectio
 	return 0;
 }
 
+/* Whether the section at `off` lies whole in the file. */
+static bool tt_section_complete(const struct tt_file *f, uint64_t off)
+{
+	struct tt_section_header sh;
+	if (f->size - off < sizeof(sh))
+		return false;
+	memcpy(&sh, f->data + off, sizeof(sh));
+	return sh.size <= f->size - off - sizeof(sh) &&
+	       TT_SECTION_PADDED(sh.size) <= f->size - off - sizeof(sh);
+}
+
 static int tt_read_sections(struct tt_file *f)
 {
 	size_t site_cap = 0, thread_cap = 0, module_cap = 0;
 	bool seen_process = false;
 	uint64_t off = f->first_section, released = 0;
+	bool streamed = f->header.flags & TT_FILE_STREAMED;
+	bool live = f->header.flags & TT_FILE_LIVE;
+	if (live && (f->header.live_sections_end < off || f->header.live_sections_end > f->header.live_chunks_at ||
+		     f->header.live_chunks_at > f->size || f->header.live_chunks_at % 16))
+		return TT_FAIL(f, offsetof(struct tt_file_header, live_sections_end),
+			       "live file: sections end at %" PRIu64 " and chunks begin at %" PRIu64
+			       ", not in order within its %zu bytes", f->header.live_sections_end,
+			       f->header.live_chunks_at, f->size);
 	for (;;) {
+		/* A live file's descriptions end where the run last completed them. */
+		if (live && off == f->header.live_sections_end) {
+			f->cut_short = true;
+			f->cut_at = off;
+			break;
+		}
+		/* A streamed file ends where the run stopped writing it: its sections hold
+		 * until the last complete one. */
+		if (streamed && !tt_section_complete(f, off)) {
+			f->cut_short = true;
+			f->cut_at = off;
+			tt_file_release(f, released, off);
+			break;
+		}
 		if (off == f->size)
 			return TT_FAIL(f, off, "no END section: the file was cut short");
 		struct tt_section_header sh;
@@ -372,6 +456,7 @@ static int tt_read_sections(struct tt_file *f)
 		case TT_SEC_SITES: rc = tt_read_sites(f, &c, off, &site_cap); break;
 		case TT_SEC_MODULES: rc = tt_read_modules(f, &c, &module_cap); break;
 		case TT_SEC_THREAD: rc = tt_read_thread(f, &c, off, &thread_cap); break;
+		case TT_SEC_THREAD_TOTALS: rc = tt_read_thread_totals(f, &c); break;
 		case TT_SEC_EVENTS: rc = tt_read_events(f, &c); break;
 		case TT_SEC_END: rc = tt_read_end(f, &c); break;
 		case TT_SEC_FUNCS: rc = tt_read_funcs(f, &c, off, &site_cap); break;
@@ -400,12 +485,160 @@ static int tt_read_sections(struct tt_file *f)
 	return tt_name_funcs_hex(f);
 }
 
+/* ---- a live file's chunks ---- */
+
+/* The first time a run of records holds, for ordering a thread's chunks. */
+static uint64_t tt_first_time(const struct tt_events *ev)
+{
+	for (size_t i = 0; i < ev->count; i++)
+		if (tt_record_timed(ev->records[i].word))
+			return ev->records[i].tsc;
+	return UINT64_MAX;
+}
+
+static int tt_events_by_time(const void *a, const void *b)
+{
+	uint64_t x = tt_first_time(a), y = tt_first_time(b);
+	return (x > y) - (x < y);
+}
+
+/* A thread whose THREAD section the run had not written yet. */
+static struct tt_thread *tt_live_thread(struct tt_file *f, uint32_t index, uint64_t at, size_t *cap)
+{
+	uint32_t pos;
+	if (tt_map_get(&f->thread_map, index, &pos))
+		return &f->threads[pos];
+	static const char unnamed[] = "(not yet described)";
+	struct tt_thread t = {.file = f, .index = index, .offset = at,
+			      .name = {unnamed, sizeof unnamed - 1}};
+	if (f->nthreads >= UINT32_MAX / 2 || tt_reserve(&f->threads, cap, f->nthreads, sizeof(t)) < 0 ||
+	    tt_map_put(&f->thread_map, index, (uint32_t)f->nthreads) < 0) {
+		TT_FAIL(f, at, "out of memory for %zu threads", f->nthreads);
+		return NULL;
+	}
+	f->threads[f->nthreads++] = t;
+	return &f->threads[f->nthreads - 1];
+}
+
+/* Gives each chunk to its thread, in the time order of their first records. */
+static int tt_read_live_chunks(struct tt_file *f)
+{
+	size_t thread_cap = f->nthreads;
+	for (uint64_t off = f->header.live_chunks_at; f->size - off >= TT_LIVE_CHUNK_SIZE;
+	     off += TT_LIVE_CHUNK_SIZE) {
+		struct tt_live_chunk h;
+		memcpy(&h, f->data + off, sizeof(h));
+		if (h.size == 0)
+			continue; /* never used, or recycled */
+		if (h.size < sizeof(h) || h.size > TT_LIVE_CHUNK_SIZE || h.size % sizeof(struct tt_record))
+			return TT_FAIL(f, off + offsetof(struct tt_live_chunk, size),
+				       "live chunk of %" PRIu32 " bytes", h.size);
+		const struct tt_record *r = (const struct tt_record *)(f->data + off + sizeof(h));
+		size_t count = (h.size - sizeof(h)) / sizeof(*r);
+		/* Its thread was recording into it: the records end at the last written. */
+		while (h.size == TT_LIVE_CHUNK_SIZE && count > 0 && r[count - 1].word == 0)
+			count--;
+		if (count == 0)
+			continue;
+		struct tt_thread *t = tt_live_thread(f, h.thread_index, off, &thread_cap);
+		if (!t)
+			return -1;
+		if (tt_reserve(&t->sections, &t->sections_cap, t->nsections, sizeof(*t->sections)) < 0)
+			return TT_FAIL(f, off, "out of memory for %zu chunks", t->nsections);
+		t->sections[t->nsections++] = (struct tt_events){.records = r, .count = count,
+								 .offset = off + sizeof(h)};
+		t->records += count;
+		f->records += count;
+	}
+	for (size_t i = 0; i < f->nthreads; i++) {
+		struct tt_thread *t = &f->threads[i];
+		qsort(t->sections, t->nsections, sizeof(*t->sections), tt_events_by_time);
+		t->events = t->records;
+		if (t->nsections && tt_first_time(&t->sections[0]) != UINT64_MAX) {
+			t->first_tsc = tt_first_time(&t->sections[0]);
+			t->has_first = true;
+		}
+		/* A ring's thread may have wrapped since it was described. */
+		if (f->header.flags & TT_FILE_RING)
+			t->flags |= TT_THREAD_WRAPPED;
+	}
+	tt_file_release(f, f->header.live_chunks_at, f->size);
+	return 0;
+}
+
+/* Call sites the records of a live file use that the run had not described yet:
+ * named by their address. */
+static int tt_name_unknown_sites(struct tt_file *f)
+{
+	size_t cap = f->nsites;
+	for (size_t i = 0; i < f->nthreads; i++) {
+		const struct tt_thread *t = &f->threads[i];
+		for (size_t k = 0; k < t->nsections; k++) {
+			const struct tt_events *ev = &t->sections[k];
+			for (size_t j = 0; j < ev->count; j++) {
+				uint64_t word = ev->records[j].word;
+				uint32_t pos;
+				if (!TT_RECORD_HAS_SITE(TT_RECORD_KIND(word)) ||
+				    tt_map_get(&f->site_map, TT_RECORD_PAYLOAD(word), &pos))
+					continue;
+				struct tt_made_name *made = malloc(sizeof(*made));
+				if (!made || tt_reserve(&f->sites, &cap, f->nsites, sizeof(*f->sites)) < 0 ||
+				    tt_map_put(&f->site_map, TT_RECORD_PAYLOAD(word), (uint32_t)f->nsites) < 0) {
+					free(made);
+					return TT_FAIL(f, ev->offset, "out of memory for %zu sites", f->nsites);
+				}
+				made->next = f->made_names;
+				f->made_names = made;
+				int n = snprintf(made->text, sizeof(made->text), "(site %#" PRIx64 ", not yet described)",
+						 TT_RECORD_PAYLOAD(word));
+				f->sites[f->nsites++] = (struct tt_site){
+					.address = TT_RECORD_PAYLOAD(word),
+					.name = {made->text, (uint32_t)n},
+				};
+			}
+		}
+	}
+	return 0;
+}
+
+/* The sites for what the decoder shows that no record names, where it may be needed:
+ * lost events, scopes begun before a ring's window or in a run of lost events. */
+static int tt_add_decoder_sites(struct tt_file *f)
+{
+	bool wrapped = false;
+	for (size_t i = 0; i < f->nthreads; i++)
+		wrapped |= (f->threads[i].flags & TT_THREAD_WRAPPED) != 0;
+	if (!f->dropped && !wrapped && !(f->header.flags & (TT_FILE_STREAMED | TT_FILE_LIVE)))
+		return 0;
+	static const struct {
+		const char *name;
+		uint64_t address; /* above any payload: no record names it */
+	} made[] = {{"ticktrace: events dropped", UINT64_MAX}, {"(begun before it was recorded)", UINT64_MAX - 1}};
+	struct tt_site *sites = realloc(f->sites, (f->nsites + 2) * sizeof(*sites));
+	if (!sites)
+		return tt_error("%s: out of memory for its sites", f->path);
+	f->sites = sites;
+	for (size_t i = 0; i < 2; i++)
+		f->sites[f->nsites++] = (struct tt_site){
+			.address = made[i].address,
+			.name = {made[i].name, (uint32_t)strlen(made[i].name)},
+			.file = {"ticktrace", 9},
+		};
+	f->gap_site = &f->sites[f->nsites - 2];
+	f->unbegun_site = &f->sites[f->nsites - 1];
+	return 0;
+}
+
 /* Reads the file in memory; a mapped one is released as it is read. */
 static int tt_file_parse(struct tt_file *f, const char *path, const uint8_t *data, size_t size,
 			 bool mapped)
 {
 	*f = (struct tt_file){.path = path, .data = data, .size = size, .mapped = mapped};
 	if (tt_read_header(f) < 0 || tt_read_sections(f) < 0)
+		return -1;
+	if ((f->header.flags & TT_FILE_LIVE) && (tt_read_live_chunks(f) < 0 || tt_name_unknown_sites(f) < 0))
+		return -1;
+	if (tt_add_decoder_sites(f) < 0)
 		return -1;
 	return 0;
 }
@@ -454,6 +687,11 @@ void tt_file_close(struct tt_file *f)
 		munmap((void *)f->data, f->size);
 	for (size_t i = 0; i < f->nthreads; i++)
 		free(f->threads[i].sections);
+	while (f->made_names) {
+		struct tt_made_name *next = f->made_names->next;
+		free(f->made_names);
+		f->made_names = next;
+	}
 	free(f->sites);
 	free(f->func_hex);
 	free(f->threads);

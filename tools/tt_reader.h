@@ -71,6 +71,12 @@ struct tt_process {
 	struct tt_str name, cmdline;
 };
 
+/* A name the reader made (a live file's site not yet described). */
+struct tt_made_name {
+	struct tt_made_name *next;
+	char text[64];
+};
+
 struct tt_file {
 	const char *path;
 	const uint8_t *data;
@@ -93,6 +99,16 @@ struct tt_file {
 	uint64_t records;   /* in every EVENTS section */
 	uint64_t dropped;   /* every thread's, summed */
 	bool mapped;
+	/* A streamed file without its END (the run crashed or was killed): read up to
+	 * cut_at, where its last complete section ends. Also a live file (cut_at: the
+	 * end of its descriptions). */
+	bool cut_short;
+	uint64_t cut_at;
+	/* Sites the decoder names what the records do not (among `sites`, last; NULL in
+	 * files that need none): a run of lost events, and a scope whose beginning was
+	 * not recorded (before a ring's oldest event, or in such a run). */
+	const struct tt_site *gap_site, *unbegun_site;
+	struct tt_made_name *made_names;
 };
 
 /* Maps `path` and validates all of it but the records themselves. 0, or -1 after

@@ -65,8 +65,19 @@ enum tt_record_kind {
 	TT_REC_TEXT = 21,               /* TT_TEXT_BYTES bytes of a DESCRIBE's text: 8 in `tsc`,
 	                                 * 7 in the payload, little-endian; the last is
 	                                 * padded with zeros */
+	/* Events were lost here (a stream whose disk fell behind, a full buffer). tsc:
+	 * the first lost event's; payload: how many were lost. The VALUE record that
+	 * follows holds the last lost event's tsc, and in its payload TT_GAP_CLOSES (bits
+	 * 0-27): scopes open before the gap that ended in it, and TT_GAP_OPENS (bits
+	 * 28-55): scopes begun in the gap and still open after it, both saturated. */
+	TT_REC_DROPPED = 24,
 };
 #define TT_REC_KIND_MAX 31
+
+#define TT_GAP_DEPTH_MAX ((UINT64_C(1) << 28) - 1)
+#define TT_GAP_DEPTHS(closes, opens) ((uint64_t)(closes) | (uint64_t)(opens) << 28)
+#define TT_GAP_CLOSES(payload) ((uint32_t)((payload) & TT_GAP_DEPTH_MAX))
+#define TT_GAP_OPENS(payload) ((uint32_t)(((payload) >> 28) & TT_GAP_DEPTH_MAX))
 
 /* A description's text: at most this many bytes, TT_TEXT_BYTES per TEXT record. */
 #define TT_DESCRIBE_MAX 240
@@ -85,7 +96,8 @@ enum tt_record_kind {
 /* Kinds that are followed by one VALUE record; the hot path reserves both at once. */
 #define TT_RECORD_HAS_VALUE(kind)                                                  \
 	((kind) == TT_REC_BEGIN_ARG || (kind) == TT_REC_INSTANT_ARG ||                 \
-	 (kind) == TT_REC_COUNTER || (kind) == TT_REC_FLOW_OUT || (kind) == TT_REC_FLOW_IN)
+	 (kind) == TT_REC_COUNTER || (kind) == TT_REC_FLOW_OUT || (kind) == TT_REC_FLOW_IN || \
+	 (kind) == TT_REC_DROPPED)
 
 /* ---- file header -------------------------------------------------------------- */
 
@@ -111,7 +123,29 @@ enum tt_tsc_source {
 enum tt_file_flags {
 	TT_FILE_INVARIANT_TSC = 1u << 0, /* CPUID says the TSC runs at a constant rate */
 	TT_FILE_TSC_RELIABLE = 1u << 1,  /* the kernel uses the TSC as its clocksource */
+	/* Written while the program ran (TICKTRACE_MODE=stream): sections are appended as
+	 * they are ready and the end anchor is refreshed as it goes, so a file without END
+	 * holds everything up to its last complete section (the run crashed or was killed). */
+	TT_FILE_STREAMED = 1u << 8,
+	TT_FILE_RING = 1u << 9, /* TICKTRACE_MODE=ring: threads keep their latest events */
+	TT_FILE_CRASHED = 1u << 10, /* written as the program died of crash_signal */
+	/* The buffers of a running program (modes stop and ring), which are a shared
+	 * mapping of this file, with what describes them so far: a program killed by
+	 * SIGKILL leaves it behind (TICKTRACE_OUT with ".live" appended). */
+	TT_FILE_LIVE = 1u << 11,
 };
+
+/* A chunk of a live file: its thread's records, [sizeof(struct tt_live_chunk), size)
+ * (or up to the last record not all zero, while size is TT_LIVE_CHUNK_SIZE: the
+ * thread was recording into it). A chunk with size 0 holds nothing. A thread's
+ * chunks are in the time order of their first records. */
+#define TT_LIVE_CHUNK_SIZE 65536
+struct tt_live_chunk {
+	uint64_t next; /* the runtime's own */
+	uint32_t size;
+	uint32_t thread_index;
+};
+_Static_assert(sizeof(struct tt_live_chunk) == 16, "live chunk header layout");
 
 struct tt_file_header {
 	char magic[TT_FILE_MAGIC_LEN]; /* TT_FILE_MAGIC */
@@ -124,9 +158,14 @@ struct tt_file_header {
 	struct tt_anchor start; /* taken when the runtime initialized */
 	struct tt_anchor end;   /* taken when the file was written */
 	uint32_t pid;
-	uint32_t reserved0;
+	uint32_t crash_signal; /* with TT_FILE_CRASHED: the signal the program died of */
 	uint64_t unregistered_dropped; /* events lost before their thread had a buffer */
-	uint64_t reserved[3];
+	/* With TT_FILE_LIVE: the sections end at live_sections_end (no END: the run
+	 * never finished), and the threads' chunks follow from live_chunks_at, each
+	 * TT_LIVE_CHUNK_SIZE bytes starting with a struct tt_live_chunk. */
+	uint64_t live_sections_end;
+	uint64_t live_chunks_at;
+	uint64_t reserved;
 };
 _Static_assert(sizeof(struct tt_file_header) == 144, "file header layout");
 
@@ -143,6 +182,10 @@ enum tt_section_type {
 	 * FUNC_ENTER record names, once. It may appear more than once (each adds
 	 * addresses), anywhere before END. The tools name them from MODULES. */
 	TT_SEC_FUNCS = 0x40,
+	/* struct tt_thread_info, then the name: a thread's final totals, name and flags,
+	 * replacing those of its THREAD section (streamed files, where a thread's THREAD
+	 * section is written before its events are known). */
+	TT_SEC_THREAD_TOTALS = 0x60,
 };
 
 struct tt_section_header {
@@ -189,9 +232,12 @@ _Static_assert(sizeof(struct tt_module_info) == 32, "module info layout");
 enum tt_drop_cause {
 	TT_DROP_FULL = 0,     /* the thread's buffer was full (mode stop) */
 	TT_DROP_NO_MEMORY = 1, /* no memory for a buffer, or for the thread's registration */
-	TT_DROP_REENTERED = 3, /* recorded from inside the recorder's slow path (a hook or
+	TT_DROP_BEHIND = 2,    /* mode stream: the disk fell behind, the thread's chunks
+	                        * were all waiting to be written */
+	TT_DROP_OVERWRITTEN = 3, /* mode ring: older events overwritten by newer ones */
+	TT_DROP_REENTERED = 4, /* recorded from inside the recorder's slow path (a hook or
 	                        * wrapper that it called into) */
-	TT_DROP_CAUSES = 4,
+	TT_DROP_CAUSES = 5,
 };
 
 struct tt_thread_info {
@@ -202,10 +248,14 @@ struct tt_thread_info {
 	uint32_t name_len;                /* bytes of the thread's name that follow */
 	uint32_t flags;                   /* enum tt_thread_flags */
 };
-_Static_assert(sizeof(struct tt_thread_info) == 56, "thread info layout");
+_Static_assert(sizeof(struct tt_thread_info) == 64, "thread info layout");
 
 enum tt_thread_flags {
 	TT_THREAD_EXITED = 1u << 0, /* the thread had exited when the file was written */
+	TT_THREAD_RUNTIME = 1u << 1, /* ticktrace's own thread (it records nothing) */
+	/* Mode ring: its oldest events were overwritten, so its records begin inside
+	 * scopes whose beginnings are gone. */
+	TT_THREAD_WRAPPED = 1u << 2,
 };
 
 /* Followed by (size - sizeof(struct tt_events_info)) / 16 records of one thread, in

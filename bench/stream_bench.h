@@ -1,0 +1,18 @@
+/* Mode stream in the benchmark (stream_bench.c). */
+#ifndef TT_STREAM_BENCH_H
+#define TT_STREAM_BENCH_H
+
+#include <stdint.h>
+
+/* Each run writes 1.6 GB: at most this many. */
+#define TT_BENCH_STREAM_MAX_REPEATS 5
+
+/* ticktrace-bench --stream-child: the measured loop, in a process recording in mode
+ * stream; prints nanoseconds per event. */
+int tt_bench_stream_child(void);
+
+/* Runs the child `repeats` times (at most TT_BENCH_STREAM_MAX_REPEATS): the median
+ * nanoseconds per event, and the events dropped in all runs. 0 or -errno. */
+int tt_bench_stream(int repeats, double *ns, uint64_t *dropped);
+
+#endif

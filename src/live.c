@@ -1,0 +1,231 @@
+/* The live file (modes stop and ring, TICKTRACE_LIVE=1): the buffers are a shared
+ * mapping of a file, TICKTRACE_OUT with ".live" appended, so that what a program recorded outlives it
+ * even when SIGKILL ends it with no handler run; the kernel keeps what was written to
+ * the mapping. The file is laid out as format.h says for TT_FILE_LIVE:
+ *
+ *   header (a shared mapping too) | PROCESS | MODULES | THREAD... | SITES...
+ *   ... up to TT__LIVE_CHUNKS_AT | the arena's chunks, each with its thread's index
+ *
+ * The background thread, every TT__LIVE_PERIOD_NS, appends THREAD sections for new
+ * threads and SITES for the call sites their records use first, then moves
+ * live_sections_end past them and refreshes the end anchor. A run that ends normally
+ * (or by a crash whose handler writes the trace) writes its raw file as ever and
+ * removes the live file. What a SIGKILL still loses: names of threads and call sites
+ * first used in the last period (the converter names them by number and address),
+ * threads' dropped counts, and events of threads that exited in stop and ring modes
+ * once a dump compacted them... which a live run never does. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+/* Where the chunks begin: room for descriptions before them. */
+#define TT__LIVE_CHUNKS_AT (UINT64_C(64) << 20)
+/* The file grows in steps this large, ahead of the chunks handed out. */
+#define TT__LIVE_GROW (UINT64_C(16) << 20)
+
+struct tt__live {
+	int fd;
+	char path[4096];
+	struct tt_file_header *header; /* shared mapping of the file's first page */
+	uint64_t arena_bytes;          /* the file holds this much of the arena */
+	struct tt__out *out;           /* descriptions, appended at header->live_sections_end */
+	struct tt__site_set sites, fresh;
+	int full;     /* no room left for descriptions */
+	int finished; /* the trace is written and the file removed */
+};
+
+static struct tt__live tt__live = {.fd = -1};
+
+int tt__live_fd(void)
+{
+	return tt__live.fd;
+}
+
+/* TICKTRACE_LIVE=1, and the run's file a place for a live file beside it: not a
+ * device, a pipe (TICKTRACE_OUT=/dev/null) or a directory. Not by default: file
+ * pages are faulted in 4 KiB at a time where private memory takes huge pages, so a
+ * thread's first pass through its buffer costs about twice as much per event. */
+static int tt__live_wanted(const char *path)
+{
+	const char *live = getenv("TICKTRACE_LIVE");
+	if (!live || strcmp(live, "1") != 0)
+		return 0;
+	struct stat st;
+	return lstat(path, &st) != 0 || S_ISREG(st.st_mode);
+}
+
+/* Appends what `out` holds to the descriptions and commits it; 0 or -errno. */
+static int tt__live_commit(struct tt__live *lv)
+{
+	tt__out_flush(lv->out);
+	if (lv->out->err)
+		return lv->out->err;
+	__atomic_store_n(&lv->header->live_sections_end, lv->out->offset, __ATOMIC_RELEASE);
+	return 0;
+}
+
+int tt__live_start(void)
+{
+	struct tt__live *lv = &tt__live;
+	char path[4096];
+	int err = tt__default_path(path, sizeof path);
+	if (err || !tt__live_wanted(path))
+		return err;
+	if (snprintf(lv->path, sizeof lv->path, "%s.live", path) >= (int)sizeof lv->path)
+		return -ENAMETOOLONG;
+	lv->out = calloc(1, sizeof *lv->out);
+	if (!lv->out)
+		return -ENOMEM;
+	lv->fd = open(lv->path, O_RDWR | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (lv->fd < 0)
+		goto fail;
+	if (ftruncate(lv->fd, (off_t)TT__LIVE_CHUNKS_AT) < 0)
+		goto fail;
+	void *page = mmap(NULL, sizeof *lv->header, PROT_READ | PROT_WRITE, MAP_SHARED, lv->fd, 0);
+	if (page == MAP_FAILED)
+		goto fail;
+	lv->header = page;
+	tt__file_header(lv->header, TT_FILE_LIVE | (tt__config.mode == TT__MODE_RING ? TT_FILE_RING : 0));
+	lv->header->live_chunks_at = TT__LIVE_CHUNKS_AT;
+	lv->out->fd = lv->fd;
+	lv->out->offset = sizeof *lv->header;
+	if (lseek(lv->fd, (off_t)lv->out->offset, SEEK_SET) < 0)
+		goto fail;
+	tt__out_process(lv->out);
+	err = tt__out_modules(lv->out);
+	if (!err)
+		err = tt__live_commit(lv);
+	if (err)
+		goto fail_err;
+	return 0;
+fail:
+	err = -errno;
+fail_err:
+	if (lv->fd >= 0) {
+		unlink(lv->path);
+		close(lv->fd);
+	}
+	free(lv->out);
+	*lv = (struct tt__live){.fd = -1};
+	return err;
+}
+
+int tt__live_cover(uint64_t arena_bytes)
+{
+	struct tt__live *lv = &tt__live;
+	if (arena_bytes <= lv->arena_bytes)
+		return 0;
+	uint64_t grown = (arena_bytes + TT__LIVE_GROW - 1) / TT__LIVE_GROW * TT__LIVE_GROW;
+	if (ftruncate(lv->fd, (off_t)(TT__LIVE_CHUNKS_AT + grown)) < 0)
+		return -errno;
+	lv->arena_bytes = grown;
+	return 0;
+}
+
+uint64_t tt__live_chunks_at(void)
+{
+	return TT__LIVE_CHUNKS_AT;
+}
+
+/* The sites a slot's records use that are not described yet, from where the last
+ * look stopped. Chunks are held (no ring recycling) while this runs. */
+static int tt__live_scan(struct tt__live *lv, struct tt__slot *slot)
+{
+	struct tt__chunk *chunk = slot->live_chunk;
+	/* A ring may have recycled the chunk where the last look stopped. */
+	struct tt__chunk *c = slot->first;
+	while (c && c != chunk)
+		c = __atomic_load_n(&c->next, __ATOMIC_ACQUIRE);
+	if (!c) {
+		chunk = slot->first;
+		slot->drained = NULL;
+	}
+	for (; chunk; chunk = __atomic_load_n(&chunk->next, __ATOMIC_ACQUIRE)) {
+		const struct tt_record *begin, *end;
+		tt__chunk_extent(slot, chunk, &begin, &end);
+		const struct tt_record *from = slot->drained && chunk == slot->live_chunk ? slot->drained : begin;
+		const struct tt_record *to = tt__sites_add(&lv->sites, &lv->fresh, from, end, 1);
+		if (!to)
+			return -ENOMEM;
+		slot->live_chunk = chunk;
+		slot->drained = to;
+		if (to != end || !__atomic_load_n(&chunk->next, __ATOMIC_ACQUIRE))
+			break;
+	}
+	return 0;
+}
+
+void tt__live_tick(void)
+{
+	struct tt__live *lv = &tt__live;
+	if (lv->fd < 0 || lv->finished)
+		return;
+	if (!lv->full) {
+		tt__hold_chunks(1);
+		int err = 0;
+		for (struct tt__slot *slot = tt__registry_head(); slot && !err;
+		     slot = __atomic_load_n(&slot->next, __ATOMIC_ACQUIRE)) {
+			if (!slot->streamed) {
+				uint64_t ignored = 0;
+				tt__out_thread_info(lv->out, TT_SEC_THREAD, slot, 0, &ignored);
+				slot->streamed = 1;
+			}
+			err = tt__live_scan(lv, slot);
+		}
+		tt__hold_chunks(0);
+		if (lv->fresh.count) {
+			tt__out_sites(lv->out, &lv->fresh);
+			tt__site_set_clear(&lv->fresh);
+		}
+		/* Descriptions that would reach the chunks are not written: the converter
+		 * then names those threads and sites by number. */
+		if (err || lv->out->offset + lv->out->len > TT__LIVE_CHUNKS_AT) {
+			lv->full = 1;
+			fprintf(stderr, "ticktrace: %s: no more room for thread and site names\n", lv->path);
+		} else if (tt__live_commit(lv) < 0) {
+			lv->full = 1;
+		}
+	}
+	struct tt_file_header now;
+	tt__clock_fill_header(&now);
+	lv->header->end = now.end;
+	lv->header->tsc_hz = now.tsc_hz;
+}
+
+/* In the child after fork: the parent's live file is the parent's; the child gets
+ * one of its own (or none). */
+int tt__live_after_fork(void)
+{
+	struct tt__live *lv = &tt__live;
+	if (lv->fd < 0)
+		return -1;
+	munmap(lv->header, sizeof *lv->header);
+	close(lv->fd);
+	free(lv->out);
+	tt__site_set_clear(&lv->sites);
+	tt__site_set_clear(&lv->fresh);
+	*lv = (struct tt__live){.fd = -1};
+	if (tt__live_start() < 0)
+		fprintf(stderr, "ticktrace: the child process %d has no live file\n", (int)getpid());
+	return lv->fd;
+}
+
+void tt__live_finish(void)
+{
+	struct tt__live *lv = &tt__live;
+	if (lv->fd < 0 || lv->finished)
+		return;
+	/* The mapping and the descriptor stay: threads may still record until the process
+	 * ends, into chunks the file must go on holding (touching a shared mapping past
+	 * the end of its file is SIGBUS). */
+	unlink(lv->path);
+	lv->finished = 1;
+}

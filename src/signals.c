@@ -1,0 +1,213 @@
+/* Signals: TICKTRACE_DUMP_SIGNAL (a name such as SIGUSR2, or a number) writes the
+ * trace while the program runs, and a crash (SIGSEGV, SIGBUS, SIGABRT, SIGFPE,
+ * SIGILL) writes it before the program dies. Writing a file is not
+ * async-signal-safe, so the handlers only hand the work to the service thread
+ * (tt-dump), which never records: a crashing thread waits for it (at most
+ * TT__CRASH_WAIT_S seconds, in case the crash left a lock held), then the signal goes
+ * on to the handler the program had installed before, or, where that was the
+ * default action, the default action is restored and the signal raised again.
+ *
+ * A handler the program installs after ticktrace started replaces ticktrace's. */
+#include <errno.h>
+#include <linux/futex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#define TT__CRASH_WAIT_S 10
+
+static const int tt__crash_signals[] = {SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL};
+
+static struct sigaction tt__program_actions[NSIG]; /* what the program had installed */
+static int tt__dump_signal;
+static uint32_t tt__requests;  /* futex word: dumps asked for */
+static uint32_t tt__done;      /* futex word: dumps finished */
+static int tt__service_tid;
+int tt__crash_signal;
+
+static long tt__futex(uint32_t *word, int op, uint32_t value, const struct timespec *timeout)
+{
+	return syscall(SYS_futex, word, op, value, timeout, NULL, 0);
+}
+
+/* Async-signal-safe: asks the service thread for a dump; returns its number. */
+static uint32_t tt__request_dump(void)
+{
+	uint32_t mine = __atomic_add_fetch(&tt__requests, 1, __ATOMIC_SEQ_CST);
+	tt__futex(&tt__requests, FUTEX_WAKE_PRIVATE, 1, NULL);
+	return mine;
+}
+
+static void tt__service_dump(void)
+{
+	int crash = __atomic_load_n(&tt__crash_signal, __ATOMIC_ACQUIRE);
+	int err;
+	if (crash && tt__config.mode == TT__MODE_STREAM) {
+		err = tt__stream_finish();
+	} else {
+		char path[4096];
+		err = tt__default_path(path, sizeof path);
+		/* (Mode stream: the drain thread does the work, holding what it holds.) */
+		if (!err && tt__config.mode == TT__MODE_STREAM) {
+			err = tt__stream_flush();
+		} else if (!err) {
+			tt__background_work(1);
+			err = tt__write_file(path);
+			tt__background_work(0);
+		}
+		if (!err && crash)
+			tt__live_finish(); /* the trace is all in the file now */
+	}
+	if (err)
+		fprintf(stderr, "ticktrace: could not write the trace on signal %d: %s\n",
+			crash ? crash : tt__dump_signal, strerror(-err));
+}
+
+static void *tt__service_main(void *unused)
+{
+	(void)unused;
+	tt__thread_running("tt-dump");
+	__atomic_store_n(&tt__service_tid, (int)gettid(), __ATOMIC_RELEASE);
+	uint32_t handled = 0;
+	for (;;) {
+		uint32_t asked = __atomic_load_n(&tt__requests, __ATOMIC_SEQ_CST);
+		if (asked == handled) {
+			tt__futex(&tt__requests, FUTEX_WAIT_PRIVATE, asked, NULL);
+			continue;
+		}
+		tt__service_dump();
+		handled = asked;
+		__atomic_store_n(&tt__done, handled, __ATOMIC_SEQ_CST);
+		tt__futex(&tt__done, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL);
+	}
+	return NULL;
+}
+
+static void tt__on_dump_signal(int sig)
+{
+	(void)sig;
+	int saved_errno = errno;
+	tt__request_dump();
+	errno = saved_errno;
+}
+
+/* Async-signal-safe: waits until dump number `mine` is written, or the time is up. */
+static void tt__wait_dump(uint32_t mine)
+{
+	struct timespec start, now;
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	for (;;) {
+		uint32_t done = __atomic_load_n(&tt__done, __ATOMIC_SEQ_CST);
+		if ((int32_t)(done - mine) >= 0)
+			return;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (now.tv_sec - start.tv_sec >= TT__CRASH_WAIT_S)
+			return;
+		struct timespec step = {0, 100000000};
+		tt__futex(&tt__done, FUTEX_WAIT_PRIVATE, done, &step);
+	}
+}
+
+/* The signal goes where it would have gone without ticktrace. */
+static void tt__chain(int sig, siginfo_t *info, void *context)
+{
+	struct sigaction program = tt__program_actions[sig];
+	/* As the kernel would have done before calling it. */
+	if (program.sa_flags & SA_RESETHAND) {
+		tt__program_actions[sig].sa_handler = SIG_DFL;
+		tt__program_actions[sig].sa_flags = 0;
+	}
+	if (program.sa_flags & SA_SIGINFO) {
+		program.sa_sigaction(sig, info, context);
+		return;
+	}
+	if (program.sa_handler == SIG_IGN)
+		return;
+	if (program.sa_handler != SIG_DFL) {
+		program.sa_handler(sig);
+		return;
+	}
+	/* Blocked while this handler runs: it comes again, with the default action, as
+	 * soon as the handler returns (a fault would anyway, at its instruction). */
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void tt__on_crash(int sig, siginfo_t *info, void *context)
+{
+	int saved_errno = errno;
+	int first = 0;
+	/* The first crash writes the trace; a thread that crashes meanwhile waits too. */
+	if (__atomic_compare_exchange_n(&tt__crash_signal, &first, sig, 0, __ATOMIC_SEQ_CST,
+					__ATOMIC_SEQ_CST) &&
+	    (int)gettid() != __atomic_load_n(&tt__service_tid, __ATOMIC_ACQUIRE))
+		tt__wait_dump(tt__request_dump());
+	else if ((int)gettid() != __atomic_load_n(&tt__service_tid, __ATOMIC_ACQUIRE))
+		tt__wait_dump(__atomic_load_n(&tt__requests, __ATOMIC_SEQ_CST));
+	tt__chain(sig, info, context);
+	errno = saved_errno;
+}
+
+/* A signal's number from its name ("SIGUSR2", "USR2") or its number; 0 if neither. */
+static int tt__signal_named(const char *text)
+{
+	static const struct {
+		const char *name;
+		int number;
+	} names[] = {{"USR1", SIGUSR1}, {"USR2", SIGUSR2}, {"HUP", SIGHUP}, {"QUIT", SIGQUIT},
+		     {"PWR", SIGPWR}, {"WINCH", SIGWINCH}, {"URG", SIGURG}};
+	const char *name = strncmp(text, "SIG", 3) == 0 ? text + 3 : text;
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+		if (strcmp(name, names[i].name) == 0)
+			return names[i].number;
+	char *end;
+	long number = strtol(text, &end, 10);
+	return *text && !*end && number > 0 && number < NSIG ? (int)number : 0;
+}
+
+static int tt__install(int sig, struct sigaction *action)
+{
+	sigfillset(&action->sa_mask);
+	return sigaction(sig, action, &tt__program_actions[sig]);
+}
+
+int tt__signals_init(void)
+{
+	const char *dump = getenv("TICKTRACE_DUMP_SIGNAL");
+	if (dump && *dump) {
+		tt__dump_signal = tt__signal_named(dump);
+		if (!tt__dump_signal)
+			fprintf(stderr, "ticktrace: TICKTRACE_DUMP_SIGNAL=%s is not a signal ticktrace "
+				"can take (USR1, USR2, HUP, QUIT, PWR, WINCH, URG, or a number)\n", dump);
+	}
+	int err = tt__start_thread(NULL, tt__service_main, NULL, 1, 1);
+	if (err)
+		return err;
+	if (tt__dump_signal) {
+		struct sigaction action = {.sa_handler = tt__on_dump_signal, .sa_flags = SA_RESTART};
+		tt__install(tt__dump_signal, &action);
+	}
+	const char *crash = getenv("TICKTRACE_CRASH");
+	if (crash && strcmp(crash, "0") == 0)
+		return 0;
+	for (size_t i = 0; i < sizeof tt__crash_signals / sizeof tt__crash_signals[0]; i++) {
+		struct sigaction action = {.sa_sigaction = tt__on_crash, .sa_flags = SA_SIGINFO | SA_ONSTACK};
+		tt__install(tt__crash_signals[i], &action);
+	}
+	return 0;
+}
+
+/* In the child after fork: its own service thread; the handlers stay. */
+void tt__signals_after_fork(void)
+{
+	__atomic_store_n(&tt__requests, 0, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&tt__done, 0, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&tt__crash_signal, 0, __ATOMIC_SEQ_CST);
+	if (tt__start_thread(NULL, tt__service_main, NULL, 1, 0) < 0)
+		fprintf(stderr, "ticktrace: the child process %d has no service thread\n", (int)getpid());
+}

@@ -1,0 +1,348 @@
+/* Mode stream: a drain thread writes every thread's full chunks into the raw file
+ * while the program runs, and recycles them, so that memory stays bounded however
+ * long the run. The file is created at start under its final name with the
+ * TT_FILE_STREAMED flag; sections are appended as records are drained:
+ *
+ *   header | PROCESS | MODULES | THREAD (tt-drain) | { SITES | THREAD | EVENTS }...
+ *          | THREAD_TOTALS... | MODULES | END
+ *
+ * With TICKTRACE_SPIKES, the records also go through the spike detector (spikes.c)
+ * as they are written.
+ *
+ * A SITES section describes the sites that the EVENTS after it use for the first
+ * time; a thread's THREAD section comes before its first EVENTS, and its
+ * THREAD_TOTALS (events, drops, final name) once it exited and all its records were
+ * written, or at the end. Every TT__STREAM_PERIOD_NS the drain also writes what
+ * threads recorded so far into their current chunks, and refreshes the header's end
+ * anchor, so that a run killed by SIGKILL leaves a file the converter reads up to
+ * its last complete section.
+ *
+ * The drain thread never records: it is not a recording thread, and appears in the
+ * trace as a thread of its own flagged TT_THREAD_RUNTIME. */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+/* Partial chunks are written, and the end anchor refreshed, this often. */
+#define TT__STREAM_PERIOD_NS 200000000
+/* The drain sleeps this long when it found nothing to write; a thread whose chunks
+ * fill up wakes it sooner. */
+#define TT__STREAM_SLEEP_NS 10000000
+
+struct tt__stream {
+	struct tt__out *out;
+	char path[4096];
+	pthread_t thread;
+	int running;
+	struct tt__site_set sites, fresh;
+	struct tt_end_info end;
+	struct tt__slot self; /* the drain thread, as the file shows it */
+	uint32_t wake_seq;    /* futex word: bumped to wake the drain */
+	int sleeping;
+	int finishing;        /* at exit: write everything, then END, and stop */
+	/* tt_dump(): requests and completions of a pass that writes everything */
+	pthread_mutex_t lock;
+	pthread_cond_t done_cond;
+	uint64_t flush_requested, flush_done;
+	int64_t last_period_ns;
+};
+
+static struct tt__stream tt__stream;
+
+static int64_t tt__stream_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void tt__stream_kick(struct tt__stream *st)
+{
+	__atomic_add_fetch(&st->wake_seq, 1, __ATOMIC_SEQ_CST);
+	syscall(SYS_futex, &st->wake_seq, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+void tt__stream_wake(void)
+{
+	if (__atomic_load_n(&tt__stream.sleeping, __ATOMIC_SEQ_CST))
+		tt__stream_kick(&tt__stream);
+}
+
+/* The file header again, with a fresh end anchor: a file cut short by a crash
+ * converts with the clock measured until the last refresh. */
+static void tt__stream_refresh_header(struct tt__stream *st)
+{
+	struct tt_file_header header;
+	tt__file_header(&header, TT_FILE_STREAMED);
+	if (pwrite(st->out->fd, &header, sizeof header, 0) != (ssize_t)sizeof header && !st->out->err)
+		st->out->err = -EIO;
+}
+
+/* The records of a slot from `from` on that its thread has written, up to `end`:
+ * the sites they use first, its THREAD section the first time, then the EVENTS.
+ * Returns where it stopped: at a record not yet written (one being written now, or
+ * one whose event a signal handler interrupted between reserving and writing it). */
+static const struct tt_record *tt__stream_records(struct tt__stream *st, struct tt__slot *slot,
+						  const struct tt_record *from,
+						  const struct tt_record *end)
+{
+	const struct tt_record *written = tt__sites_add(&st->sites, &st->fresh, from, end, 1);
+	if (!written) {
+		st->out->err = -ENOMEM;
+		return from;
+	}
+	if (st->fresh.count) {
+		tt__out_sites(st->out, &st->fresh);
+		st->end.sites += st->fresh.count - st->fresh.funcs;
+		tt__site_set_clear(&st->fresh);
+	}
+	if (!slot->streamed) {
+		uint64_t ignored = 0;
+		tt__out_thread_info(st->out, TT_SEC_THREAD, slot, 0, &ignored);
+		st->end.threads++;
+		slot->streamed = 1;
+	}
+	if (written > from) {
+		tt__out_events(st->out, slot, slot->written, from, written);
+		slot->written += (uint64_t)(written - from);
+		st->end.records += (uint64_t)(written - from);
+		tt__spikes_feed(slot, from, written);
+	}
+	return written;
+}
+
+/* Writes a slot's full chunks and recycles them; with `partial`, also what its
+ * current chunk holds so far. Returns how many chunks it recycled. */
+static int tt__stream_drain_chunks(struct tt__stream *st, struct tt__slot *slot, int partial)
+{
+	for (int recycled = 0;; recycled++) {
+		struct tt__chunk *chunk = __atomic_load_n(&slot->first, __ATOMIC_ACQUIRE);
+		struct tt__chunk *next = __atomic_load_n(&chunk->next, __ATOMIC_ACQUIRE);
+		if (!next && !partial)
+			return recycled;
+		const struct tt_record *begin = (const struct tt_record *)(chunk + 1), *end;
+		if (next) /* its size says where its reserved records end */
+			end = (const struct tt_record *)((const char *)chunk + chunk->size);
+		else
+			tt__chunk_extent(slot, chunk, &begin, &end);
+		const struct tt_record *from = slot->drained ? slot->drained : begin;
+		slot->drained = tt__stream_records(st, slot, from, end);
+		/* A full chunk is recycled once all its events are written. */
+		if (!next || slot->drained != end)
+			return recycled;
+		tt__chunk_drained(slot);
+		slot->drained = NULL;
+	}
+}
+
+/* A thread that exited and whose records are all written: its totals go out now. */
+static void tt__stream_retire_slot(struct tt__stream *st, struct tt__slot *slot)
+{
+	struct tt_record gap[2];
+	size_t gap_records = tt__gap_records(slot, gap);
+	if (gap_records || !slot->streamed)
+		tt__stream_records(st, slot, gap, gap + gap_records);
+	tt__out_thread_info(st->out, TT_SEC_THREAD_TOTALS, slot, slot->written, &st->end.dropped);
+	tt__spikes_retire(slot);
+}
+
+/* One pass over the threads; returns how many chunks it recycled. */
+static int tt__stream_pass(struct tt__stream *st, int partial)
+{
+	int recycled = 0;
+	struct tt__slot *prev = NULL, *next;
+	for (struct tt__slot *slot = tt__registry_head(); slot; slot = next) {
+		next = __atomic_load_n(&slot->next, __ATOMIC_ACQUIRE);
+		/* Not while its thread, exiting, compacts its last chunk: next pass. */
+		int idle = TT__DRAIN_IDLE;
+		if (!__atomic_compare_exchange_n(&slot->drain_state, &idle, TT__DRAIN_READING, 0,
+						 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+			prev = slot;
+			continue;
+		}
+		int exited = __atomic_load_n(&slot->flags, __ATOMIC_ACQUIRE) & TT__SLOT_EXITED;
+		recycled += tt__stream_drain_chunks(st, slot, partial || exited);
+		const struct tt_record *begin, *end;
+		tt__chunk_extent(slot, slot->first, &begin, &end);
+		if (!exited || slot->first->next || slot->drained != end) {
+			__atomic_store_n(&slot->drain_state, TT__DRAIN_IDLE, __ATOMIC_RELEASE);
+			prev = slot;
+			continue;
+		}
+		/* All written: its totals go out, and its chunk and slot serve new threads. */
+		tt__stream_retire_slot(st, slot);
+		tt__chunk_drained(slot);
+		tt__registry_recycle(prev, slot);
+		recycled++;
+	}
+	tt__out_flush(st->out);
+	return recycled;
+}
+
+/* At exit: every thread's records and totals, then END. */
+static void tt__stream_end(struct tt__stream *st)
+{
+	tt__stream_pass(st, 1);
+	for (struct tt__slot *slot = tt__registry_head(); slot;
+	     slot = __atomic_load_n(&slot->next, __ATOMIC_ACQUIRE))
+		tt__stream_retire_slot(st, slot);
+	tt__out_thread_info(st->out, TT_SEC_THREAD_TOTALS, &st->self, 0, &st->end.dropped);
+	int err = tt__out_modules(st->out);
+	if (err && !st->out->err)
+		st->out->err = err;
+	tt__out_end(st->out, &st->end);
+	tt__out_flush(st->out);
+	tt__stream_refresh_header(st);
+	tt__spikes_finish();
+}
+
+static void *tt__stream_main(void *arg)
+{
+	struct tt__stream *st = arg;
+	tt__thread_running("tt-drain");
+	st->self.tid = (uint32_t)gettid();
+	uint64_t ignored = 0;
+	tt__out_thread_info(st->out, TT_SEC_THREAD, &st->self, 0, &ignored);
+	st->end.threads++;
+	for (;;) {
+		uint32_t seq = __atomic_load_n(&st->wake_seq, __ATOMIC_SEQ_CST);
+		pthread_mutex_lock(&st->lock);
+		uint64_t flush = st->flush_requested;
+		int finishing = st->finishing;
+		pthread_mutex_unlock(&st->lock);
+		tt__background_work(1);
+		if (finishing) {
+			tt__stream_end(st);
+			tt__background_work(0);
+			return NULL;
+		}
+		int64_t now = tt__stream_now_ns();
+		int periodic = now - st->last_period_ns >= TT__STREAM_PERIOD_NS;
+		int recycled = tt__stream_pass(st, periodic || flush != st->flush_done);
+		if (periodic) {
+			st->last_period_ns = now;
+			tt__stream_refresh_header(st);
+		}
+		tt__background_work(0);
+		if (flush != st->flush_done) {
+			pthread_mutex_lock(&st->lock);
+			st->flush_done = flush;
+			pthread_cond_broadcast(&st->done_cond);
+			pthread_mutex_unlock(&st->lock);
+			continue;
+		}
+		if (recycled)
+			continue; /* more may have filled meanwhile */
+		__atomic_store_n(&st->sleeping, 1, __ATOMIC_SEQ_CST);
+		if (__atomic_load_n(&st->wake_seq, __ATOMIC_SEQ_CST) == seq) {
+			struct timespec timeout = {0, TT__STREAM_SLEEP_NS};
+			syscall(SYS_futex, &st->wake_seq, FUTEX_WAIT_PRIVATE, seq, &timeout, NULL, 0);
+		}
+		__atomic_store_n(&st->sleeping, 0, __ATOMIC_SEQ_CST);
+	}
+}
+
+/* Creates the file and writes what is known at start; then the drain thread. */
+static int tt__stream_open(struct tt__stream *st)
+{
+	int err = tt__default_path(st->path, sizeof st->path);
+	if (err)
+		return err;
+	st->out = calloc(1, sizeof *st->out);
+	if (!st->out)
+		return -ENOMEM;
+	st->out->fd = open(st->path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (st->out->fd < 0) {
+		err = -errno;
+		free(st->out);
+		st->out = NULL;
+		return err;
+	}
+	tt__out_file_header(st->out, TT_FILE_STREAMED);
+	tt__out_process(st->out);
+	err = tt__out_modules(st->out);
+	tt__out_flush(st->out);
+	if (!err)
+		err = st->out->err;
+	st->last_period_ns = tt__stream_now_ns();
+	snprintf(st->self.name, sizeof st->self.name, "tt-drain");
+	st->self.named = 1;
+	st->self.index = UINT32_MAX; /* never a recording thread's */
+	st->self.flags = TT__SLOT_RUNTIME;
+	pthread_mutex_init(&st->lock, NULL);
+	pthread_cond_init(&st->done_cond, NULL);
+	if (!err)
+		err = tt__start_thread(&st->thread, tt__stream_main, st, 0, !tt__forked);
+	if (err) {
+		close(st->out->fd);
+		free(st->out);
+		st->out = NULL;
+		return err;
+	}
+	st->running = 1;
+	return 0;
+}
+
+int tt__stream_start(void)
+{
+	return tt__stream_open(&tt__stream);
+}
+
+int tt__stream_flush(void)
+{
+	struct tt__stream *st = &tt__stream;
+	if (!st->running)
+		return -ECANCELED;
+	pthread_mutex_lock(&st->lock);
+	uint64_t mine = ++st->flush_requested;
+	tt__stream_kick(st);
+	while (st->flush_done < mine && !st->finishing)
+		pthread_cond_wait(&st->done_cond, &st->lock);
+	pthread_mutex_unlock(&st->lock);
+	return st->out->err;
+}
+
+int tt__stream_finish(void)
+{
+	struct tt__stream *st = &tt__stream;
+	if (!st->running)
+		return -ECANCELED;
+	pthread_mutex_lock(&st->lock);
+	st->finishing = 1;
+	pthread_cond_broadcast(&st->done_cond);
+	pthread_mutex_unlock(&st->lock);
+	tt__stream_kick(st);
+	pthread_join(st->thread, NULL);
+	st->running = 0;
+	int err = st->out->err;
+	if (close(st->out->fd) < 0 && !err)
+		err = -errno;
+	return err;
+}
+
+/* In the child after fork: the parent's drain thread is gone, and the child's
+ * events go to a file of its own. */
+void tt__stream_after_fork(void)
+{
+	struct tt__stream *st = &tt__stream;
+	if (!st->running)
+		return;
+	/* The parent's buffered bytes and descriptor are the parent's. */
+	close(st->out->fd);
+	free(st->out);
+	tt__site_set_clear(&st->sites);
+	tt__site_set_clear(&st->fresh);
+	*st = (struct tt__stream){0};
+	tt__spikes_after_fork();
+	if (tt__stream_open(st) < 0)
+		fprintf(stderr, "ticktrace: the child process %d cannot stream its trace\n",
+			(int)getpid());
+}

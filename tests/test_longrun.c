@@ -1,0 +1,676 @@
+/* Long runs: modes stream and ring, runs that end by a signal, thread churn. Each
+ * test starts tt_longrun_prog (path in argv[1]) with the mode in its environment,
+ * then reads the raw file it left with the tools' reader and converts it with the
+ * ticktrace command ($TICKTRACE). Nothing here depends on how fast the machine is:
+ * where events may be dropped (a disk that falls behind), every event must be in
+ * the file or counted in the run of dropped events that replaced it. */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "tt_check.h"
+#include "tt_reader.h"
+
+extern char **environ;
+
+#ifdef __SANITIZE_ADDRESS__
+#define TT_LR_ASAN 1
+#else
+#define TT_LR_ASAN 0
+#endif
+
+static const char *tt_lr_prog;
+
+struct tt_lr_child {
+	pid_t pid;
+	FILE *out; /* its standard output */
+};
+
+/* Starts the program with `settings` (NULL-terminated "NAME=value") added to an
+ * environment without any other TICKTRACE variable. */
+static void tt_lr_start(struct tt_lr_child *c, const char *const *settings, const char *const *args)
+{
+	const char *env[256];
+	size_t n = 0;
+	for (char **e = environ; *e && n < 200; e++)
+		if (strncmp(*e, "TICKTRACE", 9) != 0)
+			env[n++] = *e;
+	for (; *settings; settings++)
+		env[n++] = *settings;
+	env[n] = NULL;
+	const char *argv[16] = {tt_lr_prog};
+	for (size_t i = 0; args[i] && i < 14; i++)
+		argv[i + 1] = args[i];
+	int out[2];
+	assert_int_equal(pipe(out), 0);
+	posix_spawn_file_actions_t actions;
+	posix_spawn_file_actions_init(&actions);
+	posix_spawn_file_actions_adddup2(&actions, out[1], 1);
+	posix_spawn_file_actions_addclose(&actions, out[0]);
+	assert_int_equal(posix_spawn(&c->pid, tt_lr_prog, &actions, NULL, (char *const *)argv,
+				     (char *const *)env), 0);
+	posix_spawn_file_actions_destroy(&actions);
+	close(out[1]);
+	c->out = fdopen(out[0], "r");
+	assert_non_null(c->out);
+}
+
+/* Waits for the child: its exit status, or 128 + the signal that ended it. */
+static int tt_lr_wait(struct tt_lr_child *c)
+{
+	int status;
+	while (waitpid(c->pid, &status, 0) < 0)
+		assert_int_equal(errno, EINTR);
+	fclose(c->out);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+#define TT_LR_SETTINGS(...) ((const char *const[]){__VA_ARGS__, NULL})
+
+/* Runs the program to its end; it must exit with 0. */
+static void tt_lr_run(const char *const *settings, const char *const *args, char *line, size_t cap)
+{
+	struct tt_lr_child c;
+	tt_lr_start(&c, settings, args);
+	if (line && !fgets(line, (int)cap, c.out))
+		line[0] = 0;
+	assert_int_equal(tt_lr_wait(&c), 0);
+}
+
+/* ---- what a thread holds of its "seq" events ---- */
+
+struct tt_lr_seq {
+	uint32_t number;     /* of the thread that recorded them */
+	uint64_t first;      /* the index of the first one in the file */
+	uint64_t next;       /* the next expected index */
+	uint64_t kept, lost; /* "seq" events in the file, and counted in runs of dropped ones */
+	uint64_t gaps;
+	uint64_t events;     /* events of any kind in the file */
+};
+
+/* Walks a thread's records: its "seq" events in order, each run of dropped events
+ * standing for exactly as many as it counts; scopes around them are counted only.
+ * With `window` (mode ring), the first may be any. */
+static void tt_lr_walk_seq(const struct tt_thread *t, struct tt_lr_seq *s, bool window)
+{
+	*s = (struct tt_lr_seq){.number = UINT32_MAX};
+	for (size_t sec = 0; sec < t->nsections; sec++) {
+		const struct tt_events *ev = &t->sections[sec];
+		for (size_t i = 0; i < ev->count; i++) {
+			unsigned kind = TT_RECORD_KIND(ev->records[i].word);
+			if (kind == TT_REC_PAD)
+				continue;
+			if (kind == TT_REC_BEGIN || kind == TT_REC_END) {
+				s->events++;
+				continue;
+			}
+			assert_true(kind == TT_REC_INSTANT_ARG || kind == TT_REC_DROPPED);
+			assert_true(i + 1 < ev->count); /* its VALUE is in the same section */
+			assert_int_equal(TT_RECORD_KIND(ev->records[i + 1].word), TT_REC_VALUE);
+			uint64_t value = ev->records[++i].tsc;
+			if (kind == TT_REC_DROPPED) {
+				uint64_t count = TT_RECORD_PAYLOAD(ev->records[i - 1].word);
+				assert_true(count > 0);
+				s->next += count;
+				s->lost += count;
+				s->gaps++;
+				continue;
+			}
+			if (s->number == UINT32_MAX) {
+				s->number = (uint32_t)(value >> 32);
+				if (window)
+					s->first = s->next = (uint32_t)value;
+			}
+			assert_int_equal(value >> 32, s->number);
+			assert_int_equal((uint32_t)value, s->next);
+			s->next++;
+			s->kept++;
+			s->events++;
+		}
+	}
+}
+
+/* The one thread of a file that recorded (ticktrace's own are left out). */
+static const struct tt_thread *tt_lr_only_thread(const struct tt_file *f)
+{
+	const struct tt_thread *found = NULL;
+	for (size_t i = 0; i < f->nthreads; i++) {
+		if (f->threads[i].flags & TT_THREAD_RUNTIME)
+			continue;
+		assert_null(found);
+		found = &f->threads[i];
+	}
+	assert_non_null(found);
+	return found;
+}
+
+static void tt_lr_tmpfile(char *dir, size_t cap, char *path, size_t path_cap)
+{
+	tt_tmpdir(dir, cap);
+	snprintf(path, path_cap, "%s/run.ttr", dir);
+}
+
+/* Converts `path` to dir/run.json; the conversion must succeed and say `says` on
+ * stderr. */
+static void tt_lr_convert_says(const char *dir, const char *path, const char *says)
+{
+	char out[192];
+	snprintf(out, sizeof out, "%s/run.json", dir);
+	struct tt_run r;
+	TT_RUN(&r, "convert", path, "-o", out);
+	assert_int_equal(r.status, 0);
+	if (!strstr(r.err, says))
+		fail_msg("the converter did not say \"%s\": %s", says, r.err);
+	free(r.out);
+}
+
+/* ---- mode stream ---- */
+
+/* Returns the events dropped in all. */
+static uint64_t tt_lr_check_stream_seq(const char *path, uint32_t threads, uint32_t events)
+{
+	uint64_t lost = 0;
+	struct tt_file f;
+	assert_int_equal(tt_file_open(&f, path), 0);
+	assert_false(f.cut_short);
+	assert_true(f.header.flags & TT_FILE_STREAMED);
+	uint32_t seen = 0, drains = 0;
+	for (size_t i = 0; i < f.nthreads; i++) {
+		const struct tt_thread *t = &f.threads[i];
+		if (t->flags & TT_THREAD_RUNTIME) {
+			drains++;
+			assert_int_equal(t->records, 0); /* the drain thread records nothing */
+			continue;
+		}
+		struct tt_lr_seq s;
+		tt_lr_walk_seq(t, &s, false);
+		assert_int_equal(s.next, events);
+		assert_int_equal(s.lost, t->dropped[TT_DROP_BEHIND]);
+		assert_int_equal(s.lost, t->dropped_total);
+		char name[32];
+		snprintf(name, sizeof name, "seq-%u", s.number);
+		assert_int_equal(t->name.len, strlen(name));
+		assert_memory_equal(t->name.ptr, name, t->name.len);
+		assert_true(t->flags & TT_THREAD_EXITED);
+		lost += s.lost;
+		seen++;
+	}
+	assert_int_equal(seen, threads);
+	assert_int_equal(drains, 1);
+	tt_file_close(&f);
+	return lost;
+}
+
+static void test_stream_every_event_written_or_counted(void **state)
+{
+	(void)state;
+	char dir[64], path[128], out[160];
+	tt_lr_tmpfile(dir, sizeof dir, path, sizeof path);
+	char setting[192];
+	snprintf(setting, sizeof setting, "TICKTRACE_OUT=%s", path);
+	/* Four chunks a thread: enough for the drain to fall behind now and then. */
+	tt_lr_run(TT_LR_SETTINGS("TICKTRACE_MODE=stream", "TICKTRACE_BUFFER=16384", setting),
+		  TT_LR_SETTINGS("seq", "4", "300000"), NULL, 0);
+	uint64_t lost = tt_lr_check_stream_seq(path, 4, 300000);
+	print_message("%llu of 1200000 events dropped\n", (unsigned long long)lost);
+	/* The converter reads it whole, and shows any run of dropped events. */
+	snprintf(out, sizeof out, "%s/run.json", dir);
+	struct tt_run r;
+	TT_RUN(&r, "convert", path, "-o", out);
+	assert_int_equal(r.status, 0);
+	char summary[64];
+	snprintf(summary, sizeof summary, " %llu dropped,", (unsigned long long)lost);
+	assert_non_null(strstr(r.err, summary));
+	if (lost)
+		assert_non_null(strstr(r.err, "runs of dropped events"));
+	cJSON *root = tt_json_load(out);
+	assert_non_null(root);
+	cJSON_Delete(root);
+	free(r.out);
+	tt_rmdir(dir);
+}
+
+/* 200,000 threads, one after the other: memory stays flat, and every one of them is
+ * in the trace with its event. */
+static void test_stream_thread_churn(void **state)
+{
+	(void)state;
+	enum { THREADS = 200000 };
+	char dir[64], path[128], line[128];
+	tt_lr_tmpfile(dir, sizeof dir, path, sizeof path);
+	char setting[192];
+	snprintf(setting, sizeof setting, "TICKTRACE_OUT=%s", path);
+	tt_lr_run(TT_LR_SETTINGS("TICKTRACE_MODE=stream", setting), TT_LR_SETTINGS("churn", "200000"),
+		  line, sizeof line);
+	long early_kb, end_kb;
+	assert_int_equal(sscanf(line, "%ld %ld", &early_kb, &end_kb), 2);
+	print_message("RSS after %d threads: %ld kB, after %d: %ld kB\n", THREADS / 10, early_kb,
+		      THREADS, end_kb);
+	/* A thread's slot alone is 256 bytes: 180,000 more threads kept would be 46 MB.
+	 * (Not under AddressSanitizer: it keeps freed memory in quarantine, and state for
+	 * every thread that ever ran.) */
+	if (!TT_LR_ASAN)
+		assert_true(end_kb - early_kb < 8 * 1024);
+
+	struct tt_file f;
+	assert_int_equal(tt_file_open(&f, path), 0);
+	uint8_t *seen = calloc(THREADS, 1);
+	uint32_t threads = 0;
+	for (size_t i = 0; i < f.nthreads; i++) {
+		const struct tt_thread *t = &f.threads[i];
+		if (t->flags & TT_THREAD_RUNTIME)
+			continue;
+		assert_true(t->flags & TT_THREAD_EXITED);
+		assert_int_equal(t->records, 2);
+		const struct tt_record *r = t->sections[0].records;
+		assert_int_equal(TT_RECORD_KIND(r[0].word), TT_REC_INSTANT_ARG);
+		assert_true(r[1].tsc < THREADS);
+		assert_int_equal(seen[r[1].tsc], 0);
+		seen[r[1].tsc] = 1;
+		threads++;
+	}
+	assert_int_equal(threads, THREADS);
+	free(seen);
+	tt_file_close(&f);
+	tt_rmdir(dir);
+}
+
+/* ---- runs that end by SIGKILL ---- */
+
+/* Starts "hold", waits until it has recorded, kills it; returns the file's path. */
+static void tt_lr_kill_holder(const char *mode, const char *events, const char *flush,
+			      const char *extra, const char *buffer, char *dir, size_t cap, char *path,
+			      size_t path_cap)
+{
+	tt_lr_tmpfile(dir, cap, path, path_cap);
+	char setting[192], mode_setting[64];
+	snprintf(setting, sizeof setting, "TICKTRACE_OUT=%s", path);
+	snprintf(mode_setting, sizeof mode_setting, "TICKTRACE_MODE=%s", mode);
+	struct tt_lr_child c;
+	tt_lr_start(&c, TT_LR_SETTINGS(mode_setting, setting, extra, buffer),
+		    TT_LR_SETTINGS("hold", events, flush));
+	char line[32];
+	assert_non_null(fgets(line, sizeof line, c.out));
+	assert_string_equal(line, "ready\n");
+	kill(c.pid, SIGKILL);
+	assert_int_equal(tt_lr_wait(&c), 128 + SIGKILL);
+}
+
+/* The converter reads a killed run's file and says the run crashed. */
+static void tt_lr_convert_crashed(const char *dir, const char *path)
+{
+	tt_lr_convert_says(dir, path, "the run crashed or was killed");
+	struct tt_run r;
+	TT_RUN(&r, "info", path);
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "ended:    NO"));
+	free(r.out);
+}
+
+/* Mode stream, killed: the file holds the events in order from the first, undamaged,
+ * however many the drain had written; after tt_dump(), every one. */
+static void tt_lr_check_stream_killed(bool dumped)
+{
+	char dir[64], path[128];
+	tt_lr_kill_holder("stream", "100000", dumped ? "1" : "0", "TICKTRACE_LIVE=0",
+			  "TICKTRACE_BUFFER=1048576", dir, sizeof dir, path, sizeof path);
+	struct tt_file f;
+	assert_int_equal(tt_file_open(&f, path), 0);
+	assert_true(f.cut_short);
+	struct tt_lr_seq s;
+	if (dumped) {
+		tt_lr_walk_seq(tt_lr_only_thread(&f), &s, false);
+		assert_int_equal(s.kept, 100000);
+	}
+	/* (Killed early, the recording thread may not be in the file yet.) */
+	for (size_t i = 0; i < f.nthreads; i++) {
+		tt_lr_walk_seq(&f.threads[i], &s, false);
+		assert_int_equal(s.lost, 0);
+		assert_true(s.next <= 100000);
+	}
+	tt_file_close(&f);
+	tt_lr_convert_crashed(dir, path);
+	tt_rmdir(dir);
+}
+
+static void test_stream_killed_after_dump_keeps_all(void **state)
+{
+	(void)state;
+	tt_lr_check_stream_killed(true);
+}
+
+static void test_stream_killed_keeps_a_clean_prefix(void **state)
+{
+	(void)state;
+	tt_lr_check_stream_killed(false);
+}
+
+/* Modes stop and ring with TICKTRACE_LIVE=1, killed: the buffers, a shared mapping
+ * of TICKTRACE_OUT.live, hold every event recorded (stop) or the latest (ring). */
+static void tt_lr_check_live_killed(const char *mode, bool window)
+{
+	char dir[64], path[128], live[160];
+	/* A ring of five chunks wraps many times over. */
+	tt_lr_kill_holder(mode, "100000", "0", "TICKTRACE_LIVE=1",
+			  window ? "TICKTRACE_BUFFER=20000" : "TICKTRACE_BUFFER=1048576", dir, sizeof dir,
+			  path, sizeof path);
+	assert_int_not_equal(access(path, F_OK), 0); /* no trace was written */
+	snprintf(live, sizeof live, "%s.live", path);
+	struct tt_file f;
+	assert_int_equal(tt_file_open(&f, live), 0);
+	assert_true(f.header.flags & TT_FILE_LIVE);
+	struct tt_lr_seq s;
+	tt_lr_walk_seq(tt_lr_only_thread(&f), &s, window);
+	assert_int_equal(s.next, 100000);
+	/* A ring keeps at least its window, up to the last event: the chunks it
+	 * recycled last may still hold theirs, not yet cleaned. */
+	if (!window)
+		assert_int_equal(s.kept, 100000);
+	else
+		assert_true(s.kept >= 4 * 4095 / 2);
+	tt_file_close(&f);
+	tt_lr_convert_says(dir, live, "these are its live buffers, with every event it recorded");
+	tt_rmdir(dir);
+}
+
+static void test_live_killed_keeps_every_event(void **state)
+{
+	(void)state;
+	tt_lr_check_live_killed("stop", false);
+	tt_lr_check_live_killed("ring", true);
+}
+
+/* A live run that ends normally leaves its trace and no live file. */
+static void test_live_normal_exit_removes_the_live_file(void **state)
+{
+	(void)state;
+	char dir[64], path[128], live[160], setting[192];
+	tt_lr_tmpfile(dir, sizeof dir, path, sizeof path);
+	snprintf(setting, sizeof setting, "TICKTRACE_OUT=%s", path);
+	tt_lr_run(TT_LR_SETTINGS("TICKTRACE_LIVE=1", setting), TT_LR_SETTINGS("seq", "2", "1000"), NULL, 0);
+	snprintf(live, sizeof live, "%s.live", path);
+	assert_int_not_equal(access(live, F_OK), 0);
+	struct tt_file f;
+	assert_int_equal(tt_file_open(&f, path), 0);
+	assert_false(f.cut_short);
+	assert_int_equal(f.records, 2 * 2 * 1000);
+	tt_file_close(&f);
+	tt_rmdir(dir);
+}
+
+/* ---- mode ring, written on TICKTRACE_DUMP_SIGNAL ---- */
+
+/* Waits for a dump to appear (it is renamed into place whole): up to a minute, on a
+ * machine as loaded as it may be. */
+static void tt_lr_wait_for_file(const char *path)
+{
+	for (int i = 0; i < 6000 && access(path, F_OK) != 0; i++)
+		usleep(10000);
+	assert_int_equal(access(path, F_OK), 0);
+}
+
+static void test_ring_dump_on_signal_keeps_the_latest(void **state)
+{
+	(void)state;
+	enum { ITERATIONS = 200000 };
+	char dir[64], path[128], setting[192], out[160];
+	tt_lr_tmpfile(dir, sizeof dir, path, sizeof path);
+	snprintf(setting, sizeof setting, "TICKTRACE_OUT=%s", path);
+	struct tt_lr_child c;
+	tt_lr_start(&c, TT_LR_SETTINGS("TICKTRACE_MODE=ring", "TICKTRACE_BUFFER=20000",
+				       "TICKTRACE_DUMP_SIGNAL=SIGUSR2", setting),
+		    TT_LR_SETTINGS("scopes", "200000"));
+	char line[32];
+	assert_non_null(fgets(line, sizeof line, c.out));
+	assert_string_equal(line, "ready\n");
+	kill(c.pid, SIGUSR2);
+	tt_lr_wait_for_file(path);
+	kill(c.pid, SIGKILL);
+	assert_int_equal(tt_lr_wait(&c), 128 + SIGKILL);
+
+	struct tt_file f;
+	assert_int_equal(tt_file_open(&f, path), 0);
+	assert_true(f.header.flags & TT_FILE_RING);
+	const struct tt_thread *t = tt_lr_only_thread(&f);
+	assert_true(t->flags & TT_THREAD_WRAPPED);
+	struct tt_lr_seq s;
+	tt_lr_walk_seq(t, &s, true);
+	/* The latest events, up to the last one, and about as many as the buffer holds:
+	 * 5 chunks of 4,095 records, 4 records an iteration. */
+	assert_int_equal(s.next, ITERATIONS);
+	assert_true(s.kept >= 4 * 4095 / 4 && s.kept <= 5 * 4095 / 4 + 1);
+	/* Every older event is counted as overwritten. */
+	assert_int_equal(s.events + t->dropped[TT_DROP_OVERWRITTEN], 3 * ITERATIONS);
+	assert_int_equal(t->dropped_total, t->dropped[TT_DROP_OVERWRITTEN]);
+	tt_file_close(&f);
+
+	tt_lr_convert_says(dir, path, "overwritten by newer: ");
+	snprintf(out, sizeof out, "%s/run.json", dir);
+	/* Each "iter" scope the window cut is shown from the window's start, flagged. */
+	cJSON *root = tt_json_load(out);
+	assert_non_null(root);
+	char *listing = tt_json_listing(root, 0);
+	assert_non_null(listing);
+	free(listing);
+	cJSON_Delete(root);
+	tt_rmdir(dir);
+}
+
+/* ---- crashes ---- */
+
+static const char *tt_lr_static_prog;
+
+/* Runs "crash HOW" in `mode`; the program must die of `sig` having written all its
+ * events, and the converter must say it crashed. With `own`, the program's own
+ * handler (installed before ticktrace's) runs too. */
+static void tt_lr_check_crash(const char *mode, const char *how, int sig, bool own)
+{
+	char dir[64], path[128], setting[192], mode_setting[64], line[64] = "";
+	tt_lr_tmpfile(dir, sizeof dir, path, sizeof path);
+	snprintf(setting, sizeof setting, "TICKTRACE_OUT=%s", path);
+	snprintf(mode_setting, sizeof mode_setting, "TICKTRACE_MODE=%s", mode);
+	const char *saved = tt_lr_prog;
+	if (own)
+		tt_lr_prog = tt_lr_static_prog;
+	struct tt_lr_child c;
+	tt_lr_start(&c, TT_LR_SETTINGS(mode_setting, setting, own ? "TT_PROG_OWN_HANDLER=1" : "TT_PROG_OWN_HANDLER=0"),
+		    TT_LR_SETTINGS("crash", how, "50000"));
+	tt_lr_prog = saved;
+	if (!fgets(line, sizeof line, c.out))
+		line[0] = 0;
+	int status = tt_lr_wait(&c);
+	/* AddressSanitizer's SIGSEGV handler was there first: ticktrace chains to it, and
+	 * it reports the fault and ends the program its own way. */
+	if (TT_LR_ASAN && sig == SIGSEGV && !own)
+		assert_int_not_equal(status, 0);
+	else
+		assert_int_equal(status, 128 + sig);
+	assert_string_equal(line, own ? "own handler\n" : "");
+
+	struct tt_file f;
+	assert_int_equal(tt_file_open(&f, path), 0);
+	assert_true(f.header.flags & TT_FILE_CRASHED);
+	assert_int_equal(f.header.crash_signal, sig);
+	struct tt_lr_seq s;
+	tt_lr_walk_seq(tt_lr_only_thread(&f), &s, false);
+	assert_int_equal(s.kept, 50000);
+	assert_int_equal(s.events, 50001); /* and the scope it crashed in */
+	tt_file_close(&f);
+
+	tt_lr_convert_says(dir, path, "the run crashed: the program died of signal");
+	tt_rmdir(dir);
+}
+
+static void test_crash_segv_every_mode(void **state)
+{
+	(void)state;
+	tt_lr_check_crash("stop", "segv", SIGSEGV, false);
+	tt_lr_check_crash("ring", "segv", SIGSEGV, false);
+	tt_lr_check_crash("stream", "segv", SIGSEGV, false);
+}
+
+static void test_crash_abort(void **state)
+{
+	(void)state;
+	tt_lr_check_crash("stop", "abort", SIGABRT, false);
+	tt_lr_check_crash("stream", "abort", SIGABRT, false);
+}
+
+static void test_crash_chains_to_the_programs_handler(void **state)
+{
+	(void)state;
+	tt_lr_check_crash("stop", "abort", SIGABRT, true);
+	tt_lr_check_crash("ring", "segv", SIGSEGV, true);
+}
+
+/* ---- live spikes ---- */
+
+/* Mode stream with TICKTRACE_SPIKES: the spike is in the log while the program runs,
+ * and the log says what `ticktrace spikes` finds in the file afterwards. */
+static void test_stream_live_spikes(void **state)
+{
+	(void)state;
+	char dir[64], path[128], spikes[160], setting[192], spikes_setting[192], line[128];
+	tt_lr_tmpfile(dir, sizeof dir, path, sizeof path);
+	snprintf(setting, sizeof setting, "TICKTRACE_OUT=%s", path);
+	snprintf(spikes, sizeof spikes, "%s/spikes.jsonl", dir);
+	snprintf(spikes_setting, sizeof spikes_setting, "TICKTRACE_SPIKES=%s", spikes);
+	tt_lr_run(TT_LR_SETTINGS("TICKTRACE_MODE=stream", setting, spikes_setting,
+				 "TICKTRACE_SPIKE_THRESHOLD=10ms"),
+		  TT_LR_SETTINGS("spiky", spikes), line, sizeof line);
+	long ms;
+	assert_int_equal(sscanf(line, "spike logged after %ld ms", &ms), 1);
+	print_message("the spike was in the log %ld ms after it ended\n", ms);
+	/* The drain writes every 0.2 s: a second is its promise; the bound here is for
+	 * a machine as loaded as it may be. */
+	assert_true(ms < 10000);
+
+	struct tt_run r;
+	TT_RUN(&r, "spikes", path, "--threshold", "10ms", "--json", "-q");
+	assert_int_equal(r.status, 0);
+	FILE *f = fopen(spikes, "re");
+	assert_non_null(f);
+	char live[4096];
+	assert_non_null(fgets(live, sizeof live, f));
+	assert_null(fgets(line, sizeof line, f)); /* one spike */
+	fclose(f);
+	cJSON *a = cJSON_Parse(live), *b = cJSON_Parse(r.out);
+	assert_non_null(a);
+	assert_non_null(b);
+	assert_string_equal(cJSON_GetObjectItem(a, "name")->valuestring, "slow");
+	assert_string_equal(cJSON_GetObjectItem(b, "name")->valuestring, "slow");
+	double dur_a = cJSON_GetObjectItem(a, "dur_ns")->valuedouble;
+	double dur_b = cJSON_GetObjectItem(b, "dur_ns")->valuedouble;
+	assert_true(dur_a >= 30e6 && dur_b >= 30e6);
+	/* The runtime converts with the rate measured so far, the tools with the run's. */
+	assert_true(dur_a - dur_b < 1e-3 * dur_b && dur_b - dur_a < 1e-3 * dur_b);
+	cJSON *stack = cJSON_GetObjectItem(a, "stack");
+	assert_int_equal(cJSON_GetArraySize(stack), 1);
+	assert_string_equal(cJSON_GetObjectItem(cJSON_GetArrayItem(stack, 0), "name")->valuestring, "frame");
+	cJSON_Delete(a);
+	cJSON_Delete(b);
+	free(r.out);
+	tt_rmdir(dir);
+}
+
+/* ---- fork ---- */
+
+/* The parent's events in its file only, the child's in its own; both convert,
+ * merged into one timeline. `out_pattern` is TICKTRACE_OUT relative to the test's
+ * directory; the child's file is found by its pid. */
+static void tt_lr_check_fork(const char *mode, const char *out_pattern, const char *child_name,
+			     const char *extra)
+{
+	enum { EVENTS = 30000 };
+	char dir[64], unused[128], setting[192], mode_setting[64], line[64];
+	tt_lr_tmpfile(dir, sizeof dir, unused, sizeof unused);
+	snprintf(setting, sizeof setting, "TICKTRACE_OUT=%s/%s", dir, out_pattern);
+	snprintf(mode_setting, sizeof mode_setting, "TICKTRACE_MODE=%s", mode);
+	struct tt_lr_child c;
+	tt_lr_start(&c, TT_LR_SETTINGS(mode_setting, setting, extra), TT_LR_SETTINGS("fork", "30000"));
+	assert_non_null(fgets(line, sizeof line, c.out));
+	pid_t parent = c.pid;
+	assert_int_equal(tt_lr_wait(&c), 0);
+	int child = atoi(line);
+	assert_true(child > 0);
+
+	char paths[2][256];
+	snprintf(paths[0], sizeof paths[0], "%s/%s", dir, out_pattern);
+	char *p = strstr(paths[0], "%p");
+	if (p)
+		snprintf(p, sizeof paths[0] - (size_t)(p - paths[0]), "%d.ttr", (int)parent);
+	snprintf(paths[1], sizeof paths[1], "%s/", dir);
+	snprintf(paths[1] + strlen(paths[1]), sizeof paths[1] - strlen(paths[1]), child_name, child);
+	for (int i = 0; i < 2; i++) {
+		struct tt_file f;
+		assert_int_equal(tt_file_open(&f, paths[i]), 0);
+		struct tt_lr_seq s;
+		tt_lr_walk_seq(tt_lr_only_thread(&f), &s, false);
+		assert_int_equal(s.number, i == 0 ? 1 : 2);
+		assert_int_equal(s.kept, i == 0 ? 2 * EVENTS : EVENTS);
+		assert_int_equal(f.process.pid, i == 0 ? (uint32_t)parent : (uint32_t)child);
+		if (i == 1)
+			assert_int_equal(f.process.ppid, parent);
+		tt_file_close(&f);
+	}
+	char out[160];
+	snprintf(out, sizeof out, "%s/all.json", dir);
+	struct tt_run r;
+	TT_RUN(&r, "convert", paths[0], paths[1], "-o", out);
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.err, " 90000 events, "));
+	assert_non_null(strstr(r.err, " 0 dropped, "));
+	free(r.out);
+	tt_rmdir(dir);
+}
+
+static void test_fork_each_process_its_own_file(void **state)
+{
+	(void)state;
+	tt_lr_check_fork("stop", "%p.ttr", "%d.ttr", "TICKTRACE_LIVE=0");
+	tt_lr_check_fork("ring", "%p.ttr", "%d.ttr", "TICKTRACE_LIVE=0");
+	tt_lr_check_fork("stream", "%p.ttr", "%d.ttr", "TICKTRACE_LIVE=0");
+	/* Without %p, the child's file is the name followed by its pid. */
+	tt_lr_check_fork("stop", "run.ttr", "run.ttr.%d", "TICKTRACE_LIVE=0");
+	tt_lr_check_fork("stream", "run.ttr", "run.ttr.%d", "TICKTRACE_LIVE=0");
+	/* The child maps a live file of its own over the parent's buffers. */
+	tt_lr_check_fork("stop", "%p.ttr", "%d.ttr", "TICKTRACE_LIVE=1");
+	tt_lr_check_fork("ring", "run.ttr", "run.ttr.%d", "TICKTRACE_LIVE=1");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 3) {
+		fprintf(stderr, "usage: test_longrun tt_longrun_prog tt_longrun_prog_static\n");
+		return 2;
+	}
+	tt_lr_prog = argv[1];
+	tt_lr_static_prog = argv[2];
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_stream_every_event_written_or_counted),
+		cmocka_unit_test(test_stream_thread_churn),
+		cmocka_unit_test(test_stream_killed_after_dump_keeps_all),
+		cmocka_unit_test(test_stream_killed_keeps_a_clean_prefix),
+		cmocka_unit_test(test_live_killed_keeps_every_event),
+		cmocka_unit_test(test_live_normal_exit_removes_the_live_file),
+		cmocka_unit_test(test_ring_dump_on_signal_keeps_the_latest),
+		cmocka_unit_test(test_crash_segv_every_mode),
+		cmocka_unit_test(test_crash_abort),
+		cmocka_unit_test(test_crash_chains_to_the_programs_handler),
+		cmocka_unit_test(test_fork_each_process_its_own_file),
+		cmocka_unit_test(test_stream_live_spikes),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,265 @@
+/* The program that test_longrun runs in the modes and situations it checks: the mode
+ * is chosen when the library starts, and some runs end by a signal.
+ *
+ *   tt_longrun_prog seq THREADS EVENTS   each thread "seq-N" records EVENTS instants
+ *                                        "seq" with argument N << 32 | i, then exits
+ *   tt_longrun_prog churn THREADS        THREADS threads one after the other, each
+ *                                        recording "churn" (argument: its number);
+ *                                        prints the RSS (kB) after a tenth and at the end
+ *   tt_longrun_prog hold EVENTS FLUSH    records EVENTS "seq" instants on the main
+ *                                        thread, calls tt_dump(NULL) if FLUSH is 1,
+ *                                        prints "ready" and waits to be killed
+ *   tt_longrun_prog scopes EVENTS        records EVENTS scopes "iter", each around a
+ *                                        "seq" instant, prints "ready", waits to be killed
+ *   tt_longrun_prog crash HOW EVENTS     records EVENTS "seq" instants, begins "crashing"
+ *                                        and dies: HOW is segv or abort
+ *   tt_longrun_prog fork EVENTS          records EVENTS "seq" instants (number 1) and forks;
+ *                                        the child records EVENTS (number 2) and exits,
+ *                                        the parent waits for it, records EVENTS more
+ *                                        (going on from EVENTS) and prints the child's pid
+ *
+ *   tt_longrun_prog spiky SPIKES         records scopes "frame" around 1,000 "fast" ones;
+ *                                        the second frame holds a "slow" scope of 30 ms;
+ *                                        then waits until the file SPIKES names "slow"
+ *                                        and prints "spike logged after N ms" (N from
+ *                                        the end of "slow"), or gives up after 60 s
+ *
+ * With TT_PROG_OWN_HANDLER=1, the program installs a SIGSEGV and SIGABRT handler of its
+ * own before ticktrace starts (where it is linked statically: the constructor runs
+ * first), which prints "own handler" and returns.
+ */
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ticktrace.h"
+
+struct tt_prog_seq {
+	uint32_t number, events;
+};
+
+/* "seq" events number << 32 | i for i in [from, from + events). */
+static void tt_prog_record_seq(uint32_t number, uint32_t from, uint32_t events)
+{
+	for (uint32_t i = from; i < from + events; i++)
+		TT_INSTANT_ARG("seq", (uint64_t)number << 32 | i);
+}
+
+static void *tt_prog_seq_thread(void *arg)
+{
+	const struct tt_prog_seq *s = arg;
+	char name[32];
+	snprintf(name, sizeof name, "seq-%u", s->number);
+	tt_thread_name(name);
+	tt_prog_record_seq(s->number, 0, s->events);
+	return NULL;
+}
+
+static int tt_prog_seq(uint32_t threads, uint32_t events)
+{
+	pthread_t *ids = calloc(threads, sizeof *ids);
+	struct tt_prog_seq *seqs = calloc(threads, sizeof *seqs);
+	if (!ids || !seqs)
+		return 1;
+	for (uint32_t i = 0; i < threads; i++) {
+		seqs[i] = (struct tt_prog_seq){i, events};
+		if (pthread_create(&ids[i], NULL, tt_prog_seq_thread, &seqs[i]))
+			return 1;
+	}
+	for (uint32_t i = 0; i < threads; i++)
+		pthread_join(ids[i], NULL);
+	free(ids);
+	free(seqs);
+	return 0;
+}
+
+static long tt_prog_rss_kb(void)
+{
+	FILE *f = fopen("/proc/self/status", "re");
+	char line[256];
+	long kb = -1;
+	while (f && fgets(line, sizeof line, f))
+		if (strncmp(line, "VmRSS:", 6) == 0)
+			kb = atol(line + 6);
+	if (f)
+		fclose(f);
+	return kb;
+}
+
+static void *tt_prog_churn_thread(void *arg)
+{
+	TT_INSTANT_ARG("churn", (uintptr_t)arg);
+	return NULL;
+}
+
+static int tt_prog_churn(uint32_t threads)
+{
+	long early = 0;
+	pthread_attr_t attr;
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, 64 * 1024);
+	for (uint32_t i = 0; i < threads; i++) {
+		pthread_t id;
+		if (pthread_create(&id, &attr, tt_prog_churn_thread, (void *)(uintptr_t)i))
+			return 1;
+		pthread_join(id, NULL);
+		if (i + 1 == threads / 10)
+			early = tt_prog_rss_kb();
+	}
+	printf("%ld %ld\n", early, tt_prog_rss_kb());
+	return 0;
+}
+
+static void tt_prog_wait_to_be_killed(void)
+{
+	printf("ready\n");
+	fflush(stdout);
+	for (;;)
+		pause();
+}
+
+static int tt_prog_hold(uint32_t events, int flush)
+{
+	tt_prog_record_seq(0, 0, events);
+	if (flush && tt_dump(NULL) != 0)
+		return 1;
+	tt_prog_wait_to_be_killed();
+	return 0;
+}
+
+static void tt_prog_own_handler(int sig)
+{
+	(void)sig;
+	static const char said[] = "own handler\n";
+	if (write(1, said, sizeof said - 1) < 0)
+		_exit(3);
+}
+
+__attribute__((constructor(101))) static void tt_prog_install_own_handler(void)
+{
+	const char *own = getenv("TT_PROG_OWN_HANDLER");
+	if (!own || strcmp(own, "1") != 0)
+		return;
+	/* Returning from it: SIGSEGV comes again at its instruction, abort() raises
+	 * SIGABRT again with the default action. SA_RESETHAND: the second time the
+	 * default action ends the program. */
+	struct sigaction action = {.sa_handler = tt_prog_own_handler, .sa_flags = SA_RESETHAND};
+	sigaction(SIGSEGV, &action, NULL);
+	sigaction(SIGABRT, &action, NULL);
+}
+
+static int tt_prog_scopes(uint32_t events)
+{
+	for (uint32_t i = 0; i < events; i++) {
+		TT_BEGIN("iter");
+		TT_INSTANT_ARG("seq", i);
+		TT_END();
+	}
+	tt_prog_wait_to_be_killed();
+	return 0;
+}
+
+static int tt_prog_crash(const char *how, uint32_t events)
+{
+	tt_prog_record_seq(0, 0, events);
+	TT_BEGIN("crashing");
+	volatile uintptr_t unmapped = 8;
+	if (strcmp(how, "segv") == 0)
+		*(volatile int *)unmapped = 1;
+	if (strcmp(how, "abort") == 0)
+		abort();
+	return 1;
+}
+
+static int tt_prog_fork(uint32_t events)
+{
+	tt_prog_record_seq(1, 0, events);
+	fflush(stdout);
+	pid_t child = fork();
+	if (child < 0)
+		return 1;
+	if (child == 0) {
+		tt_prog_record_seq(2, 0, events);
+		exit(0);
+	}
+	int status;
+	if (waitpid(child, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		fprintf(stderr, "tt_longrun_prog: the child ended with status %#x\n", status);
+		return 1;
+	}
+	tt_prog_record_seq(1, events, events);
+	printf("%d\n", (int)child);
+	return 0;
+}
+
+static int64_t tt_prog_now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int tt_prog_file_says(const char *path, const char *what)
+{
+	FILE *f = fopen(path, "re");
+	char line[4096];
+	int found = 0;
+	while (f && !found && fgets(line, sizeof line, f))
+		found = strstr(line, what) != NULL;
+	if (f)
+		fclose(f);
+	return found;
+}
+
+static int tt_prog_spiky(const char *spikes)
+{
+	int64_t slow_end = 0;
+	for (int i = 0; i < 3; i++) {
+		TT_SCOPE("frame");
+		for (int k = 0; k < 1000; k++) {
+			TT_BEGIN("fast");
+			TT_END();
+		}
+		if (i == 1) {
+			TT_BEGIN("slow");
+			struct timespec slow = {0, 30000000};
+			nanosleep(&slow, NULL);
+			TT_END();
+			slow_end = tt_prog_now_ms();
+		}
+	}
+	while (!tt_prog_file_says(spikes, "\"slow\"")) {
+		if (tt_prog_now_ms() - slow_end > 60000)
+			return 1;
+		struct timespec poll = {0, 5000000};
+		nanosleep(&poll, NULL);
+	}
+	printf("spike logged after %lld ms\n", (long long)(tt_prog_now_ms() - slow_end));
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 4 && strcmp(argv[1], "seq") == 0)
+		return tt_prog_seq((uint32_t)atol(argv[2]), (uint32_t)atol(argv[3]));
+	if (argc == 3 && strcmp(argv[1], "churn") == 0)
+		return tt_prog_churn((uint32_t)atol(argv[2]));
+	if (argc == 4 && strcmp(argv[1], "hold") == 0)
+		return tt_prog_hold((uint32_t)atol(argv[2]), atoi(argv[3]));
+	if (argc == 3 && strcmp(argv[1], "scopes") == 0)
+		return tt_prog_scopes((uint32_t)atol(argv[2]));
+	if (argc == 4 && strcmp(argv[1], "crash") == 0)
+		return tt_prog_crash(argv[2], (uint32_t)atol(argv[3]));
+	if (argc == 3 && strcmp(argv[1], "spiky") == 0)
+		return tt_prog_spiky(argv[2]);
+	if (argc == 3 && strcmp(argv[1], "fork") == 0)
+		return tt_prog_fork((uint32_t)atol(argv[2]));
+	fprintf(stderr, "usage: see the top of tests/tt_longrun_prog.c\n");
+	return 2;
+}
