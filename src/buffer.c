@@ -633,25 +633,25 @@ void tt__record_many(const struct tt_record *records, size_t n)
 	errno = saved_errno;
 }
 
-void tt__chunk_drained(struct tt__slot *slot)
+void tt__chunk_drained(struct tt__slot *slot, int recycle)
 {
 	struct tt__chunk *chunk = slot->first;
 	struct tt__chunk *next = __atomic_load_n(&chunk->next, __ATOMIC_ACQUIRE);
 	int compacted = !next && (slot->flags & TT__SLOT_COMPACTED);
-	if (!compacted)
+	if (recycle && !compacted)
 		memset(chunk, 0, TT__CHUNK_SIZE);
 	sigset_t old;
 	tt__block_signals(&old);
 	pthread_mutex_lock(&tt__arena_mutex);
 	__atomic_store_n(&slot->first, next, __ATOMIC_RELEASE);
 	__atomic_store_n(&slot->chunks, slot->chunks - 1, __ATOMIC_RELEASE);
-	if (!compacted) {
+	if (recycle && !compacted) {
 		chunk->next = tt__free_chunks;
 		tt__free_chunks = chunk;
 	}
 	pthread_mutex_unlock(&tt__arena_mutex);
 	tt__restore_signals(&old);
-	if (compacted)
+	if (recycle && compacted)
 		free(chunk);
 }
 

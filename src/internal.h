@@ -79,6 +79,8 @@ struct tt__slot {
 	uint64_t written;
 	int streamed;    /* (also: described in the live file) */
 	int drain_state; /* enum tt__drain_state: who may touch its last chunk */
+	int64_t stalled_ns; /* mode stream: since when its oldest full chunk waits for an
+	                     * event that is not written (CLOCK_MONOTONIC), or 0 */
 	struct tt__chunk *live_chunk; /* live file: where the search for new sites stopped
 	                               * (with `drained`) */
 	struct tt__spikes_thread *spikes; /* mode stream, TICKTRACE_SPIKES: its detector */
@@ -175,8 +177,9 @@ extern int tt__dumps_running TT__HIDDEN; /* changed under the registry and arena
 void tt__record_slow(uint64_t word, uint64_t value, uint64_t tsc, struct tt__slot *slot,
 		     char *where) TT__HIDDEN;
 /* Mode stream, the drain thread: takes a written chunk off the front of the slot's
- * list and recycles it. The chunk must have a successor, unless the thread exited. */
-void tt__chunk_drained(struct tt__slot *slot) TT__HIDDEN;
+ * list and recycles it (or, without `recycle`, leaves it to whatever may still be
+ * written into it). The chunk must have a successor, unless the thread exited. */
+void tt__chunk_drained(struct tt__slot *slot, int recycle) TT__HIDDEN;
 extern uint64_t tt__unregistered_drops TT__HIDDEN; /* events of threads without a slot */
 /* Set while this thread runs a part of the slow path that may reach code which records
  * (initialization, through the C library, may call an interposed, instrumented malloc):

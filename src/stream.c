@@ -33,6 +33,9 @@
 
 /* Partial chunks are written, and the end anchor refreshed, this often. */
 #define TT__STREAM_PERIOD_NS 200000000
+/* A full chunk waits this long for an event whose thread does not write it. */
+#define TT__STREAM_STALL_NS 2000000000
+
 /* The drain sleeps this long when it found nothing to write; a thread whose chunks
  * fill up wakes it sooner. */
 #define TT__STREAM_SLEEP_NS 10000000
@@ -92,9 +95,9 @@ static void tt__stream_refresh_header(struct tt__stream *st)
  * one whose event a signal handler interrupted between reserving and writing it). */
 static const struct tt_record *tt__stream_records(struct tt__stream *st, struct tt__slot *slot,
 						  const struct tt_record *from,
-						  const struct tt_record *end)
+						  const struct tt_record *end, int stop_unwritten)
 {
-	const struct tt_record *written = tt__sites_add(&st->sites, &st->fresh, from, end, 1);
+	const struct tt_record *written = tt__sites_add(&st->sites, &st->fresh, from, end, stop_unwritten);
 	if (!written) {
 		st->out->err = -ENOMEM;
 		return from;
@@ -134,11 +137,26 @@ static int tt__stream_drain_chunks(struct tt__stream *st, struct tt__slot *slot,
 		else
 			tt__chunk_extent(slot, chunk, &begin, &end);
 		const struct tt_record *from = slot->drained ? slot->drained : begin;
-		slot->drained = tt__stream_records(st, slot, from, end);
-		/* A full chunk is recycled once all its events are written. */
+		slot->drained = tt__stream_records(st, slot, from, end, 1);
+		/* A full chunk is recycled once all its events are written. One whose event
+		 * stays unwritten (a signal handler that interrupted it jumped away with
+		 * siglongjmp) is written as it is after TT__STREAM_STALL_NS (or at the end),
+		 * the hole a PAD record, and left out of use, so that the thread's next chunks
+		 * go on. */
+		int abandon = 0;
+		if (next && slot->drained != end) {
+			int64_t now = tt__stream_now_ns();
+			if (!slot->stalled_ns)
+				slot->stalled_ns = now;
+			abandon = now - slot->stalled_ns > TT__STREAM_STALL_NS ||
+				  __atomic_load_n(&st->finishing, __ATOMIC_ACQUIRE);
+			if (abandon)
+				slot->drained = tt__stream_records(st, slot, slot->drained, end, 0);
+		}
 		if (!next || slot->drained != end)
 			return recycled;
-		tt__chunk_drained(slot);
+		slot->stalled_ns = 0;
+		tt__chunk_drained(slot, !abandon);
 		slot->drained = NULL;
 	}
 }
@@ -149,7 +167,7 @@ static void tt__stream_retire_slot(struct tt__stream *st, struct tt__slot *slot)
 	struct tt_record gap[2];
 	size_t gap_records = tt__gap_records(slot, gap);
 	if (gap_records || !slot->streamed)
-		tt__stream_records(st, slot, gap, gap + gap_records);
+		tt__stream_records(st, slot, gap, gap + gap_records, 1);
 	tt__out_thread_info(st->out, TT_SEC_THREAD_TOTALS, slot, slot->written, &st->end.dropped);
 	tt__spikes_retire(slot);
 }
@@ -179,7 +197,7 @@ static int tt__stream_pass(struct tt__stream *st, int partial)
 		}
 		/* All written: its totals go out, and its chunk and slot serve new threads. */
 		tt__stream_retire_slot(st, slot);
-		tt__chunk_drained(slot);
+		tt__chunk_drained(slot, 1);
 		tt__registry_recycle(prev, slot);
 		recycled++;
 	}

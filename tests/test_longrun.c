@@ -535,6 +535,34 @@ static void test_crash_chains_to_the_programs_handler(void **state)
 	tt_lr_check_crash("ring", "segv", SIGSEGV, true);
 }
 
+/* Mode stream: a record reserved and never written (a signal handler that interrupted
+ * its event jumped away) holds its chunk back only so long: the events after it are
+ * all in the file, the hole a PAD record. */
+static void test_stream_unwritten_record_does_not_stall(void **state)
+{
+	(void)state;
+	enum { EVENTS = 20000 };
+	char dir[64], path[128], setting[192];
+	tt_lr_tmpfile(dir, sizeof dir, path, sizeof path);
+	snprintf(setting, sizeof setting, "TICKTRACE_OUT=%s", path);
+	const char *saved = tt_lr_prog;
+	tt_lr_prog = tt_lr_static_prog;
+	tt_lr_run(TT_LR_SETTINGS("TICKTRACE_MODE=stream", setting), TT_LR_SETTINGS("hole", "20000"),
+		  NULL, 0);
+	tt_lr_prog = saved;
+	struct tt_file f;
+	assert_int_equal(tt_file_open(&f, path), 0);
+	assert_false(f.cut_short);
+	const struct tt_thread *t = tt_lr_only_thread(&f);
+	struct tt_lr_seq s;
+	tt_lr_walk_seq(t, &s, false);
+	assert_int_equal(s.kept, EVENTS);
+	assert_int_equal(s.lost, 0);
+	assert_int_equal(t->records, 2 * EVENTS + 1); /* and the PAD */
+	tt_file_close(&f);
+	tt_rmdir(dir);
+}
+
 /* ---- live spikes ---- */
 
 /* Mode stream with TICKTRACE_SPIKES: the spike is in the log while the program runs,
@@ -671,6 +699,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_crash_chains_to_the_programs_handler),
 		cmocka_unit_test(test_fork_each_process_its_own_file),
 		cmocka_unit_test(test_stream_live_spikes),
+		cmocka_unit_test(test_stream_unwritten_record_does_not_stall),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

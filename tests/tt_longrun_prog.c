@@ -24,6 +24,12 @@
  *                                        and prints "spike logged after N ms" (N from
  *                                        the end of "slow"), or gives up after 60 s
  *
+ *   tt_longrun_prog_static hole EVENTS   records EVENTS "seq" instants with, after the
+ *                                        first 100, a record reserved and never written
+ *                                        (as when a signal handler that interrupted an
+ *                                        event jumps away), then exits (static build:
+ *                                        it reaches the runtime's internals)
+ *
  * With TT_PROG_OWN_HANDLER=1, the program installs a SIGSEGV and SIGABRT handler of its
  * own before ticktrace starts (where it is linked statically: the constructor runs
  * first), which prints "own handler" and returns.
@@ -244,6 +250,21 @@ static int tt_prog_spiky(const char *spikes)
 	return 0;
 }
 
+#ifdef TT_PROG_INTERNALS
+#include "internal.h"
+
+static int tt_prog_hole(uint32_t events)
+{
+	tt_prog_record_seq(0, 0, 100);
+	struct tt__slot *slot = tt__find_slot(tt__thread_pointer());
+	if (!slot)
+		return 1;
+	__atomic_fetch_add(&slot->cursor, sizeof(struct tt_record), __ATOMIC_RELAXED);
+	tt_prog_record_seq(0, 100, events - 100);
+	return 0;
+}
+#endif
+
 int main(int argc, char **argv)
 {
 	if (argc == 4 && strcmp(argv[1], "seq") == 0)
@@ -256,6 +277,10 @@ int main(int argc, char **argv)
 		return tt_prog_scopes((uint32_t)atol(argv[2]));
 	if (argc == 4 && strcmp(argv[1], "crash") == 0)
 		return tt_prog_crash(argv[2], (uint32_t)atol(argv[3]));
+#ifdef TT_PROG_INTERNALS
+	if (argc == 3 && strcmp(argv[1], "hole") == 0)
+		return tt_prog_hole((uint32_t)atol(argv[2]));
+#endif
 	if (argc == 3 && strcmp(argv[1], "spiky") == 0)
 		return tt_prog_spiky(argv[2]);
 	if (argc == 3 && strcmp(argv[1], "fork") == 0)
