@@ -46,28 +46,9 @@ static void write_one(const char *path, const struct tt_record *rec, size_t n)
 	write_one_clocked(path, NULL, rec, n);
 }
 
-struct fixture {
-	char dir[64];
-	char in[128];
-	char out[128];
-};
-
 static int setup(void **state)
 {
-	struct fixture *fx = calloc(1, sizeof(*fx));
-	tt_tmpdir(fx->dir, sizeof(fx->dir));
-	snprintf(fx->in, sizeof(fx->in), "%s/run.ttr", fx->dir);
-	snprintf(fx->out, sizeof(fx->out), "%s/run.json", fx->dir);
-	*state = fx;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	struct fixture *fx = *state;
-	tt_rmdir(fx->dir);
-	free(fx);
-	return 0;
+	return tt_fixture_setup(state, "run.ttr", "run.json");
 }
 
 /* Shows what the command printed when the expected text is not there. */
@@ -95,7 +76,7 @@ static const cJSON *arg(const cJSON *ev, const char *name)
  * thread: they still count in the summary, with a warning, and in `info`. */
 static void test_unregistered_drops_reported(void **state)
 {
-	struct fixture *fx = *state;
+	struct tt_fixture *fx = *state;
 	static const struct tt_record rec[] = {R(TT_REC_INSTANT, S_WAKE, 10)};
 	struct tt_file_header h;
 	tt_tw_default_header(&h);
@@ -124,7 +105,7 @@ static void test_unregistered_drops_reported(void **state)
 
 static void test_round_trip(void **state)
 {
-	struct fixture *fx = *state;
+	struct tt_fixture *fx = *state;
 	assert_int_equal(tt_demo_write(fx->in), 0);
 	struct tt_run r;
 	TT_RUN(&r, "convert", "--source", fx->in, "-o", fx->out);
@@ -252,7 +233,7 @@ static void test_round_trip(void **state)
 
 static void test_unterminated(void **state)
 {
-	struct fixture *fx = *state;
+	struct tt_fixture *fx = *state;
 	static const struct tt_record rec[] = {
 		R(TT_REC_BEGIN, S_MAIN, 2000),
 		R(TT_REC_BEGIN, S_CHILD, 3000),
@@ -284,7 +265,7 @@ static void test_unterminated(void **state)
  * time is the exact floor of ticks * 1e9 / hz, and a duration the difference of two. */
 static void test_real_clock_rate(void **state)
 {
-	struct fixture *fx = *state;
+	struct tt_fixture *fx = *state;
 	const uint64_t hz = 2899999973, t0 = 1000;
 	const uint64_t begin = 1234567, end = 98765432, instant = 98765431;
 	struct tt_file_header h;
@@ -317,7 +298,7 @@ static void test_real_clock_rate(void **state)
 
 static void test_unmatched_and_clamped(void **state)
 {
-	struct fixture *fx = *state;
+	struct tt_fixture *fx = *state;
 	static const struct tt_record rec[] = {
 		R(TT_REC_END, 0, 1500),
 		R(TT_REC_BEGIN, S_MAIN, 2000),
@@ -347,7 +328,7 @@ static void test_unmatched_and_clamped(void **state)
 /* FUNC_EXIT closes what was left open inside its function. */
 static void test_func_exit_unwinds(void **state)
 {
-	struct fixture *fx = *state;
+	struct tt_fixture *fx = *state;
 	static const struct tt_record rec[] = {
 		R(TT_REC_FUNC_ENTER, 0xabc, 2000),
 		R(TT_REC_BEGIN, S_MAIN, 2100),
@@ -372,7 +353,7 @@ static void test_func_exit_unwinds(void **state)
  * file's own clock puts its events on the common CLOCK_MONOTONIC axis. */
 static void test_merge_processes(void **state)
 {
-	struct fixture *fx = *state;
+	struct tt_fixture *fx = *state;
 	char child[160];
 	snprintf(child, sizeof(child), "%s/child.ttr", fx->dir);
 	assert_int_equal(tt_demo_write(fx->in), 0);
@@ -427,7 +408,7 @@ static void test_merge_processes(void **state)
 
 static void test_force_and_stdout(void **state)
 {
-	struct fixture *fx = *state;
+	struct tt_fixture *fx = *state;
 	assert_int_equal(tt_demo_write(fx->in), 0);
 	assert_int_equal(tt_tw_save(fx->out, "keep", 4), 0);
 	struct tt_run r;
@@ -456,7 +437,7 @@ static void test_force_and_stdout(void **state)
 }
 
 /* Runs convert with extra arguments and returns the listing of one thread. */
-static char *filtered_listing(struct fixture *fx, uint32_t tid, const char *a, const char *b,
+static char *filtered_listing(struct tt_fixture *fx, uint32_t tid, const char *a, const char *b,
 			      const char *c, const char *d)
 {
 	struct tt_run r;
@@ -472,7 +453,7 @@ static char *filtered_listing(struct fixture *fx, uint32_t tid, const char *a, c
 
 static void test_filters(void **state)
 {
-	struct fixture *fx = *state;
+	struct tt_fixture *fx = *state;
 	assert_int_equal(tt_demo_write(fx->in), 0);
 	char *p = filtered_listing(fx, 101, "--thread", "worker", "--thread", "nobody");
 	assert_string_equal(p, "");
@@ -512,7 +493,7 @@ static void test_filters(void **state)
 
 static void test_info(void **state)
 {
-	struct fixture *fx = *state;
+	struct tt_fixture *fx = *state;
 	assert_int_equal(tt_demo_write(fx->in), 0);
 	struct tt_run r;
 	TT_RUN(&r, "info", fx->in);
@@ -554,7 +535,7 @@ static void test_info(void **state)
 /* A large input gets a progress bar when stderr is a terminal, and none otherwise. */
 static void test_progress(void **state)
 {
-	struct fixture *fx = *state;
+	struct tt_fixture *fx = *state;
 	if (system("command -v script >/dev/null 2>&1") != 0)
 		skip(); /* util-linux's script makes the terminal */
 	enum { RECORDS = 9 << 20, CHUNK = 1 << 16 };
@@ -616,7 +597,7 @@ static char *http(int port, const char *request)
 /* ticktrace open serves the file once on loopback with the UI's CORS headers. */
 static void test_open(void **state)
 {
-	struct fixture *fx = *state;
+	struct tt_fixture *fx = *state;
 	assert_int_equal(tt_demo_write(fx->in), 0);
 	struct tt_run r;
 	TT_RUN(&r, "convert", "-q", fx->in, "-o", fx->out);
@@ -694,18 +675,18 @@ static void test_usage(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_round_trip, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_unregistered_drops_reported, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_unterminated, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_real_clock_rate, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_unmatched_and_clamped, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_func_exit_unwinds, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_merge_processes, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_force_and_stdout, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_filters, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_info, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_progress, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_open, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_round_trip, setup, tt_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_unregistered_drops_reported, setup, tt_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_unterminated, setup, tt_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_real_clock_rate, setup, tt_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_unmatched_and_clamped, setup, tt_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_func_exit_unwinds, setup, tt_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_merge_processes, setup, tt_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_force_and_stdout, setup, tt_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_filters, setup, tt_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_info, setup, tt_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_progress, setup, tt_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_open, setup, tt_fixture_teardown),
 		cmocka_unit_test(test_usage),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

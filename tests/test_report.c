@@ -99,30 +99,9 @@ static void write_file(const char *path, const struct thread_recs *t, size_t n)
 
 /* ---- fixture and command helpers ---- */
 
-struct fixture {
-	char dir[64];
-	char in[128];
-	char out[128];
-	char aux[128];
-};
-
 static int setup(void **state)
 {
-	struct fixture *fx = calloc(1, sizeof(*fx));
-	tt_tmpdir(fx->dir, sizeof(fx->dir));
-	snprintf(fx->in, sizeof(fx->in), "%s/run.ttr", fx->dir);
-	snprintf(fx->out, sizeof(fx->out), "%s/out", fx->dir);
-	snprintf(fx->aux, sizeof(fx->aux), "%s/aux", fx->dir);
-	*state = fx;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	struct fixture *fx = *state;
-	tt_rmdir(fx->dir);
-	free(fx);
-	return 0;
+	return tt_fixture_setup(state, "run.ttr", "out");
 }
 
 static void run_ok(struct tt_run *r, const char *const *args)
@@ -236,7 +215,7 @@ static void check_rows(const cJSON *rows, const struct expect_row *want, size_t 
 
 static void test_profile_of_known_workload(void **state)
 {
-	struct fixture *fx = *state;
+	struct tt_fixture *fx = *state;
 	known_workload(fx->in);
 	struct tt_run r;
 	RUN_OK(&r, "report", fx->in, "--json");
@@ -389,7 +368,7 @@ static int i64_cmp(const void *a, const void *b)
 
 static void test_profile_agrees_with_json_trace(void **state)
 {
-	struct fixture *fx = *state;
+	struct tt_fixture *fx = *state;
 	random_workload(&t1, 42, 20000);
 	random_workload(&t2, 7, 15000);
 	const struct thread_recs threads[] = {{101, "a", &t1}, {102, "b", &t2}};
@@ -668,7 +647,7 @@ static void check_spikes(const char *const *args, const struct planted *want, si
 
 static void test_planted_spikes_found_with_their_stacks(void **state)
 {
-	struct fixture *fx = *state;
+	struct tt_fixture *fx = *state;
 	game_workload(fx->in);
 	assert_int_equal(tt_tw_save(fx->aux, thresholds_file, strlen(thresholds_file)), 0);
 	check_spikes((const char *const[]){"spikes", fx->in, "--thresholds", fx->aux, "--json", NULL},
@@ -718,7 +697,7 @@ static void test_planted_spikes_found_with_their_stacks(void **state)
 
 static void test_convert_marks_spikes(void **state)
 {
-	struct fixture *fx = *state;
+	struct tt_fixture *fx = *state;
 	game_workload(fx->in);
 	assert_int_equal(tt_tw_save(fx->aux, thresholds_file, strlen(thresholds_file)), 0);
 	struct tt_run r;
@@ -755,7 +734,7 @@ static void test_convert_marks_spikes(void **state)
 
 /* ---- bad input ---- */
 
-static void expect_error(struct fixture *fx, const char *const *args, const char *msg)
+static void expect_error(struct tt_fixture *fx, const char *const *args, const char *msg)
 {
 	struct tt_run r;
 	tt_run(&r, args);
@@ -769,7 +748,7 @@ static void expect_error(struct fixture *fx, const char *const *args, const char
 
 static void test_bad_notes_and_thresholds(void **state)
 {
-	struct fixture *fx = *state;
+	struct tt_fixture *fx = *state;
 	char where[320];
 	const char *report[] = {"report", fx->in, "-o", fx->out, NULL};
 	const char *spikes[] = {"spikes", fx->in, "-o", fx->out, "--thresholds", fx->aux, NULL};
@@ -837,11 +816,11 @@ static void test_bad_notes_and_thresholds(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_profile_of_known_workload, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_profile_agrees_with_json_trace, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_planted_spikes_found_with_their_stacks, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_convert_marks_spikes, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_bad_notes_and_thresholds, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_profile_of_known_workload, setup, tt_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_profile_agrees_with_json_trace, setup, tt_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_planted_spikes_found_with_their_stacks, setup, tt_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_convert_marks_spikes, setup, tt_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_bad_notes_and_thresholds, setup, tt_fixture_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -91,6 +91,25 @@ void tt_rmdir(const char *dir)
 	rmdir(dir);
 }
 
+int tt_fixture_setup(void **state, const char *in, const char *out)
+{
+	struct tt_fixture *fx = calloc(1, sizeof(*fx));
+	tt_tmpdir(fx->dir, sizeof(fx->dir));
+	snprintf(fx->in, sizeof(fx->in), "%s/%s", fx->dir, in);
+	snprintf(fx->out, sizeof(fx->out), "%s/%s", fx->dir, out);
+	snprintf(fx->aux, sizeof(fx->aux), "%s/aux", fx->dir);
+	*state = fx;
+	return 0;
+}
+
+int tt_fixture_teardown(void **state)
+{
+	struct tt_fixture *fx = *state;
+	tt_rmdir(fx->dir);
+	free(fx);
+	return 0;
+}
+
 int tt_dir_entries(const char *dir)
 {
 	DIR *d = opendir(dir);

@@ -16,7 +16,7 @@ struct tt_run {
 	size_t out_len;
 };
 
-/* Runs `ticktrace` (path in $TICKTRACE, else "ticktrace") with a NULL-terminated
+/* Runs `ticktrace` (path in $TT_TEST_TOOL, else "ticktrace") with a NULL-terminated
  * argument list. */
 void tt_run(struct tt_run *r, const char *const *args);
 #define TT_RUN(r, ...) tt_run((r), (const char *const[]){__VA_ARGS__, NULL})
@@ -25,6 +25,20 @@ void tt_run(struct tt_run *r, const char *const *args);
  * files by tt_rmdir. */
 void tt_tmpdir(char *dir, size_t cap);
 void tt_rmdir(const char *dir);
+/* A cmocka fixture: a fresh directory and the paths of a test's input, output and
+ * one more file in it. */
+struct tt_fixture {
+	char dir[64];
+	char in[128];
+	char out[128];
+	char aux[128];
+};
+/* Allocates *state as a struct tt_fixture whose in and out are named `in` and `out`
+ * (aux: "aux"); 0. */
+int tt_fixture_setup(void **state, const char *in, const char *out);
+/* Removes the directory with its files and frees the fixture; 0. */
+int tt_fixture_teardown(void **state);
+
 /* Entries in `dir` (besides . and ..). */
 int tt_dir_entries(const char *dir);
 
