@@ -114,6 +114,16 @@ static int tt_read_count(struct tt_file *f, struct tt_cursor *c, size_t entry, u
 	return 0;
 }
 
+/* Appends a site (a call site, or a function) and indexes it by address; 0 or -1. */
+static int tt_add_site(struct tt_file *f, const struct tt_site *s, size_t *cap, uint64_t at)
+{
+	if (f->nsites >= UINT32_MAX / 2 || tt_reserve(&f->sites, cap, f->nsites, sizeof(*s)) < 0 ||
+	    tt_map_put(&f->site_map, s->address, (uint32_t)f->nsites) < 0)
+		return TT_FAIL(f, at, "out of memory for %zu sites", f->nsites);
+	f->sites[f->nsites++] = *s;
+	return 0;
+}
+
 static int tt_read_sites(struct tt_file *f, struct tt_cursor *c, uint64_t section, size_t *cap)
 {
 	uint64_t count;
@@ -137,11 +147,8 @@ static int tt_read_sites(struct tt_file *f, struct tt_cursor *c, uint64_t sectio
 				       si.address);
 		s.address = si.address;
 		s.line = si.line;
-		if (f->nsites >= UINT32_MAX / 2 ||
-		    tt_reserve(&f->sites, cap, f->nsites, sizeof(s)) < 0 ||
-		    tt_map_put(&f->site_map, s.address, (uint32_t)f->nsites) < 0)
-			return TT_FAIL(f, at, "out of memory for %zu sites", f->nsites);
-		f->sites[f->nsites++] = s;
+		if (tt_add_site(f, &s, cap, at) < 0)
+			return -1;
 	}
 	if (c->pos != c->end)
 		return TT_FAIL(f, c->pos, "%" PRIu64 " bytes left in SITES after its %" PRIu64
@@ -163,11 +170,8 @@ static int tt_read_funcs(struct tt_file *f, struct tt_cursor *c, uint64_t sectio
 			return TT_FAIL(f, at, "function address 0x%" PRIx64 " is listed twice, or is "
 				       "also a call site", address);
 		struct tt_site s = {.address = address, .defined_at = section, .is_func = true};
-		if (f->nsites >= UINT32_MAX / 2 ||
-		    tt_reserve(&f->sites, cap, f->nsites, sizeof(s)) < 0 ||
-		    tt_map_put(&f->site_map, address, (uint32_t)f->nsites) < 0)
-			return TT_FAIL(f, at, "out of memory for %zu sites", f->nsites);
-		f->sites[f->nsites++] = s;
+		if (tt_add_site(f, &s, cap, at) < 0)
+			return -1;
 		f->nfuncs++;
 	}
 	if (c->pos != c->end)
