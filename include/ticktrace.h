@@ -131,8 +131,9 @@ TT_API void tt_thread_name(const char *name);
 /* Write everything recorded so far to `path` (NULL: the default path). The file is
  * written beside it under a temporary name and renamed, mode 0600. In
  * TICKTRACE_MODE=stream, everything recorded so far reaches the streamed file, and
- * `path` must be NULL (-EINVAL otherwise). Returns 0 or a negative errno (-ECANCELED
- * when TICKTRACE=0). Not async-signal-safe: see TICKTRACE_DUMP_SIGNAL. */
+ * a `path` gets a copy of that file ended as a complete run (the streamed file itself
+ * goes on). Returns 0 or a negative errno (-ECANCELED when TICKTRACE=0). Not
+ * async-signal-safe: see TICKTRACE_DUMP_SIGNAL. */
 TT_API int tt_dump(const char *path);
 
 /* Turn recording on or off for every thread (on at start unless TICKTRACE=0, which

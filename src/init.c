@@ -250,7 +250,7 @@ int tt_dump(const char *path)
 	if (tt__config.off)
 		return -ECANCELED;
 	if (tt__config.mode == TT__MODE_STREAM)
-		return path ? -EINVAL : tt__stream_flush();
+		return tt__stream_flush(path);
 	char default_path[4096];
 	if (!path) {
 		int err = tt__default_path(default_path, sizeof default_path);

@@ -202,6 +202,11 @@ extern struct tt_anchor tt__start_anchor TT__HIDDEN;
 
 /* writer.c: the raw file, whole (tt_dump, at exit) or section by section (stream.c) */
 int tt__write_file(const char *path) TT__HIDDEN;
+/* Writes a file at `path` the same way (under a temporary name, renamed when
+ * complete; a device or a pipe in place) with `write`, which returns 0 or -errno. */
+struct tt__out;
+typedef int (*tt__file_writer)(struct tt__out *out, void *arg);
+int tt__write_file_with(const char *path, tt__file_writer write, void *arg) TT__HIDDEN;
 /* Before the library loaded at `base` as `name` is unloaded (dlclose): keeps its
  * module entries and the call-site descriptors of it that records name, for the dump. */
 void tt__retire_library(uintptr_t base, const char *name) TT__HIDDEN;
@@ -305,7 +310,8 @@ int tt__stream_start(void) TT__HIDDEN;  /* creates the file and the drain thread
 int tt__stream_finish(void) TT__HIDDEN; /* at exit: writes everything, then END */
 void tt__stream_wake(void) TT__HIDDEN;  /* a chunk is full */
 void tt__stream_after_fork(void) TT__HIDDEN;
-/* tt_dump() in mode stream: what is recorded so far reaches the file. */
-int tt__stream_flush(void) TT__HIDDEN;
+/* tt_dump() in mode stream: what is recorded so far reaches the file, and with a
+ * `path`, a copy of the file so far, ended as a complete one, goes there too. */
+int tt__stream_flush(const char *path) TT__HIDDEN;
 
 #endif /* TT_INTERNAL_H */

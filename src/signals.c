@@ -54,7 +54,7 @@ static void tt__service_dump(void)
 		err = tt__default_path(path, sizeof path);
 		/* (Mode stream: the drain thread does the work, holding what it holds.) */
 		if (!err && tt__config.mode == TT__MODE_STREAM) {
-			err = tt__stream_flush();
+			err = tt__stream_flush(NULL);
 		} else if (!err) {
 			tt__background_work(1);
 			err = tt__write_file(path);

@@ -51,10 +51,13 @@ struct tt__stream {
 	uint32_t wake_seq;    /* futex word: bumped to wake the drain */
 	int sleeping;
 	int finishing;        /* at exit: write everything, then END, and stop */
-	/* tt_dump(): requests and completions of a pass that writes everything */
-	pthread_mutex_t lock;
+	/* tt_dump(): requests and completions of a pass that writes everything, and
+	 * the copy it asks for (one tt_dump at a time: dump_lock) */
+	pthread_mutex_t lock, dump_lock;
 	pthread_cond_t done_cond;
 	uint64_t flush_requested, flush_done;
+	const char *dump_path;
+	int dump_err;
 	int64_t last_period_ns;
 };
 
@@ -161,6 +164,45 @@ static int tt__stream_drain_chunks(struct tt__stream *st, struct tt__slot *slot,
 	}
 }
 
+/* tt_dump(path): the file so far, then what its end would say now (every thread's
+ * open gap of drops and totals, the modules, END), so that the copy reads as a
+ * complete run. Runs in the drain thread, after a pass that wrote everything. */
+static int tt__stream_snapshot(struct tt__out *out, void *arg)
+{
+	struct tt__stream *st = arg;
+	tt__out_file_header(out, TT_FILE_STREAMED);
+	uint64_t size = st->out->offset;
+	out->offset = size;
+	for (uint64_t at = sizeof(struct tt_file_header); at < size && !out->err;) {
+		tt__out_flush(out);
+		size_t want = size - at < sizeof out->buf ? (size_t)(size - at) : sizeof out->buf;
+		ssize_t n = pread(st->out->fd, out->buf, want, (off_t)at);
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		out->len = (size_t)n;
+		at += (uint64_t)n;
+	}
+	struct tt_end_info end = st->end;
+	/* (A thread not in the file yet has recorded nothing that was kept.) */
+	for (struct tt__slot *slot = tt__registry_head(); slot;
+	     slot = __atomic_load_n(&slot->next, __ATOMIC_ACQUIRE)) {
+		if (!slot->streamed)
+			continue;
+		struct tt_record gap[2];
+		size_t gap_records = tt__gap_records(slot, gap);
+		if (gap_records)
+			tt__out_events(out, slot, slot->written, gap, gap + gap_records);
+		end.records += gap_records;
+		tt__out_thread_info(out, TT_SEC_THREAD_TOTALS, slot, slot->written + gap_records,
+				    &end.dropped);
+	}
+	tt__out_thread_info(out, TT_SEC_THREAD_TOTALS, &st->self, 0, &end.dropped);
+	int err = tt__out_modules(out);
+	tt__out_end(out, &end);
+	tt__out_flush(out);
+	return err ? err : out->err;
+}
+
 /* A thread that exited and whose records are all written: its totals go out now. */
 static void tt__stream_retire_slot(struct tt__stream *st, struct tt__slot *slot)
 {
@@ -234,6 +276,7 @@ static void *tt__stream_main(void *arg)
 		uint32_t seq = __atomic_load_n(&st->wake_seq, __ATOMIC_SEQ_CST);
 		pthread_mutex_lock(&st->lock);
 		uint64_t flush = st->flush_requested;
+		const char *dump_path = st->dump_path;
 		int finishing = st->finishing;
 		pthread_mutex_unlock(&st->lock);
 		tt__background_work(1);
@@ -249,10 +292,14 @@ static void *tt__stream_main(void *arg)
 			st->last_period_ns = now;
 			tt__stream_refresh_header(st);
 		}
+		int dump_err = 0;
+		if (flush != st->flush_done && dump_path)
+			dump_err = tt__write_file_with(dump_path, tt__stream_snapshot, st);
 		tt__background_work(0);
 		if (flush != st->flush_done) {
 			pthread_mutex_lock(&st->lock);
 			st->flush_done = flush;
+			st->dump_err = dump_err;
 			pthread_cond_broadcast(&st->done_cond);
 			pthread_mutex_unlock(&st->lock);
 			continue;
@@ -277,7 +324,8 @@ static int tt__stream_open(struct tt__stream *st)
 	st->out = calloc(1, sizeof *st->out);
 	if (!st->out)
 		return -ENOMEM;
-	st->out->fd = open(st->path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	/* (Read too, for the copies tt_dump(path) makes.) */
+	st->out->fd = open(st->path, O_RDWR | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (st->out->fd < 0) {
 		err = -errno;
 		free(st->out);
@@ -296,6 +344,7 @@ static int tt__stream_open(struct tt__stream *st)
 	st->self.index = UINT32_MAX; /* never a recording thread's */
 	st->self.flags = TT__SLOT_RUNTIME;
 	pthread_mutex_init(&st->lock, NULL);
+	pthread_mutex_init(&st->dump_lock, NULL);
 	pthread_cond_init(&st->done_cond, NULL);
 	if (!err)
 		err = tt__start_thread(&st->thread, tt__stream_main, st, 0, !tt__forked);
@@ -314,18 +363,27 @@ int tt__stream_start(void)
 	return tt__stream_open(&tt__stream);
 }
 
-int tt__stream_flush(void)
+int tt__stream_flush(const char *path)
 {
 	struct tt__stream *st = &tt__stream;
 	if (!st->running)
 		return -ECANCELED;
+	pthread_mutex_lock(&st->dump_lock);
 	pthread_mutex_lock(&st->lock);
+	st->dump_path = path;
+	st->dump_err = 0;
 	uint64_t mine = ++st->flush_requested;
 	tt__stream_kick(st);
 	while (st->flush_done < mine && !st->finishing)
 		pthread_cond_wait(&st->done_cond, &st->lock);
+	int err = st->out->err ? st->out->err : st->dump_err;
+	/* Finishing (the program exits meanwhile), the drain may not have made the copy. */
+	if (path && st->flush_done < mine)
+		err = -ECANCELED;
+	st->dump_path = NULL;
 	pthread_mutex_unlock(&st->lock);
-	return st->out->err;
+	pthread_mutex_unlock(&st->dump_lock);
+	return err;
 }
 
 int tt__stream_finish(void)

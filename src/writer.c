@@ -780,31 +780,31 @@ out:
 }
 
 /* Writes the file with the exiting threads' chunks held in place. */
-static int tt__write_held(struct tt__out *out)
+static int tt__write_held(struct tt__out *out, void *unused)
 {
-	out->err = 0;
-	out->len = 0;
-	out->offset = 0;
+	(void)unused;
 	tt__hold_chunks(1);
 	int err = tt__write_to(out);
 	tt__hold_chunks(0);
 	return err;
 }
 
-/* A device or a pipe (TICKTRACE_OUT=/dev/null, a FIFO) is written in place: renaming
- * over it would replace the device node. */
-static int tt__write_in_place(const char *path, struct tt__out *out)
+/* Runs `write` on `out`, open on `fd`, and closes it. */
+static int tt__write_fd(struct tt__out *out, int fd, tt__file_writer write, void *arg)
 {
-	out->fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
-	if (out->fd < 0)
-		return -errno;
-	int err = tt__write_held(out);
-	if (close(out->fd) < 0 && !err)
+	*out = (struct tt__out){.fd = fd};
+	int err = write(out, arg);
+	if (close(fd) < 0 && !err)
 		err = -errno;
 	return err;
 }
 
 int tt__write_file(const char *path)
+{
+	return tt__write_file_with(path, tt__write_held, NULL);
+}
+
+int tt__write_file_with(const char *path, tt__file_writer write, void *arg)
 {
 	struct tt__out *out = malloc(sizeof *out);
 	if (!out)
@@ -812,8 +812,11 @@ int tt__write_file(const char *path)
 	struct stat st;
 	int err;
 	int exists = lstat(path, &st) == 0;
+	/* A device or a pipe (TICKTRACE_OUT=/dev/null, a FIFO) is written in place:
+	 * renaming over it would replace the device node. */
 	if (exists && (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode))) {
-		err = tt__write_in_place(path, out);
+		int fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+		err = fd < 0 ? -errno : tt__write_fd(out, fd, write, arg);
 		free(out);
 		return err;
 	}
@@ -828,14 +831,12 @@ int tt__write_file(const char *path)
 		goto out;
 	memcpy(tmp, path, len);
 	memcpy(tmp + len, ".tmp-XXXXXX", sizeof ".tmp-XXXXXX");
-	out->fd = mkostemp(tmp, O_CLOEXEC);
-	if (out->fd < 0) {
+	int fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0) {
 		err = -errno;
 		goto out;
 	}
-	err = tt__write_held(out);
-	if (close(out->fd) < 0 && !err)
-		err = -errno;
+	err = tt__write_fd(out, fd, write, arg);
 	if (!err && rename(tmp, path) < 0)
 		err = -errno;
 	if (err)

@@ -357,6 +357,43 @@ static void test_stream_killed_keeps_a_clean_prefix(void **state)
 	tt_lr_check_stream_killed(false);
 }
 
+/* Mode stream, tt_dump(path), then killed: the copy at path is a complete run with
+ * every event, while the streamed file goes on (and is cut short by the kill). */
+static void test_stream_dump_to_a_path_is_a_complete_copy(void **state)
+{
+	(void)state;
+	char copy_dir[64], copy[128], dir[64], path[128];
+	tt_tmpdir(copy_dir, sizeof copy_dir);
+	snprintf(copy, sizeof copy, "%s/copy.ttr", copy_dir);
+	tt_lr_kill_holder("stream", "100000", copy, "TICKTRACE_LIVE=0", "TICKTRACE_BUFFER=1048576",
+			  dir, sizeof dir, path, sizeof path);
+	struct tt_file f;
+	assert_int_equal(tt_file_open(&f, copy), 0);
+	assert_false(f.cut_short);
+	assert_true(f.header.flags & TT_FILE_STREAMED);
+	struct tt_lr_seq s;
+	tt_lr_walk_seq(tt_lr_only_thread(&f), &s, false);
+	assert_int_equal(s.kept, 100000);
+	assert_int_equal(s.lost, 0);
+	tt_file_close(&f);
+	assert_int_equal(tt_file_open(&f, path), 0);
+	assert_true(f.cut_short);
+	tt_file_close(&f);
+	struct tt_run r;
+	TT_RUN(&r, "info", copy);
+	assert_int_equal(r.status, 0);
+	assert_null(strstr(r.out, "ended:    NO"));
+	free(r.out);
+	char json[192];
+	snprintf(json, sizeof json, "%s/copy.json", copy_dir);
+	TT_RUN(&r, "convert", copy, "-o", json);
+	assert_int_equal(r.status, 0);
+	assert_null(strstr(r.err, "killed"));
+	free(r.out);
+	tt_rmdir(copy_dir);
+	tt_rmdir(dir);
+}
+
 /* Modes stop and ring with TICKTRACE_LIVE=1, killed: the buffers, a shared mapping
  * of TICKTRACE_OUT.live, hold every event recorded (stop) or the latest (ring). */
 static void tt_lr_check_live_killed(const char *mode, bool window)
@@ -691,6 +728,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_stream_thread_churn),
 		cmocka_unit_test(test_stream_killed_after_dump_keeps_all),
 		cmocka_unit_test(test_stream_killed_keeps_a_clean_prefix),
+		cmocka_unit_test(test_stream_dump_to_a_path_is_a_complete_copy),
 		cmocka_unit_test(test_live_killed_keeps_every_event),
 		cmocka_unit_test(test_live_normal_exit_removes_the_live_file),
 		cmocka_unit_test(test_ring_dump_on_signal_keeps_the_latest),

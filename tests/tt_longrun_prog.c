@@ -8,6 +8,7 @@
  *                                        prints the RSS (kB) after a tenth and at the end
  *   tt_longrun_prog hold EVENTS FLUSH    records EVENTS "seq" instants on the main
  *                                        thread, calls tt_dump(NULL) if FLUSH is 1,
+ *                                        tt_dump(FLUSH) if it is a path, then
  *                                        prints "ready" and waits to be killed
  *   tt_longrun_prog scopes EVENTS        records EVENTS scopes "iter", each around a
  *                                        "seq" instant, prints "ready", waits to be killed
@@ -130,10 +131,10 @@ static void tt_prog_wait_to_be_killed(void)
 		pause();
 }
 
-static int tt_prog_hold(uint32_t events, int flush)
+static int tt_prog_hold(uint32_t events, const char *flush)
 {
 	tt_prog_record_seq(0, 0, events);
-	if (flush && tt_dump(NULL) != 0)
+	if (strcmp(flush, "0") != 0 && tt_dump(strcmp(flush, "1") == 0 ? NULL : flush) != 0)
 		return 1;
 	tt_prog_wait_to_be_killed();
 	return 0;
@@ -272,7 +273,7 @@ int main(int argc, char **argv)
 	if (argc == 3 && strcmp(argv[1], "churn") == 0)
 		return tt_prog_churn((uint32_t)atol(argv[2]));
 	if (argc == 4 && strcmp(argv[1], "hold") == 0)
-		return tt_prog_hold((uint32_t)atol(argv[2]), atoi(argv[3]));
+		return tt_prog_hold((uint32_t)atol(argv[2]), argv[3]);
 	if (argc == 3 && strcmp(argv[1], "scopes") == 0)
 		return tt_prog_scopes((uint32_t)atol(argv[2]));
 	if (argc == 4 && strcmp(argv[1], "crash") == 0)
