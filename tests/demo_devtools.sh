@@ -22,6 +22,13 @@ echo "$report" | grep -q "^ok: "
 # 300 items, each an arrow producer -> worker -> consumer; both queue counters.
 echo "$report" | grep -q " 300 flows"
 echo "$report" | grep -q " 2 counters"
+# Every slice has its place in the engine's tree: none dropped, none put inside the
+# one that ends where it begins (parse, then transform).
+slices=$(grep -c '"ph":"X"' "$dir/demo.json")
+echo "$report" | grep -q "^devtools trace engine: $slices slices " ||
+	{ echo "the engine did not place all $slices slices" >&2; exit 1; }
+echo "$report" | grep -q " transform 1 " || { echo "transform is not a child of process" >&2; exit 1; }
+echo "$report" | grep -q " transform 2 " && { echo "a transform went inside a parse" >&2; exit 1; }
 for name in produce process parse transform consume; do
 	echo "$report" | grep -q " $name [0-9]" || { echo "no $name slices" >&2; exit 1; }
 done

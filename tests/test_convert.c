@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -294,6 +295,57 @@ static void test_real_clock_rate(void **state)
 	assert_int_equal(tt_json_ns(tt_json_find(root, "i", "wake"), "ts"), ns_instant);
 	cJSON_Delete(root);
 	free(r.out);
+}
+
+/* A reader that adds "ts" and "dur" as doubles (the DevTools engine) must get the
+ * double of the slice's end exactly: one ulp more, and the slice that begins there
+ * (ENDBEGIN) goes inside this one; one less, and a child that ends with it is
+ * dropped. Slices of every length end where the next begins, at times up to 1000 s,
+ * and children end with their parents. */
+static void test_ends_add_up_as_doubles(void **state)
+{
+	struct tt_fixture *fx = *state;
+	enum { SIBLINGS = 4000 };
+	struct tt_record rec[4 + 3 * SIBLINGS];
+	size_t n = 0;
+	uint64_t t = 1000, x = 88172645463325252u; /* xorshift: varied times */
+	rec[n++] = R(TT_REC_BEGIN, S_MAIN, t);
+	rec[n++] = R(TT_REC_BEGIN, S_NEXT, t);
+	for (int i = 0; i < SIBLINGS; i++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		t += 1 + x % (i < SIBLINGS / 2 ? 5000 : 500000000); /* 1 GHz: ns */
+		if (i % 4 == 0) { /* a child that ends with the slice */
+			rec[n++] = R(TT_REC_BEGIN, S_CHILD, t - 1);
+			rec[n++] = R(TT_REC_END, 0, t);
+		}
+		rec[n++] = R(TT_REC_ENDBEGIN, S_NEXT, t);
+	}
+	rec[n++] = R(TT_REC_END, 0, t + 7);
+	rec[n++] = R(TT_REC_END, 0, t + 7);
+	write_one(fx->in, rec, n);
+	struct tt_run r;
+	TT_RUN(&r, "convert", "-q", fx->in, "-o", fx->out);
+	assert_int_equal(r.status, 0);
+	free(r.out);
+	cJSON *root = tt_json_load(fx->out);
+	assert_non_null(root);
+	size_t slices = 0, long_durations = 0;
+	const cJSON *ev;
+	cJSON_ArrayForEach(ev, cJSON_GetObjectItemCaseSensitive(root, "traceEvents"))
+	{
+		if (strcmp(field(ev, "ph")->valuestring, "X") != 0)
+			continue;
+		double ts = field(ev, "ts")->valuedouble, dur = field(ev, "dur")->valuedouble;
+		int64_t end_ns = tt_json_ns(ev, "ts") + tt_json_ns(ev, "dur");
+		if (ts + dur != (double)end_ns / 1000)
+			fail_msg("%s: ts %.17g + dur %.17g is not the end, %" PRId64 " ns",
+				 cJSON_PrintUnformatted(ev), ts, dur, end_ns);
+		slices++;
+		long_durations += dur * 1000 != (double)tt_json_ns(ev, "dur");
+	}
+	assert_int_equal(slices, 2 + SIBLINGS + SIBLINGS / 4);
+	assert_true(long_durations > 0); /* the three decimals alone would not do */
+	cJSON_Delete(root);
 }
 
 static void test_unmatched_and_clamped(void **state)
@@ -679,6 +731,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_unregistered_drops_reported, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_unterminated, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_real_clock_rate, setup, tt_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_ends_add_up_as_doubles, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_unmatched_and_clamped, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_func_exit_unwinds, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_merge_processes, setup, tt_fixture_teardown),

@@ -96,6 +96,21 @@ void tt_out_us(struct tt_out *o, int64_t ns)
 	o->len += 4;
 }
 
+void tt_out_decimal(struct tt_out *o, uint64_t n, unsigned places)
+{
+	char digits[24];
+	size_t len = (size_t)(tt_fmt_u64(digits, n) - digits);
+	size_t whole = len > places ? len - places : 0;
+	if (whole)
+		tt_out_lit(o, digits, whole);
+	else
+		tt_out_char(o, '0');
+	tt_out_char(o, '.');
+	for (size_t zeros = places - (len - whole); zeros; zeros--)
+		tt_out_char(o, '0');
+	tt_out_lit(o, digits + whole, len - whole);
+}
+
 static void tt_write_all(struct tt_out *o, const char *p, size_t n)
 {
 	while (n > 0) {

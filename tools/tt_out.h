@@ -76,6 +76,8 @@ void tt_out_i64(struct tt_out *o, int64_t v);
 void tt_out_hex(struct tt_out *o, uint64_t v);
 /* Nanoseconds as microseconds with exactly three fraction digits: 1234567 -> 1234.567 */
 void tt_out_us(struct tt_out *o, int64_t ns);
+/* n / 10^places with exactly `places` (at most 20) fraction digits: (1234, 5) -> 0.01234 */
+void tt_out_decimal(struct tt_out *o, uint64_t n, unsigned places);
 
 /* Formats into `p` (at least 20 bytes); returns the end. */
 char *tt_fmt_u64(char *p, uint64_t v);
