@@ -574,6 +574,28 @@ static void test_info(void **state)
 		fail_msg("info counts:\n%s", r.out);
 	free(r.out);
 
+	/* A streamed file: the converter's own sites (for runs of lost events) are not
+	 * call sites; a thread without events says so. */
+	struct tt_file_header h;
+	tt_tw_default_header(&h);
+	h.flags |= TT_FILE_STREAMED;
+	struct tt_tw w;
+	assert_int_equal(tt_tw_open_file(&w, fx->in), 0);
+	tt_tw_header(&w, &h);
+	tt_tw_process(&w, 4242, "demo");
+	tt_tw_sites(&w, tt_demo_sites, tt_demo_nsites);
+	tt_tw_thread(&w, 0, 101, "producer", N(rec), 0);
+	tt_tw_events(&w, 0, 0, rec, N(rec));
+	tt_tw_thread(&w, 1, 102, "idle", 0, 0);
+	tt_tw_end(&w);
+	assert_int_equal(tt_tw_close(&w), 0);
+	TT_RUN(&r, "info", fx->in);
+	assert_int_equal(r.status, 0);
+	if (!strstr(r.out, "2 threads, 8 call sites") || !strstr(r.out, "0  no events\n") ||
+	    strstr(r.out, "events dropped"))
+		fail_msg("info on a streamed file:\n%s", r.out);
+	free(r.out);
+
 	assert_int_equal(tt_tw_save(fx->in, "TICKTRC\x1a", 8), 0);
 	TT_RUN(&r, "info", fx->in);
 	assert_int_equal(r.status, 1);

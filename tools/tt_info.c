@@ -99,7 +99,7 @@ static void tt_print_file(FILE *out, const struct tt_file *f, const struct tt_in
 	fprintf(out, " (start to end anchor)\n");
 	fprintf(out, "  records:  %" PRIu64 ", dropped %" PRIu64 ", %zu threads, %zu call sites, "
 		"%zu functions, %zu modules\n", f->records, f->dropped + h->unregistered_dropped,
-		f->nthreads, f->nsites - f->nfuncs, f->nfuncs, f->nmodules);
+		f->nthreads, f->nsites - f->nfuncs - (f->gap_site ? 2 : 0), f->nfuncs, f->nmodules);
 	if (h->flags & TT_FILE_CRASHED)
 		fprintf(out, "  ended:    the run crashed (signal %" PRIu32 ", %s); its crash handler "
 			"wrote this file\n", h->crash_signal, strsignal((int)h->crash_signal));
@@ -118,16 +118,27 @@ static void tt_print_file(FILE *out, const struct tt_file *f, const struct tt_in
 		tt_print_str(out, th->name, 20);
 		fprintf(out, " %12" PRIu64 " %10" PRIu64 " %10" PRIu64 " %8" PRIu64 " %8" PRIu64 "  ",
 			s->events, th->dropped_total, s->unmatched, s->clamped, s->unterminated);
-		tt_print_seconds(out, s->first_ts);
-		fprintf(out, " .. ");
-		tt_print_seconds(out, s->last_ts);
-		fputc('\n', out);
+		if (s->events) {
+			tt_print_seconds(out, s->first_ts);
+			fprintf(out, " .. ");
+			tt_print_seconds(out, s->last_ts);
+			fputc('\n', out);
+		} else {
+			fprintf(out, "no events\n");
+		}
 	}
 	fprintf(out, "  %18s  %10s  %-24s %s\n", "site", "uses", "name", "where");
 	for (size_t i = 0; i < f->nsites; i++) {
 		const struct tt_site *s = &f->sites[i];
+		bool made = s == f->gap_site || s == f->unbegun_site; /* by the decoder */
+		if (made && !in->site_uses[s->id])
+			continue;
 		fprintf(out, "  %#18" PRIx64 "  %10" PRIu64 "  ", s->address, in->site_uses[s->id]);
 		tt_print_str(out, s->name, 24);
+		if (made) {
+			fputs(" (shown by the converter)\n", out);
+			continue;
+		}
 		fputc(' ', out);
 		tt_print_str(out, s->file, 0);
 		if (s->is_func) { /* named by its symbols */
