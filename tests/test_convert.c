@@ -4,6 +4,7 @@
  * and reported; the output file rules (--force, stdout, usage) hold. */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <inttypes.h>
@@ -26,10 +27,10 @@
 #define R TT_TW_REC
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
-/* Writes one thread's records as a whole file. */
-/* One thread's records in a file whose header is `h` (NULL: the default, 1 GHz). */
+/* One thread's records in a file whose header is `h` (NULL: the default, 1 GHz);
+ * with `idle`, a second thread that recorded nothing. */
 static void write_one_clocked(const char *path, const struct tt_file_header *h,
-			      const struct tt_record *rec, size_t n)
+			      const struct tt_record *rec, size_t n, bool idle)
 {
 	struct tt_tw w;
 	assert_int_equal(tt_tw_open_file(&w, path), 0);
@@ -38,13 +39,15 @@ static void write_one_clocked(const char *path, const struct tt_file_header *h,
 	tt_tw_sites(&w, tt_demo_sites, tt_demo_nsites);
 	tt_tw_thread(&w, 0, 101, "producer", n, 0);
 	tt_tw_events(&w, 0, 0, rec, n);
+	if (idle)
+		tt_tw_thread(&w, 1, 102, "idle", 0, 0);
 	tt_tw_end(&w);
 	assert_int_equal(tt_tw_close(&w), 0);
 }
 
 static void write_one(const char *path, const struct tt_record *rec, size_t n)
 {
-	write_one_clocked(path, NULL, rec, n);
+	write_one_clocked(path, NULL, rec, n, false);
 }
 
 static int setup(void **state)
@@ -279,7 +282,7 @@ static void test_real_clock_rate(void **state)
 		R(TT_REC_INSTANT, S_WAKE, t0 + instant),
 		R(TT_REC_END, 0, t0 + end),
 	};
-	write_one_clocked(fx->in, &h, rec, N(rec));
+	write_one_clocked(fx->in, &h, rec, N(rec), false);
 	struct tt_run r;
 	TT_RUN(&r, "convert", "-q", fx->in, "-o", fx->out);
 	assert_int_equal(r.status, 0);
@@ -579,16 +582,7 @@ static void test_info(void **state)
 	struct tt_file_header h;
 	tt_tw_default_header(&h);
 	h.flags |= TT_FILE_STREAMED;
-	struct tt_tw w;
-	assert_int_equal(tt_tw_open_file(&w, fx->in), 0);
-	tt_tw_header(&w, &h);
-	tt_tw_process(&w, 4242, "demo");
-	tt_tw_sites(&w, tt_demo_sites, tt_demo_nsites);
-	tt_tw_thread(&w, 0, 101, "producer", N(rec), 0);
-	tt_tw_events(&w, 0, 0, rec, N(rec));
-	tt_tw_thread(&w, 1, 102, "idle", 0, 0);
-	tt_tw_end(&w);
-	assert_int_equal(tt_tw_close(&w), 0);
+	write_one_clocked(fx->in, &h, rec, N(rec), true);
 	TT_RUN(&r, "info", fx->in);
 	assert_int_equal(r.status, 0);
 	if (!strstr(r.out, "2 threads, 8 call sites") || !strstr(r.out, "0  no events\n") ||
