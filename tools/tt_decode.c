@@ -827,11 +827,21 @@ int tt_decode(const struct tt_trace *t, struct tt_sink *const *sinks, size_t nsi
 			tt_decoder_warn(&d, "%s: the run crashed: the program died of signal %" PRIu32
 					" (%s), and its crash handler wrote this file", f->path,
 					f->header.crash_signal, strsignal((int)f->header.crash_signal));
-		if (f->header.flags & TT_FILE_LIVE)
+		bool running = (f->cut_short || (f->header.flags & TT_FILE_LIVE)) &&
+			       tt_file_writer_running(f);
+		if ((f->header.flags & TT_FILE_LIVE) && running)
+			tt_decoder_warn(&d, "%s: process %" PRIu32 " is still running: these are its "
+					"live buffers as they were when read", f->path, f->process.pid);
+		else if (f->header.flags & TT_FILE_LIVE)
 			tt_decoder_warn(&d, "%s: the run crashed or was killed before writing its "
 					"trace: these are its live buffers, with every event it recorded; "
 					"names of threads and call sites first used in its last 0.2 s, and "
 					"dropped counts, are missing", f->path);
+		else if (f->cut_short && running)
+			tt_decoder_warn(&d, "%s: process %" PRIu32 " is still writing this file: "
+					"this is what it had written when read, up to offset %" PRIu64
+					" (tt_dump(path) makes a complete copy)", f->path,
+					f->process.pid, f->cut_at);
 		else if (f->cut_short)
 			tt_decoder_warn(&d, "%s: the run crashed or was killed: the file ends without "
 					"its END section, after offset %" PRIu64 "; what was recorded but "

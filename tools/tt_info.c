@@ -103,7 +103,10 @@ static void tt_print_file(FILE *out, const struct tt_file *f, const struct tt_in
 	if (h->flags & TT_FILE_CRASHED)
 		fprintf(out, "  ended:    the run crashed (signal %" PRIu32 ", %s); its crash handler "
 			"wrote this file\n", h->crash_signal, strsignal((int)h->crash_signal));
-	if (f->cut_short)
+	if (f->cut_short && tt_file_writer_running(f))
+		fprintf(out, "  ended:    not yet: process %" PRIu32 " is still writing it (read up "
+			"to offset %" PRIu64 ")\n", f->process.pid, f->cut_at);
+	else if (f->cut_short)
 		fprintf(out, "  ended:    NO: the run crashed or was killed (no END section; read up to "
 			"offset %" PRIu64 ")\n", f->cut_at);
 	if (h->unregistered_dropped)

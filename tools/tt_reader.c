@@ -722,3 +722,20 @@ const struct tt_site *tt_file_site(const struct tt_file *f, uint64_t address)
 	uint32_t pos;
 	return tt_map_get(&f->site_map, address, &pos) ? &f->sites[pos] : NULL;
 }
+
+bool tt_file_writer_running(const struct tt_file *f)
+{
+	char path[64], comm[32];
+	snprintf(path, sizeof(path), "/proc/%" PRIu32 "/comm", f->process.pid);
+	FILE *p = f->process.pid ? fopen(path, "re") : NULL;
+	if (!p)
+		return false;
+	bool named = fgets(comm, sizeof(comm), p) != NULL;
+	fclose(p);
+	if (!named)
+		return false;
+	/* The kernel keeps 15 bytes of a name. */
+	size_t len = strcspn(comm, "\n");
+	size_t want = f->process.name.len < 15 ? f->process.name.len : 15;
+	return len == want && memcmp(comm, f->process.name.ptr, len) == 0;
+}

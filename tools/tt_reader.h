@@ -122,6 +122,10 @@ void tt_file_close(struct tt_file *f);
  * that converting a large file keeps little of it resident. */
 void tt_file_release(const struct tt_file *f, uint64_t from, uint64_t to);
 
+/* Whether the process that writes a file cut short may still be running it (a
+ * process with its pid and name is alive here): then the file is not a crash's. */
+bool tt_file_writer_running(const struct tt_file *f);
+
 /* The site whose descriptor address is `address`, or NULL. */
 const struct tt_site *tt_file_site(const struct tt_file *f, uint64_t address);
 
