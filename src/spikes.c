@@ -33,6 +33,7 @@ static struct tt__spikes {
 	struct tt__analysis an;
 	struct tt__report_clock clock;
 	int64_t measured_ns; /* CLOCK_MONOTONIC when the clock's rate was measured */
+	struct tt__thresholds table; /* TICKTRACE_SPIKE_THRESHOLDS; a child after fork keeps it */
 } tt__spikes;
 
 /* A JSON string: quotes, backslashes and control bytes escaped. */
@@ -101,6 +102,22 @@ static int tt__ends_with(const char *s, const char *suffix)
 	return n >= k && strcmp(s + n - k, suffix) == 0;
 }
 
+/* TICKTRACE_SPIKE_THRESHOLDS=FILE, read once at start: a bad file is said, and the
+ * log goes on without it rather than the program stopping. */
+static void tt__spikes_read_thresholds(struct tt__thresholds *table)
+{
+	const char *path = getenv("TICKTRACE_SPIKE_THRESHOLDS");
+	if (!path || !*path)
+		return;
+	struct tt__thresholds_problem problem;
+	if (tt__thresholds_load(table, path, &problem) == 0)
+		return;
+	char why[512];
+	fprintf(stderr, "ticktrace: TICKTRACE_SPIKE_THRESHOLDS=%s: %s; spikes are logged without "
+		"it\n", path, tt__thresholds_problem_text(&problem, why, sizeof why));
+	tt__thresholds_free(table);
+}
+
 int tt__spikes_start(void)
 {
 	struct tt__spikes *sp = &tt__spikes;
@@ -131,9 +148,11 @@ int tt__spikes_start(void)
 			return -errno;
 		sp->json = tt__ends_with(path, ".jsonl") || tt__ends_with(path, ".json");
 	}
+	if (!sp->table.text)
+		tt__spikes_read_thresholds(&sp->table);
 	sp->an = (struct tt__analysis){
-		.find_spikes = true, .threshold = threshold, .name = tt__report_name,
-		.spike = tt__spikes_log, .ctx = sp,
+		.find_spikes = true, .threshold = threshold, .rules = sp->table.rules,
+		.nrules = sp->table.nrules, .name = tt__report_name, .spike = tt__spikes_log, .ctx = sp,
 	};
 	return 0;
 }
@@ -224,6 +243,9 @@ void tt__spikes_finish(void)
 	if (sp->out && sp->out != stderr)
 		fclose(sp->out);
 	sp->out = NULL;
+	sp->an.rules = NULL;
+	sp->an.nrules = 0;
+	tt__thresholds_free(&sp->table);
 }
 
 /* In the child after fork: its spikes go to a file of its own. */
@@ -234,7 +256,8 @@ void tt__spikes_after_fork(void)
 		return;
 	if (sp->out != stderr)
 		fclose(sp->out);
-	*sp = (struct tt__spikes){0};
+	struct tt__thresholds table = sp->table;
+	*sp = (struct tt__spikes){.table = table};
 	if (tt__spikes_start() < 0)
 		fprintf(stderr, "ticktrace: the child process %d cannot log its spikes\n", (int)getpid());
 }
