@@ -4,8 +4,12 @@
  * what threads recorded at least every 0.2 s): as text, the lines `ticktrace spikes`
  * prints, or with PATH ending in .jsonl or .json one JSON object a line, with the keys
  * of `ticktrace spikes --json`. TICKTRACE_SPIKE_THRESHOLD=TIME is the threshold of
- * every scope with no other (TT_THRESHOLD_NS, TT_CHILDREN_THRESHOLD_NS); %p in PATH
- * is the process id. Times are nanoseconds since the process started.
+ * every scope with no other; TICKTRACE_SPIKE_THRESHOLDS=FILE is a thresholds file as
+ * `ticktrace spikes --thresholds` reads it (the same parser, analysis_thresholds.c),
+ * read once here at start, before the drain thread runs. The precedence is the tools':
+ * TT_THRESHOLD_NS, the file, TT_CHILDREN_THRESHOLD_NS, the global one. A bad file is
+ * said on stderr and the log goes on without it. %p in PATH is the process id. Times
+ * are nanoseconds since the process started.
  *
  * After a run of dropped events a thread's detector starts again: which scopes were
  * open is not known, so a scope around the gap is not reported. */
