@@ -14,6 +14,7 @@
  * After a run of dropped events a thread's detector starts again: which scopes were
  * open is not known, so a scope around the gap is not reported. */
 #include <errno.h>
+#include <stdbool.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,6 +39,7 @@ static struct tt__spikes {
 	struct tt__report_clock clock;
 	int64_t measured_ns; /* CLOCK_MONOTONIC when the clock's rate was measured */
 	struct tt__thresholds table; /* TICKTRACE_SPIKE_THRESHOLDS; a child after fork keeps it */
+	bool table_read;             /* or found bad, and said so: once per run */
 } tt__spikes;
 
 /* A JSON string: quotes, backslashes and control bytes escaped. */
@@ -152,8 +154,9 @@ int tt__spikes_start(void)
 			return -errno;
 		sp->json = tt__ends_with(path, ".jsonl") || tt__ends_with(path, ".json");
 	}
-	if (!sp->table.text)
+	if (!sp->table_read)
 		tt__spikes_read_thresholds(&sp->table);
+	sp->table_read = true;
 	sp->an = (struct tt__analysis){
 		.find_spikes = true, .threshold = threshold, .rules = sp->table.rules,
 		.nrules = sp->table.nrules, .name = tt__report_name, .spike = tt__spikes_log, .ctx = sp,
@@ -261,7 +264,7 @@ void tt__spikes_after_fork(void)
 	if (sp->out != stderr)
 		fclose(sp->out);
 	struct tt__thresholds table = sp->table;
-	*sp = (struct tt__spikes){.table = table};
+	*sp = (struct tt__spikes){.table = table, .table_read = true};
 	if (tt__spikes_start() < 0)
 		fprintf(stderr, "ticktrace: the child process %d cannot log its spikes\n", (int)getpid());
 }
