@@ -14,8 +14,8 @@
  * After a run of dropped events a thread's detector starts again: which scopes were
  * open is not known, so a scope around the gap is not reported. */
 #include <errno.h>
-#include <stdbool.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
