@@ -134,6 +134,40 @@ struct tt__threshold_rule {
 	int64_t ns;
 };
 
+/* The thresholds table read from a file of lines "NAME-PATTERN DURATION" ("GameTick
+ * 16.6ms", "script_* 0.1ms"; '#' starts a comment), by the tools (--thresholds) and
+ * the runtime (TICKTRACE_SPIKE_THRESHOLDS) alike (analysis_thresholds.c). */
+struct tt__thresholds {
+	struct tt__threshold_rule *rules;
+	size_t nrules;
+	char *text; /* the file's text, which the patterns point into */
+};
+
+enum tt__thresholds_what {
+	TT__THRESHOLDS_UNREADABLE, /* err: the errno */
+	TT__THRESHOLDS_OOM,
+	TT__THRESHOLDS_NO_PATTERN,  /* text: the line, a single word */
+	TT__THRESHOLDS_NO_DURATION, /* text: the line's last word */
+};
+
+/* What is wrong with a thresholds file: the caller names the file and says it. */
+struct tt__thresholds_problem {
+	enum tt__thresholds_what what;
+	int err;
+	size_t line;      /* from 1; 0 when not about a line */
+	const char *text; /* in the table's text: valid until tt__thresholds_free */
+};
+
+/* Reads the file at `path` into `t`; 0, or -1 with `problem` filled in (then `t` still
+ * needs tt__thresholds_free). Prints nothing. */
+int tt__thresholds_load(struct tt__thresholds *t, const char *path,
+			struct tt__thresholds_problem *problem);
+void tt__thresholds_free(struct tt__thresholds *t);
+/* The problem in words, without the file's name: "line 3: \"GameTick\" is not
+ * \"NAME-PATTERN DURATION\"", "cannot read: No such file or directory"; returns buf. */
+const char *tt__thresholds_problem_text(const struct tt__thresholds_problem *problem, char *buf,
+					size_t cap);
+
 struct tt__analysis {
 	bool profile; /* keep the profile rows */
 	bool find_spikes;

@@ -4,13 +4,18 @@
  * what threads recorded at least every 0.2 s): as text, the lines `ticktrace spikes`
  * prints, or with PATH ending in .jsonl or .json one JSON object a line, with the keys
  * of `ticktrace spikes --json`. TICKTRACE_SPIKE_THRESHOLD=TIME is the threshold of
- * every scope with no other (TT_THRESHOLD_NS, TT_CHILDREN_THRESHOLD_NS); %p in PATH
- * is the process id. Times are nanoseconds since the process started.
+ * every scope with no other; TICKTRACE_SPIKE_THRESHOLDS=FILE is a thresholds file as
+ * `ticktrace spikes --thresholds` reads it (the same parser, analysis_thresholds.c),
+ * read once here at start, before the drain thread runs. The precedence is the tools':
+ * TT_THRESHOLD_NS, the file, TT_CHILDREN_THRESHOLD_NS, the global one. A bad file is
+ * said on stderr and the log goes on without it. %p in PATH is the process id. Times
+ * are nanoseconds since the process started.
  *
  * After a run of dropped events a thread's detector starts again: which scopes were
  * open is not known, so a scope around the gap is not reported. */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +38,8 @@ static struct tt__spikes {
 	struct tt__analysis an;
 	struct tt__report_clock clock;
 	int64_t measured_ns; /* CLOCK_MONOTONIC when the clock's rate was measured */
+	struct tt__thresholds table; /* TICKTRACE_SPIKE_THRESHOLDS; a child after fork keeps it */
+	bool table_read;             /* or found bad, and said so: once per run */
 } tt__spikes;
 
 /* A JSON string: quotes, backslashes and control bytes escaped. */
@@ -101,6 +108,22 @@ static int tt__ends_with(const char *s, const char *suffix)
 	return n >= k && strcmp(s + n - k, suffix) == 0;
 }
 
+/* TICKTRACE_SPIKE_THRESHOLDS=FILE, read once at start: a bad file is said, and the
+ * log goes on without it rather than the program stopping. */
+static void tt__spikes_read_thresholds(struct tt__thresholds *table)
+{
+	const char *path = getenv("TICKTRACE_SPIKE_THRESHOLDS");
+	if (!path || !*path)
+		return;
+	struct tt__thresholds_problem problem;
+	if (tt__thresholds_load(table, path, &problem) == 0)
+		return;
+	char why[512];
+	fprintf(stderr, "ticktrace: TICKTRACE_SPIKE_THRESHOLDS=%s: %s; spikes are logged without "
+		"it\n", path, tt__thresholds_problem_text(&problem, why, sizeof why));
+	tt__thresholds_free(table);
+}
+
 int tt__spikes_start(void)
 {
 	struct tt__spikes *sp = &tt__spikes;
@@ -131,9 +154,12 @@ int tt__spikes_start(void)
 			return -errno;
 		sp->json = tt__ends_with(path, ".jsonl") || tt__ends_with(path, ".json");
 	}
+	if (!sp->table_read)
+		tt__spikes_read_thresholds(&sp->table);
+	sp->table_read = true;
 	sp->an = (struct tt__analysis){
-		.find_spikes = true, .threshold = threshold, .name = tt__report_name,
-		.spike = tt__spikes_log, .ctx = sp,
+		.find_spikes = true, .threshold = threshold, .rules = sp->table.rules,
+		.nrules = sp->table.nrules, .name = tt__report_name, .spike = tt__spikes_log, .ctx = sp,
 	};
 	return 0;
 }
@@ -224,6 +250,9 @@ void tt__spikes_finish(void)
 	if (sp->out && sp->out != stderr)
 		fclose(sp->out);
 	sp->out = NULL;
+	sp->an.rules = NULL;
+	sp->an.nrules = 0;
+	tt__thresholds_free(&sp->table);
 }
 
 /* In the child after fork: its spikes go to a file of its own. */
@@ -234,7 +263,8 @@ void tt__spikes_after_fork(void)
 		return;
 	if (sp->out != stderr)
 		fclose(sp->out);
-	*sp = (struct tt__spikes){0};
+	struct tt__thresholds table = sp->table;
+	*sp = (struct tt__spikes){.table = table, .table_read = true};
 	if (tt__spikes_start() < 0)
 		fprintf(stderr, "ticktrace: the child process %d cannot log its spikes\n", (int)getpid());
 }

@@ -39,8 +39,10 @@ struct tt_lr_child {
 };
 
 /* Starts the program with `settings` (NULL-terminated "NAME=value") added to an
- * environment without any other TICKTRACE variable. */
-static void tt_lr_start(struct tt_lr_child *c, const char *const *settings, const char *const *args)
+ * environment without any other TICKTRACE variable; its standard error goes to the
+ * file `err` if not NULL. */
+static void tt_lr_spawn(struct tt_lr_child *c, const char *const *settings, const char *const *args,
+			const char *err)
 {
 	const char *env[256];
 	size_t n = 0;
@@ -59,12 +61,19 @@ static void tt_lr_start(struct tt_lr_child *c, const char *const *settings, cons
 	posix_spawn_file_actions_init(&actions);
 	posix_spawn_file_actions_adddup2(&actions, out[1], 1);
 	posix_spawn_file_actions_addclose(&actions, out[0]);
+	if (err)
+		posix_spawn_file_actions_addopen(&actions, 2, err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 	assert_int_equal(posix_spawn(&c->pid, tt_lr_prog, &actions, NULL, (char *const *)argv,
 				     (char *const *)env), 0);
 	posix_spawn_file_actions_destroy(&actions);
 	close(out[1]);
 	c->out = fdopen(out[0], "r");
 	assert_non_null(c->out);
+}
+
+static void tt_lr_start(struct tt_lr_child *c, const char *const *settings, const char *const *args)
+{
+	tt_lr_spawn(c, settings, args, NULL);
 }
 
 /* Waits for the child: its exit status, or 128 + the signal that ended it. */
@@ -628,6 +637,48 @@ static void test_stream_unwritten_record_does_not_stall(void **state)
 
 /* ---- live spikes ---- */
 
+/* The live log `spikes` holds one spike, and `ticktrace spikes PATH --json` with
+ * `options` (the same thresholds) finds the same one in the file: same name,
+ * threshold and where it came from, stack, and duration (the runtime converts with
+ * the rate measured so far, the tools with the run's). Returns the live one. */
+static cJSON *tt_lr_one_live_spike(const char *spikes, const char *path, const char *const *options)
+{
+	const char *args[16] = {"spikes", path, "--json", "-q"};
+	for (size_t i = 0; options[i]; i++)
+		args[4 + i] = options[i];
+	struct tt_run r;
+	tt_run(&r, args);
+	assert_int_equal(r.status, 0);
+	FILE *f = fopen(spikes, "re");
+	assert_non_null(f);
+	char live[4096], more[16];
+	assert_non_null(fgets(live, sizeof live, f));
+	assert_null(fgets(more, sizeof more, f)); /* one spike */
+	fclose(f);
+	cJSON *a = cJSON_Parse(live), *b = cJSON_Parse(r.out);
+	assert_non_null(a);
+	assert_non_null(b);
+	const char *newline = memchr(r.out, '\n', r.out_len);
+	assert_true(newline && newline + 1 == r.out + r.out_len); /* one there too */
+	const char *same[] = {"name", "threshold_from"};
+	for (size_t i = 0; i < 2; i++)
+		assert_string_equal(cJSON_GetObjectItem(a, same[i])->valuestring,
+				    cJSON_GetObjectItem(b, same[i])->valuestring);
+	assert_true(cJSON_GetObjectItem(a, "threshold_ns")->valuedouble ==
+		    cJSON_GetObjectItem(b, "threshold_ns")->valuedouble);
+	double dur_a = cJSON_GetObjectItem(a, "dur_ns")->valuedouble;
+	double dur_b = cJSON_GetObjectItem(b, "dur_ns")->valuedouble;
+	assert_true(dur_a - dur_b < 1e-3 * dur_b && dur_b - dur_a < 1e-3 * dur_b);
+	cJSON *stack_a = cJSON_GetObjectItem(a, "stack"), *stack_b = cJSON_GetObjectItem(b, "stack");
+	assert_int_equal(cJSON_GetArraySize(stack_a), cJSON_GetArraySize(stack_b));
+	for (int i = 0; i < cJSON_GetArraySize(stack_a); i++)
+		assert_string_equal(cJSON_GetObjectItem(cJSON_GetArrayItem(stack_a, i), "name")->valuestring,
+				    cJSON_GetObjectItem(cJSON_GetArrayItem(stack_b, i), "name")->valuestring);
+	cJSON_Delete(b);
+	free(r.out);
+	return a;
+}
+
 /* Mode stream with TICKTRACE_SPIKES: the spike is in the log while the program runs,
  * and the log says what `ticktrace spikes` finds in the file afterwards. */
 static void test_stream_live_spikes(void **state)
@@ -648,31 +699,113 @@ static void test_stream_live_spikes(void **state)
 	 * a machine as loaded as it may be. */
 	assert_true(ms < 10000);
 
-	struct tt_run r;
-	TT_RUN(&r, "spikes", path, "--threshold", "10ms", "--json", "-q");
-	assert_int_equal(r.status, 0);
-	FILE *f = fopen(spikes, "re");
-	assert_non_null(f);
-	char live[4096];
-	assert_non_null(fgets(live, sizeof live, f));
-	assert_null(fgets(line, sizeof line, f)); /* one spike */
-	fclose(f);
-	cJSON *a = cJSON_Parse(live), *b = cJSON_Parse(r.out);
-	assert_non_null(a);
-	assert_non_null(b);
+	cJSON *a = tt_lr_one_live_spike(spikes, path, TT_LR_SETTINGS("--threshold", "10ms"));
 	assert_string_equal(cJSON_GetObjectItem(a, "name")->valuestring, "slow");
-	assert_string_equal(cJSON_GetObjectItem(b, "name")->valuestring, "slow");
-	double dur_a = cJSON_GetObjectItem(a, "dur_ns")->valuedouble;
-	double dur_b = cJSON_GetObjectItem(b, "dur_ns")->valuedouble;
-	assert_true(dur_a >= 30e6 && dur_b >= 30e6);
-	/* The runtime converts with the rate measured so far, the tools with the run's. */
-	assert_true(dur_a - dur_b < 1e-3 * dur_b && dur_b - dur_a < 1e-3 * dur_b);
+	assert_true(cJSON_GetObjectItem(a, "dur_ns")->valuedouble >= 30e6);
 	cJSON *stack = cJSON_GetObjectItem(a, "stack");
 	assert_int_equal(cJSON_GetArraySize(stack), 1);
 	assert_string_equal(cJSON_GetObjectItem(cJSON_GetArrayItem(stack, 0), "name")->valuestring, "frame");
 	cJSON_Delete(a);
-	cJSON_Delete(b);
-	free(r.out);
+	tt_rmdir(dir);
+}
+
+/* Runs "spiky" in mode stream with the global threshold 10 ms and
+ * TICKTRACE_SPIKE_THRESHOLDS=`table`, until `name` is in its live log dir/spikes.jsonl;
+ * its trace goes to dir/run.ttr, its stderr to dir/stderr. */
+static void tt_lr_run_spiky(const char *dir, const char *table, const char *name)
+{
+	char path[128], spikes[160], err[160], line[128];
+	char setting[192], spikes_setting[192], table_setting[192];
+	snprintf(path, sizeof path, "%s/run.ttr", dir);
+	snprintf(setting, sizeof setting, "TICKTRACE_OUT=%s", path);
+	snprintf(spikes, sizeof spikes, "%s/spikes.jsonl", dir);
+	snprintf(spikes_setting, sizeof spikes_setting, "TICKTRACE_SPIKES=%s", spikes);
+	snprintf(table_setting, sizeof table_setting, "TICKTRACE_SPIKE_THRESHOLDS=%s", table);
+	snprintf(err, sizeof err, "%s/stderr", dir);
+	struct tt_lr_child c;
+	tt_lr_spawn(&c, TT_LR_SETTINGS("TICKTRACE_MODE=stream", setting, spikes_setting,
+				       "TICKTRACE_SPIKE_THRESHOLD=10ms", table_setting),
+		    TT_LR_SETTINGS("spiky", spikes, name), err);
+	if (!fgets(line, sizeof line, c.out))
+		line[0] = 0;
+	assert_int_equal(tt_lr_wait(&c), 0);
+	assert_non_null(strstr(line, "spike logged after"));
+}
+
+/* Writes `text` to dir/thresholds, the path of which it leaves in `table`. */
+static void tt_lr_thresholds_file(const char *dir, const char *text, char *table, size_t cap)
+{
+	snprintf(table, cap, "%s/thresholds", dir);
+	FILE *f = fopen(table, "we");
+	assert_non_null(f);
+	fputs(text, f);
+	assert_int_equal(fclose(f), 0);
+}
+
+/* TICKTRACE_SPIKE_THRESHOLDS: the file of `ticktrace spikes --thresholds`, with the
+ * same precedence. "slow" (30 ms) gets 100 ms from it, so only its frame is left, over
+ * the file's 20 ms for frames; without the file the global 10 ms would report "slow"
+ * and not its frame. The tools find the same in the file with the same thresholds. */
+static void test_stream_live_spikes_thresholds_file(void **state)
+{
+	(void)state;
+	char dir[64], path[128], spikes[160], table[128];
+	tt_lr_tmpfile(dir, sizeof dir, path, sizeof path);
+	snprintf(spikes, sizeof spikes, "%s/spikes.jsonl", dir);
+	tt_lr_thresholds_file(dir, "# live and offline alike\nsl?w  100ms  # longer than it takes\n\n"
+			      "fr*   20ms\n", table, sizeof table);
+	tt_lr_run_spiky(dir, table, "frame");
+
+	cJSON *a = tt_lr_one_live_spike(spikes, path,
+					TT_LR_SETTINGS("--threshold", "10ms", "--thresholds", table));
+	assert_string_equal(cJSON_GetObjectItem(a, "name")->valuestring, "frame");
+	assert_string_equal(cJSON_GetObjectItem(a, "threshold_from")->valuestring, "thresholds file");
+	assert_true(cJSON_GetObjectItem(a, "threshold_ns")->valuedouble == 20e6);
+	assert_true(cJSON_GetObjectItem(a, "dur_ns")->valuedouble >= 30e6);
+	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(a, "stack")), 0);
+	cJSON_Delete(a);
+	tt_rmdir(dir);
+}
+
+/* With TICKTRACE_SPIKE_THRESHOLDS=`table`, a file that cannot be used: the program
+ * runs and logs "slow" by the global threshold alone (a file is used whole or not at
+ * all), and says `says` on stderr. */
+static void tt_lr_check_bad_thresholds(const char *dir, const char *table, const char *says)
+{
+	char path[128], spikes[160], err[160];
+	tt_lr_run_spiky(dir, table, "slow");
+	snprintf(path, sizeof path, "%s/run.ttr", dir);
+	snprintf(spikes, sizeof spikes, "%s/spikes.jsonl", dir);
+	snprintf(err, sizeof err, "%s/stderr", dir);
+	char said[4096] = "";
+	FILE *f = fopen(err, "re");
+	assert_non_null(f);
+	said[fread(said, 1, sizeof said - 1, f)] = 0;
+	fclose(f);
+	if (!strstr(said, says))
+		fail_msg("the program did not say \"%s\": %s", says, said);
+
+	cJSON *a = tt_lr_one_live_spike(spikes, path, TT_LR_SETTINGS("--threshold", "10ms"));
+	assert_string_equal(cJSON_GetObjectItem(a, "name")->valuestring, "slow");
+	assert_string_equal(cJSON_GetObjectItem(a, "threshold_from")->valuestring, "--threshold");
+	cJSON_Delete(a);
+}
+
+/* A thresholds file that is wrong or missing: said, with the file and the line, and
+ * the program runs on without it. */
+static void test_stream_live_spikes_bad_thresholds_file(void **state)
+{
+	(void)state;
+	char dir[64], table[128], says[512];
+	tt_tmpdir(dir, sizeof dir);
+	tt_lr_thresholds_file(dir, "fr* 20ms\nslow 100 parsecs\n", table, sizeof table);
+	snprintf(says, sizeof says, "ticktrace: TICKTRACE_SPIKE_THRESHOLDS=%s: line 2: \"parsecs\" is "
+		 "not a duration", table);
+	tt_lr_check_bad_thresholds(dir, table, says);
+
+	snprintf(table, sizeof table, "%s/missing", dir);
+	snprintf(says, sizeof says, "ticktrace: TICKTRACE_SPIKE_THRESHOLDS=%s: cannot read: ", table);
+	tt_lr_check_bad_thresholds(dir, table, says);
 	tt_rmdir(dir);
 }
 
@@ -763,6 +896,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_crash_chains_to_the_programs_handler),
 		cmocka_unit_test(test_fork_each_process_its_own_file),
 		cmocka_unit_test(test_stream_live_spikes),
+		cmocka_unit_test(test_stream_live_spikes_thresholds_file),
+		cmocka_unit_test(test_stream_live_spikes_bad_thresholds_file),
 		cmocka_unit_test(test_stream_unwritten_record_does_not_stall),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -19,11 +19,12 @@
  *                                        the parent waits for it, records EVENTS more
  *                                        (going on from EVENTS) and prints the child's pid
  *
- *   tt_longrun_prog spiky SPIKES         records scopes "frame" around 1,000 "fast" ones;
+ *   tt_longrun_prog spiky SPIKES [NAME]  records scopes "frame" around 1,000 "fast" ones;
  *                                        the second frame holds a "slow" scope of 30 ms;
- *                                        then waits until the file SPIKES names "slow"
- *                                        and prints "spike logged after N ms" (N from
- *                                        the end of "slow"), or gives up after 60 s
+ *                                        then waits until the file SPIKES names NAME
+ *                                        ("slow" if not given) and prints "spike logged
+ *                                        after N ms" (N from the end of "slow"), or gives
+ *                                        up after 60 s
  *
  *   tt_longrun_prog_static hole EVENTS   records EVENTS "seq" instants with, after the
  *                                        first 100, a record reserved and never written
@@ -224,8 +225,10 @@ static int tt_prog_file_says(const char *path, const char *what)
 	return found;
 }
 
-static int tt_prog_spiky(const char *spikes)
+static int tt_prog_spiky(const char *spikes, const char *name)
 {
+	char quoted[256];
+	snprintf(quoted, sizeof quoted, "\"%s\"", name);
 	int64_t slow_end = 0;
 	for (int i = 0; i < 3; i++) {
 		TT_SCOPE("frame");
@@ -241,7 +244,7 @@ static int tt_prog_spiky(const char *spikes)
 			slow_end = tt_prog_now_ms();
 		}
 	}
-	while (!tt_prog_file_says(spikes, "\"slow\"")) {
+	while (!tt_prog_file_says(spikes, quoted)) {
 		if (tt_prog_now_ms() - slow_end > 60000)
 			return 1;
 		struct timespec poll = {0, 5000000};
@@ -282,8 +285,8 @@ int main(int argc, char **argv)
 	if (argc == 3 && strcmp(argv[1], "hole") == 0)
 		return tt_prog_hole((uint32_t)atol(argv[2]));
 #endif
-	if (argc == 3 && strcmp(argv[1], "spiky") == 0)
-		return tt_prog_spiky(argv[2]);
+	if ((argc == 3 || argc == 4) && strcmp(argv[1], "spiky") == 0)
+		return tt_prog_spiky(argv[2], argc == 4 ? argv[3] : "slow");
 	if (argc == 3 && strcmp(argv[1], "fork") == 0)
 		return tt_prog_fork((uint32_t)atol(argv[2]));
 	fprintf(stderr, "usage: see the top of tests/tt_longrun_prog.c\n");

@@ -3,8 +3,6 @@
  * shares (src/analysis.h), one per thread. */
 #include "tt_report.h"
 
-#include <ctype.h>
-#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,82 +21,28 @@ bool tt_thresholds_given(const struct tt_thresholds *th)
 
 void tt_thresholds_free(struct tt_thresholds *th)
 {
-	free(th->rules);
-	free(th->text);
+	struct tt__thresholds table = {th->rules, th->nrules, th->text};
+	tt__thresholds_free(&table);
 	th->rules = NULL;
-	th->text = NULL;
 	th->nrules = 0;
-}
-
-static char *tt_read_text(const char *path)
-{
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return NULL;
-	char *text = NULL;
-	size_t len = 0;
-	FILE *mem = open_memstream(&text, &len);
-	char buf[4096];
-	size_t n;
-	while (mem && (n = fread(buf, 1, sizeof(buf), f)) > 0)
-		fwrite(buf, 1, n, mem);
-	int err = ferror(f) || !mem;
-	fclose(f);
-	if (mem && fclose(mem) != 0)
-		err = 1;
-	if (err) {
-		free(text);
-		return NULL;
-	}
-	return text;
+	th->text = NULL;
 }
 
 int tt_thresholds_load(struct tt_thresholds *th)
 {
 	if (!th->file)
 		return 0;
-	th->text = tt_read_text(th->file);
-	if (!th->text)
-		return tt_error("%s: cannot read: %s", th->file, strerror(errno ? errno : EIO));
-	size_t lines = 1;
-	for (const char *p = th->text; *p; p++)
-		lines += *p == '\n';
-	th->rules = calloc(lines, sizeof(*th->rules));
-	if (!th->rules)
-		return tt_error("out of memory");
-	char *line = th->text;
-	for (size_t number = 1; line; number++) {
-		char *next = strchr(line, '\n');
-		if (next)
-			*next++ = 0;
-		char *hash = strchr(line, '#');
-		if (hash)
-			*hash = 0;
-		char *end = line + strlen(line);
-		while (end > line && isspace((unsigned char)end[-1]))
-			*--end = 0;
-		while (isspace((unsigned char)*line))
-			line++;
-		if (*line) {
-			/* the duration is the last word; the pattern, all before it */
-			char *space = end;
-			while (space > line && !isspace((unsigned char)space[-1]))
-				space--;
-			char *pattern_end = space;
-			while (pattern_end > line && isspace((unsigned char)pattern_end[-1]))
-				pattern_end--;
-			if (pattern_end == line)
-				return tt_error("%s: line %zu: \"%s\" is not \"NAME-PATTERN DURATION\"",
-						th->file, number, line);
-			*pattern_end = 0;
-			struct tt__threshold_rule *r = &th->rules[th->nrules++];
-			r->pattern = line;
-			if (tt_parse_duration(space, &r->ns) < 0)
-				return tt_error("%s: line %zu: \"%s\" is not a duration (a number with "
-						"ns, us, ms or s)", th->file, number, space);
-		}
-		line = next;
+	struct tt__thresholds table;
+	struct tt__thresholds_problem problem;
+	if (tt__thresholds_load(&table, th->file, &problem) < 0) {
+		char why[512];
+		tt_error("%s: %s", th->file, tt__thresholds_problem_text(&problem, why, sizeof why));
+		tt__thresholds_free(&table);
+		return -1;
 	}
+	th->rules = table.rules;
+	th->nrules = table.nrules;
+	th->text = table.text;
 	return 0;
 }
 
