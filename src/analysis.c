@@ -385,9 +385,10 @@ static const char *const tt__source_names[] = {
 	[TT__FROM_CHILDREN] = "TT_CHILDREN_THRESHOLD_NS", [TT__FROM_GLOBAL] = "--threshold",
 };
 
-const char *tt__threshold_source_name(enum tt__threshold_source source)
+const char *tt__spike_threshold_from(const struct tt__spike *s)
 {
-	return tt__source_names[source];
+	const char *global = s->thread->an->global_from;
+	return s->source == TT__FROM_GLOBAL && global ? global : tt__source_names[s->source];
 }
 
 void tt__spike_print(FILE *out, const struct tt__spike *s)
@@ -397,7 +398,7 @@ void tt__spike_print(FILE *out, const struct tt__spike *s)
 	fputs("spike: ", out);
 	tt__print_name(out, th, s->key);
 	fprintf(out, " took %s (threshold %s, %s) thread ", tt__fmt_ns(a, s->dur),
-		tt__fmt_ns(b, s->threshold), tt__source_names[s->source]);
+		tt__fmt_ns(b, s->threshold), tt__spike_threshold_from(s));
 	if (th->name_len)
 		tt__print_clean(out, th->name, th->name_len);
 	fprintf(out, " (tid %" PRIu32 ") at %s", th->tid, tt__fmt_ns(c, s->start));

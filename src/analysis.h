@@ -1,5 +1,5 @@
 /* The flat profile and the spike detector: one implementation, compiled into the
- * runtime (TICKTRACE_REPORT at exit; later the live spikes of stream mode) and into
+ * runtime (TICKTRACE_REPORT at exit, and the live spikes of stream mode) and into
  * the tools (`ticktrace report`, `ticktrace spikes`, `convert --threshold`).
  *
  * Each thread has a state machine fed its scopes in order: tt__scope_open,
@@ -172,6 +172,7 @@ struct tt__analysis {
 	bool profile; /* keep the profile rows */
 	bool find_spikes;
 	int64_t threshold; /* the global one, or TT__NO_THRESHOLD */
+	const char *global_from; /* how output names where it came from; NULL: "--threshold" */
 	const struct tt__threshold_rule *rules;
 	size_t nrules;
 	/* Writes the name of `key` into buf (NUL-terminated, at most cap bytes) and
@@ -198,8 +199,9 @@ int tt__scope_close(struct tt__thread_analysis *th, int64_t end);
 int tt__scope_note(struct tt__thread_analysis *th, unsigned kind, uint64_t value,
 		   const char *text, size_t len);
 
-/* How `source` is named in output: "TT_THRESHOLD_NS", "thresholds file", ... */
-const char *tt__threshold_source_name(enum tt__threshold_source source);
+/* Where a spike's threshold came from, as output names it: "TT_THRESHOLD_NS",
+ * "thresholds file", ... */
+const char *tt__spike_threshold_from(const struct tt__spike *s);
 
 /* Prints a spike as `ticktrace spikes` does: a line about it, a line with the scopes
  * around it (each with how long it had been open when the spike ended), and its

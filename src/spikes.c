@@ -76,7 +76,7 @@ static void tt__spikes_json(FILE *out, const struct tt__spike *s)
 	tt__spikes_json_str(out, th->name, th->name_len);
 	fprintf(out, ",\"start_ns\":%" PRId64 ",\"dur_ns\":%" PRId64 ",\"threshold_ns\":%" PRId64
 		",\"threshold_from\":\"%s\",\"explained_ns\":%" PRId64,
-		s->start, s->dur, s->threshold, tt__threshold_source_name(s->source), s->explained);
+		s->start, s->dur, s->threshold, tt__spike_threshold_from(s), s->explained);
 	if (s->text) {
 		fputs(",\"description\":", out);
 		tt__spikes_json_str(out, s->text, s->text_len);
@@ -158,7 +158,8 @@ int tt__spikes_start(void)
 		tt__spikes_read_thresholds(&sp->table);
 	sp->table_read = true;
 	sp->an = (struct tt__analysis){
-		.find_spikes = true, .threshold = threshold, .rules = sp->table.rules,
+		.find_spikes = true, .threshold = threshold,
+		.global_from = "TICKTRACE_SPIKE_THRESHOLD", .rules = sp->table.rules,
 		.nrules = sp->table.nrules, .name = tt__report_name, .spike = tt__spikes_log, .ctx = sp,
 	};
 	return 0;

@@ -395,7 +395,7 @@ static cJSON *tt_spike_json(struct tt_an_sink *a, const struct tt__spike *s)
 	cJSON_AddNumberToObject(root, "start_ns", (double)s->start);
 	cJSON_AddNumberToObject(root, "dur_ns", (double)s->dur);
 	cJSON_AddNumberToObject(root, "threshold_ns", (double)s->threshold);
-	cJSON_AddStringToObject(root, "threshold_from", tt__threshold_source_name(s->source));
+	cJSON_AddStringToObject(root, "threshold_from", tt__spike_threshold_from(s));
 	cJSON_AddNumberToObject(root, "explained_ns", (double)s->explained);
 	if (s->text) {
 		char *text = strndup(s->text, s->text_len);
