@@ -1,8 +1,12 @@
 /* libFuzzer target for the raw file reader and the decoder: any bytes are read as a
- * .ttr file; a file the reader accepts is decoded into the JSON and Perfetto sinks
- * (written to /dev/null), the JSON through the spike detector with every scope over
- * its threshold. Errors are expected; crashes, leaks and undefined behaviour are what
- * the sanitizers look for. */
+ * .ttr file; a file the reader accepts goes through everything that reads files but
+ * the symbolizer (which opens the files that MODULES names): the JSON sink through
+ * the spike detector with every scope over its threshold, the Perfetto sink, the JSON
+ * sink again through the filter (a time window and a minimum duration), the flat
+ * profile and the spike log (`ticktrace report` and `spikes`), all written to
+ * /dev/null. The input's size picks the report's format, sort and grouping, so that
+ * the corpus covers them all. Errors are expected; crashes, leaks and undefined
+ * behaviour are what the sanitizers look for. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,32 +16,60 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+static struct tt_out tt_fuzz_out;
+static FILE *tt_fuzz_null;
+
+static void tt_fuzz_convert(const struct tt_trace *t)
+{
+	static const struct tt__threshold_rule all[] = {{"*", 0}};
+	static const struct tt_thresholds every = {.global = 0, .rules = (struct tt__threshold_rule *)all,
+						   .nrules = 1};
+	/* from 2.5 us to 1 ms: tt_tw's files run from 0 to 10 us, real ones for longer */
+	static const struct tt_filter window = {.has_from = true, .from = 2500, .has_to = true,
+						.to = 1000000, .min_dur = 50};
+	struct tt_sink *json = tt_json_sink_new(&tt_fuzz_out, true);
+	struct tt_sink *filtered = tt_json_sink_new(&tt_fuzz_out, false);
+	struct tt_sink *sinks[] = {json ? tt_spike_mark_sink_new(json, &every) : NULL,
+				   tt_perfetto_sink_new(&tt_fuzz_out),
+				   filtered ? tt_filter_sink_new(filtered, &window) : NULL};
+	if (sinks[0] && sinks[1] && sinks[2])
+		tt_decode(t, sinks, 3);
+	for (size_t i = 0; i < 3; i++)
+		tt_sink_free(sinks[i]);
+	tt_sink_free(json);
+	tt_sink_free(filtered);
+}
+
+static void tt_fuzz_analyse(const struct tt_trace *t, size_t size)
+{
+	static const struct tt__threshold_rule rules[] = {{"*o*", 100}, {"[!a-m]*", 2000}};
+	struct tt_report_opts o = {
+		.format = (enum tt_report_format)(size % 3),
+		.sort = (enum tt__sort)(size / 3 % (TT__SORT_NAME + 1)),
+		.by_thread = size & 1,
+		.thresholds = {.global = size & 2 ? TT__NO_THRESHOLD : 1000,
+			       .rules = (struct tt__threshold_rule *)rules, .nrules = size & 4 ? 2 : 0},
+	};
+	struct tt_summary sum;
+	tt_analyse(t, &o, false, tt_fuzz_null, &sum);
+	tt_analyse(t, &o, true, tt_fuzz_null, &sum);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static struct tt_out out;
-	static int out_ready;
 	tt_diag_quiet = 1;
-	if (!out_ready) {
-		if (tt_out_open(&out, "/dev/null", false) < 0)
+	if (!tt_fuzz_null) {
+		if (tt_out_open(&tt_fuzz_out, "/dev/null", false) < 0 ||
+		    !(tt_fuzz_null = fopen("/dev/null", "w")))
 			abort();
-		out_ready = 1;
 	}
 	/* The reader expects the alignment a mapping has: malloc gives 16 bytes. */
 	uint8_t *copy = malloc(size + 1);
 	memcpy(copy, data, size);
 	struct tt_trace t;
 	if (tt_trace_load(&t, "fuzz.ttr", copy, size) == 0) {
-		static const struct tt__threshold_rule all[] = {{"*", 0}};
-		static const struct tt_thresholds every = {.global = 0, .rules = (struct tt__threshold_rule *)all,
-							   .nrules = 1};
-		struct tt_sink *json = tt_json_sink_new(&out, true);
-		struct tt_sink *sinks[] = {json ? tt_spike_mark_sink_new(json, &every) : NULL,
-					   tt_perfetto_sink_new(&out)};
-		if (sinks[0] && sinks[1])
-			tt_decode(&t, sinks, 2);
-		tt_sink_free(sinks[0]);
-		tt_sink_free(json);
-		tt_sink_free(sinks[1]);
+		tt_fuzz_convert(&t);
+		tt_fuzz_analyse(&t, size);
 	}
 	tt_trace_close(&t);
 	free(copy);

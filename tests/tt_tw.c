@@ -1,5 +1,6 @@
 #include "tt_tw.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -125,6 +126,23 @@ void tt_tw_events(struct tt_tw *w, uint32_t index, uint64_t first_record,
 	fwrite(&ei, sizeof(ei), 1, w->fp);
 	fwrite(records, sizeof(*records), n, w->fp);
 	w->records += n;
+}
+
+void tt_tw_live_chunk(struct tt_tw *w, uint32_t index, const struct tt_record *records, size_t n)
+{
+	if (!w->live_chunks_at) {
+		w->live_chunks_at = (uint64_t)ftell(w->fp);
+		const uint64_t at[2] = {w->live_chunks_at, w->live_chunks_at}; /* sections end, chunks */
+		fseek(w->fp, offsetof(struct tt_file_header, live_sections_end), SEEK_SET);
+		fwrite(at, sizeof(at), 1, w->fp);
+		fseek(w->fp, (long)w->live_chunks_at, SEEK_SET);
+	}
+	struct tt_live_chunk c = {.size = (uint32_t)(sizeof(c) + n * sizeof(*records)),
+				  .thread_index = index};
+	static const char zeros[TT_LIVE_CHUNK_SIZE];
+	fwrite(&c, sizeof(c), 1, w->fp);
+	fwrite(records, sizeof(*records), n, w->fp);
+	fwrite(zeros, TT_LIVE_CHUNK_SIZE - c.size, 1, w->fp);
 }
 
 void tt_tw_end(struct tt_tw *w)
