@@ -103,19 +103,33 @@ void tt_tw_funcs(struct tt_tw *w, const uint64_t *addresses, size_t n)
 	tt_tw_pad(w, size);
 }
 
+/* A THREAD or THREAD_TOTALS section; its dropped counts add to the END's. */
+static void tt_tw_thread_section(struct tt_tw *w, uint32_t type, const struct tt_thread_info *ti,
+				 const char *name)
+{
+	struct tt_thread_info info = *ti;
+	info.name_len = (uint32_t)strlen(name);
+	uint64_t size = sizeof(info) + info.name_len;
+	tt_tw_section(w, type, size);
+	fwrite(&info, sizeof(info), 1, w->fp);
+	fputs(name, w->fp);
+	tt_tw_pad(w, size);
+	for (int i = 0; i < TT_DROP_CAUSES; i++)
+		w->dropped += info.dropped[i];
+}
+
 void tt_tw_thread(struct tt_tw *w, uint32_t index, uint32_t tid, const char *name, uint64_t events,
 		  uint64_t dropped_full)
 {
-	struct tt_thread_info ti = {.index = index, .tid = tid, .events = events,
-				    .name_len = (uint32_t)strlen(name)};
+	struct tt_thread_info ti = {.index = index, .tid = tid, .events = events};
 	ti.dropped[TT_DROP_FULL] = dropped_full;
-	uint64_t size = sizeof(ti) + ti.name_len;
-	tt_tw_section(w, TT_SEC_THREAD, size);
-	fwrite(&ti, sizeof(ti), 1, w->fp);
-	fputs(name, w->fp);
-	tt_tw_pad(w, size);
+	tt_tw_thread_section(w, TT_SEC_THREAD, &ti, name);
 	w->threads++;
-	w->dropped += dropped_full;
+}
+
+void tt_tw_thread_totals(struct tt_tw *w, const struct tt_thread_info *ti, const char *name)
+{
+	tt_tw_thread_section(w, TT_SEC_THREAD_TOTALS, ti, name);
 }
 
 void tt_tw_events(struct tt_tw *w, uint32_t index, uint64_t first_record,
