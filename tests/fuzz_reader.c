@@ -4,10 +4,13 @@
  * the spike detector with every scope over its threshold, the Perfetto sink, the JSON
  * sink again through the filter (a time window and a minimum duration), the flat
  * profile and the spike log (`ticktrace report` and `spikes`), all written to
- * /dev/null. The input's size picks the report's format, sort and grouping, so that
- * the corpus covers them all. Errors are expected; crashes, leaks and undefined
- * behaviour are what the sanitizers look for. */
+ * /dev/null, and the runtime's record feeder into the same analysis. The input's size
+ * picks the report's format, sort and grouping, so that the corpus covers them all.
+ * Errors are expected; crashes, leaks and undefined behaviour are what the sanitizers
+ * look for. */
+#include <inttypes.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -55,6 +58,42 @@ static void tt_fuzz_analyse(const struct tt_trace *t, size_t size)
 	tt_analyse(t, &o, true, tt_fuzz_null, &sum);
 }
 
+static int64_t tt_fuzz_ns(void *clock, uint64_t tsc)
+{
+	return tt_clock_ns(clock, tsc);
+}
+
+static size_t tt_fuzz_name(void *ctx, const struct tt__thread_analysis *th, uint64_t key, char *buf,
+			   size_t cap)
+{
+	(void)ctx;
+	(void)th;
+	int n = snprintf(buf, cap, "%" PRIx64, key);
+	return n < 0 ? 0 : (size_t)n < cap ? (size_t)n : cap - 1;
+}
+
+/* The runtime's way to the same analysis (the live spikes of mode stream): each
+ * thread's records fed as they are, without the decoder. */
+static void tt_fuzz_feed(const struct tt_trace *t)
+{
+	static const struct tt__threshold_rule all[] = {{"*", 100}};
+	struct tt__analysis an = {.profile = true, .find_spikes = true, .threshold = 1000,
+				  .rules = all, .nrules = 1, .name = tt_fuzz_name};
+	const struct tt_file *f = &t->files[0];
+	for (size_t i = 0; i < f->nthreads; i++) {
+		const struct tt_thread *th = &f->threads[i];
+		struct tt__thread_analysis ta;
+		tt__thread_analysis_init(&ta, &an, NULL);
+		struct tt__feed feed = {.th = &ta, .ns = tt_fuzz_ns, .clock = (void *)&f->clock};
+		int rc = 0;
+		for (size_t k = 0; k < th->nsections && rc == 0; k++)
+			rc = tt__feed_records(&feed, th->sections[k].records, th->sections[k].count);
+		if (rc == 0)
+			tt__feed_finish(&feed);
+		tt__thread_analysis_free(&ta);
+	}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	tt_diag_quiet = 1;
@@ -70,6 +109,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (tt_trace_load(&t, "fuzz.ttr", copy, size) == 0) {
 		tt_fuzz_convert(&t);
 		tt_fuzz_analyse(&t, size);
+		tt_fuzz_feed(&t);
 	}
 	tt_trace_close(&t);
 	free(copy);
