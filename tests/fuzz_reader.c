@@ -1,13 +1,12 @@
 /* libFuzzer target for the raw file reader and the decoder: any bytes are read as a
  * .ttr file; a file the reader accepts goes through everything that reads files but
- * the symbolizer (which opens the files that MODULES names): the JSON sink through
- * the spike detector with every scope over its threshold, the Perfetto sink, the JSON
- * sink again through the filter (a time window and a minimum duration), the flat
- * profile and the spike log (`ticktrace report` and `spikes`), all written to
- * /dev/null, and the runtime's record feeder into the same analysis. The input's size
- * picks the report's format, sort and grouping, so that the corpus covers them all.
- * Errors are expected; crashes, leaks and undefined behaviour are what the sanitizers
- * look for. */
+ * the symbolizer (which opens the files that MODULES names): the JSON and Perfetto
+ * sinks as convert drives them (spike marks with every scope over its threshold, the
+ * filter's time window and minimum duration), the flat profile and the spike log
+ * (`ticktrace report` and `spikes`), all written to /dev/null, and the runtime's
+ * record feeder into the same analysis. The input's size picks the report's format,
+ * sort and grouping, so that the corpus covers them all. Errors are expected;
+ * crashes, leaks and undefined behaviour are what the sanitizers look for. */
 #include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -22,6 +21,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static struct tt_out tt_fuzz_out;
 static FILE *tt_fuzz_null;
 
+/* What convert writes, with every option that changes the way: JSON with sources and
+ * spike marks, Perfetto, and each of them again through the filter (convert puts the
+ * marks outside it). */
 static void tt_fuzz_convert(const struct tt_trace *t)
 {
 	static const struct tt__threshold_rule all[] = {{"*", 0}};
@@ -29,18 +31,24 @@ static void tt_fuzz_convert(const struct tt_trace *t)
 						   .nrules = 1};
 	/* from 2.5 us to 1 ms: tt_tw's files run from 0 to 10 us, real ones for longer */
 	static const struct tt_filter window = {.has_from = true, .from = 2500, .has_to = true,
-						.to = 1000000, .min_dur = 50};
-	struct tt_sink *json = tt_json_sink_new(&tt_fuzz_out, true);
-	struct tt_sink *filtered = tt_json_sink_new(&tt_fuzz_out, false);
-	struct tt_sink *sinks[] = {json ? tt_spike_mark_sink_new(json, &every) : NULL,
-				   tt_perfetto_sink_new(&tt_fuzz_out),
-				   filtered ? tt_filter_sink_new(filtered, &window) : NULL};
-	if (sinks[0] && sinks[1] && sinks[2])
-		tt_decode(t, sinks, 3);
-	for (size_t i = 0; i < 3; i++)
-		tt_sink_free(sinks[i]);
-	tt_sink_free(json);
-	tt_sink_free(filtered);
+						.to = 1000000};
+	static const struct tt_filter window_min = {.has_from = true, .from = 2500, .has_to = true,
+						    .to = 1000000, .min_dur = 50};
+	struct tt_sink *writers[] = {tt_json_sink_new(&tt_fuzz_out, true), tt_perfetto_sink_new(&tt_fuzz_out),
+				     tt_json_sink_new(&tt_fuzz_out, false), tt_perfetto_sink_new(&tt_fuzz_out)};
+	struct tt_sink *filters[] = {writers[2] ? tt_filter_sink_new(writers[2], &window_min) : NULL,
+				     writers[3] ? tt_filter_sink_new(writers[3], &window) : NULL};
+	struct tt_sink *marks[] = {writers[0] ? tt_spike_mark_sink_new(writers[0], &every) : NULL,
+				   filters[0] ? tt_spike_mark_sink_new(filters[0], &every) : NULL};
+	struct tt_sink *sinks[] = {marks[0], writers[1], marks[1], filters[1]};
+	if (marks[0] && writers[1] && marks[1] && filters[1])
+		tt_decode(t, sinks, 4);
+	for (size_t i = 0; i < 2; i++) {
+		tt_sink_free(marks[i]);
+		tt_sink_free(filters[i]);
+	}
+	for (size_t i = 0; i < 4; i++)
+		tt_sink_free(writers[i]);
 }
 
 static void tt_fuzz_analyse(const struct tt_trace *t, size_t size)
