@@ -333,7 +333,8 @@ int tt__scope_note(struct tt__thread_analysis *th, unsigned kind, uint64_t value
 			th->text = grown;
 			th->text_cap = cap;
 		}
-		memcpy(th->text + th->text_len, text, len);
+		if (len) /* an empty one, TT_DESCRIBE("%s", ""), may come before any buffer */
+			memcpy(th->text + th->text_len, text, len);
 		f->text_len = (uint32_t)len;
 		th->text_len += (uint32_t)len;
 		break;

@@ -1,12 +1,15 @@
 /* Runs the fuzz target (fuzz_reader.c) without libFuzzer, under whatever sanitizers
- * the build has: over a seed corpus it makes itself from the demo trace (the whole
- * file, cut at every section boundary and in the middle of each section, counts that
- * lie, a wrong version, random bytes), then over every file named on the command line
+ * the build has: over a seed corpus it makes itself from the demo trace and from
+ * files of modes stream (THREAD_TOTALS, runs of lost events), ring (wrapped, crashed)
+ * and live (chunks; threads and sites not yet described) (each whole, cut at every
+ * section boundary and in the middle of each section, counts that lie, a wrong
+ * version), and random bytes; then over every file named on the command line
  * (the corpus libFuzzer grew, in tests/fuzz/corpus). With --write-seeds DIR it writes
  * the seed corpus there instead, to start libFuzzer from.
  * Exit status: 0 every input ran (an error message per input is expected), 1 an
  * input could not be read; a crash ends it with the sanitizer's report. */
 #include <dirent.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,9 +90,197 @@ static void tt_seed_notes(struct tt_seeds *s)
 	tt_tw_free(&w);
 }
 
+/* A file whole, then cut at every section boundary and in the middle of each section,
+ * with a section size and a count or index that lie, a wrong version, and its first
+ * record's TSC at the end of time. */
+static void tt_seed_damaged(struct tt_seeds *s, const struct tt_tw *w)
+{
+	tt_seed(s, w->data, w->size);
+	/* Section boundaries: walk the section headers the way the format lays them out,
+	 * up to a live file's chunks. */
+	struct tt_file_header h;
+	memcpy(&h, w->data, sizeof(h));
+	uint64_t end = h.flags & TT_FILE_LIVE ? h.live_sections_end : w->size;
+	for (uint64_t off = sizeof(struct tt_file_header); off + 16 <= end;) {
+		struct tt_section_header sh;
+		memcpy(&sh, w->data + off, sizeof(sh));
+		tt_seed(s, w->data, off);                      /* cut before the section */
+		tt_seed(s, w->data, off + 16 + sh.size / 2);   /* cut inside it */
+		tt_seed_patched(s, w, off + 8, sh.size + 16); /* a size that lies */
+		tt_seed_patched(s, w, off + 8, UINT64_MAX);  /* one that overflows */
+		tt_seed_patched(s, w, off + 16, UINT64_C(1) << 40); /* a count or index that lies */
+		off += 16 + TT_SECTION_PADDED(sh.size);
+	}
+	tt_seed_patched(s, w, 8, 2);                     /* version 2 (and header_size 0) */
+	/* the first record's TSC at the end of time: times saturate (this hung the merge) */
+	struct tt_section_header first;
+	for (uint64_t off = sizeof(struct tt_file_header); off + 16 <= end;
+	     off += 16 + TT_SECTION_PADDED(first.size)) {
+		memcpy(&first, w->data + off, sizeof(first));
+		if (first.type == TT_SEC_EVENTS) {
+			tt_seed_patched(s, w, off + 32, UINT64_MAX);
+			break;
+		}
+	}
+}
+
+/* Patches `size` bytes at `at` of a file that tt_tw holds in memory. */
+static void tt_patch(struct tt_tw *w, uint64_t at, const void *bytes, size_t size)
+{
+	if (at + size <= w->size)
+		memcpy(w->data + at, bytes, size);
+}
+
+/* Where field `field` of section number `k` (as tt_tw wrote them) is. */
+#define TT_AT(w, k, type, field) ((w)->sections[k] + 16 + offsetof(type, field))
+
+/* The file of a mode stream run: THREAD_TOTALS with every cause of drops, two runs of
+ * lost events that close and open scopes, functions, notes. */
+static void tt_seed_stream(struct tt_tw *w, struct tt_file_header *h)
+{
+	static const uint64_t funcs[] = {0x401000, 0x402000};
+	static const struct tt_record first[] = {
+		TT_TW_REC(TT_REC_BEGIN, S_MAIN, 2000),
+		TT_TW_REC(TT_REC_FUNC_ENTER, 0x401000, 2100),
+		TT_TW_REC(TT_REC_THRESHOLD, 50, 2150),
+		TT_TW_REC(TT_REC_DESCRIBE, 5, 2160),
+		TT_TW_REC(TT_REC_TEXT, 0, 0x6f6c6c6568),
+		TT_TW_REC(TT_REC_BEGIN, S_CHILD, 2200),
+		TT_TW_REC(TT_REC_DROPPED, 7, 2300),
+		TT_TW_REC(TT_REC_VALUE, TT_GAP_DEPTHS(1, 2), 2900),
+		TT_TW_REC(TT_REC_INSTANT, S_WAKE, 3000),
+		TT_TW_REC(TT_REC_END, 0, 3100),
+		TT_TW_REC(TT_REC_END, 0, 3200),
+		TT_TW_REC(TT_REC_FUNC_EXIT, 0x401000, 3300),
+	};
+	static const struct tt_record second[] = {
+		TT_TW_REC(TT_REC_COUNTER, S_QUEUE, 3400),
+		TT_TW_REC(TT_REC_VALUE, 0, 9),
+		TT_TW_REC(TT_REC_DROPPED, 3, 3500),
+		TT_TW_REC(TT_REC_VALUE, TT_GAP_DEPTHS(TT_GAP_DEPTH_MAX, 0), 3600),
+		TT_TW_REC(TT_REC_FUNC_ENTER, 0x402000, 3700),
+		TT_TW_REC(TT_REC_CHILDREN_THRESHOLD, 10, 3710),
+		TT_TW_REC(TT_REC_BEGIN, S_WORK, 3800),
+	};
+	h->flags |= TT_FILE_STREAMED;
+	tt_tw_header(w, h);
+	tt_tw_process(w, 4242, "stream");
+	tt_tw_sites(w, tt_demo_sites, tt_demo_nsites);
+	tt_tw_funcs(w, funcs, 2);
+	tt_tw_thread(w, 0, 101, "main", 0, 0);
+	tt_tw_thread(w, 1, 102, "tt-drain", 0, 0);
+	tt_tw_events(w, 0, 0, first, sizeof(first) / sizeof(first[0]));
+	tt_tw_events(w, 0, sizeof(first) / sizeof(first[0]), second, sizeof(second) / sizeof(second[0]));
+	struct tt_thread_info totals = {.index = 0, .tid = 101,
+					.events = (sizeof(first) + sizeof(second)) / sizeof(first[0]),
+					.dropped = {1, 1, 10, 1, 2}, .flags = TT_THREAD_EXITED};
+	tt_tw_thread_totals(w, &totals, "main, renamed");
+	tt_tw_thread_totals(w, &(struct tt_thread_info){.index = 1, .tid = 102,
+							 .flags = TT_THREAD_RUNTIME}, "tt-drain");
+	tt_tw_end(w);
+}
+
+/* Mode ring: a wrapped thread whose records begin inside scopes (an END, a function's
+ * exit, an ENDBEGIN), written at a crash. */
+static void tt_seed_ring(struct tt_tw *w, struct tt_file_header *h)
+{
+	static const struct tt_record rec[] = {
+		TT_TW_REC(TT_REC_END, 0, 2000),
+		TT_TW_REC(TT_REC_FUNC_EXIT, 0x401000, 2100),
+		TT_TW_REC(TT_REC_ENDBEGIN, S_NEXT, 2200),
+		TT_TW_REC(TT_REC_BEGIN_ARG, S_CHILD, 2300),
+		TT_TW_REC(TT_REC_VALUE, 0, 5),
+		TT_TW_REC(TT_REC_FLOW_OUT, 0, 2400),
+		TT_TW_REC(TT_REC_VALUE, 0, 0x42),
+		TT_TW_REC(TT_REC_IGNORE_CHILDREN, 0, 2450),
+		TT_TW_REC(TT_REC_END, 0, 2500),
+		TT_TW_REC(TT_REC_FUNC_EXIT, 0x401000, 2550),
+		TT_TW_REC(TT_REC_END, 0, 2600),
+		TT_TW_REC(TT_REC_INSTANT_ARG, S_DROP, 2700),
+		TT_TW_REC(TT_REC_VALUE, 0, 1),
+		TT_TW_REC(TT_REC_BEGIN, S_MAIN, 2800),
+	};
+	static const uint64_t funcs[] = {0x401000};
+	h->flags |= TT_FILE_RING | TT_FILE_CRASHED;
+	h->crash_signal = 11;
+	h->unregistered_dropped = 3;
+	tt_tw_header(w, h);
+	tt_tw_process(w, 4242, "ring");
+	tt_tw_sites(w, tt_demo_sites, tt_demo_nsites);
+	tt_tw_funcs(w, funcs, 1);
+	tt_tw_thread(w, 0, 101, "main", sizeof(rec) / sizeof(rec[0]), 100);
+	tt_tw_events(w, 0, 0, rec, sizeof(rec) / sizeof(rec[0]));
+	tt_tw_end(w);
+}
+
+/* A live file (the run was killed) in mode ring: a thread's chunks out of order, and
+ * a thread and a call site not described yet. */
+static void tt_seed_live(struct tt_tw *w, struct tt_file_header *h)
+{
+	static const struct tt_record late[] = {
+		TT_TW_REC(TT_REC_INSTANT, S_WAKE, 3000),
+		TT_TW_REC(TT_REC_END, 0, 3100),
+		TT_TW_REC(TT_REC_BEGIN, 0x9990, 3200),
+	};
+	static const struct tt_record early[] = {
+		TT_TW_REC(TT_REC_END, 0, 1900),
+		TT_TW_REC(TT_REC_BEGIN, S_MAIN, 2000),
+		TT_TW_REC(TT_REC_FUNC_ENTER, 0x401000, 2100),
+	};
+	static const struct tt_record other[] = {
+		TT_TW_REC(TT_REC_BEGIN, 0x9990, 2500),
+		TT_TW_REC(TT_REC_COUNTER, 0x99a0, 2600),
+		TT_TW_REC(TT_REC_VALUE, 0, 4),
+	};
+	h->flags |= TT_FILE_LIVE | TT_FILE_RING;
+	tt_tw_header(w, h);
+	tt_tw_process(w, 4242, "live");
+	tt_tw_sites(w, tt_demo_sites, tt_demo_nsites);
+	tt_tw_thread(w, 0, 101, "main", 0, 0);
+	tt_tw_thread(w, 1, 102, "idle", 0, 0);
+	tt_tw_live_chunk(w, 0, late, sizeof(late) / sizeof(late[0]));
+	tt_tw_live_chunk(w, 7, other, sizeof(other) / sizeof(other[0]));
+	tt_tw_live_chunk(w, 0, early, sizeof(early) / sizeof(early[0]));
+}
+
+static void tt_seed_formats(struct tt_seeds *s)
+{
+	void (*const files[])(struct tt_tw *, struct tt_file_header *) = {
+		tt_seed_stream, tt_seed_ring, tt_seed_live,
+	};
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		struct tt_tw w;
+		struct tt_file_header h;
+		tt_tw_default_header(&h);
+		if (tt_tw_open_memory(&w) < 0)
+			return;
+		files[i](&w, &h);
+		if (tt_tw_close(&w) == 0) {
+			tt_seed_damaged(s, &w);
+			if (h.flags & TT_FILE_RING && !(h.flags & TT_FILE_LIVE)) {
+				/* as the runtime writes it: wrapped, its drops overwritten */
+				uint64_t dropped[TT_DROP_CAUSES] = {[TT_DROP_OVERWRITTEN] = 100};
+				uint32_t wrapped = TT_THREAD_WRAPPED;
+				tt_patch(&w, TT_AT(&w, 4, struct tt_thread_info, dropped), dropped, sizeof(dropped));
+				tt_patch(&w, TT_AT(&w, 4, struct tt_thread_info, flags), &wrapped, sizeof(wrapped));
+				tt_seed_damaged(s, &w);
+			}
+			if (h.flags & TT_FILE_LIVE) {
+				/* the first chunk the one its thread was recording into */
+				uint32_t size = TT_LIVE_CHUNK_SIZE;
+				tt_patch(&w, w.live_chunks_at + offsetof(struct tt_live_chunk, size), &size,
+					 sizeof(size));
+				tt_seed(s, w.data, w.size);
+			}
+		}
+		tt_tw_free(&w);
+	}
+}
+
 static int tt_make_seeds(struct tt_seeds *s)
 {
 	tt_seed_notes(s);
+	tt_seed_formats(s);
 	char tmp[] = "/tmp/tt-fuzz-XXXXXX";
 	if (!mkdtemp(tmp))
 		return -1;
@@ -105,29 +296,7 @@ static int tt_make_seeds(struct tt_seeds *s)
 	w.data = malloc(w.size);
 	if (fread(w.data, 1, w.size, fp) != w.size)
 		goto out;
-	tt_seed(s, w.data, w.size);
-	/* Section boundaries: walk the section headers the way the format lays them out. */
-	for (uint64_t off = sizeof(struct tt_file_header); off + 16 <= w.size;) {
-		struct tt_section_header sh;
-		memcpy(&sh, w.data + off, sizeof(sh));
-		tt_seed(s, w.data, off);                      /* cut before the section */
-		tt_seed(s, w.data, off + 16 + sh.size / 2);   /* cut inside it */
-		tt_seed_patched(s, &w, off + 8, sh.size + 16); /* a size that lies */
-		tt_seed_patched(s, &w, off + 8, UINT64_MAX);  /* one that overflows */
-		tt_seed_patched(s, &w, off + 16, UINT64_C(1) << 40); /* a count or index that lies */
-		off += 16 + TT_SECTION_PADDED(sh.size);
-	}
-	tt_seed_patched(s, &w, 8, 2);                     /* version 2 (and header_size 0) */
-	/* the first record's TSC at the end of time: times saturate (this hung the merge) */
-	struct tt_section_header first;
-	for (uint64_t off = sizeof(struct tt_file_header); off + 16 <= w.size;
-	     off += 16 + TT_SECTION_PADDED(first.size)) {
-		memcpy(&first, w.data + off, sizeof(first));
-		if (first.type == TT_SEC_EVENTS) {
-			tt_seed_patched(s, &w, off + 32, UINT64_MAX);
-			break;
-		}
-	}
+	tt_seed_damaged(s, &w);
 	unsigned seed = 1;
 	for (int i = 0; i < 8; i++) {                     /* random bytes, some with the magic */
 		char junk[512];

@@ -27,16 +27,23 @@
 #define R TT_TW_REC
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
+/* Starts a file at `path` with header `h` (NULL: the default, 1 GHz), the demo's
+ * process and its call sites. */
+static void open_demo(struct tt_tw *w, const char *path, const struct tt_file_header *h)
+{
+	assert_int_equal(tt_tw_open_file(w, path), 0);
+	tt_tw_header(w, h);
+	tt_tw_process(w, 4242, "demo");
+	tt_tw_sites(w, tt_demo_sites, tt_demo_nsites);
+}
+
 /* One thread's records in a file whose header is `h` (NULL: the default, 1 GHz);
  * with `idle`, a second thread that recorded nothing. */
 static void write_one_clocked(const char *path, const struct tt_file_header *h,
 			      const struct tt_record *rec, size_t n, bool idle)
 {
 	struct tt_tw w;
-	assert_int_equal(tt_tw_open_file(&w, path), 0);
-	tt_tw_header(&w, h);
-	tt_tw_process(&w, 4242, "demo");
-	tt_tw_sites(&w, tt_demo_sites, tt_demo_nsites);
+	open_demo(&w, path, h);
 	tt_tw_thread(&w, 0, 101, "producer", n, 0);
 	tt_tw_events(&w, 0, 0, rec, n);
 	if (idle)
@@ -86,10 +93,7 @@ static void test_unregistered_drops_reported(void **state)
 	tt_tw_default_header(&h);
 	h.unregistered_dropped = 7;
 	struct tt_tw w;
-	assert_int_equal(tt_tw_open_file(&w, fx->in), 0);
-	tt_tw_header(&w, &h);
-	tt_tw_process(&w, 4242, "demo");
-	tt_tw_sites(&w, tt_demo_sites, tt_demo_nsites);
+	open_demo(&w, fx->in, &h);
 	tt_tw_thread(&w, 0, 101, "producer", N(rec), 0);
 	tt_tw_events(&w, 0, 0, rec, N(rec));
 	tt_tw_end(&w);
@@ -104,6 +108,40 @@ static void test_unregistered_drops_reported(void **state)
 	assert_int_equal(r.status, 0);
 	if (!strstr(r.out, "dropped before their thread had a buffer: 7"))
 		fail_msg("info did not report the drops:\n%s", r.out);
+	free(r.out);
+}
+
+/* A live file (TICKTRACE_LIVE=1, the run killed): each thread's records from its
+ * chunks, in time order; a thread described but left with no chunk (it recorded
+ * nothing, or its chunks were recycled) converts too, with nothing on it. */
+static void test_live_file(void **state)
+{
+	struct tt_fixture *fx = *state;
+	static const struct tt_record early[] = {R(TT_REC_BEGIN, S_MAIN, 2000), R(TT_REC_INSTANT, S_WAKE, 2500)};
+	static const struct tt_record late[] = {R(TT_REC_INSTANT, S_WAKE, 3000), R(TT_REC_END, 0, 4000)};
+	struct tt_file_header h;
+	tt_tw_default_header(&h);
+	h.flags |= TT_FILE_LIVE;
+	struct tt_tw w;
+	open_demo(&w, fx->in, &h);
+	tt_tw_thread(&w, 0, 101, "producer", 0, 0);
+	tt_tw_thread(&w, 1, 102, "idle", 0, 0);
+	tt_tw_live_chunk(&w, 0, late, N(late)); /* the chunks of a thread in any order */
+	tt_tw_live_chunk(&w, 0, early, N(early));
+	assert_int_equal(tt_tw_close(&w), 0);
+	struct tt_run r;
+	TT_RUN(&r, "convert", fx->in, "-o", fx->out);
+	assert_int_equal(r.status, 0);
+	assert_err_has(&r, "these are its live buffers");
+	assert_err_has(&r, "4 events, 2 threads");
+	cJSON *root = tt_json_load(fx->out);
+	char *p = tt_json_listing(root, 101);
+	assert_string_equal(p, "X main 0\ni wake 1\ni wake 1\n");
+	free(p);
+	p = tt_json_listing(root, 102);
+	assert_string_equal(p, "");
+	free(p);
+	cJSON_Delete(root);
 	free(r.out);
 }
 
@@ -745,6 +783,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_round_trip, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_unregistered_drops_reported, setup, tt_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_live_file, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_unterminated, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_real_clock_rate, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_ends_add_up_as_doubles, setup, tt_fixture_teardown),

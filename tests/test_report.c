@@ -693,6 +693,30 @@ static void test_planted_spikes_found_with_their_stacks(void **state)
 	free(r.out);
 }
 
+/* An empty description (TT_DESCRIBE("%s", "")) is none, and replaces the one before,
+ * whether or not any text came before it on the thread. */
+static void test_empty_description(void **state)
+{
+	struct tt_fixture *fx = *state;
+	const struct thread_recs one[] = {{101, "MainThread", &t1}};
+	t1.n = 0;
+	begin(&t1, S_MAIN, 0);
+	describe(&t1, "", 1);
+	note(&t1, TT_REC_THRESHOLD, 5 * US, 2);
+	end(&t1, 10 * US);
+	begin(&t1, S_TICK, 20 * US);
+	describe(&t1, "level 1", 21 * US);
+	describe(&t1, "", 22 * US);
+	note(&t1, TT_REC_THRESHOLD, 5 * US, 23 * US);
+	end(&t1, 30 * US);
+	write_file(fx->in, one, 1);
+	const struct planted want[] = {
+		{"main", 101, 0, 10 * US, 5 * US, "TT_THRESHOLD_NS", 0, "", NULL},
+		{"GameTick", 101, 20 * US, 10 * US, 5 * US, "TT_THRESHOLD_NS", 0, "", NULL},
+	};
+	check_spikes((const char *const[]){"spikes", fx->in, "--json", NULL}, want, N(want));
+}
+
 /* ---- convert's marks ---- */
 
 static void test_convert_marks_spikes(void **state)
@@ -819,6 +843,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_profile_of_known_workload, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_profile_agrees_with_json_trace, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_planted_spikes_found_with_their_stacks, setup, tt_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_empty_description, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_convert_marks_spikes, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_bad_notes_and_thresholds, setup, tt_fixture_teardown),
 	};

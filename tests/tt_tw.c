@@ -1,5 +1,6 @@
 #include "tt_tw.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -102,19 +103,33 @@ void tt_tw_funcs(struct tt_tw *w, const uint64_t *addresses, size_t n)
 	tt_tw_pad(w, size);
 }
 
+/* A THREAD or THREAD_TOTALS section; its dropped counts add to the END's. */
+static void tt_tw_thread_section(struct tt_tw *w, uint32_t type, const struct tt_thread_info *ti,
+				 const char *name)
+{
+	struct tt_thread_info info = *ti;
+	info.name_len = (uint32_t)strlen(name);
+	uint64_t size = sizeof(info) + info.name_len;
+	tt_tw_section(w, type, size);
+	fwrite(&info, sizeof(info), 1, w->fp);
+	fputs(name, w->fp);
+	tt_tw_pad(w, size);
+	for (int i = 0; i < TT_DROP_CAUSES; i++)
+		w->dropped += info.dropped[i];
+}
+
 void tt_tw_thread(struct tt_tw *w, uint32_t index, uint32_t tid, const char *name, uint64_t events,
 		  uint64_t dropped_full)
 {
-	struct tt_thread_info ti = {.index = index, .tid = tid, .events = events,
-				    .name_len = (uint32_t)strlen(name)};
+	struct tt_thread_info ti = {.index = index, .tid = tid, .events = events};
 	ti.dropped[TT_DROP_FULL] = dropped_full;
-	uint64_t size = sizeof(ti) + ti.name_len;
-	tt_tw_section(w, TT_SEC_THREAD, size);
-	fwrite(&ti, sizeof(ti), 1, w->fp);
-	fputs(name, w->fp);
-	tt_tw_pad(w, size);
+	tt_tw_thread_section(w, TT_SEC_THREAD, &ti, name);
 	w->threads++;
-	w->dropped += dropped_full;
+}
+
+void tt_tw_thread_totals(struct tt_tw *w, const struct tt_thread_info *ti, const char *name)
+{
+	tt_tw_thread_section(w, TT_SEC_THREAD_TOTALS, ti, name);
 }
 
 void tt_tw_events(struct tt_tw *w, uint32_t index, uint64_t first_record,
@@ -125,6 +140,23 @@ void tt_tw_events(struct tt_tw *w, uint32_t index, uint64_t first_record,
 	fwrite(&ei, sizeof(ei), 1, w->fp);
 	fwrite(records, sizeof(*records), n, w->fp);
 	w->records += n;
+}
+
+void tt_tw_live_chunk(struct tt_tw *w, uint32_t index, const struct tt_record *records, size_t n)
+{
+	if (!w->live_chunks_at) {
+		w->live_chunks_at = (uint64_t)ftell(w->fp);
+		const uint64_t at[2] = {w->live_chunks_at, w->live_chunks_at}; /* sections end, chunks */
+		fseek(w->fp, offsetof(struct tt_file_header, live_sections_end), SEEK_SET);
+		fwrite(at, sizeof(at), 1, w->fp);
+		fseek(w->fp, (long)w->live_chunks_at, SEEK_SET);
+	}
+	struct tt_live_chunk c = {.size = (uint32_t)(sizeof(c) + n * sizeof(*records)),
+				  .thread_index = index};
+	static const char zeros[TT_LIVE_CHUNK_SIZE];
+	fwrite(&c, sizeof(c), 1, w->fp);
+	fwrite(records, sizeof(*records), n, w->fp);
+	fwrite(zeros, TT_LIVE_CHUNK_SIZE - c.size, 1, w->fp);
 }
 
 void tt_tw_end(struct tt_tw *w)

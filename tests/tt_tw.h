@@ -33,6 +33,7 @@ struct tt_tw {
 	size_t size;
 	/* Totals for the END section. */
 	uint64_t threads, records, dropped, sites;
+	uint64_t live_chunks_at; /* where the first tt_tw_live_chunk began, or 0 */
 	/* Where each section header starts, in order, for tests that cut or damage. */
 	uint64_t sections[TT_TW_MAX_SECTIONS];
 	size_t nsections;
@@ -57,6 +58,13 @@ void tt_tw_thread(struct tt_tw *w, uint32_t index, uint32_t tid, const char *nam
 		  uint64_t dropped_full);
 void tt_tw_events(struct tt_tw *w, uint32_t index, uint64_t first_record,
 		  const struct tt_record *records, size_t n);
+/* A THREAD_TOTALS section (streamed files): the thread's final counts, flags and
+ * name. Its dropped counts add to the END's: its THREAD section must count none. */
+void tt_tw_thread_totals(struct tt_tw *w, const struct tt_thread_info *ti, const char *name);
+/* A live file's chunk (TT_FILE_LIVE): TT_LIVE_CHUNK_SIZE bytes holding the thread's
+ * records. The first call sets the header's live_sections_end and live_chunks_at to
+ * where it starts: the sections written so far are the file's descriptions. */
+void tt_tw_live_chunk(struct tt_tw *w, uint32_t index, const struct tt_record *records, size_t n);
 /* The END section, with the totals of what was written. */
 void tt_tw_end(struct tt_tw *w);
 /* 0, or -1 when anything failed to write. */

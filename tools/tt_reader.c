@@ -556,7 +556,9 @@ static int tt_read_live_chunks(struct tt_file *f)
 	}
 	for (size_t i = 0; i < f->nthreads; i++) {
 		struct tt_thread *t = &f->threads[i];
-		qsort(t->sections, t->nsections, sizeof(*t->sections), tt_events_by_time);
+		/* a thread described but with no chunk left has no array at all */
+		if (t->nsections > 1)
+			qsort(t->sections, t->nsections, sizeof(*t->sections), tt_events_by_time);
 		t->events = t->records;
 		if (t->nsections && tt_first_time(&t->sections[0]) != UINT64_MAX) {
 			t->first_tsc = tt_first_time(&t->sections[0]);

@@ -255,44 +255,6 @@ static FILE *tt_out_stream(struct tt_out *o)
 	return fopencookie(o, "w", (cookie_io_functions_t){.write = tt_stream_write});
 }
 
-/* Opens the inputs and the output, decodes into the sink, and finishes the output
- * with `done` (which writes the results). 0, or -1 after reporting why; no output
- * file is left behind on failure. */
-static int tt_run_analysis(struct tt_report_opts *o, struct tt_an_sink *a, const char *what,
-			   int (*done)(struct tt_an_sink *a, struct tt_report_opts *o))
-{
-	struct tt_trace trace;
-	struct tt_out out;
-	int rc = -1;
-	const char *output = o->output ? o->output : "-";
-	struct tt_symbols *symbols = NULL; /* names -finstrument-functions' functions */
-	if (tt_trace_open(&trace, o->inputs, o->ninputs) < 0 || !(symbols = tt_symbols_attach(&trace, NULL)))
-		goto close_trace;
-	if (tt_out_open(&out, output, o->force) < 0)
-		goto close_trace;
-	a->out = tt_out_stream(&out);
-	struct tt_sink *sinks[] = {&a->sink};
-	rc = a->out ? tt_decode(&trace, sinks, 1) : tt_error("out of memory");
-	if (rc == 0)
-		rc = done(a, o);
-	if (a->out && fclose(a->out) != 0 && rc == 0)
-		rc = tt_error("%s: cannot write", output);
-	if (rc < 0)
-		tt_out_abort(&out);
-	else
-		rc = tt_out_commit(&out);
-	if (rc == 0 && !o->quiet && !tt_diag_quiet)
-		fprintf(stderr, "ticktrace: %s%s -> %s: %s, %" PRIu64 " events, %" PRIu64 " threads, %"
-			PRIu64 " dropped, %" PRIu64 " unterminated, %" PRIu64 " warnings\n",
-			o->inputs[0], o->ninputs > 1 ? " ..." : "", strcmp(output, "-") ? output : "stdout",
-			what, a->sum.events, a->sum.threads, a->sum.dropped, a->sum.unterminated,
-			a->sum.warnings);
-close_trace:
-	tt_trace_close(&trace);
-	tt_symbols_free(symbols);
-	return rc;
-}
-
 /* ---- report ---- */
 
 static void tt_json_thread_fields(cJSON *obj, const struct tt__thread_analysis *th)
@@ -372,17 +334,6 @@ static int tt_report_done(struct tt_an_sink *a, struct tt_report_opts *o)
 	return rc;
 }
 
-int tt_report(struct tt_report_opts *o)
-{
-	struct tt_an_sink *a = tt_an_new(NULL, NULL);
-	if (!a)
-		return tt_error("out of memory");
-	a->an.profile = true;
-	int rc = tt_run_analysis(o, a, "flat profile", tt_report_done);
-	tt_sink_free(&a->sink);
-	return rc;
-}
-
 /* ---- spikes ---- */
 
 static cJSON *tt_spike_json(struct tt_an_sink *a, const struct tt__spike *s)
@@ -433,19 +384,71 @@ static int tt_spikes_done(struct tt_an_sink *a, struct tt_report_opts *o)
 	return 0;
 }
 
-int tt_spikes(struct tt_report_opts *o)
+int tt_analyse(const struct tt_trace *t, struct tt_report_opts *o, bool spikes, FILE *out,
+	       struct tt_summary *sum)
 {
-	if (tt_thresholds_load(&o->thresholds) < 0)
-		return -1;
-	struct tt_an_sink *a = tt_an_new(NULL, &o->thresholds);
+	struct tt_an_sink *a = tt_an_new(NULL, spikes ? &o->thresholds : NULL);
 	if (!a)
 		return tt_error("out of memory");
-	a->an.find_spikes = true;
-	a->an.spike = tt_spike_print;
-	a->format = o->format;
-	int rc = tt_run_analysis(o, a, "spikes", tt_spikes_done);
+	a->out = out;
+	if (spikes) {
+		a->an.find_spikes = true;
+		a->an.spike = tt_spike_print;
+		a->format = o->format;
+	} else {
+		a->an.profile = true;
+	}
+	struct tt_sink *sinks[] = {&a->sink};
+	int rc = tt_decode(t, sinks, 1);
+	if (rc == 0)
+		rc = spikes ? tt_spikes_done(a, o) : tt_report_done(a, o);
+	*sum = a->sum;
 	tt_sink_free(&a->sink);
 	return rc;
+}
+
+/* Opens the inputs and the output, runs tt_analyse into it, and commits the output.
+ * 0, or -1 after reporting why; no output file is left behind on failure. */
+static int tt_run_analysis(struct tt_report_opts *o, bool spikes)
+{
+	struct tt_trace trace;
+	struct tt_out out;
+	struct tt_summary sum = {0};
+	int rc = -1;
+	const char *output = o->output ? o->output : "-";
+	struct tt_symbols *symbols = NULL; /* names -finstrument-functions' functions */
+	if (tt_trace_open(&trace, o->inputs, o->ninputs) < 0 || !(symbols = tt_symbols_attach(&trace, NULL)))
+		goto close_trace;
+	if (tt_out_open(&out, output, o->force) < 0)
+		goto close_trace;
+	FILE *stream = tt_out_stream(&out);
+	rc = stream ? tt_analyse(&trace, o, spikes, stream, &sum) : tt_error("out of memory");
+	if (stream && fclose(stream) != 0 && rc == 0)
+		rc = tt_error("%s: cannot write", output);
+	if (rc < 0)
+		tt_out_abort(&out);
+	else
+		rc = tt_out_commit(&out);
+	if (rc == 0 && !o->quiet && !tt_diag_quiet)
+		fprintf(stderr, "ticktrace: %s%s -> %s: %s, %" PRIu64 " events, %" PRIu64 " threads, %"
+			PRIu64 " dropped, %" PRIu64 " unterminated, %" PRIu64 " warnings\n",
+			o->inputs[0], o->ninputs > 1 ? " ..." : "", strcmp(output, "-") ? output : "stdout",
+			spikes ? "spikes" : "flat profile", sum.events, sum.threads, sum.dropped,
+			sum.unterminated, sum.warnings);
+close_trace:
+	tt_trace_close(&trace);
+	tt_symbols_free(symbols);
+	return rc;
+}
+
+int tt_report(struct tt_report_opts *o)
+{
+	return tt_run_analysis(o, false);
+}
+
+int tt_spikes(struct tt_report_opts *o)
+{
+	return tt_thresholds_load(&o->thresholds) < 0 ? -1 : tt_run_analysis(o, true);
 }
 
 /* ---- convert's marks ---- */

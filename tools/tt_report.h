@@ -46,6 +46,12 @@ struct tt_report_opts {
 int tt_report(struct tt_report_opts *o);
 /* The spikes of the inputs; 0, or -1 after reporting the problem. */
 int tt_spikes(struct tt_report_opts *o);
+/* What those two write, from a trace already open (its functions named or not) into
+ * `out`, with o's options but not its inputs and output (and for the spikes, its
+ * thresholds loaded); the decoder's totals in *sum. 0, or -1 after reporting the
+ * problem. The fuzzer calls it on files in memory. */
+int tt_analyse(const struct tt_trace *t, struct tt_report_opts *o, bool spikes, FILE *out,
+	       struct tt_summary *sum);
 
 /* For convert: passes everything to `inner`, and adds each spike as an instant on its
  * thread, at its end, named "spike: NAME took DURATION". `thresholds` must outlive
