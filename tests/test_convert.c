@@ -92,12 +92,7 @@ static void test_unregistered_drops_reported(void **state)
 	struct tt_file_header h;
 	tt_tw_default_header(&h);
 	h.unregistered_dropped = 7;
-	struct tt_tw w;
-	open_demo(&w, fx->in, &h);
-	tt_tw_thread(&w, 0, 101, "producer", N(rec), 0);
-	tt_tw_events(&w, 0, 0, rec, N(rec));
-	tt_tw_end(&w);
-	assert_int_equal(tt_tw_close(&w), 0);
+	write_one_clocked(fx->in, &h, rec, N(rec), false);
 	struct tt_run r;
 	TT_RUN(&r, "convert", fx->in, "-o", fx->out);
 	assert_int_equal(r.status, 0);
