@@ -579,6 +579,41 @@ static void test_filters(void **state)
 	free(r.out);
 }
 
+/* The filter on deeply nested slices: a run of lost events after which 262,142 scopes
+ * are open, then 500,000 short slices inside them, with --from and --min-dur. The
+ * filter once walked the open slices at every event: 3 10^11 steps here, minutes. */
+static void test_filter_deep_nesting(void **state)
+{
+	struct tt_fixture *fx = *state;
+	enum { OPEN = (1 << 18) - 2, PAIRS = 500000 };
+	struct tt_record *rec = malloc((2 + 2 * PAIRS) * sizeof(*rec));
+	rec[0] = R(TT_REC_DROPPED, 9, 5000);
+	rec[1] = R(TT_REC_VALUE, TT_GAP_DEPTHS(0, OPEN), 6000);
+	for (size_t i = 0; i < PAIRS; i++) {
+		rec[2 + 2 * i] = R(TT_REC_BEGIN, S_WORK, 7000 + 2 * i);
+		rec[3 + 2 * i] = R(TT_REC_END, 0, 7001 + 2 * i);
+	}
+	struct tt_tw w;
+	open_demo(&w, fx->in, NULL);
+	tt_tw_thread(&w, 0, 101, "deep", 2 + 2 * PAIRS, 9);
+	tt_tw_events(&w, 0, 0, rec, 2 + 2 * PAIRS);
+	tt_tw_end(&w);
+	assert_int_equal(tt_tw_close(&w), 0);
+	free(rec);
+	struct tt_run r;
+	/* every slice is shorter than 10 ms: the unbegun ones end at the last event */
+	TT_RUN(&r, "convert", fx->in, "-o", fx->out, "--from", "1us", "--min-dur", "10ms");
+	assert_int_equal(r.status, 0);
+	assert_err_has(&r, "262142 scopes whose beginning was not recorded");
+	assert_err_has(&r, "1000001 events");
+	cJSON *root = tt_json_load(fx->out);
+	char *p = tt_json_listing(root, 101);
+	assert_string_equal(p, "");
+	free(p);
+	cJSON_Delete(root);
+	free(r.out);
+}
+
 static void test_info(void **state)
 {
 	struct tt_fixture *fx = *state;
@@ -787,6 +822,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_merge_processes, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_force_and_stdout, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_filters, setup, tt_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_filter_deep_nesting, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_info, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_progress, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_open, setup, tt_fixture_teardown),

@@ -19,6 +19,10 @@ struct tt_filter_thread {
 	uint8_t *fate; /* by depth: enum tt_fate of the open slices */
 	struct tt_event *pending; /* by depth: the begins of slices open before the window */
 	uint32_t cap;
+	/* Open slices still TT_PENDING: once the thread's time reaches the window they are
+	 * all kept, and no slice begun after that is pending, so the stack is walked once
+	 * (a walk per event made deep nesting quadratic). */
+	uint32_t npending;
 };
 
 struct tt_filter_sink {
@@ -69,12 +73,13 @@ static int tt_filter_start(struct tt_sink *s, const struct tt_trace *t)
 static int tt_filter_flush(struct tt_filter_sink *fs, struct tt_filter_thread *th, uint32_t depth,
 			   int64_t ts)
 {
-	if (ts < fs->f.from)
+	if (ts < fs->f.from || th->npending == 0)
 		return 0;
 	for (uint32_t d = 0; d < depth; d++) {
 		if (th->fate[d] != TT_PENDING)
 			continue;
 		th->fate[d] = TT_KEPT;
+		th->npending--;
 		if (TT_FORWARD(fs, slice_begin, &th->pending[d]) < 0)
 			return -1;
 	}
@@ -109,6 +114,7 @@ static int tt_filter_begin(struct tt_sink *s, const struct tt_event *e)
 	if (e->ts < fs->f.from) {
 		th->fate[e->depth] = TT_PENDING;
 		th->pending[e->depth] = *e;
+		th->npending++;
 		return 0;
 	}
 	th->fate[e->depth] = TT_KEPT;
@@ -124,6 +130,8 @@ static int tt_filter_end(struct tt_sink *s, const struct tt_event *e)
 	int64_t end = e->ts + e->dur;
 	if (tt_filter_flush(fs, th, e->depth + 1, end) < 0)
 		return -1;
+	if (th->fate[e->depth] == TT_PENDING)
+		th->npending--; /* it ended before the window */
 	if (th->fate[e->depth] != TT_KEPT)
 		return 0; /* outside the window */
 	if (e->dur < fs->f.min_dur)
