@@ -164,6 +164,18 @@ static int tt__stream_drain_chunks(struct tt__stream *st, struct tt__slot *slot,
 	}
 }
 
+/* How a file ends once its threads' totals are out: the drain thread's totals, the
+ * modules loaded now, END with `end`. Returns 0 or the -errno of reading the modules;
+ * write errors stay in out->err. */
+static int tt__stream_out_end(struct tt__stream *st, struct tt__out *out, struct tt_end_info *end)
+{
+	tt__out_thread_info(out, TT_SEC_THREAD_TOTALS, &st->self, 0, &end->dropped);
+	int err = tt__out_modules(out);
+	tt__out_end(out, end);
+	tt__out_flush(out);
+	return err;
+}
+
 /* tt_dump(path): the file so far, then what its end would say now (every thread's
  * open gap of drops and totals, the modules, END), so that the copy reads as a
  * complete run. Runs in the drain thread, after a pass that wrote everything. */
@@ -196,10 +208,7 @@ static int tt__stream_snapshot(struct tt__out *out, void *arg)
 		tt__out_thread_info(out, TT_SEC_THREAD_TOTALS, slot, slot->written + gap_records,
 				    &end.dropped);
 	}
-	tt__out_thread_info(out, TT_SEC_THREAD_TOTALS, &st->self, 0, &end.dropped);
-	int err = tt__out_modules(out);
-	tt__out_end(out, &end);
-	tt__out_flush(out);
+	int err = tt__stream_out_end(st, out, &end);
 	return err ? err : out->err;
 }
 
@@ -254,12 +263,9 @@ static void tt__stream_end(struct tt__stream *st)
 	for (struct tt__slot *slot = tt__registry_head(); slot;
 	     slot = __atomic_load_n(&slot->next, __ATOMIC_ACQUIRE))
 		tt__stream_retire_slot(st, slot);
-	tt__out_thread_info(st->out, TT_SEC_THREAD_TOTALS, &st->self, 0, &st->end.dropped);
-	int err = tt__out_modules(st->out);
+	int err = tt__stream_out_end(st, st->out, &st->end);
 	if (err && !st->out->err)
 		st->out->err = err;
-	tt__out_end(st->out, &st->end);
-	tt__out_flush(st->out);
 	tt__stream_refresh_header(st);
 	tt__spikes_finish();
 }

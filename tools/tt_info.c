@@ -99,7 +99,7 @@ static void tt_print_file(FILE *out, const struct tt_file *f, const struct tt_in
 	fprintf(out, " (start to end anchor)\n");
 	fprintf(out, "  records:  %" PRIu64 ", dropped %" PRIu64 ", %zu threads, %zu call sites, "
 		"%zu functions, %zu modules\n", f->records, f->dropped + h->unregistered_dropped,
-		f->nthreads, f->nsites - f->nfuncs - (f->gap_site ? 2 : 0), f->nfuncs, f->nmodules);
+		f->nthreads, f->nsites - f->nfuncs - (f->gap_site != NULL) - (f->unbegun_site != NULL), f->nfuncs, f->nmodules);
 	if (h->flags & TT_FILE_CRASHED)
 		fprintf(out, "  ended:    the run crashed (signal %" PRIu32 ", %s); its crash handler "
 			"wrote this file\n", h->crash_signal, strsignal((int)h->crash_signal));
