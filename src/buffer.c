@@ -99,6 +99,11 @@ static int tt__clean_chunk(struct tt__slot *slot, struct tt__chunk *chunk)
 	return 1;
 }
 
+/* Held through a whole cleaning, so that a dump that cleans the queue first waits
+ * for a cleaning the background thread has begun: until it ends, the chunks it took
+ * are neither in the queue nor counted as overwritten. */
+static pthread_mutex_t tt__clean_mutex = PTHREAD_MUTEX_INITIALIZER;
+
 /* The background thread's share of mode ring: cleans the queued chunks into the free
  * list. Returns whether some must wait for their events to be written. */
 static int tt__clean_queued(void)
@@ -106,6 +111,7 @@ static int tt__clean_queued(void)
 	struct tt__to_clean jobs[TT__CLEAN_QUEUE];
 	sigset_t old;
 	tt__block_signals(&old);
+	pthread_mutex_lock(&tt__clean_mutex);
 	pthread_mutex_lock(&tt__arena_mutex);
 	unsigned count = tt__to_clean_count;
 	memcpy(jobs, tt__to_clean, count * sizeof jobs[0]);
@@ -124,6 +130,7 @@ static int tt__clean_queued(void)
 		}
 		pthread_mutex_unlock(&tt__arena_mutex);
 	}
+	pthread_mutex_unlock(&tt__clean_mutex);
 	tt__restore_signals(&old);
 	return waiting;
 }
@@ -209,6 +216,7 @@ void tt__arena_reset_after_fork(void)
 {
 	/* Every page is now shared copy-on-write with the parent: none is ready. */
 	pthread_mutex_init(&tt__arena_mutex, NULL);
+	pthread_mutex_init(&tt__clean_mutex, NULL);
 	tt__arena_ready = tt__arena_fresh;
 	/* A live file's chunks are the parent's own: the child maps a file of its own
 	 * (or private memory) in their place and starts from the beginning. */
