@@ -8,7 +8,7 @@
 
 #include <cmocka.h>
 
-#include "profile_internal.h"
+#include "sampler/sampler.h"
 
 enum { START = 0x10000, SIZE = 130 };
 

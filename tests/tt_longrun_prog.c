@@ -255,7 +255,7 @@ static int tt_prog_spiky(const char *spikes, const char *name)
 }
 
 #ifdef TT_PROG_INTERNALS
-#include "internal.h"
+#include "core/core.h"
 
 static int tt_prog_hole(uint32_t events)
 {

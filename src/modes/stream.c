@@ -29,7 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "modes/modes.h"
 
 /* Partial chunks are written, and the end anchor refreshed, this often. */
 #define TT__STREAM_PERIOD_NS 200000000
@@ -51,8 +51,8 @@ struct tt__stream {
 	uint32_t wake_seq;    /* futex word: bumped to wake the drain */
 	int sleeping;
 	int finishing;        /* at exit: write everything, then END, and stop */
-	/* tt_dump(): requests and completions of a pass that writes everything, and
-	 * the copy it asks for (one tt_dump at a time: dump_lock) */
+	/* A dump: requests and completions of a pass that writes everything, and
+	 * the copy it asks for (one dump at a time: dump_lock) */
 	pthread_mutex_t lock, dump_lock;
 	pthread_cond_t done_cond;
 	uint64_t flush_requested, flush_done;
@@ -76,10 +76,24 @@ static void tt__stream_kick(struct tt__stream *st)
 	syscall(SYS_futex, &st->wake_seq, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
 
-void tt__stream_wake(void)
+static void tt__stream_wake(void)
 {
 	if (__atomic_load_n(&tt__stream.sleeping, __ATOMIC_SEQ_CST))
 		tt__stream_kick(&tt__stream);
+}
+
+void tt__stream_chunk_full(struct tt__slot *slot)
+{
+	/* Waking the drain costs the thread a system call: once a quarter of its budget
+	 * waits is soon enough, and the drain also wakes by itself. */
+	if (4 * (slot->chunks - 1) >= tt__config.chunk_budget)
+		tt__stream_wake();
+}
+
+void tt__stream_thread_exited(struct tt__slot *slot)
+{
+	(void)slot; /* the drain writes its last records out and recycles the slot */
+	tt__stream_wake();
 }
 
 /* The file header again, with a fresh end anchor: a file cut short by a crash
@@ -176,7 +190,7 @@ static int tt__stream_out_end(struct tt__stream *st, struct tt__out *out, struct
 	return err;
 }
 
-/* tt_dump(path): the file so far, then what its end would say now (every thread's
+/* A dump with a path: the file so far, then what its end would say now (every thread's
  * open gap of drops and totals, the modules, END), so that the copy reads as a
  * complete run. Runs in the drain thread, after a pass that wrote everything. */
 static int tt__stream_snapshot(struct tt__out *out, void *arg)
@@ -330,7 +344,7 @@ static int tt__stream_open(struct tt__stream *st)
 	st->out = calloc(1, sizeof *st->out);
 	if (!st->out)
 		return -ENOMEM;
-	/* (Read too, for the copies tt_dump(path) makes.) */
+	/* (Read too, for the copies a dump with a path makes.) */
 	st->out->fd = open(st->path, O_RDWR | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (st->out->fd < 0) {
 		err = -errno;

@@ -9,7 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "base/base.h"
 
 struct tt_anchor tt__start_anchor;
 

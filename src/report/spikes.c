@@ -21,8 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "analysis.h"
-#include "internal.h"
+#include "report/report.h"
 
 struct tt__spikes_thread {
 	struct tt__thread_analysis th;

@@ -1,12 +1,13 @@
-/* Out of line, for the spike detector: a scope's description (TT_DESCRIBE), and
- * stopping and resuming one thread's recording (tt_pause, tt_resume). */
+/* The public control functions: a scope's description (TT_DESCRIBE, out of line),
+ * naming a thread, stopping and resuming one thread's recording (tt_pause,
+ * tt_resume). (tt_enable, tt_disable and tt_dump: start.c.) */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <x86intrin.h>
 
-#include "internal.h"
+#include "lifecycle/lifecycle.h"
 
 /* The header's notes build their words from these numbers. */
 _Static_assert(TT_REC_THRESHOLD == 16 && TT_REC_CHILDREN_THRESHOLD == 17 &&
@@ -45,6 +46,30 @@ void tt__describe(const char *fmt, ...)
 		records[1 + i].word = TT_RECORD_WORD(TT_REC_TEXT, payload);
 	}
 	tt__record_many(records, 1 + texts);
+}
+
+/* The calling thread's slot, registered now if need be; NULL when ticktrace is off or
+ * the thread cannot have one. */
+static struct tt__slot *tt__own_slot(void)
+{
+	tt__init();
+	if (tt__config.off)
+		return NULL;
+	uintptr_t tp = tt__thread_pointer();
+	struct tt__slot *slot = tt__find_slot(tp);
+	return slot ? slot : tt__register_thread(tp);
+}
+
+void tt_thread_name(const char *name)
+{
+	struct tt__slot *slot = tt__own_slot();
+	if (!slot)
+		return;
+	sigset_t old;
+	tt__registry_lock(&old);
+	snprintf(slot->name, sizeof slot->name, "%s", name);
+	slot->named = 1;
+	tt__registry_unlock(&old);
 }
 
 void tt_pause(void)

@@ -11,8 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "analysis.h"
-#include "internal.h"
+#include "report/report.h"
 
 int64_t tt__report_ns(void *clock, uint64_t tsc)
 {

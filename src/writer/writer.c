@@ -15,7 +15,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "writer/writer.h"
 
 /* Writes this large go to the file directly. */
 #define TT__OUT_DIRECT 4096
@@ -150,7 +150,7 @@ const struct tt_record *tt__sites_add(struct tt__site_set *set, struct tt__site_
 	return end;
 }
 
-uint32_t tt__strlen32(const char *s)
+static uint32_t tt__strlen32(const char *s)
 {
 	return s ? (uint32_t)strnlen(s, UINT32_MAX / 4) : 0;
 }
@@ -282,23 +282,6 @@ static void tt__out_funcs(struct tt__out *out, const struct tt__site_set *set)
 			tt__out(out, &address, sizeof address);
 	}
 	tt__out_pad(out, size);
-}
-
-size_t tt__gap_records(const struct tt__slot *slot, struct tt_record out[2])
-{
-	const struct tt__gap *g = &slot->gap;
-	uint64_t count = __atomic_load_n(&g->count, __ATOMIC_ACQUIRE);
-	if (!count)
-		return 0;
-	uint64_t closes = g->min_depth < 0 ? (uint64_t)-(int64_t)g->min_depth : 0;
-	uint64_t opens = (uint64_t)((int64_t)g->depth - g->min_depth);
-	out[0].tsc = g->first_tsc;
-	out[0].word = TT_RECORD_WORD(TT_REC_DROPPED, count < TT_PAYLOAD_MASK ? count : TT_PAYLOAD_MASK);
-	out[1].tsc = g->last_tsc;
-	out[1].word = TT_RECORD_WORD(TT_REC_VALUE,
-				     TT_GAP_DEPTHS(closes < TT_GAP_DEPTH_MAX ? closes : TT_GAP_DEPTH_MAX,
-						   opens < TT_GAP_DEPTH_MAX ? opens : TT_GAP_DEPTH_MAX));
-	return 2;
 }
 
 /* The name a thread has now: its own (named or read at exit), or its comm if alive. */

@@ -24,7 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "modes/modes.h"
 
 /* Where the chunks begin: room for descriptions before them. */
 #define TT__LIVE_CHUNKS_AT (UINT64_C(64) << 20)

@@ -17,7 +17,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 
-#include "profile_internal.h"
+#include "sampler/sampler.h"
 
 enum { SLOTS = 64, SLOT_BITS = 6 };
 #define WINDOW_MASK (~0u >> (SLOT_BITS + 1)) /* window << SLOT_BITS fits a positive int */

@@ -1,6 +1,7 @@
-/* Buffers: chunks carved from one reserved arena, faulted in ahead of the writers by
- * a background thread, and the slow path of the hot path (first event of a thread,
- * a full chunk, recording off, a full buffer). */
+/* Chunks: carved from one reserved arena, faulted in ahead of the writers by a
+ * background thread, handed to threads, recycled (mode ring, mode stream), compacted
+ * when a thread exits. Where the arena's memory comes from, and what a full chunk
+ * does, the mode in use says (core.h: struct tt__mode). */
 #include <errno.h>
 #include <linux/futex.h>
 #include <stdlib.h>
@@ -10,7 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "core/core.h"
 
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23
@@ -45,21 +46,27 @@ static struct tt__to_clean {
 } tt__to_clean[TT__CLEAN_QUEUE];
 static unsigned tt__to_clean_count;
 
-/* The arena: private memory, or in a live file a shared mapping of its chunks. */
+/* Where chunks come from (the mode's answer): a file the arena maps, or -1. */
+static int tt__chunks_fd(void)
+{
+	return tt__mode->chunks_fd ? tt__mode->chunks_fd() : -1;
+}
+
+/* The arena: private memory, or a shared mapping of the mode's file (a live file). */
 static void *tt__arena_map(void *at, uint64_t size)
 {
-	int fd = tt__live_fd();
+	int fd = tt__chunks_fd();
 	int fixed = at ? MAP_FIXED : 0;
 	return fd < 0 ? mmap(at, size, PROT_READ | PROT_WRITE,
 			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | fixed, -1, 0) :
 			mmap(at, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE | fixed, fd,
-			     (off_t)tt__live_chunks_at());
+			     (off_t)tt__mode->chunks_at());
 }
 
-/* Arena lock held: a live file holds the arena up to `end`. */
+/* Arena lock held: the mode's file holds the arena up to `end`. */
 static int tt__arena_cover(const char *end)
 {
-	return tt__live_fd() < 0 ? 0 : tt__live_cover((uint64_t)(end - tt__arena_base));
+	return tt__chunks_fd() < 0 ? 0 : tt__mode->cover((uint64_t)(end - tt__arena_base));
 }
 
 static void tt__prefault(char *begin, size_t size)
@@ -163,13 +170,13 @@ static void *tt__prefault_main(void *unused)
 			continue;
 		}
 		/* A live file's descriptions and end anchor, every TT__LIVE_PERIOD_NS. */
-		int live = tt__live_fd() >= 0;
+		int live = tt__chunks_fd() >= 0 && tt__mode->tick;
 		struct timespec now;
 		clock_gettime(CLOCK_MONOTONIC, &now);
 		int64_t now_ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
 		if (live && now_ns - last_tick_ns >= TT__LIVE_PERIOD_NS) {
 			tt__background_work(1);
-			tt__live_tick();
+			tt__mode->tick();
 			tt__background_work(0);
 			last_tick_ns = now_ns;
 		}
@@ -201,7 +208,7 @@ int tt__arena_init(void)
 		 * not wait for the background thread; on small pages, because zeroing a whole
 		 * huge page here cost up to 5 ms of start-up. Huge pages after that: one 2 MiB
 		 * fault instead of 512, where the kernel allows (not for a file). */
-		if (tt__live_fd() < 0)
+		if (tt__chunks_fd() < 0)
 			madvise(tt__arena_base + TT__PREFAULT_STEP, size - TT__PREFAULT_STEP, MADV_HUGEPAGE);
 		if (tt__arena_cover(tt__arena_base + TT__CHUNK_SIZE) < 0)
 			return -ENOSPC;
@@ -220,8 +227,8 @@ void tt__arena_reset_after_fork(void)
 	tt__arena_ready = tt__arena_fresh;
 	/* A live file's chunks are the parent's own: the child maps a file of its own
 	 * (or private memory) in their place and starts from the beginning. */
-	if (tt__live_fd() >= 0) {
-		tt__live_after_fork();
+	if (tt__chunks_fd() >= 0) {
+		tt__mode->chunks_after_fork();
 		if (tt__arena_map(tt__arena_base, (uint64_t)(tt__arena_end - tt__arena_base)) == MAP_FAILED)
 			tt__arena_end = tt__arena_base; /* no chunks: events are counted as dropped */
 		tt__arena_fresh = tt__arena_ready = tt__arena_base;
@@ -230,6 +237,14 @@ void tt__arena_reset_after_fork(void)
 	tt__prefault_sleeping = 0;
 	tt__to_clean_count = 0; /* the parent's threads' chunks */
 	tt__start_prefault_thread(0);
+}
+
+void tt__arena_lock(int lock)
+{
+	if (lock)
+		pthread_mutex_lock(&tt__arena_mutex);
+	else
+		pthread_mutex_unlock(&tt__arena_mutex);
 }
 
 /* Arena lock held, signals blocked. */
@@ -252,22 +267,6 @@ static struct tt__chunk *tt__chunk_alloc(void)
 	header->next = NULL;
 	header->size = TT__CHUNK_SIZE;
 	return header;
-}
-
-void *tt__slab_alloc(struct tt__slab *slab, size_t size)
-{
-	size = (size + 63) & ~(size_t)63; /* cache-line aligned: slots are written hot */
-	if ((size_t)(slab->end - slab->next) < size) {
-		void *p = mmap(NULL, slab->slab_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-			       -1, 0);
-		if (p == MAP_FAILED)
-			return NULL;
-		slab->next = p;
-		slab->end = slab->next + slab->slab_size;
-	}
-	void *block = slab->next;
-	slab->next += size;
-	return block;
 }
 
 int tt__dumps_running;
@@ -294,7 +293,7 @@ void tt__compact_exited(struct tt__slot *slot)
 	size_t used = (size_t)((const char *)end - (const char *)begin);
 	/* Not in a live file: the copy would be private memory. */
 	if (tt__dumps_running || chunk->size != TT__CHUNK_SIZE || used > TT__CHUNK_SIZE / 2 ||
-	    tt__live_fd() >= 0)
+	    tt__chunks_fd() >= 0)
 		return;
 	/* Mode stream: not while the drain reads the slot (it then recycles the chunk
 	 * soon); the small copy is malloc'd, and freed once written. */
@@ -417,7 +416,7 @@ static int tt__recycle_oldest(struct tt__slot *slot)
  * end) for a new one. Mode stop: a thread whose budget is used up keeps its first
  * events and drops the rest. Mode stream: a thread whose budget of chunks is all
  * waiting for the drain thread drops events until the drain frees one. */
-static int tt__next_chunk(struct tt__slot *slot)
+int tt__next_chunk(struct tt__slot *slot)
 {
 	enum tt_drop_cause cause = tt__config.mode == TT__MODE_STREAM ? TT_DROP_BEHIND : TT_DROP_FULL;
 	struct tt__chunk *chunk = NULL;
@@ -440,205 +439,20 @@ static int tt__next_chunk(struct tt__slot *slot)
 	left->size = (uint32_t)((cursor < slot->chunk_end ? cursor : slot->chunk_end) - (char *)left);
 	__atomic_store_n(&left->next, chunk, __ATOMIC_RELEASE);
 	tt__enter_chunk(slot, chunk);
-	/* Waking the drain costs the thread a system call: once a quarter of its budget
-	 * waits is soon enough, and the drain also wakes by itself. */
-	if (tt__config.mode == TT__MODE_STREAM && 4 * (slot->chunks - 1) >= tt__config.chunk_budget)
-		tt__stream_wake();
+	if (tt__mode->chunk_full)
+		tt__mode->chunk_full(slot);
 	return 0;
-}
-
-/* Gives a failed reservation back if nothing was reserved after it, so that the
- * cursor of a thread that may not record does not creep, and a chunk's size says
- * where its records end. */
-static void tt__give_back(struct tt__slot *slot, char *where, uint64_t size)
-{
-	char *expected = where + size;
-	__atomic_compare_exchange_n(&slot->cursor, &expected, where, 0, __ATOMIC_RELAXED,
-				    __ATOMIC_RELAXED);
-}
-
-static int tt__try_record(struct tt__slot *slot, const struct tt_record *records, uint64_t size,
-			  char **where)
-{
-	/* The limit first, as in the hot path: see asm/record.asm. */
-	char *limit = __atomic_load_n(&slot->limit, __ATOMIC_ACQUIRE);
-	*where = __atomic_fetch_add(&slot->cursor, size, __ATOMIC_RELAXED);
-	if (!tt__fits(*where, size, limit)) {
-		tt__give_back(slot, *where, size);
-		return 0;
-	}
-	memcpy(*where, records, size);
-	return 1;
-}
-
-/* How an event changes the depth of open scopes (for the gap's record). */
-static int tt__depth_change(unsigned kind, int *low)
-{
-	switch (kind) {
-	case TT_REC_BEGIN:
-	case TT_REC_BEGIN_ARG:
-	case TT_REC_FUNC_ENTER:
-		*low = 0;
-		return 1;
-	case TT_REC_END:
-	case TT_REC_FUNC_EXIT:
-		*low = -1;
-		return -1;
-	case TT_REC_ENDBEGIN:
-		*low = -1;
-		return 0;
-	default:
-		*low = 0;
-		return 0;
-	}
-}
-
-/* An event the thread may not record is dropped, and counted, only when its buffer is
- * used up: not while recording is off or the thread has paused. It is counted by
- * cause, and in the thread's current gap with its time and its effect on the scopes.
- * Only the owner thread and its signal handlers drop its events: a handler that
- * interrupts an update only counts. */
-static void tt__count_drop(struct tt__slot *slot, const struct tt_record *event)
-{
-	uint32_t flags = __atomic_load_n(&slot->flags, __ATOMIC_ACQUIRE);
-	if ((flags & (TT__SLOT_EXHAUSTED | TT__SLOT_PAUSED)) != TT__SLOT_EXHAUSTED ||
-	    !__atomic_load_n(&tt__recording, __ATOMIC_RELAXED))
-		return;
-	__atomic_add_fetch(&slot->dropped[slot->drop_cause], 1, __ATOMIC_RELAXED);
-	struct tt__gap *g = &slot->gap;
-	if (__atomic_exchange_n(&g->busy, 1, __ATOMIC_ACQUIRE)) {
-		__atomic_add_fetch(&g->count, 1, __ATOMIC_RELAXED);
-		return;
-	}
-	if (!g->count) {
-		g->first_tsc = event->tsc;
-		g->depth = g->min_depth = 0;
-	}
-	int low;
-	int change = tt__depth_change(TT_RECORD_KIND(event->word), &low);
-	if (g->depth + low < g->min_depth)
-		g->min_depth = g->depth + low;
-	g->depth += change;
-	g->last_tsc = event->tsc;
-	__atomic_add_fetch(&g->count, 1, __ATOMIC_RELEASE);
-	__atomic_store_n(&g->busy, 0, __ATOMIC_RELEASE);
 }
 
 /* Arena lock held, signals blocked. Mode stream: a thread that dropped events
  * because the drain fell behind records again once the drain freed a chunk. */
-static int tt__resume(struct tt__slot *slot)
+int tt__resume(struct tt__slot *slot)
 {
 	if (tt__config.mode != TT__MODE_STREAM || slot->drop_cause != TT_DROP_BEHIND ||
 	    (slot->flags & TT__SLOT_EXITED) || slot->chunks >= tt__config.chunk_budget)
 		return 0;
 	__atomic_and_fetch(&slot->flags, ~(uint32_t)TT__SLOT_EXHAUSTED, __ATOMIC_RELEASE);
 	return tt__next_chunk(slot) == 0;
-}
-
-/* Arena lock held, signals blocked: the record of the gap before the next event. */
-static int tt__close_gap(struct tt__slot *slot)
-{
-	struct tt_record gap[2];
-	if (!tt__gap_records(slot, gap))
-		return 1;
-	char *where;
-	if (!tt__try_record(slot, gap, sizeof gap, &where))
-		return 0;
-	__atomic_store_n(&slot->gap.count, 0, __ATOMIC_RELEASE);
-	return 1;
-}
-
-static void tt__reservation_failed(struct tt__slot *slot, const struct tt_record *records,
-				   uint64_t size, char *where)
-{
-	tt__give_back(slot, where, size);
-	if (!__atomic_load_n(&slot->limit, __ATOMIC_ACQUIRE) &&
-	    (tt__config.mode != TT__MODE_STREAM ||
-	     !(__atomic_load_n(&slot->flags, __ATOMIC_ACQUIRE) & TT__SLOT_EXHAUSTED) ||
-	     __atomic_load_n(&slot->chunks, __ATOMIC_RELAXED) >= tt__config.chunk_budget)) {
-		tt__count_drop(slot, records);
-		return;
-	}
-	/* The chunk is full, or the drain freed one. Signals stay blocked while we move
-	 * to the next one, so a handler never sees a half-switched slot. */
-	sigset_t old;
-	tt__block_signals(&old);
-	pthread_mutex_lock(&tt__arena_mutex);
-	for (;;) {
-		/* A handler may have moved to a new chunk before we blocked signals. */
-		if (tt__close_gap(slot) && tt__try_record(slot, records, size, &where))
-			break;
-		if (slot->flags & TT__SLOT_EXHAUSTED ? !tt__resume(slot) :
-		    !slot->limit || tt__next_chunk(slot) < 0) {
-			tt__count_drop(slot, records);
-			break;
-		}
-	}
-	pthread_mutex_unlock(&tt__arena_mutex);
-	tt__restore_signals(&old);
-}
-
-/* Lost before a thread has a slot (no memory, 65,536 live threads): reported in the
- * file's process totals. */
-uint64_t tt__unregistered_drops;
-
-/* Set while this thread runs the parts of the slow path that may reach code which
- * records (see internal.h). */
-__thread int tt__in_slow_path;
-
-static void tt__count_reentered(struct tt__slot *slot)
-{
-	if (!slot)
-		slot = tt__find_slot(tt__thread_pointer());
-	if (slot)
-		__atomic_add_fetch(&slot->dropped[TT_DROP_REENTERED], 1, __ATOMIC_RELAXED);
-	else
-		__atomic_add_fetch(&tt__unregistered_drops, 1, __ATOMIC_RELAXED);
-}
-
-/* Records `size` bytes of records for the calling thread: from its slot and the
- * place the hot path reserved, or (slot NULL) from the start, finding the slot. */
-static void tt__record_in(struct tt__slot *slot, const struct tt_record *records, uint64_t size,
-			  char *where)
-{
-	if (tt__in_slow_path) {
-		tt__count_reentered(slot);
-		return;
-	}
-	if (!slot) {
-		tt__init();
-		if (tt__config.off || !__atomic_load_n(&tt__recording, __ATOMIC_RELAXED))
-			return;
-		uintptr_t tp = tt__thread_pointer();
-		slot = tt__find_slot(tp);
-		if (!slot)
-			slot = tt__register_thread(tp);
-		if (!slot) {
-			__atomic_add_fetch(&tt__unregistered_drops, 1, __ATOMIC_RELAXED);
-			return;
-		}
-		if (tt__try_record(slot, records, size, &where))
-			return;
-	}
-	tt__reservation_failed(slot, records, size, where);
-}
-
-void tt__record_slow(uint64_t word, uint64_t value, uint64_t tsc, struct tt__slot *slot,
-		     char *where)
-{
-	int saved_errno = errno;
-	const struct tt_record records[2] = {{tsc, word}, {value, TT_RECORD_WORD(TT_REC_VALUE, 0)}};
-	uint64_t size = TT_RECORD_HAS_VALUE(TT_RECORD_KIND(word)) ? 2 * sizeof(struct tt_record)
-								  : sizeof(struct tt_record);
-	tt__record_in(slot, records, size, where);
-	errno = saved_errno;
-}
-
-void tt__record_many(const struct tt_record *records, size_t n)
-{
-	int saved_errno = errno;
-	tt__record_in(NULL, records, n * sizeof(struct tt_record), NULL);
-	errno = saved_errno;
 }
 
 void tt__chunk_drained(struct tt__slot *slot, int recycle)

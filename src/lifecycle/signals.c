@@ -17,7 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "lifecycle/lifecycle.h"
 
 #define TT__CRASH_WAIT_S 10
 
@@ -28,7 +28,6 @@ static int tt__dump_signal;
 static uint32_t tt__requests;  /* futex word: dumps asked for */
 static uint32_t tt__done;      /* futex word: dumps finished */
 static int tt__service_tid;
-int tt__crash_signal;
 
 static long tt__futex(uint32_t *word, int op, uint32_t value, const struct timespec *timeout)
 {

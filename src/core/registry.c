@@ -9,7 +9,7 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "core/core.h"
 
 struct tt__slot *tt__tls_table[TT__TABLE_SIZE];
 
@@ -89,10 +89,10 @@ static void tt__thread_exit(void *arg)
 	__atomic_store_n(&slot->owner, 0, __ATOMIC_RELEASE);
 	tt__compact_exited(slot);
 	tt__registry_unlock(&old);
-	/* Mode stream: the drain thread writes its last records out and recycles the
-	 * slot. */
-	if (tt__config.mode == TT__MODE_STREAM)
-		tt__stream_wake();
+	/* The mode's turn (mode stream: the drain thread writes its last records out and
+	 * recycles the slot). */
+	if (tt__mode->thread_exited)
+		tt__mode->thread_exited(slot);
 }
 
 int tt__registry_init(void)
@@ -175,28 +175,6 @@ out:
 	tt__in_slow_path = 0;
 	tt__registry_unlock(&old);
 	return slot;
-}
-
-struct tt__slot *tt__own_slot(void)
-{
-	tt__init();
-	if (tt__config.off)
-		return NULL;
-	uintptr_t tp = tt__thread_pointer();
-	struct tt__slot *slot = tt__find_slot(tp);
-	return slot ? slot : tt__register_thread(tp);
-}
-
-void tt_thread_name(const char *name)
-{
-	struct tt__slot *slot = tt__own_slot();
-	if (!slot)
-		return;
-	sigset_t old;
-	tt__registry_lock(&old);
-	snprintf(slot->name, sizeof slot->name, "%s", name);
-	slot->named = 1;
-	tt__registry_unlock(&old);
 }
 
 /* In the child after fork: only the forking thread exists, and its events so far

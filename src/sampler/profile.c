@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "profile_internal.h"
+#include "sampler/sampler.h"
 
 static const char *const source_names[] = {
 	[TT_PROFILE_TIME] = "time",

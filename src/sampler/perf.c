@@ -24,7 +24,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "profile_internal.h"
+#include "sampler/sampler.h"
 
 enum { MAX_RING_PAGES = 32, DRAIN_POLL_MS = 100 };
 

@@ -1,11 +1,11 @@
 /* dlclose, interposed: a library unloaded before the dump would take with it the
  * call-site descriptors its records point to (reading them would fault) and its
  * place in the module map (its functions could not be named). The runtime keeps
- * both (writer.c: tt__retire_library), then the C library's dlclose unloads it. */
+ * both (writer/writer.c: tt__retire_library), then the C library's dlclose unloads it. */
 #include <dlfcn.h>
 #include <link.h>
 
-#include "internal.h"
+#include "lifecycle/lifecycle.h"
 
 TT_API int dlclose(void *handle);
 

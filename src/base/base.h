@@ -1,0 +1,44 @@
+/* ticktrace runtime, layer base: what every layer above uses and that knows nothing
+ * of recording: the clock, ticktrace's own threads and signal masks, slab memory.
+ * Never installed. */
+#ifndef TT_BASE_H
+#define TT_BASE_H
+
+#include <pthread.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ticktrace.h"
+#include "ticktrace/format.h"
+
+#define TT__HIDDEN __attribute__((visibility("hidden")))
+
+/* clock.c */
+void tt__anchor_now(struct tt_anchor *anchor) TT__HIDDEN;
+void tt__clock_fill_header(struct tt_file_header *header) TT__HIDDEN;
+extern struct tt_anchor tt__start_anchor TT__HIDDEN;
+
+/* threads.c */
+void tt__block_signals(sigset_t *old) TT__HIDDEN;
+void tt__restore_signals(const sigset_t *old) TT__HIDDEN;
+/* Starts one of ticktrace's own threads, with every signal blocked; with `wait`,
+ * returns once it calls tt__thread_running (its first act). 0 or -errno. */
+int tt__start_thread(pthread_t *thread, void *(*main)(void *), void *arg, int detached,
+		     int wait) TT__HIDDEN;
+void tt__thread_running(const char *name) TT__HIDDEN;
+/* Around work of ticktrace's own threads that allocates: not while a fork runs (fork
+ * holds it too). */
+void tt__background_work(int begin) TT__HIDDEN;
+void tt__background_reset_after_fork(void) TT__HIDDEN; /* in the child */
+
+/* slab.c: memory for the slow path, which must not call malloc (a signal handler may
+ * have interrupted it): bump allocation from private mmap'd slabs, never freed. The
+ * caller serializes calls on one slab. */
+struct tt__slab {
+	char *next, *end;
+	size_t slab_size;
+};
+void *tt__slab_alloc(struct tt__slab *slab, size_t size) TT__HIDDEN;
+
+#endif /* TT_BASE_H */

@@ -1,0 +1,20 @@
+/* ticktrace runtime, layer lifecycle: around the recording, on top of every other
+ * layer: start-up and configuration, the public controls, fork, signals and crashes,
+ * exit, libraries unloaded. Included by this folder's files alone. Never installed. */
+#ifndef TT_LIFECYCLE_H
+#define TT_LIFECYCLE_H
+
+#include "modes/modes.h"
+
+/* start.c */
+void tt__init(void) TT__HIDDEN; /* idempotent; every entry point calls it */
+
+/* config.c: TICKTRACE, TICKTRACE_BUFFER, TICKTRACE_MODE into tt__config */
+void tt__config_read(void) TT__HIDDEN;
+
+/* signals.c: TICKTRACE_DUMP_SIGNAL, crashes, and the service thread that writes the
+ * trace for them */
+int tt__signals_init(void) TT__HIDDEN;
+void tt__signals_after_fork(void) TT__HIDDEN;
+
+#endif /* TT_LIFECYCLE_H */

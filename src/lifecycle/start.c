@@ -1,0 +1,154 @@
+/* Start-up, exit and fork, and the public controls that concern the whole run
+ * (tt_enable, tt_disable, tt_dump). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lifecycle/lifecycle.h"
+
+static pthread_once_t tt__once = PTHREAD_ONCE_INIT;
+
+static void tt__at_exit(void)
+{
+	if (tt__config.off)
+		return;
+	if (tt__config.mode == TT__MODE_STREAM) {
+		int err = tt__stream_finish();
+		/* Whatever threads still record goes nowhere now. */
+		__atomic_store_n(&tt__recording, 0, __ATOMIC_SEQ_CST);
+		tt__set_all_limits();
+		if (err)
+			fprintf(stderr, "ticktrace: could not finish the streamed trace: %s\n", strerror(-err));
+		return;
+	}
+	char path[4096];
+	int err = tt__default_path(path, sizeof path);
+	if (!err)
+		err = tt__write_file(path);
+	if (err)
+		fprintf(stderr, "ticktrace: could not write the trace at exit: %s\n", strerror(-err));
+	else
+		tt__live_finish(); /* the trace is all in the file now */
+	tt__report_at_exit();
+}
+
+static void tt__before_fork(void)
+{
+	tt__background_work(1);
+}
+
+static void tt__after_fork_in_parent(void)
+{
+	tt__background_work(0);
+}
+
+static void tt__after_fork_in_child(void)
+{
+	tt__background_reset_after_fork();
+	if (tt__config.off)
+		return;
+	/* The child records into its own file: forget the parent's threads and events,
+	 * and take a new start anchor for the new process. */
+	tt__forked = 1;
+	tt__registry_reset_after_fork();
+	tt__arena_reset_after_fork();
+	tt__anchor_now(&tt__start_anchor);
+	tt__stream_after_fork();
+	tt__signals_after_fork();
+}
+
+static void tt__init_once_guarded(void)
+{
+	tt__anchor_now(&tt__start_anchor);
+	tt__config_read();
+	__atomic_store_n(&tt__mode, tt__mode_ops_for(tt__config.mode), __ATOMIC_RELEASE);
+	if (tt__config.off)
+		return;
+	if (tt__registry_init() < 0) {
+		fprintf(stderr, "ticktrace: no thread key; recording is off\n");
+		tt__config.off = 1;
+		return;
+	}
+	/* Modes stop and ring: buffers in a live file, which outlives a SIGKILL. */
+	if (tt__config.mode != TT__MODE_STREAM) {
+		int err = tt__live_start();
+		if (err)
+			fprintf(stderr, "ticktrace: no live file (%s): a run killed by SIGKILL will "
+				"leave no trace\n", strerror(-err));
+	}
+	if (tt__arena_init() < 0) {
+		fprintf(stderr, "ticktrace: no memory for trace buffers; recording is off\n");
+		tt__config.off = 1;
+		return;
+	}
+	int spikes = tt__spikes_start();
+	if (spikes)
+		fprintf(stderr, "ticktrace: cannot log spikes (TICKTRACE_SPIKES): %s\n", strerror(-spikes));
+	if (tt__config.mode == TT__MODE_STREAM) {
+		int err = tt__stream_start();
+		if (err) {
+			fprintf(stderr, "ticktrace: cannot stream the trace (%s); recording is off\n",
+				strerror(-err));
+			tt__config.off = 1;
+			return;
+		}
+	}
+	if (tt__signals_init() < 0)
+		fprintf(stderr, "ticktrace: no service thread: no trace on signals or crashes\n");
+	pthread_atfork(tt__before_fork, tt__after_fork_in_parent, tt__after_fork_in_child);
+	atexit(tt__at_exit);
+	__atomic_store_n(&tt__recording, 1, __ATOMIC_SEQ_CST);
+}
+
+/* What start-up calls may reach an interposed, instrumented malloc, whose event must
+ * not wait for this start-up to end (core.h: tt__in_slow_path). */
+static void tt__init_once(void)
+{
+	tt__in_slow_path = 1;
+	tt__init_once_guarded();
+	tt__in_slow_path = 0;
+}
+
+void tt__init(void)
+{
+	pthread_once(&tt__once, tt__init_once);
+}
+
+/* The modes' interface before start-up: a thread's first event starts ticktrace,
+ * which puts the mode in use in its place. */
+static const struct tt__mode_ops tt__starting = {.start = tt__init};
+const struct tt__mode_ops *tt__mode = &tt__starting;
+
+/* Linked in, ticktrace records with no set-up call. */
+__attribute__((constructor)) static void tt__constructor(void)
+{
+	tt__init();
+}
+
+static void tt__set_recording(int on)
+{
+	tt__init();
+	if (tt__config.off)
+		return;
+	__atomic_store_n(&tt__recording, on, __ATOMIC_SEQ_CST);
+	tt__set_all_limits();
+}
+
+void tt_enable(void)
+{
+	tt__set_recording(1);
+}
+
+void tt_disable(void)
+{
+	tt__set_recording(0);
+}
+
+int tt_dump(const char *path)
+{
+	tt__init();
+	if (tt__config.off)
+		return -ECANCELED;
+	return tt__mode->dump(path);
+}

@@ -1,0 +1,39 @@
+/* The modes: what the core's chunks become (core.h: struct tt__mode_ops). A new mode
+ * is one more table here, its code in a file of its own beside this one. */
+#include "modes/modes.h"
+
+/* Modes stop and ring: a dump writes the whole file from the chunks as they are. */
+static int tt__dump_whole(const char *path)
+{
+	char default_path[4096];
+	if (!path) {
+		int err = tt__default_path(default_path, sizeof default_path);
+		if (err)
+			return err;
+		path = default_path;
+	}
+	return tt__write_file(path);
+}
+
+/* Modes stop and ring (the core keeps the first chunks or recycles the oldest): the
+ * chunks are in the live file when there is one (live.c). */
+static const struct tt__mode_ops tt__whole_ops = {
+	.chunks_fd = tt__live_fd,
+	.chunks_at = tt__live_chunks_at,
+	.cover = tt__live_cover,
+	.chunks_after_fork = tt__live_after_fork,
+	.tick = tt__live_tick,
+	.dump = tt__dump_whole,
+};
+
+/* Mode stream (stream.c): a drain thread writes full chunks as the program runs. */
+static const struct tt__mode_ops tt__stream_ops = {
+	.chunk_full = tt__stream_chunk_full,
+	.thread_exited = tt__stream_thread_exited,
+	.dump = tt__stream_flush,
+};
+
+const struct tt__mode_ops *tt__mode_ops_for(enum tt__mode mode)
+{
+	return mode == TT__MODE_STREAM ? &tt__stream_ops : &tt__whole_ops;
+}

@@ -1,0 +1,34 @@
+/* ticktrace runtime, layer report: the analyses the runtime runs on its own records
+ * with the analysis library (analysis/): the flat profile at exit (TICKTRACE_REPORT)
+ * and live spikes (TICKTRACE_SPIKES, mode stream). Never installed. */
+#ifndef TT_REPORT_H
+#define TT_REPORT_H
+
+#include "analysis/analysis.h"
+#include "writer/writer.h"
+
+/* report.c: TICKTRACE_REPORT, the flat profile at exit */
+void tt__report_at_exit(void) TT__HIDDEN;
+/* TSC ticks to nanoseconds since the start anchor, at the rate measured up to now
+ * (struct tt__report_clock as the clock). */
+struct tt__report_clock {
+	uint64_t tsc0;
+	uint64_t hz;
+};
+int64_t tt__report_ns(void *clock, uint64_t tsc) TT__HIDDEN;
+/* A call site's name, or a function's from the dynamic symbol table (analysis.h's
+ * tt__analysis.name). */
+size_t tt__report_name(void *ctx, const struct tt__thread_analysis *th, uint64_t key, char *buf,
+		       size_t cap) TT__HIDDEN;
+
+/* spikes.c: mode stream, TICKTRACE_SPIKES: the drain thread runs the spike detector
+ * on the records it writes and logs each spike as it ends */
+int tt__spikes_start(void) TT__HIDDEN; /* 0 also when not asked for */
+/* Records [begin, end) of a slot, just written. */
+void tt__spikes_feed(struct tt__slot *slot, const struct tt_record *begin,
+		     const struct tt_record *end) TT__HIDDEN;
+void tt__spikes_retire(struct tt__slot *slot) TT__HIDDEN; /* its records are all written */
+void tt__spikes_finish(void) TT__HIDDEN;
+void tt__spikes_after_fork(void) TT__HIDDEN;
+
+#endif /* TT_REPORT_H */

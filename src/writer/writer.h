@@ -1,0 +1,64 @@
+/* ticktrace runtime, layer writer: the raw file (FORMATS.md), whole (a dump) or
+ * section by section (mode stream, the live file). Never installed. */
+#ifndef TT_WRITER_H
+#define TT_WRITER_H
+
+#include "core/core.h"
+
+int tt__write_file(const char *path) TT__HIDDEN;
+/* Writes a file at `path` the same way (under a temporary name, renamed when
+ * complete; a device or a pipe in place) with `write`, which returns 0 or -errno. */
+struct tt__out;
+typedef int (*tt__file_writer)(struct tt__out *out, void *arg);
+int tt__write_file_with(const char *path, tt__file_writer write, void *arg) TT__HIDDEN;
+/* Before the library loaded at `base` as `name` is unloaded (dlclose): keeps its
+ * module entries and the call-site descriptors of it that records name, for the dump. */
+void tt__retire_library(uintptr_t base, const char *name) TT__HIDDEN;
+int tt__default_path(char *buf, size_t size) TT__HIDDEN;
+/* `pattern` with %p replaced by the process id; 0 or -ENAMETOOLONG. */
+int tt__expand_path(const char *pattern, char *buf, size_t size) TT__HIDDEN;
+struct tt__out {
+	int fd;
+	int err; /* first error, as -errno */
+	uint64_t offset; /* bytes written to fd, buffered ones included */
+	size_t len;
+	char buf[1 << 16];
+};
+void tt__out(struct tt__out *out, const void *data, size_t size) TT__HIDDEN;
+void tt__out_flush(struct tt__out *out) TT__HIDDEN;
+void tt__out_section(struct tt__out *out, uint32_t type, uint64_t size) TT__HIDDEN;
+void tt__out_pad(struct tt__out *out, uint64_t size) TT__HIDDEN;
+void tt__file_header(struct tt_file_header *header, uint32_t flags) TT__HIDDEN;
+void tt__out_file_header(struct tt__out *out, uint32_t flags) TT__HIDDEN;
+void tt__out_process(struct tt__out *out) TT__HIDDEN;
+/* THREAD (or THREAD_TOTALS) for a slot with `records` records in the file; adds its
+ * dropped counts to *dropped_total. */
+void tt__out_thread_info(struct tt__out *out, uint32_t type, const struct tt__slot *slot,
+			 uint64_t records, uint64_t *dropped_total) TT__HIDDEN;
+/* One EVENTS section: records [begin, end) of the slot, the first being its record
+ * number `first`. */
+void tt__out_events(struct tt__out *out, const struct tt__slot *slot, uint64_t first,
+		    const struct tt_record *begin, const struct tt_record *end) TT__HIDDEN;
+/* The call sites already described in a file. */
+/* The call sites and the instrumented functions (FUNC_ENTER addresses, tagged with
+ * TT__FUNC_TAG) that records name. */
+struct tt__site_set {
+	uint64_t *slots; /* open addressing; 0 is empty */
+	size_t cap, count;
+	size_t funcs;    /* of count, functions */
+};
+#define TT__FUNC_TAG (UINT64_C(1) << 63)
+/* Adds the sites and functions that records [begin, end) name to `set`; those that were not in it
+ * go to `fresh` too (when not NULL). With stop_unwritten, stops at the first record
+ * its thread has not written yet (all zero). Returns where it stopped, or NULL when
+ * out of memory. */
+const struct tt_record *tt__sites_add(struct tt__site_set *set, struct tt__site_set *fresh,
+				      const struct tt_record *begin, const struct tt_record *end,
+				      int stop_unwritten) TT__HIDDEN;
+/* SITES, and FUNCS when the set holds functions. */
+void tt__out_sites(struct tt__out *out, const struct tt__site_set *set) TT__HIDDEN;
+void tt__site_set_clear(struct tt__site_set *set) TT__HIDDEN;
+int tt__out_modules(struct tt__out *out) TT__HIDDEN;
+void tt__out_end(struct tt__out *out, const struct tt_end_info *end) TT__HIDDEN;
+
+#endif /* TT_WRITER_H */
