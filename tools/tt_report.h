@@ -1,6 +1,6 @@
 /* `ticktrace report` (the flat profile) and `ticktrace spikes`, and the spike marks
  * that `convert` adds to a trace: the decoder's events into the analysis that the
- * runtime shares (src/analysis.h). */
+ * runtime shares (src/analysis/analysis.h). */
 #ifndef TT_REPORT_H
 #define TT_REPORT_H
 

@@ -136,7 +136,7 @@ struct tt__threshold_rule {
 
 /* The thresholds table read from a file of lines "NAME-PATTERN DURATION" ("GameTick
  * 16.6ms", "script_* 0.1ms"; '#' starts a comment), by the tools (--thresholds) and
- * the runtime (TICKTRACE_SPIKE_THRESHOLDS) alike (analysis_thresholds.c). */
+ * the runtime (TICKTRACE_SPIKE_THRESHOLDS) alike (thresholds.c). */
 struct tt__thresholds {
 	struct tt__threshold_rule *rules;
 	size_t nrules;

@@ -5,7 +5,7 @@
  * prints, or with PATH ending in .jsonl or .json one JSON object a line, with the keys
  * of `ticktrace spikes --json`. TICKTRACE_SPIKE_THRESHOLD=TIME is the threshold of
  * every scope with no other; TICKTRACE_SPIKE_THRESHOLDS=FILE is a thresholds file as
- * `ticktrace spikes --thresholds` reads it (the same parser, analysis_thresholds.c),
+ * `ticktrace spikes --thresholds` reads it (the same parser, analysis/thresholds.c),
  * read once here at start, before the drain thread runs. The precedence is the tools':
  * TT_THRESHOLD_NS, the file, TT_CHILDREN_THRESHOLD_NS, the global one. A bad file is
  * said on stderr and the log goes on without it. %p in PATH is the process id. Times

@@ -1,5 +1,5 @@
 /* Self-profiling: the object, its arguments, and the choice of mechanism. The
- * mechanisms live in profile_perf.c and profile_timer.c. */
+ * mechanisms live in perf.c and timer.c. */
 #include <errno.h>
 #include <stdlib.h>
 #include <unistd.h>

@@ -1,7 +1,7 @@
-/* Private to src/profile*.c (and the bucket tests): the profile object shared by
+/* Private to src/sampler/ (and the bucket tests): the profile object shared by
  * the core, the perf mechanism and the timer fallback. */
-#ifndef TT_PROFILE_INTERNAL_H
-#define TT_PROFILE_INTERNAL_H
+#ifndef TT_SAMPLER_H
+#define TT_SAMPLER_H
 
 #include <pthread.h>
 #include <stdbool.h>

@@ -470,7 +470,7 @@ static int tt__add_module(struct dl_phdr_info *info, size_t size, void *data)
 	return 0;
 }
 
-/* ---- libraries unloaded before the dump (dlclose: src/unload.c) ---- */
+/* ---- libraries unloaded before the dump (dlclose: lifecycle/unload.c) ---- */
 
 /* What a library closed with dlclose leaves for the dump: its module entries, and
  * copies of its call-site descriptors that records name, whose memory is gone. */
