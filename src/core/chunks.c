@@ -149,7 +149,7 @@ static void *tt__prefault_main(void *unused)
 	int64_t last_tick_ns = 0;
 	for (;;) {
 		uint32_t seq = __atomic_load_n(&tt__prefault_seq, __ATOMIC_SEQ_CST);
-		int waiting = tt__config.mode == TT__MODE_RING && tt__clean_queued();
+		int waiting = tt__mode->recycle_oldest && tt__clean_queued();
 		char *fresh = __atomic_load_n(&tt__arena_fresh, __ATOMIC_ACQUIRE);
 		char *ready = __atomic_load_n(&tt__arena_ready, __ATOMIC_ACQUIRE);
 		if (ready < fresh)
@@ -281,7 +281,7 @@ void tt__hold_chunks(int hold)
 	tt__registry_unlock(&old);
 	/* Mode ring: the chunks waiting to be cleaned are counted as overwritten now,
 	 * so that a dump has every thread's count. */
-	if (hold && tt__config.mode == TT__MODE_RING)
+	if (hold && tt__mode->recycle_oldest)
 		tt__clean_queued();
 }
 
@@ -295,9 +295,9 @@ void tt__compact_exited(struct tt__slot *slot)
 	if (tt__dumps_running || chunk->size != TT__CHUNK_SIZE || used > TT__CHUNK_SIZE / 2 ||
 	    tt__chunks_fd() >= 0)
 		return;
-	/* Mode stream: not while the drain reads the slot (it then recycles the chunk
-	 * soon); the small copy is malloc'd, and freed once written. */
-	int stream = tt__config.mode == TT__MODE_STREAM;
+	/* A draining mode (stream): not while the drain reads the slot (it then recycles
+	 * the chunk soon); the small copy is malloc'd, and freed once written. */
+	int stream = tt__mode->drains;
 	int idle = 0;
 	if (stream && !__atomic_compare_exchange_n(&slot->drain_state, &idle, TT__DRAIN_COMPACTING, 0,
 						  __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
@@ -418,10 +418,10 @@ static int tt__recycle_oldest(struct tt__slot *slot)
  * waiting for the drain thread drops events until the drain frees one. */
 int tt__next_chunk(struct tt__slot *slot)
 {
-	enum tt_drop_cause cause = tt__config.mode == TT__MODE_STREAM ? TT_DROP_BEHIND : TT_DROP_FULL;
+	enum tt_drop_cause cause = tt__mode->drains ? TT_DROP_BEHIND : TT_DROP_FULL;
 	struct tt__chunk *chunk = NULL;
 	/* (A thread that grew while a dump ran shrinks back.) */
-	while (tt__config.mode == TT__MODE_RING && slot->chunks >= tt__config.chunk_budget &&
+	while (tt__mode->recycle_oldest && slot->chunks >= tt__config.chunk_budget &&
 	       tt__recycle_oldest(slot))
 		;
 	if (slot->chunks < tt__config.chunk_budget) {
@@ -444,11 +444,11 @@ int tt__next_chunk(struct tt__slot *slot)
 	return 0;
 }
 
-/* Arena lock held, signals blocked. Mode stream: a thread that dropped events
- * because the drain fell behind records again once the drain freed a chunk. */
+/* Arena lock held, signals blocked. A draining mode (stream): a thread that dropped
+ * events because the drain fell behind records again once the drain freed a chunk. */
 int tt__resume(struct tt__slot *slot)
 {
-	if (tt__config.mode != TT__MODE_STREAM || slot->drop_cause != TT_DROP_BEHIND ||
+	if (!tt__mode->drains || slot->drop_cause != TT_DROP_BEHIND ||
 	    (slot->flags & TT__SLOT_EXITED) || slot->chunks >= tt__config.chunk_budget)
 		return 0;
 	__atomic_and_fetch(&slot->flags, ~(uint32_t)TT__SLOT_EXHAUSTED, __ATOMIC_RELEASE);

@@ -143,6 +143,14 @@ struct tt__mode_ops {
 	void (*thread_exited)(struct tt__slot *slot);
 	/* What a dump writes: tt_dump(path), or the default file (NULL); 0 or -errno. */
 	int (*dump)(const char *path);
+	/* What the core does once a thread's budget of chunks is used up. It recycles the
+	 * thread's oldest chunk (recycle_oldest: ring); or, where the mode drains chunks
+	 * off the threads' lists as they record (drains: stream, tt__chunk_drained), the
+	 * thread drops events (TT_DROP_BEHIND) until the drain frees one, and its last
+	 * chunk is compacted into malloc'd memory that the drain frees; or else it keeps
+	 * its first events (TT_DROP_FULL: stop). */
+	int recycle_oldest;
+	int drains;
 };
 /* The mode in use; before start-up, the lifecycle's, whose only member is start. */
 extern const struct tt__mode_ops *tt__mode TT__HIDDEN;
@@ -172,8 +180,8 @@ void tt__set_paused(struct tt__slot *slot, int paused) TT__HIDDEN; /* tt_pause/t
 /* Arena lock held: leaves the current chunk for a new one (0), or, the thread's budget
  * used up, makes the thread drop events (-ENOBUFS). */
 int tt__next_chunk(struct tt__slot *slot) TT__HIDDEN;
-/* Arena lock held, signals blocked. Mode stream: a thread that dropped events because
- * the drain fell behind takes a new chunk once the drain freed one (1). */
+/* Arena lock held, signals blocked. A draining mode: a thread that dropped events
+ * because the drain fell behind takes a new chunk once the drain freed one (1). */
 int tt__resume(struct tt__slot *slot) TT__HIDDEN;
 /* Registry lock held, the thread exiting: moves its last records out of a mostly
  * empty chunk, which is recycled. Not while a dump may be reading them. */

@@ -117,7 +117,7 @@ static void tt__reservation_failed(struct tt__slot *slot, const struct tt_record
 {
 	tt__give_back(slot, where, size);
 	if (!__atomic_load_n(&slot->limit, __ATOMIC_ACQUIRE) &&
-	    (tt__config.mode != TT__MODE_STREAM ||
+	    (!tt__mode->drains ||
 	     !(__atomic_load_n(&slot->flags, __ATOMIC_ACQUIRE) & TT__SLOT_EXHAUSTED) ||
 	     __atomic_load_n(&slot->chunks, __ATOMIC_RELAXED) >= tt__config.chunk_budget)) {
 		tt__count_drop(slot, records);
