@@ -81,9 +81,70 @@ static double tt_bench_endbegin(int pairs)
 	return ns;
 }
 
+/* floor_ns: the least a recorder of this design can cost on this host, the issue's
+ * "minimal recorder": an inline RDTSC and one 16-byte store into a thread-local
+ * buffer, bounds-checked, with no call, lookup or reservation. */
+static __thread struct tt_bench_floor_buffer {
+	uint64_t *cursor, *end;
+} tt_bench_floor_buffer;
+
+static double tt_bench_floor(void)
+{
+	static uint64_t records[2 * 2 * TT_BENCH_PAIRS];
+	struct tt_bench_floor_buffer *b = &tt_bench_floor_buffer;
+	b->cursor = records;
+	b->end = records + sizeof records / sizeof records[0];
+	int64_t t0 = tt_bench_now_ns();
+	for (int i = 0; i < 2 * TT_BENCH_PAIRS; i++) {
+		uint64_t tsc = __builtin_ia32_rdtsc();
+		uint64_t *at = b->cursor;
+		if (__builtin_expect(at + 2 > b->end, 0))
+			abort();
+		at[0] = tsc;
+		at[1] = (uint64_t)i;
+		b->cursor = at + 2;
+		__asm__ volatile("" : : : "memory"); /* one event after the other, as a call */
+	}
+	return (double)(tt_bench_now_ns() - t0) / (2.0 * TT_BENCH_PAIRS);
+}
+
+/* The median nanoseconds per event of begin/end pairs over short rounds, in a process
+ * whose set-up (a full buffer, recording off) the parent chose: printed for it. */
+#define TT_BENCH_PAIRS_CHILD "--pairs-child"
+#define TT_BENCH_PAIRS_ROUNDS 500
+
+static int tt_bench_pairs_child(void)
+{
+	static double round_ns[TT_BENCH_PAIRS_ROUNDS];
+	/* Twice the child's buffer: in mode stop, the rest is dropped. */
+	tt_bench_pairs(2 * 65536);
+	for (int r = 0; r < TT_BENCH_PAIRS_ROUNDS; r++)
+		round_ns[r] = tt_bench_pairs(TT_BENCH_PAIRS / 50);
+	printf("%.4f\n", tt_bench_median(round_ns, TT_BENCH_PAIRS_ROUNDS));
+	return 0;
+}
+
+static double tt_bench_pairs_in_child(const char *env)
+{
+	char cmd[4200];
+	snprintf(cmd, sizeof cmd, "%s TICKTRACE_OUT=/dev/null /proc/%d/exe " TT_BENCH_PAIRS_CHILD, env,
+		 (int)getpid());
+	FILE *child = popen(cmd, "r");
+	double ns = -1;
+	if (!child || fscanf(child, "%lf", &ns) != 1)
+		ns = -1;
+	if (child && pclose(child) != 0)
+		ns = -1;
+	if (ns < 0) {
+		fprintf(stderr, "ticktrace-bench: the %s child (%s) failed\n", TT_BENCH_PAIRS_CHILD, env);
+		exit(1);
+	}
+	return ns;
+}
+
 /* ---- each measurement on a thread of its own ---- */
 
-enum tt_bench_kind { TT_BENCH_WARM, TT_BENCH_COLD, TT_BENCH_FIRST, TT_BENCH_ENDBEGIN };
+enum tt_bench_kind { TT_BENCH_WARM, TT_BENCH_COLD, TT_BENCH_FIRST, TT_BENCH_ENDBEGIN, TT_BENCH_PAUSED };
 
 struct tt_bench_job {
 	enum tt_bench_kind kind;
@@ -114,6 +175,12 @@ static void *tt_bench_thread(void *arg)
 	case TT_BENCH_ENDBEGIN:
 		tt_bench_pairs(TT_BENCH_PAIRS / 10);
 		job->result = tt_bench_endbegin(TT_BENCH_PAIRS);
+		break;
+	case TT_BENCH_PAUSED:
+		tt_bench_pairs(TT_BENCH_PAIRS / 10);
+		tt_pause();
+		job->result = tt_bench_pairs(TT_BENCH_PAIRS);
+		tt_resume();
 		break;
 	}
 	return NULL;
@@ -230,21 +297,40 @@ struct tt_bench_row {
 	const char *key;
 	const char *unit;
 	double value;
-	double ratio_max; /* the target, as a multiple of rdtsc_ns; 0: none */
+	double ratio_max; /* the target, as a multiple of rdtsc_ns (or of `base`); 0: none */
 	const char *what;
+	const struct tt_bench_row *base; /* the row the target is a multiple of; NULL: rdtsc_ns */
+	double also_max; /* a second target, as a multiple of `also_base`; 0: none */
+	const struct tt_bench_row *also_base;
 };
+
+/* "0.981 <= 1.05 x event_warm_ns yes": the figure's ratio to its base, against the target. */
+static int tt_bench_target(char *buf, size_t size, const struct tt_bench_row *row, double max,
+			   const struct tt_bench_row *base, double rdtsc)
+{
+	double of = row->value / (base ? base->value : rdtsc);
+	return snprintf(buf, size, "%.3f <= %.2f x %s %s", of, max, base ? base->key : "rdtsc",
+			of <= max ? "yes" : "NO");
+}
 
 static void tt_bench_report(struct tt_bench_row *rows, int n, double rdtsc, const char *json_path)
 {
-	printf("%-26s %17s %8s %8s  %s\n", "key", "value", "/rdtsc", "target", "what");
+	printf("%-26s %17s %8s %-36s  %s\n", "key", "value", "/rdtsc", "target (met?)", "what");
 	for (int i = 0; i < n; i++) {
-		char ratio[32] = "", target[32] = "";
+		char ratio[32] = "", target[160] = "";
 		if (strcmp(rows[i].unit, "ns") == 0)
 			snprintf(ratio, sizeof ratio, "%.3f", rows[i].value / rdtsc);
+		int len = 0;
 		if (rows[i].ratio_max > 0)
-			snprintf(target, sizeof target, "<= %.2f", rows[i].ratio_max);
-		printf("%-26s %14.3f %-2s %8s %8s  %s\n", rows[i].key, rows[i].value, rows[i].unit, ratio,
-		       target, rows[i].what);
+			len = tt_bench_target(target, sizeof target, &rows[i], rows[i].ratio_max, rows[i].base,
+					      rdtsc);
+		if (rows[i].also_max > 0 && len > 0)
+			len += snprintf(target + len, sizeof target - (size_t)len, "; ");
+		if (rows[i].also_max > 0)
+			tt_bench_target(target + len, sizeof target - (size_t)len, &rows[i], rows[i].also_max,
+					rows[i].also_base, rdtsc);
+		printf("%-26s %14.3f %-2s %8s %-36s  %s\n", rows[i].key, rows[i].value, rows[i].unit,
+		       ratio, target, rows[i].what);
 	}
 	if (!json_path)
 		return;
@@ -277,15 +363,20 @@ int main(int argc, char **argv)
 	}
 	if (argc == 2 && strcmp(argv[1], TT_BENCH_CYG_CHILD) == 0)
 		return tt_bench_cyg_child();
+	if (argc == 2 && strcmp(argv[1], TT_BENCH_PAIRS_CHILD) == 0)
+		return tt_bench_pairs_child();
 	int repeats = 11;
 	const char *json_path = NULL;
+	int hot_only = 0; /* --hot: the hot path's figures only, without stream, converter, sampler */
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--repeats") == 0 && i + 1 < argc)
 			repeats = atoi(argv[++i]);
 		else if (strcmp(argv[i], "--json") == 0 && i + 1 < argc)
 			json_path = argv[++i];
+		else if (strcmp(argv[i], "--hot") == 0)
+			hot_only = 1;
 		else {
-			fprintf(stderr, "usage: ticktrace-bench [--repeats N] [--json FILE]\n");
+			fprintf(stderr, "usage: ticktrace-bench [--repeats N] [--json FILE] [--hot]\n");
 			return 2;
 		}
 	}
@@ -302,73 +393,118 @@ int main(int argc, char **argv)
 	double *two = calloc((size_t)repeats, sizeof(double));
 	double *cyg = calloc((size_t)repeats, sizeof(double));
 	double *cyg_rdtsc = calloc((size_t)repeats, sizeof(double));
+	double *floor = calloc((size_t)repeats, sizeof(double));
+	double *paused = calloc((size_t)repeats, sizeof(double));
 	/* Interleaved, so that a noisy moment on a shared machine touches every figure. */
 	for (int r = 0; r < repeats; r++) {
 		rdtsc[r] = tt_bench_rdtsc();
+		floor[r] = tt_bench_floor();
 		warm[r] = tt_bench_on_thread(TT_BENCH_WARM);
+		paused[r] = tt_bench_on_thread(TT_BENCH_PAUSED);
 		cold[r] = tt_bench_on_thread(TT_BENCH_COLD);
 		first[r] = tt_bench_on_thread(TT_BENCH_FIRST);
 		endbegin[r] = tt_bench_on_thread(TT_BENCH_ENDBEGIN);
 		two[r] = tt_bench_two_threads();
-		cyg[r] = tt_bench_cyg_overhead(&cyg_rdtsc[r]);
+		cyg[r] = tt_bench_cyg_overhead("", &cyg_rdtsc[r]);
 		if (cyg[r] < 0) {
 			fprintf(stderr, "ticktrace-bench: the %s child failed\n", TT_BENCH_CYG_CHILD);
 			return 1;
 		}
 	}
-	struct tt_bench_bytes bytes = tt_bench_bytes_per_event();
-	double rdtsc_ns = tt_bench_median(rdtsc, repeats);
-	struct tt_bench_overhead overhead;
-	int err = tt_bench_sample_overhead(&overhead);
-	if (err) {
-		fprintf(stderr, "ticktrace-bench: self-profiler: %s\n", strerror(-err));
+	/* A full buffer, and recording off for the whole process, in processes of their own:
+	 * 64 KiB chunks of 4,095 records, so 65,536 records take 17 chunks. */
+	double dropped_ns = tt_bench_pairs_in_child("TICKTRACE_BUFFER=65536");
+	double off_process_ns = tt_bench_pairs_in_child("TICKTRACE=0 TICKTRACE_BUFFER=65536");
+	double unused;
+	double cyg_off_ns = tt_bench_cyg_overhead("TICKTRACE=0", &unused);
+	if (cyg_off_ns < 0) {
+		fprintf(stderr, "ticktrace-bench: the %s child failed\n", TT_BENCH_CYG_CHILD);
 		return 1;
 	}
-	double stream_ns;
-	uint64_t stream_dropped;
-	err = tt_bench_stream(repeats, &stream_ns, &stream_dropped);
-	if (err)
-		return 1;
-	cJSON *convert = tt_bench_convert();
-	if (!convert) {
-		fprintf(stderr, "ticktrace-bench: %s failed\n", TT_BENCH_CONVERT_TOOL);
-		return 1;
+	struct tt_bench_bytes bytes = tt_bench_bytes_per_event();
+	double rdtsc_ns = tt_bench_median(rdtsc, repeats);
+	struct tt_bench_overhead overhead = {0};
+	double stream_ns = 0;
+	uint64_t stream_dropped = 0;
+	cJSON *convert = NULL;
+	if (!hot_only) {
+		int err = tt_bench_sample_overhead(&overhead);
+		if (err) {
+			fprintf(stderr, "ticktrace-bench: self-profiler: %s\n", strerror(-err));
+			return 1;
+		}
+		if (tt_bench_stream(repeats, &stream_ns, &stream_dropped))
+			return 1;
+		convert = tt_bench_convert();
+		if (!convert) {
+			fprintf(stderr, "ticktrace-bench: %s failed\n", TT_BENCH_CONVERT_TOOL);
+			return 1;
+		}
 	}
 	double cyg_ns = tt_bench_median(cyg, repeats);
 	char cyg_what[160];
 	snprintf(cyg_what, sizeof cyg_what,
 		 "what -finstrument-functions adds to a call (two events), 10,000,000 calls; "
 		 "%.2f x a bare RDTSC timed alike", cyg_ns / tt_bench_median(cyg_rdtsc, repeats));
+	double paused_ns = tt_bench_median(paused, repeats);
+	char off_what[160];
+	snprintf(off_what, sizeof off_what,
+		 "recording off, per event: the slower of tt_pause (%.3f ns) and TICKTRACE=0 (%.3f ns)",
+		 paused_ns, off_process_ns);
+	enum { RDTSC, FLOOR, WARM };
 	struct tt_bench_row rows[] = {
-		{"rdtsc_ns", "ns", rdtsc_ns, 0, "a bare RDTSC, per read"},
-		{"event_warm_ns", "ns", tt_bench_median(warm, repeats), 1.05, "begin/end pairs, per event"},
-		{"event_cold_ns", "ns", tt_bench_median(cold, repeats), 1.15,
-		 "first 4,194,304 events of a new thread, per event"},
-		{"first_event_us", "us", tt_bench_median(first, repeats), 0, "first event of a new thread (target <= 20 us)"},
-		{"endbegin_ns", "ns", tt_bench_median(endbegin, repeats), 0.6,
-		 "TT_ENDBEGIN, per event (an end and a begin)"},
-		{"event_2threads_ns", "ns", tt_bench_median(two, repeats), 0, "per event per thread, two threads at once"},
-		{"cyg_call_overhead_ns", "ns", cyg_ns, 2.3, cyg_what},
-		{"event_stream_ns", "ns", stream_ns, 1.10,
-		 "mode stream, 100 million events while the drain writes them to disk, per event"},
-		{"stream_dropped", "", (double)stream_dropped, 0, "events dropped in those runs (target 0)"},
-		{"bytes_per_event", "B", bytes.records, 0, "record bytes per event in the file"},
-		{"file_bytes_per_event", "B", bytes.file, 0, "file growth per event, headers included"},
+		[RDTSC] = {"rdtsc_ns", "ns", rdtsc_ns, 0, "a bare RDTSC, per read", NULL, 0, NULL},
+		[FLOOR] = {"floor_ns", "ns", tt_bench_median(floor, repeats), 0,
+			   "inline RDTSC + one bounded 16-byte store into a thread-local buffer, per event", NULL, 0, NULL},
+		[WARM] = {"event_warm_ns", "ns", tt_bench_median(warm, repeats), 1.20,
+			  "begin/end pairs, per event", NULL, 1.15, &rows[FLOOR]},
+		{"event_cold_ns", "ns", tt_bench_median(cold, repeats), 1.05,
+		 "first 4,194,304 events of a new thread, per event", &rows[WARM], 0, NULL},
+		{"first_event_us", "us", tt_bench_median(first, repeats), 0, "first event of a new thread (target <= 20 us)", NULL, 0, NULL},
+		{"endbegin_ns", "ns", tt_bench_median(endbegin, repeats), 0.65,
+		 "TT_ENDBEGIN, per event (an end and a begin)", NULL, 0, NULL},
+		{"event_2threads_ns", "ns", tt_bench_median(two, repeats), 1.30, "per event per thread, two threads at once", NULL, 0, NULL},
+		{"cyg_call_overhead_ns", "ns", cyg_ns, 2.5, cyg_what, NULL, 0, NULL},
+		{"event_dropped_ns", "ns", dropped_ns, 1.0,
+		 "per event into a full buffer, mode stop (counted, not kept)", &rows[WARM], 0, NULL},
+		{"event_off_ns", "ns", paused_ns > off_process_ns ? paused_ns : off_process_ns, 0.25, off_what, NULL, 0, NULL},
+		{"cyg_off_ns", "ns", cyg_off_ns, 0, "what an instrumented call adds with TICKTRACE=0", NULL, 0, NULL},
+		{"bytes_per_event", "B", bytes.records, 0, "record bytes per event in the file", NULL, 0, NULL},
+		{"file_bytes_per_event", "B", bytes.file, 0, "file growth per event, headers included", NULL, 0, NULL},
+	};
+	int hot_rows = (int)(sizeof rows / sizeof rows[0]);
+	printf("ticktrace-bench: medians of %d repeats\n", repeats);
+	if (hot_only) {
+		tt_bench_report(rows, hot_rows, rdtsc_ns, json_path);
+		return 0;
+	}
+	struct tt_bench_row rest[] = {
+		{"event_stream_ns", "ns", stream_ns, 1.05,
+		 "mode stream, 100 million events while the drain writes them to disk, per event", &rows[WARM], 0, NULL},
+		{"stream_dropped", "", (double)stream_dropped, 0, "events dropped in those runs (target 0)", NULL, 0, NULL},
 		{"convert_json_events_per_s", "/s", tt_bench_number(convert, "convert_json_events_per_s"), 0,
-		 "a 50M-event raw file to Chrome JSON in /dev/shm (target >= 20 M/s)"},
+		 "a 50M-event raw file to Chrome JSON in /dev/shm (target >= 20 M/s)", NULL, 0, NULL},
 		{"convert_perfetto_events_per_s", "/s",
 		 tt_bench_number(convert, "convert_perfetto_events_per_s"), 0,
-		 "the same file to Perfetto protobuf (target >= 50 M/s)"},
+		 "the same file to Perfetto protobuf (target >= 50 M/s)", NULL, 0, NULL},
 		{"report_events_per_s", "/s", tt_bench_number(convert, "report_events_per_s"), 0,
-		 "ticktrace report (flat profile) on the same file"},
+		 "ticktrace report (flat profile) on the same file", NULL, 0, NULL},
 		{"report_vs_json", "x", tt_bench_number(convert, "report_vs_json"), 0,
-		 "its rate over the JSON conversion's, same rounds (target >= 1)"},
+		 "its rate over the JSON conversion's, same rounds (target >= 1)", NULL, 0, NULL},
 		{"convert_peak_rss_mb", "MB", tt_bench_number(convert, "convert_peak_rss_mb"), 0,
-		 "the converter's peak memory on that file (target <= 64)"},
+		 "the converter's peak memory on that file (target <= 64)", NULL, 0, NULL},
 		{"sample_overhead_pct", "%", overhead.pct, 0,
-		 "slowdown of a loop while self-profiled at 1 ms (target <= 3)"},
+		 "slowdown of a loop while self-profiled at 1 ms (target <= 3)", NULL, 0, NULL},
 	};
-	printf("ticktrace-bench: medians of %d repeats\n", repeats);
-	tt_bench_report(rows, (int)(sizeof rows / sizeof rows[0]), rdtsc_ns, json_path);
+	struct tt_bench_row all[sizeof rows / sizeof rows[0] + sizeof rest / sizeof rest[0]];
+	memcpy(all, rows, sizeof rows);
+	memcpy(all + hot_rows, rest, sizeof rest);
+	for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) { /* bases point into `rows` */
+		if (all[i].base)
+			all[i].base = all + (all[i].base - rows);
+		if (all[i].also_base)
+			all[i].also_base = all + (all[i].also_base - rows);
+	}
+	tt_bench_report(all, (int)(sizeof all / sizeof all[0]), rdtsc_ns, json_path);
 	return 0;
 }

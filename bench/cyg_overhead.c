@@ -61,7 +61,7 @@ int tt_bench_cyg_child(void)
 	return 0;
 }
 
-double tt_bench_cyg_overhead(double *rdtsc_ns)
+double tt_bench_cyg_overhead(const char *env, double *rdtsc_ns)
 {
 	char self[4096], cmd[4200];
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
@@ -69,8 +69,8 @@ double tt_bench_cyg_overhead(double *rdtsc_ns)
 		return -1;
 	self[n] = 0;
 	/* no trace file: the child's records are only measured */
-	snprintf(cmd, sizeof(cmd), "TICKTRACE_BUFFER=" TT_BENCH_CYG_BUFFER " TICKTRACE_OUT=/dev/null "
-		 "'%s' " TT_BENCH_CYG_CHILD, self);
+	snprintf(cmd, sizeof(cmd), "%s TICKTRACE_BUFFER=" TT_BENCH_CYG_BUFFER " TICKTRACE_OUT=/dev/null "
+		 "'%s' " TT_BENCH_CYG_CHILD, env, self);
 	FILE *child = popen(cmd, "r");
 	double ns;
 	if (!child)

@@ -8,10 +8,11 @@
 int64_t tt_bench_cyg_loop_plain(int calls);
 int64_t tt_bench_cyg_loop_instrumented(int calls);
 
-/* In a child process of its own (its thread's buffer holds all 20,000,000 events):
- * nanoseconds an instrumented call adds, or -1; `rdtsc_ns` receives a bare RDTSC
- * timed the same way (short rounds, the median). */
-double tt_bench_cyg_overhead(double *rdtsc_ns);
+/* In a child process of its own (its thread's buffer holds all 20,000,000 events),
+ * with the environment `env` added ("TICKTRACE=0": recording off): nanoseconds an
+ * instrumented call adds, or -1; `rdtsc_ns` receives a bare RDTSC timed the same way
+ * (short rounds, the median). */
+double tt_bench_cyg_overhead(const char *env, double *rdtsc_ns);
 /* The child's side: prints that figure; the exit status. */
 int tt_bench_cyg_child(void);
 #define TT_BENCH_CYG_CHILD "--cyg-child"

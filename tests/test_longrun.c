@@ -251,6 +251,37 @@ static void test_stream_every_event_written_or_counted(void **state)
 	tt_rmdir(dir);
 }
 
+/* Mode stop, buffers too small: at exit the program says, once, how many events it
+ * dropped, on which threads, and what would have kept them. */
+static void test_stop_says_what_it_dropped(void **state)
+{
+	(void)state;
+	char dir[64], path[128], err[160];
+	tt_lr_tmpfile(dir, sizeof dir, path, sizeof path);
+	char setting[192];
+	snprintf(setting, sizeof setting, "TICKTRACE_OUT=%s", path);
+	snprintf(err, sizeof err, "%s/stderr", dir);
+	struct tt_lr_child c;
+	tt_lr_spawn(&c, TT_LR_SETTINGS("TICKTRACE_BUFFER=10000", setting), TT_LR_SETTINGS("seq", "2", "30000"),
+		    err);
+	assert_int_equal(tt_lr_wait(&c), 0);
+	FILE *f = fopen(err, "r");
+	assert_non_null(f);
+	char text[4096];
+	size_t len = fread(text, 1, sizeof text - 1, f);
+	text[len] = 0;
+	fclose(f);
+	/* 10,000 records are 3 chunks of 4,095, each holding 2,047 two-record events. */
+	char line[128];
+	snprintf(line, sizeof line, "ticktrace: %d events dropped, %d because the buffer was full",
+		 2 * (30000 - 3 * 2047), 2 * (30000 - 3 * 2047));
+	if (!strstr(text, line) || !strstr(text, "seq-0 (tid ") || !strstr(text, "seq-1 (tid ") ||
+	    !strstr(text, "TICKTRACE_BUFFER") || !strstr(text, "TICKTRACE_MODE=stream"))
+		fail_msg("stderr:\n%s", text);
+	assert_null(strstr(strstr(text, line) + strlen(line), "events dropped")); /* once */
+	tt_rmdir(dir);
+}
+
 /* 200,000 threads, one after the other: memory stays flat, and every one of them is
  * in the trace with its event. */
 static void test_stream_thread_churn(void **state)
@@ -886,6 +917,7 @@ int main(int argc, char **argv)
 	tt_lr_prog = argv[1];
 	tt_lr_static_prog = argv[2];
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_stop_says_what_it_dropped),
 		cmocka_unit_test(test_stream_every_event_written_or_counted),
 		cmocka_unit_test(test_stream_thread_churn),
 		cmocka_unit_test(test_stream_killed_after_dump_keeps_all),

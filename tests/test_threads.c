@@ -348,6 +348,78 @@ static void test_disable_and_enable(void **state)
 	assert_int_equal(tt_test_count_events("while-on"), 100);
 }
 
+/* A thread that exits paused leaves its table entry to the next thread on its stack,
+ * which records (the entry's "off" must not outlive its owner). */
+static void *tt_test_exit_paused(void *arg)
+{
+	*(uintptr_t *)arg = (uintptr_t)pthread_self();
+	TT_INSTANT("before-pause");
+	tt_pause();
+	TT_INSTANT("while-paused");
+	return NULL;
+}
+
+static void *tt_test_record_after(void *arg)
+{
+	*(uintptr_t *)arg = (uintptr_t)pthread_self();
+	for (int i = 0; i < 100; i++)
+		TT_INSTANT("on-the-same-stack");
+	return NULL;
+}
+
+static void test_paused_thread_exits_and_its_stack_records(void **state)
+{
+	(void)state;
+	enum { STACK = 256 * 1024 };
+	void *stack = mmap(NULL, STACK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(stack != MAP_FAILED);
+	pthread_attr_t attr;
+	pthread_attr_init(&attr);
+	pthread_attr_setstack(&attr, stack, STACK);
+	uintptr_t first, second;
+	pthread_t thread;
+	assert_int_equal(pthread_create(&thread, &attr, tt_test_exit_paused, &first), 0);
+	pthread_join(thread, NULL);
+	assert_int_equal(pthread_create(&thread, &attr, tt_test_record_after, &second), 0);
+	pthread_join(thread, NULL);
+	assert_int_equal(first, second); /* one thread pointer: one table entry */
+	assert_int_equal(tt_test_count_events("while-paused"), 0);
+	assert_int_equal(tt_test_count_events("on-the-same-stack"), 100);
+	pthread_attr_destroy(&attr);
+	munmap(stack, STACK);
+}
+
+/* Threads that first record while recording is off (no entry yet) record once it is
+ * on again. */
+static void *tt_test_record_on_and_off(void *arg)
+{
+	pthread_barrier_t *barrier = arg;
+	for (int i = 0; i < 50; i++)
+		TT_INSTANT("new-while-off");
+	pthread_barrier_wait(barrier); /* tt_enable */
+	pthread_barrier_wait(barrier);
+	for (int i = 0; i < 50; i++)
+		TT_INSTANT("new-then-on");
+	return NULL;
+}
+
+static void test_new_threads_while_disabled(void **state)
+{
+	(void)state;
+	pthread_barrier_t barrier;
+	pthread_barrier_init(&barrier, NULL, 2);
+	tt_disable();
+	pthread_t thread;
+	assert_int_equal(pthread_create(&thread, NULL, tt_test_record_on_and_off, &barrier), 0);
+	pthread_barrier_wait(&barrier);
+	tt_enable();
+	pthread_barrier_wait(&barrier);
+	pthread_join(thread, NULL);
+	pthread_barrier_destroy(&barrier);
+	assert_int_equal(tt_test_count_events("new-while-off"), 0);
+	assert_int_equal(tt_test_count_events("new-then-on"), 50);
+}
+
 /* ---- the file itself ---- */
 
 static void test_dump_file_is_private_and_replaces_links(void **state)
@@ -394,6 +466,8 @@ int main(void)
 		cmocka_unit_test(test_twenty_thousand_threads_in_turn),
 		cmocka_unit_test(test_signal_storm),
 		cmocka_unit_test(test_disable_and_enable),
+		cmocka_unit_test(test_paused_thread_exits_and_its_stack_records),
+		cmocka_unit_test(test_new_threads_while_disabled),
 		cmocka_unit_test(test_dump_file_is_private_and_replaces_links),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -263,7 +263,7 @@ static int tt_prog_hole(uint32_t events)
 	struct tt__slot *slot = tt__find_slot(tt__thread_pointer());
 	if (!slot)
 		return 1;
-	__atomic_fetch_add(&slot->cursor, sizeof(struct tt_record), __ATOMIC_RELAXED);
+	__atomic_fetch_add(&slot->hot->cursor, sizeof(struct tt_record), __ATOMIC_RELAXED);
 	tt_prog_record_seq(0, 100, events - 100);
 	return 0;
 }

@@ -70,5 +70,5 @@ void tt_test_each_event(const struct tt_test_trace *trace,
 
 uint32_t tt_test_table_index(uintptr_t thread_pointer)
 {
-	return (uint32_t)(((uint64_t)thread_pointer * UINT64_C(0x9E3779B97F4A7C15)) >> 48);
+	return (uint32_t)(thread_pointer >> 12) & 0xffff; /* asm/record.asm */
 }

@@ -287,6 +287,9 @@ void tt__hold_chunks(int hold)
 
 void tt__compact_exited(struct tt__slot *slot)
 {
+	pthread_mutex_lock(&tt__arena_mutex);
+	tt__publish_limit(slot);
+	pthread_mutex_unlock(&tt__arena_mutex);
 	struct tt__chunk *chunk = slot->current;
 	const struct tt_record *begin, *end;
 	tt__chunk_extent(slot, chunk, &begin, &end);
@@ -319,7 +322,6 @@ void tt__compact_exited(struct tt__slot *slot)
 			slot->drained = (const struct tt_record *)(small + 1) + (slot->drained - begin);
 		if (stream)
 			slot->flags |= TT__SLOT_COMPACTED;
-		__atomic_store_n(&slot->limit, NULL, __ATOMIC_RELEASE);
 		memset(chunk, 0, TT__CHUNK_SIZE);
 		chunk->next = tt__free_chunks;
 		tt__free_chunks = chunk;
@@ -329,13 +331,18 @@ void tt__compact_exited(struct tt__slot *slot)
 		__atomic_store_n(&slot->drain_state, TT__DRAIN_IDLE, __ATOMIC_RELEASE);
 }
 
-/* Arena lock held: the limit is the chunk's end while the thread may record. */
-static void tt__publish_limit(struct tt__slot *slot)
+void tt__publish_limit(struct tt__slot *slot)
 {
-	int on = __atomic_load_n(&tt__recording, __ATOMIC_SEQ_CST) &&
-		 !(__atomic_load_n(&slot->flags, __ATOMIC_ACQUIRE) &
-		   (TT__SLOT_EXHAUSTED | TT__SLOT_EXITED | TT__SLOT_PAUSED));
-	__atomic_store_n(&slot->limit, on ? slot->chunk_end : NULL, __ATOMIC_RELEASE);
+	uint32_t flags = __atomic_load_n(&slot->flags, __ATOMIC_ACQUIRE);
+	char *limit = slot->chunk_end;
+	if (flags & TT__SLOT_EXITED)
+		limit = NULL; /* (not OFF: a new thread on its stack, and entry, registers) */
+	else if (!__atomic_load_n(&tt__recording, __ATOMIC_SEQ_CST) || (flags & TT__SLOT_PAUSED))
+		limit = TT__LIMIT_OFF;
+	else if (flags & TT__SLOT_EXHAUSTED)
+		limit = (char *)((uintptr_t)slot->scratch + (slot->scratch ? TT__CHUNK_SIZE : 0) +
+				 TT__LIMIT_DROP);
+	__atomic_store_n(&slot->hot->limit, limit, __ATOMIC_RELEASE);
 }
 
 static void tt__enter_chunk(struct tt__slot *slot, struct tt__chunk *chunk)
@@ -344,7 +351,7 @@ static void tt__enter_chunk(struct tt__slot *slot, struct tt__chunk *chunk)
 	slot->current = chunk;
 	slot->chunks++;
 	slot->chunk_end = (char *)chunk + TT__CHUNK_SIZE;
-	__atomic_store_n(&slot->cursor, (char *)(chunk + 1), __ATOMIC_RELEASE);
+	__atomic_store_n(&slot->hot->cursor, (char *)(chunk + 1), __ATOMIC_RELEASE);
 	tt__publish_limit(slot);
 }
 
@@ -428,15 +435,26 @@ int tt__next_chunk(struct tt__slot *slot)
 		chunk = tt__chunk_alloc();
 		cause = TT_DROP_NO_MEMORY;
 	}
+	/* A thread that was dropping has its cursor in its scratch chunk, and its last
+	 * chunk's size was set when it began to. */
+	int dropping = __atomic_load_n(&slot->flags, __ATOMIC_ACQUIRE) & TT__SLOT_EXHAUSTED;
+	struct tt__chunk *left = slot->current;
+	if (!dropping) {
+		char *cursor = __atomic_load_n(&slot->hot->cursor, __ATOMIC_RELAXED);
+		left->size = (uint32_t)((cursor < slot->chunk_end ? cursor : slot->chunk_end) - (char *)left);
+	}
 	if (!chunk) {
 		slot->drop_cause = cause;
+		/* Dropped events go on into a scratch chunk of the thread's own (slow_path.c). */
+		if (!slot->scratch && (slot->scratch = tt__chunk_alloc()))
+			slot->scratch->thread = slot->index;
+		if (!dropping && slot->scratch)
+			__atomic_store_n(&slot->hot->cursor, (char *)(slot->scratch + 1), __ATOMIC_RELEASE);
 		__atomic_or_fetch(&slot->flags, TT__SLOT_EXHAUSTED, __ATOMIC_RELEASE);
 		tt__publish_limit(slot);
 		return -ENOBUFS;
 	}
-	char *cursor = __atomic_load_n(&slot->cursor, __ATOMIC_RELAXED);
-	struct tt__chunk *left = slot->current;
-	left->size = (uint32_t)((cursor < slot->chunk_end ? cursor : slot->chunk_end) - (char *)left);
+	__atomic_and_fetch(&slot->flags, ~(uint32_t)TT__SLOT_EXHAUSTED, __ATOMIC_RELEASE);
 	__atomic_store_n(&left->next, chunk, __ATOMIC_RELEASE);
 	tt__enter_chunk(slot, chunk);
 	if (tt__mode->chunk_full)
@@ -451,7 +469,6 @@ int tt__resume(struct tt__slot *slot)
 	if (!tt__mode->drains || slot->drop_cause != TT_DROP_BEHIND ||
 	    (slot->flags & TT__SLOT_EXITED) || slot->chunks >= tt__config.chunk_budget)
 		return 0;
-	__atomic_and_fetch(&slot->flags, ~(uint32_t)TT__SLOT_EXHAUSTED, __ATOMIC_RELEASE);
 	return tt__next_chunk(slot) == 0;
 }
 
@@ -471,6 +488,12 @@ void tt__chunk_drained(struct tt__slot *slot, int recycle)
 		chunk->next = tt__free_chunks;
 		tt__free_chunks = chunk;
 	}
+	/* A thread dropping events for want of a chunk takes the slow path at its next
+	 * event, which gives it this one. */
+	if ((__atomic_load_n(&slot->flags, __ATOMIC_ACQUIRE) & TT__SLOT_EXHAUSTED) &&
+	    slot->drop_cause == TT_DROP_BEHIND &&
+	    __atomic_load_n(&slot->hot->limit, __ATOMIC_ACQUIRE) != TT__LIMIT_OFF)
+		__atomic_store_n(&slot->hot->limit, TT__LIMIT_SLOW, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&tt__arena_mutex);
 	tt__restore_signals(&old);
 	if (recycle && compacted)
@@ -483,8 +506,9 @@ void tt__chunk_extent(const struct tt__slot *slot, const struct tt__chunk *chunk
 	const struct tt_record *first = (const struct tt_record *)(chunk + 1);
 	const struct tt_record *last = (const struct tt_record *)((const char *)chunk + chunk->size);
 	if (!__atomic_load_n(&chunk->next, __ATOMIC_ACQUIRE)) {
+		const struct tt__hot *hot = __atomic_load_n(&slot->hot, __ATOMIC_ACQUIRE);
 		const struct tt_record *cursor =
-			(const struct tt_record *)__atomic_load_n(&slot->cursor, __ATOMIC_ACQUIRE);
+			(const struct tt_record *)__atomic_load_n(&hot->cursor, __ATOMIC_ACQUIRE);
 		if (cursor >= first && cursor < last)
 			last = cursor;
 	}

@@ -7,10 +7,12 @@
 
 #include "base/base.h"
 
-/* The table the hot path indexes with the top 16 bits of tp * TT__HASH_MULT. */
+/* The table the hot path indexes with bits 12..27 of the thread pointer
+ * (asm/record.asm says why). */
 #define TT__TABLE_BITS 16
 #define TT__TABLE_SIZE (1u << TT__TABLE_BITS)
-#define TT__HASH_MULT UINT64_C(0x9E3779B97F4A7C15)
+#define TT__TABLE_INDEX_SHIFT 12
+#define TT__HASH_MULT UINT64_C(0x9E3779B97F4A7C15) /* for the writer's address sets */
 
 /* Buffers are made of chunks taken from one arena; a chunk starts with its header. */
 #define TT__CHUNK_SIZE (64u * 1024u)
@@ -49,11 +51,31 @@ struct tt__gap {
 	int busy;                   /* being updated: a signal handler then only counts */
 };
 
-/* One recording thread. The first three fields are read by asm/record.asm. */
-struct tt__slot {
+/* The part of a recording thread's state that the hot path reads: an entry of
+ * tt__tls_table, a cache line of its own, or the slot's own copy once a new thread
+ * took the entry over. The first three fields are read by asm/record.asm. */
+struct tt__hot {
 	uintptr_t owner; /* the thread pointer (%fs:0x10); 0 once the thread exited */
 	char *cursor;    /* where the next record goes (bumped by the hot path's xadd) */
-	char *limit;     /* end of the current chunk, or NULL while the thread may not record */
+	char *limit;     /* end of the current chunk, TT__LIMIT_OFF while the thread may not
+	                  * record, NULL in an entry never used */
+	struct tt__slot *slot; /* the rest; a tombstone once recycled; NULL: never used */
+} __attribute__((aligned(64)));
+/* Tags in a limit's low bits (asm/record.asm): recording off (the hot path returns at
+ * once), or dropping (it writes into the scratch chunk whose end the limit is, without
+ * a time). A dropping limit with no chunk sends every event to the slow path. */
+#define TT__LIMIT_OFF ((char *)1)
+#define TT__LIMIT_DROP 2u
+#define TT__LIMIT_SLOW ((char *)(uintptr_t)TT__LIMIT_DROP)
+_Static_assert(offsetof(struct tt__hot, owner) == 0, "asm/record.asm HOT_OWNER");
+_Static_assert(offsetof(struct tt__hot, cursor) == 8, "asm/record.asm HOT_CURSOR");
+_Static_assert(offsetof(struct tt__hot, limit) == 16, "asm/record.asm HOT_LIMIT");
+_Static_assert(sizeof(struct tt__hot) == 64, "asm/record.asm HOT_SHIFT");
+
+/* One recording thread. */
+struct tt__slot {
+	struct tt__hot *hot; /* its table entry, or &parked */
+	struct tt__hot parked;
 
 	char *chunk_end;  /* end of the current chunk (limit without the on/off) */
 	struct tt__chunk *first, *current;
@@ -67,7 +89,12 @@ struct tt__slot {
 	int named;        /* tt_thread_name() was called: keep `name` */
 	char name[64];
 	struct tt__slot *next; /* registry list, in registration order */
-	struct tt__gap gap;    /* events being dropped now (owner thread, slow path) */
+	struct tt__gap gap;    /* events dropped (owner thread, slow path), up to the scratch */
+	/* Once EXHAUSTED, events go on being written by the hot path, at its cost, into
+	 * this chunk of its own, which the slow path counts as dropped when it is full
+	 * (slow_path.c); odd `scratch_seq` while it counts. */
+	struct tt__chunk *scratch;
+	uint32_t scratch_seq;
 	/* Mode stream, the drain thread's: how far `first` is written, how many records
 	 * are, and whether the THREAD section is. */
 	const struct tt_record *drained;
@@ -88,9 +115,6 @@ enum tt__drain_state {
 	TT__DRAIN_READING,    /* the drain thread writes the slot's records */
 	TT__DRAIN_COMPACTING, /* its thread, exiting, moves its last records */
 };
-_Static_assert(offsetof(struct tt__slot, owner) == 0, "asm/record.asm SLOT_OWNER");
-_Static_assert(offsetof(struct tt__slot, cursor) == 8, "asm/record.asm SLOT_CURSOR");
-_Static_assert(offsetof(struct tt__slot, limit) == 16, "asm/record.asm SLOT_LIMIT");
 
 enum tt__slot_flags {
 	TT__SLOT_EXITED = 1u << 0,    /* the thread has exited */
@@ -116,7 +140,8 @@ struct tt__config {
 };
 
 extern struct tt__config tt__config TT__HIDDEN;
-extern struct tt__slot *tt__tls_table[TT__TABLE_SIZE] TT__HIDDEN;
+extern struct tt__hot tt__tls_table[TT__TABLE_SIZE] TT__HIDDEN;
+extern unsigned char tt__hot_off TT__HIDDEN; /* TICKTRACE=0, tt_disable: the hot path returns */
 extern int tt__recording TT__HIDDEN; /* tt_enable/tt_disable; read with atomics */
 extern int tt__forked TT__HIDDEN;    /* this process is a child forked after start */
 
@@ -175,6 +200,11 @@ int tt__arena_init(void) TT__HIDDEN;
 void tt__arena_reset_after_fork(void) TT__HIDDEN;
 void tt__arena_lock(int lock) TT__HIDDEN; /* signals blocked */
 int tt__slot_start(struct tt__slot *slot) TT__HIDDEN; /* gives a new slot its first chunk */
+/* Arena lock held: the limit is the chunk's end while the thread may record; once its
+ * buffer is used up, its scratch chunk's, tagged TT__LIMIT_DROP (or, without one,
+ * TT__LIMIT_SLOW: every event to the slow path, which counts it); TT__LIMIT_OFF while
+ * it may not record; NULL once it exited. */
+void tt__publish_limit(struct tt__slot *slot) TT__HIDDEN;
 void tt__set_all_limits(void) TT__HIDDEN;            /* after tt_enable/tt_disable */
 void tt__set_paused(struct tt__slot *slot, int paused) TT__HIDDEN; /* tt_pause/tt_resume */
 /* Arena lock held: leaves the current chunk for a new one (0), or, the thread's budget
@@ -199,8 +229,15 @@ void tt__chunk_extent(const struct tt__slot *slot, const struct tt__chunk *chunk
 		      const struct tt_record **begin, const struct tt_record **end) TT__HIDDEN;
 
 /* slow_path.c: the hot path's slow path, and events recorded out of line */
-void tt__record_slow(uint64_t word, uint64_t value, uint64_t tsc, struct tt__slot *slot,
+void tt__record_slow(uint64_t word, uint64_t value, uint64_t tsc, struct tt__hot *entry,
 		     char *where) TT__HIDDEN;
+/* A thread's dropped events so far, by cause, and its open gap (what it is dropping
+ * now, with what its scratch chunk holds): what a file says of it. */
+void tt__drops_now(const struct tt__slot *slot, uint64_t dropped[TT_DROP_CAUSES],
+		   struct tt__gap *gap) TT__HIDDEN;
+/* At exit: a line on stderr when events were dropped, how many, where, and the
+ * setting that would have kept them. */
+void tt__say_drops(void) TT__HIDDEN;
 /* Records one event of n records (at most a chunk) for the calling thread, out of
  * line: TT_DESCRIBE's text. */
 void tt__record_many(const struct tt_record *records, size_t n) TT__HIDDEN;

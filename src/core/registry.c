@@ -6,12 +6,14 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
 #include "core/core.h"
 
-struct tt__slot *tt__tls_table[TT__TABLE_SIZE];
+struct tt__hot tt__tls_table[TT__TABLE_SIZE] __attribute__((aligned(4096)));
+unsigned char tt__hot_off;
 
 static pthread_mutex_t tt__registry_mutex = PTHREAD_MUTEX_INITIALIZER;
 static struct tt__slot *tt__registry_first, *tt__registry_last;
@@ -21,8 +23,7 @@ static pthread_key_t tt__exit_key;
 static struct tt__slab tt__slot_slab = {.slab_size = 64 * 1024}; /* registry lock */
 static struct tt__slot *tt__free_slots; /* mode stream: slots of retired threads */
 
-/* What a table entry of a recycled slot points to: its owner is never a thread, so
- * the hot path goes on to the slow path, probes go past it, and a new thread takes
+/* What the entry of a recycled slot names: probes go past it, and a new thread takes
  * the entry over. */
 static struct tt__slot tt__retired_slot;
 
@@ -33,9 +34,9 @@ uintptr_t tt__thread_pointer(void)
 	return tp;
 }
 
-static uint32_t tt__hash(uintptr_t tp)
+static uint32_t tt__table_home(uintptr_t tp)
 {
-	return (uint32_t)(((uint64_t)tp * TT__HASH_MULT) >> (64 - TT__TABLE_BITS));
+	return (uint32_t)(tp >> TT__TABLE_INDEX_SHIFT) & (TT__TABLE_SIZE - 1);
 }
 
 void tt__registry_lock(sigset_t *old)
@@ -56,16 +57,16 @@ struct tt__slot *tt__registry_head(void)
 }
 
 /* Entries are never cleared, only taken over once their owner has exited, so a
- * probe sequence ends at the first empty entry. */
+ * probe sequence ends at the first entry never used. */
 struct tt__slot *tt__find_slot(uintptr_t tp)
 {
-	uint32_t h = tt__hash(tp);
+	uint32_t h = tt__table_home(tp);
 	for (uint32_t i = 0; i < TT__TABLE_SIZE; i++) {
-		struct tt__slot *slot =
-			__atomic_load_n(&tt__tls_table[(h + i) & (TT__TABLE_SIZE - 1)], __ATOMIC_ACQUIRE);
+		struct tt__hot *entry = &tt__tls_table[(h + i) & (TT__TABLE_SIZE - 1)];
+		struct tt__slot *slot = __atomic_load_n(&entry->slot, __ATOMIC_ACQUIRE);
 		if (!slot)
 			return NULL;
-		if (__atomic_load_n(&slot->owner, __ATOMIC_ACQUIRE) == tp)
+		if (__atomic_load_n(&entry->owner, __ATOMIC_ACQUIRE) == tp)
 			return slot;
 	}
 	return NULL;
@@ -86,7 +87,7 @@ static void tt__thread_exit(void *arg)
 	tt__registry_lock(&old);
 	tt__refresh_thread_name(slot);
 	__atomic_or_fetch(&slot->flags, TT__SLOT_EXITED, __ATOMIC_RELEASE);
-	__atomic_store_n(&slot->owner, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&slot->hot->owner, 0, __ATOMIC_RELEASE);
 	tt__compact_exited(slot);
 	tt__registry_unlock(&old);
 	/* The mode's turn (mode stream: the drain thread writes its last records out and
@@ -100,17 +101,27 @@ int tt__registry_init(void)
 	return -pthread_key_create(&tt__exit_key, tt__thread_exit);
 }
 
+/* Registry lock held: gives the slot an entry, the first free one from its home. An
+ * exited thread's slot that still has the entry keeps its cursor and limit in its
+ * own copy, where whatever reads them finds them. */
 static int tt__table_insert(struct tt__slot *slot, uintptr_t tp)
 {
-	uint32_t h = tt__hash(tp);
+	uint32_t h = tt__table_home(tp);
 	for (uint32_t i = 0; i < TT__TABLE_SIZE; i++) {
 		uint32_t at = (h + i) & (TT__TABLE_SIZE - 1);
-		struct tt__slot **entry = &tt__tls_table[at];
-		if (!*entry || !__atomic_load_n(&(*entry)->owner, __ATOMIC_ACQUIRE)) {
-			__atomic_store_n(entry, slot, __ATOMIC_RELEASE);
-			slot->table_index = at;
-			return 0;
+		struct tt__hot *entry = &tt__tls_table[at];
+		struct tt__slot *previous = entry->slot;
+		if (previous && __atomic_load_n(&entry->owner, __ATOMIC_ACQUIRE))
+			continue;
+		if (previous && previous != &tt__retired_slot) {
+			previous->parked = *entry;
+			__atomic_store_n(&previous->hot, &previous->parked, __ATOMIC_RELEASE);
 		}
+		entry->limit = NULL;
+		__atomic_store_n(&entry->slot, slot, __ATOMIC_RELEASE);
+		slot->hot = entry;
+		slot->table_index = at;
+		return 0;
 	}
 	return -ENOSPC;
 }
@@ -121,8 +132,8 @@ void tt__registry_recycle(struct tt__slot *prev, struct tt__slot *slot)
 	tt__registry_lock(&old);
 	/* Another thread may have taken its entry over since it exited. */
 	struct tt__slot *expected = slot;
-	__atomic_compare_exchange_n(&tt__tls_table[slot->table_index], &expected, &tt__retired_slot,
-				    0, __ATOMIC_RELEASE, __ATOMIC_RELAXED);
+	__atomic_compare_exchange_n(&tt__tls_table[slot->table_index].slot, &expected,
+				    &tt__retired_slot, 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED);
 	struct tt__slot *next = __atomic_load_n(&slot->next, __ATOMIC_ACQUIRE);
 	if (prev)
 		__atomic_store_n(&prev->next, next, __ATOMIC_RELEASE);
@@ -153,17 +164,21 @@ struct tt__slot *tt__register_thread(uintptr_t tp)
 		slot = tt__slab_alloc(&tt__slot_slab, sizeof *slot);
 	if (!slot)
 		goto out;
+	struct tt__chunk *scratch = slot->scratch; /* a recycled slot's: use it again */
 	memset(slot, 0, sizeof *slot);
-	slot->owner = tp;
+	slot->scratch = scratch;
+	slot->hot = &slot->parked;
 	slot->tid = (uint32_t)gettid();
 	slot->index = tt__thread_count;
 	tt__refresh_thread_name(slot);
-	if (tt__slot_start(slot) < 0 || tt__table_insert(slot, tp) < 0) {
+	if (tt__table_insert(slot, tp) < 0 || tt__slot_start(slot) < 0) {
 		/* The slot stays allocated but unlisted (its chunk too): a later event tries
 		 * again. */
 		slot = NULL;
 		goto out;
 	}
+	/* Last: the hot path takes an entry whose owner is the thread as complete. */
+	__atomic_store_n(&slot->hot->owner, tp, __ATOMIC_RELEASE);
 	tt__thread_count++;
 	if (tt__registry_last)
 		__atomic_store_n(&tt__registry_last->next, slot, __ATOMIC_RELEASE);
@@ -182,7 +197,9 @@ out:
 void tt__registry_reset_after_fork(void)
 {
 	pthread_mutex_init(&tt__registry_mutex, NULL);
-	memset(tt__tls_table, 0, sizeof tt__tls_table);
+	/* Zero pages again, rather than writing 4 MiB that were never touched. */
+	if (madvise(tt__tls_table, sizeof tt__tls_table, MADV_DONTNEED) != 0)
+		memset(tt__tls_table, 0, sizeof tt__tls_table);
 	tt__registry_first = tt__registry_last = NULL;
 	tt__free_slots = NULL;
 	tt__thread_count = 0;

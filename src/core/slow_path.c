@@ -1,6 +1,10 @@
 /* The slow path of the hot path (asm/record.asm): a thread's first event, a full
- * chunk, recording off, a full buffer; and the events recorded out of line. */
+ * chunk, a full buffer (its scratch chunk, counted); and the events recorded out of
+ * line. */
 #include <errno.h>
+#include <inttypes.h>
+#include <sched.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "core/core.h"
@@ -11,16 +15,18 @@
 static void tt__give_back(struct tt__slot *slot, char *where, uint64_t size)
 {
 	char *expected = where + size;
-	__atomic_compare_exchange_n(&slot->cursor, &expected, where, 0, __ATOMIC_RELAXED,
+	__atomic_compare_exchange_n(&slot->hot->cursor, &expected, where, 0, __ATOMIC_RELAXED,
 				    __ATOMIC_RELAXED);
 }
 
 static int tt__try_record(struct tt__slot *slot, const struct tt_record *records, uint64_t size,
 			  char **where)
 {
-	/* The limit first, as in the hot path: see asm/record.asm. */
-	char *limit = __atomic_load_n(&slot->limit, __ATOMIC_ACQUIRE);
-	*where = __atomic_fetch_add(&slot->cursor, size, __ATOMIC_RELAXED);
+	/* The limit first, as in the hot path: see asm/record.asm. Its tags off: a
+	 * dropping thread's event goes to its scratch chunk, here with its time. */
+	char *limit = (char *)((uintptr_t)__atomic_load_n(&slot->hot->limit, __ATOMIC_ACQUIRE) &
+			       ~(uintptr_t)(TT__LIMIT_DROP | (uintptr_t)TT__LIMIT_OFF));
+	*where = __atomic_fetch_add(&slot->hot->cursor, size, __ATOMIC_RELAXED);
 	if (!tt__fits(*where, size, limit)) {
 		tt__give_back(slot, *where, size);
 		return 0;
@@ -29,33 +35,47 @@ static int tt__try_record(struct tt__slot *slot, const struct tt_record *records
 	return 1;
 }
 
-/* How an event changes the depth of open scopes (for the gap's record). */
+/* How an event changes the depth of open scopes (for the gap's record): by how much,
+ * and how low it goes on the way (ENDBEGIN closes one, then opens one). */
+static const int8_t tt__scope_change[256] = {
+	[TT_REC_BEGIN] = 1, [TT_REC_BEGIN_ARG] = 1, [TT_REC_FUNC_ENTER] = 1,
+	[TT_REC_END] = -1, [TT_REC_FUNC_EXIT] = -1,
+};
+static const int8_t tt__scope_low[256] = {
+	[TT_REC_END] = -1, [TT_REC_FUNC_EXIT] = -1, [TT_REC_ENDBEGIN] = -1,
+};
+
+/* Kinds whose `tsc` is not a time (not TT_RECORD_HAS_TIME), for the scan below. */
+static const uint8_t tt__untimed[256] = {[TT_REC_PAD] = 1, [TT_REC_VALUE] = 1, [TT_REC_TEXT] = 1};
+
 static int tt__depth_change(unsigned kind, int *low)
 {
-	switch (kind) {
-	case TT_REC_BEGIN:
-	case TT_REC_BEGIN_ARG:
-	case TT_REC_FUNC_ENTER:
-		*low = 0;
-		return 1;
-	case TT_REC_END:
-	case TT_REC_FUNC_EXIT:
-		*low = -1;
-		return -1;
-	case TT_REC_ENDBEGIN:
-		*low = -1;
-		return 0;
-	default:
-		*low = 0;
-		return 0;
+	*low = tt__scope_low[kind & 0xff];
+	return tt__scope_change[kind & 0xff];
+}
+
+/* Adds one dropped event to a gap: its time and its effect on the scopes. */
+static void tt__gap_add(struct tt__gap *g, const struct tt_record *event)
+{
+	if (!g->count) {
+		g->first_tsc = event->tsc;
+		g->depth = g->min_depth = 0;
 	}
+	int low;
+	int change = tt__depth_change(TT_RECORD_KIND(event->word), &low);
+	if (g->depth + low < g->min_depth)
+		g->min_depth = g->depth + low;
+	g->depth += change;
+	g->last_tsc = event->tsc;
+	g->count++;
 }
 
 /* An event the thread may not record is dropped, and counted, only when its buffer is
  * used up: not while recording is off or the thread has paused. It is counted by
  * cause, and in the thread's current gap with its time and its effect on the scopes.
  * Only the owner thread and its signal handlers drop its events: a handler that
- * interrupts an update only counts. */
+ * interrupts an update only counts. (With a scratch chunk, the hot path writes
+ * dropped events there and tt__scratch_fold counts them; this is for the rest.) */
 static void tt__count_drop(struct tt__slot *slot, const struct tt_record *event)
 {
 	uint32_t flags = __atomic_load_n(&slot->flags, __ATOMIC_ACQUIRE);
@@ -68,26 +88,108 @@ static void tt__count_drop(struct tt__slot *slot, const struct tt_record *event)
 		__atomic_add_fetch(&g->count, 1, __ATOMIC_RELAXED);
 		return;
 	}
-	if (!g->count) {
-		g->first_tsc = event->tsc;
-		g->depth = g->min_depth = 0;
-	}
-	int low;
-	int change = tt__depth_change(TT_RECORD_KIND(event->word), &low);
-	if (g->depth + low < g->min_depth)
-		g->min_depth = g->depth + low;
-	g->depth += change;
-	g->last_tsc = event->tsc;
+	struct tt__gap next = *g;
+	tt__gap_add(&next, event);
+	g->first_tsc = next.first_tsc;
+	g->last_tsc = next.last_tsc;
+	g->depth = next.depth;
+	g->min_depth = next.min_depth;
 	__atomic_add_fetch(&g->count, 1, __ATOMIC_RELEASE);
 	__atomic_store_n(&g->busy, 0, __ATOMIC_RELEASE);
 }
 
+/* The events written into a thread's scratch chunk so far, added to `dropped` and
+ * `gap`. A record reserved but not written yet (its writer interrupted) is skipped:
+ * its event is counted when it is. A lean loop: it is the whole cost of a dropped
+ * event beyond a recorded one. */
+static void tt__scratch_scan(const struct tt__slot *slot, uint64_t *dropped, struct tt__gap *gap)
+{
+	const struct tt__hot *hot = __atomic_load_n(&slot->hot, __ATOMIC_ACQUIRE);
+	const char *cursor = __atomic_load_n(&hot->cursor, __ATOMIC_ACQUIRE);
+	const struct tt_record *begin = (const struct tt_record *)(slot->scratch + 1);
+	const struct tt_record *end = (const struct tt_record *)((const char *)slot->scratch + TT__CHUNK_SIZE);
+	if (cursor < (const char *)begin || cursor > (const char *)end)
+		return; /* not recording into it */
+	end = (const struct tt_record *)cursor;
+	uint64_t count = 0;
+	int32_t depth = gap->count ? gap->depth : 0, low = gap->count ? gap->min_depth : 0;
+	for (const struct tt_record *r = begin; r < end; r++) {
+		unsigned kind = (unsigned)(__atomic_load_n(&r->word, __ATOMIC_RELAXED) >> TT_KIND_SHIFT);
+		int32_t lowest = depth + tt__scope_low[kind];
+		low = lowest < low ? lowest : low;
+		depth += tt__scope_change[kind];
+		count += 1u - tt__untimed[kind];
+	}
+	if (!count)
+		return;
+	/* Events the hot path dropped have no time (0); the slow path's have. */
+	const struct tt_record *first = begin, *last = end - 1;
+	while (tt__untimed[TT_RECORD_KIND(__atomic_load_n(&first->word, __ATOMIC_RELAXED)) & 0xff])
+		first++;
+	while (tt__untimed[TT_RECORD_KIND(__atomic_load_n(&last->word, __ATOMIC_RELAXED)) & 0xff])
+		last--;
+	uint64_t first_tsc = __atomic_load_n(&first->tsc, __ATOMIC_RELAXED);
+	uint64_t last_tsc = __atomic_load_n(&last->tsc, __ATOMIC_RELAXED);
+	if (!gap->count)
+		gap->first_tsc = first_tsc;
+	if (last_tsc > gap->last_tsc)
+		gap->last_tsc = last_tsc;
+	gap->depth = depth;
+	gap->min_depth = low;
+	gap->count += count;
+	*dropped += count;
+}
+
+/* Arena lock held, signals blocked, the owner thread: counts the events in the full
+ * scratch chunk as dropped and starts it again. `now` is the time of the event that
+ * found it full: the gap's end as far as known (its events have no time). */
+static void tt__scratch_fold(struct tt__slot *slot, uint64_t now)
+{
+	if (!slot->scratch)
+		return;
+	__atomic_add_fetch(&slot->scratch_seq, 1, __ATOMIC_ACQ_REL);
+	uint64_t dropped = 0;
+	struct tt__gap gap = slot->gap;
+	tt__scratch_scan(slot, &dropped, &gap);
+	if (gap.count && now > gap.last_tsc)
+		gap.last_tsc = now;
+	__atomic_store_n(&slot->dropped[slot->drop_cause], slot->dropped[slot->drop_cause] + dropped,
+			 __ATOMIC_RELAXED);
+	slot->gap.first_tsc = gap.first_tsc;
+	slot->gap.last_tsc = gap.last_tsc;
+	slot->gap.depth = gap.depth;
+	slot->gap.min_depth = gap.min_depth;
+	__atomic_store_n(&slot->gap.count, gap.count, __ATOMIC_RELEASE);
+	__atomic_store_n(&slot->hot->cursor, (char *)(slot->scratch + 1), __ATOMIC_RELEASE);
+	__atomic_add_fetch(&slot->scratch_seq, 1, __ATOMIC_ACQ_REL);
+}
+
+void tt__drops_now(const struct tt__slot *slot, uint64_t dropped[TT_DROP_CAUSES],
+		   struct tt__gap *gap)
+{
+	for (;;) {
+		uint32_t seq = __atomic_load_n(&slot->scratch_seq, __ATOMIC_ACQUIRE);
+		for (int i = 0; i < TT_DROP_CAUSES; i++)
+			dropped[i] = __atomic_load_n(&slot->dropped[i], __ATOMIC_RELAXED);
+		*gap = slot->gap;
+		gap->count = __atomic_load_n(&slot->gap.count, __ATOMIC_ACQUIRE);
+		if (slot->scratch && (__atomic_load_n(&slot->flags, __ATOMIC_ACQUIRE) & TT__SLOT_EXHAUSTED))
+			tt__scratch_scan(slot, &dropped[slot->drop_cause], gap);
+		if (!(seq & 1) && __atomic_load_n(&slot->scratch_seq, __ATOMIC_ACQUIRE) == seq)
+			return;
+		sched_yield(); /* the owner is counting its scratch chunk */
+	}
+}
+
 size_t tt__gap_records(const struct tt__slot *slot, struct tt_record out[2])
 {
-	const struct tt__gap *g = &slot->gap;
-	uint64_t count = __atomic_load_n(&g->count, __ATOMIC_ACQUIRE);
-	if (!count)
+	uint64_t dropped[TT_DROP_CAUSES];
+	struct tt__gap gap;
+	tt__drops_now(slot, dropped, &gap);
+	const struct tt__gap *g = &gap;
+	if (!g->count)
 		return 0;
+	uint64_t count = g->count;
 	uint64_t closes = g->min_depth < 0 ? (uint64_t)-(int64_t)g->min_depth : 0;
 	uint64_t opens = (uint64_t)((int64_t)g->depth - g->min_depth);
 	out[0].tsc = g->first_tsc;
@@ -116,27 +218,32 @@ static void tt__reservation_failed(struct tt__slot *slot, const struct tt_record
 				   uint64_t size, char *where)
 {
 	tt__give_back(slot, where, size);
-	if (!__atomic_load_n(&slot->limit, __ATOMIC_ACQUIRE) &&
-	    (!tt__mode->drains ||
-	     !(__atomic_load_n(&slot->flags, __ATOMIC_ACQUIRE) & TT__SLOT_EXHAUSTED) ||
-	     __atomic_load_n(&slot->chunks, __ATOMIC_RELAXED) >= tt__config.chunk_budget)) {
-		tt__count_drop(slot, records);
+	/* Recording off for the thread: the hot path returns before reserving; a signal
+	 * handler may have turned it off since. */
+	if (__atomic_load_n(&slot->hot->limit, __ATOMIC_ACQUIRE) == TT__LIMIT_OFF)
 		return;
-	}
-	/* The chunk is full, or the drain freed one. Signals stay blocked while we move
-	 * to the next one, so a handler never sees a half-switched slot. */
+	/* The chunk is full, the scratch chunk is, or the drain freed one. Signals stay
+	 * blocked while we move to the next one, so a handler never sees a half-switched
+	 * slot. */
 	sigset_t old;
 	tt__block_signals(&old);
 	tt__arena_lock(1);
 	for (;;) {
+		if (slot->flags & TT__SLOT_EXHAUSTED) {
+			tt__scratch_fold(slot, records[0].tsc);
+			if (tt__resume(slot))
+				continue;
+			tt__publish_limit(slot); /* (the drain may have sent us here) */
+			if (!slot->scratch || !tt__try_record(slot, records, size, &where))
+				tt__count_drop(slot, records);
+			break;
+		}
 		/* A handler may have moved to a new chunk before we blocked signals. */
 		if (tt__close_gap(slot) && tt__try_record(slot, records, size, &where))
 			break;
-		if (slot->flags & TT__SLOT_EXHAUSTED ? !tt__resume(slot) :
-		    !slot->limit || tt__next_chunk(slot) < 0) {
-			tt__count_drop(slot, records);
+		if (slot->hot->limit == TT__LIMIT_OFF)
 			break;
-		}
+		tt__next_chunk(slot); /* or the thread is now EXHAUSTED */
 	}
 	tt__arena_lock(0);
 	tt__restore_signals(&old);
@@ -147,7 +254,7 @@ static void tt__reservation_failed(struct tt__slot *slot, const struct tt_record
 uint64_t tt__unregistered_drops;
 
 /* Set while this thread runs the parts of the slow path that may reach code which
- * records (see core.h). */
+ * records (see internal.h). */
 __thread int tt__in_slow_path;
 
 static void tt__count_reentered(struct tt__slot *slot)
@@ -190,9 +297,12 @@ static void tt__record_in(struct tt__slot *slot, const struct tt_record *records
 	tt__reservation_failed(slot, records, size, where);
 }
 
-void tt__record_slow(uint64_t word, uint64_t value, uint64_t tsc, struct tt__slot *slot,
+void tt__record_slow(uint64_t word, uint64_t value, uint64_t tsc, struct tt__hot *entry,
 		     char *where)
 {
+	struct tt__slot *slot = entry ? entry->slot : NULL;
+	if (!tsc) /* a dropping thread's event: the hot path read no time */
+		tsc = __builtin_ia32_rdtsc();
 	int saved_errno = errno;
 	const struct tt_record records[2] = {{tsc, word}, {value, TT_RECORD_WORD(TT_REC_VALUE, 0)}};
 	uint64_t size = TT_RECORD_HAS_VALUE(TT_RECORD_KIND(word)) ? 2 * sizeof(struct tt_record)
@@ -206,4 +316,61 @@ void tt__record_many(const struct tt_record *records, size_t n)
 	int saved_errno = errno;
 	tt__record_in(NULL, records, n * sizeof(struct tt_record), NULL);
 	errno = saved_errno;
+}
+
+void tt__say_drops(void)
+{
+	static const char *const causes[TT_DROP_CAUSES] = {
+		[TT_DROP_FULL] = "the buffer was full",
+		[TT_DROP_NO_MEMORY] = "no memory for a buffer",
+		[TT_DROP_BEHIND] = "the disk fell behind",
+		[TT_DROP_REENTERED] = "recorded from inside ticktrace",
+	};
+	uint64_t total[TT_DROP_CAUSES] = {0};
+	char threads[256] = "";
+	size_t len = 0;
+	unsigned with_drops = 0;
+	sigset_t old;
+	tt__registry_lock(&old);
+	for (struct tt__slot *slot = tt__registry_head(); slot;
+	     slot = __atomic_load_n(&slot->next, __ATOMIC_ACQUIRE)) {
+		uint64_t dropped[TT_DROP_CAUSES], lost = 0;
+		struct tt__gap gap;
+		tt__drops_now(slot, dropped, &gap);
+		for (int i = 0; i < TT_DROP_CAUSES; i++) {
+			if (i == TT_DROP_OVERWRITTEN) /* mode ring's purpose, not a loss */
+				continue;
+			total[i] += dropped[i];
+			lost += dropped[i];
+		}
+		if (!lost)
+			continue;
+		if (with_drops++ < 4 && len < sizeof threads)
+			len += (size_t)snprintf(threads + len, sizeof threads - len, "%s%s (tid %u) %" PRIu64,
+						with_drops > 1 ? ", " : "", slot->name, slot->tid, lost);
+	}
+	tt__registry_unlock(&old);
+	uint64_t unregistered = __atomic_load_n(&tt__unregistered_drops, __ATOMIC_RELAXED);
+	uint64_t all = unregistered;
+	for (int i = 0; i < TT_DROP_CAUSES; i++)
+		all += total[i];
+	if (!all)
+		return;
+	fprintf(stderr, "ticktrace: %" PRIu64 " events dropped", all);
+	for (int i = 0; i < TT_DROP_CAUSES; i++)
+		if (total[i])
+			fprintf(stderr, ", %" PRIu64 " because %s", total[i], causes[i]);
+	if (unregistered)
+		fprintf(stderr, ", %" PRIu64 " of threads that had no buffer", unregistered);
+	if (with_drops)
+		fprintf(stderr, "; on %u thread%s: %s%s", with_drops, with_drops > 1 ? "s" : "", threads,
+			with_drops > 4 ? ", ..." : "");
+	fprintf(stderr, "\n");
+	if (total[TT_DROP_FULL])
+		fprintf(stderr, "ticktrace: each thread kept its first %" PRIu64 " records "
+			"(TICKTRACE_BUFFER): set it larger, or TICKTRACE_MODE=ring to keep the "
+			"latest, or TICKTRACE_MODE=stream to keep them all\n", tt__config.buffer_events);
+	if (total[TT_DROP_BEHIND])
+		fprintf(stderr, "ticktrace: the drain thread could not write as fast as threads "
+			"recorded: a larger TICKTRACE_BUFFER absorbs bursts, a faster disk the rest\n");
 }

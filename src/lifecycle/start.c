@@ -20,6 +20,7 @@ static void tt__at_exit(void)
 		tt__set_all_limits();
 		if (err)
 			fprintf(stderr, "ticktrace: could not finish the streamed trace: %s\n", strerror(-err));
+		tt__say_drops();
 		return;
 	}
 	char path[4096];
@@ -31,6 +32,7 @@ static void tt__at_exit(void)
 	else
 		tt__live_finish(); /* the trace is all in the file now */
 	tt__report_at_exit();
+	tt__say_drops();
 }
 
 static void tt__before_fork(void)
@@ -108,6 +110,7 @@ static void tt__init_once(void)
 	tt__in_slow_path = 1;
 	tt__init_once_guarded();
 	tt__in_slow_path = 0;
+	__atomic_store_n(&tt__hot_off, tt__config.off, __ATOMIC_RELEASE);
 }
 
 void tt__init(void)
@@ -132,6 +135,7 @@ static void tt__set_recording(int on)
 	if (tt__config.off)
 		return;
 	__atomic_store_n(&tt__recording, on, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&tt__hot_off, !on, __ATOMIC_RELEASE); /* threads yet to register */
 	tt__set_all_limits();
 }
 

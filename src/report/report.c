@@ -132,8 +132,11 @@ void tt__report_at_exit(void)
 		th->tid = slot->tid;
 		th->name = slot->name;
 		th->name_len = (uint32_t)strnlen(slot->name, sizeof slot->name);
+		uint64_t counts[TT_DROP_CAUSES];
+		struct tt__gap gap;
+		tt__drops_now(slot, counts, &gap);
 		for (int i = 0; i < TT_DROP_CAUSES; i++)
-			dropped += __atomic_load_n(&slot->dropped[i], __ATOMIC_RELAXED);
+			dropped += counts[i];
 		if (tt__report_thread(th, slot, &clock) < 0)
 			err = -ENOMEM;
 	}

@@ -315,10 +315,10 @@ void tt__out_thread_info(struct tt__out *out, uint32_t type, const struct tt__sl
 			 (flags & TT__SLOT_WRAPPED ? TT_THREAD_WRAPPED : 0) |
 			 (flags & TT__SLOT_RUNTIME ? TT_THREAD_RUNTIME : 0),
 	};
-	for (int i = 0; i < TT_DROP_CAUSES; i++) {
-		info.dropped[i] = __atomic_load_n(&slot->dropped[i], __ATOMIC_RELAXED);
+	struct tt__gap gap;
+	tt__drops_now(slot, info.dropped, &gap);
+	for (int i = 0; i < TT_DROP_CAUSES; i++)
 		*dropped_total += info.dropped[i];
-	}
 	uint64_t size = sizeof info + info.name_len;
 	tt__out_section(out, type, size);
 	tt__out(out, &info, sizeof info);
