@@ -99,9 +99,10 @@ static void tt__count_drop(struct tt__slot *slot, const struct tt_record *event)
 }
 
 /* The events written into a thread's scratch chunk so far, added to `dropped` and
- * `gap`. A record reserved but not written yet (its writer interrupted) is skipped:
- * its event is counted when it is. A lean loop: it is the whole cost of a dropped
- * event beyond a recorded one. */
+ * `gap`: a lean loop, which with the hot path's store is all a dropped event costs.
+ * The chunk is not cleared between rounds: a record reserved but not yet written when
+ * this runs (a signal handler that interrupted its writer counts the chunk) is taken
+ * for what its place held before, so that event may be counted with another's kind. */
 static void tt__scratch_scan(const struct tt__slot *slot, uint64_t *dropped, struct tt__gap *gap)
 {
 	const struct tt__hot *hot = __atomic_load_n(&slot->hot, __ATOMIC_ACQUIRE);
