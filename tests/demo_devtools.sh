@@ -19,8 +19,9 @@ trap 'rm -rf "$dir"' EXIT
 report=$(node "$checker" "$dir/demo.json")
 echo "$report"
 echo "$report" | grep -q "^ok: "
-# 300 items, each an arrow producer -> worker -> consumer; both queue counters.
-echo "$report" | grep -q " 300 flows"
+# 300 items, each an arrow producer -> worker and one worker -> consumer (one id
+# passed on: an arrow per hop); both queue counters.
+echo "$report" | grep -q " 600 flows"
 echo "$report" | grep -q " 2 counters"
 # Every slice has its place in the engine's tree: none dropped, none put inside the
 # one that ends where it begins (parse, then transform).

@@ -10,7 +10,8 @@
  * are merged by time in windows of 100 us: within a window one thread after the
  * other, and the window's flows last, in time order over all threads, so that a
  * FLOW_OUT comes before its FLOW_IN in any output.
- * Memory grows with threads, sites and nesting depth, never with events. */
+ * Memory grows with threads, sites, nesting depth and flows begun but not yet ended,
+ * never with events. */
 #ifndef TT_DECODE_H
 #define TT_DECODE_H
 
@@ -97,6 +98,12 @@ struct tt_event {
 	uint32_t flags;             /* enum tt_event_flags */
 	uint64_t offset;            /* file offset of its record */
 	const char *text;           /* TT_EV_DESCRIBE: value bytes; TT_EV_NAMED: a C string */
+	/* Flows: the arrow's id in the output, unique in the trace. Each FLOW_OUT starts a
+	 * new one; a FLOW_IN ends the one of the latest FLOW_OUT of its process with the
+	 * same id (value) before it, or has an id no FLOW_OUT has when there is none. So
+	 * an id passed on through several hops draws each hop, and processes that number
+	 * their items alike are not linked to each other. */
+	uint64_t link;
 };
 
 struct tt_summary {
@@ -132,9 +139,10 @@ struct tt_sink_ops {
 	int (*slice_end)(struct tt_sink *s, const struct tt_event *e);
 	int (*instant)(struct tt_sink *s, const struct tt_event *e);
 	int (*counter)(struct tt_sink *s, const struct tt_event *e);
-	/* One end of an arrow between threads: value is the id, flags the direction
-	 * (TT_EV_FLOW_OUT or _IN), depth as for an event inside the innermost open
-	 * scope. FLOW_OUT comes before its FLOW_IN when they happened in that order. */
+	/* One end of an arrow between threads: value is the id recorded, link the
+	 * arrow's, flags the direction (TT_EV_FLOW_OUT or _IN), depth as for an event
+	 * inside the innermost open scope. FLOW_OUT comes before its FLOW_IN when they
+	 * happened in that order. */
 	int (*flow)(struct tt_sink *s, const struct tt_event *e);
 	/* A note on the innermost open scope (depth: how many are open; 0, none): one of
 	 * the flags TT_EV_THRESHOLD to TT_EV_DESCRIBE. For the spike detector. */

@@ -260,11 +260,12 @@ static int tt_json_counter(struct tt_sink *sink, const struct tt_event *e)
 	return 0;
 }
 
-/* One end of a flow: a zero-length slice at its point in time, and the flow event
- * ("s" out, "f" in) at the same time, thread and category, which is how both the
- * DevTools engine (by ts, pid, tid and cat) and Perfetto (the enclosing slice) bind
- * it. The DevTools engine pairs flow events in file order: the decoder delivers
- * FLOW_OUT before its FLOW_IN. */
+/* One end of a flow: a zero-length slice at its point in time (args: the id recorded),
+ * and the flow event ("s" out, "f" in) at the same time, thread and category, which is
+ * how both the DevTools engine (by ts, pid, tid and cat) and Perfetto (the enclosing
+ * slice) bind it. The DevTools engine pairs flow events in file order: the decoder
+ * delivers FLOW_OUT before its FLOW_IN. The flow event's id is the decoder's link:
+ * Perfetto binds ids over the whole trace and never lets one start twice. */
 static int tt_json_flow(struct tt_sink *sink, const struct tt_event *e)
 {
 	struct tt_json *j = (struct tt_json *)sink;
@@ -282,7 +283,7 @@ static int tt_json_flow(struct tt_sink *sink, const struct tt_event *e)
 		TT_OUT_LIT(o, "\"}},\n{\"ph\":\"s\",\"id\":\"");
 	else
 		TT_OUT_LIT(o, "\"}},\n{\"ph\":\"f\",\"bp\":\"e\",\"id\":\"");
-	tt_out_hex(o, e->value);
+	tt_out_hex(o, e->link);
 	TT_OUT_LIT(o, "\",\"ts\":");
 	tt_out_us(o, e->ts);
 	tt_json_thread(j, e->thread);

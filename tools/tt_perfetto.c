@@ -217,8 +217,11 @@ static int tt_pf_descriptor(struct tt_perfetto *p, uint64_t uuid, uint64_t paren
 	return 0;
 }
 
-/* Two clock snapshots per file, from its anchors: CLOCK_MONOTONIC (our timestamps)
- * against BOOTTIME (Perfetto's trace clock) and REALTIME. */
+/* The trace's one clock snapshot: CLOCK_MONOTONIC (our timestamps) against BOOTTIME
+ * (Perfetto's trace clock) and REALTIME, from one anchor. One, because Perfetto drops
+ * every event of a trace whose snapshots make a clock go backwards (merged runs that
+ * overlap, files given later-first), and because anchors taken at different moments
+ * differ by a few ns in their offsets, which would shift slices between them. */
 static void tt_pf_clocks(struct tt_perfetto *p, const struct tt_anchor *a)
 {
 	uint8_t b[128], *q = b, *cs = q;
@@ -301,10 +304,14 @@ static int tt_pf_start(struct tt_sink *sink, const struct tt_trace *t)
 	p->counter_uuid = calloc(t->nsites ? t->nsites : 1, sizeof(*p->counter_uuid));
 	if (!p->threads || !p->counter_uuid)
 		return tt_error("out of memory for %zu threads", t->nthreads);
+	const struct tt_anchor *anchor = &t->files[0].header.start; /* the earliest */
+	for (size_t i = 1; i < t->nfiles; i++)
+		if (t->files[i].header.start.monotonic_ns < anchor->monotonic_ns)
+			anchor = &t->files[i].header.start;
+	if (t->nfiles)
+		tt_pf_clocks(p, anchor);
 	for (size_t i = 0; i < t->nfiles; i++) {
 		const struct tt_file *f = &t->files[i];
-		tt_pf_clocks(p, &f->header.start);
-		tt_pf_clocks(p, &f->header.end);
 		uint64_t puuid = tt_pf_process_uuid(i);
 		if (tt_pf_descriptor(p, puuid, 0, TD_PROCESS, f->process.pid, 0, f->process.name) < 0)
 			return -1;
@@ -409,7 +416,7 @@ static int tt_pf_event(struct tt_perfetto *p, const struct tt_event *e, unsigned
 		q = is_out ? pb_bytes(q, TE_NAME, out, sizeof(out) - 1) :
 			     pb_bytes(q, TE_NAME, in, sizeof(in) - 1);
 		q = pb_uint(q, TE_CATEGORY_IIDS, TT_PB_CATEGORY_IID);
-		q = pb_fixed64(q, is_out ? TE_FLOW_IDS : TE_TERMINATING_FLOW_IDS, e->value);
+		q = pb_fixed64(q, is_out ? TE_FLOW_IDS : TE_TERMINATING_FLOW_IDS, e->link);
 	} else if (named) {
 		if ((e->flags & TT_EV_NAMED) || !s)
 			q = pb_text(q, TE_NAME, (struct tt_str){e->flags & TT_EV_NAMED ? e->text : fname,
