@@ -83,7 +83,8 @@ void tt_rmdir(const char *dir)
 	while (d && (de = readdir(d))) {
 		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..")) {
 			snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-			unlink(path);
+			if (unlink(path) < 0)
+				tt_rmdir(path); /* a directory */
 		}
 	}
 	if (d)

@@ -21,8 +21,8 @@ struct tt_run {
 void tt_run(struct tt_run *r, const char *const *args);
 #define TT_RUN(r, ...) tt_run((r), (const char *const[]){__VA_ARGS__, NULL})
 
-/* A fresh directory for a test's files ("/tmp/tt-test-XXXXXX"); removed with its
- * files by tt_rmdir. */
+/* A fresh directory for a test's files ("/tmp/tt-test-XXXXXX"); removed with all
+ * it holds by tt_rmdir. */
 void tt_tmpdir(char *dir, size_t cap);
 void tt_rmdir(const char *dir);
 /* A cmocka fixture: a fresh directory and the paths of a test's input, output and

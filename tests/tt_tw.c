@@ -127,6 +127,12 @@ void tt_tw_thread(struct tt_tw *w, uint32_t index, uint32_t tid, const char *nam
 	w->threads++;
 }
 
+void tt_tw_thread_info(struct tt_tw *w, const struct tt_thread_info *ti, const char *name)
+{
+	tt_tw_thread_section(w, TT_SEC_THREAD, ti, name);
+	w->threads++;
+}
+
 void tt_tw_thread_totals(struct tt_tw *w, const struct tt_thread_info *ti, const char *name)
 {
 	tt_tw_thread_section(w, TT_SEC_THREAD_TOTALS, ti, name);

@@ -58,6 +58,8 @@ void tt_tw_thread(struct tt_tw *w, uint32_t index, uint32_t tid, const char *nam
 		  uint64_t dropped_full);
 void tt_tw_events(struct tt_tw *w, uint32_t index, uint64_t first_record,
 		  const struct tt_record *records, size_t n);
+/* A THREAD section with any counts and flags (a ring's wrapped thread, say). */
+void tt_tw_thread_info(struct tt_tw *w, const struct tt_thread_info *ti, const char *name);
 /* A THREAD_TOTALS section (streamed files): the thread's final counts, flags and
  * name. Its dropped counts add to the END's: its THREAD section must count none. */
 void tt_tw_thread_totals(struct tt_tw *w, const struct tt_thread_info *ti, const char *name);

@@ -24,6 +24,7 @@ struct tt_json {
 	struct tt_buf warnings;       /* escaped JSON strings, comma-separated */
 	struct tt_buf scratch;
 	bool source;                  /* "src":"file:line" on every slice and instant */
+	struct tt_folded folded;      /* left out: nested deeper than Perfetto shows */
 };
 
 /* Integers above 2^53 lose digits in every JSON reader that uses doubles: those go
@@ -228,6 +229,8 @@ static int tt_json_slice_end(struct tt_sink *sink, const struct tt_event *e)
 {
 	struct tt_json *j = (struct tt_json *)sink;
 	struct tt_out *o = j->out;
+	if (tt_too_deep(e, &j->folded.slices))
+		return 0;
 	TT_JSON_HEAD(j, ",\n{\"ph\":\"X\",\"ts\":", tt_json_prepare(j, e), e->ts);
 	TT_OUT_LIT(o, ",\"dur\":");
 	tt_json_dur(o, e->ts, e->dur);
@@ -239,6 +242,8 @@ static int tt_json_slice_end(struct tt_sink *sink, const struct tt_event *e)
 static int tt_json_instant(struct tt_sink *sink, const struct tt_event *e)
 {
 	struct tt_json *j = (struct tt_json *)sink;
+	if (tt_too_deep(e, &j->folded.instants))
+		return 0;
 	TT_JSON_HEAD(j, ",\n{\"ph\":\"i\",\"s\":\"t\",\"ts\":", tt_json_prepare(j, e), e->ts);
 	tt_json_thread(j, e->thread);
 	tt_json_tail(j, e);
@@ -271,6 +276,8 @@ static int tt_json_flow(struct tt_sink *sink, const struct tt_event *e)
 	struct tt_json *j = (struct tt_json *)sink;
 	struct tt_out *o = j->out;
 	bool out = e->flags & TT_EV_FLOW_OUT;
+	if (tt_too_deep(e, &j->folded.flows))
+		return 0;
 	TT_JSON_HEAD(j, ",\n{\"ph\":\"X\",\"ts\":", 0, e->ts);
 	TT_OUT_LIT(o, ",\"dur\":0.000");
 	tt_json_thread(j, e->thread);
@@ -410,6 +417,11 @@ static int tt_json_finish(struct tt_sink *sink, const struct tt_summary *sum)
 {
 	struct tt_json *j = (struct tt_json *)sink;
 	const struct tt_trace *t = j->trace;
+	char folded[256];
+	if (tt_folded_message(&j->folded, folded, sizeof(folded))) {
+		tt_warn("%s", folded);
+		tt_json_warning(sink, folded);
+	}
 	struct tt_buf b = {0};
 	TT_BUF_LIT(&b, "\n],\n\"otherData\":{\"producer\":\"ticktrace\","
 		   "\"clock\":\"CLOCK_MONOTONIC\",\"start_monotonic_ns\":");
@@ -491,6 +503,18 @@ struct tt_sink *tt_json_sink_new(struct tt_out *out, bool source)
 	j->out = out;
 	j->source = source;
 	return &j->sink;
+}
+
+size_t tt_folded_message(const struct tt_folded *f, char *buf, size_t cap)
+{
+	buf[0] = 0;
+	if (!f->slices && !f->instants && !f->flows)
+		return 0;
+	int n = snprintf(buf, cap, "%" PRIu64 " slices, %" PRIu64 " instants and %" PRIu64 " flow ends "
+			 "nested deeper than %u levels left out (Perfetto shows no more); the slices "
+			 "around them keep their times", f->slices, f->instants, f->flows,
+			 TT_MAX_SHOWN_DEPTH);
+	return n < 0 ? 0 : (size_t)n;
 }
 
 void tt_sink_free(struct tt_sink *s)

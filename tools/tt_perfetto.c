@@ -3,8 +3,15 @@
  * thread's track and the CLOCK_MONOTONIC clock; event names and source locations
  * interned once per sequence; SLICE_BEGIN / SLICE_END in time order; instants;
  * counters on a counter track per process and name; flows as instants with flow_ids
- * (out) or terminating_flow_ids (in); clock snapshots from each file's anchors that
- * line the trace up with any other trace of the machine. */
+ * (out) or terminating_flow_ids (in); one clock snapshot that lines the trace up with
+ * any other trace of the machine.
+ *
+ * Perfetto nests a thread's protobuf events in their order, but JSON events at one
+ * time by its own rule: slices end there first, then slices that begin there (the
+ * longest first), then instants and zero-length slices, which stack on one another,
+ * in file order. So that an instant at a slice's start or end has the same parent
+ * in both formats, this writer holds a thread's events at its latest time until its
+ * time moves on, then writes them in that order (zero-length slices as instants). */
 #include <stdlib.h>
 
 #include "tt_sinks.h"
@@ -126,6 +133,13 @@ static uint8_t *tt_pb_room(struct tt_pb_buf *b, size_t n)
 	return b->p;
 }
 
+/* An event held back until its thread's time moves on. */
+enum tt_pf_hold_kind { TT_HELD_BEGIN, TT_HELD_POINT, TT_HELD_GONE };
+struct tt_pf_held {
+	struct tt_event e; /* e.text: a copy, for a mark's name */
+	enum tt_pf_hold_kind kind; /* POINT: an instant, or a zero-length slice's end */
+};
+
 /* A packet sequence: one per thread, its events in time order with delta-encoded
  * timestamps; and one for flows, which the decoder delivers late, with absolute ones. */
 struct tt_pf_seq {
@@ -134,6 +148,9 @@ struct tt_pf_seq {
 	bool delta;     /* timestamps on TT_PF_DELTA_CLOCK */
 	int64_t last;   /* the last timestamp (CLOCK_MONOTONIC ns) */
 	uint8_t *interned; /* a bit per site: its name and location sent on this sequence */
+	struct tt_pf_held *held; /* the thread's events at held_ts, in order */
+	size_t nheld, held_cap;
+	int64_t held_ts;
 };
 
 struct tt_perfetto {
@@ -144,6 +161,7 @@ struct tt_perfetto {
 	struct tt_pf_seq flows;
 	uint64_t *counter_uuid;       /* by site id: its counter track, once described */
 	struct tt_pb_buf scratch;
+	struct tt_folded folded;      /* left out: nested deeper than Perfetto shows */
 };
 
 static uint64_t tt_pf_process_uuid(size_t file)
@@ -376,7 +394,8 @@ static int tt_pf_event(struct tt_perfetto *p, const struct tt_event *e, unsigned
 {
 	struct tt_pf_seq *th = sq ? sq : &p->threads[e->thread->id];
 	const struct tt_site *s = e->site;
-	bool named = type == TYPE_SLICE_BEGIN || (type == TYPE_INSTANT && (s || (e->flags & TT_EV_NAMED)));
+	bool named = type == TYPE_SLICE_BEGIN ||
+		     (type == TYPE_INSTANT && (s || (e->flags & (TT_EV_NAMED | TT_EV_FUNC))));
 	char fname[512];
 	size_t fname_len = 0;
 	size_t room = TT_PF_SMALL;
@@ -440,7 +459,8 @@ static int tt_pf_event(struct tt_perfetto *p, const struct tt_event *e, unsigned
 			q = pb_uint(q, DA_BOOL, 1);
 			q = pb_close(da, q, TE_DEBUG_ANNOTATIONS);
 		}
-	} else if (e->flags & TT_EV_UNTERMINATED) {
+	}
+	if (type != TYPE_SLICE_BEGIN && (e->flags & TT_EV_UNTERMINATED)) {
 		/* end arguments are merged into the slice */
 		uint8_t *da = q;
 		q = pb_open(q);
@@ -456,22 +476,85 @@ static int tt_pf_event(struct tt_perfetto *p, const struct tt_event *e, unsigned
 	return 0;
 }
 
+/* Writes what the thread holds: the slices begun at held_ts that are still open,
+ * then the instants and zero-length slices in the order they ended. */
+static int tt_pf_release(struct tt_perfetto *p, struct tt_pf_seq *sq)
+{
+	int rc = 0;
+	for (size_t i = 0; i < sq->nheld && rc == 0; i++)
+		if (sq->held[i].kind == TT_HELD_BEGIN)
+			rc = tt_pf_event(p, &sq->held[i].e, TYPE_SLICE_BEGIN, 0, NULL);
+	for (size_t i = 0; i < sq->nheld && rc == 0; i++)
+		if (sq->held[i].kind == TT_HELD_POINT)
+			rc = tt_pf_event(p, &sq->held[i].e, TYPE_INSTANT, 0, NULL);
+	for (size_t i = 0; i < sq->nheld; i++)
+		free((char *)sq->held[i].e.text);
+	sq->nheld = 0;
+	return rc;
+}
+
+/* Before an event at `ts` on the thread: what it holds from an earlier time goes. */
+static int tt_pf_advance(struct tt_perfetto *p, struct tt_pf_seq *sq, int64_t ts)
+{
+	return sq->nheld && ts > sq->held_ts ? tt_pf_release(p, sq) : 0;
+}
+
+static int tt_pf_hold(struct tt_pf_seq *sq, const struct tt_event *e, enum tt_pf_hold_kind kind)
+{
+	if (sq->nheld == sq->held_cap) {
+		size_t cap = sq->held_cap ? 2 * sq->held_cap : 8;
+		struct tt_pf_held *h = realloc(sq->held, cap * sizeof(*h));
+		if (!h)
+			return tt_error("out of memory");
+		sq->held = h;
+		sq->held_cap = cap;
+	}
+	struct tt_pf_held *h = &sq->held[sq->nheld];
+	h->e = *e;
+	h->e.text = NULL;
+	h->kind = kind;
+	if ((e->flags & TT_EV_NAMED) && !(h->e.text = strdup(e->text)))
+		return tt_error("out of memory");
+	sq->nheld++;
+	sq->held_ts = e->ts;
+	return 0;
+}
+
 static int tt_pf_slice_begin(struct tt_sink *sink, const struct tt_event *e)
 {
-	return tt_pf_event((struct tt_perfetto *)sink, e, TYPE_SLICE_BEGIN, 0, NULL);
+	struct tt_perfetto *p = (struct tt_perfetto *)sink;
+	struct tt_pf_seq *sq = &p->threads[e->thread->id];
+	if (e->depth >= TT_MAX_SHOWN_DEPTH) /* counted at its end */
+		return 0;
+	return tt_pf_advance(p, sq, e->ts) < 0 ? -1 : tt_pf_hold(sq, e, TT_HELD_BEGIN);
 }
 
 /* SLICE_END needs no name and no interned data: it closes the innermost slice of
- * the thread's track. The common one is five fields, written directly. */
+ * the thread's track. The common one is five fields, written directly. A slice that
+ * ends when it began is held as an instant instead. */
 static int tt_pf_slice_end(struct tt_sink *sink, const struct tt_event *e)
 {
 	struct tt_perfetto *p = (struct tt_perfetto *)sink;
+	struct tt_pf_seq *sq = &p->threads[e->thread->id];
+	if (tt_too_deep(e, &p->folded.slices))
+		return 0;
+	if (e->dur == 0 && sq->nheld && e->ts == sq->held_ts) {
+		/* its begin is held: the innermost one still open */
+		size_t i = sq->nheld;
+		while (i > 0 && sq->held[i - 1].kind != TT_HELD_BEGIN)
+			i--;
+		if (i > 0) {
+			sq->held[i - 1].kind = TT_HELD_GONE;
+			return tt_pf_hold(sq, e, TT_HELD_POINT);
+		}
+	}
+	if (tt_pf_advance(p, sq, e->ts + e->dur) < 0)
+		return -1;
 	if (e->flags & TT_EV_UNTERMINATED) {
 		struct tt_event end = *e;
 		end.ts = e->ts + e->dur;
 		return tt_pf_event(p, &end, TYPE_SLICE_END, 0, NULL);
 	}
-	struct tt_pf_seq *sq = &p->threads[e->thread->id];
 	int64_t ts = (int64_t)((uint64_t)p->trace->base_ns + (uint64_t)(e->ts + e->dur));
 	tt_out_reserve(p->out, 64);
 	uint8_t *pk = (uint8_t *)p->out->buf + p->out->len;
@@ -489,15 +572,43 @@ static int tt_pf_slice_end(struct tt_sink *sink, const struct tt_event *e)
 
 static int tt_pf_instant(struct tt_sink *sink, const struct tt_event *e)
 {
-	return tt_pf_event((struct tt_perfetto *)sink, e, TYPE_INSTANT, 0, NULL);
+	struct tt_perfetto *p = (struct tt_perfetto *)sink;
+	struct tt_pf_seq *sq = &p->threads[e->thread->id];
+	if (tt_too_deep(e, &p->folded.instants))
+		return 0;
+	return tt_pf_advance(p, sq, e->ts) < 0 ? -1 : tt_pf_hold(sq, e, TT_HELD_POINT);
 }
 
-/* Flows come late (at the end of the decoder's window): on their own sequence, with
- * absolute timestamps, on the thread's track. */
+/* Flows come late (at the end of the decoder's window, when the thread has no more
+ * events at their time): on their own sequence, with absolute timestamps, on the
+ * thread's track, after what the thread holds. */
 static int tt_pf_flow(struct tt_sink *sink, const struct tt_event *e)
 {
 	struct tt_perfetto *p = (struct tt_perfetto *)sink;
-	return tt_pf_event(p, e, TYPE_INSTANT, p->threads[e->thread->id].track, &p->flows);
+	struct tt_pf_seq *sq = &p->threads[e->thread->id];
+	if (tt_too_deep(e, &p->folded.flows))
+		return 0;
+	if (sq->nheld && tt_pf_release(p, sq) < 0)
+		return -1;
+	return tt_pf_event(p, e, TYPE_INSTANT, sq->track, &p->flows);
+}
+
+static int tt_pf_thread_end(struct tt_sink *sink, const struct tt_thread *t,
+			    const struct tt_thread_summary *sum)
+{
+	(void)sum;
+	struct tt_perfetto *p = (struct tt_perfetto *)sink;
+	return tt_pf_release(p, &p->threads[t->id]);
+}
+
+static int tt_pf_finish(struct tt_sink *sink, const struct tt_summary *sum)
+{
+	(void)sum;
+	struct tt_perfetto *p = (struct tt_perfetto *)sink;
+	char folded[256];
+	if (tt_folded_message(&p->folded, folded, sizeof(folded)))
+		tt_warn("%s", folded);
+	return 0;
 }
 
 /* Counters go on a track per process and name, described at first use. */
@@ -512,6 +623,9 @@ static int tt_pf_counter(struct tt_sink *sink, const struct tt_event *e)
 				     0, s->name) < 0)
 			return -1;
 	}
+	/* on the thread's sequence, whose timestamps only go forward */
+	if (tt_pf_advance(p, &p->threads[e->thread->id], e->ts) < 0)
+		return -1;
 	return tt_pf_event(p, e, TYPE_COUNTER, p->counter_uuid[s->id], NULL);
 }
 
@@ -519,8 +633,13 @@ static void tt_pf_destroy(struct tt_sink *sink)
 {
 	struct tt_perfetto *p = (struct tt_perfetto *)sink;
 	if (p->threads && p->trace)
-		for (size_t i = 0; i < p->trace->nthreads; i++)
-			free(p->threads[i].interned);
+		for (size_t i = 0; i < p->trace->nthreads; i++) {
+			struct tt_pf_seq *sq = &p->threads[i];
+			for (size_t k = 0; k < sq->nheld; k++)
+				free((char *)sq->held[k].e.text);
+			free(sq->held);
+			free(sq->interned);
+		}
 	free(p->threads);
 	free(p->counter_uuid);
 	free(p->scratch.p);
@@ -534,6 +653,8 @@ static const struct tt_sink_ops tt_perfetto_ops = {
 	.instant = tt_pf_instant,
 	.counter = tt_pf_counter,
 	.flow = tt_pf_flow,
+	.thread_end = tt_pf_thread_end,
+	.finish = tt_pf_finish,
 	.destroy = tt_pf_destroy,
 };
 

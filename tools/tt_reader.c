@@ -147,6 +147,11 @@ static int tt_read_sites(struct tt_file *f, struct tt_cursor *c, uint64_t sectio
 				       si.address);
 		s.address = si.address;
 		s.line = si.line;
+		/* Perfetto shows an empty name from JSON as "[No name]" and from protobuf as
+		 * nothing: one name for it in every output and report */
+		static const char unnamed[] = "(no name)";
+		if (s.name.len == 0)
+			s.name = (struct tt_str){unnamed, sizeof unnamed - 1};
 		if (tt_add_site(f, &s, cap, at) < 0)
 			return -1;
 	}

@@ -6,6 +6,28 @@
 #include "tt_decode.h"
 #include "tt_out.h"
 
+/* Perfetto nests slices at most this deep (slice_max_depth_exceeded) and then drops
+ * deeper ones, whose ends, in protobuf, close the slices around them too early. Both
+ * writers leave out what is nested deeper (slices, instants, flow ends), count it
+ * and warn, so that what remains shows with its true times. */
+#define TT_MAX_SHOWN_DEPTH 512
+
+struct tt_folded {
+	uint64_t slices, instants, flows;
+};
+
+/* Whether e is nested too deep to show; counts it in *count when it is. */
+static inline bool tt_too_deep(const struct tt_event *e, uint64_t *count)
+{
+	if (__builtin_expect(e->depth < TT_MAX_SHOWN_DEPTH, 1))
+		return false;
+	++*count;
+	return true;
+}
+
+/* The warning that counts what was left out, or 0 (and buf "") when nothing was. */
+size_t tt_folded_message(const struct tt_folded *f, char *buf, size_t cap);
+
 /* Chrome trace JSON (FORMATS.md), streamed into `out`. */
 /* `source`: each slice and instant carries its "file:line" as args.src (a third of
  * the file's bytes; Perfetto's format interns source locations instead). */

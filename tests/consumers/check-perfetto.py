@@ -1,17 +1,29 @@
 #!/usr/bin/env python3
 """Checks a Perfetto protobuf trace from `ticktrace convert` against the JSON of the
-same raw file: decodes it with protoc and the project's schema
-(tools/perfetto_trace.proto), rebuilds what Perfetto's importer would (slices with
-their depth, begin and end times per thread, counters, flows, process and thread
-names) and requires exactly the same content as the JSON's X, C and s/f events.
+same raw file, offline: decodes the protobuf with protoc and the project's schema
+(tools/perfetto_trace.proto), and loads both the way Perfetto's trace processor does
+(src/trace_processor/importers/{proto,json}, common/slice_tracker.cc,
+flow_tracker.cc, util/clock_synchronizer.cc): events sorted by time (JSON: at one
+time, complete events longest first, then the rest in file order), slices nested on
+a stack of at most 512, an instant and a slice that end where another event begins
+closed before it, flows bound to the slice on top (JSON: by id, category and name
+over the whole trace, never started twice; protobuf: flow_ids and
+terminating_flow_ids), clock snapshots that must not go backwards. It requires
+what both give to be the same (slices with their depth and duration, arrows,
+counters, thread names) and neither to have anything Perfetto counts as an error.
 
-    check-perfetto.py TRACE.pftrace SCHEMA.proto TRACE.json
+    check-perfetto.py TRACE.pftrace SCHEMA.proto TRACE.json [--flows N]
 
-Exit status: 0 same content, 1 a difference or a decoding error, 77 no protoc."""
+--flows N: exactly N arrows. Exit status: 0 same content, 1 a difference, an error
+or a decoding failure, 77 no protoc."""
 import json
 import shutil
 import subprocess
 import sys
+from collections import Counter
+
+MAX_DEPTH = 512  # SliceTracker::kMaxDepth
+GLOBAL_CLOCKS = {1: 'REALTIME', 3: 'MONOTONIC', 6: 'BOOTTIME'}
 
 
 def parse_text_format(text):
@@ -46,12 +58,81 @@ def one(msg, key, default=None):
     return msg.get(key, [default])[0]
 
 
-def rebuild(packets):
-    """Slices, counters, flows and names, as Perfetto's importer sees them."""
-    tracks = {}       # uuid -> ('thread', pid, tid, name) | ('process', pid, name) | ('counter', name)
-    seq_state = {}    # sequence id -> {'track', 'delta', 'last', 'names', 'clock0'}
-    slices, counters, flow_points, stacks = [], [], [], {}
-    for pkt in packets:
+class Importer:
+    """What Perfetto's slice and flow trackers make of events, track by track."""
+
+    def __init__(self):
+        self.stacks = {}    # track -> open slices, innermost last
+        self.slices = []    # [tid, name, ts, dur (None: open), depth]
+        self.arrows = []    # (slice out, slice in)
+        self.errors = Counter()
+
+    def close_stack(self, track, ts, dur):
+        """SliceTracker::MaybeCloseStack: pops what ended before ts, or at ts unless
+        both are instants; a complete slice that would straddle its parent's end is
+        an error."""
+        stack = self.stacks.setdefault(track, [])
+        pending_inside = False
+        for i in range(len(stack) - 1, -1, -1):
+            s = stack[i]
+            if s[3] is None:
+                pending_inside = True
+                continue
+            end = s[2] + s[3]
+            if pending_inside:
+                if ts > end:
+                    self.errors['misplaced_end_event'] += 1
+                    del stack[i:]
+                    pending_inside = False
+                continue
+            if end < ts or (end == ts and not (s[3] == 0 and dur == 0)):
+                del stack[i:]
+                continue
+            if dur is not None and ts < end < ts + dur:
+                self.errors['slice_overlapping_complete_event'] += 1
+
+    def begin(self, track, tid, name, ts, dur):
+        """A slice (dur None: open until end) or an instant (dur 0); it or None."""
+        self.close_stack(track, ts, dur)
+        stack = self.stacks[track]
+        if len(stack) >= MAX_DEPTH:
+            self.errors['slice_max_depth_exceeded'] += 1
+            return None
+        s = [tid, name, ts, dur, len(stack)]
+        stack.append(s)
+        self.slices.append(s)
+        return s
+
+    def end(self, track, ts):
+        self.close_stack(track, ts, None)
+        stack = self.stacks[track]
+        for i in range(len(stack) - 1, -1, -1):
+            if stack[i][3] is None:
+                stack[i][3] = ts - stack[i][2]
+                if i == len(stack) - 1:
+                    stack.pop()
+                return
+        self.errors['slice_end_without_begin'] += 1
+
+    def top(self, track):
+        stack = self.stacks.get(track)
+        if not stack:
+            self.errors['flow_no_enclosing_slice'] += 1
+            return None
+        return stack[-1]
+
+    def summary(self):
+        return (Counter(tuple(s) for s in self.slices),
+                Counter((tuple(a[:3] + a[4:]), tuple(b[:3] + b[4:])) for a, b in self.arrows))
+
+
+def load_protobuf(packets):
+    """The protobuf as trace_processor's proto importer loads it."""
+    tracks = {}      # uuid -> ('thread', pid, tid, name) | ('process', ...) | ('counter', name)
+    seqs = {}        # sequence id -> {'track', 'delta', 'last', 'names'}
+    snapshots = []   # [{clock id: ts}] of global clocks, in file order
+    events = []      # (ts, file order, track, event, names)
+    for order, pkt in enumerate(packets):
         td = one(pkt, 'track_descriptor')
         if td:
             uuid = one(td, 'uuid')
@@ -64,19 +145,20 @@ def rebuild(packets):
             elif 'counter' in td:
                 tracks[uuid] = ('counter', one(td, 'name'))
             continue
+        snap = one(pkt, 'clock_snapshot')
         seq = one(pkt, 'trusted_packet_sequence_id')
+        if snap and seq is None:
+            snapshots.append({one(c, 'clock_id'): one(c, 'timestamp') for c in snap['clocks']})
         if seq is None:
             continue
-        st = seq_state.setdefault(seq, {'names': {}, 'track': None, 'delta': False, 'last': 0})
+        st = seqs.setdefault(seq, {'names': {}, 'track': None, 'delta': False, 'last': 0})
         if one(pkt, 'sequence_flags', 0) & 1:
             st['names'] = {}
         defaults = one(pkt, 'trace_packet_defaults')
         if defaults:
-            clock = one(defaults, 'timestamp_clock_id')
             ted = one(defaults, 'track_event_defaults')
             st['track'] = one(ted, 'track_uuid') if ted else None
-            st['delta'] = clock == 64
-        snap = one(pkt, 'clock_snapshot')
+            st['delta'] = one(defaults, 'timestamp_clock_id') == 64
         if snap:
             for clk in snap['clocks']:
                 if one(clk, 'clock_id') == 64:
@@ -92,54 +174,99 @@ def rebuild(packets):
         ts = one(pkt, 'timestamp')
         ts = st['last'] + ts if st['delta'] else ts
         st['last'] = ts
-        track = one(ev, 'track_uuid', st['track'])
+        name = one(ev, 'name')
+        if name is None:
+            name = st['names'].get(one(ev, 'name_iid'))
+        events.append((ts, order, one(ev, 'track_uuid', st['track']), ev, name))
+    errors = Counter()
+    # ClockSynchronizer: a clock that goes backwards between snapshots of the same
+    # clocks breaks conversions; snapshots with different offsets move events.
+    for a, b in zip(snapshots, snapshots[1:]):
+        for clock in set(a) & set(b):
+            if b[clock] < a[clock]:
+                errors[f'invalid_clock_snapshots ({GLOBAL_CLOCKS.get(clock, clock)} backwards)'] += 1
+    offsets = {tuple(s[c] - s[3] for c in sorted(s)) for s in snapshots if 3 in s}
+    if len(offsets) > 1:
+        errors[f'clock snapshots with {len(offsets)} different offsets (events move)'] += 1
+    imp = Importer()
+    imp.errors.update(errors)
+    counters = []
+    active = {}  # flow id -> slice
+    for ts, _, track, ev, name in sorted(events, key=lambda e: (e[0], e[1])):
         kind = one(ev, 'type')
-        name = one(ev, 'name') or st['names'].get(one(ev, 'name_iid'))
         if kind == 'TYPE_COUNTER':
-            counters.append((track, ts, one(ev, 'counter_value')))
+            counters.append((tracks[track][1], ts, one(ev, 'counter_value')))
             continue
         tid = tracks[track][2]
-        stack = stacks.setdefault(tid, [])
         if kind == 'TYPE_SLICE_BEGIN':
-            stack.append((name, ts, len(stack)))
+            imp.begin(track, tid, name, ts, None)
         elif kind == 'TYPE_SLICE_END':
-            bname, bts, depth = stack.pop()
-            slices.append((tid, bname, bts, ts - bts, depth))
+            imp.end(track, ts)
         elif kind == 'TYPE_INSTANT':
-            slices.append((tid, name, ts, 0, len(stack)))
+            s = imp.begin(track, tid, name, ts, 0)
+            if s is None:
+                continue
             for fid in ev.get('flow_ids', []):
-                flow_points.append(('out', fid, tid, ts))
+                if fid in active:
+                    imp.arrows.append((active[fid], s))
+                active[fid] = s
             for fid in ev.get('terminating_flow_ids', []):
-                flow_points.append(('in', fid, tid, ts))
-    for tid, stack in stacks.items():
-        assert not stack, f'tid {tid}: slices left open: {stack}'
-    return tracks, slices, counters, flow_points
+                if fid in active:
+                    imp.arrows.append((active.pop(fid), s))
+    threads = {t[2]: t[3] for t in tracks.values() if t[0] == 'thread'}
+    return imp, counters, threads
 
 
-def from_json(events, base_ns):
-    """The same content from the JSON (ts in us with three decimals, rebased)."""
+def load_json(events, base_ns):
+    """The JSON as trace_processor's JSON importer loads it (ts in us, rebased)."""
     ns = lambda us: base_ns + round(us * 1000)
-    slices, counters, flows = [], [], []
-    threads = {}
-    for e in events:
-        if e['ph'] == 'X':
-            slices.append((e['tid'], e['name'], ns(e['ts']), round(e['dur'] * 1000)))
-        elif e['ph'] == 'i':
-            slices.append((e['tid'], e['name'], ns(e['ts']), 0))
-        elif e['ph'] == 'C':
+    big = 1 << 62
+
+    def key(item):
+        order, e = item
+        ts = ns(e['ts']) if 'ts' in e else 0
+        return ts, (big - round(e['dur'] * 1000) if e['ph'] == 'X' else big), order
+
+    imp = Importer()
+    counters, threads, active = [], {}, {}
+    for _, e in sorted(enumerate(events), key=key):
+        ph = e['ph']
+        track = (e.get('pid'), e.get('tid'))
+        name = e.get('name') or '[No name]'
+        if ph == 'X':
+            imp.begin(track, e['tid'], name, ns(e['ts']), round(e['dur'] * 1000))
+        elif ph == 'i':
+            imp.begin(track, e['tid'], name, ns(e['ts']), 0)
+        elif ph == 'C':
             counters.append((e['name'], ns(e['ts']), e['args']['value']))
-        elif e['ph'] in 'sf':
-            flows.append(('out' if e['ph'] == 's' else 'in', int(e['id'], 16), e['tid'], ns(e['ts'])))
-        elif e['ph'] == 'M' and e['name'] == 'thread_name':
+        elif ph == 's':
+            s = imp.top(track)
+            flow = (int(e['id'], 16), e.get('cat'), e.get('name'))
+            if s is not None and flow in active:
+                imp.errors['flow_duplicate_id'] += 1
+            elif s is not None:
+                active[flow] = s
+        elif ph == 'f':
+            s = imp.top(track)
+            flow = (int(e['id'], 16), e.get('cat'), e.get('name'))
+            if s is not None and flow in active:
+                imp.arrows.append((active[flow], s))
+        elif ph == 'M' and e['name'] == 'thread_name':
             threads[e['tid']] = e['args']['name']
-    return slices, counters, flows, threads
+    return imp, counters, threads
 
 
 def main():
-    if len(sys.argv) != 4:
+    args = sys.argv[1:]
+    want_flows = None
+    if '--flows' in args:
+        at = args.index('--flows')
+        want_flows = int(args[at + 1])
+        del args[at:at + 2]
+    if len(args) != 3:
         print(__doc__, file=sys.stderr)
         return 2
-    trace, schema, json_path = sys.argv[1:]
+    trace, schema, json_path = args
     protoc = shutil.which('protoc')
     if not protoc:
         print('skip: protoc is not installed (Debian: protobuf-compiler)')
@@ -151,35 +278,45 @@ def main():
         print(f'FAIL protoc: {out.stderr.decode()}')
         return 1
     packets = parse_text_format(out.stdout.decode('utf-8'))['packet']
-    tracks, slices, counters, flows = rebuild(packets)
-    with open(json_path) as f:
+    pb, pb_counters, pb_threads = load_protobuf(packets)
+    with open(json_path, encoding='utf-8') as f:
         doc = json.load(f)
-    j_slices, j_counters, j_flows, j_threads = from_json(doc['traceEvents'],
-                                                         doc['otherData']['start_monotonic_ns'])
+    js, js_counters, js_threads = load_json(doc['traceEvents'], doc['otherData']['start_monotonic_ns'])
     problems = []
-    got = sorted(s[:4] for s in slices)
-    if got != sorted(j_slices):
-        problems.append(f'slices differ:\n  perfetto {got}\n  json     {sorted(j_slices)}')
-    counter_names = sorted(t[1] for t in tracks.values() if t[0] == 'counter')
-    if sorted(c[1:] for c in counters) != sorted(c[1:] for c in j_counters) or \
-            counter_names != sorted(set(c[0] for c in j_counters)):
-        problems.append(f'counters differ: {counter_names} {counters} vs {j_counters}')
-    if sorted(flows) != sorted(j_flows):
-        problems.append(f'flows differ:\n  perfetto {sorted(flows)}\n  json     {sorted(j_flows)}')
-    names = {t[2]: t[3] for t in tracks.values() if t[0] == 'thread'}
-    if names != j_threads:
-        problems.append(f'thread names differ: {names} vs {j_threads}')
+    for fmt, imp in (('protobuf', pb), ('json', js)):
+        for what, n in sorted(imp.errors.items()):
+            problems.append(f'{fmt}: {what}: {n}')
+        open_slices = [s for s in imp.slices if s[3] is None]
+        if open_slices:
+            problems.append(f'{fmt}: {len(open_slices)} slices never end: {open_slices[:3]}')
+    pb_slices, pb_arrows = pb.summary()
+    js_slices, js_arrows = js.summary()
+    if pb_slices != js_slices:
+        problems.append('slices (tid, name, ts, dur, depth) differ:\n  protobuf only '
+                        f'{sorted((pb_slices - js_slices).elements())[:8]}\n  json only     '
+                        f'{sorted((js_slices - pb_slices).elements())[:8]}')
+    if pb_arrows != js_arrows:
+        problems.append('arrows differ:\n  protobuf only '
+                        f'{sorted((pb_arrows - js_arrows).elements())[:6]}\n  json only     '
+                        f'{sorted((js_arrows - pb_arrows).elements())[:6]}')
+    if want_flows is not None and sum(js_arrows.values()) != want_flows:
+        problems.append(f'{sum(js_arrows.values())} arrows, expected {want_flows}')
+    if sorted(pb_counters) != sorted(js_counters):
+        problems.append(f'counters differ: {sorted(pb_counters)[:6]} vs {sorted(js_counters)[:6]}')
+    if pb_threads != js_threads:
+        problems.append(f'thread names differ: {pb_threads} vs {js_threads}')
     depth = {}
-    for tid, name, _, _, d in slices:
+    for tid, name, _, _, d in sorted(pb.slices, key=lambda s: (s[0], s[2], s[4])):
         depth.setdefault(tid, []).append(f'{name} {d}')
-    print(f'perfetto: {len(packets)} packets, {len(slices)} slices and instants on {len(names)} '
-          f'threads, {len(counters)} counter samples, {len(flows)} flow ends')
-    for tid, lst in sorted(depth.items()):
+    print(f'perfetto: {len(packets)} packets, {len(pb.slices)} slices and instants on '
+          f'{len(pb_threads)} threads, {len(pb_counters)} counter samples, '
+          f'{sum(pb_arrows.values())} arrows')
+    for tid, lst in sorted(depth.items())[:8]:
         print(f'  tid {tid}: ' + ', '.join(lst[:12]))
     if problems:
         print('\n'.join(f'FAIL {p}' for p in problems))
         return 1
-    print('ok: the protobuf holds the same slices, counters, flows and names as the JSON')
+    print('ok: the protobuf holds the same slices, arrows, counters and names as the JSON')
     return 0
 
 
