@@ -32,7 +32,7 @@
 
 enum { S_MAIN = 0x1000, S_TICK = 0x1010, S_SCRIPT = 0x1020, S_MESH = 0x1030, S_RENDER = 0x1040,
        S_LOAD = 0x1050, S_SCRIPT_AI = 0x1060, S_IDLE = 0x1070, S_PHYSICS = 0x1080,
-       S_LEAF = 0x1090 };
+       S_LEAF = 0x1090, S_BYTES = 0x10a0, S_NONAME = 0x10b0 };
 #define F_WORK 0x401000 /* a function (-finstrument-functions) */
 
 static const struct tt_tw_site sites[] = {
@@ -41,6 +41,8 @@ static const struct tt_tw_site sites[] = {
 	{S_RENDER, "render", "game.c", "tick", 5},       {S_LOAD, "load_level", "game.c", "load", 6},
 	{S_SCRIPT_AI, "script_ai", "ai.c", "ai", 7},     {S_IDLE, "idle", "game.c", "idle", 8},
 	{S_PHYSICS, "physics", "phys.c", "step", 9},     {S_LEAF, "leaf \"q\",x", "x.c", "f", 10},
+	/* bytes that are not UTF-8, and no name at all */
+	{S_BYTES, "bytes\xff\xc3", "x.c", "f", 11},        {S_NONAME, "", "x.c", "f", 12},
 };
 
 /* ---- writing records: time t ns after the start (tick 1000 is 5 s, the trace start) ---- */
@@ -717,6 +719,60 @@ static void test_empty_description(void **state)
 	check_spikes((const char *const[]){"spikes", fx->in, "--json", NULL}, want, N(want));
 }
 
+/* Strict UTF-8 (RFC 3629): no overlong forms, surrogates or code points past U+10FFFF. */
+static bool valid_utf8(const char *text, size_t n)
+{
+	const unsigned char *s = (const unsigned char *)text;
+	for (size_t i = 0; i < n;) {
+		unsigned c = s[i], len = c < 0x80 ? 1 : c >= 0xc2 && c < 0xe0 ? 2 : c >= 0xe0 && c < 0xf0 ? 3 :
+					 c >= 0xf0 && c < 0xf5 ? 4 : 0;
+		if (!len || i + len > n)
+			return false;
+		for (unsigned k = 1; k < len; k++)
+			if ((s[i + k] & 0xc0) != 0x80)
+				return false;
+		if ((c == 0xe0 && s[i + 1] < 0xa0) || (c == 0xed && s[i + 1] >= 0xa0) ||
+		    (c == 0xf0 && s[i + 1] < 0x90) || (c == 0xf4 && s[i + 1] >= 0x90))
+			return false;
+		i += len;
+	}
+	return true;
+}
+
+/* Names, thread names and descriptions with bytes that are not UTF-8 come out of
+ * --json as JSON text, those bytes as U+FFFD; an empty name is "(no name)", as in
+ * both trace formats. */
+static void test_json_output_is_utf8(void **state)
+{
+	struct tt_fixture *fx = *state;
+	const struct thread_recs one[] = {{101, "T\xfe", &t1}};
+	t1.n = 0;
+	begin(&t1, S_BYTES, 0);
+	describe(&t1, "d\xff", 1);
+	note(&t1, TT_REC_THRESHOLD, 5 * US, 2);
+	end(&t1, 10 * US);
+	begin(&t1, S_NONAME, 20 * US);
+	end(&t1, 30 * US);
+	write_file(fx->in, one, 1);
+	static const char *const commands[][6] = {
+		{"report", "--json", "--by-thread", NULL},
+		{"spikes", "--json", NULL},
+	};
+	for (size_t i = 0; i < N(commands); i++) {
+		const char *args[8] = {commands[i][0], fx->in};
+		for (size_t k = 1; commands[i][k]; k++)
+			args[k + 1] = commands[i][k];
+		struct tt_run r;
+		run_ok(&r, args);
+		if (!valid_utf8(r.out, r.out_len))
+			fail_msg("ticktrace %s --json wrote bytes that are not UTF-8:\n%s", args[0], r.out);
+		const char *want[] = {"\"bytes\xEF\xBF\xBD\xEF\xBF\xBD\"", "\"thread\":\"T\xEF\xBF\xBD\"",
+				      i == 0 ? "\"name\":\"(no name)\"" : "\"description\":\"d\xEF\xBF\xBD\""};
+		assert_out_has(&r, want, N(want));
+		free(r.out);
+	}
+}
+
 /* ---- convert's marks ---- */
 
 static void test_convert_marks_spikes(void **state)
@@ -844,6 +900,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_profile_agrees_with_json_trace, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_planted_spikes_found_with_their_stacks, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_empty_description, setup, tt_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_json_output_is_utf8, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_convert_marks_spikes, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_bad_notes_and_thresholds, setup, tt_fixture_teardown),
 	};

@@ -257,13 +257,24 @@ static FILE *tt_out_stream(struct tt_out *o)
 
 /* ---- report ---- */
 
+/* A string member. cJSON writes bytes as they are, and JSON text is UTF-8 (RFC 8259):
+ * bytes that are not become U+FFFD, as in the converter's output. Out of memory, the
+ * member is missing. */
+static void tt_json_add_text(cJSON *obj, const char *key, const char *text, size_t n)
+{
+	char *clean = malloc(3 * n + 1);
+	if (!clean)
+		return;
+	clean[tt_utf8_clean(text, strnlen(text, n), clean)] = 0;
+	cJSON_AddStringToObject(obj, key, clean);
+	free(clean);
+}
+
 static void tt_json_thread_fields(cJSON *obj, const struct tt__thread_analysis *th)
 {
 	cJSON_AddNumberToObject(obj, "pid", th->pid);
 	cJSON_AddNumberToObject(obj, "tid", th->tid);
-	char *name = strndup(th->name, th->name_len);
-	cJSON_AddStringToObject(obj, "thread", name ? name : "");
-	free(name);
+	tt_json_add_text(obj, "thread", th->name ? th->name : "", th->name ? th->name_len : 0);
 }
 
 static cJSON *tt_table_json(const struct tt__table *t, const struct tt_an_sink *a,
@@ -284,7 +295,7 @@ static cJSON *tt_table_json(const struct tt__table *t, const struct tt_an_sink *
 		cJSON *row = cJSON_CreateObject();
 		if (e->thread)
 			tt_json_thread_fields(row, e->thread);
-		cJSON_AddStringToObject(row, "name", e->name);
+		tt_json_add_text(row, "name", e->name, strlen(e->name));
 		const struct {
 			const char *key;
 			double v;
@@ -340,24 +351,20 @@ static cJSON *tt_spike_json(struct tt_an_sink *a, const struct tt__spike *s)
 {
 	char name[512];
 	cJSON *root = cJSON_CreateObject();
-	a->an.name(a, s->thread, s->key, name, sizeof(name));
-	cJSON_AddStringToObject(root, "name", name);
+	tt_json_add_text(root, "name", name, a->an.name(a, s->thread, s->key, name, sizeof(name)));
 	tt_json_thread_fields(root, s->thread);
 	cJSON_AddNumberToObject(root, "start_ns", (double)s->start);
 	cJSON_AddNumberToObject(root, "dur_ns", (double)s->dur);
 	cJSON_AddNumberToObject(root, "threshold_ns", (double)s->threshold);
 	cJSON_AddStringToObject(root, "threshold_from", tt__spike_threshold_from(s));
 	cJSON_AddNumberToObject(root, "explained_ns", (double)s->explained);
-	if (s->text) {
-		char *text = strndup(s->text, s->text_len);
-		cJSON_AddStringToObject(root, "description", text ? text : "");
-		free(text);
-	}
+	if (s->text)
+		tt_json_add_text(root, "description", s->text, s->text_len);
 	cJSON *stack = cJSON_AddArrayToObject(root, "stack");
 	for (uint32_t i = 0; stack && i < s->depth; i++) {
 		cJSON *frame = cJSON_CreateObject();
-		a->an.name(a, s->thread, s->stack[i].key, name, sizeof(name));
-		cJSON_AddStringToObject(frame, "name", name);
+		tt_json_add_text(frame, "name", name,
+				 a->an.name(a, s->thread, s->stack[i].key, name, sizeof(name)));
 		cJSON_AddNumberToObject(frame, "start_ns", (double)s->stack[i].start);
 		cJSON_AddNumberToObject(frame, "open_ns", (double)(s->start + s->dur - s->stack[i].start));
 		cJSON_AddItemToArray(stack, frame);
