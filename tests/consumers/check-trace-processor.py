@@ -1,0 +1,171 @@
+#!/usr/bin/env python3
+"""Loads traces from `ticktrace convert` in Perfetto's own trace processor, both
+formats of each, and requires:
+  - no stat Perfetto counts as an error or a loss of data (severity 'error' or
+    'data_loss', value > 0);
+  - the same slices (thread, name, time from the first, duration, depth), arrows
+    (slice to slice), counter samples and thread names from the JSON as from the
+    protobuf, and as many arrows as expected;
+  - what the converter wrote: as many slices as the JSON has X and i events, and per
+    name as many complete slices, with the same total time, as `ticktrace report`
+    counts calls (less the slices it says it left out as nested too deep).
+
+    check-trace-processor.py TRACE_PROCESSOR DIR NAME:FLOWS...
+
+For each NAME, DIR holds NAME.json, NAME.pftrace and NAME.report.json (report
+--json); FLOWS is the number of arrows expected, or -1. Prints a table: trace,
+format, slices, arrows, counter samples, threads, stats. Exit status: 0 all
+good, 1 otherwise."""
+import csv
+import io
+import json
+import re
+import subprocess
+import sys
+from collections import Counter
+
+QUERY = """
+SELECT 'stat' AS k, name || '[' || idx || ']' AS a, severity AS b, value AS c, NULL AS d, NULL AS e
+  FROM stats WHERE value > 0 AND severity IN ('error', 'data_loss')
+UNION ALL
+SELECT 'slice', s.name, t.tid, s.ts, s.dur, s.depth
+  FROM slice s LEFT JOIN thread_track tt ON s.track_id = tt.id LEFT JOIN thread t USING (utid)
+UNION ALL
+SELECT 'flow', so.name || '|' || tso.tid || '|' || so.ts || '|' || so.depth,
+       si.name || '|' || tsi.tid || '|' || si.ts || '|' || si.depth, NULL, NULL, NULL
+  FROM flow f JOIN slice so ON f.slice_out = so.id JOIN slice si ON f.slice_in = si.id
+  LEFT JOIN thread_track tto ON so.track_id = tto.id LEFT JOIN thread tso ON tto.utid = tso.utid
+  LEFT JOIN thread_track tti ON si.track_id = tti.id LEFT JOIN thread tsi ON tti.utid = tsi.utid
+UNION ALL
+SELECT 'counter', ct.name, NULL, c.ts, c.value, NULL
+  FROM counter c JOIN counter_track ct ON c.track_id = ct.id
+UNION ALL
+SELECT 'thread', name, tid, NULL, NULL, NULL FROM thread WHERE tid != 0
+UNION ALL
+SELECT 'flag', key, COUNT(*), NULL, NULL, NULL FROM args
+  WHERE key GLOB '*.unterminated' OR key GLOB '*.unbegun' OR key GLOB '*.dropped' GROUP BY key
+"""
+
+
+def load(tp, path, query_file):
+    out = subprocess.run([tp, 'query', '-f', query_file, path], capture_output=True, text=True)
+    if out.returncode != 0:
+        raise RuntimeError(f'{tp} failed on {path}:\n{out.stderr[-2000:]}')
+    text = out.stdout
+    start = text.find('"k"')
+    rows = list(csv.reader(io.StringIO(text[start:]))) if start >= 0 else []
+    got = {'stat': [], 'slice': [], 'flow': [], 'counter': [], 'thread': {}, 'flag': Counter()}
+    for row in rows[1:]:
+        if len(row) < 6:
+            continue
+        k, a, b, c, d, e = row
+        if k == 'stat':
+            got['stat'].append(f'{a}={c} ({b})')
+        elif k == 'slice':
+            got['slice'].append((b, a, int(c), int(d), int(e)))
+        elif k == 'flow':
+            got['flow'].append((a, b))
+        elif k == 'counter':
+            got['counter'].append((re.sub(r' value$', '', a), int(c), float(d)))
+        elif k == 'thread':
+            got['thread'][b] = a
+        elif k == 'flag':
+            got['flag'][a.split('.')[-1]] += int(b)
+    return got
+
+
+def rebase(got):
+    """Times from the first slice: the JSON is on its own clock from zero, the
+    protobuf on BOOTTIME."""
+    t0 = min((s[2] for s in got['slice']), default=0)
+    slices = Counter((s[0], s[1], s[2] - t0, s[3], s[4]) for s in got['slice'])
+
+    def at(key):
+        name, tid, ts, depth = key.rsplit('|', 3)
+        return name, tid, int(ts) - t0, int(depth)
+    flows = Counter((at(a), at(b)) for a, b in got['flow'])
+    counters = Counter((n, ts - t0, v) for n, ts, v in got['counter'])
+    return slices, flows, counters
+
+
+def check_converter(name, doc, report, got, problems):
+    """The trace processor's slices against the converter's JSON and report."""
+    events = doc['traceEvents']
+    written = sum(1 for e in events if e['ph'] in 'Xi')
+    if len(got['slice']) != written:
+        problems.append(f'{name}: {len(got["slice"])} slices in trace_processor, {written} '
+                        f'X and i events in the JSON')
+    folded = 0
+    for w in doc['otherData'].get('warnings', []):
+        m = re.match(r'(\d+) slices, \d+ instants and \d+ flow ends nested deeper', w)
+        if m:
+            folded += int(m.group(1))
+    complete = Counter()
+    total = Counter()
+    for e in events:
+        if e['ph'] == 'X' and not e['name'].startswith('flow_'):
+            complete[e['name']] += 1
+            total[e['name']] += round(e['dur'] * 1000)
+    missing = 0
+    for row in report['rows']:
+        n = row['name']
+        missing += row['calls'] - complete[n]
+        if row['calls'] == complete[n] and row['total_ns'] != total[n]:
+            problems.append(f'{name}: {n}: report total {row["total_ns"]} ns, the JSON '
+                            f'slices {total[n]} ns')
+    if missing != folded:
+        problems.append(f'{name}: report counts {missing} calls more than the JSON has slices, '
+                        f'the converter says it left out {folded}')
+
+
+def main():
+    if len(sys.argv) < 4:
+        print(__doc__, file=sys.stderr)
+        return 2
+    tp, directory = sys.argv[1:3]
+    query_file = f'{directory}/tp-query.sql'
+    with open(query_file, 'w') as f:
+        f.write(QUERY)
+    problems = []
+    print(f'{"trace":18} {"format":8} {"slices":>8} {"arrows":>7} {"counters":>8} '
+          f'{"threads":>7}  stats (error, data_loss)')
+    for spec in sys.argv[3:]:
+        name, want_flows = spec.rsplit(':', 1)
+        want_flows = int(want_flows)
+        loaded = {}
+        for fmt in ('json', 'pftrace'):
+            got = loaded[fmt] = load(tp, f'{directory}/{name}.{fmt}', query_file)
+            print(f'{name:18} {fmt:8} {len(got["slice"]):>8} {len(got["flow"]):>7} '
+                  f'{len(got["counter"]):>8} {len(got["thread"]):>7}  '
+                  f'{", ".join(got["stat"]) or "none"}')
+            for stat in got['stat']:
+                problems.append(f'{name}.{fmt}: {stat}')
+            if want_flows >= 0 and len(got['flow']) != want_flows:
+                problems.append(f'{name}.{fmt}: {len(got["flow"])} arrows, expected {want_flows}')
+        js, pb = (rebase(loaded[f]) for f in ('json', 'pftrace'))
+        for what, i in (('slices', 0), ('arrows', 1), ('counter samples', 2)):
+            if js[i] != pb[i]:
+                problems.append(f'{name}: {what} differ:\n  json only     '
+                                f'{sorted((js[i] - pb[i]).elements())[:5]}\n  protobuf only '
+                                f'{sorted((pb[i] - js[i]).elements())[:5]}')
+        if loaded['json']['thread'] != loaded['pftrace']['thread']:
+            problems.append(f'{name}: thread names differ: {loaded["json"]["thread"]} vs '
+                            f'{loaded["pftrace"]["thread"]}')
+        if loaded['json']['flag'] != loaded['pftrace']['flag']:
+            problems.append(f'{name}: flags differ: {dict(loaded["json"]["flag"])} vs '
+                            f'{dict(loaded["pftrace"]["flag"])}')
+        with open(f'{directory}/{name}.json', encoding='utf-8') as f:
+            doc = json.load(f)
+        with open(f'{directory}/{name}.report.json', encoding='utf-8') as f:
+            report = json.load(f)
+        check_converter(name, doc, report, loaded['json'], problems)
+    if problems:
+        print('\n'.join(f'FAIL {p}' for p in problems))
+        return 1
+    print('ok: every trace loads in trace_processor without an error or a loss, the same '
+          'from JSON as from protobuf and as the converter wrote and counted it')
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
