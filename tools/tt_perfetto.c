@@ -480,16 +480,19 @@ static int tt_pf_event(struct tt_perfetto *p, const struct tt_event *e, unsigned
  * then the instants and zero-length slices in the order they ended. */
 static int tt_pf_release(struct tt_perfetto *p, struct tt_pf_seq *sq)
 {
+	size_t n = sq->nheld;
+	sq->nheld = 0;
+	if (n == 1 && sq->held[0].kind == TT_HELD_BEGIN) /* most often: one slice begun */
+		return tt_pf_event(p, &sq->held[0].e, TYPE_SLICE_BEGIN, 0, NULL);
 	int rc = 0;
-	for (size_t i = 0; i < sq->nheld && rc == 0; i++)
+	for (size_t i = 0; i < n && rc == 0; i++)
 		if (sq->held[i].kind == TT_HELD_BEGIN)
 			rc = tt_pf_event(p, &sq->held[i].e, TYPE_SLICE_BEGIN, 0, NULL);
-	for (size_t i = 0; i < sq->nheld && rc == 0; i++)
+	for (size_t i = 0; i < n && rc == 0; i++)
 		if (sq->held[i].kind == TT_HELD_POINT)
 			rc = tt_pf_event(p, &sq->held[i].e, TYPE_INSTANT, 0, NULL);
-	for (size_t i = 0; i < sq->nheld; i++)
+	for (size_t i = 0; i < n; i++)
 		free((char *)sq->held[i].e.text);
-	sq->nheld = 0;
 	return rc;
 }
 

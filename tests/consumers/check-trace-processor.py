@@ -24,27 +24,33 @@ import subprocess
 import sys
 from collections import Counter
 
+# Names go out in hexadecimal: the shell's CSV does not quote what they may hold.
 QUERY = """
-SELECT 'stat' AS k, name || '[' || idx || ']' AS a, severity AS b, value AS c, NULL AS d, NULL AS e
+SELECT 'stat' AS k, name || COALESCE('[' || idx || ']', '') AS a, severity AS b, value AS c, NULL AS d, NULL AS e
   FROM stats WHERE value > 0 AND severity IN ('error', 'data_loss')
 UNION ALL
-SELECT 'slice', s.name, t.tid, s.ts, s.dur, s.depth
+SELECT 'slice', hex(s.name), t.tid, s.ts, s.dur, s.depth
   FROM slice s LEFT JOIN thread_track tt ON s.track_id = tt.id LEFT JOIN thread t USING (utid)
 UNION ALL
-SELECT 'flow', so.name || '|' || tso.tid || '|' || so.ts || '|' || so.depth,
-       si.name || '|' || tsi.tid || '|' || si.ts || '|' || si.depth, NULL, NULL, NULL
+SELECT 'flow', hex(so.name) || '|' || tso.tid || '|' || so.ts || '|' || so.depth,
+       hex(si.name) || '|' || tsi.tid || '|' || si.ts || '|' || si.depth, NULL, NULL, NULL
   FROM flow f JOIN slice so ON f.slice_out = so.id JOIN slice si ON f.slice_in = si.id
   LEFT JOIN thread_track tto ON so.track_id = tto.id LEFT JOIN thread tso ON tto.utid = tso.utid
   LEFT JOIN thread_track tti ON si.track_id = tti.id LEFT JOIN thread tsi ON tti.utid = tsi.utid
 UNION ALL
-SELECT 'counter', ct.name, NULL, c.ts, c.value, NULL
+SELECT 'counter', hex(ct.name), NULL, c.ts, c.value, NULL
   FROM counter c JOIN counter_track ct ON c.track_id = ct.id
 UNION ALL
-SELECT 'thread', name, tid, NULL, NULL, NULL FROM thread WHERE tid != 0
+SELECT 'thread', hex(name), tid, NULL, NULL, NULL FROM thread WHERE tid != 0
 UNION ALL
-SELECT 'flag', key, COUNT(*), NULL, NULL, NULL FROM args
-  WHERE key GLOB '*.unterminated' OR key GLOB '*.unbegun' OR key GLOB '*.dropped' GROUP BY key
+SELECT 'flag', a.key, COUNT(*), NULL, NULL, NULL FROM slice s JOIN args a USING (arg_set_id)
+  WHERE a.key GLOB '*.unterminated' OR a.key GLOB '*.unbegun' OR a.key GLOB '*.dropped'
+  GROUP BY a.key
 """
+
+
+def utf8(hexed):
+    return bytes.fromhex(hexed).decode('utf-8') if hexed not in ('', '[NULL]') else None
 
 
 def load(tp, path, query_file):
@@ -62,13 +68,13 @@ def load(tp, path, query_file):
         if k == 'stat':
             got['stat'].append(f'{a}={c} ({b})')
         elif k == 'slice':
-            got['slice'].append((b, a, int(c), int(d), int(e)))
+            got['slice'].append((b, utf8(a), int(c), int(d), int(e)))
         elif k == 'flow':
             got['flow'].append((a, b))
         elif k == 'counter':
-            got['counter'].append((re.sub(r' value$', '', a), int(c), float(d)))
+            got['counter'].append((re.sub(r' value$', '', utf8(a)), int(c), float(d)))
         elif k == 'thread':
-            got['thread'][b] = a
+            got['thread'][b] = utf8(a)
         elif k == 'flag':
             got['flag'][a.split('.')[-1]] += int(b)
     return got
@@ -81,8 +87,8 @@ def rebase(got):
     slices = Counter((s[0], s[1], s[2] - t0, s[3], s[4]) for s in got['slice'])
 
     def at(key):
-        name, tid, ts, depth = key.rsplit('|', 3)
-        return name, tid, int(ts) - t0, int(depth)
+        name, tid, ts, depth = key.split('|')
+        return utf8(name), tid, int(ts) - t0, int(depth)
     flows = Counter((at(a), at(b)) for a, b in got['flow'])
     counters = Counter((n, ts - t0, v) for n, ts, v in got['counter'])
     return slices, flows, counters
@@ -146,8 +152,8 @@ def main():
         for what, i in (('slices', 0), ('arrows', 1), ('counter samples', 2)):
             if js[i] != pb[i]:
                 problems.append(f'{name}: {what} differ:\n  json only     '
-                                f'{sorted((js[i] - pb[i]).elements())[:5]}\n  protobuf only '
-                                f'{sorted((pb[i] - js[i]).elements())[:5]}')
+                                f'{sorted((js[i] - pb[i]).elements(), key=str)[:5]}\n  protobuf only '
+                                f'{sorted((pb[i] - js[i]).elements(), key=str)[:5]}')
         if loaded['json']['thread'] != loaded['pftrace']['thread']:
             problems.append(f'{name}: thread names differ: {loaded["json"]["thread"]} vs '
                             f'{loaded["pftrace"]["thread"]}')
