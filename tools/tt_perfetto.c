@@ -10,8 +10,9 @@
  * time by its own rule: slices end there first, then slices that begin there (the
  * longest first), then instants and zero-length slices, which stack on one another,
  * in file order. So that an instant at a slice's start or end has the same parent
- * in both formats, this writer holds a thread's events at its latest time until its
- * time moves on, then writes them in that order (zero-length slices as instants). */
+ * in both formats, this writer holds a thread's instants at its latest time until
+ * its time moves on, with the slices begun then that may end then too, and writes
+ * them in that order (zero-length slices as instants). */
 #include <stdlib.h>
 
 #include "tt_sinks.h"
@@ -150,6 +151,7 @@ struct tt_pf_seq {
 	uint8_t *interned; /* a bit per site: its name and location sent on this sequence */
 	struct tt_pf_held *held; /* the thread's events at held_ts, in order */
 	size_t nheld, held_cap;
+	size_t held_points; /* of them TT_HELD_POINT: none, the usual case, saves a pass */
 	int64_t held_ts;
 };
 
@@ -482,12 +484,13 @@ static int tt_pf_release(struct tt_perfetto *p, struct tt_pf_seq *sq)
 {
 	size_t n = sq->nheld;
 	sq->nheld = 0;
-	if (n == 1 && sq->held[0].kind == TT_HELD_BEGIN) /* most often: one slice begun */
-		return tt_pf_event(p, &sq->held[0].e, TYPE_SLICE_BEGIN, 0, NULL);
 	int rc = 0;
 	for (size_t i = 0; i < n && rc == 0; i++)
 		if (sq->held[i].kind == TT_HELD_BEGIN)
 			rc = tt_pf_event(p, &sq->held[i].e, TYPE_SLICE_BEGIN, 0, NULL);
+	if (!sq->held_points)
+		return rc;
+	sq->held_points = 0;
 	for (size_t i = 0; i < n && rc == 0; i++)
 		if (sq->held[i].kind == TT_HELD_POINT)
 			rc = tt_pf_event(p, &sq->held[i].e, TYPE_INSTANT, 0, NULL);
@@ -513,11 +516,23 @@ static int tt_pf_hold(struct tt_pf_seq *sq, const struct tt_event *e, enum tt_pf
 		sq->held_cap = cap;
 	}
 	struct tt_pf_held *h = &sq->held[sq->nheld];
-	h->e = *e;
+	/* field by field: the decoder has just stored them, and a wide copy would stall
+	 * on loads wider than those stores */
+	h->e.thread = e->thread;
+	h->e.site = e->site;
+	h->e.func = e->func;
+	h->e.ts = e->ts;
+	h->e.dur = e->dur;
+	h->e.value = e->value;
+	h->e.depth = e->depth;
+	h->e.flags = e->flags;
 	h->e.text = NULL;
 	h->kind = kind;
-	if ((e->flags & TT_EV_NAMED) && !(h->e.text = strdup(e->text)))
-		return tt_error("out of memory");
+	if (kind == TT_HELD_POINT) {
+		sq->held_points++;
+		if ((e->flags & TT_EV_NAMED) && !(h->e.text = strdup(e->text)))
+			return tt_error("out of memory");
+	}
 	sq->nheld++;
 	sq->held_ts = e->ts;
 	return 0;
@@ -529,7 +544,15 @@ static int tt_pf_slice_begin(struct tt_sink *sink, const struct tt_event *e)
 	struct tt_pf_seq *sq = &p->threads[e->thread->id];
 	if (e->depth >= TT_MAX_SHOWN_DEPTH) /* counted at its end */
 		return 0;
-	return tt_pf_advance(p, sq, e->ts) < 0 ? -1 : tt_pf_hold(sq, e, TT_HELD_BEGIN);
+	if (tt_pf_advance(p, sq, e->ts) < 0)
+		return -1;
+	/* Held when it may end where it begins, before a slice that begins there too:
+	 * with something else at its time, or begun or ended by the decoder (a ring's
+	 * first record, a run of lost events). Two scopes begun and one ended within one
+	 * ns of the clock otherwise are not, which real timings do not produce. */
+	if (sq->nheld || (e->flags & (TT_EV_UNBEGUN | TT_EV_GAP)))
+		return tt_pf_hold(sq, e, TT_HELD_BEGIN);
+	return tt_pf_event(p, e, TYPE_SLICE_BEGIN, 0, NULL);
 }
 
 /* SLICE_END needs no name and no interned data: it closes the innermost slice of
