@@ -137,6 +137,39 @@ static int tt_case_merged_file(const char *path, unsigned k)
 	return tt_case_file(path, &h, h.pid, "merged", th, N(th));
 }
 
+/* A parent and the child it forked: the child's run lies inside the parent's, its
+ * anchors taken later; the child takes a flow id the parent passed out, which links
+ * nothing across processes. Given child first. */
+static int tt_case_forked(const char *path)
+{
+	struct tt_file_header h;
+	tt_tw_default_header(&h);
+	h.start.boottime_ns = h.start.monotonic_ns + 7000000000;
+	h.end.boottime_ns = h.end.monotonic_ns + 7000000000;
+	h.pid = 7000;
+	const struct tt_record parent[] = {
+		R(TT_REC_BEGIN, S_MAIN, 2000), R(TT_REC_FLOW_OUT, 0, 2100), R(TT_REC_VALUE, 0, 1),
+		R(TT_REC_END, 0, 9000),
+	};
+	const struct tt_case_thread pt[] = {{7000, "main", parent, N(parent)}};
+	char child_path[256];
+	snprintf(child_path, sizeof(child_path), "%s.child", path);
+	if (tt_case_file(child_path, &h, h.pid, "forked", pt, N(pt)) < 0)
+		return -1;
+	/* the child: its anchors 300 ns and 500 us after the parent's start, on one clock */
+	h.start = (struct tt_anchor){.tsc = 1300, .monotonic_ns = 5000000300,
+				     .boottime_ns = 12000000302};
+	h.end = (struct tt_anchor){.tsc = 501000, .monotonic_ns = 5000500000,
+				   .boottime_ns = 12000500001};
+	h.pid = 7001;
+	const struct tt_record child[] = {
+		R(TT_REC_BEGIN, S_WORK, 2000), R(TT_REC_FLOW_IN, 0, 2200), R(TT_REC_VALUE, 0, 1),
+		R(TT_REC_END, 0, 3000),
+	};
+	const struct tt_case_thread ct[] = {{7001, "main", child, N(child)}};
+	return tt_case_file(path, &h, h.pid, "forked", ct, N(ct));
+}
+
 /* Items passed on by id producer -> worker -> consumer, ids 1 and 2 each used by two
  * items: every hop one arrow (8). */
 static int tt_case_chain(const char *path)
@@ -316,6 +349,10 @@ static int tt_cases_write(struct tt_case *cases, const char *dir)
 			return -1;
 	if (tt_case_one(c++, dir, "chain", tt_case_chain, 8) < 0)
 		return -1;
+	if (tt_case_one(c, dir, "forked", tt_case_forked, 0) < 0) /* the child's file first */
+		return -1;
+	c->inputs[1] = tt_case_path(dir, "forked.ttr.child");
+	c++->ninputs = 2;
 	if (tt_case_one(c, dir, "deep", tt_case_deep, 1) < 0)
 		return -1;
 	c++->warning = "88 slices, 1 instants and 1 flow ends nested deeper than 512 levels left out";
