@@ -139,7 +139,8 @@ static int tt_case_merged_file(const char *path, unsigned k)
 
 /* A parent and the child it forked: the child's run lies inside the parent's, its
  * anchors taken later; the child takes a flow id the parent passed out, which links
- * nothing across processes. Given child first. */
+ * nothing across processes. `path` is the child's file, given first; the parent's
+ * is beside it. */
 static int tt_case_forked(const char *path)
 {
 	struct tt_file_header h;
@@ -152,9 +153,9 @@ static int tt_case_forked(const char *path)
 		R(TT_REC_END, 0, 9000),
 	};
 	const struct tt_case_thread pt[] = {{7000, "main", parent, N(parent)}};
-	char child_path[256];
-	snprintf(child_path, sizeof(child_path), "%s.child", path);
-	if (tt_case_file(child_path, &h, h.pid, "forked", pt, N(pt)) < 0)
+	char parent_path[256];
+	snprintf(parent_path, sizeof(parent_path), "%s.parent", path);
+	if (tt_case_file(parent_path, &h, h.pid, "forked", pt, N(pt)) < 0)
 		return -1;
 	/* the child: its anchors 300 ns and 500 us after the parent's start, on one clock */
 	h.start = (struct tt_anchor){.tsc = 1300, .monotonic_ns = 5000000300,
@@ -351,7 +352,7 @@ static int tt_cases_write(struct tt_case *cases, const char *dir)
 		return -1;
 	if (tt_case_one(c, dir, "forked", tt_case_forked, 0) < 0) /* the child's file first */
 		return -1;
-	c->inputs[1] = tt_case_path(dir, "forked.ttr.child");
+	c->inputs[1] = tt_case_path(dir, "forked.ttr.parent");
 	c++->ninputs = 2;
 	if (tt_case_one(c, dir, "deep", tt_case_deep, 1) < 0)
 		return -1;
