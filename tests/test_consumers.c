@@ -171,44 +171,32 @@ static int tt_case_forked(const char *path)
 	return tt_case_file(path, &h, h.pid, "forked", ct, N(ct));
 }
 
-/* Items passed on by id producer -> worker -> consumer, ids 1 and 2 each used by two
- * items: every hop one arrow (8). */
+/* Items passed on by id producer -> worker -> consumer in two rounds of two items,
+ * ids 1 and 2 in each: every hop one arrow (8). */
 static int tt_case_chain(const char *path)
 {
-	const struct tt_record p[] = {
-		R(TT_REC_BEGIN, S_MAIN, 2000),
-		R(TT_REC_FLOW_OUT, 0, 2100), R(TT_REC_VALUE, 0, 1),
-		R(TT_REC_FLOW_OUT, 0, 2200), R(TT_REC_VALUE, 0, 2),
-		R(TT_REC_FLOW_OUT, 0, 3100), R(TT_REC_VALUE, 0, 1),
-		R(TT_REC_FLOW_OUT, 0, 3200), R(TT_REC_VALUE, 0, 2),
-		R(TT_REC_END, 0, 4000),
-	};
-	const struct tt_record w[] = {
-		R(TT_REC_BEGIN, S_WORK, 2300),
-		R(TT_REC_FLOW_IN, 0, 2400), R(TT_REC_VALUE, 0, 1),
-		R(TT_REC_FLOW_OUT, 0, 2500), R(TT_REC_VALUE, 0, 1),
-		R(TT_REC_FLOW_IN, 0, 2600), R(TT_REC_VALUE, 0, 2),
-		R(TT_REC_FLOW_OUT, 0, 2700), R(TT_REC_VALUE, 0, 2),
-		R(TT_REC_END, 0, 2720),
-		R(TT_REC_BEGIN, S_WORK, 3300),
-		R(TT_REC_FLOW_IN, 0, 3400), R(TT_REC_VALUE, 0, 1),
-		R(TT_REC_FLOW_OUT, 0, 3500), R(TT_REC_VALUE, 0, 1),
-		R(TT_REC_FLOW_IN, 0, 3600), R(TT_REC_VALUE, 0, 2),
-		R(TT_REC_FLOW_OUT, 0, 3700), R(TT_REC_VALUE, 0, 2),
-		R(TT_REC_END, 0, 3720),
-	};
-	const struct tt_record c[] = {
-		R(TT_REC_BEGIN, S_NEXT, 2750),
-		R(TT_REC_FLOW_IN, 0, 2760), R(TT_REC_VALUE, 0, 1),
-		R(TT_REC_FLOW_IN, 0, 2770), R(TT_REC_VALUE, 0, 2),
-		R(TT_REC_END, 0, 2780),
-		R(TT_REC_BEGIN, S_NEXT, 3750),
-		R(TT_REC_FLOW_IN, 0, 3760), R(TT_REC_VALUE, 0, 1),
-		R(TT_REC_FLOW_IN, 0, 3770), R(TT_REC_VALUE, 0, 2),
-		R(TT_REC_END, 0, 3780),
-	};
+	struct tt_record p[16], w[32], c[16];
+	size_t np = 0, nw = 0, nc = 0;
+	p[np++] = R(TT_REC_BEGIN, S_MAIN, 2000);
+	for (uint64_t round = 0, t = 2000; round < 2; round++, t += 1000) {
+		w[nw++] = R(TT_REC_BEGIN, S_WORK, t + 300);
+		c[nc++] = R(TT_REC_BEGIN, S_NEXT, t + 750);
+		for (uint64_t id = 1; id <= 2; id++) {
+			p[np++] = R(TT_REC_FLOW_OUT, 0, t + 100 * id);
+			p[np++] = R(TT_REC_VALUE, 0, id);
+			w[nw++] = R(TT_REC_FLOW_IN, 0, t + 200 + 200 * id);
+			w[nw++] = R(TT_REC_VALUE, 0, id);
+			w[nw++] = R(TT_REC_FLOW_OUT, 0, t + 300 + 200 * id);
+			w[nw++] = R(TT_REC_VALUE, 0, id);
+			c[nc++] = R(TT_REC_FLOW_IN, 0, t + 750 + 10 * id);
+			c[nc++] = R(TT_REC_VALUE, 0, id);
+		}
+		w[nw++] = R(TT_REC_END, 0, t + 720);
+		c[nc++] = R(TT_REC_END, 0, t + 780);
+	}
+	p[np++] = R(TT_REC_END, 0, 4000);
 	const struct tt_case_thread th[] = {
-		{301, "producer", p, N(p)}, {302, "worker", w, N(w)}, {303, "consumer", c, N(c)},
+		{301, "producer", p, np}, {302, "worker", w, nw}, {303, "consumer", c, nc},
 	};
 	return tt_case_file(path, NULL, 4300, "chain", th, N(th));
 }
