@@ -37,6 +37,9 @@ struct tt_callsite {
 	uint32_t flags;
 };
 
+/* struct tt_callsite.flags */
+#define TT__SITE_PRETTY 1u /* name is a __PRETTY_FUNCTION__, shown as a qualified name */
+
 #define TT__CAT2(a, b) a##b
 #define TT__CAT(a, b) TT__CAT2(a, b)
 #define TT__INLINE static inline __attribute__((always_inline, no_instrument_function))
@@ -72,8 +75,27 @@ TT__INLINE void tt__scope_end(const int *unused)
 	tt__end();
 }
 
-#define TT__SITE(var, name)                                                        \
-	static const struct tt_callsite var = {(name), __FILE__, __func__, __LINE__, 0}
+#ifdef __cplusplus
+/* The literal macros record the name's address and read it at the dump: in C++ a
+ * name that is not a string literal (a std::string's c_str(), which compiles) is
+ * refused, and the message names the macros for names made at run time. */
+extern "C++" {
+template <__SIZE_TYPE__ N> char (&tt__literal_check(const char (&)[N]))[1];
+template <class T> char (&tt__literal_check(const T &))[2];
+}
+#define TT__LITERAL(name)                                                          \
+	static_assert(sizeof(tt__literal_check(name)) == 1,                            \
+		      "ticktrace: the name must be a string literal; for a name made at run " \
+		      "time use TT_SCOPE_DYN, TT_BEGIN_DYN, TT_INSTANT_DYN or TT_COUNTER_DYN")
+#else
+/* C refuses a name that is not a constant in the static initializer already. */
+#define TT__LITERAL(name) _Static_assert(1, "")
+#endif
+
+#define TT__SITE_FLAGS(var, name, flags)                                           \
+	TT__LITERAL(name);                                                             \
+	static const struct tt_callsite var = {(name), __FILE__, __func__, __LINE__, (flags)}
+#define TT__SITE(var, name) TT__SITE_FLAGS(var, name, 0)
 
 #define TT__SITE_CALL(fn, name)                                                    \
 	do {                                                                           \
@@ -86,15 +108,63 @@ TT__INLINE void tt__scope_end(const int *unused)
 		fn(&tt__site, value);                                                      \
 	} while (0)
 
-#define TT__SCOPE_N(name, n)                                                       \
-	TT__SITE(TT__CAT(tt__site_, n), name);                                         \
+#define TT__SCOPE_N(name, n) TT__SCOPE_AT(name, 0, &TT__CAT(tt__site_, n), n)
+/* A scope of the site `site` (a function of the descriptor declared here, var). */
+#define TT__SCOPE_AT(name, flags, site, n)                                         \
+	TT__SITE_FLAGS(TT__CAT(tt__site_, n), name, flags);                            \
 	const int TT__CAT(tt__scope_, n) __attribute__((cleanup(tt__scope_end), unused)) = \
-		(tt__begin(&TT__CAT(tt__site_, n)), 0)
+		(tt__begin(site), 0)
 
 /* Begin a scope named `name` now; it ends when the enclosing block exits. */
 #define TT_SCOPE(name) TT__SCOPE_N(name, __COUNTER__)
-/* TT_SCOPE named after the enclosing function. */
+/* TT_SCOPE named after the enclosing function; in C++ qualified, with template
+ * arguments (Queue::pop, checksum<int>), from __PRETTY_FUNCTION__ at the dump. */
+#ifdef __cplusplus
+#define TT_FUNC() TT__FUNC_N(__COUNTER__)
+#define TT__FUNC_N(n)                                                              \
+	TT__SCOPE_AT(__PRETTY_FUNCTION__, TT__SITE_PRETTY, &TT__CAT(tt__site_, n), n)
+#else
 #define TT_FUNC() TT_SCOPE(__func__)
+#endif
+
+/* Names made at run time: the name (a C string; in C++ also anything with data() and
+ * size(), std::string or std::string_view) is copied once per call site and
+ * distinct name, out of line, and its copy recorded like a literal's descriptor. Each
+ * event costs a lookup of the name besides the event (bench: event_dynamic_name_ns). */
+TT_API const struct tt_callsite *tt__name(const struct tt_callsite *site, const char *name,
+					  __SIZE_TYPE__ len);
+#ifdef __cplusplus
+extern "C++" {
+TT__INLINE const struct tt_callsite *tt__name_of(const struct tt_callsite *site, const char *name)
+{
+	return tt__name(site, name, (__SIZE_TYPE__)-1);
+}
+template <class S>
+TT__INLINE auto tt__name_of(const struct tt_callsite *site, const S &name)
+	-> decltype(tt__name(site, name.data(), name.size()))
+{
+	return tt__name(site, name.data(), name.size());
+}
+}
+#else
+#define tt__name_of(site, name) tt__name((site), (name), (__SIZE_TYPE__)-1)
+#endif
+#define TT__SCOPE_DYN_N(name, n)                                                   \
+	TT__SCOPE_AT("", 0, tt__name_of(&TT__CAT(tt__site_, n), name), n)
+#define TT__DYN_CALL(fn, name)                                                     \
+	do {                                                                           \
+		TT__SITE(tt__site, "");                                                    \
+		fn(tt__name_of(&tt__site, name));                                          \
+	} while (0)
+#define TT__DYN_CALL_VALUE(fn, name, value)                                        \
+	do {                                                                           \
+		TT__SITE(tt__site, "");                                                    \
+		fn(tt__name_of(&tt__site, name), value);                                   \
+	} while (0)
+#define TT_SCOPE_DYN(name) TT__SCOPE_DYN_N(name, __COUNTER__)
+#define TT_BEGIN_DYN(name) TT__DYN_CALL(tt__begin, name)
+#define TT_INSTANT_DYN(name) TT__DYN_CALL(tt__instant, name)
+#define TT_COUNTER_DYN(name, value) TT__DYN_CALL_VALUE(tt__counter, name, (int64_t)(value))
 /* Begin a scope; TT_END() closes the innermost open scope of this thread. */
 #define TT_BEGIN(name) TT__SITE_CALL(tt__begin, name)
 #define TT_END() tt__end()
@@ -160,6 +230,10 @@ TT_API void tt_resume(void);
 /* Declarations, as in the enabled build, so they stand where TT_SCOPE stands. */
 #define TT_SCOPE(name) TT__DECLARE_NOTHING(sizeof(name) > 0)
 #define TT_FUNC() TT__DECLARE_NOTHING(1)
+#define TT_SCOPE_DYN(name) TT__DECLARE_NOTHING(sizeof(name) > 0)
+#define TT_BEGIN_DYN(name) do { TT__UNUSED(name); } while (0)
+#define TT_INSTANT_DYN(name) do { TT__UNUSED(name); } while (0)
+#define TT_COUNTER_DYN(name, value) do { TT__UNUSED(name); TT__UNUSED(value); } while (0)
 #define TT_BEGIN(name) do { TT__UNUSED(name); } while (0)
 #define TT_END() do { } while (0)
 #define TT_ENDBEGIN(name) do { TT__UNUSED(name); } while (0)

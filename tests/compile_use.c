@@ -11,6 +11,8 @@ int main(void) {
 	{ TT_SCOPE("s"); TT_THRESHOLD_NS(1000); TT_CHILDREN_THRESHOLD_NS(x); TT_IGNORE(); TT_IGNORE_CHILDREN();
 	  TT_DESCRIBE("plain"); TT_DESCRIBE("n %d %s", x, "t"); }
 	tt_pause(); tt_resume();
+	{ const char *dyn = x ? "d1" : "d2"; TT_SCOPE_DYN(dyn); TT_BEGIN_DYN(dyn); TT_END();
+	  TT_INSTANT_DYN(dyn); TT_COUNTER_DYN(dyn, x); }
 	/* TICKTRACE_OUT=/dev/null: the dump succeeds in both modes. */
 	return work(x) == 1 && tt_dump(0) == 0 ? 0 : 1;
 }

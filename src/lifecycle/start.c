@@ -54,6 +54,7 @@ static void tt__after_fork_in_child(void)
 	 * and take a new start anchor for the new process. */
 	tt__forked = 1;
 	tt__registry_reset_after_fork();
+	tt__names_after_fork();
 	tt__arena_reset_after_fork();
 	tt__anchor_now(&tt__start_anchor);
 	tt__stream_after_fork();

@@ -26,8 +26,10 @@ size_t tt__report_name(void *ctx, const struct tt__thread_analysis *th, uint64_t
 	(void)ctx, (void)th;
 	Dl_info info;
 	int n;
+	char name[TT__NAME_MAX];
 	if (!(key & TT__KEY_FUNC))
-		n = snprintf(buf, cap, "%s", ((const struct tt_callsite *)(uintptr_t)key)->name);
+		n = snprintf(buf, cap, "%s",
+			     tt__site_name((const struct tt_callsite *)(uintptr_t)key, name, sizeof name));
 	else if (dladdr((void *)(uintptr_t)(key & ~TT__KEY_FUNC), &info) && info.dli_sname &&
 		 info.dli_saddr == (void *)(uintptr_t)(key & ~TT__KEY_FUNC))
 		n = snprintf(buf, cap, "%s", info.dli_sname);

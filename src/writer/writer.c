@@ -177,11 +177,13 @@ static const struct tt_callsite *tt__site_at(uint64_t entry, const struct tt__ra
 static void tt__out_names(struct tt__out *out, const struct tt__site_set *set,
 			  const struct tt__ranges *loaded)
 {
+	char name[TT__NAME_MAX];
 	uint64_t size = sizeof(uint64_t);
 	for (size_t i = 0; i < set->cap; i++) {
 		const struct tt_callsite *site = tt__site_at(set->slots[i], loaded);
 		if (site)
-			size += sizeof(struct tt_site_info) + tt__strlen32(site->name) +
+			size += sizeof(struct tt_site_info) +
+				tt__strlen32(tt__site_name(site, name, sizeof name)) +
 				tt__strlen32(site->file) + tt__strlen32(site->func);
 	}
 	tt__out_section(out, TT_SEC_SITES, size);
@@ -191,15 +193,16 @@ static void tt__out_names(struct tt__out *out, const struct tt__site_set *set,
 		const struct tt_callsite *site = tt__site_at(set->slots[i], loaded);
 		if (!site)
 			continue;
+		const char *shown = tt__site_name(site, name, sizeof name);
 		struct tt_site_info info = {
 			.address = set->slots[i],
 			.line = site->line,
-			.name_len = tt__strlen32(site->name),
+			.name_len = tt__strlen32(shown),
 			.file_len = tt__strlen32(site->file),
 			.func_len = tt__strlen32(site->func),
 		};
 		tt__out(out, &info, sizeof info);
-		tt__out(out, site->name, info.name_len);
+		tt__out(out, shown, info.name_len);
 		tt__out(out, site->file, info.file_len);
 		tt__out(out, site->func, info.func_len);
 	}
@@ -544,7 +547,9 @@ static const struct tt_callsite *tt__site_descriptor(uint64_t address, const str
 	const struct tt_callsite *retired = tt__retired_site(address);
 	if (retired)
 		return retired;
-	return !loaded || tt__ranges_hold(loaded, address) ? (const struct tt_callsite *)(uintptr_t)address :
+	/* names made at run time live in names.c's memory, not in a module */
+	return !loaded || tt__ranges_hold(loaded, address) || tt__names_hold(address) ?
+		       (const struct tt_callsite *)(uintptr_t)address :
 						  &tt__unloaded_site;
 }
 

@@ -3,9 +3,22 @@
 #ifndef TT_WRITER_H
 #define TT_WRITER_H
 
+#include <stdbool.h>
+
 #include "core/core.h"
 
 int tt__write_file(const char *path) TT__HIDDEN;
+
+/* names.c: names made at run time (the _DYN macros), and C++'s TT_FUNC names */
+/* Whether `address` is a descriptor that names.c made (the writer reads it). */
+bool tt__names_hold(uint64_t address) TT__HIDDEN;
+void tt__names_after_fork(void) TT__HIDDEN;
+/* The name a site is shown by: its own, or (TT__SITE_PRETTY) the qualified name made
+ * from the __PRETTY_FUNCTION__ it holds, in buf. */
+const char *tt__site_name(const struct tt_callsite *site, char *buf, size_t cap) TT__HIDDEN;
+size_t tt__pretty_name(const char *pretty, char *buf, size_t cap) TT__HIDDEN;
+#define TT__NAME_MAX 1024 /* bytes kept of a name made from __PRETTY_FUNCTION__ */
+
 /* Writes a file at `path` the same way (under a temporary name, renamed when
  * complete; a device or a pipe in place) with `write`, which returns 0 or -errno. */
 struct tt__out;

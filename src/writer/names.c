@@ -1,0 +1,335 @@
+/* Names made at run time (TT_SCOPE_DYN and the other _DYN macros), and the names of
+ * C++'s TT_FUNC.
+ *
+ * A runtime name is copied once into a call-site descriptor of its own, keyed on the
+ * macro's static descriptor and the name's bytes; events then record that descriptor
+ * through the ordinary emitters, and the writer describes it like a static one. The
+ * lookup takes no lock: an open-addressing table whose entries, once set, never
+ * change, published with release stores. A name not seen before is added under a
+ * mutex with signals blocked (a handler may look names up too), into memory that is
+ * never freed, so a descriptor stays valid until the process ends. */
+#include <pthread.h>
+#include <stdbool.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "writer.h"
+
+/* Descriptors live in slabs of this size; the writer asks whether an address lies in
+ * one of them. */
+#define TT__NAMES_SLAB (1u << 20)
+#define TT__NAMES_MAX_SLABS 4096 /* 4 GiB of names: beyond it, names are not kept */
+#define TT__NAMES_FIRST_CAP 1024
+
+struct tt__dyn_site {
+	struct tt_callsite site; /* first: its address is the records' payload */
+	const struct tt_callsite *from; /* the macro's own descriptor */
+	uint64_t hash;
+	size_t len;
+	char name[]; /* NUL-terminated copy, then the file's and the function's */
+};
+
+struct tt__names_table {
+	size_t mask;
+	struct tt__dyn_site *entry[];
+};
+
+static struct tt__names_table *tt__names;   /* read with acquire loads */
+static size_t tt__names_count;
+static pthread_mutex_t tt__names_mutex = PTHREAD_MUTEX_INITIALIZER;
+static char *tt__names_next, *tt__names_end;
+static char *tt__names_slabs[TT__NAMES_MAX_SLABS];
+static size_t tt__names_nslabs; /* read with acquire loads by the writer */
+
+/* Named so when a name cannot be kept (no memory). */
+static const struct tt_callsite tt__names_lost = {"(name not kept: no memory)", "", "", 0, 0};
+
+static uint64_t tt__name_hash(const struct tt_callsite *from, const char *name, size_t len)
+{
+	uint64_t h = UINT64_C(14695981039346656037) ^ (uint64_t)(uintptr_t)from;
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ (unsigned char)name[i]) * UINT64_C(1099511628211);
+	return h ^ h >> 29;
+}
+
+static const struct tt__dyn_site *tt__names_find(const struct tt__names_table *table,
+						 const struct tt_callsite *from, const char *name,
+						 size_t len, uint64_t hash, size_t *at)
+{
+	for (size_t i = hash & table->mask;; i = (i + 1) & table->mask) {
+		const struct tt__dyn_site *e = __atomic_load_n(&table->entry[i], __ATOMIC_ACQUIRE);
+		if (!e || (e->hash == hash && e->from == from && e->len == len &&
+			   memcmp(e->name, name, len) == 0)) {
+			*at = i;
+			return e;
+		}
+	}
+}
+
+/* Names mutex held. Memory from the slabs; large blocks (tables) are mapped alone. */
+static void *tt__names_alloc(size_t size)
+{
+	size = (size + 15) & ~(size_t)15;
+	if (size > TT__NAMES_SLAB / 4) {
+		void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		return p == MAP_FAILED ? NULL : p;
+	}
+	if ((size_t)(tt__names_end - tt__names_next) < size) {
+		if (tt__names_nslabs == TT__NAMES_MAX_SLABS)
+			return NULL;
+		void *p = mmap(NULL, TT__NAMES_SLAB, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (p == MAP_FAILED)
+			return NULL;
+		tt__names_next = p;
+		tt__names_end = tt__names_next + TT__NAMES_SLAB;
+		tt__names_slabs[tt__names_nslabs] = p;
+		__atomic_store_n(&tt__names_nslabs, tt__names_nslabs + 1, __ATOMIC_RELEASE);
+	}
+	void *block = tt__names_next;
+	tt__names_next += size;
+	return block;
+}
+
+/* Names mutex held: a table twice as large, holding every entry (the old one is left
+ * to lookups that still read it). */
+static struct tt__names_table *tt__names_grow(const struct tt__names_table *old)
+{
+	size_t cap = old ? 2 * (old->mask + 1) : TT__NAMES_FIRST_CAP;
+	struct tt__names_table *table =
+		tt__names_alloc(sizeof *table + cap * sizeof table->entry[0]);
+	if (!table)
+		return NULL;
+	table->mask = cap - 1;
+	for (size_t i = 0; old && i <= old->mask; i++) {
+		struct tt__dyn_site *e = old->entry[i];
+		if (!e)
+			continue;
+		size_t at = e->hash & table->mask;
+		while (table->entry[at])
+			at = (at + 1) & table->mask;
+		table->entry[at] = e;
+	}
+	return table;
+}
+
+/* Names mutex held: adds the name, or finds it added by another thread meanwhile. */
+static const struct tt_callsite *tt__names_add(const struct tt_callsite *from, const char *name,
+					       size_t len, uint64_t hash)
+{
+	struct tt__names_table *table = tt__names;
+	size_t at;
+	const struct tt__dyn_site *found =
+		table ? tt__names_find(table, from, name, len, hash, &at) : NULL;
+	if (found)
+		return &found->site;
+	if (!table || 2 * (tt__names_count + 1) > table->mask + 1) {
+		table = tt__names_grow(table);
+		if (!table)
+			return &tt__names_lost;
+		__atomic_store_n(&tt__names, table, __ATOMIC_RELEASE);
+		tt__names_find(table, from, name, len, hash, &at);
+	}
+	/* the file and function are copied too: the macro's strings go away with its
+	 * library (dlclose), and this descriptor does not */
+	size_t file_len = from->file ? strlen(from->file) : 0;
+	size_t func_len = from->func ? strlen(from->func) : 0;
+	struct tt__dyn_site *e = tt__names_alloc(sizeof *e + len + file_len + func_len + 3);
+	if (!e)
+		return &tt__names_lost;
+	char *file = e->name + len + 1, *func = file + file_len + 1;
+	memcpy(e->name, name, len);
+	e->name[len] = 0;
+	memcpy(file, from->file ? from->file : "", file_len + 1);
+	memcpy(func, from->func ? from->func : "", func_len + 1);
+	e->site = (struct tt_callsite){e->name, file, func, from->line, from->flags};
+	e->from = from;
+	e->hash = hash;
+	e->len = len;
+	tt__names_count++;
+	__atomic_store_n(&table->entry[at], e, __ATOMIC_RELEASE);
+	return &e->site;
+}
+
+const struct tt_callsite *tt__name(const struct tt_callsite *from, const char *name, size_t len)
+{
+	if (!name) {
+		name = "(null)";
+		len = 6;
+	} else if (len == (size_t)-1) {
+		len = strlen(name);
+	}
+	uint64_t hash = tt__name_hash(from, name, len);
+	const struct tt__names_table *table = __atomic_load_n(&tt__names, __ATOMIC_ACQUIRE);
+	size_t at;
+	const struct tt__dyn_site *found =
+		table ? tt__names_find(table, from, name, len, hash, &at) : NULL;
+	if (found)
+		return &found->site;
+	sigset_t old;
+	tt__block_signals(&old);
+	pthread_mutex_lock(&tt__names_mutex);
+	const struct tt_callsite *site = tt__names_add(from, name, len, hash);
+	pthread_mutex_unlock(&tt__names_mutex);
+	tt__restore_signals(&old);
+	return site;
+}
+
+bool tt__names_hold(uint64_t address)
+{
+	size_t n = __atomic_load_n(&tt__names_nslabs, __ATOMIC_ACQUIRE);
+	if (address == (uint64_t)(uintptr_t)&tt__names_lost)
+		return true;
+	for (size_t i = 0; i < n; i++)
+		if (address - (uint64_t)(uintptr_t)tt__names_slabs[i] < TT__NAMES_SLAB)
+			return true;
+	return false;
+}
+
+void tt__names_after_fork(void)
+{
+	pthread_mutex_init(&tt__names_mutex, NULL);
+}
+
+/* ---- C++'s TT_FUNC: __PRETTY_FUNCTION__ made a qualified name ---- */
+
+static bool tt__ident_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       c == '_';
+}
+
+/* Appends [s, s + n) to buf at *len, as far as it fits (cap includes the NUL). */
+static void tt__put(char *buf, size_t cap, size_t *len, const char *s, size_t n)
+{
+	if (*len + n >= cap)
+		n = *len < cap - 1 ? cap - 1 - *len : 0;
+	memcpy(buf + *len, s, n);
+	*len += n;
+	buf[*len] = 0;
+}
+
+/* Where the [with T = int; ...] or [T = int, ...] of GCC and clang begins, or NULL. */
+static const char *tt__template_args(const char *pretty, const char *end)
+{
+	const char *open = NULL;
+	if (end > pretty && end[-1] == ']')
+		for (const char *p = end - 1; p > pretty; p--)
+			if (p[-1] == ' ' && p[0] == '[') {
+				open = p;
+				break;
+			}
+	return open;
+}
+
+/* One "T = value" of the bracket [begin, end): the parameter and its value. */
+struct tt__binding {
+	const char *param, *value;
+	size_t param_len, value_len;
+};
+
+static size_t tt__bindings(const char *begin, const char *end, struct tt__binding *b, size_t max)
+{
+	size_t n = 0;
+	if (end - begin > 5 && memcmp(begin, "with ", 5) == 0)
+		begin += 5;
+	while (begin < end && n < max) {
+		int depth = 0;
+		const char *stop = begin;
+		while (stop < end && !(depth == 0 && (*stop == ';' || *stop == ','))) {
+			depth += *stop == '<' || *stop == '(' || *stop == '[';
+			depth -= *stop == '>' || *stop == ')' || *stop == ']';
+			stop++;
+		}
+		const char *eq = memchr(begin, '=', (size_t)(stop - begin));
+		/* GCC also lists the typedefs the signature uses (size_t = long unsigned
+		 * int): not template parameters */
+		bool typedef_name = eq && eq - begin >= 3 && (memcmp(eq - 3, "_t ", 3) == 0 ||
+							   memmem(begin, (size_t)(eq - begin), "::", 2));
+		if (eq && eq > begin + 1 && eq + 2 <= stop && !typedef_name) {
+			b[n] = (struct tt__binding){begin, eq + 2, (size_t)(eq - 1 - begin),
+						    (size_t)(stop - eq - 2)};
+			n++;
+		}
+		begin = stop + (stop < end);
+		while (begin < end && *begin == ' ')
+			begin++;
+	}
+	return n;
+}
+
+size_t tt__pretty_name(const char *pretty, char *buf, size_t cap)
+{
+	const char *end = pretty + strlen(pretty);
+	const char *args = tt__template_args(pretty, end);
+	const char *sig_end = args ? args - 1 : end;
+	/* the parameter list: the parenthesis that the signature ends with, after any
+	 * qualifiers (const, &, noexcept) */
+	const char *close = sig_end;
+	while (close > pretty && close[-1] != ')' && close[-1] != '>')
+		close--;
+	const char *name_end = sig_end, *name_begin = pretty;
+	if (close > pretty && close[-1] == ')') {
+		int depth = 0;
+		for (const char *p = close - 1; p >= pretty; p--) {
+			depth += *p == ')';
+			depth -= *p == '(';
+			if (depth == 0) {
+				name_end = p;
+				break;
+			}
+		}
+	}
+	/* the return type ends at the last space outside <> and () before the name */
+	int depth = 0;
+	for (const char *p = name_end; p > pretty; p--) {
+		char c = p[-1];
+		depth += c == '>' || c == ')';
+		depth -= c == '<' || c == '(';
+		if (depth == 0 && c == ' ') {
+			name_begin = p;
+			break;
+		}
+	}
+	struct tt__binding b[16];
+	size_t nb = args ? tt__bindings(args + 1, end - 1, b, 16) : 0;
+	size_t len = 0;
+	bool substituted = false;
+	buf[0] = 0;
+	for (const char *p = name_begin; p < name_end;) {
+		size_t word = 0;
+		while (p + word < name_end && tt__ident_char(p[word]))
+			word++;
+		if (!word) {
+			tt__put(buf, cap, &len, p++, 1);
+			continue;
+		}
+		size_t k = 0;
+		while (k < nb && !(b[k].param_len == word && memcmp(b[k].param, p, word) == 0))
+			k++;
+		if (k < nb) {
+			tt__put(buf, cap, &len, b[k].value, b[k].value_len);
+			substituted = true;
+		} else {
+			tt__put(buf, cap, &len, p, word);
+		}
+		p += word;
+	}
+	/* a function template's parameters are not in its name: give their values
+	 * (unless the name has arguments already: clang's Box<long>::put) */
+	for (size_t k = 0; k < nb && !substituted && !memchr(buf, '<', len); k++) {
+		tt__put(buf, cap, &len, k ? ", " : "<", k ? 2 : 1);
+		tt__put(buf, cap, &len, b[k].value, b[k].value_len);
+		if (k == nb - 1)
+			tt__put(buf, cap, &len, ">", 1);
+	}
+	return len;
+}
+
+const char *tt__site_name(const struct tt_callsite *site, char *buf, size_t cap)
+{
+	if (!(site->flags & TT__SITE_PRETTY) || !site->name)
+		return site->name;
+	tt__pretty_name(site->name, buf, cap);
+	return buf;
+}
