@@ -291,6 +291,33 @@ static double tt_bench_number(const cJSON *object, const char *key)
 	return item->valuedouble;
 }
 
+/* A name made at run time (TT_INSTANT_DYN: the name's lookup and one event), 16
+ * script-like names in turn, each run on a new thread: the median per event. */
+static void *tt_bench_dynamic_name_thread(void *arg)
+{
+	char names[16][32];
+	for (int i = 0; i < 16; i++)
+		snprintf(names[i], sizeof names[i], "script_function_%d", i);
+	int64_t t0 = tt_bench_now_ns();
+	for (int i = 0; i < 2 * TT_BENCH_PAIRS; i++)
+		TT_INSTANT_DYN(names[i & 15]);
+	*(double *)arg = (double)(tt_bench_now_ns() - t0) / (2 * TT_BENCH_PAIRS);
+	return NULL;
+}
+
+static double tt_bench_dynamic_name(int repeats)
+{
+	double *ns = calloc((size_t)repeats, sizeof(double));
+	for (int r = 0; r < repeats; r++) {
+		pthread_t thread;
+		if (pthread_create(&thread, NULL, tt_bench_dynamic_name_thread, &ns[r]) == 0)
+			pthread_join(thread, NULL);
+	}
+	double median = tt_bench_median(ns, repeats);
+	free(ns);
+	return median;
+}
+
 /* ---- the report ---- */
 
 struct tt_bench_row {
@@ -461,6 +488,8 @@ int main(int argc, char **argv)
 		{"event_cold_ns", "ns", tt_bench_median(cold, repeats), 1.05,
 		 "first 4,194,304 events of a new thread, per event", &rows[WARM], 0, NULL},
 		{"first_event_us", "us", tt_bench_median(first, repeats), 0, "first event of a new thread (target <= 20 us)", NULL, 0, NULL},
+		{"event_dynamic_name_ns", "ns", tt_bench_dynamic_name(repeats), 0,
+		 "TT_INSTANT_DYN with 16 names in turn: the name's lookup and the event", NULL, 0, NULL},
 		{"endbegin_ns", "ns", tt_bench_median(endbegin, repeats), 0.65,
 		 "TT_ENDBEGIN, per event (an end and a begin)", NULL, 0, NULL},
 		{"event_2threads_ns", "ns", tt_bench_median(two, repeats), 1.30, "per event per thread, two threads at once", NULL, 0, NULL},
