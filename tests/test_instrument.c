@@ -24,20 +24,6 @@
 static const char *src_dir, *lib_dir, *include_dir, *sanitize, *build_cc, *check_py, *schema;
 
 /* Runs a shell command; its exit status. */
-__attribute__((format(printf, 1, 2))) static int sh(const char *fmt, ...)
-{
-	char cmd[8192];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	int st = system(cmd);
-	int rc = WIFEXITED(st) ? WEXITSTATUS(st) : 128;
-	if (rc)
-		print_message("exit %d: %s\n", rc, cmd);
-	return rc;
-}
-
 /* The compiler, or NULL (the test is then skipped) when it cannot be used here. */
 static const char *compiler(const char *cc)
 {
@@ -47,7 +33,7 @@ static const char *compiler(const char *cc)
 			      "%s programs cannot load\n", sanitize, build_cc, cc);
 		return NULL;
 	}
-	if (sh("command -v %s >/dev/null", cc) != 0) {
+	if (tt_sh("command -v %s >/dev/null", cc) != 0) {
 		print_message("skipped: no %s here\n", cc);
 		return NULL;
 	}
@@ -63,28 +49,9 @@ static void cflags(char *buf, size_t cap, const char *opt)
 }
 
 /* The listing of the thread named `thread` (NULL: the process's main thread). */
-static char *thread_listing(cJSON *root, const char *thread)
-{
-	const cJSON *ev;
-	cJSON_ArrayForEach(ev, cJSON_GetObjectItemCaseSensitive(root, "traceEvents"))
-	{
-		const char *name = cJSON_GetObjectItemCaseSensitive(ev, "name")->valuestring;
-		const cJSON *args = cJSON_GetObjectItemCaseSensitive(ev, "args");
-		uint32_t pid = (uint32_t)cJSON_GetObjectItemCaseSensitive(ev, "pid")->valuedouble;
-		uint32_t tid = (uint32_t)cJSON_GetObjectItemCaseSensitive(ev, "tid")->valuedouble;
-		if (strcmp(name, "thread_name") != 0)
-			continue;
-		if (thread ? strcmp(cJSON_GetObjectItemCaseSensitive(args, "name")->valuestring, thread) == 0 :
-			     tid == pid)
-			return tt_json_listing(root, tid);
-	}
-	fail_msg("no thread %s in the trace", thread ? thread : "main");
-	return NULL;
-}
-
 static void assert_listing(cJSON *root, const char *thread, const char *expected)
 {
-	char *got = thread_listing(root, thread);
+	char *got = tt_json_thread_listing(root, thread);
 	assert_non_null(got);
 	assert_string_equal(got, expected);
 	free(got);
@@ -114,9 +81,7 @@ static cJSON *convert(const char *dir, const char *extra, const char *extra_valu
 		TT_RUN(&r, "convert", ttr, "-o", pf, "-f", "-q");
 	assert_int_equal(r.status, 0);
 	free(r.out);
-	int rc = sh("python3 '%s' '%s' '%s' '%s' >'%s/perfetto.out' 2>&1", check_py, pf, schema, json, dir);
-	if (rc != 0 && rc != 77)
-		sh("cat '%s/perfetto.out' >&2", dir);
+	int rc = tt_check_perfetto(check_py, schema, pf, json, dir);
 	assert_true(rc == 0 || rc == 77);
 	cJSON *root = tt_json_load(json);
 	assert_non_null(root);
@@ -161,17 +126,17 @@ static int build_calls(const char *cc, const char *opt, const char *dir)
 {
 	char flags[1024];
 	cflags(flags, sizeof(flags), opt);
-	if (sh("%s %s -fPIC -shared '%s/shared.c' -o '%s/libshared.so'", cc, flags, src_dir, dir) ||
-	    sh("%s %s -fPIC -shared '%s/plugin.c' -o '%s/libplugin.so'", cc, flags, src_dir, dir))
+	if (tt_sh("%s %s -fPIC -shared '%s/shared.c' -o '%s/libshared.so'", cc, flags, src_dir, dir) ||
+	    tt_sh("%s %s -fPIC -shared '%s/plugin.c' -o '%s/libplugin.so'", cc, flags, src_dir, dir))
 		return -1;
-	return sh("%s %s '%s/calls.c' -o '%s/calls' -L'%s' -lshared -L'%s' -lticktrace "
+	return tt_sh("%s %s '%s/calls.c' -o '%s/calls' -L'%s' -lshared -L'%s' -lticktrace "
 		  "-Wl,-rpath,'%s':'%s' -pthread -ldl",
 		  cc, flags, src_dir, dir, dir, lib_dir, dir, lib_dir);
 }
 
 static int run_calls(const char *dir)
 {
-	return sh("TICKTRACE_OUT='%s/run.ttr' '%s/calls' '%s/libplugin.so'", dir, dir, dir);
+	return tt_sh("TICKTRACE_OUT='%s/run.ttr' '%s/calls' '%s/libplugin.so'", dir, dir, dir);
 }
 
 static void check_calls(const char *cc, const char *opt)
@@ -212,9 +177,9 @@ static void check_cxx(const char *cxx, const char *opt)
 	char dir[64], flags[1024];
 	tt_tmpdir(dir, sizeof(dir));
 	cflags(flags, sizeof(flags), opt);
-	assert_int_equal(sh("%s %s '%s/shapes.cc' -o '%s/shapes' -L'%s' -lticktrace -Wl,-rpath,'%s'",
+	assert_int_equal(tt_sh("%s %s '%s/shapes.cc' -o '%s/shapes' -L'%s' -lticktrace -Wl,-rpath,'%s'",
 			    cxx, flags, src_dir, dir, lib_dir, lib_dir), 0);
-	assert_int_equal(sh("TICKTRACE_OUT='%s/run.ttr' '%s/shapes'", dir, dir), 0);
+	assert_int_equal(tt_sh("TICKTRACE_OUT='%s/run.ttr' '%s/shapes'", dir, dir), 0);
 	cJSON *root = convert(dir, NULL, NULL);
 	assert_listing(root, NULL,
 		       "X main 0\n"
@@ -242,7 +207,7 @@ static void test_stripped(void **state)
 	char dir[64];
 	tt_tmpdir(dir, sizeof(dir));
 	assert_int_equal(build_calls(cc, "-O2", dir), 0);
-	assert_int_equal(sh("cd '%s' && id=$(readelf -n calls | sed -n 's/.*Build ID: *//p') && "
+	assert_int_equal(tt_sh("cd '%s' && id=$(readelf -n calls | sed -n 's/.*Build ID: *//p') && "
 			    "test -n \"$id\" && mkdir -p debug/.build-id/${id%%${id#??}} && "
 			    "objcopy --only-keep-debug calls debug/.build-id/${id%%${id#??}}/${id#??}.debug && "
 			    "strip calls", dir), 0);
@@ -250,7 +215,7 @@ static void test_stripped(void **state)
 
 	cJSON *root = convert(dir, NULL, NULL);
 	assert_null(tt_json_find(root, "X", "fact"));
-	char *listing = thread_listing(root, NULL);
+	char *listing = tt_json_thread_listing(root, NULL);
 	assert_non_null(strstr(listing, "X calls+0x")); /* module+0xoffset */
 	assert_non_null(strstr(listing, "X shared_add 1\n")); /* the library is not stripped */
 	free(listing);
@@ -280,11 +245,11 @@ static void test_own_malloc(void **state)
 	char dir[64], flags[1024];
 	tt_tmpdir(dir, sizeof(dir));
 	cflags(flags, sizeof(flags), "-O2");
-	assert_int_equal(sh("%s %s '%s/own_malloc.c' -o '%s/own_malloc' -L'%s' -lticktrace "
+	assert_int_equal(tt_sh("%s %s '%s/own_malloc.c' -o '%s/own_malloc' -L'%s' -lticktrace "
 			    "-Wl,-rpath,'%s'", cc, flags, src_dir, dir, lib_dir, lib_dir), 0);
-	assert_int_equal(sh("TICKTRACE_OUT='%s/run.ttr' timeout -s KILL 60 '%s/own_malloc'", dir, dir), 0);
+	assert_int_equal(tt_sh("TICKTRACE_OUT='%s/run.ttr' timeout -s KILL 60 '%s/own_malloc'", dir, dir), 0);
 	cJSON *root = convert(dir, NULL, NULL);
-	char *listing = thread_listing(root, NULL);
+	char *listing = tt_json_thread_listing(root, NULL);
 	assert_non_null(listing);
 	assert_memory_equal(listing, "X main 0\nX malloc 1\nX free 1\n", 28);
 	free(listing);

@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -139,6 +140,49 @@ int64_t tt_json_ns(const cJSON *ev, const char *field)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(ev, field);
 	return cJSON_IsNumber(v) ? (int64_t)llround(v->valuedouble * 1000.0) : -1;
+}
+
+char *tt_json_thread_listing(cJSON *root, const char *thread)
+{
+	const cJSON *ev;
+	cJSON_ArrayForEach(ev, cJSON_GetObjectItemCaseSensitive(root, "traceEvents"))
+	{
+		const char *name = cJSON_GetObjectItemCaseSensitive(ev, "name")->valuestring;
+		const cJSON *args = cJSON_GetObjectItemCaseSensitive(ev, "args");
+		uint32_t pid = (uint32_t)cJSON_GetObjectItemCaseSensitive(ev, "pid")->valuedouble;
+		uint32_t tid = (uint32_t)cJSON_GetObjectItemCaseSensitive(ev, "tid")->valuedouble;
+		if (strcmp(name, "thread_name") != 0)
+			continue;
+		if (thread ? strcmp(cJSON_GetObjectItemCaseSensitive(args, "name")->valuestring, thread) == 0 :
+			     tid == pid)
+			return tt_json_listing(root, tid);
+	}
+	fprintf(stderr, "no thread %s in the trace\n", thread ? thread : "main");
+	return NULL;
+}
+
+int tt_sh(const char *fmt, ...)
+{
+	char cmd[8192];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	int st = system(cmd);
+	int rc = WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+	if (rc)
+		fprintf(stderr, "exit %d: %s\n", rc, cmd);
+	return rc;
+}
+
+int tt_check_perfetto(const char *check_py, const char *schema, const char *pftrace,
+		      const char *json, const char *dir)
+{
+	int rc = tt_sh("python3 '%s' '%s' '%s' '%s' >'%s/perfetto.out' 2>&1", check_py, pftrace,
+		       schema, json, dir);
+	if (rc != 0 && rc != 77)
+		tt_sh("cat '%s/perfetto.out' >&2", dir);
+	return rc;
 }
 
 cJSON *tt_json_find(cJSON *root, const char *ph, const char *name)

@@ -51,6 +51,20 @@ cJSON *tt_json_load(const char *path);
  * counters and flow events (s, t, f) are left out. Free the result. */
 char *tt_json_listing(cJSON *root, uint32_t tid);
 
+/* tt_json_listing of the thread named `thread` (NULL: the process's main thread,
+ * whose tid is its pid); fails the test when there is none. */
+char *tt_json_thread_listing(cJSON *root, const char *thread);
+
+/* Runs a shell command made with printf's format; its exit status (128: killed),
+ * printed with the command when not 0. */
+int tt_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* check-perfetto.py CHECK_PY on `pftrace` against `json` with the schema, its output
+ * in dir/perfetto.out, shown when it fails: 0 same content, 77 no protoc, else a
+ * difference. */
+int tt_check_perfetto(const char *check_py, const char *schema, const char *pftrace,
+		      const char *json, const char *dir);
+
 /* The first event with this phase and name, or NULL. */
 cJSON *tt_json_find(cJSON *root, const char *ph, const char *name);
 
