@@ -74,6 +74,8 @@ default rel
 %define TT_REC_FUNC_ENTER  10
 %define TT_REC_FUNC_EXIT   11
 %define TT_REC_VALUE       15
+%define TT_REC_FRAME       22
+%define TT_REC_SCOPE_VALUE 23
 
 ; struct tt__hot (src/core/core.h pins these with _Static_assert)
 %define HOT_OWNER  0
@@ -185,6 +187,8 @@ TT_EMITTER tt__instant_arg,  TT_REC_INSTANT_ARG, PAYLOAD_VALUE
 TT_EMITTER tt__counter,      TT_REC_COUNTER,     PAYLOAD_VALUE
 TT_EMITTER tt__flow_out,     TT_REC_FLOW_OUT,    VALUE_RDI
 TT_EMITTER tt__flow_in,      TT_REC_FLOW_IN,     VALUE_RDI
+TT_EMITTER tt__frame,        TT_REC_FRAME,       PAYLOAD_RDI
+TT_EMITTER tt__scope_value,  TT_REC_SCOPE_VALUE, VALUE_RDI
 ; Notes for the spike detector (TT_THRESHOLD_NS and the like): any one-record kind,
 ; whose word the header's inline function builds.
 TT_EMITTER tt__note,         0,                  WORD_RDI

@@ -59,6 +59,8 @@ TT__HOT void tt__counter(const struct tt_callsite *site, int64_t value);
 TT__HOT void tt__flow_out(uint64_t id);
 TT__HOT void tt__flow_in(uint64_t id);
 TT__HOT void tt__note(uint64_t word);
+TT__HOT void tt__frame(const struct tt_callsite *site);
+TT__HOT void tt__scope_value(int64_t value);
 TT_API void tt__describe(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* A note's record word: the kind (format.h's TT_REC_THRESHOLD and following) in the
@@ -193,7 +195,38 @@ TT__INLINE auto tt__name_of(const struct tt_callsite *site, const S &name)
  * formatted out of line and copied into the trace (at most 240 bytes are kept). A
  * function call that costs nothing where it is not used. */
 #define TT_DESCRIBE(...) tt__describe(__VA_ARGS__)
+/* Every scope open around this point spikes when it lasts more than `ns` (PET's
+ * SetAllParentsThreshold): a slow inner step names the whole path to it. */
+#define TT_PARENTS_THRESHOLD_NS(ns) tt__note(tt__note_word(25, (uint64_t)(ns)))
 
+/* A frame boundary: the frame before it ends and the next begins (call it once per
+ * frame, on any thread). Frames are a track of the process in the trace, numbered
+ * from 1, and spikes say which frame they happened in. TT_FRAME_MARK_NAMED("render")
+ * counts frames of its own. */
+#define TT_FRAME_MARK() TT__SITE_CALL(tt__frame, "frame")
+#define TT_FRAME_MARK_NAMED(name) TT__SITE_CALL(tt__frame, name)
+/* A value of the innermost open scope, shown in its args ("value"; Tracy's ZoneValue).
+ * One event, like TT_COUNTER. */
+#define TT_SCOPE_VALUE(value) tt__scope_value((int64_t)(value))
+
+/* A scope, as TT_SCOPE, recorded only when `cond` holds (evaluated once): when it does
+ * not, the test is all it costs. */
+#define TT_SCOPE_IF(cond, name) TT__SCOPE_IF_N(cond, name, __COUNTER__)
+TT__INLINE void tt__scope_end_if(const int *began)
+{
+	if (*began)
+		tt__end();
+}
+#define TT__SCOPE_IF_N(cond, name, n)                                              \
+	TT__SITE(TT__CAT(tt__site_, n), name);                                         \
+	const int TT__CAT(tt__scope_, n) __attribute__((cleanup(tt__scope_end_if), unused)) = \
+		(cond) ? (tt__begin(&TT__CAT(tt__site_, n)), 1) : 0
+/* TT_IGNORE, only when `cond` holds. */
+#define TT_IGNORE_IF(cond)                                                          \
+	do {                                                                           \
+		if (cond)                                                                  \
+			TT_IGNORE();                                                           \
+	} while (0)
 /* Name the calling thread in the trace (copied; at most 63 bytes are kept). Without
  * it, the name the thread has at dump or exit (pthread_setname_np) is used. */
 TT_API void tt_thread_name(const char *name);
@@ -218,6 +251,17 @@ TT_API void tt_disable(void);
  * end is not recorded otherwise. */
 TT_API void tt_pause(void);
 TT_API void tt_resume(void);
+/* When `cond` holds, the calling thread records nothing until the enclosing block
+ * exits (tt_pause, then tt_resume). */
+#define TT_PAUSE_IF(cond) TT__PAUSE_IF_N(cond, __COUNTER__)
+TT__INLINE void tt__resume_if(const int *paused)
+{
+	if (*paused)
+		tt_resume();
+}
+#define TT__PAUSE_IF_N(cond, n)                                                    \
+	const int TT__CAT(tt__paused_, n) __attribute__((cleanup(tt__resume_if), unused)) = \
+		(cond) ? (tt_pause(), 1) : 0
 
 #else /* TT_DISABLE: the same names, doing nothing, evaluating nothing */
 
@@ -247,6 +291,13 @@ TT_API void tt_resume(void);
 #define TT_CHILDREN_THRESHOLD_NS(ns) do { TT__UNUSED(ns); } while (0)
 #define TT_IGNORE() do { } while (0)
 #define TT_IGNORE_CHILDREN() do { } while (0)
+#define TT_PARENTS_THRESHOLD_NS(ns) do { TT__UNUSED(ns); } while (0)
+#define TT_FRAME_MARK() do { } while (0)
+#define TT_FRAME_MARK_NAMED(name) do { TT__UNUSED(name); } while (0)
+#define TT_SCOPE_VALUE(value) do { TT__UNUSED(value); } while (0)
+#define TT_SCOPE_IF(cond, name) TT__DECLARE_NOTHING(sizeof(cond) > 0 && sizeof(name) > 0)
+#define TT_IGNORE_IF(cond) do { TT__UNUSED(cond); } while (0)
+#define TT_PAUSE_IF(cond) TT__DECLARE_NOTHING(sizeof(cond) > 0)
 /* Checks the format against its arguments, evaluating none (sizeof does not call). */
 #define TT_DESCRIBE(...) do { TT__UNUSED(tt__describe_check(__VA_ARGS__)); } while (0)
 TT__INLINE __attribute__((format(printf, 1, 2))) int tt__describe_check(const char *fmt, ...)

@@ -3,10 +3,13 @@
 //
 //   names_program            the script loop (main thread "main")
 //   names_program --many N   4 threads, each recording N distinct names twice
+//   names_program --frames   a game loop of frames, one of them slow
+//   names_program --conditional   TT_SCOPE_IF and TT_PARENTS_THRESHOLD_NS
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <string>
 
@@ -51,9 +54,57 @@ static void *many_names(void *arg)
 	return NULL;
 }
 
+/* Spins for about `us` microseconds (a sleep could take much longer). */
+static void busy_us(long us)
+{
+	struct timespec t0, t;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	while ((t.tv_sec - t0.tv_sec) * 1000000 + (t.tv_nsec - t0.tv_nsec) / 1000 < us);
+}
+
+/* A game loop of 10 frames: frame 6's script takes 30 ms, the others 1 ms. */
+static void frames(void)
+{
+	for (int frame = 1; frame <= 10; frame++) {
+		TT_FRAME_MARK();
+		TT_SCOPE("tick");
+		TT_SCOPE_VALUE(frame * 100);
+		std::string script = frame == 6 ? "slow_script" : "script";
+		TT_SCOPE_DYN(script);
+		TT_DESCRIBE("frame %d runs %s", frame, script.c_str());
+		busy_us(frame == 6 ? 30000 : 1000);
+	}
+	TT_FRAME_MARK();
+}
+
+/* Markup that steers the detector: a scope recorded only when its condition holds,
+ * and a threshold for every enclosing scope. */
+static void conditional(void)
+{
+	for (int i = 0; i < 4; i++) {
+		TT_SCOPE("outer");
+		TT_SCOPE_IF(i % 2 == 0, "even");
+		TT_SCOPE("inner");
+		if (i == 2) {
+			TT_PARENTS_THRESHOLD_NS(500000);
+			busy_us(2000);
+		}
+	}
+}
+
 int main(int argc, char **argv)
 {
 	tt_thread_name("main");
+	if (argc == 2 && strcmp(argv[1], "--frames") == 0) {
+		frames();
+		return 0;
+	}
+	if (argc == 2 && strcmp(argv[1], "--conditional") == 0) {
+		conditional();
+		return 0;
+	}
 	if (argc == 3 && strcmp(argv[1], "--many") == 0) {
 		many = atoi(argv[2]);
 		pthread_t t[4];

@@ -34,6 +34,16 @@ struct tt_frame {
 	uint64_t value;
 	uint64_t offset;
 	uint32_t flags;
+	uint32_t text_len;   /* TT_EV_DESCRIBED: its text, in the thread's descriptions */
+	int64_t scope_value; /* TT_EV_SCOPE_VALUE */
+};
+
+/* The frames of one name in one file (TT_FRAME_MARK): few, looked up by site. */
+struct tt_frames {
+	const struct tt_file *file;
+	struct tt_str name;
+	uint64_t count;  /* marks so far */
+	int64_t last_ts; /* of the last mark */
 };
 
 /* What the decoder keeps per thread between records and sections. */
@@ -67,6 +77,10 @@ struct tt_thread_state {
 	uint64_t clamped, first_clamped;
 	uint64_t events, unterminated;
 	int64_t first_ts;
+	/* The descriptions of the open scopes: TT_DESCRIBE_MAX bytes per depth, as far
+	 * as a description was given. */
+	char *described;
+	uint32_t described_cap; /* depths it has room for */
 	/* The sites this thread used last, by address bits: most lookups end here. */
 	const struct tt_site *site_cache[TT_SITE_CACHE];
 };
@@ -98,7 +112,10 @@ struct tt_decoder {
 	const struct tt_trace *trace;
 	struct tt_sink *const *sinks;
 	size_t nsinks;
-	struct tt_dispatch slice_begin, slice_end, instant, counter, flow, note;
+	struct tt_dispatch slice_begin, slice_end, instant, counter, flow, note, frame;
+	struct tt_frames *frames;        /* by name and file */
+	size_t nframes;
+	uint32_t *frames_of;             /* by site id: index in frames + 1, 0 not yet */
 	struct tt_thread_state *threads; /* by thread id */
 	struct tt_heap_entry *heap;      /* the earliest next_ts on top */
 	size_t nheap;
@@ -201,6 +218,7 @@ static int tt_open_scope(struct tt_decoder *d, struct tt_thread_state *st,
 	fr->value = value;
 	fr->flags = flags;
 	fr->offset = offset;
+	fr->text_len = 0;
 	struct tt_event e = {
 		.thread = t, .site = site, .func = func, .ts = ts, .value = value,
 		.depth = st->depth - 1, .flags = flags, .offset = offset,
@@ -216,8 +234,12 @@ static int tt_close_scope(struct tt_decoder *d, struct tt_thread_state *st,
 	struct tt_event e = {
 		.thread = t, .site = fr->site, .func = fr->func, .ts = fr->ts,
 		.dur = ts - fr->ts, .value = fr->value, .depth = st->depth,
-		.flags = fr->flags | flags, .offset = fr->offset,
+		.flags = fr->flags | flags, .offset = fr->offset, .scope_value = fr->scope_value,
 	};
+	if (fr->flags & TT_EV_DESCRIBED) {
+		e.text = st->described + (size_t)st->depth * TT_DESCRIBE_MAX;
+		e.text_len = fr->text_len;
+	}
 	if (flags & TT_EV_UNTERMINATED) {
 		d->sum.unterminated++;
 		st->unterminated++;
@@ -364,13 +386,14 @@ static const char *const tt_kind_names[TT_REC_KIND_MAX + 1] = {
 	[TT_REC_BEGIN_ARG] = "BEGIN_ARG", [TT_REC_INSTANT_ARG] = "INSTANT_ARG",
 	[TT_REC_COUNTER] = "COUNTER", [TT_REC_FLOW_OUT] = "FLOW_OUT", [TT_REC_FLOW_IN] = "FLOW_IN",
 	[TT_REC_DESCRIBE] = "DESCRIBE", [TT_REC_DROPPED] = "DROPPED",
+	[TT_REC_SCOPE_VALUE] = "SCOPE_VALUE",
 };
 
 /* The kinds this decoder reads; any other is an error. */
 static bool tt_kind_known(unsigned kind)
 {
-	return kind <= TT_REC_FUNC_EXIT || (kind >= TT_REC_THRESHOLD && kind <= TT_REC_TEXT) ||
-	       kind == TT_REC_DROPPED;
+	return kind <= TT_REC_FUNC_EXIT ||
+	       (kind >= TT_REC_THRESHOLD && kind <= TT_REC_PARENTS_THRESHOLD);
 }
 
 /* A note's event flag, by kind from TT_REC_THRESHOLD on. */
@@ -379,12 +402,64 @@ static const uint32_t tt_note_flags[] = {
 	TT_EV_DESCRIBE,
 };
 
+/* A description stays with its scope, for the slice's args in the trace. */
+static int tt_describe_scope(struct tt_thread_state *st, const char *text, uint32_t len)
+{
+	if (st->depth == 0)
+		return 0;
+	uint32_t at = st->depth - 1;
+	if (at >= st->described_cap) {
+		uint32_t cap = st->depth > 2 * st->described_cap ? st->depth : 2 * st->described_cap;
+		char *grown = realloc(st->described, (size_t)cap * TT_DESCRIBE_MAX);
+		if (!grown)
+			return tt_error("out of memory for the descriptions of %u nested scopes", cap);
+		st->described = grown;
+		st->described_cap = cap;
+	}
+	memcpy(st->described + (size_t)at * TT_DESCRIBE_MAX, text, len);
+	st->stack[at].text_len = len;
+	st->stack[at].flags |= TT_EV_DESCRIBED;
+	return 0;
+}
+
+/* A frame boundary: the frames of its site's name in its file count one more. */
+static int tt_frame_mark(struct tt_decoder *d, struct tt_thread_state *st, const struct tt_site *site,
+			 int64_t ts, uint64_t offset)
+{
+	const struct tt_file *file = st->thread->file;
+	uint32_t *of = &d->frames_of[site->id];
+	for (size_t i = 0; i < d->nframes && !*of; i++)
+		if (d->frames[i].file == file && d->frames[i].name.len == site->name.len &&
+		    memcmp(d->frames[i].name.ptr, site->name.ptr, site->name.len) == 0)
+			*of = (uint32_t)i + 1;
+	if (!*of) {
+		struct tt_frames *grown = realloc(d->frames, (d->nframes + 1) * sizeof *grown);
+		if (!grown)
+			return tt_error("out of memory for frames");
+		d->frames = grown;
+		d->frames[d->nframes++] = (struct tt_frames){.file = file, .name = site->name};
+		*of = (uint32_t)d->nframes;
+	}
+	struct tt_frames *f = &d->frames[*of - 1];
+	/* marks of two threads can come a little out of order within a merge window */
+	int64_t dur = f->count && ts > f->last_ts ? ts - f->last_ts : 0;
+	f->count++;
+	f->last_ts = ts > f->last_ts || f->count == 1 ? ts : f->last_ts;
+	struct tt_event e = {.thread = st->thread, .site = site, .func = *of - 1, .ts = f->last_ts,
+			     .dur = dur, .value = f->count, .depth = st->depth, .offset = offset};
+	return tt_dispatch(&d->frame, &e);
+}
+
 static int tt_note(struct tt_decoder *d, struct tt_thread_state *st, unsigned kind,
 		   uint64_t value, int64_t ts, uint64_t offset)
 {
+	if (kind == TT_REC_DESCRIBE && tt_describe_scope(st, st->text, (uint32_t)value) < 0)
+		return -1;
 	struct tt_event e = {
 		.thread = st->thread, .ts = ts, .value = value, .depth = st->depth,
-		.flags = tt_note_flags[kind - TT_REC_THRESHOLD], .offset = offset,
+		.flags = kind == TT_REC_PARENTS_THRESHOLD ? TT_EV_PARENTS_THRESHOLD :
+							    tt_note_flags[kind - TT_REC_THRESHOLD],
+		.offset = offset,
 		.text = kind == TT_REC_DESCRIBE ? st->text : NULL,
 	};
 	return tt_dispatch(&d->note, &e);
@@ -476,6 +551,12 @@ static int tt_complete(struct tt_decoder *d, struct tt_thread_state *st,
 		return tt_dispatch(&d->counter, &e);
 	case TT_REC_FLOW_OUT:
 		return tt_flow(d, st, t, TT_EV_FLOW_OUT, value, ts, offset);
+	case TT_REC_SCOPE_VALUE:
+		if (st->depth > 0) {
+			st->stack[st->depth - 1].scope_value = (int64_t)value;
+			st->stack[st->depth - 1].flags |= TT_EV_SCOPE_VALUE;
+		}
+		return 0;
 	case TT_REC_DROPPED:
 		return tt_gap(d, st, t, st->pending_payload, ts, value, TT_RECORD_PAYLOAD(second->word),
 			      offset);
@@ -564,10 +645,14 @@ static int tt_decode_record(struct tt_decoder *d, struct tt_thread_state *st, un
 	case TT_REC_FUNC_EXIT:
 		rc = tt_func_exit(d, st, t, payload, ts, offset);
 		break;
+	case TT_REC_FRAME:
+		rc = tt_frame_mark(d, st, site, ts, offset);
+		break;
 	case TT_REC_THRESHOLD:
 	case TT_REC_CHILDREN_THRESHOLD:
 	case TT_REC_IGNORE:
 	case TT_REC_IGNORE_CHILDREN:
+	case TT_REC_PARENTS_THRESHOLD:
 		rc = tt_note(d, st, kind, payload, ts, offset);
 		break;
 	case TT_REC_DESCRIBE:
@@ -855,7 +940,8 @@ static int tt_decoder_init(struct tt_decoder *d)
 	d->threads = calloc(n, sizeof(*d->threads));
 	d->heap = calloc(n, sizeof(*d->heap));
 	d->flows = malloc(TT_FLOW_BATCH * sizeof(*d->flows));
-	if (!d->threads || !d->heap || !d->flows)
+	d->frames_of = calloc(t->nsites ? t->nsites : 1, sizeof(*d->frames_of));
+	if (!d->threads || !d->heap || !d->flows || !d->frames_of)
 		return tt_error("out of memory for %zu threads", t->nthreads);
 	for (size_t i = 0; i < t->nfiles; i++) {
 		const struct tt_file *f = &t->files[i];
@@ -891,6 +977,7 @@ int tt_decode(const struct tt_trace *t, struct tt_sink *const *sinks, size_t nsi
 		tt_dispatch_add(&d.counter, sinks[i], ops->counter);
 		tt_dispatch_add(&d.flow, sinks[i], ops->flow);
 		tt_dispatch_add(&d.note, sinks[i], ops->note);
+		tt_dispatch_add(&d.frame, sinks[i], ops->frame);
 	}
 	int rc = tt_decoder_init(&d);
 	if (rc == 0)
@@ -938,8 +1025,11 @@ int tt_decode(const struct tt_trace *t, struct tt_sink *const *sinks, size_t nsi
 		for (size_t i = 0; i < t->nthreads; i++) {
 			free(d.threads[i].stack);
 			free(d.threads[i].unbegun);
+			free(d.threads[i].described);
 		}
 	free(d.threads);
+	free(d.frames);
+	free(d.frames_of);
 	free(d.heap);
 	free(d.flows);
 	free(d.links);

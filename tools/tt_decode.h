@@ -83,6 +83,10 @@ enum tt_event_flags {
 	 * it is known to be open. */
 	TT_EV_UNBEGUN = 1u << 11,
 	TT_EV_GAP = 1u << 12,         /* a run of lost events: value holds how many */
+	/* slice_end: its TT_DESCRIBE (the last), text_len bytes of text */
+	TT_EV_DESCRIBED = 1u << 13,
+	TT_EV_SCOPE_VALUE = 1u << 14, /* slice_end: scope_value holds its TT_SCOPE_VALUE */
+	TT_EV_PARENTS_THRESHOLD = 1u << 15, /* a note: TT_PARENTS_THRESHOLD_NS, value the ns */
 };
 
 /* One logical event, valid only during the callback. Times are nanoseconds since the
@@ -97,7 +101,10 @@ struct tt_event {
 	uint32_t depth;             /* scopes open around it on its thread */
 	uint32_t flags;             /* enum tt_event_flags */
 	uint64_t offset;            /* file offset of its record */
-	const char *text;           /* TT_EV_DESCRIBE: value bytes; TT_EV_NAMED: a C string */
+	const char *text;           /* TT_EV_DESCRIBE: value bytes; TT_EV_NAMED: a C string;
+	                             * TT_EV_DESCRIBED: text_len bytes */
+	uint32_t text_len;
+	int64_t scope_value;        /* TT_EV_SCOPE_VALUE */
 	/* Flows: the arrow's id in the output, unique in the trace. Each FLOW_OUT starts a
 	 * new one; a FLOW_IN ends the one of the latest FLOW_OUT of its process with the
 	 * same id (value) before it, or has an id no FLOW_OUT has when there is none. So
@@ -147,6 +154,11 @@ struct tt_sink_ops {
 	/* A note on the innermost open scope (depth: how many are open; 0, none): one of
 	 * the flags TT_EV_THRESHOLD to TT_EV_DESCRIBE. For the spike detector. */
 	int (*note)(struct tt_sink *s, const struct tt_event *e);
+	/* A frame boundary (TT_FRAME_MARK): frame number `value` of the frames named by
+	 * site begins at ts, and the one before it lasted dur (0: it is the first). The
+	 * frames of a name are the process's, from all its threads; func numbers them
+	 * (their track) from 0 over the trace, for sinks that keep state per track. */
+	int (*frame)(struct tt_sink *s, const struct tt_event *e);
 	/* A thread's records ended (its open scopes are closed by then). */
 	int (*thread_end)(struct tt_sink *s, const struct tt_thread *t,
 			  const struct tt_thread_summary *sum);

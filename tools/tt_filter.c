@@ -174,6 +174,15 @@ static int tt_filter_flow(struct tt_sink *s, const struct tt_event *e)
 	return TT_FORWARD(fs, flow, e);
 }
 
+/* Frames are the process's, not a thread's: kept when they end inside the window. */
+static int tt_filter_frame(struct tt_sink *s, const struct tt_event *e)
+{
+	struct tt_filter_sink *fs = (struct tt_filter_sink *)s;
+	if (e->ts < fs->f.from || e->ts > fs->f.to)
+		return 0;
+	return TT_FORWARD(fs, frame, e);
+}
+
 static int tt_filter_thread_end(struct tt_sink *s, const struct tt_thread *t,
 				const struct tt_thread_summary *sum)
 {
@@ -212,6 +221,7 @@ static const struct tt_sink_ops tt_filter_ops = {
 	.instant = tt_filter_instant,
 	.counter = tt_filter_counter,
 	.flow = tt_filter_flow,
+	.frame = tt_filter_frame,
 	.thread_end = tt_filter_thread_end,
 	.warning = tt_filter_warning,
 	.finish = tt_filter_finish,

@@ -25,7 +25,12 @@ struct tt_json {
 	struct tt_buf scratch;
 	bool source;                  /* "src":"file:line" on every slice and instant */
 	struct tt_folded folded;      /* left out: nested deeper than Perfetto shows */
+	uint64_t frame_tracks;        /* frame tracks named so far: those numbered below */
 };
+
+/* Frames are a track of their process: a thread of its own in JSON, numbered down
+ * from the largest tid (no kernel gives a thread an id near 2^32). */
+#define TT_JSON_FRAME_TID(track) (UINT32_MAX - (uint32_t)(track))
 
 /* Integers above 2^53 lose digits in every JSON reader that uses doubles: those go
  * out as hexadecimal strings. */
@@ -216,6 +221,17 @@ static void tt_json_tail(struct tt_json *j, const struct tt_event *e)
 		tt_json_arg_key(o, &open, "\"arg\":", 6);
 		tt_json_u64(o, e->value);
 	}
+	if (e->flags & TT_EV_SCOPE_VALUE) {
+		tt_json_arg_key(o, &open, "\"value\":", 8);
+		tt_out_i64(o, e->scope_value);
+	}
+	if (e->flags & TT_EV_DESCRIBED) {
+		tt_json_arg_key(o, &open, "\"description\":", 14);
+		j->scratch.len = 0;
+		tt_json_escape(&j->scratch, e->text, e->text_len);
+		if (!j->scratch.oom)
+			tt_out_lit(o, j->scratch.p, j->scratch.len);
+	}
 	if (e->flags & TT_EV_UNTERMINATED)
 		tt_json_arg_key(o, &open, "\"unterminated\":true", 19);
 	if (e->flags & TT_EV_UNBEGUN)
@@ -231,7 +247,9 @@ static int tt_json_slice_end(struct tt_sink *sink, const struct tt_event *e)
 	struct tt_out *o = j->out;
 	if (tt_too_deep(e, &j->folded.slices))
 		return 0;
-	TT_JSON_HEAD(j, ",\n{\"ph\":\"X\",\"ts\":", tt_json_prepare(j, e), e->ts);
+	/* a description escapes to at most six bytes a byte */
+	size_t described = e->flags & TT_EV_DESCRIBED ? 6 * (size_t)e->text_len + 32 : 0;
+	TT_JSON_HEAD(j, ",\n{\"ph\":\"X\",\"ts\":", tt_json_prepare(j, e) + described, e->ts);
 	TT_OUT_LIT(o, ",\"dur\":");
 	tt_json_dur(o, e->ts, e->dur);
 	tt_json_thread(j, e->thread);
@@ -295,6 +313,49 @@ static int tt_json_flow(struct tt_sink *sink, const struct tt_event *e)
 	tt_out_us(o, e->ts);
 	tt_json_thread(j, e->thread);
 	TT_OUT_LIT(o, "\"name\":\"flow\",\"cat\":\"ticktrace\"}");
+	return 0;
+}
+
+/* A frame boundary: the frame that ended, "NAME N" on its frames' track, named at
+ * its first frame. */
+static int tt_json_frame(struct tt_sink *sink, const struct tt_event *e)
+{
+	struct tt_json *j = (struct tt_json *)sink;
+	struct tt_out *o = j->out;
+	if (e->value < 2)
+		return 0;
+	uint32_t pid = e->thread->file->process.pid, tid = TT_JSON_FRAME_TID(e->func);
+	j->scratch.len = 0;
+	tt_json_escape_str(&j->scratch, e->site->name);
+	if (j->scratch.oom)
+		return tt_error("out of memory");
+	tt_out_reserve(o, TT_OUT_SLACK + 2 * j->scratch.len);
+	if (e->func >= j->frame_tracks) {
+		j->frame_tracks = e->func + 1;
+		TT_OUT_LIT(o, ",\n{\"name\":\"thread_name\",\"cat\":\"__metadata\",\"ph\":\"M\",\"ts\":0,\"pid\":");
+		tt_out_u64(o, pid);
+		TT_OUT_LIT(o, ",\"tid\":");
+		tt_out_u64(o, tid);
+		TT_OUT_LIT(o, ",\"args\":{\"name\":");
+		tt_out_lit(o, j->scratch.p, j->scratch.len);
+		TT_OUT_LIT(o, "}}");
+	}
+	TT_OUT_LIT(o, ",\n{\"ph\":\"X\",\"ts\":");
+	tt_out_us(o, e->ts - e->dur);
+	TT_OUT_LIT(o, ",\"dur\":");
+	tt_json_dur(o, e->ts - e->dur, e->dur);
+	TT_OUT_LIT(o, ",\"pid\":");
+	tt_out_u64(o, pid);
+	TT_OUT_LIT(o, ",\"tid\":");
+	tt_out_u64(o, tid);
+	/* the name with the number inside its quotes: "frame 12" */
+	TT_OUT_LIT(o, ",\"name\":");
+	tt_out_lit(o, j->scratch.p, j->scratch.len - 1);
+	tt_out_char(o, ' ');
+	tt_out_u64(o, e->value - 1);
+	TT_OUT_LIT(o, "\",\"cat\":\"ticktrace\",\"args\":{\"frame\":");
+	tt_out_u64(o, e->value - 1);
+	TT_OUT_LIT(o, "}}");
 	return 0;
 }
 
@@ -489,6 +550,7 @@ static const struct tt_sink_ops tt_json_ops = {
 	.instant = tt_json_instant,
 	.counter = tt_json_counter,
 	.flow = tt_json_flow,
+	.frame = tt_json_frame,
 	.warning = tt_json_warning,
 	.finish = tt_json_finish,
 	.destroy = tt_json_destroy,

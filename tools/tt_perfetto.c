@@ -13,6 +13,8 @@
  * in both formats, this writer holds a thread's instants at its latest time until
  * its time moves on, with the slices begun then that may end then too, and writes
  * them in that order (zero-length slices as instants). */
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "tt_sinks.h"
@@ -26,7 +28,7 @@ enum {
 	TE_TYPE = 9, TE_TRACK_UUID = 11, TE_NAME_IID = 10, TE_NAME = 23, TE_CATEGORY_IIDS = 3,
 	TE_COUNTER_VALUE = 30, TE_FLOW_IDS = 47, TE_TERMINATING_FLOW_IDS = 48,
 	TE_DEBUG_ANNOTATIONS = 4, TE_SOURCE_LOCATION_IID = 34,
-	DA_NAME = 10, DA_BOOL = 2, DA_UINT = 3,
+	DA_NAME = 10, DA_BOOL = 2, DA_UINT = 3, DA_INT = 4, DA_STRING = 6,
 	DEF_CLOCK_ID = 58, DEF_TRACK_EVENT = 11, TED_TRACK_UUID = 11,
 	ID_CATEGORIES = 1, ID_EVENT_NAMES = 2, ID_SOURCE_LOCATIONS = 4,
 	IID = 1, IID_NAME = 2, SL_FILE = 2, SL_FUNCTION = 3, SL_LINE = 4,
@@ -162,6 +164,7 @@ struct tt_perfetto {
 	struct tt_pf_seq *threads; /* by thread id */
 	struct tt_pf_seq flows;
 	uint64_t *counter_uuid;       /* by site id: its counter track, once described */
+	uint64_t frame_tracks;        /* frame tracks described: those numbered below it */
 	struct tt_pb_buf scratch;
 	struct tt_folded folded;      /* left out: nested deeper than Perfetto shows */
 };
@@ -217,6 +220,8 @@ static int tt_pf_descriptor(struct tt_perfetto *p, uint64_t uuid, uint64_t paren
 	uint8_t *sub = q;
 	q = pb_open(q);
 	switch (kind) {
+	case TD_NAME: /* a track of slices (frames): its name, nothing inside */
+		break;
 	case TD_PROCESS:
 		q = pb_uint(q, PD_PID, pid);
 		q = pb_text(q, PD_NAME, name);
@@ -229,8 +234,11 @@ static int tt_pf_descriptor(struct tt_perfetto *p, uint64_t uuid, uint64_t paren
 	default: /* a counter: its name on the track, nothing inside */
 		break;
 	}
-	q = pb_close(sub, q, kind);
-	if (kind == TD_COUNTER)
+	if (kind == TD_NAME)
+		q = sub;
+	else
+		q = pb_close(sub, q, kind);
+	if (kind == TD_COUNTER || kind == TD_NAME)
 		q = pb_text(q, TD_NAME, name);
 	q = pb_close(td, q, PKT_TRACK_DESCRIPTOR);
 	tt_pf_packet(p, b, (size_t)(q - b));
@@ -408,7 +416,7 @@ static int tt_pf_event(struct tt_perfetto *p, const struct tt_event *e, unsigned
 		fname_len = tt_trace_func_name(p->trace, e->thread->file, e->func, fname, sizeof(fname));
 	if (named && (e->flags & TT_EV_NAMED))
 		fname_len = strnlen(e->text, sizeof(fname));
-	room += 3 * fname_len;
+	room += 3 * fname_len + (e->flags & TT_EV_DESCRIBED ? e->text_len + 16 : 0);
 	/* Most packets are encoded in place in the output buffer; those with strings to
 	 * intern go through scratch. */
 	bool in_place = room <= TT_PF_SMALL;
@@ -462,13 +470,29 @@ static int tt_pf_event(struct tt_perfetto *p, const struct tt_event *e, unsigned
 			q = pb_close(da, q, TE_DEBUG_ANNOTATIONS);
 		}
 	}
-	if (type != TYPE_SLICE_BEGIN && (e->flags & TT_EV_UNTERMINATED)) {
+	if (type != TYPE_SLICE_BEGIN) {
 		/* end arguments are merged into the slice */
 		uint8_t *da = q;
-		q = pb_open(q);
-		q = pb_bytes(q, DA_NAME, "unterminated", 12);
-		q = pb_uint(q, DA_BOOL, 1);
-		q = pb_close(da, q, TE_DEBUG_ANNOTATIONS);
+		if (e->flags & TT_EV_UNTERMINATED) {
+			q = pb_open(q);
+			q = pb_bytes(q, DA_NAME, "unterminated", 12);
+			q = pb_uint(q, DA_BOOL, 1);
+			q = pb_close(da, q, TE_DEBUG_ANNOTATIONS);
+		}
+		if (e->flags & TT_EV_SCOPE_VALUE) {
+			da = q;
+			q = pb_open(q);
+			q = pb_bytes(q, DA_NAME, "value", 5);
+			q = pb_uint(q, DA_INT, (uint64_t)e->scope_value);
+			q = pb_close(da, q, TE_DEBUG_ANNOTATIONS);
+		}
+		if (e->flags & TT_EV_DESCRIBED) {
+			da = q;
+			q = pb_open(q);
+			q = pb_bytes(q, DA_NAME, "description", 11);
+			q = pb_bytes(q, DA_STRING, e->text, e->text_len);
+			q = pb_close(da, q, TE_DEBUG_ANNOTATIONS);
+		}
 	}
 	q = pb_close(te, q, PKT_TRACK_EVENT);
 	if (in_place)
@@ -505,6 +529,12 @@ static int tt_pf_advance(struct tt_perfetto *p, struct tt_pf_seq *sq, int64_t ts
 	return sq->nheld && ts > sq->held_ts ? tt_pf_release(p, sq) : 0;
 }
 
+static char *tt_memdup(const char *text, size_t n)
+{
+	char *copy = malloc(n ? n : 1);
+	return copy ? memcpy(copy, text, n) : NULL;
+}
+
 static int tt_pf_hold(struct tt_pf_seq *sq, const struct tt_event *e, enum tt_pf_hold_kind kind)
 {
 	if (sq->nheld == sq->held_cap) {
@@ -527,10 +557,15 @@ static int tt_pf_hold(struct tt_pf_seq *sq, const struct tt_event *e, enum tt_pf
 	h->e.depth = e->depth;
 	h->e.flags = e->flags;
 	h->e.text = NULL;
+	h->e.text_len = e->text_len;
+	h->e.scope_value = e->scope_value;
 	h->kind = kind;
 	if (kind == TT_HELD_POINT) {
 		sq->held_points++;
 		if ((e->flags & TT_EV_NAMED) && !(h->e.text = strdup(e->text)))
+			return tt_error("out of memory");
+		/* a zero-length slice's description, written with it as an instant */
+		if ((e->flags & TT_EV_DESCRIBED) && !(h->e.text = tt_memdup(e->text, e->text_len)))
 			return tt_error("out of memory");
 	}
 	sq->nheld++;
@@ -576,7 +611,7 @@ static int tt_pf_slice_end(struct tt_sink *sink, const struct tt_event *e)
 	}
 	if (tt_pf_advance(p, sq, e->ts + e->dur) < 0)
 		return -1;
-	if (e->flags & TT_EV_UNTERMINATED) {
+	if (e->flags & (TT_EV_UNTERMINATED | TT_EV_DESCRIBED | TT_EV_SCOPE_VALUE)) {
 		struct tt_event end = *e;
 		end.ts = e->ts + e->dur;
 		return tt_pf_event(p, &end, TYPE_SLICE_END, 0, NULL);
@@ -655,6 +690,32 @@ static int tt_pf_counter(struct tt_sink *sink, const struct tt_event *e)
 	return tt_pf_event(p, e, TYPE_COUNTER, p->counter_uuid[s->id], NULL);
 }
 
+/* A frame boundary: the frame that ended is a slice "NAME N" on the process's track
+ * of those frames, described at its first one; on the flows' sequence, whose
+ * timestamps are absolute. */
+static int tt_pf_frame(struct tt_sink *sink, const struct tt_event *e)
+{
+	struct tt_perfetto *p = (struct tt_perfetto *)sink;
+	if (e->value < 2)
+		return 0;
+	size_t file = (size_t)(e->thread->file - p->trace->files);
+	uint64_t uuid = UINT64_C(3) << 62 | e->func;
+	if (e->func >= p->frame_tracks) {
+		if (tt_pf_descriptor(p, uuid, tt_pf_process_uuid(file), TD_NAME, 0, 0, e->site->name) < 0)
+			return -1;
+		p->frame_tracks = e->func + 1;
+	}
+	char name[128];
+	snprintf(name, sizeof name, "%.*s %" PRIu64, (int)(e->site->name.len > 96 ? 96 : e->site->name.len),
+			 e->site->name.ptr, e->value - 1);
+	struct tt_event begin = {.thread = e->thread, .ts = e->ts - e->dur, .flags = TT_EV_NAMED,
+				 .text = name};
+	struct tt_event end = {.thread = e->thread, .ts = e->ts};
+	if (tt_pf_event(p, &begin, TYPE_SLICE_BEGIN, uuid, &p->flows) < 0)
+		return -1;
+	return tt_pf_event(p, &end, TYPE_SLICE_END, uuid, &p->flows);
+}
+
 static void tt_pf_destroy(struct tt_sink *sink)
 {
 	struct tt_perfetto *p = (struct tt_perfetto *)sink;
@@ -681,6 +742,7 @@ static const struct tt_sink_ops tt_perfetto_ops = {
 	.flow = tt_pf_flow,
 	.thread_end = tt_pf_thread_end,
 	.finish = tt_pf_finish,
+	.frame = tt_pf_frame,
 	.destroy = tt_pf_destroy,
 };
 

@@ -136,17 +136,25 @@ static int tt_an_note(struct tt_sink *s, const struct tt_event *e)
 	static const unsigned kinds[][2] = {
 		{TT_EV_THRESHOLD, TT_REC_THRESHOLD}, {TT_EV_CHILDREN_THRESHOLD, TT_REC_CHILDREN_THRESHOLD},
 		{TT_EV_IGNORE, TT_REC_IGNORE},       {TT_EV_IGNORE_CHILDREN, TT_REC_IGNORE_CHILDREN},
-		{TT_EV_DESCRIBE, TT_REC_DESCRIBE},
+		{TT_EV_DESCRIBE, TT_REC_DESCRIBE}, {TT_EV_PARENTS_THRESHOLD, TT_REC_PARENTS_THRESHOLD},
 	};
 	unsigned kind = 0;
 	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
 		if (e->flags & kinds[i][0])
 			kind = kinds[i][1];
-	a->threshold_notes += kind == TT_REC_THRESHOLD || kind == TT_REC_CHILDREN_THRESHOLD;
+	a->threshold_notes += kind == TT_REC_THRESHOLD || kind == TT_REC_CHILDREN_THRESHOLD ||
+			      kind == TT_REC_PARENTS_THRESHOLD;
 	size_t len = kind == TT_REC_DESCRIBE ? (size_t)e->value : 0;
 	if (tt__scope_note(&a->threads[e->thread->id], kind, e->value, e->text, len) < 0)
 		return tt_an_failed(a);
 	return TT_FORWARD(a, note, e);
+}
+
+static int tt_an_frame(struct tt_sink *s, const struct tt_event *e)
+{
+	struct tt_an_sink *a = (struct tt_an_sink *)s;
+	tt__frame_mark(&a->an, e->func, e->ts);
+	return TT_FORWARD(a, frame, e);
 }
 
 static int tt_an_instant(struct tt_sink *s, const struct tt_event *e)
@@ -204,6 +212,7 @@ static const struct tt_sink_ops tt_an_ops = {
 	.slice_begin = tt_an_slice_begin,
 	.slice_end = tt_an_slice_end,
 	.note = tt_an_note,
+	.frame = tt_an_frame,
 	.warning = tt_an_warning,
 	.finish = tt_an_finish,
 	.destroy = tt_an_destroy,
@@ -218,6 +227,7 @@ static const struct tt_sink_ops tt_an_wrap_ops = {
 	.counter = tt_an_counter,
 	.flow = tt_an_flow,
 	.note = tt_an_note,
+	.frame = tt_an_frame,
 	.thread_end = tt_an_thread_end,
 	.warning = tt_an_warning,
 	.finish = tt_an_finish,
@@ -358,6 +368,10 @@ static cJSON *tt_spike_json(struct tt_an_sink *a, const struct tt__spike *s)
 	cJSON_AddNumberToObject(root, "threshold_ns", (double)s->threshold);
 	cJSON_AddStringToObject(root, "threshold_from", tt__spike_threshold_from(s));
 	cJSON_AddNumberToObject(root, "explained_ns", (double)s->explained);
+	if (s->frame)
+		cJSON_AddNumberToObject(root, "frame", (double)s->frame);
+	if (s->frame_ns)
+		cJSON_AddNumberToObject(root, "frames", (double)s->dur / (double)s->frame_ns);
 	if (s->text)
 		tt_json_add_text(root, "description", s->text, s->text_len);
 	cJSON *stack = cJSON_AddArrayToObject(root, "stack");

@@ -65,12 +65,19 @@ enum tt_record_kind {
 	TT_REC_TEXT = 21,               /* TT_TEXT_BYTES bytes of a DESCRIBE's text: 8 in `tsc`,
 	                                 * 7 in the payload, little-endian; the last is
 	                                 * padded with zeros */
+	/* A frame boundary (TT_FRAME_MARK): payload: site, whose name names the frames;
+	 * the process's frames of that name are numbered from 1, each from its mark to
+	 * the next. */
+	TT_REC_FRAME = 22,
+	TT_REC_SCOPE_VALUE = 23, /* payload: 0; VALUE follows: the innermost open scope's value */
 	/* Events were lost here (a stream whose disk fell behind, a full buffer). tsc:
 	 * the first lost event's; payload: how many were lost. The VALUE record that
 	 * follows holds the last lost event's tsc, and in its payload TT_GAP_CLOSES (bits
 	 * 0-27): scopes open before the gap that ended in it, and TT_GAP_OPENS (bits
 	 * 28-55): scopes begun in the gap and still open after it, both saturated. */
 	TT_REC_DROPPED = 24,
+	/* payload: ns; every scope open around it spikes above it (a note, like THRESHOLD) */
+	TT_REC_PARENTS_THRESHOLD = 25,
 };
 #define TT_REC_KIND_MAX 31
 
@@ -91,13 +98,14 @@ enum tt_record_kind {
 /* Kinds whose payload is the address of a call-site descriptor (in a SITES section). */
 #define TT_RECORD_HAS_SITE(kind)                                                   \
 	((kind) == TT_REC_BEGIN || (kind) == TT_REC_ENDBEGIN || (kind) == TT_REC_INSTANT || \
-	 (kind) == TT_REC_BEGIN_ARG || (kind) == TT_REC_INSTANT_ARG || (kind) == TT_REC_COUNTER)
+	 (kind) == TT_REC_BEGIN_ARG || (kind) == TT_REC_INSTANT_ARG || (kind) == TT_REC_COUNTER || \
+	 (kind) == TT_REC_FRAME)
 
 /* Kinds that are followed by one VALUE record; the hot path reserves both at once. */
 #define TT_RECORD_HAS_VALUE(kind)                                                  \
 	((kind) == TT_REC_BEGIN_ARG || (kind) == TT_REC_INSTANT_ARG ||                 \
 	 (kind) == TT_REC_COUNTER || (kind) == TT_REC_FLOW_OUT || (kind) == TT_REC_FLOW_IN || \
-	 (kind) == TT_REC_DROPPED)
+	 (kind) == TT_REC_DROPPED || (kind) == TT_REC_SCOPE_VALUE)
 
 /* ---- file header -------------------------------------------------------------- */
 

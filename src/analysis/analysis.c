@@ -254,6 +254,30 @@ static int64_t tt__threshold_of(struct tt__thread_analysis *th, const struct tt_
 	return th->an->threshold;
 }
 
+void tt__frame_mark(struct tt__analysis *an, uint64_t key, int64_t ts)
+{
+	struct tt__frames *f = &an->frames;
+	if (f->count == 0) {
+		f->key = key;
+		f->first = ts;
+	} else if (key != f->key || ts < f->last) {
+		return;
+	}
+	f->last = ts;
+	f->at[f->count++ % TT__FRAME_MARKS] = ts;
+}
+
+/* The frame `ts` is in (0: before the first mark), and the mean frame length. */
+static uint64_t tt__frame_at(const struct tt__frames *f, int64_t ts, int64_t *mean)
+{
+	*mean = f->count > 1 ? (f->last - f->first) / (int64_t)(f->count - 1) : 0;
+	uint64_t n = f->count;
+	uint64_t oldest = n > TT__FRAME_MARKS ? n - TT__FRAME_MARKS : 0;
+	while (n > oldest && f->at[(n - 1) % TT__FRAME_MARKS] > ts)
+		n--;
+	return n;
+}
+
 /* Whether the scope just closed (stack[depth], its parent below it) spiked: reports
  * it, and passes the explained time up. */
 static int tt__check_spike(struct tt__thread_analysis *th, const struct tt__frame *f, int64_t dur)
@@ -276,6 +300,7 @@ static int tt__check_spike(struct tt__thread_analysis *th, const struct tt__fram
 		.text = f->text_len ? th->text + f->text_at : NULL, .text_len = f->text_len,
 		.stack = th->stack, .depth = th->depth,
 	};
+	s.frame = tt__frame_at(&th->an->frames, f->start, &s.frame_ns);
 	return th->an->spike ? th->an->spike(th->an->ctx, &s) : 0;
 }
 
@@ -318,6 +343,10 @@ int tt__scope_note(struct tt__thread_analysis *th, unsigned kind, uint64_t value
 	case TT_REC_CHILDREN_THRESHOLD: f->inherited = ns; break;
 	case TT_REC_IGNORE: f->flags |= TT__IGNORED; break;
 	case TT_REC_IGNORE_CHILDREN: f->flags |= TT__IGNORE_BELOW; break;
+	case TT_REC_PARENTS_THRESHOLD:
+		for (uint32_t i = 0; i < th->depth; i++)
+			th->stack[i].threshold = ns;
+		break;
 	case TT_REC_DESCRIBE:
 		/* the latest description replaces the one before: it is the last text kept */
 		if (len > TT_DESCRIBE_MAX)
@@ -398,8 +427,14 @@ void tt__spike_print(FILE *out, const struct tt__spike *s)
 	char a[32], b[32], c[32];
 	fputs("spike: ", out);
 	tt__print_name(out, th, s->key);
-	fprintf(out, " took %s (threshold %s, %s) thread ", tt__fmt_ns(a, s->dur),
-		tt__fmt_ns(b, s->threshold), tt__spike_threshold_from(s));
+	/* PET's words: "@ frame 2323 takes 16.576 ms (0.995 frames)" */
+	if (s->frame)
+		fprintf(out, " @ frame %" PRIu64, s->frame);
+	fprintf(out, " took %s", tt__fmt_ns(a, s->dur));
+	if (s->frame_ns)
+		fprintf(out, " (%.3f frames)", (double)s->dur / (double)s->frame_ns);
+	fprintf(out, " (threshold %s, %s) thread ", tt__fmt_ns(b, s->threshold),
+		tt__spike_threshold_from(s));
 	if (th->name_len)
 		tt__print_clean(out, th->name, th->name_len);
 	fprintf(out, " (tid %" PRIu32 ") at %s", th->tid, tt__fmt_ns(c, s->start));

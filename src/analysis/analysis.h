@@ -126,6 +126,19 @@ struct tt__spike {
 	uint32_t text_len;
 	const struct tt__frame *stack; /* the scopes around it, outermost first, still open */
 	uint32_t depth;
+	uint64_t frame;   /* TT_FRAME_MARK: the frame it began in (from 1), or 0: none yet */
+	int64_t frame_ns; /* the mean length of the frames so far, or 0 */
+};
+
+/* The frames of a run (TT_FRAME_MARK), as far as spikes need them: which frame a time
+ * is in, for the frames of the first key marked. The last TT__FRAME_MARKS marks are
+ * kept: a spike that began before them is said to be in the oldest. */
+#define TT__FRAME_MARKS 64
+struct tt__frames {
+	uint64_t key;   /* whose frames these are */
+	uint64_t count; /* marks so far */
+	int64_t first, last;
+	int64_t at[TT__FRAME_MARKS]; /* the latest marks, by count % TT__FRAME_MARKS */
 };
 
 /* A line of the thresholds table: names that match `pattern` (fnmatch: * ? [...]). */
@@ -183,6 +196,7 @@ struct tt__analysis {
 	int (*spike)(void *ctx, const struct tt__spike *spike);
 	void *ctx;
 	uint64_t spikes_found; /* over all threads */
+	struct tt__frames frames;
 	bool oom;        /* memory ran out: the results are incomplete */
 };
 
@@ -195,9 +209,14 @@ int tt__scope_open(struct tt__thread_analysis *th, uint64_t key, int64_t ts);
 /* Closes the innermost open scope at `end` (nothing open: nothing happens). */
 int tt__scope_close(struct tt__thread_analysis *th, int64_t end);
 /* A note on the innermost open scope: TT_REC_THRESHOLD to TT_REC_IGNORE_CHILDREN with
- * its value, or TT_REC_DESCRIBE with its text. */
+ * its value, or TT_REC_DESCRIBE with its text; or on every open scope:
+ * TT_REC_PARENTS_THRESHOLD. */
 int tt__scope_note(struct tt__thread_analysis *th, unsigned kind, uint64_t value,
 		   const char *text, size_t len);
+
+/* A frame boundary at ts, of the frames named by `key` (others than the first key
+ * marked are not counted). Marks must come in time order. */
+void tt__frame_mark(struct tt__analysis *an, uint64_t key, int64_t ts);
 
 /* Where a spike's threshold came from, as output names it: "TT_THRESHOLD_NS",
  * "thresholds file", ... */

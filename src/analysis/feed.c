@@ -47,7 +47,11 @@ static int tt__feed_one(struct tt__feed *f, unsigned kind, uint64_t payload, int
 	case TT_REC_CHILDREN_THRESHOLD:
 	case TT_REC_IGNORE:
 	case TT_REC_IGNORE_CHILDREN:
+	case TT_REC_PARENTS_THRESHOLD:
 		return tt__scope_note(th, kind, payload, NULL, 0);
+	case TT_REC_FRAME:
+		tt__frame_mark(th->an, payload, ts);
+		return 0;
 	case TT_REC_DESCRIBE:
 		f->text_want = payload > TT_DESCRIBE_MAX ? TT_DESCRIBE_MAX : (uint32_t)payload;
 		f->text_len = 0;

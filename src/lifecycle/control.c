@@ -11,7 +11,8 @@
 
 /* The header's notes build their words from these numbers. */
 _Static_assert(TT_REC_THRESHOLD == 16 && TT_REC_CHILDREN_THRESHOLD == 17 &&
-		       TT_REC_IGNORE == 18 && TT_REC_IGNORE_CHILDREN == 19,
+		       TT_REC_IGNORE == 18 && TT_REC_IGNORE_CHILDREN == 19 &&
+		       TT_REC_PARENTS_THRESHOLD == 25,
 	       "ticktrace.h TT_THRESHOLD_NS and the other notes");
 
 void tt__describe(const char *fmt, ...)
