@@ -849,9 +849,9 @@ static void test_bad_notes_and_thresholds(void **state)
 	write_file(fx->in, one, 1);
 	expect_error(fx, report, "DESCRIBE of 241 bytes: more than 240");
 	t1.n = 1;
-	rec(&t1, 22, 0, 10);
+	rec(&t1, 26, 0, 10);
 	write_file(fx->in, one, 1);
-	expect_error(fx, report, "unknown record kind 22");
+	expect_error(fx, report, "unknown record kind 26");
 	t1.n = 1;
 	rec(&t1, TT_REC_DESCRIBE, 20, 10);
 	write_file(fx->in, one, 1);
