@@ -1,7 +1,7 @@
-/* Names made at run time and C++'s TT_FUNC, end to end: names_program runs, its
- * trace is converted to JSON and Perfetto (which must agree, check-perfetto.py), and
- * the names are the program's: interned once per call site and name, whatever the
- * threads and however long ago the string was freed.
+/* Names made at run time and C++'s TT_FUNC, frames, scope values and descriptions,
+ * and the markup that steers the spike detector, end to end: names_program runs, its
+ * trace is converted to JSON and Perfetto (which must agree, args and frames too:
+ * check-perfetto.py), and the trace, spike log and report say what the program did.
  *
  *   test_names PROGRAM CHECK_PERFETTO.py SCHEMA.proto */
 #include <setjmp.h>
@@ -109,6 +109,113 @@ static void test_many_names_on_threads(void **state)
 	cJSON_Delete(report);
 }
 
+/* The spike log of `ttr` (ticktrace spikes with `args`), in buf. */
+static void spikes(const char *ttr, const char *arg, const char *value, char *buf, size_t cap)
+{
+	struct tt_run r;
+	if (arg)
+		TT_RUN(&r, "spikes", ttr, "-q", arg, value);
+	else
+		TT_RUN(&r, "spikes", ttr, "-q");
+	if (r.status)
+		print_message("%s", r.err);
+	assert_int_equal(r.status, 0);
+	snprintf(buf, cap, "%s", r.out);
+	free(r.out);
+}
+
+/* The X events of a thread (by name) with one argument, as "name=value" lines. */
+static void slice_args(cJSON *root, const char *thread, const char *key, char *out, size_t cap)
+{
+	uint32_t tid = 0;
+	const cJSON *ev;
+	cJSON_ArrayForEach(ev, cJSON_GetObjectItemCaseSensitive(root, "traceEvents"))
+	{
+		const cJSON *args = cJSON_GetObjectItemCaseSensitive(ev, "args");
+		if (strcmp(cJSON_GetObjectItemCaseSensitive(ev, "name")->valuestring, "thread_name") == 0 &&
+		    strcmp(cJSON_GetObjectItemCaseSensitive(args, "name")->valuestring, thread) == 0)
+			tid = (uint32_t)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(ev, "tid"));
+	}
+	assert_int_not_equal(tid, 0);
+	size_t len = 0;
+	out[0] = 0;
+	cJSON_ArrayForEach(ev, cJSON_GetObjectItemCaseSensitive(root, "traceEvents"))
+	{
+		const cJSON *arg = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(ev, "args"), key);
+		if (strcmp(cJSON_GetObjectItemCaseSensitive(ev, "ph")->valuestring, "X") != 0 || !arg ||
+		    (uint32_t)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(ev, "tid")) != tid)
+			continue;
+		const char *name = cJSON_GetObjectItemCaseSensitive(ev, "name")->valuestring;
+		if (cJSON_IsString(arg))
+			len += (size_t)snprintf(out + len, cap - len, "%s=%s\n", name, arg->valuestring);
+		else
+			len += (size_t)snprintf(out + len, cap - len, "%s=%g\n", name, cJSON_GetNumberValue(arg));
+		assert_true(len < cap);
+	}
+}
+
+/* A game loop: the frames are a track in both formats, each scope's TT_SCOPE_VALUE and
+ * TT_DESCRIBE are its args in both, and the spike log says in PET's words which frame
+ * the slow script was in and how many frames long it was. */
+static void test_frames_values_descriptions(void **state)
+{
+	struct tt_fixture *fx = *state;
+	cJSON *root = run_and_convert(fx->dir, "--frames");
+	char *frames = tt_json_thread_listing(root, "frame");
+	assert_non_null(frames);
+	assert_string_equal(frames, "X frame 1 0\nX frame 2 0\nX frame 3 0\nX frame 4 0\nX frame 5 0\n"
+				    "X frame 6 0\nX frame 7 0\nX frame 8 0\nX frame 9 0\nX frame 10 0\n");
+	free(frames);
+	char got[2048];
+	slice_args(root, "main", "value", got, sizeof got);
+	assert_string_equal(got, "tick=100\ntick=200\ntick=300\ntick=400\ntick=500\ntick=600\n"
+				 "tick=700\ntick=800\ntick=900\ntick=1000\n");
+	slice_args(root, "main", "description", got, sizeof got);
+	assert_non_null(strstr(got, "script=frame 1 runs script\n"));
+	assert_non_null(strstr(got, "slow_script=frame 6 runs slow_script\n"));
+	assert_non_null(strstr(got, "script=frame 10 runs script\n"));
+	cJSON_Delete(root);
+
+	char log[8192];
+	char ttr[256];
+	snprintf(ttr, sizeof ttr, "%s/run.ttr", fx->dir);
+	spikes(ttr, "--threshold", "25ms", log, sizeof log);
+	const char *line = strstr(log, "spike: slow_script @ frame 6 took ");
+	if (!line)
+		fail_msg("no spike of slow_script in frame 6:\n%s", log);
+	double ms, frames_long;
+	assert_int_equal(sscanf(line, "spike: slow_script @ frame 6 took %lf ms (%lf frames)", &ms,
+				&frames_long), 2);
+	assert_true(ms >= 30 && frames_long > 0);
+}
+
+/* TT_SCOPE_IF records only when its condition holds; TT_PARENTS_THRESHOLD_NS gives
+ * every enclosing scope the threshold, so "even", slow for reasons of its own beside
+ * its slow child, spikes too (it has no threshold otherwise). */
+static void test_conditional_and_parents_threshold(void **state)
+{
+	struct tt_fixture *fx = *state;
+	cJSON *root = run_and_convert(fx->dir, "--conditional");
+	char *listing = tt_json_thread_listing(root, "main");
+	assert_non_null(listing);
+	assert_string_equal(listing, "X outer 0\nX even 1\nX inner 2\n"
+				     "X outer 0\nX inner 1\n"
+				     "X outer 0\nX even 1\nX inner 2\n"
+				     "X outer 0\nX inner 1\n");
+	free(listing);
+	cJSON_Delete(root);
+	char log[8192], ttr[256];
+	snprintf(ttr, sizeof ttr, "%s/run.ttr", fx->dir);
+	spikes(ttr, NULL, NULL, log, sizeof log);
+	const char *inner = strstr(log, "spike: inner took ");
+	const char *even = strstr(log, "spike: even took ");
+	if (!inner || !even || even < inner)
+		fail_msg("expected spikes of inner, then even:\n%s", log);
+	assert_non_null(strstr(inner, "(threshold 500.000 us, TT_THRESHOLD_NS)"));
+	assert_non_null(strstr(even, "(threshold 500.000 us, TT_THRESHOLD_NS)"));
+	assert_null(strstr(log, "spike: outer"));
+}
+
 static int setup(void **state)
 {
 	return tt_fixture_setup(state, "run.ttr", "run.json");
@@ -126,6 +233,10 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_script_names, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_many_names_on_threads, setup, tt_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_frames_values_descriptions, setup,
+						tt_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_conditional_and_parents_threshold, setup,
+						tt_fixture_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
