@@ -204,6 +204,7 @@ int tt__scope_open(struct tt__thread_analysis *th, uint64_t key, int64_t ts)
 	int64_t row = tt__row_for(th, key);
 	if (row < 0)
 		return tt__oom(th);
+	th->rows[row].open++;
 	const struct tt__frame *parent = th->depth ? &th->stack[th->depth - 1] : NULL;
 	uint32_t below = parent && (parent->flags & TT__IGNORE_BELOW) ? TT__IGNORED | TT__IGNORE_BELOW : 0;
 	th->stack[th->depth++] = (struct tt__frame){
@@ -312,10 +313,15 @@ int tt__scope_close(struct tt__thread_analysis *th, int64_t end)
 	int64_t dur;
 	if (__builtin_sub_overflow(end, f->start, &dur) || dur < 0)
 		dur = dur < 0 ? 0 : INT64_MAX;
+	struct tt__row *row = &th->rows[f->row];
+	row->open--;
 	if (th->an->profile) {
-		struct tt__row *row = &th->rows[f->row];
 		row->calls++;
-		tt__add_sat(&row->total, dur);
+		/* recursion: the total is the outermost activation's, which holds the others;
+		 * the per-call figures take every call */
+		if (row->open == 0)
+			tt__add_sat(&row->total, dur);
+		tt__add_sat(&row->calls_total, dur);
 		tt__add_sat(&row->self, dur - (f->children < dur ? f->children : dur));
 		if (dur < row->min)
 			row->min = dur;

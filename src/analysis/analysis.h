@@ -63,6 +63,8 @@ struct tt__row {
 	uint64_t key;
 	uint64_t calls;
 	int64_t total, self; /* children = total - self */
+	int64_t calls_total; /* every call's duration, nested calls of itself too: the mean's */
+	uint32_t open;       /* its scopes open now (more than one: recursion) */
 	int64_t min, max;
 	struct tt__hist hist;
 	int64_t name_threshold; /* the thresholds table's, once looked up */
@@ -252,6 +254,7 @@ struct tt__entry {
 	const struct tt__thread_analysis *thread; /* by_thread; else NULL */
 	uint64_t calls;
 	int64_t total, self, children, min, max, mean, p50, p95, p99;
+	int64_t calls_total; /* the sum of every call's duration (recursion: above total) */
 };
 
 struct tt__table {

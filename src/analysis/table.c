@@ -91,6 +91,8 @@ static int tt__entry_merge(struct tt__entry *e, struct tt__item *first, struct t
 			e->total = INT64_MAX;
 		if (__builtin_add_overflow(e->self, r->self, &e->self))
 			e->self = INT64_MAX;
+		if (__builtin_add_overflow(e->calls_total, r->calls_total, &e->calls_total))
+			e->calls_total = INT64_MAX;
 		e->min = r->min < e->min ? r->min : e->min;
 		e->max = r->max > e->max ? r->max : e->max;
 		if (last - first > 1 && tt__hist_merge(&merged, &r->hist) < 0) {
@@ -101,7 +103,7 @@ static int tt__entry_merge(struct tt__entry *e, struct tt__item *first, struct t
 	if (last - first > 1)
 		hist = &merged;
 	e->children = e->total - e->self;
-	e->mean = e->calls ? e->total / (int64_t)e->calls : 0;
+	e->mean = e->calls ? e->calls_total / (int64_t)e->calls : 0;
 	e->p50 = tt__hist_percentile(hist, e->calls, 500, e->min, e->max);
 	e->p95 = tt__hist_percentile(hist, e->calls, 950, e->min, e->max);
 	e->p99 = tt__hist_percentile(hist, e->calls, 990, e->min, e->max);
