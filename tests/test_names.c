@@ -155,8 +155,8 @@ static void slice_args(cJSON *root, const char *thread, const char *key, char *o
 }
 
 /* A game loop: the frames are a track in both formats, each scope's TT_SCOPE_VALUE and
- * TT_DESCRIBE are its args in both, and the spike log says in PET's words which frame
- * the slow script was in and how many frames long it was. */
+ * TT_DESCRIBE are its args in both, the spike log says in PET's words which frame the
+ * slow script was in and how many frames long it was, and report --frames finds it. */
 static void test_frames_values_descriptions(void **state)
 {
 	struct tt_fixture *fx = *state;
@@ -187,6 +187,25 @@ static void test_frames_values_descriptions(void **state)
 	assert_int_equal(sscanf(line, "spike: slow_script @ frame 6 took %lf ms (%lf frames)", &ms,
 				&frames_long), 2);
 	assert_true(ms >= 30 && frames_long > 0);
+
+	/* report --frames: the distribution, the frames over budget, and frame 6 among the
+	 * worst, slow_script taking the most of it */
+	struct tt_run r;
+	TT_RUN(&r, "report", ttr, "-q", "--frames", "--budget", "20ms");
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "frames: 10 frames of \"frame\", "));
+	assert_non_null(strstr(r.out, "frame time: mean "));
+	unsigned over;
+	const char *budget = strstr(r.out, "over the budget of 20.000 ms: ");
+	assert_non_null(budget);
+	assert_int_equal(sscanf(budget, "over the budget of 20.000 ms: %u frames", &over), 1);
+	assert_true(over >= 1 && over <= 10);
+	const char *worst = strstr(r.out, "\n  frame 6 took ");
+	if (!worst)
+		fail_msg("frame 6 is not among the worst frames:\n%s", r.out);
+	assert_non_null(strstr(worst, ": slow_script "));
+	assert_true(strchr(worst + 1, '\n') > strstr(worst, ": slow_script "));
+	free(r.out);
 }
 
 /* TT_SCOPE_IF records only when its condition holds; TT_PARENTS_THRESHOLD_NS gives

@@ -229,10 +229,16 @@ static const char tt_report_usage[] =
 	"time (total less the time in scopes nested in it), the time in children, and\n"
 	"min, max, mean, p50, p95 and p99 of one call, over all threads (or per thread).\n"
 	"Self and children add up to the total exactly (integer nanoseconds); a name\n"
-	"called inside itself counts the inner calls' time again in its total. The\n"
+	"called inside itself (recursion) has the total of its outermost calls, which\n"
+	"hold the inner ones, and the mean, min, max and percentiles of every call. The\n"
 	"percentiles are nearest-rank values from a histogram of 32 buckets per power of\n"
 	"two: within 1/64 (1.6%) of the exact value, exact below 64 ns.\n"
 	"\n"
+	"      --frames        the frame times instead (TT_FRAME_MARK: the first frames\n"
+	"                      marked): mean, p50, p95, p99, max, the frames over\n"
+	"                      --budget, and the scopes with the most self time in each\n"
+	"                      of the five worst frames\n"
+	"      --budget TIME   a frame's budget (default 16.667ms: 60 frames a second)\n"
 	"  -o, --output FILE   where to write (default: standard output)\n"
 	"  -f, --force         replace an existing output file\n"
 	"      --sort KEY      order of the rows, largest first: self (default), total,\n"
@@ -274,12 +280,14 @@ static const char tt_spikes_usage[] =
 /* report and spikes: the same options, each taking those its usage lists. */
 static int tt_cmd_analysis(int argc, char **argv, bool spikes)
 {
-	enum { OPT_SORT = 256, OPT_BY_THREAD, OPT_CSV, OPT_JSON, OPT_THRESHOLD, OPT_THRESHOLDS };
+	enum { OPT_SORT = 256, OPT_BY_THREAD, OPT_CSV, OPT_JSON, OPT_THRESHOLD, OPT_THRESHOLDS,
+	       OPT_FRAMES, OPT_BUDGET };
 	static const struct option report_opts[] = {
 		{"output", required_argument, NULL, 'o'}, {"force", no_argument, NULL, 'f'},
 		{"quiet", no_argument, NULL, 'q'},        {"help", no_argument, NULL, 'h'},
 		{"sort", required_argument, NULL, OPT_SORT}, {"by-thread", no_argument, NULL, OPT_BY_THREAD},
 		{"csv", no_argument, NULL, OPT_CSV},      {"json", no_argument, NULL, OPT_JSON},
+		{"frames", no_argument, NULL, OPT_FRAMES}, {"budget", required_argument, NULL, OPT_BUDGET},
 		{NULL, 0, NULL, 0},
 	};
 	static const struct option spikes_opts[] = {
@@ -290,7 +298,7 @@ static int tt_cmd_analysis(int argc, char **argv, bool spikes)
 		{"thresholds", required_argument, NULL, OPT_THRESHOLDS}, {NULL, 0, NULL, 0},
 	};
 	const char *usage = spikes ? tt_spikes_usage : tt_report_usage;
-	struct tt_report_opts o = {.thresholds.global = TT__NO_THRESHOLD};
+	struct tt_report_opts o = {.thresholds.global = TT__NO_THRESHOLD, .budget = 16666667};
 	int c, sort;
 	while ((c = getopt_long(argc, argv, "o:fqh", spikes ? spikes_opts : report_opts, NULL)) != -1) {
 		switch (c) {
@@ -306,6 +314,11 @@ static int tt_cmd_analysis(int argc, char **argv, bool spikes)
 				return tt_usage_error(usage, "report: --sort is one of self, total, children, "
 						      "calls, min, max, mean, p50, p95, p99, name");
 			o.sort = (enum tt__sort)sort;
+			break;
+		case OPT_FRAMES: o.frames = true; break;
+		case OPT_BUDGET:
+			if (tt__parse_duration(optarg, &o.budget) < 0)
+				return tt_usage_error(usage, "report: --budget is a TIME");
 			break;
 		case OPT_THRESHOLD:
 		case OPT_THRESHOLDS:

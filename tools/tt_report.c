@@ -10,6 +10,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "tt_frames.h"
 #include "tt_symbols.h"
 
 /* ---- thresholds ---- */
@@ -60,6 +61,7 @@ struct tt_an_sink {
 	enum tt_report_format format;
 	uint64_t threshold_notes;            /* TT_THRESHOLD_NS and TT_CHILDREN_THRESHOLD_NS */
 	struct tt_summary sum;
+	struct tt_frame_stats *frames;       /* report --frames */
 };
 
 static size_t tt_an_name(void *ctx, const struct tt__thread_analysis *th, uint64_t key, char *buf,
@@ -154,6 +156,8 @@ static int tt_an_frame(struct tt_sink *s, const struct tt_event *e)
 {
 	struct tt_an_sink *a = (struct tt_an_sink *)s;
 	tt__frame_mark(&a->an, e->func, e->ts);
+	if (a->frames)
+		tt_frames_mark(a->frames, e);
 	return TT_FORWARD(a, frame, e);
 }
 
@@ -335,8 +339,16 @@ static int tt_print_json(FILE *out, cJSON *root)
 	return 0;
 }
 
+static void tt_an_closed(void *ctx, const struct tt__thread_analysis *th, uint64_t key, int64_t self)
+{
+	struct tt_an_sink *a = ctx;
+	tt_frames_scope(a->frames, th, key, self);
+}
+
 static int tt_report_done(struct tt_an_sink *a, struct tt_report_opts *o)
 {
+	if (a->frames)
+		return tt_frames_print(a->frames, &a->an, a->out) < 0 ? tt_error("out of memory") : 0;
 	struct tt__table t;
 	if (tt__table_build(&t, a->list, a->trace->nthreads, o->by_thread, o->sort) < 0)
 		return tt_error("out of memory for the table");
@@ -419,10 +431,18 @@ int tt_analyse(const struct tt_trace *t, struct tt_report_opts *o, bool spikes, 
 	} else {
 		a->an.profile = true;
 	}
+	struct tt_frame_stats frames;
+	if (!spikes && o->frames) {
+		tt_frames_init(&frames, o->budget);
+		a->frames = &frames;
+		a->an.closed = tt_an_closed;
+	}
 	struct tt_sink *sinks[] = {&a->sink};
 	int rc = tt_decode(t, sinks, 1);
 	if (rc == 0)
 		rc = spikes ? tt_spikes_done(a, o) : tt_report_done(a, o);
+	if (a->frames)
+		tt_frames_free(&frames);
 	*sum = a->sum;
 	tt_sink_free(&a->sink);
 	return rc;

@@ -40,6 +40,8 @@ struct tt_report_opts {
 	enum tt__sort sort;
 	bool by_thread;
 	struct tt_thresholds thresholds; /* spikes */
+	bool frames;        /* report: the frame times instead of the flat profile */
+	int64_t budget;     /* report --frames: a frame's budget (0: none) */
 };
 
 /* The flat profile of the inputs; 0, or -1 after reporting the problem. */

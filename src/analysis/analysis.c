@@ -68,7 +68,7 @@ static int tt__hist_cover(struct tt__hist *h, uint32_t lo, uint32_t hi)
 	return 0;
 }
 
-static int tt__hist_add(struct tt__hist *h, int64_t ns)
+int tt__hist_add(struct tt__hist *h, int64_t ns)
 {
 	uint32_t b = tt__bucket(ns);
 	if (!h->counts || b < h->lo || b >= h->hi) {
@@ -330,6 +330,8 @@ int tt__scope_close(struct tt__thread_analysis *th, int64_t end)
 		if (tt__hist_add(&row->hist, dur) < 0)
 			return tt__oom(th);
 	}
+	if (th->an->closed)
+		th->an->closed(th->an->ctx, th, f->key, dur - (f->children < dur ? f->children : dur));
 	if (th->depth)
 		tt__add_sat(&th->stack[th->depth - 1].children, dur);
 	int rc = th->an->find_spikes ? tt__check_spike(th, f, dur) : 0;

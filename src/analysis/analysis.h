@@ -51,6 +51,8 @@ struct tt__hist {
 	uint32_t lo, hi;
 };
 
+/* Counts one value; 0, or -1 when out of memory. */
+int tt__hist_add(struct tt__hist *h, int64_t ns);
 /* Adds `from`'s counts; 0, or -1 when out of memory. */
 int tt__hist_merge(struct tt__hist *into, const struct tt__hist *from);
 /* The nearest-rank value at `permille` of `calls` values (analysis.h's precision). */
@@ -194,6 +196,8 @@ struct tt__analysis {
 	 * returns its length. */
 	size_t (*name)(void *ctx, const struct tt__thread_analysis *th, uint64_t key, char *buf,
 		       size_t cap);
+	/* When set: a scope closed, with `self` ns of its own (report --frames). */
+	void (*closed)(void *ctx, const struct tt__thread_analysis *th, uint64_t key, int64_t self);
 	/* A spike; < 0 stops the analysis (the callback reported why). */
 	int (*spike)(void *ctx, const struct tt__spike *spike);
 	void *ctx;
