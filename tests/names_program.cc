@@ -5,6 +5,7 @@
 //   names_program --many N   4 threads, each recording N distinct names twice
 //   names_program --frames   a game loop of frames, one of them slow
 //   names_program --conditional   TT_SCOPE_IF and TT_PARENTS_THRESHOLD_NS
+//   names_program --recursion     fib inside a scope, and scopes too short to measure
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -98,6 +99,26 @@ static void conditional(void)
 	}
 }
 
+static int fib(int n)
+{
+	TT_FUNC();
+	return n < 2 ? n : fib(n - 1) + fib(n - 2);
+}
+
+/* Recursion inside a scope, calls too short to measure, and one that is not. */
+static int recursion(void)
+{
+	TT_SCOPE("run");
+	int sum = fib(12);
+	for (int i = 0; i < 1000; i++) {
+		TT_SCOPE("tiny");
+		sum += i;
+	}
+	TT_SCOPE("slow");
+	busy_us(2000);
+	return sum;
+}
+
 int main(int argc, char **argv)
 {
 	tt_thread_name("main");
@@ -105,6 +126,8 @@ int main(int argc, char **argv)
 		frames();
 		return 0;
 	}
+	if (argc == 2 && strcmp(argv[1], "--recursion") == 0)
+		return recursion() > 0 ? 0 : 1;
 	if (argc == 2 && strcmp(argv[1], "--conditional") == 0) {
 		conditional();
 		return 0;

@@ -235,6 +235,56 @@ static void test_conditional_and_parents_threshold(void **state)
 	assert_null(strstr(log, "spike: outer"));
 }
 
+static const cJSON *report_row(const cJSON *report, const char *name)
+{
+	const cJSON *row;
+	cJSON_ArrayForEach(row, cJSON_GetObjectItemCaseSensitive(report, "rows"))
+	{
+		if (strcmp(cJSON_GetObjectItemCaseSensitive(row, "name")->valuestring, name) == 0)
+			return row;
+	}
+	fail_msg("no row %s", name);
+	return NULL;
+}
+
+static double field(const cJSON *row, const char *key)
+{
+	return cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(row, key));
+}
+
+/* The report is honest on real code: fib, recursive, takes no longer than the scope
+ * around it (its outermost calls' total), while its mean is every call's; a scope
+ * whose mean is within 3 x what recording a call costs is flagged, a slow one not. */
+static void test_report_recursion_and_overhead(void **state)
+{
+	struct tt_fixture *fx = *state;
+	assert_int_equal(tt_sh("TICKTRACE_OUT='%s' '%s' --recursion", fx->in, program), 0);
+	struct tt_run r;
+	TT_RUN(&r, "report", fx->in, "--json", "-q");
+	assert_int_equal(r.status, 0);
+	cJSON *report = cJSON_Parse(r.out);
+	free(r.out);
+	assert_non_null(report);
+	const cJSON *fib = report_row(report, "fib"), *run = report_row(report, "run");
+	assert_int_equal(field(fib, "calls"), 465); /* fib(12) calls itself 464 times */
+	assert_true(field(fib, "total_ns") <= field(run, "total_ns"));
+	assert_true(field(fib, "total_ns") >= field(fib, "max_ns")); /* the outermost call */
+	assert_true(field(fib, "mean_ns") * 465 > 2 * field(fib, "total_ns")); /* nested calls */
+	assert_true(field(fib, "self_ns") + field(fib, "children_ns") == field(fib, "total_ns"));
+	assert_true(field(report, "call_overhead_ns") > 0);
+	assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(report_row(report, "tiny"),
+								  "near_overhead")));
+	assert_null(cJSON_GetObjectItemCaseSensitive(report_row(report, "slow"), "near_overhead"));
+	cJSON_Delete(report);
+	TT_RUN(&r, "report", fx->in, "-q");
+	assert_int_equal(r.status, 0);
+	const char *tiny = strstr(r.out, "\ntiny ");
+	assert_non_null(tiny);
+	assert_int_equal(strncmp(strchr(tiny + 1, '\n') - 3, "  ~", 3), 0);
+	assert_non_null(strstr(r.out, "\n~ mean within 3 x what recording a call costs here ("));
+	free(r.out);
+}
+
 static int setup(void **state)
 {
 	return tt_fixture_setup(state, "run.ttr", "run.json");
@@ -255,6 +305,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_frames_values_descriptions, setup,
 						tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_conditional_and_parents_threshold, setup,
+						tt_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_report_recursion_and_overhead, setup,
 						tt_fixture_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

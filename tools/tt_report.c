@@ -303,6 +303,7 @@ static cJSON *tt_table_json(const struct tt__table *t, const struct tt_an_sink *
 	cJSON_AddBoolToObject(root, "by_thread", o->by_thread);
 	cJSON_AddStringToObject(root, "percentiles", "nearest rank, from a log-linear histogram: "
 				"within 1/64 of the exact value");
+	cJSON_AddNumberToObject(root, "call_overhead_ns", (double)t->overhead_ns);
 	cJSON *rows = cJSON_AddArrayToObject(root, "rows");
 	for (size_t i = 0; rows && i < t->n; i++) {
 		const struct tt__entry *e = &t->entries[i];
@@ -321,6 +322,8 @@ static cJSON *tt_table_json(const struct tt__table *t, const struct tt_an_sink *
 		};
 		for (size_t f = 0; f < sizeof(fields) / sizeof(fields[0]); f++)
 			cJSON_AddNumberToObject(row, fields[f].key, fields[f].v);
+		if (e->near_overhead)
+			cJSON_AddBoolToObject(row, "near_overhead", true);
 		cJSON_AddItemToArray(rows, row);
 	}
 	return root;

@@ -3,6 +3,8 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <x86intrin.h>
 
 #include "analysis.h"
 
@@ -111,10 +113,40 @@ static int tt__entry_merge(struct tt__entry *e, struct tt__item *first, struct t
 	return 0;
 }
 
+static int64_t tt__now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static int tt__i64_cmp(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return (x > y) - (x < y);
+}
+
+int64_t tt__call_overhead_ns(void)
+{
+	enum { ROUNDS = 15, READS = 2000 };
+	int64_t ps[ROUNDS]; /* picoseconds per read */
+	for (int r = 0; r < ROUNDS; r++) {
+		uint64_t sink = 0;
+		int64_t t0 = tt__now_ns();
+		for (int i = 0; i < READS; i++)
+			sink += __rdtsc();
+		ps[r] = (tt__now_ns() - t0) * 1000 / READS;
+		__asm__ volatile("" : : "r"(sink));
+	}
+	qsort(ps, ROUNDS, sizeof ps[0], tt__i64_cmp);
+	int64_t ns = (2 * ps[ROUNDS / 2] + 500) / 1000; /* a begin and an end */
+	return ns > 0 ? ns : 1;
+}
+
 int tt__table_build(struct tt__table *t, struct tt__thread_analysis *const *threads, size_t n,
 		    bool by_thread, enum tt__sort sort)
 {
-	*t = (struct tt__table){.threads = n};
+	*t = (struct tt__table){.threads = n, .overhead_ns = tt__call_overhead_ns()};
 	size_t nitems = 0, k = 0;
 	for (size_t i = 0; i < n; i++)
 		nitems += threads[i]->nrows;
@@ -142,7 +174,10 @@ int tt__table_build(struct tt__table *t, struct tt__thread_analysis *const *thre
 		while (j < k && tt__item_cmp(&items[i], &items[j]) == 0)
 			j++;
 		rc = tt__entry_merge(&t->entries[t->n++], &items[i], &items[j], by_thread);
-		t->calls += t->entries[t->n - 1].calls;
+		struct tt__entry *e = &t->entries[t->n - 1];
+		t->calls += e->calls;
+		e->near_overhead = e->mean < TT__NEAR_OVERHEAD * t->overhead_ns;
+		t->near_overhead += e->near_overhead;
 		i = j;
 	}
 	for (size_t i = 0; i < k; i++)
@@ -233,8 +268,12 @@ void tt__table_print(FILE *out, const struct tt__table *t)
 		tt__cells(e, cells);
 		for (int c = 0; c < TT__COLUMNS; c++)
 			fprintf(out, "  %*s", width[c + 1], cells[c]);
-		fputc('\n', out);
+		fputs(e->near_overhead ? "  ~\n" : "\n", out);
 	}
+	if (t->near_overhead)
+		fprintf(out, "~ mean within %d x what recording a call costs here (%" PRId64
+			" ns, measured now): mostly the recorder's own time\n", TT__NEAR_OVERHEAD,
+			t->overhead_ns);
 }
 
 /* ---- CSV ---- */
