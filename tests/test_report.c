@@ -682,14 +682,25 @@ static void test_planted_spikes_found_with_their_stacks(void **state)
 	const char *text[] = {
 		("spike: CreateMeshes took 13.000 ms (threshold 1.000 ms, thresholds file) thread "
 		 "MainThread (tid 101) at 22.000 ms\n"
-		 "  0) main 35.000 ms 1) GameTick 15.000 ms 2) ScriptStep 14.000 ms 3) CreateMeshes "
-		 "13.000 ms\n"
+		 "  0) main 35.000 ms\n  1) GameTick 15.000 ms\n  2) ScriptStep 14.000 ms\n"
+		 "  3) CreateMeshes 13.000 ms\n"
 		 "  description: mesh rock.obj, 12000 triangles\n"),
 		("spike: ScriptStep took 19.000 ms (threshold 5.000 ms, thresholds file) thread "
 		 "MainThread (tid 101) at 21.000 ms; 13.000 ms of it in spikes above\n"),
 		"\n8 spikes\n",
 	};
 	assert_out_has(&r, text, N(text));
+	free(r.out);
+	/* --depth: the innermost scopes only */
+	RUN_OK(&r, "spikes", fx->in, "--thresholds", fx->aux, "--depth", "2");
+	const char *shallow[] = {
+		("MainThread (tid 101) at 22.000 ms\n"
+		 "  ... 2 scopes around them\n"
+		 "  2) ScriptStep 14.000 ms\n"
+		 "  3) CreateMeshes 13.000 ms\n"
+		 "  description: mesh rock.obj, 12000 triangles\n"),
+	};
+	assert_out_has(&r, shallow, N(shallow));
 	free(r.out);
 
 	/* no thresholds anywhere: said so */

@@ -430,6 +430,7 @@ int tt_analyse(const struct tt_trace *t, struct tt_report_opts *o, bool spikes, 
 	if (spikes) {
 		a->an.find_spikes = true;
 		a->an.spike = tt_spike_print;
+		a->an.print_depth = o->depth;
 		a->format = o->format;
 	} else {
 		a->an.profile = true;

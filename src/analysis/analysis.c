@@ -448,14 +448,20 @@ void tt__spike_print(FILE *out, const struct tt__spike *s)
 	fprintf(out, " (tid %" PRIu32 ") at %s", th->tid, tt__fmt_ns(c, s->start));
 	if (s->explained)
 		fprintf(out, "; %s of it in spikes above", tt__fmt_ns(a, s->explained));
-	fputs("\n ", out);
+	fputc('\n', out);
+	/* one scope a line, the innermost print_depth of them (the spike's own included) */
 	int64_t end = s->start + s->dur;
-	for (uint32_t i = 0; i < s->depth; i++) {
-		fprintf(out, " %" PRIu32 ") ", i);
-		tt__print_name(out, th, s->stack[i].key);
-		fprintf(out, " %s", tt__fmt_ns(a, end - s->stack[i].start));
+	uint32_t limit = th->an->print_depth, first = 0;
+	if (limit && s->depth + 1 > limit) {
+		first = s->depth + 1 - limit;
+		fprintf(out, "  ... %" PRIu32 " scopes around them\n", first);
 	}
-	fprintf(out, " %" PRIu32 ") ", s->depth);
+	for (uint32_t i = first; i < s->depth; i++) {
+		fprintf(out, "  %" PRIu32 ") ", i);
+		tt__print_name(out, th, s->stack[i].key);
+		fprintf(out, " %s\n", tt__fmt_ns(a, end - s->stack[i].start));
+	}
+	fprintf(out, "  %" PRIu32 ") ", s->depth);
 	tt__print_name(out, th, s->key);
 	fprintf(out, " %s\n", tt__fmt_ns(a, s->dur));
 	if (s->text) {

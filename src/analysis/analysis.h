@@ -203,6 +203,7 @@ struct tt__analysis {
 	void *ctx;
 	uint64_t spikes_found; /* over all threads */
 	struct tt__frames frames;
+	uint32_t print_depth; /* tt__spike_print: the innermost scopes shown (0: all) */
 	bool oom;        /* memory ran out: the results are incomplete */
 };
 
@@ -228,9 +229,9 @@ void tt__frame_mark(struct tt__analysis *an, uint64_t key, int64_t ts);
  * "thresholds file", ... */
 const char *tt__spike_threshold_from(const struct tt__spike *s);
 
-/* Prints a spike as `ticktrace spikes` does: a line about it, a line with the scopes
- * around it (each with how long it had been open when the spike ended), and its
- * description if it has one. */
+/* Prints a spike as `ticktrace spikes` does: a line about it, a line for each scope
+ * around it (with how long it had been open when the spike ended) and itself, the
+ * innermost an->print_depth of them, and its description if it has one. */
 void tt__spike_print(FILE *out, const struct tt__spike *spike);
 
 /* "1.5ms", "200us", "20ns", "2s", "2" (seconds) into ns; 0 or -1. */
