@@ -3,7 +3,7 @@
  * trace is converted to JSON and Perfetto (which must agree, args and frames too:
  * check-perfetto.py), and the trace, spike log and report say what the program did.
  *
- *   test_names PROGRAM CHECK_PERFETTO.py SCHEMA.proto */
+ *   test_names PROGRAM SUGGEST_PROGRAM CHECK_PERFETTO.py SCHEMA.proto */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,7 +15,7 @@
 
 #include "tt_check.h"
 
-static const char *program, *check_py, *schema;
+static const char *program, *suggest_program, *check_py, *schema;
 
 /* Runs the program with `args` into dir/run.ttr and converts it to dir/run.json and
  * dir/run.pftrace, which must hold the same content; returns the JSON. */
@@ -285,6 +285,39 @@ static void test_report_recursion_and_overhead(void **state)
 	free(r.out);
 }
 
+/* spikes --suggest on a run without markup: tick's own threshold, main to ignore,
+ * and the exact GCC flag that leaves mem_read out. */
+static void test_suggest(void **state)
+{
+	struct tt_fixture *fx = *state;
+	assert_int_equal(tt_sh("TICKTRACE_OUT='%s' '%s'", fx->in, suggest_program), 0);
+	char log[8192];
+	spikes(fx->in, "--threshold", "1ms", log, sizeof log);
+	assert_non_null(strstr(log, "spike: tick took ")); /* the spikes, without --suggest */
+	struct tt_run r;
+	TT_RUN(&r, "spikes", fx->in, "-q", "--threshold", "1ms", "--suggest");
+	assert_int_equal(r.status, 0);
+	const char *want[] = {
+		"suggested markup (global threshold 1.000 ms):\n",
+		"thresholds of their own (over the global threshold on most calls):\n",
+		"  tick: 50 of 50 calls over, p50 ",
+		"TT_IGNORE() candidates (every call over, mostly time in others):\n  main: 1 calls, ",
+		"leave out of -finstrument-functions (mean within 3 x what recording a call costs here, ",
+		"  mem_read: 100000 calls, mean ",
+		"\n  -finstrument-functions-exclude-function-list=mem_read\n",
+	};
+	for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+		if (!strstr(r.out, want[i]))
+			fail_msg("no \"%s\" in:\n%s", want[i], r.out);
+	long long ns;
+	const char *threshold = strstr(r.out, "TT_THRESHOLD_NS(");
+	assert_non_null(threshold);
+	assert_int_equal(sscanf(threshold, "TT_THRESHOLD_NS(%lld)", &ns), 1);
+	assert_true(ns >= 1200000); /* tick's p99, rounded up */
+	assert_null(strstr(r.out, "spike: "));
+	free(r.out);
+}
+
 static int setup(void **state)
 {
 	return tt_fixture_setup(state, "run.ttr", "run.json");
@@ -292,13 +325,14 @@ static int setup(void **state)
 
 int main(int argc, char **argv)
 {
-	if (argc != 4) {
-		fprintf(stderr, "usage: test_names PROGRAM CHECK_PERFETTO.py SCHEMA.proto\n");
+	if (argc != 5) {
+		fprintf(stderr, "usage: test_names PROGRAM SUGGEST_PROGRAM CHECK_PERFETTO.py SCHEMA.proto\n");
 		return 2;
 	}
 	program = argv[1];
-	check_py = argv[2];
-	schema = argv[3];
+	suggest_program = argv[2];
+	check_py = argv[3];
+	schema = argv[4];
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_script_names, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_many_names_on_threads, setup, tt_fixture_teardown),
@@ -308,6 +342,7 @@ int main(int argc, char **argv)
 						tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_report_recursion_and_overhead, setup,
 						tt_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_suggest, setup, tt_fixture_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

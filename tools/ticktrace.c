@@ -276,6 +276,13 @@ static const char tt_spikes_usage[] =
 	"  -f, --force            replace an existing output file\n"
 	"      --json             one JSON object per spike, one a line\n"
 	"      --depth N          show the N innermost scopes of each spike's stack\n"
+	"      --suggest          instead of the spikes, the markup worth adding: a\n"
+	"                         TT_THRESHOLD_NS of its own (its p99) for a scope over\n"
+	"                         --threshold on most of its calls, TT_IGNORE for the few\n"
+	"                         long calls that hold others, and the GCC flag that leaves\n"
+	"                         out of -finstrument-functions the functions whose mean is\n"
+	"                         within 3 x what recording a call costs here, when they\n"
+	"                         make most of the calls\n"
 	"  -q, --quiet            no summary line on stderr\n"
 	"  -h, --help             this text\n"
 	"\n"
@@ -285,7 +292,7 @@ static const char tt_spikes_usage[] =
 static int tt_cmd_analysis(int argc, char **argv, bool spikes)
 {
 	enum { OPT_SORT = 256, OPT_BY_THREAD, OPT_CSV, OPT_JSON, OPT_THRESHOLD, OPT_THRESHOLDS,
-	       OPT_FRAMES, OPT_BUDGET, OPT_DEPTH };
+	       OPT_FRAMES, OPT_BUDGET, OPT_DEPTH, OPT_SUGGEST };
 	static const struct option report_opts[] = {
 		{"output", required_argument, NULL, 'o'}, {"force", no_argument, NULL, 'f'},
 		{"quiet", no_argument, NULL, 'q'},        {"help", no_argument, NULL, 'h'},
@@ -300,7 +307,8 @@ static int tt_cmd_analysis(int argc, char **argv, bool spikes)
 		{"json", no_argument, NULL, OPT_JSON},
 		{"threshold", required_argument, NULL, OPT_THRESHOLD},
 		{"thresholds", required_argument, NULL, OPT_THRESHOLDS},
-		{"depth", required_argument, NULL, OPT_DEPTH}, {NULL, 0, NULL, 0},
+		{"depth", required_argument, NULL, OPT_DEPTH}, {"suggest", no_argument, NULL, OPT_SUGGEST},
+		{NULL, 0, NULL, 0},
 	};
 	const char *usage = spikes ? tt_spikes_usage : tt_report_usage;
 	struct tt_report_opts o = {.thresholds.global = TT__NO_THRESHOLD, .budget = 16666667};
@@ -321,6 +329,7 @@ static int tt_cmd_analysis(int argc, char **argv, bool spikes)
 			o.sort = (enum tt__sort)sort;
 			break;
 		case OPT_FRAMES: o.frames = true; break;
+		case OPT_SUGGEST: o.suggest = true; break;
 		case OPT_DEPTH: {
 			char *end;
 			unsigned long depth = strtoul(optarg, &end, 10);

@@ -11,6 +11,7 @@
 #include <cjson/cJSON.h>
 
 #include "tt_frames.h"
+#include "tt_suggest.h"
 #include "tt_symbols.h"
 
 /* ---- thresholds ---- */
@@ -412,6 +413,14 @@ static int tt_spike_print(void *ctx, const struct tt__spike *s)
 
 static int tt_spikes_done(struct tt_an_sink *a, struct tt_report_opts *o)
 {
+	if (o->suggest) {
+		struct tt__table t;
+		if (tt__table_build(&t, a->list, a->trace->nthreads, false, TT__SORT_SELF) < 0)
+			return tt_error("out of memory for the table");
+		tt_suggest_print(&t, o->thresholds.global, a->out);
+		tt__table_free(&t);
+		return 0;
+	}
 	if (!tt_thresholds_given(&o->thresholds) && !a->threshold_notes)
 		tt_warn("no thresholds: none in the trace (TT_THRESHOLD_NS), and no --threshold or "
 			"--thresholds");
@@ -427,7 +436,9 @@ int tt_analyse(const struct tt_trace *t, struct tt_report_opts *o, bool spikes, 
 	if (!a)
 		return tt_error("out of memory");
 	a->out = out;
-	if (spikes) {
+	if (spikes && o->suggest) {
+		a->an.profile = true; /* the table's rows, with their calls over the threshold */
+	} else if (spikes) {
 		a->an.find_spikes = true;
 		a->an.spike = tt_spike_print;
 		a->an.print_depth = o->depth;

@@ -41,6 +41,7 @@ struct tt_report_opts {
 	bool by_thread;
 	struct tt_thresholds thresholds; /* spikes */
 	uint32_t depth;     /* spikes: the innermost scopes shown of each (0: all) */
+	bool suggest;       /* spikes: the markup worth adding, instead of the spikes */
 	bool frames;        /* report: the frame times instead of the flat profile */
 	int64_t budget;     /* report --frames: a frame's budget (0: none) */
 };

@@ -322,6 +322,7 @@ int tt__scope_close(struct tt__thread_analysis *th, int64_t end)
 		if (row->open == 0)
 			tt__add_sat(&row->total, dur);
 		tt__add_sat(&row->calls_total, dur);
+		row->over += th->an->threshold != TT__NO_THRESHOLD && dur > th->an->threshold;
 		tt__add_sat(&row->self, dur - (f->children < dur ? f->children : dur));
 		if (dur < row->min)
 			row->min = dur;

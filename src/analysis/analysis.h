@@ -67,6 +67,7 @@ struct tt__row {
 	int64_t total, self; /* children = total - self */
 	int64_t calls_total; /* every call's duration, nested calls of itself too: the mean's */
 	uint32_t open;       /* its scopes open now (more than one: recursion) */
+	uint64_t over;       /* calls longer than the global threshold */
 	int64_t min, max;
 	struct tt__hist hist;
 	int64_t name_threshold; /* the thresholds table's, once looked up */
@@ -261,6 +262,8 @@ struct tt__entry {
 	int64_t total, self, children, min, max, mean, p50, p95, p99;
 	int64_t calls_total; /* the sum of every call's duration (recursion: above total) */
 	bool near_overhead;  /* mean within TT__NEAR_OVERHEAD x the call overhead */
+	bool is_func;        /* a function (-finstrument-functions) */
+	uint64_t over;       /* calls longer than the global threshold */
 };
 
 struct tt__table {

@@ -97,6 +97,8 @@ static int tt__entry_merge(struct tt__entry *e, struct tt__item *first, struct t
 			e->calls_total = INT64_MAX;
 		e->min = r->min < e->min ? r->min : e->min;
 		e->max = r->max > e->max ? r->max : e->max;
+		e->over += r->over;
+		e->is_func |= (r->key & TT__KEY_FUNC) != 0;
 		if (last - first > 1 && tt__hist_merge(&merged, &r->hist) < 0) {
 			free(merged.counts);
 			return -1;
