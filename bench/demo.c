@@ -12,9 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
+#include "run_tool.h"
 #include "ticktrace.h"
 
 #define TT_DEMO_QUEUE 64
@@ -198,24 +198,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ticktrace-demo: cannot write %s: %s\n", raw, strerror(-err));
 		return 1;
 	}
-	/* Everything is in the raw file. The dump at exit must not rewrite it: its later end
-	 * anchor gives a slightly different TSC rate, and the file would no longer match
-	 * the trace converted from it. */
-	tt_disable();
-	setenv("TICKTRACE_OUT", "/dev/null", 1);
-	pid_t pid = fork();
-	if (pid == 0) {
-		/* --spikes: the slow transforms (TT_THRESHOLD_NS above) are marked in the trace */
-		execl(TT_DEMO_TOOL, "ticktrace", "convert", raw, "-o", json, "--force", "--spikes",
-		      (char *)NULL);
-		perror("ticktrace-demo: cannot run " TT_DEMO_TOOL);
-		_exit(127);
-	}
-	int status;
-	if (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status)) {
-		fprintf(stderr, "ticktrace-demo: converting %s failed\n", raw);
+	/* --spikes: the slow transforms (TT_THRESHOLD_NS above) are marked in the trace */
+	char *convert[] = {"ticktrace", "convert", raw, "-o", json, "--force", "--spikes", NULL};
+	if (tt_run_tool(TT_DEMO_TOOL, convert) < 0)
 		return 1;
-	}
 	char *abs = realpath(json, NULL);
 	printf("\nraw trace:  %s\nChrome/Perfetto trace: %s\n\n"
 	       "Open https://ui.perfetto.dev and drop the file on it (or use \"Open trace file\");\n"
