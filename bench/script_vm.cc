@@ -120,10 +120,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ticktrace-script-vm: cannot write %s: %s\n", raw, strerror(-err));
 		return 1;
 	}
-	printf("%d frames (checksum %lld); the spike log, with a 5 ms threshold:\n\n", frames,
+	printf("%d frames (checksum %lld); the spike log, with a 10 ms threshold:\n\n", frames,
 	       (long long)sum);
 	char *spikes[] = {(char *)"ticktrace", (char *)"spikes", raw, (char *)"--threshold",
-			  (char *)"5ms", (char *)"-q", NULL};
+			  (char *)"10ms", (char *)"-q", NULL};
 	char *report[] = {(char *)"ticktrace", (char *)"report", raw, (char *)"--frames", (char *)"-q", NULL};
 	char *convert[] = {(char *)"ticktrace", (char *)"convert", raw, (char *)"-o", trace,
 			   (char *)"--force", (char *)"-q", NULL};
