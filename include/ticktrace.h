@@ -14,7 +14,7 @@
  * TICKTRACE_REPORT=stderr|PATH writes the flat profile there at exit.
  *
  * Names are string literals: each macro declares a static call-site descriptor and
- * records only its address. Compile with -DTT_DISABLE and every macro still exists
+ * records only its address (the _DYN macros take names made at run time). Compile with -DTT_DISABLE and every macro still exists
  * and expands to nothing that evaluates its arguments.
  */
 #ifndef TICKTRACE_H
