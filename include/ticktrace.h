@@ -35,10 +35,13 @@ struct tt_callsite {
 	const char *func;
 	uint32_t line;
 	uint32_t flags;
+	const char *arg_name; /* with TT__SITE_ARG_NAME: the name of its events' argument */
 };
 
 /* struct tt_callsite.flags */
 #define TT__SITE_PRETTY 1u /* name is a __PRETTY_FUNCTION__, shown as a qualified name */
+/* arg_name is set (descriptors made by older headers end before it) */
+#define TT__SITE_ARG_NAME 2u
 
 #define TT__CAT2(a, b) a##b
 #define TT__CAT(a, b) TT__CAT2(a, b)
@@ -94,9 +97,11 @@ template <class T> char (&tt__literal_check(const T &))[2];
 #define TT__LITERAL(name) _Static_assert(1, "")
 #endif
 
-#define TT__SITE_FLAGS(var, name, flags)                                           \
+#define TT__SITE_FULL(var, name, flags, arg_name)                                   \
 	TT__LITERAL(name);                                                             \
-	static const struct tt_callsite var = {(name), __FILE__, __func__, __LINE__, (flags)}
+	static const struct tt_callsite var = {(name), __FILE__, __func__, __LINE__, (flags), \
+					       (arg_name)}
+#define TT__SITE_FLAGS(var, name, flags) TT__SITE_FULL(var, name, flags, 0)
 #define TT__SITE(var, name) TT__SITE_FLAGS(var, name, 0)
 
 #define TT__SITE_CALL(fn, name)                                                    \
@@ -177,6 +182,17 @@ TT__INLINE auto tt__name_of(const struct tt_callsite *site, const S &name)
 /* TT_BEGIN and TT_INSTANT with a uint64_t argument shown in the trace's args. */
 #define TT_BEGIN_ARG(name, arg) TT__SITE_CALL_VALUE(tt__begin_arg, name, (uint64_t)(arg))
 #define TT_INSTANT_ARG(name, arg) TT__SITE_CALL_VALUE(tt__instant_arg, name, (uint64_t)(arg))
+/* The same, the argument shown under the name `arg_name` (a literal) instead of "arg". */
+#define TT_BEGIN_NAMED_ARG(name, arg_name, arg)                                    \
+	TT__NAMED_ARG_CALL(tt__begin_arg, name, arg_name, (uint64_t)(arg))
+#define TT_INSTANT_NAMED_ARG(name, arg_name, arg)                                  \
+	TT__NAMED_ARG_CALL(tt__instant_arg, name, arg_name, (uint64_t)(arg))
+#define TT__NAMED_ARG_CALL(fn, name, arg_name, value)                              \
+	do {                                                                           \
+		TT__LITERAL(arg_name);                                                     \
+		TT__SITE_FULL(tt__site, name, TT__SITE_ARG_NAME, arg_name);                \
+		fn(&tt__site, value);                                                      \
+	} while (0)
 /* A sample of the counter track `name` (per process). */
 #define TT_COUNTER(name, value) TT__SITE_CALL_VALUE(tt__counter, name, (int64_t)(value))
 /* An arrow from the current scope of this thread to the scope, on any thread, that
@@ -284,6 +300,10 @@ TT__INLINE void tt__resume_if(const int *paused)
 #define TT_INSTANT(name) do { TT__UNUSED(name); } while (0)
 #define TT_BEGIN_ARG(name, arg) do { TT__UNUSED(name); TT__UNUSED(arg); } while (0)
 #define TT_INSTANT_ARG(name, arg) do { TT__UNUSED(name); TT__UNUSED(arg); } while (0)
+#define TT_BEGIN_NAMED_ARG(name, arg_name, arg)                                    \
+	do { TT__UNUSED(name); TT__UNUSED(arg_name); TT__UNUSED(arg); } while (0)
+#define TT_INSTANT_NAMED_ARG(name, arg_name, arg)                                  \
+	do { TT__UNUSED(name); TT__UNUSED(arg_name); TT__UNUSED(arg); } while (0)
 #define TT_COUNTER(name, value) do { TT__UNUSED(name); TT__UNUSED(value); } while (0)
 #define TT_FLOW_OUT(id) do { TT__UNUSED(id); } while (0)
 #define TT_FLOW_IN(id) do { TT__UNUSED(id); } while (0)

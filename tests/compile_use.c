@@ -14,7 +14,8 @@ int main(void) {
 	{ const char *dyn = x ? "d1" : "d2"; TT_SCOPE_DYN(dyn); TT_BEGIN_DYN(dyn); TT_END();
 	  TT_INSTANT_DYN(dyn); TT_COUNTER_DYN(dyn, x); }
 	{ TT_SCOPE_IF(x > 0, "c"); TT_PAUSE_IF(x > 1); TT_IGNORE_IF(x); TT_SCOPE_VALUE(x);
-	  TT_PARENTS_THRESHOLD_NS(10); TT_FRAME_MARK(); TT_FRAME_MARK_NAMED("f"); }
+	  TT_PARENTS_THRESHOLD_NS(10); TT_FRAME_MARK(); TT_FRAME_MARK_NAMED("f");
+	  TT_BEGIN_NAMED_ARG("n", "bytes", x); TT_END(); TT_INSTANT_NAMED_ARG("m", "size", 3); }
 	/* TICKTRACE_OUT=/dev/null: the dump succeeds in both modes. */
 	return work(x) == 1 && tt_dump(0) == 0 ? 0 : 1;
 }

@@ -146,6 +146,7 @@ int main(int argc, char **argv)
 		run_script(name);
 		TT_INSTANT_DYN("step " + std::to_string(i));
 	}
+	TT_INSTANT_NAMED_ARG("loaded", "bytes", 4096);
 	Queue q;
 	int values[3] = {1, 2, 3};
 	return q.pop() + checksum(values, 3) == 7 ? 0 : 1;

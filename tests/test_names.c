@@ -60,7 +60,7 @@ static void counter_values(cJSON *root, const char *name, char *out, size_t cap)
 }
 
 /* A script loop names its steps with std::strings gone by the dump; C++'s TT_FUNC
- * names a member function and a function template qualified. */
+ * names a member function and a function template qualified; an argument has a name. */
 static void test_script_names(void **state)
 {
 	struct tt_fixture *fx = *state;
@@ -72,8 +72,13 @@ static void test_script_names(void **state)
 				     "X script_2 0\ni step 2 0\n"
 				     "X script_0 0\ni step 3 0\n"
 				     "X script_1 0\ni step 4 0\n"
-				     "X Queue::pop 0\nX checksum<int> 0\n");
+				     "i loaded 0\nX Queue::pop 0\nX checksum<int> 0\n");
 	free(listing);
+	/* a named argument (the Perfetto check compares the args too) */
+	const cJSON *loaded = tt_json_find(root, "i", "loaded");
+	assert_non_null(loaded);
+	assert_int_equal(cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(
+				 cJSON_GetObjectItemCaseSensitive(loaded, "args"), "bytes")), 4096);
 	char values[128];
 	counter_values(root, "script_0.calls", values, sizeof values);
 	assert_string_equal(values, "8 8");
@@ -254,7 +259,8 @@ static double field(const cJSON *row, const char *key)
 
 /* The report is honest on real code: fib, recursive, takes no longer than the scope
  * around it (its outermost calls' total), while its mean is every call's; a scope
- * whose mean is within 3 x what recording a call costs is flagged, a slow one not. */
+ * whose median call is within 3 x what recording a call costs is flagged, a slow one
+ * not. */
 static void test_report_recursion_and_overhead(void **state)
 {
 	struct tt_fixture *fx = *state;
@@ -281,7 +287,7 @@ static void test_report_recursion_and_overhead(void **state)
 	const char *tiny = strstr(r.out, "\ntiny ");
 	assert_non_null(tiny);
 	assert_int_equal(strncmp(strchr(tiny + 1, '\n') - 3, "  ~", 3), 0);
-	assert_non_null(strstr(r.out, "\n~ mean within 3 x what recording a call costs here ("));
+	assert_non_null(strstr(r.out, "\n~ median within 3 x what recording a call costs here ("));
 	free(r.out);
 }
 
@@ -302,8 +308,8 @@ static void test_suggest(void **state)
 		"thresholds of their own (over the global threshold on most calls):\n",
 		"  tick: 50 of 50 calls over, p50 ",
 		"TT_IGNORE() candidates (every call over, mostly time in others):\n  main: 1 calls, ",
-		"leave out of -finstrument-functions (mean within 3 x what recording a call costs here, ",
-		"  mem_read: 100000 calls, mean ",
+		"leave out of -finstrument-functions (median within 3 x what recording a call costs here, ",
+		"  mem_read: 100000 calls, median ",
 		"\n  -finstrument-functions-exclude-function-list=mem_read\n",
 	};
 	for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)

@@ -46,7 +46,7 @@ static void read_trace(cJSON *root, struct heap_trace *h)
 		if (strcmp(ph, "i") == 0) {
 			assert_true(h->nops < 64);
 			h->op[h->nops] = name;
-			h->arg[h->nops++] = (int64_t)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(args, "arg"));
+			h->arg[h->nops++] = (int64_t)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(args, "size"));
 		} else if (strcmp(ph, "C") == 0) {
 			int64_t v = (int64_t)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(args, "value"));
 			if (strcmp(name, "heap_live_bytes") == 0) {

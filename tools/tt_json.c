@@ -11,6 +11,7 @@
 struct tt_json_site {
 	uint32_t name_at, name_len; /* "name":"...","cat":"ticktrace" */
 	uint32_t src_at, src_len;   /* ,"args":{"src":"file:line" */
+	uint32_t arg_at, arg_len;   /* "its argument's name": (0 long: "arg") */
 };
 
 struct tt_json {
@@ -183,7 +184,7 @@ static size_t tt_json_prepare(struct tt_json *j, const struct tt_event *e)
 		return j->scratch.oom ? 0 : j->scratch.len;
 	}
 	const struct tt_json_site *s = &j->sites[e->site->id];
-	return s->name_len + (j->source ? s->src_len : 0);
+	return s->name_len + (j->source ? s->src_len : 0) + s->arg_len;
 }
 
 /* Opens the args object, or continues it. */
@@ -218,7 +219,13 @@ static void tt_json_tail(struct tt_json *j, const struct tt_event *e)
 		tt_json_arg_key(o, &open, "\"dropped\":", 10);
 		tt_json_u64(o, e->value);
 	} else if (e->flags & TT_EV_ARG) {
-		tt_json_arg_key(o, &open, "\"arg\":", 6);
+		const struct tt_json_site *s = e->site ? &j->sites[e->site->id] : NULL;
+		if (s && s->arg_len) {
+			tt_json_arg_key(o, &open, "", 0);
+			tt_json_frag(j, s->arg_at, s->arg_len);
+		} else {
+			tt_json_arg_key(o, &open, "\"arg\":", 6);
+		}
 		tt_json_u64(o, e->value);
 	}
 	if (e->flags & TT_EV_SCOPE_VALUE) {
@@ -448,6 +455,12 @@ static int tt_json_start(struct tt_sink *sink, const struct tt_trace *t)
 				TT_BUF_LIT(b, "\"");
 			}
 			js->src_len = (uint32_t)(b->len - js->src_at);
+			js->arg_at = (uint32_t)b->len;
+			if (s->arg_name.len) {
+				tt_json_escape_str(b, s->arg_name);
+				TT_BUF_LIT(b, ":");
+			}
+			js->arg_len = (uint32_t)(b->len - js->arg_at);
 		}
 		for (size_t k = 0; k < f->nthreads; k++) {
 			const struct tt_thread *th = &f->threads[k];

@@ -416,7 +416,8 @@ static int tt_pf_event(struct tt_perfetto *p, const struct tt_event *e, unsigned
 		fname_len = tt_trace_func_name(p->trace, e->thread->file, e->func, fname, sizeof(fname));
 	if (named && (e->flags & TT_EV_NAMED))
 		fname_len = strnlen(e->text, sizeof(fname));
-	room += 3 * fname_len + (e->flags & TT_EV_DESCRIBED ? e->text_len + 16 : 0);
+	room += 3 * fname_len + (e->flags & TT_EV_DESCRIBED ? e->text_len + 16 : 0) +
+		(s && (e->flags & TT_EV_ARG) ? tt_str_room(s->arg_name) : 0);
 	/* Most packets are encoded in place in the output buffer; those with strings to
 	 * intern go through scratch. */
 	bool in_place = room <= TT_PF_SMALL;
@@ -458,7 +459,12 @@ static int tt_pf_event(struct tt_perfetto *p, const struct tt_event *e, unsigned
 			uint8_t *da = q;
 			bool gap = e->flags & TT_EV_GAP;
 			q = pb_open(q);
-			q = gap ? pb_bytes(q, DA_NAME, "dropped", 7) : pb_bytes(q, DA_NAME, "arg", 3);
+			if (gap)
+				q = pb_bytes(q, DA_NAME, "dropped", 7);
+			else if (s && s->arg_name.len)
+				q = pb_text(q, DA_NAME, s->arg_name);
+			else
+				q = pb_bytes(q, DA_NAME, "arg", 3);
 			q = pb_uint(q, DA_UINT, e->value);
 			q = pb_close(da, q, TE_DEBUG_ANNOTATIONS);
 		}

@@ -185,6 +185,31 @@ static int tt_read_funcs(struct tt_file *f, struct tt_cursor *c, uint64_t sectio
 	return 0;
 }
 
+/* The names of sites' arguments (TT_BEGIN_NAMED_ARG), each of a site read before. */
+static int tt_read_arg_names(struct tt_file *f, struct tt_cursor *c)
+{
+	uint64_t count;
+	if (tt_read_count(f, c, sizeof(struct tt_arg_name_info), &count, "ARG_NAMES") < 0)
+		return -1;
+	for (uint64_t i = 0; i < count; i++) {
+		uint64_t at = c->pos;
+		struct tt_arg_name_info ai;
+		struct tt_str name;
+		if (!tt_cursor_take(c, &ai, sizeof(ai)) || !tt_cursor_str(c, &name, ai.name_len))
+			return TT_FAIL(f, at, "argument name %" PRIu64 " of %" PRIu64
+				       " runs past the end of its ARG_NAMES section", i, count);
+		uint32_t pos;
+		if (!tt_map_get(&f->site_map, ai.address, &pos) || f->sites[pos].is_func)
+			return TT_FAIL(f, at, "argument name of 0x%" PRIx64 ", which no SITES section "
+				       "before it describes", ai.address);
+		f->sites[pos].arg_name = name;
+	}
+	if (c->pos != c->end)
+		return TT_FAIL(f, c->pos, "%" PRIu64 " bytes left in ARG_NAMES after its %" PRIu64
+			       " names", c->end - c->pos, count);
+	return 0;
+}
+
 /* Functions are named by their address until symbols name them. */
 #define TT_HEX_NAME 20 /* "0x" and 16 digits, NUL */
 
@@ -469,6 +494,7 @@ static int tt_read_sections(struct tt_file *f)
 		case TT_SEC_EVENTS: rc = tt_read_events(f, &c); break;
 		case TT_SEC_END: rc = tt_read_end(f, &c); break;
 		case TT_SEC_FUNCS: rc = tt_read_funcs(f, &c, off, &site_cap); break;
+		case TT_SEC_ARG_NAMES: rc = tt_read_arg_names(f, &c); break;
 		default:
 			return TT_FAIL(f, off, "unknown section type %" PRIu32, sh.type);
 		}

@@ -94,12 +94,12 @@ static size_t tt_suggest_exclude(const struct tt__table *t, FILE *out)
 		n = 0;
 	if (n) {
 		char a[32];
-		fprintf(out, "leave out of -finstrument-functions (mean within %d x what recording a "
-			"call costs here, %" PRId64 " ns; %.1f%% of the calls):\n", TT__NEAR_OVERHEAD,
+		fprintf(out, "leave out of -finstrument-functions (median within %d x what recording "
+			"a call costs here, %" PRId64 " ns; %.1f%% of the calls):\n", TT__NEAR_OVERHEAD,
 			t->overhead_ns, 100.0 * (double)left_out / (double)calls);
 		for (size_t i = 0; i < n; i++)
-			fprintf(out, "  %s: %" PRIu64 " calls, mean %s\n", funcs[i]->name, funcs[i]->calls,
-				tt__fmt_ns(a, funcs[i]->mean));
+			fprintf(out, "  %s: %" PRIu64 " calls, median %s\n", funcs[i]->name, funcs[i]->calls,
+				tt__fmt_ns(a, funcs[i]->p50));
 		fputs("  -finstrument-functions-exclude-function-list=", out);
 		for (size_t i = 0; i < n; i++)
 			fprintf(out, "%s%.*s", i ? "," : "", (int)tt_exclude_name(funcs[i]->name),

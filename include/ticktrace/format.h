@@ -190,6 +190,10 @@ enum tt_section_type {
 	 * FUNC_ENTER record names, once. It may appear more than once (each adds
 	 * addresses), anywhere before END. The tools name them from MODULES. */
 	TT_SEC_FUNCS = 0x40,
+	/* uint64 count, then count tt_arg_name_info each followed by its name: the name of
+	 * the argument (BEGIN_ARG, INSTANT_ARG) of a site that a SITES section before it
+	 * describes. Without one, the argument is "arg". */
+	TT_SEC_ARG_NAMES = 0x41,
 	/* struct tt_thread_info, then the name: a thread's final totals, name and flags,
 	 * replacing those of its THREAD section (streamed files, where a thread's THREAD
 	 * section is written before its events are known). */
@@ -224,6 +228,13 @@ struct tt_site_info {
 	uint32_t func_len;
 };
 _Static_assert(sizeof(struct tt_site_info) == 24, "site info layout");
+
+struct tt_arg_name_info {
+	uint64_t address; /* the site's */
+	uint32_t name_len;
+	uint32_t reserved;
+};
+_Static_assert(sizeof(struct tt_arg_name_info) == 16, "arg name info layout");
 
 /* A mapping of an ELF file, for offline symbolization. Path bytes, then build-id
  * bytes follow. An address A in [start, end) is file offset A - start + file_offset. */

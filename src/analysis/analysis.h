@@ -261,7 +261,7 @@ struct tt__entry {
 	uint64_t calls;
 	int64_t total, self, children, min, max, mean, p50, p95, p99;
 	int64_t calls_total; /* the sum of every call's duration (recursion: above total) */
-	bool near_overhead;  /* mean within TT__NEAR_OVERHEAD x the call overhead */
+	bool near_overhead;  /* p50 within TT__NEAR_OVERHEAD x the call overhead */
 	bool is_func;        /* a function (-finstrument-functions) */
 	uint64_t over;       /* calls longer than the global threshold */
 };
@@ -272,10 +272,10 @@ struct tt__table {
 	size_t threads;
 	uint64_t calls; /* over all entries */
 	int64_t overhead_ns;  /* what recording a call costs on this machine (measured) */
-	size_t near_overhead; /* entries whose mean is within TT__NEAR_OVERHEAD x it */
+	size_t near_overhead; /* entries whose p50 is within TT__NEAR_OVERHEAD x it */
 };
 
-/* Rows whose mean is within this many times the call overhead are flagged: their
+/* Rows whose median call is within this many times the call overhead are flagged: their
  * time is mostly the recorder's own (a 28 ns MEM_isLittleEndian is not real work). */
 #define TT__NEAR_OVERHEAD 3
 /* What recording a call (a begin and an end) costs here, in ns: two RDTSCs, which an

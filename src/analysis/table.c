@@ -178,7 +178,9 @@ int tt__table_build(struct tt__table *t, struct tt__thread_analysis *const *thre
 		rc = tt__entry_merge(&t->entries[t->n++], &items[i], &items[j], by_thread);
 		struct tt__entry *e = &t->entries[t->n - 1];
 		t->calls += e->calls;
-		e->near_overhead = e->mean < TT__NEAR_OVERHEAD * t->overhead_ns;
+		/* the median, not the mean: a few calls preempted on a busy machine would take
+		 * the mean of a million short ones far above what they cost */
+		e->near_overhead = e->p50 < TT__NEAR_OVERHEAD * t->overhead_ns;
 		t->near_overhead += e->near_overhead;
 		i = j;
 	}
@@ -273,7 +275,7 @@ void tt__table_print(FILE *out, const struct tt__table *t)
 		fputs(e->near_overhead ? "  ~\n" : "\n", out);
 	}
 	if (t->near_overhead)
-		fprintf(out, "~ mean within %d x what recording a call costs here (%" PRId64
+		fprintf(out, "~ median within %d x what recording a call costs here (%" PRId64
 			" ns, measured now): mostly the recorder's own time\n", TT__NEAR_OVERHEAD,
 			t->overhead_ns);
 }

@@ -3,7 +3,7 @@
  *   -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free -lticktrace-wrap -lticktrace
  *
  * the program's own calls come here; each allocation and free is an instant ("malloc",
- * "calloc", "realloc", "free") with the size as its argument (requested, or freed),
+ * "calloc", "realloc", "free") with the size as its argument "size" (requested, or freed),
  * and the counter track "heap_live_bytes" follows the heap.
  *
  * The counter is exact for the blocks that pass through the wrappers: each block
@@ -44,7 +44,7 @@ void *__wrap_malloc(size_t size)
 {
 	void *p = __real_malloc(size);
 	if (p) {
-		TT_INSTANT_ARG("malloc", size);
+		TT_INSTANT_NAMED_ARG("malloc", "size", size);
 		tt__heap_changed((int64_t)malloc_usable_size(p));
 	}
 	return p;
@@ -54,7 +54,7 @@ void *__wrap_calloc(size_t count, size_t size)
 {
 	void *p = __real_calloc(count, size);
 	if (p) {
-		TT_INSTANT_ARG("calloc", count * size); /* it did not overflow: p is a block */
+		TT_INSTANT_NAMED_ARG("calloc", "size", count * size); /* no overflow: p is a block */
 		tt__heap_changed((int64_t)malloc_usable_size(p));
 	}
 	return p;
@@ -65,10 +65,10 @@ void *__wrap_realloc(void *ptr, size_t size)
 	int64_t before = ptr ? (int64_t)malloc_usable_size(ptr) : 0;
 	void *p = __real_realloc(ptr, size);
 	if (p) {
-		TT_INSTANT_ARG("realloc", size);
+		TT_INSTANT_NAMED_ARG("realloc", "size", size);
 		tt__heap_changed((int64_t)malloc_usable_size(p) - before);
 	} else if (ptr && size == 0) { /* glibc frees the block */
-		TT_INSTANT_ARG("realloc", 0);
+		TT_INSTANT_NAMED_ARG("realloc", "size", 0);
 		tt__heap_changed(-before);
 	}
 	return p;
@@ -80,6 +80,6 @@ void __wrap_free(void *ptr)
 		return;
 	int64_t size = (int64_t)malloc_usable_size(ptr);
 	__real_free(ptr);
-	TT_INSTANT_ARG("free", size);
+	TT_INSTANT_NAMED_ARG("free", "size", size);
 	tt__heap_changed(-size);
 }

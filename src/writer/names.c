@@ -42,7 +42,7 @@ static char *tt__names_slabs[TT__NAMES_MAX_SLABS];
 static size_t tt__names_nslabs; /* read with acquire loads by the writer */
 
 /* Named so when a name cannot be kept (no memory). */
-static const struct tt_callsite tt__names_lost = {"(name not kept: no memory)", "", "", 0, 0};
+static const struct tt_callsite tt__names_lost = {"(name not kept: no memory)", "", "", 0, 0, NULL};
 
 static uint64_t tt__name_hash(const struct tt_callsite *from, const char *name, size_t len)
 {
@@ -142,7 +142,8 @@ static const struct tt_callsite *tt__names_add(const struct tt_callsite *from, c
 	e->name[len] = 0;
 	memcpy(file, from->file ? from->file : "", file_len + 1);
 	memcpy(func, from->func ? from->func : "", func_len + 1);
-	e->site = (struct tt_callsite){e->name, file, func, from->line, from->flags};
+	e->site = (struct tt_callsite){e->name, file, func, from->line, from->flags & ~TT__SITE_ARG_NAME,
+				       NULL};
 	e->from = from;
 	e->hash = hash;
 	e->len = len;

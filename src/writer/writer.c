@@ -173,6 +173,39 @@ static const struct tt_callsite *tt__site_at(uint64_t entry, const struct tt__ra
 	return entry && !(entry & TT__FUNC_TAG) ? tt__site_descriptor(entry, loaded) : NULL;
 }
 
+/* A site's argument name (TT_BEGIN_NAMED_ARG), or NULL. */
+static const char *tt__arg_name(const struct tt_callsite *site)
+{
+	return site && (site->flags & TT__SITE_ARG_NAME) ? site->arg_name : NULL;
+}
+
+/* ARG_NAMES, for the sites whose argument has a name. Retired mutex held. */
+static void tt__out_arg_names(struct tt__out *out, const struct tt__site_set *set,
+			      const struct tt__ranges *loaded)
+{
+	uint64_t size = sizeof(uint64_t), count = 0;
+	for (size_t i = 0; i < set->cap; i++) {
+		const char *name = tt__arg_name(tt__site_at(set->slots[i], loaded));
+		if (name) {
+			size += sizeof(struct tt_arg_name_info) + tt__strlen32(name);
+			count++;
+		}
+	}
+	if (!count)
+		return;
+	tt__out_section(out, TT_SEC_ARG_NAMES, size);
+	tt__out(out, &count, sizeof count);
+	for (size_t i = 0; i < set->cap; i++) {
+		const char *name = tt__arg_name(tt__site_at(set->slots[i], loaded));
+		if (!name)
+			continue;
+		struct tt_arg_name_info info = {.address = set->slots[i], .name_len = tt__strlen32(name)};
+		tt__out(out, &info, sizeof info);
+		tt__out(out, name, info.name_len);
+	}
+	tt__out_pad(out, size);
+}
+
 /* SITES, and FUNCS when there are functions. Retired mutex held. */
 static void tt__out_names(struct tt__out *out, const struct tt__site_set *set,
 			  const struct tt__ranges *loaded)
@@ -207,6 +240,7 @@ static void tt__out_names(struct tt__out *out, const struct tt__site_set *set,
 		tt__out(out, site->func, info.func_len);
 	}
 	tt__out_pad(out, size);
+	tt__out_arg_names(out, set, loaded);
 	if (set->funcs)
 		tt__out_funcs(out, set);
 }
@@ -490,7 +524,7 @@ static struct tt__site_set tt__retired_set;
 
 /* A site whose library is unloaded and was not retired (unloaded by other means than
  * dlclose): named so, never read. */
-static const struct tt_callsite tt__unloaded_site = {"(unloaded library)", "", "", 0, 0};
+static const struct tt_callsite tt__unloaded_site = {"(unloaded library)", "", "", 0, 0, NULL};
 
 static void tt__ranges_add(struct tt__ranges *r, uint64_t start, uint64_t end)
 {
@@ -599,7 +633,7 @@ static int tt__retire_sites(const struct tt__thread_snapshot *snap, const struct
 			tt__retired_sites[tt__nretired_sites++] = (struct tt__retired_site){
 				.address = address,
 				.site = {tt__copy(site->name), tt__copy(site->file), tt__copy(site->func),
-					 site->line, site->flags},
+					 site->line, site->flags, tt__copy(tt__arg_name(site))},
 			};
 		}
 	}
