@@ -259,6 +259,56 @@ static void test_bad_funcs(void **state)
 	}
 }
 
+/* An ARG_NAMES section that names a site no SITES section described, or runs past
+ * its end; a well-formed one names the argument in the JSON. */
+static void test_bad_arg_names(void **state)
+{
+	struct fixture *fx = *state;
+	static const uint64_t child[] = {0x1010}, unknown[] = {0x2000};
+	static const char *const bytes[] = {"bytes"};
+	static const struct {
+		const uint64_t *address;
+		uint32_t name_len; /* written over the name's length, when not 0 */
+		const char *want;
+	} cases[] = {
+		{unknown, 0, "argument name of 0x2000, which no SITES section before it describes"},
+		{child, 1000, "argument name 0 of 1 runs past the end of its ARG_NAMES section"},
+		{child, 0, NULL},
+	};
+	for (size_t i = 0; i < N(cases); i++) {
+		struct tt_tw w;
+		assert_int_equal(tt_tw_open_memory(&w), 0);
+		tt_tw_header(&w, NULL);
+		tt_tw_process(&w, 4242, "demo");
+		tt_tw_sites(&w, sites, N(sites));
+		tt_tw_arg_names(&w, cases[i].address, bytes, 1);
+		tt_tw_thread(&w, 0, 101, "main", N(t0), 0);
+		tt_tw_events(&w, 0, 0, t0, N(t0));
+		tt_tw_end(&w);
+		assert_int_equal(tt_tw_close(&w), 0);
+		uint64_t info = w.sections[2] + sizeof(struct tt_section_header) + sizeof(uint64_t);
+		if (cases[i].name_len)
+			memcpy(w.data + info + offsetof(struct tt_arg_name_info, name_len),
+			       &cases[i].name_len, sizeof(uint32_t));
+		if (cases[i].want) {
+			expect_failure(fx, w.data, w.size, cases[i].want);
+		} else {
+			assert_int_equal(tt_tw_save(fx->in, w.data, w.size), 0);
+			struct tt_run r;
+			TT_RUN(&r, "convert", fx->in, "-o", fx->out, "-f", "-q");
+			assert_int_equal(r.status, 0);
+			free(r.out);
+			cJSON *root = tt_json_load(fx->out);
+			const cJSON *x = tt_json_find(root, "X", "child");
+			assert_non_null(x);
+			assert_int_equal(cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(
+						 cJSON_GetObjectItemCaseSensitive(x, "args"), "bytes")), 7);
+			cJSON_Delete(root);
+		}
+		tt_tw_free(&w);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -269,6 +319,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_sizes_that_overflow, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_records, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_funcs, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bad_arg_names, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -103,6 +103,22 @@ void tt_tw_funcs(struct tt_tw *w, const uint64_t *addresses, size_t n)
 	tt_tw_pad(w, size);
 }
 
+void tt_tw_arg_names(struct tt_tw *w, const uint64_t *addresses, const char *const *names, size_t n)
+{
+	uint64_t size = sizeof(uint64_t), count = n;
+	for (size_t i = 0; i < n; i++)
+		size += sizeof(struct tt_arg_name_info) + strlen(names[i]);
+	tt_tw_section(w, TT_SEC_ARG_NAMES, size);
+	fwrite(&count, sizeof(count), 1, w->fp);
+	for (size_t i = 0; i < n; i++) {
+		struct tt_arg_name_info info = {.address = addresses[i],
+						.name_len = (uint32_t)strlen(names[i])};
+		fwrite(&info, sizeof(info), 1, w->fp);
+		fputs(names[i], w->fp);
+	}
+	tt_tw_pad(w, size);
+}
+
 /* A THREAD or THREAD_TOTALS section; its dropped counts add to the END's. */
 static void tt_tw_thread_section(struct tt_tw *w, uint32_t type, const struct tt_thread_info *ti,
 				 const char *name)

@@ -54,6 +54,8 @@ void tt_tw_process(struct tt_tw *w, uint32_t pid, const char *name);
 void tt_tw_sites(struct tt_tw *w, const struct tt_tw_site *sites, size_t n);
 /* A FUNCS section: functions that FUNC_ENTER records name. */
 void tt_tw_funcs(struct tt_tw *w, const uint64_t *addresses, size_t n);
+/* An ARG_NAMES section: the argument names of the sites at `addresses`. */
+void tt_tw_arg_names(struct tt_tw *w, const uint64_t *addresses, const char *const *names, size_t n);
 void tt_tw_thread(struct tt_tw *w, uint32_t index, uint32_t tid, const char *name, uint64_t events,
 		  uint64_t dropped_full);
 void tt_tw_events(struct tt_tw *w, uint32_t index, uint64_t first_record,
