@@ -35,9 +35,7 @@ static cJSON *run_and_convert(const char *dir, const char *args)
 	TT_RUN(&r, "convert", ttr, "-o", pf, "-q");
 	assert_int_equal(r.status, 0);
 	free(r.out);
-	int rc = tt_check_perfetto(check_py, schema, pf, json, dir);
-	assert_true(rc == 0 || rc == 77);
-	cJSON *root = tt_json_load(json);
+	cJSON *root = tt_json_load_checked(check_py, schema, pf, json, dir);
 	assert_non_null(root);
 	return root;
 }

@@ -185,6 +185,13 @@ int tt_check_perfetto(const char *check_py, const char *schema, const char *pftr
 	return rc;
 }
 
+cJSON *tt_json_load_checked(const char *check_py, const char *schema, const char *pftrace,
+			    const char *json, const char *dir)
+{
+	int rc = tt_check_perfetto(check_py, schema, pftrace, json, dir);
+	return rc == 0 || rc == 77 ? tt_json_load(json) : NULL;
+}
+
 cJSON *tt_json_find(cJSON *root, const char *ph, const char *name)
 {
 	const cJSON *ev;

@@ -64,6 +64,10 @@ int tt_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * difference. */
 int tt_check_perfetto(const char *check_py, const char *schema, const char *pftrace,
 		      const char *json, const char *dir);
+/* tt_check_perfetto, then the JSON parsed: NULL (said why) when the two differ or the
+ * JSON is not JSON. */
+cJSON *tt_json_load_checked(const char *check_py, const char *schema, const char *pftrace,
+			    const char *json, const char *dir);
 
 /* The first event with this phase and name, or NULL. */
 cJSON *tt_json_find(cJSON *root, const char *ph, const char *name);
