@@ -316,9 +316,19 @@ size_t tt__pretty_name(const char *pretty, char *buf, size_t cap)
 		}
 		p += word;
 	}
+	/* clang names a lambda's call operator after its anonymous class: say lambda,
+	 * as GCC does */
+	static const char anonymous[] = "(anonymous class)::operator()";
+	const size_t anonymous_len = sizeof anonymous - 1;
+	if (len >= anonymous_len && strcmp(buf + len - anonymous_len, anonymous) == 0) {
+		len -= anonymous_len;
+		buf[len] = 0;
+		tt__put(buf, cap, &len, "<lambda>", 8);
+	}
 	/* a function template's parameters are not in its name: give their values
 	 * (unless the name has arguments already: clang's Box<long>::put) */
-	for (size_t k = 0; k < nb && !substituted && !memchr(buf, '<', len); k++) {
+	bool give_values = !substituted && !memchr(buf, '<', len);
+	for (size_t k = 0; k < nb && give_values; k++) {
 		tt__put(buf, cap, &len, k ? ", " : "<", k ? 2 : 1);
 		tt__put(buf, cap, &len, b[k].value, b[k].value_len);
 		if (k == nb - 1)

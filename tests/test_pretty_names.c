@@ -1,0 +1,43 @@
+/* C++'s TT_FUNC names: __PRETTY_FUNCTION__ as GCC and clang write it, made the
+ * qualified name the trace shows (src/writer/names.c). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "writer/writer.h"
+
+static void test_pretty_names(void **state)
+{
+	(void)state;
+	static const char *const cases[][2] = {
+		{"int Queue::pop()", "Queue::pop"},
+		{"const char* name()", "name"},
+		{"std::vector<int> Foo::bar() const", "Foo::bar"},
+		{"T checksum(const T*, int) [with T = int]", "checksum<int>"},             /* gcc */
+		{"T checksum(const T *, int) [T = int]", "checksum<int>"},                /* clang */
+		{"T sum(const T*, size_t) [with T = double; size_t = long unsigned int]", "sum<double>"},
+		{"R convert(A) [with R = long int; A = char]", "convert<long int, char>"},
+		{"void Box<T>::put(T) [with T = long int]", "Box<long int>::put"},        /* gcc */
+		{"void Box<long>::put(long) [T = long]", "Box<long>::put"},               /* clang */
+		{"main()::<lambda(int)>", "main()::<lambda(int)>"},                       /* gcc */
+		{"auto main()::(anonymous class)::operator()(int) const", "main()::<lambda>"}, /* clang */
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char buf[256];
+		size_t len = tt__pretty_name(cases[i][0], buf, sizeof buf);
+		assert_string_equal(buf, cases[i][1]);
+		assert_int_equal(len, strlen(cases[i][1]));
+	}
+	char small[8]; /* cut to fit, still terminated */
+	assert_int_equal(tt__pretty_name("int Queue::pop()", small, sizeof small), 7);
+	assert_string_equal(small, "Queue::");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {cmocka_unit_test(test_pretty_names)};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
