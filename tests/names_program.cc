@@ -81,10 +81,12 @@ static void frames(void)
 }
 
 /* Markup that steers the detector: a scope recorded only when its condition holds,
- * and a threshold for every enclosing scope. */
+ * a thread paused when one holds, a scope ignored when one holds, and a threshold for
+ * every enclosing scope. */
 static void conditional(void)
 {
 	for (int i = 0; i < 4; i++) {
+		TT_PAUSE_IF(i == 1); /* iteration 1 records nothing */
 		TT_SCOPE("outer");
 		TT_SCOPE_IF(i % 2 == 0, "even");
 		{
@@ -96,6 +98,10 @@ static void conditional(void)
 		}
 		if (i == 2)
 			busy_us(2000); /* in "even" itself: it spikes too */
+		TT_SCOPE("maybe_ignored");
+		TT_THRESHOLD_NS(100000);
+		TT_IGNORE_IF(i == 3);
+		busy_us(300);
 	}
 }
 

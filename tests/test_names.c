@@ -211,19 +211,20 @@ static void test_frames_values_descriptions(void **state)
 	free(r.out);
 }
 
-/* TT_SCOPE_IF records only when its condition holds; TT_PARENTS_THRESHOLD_NS gives
- * every enclosing scope the threshold, so "even", slow for reasons of its own beside
- * its slow child, spikes too (it has no threshold otherwise). */
+/* TT_SCOPE_IF records only when its condition holds, TT_PAUSE_IF leaves out what
+ * follows it in its block, TT_IGNORE_IF exempts its scope when it holds;
+ * TT_PARENTS_THRESHOLD_NS gives every enclosing scope the threshold, so "even", slow
+ * for reasons of its own beside its slow child, spikes too (it has no threshold
+ * otherwise). */
 static void test_conditional_and_parents_threshold(void **state)
 {
 	struct tt_fixture *fx = *state;
 	cJSON *root = run_and_convert(fx->dir, "--conditional");
 	char *listing = tt_json_thread_listing(root, "main");
 	assert_non_null(listing);
-	assert_string_equal(listing, "X outer 0\nX even 1\nX inner 2\n"
-				     "X outer 0\nX inner 1\n"
-				     "X outer 0\nX even 1\nX inner 2\n"
-				     "X outer 0\nX inner 1\n");
+	assert_string_equal(listing, "X outer 0\nX even 1\nX inner 2\nX maybe_ignored 2\n"
+				     "X outer 0\nX even 1\nX inner 2\nX maybe_ignored 2\n"
+				     "X outer 0\nX inner 1\nX maybe_ignored 1\n");
 	free(listing);
 	cJSON_Delete(root);
 	char log[8192], ttr[256];
@@ -236,6 +237,12 @@ static void test_conditional_and_parents_threshold(void **state)
 	assert_non_null(strstr(inner, "(threshold 500.000 us, TT_THRESHOLD_NS)"));
 	assert_non_null(strstr(even, "(threshold 500.000 us, TT_THRESHOLD_NS)"));
 	assert_null(strstr(log, "spike: outer"));
+	/* 300 us over its 100 us on iterations 0 and 2; ignored on 3 */
+	const char *maybe = strstr(log, "spike: maybe_ignored took ");
+	assert_non_null(maybe);
+	maybe = strstr(maybe + 1, "spike: maybe_ignored took ");
+	assert_non_null(maybe);
+	assert_null(strstr(maybe + 1, "spike: maybe_ignored took "));
 }
 
 static const cJSON *report_row(const cJSON *report, const char *name)
