@@ -89,6 +89,10 @@ enum tt_event_flags {
 	TT_EV_PARENTS_THRESHOLD = 1u << 15, /* a note: TT_PARENTS_THRESHOLD_NS, value the ns */
 };
 
+/* The thread id that the frames numbered `track` are shown on: down from the largest
+ * (no kernel gives a thread an id near 2^32), in both formats alike. */
+#define TT_FRAMES_TID(track) (UINT32_MAX - (uint32_t)(track))
+
 /* One logical event, valid only during the callback. Times are nanoseconds since the
  * trace start (tt_trace.base_ns). */
 struct tt_event {
@@ -157,7 +161,8 @@ struct tt_sink_ops {
 	/* A frame boundary (TT_FRAME_MARK): frame number `value` of the frames named by
 	 * site begins at ts, and the one before it lasted dur (0: it is the first). The
 	 * frames of a name are the process's, from all its threads; func numbers them
-	 * (their track) from 0 over the trace, for sinks that keep state per track. */
+	 * (their track) from 0 over the trace, for sinks that keep state per track. The
+	 * trace writers show them as slices on a thread of their own, TT_FRAMES_TID. */
 	int (*frame)(struct tt_sink *s, const struct tt_event *e);
 	/* A thread's records ended (its open scopes are closed by then). */
 	int (*thread_end)(struct tt_sink *s, const struct tt_thread *t,

@@ -29,10 +29,6 @@ struct tt_json {
 	uint64_t frame_tracks;        /* frame tracks named so far: those numbered below */
 };
 
-/* Frames are a track of their process: a thread of its own in JSON, numbered down
- * from the largest tid (no kernel gives a thread an id near 2^32). */
-#define TT_JSON_FRAME_TID(track) (UINT32_MAX - (uint32_t)(track))
-
 /* Integers above 2^53 lose digits in every JSON reader that uses doubles: those go
  * out as hexadecimal strings. */
 #define TT_JSON_EXACT (UINT64_C(1) << 53)
@@ -323,7 +319,7 @@ static int tt_json_flow(struct tt_sink *sink, const struct tt_event *e)
 	return 0;
 }
 
-/* A frame boundary: the frame that ended, "NAME N" on its frames' track, named at
+/* A frame boundary: the frame that ended, "NAME N" on its frames' thread, named at
  * its first frame. */
 static int tt_json_frame(struct tt_sink *sink, const struct tt_event *e)
 {
@@ -331,7 +327,7 @@ static int tt_json_frame(struct tt_sink *sink, const struct tt_event *e)
 	struct tt_out *o = j->out;
 	if (e->value < 2)
 		return 0;
-	uint32_t pid = e->thread->file->process.pid, tid = TT_JSON_FRAME_TID(e->func);
+	uint32_t pid = e->thread->file->process.pid, tid = TT_FRAMES_TID(e->func);
 	j->scratch.len = 0;
 	tt_json_escape_str(&j->scratch, e->site->name);
 	if (j->scratch.oom)
@@ -360,9 +356,7 @@ static int tt_json_frame(struct tt_sink *sink, const struct tt_event *e)
 	tt_out_lit(o, j->scratch.p, j->scratch.len - 1);
 	tt_out_char(o, ' ');
 	tt_out_u64(o, e->value - 1);
-	TT_OUT_LIT(o, "\",\"cat\":\"ticktrace\",\"args\":{\"frame\":");
-	tt_out_u64(o, e->value - 1);
-	TT_OUT_LIT(o, "}}");
+	TT_OUT_LIT(o, "\",\"cat\":\"ticktrace\"}");
 	return 0;
 }
 

@@ -164,7 +164,7 @@ struct tt_perfetto {
 	struct tt_pf_seq *threads; /* by thread id */
 	struct tt_pf_seq flows;
 	uint64_t *counter_uuid;       /* by site id: its counter track, once described */
-	uint64_t frame_tracks;        /* frame tracks described: those numbered below it */
+	uint64_t frame_tracks;        /* frames' threads described: those numbered below it */
 	struct tt_pb_buf scratch;
 	struct tt_folded folded;      /* left out: nested deeper than Perfetto shows */
 };
@@ -220,8 +220,6 @@ static int tt_pf_descriptor(struct tt_perfetto *p, uint64_t uuid, uint64_t paren
 	uint8_t *sub = q;
 	q = pb_open(q);
 	switch (kind) {
-	case TD_NAME: /* a track of slices (frames): its name, nothing inside */
-		break;
 	case TD_PROCESS:
 		q = pb_uint(q, PD_PID, pid);
 		q = pb_text(q, PD_NAME, name);
@@ -234,11 +232,8 @@ static int tt_pf_descriptor(struct tt_perfetto *p, uint64_t uuid, uint64_t paren
 	default: /* a counter: its name on the track, nothing inside */
 		break;
 	}
-	if (kind == TD_NAME)
-		q = sub;
-	else
-		q = pb_close(sub, q, kind);
-	if (kind == TD_COUNTER || kind == TD_NAME)
+	q = pb_close(sub, q, kind);
+	if (kind == TD_COUNTER)
 		q = pb_text(q, TD_NAME, name);
 	q = pb_close(td, q, PKT_TRACK_DESCRIPTOR);
 	tt_pf_packet(p, b, (size_t)(q - b));
@@ -696,9 +691,9 @@ static int tt_pf_counter(struct tt_sink *sink, const struct tt_event *e)
 	return tt_pf_event(p, e, TYPE_COUNTER, p->counter_uuid[s->id], NULL);
 }
 
-/* A frame boundary: the frame that ended is a slice "NAME N" on the process's track
- * of those frames, described at its first one; on the flows' sequence, whose
- * timestamps are absolute. */
+/* A frame boundary: the frame that ended is a slice "NAME N" on a thread of the
+ * process's own (TT_FRAMES_TID, as in JSON), described at its first frame; on the
+ * flows' sequence, whose timestamps are absolute. */
 static int tt_pf_frame(struct tt_sink *sink, const struct tt_event *e)
 {
 	struct tt_perfetto *p = (struct tt_perfetto *)sink;
@@ -707,7 +702,8 @@ static int tt_pf_frame(struct tt_sink *sink, const struct tt_event *e)
 	size_t file = (size_t)(e->thread->file - p->trace->files);
 	uint64_t uuid = UINT64_C(3) << 62 | e->func;
 	if (e->func >= p->frame_tracks) {
-		if (tt_pf_descriptor(p, uuid, tt_pf_process_uuid(file), TD_NAME, 0, 0, e->site->name) < 0)
+		if (tt_pf_descriptor(p, uuid, tt_pf_process_uuid(file), TD_THREAD,
+				     e->thread->file->process.pid, TT_FRAMES_TID(e->func), e->site->name) < 0)
 			return -1;
 		p->frame_tracks = e->func + 1;
 	}

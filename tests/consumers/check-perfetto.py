@@ -9,8 +9,9 @@ a stack of at most 512, an instant and a slice that end where another event begi
 closed before it, flows bound to the slice on top (JSON: by id, category and name
 over the whole trace, never started twice; protobuf: flow_ids and
 terminating_flow_ids), clock snapshots that must not go backwards. It requires
-what both give to be the same (slices with their depth and duration, arrows,
-counters, thread names) and neither to have anything Perfetto counts as an error.
+what both give to be the same (slices with their depth and duration, their
+arguments, arrows, counters, thread names) and neither to have anything Perfetto
+counts as an error.
 
     check-perfetto.py TRACE.pftrace SCHEMA.proto TRACE.json [--flows N]
 
@@ -23,6 +24,9 @@ import sys
 from collections import Counter
 
 MAX_DEPTH = 512  # SliceTracker::kMaxDepth
+# JSON arguments that the protobuf has no annotation for: the source location (its
+# own field there), and the flow ids of the JSON's flow slices (flow_ids there).
+JSON_ONLY_ARGS = ('src', 'id')
 GLOBAL_CLOCKS = {1: 'REALTIME', 3: 'MONOTONIC', 6: 'BOOTTIME'}
 
 
@@ -65,7 +69,13 @@ class Importer:
         self.stacks = {}    # track -> open slices, innermost last
         self.slices = []    # [tid, name, ts, dur (None: open), depth]
         self.arrows = []    # (slice out, slice in)
+        self.args = Counter()  # (tid, name, ts, key, value) of each slice's arguments
         self.errors = Counter()
+
+    def add_args(self, s, pairs):
+        for key, value in pairs:
+            if s is not None:
+                self.args[(s[0], s[1], s[2], key, value)] += 1
 
     def close_stack(self, track, ts, dur):
         """SliceTracker::MaybeCloseStack: pops what ended before ts, or at ts unless
@@ -108,11 +118,13 @@ class Importer:
         stack = self.stacks[track]
         for i in range(len(stack) - 1, -1, -1):
             if stack[i][3] is None:
-                stack[i][3] = ts - stack[i][2]
+                s = stack[i]
+                s[3] = ts - s[2]
                 if i == len(stack) - 1:
                     stack.pop()
-                return
+                return s
         self.errors['slice_end_without_begin'] += 1
+        return None
 
     def top(self, track):
         stack = self.stacks.get(track)
@@ -199,13 +211,15 @@ def load_protobuf(packets):
             continue
         tid = tracks[track][2]
         if kind == 'TYPE_SLICE_BEGIN':
-            imp.begin(track, tid, name, ts, None)
+            imp.add_args(imp.begin(track, tid, name, ts, None), annotations(ev))
         elif kind == 'TYPE_SLICE_END':
-            imp.end(track, ts)
+            # arguments at the end (a scope's description and value) join the slice
+            imp.add_args(imp.end(track, ts), annotations(ev))
         elif kind == 'TYPE_INSTANT':
             s = imp.begin(track, tid, name, ts, 0)
             if s is None:
                 continue
+            imp.add_args(s, annotations(ev))
             for fid in ev.get('flow_ids', []):
                 if fid in active:
                     imp.arrows.append((active[fid], s))
@@ -215,6 +229,29 @@ def load_protobuf(packets):
                     imp.arrows.append((active.pop(fid), s))
     threads = {t[2]: t[3] for t in tracks.values() if t[0] == 'thread'}
     return imp, counters, threads
+
+
+def annotations(ev):
+    """A track event's debug annotations as (name, value) pairs."""
+    pairs = []
+    for da in ev.get('debug_annotations', []):
+        for field in ('string_value', 'int_value', 'uint_value', 'bool_value'):
+            if field in da:
+                pairs.append((one(da, 'name'), one(da, field)))
+    return pairs
+
+
+def json_args(e):
+    """An event's args as the protobuf's annotations would be (integers above 2^53
+    are hexadecimal strings in JSON)."""
+    pairs = []
+    for key, value in e.get('args', {}).items():
+        if key in JSON_ONLY_ARGS:
+            continue
+        if key != 'description' and isinstance(value, str) and value.startswith('0x'):
+            value = int(value, 16)
+        pairs.append((key, value))
+    return pairs
 
 
 def load_json(events, base_ns):
@@ -234,9 +271,10 @@ def load_json(events, base_ns):
         track = (e.get('pid'), e.get('tid'))
         name = e.get('name') or '[No name]'
         if ph == 'X':
-            imp.begin(track, e['tid'], name, ns(e['ts']), round(e['dur'] * 1000))
+            imp.add_args(imp.begin(track, e['tid'], name, ns(e['ts']), round(e['dur'] * 1000)),
+                         json_args(e))
         elif ph == 'i':
-            imp.begin(track, e['tid'], name, ns(e['ts']), 0)
+            imp.add_args(imp.begin(track, e['tid'], name, ns(e['ts']), 0), json_args(e))
         elif ph == 'C':
             counters.append((e['name'], ns(e['ts']), e['args']['value']))
         elif ph == 's':
@@ -293,8 +331,12 @@ def main():
     js_slices, js_arrows = js.summary()
     if pb_slices != js_slices:
         problems.append('slices (tid, name, ts, dur, depth) differ:\n  protobuf only '
-                        f'{sorted((pb_slices - js_slices).elements())[:8]}\n  json only     '
-                        f'{sorted((js_slices - pb_slices).elements())[:8]}')
+                        f'{sorted((pb_slices - js_slices).elements(), key=str)[:8]}\n  json only     '
+                        f'{sorted((js_slices - pb_slices).elements(), key=str)[:8]}')
+    if pb.args != js.args:
+        problems.append('args (tid, name, ts, key, value) differ:\n  protobuf only '
+                        f'{sorted((pb.args - js.args).elements(), key=str)[:8]}\n  json only     '
+                        f'{sorted((js.args - pb.args).elements(), key=str)[:8]}')
     if pb_arrows != js_arrows:
         problems.append('arrows differ:\n  protobuf only '
                         f'{sorted((pb_arrows - js_arrows).elements())[:6]}\n  json only     '
@@ -316,7 +358,7 @@ def main():
     if problems:
         print('\n'.join(f'FAIL {p}' for p in problems))
         return 1
-    print('ok: the protobuf holds the same slices, arrows, counters and names as the JSON')
+    print('ok: the protobuf holds the same slices, args, arrows, counters and names as the JSON')
     return 0
 
 
