@@ -216,9 +216,9 @@ TT__INLINE auto tt__name_of(const struct tt_callsite *site, const S &name)
 #define TT_PARENTS_THRESHOLD_NS(ns) tt__note(tt__note_word(25, (uint64_t)(ns)))
 
 /* A frame boundary: the frame before it ends and the next begins (call it once per
- * frame, on any thread). Frames are a track of the process in the trace, numbered
- * from 1, and spikes say which frame they happened in. TT_FRAME_MARK_NAMED("render")
- * counts frames of its own. */
+ * frame, on any thread). Frames are numbered from 1, shown as slices on a thread of
+ * their own in the trace, and spikes say which frame they happened in.
+ * TT_FRAME_MARK_NAMED("render") counts frames of its own. */
 #define TT_FRAME_MARK() TT__SITE_CALL(tt__frame, "frame")
 #define TT_FRAME_MARK_NAMED(name) TT__SITE_CALL(tt__frame, name)
 /* A value of the innermost open scope, shown in its args ("value"; Tracy's ZoneValue).
