@@ -120,6 +120,12 @@ static int recursion(void)
 		TT_SCOPE("tiny");
 		sum += i;
 	}
+	{
+		TT_SCOPE("phase"); /* two call sites of one name, one inside the other */
+		busy_us(100);
+		TT_SCOPE("phase");
+		busy_us(100);
+	}
 	TT_SCOPE("slow");
 	busy_us(2000);
 	return sum;

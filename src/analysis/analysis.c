@@ -141,6 +141,8 @@ static int tt__index_grow(struct tt__thread_analysis *th)
 	return 0;
 }
 
+static int tt__group_row(struct tt__thread_analysis *th, uint32_t row);
+
 /* The row of `key`, made if new; -1 when out of memory. */
 static int64_t tt__row_for(struct tt__thread_analysis *th, uint64_t key)
 {
@@ -160,7 +162,49 @@ static int64_t tt__row_for(struct tt__thread_analysis *th, uint64_t key)
 	}
 	th->rows[th->nrows] = (struct tt__row){.key = key, .min = INT64_MAX};
 	th->index[h] = ++th->nrows;
-	return th->nrows - 1;
+	return tt__group_row(th, th->nrows - 1) < 0 ? -1 : (int64_t)th->nrows - 1;
+}
+
+/* Rows of keys with one name share the first one's open count: a name nested in
+ * itself, by one key or another (a function, and the TT_FUNC inside it), counts in
+ * its total once. 0, or -1 when out of memory. */
+static int tt__group_row(struct tt__thread_analysis *th, uint32_t row)
+{
+	th->rows[row].same_name = row;
+	if (!th->an->profile)
+		return 0;
+	if (2 * (th->ngroups + 1) > th->groups_cap) {
+		uint32_t cap = th->groups_cap ? 2 * th->groups_cap : 64;
+		struct tt__name_group *groups = calloc(cap, sizeof(*groups));
+		if (!groups)
+			return -1;
+		for (uint32_t i = 0; i < th->groups_cap; i++) {
+			if (!th->groups[i].row)
+				continue;
+			uint32_t h = tt__hash(th->groups[i].hash, cap);
+			while (groups[h].row)
+				h = (h + 1) & (cap - 1);
+			groups[h] = th->groups[i];
+		}
+		free(th->groups);
+		th->groups = groups;
+		th->groups_cap = cap;
+	}
+	char name[512];
+	size_t len = th->an->name(th->an->ctx, th, th->rows[row].key, name, sizeof(name));
+	uint64_t hash = UINT64_C(14695981039346656037);
+	for (size_t i = 0; i < len; i++)
+		hash = (hash ^ (unsigned char)name[i]) * UINT64_C(1099511628211);
+	uint32_t h = tt__hash(hash, th->groups_cap);
+	for (; th->groups[h].row; h = (h + 1) & (th->groups_cap - 1)) {
+		if (th->groups[h].hash == hash && strcmp(th->groups[h].name, name) == 0) {
+			th->rows[row].same_name = th->groups[h].row - 1;
+			return 0;
+		}
+	}
+	th->groups[h] = (struct tt__name_group){.hash = hash, .name = strdup(name), .row = row + 1};
+	th->ngroups++;
+	return th->groups[h].name ? 0 : -1;
 }
 
 /* ---- the state machine ---- */
@@ -176,6 +220,11 @@ void tt__thread_analysis_free(struct tt__thread_analysis *th)
 		free(th->rows[r].hist.counts);
 	free(th->rows);
 	free(th->index);
+	for (uint32_t i = 0; i < th->groups_cap; i++)
+		free(th->groups[i].name);
+	free(th->groups);
+	th->groups = NULL;
+	th->ngroups = th->groups_cap = 0;
 	free(th->stack);
 	free(th->text);
 	th->rows = NULL;
@@ -204,7 +253,7 @@ int tt__scope_open(struct tt__thread_analysis *th, uint64_t key, int64_t ts)
 	int64_t row = tt__row_for(th, key);
 	if (row < 0)
 		return tt__oom(th);
-	th->rows[row].open++;
+	th->rows[th->rows[row].same_name].open++;
 	const struct tt__frame *parent = th->depth ? &th->stack[th->depth - 1] : NULL;
 	uint32_t below = parent && (parent->flags & TT__IGNORE_BELOW) ? TT__IGNORED | TT__IGNORE_BELOW : 0;
 	th->stack[th->depth++] = (struct tt__frame){
@@ -314,12 +363,13 @@ int tt__scope_close(struct tt__thread_analysis *th, int64_t end)
 	if (__builtin_sub_overflow(end, f->start, &dur) || dur < 0)
 		dur = dur < 0 ? 0 : INT64_MAX;
 	struct tt__row *row = &th->rows[f->row];
-	row->open--;
+	uint32_t *open = &th->rows[row->same_name].open;
+	--*open;
 	if (th->an->profile) {
 		row->calls++;
 		/* recursion: the total is the outermost activation's, which holds the others;
 		 * the per-call figures take every call */
-		if (row->open == 0)
+		if (*open == 0)
 			tt__add_sat(&row->total, dur);
 		tt__add_sat(&row->calls_total, dur);
 		row->over += th->an->threshold != TT__NO_THRESHOLD && dur > th->an->threshold;

@@ -66,7 +66,8 @@ struct tt__row {
 	uint64_t calls;
 	int64_t total, self; /* children = total - self */
 	int64_t calls_total; /* every call's duration, nested calls of itself too: the mean's */
-	uint32_t open;       /* its scopes open now (more than one: recursion) */
+	uint32_t open;       /* scopes of its name open now (more than one: recursion) */
+	uint32_t same_name;  /* the first row of its name on the thread, which counts open */
 	uint64_t over;       /* calls longer than the global threshold */
 	int64_t min, max;
 	struct tt__hist hist;
@@ -110,6 +111,15 @@ struct tt__thread_analysis {
 	uint32_t *index;  /* open addressing by key: row + 1, 0 empty */
 	uint32_t index_cap;
 	uint64_t spikes;
+	/* The profile's names, the first row of each: open addressing, 0 empty */
+	struct tt__name_group *groups;
+	uint32_t ngroups, groups_cap;
+};
+
+struct tt__name_group {
+	uint64_t hash;
+	char *name;
+	uint32_t row; /* + 1 */
 };
 
 /* Where a spike's threshold came from (the numbered list above). */

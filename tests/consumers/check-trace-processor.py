@@ -7,8 +7,9 @@ formats of each, and requires:
     (slice to slice), counter samples and thread names from the JSON as from the
     protobuf, and as many arrows as expected;
   - what the converter wrote: as many slices as the JSON has X and i events, and per
-    name as many complete slices, with the same total time, as `ticktrace report`
-    counts calls (less the slices it says it left out as nested too deep).
+    name as many complete slices, with the same total time (its outermost slices',
+    when it nests in itself), as `ticktrace report` counts calls (less the slices it
+    says it left out as nested too deep).
 
     check-trace-processor.py TRACE_PROCESSOR DIR NAME:FLOWS...
 
@@ -108,10 +109,23 @@ def check_converter(name, doc, report, got, problems):
             folded += int(m.group(1))
     complete = Counter()
     total = Counter()
+    by_thread = {}
     for e in events:
         if e['ph'] == 'X' and not e['name'].startswith('flow_'):
             complete[e['name']] += 1
-            total[e['name']] += round(e['dur'] * 1000)
+            by_thread.setdefault((e['pid'], e['tid']), []).append(e)
+    # a name's total is its outermost calls': one nested in a slice of its own name
+    # (recursion) is inside that one's time already
+    for slices in by_thread.values():
+        stack = []  # (end, name) of the slices open around the next
+        for e in sorted(slices, key=lambda e: (round(e['ts'] * 1000), -round(e['dur'] * 1000))):
+            start = round(e['ts'] * 1000)
+            end = start + round(e['dur'] * 1000)
+            while stack and stack[-1][0] <= start and not (stack[-1][0] == start == end):
+                stack.pop()
+            if all(name != e['name'] for _, name in stack):
+                total[e['name']] += end - start
+            stack.append((end, e['name']))
     missing = 0
     for row in report['rows']:
         n = row['name']
