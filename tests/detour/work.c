@@ -9,7 +9,8 @@
 #include <stdlib.h>
 
 #define WORK __attribute__((noinline))
-#define ODD __attribute__((noinline, no_instrument_function))
+/* (no NOP area either, in the -fpatchable-function-entry build) */
+#define ODD __attribute__((noinline, no_instrument_function, patchable_function_entry(0, 0)))
 
 volatile int work_global = 3;
 
@@ -44,11 +45,15 @@ WORK int work_tail(int x)
 	return work_leaf(x + 1);
 }
 
+/* Recursive; the asm keeps -O2 from making it a loop with an accumulator, which it
+ * does not do in the -finstrument-functions build. */
 WORK int work_recurse(int n)
 {
 	if (n <= 0)
 		return work_leaf(n);
-	return work_recurse(n - 1) + n;
+	int inner = work_recurse(n - 1);
+	__asm__ volatile("" : "+r"(inner));
+	return inner + n;
 }
 
 /* Too short: three bytes. */

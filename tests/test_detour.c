@@ -1,0 +1,209 @@
+/* Detours end to end: tests/detour/work.c built plainly at -O2, and with
+ * -fpatchable-function-entry=5, traced with `ticktrace record -f 'work_*' -f 'odd_*'`,
+ * must give the same call trees on each thread (so the same slices and call counts)
+ * and the same output as its -finstrument-functions build run with `ticktrace record`
+ * alone; the odd_* functions, which cannot be patched safely, are listed with their
+ * reasons and the program runs on. With gcc and clang.
+ *
+ *   test_detour WORK.c LIB_DIR SANITIZE
+ *
+ * In a sanitizer build the detour library needs the sanitizer runtime loaded first,
+ * which a plain program does not have: the test is skipped there. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include <cmocka.h>
+
+#include "tt_check.h"
+
+static const char *work_c, *lib_dir;
+
+__attribute__((format(printf, 1, 2))) static int sh(const char *fmt, ...)
+{
+	char cmd[8192];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	int st = system(cmd);
+	int rc = WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+	if (rc)
+		print_message("exit %d: %s\n", rc, cmd);
+	return rc;
+}
+
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	assert_non_null(f);
+	static char buf[65536];
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = 0;
+	fclose(f);
+	return strdup(buf);
+}
+
+/* Every thread's listing, the main thread's first (its tid is the pid). */
+static char *listings(const char *json)
+{
+	cJSON *root = tt_json_load(json);
+	assert_non_null(root);
+	char *all = calloc(1, 1);
+	for (int main_pass = 1; main_pass >= 0; main_pass--) {
+		const cJSON *ev;
+		cJSON_ArrayForEach(ev, cJSON_GetObjectItemCaseSensitive(root, "traceEvents"))
+		{
+			const char *name = cJSON_GetObjectItemCaseSensitive(ev, "name")->valuestring;
+			uint32_t pid = (uint32_t)cJSON_GetObjectItemCaseSensitive(ev, "pid")->valuedouble;
+			uint32_t tid = (uint32_t)cJSON_GetObjectItemCaseSensitive(ev, "tid")->valuedouble;
+			if (strcmp(name, "thread_name") != 0 || (tid == pid) != main_pass)
+				continue;
+			char *one = tt_json_listing(root, tid);
+			assert_non_null(one);
+			char *joined;
+			assert_true(asprintf(&joined, "%sthread\n%s", all, one) > 0);
+			free(all);
+			free(one);
+			all = joined;
+		}
+	}
+	cJSON_Delete(root);
+	return all;
+}
+
+/* Builds work.c as dir/KIND/work with `flags`; runs it under `ticktrace record` with
+ * `patterns` (a shell fragment of -f options); converts. 0 or the failing status. */
+static int build_and_record(const char *cc, const char *dir, const char *kind, const char *flags,
+			    const char *patterns)
+{
+	const char *tool = getenv("TT_TEST_TOOL");
+	if (sh("mkdir -p '%s/%s' && %s -O2 -g '%s' -o '%s/%s/work' %s -pthread", dir, kind, cc, work_c,
+	       dir, kind, flags))
+		return -1;
+	if (sh("'%s' record %s -o '%s/%s/run.ttr' -- '%s/%s/work' >'%s/%s/out' 2>'%s/%s/err'", tool,
+	       patterns, dir, kind, dir, kind, dir, kind, dir, kind))
+		return -1;
+	return sh("'%s' convert -q '%s/%s/run.ttr' -o '%s/%s/run.json'", tool, dir, kind, dir, kind);
+}
+
+static const char *compiler(const char *cc)
+{
+	if (sh("command -v %s >/dev/null", cc) != 0) {
+		print_message("skipped: no %s here\n", cc);
+		return NULL;
+	}
+	return cc;
+}
+
+static void check_against_instrumented(const char *cc, const char *flags, const char *how)
+{
+	if (!compiler(cc))
+		skip();
+	char dir[64], instr_flags[1024], path[256];
+	tt_tmpdir(dir, sizeof(dir));
+	snprintf(instr_flags, sizeof(instr_flags),
+		 "-finstrument-functions -L'%s' -lticktrace -Wl,-rpath,'%s'", lib_dir, lib_dir);
+	assert_int_equal(build_and_record(cc, dir, "instr", instr_flags, ""), 0);
+	assert_int_equal(build_and_record(cc, dir, "detour", flags, "-f 'work_*' -f 'odd_*'"), 0);
+
+	snprintf(path, sizeof(path), "%s/instr/run.json", dir);
+	char *want = listings(path);
+	snprintf(path, sizeof(path), "%s/detour/run.json", dir);
+	char *got = listings(path);
+	if (!strstr(want, "X work_recurse 3\n")) /* the tree is a real one */
+		fail_msg("not the expected tree:\n%s", want);
+	assert_string_equal(got, want);
+	free(want);
+	free(got);
+
+	snprintf(path, sizeof(path), "%s/instr/out", dir);
+	char *out_want = slurp(path);
+	snprintf(path, sizeof(path), "%s/detour/out", dir);
+	char *out_got = slurp(path);
+	assert_string_equal(out_got, out_want); /* no argument or result register lost */
+	free(out_want);
+	free(out_got);
+
+	snprintf(path, sizeof(path), "%s/detour/err", dir);
+	char *err = slurp(path);
+	print_message("%s", err);
+	assert_non_null(strstr(err, "not patched: odd_tiny (work): 3 bytes long"));
+	assert_non_null(strstr(err, "not patched: odd_spin (work): the jump at +5 goes back into "
+				    "the first 5 bytes (to +2)"));
+	assert_non_null(strstr(err, "not patched: odd_jrcxz (work): its jrcxz at +3"));
+	assert_non_null(strstr(err, how));
+	assert_non_null(strstr(err, "; 3 could not be\n"));
+	free(err);
+	tt_rmdir(dir);
+}
+
+static void gcc_plain(void **state)
+{
+	(void)state;
+	check_against_instrumented("gcc", "", "patched 7 functions (7 by moving their first instructions, 0 ");
+}
+
+static void gcc_patchable(void **state)
+{
+	(void)state;
+	check_against_instrumented("gcc", "-fpatchable-function-entry=5",
+				   "patched 7 functions (0 by moving their first instructions, 7 ");
+}
+
+static void clang_plain(void **state)
+{
+	(void)state;
+	check_against_instrumented("clang", "", "patched 7 functions (7 by moving their first instructions, 0 ");
+}
+
+static void clang_patchable(void **state)
+{
+	(void)state;
+	check_against_instrumented("clang", "-fpatchable-function-entry=5",
+				   "patched 7 functions (0 by moving their first instructions, 7 ");
+}
+
+/* The program's exit status comes back; a program that cannot run is said so. */
+static void exit_status(void **state)
+{
+	(void)state;
+	char dir[64];
+	tt_tmpdir(dir, sizeof(dir));
+	const char *tool = getenv("TT_TEST_TOOL");
+	assert_int_equal(sh("'%s' record -o '%s/run.ttr' -- sh -c 'exit 3' 2>/dev/null", tool, dir), 3);
+	assert_int_equal(sh("'%s' record -o '%s/run.ttr' -- '%s/none' 2>'%s/err'", tool, dir, dir, dir), 127);
+	char path[128];
+	snprintf(path, sizeof(path), "%s/err", dir);
+	char *err = slurp(path);
+	assert_non_null(strstr(err, "cannot run"));
+	free(err);
+	assert_int_equal(sh("'%s' record 2>/dev/null", tool), 2);
+	tt_rmdir(dir);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 4) {
+		fprintf(stderr, "usage: test_detour WORK.c LIB_DIR SANITIZE\n");
+		return 2;
+	}
+	work_c = argv[1];
+	lib_dir = argv[2];
+	if (strcmp(argv[3], "none") != 0) {
+		printf("skipped: the detour library is built with -fsanitize=%s, whose runtime a "
+		       "plain program does not load first\n", argv[3]);
+		return 77;
+	}
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(gcc_plain),   cmocka_unit_test(gcc_patchable),
+		cmocka_unit_test(clang_plain), cmocka_unit_test(clang_patchable),
+		cmocka_unit_test(exit_status),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
