@@ -120,6 +120,7 @@ struct tt__detour_module {
 	size_t nsleds;
 	uint8_t *stubs;   /* the module's stubs (and thunk), near it; NULL: none yet */
 	size_t stubs_size, stubs_used;
+	uintptr_t thunk;  /* its jump to tt__detour_entry_patchable; 0: none yet */
 };
 
 struct tt__detour {
@@ -370,17 +371,19 @@ static int tt__detour_write_code(uintptr_t at, const uint8_t *bytes, size_t len)
 }
 
 /* The module's thunk to tt__detour_entry_patchable (`jmp [rip]` and the address),
- * made once at the start of its stub area. */
+ * made once in its stub area; 0 when the area is full. */
 static uintptr_t tt__detour_thunk(struct tt__detour_module *m)
 {
-	if (m->stubs_used == 0) {
+	if (!m->thunk && m->stubs_used + TT__DETOUR_STUB_MAX <= m->stubs_size) {
 		static const uint8_t jmp_rip[6] = {0xff, 0x25, 0, 0, 0, 0};
 		uintptr_t entry = (uintptr_t)tt__detour_entry_patchable;
-		memcpy(m->stubs, jmp_rip, sizeof jmp_rip);
-		memcpy(m->stubs + sizeof jmp_rip, &entry, sizeof entry);
-		m->stubs_used = TT__DETOUR_STUB_MAX;
+		uint8_t *thunk = m->stubs + m->stubs_used;
+		memcpy(thunk, jmp_rip, sizeof jmp_rip);
+		memcpy(thunk + sizeof jmp_rip, &entry, sizeof entry);
+		m->stubs_used += TT__DETOUR_STUB_MAX;
+		m->thunk = (uintptr_t)thunk;
 	}
-	return (uintptr_t)m->stubs;
+	return m->thunk;
 }
 
 /* Patches one function; 0, or -1 with the reason in `why`. */
@@ -412,7 +415,7 @@ static int tt__detour_patch(struct tt__detour *d, const struct tt__detour_fn *fn
 		/* -fpatchable-function-entry: call the thunk over the first five NOPs */
 		uintptr_t thunk = tt__detour_thunk(m);
 		patch[0] = 0xe8;
-		if (tt__detour_rel32(thunk, fn->addr + 5, patch + 1) < 0) {
+		if (!thunk || tt__detour_rel32(thunk, fn->addr + 5, patch + 1) < 0) {
 			snprintf(why, cap, "its module's trampoline is out of 32-bit reach");
 			return -1;
 		}

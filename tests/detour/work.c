@@ -14,6 +14,14 @@
 
 volatile int work_global = 3;
 
+/* No NOP area even in the -fpatchable-function-entry build, so that build has both
+ * kinds of patch in one module; first in the file, so patched first. */
+__attribute__((noinline, patchable_function_entry(0, 0))) int work_no_nops(int x)
+{
+	__asm__ volatile("" : "+r"(x));
+	return x * 5 + 3;
+}
+
 /* Reads a global first: a RIP-relative operand to rewrite. */
 WORK int work_read_global(int x)
 {
@@ -89,7 +97,7 @@ __attribute__((no_instrument_function)) int main(void)
 	void *sum;
 	pthread_join(t, &sum);
 	long total = (long)sum;
-	total += work_read_global(5);
+	total += work_read_global(5) + work_no_nops(2);
 	total += work_many(1, 2, 3, 4, 5, 6, 7, 8);
 	total += work_tail(4);
 	total += work_recurse(3);
