@@ -39,16 +39,16 @@ static double tt_bench_detour_rdtsc(int reads)
 	return ((double)(t1.tv_sec - t0.tv_sec) * 1e9 + (double)(t1.tv_nsec - t0.tv_nsec)) / reads;
 }
 
-/* Whether the library patched the callee (a jump or a call at its entry). */
-static int tt_bench_detour_patched(int (*fn)(int), unsigned char opcode)
+/* Whether the library patched the callee (a jump at its entry). */
+static int tt_bench_detour_patched(int (*fn)(int))
 {
-	return *(const volatile unsigned char *)(void *)fn == opcode;
+	return *(const volatile unsigned char *)(void *)fn == 0xe9;
 }
 
 int tt_bench_detour_child(void)
 {
-	if (!tt_bench_detour_patched(tt_bench_detour_callee_relocated, 0xe9) ||
-	    !tt_bench_detour_patched(tt_bench_detour_callee_patchable, 0xe8)) {
+	if (!tt_bench_detour_patched(tt_bench_detour_callee_relocated) ||
+	    !tt_bench_detour_patched(tt_bench_detour_callee_patchable)) {
 		fprintf(stderr, "ticktrace-bench: " TT_BENCH_DETOUR_CHILD ": the callees are not patched\n");
 		return 1;
 	}

@@ -118,9 +118,8 @@ struct tt__detour_module {
 	uintptr_t low, high;
 	uintptr_t *sleds; /* -fpatchable-function-entry NOP areas, sorted */
 	size_t nsleds;
-	uint8_t *stubs;   /* the module's stubs (and thunk), near it; NULL: none yet */
+	uint8_t *stubs;   /* the module's stubs, near it; NULL: none yet */
 	size_t stubs_size, stubs_used;
-	uintptr_t thunk;  /* its jump to tt__detour_entry_patchable; 0: none yet */
 };
 
 struct tt__detour {
@@ -370,28 +369,12 @@ static int tt__detour_write_code(uintptr_t at, const uint8_t *bytes, size_t len)
 	return 0;
 }
 
-/* The module's thunk to tt__detour_entry_patchable (`jmp [rip]` and the address),
- * made once in its stub area; 0 when the area is full. */
-static uintptr_t tt__detour_thunk(struct tt__detour_module *m)
-{
-	if (!m->thunk && m->stubs_used + TT__DETOUR_STUB_MAX <= m->stubs_size) {
-		static const uint8_t jmp_rip[6] = {0xff, 0x25, 0, 0, 0, 0};
-		uintptr_t entry = (uintptr_t)tt__detour_entry_patchable;
-		uint8_t *thunk = m->stubs + m->stubs_used;
-		memcpy(thunk, jmp_rip, sizeof jmp_rip);
-		memcpy(thunk + sizeof jmp_rip, &entry, sizeof entry);
-		m->stubs_used += TT__DETOUR_STUB_MAX;
-		m->thunk = (uintptr_t)thunk;
-	}
-	return m->thunk;
-}
-
 /* Patches one function; 0, or -1 with the reason in `why`. */
 static int tt__detour_patch(struct tt__detour *d, const struct tt__detour_fn *fn, char *why,
 			    size_t cap)
 {
 	struct tt__detour_module *m = &d->modules[fn->module];
-	const uint8_t *code = (const uint8_t *)fn->addr;
+	const uint8_t *code_at = (const uint8_t *)fn->addr;
 	uint8_t patch[32];
 	int len;
 	uintptr_t *sled = NULL;
@@ -410,44 +393,40 @@ static int tt__detour_patch(struct tt__detour *d, const struct tt__detour_fn *fn
 		snprintf(why, cap, "no memory for its trampoline within 2 GB of %s", m->path);
 		return -1;
 	}
-	int nops = sled && fn->addr - *sled < 64 ? tt__detour_nops(code, fn->size) : 0;
+	if (m->stubs_used + TT__DETOUR_STUB_MAX > m->stubs_size) {
+		snprintf(why, cap, "its module's trampolines are full");
+		return -1;
+	}
+	struct tt__detour_stub *stub = (struct tt__detour_stub *)(m->stubs + m->stubs_used);
+	static const uint8_t code[sizeof stub->code] = {
+		0xff, 0x35, 0xda, 0xff, 0xff, 0xff, /* push qword [rip - 38]: self */
+		0xff, 0x25, 0xec, 0xff, 0xff, 0xff, /* jmp [rip - 20]: entry */
+	};
+	*stub = (struct tt__detour_stub){.self = (uintptr_t)stub, .fn = fn->addr,
+					 .entry = (uintptr_t)tt__detour_entry};
+	memcpy(stub->code, code, sizeof code);
+	int nops = sled && fn->addr - *sled < 64 ? tt__detour_nops(code_at, fn->size) : 0;
 	if (nops >= TT__DETOUR_PATCH) {
-		/* -fpatchable-function-entry: call the thunk over the first five NOPs */
-		uintptr_t thunk = tt__detour_thunk(m);
-		patch[0] = 0xe8;
-		if (!thunk || tt__detour_rel32(thunk, fn->addr + 5, patch + 1) < 0) {
-			snprintf(why, cap, "its module's trampoline is out of 32-bit reach");
-			return -1;
-		}
+		/* -fpatchable-function-entry: the function goes on after the jump */
 		len = TT__DETOUR_PATCH;
+		stub->go_on = fn->addr + TT__DETOUR_PATCH;
 	} else {
-		len = tt__detour_plan(code, fn->size, fn->addr, why, cap);
+		len = tt__detour_plan(code_at, fn->size, fn->addr, why, cap);
 		if (len < 0)
 			return -1;
-		if (m->stubs_used + TT__DETOUR_STUB_MAX > m->stubs_size) {
-			snprintf(why, cap, "its module's trampolines are full");
+		size_t room = TT__DETOUR_STUB_MAX - sizeof(*stub);
+		if (tt__detour_relocate(code_at, fn->addr, len, stub->moved, (uintptr_t)stub->moved,
+					room, why, cap) < 0)
 			return -1;
-		}
-		uint8_t *stub = m->stubs + m->stubs_used;
-		uintptr_t entry = (uintptr_t)tt__detour_entry_relocated;
-		static const uint8_t call_rip[6] = {0xff, 0x15, 0xf2, 0xff, 0xff, 0xff}; /* rip - 14 */
-		memcpy(stub, &fn->addr, 8);
-		memcpy(stub + 8, &entry, 8);
-		memcpy(stub + 16, call_rip, sizeof call_rip);
-		_Static_assert(16 + sizeof call_rip == TT__DETOUR_STUB_CALL_END, "stub layout");
-		int moved = tt__detour_relocate(code, fn->addr, len, stub + TT__DETOUR_STUB_CALL_END,
-						(uintptr_t)stub + TT__DETOUR_STUB_CALL_END,
-						TT__DETOUR_STUB_MAX - TT__DETOUR_STUB_CALL_END, why, cap);
-		if (moved < 0)
-			return -1;
-		patch[0] = 0xe9;
-		if (tt__detour_rel32((uintptr_t)stub + 16, fn->addr + 5, patch + 1) < 0) {
-			snprintf(why, cap, "its trampoline is out of 32-bit reach");
-			return -1;
-		}
-		memset(patch + 5, 0xcc, (size_t)len - 5); /* never run: no jump lands there */
-		m->stubs_used += TT__DETOUR_STUB_MAX;
+		stub->go_on = (uintptr_t)stub->moved;
 	}
+	patch[0] = 0xe9;
+	if (tt__detour_rel32((uintptr_t)stub->code, fn->addr + 5, patch + 1) < 0) {
+		snprintf(why, cap, "its trampoline is out of 32-bit reach");
+		return -1;
+	}
+	memset(patch + 5, 0xcc, (size_t)len - 5); /* never run: no jump lands there */
+	m->stubs_used += TT__DETOUR_STUB_MAX;
 	int err = tt__detour_write_code(fn->addr, patch, (size_t)len);
 	if (err) {
 		snprintf(why, cap, "its code cannot be made writable: %s", strerror(-err));

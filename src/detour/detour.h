@@ -33,14 +33,27 @@ extern __thread struct tt__detour_shadow tt__detour_shadow
 extern intptr_t tt__detour_shadow_offset TT__DETOUR_HIDDEN;
 
 /* trampoline.asm */
-void tt__detour_entry_patchable(void) TT__DETOUR_HIDDEN;
-void tt__detour_entry_relocated(void) TT__DETOUR_HIDDEN;
+void tt__detour_entry(void) TT__DETOUR_HIDDEN;
 void tt__detour_exit(void) TT__DETOUR_HIDDEN;
 
-/* A relocated stub: the function's address, the entry's, then `call [rip - 14]`
- * (trampoline.asm STUB_CALL_END), the relocated instructions and a jump back. */
-#define TT__DETOUR_STUB_CALL_END 22
-#define TT__DETOUR_STUB_MAX 128
+/* A patched function's stub (trampoline.asm says why each part is there): a header,
+ * then `push qword [rip - 38]` (the stub's address) and `jmp [rip - 20]` (the entry),
+ * then, for a function patched by moving its first instructions, those instructions
+ * and a jump back. The patch is a jump to `code`. */
+struct tt__detour_stub {
+	uintptr_t self;  /* this stub's address */
+	uintptr_t fn;    /* the function */
+	uintptr_t go_on; /* where the function goes on after the entry */
+	uintptr_t entry; /* tt__detour_entry */
+	uint8_t code[12];
+	uint8_t moved[];  /* the relocated instructions */
+};
+_Static_assert(offsetof(struct tt__detour_stub, fn) == 8 &&
+		       offsetof(struct tt__detour_stub, go_on) == 16 &&
+		       offsetof(struct tt__detour_stub, code) == 32 &&
+		       offsetof(struct tt__detour_stub, moved) == 44,
+	       "trampoline.asm STUB_FN, STUB_GO_ON, and the rip offsets in `code`");
+#define TT__DETOUR_STUB_MAX 128 /* bytes a stub may take */
 
 /* relocate.c. `code` is the function's bytes at run-time address `addr`, `size` long
  * (its symbol's size). Each returns -1 with the reason in `why` when it cannot. */
