@@ -5,7 +5,7 @@
  * alone; the odd_* functions, which cannot be patched safely, are listed with their
  * reasons and the program runs on. With gcc and clang.
  *
- *   test_detour WORK.c LIB_DIR SANITIZE
+ *   test_detour SRC_DIR LIB_DIR SANITIZE   (SRC_DIR: tests/detour)
  *
  * In a sanitizer build the detour library needs the sanitizer runtime loaded first,
  * which a plain program does not have: the test is skipped there. */
@@ -22,7 +22,8 @@
 
 #include "tt_check.h"
 
-static const char *work_c, *lib_dir;
+static const char *src_dir, *lib_dir;
+static char work_c[4096];
 
 __attribute__((format(printf, 1, 2))) static int sh(const char *fmt, ...)
 {
@@ -169,6 +170,48 @@ static void clang_patchable(void **state)
 				   "patched 8 functions (1 by moving their first instructions, 7 ");
 }
 
+static int count_slices(cJSON *root, const char *name)
+{
+	int n = 0;
+	const cJSON *ev;
+	cJSON_ArrayForEach(ev, cJSON_GetObjectItemCaseSensitive(root, "traceEvents"))
+	{
+		if (strcmp(cJSON_GetObjectItemCaseSensitive(ev, "ph")->valuestring, "X") == 0 &&
+		    strcmp(cJSON_GetObjectItemCaseSensitive(ev, "name")->valuestring, name) == 0)
+			n++;
+	}
+	return n;
+}
+
+/* An exception through patched functions is caught where the program catches it,
+ * and longjmp leaves them; each call is still one slice. */
+static void unwinding(void **state)
+{
+	(void)state;
+	if (!compiler("g++"))
+		skip();
+	char dir[64], path[256];
+	tt_tmpdir(dir, sizeof(dir));
+	const char *tool = getenv("TT_TEST_TOOL");
+	assert_int_equal(sh("g++ -O2 -g '%s/unwind.cc' -o '%s/unwind'", src_dir, dir), 0);
+	assert_int_equal(sh("'%s' record -f 'work_*' -o '%s/run.ttr' -c '%s/run.json' -- '%s/unwind' "
+			    ">'%s/out' 2>'%s/err'", tool, dir, dir, dir, dir, dir), 0);
+	snprintf(path, sizeof(path), "%s/out", dir);
+	char *out = slurp(path);
+	assert_string_equal(out, "10\n");
+	free(out);
+	snprintf(path, sizeof(path), "%s/run.json", dir);
+	cJSON *root = tt_json_load(path);
+	assert_non_null(root);
+	assert_int_equal(count_slices(root, "work_catch(int)"), 5);
+	assert_int_equal(count_slices(root, "work_mid(int)"), 5);
+	assert_int_equal(count_slices(root, "work_throw(int)"), 5);
+	assert_int_equal(count_slices(root, "work_jmid(int)"), 2);
+	assert_int_equal(count_slices(root, "work_jump(int)"), 2);
+	cJSON_Delete(root);
+	tt_rmdir(dir);
+}
+
 /* The program's exit status comes back; a program that cannot run is said so. */
 static void exit_status(void **state)
 {
@@ -190,10 +233,11 @@ static void exit_status(void **state)
 int main(int argc, char **argv)
 {
 	if (argc != 4) {
-		fprintf(stderr, "usage: test_detour WORK.c LIB_DIR SANITIZE\n");
+		fprintf(stderr, "usage: test_detour SRC_DIR LIB_DIR SANITIZE\n");
 		return 2;
 	}
-	work_c = argv[1];
+	src_dir = argv[1];
+	snprintf(work_c, sizeof(work_c), "%s/work.c", src_dir);
 	lib_dir = argv[2];
 	if (strcmp(argv[3], "none") != 0) {
 		printf("skipped: the detour library is built with -fsanitize=%s, whose runtime a "
@@ -203,7 +247,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(gcc_plain),   cmocka_unit_test(gcc_patchable),
 		cmocka_unit_test(clang_plain), cmocka_unit_test(clang_patchable),
-		cmocka_unit_test(exit_status),
+		cmocka_unit_test(unwinding),   cmocka_unit_test(exit_status),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -6,12 +6,11 @@
  * included), or 0xADDR, an address of the program as `nm` or the converter's
  * `module+0xOFFSET` print it, for a function with no name left (its extent comes
  * from .eh_frame). The constructor, run while the process is still single-threaded,
- * patches each function found:
+ * patches each function found with a jump to its stub, near its module
+ * (trampoline.asm):
  *   - built with -fpatchable-function-entry=N[,M] (N - M >= 5; the compiler lists the
- *     NOPs in __patchable_function_entries): a call into the trampoline over the first
- *     five NOPs; nothing moves;
- *   - otherwise: its first instructions move into a stub near its module
- *     (relocate.c), and a jump to the stub replaces them.
+ *     NOPs in __patchable_function_entries): over its first five NOPs; nothing moves;
+ *   - otherwise: over its first instructions, which move into the stub (relocate.c).
  * A function that cannot be patched safely is listed with the reason, and left as
  * it is. Exits are caught by replacing the return address (trampoline.asm says why
  * and how). Code pages go back to read-execute.
@@ -91,7 +90,7 @@ TT__DETOUR_HIDDEN _Noreturn void tt__detour_lost(uintptr_t slot)
  * and those it does not end lose their exit hook, so their FUNC_EXIT is recorded
  * when a later patched call or return finds them stale. */
 typedef int (*tt__unwind_fn)(void *exception);
-int _Unwind_RaiseException(void *exception);
+__attribute__((visibility("default"))) int _Unwind_RaiseException(void *exception);
 int _Unwind_RaiseException(void *exception)
 {
 	static tt__unwind_fn next;
@@ -211,14 +210,29 @@ static void tt__detour_find_sleds(Dwfl_Module *mod, struct tt__detour_module *m)
 	}
 }
 
+/* libstdc++'s demangler, when the program has it (a C++ program does): C++ names
+ * match in their demangled form too, as the converter shows them. */
+typedef char *(*tt__demangle_fn)(const char *mangled, char *buf, size_t *len, int *status);
+
 static int tt__detour_matches(struct tt__detour *d, const char *name)
 {
+	static tt__demangle_fn demangle;
+	static int looked;
+	if (!looked) {
+		demangle = (tt__demangle_fn)(uintptr_t)dlsym(RTLD_DEFAULT, "__cxa_demangle");
+		looked = 1;
+	}
+	int status = -1;
+	char *plain = demangle && strncmp(name, "_Z", 2) == 0 ? demangle(name, NULL, NULL, &status) : NULL;
 	int hit = 0;
 	for (size_t p = 0; p < d->npatterns; p++)
-		if (strncmp(d->patterns[p], "0x", 2) != 0 && fnmatch(d->patterns[p], name, 0) == 0) {
+		if (strncmp(d->patterns[p], "0x", 2) != 0 &&
+		    (fnmatch(d->patterns[p], name, 0) == 0 ||
+		     (plain && status == 0 && fnmatch(d->patterns[p], plain, 0) == 0))) {
 			d->pattern_hits[p]++;
 			hit = 1;
 		}
+	free(plain);
 	return hit;
 }
 

@@ -3,10 +3,15 @@
  * immediate sits in the instruction: exactly what rewriting them needs).
  *
  * What can move: any instruction whose meaning does not depend on where it is, a
- * RIP-relative operand whose target the stub still reaches with 32 bits, and a
- * relative jump or call (rewritten with a 32-bit displacement). What cannot: loop and
- * jrcxz (8-bit displacements only), xbegin, and any function one of whose jumps lands
- * inside the bytes the patch overwrites (it would land inside the jump to the stub).
+ * RIP-relative operand whose target the stub still reaches with 32 bits, a relative
+ * jump (rewritten with a 32-bit displacement), and a direct call that is the last of
+ * the moved instructions: it becomes a push of its original return address and a
+ * jump, so that the callee returns into the function itself, where unwinders (C++
+ * exceptions, backtraces) find the function's unwind information, not into the stub,
+ * where they find none. What cannot: loop and jrcxz (8-bit displacements only),
+ * xbegin, a call followed by more moved instructions, an indirect call, and any
+ * function one of whose jumps lands inside the bytes the patch overwrites (it would
+ * land inside the jump to the stub).
  * A jump that the decoder cannot see (through a jump table) is not checked: no
  * compiler makes one into a function's first five bytes. */
 #include <inttypes.h>
@@ -92,6 +97,18 @@ int tt__detour_plan(const uint8_t *code, uint64_t size, uintptr_t addr, char *wh
 		default: break;
 		}
 		len += insn.length;
+		if (insn.meta.category != ZYDIS_CATEGORY_CALL)
+			continue;
+		if (!insn.raw.imm[0].is_relative) {
+			snprintf(why, cap, "its indirect call at +%" PRIu64 " cannot be moved (its return "
+				 "address would be in the trampoline)", len - insn.length);
+			return -1;
+		}
+		if (len < TT__DETOUR_PATCH) {
+			snprintf(why, cap, "its call at +%" PRIu64 " would return into the bytes the patch "
+				 "overwrites", len - insn.length);
+			return -1;
+		}
 	}
 	if (len > size) {
 		snprintf(why, cap, "its first instructions (%" PRIu64 " bytes) run past its end (%" PRIu64 ")",
@@ -145,13 +162,31 @@ int tt__detour_relocate(const uint8_t *code, uintptr_t addr, int len, uint8_t *o
 		int32_t disp;
 		ends = insn.meta.category == ZYDIS_CATEGORY_RET ||
 		       insn.meta.category == ZYDIS_CATEGORY_UNCOND_BR;
+		if (insn.meta.category == ZYDIS_CATEGORY_CALL) {
+			/* the last instruction moved (tt__detour_plan): push the return address
+			 * it had (the first byte not overwritten), then jump; the address is
+			 * kept after the jump */
+			static const uint8_t push_rip_5[6] = {0xff, 0x35, 5, 0, 0, 0};
+			uintptr_t ret = addr + (uintptr_t)len;
+			if (cap - n < sizeof push_rip_5 + 5 + sizeof ret ||
+			    !tt__detour_reach(target, out_addr + n + sizeof push_rip_5 + 5, &disp)) {
+				snprintf(why, whycap, "the target of its call at +%d is out of the "
+					 "trampoline's 32-bit reach", at);
+				return -1;
+			}
+			memcpy(out + n, push_rip_5, sizeof push_rip_5);
+			out[n + 6] = 0xe9;
+			memcpy(out + n + 7, &disp, 4);
+			memcpy(out + n + 11, &ret, sizeof ret);
+			n += sizeof push_rip_5 + 5 + sizeof ret;
+			ends = 1;
+			continue;
+		}
 		if (insn.raw.imm[0].is_relative) {
-			/* a jump, a conditional jump or a call: written again with rel32 */
+			/* a jump or a conditional jump: written again with rel32 */
 			uint8_t op[2];
 			int oplen = 1;
-			if (insn.meta.category == ZYDIS_CATEGORY_CALL)
-				op[0] = 0xe8;
-			else if (insn.meta.category == ZYDIS_CATEGORY_UNCOND_BR)
+			if (insn.meta.category == ZYDIS_CATEGORY_UNCOND_BR)
 				op[0] = 0xe9;
 			else {
 				/* jcc rel8 (70+cc) or rel32 (0f 80+cc) */
