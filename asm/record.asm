@@ -94,6 +94,8 @@ default rel
 %define VALUE_RDI       4 ; word = kind, value = rdi           (two records)
 %define WORD_RDI        5 ; word = rdi, kind included          (one record)
 
+%include "keep_xmm.inc"
+
 extern tt__tls_table
 extern tt__hot_off
 extern tt__record_slow
@@ -215,18 +217,10 @@ global tt__record_slow_preserving:function (tt__record_slow_preserving.end - tt_
 align 16
 tt__record_slow_preserving:
 	sub	rsp, 264			; 16 xmm registers, r11, and alignment
-%assign i 0
-%rep 16
-	movaps	[rsp + 16 * i], xmm %+ i
-%assign i i + 1
-%endrep
+	KEEP_XMM store, 0
 	mov	[rsp + 256], r11
 	call	tt__record_slow wrt ..plt
-%assign i 0
-%rep 16
-	movaps	xmm %+ i, [rsp + 16 * i]
-%assign i i + 1
-%endrep
+	KEEP_XMM load, 0
 	mov	r11, [rsp + 256]
 	add	rsp, 264
 	ret

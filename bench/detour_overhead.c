@@ -1,43 +1,19 @@
 /* detour_call_overhead_ns, patchable_call_overhead_ns: 5,000,000 calls each of a
  * noinline function patched by libticktrace-detour (its first instructions moved to a
- * trampoline; or its -fpatchable-function-entry NOPs made a call), less the same
- * calls of an unpatched copy; the median of 1,000 rounds of 5,000, as
- * cyg_overhead.c does. In a child process with the library preloaded, as `ticktrace
+ * trampoline; or its -fpatchable-function-entry NOPs made a jump), less the same
+ * calls of an unpatched copy; the median of 1,000 rounds of 5,000, with
+ * cyg_overhead.c's rounds. In a child process with the library preloaded, as `ticktrace
  * record -f` runs a program, whose buffer holds every event. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "cyg_overhead.h"
 #include "detour_overhead.h"
 
 #define TT_BENCH_DETOUR_CALLS 5000000
 #define TT_BENCH_DETOUR_BUFFER "21000000" /* events: 2 per call of each, and the warm-up's */
-#define TT_BENCH_DETOUR_ROUNDS 1000
-
-static int tt_bench_detour_compare(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-static double tt_bench_detour_median(double *v)
-{
-	qsort(v, TT_BENCH_DETOUR_ROUNDS, sizeof(v[0]), tt_bench_detour_compare);
-	return (v[TT_BENCH_DETOUR_ROUNDS / 2 - 1] + v[TT_BENCH_DETOUR_ROUNDS / 2]) / 2;
-}
-
-static double tt_bench_detour_rdtsc(int reads)
-{
-	struct timespec t0, t1;
-	uint64_t sum = 0;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	for (int i = 0; i < reads; i++)
-		sum += __builtin_ia32_rdtsc();
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	__asm__ volatile("" : : "r"(sum));
-	return ((double)(t1.tv_sec - t0.tv_sec) * 1e9 + (double)(t1.tv_nsec - t0.tv_nsec)) / reads;
-}
 
 /* Whether the library patched the callee (a jump at its entry). */
 static int tt_bench_detour_patched(int (*fn)(int))
@@ -52,20 +28,20 @@ int tt_bench_detour_child(void)
 		fprintf(stderr, "ticktrace-bench: " TT_BENCH_DETOUR_CHILD ": the callees are not patched\n");
 		return 1;
 	}
-	const int calls = TT_BENCH_DETOUR_CALLS / TT_BENCH_DETOUR_ROUNDS;
-	static double relocated[TT_BENCH_DETOUR_ROUNDS], patchable[TT_BENCH_DETOUR_ROUNDS],
-		rdtsc[TT_BENCH_DETOUR_ROUNDS];
+	const int calls = TT_BENCH_DETOUR_CALLS / TT_BENCH_CYG_ROUNDS;
+	static double relocated[TT_BENCH_CYG_ROUNDS], patchable[TT_BENCH_CYG_ROUNDS],
+		rdtsc[TT_BENCH_CYG_ROUNDS];
 	tt_bench_detour_loop_plain(calls / 10); /* code and buffer warm */
 	tt_bench_detour_loop_relocated(calls / 10);
 	tt_bench_detour_loop_patchable(calls / 10);
-	for (int r = 0; r < TT_BENCH_DETOUR_ROUNDS; r++) {
+	for (int r = 0; r < TT_BENCH_CYG_ROUNDS; r++) {
 		int64_t plain = tt_bench_detour_loop_plain(calls);
 		relocated[r] = (double)(tt_bench_detour_loop_relocated(calls) - plain) / calls;
 		patchable[r] = (double)(tt_bench_detour_loop_patchable(calls) - plain) / calls;
-		rdtsc[r] = tt_bench_detour_rdtsc(2 * calls);
+		rdtsc[r] = tt_bench_cyg_rdtsc(2 * calls);
 	}
-	printf("%.4f %.4f %.4f\n", tt_bench_detour_median(relocated), tt_bench_detour_median(patchable),
-	       tt_bench_detour_median(rdtsc));
+	printf("%.4f %.4f %.4f\n", tt_bench_cyg_median(relocated), tt_bench_cyg_median(patchable),
+	       tt_bench_cyg_median(rdtsc));
 	return 0;
 }
 

@@ -10,13 +10,11 @@
  * In a sanitizer build the detour library needs the sanitizer runtime loaded first,
  * which a plain program does not have: the test is skipped there. */
 #include <setjmp.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 
 #include <cmocka.h>
 
@@ -24,20 +22,6 @@
 
 static const char *src_dir, *lib_dir;
 static char work_c[4096];
-
-__attribute__((format(printf, 1, 2))) static int sh(const char *fmt, ...)
-{
-	char cmd[8192];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	int st = system(cmd);
-	int rc = WIFEXITED(st) ? WEXITSTATUS(st) : 128;
-	if (rc)
-		print_message("exit %d: %s\n", rc, cmd);
-	return rc;
-}
 
 static char *slurp(const char *path)
 {
@@ -84,18 +68,18 @@ static int build_and_record(const char *cc, const char *dir, const char *kind, c
 			    const char *patterns)
 {
 	const char *tool = getenv("TT_TEST_TOOL");
-	if (sh("mkdir -p '%s/%s' && %s -O2 -g '%s' -o '%s/%s/work' %s -pthread", dir, kind, cc, work_c,
+	if (tt_sh("mkdir -p '%s/%s' && %s -O2 -g '%s' -o '%s/%s/work' %s -pthread", dir, kind, cc, work_c,
 	       dir, kind, flags))
 		return -1;
-	if (sh("'%s' record %s -o '%s/%s/run.ttr' -- '%s/%s/work' >'%s/%s/out' 2>'%s/%s/err'", tool,
+	if (tt_sh("'%s' record %s -o '%s/%s/run.ttr' -- '%s/%s/work' >'%s/%s/out' 2>'%s/%s/err'", tool,
 	       patterns, dir, kind, dir, kind, dir, kind, dir, kind))
 		return -1;
-	return sh("'%s' convert -q '%s/%s/run.ttr' -o '%s/%s/run.json'", tool, dir, kind, dir, kind);
+	return tt_sh("'%s' convert -q '%s/%s/run.ttr' -o '%s/%s/run.json'", tool, dir, kind, dir, kind);
 }
 
 static const char *compiler(const char *cc)
 {
-	if (sh("command -v %s >/dev/null", cc) != 0) {
+	if (tt_sh("command -v %s >/dev/null", cc) != 0) {
 		print_message("skipped: no %s here\n", cc);
 		return NULL;
 	}
@@ -193,8 +177,8 @@ static void unwinding(void **state)
 	char dir[64], path[256];
 	tt_tmpdir(dir, sizeof(dir));
 	const char *tool = getenv("TT_TEST_TOOL");
-	assert_int_equal(sh("g++ -O2 -g '%s/unwind.cc' -o '%s/unwind'", src_dir, dir), 0);
-	assert_int_equal(sh("'%s' record -f 'work_*' -o '%s/run.ttr' -c '%s/run.json' -- '%s/unwind' "
+	assert_int_equal(tt_sh("g++ -O2 -g '%s/unwind.cc' -o '%s/unwind'", src_dir, dir), 0);
+	assert_int_equal(tt_sh("'%s' record -f 'work_*' -o '%s/run.ttr' -c '%s/run.json' -- '%s/unwind' "
 			    ">'%s/out' 2>'%s/err'", tool, dir, dir, dir, dir, dir), 0);
 	snprintf(path, sizeof(path), "%s/out", dir);
 	char *out = slurp(path);
@@ -219,14 +203,14 @@ static void exit_status(void **state)
 	char dir[64];
 	tt_tmpdir(dir, sizeof(dir));
 	const char *tool = getenv("TT_TEST_TOOL");
-	assert_int_equal(sh("'%s' record -o '%s/run.ttr' -- sh -c 'exit 3' 2>/dev/null", tool, dir), 3);
-	assert_int_equal(sh("'%s' record -o '%s/run.ttr' -- '%s/none' 2>'%s/err'", tool, dir, dir, dir), 127);
+	assert_int_equal(tt_sh("'%s' record -o '%s/run.ttr' -- sh -c 'exit 3' 2>/dev/null", tool, dir), 3);
+	assert_int_equal(tt_sh("'%s' record -o '%s/run.ttr' -- '%s/none' 2>'%s/err'", tool, dir, dir, dir), 127);
 	char path[128];
 	snprintf(path, sizeof(path), "%s/err", dir);
 	char *err = slurp(path);
 	assert_non_null(strstr(err, "cannot run"));
 	free(err);
-	assert_int_equal(sh("'%s' record 2>/dev/null", tool), 2);
+	assert_int_equal(tt_sh("'%s' record 2>/dev/null", tool), 2);
 	tt_rmdir(dir);
 }
 

@@ -8,13 +8,11 @@
  * In a sanitizer build the programs must link the sanitizer runtime the library was
  * built with: only the compiler that built it is used (the normal build runs all). */
 #include <setjmp.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -22,21 +20,6 @@
 #include "tt_check.h"
 
 static const char *src_dir, *lib_dir, *include_dir, *sanitize, *build_cc, *check_py, *schema;
-
-/* Runs a shell command; its exit status. */
-__attribute__((format(printf, 1, 2))) static int sh(const char *fmt, ...)
-{
-	char cmd[8192];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	int st = system(cmd);
-	int rc = WIFEXITED(st) ? WEXITSTATUS(st) : 128;
-	if (rc)
-		print_message("exit %d: %s\n", rc, cmd);
-	return rc;
-}
 
 /* The compiler, or NULL (the test is then skipped) when it cannot be used here. */
 static const char *compiler(const char *cc)
@@ -47,7 +30,7 @@ static const char *compiler(const char *cc)
 			      "%s programs cannot load\n", sanitize, build_cc, cc);
 		return NULL;
 	}
-	if (sh("command -v %s >/dev/null", cc) != 0) {
+	if (tt_sh("command -v %s >/dev/null", cc) != 0) {
 		print_message("skipped: no %s here\n", cc);
 		return NULL;
 	}
@@ -114,9 +97,9 @@ static cJSON *convert(const char *dir, const char *extra, const char *extra_valu
 		TT_RUN(&r, "convert", ttr, "-o", pf, "-f", "-q");
 	assert_int_equal(r.status, 0);
 	free(r.out);
-	int rc = sh("python3 '%s' '%s' '%s' '%s' >'%s/perfetto.out' 2>&1", check_py, pf, schema, json, dir);
+	int rc = tt_sh("python3 '%s' '%s' '%s' '%s' >'%s/perfetto.out' 2>&1", check_py, pf, schema, json, dir);
 	if (rc != 0 && rc != 77)
-		sh("cat '%s/perfetto.out' >&2", dir);
+		tt_sh("cat '%s/perfetto.out' >&2", dir);
 	assert_true(rc == 0 || rc == 77);
 	cJSON *root = tt_json_load(json);
 	assert_non_null(root);
@@ -161,17 +144,17 @@ static int build_calls(const char *cc, const char *opt, const char *dir)
 {
 	char flags[1024];
 	cflags(flags, sizeof(flags), opt);
-	if (sh("%s %s -fPIC -shared '%s/shared.c' -o '%s/libshared.so'", cc, flags, src_dir, dir) ||
-	    sh("%s %s -fPIC -shared '%s/plugin.c' -o '%s/libplugin.so'", cc, flags, src_dir, dir))
+	if (tt_sh("%s %s -fPIC -shared '%s/shared.c' -o '%s/libshared.so'", cc, flags, src_dir, dir) ||
+	    tt_sh("%s %s -fPIC -shared '%s/plugin.c' -o '%s/libplugin.so'", cc, flags, src_dir, dir))
 		return -1;
-	return sh("%s %s '%s/calls.c' -o '%s/calls' -L'%s' -lshared -L'%s' -lticktrace "
+	return tt_sh("%s %s '%s/calls.c' -o '%s/calls' -L'%s' -lshared -L'%s' -lticktrace "
 		  "-Wl,-rpath,'%s':'%s' -pthread -ldl",
 		  cc, flags, src_dir, dir, dir, lib_dir, dir, lib_dir);
 }
 
 static int run_calls(const char *dir)
 {
-	return sh("TICKTRACE_OUT='%s/run.ttr' '%s/calls' '%s/libplugin.so'", dir, dir, dir);
+	return tt_sh("TICKTRACE_OUT='%s/run.ttr' '%s/calls' '%s/libplugin.so'", dir, dir, dir);
 }
 
 static void check_calls(const char *cc, const char *opt)
@@ -212,9 +195,9 @@ static void check_cxx(const char *cxx, const char *opt)
 	char dir[64], flags[1024];
 	tt_tmpdir(dir, sizeof(dir));
 	cflags(flags, sizeof(flags), opt);
-	assert_int_equal(sh("%s %s '%s/shapes.cc' -o '%s/shapes' -L'%s' -lticktrace -Wl,-rpath,'%s'",
+	assert_int_equal(tt_sh("%s %s '%s/shapes.cc' -o '%s/shapes' -L'%s' -lticktrace -Wl,-rpath,'%s'",
 			    cxx, flags, src_dir, dir, lib_dir, lib_dir), 0);
-	assert_int_equal(sh("TICKTRACE_OUT='%s/run.ttr' '%s/shapes'", dir, dir), 0);
+	assert_int_equal(tt_sh("TICKTRACE_OUT='%s/run.ttr' '%s/shapes'", dir, dir), 0);
 	cJSON *root = convert(dir, NULL, NULL);
 	assert_listing(root, NULL,
 		       "X main 0\n"
@@ -242,7 +225,7 @@ static void test_stripped(void **state)
 	char dir[64];
 	tt_tmpdir(dir, sizeof(dir));
 	assert_int_equal(build_calls(cc, "-O2", dir), 0);
-	assert_int_equal(sh("cd '%s' && id=$(readelf -n calls | sed -n 's/.*Build ID: *//p') && "
+	assert_int_equal(tt_sh("cd '%s' && id=$(readelf -n calls | sed -n 's/.*Build ID: *//p') && "
 			    "test -n \"$id\" && mkdir -p debug/.build-id/${id%%${id#??}} && "
 			    "objcopy --only-keep-debug calls debug/.build-id/${id%%${id#??}}/${id#??}.debug && "
 			    "strip calls", dir), 0);
@@ -280,9 +263,9 @@ static void test_own_malloc(void **state)
 	char dir[64], flags[1024];
 	tt_tmpdir(dir, sizeof(dir));
 	cflags(flags, sizeof(flags), "-O2");
-	assert_int_equal(sh("%s %s '%s/own_malloc.c' -o '%s/own_malloc' -L'%s' -lticktrace "
+	assert_int_equal(tt_sh("%s %s '%s/own_malloc.c' -o '%s/own_malloc' -L'%s' -lticktrace "
 			    "-Wl,-rpath,'%s'", cc, flags, src_dir, dir, lib_dir, lib_dir), 0);
-	assert_int_equal(sh("TICKTRACE_OUT='%s/run.ttr' timeout -s KILL 60 '%s/own_malloc'", dir, dir), 0);
+	assert_int_equal(tt_sh("TICKTRACE_OUT='%s/run.ttr' timeout -s KILL 60 '%s/own_malloc'", dir, dir), 0);
 	cJSON *root = convert(dir, NULL, NULL);
 	char *listing = thread_listing(root, NULL);
 	assert_non_null(listing);

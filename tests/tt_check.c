@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -218,4 +219,18 @@ char *tt_json_listing(cJSON *root, uint32_t tid)
 	}
 	free(items);
 	return out;
+}
+
+int tt_sh(const char *fmt, ...)
+{
+	char cmd[8192];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	int st = system(cmd);
+	int rc = WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+	if (rc)
+		fprintf(stderr, "exit %d: %s\n", rc, cmd);
+	return rc;
 }

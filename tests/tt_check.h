@@ -21,6 +21,10 @@ struct tt_run {
 void tt_run(struct tt_run *r, const char *const *args);
 #define TT_RUN(r, ...) tt_run((r), (const char *const[]){__VA_ARGS__, NULL})
 
+/* Runs a shell command made with printf's format; its exit status (128 after a
+ * signal), and the command on stderr when it is not 0. */
+int tt_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 /* A fresh directory for a test's files ("/tmp/tt-test-XXXXXX"); removed with all
  * it holds by tt_rmdir. */
 void tt_tmpdir(char *dir, size_t cap);

@@ -53,6 +53,8 @@ default rel
 %define STUB_FN    8	; struct of a stub (detour.h)
 %define STUB_GO_ON 16
 
+%include "keep_xmm.inc"
+
 extern tt__detour_shadow_offset
 extern tt__detour_shadow_grow
 extern tt__detour_lost
@@ -86,18 +88,10 @@ section .text
 ; Calls C with the stack aligned, keeping r11 and xmm0-15 (C may use any of them).
 %macro CALL_C_KEEPING 1
 	sub	rsp, 272
-%assign i 0
-%rep 16
-	movaps	[rsp + 16 * i], xmm %+ i
-%assign i i + 1
-%endrep
+	KEEP_XMM store, 0
 	mov	[rsp + 256], r11
 	call	%1 wrt ..plt
-%assign i 0
-%rep 16
-	movaps	xmm %+ i, [rsp + 16 * i]
-%assign i i + 1
-%endrep
+	KEEP_XMM load, 0
 	mov	r11, [rsp + 256]
 	add	rsp, 272
 %endmacro
