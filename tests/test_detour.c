@@ -196,6 +196,38 @@ static void unwinding(void **state)
 	tt_rmdir(dir);
 }
 
+/* A stripped program's function, named by its address as nm printed it before. */
+static void by_address(void **state)
+{
+	(void)state;
+	char dir[64], path[256], addr[64] = "";
+	tt_tmpdir(dir, sizeof(dir));
+	const char *tool = getenv("TT_TEST_TOOL");
+	assert_int_equal(tt_sh("gcc -O2 '%s' -o '%s/full' -pthread && nm '%s/full' | "
+			       "sed -n 's/^0*\\([0-9a-f]*\\) T work_leaf$/0x\\1/p' >'%s/addr' && "
+			       "strip -o '%s/work' '%s/full'", work_c, dir, dir, dir, dir, dir), 0);
+	snprintf(path, sizeof(path), "%s/addr", dir);
+	char *text = slurp(path);
+	sscanf(text, "%63s", addr);
+	free(text);
+	assert_true(strncmp(addr, "0x", 2) == 0);
+	assert_int_equal(tt_sh("'%s' record -f %s -f 0x3 -o '%s/run.ttr' -c '%s/run.json' -- '%s/work' "
+			       ">/dev/null 2>'%s/err'", tool, addr, dir, dir, dir, dir), 0);
+	snprintf(path, sizeof(path), "%s/err", dir);
+	char *err = slurp(path);
+	assert_non_null(strstr(err, "-f 0x3 is where no function of the program starts"));
+	assert_non_null(strstr(err, "patched 1 functions"));
+	free(err);
+	char name[96];
+	snprintf(name, sizeof(name), "work+%s", addr); /* the converter's name for it */
+	snprintf(path, sizeof(path), "%s/run.json", dir);
+	cJSON *root = tt_json_load(path);
+	assert_non_null(root);
+	assert_int_equal(count_slices(root, name), 5); /* work_leaf's calls */
+	cJSON_Delete(root);
+	tt_rmdir(dir);
+}
+
 /* The program's exit status comes back; a program that cannot run is said so. */
 static void exit_status(void **state)
 {
@@ -231,7 +263,8 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(gcc_plain),   cmocka_unit_test(gcc_patchable),
 		cmocka_unit_test(clang_plain), cmocka_unit_test(clang_patchable),
-		cmocka_unit_test(unwinding),   cmocka_unit_test(exit_status),
+		cmocka_unit_test(unwinding),   cmocka_unit_test(by_address),
+		cmocka_unit_test(exit_status),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -286,9 +286,7 @@ static int tt__detour_module_cb(Dwfl_Module *mod, void **user, const char *name,
 		Dwarf_Addr fstart, fend;
 		if (!cfi || dwarf_cfi_addrframe(cfi, vaddr, &frame) != 0 ||
 		    dwarf_frame_info(frame, &fstart, &fend, NULL) < 0 || fstart != vaddr) {
-			fprintf(stderr, "ticktrace: -f %s: no function of %s starts there (.eh_frame)\n",
-				pat, name);
-			free(frame);
+			free(frame); /* said at the end: no match */
 			continue;
 		}
 		free(frame);
@@ -516,7 +514,10 @@ __attribute__((constructor)) static void tt__detour_start(void)
 				d.modules[i].path, strerror(errno));
 	for (size_t p = 0; p < d.npatterns; p++)
 		if (!d.pattern_hits[p])
-			fprintf(stderr, "ticktrace: -f %s matches no function\n", d.patterns[p]);
+			fprintf(stderr, "ticktrace: -f %s %s\n", d.patterns[p],
+				strncmp(d.patterns[p], "0x", 2) == 0 ?
+					"is where no function of the program starts (by its .eh_frame)" :
+					"matches no function");
 	if (d.left_alone)
 		fprintf(stderr, "ticktrace: %zu matching functions of the C library, the loader or "
 			"ticktrace's own libraries left alone (the recording runs through them)\n",
