@@ -16,8 +16,9 @@
  * and how). Code pages go back to read-execute.
  *
  * Never patched: the dynamic loader, the C library, ticktrace's libraries and the
- * decoder's (the recording and the patching run through them), and GCC's `.cold`
- * parts of functions (entered by a jump, not a call). */
+ * decoder's (the recording and the patching run through them), the vDSO, GCC's
+ * `.cold` parts of functions (entered by a jump, not a call), and _start (entered
+ * with no return address). */
 #include <dlfcn.h>
 #include <elfutils/libdwfl.h>
 #include <errno.h>
@@ -144,7 +145,7 @@ static const char *tt__detour_base(const char *path)
 static int tt__detour_untouchable(const char *path)
 {
 	static const char *const prefixes[] = {"ld-linux", "libc.so", "libticktrace", "libZydis",
-					       "libZycore", "linux-vdso", "[vdso]"};
+					       "libZycore", "linux-vdso", "[vdso"};
 	const char *base = tt__detour_base(path);
 	for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++)
 		if (strncmp(base, prefixes[i], strlen(prefixes[i])) == 0)
@@ -262,8 +263,10 @@ static int tt__detour_module_cb(Dwfl_Module *mod, void **user, const char *name,
 		GElf_Addr addr;
 		GElf_Word shndx;
 		const char *sname = dwfl_module_getsym_info(mod, i, &sym, &addr, &shndx, NULL, NULL);
+		/* _start is entered with no return address, by the kernel's jump */
 		if (!sname || GELF_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_size == 0 ||
-		    shndx == SHN_UNDEF || strstr(sname, ".cold") || !tt__detour_matches(d, sname))
+		    shndx == SHN_UNDEF || strstr(sname, ".cold") || strcmp(sname, "_start") == 0 ||
+		    !tt__detour_matches(d, sname))
 			continue;
 		if (untouchable)
 			d->left_alone++;
