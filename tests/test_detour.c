@@ -228,6 +228,27 @@ static void by_address(void **state)
 	tt_rmdir(dir);
 }
 
+/* Every register a patched function leaves alone is as it was after its call. */
+static void registers(void **state)
+{
+	(void)state;
+	char dir[64], path[256];
+	tt_tmpdir(dir, sizeof(dir));
+	const char *tool = getenv("TT_TEST_TOOL");
+	assert_int_equal(tt_sh("gcc -O2 '%s/registers.c' -o '%s/registers' && '%s/registers' >'%s/want'",
+			       src_dir, dir, dir, dir), 0);
+	assert_int_equal(tt_sh("'%s' record -f work_callee -o '%s/run.ttr' -- '%s/registers' >'%s/got' "
+			       "2>/dev/null", tool, dir, dir, dir), 0);
+	snprintf(path, sizeof(path), "%s/want", dir);
+	char *want = slurp(path);
+	snprintf(path, sizeof(path), "%s/got", dir);
+	char *got = slurp(path);
+	assert_string_equal(got, want);
+	free(want);
+	free(got);
+	tt_rmdir(dir);
+}
+
 /* -f '*': every function of the program and its libraries that may be patched is, and
  * the program runs as without (_start, entered with no return address, and the vDSO
  * are left alone). */
@@ -292,7 +313,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(gcc_plain),   cmocka_unit_test(gcc_patchable),
 		cmocka_unit_test(clang_plain), cmocka_unit_test(clang_patchable),
 		cmocka_unit_test(unwinding),   cmocka_unit_test(by_address),
-		cmocka_unit_test(everything),
+		cmocka_unit_test(registers),   cmocka_unit_test(everything),
 		cmocka_unit_test(exit_status),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
