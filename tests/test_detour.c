@@ -141,6 +141,22 @@ static void gcc_patchable(void **state)
 				   "patched 8 functions (1 by moving their first instructions, 7 ");
 }
 
+/* NOPs partly before the entry: the five after it take the jump. */
+static void gcc_patchable_before(void **state)
+{
+	(void)state;
+	check_against_instrumented("gcc", "-fpatchable-function-entry=7,2",
+				   "patched 8 functions (1 by moving their first instructions, 7 ");
+}
+
+/* Too few NOPs for a jump: they move with the instructions after them. */
+static void gcc_few_nops(void **state)
+{
+	(void)state;
+	check_against_instrumented("gcc", "-fpatchable-function-entry=3",
+				   "patched 8 functions (8 by moving their first instructions, 0 ");
+}
+
 static void clang_plain(void **state)
 {
 	(void)state;
@@ -311,6 +327,7 @@ int main(int argc, char **argv)
 	}
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(gcc_plain),   cmocka_unit_test(gcc_patchable),
+		cmocka_unit_test(gcc_patchable_before), cmocka_unit_test(gcc_few_nops),
 		cmocka_unit_test(clang_plain), cmocka_unit_test(clang_patchable),
 		cmocka_unit_test(unwinding),   cmocka_unit_test(by_address),
 		cmocka_unit_test(registers),   cmocka_unit_test(everything),
