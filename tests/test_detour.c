@@ -23,8 +23,11 @@
 static const char *src_dir, *lib_dir;
 static char work_c[4096];
 
-static char *slurp(const char *path)
+/* The text of the file dir/name (at most 64 KiB). */
+static char *slurp(const char *dir, const char *name)
 {
+	char path[512];
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	FILE *f = fopen(path, "r");
 	assert_non_null(f);
 	static char buf[65536];
@@ -32,6 +35,15 @@ static char *slurp(const char *path)
 	buf[n] = 0;
 	fclose(f);
 	return strdup(buf);
+}
+
+/* dir/got must hold what dir/want holds. */
+static void assert_same_text(const char *dir, const char *got_name, const char *want_name)
+{
+	char *got = slurp(dir, got_name), *want = slurp(dir, want_name);
+	assert_string_equal(got, want);
+	free(got);
+	free(want);
 }
 
 /* Every thread's listing, the main thread's first (its tid is the pid). */
@@ -107,16 +119,9 @@ static void check_against_instrumented(const char *cc, const char *flags, const 
 	free(want);
 	free(got);
 
-	snprintf(path, sizeof(path), "%s/instr/out", dir);
-	char *out_want = slurp(path);
-	snprintf(path, sizeof(path), "%s/detour/out", dir);
-	char *out_got = slurp(path);
-	assert_string_equal(out_got, out_want); /* no argument or result register lost */
-	free(out_want);
-	free(out_got);
+	assert_same_text(dir, "detour/out", "instr/out"); /* no argument or result register lost */
 
-	snprintf(path, sizeof(path), "%s/detour/err", dir);
-	char *err = slurp(path);
+	char *err = slurp(dir, "detour/err");
 	print_message("%s", err);
 	assert_non_null(strstr(err, "not patched: odd_tiny (work): 3 bytes long"));
 	assert_non_null(strstr(err, "not patched: odd_spin (work): the jump at +5 goes back into "
@@ -196,8 +201,7 @@ static void unwinding(void **state)
 	assert_int_equal(tt_sh("g++ -O2 -g '%s/unwind.cc' -o '%s/unwind'", src_dir, dir), 0);
 	assert_int_equal(tt_sh("'%s' record -f 'work_*' -o '%s/run.ttr' -c '%s/run.json' -- '%s/unwind' "
 			    ">'%s/out' 2>'%s/err'", tool, dir, dir, dir, dir, dir), 0);
-	snprintf(path, sizeof(path), "%s/out", dir);
-	char *out = slurp(path);
+	char *out = slurp(dir, "out");
 	assert_string_equal(out, "10\n");
 	free(out);
 	snprintf(path, sizeof(path), "%s/run.json", dir);
@@ -222,15 +226,13 @@ static void by_address(void **state)
 	assert_int_equal(tt_sh("gcc -O2 '%s' -o '%s/full' -pthread && nm '%s/full' | "
 			       "sed -n 's/^0*\\([0-9a-f]*\\) T work_leaf$/0x\\1/p' >'%s/addr' && "
 			       "strip -o '%s/work' '%s/full'", work_c, dir, dir, dir, dir, dir), 0);
-	snprintf(path, sizeof(path), "%s/addr", dir);
-	char *text = slurp(path);
+	char *text = slurp(dir, "addr");
 	sscanf(text, "%63s", addr);
 	free(text);
 	assert_true(strncmp(addr, "0x", 2) == 0);
 	assert_int_equal(tt_sh("'%s' record -f %s -f 0x3 -o '%s/run.ttr' -c '%s/run.json' -- '%s/work' "
 			       ">/dev/null 2>'%s/err'", tool, addr, dir, dir, dir, dir), 0);
-	snprintf(path, sizeof(path), "%s/err", dir);
-	char *err = slurp(path);
+	char *err = slurp(dir, "err");
 	assert_non_null(strstr(err, "-f 0x3 is where no function of the program starts"));
 	assert_non_null(strstr(err, "patched 1 functions"));
 	free(err);
@@ -248,20 +250,14 @@ static void by_address(void **state)
 static void registers(void **state)
 {
 	(void)state;
-	char dir[64], path[256];
+	char dir[64];
 	tt_tmpdir(dir, sizeof(dir));
 	const char *tool = getenv("TT_TEST_TOOL");
 	assert_int_equal(tt_sh("gcc -O2 '%s/registers.c' -o '%s/registers' && '%s/registers' >'%s/want'",
 			       src_dir, dir, dir, dir), 0);
 	assert_int_equal(tt_sh("'%s' record -f work_callee -o '%s/run.ttr' -- '%s/registers' >'%s/got' "
 			       "2>/dev/null", tool, dir, dir, dir), 0);
-	snprintf(path, sizeof(path), "%s/want", dir);
-	char *want = slurp(path);
-	snprintf(path, sizeof(path), "%s/got", dir);
-	char *got = slurp(path);
-	assert_string_equal(got, want);
-	free(want);
-	free(got);
+	assert_same_text(dir, "got", "want");
 	tt_rmdir(dir);
 }
 
@@ -271,22 +267,15 @@ static void registers(void **state)
 static void everything(void **state)
 {
 	(void)state;
-	char dir[64], path[256];
+	char dir[64];
 	tt_tmpdir(dir, sizeof(dir));
 	const char *tool = getenv("TT_TEST_TOOL");
 	assert_int_equal(tt_sh("gcc -O2 '%s' -o '%s/work' -pthread && '%s/work' >'%s/want'", work_c, dir,
 			       dir, dir), 0);
 	assert_int_equal(tt_sh("'%s' record -f '*' -o '%s/run.ttr' -- '%s/work' >'%s/got' 2>'%s/err'",
 			       tool, dir, dir, dir, dir), 0);
-	snprintf(path, sizeof(path), "%s/want", dir);
-	char *want = slurp(path);
-	snprintf(path, sizeof(path), "%s/got", dir);
-	char *got = slurp(path);
-	assert_string_equal(got, want);
-	free(want);
-	free(got);
-	snprintf(path, sizeof(path), "%s/err", dir);
-	char *err = slurp(path);
+	assert_same_text(dir, "got", "want");
+	char *err = slurp(dir, "err");
 	assert_null(strstr(err, "vdso"));
 	assert_non_null(strstr(err, "left alone"));
 	free(err);
@@ -302,9 +291,7 @@ static void exit_status(void **state)
 	const char *tool = getenv("TT_TEST_TOOL");
 	assert_int_equal(tt_sh("'%s' record -o '%s/run.ttr' -- sh -c 'exit 3' 2>/dev/null", tool, dir), 3);
 	assert_int_equal(tt_sh("'%s' record -o '%s/run.ttr' -- '%s/none' 2>'%s/err'", tool, dir, dir, dir), 127);
-	char path[128];
-	snprintf(path, sizeof(path), "%s/err", dir);
-	char *err = slurp(path);
+	char *err = slurp(dir, "err");
 	assert_non_null(strstr(err, "cannot run"));
 	free(err);
 	assert_int_equal(tt_sh("'%s' record 2>/dev/null", tool), 2);

@@ -336,7 +336,7 @@ static int tt__detour_collect(struct tt__detour *d)
 static int tt__detour_stub_area(struct tt__detour_module *m, size_t nfns)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
-	size_t size = ((nfns + 1) * TT__DETOUR_STUB_MAX + page - 1) / page * page;
+	size_t size = (nfns * TT__DETOUR_STUB_MAX + page - 1) / page * page;
 	const uintptr_t step = 1u << 20, reach = (uintptr_t)1 << 31;
 	for (uintptr_t off = step; off < reach - (m->high - m->low) - size; off += step) {
 		uintptr_t tries[2] = {m->low > off + size ? (m->low - off - size) & ~(page - 1) : 0,
@@ -358,16 +358,6 @@ static int tt__detour_stub_area(struct tt__detour_module *m, size_t nfns)
 		}
 	}
 	return -ENOMEM;
-}
-
-static int tt__detour_rel32(uintptr_t target, uintptr_t next, uint8_t *where)
-{
-	int64_t d = (int64_t)(target - next);
-	if (d < INT32_MIN || d > INT32_MAX)
-		return -1;
-	int32_t d32 = (int32_t)d;
-	memcpy(where, &d32, 4);
-	return 0;
 }
 
 /* Writes `len` bytes over code, the page(s) writable only meanwhile; 0 or -errno. */
@@ -404,7 +394,10 @@ static int tt__detour_patch(struct tt__detour *d, const struct tt__detour_fn *fn
 		}
 		sled = lo ? &m->sleds[lo - 1] : NULL;
 	}
-	if (!m->stubs && tt__detour_stub_area(m, d->nfns) < 0) {
+	size_t in_module = 0; /* functions to patch in it: the stubs it needs at most */
+	for (size_t i = 0; !m->stubs && i < d->nfns; i++)
+		in_module += d->fns[i].module == fn->module;
+	if (!m->stubs && tt__detour_stub_area(m, in_module) < 0) {
 		snprintf(why, cap, "no memory for its trampoline within 2 GB of %s", m->path);
 		return -1;
 	}
@@ -435,11 +428,13 @@ static int tt__detour_patch(struct tt__detour *d, const struct tt__detour_fn *fn
 			return -1;
 		stub->go_on = (uintptr_t)stub->moved;
 	}
-	patch[0] = 0xe9;
-	if (tt__detour_rel32((uintptr_t)stub->code, fn->addr + 5, patch + 1) < 0) {
+	int32_t disp;
+	if (!tt__detour_reach((uintptr_t)stub->code, fn->addr + TT__DETOUR_PATCH, &disp)) {
 		snprintf(why, cap, "its trampoline is out of 32-bit reach");
 		return -1;
 	}
+	patch[0] = 0xe9;
+	memcpy(patch + 1, &disp, sizeof disp);
 	memset(patch + 5, 0xcc, (size_t)len - 5); /* never run: no jump lands there */
 	m->stubs_used += TT__DETOUR_STUB_MAX;
 	int err = tt__detour_write_code(fn->addr, patch, (size_t)len);

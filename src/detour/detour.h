@@ -66,6 +66,9 @@ int tt__detour_plan(const uint8_t *code, uint64_t size, uintptr_t addr, char *wh
  * jump back to addr + len, into `out` (`cap` bytes); the bytes written. */
 int tt__detour_relocate(const uint8_t *code, uintptr_t addr, int len, uint8_t *out,
 			uintptr_t out_addr, size_t cap, char *why, size_t whycap) TT__DETOUR_HIDDEN;
+/* Whether `target` is reachable with 32 bits from an instruction ending at `next`,
+ * and the displacement. */
+int tt__detour_reach(uintptr_t target, uintptr_t next, int32_t *disp) TT__DETOUR_HIDDEN;
 /* Bytes of NOP instructions at `code` (at most `size`). */
 int tt__detour_nops(const uint8_t *code, uint64_t size) TT__DETOUR_HIDDEN;
 

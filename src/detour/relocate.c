@@ -136,8 +136,7 @@ int tt__detour_plan(const uint8_t *code, uint64_t size, uintptr_t addr, char *wh
 	return (int)len;
 }
 
-/* Whether `target` is reachable from an instruction ending at `next` with 32 bits. */
-static int tt__detour_reach(uintptr_t target, uintptr_t next, int32_t *disp)
+int tt__detour_reach(uintptr_t target, uintptr_t next, int32_t *disp)
 {
 	int64_t d = (int64_t)(target - next);
 	if (d < INT32_MIN || d > INT32_MAX)
