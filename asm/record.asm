@@ -203,25 +203,22 @@ TT_EMITTER __cyg_profile_func_exit,  TT_REC_FUNC_EXIT,  PAYLOAD_RDI
 ; patched function's entry or return, where every register but the ones above may
 ; hold the program's values (a caller compiled with GCC's -fipa-ra keeps values in
 ; caller-saved registers its callee is known not to touch). So their slow path goes
-; through tt__record_slow_preserving, which also keeps r11 and xmm0-15. They must be
-; called with the stack 16-byte aligned, as the C slow path needs.
+; through tt__record_slow_preserving, which also keeps xmm0-15. They must be called
+; with the stack 16-byte aligned, as the C slow path needs.
 TT_EMITTER tt__detour_func_enter, TT_REC_FUNC_ENTER, PAYLOAD_RDI, tt__record_slow_preserving
 TT_EMITTER tt__detour_func_exit,  TT_REC_FUNC_EXIT,  PAYLOAD_RDI, tt__record_slow_preserving
 
 ; tt__record_slow for the detours' hooks: entered by their jmp, so [rsp] returns to
-; the trampoline and rsp is 8 off 16-byte alignment. Keeps r11 and xmm0-15, which C
-; may use; the emitters' own clobbers (rax rcx rdx rsi rdi r8 r9 r10) the trampoline
-; saves. (Not x87 or the upper halves of ymm: the slow path uses neither, unless a
+; the trampoline and rsp is 8 off 16-byte alignment. Keeps xmm0-15, which C may use;
+; the emitters' own clobbers (rax rcx rdx rsi rdi r8 r9 r10 r11) the trampoline saves. (Not x87 or the upper halves of ymm: the slow path uses neither, unless a
 ; C library routine it calls is an AVX version, whose vzeroupper clears them.)
 global tt__record_slow_preserving:function (tt__record_slow_preserving.end - tt__record_slow_preserving) hidden
 align 16
 tt__record_slow_preserving:
-	sub	rsp, 264			; 16 xmm registers, r11, and alignment
+	sub	rsp, 264			; 16 xmm registers, and alignment
 	KEEP_XMM store, 0
-	mov	[rsp + 256], r11
 	call	tt__record_slow wrt ..plt
 	KEEP_XMM load, 0
-	mov	r11, [rsp + 256]
 	add	rsp, 264
 	ret
 .end:

@@ -23,8 +23,8 @@
 ; Registers: everything the program can see is kept. A patched function's caller
 ; built with GCC's -fipa-ra may keep values in caller-saved registers its callee is
 ; known not to touch, so the trampolines save every general register they or the hot
-; path touch (rax rcx rdx rsi rdi r8 r9 r10), and r11 and xmm0-15 around the rare
-; calls into C (the hot path's slow path does the same: tt__record_slow_preserving). Flags
+; path touch (rax rcx rdx rsi rdi r8 r9 r10 r11), and xmm0-15 around the rare calls
+; into C (the hot path's slow path does the same: tt__record_slow_preserving). Flags
 ; are not kept (no compiler keeps them across a call). The hot path is called with
 ; the stack 16-byte aligned: at a function's entry rsp is 8 off alignment, and the
 ; stub's push makes it aligned, as the exit's arrival by ret does.
@@ -48,7 +48,7 @@ default rel
 %define E_FN    16
 %define SH_TOP  0	; struct tt__detour_shadow
 %define SH_END  8
-%define FRAME   96	; 8 registers, a spill, the return address, alignment
+%define FRAME   96	; 9 registers, a spill, the return address, alignment
 %define SPILL_FN   72
 %define STUB_FN    8	; struct of a stub (detour.h)
 %define STUB_GO_ON 16
@@ -72,6 +72,7 @@ section .text
 	mov	[rsp + 40], r8
 	mov	[rsp + 48], r9
 	mov	[rsp + 56], r10
+	mov	[rsp + 64], r11
 %endmacro
 
 %macro RESTORE_GPRS 0
@@ -83,17 +84,16 @@ section .text
 	mov	r8, [rsp + 40]
 	mov	r9, [rsp + 48]
 	mov	r10, [rsp + 56]
+	mov	r11, [rsp + 64]
 %endmacro
 
-; Calls C with the stack aligned, keeping r11 and xmm0-15 (C may use any of them).
-%macro CALL_C_KEEPING 1
-	sub	rsp, 272
+; Calls C with the stack aligned, keeping xmm0-15 (C may use any of them).
+%macro CALL_C_KEEPING_XMM 1
+	sub	rsp, 256
 	KEEP_XMM store, 0
-	mov	[rsp + 256], r11
 	call	%1 wrt ..plt
 	KEEP_XMM load, 0
-	mov	r11, [rsp + 256]
-	add	rsp, 272
+	add	rsp, 256
 %endmacro
 
 ; rdx = the thread's struct tt__detour_shadow, as an offset from fs (NASM cannot
@@ -183,7 +183,7 @@ tt__detour_entry.grow:
 	; the thread's first call (its shadow stack is made), or a full one: rax = 0,
 	; and this call is not recorded (detour.c counts it)
 	mov	[rsp + SPILL_FN], rdi
-	CALL_C_KEEPING tt__detour_shadow_grow
+	CALL_C_KEEPING_XMM tt__detour_shadow_grow
 	mov	rdi, [rsp + SPILL_FN]
 	test	rax, rax
 	jnz	tt__detour_entry.again
