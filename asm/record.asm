@@ -96,14 +96,16 @@ default rel
 %define VALUE_RDI       4 ; word = kind, value = rdi           (two records)
 %define WORD_RDI        5 ; word = rdi, kind included          (one record)
 
+%include "keep_xmm.inc"
+
 extern tt__tls_table
 extern tt__hot_off
 extern tt__record_slow
 
 section .text
 
-; TT_EMITTER name, kind, how
-%macro TT_EMITTER 3
+; TT_EMITTER name, kind, how[, slow path]
+%macro TT_EMITTER 3-4 tt__record_slow wrt ..plt
 %if %3 == PAYLOAD_VALUE || %3 == VALUE_RDI
 %define SIZE 32
 %else
@@ -167,13 +169,13 @@ align 32
 	xor	ecx, ecx
 	xor	r8d, r8d
 	mov	rdx, rax
-	jmp	tt__record_slow wrt ..plt
+	jmp	%4
 .reservation_failed:
 	; tt__record_slow(word, value, tsc, entry, where)
 	lea	rcx, [r9 + r11]
 	mov	r8, rdx
 	mov	rdx, rax
-	jmp	tt__record_slow wrt ..plt
+	jmp	%4
 .end:
 %undef SIZE
 %endmacro
@@ -200,5 +202,29 @@ TT_EMITTER tt__note,         0,                  WORD_RDI
 ; inside itself (src/core/core.h: tt__in_slow_path).
 TT_EMITTER __cyg_profile_func_enter, TT_REC_FUNC_ENTER, PAYLOAD_RDI
 TT_EMITTER __cyg_profile_func_exit,  TT_REC_FUNC_EXIT,  PAYLOAD_RDI
+
+; The detours' hooks (src/detour/): the same events, called from a trampoline at a
+; patched function's entry or return, where every register but the ones above may
+; hold the program's values (a caller compiled with GCC's -fipa-ra keeps values in
+; caller-saved registers its callee is known not to touch). So their slow path goes
+; through tt__record_slow_preserving, which also keeps xmm0-15. They must be called
+; with the stack 16-byte aligned, as the C slow path needs.
+TT_EMITTER tt__detour_func_enter, TT_REC_FUNC_ENTER, PAYLOAD_RDI, tt__record_slow_preserving
+TT_EMITTER tt__detour_func_exit,  TT_REC_FUNC_EXIT,  PAYLOAD_RDI, tt__record_slow_preserving
+
+; tt__record_slow for the detours' hooks: entered by their jmp, so [rsp] returns to
+; the trampoline and rsp is 8 off 16-byte alignment. Keeps xmm0-15, which C may use;
+; the emitters' own clobbers (rax rcx rdx rsi rdi r8 r9 r10 r11) the trampoline saves. (Not x87 or the upper halves of ymm: the slow path uses neither, unless a
+; C library routine it calls is an AVX version, whose vzeroupper clears them.)
+global tt__record_slow_preserving:function (tt__record_slow_preserving.end - tt__record_slow_preserving) hidden
+align 16
+tt__record_slow_preserving:
+	sub	rsp, 264			; 16 xmm registers, and alignment
+	KEEP_XMM store, 0
+	call	tt__record_slow wrt ..plt
+	KEEP_XMM load, 0
+	add	rsp, 264
+	ret
+.end:
 
 section .note.GNU-stack noalloc noexec nowrite progbits

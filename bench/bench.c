@@ -16,6 +16,7 @@
 #include <cjson/cJSON.h>
 
 #include "cyg_overhead.h"
+#include "detour_overhead.h"
 #include "sample_overhead.h"
 #include "stream_bench.h"
 #include "ticktrace.h"
@@ -392,6 +393,8 @@ int main(int argc, char **argv)
 		return tt_bench_cyg_child();
 	if (argc == 2 && strcmp(argv[1], TT_BENCH_PAIRS_CHILD) == 0)
 		return tt_bench_pairs_child();
+	if (argc == 2 && strcmp(argv[1], TT_BENCH_DETOUR_CHILD) == 0)
+		return tt_bench_detour_child();
 	int repeats = 11;
 	const char *json_path = NULL;
 	int hot_only = 0; /* --hot: the hot path's figures only, without stream, converter, sampler */
@@ -422,6 +425,9 @@ int main(int argc, char **argv)
 	double *cyg_rdtsc = calloc((size_t)repeats, sizeof(double));
 	double *floor = calloc((size_t)repeats, sizeof(double));
 	double *paused = calloc((size_t)repeats, sizeof(double));
+	double *detour = calloc((size_t)repeats, sizeof(double));
+	double *patchable = calloc((size_t)repeats, sizeof(double));
+	double *detour_rdtsc = calloc((size_t)repeats, sizeof(double));
 	/* Interleaved, so that a noisy moment on a shared machine touches every figure. */
 	for (int r = 0; r < repeats; r++) {
 		rdtsc[r] = tt_bench_rdtsc();
@@ -435,6 +441,10 @@ int main(int argc, char **argv)
 		cyg[r] = tt_bench_cyg_overhead("", &cyg_rdtsc[r]);
 		if (cyg[r] < 0) {
 			fprintf(stderr, "ticktrace-bench: the %s child failed\n", TT_BENCH_CYG_CHILD);
+			return 1;
+		}
+		if (tt_bench_detour_overhead(&detour[r], &patchable[r], &detour_rdtsc[r]) < 0) {
+			fprintf(stderr, "ticktrace-bench: the %s child failed\n", TT_BENCH_DETOUR_CHILD);
 			return 1;
 		}
 	}
@@ -478,6 +488,13 @@ int main(int argc, char **argv)
 	snprintf(off_what, sizeof off_what,
 		 "recording off, per event: the slower of tt_pause (%.3f ns) and TICKTRACE=0 (%.3f ns)",
 		 paused_ns, off_process_ns);
+	double detour_ns = tt_bench_median(detour, repeats), patchable_ns = tt_bench_median(patchable, repeats);
+	char detour_what[2][160];
+	for (int i = 0; i < 2; i++)
+		snprintf(detour_what[i], sizeof detour_what[i],
+			 "a call of a function patched by ticktrace record -f %s (two events); %.2f x "
+			 "cyg_call_overhead_ns", i ? "at its patchable NOPs" : "by moving its first instructions",
+			 (i ? patchable_ns : detour_ns) / cyg_ns);
 	enum { RDTSC, FLOOR, WARM };
 	struct tt_bench_row rows[] = {
 		[RDTSC] = {"rdtsc_ns", "ns", rdtsc_ns, 0, "a bare RDTSC, per read", NULL, 0, NULL},
@@ -494,6 +511,8 @@ int main(int argc, char **argv)
 		 "TT_ENDBEGIN, per event (an end and a begin)", NULL, 0, NULL},
 		{"event_2threads_ns", "ns", tt_bench_median(two, repeats), 1.30, "per event per thread, two threads at once", NULL, 0, NULL},
 		{"cyg_call_overhead_ns", "ns", cyg_ns, 2.5, cyg_what, NULL, 0, NULL},
+		{"detour_call_overhead_ns", "ns", detour_ns, 3, detour_what[0], NULL, 0, NULL},
+		{"patchable_call_overhead_ns", "ns", patchable_ns, 3, detour_what[1], NULL, 0, NULL},
 		{"event_dropped_ns", "ns", dropped_ns, 1.0,
 		 "per event into a full buffer, mode stop (counted, not kept)", &rows[WARM], 0, NULL},
 		{"event_off_ns", "ns", paused_ns > off_process_ns ? paused_ns : off_process_ns, 0.25, off_what, NULL, 0, NULL},

@@ -13,27 +13,19 @@
 #define TT_BENCH_CYG_CALLS 10000000
 #define TT_BENCH_CYG_BUFFER "20500000" /* events: 2 per call, and the warm-up's */
 
-/* The calls go in rounds, each timed with and without instrumentation back to back,
- * short enough (under a millisecond) that most run within one time slice: the median
- * round is the figure, so that the moments when a shared machine takes the CPU away
- * spoil some rounds, not the result. */
-#define TT_BENCH_CYG_ROUNDS 1000
-
 static int tt_bench_cyg_compare(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
 	return (x > y) - (x < y);
 }
 
-static double tt_bench_cyg_median(double *v)
+double tt_bench_cyg_median(double *v)
 {
 	qsort(v, TT_BENCH_CYG_ROUNDS, sizeof(v[0]), tt_bench_cyg_compare);
 	return (v[TT_BENCH_CYG_ROUNDS / 2 - 1] + v[TT_BENCH_CYG_ROUNDS / 2]) / 2;
 }
 
-/* A bare RDTSC timed in the same rounds: rdtsc_ns, taken over a longer stretch, counts
- * more of the time a loaded machine gives to others. Nanoseconds per read. */
-static double tt_bench_cyg_rdtsc(int reads)
+double tt_bench_cyg_rdtsc(int reads)
 {
 	struct timespec t0, t1;
 	uint64_t sum = 0;

@@ -8,13 +8,11 @@
  * In a sanitizer build the programs must link the sanitizer runtime the library was
  * built with: only the compiler that built it is used (the normal build runs all). */
 #include <setjmp.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -23,7 +21,6 @@
 
 static const char *src_dir, *lib_dir, *include_dir, *sanitize, *build_cc, *check_py, *schema;
 
-/* Runs a shell command; its exit status. */
 /* The compiler, or NULL (the test is then skipped) when it cannot be used here. */
 static const char *compiler(const char *cc)
 {

@@ -21,6 +21,10 @@ struct tt_run {
 void tt_run(struct tt_run *r, const char *const *args);
 #define TT_RUN(r, ...) tt_run((r), (const char *const[]){__VA_ARGS__, NULL})
 
+/* Runs a shell command made with printf's format; its exit status (128 after a
+ * signal), and the command on stderr when it is not 0. */
+int tt_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 /* A fresh directory for a test's files ("/tmp/tt-test-XXXXXX"); removed with all
  * it holds by tt_rmdir. */
 void tt_tmpdir(char *dir, size_t cap);
@@ -54,10 +58,6 @@ char *tt_json_listing(cJSON *root, uint32_t tid);
 /* tt_json_listing of the thread named `thread` (NULL: the process's main thread,
  * whose tid is its pid); fails the test when there is none. */
 char *tt_json_thread_listing(cJSON *root, const char *thread);
-
-/* Runs a shell command made with printf's format; its exit status (128: killed),
- * printed with the command when not 0. */
-int tt_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* check-perfetto.py CHECK_PY on `pftrace` against `json` with the schema, its output
  * in dir/perfetto.out, shown when it fails: 0 same content, 77 no protoc, else a

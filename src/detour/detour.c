@@ -1,0 +1,536 @@
+/* libticktrace-detour: records the calls of functions of a program that was not
+ * built for it, by patching their entries before main (`ticktrace record -f`).
+ *
+ * TICKTRACE_DETOUR holds the patterns, one a line: shell globs over the symbol names
+ * of the program and its libraries (as elfutils finds them, debug info by build-id
+ * included), or 0xADDR, an address of the program as `nm` or the converter's
+ * `module+0xOFFSET` print it, for a function with no name left (its extent comes
+ * from .eh_frame). The constructor, run while the process is still single-threaded,
+ * patches each function found with a jump to its stub, near its module
+ * (trampoline.asm):
+ *   - built with -fpatchable-function-entry=N[,M] (N - M >= 5; the compiler lists the
+ *     NOPs in __patchable_function_entries): over its first five NOPs; nothing moves;
+ *   - otherwise: over its first instructions, which move into the stub (relocate.c).
+ * A function that cannot be patched safely is listed with the reason, and left as
+ * it is. Exits are caught by replacing the return address (trampoline.asm says why
+ * and how). Code pages go back to read-execute.
+ *
+ * Never patched: the dynamic loader, the C library, ticktrace's libraries and the
+ * decoder's (the recording and the patching run through them), the vDSO, GCC's
+ * `.cold` parts of functions (entered by a jump, not a call), and _start (entered
+ * with no return address). */
+#include <dlfcn.h>
+#include <elfutils/libdwfl.h>
+#include <errno.h>
+#include <fnmatch.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "detour.h"
+
+__thread struct tt__detour_shadow tt__detour_shadow;
+intptr_t tt__detour_shadow_offset;
+
+/* Calls a thread's shadow stack holds: deeper ones are not recorded (counted). */
+#define TT__DETOUR_SHADOW_FRAMES (1u << 20)
+
+static uint64_t tt__detour_too_deep; /* calls not recorded: shadow stack full */
+static pthread_key_t tt__detour_key;
+
+static void tt__detour_thread_exit(void *base)
+{
+	munmap(base, (size_t)TT__DETOUR_SHADOW_FRAMES * sizeof(struct tt__detour_frame));
+	tt__detour_shadow.top = tt__detour_shadow.end = NULL;
+}
+
+/* trampoline.asm, on a thread's first patched call and when its stack is full: the
+ * new top, or NULL (the call is then not recorded). */
+TT__DETOUR_HIDDEN struct tt__detour_frame *tt__detour_shadow_grow(void)
+{
+	struct tt__detour_shadow *sh = &tt__detour_shadow;
+	if (sh->top) {
+		__atomic_add_fetch(&tt__detour_too_deep, 1, __ATOMIC_RELAXED);
+		return NULL;
+	}
+	int saved = errno;
+	size_t bytes = (size_t)TT__DETOUR_SHADOW_FRAMES * sizeof(struct tt__detour_frame);
+	struct tt__detour_frame *base = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+					     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (base == MAP_FAILED) {
+		errno = saved;
+		__atomic_add_fetch(&tt__detour_too_deep, 1, __ATOMIC_RELAXED);
+		return NULL;
+	}
+	base[0] = (struct tt__detour_frame){.slot = UINTPTR_MAX}; /* the sentinel */
+	pthread_setspecific(tt__detour_key, base);
+	sh->end = base + TT__DETOUR_SHADOW_FRAMES;
+	sh->top = base + 1;
+	errno = saved;
+	return sh->top;
+}
+
+/* trampoline.asm: a patched function returned to where no call of the thread's
+ * shadow stack left its return address. */
+TT__DETOUR_HIDDEN _Noreturn void tt__detour_lost(uintptr_t slot)
+{
+	fprintf(stderr, "ticktrace: a patched function returned through 0x%" PRIxPTR ", where no "
+		"recorded call of this thread was (did the program switch stacks?); aborting\n", slot);
+	abort();
+}
+
+/* What a C++ exception unwinds: the unwinder must see the real return addresses
+ * (it finds no unwind information for tt__detour_exit). They are put back for the
+ * thread's every recorded call; the calls the exception ends are found stale later,
+ * and those it does not end lose their exit hook, so their FUNC_EXIT is recorded
+ * when a later patched call or return finds them stale. */
+typedef int (*tt__unwind_fn)(void *exception);
+__attribute__((visibility("default"))) int _Unwind_RaiseException(void *exception);
+int _Unwind_RaiseException(void *exception)
+{
+	static tt__unwind_fn next;
+	if (!next)
+		next = (tt__unwind_fn)(uintptr_t)dlsym(RTLD_NEXT, "_Unwind_RaiseException");
+	struct tt__detour_shadow *sh = &tt__detour_shadow;
+	if (sh->top)
+		for (struct tt__detour_frame *f = sh->top - 1; f->slot != UINTPTR_MAX; f--)
+			if (*(uintptr_t *)f->slot == (uintptr_t)tt__detour_exit)
+				*(uintptr_t *)f->slot = f->ret;
+	return next(exception);
+}
+
+/* One function to patch. */
+struct tt__detour_fn {
+	uintptr_t addr;
+	uint64_t size;
+	char *name;
+	size_t module; /* index in the module table */
+};
+
+struct tt__detour_module {
+	char *path;
+	uintptr_t low, high;
+	uintptr_t *sleds; /* -fpatchable-function-entry NOP areas, sorted */
+	size_t nsleds;
+	uint8_t *stubs;   /* the module's stubs, near it; NULL: none yet */
+	size_t stubs_size, stubs_used;
+};
+
+struct tt__detour {
+	char **patterns;
+	size_t npatterns;
+	size_t *pattern_hits;
+	struct tt__detour_module *modules;
+	size_t nmodules;
+	struct tt__detour_fn *fns;
+	size_t nfns, fns_cap;
+	size_t left_alone; /* matches in libraries never patched */
+	size_t patched_relocated, patched_patchable, refused;
+	const char *main_path;
+};
+
+static const char *tt__detour_base(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	return slash ? slash + 1 : path;
+}
+
+/* The libraries whose functions are never patched. */
+static int tt__detour_untouchable(const char *path)
+{
+	static const char *const prefixes[] = {"ld-linux", "libc.so", "libticktrace", "libZydis",
+					       "libZycore", "linux-vdso", "[vdso"};
+	const char *base = tt__detour_base(path);
+	for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++)
+		if (strncmp(base, prefixes[i], strlen(prefixes[i])) == 0)
+			return 1;
+	return 0;
+}
+
+static int tt__detour_add(struct tt__detour *d, uintptr_t addr, uint64_t size, const char *name,
+			  size_t module)
+{
+	if (d->nfns == d->fns_cap) {
+		size_t cap = d->fns_cap ? 2 * d->fns_cap : 64;
+		struct tt__detour_fn *fns = realloc(d->fns, cap * sizeof(*fns));
+		if (!fns)
+			return -ENOMEM;
+		d->fns = fns;
+		d->fns_cap = cap;
+	}
+	char *copy = strdup(name);
+	if (!copy)
+		return -ENOMEM;
+	d->fns[d->nfns++] = (struct tt__detour_fn){addr, size, copy, module};
+	return 0;
+}
+
+static int tt__detour_cmp_addr(const void *a, const void *b)
+{
+	uintptr_t x = *(const uintptr_t *)a, y = *(const uintptr_t *)b;
+	return (x > y) - (x < y);
+}
+
+static int tt__detour_cmp_fn(const void *a, const void *b)
+{
+	return tt__detour_cmp_addr(&((const struct tt__detour_fn *)a)->addr,
+				   &((const struct tt__detour_fn *)b)->addr);
+}
+
+/* The NOP areas the compiler listed in __patchable_function_entries: their run-time
+ * addresses, read from memory, where the loader relocated them. */
+static void tt__detour_find_sleds(Dwfl_Module *mod, struct tt__detour_module *m)
+{
+	GElf_Addr bias;
+	Elf *elf = dwfl_module_getelf(mod, &bias);
+	size_t shstrndx;
+	if (!elf || elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return;
+	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn));) {
+		GElf_Shdr shdr;
+		const char *name;
+		if (!gelf_getshdr(scn, &shdr) || !(shdr.sh_flags & SHF_ALLOC) ||
+		    !(name = elf_strptr(elf, shstrndx, shdr.sh_name)) ||
+		    strcmp(name, "__patchable_function_entries") != 0)
+			continue;
+		size_t n = shdr.sh_size / sizeof(uintptr_t);
+		uintptr_t *sleds = malloc(n * sizeof(*sleds));
+		if (!sleds)
+			return;
+		memcpy(sleds, (const void *)(uintptr_t)(shdr.sh_addr + bias), n * sizeof(*sleds));
+		qsort(sleds, n, sizeof(*sleds), tt__detour_cmp_addr);
+		m->sleds = sleds;
+		m->nsleds = n;
+		return;
+	}
+}
+
+/* libstdc++'s demangler, when the program has it (a C++ program does): C++ names
+ * match in their demangled form too, as the converter shows them. */
+typedef char *(*tt__demangle_fn)(const char *mangled, char *buf, size_t *len, int *status);
+
+static int tt__detour_matches(struct tt__detour *d, const char *name)
+{
+	static tt__demangle_fn demangle;
+	static int looked;
+	if (!looked) {
+		demangle = (tt__demangle_fn)(uintptr_t)dlsym(RTLD_DEFAULT, "__cxa_demangle");
+		looked = 1;
+	}
+	int status = -1;
+	char *plain = demangle && strncmp(name, "_Z", 2) == 0 ? demangle(name, NULL, NULL, &status) : NULL;
+	int hit = 0;
+	for (size_t p = 0; p < d->npatterns; p++)
+		if (strncmp(d->patterns[p], "0x", 2) != 0 &&
+		    (fnmatch(d->patterns[p], name, 0) == 0 ||
+		     (plain && status == 0 && fnmatch(d->patterns[p], plain, 0) == 0))) {
+			d->pattern_hits[p]++;
+			hit = 1;
+		}
+	free(plain);
+	return hit;
+}
+
+/* The functions of one module whose names match, and what it needs to know of it. */
+static int tt__detour_module_cb(Dwfl_Module *mod, void **user, const char *name, Dwarf_Addr low,
+				void *arg)
+{
+	(void)user;
+	struct tt__detour *d = arg;
+	struct tt__detour_module *modules =
+		realloc(d->modules, (d->nmodules + 1) * sizeof(*modules));
+	if (!modules)
+		return DWARF_CB_ABORT;
+	d->modules = modules;
+	size_t index = d->nmodules++;
+	struct tt__detour_module *m = &modules[index];
+	Dwarf_Addr start, end;
+	dwfl_module_info(mod, NULL, &start, &end, NULL, NULL, NULL, NULL);
+	*m = (struct tt__detour_module){.path = strdup(name), .low = (uintptr_t)low, .high = (uintptr_t)end};
+	if (!m->path)
+		return DWARF_CB_ABORT;
+	int untouchable = tt__detour_untouchable(name);
+	int is_main = d->main_path && strcmp(name, d->main_path) == 0;
+	int nsyms = dwfl_module_getsymtab(mod);
+	for (int i = 1; i < nsyms; i++) {
+		GElf_Sym sym;
+		GElf_Addr addr;
+		GElf_Word shndx;
+		const char *sname = dwfl_module_getsym_info(mod, i, &sym, &addr, &shndx, NULL, NULL);
+		/* _start is entered with no return address, by the kernel's jump */
+		if (!sname || GELF_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_size == 0 ||
+		    shndx == SHN_UNDEF || strstr(sname, ".cold") || strcmp(sname, "_start") == 0 ||
+		    !tt__detour_matches(d, sname))
+			continue;
+		if (untouchable)
+			d->left_alone++;
+		else if (tt__detour_add(d, (uintptr_t)addr, sym.st_size, sname, index) < 0)
+			return DWARF_CB_ABORT;
+	}
+	/* 0xADDR: an address of the program itself, its extent from .eh_frame */
+	for (size_t p = 0; is_main && p < d->npatterns; p++) {
+		char *tail;
+		const char *pat = d->patterns[p];
+		if (strncmp(pat, "0x", 2) != 0)
+			continue;
+		errno = 0;
+		unsigned long long vaddr = strtoull(pat, &tail, 16);
+		if (errno || *tail)
+			continue;
+		GElf_Addr bias;
+		Dwarf_CFI *cfi = dwfl_module_eh_cfi(mod, &bias);
+		Dwarf_Frame *frame = NULL;
+		Dwarf_Addr fstart, fend;
+		if (!cfi || dwarf_cfi_addrframe(cfi, vaddr, &frame) != 0 ||
+		    dwarf_frame_info(frame, &fstart, &fend, NULL) < 0 || fstart != vaddr) {
+			free(frame); /* said at the end: no match */
+			continue;
+		}
+		free(frame);
+		d->pattern_hits[p]++;
+		if (tt__detour_add(d, (uintptr_t)(vaddr + bias), fend - fstart, pat, index) < 0)
+			return DWARF_CB_ABORT;
+	}
+	tt__detour_find_sleds(mod, m);
+	return DWARF_CB_OK;
+}
+
+/* The functions to patch, from every module mapped now; 0 or -errno. */
+static int tt__detour_collect(struct tt__detour *d)
+{
+	static char *debuginfo_path = NULL;
+	static const Dwfl_Callbacks callbacks = {
+		.find_elf = dwfl_linux_proc_find_elf,
+		.find_debuginfo = dwfl_standard_find_debuginfo,
+		.debuginfo_path = &debuginfo_path,
+	};
+	Dwfl *dwfl = dwfl_begin(&callbacks);
+	if (!dwfl)
+		return -ENOMEM;
+	int rc = 0;
+	if (dwfl_linux_proc_report(dwfl, getpid()) != 0 || dwfl_report_end(dwfl, NULL, NULL) != 0 ||
+	    dwfl_getmodules(dwfl, tt__detour_module_cb, d, 0) != 0)
+		rc = -EIO;
+	dwfl_end(dwfl);
+	if (rc)
+		return rc;
+	qsort(d->fns, d->nfns, sizeof(d->fns[0]), tt__detour_cmp_fn);
+	size_t kept = 0; /* aliases: one patch per address */
+	for (size_t i = 0; i < d->nfns; i++) {
+		if (kept && d->fns[kept - 1].addr == d->fns[i].addr)
+			free(d->fns[i].name);
+		else
+			d->fns[kept++] = d->fns[i];
+	}
+	d->nfns = kept;
+	return 0;
+}
+
+/* Memory for a module's stubs within 32-bit reach of all of it; 0 or -errno. */
+static int tt__detour_stub_area(struct tt__detour_module *m, size_t nfns)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	size_t size = (nfns * TT__DETOUR_STUB_MAX + page - 1) / page * page;
+	const uintptr_t step = 1u << 20, reach = (uintptr_t)1 << 31;
+	for (uintptr_t off = step; off < reach - (m->high - m->low) - size; off += step) {
+		uintptr_t tries[2] = {m->low > off + size ? (m->low - off - size) & ~(page - 1) : 0,
+				      (m->high + off + page - 1) & ~(page - 1)};
+		for (int t = 0; t < 2; t++) {
+			if (!tries[t])
+				continue;
+			void *p = mmap((void *)tries[t], size, PROT_READ | PROT_WRITE,
+				       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+			if (p == MAP_FAILED)
+				continue;
+			if ((uintptr_t)p != tries[t]) { /* an old kernel took it as a hint */
+				munmap(p, size);
+				continue;
+			}
+			m->stubs = p;
+			m->stubs_size = size;
+			return 0;
+		}
+	}
+	return -ENOMEM;
+}
+
+/* Writes `len` bytes over code, the page(s) writable only meanwhile; 0 or -errno. */
+static int tt__detour_write_code(uintptr_t at, const uint8_t *bytes, size_t len)
+{
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t first = at & ~(page - 1), last = (at + len + page - 1) & ~(page - 1);
+	if (mprotect((void *)first, last - first, PROT_READ | PROT_WRITE | PROT_EXEC) != 0)
+		return -errno;
+	memcpy((void *)at, bytes, len);
+	if (mprotect((void *)first, last - first, PROT_READ | PROT_EXEC) != 0)
+		return -errno;
+	__builtin___clear_cache((char *)at, (char *)at + len);
+	return 0;
+}
+
+/* Patches one function; 0, or -1 with the reason in `why`. */
+static int tt__detour_patch(struct tt__detour *d, const struct tt__detour_fn *fn, char *why,
+			    size_t cap)
+{
+	struct tt__detour_module *m = &d->modules[fn->module];
+	const uint8_t *code_at = (const uint8_t *)fn->addr;
+	uint8_t patch[32];
+	int len;
+	uintptr_t *sled = NULL;
+	if (m->nsleds) { /* the nearest NOP area at or before the function */
+		size_t lo = 0, hi = m->nsleds;
+		while (lo < hi) {
+			size_t mid = (lo + hi) / 2;
+			if (m->sleds[mid] <= fn->addr)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		sled = lo ? &m->sleds[lo - 1] : NULL;
+	}
+	size_t in_module = 0; /* functions to patch in it: the stubs it needs at most */
+	for (size_t i = 0; !m->stubs && i < d->nfns; i++)
+		in_module += d->fns[i].module == fn->module;
+	if (!m->stubs && tt__detour_stub_area(m, in_module) < 0) {
+		snprintf(why, cap, "no memory for its trampoline within 2 GB of %s", m->path);
+		return -1;
+	}
+	if (m->stubs_used + TT__DETOUR_STUB_MAX > m->stubs_size) {
+		snprintf(why, cap, "its module's trampolines are full");
+		return -1;
+	}
+	struct tt__detour_stub *stub = (struct tt__detour_stub *)(m->stubs + m->stubs_used);
+	static const uint8_t code[sizeof stub->code] = {
+		0xff, 0x35, 0xda, 0xff, 0xff, 0xff, /* push qword [rip - 38]: self */
+		0xff, 0x25, 0xec, 0xff, 0xff, 0xff, /* jmp [rip - 20]: entry */
+	};
+	*stub = (struct tt__detour_stub){.self = (uintptr_t)stub, .fn = fn->addr,
+					 .entry = (uintptr_t)tt__detour_entry};
+	memcpy(stub->code, code, sizeof code);
+	int nops = sled && fn->addr - *sled < 64 ? tt__detour_nops(code_at, fn->size) : 0;
+	if (nops >= TT__DETOUR_PATCH) {
+		/* -fpatchable-function-entry: the function goes on after the jump */
+		len = TT__DETOUR_PATCH;
+		stub->go_on = fn->addr + TT__DETOUR_PATCH;
+	} else {
+		len = tt__detour_plan(code_at, fn->size, fn->addr, why, cap);
+		if (len < 0)
+			return -1;
+		size_t room = TT__DETOUR_STUB_MAX - sizeof(*stub);
+		if (tt__detour_relocate(code_at, fn->addr, len, stub->moved, (uintptr_t)stub->moved,
+					room, why, cap) < 0)
+			return -1;
+		stub->go_on = (uintptr_t)stub->moved;
+	}
+	int32_t disp;
+	if (!tt__detour_reach((uintptr_t)stub->code, fn->addr + TT__DETOUR_PATCH, &disp)) {
+		snprintf(why, cap, "its trampoline is out of 32-bit reach");
+		return -1;
+	}
+	patch[0] = 0xe9;
+	memcpy(patch + 1, &disp, sizeof disp);
+	memset(patch + 5, 0xcc, (size_t)len - 5); /* never run: no jump lands there */
+	m->stubs_used += TT__DETOUR_STUB_MAX;
+	int err = tt__detour_write_code(fn->addr, patch, (size_t)len);
+	if (err) {
+		snprintf(why, cap, "its code cannot be made writable: %s", strerror(-err));
+		return -1;
+	}
+	if (nops >= TT__DETOUR_PATCH)
+		d->patched_patchable++;
+	else
+		d->patched_relocated++;
+	return 0;
+}
+
+static void tt__detour_free(struct tt__detour *d)
+{
+	for (size_t i = 0; i < d->nfns; i++)
+		free(d->fns[i].name);
+	for (size_t i = 0; i < d->nmodules; i++) {
+		free(d->modules[i].path);
+		free(d->modules[i].sleds);
+	}
+	free(d->fns);
+	free(d->modules);
+	free(d->patterns);
+	free(d->pattern_hits);
+}
+
+static void tt__detour_at_exit(void)
+{
+	uint64_t lost = __atomic_load_n(&tt__detour_too_deep, __ATOMIC_RELAXED);
+	if (lost)
+		fprintf(stderr, "ticktrace: %" PRIu64 " calls of patched functions were not recorded: "
+			"deeper than a thread's %u on its shadow stack\n", lost, TT__DETOUR_SHADOW_FRAMES);
+}
+
+__attribute__((constructor)) static void tt__detour_start(void)
+{
+	const char *env = getenv("TICKTRACE_DETOUR");
+	const char *off = getenv("TICKTRACE");
+	if (!env || !*env || (off && strcmp(off, "0") == 0))
+		return;
+	struct tt__detour d = {0};
+	char *text = strdup(env);
+	char exe[PATH_MAX];
+	uintptr_t thread_pointer;
+	__asm__("mov %%fs:0, %0" : "=r"(thread_pointer));
+	tt__detour_shadow_offset = (intptr_t)((uintptr_t)&tt__detour_shadow - thread_pointer);
+	if (!text || pthread_key_create(&tt__detour_key, tt__detour_thread_exit) != 0)
+		goto fail;
+	if (realpath("/proc/self/exe", exe))
+		d.main_path = exe;
+	for (char *save = NULL, *p = strtok_r(text, "\n", &save); p; p = strtok_r(NULL, "\n", &save)) {
+		char **patterns = realloc(d.patterns, (d.npatterns + 1) * sizeof(*patterns));
+		if (!patterns)
+			goto fail;
+		d.patterns = patterns;
+		d.patterns[d.npatterns++] = p;
+	}
+	d.pattern_hits = calloc(d.npatterns + 1, sizeof(*d.pattern_hits));
+	if (!d.pattern_hits || tt__detour_collect(&d) < 0)
+		goto fail;
+	for (size_t i = 0; i < d.nfns; i++) {
+		char why[256];
+		if (tt__detour_patch(&d, &d.fns[i], why, sizeof why) == 0)
+			continue;
+		d.refused++;
+		fprintf(stderr, "ticktrace: not patched: %s (%s): %s\n", d.fns[i].name,
+			tt__detour_base(d.modules[d.fns[i].module].path), why);
+	}
+	for (size_t i = 0; i < d.nmodules; i++)
+		if (d.modules[i].stubs && mprotect(d.modules[i].stubs, d.modules[i].stubs_size,
+						   PROT_READ | PROT_EXEC) != 0)
+			fprintf(stderr, "ticktrace: the trampolines of %s stay writable: %s\n",
+				d.modules[i].path, strerror(errno));
+	for (size_t p = 0; p < d.npatterns; p++)
+		if (!d.pattern_hits[p])
+			fprintf(stderr, "ticktrace: -f %s %s\n", d.patterns[p],
+				strncmp(d.patterns[p], "0x", 2) == 0 ?
+					"is where no function of the program starts (by its .eh_frame)" :
+					"matches no function");
+	if (d.left_alone)
+		fprintf(stderr, "ticktrace: %zu matching functions of the C library, the loader or "
+			"ticktrace's own libraries left alone (the recording runs through them)\n",
+			d.left_alone);
+	fprintf(stderr, "ticktrace: patched %zu functions (%zu by moving their first instructions, "
+		"%zu at their patchable NOPs); %zu could not be\n",
+		d.patched_relocated + d.patched_patchable, d.patched_relocated, d.patched_patchable,
+		d.refused);
+	atexit(tt__detour_at_exit);
+	tt__detour_free(&d);
+	free(text);
+	return;
+fail:
+	fprintf(stderr, "ticktrace: TICKTRACE_DETOUR: could not read the program's symbols; "
+		"nothing patched\n");
+	tt__detour_free(&d);
+	free(text);
+}

@@ -1,0 +1,75 @@
+/* libticktrace-detour internals: the patcher (detour.c), the instruction relocator
+ * (relocate.c) and the trampolines (trampoline.asm). */
+#ifndef TT_DETOUR_H
+#define TT_DETOUR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define TT__DETOUR_HIDDEN __attribute__((visibility("hidden")))
+
+/* Bytes a jump (e9 rel32) or a call (e8 rel32) takes: what a patch overwrites. */
+#define TT__DETOUR_PATCH 5
+
+/* One call of a patched function on the thread's shadow stack (trampoline.asm). */
+struct tt__detour_frame {
+	uintptr_t ret;  /* where the function returns to */
+	uintptr_t slot; /* where its return address is on the stack */
+	uintptr_t fn;   /* the function */
+};
+_Static_assert(sizeof(struct tt__detour_frame) == 24 &&
+		       offsetof(struct tt__detour_frame, slot) == 8 &&
+		       offsetof(struct tt__detour_frame, fn) == 16,
+	       "trampoline.asm ENTRY, E_SLOT, E_FN");
+
+/* The thread's shadow stack: the next free frame and the end; both NULL until the
+ * thread's first patched call. */
+struct tt__detour_shadow {
+	struct tt__detour_frame *top, *end;
+};
+extern __thread struct tt__detour_shadow tt__detour_shadow
+	__attribute__((tls_model("initial-exec"))) TT__DETOUR_HIDDEN;
+/* Its address less the thread pointer (%fs:0): the same in every thread. */
+extern intptr_t tt__detour_shadow_offset TT__DETOUR_HIDDEN;
+
+/* trampoline.asm */
+void tt__detour_entry(void) TT__DETOUR_HIDDEN;
+void tt__detour_exit(void) TT__DETOUR_HIDDEN;
+
+/* A patched function's stub (trampoline.asm says why each part is there): a header,
+ * then `push qword [rip - 38]` (the stub's address) and `jmp [rip - 20]` (the entry),
+ * then, for a function patched by moving its first instructions, those instructions
+ * and a jump back. The patch is a jump to `code`. */
+struct tt__detour_stub {
+	uintptr_t self;  /* this stub's address */
+	uintptr_t fn;    /* the function */
+	uintptr_t go_on; /* where the function goes on after the entry */
+	uintptr_t entry; /* tt__detour_entry */
+	uint8_t code[12];
+	uint8_t moved[];  /* the relocated instructions */
+};
+_Static_assert(offsetof(struct tt__detour_stub, fn) == 8 &&
+		       offsetof(struct tt__detour_stub, go_on) == 16 &&
+		       offsetof(struct tt__detour_stub, code) == 32 &&
+		       offsetof(struct tt__detour_stub, moved) == 44,
+	       "trampoline.asm STUB_FN, STUB_GO_ON, and the rip offsets in `code`");
+#define TT__DETOUR_STUB_MAX 128 /* bytes a stub may take */
+
+/* relocate.c. `code` is the function's bytes at run-time address `addr`, `size` long
+ * (its symbol's size). Each returns -1 with the reason in `why` when it cannot. */
+
+/* How many bytes of whole instructions from the start cover a patch (>= 5): when
+ * none of the function's jumps lands inside them and each can be moved. */
+int tt__detour_plan(const uint8_t *code, uint64_t size, uintptr_t addr, char *why, size_t cap)
+	TT__DETOUR_HIDDEN;
+/* Writes the first `len` bytes' instructions, relocated to run at `out_addr`, and a
+ * jump back to addr + len, into `out` (`cap` bytes); the bytes written. */
+int tt__detour_relocate(const uint8_t *code, uintptr_t addr, int len, uint8_t *out,
+			uintptr_t out_addr, size_t cap, char *why, size_t whycap) TT__DETOUR_HIDDEN;
+/* Whether `target` is reachable with 32 bits from an instruction ending at `next`,
+ * and the displacement. */
+int tt__detour_reach(uintptr_t target, uintptr_t next, int32_t *disp) TT__DETOUR_HIDDEN;
+/* Bytes of NOP instructions at `code` (at most `size`). */
+int tt__detour_nops(const uint8_t *code, uint64_t size) TT__DETOUR_HIDDEN;
+
+#endif

@@ -1,0 +1,324 @@
+/* Detours end to end: tests/detour/work.c built plainly at -O2, and with
+ * -fpatchable-function-entry=5, traced with `ticktrace record -f 'work_*' -f 'odd_*'`,
+ * must give the same call trees on each thread (so the same slices and call counts)
+ * and the same output as its -finstrument-functions build run with `ticktrace record`
+ * alone; the odd_* functions, which cannot be patched safely, are listed with their
+ * reasons and the program runs on. With gcc and clang.
+ *
+ *   test_detour SRC_DIR LIB_DIR SANITIZE   (SRC_DIR: tests/detour)
+ *
+ * In a sanitizer build the detour library needs the sanitizer runtime loaded first,
+ * which a plain program does not have: the test is skipped there. */
+#include <setjmp.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "tt_check.h"
+
+static const char *src_dir, *lib_dir;
+static char work_c[4096];
+
+/* The text of the file dir/name (at most 64 KiB). */
+static char *slurp(const char *dir, const char *name)
+{
+	char path[512];
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	FILE *f = fopen(path, "r");
+	assert_non_null(f);
+	static char buf[65536];
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = 0;
+	fclose(f);
+	return strdup(buf);
+}
+
+/* dir/got must hold what dir/want holds. */
+static void assert_same_text(const char *dir, const char *got_name, const char *want_name)
+{
+	char *got = slurp(dir, got_name), *want = slurp(dir, want_name);
+	assert_string_equal(got, want);
+	free(got);
+	free(want);
+}
+
+/* Every thread's listing, the main thread's first (its tid is the pid). */
+static char *listings(const char *json)
+{
+	cJSON *root = tt_json_load(json);
+	assert_non_null(root);
+	char *all = calloc(1, 1);
+	for (int main_pass = 1; main_pass >= 0; main_pass--) {
+		const cJSON *ev;
+		cJSON_ArrayForEach(ev, cJSON_GetObjectItemCaseSensitive(root, "traceEvents"))
+		{
+			const char *name = cJSON_GetObjectItemCaseSensitive(ev, "name")->valuestring;
+			uint32_t pid = (uint32_t)cJSON_GetObjectItemCaseSensitive(ev, "pid")->valuedouble;
+			uint32_t tid = (uint32_t)cJSON_GetObjectItemCaseSensitive(ev, "tid")->valuedouble;
+			if (strcmp(name, "thread_name") != 0 || (tid == pid) != main_pass)
+				continue;
+			char *one = tt_json_listing(root, tid);
+			assert_non_null(one);
+			char *joined;
+			assert_true(asprintf(&joined, "%sthread\n%s", all, one) > 0);
+			free(all);
+			free(one);
+			all = joined;
+		}
+	}
+	cJSON_Delete(root);
+	return all;
+}
+
+/* Builds work.c as dir/KIND/work with `flags`; runs it under `ticktrace record` with
+ * `patterns` (a shell fragment of -f options); converts. 0 or the failing status. */
+static int build_and_record(const char *cc, const char *dir, const char *kind, const char *flags,
+			    const char *patterns)
+{
+	const char *tool = getenv("TT_TEST_TOOL");
+	if (tt_sh("mkdir -p '%s/%s' && %s -O2 -g '%s' -o '%s/%s/work' %s -pthread", dir, kind, cc, work_c,
+	       dir, kind, flags))
+		return -1;
+	if (tt_sh("'%s' record %s -o '%s/%s/run.ttr' -- '%s/%s/work' >'%s/%s/out' 2>'%s/%s/err'", tool,
+	       patterns, dir, kind, dir, kind, dir, kind, dir, kind))
+		return -1;
+	return tt_sh("'%s' convert -q '%s/%s/run.ttr' -o '%s/%s/run.json'", tool, dir, kind, dir, kind);
+}
+
+static const char *compiler(const char *cc)
+{
+	if (tt_sh("command -v %s >/dev/null", cc) != 0) {
+		print_message("skipped: no %s here\n", cc);
+		return NULL;
+	}
+	return cc;
+}
+
+static void check_against_instrumented(const char *cc, const char *flags, const char *how)
+{
+	if (!compiler(cc))
+		skip();
+	char dir[64], instr_flags[1024], path[256];
+	tt_tmpdir(dir, sizeof(dir));
+	snprintf(instr_flags, sizeof(instr_flags),
+		 "-finstrument-functions -L'%s' -lticktrace -Wl,-rpath,'%s'", lib_dir, lib_dir);
+	assert_int_equal(build_and_record(cc, dir, "instr", instr_flags, ""), 0);
+	assert_int_equal(build_and_record(cc, dir, "detour", flags, "-f 'work_*' -f 'odd_*'"), 0);
+
+	snprintf(path, sizeof(path), "%s/instr/run.json", dir);
+	char *want = listings(path);
+	snprintf(path, sizeof(path), "%s/detour/run.json", dir);
+	char *got = listings(path);
+	if (!strstr(want, "X work_recurse 3\n")) /* the tree is a real one */
+		fail_msg("not the expected tree:\n%s", want);
+	assert_string_equal(got, want);
+	free(want);
+	free(got);
+
+	assert_same_text(dir, "detour/out", "instr/out"); /* no argument or result register lost */
+
+	char *err = slurp(dir, "detour/err");
+	print_message("%s", err);
+	assert_non_null(strstr(err, "not patched: odd_tiny (work): 3 bytes long"));
+	assert_non_null(strstr(err, "not patched: odd_spin (work): the jump at +5 goes back into "
+				    "the first 5 bytes (to +2)"));
+	assert_non_null(strstr(err, "not patched: odd_jrcxz (work): its jrcxz at +3"));
+	assert_non_null(strstr(err, how));
+	assert_non_null(strstr(err, "; 3 could not be\n"));
+	free(err);
+	tt_rmdir(dir);
+}
+
+static void gcc_plain(void **state)
+{
+	(void)state;
+	check_against_instrumented("gcc", "", "patched 8 functions (8 by moving their first instructions, 0 ");
+}
+
+static void gcc_patchable(void **state)
+{
+	(void)state;
+	check_against_instrumented("gcc", "-fpatchable-function-entry=5",
+				   "patched 8 functions (1 by moving their first instructions, 7 ");
+}
+
+/* NOPs partly before the entry: the five after it take the jump. */
+static void gcc_patchable_before(void **state)
+{
+	(void)state;
+	check_against_instrumented("gcc", "-fpatchable-function-entry=7,2",
+				   "patched 8 functions (1 by moving their first instructions, 7 ");
+}
+
+/* Too few NOPs for a jump: they move with the instructions after them. */
+static void gcc_few_nops(void **state)
+{
+	(void)state;
+	check_against_instrumented("gcc", "-fpatchable-function-entry=3",
+				   "patched 8 functions (8 by moving their first instructions, 0 ");
+}
+
+static void clang_plain(void **state)
+{
+	(void)state;
+	check_against_instrumented("clang", "", "patched 8 functions (8 by moving their first instructions, 0 ");
+}
+
+static void clang_patchable(void **state)
+{
+	(void)state;
+	check_against_instrumented("clang", "-fpatchable-function-entry=5",
+				   "patched 8 functions (1 by moving their first instructions, 7 ");
+}
+
+static int count_slices(cJSON *root, const char *name)
+{
+	int n = 0;
+	const cJSON *ev;
+	cJSON_ArrayForEach(ev, cJSON_GetObjectItemCaseSensitive(root, "traceEvents"))
+	{
+		if (strcmp(cJSON_GetObjectItemCaseSensitive(ev, "ph")->valuestring, "X") == 0 &&
+		    strcmp(cJSON_GetObjectItemCaseSensitive(ev, "name")->valuestring, name) == 0)
+			n++;
+	}
+	return n;
+}
+
+/* An exception through patched functions is caught where the program catches it,
+ * and longjmp leaves them; each call is still one slice. */
+static void unwinding(void **state)
+{
+	(void)state;
+	if (!compiler("g++"))
+		skip();
+	char dir[64], path[256];
+	tt_tmpdir(dir, sizeof(dir));
+	const char *tool = getenv("TT_TEST_TOOL");
+	assert_int_equal(tt_sh("g++ -O2 -g '%s/unwind.cc' -o '%s/unwind'", src_dir, dir), 0);
+	assert_int_equal(tt_sh("'%s' record -f 'work_*' -o '%s/run.ttr' -c '%s/run.json' -- '%s/unwind' "
+			    ">'%s/out' 2>'%s/err'", tool, dir, dir, dir, dir, dir), 0);
+	char *out = slurp(dir, "out");
+	assert_string_equal(out, "10\n");
+	free(out);
+	snprintf(path, sizeof(path), "%s/run.json", dir);
+	cJSON *root = tt_json_load(path);
+	assert_non_null(root);
+	assert_int_equal(count_slices(root, "work_catch(int)"), 5);
+	assert_int_equal(count_slices(root, "work_mid(int)"), 5);
+	assert_int_equal(count_slices(root, "work_throw(int)"), 5);
+	assert_int_equal(count_slices(root, "work_jmid(int)"), 2);
+	assert_int_equal(count_slices(root, "work_jump(int)"), 2);
+	cJSON_Delete(root);
+	tt_rmdir(dir);
+}
+
+/* A stripped program's function, named by its address as nm printed it before. */
+static void by_address(void **state)
+{
+	(void)state;
+	char dir[64], path[256], addr[64] = "";
+	tt_tmpdir(dir, sizeof(dir));
+	const char *tool = getenv("TT_TEST_TOOL");
+	assert_int_equal(tt_sh("gcc -O2 '%s' -o '%s/full' -pthread && nm '%s/full' | "
+			       "sed -n 's/^0*\\([0-9a-f]*\\) T work_leaf$/0x\\1/p' >'%s/addr' && "
+			       "strip -o '%s/work' '%s/full'", work_c, dir, dir, dir, dir, dir), 0);
+	char *text = slurp(dir, "addr");
+	sscanf(text, "%63s", addr);
+	free(text);
+	assert_true(strncmp(addr, "0x", 2) == 0);
+	assert_int_equal(tt_sh("'%s' record -f %s -f 0x3 -o '%s/run.ttr' -c '%s/run.json' -- '%s/work' "
+			       ">/dev/null 2>'%s/err'", tool, addr, dir, dir, dir, dir), 0);
+	char *err = slurp(dir, "err");
+	assert_non_null(strstr(err, "-f 0x3 is where no function of the program starts"));
+	assert_non_null(strstr(err, "patched 1 functions"));
+	free(err);
+	char name[96];
+	snprintf(name, sizeof(name), "work+%s", addr); /* the converter's name for it */
+	snprintf(path, sizeof(path), "%s/run.json", dir);
+	cJSON *root = tt_json_load(path);
+	assert_non_null(root);
+	assert_int_equal(count_slices(root, name), 5); /* work_leaf's calls */
+	cJSON_Delete(root);
+	tt_rmdir(dir);
+}
+
+/* Every register a patched function leaves alone is as it was after its call. */
+static void registers(void **state)
+{
+	(void)state;
+	char dir[64];
+	tt_tmpdir(dir, sizeof(dir));
+	const char *tool = getenv("TT_TEST_TOOL");
+	assert_int_equal(tt_sh("gcc -O2 '%s/registers.c' -o '%s/registers' && '%s/registers' >'%s/want'",
+			       src_dir, dir, dir, dir), 0);
+	assert_int_equal(tt_sh("'%s' record -f work_callee -o '%s/run.ttr' -- '%s/registers' >'%s/got' "
+			       "2>/dev/null", tool, dir, dir, dir), 0);
+	assert_same_text(dir, "got", "want");
+	tt_rmdir(dir);
+}
+
+/* -f '*': every function of the program and its libraries that may be patched is, and
+ * the program runs as without (_start, entered with no return address, and the vDSO
+ * are left alone). */
+static void everything(void **state)
+{
+	(void)state;
+	char dir[64];
+	tt_tmpdir(dir, sizeof(dir));
+	const char *tool = getenv("TT_TEST_TOOL");
+	assert_int_equal(tt_sh("gcc -O2 '%s' -o '%s/work' -pthread && '%s/work' >'%s/want'", work_c, dir,
+			       dir, dir), 0);
+	assert_int_equal(tt_sh("'%s' record -f '*' -o '%s/run.ttr' -- '%s/work' >'%s/got' 2>'%s/err'",
+			       tool, dir, dir, dir, dir), 0);
+	assert_same_text(dir, "got", "want");
+	char *err = slurp(dir, "err");
+	assert_null(strstr(err, "vdso"));
+	assert_non_null(strstr(err, "left alone"));
+	free(err);
+	tt_rmdir(dir);
+}
+
+/* The program's exit status comes back; a program that cannot run is said so. */
+static void exit_status(void **state)
+{
+	(void)state;
+	char dir[64];
+	tt_tmpdir(dir, sizeof(dir));
+	const char *tool = getenv("TT_TEST_TOOL");
+	assert_int_equal(tt_sh("'%s' record -o '%s/run.ttr' -- sh -c 'exit 3' 2>/dev/null", tool, dir), 3);
+	assert_int_equal(tt_sh("'%s' record -o '%s/run.ttr' -- '%s/none' 2>'%s/err'", tool, dir, dir, dir), 127);
+	char *err = slurp(dir, "err");
+	assert_non_null(strstr(err, "cannot run"));
+	free(err);
+	assert_int_equal(tt_sh("'%s' record 2>/dev/null", tool), 2);
+	tt_rmdir(dir);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 4) {
+		fprintf(stderr, "usage: test_detour SRC_DIR LIB_DIR SANITIZE\n");
+		return 2;
+	}
+	src_dir = argv[1];
+	snprintf(work_c, sizeof(work_c), "%s/work.c", src_dir);
+	lib_dir = argv[2];
+	if (strcmp(argv[3], "none") != 0) {
+		printf("skipped: the detour library is built with -fsanitize=%s, whose runtime a "
+		       "plain program does not load first\n", argv[3]);
+		return 77;
+	}
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(gcc_plain),   cmocka_unit_test(gcc_patchable),
+		cmocka_unit_test(gcc_patchable_before), cmocka_unit_test(gcc_few_nops),
+		cmocka_unit_test(clang_plain), cmocka_unit_test(clang_patchable),
+		cmocka_unit_test(unwinding),   cmocka_unit_test(by_address),
+		cmocka_unit_test(registers),   cmocka_unit_test(everything),
+		cmocka_unit_test(exit_status),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
