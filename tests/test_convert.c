@@ -140,6 +140,63 @@ static void test_live_file(void **state)
 	free(r.out);
 }
 
+/* Converts, reports and describes a file cut short inside its last event: each
+ * must succeed, leave that event out and count it as dropped. */
+static void expect_cut_event_dropped(const struct tt_fixture *fx, const char *listing)
+{
+	struct tt_run r;
+	TT_RUN(&r, "convert", "--force", fx->in, "-o", fx->out);
+	if (r.status != 0)
+		fail_msg("convert: status %d: %s", r.status, r.err);
+	assert_err_has(&r, "its last event, at offset ");
+	assert_err_has(&r, "1 dropped");
+	free(r.out);
+	cJSON *root = tt_json_load(fx->out);
+	char *p = tt_json_listing(root, 101);
+	assert_string_equal(p, listing);
+	free(p);
+	cJSON_Delete(root);
+	static const char *const cmds[] = {"info", "report"};
+	for (size_t i = 0; i < N(cmds); i++) {
+		TT_RUN(&r, cmds[i], fx->in);
+		if (r.status != 0)
+			fail_msg("%s: status %d: %s", cmds[i], r.status, r.err);
+		free(r.out);
+	}
+}
+
+/* A run killed between the two records of an event with a value (issue 13, item 1):
+ * in its live file, and in a streamed file whose last section ends there. */
+static void test_cut_in_half_event_dropped(void **state)
+{
+	struct tt_fixture *fx = *state;
+	static const struct tt_record rec[] = {
+		R(TT_REC_BEGIN, S_MAIN, 2000), R(TT_REC_INSTANT_ARG, S_WAKE, 2500), R(TT_REC_VALUE, 0, 9),
+		R(TT_REC_END, 0, 2600), R(TT_REC_INSTANT_ARG, S_WAKE, 3000)};
+	struct tt_file_header h;
+	tt_tw_default_header(&h);
+	h.flags |= TT_FILE_LIVE;
+	struct tt_tw w;
+	open_demo(&w, fx->in, &h);
+	tt_tw_thread(&w, 0, 101, "producer", 0, 0);
+	tt_tw_live_chunk(&w, 0, rec, N(rec));
+	assert_int_equal(tt_tw_close(&w), 0);
+	expect_cut_event_dropped(fx, "X main 0\ni wake 1\n");
+
+	/* A DESCRIBE whose text the run did not finish, in a streamed file. */
+	tt_tw_default_header(&h);
+	h.flags |= TT_FILE_STREAMED;
+	static const struct tt_record described[] = {
+		R(TT_REC_BEGIN, S_MAIN, 2700), R(TT_REC_INSTANT, S_WAKE, 2750), R(TT_REC_END, 0, 2900),
+		R(TT_REC_DESCRIBE, 20, 2950), R(TT_REC_TEXT, 0, 0)};
+	open_demo(&w, fx->in, &h);
+	tt_tw_thread(&w, 0, 101, "producer", 0, 0);
+	tt_tw_events(&w, 0, 0, rec, 3);
+	tt_tw_events(&w, 0, 3, described, N(described));
+	assert_int_equal(tt_tw_close(&w), 0);
+	expect_cut_event_dropped(fx, "X main 0\ni wake 1\nX main 1\ni wake 2\n");
+}
+
 static void test_round_trip(void **state)
 {
 	struct tt_fixture *fx = *state;
@@ -814,6 +871,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_round_trip, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_unregistered_drops_reported, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_live_file, setup, tt_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_cut_in_half_event_dropped, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_unterminated, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_real_clock_rate, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_ends_add_up_as_doubles, setup, tt_fixture_teardown),

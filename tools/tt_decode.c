@@ -817,11 +817,16 @@ static int tt_finish_thread(struct tt_decoder *d, const struct tt_thread *t)
 	if (t->dropped_total)
 		tt_decoder_warn(d, "%s: %" PRIu64 " events dropped (buffer full: %" PRIu64
 				", no memory: %" PRIu64 ", disk behind: %" PRIu64 ", overwritten by newer: %"
-				PRIu64 ", recorded from inside the recorder: %" PRIu64 ")",
+				PRIu64 ", recorded from inside the recorder: %" PRIu64 ", cut in half where "
+				"the file ends: %" PRIu64 ")",
 				tt_thread_label(t, who, sizeof(who)), t->dropped_total,
 				t->dropped[TT_DROP_FULL], t->dropped[TT_DROP_NO_MEMORY],
 				t->dropped[TT_DROP_BEHIND], t->dropped[TT_DROP_OVERWRITTEN],
-				t->dropped[TT_DROP_REENTERED]);
+				t->dropped[TT_DROP_REENTERED], t->cut_events);
+	if (t->cut_events)
+		tt_decoder_warn(d, "%s: its last event, at offset %" PRIu64 ", has only part of its "
+				"records (the run ended while writing it): left out",
+				tt_thread_label(t, who, sizeof(who)), t->cut_offset);
 	if (st->gaps)
 		tt_decoder_warn(d, "%s: %" PRIu64 " runs of dropped events (%" PRIu64 " events) shown "
 				"as slices \"%s\"; %" PRIu64 " scopes that ended in them closed at their "

@@ -666,6 +666,51 @@ static int tt_add_decoder_sites(struct tt_file *f)
 	return 0;
 }
 
+/* How many records after its first an event of this kind and payload takes. */
+static uint64_t tt_records_after(unsigned kind, uint64_t payload)
+{
+	if (TT_RECORD_HAS_VALUE(kind))
+		return 1;
+	return kind == TT_REC_DESCRIBE && payload <= TT_DESCRIBE_MAX ? TT_TEXT_RECORDS(payload) : 0;
+}
+
+/* A file cut short (a run killed, or still writing) may end a thread inside its last
+ * event: its first record written, the VALUE or TEXT records after it not yet. That
+ * event is left out and counted as dropped; the records before it are whole. */
+static void tt_trim_cut_event(struct tt_file *f, struct tt_thread *t)
+{
+	/* Back over the records that continue an event, to the record that begins it. */
+	uint64_t behind = 0;
+	for (size_t s = t->nsections; s-- > 0;) {
+		const struct tt_events *ev = &t->sections[s];
+		for (size_t i = ev->count; i-- > 0;) {
+			unsigned kind = TT_RECORD_KIND(ev->records[i].word);
+			if (kind == TT_REC_VALUE || kind == TT_REC_TEXT) {
+				if (++behind > TT_TEXT_RECORDS(TT_DESCRIBE_MAX))
+					return; /* not a cut event: the decoder says what is wrong */
+				continue;
+			}
+			if (kind == TT_REC_PAD || tt_records_after(kind, TT_RECORD_PAYLOAD(ev->records[i].word)) <= behind)
+				return;
+			/* Cut: drop it and what of it was written. */
+			t->cut_events = 1;
+			t->cut_offset = ev->offset + i * sizeof(struct tt_record);
+			t->dropped_total++;
+			f->dropped++;
+			uint64_t removed = behind + 1;
+			t->records -= removed;
+			f->records -= removed;
+			t->sections[s].count = i;
+			t->nsections = s + (i > 0);
+			if (f->header.flags & TT_FILE_LIVE)
+				t->events = t->records;
+			if (!t->records)
+				t->has_first = false;
+			return;
+		}
+	}
+}
+
 /* Reads the file in memory; a mapped one is released as it is read. */
 static int tt_file_parse(struct tt_file *f, const char *path, const uint8_t *data, size_t size,
 			 bool mapped)
@@ -675,6 +720,9 @@ static int tt_file_parse(struct tt_file *f, const char *path, const uint8_t *dat
 		return -1;
 	if ((f->header.flags & TT_FILE_LIVE) && (tt_read_live_chunks(f) < 0 || tt_name_unknown_sites(f) < 0))
 		return -1;
+	if (f->cut_short)
+		for (size_t i = 0; i < f->nthreads; i++)
+			tt_trim_cut_event(f, &f->threads[i]);
 	if (tt_add_decoder_sites(f) < 0)
 		return -1;
 	return 0;

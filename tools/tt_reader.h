@@ -53,6 +53,10 @@ struct tt_thread {
 	uint64_t events;
 	uint64_t dropped[TT_DROP_CAUSES];
 	uint64_t dropped_total;
+	/* Of dropped_total: its last event, cut in half when a file cut short ends (a
+	 * run killed between the two records of an event with a value): 0 or 1. */
+	uint64_t cut_events;
+	uint64_t cut_offset; /* where that event's first record was */
 	struct tt_str name;
 	uint64_t offset;      /* of its THREAD section */
 	uint64_t records;     /* records seen in its EVENTS sections */
