@@ -496,6 +496,25 @@ static void test_func_exit_unwinds(void **state)
 
 /* Several raw files, one timeline: each process keeps its pid and name, and each
  * file's own clock puts its events on the common CLOCK_MONOTONIC axis. */
+/* The same raw file given twice, or a copy of it, would double every event (issue
+ * 13, item 8): refused, with no output. */
+static void test_same_run_twice_refused(void **state)
+{
+	struct tt_fixture *fx = *state;
+	assert_int_equal(tt_demo_write(fx->in), 0);
+	assert_int_equal(tt_demo_write(fx->aux), 0); /* a copy, under another name */
+	const char *const twice[][2] = {{fx->in, fx->in}, {fx->in, fx->aux}};
+	for (size_t i = 0; i < N(twice); i++) {
+		struct tt_run r;
+		TT_RUN(&r, "convert", twice[i][0], twice[i][1], "-o", fx->out);
+		assert_int_equal(r.status, 1);
+		assert_err_has(&r, "the same run as");
+		assert_err_has(&r, "offset ");
+		free(r.out);
+		assert_int_equal(tt_dir_entries(fx->dir), 2);
+	}
+}
+
 static void test_merge_processes(void **state)
 {
 	struct tt_fixture *fx = *state;
@@ -878,6 +897,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_unmatched_and_clamped, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_func_exit_unwinds, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_merge_processes, setup, tt_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_same_run_twice_refused, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_force_and_stdout, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_filters, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_filter_deep_nesting, setup, tt_fixture_teardown),

@@ -2,6 +2,7 @@
 
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1070,6 +1071,18 @@ int tt_trace_open(struct tt_trace *t, char *const *paths, size_t n)
 		t->nfiles = i + 1;
 		if (tt_file_open(&t->files[i], paths[i]) < 0)
 			return -1;
+		/* The same file twice, or a copy of it, or a run's tt_dump(path) copy with
+		 * its final file: each event would count twice. */
+		const struct tt_file_header *h = &t->files[i].header;
+		for (size_t k = 0; k < i; k++) {
+			const struct tt_file_header *other = &t->files[k].header;
+			if (other->pid == h->pid && other->start.tsc == h->start.tsc &&
+			    other->start.monotonic_ns == h->start.monotonic_ns)
+				return tt_error("%s: offset %zu: the same run as %s (process %" PRIu32
+						", same start): merged, its events would count twice",
+						paths[i], offsetof(struct tt_file_header, start), paths[k],
+						h->pid);
+		}
 		tt_trace_add(t, &t->files[i]);
 	}
 	return 0;
