@@ -515,6 +515,27 @@ static void test_same_run_twice_refused(void **state)
 	}
 }
 
+/* Names from a trace reach convert's warnings (issue 13, item 18): a terminal's
+ * escape sequences in them are shown, not sent. */
+static void test_warnings_escape_names(void **state)
+{
+	struct tt_fixture *fx = *state;
+	static const struct tt_record rec[] = {R(TT_REC_BEGIN, S_MAIN, 10)}; /* left open */
+	struct tt_tw w;
+	open_demo(&w, fx->in, NULL);
+	tt_tw_thread(&w, 0, 101, "evil\033]0;owned\007\033[2J", N(rec), 0);
+	tt_tw_events(&w, 0, 0, rec, N(rec));
+	tt_tw_end(&w);
+	assert_int_equal(tt_tw_close(&w), 0);
+	struct tt_run r;
+	TT_RUN(&r, "convert", fx->in, "-o", fx->out);
+	assert_int_equal(r.status, 0);
+	assert_err_has(&r, "evil\\x1b]0;owned\\x07\\x1b[2J");
+	assert_null(strchr(r.err, '\033'));
+	assert_null(strchr(r.err, '\007'));
+	free(r.out);
+}
+
 static void test_merge_processes(void **state)
 {
 	struct tt_fixture *fx = *state;
@@ -897,6 +918,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_unmatched_and_clamped, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_func_exit_unwinds, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_merge_processes, setup, tt_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_warnings_escape_names, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_same_run_twice_refused, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_force_and_stdout, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_filters, setup, tt_fixture_teardown),

@@ -2,12 +2,19 @@
 #ifndef TT_DIAG_H
 #define TT_DIAG_H
 
+#include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #define TT_PRINTF(a, b) __attribute__((format(printf, a, b)))
 
 /* Nonzero: print nothing (the fuzzer). */
 extern int tt_diag_quiet;
+
+/* Writes n bytes of text from a trace or the command line with control bytes (a
+ * terminal's escape sequences) shown as \xNN, not sent; returns the columns used.
+ * Every error and warning goes through it. */
+size_t tt_put_escaped(FILE *out, const char *text, size_t n);
 
 /* "ticktrace: error: PATH: offset N: problem". Returns -1, so that callers can
  * `return tt_error_at(...)`. */

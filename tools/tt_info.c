@@ -50,12 +50,7 @@ static const struct tt_sink_ops tt_info_ops = {
 /* A string from the file, control bytes escaped, padded to `width`. */
 static void tt_print_str(FILE *out, struct tt_str s, int width)
 {
-	int n = 0;
-	for (uint32_t i = 0; i < s.len; i++) {
-		unsigned char c = (unsigned char)s.ptr[i];
-		n += c < 0x20 || c == 0x7f ? fprintf(out, "\\x%02x", c) : (fputc(c, out), 1);
-	}
-	for (; n < width; n++)
+	for (size_t n = tt_put_escaped(out, s.ptr, s.len); n < (size_t)width; n++)
 		fputc(' ', out);
 }
 
