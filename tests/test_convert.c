@@ -547,6 +547,7 @@ static void test_merge_processes(void **state)
 	/* 2 GHz, and its start anchor 3 us after the parent's (at TSC 10000) */
 	h.tsc_hz = 2000000000;
 	h.start = (struct tt_anchor){.tsc = 10000, .monotonic_ns = 5000003000};
+	h.end = (struct tt_anchor){.tsc = 10000 + 2000000000, .monotonic_ns = 6000003000};
 	static const struct tt_record rec[] = {
 		R(TT_REC_BEGIN, S_WORK, 12000), /* 1000 ns after its anchor */
 		R(TT_REC_END, 0, 16000),

@@ -147,6 +147,12 @@ static void test_header(void **state)
 	expect_u32(fx, offsetof(struct tt_file_header, header_size), 0xFFFFFFF0, "header_size");
 	expect_u32(fx, offsetof(struct tt_file_header, tsc_source), 7, "unknown tsc_source");
 	expect_u64(fx, offsetof(struct tt_file_header, tsc_hz), 0, "tsc_hz is 0");
+	/* A rate its anchors do not bear out (issue 13, item 17): 1 Hz made a 6 ms run
+	 * 172 days long; 1.5% off is beyond what a live file's refresh can tear. */
+	expect_u64(fx, offsetof(struct tt_file_header, tsc_hz), 1, "not what its anchors measured");
+	expect_u64(fx, offsetof(struct tt_file_header, tsc_hz), 1015000000, "not what its anchors measured");
+	expect_u64(fx, offsetof(struct tt_file_header, end.tsc), 999, "not after the start anchor");
+	expect_u64(fx, offsetof(struct tt_file_header, end.monotonic_ns), 0, "not after the start anchor");
 	static const char junk[300] = "random bytes, not a trace";
 	expect_failure(fx, junk, sizeof(junk), "offset 0: not a ticktrace raw file");
 }

@@ -58,6 +58,29 @@ static int tt_reserve(void *pp, size_t *cap, size_t count, size_t elem)
 	return 0;
 }
 
+/* tsc_hz is what the anchors measured: ticks between them over nanoseconds. A rate
+ * that they do not bear out (by more than 1%, for a live file whose end anchor and
+ * rate are refreshed one after the other) is a damaged header, and would put the
+ * events anywhere in time. */
+static int tt_check_anchors(struct tt_file *f)
+{
+	const struct tt_file_header *h = &f->header;
+	if (h->end.tsc <= h->start.tsc || h->end.monotonic_ns <= h->start.monotonic_ns)
+		return TT_FAIL(f, offsetof(struct tt_file_header, end),
+			       "the end anchor (TSC %" PRIu64 ", %" PRId64 " ns) is not after the start "
+			       "anchor (TSC %" PRIu64 ", %" PRId64 " ns)", h->end.tsc,
+			       h->end.monotonic_ns, h->start.tsc, h->start.monotonic_ns);
+	uint64_t ticks = h->end.tsc - h->start.tsc;
+	uint64_t ns = (uint64_t)h->end.monotonic_ns - (uint64_t)h->start.monotonic_ns;
+	unsigned __int128 measured = (unsigned __int128)ticks * 1000000000 / ns;
+	unsigned __int128 off = measured > h->tsc_hz ? measured - h->tsc_hz : h->tsc_hz - measured;
+	if (off * 100 > measured)
+		return TT_FAIL(f, offsetof(struct tt_file_header, tsc_hz),
+			       "tsc_hz %" PRIu64 " is not what its anchors measured: %" PRIu64
+			       " ticks in %" PRIu64 " ns", h->tsc_hz, ticks, ns);
+	return 0;
+}
+
 static int tt_read_header(struct tt_file *f)
 {
 	struct tt_file_header *h = &f->header;
@@ -80,6 +103,8 @@ static int tt_read_header(struct tt_file *f)
 	const char *why;
 	if (tt_clock_init(&f->clock, h, &why) < 0)
 		return TT_FAIL(f, offsetof(struct tt_file_header, tsc_source), "%s", why);
+	if (tt_check_anchors(f) < 0)
+		return -1;
 	f->first_section = h->header_size;
 	return 0;
 }
