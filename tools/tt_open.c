@@ -1,7 +1,11 @@
 /* A one-shot HTTP server on the loopback interface, as Perfetto's open_trace_in_ui:
  * the UI at https://ui.perfetto.dev fetches http://127.0.0.1:PORT/NAME, which needs
  * CORS headers naming its origin (and, for Chrome's private network access, an
- * answer to the preflight). Nothing but that one file is served. */
+ * answer to the preflight). Nothing but that one file is served, and only to requests
+ * that name 127.0.0.1 or localhost as their Host: a web page whose own name was made
+ * to resolve to 127.0.0.1 (DNS rebinding) sends its own name, and is refused. A client
+ * that says nothing for TT_OPEN_IDLE_S seconds is dropped, so that it cannot keep
+ * the browser waiting. */
 #include "tt_open.h"
 
 #include <arpa/inet.h>
@@ -9,14 +13,23 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <netinet/in.h>
+#include <signal.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include "tt_diag.h"
+
+/* A client's request head must come within this long; a send that makes no
+ * progress for TT_OPEN_STALL_S seconds gives up. */
+#define TT_OPEN_IDLE_S 2
+#define TT_OPEN_STALL_S 30
 
 #define TT_UI_ORIGIN "https://ui.perfetto.dev"
 #define TT_CORS                                                                   \
@@ -67,8 +80,31 @@ static bool tt_read_request(int fd, char *buf, size_t cap)
 	return false;
 }
 
+/* Whether the request's Host header names this machine's loopback at `port`. */
+static bool tt_host_is_loopback(const char *req, int port)
+{
+	const char *line = req;
+	while ((line = strstr(line, "\r\n")) != NULL) {
+		line += 2;
+		if (strncasecmp(line, "Host:", 5) != 0)
+			continue;
+		const char *v = line + 5;
+		v += strspn(v, " \t");
+		size_t len = strcspn(v, " \t\r\n");
+		char want[64];
+		static const char *const names[] = {"127.0.0.1", "localhost"};
+		for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+			int n = snprintf(want, sizeof want, "%s:%d", names[i], port);
+			if (len == (size_t)n && strncasecmp(v, want, len) == 0)
+				return true;
+		}
+		return false;
+	}
+	return false;
+}
+
 /* Answers one connection; true once the file has been sent. */
-static bool tt_serve_one(int client, const char *url_name, int file_fd, off_t size)
+static bool tt_serve_one(int client, const char *url_name, int file_fd, off_t size, int port)
 {
 	char req[8192], head[1024];
 	if (!tt_read_request(client, req, sizeof(req)))
@@ -76,6 +112,12 @@ static bool tt_serve_one(int client, const char *url_name, int file_fd, off_t si
 	char method[16], target[4096];
 	if (sscanf(req, "%15s %4095s", method, target) != 2)
 		return false;
+	if (!tt_host_is_loopback(req, port)) {
+		static const char bad[] = "HTTP/1.1 421 Misdirected Request\r\n"
+					  "Content-Length: 0\r\nConnection: close\r\n\r\n";
+		tt_send_all(client, bad, sizeof(bad) - 1);
+		return false;
+	}
 	if (strcmp(method, "OPTIONS") == 0) {
 		static const char ok[] = "HTTP/1.1 204 No Content\r\n" TT_CORS
 					 "Content-Length: 0\r\nConnection: close\r\n\r\n";
@@ -136,6 +178,8 @@ int tt_open(const char *path, int port, FILE *out)
 		"(serving it once from 127.0.0.1:%d; Ctrl-C to stop)\n",
 		path, ntohs(addr.sin_port), url_name, ntohs(addr.sin_port));
 	fflush(out);
+	/* A client that hangs up mid-file is an error on its socket, not our end. */
+	signal(SIGPIPE, SIG_IGN);
 	bool sent = false;
 	while (!sent) {
 		int client = accept4(srv, NULL, NULL, SOCK_CLOEXEC);
@@ -144,7 +188,10 @@ int tt_open(const char *path, int port, FILE *out)
 				continue;
 			break;
 		}
-		sent = tt_serve_one(client, url_name, file_fd, st.st_size);
+		struct timeval idle = {.tv_sec = TT_OPEN_IDLE_S}, stall = {.tv_sec = TT_OPEN_STALL_S};
+		setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &idle, sizeof(idle));
+		setsockopt(client, SOL_SOCKET, SO_SNDTIMEO, &stall, sizeof(stall));
+		sent = tt_serve_one(client, url_name, file_fd, st.st_size, ntohs(addr.sin_port));
 		close(client);
 	}
 	close(srv);
