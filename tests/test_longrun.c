@@ -8,7 +8,6 @@
 #include <fcntl.h>
 #include <setjmp.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -23,8 +22,6 @@
 #include "tt_check.h"
 #include "tt_reader.h"
 
-extern char **environ;
-
 #ifdef __SANITIZE_ADDRESS__
 #define TT_LR_ASAN 1
 #else
@@ -33,10 +30,7 @@ extern char **environ;
 
 static const char *tt_lr_prog;
 
-struct tt_lr_child {
-	pid_t pid;
-	FILE *out; /* its standard output */
-};
+#define tt_lr_child tt_child
 
 /* Starts the program with `settings` (NULL-terminated "NAME=value") added to an
  * environment without any other TICKTRACE variable; its standard error goes to the
@@ -44,31 +38,7 @@ struct tt_lr_child {
 static void tt_lr_spawn(struct tt_lr_child *c, const char *const *settings, const char *const *args,
 			const char *err)
 {
-	const char *env[256];
-	size_t n = 0;
-	for (char **e = environ; *e && n < 200; e++)
-		if (strncmp(*e, "TICKTRACE", 9) != 0)
-			env[n++] = *e;
-	for (; *settings; settings++)
-		env[n++] = *settings;
-	env[n] = NULL;
-	const char *argv[16] = {tt_lr_prog};
-	for (size_t i = 0; args[i] && i < 14; i++)
-		argv[i + 1] = args[i];
-	int out[2];
-	assert_int_equal(pipe(out), 0);
-	posix_spawn_file_actions_t actions;
-	posix_spawn_file_actions_init(&actions);
-	posix_spawn_file_actions_adddup2(&actions, out[1], 1);
-	posix_spawn_file_actions_addclose(&actions, out[0]);
-	if (err)
-		posix_spawn_file_actions_addopen(&actions, 2, err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-	assert_int_equal(posix_spawn(&c->pid, tt_lr_prog, &actions, NULL, (char *const *)argv,
-				     (char *const *)env), 0);
-	posix_spawn_file_actions_destroy(&actions);
-	close(out[1]);
-	c->out = fdopen(out[0], "r");
-	assert_non_null(c->out);
+	assert_int_equal(tt_child_spawn(c, tt_lr_prog, settings, args, err), 0);
 }
 
 static void tt_lr_start(struct tt_lr_child *c, const char *const *settings, const char *const *args)
@@ -76,14 +46,13 @@ static void tt_lr_start(struct tt_lr_child *c, const char *const *settings, cons
 	tt_lr_spawn(c, settings, args, NULL);
 }
 
-/* Waits for the child: its exit status, or 128 + the signal that ended it. */
+/* Waits for the child (at most 4 minutes): its exit status, or 128 + the signal
+ * that ended it. */
 static int tt_lr_wait(struct tt_lr_child *c)
 {
-	int status;
-	while (waitpid(c->pid, &status, 0) < 0)
-		assert_int_equal(errno, EINTR);
-	fclose(c->out);
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	int status = tt_child_wait(c, 240);
+	assert_int_not_equal(status, -1);
+	return status;
 }
 
 #define TT_LR_SETTINGS(...) ((const char *const[]){__VA_ARGS__, NULL})

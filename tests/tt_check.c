@@ -1,8 +1,11 @@
 #include "tt_check.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <signal.h>
+#include <spawn.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +32,60 @@ static char *tt_slurp_fd(int fd, size_t *len)
 	if (len)
 		*len = n;
 	return p;
+}
+
+extern char **environ;
+
+int tt_child_spawn(struct tt_child *c, const char *prog, const char *const *settings,
+		   const char *const *args, const char *err)
+{
+	const char *env[256];
+	size_t n = 0;
+	for (char **e = environ; *e && n < 200; e++)
+		if (strncmp(*e, "TICKTRACE", 9) != 0)
+			env[n++] = *e;
+	for (; *settings && n < 255; settings++)
+		env[n++] = *settings;
+	env[n] = NULL;
+	const char *argv[16] = {prog};
+	for (size_t i = 0; args[i] && i < 14; i++)
+		argv[i + 1] = args[i];
+	int out[2];
+	if (pipe2(out, O_CLOEXEC) < 0)
+		return -1;
+	posix_spawn_file_actions_t actions;
+	posix_spawn_file_actions_init(&actions);
+	posix_spawn_file_actions_adddup2(&actions, out[1], 1);
+	if (err)
+		posix_spawn_file_actions_addopen(&actions, 2, err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	int rc = posix_spawn(&c->pid, prog, &actions, NULL, (char *const *)argv, (char *const *)env);
+	posix_spawn_file_actions_destroy(&actions);
+	close(out[1]);
+	c->out = rc == 0 ? fdopen(out[0], "r") : NULL;
+	if (!c->out)
+		close(out[0]);
+	return c->out ? 0 : -1;
+}
+
+int tt_child_wait(struct tt_child *c, int seconds)
+{
+	int status = 0;
+	pid_t got = 0;
+	for (int tenths = 0; tenths < seconds * 10 && got == 0; tenths++) {
+		got = waitpid(c->pid, &status, WNOHANG);
+		if (got == 0)
+			usleep(100000);
+		else if (got < 0 && errno == EINTR)
+			got = 0;
+	}
+	if (got == 0) {
+		kill(c->pid, SIGKILL);
+		waitpid(c->pid, &status, 0);
+	}
+	fclose(c->out);
+	if (got == 0)
+		return -1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 void tt_run(struct tt_run *r, const char *const *args)

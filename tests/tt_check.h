@@ -6,6 +6,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
 
 #include <cjson/cJSON.h>
 
@@ -24,6 +26,19 @@ void tt_run(struct tt_run *r, const char *const *args);
 /* Runs a shell command made with printf's format; its exit status (128 after a
  * signal), and the command on stderr when it is not 0. */
 int tt_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* A program started with ticktrace settings of the test's choosing. */
+struct tt_child {
+	pid_t pid;
+	FILE *out; /* its standard output */
+};
+/* Starts `prog` with `args` (NULL-terminated, argv[0] excluded) and `settings`
+ * (NULL-terminated "NAME=value") added to an environment without any other TICKTRACE
+ * variable; its standard error goes to the file `err` if not NULL. 0 or -1. */
+int tt_child_spawn(struct tt_child *c, const char *prog, const char *const *settings,
+		   const char *const *args, const char *err);
+/* Waits at most `seconds` for the child: its exit status, or 128 + the signal that
+ * ended it; -1 when it was still running (it is then killed). */
+int tt_child_wait(struct tt_child *c, int seconds);
 
 /* A fresh directory for a test's files ("/tmp/tt-test-XXXXXX"); removed with all
  * it holds by tt_rmdir. */
