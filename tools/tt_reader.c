@@ -761,7 +761,8 @@ int tt_file_load(struct tt_file *f, const char *path, const uint8_t *data, size_
 int tt_file_open(struct tt_file *f, const char *path)
 {
 	*f = (struct tt_file){.path = path};
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* (Not blocking in open on a FIFO that no one writes: it is refused below.) */
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		return tt_error("%s: %s", path, strerror(errno));
 	struct stat st;

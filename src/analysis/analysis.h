@@ -171,8 +171,13 @@ struct tt__thresholds {
 	char *text; /* the file's text, which the patterns point into */
 };
 
+/* A thresholds file is a few lines written by hand: more is not one. */
+#define TT__THRESHOLDS_MAX_BYTES (1 << 20)
+
 enum tt__thresholds_what {
 	TT__THRESHOLDS_UNREADABLE, /* err: the errno */
+	TT__THRESHOLDS_NOT_FILE,   /* a device, FIFO or directory: never read */
+	TT__THRESHOLDS_TOO_BIG,    /* more than TT__THRESHOLDS_MAX_BYTES */
 	TT__THRESHOLDS_OOM,
 	TT__THRESHOLDS_NO_PATTERN,  /* text: the line, a single word */
 	TT__THRESHOLDS_NO_DURATION, /* text: the line's last word */

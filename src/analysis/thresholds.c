@@ -3,9 +3,12 @@
  * all. It prints nothing: each caller says what went wrong in its own words. */
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "analysis.h"
 
@@ -16,28 +19,44 @@ static int tt__thresholds_fail(struct tt__thresholds_problem *p, enum tt__thresh
 	return -1;
 }
 
-/* The whole file, NUL-terminated; NULL with errno set. */
-static char *tt__read_text(const char *path)
+/* The whole of a regular file, NUL-terminated; NULL with the problem in *p. Never
+ * blocks on a FIFO nor reads a device such as /dev/zero without end. */
+static char *tt__read_text(const char *path, struct tt__thresholds_problem *p)
 {
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return NULL;
-	char *text = NULL;
-	size_t len = 0;
-	FILE *mem = open_memstream(&text, &len);
-	char buf[4096];
-	size_t n;
-	while (mem && (n = fread(buf, 1, sizeof(buf), f)) > 0)
-		fwrite(buf, 1, n, mem);
-	int err = ferror(f) ? EIO : !mem ? ENOMEM : 0;
-	fclose(f);
-	if (mem && fclose(mem) != 0 && !err)
-		err = ENOMEM;
-	if (err) {
-		free(text);
-		errno = err;
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		tt__thresholds_fail(p, TT__THRESHOLDS_UNREADABLE, 0, NULL);
+		p->err = errno;
+		if (fd >= 0)
+			close(fd);
 		return NULL;
 	}
+	char *text = NULL;
+	if (!S_ISREG(st.st_mode))
+		tt__thresholds_fail(p, TT__THRESHOLDS_NOT_FILE, 0, NULL);
+	else if (st.st_size > TT__THRESHOLDS_MAX_BYTES)
+		tt__thresholds_fail(p, TT__THRESHOLDS_TOO_BIG, 0, NULL);
+	else if (!(text = malloc((size_t)st.st_size + 1)))
+		tt__thresholds_fail(p, TT__THRESHOLDS_OOM, 0, NULL);
+	/* (A file that grows meanwhile is read up to the size it had.) */
+	size_t len = 0;
+	while (text && len < (size_t)st.st_size) {
+		ssize_t n = read(fd, text + len, (size_t)st.st_size - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			tt__thresholds_fail(p, TT__THRESHOLDS_UNREADABLE, 0, NULL);
+			p->err = n < 0 ? errno : EIO;
+			free(text);
+			text = NULL;
+			break;
+		}
+		len += (size_t)n;
+	}
+	if (text)
+		text[len] = 0;
+	close(fd);
 	return text;
 }
 
@@ -87,12 +106,9 @@ static int tt__thresholds_parse(struct tt__thresholds *t, struct tt__thresholds_
 int tt__thresholds_load(struct tt__thresholds *t, const char *path, struct tt__thresholds_problem *p)
 {
 	*t = (struct tt__thresholds){0};
-	t->text = tt__read_text(path);
-	if (!t->text) {
-		*p = (struct tt__thresholds_problem){.what = TT__THRESHOLDS_UNREADABLE,
-						     .err = errno ? errno : EIO};
+	t->text = tt__read_text(path, p);
+	if (!t->text)
 		return -1;
-	}
 	return tt__thresholds_parse(t, p);
 }
 
@@ -108,6 +124,12 @@ const char *tt__thresholds_problem_text(const struct tt__thresholds_problem *p, 
 	switch (p->what) {
 	case TT__THRESHOLDS_UNREADABLE:
 		snprintf(buf, cap, "cannot read: %s", strerror(p->err));
+		break;
+	case TT__THRESHOLDS_NOT_FILE:
+		snprintf(buf, cap, "not a regular file");
+		break;
+	case TT__THRESHOLDS_TOO_BIG:
+		snprintf(buf, cap, "more than %d bytes", TT__THRESHOLDS_MAX_BYTES);
 		break;
 	case TT__THRESHOLDS_OOM:
 		snprintf(buf, cap, "out of memory");

@@ -125,9 +125,12 @@ static void tt__chain(int sig, siginfo_t *info, void *context)
 		program.sa_sigaction(sig, info, context);
 		return;
 	}
-	if (program.sa_handler == SIG_IGN)
+	/* Ignored (inherited so across exec): a signal sent is dropped, but a fault the
+	 * kernel raised would come back at its instruction forever; the kernel kills a
+	 * program that ignores one, and so does this. */
+	if (program.sa_handler == SIG_IGN && (!info || info->si_code <= 0))
 		return;
-	if (program.sa_handler != SIG_DFL) {
+	if (program.sa_handler != SIG_DFL && program.sa_handler != SIG_IGN) {
 		program.sa_handler(sig);
 		return;
 	}
@@ -180,9 +183,17 @@ int tt__signals_init(void)
 	const char *dump = getenv("TICKTRACE_DUMP_SIGNAL");
 	if (dump && *dump) {
 		tt__dump_signal = tt__signal_named(dump);
+		/* A crash signal would then loop at its fault; SIGKILL and SIGSTOP take no
+		 * handler. */
+		for (size_t i = 0; i < sizeof tt__crash_signals / sizeof tt__crash_signals[0]; i++)
+			if (tt__dump_signal == tt__crash_signals[i])
+				tt__dump_signal = 0;
+		if (tt__dump_signal == SIGKILL || tt__dump_signal == SIGSTOP)
+			tt__dump_signal = 0;
 		if (!tt__dump_signal)
 			fprintf(stderr, "ticktrace: TICKTRACE_DUMP_SIGNAL=%s is not a signal ticktrace "
-				"can take (USR1, USR2, HUP, QUIT, PWR, WINCH, URG, or a number)\n", dump);
+				"can take (USR1, USR2, HUP, QUIT, PWR, WINCH, URG, or the number of a "
+				"signal that is neither a crash's nor KILL or STOP)\n", dump);
 	}
 	int err = tt__start_thread(NULL, tt__service_main, NULL, 1, 1);
 	if (err)

@@ -85,6 +85,11 @@ static void tt__init_once_guarded(void)
 		tt__config.off = 1;
 		return;
 	}
+	const char *report = getenv("TICKTRACE_REPORT");
+	if (report && *report && tt__config.mode == TT__MODE_STREAM)
+		fprintf(stderr, "ticktrace: TICKTRACE_REPORT needs TICKTRACE_MODE stop or ring (a "
+			"stream's events leave memory as they are written); `ticktrace report` "
+			"reads the streamed file\n");
 	int spikes = tt__spikes_start();
 	if (spikes)
 		fprintf(stderr, "ticktrace: cannot log spikes (TICKTRACE_SPIKES): %s\n", strerror(-spikes));

@@ -39,6 +39,7 @@ struct tt__live {
 	struct tt__out *out;           /* descriptions, appended at header->live_sections_end */
 	struct tt__site_set sites, fresh;
 	int full;     /* no room left for descriptions */
+	int said_full; /* that the disk has no room for more chunks */
 	int finished; /* the trace is written and the file removed */
 };
 
@@ -72,6 +73,20 @@ static int tt__live_commit(struct tt__live *lv)
 	return 0;
 }
 
+/* Gives bytes [from, to) of the file their blocks on disk: a page of a shared mapping
+ * that the disk has no room for faults with SIGBUS when written. Where the file
+ * system cannot reserve (fallocate), the file is only made that long. */
+static int tt__live_reserve(int fd, uint64_t from, uint64_t to)
+{
+	int rc;
+	do
+		rc = fallocate(fd, 0, (off_t)from, (off_t)(to - from));
+	while (rc < 0 && errno == EINTR);
+	if (rc < 0 && (errno == EOPNOTSUPP || errno == ENOSYS))
+		rc = ftruncate(fd, (off_t)to);
+	return rc < 0 ? -errno : 0;
+}
+
 int tt__live_start(void)
 {
 	struct tt__live *lv = &tt__live;
@@ -84,11 +99,28 @@ int tt__live_start(void)
 	lv->out = calloc(1, sizeof *lv->out);
 	if (!lv->out)
 		return -ENOMEM;
-	lv->fd = open(lv->path, O_RDWR | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (lv->fd < 0)
-		goto fail;
+	lv->fd = tt__create_new(lv->path);
+	if (lv->fd < 0) {
+		err = lv->fd;
+		goto fail_err;
+	}
+	/* The header page and the first chunks must have their room on disk, or there
+	 * is no live file: the buffers are then in memory, as without TICKTRACE_LIVE. */
 	if (ftruncate(lv->fd, (off_t)TT__LIVE_CHUNKS_AT) < 0)
 		goto fail;
+	err = tt__live_reserve(lv->fd, 0, sizeof *lv->header);
+	if (!err)
+		err = tt__live_reserve(lv->fd, TT__LIVE_CHUNKS_AT, TT__LIVE_CHUNKS_AT + TT__LIVE_GROW);
+	lv->arena_bytes = TT__LIVE_GROW;
+	if (err) {
+		fprintf(stderr, "ticktrace: %s: no room for a live file (%s): the buffers are in "
+			"memory, and a SIGKILL loses them\n", lv->path, strerror(-err));
+		unlink(lv->path);
+		close(lv->fd);
+		free(lv->out);
+		*lv = (struct tt__live){.fd = -1};
+		return 0;
+	}
 	void *page = mmap(NULL, sizeof *lv->header, PROT_READ | PROT_WRITE, MAP_SHARED, lv->fd, 0);
 	if (page == MAP_FAILED)
 		goto fail;
@@ -124,8 +156,15 @@ int tt__live_cover(uint64_t arena_bytes)
 	if (arena_bytes <= lv->arena_bytes)
 		return 0;
 	uint64_t grown = (arena_bytes + TT__LIVE_GROW - 1) / TT__LIVE_GROW * TT__LIVE_GROW;
-	if (ftruncate(lv->fd, (off_t)(TT__LIVE_CHUNKS_AT + grown)) < 0)
-		return -errno;
+	int err = tt__live_reserve(lv->fd, TT__LIVE_CHUNKS_AT + lv->arena_bytes, TT__LIVE_CHUNKS_AT + grown);
+	if (err) {
+		/* Threads get no more chunks: their events are counted as dropped. */
+		if (!lv->said_full)
+			fprintf(stderr, "ticktrace: %s: no room for more buffers (%s): events from "
+				"now on are counted as dropped\n", lv->path, strerror(-err));
+		lv->said_full = 1;
+		return err;
+	}
 	lv->arena_bytes = grown;
 	return 0;
 }

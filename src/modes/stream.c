@@ -40,6 +40,14 @@
  * fill up wakes it sooner. */
 #define TT__STREAM_SLEEP_NS 10000000
 
+/* Kept reserved on disk past what is written, so that the file's end (every
+ * thread's totals, the modules, END) fits when the disk fills: this much, and this
+ * much more per thread (its THREAD section and its totals). */
+#define TT__STREAM_TAIL_BYTES (UINT64_C(256) << 10)
+#define TT__STREAM_TAIL_PER_THREAD 256
+/* Room asked for beside a section's records: the SITES before them, and headers. */
+#define TT__STREAM_SECTION_SLACK (UINT64_C(64) << 10)
+
 struct tt__stream {
 	struct tt__out *out;
 	char path[4096];
@@ -59,6 +67,11 @@ struct tt__stream {
 	const char *dump_path;
 	int dump_err;
 	int64_t last_period_ns;
+	/* The disk is full (-errno): from then on records are counted as dropped, not
+	 * written. no_reserve: the file system cannot reserve space (fallocate). */
+	int disk_full;
+	int no_reserve;
+	int in_place; /* a device or FIFO: written in order, never rewritten */
 };
 
 static struct tt__stream tt__stream;
@@ -101,9 +114,51 @@ void tt__stream_thread_exited(struct tt__slot *slot)
 static void tt__stream_refresh_header(struct tt__stream *st)
 {
 	struct tt_file_header header;
+	if (st->in_place)
+		return;
 	tt__file_header(&header, TT_FILE_STREAMED);
 	if (pwrite(st->out->fd, &header, sizeof header, 0) != (ssize_t)sizeof header && !st->out->err)
 		st->out->err = -EIO;
+}
+
+/* Whether `bytes` more can be written with the file's end still fitting after them:
+ * reserved on disk (fallocate, keeping the file's size) before they are written. Once
+ * not, the disk is full for the rest of the run, and it is said once. */
+static int tt__stream_room(struct tt__stream *st, uint64_t bytes)
+{
+	if (st->disk_full || st->out->err)
+		return 0;
+	if (st->no_reserve)
+		return 1;
+	uint64_t tail = TT__STREAM_TAIL_BYTES + TT__STREAM_TAIL_PER_THREAD * st->end.threads;
+	int rc;
+	do
+		rc = fallocate(st->out->fd, FALLOC_FL_KEEP_SIZE, (off_t)st->out->offset,
+			       (off_t)(bytes + TT__STREAM_SECTION_SLACK + tail));
+	while (rc < 0 && errno == EINTR);
+	if (rc == 0)
+		return 1;
+	if (errno != ENOSPC && errno != EDQUOT) { /* a file system, or a device, that cannot */
+		st->no_reserve = 1;
+		return 1;
+	}
+	st->disk_full = -errno;
+	fprintf(stderr, "ticktrace: %s: %s: events from now on are counted as dropped (cause: "
+		"disk behind), the file ends with every thread's counts\n", st->path, strerror(errno));
+	return 0;
+}
+
+/* Records of a slot that will never be written: their events count as dropped (a
+ * run of drops already counted, TT_REC_DROPPED, is not an event). */
+static void tt__stream_lose(struct tt__slot *slot, const struct tt_record *from,
+			    const struct tt_record *to)
+{
+	uint64_t events = 0;
+	for (const struct tt_record *r = from; r < to; r++) {
+		unsigned kind = TT_RECORD_KIND(r->word);
+		events += TT_RECORD_HAS_TIME(kind) && kind != TT_REC_DROPPED;
+	}
+	__atomic_add_fetch(&slot->dropped[TT_DROP_BEHIND], events, __ATOMIC_RELAXED);
 }
 
 /* The records of a slot from `from` on that its thread has written, up to `end`:
@@ -118,6 +173,13 @@ static const struct tt_record *tt__stream_records(struct tt__stream *st, struct 
 	if (!written) {
 		st->out->err = -ENOMEM;
 		return from;
+	}
+	uint64_t bytes = (uint64_t)(written - from) * sizeof(struct tt_record);
+	if (written > from && !tt__stream_room(st, bytes)) {
+		/* (No later record is written either: its sites need no description.) */
+		tt__stream_lose(slot, from, written);
+		tt__site_set_clear(&st->fresh);
+		from = written;
 	}
 	if (st->fresh.count) {
 		tt__out_sites(st->out, &st->fresh);
@@ -344,10 +406,12 @@ static int tt__stream_open(struct tt__stream *st)
 	st->out = calloc(1, sizeof *st->out);
 	if (!st->out)
 		return -ENOMEM;
-	/* (Read too, for the copies a dump with a path makes.) */
-	st->out->fd = open(st->path, O_RDWR | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	/* A new file (read too, for the copies a dump with a path makes) renamed into
+	 * place at once; a device or FIFO written in place, as it comes (no header
+	 * refresh). */
+	st->out->fd = tt__open_output(st->path, &st->in_place);
 	if (st->out->fd < 0) {
-		err = -errno;
+		err = st->out->fd;
 		free(st->out);
 		st->out = NULL;
 		return err;

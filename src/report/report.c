@@ -71,7 +71,8 @@ static void tt__report_print(FILE *out, const struct tt__table *t, bool csv, uin
 		fprintf(out, "(%" PRIu64 " events were dropped while recording: not counted)\n", dropped);
 }
 
-/* Writes the table to `dest`: stderr, or a file written beside PATH and renamed. */
+/* Writes the table to `dest`: stderr; a device or FIFO in place (/dev/stdout); or a
+ * file written beside PATH and renamed. */
 static int tt__report_write(const char *dest, const struct tt__table *t, uint64_t dropped)
 {
 	if (strcmp(dest, "stderr") == 0) {
@@ -81,24 +82,25 @@ static int tt__report_write(const char *dest, const struct tt__table *t, uint64_
 	char path[4096], tmp[4096 + 16];
 	if (tt__expand_path(dest, path, sizeof path) < 0)
 		return -ENAMETOOLONG;
-	snprintf(tmp, sizeof tmp, "%s.tmp-XXXXXX", path);
-	int fd = mkostemp(tmp, O_CLOEXEC);
+	int in_place = tt__output_in_place(path);
+	int fd = in_place ? tt__open_in_place(path) : tt__create_replacing(path, tmp, sizeof tmp);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	FILE *out = fdopen(fd, "w");
 	if (!out) {
 		int err = -errno;
 		close(fd);
-		unlink(tmp);
+		if (!in_place)
+			unlink(tmp);
 		return err;
 	}
 	tt__report_print(out, t, tt__ends_with(path, ".csv"), dropped);
 	int err = ferror(out) ? -EIO : 0;
 	if (fclose(out) != 0 && !err)
 		err = -errno;
-	if (!err && rename(tmp, path) < 0)
+	if (!err && !in_place && rename(tmp, path) < 0)
 		err = -errno;
-	if (err)
+	if (err && !in_place)
 		unlink(tmp);
 	return err;
 }

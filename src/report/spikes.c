@@ -148,9 +148,17 @@ int tt__spikes_start(void)
 		int err = tt__expand_path(dest, path, sizeof path);
 		if (err)
 			return err;
-		sp->out = fopen(path, "we");
-		if (!sp->out)
+		/* A new file renamed into place, as the trace: a link or a file planted
+		 * at PATH is replaced, not written through; a device or FIFO is written. */
+		int in_place;
+		int fd = tt__open_output(path, &in_place);
+		if (fd < 0)
+			return fd;
+		sp->out = fdopen(fd, "w");
+		if (!sp->out) {
+			close(fd);
 			return -errno;
+		}
 		sp->json = tt__ends_with(path, ".jsonl") || tt__ends_with(path, ".json");
 	}
 	if (!sp->table_read)

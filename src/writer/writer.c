@@ -826,6 +826,60 @@ int tt__write_file(const char *path)
 	return tt__write_file_with(path, tt__write_held, NULL);
 }
 
+int tt__output_in_place(const char *path)
+{
+	struct stat st;
+	if (lstat(path, &st) < 0)
+		return 0;
+	/* A link of our own or the system's to a device (/dev/stdout, /proc/self/fd/1)
+	 * is the device; another user's link is replaced, never followed. */
+	if (S_ISLNK(st.st_mode) && (st.st_uid == geteuid() || st.st_uid == 0) && stat(path, &st) < 0)
+		return 0;
+	return S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode);
+}
+
+int tt__open_in_place(const char *path)
+{
+	/* A FIFO with no reader fails (ENXIO) rather than blocking the program. */
+	int fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENXIO ? -EPIPE : -errno;
+	int flags = fcntl(fd, F_GETFL);
+	if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) < 0) {
+		int err = -errno;
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+int tt__create_replacing(const char *path, char *tmp, size_t cap)
+{
+	if (snprintf(tmp, cap, "%s.tmp-XXXXXX", path) >= (int)cap)
+		return -ENAMETOOLONG;
+	int fd = mkostemp(tmp, O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+int tt__open_output(const char *path, int *in_place)
+{
+	*in_place = tt__output_in_place(path);
+	return *in_place ? tt__open_in_place(path) : tt__create_new(path);
+}
+
+int tt__create_new(const char *path)
+{
+	char tmp[4096 + 16];
+	int fd = tt__create_replacing(path, tmp, sizeof tmp);
+	if (fd >= 0 && rename(tmp, path) < 0) {
+		int err = -errno;
+		unlink(tmp);
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
 int tt__write_file_with(const char *path, tt__file_writer write, void *arg)
 {
 	struct tt__out *out = malloc(sizeof *out);
@@ -833,38 +887,29 @@ int tt__write_file_with(const char *path, tt__file_writer write, void *arg)
 		return -ENOMEM;
 	struct stat st;
 	int err;
-	int exists = lstat(path, &st) == 0;
 	/* A device or a pipe (TICKTRACE_OUT=/dev/null, a FIFO) is written in place:
 	 * renaming over it would replace the device node. */
-	if (exists && (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode))) {
-		int fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
-		err = fd < 0 ? -errno : tt__write_fd(out, fd, write, arg);
+	if (tt__output_in_place(path)) {
+		int fd = tt__open_in_place(path);
+		err = fd < 0 ? fd : tt__write_fd(out, fd, write, arg);
 		free(out);
 		return err;
 	}
-	if (exists && S_ISDIR(st.st_mode)) {
+	if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
 		free(out);
 		return -EISDIR;
 	}
-	size_t len = strlen(path);
-	char *tmp = malloc(len + sizeof ".tmp-XXXXXX");
-	err = -ENOMEM;
-	if (!tmp)
-		goto out;
-	memcpy(tmp, path, len);
-	memcpy(tmp + len, ".tmp-XXXXXX", sizeof ".tmp-XXXXXX");
-	int fd = mkostemp(tmp, O_CLOEXEC);
+	char tmp[4096 + 16];
+	int fd = tt__create_replacing(path, tmp, sizeof tmp);
 	if (fd < 0) {
-		err = -errno;
-		goto out;
+		free(out);
+		return fd;
 	}
 	err = tt__write_fd(out, fd, write, arg);
 	if (!err && rename(tmp, path) < 0)
 		err = -errno;
 	if (err)
 		unlink(tmp);
-out:
-	free(tmp);
 	free(out);
 	return err;
 }

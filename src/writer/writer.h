@@ -24,6 +24,21 @@ size_t tt__pretty_name(const char *pretty, char *buf, size_t cap) TT__HIDDEN;
 struct tt__out;
 typedef int (*tt__file_writer)(struct tt__out *out, void *arg);
 int tt__write_file_with(const char *path, tt__file_writer write, void *arg) TT__HIDDEN;
+/* Whether an output at `path` is written in place: a device or a FIFO, or a link of
+ * the user's or the system's to one (/dev/stdout). Anything else is replaced. */
+int tt__output_in_place(const char *path) TT__HIDDEN;
+/* Opens such an output for writing; -EPIPE for a FIFO that no one reads. */
+int tt__open_in_place(const char *path) TT__HIDDEN;
+/* Creates a new file beside `path` (its name in tmp: "PATH.tmp-XXXXXX"), exclusively,
+ * mode 0600, for the caller to rename over `path`: a file or link planted at `path`
+ * is replaced, never written through. The descriptor, or -errno. */
+int tt__create_replacing(const char *path, char *tmp, size_t cap) TT__HIDDEN;
+/* An output written while the program runs: a new file so created and renamed into
+ * place at once, or a device or FIFO in place (*in_place). The descriptor (readable
+ * too when it is a file), or -errno. */
+int tt__open_output(const char *path, int *in_place) TT__HIDDEN;
+/* Only the first: always a new file. */
+int tt__create_new(const char *path) TT__HIDDEN;
 /* Before the library loaded at `base` as `name` is unloaded (dlclose): keeps its
  * module entries and the call-site descriptors of it that records name, for the dump. */
 void tt__retire_library(uintptr_t base, const char *name) TT__HIDDEN;
