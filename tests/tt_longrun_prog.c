@@ -26,6 +26,13 @@
  *                                        after N ms" (N from the end of "slow"), or gives
  *                                        up after 60 s
  *
+ *   tt_longrun_prog values               records, until it is killed, rounds i = 0, 1, ...
+ *                                        of a scope "iter" around an instant "seq" with
+ *                                        argument i and a counter "count" of value i,
+ *                                        pausing 100 us every 64 rounds; prints "ready"
+ *                                        0.3 s after its first round, when the run has
+ *                                        described its thread and call sites
+ *
  *   tt_longrun_prog_static hole EVENTS   records EVENTS "seq" instants with, after the
  *                                        first 100, a record reserved and never written
  *                                        (as when a signal handler that interrupted an
@@ -38,6 +45,7 @@
  */
 #include <pthread.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -254,6 +262,26 @@ static int tt_prog_spiky(const char *spikes, const char *name)
 	return 0;
 }
 
+static void tt_prog_values(void)
+{
+	struct timespec pause = {0, 100000};
+	int64_t ready_at = tt_prog_now_ms() + 300;
+	bool said = false;
+	for (uint64_t i = 0;; i++) {
+		TT_BEGIN("iter");
+		TT_INSTANT_ARG("seq", i);
+		TT_COUNTER("count", (int64_t)i);
+		TT_END();
+		if ((i & 63) == 0)
+			nanosleep(&pause, NULL);
+		if (!said && tt_prog_now_ms() >= ready_at) {
+			printf("ready\n");
+			fflush(stdout);
+			said = true;
+		}
+	}
+}
+
 #ifdef TT_PROG_INTERNALS
 #include "core/core.h"
 
@@ -287,6 +315,8 @@ int main(int argc, char **argv)
 #endif
 	if ((argc == 3 || argc == 4) && strcmp(argv[1], "spiky") == 0)
 		return tt_prog_spiky(argv[2], argc == 4 ? argv[3] : "slow");
+	if (argc == 2 && strcmp(argv[1], "values") == 0)
+		tt_prog_values();
 	if (argc == 3 && strcmp(argv[1], "fork") == 0)
 		return tt_prog_fork((uint32_t)atol(argv[2]));
 	fprintf(stderr, "usage: see the top of tests/tt_longrun_prog.c\n");

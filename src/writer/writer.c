@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "writer/writer.h"
@@ -853,6 +854,44 @@ int tt__open_in_place(const char *path)
 	return fd;
 }
 
+/* An unnamed file (O_TMPFILE) in PATH's directory, or -errno where the file system
+ * has none. */
+static int tt__open_unnamed(const char *path)
+{
+	char dir[4096];
+	const char *slash = strrchr(path, '/');
+	if (!slash)
+		snprintf(dir, sizeof dir, ".");
+	else if (snprintf(dir, sizeof dir, "%.*s", slash == path ? 1 : (int)(slash - path), path) >= (int)sizeof dir)
+		return -ENAMETOOLONG;
+	int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	return fd < 0 ? -errno : fd;
+}
+
+/* Gives the unnamed file `fd` a new name beside PATH, in tmp. */
+static int tt__name_unnamed(int fd, const char *path, char *tmp, size_t cap)
+{
+	char proc[64];
+	snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+	tmp[0] = 0;
+	for (unsigned attempt = 0; attempt < 100; attempt++) {
+		struct timespec now;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (snprintf(tmp, cap, "%s.tmp-%d-%lx", path, (int)getpid(),
+			     (unsigned long)now.tv_nsec ^ attempt) >= (int)cap)
+			return -ENAMETOOLONG;
+		if (linkat(AT_FDCWD, proc, AT_FDCWD, tmp, AT_SYMLINK_FOLLOW) == 0)
+			return 0;
+		if (errno != EEXIST) {
+			int err = -errno;
+			tmp[0] = 0;
+			return err;
+		}
+	}
+	tmp[0] = 0;
+	return -EEXIST;
+}
+
 int tt__create_replacing(const char *path, char *tmp, size_t cap)
 {
 	if (snprintf(tmp, cap, "%s.tmp-XXXXXX", path) >= (int)cap)
@@ -899,16 +938,26 @@ int tt__write_file_with(const char *path, tt__file_writer write, void *arg)
 		free(out);
 		return -EISDIR;
 	}
-	char tmp[4096 + 16];
-	int fd = tt__create_replacing(path, tmp, sizeof tmp);
+	/* A file with no name while it is written: a run killed meanwhile leaves
+	 * nothing behind. It is named beside PATH when complete, then renamed over it. */
+	char tmp[4096 + 16] = "";
+	int fd = tt__open_unnamed(path);
+	int unnamed = fd >= 0;
+	if (!unnamed)
+		fd = tt__create_replacing(path, tmp, sizeof tmp);
 	if (fd < 0) {
 		free(out);
 		return fd;
 	}
-	err = tt__write_fd(out, fd, write, arg);
+	int keep = unnamed ? dup(fd) : -1; /* (tt__write_fd closes fd) */
+	err = unnamed && keep < 0 ? -errno : tt__write_fd(out, fd, write, arg);
+	if (!err && unnamed)
+		err = tt__name_unnamed(keep, path, tmp, sizeof tmp);
+	if (keep >= 0)
+		close(keep);
 	if (!err && rename(tmp, path) < 0)
 		err = -errno;
-	if (err)
+	if (err && tmp[0])
 		unlink(tmp);
 	free(out);
 	return err;

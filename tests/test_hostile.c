@@ -1,0 +1,566 @@
+/* Hostile use (issue 13): a program killed at any moment, a full disk, signals,
+ * FIFOs, devices and files another user planted where ticktrace writes. Each test
+ * starts tt_longrun_prog (path in argv[1]) with the settings of the attack and
+ * checks what a user would: that the program ends as it would without ticktrace,
+ * that what it recorded converts, and that no file but ticktrace's own is touched.
+ *
+ *   test_hostile PROG            every test that needs nothing special
+ *   test_hostile PROG diskfull   a full disk, on a 2 MiB tmpfs mounted for it (root;
+ *                                exits 77 where it cannot mount one)
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "tt_check.h"
+#include "tt_reader.h"
+
+static const char *tt_h_prog;
+
+#define TT_H(...) ((const char *const[]){__VA_ARGS__, NULL})
+
+/* Runs the program to its end, at most `seconds`; its status (-1: it hung and was
+ * killed). Its standard error goes to `err` if not NULL, its first output line to
+ * `line` if not NULL. */
+static int tt_h_run(const char *const *settings, const char *const *args, const char *err,
+		    char *line, size_t cap, int seconds)
+{
+	struct tt_child c;
+	assert_int_equal(tt_child_spawn(&c, tt_h_prog, settings, args, err), 0);
+	if (line && !fgets(line, (int)cap, c.out))
+		line[0] = 0;
+	return tt_child_wait(&c, seconds);
+}
+
+/* The whole of a small file, or "" (static buffer). */
+static const char *tt_h_read(const char *path)
+{
+	static char text[65536];
+	text[0] = 0;
+	FILE *f = fopen(path, "re");
+	if (f) {
+		text[fread(text, 1, sizeof text - 1, f)] = 0;
+		fclose(f);
+	}
+	return text;
+}
+
+static void tt_h_expect_text(const char *path, const char *want)
+{
+	const char *text = tt_h_read(path);
+	if (!strstr(text, want))
+		fail_msg("%s does not say \"%s\":\n%s", path, want, text);
+}
+
+/* `path` converts with the ticktrace command, to dir/out.json. */
+static void tt_h_converts(const char *dir, const char *path)
+{
+	char out[192];
+	snprintf(out, sizeof out, "%s/out.json", dir);
+	struct tt_run r;
+	TT_RUN(&r, "convert", "--force", path, "-o", out);
+	free(r.out);
+	if (r.status != 0)
+		fail_msg("%s does not convert (status %d): %s", path, r.status, r.err);
+	unlink(out);
+}
+
+/* ---- SIGKILL at random moments ---- */
+
+/* Checks the "values" program's records in a file: every round from the first kept
+ * one on, in order (a run of dropped events may stand for some), each round's
+ * instant and counter agreeing; every call site and the thread named. Returns the
+ * rounds kept. */
+static uint64_t tt_h_check_rounds(const char *path, bool window)
+{
+	struct tt_file f;
+	if (tt_file_open(&f, path) < 0)
+		fail_msg("%s cannot be read", path);
+	for (size_t i = 0; i < f.nsites; i++)
+		if (f.sites[i].name.len && f.sites[i].name.ptr[0] == '(' &&
+		    &f.sites[i] != f.gap_site && &f.sites[i] != f.unbegun_site)
+			fail_msg("%s: a call site is not named: %.*s", path, (int)f.sites[i].name.len,
+				 f.sites[i].name.ptr);
+	uint64_t rounds = 0;
+	for (size_t k = 0; k < f.nthreads; k++) {
+		const struct tt_thread *t = &f.threads[k];
+		if (t->flags & TT_THREAD_RUNTIME)
+			continue;
+		if (t->name.len && t->name.ptr[0] == '(')
+			fail_msg("%s: thread %" PRIu32 " is not named", path, t->index);
+		bool first = true, after_gap = false;
+		uint64_t next = 0, counter = UINT64_MAX;
+		for (size_t s = 0; s < t->nsections; s++) {
+			const struct tt_events *ev = &t->sections[s];
+			for (size_t i = 0; i < ev->count; i++) {
+				unsigned kind = TT_RECORD_KIND(ev->records[i].word);
+				bool valued = TT_RECORD_HAS_VALUE(kind);
+				if (valued && i + 1 == ev->count)
+					fail_msg("%s: a record with a value ends a section", path);
+				uint64_t value = valued ? ev->records[++i].tsc : 0;
+				if (kind == TT_REC_DROPPED)
+					after_gap = true;
+				if (kind == TT_REC_COUNTER)
+					counter = value;
+				if (kind != TT_REC_INSTANT_ARG)
+					continue;
+				if (!(first && window) && !after_gap && value != next)
+					fail_msg("%s: round %" PRIu64 " where %" PRIu64 " was due", path, value, next);
+				if (counter != UINT64_MAX && counter + 1 != value)
+					fail_msg("%s: counter %" PRIu64 " before round %" PRIu64, path, counter, value);
+				first = after_gap = false;
+				next = value + 1;
+				rounds++;
+			}
+		}
+	}
+	tt_file_close(&f);
+	return rounds;
+}
+
+struct tt_h_kill_case {
+	const char *name;
+	const char *settings[4];
+	const char *file;   /* where the run's records are: "run.ttr" or "run.ttr.live" */
+	bool window;        /* mode ring: the first kept round may be any */
+	bool dump_first;    /* a dump asked for (SIGUSR2) at a random moment before the kill */
+};
+
+static const struct tt_h_kill_case tt_h_kill_cases[] = {
+	{"stop, live", {"TICKTRACE_MODE=stop", "TICKTRACE_LIVE=1"}, "run.ttr.live", false, false},
+	{"ring, live", {"TICKTRACE_MODE=ring", "TICKTRACE_LIVE=1", "TICKTRACE_BUFFER=65536"},
+	 "run.ttr.live", true, false},
+	{"stream", {"TICKTRACE_MODE=stream", "TICKTRACE_BUFFER=65536"}, "run.ttr", false, false},
+	{"stream, live asked for", {"TICKTRACE_MODE=stream", "TICKTRACE_LIVE=1"}, "run.ttr", false, false},
+	{"stop, dumping", {"TICKTRACE_MODE=stop", "TICKTRACE_DUMP_SIGNAL=USR2"}, "run.ttr", false, true},
+	{"ring, dumping", {"TICKTRACE_MODE=ring", "TICKTRACE_DUMP_SIGNAL=USR2", "TICKTRACE_BUFFER=65536"},
+	 "run.ttr", true, true},
+};
+
+struct tt_h_trial {
+	const struct tt_h_kill_case *c;
+	struct tt_child child;
+	char dir[64], out_setting[128];
+};
+
+/* 20 runs, a few at a time, each killed at a random moment up to 60 ms after it
+ * began recording what is checked (for the dumping cases, a dump asked for at a
+ * random moment before): what the run left always converts, with every round up to
+ * the last one recorded. The seed is printed, to replay a failure. */
+static void test_sigkill_at_random_moments(void **state)
+{
+	(void)state;
+	enum { TRIALS = 20, AT_ONCE = 4 };
+	const char *seed_text = getenv("TT_TEST_SEED");
+	unsigned seed = seed_text ? (unsigned)atol(seed_text) : (unsigned)time(NULL) ^ (unsigned)getpid();
+	printf("SIGKILL at random moments: TT_TEST_SEED=%u\n", seed);
+	srand(seed);
+	size_t ncases = sizeof tt_h_kill_cases / sizeof tt_h_kill_cases[0];
+	for (int done = 0; done < TRIALS; done += AT_ONCE) {
+		struct tt_h_trial trials[AT_ONCE];
+		for (int i = 0; i < AT_ONCE; i++) {
+			struct tt_h_trial *t = &trials[i];
+			t->c = &tt_h_kill_cases[(size_t)(done + i) % ncases];
+			tt_tmpdir(t->dir, sizeof t->dir);
+			snprintf(t->out_setting, sizeof t->out_setting, "TICKTRACE_OUT=%s/run.ttr", t->dir);
+			const char *settings[6] = {t->out_setting};
+			memcpy(settings + 1, t->c->settings, sizeof t->c->settings);
+			assert_int_equal(tt_child_spawn(&t->child, tt_h_prog, settings, TT_H("values"), NULL), 0);
+		}
+		for (int i = 0; i < AT_ONCE; i++) {
+			struct tt_h_trial *t = &trials[i];
+			char line[64];
+			assert_non_null(fgets(line, sizeof line, t->child.out));
+			assert_string_equal(line, "ready\n");
+			if (t->c->dump_first) {
+				usleep((useconds_t)(rand() % 30000));
+				kill(t->child.pid, SIGUSR2);
+			}
+			usleep((useconds_t)(rand() % 60000));
+			kill(t->child.pid, SIGKILL);
+			assert_int_equal(tt_child_wait(&t->child, 60), 128 + SIGKILL);
+		}
+		for (int i = 0; i < AT_ONCE; i++) {
+			struct tt_h_trial *t = &trials[i];
+			char path[128];
+			snprintf(path, sizeof path, "%s/%s", t->dir, t->c->file);
+			/* A dump the kill interrupted left no file, and no half of one. */
+			if (t->c->dump_first && access(path, F_OK) != 0) {
+				if (tt_dir_entries(t->dir) != 0)
+					fail_msg("%s: a dump the kill interrupted left files (case %s)", t->dir,
+						 t->c->name);
+			} else {
+				tt_h_converts(t->dir, path);
+				uint64_t rounds = tt_h_check_rounds(path, t->c->window);
+				if (rounds == 0)
+					fail_msg("%s: no round kept (case %s)", path, t->c->name);
+			}
+			tt_rmdir(t->dir);
+		}
+	}
+}
+
+/* ---- signals ---- */
+
+/* A program started with SIGSEGV ignored (as by `nohup`-like wrappers, across exec)
+ * that faults dies of it, as it does without ticktrace, after the trace is
+ * written (item 9). */
+static void test_fault_with_ignored_signal_dies(void **state)
+{
+	(void)state;
+	char dir[64], path[128], out[160], script[512];
+	tt_tmpdir(dir, sizeof dir);
+	snprintf(path, sizeof path, "%s/run.ttr", dir);
+	snprintf(out, sizeof out, "TICKTRACE_OUT=%s", path);
+	snprintf(script, sizeof script, "trap '' SEGV; exec '%s' crash segv 1000", tt_h_prog);
+	struct tt_child c;
+	assert_int_equal(tt_child_spawn(&c, "/bin/sh", TT_H(out), TT_H("-c", script), NULL), 0);
+	int status = tt_child_wait(&c, 30);
+	if (status != 128 + SIGSEGV)
+		fail_msg("status %d, not %d (-1: it looped at its fault)", status, 128 + SIGSEGV);
+	struct tt_file f;
+	assert_int_equal(tt_file_open(&f, path), 0);
+	assert_int_equal(f.header.crash_signal, SIGSEGV);
+	tt_file_close(&f);
+	tt_rmdir(dir);
+}
+
+/* TICKTRACE_DUMP_SIGNAL naming a crash signal, or one that takes no handler, is
+ * refused with a word, and a real fault still ends the program (item 10). */
+static void test_dump_signal_refuses_crash_signals(void **state)
+{
+	(void)state;
+	char dir[64], path[128], out[160], err[160];
+	tt_tmpdir(dir, sizeof dir);
+	snprintf(path, sizeof path, "%s/run.ttr", dir);
+	snprintf(out, sizeof out, "TICKTRACE_OUT=%s", path);
+	snprintf(err, sizeof err, "%s/stderr", dir);
+	static const char *const crash[] = {"TICKTRACE_DUMP_SIGNAL=11", "TICKTRACE_DUMP_SIGNAL=7",
+					    "TICKTRACE_DUMP_SIGNAL=4"};
+	for (size_t i = 0; i < sizeof crash / sizeof crash[0]; i++) {
+		int status = tt_h_run(TT_H(out, crash[i]), TT_H("crash", "segv", "100"), err, NULL, 0, 30);
+		if (status != 128 + SIGSEGV)
+			fail_msg("%s: status %d, not %d (-1: it looped at its fault)", crash[i], status,
+				 128 + SIGSEGV);
+		tt_h_expect_text(err, "is not a signal ticktrace can take");
+	}
+	static const char *const unhandled[] = {"TICKTRACE_DUMP_SIGNAL=9", "TICKTRACE_DUMP_SIGNAL=19"};
+	for (size_t i = 0; i < sizeof unhandled / sizeof unhandled[0]; i++) {
+		assert_int_equal(tt_h_run(TT_H(out, unhandled[i]), TT_H("seq", "1", "100"), err, NULL, 0, 30), 0);
+		tt_h_expect_text(err, "is not a signal ticktrace can take");
+	}
+	tt_rmdir(dir);
+}
+
+/* ---- FIFOs and devices ---- */
+
+/* TICKTRACE_OUT a FIFO that no one reads: the program ends, and says why; a FIFO that
+ * is read gets the stream, without a false error; `ticktrace info` on a FIFO that no
+ * one writes refuses it rather than waiting (item 11). */
+static void test_fifo_outputs(void **state)
+{
+	(void)state;
+	char dir[64], fifo[128], out[160], err[160], copy[160];
+	tt_tmpdir(dir, sizeof dir);
+	snprintf(fifo, sizeof fifo, "%s/run.ttr", dir);
+	snprintf(out, sizeof out, "TICKTRACE_OUT=%s", fifo);
+	snprintf(err, sizeof err, "%s/stderr", dir);
+	snprintf(copy, sizeof copy, "%s/copy.ttr", dir);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	static const char *const modes[] = {"TICKTRACE_MODE=stop", "TICKTRACE_MODE=stream"};
+	for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++) {
+		int status = tt_h_run(TT_H(out, modes[i]), TT_H("seq", "1", "100"), err, NULL, 0, 30);
+		if (status != 0)
+			fail_msg("%s to a FIFO with no reader: status %d (-1: it hung)", modes[i], status);
+		tt_h_expect_text(err, "Broken pipe");
+	}
+
+	/* A reader: the stream goes through whole, and no error is said. */
+	pid_t reader = fork();
+	if (reader == 0) {
+		int in = open(fifo, O_RDONLY), to = open(copy, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		char buf[65536];
+		ssize_t n;
+		while (in >= 0 && to >= 0 && (n = read(in, buf, sizeof buf)) > 0)
+			if (write(to, buf, (size_t)n) != n)
+				_exit(1);
+		_exit(in < 0 || to < 0);
+	}
+	int status = tt_h_run(TT_H(out, "TICKTRACE_MODE=stream"), TT_H("seq", "1", "100"), err, NULL, 0, 30);
+	int reader_status;
+	assert_int_equal(waitpid(reader, &reader_status, 0), reader);
+	assert_int_equal(status, 0);
+	if (tt_h_read(err)[0])
+		fail_msg("mode stream to a FIFO said: %s", tt_h_read(err));
+	struct tt_file f;
+	assert_int_equal(tt_file_open(&f, copy), 0);
+	assert_int_equal(f.records, 200);
+	tt_file_close(&f);
+
+	/* No writer: refused at once. */
+	struct tt_child c;
+	const char *tool = getenv("TT_TEST_TOOL");
+	assert_int_equal(tt_child_spawn(&c, tool, TT_H("X=1"), TT_H("info", fifo), err), 0);
+	assert_int_equal(tt_child_wait(&c, 30), 1);
+	tt_h_expect_text(err, "not a regular file");
+	tt_rmdir(dir);
+}
+
+/* TICKTRACE_SPIKE_THRESHOLDS naming a device or a FIFO: said, and the program runs
+ * (it never reached main, growing without end, item 12). */
+static void test_thresholds_from_a_device(void **state)
+{
+	(void)state;
+	char dir[64], out[160], err[160], fifo[128], from_fifo[160];
+	tt_tmpdir(dir, sizeof dir);
+	snprintf(out, sizeof out, "TICKTRACE_OUT=%s/run.ttr", dir);
+	snprintf(err, sizeof err, "%s/stderr", dir);
+	snprintf(fifo, sizeof fifo, "%s/thresholds", dir);
+	snprintf(from_fifo, sizeof from_fifo, "TICKTRACE_SPIKE_THRESHOLDS=%s", fifo);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	const char *const sources[] = {"TICKTRACE_SPIKE_THRESHOLDS=/dev/zero", from_fifo};
+	for (size_t i = 0; i < sizeof sources / sizeof sources[0]; i++) {
+		int status = tt_h_run(TT_H(out, "TICKTRACE_MODE=stream", "TICKTRACE_SPIKES=stderr", sources[i]),
+				      TT_H("seq", "1", "100"), err, NULL, 0, 30);
+		if (status != 0)
+			fail_msg("%s: status %d (-1: it hung)", sources[i], status);
+		tt_h_expect_text(err, "not a regular file");
+	}
+	tt_rmdir(dir);
+}
+
+/* ---- files planted where ticktrace writes ---- */
+
+/* A file "another user" planted at `path` (0666, world-writable), with a second name
+ * that keeps it after it is replaced. */
+static void tt_h_plant(const char *path, const char *keep)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "planted\n", 8), 8);
+	fchmod(fd, 0666);
+	close(fd);
+	assert_int_equal(link(path, keep), 0);
+}
+
+static void tt_h_expect_untouched(const char *keep)
+{
+	const char *text = tt_h_read(keep);
+	if (strcmp(text, "planted\n") != 0)
+		fail_msg("the planted file %s was written: %.40s", keep, text);
+}
+
+/* A file of ticktrace's at `path`: new, and no one else's to read (mode 0600). */
+static void tt_h_expect_own(const char *path)
+{
+	struct stat st;
+	assert_int_equal(lstat(path, &st), 0);
+	assert_true(S_ISREG(st.st_mode));
+	assert_int_equal(st.st_mode & 0777, 0600);
+}
+
+/* The stream file, the live file and the spike log are new files renamed into place,
+ * never a file or link planted there written through; a symlink at a stream's
+ * TICKTRACE_OUT no longer turns recording off (items 14, 15, 19). */
+static void test_planted_files_are_replaced(void **state)
+{
+	(void)state;
+	char dir[64], path[128], keep[160], out[160], live[160], spikes[160], spikes_set[192];
+	tt_tmpdir(dir, sizeof dir);
+	snprintf(path, sizeof path, "%s/run.ttr", dir);
+	snprintf(keep, sizeof keep, "%s/planted", dir);
+	snprintf(out, sizeof out, "TICKTRACE_OUT=%s", path);
+
+	tt_h_plant(path, keep);
+	assert_int_equal(tt_h_run(TT_H(out, "TICKTRACE_MODE=stream"), TT_H("seq", "1", "100"), NULL, NULL, 0, 30), 0);
+	tt_h_expect_untouched(keep);
+	tt_h_expect_own(path);
+	tt_h_converts(dir, path);
+	unlink(path);
+	unlink(keep);
+
+	/* A live file planted: the run's own replaces it (and is removed at its end). */
+	snprintf(live, sizeof live, "%s.live", path);
+	tt_h_plant(live, keep);
+	struct tt_child c;
+	assert_int_equal(tt_child_spawn(&c, tt_h_prog, TT_H(out, "TICKTRACE_LIVE=1"), TT_H("values"), NULL), 0);
+	char line[64];
+	assert_non_null(fgets(line, sizeof line, c.out));
+	tt_h_expect_own(live);
+	kill(c.pid, SIGKILL);
+	assert_int_equal(tt_child_wait(&c, 30), 128 + SIGKILL);
+	tt_h_expect_untouched(keep);
+	unlink(live);
+	unlink(keep);
+
+	/* Symlinks at the stream's path and the spike log's: replaced, never followed. */
+	snprintf(spikes, sizeof spikes, "%s/spikes.log", dir);
+	snprintf(spikes_set, sizeof spikes_set, "TICKTRACE_SPIKES=%s", spikes);
+	tt_h_plant(keep, path); /* (keep is the victim; path, unlinked below, a second name) */
+	unlink(path);
+	assert_int_equal(symlink(keep, path), 0);
+	assert_int_equal(symlink(keep, spikes), 0);
+	assert_int_equal(tt_h_run(TT_H(out, "TICKTRACE_MODE=stream", spikes_set), TT_H("seq", "1", "100"),
+				  NULL, NULL, 0, 30), 0);
+	tt_h_expect_untouched(keep);
+	tt_h_expect_own(path);
+	tt_h_expect_own(spikes);
+	struct tt_file f;
+	assert_int_equal(tt_file_open(&f, path), 0);
+	assert_int_equal(f.records, 200); /* recording was on */
+	tt_file_close(&f);
+	tt_rmdir(dir);
+}
+
+/* TICKTRACE_REPORT naming a link of the user's to a device (/dev/stdout,
+ * /proc/self/fd/1) writes there, and the link stays; in mode stream it is refused
+ * with a word, not ignored (item 16). */
+static void test_report_to_a_device(void **state)
+{
+	(void)state;
+	char dir[64], out[160], link_path[128], report[192], err[160];
+	tt_tmpdir(dir, sizeof dir);
+	snprintf(out, sizeof out, "TICKTRACE_OUT=%s/run.ttr", dir);
+	snprintf(link_path, sizeof link_path, "%s/stdout", dir);
+	snprintf(report, sizeof report, "TICKTRACE_REPORT=%s", link_path);
+	snprintf(err, sizeof err, "%s/stderr", dir);
+	assert_int_equal(symlink("/proc/self/fd/1", link_path), 0);
+	char line[256];
+	assert_int_equal(tt_h_run(TT_H(out, report), TT_H("seq", "1", "100"), err, line, sizeof line, 30), 0);
+	if (!strstr(line, "ticktrace: pid "))
+		fail_msg("the report did not reach standard output: \"%s\"; stderr: %s", line, tt_h_read(err));
+	struct stat st;
+	assert_int_equal(lstat(link_path, &st), 0);
+	assert_true(S_ISLNK(st.st_mode));
+
+	assert_int_equal(tt_h_run(TT_H(out, report, "TICKTRACE_MODE=stream"), TT_H("seq", "1", "100"), err,
+				  NULL, 0, 30), 0);
+	tt_h_expect_text(err, "TICKTRACE_REPORT needs TICKTRACE_MODE stop or ring");
+	tt_rmdir(dir);
+}
+
+/* ---- a full disk (items 3, 4) ---- */
+
+static char tt_h_disk[64];
+
+/* A 2 MiB tmpfs of the test's own, or 77 (skipped) where it cannot have one. */
+static int tt_h_mount_small_disk(void)
+{
+	if (geteuid() != 0) {
+		fprintf(stderr, "a full disk needs a tmpfs of its own: run as root\n");
+		return 77;
+	}
+	tt_tmpdir(tt_h_disk, sizeof tt_h_disk);
+	if (mount("tt-test", tt_h_disk, "tmpfs", 0, "size=2m") < 0) {
+		fprintf(stderr, "cannot mount a tmpfs on %s: %s\n", tt_h_disk, strerror(errno));
+		tt_rmdir(tt_h_disk);
+		return 77;
+	}
+	return 0;
+}
+
+/* Mode stream on a disk that fills: the program's own exit status, the cause said,
+ * and a file that ends with every thread's counts: each event written or counted as
+ * dropped. */
+static void test_disk_full_stream(void **state)
+{
+	(void)state;
+	enum { THREADS = 2, EVENTS = 200000 };
+	char path[128], out[160], err[160], events[16];
+	snprintf(path, sizeof path, "%s/run.ttr", tt_h_disk);
+	snprintf(out, sizeof out, "TICKTRACE_OUT=%s", path);
+	snprintf(err, sizeof err, "%s/stderr", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	snprintf(events, sizeof events, "%d", EVENTS);
+	int status = tt_h_run(TT_H(out, "TICKTRACE_MODE=stream", "TICKTRACE_BUFFER=65536"),
+			      TT_H("seq", "2", events), err, NULL, 0, 60);
+	assert_int_equal(status, 0);
+	tt_h_expect_text(err, "No space left on device");
+	struct tt_file f;
+	assert_int_equal(tt_file_open(&f, path), 0);
+	assert_false(f.cut_short);
+	uint64_t kept = 0, lost = 0;
+	uint32_t seq_threads = 0;
+	for (size_t i = 0; i < f.nthreads; i++) {
+		const struct tt_thread *t = &f.threads[i];
+		if (t->flags & TT_THREAD_RUNTIME)
+			continue;
+		seq_threads++;
+		uint64_t timed = 0;
+		for (size_t s = 0; s < t->nsections; s++)
+			for (size_t k = 0; k < t->sections[s].count; k++) {
+				unsigned kind = TT_RECORD_KIND(t->sections[s].records[k].word);
+				timed += TT_RECORD_HAS_TIME(kind) && kind != TT_REC_DROPPED;
+			}
+		kept += timed;
+		lost += t->dropped[TT_DROP_BEHIND];
+	}
+	tt_file_close(&f);
+	assert_int_equal(seq_threads, THREADS);
+	assert_true(lost > 0);
+	assert_int_equal(kept + lost, (uint64_t)THREADS * EVENTS);
+	unlink(path);
+	unlink(err);
+}
+
+/* TICKTRACE_LIVE=1 on a disk with no room for the live file: the program is not
+ * killed (SIGBUS), and says what it does instead. */
+static void test_disk_full_live(void **state)
+{
+	(void)state;
+	char path[128], out[160], err[160];
+	snprintf(path, sizeof path, "%s/run.ttr", tt_h_disk);
+	snprintf(out, sizeof out, "TICKTRACE_OUT=%s", path);
+	snprintf(err, sizeof err, "%s/stderr", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	int status = tt_h_run(TT_H(out, "TICKTRACE_LIVE=1"), TT_H("seq", "1", "200000"), err, NULL, 0, 60);
+	assert_int_equal(status, 0);
+	tt_h_expect_text(err, "no room for a live file");
+	unlink(err);
+	unlink(path);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		fprintf(stderr, "usage: test_hostile PROG [diskfull]\n");
+		return 2;
+	}
+	tt_h_prog = argv[1];
+	if (argc == 3 && strcmp(argv[2], "diskfull") == 0) {
+		int skip = tt_h_mount_small_disk();
+		if (skip)
+			return skip;
+		const struct CMUnitTest tests[] = {
+			cmocka_unit_test(test_disk_full_stream),
+			cmocka_unit_test(test_disk_full_live),
+		};
+		int failed = cmocka_run_group_tests(tests, NULL, NULL);
+		umount(tt_h_disk);
+		tt_rmdir(tt_h_disk);
+		return failed;
+	}
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_sigkill_at_random_moments),
+		cmocka_unit_test(test_fault_with_ignored_signal_dies),
+		cmocka_unit_test(test_dump_signal_refuses_crash_signals),
+		cmocka_unit_test(test_fifo_outputs),
+		cmocka_unit_test(test_thresholds_from_a_device),
+		cmocka_unit_test(test_planted_files_are_replaced),
+		cmocka_unit_test(test_report_to_a_device),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
