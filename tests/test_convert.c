@@ -39,6 +39,15 @@ static void open_demo(struct tt_tw *w, const char *path, const struct tt_file_he
 	tt_tw_sites(w, tt_demo_sites, tt_demo_nsites);
 }
 
+/* Starts a demo file whose default header also has `flags` (TT_FILE_LIVE, ...). */
+static void open_flagged(struct tt_tw *w, const char *path, uint32_t flags)
+{
+	struct tt_file_header h;
+	tt_tw_default_header(&h);
+	h.flags |= flags;
+	open_demo(w, path, &h);
+}
+
 /* One thread's records in a file whose header is `h` (NULL: the default, 1 GHz);
  * with `idle`, a second thread that recorded nothing. */
 static void write_one_clocked(const char *path, const struct tt_file_header *h,
@@ -116,11 +125,8 @@ static void test_live_file(void **state)
 	struct tt_fixture *fx = *state;
 	static const struct tt_record early[] = {R(TT_REC_BEGIN, S_MAIN, 2000), R(TT_REC_INSTANT, S_WAKE, 2500)};
 	static const struct tt_record late[] = {R(TT_REC_INSTANT, S_WAKE, 3000), R(TT_REC_END, 0, 4000)};
-	struct tt_file_header h;
-	tt_tw_default_header(&h);
-	h.flags |= TT_FILE_LIVE;
 	struct tt_tw w;
-	open_demo(&w, fx->in, &h);
+	open_flagged(&w, fx->in, TT_FILE_LIVE);
 	tt_tw_thread(&w, 0, 101, "producer", 0, 0);
 	tt_tw_thread(&w, 1, 102, "idle", 0, 0);
 	tt_tw_live_chunk(&w, 0, late, N(late)); /* the chunks of a thread in any order */
@@ -175,23 +181,18 @@ static void test_cut_in_half_event_dropped(void **state)
 	static const struct tt_record rec[] = {
 		R(TT_REC_BEGIN, S_MAIN, 2000), R(TT_REC_INSTANT_ARG, S_WAKE, 2500), R(TT_REC_VALUE, 0, 9),
 		R(TT_REC_END, 0, 2600), R(TT_REC_INSTANT_ARG, S_WAKE, 3000)};
-	struct tt_file_header h;
-	tt_tw_default_header(&h);
-	h.flags |= TT_FILE_LIVE;
 	struct tt_tw w;
-	open_demo(&w, fx->in, &h);
+	open_flagged(&w, fx->in, TT_FILE_LIVE);
 	tt_tw_thread(&w, 0, 101, "producer", 0, 0);
 	tt_tw_live_chunk(&w, 0, rec, N(rec));
 	assert_int_equal(tt_tw_close(&w), 0);
 	expect_cut_event_dropped(fx, "X main 0\ni wake 1\n");
 
 	/* A DESCRIBE whose text the run did not finish, in a streamed file. */
-	tt_tw_default_header(&h);
-	h.flags |= TT_FILE_STREAMED;
 	static const struct tt_record described[] = {
 		R(TT_REC_BEGIN, S_MAIN, 2700), R(TT_REC_INSTANT, S_WAKE, 2750), R(TT_REC_END, 0, 2900),
 		R(TT_REC_DESCRIBE, 20, 2950), R(TT_REC_TEXT, 0, 0)};
-	open_demo(&w, fx->in, &h);
+	open_flagged(&w, fx->in, TT_FILE_STREAMED);
 	tt_tw_thread(&w, 0, 101, "producer", 0, 0);
 	tt_tw_events(&w, 0, 0, rec, 3);
 	tt_tw_events(&w, 0, 3, described, N(described));

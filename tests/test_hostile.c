@@ -47,6 +47,21 @@ static int tt_h_run(const char *const *settings, const char *const *args, const 
 	return tt_child_wait(&c, seconds);
 }
 
+static void tt_h_expect_text(const char *path, const char *want);
+
+/* Runs the program (at most 30 s); it must end with `status` and, when `says` is
+ * not NULL, say it on its standard error (the file `err`). */
+static void tt_h_expect_run(const char *const *settings, const char *const *args, const char *err,
+			    int status, const char *says)
+{
+	int got = tt_h_run(settings, args, err, NULL, 0, 30);
+	if (got != status)
+		fail_msg("%s %s with %s...: status %d, not %d (-1: it hung, or looped at a fault)",
+			 args[0], args[1] ? args[1] : "", settings[0], got, status);
+	if (says)
+		tt_h_expect_text(err, says);
+}
+
 /* The whole of a small file, or "" (static buffer). */
 static const char *tt_h_read(const char *path)
 {
@@ -206,6 +221,7 @@ static void test_sigkill_at_random_moments(void **state)
 						 t->c->name);
 			} else {
 				tt_h_converts(t->dir, path);
+				printf("case %s: %s\n", t->c->name, path);
 				uint64_t rounds = tt_h_check_rounds(path, t->c->window);
 				if (rounds == 0)
 					fail_msg("%s: no round kept (case %s)", path, t->c->name);
@@ -252,18 +268,13 @@ static void test_dump_signal_refuses_crash_signals(void **state)
 	snprintf(err, sizeof err, "%s/stderr", dir);
 	static const char *const crash[] = {"TICKTRACE_DUMP_SIGNAL=11", "TICKTRACE_DUMP_SIGNAL=7",
 					    "TICKTRACE_DUMP_SIGNAL=4"};
-	for (size_t i = 0; i < sizeof crash / sizeof crash[0]; i++) {
-		int status = tt_h_run(TT_H(out, crash[i]), TT_H("crash", "segv", "100"), err, NULL, 0, 30);
-		if (status != 128 + SIGSEGV)
-			fail_msg("%s: status %d, not %d (-1: it looped at its fault)", crash[i], status,
-				 128 + SIGSEGV);
-		tt_h_expect_text(err, "is not a signal ticktrace can take");
-	}
+	for (size_t i = 0; i < sizeof crash / sizeof crash[0]; i++)
+		tt_h_expect_run(TT_H(crash[i], out), TT_H("crash", "segv", "100"), err, 128 + SIGSEGV,
+				"is not a signal ticktrace can take");
 	static const char *const unhandled[] = {"TICKTRACE_DUMP_SIGNAL=9", "TICKTRACE_DUMP_SIGNAL=19"};
-	for (size_t i = 0; i < sizeof unhandled / sizeof unhandled[0]; i++) {
-		assert_int_equal(tt_h_run(TT_H(out, unhandled[i]), TT_H("seq", "1", "100"), err, NULL, 0, 30), 0);
-		tt_h_expect_text(err, "is not a signal ticktrace can take");
-	}
+	for (size_t i = 0; i < sizeof unhandled / sizeof unhandled[0]; i++)
+		tt_h_expect_run(TT_H(unhandled[i], out), TT_H("seq", "1", "100"), err, 0,
+				"is not a signal ticktrace can take");
 	tt_rmdir(dir);
 }
 
@@ -283,12 +294,8 @@ static void test_fifo_outputs(void **state)
 	snprintf(copy, sizeof copy, "%s/copy.ttr", dir);
 	assert_int_equal(mkfifo(fifo, 0600), 0);
 	static const char *const modes[] = {"TICKTRACE_MODE=stop", "TICKTRACE_MODE=stream"};
-	for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++) {
-		int status = tt_h_run(TT_H(out, modes[i]), TT_H("seq", "1", "100"), err, NULL, 0, 30);
-		if (status != 0)
-			fail_msg("%s to a FIFO with no reader: status %d (-1: it hung)", modes[i], status);
-		tt_h_expect_text(err, "Broken pipe");
-	}
+	for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++)
+		tt_h_expect_run(TT_H(modes[i], out), TT_H("seq", "1", "100"), err, 0, "Broken pipe");
 
 	/* A reader: the stream goes through whole, and no error is said. */
 	pid_t reader = fork();
@@ -334,13 +341,9 @@ static void test_thresholds_from_a_device(void **state)
 	snprintf(from_fifo, sizeof from_fifo, "TICKTRACE_SPIKE_THRESHOLDS=%s", fifo);
 	assert_int_equal(mkfifo(fifo, 0600), 0);
 	const char *const sources[] = {"TICKTRACE_SPIKE_THRESHOLDS=/dev/zero", from_fifo};
-	for (size_t i = 0; i < sizeof sources / sizeof sources[0]; i++) {
-		int status = tt_h_run(TT_H(out, "TICKTRACE_MODE=stream", "TICKTRACE_SPIKES=stderr", sources[i]),
-				      TT_H("seq", "1", "100"), err, NULL, 0, 30);
-		if (status != 0)
-			fail_msg("%s: status %d (-1: it hung)", sources[i], status);
-		tt_h_expect_text(err, "not a regular file");
-	}
+	for (size_t i = 0; i < sizeof sources / sizeof sources[0]; i++)
+		tt_h_expect_run(TT_H(sources[i], out, "TICKTRACE_MODE=stream", "TICKTRACE_SPIKES=stderr"),
+				TT_H("seq", "1", "100"), err, 0, "not a regular file");
 	tt_rmdir(dir);
 }
 
@@ -549,7 +552,7 @@ int main(int argc, char **argv)
 			cmocka_unit_test(test_disk_full_live),
 		};
 		int failed = cmocka_run_group_tests(tests, NULL, NULL);
-		umount(tt_h_disk);
+		umount2(tt_h_disk, MNT_DETACH); /* (a failed test may still map a file there) */
 		tt_rmdir(tt_h_disk);
 		return failed;
 	}

@@ -446,8 +446,11 @@ int tt__next_chunk(struct tt__slot *slot)
 	if (!chunk) {
 		slot->drop_cause = cause;
 		/* Dropped events go on into a scratch chunk of the thread's own (slow_path.c). */
-		if (!slot->scratch && (slot->scratch = tt__chunk_alloc()))
+		if (!slot->scratch && (slot->scratch = tt__chunk_alloc())) {
 			slot->scratch->thread = slot->index;
+			/* Not a chunk of kept records: a live file's reader skips it. */
+			slot->scratch->size = 0;
+		}
 		if (!dropping && slot->scratch)
 			__atomic_store_n(&slot->hot->cursor, (char *)(slot->scratch + 1), __ATOMIC_RELEASE);
 		__atomic_or_fetch(&slot->flags, TT__SLOT_EXHAUSTED, __ATOMIC_RELEASE);
