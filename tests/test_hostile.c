@@ -457,6 +457,32 @@ static void test_report_to_a_device(void **state)
 	tt_rmdir(dir);
 }
 
+/* ---- exec ---- */
+
+/* A program that becomes another by exec: what it recorded before is in its file,
+ * complete, in mode stop as in mode stream, through execl as through execvp (item 5). */
+static void test_exec_keeps_the_trace(void **state)
+{
+	(void)state;
+	char dir[64], path[128], out[160];
+	tt_tmpdir(dir, sizeof dir);
+	snprintf(path, sizeof path, "%s/run.ttr", dir);
+	snprintf(out, sizeof out, "TICKTRACE_OUT=%s", path);
+	static const char *const modes[] = {"TICKTRACE_MODE=stop", "TICKTRACE_MODE=stream"};
+	static const char *const hows[] = {"execl", "execvp"};
+	for (size_t i = 0; i < 2; i++) {
+		tt_h_expect_run(TT_H(modes[i], out), TT_H("exec", "1000", hows[i]), NULL, 0, NULL);
+		struct tt_file f;
+		if (tt_file_open(&f, path) < 0)
+			fail_msg("%s, %s: no trace", modes[i], hows[i]);
+		assert_false(f.cut_short);
+		assert_int_equal(f.records, 2000);
+		tt_file_close(&f);
+		unlink(path);
+	}
+	tt_rmdir(dir);
+}
+
 /* ---- a full disk (items 3, 4) ---- */
 
 static char tt_h_disk[64];
@@ -564,6 +590,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_thresholds_from_a_device),
 		cmocka_unit_test(test_planted_files_are_replaced),
 		cmocka_unit_test(test_report_to_a_device),
+		cmocka_unit_test(test_exec_keeps_the_trace),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -26,6 +26,9 @@
  *                                        after N ms" (N from the end of "slow"), or gives
  *                                        up after 60 s
  *
+ *   tt_longrun_prog exec EVENTS HOW      records EVENTS "seq" instants, then becomes
+ *                                        /bin/true by execl (HOW "execl") or execvp
+ *                                        ("execvp")
  *   tt_longrun_prog values               records, until it is killed, rounds i = 0, 1, ...
  *                                        of a scope "iter" around an instant "seq" with
  *                                        argument i and a counter "count" of value i,
@@ -262,6 +265,18 @@ static int tt_prog_spiky(const char *spikes, const char *name)
 	return 0;
 }
 
+static int tt_prog_exec(uint32_t events, const char *how)
+{
+	tt_prog_record_seq(0, 0, events);
+	if (strcmp(how, "execl") == 0) {
+		execl("/bin/true", "true", (char *)NULL);
+	} else {
+		char *const argv[] = {"true", NULL};
+		execvp("true", argv);
+	}
+	return 1;
+}
+
 static void tt_prog_values(void)
 {
 	struct timespec pause = {0, 100000};
@@ -315,6 +330,8 @@ int main(int argc, char **argv)
 #endif
 	if ((argc == 3 || argc == 4) && strcmp(argv[1], "spiky") == 0)
 		return tt_prog_spiky(argv[2], argc == 4 ? argv[3] : "slow");
+	if (argc == 4 && strcmp(argv[1], "exec") == 0)
+		return tt_prog_exec((uint32_t)atol(argv[2]), argv[3]);
 	if (argc == 2 && strcmp(argv[1], "values") == 0)
 		tt_prog_values();
 	if (argc == 3 && strcmp(argv[1], "fork") == 0)

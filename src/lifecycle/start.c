@@ -4,14 +4,21 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "lifecycle/lifecycle.h"
 
 static pthread_once_t tt__once = PTHREAD_ONCE_INIT;
 
-static void tt__at_exit(void)
+/* The process that started the runtime (or the child a fork made), as opposed to
+ * a vfork child, which shares its memory: that one must not end its run. */
+static pid_t tt__owner_pid;
+
+void tt__finish(void)
 {
-	if (tt__config.off)
+	static int finished;
+	if (tt__config.off || getpid() != tt__owner_pid ||
+	    __atomic_exchange_n(&finished, 1, __ATOMIC_SEQ_CST))
 		return;
 	if (tt__config.mode == TT__MODE_STREAM) {
 		int err = tt__stream_finish();
@@ -31,8 +38,16 @@ static void tt__at_exit(void)
 		fprintf(stderr, "ticktrace: could not write the trace at exit: %s\n", strerror(-err));
 	else
 		tt__live_finish(); /* the trace is all in the file now */
+	/* (An exec that fails goes on without recording: its events would go nowhere.) */
+	__atomic_store_n(&tt__recording, 0, __ATOMIC_SEQ_CST);
+	tt__set_all_limits();
 	tt__report_at_exit();
 	tt__say_drops();
+}
+
+static void tt__at_exit(void)
+{
+	tt__finish();
 }
 
 static void tt__before_fork(void)
@@ -53,6 +68,7 @@ static void tt__after_fork_in_child(void)
 	/* The child records into its own file: forget the parent's threads and events,
 	 * and take a new start anchor for the new process. */
 	tt__forked = 1;
+	tt__owner_pid = getpid();
 	tt__registry_reset_after_fork();
 	tt__names_after_fork();
 	tt__arena_reset_after_fork();
@@ -105,6 +121,7 @@ static void tt__init_once_guarded(void)
 	if (tt__signals_init() < 0)
 		fprintf(stderr, "ticktrace: no service thread: no trace on signals or crashes\n");
 	pthread_atfork(tt__before_fork, tt__after_fork_in_parent, tt__after_fork_in_child);
+	tt__owner_pid = getpid();
 	atexit(tt__at_exit);
 	__atomic_store_n(&tt__recording, 1, __ATOMIC_SEQ_CST);
 }

@@ -1,0 +1,134 @@
+/* exec, interposed: the new program replaces this one's memory, and with it every
+ * event recorded and not yet in the file, and no exit handler runs. The run ends as at
+ * exit first (start.c: tt__finish), then the C library's exec runs. The execl forms
+ * are interposed too: the C library's call its execve from the inside. An exec that
+ * fails returns to a program that records no more, and says so. */
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#include "lifecycle/lifecycle.h"
+
+TT_API int execve(const char *path, char *const argv[], char *const envp[]);
+TT_API int execv(const char *path, char *const argv[]);
+TT_API int execvp(const char *file, char *const argv[]);
+TT_API int execvpe(const char *file, char *const argv[], char *const envp[]);
+TT_API int fexecve(int fd, char *const argv[], char *const envp[]);
+TT_API int execl(const char *path, const char *arg, ...);
+TT_API int execlp(const char *file, const char *arg, ...);
+TT_API int execle(const char *path, const char *arg, ...);
+
+/* The C library's function `name`, once the run has ended; NULL with errno set. */
+static void *tt__before_exec(const char *name)
+{
+	void *next = dlsym(RTLD_NEXT, name);
+	if (!next) {
+		errno = ENOSYS;
+		return NULL;
+	}
+	tt__finish();
+	return next;
+}
+
+/* After an exec that failed: its errno kept. */
+static int tt__exec_failed(const char *name)
+{
+	int err = errno;
+	fprintf(stderr, "ticktrace: %s failed: the trace was written before it, and nothing more "
+		"is recorded\n", name);
+	errno = err;
+	return -1;
+}
+
+typedef int tt__execve_fn(const char *, char *const[], char *const[]);
+typedef int tt__execv_fn(const char *, char *const[]);
+
+int execve(const char *path, char *const argv[], char *const envp[])
+{
+	tt__execve_fn *next = (tt__execve_fn *)tt__before_exec("execve");
+	if (next)
+		next(path, argv, envp);
+	return tt__exec_failed("execve");
+}
+
+int execv(const char *path, char *const argv[])
+{
+	tt__execv_fn *next = (tt__execv_fn *)tt__before_exec("execv");
+	if (next)
+		next(path, argv);
+	return tt__exec_failed("execv");
+}
+
+int execvp(const char *file, char *const argv[])
+{
+	tt__execv_fn *next = (tt__execv_fn *)tt__before_exec("execvp");
+	if (next)
+		next(file, argv);
+	return tt__exec_failed("execvp");
+}
+
+int execvpe(const char *file, char *const argv[], char *const envp[])
+{
+	tt__execve_fn *next = (tt__execve_fn *)tt__before_exec("execvpe");
+	if (next)
+		next(file, argv, envp);
+	return tt__exec_failed("execvpe");
+}
+
+int fexecve(int fd, char *const argv[], char *const envp[])
+{
+	int (*next)(int, char *const[], char *const[]) =
+		(int (*)(int, char *const[], char *const[]))tt__before_exec("fexecve");
+	if (next)
+		next(fd, argv, envp);
+	return tt__exec_failed("fexecve");
+}
+
+/* The arguments of an execl form, up to its NULL, as an array; 0 (errno E2BIG) for
+ * more than TT__EXECL_MAX, which no exec takes whole anyway. */
+#define TT__EXECL_MAX 4096
+static int tt__execl_argv(const char *first, va_list *ap, char **argv)
+{
+	argv[0] = (char *)first;
+	for (size_t n = 0; argv[n]; n++) {
+		if (n + 1 == TT__EXECL_MAX) {
+			errno = E2BIG;
+			return 0;
+		}
+		argv[n + 1] = va_arg(*ap, char *);
+	}
+	return 1;
+}
+
+int execl(const char *path, const char *arg, ...)
+{
+	char *argv[TT__EXECL_MAX];
+	va_list ap;
+	va_start(ap, arg);
+	int ok = tt__execl_argv(arg, &ap, argv);
+	va_end(ap);
+	return ok ? execv(path, argv) : -1;
+}
+
+int execlp(const char *file, const char *arg, ...)
+{
+	char *argv[TT__EXECL_MAX];
+	va_list ap;
+	va_start(ap, arg);
+	int ok = tt__execl_argv(arg, &ap, argv);
+	va_end(ap);
+	return ok ? execvp(file, argv) : -1;
+}
+
+int execle(const char *path, const char *arg, ...)
+{
+	char *argv[TT__EXECL_MAX];
+	va_list ap;
+	va_start(ap, arg);
+	int ok = tt__execl_argv(arg, &ap, argv);
+	char *const *envp = ok ? va_arg(ap, char *const *) : NULL;
+	va_end(ap);
+	return ok ? execve(path, argv, envp) : -1;
+}
