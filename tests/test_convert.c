@@ -539,6 +539,30 @@ static void test_warnings_escape_names(void **state)
 	free(r.out);
 }
 
+/* A library unloaded (dlclose), then another loaded at the same address (issue 13,
+ * item 7): the converter says that names there may be the wrong library's. */
+static void test_library_loaded_where_another_was(void **state)
+{
+	struct tt_fixture *fx = *state;
+	static const struct tt_tw_module modules[] = {
+		{0x7f0000000000, 0x7f0000010000, "/opt/plugin-a.so", "aa"},
+		{0x7f0000008000, 0x7f0000020000, "/opt/plugin-b.so", "bb"},
+	};
+	static const struct tt_record rec[] = {R(TT_REC_INSTANT, S_WAKE, 10)};
+	struct tt_tw w;
+	open_demo(&w, fx->in, NULL);
+	tt_tw_modules(&w, modules, N(modules));
+	tt_tw_thread(&w, 0, 101, "producer", N(rec), 0);
+	tt_tw_events(&w, 0, 0, rec, N(rec));
+	tt_tw_end(&w);
+	assert_int_equal(tt_tw_close(&w), 0);
+	struct tt_run r;
+	TT_RUN(&r, "convert", fx->in, "-o", fx->out);
+	assert_int_equal(r.status, 0);
+	assert_err_has(&r, "/opt/plugin-a.so and /opt/plugin-b.so were loaded at overlapping addresses");
+	free(r.out);
+}
+
 static void test_merge_processes(void **state)
 {
 	struct tt_fixture *fx = *state;
@@ -1014,6 +1038,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_unmatched_and_clamped, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_func_exit_unwinds, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_merge_processes, setup, tt_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_library_loaded_where_another_was, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_warnings_escape_names, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_same_run_twice_refused, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_force_and_stdout, setup, tt_fixture_teardown),

@@ -103,6 +103,24 @@ void tt_tw_funcs(struct tt_tw *w, const uint64_t *addresses, size_t n)
 	tt_tw_pad(w, size);
 }
 
+void tt_tw_modules(struct tt_tw *w, const struct tt_tw_module *modules, size_t n)
+{
+	uint64_t size = sizeof(uint64_t), count = n;
+	for (size_t i = 0; i < n; i++)
+		size += sizeof(struct tt_module_info) + strlen(modules[i].path) + strlen(modules[i].build_id);
+	tt_tw_section(w, TT_SEC_MODULES, size);
+	fwrite(&count, sizeof(count), 1, w->fp);
+	for (size_t i = 0; i < n; i++) {
+		struct tt_module_info mi = {.start = modules[i].start, .end = modules[i].end,
+					    .path_len = (uint32_t)strlen(modules[i].path),
+					    .build_id_len = (uint32_t)strlen(modules[i].build_id)};
+		fwrite(&mi, sizeof(mi), 1, w->fp);
+		fwrite(modules[i].path, 1, mi.path_len, w->fp);
+		fwrite(modules[i].build_id, 1, mi.build_id_len, w->fp);
+	}
+	tt_tw_pad(w, size);
+}
+
 void tt_tw_arg_names(struct tt_tw *w, const uint64_t *addresses, const char *const *names, size_t n)
 {
 	uint64_t size = sizeof(uint64_t), count = n;

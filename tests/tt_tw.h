@@ -52,6 +52,13 @@ int tt_tw_open_file(struct tt_tw *w, const char *path);
 void tt_tw_header(struct tt_tw *w, const struct tt_file_header *h);
 void tt_tw_process(struct tt_tw *w, uint32_t pid, const char *name);
 void tt_tw_sites(struct tt_tw *w, const struct tt_tw_site *sites, size_t n);
+struct tt_tw_module {
+	uint64_t start, end;
+	const char *path;
+	const char *build_id; /* its bytes, as a string */
+};
+/* A MODULES section. */
+void tt_tw_modules(struct tt_tw *w, const struct tt_tw_module *modules, size_t n);
 /* A FUNCS section: functions that FUNC_ENTER records name. */
 void tt_tw_funcs(struct tt_tw *w, const uint64_t *addresses, size_t n);
 /* An ARG_NAMES section: the argument names of the sites at `addresses`. */

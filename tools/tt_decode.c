@@ -998,6 +998,14 @@ int tt_decode(const struct tt_trace *t, struct tt_sink *const *sinks, size_t nsi
 					"buffer (no memory, 65,536 live threads, or recorded from "
 					"inside ticktrace's start-up)", f->path,
 					f->header.unregistered_dropped);
+		const struct tt_module *was, *now;
+		if (tt_file_modules_overlap(f, &was, &now))
+			tt_decoder_warn(&d, "%s: %.*s and %.*s were loaded at overlapping addresses "
+					"(%#" PRIx64 "..%#" PRIx64 "), one after the other was unloaded: "
+					"call sites and functions there may be named after the wrong one",
+					f->path, (int)was->path.len, was->path.ptr, (int)now->path.len,
+					now->path.ptr, was->start > now->start ? was->start : now->start,
+					was->end < now->end ? was->end : now->end);
 		if (f->header.flags & TT_FILE_CRASHED)
 			tt_decoder_warn(&d, "%s: the run crashed: the program died of signal %" PRIu32
 					" (%s), and its crash handler wrote this file", f->path,

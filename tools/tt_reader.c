@@ -846,3 +846,22 @@ bool tt_file_writer_running(const struct tt_file *f)
 	size_t want = f->process.name.len < 15 ? f->process.name.len : 15;
 	return len == want && memcmp(comm, f->process.name.ptr, len) == 0;
 }
+
+bool tt_file_modules_overlap(const struct tt_file *f, const struct tt_module **a,
+			     const struct tt_module **b)
+{
+	for (size_t i = 0; i < f->nmodules; i++)
+		for (size_t k = i + 1; k < f->nmodules; k++) {
+			const struct tt_module *x = &f->modules[i], *y = &f->modules[k];
+			bool same = x->path.len == y->path.len &&
+				    memcmp(x->path.ptr, y->path.ptr, x->path.len) == 0 &&
+				    x->build_id.len == y->build_id.len &&
+				    memcmp(x->build_id.ptr, y->build_id.ptr, x->build_id.len) == 0;
+			if (!same && x->start < y->end && y->start < x->end) {
+				*a = x;
+				*b = y;
+				return true;
+			}
+		}
+	return false;
+}

@@ -116,6 +116,12 @@ struct tt_file {
 	struct tt_made_name *made_names;
 };
 
+/* Two modules of a file whose address ranges overlap but that are not the same ELF
+ * file (a library unloaded, then another loaded where it was): in *a and *b, true.
+ * Addresses there may be named after the wrong one. */
+bool tt_file_modules_overlap(const struct tt_file *f, const struct tt_module **a,
+			     const struct tt_module **b);
+
 /* Maps `path` and validates all of it but the records themselves. 0, or -1 after
  * reporting the problem; tt_file_close is safe either way. */
 int tt_file_open(struct tt_file *f, const char *path);
