@@ -457,6 +457,47 @@ static void test_report_to_a_device(void **state)
 	tt_rmdir(dir);
 }
 
+/* ---- threads ---- */
+
+/* Threads that record in every round of key destructors, the last one too, then a
+ * thread on the same stack: each thread's events stay its own (item 6). */
+static void test_events_in_the_last_destructor_round(void **state)
+{
+	(void)state;
+	char dir[64], path[128], out[160];
+	tt_tmpdir(dir, sizeof dir);
+	snprintf(path, sizeof path, "%s/run.ttr", dir);
+	snprintf(out, sizeof out, "TICKTRACE_OUT=%s", path);
+	tt_h_expect_run(TT_H(out), TT_H("destructors", "4"), NULL, 0, NULL);
+	struct tt_file f;
+	assert_int_equal(tt_file_open(&f, path), 0);
+	uint32_t numbers_seen = 0;
+	for (size_t k = 0; k < f.nthreads; k++) {
+		const struct tt_thread *t = &f.threads[k];
+		uint64_t number = UINT64_MAX, ordinary = 0;
+		for (size_t s = 0; s < t->nsections; s++)
+			for (size_t i = 0; i + 1 < t->sections[s].count; i++) {
+				if (TT_RECORD_KIND(t->sections[s].records[i].word) != TT_REC_INSTANT_ARG)
+					continue;
+				uint64_t value = t->sections[s].records[++i].tsc;
+				if (number == UINT64_MAX)
+					number = value >> 32;
+				if (value >> 32 != number)
+					fail_msg("thread %" PRIu32 " (tid %" PRIu32 ") holds events of thread "
+						 "%" PRIu64 " and of thread %" PRIu64, t->index, t->tid,
+						 number, value >> 32);
+				ordinary += (uint32_t)value < 10;
+			}
+		if (ordinary) {
+			assert_int_equal(ordinary, 10);
+			numbers_seen++;
+		}
+	}
+	assert_int_equal(numbers_seen, 4);
+	tt_file_close(&f);
+	tt_rmdir(dir);
+}
+
 /* ---- exec ---- */
 
 /* A program that becomes another by exec: what it recorded before is in its file,
@@ -591,6 +632,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_planted_files_are_replaced),
 		cmocka_unit_test(test_report_to_a_device),
 		cmocka_unit_test(test_exec_keeps_the_trace),
+		cmocka_unit_test(test_events_in_the_last_destructor_round),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -29,6 +29,11 @@
  *   tt_longrun_prog exec EVENTS HOW      records EVENTS "seq" instants, then becomes
  *                                        /bin/true by execl (HOW "execl") or execvp
  *                                        ("execvp")
+ *   tt_longrun_prog destructors THREADS  THREADS threads one after the other (each on
+ *                                        the stack of the one before), each recording
+ *                                        "seq" events numbered by it, also from a key
+ *                                        destructor that records and sets its key
+ *                                        again in every round of destructors
  *   tt_longrun_prog values               records, until it is killed, rounds i = 0, 1, ...
  *                                        of a scope "iter" around an instant "seq" with
  *                                        argument i and a counter "count" of value i,
@@ -277,6 +282,37 @@ static int tt_prog_exec(uint32_t events, const char *how)
 	return 1;
 }
 
+static pthread_key_t tt_prog_key;
+
+/* Records in every round of key destructors, the last one too. */
+static void tt_prog_key_destructor(void *arg)
+{
+	uint32_t number = (uint32_t)(uintptr_t)arg - 1;
+	TT_INSTANT_ARG("seq", (uint64_t)number << 32 | 1000000);
+	pthread_setspecific(tt_prog_key, arg);
+}
+
+static void *tt_prog_destructors_thread(void *arg)
+{
+	uint32_t number = (uint32_t)(uintptr_t)arg;
+	tt_prog_record_seq(number, 0, 10);
+	pthread_setspecific(tt_prog_key, (void *)(uintptr_t)(number + 1));
+	return NULL;
+}
+
+static int tt_prog_destructors(uint32_t threads)
+{
+	if (pthread_key_create(&tt_prog_key, tt_prog_key_destructor))
+		return 1;
+	for (uint32_t i = 0; i < threads; i++) {
+		pthread_t id;
+		if (pthread_create(&id, NULL, tt_prog_destructors_thread, (void *)(uintptr_t)i))
+			return 1;
+		pthread_join(id, NULL);
+	}
+	return 0;
+}
+
 static void tt_prog_values(void)
 {
 	struct timespec pause = {0, 100000};
@@ -332,6 +368,8 @@ int main(int argc, char **argv)
 		return tt_prog_spiky(argv[2], argc == 4 ? argv[3] : "slow");
 	if (argc == 4 && strcmp(argv[1], "exec") == 0)
 		return tt_prog_exec((uint32_t)atol(argv[2]), argv[3]);
+	if (argc == 3 && strcmp(argv[1], "destructors") == 0)
+		return tt_prog_destructors((uint32_t)atol(argv[2]));
 	if (argc == 2 && strcmp(argv[1], "values") == 0)
 		tt_prog_values();
 	if (argc == 3 && strcmp(argv[1], "fork") == 0)

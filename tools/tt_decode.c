@@ -996,7 +996,8 @@ int tt_decode(const struct tt_trace *t, struct tt_sink *const *sinks, size_t nsi
 		if (f->header.unregistered_dropped)
 			tt_decoder_warn(&d, "%s: %" PRIu64 " events dropped before their thread had a "
 					"buffer (no memory, 65,536 live threads, or recorded from "
-					"inside ticktrace's start-up)", f->path,
+					"inside ticktrace's start-up, or in a thread's last round of key "
+					"destructors)", f->path,
 					f->header.unregistered_dropped);
 		const struct tt_module *was, *now;
 		if (tt_file_modules_overlap(f, &was, &now))

@@ -4,6 +4,7 @@
  * calls malloc (a handler may have interrupted malloc), and its lock is only held
  * with signals blocked. */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -78,11 +79,17 @@ void tt__refresh_thread_name(struct tt__slot *slot)
 		prctl(PR_GET_NAME, slot->name, 0, 0, 0);
 }
 
+/* How many times the exiting thread's destructor ran: the C library calls the
+ * destructors again, up to PTHREAD_DESTRUCTOR_ITERATIONS rounds, while one of them
+ * sets a key, as the registration of an event recorded in a later destructor does. */
+static __thread int tt__exit_rounds;
+
 /* Runs in the exiting thread (a pthread key destructor): from now on a thread that
  * reuses this stack, and so this thread pointer, is a new thread. */
 static void tt__thread_exit(void *arg)
 {
 	struct tt__slot *slot = arg;
+	tt__exit_rounds++;
 	sigset_t old;
 	tt__registry_lock(&old);
 	tt__refresh_thread_name(slot);
@@ -156,6 +163,11 @@ struct tt__slot *tt__register_thread(uintptr_t tp)
 	/* A signal handler on this thread may have registered it since we looked. */
 	struct tt__slot *slot = tt__find_slot(tp);
 	if (slot)
+		goto out;
+	/* Recorded in the last round of key destructors: no round is left to mark it
+	 * exited, and a thread that reuses its stack would record into its slot under
+	 * its tid. Its events are counted as dropped instead. */
+	if (tt__exit_rounds >= PTHREAD_DESTRUCTOR_ITERATIONS)
 		goto out;
 	slot = tt__free_slots;
 	if (slot)
