@@ -216,9 +216,14 @@ static void test_sigkill_at_random_moments(void **state)
 			snprintf(path, sizeof path, "%s/%s", t->dir, t->c->file);
 			/* A dump the kill interrupted left no file, and no half of one. */
 			if (t->c->dump_first && access(path, F_OK) != 0) {
-				if (tt_dir_entries(t->dir) != 0)
+				if (tt_dir_entries(t->dir) != 0) {
+					char ls[256];
+					snprintf(ls, sizeof ls, "ls -la %s", t->dir);
+					if (system(ls) != 0)
+						fprintf(stderr, "(cannot list it)\n");
 					fail_msg("%s: a dump the kill interrupted left files (case %s)", t->dir,
 						 t->c->name);
+				}
 			} else {
 				tt_h_converts(t->dir, path);
 				printf("case %s: %s\n", t->c->name, path);

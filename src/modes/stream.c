@@ -47,6 +47,8 @@
 #define TT__STREAM_TAIL_PER_THREAD 256
 /* Room asked for beside a section's records: the SITES before them, and headers. */
 #define TT__STREAM_SECTION_SLACK (UINT64_C(64) << 10)
+/* Reserved ahead of need, in steps this large. */
+#define TT__STREAM_RESERVE_STEP (UINT64_C(4) << 20)
 
 struct tt__stream {
 	struct tt__out *out;
@@ -71,6 +73,7 @@ struct tt__stream {
 	 * written. no_reserve: the file system cannot reserve space (fallocate). */
 	int disk_full;
 	int no_reserve;
+	uint64_t reserved_to; /* the file's blocks are reserved up to this offset */
 	int in_place; /* a device or FIFO: written in order, never rewritten */
 };
 
@@ -124,6 +127,19 @@ static void tt__stream_refresh_header(struct tt__stream *st)
 /* Whether `bytes` more can be written with the file's end still fitting after them:
  * reserved on disk (fallocate, keeping the file's size) before they are written. Once
  * not, the disk is full for the rest of the run, and it is said once. */
+/* Reserves the file's blocks up to offset `to`; 0 or -1 with errno. */
+static int tt__stream_reserve(struct tt__stream *st, uint64_t to)
+{
+	int rc;
+	do
+		rc = fallocate(st->out->fd, FALLOC_FL_KEEP_SIZE, (off_t)st->out->offset,
+			       (off_t)(to - st->out->offset));
+	while (rc < 0 && errno == EINTR);
+	if (rc == 0)
+		st->reserved_to = to;
+	return rc;
+}
+
 static int tt__stream_room(struct tt__stream *st, uint64_t bytes)
 {
 	if (st->disk_full || st->out->err)
@@ -131,12 +147,13 @@ static int tt__stream_room(struct tt__stream *st, uint64_t bytes)
 	if (st->no_reserve)
 		return 1;
 	uint64_t tail = TT__STREAM_TAIL_BYTES + TT__STREAM_TAIL_PER_THREAD * st->end.threads;
-	int rc;
-	do
-		rc = fallocate(st->out->fd, FALLOC_FL_KEEP_SIZE, (off_t)st->out->offset,
-			       (off_t)(bytes + TT__STREAM_SECTION_SLACK + tail));
-	while (rc < 0 && errno == EINTR);
-	if (rc == 0)
+	uint64_t need = st->out->offset + bytes + TT__STREAM_SECTION_SLACK + tail;
+	if (need <= st->reserved_to)
+		return 1;
+	/* A step ahead, so that many small sections (threads that come and go) make few
+	 * system calls; near a full disk, just what is needed. */
+	if (tt__stream_reserve(st, need + TT__STREAM_RESERVE_STEP) == 0 ||
+	    ((errno == ENOSPC || errno == EDQUOT) && tt__stream_reserve(st, need) == 0))
 		return 1;
 	if (errno != ENOSPC && errno != EDQUOT) { /* a file system, or a device, that cannot */
 		st->no_reserve = 1;

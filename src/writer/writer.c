@@ -868,12 +868,17 @@ static int tt__open_unnamed(const char *path)
 	return fd < 0 ? -errno : fd;
 }
 
-/* Gives the unnamed file `fd` a new name beside PATH, in tmp. */
+/* Names the unnamed file `fd` PATH where nothing is there (tmp then ""), or else a
+ * new name beside PATH, in tmp, for the caller to rename over it. */
 static int tt__name_unnamed(int fd, const char *path, char *tmp, size_t cap)
 {
 	char proc[64];
 	snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
 	tmp[0] = 0;
+	/* Nothing at PATH: named there at once (nothing to rename, no moment when a
+	 * temporary name exists). */
+	if (linkat(AT_FDCWD, proc, AT_FDCWD, path, AT_SYMLINK_FOLLOW) == 0)
+		return 0;
 	for (unsigned attempt = 0; attempt < 100; attempt++) {
 		struct timespec now;
 		clock_gettime(CLOCK_MONOTONIC, &now);
@@ -955,7 +960,7 @@ int tt__write_file_with(const char *path, tt__file_writer write, void *arg)
 		err = tt__name_unnamed(keep, path, tmp, sizeof tmp);
 	if (keep >= 0)
 		close(keep);
-	if (!err && rename(tmp, path) < 0)
+	if (!err && tmp[0] && rename(tmp, path) < 0)
 		err = -errno;
 	if (err && tmp[0])
 		unlink(tmp);
