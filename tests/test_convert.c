@@ -518,6 +518,25 @@ static void test_same_run_twice_refused(void **state)
 	}
 }
 
+/* Ends a demo file with one thread (tid 101) holding `rec`. */
+static void end_one(struct tt_tw *w, const char *thread, const struct tt_record *rec, size_t n)
+{
+	tt_tw_thread(w, 0, 101, thread, n, 0);
+	tt_tw_events(w, 0, 0, rec, n);
+	tt_tw_end(w);
+	assert_int_equal(tt_tw_close(w), 0);
+}
+
+/* Converts fx->in: it must succeed and say `text` on stderr (in r->err). */
+static void convert_says(const struct tt_fixture *fx, struct tt_run *r, const char *text)
+{
+	TT_RUN(r, "convert", fx->in, "-o", fx->out);
+	free(r->out);
+	if (r->status != 0)
+		fail_msg("convert: status %d: %s", r->status, r->err);
+	assert_err_has(r, text);
+}
+
 /* Names from a trace reach convert's warnings (issue 13, item 18): a terminal's
  * escape sequences in them are shown, not sent. */
 static void test_warnings_escape_names(void **state)
@@ -526,17 +545,11 @@ static void test_warnings_escape_names(void **state)
 	static const struct tt_record rec[] = {R(TT_REC_BEGIN, S_MAIN, 10)}; /* left open */
 	struct tt_tw w;
 	open_demo(&w, fx->in, NULL);
-	tt_tw_thread(&w, 0, 101, "evil\033]0;owned\007\033[2J", N(rec), 0);
-	tt_tw_events(&w, 0, 0, rec, N(rec));
-	tt_tw_end(&w);
-	assert_int_equal(tt_tw_close(&w), 0);
+	end_one(&w, "evil\033]0;owned\007\033[2J", rec, N(rec));
 	struct tt_run r;
-	TT_RUN(&r, "convert", fx->in, "-o", fx->out);
-	assert_int_equal(r.status, 0);
-	assert_err_has(&r, "evil\\x1b]0;owned\\x07\\x1b[2J");
+	convert_says(fx, &r, "evil\\x1b]0;owned\\x07\\x1b[2J");
 	assert_null(strchr(r.err, '\033'));
 	assert_null(strchr(r.err, '\007'));
-	free(r.out);
 }
 
 /* A library unloaded (dlclose), then another loaded at the same address (issue 13,
@@ -552,15 +565,9 @@ static void test_library_loaded_where_another_was(void **state)
 	struct tt_tw w;
 	open_demo(&w, fx->in, NULL);
 	tt_tw_modules(&w, modules, N(modules));
-	tt_tw_thread(&w, 0, 101, "producer", N(rec), 0);
-	tt_tw_events(&w, 0, 0, rec, N(rec));
-	tt_tw_end(&w);
-	assert_int_equal(tt_tw_close(&w), 0);
+	end_one(&w, "producer", rec, N(rec));
 	struct tt_run r;
-	TT_RUN(&r, "convert", fx->in, "-o", fx->out);
-	assert_int_equal(r.status, 0);
-	assert_err_has(&r, "/opt/plugin-a.so and /opt/plugin-b.so were loaded at overlapping addresses");
-	free(r.out);
+	convert_says(fx, &r, "/opt/plugin-a.so and /opt/plugin-b.so were loaded at overlapping addresses");
 }
 
 static void test_merge_processes(void **state)

@@ -92,6 +92,20 @@ static void tt_h_expect_text(const char *path, const char *want)
 		fail_msg("%s does not say \"%s\":\n%s", path, want, text);
 }
 
+/* A test's directory: dir/run.ttr as TICKTRACE_OUT (in `out`), dir/stderr for what
+ * the program says. */
+struct tt_h_dir {
+	char dir[64], path[128], out[160], err[160];
+};
+
+static void tt_h_dir_make(struct tt_h_dir *d)
+{
+	tt_tmpdir(d->dir, sizeof d->dir);
+	snprintf(d->path, sizeof d->path, "%s/run.ttr", d->dir);
+	snprintf(d->out, sizeof d->out, "TICKTRACE_OUT=%s", d->path);
+	snprintf(d->err, sizeof d->err, "%s/stderr", d->dir);
+}
+
 /* `path` converts with the ticktrace command, to dir/out.json. */
 static void tt_h_converts(const char *dir, const char *path)
 {
@@ -254,21 +268,20 @@ static void test_sigkill_at_random_moments(void **state)
 static void test_fault_with_ignored_signal_dies(void **state)
 {
 	(void)state;
-	char dir[64], path[128], out[160], script[512];
-	tt_tmpdir(dir, sizeof dir);
-	snprintf(path, sizeof path, "%s/run.ttr", dir);
-	snprintf(out, sizeof out, "TICKTRACE_OUT=%s", path);
+	struct tt_h_dir d;
+	char script[512];
+	tt_h_dir_make(&d);
 	snprintf(script, sizeof script, "trap '' SEGV; exec '%s' crash segv 1000", tt_h_prog);
 	struct tt_child c;
-	assert_int_equal(tt_child_spawn(&c, "/bin/sh", TT_H(out), TT_H("-c", script), NULL), 0);
+	assert_int_equal(tt_child_spawn(&c, "/bin/sh", TT_H(d.out), TT_H("-c", script), NULL), 0);
 	int status = tt_child_wait(&c, 30);
 	if (status != TT_H_FAULT_STATUS && !(TT_H_FAULT_STATUS == TT_H_SOME_SIGNAL && status > 128))
 		fail_msg("status %d, not %d (-1: it looped at its fault)", status, 128 + SIGSEGV);
 	struct tt_file f;
-	assert_int_equal(tt_file_open(&f, path), 0);
+	assert_int_equal(tt_file_open(&f, d.path), 0);
 	assert_int_equal(f.header.crash_signal, SIGSEGV);
 	tt_file_close(&f);
-	tt_rmdir(dir);
+	tt_rmdir(d.dir);
 }
 
 /* TICKTRACE_DUMP_SIGNAL naming a crash signal, or one that takes no handler, is
@@ -276,21 +289,18 @@ static void test_fault_with_ignored_signal_dies(void **state)
 static void test_dump_signal_refuses_crash_signals(void **state)
 {
 	(void)state;
-	char dir[64], path[128], out[160], err[160];
-	tt_tmpdir(dir, sizeof dir);
-	snprintf(path, sizeof path, "%s/run.ttr", dir);
-	snprintf(out, sizeof out, "TICKTRACE_OUT=%s", path);
-	snprintf(err, sizeof err, "%s/stderr", dir);
+	struct tt_h_dir d;
+	tt_h_dir_make(&d);
 	static const char *const crash[] = {"TICKTRACE_DUMP_SIGNAL=11", "TICKTRACE_DUMP_SIGNAL=7",
 					    "TICKTRACE_DUMP_SIGNAL=4"};
 	for (size_t i = 0; i < sizeof crash / sizeof crash[0]; i++)
-		tt_h_expect_run(TT_H(crash[i], out), TT_H("crash", "segv", "100"), err, TT_H_FAULT_STATUS,
+		tt_h_expect_run(TT_H(crash[i], d.out), TT_H("crash", "segv", "100"), d.err, TT_H_FAULT_STATUS,
 				"is not a signal ticktrace can take");
 	static const char *const unhandled[] = {"TICKTRACE_DUMP_SIGNAL=9", "TICKTRACE_DUMP_SIGNAL=19"};
 	for (size_t i = 0; i < sizeof unhandled / sizeof unhandled[0]; i++)
-		tt_h_expect_run(TT_H(unhandled[i], out), TT_H("seq", "1", "100"), err, 0,
+		tt_h_expect_run(TT_H(unhandled[i], d.out), TT_H("seq", "1", "100"), d.err, 0,
 				"is not a signal ticktrace can take");
-	tt_rmdir(dir);
+	tt_rmdir(d.dir);
 }
 
 /* ---- FIFOs and devices ---- */
@@ -348,18 +358,17 @@ static void test_fifo_outputs(void **state)
 static void test_thresholds_from_a_device(void **state)
 {
 	(void)state;
-	char dir[64], out[160], err[160], fifo[128], from_fifo[160];
-	tt_tmpdir(dir, sizeof dir);
-	snprintf(out, sizeof out, "TICKTRACE_OUT=%s/run.ttr", dir);
-	snprintf(err, sizeof err, "%s/stderr", dir);
-	snprintf(fifo, sizeof fifo, "%s/thresholds", dir);
+	struct tt_h_dir d;
+	char fifo[128], from_fifo[160];
+	tt_h_dir_make(&d);
+	snprintf(fifo, sizeof fifo, "%s/thresholds", d.dir);
 	snprintf(from_fifo, sizeof from_fifo, "TICKTRACE_SPIKE_THRESHOLDS=%s", fifo);
 	assert_int_equal(mkfifo(fifo, 0600), 0);
 	const char *const sources[] = {"TICKTRACE_SPIKE_THRESHOLDS=/dev/zero", from_fifo};
 	for (size_t i = 0; i < sizeof sources / sizeof sources[0]; i++)
-		tt_h_expect_run(TT_H(sources[i], out, "TICKTRACE_MODE=stream", "TICKTRACE_SPIKES=stderr"),
-				TT_H("seq", "1", "100"), err, 0, "not a regular file");
-	tt_rmdir(dir);
+		tt_h_expect_run(TT_H(sources[i], d.out, "TICKTRACE_MODE=stream", "TICKTRACE_SPIKES=stderr"),
+				TT_H("seq", "1", "100"), d.err, 0, "not a regular file");
+	tt_rmdir(d.dir);
 }
 
 /* ---- files planted where ticktrace writes ---- */
@@ -451,25 +460,23 @@ static void test_planted_files_are_replaced(void **state)
 static void test_report_to_a_device(void **state)
 {
 	(void)state;
-	char dir[64], out[160], link_path[128], report[192], err[160];
-	tt_tmpdir(dir, sizeof dir);
-	snprintf(out, sizeof out, "TICKTRACE_OUT=%s/run.ttr", dir);
-	snprintf(link_path, sizeof link_path, "%s/stdout", dir);
+	struct tt_h_dir d;
+	char link_path[128], report[192];
+	tt_h_dir_make(&d);
+	snprintf(link_path, sizeof link_path, "%s/stdout", d.dir);
 	snprintf(report, sizeof report, "TICKTRACE_REPORT=%s", link_path);
-	snprintf(err, sizeof err, "%s/stderr", dir);
 	assert_int_equal(symlink("/proc/self/fd/1", link_path), 0);
 	char line[256];
-	assert_int_equal(tt_h_run(TT_H(out, report), TT_H("seq", "1", "100"), err, line, sizeof line, 30), 0);
+	assert_int_equal(tt_h_run(TT_H(d.out, report), TT_H("seq", "1", "100"), d.err, line, sizeof line, 30), 0);
 	if (!strstr(line, "ticktrace: pid "))
-		fail_msg("the report did not reach standard output: \"%s\"; stderr: %s", line, tt_h_read(err));
+		fail_msg("the report did not reach standard output: \"%s\"; stderr: %s", line, tt_h_read(d.err));
 	struct stat st;
 	assert_int_equal(lstat(link_path, &st), 0);
 	assert_true(S_ISLNK(st.st_mode));
 
-	assert_int_equal(tt_h_run(TT_H(out, report, "TICKTRACE_MODE=stream"), TT_H("seq", "1", "100"), err,
-				  NULL, 0, 30), 0);
-	tt_h_expect_text(err, "TICKTRACE_REPORT needs TICKTRACE_MODE stop or ring");
-	tt_rmdir(dir);
+	tt_h_expect_run(TT_H(d.out, report, "TICKTRACE_MODE=stream"), TT_H("seq", "1", "100"), d.err, 0,
+			"TICKTRACE_REPORT needs TICKTRACE_MODE stop or ring");
+	tt_rmdir(d.dir);
 }
 
 /* ---- threads ---- */
@@ -479,13 +486,11 @@ static void test_report_to_a_device(void **state)
 static void test_events_in_the_last_destructor_round(void **state)
 {
 	(void)state;
-	char dir[64], path[128], out[160];
-	tt_tmpdir(dir, sizeof dir);
-	snprintf(path, sizeof path, "%s/run.ttr", dir);
-	snprintf(out, sizeof out, "TICKTRACE_OUT=%s", path);
-	tt_h_expect_run(TT_H(out), TT_H("destructors", "4"), NULL, 0, NULL);
+	struct tt_h_dir d;
+	tt_h_dir_make(&d);
+	tt_h_expect_run(TT_H(d.out), TT_H("destructors", "4"), NULL, 0, NULL);
 	struct tt_file f;
-	assert_int_equal(tt_file_open(&f, path), 0);
+	assert_int_equal(tt_file_open(&f, d.path), 0);
 	uint32_t numbers_seen = 0;
 	for (size_t k = 0; k < f.nthreads; k++) {
 		const struct tt_thread *t = &f.threads[k];
@@ -510,7 +515,7 @@ static void test_events_in_the_last_destructor_round(void **state)
 	}
 	assert_int_equal(numbers_seen, 4);
 	tt_file_close(&f);
-	tt_rmdir(dir);
+	tt_rmdir(d.dir);
 }
 
 /* ---- exec ---- */
@@ -520,23 +525,21 @@ static void test_events_in_the_last_destructor_round(void **state)
 static void test_exec_keeps_the_trace(void **state)
 {
 	(void)state;
-	char dir[64], path[128], out[160];
-	tt_tmpdir(dir, sizeof dir);
-	snprintf(path, sizeof path, "%s/run.ttr", dir);
-	snprintf(out, sizeof out, "TICKTRACE_OUT=%s", path);
+	struct tt_h_dir d;
+	tt_h_dir_make(&d);
 	static const char *const modes[] = {"TICKTRACE_MODE=stop", "TICKTRACE_MODE=stream"};
 	static const char *const hows[] = {"execl", "execvp"};
 	for (size_t i = 0; i < 2; i++) {
-		tt_h_expect_run(TT_H(modes[i], out), TT_H("exec", "1000", hows[i]), NULL, 0, NULL);
+		tt_h_expect_run(TT_H(modes[i], d.out), TT_H("exec", "1000", hows[i]), NULL, 0, NULL);
 		struct tt_file f;
-		if (tt_file_open(&f, path) < 0)
+		if (tt_file_open(&f, d.path) < 0)
 			fail_msg("%s, %s: no trace", modes[i], hows[i]);
 		assert_false(f.cut_short);
 		assert_int_equal(f.records, 2000);
 		tt_file_close(&f);
-		unlink(path);
+		unlink(d.path);
 	}
-	tt_rmdir(dir);
+	tt_rmdir(d.dir);
 }
 
 /* ---- a full disk (items 3, 4) ---- */
