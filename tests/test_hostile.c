@@ -260,6 +260,34 @@ static void test_sigkill_at_random_moments(void **state)
 	}
 }
 
+/* A run killed before it described the call sites it used: the converter names
+ * them from the binary, where their descriptors are static data (item 2). */
+static void test_sites_named_after_sigkill(void **state)
+{
+	(void)state;
+	struct tt_h_dir d;
+	tt_h_dir_make(&d);
+	struct tt_child c;
+	assert_int_equal(tt_child_spawn(&c, tt_h_prog, TT_H(d.out, "TICKTRACE_LIVE=1"), TT_H("hold", "1000", "0"),
+					NULL), 0);
+	char line[64], live[160], json[160];
+	assert_non_null(fgets(line, sizeof line, c.out));
+	kill(c.pid, SIGKILL);
+	assert_int_equal(tt_child_wait(&c, 30), 128 + SIGKILL);
+	snprintf(live, sizeof live, "%s.live", d.path);
+	snprintf(json, sizeof json, "%s/run.json", d.dir);
+	struct tt_run r;
+	TT_RUN(&r, "convert", live, "-o", json);
+	free(r.out);
+	assert_int_equal(r.status, 0);
+	cJSON *root = tt_json_load(json);
+	const cJSON *seq = tt_json_find(root, "i", "seq");
+	if (!seq)
+		fail_msg("no instant named \"seq\" in %s: %s", json, tt_h_read(json));
+	cJSON_Delete(root);
+	tt_rmdir(d.dir);
+}
+
 /* ---- signals ---- */
 
 /* A program started with SIGSEGV ignored (as by `nohup`-like wrappers, across exec)
@@ -643,6 +671,7 @@ int main(int argc, char **argv)
 	}
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sigkill_at_random_moments),
+		cmocka_unit_test(test_sites_named_after_sigkill),
 		cmocka_unit_test(test_fault_with_ignored_signal_dies),
 		cmocka_unit_test(test_dump_signal_refuses_crash_signals),
 		cmocka_unit_test(test_fifo_outputs),

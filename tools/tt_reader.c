@@ -656,6 +656,7 @@ static int tt_name_unknown_sites(struct tt_file *f)
 				f->sites[f->nsites++] = (struct tt_site){
 					.address = TT_RECORD_PAYLOAD(word),
 					.name = {made->text, (uint32_t)n},
+					.undescribed = true,
 				};
 			}
 		}

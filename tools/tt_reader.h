@@ -33,6 +33,9 @@ struct tt_site {
 	 * slices take this site, and name, file and line are what symbols tell
 	 * (tt_trace_symbolize), "0x..." until then. */
 	bool is_func;
+	/* Used by a live or streamed file's records before the run described it: named
+	 * by its address (tt_symbols then reads it from the ELF file, when it can). */
+	bool undescribed;
 };
 
 struct tt_file;

@@ -414,6 +414,119 @@ int tt_symbols_lookup(void *ctx, const struct tt_file *file, uint64_t address,
 	return 0;
 }
 
+/* ---- call sites the run had not described: read from their ELF files ---- */
+
+/* The bytes of an ELF file at its virtual address `vaddr`: `n` of them, or up to a NUL
+ * (n 0: a string); NULL where no section holds them. */
+static const char *tt_elf_bytes(Elf *elf, GElf_Addr vaddr, size_t n)
+{
+	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn)) != NULL;) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS || !(sh.sh_flags & SHF_ALLOC) ||
+		    vaddr < sh.sh_addr || vaddr >= sh.sh_addr + sh.sh_size)
+			continue;
+		Elf_Data *data = elf_getdata(scn, NULL);
+		uint64_t at = vaddr - sh.sh_addr;
+		if (!data || at >= data->d_size)
+			return NULL;
+		const char *p = (const char *)data->d_buf + at;
+		size_t left = data->d_size - at;
+		return (n ? n <= left : memchr(p, 0, left) != NULL) ? p : NULL;
+	}
+	return NULL;
+}
+
+/* A pointer the loader sets at `vaddr`: a position-independent file's is a relative
+ * relocation's addend (the bytes there are 0); another's, the bytes. 0: none. */
+static GElf_Addr tt_elf_pointer(Elf *elf, GElf_Addr vaddr)
+{
+	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn)) != NULL;) {
+		GElf_Shdr sh;
+		Elf_Data *data;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA || !(data = elf_getdata(scn, NULL)))
+			continue;
+		for (size_t i = 0; sh.sh_entsize && i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Rela rela;
+			if (gelf_getrela(data, (int)i, &rela) && rela.r_offset == vaddr &&
+			    GELF_R_TYPE(rela.r_info) == R_X86_64_RELATIVE)
+				return (GElf_Addr)rela.r_addend;
+		}
+	}
+	const char *bytes = tt_elf_bytes(elf, vaddr, sizeof(uint64_t));
+	uint64_t value = 0;
+	if (bytes)
+		memcpy(&value, bytes, sizeof value);
+	return value;
+}
+
+/* Keeps a string read for a site until tt_symbols_free; NULL when out of memory. */
+static const char *tt_keep(struct tt_symbols *s, const char *text)
+{
+	if (s->nresults == s->results_cap) {
+		size_t cap = s->results_cap ? 2 * s->results_cap : 64;
+		struct tt_sym_result *grown = realloc(s->results, cap * sizeof(*grown));
+		if (!grown)
+			return NULL;
+		s->results = grown;
+		s->results_cap = cap;
+	}
+	char *copy = strdup(text);
+	if (copy)
+		s->results[s->nresults++] = (struct tt_sym_result){.name = copy};
+	return copy;
+}
+
+/* The descriptor (struct tt_callsite, include/ticktrace.h) at `vaddr` of the file:
+ * its name, file, function and line into the site; false where it is not one. */
+static bool tt_describe_site(struct tt_symbols *s, Elf *elf, GElf_Addr vaddr, struct tt_site *site)
+{
+	enum { NAME = 0, FILE_ = 8, FUNC = 16, LINE = 24, SIZE = 28 };
+	const char *desc = tt_elf_bytes(elf, vaddr, SIZE);
+	if (!desc)
+		return false;
+	const char *text[3];
+	static const unsigned at[3] = {NAME, FILE_, FUNC};
+	for (int i = 0; i < 3; i++) {
+		GElf_Addr p = tt_elf_pointer(elf, vaddr + at[i]);
+		text[i] = p ? tt_elf_bytes(elf, p, 0) : "";
+		if (!text[i] || !(text[i] = tt_keep(s, text[i])))
+			return false;
+	}
+	uint32_t line;
+	memcpy(&line, desc + LINE, sizeof line);
+	site->name = (struct tt_str){text[0], (uint32_t)strnlen(text[0], TT_MAX_STRING)};
+	site->file = (struct tt_str){text[1], (uint32_t)strnlen(text[1], TT_MAX_STRING)};
+	site->func = (struct tt_str){text[2], (uint32_t)strnlen(text[2], TT_MAX_STRING)};
+	site->line = line;
+	site->undescribed = false;
+	return true;
+}
+
+/* Names a file's undescribed sites from the ELF files its MODULES list: a descriptor
+ * is static data of the binary that recorded it. */
+static void tt_describe_sites(struct tt_symbols *s, struct tt_file *f)
+{
+	struct tt_sym_file *sf = tt_sym_file_for(s, f);
+	for (size_t k = 0; sf && k < f->nsites; k++) {
+		struct tt_site *site = &f->sites[k];
+		for (size_t i = 0; site->undescribed && i < f->nmodules; i++) {
+			struct tt_sym_module *sm = &sf->modules[i];
+			if (!sm->resolved) {
+				struct tt_elf *e = tt_elf_for(s, &f->modules[i]);
+				if (!e)
+					return;
+				sm->resolved = true;
+				if (e->mod && tt_module_bias(e, &f->modules[i], &sm->bias))
+					sm->elf = e;
+			}
+			GElf_Addr unused;
+			Elf *elf = sm->elf ? dwfl_module_getelf(sm->elf->mod, &unused) : NULL;
+			if (elf)
+				tt_describe_site(s, elf, site->address - sm->bias - sm->elf->dwfl_bias, site);
+		}
+	}
+}
+
 struct tt_symbols *tt_symbols_attach(struct tt_trace *t, const char *debug_dir)
 {
 	struct tt_symbols *s = tt_symbols_new(debug_dir);
@@ -425,5 +538,7 @@ struct tt_symbols *tt_symbols_attach(struct tt_trace *t, const char *debug_dir)
 		tt_symbols_free(s);
 		return NULL;
 	}
+	for (size_t i = 0; i < t->nfiles; i++)
+		tt_describe_sites(s, &t->files[i]);
 	return s;
 }
