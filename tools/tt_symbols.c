@@ -354,6 +354,23 @@ static int tt_name_from_elf(struct tt_elf *e, Dwarf_Addr address, struct tt_sym_
 	return 0;
 }
 
+/* A file's module number i, its ELF file opened the first time; NULL when out of
+ * memory. */
+static struct tt_sym_module *tt_sym_module_at(struct tt_symbols *s, struct tt_sym_file *sf, size_t i)
+{
+	struct tt_sym_module *sm = &sf->modules[i];
+	if (!sm->resolved) {
+		const struct tt_module *m = &sf->file->modules[i];
+		struct tt_elf *e = tt_elf_for(s, m);
+		if (!e)
+			return NULL;
+		sm->resolved = true;
+		if (e->mod && tt_module_bias(e, m, &sm->bias))
+			sm->elf = e;
+	}
+	return sm;
+}
+
 static int tt_resolve(struct tt_symbols *s, struct tt_sym_file *sf, uint64_t address,
 		      struct tt_sym_result *r)
 {
@@ -362,15 +379,9 @@ static int tt_resolve(struct tt_symbols *s, struct tt_sym_file *sf, uint64_t add
 		const struct tt_module *m = &f->modules[i];
 		if (address < m->start || address >= m->end)
 			continue;
-		struct tt_sym_module *sm = &sf->modules[i];
-		if (!sm->resolved) {
-			struct tt_elf *e = tt_elf_for(s, m);
-			if (!e)
-				return -1;
-			sm->resolved = true;
-			if (e->mod && tt_module_bias(e, m, &sm->bias))
-				sm->elf = e;
-		}
+		struct tt_sym_module *sm = tt_sym_module_at(s, sf, i);
+		if (!sm)
+			return -1;
 		if (sm->elf)
 			return tt_name_from_elf(sm->elf, address - sm->bias, r);
 		/* The file that ran is not at hand: its offset in that file. */
@@ -510,15 +521,9 @@ static void tt_describe_sites(struct tt_symbols *s, struct tt_file *f)
 	for (size_t k = 0; sf && k < f->nsites; k++) {
 		struct tt_site *site = &f->sites[k];
 		for (size_t i = 0; site->undescribed && i < f->nmodules; i++) {
-			struct tt_sym_module *sm = &sf->modules[i];
-			if (!sm->resolved) {
-				struct tt_elf *e = tt_elf_for(s, &f->modules[i]);
-				if (!e)
-					return;
-				sm->resolved = true;
-				if (e->mod && tt_module_bias(e, &f->modules[i], &sm->bias))
-					sm->elf = e;
-			}
+			struct tt_sym_module *sm = tt_sym_module_at(s, sf, i);
+			if (!sm)
+				return;
 			GElf_Addr unused;
 			Elf *elf = sm->elf ? dwfl_module_getelf(sm->elf->mod, &unused) : NULL;
 			if (elf)
