@@ -1,0 +1,41 @@
+#!/bin/sh
+# A new user's prefix install: the library alone (-Dtools=false ...: no cJSON, elfutils
+# or cmocka), configured with --prefix in a scratch directory and installed there; then
+#  - a program built through pkg-config runs without LD_LIBRARY_PATH (the .pc's rpath),
+#  - a CMake project finds it with find_package(ticktrace) and builds one program per
+#    target (ticktrace::ticktrace, ::instrument, ::wrap), which record what they must.
+#   install_prefix.sh SOURCE_ROOT  (TT_TEST_TOOL: the ticktrace command converts)
+set -eu
+src=$1
+command -v cmake >/dev/null || { echo "skipped: no cmake" >&2; exit 77; }
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/consumers/check_use.sh"
+root=$(mktemp -d)
+trap 'rm -rf "$root"' EXIT
+prefix=$root/prefix
+# The environment of a sanitizer build is not the library's.
+unset CFLAGS LDFLAGS ASAN_OPTIONS UBSAN_OPTIONS
+meson setup "$root/build" "$src" --prefix="$prefix" -Dtools=false -Dbench=false -Dtests=false \
+	>"$root/setup.log" 2>&1 || { cat "$root/setup.log" >&2; exit 1; }
+ninja -C "$root/build" >"$root/build.log" 2>&1 || { cat "$root/build.log" >&2; exit 1; }
+meson install -C "$root/build" --quiet >/dev/null
+
+# pkg-config, as the README says; nothing set but where the .pc files are.
+pcdir=$(dirname "$(find "$prefix" -name ticktrace.pc)")
+export PKG_CONFIG_PATH=$pcdir
+mkdir "$root/pc"
+cc -std=c11 -o "$root/pc/use-markup" "$here/consumers/use.c" $(pkg-config --cflags --libs ticktrace)
+cc -std=c11 -g -o "$root/pc/use-instrument" "$here/consumers/use.c" \
+	$(pkg-config --cflags --libs ticktrace-instrument)
+cc -std=c11 -DUSE_HEAP -o "$root/pc/use-wrap" "$here/consumers/use.c" \
+	$(pkg-config --cflags --libs ticktrace-wrap)
+check_use "$root/pc"
+
+# CMake, found through CMAKE_PREFIX_PATH as a user would point it at the prefix.
+cp "$here/consumers/cmake/CMakeLists.txt" "$here/consumers/use.c" "$root/"
+mkdir "$root/cmake-src" && mv "$root/CMakeLists.txt" "$root/use.c" "$root/cmake-src/"
+cmake -S "$root/cmake-src" -B "$root/cmake" -DCMAKE_PREFIX_PATH="$prefix" \
+	-DCMAKE_BUILD_TYPE=RelWithDebInfo >"$root/cmake.log" 2>&1 || { cat "$root/cmake.log" >&2; exit 1; }
+cmake --build "$root/cmake" >>"$root/cmake.log" 2>&1 || { cat "$root/cmake.log" >&2; exit 1; }
+check_use "$root/cmake"
+echo "prefix install: pkg-config and CMake programs build, run without LD_LIBRARY_PATH, record"
