@@ -1,9 +1,10 @@
 /* libticktrace-wrap: wrap_program (wrap_steps.h) runs with the malloc wrappers, linked
- * to the shared runtime and to the static one; its trace must hold exactly its heap
+ * to the shared runtime and to the static one, and wrap_cxx_program (wrap_cxx_steps.h)
+ * with every operator new and delete; each trace must hold exactly the program's heap
  * operations with their sizes, and "heap_live_bytes" must equal the program's own
  * bookkeeping after every step.
  *
- *   test_wrap SHARED_PROGRAM STATIC_PROGRAM */
+ *   test_wrap SHARED_PROGRAM STATIC_PROGRAM CXX_PROGRAM */
 #include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,11 +17,12 @@
 #include <cmocka.h>
 
 #include "tt_check.h"
+#include "wrap_cxx_steps.h"
 #include "wrap_steps.h"
 
 #define NSTEPS (sizeof(wrap_steps) / sizeof(wrap_steps[0]))
 
-static const char *shared_program, *static_program;
+static const char *shared_program, *static_program, *cxx_program;
 
 /* What the trace says, in time order (one thread). */
 struct heap_trace {
@@ -29,8 +31,8 @@ struct heap_trace {
 	size_t nops;
 	int64_t heap[64];     /* heap_live_bytes samples */
 	size_t nheap;
-	size_t heap_at[NSTEPS]; /* the last heap sample before each expected one */
-	int64_t expected[NSTEPS];
+	size_t heap_at[64]; /* the last heap sample before each expected one */
+	int64_t expected[64];
 	size_t nexpected;
 };
 
@@ -53,7 +55,7 @@ static void read_trace(cJSON *root, struct heap_trace *h)
 				assert_true(h->nheap < 64);
 				h->heap[h->nheap++] = v;
 			} else if (strcmp(name, "expected_live_bytes") == 0) {
-				assert_true(h->nexpected < NSTEPS && h->nheap > 0);
+				assert_true(h->nexpected < 64 && h->nheap > 0);
 				h->heap_at[h->nexpected] = h->nheap - 1;
 				h->expected[h->nexpected++] = v;
 			}
@@ -66,16 +68,16 @@ static const char *op_name(enum wrap_op op)
 	return op == WRAP_MALLOC ? "malloc" : op == WRAP_CALLOC ? "calloc" : op == WRAP_REALLOC ? "realloc" : "free";
 }
 
-/* After every step the wrappers' counter is the program's own count. */
-static void assert_live_matches(const struct heap_trace *h)
+/* After each of the nsteps steps the wrappers' counter is the program's own count. */
+static void assert_live_matches(const struct heap_trace *h, size_t nsteps)
 {
-	assert_int_equal(h->nexpected, NSTEPS);
-	for (size_t i = 0; i < NSTEPS; i++) {
+	assert_int_equal(h->nexpected, nsteps);
+	for (size_t i = 0; i < nsteps; i++) {
 		if (h->heap[h->heap_at[i]] != h->expected[i])
 			fail_msg("step %zu: heap_live_bytes %" PRId64 ", the program counts %" PRId64, i,
 				 h->heap[h->heap_at[i]], h->expected[i]);
 	}
-	assert_int_equal(h->expected[NSTEPS - 1], 0);
+	assert_int_equal(h->expected[nsteps - 1], 0);
 }
 
 static cJSON *run_and_convert(const char *program, const char *dir, const char *extra)
@@ -121,7 +123,7 @@ static void test_shared(void **state)
 		else /* the freed block's size: what the counter lost */
 			assert_int_equal(h.arg[2 + i], h.heap[h.heap_at[i] - 1] - h.heap[h.heap_at[i]]);
 	}
-	assert_live_matches(&h);
+	assert_live_matches(&h, NSTEPS);
 	cJSON_Delete(root);
 	tt_rmdir(dir);
 }
@@ -138,23 +140,58 @@ static void test_static_dump_midway(void **state)
 	cJSON *root = run_and_convert(static_program, dir, extra);
 	struct heap_trace h;
 	read_trace(root, &h);
-	assert_live_matches(&h);
+	assert_live_matches(&h, NSTEPS);
 	assert_true(h.nops > 2 + NSTEPS); /* the dump's own allocations */
+	cJSON_Delete(root);
+	tt_rmdir(dir);
+}
+
+/* C++: each global operator new and delete is recorded with its size, on the same
+ * counter; then a vector and a new expression as a program makes them, and a new
+ * that throws std::bad_alloc through the wrapper (recording nothing). */
+static void test_cxx(void **state)
+{
+	(void)state;
+	char dir[64];
+	tt_tmpdir(dir, sizeof(dir));
+	cJSON *root = run_and_convert(cxx_program, dir, "");
+	struct heap_trace h;
+	read_trace(root, &h);
+	const size_t nsteps = sizeof(wrap_cxx_steps) / sizeof(wrap_cxx_steps[0]);
+	assert_int_equal(h.nops, nsteps + 4);
+	for (size_t i = 0; i < nsteps; i++) {
+		const struct wrap_cxx_step *s = &wrap_cxx_steps[i];
+		assert_string_equal(h.op[i], s->name);
+		if (s->op < CXX_DELETE)
+			assert_int_equal(h.arg[i], s->size);
+		else /* the block's usable size: what the counter lost */
+			assert_int_equal(h.arg[i], h.heap[h.heap_at[i] - 1] - h.heap[h.heap_at[i]]);
+	}
+	assert_live_matches(&h, nsteps);
+	static const char *const ordinary[] = {"operator new", "operator new", "operator delete",
+					       "operator delete"};
+	for (size_t i = 0; i < 4; i++)
+		assert_string_equal(h.op[nsteps + i], ordinary[i]);
+	assert_int_equal(h.arg[nsteps], 1000 * sizeof(int)); /* the vector */
+	assert_int_equal(h.arg[nsteps + 1], sizeof(int));
+	assert_int_equal(h.heap[h.nheap - 1], 0);
 	cJSON_Delete(root);
 	tt_rmdir(dir);
 }
 
 int main(int argc, char **argv)
 {
-	if (argc != 3) {
-		fprintf(stderr, "usage: test_wrap SHARED_PROGRAM STATIC_PROGRAM\n");
+	if (argc != 4) {
+		fprintf(stderr, "usage: test_wrap SHARED_PROGRAM STATIC_PROGRAM CXX_PROGRAM\n");
 		return 2;
 	}
 	shared_program = argv[1];
 	static_program = argv[2];
+	cxx_program = argv[3];
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_shared),
 		cmocka_unit_test(test_static_dump_midway),
+		cmocka_unit_test(test_cxx),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -15,11 +15,13 @@
  *
  * Safe before the recorder starts (the first event starts it) and while it allocates
  * (its own calls are not wrapped when it is a shared library; linked statically, they
- * are recorded like the program's). Built without instrumentation, like the runtime. */
+ * are recorded like the program's). Built without instrumentation, like the runtime.
+ * C++'s operator new and delete are wrapped in wrap_cxx.c, on the same counter. */
 #include <malloc.h>
 #include <stdint.h>
 
 #include "ticktrace.h"
+#include "wrap.h"
 
 void *__real_malloc(size_t size);
 void *__real_calloc(size_t count, size_t size);
@@ -35,7 +37,7 @@ TT_API void __wrap_free(void *ptr);
 
 static int64_t tt__heap_live_bytes;
 
-static void tt__heap_changed(int64_t delta)
+void tt__heap_changed(int64_t delta)
 {
 	TT_COUNTER("heap_live_bytes", __atomic_add_fetch(&tt__heap_live_bytes, delta, __ATOMIC_RELAXED));
 }
