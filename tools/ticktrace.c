@@ -26,14 +26,16 @@ static const char tt_usage[] =
 	"  spikes    every scope that lasted longer than its threshold, with its stack\n"
 	"  help      this text\n"
 	"\n"
-	"'ticktrace <command> --help' describes a command.\n";
+	"'ticktrace <command> --help' describes a command; 'ticktrace --version' prints\n"
+	"the version. Manual pages: ticktrace(1), and ticktrace(3) for the C API.\n";
 
 static const char tt_convert_usage[] =
 	"usage: ticktrace convert RUN.ttr [MORE.ttr ...] -o OUTPUT [options]\n"
 	"\n"
 	"Converts raw files into Chrome trace JSON or Perfetto's protobuf format\n"
-	"(several files: one timeline, one process each, aligned on CLOCK_MONOTONIC). The output is written under a temporary name and renamed when\n"
-	"complete; on error nothing is left behind.\n"
+	"(several files: one timeline, one process each, aligned on CLOCK_MONOTONIC).\n"
+	"The output is written under a temporary name and renamed when complete; on\n"
+	"error nothing is left behind.\n"
 	"\n"
 	"  -o, --output FILE   where to write; '-' is standard output\n"
 	"  -f, --force         replace an existing output file\n"
@@ -434,6 +436,10 @@ int main(int argc, char **argv)
 	const char *cmd = argv[1];
 	if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
 		fputs(tt_usage, stdout);
+		return 0;
+	}
+	if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "-V") == 0) {
+		puts("ticktrace " TT_VERSION);
 		return 0;
 	}
 	/* getopt sees the subcommand as its program name. */

@@ -1,0 +1,62 @@
+#!/bin/bash
+# The command as a user meets it: --version; --help for every subcommand that
+# 'ticktrace help' lists (status 0, its usage on stdout, nothing on stderr); the man
+# pages (one section per subcommand in ticktrace(1), every public function of the
+# headers in ticktrace(3), both rendered by man without a warning); the bash
+# completion (subcommands, options, values); and that both get installed.
+#   cli.sh BUILD_ROOT VERSION HEADER...   (TT_TEST_TOOL: the ticktrace command)
+set -euo pipefail
+build=$1 version=$2
+shift 2
+tool=$TT_TEST_TOOL
+src=$(cd "$(dirname "$0")/.." && pwd)
+fail() { echo "cli: $*" >&2; exit 1; }
+
+[ "$("$tool" --version)" = "ticktrace $version" ] || fail "--version: $("$tool" --version)"
+
+commands=$("$tool" help | sed -n 's/^  \([a-z][a-z]*\)  .*/\1/p' | grep -vx help)
+[ "$(echo "$commands" | wc -l)" -ge 5 ] || fail "help lists: $commands"
+man1=$build/tools/ticktrace.1 man3=$build/tools/ticktrace.3
+for cmd in $commands; do
+	out=$("$tool" "$cmd" --help 2>"$build/cli.err") || fail "$cmd --help: status $?"
+	[ ! -s "$build/cli.err" ] || fail "$cmd --help wrote to stderr: $(cat "$build/cli.err")"
+	[[ $out == "usage: ticktrace $cmd "* ]] || fail "$cmd --help: $out"
+	grep -q "^\.SS ticktrace $cmd\$" "$man1" || fail "ticktrace(1) has no section for $cmd"
+	# every option of the help is completed
+	for opt in $(echo "$out" | grep -oE -- '(^|[ ,])--[a-z][a-z-]*' | tr -d ' ,' | sort -u); do
+		words=$(bash -c '. "$1"; COMP_WORDS=("$2" "$3" "${4:0:4}"); COMP_CWORD=2; _ticktrace;
+			printf "%s\n" "${COMPREPLY[@]}"' _ "$src/tools/ticktrace.bash-completion" "$tool" \
+			"$cmd" "$opt")
+		grep -qx -- "$opt" <<<"$words" || fail "completion of '$cmd ${opt:0:4}' lacks $opt: $words"
+	done
+done
+complete_words() {
+	bash -c '. "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); _ticktrace;
+		printf "%s\n" "${COMPREPLY[@]}"' _ "$src/tools/ticktrace.bash-completion" "$tool" "$@"
+}
+[ "$(complete_words "" | grep -cxE "$(echo $commands | tr ' ' '|')")" = "$(echo "$commands" | wc -l)" ] ||
+	fail "completion of the subcommands: $(complete_words "")"
+[ "$(complete_words report --sort p9)" = "$(printf 'p95\np99')" ] || fail "completion of --sort p9"
+[ "$(complete_words convert -F p)" = perfetto ] || fail "completion of -F p"
+
+# ticktrace(3): every public function and macro of the headers.
+for name in $(grep -ohE '^(TT_API|TT__PROFILE_API) [^(]*\btt_[a-z_]+\(|^#define TT_[A-Z_]+' "$@" |
+	grep -oE '\btt_[a-z_]+|TT_[A-Z_]+$' | grep -vE '^(TT_API|TT__.*|tt__.*)$' | sort -u); do
+	grep -q -- "$(sed 's/_/\\\\_/g' <<<"$name")\|$name" "$man3" || fail "ticktrace(3) lacks $name"
+done
+for page in "$man1" "$man3"; do
+	if ! command -v man >/dev/null; then
+		echo "cli: no man command here (man-db): the pages' rendering is not checked" >&2
+		break
+	fi
+	warnings=$(MANWIDTH=80 man --warnings -l "$page" 2>&1 >/dev/null) || fail "man $page: status $?"
+	[ -z "$warnings" ] || fail "man $page: $warnings"
+done
+
+# Installed where man and bash-completion look.
+installed=$(meson introspect "$build" --installed)
+for want in share/man/man1/ticktrace.1 share/man/man3/ticktrace.3 \
+	share/bash-completion/completions/ticktrace; do
+	grep -q "\"[^\"]*/$want\"" <<<"$installed" || fail "$want is not installed"
+done
+echo "cli: --version, --help of $(echo $commands), man pages, completion"

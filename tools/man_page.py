@@ -1,0 +1,168 @@
+#!/usr/bin/env python3
+"""Writes ticktrace's man pages as scdoc source (scdoc turns them into roff).
+
+  man_page.py cli TICKTRACE            ticktrace(1), from the command's own --help
+  man_page.py api HEADER [HEADER ...]  ticktrace(3), from the public headers' comments
+
+Both come from what the build already holds, so the pages cannot drift from the
+command or the header: a comment directly above a public macro, function, struct or
+enum documents it; the top comment of each header is its section's introduction."""
+import re
+import subprocess
+import sys
+
+
+def escape(text):
+    """Prose for scdoc: its markup characters taken literally."""
+    return re.sub(r'([\\*_`])', r'\\\1', text)
+
+
+def paragraphs(lines):
+    """Comment lines to scdoc: prose joined into paragraphs, indented lines (code
+    examples) as literal blocks."""
+    out, code = [], False
+    for line in lines:
+        is_code = line.startswith('  ') or (code and line.strip() and line.startswith(' '))
+        if is_code != code:
+            out.append('```' if is_code else '```\n')
+            code = is_code
+        if code:
+            out.append(line)
+        elif not line:
+            out.append('')
+        elif out and out[-1] and not out[-1].startswith('```'):
+            out[-1] += ' ' + escape(line)  # one line a paragraph: no line starts a list
+        else:
+            out.append(re.sub(r'^([-+#])', r'\\\1', escape(line)))
+    if code:
+        out.append('```')
+    return '\n'.join(out).strip() + '\n'
+
+
+def cli(tool):
+    def run(*args):
+        return subprocess.run([tool, *args], check=True, capture_output=True, text=True).stdout
+
+    usage = run('help')
+    commands = re.findall(r'^  ([a-z]+)  +(.*)$', usage, re.M)
+    version = run('--version').split()[-1]
+    page = [f'ticktrace(1) "ticktrace {version}"', '', '# NAME', '',
+            'ticktrace - convert, inspect and report on ticktrace recordings', '',
+            '# SYNOPSIS', '', '*ticktrace* _command_ [_options_] [_files_]', '',
+            '*ticktrace* --version', '', '# DESCRIPTION', '',
+            'A program linked with libticktrace (see *ticktrace*(3)) writes its events to a '
+            'raw file (.ttr) at exit. *ticktrace* turns raw files into traces that Perfetto '
+            '(https://ui.perfetto.dev) and chrome://tracing open, and into reports.', '',
+            '# COMMANDS', '']
+    for name, what in commands:
+        if name == 'help':
+            continue
+        page += [f'## ticktrace {name}', '', escape(what[0].upper() + what[1:]) + '.', '', '```',
+                 run(name, '--help').rstrip('\n'), '```', '']
+    page += ['# EXIT STATUS', '', '0 on success, 1 on bad input or a failed conversion, '
+             '2 on a usage error. Errors name the file, the byte offset and the problem.', '',
+             '# SEE ALSO', '', '*ticktrace*(3), the README of the source tree', '']
+    return '\n'.join(page)
+
+
+# Public names: one underscore after the prefix (tt__ and TT__ are not API).
+PUBLIC = re.compile(r'^(?:#define\s+(TT_(?!_)\w+)|(?:TT_API|TT__PROFILE_API)\s.*?\b(tt_(?!_)\w+)\s*\(|'
+                    r'(?:struct|enum)\s+(tt_(?!_)\w+)\s*\{)')
+
+
+def comment_blocks(text):
+    """(comment lines, declaration lines) for each comment followed by code, in order;
+    the disabled build's part (#else /* TT_DISABLE) repeats names and is skipped."""
+    lines = text.split('\n')
+    i, blocks, skipping = 0, [], False
+    while i < len(lines):
+        line = lines[i]
+        if line.startswith('#else /* TT_DISABLE'):
+            skipping = True
+        elif line.startswith('#endif /* TT_DISABLE'):
+            skipping = False
+        if not skipping and line.startswith('/*'):
+            comment = []
+            while True:
+                raw = lines[i]
+                end = '*/' in raw
+                body = re.sub(r'^\s*/?\*+ ?', '', raw.split('*/')[0]).rstrip()
+                comment.append(body)
+                i += 1
+                if end:
+                    break
+            decl = []
+            while i < len(lines) and lines[i].strip() and not lines[i].startswith('/*'):
+                decl.append(lines[i])
+                i += 1
+            blocks.append((comment, decl))
+            continue
+        if not skipping and PUBLIC.match(line) and line.rstrip().endswith('{'):
+            decl = []  # a struct or enum with no comment above: its members say enough
+            while not decl or not decl[-1].startswith('}'):
+                decl.append(lines[i])
+                i += 1
+            blocks.append(([], decl))
+            continue
+        i += 1
+    return blocks
+
+
+def declarations(decl):
+    """The public declarations among the lines: a macro's name and parameters, a
+    function's prototype, a struct or enum whole."""
+    shown, i = [], 0
+    while i < len(decl):
+        m = PUBLIC.match(decl[i])
+        if not m:
+            i += 1
+            continue
+        if m.group(1):
+            shown.append(re.match(r'#define\s+(\w+(?:\([^)]*\))?)', decl[i]).group(1))
+            i += 1
+        elif m.group(2):
+            proto = decl[i]
+            while not proto.rstrip().endswith(';'):
+                i += 1
+                proto += ' ' + decl[i].strip()
+            shown.append(re.sub(r'^(TT_API|TT__PROFILE_API)\s+', '', re.sub(r'\s+', ' ', proto)))
+            i += 1
+        else:
+            body = []
+            while True:
+                body.append(decl[i])
+                i += 1
+                if body[-1].startswith('}'):
+                    break
+            shown.append('\n'.join(body))
+    return shown
+
+
+def api(headers):
+    page = ['ticktrace(3) "ticktrace" "ticktrace C API"', '', '# NAME', '',
+            'ticktrace - an in-process event recorder at the cost of one RDTSC per event', '',
+            '# SYNOPSIS', '', '*#include <ticktrace.h>*', '',
+            'Link with *-lticktrace* (*pkg-config --cflags --libs ticktrace*).', '']
+    titles = ['DESCRIPTION', 'SELF-PROFILING']
+    for n, path in enumerate(headers):
+        blocks = comment_blocks(open(path, encoding='utf-8').read())
+        intro, _ = blocks[0]
+        page += [f'# {titles[min(n, 1)]}', '', paragraphs(intro)]
+        if n == 0:
+            page += ['# MACROS AND FUNCTIONS', '']
+        for comment, decl in blocks[1:]:
+            shown = declarations(decl)
+            if not shown or any('Not API' in c for c in comment):
+                continue
+            page += ['```', '\n'.join(shown), '```', '', paragraphs(comment)]
+    page += ['# SEE ALSO', '', '*ticktrace*(1), the README of the source tree', '']
+    return '\n'.join(page)
+
+
+if __name__ == '__main__':
+    if len(sys.argv) >= 3 and sys.argv[1] == 'cli':
+        sys.stdout.write(cli(sys.argv[2]))
+    elif len(sys.argv) >= 3 and sys.argv[1] == 'api':
+        sys.stdout.write(api(sys.argv[2:]))
+    else:
+        sys.exit('usage: man_page.py cli TICKTRACE | api HEADER [HEADER ...]')
