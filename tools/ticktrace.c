@@ -189,11 +189,13 @@ static int tt_cmd_info(int argc, char **argv)
 }
 
 static const char tt_open_usage[] =
-	"usage: ticktrace open TRACE.json|TRACE.pftrace [--port N]\n"
+	"usage: ticktrace open TRACE.pftrace|TRACE.json|RUN.ttr [--port N]\n"
 	"\n"
 	"Serves the file once from 127.0.0.1 (loopback only) with the headers the\n"
 	"Perfetto UI needs to fetch it, and prints the ui.perfetto.dev URL that loads it.\n"
-	"Exits after the file is fetched, or on Ctrl-C.\n"
+	"Exits after the file is fetched, or on Ctrl-C. A raw file is converted to\n"
+	"Perfetto's format first (in a temporary directory, removed when done); a file\n"
+	"that is not a trace is refused.\n"
 	"\n"
 	"  -p, --port N        the port (default 9001, the one the UI may fetch from;\n"
 	"                      0: any free port)\n"
@@ -223,7 +225,7 @@ static int tt_cmd_open(int argc, char **argv)
 	}
 	if (argc - optind != 1)
 		return tt_usage_error(tt_open_usage, "open: one trace file");
-	return tt_open(argv[optind], port, stdout) == 0 ? 0 : 1;
+	return tt_open_trace(argv[optind], port, stdout) == 0 ? 0 : 1;
 }
 
 static const char tt_report_usage[] =

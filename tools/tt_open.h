@@ -13,4 +13,9 @@
  * the file was sent once (0) or on an error (-1, reported). */
 int tt_open(const char *path, int port, FILE *out);
 
+/* `ticktrace open`: tt_open for a trace (Chrome JSON, Perfetto protobuf), for a raw
+ * file after converting it to Perfetto's format in a temporary directory (removed
+ * when done); anything else is refused (-1, reported). */
+int tt_open_trace(char *path, int port, FILE *out);
+
 #endif

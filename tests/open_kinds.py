@@ -1,0 +1,71 @@
+#!/usr/bin/env python3
+"""ticktrace open by what the file is: a raw file is converted to Perfetto's format on
+the fly (served as NAME.pftrace, the same bytes `convert` writes, its temporary
+directory gone afterwards); a JSON trace is served as it is; a file that is not a
+trace is refused with status 1, before any port is opened.
+
+  open_kinds.py PROGRAM   (PROGRAM records a trace; TT_TEST_TOOL: the command)"""
+import os
+import subprocess
+import sys
+import tempfile
+import urllib.request
+
+tool = os.environ['TT_TEST_TOOL']
+
+
+def serve(path, tmpdir):
+    """Runs `open`, fetches the URL it prints; (served name, body, its stdout)."""
+    env = dict(os.environ, TMPDIR=tmpdir)
+    p = subprocess.Popen([tool, 'open', '--port', '0', path], stdout=subprocess.PIPE, text=True,
+                         env=env)
+    lines = []
+    for line in p.stdout:
+        lines.append(line)
+        if '?url=' in line:
+            break
+    url = lines[-1].split('?url=')[1].strip()
+    body = urllib.request.urlopen(url, timeout=30).read()
+    rest = p.stdout.read()
+    assert p.wait(timeout=30) == 0, f'open {path}: status {p.returncode}'
+    return url.rsplit('/', 1)[1], body, ''.join(lines) + rest
+
+
+def main():
+    with tempfile.TemporaryDirectory() as d:
+        ttr = os.path.join(d, 'run.ttr')
+        subprocess.run([sys.argv[1]], check=True, env=dict(os.environ, TICKTRACE_OUT=ttr))
+        pftrace = os.path.join(d, 'run.pftrace')
+        subprocess.run([tool, 'convert', '-q', ttr, '-o', pftrace], check=True)
+        scratch = os.path.join(d, 'tmp')
+        os.mkdir(scratch)
+
+        name, body, out = serve(ttr, scratch)
+        assert name == 'run.pftrace', name
+        assert body == open(pftrace, 'rb').read(), 'the served trace is not what convert writes'
+        assert 'converted to Perfetto' in out, out
+        assert os.listdir(scratch) == [], f'left behind: {os.listdir(scratch)}'
+
+        json = os.path.join(d, 'run.json')
+        subprocess.run([tool, 'convert', '-q', ttr, '-o', json], check=True)
+        name, body, out = serve(json, scratch)
+        assert name == 'run.json' and body == open(json, 'rb').read()
+        assert 'converted' not in out
+
+        not_traces = {'notes.txt': b'hello, world\n', 'config.json': b'{"name": "x"}\n',
+                      'empty.pftrace': b'', 'short.pftrace': b'\x0a\x7f\x01\x02'}
+        for base, data in not_traces.items():
+            path = os.path.join(d, base)
+            with open(path, 'wb') as f:
+                f.write(data)
+            r = subprocess.run([tool, 'open', '--port', '0', path], capture_output=True, text=True,
+                               timeout=30)
+            assert r.returncode == 1, f'{base}: status {r.returncode}'
+            assert f'{path}: offset 0: not a trace' in r.stderr, r.stderr
+            assert 'http' not in r.stdout, f'{base}: served: {r.stdout}'
+        r = subprocess.run([tool, 'open', '--port', '0', d], capture_output=True, text=True)
+        assert r.returncode == 1 and 'not a regular file' in r.stderr, r.stderr
+    print('open: a raw file converted and served, JSON served as it is, non-traces refused')
+
+
+main()
