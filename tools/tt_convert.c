@@ -58,6 +58,19 @@ static void tt_print_summary(const struct tt_convert_opts *opts, const struct tt
 		sum->dropped, sum->unmatched, sum->clamped, sum->unterminated, sum->warnings);
 }
 
+/* JSON that a viewer will not load says so, and what to do instead. */
+static void tt_json_size_check(const struct tt_convert_opts *opts, uint64_t bytes)
+{
+	uint64_t limit = opts->json_limit ? opts->json_limit : TT_JSON_VIEWER_LIMIT;
+	if (bytes <= limit)
+		return;
+	tt_warn("%s: %" PRIu64 " MB of JSON, more than the %" PRIu64 " MB that Perfetto and "
+		"chrome://tracing load (a JavaScript string's limit): convert to Perfetto's format "
+		"instead (-o run.pftrace: about a quarter of the size, no such limit), or keep less "
+		"(--min-dur, --from/--to, --thread)",
+		strcmp(opts->output, "-") ? opts->output : "stdout", bytes >> 20, (limit + 24) >> 20);
+}
+
 enum tt_format tt_format_named(const char *name)
 {
 	return strcmp(name, "json") == 0 ? TT_FORMAT_JSON :
@@ -130,6 +143,8 @@ int tt_convert(const struct tt_convert_opts *opts, struct tt_summary *sum)
 	rc = tt_out_commit(&out);
 	if (rc == 0)
 		tt_print_summary(opts, &report.sum);
+	if (rc == 0 && format == TT_FORMAT_JSON)
+		tt_json_size_check(opts, out.written);
 free_writer:
 	tt_sink_free(marks);
 	tt_sink_free(filter);

@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "tt_decode.h"
 #include "tt_report.h"
@@ -31,7 +32,12 @@ struct tt_convert_opts {
 	bool spikes;             /* mark spikes in the output */
 	struct tt_thresholds thresholds; /* and theirs, besides those in the code */
 	const char *debug_dir;   /* searched for debug info first (NULL: the system's only) */
+	uint64_t json_limit;     /* JSON larger than this gets a warning (0: TT_JSON_VIEWER_LIMIT) */
 };
+
+/* What a JSON trace viewer loads: Perfetto's and chrome://tracing's importers read
+ * the file as one JavaScript string, and V8 strings stop at 2^29 - 24 characters. */
+#define TT_JSON_VIEWER_LIMIT ((UINT64_C(1) << 29) - 24)
 
 /* Reads, decodes and writes; 0, or -1 after reporting the problem, with no output
  * file left behind. `sum` (may be NULL) receives the totals. */

@@ -277,7 +277,7 @@ static void tt_out_release(struct tt_out *o)
 		close(o->fd);
 	free(o->buf);
 	free(o->spare);
-	*o = (struct tt_out){.fd = -1};
+	*o = (struct tt_out){.fd = -1, .written = o->written}; /* what was written stays known */
 }
 
 int tt_out_open(struct tt_out *o, const char *path, bool force)
