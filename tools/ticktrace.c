@@ -48,6 +48,8 @@ static const char tt_convert_usage[] =
 	"      --from TIME     keep what happens from TIME after the trace start on\n"
 	"      --to TIME       ... up to TIME after the trace start (slices that overlap\n"
 	"                      the window are kept whole)\n"
+	"      --clip          cut the slices that cross --from or --to at the window's\n"
+	"                      edge, flagged clipped_begin or clipped_end in their args\n"
 	"      --thread T      keep the threads whose tid or name is T (repeatable)\n"
 	"      --min-dur TIME  keep slices lasting TIME or more (JSON only); their\n"
 	"                      children are shorter, so nesting holds\n"
@@ -86,7 +88,7 @@ static int tt_threshold_option(bool global, const char *arg, struct tt_threshold
 static int tt_cmd_convert(int argc, char **argv)
 {
 	enum { OPT_FROM = 256, OPT_TO, OPT_THREAD, OPT_MIN_DUR, OPT_THRESHOLD, OPT_THRESHOLDS,
-	       OPT_SPIKES, OPT_DEBUG_DIR };
+	       OPT_SPIKES, OPT_DEBUG_DIR, OPT_CLIP };
 	static const struct option longopts[] = {
 		{"output", required_argument, NULL, 'o'}, {"force", no_argument, NULL, 'f'},
 		{"format", required_argument, NULL, 'F'}, {"quiet", no_argument, NULL, 'q'},
@@ -97,7 +99,8 @@ static int tt_cmd_convert(int argc, char **argv)
 		{"threshold", required_argument, NULL, OPT_THRESHOLD},
 		{"thresholds", required_argument, NULL, OPT_THRESHOLDS},
 		{"spikes", no_argument, NULL, OPT_SPIKES},
-		{"debug-dir", required_argument, NULL, OPT_DEBUG_DIR}, {NULL, 0, NULL, 0},
+		{"debug-dir", required_argument, NULL, OPT_DEBUG_DIR},
+		{"clip", no_argument, NULL, OPT_CLIP}, {NULL, 0, NULL, 0},
 	};
 	struct tt_convert_opts opts = {.thresholds.global = TT__NO_THRESHOLD};
 	const char **threads = calloc((size_t)argc, sizeof(*threads));
@@ -125,6 +128,7 @@ static int tt_cmd_convert(int argc, char **argv)
 			break;
 		case OPT_SPIKES: opts.spikes = true; break;
 		case OPT_DEBUG_DIR: opts.debug_dir = optarg; break;
+		case OPT_CLIP: opts.filter.clip = true; break;
 		case 'o': opts.output = optarg; break;
 		case 'f': opts.force = true; break;
 		case 'q': opts.quiet = true; break;
@@ -150,6 +154,8 @@ static int tt_cmd_convert(int argc, char **argv)
 		rc = tt_usage_error(tt_convert_usage, "convert: no output (-o FILE, or -o - for stdout)");
 	else if (opts.filter.has_from && opts.filter.has_to && opts.filter.from > opts.filter.to)
 		rc = tt_usage_error(tt_convert_usage, "convert: --from is after --to");
+	else if (opts.filter.clip && !opts.filter.has_from && !opts.filter.has_to)
+		rc = tt_usage_error(tt_convert_usage, "convert: --clip cuts at --from or --to: give one");
 	if (rc < 0) {
 		opts.inputs = argv + optind;
 		opts.ninputs = (size_t)(argc - optind);

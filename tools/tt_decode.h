@@ -87,6 +87,10 @@ enum tt_event_flags {
 	TT_EV_DESCRIBED = 1u << 13,
 	TT_EV_SCOPE_VALUE = 1u << 14, /* slice_end: scope_value holds its TT_SCOPE_VALUE */
 	TT_EV_PARENTS_THRESHOLD = 1u << 15, /* a note: TT_PARENTS_THRESHOLD_NS, value the ns */
+	/* convert --clip: a slice cut at the window's start (it began before: ts is the
+	 * window's start) or at its end (it ended after: ts + dur is the window's end) */
+	TT_EV_CLIPPED_BEGIN = 1u << 16,
+	TT_EV_CLIPPED_END = 1u << 17,
 };
 
 /* The thread id that the frames numbered `track` are shown on: down from the largest

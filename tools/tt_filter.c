@@ -5,7 +5,9 @@
  * Sinks that take slice_begin (Perfetto) get it once the slice is known to be kept:
  * at once when it begins inside the window, or, for a slice open before the window,
  * at the thread's first event inside it, with its own begin time. A slice kept has
- * its parent kept, so nesting holds. */
+ * its parent kept, so nesting holds. With clip, a slice that crosses an edge of the
+ * window is cut there and flagged: the window's start is its begin, the window's end
+ * its end (nesting still holds: a child's cut slice lies within its parent's). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -80,7 +82,12 @@ static int tt_filter_flush(struct tt_filter_sink *fs, struct tt_filter_thread *t
 			continue;
 		th->fate[d] = TT_KEPT;
 		th->npending--;
-		if (TT_FORWARD(fs, slice_begin, &th->pending[d]) < 0)
+		struct tt_event begin = th->pending[d];
+		if (fs->f.clip) {
+			begin.ts = fs->f.from;
+			begin.flags |= TT_EV_CLIPPED_BEGIN;
+		}
+		if (TT_FORWARD(fs, slice_begin, &begin) < 0)
 			return -1;
 	}
 	return 0;
@@ -134,9 +141,19 @@ static int tt_filter_end(struct tt_sink *s, const struct tt_event *e)
 		th->npending--; /* it ended before the window */
 	if (th->fate[e->depth] != TT_KEPT)
 		return 0; /* outside the window */
-	if (e->dur < fs->f.min_dur)
+	struct tt_event cut = *e;
+	if (fs->f.clip && cut.ts < fs->f.from) {
+		cut.ts = fs->f.from;
+		cut.flags |= TT_EV_CLIPPED_BEGIN;
+	}
+	if (fs->f.clip && end > fs->f.to) {
+		end = fs->f.to;
+		cut.flags |= TT_EV_CLIPPED_END;
+	}
+	cut.dur = end - cut.ts;
+	if (cut.dur < fs->f.min_dur)
 		return 0; /* its children are shorter still: nesting holds */
-	return TT_FORWARD(fs, slice_end, e);
+	return TT_FORWARD(fs, slice_end, &cut);
 }
 
 /* Instants, counters and flows: kept inside the window. */

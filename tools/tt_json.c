@@ -239,6 +239,10 @@ static void tt_json_tail(struct tt_json *j, const struct tt_event *e)
 		tt_json_arg_key(o, &open, "\"unterminated\":true", 19);
 	if (e->flags & TT_EV_UNBEGUN)
 		tt_json_arg_key(o, &open, "\"unbegun\":true", 14);
+	if (e->flags & TT_EV_CLIPPED_BEGIN)
+		tt_json_arg_key(o, &open, "\"clipped_begin\":true", 20);
+	if (e->flags & TT_EV_CLIPPED_END)
+		tt_json_arg_key(o, &open, "\"clipped_end\":true", 18);
 	if (open)
 		tt_out_char(o, '}');
 	tt_out_char(o, '}');

@@ -391,6 +391,16 @@ static uint8_t *tt_pf_intern(struct tt_pf_seq *sq, const struct tt_site *s, uint
 	return pb_close(id, q, PKT_INTERNED_DATA);
 }
 
+/* A debug annotation NAME = true. */
+static uint8_t *tt_pf_flag(uint8_t *q, const char *name, size_t len)
+{
+	uint8_t *da = q;
+	q = pb_open(q);
+	q = pb_bytes(q, DA_NAME, name, len);
+	q = pb_uint(q, DA_BOOL, 1);
+	return pb_close(da, q, TE_DEBUG_ANNOTATIONS);
+}
+
 /* Builds and writes one event packet: type, then what the event carries; on the
  * event's thread's sequence unless `sq` is given (flows), on its track unless
  * `track` is given (counters, flows). */
@@ -463,23 +473,18 @@ static int tt_pf_event(struct tt_perfetto *p, const struct tt_event *e, unsigned
 			q = pb_uint(q, DA_UINT, e->value);
 			q = pb_close(da, q, TE_DEBUG_ANNOTATIONS);
 		}
-		if (e->flags & TT_EV_UNBEGUN) {
-			uint8_t *da = q;
-			q = pb_open(q);
-			q = pb_bytes(q, DA_NAME, "unbegun", 7);
-			q = pb_uint(q, DA_BOOL, 1);
-			q = pb_close(da, q, TE_DEBUG_ANNOTATIONS);
-		}
+		if (e->flags & TT_EV_UNBEGUN)
+			q = tt_pf_flag(q, "unbegun", 7);
+		if (e->flags & TT_EV_CLIPPED_BEGIN)
+			q = tt_pf_flag(q, "clipped_begin", 13);
 	}
 	if (type != TYPE_SLICE_BEGIN) {
 		/* end arguments are merged into the slice */
-		uint8_t *da = q;
-		if (e->flags & TT_EV_UNTERMINATED) {
-			q = pb_open(q);
-			q = pb_bytes(q, DA_NAME, "unterminated", 12);
-			q = pb_uint(q, DA_BOOL, 1);
-			q = pb_close(da, q, TE_DEBUG_ANNOTATIONS);
-		}
+		uint8_t *da;
+		if (e->flags & TT_EV_UNTERMINATED)
+			q = tt_pf_flag(q, "unterminated", 12);
+		if (e->flags & TT_EV_CLIPPED_END)
+			q = tt_pf_flag(q, "clipped_end", 11);
 		if (e->flags & TT_EV_SCOPE_VALUE) {
 			da = q;
 			q = pb_open(q);

@@ -44,6 +44,7 @@ struct tt_filter {
 	bool has_from, has_to; /* without them, no bound: zero is no filter at all */
 	int64_t from, to;
 	int64_t min_dur;
+	bool clip; /* cut slices at [from, to] (flagged TT_EV_CLIPPED_*), not keep them whole */
 };
 
 /* Passes to `inner` only what the filter keeps (tt_filter.c); `inner` stays the
