@@ -144,6 +144,55 @@ static void test_clip(void **state)
 	free(r.out);
 }
 
+/* Threads that carry the process's name are named after their first scope; the main
+ * thread, named threads and threads with no scope keep their names. */
+static void test_pool_threads(void **state)
+{
+	struct tt_fixture *fx = *state;
+	const struct tt_record work[] = {TT_TW_REC(TT_REC_INSTANT, S_WAKE, 1100),
+					 TT_TW_REC(TT_REC_BEGIN, S_WORK, 1200),
+					 TT_TW_REC(TT_REC_END, 0, 1300)};
+	const struct tt_record idle[] = {TT_TW_REC(TT_REC_INSTANT, S_WAKE, 1100)};
+	struct tt_tw w;
+	assert_int_equal(tt_tw_open_file(&w, fx->in), 0);
+	tt_tw_header(&w, NULL);
+	tt_tw_process(&w, 4242, "pool");
+	tt_tw_sites(&w, tt_demo_sites, tt_demo_nsites);
+	const struct { uint32_t tid; const char *name; const struct tt_record *rec; size_t n; } th[] = {
+		{4242, "pool", work, 3}, {4243, "pool", work, 3}, {4244, "custom", work, 3},
+		{4245, "pool", idle, 1}};
+	for (uint32_t i = 0; i < 4; i++) {
+		tt_tw_thread(&w, i, th[i].tid, th[i].name, th[i].n, 0);
+		tt_tw_events(&w, i, 0, th[i].rec, th[i].n);
+	}
+	tt_tw_end(&w);
+	assert_int_equal(tt_tw_close(&w), 0);
+	struct tt_run r;
+	TT_RUN(&r, "info", fx->in);
+	assert_int_equal(r.status, 0);
+	static const char *const rows[] = {"    4242  pool  ", "    4243  pool: work  ",
+					   "    4244  custom  ", "    4245  pool  "};
+	for (size_t i = 0; i < 4; i++)
+		if (!strstr(r.out, rows[i]))
+			fail_msg("no row \"%s\" in:\n%s", rows[i], r.out);
+	free(r.out);
+	TT_RUN(&r, "convert", "-q", fx->in, "-o", fx->out);
+	assert_int_equal(r.status, 0);
+	free(r.out);
+	cJSON *root = tt_json_load(fx->out);
+	const cJSON *ev;
+	bool named = false;
+	cJSON_ArrayForEach(ev, cJSON_GetObjectItemCaseSensitive(root, "traceEvents"))
+	{
+		const cJSON *args = cJSON_GetObjectItemCaseSensitive(ev, "args");
+		const cJSON *name = cJSON_GetObjectItemCaseSensitive(args, "name");
+		named |= number(ev, "tid") == 4243 && cJSON_IsString(name) &&
+			 strcmp(name->valuestring, "pool: work") == 0;
+	}
+	assert_true(named);
+	cJSON_Delete(root);
+}
+
 static int setup(void **state)
 {
 	return tt_fixture_setup(state, "run.ttr", "run.json");
@@ -159,6 +208,7 @@ int main(int argc, char **argv)
 	perfetto_proto = argv[2];
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_clip, setup, tt_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_pool_threads, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_json_too_large, setup, tt_fixture_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1139,7 +1139,7 @@ int tt_trace_symbolize(struct tt_trace *t, tt_symbolize_fn fn, void *ctx)
 			s->line = sym.line;
 		}
 	}
-	return 0;
+	return tt_trace_name_threads(t);
 }
 
 size_t tt_trace_func_name(const struct tt_trace *t, const struct tt_file *file,

@@ -60,6 +60,10 @@ void tt_trace_close(struct tt_trace *t);
  * file and line), and any other function address sinks ask for. Before tt_decode.
  * 0, or -1 after reporting the problem. */
 int tt_trace_symbolize(struct tt_trace *t, tt_symbolize_fn fn, void *ctx);
+/* Names each thread that carries its process's name (nobody named it; not the main
+ * thread) after its first scope or function: "zstd: POOL_thread" (tt_thread_names.c).
+ * Done by tt_trace_symbolize, once functions have names. 0, or -1 (reported). */
+int tt_trace_name_threads(struct tt_trace *t);
 /* The name of the function at `address` in `file`, in buf (at least 32 bytes). */
 size_t tt_trace_func_name(const struct tt_trace *t, const struct tt_file *file,
 			  uint64_t address, char *buf, size_t cap);
