@@ -193,6 +193,46 @@ static void test_pool_threads(void **state)
 	cJSON_Delete(root);
 }
 
+/* info lists call sites most used first, functions as name(), at most --sites N. */
+static void test_info_sites(void **state)
+{
+	struct tt_fixture *fx = *state;
+	uint64_t funcs[] = {0x401000};
+	const struct tt_record rec[] = {
+		TT_TW_REC(TT_REC_BEGIN, S_WORK, 1100), TT_TW_REC(TT_REC_END, 0, 1110),
+		TT_TW_REC(TT_REC_FUNC_ENTER, 0x401000, 1120), TT_TW_REC(TT_REC_FUNC_EXIT, 0x401000, 1130),
+		TT_TW_REC(TT_REC_BEGIN, S_WORK, 1140), TT_TW_REC(TT_REC_END, 0, 1150),
+		TT_TW_REC(TT_REC_INSTANT, S_WAKE, 1160), TT_TW_REC(TT_REC_BEGIN, S_WORK, 1170),
+		TT_TW_REC(TT_REC_END, 0, 1180), TT_TW_REC(TT_REC_INSTANT, S_WAKE, 1190)};
+	struct tt_tw w;
+	assert_int_equal(tt_tw_open_file(&w, fx->in), 0);
+	tt_tw_header(&w, NULL);
+	tt_tw_process(&w, 4242, "demo");
+	tt_tw_sites(&w, tt_demo_sites, tt_demo_nsites);
+	tt_tw_funcs(&w, funcs, 1);
+	tt_tw_thread(&w, 0, 4242, "main", 10, 0);
+	tt_tw_events(&w, 0, 0, rec, 10);
+	tt_tw_end(&w);
+	assert_int_equal(tt_tw_close(&w), 0);
+	struct tt_run r;
+	TT_RUN(&r, "info", fx->in, "--sites", "0");
+	assert_int_equal(r.status, 0);
+	const char *work = strstr(r.out, " 3  work "), *wake = strstr(r.out, " 2  wake "),
+		   *func = strstr(r.out, " 1  0x401000() ");
+	if (!work || !wake || !func || !(work < wake && wake < func) || strstr(r.out, "more, used less"))
+		fail_msg("not work (3), wake (2), 0x401000() (1) in that order:\n%s", r.out);
+	free(r.out);
+	TT_RUN(&r, "info", fx->in, "--sites", "2");
+	assert_int_equal(r.status, 0);
+	if (!strstr(r.out, " 3  work ") || !strstr(r.out, " 2  wake ") || strstr(r.out, "0x401000()") ||
+	    !strstr(r.out, "... 7 more, used less (--sites 0 lists them all)"))
+		fail_msg("--sites 2:\n%s", r.out);
+	free(r.out);
+	TT_RUN(&r, "info", fx->in, "--sites", "many");
+	assert_int_equal(r.status, 2);
+	free(r.out);
+}
+
 static int setup(void **state)
 {
 	return tt_fixture_setup(state, "run.ttr", "run.json");
@@ -209,6 +249,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_clip, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_pool_threads, setup, tt_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_info_sites, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_json_too_large, setup, tt_fixture_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

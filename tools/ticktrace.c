@@ -166,32 +166,44 @@ static int tt_cmd_convert(int argc, char **argv)
 }
 
 static const char tt_info_usage[] =
-	"usage: ticktrace info RUN.ttr [MORE.ttr ...]\n"
+	"usage: ticktrace info RUN.ttr [MORE.ttr ...] [--sites N]\n"
 	"\n"
 	"Describes each raw file: format version, TSC rate and how it was obtained, when\n"
 	"and how long it recorded, the process, each thread with its event, dropped,\n"
-	"unmatched, clamped and unterminated counts, and the call sites with their uses.\n"
+	"unmatched, clamped and unterminated counts, and the call sites with their uses,\n"
+	"most used first: a scope's name, file:line and (function); a function recorded\n"
+	"with -finstrument-functions as name() and file:line.\n"
 	"\n"
+	"      --sites N       list the N most used call sites (default 25; 0: all)\n"
 	"  -h, --help          this text\n"
 	"\n"
 	"Exit status: 0 described, 1 bad input, 2 usage.\n";
 
 static int tt_cmd_info(int argc, char **argv)
 {
+	enum { OPT_SITES = 256 };
 	static const struct option longopts[] = {
 		{"help", no_argument, NULL, 'h'},
+		{"sites", required_argument, NULL, OPT_SITES},
 		{NULL, 0, NULL, 0},
 	};
 	int c;
+	size_t sites = TT_INFO_SITES;
+	char *end;
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-		if (c != 'h')
-			return tt_usage_error(tt_info_usage, NULL);
-		fputs(tt_info_usage, stdout);
-		return 0;
+		switch (c) {
+		case 'h': fputs(tt_info_usage, stdout); return 0;
+		case OPT_SITES:
+			sites = (size_t)strtoul(optarg, &end, 10);
+			if (*end || !*optarg || *optarg == '-')
+				return tt_usage_error(tt_info_usage, "info: --sites is a number (0: all)");
+			break;
+		default: return tt_usage_error(tt_info_usage, NULL);
+		}
 	}
 	if (optind >= argc)
 		return tt_usage_error(tt_info_usage, "info: no input file");
-	return tt_info(argv + optind, (size_t)(argc - optind), stdout) == 0 ? 0 : 1;
+	return tt_info(argv + optind, (size_t)(argc - optind), sites, stdout) == 0 ? 0 : 1;
 }
 
 static const char tt_open_usage[] =

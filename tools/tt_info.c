@@ -71,7 +71,67 @@ static void tt_print_cmdline(FILE *out, struct tt_str c)
 		fputc('\n', out);
 }
 
-static void tt_print_file(FILE *out, const struct tt_file *f, const struct tt_info_sink *in)
+/* Sites by uses, most used first, then by name. */
+static const uint64_t *tt_sort_uses;
+static int tt_site_order(const void *a, const void *b)
+{
+	const struct tt_site *x = *(const struct tt_site *const *)a, *y = *(const struct tt_site *const *)b;
+	uint64_t ux = tt_sort_uses[x->id], uy = tt_sort_uses[y->id];
+	if (ux != uy)
+		return ux > uy ? -1 : 1;
+	int c = memcmp(x->name.ptr, y->name.ptr, x->name.len < y->name.len ? x->name.len : y->name.len);
+	return c ? c : (x->name.len > y->name.len) - (x->name.len < y->name.len);
+}
+
+/* The call sites and functions, most used first, at most max_sites (0: all). */
+static void tt_print_sites(FILE *out, const struct tt_file *f, const struct tt_info_sink *in,
+			   size_t max_sites)
+{
+	const struct tt_site **order = malloc((f->nsites ? f->nsites : 1) * sizeof(*order));
+	size_t n = 0;
+	for (size_t i = 0; order && i < f->nsites; i++) {
+		const struct tt_site *s = &f->sites[i];
+		bool made = s == f->gap_site || s == f->unbegun_site; /* by the decoder */
+		if (!made || in->site_uses[s->id])
+			order[n++] = s;
+	}
+	tt_sort_uses = in->site_uses;
+	if (order)
+		qsort(order, n, sizeof(*order), tt_site_order);
+	fprintf(out, "  %18s  %10s  %-24s %s\n", "site", "uses", "name (function())", "where (in function)");
+	size_t shown = max_sites && max_sites < n ? max_sites : n;
+	for (size_t i = 0; i < shown; i++) {
+		const struct tt_site *s = order[i];
+		fprintf(out, "  %#18" PRIx64 "  %10" PRIu64 "  ", s->address, in->site_uses[s->id]);
+		if (s == f->gap_site || s == f->unbegun_site) {
+			tt_print_str(out, s->name, 24);
+			fputs(" (shown by the converter)\n", out);
+			continue;
+		}
+		if (s->is_func) { /* named by its symbols */
+			tt_print_str(out, s->name, 0);
+			fputs("()", out);
+			for (int pad = (int)s->name.len + 2; pad < 24; pad++)
+				fputc(' ', out);
+			fputc(' ', out);
+			tt_print_str(out, s->file, 0);
+			fprintf(out, s->file.len ? ":%" PRIu32 "\n" : "\n", s->line);
+			continue;
+		}
+		tt_print_str(out, s->name, 24);
+		fputc(' ', out);
+		tt_print_str(out, s->file, 0);
+		fprintf(out, ":%" PRIu32 " (", s->line);
+		tt_print_str(out, s->func, 0);
+		fputs(")\n", out);
+	}
+	if (shown < n)
+		fprintf(out, "  ... %zu more, used less (--sites 0 lists them all)\n", n - shown);
+	free(order);
+}
+
+static void tt_print_file(FILE *out, const struct tt_file *f, const struct tt_info_sink *in,
+			  size_t max_sites)
 {
 	const struct tt_file_header *h = &f->header;
 	fprintf(out, "%s: ticktrace raw file, format version %" PRIu32 ", %zu bytes%s\n", f->path,
@@ -125,31 +185,10 @@ static void tt_print_file(FILE *out, const struct tt_file *f, const struct tt_in
 			fprintf(out, "no events\n");
 		}
 	}
-	fprintf(out, "  %18s  %10s  %-24s %s\n", "site", "uses", "name", "where");
-	for (size_t i = 0; i < f->nsites; i++) {
-		const struct tt_site *s = &f->sites[i];
-		bool made = s == f->gap_site || s == f->unbegun_site; /* by the decoder */
-		if (made && !in->site_uses[s->id])
-			continue;
-		fprintf(out, "  %#18" PRIx64 "  %10" PRIu64 "  ", s->address, in->site_uses[s->id]);
-		tt_print_str(out, s->name, 24);
-		if (made) {
-			fputs(" (shown by the converter)\n", out);
-			continue;
-		}
-		fputc(' ', out);
-		tt_print_str(out, s->file, 0);
-		if (s->is_func) { /* named by its symbols */
-			fprintf(out, s->file.len ? ":%" PRIu32 " (function)\n" : "(function)\n", s->line);
-			continue;
-		}
-		fprintf(out, ":%" PRIu32 " (", s->line);
-		tt_print_str(out, s->func, 0);
-		fputs(")\n", out);
-	}
+	tt_print_sites(out, f, in, max_sites);
 }
 
-int tt_info(char *const *paths, size_t n, FILE *out)
+int tt_info(char *const *paths, size_t n, size_t max_sites, FILE *out)
 {
 	struct tt_trace t;
 	struct tt_info_sink in = {.sink.ops = &tt_info_ops};
@@ -161,7 +200,7 @@ int tt_info(char *const *paths, size_t n, FILE *out)
 	if (rc == 0)
 		rc = tt_decode(&t, sinks, 1);
 	for (size_t i = 0; rc == 0 && i < t.nfiles; i++)
-		tt_print_file(out, &t.files[i], &in);
+		tt_print_file(out, &t.files[i], &in, max_sites);
 	free(in.threads);
 	free(in.site_uses);
 	tt_trace_close(&t);
