@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,21 +21,40 @@ int64_t tt__report_ns(void *clock, uint64_t tsc)
 	return ns > INT64_MAX ? INT64_MAX : ns < INT64_MIN ? INT64_MIN : (int64_t)ns;
 }
 
+/* A module's file name without its directory: the executable's from /proc/self/exe
+ * (the loader names it ""), as the raw file's module list has it. */
+static const char *tt__module_name(const struct link_map *module, char *buf, size_t cap)
+{
+	const char *path = module->l_name;
+	if (!path[0]) {
+		ssize_t n = readlink("/proc/self/exe", buf, cap - 1);
+		buf[n > 0 ? n : 0] = 0;
+		path = buf;
+	}
+	const char *slash = strrchr(path, '/');
+	return slash ? slash + 1 : path;
+}
+
 size_t tt__report_name(void *ctx, const struct tt__thread_analysis *th, uint64_t key, char *buf,
 		       size_t cap)
 {
 	(void)ctx, (void)th;
 	Dl_info info;
+	struct link_map *module;
+	char exe[4096];
 	int n;
 	char name[TT__NAME_MAX];
 	if (!(key & TT__KEY_FUNC))
 		n = snprintf(buf, cap, "%s",
 			     tt__site_name((const struct tt_callsite *)(uintptr_t)key, name, sizeof name));
-	else if (dladdr((void *)(uintptr_t)(key & ~TT__KEY_FUNC), &info) && info.dli_sname &&
-		 info.dli_saddr == (void *)(uintptr_t)(key & ~TT__KEY_FUNC))
-		n = snprintf(buf, cap, "%s", info.dli_sname);
-	else
+	else if (!dladdr1((void *)(uintptr_t)(key & ~TT__KEY_FUNC), &info, (void **)&module,
+			  RTLD_DL_LINKMAP) || !module)
 		n = snprintf(buf, cap, "0x%" PRIx64, key & ~TT__KEY_FUNC);
+	else if (info.dli_sname && info.dli_saddr == (void *)(uintptr_t)(key & ~TT__KEY_FUNC))
+		n = snprintf(buf, cap, "%s", info.dli_sname);
+	else /* not in the dynamic symbols (static): as convert names it, for addr2line -e */
+		n = snprintf(buf, cap, "%s+0x%" PRIx64, tt__module_name(module, exe, sizeof(exe)),
+			     (key & ~TT__KEY_FUNC) - module->l_addr);
 	return n < 0 ? 0 : (size_t)n >= cap ? cap - 1 : (size_t)n;
 }
 
