@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Deeper nesting than this is a corrupt file, not a program: refuse it rather than
  * let a hostile file take memory without bound. */
@@ -27,6 +28,13 @@
 /* Records decoded between two releases of the input they came from (1 MiB): memory
  * stays flat however large the file. */
 #define TT_RELEASE_RECORDS 65536u
+/* Events between two releases of everything behind the threads' positions in each
+ * file, and how far back each reaches: the kernel maps pages around each fault
+ * (fault-around, large folios), among them pages of other threads' sections that
+ * were released already, which their threads never release again. In a file whose
+ * threads' sections interleave (mode stream) that kept 40% of the file resident. */
+#define TT_RELEASE_BEHIND_EVENTS (1u << 18)
+#define TT_RELEASE_BEHIND_MARGIN (8u << 20)
 
 struct tt_frame {
 	int64_t ts;
@@ -129,6 +137,8 @@ struct tt_decoder {
 	size_t nlinks, links_cap;
 	uint64_t last_link;
 	struct tt_summary sum;
+	uint64_t *released;              /* by file: released below this offset */
+	uint64_t released_at;            /* sum.events then */
 };
 
 /* Gives an event to every sink that takes it; stops at the first failure. */
@@ -876,6 +886,30 @@ static void tt_heap_down(struct tt_decoder *d, size_t i)
 /* Decodes all threads window by window: every thread whose next record falls in the
  * window runs to the window's end, the earliest first; then the window's flows go
  * out in time order. */
+/* Releases each file below the earliest section a thread still reads (from a little
+ * before where the last call stopped, for pages mapped again since). */
+static void tt_release_behind(struct tt_decoder *d)
+{
+	const struct tt_trace *t = d->trace;
+	for (size_t i = 0; i < t->nfiles; i++) {
+		const struct tt_file *f = &t->files[i];
+		uint64_t low = f->size;
+		for (size_t k = 0; k < f->nthreads; k++) {
+			const struct tt_thread_state *st = &d->threads[f->threads[k].id];
+			if (!st->done && st->section < st->thread->nsections &&
+			    st->thread->sections[st->section].offset < low)
+				low = st->thread->sections[st->section].offset;
+		}
+		uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE), from = d->released[i];
+		low &= ~(page - 1); /* the page that holds it is still read */
+		from = from > TT_RELEASE_BEHIND_MARGIN ? from - TT_RELEASE_BEHIND_MARGIN : 0;
+		if (low > from)
+			tt_file_release(f, from, low);
+		d->released[i] = low > d->released[i] ? low : d->released[i];
+	}
+	d->released_at = d->sum.events;
+}
+
 static int tt_decode_merged(struct tt_decoder *d)
 {
 	while (d->nheap > 0) {
@@ -899,6 +933,8 @@ static int tt_decode_merged(struct tt_decoder *d)
 		}
 		if (tt_flush_flows(d) < 0)
 			return -1;
+		if (d->sum.events - d->released_at >= TT_RELEASE_BEHIND_EVENTS)
+			tt_release_behind(d);
 	}
 	return 0;
 }
@@ -947,7 +983,8 @@ static int tt_decoder_init(struct tt_decoder *d)
 	d->heap = calloc(n, sizeof(*d->heap));
 	d->flows = malloc(TT_FLOW_BATCH * sizeof(*d->flows));
 	d->frames_of = calloc(t->nsites ? t->nsites : 1, sizeof(*d->frames_of));
-	if (!d->threads || !d->heap || !d->flows || !d->frames_of)
+	d->released = calloc(t->nfiles ? t->nfiles : 1, sizeof(*d->released));
+	if (!d->threads || !d->heap || !d->flows || !d->frames_of || !d->released)
 		return tt_error("out of memory for %zu threads", t->nthreads);
 	for (size_t i = 0; i < t->nfiles; i++) {
 		const struct tt_file *f = &t->files[i];
@@ -1048,6 +1085,7 @@ int tt_decode(const struct tt_trace *t, struct tt_sink *const *sinks, size_t nsi
 	free(d.heap);
 	free(d.flows);
 	free(d.links);
+	free(d.released);
 	return rc < 0 ? -1 : 0;
 }
 
