@@ -8,6 +8,7 @@
 
 #include "tt_convert.h"
 #include "tt_info.h"
+#include "tt_lines.h"
 #include "tt_open.h"
 #include "tt_record.h"
 #include "tt_report.h"
@@ -24,6 +25,7 @@ static const char tt_usage[] =
 	"  record    run a program, recording the calls of functions patched in it\n"
 	"  report    the flat profile: calls, total, self and children time, percentiles\n"
 	"  spikes    every scope that lasted longer than its threshold, with its stack\n"
+	"  lines     a self-profile (tt_profile_write) by bucket: function and file:line\n"
 	"  help      this text\n"
 	"\n"
 	"'ticktrace <command> --help' describes a command; 'ticktrace --version' prints\n"
@@ -449,6 +451,33 @@ out:
 	return rc;
 }
 
+static const char tt_lines_usage[] =
+	"usage: ticktrace lines PROFILE.txt\n"
+	"\n"
+	"Names each bucket of a self-profile written by tt_profile_write (ticktrace(3)):\n"
+	"its samples and share, its address in the module's file (as addr2line -e takes\n"
+	"it), its source file:line and its function (function+0xOFFSET inside one), from\n"
+	"the module's symbols and debug info. Run it where the profiled binary is.\n"
+	"\n"
+	"  -h, --help          this text\n"
+	"\n"
+	"Exit status: 0 named, 1 bad input, 2 usage.\n";
+
+static int tt_cmd_lines(int argc, char **argv)
+{
+	static const struct option longopts[] = {{"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
+	int c;
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		if (c != 'h')
+			return tt_usage_error(tt_lines_usage, NULL);
+		fputs(tt_lines_usage, stdout);
+		return 0;
+	}
+	if (argc - optind != 1)
+		return tt_usage_error(tt_lines_usage, "lines: one profile file");
+	return tt_lines(argv[optind], stdout) == 0 ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2)
@@ -471,6 +500,8 @@ int main(int argc, char **argv)
 		return tt_cmd_open(argc - 1, argv + 1);
 	if (strcmp(cmd, "record") == 0)
 		return tt_cmd_record(argc - 1, argv + 1);
+	if (strcmp(cmd, "lines") == 0)
+		return tt_cmd_lines(argc - 1, argv + 1);
 	if (strcmp(cmd, "report") == 0 || strcmp(cmd, "spikes") == 0)
 		return tt_cmd_analysis(argc - 1, argv + 1, strcmp(cmd, "spikes") == 0);
 	fprintf(stderr, "ticktrace: unknown command '%s'\n", cmd);

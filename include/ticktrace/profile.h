@@ -36,6 +36,7 @@
 #include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #define TT__PROFILE_API __attribute__((visibility("default")))
 
@@ -115,6 +116,12 @@ TT__PROFILE_API int tt_profile_stop(struct tt_profile *p);
 TT__PROFILE_API int tt_profile_read(struct tt_profile *p, uint64_t *counts, size_t n,
 		    struct tt_profile_stats *stats);
 
+/* Write the buckets that have samples to `out` as text that `ticktrace lines FILE`
+ * turns into function, file:line and count per bucket: the executable segment that
+ * holds the range (file, bounds, file offset), then an address and a count a line.
+ * Returns 0, -ENOENT (the range is in no executable segment), or -EIO. */
+TT__PROFILE_API int tt_profile_write(struct tt_profile *p, FILE *out);
+
 /* Stop if started, and free everything. NULL is ignored. */
 TT__PROFILE_API void tt_profile_close(struct tt_profile *p);
 
@@ -140,6 +147,12 @@ TT__PROF_INLINE int tt_profile_read(struct tt_profile *p, uint64_t *counts, size
 	(void)counts;
 	(void)n;
 	(void)stats;
+	return -ENOSYS;
+}
+TT__PROF_INLINE int tt_profile_write(struct tt_profile *p, FILE *out)
+{
+	(void)p;
+	(void)out;
 	return -ENOSYS;
 }
 TT__PROF_INLINE void tt_profile_close(struct tt_profile *p) { (void)p; }

@@ -1,0 +1,96 @@
+/* `ticktrace lines`: a self-profile written by tt_profile_write, each bucket named
+ * by function and file:line from the module's symbols and debug info (tt_symbols.c,
+ * as convert names functions). */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tt_lines.h"
+#include "tt_symbols.h"
+
+struct tt_bucket {
+	uint64_t address, count;
+};
+
+/* Reads the file: its module (path into module_path, 4096 bytes) and buckets
+ * (*buckets malloc'ed); 0 or -1 (reported). */
+static int tt_lines_read(const char *path, struct tt_module *m, char *module_path,
+			 struct tt_bucket **buckets, size_t *n)
+{
+	FILE *in = fopen(path, "r");
+	if (!in)
+		return tt_error("%s: %m", path);
+	char line[4200];
+	int version = 0, rc = 0;
+	size_t got = 0, room = 0;
+	*buckets = NULL;
+	if (!fgets(line, sizeof(line), in) || sscanf(line, "ticktrace profile %d", &version) != 1 ||
+	    version != 1) {
+		rc = tt_error_at(path, 0, "not a profile from tt_profile_write (its first line is "
+				 "\"ticktrace profile 1\")");
+	} else if (!fgets(line, sizeof(line), in) ||
+		   sscanf(line, "module %" SCNx64 " %" SCNx64 " %" SCNx64 " %4095[^\n]", &m->start,
+			  &m->end, &m->file_offset, module_path) != 4) {
+		rc = tt_error("%s: line 2: not \"module START END FILE_OFFSET PATH\"", path);
+	}
+	for (unsigned no = 3; rc == 0 && fgets(line, sizeof(line), in); no++) {
+		struct tt_bucket b;
+		if (sscanf(line, "%" SCNx64 " %" SCNu64, &b.address, &b.count) != 2) {
+			rc = tt_error("%s: line %u: not \"ADDRESS COUNT\"", path, no);
+			break;
+		}
+		if (got == room) {
+			room = room ? 2 * room : 256;
+			struct tt_bucket *grown = realloc(*buckets, room * sizeof(*grown));
+			if (!grown) {
+				rc = tt_error("out of memory");
+				break;
+			}
+			*buckets = grown;
+		}
+		(*buckets)[got++] = b;
+	}
+	fclose(in);
+	m->path = (struct tt_str){module_path, (uint32_t)strlen(module_path)};
+	*n = got;
+	return rc;
+}
+
+int tt_lines(const char *path, FILE *out)
+{
+	struct tt_module m = {0};
+	char module_path[4096] = "";
+	struct tt_bucket *b = NULL;
+	size_t n = 0;
+	if (tt_lines_read(path, &m, module_path, &b, &n) < 0) {
+		free(b);
+		return -1;
+	}
+	struct tt_file f = {.path = path, .modules = &m, .nmodules = 1};
+	struct tt_symbols *sym = tt_symbols_new(NULL);
+	if (!sym) {
+		free(b);
+		return tt_error("out of memory");
+	}
+	uint64_t total = 0;
+	for (size_t i = 0; i < n; i++)
+		total += b[i].count;
+	fprintf(out, "%s: %" PRIu64 " samples in %zu buckets of %s\n", path, total, n, module_path);
+	fprintf(out, "%10s %7s  %-18s  %-32s %s\n", "samples", "%", "address", "where", "function");
+	int rc = 0;
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		struct tt_symbol s;
+		if ((rc = tt_symbols_lookup(sym, &f, b[i].address, &s)) < 0)
+			break;
+		char where[4200] = "?";
+		if (s.file)
+			snprintf(where, sizeof(where), "%s:%" PRIu32, s.file, s.line);
+		fprintf(out, "%10" PRIu64 " %6.2f%%  %#18" PRIx64 "  %-32s %s\n", b[i].count,
+			total ? 100.0 * (double)b[i].count / (double)total : 0.0,
+			b[i].address - m.start + m.file_offset, where, s.name ? s.name : "?");
+	}
+	tt_symbols_free(sym);
+	free(b);
+	return rc;
+}
