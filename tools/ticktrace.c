@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "tt_convert.h"
+#include "tt_flame.h"
 #include "tt_info.h"
 #include "tt_lines.h"
 #include "tt_open.h"
@@ -25,6 +26,7 @@ static const char tt_usage[] =
 	"  record    run a program, recording the calls of functions patched in it\n"
 	"  report    the flat profile: calls, total, self and children time, percentiles\n"
 	"  spikes    every scope that lasted longer than its threshold, with its stack\n"
+	"  flame     a flame graph of where the time went: SVG, or folded stacks\n"
 	"  lines     a self-profile (tt_profile_write) by bucket: function and file:line\n"
 	"  help      this text\n"
 	"\n"
@@ -451,6 +453,88 @@ out:
 	return rc;
 }
 
+static const char tt_flame_usage[] =
+	"usage: ticktrace flame RUN.ttr [MORE.ttr ...] -o OUTPUT.svg|OUTPUT.folded|- [options]\n"
+	"\n"
+	"A flame graph: each slice's self time (its duration less its children's) added\n"
+	"to its path of scopes and functions, under its thread's name (threads that share\n"
+	"a name share a root). An SVG that any image viewer opens (a frame's width is its\n"
+	"time; hover for figures), or folded stacks, \"thread;outer;inner NANOSECONDS\" a\n"
+	"line, for flamegraph.pl, inferno-flamegraph or speedscope.\n"
+	"\n"
+	"  -o, --output FILE   where to write; '-' is standard output\n"
+	"  -F, --format FMT    svg or folded; by default .svg outputs are SVG, anything\n"
+	"                      else folded\n"
+	"  -f, --force         replace an existing output file\n"
+	"  -q, --quiet         no summary line\n"
+	"      --from TIME, --to TIME\n"
+	"                      only the time in this window (slices cut at its edges)\n"
+	"      --thread T      only the threads whose tid or name is T (repeatable)\n"
+	"      --debug-dir DIR where to look for debug info first (see convert)\n"
+	"  -h, --help          this text\n"
+	"\n"
+	"Exit status: 0 written, 1 bad input, 2 usage.\n";
+
+static bool tt_ends_with_svg(const char *path)
+{
+	size_t n = strlen(path);
+	return n >= 4 && strcmp(path + n - 4, ".svg") == 0;
+}
+
+static int tt_cmd_flame(int argc, char **argv)
+{
+	enum { OPT_FROM = 256, OPT_TO, OPT_THREAD, OPT_DEBUG_DIR };
+	static const struct option longopts[] = {
+		{"output", required_argument, NULL, 'o'}, {"format", required_argument, NULL, 'F'},
+		{"force", no_argument, NULL, 'f'},        {"quiet", no_argument, NULL, 'q'},
+		{"help", no_argument, NULL, 'h'},         {"from", required_argument, NULL, OPT_FROM},
+		{"to", required_argument, NULL, OPT_TO},  {"thread", required_argument, NULL, OPT_THREAD},
+		{"debug-dir", required_argument, NULL, OPT_DEBUG_DIR}, {NULL, 0, NULL, 0},
+	};
+	struct tt_flame_opts o = {.filter.clip = true};
+	const char **threads = calloc((size_t)argc, sizeof(*threads));
+	const char *format = NULL;
+	int c, rc = -1;
+	while (rc < 0 && (c = getopt_long(argc, argv, "o:F:fqh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'o': o.output = optarg; break;
+		case 'F': format = optarg; break;
+		case 'f': o.force = true; break;
+		case 'q': o.quiet = true; break;
+		case OPT_FROM:
+		case OPT_TO:
+			o.filter.has_from |= c == OPT_FROM;
+			o.filter.has_to |= c == OPT_TO;
+			if (tt_parse_duration(optarg, c == OPT_FROM ? &o.filter.from : &o.filter.to) < 0)
+				rc = tt_usage_error(tt_flame_usage, "flame: a TIME is a number with ns, us, ms or s");
+			break;
+		case OPT_THREAD: threads[o.filter.nthreads++] = optarg; break;
+		case OPT_DEBUG_DIR: o.debug_dir = optarg; break;
+		case 'h': fputs(tt_flame_usage, stdout); rc = 0; break;
+		default: rc = tt_usage_error(tt_flame_usage, NULL); break;
+		}
+	}
+	o.filter.threads = threads;
+	if (rc >= 0)
+		; /* --help, or a usage error */
+	else if (optind >= argc)
+		rc = tt_usage_error(tt_flame_usage, "flame: no input file");
+	else if (!o.output)
+		rc = tt_usage_error(tt_flame_usage, "flame: no output (-o FILE.svg, or -o - for folded stacks)");
+	else if (format && strcmp(format, "svg") != 0 && strcmp(format, "folded") != 0)
+		rc = tt_usage_error(tt_flame_usage, "flame: --format is svg or folded");
+	else if (o.filter.has_from && o.filter.has_to && o.filter.from > o.filter.to)
+		rc = tt_usage_error(tt_flame_usage, "flame: --from is after --to");
+	if (rc < 0) {
+		o.svg = format ? strcmp(format, "svg") == 0 : tt_ends_with_svg(o.output);
+		o.inputs = argv + optind;
+		o.ninputs = (size_t)(argc - optind);
+		rc = tt_flame(&o) == 0 ? 0 : 1;
+	}
+	free(threads);
+	return rc;
+}
+
 static const char tt_lines_usage[] =
 	"usage: ticktrace lines PROFILE.txt\n"
 	"\n"
@@ -500,6 +584,8 @@ int main(int argc, char **argv)
 		return tt_cmd_open(argc - 1, argv + 1);
 	if (strcmp(cmd, "record") == 0)
 		return tt_cmd_record(argc - 1, argv + 1);
+	if (strcmp(cmd, "flame") == 0)
+		return tt_cmd_flame(argc - 1, argv + 1);
 	if (strcmp(cmd, "lines") == 0)
 		return tt_cmd_lines(argc - 1, argv + 1);
 	if (strcmp(cmd, "report") == 0 || strcmp(cmd, "spikes") == 0)

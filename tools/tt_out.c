@@ -311,6 +311,17 @@ void tt_out_abort(struct tt_out *o)
 	tt_out_release(o);
 }
 
+static ssize_t tt_stream_write(void *cookie, const char *buf, size_t n)
+{
+	tt_out_bytes(cookie, buf, n);
+	return (ssize_t)n;
+}
+
+FILE *tt_out_stream(struct tt_out *o)
+{
+	return fopencookie(o, "w", (cookie_io_functions_t){.write = tt_stream_write});
+}
+
 int tt_out_commit(struct tt_out *o)
 {
 	tt_out_flush(o);

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #define TT_OUT_BUFFER (4u << 20)
@@ -42,6 +43,9 @@ int tt_out_open(struct tt_out *o, const char *path, bool force);
 /* Writes what is buffered and renames the temporary file into place. 0, or -1 after
  * reporting why (the temporary file is then removed). Frees everything either way. */
 int tt_out_commit(struct tt_out *o);
+/* A stdio stream into the output, for text formatted with fprintf; fclose it before
+ * tt_out_commit. NULL when out of memory. */
+FILE *tt_out_stream(struct tt_out *o);
 /* Removes the temporary file and frees everything. */
 void tt_out_abort(struct tt_out *o);
 /* Hands the buffer to the writer and continues in the other one; errors are

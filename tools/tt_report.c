@@ -258,18 +258,6 @@ static struct tt_an_sink *tt_an_new(struct tt_sink *inner, const struct tt_thres
 
 /* ---- output ---- */
 
-static ssize_t tt_stream_write(void *cookie, const char *buf, size_t n)
-{
-	tt_out_bytes(cookie, buf, n);
-	return (ssize_t)n;
-}
-
-/* A stdio stream into the output (its temporary file, renamed when complete). */
-static FILE *tt_out_stream(struct tt_out *o)
-{
-	return fopencookie(o, "w", (cookie_io_functions_t){.write = tt_stream_write});
-}
-
 /* ---- report ---- */
 
 /* A string member. cJSON writes bytes as they are, and JSON text is UTF-8 (RFC 8259):
