@@ -289,6 +289,74 @@ static void test_memory_flat(void **state)
 			 big >> 10, tiny >> 10);
 }
 
+/* ticktrace flame: self time by path, threads of one name merged, exactly; the SVG
+ * is well-formed XML with a frame for each path, as wide as its time. */
+static void test_flame(void **state)
+{
+	struct tt_fixture *fx = *state;
+	const struct tt_record app[] = {
+		TT_TW_REC(TT_REC_BEGIN, S_MAIN, 1000), TT_TW_REC(TT_REC_BEGIN, S_CHILD, 1100),
+		TT_TW_REC(TT_REC_END, 0, 1400), TT_TW_REC(TT_REC_END, 0, 2000)};
+	const struct tt_record w1[] = {TT_TW_REC(TT_REC_BEGIN, S_WORK, 1000), TT_TW_REC(TT_REC_END, 0, 1500)};
+	const struct tt_record w2[] = {TT_TW_REC(TT_REC_BEGIN, S_WORK, 1000), TT_TW_REC(TT_REC_END, 0, 1200)};
+	struct tt_tw w;
+	assert_int_equal(tt_tw_open_file(&w, fx->in), 0);
+	tt_tw_header(&w, NULL);
+	tt_tw_process(&w, 4242, "demo");
+	tt_tw_sites(&w, tt_demo_sites, tt_demo_nsites);
+	tt_tw_thread(&w, 0, 4242, "app", 4, 0);
+	tt_tw_events(&w, 0, 0, app, 4);
+	tt_tw_thread(&w, 1, 4243, "worker", 2, 0);
+	tt_tw_events(&w, 1, 0, w1, 2);
+	tt_tw_thread(&w, 2, 4244, "worker", 2, 0);
+	tt_tw_events(&w, 2, 0, w2, 2);
+	tt_tw_end(&w);
+	assert_int_equal(tt_tw_close(&w), 0);
+
+	struct tt_run r;
+	TT_RUN(&r, "flame", "-q", fx->in, "-o", "-");
+	assert_int_equal(r.status, 0);
+	assert_string_equal(r.out, "app;main 700\napp;main;child 300\nworker;work 700\n");
+	free(r.out);
+	TT_RUN(&r, "flame", "-q", fx->in, "-o", "-", "--thread", "4244", "--from", "100ns");
+	assert_int_equal(r.status, 0);
+	assert_string_equal(r.out, "worker;work 100\n"); /* 1100..1200: the window cuts it */
+	free(r.out);
+
+	char svg[160];
+	snprintf(svg, sizeof(svg), "%s/flame.svg", fx->dir);
+	TT_RUN(&r, "flame", "-q", fx->in, "-o", svg);
+	assert_int_equal(r.status, 0);
+	free(r.out);
+	char cmd[512];
+	snprintf(cmd, sizeof(cmd), "python3 -c 'import sys, xml.etree.ElementTree as E; E.parse(sys.argv[1])' '%s'", svg);
+	assert_int_equal(system(cmd), 0);
+	FILE *f = fopen(svg, "r");
+	char text[16384];
+	size_t n = fread(text, 1, sizeof(text) - 1, f);
+	fclose(f);
+	text[n] = 0;
+	/* 1180 px for 1.7 us: app 1000 ns is 694.1 px wide, child 300 ns 208.2 px */
+	static const char *const want[] = {
+		"<title>app: 1.000 us (58.82%), self 0 ns</title><rect x=\"10.0\"", "width=\"694.1\"",
+		"<title>child: 300 ns (17.65%), self 300 ns</title>", "width=\"208.2\"",
+		"<title>worker: 700 ns (41.18%), self 0 ns</title><rect x=\"704.1\"", ">child</text>",
+	};
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+		if (!strstr(text, want[i]))
+			fail_msg("no %s in the SVG:\n%s", want[i], text);
+
+	TT_RUN(&r, "flame", fx->in);
+	assert_int_equal(r.status, 2);
+	free(r.out);
+	TT_RUN(&r, "flame", fx->in, "-o", "-", "-F", "png");
+	assert_int_equal(r.status, 2);
+	free(r.out);
+	TT_RUN(&r, "flame", fx->out, "-o", "-");
+	assert_int_equal(r.status, 1);
+	free(r.out);
+}
+
 static int setup(void **state)
 {
 	return tt_fixture_setup(state, "run.ttr", "run.json");
@@ -307,6 +375,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_pool_threads, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_info_sites, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_memory_flat, setup, tt_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_flame, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_json_too_large, setup, tt_fixture_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
