@@ -21,7 +21,7 @@
 #include <stdint.h>
 
 #include "ticktrace.h"
-#include "wrap.h"
+#include "heap.h"
 
 void *__real_malloc(size_t size);
 void *__real_calloc(size_t count, size_t size);

@@ -13,7 +13,7 @@
 #include <stddef.h>
 
 #include "ticktrace.h"
-#include "wrap.h"
+#include "heap.h"
 
 /* std::align_val_t is an enum of size_t; std::nothrow_t an empty struct passed by
  * reference. */
