@@ -100,15 +100,24 @@ static cJSON *run_and_convert(const char *program, const char *dir, const char *
 	return root;
 }
 
+/* Runs the program, converts its trace and reads it into h, whose names are the
+ * returned JSON's (cJSON_Delete it after). */
+static cJSON *run_and_read(const char *program, const char *dir, const char *extra,
+			  struct heap_trace *h)
+{
+	cJSON *root = run_and_convert(program, dir, extra);
+	read_trace(root, h);
+	return root;
+}
+
 /* Linked to the shared runtime: every call the program makes, and nothing else. */
 static void test_shared(void **state)
 {
 	(void)state;
 	char dir[64];
 	tt_tmpdir(dir, sizeof(dir));
-	cJSON *root = run_and_convert(shared_program, dir, "");
 	struct heap_trace h;
-	read_trace(root, &h);
+	cJSON *root = run_and_read(shared_program, dir, "", &h);
 	/* the constructor's malloc(10) and free, before the recorder started; then the steps
 	 * (free(NULL) is not a free) */
 	assert_int_equal(h.nops, 2 + NSTEPS);
@@ -137,9 +146,8 @@ static void test_static_dump_midway(void **state)
 	char dir[64], extra[128];
 	tt_tmpdir(dir, sizeof(dir));
 	snprintf(extra, sizeof(extra), " --dump-midway '%s/midway.ttr'", dir);
-	cJSON *root = run_and_convert(static_program, dir, extra);
 	struct heap_trace h;
-	read_trace(root, &h);
+	cJSON *root = run_and_read(static_program, dir, extra, &h);
 	assert_live_matches(&h, NSTEPS);
 	assert_true(h.nops > 2 + NSTEPS); /* the dump's own allocations */
 	cJSON_Delete(root);
@@ -154,9 +162,8 @@ static void test_cxx(void **state)
 	(void)state;
 	char dir[64];
 	tt_tmpdir(dir, sizeof(dir));
-	cJSON *root = run_and_convert(cxx_program, dir, "");
 	struct heap_trace h;
-	read_trace(root, &h);
+	cJSON *root = run_and_read(cxx_program, dir, "", &h);
 	const size_t nsteps = sizeof(wrap_cxx_steps) / sizeof(wrap_cxx_steps[0]);
 	assert_int_equal(h.nops, nsteps + 4);
 	for (size_t i = 0; i < nsteps; i++) {
