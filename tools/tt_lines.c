@@ -53,6 +53,7 @@ static int tt_lines_read(const char *path, struct tt_module *m, char *module_pat
 	}
 	fclose(in);
 	m->path = (struct tt_str){module_path, (uint32_t)strlen(module_path)};
+	m->build_id = (struct tt_str){"", 0}; /* none recorded: the file is taken as it is */
 	*n = got;
 	return rc;
 }
