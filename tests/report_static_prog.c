@@ -5,7 +5,7 @@
 
 static volatile unsigned sink;
 
-__attribute__((noinline, noclone)) static void report_static_step(unsigned i)
+__attribute__((noinline)) static void report_static_step(unsigned i)
 {
 	sink += i * 3;
 }
