@@ -25,6 +25,12 @@ struct tt_filter_thread {
 	 * all kept, and no slice begun after that is pending, so the stack is walked once
 	 * (a walk per event made deep nesting quadratic). */
 	uint32_t npending;
+	/* With clip, for sinks that read no slice_begin (JSON): the slices cut at the
+	 * window's start, held in pending[1..held] until the outermost one ends, so that
+	 * parents come first (they begin at one time, and a child that also ends with its
+	 * parent is nested only by the order of events). One a depth: they were open at
+	 * the window's start. */
+	uint32_t held;
 };
 
 struct tt_filter_sink {
@@ -128,6 +134,8 @@ static int tt_filter_begin(struct tt_sink *s, const struct tt_event *e)
 	return TT_FORWARD(fs, slice_begin, e);
 }
 
+static int tt_filter_release_held(struct tt_filter_sink *fs, struct tt_filter_thread *th);
+
 static int tt_filter_end(struct tt_sink *s, const struct tt_event *e)
 {
 	struct tt_filter_sink *fs = (struct tt_filter_sink *)s;
@@ -153,7 +161,24 @@ static int tt_filter_end(struct tt_sink *s, const struct tt_event *e)
 	cut.dur = end - cut.ts;
 	if (cut.dur < fs->f.min_dur)
 		return 0; /* its children are shorter still: nesting holds */
-	return TT_FORWARD(fs, slice_end, &cut);
+	if ((cut.flags & TT_EV_CLIPPED_BEGIN) && e->depth > 0 && !fs->inner->ops->slice_begin) {
+		th->pending[e->depth] = cut; /* its slot is free: the slice has ended */
+		th->held = th->held > e->depth ? th->held : e->depth;
+		return 0;
+	}
+	int rc = TT_FORWARD(fs, slice_end, &cut);
+	return rc < 0 ? rc : tt_filter_release_held(fs, th);
+}
+
+/* The slices held by tt_filter_end, outermost first, after their parent. */
+static int tt_filter_release_held(struct tt_filter_sink *fs, struct tt_filter_thread *th)
+{
+	uint32_t n = th->held;
+	th->held = 0;
+	for (uint32_t d = 1; d <= n; d++)
+		if (TT_FORWARD(fs, slice_end, &th->pending[d]) < 0)
+			return -1;
+	return 0;
 }
 
 /* Instants, counters and flows: kept inside the window. */
@@ -204,7 +229,10 @@ static int tt_filter_thread_end(struct tt_sink *s, const struct tt_thread *t,
 				const struct tt_thread_summary *sum)
 {
 	struct tt_filter_sink *fs = (struct tt_filter_sink *)s;
-	return fs->threads[t->id].chosen ? TT_FORWARD(fs, thread_end, t, sum) : 0;
+	if (!fs->threads[t->id].chosen)
+		return 0;
+	int rc = tt_filter_release_held(fs, &fs->threads[t->id]); /* none: depth 0 ends last */
+	return rc < 0 ? rc : TT_FORWARD(fs, thread_end, t, sum);
 }
 
 static void tt_filter_warning(struct tt_sink *s, const char *message)
