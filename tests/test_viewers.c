@@ -192,6 +192,29 @@ static void test_pool_threads(void **state)
 	}
 	assert_true(named);
 	cJSON_Delete(root);
+	/* --thread takes the name it had, the process's, as well as the new one */
+	static const char *const keep[][2] = {{"pool", "4242 4243 4245 "}, {"pool: work", "4243 "}};
+	for (size_t i = 0; i < 2; i++) {
+		TT_RUN(&r, "convert", "-q", "-f", fx->in, "-o", fx->out, "--thread", keep[i][0]);
+		assert_int_equal(r.status, 0);
+		free(r.out);
+		root = tt_json_load(fx->out);
+		bool seen[4] = {false}; /* tids 4242 to 4245 with events kept (names are not) */
+		cJSON_ArrayForEach(ev, cJSON_GetObjectItemCaseSensitive(root, "traceEvents"))
+		{
+			int tid = (int)number(ev, "tid");
+			if (strcmp(cJSON_GetObjectItemCaseSensitive(ev, "ph")->valuestring, "M") != 0 &&
+			    tid >= 4242 && tid <= 4245)
+				seen[tid - 4242] = true;
+		}
+		char tids[64] = "";
+		for (int t = 0; t < 4; t++)
+			if (seen[t])
+				snprintf(tids + strlen(tids), sizeof(tids) - strlen(tids), "%d ", 4242 + t);
+		if (strcmp(tids, keep[i][1]) != 0)
+			fail_msg("--thread '%s' kept the threads %s, not %s", keep[i][0], tids, keep[i][1]);
+		cJSON_Delete(root);
+	}
 }
 
 /* info lists call sites most used first, functions as name(), at most --sites N. */

@@ -46,6 +46,16 @@ static bool tt_name_is(struct tt_str s, const char *name)
 	return strlen(name) == s.len && memcmp(s.ptr, name, s.len) == 0;
 }
 
+/* A thread the tools named after its first scope ("zstd: POOL_thread") still goes by
+ * its process's name, the one it had. */
+static bool tt_was_named(const struct tt_thread *t, const char *name)
+{
+	struct tt_str process = t->file->process.name;
+	size_t n = strlen(name);
+	return n == process.len && memcmp(name, process.ptr, n) == 0 && t->name.len > n + 2 &&
+	       memcmp(t->name.ptr, name, n) == 0 && memcmp(t->name.ptr + n, ": ", 2) == 0;
+}
+
 static bool tt_thread_chosen(const struct tt_filter *f, const struct tt_thread *t)
 {
 	if (f->nthreads == 0)
@@ -53,7 +63,8 @@ static bool tt_thread_chosen(const struct tt_filter *f, const struct tt_thread *
 	for (size_t i = 0; i < f->nthreads; i++) {
 		char *end;
 		unsigned long tid = strtoul(f->threads[i], &end, 10);
-		if ((*end == 0 && tid == t->tid) || tt_name_is(t->name, f->threads[i]))
+		if ((*end == 0 && tid == t->tid) || tt_name_is(t->name, f->threads[i]) ||
+		    tt_was_named(t, f->threads[i]))
 			return true;
 	}
 	return false;
