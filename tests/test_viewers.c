@@ -380,6 +380,41 @@ static void test_flame(void **state)
 	free(r.out);
 }
 
+/* report --svg: well-formed, a row per name in the table's order with its figures,
+ * its share of the self time as a bar's width. */
+static void test_report_plot(void **state)
+{
+	struct tt_fixture *fx = *state;
+	assert_int_equal(tt_demo_write(fx->in), 0);
+	char svg[160];
+	snprintf(svg, sizeof(svg), "%s/report.svg", fx->dir);
+	struct tt_run r;
+	TT_RUN(&r, "report", "-q", fx->in, "--svg", "-o", svg);
+	assert_int_equal(r.status, 0);
+	free(r.out);
+	char cmd[512];
+	snprintf(cmd, sizeof(cmd), "python3 -c 'import sys, xml.etree.ElementTree as E; E.parse(sys.argv[1])' '%s'", svg);
+	assert_int_equal(system(cmd), 0);
+	FILE *f = fopen(svg, "r");
+	char text[32768];
+	size_t n = fread(text, 1, sizeof(text) - 1, f);
+	fclose(f);
+	text[n] = 0;
+	/* the table's order (by self time); child has 4 us of the 10 us of self time: 0.4 of
+	 * the 240 px under its name */
+	static const char *const rows[] = {
+		"<title>child: 1 calls, self 4.000 us, p50 4.000 us, p99 4.000 us</title>",
+		"<title>main: 1 calls, self 2.000 us, p50 6.000 us, p99 6.000 us</title>",
+		"<title>work: 1 calls", "<title>next: 1 calls", "<title>0x401000: 1 calls"};
+	const char *at = text;
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+		if (!(at = strstr(at, rows[i])))
+			fail_msg("no %s after the rows before it:\n%s", rows[i], text);
+	if (!strstr(text, "width=\"96.0\" height=\"18\" fill=\"#f3d7b5\"") || !strstr(text, ">100 ns<") ||
+	    !strstr(text, ">10 us<"))
+		fail_msg("no share bar of 96 px, or no axis from 100 ns to 10 us:\n%s", text);
+}
+
 static int setup(void **state)
 {
 	return tt_fixture_setup(state, "run.ttr", "run.json");
@@ -399,6 +434,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_info_sites, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_memory_flat, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_flame, setup, tt_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_report_plot, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_json_too_large, setup, tt_fixture_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -273,6 +273,8 @@ static const char tt_report_usage[] =
 	"                      children, calls, min, max, mean, p50, p95, p99; or name\n"
 	"      --by-thread     a table per thread instead of all threads together\n"
 	"      --csv           CSV, times in integer nanoseconds\n"
+	"      --svg           a plot: each name's durations on a log axis (min, p50,\n"
+	"                      p95, p99, max, mean) and its share of the self time\n"
 	"      --json          one JSON object (cJSON), times in integer nanoseconds\n"
 	"  -q, --quiet         no summary line on stderr (warnings are still printed)\n"
 	"  -h, --help          this text\n"
@@ -320,13 +322,14 @@ static const char tt_spikes_usage[] =
 static int tt_cmd_analysis(int argc, char **argv, bool spikes)
 {
 	enum { OPT_SORT = 256, OPT_BY_THREAD, OPT_CSV, OPT_JSON, OPT_THRESHOLD, OPT_THRESHOLDS,
-	       OPT_FRAMES, OPT_BUDGET, OPT_DEPTH, OPT_SUGGEST };
+	       OPT_FRAMES, OPT_BUDGET, OPT_DEPTH, OPT_SUGGEST, OPT_SVG };
 	static const struct option report_opts[] = {
 		{"output", required_argument, NULL, 'o'}, {"force", no_argument, NULL, 'f'},
 		{"quiet", no_argument, NULL, 'q'},        {"help", no_argument, NULL, 'h'},
 		{"sort", required_argument, NULL, OPT_SORT}, {"by-thread", no_argument, NULL, OPT_BY_THREAD},
 		{"csv", no_argument, NULL, OPT_CSV},      {"json", no_argument, NULL, OPT_JSON},
 		{"frames", no_argument, NULL, OPT_FRAMES}, {"budget", required_argument, NULL, OPT_BUDGET},
+		{"svg", no_argument, NULL, OPT_SVG},
 		{NULL, 0, NULL, 0},
 	};
 	static const struct option spikes_opts[] = {
@@ -349,6 +352,7 @@ static int tt_cmd_analysis(int argc, char **argv, bool spikes)
 		case 'h': fputs(usage, stdout); return 0;
 		case OPT_BY_THREAD: o.by_thread = true; break;
 		case OPT_CSV: o.format = TT_REPORT_CSV; break;
+		case OPT_SVG: o.format = TT_REPORT_SVG; break;
 		case OPT_JSON: o.format = TT_REPORT_JSON; break;
 		case OPT_SORT:
 			if ((sort = tt__sort_named(optarg)) < 0)

@@ -348,6 +348,13 @@ static int tt_report_done(struct tt_an_sink *a, struct tt_report_opts *o)
 	switch (o->format) {
 	case TT_REPORT_CSV: tt__table_csv(a->out, &t); break;
 	case TT_REPORT_JSON: rc = tt_print_json(a->out, tt_table_json(&t, a, o)); break;
+	case TT_REPORT_SVG: {
+		char title[512];
+		snprintf(title, sizeof(title), "ticktrace report: %s%s, %zu names, %" PRIu64 " calls, sorted by %s",
+			 o->inputs[0], o->ninputs > 1 ? " ..." : "", t.n, t.calls, tt__sort_name(o->sort));
+		tt_table_svg(a->out, &t, title);
+		break;
+	}
 	default:
 		tt__table_print(a->out, &t);
 		if (a->sum.dropped)

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "analysis.h"
 #include "tt_sinks.h"
@@ -28,7 +29,11 @@ void tt_thresholds_free(struct tt_thresholds *th);
 /* Whether any threshold was given. */
 bool tt_thresholds_given(const struct tt_thresholds *th);
 
-enum tt_report_format { TT_REPORT_TEXT, TT_REPORT_CSV, TT_REPORT_JSON };
+enum tt_report_format { TT_REPORT_TEXT, TT_REPORT_CSV, TT_REPORT_JSON, TT_REPORT_SVG };
+
+/* The table as an SVG plot (tt_report_plot.c): the first rows' durations on a log
+ * axis, their self time. */
+void tt_table_svg(FILE *out, const struct tt__table *t, const char *title);
 
 struct tt_report_opts {
 	char *const *inputs;
