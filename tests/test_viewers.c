@@ -312,6 +312,19 @@ static void test_memory_flat(void **state)
 			 big >> 10, tiny >> 10);
 }
 
+/* Reads an SVG into text (cap bytes), after checking that it is well-formed XML. */
+static void read_svg(const char *path, char *text, size_t cap)
+{
+	char cmd[512];
+	snprintf(cmd, sizeof(cmd), "python3 -c 'import sys, xml.etree.ElementTree as E; E.parse(sys.argv[1])' '%s'", path);
+	assert_int_equal(system(cmd), 0);
+	FILE *f = fopen(path, "r");
+	assert_non_null(f);
+	size_t n = fread(text, 1, cap - 1, f);
+	fclose(f);
+	text[n] = 0;
+}
+
 /* ticktrace flame: self time by path, threads of one name merged, exactly; the SVG
  * is well-formed XML with a frame for each path, as wide as its time. */
 static void test_flame(void **state)
@@ -351,14 +364,8 @@ static void test_flame(void **state)
 	TT_RUN(&r, "flame", "-q", fx->in, "-o", svg);
 	assert_int_equal(r.status, 0);
 	free(r.out);
-	char cmd[512];
-	snprintf(cmd, sizeof(cmd), "python3 -c 'import sys, xml.etree.ElementTree as E; E.parse(sys.argv[1])' '%s'", svg);
-	assert_int_equal(system(cmd), 0);
-	FILE *f = fopen(svg, "r");
 	char text[16384];
-	size_t n = fread(text, 1, sizeof(text) - 1, f);
-	fclose(f);
-	text[n] = 0;
+	read_svg(svg, text, sizeof(text));
 	/* 1180 px for 1.7 us: app 1000 ns is 694.1 px wide, child 300 ns 208.2 px */
 	static const char *const want[] = {
 		"<title>app: 1.000 us (58.82%), self 0 ns</title><rect x=\"10.0\"", "width=\"694.1\"",
@@ -392,14 +399,8 @@ static void test_report_plot(void **state)
 	TT_RUN(&r, "report", "-q", fx->in, "--svg", "-o", svg);
 	assert_int_equal(r.status, 0);
 	free(r.out);
-	char cmd[512];
-	snprintf(cmd, sizeof(cmd), "python3 -c 'import sys, xml.etree.ElementTree as E; E.parse(sys.argv[1])' '%s'", svg);
-	assert_int_equal(system(cmd), 0);
-	FILE *f = fopen(svg, "r");
 	char text[32768];
-	size_t n = fread(text, 1, sizeof(text) - 1, f);
-	fclose(f);
-	text[n] = 0;
+	read_svg(svg, text, sizeof(text));
 	/* the table's order (by self time); child has 4 us of the 10 us of self time: 0.4 of
 	 * the 240 px under its name */
 	static const char *const rows[] = {

@@ -359,19 +359,6 @@ struct tt_svg {
 	uint32_t deepest;
 };
 
-static void tt_svg_text(FILE *out, const char *s, size_t max)
-{
-	for (size_t i = 0; s[i] && i < max; i++) {
-		switch (s[i]) {
-		case '&': fputs("&amp;", out); break;
-		case '<': fputs("&lt;", out); break;
-		case '>': fputs("&gt;", out); break;
-		case '"': fputs("&quot;", out); break;
-		default: fputc(s[i], out);
-		}
-	}
-}
-
 static int tt_svg_frame(struct tt_flame *fl, FILE *out, uint32_t node, const uint32_t *path,
 			uint32_t depth, double x, void *ctx)
 {
@@ -386,7 +373,7 @@ static int tt_svg_frame(struct tt_flame *fl, FILE *out, uint32_t node, const uin
 	char total[32], self[32];
 	double y = TT_SVG_TOP + (double)(svg->deepest - depth) * TT_SVG_ROW;
 	fprintf(out, "<g><title>");
-	tt_svg_text(out, name, SIZE_MAX);
+	tt_xml_text(out, name, SIZE_MAX);
 	fprintf(out, ": %s (%.2f%%), self %s</title><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
 		"height=\"%d\" fill=\"rgb(%u,%u,%u)\" rx=\"2\"/>", tt__fmt_ns(total, (int64_t)n->total),
 		100.0 * (double)n->total / (double)fl->nodes[0].total, tt__fmt_ns(self, (int64_t)n->self),
@@ -396,7 +383,7 @@ static int tt_svg_frame(struct tt_flame *fl, FILE *out, uint32_t node, const uin
 	if (fits >= 3) {
 		size_t len = strlen(name);
 		fprintf(out, "<text x=\"%.1f\" y=\"%.1f\">", TT_SVG_PAD + x * svg->scale + 3, y + 12);
-		tt_svg_text(out, name, len <= fits ? len : fits - 2);
+		tt_xml_text(out, name, len <= fits ? len : fits - 2);
 		fputs(len <= fits ? "" : "..", out);
 		fputs("</text>", out);
 	}
@@ -419,7 +406,7 @@ static int tt_flame_svg(struct tt_flame *fl, FILE *out, const char *title, uint3
 		"<rect width=\"100%%\" height=\"100%%\" fill=\"#f8f8f0\"/>\n"
 		"<text class=\"head\" x=\"%d\" y=\"22\">",
 		TT_SVG_WIDTH, height, TT_SVG_WIDTH, height, TT_SVG_PAD);
-	tt_svg_text(out, title, SIZE_MAX);
+	tt_xml_text(out, title, SIZE_MAX);
 	fprintf(out, "</text>\n<text x=\"%d\" y=\"38\">%s of self time; a frame's width is its "
 		"time and its callees', hover for figures</text>\n",
 		TT_SVG_PAD, tt__fmt_ns(total, (int64_t)all));

@@ -322,6 +322,19 @@ FILE *tt_out_stream(struct tt_out *o)
 	return fopencookie(o, "w", (cookie_io_functions_t){.write = tt_stream_write});
 }
 
+void tt_xml_text(FILE *out, const char *s, size_t max)
+{
+	for (size_t i = 0; s[i] && i < max; i++) {
+		switch (s[i]) {
+		case '&': fputs("&amp;", out); break;
+		case '<': fputs("&lt;", out); break;
+		case '>': fputs("&gt;", out); break;
+		case '"': fputs("&quot;", out); break;
+		default: fputc(s[i], out);
+		}
+	}
+}
+
 int tt_out_commit(struct tt_out *o)
 {
 	tt_out_flush(o);

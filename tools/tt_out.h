@@ -46,6 +46,8 @@ int tt_out_commit(struct tt_out *o);
 /* A stdio stream into the output, for text formatted with fprintf; fclose it before
  * tt_out_commit. NULL when out of memory. */
 FILE *tt_out_stream(struct tt_out *o);
+/* At most max bytes of s as XML text (& < > " escaped), for the SVG writers. */
+void tt_xml_text(FILE *out, const char *s, size_t max);
 /* Removes the temporary file and frees everything. */
 void tt_out_abort(struct tt_out *o);
 /* Hands the buffer to the writer and continues in the other one; errors are

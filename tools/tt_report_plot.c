@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "tt_out.h"
 #include "tt_report.h"
 
 #define TT_PLOT_WIDTH 1200
@@ -15,19 +16,6 @@
 #define TT_PLOT_ROW 22
 #define TT_PLOT_TOP 70
 #define TT_PLOT_ROWS 40 /* rows drawn at most: the first by the table's order */
-
-static void tt_plot_text(FILE *out, const char *s, size_t max)
-{
-	for (size_t i = 0; s[i] && i < max; i++) {
-		switch (s[i]) {
-		case '&': fputs("&amp;", out); break;
-		case '<': fputs("&lt;", out); break;
-		case '>': fputs("&gt;", out); break;
-		case '"': fputs("&quot;", out); break;
-		default: fputc(s[i], out);
-		}
-	}
-}
 
 /* x of a duration on the axis [lo, hi] decades (ns, log10). */
 static double tt_plot_x(int64_t ns, double lo, double hi)
@@ -60,7 +48,7 @@ void tt_table_svg(FILE *out, const struct tt__table *t, const char *title)
 		"<rect width=\"100%%\" height=\"100%%\" fill=\"#ffffff\"/>\n<text class=\"head\" x=\"10\" "
 		"y=\"22\">",
 		TT_PLOT_WIDTH, height, TT_PLOT_WIDTH, height);
-	tt_plot_text(out, title, SIZE_MAX);
+	tt_xml_text(out, title, SIZE_MAX);
 	fprintf(out, "</text>\n<text x=\"10\" y=\"40\">a call's duration, log scale: line min..max, "
 		"bar p50..p99, ticks p50 and p95, dot mean; under a name: its share of the self "
 		"time; right: calls, self time</text>\n");
@@ -78,7 +66,7 @@ void tt_table_svg(FILE *out, const struct tt__table *t, const char *title)
 		double y = TT_PLOT_TOP + (double)i * TT_PLOT_ROW, mid = y + TT_PLOT_ROW / 2.0;
 		char p50[32], p99[32], self_s[32];
 		fprintf(out, "<g><title>");
-		tt_plot_text(out, r->name, SIZE_MAX);
+		tt_xml_text(out, r->name, SIZE_MAX);
 		fprintf(out, ": %" PRIu64 " calls, self %s, p50 %s, p99 %s</title>\n", r->calls,
 			tt__fmt_ns(self_s, r->self), tt__fmt_ns(p50, r->p50), tt__fmt_ns(p99, r->p99));
 		double share = self ? (double)r->self / (double)self : 0;
@@ -86,7 +74,7 @@ void tt_table_svg(FILE *out, const struct tt__table *t, const char *title)
 			"<text x=\"14\" y=\"%.1f\">", y + 2, share * (TT_PLOT_NAME - 20), TT_PLOT_ROW - 4,
 			mid + 4);
 		size_t len = strlen(r->name), fits = (TT_PLOT_NAME - 24) / 7;
-		tt_plot_text(out, r->name, len <= fits ? len : fits - 2);
+		tt_xml_text(out, r->name, len <= fits ? len : fits - 2);
 		fprintf(out, "%s</text>\n", len <= fits ? "" : "..");
 		double xmin = tt_plot_x(r->min, lo, hi), xmax = tt_plot_x(r->max, lo, hi);
 		double x50 = tt_plot_x(r->p50, lo, hi), x95 = tt_plot_x(r->p95, lo, hi);
