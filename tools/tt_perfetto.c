@@ -617,7 +617,8 @@ static int tt_pf_slice_end(struct tt_sink *sink, const struct tt_event *e)
 	}
 	if (tt_pf_advance(p, sq, e->ts + e->dur) < 0)
 		return -1;
-	if (e->flags & (TT_EV_UNTERMINATED | TT_EV_DESCRIBED | TT_EV_SCOPE_VALUE)) {
+	if (e->flags & (TT_EV_UNTERMINATED | TT_EV_DESCRIBED | TT_EV_SCOPE_VALUE |
+			TT_EV_CLIPPED_END)) {
 		struct tt_event end = *e;
 		end.ts = e->ts + e->dur;
 		return tt_pf_event(p, &end, TYPE_SLICE_END, 0, NULL);

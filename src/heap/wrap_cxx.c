@@ -64,7 +64,7 @@ struct tt__nothrow;
 	{                                                                                  \
 		void *p = __real_##sym args;                                               \
 		if (p) {                                                                   \
-			TT_INSTANT_ARG(name, size);                                        \
+			TT_INSTANT_NAMED_ARG(name, "size", size);                       \
 			tt__heap_changed((int64_t)malloc_usable_size(p));                  \
 		}                                                                          \
 		return p;                                                                  \
@@ -78,7 +78,7 @@ struct tt__nothrow;
 			return;                                                            \
 		int64_t usable = (int64_t)malloc_usable_size(ptr);                         \
 		__real_##sym args;                                                         \
-		TT_INSTANT_ARG(name, (uint64_t)usable);                                    \
+		TT_INSTANT_NAMED_ARG(name, "size", (uint64_t)usable);                   \
 		tt__heap_changed(-usable);                                                 \
 	}
 
