@@ -65,16 +65,8 @@ static uint32_t tt_flame_name(struct tt_flame *fl, const char *s, size_t n)
 		if (strlen(fl->names[id]) == n && memcmp(fl->names[id], s, n) == 0)
 			return id;
 	}
-	if (fl->nnames == fl->names_cap) {
-		size_t cap = fl->names_cap ? 2 * fl->names_cap : 256;
-		char **grown = realloc(fl->names, cap * sizeof(*grown));
-		if (!grown)
-			return UINT32_MAX;
-		fl->names = grown;
-		fl->names_cap = cap;
-	}
 	char *copy = malloc(n + 1);
-	if (!copy || tt_map_put(&fl->name_ids, h, (uint32_t)fl->nnames) < 0) {
+	if (!copy || tt_reserve(&fl->names, &fl->names_cap, fl->nnames, sizeof(*fl->names)) < 0 || tt_map_put(&fl->name_ids, h, (uint32_t)fl->nnames) < 0) {
 		free(copy);
 		return UINT32_MAX;
 	}
@@ -92,16 +84,9 @@ static uint32_t tt_flame_child(struct tt_flame *fl, uint32_t parent, uint32_t na
 	uint32_t id;
 	if (tt_map_get(&fl->children, key, &id))
 		return id;
-	if (fl->nnodes == fl->nodes_cap) {
-		size_t cap = fl->nodes_cap ? 2 * fl->nodes_cap : 1024;
-		struct tt_flame_node *grown = realloc(fl->nodes, cap * sizeof(*grown));
-		if (!grown)
-			return UINT32_MAX;
-		fl->nodes = grown;
-		fl->nodes_cap = cap;
-	}
 	id = (uint32_t)fl->nnodes;
-	if (tt_map_put(&fl->children, key, id) < 0)
+	if (tt_reserve(&fl->nodes, &fl->nodes_cap, fl->nnodes, sizeof(*fl->nodes)) < 0 ||
+	    tt_map_put(&fl->children, key, id) < 0)
 		return UINT32_MAX;
 	fl->nodes[fl->nnodes++] = (struct tt_flame_node){
 		.name = name, .next_sibling = fl->nodes[parent].first_child};

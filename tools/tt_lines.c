@@ -40,14 +40,9 @@ static int tt_lines_read(const char *path, struct tt_module *m, char *module_pat
 			rc = tt_error("%s: line %u: not \"ADDRESS COUNT\"", path, no);
 			break;
 		}
-		if (got == room) {
-			room = room ? 2 * room : 256;
-			struct tt_bucket *grown = realloc(*buckets, room * sizeof(*grown));
-			if (!grown) {
-				rc = tt_error("out of memory");
-				break;
-			}
-			*buckets = grown;
+		if (tt_reserve(buckets, &room, got, sizeof(**buckets)) < 0) {
+			rc = tt_error("out of memory");
+			break;
 		}
 		(*buckets)[got++] = b;
 	}

@@ -44,8 +44,7 @@ static bool tt_cursor_str(struct tt_cursor *c, struct tt_str *s, uint32_t len)
 	return true;
 }
 
-/* Grows an array to hold one more element; -1 when out of memory. */
-static int tt_reserve(void *pp, size_t *cap, size_t count, size_t elem)
+int tt_reserve(void *pp, size_t *cap, size_t count, size_t elem)
 {
 	if (count < *cap)
 		return 0;

@@ -140,6 +140,10 @@ void tt_file_release(const struct tt_file *f, uint64_t from, uint64_t to);
  * process with its pid and name is alive here): then the file is not a crash's. */
 bool tt_file_writer_running(const struct tt_file *f);
 
+/* Grows the array at *pp (cap elements of elem bytes, count used) to hold one more;
+ * 0, or -1 when out of memory. */
+int tt_reserve(void *pp, size_t *cap, size_t count, size_t elem);
+
 /* The site whose descriptor address is `address`, or NULL. */
 const struct tt_site *tt_file_site(const struct tt_file *f, uint64_t address);
 
