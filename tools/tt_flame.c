@@ -66,7 +66,8 @@ static uint32_t tt_flame_name(struct tt_flame *fl, const char *s, size_t n)
 			return id;
 	}
 	char *copy = malloc(n + 1);
-	if (!copy || tt_reserve(&fl->names, &fl->names_cap, fl->nnames, sizeof(*fl->names)) < 0 || tt_map_put(&fl->name_ids, h, (uint32_t)fl->nnames) < 0) {
+	if (!copy || tt_reserve(&fl->names, &fl->names_cap, fl->nnames, sizeof(*fl->names)) < 0 ||
+	    tt_map_put(&fl->name_ids, h, (uint32_t)fl->nnames) < 0) {
 		free(copy);
 		return UINT32_MAX;
 	}
