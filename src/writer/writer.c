@@ -130,15 +130,26 @@ const struct tt_record *tt__sites_add(struct tt__site_set *set, struct tt__site_
 				      const struct tt_record *begin, const struct tt_record *end,
 				      int stop_unwritten)
 {
-	uint64_t last = 0; /* runs of one site are common: look it up once */
+	/* The drain thread runs this on every record a program makes: a table says which
+	 * kinds name what, and a run of one site is looked up once. */
+#define TT__NAMES(k) \
+	[k] = TT_RECORD_HAS_SITE(k) ? 1 : (k) == TT_REC_FUNC_ENTER ? 1 | TT__FUNC_TAG : 0
+#define TT__NAMES8(k) TT__NAMES(k), TT__NAMES(k + 1), TT__NAMES(k + 2), TT__NAMES(k + 3), \
+	TT__NAMES(k + 4), TT__NAMES(k + 5), TT__NAMES(k + 6), TT__NAMES(k + 7)
+	static const uint64_t names[256] = {TT__NAMES8(0), TT__NAMES8(8), TT__NAMES8(16),
+					    TT__NAMES8(24)};
+	_Static_assert(TT_REC_FUNC_ENTER < 32 && TT_REC_FRAME < 32, "kinds named above");
+#undef TT__NAMES8
+#undef TT__NAMES
+	uint64_t last = 0;
 	for (const struct tt_record *r = begin; r < end; r++) {
 		uint64_t word = __atomic_load_n(&r->word, __ATOMIC_ACQUIRE);
 		if (!word && stop_unwritten)
 			return r;
-		unsigned kind = TT_RECORD_KIND(word);
-		uint64_t entry = TT_RECORD_HAS_SITE(kind)       ? TT_RECORD_PAYLOAD(word) :
-				 kind == TT_REC_FUNC_ENTER ? TT_RECORD_PAYLOAD(word) | TT__FUNC_TAG :
-							    0;
+		uint64_t named = names[TT_RECORD_KIND(word) & 0xff];
+		if (!named)
+			continue;
+		uint64_t entry = TT_RECORD_PAYLOAD(word) | (named & TT__FUNC_TAG);
 		if (!entry || entry == last)
 			continue;
 		last = entry;
