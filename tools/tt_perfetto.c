@@ -48,8 +48,12 @@ enum { SEQ_CLEARED = 1, SEQ_NEEDS_STATE = 2 };
 #define TT_PF_SMALL 256u
 
 /* Protobuf primitives over a byte pointer: each returns the end. */
-static uint8_t *pb_varint(uint8_t *p, uint64_t v)
+static inline __attribute__((always_inline)) uint8_t *pb_varint(uint8_t *p, uint64_t v)
 {
+	if (__builtin_constant_p(v < 0x80) && v < 0x80) { /* a tag or a small constant */
+		*p = (uint8_t)v;
+		return p + 1;
+	}
 	while (v >= 0x80) {
 		*p++ = (uint8_t)(v | 0x80);
 		v >>= 7;
@@ -58,12 +62,14 @@ static uint8_t *pb_varint(uint8_t *p, uint64_t v)
 	return p;
 }
 
-static uint8_t *pb_tag(uint8_t *p, unsigned field, unsigned wire)
+static inline __attribute__((always_inline)) uint8_t *pb_tag(uint8_t *p, unsigned field,
+							     unsigned wire)
 {
 	return pb_varint(p, (uint64_t)field << 3 | wire);
 }
 
-static uint8_t *pb_uint(uint8_t *p, unsigned field, uint64_t v)
+static inline __attribute__((always_inline)) uint8_t *pb_uint(uint8_t *p, unsigned field,
+							      uint64_t v)
 {
 	return pb_varint(pb_tag(p, field, WT_VARINT), v);
 }
@@ -401,9 +407,63 @@ static uint8_t *tt_pf_flag(uint8_t *q, const char *name, size_t len)
 	return pb_close(da, q, TE_DEBUG_ANNOTATIONS);
 }
 
+/* Starts a packet written straight into the output buffer, on a thread's sequence:
+ * the gap for its tag and length, the timestamp's delta and the sequence id. Room
+ * for a packet without strings is reserved. */
+static inline uint8_t *tt_pf_direct(struct tt_perfetto *p, struct tt_pf_seq *sq, int64_t rel_ts)
+{
+	int64_t ts = (int64_t)((uint64_t)p->trace->base_ns + (uint64_t)rel_ts);
+	tt_out_reserve(p->out, TT_PF_SMALL);
+	uint8_t *q = pb_open((uint8_t *)p->out->buf + p->out->len);
+	q = pb_uint(q, PKT_TIMESTAMP, (uint64_t)ts - (uint64_t)sq->last);
+	sq->last = ts;
+	return pb_uint(q, PKT_SEQUENCE_ID, sq->id);
+}
+
+/* Ends a packet begun by tt_pf_direct. */
+static inline void tt_pf_direct_end(struct tt_perfetto *p, uint8_t *q)
+{
+	uint8_t *pk = (uint8_t *)p->out->buf + p->out->len;
+	p->out->len += (size_t)(pb_close(pk, q, PB_TRACE_PACKET) - pk);
+}
+
+/* Whether tt_pf_plain can write the event: a site's slice begin or instant, its name
+ * and location interned on the sequence already, no flag but an unnamed argument. */
+static inline bool tt_pf_is_plain(const struct tt_pf_seq *sq, const struct tt_event *e)
+{
+	const struct tt_site *s = e->site;
+	return s && (e->flags & ~(uint32_t)TT_EV_ARG) == 0 &&
+	       (sq->interned[s->id / 8] >> (s->id % 8) & 1) &&
+	       !((e->flags & TT_EV_ARG) && s->arg_name.len);
+}
+
+/* Most events (the same bytes tt_pf_event writes for them, in fewer instructions):
+ * interned name and location, the category, the argument if any. */
+static inline void tt_pf_plain(struct tt_perfetto *p, struct tt_pf_seq *sq,
+			       const struct tt_event *e, unsigned type)
+{
+	uint64_t iid = e->site->id + 1;
+	uint8_t *q = tt_pf_direct(p, sq, e->ts);
+	q = pb_uint(q, PKT_SEQUENCE_FLAGS, SEQ_NEEDS_STATE);
+	uint8_t *te = q;
+	q = pb_open(q);
+	q = pb_uint(q, TE_TYPE, type);
+	q = pb_uint(q, TE_NAME_IID, iid);
+	q = pb_uint(q, TE_SOURCE_LOCATION_IID, iid);
+	q = pb_uint(q, TE_CATEGORY_IIDS, TT_PB_CATEGORY_IID);
+	if (e->flags & TT_EV_ARG) {
+		uint8_t *da = q;
+		q = pb_open(q);
+		q = pb_bytes(q, DA_NAME, "arg", 3);
+		q = pb_uint(q, DA_UINT, e->value);
+		q = pb_close(da, q, TE_DEBUG_ANNOTATIONS);
+	}
+	tt_pf_direct_end(p, pb_close(te, q, PKT_TRACK_EVENT));
+}
+
 /* Builds and writes one event packet: type, then what the event carries; on the
- * event's thread's sequence unless `sq` is given (flows), on its track unless
- * `track` is given (counters, flows). */
+ * event's thread's sequence unless `sq` is given (flows, frames), on its track unless
+ * `track` is given (flows, frames). */
 static int tt_pf_event(struct tt_perfetto *p, const struct tt_event *e, unsigned type,
 		       uint64_t track, struct tt_pf_seq *sq)
 {
@@ -443,9 +503,7 @@ static int tt_pf_event(struct tt_perfetto *p, const struct tt_event *e, unsigned
 	q = pb_uint(q, TE_TYPE, type);
 	if (track)
 		q = pb_uint(q, TE_TRACK_UUID, track);
-	if (type == TYPE_COUNTER) {
-		q = pb_uint(q, TE_COUNTER_VALUE, e->value);
-	} else if (e->flags & (TT_EV_FLOW_OUT | TT_EV_FLOW_IN)) {
+	if (e->flags & (TT_EV_FLOW_OUT | TT_EV_FLOW_IN)) {
 		static const char out[] = "flow_out", in[] = "flow_in";
 		bool is_out = e->flags & TT_EV_FLOW_OUT;
 		q = is_out ? pb_bytes(q, TE_NAME, out, sizeof(out) - 1) :
@@ -508,6 +566,18 @@ static int tt_pf_event(struct tt_perfetto *p, const struct tt_event *e, unsigned
 	return 0;
 }
 
+/* A slice begin or an instant on its thread's sequence. Inline: the plain case is
+ * written in the caller, without a call's saves and restores. */
+static inline __attribute__((always_inline)) int
+tt_pf_site_event(struct tt_perfetto *p, struct tt_pf_seq *sq, const struct tt_event *e, unsigned type)
+{
+	if (__builtin_expect(tt_pf_is_plain(sq, e), 1)) {
+		tt_pf_plain(p, sq, e, type);
+		return 0;
+	}
+	return tt_pf_event(p, e, type, 0, NULL);
+}
+
 /* Writes what the thread holds: the slices begun at held_ts that are still open,
  * then the instants and zero-length slices in the order they ended. */
 static int tt_pf_release(struct tt_perfetto *p, struct tt_pf_seq *sq)
@@ -515,17 +585,19 @@ static int tt_pf_release(struct tt_perfetto *p, struct tt_pf_seq *sq)
 	size_t n = sq->nheld;
 	sq->nheld = 0;
 	int rc = 0;
-	for (size_t i = 0; i < n && rc == 0; i++)
-		if (sq->held[i].kind == TT_HELD_BEGIN)
-			rc = tt_pf_event(p, &sq->held[i].e, TYPE_SLICE_BEGIN, 0, NULL);
+	if (sq->held_points < n) /* begins: none when it holds only instants, the usual case */
+		for (size_t i = 0; i < n && rc == 0; i++)
+			if (sq->held[i].kind == TT_HELD_BEGIN)
+				rc = tt_pf_site_event(p, sq, &sq->held[i].e, TYPE_SLICE_BEGIN);
 	if (!sq->held_points)
 		return rc;
 	sq->held_points = 0;
-	for (size_t i = 0; i < n && rc == 0; i++)
-		if (sq->held[i].kind == TT_HELD_POINT)
-			rc = tt_pf_event(p, &sq->held[i].e, TYPE_INSTANT, 0, NULL);
 	for (size_t i = 0; i < n; i++)
-		free((char *)sq->held[i].e.text);
+		if (sq->held[i].kind == TT_HELD_POINT) {
+			if (rc == 0)
+				rc = tt_pf_site_event(p, sq, &sq->held[i].e, TYPE_INSTANT);
+			free((char *)sq->held[i].e.text);
+		}
 	return rc;
 }
 
@@ -593,7 +665,7 @@ static int tt_pf_slice_begin(struct tt_sink *sink, const struct tt_event *e)
 	 * ns of the clock otherwise are not, which real timings do not produce. */
 	if (sq->nheld || (e->flags & (TT_EV_UNBEGUN | TT_EV_GAP)))
 		return tt_pf_hold(sq, e, TT_HELD_BEGIN);
-	return tt_pf_event(p, e, TYPE_SLICE_BEGIN, 0, NULL);
+	return tt_pf_site_event(p, sq, e, TYPE_SLICE_BEGIN);
 }
 
 /* SLICE_END needs no name and no interned data: it closes the innermost slice of
@@ -623,18 +695,12 @@ static int tt_pf_slice_end(struct tt_sink *sink, const struct tt_event *e)
 		end.ts = e->ts + e->dur;
 		return tt_pf_event(p, &end, TYPE_SLICE_END, 0, NULL);
 	}
-	int64_t ts = (int64_t)((uint64_t)p->trace->base_ns + (uint64_t)(e->ts + e->dur));
-	tt_out_reserve(p->out, 64);
-	uint8_t *pk = (uint8_t *)p->out->buf + p->out->len;
-	uint8_t *q = pb_open(pk);
-	q = pb_uint(q, PKT_TIMESTAMP, (uint64_t)ts - (uint64_t)sq->last);
-	sq->last = ts;
-	q = pb_uint(q, PKT_SEQUENCE_ID, sq->id);
+	uint8_t *q = tt_pf_direct(p, sq, e->ts + e->dur);
 	*q++ = PKT_TRACK_EVENT << 3 | WT_LEN;
 	*q++ = 2;
 	*q++ = TE_TYPE << 3 | WT_VARINT;
 	*q++ = TYPE_SLICE_END;
-	p->out->len += (size_t)(pb_close(pk, q, PB_TRACE_PACKET) - pk);
+	tt_pf_direct_end(p, q);
 	return 0;
 }
 
@@ -692,9 +758,18 @@ static int tt_pf_counter(struct tt_sink *sink, const struct tt_event *e)
 			return -1;
 	}
 	/* on the thread's sequence, whose timestamps only go forward */
-	if (tt_pf_advance(p, &p->threads[e->thread->id], e->ts) < 0)
+	struct tt_pf_seq *sq = &p->threads[e->thread->id];
+	if (tt_pf_advance(p, sq, e->ts) < 0)
 		return -1;
-	return tt_pf_event(p, e, TYPE_COUNTER, p->counter_uuid[s->id], NULL);
+	uint8_t *q = tt_pf_direct(p, sq, e->ts), *te;
+	q = pb_uint(q, PKT_SEQUENCE_FLAGS, SEQ_NEEDS_STATE);
+	te = q;
+	q = pb_open(q);
+	q = pb_uint(q, TE_TYPE, TYPE_COUNTER);
+	q = pb_uint(q, TE_TRACK_UUID, p->counter_uuid[s->id]);
+	q = pb_uint(q, TE_COUNTER_VALUE, e->value);
+	tt_pf_direct_end(p, pb_close(te, q, PKT_TRACK_EVENT));
+	return 0;
 }
 
 /* A frame boundary: the frame that ended is a slice "NAME N" on a thread of the
