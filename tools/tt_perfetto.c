@@ -668,6 +668,24 @@ static int tt_pf_slice_begin(struct tt_sink *sink, const struct tt_event *e)
 	return tt_pf_site_event(p, sq, e, TYPE_SLICE_BEGIN);
 }
 
+/* A slice's end while the thread holds events: held as an instant when it ends
+ * where its held begin is (1), or written after what is held when its time is
+ * later (0); -1 on error. Apart: the thread usually holds nothing. */
+static int tt_pf_end_held(struct tt_perfetto *p, struct tt_pf_seq *sq, const struct tt_event *e)
+{
+	if (e->dur == 0 && e->ts == sq->held_ts) {
+		/* its begin is held: the innermost one still open */
+		size_t i = sq->nheld;
+		while (i > 0 && sq->held[i - 1].kind != TT_HELD_BEGIN)
+			i--;
+		if (i > 0) {
+			sq->held[i - 1].kind = TT_HELD_GONE;
+			return tt_pf_hold(sq, e, TT_HELD_POINT) < 0 ? -1 : 1;
+		}
+	}
+	return tt_pf_advance(p, sq, e->ts + e->dur);
+}
+
 /* SLICE_END needs no name and no interned data: it closes the innermost slice of
  * the thread's track. The common one is five fields, written directly. A slice that
  * ends when it began is held as an instant instead. */
@@ -677,18 +695,11 @@ static int tt_pf_slice_end(struct tt_sink *sink, const struct tt_event *e)
 	struct tt_pf_seq *sq = &p->threads[e->thread->id];
 	if (tt_too_deep(e, &p->folded.slices))
 		return 0;
-	if (e->dur == 0 && sq->nheld && e->ts == sq->held_ts) {
-		/* its begin is held: the innermost one still open */
-		size_t i = sq->nheld;
-		while (i > 0 && sq->held[i - 1].kind != TT_HELD_BEGIN)
-			i--;
-		if (i > 0) {
-			sq->held[i - 1].kind = TT_HELD_GONE;
-			return tt_pf_hold(sq, e, TT_HELD_POINT);
-		}
+	if (__builtin_expect(sq->nheld != 0, 0)) {
+		int rc = tt_pf_end_held(p, sq, e);
+		if (rc != 0)
+			return rc < 0 ? -1 : 0;
 	}
-	if (tt_pf_advance(p, sq, e->ts + e->dur) < 0)
-		return -1;
 	if (e->flags & (TT_EV_UNTERMINATED | TT_EV_DESCRIBED | TT_EV_SCOPE_VALUE |
 			TT_EV_CLIPPED_END)) {
 		struct tt_event end = *e;
