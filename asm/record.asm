@@ -61,33 +61,7 @@
 
 default rel
 
-%define TT_KIND_SHIFT      56
-%define TT_REC_BEGIN       1
-%define TT_REC_END         2
-%define TT_REC_ENDBEGIN    3
-%define TT_REC_INSTANT     4
-%define TT_REC_BEGIN_ARG   5
-%define TT_REC_INSTANT_ARG 6
-%define TT_REC_COUNTER     7
-%define TT_REC_FLOW_OUT    8
-%define TT_REC_FLOW_IN     9
-%define TT_REC_FUNC_ENTER  10
-%define TT_REC_FUNC_EXIT   11
-%define TT_REC_VALUE       15
-%define TT_REC_FRAME       22
-%define TT_REC_SCOPE_VALUE 23
-
-; struct tt__hot (src/core/core.h pins these with _Static_assert)
-%define HOT_OWNER  0
-%define HOT_CURSOR 8
-%define HOT_LIMIT  16
-%define HOT_SHIFT  6		; 64-byte entries
-%define TT_TABLE_INDEX_SHIFT 12	; the index is bits 12..27 of the thread pointer
-%define TT_LIMIT_OFF    1	; src/core/core.h TT__LIMIT_OFF
-%define TT_LIMIT_DROP   2	; src/core/core.h TT__LIMIT_DROP
-%define TT_LIMIT_TAGS   3
-%define TT_CHUNK_SIZE   65536	; src/core/core.h TT__CHUNK_SIZE
-%define TT_CHUNK_HEADER 16	; sizeof(struct tt__chunk)
+%include "hot.inc"
 
 ; How an emitter builds its record from its arguments.
 %define PAYLOAD_RDI     1 ; word = kind | rdi                  (one record)
@@ -203,20 +177,23 @@ TT_EMITTER tt__note,         0,                  WORD_RDI
 TT_EMITTER __cyg_profile_func_enter, TT_REC_FUNC_ENTER, PAYLOAD_RDI
 TT_EMITTER __cyg_profile_func_exit,  TT_REC_FUNC_EXIT,  PAYLOAD_RDI
 
-; The detours' hooks (src/detour/): the same events, called from a trampoline at a
-; patched function's entry or return, where every register but the ones above may
-; hold the program's values (a caller compiled with GCC's -fipa-ra keeps values in
+; The detours' hooks (src/detour/): the same events, for the trampoline at a patched
+; function's entry or return when its inlined copy of the common path cannot write the
+; event (another thread's entry, dropping), where every register but the ones above
+; may hold the program's values (a caller compiled with GCC's -fipa-ra keeps values in
 ; caller-saved registers its callee is known not to touch). So their slow path goes
 ; through tt__record_slow_preserving, which also keeps xmm0-15. They must be called
 ; with the stack 16-byte aligned, as the C slow path needs.
 TT_EMITTER tt__detour_func_enter, TT_REC_FUNC_ENTER, PAYLOAD_RDI, tt__record_slow_preserving
 TT_EMITTER tt__detour_func_exit,  TT_REC_FUNC_EXIT,  PAYLOAD_RDI, tt__record_slow_preserving
 
-; tt__record_slow for the detours' hooks: entered by their jmp, so [rsp] returns to
-; the trampoline and rsp is 8 off 16-byte alignment. Keeps xmm0-15, which C may use;
-; the emitters' own clobbers (rax rcx rdx rsi rdi r8 r9 r10 r11) the trampoline saves. (Not x87 or the upper halves of ymm: the slow path uses neither, unless a
-; C library routine it calls is an AVX version, whose vzeroupper clears them.)
-global tt__record_slow_preserving:function (tt__record_slow_preserving.end - tt__record_slow_preserving) hidden
+; tt__record_slow for the detours: entered by the hooks' jmp, or called by the
+; trampoline whose reservation did not fit, so [rsp] returns to the trampoline and rsp
+; is 8 off 16-byte alignment. Keeps xmm0-15, which C may use; the emitters' own
+; clobbers (rax rcx rdx rsi rdi r8 r9 r10 r11) the trampoline saves. (Not x87 or the
+; upper halves of ymm: the slow path uses neither, unless a C library routine it calls
+; is an AVX version, whose vzeroupper clears them.)
+global tt__record_slow_preserving:function (tt__record_slow_preserving.end - tt__record_slow_preserving)
 align 16
 tt__record_slow_preserving:
 	sub	rsp, 264			; 16 xmm registers, and alignment
@@ -225,6 +202,15 @@ tt__record_slow_preserving:
 	KEEP_XMM load, 0
 	add	rsp, 264
 	ret
+.end:
+
+; Where the emitters' state is, for libticktrace-detour's trampolines, which inline
+; their common path (src/detour/trampoline.asm): the table and the off flag.
+section .data.rel.ro
+global tt__hot_where:data (tt__hot_where.end - tt__hot_where)
+align 8
+tt__hot_where:
+	dq	tt__tls_table, tt__hot_off
 .end:
 
 section .note.GNU-stack noalloc noexec nowrite progbits

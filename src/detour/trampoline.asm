@@ -22,12 +22,17 @@
 ;
 ; Registers: everything the program can see is kept. A patched function's caller
 ; built with GCC's -fipa-ra may keep values in caller-saved registers its callee is
-; known not to touch, so the trampolines save every general register they or the hot
-; path touch (rax rcx rdx rsi rdi r8 r9 r10 r11), and xmm0-15 around the rare calls
-; into C (the hot path's slow path does the same: tt__record_slow_preserving). Flags
-; are not kept (no compiler keeps them across a call). The hot path is called with
-; the stack 16-byte aligned: at a function's entry rsp is 8 off alignment, and the
-; stub's push makes it aligned, as the exit's arrival by ret does.
+; known not to touch, so neither the entry nor the exit may change any general
+; register. They record their event with their own copy of the emitters' common path
+; (asm/record.asm; hot.inc has the layout they share), which needs five registers (rax
+; rcx rdx rsi rdi): these are kept below rsp, in the red zone, which a signal handler's
+; frame leaves alone and which is free at a function's entry and after its return, so
+; the common path moves rsp only as the call and the ret need. When it cannot write
+; the event (another thread's table entry, dropping) it calls the emitter
+; (tt__detour_func_enter/exit), and after a reservation that did not fit
+; tt__record_slow_preserving, in a frame that also keeps r8-r11 and the stack aligned
+; (the calls into C keep xmm0-15 too). Flags are not kept (no compiler keeps them
+; across a call).
 ;
 ; Shadow stack: per thread (tt__detour_shadow, initial-exec TLS), entries of 24 bytes
 ; above a sentinel whose slot is ~0, so that the checks need no bounds test. A frame
@@ -42,52 +47,76 @@
 
 default rel
 
+%include "hot.inc"
+%include "keep_xmm.inc"
+
 %define ENTRY   24	; struct tt__detour_frame (detour.h pins the layout)
 %define E_RET   0
 %define E_SLOT  8
 %define E_FN    16
 %define SH_TOP  0	; struct tt__detour_shadow
 %define SH_END  8
-%define FRAME   96	; 9 registers, a spill, the return address, alignment
-%define SPILL_FN   72
 %define STUB_FN    8	; struct of a stub (detour.h)
 %define STUB_GO_ON 16
-
-%include "keep_xmm.inc"
+%define AT_ENTRY   0	; where the registers are kept: below rsp at the entry (P - 8),
+%define AT_EXIT    16	; 16 bytes further below at the exit (P + 8), so at the same place
+%define SLOW_FRAME 80	; the five kept registers, r8-r11, alignment
 
 extern tt__detour_shadow_offset
+extern tt__detour_hot_table
+extern tt__detour_hot_off
 extern tt__detour_shadow_grow
 extern tt__detour_lost
 extern tt__detour_func_enter
 extern tt__detour_func_exit
+extern tt__record_slow_preserving
 
 section .text
 
-%macro SAVE_GPRS 0
-	mov	[rsp + 0], rax
-	mov	[rsp + 8], rcx
-	mov	[rsp + 16], rdx
-	mov	[rsp + 24], rsi
-	mov	[rsp + 32], rdi
-	mov	[rsp + 40], r8
-	mov	[rsp + 48], r9
-	mov	[rsp + 56], r10
-	mov	[rsp + 64], r11
+; KEEP op, at: stores (op = store) or loads (op = load) rax rcx rdx rsi rdi below rsp
+%macro KEEP 2
+%assign i 0
+%rep 5
+%if i == 0
+%define REG rax
+%elif i == 1
+%define REG rcx
+%elif i == 2
+%define REG rdx
+%elif i == 3
+%define REG rsi
+%else
+%define REG rdi
+%endif
+%ifidn %1, store
+	mov	[rsp - %2 - 8 - 8 * i], REG
+%else
+	mov	REG, [rsp - %2 - 8 - 8 * i]
+%endif
+%assign i i + 1
+%endrep
+%undef REG
 %endmacro
 
-%macro RESTORE_GPRS 0
-	mov	rax, [rsp + 0]
-	mov	rcx, [rsp + 8]
-	mov	rdx, [rsp + 16]
-	mov	rsi, [rsp + 24]
-	mov	rdi, [rsp + 32]
-	mov	r8, [rsp + 40]
-	mov	r9, [rsp + 48]
-	mov	r10, [rsp + 56]
-	mov	r11, [rsp + 64]
+; SLOW enter|leave, at: a frame around a call on a rare path, over the kept registers,
+; that keeps r8-r11 and leaves the stack 16-byte aligned
+%macro SLOW 2
+%ifidn %1, enter
+	sub	rsp, SLOW_FRAME + %2
+	mov	[rsp + 0], r8
+	mov	[rsp + 8], r9
+	mov	[rsp + 16], r10
+	mov	[rsp + 24], r11
+%else
+	mov	r8, [rsp + 0]
+	mov	r9, [rsp + 8]
+	mov	r10, [rsp + 16]
+	mov	r11, [rsp + 24]
+	add	rsp, SLOW_FRAME + %2
+%endif
 %endmacro
 
-; Calls C with the stack aligned, keeping xmm0-15 (C may use any of them).
+; Calls C, keeping xmm0-15 (C may use any of them); the stack is aligned.
 %macro CALL_C_KEEPING_XMM 1
 	sub	rsp, 256
 	KEEP_XMM store, 0
@@ -96,102 +125,164 @@ section .text
 	add	rsp, 256
 %endmacro
 
-; rdx = the thread's struct tt__detour_shadow, as an offset from fs (NASM cannot
-; refer to a TLS symbol: detour.c takes its offset, the same in every thread)
-%macro SHADOW 0
-	mov	rdx, [rel tt__detour_shadow_offset]
+; RECORD kind, done, by_emitter, failed: writes the event of kind FUNC_ENTER or
+; FUNC_EXIT for the function in rdi, as the emitters' common path does (asm/record.asm
+; says why each step is where it is), with rax rcx rdx rsi rdi, and goes to `done`.
+; Goes to `by_emitter`, rdi unchanged, when the emitter must write it (not this
+; thread's entry, or dropping), and to `failed` with rdi = the word, rax = the time,
+; rsi = the entry and rdx = the reservation when it does not fit in the chunk.
+%macro RECORD 4
+	mov	rcx, [fs:0x10]			; thread pointer: the key and the owner
+	mov	esi, ecx
+	shr	esi, TT_TABLE_INDEX_SHIFT - HOT_SHIFT
+	and	esi, 0xFFFF << HOT_SHIFT
+	add	rsi, [rel tt__detour_hot_table]	; rsi = the thread's entry
+	mov	rdx, [rel tt__detour_hot_off]
+	cmp	byte [rdx], 0
+	jne	%2				; TICKTRACE=0, tt_disable
+	mov	rdx, [rsi + HOT_LIMIT]
+	test	dl, TT_LIMIT_TAGS
+	jnz	%%tagged
+	cmp	[rsi + HOT_OWNER], rcx
+	jne	%3
+	mov	rcx, rdx			; rcx = the limit
+	rdtsc
+	shl	rdx, 32
+	or	rax, rdx			; rax = tsc
+	mov	rdx, %1 << TT_KIND_SHIFT
+	or	rdi, rdx			; rdi = the word
+	mov	edx, 16
+	sub	rcx, 16
+	xadd	[rsi + HOT_CURSOR], rdx		; rdx = where this event goes
+	sub	rcx, rdx
+	cmp	rcx, TT_CHUNK_SIZE - TT_CHUNK_HEADER - 16
+	ja	%4
+	mov	[rdx], rax
+	mov	[rdx + 8], rdi
+	jmp	%2
+%%tagged:
+	test	dl, TT_LIMIT_OFF
+	jz	%3				; dropping: the emitter writes it without a time
+	jmp	%2				; tt_pause, tt_disable
 %endmacro
 
 global tt__detour_entry:function (tt__detour_entry.end - tt__detour_entry) hidden
 align 16
 tt__detour_entry:
-	sub	rsp, FRAME
-	SAVE_GPRS
-	mov	rdi, [rsp + FRAME]
-	mov	rdi, [rdi + STUB_FN]
+	; rsp = P - 8 (16-byte aligned), [rsp] = the stub
+	KEEP	store, AT_ENTRY
 .again:
-	; rdi = the patched function
-	lea	r8, [rsp + FRAME + 8]		; P: the function's return address
-	SHADOW
+	mov	rsi, [rsp]			; the stub
+	lea	rax, [rsp + 8]			; P: the function's return address
+	mov	rdx, [rel tt__detour_shadow_offset]
 	mov	rcx, [fs:rdx + SH_TOP]
 	cmp	rcx, [fs:rdx + SH_END]		; both 0 before the thread's first call
 	jae	.grow
-	cmp	[rcx - ENTRY + E_SLOT], r8
+	cmp	[rcx - ENTRY + E_SLOT], rax
 	jbe	.stale				; the top frame is not above ours
 .push:
-	mov	[rcx + E_SLOT], r8
-	lea	rax, [rcx + ENTRY]
-	mov	[fs:rdx + SH_TOP], rax
-	mov	[rcx + E_SLOT], r8
-	mov	rax, [r8]
+	mov	[rcx + E_SLOT], rax
+	lea	rdi, [rcx + ENTRY]
+	mov	[fs:rdx + SH_TOP], rdi
+	mov	[rcx + E_SLOT], rax
+	mov	rax, [rax]
 	mov	[rcx + E_RET], rax
+	mov	rdi, [rsi + STUB_FN]
 	mov	[rcx + E_FN], rdi
-	call	[rel tt__detour_func_enter wrt ..got]
-	mov	rax, [rsp + FRAME]
-	mov	rax, [rax + STUB_GO_ON]
-	mov	[rsp + FRAME], rax		; where the call below goes (below P)
-	RESTORE_GPRS
-	add	rsp, FRAME + 16			; as at the function's entry, less its return address
-	call	[rsp - 16]			; 16 bytes below rsp: inside the red zone, which a
-						; signal handler's frame leaves alone
+	mov	rax, [rsi + STUB_GO_ON]
+	mov	[rsp], rax			; where the call below goes (below P)
+	RECORD	TT_REC_FUNC_ENTER, .go_on, .by_emitter, .failed
+.go_on:
+	KEEP	load, AT_ENTRY
+	add	rsp, 16				; as at the function's entry, less its return address
+	call	[rsp - 16]			; 16 bytes below rsp: inside the red zone
 global tt__detour_exit:function hidden
 tt__detour_exit:
 	; reached by the patched function's ret: rsp = P + 8 (aligned)
-	sub	rsp, FRAME
-	SAVE_GPRS
+	KEEP	store, AT_EXIT
 .again:
-	lea	r8, [rsp + FRAME - 8]		; P: where the return address was
-	SHADOW
+	lea	rax, [rsp - 8]			; P: where the return address was
+	mov	rdx, [rel tt__detour_shadow_offset]
 	mov	rcx, [fs:rdx + SH_TOP]
-	cmp	[rcx - ENTRY + E_SLOT], r8
+	cmp	[rcx - ENTRY + E_SLOT], rax
 	jne	.unwound
 	sub	rcx, ENTRY
-	mov	rax, [rcx + E_RET]
+	mov	rsi, [rcx + E_RET]
 	mov	rdi, [rcx + E_FN]
 	mov	[fs:rdx + SH_TOP], rcx
-	mov	[r8], rax			; the real return address, back in P
-	call	[rel tt__detour_func_exit wrt ..got]
-	RESTORE_GPRS
-	add	rsp, FRAME - 8
+	mov	[rax], rsi			; the real return address, back in P
+	RECORD	TT_REC_FUNC_EXIT, .done, .by_emitter, .failed
+.done:
+	KEEP	load, AT_EXIT
+	sub	rsp, 8
 	ret
+.by_emitter:
+	SLOW	enter, AT_EXIT
+	call	[rel tt__detour_func_exit wrt ..got]
+	SLOW	leave, AT_EXIT
+	jmp	.done
+.failed:
+	SLOW	enter, AT_EXIT
+	call	.slow_path
+	SLOW	leave, AT_EXIT
+	jmp	.done
 .unwound:
 	ja	.lost				; no frame of ours: the stack was switched
 	sub	rcx, ENTRY			; a frame abandoned below ours ends now
 	mov	[fs:rdx + SH_TOP], rcx
 	mov	rdi, [rcx + E_FN]
+	SLOW	enter, AT_EXIT
 	call	[rel tt__detour_func_exit wrt ..got]
+	SLOW	leave, AT_EXIT
 	jmp	.again
 .lost:
-	mov	rdi, r8
+	SLOW	enter, AT_EXIT
+	mov	rdi, rax
 	call	tt__detour_lost wrt ..plt	; says so and aborts
+.slow_path:
+	; tt__record_slow(word, value, tsc, entry, where), from RECORD's `failed`
+	mov	r8, rdx
+	mov	rcx, rsi
+	mov	rdx, rax
+	jmp	tt__record_slow_preserving wrt ..plt
 
 ; (tt__detour_entry, continued: the rare paths)
+tt__detour_entry.by_emitter:
+	SLOW	enter, AT_ENTRY
+	call	[rel tt__detour_func_enter wrt ..got]
+	SLOW	leave, AT_ENTRY
+	jmp	tt__detour_entry.go_on
+tt__detour_entry.failed:
+	SLOW	enter, AT_ENTRY
+	call	tt__detour_exit.slow_path
+	SLOW	leave, AT_ENTRY
+	jmp	tt__detour_entry.go_on
 tt__detour_entry.stale:
 	jb	.pop				; below us: abandoned
-	lea	rax, [tt__detour_exit]
-	cmp	[r8], rax
+	lea	rdi, [tt__detour_exit]
+	cmp	[rax], rdi
 	je	tt__detour_entry.push		; our slot, already ours: a tail call
 .pop:
 	sub	rcx, ENTRY
 	mov	[fs:rdx + SH_TOP], rcx
-	mov	[rsp + SPILL_FN], rdi
 	mov	rdi, [rcx + E_FN]
+	SLOW	enter, AT_ENTRY
 	call	[rel tt__detour_func_exit wrt ..got]
-	mov	rdi, [rsp + SPILL_FN]
+	SLOW	leave, AT_ENTRY
 	jmp	tt__detour_entry.again
 tt__detour_entry.grow:
 	; the thread's first call (its shadow stack is made), or a full one: rax = 0,
 	; and this call is not recorded (detour.c counts it)
-	mov	[rsp + SPILL_FN], rdi
+	SLOW	enter, AT_ENTRY
 	CALL_C_KEEPING_XMM tt__detour_shadow_grow
-	mov	rdi, [rsp + SPILL_FN]
+	SLOW	leave, AT_ENTRY
 	test	rax, rax
 	jnz	tt__detour_entry.again
-	mov	rax, [rsp + FRAME]
+	mov	rax, [rsp]
 	mov	rax, [rax + STUB_GO_ON]
-	mov	[rsp + FRAME], rax
-	RESTORE_GPRS
-	add	rsp, FRAME + 8			; the function's entry, its return address kept
+	mov	[rsp], rax
+	KEEP	load, AT_ENTRY
+	add	rsp, 8				; the function's entry, its return address kept
 	jmp	[rsp - 8]
 tt__detour_entry.end:
 
