@@ -89,9 +89,7 @@ global %1:function (%1.end - %1)
 align 32
 %1:
 	mov	rcx, [fs:0x10]			; thread pointer: the key and the owner
-	mov	r11d, ecx
-	shr	r11d, TT_TABLE_INDEX_SHIFT - HOT_SHIFT
-	and	r11d, 0xFFFF << HOT_SHIFT	; r11 = the entry's offset in the table
+	TT_TABLE_OFFSET r11d, ecx		; r11 = the entry's offset in the table
 	lea	r9, [tt__tls_table]
 	cmp	byte [tt__hot_off], 0
 	jne	.off				; TICKTRACE=0, tt_disable

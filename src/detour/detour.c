@@ -37,7 +37,7 @@
 
 __thread struct tt__detour_shadow tt__detour_shadow;
 intptr_t tt__detour_shadow_offset;
-void *tt__detour_hot_table;
+char *tt__detour_hot_table;
 const unsigned char *tt__detour_hot_off;
 
 /* Calls a thread's shadow stack holds: deeper ones are not recorded (counted). */
@@ -412,7 +412,7 @@ static int tt__detour_patch(struct tt__detour *d, const struct tt__detour_fn *fn
 		0xff, 0x35, 0xda, 0xff, 0xff, 0xff, /* push qword [rip - 38]: self */
 		0xff, 0x25, 0xec, 0xff, 0xff, 0xff, /* jmp [rip - 20]: entry */
 	};
-	*stub = (struct tt__detour_stub){.self = (uintptr_t)stub, .fn = fn->addr,
+	*stub = (struct tt__detour_stub){.self = (uintptr_t)stub, .word = TT__DETOUR_ENTER_WORD(fn->addr),
 					 .entry = (uintptr_t)tt__detour_entry};
 	memcpy(stub->code, code, sizeof code);
 	int nops = sled && fn->addr - *sled < 64 ? tt__detour_nops(code_at, fn->size) : 0;

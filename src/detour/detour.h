@@ -6,27 +6,38 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <ticktrace/format.h>
+
 #define TT__DETOUR_HIDDEN __attribute__((visibility("hidden")))
 
 /* Bytes a jump (e9 rel32) or a call (e8 rel32) takes: what a patch overwrites. */
 #define TT__DETOUR_PATCH 5
 
+/* The word of a patched function's FUNC_ENTER record (its FUNC_EXIT's is the same with
+ * the kind's low bit set: trampoline.asm). */
+#define TT__DETOUR_ENTER_WORD(fn) ((uint64_t)(fn) | (uint64_t)TT_REC_FUNC_ENTER << TT_KIND_SHIFT)
+
 /* One call of a patched function on the thread's shadow stack (trampoline.asm). */
 struct tt__detour_frame {
 	uintptr_t ret;  /* where the function returns to */
 	uintptr_t slot; /* where its return address is on the stack */
-	uintptr_t fn;   /* the function */
+	uint64_t word;  /* TT__DETOUR_ENTER_WORD of the function */
 };
 _Static_assert(sizeof(struct tt__detour_frame) == 24 &&
 		       offsetof(struct tt__detour_frame, slot) == 8 &&
-		       offsetof(struct tt__detour_frame, fn) == 16,
-	       "trampoline.asm ENTRY, E_SLOT, E_FN");
+		       offsetof(struct tt__detour_frame, word) == 16,
+	       "trampoline.asm ENTRY, E_SLOT, E_WORD");
 
 /* The thread's shadow stack: the next free frame and the end; both NULL until the
- * thread's first patched call. */
+ * thread's first patched call, which sets `hot`, the thread's entry in libticktrace's
+ * table of threads (as the emitters find it: trampoline.asm). */
 struct tt__detour_shadow {
 	struct tt__detour_frame *top, *end;
+	void *hot;
 };
+_Static_assert(offsetof(struct tt__detour_shadow, end) == 8 &&
+		       offsetof(struct tt__detour_shadow, hot) == 16,
+	       "trampoline.asm SH_END, SH_HOT");
 extern __thread struct tt__detour_shadow tt__detour_shadow
 	__attribute__((tls_model("initial-exec"))) TT__DETOUR_HIDDEN;
 /* Its address less the thread pointer (%fs:0): the same in every thread. */
@@ -36,7 +47,7 @@ extern intptr_t tt__detour_shadow_offset TT__DETOUR_HIDDEN;
  * threads and the off flag of libticktrace (asm/record.asm's tt__hot_where), taken
  * before anything is patched, so that reaching them costs one load, not two. */
 extern void *const tt__hot_where[2];
-extern void *tt__detour_hot_table TT__DETOUR_HIDDEN;
+extern char *tt__detour_hot_table TT__DETOUR_HIDDEN;
 extern const unsigned char *tt__detour_hot_off TT__DETOUR_HIDDEN;
 
 /* trampoline.asm */
@@ -49,17 +60,17 @@ void tt__detour_exit(void) TT__DETOUR_HIDDEN;
  * and a jump back. The patch is a jump to `code`. */
 struct tt__detour_stub {
 	uintptr_t self;  /* this stub's address */
-	uintptr_t fn;    /* the function */
+	uint64_t word;   /* TT__DETOUR_ENTER_WORD of the function */
 	uintptr_t go_on; /* where the function goes on after the entry */
 	uintptr_t entry; /* tt__detour_entry */
 	uint8_t code[12];
 	uint8_t moved[];  /* the relocated instructions */
 };
-_Static_assert(offsetof(struct tt__detour_stub, fn) == 8 &&
+_Static_assert(offsetof(struct tt__detour_stub, word) == 8 &&
 		       offsetof(struct tt__detour_stub, go_on) == 16 &&
 		       offsetof(struct tt__detour_stub, code) == 32 &&
 		       offsetof(struct tt__detour_stub, moved) == 44,
-	       "trampoline.asm STUB_FN, STUB_GO_ON, and the rip offsets in `code`");
+	       "trampoline.asm STUB_WORD, STUB_GO_ON, and the rip offsets in `code`");
 #define TT__DETOUR_STUB_MAX 128 /* bytes a stub may take */
 
 /* relocate.c. `code` is the function's bytes at run-time address `addr`, `size` long

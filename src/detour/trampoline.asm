@@ -53,10 +53,11 @@ default rel
 %define ENTRY   24	; struct tt__detour_frame (detour.h pins the layout)
 %define E_RET   0
 %define E_SLOT  8
-%define E_FN    16
+%define E_WORD  16
 %define SH_TOP  0	; struct tt__detour_shadow
 %define SH_END  8
-%define STUB_FN    8	; struct of a stub (detour.h)
+%define SH_HOT  16
+%define STUB_WORD  8	; struct of a stub (detour.h)
 %define STUB_GO_ON 16
 %define AT_ENTRY   0	; where the registers are kept: below rsp at the entry (P - 8),
 %define AT_EXIT    16	; 16 bytes further below at the exit (P + 8), so at the same place
@@ -125,46 +126,43 @@ section .text
 	add	rsp, 256
 %endmacro
 
-; RECORD kind, done, by_emitter, failed: writes the event of kind FUNC_ENTER or
-; FUNC_EXIT for the function in rdi, as the emitters' common path does (asm/record.asm
-; says why each step is where it is), with rax rcx rdx rsi rdi, and goes to `done`.
-; Goes to `by_emitter`, rdi unchanged, when the emitter must write it (not this
-; thread's entry, or dropping), and to `failed` with rdi = the word, rax = the time,
-; rsi = the entry and rdx = the reservation when it does not fit in the chunk.
-%macro RECORD 4
-	mov	rcx, [fs:0x10]			; thread pointer: the key and the owner
-	mov	esi, ecx
-	shr	esi, TT_TABLE_INDEX_SHIFT - HOT_SHIFT
-	and	esi, 0xFFFF << HOT_SHIFT
-	add	rsi, [rel tt__detour_hot_table]	; rsi = the thread's entry
+; RECORD done, by_emitter, failed: writes the event whose word is rdi into the
+; thread's entry rsi (the shadow stack's `hot`), as the emitters' common path does
+; (asm/record.asm says why each step is where it is), with rax rcx rdx rsi rdi, and
+; goes to `done`. Goes to `by_emitter`, rdi unchanged, when the emitter must write it
+; (not this thread's entry, or dropping), and to `failed` with rdi = the word, rax =
+; the time, rsi = the entry and rdx = the reservation when it does not fit its chunk.
+%macro RECORD 3
 	mov	rdx, [rel tt__detour_hot_off]
 	cmp	byte [rdx], 0
-	jne	%2				; TICKTRACE=0, tt_disable
-	mov	rdx, [rsi + HOT_LIMIT]
-	test	dl, TT_LIMIT_TAGS
+	jne	%1				; TICKTRACE=0, tt_disable
+	mov	rcx, [rsi + HOT_LIMIT]		; the chunk we may write into
+	test	cl, TT_LIMIT_TAGS
 	jnz	%%tagged
-	cmp	[rsi + HOT_OWNER], rcx
-	jne	%3
-	mov	rcx, rdx			; rcx = the limit
 	rdtsc
 	shl	rdx, 32
 	or	rax, rdx			; rax = tsc
-	mov	rdx, %1 << TT_KIND_SHIFT
-	or	rdi, rdx			; rdi = the word
+	mov	rdx, [fs:0x10]			; the thread pointer: the owner
+	cmp	[rsi + HOT_OWNER], rdx
+	jne	%2
 	mov	edx, 16
 	sub	rcx, 16
 	xadd	[rsi + HOT_CURSOR], rdx		; rdx = where this event goes
-	sub	rcx, rdx
+	sub	rcx, rdx			; room left after it; wraps if it is not inside
 	cmp	rcx, TT_CHUNK_SIZE - TT_CHUNK_HEADER - 16
-	ja	%4
+	ja	%3
 	mov	[rdx], rax
 	mov	[rdx + 8], rdi
-	jmp	%2
+	jmp	%1
 %%tagged:
-	test	dl, TT_LIMIT_OFF
-	jz	%3				; dropping: the emitter writes it without a time
-	jmp	%2				; tt_pause, tt_disable
+	test	cl, TT_LIMIT_OFF
+	jz	%2				; dropping: the emitter writes it without a time
+	jmp	%1				; tt_pause, tt_disable
 %endmacro
+
+%if TT_REC_FUNC_EXIT != (TT_REC_FUNC_ENTER | 1)
+%error "the trampolines make a FUNC_EXIT word by setting the low bit of the kind"
+%endif
 
 global tt__detour_entry:function (tt__detour_entry.end - tt__detour_entry) hidden
 align 16
@@ -187,11 +185,12 @@ tt__detour_entry:
 	mov	[rcx + E_SLOT], rax
 	mov	rax, [rax]
 	mov	[rcx + E_RET], rax
-	mov	rdi, [rsi + STUB_FN]
-	mov	[rcx + E_FN], rdi
+	mov	rdi, [rsi + STUB_WORD]
+	mov	[rcx + E_WORD], rdi
 	mov	rax, [rsi + STUB_GO_ON]
 	mov	[rsp], rax			; where the call below goes (below P)
-	RECORD	TT_REC_FUNC_ENTER, .go_on, .by_emitter, .failed
+	mov	rsi, [fs:rdx + SH_HOT]
+	RECORD	.go_on, .by_emitter, .failed
 .go_on:
 	KEEP	load, AT_ENTRY
 	add	rsp, 16				; as at the function's entry, less its return address
@@ -208,10 +207,12 @@ tt__detour_exit:
 	jne	.unwound
 	sub	rcx, ENTRY
 	mov	rsi, [rcx + E_RET]
-	mov	rdi, [rcx + E_FN]
+	mov	rdi, [rcx + E_WORD]
 	mov	[fs:rdx + SH_TOP], rcx
 	mov	[rax], rsi			; the real return address, back in P
-	RECORD	TT_REC_FUNC_EXIT, .done, .by_emitter, .failed
+	mov	rsi, [fs:rdx + SH_HOT]
+	bts	rdi, TT_KIND_SHIFT		; FUNC_ENTER's word made FUNC_EXIT's
+	RECORD	.done, .by_emitter, .failed
 .done:
 	KEEP	load, AT_EXIT
 	sub	rsp, 8
@@ -230,7 +231,7 @@ tt__detour_exit:
 	ja	.lost				; no frame of ours: the stack was switched
 	sub	rcx, ENTRY			; a frame abandoned below ours ends now
 	mov	[fs:rdx + SH_TOP], rcx
-	mov	rdi, [rcx + E_FN]
+	mov	rdi, [rcx + E_WORD]
 	SLOW	enter, AT_EXIT
 	call	[rel tt__detour_func_exit wrt ..got]
 	SLOW	leave, AT_EXIT
@@ -265,7 +266,7 @@ tt__detour_entry.stale:
 .pop:
 	sub	rcx, ENTRY
 	mov	[fs:rdx + SH_TOP], rcx
-	mov	rdi, [rcx + E_FN]
+	mov	rdi, [rcx + E_WORD]
 	SLOW	enter, AT_ENTRY
 	call	[rel tt__detour_func_exit wrt ..got]
 	SLOW	leave, AT_ENTRY
@@ -277,7 +278,14 @@ tt__detour_entry.grow:
 	CALL_C_KEEPING_XMM tt__detour_shadow_grow
 	SLOW	leave, AT_ENTRY
 	test	rax, rax
-	jnz	tt__detour_entry.again
+	jz	.not_recorded
+	mov	rcx, [fs:0x10]			; the thread's entry, found once
+	TT_TABLE_OFFSET esi, ecx
+	add	rsi, [rel tt__detour_hot_table]
+	mov	rdx, [rel tt__detour_shadow_offset]
+	mov	[fs:rdx + SH_HOT], rsi
+	jmp	tt__detour_entry.again
+.not_recorded:
 	mov	rax, [rsp]
 	mov	rax, [rax + STUB_GO_ON]
 	mov	[rsp], rax
