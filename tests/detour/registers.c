@@ -1,9 +1,13 @@
 /* Calls a patched function (test_detour.c: -f work_callee) with every register it
  * does not use holding a known value, as a caller built with GCC's -fipa-ra may rely
- * on, and prints them after the call: the same as without ticktrace. Twice, so that
- * both the thread's first event (the slow path, in C) and a later one are crossed. */
+ * on, and prints them after the call: the same as without ticktrace. 3,000 times, so
+ * that the thread's first event (the slow path, in C), later ones, the ones after
+ * which a chunk is full (the slow path again) and, with a small TICKTRACE_BUFFER,
+ * dropped ones are all crossed; the first call's registers are printed, and how many
+ * calls left them otherwise. */
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 __attribute__((noinline)) int work_callee(int x)
 {
@@ -38,15 +42,27 @@ __asm__(".text\n"
 	"\tpop %r15\n\tpop %rbp\n\tpop %rbx\n\tret\n");
 void call_with_known_registers(void);
 
+/* The registers after the last call, as text. */
+static void print_registers(char *out, size_t cap)
+{
+	size_t n = 0;
+	for (int i = 0; i < 10; i++)
+		n += (size_t)snprintf(out + n, cap - n, "%llx ", (unsigned long long)regs_after[i]);
+	for (int i = 0; i < 16; i++)
+		n += (size_t)snprintf(out + n, cap - n, "%llx ", (unsigned long long)xmm_after[i]);
+}
+
 int main(void)
 {
-	for (int round = 0; round < 2; round++) {
+	char first[512], later[512];
+	int differ = 0;
+	call_with_known_registers();
+	print_registers(first, sizeof first);
+	for (int round = 1; round < 3000; round++) {
 		call_with_known_registers();
-		for (int i = 0; i < 10; i++)
-			printf("%llx ", (unsigned long long)regs_after[i]);
-		for (int i = 0; i < 16; i++)
-			printf("%llx ", (unsigned long long)xmm_after[i]);
-		printf("\n");
+		print_registers(later, sizeof later);
+		differ += strcmp(first, later) != 0;
 	}
+	printf("%s\n%d calls left other registers\n", first, differ);
 	return 0;
 }
