@@ -202,13 +202,12 @@ tt__record_slow_preserving:
 	ret
 .end:
 
-; Where the emitters' state is, for libticktrace-detour's trampolines, which inline
-; their common path (src/detour/trampoline.asm): the table and the off flag.
+; Where the table is, for libticktrace-detour's trampolines, which inline the
+; emitters' common path (src/detour/trampoline.asm).
 section .data.rel.ro
-global tt__hot_where:data (tt__hot_where.end - tt__hot_where)
+global tt__tls_table_address:data 8
 align 8
-tt__hot_where:
-	dq	tt__tls_table, tt__hot_off
-.end:
+tt__tls_table_address:
+	dq	tt__tls_table
 
 section .note.GNU-stack noalloc noexec nowrite progbits

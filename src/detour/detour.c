@@ -37,8 +37,6 @@
 
 __thread struct tt__detour_shadow tt__detour_shadow;
 intptr_t tt__detour_shadow_offset;
-char *tt__detour_hot_table;
-const unsigned char *tt__detour_hot_off;
 
 /* Calls a thread's shadow stack holds: deeper ones are not recorded (counted). */
 #define TT__DETOUR_SHADOW_FRAMES (1u << 20)
@@ -485,8 +483,6 @@ __attribute__((constructor)) static void tt__detour_start(void)
 	uintptr_t thread_pointer;
 	__asm__("mov %%fs:0, %0" : "=r"(thread_pointer));
 	tt__detour_shadow_offset = (intptr_t)((uintptr_t)&tt__detour_shadow - thread_pointer);
-	tt__detour_hot_table = tt__hot_where[0];
-	tt__detour_hot_off = tt__hot_where[1];
 	if (!text || pthread_key_create(&tt__detour_key, tt__detour_thread_exit) != 0)
 		goto fail;
 	if (realpath("/proc/self/exe", exe))

@@ -43,13 +43,6 @@ extern __thread struct tt__detour_shadow tt__detour_shadow
 /* Its address less the thread pointer (%fs:0): the same in every thread. */
 extern intptr_t tt__detour_shadow_offset TT__DETOUR_HIDDEN;
 
-/* What the trampolines' copy of the hot path reads (trampoline.asm): the table of
- * threads and the off flag of libticktrace (asm/record.asm's tt__hot_where), taken
- * before anything is patched, so that reaching them costs one load, not two. */
-extern void *const tt__hot_where[2];
-extern char *tt__detour_hot_table TT__DETOUR_HIDDEN;
-extern const unsigned char *tt__detour_hot_off TT__DETOUR_HIDDEN;
-
 /* trampoline.asm */
 void tt__detour_entry(void) TT__DETOUR_HIDDEN;
 void tt__detour_exit(void) TT__DETOUR_HIDDEN;

@@ -36,11 +36,14 @@
 ; (the calls into C keep xmm0-15 too). Flags are not kept (no compiler keeps them
 ; across a call). Against the emitters' common path, the copy finds the thread's table
 ; entry in its shadow stack (`hot`, set with the stack, where the emitters compute
-; it from the thread pointer each time), and the record's word in the stub.
-; Measured (Intel Xeon Sapphire Rapids, KVM, 2026-11, ticktrace-bench --hot, medians
-; of 7): a patched call 2.94-3.04 x rdtsc_ns when the trampolines saved nine
-; registers and called the emitters, 2.69-2.71 x now; -finstrument-functions'
-; cyg_call_overhead_ns, the floor for two events, 2.38-2.43 x.
+; it from the thread pointer each time), takes the record's word from the stub, and
+; does not test tt__hot_off: tt_disable tags every registered thread's limit off, and
+; a thread not registered is not the entry's owner, which sends it to the emitter,
+; which does. Measured (Intel Xeon Sapphire Rapids, KVM, 2026-11, ticktrace-bench
+; --hot, medians of 7): a patched call 3.01-3.04 x rdtsc_ns when the trampolines
+; saved nine registers and called the emitters; 2.92 with the copy; 2.69-2.74 with
+; the entry and the word found once; 2.71 without the off test; -finstrument-functions'
+; cyg_call_overhead_ns, the floor for two events, 2.39-2.43 x.
 ;
 ; Shadow stack: per thread (tt__detour_shadow, initial-exec TLS), entries of 24 bytes
 ; above a sentinel whose slot is ~0, so that the checks need no bounds test. A frame
@@ -72,8 +75,7 @@ default rel
 %define SLOW_FRAME 80	; the five kept registers, r8-r11, alignment
 
 extern tt__detour_shadow_offset
-extern tt__detour_hot_table
-extern tt__detour_hot_off
+extern tt__tls_table_address
 extern tt__detour_shadow_grow
 extern tt__detour_lost
 extern tt__detour_func_enter
@@ -141,12 +143,9 @@ section .text
 ; (not this thread's entry, or dropping), and to `failed` with rdi = the word, rax =
 ; the time, rsi = the entry and rdx = the reservation when it does not fit its chunk.
 %macro RECORD 3
-	mov	rdx, [rel tt__detour_hot_off]
-	cmp	byte [rdx], 0
-	jne	%1				; TICKTRACE=0, tt_disable
 	mov	rcx, [rsi + HOT_LIMIT]		; the chunk we may write into
 	test	cl, TT_LIMIT_TAGS
-	jnz	%%tagged
+	jnz	%%tagged			; (off: tt_disable tags every limit, as tt_pause)
 	rdtsc
 	shl	rdx, 32
 	or	rax, rdx			; rax = tsc
@@ -289,7 +288,8 @@ tt__detour_entry.grow:
 	jz	.not_recorded
 	mov	rcx, [fs:0x10]			; the thread's entry, found once
 	TT_TABLE_OFFSET esi, ecx
-	add	rsi, [rel tt__detour_hot_table]
+	mov	rdx, [rel tt__tls_table_address wrt ..got]
+	add	rsi, [rdx]
 	mov	rdx, [rel tt__detour_shadow_offset]
 	mov	[fs:rdx + SH_HOT], rsi
 	jmp	tt__detour_entry.again
