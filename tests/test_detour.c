@@ -266,6 +266,25 @@ static void registers(void **state)
 	tt_rmdir(dir);
 }
 
+/* Calls made while recording is off (tt_disable) are not recorded, the others are. */
+static void disabled(void **state)
+{
+	(void)state;
+	char dir[64], path[256];
+	tt_tmpdir(dir, sizeof(dir));
+	const char *tool = getenv("TT_TEST_TOOL");
+	assert_int_equal(tt_sh("gcc -O2 -I'%s/../../include' '%s/disable.c' -o '%s/disable' -L'%s' "
+			       "-lticktrace -Wl,-rpath,'%s'", src_dir, src_dir, dir, lib_dir, lib_dir), 0);
+	assert_int_equal(tt_sh("'%s' record -f work_callee -o '%s/run.ttr' -c '%s/run.json' -- "
+			       "'%s/disable' >/dev/null 2>&1", tool, dir, dir, dir), 0);
+	snprintf(path, sizeof(path), "%s/run.json", dir);
+	cJSON *root = tt_json_load(path);
+	assert_non_null(root);
+	assert_int_equal(count_slices(root, "work_callee"), 5);
+	cJSON_Delete(root);
+	tt_rmdir(dir);
+}
+
 /* -f '*': every function of the program and its libraries that may be patched is, and
  * the program runs as without (_start, entered with no return address, and the vDSO
  * are left alone). */
@@ -323,7 +342,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(clang_plain), cmocka_unit_test(clang_patchable),
 		cmocka_unit_test(unwinding),   cmocka_unit_test(by_address),
 		cmocka_unit_test(registers),   cmocka_unit_test(everything),
-		cmocka_unit_test(exit_status),
+		cmocka_unit_test(disabled),    cmocka_unit_test(exit_status),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
