@@ -42,7 +42,7 @@
 ; which does. Measured (Intel Xeon Sapphire Rapids, KVM, 2026-11, ticktrace-bench
 ; --hot, medians of 7): a patched call 3.01-3.04 x rdtsc_ns when the trampolines
 ; saved nine registers and called the emitters; 2.92 with the copy; 2.69-2.74 with
-; the entry and the word found once; 2.71 without the off test; -finstrument-functions'
+; the entry and the word found once; 2.63-2.72 without the off test; -finstrument-functions'
 ; cyg_call_overhead_ns, the floor for two events, 2.39-2.43 x.
 ;
 ; Shadow stack: per thread (tt__detour_shadow, initial-exec TLS), entries of 24 bytes
