@@ -504,6 +504,26 @@ static void test_report_to_a_device(void **state)
 
 	tt_h_expect_run(TT_H(d.out, report, "TICKTRACE_MODE=stream"), TT_H("seq", "1", "100"), d.err, 0,
 			"TICKTRACE_REPORT needs TICKTRACE_MODE stop or ring");
+
+	/* Standard output a file (`prog > file`): the report goes on in that file, after
+	 * what the program printed, as its own output would; the names stay links. */
+	static const char *const descriptors[] = {"/proc/self/fd/1", "/dev/stdout"};
+	char output[160], script[512];
+	snprintf(output, sizeof output, "%s/output", d.dir);
+	for (size_t i = 0; i < sizeof descriptors / sizeof descriptors[0]; i++) {
+		snprintf(report, sizeof report, "TICKTRACE_REPORT=%s", descriptors[i]);
+		snprintf(script, sizeof script, "echo printed before > '%s'; exec '%s' seq 1 100 >> '%s'",
+			 output, tt_h_prog, output);
+		struct tt_child c;
+		assert_int_equal(tt_child_spawn(&c, "/bin/sh", TT_H(d.out, report), TT_H("-c", script), d.err), 0);
+		assert_int_equal(tt_child_wait(&c, 30), 0);
+		const char *text = tt_h_read(output);
+		if (strncmp(text, "printed before\n", 15) != 0 || !strstr(text, "ticktrace: pid "))
+			fail_msg("%s: the report is not after the program's output in %s:\n%s\n(see %s)",
+				 descriptors[i], output, text, d.err);
+		assert_int_equal(lstat(descriptors[i], &st), 0);
+		assert_true(S_ISLNK(st.st_mode));
+	}
 	tt_rmdir(d.dir);
 }
 
