@@ -630,6 +630,49 @@ static void test_merge_processes(void **state)
 	free(r.out);
 }
 
+/* `-o` where another user planted something in a shared directory: a link to a
+ * device, a FIFO. Neither is written through: it exists (--force), and --force
+ * replaces it with a file of the user's. A FIFO of the user's that no one reads is
+ * refused, not waited on. Root alone can plant as another user here. */
+static void test_output_planted(void **state)
+{
+	struct tt_fixture *fx = *state;
+	assert_int_equal(tt_demo_write(fx->in), 0);
+	char fifo[160];
+	snprintf(fifo, sizeof fifo, "%s/fifo", fx->dir);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	struct tt_run r;
+	TT_RUN(&r, "convert", fx->in, "-o", fifo);
+	assert_int_equal(r.status, 1);
+	assert_err_has(&r, "a FIFO no one reads");
+	free(r.out);
+	unlink(fifo);
+	if (geteuid() != 0)
+		skip(); /* (another user's files need root to plant) */
+	const uid_t other = 65534;
+	assert_int_equal(symlink("/dev/null", fx->out), 0);
+	assert_int_equal(lchown(fx->out, other, other), 0);
+	assert_int_equal(mkfifo(fifo, 0666), 0);
+	assert_int_equal(chown(fifo, other, other), 0);
+	const char *const planted[] = {fx->out, fifo};
+	for (size_t i = 0; i < N(planted); i++) {
+		TT_RUN(&r, "convert", fx->in, "-o", planted[i]);
+		assert_int_equal(r.status, 1);
+		assert_err_has(&r, "--force");
+		free(r.out);
+		TT_RUN(&r, "convert", "--force", fx->in, "-o", planted[i]);
+		assert_int_equal(r.status, 0);
+		free(r.out);
+		struct stat st;
+		assert_int_equal(lstat(planted[i], &st), 0);
+		assert_true(S_ISREG(st.st_mode));
+		assert_int_equal(st.st_uid, geteuid());
+		cJSON *root = tt_json_load(planted[i]);
+		assert_non_null(root);
+		cJSON_Delete(root);
+	}
+}
+
 static void test_force_and_stdout(void **state)
 {
 	struct tt_fixture *fx = *state;
@@ -1056,6 +1099,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_warnings_escape_names, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_same_run_twice_refused, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_force_and_stdout, setup, tt_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_output_planted, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_filters, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_filter_deep_nesting, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_info, setup, tt_fixture_teardown),
