@@ -233,10 +233,6 @@ static int tt_out_make_tmp(struct tt_out *o)
 		return tt_error("%s: cannot create a temporary file beside it: %s", o->path,
 				strerror(err));
 	}
-	/* mkostemp makes 0600; an output file gets the usual mode. */
-	mode_t mask = umask(0);
-	umask(mask);
-	fchmod(o->fd, 0666 & ~mask);
 	tt_out_guard(o->tmp);
 	return 0;
 }
@@ -380,6 +376,10 @@ int tt_out_commit(struct tt_out *o)
 		return -1;
 	}
 	if (o->tmp) {
+		/* mkostemp makes 0600, kept while it is written; the output gets the usual mode. */
+		mode_t mask = umask(0);
+		umask(mask);
+		fchmod(o->fd, 0666 & ~mask);
 		int rc = close(o->fd);
 		o->fd = -1;
 		if (rc == 0) {
