@@ -619,13 +619,20 @@ static void test_daemon_keeps_the_trace(void **state)
 					  sizeof line, 30), 0);
 		int child = atoi(line);
 		assert_true(child > 0);
-		/* The daemon is no child of this test's: its file appears, renamed into place,
-		 * when it ends. */
+		/* The daemon is no child of this test's to wait for: its file is whole (a
+		 * stream's has its END) when it has ended. */
 		char child_path[192];
 		snprintf(child_path, sizeof child_path, "%s.%d", d.path, child);
-		for (int tries = 0; tries < 1000 && access(child_path, F_OK) < 0; tries++)
-			usleep(10000);
 		struct tt_file f;
+		for (int tries = 0; tries < 1000; tries++, usleep(10000)) {
+			if (access(child_path, F_OK) < 0)
+				continue;
+			/* (read while it is written, it may not parse yet: the end says) */
+			bool whole = tt_file_open(&f, child_path) == 0 && !f.cut_short;
+			tt_file_close(&f);
+			if (whole)
+				break;
+		}
 		if (tt_file_open(&f, d.path) < 0)
 			fail_msg("%s: the daemon's parent left no trace", modes[i]);
 		assert_false(f.cut_short);
