@@ -418,7 +418,11 @@ static void test_ends_add_up_as_doubles(void **state)
 	}
 	rec[n++] = R(TT_REC_END, 0, t + 7);
 	rec[n++] = R(TT_REC_END, 0, t + 7);
-	write_one(fx->in, rec, n);
+	/* a run as long as its records (minutes): the decoder refuses times outside it */
+	struct tt_file_header h;
+	tt_tw_default_header(&h);
+	h.end = (struct tt_anchor){.tsc = t + 8, .monotonic_ns = h.start.monotonic_ns + (int64_t)(t + 8 - 1000)};
+	write_one_clocked(fx->in, &h, rec, n, false);
 	struct tt_run r;
 	TT_RUN(&r, "convert", "-q", fx->in, "-o", fx->out);
 	assert_int_equal(r.status, 0);
@@ -624,6 +628,49 @@ static void test_merge_processes(void **state)
 	free(p);
 	cJSON_Delete(root);
 	free(r.out);
+}
+
+/* `-o` where another user planted something in a shared directory: a link to a
+ * device, a FIFO. Neither is written through: it exists (--force), and --force
+ * replaces it with a file of the user's. A FIFO of the user's that no one reads is
+ * refused, not waited on. Root alone can plant as another user here. */
+static void test_output_planted(void **state)
+{
+	struct tt_fixture *fx = *state;
+	assert_int_equal(tt_demo_write(fx->in), 0);
+	char fifo[160];
+	snprintf(fifo, sizeof fifo, "%s/fifo", fx->dir);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	struct tt_run r;
+	TT_RUN(&r, "convert", fx->in, "-o", fifo);
+	assert_int_equal(r.status, 1);
+	assert_err_has(&r, "a FIFO no one reads");
+	free(r.out);
+	unlink(fifo);
+	if (geteuid() != 0)
+		skip(); /* (another user's files need root to plant) */
+	const uid_t other = 65534;
+	assert_int_equal(symlink("/dev/null", fx->out), 0);
+	assert_int_equal(lchown(fx->out, other, other), 0);
+	assert_int_equal(mkfifo(fifo, 0666), 0);
+	assert_int_equal(chown(fifo, other, other), 0);
+	const char *const planted[] = {fx->out, fifo};
+	for (size_t i = 0; i < N(planted); i++) {
+		TT_RUN(&r, "convert", fx->in, "-o", planted[i]);
+		assert_int_equal(r.status, 1);
+		assert_err_has(&r, "--force");
+		free(r.out);
+		TT_RUN(&r, "convert", "--force", fx->in, "-o", planted[i]);
+		assert_int_equal(r.status, 0);
+		free(r.out);
+		struct stat st;
+		assert_int_equal(lstat(planted[i], &st), 0);
+		assert_true(S_ISREG(st.st_mode));
+		assert_int_equal(st.st_uid, geteuid());
+		cJSON *root = tt_json_load(planted[i]);
+		assert_non_null(root);
+		cJSON_Delete(root);
+	}
 }
 
 static void test_force_and_stdout(void **state)
@@ -1052,6 +1099,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_warnings_escape_names, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_same_run_twice_refused, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_force_and_stdout, setup, tt_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_output_planted, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_filters, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_filter_deep_nesting, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_info, setup, tt_fixture_teardown),

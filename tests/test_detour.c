@@ -319,6 +319,14 @@ static void exit_status(void **state)
 	assert_non_null(strstr(err, "cannot run"));
 	free(err);
 	assert_int_equal(tt_sh("'%s' record 2>/dev/null", tool), 2);
+	/* A program that writes no trace, where a file is already (a link, planted by
+	 * another user in a shared directory): it is not read as the run's trace. */
+	assert_int_equal(tt_sh("ln -s '%s/err' '%s/planted.ttr'", dir, dir), 0);
+	assert_int_equal(tt_sh("TICKTRACE=0 '%s' record -o '%s/planted.ttr' -c '%s/out.json' -- true "
+			       "2>'%s/err2'", tool, dir, dir, dir), 1);
+	err = slurp(dir, "err2");
+	assert_non_null(strstr(err, "the file there is not one it wrote"));
+	free(err);
 	tt_rmdir(dir);
 }
 

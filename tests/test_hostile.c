@@ -504,6 +504,26 @@ static void test_report_to_a_device(void **state)
 
 	tt_h_expect_run(TT_H(d.out, report, "TICKTRACE_MODE=stream"), TT_H("seq", "1", "100"), d.err, 0,
 			"TICKTRACE_REPORT needs TICKTRACE_MODE stop or ring");
+
+	/* Standard output a file (`prog > file`): the report goes on in that file, after
+	 * what the program printed, as its own output would; the names stay links. */
+	static const char *const descriptors[] = {"/proc/self/fd/1", "/dev/stdout"};
+	char output[160], script[512];
+	snprintf(output, sizeof output, "%s/output", d.dir);
+	for (size_t i = 0; i < sizeof descriptors / sizeof descriptors[0]; i++) {
+		snprintf(report, sizeof report, "TICKTRACE_REPORT=%s", descriptors[i]);
+		snprintf(script, sizeof script, "echo printed before > '%s'; exec '%s' seq 1 100 >> '%s'",
+			 output, tt_h_prog, output);
+		struct tt_child c;
+		assert_int_equal(tt_child_spawn(&c, "/bin/sh", TT_H(d.out, report), TT_H("-c", script), d.err), 0);
+		assert_int_equal(tt_child_wait(&c, 30), 0);
+		const char *text = tt_h_read(output);
+		if (strncmp(text, "printed before\n", 15) != 0 || !strstr(text, "ticktrace: pid "))
+			fail_msg("%s: the report is not after the program's output in %s:\n%s\n(see %s)",
+				 descriptors[i], output, text, d.err);
+		assert_int_equal(lstat(descriptors[i], &st), 0);
+		assert_true(S_ISLNK(st.st_mode));
+	}
 	tt_rmdir(d.dir);
 }
 
@@ -566,6 +586,67 @@ static void test_exec_keeps_the_trace(void **state)
 		assert_int_equal(f.records, 2000);
 		tt_file_close(&f);
 		unlink(d.path);
+	}
+	tt_rmdir(d.dir);
+}
+
+/* The number of "seq" events numbered `number` (argument >> 32) in a file. */
+static uint64_t tt_h_seq_count(const struct tt_file *f, uint32_t number)
+{
+	uint64_t n = 0;
+	for (size_t k = 0; k < f->nthreads; k++)
+		for (size_t s = 0; s < f->threads[k].nsections; s++) {
+			const struct tt_events *sec = &f->threads[k].sections[s];
+			for (size_t i = 0; i + 1 < sec->count; i++)
+				n += TT_RECORD_KIND(sec->records[i].word) == TT_REC_INSTANT_ARG &&
+				     sec->records[i + 1].tsc >> 32 == number;
+		}
+	return n;
+}
+
+/* A program that becomes a daemon (daemon(): a fork whose parent leaves by _exit,
+ * running no exit handler): what it recorded before is in its file, whole, in mode
+ * stop as in mode stream, and the daemon records into a file of its own (item 5). */
+static void test_daemon_keeps_the_trace(void **state)
+{
+	(void)state;
+	struct tt_h_dir d;
+	tt_h_dir_make(&d);
+	static const char *const modes[] = {"TICKTRACE_MODE=stop", "TICKTRACE_MODE=stream"};
+	for (size_t i = 0; i < 2; i++) {
+		char line[32];
+		assert_int_equal(tt_h_run(TT_H(modes[i], d.out), TT_H("daemon", "1000"), NULL, line,
+					  sizeof line, 30), 0);
+		int child = atoi(line);
+		assert_true(child > 0);
+		/* The daemon is no child of this test's to wait for: its file is whole (a
+		 * stream's has its END) when it has ended. */
+		char child_path[192];
+		snprintf(child_path, sizeof child_path, "%s.%d", d.path, child);
+		struct tt_file f;
+		for (int tries = 0; tries < 1000; tries++, usleep(10000)) {
+			if (access(child_path, F_OK) < 0)
+				continue;
+			/* (read while it is written, it may not parse yet: the end says) */
+			bool whole = tt_file_open(&f, child_path) == 0 && !f.cut_short;
+			tt_file_close(&f);
+			if (whole)
+				break;
+		}
+		if (tt_file_open(&f, d.path) < 0)
+			fail_msg("%s: the daemon's parent left no trace", modes[i]);
+		assert_false(f.cut_short);
+		assert_int_equal(tt_h_seq_count(&f, 1), 1000);
+		assert_int_equal(tt_h_seq_count(&f, 2), 0);
+		tt_file_close(&f);
+		if (tt_file_open(&f, child_path) < 0)
+			fail_msg("%s: the daemon left no trace %s", modes[i], child_path);
+		assert_false(f.cut_short);
+		assert_int_equal(tt_h_seq_count(&f, 1), 0);
+		assert_int_equal(tt_h_seq_count(&f, 2), 1000);
+		tt_file_close(&f);
+		unlink(d.path);
+		unlink(child_path);
 	}
 	tt_rmdir(d.dir);
 }
@@ -679,6 +760,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_planted_files_are_replaced),
 		cmocka_unit_test(test_report_to_a_device),
 		cmocka_unit_test(test_exec_keeps_the_trace),
+		cmocka_unit_test(test_daemon_keeps_the_trace),
 		cmocka_unit_test(test_events_in_the_last_destructor_round),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -223,6 +224,37 @@ static void test_bad_records(void **state)
 		   "COUNTER record without its VALUE");
 }
 
+/* Records whose times jump by years, forward or back, from a run of a millisecond
+ * (the header's anchors): refused, naming the record. A minute's room is left. */
+static void test_times_outside_the_run(void **state)
+{
+	struct fixture *fx = *state;
+	uint64_t rec1 = payload(fx, SEC_EVENTS0) + sizeof(struct tt_events_info) + 16;
+	uint64_t years = 3ull * 365 * 86400 * 1000000000; /* ticks, at tsc_hz 1 GHz */
+	char want[96];
+	snprintf(want, sizeof(want), "offset %llu: a record (kind %u) at TSC %llu, long after the run",
+		 (unsigned long long)rec1, TT_REC_BEGIN_ARG, (unsigned long long)(3000 + years));
+	expect_u64(fx, rec1 + offsetof(struct tt_record, tsc), 3000 + years, want);
+	/* the worker's first record, years before the start (wrapped around zero) */
+	uint64_t rec = payload(fx, SEC_EVENTS1) + sizeof(struct tt_events_info);
+	snprintf(want, sizeof(want), "offset %llu: a record (kind %u) at TSC", (unsigned long long)rec,
+		 TT_REC_INSTANT);
+	expect_u64(fx, rec + offsetof(struct tt_record, tsc), 2500 - years, want);
+	/* within a minute of the end: converts */
+	char *copy = malloc(fx->w.size);
+	memcpy(copy, fx->w.data, fx->w.size);
+	uint64_t late = 1000000 + 59ull * 1000000000;
+	memcpy(copy + payload(fx, SEC_EVENTS0) + sizeof(struct tt_events_info) + 4 * 16, &late, 8);
+	assert_int_equal(tt_tw_save(fx->in, copy, fx->w.size), 0);
+	free(copy);
+	struct tt_run r;
+	TT_RUN(&r, "convert", "--force", fx->in, "-o", fx->out);
+	free(r.out);
+	if (r.status != 0)
+		fail_msg("an END 59 s after the end anchor: status %d: %s", r.status, r.err);
+	unlink(fx->out);
+}
+
 /* A FUNCS section that lists an address twice, or a call site's, or lies about its
  * count; and a BEGIN that names a function instead of a call site. */
 static void test_bad_funcs(void **state)
@@ -324,6 +356,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_counts_that_lie, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sizes_that_overflow, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_records, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_times_outside_the_run, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_funcs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_arg_names, setup, teardown),
 	};

@@ -29,6 +29,9 @@
  *   tt_longrun_prog exec EVENTS HOW      records EVENTS "seq" instants, then becomes
  *                                        /bin/true by execl (HOW "execl") or execvp
  *                                        ("execvp")
+ *   tt_longrun_prog daemon EVENTS        records EVENTS "seq" instants (number 1), becomes a
+ *                                        daemon (daemon(1, 1): its parent leaves by _exit),
+ *                                        prints its pid, records EVENTS (number 2), exits
  *   tt_longrun_prog destructors THREADS  THREADS threads one after the other (each on
  *                                        the stack of the one before), each recording
  *                                        "seq" events numbered by it, also from a key
@@ -282,6 +285,17 @@ static int tt_prog_exec(uint32_t events, const char *how)
 	return 1;
 }
 
+static int tt_prog_daemon(uint32_t events)
+{
+	tt_prog_record_seq(1, 0, events);
+	if (daemon(1, 1) < 0)
+		return 1;
+	printf("%d\n", (int)getpid());
+	fflush(stdout);
+	tt_prog_record_seq(2, 0, events);
+	return 0;
+}
+
 static pthread_key_t tt_prog_key;
 
 /* Records in every round of key destructors, the last one too. */
@@ -368,6 +382,8 @@ int main(int argc, char **argv)
 		return tt_prog_spiky(argv[2], argc == 4 ? argv[3] : "slow");
 	if (argc == 4 && strcmp(argv[1], "exec") == 0)
 		return tt_prog_exec((uint32_t)atol(argv[2]), argv[3]);
+	if (argc == 3 && strcmp(argv[1], "daemon") == 0)
+		return tt_prog_daemon((uint32_t)atol(argv[2]));
 	if (argc == 3 && strcmp(argv[1], "destructors") == 0)
 		return tt_prog_destructors((uint32_t)atol(argv[2]));
 	if (argc == 2 && strcmp(argv[1], "values") == 0)

@@ -732,9 +732,15 @@ static int tt_decode_run(struct tt_decoder *d, struct tt_thread_state *st, int64
 						   "it that takes one", kind == TT_REC_VALUE ? "VALUE" : "TEXT");
 			if (!tt_kind_known(kind))
 				return tt_error_at(f->path, offset, "unknown record kind %u", kind);
+			uint64_t tsc = r->tsc;
+			if (tsc < f->tsc_min || tsc > f->tsc_max)
+				return tt_error_at(f->path, offset, "a record (kind %u) at TSC %" PRIu64
+						   ", %s the run (TSC %" PRIu64 " to %" PRIu64 "): a "
+						   "damaged record", kind, tsc,
+						   tsc < f->tsc_min ? "long before" : "long after",
+						   f->header.start.tsc, f->header.end.tsc);
 			/* A signal handler that interrupted the hot path can leave a record with
 			 * an earlier TSC after a later one: keep the thread's time monotonic. */
-			uint64_t tsc = r->tsc;
 			bool clamped = st->started && tsc < st->last_tsc;
 			if (clamped)
 				tsc = st->last_tsc;

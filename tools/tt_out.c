@@ -233,10 +233,6 @@ static int tt_out_make_tmp(struct tt_out *o)
 		return tt_error("%s: cannot create a temporary file beside it: %s", o->path,
 				strerror(err));
 	}
-	/* mkostemp makes 0600; an output file gets the usual mode. */
-	mode_t mask = umask(0);
-	umask(mask);
-	fchmod(o->fd, 0666 & ~mask);
 	tt_out_guard(o->tmp);
 	return 0;
 }
@@ -280,6 +276,41 @@ static void tt_out_release(struct tt_out *o)
 	*o = (struct tt_out){.fd = -1, .written = o->written}; /* what was written stays known */
 }
 
+/* Whether a file's owner is the user or the system (root, as of /dev's nodes). */
+static bool tt_out_trusted(const struct stat *st)
+{
+	return st->st_uid == geteuid() || st->st_uid == 0;
+}
+
+/* Whether `path` is written in place: a device or FIFO of the user's or the
+ * system's, or a link of theirs to one (/dev/stdout). Another user's, as planted in
+ * a shared directory, is a file that exists there: --force replaces it, and nothing
+ * is ever written through it. */
+static bool tt_out_in_place(const char *path)
+{
+	struct stat st;
+	if (lstat(path, &st) < 0)
+		return false;
+	if (S_ISLNK(st.st_mode) && (!tt_out_trusted(&st) || stat(path, &st) < 0))
+		return false;
+	return (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)) && tt_out_trusted(&st);
+}
+
+/* Opens a device or FIFO to write in place; a FIFO no one reads fails (ENXIO)
+ * rather than hang. -1 and errno. */
+static int tt_out_open_in_place(const char *path)
+{
+	int fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+	int flags = fd < 0 ? -1 : fcntl(fd, F_GETFL);
+	if (fd >= 0 && (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) < 0)) {
+		int err = errno;
+		close(fd);
+		errno = err;
+		return -1;
+	}
+	return fd;
+}
+
 int tt_out_open(struct tt_out *o, const char *path, bool force)
 {
 	*o = (struct tt_out){.fd = -1, .path = path, .force = force};
@@ -291,12 +322,12 @@ int tt_out_open(struct tt_out *o, const char *path, bool force)
 		o->fd = STDOUT_FILENO;
 	} else if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
 		rc = tt_error("%s: is a directory", path);
-	} else if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+	} else if (tt_out_in_place(path)) {
 		/* a device or a pipe: written directly, nothing to rename */
-		o->fd = open(path, O_WRONLY | O_CLOEXEC);
+		o->fd = tt_out_open_in_place(path);
 		if (o->fd < 0)
-			rc = tt_error("%s: %s", path, strerror(errno));
-	} else if (!force && access(path, F_OK) == 0) {
+			rc = tt_error("%s: %s", path, errno == ENXIO ? "a FIFO no one reads" : strerror(errno));
+	} else if (!force && lstat(path, &st) == 0) {
 		rc = tt_error("%s: exists (use --force to overwrite it)", path);
 	} else {
 		rc = tt_out_make_tmp(o);
@@ -345,6 +376,10 @@ int tt_out_commit(struct tt_out *o)
 		return -1;
 	}
 	if (o->tmp) {
+		/* mkostemp makes 0600, kept while it is written; the output gets the usual mode. */
+		mode_t mask = umask(0);
+		umask(mask);
+		fchmod(o->fd, 0666 & ~mask);
 		int rc = close(o->fd);
 		o->fd = -1;
 		if (rc == 0) {

@@ -80,6 +80,22 @@ static int tt_check_anchors(struct tt_file *f)
 	return 0;
 }
 
+/* The times a record may hold. A time far outside the run is a damaged record:
+ * refused, never clamped, for drawn at the run's edge it would look like a real
+ * event. Around the anchors: a minute, far more than the TSCs of two cores differ.
+ * A live file's end anchor is refreshed every tick, and records go on after the
+ * last one: an hour. A streamed file's is refreshed as it is written, never in a
+ * FIFO: no bound after the run's start. */
+static void tt_record_span(struct tt_file *f)
+{
+	const struct tt_file_header *h = &f->header;
+	uint64_t minute = h->tsc_hz > UINT64_MAX / 3600 ? UINT64_MAX / 3600 : h->tsc_hz * 60;
+	f->tsc_min = h->start.tsc > minute ? h->start.tsc - minute : 0;
+	uint64_t after = h->flags & TT_FILE_STREAMED ? UINT64_MAX :
+			 h->flags & TT_FILE_LIVE ? 60 * minute : minute;
+	f->tsc_max = h->end.tsc > UINT64_MAX - after ? UINT64_MAX : h->end.tsc + after;
+}
+
 static int tt_read_header(struct tt_file *f)
 {
 	struct tt_file_header *h = &f->header;
@@ -104,6 +120,7 @@ static int tt_read_header(struct tt_file *f)
 		return TT_FAIL(f, offsetof(struct tt_file_header, tsc_source), "%s", why);
 	if (tt_check_anchors(f) < 0)
 		return -1;
+	tt_record_span(f);
 	f->first_section = h->header_size;
 	return 0;
 }

@@ -112,6 +112,10 @@ struct tt_file {
 	 * end of its descriptions). */
 	bool cut_short;
 	uint64_t cut_at;
+	/* The TSCs a record may hold: the header's anchors, with room for what the
+	 * anchors cannot bound (tt_reader.c: tt_record_span); the decoder refuses any
+	 * other time. */
+	uint64_t tsc_min, tsc_max;
 	/* Sites the decoder names what the records do not (among `sites`, last; NULL in
 	 * files that need none): a run of lost events, and a scope whose beginning was
 	 * not recorded (before a ring's oldest event, or in such a run). */

@@ -117,10 +117,13 @@ int tt_record(const struct tt_record_opts *o)
 		return rc; /* not run (said so), or its own 127 */
 	char path[PATH_MAX];
 	tt_record_path(o->out, pid, path, sizeof path);
+	/* The runtime writes a file of the user's there (replacing what was planted);
+	 * a link, or another user's file, is no trace of this run: never read. */
 	struct stat st;
-	if (stat(path, &st) != 0) {
+	if (lstat(path, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid()) {
 		fprintf(stderr, "ticktrace: record: %s wrote no trace at %s (TICKTRACE=0, or it "
-			"died before writing)\n", o->argv[0], path);
+			"died before writing)%s\n", o->argv[0], path,
+			lstat(path, &st) == 0 ? "; the file there is not one it wrote" : "");
 		return rc ? rc : 1;
 	}
 	if (!o->convert) {

@@ -1,5 +1,6 @@
 /* Start-up, exit and fork, and the public controls that concern the whole run
  * (tt_enable, tt_disable, tt_dump). */
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,9 +56,16 @@ static void tt__before_fork(void)
 	tt__background_work(1);
 }
 
+/* Set while the program is in daemon(): its fork's parent leaves by _exit. */
+static int tt__in_daemon;
+
 static void tt__after_fork_in_parent(void)
 {
 	tt__background_work(0);
+	/* Its run ends here, as at exit, or what it recorded goes with it; the child
+	 * (the daemon) records into its own file. */
+	if (tt__in_daemon)
+		tt__finish();
 }
 
 static void tt__after_fork_in_child(void)
@@ -75,6 +83,32 @@ static void tt__after_fork_in_child(void)
 	tt__anchor_now(&tt__start_anchor);
 	tt__stream_after_fork();
 	tt__signals_after_fork();
+}
+
+/* daemon(), interposed: the C library's forks, and its parent leaves by _exit, which
+ * runs no exit handler (tt__after_fork_in_parent ends the parent's run). A daemon()
+ * that fails in the parent returns to a program that records no more, and says so. */
+TT_API int daemon(int nochdir, int noclose);
+
+int daemon(int nochdir, int noclose)
+{
+	int (*next)(int, int) = (int (*)(int, int))dlsym(RTLD_NEXT, "daemon");
+	if (!next) {
+		errno = ENOSYS;
+		return -1;
+	}
+	tt__init();
+	pid_t parent = getpid();
+	tt__in_daemon = 1;
+	int ret = next(nochdir, noclose);
+	tt__in_daemon = 0;
+	if (ret < 0 && getpid() == parent && !tt__config.off) {
+		int err = errno;
+		fprintf(stderr, "ticktrace: daemon failed: the trace was written before it, and "
+			"nothing more is recorded\n");
+		errno = err;
+	}
+	return ret;
 }
 
 static void tt__init_once_guarded(void)

@@ -838,8 +838,36 @@ int tt__write_file(const char *path)
 	return tt__write_file_with(path, tt__write_held, NULL);
 }
 
+/* The descriptor a path names as the program's own: /dev/stdout, /dev/stderr,
+ * /dev/fd/N, /proc/self/fd/N (thread-self, this pid); -1 for any other path. Written
+ * through that descriptor, whatever it is (a file `prog > out` opened, a socket):
+ * renaming over the name would replace /dev/stdout itself. */
+static int tt__named_descriptor(const char *path)
+{
+	if (strcmp(path, "/dev/stdout") == 0)
+		return 1;
+	if (strcmp(path, "/dev/stderr") == 0)
+		return 2;
+	char self[32];
+	snprintf(self, sizeof self, "/proc/%d/fd/", (int)getpid());
+	static const char *const dirs[] = {"/dev/fd/", "/proc/self/fd/", "/proc/thread-self/fd/"};
+	const char *number = NULL;
+	for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++)
+		if (strncmp(path, dirs[i], strlen(dirs[i])) == 0)
+			number = path + strlen(dirs[i]);
+	if (strncmp(path, self, strlen(self)) == 0)
+		number = path + strlen(self);
+	if (!number || *number < '0' || *number > '9')
+		return -1;
+	char *end;
+	long fd = strtol(number, &end, 10);
+	return *end || fd > INT_MAX ? -1 : (int)fd;
+}
+
 int tt__output_in_place(const char *path)
 {
+	if (tt__named_descriptor(path) >= 0)
+		return 1;
 	struct stat st;
 	if (lstat(path, &st) < 0)
 		return 0;
@@ -852,6 +880,11 @@ int tt__output_in_place(const char *path)
 
 int tt__open_in_place(const char *path)
 {
+	int named = tt__named_descriptor(path);
+	if (named >= 0) {
+		int fd = fcntl(named, F_DUPFD_CLOEXEC, 0);
+		return fd < 0 ? -errno : fd;
+	}
 	/* A FIFO with no reader fails (ENXIO) rather than blocking the program. */
 	int fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)

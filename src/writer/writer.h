@@ -24,10 +24,12 @@ size_t tt__pretty_name(const char *pretty, char *buf, size_t cap) TT__HIDDEN;
 struct tt__out;
 typedef int (*tt__file_writer)(struct tt__out *out, void *arg);
 int tt__write_file_with(const char *path, tt__file_writer write, void *arg) TT__HIDDEN;
-/* Whether an output at `path` is written in place: a device or a FIFO, or a link of
- * the user's or the system's to one (/dev/stdout). Anything else is replaced. */
+/* Whether an output at `path` is written in place: one of the program's descriptors
+ * by name (/dev/stdout, /proc/self/fd/N: whatever it is open on), a device or a FIFO,
+ * or a link of the user's or the system's to one. Anything else is replaced. */
 int tt__output_in_place(const char *path) TT__HIDDEN;
-/* Opens such an output for writing; -EPIPE for a FIFO that no one reads. */
+/* Opens such an output for writing (a named descriptor: a copy of it); -EPIPE for a
+ * FIFO that no one reads. */
 int tt__open_in_place(const char *path) TT__HIDDEN;
 /* Creates a new file beside `path` (its name in tmp: "PATH.tmp-XXXXXX"), exclusively,
  * mode 0600, for the caller to rename over `path`: a file or link planted at `path`
