@@ -637,29 +637,11 @@ static void test_stream_unwritten_record_does_not_stall(void **state)
 
 /* ---- live spikes ---- */
 
-/* The live log `spikes` holds one spike, and `ticktrace spikes PATH --json` with
- * `options` (the same thresholds) finds the same one in the file: same name,
- * threshold and where it came from, stack, and duration (the runtime converts with
- * the rate measured so far, the tools with the run's). Returns the live one. */
-static cJSON *tt_lr_one_live_spike(const char *spikes, const char *path, const char *const *options)
+/* Live spike `a` and the tools' `b` are the same spike: same name, threshold and
+ * where it came from, stack, and duration (the runtime converts with the rate
+ * measured so far, the tools with the run's). */
+static void tt_lr_same_spike(const cJSON *a, const cJSON *b)
 {
-	const char *args[16] = {"spikes", path, "--json", "-q"};
-	for (size_t i = 0; options[i]; i++)
-		args[4 + i] = options[i];
-	struct tt_run r;
-	tt_run(&r, args);
-	assert_int_equal(r.status, 0);
-	FILE *f = fopen(spikes, "re");
-	assert_non_null(f);
-	char live[4096], more[16];
-	assert_non_null(fgets(live, sizeof live, f));
-	assert_null(fgets(more, sizeof more, f)); /* one spike */
-	fclose(f);
-	cJSON *a = cJSON_Parse(live), *b = cJSON_Parse(r.out);
-	assert_non_null(a);
-	assert_non_null(b);
-	const char *newline = memchr(r.out, '\n', r.out_len);
-	assert_true(newline && newline + 1 == r.out + r.out_len); /* one there too */
 	assert_string_equal(cJSON_GetObjectItem(a, "name")->valuestring,
 			    cJSON_GetObjectItem(b, "name")->valuestring);
 	/* (The global threshold is TICKTRACE_SPIKE_THRESHOLD's live, --threshold's here.) */
@@ -676,9 +658,50 @@ static cJSON *tt_lr_one_live_spike(const char *spikes, const char *path, const c
 	for (int i = 0; i < cJSON_GetArraySize(stack_a); i++)
 		assert_string_equal(cJSON_GetObjectItem(cJSON_GetArrayItem(stack_a, i), "name")->valuestring,
 				    cJSON_GetObjectItem(cJSON_GetArrayItem(stack_b, i), "name")->valuestring);
-	cJSON_Delete(b);
+}
+
+/* The live log `spikes` holds the spikes that `ticktrace spikes PATH --json` with
+ * `options` (the same thresholds) finds in the file, one for one, in the same order.
+ * The program makes one, its 30 ms scope; a busy machine that holds a thread longer
+ * than the threshold makes another in both. Returns the longest live one. */
+static cJSON *tt_lr_one_live_spike(const char *spikes, const char *path, const char *const *options)
+{
+	const char *args[16] = {"spikes", path, "--json", "-q"};
+	for (size_t i = 0; options[i]; i++)
+		args[4 + i] = options[i];
+	struct tt_run r;
+	tt_run(&r, args);
+	assert_int_equal(r.status, 0);
+	FILE *f = fopen(spikes, "re");
+	assert_non_null(f);
+	cJSON *longest = NULL;
+	char live[4096];
+	const char *tools = r.out;
+	int n = 0;
+	for (; fgets(live, sizeof live, f); n++) {
+		const char *newline = memchr(tools, '\n', (size_t)(r.out + r.out_len - tools));
+		assert_non_null(newline); /* the tools found it too */
+		cJSON *a = cJSON_Parse(live), *b = cJSON_ParseWithLength(tools, (size_t)(newline - tools));
+		assert_non_null(a);
+		assert_non_null(b);
+		tt_lr_same_spike(a, b);
+		cJSON_Delete(b);
+		tools = newline + 1;
+		if (!longest || cJSON_GetObjectItem(a, "dur_ns")->valuedouble >
+				       cJSON_GetObjectItem(longest, "dur_ns")->valuedouble) {
+			cJSON_Delete(longest);
+			longest = a;
+		} else {
+			cJSON_Delete(a);
+		}
+	}
+	fclose(f);
+	assert_true(n >= 1);
+	assert_true(tools == r.out + r.out_len); /* and no more */
+	if (n > 1)
+		print_message("%d spikes, the machine held the program up\n", n);
 	free(r.out);
-	return a;
+	return longest;
 }
 
 /* Mode stream with TICKTRACE_SPIKES: the spike is in the log while the program runs,
