@@ -30,21 +30,23 @@
 ; A full buffer in mode stop does not come here per event: the slow path gives the
 ; thread a scratch chunk whose records it counts as dropped when it fills.
 ;
-; Recording off costs no clock read and no call: tt__hot_off (TICKTRACE=0,
-; tt_disable) and a limit tagged TT_LIMIT_OFF (tt_pause, tt_disable) return before
-; RDTSC. A limit tagged TT_LIMIT_DROP (chunks are 64 KiB-aligned, so its low bits are
-; free) is the end of the thread's scratch chunk once its buffer is used up: events
-; are written there without a time, and counted by the slow path when it fills, so a
-; dropped event costs less than a recorded one. The tag test is one predicted branch;
-; its load waits for nothing but the index.
+; Before RDTSC the common path loads only the thread pointer and one global word,
+; tt__hot_global.unusual, which is 0 unless recording is off (TICKTRACE=0,
+; tt_disable) or some thread's limit is tagged. Tags live in a limit's low bits
+; (chunks are 64 KiB-aligned): TT_LIMIT_OFF (tt_pause, tt_disable) returns at once,
+; TT_LIMIT_DROP (its buffer is used up, mode stop) writes into the thread's scratch
+; chunk without a time, counted by the slow path when it fills. So recording off costs
+; no clock read and no call, a dropped event less than a recorded one, and an entry's
+; tag is read only while some thread has one. An entry another thread owns (two
+; thread pointers alike in the index) is never taken for ours: its tag is not ours.
 ;
 ; RDTSC is read before the reservation: an event interrupted by a signal handler
 ; keeps the time it happened and is placed after the handler's events, whose times
 ; stay exact.
 ;
-; Why this order, measured on an Intel Xeon (Sapphire Rapids, KVM, 2026-11) against a
-; bare RDTSC in the same run, medians of 21 interleaved rounds (SCHED_FIFO, another
-; build on the other core); floor = inline rdtsc + 16-byte store into a TLS buffer:
+; Why this shape, measured on an Intel Xeon (Sapphire Rapids, KVM, 2026-11) against a
+; bare RDTSC in the same run, medians of 21 interleaved rounds (SCHED_FIFO);
+; floor = inline rdtsc + 16-byte store into a TLS buffer, 1.09-1.14 x rdtsc:
 ;   table of pointers to slots, multiply hash, clock first (before)  1.43-1.46 x rdtsc
 ;   entries inline, multiply hash, clock first                       1.34
 ;   entries inline, multiply hash, clock after the reservation       1.35-1.36
@@ -52,12 +54,17 @@
 ;   entries inline, xor-folded shift index                           1.25
 ;   entries inline, shift index, clock after the reservation         1.21
 ;   ... and indexed addressing instead of an add (fewer uops)        1.175-1.21
-;   shift index computed before RDTSC, clock before the reservation  1.165-1.21 (chosen)
-;   the same with the lookup and the off test before RDTSC           1.25
-;   an out-of-line floor (a call, rdtsc, one bounded store)          1.13-1.17; inline floor 1.09-1.14
-; On this core every uop beside RDTSC's microcode costs time (the 64-bit multiply
-; most), while on AMD EPYC the same work hid behind RDTSC: the chosen path is the one
-; with the fewest uops, and nothing that does not depend on the clock waits for it.
+;   shift index before RDTSC, entry's limit and off byte tested too  1.20-1.23 (before)
+;   the same, nothing of the entry loaded before RDTSC               1.16-1.17
+;   ... one unused load of the entry (or of the next line) before it  +0.02-0.03
+;   ... a load through the thread pointer, of the stack, of %fs:n    +0.00
+;   ... `mov r32, [global]` + test before it (chosen)                +0.00
+;   ... `cmp byte [global], 0` instead                               +0.02; a byte into r8b +0.07
+;   ... `mov rdi, imm64` for the word instead of through r8           +0.03
+;   the caller's `call *GOT` or PLT stub instead of `call *reg`      +0.03-0.06
+; So RDTSC here waits for the table loads before it, not for branches or ALU work:
+; the entry is loaded after it. (The header's macros call the emitters through a
+; register for the last line.) On AMD EPYC the same work hid behind RDTSC.
 
 default rel
 
@@ -73,7 +80,7 @@ default rel
 %include "keep_xmm.inc"
 
 extern tt__tls_table
-extern tt__hot_off
+extern tt__hot_global
 extern tt__record_slow
 
 section .text
@@ -91,20 +98,22 @@ align 32
 	mov	rcx, [fs:0x10]			; thread pointer: the key and the owner
 	TT_TABLE_OFFSET r11d, ecx		; r11 = the entry's offset in the table
 	lea	r9, [tt__tls_table]
-	cmp	byte [tt__hot_off], 0
-	jne	.off				; TICKTRACE=0, tt_disable
-	mov	r10, [r9 + r11 + HOT_LIMIT]	; the chunk we may write into
-	test	r10b, TT_LIMIT_TAGS
-	jnz	.tagged				; off, or dropping
+	mov	r8d, [tt__hot_global + HOT_UNUSUAL]
+	test	r8d, r8d
+	jnz	.unusual			; off, or some thread paused or dropping
+.clock:
 	rdtsc
 	shl	rdx, 32
 	or	rax, rdx			; rax = tsc
+	mov	r10, [r9 + r11 + HOT_LIMIT]	; the chunk we may write into
 .reserve:
 %if %3 == VALUE_RDI
 	mov	rsi, rdi
-	mov	rdi, %2 << TT_KIND_SHIFT
+	mov	r8, %2 << TT_KIND_SHIFT
+	mov	rdi, r8
 %elif %3 == PAYLOAD_NONE
-	mov	rdi, %2 << TT_KIND_SHIFT
+	mov	r8, %2 << TT_KIND_SHIFT		; (through r8: `mov rdi, imm64` measured
+	mov	rdi, r8				; 0.03 x RDTSC slower, whatever the layout)
 %elif %3 == WORD_RDI
 	; the caller built the word (a one-record kind: the slow path sizes it by kind)
 %else
@@ -126,13 +135,23 @@ align 32
 	mov	r8, TT_REC_VALUE << TT_KIND_SHIFT
 	mov	[rdx + 24], r8
 %endif
-.off:
 	ret
-.tagged:
+.unusual:
+	mov	r10, [r9 + r11 + HOT_LIMIT]
+	test	r10b, TT_LIMIT_TAGS
+	jz	.untagged
+	cmp	[r9 + r11 + HOT_OWNER], rcx
+	jne	.untagged			; another thread's entry: the slow path finds ours
 	test	r10b, TT_LIMIT_OFF
-	jnz	.off				; tt_pause, tt_disable
-	; Dropping (TT_LIMIT_DROP): the record goes to the thread's scratch chunk, where
-	; the slow path counts it by its kind; its time is not kept, so not read.
+	jz	.dropping
+	ret					; tt_pause, tt_disable
+.untagged:
+	test	r8b, TT_HOT_OFF
+	jz	.clock				; another thread's state
+	ret					; TICKTRACE=0, tt_disable
+.dropping:
+	; TT_LIMIT_DROP: the record goes to the thread's scratch chunk, where the slow
+	; path counts it by its kind; its time is not kept, so not read.
 	xor	eax, eax
 	and	r10, ~TT_LIMIT_TAGS
 	jmp	.reserve

@@ -24,7 +24,13 @@
  * thread that recorded it and its place in that thread's sequence ---- */
 
 #define TT_TEST_SEQ(test, number, seq) ((uint64_t)(test) << 48 | (uint64_t)(number) << 32 | (seq))
-enum tt_test_id { TT_TEST_LIVE = 1, TT_TEST_COLLIDE, TT_TEST_STORM, TT_TEST_HANDLER };
+enum tt_test_id {
+	TT_TEST_LIVE = 1,
+	TT_TEST_COLLIDE,
+	TT_TEST_STORM,
+	TT_TEST_HANDLER,
+	TT_TEST_SHARED_PAUSED
+};
 
 #define TT_TEST_MAX_THREADS 1024
 
@@ -125,47 +131,64 @@ static void *tt_test_report_self(void *arg)
 	return NULL;
 }
 
+/* Stacks for `n` threads whose thread pointers share one table index, in a region of
+ * 16,384 64 KiB stacks (*region; unmap with tt_test_unmap_stacks). */
+enum { TT_TEST_STACK = 64 * 1024, TT_TEST_STACKS = 16384 };
+
+static void tt_test_colliding_stacks(char **region, int n, char **stacks)
+{
+	*region = mmap(NULL, (size_t)TT_TEST_STACK * TT_TEST_STACKS, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	assert_true(*region != MAP_FAILED);
+	pthread_attr_t attr;
+	pthread_attr_init(&attr);
+	uintptr_t probe_tp;
+	pthread_t probe;
+	pthread_attr_setstack(&attr, *region, TT_TEST_STACK);
+	pthread_create(&probe, &attr, tt_test_report_self, &probe_tp);
+	pthread_join(probe, NULL);
+	pthread_attr_destroy(&attr);
+	uintptr_t below_top = (uintptr_t)*region + TT_TEST_STACK - probe_tp;
+
+	static uint16_t first_at[1 << 16];
+	static uint16_t next_same[TT_TEST_STACKS];
+	memset(first_at, 0xff, sizeof first_at);
+	int found = 0;
+	for (int k = 1; k < TT_TEST_STACKS && !found; k++) {
+		uintptr_t tp = (uintptr_t)*region + (uintptr_t)(k + 1) * TT_TEST_STACK - below_top;
+		uint32_t h = tt_test_table_index(tp);
+		next_same[k] = first_at[h];
+		first_at[h] = (uint16_t)k;
+		int alike = 0;
+		for (int j = k; j != 0xffff && alike < n; j = next_same[j])
+			stacks[alike++] = *region + (size_t)j * TT_TEST_STACK;
+		found = alike == n;
+	}
+	assert_true(found);
+}
+
+static void tt_test_unmap_stacks(char *region)
+{
+	munmap(region, (size_t)TT_TEST_STACK * TT_TEST_STACKS);
+}
+
 static void test_colliding_thread_pointers(void **state)
 {
 	(void)state;
 	/* Three on one index: the hot path's entry belongs to one of them, the others
 	 * are found by probing. (Six alike among 16,384 would be too rare to find.) */
-	enum { STACK = 64 * 1024, CANDIDATES = 16384, THREADS = 3 };
-	char *region = mmap(NULL, (size_t)STACK * CANDIDATES, PROT_READ | PROT_WRITE,
-			    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	assert_true(region != MAP_FAILED);
+	enum { THREADS = 3 };
+	char *region, *stacks[THREADS];
+	tt_test_colliding_stacks(&region, THREADS, stacks);
 	pthread_attr_t attr;
 	pthread_attr_init(&attr);
-	uintptr_t probe_tp;
-	pthread_t probe;
-	pthread_attr_setstack(&attr, region, STACK);
-	pthread_create(&probe, &attr, tt_test_report_self, &probe_tp);
-	pthread_join(probe, NULL);
-	uintptr_t below_top = (uintptr_t)region + STACK - probe_tp;
-
-	/* Find THREADS candidate stacks whose thread pointers share one table index. */
-	static uint16_t first_at[1 << 16];
-	static uint16_t next_same[CANDIDATES];
-	memset(first_at, 0xff, sizeof first_at);
-	int chosen[THREADS], found = 0;
-	for (int k = 1; k < CANDIDATES && !found; k++) {
-		uint32_t h = tt_test_table_index((uintptr_t)region + (uintptr_t)(k + 1) * STACK - below_top);
-		next_same[k] = first_at[h];
-		first_at[h] = (uint16_t)k;
-		int n = 0;
-		for (int j = k; j != 0xffff && n < THREADS; j = next_same[j])
-			chosen[n++] = j;
-		found = n == THREADS;
-	}
-	assert_true(found);
-
 	pthread_barrier_t live;
 	pthread_barrier_init(&live, NULL, THREADS);
 	struct tt_test_worker workers[THREADS];
 	pthread_t threads[THREADS];
 	for (int i = 0; i < THREADS; i++) {
 		workers[i] = (struct tt_test_worker){&live, TT_TEST_COLLIDE, (uint32_t)i, 20000, 0};
-		pthread_attr_setstack(&attr, region + (size_t)chosen[i] * STACK, STACK);
+		pthread_attr_setstack(&attr, stacks[i], TT_TEST_STACK);
 		assert_int_equal(pthread_create(&threads[i], &attr, tt_test_record_sequence, &workers[i]), 0);
 	}
 	for (int i = 0; i < THREADS; i++)
@@ -174,8 +197,68 @@ static void test_colliding_thread_pointers(void **state)
 	for (int i = 1; i < THREADS; i++)
 		assert_int_equal(tt_test_table_index(workers[i].thread_pointer), index);
 	pthread_barrier_destroy(&live);
+	pthread_attr_destroy(&attr);
 	tt_test_verify_sequences(TT_TEST_COLLIDE, THREADS, 20000);
-	munmap(region, (size_t)STACK * CANDIDATES);
+	tt_test_unmap_stacks(region);
+}
+
+/* The owner of the entry two threads share pauses: the other records on (the hot
+ * path once took the owner's "off" for its own and lost its events uncounted). */
+struct tt_test_pauser {
+	struct tt_test_worker w;
+	pthread_barrier_t *paused, *done;
+};
+
+static void *tt_test_record_then_pause(void *arg)
+{
+	struct tt_test_pauser *p = arg;
+	for (uint32_t i = 0; i < p->w.events; i++)
+		TT_INSTANT_ARG("seq", TT_TEST_SEQ(p->w.test, p->w.number, i));
+	tt_pause();
+	pthread_barrier_wait(p->paused);
+	pthread_barrier_wait(p->done);
+	tt_resume();
+	return NULL;
+}
+
+static void *tt_test_record_while_paused(void *arg)
+{
+	struct tt_test_pauser *p = arg;
+	pthread_barrier_wait(p->paused);
+	for (uint32_t i = 0; i < p->w.events; i++)
+		TT_INSTANT_ARG("seq", TT_TEST_SEQ(p->w.test, p->w.number, i));
+	pthread_barrier_wait(p->done);
+	return NULL;
+}
+
+static void test_paused_owner_of_a_shared_entry(void **state)
+{
+	(void)state;
+	enum { EVENTS = 5000 };
+	char *region, *stacks[2];
+	tt_test_colliding_stacks(&region, 2, stacks);
+	pthread_barrier_t paused, done;
+	pthread_barrier_init(&paused, NULL, 2);
+	pthread_barrier_init(&done, NULL, 2);
+	struct tt_test_pauser p[2] = {
+		{{NULL, TT_TEST_SHARED_PAUSED, 0, EVENTS, 0}, &paused, &done},
+		{{NULL, TT_TEST_SHARED_PAUSED, 1, EVENTS, 0}, &paused, &done},
+	};
+	void *(*mains[2])(void *) = {tt_test_record_then_pause, tt_test_record_while_paused};
+	pthread_attr_t attr;
+	pthread_attr_init(&attr);
+	pthread_t threads[2];
+	for (int i = 0; i < 2; i++) {
+		pthread_attr_setstack(&attr, stacks[i], TT_TEST_STACK);
+		assert_int_equal(pthread_create(&threads[i], &attr, mains[i], &p[i]), 0);
+	}
+	for (int i = 0; i < 2; i++)
+		pthread_join(threads[i], NULL);
+	pthread_attr_destroy(&attr);
+	pthread_barrier_destroy(&paused);
+	pthread_barrier_destroy(&done);
+	tt_test_verify_sequences(TT_TEST_SHARED_PAUSED, 2, EVENTS);
+	tt_test_unmap_stacks(region);
 }
 
 /* ---- 20,000 threads one after another: stacks, and thread pointers, are reused ---- */
@@ -463,6 +546,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_thousand_live_threads),
 		cmocka_unit_test(test_colliding_thread_pointers),
+		cmocka_unit_test(test_paused_owner_of_a_shared_entry),
 		cmocka_unit_test(test_twenty_thousand_threads_in_turn),
 		cmocka_unit_test(test_signal_storm),
 		cmocka_unit_test(test_disable_and_enable),

@@ -342,7 +342,14 @@ void tt__publish_limit(struct tt__slot *slot)
 	else if (flags & TT__SLOT_EXHAUSTED)
 		limit = (char *)((uintptr_t)slot->scratch + (slot->scratch ? TT__CHUNK_SIZE : 0) +
 				 TT__LIMIT_DROP);
+	/* Counted before the tag shows and uncounted after it is gone; a hot path that
+	 * misses the count meanwhile fails its bounds check on the tag and goes slow. */
+	int tagged = ((uintptr_t)limit & (TT__LIMIT_DROP | (uintptr_t)TT__LIMIT_OFF)) != 0;
+	if (tagged && !__atomic_exchange_n(&slot->limit_tagged, 1, __ATOMIC_ACQ_REL))
+		__atomic_add_fetch(&tt__hot_global.unusual, TT__HOT_TAGGED, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&slot->hot->limit, limit, __ATOMIC_RELEASE);
+	if (!tagged && __atomic_exchange_n(&slot->limit_tagged, 0, __ATOMIC_ACQ_REL))
+		__atomic_sub_fetch(&tt__hot_global.unusual, TT__HOT_TAGGED, __ATOMIC_SEQ_CST);
 }
 
 static void tt__enter_chunk(struct tt__slot *slot, struct tt__chunk *chunk)

@@ -85,6 +85,7 @@ struct tt__slot {
 	uint32_t index;   /* the thread's number, in registration order */
 	uint32_t table_index; /* its entry in tt__tls_table */
 	uint32_t flags;   /* enum tt__slot_flags */
+	int limit_tagged; /* its published limit is: counted in tt__hot_global */
 	uint32_t drop_cause; /* why events are dropped once EXHAUSTED */
 	int named;        /* tt_thread_name() was called: keep `name` */
 	char name[64];
@@ -141,7 +142,19 @@ struct tt__config {
 
 extern struct tt__config tt__config TT__HIDDEN;
 extern struct tt__hot tt__tls_table[TT__TABLE_SIZE] TT__HIDDEN;
-extern unsigned char tt__hot_off TT__HIDDEN; /* TICKTRACE=0, tt_disable: the hot path returns */
+/* What the hot path must look at before it reads the clock, 0 almost always:
+ * TT__HOT_OFF while recording is off for threads yet to register (TICKTRACE=0,
+ * tt_disable), plus TT__HOT_TAGGED for each slot whose published limit is tagged (off
+ * or dropping). While it is 0 no entry is tagged, and the hot path loads nothing of
+ * the entry before RDTSC (asm/record.asm says why). A cache line of its own: every
+ * event reads it. */
+extern struct tt__hot_global {
+	uint32_t unusual;
+} __attribute__((aligned(64))) tt__hot_global TT__HIDDEN;
+#define TT__HOT_OFF 1u
+#define TT__HOT_TAGGED 2u
+_Static_assert(offsetof(struct tt__hot_global, unusual) == 0 && TT__HOT_OFF == 1,
+	       "asm/hot.inc HOT_UNUSUAL, TT_HOT_OFF");
 extern int tt__recording TT__HIDDEN; /* tt_enable/tt_disable; read with atomics */
 extern int tt__forked TT__HIDDEN;    /* this process is a child forked after start */
 

@@ -14,7 +14,7 @@
 #include "core/core.h"
 
 struct tt__hot tt__tls_table[TT__TABLE_SIZE] __attribute__((aligned(4096)));
-unsigned char tt__hot_off;
+struct tt__hot_global tt__hot_global;
 
 static pthread_mutex_t tt__registry_mutex = PTHREAD_MUTEX_INITIALIZER;
 static struct tt__slot *tt__registry_first, *tt__registry_last;
@@ -214,6 +214,8 @@ void tt__registry_reset_after_fork(void)
 		memset(tt__tls_table, 0, sizeof tt__tls_table);
 	tt__registry_first = tt__registry_last = NULL;
 	tt__free_slots = NULL;
+	/* The parent's threads' tags are gone with their slots. */
+	__atomic_and_fetch(&tt__hot_global.unusual, TT__HOT_OFF, __ATOMIC_SEQ_CST);
 	tt__thread_count = 0;
 	pthread_setspecific(tt__exit_key, NULL);
 }

@@ -37,7 +37,7 @@
 ; across a call). Against the emitters' common path, the copy finds the thread's table
 ; entry in its shadow stack (`hot`, set with the stack, where the emitters compute
 ; it from the thread pointer each time), takes the record's word from the stub, and
-; does not test tt__hot_off: tt_disable tags every registered thread's limit off, and
+; does not read tt__hot_global: tt_disable tags every registered thread's limit off, and
 ; a thread not registered is not the entry's owner, which sends it to the emitter,
 ; which does. Measured (Intel Xeon Sapphire Rapids, KVM, 2026-11, ticktrace-bench
 ; --hot, medians of 7): a patched call 3.01-3.04 x rdtsc_ns when the trampolines
@@ -164,6 +164,9 @@ section .text
 %%tagged:
 	test	cl, TT_LIMIT_OFF
 	jz	%2				; dropping: the emitter writes it without a time
+	mov	rdx, [fs:0x10]
+	cmp	[rsi + HOT_OWNER], rdx
+	jne	%2				; another thread's "off": the emitter finds ours
 	jmp	%1				; tt_pause, tt_disable
 %endmacro
 

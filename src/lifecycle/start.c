@@ -167,7 +167,8 @@ static void tt__init_once(void)
 	tt__in_slow_path = 1;
 	tt__init_once_guarded();
 	tt__in_slow_path = 0;
-	__atomic_store_n(&tt__hot_off, tt__config.off, __ATOMIC_RELEASE);
+	if (tt__config.off)
+		__atomic_or_fetch(&tt__hot_global.unusual, TT__HOT_OFF, __ATOMIC_SEQ_CST);
 }
 
 void tt__init(void)
@@ -192,7 +193,11 @@ static void tt__set_recording(int on)
 	if (tt__config.off)
 		return;
 	__atomic_store_n(&tt__recording, on, __ATOMIC_SEQ_CST);
-	__atomic_store_n(&tt__hot_off, !on, __ATOMIC_RELEASE); /* threads yet to register */
+	/* (for threads yet to register) */
+	if (on)
+		__atomic_and_fetch(&tt__hot_global.unusual, ~TT__HOT_OFF, __ATOMIC_SEQ_CST);
+	else
+		__atomic_or_fetch(&tt__hot_global.unusual, TT__HOT_OFF, __ATOMIC_SEQ_CST);
 	tt__set_all_limits();
 }
 
