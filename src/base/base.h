@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "ticktrace.h"
 #include "ticktrace/format.h"
@@ -15,6 +16,7 @@
 #define TT__HIDDEN __attribute__((visibility("hidden")))
 
 /* clock.c */
+int64_t tt__clock_ns(clockid_t id) TT__HIDDEN; /* the clock's reading in nanoseconds */
 void tt__anchor_now(struct tt_anchor *anchor) TT__HIDDEN;
 void tt__clock_fill_header(struct tt_file_header *header) TT__HIDDEN;
 extern struct tt_anchor tt__start_anchor TT__HIDDEN;

@@ -20,7 +20,7 @@ static uint64_t tt__rdtsc(void)
 	return ((uint64_t)hi << 32) | lo;
 }
 
-static int64_t tt__clock_ns(clockid_t id)
+int64_t tt__clock_ns(clockid_t id)
 {
 	struct timespec ts;
 	clock_gettime(id, &ts);

@@ -79,13 +79,6 @@ struct tt__stream {
 
 static struct tt__stream tt__stream;
 
-static int64_t tt__stream_now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 static void tt__stream_kick(struct tt__stream *st)
 {
 	__atomic_add_fetch(&st->wake_seq, 1, __ATOMIC_SEQ_CST);
@@ -241,7 +234,7 @@ static int tt__stream_drain_chunks(struct tt__stream *st, struct tt__slot *slot,
 		 * go on. */
 		int abandon = 0;
 		if (next && slot->drained != end) {
-			int64_t now = tt__stream_now_ns();
+			int64_t now = tt__clock_ns(CLOCK_MONOTONIC);
 			if (!slot->stalled_ns)
 				slot->stalled_ns = now;
 			abandon = now - slot->stalled_ns > TT__STREAM_STALL_NS ||
@@ -384,7 +377,7 @@ static void *tt__stream_main(void *arg)
 			tt__background_work(0);
 			return NULL;
 		}
-		int64_t now = tt__stream_now_ns();
+		int64_t now = tt__clock_ns(CLOCK_MONOTONIC);
 		int periodic = now - st->last_period_ns >= TT__STREAM_PERIOD_NS;
 		int recycled = tt__stream_pass(st, periodic || flush != st->flush_done);
 		if (periodic) {
@@ -439,7 +432,7 @@ static int tt__stream_open(struct tt__stream *st)
 	tt__out_flush(st->out);
 	if (!err)
 		err = st->out->err;
-	st->last_period_ns = tt__stream_now_ns();
+	st->last_period_ns = tt__clock_ns(CLOCK_MONOTONIC);
 	snprintf(st->self.name, sizeof st->self.name, "tt-drain");
 	st->self.named = 1;
 	st->self.index = UINT32_MAX; /* never a recording thread's */
