@@ -50,9 +50,9 @@ struct tt_callsite {
 
 #ifndef TT_DISABLE
 
-/* The hot path (asm/record.asm). Not API: use the macros. Called through the GOT
- * where the compiler can (GCC's noplt), not through a PLT stub: a begin and an end
- * through their stubs cost 0.03 x RDTSC more per event on an Intel Xeon. */
+/* The hot path (asm/record.asm). Not API: use the macros, which call it through a
+ * register (TT__HOT_FN). GCC's noplt has even a program built without -fpie take the
+ * address from the GOT, not make a PLT stub the function's address. */
 #ifdef __has_attribute
 #if __has_attribute(noplt)
 #define TT__NOPLT __attribute__((noplt))
