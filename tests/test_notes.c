@@ -41,7 +41,7 @@ static void list_thread(const struct tt_test_trace *trace, const struct tt_threa
 			unsigned kind = TT_RECORD_KIND(r->word);
 			uint64_t payload = TT_RECORD_PAYLOAD(r->word);
 			const struct tt_site *site = TT_RECORD_HAS_SITE(kind) ?
-							     tt_file_site(&trace->file, payload) : NULL;
+							     tt_file_site(&trace->file, payload, r->tsc) : NULL;
 			if (site) {
 				add_line(s, "%u %.*s", kind, (int)site->name.len, site->name.ptr);
 			} else if (kind == TT_REC_DESCRIBE) {

@@ -38,7 +38,7 @@ static void tt_test_each_in_section(const struct tt_test_trace *trace, const str
 		if (!TT_RECORD_HAS_TIME(kind))
 			continue;
 		struct tt_test_event event = {.thread = thread, .kind = kind, .name = "", .tsc = r->tsc};
-		const struct tt_site *site = tt_file_site(&trace->file, TT_RECORD_PAYLOAD(r->word));
+		const struct tt_site *site = tt_file_site(&trace->file, TT_RECORD_PAYLOAD(r->word), r->tsc);
 		if (site) {
 			/* NUL-terminated copies, a few in flight at a time. */
 			static unsigned next;

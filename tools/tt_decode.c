@@ -83,6 +83,7 @@ struct tt_thread_state {
 	char text[TT_DESCRIBE_MAX + TT_TEXT_BYTES];
 	uint64_t unmatched, first_unmatched; /* ENDs and FUNC_EXITs */
 	uint64_t unmatched_exits, first_unmatched_exit, unmatched_exit_func; /* FUNC_EXITs */
+	uint64_t unmatched_exit_tsc;
 	uint64_t clamped, first_clamped;
 	uint64_t events, unterminated;
 	int64_t first_ts;
@@ -277,6 +278,7 @@ static int tt_func_exit(struct tt_decoder *d, struct tt_thread_state *st,
 		if (st->unmatched_exits++ == 0) {
 			st->first_unmatched_exit = offset;
 			st->unmatched_exit_func = func;
+			st->unmatched_exit_tsc = st->last_tsc;
 		}
 		tt_count_unmatched(st, offset);
 		return 0;
@@ -576,15 +578,17 @@ static int tt_complete(struct tt_decoder *d, struct tt_thread_state *st,
 	}
 }
 
-/* The site (call site or function) at `address`, through the thread's cache. */
-static const struct tt_site *tt_cached_site(struct tt_thread_state *st, uint64_t address)
+/* The site (call site or function) at `address` for a record made at `tsc`, through
+ * the thread's cache. */
+static const struct tt_site *tt_cached_site(struct tt_thread_state *st, uint64_t address,
+					    uint64_t tsc)
 {
 	/* descriptors are static structs of 32 bytes or more, and functions seldom
 	 * shorter: their low bits vary little */
 	const struct tt_site **slot = &st->site_cache[(address >> 5) & (TT_SITE_CACHE - 1)];
-	if (*slot && (*slot)->address == address)
+	if (*slot && (*slot)->address == address && tsc >= (*slot)->since && tsc < (*slot)->until)
 		return *slot;
-	const struct tt_site *s = tt_file_site(st->thread->file, address);
+	const struct tt_site *s = tt_file_site(st->thread->file, address, tsc);
 	if (s)
 		*slot = s;
 	return s;
@@ -592,9 +596,10 @@ static const struct tt_site *tt_cached_site(struct tt_thread_state *st, uint64_t
 
 /* A function's site, or NULL when no FUNCS section lists it (a file written before
  * there were any): then the sinks name the function by its address. */
-static const struct tt_site *tt_func_site(struct tt_thread_state *st, uint64_t address)
+static const struct tt_site *tt_func_site(struct tt_thread_state *st, uint64_t address,
+					 uint64_t tsc)
 {
-	const struct tt_site *s = tt_cached_site(st, address);
+	const struct tt_site *s = tt_cached_site(st, address, tsc);
 	return s && s->is_func ? s : NULL;
 }
 
@@ -602,7 +607,7 @@ static const struct tt_site *tt_site_for(struct tt_thread_state *st, uint64_t ad
 					 uint64_t offset)
 {
 	const struct tt_thread *t = st->thread;
-	const struct tt_site *s = tt_cached_site(st, address);
+	const struct tt_site *s = tt_cached_site(st, address, st->last_tsc);
 	if (!s || s->is_func) {
 		tt_error_at(t->file->path, offset, "call site 0x%" PRIx64 " is not in any SITES section",
 			    address);
@@ -650,7 +655,7 @@ static int tt_decode_record(struct tt_decoder *d, struct tt_thread_state *st, un
 		break;
 	}
 	case TT_REC_FUNC_ENTER:
-		rc = tt_open_scope(d, st, t, ts, tt_func_site(st, payload), payload, 0, TT_EV_FUNC,
+		rc = tt_open_scope(d, st, t, ts, tt_func_site(st, payload, st->last_tsc), payload, 0, TT_EV_FUNC,
 				   offset);
 		break;
 	case TT_REC_FUNC_EXIT:
@@ -782,9 +787,9 @@ static int tt_decode_run(struct tt_decoder *d, struct tt_thread_state *st, int64
 
 /* A function's name for messages: its site's, or the address. */
 static size_t tt_func_label(const struct tt_trace *t, struct tt_thread_state *st, uint64_t func,
-			    char *buf, size_t cap)
+			    uint64_t tsc, char *buf, size_t cap)
 {
-	const struct tt_site *s = tt_func_site(st, func);
+	const struct tt_site *s = tt_func_site(st, func, tsc);
 	if (!s)
 		return tt_trace_func_name(t, st->thread->file, func, buf, cap);
 	size_t n = s->name.len < cap - 1 ? s->name.len : cap - 1;
@@ -822,7 +827,8 @@ static int tt_finish_thread(struct tt_decoder *d, const struct tt_thread *t)
 				st->unmatched - st->unmatched_exits, st->first_unmatched);
 	if (st->unmatched_exits) {
 		char fn[512];
-		size_t len = tt_func_label(d->trace, st, st->unmatched_exit_func, fn, sizeof(fn));
+		size_t len = tt_func_label(d->trace, st, st->unmatched_exit_func, st->unmatched_exit_tsc, fn,
+					    sizeof(fn));
 		tt_decoder_warn(d, "%s: %" PRIu64 " function exits with no entry, ignored (first: %.*s "
 				"at offset %" PRIu64 ")", tt_thread_label(t, who, sizeof(who)),
 				st->unmatched_exits, (int)len, fn, st->first_unmatched_exit);
@@ -1176,7 +1182,8 @@ int tt_trace_symbolize(struct tt_trace *t, tt_symbolize_fn fn, void *ctx)
 			struct tt_symbol sym;
 			if (!s->is_func)
 				continue;
-			if (fn(ctx, f, s->address, &sym) < 0)
+			/* with the module that held it during its span */
+			if (fn(ctx, f, s->address, s->until - 1, &sym) < 0)
 				return tt_error("out of memory for symbols");
 			s->name = s->func = tt_str_of(sym.name);
 			s->file = tt_str_of(sym.file);
@@ -1190,7 +1197,7 @@ size_t tt_trace_func_name(const struct tt_trace *t, const struct tt_file *file,
 			  uint64_t address, char *buf, size_t cap)
 {
 	struct tt_symbol sym;
-	int n = t->symbolize && t->symbolize(t->symbolize_ctx, file, address, &sym) == 0 ?
+	int n = t->symbolize && t->symbolize(t->symbolize_ctx, file, address, UINT64_MAX - 1, &sym) == 0 ?
 			snprintf(buf, cap, "%s", sym.name) :
 			snprintf(buf, cap, "0x%" PRIx64, address);
 	return n < 0 ? 0 : (size_t)n >= cap ? cap - 1 : (size_t)n;

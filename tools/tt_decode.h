@@ -30,9 +30,10 @@ struct tt_symbol {
 	uint32_t line;
 };
 
-/* Names the function at `address` of `file`; 0, or -1 when out of memory. */
+/* Names the function at `address` of `file` in a record made at `tsc` (of the module
+ * that held the address then: tt_file_module); 0, or -1 when out of memory. */
 typedef int (*tt_symbolize_fn)(void *ctx, const struct tt_file *file, uint64_t address,
-			       struct tt_symbol *out);
+			       uint64_t tsc, struct tt_symbol *out);
 
 /* Several raw files (processes) on one timeline of CLOCK_MONOTONIC. */
 struct tt_trace {
@@ -64,7 +65,9 @@ int tt_trace_symbolize(struct tt_trace *t, tt_symbolize_fn fn, void *ctx);
  * thread) after its first scope or function: "zstd: POOL_thread" (tt_thread_names.c).
  * Done by tt_trace_symbolize, once functions have names. 0, or -1 (reported). */
 int tt_trace_name_threads(struct tt_trace *t);
-/* The name of the function at `address` in `file`, in buf (at least 32 bytes). */
+/* The name of the function at `address` in `file`, in buf (at least 32 bytes): a
+ * function no FUNCS section lists (a file written before there were any, so with
+ * no UNLOADED sections either). */
 size_t tt_trace_func_name(const struct tt_trace *t, const struct tt_file *file,
 			  uint64_t address, char *buf, size_t cap);
 

@@ -55,7 +55,7 @@ static int tt_lines_read(const char *path, struct tt_module *m, char *module_pat
 
 int tt_lines(const char *path, FILE *out)
 {
-	struct tt_module m = {0};
+	struct tt_module m = {.until = UINT64_MAX};
 	char module_path[4096] = "";
 	struct tt_bucket *b = NULL;
 	size_t n = 0;
@@ -77,7 +77,7 @@ int tt_lines(const char *path, FILE *out)
 	int rc = 0;
 	for (size_t i = 0; i < n && rc == 0; i++) {
 		struct tt_symbol s;
-		if ((rc = tt_symbols_lookup(sym, &f, b[i].address, &s)) < 0)
+		if ((rc = tt_symbols_lookup(sym, &f, b[i].address, UINT64_MAX - 1, &s)) < 0)
 			break;
 		char where[4200] = "?";
 		if (s.file)

@@ -155,24 +155,69 @@ static int tt_read_count(struct tt_file *f, struct tt_cursor *c, size_t entry, u
 	return 0;
 }
 
-/* Appends a site (a call site, or a function) and indexes it by address; 0 or -1. */
+/* The description of `address` whose span ends at `until`, or NULL. */
+static struct tt_site *tt_site_until(const struct tt_file *f, uint64_t address, uint64_t until)
+{
+	uint32_t pos;
+	if (!tt_map_get(&f->site_map, address, &pos))
+		return NULL;
+	for (uint32_t p = pos + 1; p; p = f->sites[p - 1].next_same)
+		if (f->sites[p - 1].until == until)
+			return &f->sites[p - 1];
+	return NULL;
+}
+
+/* The descriptions of one address hold one after the other: each from where the one
+ * before it (by until) ends. */
+static void tt_site_spans(struct tt_file *f, uint64_t address)
+{
+	uint32_t pos;
+	if (!tt_map_get(&f->site_map, address, &pos))
+		return;
+	for (uint32_t p = pos + 1; p; p = f->sites[p - 1].next_same) {
+		struct tt_site *s = &f->sites[p - 1];
+		s->since = 0;
+		for (uint32_t q = pos + 1; q; q = f->sites[q - 1].next_same) {
+			uint64_t until = f->sites[q - 1].until;
+			if (until < s->until && until > s->since)
+				s->since = until;
+		}
+	}
+}
+
+/* Appends a site (a call site, or a function) and indexes it by address; 0 or -1
+ * (also for a second description of an address for the same time span). */
 static int tt_add_site(struct tt_file *f, const struct tt_site *s, size_t *cap, uint64_t at)
 {
+	uint32_t head;
+	bool another = tt_map_get(&f->site_map, s->address, &head);
+	if (another && tt_site_until(f, s->address, s->until))
+		return TT_FAIL(f, at, s->is_func ? "function address 0x%" PRIx64 " is listed twice, "
+			       "or is also a call site" : "site address 0x%" PRIx64 " is described twice",
+			       s->address);
 	if (f->nsites >= UINT32_MAX / 2 || tt_reserve(&f->sites, cap, f->nsites, sizeof(*s)) < 0 ||
-	    tt_map_put(&f->site_map, s->address, (uint32_t)f->nsites) < 0)
+	    (!another && tt_map_put(&f->site_map, s->address, (uint32_t)f->nsites) < 0))
 		return TT_FAIL(f, at, "out of memory for %zu sites", f->nsites);
-	f->sites[f->nsites++] = *s;
+	f->sites[f->nsites] = *s;
+	if (another) {
+		f->sites[f->nsites].next_same = f->sites[head].next_same;
+		f->sites[head].next_same = (uint32_t)f->nsites + 1;
+	}
+	f->nsites++;
+	if (another)
+		tt_site_spans(f, s->address);
 	return 0;
 }
 
-static int tt_read_sites(struct tt_file *f, struct tt_cursor *c, uint64_t section, size_t *cap)
+static int tt_read_sites(struct tt_file *f, struct tt_cursor *c, uint64_t section, size_t *cap,
+			 uint64_t until)
 {
 	uint64_t count;
 	if (tt_read_count(f, c, sizeof(struct tt_site_info), &count, "SITES") < 0)
 		return -1;
 	for (uint64_t i = 0; i < count; i++) {
 		struct tt_site_info si;
-		struct tt_site s = {.defined_at = section};
+		struct tt_site s = {.defined_at = section, .until = until};
 		uint64_t at = c->pos;
 		if (!tt_cursor_take(c, &si, sizeof(si)) || !tt_cursor_str(c, &s.name, si.name_len) ||
 		    !tt_cursor_str(c, &s.file, si.file_len) || !tt_cursor_str(c, &s.func, si.func_len))
@@ -182,10 +227,6 @@ static int tt_read_sites(struct tt_file *f, struct tt_cursor *c, uint64_t sectio
 		    s.func.len > TT_MAX_STRING)
 			return TT_FAIL(f, at, "site %" PRIu64 " has a string longer than %d bytes", i,
 				       TT_MAX_STRING);
-		uint32_t dup;
-		if (tt_map_get(&f->site_map, si.address, &dup))
-			return TT_FAIL(f, at, "site address 0x%" PRIx64 " is described twice",
-				       si.address);
 		s.address = si.address;
 		s.line = si.line;
 		/* Perfetto shows an empty name from JSON as "[No name]" and from protobuf as
@@ -203,7 +244,8 @@ static int tt_read_sites(struct tt_file *f, struct tt_cursor *c, uint64_t sectio
 }
 
 /* Each address becomes a site of its own, which its FUNC_ENTER slices take. */
-static int tt_read_funcs(struct tt_file *f, struct tt_cursor *c, uint64_t section, size_t *cap)
+static int tt_read_funcs(struct tt_file *f, struct tt_cursor *c, uint64_t section, size_t *cap,
+			 uint64_t until)
 {
 	uint64_t count;
 	if (tt_read_count(f, c, sizeof(uint64_t), &count, "FUNCS") < 0)
@@ -211,11 +253,8 @@ static int tt_read_funcs(struct tt_file *f, struct tt_cursor *c, uint64_t sectio
 	for (uint64_t i = 0; i < count; i++) {
 		uint64_t at = c->pos, address = 0;
 		tt_cursor_take(c, &address, sizeof(address)); /* the count fits: checked */
-		uint32_t dup;
-		if (tt_map_get(&f->site_map, address, &dup))
-			return TT_FAIL(f, at, "function address 0x%" PRIx64 " is listed twice, or is "
-				       "also a call site", address);
-		struct tt_site s = {.address = address, .defined_at = section, .is_func = true};
+		struct tt_site s = {.address = address, .defined_at = section, .is_func = true,
+				    .until = until};
 		if (tt_add_site(f, &s, cap, at) < 0)
 			return -1;
 		f->nfuncs++;
@@ -227,7 +266,7 @@ static int tt_read_funcs(struct tt_file *f, struct tt_cursor *c, uint64_t sectio
 }
 
 /* The names of sites' arguments (TT_BEGIN_NAMED_ARG), each of a site read before. */
-static int tt_read_arg_names(struct tt_file *f, struct tt_cursor *c)
+static int tt_read_arg_names(struct tt_file *f, struct tt_cursor *c, uint64_t until)
 {
 	uint64_t count;
 	if (tt_read_count(f, c, sizeof(struct tt_arg_name_info), &count, "ARG_NAMES") < 0)
@@ -239,11 +278,11 @@ static int tt_read_arg_names(struct tt_file *f, struct tt_cursor *c)
 		if (!tt_cursor_take(c, &ai, sizeof(ai)) || !tt_cursor_str(c, &name, ai.name_len))
 			return TT_FAIL(f, at, "argument name %" PRIu64 " of %" PRIu64
 				       " runs past the end of its ARG_NAMES section", i, count);
-		uint32_t pos;
-		if (!tt_map_get(&f->site_map, ai.address, &pos) || f->sites[pos].is_func)
+		struct tt_site *site = tt_site_until(f, ai.address, until);
+		if (!site || site->is_func)
 			return TT_FAIL(f, at, "argument name of 0x%" PRIx64 ", which no SITES section "
 				       "before it describes", ai.address);
-		f->sites[pos].arg_name = name;
+		site->arg_name = name;
 	}
 	if (c->pos != c->end)
 		return TT_FAIL(f, c->pos, "%" PRIu64 " bytes left in ARG_NAMES after its %" PRIu64
@@ -273,18 +312,39 @@ static int tt_name_funcs_hex(struct tt_file *f)
 	return 0;
 }
 
-static bool tt_module_known(const struct tt_file *f, const struct tt_module *m)
+/* The module like `m` whose span ends at `until`, or NULL. */
+static struct tt_module *tt_module_known(const struct tt_file *f, const struct tt_module *m,
+					 uint64_t until)
 {
 	for (size_t i = 0; i < f->nmodules; i++) {
-		const struct tt_module *k = &f->modules[i];
+		struct tt_module *k = &f->modules[i];
 		if (k->start == m->start && k->end == m->end && k->file_offset == m->file_offset &&
-		    k->path.len == m->path.len && memcmp(k->path.ptr, m->path.ptr, m->path.len) == 0)
-			return true;
+		    k->until == until && k->path.len == m->path.len &&
+		    memcmp(k->path.ptr, m->path.ptr, m->path.len) == 0)
+			return k;
 	}
-	return false;
+	return NULL;
 }
 
-static int tt_read_modules(struct tt_file *f, struct tt_cursor *c, size_t *cap)
+/* A module first said to be unloaded at m->until: what was described of its addresses
+ * before without an end (while it was loaded) ends then. Whether it was listed so. */
+static bool tt_module_unloaded(struct tt_file *f, const struct tt_module *m)
+{
+	for (size_t i = 0; i < f->nsites; i++) {
+		struct tt_site *s = &f->sites[i];
+		if (s->until == UINT64_MAX && s->address >= m->start && s->address < m->end &&
+		    !tt_site_until(f, s->address, m->until)) {
+			s->until = m->until;
+			tt_site_spans(f, s->address);
+		}
+	}
+	struct tt_module *loaded = tt_module_known(f, m, UINT64_MAX);
+	if (loaded)
+		loaded->until = m->until;
+	return loaded != NULL;
+}
+
+static int tt_read_modules(struct tt_file *f, struct tt_cursor *c, size_t *cap, uint64_t until)
 {
 	uint64_t count;
 	if (tt_read_count(f, c, sizeof(struct tt_module_info), &count, "MODULES") < 0)
@@ -300,8 +360,9 @@ static int tt_read_modules(struct tt_file *f, struct tt_cursor *c, size_t *cap)
 		m.start = mi.start;
 		m.end = mi.end;
 		m.file_offset = mi.file_offset;
+		m.until = until;
 		/* A streamed file lists the modules at start and again at the end. */
-		if (tt_module_known(f, &m))
+		if (tt_module_known(f, &m, until) || (until != UINT64_MAX && tt_module_unloaded(f, &m)))
 			continue;
 		if (tt_reserve(&f->modules, cap, f->nmodules, sizeof(m)) < 0)
 			return TT_FAIL(f, at, "out of memory for %zu modules", f->nmodules);
@@ -491,6 +552,33 @@ static bool tt_section_complete(const struct tt_file *f, uint64_t off)
 	       TT_SECTION_PADDED(sh.size) <= f->size - off - sizeof(sh);
 }
 
+/* A description of a library unloaded at until_tsc: the section inside, read as
+ * itself, for records before then. */
+static int tt_read_unloaded(struct tt_file *f, struct tt_cursor *c, uint64_t off, size_t *site_cap,
+			    size_t *module_cap)
+{
+	struct tt_unloaded_info ui;
+	uint64_t at = c->pos;
+	if (!tt_cursor_take(c, &ui, sizeof(ui)))
+		return TT_FAIL(f, at, "UNLOADED section too small for its header");
+	if (ui.until_tsc == 0 || ui.until_tsc == UINT64_MAX)
+		return TT_FAIL(f, at, "UNLOADED section until TSC %" PRIu64, ui.until_tsc);
+	struct tt_section_header sh;
+	struct tt_cursor inner;
+	if (tt_section_at(f, c->pos, &sh, &inner) < 0)
+		return -1;
+	if (inner.end - sh.size + TT_SECTION_PADDED(sh.size) != c->end)
+		return TT_FAIL(f, c->pos, "the section in an UNLOADED section does not fill it");
+	switch (sh.type) {
+	case TT_SEC_SITES: return tt_read_sites(f, &inner, off, site_cap, ui.until_tsc);
+	case TT_SEC_MODULES: return tt_read_modules(f, &inner, module_cap, ui.until_tsc);
+	case TT_SEC_FUNCS: return tt_read_funcs(f, &inner, off, site_cap, ui.until_tsc);
+	case TT_SEC_ARG_NAMES: return tt_read_arg_names(f, &inner, ui.until_tsc);
+	default:
+		return TT_FAIL(f, c->pos, "section type %" PRIu32 " in an UNLOADED section", sh.type);
+	}
+}
+
 static int tt_read_sections(struct tt_file *f)
 {
 	size_t site_cap = 0, thread_cap = 0, module_cap = 0;
@@ -528,14 +616,15 @@ static int tt_read_sections(struct tt_file *f)
 		int rc;
 		switch (sh.type) {
 		case TT_SEC_PROCESS: rc = tt_read_process(f, &c, &seen_process); break;
-		case TT_SEC_SITES: rc = tt_read_sites(f, &c, off, &site_cap); break;
-		case TT_SEC_MODULES: rc = tt_read_modules(f, &c, &module_cap); break;
+		case TT_SEC_SITES: rc = tt_read_sites(f, &c, off, &site_cap, UINT64_MAX); break;
+		case TT_SEC_MODULES: rc = tt_read_modules(f, &c, &module_cap, UINT64_MAX); break;
 		case TT_SEC_THREAD: rc = tt_read_thread(f, &c, off, &thread_cap); break;
 		case TT_SEC_THREAD_TOTALS: rc = tt_read_thread_totals(f, &c); break;
 		case TT_SEC_EVENTS: rc = tt_read_events(f, &c); break;
 		case TT_SEC_END: rc = tt_read_end(f, &c); break;
-		case TT_SEC_FUNCS: rc = tt_read_funcs(f, &c, off, &site_cap); break;
-		case TT_SEC_ARG_NAMES: rc = tt_read_arg_names(f, &c); break;
+		case TT_SEC_FUNCS: rc = tt_read_funcs(f, &c, off, &site_cap, UINT64_MAX); break;
+		case TT_SEC_ARG_NAMES: rc = tt_read_arg_names(f, &c, UINT64_MAX); break;
+		case TT_SEC_UNLOADED: rc = tt_read_unloaded(f, &c, off, &site_cap, &module_cap); break;
 		default:
 			return TT_FAIL(f, off, "unknown section type %" PRIu32, sh.type);
 		}
@@ -654,26 +743,30 @@ static int tt_name_unknown_sites(struct tt_file *f)
 		for (size_t k = 0; k < t->nsections; k++) {
 			const struct tt_events *ev = &t->sections[k];
 			for (size_t j = 0; j < ev->count; j++) {
-				uint64_t word = ev->records[j].word;
-				uint32_t pos;
-				if (!TT_RECORD_HAS_SITE(TT_RECORD_KIND(word)) ||
-				    tt_map_get(&f->site_map, TT_RECORD_PAYLOAD(word), &pos))
+				uint64_t word = ev->records[j].word, address = TT_RECORD_PAYLOAD(word);
+				uint64_t tsc = ev->records[j].tsc;
+				if (!TT_RECORD_HAS_SITE(TT_RECORD_KIND(word)) || tt_file_site(f, address, tsc))
 					continue;
+				/* of the library that held the address then */
+				const struct tt_module *m = tt_file_module(f, address, tsc);
 				struct tt_made_name *made = malloc(sizeof(*made));
-				if (!made || tt_reserve(&f->sites, &cap, f->nsites, sizeof(*f->sites)) < 0 ||
-				    tt_map_put(&f->site_map, TT_RECORD_PAYLOAD(word), (uint32_t)f->nsites) < 0) {
-					free(made);
+				if (!made)
 					return TT_FAIL(f, ev->offset, "out of memory for %zu sites", f->nsites);
-				}
 				made->next = f->made_names;
 				f->made_names = made;
 				int n = snprintf(made->text, sizeof(made->text), "(site %#" PRIx64 ", not yet described)",
-						 TT_RECORD_PAYLOAD(word));
-				f->sites[f->nsites++] = (struct tt_site){
-					.address = TT_RECORD_PAYLOAD(word),
+						 address);
+				struct tt_site s = {
+					.address = address,
 					.name = {made->text, (uint32_t)n},
 					.undescribed = true,
+					.until = m ? m->until : UINT64_MAX,
 				};
+				/* (a description of that span that does not hold this record:
+				 * the file is damaged, and the decoder says so) */
+				if (!tt_site_until(f, address, s.until) &&
+				    tt_add_site(f, &s, &cap, ev->offset + j * sizeof(struct tt_record)) < 0)
+					return -1;
 			}
 		}
 	}
@@ -841,10 +934,29 @@ void tt_file_release(const struct tt_file *f, uint64_t from, uint64_t to)
 		madvise((void *)(f->data + start), end - start, MADV_DONTNEED);
 }
 
-const struct tt_site *tt_file_site(const struct tt_file *f, uint64_t address)
+const struct tt_site *tt_file_site(const struct tt_file *f, uint64_t address, uint64_t tsc)
 {
 	uint32_t pos;
-	return tt_map_get(&f->site_map, address, &pos) ? &f->sites[pos] : NULL;
+	if (!tt_map_get(&f->site_map, address, &pos))
+		return NULL;
+	for (uint32_t p = pos + 1; p; p = f->sites[p - 1].next_same) {
+		const struct tt_site *s = &f->sites[p - 1];
+		if (tsc >= s->since && tsc < s->until)
+			return s;
+	}
+	return NULL;
+}
+
+const struct tt_module *tt_file_module(const struct tt_file *f, uint64_t address, uint64_t tsc)
+{
+	const struct tt_module *found = NULL;
+	for (size_t i = 0; i < f->nmodules; i++) {
+		const struct tt_module *m = &f->modules[i];
+		if (address >= m->start && address < m->end && tsc < m->until &&
+		    (!found || m->until < found->until))
+			found = m;
+	}
+	return found;
 }
 
 bool tt_file_writer_running(const struct tt_file *f)
@@ -870,10 +982,10 @@ bool tt_file_modules_overlap(const struct tt_file *f, const struct tt_module **a
 	for (size_t i = 0; i < f->nmodules; i++)
 		for (size_t k = i + 1; k < f->nmodules; k++) {
 			const struct tt_module *x = &f->modules[i], *y = &f->modules[k];
-			bool same = x->path.len == y->path.len &&
+			bool same = x->until != y->until || (x->path.len == y->path.len &&
 				    memcmp(x->path.ptr, y->path.ptr, x->path.len) == 0 &&
 				    x->build_id.len == y->build_id.len &&
-				    memcmp(x->build_id.ptr, y->build_id.ptr, x->build_id.len) == 0;
+				    memcmp(x->build_id.ptr, y->build_id.ptr, x->build_id.len) == 0);
 			if (!same && x->start < y->end && y->start < x->end) {
 				*a = x;
 				*b = y;

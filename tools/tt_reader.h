@@ -36,6 +36,11 @@ struct tt_site {
 	/* Used by a live or streamed file's records before the run described it: named
 	 * by its address (tt_symbols then reads it from the ELF file, when it can). */
 	bool undescribed;
+	/* The TSCs of the records it names, [since, until): all of them, unless its
+	 * library was unloaded (UNLOADED sections) and another loaded at its address,
+	 * which is then described by another site. */
+	uint64_t since, until;
+	uint32_t next_same; /* position + 1 of another description of its address, or 0 */
 };
 
 struct tt_file;
@@ -72,6 +77,7 @@ struct tt_thread {
 struct tt_module {
 	uint64_t start, end, file_offset;
 	struct tt_str path, build_id;
+	uint64_t until; /* TSC when its library was unloaded (UINT64_MAX: never) */
 };
 
 struct tt_process {
@@ -124,8 +130,9 @@ struct tt_file {
 };
 
 /* Two modules of a file whose address ranges overlap but that are not the same ELF
- * file (a library unloaded, then another loaded where it was): in *a and *b, true.
- * Addresses there may be named after the wrong one. */
+ * file, and whose time spans the file does not tell apart (a library unloaded, then
+ * another loaded where it was, in a file without UNLOADED sections): in *a and *b,
+ * true. Addresses there may be named after the wrong one. */
 bool tt_file_modules_overlap(const struct tt_file *f, const struct tt_module **a,
 			     const struct tt_module **b);
 
@@ -148,7 +155,11 @@ bool tt_file_writer_running(const struct tt_file *f);
  * 0, or -1 when out of memory. */
 int tt_reserve(void *pp, size_t *cap, size_t count, size_t elem);
 
-/* The site whose descriptor address is `address`, or NULL. */
-const struct tt_site *tt_file_site(const struct tt_file *f, uint64_t address);
+/* The site (call site or function) at `address` for a record made at `tsc`: of the
+ * library loaded there then. NULL when none is described. Every name of an address
+ * goes through here. */
+const struct tt_site *tt_file_site(const struct tt_file *f, uint64_t address, uint64_t tsc);
+/* The module (segment of an ELF file) that held `address` at `tsc`, or NULL. */
+const struct tt_module *tt_file_module(const struct tt_file *f, uint64_t address, uint64_t tsc);
 
 #endif

@@ -47,7 +47,7 @@ struct tt_sym_module {
 struct tt_sym_file {
 	const struct tt_file *file;
 	struct tt_sym_module *modules; /* by position in file->modules */
-	struct tt_map found;           /* address -> position in results */
+	struct tt_map found;           /* address and module -> position in results */
 };
 
 struct tt_sym_result {
@@ -188,8 +188,8 @@ static struct tt_elf *tt_elf_for(struct tt_symbols *s, const struct tt_module *m
 	return e;
 }
 
-/* Where the process put the file: the executable segment the module entry describes
- * (the same file offset) gives its bias. */
+/* Where the process put the file: the segment the module entry describes (the same
+ * file offset) gives its bias. */
 static bool tt_module_bias(const struct tt_elf *e, const struct tt_module *m, uint64_t *bias)
 {
 	GElf_Addr unused;
@@ -199,13 +199,12 @@ static bool tt_module_bias(const struct tt_elf *e, const struct tt_module *m, ui
 		return false;
 	for (size_t i = 0; i < n; i++) {
 		GElf_Phdr ph;
-		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD && (ph.p_flags & PF_X) &&
-		    ph.p_offset == m->file_offset) {
+		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD && ph.p_offset == m->file_offset) {
 			*bias = m->start - ph.p_vaddr - e->dwfl_bias;
 			return true;
 		}
 	}
-	tt_warn("%s: no executable segment at file offset 0x%" PRIx64 " as the program mapped "
+	tt_warn("%s: no loadable segment at file offset 0x%" PRIx64 " as the program mapped "
 		"it: its functions there are named by offset", e->path, m->file_offset);
 	return false;
 }
@@ -371,15 +370,13 @@ static struct tt_sym_module *tt_sym_module_at(struct tt_symbols *s, struct tt_sy
 	return sm;
 }
 
+/* Names `address` from module `m` of the file (NULL: none holds it). */
 static int tt_resolve(struct tt_symbols *s, struct tt_sym_file *sf, uint64_t address,
-		      struct tt_sym_result *r)
+		      const struct tt_module *m, struct tt_sym_result *r)
 {
 	const struct tt_file *f = sf->file;
-	for (size_t i = 0; i < f->nmodules; i++) {
-		const struct tt_module *m = &f->modules[i];
-		if (address < m->start || address >= m->end)
-			continue;
-		struct tt_sym_module *sm = tt_sym_module_at(s, sf, i);
+	if (m) {
+		struct tt_sym_module *sm = tt_sym_module_at(s, sf, (size_t)(m - f->modules));
 		if (!sm)
 			return -1;
 		if (sm->elf)
@@ -393,15 +390,19 @@ static int tt_resolve(struct tt_symbols *s, struct tt_sym_file *sf, uint64_t add
 	return tt_set_name(r, "0x%" PRIx64, address);
 }
 
-int tt_symbols_lookup(void *ctx, const struct tt_file *file, uint64_t address,
+int tt_symbols_lookup(void *ctx, const struct tt_file *file, uint64_t address, uint64_t tsc,
 		      struct tt_symbol *out)
 {
 	struct tt_symbols *s = ctx;
 	struct tt_sym_file *sf = tt_sym_file_for(s, file);
 	if (!sf)
 		return -1;
+	/* an address is named once per library that held it (user-space addresses fit
+	 * in 47 bits; the module's number goes above) */
+	const struct tt_module *m = tt_file_module(file, address, tsc);
+	uint64_t key = address ^ (m ? (uint64_t)(m - file->modules + 1) << 47 : 0);
 	uint32_t at;
-	if (!tt_map_get(&sf->found, address, &at)) {
+	if (!tt_map_get(&sf->found, key, &at)) {
 		struct tt_sym_result r = {0};
 		if (s->nresults == s->results_cap) {
 			size_t cap = s->results_cap ? 2 * s->results_cap : 64;
@@ -411,8 +412,8 @@ int tt_symbols_lookup(void *ctx, const struct tt_file *file, uint64_t address,
 			s->results = grown;
 			s->results_cap = cap;
 		}
-		if (tt_resolve(s, sf, address, &r) < 0 ||
-		    tt_map_put(&sf->found, address, (uint32_t)s->nresults) < 0) {
+		if (tt_resolve(s, sf, address, m, &r) < 0 ||
+		    tt_map_put(&sf->found, key, (uint32_t)s->nresults) < 0) {
 			free(r.name);
 			free(r.file);
 			return -1;
@@ -514,13 +515,19 @@ static bool tt_describe_site(struct tt_symbols *s, Elf *elf, GElf_Addr vaddr, st
 }
 
 /* Names a file's undescribed sites from the ELF files its MODULES list: a descriptor
- * is static data of the binary that recorded it. */
+ * is static data of the binary that recorded it, which the module holding its address
+ * during its span names (files that list only code segments: any module of the span
+ * whose file has data there). */
 static void tt_describe_sites(struct tt_symbols *s, struct tt_file *f)
 {
 	struct tt_sym_file *sf = tt_sym_file_for(s, f);
 	for (size_t k = 0; sf && k < f->nsites; k++) {
 		struct tt_site *site = &f->sites[k];
+		const struct tt_module *holder = site->undescribed ?
+							 tt_file_module(f, site->address, site->until - 1) : NULL;
 		for (size_t i = 0; site->undescribed && i < f->nmodules; i++) {
+			if (holder ? &f->modules[i] != holder : f->modules[i].until != site->until)
+				continue;
 			struct tt_sym_module *sm = tt_sym_module_at(s, sf, i);
 			if (!sm)
 				return;

@@ -27,7 +27,7 @@ struct tt_symbols *tt_symbols_attach(struct tt_trace *t, const char *debug_dir);
 
 /* The tt_symbolize_fn (tt_decode.h): `ctx` is a struct tt_symbols. What it returns stays
  * valid until tt_symbols_free. */
-int tt_symbols_lookup(void *ctx, const struct tt_file *file, uint64_t address,
+int tt_symbols_lookup(void *ctx, const struct tt_file *file, uint64_t address, uint64_t tsc,
 		      struct tt_symbol *out);
 
 #endif

@@ -31,7 +31,8 @@ static size_t tt_first_scope(const struct tt_trace *t, const struct tt_thread *t
 			if (kind != TT_REC_BEGIN && kind != TT_REC_BEGIN_ARG && kind != TT_REC_ENDBEGIN &&
 			    kind != TT_REC_FUNC_ENTER)
 				continue;
-			const struct tt_site *site = tt_file_site(th->file, TT_RECORD_PAYLOAD(word));
+			const struct tt_site *site = tt_file_site(th->file, TT_RECORD_PAYLOAD(word),
+								  ev->records[i].tsc);
 			if (site)
 				return (size_t)snprintf(buf, cap, "%.*s", (int)site->name.len, site->name.ptr);
 			return kind == TT_REC_FUNC_ENTER ?

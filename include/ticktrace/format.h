@@ -5,12 +5,17 @@
  * tt_section_header followed by `size` payload bytes, padded with zeros to a multiple
  * of 16 so that records stay 16-byte aligned in the file. Order:
  *
- *   header | PROCESS | SITES | MODULES | FUNCS | THREAD | EVENTS... | THREAD | EVENTS... | END
+ *   header | PROCESS | MODULES | SITES | FUNCS | THREAD | EVENTS... | THREAD | EVENTS... | END
  *
  * A THREAD section precedes the EVENTS sections that name its index. SITES may appear
  * more than once (a later one adds descriptors), always before the first record that
  * references them. END is written last; a file without it was cut short (a crash, or
  * a truncated copy) and the tools say so.
+ *
+ * A library unloaded while the program ran (dlclose) may be followed by another at
+ * the same addresses: what describes the first (its MODULES entries, its call sites,
+ * its functions) is wrapped in UNLOADED sections that say until when it held, and a
+ * record is named by the description whose time span holds its TSC.
  *
  * All integers are little-endian (x86-64 only). Strings are stored with their length
  * and are not NUL-terminated.
@@ -194,6 +199,18 @@ enum tt_section_type {
 	 * the argument (BEGIN_ARG, INSTANT_ARG) of a site that a SITES section before it
 	 * describes. Without one, the argument is "arg". */
 	TT_SEC_ARG_NAMES = 0x41,
+	/* struct tt_unloaded_info, then one whole section (header, payload, padding) of
+	 * type MODULES, SITES, FUNCS or ARG_NAMES: the description of a library unloaded
+	 * (dlclose) at until_tsc, which holds for records before that TSC only. Records
+	 * from then on at the same addresses are another library's, described outside
+	 * UNLOADED sections. An UNLOADED MODULES also ends, at until_tsc, the time span of
+	 * every description of its addresses that sections before it gave outside
+	 * UNLOADED sections (a streamed or live file describes a library while it is
+	 * loaded, and says it was unloaded later); the same UNLOADED MODULES again (a
+	 * streamed file lists every module at its end) changes nothing. Files without
+	 * UNLOADED sections, written before there were any, name every record by the one
+	 * description of its address. */
+	TT_SEC_UNLOADED = 0x42,
 	/* struct tt_thread_info, then the name: a thread's final totals, name and flags,
 	 * replacing those of its THREAD section (streamed files, where a thread's THREAD
 	 * section is written before its events are known). */
@@ -236,8 +253,11 @@ struct tt_arg_name_info {
 };
 _Static_assert(sizeof(struct tt_arg_name_info) == 16, "arg name info layout");
 
-/* A mapping of an ELF file, for offline symbolization. Path bytes, then build-id
- * bytes follow. An address A in [start, end) is file offset A - start + file_offset. */
+/* A mapping of an ELF file, for offline symbolization: one per loadable segment (its
+ * code, and its data, where call-site descriptors live; files written before
+ * descriptors were named offline list executable segments only). Path bytes, then
+ * build-id bytes follow. An address A in [start, end) is file offset
+ * A - start + file_offset. */
 struct tt_module_info {
 	uint64_t start;
 	uint64_t end;
@@ -246,6 +266,12 @@ struct tt_module_info {
 	uint32_t build_id_len;
 };
 _Static_assert(sizeof(struct tt_module_info) == 32, "module info layout");
+
+struct tt_unloaded_info {
+	uint64_t until_tsc; /* the library was unloaded: every record of it is earlier */
+	uint64_t reserved;
+};
+_Static_assert(sizeof(struct tt_unloaded_info) == 16, "unloaded info layout");
 
 /* Why events were lost. */
 enum tt_drop_cause {

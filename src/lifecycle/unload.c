@@ -1,7 +1,9 @@
 /* dlclose, interposed: a library unloaded before the dump would take with it the
  * call-site descriptors its records point to (reading them would fault) and its
  * place in the module map (its functions could not be named). The runtime keeps
- * both (writer/writer.c: tt__retire_library), then the C library's dlclose unloads it. */
+ * both (writer/writer.c: tt__retire_library), then the C library's dlclose unloads it,
+ * and the time it returned tells its records from those of a library loaded at the
+ * same addresses later. */
 #include <dlfcn.h>
 #include <link.h>
 
@@ -17,8 +19,11 @@ int dlclose(void *handle)
 	if (!next_dlclose)
 		return -1;
 	struct link_map *map;
+	struct tt__retired_lib *lib = NULL;
 	tt__init();
 	if (!tt__config.off && dlinfo(handle, RTLD_DI_LINKMAP, &map) == 0 && map->l_name)
-		tt__retire_library(map->l_addr, map->l_name);
-	return next_dlclose(handle);
+		lib = tt__retire_library(map->l_addr, map->l_name);
+	int rc = next_dlclose(handle);
+	tt__library_unloaded(lib);
+	return rc;
 }

@@ -3,11 +3,12 @@
  * even when SIGKILL ends it with no handler run; the kernel keeps what was written to
  * the mapping. The file is laid out as format.h says for TT_FILE_LIVE:
  *
- *   header (a shared mapping too) | PROCESS | MODULES | THREAD... | SITES...
+ *   header (a shared mapping too) | PROCESS | MODULES | THREAD... | SITES... | MODULES...
  *   ... up to TT__LIVE_CHUNKS_AT | the arena's chunks, each with its thread's index
  *
  * The background thread, every TT__LIVE_PERIOD_NS, appends THREAD sections for new
- * threads and SITES for the call sites their records use first, then moves
+ * threads and SITES for the call sites their records use first (MODULES again when
+ * libraries were loaded or unloaded since), then moves
  * live_sections_end past them and refreshes the end anchor. A run that ends normally
  * (or by a crash whose handler writes the trace) writes its raw file as ever and
  * removes the live file. What a SIGKILL still loses: names of threads and call sites
@@ -38,6 +39,7 @@ struct tt__live {
 	uint64_t arena_bytes;          /* the file holds this much of the arena */
 	struct tt__out *out;           /* descriptions, appended at header->live_sections_end */
 	struct tt__site_set sites, fresh;
+	uint64_t modules_changes; /* tt__modules_changes() when MODULES was last written */
 	int full;     /* no room left for descriptions */
 	int said_full; /* that the disk has no room for more chunks */
 	int finished; /* the trace is written and the file removed */
@@ -132,6 +134,7 @@ int tt__live_start(void)
 	if (lseek(lv->fd, (off_t)lv->out->offset, SEEK_SET) < 0)
 		goto fail;
 	tt__out_process(lv->out);
+	lv->modules_changes = tt__modules_changes();
 	err = tt__out_modules(lv->out);
 	if (!err)
 		err = tt__live_commit(lv);
@@ -208,8 +211,14 @@ void tt__live_tick(void)
 	if (lv->fd < 0 || lv->finished)
 		return;
 	if (!lv->full) {
+		/* Libraries loaded or unloaded since: named offline after a SIGKILL too. */
+		int err = tt__out_unloaded(lv->out, &lv->sites);
+		uint64_t changes = tt__modules_changes();
+		if (!err && changes != lv->modules_changes) {
+			lv->modules_changes = changes;
+			err = tt__out_modules(lv->out);
+		}
 		tt__hold_chunks(1);
-		int err = 0;
 		for (struct tt__slot *slot = tt__registry_head(); slot && !err;
 		     slot = __atomic_load_n(&slot->next, __ATOMIC_ACQUIRE)) {
 			if (!slot->streamed) {

@@ -314,6 +314,10 @@ static int tt__stream_pass(struct tt__stream *st, int partial)
 {
 	int recycled = 0;
 	struct tt__slot *prev = NULL, *next;
+	/* libraries unloaded since the last pass, before any record made after it */
+	int err = tt__out_unloaded(st->out, &st->sites);
+	if (err && !st->out->err)
+		st->out->err = err;
 	for (struct tt__slot *slot = tt__registry_head(); slot; slot = next) {
 		next = __atomic_load_n(&slot->next, __ATOMIC_ACQUIRE);
 		/* Not while its thread, exiting, compacts its last chunk: next pass. */

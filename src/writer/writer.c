@@ -122,9 +122,12 @@ static int tt__site_set_add(struct tt__site_set *set, uint64_t address)
 
 void tt__site_set_clear(struct tt__site_set *set)
 {
+	size_t seen = set->retired_seen;
 	free(set->slots);
-	*set = (struct tt__site_set){0};
+	*set = (struct tt__site_set){.retired_seen = seen};
 }
+
+static size_t tt__generation(uint64_t address, uint64_t tsc, size_t limit);
 
 const struct tt_record *tt__sites_add(struct tt__site_set *set, struct tt__site_set *fresh,
 				      const struct tt_record *begin, const struct tt_record *end,
@@ -142,6 +145,9 @@ const struct tt_record *tt__sites_add(struct tt__site_set *set, struct tt__site_
 #undef TT__NAMES8
 #undef TT__NAMES
 	uint64_t last = 0;
+	size_t seen = set->retired_seen;
+	if (fresh)
+		fresh->retired_seen = seen;
 	for (const struct tt_record *r = begin; r < end; r++) {
 		uint64_t word = __atomic_load_n(&r->word, __ATOMIC_ACQUIRE);
 		if (!word && stop_unwritten)
@@ -150,6 +156,10 @@ const struct tt_record *tt__sites_add(struct tt__site_set *set, struct tt__site_
 		if (!named)
 			continue;
 		uint64_t entry = TT_RECORD_PAYLOAD(word) | (named & TT__FUNC_TAG);
+		/* after a dlclose: whose the address was when the record was made */
+		if (__builtin_expect(seen != 0, 0))
+			entry |= (uint64_t)tt__generation(TT_RECORD_PAYLOAD(word), r->tsc, seen)
+				 << TT__GEN_SHIFT;
 		if (!entry || entry == last)
 			continue;
 		last = entry;
@@ -174,15 +184,24 @@ struct tt__ranges {
 	int err;
 };
 
-static const struct tt_callsite *tt__site_descriptor(uint64_t address, const struct tt__ranges *loaded);
-static void tt__out_funcs(struct tt__out *out, const struct tt__site_set *set);
+/* What the entries of one generation are described with. */
+struct tt__names_view {
+	const struct tt__ranges *loaded; /* segments loaded when the names were read, or NULL */
+	size_t seen;                     /* the set's retired_seen */
+	size_t gen;                      /* the generation described */
+};
+
+static const struct tt_callsite *tt__site_descriptor(uint64_t address, const struct tt__names_view *v);
 static int tt__add_loaded(struct dl_phdr_info *info, size_t size, void *data);
 static pthread_mutex_t tt__retired_mutex;
+static uint64_t tt__retired_until(size_t gen);
 
-/* The descriptor of a set's entry, or NULL for an empty slot or a function. */
-static const struct tt_callsite *tt__site_at(uint64_t entry, const struct tt__ranges *loaded)
+/* The descriptor of a set's entry of the generation viewed, or NULL for an empty slot,
+ * a function or another generation. */
+static const struct tt_callsite *tt__site_at(uint64_t entry, const struct tt__names_view *v)
 {
-	return entry && !(entry & TT__FUNC_TAG) ? tt__site_descriptor(entry, loaded) : NULL;
+	return entry && !(entry & TT__FUNC_TAG) && TT__GEN(entry) == v->gen ?
+		       tt__site_descriptor(entry & TT__ADDRESS_MASK, v) : NULL;
 }
 
 /* A site's argument name (TT_BEGIN_NAMED_ARG), or NULL. */
@@ -191,13 +210,26 @@ static const char *tt__arg_name(const struct tt_callsite *site)
 	return site && (site->flags & TT__SITE_ARG_NAME) ? site->arg_name : NULL;
 }
 
+/* A section's header: within an UNLOADED section when `until` is not 0 (what it
+ * describes held until then). */
+static void tt__out_section_until(struct tt__out *out, uint32_t type, uint64_t size, uint64_t until)
+{
+	if (until) {
+		struct tt_unloaded_info info = {.until_tsc = until};
+		tt__out_section(out, TT_SEC_UNLOADED, sizeof info + sizeof(struct tt_section_header) +
+							      TT_SECTION_PADDED(size));
+		tt__out(out, &info, sizeof info);
+	}
+	tt__out_section(out, type, size);
+}
+
 /* ARG_NAMES, for the sites whose argument has a name. Retired mutex held. */
 static void tt__out_arg_names(struct tt__out *out, const struct tt__site_set *set,
-			      const struct tt__ranges *loaded)
+			      const struct tt__names_view *v, uint64_t until)
 {
 	uint64_t size = sizeof(uint64_t), count = 0;
 	for (size_t i = 0; i < set->cap; i++) {
-		const char *name = tt__arg_name(tt__site_at(set->slots[i], loaded));
+		const char *name = tt__arg_name(tt__site_at(set->slots[i], v));
 		if (name) {
 			size += sizeof(struct tt_arg_name_info) + tt__strlen32(name);
 			count++;
@@ -205,56 +237,99 @@ static void tt__out_arg_names(struct tt__out *out, const struct tt__site_set *se
 	}
 	if (!count)
 		return;
-	tt__out_section(out, TT_SEC_ARG_NAMES, size);
+	tt__out_section_until(out, TT_SEC_ARG_NAMES, size, until);
 	tt__out(out, &count, sizeof count);
 	for (size_t i = 0; i < set->cap; i++) {
-		const char *name = tt__arg_name(tt__site_at(set->slots[i], loaded));
+		const char *name = tt__arg_name(tt__site_at(set->slots[i], v));
 		if (!name)
 			continue;
-		struct tt_arg_name_info info = {.address = set->slots[i], .name_len = tt__strlen32(name)};
+		struct tt_arg_name_info info = {.address = set->slots[i] & TT__ADDRESS_MASK,
+						.name_len = tt__strlen32(name)};
 		tt__out(out, &info, sizeof info);
 		tt__out(out, name, info.name_len);
 	}
 	tt__out_pad(out, size);
 }
 
-/* SITES, and FUNCS when there are functions. Retired mutex held. */
-static void tt__out_names(struct tt__out *out, const struct tt__site_set *set,
-			  const struct tt__ranges *loaded)
+/* The FUNCS section of one generation: the functions' addresses (tagged in the set),
+ * named offline from MODULES. */
+static void tt__out_funcs(struct tt__out *out, const struct tt__site_set *set, size_t gen,
+			  uint64_t until)
+{
+	uint64_t count = 0;
+	for (size_t i = 0; i < set->cap; i++)
+		count += (set->slots[i] & TT__FUNC_TAG) && TT__GEN(set->slots[i]) == gen;
+	if (!count)
+		return;
+	uint64_t size = sizeof(uint64_t) * (1 + count);
+	tt__out_section_until(out, TT_SEC_FUNCS, size, until);
+	tt__out(out, &count, sizeof count);
+	for (size_t i = 0; i < set->cap; i++) {
+		uint64_t address = set->slots[i] & TT__ADDRESS_MASK;
+		if ((set->slots[i] & TT__FUNC_TAG) && TT__GEN(set->slots[i]) == gen)
+			tt__out(out, &address, sizeof address);
+	}
+	tt__out_pad(out, size);
+}
+
+/* SITES, ARG_NAMES and FUNCS of the generation viewed; those of a library unloaded
+ * since (generation k > 0: the k-th) within UNLOADED sections. Retired mutex held. */
+static void tt__out_generation(struct tt__out *out, const struct tt__site_set *set,
+			       const struct tt__names_view *v)
 {
 	char name[TT__NAME_MAX];
-	uint64_t size = sizeof(uint64_t);
+	uint64_t until = tt__retired_until(v->gen);
+	uint64_t size = sizeof(uint64_t), count = 0;
 	for (size_t i = 0; i < set->cap; i++) {
-		const struct tt_callsite *site = tt__site_at(set->slots[i], loaded);
-		if (site)
+		const struct tt_callsite *site = tt__site_at(set->slots[i], v);
+		if (site) {
 			size += sizeof(struct tt_site_info) +
 				tt__strlen32(tt__site_name(site, name, sizeof name)) +
 				tt__strlen32(site->file) + tt__strlen32(site->func);
+			count++;
+		}
 	}
-	tt__out_section(out, TT_SEC_SITES, size);
-	uint64_t count = set->count - set->funcs;
-	tt__out(out, &count, sizeof count);
-	for (size_t i = 0; i < set->cap; i++) {
-		const struct tt_callsite *site = tt__site_at(set->slots[i], loaded);
-		if (!site)
-			continue;
-		const char *shown = tt__site_name(site, name, sizeof name);
-		struct tt_site_info info = {
-			.address = set->slots[i],
-			.line = site->line,
-			.name_len = tt__strlen32(shown),
-			.file_len = tt__strlen32(site->file),
-			.func_len = tt__strlen32(site->func),
-		};
-		tt__out(out, &info, sizeof info);
-		tt__out(out, shown, info.name_len);
-		tt__out(out, site->file, info.file_len);
-		tt__out(out, site->func, info.func_len);
+	if (count || !v->gen) {
+		tt__out_section_until(out, TT_SEC_SITES, size, until);
+		tt__out(out, &count, sizeof count);
+		for (size_t i = 0; i < set->cap; i++) {
+			const struct tt_callsite *site = tt__site_at(set->slots[i], v);
+			if (!site)
+				continue;
+			const char *shown = tt__site_name(site, name, sizeof name);
+			struct tt_site_info info = {
+				.address = set->slots[i] & TT__ADDRESS_MASK,
+				.line = site->line,
+				.name_len = tt__strlen32(shown),
+				.file_len = tt__strlen32(site->file),
+				.func_len = tt__strlen32(site->func),
+			};
+			tt__out(out, &info, sizeof info);
+			tt__out(out, shown, info.name_len);
+			tt__out(out, site->file, info.file_len);
+			tt__out(out, site->func, info.func_len);
+		}
+		tt__out_pad(out, size);
 	}
-	tt__out_pad(out, size);
-	tt__out_arg_names(out, set, loaded);
-	if (set->funcs)
-		tt__out_funcs(out, set);
+	tt__out_arg_names(out, set, v, until);
+	tt__out_funcs(out, set, v->gen, until);
+}
+
+/* Every generation the set holds. Retired mutex held. */
+static void tt__out_names(struct tt__out *out, const struct tt__site_set *set,
+			  const struct tt__ranges *loaded)
+{
+	struct tt__names_view v = {.loaded = loaded, .seen = set->retired_seen};
+	tt__out_generation(out, set, &v);
+	if (!set->retired_seen)
+		return;
+	static bool present[TT__RETIRED_MAX + 1]; /* (retired mutex held) */
+	memset(present, 0, sizeof present);
+	for (size_t i = 0; i < set->cap; i++)
+		present[TT__GEN(set->slots[i])] = true;
+	for (v.gen = 1; v.gen <= set->retired_seen; v.gen++)
+		if (present[v.gen])
+			tt__out_generation(out, set, &v);
 }
 
 void tt__out_sites(struct tt__out *out, const struct tt__site_set *set)
@@ -316,21 +391,6 @@ static int tt__collect_names(struct tt__site_set *set, const struct tt__thread_s
 		if (!tt__sites_add(set, NULL, snap->extents[c].begin, snap->extents[c].end, 0))
 			return -ENOMEM;
 	return 0;
-}
-
-/* The FUNCS section: the functions' addresses (tagged in the set), named offline
- * from MODULES. */
-static void tt__out_funcs(struct tt__out *out, const struct tt__site_set *set)
-{
-	uint64_t count = set->funcs, size = sizeof(uint64_t) * (1 + count);
-	tt__out_section(out, TT_SEC_FUNCS, size);
-	tt__out(out, &count, sizeof count);
-	for (size_t i = 0; i < set->cap; i++) {
-		uint64_t address = set->slots[i] & ~TT__FUNC_TAG;
-		if (set->slots[i] & TT__FUNC_TAG)
-			tt__out(out, &address, sizeof address);
-	}
-	tt__out_pad(out, size);
 }
 
 /* The name a thread has now: its own (named or read at exit), or its comm if alive. */
@@ -487,6 +547,8 @@ static size_t tt__build_id(const struct dl_phdr_info *info, const unsigned char 
 	return 0;
 }
 
+/* Every loadable segment: functions are named from the code's, and call sites that
+ * the run had not described from the data's (descriptors are static data). */
 static int tt__add_module(struct dl_phdr_info *info, size_t size, void *data)
 {
 	(void)size;
@@ -502,7 +564,7 @@ static int tt__add_module(struct dl_phdr_info *info, size_t size, void *data)
 	size_t build_id_len = tt__build_id(info, &build_id);
 	for (int i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+		if (ph->p_type != PT_LOAD)
 			continue;
 		struct tt_module_info mod = {
 			.start = info->dlpi_addr + ph->p_vaddr,
@@ -519,23 +581,38 @@ static int tt__add_module(struct dl_phdr_info *info, size_t size, void *data)
 	return 0;
 }
 
-/* ---- libraries unloaded before the dump (dlclose: lifecycle/unload.c) ---- */
+/* ---- libraries unloaded while the program runs (dlclose: lifecycle/unload.c) ---- */
 
-/* What a library closed with dlclose leaves for the dump: its module entries, and
- * copies of its call-site descriptors that records name, whose memory is gone. */
+/* A copy of a call-site descriptor whose memory goes with its library. */
 struct tt__retired_site {
 	uint64_t address;
 	struct tt_callsite site; /* the strings are copies */
 };
 
+/* What a library closed with dlclose leaves for the file: its module entries, copies
+ * of its call-site descriptors that records name, and when it was unloaded. Records
+ * made before then at its addresses are its; later ones, of a library loaded there
+ * since. */
+struct tt__retired_lib {
+	uintptr_t base;
+	char *name;
+	uint64_t until; /* TSC once dlclose returned; 0 while it runs */
+	struct tt__ranges ranges; /* its loadable segments; none: it stayed loaded */
+	struct tt__modules modules;
+	struct tt__retired_site *sites;
+	size_t nsites, sites_cap;
+};
+
 static pthread_mutex_t tt__retired_mutex = PTHREAD_MUTEX_INITIALIZER;
-static struct tt__modules tt__retired_modules;
-static struct tt__retired_site *tt__retired_sites;
-static size_t tt__nretired_sites, tt__retired_sites_cap;
-static struct tt__site_set tt__retired_set;
+/* In the order they began unloading; an entry never moves or changes once its
+ * until is set. */
+static struct tt__retired_lib *tt__retired[TT__RETIRED_MAX];
+static size_t tt__nretired; /* retired mutex */
+/* The first this many have their until (atomic): generations are told apart by them. */
+static size_t tt__retired_published;
 
 /* A site whose library is unloaded and was not retired (unloaded by other means than
- * dlclose): named so, never read. */
+ * dlclose, or recorded by its destructors): named so, never read. */
 static const struct tt_callsite tt__unloaded_site = {"(unloaded library)", "", "", 0, 0, NULL};
 
 static void tt__ranges_add(struct tt__ranges *r, uint64_t start, uint64_t end)
@@ -579,40 +656,62 @@ static bool tt__ranges_hold(const struct tt__ranges *r, uint64_t address)
 	return false;
 }
 
-/* Retired mutex held. */
-static const struct tt_callsite *tt__retired_site(uint64_t address)
+/* The generation of a record at `address` made at `tsc`, among the first `limit`
+ * libraries unloaded: k when the k-th was loaded there then, 0 when none was. */
+static size_t tt__generation(uint64_t address, uint64_t tsc, size_t limit)
 {
-	for (size_t i = 0; i < tt__nretired_sites; i++)
-		if (tt__retired_sites[i].address == address)
-			return &tt__retired_sites[i].site;
-	return NULL;
+	for (size_t k = 0; k < limit; k++) {
+		const struct tt__retired_lib *lib = tt__retired[k];
+		if (tsc < lib->until && tt__ranges_hold(&lib->ranges, address))
+			return k + 1;
+	}
+	return 0;
 }
 
-static const struct tt_callsite *tt__site_descriptor(uint64_t address, const struct tt__ranges *loaded)
+static uint64_t tt__retired_until(size_t gen)
 {
-	const struct tt_callsite *retired = tt__retired_site(address);
-	if (retired)
-		return retired;
+	return gen ? tt__retired[gen - 1]->until : 0;
+}
+
+/* The library's copy of its descriptor at `address`. Retired mutex held. */
+static const struct tt_callsite *tt__lib_site(const struct tt__retired_lib *lib, uint64_t address)
+{
+	for (size_t i = 0; i < lib->nsites; i++)
+		if (lib->sites[i].address == address)
+			return &lib->sites[i].site;
+	return &tt__unloaded_site;
+}
+
+static const struct tt_callsite *tt__site_descriptor(uint64_t address, const struct tt__names_view *v)
+{
+	if (v->gen)
+		return tt__lib_site(tt__retired[v->gen - 1], address);
+	/* A library that began unloading after these records were told apart was loaded
+	 * when they were made, and its memory may be gone: its copies. */
+	for (size_t k = v->seen; k < tt__nretired; k++)
+		if (tt__ranges_hold(&tt__retired[k]->ranges, address))
+			return tt__lib_site(tt__retired[k], address);
 	/* names made at run time live in names.c's memory, not in a module */
-	return !loaded || tt__ranges_hold(loaded, address) || tt__names_hold(address) ?
+	return !v->loaded || tt__ranges_hold(v->loaded, address) || tt__names_hold(address) ?
 		       (const struct tt_callsite *)(uintptr_t)address :
-						  &tt__unloaded_site;
+		       &tt__unloaded_site;
 }
-
-struct tt__retiring {
-	uintptr_t base;
-	const char *name;
-	struct tt__ranges ranges;
-};
 
 static int tt__find_retiring(struct dl_phdr_info *info, size_t size, void *data)
 {
-	struct tt__retiring *r = data;
-	if (info->dlpi_addr != r->base || !info->dlpi_name || strcmp(info->dlpi_name, r->name) != 0)
+	struct tt__retired_lib *lib = data;
+	if (info->dlpi_addr != lib->base || !info->dlpi_name || strcmp(info->dlpi_name, lib->name) != 0)
 		return 0;
-	tt__add_module(info, size, &tt__retired_modules);
-	tt__ranges_of(&r->ranges, info);
+	tt__add_module(info, size, &lib->modules);
+	tt__ranges_of(&lib->ranges, info);
 	return 1;
+}
+
+static int tt__is_loaded(struct dl_phdr_info *info, size_t size, void *data)
+{
+	(void)size;
+	const struct tt__retired_lib *lib = data;
+	return info->dlpi_addr == lib->base && info->dlpi_name && strcmp(info->dlpi_name, lib->name) == 0;
 }
 
 static char *tt__copy(const char *s)
@@ -620,29 +719,29 @@ static char *tt__copy(const char *s)
 	return s ? strndup(s, UINT32_MAX / 4) : NULL;
 }
 
-/* Copies the descriptors in the retiring library that the thread's records name. */
-static int tt__retire_sites(const struct tt__thread_snapshot *snap, const struct tt__ranges *lib)
+/* Copies the descriptors in the retiring library that the thread's records name
+ * (not those of a library unloaded before it from the same addresses). */
+static int tt__retire_sites(const struct tt__thread_snapshot *snap, struct tt__retired_lib *lib,
+			    size_t published)
 {
 	for (size_t c = 0; c < snap->chunks; c++) {
 		for (const struct tt_record *r = snap->extents[c].begin; r < snap->extents[c].end; r++) {
 			uint64_t address = TT_RECORD_PAYLOAD(r->word);
-			if (!TT_RECORD_HAS_SITE(TT_RECORD_KIND(r->word)) || !tt__ranges_hold(lib, address))
+			if (!TT_RECORD_HAS_SITE(TT_RECORD_KIND(r->word)) ||
+			    !tt__ranges_hold(&lib->ranges, address) ||
+			    tt__generation(address, r->tsc, published) ||
+			    tt__lib_site(lib, address) != &tt__unloaded_site)
 				continue;
-			size_t before = tt__retired_set.count;
-			if (tt__site_set_add(&tt__retired_set, address) < 0)
-				return -ENOMEM;
-			if (tt__retired_set.count == before)
-				continue; /* retired already */
-			if (tt__nretired_sites == tt__retired_sites_cap) {
-				size_t cap = tt__retired_sites_cap ? 2 * tt__retired_sites_cap : 16;
-				struct tt__retired_site *grown = realloc(tt__retired_sites, cap * sizeof *grown);
+			if (lib->nsites == lib->sites_cap) {
+				size_t cap = lib->sites_cap ? 2 * lib->sites_cap : 16;
+				struct tt__retired_site *grown = realloc(lib->sites, cap * sizeof *grown);
 				if (!grown)
 					return -ENOMEM;
-				tt__retired_sites = grown;
-				tt__retired_sites_cap = cap;
+				lib->sites = grown;
+				lib->sites_cap = cap;
 			}
 			const struct tt_callsite *site = (const struct tt_callsite *)(uintptr_t)address;
-			tt__retired_sites[tt__nretired_sites++] = (struct tt__retired_site){
+			lib->sites[lib->nsites++] = (struct tt__retired_site){
 				.address = address,
 				.site = {tt__copy(site->name), tt__copy(site->file), tt__copy(site->func),
 					 site->line, site->flags, tt__copy(tt__arg_name(site))},
@@ -652,27 +751,106 @@ static int tt__retire_sites(const struct tt__thread_snapshot *snap, const struct
 	return 0;
 }
 
-void tt__retire_library(uintptr_t base, const char *name)
+static void tt__retired_free(struct tt__retired_lib *lib)
 {
-	struct tt__retiring r = {.base = base, .name = name};
-	tt__hold_chunks(1);
-	pthread_mutex_lock(&tt__retired_mutex);
-	dl_iterate_phdr(tt__find_retiring, &r);
-	int err = r.ranges.err;
-	for (struct tt__slot *slot = tt__registry_head(); slot && r.ranges.count && !err;
-	     slot = __atomic_load_n(&slot->next, __ATOMIC_ACQUIRE)) {
-		struct tt__thread_snapshot snap;
-		err = tt__snapshot_thread(&snap, slot);
-		if (!err)
-			err = tt__retire_sites(&snap, &r.ranges);
-		free(snap.extents);
+	if (!lib)
+		return;
+	for (size_t i = 0; i < lib->nsites; i++) {
+		const struct tt_callsite *site = &lib->sites[i].site;
+		free((char *)site->name);
+		free((char *)site->file);
+		free((char *)site->func);
+		free((char *)site->arg_name);
 	}
-	pthread_mutex_unlock(&tt__retired_mutex);
-	tt__hold_chunks(0);
-	free(r.ranges.range);
-	if (err || tt__retired_modules.err)
+	free(lib->sites);
+	free(lib->ranges.range);
+	free(lib->modules.data);
+	free(lib->name);
+	free(lib);
+}
+
+struct tt__retired_lib *tt__retire_library(uintptr_t base, const char *name)
+{
+	struct tt__retired_lib *lib = calloc(1, sizeof *lib);
+	if (lib && !(lib->name = tt__copy(name))) {
+		free(lib);
+		lib = NULL;
+	}
+	int err = lib ? 0 : -ENOMEM;
+	if (lib) {
+		lib->base = base;
+		tt__hold_chunks(1);
+		pthread_mutex_lock(&tt__retired_mutex);
+		if (tt__nretired == TT__RETIRED_MAX)
+			err = -ENOSPC;
+		else
+			dl_iterate_phdr(tt__find_retiring, lib);
+		err = err ? err : lib->ranges.err ? lib->ranges.err : lib->modules.err;
+		size_t published = __atomic_load_n(&tt__retired_published, __ATOMIC_ACQUIRE);
+		for (struct tt__slot *slot = tt__registry_head(); slot && lib->ranges.count && !err;
+		     slot = __atomic_load_n(&slot->next, __ATOMIC_ACQUIRE)) {
+			struct tt__thread_snapshot snap;
+			err = tt__snapshot_thread(&snap, slot);
+			if (!err)
+				err = tt__retire_sites(&snap, lib, published);
+			free(snap.extents);
+		}
+		if (!err && lib->ranges.count)
+			tt__retired[tt__nretired++] = lib;
+		pthread_mutex_unlock(&tt__retired_mutex);
+		tt__hold_chunks(0);
+	}
+	if (err == -ENOSPC)
+		fprintf(stderr, "ticktrace: more than %d libraries unloaded: call sites and functions "
+			"of %s may be named after a library loaded later at its addresses\n",
+			TT__RETIRED_MAX, name);
+	else if (err)
 		fprintf(stderr, "ticktrace: no memory to keep the call sites of %s, which is being "
 			"unloaded: they are named \"(unloaded library)\"\n", name);
+	if (err || !lib->ranges.count) {
+		tt__retired_free(lib);
+		return NULL;
+	}
+	return lib;
+}
+
+void tt__library_unloaded(struct tt__retired_lib *lib)
+{
+	if (!lib)
+		return;
+	/* after its destructors, which may have recorded too */
+	uint64_t now = __builtin_ia32_rdtsc();
+	pthread_mutex_lock(&tt__retired_mutex);
+	/* Still loaded (opened more than once, or RTLD_NODELETE): nothing was unloaded. */
+	if (dl_iterate_phdr(tt__is_loaded, lib)) {
+		lib->ranges.count = 0;
+		lib->modules.count = 0;
+		lib->modules.len = 0;
+	}
+	lib->until = now;
+	size_t published = tt__retired_published;
+	while (published < tt__nretired && tt__retired[published]->until)
+		published++;
+	__atomic_store_n(&tt__retired_published, published, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&tt__retired_mutex);
+}
+
+static void tt__out_module_list(struct tt__out *out, const struct tt__modules *m, uint64_t until)
+{
+	uint64_t size = sizeof m->count + m->len;
+	tt__out_section_until(out, TT_SEC_MODULES, size, until);
+	tt__out(out, &m->count, sizeof m->count);
+	if (m->len) /* (none: no buffer at all) */
+		tt__out(out, m->data, m->len);
+	tt__out_pad(out, size);
+}
+
+/* The modules of libraries [from, to) of those unloaded. Retired mutex held. */
+static void tt__out_retired_modules(struct tt__out *out, size_t from, size_t to)
+{
+	for (size_t k = from; k < to; k++)
+		if (tt__retired[k]->modules.count)
+			tt__out_module_list(out, &tt__retired[k]->modules, tt__retired[k]->until);
 }
 
 int tt__out_modules(struct tt__out *out)
@@ -680,19 +858,59 @@ int tt__out_modules(struct tt__out *out)
 	struct tt__modules m = {0};
 	dl_iterate_phdr(tt__add_module, &m);
 	if (!m.err) {
-		/* the libraries unloaded since, after the loaded ones (retired mutex held) */
-		const struct tt__modules *gone = &tt__retired_modules;
-		uint64_t count = m.count + gone->count;
-		uint64_t size = sizeof count + m.len + gone->len;
-		tt__out_section(out, TT_SEC_MODULES, size);
-		tt__out(out, &count, sizeof count);
-		tt__out(out, m.data, m.len);
-		if (gone->len) /* none, usually: no buffer at all */
-			tt__out(out, gone->data, gone->len);
-		tt__out_pad(out, size);
+		/* the unloaded first: an UNLOADED MODULES ends the span of what was described
+		 * of its addresses before it, and a library loaded there since comes after */
+		pthread_mutex_lock(&tt__retired_mutex);
+		tt__out_retired_modules(out, 0, __atomic_load_n(&tt__retired_published, __ATOMIC_ACQUIRE));
+		pthread_mutex_unlock(&tt__retired_mutex);
+		tt__out_module_list(out, &m, 0);
 	}
 	free(m.data);
 	return m.err;
+}
+
+int tt__out_unloaded(struct tt__out *out, struct tt__site_set *set)
+{
+	size_t published = __atomic_load_n(&tt__retired_published, __ATOMIC_ACQUIRE);
+	if (published == set->retired_seen)
+		return 0;
+	struct tt__site_set told = {.retired_seen = published};
+	int err = 0;
+	pthread_mutex_lock(&tt__retired_mutex);
+	tt__out_retired_modules(out, set->retired_seen, published);
+	/* What was described of their addresses was theirs: it is not described again
+	 * when their records come, and a library loaded there since gets its own. */
+	for (size_t i = 0; i < set->cap && !err; i++) {
+		uint64_t entry = set->slots[i];
+		if (!entry)
+			continue;
+		for (size_t k = set->retired_seen; k < published && !TT__GEN(entry); k++)
+			if (tt__ranges_hold(&tt__retired[k]->ranges, entry & TT__ADDRESS_MASK))
+				entry |= (uint64_t)(k + 1) << TT__GEN_SHIFT;
+		err = tt__site_set_add(&told, entry) < 0 ? -ENOMEM : 0;
+	}
+	pthread_mutex_unlock(&tt__retired_mutex);
+	if (err) {
+		free(told.slots); /* (its UNLOADED sections are written again next time) */
+		return err;
+	}
+	free(set->slots);
+	*set = told;
+	return 0;
+}
+
+static int tt__count_changes(struct dl_phdr_info *info, size_t size, void *data)
+{
+	if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs)
+		*(uint64_t *)data = info->dlpi_adds + info->dlpi_subs;
+	return 1;
+}
+
+uint64_t tt__modules_changes(void)
+{
+	uint64_t changes = 0;
+	dl_iterate_phdr(tt__count_changes, &changes);
+	return changes;
 }
 
 /* ---- the file ---- */
@@ -764,6 +982,7 @@ static int tt__write_to(struct tt__out *out)
 	struct tt__ranges loaded = {0};
 	size_t threads = 0, cap = 0;
 	int err = 0;
+	names.retired_seen = __atomic_load_n(&tt__retired_published, __ATOMIC_ACQUIRE);
 	for (struct tt__slot *slot = tt__registry_head(); slot;
 	     slot = __atomic_load_n(&slot->next, __ATOMIC_ACQUIRE)) {
 		if (threads == cap) {
@@ -784,6 +1003,9 @@ static int tt__write_to(struct tt__out *out)
 
 	tt__out_file_header(out, tt__config.mode == TT__MODE_RING ? TT_FILE_RING : 0);
 	tt__out_process(out);
+	err = tt__out_modules(out);
+	if (err)
+		goto out;
 	/* Descriptors are read where their library is still loaded, or from the copies
 	 * that dlclose left. */
 	dl_iterate_phdr(tt__add_loaded, &loaded);
@@ -792,10 +1014,7 @@ static int tt__write_to(struct tt__out *out)
 		goto out;
 	pthread_mutex_lock(&tt__retired_mutex);
 	tt__out_names(out, &names, &loaded);
-	err = tt__out_modules(out);
 	pthread_mutex_unlock(&tt__retired_mutex);
-	if (err)
-		goto out;
 	struct tt_end_info end = {.threads = threads, .sites = names.count - names.funcs};
 	for (size_t i = 0; i < threads; i++) {
 		tt__out_thread(out, &snaps[i], &end.dropped);

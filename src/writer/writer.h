@@ -42,8 +42,12 @@ int tt__open_output(const char *path, int *in_place) TT__HIDDEN;
 /* Only the first: always a new file. */
 int tt__create_new(const char *path) TT__HIDDEN;
 /* Before the library loaded at `base` as `name` is unloaded (dlclose): keeps its
- * module entries and the call-site descriptors of it that records name, for the dump. */
-void tt__retire_library(uintptr_t base, const char *name) TT__HIDDEN;
+ * module entries and the call-site descriptors of it that records name, for the
+ * file. Then tt__library_unloaded with what it returned (NULL: nothing kept) once
+ * dlclose returned: records from then on at its addresses are another library's. */
+struct tt__retired_lib;
+struct tt__retired_lib *tt__retire_library(uintptr_t base, const char *name) TT__HIDDEN;
+void tt__library_unloaded(struct tt__retired_lib *lib) TT__HIDDEN;
 int tt__default_path(char *buf, size_t size) TT__HIDDEN;
 /* `pattern` with %p replaced by the process id; 0 or -ENAMETOOLONG. */
 int tt__expand_path(const char *pattern, char *buf, size_t size) TT__HIDDEN;
@@ -76,8 +80,16 @@ struct tt__site_set {
 	uint64_t *slots; /* open addressing; 0 is empty */
 	size_t cap, count;
 	size_t funcs;    /* of count, functions */
+	/* Of the libraries unloaded (dlclose), in order, the first this many are told
+	 * apart: an entry of a record made while the k-th of them held its address is
+	 * tagged with generation k (TT__GEN), one of a record made later with 0. */
+	size_t retired_seen;
 };
 #define TT__FUNC_TAG (UINT64_C(1) << 63)
+#define TT__GEN_SHIFT 48 /* user-space addresses fit in 47 bits */
+#define TT__ADDRESS_MASK ((UINT64_C(1) << TT__GEN_SHIFT) - 1)
+#define TT__GEN(entry) ((size_t)(((entry) & ~TT__FUNC_TAG) >> TT__GEN_SHIFT))
+#define TT__RETIRED_MAX 4096 /* libraries unloaded whose names are kept */
 /* Adds the sites and functions that records [begin, end) name to `set`; those that were not in it
  * go to `fresh` too (when not NULL). With stop_unwritten, stops at the first record
  * its thread has not written yet (all zero). Returns where it stopped, or NULL when
@@ -88,7 +100,16 @@ const struct tt_record *tt__sites_add(struct tt__site_set *set, struct tt__site_
 /* SITES, and FUNCS when the set holds functions. */
 void tt__out_sites(struct tt__out *out, const struct tt__site_set *set) TT__HIDDEN;
 void tt__site_set_clear(struct tt__site_set *set) TT__HIDDEN;
+/* MODULES: each library unloaded so far in an UNLOADED section, then those loaded. */
 int tt__out_modules(struct tt__out *out) TT__HIDDEN;
+/* For a file written as the program runs (stream, live), before the sites of the
+ * records it looks at next: the modules of the libraries unloaded since `set` last
+ * told them apart, each in an UNLOADED section (which ends the time span of what the
+ * file described of their addresses before), and the set's entries of their records
+ * tagged with their generation. 0 or -errno. */
+int tt__out_unloaded(struct tt__out *out, struct tt__site_set *set) TT__HIDDEN;
+/* A number that changes whenever a library is loaded or unloaded. */
+uint64_t tt__modules_changes(void) TT__HIDDEN;
 void tt__out_end(struct tt__out *out, const struct tt_end_info *end) TT__HIDDEN;
 
 #endif /* TT_WRITER_H */
