@@ -65,14 +65,19 @@ struct tt_an_sink {
 	struct tt_frame_stats *frames;       /* report --frames */
 };
 
+/* A function that a FUNCS section lists is keyed by its site (one per library that
+ * held its address: two may share it, one unloaded before the other was loaded);
+ * one that none lists, by its address. */
+#define TT_KEY_FUNC_SITE (UINT64_C(1) << 62)
+
 static size_t tt_an_name(void *ctx, const struct tt__thread_analysis *th, uint64_t key, char *buf,
 			 size_t cap)
 {
 	struct tt_an_sink *a = ctx;
 	const struct tt_thread *t = th->ctx;
-	if (key & TT__KEY_FUNC)
+	if ((key & TT__KEY_FUNC) && !(key & TT_KEY_FUNC_SITE))
 		return tt_trace_func_name(a->trace, t->file, key & ~TT__KEY_FUNC, buf, cap);
-	const struct tt_site *s = (const struct tt_site *)(uintptr_t)key;
+	const struct tt_site *s = (const struct tt_site *)(uintptr_t)(key & ~(TT__KEY_FUNC | TT_KEY_FUNC_SITE));
 	size_t n = s->name.len < cap - 1 ? s->name.len : cap - 1;
 	memcpy(buf, s->name.ptr, n);
 	buf[n] = 0;
@@ -81,7 +86,9 @@ static size_t tt_an_name(void *ctx, const struct tt__thread_analysis *th, uint64
 
 static uint64_t tt_an_key(const struct tt_event *e)
 {
-	return e->flags & TT_EV_FUNC ? TT__KEY_FUNC | e->func : (uint64_t)(uintptr_t)e->site;
+	if (!(e->flags & TT_EV_FUNC))
+		return (uint64_t)(uintptr_t)e->site;
+	return TT__KEY_FUNC | (e->site ? TT_KEY_FUNC_SITE | (uint64_t)(uintptr_t)e->site : e->func);
 }
 
 #define TT_FORWARD(a, op, ...)                                                     \
