@@ -3,11 +3,13 @@
  * recorded, call sites (TT_SCOPE, TT_INSTANT) and -finstrument-functions functions
  * alike, in modes stop, ring and stream, and in the live file of a run killed by
  * SIGKILL, whose last call sites are named from the ELF files; in JSON, Perfetto and
- * the flat profile, with no warning.
+ * the flat profile, with no warning; and so does the program itself, in its report at
+ * exit and its spike log.
  *
  * test_reload PROG ALPHA.so GAMMA.so CHECK_PY SCHEMA */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -80,16 +82,43 @@ static void check_names(const char *dir, const char *ttr)
 	free(r.out);
 }
 
+/* What the program wrote itself (its report at exit, its spike log) names each
+ * library's scopes and functions after it: static functions as library+0xOFFSET. */
+static void check_own_names(const char *path, const char *const *names, size_t n)
+{
+	FILE *f = fopen(path, "r");
+	assert_non_null(f);
+	static char text[65536];
+	size_t len = fread(text, 1, sizeof(text) - 1, f);
+	text[len] = 0;
+	fclose(f);
+	for (size_t i = 0; i < n; i++)
+		if (!strstr(text, names[i]))
+			fail_msg("%s: no \"%s\" in:\n%s", path, names[i], text);
+	assert_null(strstr(text, "unloaded"));
+}
+
 static void reload_in_mode(const char *mode)
 {
-	char dir[64], ttr[160], out[200];
+	char dir[64], ttr[160], out[200], own[200], own_setting[220];
 	tt_tmpdir(dir, sizeof(dir));
 	snprintf(ttr, sizeof(ttr), "%s/run.ttr", dir);
 	snprintf(out, sizeof(out), "TICKTRACE_OUT=%s", ttr);
 	char mode_setting[64];
 	snprintf(mode_setting, sizeof(mode_setting), "TICKTRACE_MODE=%s", mode);
-	assert_int_equal(run_prog(dir, "exit", (const char *const[]){out, mode_setting, NULL}), 0);
+	/* stream: the spike log (every scope spikes), else the report at exit */
+	bool stream = strcmp(mode, "stream") == 0;
+	snprintf(own, sizeof(own), "%s/own.txt", dir);
+	snprintf(own_setting, sizeof(own_setting), "%s=%s", stream ? "TICKTRACE_SPIKES" : "TICKTRACE_REPORT", own);
+	assert_int_equal(run_prog(dir, "exit", (const char *const[]){out, mode_setting, own_setting,
+								     "TICKTRACE_SPIKE_THRESHOLD=0", NULL}), 0);
 	check_names(dir, ttr);
+	static const char *const spikes[] = {"spike: alpha_run", "spike: alpha_scope",
+					     "spike: libreload_alpha.so+0x", "spike: gamma_run",
+					     "spike: gamma_scope", "spike: libreload_gamma.so+0x"};
+	static const char *const report[] = {"\nalpha_run ", "\nalpha_scope ", "\nlibreload_alpha.so+0x",
+					     "\ngamma_run ", "\ngamma_scope ", "\nlibreload_gamma.so+0x"};
+	check_own_names(own, stream ? spikes : report, 6);
 	tt_rmdir(dir);
 }
 

@@ -317,6 +317,10 @@ struct tt__feed {
 	struct tt__thread_analysis *th;
 	int64_t (*ns)(void *clock, uint64_t tsc); /* a record's time */
 	void *clock;
+	/* The key of the site or function a record made at `tsc` names (NULL: its
+	 * address): the runtime tells apart libraries loaded one after the other at
+	 * the same address. */
+	uint64_t (*key)(uint64_t address, uint64_t tsc);
 	unsigned pending;   /* VALUE: skip one; TEXT: collect text_want bytes */
 	uint32_t text_want, text_len;
 	char text[TT_DESCRIBE_MAX + TT_TEXT_BYTES];

@@ -92,6 +92,9 @@ int tt__feed_records(struct tt__feed *f, const struct tt_record *r, size_t n)
 			f->last_ns = f->ns(f->clock, tsc);
 		f->last_tsc = tsc;
 		f->started = true;
+		if (f->key && payload && (TT_RECORD_HAS_SITE(kind) || kind == TT_REC_FUNC_ENTER ||
+					  kind == TT_REC_FUNC_EXIT))
+			payload = f->key(payload, r[i].tsc);
 		if (tt__feed_one(f, kind, payload, f->last_ns) < 0)
 			return -1;
 	}

@@ -44,17 +44,21 @@ size_t tt__report_name(void *ctx, const struct tt__thread_analysis *th, uint64_t
 	char exe[4096];
 	int n;
 	char name[TT__NAME_MAX];
+	uint64_t address = key & TT__ADDRESS_MASK;
+	/* of a library unloaded since (tt__record_key), or where none is loaded now */
+	size_t named = tt__unloaded_name(address, TT__GEN(key), key & TT__KEY_FUNC, buf, cap);
+	if (named)
+		return named;
 	if (!(key & TT__KEY_FUNC))
 		n = snprintf(buf, cap, "%s",
-			     tt__site_name((const struct tt_callsite *)(uintptr_t)key, name, sizeof name));
-	else if (!dladdr1((void *)(uintptr_t)(key & ~TT__KEY_FUNC), &info, (void **)&module,
-			  RTLD_DL_LINKMAP) || !module)
-		n = snprintf(buf, cap, "0x%" PRIx64, key & ~TT__KEY_FUNC);
-	else if (info.dli_sname && info.dli_saddr == (void *)(uintptr_t)(key & ~TT__KEY_FUNC))
+			     tt__site_name((const struct tt_callsite *)(uintptr_t)address, name, sizeof name));
+	else if (!dladdr1((void *)(uintptr_t)address, &info, (void **)&module, RTLD_DL_LINKMAP) || !module)
+		n = snprintf(buf, cap, "0x%" PRIx64, address);
+	else if (info.dli_sname && info.dli_saddr == (void *)(uintptr_t)address)
 		n = snprintf(buf, cap, "%s", info.dli_sname);
 	else /* not in the dynamic symbols (static): as convert names it, for addr2line -e */
 		n = snprintf(buf, cap, "%s+0x%" PRIx64, tt__module_name(module, exe, sizeof(exe)),
-			     (key & ~TT__KEY_FUNC) - module->l_addr);
+			     address - module->l_addr);
 	return n < 0 ? 0 : (size_t)n >= cap ? cap - 1 : (size_t)n;
 }
 
@@ -62,7 +66,7 @@ size_t tt__report_name(void *ctx, const struct tt__thread_analysis *th, uint64_t
 static int tt__report_thread(struct tt__thread_analysis *th, struct tt__slot *slot,
 			     struct tt__report_clock *clock)
 {
-	struct tt__feed feed = {.th = th, .ns = tt__report_ns, .clock = clock};
+	struct tt__feed feed = {.th = th, .ns = tt__report_ns, .clock = clock, .key = tt__record_key};
 	for (const struct tt__chunk *chunk = slot->first; chunk;
 	     chunk = __atomic_load_n(&chunk->next, __ATOMIC_ACQUIRE)) {
 		const struct tt_record *begin, *end;

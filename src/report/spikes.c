@@ -207,7 +207,8 @@ static struct tt__spikes_thread *tt__spikes_thread(struct tt__slot *slot)
 	t->th.tid = slot->tid;
 	t->th.name = slot->name;
 	t->th.name_len = (uint32_t)strnlen(slot->name, sizeof slot->name);
-	t->feed = (struct tt__feed){.th = &t->th, .ns = tt__report_ns, .clock = &sp->clock};
+	t->feed = (struct tt__feed){.th = &t->th, .ns = tt__report_ns, .clock = &sp->clock,
+				    .key = tt__record_key};
 	slot->spikes = t;
 	return t;
 }

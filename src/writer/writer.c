@@ -2,8 +2,10 @@
  * from the chunks; only the call sites the records reference are written, each once.
  * The file is created under a temporary name (mode 0600, O_EXCL, so a symlink is
  * never followed) and renamed into place when complete. */
+#include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <link.h>
 #include <limits.h>
@@ -589,6 +591,11 @@ struct tt__retired_site {
 	struct tt_callsite site; /* the strings are copies */
 };
 
+struct tt__retired_func {
+	uint64_t address;
+	char *symbol;
+};
+
 /* What a library closed with dlclose leaves for the file: its module entries, copies
  * of its call-site descriptors that records name, and when it was unloaded. Records
  * made before then at its addresses are its; later ones, of a library loaded there
@@ -601,6 +608,10 @@ struct tt__retired_lib {
 	struct tt__modules modules;
 	struct tt__retired_site *sites;
 	size_t nsites, sites_cap;
+	/* its functions that records name and their dynamic symbols (NULL: none, a
+	 * static function) for the runtime's report and spike log */
+	struct tt__retired_func *funcs;
+	size_t nfuncs, funcs_cap;
 };
 
 static pthread_mutex_t tt__retired_mutex = PTHREAD_MUTEX_INITIALIZER;
@@ -719,18 +730,54 @@ static char *tt__copy(const char *s)
 	return s ? strndup(s, UINT32_MAX / 4) : NULL;
 }
 
+static const struct tt__retired_func *tt__lib_func(const struct tt__retired_lib *lib, uint64_t address)
+{
+	for (size_t i = 0; i < lib->nfuncs; i++)
+		if (lib->funcs[i].address == address)
+			return &lib->funcs[i];
+	return NULL;
+}
+
+/* Keeps the dynamic symbol of a function of the retiring library. */
+static int tt__retire_func(struct tt__retired_lib *lib, uint64_t address)
+{
+	if (tt__lib_func(lib, address))
+		return 0;
+	if (lib->nfuncs == lib->funcs_cap) {
+		size_t cap = lib->funcs_cap ? 2 * lib->funcs_cap : 16;
+		struct tt__retired_func *grown = realloc(lib->funcs, cap * sizeof *grown);
+		if (!grown)
+			return -ENOMEM;
+		lib->funcs = grown;
+		lib->funcs_cap = cap;
+	}
+	Dl_info info;
+	bool named = dladdr((void *)(uintptr_t)address, &info) && info.dli_sname &&
+		     info.dli_saddr == (void *)(uintptr_t)address;
+	lib->funcs[lib->nfuncs++] = (struct tt__retired_func){address, named ? tt__copy(info.dli_sname) : NULL};
+	return 0;
+}
+
 /* Copies the descriptors in the retiring library that the thread's records name
- * (not those of a library unloaded before it from the same addresses). */
+ * (not those of a library unloaded before it from the same addresses), and the
+ * symbols of its functions. */
 static int tt__retire_sites(const struct tt__thread_snapshot *snap, struct tt__retired_lib *lib,
 			    size_t published)
 {
 	for (size_t c = 0; c < snap->chunks; c++) {
 		for (const struct tt_record *r = snap->extents[c].begin; r < snap->extents[c].end; r++) {
 			uint64_t address = TT_RECORD_PAYLOAD(r->word);
-			if (!TT_RECORD_HAS_SITE(TT_RECORD_KIND(r->word)) ||
+			unsigned kind = TT_RECORD_KIND(r->word);
+			if ((!TT_RECORD_HAS_SITE(kind) && kind != TT_REC_FUNC_ENTER) ||
 			    !tt__ranges_hold(&lib->ranges, address) ||
-			    tt__generation(address, r->tsc, published) ||
-			    tt__lib_site(lib, address) != &tt__unloaded_site)
+			    tt__generation(address, r->tsc, published))
+				continue;
+			if (kind == TT_REC_FUNC_ENTER) {
+				if (tt__retire_func(lib, address) < 0)
+					return -ENOMEM;
+				continue;
+			}
+			if (tt__lib_site(lib, address) != &tt__unloaded_site)
 				continue;
 			if (lib->nsites == lib->sites_cap) {
 				size_t cap = lib->sites_cap ? 2 * lib->sites_cap : 16;
@@ -763,6 +810,9 @@ static void tt__retired_free(struct tt__retired_lib *lib)
 		free((char *)site->arg_name);
 	}
 	free(lib->sites);
+	for (size_t i = 0; i < lib->nfuncs; i++)
+		free(lib->funcs[i].symbol);
+	free(lib->funcs);
 	free(lib->ranges.range);
 	free(lib->modules.data);
 	free(lib->name);
@@ -795,8 +845,10 @@ struct tt__retired_lib *tt__retire_library(uintptr_t base, const char *name)
 				err = tt__retire_sites(&snap, lib, published);
 			free(snap.extents);
 		}
-		if (!err && lib->ranges.count)
-			tt__retired[tt__nretired++] = lib;
+		if (!err && lib->ranges.count) {
+			tt__retired[tt__nretired] = lib;
+			__atomic_store_n(&tt__nretired, tt__nretired + 1, __ATOMIC_RELEASE);
+		}
 		pthread_mutex_unlock(&tt__retired_mutex);
 		tt__hold_chunks(0);
 	}
@@ -897,6 +949,46 @@ int tt__out_unloaded(struct tt__out *out, struct tt__site_set *set)
 	free(set->slots);
 	*set = told;
 	return 0;
+}
+
+uint64_t tt__record_key(uint64_t address, uint64_t tsc)
+{
+	size_t published = __atomic_load_n(&tt__retired_published, __ATOMIC_ACQUIRE);
+	return address | (uint64_t)tt__generation(address, tsc, published) << TT__GEN_SHIFT;
+}
+
+static size_t tt__name_out(size_t cap, int n)
+{
+	return n < 0 ? 0 : (size_t)n >= cap ? cap - 1 : (size_t)n;
+}
+
+size_t tt__unloaded_name(uint64_t address, size_t gen, bool func, char *buf, size_t cap)
+{
+	Dl_info info;
+	if (!gen && (!__atomic_load_n(&tt__nretired, __ATOMIC_ACQUIRE) ||
+		     dladdr((void *)(uintptr_t)address, &info) || (!func && tt__names_hold(address))))
+		return 0;
+	char name[TT__NAME_MAX];
+	size_t n;
+	pthread_mutex_lock(&tt__retired_mutex);
+	const struct tt__retired_lib *lib = gen ? tt__retired[gen - 1] : NULL;
+	/* none loaded there now: the last one that was (its key was made before it went) */
+	for (size_t k = tt__nretired; !gen && k-- > 0 && !lib;)
+		if (tt__ranges_hold(&tt__retired[k]->ranges, address))
+			lib = tt__retired[k];
+	if (!func)
+		n = tt__name_out(cap, snprintf(buf, cap, "%s", tt__site_name(lib ? tt__lib_site(lib, address) :
+										   &tt__unloaded_site, name, sizeof name)));
+	else if (lib && tt__lib_func(lib, address) && tt__lib_func(lib, address)->symbol)
+		n = tt__name_out(cap, snprintf(buf, cap, "%s", tt__lib_func(lib, address)->symbol));
+	else if (lib) /* as for a static function (report.c): for addr2line -e */
+		n = tt__name_out(cap, snprintf(buf, cap, "%s+0x%" PRIx64,
+						    strrchr(lib->name, '/') ? strrchr(lib->name, '/') + 1 : lib->name,
+						    address - lib->base));
+	else
+		n = tt__name_out(cap, snprintf(buf, cap, "0x%" PRIx64, address));
+	pthread_mutex_unlock(&tt__retired_mutex);
+	return n;
 }
 
 static int tt__count_changes(struct dl_phdr_info *info, size_t size, void *data)

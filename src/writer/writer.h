@@ -108,6 +108,15 @@ int tt__out_modules(struct tt__out *out) TT__HIDDEN;
  * file described of their addresses before), and the set's entries of their records
  * tagged with their generation. 0 or -errno. */
 int tt__out_unloaded(struct tt__out *out, struct tt__site_set *set) TT__HIDDEN;
+/* The key by which the runtime's analysis (report.c, spikes.c) knows the site or
+ * function at `address` in a record made at `tsc`: the address, tagged (TT__GEN) with
+ * the library unloaded since that held it then. */
+uint64_t tt__record_key(uint64_t address, uint64_t tsc) TT__HIDDEN;
+/* The name of such a key's site or function (func) when it is not to be read where it
+ * points: of a library unloaded since (its copy of the descriptor; its functions as
+ * library+0xOFFSET), or at an address no library holds now ("(unloaded library)",
+ * 0x...). 0 otherwise: the address is the descriptor or function it names. */
+size_t tt__unloaded_name(uint64_t address, size_t gen, bool func, char *buf, size_t cap) TT__HIDDEN;
 /* A number that changes whenever a library is loaded or unloaded. */
 uint64_t tt__modules_changes(void) TT__HIDDEN;
 void tt__out_end(struct tt__out *out, const struct tt_end_info *end) TT__HIDDEN;
