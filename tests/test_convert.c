@@ -574,6 +574,54 @@ static void test_library_loaded_where_another_was(void **state)
 	convert_says(fx, &r, "/opt/plugin-a.so and /opt/plugin-b.so were loaded at overlapping addresses");
 }
 
+/* The same, in a file that says when the first was unloaded (UNLOADED sections):
+ * each record is named after the library there when it was made, whether the file
+ * wraps the first library's descriptions (a dump) or says it went after describing
+ * it as loaded (a streamed or live file); nothing to warn about. */
+static void test_library_named_by_time(void **state)
+{
+	struct tt_fixture *fx = *state;
+	static const struct tt_tw_module a[] = {{0x7f0000000000, 0x7f0000010000, "/opt/plugin-a.so", "aa"}};
+	static const struct tt_tw_module b[] = {{0x7f0000000000, 0x7f0000010000, "/opt/plugin-b.so", "bb"}};
+	static const struct tt_tw_site in_a[] = {{0x7f0000008000, "a_scope", "a.c", "a_run", 3}};
+	static const struct tt_tw_site in_b[] = {{0x7f0000008000, "b_scope", "b.c", "b_run", 4}};
+	static const struct tt_record rec[] = {
+		R(TT_REC_BEGIN, 0x7f0000008000, 2000), R(TT_REC_END, 0, 3000), /* a, until 5000 */
+		R(TT_REC_BEGIN, 0x7f0000008000, 6000), R(TT_REC_END, 0, 7000), /* b */
+	};
+	for (int streamed = 0; streamed < 2; streamed++) {
+		struct tt_tw w;
+		open_demo(&w, fx->in, NULL);
+		if (streamed) { /* described while loaded, then said to be unloaded */
+			tt_tw_sites(&w, in_a, N(in_a));
+			tt_tw_unloaded_begin(&w, 5000);
+			tt_tw_modules(&w, a, N(a));
+			tt_tw_unloaded_end(&w);
+		} else {
+			tt_tw_unloaded_begin(&w, 5000);
+			tt_tw_modules(&w, a, N(a));
+			tt_tw_unloaded_end(&w);
+			tt_tw_unloaded_begin(&w, 5000);
+			tt_tw_sites(&w, in_a, N(in_a));
+			tt_tw_unloaded_end(&w);
+		}
+		tt_tw_modules(&w, b, N(b));
+		tt_tw_sites(&w, in_b, N(in_b));
+		end_one(&w, "main", rec, N(rec));
+		struct tt_run r;
+		TT_RUN(&r, "convert", fx->in, "-o", fx->out, "-f");
+		free(r.out);
+		if (r.status != 0)
+			fail_msg("convert: status %d: %s", r.status, r.err);
+		assert_null(strstr(r.err, "overlapping"));
+		cJSON *root = tt_json_load(fx->out);
+		char *p = tt_json_listing(root, 101);
+		assert_string_equal(p, "X a_scope 0\nX b_scope 0\n");
+		free(p);
+		cJSON_Delete(root);
+	}
+}
+
 static void test_merge_processes(void **state)
 {
 	struct tt_fixture *fx = *state;
@@ -1096,6 +1144,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_func_exit_unwinds, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_merge_processes, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_library_loaded_where_another_was, setup, tt_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_library_named_by_time, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_warnings_escape_names, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_same_run_twice_refused, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_force_and_stdout, setup, tt_fixture_teardown),

@@ -347,6 +347,44 @@ static void test_bad_arg_names(void **state)
 	}
 }
 
+/* UNLOADED sections that end before the run, hold a section they may not, or more
+ * than one section. */
+static void test_bad_unloaded(void **state)
+{
+	struct fixture *fx = *state;
+	static const struct {
+		uint64_t until;
+		int inner; /* 0: SITES, 1: PROCESS, 2: SITES and 16 bytes more */
+		const char *want;
+	} cases[] = {
+		{0, 0, "UNLOADED section until TSC 0"},
+		{5000, 1, "section type 1 in an UNLOADED section"},
+		{5000, 2, "the section in an UNLOADED section does not fill it"},
+	};
+	static const char more[16];
+	for (size_t i = 0; i < N(cases); i++) {
+		struct tt_tw w;
+		assert_int_equal(tt_tw_open_memory(&w), 0);
+		tt_tw_header(&w, NULL);
+		tt_tw_process(&w, 4242, "demo");
+		tt_tw_sites(&w, sites, N(sites));
+		tt_tw_unloaded_begin(&w, cases[i].until);
+		if (cases[i].inner == 1)
+			tt_tw_process(&w, 4242, "demo");
+		else
+			tt_tw_sites(&w, (const struct tt_tw_site[]){{0x2000, "gone", "g.c", "g", 1}}, 1);
+		if (cases[i].inner == 2)
+			fwrite(more, sizeof(more), 1, w.fp);
+		tt_tw_unloaded_end(&w);
+		tt_tw_thread(&w, 0, 101, "main", N(t0), 0);
+		tt_tw_events(&w, 0, 0, t0, N(t0));
+		tt_tw_end(&w);
+		assert_int_equal(tt_tw_close(&w), 0);
+		expect_failure(fx, w.data, w.size, cases[i].want);
+		tt_tw_free(&w);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -359,6 +397,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_times_outside_the_run, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_funcs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_arg_names, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bad_unloaded, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

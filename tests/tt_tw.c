@@ -121,6 +121,24 @@ void tt_tw_modules(struct tt_tw *w, const struct tt_tw_module *modules, size_t n
 	tt_tw_pad(w, size);
 }
 
+void tt_tw_unloaded_begin(struct tt_tw *w, uint64_t until_tsc)
+{
+	w->unloaded_at = ftell(w->fp);
+	struct tt_unloaded_info ui = {.until_tsc = until_tsc};
+	tt_tw_section(w, TT_SEC_UNLOADED, 0); /* its size is known at the end */
+	fwrite(&ui, sizeof(ui), 1, w->fp);
+}
+
+void tt_tw_unloaded_end(struct tt_tw *w)
+{
+	long end = ftell(w->fp);
+	struct tt_section_header sh = {.type = TT_SEC_UNLOADED,
+				       .size = (uint64_t)(end - w->unloaded_at) - sizeof(sh)};
+	fseek(w->fp, w->unloaded_at, SEEK_SET);
+	fwrite(&sh, sizeof(sh), 1, w->fp);
+	fseek(w->fp, end, SEEK_SET);
+}
+
 void tt_tw_arg_names(struct tt_tw *w, const uint64_t *addresses, const char *const *names, size_t n)
 {
 	uint64_t size = sizeof(uint64_t), count = n;

@@ -37,6 +37,7 @@ struct tt_tw {
 	/* Where each section header starts, in order, for tests that cut or damage. */
 	uint64_t sections[TT_TW_MAX_SECTIONS];
 	size_t nsections;
+	long unloaded_at; /* where the open UNLOADED section's header is */
 };
 
 /* Records: tsc 1 tick = 1 ns with the default header. */
@@ -59,6 +60,10 @@ struct tt_tw_module {
 };
 /* A MODULES section. */
 void tt_tw_modules(struct tt_tw *w, const struct tt_tw_module *modules, size_t n);
+/* An UNLOADED section (until `until_tsc`) around the one section written between
+ * begin and end. */
+void tt_tw_unloaded_begin(struct tt_tw *w, uint64_t until_tsc);
+void tt_tw_unloaded_end(struct tt_tw *w);
 /* A FUNCS section: functions that FUNC_ENTER records name. */
 void tt_tw_funcs(struct tt_tw *w, const uint64_t *addresses, size_t n);
 /* An ARG_NAMES section: the argument names of the sites at `addresses`. */
