@@ -111,6 +111,15 @@ static void expect_u64(struct fixture *fx, uint64_t offset, uint64_t v, const ch
 	expect_patched(fx, offset, &v, sizeof(v), want);
 }
 
+/* A file in memory begun with the demo's sites, for the tests that add a section. */
+static void open_sites(struct tt_tw *w)
+{
+	assert_int_equal(tt_tw_open_memory(w), 0);
+	tt_tw_header(w, NULL);
+	tt_tw_process(w, 4242, "demo");
+	tt_tw_sites(w, sites, N(sites));
+}
+
 /* Where a section's payload starts. */
 static uint64_t payload(const struct fixture *fx, int section)
 {
@@ -280,10 +289,7 @@ static void test_bad_funcs(void **state)
 	};
 	for (size_t i = 0; i < N(cases); i++) {
 		struct tt_tw w;
-		assert_int_equal(tt_tw_open_memory(&w), 0);
-		tt_tw_header(&w, NULL);
-		tt_tw_process(&w, 4242, "demo");
-		tt_tw_sites(&w, sites, N(sites));
+		open_sites(&w);
 		tt_tw_funcs(&w, cases[i].funcs, cases[i].n);
 		tt_tw_thread(&w, 0, 101, "main", N(t0), 0);
 		tt_tw_events(&w, 0, 0, cases[i].rec, N(t0));
@@ -315,10 +321,7 @@ static void test_bad_arg_names(void **state)
 	};
 	for (size_t i = 0; i < N(cases); i++) {
 		struct tt_tw w;
-		assert_int_equal(tt_tw_open_memory(&w), 0);
-		tt_tw_header(&w, NULL);
-		tt_tw_process(&w, 4242, "demo");
-		tt_tw_sites(&w, sites, N(sites));
+		open_sites(&w);
 		tt_tw_arg_names(&w, cases[i].address, bytes, 1);
 		tt_tw_thread(&w, 0, 101, "main", N(t0), 0);
 		tt_tw_events(&w, 0, 0, t0, N(t0));
@@ -364,10 +367,7 @@ static void test_bad_unloaded(void **state)
 	static const char more[16];
 	for (size_t i = 0; i < N(cases); i++) {
 		struct tt_tw w;
-		assert_int_equal(tt_tw_open_memory(&w), 0);
-		tt_tw_header(&w, NULL);
-		tt_tw_process(&w, 4242, "demo");
-		tt_tw_sites(&w, sites, N(sites));
+		open_sites(&w);
 		tt_tw_unloaded_begin(&w, cases[i].until);
 		if (cases[i].inner == 1)
 			tt_tw_process(&w, 4242, "demo");

@@ -730,6 +730,20 @@ static char *tt__copy(const char *s)
 	return s ? strndup(s, UINT32_MAX / 4) : NULL;
 }
 
+/* Room in the array at *p (cap elements of `size` bytes) for one more than count. */
+static int tt__grow(void **p, size_t *cap, size_t count, size_t size)
+{
+	if (count < *cap)
+		return 0;
+	size_t grown_cap = *cap ? 2 * *cap : 16;
+	void *grown = realloc(*p, grown_cap * size);
+	if (!grown)
+		return -ENOMEM;
+	*p = grown;
+	*cap = grown_cap;
+	return 0;
+}
+
 static const struct tt__retired_func *tt__lib_func(const struct tt__retired_lib *lib, uint64_t address)
 {
 	for (size_t i = 0; i < lib->nfuncs; i++)
@@ -743,14 +757,8 @@ static int tt__retire_func(struct tt__retired_lib *lib, uint64_t address)
 {
 	if (tt__lib_func(lib, address))
 		return 0;
-	if (lib->nfuncs == lib->funcs_cap) {
-		size_t cap = lib->funcs_cap ? 2 * lib->funcs_cap : 16;
-		struct tt__retired_func *grown = realloc(lib->funcs, cap * sizeof *grown);
-		if (!grown)
-			return -ENOMEM;
-		lib->funcs = grown;
-		lib->funcs_cap = cap;
-	}
+	if (tt__grow((void **)&lib->funcs, &lib->funcs_cap, lib->nfuncs, sizeof *lib->funcs) < 0)
+		return -ENOMEM;
 	Dl_info info;
 	bool named = dladdr((void *)(uintptr_t)address, &info) && info.dli_sname &&
 		     info.dli_saddr == (void *)(uintptr_t)address;
@@ -779,14 +787,8 @@ static int tt__retire_sites(const struct tt__thread_snapshot *snap, struct tt__r
 			}
 			if (tt__lib_site(lib, address) != &tt__unloaded_site)
 				continue;
-			if (lib->nsites == lib->sites_cap) {
-				size_t cap = lib->sites_cap ? 2 * lib->sites_cap : 16;
-				struct tt__retired_site *grown = realloc(lib->sites, cap * sizeof *grown);
-				if (!grown)
-					return -ENOMEM;
-				lib->sites = grown;
-				lib->sites_cap = cap;
-			}
+			if (tt__grow((void **)&lib->sites, &lib->sites_cap, lib->nsites, sizeof *lib->sites) < 0)
+				return -ENOMEM;
 			const struct tt_callsite *site = (const struct tt_callsite *)(uintptr_t)address;
 			lib->sites[lib->nsites++] = (struct tt__retired_site){
 				.address = address,
