@@ -795,6 +795,7 @@ static int tt_add_decoder_sites(struct tt_file *f)
 			.address = made[i].address,
 			.name = {made[i].name, (uint32_t)strlen(made[i].name)},
 			.file = {"ticktrace", 9},
+			.until = UINT64_MAX,
 		};
 	f->gap_site = &f->sites[f->nsites - 2];
 	f->unbegun_site = &f->sites[f->nsites - 1];
