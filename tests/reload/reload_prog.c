@@ -10,10 +10,15 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <ticktrace.h>
+
 int main(int argc, char **argv)
 {
 	if (argc != 4)
 		return 2;
+	/* The program uses ticktrace itself, so it stays loaded when the plugins go (a
+	 * linker that drops unused libraries would have only the plugins load it). */
+	tt_thread_name("reload_prog");
 	int kill = strcmp(argv[3], "kill") == 0;
 	static const char *const entries[] = {"alpha_run", "gamma_run"};
 	uintptr_t base[2];
