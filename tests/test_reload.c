@@ -1,8 +1,9 @@
 /* A library unloaded (dlclose), then another loaded at the same address (issue 13,
  * item 7): every event is named after the library that was there when it was
  * recorded, call sites (TT_SCOPE, TT_INSTANT) and -finstrument-functions functions
- * alike, in modes stop, ring and stream, and in the live file of a run killed by
- * SIGKILL, whose last call sites are named from the ELF files; in JSON, Perfetto and
+ * alike, in modes stop, ring and stream (written at the end, or while the libraries
+ * were loaded), and in the live file of a run killed by SIGKILL, whose last call
+ * sites are named from the ELF files; in JSON, Perfetto and
  * the flat profile, with no warning; and so does the program itself, in its report at
  * exit and its spike log.
  *
@@ -98,7 +99,7 @@ static void check_own_names(const char *path, const char *const *names, size_t n
 	assert_null(strstr(text, "unloaded"));
 }
 
-static void reload_in_mode(const char *mode)
+static void reload_in_mode(const char *mode, const char *how)
 {
 	char dir[64], ttr[160], out[200], own[200], own_setting[220];
 	tt_tmpdir(dir, sizeof(dir));
@@ -110,7 +111,7 @@ static void reload_in_mode(const char *mode)
 	bool stream = strcmp(mode, "stream") == 0;
 	snprintf(own, sizeof(own), "%s/own.txt", dir);
 	snprintf(own_setting, sizeof(own_setting), "%s=%s", stream ? "TICKTRACE_SPIKES" : "TICKTRACE_REPORT", own);
-	assert_int_equal(run_prog(dir, "exit", (const char *const[]){out, mode_setting, own_setting,
+	assert_int_equal(run_prog(dir, how, (const char *const[]){out, mode_setting, own_setting,
 								     "TICKTRACE_SPIKE_THRESHOLD=0", NULL}), 0);
 	check_names(dir, ttr);
 	static const char *const spikes[] = {"spike: alpha_run", "spike: alpha_scope",
@@ -125,19 +126,27 @@ static void reload_in_mode(const char *mode)
 static void test_reload_stop(void **state)
 {
 	(void)state;
-	reload_in_mode("stop");
+	reload_in_mode("stop", "exit");
 }
 
 static void test_reload_ring(void **state)
 {
 	(void)state;
-	reload_in_mode("ring");
+	reload_in_mode("ring", "exit");
 }
 
 static void test_reload_stream(void **state)
 {
 	(void)state;
-	reload_in_mode("stream");
+	reload_in_mode("stream", "exit");
+}
+
+/* The drain writes alpha's events and describes its call sites while alpha is
+ * loaded, then says it was unloaded before gamma's events. */
+static void test_reload_stream_while_loaded(void **state)
+{
+	(void)state;
+	reload_in_mode("stream", "wait");
 }
 
 /* Killed: the live file, whose last call sites (gamma's) the run never described. */
@@ -179,6 +188,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_reload_stop),
 		cmocka_unit_test(test_reload_ring),
 		cmocka_unit_test(test_reload_stream),
+		cmocka_unit_test(test_reload_stream_while_loaded),
 		cmocka_unit_test(test_reload_killed),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

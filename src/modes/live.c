@@ -211,12 +211,12 @@ void tt__live_tick(void)
 	if (lv->fd < 0 || lv->finished)
 		return;
 	if (!lv->full) {
-		/* Libraries loaded or unloaded since: named offline after a SIGKILL too. */
+		/* Libraries unloaded or loaded since: named offline after a SIGKILL too. */
 		int err = tt__out_unloaded(lv->out, &lv->sites);
 		uint64_t changes = tt__modules_changes();
 		if (!err && changes != lv->modules_changes) {
 			lv->modules_changes = changes;
-			err = tt__out_modules(lv->out);
+			err = tt__out_loaded_modules(lv->out);
 		}
 		tt__hold_chunks(1);
 		for (struct tt__slot *slot = tt__registry_head(); slot && !err;

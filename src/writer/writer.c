@@ -907,20 +907,24 @@ static void tt__out_retired_modules(struct tt__out *out, size_t from, size_t to)
 			tt__out_module_list(out, &tt__retired[k]->modules, tt__retired[k]->until);
 }
 
-int tt__out_modules(struct tt__out *out)
+int tt__out_loaded_modules(struct tt__out *out)
 {
 	struct tt__modules m = {0};
 	dl_iterate_phdr(tt__add_module, &m);
-	if (!m.err) {
-		/* the unloaded first: an UNLOADED MODULES ends the span of what was described
-		 * of its addresses before it, and a library loaded there since comes after */
-		pthread_mutex_lock(&tt__retired_mutex);
-		tt__out_retired_modules(out, 0, __atomic_load_n(&tt__retired_published, __ATOMIC_ACQUIRE));
-		pthread_mutex_unlock(&tt__retired_mutex);
+	if (!m.err)
 		tt__out_module_list(out, &m, 0);
-	}
 	free(m.data);
 	return m.err;
+}
+
+int tt__out_modules(struct tt__out *out)
+{
+	/* the unloaded first: an UNLOADED MODULES ends the span of what was described of
+	 * its addresses before it, and a library loaded there since comes after */
+	pthread_mutex_lock(&tt__retired_mutex);
+	tt__out_retired_modules(out, 0, __atomic_load_n(&tt__retired_published, __ATOMIC_ACQUIRE));
+	pthread_mutex_unlock(&tt__retired_mutex);
+	return tt__out_loaded_modules(out);
 }
 
 int tt__out_unloaded(struct tt__out *out, struct tt__site_set *set)

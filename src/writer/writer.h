@@ -102,6 +102,8 @@ void tt__out_sites(struct tt__out *out, const struct tt__site_set *set) TT__HIDD
 void tt__site_set_clear(struct tt__site_set *set) TT__HIDDEN;
 /* MODULES: each library unloaded so far in an UNLOADED section, then those loaded. */
 int tt__out_modules(struct tt__out *out) TT__HIDDEN;
+/* Only those loaded. */
+int tt__out_loaded_modules(struct tt__out *out) TT__HIDDEN;
 /* For a file written as the program runs (stream, live), before the sites of the
  * records it looks at next: the modules of the libraries unloaded since `set` last
  * told them apart, each in an UNLOADED section (which ends the time span of what the

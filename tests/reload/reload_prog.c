@@ -1,7 +1,9 @@
-/* reload_prog ALPHA.so GAMMA.so exit|kill: loads alpha, calls it, unloads it, loads
- * gamma (at the address alpha had: exit 77 when the loader put it elsewhere), calls
- * it, and exits, or (kill) dies of SIGKILL with its trace in the live file only:
- * gamma's call sites are then named from its ELF file. */
+/* reload_prog ALPHA.so GAMMA.so exit|wait|kill: loads alpha, calls it, unloads it,
+ * loads gamma (at the address alpha had: exit 77 when the loader put it elsewhere),
+ * calls it, and exits. With wait, it gives the background thread (a stream's drain,
+ * a live file's) time to see each library loaded, and alpha's events while alpha is
+ * loaded; with kill, it then dies of SIGKILL with its trace in the live file only,
+ * gamma's call sites never described: they are named from its ELF file. */
 #include <dlfcn.h>
 #include <link.h>
 #include <signal.h>
@@ -19,7 +21,7 @@ int main(int argc, char **argv)
 	/* The program uses ticktrace itself, so it stays loaded when the plugins go (a
 	 * linker that drops unused libraries would have only the plugins load it). */
 	tt_thread_name("reload_prog");
-	int kill = strcmp(argv[3], "kill") == 0;
+	int kill = strcmp(argv[3], "kill") == 0, wait = kill || strcmp(argv[3], "wait") == 0;
 	static const char *const entries[] = {"alpha_run", "gamma_run"};
 	uintptr_t base[2];
 	for (int i = 0; i < 2; i++) {
@@ -31,15 +33,14 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		base[i] = map->l_addr;
-		/* a live file lists the libraries loaded since its last look */
-		if (kill)
+		if (wait) /* a live file lists the libraries loaded since its last look */
 			usleep(500000);
 		if (run(3) != 10)
 			return 1;
 		if (i == 0) {
-			dlclose(lib);
-			if (kill) /* and describes what alpha's records name */
+			if (wait) /* alpha's events are written, its call sites described */
 				usleep(500000);
+			dlclose(lib);
 		}
 	}
 	if (base[0] != base[1]) {
