@@ -212,7 +212,7 @@ static int tt_add_site(struct tt_file *f, const struct tt_site *s, size_t *cap, 
 static int tt_read_sites(struct tt_file *f, struct tt_cursor *c, uint64_t section, size_t *cap,
 			 uint64_t until)
 {
-	uint64_t count;
+	uint64_t count = 0; /* (set by tt_read_count; gcc -O3 cannot tell) */
 	if (tt_read_count(f, c, sizeof(struct tt_site_info), &count, "SITES") < 0)
 		return -1;
 	for (uint64_t i = 0; i < count; i++) {
@@ -247,7 +247,7 @@ static int tt_read_sites(struct tt_file *f, struct tt_cursor *c, uint64_t sectio
 static int tt_read_funcs(struct tt_file *f, struct tt_cursor *c, uint64_t section, size_t *cap,
 			 uint64_t until)
 {
-	uint64_t count;
+	uint64_t count = 0; /* (set by tt_read_count; gcc -O3 cannot tell) */
 	if (tt_read_count(f, c, sizeof(uint64_t), &count, "FUNCS") < 0)
 		return -1;
 	for (uint64_t i = 0; i < count; i++) {
@@ -268,7 +268,7 @@ static int tt_read_funcs(struct tt_file *f, struct tt_cursor *c, uint64_t sectio
 /* The names of sites' arguments (TT_BEGIN_NAMED_ARG), each of a site read before. */
 static int tt_read_arg_names(struct tt_file *f, struct tt_cursor *c, uint64_t until)
 {
-	uint64_t count;
+	uint64_t count = 0; /* (set by tt_read_count; gcc -O3 cannot tell) */
 	if (tt_read_count(f, c, sizeof(struct tt_arg_name_info), &count, "ARG_NAMES") < 0)
 		return -1;
 	for (uint64_t i = 0; i < count; i++) {
@@ -346,7 +346,7 @@ static bool tt_module_unloaded(struct tt_file *f, const struct tt_module *m)
 
 static int tt_read_modules(struct tt_file *f, struct tt_cursor *c, size_t *cap, uint64_t until)
 {
-	uint64_t count;
+	uint64_t count = 0; /* (set by tt_read_count; gcc -O3 cannot tell) */
 	if (tt_read_count(f, c, sizeof(struct tt_module_info), &count, "MODULES") < 0)
 		return -1;
 	for (uint64_t i = 0; i < count; i++) {
