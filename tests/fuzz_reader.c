@@ -95,7 +95,7 @@ static void tt_fuzz_feed(const struct tt_trace *t)
 		struct tt__feed feed = {.th = &ta, .ns = tt_fuzz_ns, .clock = (void *)&f->clock};
 		int rc = 0;
 		for (size_t k = 0; k < th->nsections && rc == 0; k++)
-			rc = tt__feed_records(&feed, th->sections[k].records, th->sections[k].count);
+			rc = tt__feed_records(&feed, tt_section_records(th, k), th->sections[k].count);
 		if (rc == 0)
 			tt__feed_finish(&feed);
 		tt__thread_analysis_free(&ta);

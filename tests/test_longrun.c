@@ -86,8 +86,9 @@ static void tt_lr_walk_seq(const struct tt_thread *t, struct tt_lr_seq *s, bool 
 	*s = (struct tt_lr_seq){.number = UINT32_MAX};
 	for (size_t sec = 0; sec < t->nsections; sec++) {
 		const struct tt_events *ev = &t->sections[sec];
+		const struct tt_record *records = tt_section_records(t, sec);
 		for (size_t i = 0; i < ev->count; i++) {
-			unsigned kind = TT_RECORD_KIND(ev->records[i].word);
+			unsigned kind = TT_RECORD_KIND(records[i].word);
 			if (kind == TT_REC_PAD)
 				continue;
 			if (kind == TT_REC_BEGIN || kind == TT_REC_END) {
@@ -96,10 +97,10 @@ static void tt_lr_walk_seq(const struct tt_thread *t, struct tt_lr_seq *s, bool 
 			}
 			assert_true(kind == TT_REC_INSTANT_ARG || kind == TT_REC_DROPPED);
 			assert_true(i + 1 < ev->count); /* its VALUE is in the same section */
-			assert_int_equal(TT_RECORD_KIND(ev->records[i + 1].word), TT_REC_VALUE);
-			uint64_t value = ev->records[++i].tsc;
+			assert_int_equal(TT_RECORD_KIND(records[i + 1].word), TT_REC_VALUE);
+			uint64_t value = records[++i].tsc;
 			if (kind == TT_REC_DROPPED) {
-				uint64_t count = TT_RECORD_PAYLOAD(ev->records[i - 1].word);
+				uint64_t count = TT_RECORD_PAYLOAD(records[i - 1].word);
 				assert_true(count > 0);
 				s->next += count;
 				s->lost += count;
@@ -220,6 +221,58 @@ static void test_stream_every_event_written_or_counted(void **state)
 	tt_rmdir(dir);
 }
 
+/* Mode stream packs its records: every word and value comes back as it was recorded,
+ * in order, the times never decreasing (a thousand words for 255 slots, values at the
+ * edges of 64 bits and of the varint's bytes). */
+static void test_stream_packs_every_value(void **state)
+{
+	(void)state;
+	enum { ROUNDS = 50, NOTES = 1000, EDGES = 10 };
+	static const uint64_t edges[EDGES] = {0, 1, UINT64_MAX, (uint64_t)INT64_MIN, INT64_MAX,
+					      UINT64_C(1) << 63 | 1, 0x7f, 0x80, 0x3fff, 0x4000};
+	char dir[64], path[128], setting[192];
+	tt_lr_tmpfile(dir, sizeof dir, path, sizeof path);
+	snprintf(setting, sizeof setting, "TICKTRACE_OUT=%s", path);
+	tt_lr_run(TT_LR_SETTINGS("TICKTRACE_MODE=stream", setting), TT_LR_SETTINGS("extremes", "50"),
+		  NULL, 0);
+	struct tt_file f;
+	assert_int_equal(tt_file_open(&f, path), 0);
+	const struct tt_thread *t = NULL;
+	for (size_t i = 0; i < f.nthreads; i++)
+		if (!(f.threads[i].flags & TT_THREAD_RUNTIME))
+			t = &f.threads[i];
+	assert_non_null(t);
+	assert_int_equal(t->dropped_total, 0);
+	uint64_t notes = 0, counters = 0, args = 0, last_tsc = 0;
+	size_t packed = 0;
+	for (size_t s = 0; s < t->nsections; s++) {
+		const struct tt_events *ev = &t->sections[s];
+		const struct tt_record *r = tt_section_records(t, s);
+		packed += ev->records == NULL;
+		for (size_t i = 0; i < ev->count; i++) {
+			unsigned kind = TT_RECORD_KIND(r[i].word);
+			if (TT_RECORD_HAS_TIME(kind)) {
+				assert_true(r[i].tsc >= last_tsc);
+				last_tsc = r[i].tsc;
+			}
+			if (kind == TT_REC_THRESHOLD)
+				assert_int_equal(TT_RECORD_PAYLOAD(r[i].word), notes++ % NOTES);
+			if (kind != TT_REC_COUNTER && kind != TT_REC_INSTANT_ARG)
+				continue;
+			assert_true(i + 1 < ev->count);
+			assert_int_equal(TT_RECORD_KIND(r[i + 1].word), TT_REC_VALUE);
+			uint64_t *n = kind == TT_REC_COUNTER ? &counters : &args;
+			assert_int_equal(r[i + 1].tsc, edges[(*n)++ % EDGES]);
+		}
+	}
+	assert_int_equal(notes, ROUNDS * NOTES);
+	assert_int_equal(counters, ROUNDS * EDGES);
+	assert_int_equal(args, ROUNDS * EDGES);
+	assert_int_equal(packed, t->nsections);
+	tt_file_close(&f);
+	tt_rmdir(dir);
+}
+
 /* Mode stop, buffers too small: at exit the program says, once, how many events it
  * dropped, on which threads, and what would have kept them. */
 static void test_stop_says_what_it_dropped(void **state)
@@ -283,7 +336,7 @@ static void test_stream_thread_churn(void **state)
 			continue;
 		assert_true(t->flags & TT_THREAD_EXITED);
 		assert_int_equal(t->records, 2);
-		const struct tt_record *r = t->sections[0].records;
+		const struct tt_record *r = tt_section_records(t, 0);
 		assert_int_equal(TT_RECORD_KIND(r[0].word), TT_REC_INSTANT_ARG);
 		assert_true(r[1].tsc < THREADS);
 		assert_int_equal(seen[r[1].tsc], 0);
@@ -911,6 +964,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_stop_says_what_it_dropped),
 		cmocka_unit_test(test_stream_every_event_written_or_counted),
+		cmocka_unit_test(test_stream_packs_every_value),
 		cmocka_unit_test(test_stream_thread_churn),
 		cmocka_unit_test(test_stream_killed_after_dump_keeps_all),
 		cmocka_unit_test(test_stream_killed_keeps_a_clean_prefix),

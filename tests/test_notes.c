@@ -36,8 +36,9 @@ static void list_thread(const struct tt_test_trace *trace, const struct tt_threa
 {
 	for (size_t sec = 0; sec < t->nsections; sec++) {
 		const struct tt_events *ev = &t->sections[sec];
+		const struct tt_record *held = tt_section_records(t, sec);
 		for (size_t i = 0; i < ev->count; i++) {
-			const struct tt_record *r = &ev->records[i];
+			const struct tt_record *r = &held[i];
 			unsigned kind = TT_RECORD_KIND(r->word);
 			uint64_t payload = TT_RECORD_PAYLOAD(r->word);
 			const struct tt_site *site = TT_RECORD_HAS_SITE(kind) ?
@@ -49,7 +50,7 @@ static void list_thread(const struct tt_test_trace *trace, const struct tt_threa
 				size_t records = TT_TEXT_RECORDS(payload);
 				assert_true(i + records < ev->count);
 				for (size_t k = 0; k < records; k++) {
-					const struct tt_record *t = &ev->records[i + 1 + k];
+					const struct tt_record *t = &held[i + 1 + k];
 					assert_int_equal(TT_RECORD_KIND(t->word), TT_REC_TEXT);
 					uint64_t rest = TT_RECORD_PAYLOAD(t->word);
 					memcpy(text + k * TT_TEXT_BYTES, &t->tsc, 8);

@@ -122,12 +122,12 @@ static void test_dropped_events_keep_their_count_and_depth(void **state)
 	 * time, closes and opens). */
 	const struct tt_events *last = &th->sections[th->nsections - 1];
 	assert_true(last->count >= 2);
-	const struct tt_record *dropped = &last->records[last->count - 2];
+	const struct tt_record *dropped = &tt_section_records(th, th->nsections - 1)[last->count - 2];
 	assert_int_equal(TT_RECORD_KIND(dropped->word), TT_REC_DROPPED);
 	uint64_t kept = 0; /* events in the file but the gap */
 	for (size_t sec = 0; sec < th->nsections; sec++)
 		for (size_t i = 0; i < th->sections[sec].count; i++)
-			kept += TT_RECORD_HAS_TIME(TT_RECORD_KIND(th->sections[sec].records[i].word));
+			kept += TT_RECORD_HAS_TIME(TT_RECORD_KIND(tt_section_records(th, sec)[i].word));
 	kept--;
 	assert_int_equal(TT_RECORD_PAYLOAD(dropped->word), run.attempted - kept);
 	assert_int_equal(th->dropped[TT_DROP_FULL], run.attempted - kept);

@@ -14,6 +14,10 @@
  *                                        "seq" instant, prints "ready", waits to be killed
  *   tt_longrun_prog crash HOW EVENTS     records EVENTS "seq" instants, begins "crashing"
  *                                        and dies: HOW is segv or abort
+ *   tt_longrun_prog extremes ROUNDS      ROUNDS times: threshold notes of 0..999 ns (a
+ *                                        thousand words), then the counter "edge" at
+ *                                        each of tt_prog_edges and the instant "edge"
+ *                                        with each as its argument
  *   tt_longrun_prog fork EVENTS          records EVENTS "seq" instants (number 1) and forks;
  *                                        the child records EVENTS (number 2) and exits,
  *                                        the parent waits for it, records EVENTS more
@@ -327,6 +331,24 @@ static int tt_prog_destructors(uint32_t threads)
 	return 0;
 }
 
+static const uint64_t tt_prog_edges[] = {0, 1, UINT64_MAX, (uint64_t)INT64_MIN, INT64_MAX,
+					 UINT64_C(1) << 63 | 1, 0x7f, 0x80, 0x3fff, 0x4000};
+
+static int tt_prog_extremes(uint32_t rounds)
+{
+	for (uint32_t r = 0; r < rounds; r++) {
+		TT_BEGIN("round");
+		for (uint64_t ns = 0; ns < 1000; ns++)
+			TT_THRESHOLD_NS(ns);
+		for (size_t i = 0; i < sizeof tt_prog_edges / sizeof tt_prog_edges[0]; i++) {
+			TT_COUNTER("edge", (int64_t)tt_prog_edges[i]);
+			TT_INSTANT_ARG("edge", tt_prog_edges[i]);
+		}
+		TT_END();
+	}
+	return 0;
+}
+
 static void tt_prog_values(void)
 {
 	struct timespec pause = {0, 100000};
@@ -390,6 +412,8 @@ int main(int argc, char **argv)
 		tt_prog_values();
 	if (argc == 3 && strcmp(argv[1], "fork") == 0)
 		return tt_prog_fork((uint32_t)atol(argv[2]));
+	if (argc == 3 && strcmp(argv[1], "extremes") == 0)
+		return tt_prog_extremes((uint32_t)atol(argv[2]));
 	fprintf(stderr, "usage: see the top of tests/tt_longrun_prog.c\n");
 	return 2;
 }

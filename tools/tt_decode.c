@@ -704,15 +704,15 @@ static int tt_decode_run(struct tt_decoder *d, struct tt_thread_state *st, int64
 	int64_t base = d->trace->base_ns;
 	for (; st->section < t->nsections; st->section++, st->record = 0) {
 		const struct tt_events *ev = &t->sections[st->section];
+		const struct tt_record *records = tt_section_records(t, st->section);
 		for (; st->record < ev->count; st->record++) {
 			if ((st->record & (TT_RELEASE_RECORDS - 1)) == 0 && st->record)
-				tt_file_release(f, ev->offset + (st->record - TT_RELEASE_RECORDS) *
-							     sizeof(struct tt_record),
-						ev->offset + st->record * sizeof(struct tt_record));
-			const struct tt_record *r = &ev->records[st->record];
+				tt_file_release(f, tt_record_offset(ev, st->record - TT_RELEASE_RECORDS),
+						tt_record_offset(ev, st->record));
+			const struct tt_record *r = &records[st->record];
 			unsigned kind = TT_RECORD_KIND(r->word);
 			uint64_t payload = TT_RECORD_PAYLOAD(r->word);
-			uint64_t offset = ev->offset + st->record * sizeof(*r);
+			uint64_t offset = tt_record_offset(ev, st->record);
 			if (st->pending == TT_REC_DESCRIBE) {
 				if (kind != TT_REC_TEXT)
 					return tt_error_at(f->path, st->pending_offset,
@@ -779,7 +779,8 @@ static int tt_decode_run(struct tt_decoder *d, struct tt_thread_state *st, int64
 			if (tt_decode_record(d, st, kind, payload, ts, offset) < 0)
 				return -1;
 		}
-		tt_file_release(f, ev->offset, ev->offset + ev->count * sizeof(struct tt_record));
+		tt_file_release(f, ev->offset, ev->offset + (ev->records ? ev->count * sizeof(struct tt_record) :
+									  ev->packed_size));
 	}
 	st->done = true;
 	return 0;
@@ -960,8 +961,9 @@ static int tt_scan_unbegun(struct tt_thread_state *st)
 	uint32_t cap = 0;
 	for (size_t s = 0; s < t->nsections; s++) {
 		const struct tt_events *ev = &t->sections[s];
+		const struct tt_record *records = tt_section_records(t, s);
 		for (size_t i = 0; i < ev->count; i++) {
-			uint64_t word = ev->records[i].word;
+			uint64_t word = records[i].word;
 			unsigned kind = TT_RECORD_KIND(word);
 			bool opens = kind == TT_REC_BEGIN || kind == TT_REC_BEGIN_ARG ||
 				     kind == TT_REC_FUNC_ENTER || kind == TT_REC_ENDBEGIN;
@@ -971,7 +973,7 @@ static int tt_scan_unbegun(struct tt_thread_state *st)
 			} else if (closes) {
 				if (st->nunbegun == cap) {
 					if (cap >= TT_MAX_DEPTH)
-						return tt_error_at(t->file->path, ev->offset + i * sizeof(struct tt_record),
+						return tt_error_at(t->file->path, tt_record_offset(ev, i),
 								   "more than %u scopes end before they begin", TT_MAX_DEPTH);
 					cap = cap ? 2 * cap : 16;
 					uint64_t *p = realloc(st->unbegun, cap * sizeof(*p));

@@ -453,6 +453,39 @@ static bool tt_record_timed(uint64_t word)
 	return TT_RECORD_HAS_TIME(TT_RECORD_KIND(word));
 }
 
+/* The thread whose records an EVENTS section's header says it continues. */
+static struct tt_thread *tt_events_thread(struct tt_file *f, const struct tt_events_info *ei,
+					  uint64_t at, const char *what)
+{
+	struct tt_thread *t = tt_thread_named(f, ei->thread_index, at, what);
+	if (t && ei->first_record != t->records) {
+		TT_FAIL(f, at + offsetof(struct tt_events_info, first_record),
+			"%s section starts at record %" PRIu64 " of thread index %" PRIu32
+			", but its earlier sections hold %" PRIu64,
+			what, ei->first_record, t->index, t->records);
+		return NULL;
+	}
+	return t;
+}
+
+/* A section's records, in the file or unpacked: the thread's first time, its count. */
+static int tt_add_events(struct tt_file *f, struct tt_thread *t, struct tt_events ev,
+			 const struct tt_record *r, uint64_t at)
+{
+	for (uint64_t i = 0; i < ev.count && !t->has_first; i++) {
+		if (tt_record_timed(r[i].word)) {
+			t->first_tsc = r[i].tsc;
+			t->has_first = true;
+		}
+	}
+	if (tt_reserve(&t->sections, &t->sections_cap, t->nsections, sizeof(*t->sections)) < 0)
+		return TT_FAIL(f, at, "out of memory for %zu EVENTS sections", t->nsections);
+	t->sections[t->nsections++] = ev;
+	t->records += ev.count;
+	f->records += ev.count;
+	return 0;
+}
+
 static int tt_read_events(struct tt_file *f, struct tt_cursor *c)
 {
 	struct tt_events_info ei;
@@ -462,28 +495,122 @@ static int tt_read_events(struct tt_file *f, struct tt_cursor *c)
 	if ((c->end - c->pos) % sizeof(struct tt_record) != 0)
 		return TT_FAIL(f, at, "EVENTS payload of %" PRIu64 " bytes is not whole records",
 			       c->end - c->pos);
-	struct tt_thread *t = tt_thread_named(f, ei.thread_index, at, "EVENTS");
+	struct tt_thread *t = tt_events_thread(f, &ei, at, "EVENTS");
 	if (!t)
 		return -1;
-	if (ei.first_record != t->records)
-		return TT_FAIL(f, at + offsetof(struct tt_events_info, first_record),
-			       "EVENTS section starts at record %" PRIu64 " of thread index %" PRIu32
-			       ", but its earlier sections hold %" PRIu64,
-			       ei.first_record, t->index, t->records);
 	uint64_t count = (c->end - c->pos) / sizeof(struct tt_record);
 	const struct tt_record *r = (const struct tt_record *)(f->data + c->pos);
-	for (uint64_t i = 0; i < count && !t->has_first; i++) {
-		if (tt_record_timed(r[i].word)) {
-			t->first_tsc = r[i].tsc;
-			t->has_first = true;
+	return tt_add_events(f, t, (struct tt_events){.records = r, .count = count, .offset = c->pos},
+			     r, at);
+}
+
+/* Unpacks `count` records (format.h: TT_SEC_EVENTS_PACKED): NULL, or what is wrong
+ * with record *bad, which begins at bytes[*at]. */
+static const char *tt_unpack(const uint8_t *bytes, size_t size, size_t count,
+			     struct tt_record *out, size_t *bad, size_t *at)
+{
+	uint64_t words[TT_PACKED_LITERAL] = {0};
+	uint64_t last_tsc = 0;
+	size_t pos = 0;
+	for (size_t i = 0; i < count; i++) {
+		*bad = i;
+		*at = pos;
+		if (pos == size)
+			return "the section ends before it";
+		unsigned tag = bytes[pos++];
+		uint64_t word;
+		if (tag == TT_PACKED_LITERAL) {
+			if (size - pos < sizeof(word))
+				return "its word runs past the section";
+			memcpy(&word, bytes + pos, sizeof(word));
+			pos += sizeof(word);
+			words[tt_packed_slot(word)] = word;
+		} else if (!(word = words[tag])) {
+			return "it names a word slot that no word of the section took";
 		}
+		uint64_t field = 0;
+		for (unsigned shift = 0;; shift += 7) {
+			if (pos == size)
+				return "its time runs past the section";
+			if (shift > 63)
+				return "its time is longer than 10 bytes";
+			uint8_t byte = bytes[pos++];
+			field |= (uint64_t)(byte & 0x7f) << shift;
+			if (!(byte & 0x80))
+				break;
+		}
+		if (tt_record_timed(word))
+			field = last_tsc += tt_unzigzag(field);
+		out[i] = (struct tt_record){.tsc = field, .word = word};
 	}
-	if (tt_reserve(&t->sections, &t->sections_cap, t->nsections, sizeof(*t->sections)) < 0)
-		return TT_FAIL(f, at, "out of memory for %zu EVENTS sections", t->nsections);
-	t->sections[t->nsections++] = (struct tt_events){.records = r, .count = count, .offset = c->pos};
-	t->records += count;
-	f->records += count;
-	return 0;
+	*bad = count;
+	*at = pos;
+	return pos == size ? NULL : "bytes are left after the section's records";
+}
+
+/* The thread's buffer for its packed sections, room for `count` records. */
+static struct tt_unpacked *tt_unpacked_for(struct tt_thread *t, size_t count)
+{
+	if (!t->unpacked && !(t->unpacked = calloc(1, sizeof(*t->unpacked))))
+		return NULL;
+	struct tt_unpacked *u = t->unpacked;
+	if (u->cap < count) {
+		struct tt_record *records = realloc(u->records, count * sizeof(*records));
+		if (!records)
+			return NULL;
+		u->records = records;
+		u->cap = count;
+	}
+	return u;
+}
+
+static int tt_read_events_packed(struct tt_file *f, struct tt_cursor *c)
+{
+	struct tt_events_info ei;
+	struct tt_packed_info pi;
+	uint64_t at = c->pos;
+	if (!tt_cursor_take(c, &ei, sizeof(ei)) || !tt_cursor_take(c, &pi, sizeof(pi)))
+		return TT_FAIL(f, at, "EVENTS_PACKED section too small for its headers");
+	struct tt_thread *t = tt_events_thread(f, &ei, at, "EVENTS_PACKED");
+	if (!t)
+		return -1;
+	if (pi.records == 0 || pi.records > TT_PACKED_MAX_RECORDS)
+		return TT_FAIL(f, at + sizeof(ei), "EVENTS_PACKED holds %" PRIu64 " records (1 to %d)",
+			       pi.records, TT_PACKED_MAX_RECORDS);
+	struct tt_unpacked *u = tt_unpacked_for(t, pi.records);
+	if (!u)
+		return TT_FAIL(f, at, "out of memory for %" PRIu64 " records", pi.records);
+	const uint8_t *bytes = (const uint8_t *)f->data + c->pos;
+	size_t size = c->end - c->pos, bad, pos;
+	const char *wrong = tt_unpack(bytes, size, pi.records, u->records, &bad, &pos);
+	if (wrong)
+		return TT_FAIL(f, c->pos + pos, "packed record %zu of %" PRIu64 ": %s", bad,
+			       pi.records, wrong);
+	u->section = t->nsections;
+	u->valid = true;
+	struct tt_events ev = {.packed = bytes, .packed_size = size, .count = pi.records,
+			       .offset = c->pos};
+	c->pos = c->end;
+	return tt_add_events(f, t, ev, u->records, at);
+}
+
+const struct tt_record *tt_section_records(const struct tt_thread *t, size_t s)
+{
+	const struct tt_events *ev = &t->sections[s];
+	struct tt_unpacked *u = t->unpacked;
+	if (ev->records || (u->valid && u->section == s))
+		return ev->records ? ev->records : u->records;
+	/* Read whole before: it unpacks as it did then (a cut section only shorter). */
+	size_t bad, at;
+	u->valid = !tt_unpack(ev->packed, ev->packed_size, ev->count, u->records, &bad, &at) ||
+		   bad == ev->count;
+	u->section = s;
+	return u->records;
+}
+
+uint64_t tt_record_offset(const struct tt_events *ev, size_t i)
+{
+	return ev->offset + (ev->records ? i * sizeof(struct tt_record) : 0);
 }
 
 /* The END section's totals must agree with what the file holds. */
@@ -621,6 +748,7 @@ static int tt_read_sections(struct tt_file *f)
 		case TT_SEC_THREAD: rc = tt_read_thread(f, &c, off, &thread_cap); break;
 		case TT_SEC_THREAD_TOTALS: rc = tt_read_thread_totals(f, &c); break;
 		case TT_SEC_EVENTS: rc = tt_read_events(f, &c); break;
+		case TT_SEC_EVENTS_PACKED: rc = tt_read_events_packed(f, &c); break;
 		case TT_SEC_END: rc = tt_read_end(f, &c); break;
 		case TT_SEC_FUNCS: rc = tt_read_funcs(f, &c, off, &site_cap, UINT64_MAX); break;
 		case TT_SEC_ARG_NAMES: rc = tt_read_arg_names(f, &c, UINT64_MAX); break;
@@ -742,9 +870,10 @@ static int tt_name_unknown_sites(struct tt_file *f)
 		const struct tt_thread *t = &f->threads[i];
 		for (size_t k = 0; k < t->nsections; k++) {
 			const struct tt_events *ev = &t->sections[k];
+			const struct tt_record *r = tt_section_records(t, k);
 			for (size_t j = 0; j < ev->count; j++) {
-				uint64_t word = ev->records[j].word, address = TT_RECORD_PAYLOAD(word);
-				uint64_t tsc = ev->records[j].tsc;
+				uint64_t word = r[j].word, address = TT_RECORD_PAYLOAD(word);
+				uint64_t tsc = r[j].tsc;
 				if (!TT_RECORD_HAS_SITE(TT_RECORD_KIND(word)) || tt_file_site(f, address, tsc))
 					continue;
 				/* of the library that held the address then */
@@ -765,7 +894,7 @@ static int tt_name_unknown_sites(struct tt_file *f)
 				/* (a description of that span that does not hold this record:
 				 * the file is damaged, and the decoder says so) */
 				if (!tt_site_until(f, address, s.until) &&
-				    tt_add_site(f, &s, &cap, ev->offset + j * sizeof(struct tt_record)) < 0)
+				    tt_add_site(f, &s, &cap, tt_record_offset(ev, j)) < 0)
 					return -1;
 			}
 		}
@@ -819,18 +948,19 @@ static void tt_trim_cut_event(struct tt_file *f, struct tt_thread *t)
 	uint64_t behind = 0;
 	for (size_t s = t->nsections; s-- > 0;) {
 		const struct tt_events *ev = &t->sections[s];
+		const struct tt_record *r = tt_section_records(t, s);
 		for (size_t i = ev->count; i-- > 0;) {
-			unsigned kind = TT_RECORD_KIND(ev->records[i].word);
+			unsigned kind = TT_RECORD_KIND(r[i].word);
 			if (kind == TT_REC_VALUE || kind == TT_REC_TEXT) {
 				if (++behind > TT_TEXT_RECORDS(TT_DESCRIBE_MAX))
 					return; /* not a cut event: the decoder says what is wrong */
 				continue;
 			}
-			if (kind == TT_REC_PAD || tt_records_after(kind, TT_RECORD_PAYLOAD(ev->records[i].word)) <= behind)
+			if (kind == TT_REC_PAD || tt_records_after(kind, TT_RECORD_PAYLOAD(r[i].word)) <= behind)
 				return;
 			/* Cut: drop it and what of it was written. */
 			t->cut_events = 1;
-			t->cut_offset = ev->offset + i * sizeof(struct tt_record);
+			t->cut_offset = tt_record_offset(ev, i);
 			t->dropped_total++;
 			f->dropped++;
 			uint64_t removed = behind + 1;
@@ -907,8 +1037,12 @@ void tt_file_close(struct tt_file *f)
 {
 	if (f->mapped)
 		munmap((void *)f->data, f->size);
-	for (size_t i = 0; i < f->nthreads; i++)
+	for (size_t i = 0; i < f->nthreads; i++) {
 		free(f->threads[i].sections);
+		if (f->threads[i].unpacked)
+			free(f->threads[i].unpacked->records);
+		free(f->threads[i].unpacked);
+	}
 	while (f->made_names) {
 		struct tt_made_name *next = f->made_names->next;
 		free(f->made_names);

@@ -45,11 +45,23 @@ struct tt_site {
 
 struct tt_file;
 
-/* One EVENTS section: a run of one thread's records. */
+/* One EVENTS section: a run of one thread's records. Read them with
+ * tt_section_records: a packed section's (TT_SEC_EVENTS_PACKED) are unpacked when
+ * asked for. */
 struct tt_events {
-	const struct tt_record *records;
+	const struct tt_record *records; /* in the file; NULL: packed */
+	const uint8_t *packed;
+	size_t packed_size;
 	size_t count;
-	uint64_t offset; /* of the first record */
+	uint64_t offset; /* of the first record, or of the packed bytes */
+};
+
+/* A thread's packed section unpacked (the last one asked for). */
+struct tt_unpacked {
+	size_t section;
+	bool valid;
+	size_t cap;
+	struct tt_record *records;
 };
 
 struct tt_thread {
@@ -72,6 +84,7 @@ struct tt_thread {
 	bool has_first;
 	struct tt_events *sections; /* its EVENTS sections, in file order */
 	size_t nsections, sections_cap;
+	struct tt_unpacked *unpacked; /* NULL: no packed section */
 };
 
 struct tt_module {
@@ -141,6 +154,11 @@ bool tt_file_modules_overlap(const struct tt_file *f, const struct tt_module **a
 int tt_file_open(struct tt_file *f, const char *path);
 /* The same for a file already in memory (the fuzzer); `data` must outlive f. */
 int tt_file_load(struct tt_file *f, const char *path, const uint8_t *data, size_t size);
+/* The records of thread t's section s, which stay valid until another packed
+ * section of t is asked for; and where record i of a section is in the file (a
+ * packed section: where its packed records begin). */
+const struct tt_record *tt_section_records(const struct tt_thread *t, size_t s);
+uint64_t tt_record_offset(const struct tt_events *ev, size_t i);
 void tt_file_close(struct tt_file *f);
 
 /* Tells the kernel that bytes [from, to) of a mapped file will not be read again, so

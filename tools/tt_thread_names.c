@@ -25,14 +25,15 @@ static size_t tt_first_scope(const struct tt_trace *t, const struct tt_thread *t
 	size_t seen = 0;
 	for (size_t s = 0; s < th->nsections && seen < TT_FIRST_SCOPE_RECORDS; s++) {
 		const struct tt_events *ev = &th->sections[s];
+		const struct tt_record *records = tt_section_records(th, s);
 		for (size_t i = 0; i < ev->count && seen < TT_FIRST_SCOPE_RECORDS; i++, seen++) {
-			uint64_t word = ev->records[i].word;
+			uint64_t word = records[i].word;
 			unsigned kind = TT_RECORD_KIND(word);
 			if (kind != TT_REC_BEGIN && kind != TT_REC_BEGIN_ARG && kind != TT_REC_ENDBEGIN &&
 			    kind != TT_REC_FUNC_ENTER)
 				continue;
 			const struct tt_site *site = tt_file_site(th->file, TT_RECORD_PAYLOAD(word),
-								  ev->records[i].tsc);
+								  records[i].tsc);
 			if (site)
 				return (size_t)snprintf(buf, cap, "%.*s", (int)site->name.len, site->name.ptr);
 			return kind == TT_REC_FUNC_ENTER ?

@@ -215,6 +215,9 @@ enum tt_section_type {
 	 * replacing those of its THREAD section (streamed files, where a thread's THREAD
 	 * section is written before its events are known). */
 	TT_SEC_THREAD_TOTALS = 0x60,
+	/* struct tt_events_info, struct tt_packed_info, then the records packed (below):
+	 * an EVENTS section in a quarter of the bytes or less, as mode stream writes. */
+	TT_SEC_EVENTS_PACKED = 0x61,
 };
 
 struct tt_section_header {
@@ -311,6 +314,37 @@ struct tt_events_info {
 	uint64_t first_record; /* the number of this thread's records before this section */
 };
 _Static_assert(sizeof(struct tt_events_info) == 16, "events info layout");
+
+/* Packed records (TT_SEC_EVENTS_PACKED), each one: a byte naming its word, then its
+ * tsc field as an LEB128 varint. The byte is 0..254 for the word last given in full
+ * whose tt_packed_slot is that number, or 255 for a word that follows in full (8
+ * bytes, little-endian) and takes its slot; slots start empty in each section. The
+ * varint is the zigzag-coded difference from the tsc of the section's last record
+ * with a time (0 before the first) if the word's kind has one
+ * (TT_RECORD_HAS_TIME), else the field as it is (a VALUE record's value). */
+struct tt_packed_info {
+	uint64_t records; /* how many records the bytes hold */
+};
+_Static_assert(sizeof(struct tt_packed_info) == 8, "packed info layout");
+
+#define TT_PACKED_LITERAL 255u
+#define TT_PACKED_MAX_RECORD 19     /* bytes a record takes at most: 1 + 8 + 10 */
+#define TT_PACKED_MAX_RECORDS 4096  /* records a section holds at most (a chunk's) */
+
+static inline unsigned tt_packed_slot(uint64_t word)
+{
+	return (unsigned)((word * UINT64_C(0x9E3779B97F4A7C15)) >> 56) % TT_PACKED_LITERAL;
+}
+
+static inline uint64_t tt_zigzag(uint64_t delta)
+{
+	return delta << 1 ^ (uint64_t)((int64_t)delta >> 63);
+}
+
+static inline uint64_t tt_unzigzag(uint64_t coded)
+{
+	return coded >> 1 ^ (uint64_t)-(int64_t)(coded & 1);
+}
 
 struct tt_end_info {
 	uint64_t threads;  /* THREAD sections written */

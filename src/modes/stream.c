@@ -50,6 +50,8 @@
 /* Reserved ahead of need, in steps this large. */
 #define TT__STREAM_RESERVE_STEP (UINT64_C(4) << 20)
 
+#define TT__STREAM_PACK_RECORDS (TT__CHUNK_SIZE / sizeof(struct tt_record))
+
 struct tt__stream {
 	struct tt__out *out;
 	char path[4096];
@@ -75,6 +77,10 @@ struct tt__stream {
 	int no_reserve;
 	uint64_t reserved_to; /* the file's blocks are reserved up to this offset */
 	int in_place; /* a device or FIFO: written in order, never rewritten */
+	/* Records go to the file packed, a quarter of their bytes or less, so that the
+	 * drain keeps up with threads that record faster than the disk takes 16 bytes an
+	 * event; a chunk's worth at a time. */
+	uint8_t packed[TT__STREAM_PACK_RECORDS * TT_PACKED_MAX_RECORD];
 };
 
 static struct tt__stream tt__stream;
@@ -184,7 +190,11 @@ static const struct tt_record *tt__stream_records(struct tt__stream *st, struct 
 		st->out->err = -ENOMEM;
 		return from;
 	}
-	uint64_t bytes = (uint64_t)(written - from) * sizeof(struct tt_record);
+	/* (The records of one chunk, or fewer.) */
+	if (written - from > (ptrdiff_t)TT__STREAM_PACK_RECORDS)
+		written = from + TT__STREAM_PACK_RECORDS;
+	size_t packed = tt__pack_records(st->packed, from, written);
+	uint64_t bytes = sizeof(struct tt_events_info) + sizeof(struct tt_packed_info) + packed;
 	if (written > from && !tt__stream_room(st, bytes)) {
 		/* (No later record is written either: its sites need no description.) */
 		tt__stream_lose(slot, from, written);
@@ -203,7 +213,8 @@ static const struct tt_record *tt__stream_records(struct tt__stream *st, struct 
 		slot->streamed = 1;
 	}
 	if (written > from) {
-		tt__out_events(st->out, slot, slot->written, from, written);
+		tt__out_events_packed(st->out, slot, slot->written, (uint64_t)(written - from),
+				      st->packed, packed);
 		slot->written += (uint64_t)(written - from);
 		st->end.records += (uint64_t)(written - from);
 		tt__spikes_feed(slot, from, written);

@@ -447,6 +447,49 @@ void tt__out_events(struct tt__out *out, const struct tt__slot *slot, uint64_t f
 	tt__out(out, begin, count * sizeof(struct tt_record));
 }
 
+size_t tt__pack_records(uint8_t *buf, const struct tt_record *begin, const struct tt_record *end)
+{
+	uint64_t words[TT_PACKED_LITERAL] = {0};
+	uint64_t last_tsc = 0;
+	uint8_t *p = buf;
+	for (const struct tt_record *r = begin; r < end; r++) {
+		uint64_t word = r->word, field = r->tsc;
+		unsigned slot = tt_packed_slot(word);
+		if (word && words[slot] == word) {
+			*p++ = (uint8_t)slot;
+		} else {
+			*p++ = TT_PACKED_LITERAL;
+			memcpy(p, &word, sizeof word);
+			p += sizeof word;
+			words[slot] = word;
+		}
+		if (TT_RECORD_HAS_TIME(TT_RECORD_KIND(word))) {
+			uint64_t delta = field - last_tsc;
+			last_tsc = field;
+			field = tt_zigzag(delta);
+		}
+		do {
+			uint8_t low = field & 0x7f;
+			field >>= 7;
+			*p++ = (uint8_t)(low | (field ? 0x80 : 0));
+		} while (field);
+	}
+	return (size_t)(p - buf);
+}
+
+void tt__out_events_packed(struct tt__out *out, const struct tt__slot *slot, uint64_t first,
+			   uint64_t records, const uint8_t *packed, size_t bytes)
+{
+	struct tt_events_info events = {.thread_index = slot->index, .first_record = first};
+	struct tt_packed_info info = {.records = records};
+	uint64_t size = sizeof events + sizeof info + bytes;
+	tt__out_section(out, TT_SEC_EVENTS_PACKED, size);
+	tt__out(out, &events, sizeof events);
+	tt__out(out, &info, sizeof info);
+	tt__out(out, packed, bytes);
+	tt__out_pad(out, size);
+}
+
 static void tt__out_thread(struct tt__out *out, const struct tt__thread_snapshot *snap,
 			   uint64_t *dropped_total)
 {

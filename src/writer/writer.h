@@ -73,6 +73,12 @@ void tt__out_thread_info(struct tt__out *out, uint32_t type, const struct tt__sl
  * number `first`. */
 void tt__out_events(struct tt__out *out, const struct tt__slot *slot, uint64_t first,
 		    const struct tt_record *begin, const struct tt_record *end) TT__HIDDEN;
+/* Records packed (format.h: TT_SEC_EVENTS_PACKED) into buf, which has room for
+ * TT_PACKED_MAX_RECORD bytes a record: the bytes used. */
+size_t tt__pack_records(uint8_t *buf, const struct tt_record *begin,
+			const struct tt_record *end) TT__HIDDEN;
+void tt__out_events_packed(struct tt__out *out, const struct tt__slot *slot, uint64_t first,
+			   uint64_t records, const uint8_t *packed, size_t bytes) TT__HIDDEN;
 /* The call sites already described in a file. */
 /* The call sites and the instrumented functions (FUNC_ENTER addresses, tagged with
  * TT__FUNC_TAG) that records name. */
