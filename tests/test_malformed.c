@@ -385,6 +385,94 @@ static void test_bad_unloaded(void **state)
 	}
 }
 
+/* Records packed as mode stream does, every word given in full. */
+static size_t pack_literally(const struct tt_record *r, size_t n, uint8_t *out)
+{
+	uint8_t *p = out;
+	uint64_t last = 0;
+	for (size_t i = 0; i < n; i++) {
+		*p++ = TT_PACKED_LITERAL;
+		memcpy(p, &r[i].word, 8);
+		p += 8;
+		uint64_t field = r[i].tsc;
+		if (TT_RECORD_HAS_TIME(TT_RECORD_KIND(r[i].word))) {
+			field = tt_zigzag(field - last);
+			last = r[i].tsc;
+		}
+		do {
+			*p = field & 0x7f;
+			field >>= 7;
+			*p++ |= field ? 0x80 : 0;
+		} while (field);
+	}
+	return (size_t)(p - out);
+}
+
+/* Packed records (mode stream) that cannot be unpacked: refused at their offset. A
+ * well-formed packed file converts as its plain twin does. */
+static void test_bad_packed(void **state)
+{
+	struct fixture *fx = *state;
+	uint8_t good[N(t0) * TT_PACKED_MAX_RECORD];
+	size_t good_size = pack_literally(t0, N(t0), good);
+	uint8_t word_cut[] = {TT_PACKED_LITERAL, 1, 2, 3};
+	uint8_t empty_slot[] = {7, 0};
+	uint8_t time_cut[] = {TT_PACKED_LITERAL, 0, 0, 0, 0, 0, 0, 0, 0x04, 0x80};
+	uint8_t time_long[21] = {TT_PACKED_LITERAL, 0, 0, 0, 0, 0, 0, 0, 0x04};
+	memset(time_long + 9, 0x80, 11);
+	time_long[20] = 0;
+	static const struct {
+		uint64_t records;
+		int bytes; /* 0: good, 1..4: the arrays above, 5: good and one byte more */
+		const char *want;
+	} cases[] = {
+		{N(t0), 0, NULL},
+		{N(t0) + 1, 0, "packed record 5 of 6: the section ends before it"},
+		{N(t0), 5, "packed record 5 of 5: bytes are left after the section's records"},
+		{1, 1, "packed record 0 of 1: its word runs past the section"},
+		{1, 2, "packed record 0 of 1: it names a word slot that no word of the section took"},
+		{1, 3, "packed record 0 of 1: its time runs past the section"},
+		{1, 4, "packed record 0 of 1: its time is longer than 10 bytes"},
+		{0, 0, "EVENTS_PACKED holds 0 records (1 to 4096)"},
+	};
+	const uint8_t *bytes[] = {good, word_cut, empty_slot, time_cut, time_long, good};
+	const size_t sizes[] = {good_size, sizeof word_cut, sizeof empty_slot, sizeof time_cut,
+				sizeof time_long, good_size + 1};
+	for (size_t i = 0; i < N(cases); i++) {
+		struct tt_tw w;
+		open_sites(&w);
+		tt_tw_thread(&w, 0, 101, "main", N(t0), 0);
+		tt_tw_events_packed(&w, 0, 0, cases[i].records, bytes[cases[i].bytes],
+				    sizes[cases[i].bytes]);
+		tt_tw_end(&w);
+		assert_int_equal(tt_tw_close(&w), 0);
+		if (cases[i].want) {
+			expect_failure(fx, w.data, w.size, cases[i].want);
+		} else {
+			/* the same events as the demo's main thread, in the same JSON */
+			struct tt_run packed, plain;
+			assert_int_equal(tt_tw_save(fx->in, w.data, w.size), 0);
+			TT_RUN(&packed, "report", fx->in);
+			struct tt_tw p;
+			open_sites(&p);
+			tt_tw_thread(&p, 0, 101, "main", N(t0), 0);
+			tt_tw_events(&p, 0, 0, t0, N(t0));
+			tt_tw_end(&p);
+			assert_int_equal(tt_tw_close(&p), 0);
+			assert_int_equal(tt_tw_save(fx->in, p.data, p.size), 0);
+			TT_RUN(&plain, "report", fx->in);
+			assert_int_equal(packed.status, 0);
+			assert_int_equal(plain.status, 0);
+			assert_string_equal(packed.out, plain.out);
+			free(packed.out);
+			free(plain.out);
+			tt_tw_free(&p);
+			unlink(fx->in);
+		}
+		tt_tw_free(&w);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -398,6 +486,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_bad_funcs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_arg_names, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_unloaded, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bad_packed, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

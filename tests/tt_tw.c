@@ -200,6 +200,20 @@ void tt_tw_events(struct tt_tw *w, uint32_t index, uint64_t first_record,
 	w->records += n;
 }
 
+void tt_tw_events_packed(struct tt_tw *w, uint32_t index, uint64_t first_record, uint64_t records,
+			 const uint8_t *bytes, size_t size)
+{
+	struct tt_events_info ei = {.thread_index = index, .first_record = first_record};
+	struct tt_packed_info pi = {.records = records};
+	uint64_t total = sizeof(ei) + sizeof(pi) + size;
+	tt_tw_section(w, TT_SEC_EVENTS_PACKED, total);
+	fwrite(&ei, sizeof(ei), 1, w->fp);
+	fwrite(&pi, sizeof(pi), 1, w->fp);
+	fwrite(bytes, 1, size, w->fp);
+	tt_tw_pad(w, total);
+	w->records += records;
+}
+
 void tt_tw_live_chunk(struct tt_tw *w, uint32_t index, const struct tt_record *records, size_t n)
 {
 	if (!w->live_chunks_at) {
