@@ -56,8 +56,13 @@ static int tt_bench_stream_file(const char *path, uint64_t *dropped, uint64_t *r
 		    pread(fd, &info, sizeof info, off) == (ssize_t)sizeof info)
 			for (int i = 0; i < TT_DROP_CAUSES; i++)
 				*dropped += info.dropped[i];
+		struct tt_packed_info packed;
 		if (section.type == TT_SEC_EVENTS)
 			*records += (section.size - sizeof(struct tt_events_info)) / sizeof(struct tt_record);
+		if (section.type == TT_SEC_EVENTS_PACKED &&
+		    pread(fd, &packed, sizeof packed, off + (off_t)sizeof(struct tt_events_info)) ==
+			    (ssize_t)sizeof packed)
+			*records += packed.records;
 		ended |= section.type == TT_SEC_END;
 		off += (off_t)TT_SECTION_PADDED(section.size);
 	}
