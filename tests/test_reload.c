@@ -7,7 +7,10 @@
  * the flat profile, with no warning; and so does the program itself, in its report at
  * exit and its spike log.
  *
- * test_reload PROG ALPHA.so GAMMA.so CHECK_PY SCHEMA */
+ * And a program that does not use ticktrace itself, only a plugin that it unloads, goes
+ * on running and exits cleanly with its trace.
+ *
+ * test_reload PROG ALPHA.so GAMMA.so CHECK_PY SCHEMA PLUGIN_ONLY_PROG */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -20,7 +23,7 @@
 
 #include "tt_check.h"
 
-static const char *prog, *alpha, *gamma_lib, *check_py, *schema;
+static const char *prog, *alpha, *gamma_lib, *check_py, *schema, *plugin_only;
 
 /* The main thread: alpha's call, then gamma's, each with its own names. */
 static const char expected[] =
@@ -163,12 +166,44 @@ static void test_reload_killed(void **state)
 	tt_rmdir(dir);
 }
 
+/* The runtime stays loaded when the only plugin that used it goes (it was unloaded
+ * under its own threads, which then crashed the program now and then: 20 runs), and
+ * writes the trace at exit. */
+static void test_plugin_only_user_unloads_it(void **state)
+{
+	(void)state;
+	char dir[64], ttr[128], out[160], err[160];
+	tt_tmpdir(dir, sizeof(dir));
+	snprintf(ttr, sizeof(ttr), "%s/po.ttr", dir);
+	snprintf(out, sizeof(out), "TICKTRACE_OUT=%s", ttr);
+	snprintf(err, sizeof(err), "%s/po.err", dir);
+	for (int i = 0; i < 20; i++) {
+		struct tt_child c;
+		assert_int_equal(tt_child_spawn(&c, plugin_only, (const char *const[]){out, NULL},
+						(const char *const[]){alpha, NULL}, err), 0);
+		int status = tt_child_wait(&c, 60);
+		if (status != 0) {
+			tt_sh("cat '%s' >&2", err);
+			fail_msg("run %d: status %d", i, status);
+		}
+	}
+	struct tt_run r;
+	TT_RUN(&r, "report", ttr);
+	assert_int_equal(r.status, 0);
+	/* (its scopes: its dlclose, not the program's, was not seen, so not named) */
+	assert_non_null(strstr(r.out, "flat profile: 1 names, 1000 calls, 1 threads"));
+	free(r.out);
+	tt_rmdir(dir);
+}
+
 int main(int argc, char **argv)
 {
-	if (argc != 6) {
-		fprintf(stderr, "usage: test_reload PROG ALPHA.so GAMMA.so CHECK_PY SCHEMA\n");
+	if (argc != 7) {
+		fprintf(stderr, "usage: test_reload PROG ALPHA.so GAMMA.so CHECK_PY SCHEMA "
+			"PLUGIN_ONLY_PROG\n");
 		return 2;
 	}
+	plugin_only = argv[6];
 	prog = argv[1];
 	alpha = argv[2];
 	gamma_lib = argv[3];
@@ -190,6 +225,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_reload_stream),
 		cmocka_unit_test(test_reload_stream_while_loaded),
 		cmocka_unit_test(test_reload_killed),
+		cmocka_unit_test(test_plugin_only_user_unloads_it),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
