@@ -24,13 +24,15 @@
  * byte here, 1.8 ns an event): done while the writers record, that takes a core
  * from them, so the window covers what they took in about the last
  * TT__PREFAULT_MEMORY_NS, and a burst like the last ones finds its memory ready
- * (never more than the arena already used, nor beyond TT__PREFAULT_AHEAD_MAX). */
+ * (never more than the arena already used, nor beyond TT__PREFAULT_AHEAD_MAX); and
+ * while every core records, the zeroing waits for a free one. */
 #define TT__ARENA_MAX (UINT64_C(256) << 30)
 #define TT__ARENA_MIN (UINT64_C(256) << 20)
 #define TT__PREFAULT_STEP (2u << 20)
 #define TT__PREFAULT_AHEAD_MIN (16u << 20)
 #define TT__PREFAULT_AHEAD_MAX (256u << 20)
 #define TT__PREFAULT_MEMORY_NS 100000000
+#define TT__PREFAULT_PAUSE_NS 1000000 /* how often it looks for a free core again */
 /* A live file's descriptions are brought up to date this often. */
 #define TT__LIVE_PERIOD_NS 200000000
 
@@ -43,6 +45,13 @@ static struct tt__slab tt__small = {.slab_size = 1u << 20}; /* compacted chunks 
 static uint32_t tt__prefault_seq;   /* futex word: bumped to wake the prefault thread */
 static int tt__prefault_sleeping;
 static size_t tt__prefault_ahead = TT__PREFAULT_AHEAD_MIN; /* the window past the next chunk */
+/* The threads that took the latest chunks (tt__enter_chunk, arena lock held): the
+ * background thread's way to see whether every core is recording. */
+#define TT__TAKERS 16
+static uint32_t tt__takers[TT__TAKERS];
+static uint32_t tt__takers_seq;
+static long tt__online_cpus;
+
 /* The background thread's: what the writers took lately, decaying over
  * TT__PREFAULT_MEMORY_NS, and where and when it last looked. */
 static struct tt__recent_use {
@@ -177,11 +186,31 @@ static void tt__size_prefault_window(char *fresh, int64_t now_ns)
 	__atomic_store_n(&tt__prefault_ahead, (size_t)ahead, __ATOMIC_RELAXED);
 }
 
+/* Whether as many threads as there are cores took chunks since the last look. */
+static int tt__cores_recording(uint32_t *seen)
+{
+	uint32_t seq = __atomic_load_n(&tt__takers_seq, __ATOMIC_ACQUIRE);
+	uint32_t n = seq - *seen < TT__TAKERS ? seq - *seen : TT__TAKERS;
+	*seen = seq;
+	uint32_t distinct[TT__TAKERS];
+	long count = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t who = __atomic_load_n(&tt__takers[(seq - 1 - i) % TT__TAKERS], __ATOMIC_RELAXED);
+		long k = 0;
+		while (k < count && distinct[k] != who)
+			k++;
+		if (k == count)
+			distinct[count++] = who;
+	}
+	return count >= tt__online_cpus;
+}
+
 static void *tt__prefault_main(void *unused)
 {
 	(void)unused;
 	tt__thread_running("tt-prefault");
 	int64_t last_tick_ns = 0;
+	uint32_t takers_seen = 0;
 	for (;;) {
 		uint32_t seq = __atomic_load_n(&tt__prefault_seq, __ATOMIC_SEQ_CST);
 		int waiting = tt__mode->recycle_oldest && tt__clean_queued();
@@ -191,7 +220,15 @@ static void *tt__prefault_main(void *unused)
 			ready = fresh; /* the writers overtook us: what they passed is theirs */
 		int64_t now_ns = tt__clock_ns(CLOCK_MONOTONIC);
 		tt__size_prefault_window(fresh, now_ns);
-		if (ready < tt__arena_end && (size_t)(ready - fresh) < tt__prefault_ahead) {
+		size_t left = (size_t)(ready - fresh);
+		int refill = ready < tt__arena_end && left < tt__prefault_ahead;
+		/* While every core records, the zeroing would take one from a writer: it
+		 * waits for a free core, unless the writers are about to run out. */
+		if (refill && left >= tt__prefault_ahead / 4 && tt__cores_recording(&takers_seen)) {
+			nanosleep(&(struct timespec){0, TT__PREFAULT_PAUSE_NS}, NULL);
+			continue;
+		}
+		if (refill) {
 			size_t step = TT__PREFAULT_STEP - ((uintptr_t)ready & (TT__PREFAULT_STEP - 1));
 			if (step > (size_t)(tt__arena_end - ready))
 				step = (size_t)(tt__arena_end - ready);
@@ -232,6 +269,7 @@ static int tt__start_prefault_thread(int wait)
 
 int tt__arena_init(void)
 {
+	tt__online_cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	for (uint64_t size = TT__ARENA_MAX; size >= TT__ARENA_MIN; size /= 2) {
 		void *base = tt__arena_map(NULL, size);
 		if (base == MAP_FAILED)
@@ -393,6 +431,8 @@ static void tt__enter_chunk(struct tt__slot *slot, struct tt__chunk *chunk)
 	chunk->thread = slot->index;
 	slot->current = chunk;
 	slot->chunks++;
+	__atomic_store_n(&tt__takers[tt__takers_seq % TT__TAKERS], slot->index, __ATOMIC_RELAXED);
+	__atomic_store_n(&tt__takers_seq, tt__takers_seq + 1, __ATOMIC_RELEASE);
 	slot->chunk_end = (char *)chunk + TT__CHUNK_SIZE;
 	__atomic_store_n(&slot->hot->cursor, (char *)(chunk + 1), __ATOMIC_RELEASE);
 	tt__publish_limit(slot);
