@@ -3,6 +3,7 @@
  * when a thread exits. Where the arena's memory comes from, and what a full chunk
  * does, the mode in use says (core.h: struct tt__mode). */
 #include <errno.h>
+#include <sched.h>
 #include <linux/futex.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,7 +51,7 @@ static size_t tt__prefault_ahead = TT__PREFAULT_AHEAD_MIN; /* the window past th
 #define TT__TAKERS 16
 static uint32_t tt__takers[TT__TAKERS];
 static uint32_t tt__takers_seq;
-static long tt__online_cpus;
+static long tt__online_cpus; /* the cores the process may run on */
 
 /* The background thread's: what the writers took lately, decaying over
  * TT__PREFAULT_MEMORY_NS, and where and when it last looked. */
@@ -269,7 +270,9 @@ static int tt__start_prefault_thread(int wait)
 
 int tt__arena_init(void)
 {
-	tt__online_cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	cpu_set_t cpus; /* the cores this process may run on */
+	tt__online_cpus = sched_getaffinity(0, sizeof cpus, &cpus) == 0 ? CPU_COUNT(&cpus) :
+									  sysconf(_SC_NPROCESSORS_ONLN);
 	for (uint64_t size = TT__ARENA_MAX; size >= TT__ARENA_MIN; size /= 2) {
 		void *base = tt__arena_map(NULL, size);
 		if (base == MAP_FAILED)
