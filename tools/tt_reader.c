@@ -834,14 +834,11 @@ static int tt_read_live_chunks(struct tt_file *f)
 		if (count == 0)
 			continue;
 		struct tt_thread *t = tt_live_thread(f, h.thread_index, off, &thread_cap);
-		if (!t)
+		/* (its first time is taken again below, once its chunks are in time order) */
+		if (!t || tt_add_events(f, t, (struct tt_events){.records = r, .count = count,
+								  .offset = off + sizeof(h)},
+					r, off) < 0)
 			return -1;
-		if (tt_reserve(&t->sections, &t->sections_cap, t->nsections, sizeof(*t->sections)) < 0)
-			return TT_FAIL(f, off, "out of memory for %zu chunks", t->nsections);
-		t->sections[t->nsections++] = (struct tt_events){.records = r, .count = count,
-								 .offset = off + sizeof(h)};
-		t->records += count;
-		f->records += count;
 	}
 	for (size_t i = 0; i < f->nthreads; i++) {
 		struct tt_thread *t = &f->threads[i];

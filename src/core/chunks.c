@@ -51,7 +51,7 @@ static size_t tt__prefault_ahead = TT__PREFAULT_AHEAD_MIN; /* the window past th
 #define TT__TAKERS 16
 static uint32_t tt__takers[TT__TAKERS];
 static uint32_t tt__takers_seq;
-static long tt__online_cpus; /* the cores the process may run on */
+static long tt__cores; /* the cores the process may run on */
 
 /* The background thread's: what the writers took lately, decaying over
  * TT__PREFAULT_MEMORY_NS, and where and when it last looked. */
@@ -203,7 +203,7 @@ static int tt__cores_recording(uint32_t *seen)
 		if (k == count)
 			distinct[count++] = who;
 	}
-	return count >= tt__online_cpus;
+	return count >= tt__cores;
 }
 
 static void *tt__prefault_main(void *unused)
@@ -271,7 +271,7 @@ static int tt__start_prefault_thread(int wait)
 int tt__arena_init(void)
 {
 	cpu_set_t cpus; /* the cores this process may run on */
-	tt__online_cpus = sched_getaffinity(0, sizeof cpus, &cpus) == 0 ? CPU_COUNT(&cpus) :
+	tt__cores = sched_getaffinity(0, sizeof cpus, &cpus) == 0 ? CPU_COUNT(&cpus) :
 									  sysconf(_SC_NPROCESSORS_ONLN);
 	for (uint64_t size = TT__ARENA_MAX; size >= TT__ARENA_MIN; size /= 2) {
 		void *base = tt__arena_map(NULL, size);
@@ -421,7 +421,7 @@ void tt__publish_limit(struct tt__slot *slot)
 				 TT__LIMIT_DROP);
 	/* Counted before the tag shows and uncounted after it is gone; a hot path that
 	 * misses the count meanwhile fails its bounds check on the tag and goes slow. */
-	int tagged = ((uintptr_t)limit & (TT__LIMIT_DROP | (uintptr_t)TT__LIMIT_OFF)) != 0;
+	int tagged = ((uintptr_t)limit & TT__LIMIT_TAGS) != 0;
 	if (tagged && !__atomic_exchange_n(&slot->limit_tagged, 1, __ATOMIC_ACQ_REL))
 		__atomic_add_fetch(&tt__hot_global.unusual, TT__HOT_TAGGED, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&slot->hot->limit, limit, __ATOMIC_RELEASE);

@@ -67,6 +67,7 @@ struct tt__hot {
 #define TT__LIMIT_OFF ((char *)1)
 #define TT__LIMIT_DROP 2u
 #define TT__LIMIT_SLOW ((char *)(uintptr_t)TT__LIMIT_DROP)
+#define TT__LIMIT_TAGS (TT__LIMIT_DROP | (uintptr_t)TT__LIMIT_OFF) /* asm/hot.inc TT_LIMIT_TAGS */
 _Static_assert(offsetof(struct tt__hot, owner) == 0, "asm/record.asm HOT_OWNER");
 _Static_assert(offsetof(struct tt__hot, cursor) == 8, "asm/record.asm HOT_CURSOR");
 _Static_assert(offsetof(struct tt__hot, limit) == 16, "asm/record.asm HOT_LIMIT");

@@ -25,7 +25,7 @@ static int tt__try_record(struct tt__slot *slot, const struct tt_record *records
 	/* The limit first, as in the hot path: see asm/record.asm. Its tags off: a
 	 * dropping thread's event goes to its scratch chunk, here with its time. */
 	char *limit = (char *)((uintptr_t)__atomic_load_n(&slot->hot->limit, __ATOMIC_ACQUIRE) &
-			       ~(uintptr_t)(TT__LIMIT_DROP | (uintptr_t)TT__LIMIT_OFF));
+			       ~(uintptr_t)TT__LIMIT_TAGS);
 	*where = __atomic_fetch_add(&slot->hot->cursor, size, __ATOMIC_RELAXED);
 	if (!tt__fits(*where, size, limit)) {
 		tt__give_back(slot, *where, size);
