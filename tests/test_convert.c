@@ -308,11 +308,8 @@ static void test_round_trip(void **state)
 	cJSON_Delete(root);
 
 	/* Timestamps are written as integer microseconds and exactly three digits. */
-	FILE *fp = fopen(fx->out, "r");
-	char text[65536];
-	size_t len = fread(text, 1, sizeof(text) - 1, fp);
-	fclose(fp);
-	text[len] = 0;
+	char *text = tt_read_text(fx->out);
+	assert_non_null(text);
 	int checked = 0;
 	for (const char *q = text; (q = strstr(q, "\"ts\":")); q += 5, checked++) {
 		const char *d = q + 5;
@@ -325,6 +322,7 @@ static void test_round_trip(void **state)
 			assert_true(*d == ',' && d[-1] == '0' && d - q == 6); /* metadata "ts":0 */
 	}
 	assert_true(checked > 15);
+	free(text);
 	free(r.out);
 }
 

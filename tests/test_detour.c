@@ -23,18 +23,14 @@
 static const char *src_dir, *lib_dir;
 static char work_c[4096];
 
-/* The text of the file dir/name (at most 64 KiB). */
+/* The text of the file dir/name. */
 static char *slurp(const char *dir, const char *name)
 {
 	char path[512];
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	FILE *f = fopen(path, "r");
-	assert_non_null(f);
-	static char buf[65536];
-	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-	buf[n] = 0;
-	fclose(f);
-	return strdup(buf);
+	char *text = tt_read_text(path);
+	assert_non_null(text);
+	return text;
 }
 
 /* dir/got must hold what dir/want holds. */

@@ -72,17 +72,13 @@ static void tt_h_expect_run(const char *const *settings, const char *const *args
 		tt_h_expect_text(err, says);
 }
 
-/* The whole of a small file, or "" (static buffer). */
+/* The whole of a file, or "" (valid until the next call). */
 static const char *tt_h_read(const char *path)
 {
-	static char text[65536];
-	text[0] = 0;
-	FILE *f = fopen(path, "re");
-	if (f) {
-		text[fread(text, 1, sizeof text - 1, f)] = 0;
-		fclose(f);
-	}
-	return text;
+	static char *text;
+	free(text);
+	text = tt_read_text(path);
+	return text ? text : "";
 }
 
 static void tt_h_expect_text(const char *path, const char *want)

@@ -287,12 +287,8 @@ static void test_stop_says_what_it_dropped(void **state)
 	tt_lr_spawn(&c, TT_LR_SETTINGS("TICKTRACE_BUFFER=10000", setting), TT_LR_SETTINGS("seq", "2", "30000"),
 		    err);
 	assert_int_equal(tt_lr_wait(&c), 0);
-	FILE *f = fopen(err, "r");
-	assert_non_null(f);
-	char text[4096];
-	size_t len = fread(text, 1, sizeof text - 1, f);
-	text[len] = 0;
-	fclose(f);
+	char *text = tt_read_text(err);
+	assert_non_null(text);
 	/* 10,000 records are 3 chunks of 4,095, each holding 2,047 two-record events. */
 	char line[128];
 	snprintf(line, sizeof line, "ticktrace: %d events dropped, %d because the buffer was full",
@@ -301,6 +297,7 @@ static void test_stop_says_what_it_dropped(void **state)
 	    !strstr(text, "TICKTRACE_BUFFER") || !strstr(text, "TICKTRACE_MODE=stream"))
 		fail_msg("stderr:\n%s", text);
 	assert_null(strstr(strstr(text, line) + strlen(line), "events dropped")); /* once */
+	free(text);
 	tt_rmdir(dir);
 }
 
@@ -855,13 +852,11 @@ static void tt_lr_check_bad_thresholds(const char *dir, const char *table, const
 	snprintf(path, sizeof path, "%s/run.ttr", dir);
 	snprintf(spikes, sizeof spikes, "%s/spikes.jsonl", dir);
 	snprintf(err, sizeof err, "%s/stderr", dir);
-	char said[4096] = "";
-	FILE *f = fopen(err, "re");
-	assert_non_null(f);
-	said[fread(said, 1, sizeof said - 1, f)] = 0;
-	fclose(f);
+	char *said = tt_read_text(err);
+	assert_non_null(said);
 	if (!strstr(said, says))
 		fail_msg("the program did not say \"%s\": %s", says, said);
+	free(said);
 
 	cJSON *a = tt_lr_one_live_spike(spikes, path, TT_LR_SETTINGS("--threshold", "10ms"));
 	assert_string_equal(cJSON_GetObjectItem(a, "name")->valuestring, "slow");

@@ -90,16 +90,13 @@ static void check_names(const char *dir, const char *ttr)
  * library's scopes and functions after it: static functions as library+0xOFFSET. */
 static void check_own_names(const char *path, const char *const *names, size_t n)
 {
-	FILE *f = fopen(path, "r");
-	assert_non_null(f);
-	static char text[65536];
-	size_t len = fread(text, 1, sizeof(text) - 1, f);
-	text[len] = 0;
-	fclose(f);
+	char *text = tt_read_text(path);
+	assert_non_null(text);
 	for (size_t i = 0; i < n; i++)
 		if (!strstr(text, names[i]))
 			fail_msg("%s: no \"%s\" in:\n%s", path, names[i], text);
 	assert_null(strstr(text, "unloaded"));
+	free(text);
 }
 
 static void reload_in_mode(const char *mode, const char *how)

@@ -89,11 +89,8 @@ static char *run_child(const char *self, const char *out, const char *report)
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	posix_spawn_file_actions_destroy(&fa);
 	free(env);
-	FILE *f = fopen(err_path, "r");
-	assert_non_null(f);
-	char *text = calloc(1, 1 << 16);
-	fread(text, 1, (1 << 16) - 1, f);
-	fclose(f);
+	char *text = tt_read_text(err_path);
+	assert_non_null(text);
 	return text;
 }
 
@@ -136,11 +133,8 @@ static void test_report_at_exit_is_the_tools_report(void **state)
 	assert_non_null(fgets(found, sizeof found, ls));
 	pclose(ls);
 	found[strcspn(found, "\n")] = 0;
-	FILE *f = fopen(found, "r");
-	assert_non_null(f);
-	char *mine = calloc(1, 1 << 16);
-	fread(mine, 1, (1 << 16) - 1, f);
-	fclose(f);
+	char *mine = tt_read_text(found);
+	assert_non_null(mine);
 
 	struct tt_run r;
 	TT_RUN(&r, "report", raw, "--csv");
@@ -181,7 +175,7 @@ static void test_report_at_exit_is_the_tools_report(void **state)
 	free(err);
 	snprintf(text_path, sizeof text_path, "%s/report.txt", dir);
 	free(run_child(self, raw, text_path));
-	f = fopen(text_path, "r");
+	FILE *f = fopen(text_path, "r");
 	assert_non_null(f);
 	char line[256];
 	assert_non_null(fgets(line, sizeof line, f));

@@ -181,13 +181,21 @@ int tt_dir_entries(const char *dir)
 	return n;
 }
 
-cJSON *tt_json_load(const char *path)
+char *tt_read_text(const char *path)
 {
-	int fd = open(path, O_RDONLY);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return NULL;
 	char *text = tt_slurp_fd(fd, NULL);
 	close(fd);
+	return text;
+}
+
+cJSON *tt_json_load(const char *path)
+{
+	char *text = tt_read_text(path);
+	if (!text)
+		return NULL;
 	cJSON *root = cJSON_Parse(text);
 	free(text);
 	return root;

@@ -61,6 +61,9 @@ int tt_fixture_teardown(void **state);
 /* Entries in `dir` (besides . and ..). */
 int tt_dir_entries(const char *dir);
 
+/* The whole of a file as a string (free it); NULL when it cannot be opened. */
+char *tt_read_text(const char *path);
+
 /* Parses a whole file; NULL when it is not JSON. */
 cJSON *tt_json_load(const char *path);
 
