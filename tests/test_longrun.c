@@ -21,6 +21,7 @@
 
 #include "tt_check.h"
 #include "tt_reader.h"
+#include "tt_edges.h"
 
 #ifdef __SANITIZE_ADDRESS__
 #define TT_LR_ASAN 1
@@ -227,9 +228,7 @@ static void test_stream_every_event_written_or_counted(void **state)
 static void test_stream_packs_every_value(void **state)
 {
 	(void)state;
-	enum { ROUNDS = 50, NOTES = 1000, EDGES = 10 };
-	static const uint64_t edges[EDGES] = {0, 1, UINT64_MAX, (uint64_t)INT64_MIN, INT64_MAX,
-					      UINT64_C(1) << 63 | 1, 0x7f, 0x80, 0x3fff, 0x4000};
+	enum { ROUNDS = 50, NOTES = 1000 };
 	char dir[64], path[128], setting[192];
 	tt_lr_tmpfile(dir, sizeof dir, path, sizeof path);
 	snprintf(setting, sizeof setting, "TICKTRACE_OUT=%s", path);
@@ -262,12 +261,12 @@ static void test_stream_packs_every_value(void **state)
 			assert_true(i + 1 < ev->count);
 			assert_int_equal(TT_RECORD_KIND(r[i + 1].word), TT_REC_VALUE);
 			uint64_t *n = kind == TT_REC_COUNTER ? &counters : &args;
-			assert_int_equal(r[i + 1].tsc, edges[(*n)++ % EDGES]);
+			assert_int_equal(r[i + 1].tsc, tt_edges[(*n)++ % TT_EDGES]);
 		}
 	}
 	assert_int_equal(notes, ROUNDS * NOTES);
-	assert_int_equal(counters, ROUNDS * EDGES);
-	assert_int_equal(args, ROUNDS * EDGES);
+	assert_int_equal(counters, ROUNDS * TT_EDGES);
+	assert_int_equal(args, ROUNDS * TT_EDGES);
 	assert_int_equal(packed, t->nsections);
 	tt_file_close(&f);
 	tt_rmdir(dir);

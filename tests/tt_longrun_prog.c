@@ -16,7 +16,7 @@
  *                                        and dies: HOW is segv or abort
  *   tt_longrun_prog extremes ROUNDS      ROUNDS times: threshold notes of 0..999 ns (a
  *                                        thousand words), then the counter "edge" at
- *                                        each of tt_prog_edges and the instant "edge"
+ *                                        each of tt_edges.h's and the instant "edge"
  *                                        with each as its argument
  *   tt_longrun_prog fork EVENTS          records EVENTS "seq" instants (number 1) and forks;
  *                                        the child records EVENTS (number 2) and exits,
@@ -70,6 +70,7 @@
 #include <unistd.h>
 
 #include "ticktrace.h"
+#include "tt_edges.h"
 
 struct tt_prog_seq {
 	uint32_t number, events;
@@ -331,8 +332,6 @@ static int tt_prog_destructors(uint32_t threads)
 	return 0;
 }
 
-static const uint64_t tt_prog_edges[] = {0, 1, UINT64_MAX, (uint64_t)INT64_MIN, INT64_MAX,
-					 UINT64_C(1) << 63 | 1, 0x7f, 0x80, 0x3fff, 0x4000};
 
 static int tt_prog_extremes(uint32_t rounds)
 {
@@ -340,9 +339,9 @@ static int tt_prog_extremes(uint32_t rounds)
 		TT_BEGIN("round");
 		for (uint64_t ns = 0; ns < 1000; ns++)
 			TT_THRESHOLD_NS(ns);
-		for (size_t i = 0; i < sizeof tt_prog_edges / sizeof tt_prog_edges[0]; i++) {
-			TT_COUNTER("edge", (int64_t)tt_prog_edges[i]);
-			TT_INSTANT_ARG("edge", tt_prog_edges[i]);
+		for (size_t i = 0; i < TT_EDGES; i++) {
+			TT_COUNTER("edge", (int64_t)tt_edges[i]);
+			TT_INSTANT_ARG("edge", tt_edges[i]);
 		}
 		TT_END();
 	}
