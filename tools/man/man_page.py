@@ -195,7 +195,7 @@ def api(prose, headers):
         if n == 0:
             page += ['# MACROS AND FUNCTIONS', '']
         for comment, decl in blocks[1:]:
-            shown = declarations(decl)
+            shown = list(dict.fromkeys(declarations(decl)))  # C and C++ define some alike
             if not shown or any('Not API' in c for c in comment):
                 continue
             page += ['```', '\n'.join(shown), '```', '', paragraphs(comment)]
