@@ -10,7 +10,7 @@
  * the raw file goes to $TICKTRACE_OUT, or ticktrace-<pid>.ttr in the working
  * directory, and `ticktrace convert` turns it into a trace Perfetto opens.
  * Environment: TICKTRACE=0 turns recording off; TICKTRACE_BUFFER sets the events
- * kept per thread (default 1048576); TICKTRACE_MODE is stop, ring or stream (README);
+ * kept per thread (default 1048576); TICKTRACE_MODE is stop, ring or stream (ticktrace(7));
  * TICKTRACE_REPORT=stderr|PATH writes the flat profile there at exit.
  *
  * Names are string literals: each macro declares a static call-site descriptor and
