@@ -16,14 +16,17 @@
  * and how). Code pages go back to read-execute.
  *
  * Never patched: the dynamic loader, the C library, ticktrace's libraries and the
- * decoder's (the recording and the patching run through them), the vDSO, GCC's
- * `.cold` parts of functions (entered by a jump, not a call), and _start (entered
- * with no return address). */
+ * decoder's (the recording and the patching run through them), the unwinders and
+ * the C++ runtime's exception code wherever they are linked (an unwind runs through
+ * them), the vDSO, GCC's `.cold` parts of functions (entered by a jump, not a call),
+ * and _start (entered with no return address). The unwinders' entry points are
+ * patched to be watched instead (unwinders.asm says why). */
 #include <dlfcn.h>
 #include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <fnmatch.h>
 #include <gelf.h>
+#include <dwarf.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <pthread.h>
@@ -85,24 +88,19 @@ TT__DETOUR_HIDDEN _Noreturn void tt__detour_lost(uintptr_t slot)
 	abort();
 }
 
-/* What a C++ exception unwinds: the unwinder must see the real return addresses
- * (it finds no unwind information for tt__detour_exit). They are put back for the
- * thread's every recorded call; the calls the exception ends are found stale later,
- * and those it does not end lose their exit hook, so their FUNC_EXIT is recorded
- * when a later patched call or return finds them stale. */
-typedef int (*tt__unwind_fn)(void *exception);
-__attribute__((visibility("default"))) int _Unwind_RaiseException(void *exception);
-int _Unwind_RaiseException(void *exception)
+/* unwinders.asm, before any unwinder runs (an exception, a forced unwind, a
+ * backtrace): the unwinder must see the real return addresses (it finds no unwind
+ * information for tt__detour_exit). They are put back for the thread's every
+ * recorded call; the calls the unwind ends are found stale later, and those it does
+ * not end lose their exit hook, so their FUNC_EXIT is recorded when a later patched
+ * call or return finds them stale. */
+TT__DETOUR_HIDDEN void tt__detour_put_back_returns(void)
 {
-	static tt__unwind_fn next;
-	if (!next)
-		next = (tt__unwind_fn)(uintptr_t)dlsym(RTLD_NEXT, "_Unwind_RaiseException");
 	struct tt__detour_shadow *sh = &tt__detour_shadow;
 	if (sh->top)
 		for (struct tt__detour_frame *f = sh->top - 1; f->slot != UINTPTR_MAX; f--)
 			if (*(uintptr_t *)f->slot == (uintptr_t)tt__detour_exit)
 				*(uintptr_t *)f->slot = f->ret;
-	return next(exception);
 }
 
 /* One function to patch. */
@@ -111,6 +109,7 @@ struct tt__detour_fn {
 	uint64_t size;
 	char *name;
 	size_t module; /* index in the module table */
+	int watch;     /* an unwinder's entry point, watched rather than recorded */
 };
 
 struct tt__detour_module {
@@ -132,6 +131,7 @@ struct tt__detour {
 	size_t nfns, fns_cap;
 	size_t left_alone; /* matches in libraries never patched */
 	size_t patched_relocated, patched_patchable, refused;
+	size_t to_record; /* functions in `fns` that are not watched */
 	const char *main_path;
 };
 
@@ -145,7 +145,8 @@ static const char *tt__detour_base(const char *path)
 static int tt__detour_untouchable(const char *path)
 {
 	static const char *const prefixes[] = {"ld-linux", "libc.so", "libticktrace", "libZydis",
-					       "libZycore", "linux-vdso", "[vdso"};
+					       "libZycore", "linux-vdso", "[vdso", "libgcc_s",
+					       "libunwind"};
 	const char *base = tt__detour_base(path);
 	for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++)
 		if (strncmp(base, prefixes[i], strlen(prefixes[i])) == 0)
@@ -153,8 +154,43 @@ static int tt__detour_untouchable(const char *path)
 	return 0;
 }
 
+/* The unwinders' entry points, watched wherever they are linked (unwinders.asm). */
+static const char *const tt__detour_unwinder_entries[] = {
+	"_Unwind_RaiseException", "_Unwind_ForcedUnwind", "_Unwind_Resume",
+	"_Unwind_Resume_or_Rethrow", "_Unwind_Backtrace",
+};
+
+static int tt__detour_unwinder_entry(const char *name)
+{
+	for (size_t i = 0; i < sizeof tt__detour_unwinder_entries / sizeof tt__detour_unwinder_entries[0]; i++)
+		if (strcmp(name, tt__detour_unwinder_entries[i]) == 0)
+			return 1;
+	return 0;
+}
+
+/* Whether a function is part of the unwinding, wherever it is linked: the unwinder's
+ * and the personality routines' (GCC's and LLVM's), the C++ runtime's __cxa_* (an
+ * exception is thrown, caught and rethrown through them), and, in a program with
+ * static copies of them, the local functions of their files (`file`: the symbol
+ * table's file symbol before a local one; NULL for a global). */
+static int tt__detour_part_of_unwinding(const char *name, const char *file)
+{
+	static const char *const prefixes[] = {"_Unwind_", "__gcc_personality", "__gxx_personality",
+					       "__cxa_", "__register_frame", "__deregister_frame",
+					       "__frame_state_for", "__libunwind", "unw_"};
+	static const char *const files[] = {"unwind-dw2*", "unwind-c.*", "unwind-sjlj.*", "eh_*",
+					    "Unwind*", "libunwind.*"}; /* (.c, .cc, or .o) */
+	for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++)
+		if (strncmp(name, prefixes[i], strlen(prefixes[i])) == 0)
+			return 1;
+	for (size_t i = 0; file && i < sizeof files / sizeof files[0]; i++)
+		if (fnmatch(files[i], tt__detour_base(file), 0) == 0)
+			return 1;
+	return 0;
+}
+
 static int tt__detour_add(struct tt__detour *d, uintptr_t addr, uint64_t size, const char *name,
-			  size_t module)
+			  size_t module, int watch)
 {
 	if (d->nfns == d->fns_cap) {
 		size_t cap = d->fns_cap ? 2 * d->fns_cap : 64;
@@ -167,7 +203,8 @@ static int tt__detour_add(struct tt__detour *d, uintptr_t addr, uint64_t size, c
 	char *copy = strdup(name);
 	if (!copy)
 		return -ENOMEM;
-	d->fns[d->nfns++] = (struct tt__detour_fn){addr, size, copy, module};
+	d->fns[d->nfns++] = (struct tt__detour_fn){addr, size, copy, module, watch};
+	d->to_record += !watch;
 	return 0;
 }
 
@@ -177,10 +214,27 @@ static int tt__detour_cmp_addr(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* By address; at one address, a watched entry point first (it is the one kept). */
 static int tt__detour_cmp_fn(const void *a, const void *b)
 {
-	return tt__detour_cmp_addr(&((const struct tt__detour_fn *)a)->addr,
-				   &((const struct tt__detour_fn *)b)->addr);
+	const struct tt__detour_fn *x = a, *y = b;
+	int by_addr = tt__detour_cmp_addr(&x->addr, &y->addr);
+	return by_addr ? by_addr : y->watch - x->watch;
+}
+
+/* The loaded section `name` of a module's file, and its header; NULL when none. */
+static Elf_Scn *tt__detour_section(Elf *elf, const char *name, GElf_Shdr *shdr)
+{
+	size_t shstrndx;
+	if (!elf || elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return NULL;
+	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn));) {
+		const char *sname;
+		if (gelf_getshdr(scn, shdr) && (shdr->sh_flags & SHF_ALLOC) &&
+		    (sname = elf_strptr(elf, shstrndx, shdr->sh_name)) && strcmp(sname, name) == 0)
+			return scn;
+	}
+	return NULL;
 }
 
 /* The NOP areas the compiler listed in __patchable_function_entries: their run-time
@@ -188,43 +242,126 @@ static int tt__detour_cmp_fn(const void *a, const void *b)
 static void tt__detour_find_sleds(Dwfl_Module *mod, struct tt__detour_module *m)
 {
 	GElf_Addr bias;
-	Elf *elf = dwfl_module_getelf(mod, &bias);
-	size_t shstrndx;
-	if (!elf || elf_getshdrstrndx(elf, &shstrndx) != 0)
+	GElf_Shdr shdr;
+	if (!tt__detour_section(dwfl_module_getelf(mod, &bias), "__patchable_function_entries", &shdr))
 		return;
-	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn));) {
-		GElf_Shdr shdr;
-		const char *name;
-		if (!gelf_getshdr(scn, &shdr) || !(shdr.sh_flags & SHF_ALLOC) ||
-		    !(name = elf_strptr(elf, shstrndx, shdr.sh_name)) ||
-		    strcmp(name, "__patchable_function_entries") != 0)
-			continue;
-		size_t n = shdr.sh_size / sizeof(uintptr_t);
-		uintptr_t *sleds = malloc(n * sizeof(*sleds));
-		if (!sleds)
-			return;
-		memcpy(sleds, (const void *)(uintptr_t)(shdr.sh_addr + bias), n * sizeof(*sleds));
-		qsort(sleds, n, sizeof(*sleds), tt__detour_cmp_addr);
-		m->sleds = sleds;
-		m->nsleds = n;
+	size_t n = shdr.sh_size / sizeof(uintptr_t);
+	uintptr_t *sleds = malloc(n * sizeof(*sleds));
+	if (!sleds)
 		return;
-	}
+	memcpy(sleds, (const void *)(uintptr_t)(shdr.sh_addr + bias), n * sizeof(*sleds));
+	qsort(sleds, n, sizeof(*sleds), tt__detour_cmp_addr);
+	m->sleds = sleds;
+	m->nsleds = n;
 }
 
-/* libstdc++'s demangler, when the program has it (a C++ program does): C++ names
+/* A pointer of .eh_frame in DW_EH_PE encoding `enc` at `p` (before `end`), which is
+ * at address `at`: its value and its bytes in *len; 0, or -1 for an encoding not
+ * read here (GCC and LLVM write pcrel sdata4). libdw decodes FDEs but gives no
+ * function's extent: dwarf_frame_info's is one CFA row's. */
+static int tt__detour_eh_pointer(uint8_t enc, const uint8_t *p, const uint8_t *end, uint64_t at,
+				 uint64_t *value, size_t *len)
+{
+	union {
+		int16_t s2;
+		int32_t s4;
+		uint16_t u2;
+		uint32_t u4;
+		uint64_t u8;
+	} raw;
+	static const size_t sizes[16] = {[DW_EH_PE_absptr] = 8, [DW_EH_PE_udata2] = 2, [DW_EH_PE_udata4] = 4,
+					 [DW_EH_PE_udata8] = 8, [DW_EH_PE_sdata2] = 2, [DW_EH_PE_sdata4] = 4,
+					 [DW_EH_PE_sdata8] = 8};
+	size_t n = sizes[enc & 0x0f];
+	if (!n || (size_t)(end - p) < n || ((enc & 0x70) != DW_EH_PE_absptr && (enc & 0x70) != DW_EH_PE_pcrel))
+		return -1;
+	memcpy(&raw, p, n);
+	switch (enc & 0x0f) {
+	case DW_EH_PE_udata2: *value = raw.u2; break;
+	case DW_EH_PE_udata4: *value = raw.u4; break;
+	case DW_EH_PE_sdata2: *value = (uint64_t)(int64_t)raw.s2; break;
+	case DW_EH_PE_sdata4: *value = (uint64_t)(int64_t)raw.s4; break;
+	default: *value = raw.u8;
+	}
+	if ((enc & 0x70) == DW_EH_PE_pcrel)
+		*value += at;
+	*len = n;
+	return 0;
+}
+
+/* The encoding of the pointers of a CIE's FDEs (its augmentation's 'R'); -1 when it
+ * cannot be read. */
+static int tt__detour_fde_encoding(const Dwarf_CIE *cie)
+{
+	const uint8_t *p = cie->augmentation_data, *end = p + cie->augmentation_data_size;
+	if (cie->augmentation[0] != 'z')
+		return DW_EH_PE_absptr;
+	for (const char *a = cie->augmentation + 1; *a; a++) {
+		uint64_t personality;
+		size_t len;
+		switch (*a) {
+		case 'R':
+			return p < end ? *p : -1;
+		case 'L':
+			p++;
+			break;
+		case 'P': /* its encoding, then the personality routine's pointer */
+			if (p >= end || tt__detour_eh_pointer(*p & 0x7f, p + 1, end, 0, &personality, &len) < 0)
+				return -1;
+			p += 1 + len;
+			break;
+		case 'S':
+		case 'B':
+			break;
+		default:
+			return -1;
+		}
+	}
+	return DW_EH_PE_absptr;
+}
+
+/* The size of the function whose FDE in the module's .eh_frame starts at `vaddr` (an
+ * address of its file, as nm prints it): its FDE's whole range; 0 when no FDE starts
+ * there. */
+static uint64_t tt__detour_fde_size(Dwfl_Module *mod, uint64_t vaddr)
+{
+	GElf_Addr bias;
+	GElf_Shdr shdr;
+	Elf *elf = dwfl_module_getelf(mod, &bias);
+	Elf_Scn *scn = tt__detour_section(elf, ".eh_frame", &shdr);
+	Elf_Data *data = scn ? elf_getdata(scn, NULL) : NULL;
+	const unsigned char *ident = elf ? (const unsigned char *)elf_getident(elf, NULL) : NULL;
+	if (!data || !ident)
+		return 0;
+	Dwarf_CFI_Entry entry, cie;
+	for (Dwarf_Off at = 0, next, unused; dwarf_next_cfi(ident, data, 1, at, &next, &entry) == 0;
+	     at = next) {
+		if (dwarf_cfi_cie_p(&entry) ||
+		    dwarf_next_cfi(ident, data, 1, entry.fde.CIE_pointer, &unused, &cie) != 0 ||
+		    !dwarf_cfi_cie_p(&cie))
+			continue;
+		int enc = tt__detour_fde_encoding(&cie.cie);
+		uint64_t begin, range;
+		size_t len;
+		const uint8_t *field = entry.fde.start;
+		uint64_t field_at = shdr.sh_addr + (uint64_t)(field - (const uint8_t *)data->d_buf);
+		if (enc >= 0 &&
+		    tt__detour_eh_pointer((uint8_t)enc, field, entry.fde.end, field_at, &begin, &len) == 0 &&
+		    begin == vaddr &&
+		    tt__detour_eh_pointer((uint8_t)enc & 0x0f, field + len, entry.fde.end, 0, &range, &len) == 0)
+			return range;
+	}
+	return 0;
+}
+
+/* libsupc++'s demangler, linked into this library (meson.build says why): C++ names
  * match in their demangled form too, as the converter shows them. */
-typedef char *(*tt__demangle_fn)(const char *mangled, char *buf, size_t *len, int *status);
+char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
 
 static int tt__detour_matches(struct tt__detour *d, const char *name)
 {
-	static tt__demangle_fn demangle;
-	static int looked;
-	if (!looked) {
-		demangle = (tt__demangle_fn)(uintptr_t)dlsym(RTLD_DEFAULT, "__cxa_demangle");
-		looked = 1;
-	}
 	int status = -1;
-	char *plain = demangle && strncmp(name, "_Z", 2) == 0 ? demangle(name, NULL, NULL, &status) : NULL;
+	char *plain = strncmp(name, "_Z", 2) == 0 ? __cxa_demangle(name, NULL, NULL, &status) : NULL;
 	int hit = 0;
 	for (size_t p = 0; p < d->npatterns; p++)
 		if (strncmp(d->patterns[p], "0x", 2) != 0 &&
@@ -258,19 +395,28 @@ static int tt__detour_module_cb(Dwfl_Module *mod, void **user, const char *name,
 	int untouchable = tt__detour_untouchable(name);
 	int is_main = d->main_path && strcmp(name, d->main_path) == 0;
 	int nsyms = dwfl_module_getsymtab(mod);
+	const char *file = NULL; /* of the local symbols that follow */
 	for (int i = 1; i < nsyms; i++) {
 		GElf_Sym sym;
 		GElf_Addr addr;
 		GElf_Word shndx;
 		const char *sname = dwfl_module_getsym_info(mod, i, &sym, &addr, &shndx, NULL, NULL);
+		if (sname && GELF_ST_TYPE(sym.st_info) == STT_FILE)
+			file = sname;
+		else if (GELF_ST_BIND(sym.st_info) != STB_LOCAL)
+			file = NULL;
 		/* _start is entered with no return address, by the kernel's jump */
 		if (!sname || GELF_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_size == 0 ||
-		    shndx == SHN_UNDEF || strstr(sname, ".cold") || strcmp(sname, "_start") == 0 ||
-		    !tt__detour_matches(d, sname))
+		    shndx == SHN_UNDEF || strstr(sname, ".cold") || strcmp(sname, "_start") == 0)
 			continue;
-		if (untouchable)
+		if (tt__detour_unwinder_entry(sname) &&
+		    tt__detour_add(d, (uintptr_t)addr, sym.st_size, sname, index, 1) < 0)
+			return DWARF_CB_ABORT;
+		if (!tt__detour_matches(d, sname))
+			continue;
+		if (untouchable || tt__detour_part_of_unwinding(sname, file))
 			d->left_alone++;
-		else if (tt__detour_add(d, (uintptr_t)addr, sym.st_size, sname, index) < 0)
+		else if (tt__detour_add(d, (uintptr_t)addr, sym.st_size, sname, index, 0) < 0)
 			return DWARF_CB_ABORT;
 	}
 	/* 0xADDR: an address of the program itself, its extent from .eh_frame */
@@ -284,17 +430,11 @@ static int tt__detour_module_cb(Dwfl_Module *mod, void **user, const char *name,
 		if (errno || *tail)
 			continue;
 		GElf_Addr bias;
-		Dwarf_CFI *cfi = dwfl_module_eh_cfi(mod, &bias);
-		Dwarf_Frame *frame = NULL;
-		Dwarf_Addr fstart, fend;
-		if (!cfi || dwarf_cfi_addrframe(cfi, vaddr, &frame) != 0 ||
-		    dwarf_frame_info(frame, &fstart, &fend, NULL) < 0 || fstart != vaddr) {
-			free(frame); /* said at the end: no match */
-			continue;
-		}
-		free(frame);
+		uint64_t size = tt__detour_fde_size(mod, vaddr);
+		if (!size || !dwfl_module_getelf(mod, &bias))
+			continue; /* said at the end: no match */
 		d->pattern_hits[p]++;
-		if (tt__detour_add(d, (uintptr_t)(vaddr + bias), fend - fstart, pat, index) < 0)
+		if (tt__detour_add(d, (uintptr_t)(vaddr + bias), size, pat, index, 0) < 0)
 			return DWARF_CB_ABORT;
 	}
 	tt__detour_find_sleds(mod, m);
@@ -410,8 +550,11 @@ static int tt__detour_patch(struct tt__detour *d, const struct tt__detour_fn *fn
 		0xff, 0x35, 0xda, 0xff, 0xff, 0xff, /* push qword [rip - 38]: self */
 		0xff, 0x25, 0xec, 0xff, 0xff, 0xff, /* jmp [rip - 20]: entry */
 	};
-	*stub = (struct tt__detour_stub){.self = (uintptr_t)stub, .word = TT__DETOUR_ENTER_WORD(fn->addr),
-					 .entry = (uintptr_t)tt__detour_entry};
+	*stub = fn->watch ? (struct tt__detour_stub){.self = (uintptr_t)stub,
+						     .entry = (uintptr_t)tt__detour_unwinding} :
+			    (struct tt__detour_stub){.self = (uintptr_t)stub,
+						     .word = TT__DETOUR_ENTER_WORD(fn->addr),
+						     .entry = (uintptr_t)tt__detour_entry};
 	memcpy(stub->code, code, sizeof code);
 	int nops = sled && fn->addr - *sled < 64 ? tt__detour_nops(code_at, fn->size) : 0;
 	if (nops >= TT__DETOUR_PATCH) {
@@ -442,6 +585,8 @@ static int tt__detour_patch(struct tt__detour *d, const struct tt__detour_fn *fn
 		snprintf(why, cap, "its code cannot be made writable: %s", strerror(-err));
 		return -1;
 	}
+	if (fn->watch)
+		return 0;
 	if (nops >= TT__DETOUR_PATCH)
 		d->patched_patchable++;
 	else
@@ -487,6 +632,9 @@ __attribute__((constructor)) static void tt__detour_start(void)
 		goto fail;
 	if (realpath("/proc/self/exe", exe))
 		d.main_path = exe;
+	/* glibc loads libgcc_s at the first pthread_exit or pthread_cancel, to unwind the
+	 * thread: loaded now, its unwinder is watched like the others (never closed). */
+	dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_LOCAL);
 	for (char *save = NULL, *p = strtok_r(text, "\n", &save); p; p = strtok_r(NULL, "\n", &save)) {
 		char **patterns = realloc(d.patterns, (d.npatterns + 1) * sizeof(*patterns));
 		if (!patterns)
@@ -499,11 +647,14 @@ __attribute__((constructor)) static void tt__detour_start(void)
 		goto fail;
 	for (size_t i = 0; i < d.nfns; i++) {
 		char why[256];
-		if (tt__detour_patch(&d, &d.fns[i], why, sizeof why) == 0)
+		const struct tt__detour_fn *fn = &d.fns[i];
+		if ((fn->watch && !d.to_record) || tt__detour_patch(&d, fn, why, sizeof why) == 0)
 			continue;
-		d.refused++;
-		fprintf(stderr, "ticktrace: not patched: %s (%s): %s\n", d.fns[i].name,
-			tt__detour_base(d.modules[d.fns[i].module].path), why);
+		d.refused += !fn->watch;
+		fprintf(stderr, fn->watch ? "ticktrace: the unwinder's %s (%s) cannot be watched: %s; an "
+					    "unwind through a patched function there stops at it\n" :
+					    "ticktrace: not patched: %s (%s): %s\n",
+			fn->name, tt__detour_base(d.modules[fn->module].path), why);
 	}
 	for (size_t i = 0; i < d.nmodules; i++)
 		if (d.modules[i].stubs && mprotect(d.modules[i].stubs, d.modules[i].stubs_size,
@@ -517,9 +668,9 @@ __attribute__((constructor)) static void tt__detour_start(void)
 					"is where no function of the program starts (by its .eh_frame)" :
 					"matches no function");
 	if (d.left_alone)
-		fprintf(stderr, "ticktrace: %zu matching functions of the C library, the loader or "
-			"ticktrace's own libraries left alone (the recording runs through them)\n",
-			d.left_alone);
+		fprintf(stderr, "ticktrace: %zu matching functions of the C library, the loader, the "
+			"unwinders or ticktrace's own libraries left alone (the recording and the "
+			"unwinding run through them)\n", d.left_alone);
 	fprintf(stderr, "ticktrace: patched %zu functions (%zu by moving their first instructions, "
 		"%zu at their patchable NOPs); %zu could not be\n",
 		d.patched_relocated + d.patched_patchable, d.patched_relocated, d.patched_patchable,

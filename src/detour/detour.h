@@ -46,6 +46,8 @@ extern intptr_t tt__detour_shadow_offset TT__DETOUR_HIDDEN;
 /* trampoline.asm */
 void tt__detour_entry(void) TT__DETOUR_HIDDEN;
 void tt__detour_exit(void) TT__DETOUR_HIDDEN;
+/* unwinders.asm: where a watched unwinder's entry point goes (the stub's `entry`) */
+void tt__detour_unwinding(void) TT__DETOUR_HIDDEN;
 
 /* A patched function's stub (trampoline.asm says why each part is there): a header,
  * then `push qword [rip - 38]` (the stub's address) and `jmp [rip - 20]` (the entry),
