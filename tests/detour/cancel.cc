@@ -1,4 +1,4 @@
-// pthread_exit and pthread_cancel through patched functions (test_detour_unwind.c):
+// pthread_exit and pthread_cancel through patched functions (test_detour.c):
 // the unwind that ends the thread must run every destructor below them, as without
 // ticktrace: the lock_guard is released, and main can take the lock again.
 #include <pthread.h>

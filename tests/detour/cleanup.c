@@ -1,7 +1,8 @@
-/* pthread_exit and pthread_cancel through patched functions (test_detour_unwind.c),
- * in C: the cleanup handlers pushed below them run, as without ticktrace. Built
- * plainly and with -fexceptions (where pthread_cleanup_push is a cleanup attribute
- * that only the unwinder runs). */
+/* pthread_exit and pthread_cancel through patched functions (test_detour.c), in C:
+ * the cleanup handlers pushed below them run, as without ticktrace. Built plainly and
+ * with -fexceptions (where pthread_cleanup_push is a cleanup attribute that only the
+ * unwinder runs). And backtrace(3) from a patched function sees every frame below. */
+#include <execinfo.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <unistd.h>
@@ -29,6 +30,13 @@ W void work_push(int how)
 	pthread_cleanup_pop(0);
 	__asm__ volatile("");
 }
+W int work_backtrace(int depth)
+{
+	void *frames[64];
+	int n = depth ? work_backtrace(depth - 1) : backtrace(frames, 64);
+	__asm__ volatile("" : "+r"(n));
+	return n;
+}
 static void *thread_main(void *how)
 {
 	work_push((int)(long)how);
@@ -48,5 +56,6 @@ int main(void)
 		printf("%s: %s, %d cleanups run\n", how ? "cancel" : "exit",
 		       result == PTHREAD_CANCELED ? "cancelled" : "exited", cleaned);
 	}
+	printf("backtrace: %d frames\n", work_backtrace(3));
 	return 0;
 }
