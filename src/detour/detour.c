@@ -141,12 +141,15 @@ static const char *tt__detour_base(const char *path)
 	return slash ? slash + 1 : path;
 }
 
-/* The libraries whose functions are never patched. */
+/* The libraries whose functions are never patched: those the patching, the recording
+ * and the unwinding run through (the sanitizers' runtimes intercept malloc and the
+ * like for them, in a sanitizer build or program). */
 static int tt__detour_untouchable(const char *path)
 {
 	static const char *const prefixes[] = {"ld-linux", "libc.so", "libticktrace", "libZydis",
 					       "libZycore", "linux-vdso", "[vdso", "libgcc_s",
-					       "libunwind"};
+					       "libunwind", "libasan", "libubsan", "liblsan",
+					       "libtsan", "libclang_rt"};
 	const char *base = tt__detour_base(path);
 	for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++)
 		if (strncmp(base, prefixes[i], strlen(prefixes[i])) == 0)
