@@ -374,7 +374,8 @@ static const char cancel_want[] = "exit: exited, lock released, 1 destructors ru
 				  "cancel: cancelled, lock released, 2 destructors run\n";
 
 /* pthread_exit and pthread_cancel through patched C++ functions: the destructors
- * below them run (the lock_guard is released; before, the second thread deadlocked). */
+ * below them run (the lock_guard is released; before, the second thread deadlocked),
+ * and the calls the threads leave so end (none is left unterminated). */
 static void forced_unwind_cxx(void **state)
 {
 	(void)state;
@@ -387,7 +388,10 @@ static void forced_unwind_cxx(void **state)
 		same_as_plain(dir, compilers[i], "cancel.cc", "", "-f 'work_*'", cancel_want);
 		char *err = slurp(dir, "err");
 		assert_non_null(strstr(err, "patched 2 functions"));
+		assert_non_null(strstr(err, " 0 unterminated"));
 		free(err);
+		assert_int_equal(slices_in(dir, "work_hold(int)"), 2);
+		assert_int_equal(slices_in(dir, "work_leave(int)"), 2);
 		tt_rmdir(dir);
 	}
 }
@@ -407,6 +411,7 @@ static void forced_unwind_c(void **state)
 			same_as_plain(dir, compilers[i], "cleanup.c", flags[f], "-f 'work_*'",
 				      "cleanup: exit\nexit: exited, 1 cleanups run\n"
 				      "cleanup: cancel\ncancel: cancelled, 2 cleanups run\n");
+			assert_int_equal(slices_in(dir, "work_push"), 2);
 			tt_rmdir(dir);
 		}
 }

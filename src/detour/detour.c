@@ -93,14 +93,21 @@ TT__DETOUR_HIDDEN _Noreturn void tt__detour_lost(uintptr_t slot)
  * information for tt__detour_exit). They are put back for the thread's every
  * recorded call; the calls the unwind ends are found stale later, and those it does
  * not end lose their exit hook, so their FUNC_EXIT is recorded when a later patched
- * call or return finds them stale. */
-TT__DETOUR_HIDDEN void tt__detour_put_back_returns(void)
+ * call or return finds them stale. A forced unwind (`ends_calls`) ends them all, and
+ * the thread with them: they end now, when it starts. */
+TT__DETOUR_HIDDEN void tt__detour_put_back_returns(uint64_t ends_calls)
 {
 	struct tt__detour_shadow *sh = &tt__detour_shadow;
-	if (sh->top)
-		for (struct tt__detour_frame *f = sh->top - 1; f->slot != UINTPTR_MAX; f--)
-			if (*(uintptr_t *)f->slot == (uintptr_t)tt__detour_exit)
-				*(uintptr_t *)f->slot = f->ret;
+	if (!sh->top)
+		return;
+	for (struct tt__detour_frame *f = sh->top - 1; f->slot != UINTPTR_MAX; f--) {
+		if (*(uintptr_t *)f->slot == (uintptr_t)tt__detour_exit)
+			*(uintptr_t *)f->slot = f->ret;
+		if (ends_calls) {
+			sh->top = f;
+			tt__detour_func_exit(f->word);
+		}
+	}
 }
 
 /* One function to patch. */
@@ -553,7 +560,8 @@ static int tt__detour_patch(struct tt__detour *d, const struct tt__detour_fn *fn
 		0xff, 0x35, 0xda, 0xff, 0xff, 0xff, /* push qword [rip - 38]: self */
 		0xff, 0x25, 0xec, 0xff, 0xff, 0xff, /* jmp [rip - 20]: entry */
 	};
-	*stub = fn->watch ? (struct tt__detour_stub){.self = (uintptr_t)stub,
+	uint64_t ends_calls = strcmp(fn->name, "_Unwind_ForcedUnwind") == 0 ? TT__DETOUR_ENDS_CALLS : 0;
+	*stub = fn->watch ? (struct tt__detour_stub){.self = (uintptr_t)stub, .word = ends_calls,
 						     .entry = (uintptr_t)tt__detour_unwinding} :
 			    (struct tt__detour_stub){.self = (uintptr_t)stub,
 						     .word = TT__DETOUR_ENTER_WORD(fn->addr),

@@ -8,7 +8,9 @@
 ; function's is tt__detour_exit, for which it finds no unwind information, and it
 ; stops there (a forced unwind then skips every destructor and cleanup below). So
 ; before any unwinder runs, the thread's replaced return addresses are put back
-; (detour.c, tt__detour_put_back_returns). Watching the code, not interposing the
+; (detour.c, tt__detour_put_back_returns); before a forced unwind (pthread_exit,
+; pthread_cancel), which ends every call of the thread, their calls end too (the
+; stub's word says which). Watching the code, not interposing the
 ; symbols, is what reaches the unwinders called without the dynamic linker's lookup:
 ; a static copy's callers, glibc's pthread_exit and pthread_cancel and backtrace(3),
 ; which find libgcc_s's functions with dlopen and dlsym. (Unwind information for
@@ -21,7 +23,8 @@
 
 default rel
 
-%define STUB_GO_ON 16	; struct tt__detour_stub (detour.h)
+%define STUB_WORD  8	; struct tt__detour_stub (detour.h): TT__DETOUR_ENDS_CALLS or 0
+%define STUB_GO_ON 16
 
 extern tt__detour_put_back_returns
 
@@ -38,6 +41,8 @@ tt__detour_unwinding:
 	push	rcx
 	push	r8
 	push	r9
+	mov	rdi, [rbp + 8]			; the stub
+	mov	rdi, [rdi + STUB_WORD]
 	call	tt__detour_put_back_returns wrt ..plt
 	pop	r9
 	pop	r8
