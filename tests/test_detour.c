@@ -434,8 +434,9 @@ static void static_runtime(void **state)
 }
 
 /* -f '*' matches the unwinder's own functions (libgcc_s's, or the program's static
- * copy) and the C++ runtime's exception code: they are left alone, and exceptions
- * and forced unwinds go through the rest as without ticktrace. */
+ * copy): they are left alone, and exceptions and forced unwinds go through the rest,
+ * the C++ runtime's __cxa_throw and personality routine included, as without
+ * ticktrace. */
 static void everything_unwinds(void **state)
 {
 	(void)state;

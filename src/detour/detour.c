@@ -15,12 +15,12 @@
  * it is. Exits are caught by replacing the return address (trampoline.asm says why
  * and how). Code pages go back to read-execute.
  *
- * Never patched: the dynamic loader, the C library, ticktrace's libraries and the
- * decoder's (the recording and the patching run through them), the unwinders and
- * the C++ runtime's exception code wherever they are linked (an unwind runs through
- * them), the vDSO, GCC's `.cold` parts of functions (entered by a jump, not a call),
- * and _start (entered with no return address). The unwinders' entry points are
- * patched to be watched instead (unwinders.asm says why). */
+ * Never patched: the dynamic loader, the C library, ticktrace's libraries, the
+ * decoder's and the sanitizers' runtimes (the recording and the patching run through
+ * them), the unwinders wherever they are linked (an unwind starts in them), the vDSO,
+ * GCC's `.cold` parts of functions (entered by a jump, not a call), and _start
+ * (entered with no return address). The unwinders' entry points are patched to be
+ * watched instead (unwinders.asm says why). */
 #include <dlfcn.h>
 #include <elfutils/libdwfl.h>
 #include <errno.h>
@@ -178,18 +178,18 @@ static int tt__detour_unwinder_entry(const char *name)
 	return 0;
 }
 
-/* Whether a function is part of the unwinding, wherever it is linked: the unwinder's
- * and the personality routines' (GCC's and LLVM's), the C++ runtime's __cxa_* (an
- * exception is thrown, caught and rethrown through them), and, in a program with
- * static copies of them, the local functions of their files (`file`: the symbol
- * table's file symbol before a local one; NULL for a global). */
-static int tt__detour_part_of_unwinding(const char *name, const char *file)
+/* Whether a function is part of an unwinder (GCC's or LLVM's), wherever it is linked:
+ * the unwinder walks the stack from its own frames, so none of them may have its
+ * return address replaced. In a program with a static copy, its local functions are
+ * known by the file symbol before them (`file`; NULL for a global). (The C++ runtime's
+ * __cxa_* and personality routines may be patched: an unwind does not walk through
+ * their return addresses before the unwinder puts them back.) */
+static int tt__detour_part_of_unwinder(const char *name, const char *file)
 {
-	static const char *const prefixes[] = {"_Unwind_", "__gcc_personality", "__gxx_personality",
-					       "__cxa_", "__register_frame", "__deregister_frame",
-					       "__frame_state_for", "__libunwind", "unw_"};
-	static const char *const files[] = {"unwind-dw2*", "unwind-c.*", "unwind-sjlj.*", "eh_*",
-					    "Unwind*", "libunwind.*"}; /* (.c, .cc, or .o) */
+	static const char *const prefixes[] = {"_Unwind_", "__register_frame", "__deregister_frame",
+					       "__frame_state_for", "__libunwind", "__unw_", "unw_"};
+	static const char *const files[] = {"unwind-dw2*", "unwind-sjlj.*", "Unwind*",
+					    "libunwind.*"}; /* (.c, .cpp, or .o) */
 	for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++)
 		if (strncmp(name, prefixes[i], strlen(prefixes[i])) == 0)
 			return 1;
@@ -424,7 +424,7 @@ static int tt__detour_module_cb(Dwfl_Module *mod, void **user, const char *name,
 			return DWARF_CB_ABORT;
 		if (!tt__detour_matches(d, sname))
 			continue;
-		if (untouchable || tt__detour_part_of_unwinding(sname, file))
+		if (untouchable || tt__detour_part_of_unwinder(sname, file))
 			d->left_alone++;
 		else if (tt__detour_add(d, (uintptr_t)addr, sym.st_size, sname, index, 0) < 0)
 			return DWARF_CB_ABORT;
