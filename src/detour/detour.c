@@ -22,11 +22,11 @@
  * (entered with no return address). The unwinders' entry points are patched to be
  * watched instead (unwinders.asm says why). */
 #include <dlfcn.h>
+#include <dwarf.h>
 #include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <fnmatch.h>
 #include <gelf.h>
-#include <dwarf.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <pthread.h>
@@ -138,7 +138,6 @@ struct tt__detour {
 	size_t nfns, fns_cap;
 	size_t left_alone; /* matches in libraries never patched */
 	size_t patched_relocated, patched_patchable, refused;
-	size_t to_record; /* functions in `fns` that are not watched */
 	const char *main_path;
 };
 
@@ -214,7 +213,6 @@ static int tt__detour_add(struct tt__detour *d, uintptr_t addr, uint64_t size, c
 	if (!copy)
 		return -ENOMEM;
 	d->fns[d->nfns++] = (struct tt__detour_fn){addr, size, copy, module, watch};
-	d->to_record += !watch;
 	return 0;
 }
 
@@ -656,10 +654,13 @@ __attribute__((constructor)) static void tt__detour_start(void)
 	d.pattern_hits = calloc(d.npatterns + 1, sizeof(*d.pattern_hits));
 	if (!d.pattern_hits || tt__detour_collect(&d) < 0)
 		goto fail;
+	size_t to_record = 0; /* the unwinders need watching only when some are */
+	for (size_t i = 0; i < d.nfns; i++)
+		to_record += !d.fns[i].watch;
 	for (size_t i = 0; i < d.nfns; i++) {
 		char why[256];
 		const struct tt__detour_fn *fn = &d.fns[i];
-		if ((fn->watch && !d.to_record) || tt__detour_patch(&d, fn, why, sizeof why) == 0)
+		if ((fn->watch && !to_record) || tt__detour_patch(&d, fn, why, sizeof why) == 0)
 			continue;
 		d.refused += !fn->watch;
 		fprintf(stderr, fn->watch ? "ticktrace: the unwinder's %s (%s) cannot be watched: %s; an "
