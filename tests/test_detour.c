@@ -371,11 +371,12 @@ static int slices_in(const char *dir, const char *name)
 }
 
 static const char cancel_want[] = "exit: exited, lock released, 1 destructors run\n"
-				  "cancel: cancelled, lock released, 2 destructors run\n";
+				  "cancel: cancelled, lock released, 2 destructors run\n"
+				  "caught: thrown\nthrow: exited, lock released, 4 destructors run\n";
 
-/* pthread_exit and pthread_cancel through patched C++ functions: the destructors
- * below them run (the lock_guard is released; before, the second thread deadlocked),
- * and the calls the threads leave so end (none is left unterminated). */
+/* pthread_exit, pthread_cancel and an exception through patched C++ functions: the
+ * destructors below them run (the lock_guard is released; before, the second thread
+ * deadlocked), and the calls they leave end (none is left unterminated). */
 static void forced_unwind_cxx(void **state)
 {
 	(void)state;
@@ -390,8 +391,8 @@ static void forced_unwind_cxx(void **state)
 		assert_non_null(strstr(err, "patched 2 functions"));
 		assert_non_null(strstr(err, " 0 unterminated"));
 		free(err);
-		assert_int_equal(slices_in(dir, "work_hold(int)"), 2);
-		assert_int_equal(slices_in(dir, "work_leave(int)"), 2);
+		assert_int_equal(slices_in(dir, "work_hold(int)"), 4);
+		assert_int_equal(slices_in(dir, "work_leave(int)"), 4);
 		tt_rmdir(dir);
 	}
 }

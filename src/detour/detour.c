@@ -163,10 +163,13 @@ static int tt__detour_untouchable(const char *path)
 	return 0;
 }
 
-/* The unwinders' entry points, watched wherever they are linked (unwinders.asm). */
+/* The unwinders' entry points, watched wherever they are linked (unwinders.asm).
+ * Not _Unwind_Resume: called at the end of a cleanup, it goes on with an unwind
+ * whose frames were all entered before it began, so put back then; watching it would
+ * scan the shadow stack again for every frame with a destructor. */
 static const char *const tt__detour_unwinder_entries[] = {
-	"_Unwind_RaiseException", "_Unwind_ForcedUnwind", "_Unwind_Resume",
-	"_Unwind_Resume_or_Rethrow", "_Unwind_Backtrace",
+	"_Unwind_RaiseException", "_Unwind_ForcedUnwind", "_Unwind_Resume_or_Rethrow",
+	"_Unwind_Backtrace",
 };
 
 static int tt__detour_unwinder_entry(const char *name)

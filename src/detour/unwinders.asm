@@ -1,8 +1,8 @@
 ; What an unwinder's entry point jumps to once detour.c has patched it: the entry
 ; points of every unwinder the process has (_Unwind_RaiseException, _Unwind_ForcedUnwind,
-; _Unwind_Resume, _Unwind_Resume_or_Rethrow, _Unwind_Backtrace; libgcc_s's, a copy
-; linked statically into the program, LLVM's) are patched like a recorded function,
-; with a stub whose entry is tt__detour_unwinding instead of tt__detour_entry.
+; _Unwind_Resume_or_Rethrow, _Unwind_Backtrace; libgcc_s's, a copy linked statically
+; into the program, LLVM's) are patched like a recorded function, with a stub whose
+; entry is tt__detour_unwinding instead of tt__detour_entry.
 ;
 ; An unwinder reads the return address of each frame it walks through; a patched
 ; function's is tt__detour_exit, for which it finds no unwind information, and it

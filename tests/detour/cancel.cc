@@ -1,10 +1,11 @@
-// pthread_exit and pthread_cancel through patched functions (test_detour.c):
-// the unwind that ends the thread must run every destructor below them, as without
+// pthread_exit, pthread_cancel and an exception through patched functions
+// (test_detour.c): the unwind must run every destructor below them, as without
 // ticktrace: the lock_guard is released, and main can take the lock again.
 #include <pthread.h>
 #include <unistd.h>
 #include <cstdio>
 #include <mutex>
+#include <stdexcept>
 #define W __attribute__((noinline))
 static std::mutex held;
 static int destroyed;
@@ -12,13 +13,15 @@ static int never_written[2];
 struct Counted {
 	~Counted() { destroyed++; }
 };
-// how 0: pthread_exit; 1: cancelled in read(2), a cancellation point
+enum How { EXIT, CANCEL, THROW, RETURN };
 W void work_leave(int how)
 {
-	if (how == 0)
+	if (how == EXIT)
 		pthread_exit(nullptr);
+	if (how == THROW)
+		throw std::runtime_error("thrown");
 	char c;
-	if (read(never_written[0], &c, 1) >= 0)
+	if (how == CANCEL && read(never_written[0], &c, 1) >= 0) // a cancellation point
 		std::puts("read returned");
 }
 W void work_hold(int how)
@@ -30,24 +33,34 @@ W void work_hold(int how)
 }
 static void *thread_main(void *how)
 {
-	work_hold((int)(long)how);
+	if ((long)how != THROW) {
+		work_hold((int)(long)how);
+		return nullptr;
+	}
+	try {
+		work_hold(THROW);
+	} catch (const std::exception &e) {
+		std::printf("caught: %s\n", e.what());
+	}
+	work_hold(RETURN); // (ends the calls the exception left, as they are found)
 	return nullptr;
 }
 int main()
 {
 	if (pipe(never_written) != 0)
 		return 1;
-	for (long how = 0; how < 2; how++) {
+	static const char *const names[] = {"exit", "cancel", "throw"};
+	for (long how = EXIT; how <= THROW; how++) {
 		pthread_t t;
 		void *result;
 		pthread_create(&t, nullptr, thread_main, (void *)how);
-		if (how == 1)
+		if (how == CANCEL)
 			pthread_cancel(t); // deferred: it acts in read
 		pthread_join(t, &result);
 		bool released = held.try_lock();
 		if (released)
 			held.unlock();
-		std::printf("%s: %s, lock %s, %d destructors run\n", how ? "cancel" : "exit",
+		std::printf("%s: %s, lock %s, %d destructors run\n", names[how],
 			    result == PTHREAD_CANCELED ? "cancelled" : "exited",
 			    released ? "released" : "still held", destroyed);
 	}
