@@ -334,17 +334,20 @@ static void exit_status(void **state)
  * (a lock never released) fails instead of stopping the suite. */
 #define RUN_LIMIT 60
 
-/* Builds SRC_DIR/source as dir/prog with `cc` and `flags`, runs it plainly and under
- * `ticktrace record` with `patterns` (a shell fragment of -f options), and checks
- * that both print the same and exit alike; the plain run's output must hold `want`
- * (so the program does what the test is about). record's stderr is left in dir/err,
- * its trace in dir/run.json. */
+/* Builds SRC_DIR/source as dir/prog with `cc` and `flags` (then runs the shell
+ * fragment `then`, in dir, if not NULL), runs it plainly and under `ticktrace record`
+ * with `patterns` (a shell fragment of -f options), and checks that both print the
+ * same and exit alike; the plain run's output must hold `want` (so the program does
+ * what the test is about). record's stderr is left in dir/err, its trace in
+ * dir/run.json. */
 static void same_as_plain(const char *dir, const char *cc, const char *source, const char *flags,
-			  const char *patterns, const char *want)
+			  const char *then, const char *patterns, const char *want)
 {
 	const char *tool = getenv("TT_TEST_TOOL");
 	assert_int_equal(tt_sh("rm -f '%s/run.json' && %s -O2 -g '%s/%s' -o '%s/prog' -pthread %s", dir,
 			       cc, src_dir, source, dir, flags), 0);
+	if (then)
+		assert_int_equal(tt_sh("cd '%s' && %s", dir, then), 0);
 	int plain = tt_sh("timeout %d '%s/prog' >'%s/want'", RUN_LIMIT, dir, dir);
 	int traced = tt_sh("timeout %d '%s' record %s -o '%s/run.ttr' -c '%s/run.json' -- '%s/prog' "
 			   ">'%s/got' 2>'%s/err'", RUN_LIMIT, tool, patterns, dir, dir, dir, dir, dir);
@@ -386,7 +389,7 @@ static void forced_unwind_cxx(void **state)
 			continue;
 		char dir[64];
 		tt_tmpdir(dir, sizeof(dir));
-		same_as_plain(dir, compilers[i], "cancel.cc", "", "-f 'work_*'", cancel_want);
+		same_as_plain(dir, compilers[i], "cancel.cc", "", NULL, "-f 'work_*'", cancel_want);
 		char *err = slurp(dir, "err");
 		assert_non_null(strstr(err, "patched 2 functions"));
 		assert_non_null(strstr(err, " 0 unterminated"));
@@ -409,7 +412,7 @@ static void forced_unwind_c(void **state)
 		for (size_t f = 0; f < 2 && compiler(compilers[i]); f++) {
 			char dir[64];
 			tt_tmpdir(dir, sizeof(dir));
-			same_as_plain(dir, compilers[i], "cleanup.c", flags[f], "-f 'work_*'",
+			same_as_plain(dir, compilers[i], "cleanup.c", flags[f], NULL, "-f 'work_*'",
 				      "cleanup: exit\nexit: exited, 1 cleanups run\n"
 				      "cleanup: cancel\ncancel: cancelled, 2 cleanups run\n");
 			assert_int_equal(slices_in(dir, "work_push"), 2);
@@ -419,18 +422,32 @@ static void forced_unwind_c(void **state)
 
 /* A program with its own unwinder and demangler (-static-libstdc++ -static-libgcc):
  * its C++ functions match by their demangled names, an exception through them is
- * caught where the program catches it. */
+ * caught where the program catches it. Stripped, its unwinder cannot be found, so
+ * nothing is patched (before: work_mid patched by address, the exception through it
+ * ended the program). */
 static void static_runtime(void **state)
 {
 	(void)state;
 	if (!compiler("g++"))
 		skip();
-	char dir[64];
+	char dir[64], by_address[128];
+	const char *own = "-static-libstdc++ -static-libgcc";
 	tt_tmpdir(dir, sizeof(dir));
-	same_as_plain(dir, "g++", "unwind.cc", "-static-libstdc++ -static-libgcc", "-f 'work_*'", "10\n");
+	same_as_plain(dir, "g++", "unwind.cc", own, NULL, "-f 'work_*'", "10\n");
 	assert_int_equal(slices_in(dir, "work_catch(int)"), 5);
 	assert_int_equal(slices_in(dir, "work_mid(int)"), 5);
 	assert_int_equal(slices_in(dir, "work_throw(int)"), 5);
+	/* stripped, its unwinder cannot be found: nothing is patched, and said so */
+	snprintf(by_address, sizeof(by_address), "-f $(cat '%s/addr')", dir);
+	same_as_plain(dir, "g++", "unwind.cc", own,
+		      "nm prog | sed -n 's/^0*\\([0-9a-f]*\\) T _Z8work_midi$/0x\\1/p' >addr && "
+		      "grep -q 0x addr && strip prog",
+		      by_address, "10\n");
+	char *err = slurp(dir, "err");
+	assert_non_null(strstr(err, "carries its own unwinder, which cannot be found with its symbols "
+				    "stripped"));
+	assert_non_null(strstr(err, "patched 0 functions"));
+	free(err);
 	tt_rmdir(dir);
 }
 
@@ -447,12 +464,12 @@ static void everything_unwinds(void **state)
 	for (size_t f = 0; f < 2; f++) {
 		char dir[64];
 		tt_tmpdir(dir, sizeof(dir));
-		same_as_plain(dir, "g++", "unwind.cc", flags[f], "-f '*'", "10\n");
+		same_as_plain(dir, "g++", "unwind.cc", flags[f], NULL, "-f '*'", "10\n");
 		char *err = slurp(dir, "err");
 		assert_non_null(strstr(err, "left alone"));
 		free(err);
 		if (f == 0) /* (with a static unwinder, pthread_exit aborts without ticktrace) */
-			same_as_plain(dir, "g++", "cancel.cc", flags[f], "-f '*'", cancel_want);
+			same_as_plain(dir, "g++", "cancel.cc", flags[f], NULL, "-f '*'", cancel_want);
 		tt_rmdir(dir);
 	}
 }
@@ -471,7 +488,7 @@ static void everything_sanitized(void **state)
 	char dir[64];
 	tt_tmpdir(dir, sizeof(dir));
 	setenv("ASAN_OPTIONS", "verify_asan_link_order=0:detect_leaks=0", 1);
-	same_as_plain(dir, "g++", "unwind.cc", "-fsanitize=address,undefined", "-f '*'", "10\n");
+	same_as_plain(dir, "g++", "unwind.cc", "-fsanitize=address,undefined", NULL, "-f '*'", "10\n");
 	unsetenv("ASAN_OPTIONS");
 	tt_rmdir(dir);
 }

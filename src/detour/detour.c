@@ -137,6 +137,7 @@ struct tt__detour {
 	struct tt__detour_fn *fns;
 	size_t nfns, fns_cap;
 	size_t left_alone; /* matches in libraries never patched */
+	int unseen_unwinder; /* the program's own, which its symbols no longer show */
 	size_t patched_relocated, patched_patchable, refused;
 	const char *main_path;
 };
@@ -331,18 +332,42 @@ static int tt__detour_fde_encoding(const Dwarf_CIE *cie)
 	return DW_EH_PE_absptr;
 }
 
+/* A module's .eh_frame, to read with dwarf_next_cfi: its data, its file's ident and
+ * its section header; NULL when it has none. */
+static Elf_Data *tt__detour_eh_frame(Dwfl_Module *mod, const unsigned char **ident, GElf_Shdr *shdr)
+{
+	GElf_Addr bias;
+	Elf *elf = dwfl_module_getelf(mod, &bias);
+	Elf_Scn *scn = tt__detour_section(elf, ".eh_frame", shdr);
+	*ident = elf ? (const unsigned char *)elf_getident(elf, NULL) : NULL;
+	return scn && *ident ? elf_getdata(scn, NULL) : NULL;
+}
+
+/* Whether a module has code with a personality routine (C++, or C's cleanups), which
+ * an unwinder enters: one of its CIEs names one. */
+static int tt__detour_has_personality(Dwfl_Module *mod)
+{
+	const unsigned char *ident;
+	GElf_Shdr shdr;
+	Elf_Data *data = tt__detour_eh_frame(mod, &ident, &shdr);
+	Dwarf_CFI_Entry entry;
+	for (Dwarf_Off at = 0, next; data && dwarf_next_cfi(ident, data, 1, at, &next, &entry) == 0;
+	     at = next)
+		if (dwarf_cfi_cie_p(&entry) && entry.cie.augmentation[0] == 'z' &&
+		    strchr(entry.cie.augmentation, 'P'))
+			return 1;
+	return 0;
+}
+
 /* The size of the function whose FDE in the module's .eh_frame starts at `vaddr` (an
  * address of its file, as nm prints it): its FDE's whole range; 0 when no FDE starts
  * there. */
 static uint64_t tt__detour_fde_size(Dwfl_Module *mod, uint64_t vaddr)
 {
-	GElf_Addr bias;
+	const unsigned char *ident;
 	GElf_Shdr shdr;
-	Elf *elf = dwfl_module_getelf(mod, &bias);
-	Elf_Scn *scn = tt__detour_section(elf, ".eh_frame", &shdr);
-	Elf_Data *data = scn ? elf_getdata(scn, NULL) : NULL;
-	const unsigned char *ident = elf ? (const unsigned char *)elf_getident(elf, NULL) : NULL;
-	if (!data || !ident)
+	Elf_Data *data = tt__detour_eh_frame(mod, &ident, &shdr);
+	if (!data)
 		return 0;
 	Dwarf_CFI_Entry entry, cie;
 	for (Dwarf_Off at = 0, next, unused; dwarf_next_cfi(ident, data, 1, at, &next, &entry) == 0;
@@ -407,6 +432,7 @@ static int tt__detour_module_cb(Dwfl_Module *mod, void **user, const char *name,
 	int is_main = d->main_path && strcmp(name, d->main_path) == 0;
 	int nsyms = dwfl_module_getsymtab(mod);
 	const char *file = NULL; /* of the local symbols that follow */
+	int finds_frames = 0, watched = 0; /* what a static unwinder imports, what was found */
 	for (int i = 1; i < nsyms; i++) {
 		GElf_Sym sym;
 		GElf_Addr addr;
@@ -416,12 +442,15 @@ static int tt__detour_module_cb(Dwfl_Module *mod, void **user, const char *name,
 			file = sname;
 		else if (GELF_ST_BIND(sym.st_info) != STB_LOCAL)
 			file = NULL;
+		if (sname && shndx == SHN_UNDEF &&
+		    (strcmp(sname, "_dl_find_object") == 0 || strcmp(sname, "dl_iterate_phdr") == 0))
+			finds_frames = 1;
 		/* _start is entered with no return address, by the kernel's jump */
 		if (!sname || GELF_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_size == 0 ||
 		    shndx == SHN_UNDEF || strstr(sname, ".cold") || strcmp(sname, "_start") == 0)
 			continue;
 		if (tt__detour_unwinder_entry(sname) &&
-		    tt__detour_add(d, (uintptr_t)addr, sym.st_size, sname, index, 1) < 0)
+		    (++watched, tt__detour_add(d, (uintptr_t)addr, sym.st_size, sname, index, 1) < 0))
 			return DWARF_CB_ABORT;
 		if (!tt__detour_matches(d, sname))
 			continue;
@@ -430,6 +459,11 @@ static int tt__detour_module_cb(Dwfl_Module *mod, void **user, const char *name,
 		else if (tt__detour_add(d, (uintptr_t)addr, sym.st_size, sname, index, 0) < 0)
 			return DWARF_CB_ABORT;
 	}
+	/* A program that finds FDEs itself and enters personality routines carries an
+	 * unwinder (static libgcc or LLVM's): when its symbols do not show it (stripped),
+	 * it cannot be watched. */
+	if (is_main && finds_frames && !watched && tt__detour_has_personality(mod))
+		d->unseen_unwinder = 1;
 	/* 0xADDR: an address of the program itself, its extent from .eh_frame */
 	for (size_t p = 0; is_main && p < d->npatterns; p++) {
 		char *tail;
@@ -660,7 +694,14 @@ __attribute__((constructor)) static void tt__detour_start(void)
 	size_t to_record = 0; /* the unwinders need watching only when some are */
 	for (size_t i = 0; i < d.nfns; i++)
 		to_record += !d.fns[i].watch;
-	for (size_t i = 0; i < d.nfns; i++) {
+	int patching = !(to_record && d.unseen_unwinder);
+	if (!patching) {
+		fprintf(stderr, "ticktrace: %s carries its own unwinder, which cannot be found with its "
+			"symbols stripped: an unwind through a patched function would stop there "
+			"(ending the program); nothing patched\n", d.main_path);
+		d.refused = to_record;
+	}
+	for (size_t i = 0; patching && i < d.nfns; i++) {
 		char why[256];
 		const struct tt__detour_fn *fn = &d.fns[i];
 		if ((fn->watch && !to_record) || tt__detour_patch(&d, fn, why, sizeof why) == 0)
