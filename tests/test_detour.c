@@ -3,7 +3,11 @@
  * must give the same call trees on each thread (so the same slices and call counts)
  * and the same output as its -finstrument-functions build run with `ticktrace record`
  * alone; the odd_* functions, which cannot be patched safely, are listed with their
- * reasons and the program runs on. With gcc and clang.
+ * reasons and the program runs on. With gcc and clang. And unwinders walking through
+ * patched functions (the unwinders are watched wherever they are linked, and left
+ * alone): pthread_exit and pthread_cancel in C and C++, exceptions in a program with
+ * its own static unwinder, `-f '*'`, which matches the unwinders themselves; each
+ * program's output and exit status under `record` are those of its plain run.
  *
  *   test_detour SRC_DIR LIB_DIR SANITIZE   (SRC_DIR: tests/detour)
  *
@@ -326,6 +330,201 @@ static void exit_status(void **state)
 	tt_rmdir(dir);
 }
 
+/* Seconds a program may take under `record` on a loaded machine: one that hangs
+ * (a lock never released) fails instead of stopping the suite. */
+#define RUN_LIMIT 60
+
+/* Builds SRC_DIR/source as dir/prog with `cc` and `flags` (then runs the shell
+ * fragment `then`, in dir, if not NULL), runs it plainly and under `ticktrace record`
+ * with `patterns` (a shell fragment of -f options), and checks that both print the
+ * same and exit alike; the plain run's output must hold `want` (so the program does
+ * what the test is about). record's stderr is left in dir/err, its trace in
+ * dir/run.json. */
+static void same_as_plain(const char *dir, const char *cc, const char *source, const char *flags,
+			  const char *then, const char *patterns, const char *want)
+{
+	const char *tool = getenv("TT_TEST_TOOL");
+	assert_int_equal(tt_sh("rm -f '%s/run.json' && %s -O2 -g '%s/%s' -o '%s/prog' -pthread %s", dir,
+			       cc, src_dir, source, dir, flags), 0);
+	if (then)
+		assert_int_equal(tt_sh("cd '%s' && %s", dir, then), 0);
+	int plain = tt_sh("timeout %d '%s/prog' >'%s/want'", RUN_LIMIT, dir, dir);
+	int traced = tt_sh("timeout %d '%s' record %s -o '%s/run.ttr' -c '%s/run.json' -- '%s/prog' "
+			   ">'%s/got' 2>'%s/err'", RUN_LIMIT, tool, patterns, dir, dir, dir, dir, dir);
+	char *expected = slurp(dir, "want"), *got = slurp(dir, "got"), *err = slurp(dir, "err");
+	print_message("%s %s %s, -f %s:\n%s", cc, source, flags, patterns, err);
+	assert_non_null(strstr(expected, want));
+	assert_string_equal(got, expected);
+	assert_int_equal(traced, plain);
+	free(expected);
+	free(got);
+	free(err);
+}
+
+/* count_slices of dir/run.json */
+static int slices_in(const char *dir, const char *name)
+{
+	char path[256];
+	snprintf(path, sizeof(path), "%s/run.json", dir);
+	cJSON *root = tt_json_load(path);
+	assert_non_null(root);
+	int n = count_slices(root, name);
+	cJSON_Delete(root);
+	return n;
+}
+
+static const char cancel_want[] = "exit: exited, lock released, 1 destructors run\n"
+				  "cancel: cancelled, lock released, 2 destructors run\n"
+				  "caught: thrown\nthrow: exited, lock released, 4 destructors run\n";
+
+/* pthread_exit, pthread_cancel and an exception through patched C++ functions: the
+ * destructors below them run (the lock_guard is released; before, the second thread
+ * deadlocked), and the calls they leave end (none is left unterminated). */
+static void forced_unwind_cxx(void **state)
+{
+	(void)state;
+	const char *compilers[] = {"g++", "clang++"};
+	for (size_t i = 0; i < 2; i++) {
+		if (!compiler(compilers[i]))
+			continue;
+		char dir[64];
+		tt_tmpdir(dir, sizeof(dir));
+		same_as_plain(dir, compilers[i], "cancel.cc", "", NULL, "-f 'work_*'", cancel_want);
+		char *err = slurp(dir, "err");
+		assert_non_null(strstr(err, "patched 2 functions"));
+		assert_non_null(strstr(err, " 0 unterminated"));
+		free(err);
+		assert_int_equal(slices_in(dir, "work_hold(int)"), 4);
+		assert_int_equal(slices_in(dir, "work_leave(int)"), 4);
+		tt_rmdir(dir);
+	}
+}
+
+/* The same in C: pthread_cleanup_push's handlers below patched functions run, with
+ * and without -fexceptions (with it, only the unwinder runs them); backtrace(3) from
+ * patched functions counts the frames the plain run counts (before: 2 of 8). */
+static void forced_unwind_c(void **state)
+{
+	(void)state;
+	const char *compilers[] = {"gcc", "clang"};
+	const char *flags[] = {"", "-fexceptions"};
+	for (size_t i = 0; i < 2; i++)
+		for (size_t f = 0; f < 2 && compiler(compilers[i]); f++) {
+			char dir[64];
+			tt_tmpdir(dir, sizeof(dir));
+			same_as_plain(dir, compilers[i], "cleanup.c", flags[f], NULL, "-f 'work_*'",
+				      "cleanup: exit\nexit: exited, 1 cleanups run\n"
+				      "cleanup: cancel\ncancel: cancelled, 2 cleanups run\n");
+			assert_int_equal(slices_in(dir, "work_push"), 2);
+			tt_rmdir(dir);
+		}
+}
+
+/* A program with its own unwinder and demangler (-static-libstdc++ -static-libgcc):
+ * its C++ functions match by their demangled names, an exception through them is
+ * caught where the program catches it. Stripped, its unwinder cannot be found, so
+ * nothing is patched (before: work_mid patched by address, the exception through it
+ * ended the program). */
+static void static_runtime(void **state)
+{
+	(void)state;
+	if (!compiler("g++"))
+		skip();
+	char dir[64], by_address[128];
+	const char *own = "-static-libstdc++ -static-libgcc";
+	tt_tmpdir(dir, sizeof(dir));
+	same_as_plain(dir, "g++", "unwind.cc", own, NULL, "-f 'work_*'", "10\n");
+	assert_int_equal(slices_in(dir, "work_catch(int)"), 5);
+	assert_int_equal(slices_in(dir, "work_mid(int)"), 5);
+	assert_int_equal(slices_in(dir, "work_throw(int)"), 5);
+	/* stripped, its unwinder cannot be found: nothing is patched, and said so */
+	snprintf(by_address, sizeof(by_address), "-f $(cat '%s/addr')", dir);
+	same_as_plain(dir, "g++", "unwind.cc", own,
+		      "nm prog | sed -n 's/^0*\\([0-9a-f]*\\) T _Z8work_midi$/0x\\1/p' >addr && "
+		      "grep -q 0x addr && strip prog",
+		      by_address, "10\n");
+	char *err = slurp(dir, "err");
+	assert_non_null(strstr(err, "carries its own unwinder, which cannot be found with its symbols "
+				    "stripped"));
+	assert_non_null(strstr(err, "patched 0 functions"));
+	free(err);
+	tt_rmdir(dir);
+}
+
+/* -f '*' matches the unwinder's own functions (libgcc_s's, or the program's static
+ * copy): they are left alone, and exceptions and forced unwinds go through the rest,
+ * the C++ runtime's __cxa_throw and personality routine included, as without
+ * ticktrace. */
+static void everything_unwinds(void **state)
+{
+	(void)state;
+	if (!compiler("g++"))
+		skip();
+	const char *flags[] = {"", "-static-libstdc++ -static-libgcc"};
+	for (size_t f = 0; f < 2; f++) {
+		char dir[64];
+		tt_tmpdir(dir, sizeof(dir));
+		same_as_plain(dir, "g++", "unwind.cc", flags[f], NULL, "-f '*'", "10\n");
+		char *err = slurp(dir, "err");
+		assert_non_null(strstr(err, "left alone"));
+		free(err);
+		if (f == 0) /* (with a static unwinder, pthread_exit aborts without ticktrace) */
+			same_as_plain(dir, "g++", "cancel.cc", flags[f], NULL, "-f '*'", cancel_want);
+		tt_rmdir(dir);
+	}
+}
+
+/* -f '*' in a program built with the sanitizers: their runtime, which intercepts
+ * malloc and the like for the patcher and the recording too, is left alone (before:
+ * SIGSEGV). ASan wants its runtime first, not the detour library, unless told. */
+static void everything_sanitized(void **state)
+{
+	(void)state;
+	if (!compiler("g++") || tt_sh("echo 'int main(){}' | g++ -x c++ -fsanitize=address,undefined - "
+				      "-o /dev/null 2>/dev/null") != 0) {
+		print_message("skipped: no sanitizer runtime for g++ here\n");
+		skip();
+	}
+	char dir[64];
+	tt_tmpdir(dir, sizeof(dir));
+	setenv("ASAN_OPTIONS", "verify_asan_link_order=0:detect_leaks=0", 1);
+	same_as_plain(dir, "g++", "unwind.cc", "-fsanitize=address,undefined", NULL, "-f '*'", "10\n");
+	unsetenv("ASAN_OPTIONS");
+	tt_rmdir(dir);
+}
+
+/* As by_address, a function that saves registers (its first CFA row is one push
+ * long; its FDE gives its size): patched, its calls recorded as by name. */
+static void by_address_saving(void **state)
+{
+	(void)state;
+	char dir[64], addr[64] = "", name[96];
+	tt_tmpdir(dir, sizeof(dir));
+	const char *tool = getenv("TT_TEST_TOOL");
+	assert_int_equal(tt_sh("gcc -O2 '%s/work.c' -o '%s/full' -pthread && nm '%s/full' | "
+			       "sed -n 's/^0*\\([0-9a-f]*\\) T work_recurse$/0x\\1/p' >'%s/addr' && "
+			       "strip -o '%s/work' '%s/full'", src_dir, dir, dir, dir, dir, dir), 0);
+	assert_int_equal(tt_sh("objdump -d '%s/full' | grep -A1 '<work_recurse>:' | grep -q push", dir),
+			 0); /* what the test is about */
+	char *text = slurp(dir, "addr");
+	sscanf(text, "%63s", addr);
+	free(text);
+	assert_true(strncmp(addr, "0x", 2) == 0);
+	assert_int_equal(tt_sh("'%s' record -f work_recurse -o '%s/run.ttr' -c '%s/run.json' -- '%s/full' "
+			       ">/dev/null 2>&1", tool, dir, dir, dir), 0);
+	int by_name = slices_in(dir, "work_recurse");
+	assert_true(by_name > 0);
+	assert_int_equal(tt_sh("rm '%s/run.json' && '%s' record -f %s -o '%s/run.ttr' -c '%s/run.json' "
+			       "-- '%s/work' >/dev/null 2>'%s/err'", dir, tool, addr, dir, dir, dir, dir), 0);
+	char *err = slurp(dir, "err");
+	print_message("%s", err);
+	assert_non_null(strstr(err, "patched 1 functions"));
+	free(err);
+	snprintf(name, sizeof(name), "work+%s", addr); /* the converter's name for it */
+	assert_int_equal(slices_in(dir, name), by_name);
+	tt_rmdir(dir);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 4) {
@@ -347,6 +546,9 @@ int main(int argc, char **argv)
 		cmocka_unit_test(unwinding),   cmocka_unit_test(by_address),
 		cmocka_unit_test(registers),   cmocka_unit_test(everything),
 		cmocka_unit_test(disabled),    cmocka_unit_test(exit_status),
+		cmocka_unit_test(forced_unwind_cxx), cmocka_unit_test(forced_unwind_c),
+		cmocka_unit_test(static_runtime), cmocka_unit_test(everything_unwinds),
+		cmocka_unit_test(everything_sanitized), cmocka_unit_test(by_address_saving),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -15,11 +15,14 @@
  * it is. Exits are caught by replacing the return address (trampoline.asm says why
  * and how). Code pages go back to read-execute.
  *
- * Never patched: the dynamic loader, the C library, ticktrace's libraries and the
- * decoder's (the recording and the patching run through them), the vDSO, GCC's
- * `.cold` parts of functions (entered by a jump, not a call), and _start (entered
- * with no return address). */
+ * Never patched: the dynamic loader, the C library, ticktrace's libraries, the
+ * decoder's and the sanitizers' runtimes (the recording and the patching run through
+ * them), the unwinders wherever they are linked (an unwind starts in them), the vDSO,
+ * GCC's `.cold` parts of functions (entered by a jump, not a call), and _start
+ * (entered with no return address). The unwinders' entry points are patched to be
+ * watched instead (unwinders.asm says why). */
 #include <dlfcn.h>
+#include <dwarf.h>
 #include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <fnmatch.h>
@@ -85,24 +88,26 @@ TT__DETOUR_HIDDEN _Noreturn void tt__detour_lost(uintptr_t slot)
 	abort();
 }
 
-/* What a C++ exception unwinds: the unwinder must see the real return addresses
- * (it finds no unwind information for tt__detour_exit). They are put back for the
- * thread's every recorded call; the calls the exception ends are found stale later,
- * and those it does not end lose their exit hook, so their FUNC_EXIT is recorded
- * when a later patched call or return finds them stale. */
-typedef int (*tt__unwind_fn)(void *exception);
-__attribute__((visibility("default"))) int _Unwind_RaiseException(void *exception);
-int _Unwind_RaiseException(void *exception)
+/* unwinders.asm, before any unwinder runs (an exception, a forced unwind, a
+ * backtrace): the unwinder must see the real return addresses (it finds no unwind
+ * information for tt__detour_exit). They are put back for the thread's every
+ * recorded call; the calls the unwind ends are found stale later, and those it does
+ * not end lose their exit hook, so their FUNC_EXIT is recorded when a later patched
+ * call or return finds them stale. A forced unwind (`ends_calls`) ends them all, and
+ * the thread with them: they end now, when it starts. */
+TT__DETOUR_HIDDEN void tt__detour_put_back_returns(uint64_t ends_calls)
 {
-	static tt__unwind_fn next;
-	if (!next)
-		next = (tt__unwind_fn)(uintptr_t)dlsym(RTLD_NEXT, "_Unwind_RaiseException");
 	struct tt__detour_shadow *sh = &tt__detour_shadow;
-	if (sh->top)
-		for (struct tt__detour_frame *f = sh->top - 1; f->slot != UINTPTR_MAX; f--)
-			if (*(uintptr_t *)f->slot == (uintptr_t)tt__detour_exit)
-				*(uintptr_t *)f->slot = f->ret;
-	return next(exception);
+	if (!sh->top)
+		return;
+	for (struct tt__detour_frame *f = sh->top - 1; f->slot != UINTPTR_MAX; f--) {
+		if (*(uintptr_t *)f->slot == (uintptr_t)tt__detour_exit)
+			*(uintptr_t *)f->slot = f->ret;
+		if (ends_calls) {
+			sh->top = f;
+			tt__detour_func_exit(f->word);
+		}
+	}
 }
 
 /* One function to patch. */
@@ -111,6 +116,7 @@ struct tt__detour_fn {
 	uint64_t size;
 	char *name;
 	size_t module; /* index in the module table */
+	int watch;     /* an unwinder's entry point, watched rather than recorded */
 };
 
 struct tt__detour_module {
@@ -131,6 +137,7 @@ struct tt__detour {
 	struct tt__detour_fn *fns;
 	size_t nfns, fns_cap;
 	size_t left_alone; /* matches in libraries never patched */
+	int unseen_unwinder; /* the program's own, which its symbols no longer show */
 	size_t patched_relocated, patched_patchable, refused;
 	const char *main_path;
 };
@@ -141,11 +148,15 @@ static const char *tt__detour_base(const char *path)
 	return slash ? slash + 1 : path;
 }
 
-/* The libraries whose functions are never patched. */
+/* The libraries whose functions are never patched: those the patching, the recording
+ * and the unwinding run through (the sanitizers' runtimes intercept malloc and the
+ * like for them, in a sanitizer build or program). */
 static int tt__detour_untouchable(const char *path)
 {
 	static const char *const prefixes[] = {"ld-linux", "libc.so", "libticktrace", "libZydis",
-					       "libZycore", "linux-vdso", "[vdso"};
+					       "libZycore", "linux-vdso", "[vdso", "libgcc_s",
+					       "libunwind", "libasan", "libubsan", "liblsan",
+					       "libtsan", "libclang_rt"};
 	const char *base = tt__detour_base(path);
 	for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++)
 		if (strncmp(base, prefixes[i], strlen(prefixes[i])) == 0)
@@ -153,8 +164,46 @@ static int tt__detour_untouchable(const char *path)
 	return 0;
 }
 
+/* The unwinders' entry points, watched wherever they are linked (unwinders.asm).
+ * Not _Unwind_Resume: called at the end of a cleanup, it goes on with an unwind
+ * whose frames were all entered before it began, so put back then; watching it would
+ * scan the shadow stack again for every frame with a destructor. */
+static const char *const tt__detour_unwinder_entries[] = {
+	"_Unwind_RaiseException", "_Unwind_ForcedUnwind", "_Unwind_Resume_or_Rethrow",
+	"_Unwind_Backtrace",
+};
+
+static int tt__detour_unwinder_entry(const char *name)
+{
+	for (size_t i = 0; i < sizeof tt__detour_unwinder_entries / sizeof tt__detour_unwinder_entries[0]; i++)
+		if (strcmp(name, tt__detour_unwinder_entries[i]) == 0)
+			return 1;
+	return 0;
+}
+
+/* Whether a function is part of an unwinder (GCC's or LLVM's), wherever it is linked:
+ * the unwinder walks the stack from its own frames, so none of them may have its
+ * return address replaced. In a program with a static copy, its local functions are
+ * known by the file symbol before them (`file`; NULL for a global). (The C++ runtime's
+ * __cxa_* and personality routines may be patched: an unwind does not walk through
+ * their return addresses before the unwinder puts them back.) */
+static int tt__detour_part_of_unwinder(const char *name, const char *file)
+{
+	static const char *const prefixes[] = {"_Unwind_", "__register_frame", "__deregister_frame",
+					       "__frame_state_for", "__libunwind", "__unw_", "unw_"};
+	static const char *const files[] = {"unwind-dw2*", "unwind-sjlj.*", "Unwind*",
+					    "libunwind.*"}; /* (.c, .cpp, or .o) */
+	for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++)
+		if (strncmp(name, prefixes[i], strlen(prefixes[i])) == 0)
+			return 1;
+	for (size_t i = 0; file && i < sizeof files / sizeof files[0]; i++)
+		if (fnmatch(files[i], tt__detour_base(file), 0) == 0)
+			return 1;
+	return 0;
+}
+
 static int tt__detour_add(struct tt__detour *d, uintptr_t addr, uint64_t size, const char *name,
-			  size_t module)
+			  size_t module, int watch)
 {
 	if (d->nfns == d->fns_cap) {
 		size_t cap = d->fns_cap ? 2 * d->fns_cap : 64;
@@ -167,7 +216,7 @@ static int tt__detour_add(struct tt__detour *d, uintptr_t addr, uint64_t size, c
 	char *copy = strdup(name);
 	if (!copy)
 		return -ENOMEM;
-	d->fns[d->nfns++] = (struct tt__detour_fn){addr, size, copy, module};
+	d->fns[d->nfns++] = (struct tt__detour_fn){addr, size, copy, module, watch};
 	return 0;
 }
 
@@ -177,10 +226,27 @@ static int tt__detour_cmp_addr(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* By address; at one address, a watched entry point first (it is the one kept). */
 static int tt__detour_cmp_fn(const void *a, const void *b)
 {
-	return tt__detour_cmp_addr(&((const struct tt__detour_fn *)a)->addr,
-				   &((const struct tt__detour_fn *)b)->addr);
+	const struct tt__detour_fn *x = a, *y = b;
+	int by_addr = tt__detour_cmp_addr(&x->addr, &y->addr);
+	return by_addr ? by_addr : y->watch - x->watch;
+}
+
+/* The loaded section `name` of a module's file, and its header; NULL when none. */
+static Elf_Scn *tt__detour_section(Elf *elf, const char *name, GElf_Shdr *shdr)
+{
+	size_t shstrndx;
+	if (!elf || elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return NULL;
+	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn));) {
+		const char *sname;
+		if (gelf_getshdr(scn, shdr) && (shdr->sh_flags & SHF_ALLOC) &&
+		    (sname = elf_strptr(elf, shstrndx, shdr->sh_name)) && strcmp(sname, name) == 0)
+			return scn;
+	}
+	return NULL;
 }
 
 /* The NOP areas the compiler listed in __patchable_function_entries: their run-time
@@ -188,43 +254,150 @@ static int tt__detour_cmp_fn(const void *a, const void *b)
 static void tt__detour_find_sleds(Dwfl_Module *mod, struct tt__detour_module *m)
 {
 	GElf_Addr bias;
-	Elf *elf = dwfl_module_getelf(mod, &bias);
-	size_t shstrndx;
-	if (!elf || elf_getshdrstrndx(elf, &shstrndx) != 0)
+	GElf_Shdr shdr;
+	if (!tt__detour_section(dwfl_module_getelf(mod, &bias), "__patchable_function_entries", &shdr))
 		return;
-	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn));) {
-		GElf_Shdr shdr;
-		const char *name;
-		if (!gelf_getshdr(scn, &shdr) || !(shdr.sh_flags & SHF_ALLOC) ||
-		    !(name = elf_strptr(elf, shstrndx, shdr.sh_name)) ||
-		    strcmp(name, "__patchable_function_entries") != 0)
-			continue;
-		size_t n = shdr.sh_size / sizeof(uintptr_t);
-		uintptr_t *sleds = malloc(n * sizeof(*sleds));
-		if (!sleds)
-			return;
-		memcpy(sleds, (const void *)(uintptr_t)(shdr.sh_addr + bias), n * sizeof(*sleds));
-		qsort(sleds, n, sizeof(*sleds), tt__detour_cmp_addr);
-		m->sleds = sleds;
-		m->nsleds = n;
+	size_t n = shdr.sh_size / sizeof(uintptr_t);
+	uintptr_t *sleds = malloc(n * sizeof(*sleds));
+	if (!sleds)
 		return;
-	}
+	memcpy(sleds, (const void *)(uintptr_t)(shdr.sh_addr + bias), n * sizeof(*sleds));
+	qsort(sleds, n, sizeof(*sleds), tt__detour_cmp_addr);
+	m->sleds = sleds;
+	m->nsleds = n;
 }
 
-/* libstdc++'s demangler, when the program has it (a C++ program does): C++ names
+/* A pointer of .eh_frame in DW_EH_PE encoding `enc` at `p` (before `end`), which is
+ * at address `at`: its value and its bytes in *len; 0, or -1 for an encoding not
+ * read here (GCC and LLVM write pcrel sdata4). libdw decodes FDEs but gives no
+ * function's extent: dwarf_frame_info's is one CFA row's. */
+static int tt__detour_eh_pointer(uint8_t enc, const uint8_t *p, const uint8_t *end, uint64_t at,
+				 uint64_t *value, size_t *len)
+{
+	union {
+		int16_t s2;
+		int32_t s4;
+		uint16_t u2;
+		uint32_t u4;
+		uint64_t u8;
+	} raw;
+	static const size_t sizes[16] = {[DW_EH_PE_absptr] = 8, [DW_EH_PE_udata2] = 2, [DW_EH_PE_udata4] = 4,
+					 [DW_EH_PE_udata8] = 8, [DW_EH_PE_sdata2] = 2, [DW_EH_PE_sdata4] = 4,
+					 [DW_EH_PE_sdata8] = 8};
+	size_t n = sizes[enc & 0x0f];
+	if (!n || (size_t)(end - p) < n || ((enc & 0x70) != DW_EH_PE_absptr && (enc & 0x70) != DW_EH_PE_pcrel))
+		return -1;
+	memcpy(&raw, p, n);
+	switch (enc & 0x0f) {
+	case DW_EH_PE_udata2: *value = raw.u2; break;
+	case DW_EH_PE_udata4: *value = raw.u4; break;
+	case DW_EH_PE_sdata2: *value = (uint64_t)(int64_t)raw.s2; break;
+	case DW_EH_PE_sdata4: *value = (uint64_t)(int64_t)raw.s4; break;
+	default: *value = raw.u8;
+	}
+	if ((enc & 0x70) == DW_EH_PE_pcrel)
+		*value += at;
+	*len = n;
+	return 0;
+}
+
+/* The encoding of the pointers of a CIE's FDEs (its augmentation's 'R'); -1 when it
+ * cannot be read. */
+static int tt__detour_fde_encoding(const Dwarf_CIE *cie)
+{
+	const uint8_t *p = cie->augmentation_data, *end = p + cie->augmentation_data_size;
+	if (cie->augmentation[0] != 'z')
+		return DW_EH_PE_absptr;
+	for (const char *a = cie->augmentation + 1; *a; a++) {
+		uint64_t personality;
+		size_t len;
+		switch (*a) {
+		case 'R':
+			return p < end ? *p : -1;
+		case 'L':
+			p++;
+			break;
+		case 'P': /* its encoding, then the personality routine's pointer */
+			if (p >= end || tt__detour_eh_pointer(*p & 0x7f, p + 1, end, 0, &personality, &len) < 0)
+				return -1;
+			p += 1 + len;
+			break;
+		case 'S':
+		case 'B':
+			break;
+		default:
+			return -1;
+		}
+	}
+	return DW_EH_PE_absptr;
+}
+
+/* A module's .eh_frame, to read with dwarf_next_cfi: its data, its file's ident and
+ * its section header; NULL when it has none. */
+static Elf_Data *tt__detour_eh_frame(Dwfl_Module *mod, const unsigned char **ident, GElf_Shdr *shdr)
+{
+	GElf_Addr bias;
+	Elf *elf = dwfl_module_getelf(mod, &bias);
+	Elf_Scn *scn = tt__detour_section(elf, ".eh_frame", shdr);
+	*ident = elf ? (const unsigned char *)elf_getident(elf, NULL) : NULL;
+	return scn && *ident ? elf_getdata(scn, NULL) : NULL;
+}
+
+/* Whether a module has code with a personality routine (C++, or C's cleanups), which
+ * an unwinder enters: one of its CIEs names one. */
+static int tt__detour_has_personality(Dwfl_Module *mod)
+{
+	const unsigned char *ident;
+	GElf_Shdr shdr;
+	Elf_Data *data = tt__detour_eh_frame(mod, &ident, &shdr);
+	Dwarf_CFI_Entry entry;
+	for (Dwarf_Off at = 0, next; data && dwarf_next_cfi(ident, data, 1, at, &next, &entry) == 0;
+	     at = next)
+		if (dwarf_cfi_cie_p(&entry) && entry.cie.augmentation[0] == 'z' &&
+		    strchr(entry.cie.augmentation, 'P'))
+			return 1;
+	return 0;
+}
+
+/* The size of the function whose FDE in the module's .eh_frame starts at `vaddr` (an
+ * address of its file, as nm prints it): its FDE's whole range; 0 when no FDE starts
+ * there. */
+static uint64_t tt__detour_fde_size(Dwfl_Module *mod, uint64_t vaddr)
+{
+	const unsigned char *ident;
+	GElf_Shdr shdr;
+	Elf_Data *data = tt__detour_eh_frame(mod, &ident, &shdr);
+	if (!data)
+		return 0;
+	Dwarf_CFI_Entry entry, cie;
+	for (Dwarf_Off at = 0, next, unused; dwarf_next_cfi(ident, data, 1, at, &next, &entry) == 0;
+	     at = next) {
+		if (dwarf_cfi_cie_p(&entry) ||
+		    dwarf_next_cfi(ident, data, 1, entry.fde.CIE_pointer, &unused, &cie) != 0 ||
+		    !dwarf_cfi_cie_p(&cie))
+			continue;
+		int enc = tt__detour_fde_encoding(&cie.cie);
+		uint64_t begin, range;
+		size_t len;
+		const uint8_t *field = entry.fde.start;
+		uint64_t field_at = shdr.sh_addr + (uint64_t)(field - (const uint8_t *)data->d_buf);
+		if (enc >= 0 &&
+		    tt__detour_eh_pointer((uint8_t)enc, field, entry.fde.end, field_at, &begin, &len) == 0 &&
+		    begin == vaddr &&
+		    tt__detour_eh_pointer((uint8_t)enc & 0x0f, field + len, entry.fde.end, 0, &range, &len) == 0)
+			return range;
+	}
+	return 0;
+}
+
+/* libsupc++'s demangler, linked into this library (meson.build says why): C++ names
  * match in their demangled form too, as the converter shows them. */
-typedef char *(*tt__demangle_fn)(const char *mangled, char *buf, size_t *len, int *status);
+char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
 
 static int tt__detour_matches(struct tt__detour *d, const char *name)
 {
-	static tt__demangle_fn demangle;
-	static int looked;
-	if (!looked) {
-		demangle = (tt__demangle_fn)(uintptr_t)dlsym(RTLD_DEFAULT, "__cxa_demangle");
-		looked = 1;
-	}
 	int status = -1;
-	char *plain = demangle && strncmp(name, "_Z", 2) == 0 ? demangle(name, NULL, NULL, &status) : NULL;
+	char *plain = strncmp(name, "_Z", 2) == 0 ? __cxa_demangle(name, NULL, NULL, &status) : NULL;
 	int hit = 0;
 	for (size_t p = 0; p < d->npatterns; p++)
 		if (strncmp(d->patterns[p], "0x", 2) != 0 &&
@@ -258,21 +431,39 @@ static int tt__detour_module_cb(Dwfl_Module *mod, void **user, const char *name,
 	int untouchable = tt__detour_untouchable(name);
 	int is_main = d->main_path && strcmp(name, d->main_path) == 0;
 	int nsyms = dwfl_module_getsymtab(mod);
+	const char *file = NULL; /* of the local symbols that follow */
+	int finds_frames = 0, watched = 0; /* what a static unwinder imports, what was found */
 	for (int i = 1; i < nsyms; i++) {
 		GElf_Sym sym;
 		GElf_Addr addr;
 		GElf_Word shndx;
 		const char *sname = dwfl_module_getsym_info(mod, i, &sym, &addr, &shndx, NULL, NULL);
+		if (sname && GELF_ST_TYPE(sym.st_info) == STT_FILE)
+			file = sname;
+		else if (GELF_ST_BIND(sym.st_info) != STB_LOCAL)
+			file = NULL;
+		if (sname && shndx == SHN_UNDEF &&
+		    (strcmp(sname, "_dl_find_object") == 0 || strcmp(sname, "dl_iterate_phdr") == 0))
+			finds_frames = 1;
 		/* _start is entered with no return address, by the kernel's jump */
 		if (!sname || GELF_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_size == 0 ||
-		    shndx == SHN_UNDEF || strstr(sname, ".cold") || strcmp(sname, "_start") == 0 ||
-		    !tt__detour_matches(d, sname))
+		    shndx == SHN_UNDEF || strstr(sname, ".cold") || strcmp(sname, "_start") == 0)
 			continue;
-		if (untouchable)
+		if (tt__detour_unwinder_entry(sname) &&
+		    (++watched, tt__detour_add(d, (uintptr_t)addr, sym.st_size, sname, index, 1) < 0))
+			return DWARF_CB_ABORT;
+		if (!tt__detour_matches(d, sname))
+			continue;
+		if (untouchable || tt__detour_part_of_unwinder(sname, file))
 			d->left_alone++;
-		else if (tt__detour_add(d, (uintptr_t)addr, sym.st_size, sname, index) < 0)
+		else if (tt__detour_add(d, (uintptr_t)addr, sym.st_size, sname, index, 0) < 0)
 			return DWARF_CB_ABORT;
 	}
+	/* A program that finds FDEs itself and enters personality routines carries an
+	 * unwinder (static libgcc or LLVM's): when its symbols do not show it (stripped),
+	 * it cannot be watched. */
+	if (is_main && finds_frames && !watched && tt__detour_has_personality(mod))
+		d->unseen_unwinder = 1;
 	/* 0xADDR: an address of the program itself, its extent from .eh_frame */
 	for (size_t p = 0; is_main && p < d->npatterns; p++) {
 		char *tail;
@@ -284,17 +475,11 @@ static int tt__detour_module_cb(Dwfl_Module *mod, void **user, const char *name,
 		if (errno || *tail)
 			continue;
 		GElf_Addr bias;
-		Dwarf_CFI *cfi = dwfl_module_eh_cfi(mod, &bias);
-		Dwarf_Frame *frame = NULL;
-		Dwarf_Addr fstart, fend;
-		if (!cfi || dwarf_cfi_addrframe(cfi, vaddr, &frame) != 0 ||
-		    dwarf_frame_info(frame, &fstart, &fend, NULL) < 0 || fstart != vaddr) {
-			free(frame); /* said at the end: no match */
-			continue;
-		}
-		free(frame);
+		uint64_t size = tt__detour_fde_size(mod, vaddr);
+		if (!size || !dwfl_module_getelf(mod, &bias))
+			continue; /* said at the end: no match */
 		d->pattern_hits[p]++;
-		if (tt__detour_add(d, (uintptr_t)(vaddr + bias), fend - fstart, pat, index) < 0)
+		if (tt__detour_add(d, (uintptr_t)(vaddr + bias), size, pat, index, 0) < 0)
 			return DWARF_CB_ABORT;
 	}
 	tt__detour_find_sleds(mod, m);
@@ -410,8 +595,12 @@ static int tt__detour_patch(struct tt__detour *d, const struct tt__detour_fn *fn
 		0xff, 0x35, 0xda, 0xff, 0xff, 0xff, /* push qword [rip - 38]: self */
 		0xff, 0x25, 0xec, 0xff, 0xff, 0xff, /* jmp [rip - 20]: entry */
 	};
-	*stub = (struct tt__detour_stub){.self = (uintptr_t)stub, .word = TT__DETOUR_ENTER_WORD(fn->addr),
-					 .entry = (uintptr_t)tt__detour_entry};
+	uint64_t ends_calls = strcmp(fn->name, "_Unwind_ForcedUnwind") == 0 ? TT__DETOUR_ENDS_CALLS : 0;
+	*stub = fn->watch ? (struct tt__detour_stub){.self = (uintptr_t)stub, .word = ends_calls,
+						     .entry = (uintptr_t)tt__detour_unwinding} :
+			    (struct tt__detour_stub){.self = (uintptr_t)stub,
+						     .word = TT__DETOUR_ENTER_WORD(fn->addr),
+						     .entry = (uintptr_t)tt__detour_entry};
 	memcpy(stub->code, code, sizeof code);
 	int nops = sled && fn->addr - *sled < 64 ? tt__detour_nops(code_at, fn->size) : 0;
 	if (nops >= TT__DETOUR_PATCH) {
@@ -442,6 +631,8 @@ static int tt__detour_patch(struct tt__detour *d, const struct tt__detour_fn *fn
 		snprintf(why, cap, "its code cannot be made writable: %s", strerror(-err));
 		return -1;
 	}
+	if (fn->watch)
+		return 0;
 	if (nops >= TT__DETOUR_PATCH)
 		d->patched_patchable++;
 	else
@@ -487,6 +678,9 @@ __attribute__((constructor)) static void tt__detour_start(void)
 		goto fail;
 	if (realpath("/proc/self/exe", exe))
 		d.main_path = exe;
+	/* glibc loads libgcc_s at the first pthread_exit or pthread_cancel, to unwind the
+	 * thread: loaded now, its unwinder is watched like the others (never closed). */
+	dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_LOCAL);
 	for (char *save = NULL, *p = strtok_r(text, "\n", &save); p; p = strtok_r(NULL, "\n", &save)) {
 		char **patterns = realloc(d.patterns, (d.npatterns + 1) * sizeof(*patterns));
 		if (!patterns)
@@ -497,13 +691,26 @@ __attribute__((constructor)) static void tt__detour_start(void)
 	d.pattern_hits = calloc(d.npatterns + 1, sizeof(*d.pattern_hits));
 	if (!d.pattern_hits || tt__detour_collect(&d) < 0)
 		goto fail;
-	for (size_t i = 0; i < d.nfns; i++) {
+	size_t to_record = 0; /* the unwinders need watching only when some are */
+	for (size_t i = 0; i < d.nfns; i++)
+		to_record += !d.fns[i].watch;
+	int patching = !(to_record && d.unseen_unwinder);
+	if (!patching) {
+		fprintf(stderr, "ticktrace: %s carries its own unwinder, which cannot be found with its "
+			"symbols stripped: an unwind through a patched function would stop there "
+			"(ending the program); nothing patched\n", d.main_path);
+		d.refused = to_record;
+	}
+	for (size_t i = 0; patching && i < d.nfns; i++) {
 		char why[256];
-		if (tt__detour_patch(&d, &d.fns[i], why, sizeof why) == 0)
+		const struct tt__detour_fn *fn = &d.fns[i];
+		if ((fn->watch && !to_record) || tt__detour_patch(&d, fn, why, sizeof why) == 0)
 			continue;
-		d.refused++;
-		fprintf(stderr, "ticktrace: not patched: %s (%s): %s\n", d.fns[i].name,
-			tt__detour_base(d.modules[d.fns[i].module].path), why);
+		d.refused += !fn->watch;
+		fprintf(stderr, fn->watch ? "ticktrace: the unwinder's %s (%s) cannot be watched: %s; an "
+					    "unwind through a patched function there stops at it\n" :
+					    "ticktrace: not patched: %s (%s): %s\n",
+			fn->name, tt__detour_base(d.modules[fn->module].path), why);
 	}
 	for (size_t i = 0; i < d.nmodules; i++)
 		if (d.modules[i].stubs && mprotect(d.modules[i].stubs, d.modules[i].stubs_size,
@@ -517,9 +724,9 @@ __attribute__((constructor)) static void tt__detour_start(void)
 					"is where no function of the program starts (by its .eh_frame)" :
 					"matches no function");
 	if (d.left_alone)
-		fprintf(stderr, "ticktrace: %zu matching functions of the C library, the loader or "
-			"ticktrace's own libraries left alone (the recording runs through them)\n",
-			d.left_alone);
+		fprintf(stderr, "ticktrace: %zu matching functions of the C library, the loader, the "
+			"unwinders or ticktrace's own libraries left alone (the recording and the "
+			"unwinding run through them)\n", d.left_alone);
 	fprintf(stderr, "ticktrace: patched %zu functions (%zu by moving their first instructions, "
 		"%zu at their patchable NOPs); %zu could not be\n",
 		d.patched_relocated + d.patched_patchable, d.patched_relocated, d.patched_patchable,

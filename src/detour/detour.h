@@ -46,6 +46,13 @@ extern intptr_t tt__detour_shadow_offset TT__DETOUR_HIDDEN;
 /* trampoline.asm */
 void tt__detour_entry(void) TT__DETOUR_HIDDEN;
 void tt__detour_exit(void) TT__DETOUR_HIDDEN;
+/* unwinders.asm: where a watched unwinder's entry point goes (the stub's `entry`);
+ * its stub's word is TT__DETOUR_ENDS_CALLS for one that ends every call of the
+ * thread, 0 for the others. */
+void tt__detour_unwinding(void) TT__DETOUR_HIDDEN;
+#define TT__DETOUR_ENDS_CALLS 1
+/* asm/record.asm: records a FUNC_EXIT from a FUNC_ENTER's word */
+void tt__detour_func_exit(uint64_t word);
 
 /* A patched function's stub (trampoline.asm says why each part is there): a header,
  * then `push qword [rip - 38]` (the stub's address) and `jmp [rip - 20]` (the entry),
