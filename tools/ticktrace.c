@@ -6,13 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tt_convert.h"
-#include "tt_flame.h"
-#include "tt_info.h"
-#include "tt_lines.h"
-#include "tt_open.h"
-#include "tt_record.h"
-#include "tt_report.h"
+#include "cmd/cmd.h"
 
 #define TT_EXIT_USAGE 2
 
@@ -86,7 +80,7 @@ static int tt_threshold_option(bool global, const char *arg, struct tt_threshold
 		th->file = arg;
 		return 0;
 	}
-	return tt_parse_duration(arg, &th->global);
+	return tt__parse_duration(arg, &th->global);
 }
 
 static int tt_cmd_convert(int argc, char **argv)
@@ -119,7 +113,7 @@ static int tt_cmd_convert(int argc, char **argv)
 		case OPT_MIN_DUR:
 			opts.filter.has_from |= c == OPT_FROM;
 			opts.filter.has_to |= c == OPT_TO;
-			if (tt_parse_duration(optarg, bound) < 0)
+			if (tt__parse_duration(optarg, bound) < 0)
 				rc = tt_usage_error(tt_convert_usage,
 						    "convert: a TIME is a number with ns, us, ms or s");
 			break;
@@ -232,7 +226,7 @@ static int tt_cmd_open(int argc, char **argv)
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	int c, port = TT_OPEN_PORT;
+	int c, port = TT_SERVE_PORT;
 	char *end;
 	while ((c = getopt_long(argc, argv, "p:h", longopts, NULL)) != -1) {
 		switch (c) {
@@ -509,7 +503,7 @@ static int tt_cmd_flame(int argc, char **argv)
 		case OPT_TO:
 			o.filter.has_from |= c == OPT_FROM;
 			o.filter.has_to |= c == OPT_TO;
-			if (tt_parse_duration(optarg, c == OPT_FROM ? &o.filter.from : &o.filter.to) < 0)
+			if (tt__parse_duration(optarg, c == OPT_FROM ? &o.filter.from : &o.filter.to) < 0)
 				rc = tt_usage_error(tt_flame_usage, "flame: a TIME is a number with ns, us, ms or s");
 			break;
 		case OPT_THREAD: threads[o.filter.nthreads++] = optarg; break;

@@ -1,4 +1,4 @@
-#include "tt_diag.h"
+#include "base.h"
 
 #include <inttypes.h>
 #include <stdarg.h>

@@ -1,4 +1,4 @@
-#include "tt_map.h"
+#include "base.h"
 
 #include <stdlib.h>
 

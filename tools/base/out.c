@@ -1,4 +1,4 @@
-#include "tt_out.h"
+#include "base.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -8,7 +8,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "tt_diag.h"
 
 static const char tt_digit_pairs[201] =
 	"00010203040506070809101112131415161718192021222324252627282930313233343536373839"

@@ -6,7 +6,7 @@
  * to resolve to 127.0.0.1 (DNS rebinding) sends its own name, and is refused. A client
  * that says nothing for TT_OPEN_IDLE_S seconds is dropped, so that it cannot keep
  * the browser waiting. */
-#include "tt_open.h"
+#include "base.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -24,7 +24,6 @@
 #include <sys/time.h>
 #include <unistd.h>
 
-#include "tt_diag.h"
 
 /* A client's request head must come within this long; a send that makes no
  * progress for TT_OPEN_STALL_S seconds gives up. */
@@ -146,7 +145,7 @@ static bool tt_serve_one(int client, const char *url_name, int file_fd, off_t si
 	return true;
 }
 
-int tt_open(const char *path, int port, FILE *out)
+int tt_serve_once(const char *path, int port, FILE *out)
 {
 	int file_fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC); /* a FIFO: refused, not waited on */
 	struct stat st;

@@ -1,14 +1,18 @@
-/* `ticktrace convert` as a function, for the command and the benchmark. */
-#ifndef TT_CONVERT_H
-#define TT_CONVERT_H
+/* tools/cmd: one file per subcommand of `ticktrace`, with its usage text, its options
+ * and its code (as perf's builtin-*.c); ticktrace.c's table lists them. Each tt_cmd_*
+ * takes the subcommand's argv (argv[0] is its name) and returns the exit status. */
+#ifndef TT_TOOLS_CMD_H
+#define TT_TOOLS_CMD_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
-#include "tt_decode.h"
-#include "tt_report.h"
-#include "tt_sinks.h"
+#include "../report/report.h"
+#include "../sinks/sinks.h"
+
+/* `ticktrace convert` as a function, for the command and the benchmark. */
 
 enum tt_format {
 	TT_FORMAT_AUTO = 0, /* from the output's extension: .pftrace, .perfetto-trace or
@@ -42,5 +46,41 @@ struct tt_convert_opts {
 /* Reads, decodes and writes; 0, or -1 after reporting the problem, with no output
  * file left behind. `sum` (may be NULL) receives the totals. */
 int tt_convert(const struct tt_convert_opts *opts, struct tt_summary *sum);
+
+/* `ticktrace info` as a function. */
+
+/* Describes each raw file on `out`: header, clock, process, threads with their event,
+ * dropped, unmatched and clamped counts, and the max_sites (0: all) most used call
+ * sites with their uses. 0, or -1 after reporting why a file cannot be read. */
+int tt_info(char *const *paths, size_t n, size_t max_sites, FILE *out);
+
+/* The call sites info lists unless told otherwise. */
+#define TT_INFO_SITES 25
+
+/* `ticktrace open`: tt_serve_once for a trace (Chrome JSON, Perfetto protobuf), for a raw
+ * file after converting it to Perfetto's format in a temporary directory (removed
+ * when done); anything else is refused (-1, reported). */
+int tt_open_trace(char *path, int port, FILE *out);
+
+/* `ticktrace record`: runs a program with functions patched to record their calls. */
+
+struct tt_record_opts {
+	char **patterns;    /* -f: globs over symbol names, or 0xADDR */
+	size_t npatterns;
+	const char *out;    /* the raw file (TICKTRACE_OUT; %p: the process id) */
+	const char *convert; /* after the run, convert to this file; NULL: say how */
+	bool force;         /* the conversion may replace an existing file */
+	char **argv;        /* the program and its arguments */
+};
+
+/* Runs the program and waits for it; its exit status (128 + signal when killed), or
+ * 1 when it could not be run or its trace converted (said on stderr). */
+int tt_record(const struct tt_record_opts *opts);
+
+/* `ticktrace lines` as a function. */
+
+/* Prints each bucket of a profile file from tt_profile_write with its function and
+ * file:line. 0, or -1 after reporting the problem. */
+int tt_lines(const char *path, FILE *out);
 
 #endif

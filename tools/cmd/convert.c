@@ -1,12 +1,10 @@
-#include "tt_convert.h"
+#include "cmd.h"
 
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "tt_sinks.h"
-#include "tt_symbols.h"
 
 /* Prints every warning as it comes and keeps the totals for the summary. */
 struct tt_report_sink {

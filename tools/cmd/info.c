@@ -6,9 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tt_info.h"
-#include "tt_sinks.h"
-#include "tt_symbols.h"
+#include "cmd.h"
 
 struct tt_info_sink {
 	struct tt_sink sink;

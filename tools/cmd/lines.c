@@ -6,8 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tt_lines.h"
-#include "tt_symbols.h"
+#include "cmd.h"
 
 struct tt_bucket {
 	uint64_t address, count;

@@ -11,9 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "tt_convert.h"
-#include "tt_diag.h"
-#include "tt_open.h"
+#include "cmd.h"
 
 enum tt_trace_kind { TT_KIND_RAW, TT_KIND_JSON, TT_KIND_PERFETTO, TT_KIND_OTHER };
 
@@ -111,7 +109,7 @@ int tt_open_trace(char *path, int port, FILE *out)
 		return tt_error("%s: %s", path, err == EINVAL ? "not a regular file" : strerror(err));
 	switch (tt_trace_kind(head, (size_t)n, (size_t)st.st_size)) {
 	case TT_KIND_JSON:
-	case TT_KIND_PERFETTO: return tt_open(path, port, out);
+	case TT_KIND_PERFETTO: return tt_serve_once(path, port, out);
 	case TT_KIND_RAW: break;
 	case TT_KIND_OTHER:
 		return tt_error_at(path, 0, "not a trace: neither a ticktrace raw file (.ttr), Chrome "
@@ -119,7 +117,7 @@ int tt_open_trace(char *path, int port, FILE *out)
 	}
 	int rc = tt_open_convert(path, out);
 	if (rc == 0)
-		rc = tt_open(tt_open_tmp_file, port, out);
+		rc = tt_serve_once(tt_open_tmp_file, port, out);
 	tt_open_cleanup();
 	return rc;
 }

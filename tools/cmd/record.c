@@ -1,7 +1,7 @@
 /* `ticktrace record`: runs a program with the detour library preloaded (which pulls
  * in the runtime), the functions to patch in TICKTRACE_DETOUR, then converts its raw
  * file or says how. */
-#include "tt_record.h"
+#include "cmd.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -13,7 +13,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "tt_convert.h"
 
 /* The detour library: TICKTRACE_DETOUR_LIB, else the build tree's when this command
  * is the build tree's, else the installed one. */

@@ -12,64 +12,13 @@
  * FLOW_OUT comes before its FLOW_IN in any output.
  * Memory grows with threads, sites, nesting depth and flows begun but not yet ended,
  * never with events. */
-#ifndef TT_DECODE_H
-#define TT_DECODE_H
+#ifndef TT_TOOLS_DECODE_H
+#define TT_TOOLS_DECODE_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "tt_diag.h"
-#include "tt_reader.h"
-
-/* What symbols tell of a function (tt_symbols.h): its name, and its source file and
- * line where debug info has them (file NULL otherwise). The strings are NUL-terminated
- * and belong to the symbolizer, which outlives the trace's decoding. */
-struct tt_symbol {
-	const char *name;
-	const char *file;
-	uint32_t line;
-};
-
-/* Names the function at `address` of `file` in a record made at `tsc` (of the module
- * that held the address then: tt_file_module); 0, or -1 when out of memory. */
-typedef int (*tt_symbolize_fn)(void *ctx, const struct tt_file *file, uint64_t address,
-			       uint64_t tsc, struct tt_symbol *out);
-
-/* Several raw files (processes) on one timeline of CLOCK_MONOTONIC. */
-struct tt_trace {
-	struct tt_file *files;
-	size_t nfiles;
-	int64_t base_ns; /* CLOCK_MONOTONIC of ts 0: the earliest anchor or event */
-	size_t nsites;   /* site ids are below this, over all files */
-	size_t nthreads; /* thread ids likewise */
-	/* Names function addresses (tt_trace_symbolize); NULL: "0x...". */
-	tt_symbolize_fn symbolize;
-	void *symbolize_ctx;
-	/* Called every million events or so while decoding, when set: events decoded,
-	 * and the records of all files (events plus VALUE and PAD records). */
-	void (*progress)(void *ctx, uint64_t events, uint64_t records);
-	void *progress_ctx;
-};
-
-/* Opens and validates every file; 0, or -1 after reporting the problem.
- * tt_trace_close is needed either way. */
-int tt_trace_open(struct tt_trace *t, char *const *paths, size_t n);
-/* The same for one file already in memory (8-byte aligned; it must outlive t). */
-int tt_trace_load(struct tt_trace *t, const char *name, const uint8_t *data, size_t size);
-void tt_trace_close(struct tt_trace *t);
-/* Names every function of the trace's FUNCS sections with `fn` (its site's name,
- * file and line), and any other function address sinks ask for. Before tt_decode.
- * 0, or -1 after reporting the problem. */
-int tt_trace_symbolize(struct tt_trace *t, tt_symbolize_fn fn, void *ctx);
-/* Names each thread that carries its process's name (nobody named it; not the main
- * thread) after its first scope or function: "zstd: POOL_thread" (tt_thread_names.c).
- * Done by tt_trace_symbolize, once functions have names. 0, or -1 (reported). */
-int tt_trace_name_threads(struct tt_trace *t);
-/* The name of the function at `address` in `file`, in buf (at least 32 bytes): a
- * function no FUNCS section lists (a file written before there were any, so with
- * no UNLOADED sections either). */
-size_t tt_trace_func_name(const struct tt_trace *t, const struct tt_file *file,
-			  uint64_t address, char *buf, size_t cap);
+#include "../read/read.h"
 
 enum tt_event_flags {
 	TT_EV_ARG = 1u << 0,          /* value holds the BEGIN_ARG / INSTANT_ARG argument */
@@ -193,5 +142,12 @@ struct tt_sink {
 /* Decodes every file of the trace into the sinks. 0, or -1 after an error was
  * reported (a malformed record, or a sink failing). */
 int tt_decode(const struct tt_trace *t, struct tt_sink *const *sinks, size_t nsinks);
+
+/* Frees a sink through its destroy callback; NULL is nothing. */
+static inline void tt_sink_free(struct tt_sink *s)
+{
+	if (s)
+		s->ops->destroy(s);
+}
 
 #endif

@@ -1,4 +1,4 @@
-#include "tt_decode.h"
+#include "decode.h"
 
 #include <inttypes.h>
 #include <stdarg.h>

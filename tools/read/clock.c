@@ -1,4 +1,4 @@
-#include "tt_clock.h"
+#include "read.h"
 
 #include <ticktrace/format.h>
 

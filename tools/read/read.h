@@ -1,8 +1,9 @@
-/* The raw file reader: maps a .ttr file, validates its header and every section,
- * and hands out processes, threads, call sites and the EVENTS sections in file order.
- * Every error names the file, the byte offset and the problem (tt_diag.h). */
-#ifndef TT_READER_H
-#define TT_READER_H
+/* tools/read: raw files in, validated (sections.c, lookup.c, records.c; a live or cut
+ * file's recovery: recover.c; file.c opens them), their clock (clock.c), the trace
+ * object over several files (trace.c), function symbols (symbols.c) and thread names
+ * (thread_names.c). Every error names the file, the byte offset and the problem. */
+#ifndef TT_TOOLS_READ_H
+#define TT_TOOLS_READ_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -10,8 +11,63 @@
 
 #include <ticktrace/format.h>
 
-#include "tt_clock.h"
-#include "tt_map.h"
+#include "../base/base.h"
+
+/* TSC ticks to integer nanoseconds of CLOCK_MONOTONIC, as the file header says:
+ * exact integer arithmetic in 128 bits, never a double. */
+
+struct tt_file_header;
+
+struct tt_clock {
+	uint64_t tsc0;  /* the start anchor's TSC */
+	int64_t ns0;    /* its CLOCK_MONOTONIC reading */
+	uint64_t hz;    /* TT_TSC_ANCHORS: ticks per second */
+	uint64_t mult;  /* floor(1e9 * 2^shift / hz) */
+	unsigned shift;
+	int exact_div;  /* TT_TSC_ANCHORS: correct the multiply to the exact floor */
+};
+
+/* Sets up the conversion from a validated header; 0, or -1 with *why set when the
+ * header's clock fields cannot be used. */
+int tt_clock_init(struct tt_clock *c, const struct tt_file_header *h, const char **why);
+
+/* Nanoseconds in `ticks` ticks, saturated at INT64_MAX (a hostile file may hold any
+ * TSC). */
+static inline int64_t tt_clock_span(const struct tt_clock *c, uint64_t ticks)
+{
+	unsigned __int128 q = ((unsigned __int128)ticks * c->mult) >> c->shift;
+	if (q > INT64_MAX)
+		return INT64_MAX;
+	if (c->exact_div) {
+		/* q is floor(ticks * 1e9 / hz) or at most two less, so the remainder
+		 * ticks * 1e9 - q * hz is below 3 * hz and exact in 64-bit arithmetic
+		 * modulo 2^64: step up to the exact floor. */
+		uint64_t r = ticks * UINT64_C(1000000000) - (uint64_t)q * c->hz;
+		for (int i = 0; i < 2 && r >= c->hz; i++) {
+			q++;
+			r -= c->hz;
+		}
+	}
+	return (int64_t)q;
+}
+
+/* Nanoseconds of CLOCK_MONOTONIC at `tsc`; inline, as the converter calls it for
+ * every record. */
+static inline int64_t tt_clock_ns(const struct tt_clock *c, uint64_t tsc)
+{
+	int64_t ns;
+	if (tsc >= c->tsc0) {
+		if (__builtin_add_overflow(c->ns0, tt_clock_span(c, tsc - c->tsc0), &ns))
+			return INT64_MAX;
+	} else if (__builtin_sub_overflow(c->ns0, tt_clock_span(c, c->tsc0 - tsc), &ns)) {
+		return INT64_MIN;
+	}
+	return ns;
+}
+
+/* The raw file reader: maps a .ttr file, validates its header and every section,
+ * and hands out processes, threads, call sites and the EVENTS sections in file order.
+ * Every error names the file, the byte offset and the problem (tt_diag.h). */
 
 /* Call-site strings are literals in source code; longer ones mean a corrupt file. */
 #define TT_MAX_STRING 65536
@@ -179,5 +235,83 @@ int tt_reserve(void *pp, size_t *cap, size_t count, size_t elem);
 const struct tt_site *tt_file_site(const struct tt_file *f, uint64_t address, uint64_t tsc);
 /* The module (segment of an ELF file) that held `address` at `tsc`, or NULL. */
 const struct tt_module *tt_file_module(const struct tt_file *f, uint64_t address, uint64_t tsc);
+
+/* What symbols tell of a function (tt_symbols.h): its name, and its source file and
+ * line where debug info has them (file NULL otherwise). The strings are NUL-terminated
+ * and belong to the symbolizer, which outlives the trace's decoding. */
+struct tt_symbol {
+	const char *name;
+	const char *file;
+	uint32_t line;
+};
+
+/* Names the function at `address` of `file` in a record made at `tsc` (of the module
+ * that held the address then: tt_file_module); 0, or -1 when out of memory. */
+typedef int (*tt_symbolize_fn)(void *ctx, const struct tt_file *file, uint64_t address,
+			       uint64_t tsc, struct tt_symbol *out);
+
+/* Several raw files (processes) on one timeline of CLOCK_MONOTONIC. */
+struct tt_trace {
+	struct tt_file *files;
+	size_t nfiles;
+	int64_t base_ns; /* CLOCK_MONOTONIC of ts 0: the earliest anchor or event */
+	size_t nsites;   /* site ids are below this, over all files */
+	size_t nthreads; /* thread ids likewise */
+	/* Names function addresses (tt_trace_symbolize); NULL: "0x...". */
+	tt_symbolize_fn symbolize;
+	void *symbolize_ctx;
+	/* Called every million events or so while decoding, when set: events decoded,
+	 * and the records of all files (events plus VALUE and PAD records). */
+	void (*progress)(void *ctx, uint64_t events, uint64_t records);
+	void *progress_ctx;
+};
+
+/* Opens and validates every file; 0, or -1 after reporting the problem.
+ * tt_trace_close is needed either way. */
+int tt_trace_open(struct tt_trace *t, char *const *paths, size_t n);
+/* The same for one file already in memory (8-byte aligned; it must outlive t). */
+int tt_trace_load(struct tt_trace *t, const char *name, const uint8_t *data, size_t size);
+void tt_trace_close(struct tt_trace *t);
+/* Names every function of the trace's FUNCS sections with `fn` (its site's name,
+ * file and line), and any other function address sinks ask for. Before tt_decode.
+ * 0, or -1 after reporting the problem. */
+int tt_trace_symbolize(struct tt_trace *t, tt_symbolize_fn fn, void *ctx);
+/* Names each thread that carries its process's name (nobody named it; not the main
+ * thread) after its first scope or function: "zstd: POOL_thread" (tt_thread_names.c).
+ * Done by tt_trace_symbolize, once functions have names. 0, or -1 (reported). */
+int tt_trace_name_threads(struct tt_trace *t);
+/* The name of the function at `address` in `file`, in buf (at least 32 bytes): a
+ * function no FUNCS section lists (a file written before there were any, so with
+ * no UNLOADED sections either). */
+size_t tt_trace_func_name(const struct tt_trace *t, const struct tt_file *file,
+			  uint64_t address, char *buf, size_t cap);
+
+/* Offline symbols for -finstrument-functions: names a function address of a raw file
+ * from the ELF files its MODULES section lists, with elfutils (libdwfl): the symbol,
+ * demangled for C++; file and line where debug info exists, found beside the file or
+ * by build-id in the debug directories where the binary is stripped; "module+0xOFF"
+ * where nothing names it. Each address is resolved once.
+ *
+ *   struct tt_symbols *sym = tt_symbols_attach(&trace, NULL);  // before tt_decode
+ *   ...
+ *   tt_symbols_free(sym);                                       // after the trace is done
+ */
+
+struct tt_symbols;
+
+/* `debug_dir`: a directory searched for debug info (by build-id, .build-id/xx/yyyy.debug,
+ * and by name) before the system's /usr/lib/debug; NULL: the system's only. NULL when
+ * out of memory. */
+struct tt_symbols *tt_symbols_new(const char *debug_dir);
+void tt_symbols_free(struct tt_symbols *s);
+
+/* A new symbolizer that names the trace's functions (tt_trace_symbolize); NULL after
+ * reporting the problem. Free it after the trace is closed. */
+struct tt_symbols *tt_symbols_attach(struct tt_trace *t, const char *debug_dir);
+
+/* The tt_symbolize_fn (tt_decode.h): `ctx` is a struct tt_symbols. What it returns stays
+ * valid until tt_symbols_free. */
+int tt_symbols_lookup(void *ctx, const struct tt_file *file, uint64_t address, uint64_t tsc,
+		      struct tt_symbol *out);
 
 #endif

@@ -1,4 +1,4 @@
-#include "tt_reader.h"
+#include "read.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -11,7 +11,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "tt_diag.h"
 
 #define TT_FAIL(f, off, ...) tt_error_at((f)->path, (off), __VA_ARGS__)
 

@@ -1,4 +1,4 @@
-#include "tt_symbols.h"
+#include "read.h"
 
 #include <elfutils/libdwfl.h>
 #include <gelf.h>
@@ -9,8 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tt_diag.h"
-#include "tt_map.h"
 
 /* The C++ ABI's demangler, from libstdc++ (elfutils' own tools use it too). */
 char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);

@@ -7,8 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tt_decode.h"
-#include "tt_diag.h"
+#include "read.h"
 
 /* How far into a thread's records its first scope is looked for. */
 #define TT_FIRST_SCOPE_RECORDS 64

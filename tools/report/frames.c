@@ -1,4 +1,4 @@
-#include "tt_frames.h"
+#include "report.h"
 
 #include <inttypes.h>
 #include <stdlib.h>

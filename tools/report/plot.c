@@ -7,8 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "tt_out.h"
-#include "tt_report.h"
+#include "report.h"
 
 #define TT_PLOT_WIDTH 1200
 #define TT_PLOT_NAME 260  /* the names' column */

@@ -1,7 +1,7 @@
 /* `ticktrace report`, `ticktrace spikes` and convert's spike marks: one sink turns
  * the decoder's events into the calls of the analysis state machine that the runtime
  * shares (src/analysis.h), one per thread. */
-#include "tt_report.h"
+#include "report.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -10,9 +10,6 @@
 
 #include <cjson/cJSON.h>
 
-#include "tt_frames.h"
-#include "tt_suggest.h"
-#include "tt_symbols.h"
 
 /* ---- thresholds ---- */
 

@@ -1,16 +1,20 @@
-/* `ticktrace report` (the flat profile) and `ticktrace spikes`, and the spike marks
- * that `convert` adds to a trace: the decoder's events into the analysis that the
- * runtime shares (src/analysis/analysis.h). */
-#ifndef TT_REPORT_H
-#define TT_REPORT_H
+/* tools/report: the analyses over decoded events: the flat profile, the spikes and
+ * convert's spike marks (profile.c: one sink into the analysis library the runtime
+ * shares, src/analysis/analysis.h), frame times (frames.c), suggested markup
+ * (suggest.c), the profile as an SVG plot (plot.c). */
+#ifndef TT_TOOLS_REPORT_H
+#define TT_TOOLS_REPORT_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
-#include "analysis.h"
-#include "tt_sinks.h"
+#include "../decode/decode.h"
+
+/* `ticktrace report` (the flat profile) and `ticktrace spikes`, and the spike marks
+ * that `convert` adds to a trace: the decoder's events into the analysis that the
+ * runtime shares (src/analysis/analysis.h). */
 
 /* Spike thresholds from the command line: a global one, and a file of lines
  * "PATTERN DURATION" ("GameTick 16.6ms", "script_* 0.1ms"; # starts a comment). */
@@ -66,5 +70,65 @@ int tt_analyse(const struct tt_trace *t, struct tt_report_opts *o, bool spikes, 
  * thread, at its end, named "spike: NAME took DURATION". `thresholds` must outlive
  * it; `inner` stays the caller's to free. NULL when out of memory. */
 struct tt_sink *tt_spike_mark_sink_new(struct tt_sink *inner, const struct tt_thresholds *thresholds);
+
+/* `ticktrace report --frames`: the frame times of a run (TT_FRAME_MARK), their
+ * distribution, the frames over a budget, and the scopes that took the most of the
+ * worst frames. Fed by the report's sink: the frame boundaries, and each scope's self
+ * time as it closes, which counts in the frame it closes in. Memory is bounded: a
+ * histogram of frame times, the scopes of the frame in progress, and the breakdown of
+ * the TT_WORST_FRAMES worst frames. */
+
+#define TT_WORST_FRAMES 5
+#define TT_WORST_SCOPES 5
+
+struct tt_frame_scope {
+	uint64_t key;
+	const struct tt__thread_analysis *thread; /* for its name */
+	int64_t self;
+};
+
+struct tt_worst_frame {
+	uint64_t number;
+	int64_t start, dur;
+	struct tt_frame_scope top[TT_WORST_SCOPES]; /* most self time first */
+	size_t ntop;
+};
+
+struct tt_frame_stats {
+	int64_t budget;
+	const struct tt_site *site; /* the frames counted: the first name marked */
+	uint64_t track;
+	uint64_t frames;            /* frames that ended */
+	uint64_t over;              /* of them, longer than budget */
+	int64_t min, max, total;
+	struct tt__hist hist;
+	/* the frame in progress: self time by scope key (open addressing) */
+	struct tt_frame_scope *scopes;
+	size_t cap, count;
+	struct tt_worst_frame worst[TT_WORST_FRAMES]; /* longest first */
+	size_t nworst;
+	bool oom;
+};
+
+void tt_frames_init(struct tt_frame_stats *fs, int64_t budget);
+void tt_frames_free(struct tt_frame_stats *fs);
+/* A frame boundary (the decoder's frame event). */
+void tt_frames_mark(struct tt_frame_stats *fs, const struct tt_event *e);
+/* A scope closed with `self` ns of its own. */
+void tt_frames_scope(struct tt_frame_stats *fs, const struct tt__thread_analysis *th, uint64_t key,
+		     int64_t self);
+/* The report as text; names from `an`. 0, or -1 when memory ran out. */
+int tt_frames_print(const struct tt_frame_stats *fs, const struct tt__analysis *an, FILE *out);
+
+/* `ticktrace spikes --suggest`: the markup worth adding to a run, PET's "suggested
+ * markup", from its flat profile against the global threshold: thresholds of their
+ * own for scopes over the global one on most calls (a frame's Tick), TT_IGNORE for
+ * the few long calls that only hold others (main, a thread's loop), and the GCC flag
+ * that leaves out of -finstrument-functions the functions too short to measure that
+ * make most of the events. */
+
+/* The suggestions for the table's entries (built with an analysis whose global
+ * threshold is `threshold`, or TT__NO_THRESHOLD), as text. */
+void tt_suggest_print(const struct tt__table *t, int64_t threshold, FILE *out);
 
 #endif

@@ -1,4 +1,4 @@
-#include "tt_suggest.h"
+#include "report.h"
 
 #include <inttypes.h>
 #include <stdbool.h>

@@ -11,8 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis.h"
-#include "tt_sinks.h"
+#include "sinks.h"
 
 enum tt_fate { TT_PENDING, TT_KEPT, TT_DROPPED };
 
@@ -302,9 +301,4 @@ struct tt_sink *tt_filter_sink_new(struct tt_sink *inner, const struct tt_filter
 bool tt_filter_active(const struct tt_filter *f)
 {
 	return f->nthreads > 0 || f->has_from || f->has_to || f->min_dur > 0;
-}
-
-int tt_parse_duration(const char *text, int64_t *ns)
-{
-	return tt__parse_duration(text, ns);
 }

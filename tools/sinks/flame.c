@@ -11,11 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis.h"
-#include "tt_flame.h"
-#include "tt_map.h"
-#include "tt_out.h"
-#include "tt_symbols.h"
+#include "sinks.h"
 
 struct tt_flame_node {
 	uint32_t name;

@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "tt_sinks.h"
+#include "sinks.h"
 
 struct tt_json_site {
 	uint32_t name_at, name_len; /* "name":"...","cat":"ticktrace" */
@@ -576,22 +576,4 @@ struct tt_sink *tt_json_sink_new(struct tt_out *out, bool source)
 	j->out = out;
 	j->source = source;
 	return &j->sink;
-}
-
-size_t tt_folded_message(const struct tt_folded *f, char *buf, size_t cap)
-{
-	buf[0] = 0;
-	if (!f->slices && !f->instants && !f->flows)
-		return 0;
-	int n = snprintf(buf, cap, "%" PRIu64 " slices, %" PRIu64 " instants and %" PRIu64 " flow ends "
-			 "nested deeper than %u levels left out (Perfetto shows no more); the slices "
-			 "around them keep their times", f->slices, f->instants, f->flows,
-			 TT_MAX_SHOWN_DEPTH);
-	return n < 0 ? 0 : (size_t)n;
-}
-
-void tt_sink_free(struct tt_sink *s)
-{
-	if (s)
-		s->ops->destroy(s);
 }

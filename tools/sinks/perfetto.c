@@ -17,7 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "tt_sinks.h"
+#include "sinks.h"
 
 /* Field numbers (Perfetto's). */
 enum {

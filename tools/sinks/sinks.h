@@ -1,10 +1,17 @@
+/* tools/sinks: the output formats tt_decode drives (decode.h): Chrome JSON (json.c),
+ * Perfetto protobuf (perfetto.c), the filter that wraps any of them (filter.c), and
+ * flame graphs (flame.c). Each constructor returns NULL when out of memory; free with
+ * tt_sink_free. */
+#ifndef TT_TOOLS_SINKS_H
+#define TT_TOOLS_SINKS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "../decode/decode.h"
+
 /* The sinks that tt_decode drives (tt_decode.h). Each returns NULL when out of memory;
  * free with tt_sink_free. */
-#ifndef TT_SINKS_H
-#define TT_SINKS_H
-
-#include "tt_decode.h"
-#include "tt_out.h"
 
 /* Perfetto nests slices at most this deep (slice_max_depth_exceeded) and then drops
  * deeper ones, whose ends, in protobuf, close the slices around them too early. Both
@@ -52,9 +59,22 @@ struct tt_filter {
 struct tt_sink *tt_filter_sink_new(struct tt_sink *inner, const struct tt_filter *f);
 /* Whether the filter keeps less than everything. */
 bool tt_filter_active(const struct tt_filter *f);
-/* "1.5ms", "200us", "20ns", "2s", "2" (seconds) into ns; 0 or -1. */
-int tt_parse_duration(const char *text, int64_t *ns);
 
-void tt_sink_free(struct tt_sink *s);
+/* `ticktrace flame` as a function. */
+
+struct tt_flame_opts {
+	char *const *inputs;
+	size_t ninputs;
+	const char *output; /* "-": stdout */
+	bool svg;           /* an SVG; otherwise folded stacks */
+	bool force, quiet;
+	struct tt_filter filter;
+	const char *debug_dir;
+};
+
+/* Writes the flame graph of the inputs' slices (self time by path of scopes and
+ * functions, per thread name). 0, or -1 after reporting the problem, with no output
+ * file left behind. */
+int tt_flame(const struct tt_flame_opts *o);
 
 #endif
