@@ -278,7 +278,8 @@ void tt_trace_close(struct tt_trace *t);
 int tt_trace_symbolize(struct tt_trace *t, tt_symbolize_fn fn, void *ctx);
 /* Names each thread that carries its process's name (nobody named it; not the main
  * thread) after its first scope or function: "zstd: POOL_thread" (tt_thread_names.c).
- * Done by tt_trace_symbolize, once functions have names. 0, or -1 (reported). */
+ * After tt_trace_symbolize, once functions have names (tt_symbols_attach does
+ * both). 0, or -1 (reported). */
 int tt_trace_name_threads(struct tt_trace *t);
 /* The name of the function at `address` in `file`, in buf (at least 32 bytes): a
  * function no FUNCS section lists (a file written before there were any, so with

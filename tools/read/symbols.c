@@ -544,7 +544,7 @@ struct tt_symbols *tt_symbols_attach(struct tt_trace *t, const char *debug_dir)
 		tt_error("out of memory for symbols");
 		return NULL;
 	}
-	if (tt_trace_symbolize(t, tt_symbols_lookup, s) < 0) {
+	if (tt_trace_symbolize(t, tt_symbols_lookup, s) < 0 || tt_trace_name_threads(t) < 0) {
 		tt_symbols_free(s);
 		return NULL;
 	}
