@@ -1,3 +1,5 @@
+/* A raw file's header and sections, validated one by one (sizes, counts, END totals;
+ * a packed EVENTS section unpacked whole), into the struct tt_file. */
 #include "read.h"
 
 #include <errno.h>
@@ -11,8 +13,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-
-#define TT_FAIL(f, off, ...) tt_error_at((f)->path, (off), __VA_ARGS__)
 
 /* Bytes validated between two releases of the mapping. */
 #define TT_RELEASE_BYTES (8u << 20)
@@ -41,19 +41,6 @@ static bool tt_cursor_str(struct tt_cursor *c, struct tt_str *s, uint32_t len)
 	s->len = len;
 	c->pos += len;
 	return true;
-}
-
-int tt_reserve(void *pp, size_t *cap, size_t count, size_t elem)
-{
-	if (count < *cap)
-		return 0;
-	size_t n = *cap ? *cap * 2 : 16;
-	void *p = realloc(*(void **)pp, n * elem);
-	if (!p)
-		return -1;
-	*(void **)pp = p;
-	*cap = n;
-	return 0;
 }
 
 /* tsc_hz is what the anchors measured: ticks between them over nanoseconds. A rate
@@ -95,7 +82,7 @@ static void tt_record_span(struct tt_file *f)
 	f->tsc_max = h->end.tsc > UINT64_MAX - after ? UINT64_MAX : h->end.tsc + after;
 }
 
-static int tt_read_header(struct tt_file *f)
+int tt_file_read_header(struct tt_file *f)
 {
 	struct tt_file_header *h = &f->header;
 	size_t magic = f->size < TT_FILE_MAGIC_LEN ? f->size : TT_FILE_MAGIC_LEN;
@@ -154,18 +141,6 @@ static int tt_read_count(struct tt_file *f, struct tt_cursor *c, size_t entry, u
 	return 0;
 }
 
-/* The description of `address` whose span ends at `until`, or NULL. */
-static struct tt_site *tt_site_until(const struct tt_file *f, uint64_t address, uint64_t until)
-{
-	uint32_t pos;
-	if (!tt_map_get(&f->site_map, address, &pos))
-		return NULL;
-	for (uint32_t p = pos + 1; p; p = f->sites[p - 1].next_same)
-		if (f->sites[p - 1].until == until)
-			return &f->sites[p - 1];
-	return NULL;
-}
-
 /* The descriptions of one address hold one after the other: each from where the one
  * before it (by until) ends. */
 static void tt_site_spans(struct tt_file *f, uint64_t address)
@@ -186,11 +161,11 @@ static void tt_site_spans(struct tt_file *f, uint64_t address)
 
 /* Appends a site (a call site, or a function) and indexes it by address; 0 or -1
  * (also for a second description of an address for the same time span). */
-static int tt_add_site(struct tt_file *f, const struct tt_site *s, size_t *cap, uint64_t at)
+int tt_file_add_site(struct tt_file *f, const struct tt_site *s, size_t *cap, uint64_t at)
 {
 	uint32_t head;
 	bool another = tt_map_get(&f->site_map, s->address, &head);
-	if (another && tt_site_until(f, s->address, s->until))
+	if (another && tt_file_site_until(f, s->address, s->until))
 		return TT_FAIL(f, at, s->is_func ? "function address 0x%" PRIx64 " is listed twice, "
 			       "or is also a call site" : "site address 0x%" PRIx64 " is described twice",
 			       s->address);
@@ -233,7 +208,7 @@ static int tt_read_sites(struct tt_file *f, struct tt_cursor *c, uint64_t sectio
 		static const char unnamed[] = "(no name)";
 		if (s.name.len == 0)
 			s.name = (struct tt_str){unnamed, sizeof unnamed - 1};
-		if (tt_add_site(f, &s, cap, at) < 0)
+		if (tt_file_add_site(f, &s, cap, at) < 0)
 			return -1;
 	}
 	if (c->pos != c->end)
@@ -254,7 +229,7 @@ static int tt_read_funcs(struct tt_file *f, struct tt_cursor *c, uint64_t sectio
 		tt_cursor_take(c, &address, sizeof(address)); /* the count fits: checked */
 		struct tt_site s = {.address = address, .defined_at = section, .is_func = true,
 				    .until = until};
-		if (tt_add_site(f, &s, cap, at) < 0)
+		if (tt_file_add_site(f, &s, cap, at) < 0)
 			return -1;
 		f->nfuncs++;
 	}
@@ -277,7 +252,7 @@ static int tt_read_arg_names(struct tt_file *f, struct tt_cursor *c, uint64_t un
 		if (!tt_cursor_take(c, &ai, sizeof(ai)) || !tt_cursor_str(c, &name, ai.name_len))
 			return TT_FAIL(f, at, "argument name %" PRIu64 " of %" PRIu64
 				       " runs past the end of its ARG_NAMES section", i, count);
-		struct tt_site *site = tt_site_until(f, ai.address, until);
+		struct tt_site *site = tt_file_site_until(f, ai.address, until);
 		if (!site || site->is_func)
 			return TT_FAIL(f, at, "argument name of 0x%" PRIx64 ", which no SITES section "
 				       "before it describes", ai.address);
@@ -332,7 +307,7 @@ static bool tt_module_unloaded(struct tt_file *f, const struct tt_module *m)
 	for (size_t i = 0; i < f->nsites; i++) {
 		struct tt_site *s = &f->sites[i];
 		if (s->until == UINT64_MAX && s->address >= m->start && s->address < m->end &&
-		    !tt_site_until(f, s->address, m->until)) {
+		    !tt_file_site_until(f, s->address, m->until)) {
 			s->until = m->until;
 			tt_site_spans(f, s->address);
 		}
@@ -446,12 +421,6 @@ static int tt_read_thread_totals(struct tt_file *f, struct tt_cursor *c)
 	return tt_thread_totals(f, t, &ti, name, at);
 }
 
-/* Whether a record's tsc field is a time (a VALUE record's holds a value). */
-static bool tt_record_timed(uint64_t word)
-{
-	return TT_RECORD_HAS_TIME(TT_RECORD_KIND(word));
-}
-
 /* The thread whose records an EVENTS section's header says it continues. */
 static struct tt_thread *tt_events_thread(struct tt_file *f, const struct tt_events_info *ei,
 					  uint64_t at, const char *what)
@@ -468,7 +437,7 @@ static struct tt_thread *tt_events_thread(struct tt_file *f, const struct tt_eve
 }
 
 /* A section's records, in the file or unpacked: the thread's first time, its count. */
-static int tt_add_events(struct tt_file *f, struct tt_thread *t, struct tt_events ev,
+int tt_file_add_events(struct tt_file *f, struct tt_thread *t, struct tt_events ev,
 			 const struct tt_record *r, uint64_t at)
 {
 	for (uint64_t i = 0; i < ev.count && !t->has_first; i++) {
@@ -499,52 +468,8 @@ static int tt_read_events(struct tt_file *f, struct tt_cursor *c)
 		return -1;
 	uint64_t count = (c->end - c->pos) / sizeof(struct tt_record);
 	const struct tt_record *r = (const struct tt_record *)(f->data + c->pos);
-	return tt_add_events(f, t, (struct tt_events){.records = r, .count = count, .offset = c->pos},
+	return tt_file_add_events(f, t, (struct tt_events){.records = r, .count = count, .offset = c->pos},
 			     r, at);
-}
-
-/* Unpacks `count` records (format.h: TT_SEC_EVENTS_PACKED): NULL, or what is wrong
- * with record *bad, which begins at bytes[*at]. */
-static const char *tt_unpack(const uint8_t *bytes, size_t size, size_t count,
-			     struct tt_record *out, size_t *bad, size_t *at)
-{
-	uint64_t words[TT_PACKED_LITERAL] = {0};
-	uint64_t last_tsc = 0;
-	size_t pos = 0;
-	for (size_t i = 0; i < count; i++) {
-		*bad = i;
-		*at = pos;
-		if (pos == size)
-			return "the section ends before it";
-		unsigned tag = bytes[pos++];
-		uint64_t word;
-		if (tag == TT_PACKED_LITERAL) {
-			if (size - pos < sizeof(word))
-				return "its word runs past the section";
-			memcpy(&word, bytes + pos, sizeof(word));
-			pos += sizeof(word);
-			words[tt_packed_slot(word)] = word;
-		} else if (!(word = words[tag])) {
-			return "it names a word slot that no word of the section took";
-		}
-		uint64_t field = 0;
-		for (unsigned shift = 0;; shift += 7) {
-			if (pos == size)
-				return "its time runs past the section";
-			if (shift > 63)
-				return "its time is longer than 10 bytes";
-			uint8_t byte = bytes[pos++];
-			field |= (uint64_t)(byte & 0x7f) << shift;
-			if (!(byte & 0x80))
-				break;
-		}
-		if (tt_record_timed(word))
-			field = last_tsc += tt_unzigzag(field);
-		out[i] = (struct tt_record){.tsc = field, .word = word};
-	}
-	*bad = count;
-	*at = pos;
-	return pos == size ? NULL : "bytes are left after the section's records";
 }
 
 /* The thread's buffer for its packed sections, room for `count` records. */
@@ -581,7 +506,7 @@ static int tt_read_events_packed(struct tt_file *f, struct tt_cursor *c)
 		return TT_FAIL(f, at, "out of memory for %" PRIu64 " records", pi.records);
 	const uint8_t *bytes = (const uint8_t *)f->data + c->pos;
 	size_t size = c->end - c->pos, bad, pos;
-	const char *wrong = tt_unpack(bytes, size, pi.records, u->records, &bad, &pos);
+	const char *wrong = tt_unpack_records(bytes, size, pi.records, u->records, &bad, &pos);
 	if (wrong)
 		return TT_FAIL(f, c->pos + pos, "packed record %zu of %" PRIu64 ": %s", bad,
 			       pi.records, wrong);
@@ -590,26 +515,7 @@ static int tt_read_events_packed(struct tt_file *f, struct tt_cursor *c)
 	struct tt_events ev = {.packed = bytes, .packed_size = size, .count = pi.records,
 			       .offset = c->pos};
 	c->pos = c->end;
-	return tt_add_events(f, t, ev, u->records, at);
-}
-
-const struct tt_record *tt_section_records(const struct tt_thread *t, size_t s)
-{
-	const struct tt_events *ev = &t->sections[s];
-	struct tt_unpacked *u = t->unpacked;
-	if (ev->records || (u->valid && u->section == s))
-		return ev->records ? ev->records : u->records;
-	/* Read whole before: it unpacks as it did then (a cut section only shorter). */
-	size_t bad, at;
-	u->valid = !tt_unpack(ev->packed, ev->packed_size, ev->count, u->records, &bad, &at) ||
-		   bad == ev->count;
-	u->section = s;
-	return u->records;
-}
-
-uint64_t tt_record_offset(const struct tt_events *ev, size_t i)
-{
-	return ev->offset + (ev->records ? i * sizeof(struct tt_record) : 0);
+	return tt_file_add_events(f, t, ev, u->records, at);
 }
 
 /* The END section's totals must agree with what the file holds. */
@@ -705,7 +611,7 @@ static int tt_read_unloaded(struct tt_file *f, struct tt_cursor *c, uint64_t off
 	}
 }
 
-static int tt_read_sections(struct tt_file *f)
+int tt_file_read_sections(struct tt_file *f)
 {
 	size_t site_cap = 0, thread_cap = 0, module_cap = 0;
 	bool seen_process = false;
@@ -777,351 +683,3 @@ static int tt_read_sections(struct tt_file *f)
 	return tt_name_funcs_hex(f);
 }
 
-/* ---- a live file's chunks ---- */
-
-/* The first time a run of records holds, for ordering a thread's chunks. */
-static uint64_t tt_first_time(const struct tt_events *ev)
-{
-	for (size_t i = 0; i < ev->count; i++)
-		if (tt_record_timed(ev->records[i].word))
-			return ev->records[i].tsc;
-	return UINT64_MAX;
-}
-
-static int tt_events_by_time(const void *a, const void *b)
-{
-	uint64_t x = tt_first_time(a), y = tt_first_time(b);
-	return (x > y) - (x < y);
-}
-
-/* A thread whose THREAD section the run had not written yet. */
-static struct tt_thread *tt_live_thread(struct tt_file *f, uint32_t index, uint64_t at, size_t *cap)
-{
-	uint32_t pos;
-	if (tt_map_get(&f->thread_map, index, &pos))
-		return &f->threads[pos];
-	static const char unnamed[] = "(not yet described)";
-	struct tt_thread t = {.file = f, .index = index, .offset = at,
-			      .name = {unnamed, sizeof unnamed - 1}};
-	if (f->nthreads >= UINT32_MAX / 2 || tt_reserve(&f->threads, cap, f->nthreads, sizeof(t)) < 0 ||
-	    tt_map_put(&f->thread_map, index, (uint32_t)f->nthreads) < 0) {
-		TT_FAIL(f, at, "out of memory for %zu threads", f->nthreads);
-		return NULL;
-	}
-	f->threads[f->nthreads++] = t;
-	return &f->threads[f->nthreads - 1];
-}
-
-/* Gives each chunk to its thread, in the time order of their first records. */
-static int tt_read_live_chunks(struct tt_file *f)
-{
-	size_t thread_cap = f->nthreads;
-	for (uint64_t off = f->header.live_chunks_at; f->size - off >= TT_LIVE_CHUNK_SIZE;
-	     off += TT_LIVE_CHUNK_SIZE) {
-		struct tt_live_chunk h;
-		memcpy(&h, f->data + off, sizeof(h));
-		if (h.size == 0)
-			continue; /* never used, or recycled */
-		if (h.size < sizeof(h) || h.size > TT_LIVE_CHUNK_SIZE || h.size % sizeof(struct tt_record))
-			return TT_FAIL(f, off + offsetof(struct tt_live_chunk, size),
-				       "live chunk of %" PRIu32 " bytes", h.size);
-		const struct tt_record *r = (const struct tt_record *)(f->data + off + sizeof(h));
-		size_t count = (h.size - sizeof(h)) / sizeof(*r);
-		/* Its thread was recording into it: the records end at the last written. */
-		while (h.size == TT_LIVE_CHUNK_SIZE && count > 0 && r[count - 1].word == 0)
-			count--;
-		if (count == 0)
-			continue;
-		struct tt_thread *t = tt_live_thread(f, h.thread_index, off, &thread_cap);
-		/* (its first time is taken again below, once its chunks are in time order) */
-		if (!t || tt_add_events(f, t, (struct tt_events){.records = r, .count = count,
-								  .offset = off + sizeof(h)},
-					r, off) < 0)
-			return -1;
-	}
-	for (size_t i = 0; i < f->nthreads; i++) {
-		struct tt_thread *t = &f->threads[i];
-		/* a thread described but with no chunk left has no array at all */
-		if (t->nsections > 1)
-			qsort(t->sections, t->nsections, sizeof(*t->sections), tt_events_by_time);
-		t->events = t->records;
-		if (t->nsections && tt_first_time(&t->sections[0]) != UINT64_MAX) {
-			t->first_tsc = tt_first_time(&t->sections[0]);
-			t->has_first = true;
-		}
-		/* A ring's thread may have wrapped since it was described. */
-		if (f->header.flags & TT_FILE_RING)
-			t->flags |= TT_THREAD_WRAPPED;
-	}
-	tt_file_release(f, f->header.live_chunks_at, f->size);
-	return 0;
-}
-
-/* Call sites the records of a live file use that the run had not described yet:
- * named by their address. */
-static int tt_name_unknown_sites(struct tt_file *f)
-{
-	size_t cap = f->nsites;
-	for (size_t i = 0; i < f->nthreads; i++) {
-		const struct tt_thread *t = &f->threads[i];
-		for (size_t k = 0; k < t->nsections; k++) {
-			const struct tt_events *ev = &t->sections[k];
-			const struct tt_record *r = tt_section_records(t, k);
-			for (size_t j = 0; j < ev->count; j++) {
-				uint64_t word = r[j].word, address = TT_RECORD_PAYLOAD(word);
-				uint64_t tsc = r[j].tsc;
-				if (!TT_RECORD_HAS_SITE(TT_RECORD_KIND(word)) || tt_file_site(f, address, tsc))
-					continue;
-				/* of the library that held the address then */
-				const struct tt_module *m = tt_file_module(f, address, tsc);
-				struct tt_made_name *made = malloc(sizeof(*made));
-				if (!made)
-					return TT_FAIL(f, ev->offset, "out of memory for %zu sites", f->nsites);
-				made->next = f->made_names;
-				f->made_names = made;
-				int n = snprintf(made->text, sizeof(made->text), "(site %#" PRIx64 ", not yet described)",
-						 address);
-				struct tt_site s = {
-					.address = address,
-					.name = {made->text, (uint32_t)n},
-					.undescribed = true,
-					.until = m ? m->until : UINT64_MAX,
-				};
-				/* (a description of that span that does not hold this record:
-				 * the file is damaged, and the decoder says so) */
-				if (!tt_site_until(f, address, s.until) &&
-				    tt_add_site(f, &s, &cap, tt_record_offset(ev, j)) < 0)
-					return -1;
-			}
-		}
-	}
-	return 0;
-}
-
-/* The sites for what the decoder shows that no record names, where it may be needed:
- * lost events, scopes begun before a ring's window or in a run of lost events. */
-static int tt_add_decoder_sites(struct tt_file *f)
-{
-	bool wrapped = false;
-	for (size_t i = 0; i < f->nthreads; i++)
-		wrapped |= (f->threads[i].flags & TT_THREAD_WRAPPED) != 0;
-	if (!f->dropped && !wrapped && !(f->header.flags & (TT_FILE_STREAMED | TT_FILE_LIVE)))
-		return 0;
-	static const struct {
-		const char *name;
-		uint64_t address; /* above any payload: no record names it */
-	} made[] = {{"ticktrace: events dropped", UINT64_MAX}, {"(begun before it was recorded)", UINT64_MAX - 1}};
-	struct tt_site *sites = realloc(f->sites, (f->nsites + 2) * sizeof(*sites));
-	if (!sites)
-		return tt_error("%s: out of memory for its sites", f->path);
-	f->sites = sites;
-	for (size_t i = 0; i < 2; i++)
-		f->sites[f->nsites++] = (struct tt_site){
-			.address = made[i].address,
-			.name = {made[i].name, (uint32_t)strlen(made[i].name)},
-			.file = {"ticktrace", 9},
-			.until = UINT64_MAX,
-		};
-	f->gap_site = &f->sites[f->nsites - 2];
-	f->unbegun_site = &f->sites[f->nsites - 1];
-	return 0;
-}
-
-/* How many records after its first an event of this kind and payload takes. */
-static uint64_t tt_records_after(unsigned kind, uint64_t payload)
-{
-	if (TT_RECORD_HAS_VALUE(kind))
-		return 1;
-	return kind == TT_REC_DESCRIBE && payload <= TT_DESCRIBE_MAX ? TT_TEXT_RECORDS(payload) : 0;
-}
-
-/* A file cut short (a run killed, or still writing) may end a thread inside its last
- * event: its first record written, the VALUE or TEXT records after it not yet. That
- * event is left out and counted as dropped; the records before it are whole. */
-static void tt_trim_cut_event(struct tt_file *f, struct tt_thread *t)
-{
-	/* Back over the records that continue an event, to the record that begins it. */
-	uint64_t behind = 0;
-	for (size_t s = t->nsections; s-- > 0;) {
-		const struct tt_events *ev = &t->sections[s];
-		const struct tt_record *r = tt_section_records(t, s);
-		for (size_t i = ev->count; i-- > 0;) {
-			unsigned kind = TT_RECORD_KIND(r[i].word);
-			if (kind == TT_REC_VALUE || kind == TT_REC_TEXT) {
-				if (++behind > TT_TEXT_RECORDS(TT_DESCRIBE_MAX))
-					return; /* not a cut event: the decoder says what is wrong */
-				continue;
-			}
-			if (kind == TT_REC_PAD || tt_records_after(kind, TT_RECORD_PAYLOAD(r[i].word)) <= behind)
-				return;
-			/* Cut: drop it and what of it was written. */
-			t->cut_events = 1;
-			t->cut_offset = tt_record_offset(ev, i);
-			t->dropped_total++;
-			f->dropped++;
-			uint64_t removed = behind + 1;
-			t->records -= removed;
-			f->records -= removed;
-			t->sections[s].count = i;
-			t->nsections = s + (i > 0);
-			if (f->header.flags & TT_FILE_LIVE)
-				t->events = t->records;
-			if (!t->records)
-				t->has_first = false;
-			return;
-		}
-	}
-}
-
-/* Reads the file in memory; a mapped one is released as it is read. */
-static int tt_file_parse(struct tt_file *f, const char *path, const uint8_t *data, size_t size,
-			 bool mapped)
-{
-	*f = (struct tt_file){.path = path, .data = data, .size = size, .mapped = mapped};
-	if (tt_read_header(f) < 0 || tt_read_sections(f) < 0)
-		return -1;
-	if ((f->header.flags & TT_FILE_LIVE) && (tt_read_live_chunks(f) < 0 || tt_name_unknown_sites(f) < 0))
-		return -1;
-	if (f->cut_short)
-		for (size_t i = 0; i < f->nthreads; i++)
-			tt_trim_cut_event(f, &f->threads[i]);
-	if (tt_add_decoder_sites(f) < 0)
-		return -1;
-	return 0;
-}
-
-int tt_file_load(struct tt_file *f, const char *path, const uint8_t *data, size_t size)
-{
-	return tt_file_parse(f, path, data, size, false);
-}
-
-int tt_file_open(struct tt_file *f, const char *path)
-{
-	*f = (struct tt_file){.path = path};
-	/* (Not blocking in open on a FIFO that no one writes: it is refused below.) */
-	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0)
-		return tt_error("%s: %s", path, strerror(errno));
-	struct stat st;
-	if (fstat(fd, &st) < 0) {
-		int err = errno;
-		close(fd);
-		return tt_error("%s: %s", path, strerror(err));
-	}
-	if (!S_ISREG(st.st_mode)) {
-		close(fd);
-		return tt_error("%s: not a regular file", path);
-	}
-	const uint8_t *data = NULL;
-	if (st.st_size > 0) {
-		void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-		if (m == MAP_FAILED) {
-			int err = errno;
-			close(fd);
-			return tt_error("%s: cannot map: %s", path, strerror(err));
-		}
-		/* Records are read once, front to back. */
-		madvise(m, (size_t)st.st_size, MADV_SEQUENTIAL);
-		data = m;
-	}
-	close(fd);
-	return data ? tt_file_parse(f, path, data, (size_t)st.st_size, true) :
-		      tt_file_parse(f, path, (const uint8_t *)"", 0, false);
-}
-
-void tt_file_close(struct tt_file *f)
-{
-	if (f->mapped)
-		munmap((void *)f->data, f->size);
-	for (size_t i = 0; i < f->nthreads; i++) {
-		free(f->threads[i].sections);
-		if (f->threads[i].unpacked)
-			free(f->threads[i].unpacked->records);
-		free(f->threads[i].unpacked);
-	}
-	while (f->made_names) {
-		struct tt_made_name *next = f->made_names->next;
-		free(f->made_names);
-		f->made_names = next;
-	}
-	free(f->sites);
-	free(f->func_hex);
-	free(f->threads);
-	free(f->modules);
-	tt_map_free(&f->site_map);
-	tt_map_free(&f->thread_map);
-	*f = (struct tt_file){0};
-}
-
-void tt_file_release(const struct tt_file *f, uint64_t from, uint64_t to)
-{
-	/* Whole pages around the range: the mapping is read-only and private, so a page
-	 * dropped that another thread's records still need is read again, no more. */
-	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
-	uint64_t start = from & ~(page - 1), end = (to + page - 1) & ~(page - 1);
-	if (end > f->size)
-		end = f->size;
-	if (f->mapped && end > start)
-		madvise((void *)(f->data + start), end - start, MADV_DONTNEED);
-}
-
-const struct tt_site *tt_file_site(const struct tt_file *f, uint64_t address, uint64_t tsc)
-{
-	uint32_t pos;
-	if (!tt_map_get(&f->site_map, address, &pos))
-		return NULL;
-	for (uint32_t p = pos + 1; p; p = f->sites[p - 1].next_same) {
-		const struct tt_site *s = &f->sites[p - 1];
-		if (tsc >= s->since && tsc < s->until)
-			return s;
-	}
-	return NULL;
-}
-
-const struct tt_module *tt_file_module(const struct tt_file *f, uint64_t address, uint64_t tsc)
-{
-	const struct tt_module *found = NULL;
-	for (size_t i = 0; i < f->nmodules; i++) {
-		const struct tt_module *m = &f->modules[i];
-		if (address >= m->start && address < m->end && tsc < m->until &&
-		    (!found || m->until < found->until))
-			found = m;
-	}
-	return found;
-}
-
-bool tt_file_writer_running(const struct tt_file *f)
-{
-	char path[64], comm[32];
-	snprintf(path, sizeof(path), "/proc/%" PRIu32 "/comm", f->process.pid);
-	FILE *p = f->process.pid ? fopen(path, "re") : NULL;
-	if (!p)
-		return false;
-	bool named = fgets(comm, sizeof(comm), p) != NULL;
-	fclose(p);
-	if (!named)
-		return false;
-	/* The kernel keeps 15 bytes of a name. */
-	size_t len = strcspn(comm, "\n");
-	size_t want = f->process.name.len < 15 ? f->process.name.len : 15;
-	return len == want && memcmp(comm, f->process.name.ptr, len) == 0;
-}
-
-bool tt_file_modules_overlap(const struct tt_file *f, const struct tt_module **a,
-			     const struct tt_module **b)
-{
-	for (size_t i = 0; i < f->nmodules; i++)
-		for (size_t k = i + 1; k < f->nmodules; k++) {
-			const struct tt_module *x = &f->modules[i], *y = &f->modules[k];
-			bool same = x->until != y->until || (x->path.len == y->path.len &&
-				    memcmp(x->path.ptr, y->path.ptr, x->path.len) == 0 &&
-				    x->build_id.len == y->build_id.len &&
-				    memcmp(x->build_id.ptr, y->build_id.ptr, x->build_id.len) == 0);
-			if (!same && x->start < y->end && y->start < x->end) {
-				*a = x;
-				*b = y;
-				return true;
-			}
-		}
-	return false;
-}
