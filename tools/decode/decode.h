@@ -76,6 +76,9 @@ struct tt_event {
 	 * an id passed on through several hops draws each hop, and processes that number
 	 * their items alike are not linked to each other. */
 	uint64_t link;
+	/* Slices of a function no FUNCS section lists (TT_EV_FUNC, no site): its name,
+	 * from the symbols or "0x...", named here once so that no sink asks the input. */
+	struct tt_str func_name;
 };
 
 struct tt_summary {
@@ -285,6 +288,7 @@ struct tt_decoder {
 	struct tt_summary sum;
 	uint64_t *released;              /* by file: released below this offset */
 	uint64_t released_at;            /* sum.events then */
+	char func_name[512];             /* tt_event.func_name, during its callback */
 };
 
 /* Gives an event to every sink that takes it; stops at the first failure. */

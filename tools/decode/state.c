@@ -32,6 +32,16 @@ static const char *tt_thread_label(const struct tt_thread *t, char *buf, size_t 
 	return buf;
 }
 
+/* Names the function of a slice that no site names (a file with no FUNCS section). */
+static void tt_name_func(struct tt_decoder *d, struct tt_event *e)
+{
+	if (__builtin_expect(e->site || !(e->flags & TT_EV_FUNC), 1))
+		return;
+	size_t n = tt_trace_func_name(d->trace, e->thread->file, e->func, d->func_name,
+				      sizeof(d->func_name));
+	e->func_name = (struct tt_str){d->func_name, (uint32_t)n};
+}
+
 /* Opens a scope: pushes it and tells the sinks. The fields come as values, written
  * once into the frame and once into the event, never copied from one to the other
  * (a wide load of fields just stored stalls). */
@@ -62,6 +72,7 @@ static int tt_open_scope(struct tt_decoder *d, struct tt_thread_state *st,
 		.thread = t, .site = site, .func = func, .ts = ts, .value = value,
 		.depth = st->depth - 1, .flags = flags, .offset = offset,
 	};
+	tt_name_func(d, &e);
 	return tt_dispatch(&d->slice_begin, &e);
 }
 
@@ -83,6 +94,7 @@ static int tt_close_scope(struct tt_decoder *d, struct tt_thread_state *st,
 		d->sum.unterminated++;
 		st->unterminated++;
 	}
+	tt_name_func(d, &e);
 	return tt_dispatch(&d->slice_end, &e);
 }
 

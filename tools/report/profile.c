@@ -60,6 +60,10 @@ struct tt_an_sink {
 	uint64_t threshold_notes;            /* TT_THRESHOLD_NS and TT_CHILDREN_THRESHOLD_NS */
 	struct tt_summary sum;
 	struct tt_frame_stats *frames;       /* report --frames */
+	/* Functions no FUNCS section lists: address -> offset of the name the decoder
+	 * gave their slices, in names (NUL-terminated), for the table printed after. */
+	struct tt_map func_names;
+	struct tt_buf names;
 };
 
 /* A function that a FUNCS section lists is keyed by its site (one per library that
@@ -71,9 +75,13 @@ static size_t tt_an_name(void *ctx, const struct tt__thread_analysis *th, uint64
 			 size_t cap)
 {
 	struct tt_an_sink *a = ctx;
-	const struct tt_thread *t = th->ctx;
-	if ((key & TT__KEY_FUNC) && !(key & TT_KEY_FUNC_SITE))
-		return tt_trace_func_name(a->trace, t->file, key & ~TT__KEY_FUNC, buf, cap);
+	(void)th;
+	uint32_t at;
+	if ((key & TT__KEY_FUNC) && !(key & TT_KEY_FUNC_SITE)) {
+		int n = snprintf(buf, cap, "%s", tt_map_get(&a->func_names, key & ~TT__KEY_FUNC, &at) ?
+							 a->names.p + at : "?");
+		return n < 0 ? 0 : (size_t)n >= cap ? cap - 1 : (size_t)n;
+	}
 	const struct tt_site *s = (const struct tt_site *)(uintptr_t)(key & ~(TT__KEY_FUNC | TT_KEY_FUNC_SITE));
 	size_t n = s->name.len < cap - 1 ? s->name.len : cap - 1;
 	memcpy(buf, s->name.ptr, n);
@@ -121,9 +129,23 @@ static int tt_an_failed(struct tt_an_sink *a)
 	return a->an.oom ? tt_error("out of memory for the analysis") : -1;
 }
 
+/* Keeps the name of a function no FUNCS section lists, the first time it opens. */
+static int tt_an_keep_func_name(struct tt_an_sink *a, const struct tt_event *e)
+{
+	uint32_t at;
+	if (tt_map_get(&a->func_names, e->func, &at))
+		return 0;
+	at = (uint32_t)a->names.len;
+	tt_buf_add(&a->names, e->func_name.ptr, e->func_name.len);
+	tt_buf_add(&a->names, "", 1);
+	return a->names.oom || tt_map_put(&a->func_names, e->func, at) < 0 ? tt_error("out of memory") : 0;
+}
+
 static int tt_an_slice_begin(struct tt_sink *s, const struct tt_event *e)
 {
 	struct tt_an_sink *a = (struct tt_an_sink *)s;
+	if ((e->flags & TT_EV_FUNC) && !e->site && tt_an_keep_func_name(a, e) < 0)
+		return -1;
 	if (tt__scope_open(&a->threads[e->thread->id], tt_an_key(e), e->ts) < 0)
 		return tt_an_failed(a);
 	return TT_FORWARD(a, slice_begin, e);
@@ -212,6 +234,8 @@ static void tt_an_destroy(struct tt_sink *s)
 		tt__thread_analysis_free(&a->threads[i]);
 	free(a->threads);
 	free(a->list);
+	tt_map_free(&a->func_names);
+	tt_buf_free(&a->names);
 	free(a);
 }
 

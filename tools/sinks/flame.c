@@ -132,9 +132,7 @@ static uint32_t tt_flame_event_name(struct tt_flame *fl, const struct tt_event *
 	}
 	if (tt_map_get(&fl->func_names, e->func, &id))
 		return id;
-	char buf[512];
-	size_t n = tt_trace_func_name(fl->trace, e->thread->file, e->func, buf, sizeof(buf));
-	id = tt_flame_name(fl, buf, n);
+	id = tt_flame_name(fl, e->func_name.ptr, e->func_name.len);
 	return id == UINT32_MAX || tt_map_put(&fl->func_names, e->func, id) < 0 ? UINT32_MAX : id;
 }
 

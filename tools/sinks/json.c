@@ -169,13 +169,11 @@ static void tt_json_thread(struct tt_json *j, const struct tt_thread *t)
 static size_t tt_json_prepare(struct tt_json *j, const struct tt_event *e)
 {
 	if ((e->flags & TT_EV_NAMED) || !e->site) { /* or a function no FUNCS section lists */
-		char name[512];
-		size_t n = e->flags & TT_EV_NAMED ?
-				   strnlen(e->text, sizeof(name)) :
-				   tt_trace_func_name(j->trace, e->thread->file, e->func, name, sizeof(name));
+		bool named = e->flags & TT_EV_NAMED;
 		j->scratch.len = 0;
 		TT_BUF_LIT(&j->scratch, "\"name\":");
-		tt_json_escape(&j->scratch, e->flags & TT_EV_NAMED ? e->text : name, n);
+		tt_json_escape(&j->scratch, named ? e->text : e->func_name.ptr,
+			       named ? strnlen(e->text, 512) : e->func_name.len);
 		TT_BUF_LIT(&j->scratch, ",\"cat\":\"ticktrace\"");
 		return j->scratch.oom ? 0 : j->scratch.len;
 	}

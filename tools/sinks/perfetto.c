@@ -471,16 +471,20 @@ static int tt_pf_event(struct tt_perfetto *p, const struct tt_event *e, unsigned
 	const struct tt_site *s = e->site;
 	bool named = type == TYPE_SLICE_BEGIN ||
 		     (type == TYPE_INSTANT && (s || (e->flags & (TT_EV_NAMED | TT_EV_FUNC))));
-	char fname[512];
+	const char *fname = "";
 	size_t fname_len = 0;
 	size_t room = TT_PF_SMALL;
 	bool intern = named && s && !(th->interned[s->id / 8] & (1u << (s->id % 8)));
 	if (intern)
 		room += tt_str_room(s->name) + tt_str_room(s->file) + tt_str_room(s->func);
-	if (named && !s && (e->flags & TT_EV_FUNC)) /* a function no FUNCS section lists */
-		fname_len = tt_trace_func_name(p->trace, e->thread->file, e->func, fname, sizeof(fname));
-	if (named && (e->flags & TT_EV_NAMED))
-		fname_len = strnlen(e->text, sizeof(fname));
+	if (named && !s && (e->flags & TT_EV_FUNC)) { /* a function no FUNCS section lists */
+		fname = e->func_name.ptr;
+		fname_len = e->func_name.len;
+	}
+	if (named && (e->flags & TT_EV_NAMED)) {
+		fname = e->text;
+		fname_len = strnlen(e->text, 512);
+	}
 	room += 3 * fname_len + (e->flags & TT_EV_DESCRIBED ? e->text_len + 16 : 0) +
 		(s && (e->flags & TT_EV_ARG) ? tt_str_room(s->arg_name) : 0);
 	/* Most packets are encoded in place in the output buffer; those with strings to
@@ -512,8 +516,7 @@ static int tt_pf_event(struct tt_perfetto *p, const struct tt_event *e, unsigned
 		q = pb_fixed64(q, is_out ? TE_FLOW_IDS : TE_TERMINATING_FLOW_IDS, e->link);
 	} else if (named) {
 		if ((e->flags & TT_EV_NAMED) || !s)
-			q = pb_text(q, TE_NAME, (struct tt_str){e->flags & TT_EV_NAMED ? e->text : fname,
-								(uint32_t)fname_len});
+			q = pb_text(q, TE_NAME, (struct tt_str){fname, (uint32_t)fname_len});
 		else
 			q = pb_uint(pb_uint(q, TE_NAME_IID, s->id + 1), TE_SOURCE_LOCATION_IID,
 				    s->id + 1);
