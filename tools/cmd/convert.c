@@ -1,60 +1,52 @@
-#include "cmd.h"
-
+/* `ticktrace convert`: raw files to Chrome trace JSON or Perfetto's protobuf format,
+ * filtered, with spikes marked, through the one pipeline (decode/pipeline.c). */
+#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
+#include "cmd.h"
 
-/* Prints every warning as it comes and keeps the totals for the summary. */
-struct tt_report_sink {
-	struct tt_sink sink;
-	struct tt_summary sum;
-};
+static const char tt_convert_usage[] =
+	"usage: ticktrace convert RUN.ttr [MORE.ttr ...] -o OUTPUT [options]\n"
+	"\n"
+	"Converts raw files into Chrome trace JSON or Perfetto's protobuf format\n"
+	"(several files: one timeline, one process each, aligned on CLOCK_MONOTONIC).\n"
+	"The output is written under a temporary name and renamed when complete; on\n"
+	"error nothing is left behind.\n"
+	"\n"
+	"  -o, --output FILE   where to write; '-' is standard output\n"
+	"  -f, --force         replace an existing output file\n"
+	"  -F, --format FMT    json, or perfetto (Perfetto's protobuf TrackEvent format);\n"
+	"                      by default .pftrace, .perfetto-trace and .pb outputs are\n"
+	"                      perfetto, anything else json\n"
+	"  -q, --quiet         no summary line (warnings are still printed)\n"
+	"  -s, --source        JSON: \"src\":\"file:line\" in every slice and instant\n"
+	"                      (a third more bytes; the Perfetto format always has them)\n"
+	"      --from TIME     keep what happens from TIME after the trace start on\n"
+	"      --to TIME       ... up to TIME after the trace start (slices that overlap\n"
+	"                      the window are kept whole)\n"
+	"      --clip          cut the slices that cross --from or --to at the window's\n"
+	"                      edge, flagged clipped_begin or clipped_end in their args\n"
+	"      --thread T      keep the threads whose tid or name is T (repeatable)\n"
+	"      --min-dur TIME  keep slices lasting TIME or more (JSON only); their\n"
+	"                      children are shorter, so nesting holds\n"
+	"                      TIME is a number with ns, us, ms or s (default s)\n"
+	"      --threshold TIME, --thresholds FILE, --spikes\n"
+	"                      mark each spike (see 'ticktrace spikes --help') with an\n"
+	"                      instant on its thread at its end, named \"spike: NAME took\n"
+	"                      DURATION\"; --spikes alone uses the thresholds set in the\n"
+	"                      code. Without any of them, no spikes are looked for.\n"
+	"      --debug-dir DIR look for debug info here first (DIR/.build-id/xx/yyyy.debug,\n"
+	"                      or by name), then in /usr/lib/debug; functions recorded with\n"
+	"                      -finstrument-functions are named from the binaries' symbols\n"
+	"  -h, --help          this text\n"
+	"\n"
+	"Exit status: 0 converted, 1 bad input or failed conversion, 2 usage.\n";
 
-static void tt_report_warning(struct tt_sink *s, const char *message)
-{
-	(void)s;
-	tt_warn("%s", message);
-}
-
-static int tt_report_finish(struct tt_sink *s, const struct tt_summary *sum)
-{
-	((struct tt_report_sink *)s)->sum = *sum;
-	return 0;
-}
-
-static const struct tt_sink_ops tt_report_ops = {
-	.warning = tt_report_warning,
-	.finish = tt_report_finish,
-};
-
-/* Inputs above this many records get a progress bar (when stderr is a terminal). */
-#define TT_PROGRESS_MIN_RECORDS (8u << 20)
-
-static void tt_progress(void *ctx, uint64_t events, uint64_t records)
-{
-	(void)ctx;
-	/* events are at most the records; the bar fills as they are decoded */
-	unsigned pct = records ? (unsigned)(events * 100 / records) : 100;
-	char bar[41];
-	memset(bar, '#', pct * 40 / 100);
-	memset(bar + pct * 40 / 100, '.', 40 - pct * 40 / 100);
-	bar[40] = 0;
-	fprintf(stderr, "\rticktrace: [%s] %3u%% of %" PRIu64 " records", bar, pct, records);
-}
-
-static void tt_print_summary(const struct tt_convert_opts *opts, const struct tt_summary *sum)
-{
-	if (opts->quiet || tt_diag_quiet)
-		return;
-	fprintf(stderr, "ticktrace: %s%s -> %s: %" PRIu64 " events, %" PRIu64 " threads, %" PRIu64
-		" dropped, %" PRIu64 " unmatched, %" PRIu64 " clamped, %" PRIu64 " unterminated, %"
-		PRIu64 " warnings\n",
-		opts->inputs[0], opts->ninputs > 1 ? " ..." : "",
-		strcmp(opts->output, "-") ? opts->output : "stdout", sum->events, sum->threads,
-		sum->dropped, sum->unmatched, sum->clamped, sum->unterminated, sum->warnings);
-}
+/* enum tt_format's names, from TT_FORMAT_JSON on */
+static const char tt_format_names[] = "json, perfetto";
 
 /* JSON that a viewer will not load says so, and what to do instead. */
 static void tt_json_size_check(const struct tt_convert_opts *opts, uint64_t bytes)
@@ -71,8 +63,8 @@ static void tt_json_size_check(const struct tt_convert_opts *opts, uint64_t byte
 
 enum tt_format tt_format_named(const char *name)
 {
-	return strcmp(name, "json") == 0 ? TT_FORMAT_JSON :
-	       strcmp(name, "perfetto") == 0 ? TT_FORMAT_PERFETTO : TT_FORMAT_AUTO;
+	int i = tt_value_index(tt_format_names, name);
+	return i < 0 ? TT_FORMAT_AUTO : (enum tt_format)(TT_FORMAT_JSON + i);
 }
 
 static bool tt_ends_with(const char *s, const char *suffix)
@@ -94,64 +86,132 @@ static enum tt_format tt_format_for(const struct tt_convert_opts *opts)
 
 int tt_convert(const struct tt_convert_opts *opts, struct tt_summary *sum)
 {
-	struct tt_trace trace;
-	struct tt_out out;
-	struct tt_report_sink report = {.sink.ops = &tt_report_ops};
-	struct tt_sink *writer = NULL, *filter = NULL, *marks = NULL;
-	int rc = -1;
 	enum tt_format format = tt_format_for(opts);
 	if (format == TT_FORMAT_PERFETTO && opts->filter.min_dur > 0)
 		return tt_error("--min-dur works with JSON output only: Perfetto's format needs a "
 				"slice's begin before its duration is known");
-
+	struct tt_session_opts ro = {.inputs = opts->inputs, .ninputs = opts->ninputs,
+				 .debug_dir = opts->debug_dir, .output = opts->output,
+				 .force = opts->force, .quiet = opts->quiet};
+	struct tt_session run;
+	struct tt_sink *writer = NULL, *filter = NULL, *marks = NULL;
 	/* the thresholds are the caller's; the rules read from their file, ours */
 	struct tt_thresholds thresholds = opts->thresholds;
-	struct tt_symbols *symbols = NULL;
-	if (tt_trace_open(&trace, opts->inputs, opts->ninputs) < 0 || tt_thresholds_load(&thresholds) < 0 ||
-	    !(symbols = tt_symbols_attach(&trace, opts->debug_dir)))
-		goto close_trace;
-	if (tt_out_open(&out, opts->output, opts->force) < 0)
-		goto close_trace;
-	writer = format == TT_FORMAT_PERFETTO ? tt_perfetto_sink_new(&out) :
-						   tt_json_sink_new(&out, opts->source);
-	if (writer && tt_filter_active(&opts->filter))
-		filter = tt_filter_sink_new(writer, &opts->filter);
-	if (writer && opts->spikes)
-		marks = tt_spike_mark_sink_new(filter ? filter : writer, &thresholds);
-	if (!writer || (tt_filter_active(&opts->filter) && !filter) || (opts->spikes && !marks)) {
-		tt_error("out of memory");
-		tt_out_abort(&out);
-		goto free_writer;
-	}
-	struct tt_sink *sinks[] = {marks ? marks : filter ? filter : writer, &report.sink};
-	uint64_t records = 0;
-	for (size_t i = 0; i < trace.nfiles; i++)
-		records += trace.files[i].records;
-	bool bar = !opts->quiet && !tt_diag_quiet && records >= TT_PROGRESS_MIN_RECORDS &&
-		   isatty(STDERR_FILENO);
-	if (bar)
-		trace.progress = tt_progress;
-	rc = tt_decode(&trace, sinks, 2);
-	if (bar)
-		fputs("\r\033[K", stderr); /* the bar gives way to what follows */
-	if (rc < 0) {
-		tt_out_abort(&out);
-		goto free_writer;
-	}
-	rc = tt_out_commit(&out);
+	int rc = tt_session_open(&run, &ro);
 	if (rc == 0)
-		tt_print_summary(opts, &report.sum);
+		rc = tt_thresholds_load(&thresholds);
+	if (rc == 0)
+		rc = tt_session_output(&run);
+	if (rc == 0) {
+		writer = format == TT_FORMAT_PERFETTO ? tt_perfetto_sink_new(&run.out) :
+							   tt_json_sink_new(&run.out, opts->source);
+		if (writer && tt_filter_active(&opts->filter))
+			filter = tt_filter_sink_new(writer, &opts->filter);
+		if (writer && opts->spikes)
+			marks = tt_spike_mark_sink_new(filter ? filter : writer, &thresholds);
+		if (!writer || (tt_filter_active(&opts->filter) && !filter) || (opts->spikes && !marks))
+			rc = tt_error("out of memory");
+	}
+	struct tt_sink *first = marks ? marks : filter ? filter : writer;
+	if (rc == 0)
+		rc = tt_session_decode(&run, &first, 1);
+	rc = tt_session_close(&run, rc);
 	if (rc == 0 && format == TT_FORMAT_JSON)
-		tt_json_size_check(opts, out.written);
-free_writer:
+		tt_json_size_check(opts, run.out.written); /* (what the commit wrote) */
 	tt_sink_free(marks);
 	tt_sink_free(filter);
 	tt_sink_free(writer);
-close_trace:
-	tt_trace_close(&trace);
 	tt_thresholds_free(&thresholds);
-	tt_symbols_free(symbols);
 	if (sum)
-		*sum = report.sum;
+		*sum = run.sum;
+	return rc;
+}
+
+enum { OPT_FROM = 256, OPT_TO, OPT_THREAD, OPT_MIN_DUR, OPT_THRESHOLD, OPT_THRESHOLDS,
+       OPT_SPIKES, OPT_DEBUG_DIR, OPT_CLIP };
+const struct option tt_convert_options[] = {
+	{"output", required_argument, NULL, 'o'}, {"force", no_argument, NULL, 'f'},
+	{"format", required_argument, NULL, 'F'}, {"quiet", no_argument, NULL, 'q'},
+	{"help", no_argument, NULL, 'h'},         {"from", required_argument, NULL, OPT_FROM},
+	{"source", no_argument, NULL, 's'},
+	{"to", required_argument, NULL, OPT_TO},  {"thread", required_argument, NULL, OPT_THREAD},
+	{"min-dur", required_argument, NULL, OPT_MIN_DUR},
+	{"threshold", required_argument, NULL, OPT_THRESHOLD},
+	{"thresholds", required_argument, NULL, OPT_THRESHOLDS},
+	{"spikes", no_argument, NULL, OPT_SPIKES},
+	{"debug-dir", required_argument, NULL, OPT_DEBUG_DIR},
+	{"clip", no_argument, NULL, OPT_CLIP}, {NULL, 0, NULL, 0},
+};
+
+const struct tt_cmd_arg tt_convert_args[] = {
+	{'o', TT_ARG_FILE, NULL},
+	{'F', TT_ARG_VALUES, tt_format_names},
+	{OPT_THRESHOLDS, TT_ARG_FILE, NULL},
+	{OPT_DEBUG_DIR, TT_ARG_DIR, NULL},
+	{0, 0, NULL},
+};
+
+int tt_cmd_convert(int argc, char **argv)
+{
+	struct tt_convert_opts opts = {.thresholds.global = TT__NO_THRESHOLD};
+	const char **threads = calloc((size_t)argc, sizeof(*threads));
+	int c, rc = -1;
+	while (rc < 0 && (c = getopt_long(argc, argv, "o:fF:qsh", tt_convert_options, NULL)) != -1) {
+		int64_t *bound = c == OPT_FROM ? &opts.filter.from :
+				 c == OPT_TO   ? &opts.filter.to :
+						 &opts.filter.min_dur;
+		switch (c) {
+		case OPT_FROM:
+		case OPT_TO:
+		case OPT_MIN_DUR:
+			opts.filter.has_from |= c == OPT_FROM;
+			opts.filter.has_to |= c == OPT_TO;
+			if (tt__parse_duration(optarg, bound) < 0)
+				rc = tt_usage_error(tt_convert_usage,
+						    "convert: a TIME is a number with ns, us, ms or s");
+			break;
+		case OPT_THREAD: threads[opts.filter.nthreads++] = optarg; break;
+		case OPT_THRESHOLD:
+		case OPT_THRESHOLDS:
+			if (tt_threshold_option(c == OPT_THRESHOLD, optarg, &opts.thresholds) < 0)
+				rc = tt_usage_error(tt_convert_usage, "convert: --threshold is a TIME");
+			opts.spikes = true;
+			break;
+		case OPT_SPIKES: opts.spikes = true; break;
+		case OPT_DEBUG_DIR: opts.debug_dir = optarg; break;
+		case OPT_CLIP: opts.filter.clip = true; break;
+		case 'o': opts.output = optarg; break;
+		case 'f': opts.force = true; break;
+		case 'q': opts.quiet = true; break;
+		case 's': opts.source = true; break;
+		case 'F':
+			opts.format = tt_format_named(optarg);
+			if (opts.format == TT_FORMAT_AUTO)
+				rc = tt_usage_error(tt_convert_usage, "convert: --format is json or perfetto");
+			break;
+		case 'h':
+			fputs(tt_convert_usage, stdout);
+			rc = 0;
+			break;
+		default: rc = tt_usage_error(tt_convert_usage, NULL); break;
+		}
+	}
+	opts.filter.threads = threads;
+	if (rc >= 0)
+		; /* --help, or a usage error */
+	else if (optind >= argc)
+		rc = tt_usage_error(tt_convert_usage, "convert: no input file");
+	else if (!opts.output)
+		rc = tt_usage_error(tt_convert_usage, "convert: no output (-o FILE, or -o - for stdout)");
+	else if (opts.filter.has_from && opts.filter.has_to && opts.filter.from > opts.filter.to)
+		rc = tt_usage_error(tt_convert_usage, "convert: --from is after --to");
+	else if (opts.filter.clip && !opts.filter.has_from && !opts.filter.has_to)
+		rc = tt_usage_error(tt_convert_usage, "convert: --clip cuts at --from or --to: give one");
+	if (rc < 0) {
+		opts.inputs = argv + optind;
+		opts.ninputs = (size_t)(argc - optind);
+		rc = tt_convert(&opts, NULL) == 0 ? 0 : 1;
+	}
+	free(threads);
 	return rc;
 }

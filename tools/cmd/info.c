@@ -1,6 +1,7 @@
 /* `ticktrace info`: what a raw file holds, from its header and sections and from one
  * pass of the decoder (per-thread events, unmatched ends, clamped times; uses of
  * each call site). */
+#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -186,22 +187,69 @@ static void tt_print_file(FILE *out, const struct tt_file *f, const struct tt_in
 	tt_print_sites(out, f, in, max_sites);
 }
 
-int tt_info(char *const *paths, size_t n, size_t max_sites, FILE *out)
+int tt_info(char *const *paths, size_t n, size_t max_sites, const char *debug_dir, FILE *out)
 {
-	struct tt_trace t;
+	struct tt_session_opts ro = {.inputs = paths, .ninputs = n, .debug_dir = debug_dir};
+	struct tt_session run;
 	struct tt_info_sink in = {.sink.ops = &tt_info_ops};
 	struct tt_sink *sinks[] = {&in.sink};
-	struct tt_symbols *symbols = NULL;
-	int rc = tt_trace_open(&t, paths, n);
-	if (rc == 0 && !(symbols = tt_symbols_attach(&t, NULL)))
-		rc = -1;
+	int rc = tt_session_open(&run, &ro);
 	if (rc == 0)
-		rc = tt_decode(&t, sinks, 1);
-	for (size_t i = 0; rc == 0 && i < t.nfiles; i++)
-		tt_print_file(out, &t.files[i], &in, max_sites);
+		rc = tt_session_decode(&run, sinks, 1);
+	for (size_t i = 0; rc == 0 && i < run.trace.nfiles; i++)
+		tt_print_file(out, &run.trace.files[i], &in, max_sites);
 	free(in.threads);
 	free(in.site_uses);
-	tt_trace_close(&t);
-	tt_symbols_free(symbols);
-	return rc;
+	return tt_session_close(&run, rc);
+}
+
+static const char tt_info_usage[] =
+	"usage: ticktrace info RUN.ttr [MORE.ttr ...] [--sites N] [--debug-dir DIR]\n"
+	"\n"
+	"Describes each raw file: format version, TSC rate and how it was obtained, when\n"
+	"and how long it recorded, the process, each thread with its event, dropped,\n"
+	"unmatched, clamped and unterminated counts, and the call sites with their uses,\n"
+	"most used first: a scope's name, file:line and (function); a function recorded\n"
+	"with -finstrument-functions as name() and file:line.\n"
+	"\n"
+	"      --sites N       list the N most used call sites (default 25; 0: all)\n"
+	"      --debug-dir DIR where to look for debug info first (see convert)\n"
+	"  -h, --help          this text\n"
+	"\n"
+	"Exit status: 0 described, 1 bad input, 2 usage.\n";
+
+enum { OPT_SITES = 256, OPT_DEBUG_DIR };
+const struct option tt_info_options[] = {
+	{"help", no_argument, NULL, 'h'},
+	{"sites", required_argument, NULL, OPT_SITES},
+	{"debug-dir", required_argument, NULL, OPT_DEBUG_DIR},
+	{NULL, 0, NULL, 0},
+};
+
+const struct tt_cmd_arg tt_info_args[] = {
+	{OPT_DEBUG_DIR, TT_ARG_DIR, NULL},
+	{0, 0, NULL},
+};
+
+int tt_cmd_info(int argc, char **argv)
+{
+	int c;
+	size_t sites = TT_INFO_SITES;
+	const char *debug_dir = NULL;
+	char *end;
+	while ((c = getopt_long(argc, argv, "h", tt_info_options, NULL)) != -1) {
+		switch (c) {
+		case 'h': fputs(tt_info_usage, stdout); return 0;
+		case OPT_SITES:
+			sites = (size_t)strtoul(optarg, &end, 10);
+			if (*end || !*optarg || *optarg == '-')
+				return tt_usage_error(tt_info_usage, "info: --sites is a number (0: all)");
+			break;
+		case OPT_DEBUG_DIR: debug_dir = optarg; break;
+		default: return tt_usage_error(tt_info_usage, NULL);
+		}
+	}
+	if (optind >= argc)
+		return tt_usage_error(tt_info_usage, "info: no input file");
+	return tt_info(argv + optind, (size_t)(argc - optind), sites, debug_dir, stdout) == 0 ? 0 : 1;
 }

@@ -4,6 +4,7 @@
  * (or on Ctrl-C); anything else is refused before a port is opened. */
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -64,7 +65,7 @@ static void tt_open_on_signal(int sig)
 
 /* Converts the raw file at path to DIR/NAME.pftrace in a new private directory;
  * 0, or -1 after reporting why. */
-static int tt_open_convert(char *path, FILE *out)
+static int tt_open_convert(char *path, const char *debug_dir, FILE *out)
 {
 	const char *tmp = getenv("TMPDIR");
 	snprintf(tt_open_tmp_dir, sizeof(tt_open_tmp_dir), "%s/ticktrace-open.XXXXXX",
@@ -85,7 +86,7 @@ static int tt_open_convert(char *path, FILE *out)
 	signal(SIGHUP, tt_open_on_signal);
 	char *inputs[] = {path};
 	struct tt_convert_opts opts = {.inputs = inputs, .ninputs = 1, .output = tt_open_tmp_file,
-				       .format = TT_FORMAT_PERFETTO, .quiet = true,
+				       .format = TT_FORMAT_PERFETTO, .quiet = true, .debug_dir = debug_dir,
 				       .thresholds.global = TT__NO_THRESHOLD};
 	if (tt_convert(&opts, NULL) != 0)
 		return -1;
@@ -94,7 +95,7 @@ static int tt_open_convert(char *path, FILE *out)
 	return 0;
 }
 
-int tt_open_trace(char *path, int port, FILE *out)
+int tt_open_trace(char *path, int port, const char *debug_dir, FILE *out)
 {
 	char head[4096];
 	ssize_t n = -1;
@@ -115,9 +116,60 @@ int tt_open_trace(char *path, int port, FILE *out)
 		return tt_error_at(path, 0, "not a trace: neither a ticktrace raw file (.ttr), Chrome "
 				   "trace JSON nor Perfetto's protobuf format; nothing served");
 	}
-	int rc = tt_open_convert(path, out);
+	int rc = tt_open_convert(path, debug_dir, out);
 	if (rc == 0)
 		rc = tt_serve_once(tt_open_tmp_file, port, out);
 	tt_open_cleanup();
 	return rc;
+}
+
+static const char tt_open_usage[] =
+	"usage: ticktrace open TRACE.pftrace|TRACE.json|RUN.ttr [--port N] [--debug-dir DIR]\n"
+	"\n"
+	"Serves the file once from 127.0.0.1 (loopback only) with the headers the\n"
+	"Perfetto UI needs to fetch it, and prints the ui.perfetto.dev URL that loads it.\n"
+	"Exits after the file is fetched, or on Ctrl-C. A raw file is converted to\n"
+	"Perfetto's format first (in a temporary directory, removed when done); a file\n"
+	"that is not a trace is refused.\n"
+	"\n"
+	"  -p, --port N        the port (default 9001, the one the UI may fetch from;\n"
+	"                      0: any free port)\n"
+	"      --debug-dir DIR a raw file's debug info: where to look first (see convert)\n"
+	"  -h, --help          this text\n"
+	"\n"
+	"Exit status: 0 served, 1 cannot serve, 2 usage.\n";
+
+enum { OPT_DEBUG_DIR = 256 };
+const struct option tt_open_options[] = {
+	{"port", required_argument, NULL, 'p'},
+	{"debug-dir", required_argument, NULL, OPT_DEBUG_DIR},
+	{"help", no_argument, NULL, 'h'},
+	{NULL, 0, NULL, 0},
+};
+
+const struct tt_cmd_arg tt_open_args[] = {
+	{OPT_DEBUG_DIR, TT_ARG_DIR, NULL},
+	{0, 0, NULL},
+};
+
+int tt_cmd_open(int argc, char **argv)
+{
+	int c, port = TT_SERVE_PORT;
+	const char *debug_dir = NULL;
+	char *end;
+	while ((c = getopt_long(argc, argv, "p:h", tt_open_options, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			port = (int)strtol(optarg, &end, 10);
+			if (*end || port < 0 || port > 65535)
+				return tt_usage_error(tt_open_usage, "open: --port is 0 to 65535");
+			break;
+		case OPT_DEBUG_DIR: debug_dir = optarg; break;
+		case 'h': fputs(tt_open_usage, stdout); return 0;
+		default: return tt_usage_error(tt_open_usage, NULL);
+		}
+	}
+	if (argc - optind != 1)
+		return tt_usage_error(tt_open_usage, "open: one trace file");
+	return tt_open_trace(argv[optind], port, debug_dir, stdout) == 0 ? 0 : 1;
 }

@@ -154,6 +154,46 @@ static inline void tt_sink_free(struct tt_sink *s)
 		s->ops->destroy(s);
 }
 
+/* ---- the pipeline (pipeline.c): how every command reads a run ---- */
+
+struct tt_session_opts {
+	char *const *inputs;
+	size_t ninputs;
+	const char *debug_dir; /* searched for debug info first (NULL: the system's only) */
+	const char *output;    /* the output file ("-": stdout), or NULL: none */
+	bool force;            /* replace an existing output file */
+	bool quiet;            /* no summary line nor progress bar (warnings are still printed) */
+};
+
+struct tt_session {
+	const struct tt_session_opts *opts;
+	struct tt_trace trace;
+	struct tt_symbols *symbols;
+	struct tt_out out;     /* after tt_session_output */
+	bool out_open;
+	struct tt_summary sum; /* after tt_session_decode */
+	char what[128];        /* the summary's word for what was made ("flat profile"), or "" */
+};
+
+/* Opens the inputs and names their functions. 0, or -1 after reporting the problem;
+ * tt_session_close either way. */
+int tt_session_open(struct tt_session *r, const struct tt_session_opts *o);
+/* Opens r->opts->output into r->out; 0, or -1 after reporting why. */
+int tt_session_output(struct tt_session *r);
+/* Decodes the run into the sinks (tt_decode_reported), with a progress bar for large
+ * inputs on a terminal unless quiet; the totals in r->sum. */
+int tt_session_decode(struct tt_session *r, struct tt_sink *const *sinks, size_t n);
+/* The output's name for messages: its path, or "stdout". */
+const char *tt_session_output_name(const struct tt_session *r);
+/* Ends the run: rc < 0 aborts the output (no file left behind); otherwise commits it
+ * and prints the one summary line. Closes everything; returns rc, or -1 when the
+ * commit failed (reported). */
+int tt_session_close(struct tt_session *r, int rc);
+/* Decodes t into the sinks and the pipeline's own, which prints every warning and
+ * keeps the totals in *sum (may be NULL). 0, or -1 after reporting. */
+int tt_decode_reported(const struct tt_trace *t, struct tt_sink *const *sinks, size_t n,
+		       struct tt_summary *sum);
+
 /* ---- inside decode/: the decoder's state, shared by its files ---- */
 
 /* Deeper nesting than this is a corrupt file, not a program: refuse it rather than

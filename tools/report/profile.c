@@ -212,12 +212,9 @@ static int tt_an_thread_end(struct tt_sink *s, const struct tt_thread *t,
 static void tt_an_warning(struct tt_sink *s, const char *message)
 {
 	struct tt_an_sink *a = (struct tt_an_sink *)s;
-	if (a->inner) {
-		if (a->inner->ops->warning)
-			a->inner->ops->warning(a->inner, message);
-	} else {
-		tt_warn("%s", message);
-	}
+	/* (alone, for report and spikes: the pipeline prints them) */
+	if (a->inner && a->inner->ops->warning)
+		a->inner->ops->warning(a->inner, message);
 }
 
 static int tt_an_finish(struct tt_sink *s, const struct tt_summary *sum)
@@ -476,58 +473,13 @@ int tt_analyse(const struct tt_trace *t, struct tt_report_opts *o, bool spikes, 
 		a->an.closed = tt_an_closed;
 	}
 	struct tt_sink *sinks[] = {&a->sink};
-	int rc = tt_decode(t, sinks, 1);
+	int rc = tt_decode_reported(t, sinks, 1, sum);
 	if (rc == 0)
 		rc = spikes ? tt_spikes_done(a, o) : tt_report_done(a, o);
 	if (a->frames)
 		tt_frames_free(&frames);
-	*sum = a->sum;
 	tt_sink_free(&a->sink);
 	return rc;
-}
-
-/* Opens the inputs and the output, runs tt_analyse into it, and commits the output.
- * 0, or -1 after reporting why; no output file is left behind on failure. */
-static int tt_run_analysis(struct tt_report_opts *o, bool spikes)
-{
-	struct tt_trace trace;
-	struct tt_out out;
-	struct tt_summary sum = {0};
-	int rc = -1;
-	const char *output = o->output ? o->output : "-";
-	struct tt_symbols *symbols = NULL; /* names -finstrument-functions' functions */
-	if (tt_trace_open(&trace, o->inputs, o->ninputs) < 0 || !(symbols = tt_symbols_attach(&trace, NULL)))
-		goto close_trace;
-	if (tt_out_open(&out, output, o->force) < 0)
-		goto close_trace;
-	FILE *stream = tt_out_stream(&out);
-	rc = stream ? tt_analyse(&trace, o, spikes, stream, &sum) : tt_error("out of memory");
-	if (stream && fclose(stream) != 0 && rc == 0)
-		rc = tt_error("%s: cannot write", output);
-	if (rc < 0)
-		tt_out_abort(&out);
-	else
-		rc = tt_out_commit(&out);
-	if (rc == 0 && !o->quiet && !tt_diag_quiet)
-		fprintf(stderr, "ticktrace: %s%s -> %s: %s, %" PRIu64 " events, %" PRIu64 " threads, %"
-			PRIu64 " dropped, %" PRIu64 " unterminated, %" PRIu64 " warnings\n",
-			o->inputs[0], o->ninputs > 1 ? " ..." : "", strcmp(output, "-") ? output : "stdout",
-			spikes ? "spikes" : "flat profile", sum.events, sum.threads, sum.dropped,
-			sum.unterminated, sum.warnings);
-close_trace:
-	tt_trace_close(&trace);
-	tt_symbols_free(symbols);
-	return rc;
-}
-
-int tt_report(struct tt_report_opts *o)
-{
-	return tt_run_analysis(o, false);
-}
-
-int tt_spikes(struct tt_report_opts *o)
-{
-	return tt_thresholds_load(&o->thresholds) < 0 ? -1 : tt_run_analysis(o, true);
 }
 
 /* ---- convert's marks ---- */

@@ -53,13 +53,10 @@ struct tt_report_opts {
 	bool suggest;       /* spikes: the markup worth adding, instead of the spikes */
 	bool frames;        /* report: the frame times instead of the flat profile */
 	int64_t budget;     /* report --frames: a frame's budget (0: none) */
+	const char *debug_dir; /* searched for debug info first (NULL: the system's only) */
 };
 
-/* The flat profile of the inputs; 0, or -1 after reporting the problem. */
-int tt_report(struct tt_report_opts *o);
-/* The spikes of the inputs; 0, or -1 after reporting the problem. */
-int tt_spikes(struct tt_report_opts *o);
-/* What those two write, from a trace already open (its functions named or not) into
+/* What report and spikes write (cmd/report.c), from a trace already open (its functions named or not) into
  * `out`, with o's options but not its inputs and output (and for the spikes, its
  * thresholds loaded); the decoder's totals in *sum. 0, or -1 after reporting the
  * problem. The fuzzer calls it on files in memory. */

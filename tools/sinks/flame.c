@@ -1,4 +1,4 @@
-/* `ticktrace flame`: where the time went as a flame graph, with no browser: folded
+/* The flame graph sink (`ticktrace flame`): where the time went, with no browser: folded
  * stacks ("thread;outer;inner SELF_NS" a line, what flamegraph.pl, inferno and
  * speedscope read) or an SVG drawn here. Each slice's self time (its duration less
  * its children's) is added to the path of scopes and functions that leads to it,
@@ -395,50 +395,22 @@ static int tt_flame_svg(struct tt_flame *fl, FILE *out, const char *title, uint3
 	return rc;
 }
 
-int tt_flame(const struct tt_flame_opts *o)
+struct tt_sink *tt_flame_sink_new(void)
 {
-	struct tt_trace trace;
-	struct tt_out out;
-	struct tt_symbols *symbols = NULL;
-	struct tt_sink *filter = NULL;
-	int rc = -1;
 	struct tt_flame *fl = calloc(1, sizeof(*fl));
-	if (!fl)
-		return tt_error("out of memory");
-	fl->sink.ops = &tt_flame_ops;
-	if (tt_trace_open(&trace, o->inputs, o->ninputs) < 0 ||
-	    !(symbols = tt_symbols_attach(&trace, o->debug_dir)))
-		goto close_trace;
-	if (tt_filter_active(&o->filter) && !(filter = tt_filter_sink_new(&fl->sink, &o->filter))) {
-		tt_error("out of memory");
-		goto close_trace;
-	}
-	struct tt_sink *sinks[] = {filter ? filter : &fl->sink};
+	if (fl)
+		fl->sink.ops = &tt_flame_ops;
+	return fl ? &fl->sink : NULL;
+}
+
+int tt_flame_write(struct tt_sink *s, FILE *out, bool svg, const char *title, size_t *frames,
+		   size_t *stacks)
+{
+	struct tt_flame *fl = (struct tt_flame *)s;
 	uint32_t deepest = 0;
-	if (tt_decode(&trace, sinks, 1) < 0 || tt_flame_totals(fl, &deepest) < 0)
-		goto close_trace;
-	if (tt_out_open(&out, o->output, o->force) < 0)
-		goto close_trace;
-	FILE *stream = tt_out_stream(&out);
-	char title[512];
-	snprintf(title, sizeof(title), "ticktrace flame graph: %s%s", o->inputs[0],
-		 o->ninputs > 1 ? " ..." : "");
-	rc = !stream ? tt_error("out of memory") :
-	     o->svg  ? tt_flame_svg(fl, stream, title, deepest) :
-		       tt_flame_walk(fl, stream, tt_folded_line, NULL);
-	if (stream && fclose(stream) != 0 && rc == 0)
-		rc = tt_error("%s: cannot write", o->output);
-	if (rc < 0)
-		tt_out_abort(&out);
-	else
-		rc = tt_out_commit(&out);
-	if (rc == 0 && !o->quiet && !tt_diag_quiet)
-		fprintf(stderr, "ticktrace: %s -> %s: %zu frames, %zu stacks\n", o->inputs[0],
-			strcmp(o->output, "-") ? o->output : "stdout", fl->nnames, fl->nnodes - 1);
-close_trace:
-	tt_sink_free(filter);
-	tt_sink_free(&fl->sink);
-	tt_trace_close(&trace);
-	tt_symbols_free(symbols);
-	return rc;
+	if (tt_flame_totals(fl, &deepest) < 0)
+		return -1;
+	*frames = fl->nnames;
+	*stacks = fl->nnodes - 1;
+	return svg ? tt_flame_svg(fl, out, title, deepest) : tt_flame_walk(fl, out, tt_folded_line, NULL);
 }

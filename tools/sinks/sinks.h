@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "../decode/decode.h"
 
@@ -60,21 +61,12 @@ struct tt_sink *tt_filter_sink_new(struct tt_sink *inner, const struct tt_filter
 /* Whether the filter keeps less than everything. */
 bool tt_filter_active(const struct tt_filter *f);
 
-/* `ticktrace flame` as a function. */
-
-struct tt_flame_opts {
-	char *const *inputs;
-	size_t ninputs;
-	const char *output; /* "-": stdout */
-	bool svg;           /* an SVG; otherwise folded stacks */
-	bool force, quiet;
-	struct tt_filter filter;
-	const char *debug_dir;
-};
-
-/* Writes the flame graph of the inputs' slices (self time by path of scopes and
- * functions, per thread name). 0, or -1 after reporting the problem, with no output
- * file left behind. */
-int tt_flame(const struct tt_flame_opts *o);
+/* The flame graph (flame.c): each slice's self time added to its path of scopes and
+ * functions, under its thread's name. After decoding, tt_flame_write writes it: an
+ * SVG titled `title`, or folded stacks ("thread;outer;inner NANOSECONDS" a line);
+ * the distinct names and paths in *frames and *stacks. 0, or -1 after reporting. */
+struct tt_sink *tt_flame_sink_new(void);
+int tt_flame_write(struct tt_sink *flame, FILE *out, bool svg, const char *title, size_t *frames,
+		   size_t *stacks);
 
 #endif
