@@ -36,7 +36,6 @@ enum {
 	TD_UUID = 1, TD_PARENT = 5, TD_NAME = 2, TD_PROCESS = 3, TD_THREAD = 4, TD_COUNTER = 8,
 	PD_PID = 1, PD_NAME = 6, THD_PID = 1, THD_TID = 2, THD_NAME = 5,
 };
-enum { WT_VARINT = 0, WT_FIXED64 = 1, WT_LEN = 2 };
 enum { TYPE_SLICE_BEGIN = 1, TYPE_SLICE_END = 2, TYPE_INSTANT = 3, TYPE_COUNTER = 4 };
 enum { CLOCK_REALTIME_ID = 1, CLOCK_MONOTONIC_ID = 3, CLOCK_BOOTTIME_ID = 6 };
 /* A sequence-scoped clock: each packet's timestamp is the delta from the one before
@@ -46,101 +45,6 @@ enum { SEQ_CLEARED = 1, SEQ_NEEDS_STATE = 2 };
 #define TT_PB_CATEGORY_IID 1
 /* Room for an event packet without strings (measured: under 80 bytes). */
 #define TT_PF_SMALL 256u
-
-/* Protobuf primitives over a byte pointer: each returns the end. */
-static inline __attribute__((always_inline)) uint8_t *pb_varint(uint8_t *p, uint64_t v)
-{
-	if (__builtin_constant_p(v < 0x80) && v < 0x80) { /* a tag or a small constant */
-		*p = (uint8_t)v;
-		return p + 1;
-	}
-	while (v >= 0x80) {
-		*p++ = (uint8_t)(v | 0x80);
-		v >>= 7;
-	}
-	*p++ = (uint8_t)v;
-	return p;
-}
-
-static inline __attribute__((always_inline)) uint8_t *pb_tag(uint8_t *p, unsigned field,
-							     unsigned wire)
-{
-	return pb_varint(p, (uint64_t)field << 3 | wire);
-}
-
-static inline __attribute__((always_inline)) uint8_t *pb_uint(uint8_t *p, unsigned field,
-							      uint64_t v)
-{
-	return pb_varint(pb_tag(p, field, WT_VARINT), v);
-}
-
-static uint8_t *pb_fixed64(uint8_t *p, unsigned field, uint64_t v)
-{
-	p = pb_tag(p, field, WT_FIXED64);
-	memcpy(p, &v, 8);
-	return p + 8;
-}
-
-static uint8_t *pb_bytes(uint8_t *p, unsigned field, const void *data, size_t n)
-{
-	p = pb_varint(pb_tag(p, field, WT_LEN), n);
-	memcpy(p, data, n);
-	return p + n;
-}
-
-/* Room for the tag and length of a nested message, enough for a field below 16 and
- * a message below 128 bytes, which most are: its content is written after the gap,
- * and pb_close moves it only when the tag or the length needs more. */
-#define PB_GAP 2
-
-static uint8_t *pb_open(uint8_t *p)
-{
-	return p + PB_GAP;
-}
-
-static uint8_t *pb_close_wide(uint8_t *start, uint8_t *end, unsigned field);
-
-/* Inline: every packet closes two or three messages. */
-static inline __attribute__((always_inline)) uint8_t *pb_close(uint8_t *start, uint8_t *end,
-							       unsigned field)
-{
-	size_t n = (size_t)(end - (start + PB_GAP));
-	if (__builtin_expect(field < 16 && n < 128, 1)) { /* one byte each, in place */
-		start[0] = (uint8_t)(field << 3 | WT_LEN);
-		start[1] = (uint8_t)n;
-		return end;
-	}
-	return pb_close_wide(start, end, field);
-}
-
-static uint8_t *pb_close_wide(uint8_t *start, uint8_t *end, unsigned field)
-{
-	size_t n = (size_t)(end - (start + PB_GAP));
-	uint8_t head[16];
-	size_t h = (size_t)(pb_varint(pb_tag(head, field, WT_LEN), n) - head);
-	memmove(start + h, start + PB_GAP, n);
-	memcpy(start, head, h);
-	return start + h + n;
-}
-
-/* Growable scratch for packets whose size depends on strings (descriptors, interned
- * data); events that need none of that are built on the stack. */
-struct tt_pb_buf {
-	uint8_t *p;
-	size_t cap;
-};
-
-static uint8_t *tt_pb_room(struct tt_pb_buf *b, size_t n)
-{
-	if (b->cap < n) {
-		uint8_t *p = realloc(b->p, n);
-		if (!p)
-			return NULL;
-		b->p = p;
-		b->cap = n;
-	}
-	return b->p;
-}
 
 /* An event held back until its thread's time moves on. */
 enum tt_pf_hold_kind { TT_HELD_BEGIN, TT_HELD_POINT, TT_HELD_GONE };
@@ -193,22 +97,6 @@ static void tt_pf_packet(struct tt_perfetto *p, const uint8_t *body, size_t n)
 	tt_out_reserve(p->out, (size_t)(h - head) + n);
 	tt_out_lit(p->out, (const char *)head, (size_t)(h - head));
 	tt_out_lit(p->out, (const char *)body, n);
-}
-
-/* Room for a string field: tag, length, and the text with invalid bytes replaced. */
-static size_t tt_str_room(struct tt_str s)
-{
-	return 3 * (size_t)s.len + 16;
-}
-
-/* A string field; protobuf strings must be UTF-8, so bytes that are not become
- * U+FFFD, written straight into the packet after the gap for tag and length. */
-static uint8_t *pb_text(uint8_t *q, unsigned field, struct tt_str s)
-{
-	uint8_t *start = q;
-	q = pb_open(q);
-	q += tt_utf8_clean(s.ptr, s.len, (char *)q);
-	return pb_close(start, q, field);
 }
 
 /* A TrackDescriptor packet for a process, a thread or a counter. */
