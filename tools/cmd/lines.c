@@ -1,5 +1,5 @@
 /* `ticktrace lines`: a self-profile written by tt_profile_write, each bucket named
- * by function and file:line from the module's symbols and debug info (tt_symbols.c,
+ * by function and file:line from the module's symbols and debug info (read/symbols.c,
  * as convert names functions). */
 #include <getopt.h>
 #include <inttypes.h>

@@ -67,7 +67,7 @@ static inline int64_t tt_clock_ns(const struct tt_clock *c, uint64_t tsc)
 
 /* The raw file reader: maps a .ttr file, validates its header and every section,
  * and hands out processes, threads, call sites and the EVENTS sections in file order.
- * Every error names the file, the byte offset and the problem (tt_diag.h). */
+ * Every error names the file, the byte offset and the problem (base.h). */
 
 /* Call-site strings are literals in source code; longer ones mean a corrupt file. */
 #define TT_MAX_STRING 65536
@@ -188,7 +188,7 @@ struct tt_file {
 	bool cut_short;
 	uint64_t cut_at;
 	/* The TSCs a record may hold: the header's anchors, with room for what the
-	 * anchors cannot bound (tt_reader.c: tt_record_span); the decoder refuses any
+	 * anchors cannot bound (sections.c: tt_record_span); the decoder refuses any
 	 * other time. */
 	uint64_t tsc_min, tsc_max;
 	/* Sites the decoder names what the records do not (among `sites`, last; NULL in
@@ -236,7 +236,7 @@ const struct tt_site *tt_file_site(const struct tt_file *f, uint64_t address, ui
 /* The module (segment of an ELF file) that held `address` at `tsc`, or NULL. */
 const struct tt_module *tt_file_module(const struct tt_file *f, uint64_t address, uint64_t tsc);
 
-/* What symbols tell of a function (tt_symbols.h): its name, and its source file and
+/* What symbols tell of a function (symbols.c): its name, and its source file and
  * line where debug info has them (file NULL otherwise). The strings are NUL-terminated
  * and belong to the symbolizer, which outlives the trace's decoding. */
 struct tt_symbol {
@@ -277,7 +277,7 @@ void tt_trace_close(struct tt_trace *t);
  * 0, or -1 after reporting the problem. */
 int tt_trace_symbolize(struct tt_trace *t, tt_symbolize_fn fn, void *ctx);
 /* Names each thread that carries its process's name (nobody named it; not the main
- * thread) after its first scope or function: "zstd: POOL_thread" (tt_thread_names.c).
+ * thread) after its first scope or function: "zstd: POOL_thread" (thread_names.c).
  * After tt_trace_symbolize, once functions have names (tt_symbols_attach does
  * both). 0, or -1 (reported). */
 int tt_trace_name_threads(struct tt_trace *t);
@@ -310,7 +310,7 @@ void tt_symbols_free(struct tt_symbols *s);
  * reporting the problem. Free it after the trace is closed. */
 struct tt_symbols *tt_symbols_attach(struct tt_trace *t, const char *debug_dir);
 
-/* The tt_symbolize_fn (tt_decode.h): `ctx` is a struct tt_symbols. What it returns stays
+/* The tt_symbolize_fn (above): `ctx` is a struct tt_symbols. What it returns stays
  * valid until tt_symbols_free. */
 int tt_symbols_lookup(void *ctx, const struct tt_file *file, uint64_t address, uint64_t tsc,
 		      struct tt_symbol *out);

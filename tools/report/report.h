@@ -35,7 +35,7 @@ bool tt_thresholds_given(const struct tt_thresholds *th);
 
 enum tt_report_format { TT_REPORT_TEXT, TT_REPORT_CSV, TT_REPORT_JSON, TT_REPORT_SVG };
 
-/* The table as an SVG plot (tt_report_plot.c): the first rows' durations on a log
+/* The table as an SVG plot (plot.c): the first rows' durations on a log
  * axis, their self time. */
 void tt_table_svg(FILE *out, const struct tt__table *t, const char *title);
 

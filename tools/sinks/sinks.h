@@ -12,7 +12,7 @@
 
 #include "../decode/decode.h"
 
-/* The sinks that tt_decode drives (tt_decode.h). Each returns NULL when out of memory;
+/* The sinks that tt_decode drives (decode.h). Each returns NULL when out of memory;
  * free with tt_sink_free. */
 
 /* Perfetto nests slices at most this deep (slice_max_depth_exceeded) and then drops
@@ -56,7 +56,7 @@ struct tt_filter {
 	bool clip; /* cut slices at [from, to] (flagged TT_EV_CLIPPED_*), not keep them whole */
 };
 
-/* Passes to `inner` only what the filter keeps (tt_filter.c); `inner` stays the
+/* Passes to `inner` only what the filter keeps (filter.c); `inner` stays the
  * caller's to free. */
 struct tt_sink *tt_filter_sink_new(struct tt_sink *inner, const struct tt_filter *f);
 /* Whether the filter keeps less than everything. */
