@@ -56,7 +56,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (strcmp(cmd, "--complete") == 0) /* for the bash completion; not in the usage */
-		return tt_complete(tt_cmds, TT_NCMDS, argc - 2, argv + 2, stdout);
+		return tt_cmd_complete(tt_cmds, TT_NCMDS, argc - 2, argv + 2, stdout);
 	/* getopt sees the subcommand as its program name. */
 	for (size_t i = 0; i < TT_NCMDS; i++)
 		if (strcmp(cmd, tt_cmds[i].name) == 0)

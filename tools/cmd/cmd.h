@@ -52,7 +52,7 @@ extern const struct tt_cmd_arg tt_convert_args[], tt_info_args[], tt_open_args[]
 /* `ticktrace --complete [CMD [OPTION]]`, for the bash completion: the commands; a
  * command's operands ("@operands GLOB") and options, one a line with what its value is
  * (flag, text, file, dir, values); an option's values. */
-int tt_complete(const struct tt_cmd *cmds, size_t n, int argc, char **argv, FILE *out);
+int tt_cmd_complete(const struct tt_cmd *cmds, size_t n, int argc, char **argv, FILE *out);
 
 /* options.c: a usage error (msg, then the usage, on stderr): TT_EXIT_USAGE; --threshold
  * TIME (global) or --thresholds FILE, 0 or -1; the position of `name` in a list

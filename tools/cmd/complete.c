@@ -29,7 +29,7 @@ static const struct option *tt_option_named(const struct tt_cmd *c, const char *
 	return NULL;
 }
 
-int tt_complete(const struct tt_cmd *cmds, size_t n, int argc, char **argv, FILE *out)
+int tt_cmd_complete(const struct tt_cmd *cmds, size_t n, int argc, char **argv, FILE *out)
 {
 	if (argc < 1) {
 		for (size_t i = 0; i < n; i++)
