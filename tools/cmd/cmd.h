@@ -56,10 +56,11 @@ int tt_cmd_complete(const struct tt_cmd *cmds, size_t n, int argc, char **argv, 
 
 /* options.c: a usage error (msg, then the usage, on stderr): TT_EXIT_USAGE; --threshold
  * TIME (global) or --thresholds FILE, 0 or -1; the position of `name` in a list
- * "a, b, c", or -1. */
+ * "a, b, c", or -1; whether a path ends with `suffix` (formats by extension). */
 int tt_usage_error(const char *usage, const char *msg);
 int tt_threshold_option(bool global, const char *arg, struct tt_thresholds *th);
 int tt_value_index(const char *list, const char *name);
+bool tt_ends_with(const char *s, const char *suffix);
 
 /* `ticktrace convert` as a function, for the command and the benchmark. */
 

@@ -67,12 +67,6 @@ enum tt_format tt_format_named(const char *name)
 	return i < 0 ? TT_FORMAT_AUTO : (enum tt_format)(TT_FORMAT_JSON + i);
 }
 
-static bool tt_ends_with(const char *s, const char *suffix)
-{
-	size_t n = strlen(s), k = strlen(suffix);
-	return n >= k && strcmp(s + n - k, suffix) == 0;
-}
-
 static enum tt_format tt_format_for(const struct tt_convert_opts *opts)
 {
 	if (opts->format != TT_FORMAT_AUTO)

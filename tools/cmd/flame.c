@@ -67,12 +67,6 @@ static const char tt_flame_usage[] =
 /* svg first: the format of -F's values */
 static const char tt_flame_formats[] = "svg, folded";
 
-static bool tt_ends_with_svg(const char *path)
-{
-	size_t n = strlen(path);
-	return n >= 4 && strcmp(path + n - 4, ".svg") == 0;
-}
-
 enum { OPT_FROM = 256, OPT_TO, OPT_THREAD, OPT_DEBUG_DIR };
 const struct option tt_flame_options[] = {
 	{"output", required_argument, NULL, 'o'}, {"format", required_argument, NULL, 'F'},
@@ -125,7 +119,7 @@ int tt_cmd_flame(int argc, char **argv)
 	else if (o.filter.has_from && o.filter.has_to && o.filter.from > o.filter.to)
 		rc = tt_usage_error(tt_flame_usage, "flame: --from is after --to");
 	if (rc < 0) {
-		o.svg = format ? tt_value_index(tt_flame_formats, format) == 0 : tt_ends_with_svg(o.output);
+		o.svg = format ? tt_value_index(tt_flame_formats, format) == 0 : tt_ends_with(o.output, ".svg");
 		o.inputs = argv + optind;
 		o.ninputs = (size_t)(argc - optind);
 		rc = tt_flame(&o) == 0 ? 0 : 1;

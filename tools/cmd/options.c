@@ -36,3 +36,9 @@ int tt_value_index(const char *list, const char *name)
 	}
 	return -1;
 }
+
+bool tt_ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), k = strlen(suffix);
+	return n >= k && strcmp(s + n - k, suffix) == 0;
+}
