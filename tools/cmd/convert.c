@@ -109,12 +109,13 @@ int tt_convert(const struct tt_convert_opts *opts, struct tt_summary *sum)
 	struct tt_sink *first = marks ? marks : filter ? filter : writer;
 	if (rc == 0)
 		rc = tt_session_decode(&run, &first, 1);
-	rc = tt_session_close(&run, rc);
-	if (rc == 0 && format == TT_FORMAT_JSON)
-		tt_json_size_check(opts, run.out.written); /* (what the commit wrote) */
+	/* (the sinks go while the trace they read is still open) */
 	tt_sink_free(marks);
 	tt_sink_free(filter);
 	tt_sink_free(writer);
+	rc = tt_session_close(&run, rc);
+	if (rc == 0 && format == TT_FORMAT_JSON)
+		tt_json_size_check(opts, run.out.written); /* (what the commit wrote) */
 	tt_thresholds_free(&thresholds);
 	if (sum)
 		*sum = run.sum;

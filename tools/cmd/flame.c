@@ -36,10 +36,9 @@ int tt_flame(const struct tt_flame_opts *o)
 	if (stream && fclose(stream) != 0 && rc == 0)
 		rc = tt_error("%s: cannot write", o->output);
 	snprintf(run.what, sizeof(run.what), "%zu frames, %zu stacks", frames, stacks);
-	rc = tt_session_close(&run, rc);
-	tt_sink_free(filter);
+	tt_sink_free(filter); /* while the trace they read is still open */
 	tt_sink_free(flame);
-	return rc;
+	return tt_session_close(&run, rc);
 }
 
 static const char tt_flame_usage[] =

@@ -187,7 +187,7 @@ int tt_session_decode(struct tt_session *r, struct tt_sink *const *sinks, size_t
 const char *tt_session_output_name(const struct tt_session *r);
 /* Ends the run: rc < 0 aborts the output (no file left behind); otherwise commits it
  * and prints the one summary line. Closes everything; returns rc, or -1 when the
- * commit failed (reported). */
+ * commit failed (reported). Free the sinks before: they may read the trace. */
 int tt_session_close(struct tt_session *r, int rc);
 /* Decodes t into the sinks and the pipeline's own, which prints every warning and
  * keeps the totals in *sum (may be NULL). 0, or -1 after reporting. */
