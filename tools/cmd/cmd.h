@@ -4,6 +4,7 @@
 #ifndef TT_TOOLS_CMD_H
 #define TT_TOOLS_CMD_H
 
+#include <getopt.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -11,8 +12,6 @@
 
 #include "../report/report.h"
 #include "../sinks/sinks.h"
-
-#include <getopt.h>
 
 /* ---- the subcommands, ticktrace.c's table ---- */
 
