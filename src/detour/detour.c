@@ -473,6 +473,7 @@ static void tt__detour_at_exit(void)
 
 __attribute__((constructor)) static void tt__detour_start(void)
 {
+	tt__detour_no_follow();
 	const char *env = getenv("TICKTRACE_DETOUR");
 	const char *off = getenv("TICKTRACE");
 	if (!env || !*env || (off && strcmp(off, "0") == 0))
@@ -497,33 +498,36 @@ __attribute__((constructor)) static void tt__detour_start(void)
 	d.pattern_hits = calloc(d.npatterns + 1, sizeof(*d.pattern_hits));
 	if (!d.pattern_hits || tt__detour_collect(&d) < 0)
 		goto fail;
+	int says = tt__detour_says();
 	for (size_t i = 0; i < d.nfns; i++) {
 		char why[256];
 		if (tt__detour_patch(&d, &d.fns[i], why, sizeof why) == 0)
 			continue;
 		d.refused++;
-		fprintf(stderr, "ticktrace: not patched: %s (%s): %s\n", d.fns[i].name,
-			tt__detour_base(d.modules[d.fns[i].module].path), why);
+		if (says)
+			fprintf(stderr, "ticktrace: not patched: %s (%s): %s\n", d.fns[i].name,
+				tt__detour_base(d.modules[d.fns[i].module].path), why);
 	}
 	for (size_t i = 0; i < d.nmodules; i++)
 		if (d.modules[i].stubs && mprotect(d.modules[i].stubs, d.modules[i].stubs_size,
 						   PROT_READ | PROT_EXEC) != 0)
 			fprintf(stderr, "ticktrace: the trampolines of %s stay writable: %s\n",
 				d.modules[i].path, strerror(errno));
-	for (size_t p = 0; p < d.npatterns; p++)
+	for (size_t p = 0; says && p < d.npatterns; p++)
 		if (!d.pattern_hits[p])
 			fprintf(stderr, "ticktrace: -f %s %s\n", d.patterns[p],
 				strncmp(d.patterns[p], "0x", 2) == 0 ?
 					"is where no function of the program starts (by its .eh_frame)" :
 					"matches no function");
-	if (d.left_alone)
+	if (says && d.left_alone)
 		fprintf(stderr, "ticktrace: %zu matching functions of the C library, the loader or "
 			"ticktrace's own libraries left alone (the recording runs through them)\n",
 			d.left_alone);
-	fprintf(stderr, "ticktrace: patched %zu functions (%zu by moving their first instructions, "
-		"%zu at their patchable NOPs); %zu could not be\n",
-		d.patched_relocated + d.patched_patchable, d.patched_relocated, d.patched_patchable,
-		d.refused);
+	if (says)
+		fprintf(stderr, "ticktrace: patched %zu functions (%zu by moving their first instructions, "
+			"%zu at their patchable NOPs); %zu could not be\n",
+			d.patched_relocated + d.patched_patchable, d.patched_relocated,
+			d.patched_patchable, d.refused);
 	atexit(tt__detour_at_exit);
 	tt__detour_free(&d);
 	free(text);
