@@ -6,10 +6,13 @@
 #              what the patcher says said once per program, one line naming every
 #              file written, -c converting them all onto one timeline;
 #   no_follow  --no-follow: the program alone (and its fork), its children untraced;
+#   sanitized  a program built with -fsanitize=address, whose runtime must be the
+#              first library loaded: it runs and is traced as without sanitizer;
 #   help       the exit statuses --help promises are those given.
-#   record_cli.sh CASE CC DETOUR_SOURCES   (TT_TEST_TOOL: the ticktrace command)
+#   record_cli.sh CASE CC DETOUR_SOURCES SANITIZE   (TT_TEST_TOOL: the ticktrace command;
+#   SANITIZE: the build's b_sanitize)
 set -eu
-case_=$1 cc=$2 src=$3
+case_=$1 cc=$2 src=$3 sanitize=${4:-none}
 tool=${TT_TEST_TOOL:-ticktrace}
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
@@ -19,6 +22,11 @@ mkdir "$dir/tmp"
 export TMPDIR="$dir/tmp"
 unset TICKTRACE TICKTRACE_OUT TICKTRACE_MODE
 fail() { echo "FAIL: $*" >&2; exit 1; }
+# In a sanitizer build the detour library needs its runtime loaded first: the test's
+# programs get it as a user's preload (which record keeps before its own library).
+if [ "$sanitize" != none ] && [ "$case_" != sanitized ]; then
+	export LD_PRELOAD="$("$cc" -print-file-name=libasan.so)" ASAN_OPTIONS=detect_leaks=0
+fi
 # How many lines of file $1 match the fixed string $2.
 count() { grep -cF -- "$2" "$1" || true; }
 # The run's private directory is gone.
@@ -95,6 +103,20 @@ print(len({e["pid"] for e in events if e.get("name") == "work_leaf"}))' "$dir/ru
 	fi
 	no_leftovers
 	echo "$case_: $files files, one summary, the patch report once"
+	;;
+sanitized)
+	"$cc" -O1 -fsanitize=address -o "$dir/asan" "$src/hello.c" 2>"$dir/cc.log" ||
+		{ echo "skipped: $cc cannot build with -fsanitize=address ($(head -1 "$dir/cc.log"))" >&2; exit 77; }
+	unset LD_PRELOAD
+	"$dir/asan" >"$dir/plain.out" 2>"$dir/plain.err" && plain=0 || plain=$?
+	[ "$plain" = 5 ] || { cat "$dir/plain.err" >&2; fail "the plain run exits $plain, not 5"; }
+	(cd "$dir" && "$tool" record -f 'work_*' -o asan.ttr -- ./asan >asan.out 2>asan.err) && rc=0 || rc=$?
+	[ "$rc" = 5 ] || { cat "$dir/asan.err" >&2; fail "record of an ASan program exits $rc, not 5"; }
+	cmp -s "$dir/plain.out" "$dir/asan.out" || fail "record of an ASan program changed its output"
+	grep -q 'patched 1 functions' "$dir/asan.err" && [ -s "$dir/asan.ttr" ] ||
+		{ cat "$dir/asan.err" >&2; fail "the ASan program was not traced"; }
+	no_leftovers
+	echo "a program built with ASan: its runtime first, traced, its status"
 	;;
 help)
 	"$tool" record --help >"$dir/help"

@@ -6,20 +6,28 @@
 # stderr (less ticktrace's own lines) must be the same. A case listed in
 # detour/record_same.xfail (CONFIG FEATURE item N: what) is known to differ until the
 # fix of that issue-23 item lands: it must still differ (else remove it from the list).
-#   record_same.sh DETOUR_SOURCES   (TT_TEST_TOOL: the ticktrace command)
+#   record_same.sh DETOUR_SOURCES CC SANITIZE   (TT_TEST_TOOL: the ticktrace command;
+#   SANITIZE: the build's b_sanitize, CC its compiler)
 set -eu
-src=$1
+src=$1 build_cc=${2:-cc} sanitize=${3:-none}
 tool=${TT_TEST_TOOL:-ticktrace}
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 trap 'exit 1' HUP INT TERM
 unset TICKTRACE TICKTRACE_OUT TICKTRACE_MODE TICKTRACE_DETOUR
-# A sanitizer build's settings are not the plain programs'.
+# A sanitizer build's settings are not the plain programs'; its detour library needs
+# its runtime loaded first: both runs get it as a user's preload (which record keeps
+# before its own library).
 unset ASAN_OPTIONS UBSAN_OPTIONS
+if [ "$sanitize" != none ]; then
+	export LD_PRELOAD="$("$build_cc" -print-file-name=libasan.so)" ASAN_OPTIONS=detect_leaks=0
+fi
 
 c_features="leaf threads altstack longjmp pthread_exit swapcontext"
 cxx_features="exceptions pthread_exit threads"
-# NAME COMPILER FLAGS: each compiler, level and kind of executable at least once.
+# NAME:COMPILER:FLAGS[:FEATURES]: each compiler, level and kind of executable at least
+# once. (pthread_exit with libgcc linked in statically aborts by itself: glibc's
+# forced unwind is libgcc_s's, the frames' personality the program's.)
 configs="gcc-O0:gcc:-O0
 gcc-O2:gcc:-O2
 gcc-O3-nopie:gcc:-O3 -fno-pie -no-pie
@@ -27,7 +35,7 @@ clang-O2-nopie:clang:-O2 -fno-pie -no-pie
 clang-O3:clang:-O3
 g++-O2:g++:-O2
 clang++-O0-nopie:clang++:-O0 -fno-pie -no-pie
-g++-O3-static-libstdc++:g++:-O3 -static-libstdc++ -static-libgcc"
+g++-O3-static-libstdc++:g++:-O3 -static-libstdc++ -static-libgcc:exceptions threads"
 
 # The issue-23 item that keeps CONFIG FEATURE from passing yet, or nothing.
 expected_failure() {
@@ -39,7 +47,8 @@ expected_failure() {
 }
 
 built=0 passed=0 xfailed=0 failures=0
-# Runs one program both ways; its output in $dir/plain.* and $dir/record.*.
+# Runs one program both ways: its exit statuses in $plain and $traced, its output in
+# $dir/plain.* and $dir/record.* (ticktrace's lines left out of record.err).
 run_both() {
 	prog=$1 feature=$2
 	(cd "$dir" && timeout -k 5 60 "$prog" "$feature" >plain.out 2>plain.err) && plain=0 || plain=$?
@@ -47,17 +56,16 @@ run_both() {
 		>record.out 2>record.all) && traced=0 || traced=$?
 	rm -f "$dir"/run-*.ttr
 	grep -v '^ticktrace' "$dir/record.all" >"$dir/record.err" || true
-	[ "$plain" = "$traced" ] && cmp -s "$dir/plain.out" "$dir/record.out" &&
-		cmp -s "$dir/plain.err" "$dir/record.err"
 }
 
 echo "$configs" | {
-while IFS=: read -r name compiler flags; do
+while IFS=: read -r name compiler flags only; do
 	command -v "$compiler" >/dev/null || { echo "$name: no $compiler here, not built"; continue; }
 	case $compiler in
 	*++) source=$src/same_cxx.cc features=$cxx_features ;;
 	*) source=$src/same.c features=$c_features ;;
 	esac
+	features=${only:-$features}
 	prog=$dir/same-$name
 	# shellcheck disable=SC2086
 	"$compiler" $flags -g -o "$prog" "$source" -pthread 2>"$dir/cc.log" ||
@@ -65,7 +73,11 @@ while IFS=: read -r name compiler flags; do
 	built=$((built + 1))
 	for feature in $features; do
 		known=$(expected_failure "$name" "$feature")
-		if run_both "$prog" "$feature"; then
+		run_both "$prog" "$feature"
+		# Every program exits 0 by itself, or is no measure.
+		[ "$plain" = 0 ] || { cat "$dir/plain.err" >&2; echo "FAIL: $name $feature exits $plain by itself" >&2; exit 1; }
+		if [ "$plain" = "$traced" ] && cmp -s "$dir/plain.out" "$dir/record.out" &&
+			cmp -s "$dir/plain.err" "$dir/record.err"; then
 			if [ -n "$known" ]; then
 				echo "FAIL: $name $feature: the same now; remove it from record_same.xfail ($known)" >&2
 				failures=$((failures + 1))

@@ -74,73 +74,97 @@ static int tt_record_which(const char *name, char *path, size_t cap)
 	}
 }
 
-/* Whether the ELF file `fd` is run without the dynamic loader (no PT_INTERP: static,
- * or static-pie), so that nothing can be preloaded into it; the loader itself, run
- * as a program, has none either, and loads the program it is given as usual. */
-static bool tt_record_elf_static(int fd, const char *path)
+/* What an ELF file tells of the preload. */
+struct tt_record_elf {
+	/* run without the dynamic loader (no PT_INTERP: static, or static-pie): nothing
+	 * can be preloaded; the loader itself, run as a program, has none either, and
+	 * loads the program it is given as usual */
+	bool is_static;
+	/* a sanitizer runtime it needs, which must come first of all libraries, preloads
+	 * included (ASan stops the program otherwise): preloaded before the others */
+	char first[64];
+};
+
+static const char *const tt_record_first_runtimes[] = {
+	"libasan.so", "libtsan.so", "libhwasan.so", "libclang_rt.asan", "libclang_rt.tsan",
+	"libclang_rt.hwasan"};
+
+static void tt_record_elf_read(int fd, const char *path, struct tt_record_elf *info)
 {
-	bool is_static = false;
+	*info = (struct tt_record_elf){0};
 	Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
 	GElf_Ehdr ehdr;
 	size_t nphdr;
-	if (elf && elf_kind(elf) == ELF_K_ELF && gelf_getehdr(elf, &ehdr) &&
-	    (ehdr.e_type == ET_EXEC || ehdr.e_type == ET_DYN) && elf_getphdrnum(elf, &nphdr) == 0) {
-		is_static = true;
-		for (size_t i = 0; i < nphdr; i++) {
-			GElf_Phdr phdr;
-			if (gelf_getphdr(elf, (int)i, &phdr) && phdr.p_type == PT_INTERP)
-				is_static = false;
+	if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &ehdr) ||
+	    (ehdr.e_type != ET_EXEC && ehdr.e_type != ET_DYN) || elf_getphdrnum(elf, &nphdr) != 0) {
+		elf_end(elf);
+		return;
+	}
+	info->is_static = true;
+	for (size_t i = 0; i < nphdr; i++) {
+		GElf_Phdr phdr;
+		if (gelf_getphdr(elf, (int)i, &phdr) && phdr.p_type == PT_INTERP)
+			info->is_static = false;
+	}
+	const char *base = strrchr(path, '/');
+	if (info->is_static && strncmp(base ? base + 1 : path, "ld-", 3) == 0)
+		info->is_static = false;
+	for (Elf_Scn *scn = NULL; !info->is_static && (scn = elf_nextscn(elf, scn));) {
+		GElf_Shdr shdr;
+		Elf_Data *data;
+		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_DYNAMIC ||
+		    !(data = elf_getdata(scn, NULL)))
+			continue;
+		for (size_t i = 0; shdr.sh_entsize && i < shdr.sh_size / shdr.sh_entsize; i++) {
+			GElf_Dyn dyn;
+			const char *needed;
+			if (!gelf_getdyn(data, (int)i, &dyn) || dyn.d_tag != DT_NEEDED ||
+			    !(needed = elf_strptr(elf, shdr.sh_link, dyn.d_un.d_val)))
+				continue;
+			for (size_t r = 0; r < sizeof tt_record_first_runtimes / sizeof *tt_record_first_runtimes; r++)
+				if (strncmp(needed, tt_record_first_runtimes[r], strlen(tt_record_first_runtimes[r])) == 0)
+					snprintf(info->first, sizeof info->first, "%s", needed);
 		}
-		const char *base = strrchr(path, '/');
-		if (is_static && strncmp(base ? base + 1 : path, "ld-", 3) == 0)
-			is_static = false;
 	}
 	elf_end(elf);
-	return is_static;
 }
 
-/* When the program cannot take the preload: the statically linked file that will run
- * (the program, or the interpreter its "#!" line names, followed as the kernel does),
- * in `why`; 0 otherwise, and when it cannot be told (exec then says why it fails). */
-static int tt_record_static(const char *program, char *why, size_t cap)
+/* The ELF file that will run for `program` (itself, or the interpreter its "#!" line
+ * names, followed as the kernel does), read; in `path`. The number of "#!" lines
+ * followed, or -1 when it cannot be told (exec then says why it fails). */
+static int tt_record_inspect(const char *program, char *path, size_t cap, struct tt_record_elf *info)
 {
-	char path[PATH_MAX];
-	if (tt_record_which(program, path, sizeof path) != 0)
-		return 0;
+	if (tt_record_which(program, path, cap) != 0)
+		return -1;
 	elf_version(EV_CURRENT);
 	for (int depth = 0; depth < 5; depth++) { /* the kernel follows 4 interpreters */
 		int fd = open(path, O_RDONLY | O_CLOEXEC);
 		if (fd < 0)
-			return 0;
+			return -1;
 		char head[PATH_MAX + 2];
 		ssize_t n = pread(fd, head, sizeof head - 1, 0);
 		if (n >= 4 && memcmp(head, "\177ELF", 4) == 0) {
-			bool is_static = tt_record_elf_static(fd, path);
+			tt_record_elf_read(fd, path, info);
 			close(fd);
-			if (!is_static)
-				return 0;
-			if (strcmp(path, program) == 0)
-				snprintf(why, cap, "%s is statically linked", program);
-			else
-				snprintf(why, cap, "%s runs %s, which is statically linked", program, path);
-			return 1;
+			return depth;
 		}
 		close(fd);
 		if (n < 2 || head[0] != '#' || head[1] != '!')
-			return 0;
+			return -1;
 		head[n] = 0;
 		char *interp = head + 2 + strspn(head + 2, " \t");
 		interp[strcspn(interp, " \t\n")] = 0;
-		if (!*interp || strlen(interp) >= sizeof path)
-			return 0;
+		if (!*interp || strlen(interp) >= cap)
+			return -1;
 		memmove(path, interp, strlen(interp) + 1);
 	}
-	return 0;
+	return -1;
 }
 
-/* In the child: the environment, then the program. */
-static _Noreturn void tt_record_exec(const struct tt_record_opts *o, const char *lib, const char *dir,
-				     const char *list, int failed)
+/* In the child: the environment, then the program. LD_PRELOAD: the sanitizer runtime
+ * the program needs (`first`, "" for none), the user's own, then the detour library. */
+static _Noreturn void tt_record_exec(const struct tt_record_opts *o, const char *lib, const char *first,
+				     const char *dir, const char *list, int failed)
 {
 	const char *old = getenv("LD_PRELOAD");
 	char *preload = NULL;
@@ -149,7 +173,9 @@ static _Noreturn void tt_record_exec(const struct tt_record_opts *o, const char 
 	for (size_t i = 0; i < o->npatterns; i++)
 		len += strlen(o->patterns[i]) + 1;
 	patterns = calloc(1, len);
-	if (asprintf(&preload, "%s%s%s", lib, old && *old ? ":" : "", old && *old ? old : "") < 0 ||
+	if (!old)
+		old = "";
+	if (asprintf(&preload, "%s%s%s%s%s", first, *first ? ":" : "", old, *old ? ":" : "", lib) < 0 ||
 	    !patterns) {
 		errno = ENOMEM;
 		goto not_run;
@@ -289,11 +315,16 @@ int tt_record(const struct tt_record_opts *o)
 			"TICKTRACE_DETOUR_LIB\n", lib, strerror(errno));
 		return 1;
 	}
-	char why[PATH_MAX * 2 + 64];
-	bool is_static = tt_record_static(o->argv[0], why, sizeof why);
-	if (is_static)
-		fprintf(stderr, "ticktrace: record: %s: nothing can be preloaded into it, so it runs "
-			"untraced\n", why);
+	char runs[PATH_MAX];
+	struct tt_record_elf elf = {0};
+	int scripts = tt_record_inspect(o->argv[0], runs, sizeof runs, &elf);
+	bool is_static = scripts >= 0 && elf.is_static;
+	if (is_static && scripts == 0)
+		fprintf(stderr, "ticktrace: record: %s is statically linked: nothing can be preloaded "
+			"into it, so it runs untraced\n", o->argv[0]);
+	else if (is_static)
+		fprintf(stderr, "ticktrace: record: %s runs %s, which is statically linked: nothing can "
+			"be preloaded into it, so it runs untraced\n", o->argv[0], runs);
 	char dir[PATH_MAX], list[PATH_MAX + 8];
 	if (tt_record_dir(dir, sizeof dir) != 0)
 		return 1;
@@ -315,7 +346,7 @@ int tt_record(const struct tt_record_opts *o)
 		sigaction(SIGINT, &old_int, NULL);
 		sigaction(SIGQUIT, &old_quit, NULL);
 		close(ran[0]);
-		tt_record_exec(o, lib, dir, list, ran[1]);
+		tt_record_exec(o, lib, elf.first, dir, list, ran[1]);
 	}
 	close(ran[1]);
 	char failed;

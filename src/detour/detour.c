@@ -144,8 +144,12 @@ static const char *tt__detour_base(const char *path)
 /* The libraries whose functions are never patched. */
 static int tt__detour_untouchable(const char *path)
 {
+	/* (the sanitizer runtimes: a sanitized program's or ticktrace's own allocations and
+	 * checks run through them, the recording's included) */
 	static const char *const prefixes[] = {"ld-linux", "libc.so", "libticktrace", "libZydis",
-					       "libZycore", "linux-vdso", "[vdso"};
+					       "libZycore", "linux-vdso", "[vdso", "libasan.",
+					       "libubsan.", "libtsan.", "liblsan.", "libhwasan.",
+					       "libclang_rt."};
 	const char *base = tt__detour_base(path);
 	for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++)
 		if (strncmp(base, prefixes[i], strlen(prefixes[i])) == 0)
@@ -320,7 +324,8 @@ static int tt__detour_collect(struct tt__detour *d)
 	dwfl_end(dwfl);
 	if (rc)
 		return rc;
-	qsort(d->fns, d->nfns, sizeof(d->fns[0]), tt__detour_cmp_fn);
+	if (d->nfns) /* (none: fns is NULL, which qsort must not be given) */
+		qsort(d->fns, d->nfns, sizeof(d->fns[0]), tt__detour_cmp_fn);
 	size_t kept = 0; /* aliases: one patch per address */
 	for (size_t i = 0; i < d->nfns; i++) {
 		if (kept && d->fns[kept - 1].addr == d->fns[i].addr)
