@@ -54,6 +54,10 @@ static)
 		! grep -q 'wrote no trace' "$dir/$prog.err" || fail "record $prog: looked for a trace"
 		[ ! -e "$dir/$prog.json" ] || fail "record $prog: converted something"
 	done
+	# Found through PATH as execvp finds it, an empty entry being the working directory.
+	(cd "$dir" && PATH=":$PATH" "$tool" record -- static >/dev/null 2>path.err) && rc=0 || rc=$?
+	[ "$rc" = 5 ] && grep -q 'static is statically linked' "$dir/path.err" ||
+		{ cat "$dir/path.err" >&2; fail "record of a static program found in PATH: exit $rc"; }
 	# A dynamic program is not taken for a static one.
 	"$cc" -O1 -o "$dir/dynamic" "$src/hello.c"
 	(cd "$dir" && "$tool" record -f 'work_*' -o dyn.ttr -- ./dynamic >/dev/null 2>dyn.err) && rc=0 || rc=$?

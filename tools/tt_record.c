@@ -65,7 +65,7 @@ static int tt_record_which(const char *name, char *path, size_t cap)
 		size_t n = strcspn(d, ":");
 		struct stat st;
 		/* (an empty entry is the working directory) */
-		if (snprintf(path, cap, "%.*s%s%s", (int)n, n ? d : ".", "/", name) < (int)cap &&
+		if (snprintf(path, cap, "%.*s/%s", (int)(n ? n : 1), n ? d : ".", name) < (int)cap &&
 		    stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0)
 			return 0;
 		d += n;
@@ -335,10 +335,14 @@ int tt_record(const struct tt_record_opts *o)
 	sigaction(SIGQUIT, &ignore, &old_quit);
 	/* Closed by a successful exec: a byte read from it says the program never ran,
 	 * so that its own exit status 126 or 127 is not taken for that. */
-	int ran[2];
+	int ran[2] = {-1, -1};
 	pid_t pid = pipe2(ran, O_CLOEXEC) == 0 ? fork() : -1;
 	if (pid < 0) {
 		fprintf(stderr, "ticktrace: record: cannot start %s: %s\n", o->argv[0], strerror(errno));
+		if (ran[0] >= 0) {
+			close(ran[0]);
+			close(ran[1]);
+		}
 		tt_record_dir_remove(dir);
 		return 1;
 	}
