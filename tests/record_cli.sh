@@ -100,6 +100,17 @@ print(len({e["pid"] for e in events if e.get("name") == "work_leaf"}))' "$dir/ru
 		[ "$pids" = 6 ] || fail "-c converted work_leaf of $pids processes, not 6"
 		[ "$(count "$err" 'which the program started, is traced too')" = 1 ] ||
 			{ cat "$err" >&2; fail "the shell's report is not said once"; }
+		# Streamed files are listed when created (the shells' too: a streamed file
+		# is there from the start): the summary names those the run left.
+		mkdir "$dir/stream"
+		(cd "$dir/stream" && TICKTRACE_MODE=stream "$tool" record -f 'work_*' -- ../spawn \
+			>/dev/null 2>err) && rc=0 || rc=$?
+		[ "$rc" = 3 ] || { cat "$dir/stream/err" >&2; fail "mode stream: exit $rc"; }
+		named=$(grep 'ticktrace: recorded' "$dir/stream/err" | sed 's/; see them.*//' |
+			grep -o 'ticktrace-[0-9]*\.ttr' | sort)
+		left=$(cd "$dir/stream" && ls ticktrace-*.ttr | sort)
+		[ "$named" = "$left" ] && [ "$(echo "$left" | wc -l)" -ge 6 ] ||
+			fail "mode stream: the summary names $(echo $named), the run left $(echo $left)"
 	else
 		[ "$files" = 2 ] || fail "$files files written, not 2 (the program and its fork)"
 		[ "$pids" = 2 ] || fail "-c converted work_leaf of $pids processes, not 2"
