@@ -155,8 +155,8 @@ static int tt__detour_untouchable(const char *path)
 {
 	static const char *const prefixes[] = {"ld-linux", "libc.so", "libticktrace", "libZydis",
 					       "libZycore", "linux-vdso", "[vdso", "libgcc_s",
-					       "libunwind", "libasan", "libubsan", "liblsan",
-					       "libtsan", "libclang_rt"};
+					       "libunwind", "libasan.", "libubsan.", "liblsan.",
+					       "libtsan.", "libhwasan.", "libclang_rt."};
 	const char *base = tt__detour_base(path);
 	for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++)
 		if (strncmp(base, prefixes[i], strlen(prefixes[i])) == 0)
@@ -505,7 +505,8 @@ static int tt__detour_collect(struct tt__detour *d)
 	dwfl_end(dwfl);
 	if (rc)
 		return rc;
-	qsort(d->fns, d->nfns, sizeof(d->fns[0]), tt__detour_cmp_fn);
+	if (d->nfns) /* (none: fns is NULL, which qsort must not be given) */
+		qsort(d->fns, d->nfns, sizeof(d->fns[0]), tt__detour_cmp_fn);
 	size_t kept = 0; /* aliases: one patch per address */
 	for (size_t i = 0; i < d->nfns; i++) {
 		if (kept && d->fns[kept - 1].addr == d->fns[i].addr)
@@ -664,6 +665,7 @@ static void tt__detour_at_exit(void)
 
 __attribute__((constructor)) static void tt__detour_start(void)
 {
+	tt__detour_no_follow();
 	const char *env = getenv("TICKTRACE_DETOUR");
 	const char *off = getenv("TICKTRACE");
 	if (!env || !*env || (off && strcmp(off, "0") == 0))
@@ -694,6 +696,7 @@ __attribute__((constructor)) static void tt__detour_start(void)
 	size_t to_record = 0; /* the unwinders need watching only when some are */
 	for (size_t i = 0; i < d.nfns; i++)
 		to_record += !d.fns[i].watch;
+	int says = tt__detour_says();
 	int patching = !(to_record && d.unseen_unwinder);
 	if (!patching) {
 		fprintf(stderr, "ticktrace: %s carries its own unwinder, which cannot be found with its "
@@ -707,30 +710,32 @@ __attribute__((constructor)) static void tt__detour_start(void)
 		if ((fn->watch && !to_record) || tt__detour_patch(&d, fn, why, sizeof why) == 0)
 			continue;
 		d.refused += !fn->watch;
-		fprintf(stderr, fn->watch ? "ticktrace: the unwinder's %s (%s) cannot be watched: %s; an "
-					    "unwind through a patched function there stops at it\n" :
-					    "ticktrace: not patched: %s (%s): %s\n",
-			fn->name, tt__detour_base(d.modules[fn->module].path), why);
+		if (says)
+			fprintf(stderr, fn->watch ? "ticktrace: the unwinder's %s (%s) cannot be watched: %s; an "
+						    "unwind through a patched function there stops at it\n" :
+						    "ticktrace: not patched: %s (%s): %s\n",
+				fn->name, tt__detour_base(d.modules[fn->module].path), why);
 	}
 	for (size_t i = 0; i < d.nmodules; i++)
 		if (d.modules[i].stubs && mprotect(d.modules[i].stubs, d.modules[i].stubs_size,
 						   PROT_READ | PROT_EXEC) != 0)
 			fprintf(stderr, "ticktrace: the trampolines of %s stay writable: %s\n",
 				d.modules[i].path, strerror(errno));
-	for (size_t p = 0; p < d.npatterns; p++)
+	for (size_t p = 0; says && p < d.npatterns; p++)
 		if (!d.pattern_hits[p])
 			fprintf(stderr, "ticktrace: -f %s %s\n", d.patterns[p],
 				strncmp(d.patterns[p], "0x", 2) == 0 ?
 					"is where no function of the program starts (by its .eh_frame)" :
 					"matches no function");
-	if (d.left_alone)
+	if (says && d.left_alone)
 		fprintf(stderr, "ticktrace: %zu matching functions of the C library, the loader, the "
 			"unwinders or ticktrace's own libraries left alone (the recording and the "
 			"unwinding run through them)\n", d.left_alone);
-	fprintf(stderr, "ticktrace: patched %zu functions (%zu by moving their first instructions, "
-		"%zu at their patchable NOPs); %zu could not be\n",
-		d.patched_relocated + d.patched_patchable, d.patched_relocated, d.patched_patchable,
-		d.refused);
+	if (says)
+		fprintf(stderr, "ticktrace: patched %zu functions (%zu by moving their first instructions, "
+			"%zu at their patchable NOPs); %zu could not be\n",
+			d.patched_relocated + d.patched_patchable, d.patched_relocated,
+			d.patched_patchable, d.refused);
 	atexit(tt__detour_at_exit);
 	tt__detour_free(&d);
 	free(text);

@@ -43,6 +43,12 @@ extern __thread struct tt__detour_shadow tt__detour_shadow
 /* Its address less the thread pointer (%fs:0): the same in every thread. */
 extern intptr_t tt__detour_shadow_offset TT__DETOUR_HIDDEN;
 
+/* children.c: with TICKTRACE_DETOUR_FOLLOW=0, the preload taken out of the
+ * environment the program's children inherit; whether this process says what the
+ * patcher found (TICKTRACE_DETOUR_ONCE: the first process of each program alone). */
+void tt__detour_no_follow(void) TT__DETOUR_HIDDEN;
+int tt__detour_says(void) TT__DETOUR_HIDDEN;
+
 /* trampoline.asm */
 void tt__detour_entry(void) TT__DETOUR_HIDDEN;
 void tt__detour_exit(void) TT__DETOUR_HIDDEN;

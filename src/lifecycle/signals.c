@@ -49,14 +49,12 @@ static void tt__service_dump(void)
 	if (crash && tt__config.mode == TT__MODE_STREAM) {
 		err = tt__stream_finish();
 	} else {
-		char path[4096];
-		err = tt__default_path(path, sizeof path);
 		/* (Mode stream: the drain thread does the work, holding what it holds.) */
-		if (!err && tt__config.mode == TT__MODE_STREAM) {
+		if (tt__config.mode == TT__MODE_STREAM) {
 			err = tt__stream_flush(NULL);
-		} else if (!err) {
+		} else {
 			tt__background_work(1);
-			err = tt__write_file(path);
+			err = tt__write_default_file();
 			tt__background_work(0);
 		}
 		if (!err && crash)

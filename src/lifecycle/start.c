@@ -31,10 +31,7 @@ void tt__finish(void)
 		tt__say_drops();
 		return;
 	}
-	char path[4096];
-	int err = tt__default_path(path, sizeof path);
-	if (!err)
-		err = tt__write_file(path);
+	int err = tt__write_default_file();
 	if (err)
 		fprintf(stderr, "ticktrace: could not write the trace at exit: %s\n", strerror(-err));
 	else

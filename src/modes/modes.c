@@ -5,14 +5,7 @@
 /* Modes stop and ring: a dump writes the whole file from the chunks as they are. */
 static int tt__dump_whole(const char *path)
 {
-	char default_path[4096];
-	if (!path) {
-		int err = tt__default_path(default_path, sizeof default_path);
-		if (err)
-			return err;
-		path = default_path;
-	}
-	return tt__write_file(path);
+	return path ? tt__write_file(path) : tt__write_default_file();
 }
 
 /* Modes stop and ring: their chunks are in the live file when there is one

@@ -441,6 +441,8 @@ static int tt__stream_open(struct tt__stream *st)
 		st->out = NULL;
 		return err;
 	}
+	if (!st->in_place)
+		tt__list_written(st->path);
 	tt__out_file_header(st->out, TT_FILE_STREAMED);
 	tt__out_process(st->out);
 	err = tt__out_modules(st->out);

@@ -1198,6 +1198,17 @@ int tt__write_file(const char *path)
 	return tt__write_file_with(path, tt__write_held, NULL);
 }
 
+int tt__write_default_file(void)
+{
+	char path[4096];
+	int err = tt__default_path(path, sizeof path);
+	if (!err)
+		err = tt__write_file(path);
+	if (!err && !tt__output_in_place(path))
+		tt__list_written(path);
+	return err;
+}
+
 /* The descriptor a path names as the program's own: /dev/stdout, /dev/stderr,
  * /dev/fd/N, /proc/self/fd/N (thread-self, this pid); -1 for any other path. Written
  * through that descriptor, whatever it is (a file `prog > out` opened, a socket):
@@ -1370,4 +1381,32 @@ int tt__write_file_with(const char *path, tt__file_writer write, void *arg)
 		unlink(tmp);
 	free(out);
 	return err;
+}
+
+void tt__list_written(const char *path)
+{
+	const char *list = getenv("TICKTRACE_LIST");
+	char line[4096 + 4096 + 2];
+	size_t len = 0;
+	if (!list || !*list)
+		return;
+	if (path[0] != '/') {
+		if (!getcwd(line, 4096))
+			return;
+		len = strlen(line);
+		line[len++] = '/';
+	}
+	size_t n = strlen(path);
+	if (n > 4096)
+		return;
+	memcpy(line + len, path, n);
+	len += n;
+	line[len++] = '\n';
+	/* One write with O_APPEND: lines of processes writing at once never mix. */
+	int fd = open(list, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return;
+	ssize_t written = write(fd, line, len);
+	(void)written; /* a list that cannot take the line: the file is written all the same */
+	close(fd);
 }

@@ -39,6 +39,10 @@ int tt__create_replacing(const char *path, char *tmp, size_t cap) TT__HIDDEN;
  * place at once, or a device or FIFO in place (*in_place). The descriptor (readable
  * too when it is a file), or -errno. */
 int tt__open_output(const char *path, int *in_place) TT__HIDDEN;
+/* A trace file now at `path` (relative to the working directory): its absolute path
+ * appended as a line to TICKTRACE_LIST, when set, so that whoever started the run
+ * (`ticktrace record`) learns every file its processes wrote. Async-signal-safe. */
+void tt__list_written(const char *path) TT__HIDDEN;
 /* Only the first: always a new file. */
 int tt__create_new(const char *path) TT__HIDDEN;
 /* Before the library loaded at `base` as `name` is unloaded (dlclose): keeps its
@@ -48,6 +52,9 @@ int tt__create_new(const char *path) TT__HIDDEN;
 struct tt__retired_lib;
 struct tt__retired_lib *tt__retire_library(uintptr_t base, const char *name) TT__HIDDEN;
 void tt__library_unloaded(struct tt__retired_lib *lib) TT__HIDDEN;
+/* The whole file at the default path (TICKTRACE_OUT), listed (tt__list_written);
+ * 0 or -errno. */
+int tt__write_default_file(void) TT__HIDDEN;
 int tt__default_path(char *buf, size_t size) TT__HIDDEN;
 /* `pattern` with %p replaced by the process id; 0 or -ENAMETOOLONG. */
 int tt__expand_path(const char *pattern, char *buf, size_t size) TT__HIDDEN;

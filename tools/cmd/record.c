@@ -3,7 +3,10 @@
  * file or says how. */
 #include "cmd.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -48,8 +51,119 @@ static void tt_record_path(const char *out, pid_t pid, char *path, size_t cap)
 	path[n] = 0;
 }
 
-/* In the child: the environment, then the program. */
-static _Noreturn void tt_record_exec(const struct tt_record_opts *o, const char *lib)
+/* The file execvp would run for `name`: itself when it has a slash, else the first
+ * executable file of that name in PATH; 0, or -1 when there is none. */
+static int tt_record_which(const char *name, char *path, size_t cap)
+{
+	if (strchr(name, '/'))
+		return snprintf(path, cap, "%s", name) < (int)cap ? 0 : -1;
+	const char *dirs = getenv("PATH");
+	if (!dirs)
+		dirs = "/bin:/usr/bin"; /* the C library's default */
+	for (const char *d = dirs;; d++) {
+		size_t n = strcspn(d, ":");
+		struct stat st;
+		/* (an empty entry is the working directory) */
+		if (snprintf(path, cap, "%.*s/%s", (int)(n ? n : 1), n ? d : ".", name) < (int)cap &&
+		    stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0)
+			return 0;
+		d += n;
+		if (!*d)
+			return -1;
+	}
+}
+
+/* What an ELF file tells of the preload. */
+struct tt_record_elf {
+	/* run without the dynamic loader (no PT_INTERP: static, or static-pie): nothing
+	 * can be preloaded; the loader itself, run as a program, has none either, and
+	 * loads the program it is given as usual */
+	bool is_static;
+	/* a sanitizer runtime it needs, which must come first of all libraries, preloads
+	 * included (ASan stops the program otherwise): preloaded before the others */
+	char first[64];
+};
+
+static const char *const tt_record_first_runtimes[] = {
+	"libasan.so", "libtsan.so", "libhwasan.so", "libclang_rt.asan", "libclang_rt.tsan",
+	"libclang_rt.hwasan"};
+
+static void tt_record_elf_read(int fd, const char *path, struct tt_record_elf *info)
+{
+	*info = (struct tt_record_elf){0};
+	Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
+	GElf_Ehdr ehdr;
+	size_t nphdr;
+	if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &ehdr) ||
+	    (ehdr.e_type != ET_EXEC && ehdr.e_type != ET_DYN) || elf_getphdrnum(elf, &nphdr) != 0) {
+		elf_end(elf);
+		return;
+	}
+	info->is_static = true;
+	for (size_t i = 0; i < nphdr; i++) {
+		GElf_Phdr phdr;
+		if (gelf_getphdr(elf, (int)i, &phdr) && phdr.p_type == PT_INTERP)
+			info->is_static = false;
+	}
+	const char *base = strrchr(path, '/');
+	if (info->is_static && strncmp(base ? base + 1 : path, "ld-", 3) == 0)
+		info->is_static = false;
+	for (Elf_Scn *scn = NULL; !info->is_static && (scn = elf_nextscn(elf, scn));) {
+		GElf_Shdr shdr;
+		Elf_Data *data;
+		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_DYNAMIC ||
+		    !(data = elf_getdata(scn, NULL)))
+			continue;
+		for (size_t i = 0; shdr.sh_entsize && i < shdr.sh_size / shdr.sh_entsize; i++) {
+			GElf_Dyn dyn;
+			const char *needed;
+			if (!gelf_getdyn(data, (int)i, &dyn) || dyn.d_tag != DT_NEEDED ||
+			    !(needed = elf_strptr(elf, shdr.sh_link, dyn.d_un.d_val)))
+				continue;
+			for (size_t r = 0; r < sizeof tt_record_first_runtimes / sizeof *tt_record_first_runtimes; r++)
+				if (strncmp(needed, tt_record_first_runtimes[r], strlen(tt_record_first_runtimes[r])) == 0)
+					snprintf(info->first, sizeof info->first, "%s", needed);
+		}
+	}
+	elf_end(elf);
+}
+
+/* The ELF file that will run for `program` (itself, or the interpreter its "#!" line
+ * names, followed as the kernel does), read; in `path`. The number of "#!" lines
+ * followed, or -1 when it cannot be told (exec then says why it fails). */
+static int tt_record_inspect(const char *program, char *path, size_t cap, struct tt_record_elf *info)
+{
+	if (tt_record_which(program, path, cap) != 0)
+		return -1;
+	elf_version(EV_CURRENT);
+	for (int depth = 0; depth < 5; depth++) { /* the kernel follows 4 interpreters */
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			return -1;
+		char head[PATH_MAX + 2];
+		ssize_t n = pread(fd, head, sizeof head - 1, 0);
+		if (n >= 4 && memcmp(head, "\177ELF", 4) == 0) {
+			tt_record_elf_read(fd, path, info);
+			close(fd);
+			return depth;
+		}
+		close(fd);
+		if (n < 2 || head[0] != '#' || head[1] != '!')
+			return -1;
+		head[n] = 0;
+		char *interp = head + 2 + strspn(head + 2, " \t");
+		interp[strcspn(interp, " \t\n")] = 0;
+		if (!*interp || strlen(interp) >= cap)
+			return -1;
+		memmove(path, interp, strlen(interp) + 1);
+	}
+	return -1;
+}
+
+/* In the child: the environment, then the program. LD_PRELOAD: the sanitizer runtime
+ * the program needs (`first`, "" for none), the user's own, then the detour library. */
+static _Noreturn void tt_record_exec(const struct tt_record_opts *o, const char *lib, const char *first,
+				     const char *dir, const char *list, int failed)
 {
 	const char *old = getenv("LD_PRELOAD");
 	char *preload = NULL;
@@ -58,10 +172,12 @@ static _Noreturn void tt_record_exec(const struct tt_record_opts *o, const char 
 	for (size_t i = 0; i < o->npatterns; i++)
 		len += strlen(o->patterns[i]) + 1;
 	patterns = calloc(1, len);
-	if (asprintf(&preload, "%s%s%s", lib, old && *old ? ":" : "", old && *old ? old : "") < 0 ||
+	if (!old)
+		old = "";
+	if (asprintf(&preload, "%s%s%s%s%s", first, *first ? ":" : "", old, *old ? ":" : "", lib) < 0 ||
 	    !patterns) {
-		fprintf(stderr, "ticktrace: record: out of memory\n");
-		_exit(127);
+		errno = ENOMEM;
+		goto not_run;
 	}
 	for (size_t i = 0; i < o->npatterns; i++) {
 		strcat(patterns, o->patterns[i]);
@@ -73,9 +189,121 @@ static _Noreturn void tt_record_exec(const struct tt_record_opts *o, const char 
 	else
 		unsetenv("TICKTRACE_DETOUR");
 	setenv("TICKTRACE_OUT", o->out, 1);
+	setenv("TICKTRACE_LIST", list, 1);
+	setenv("TICKTRACE_DETOUR_ONCE", dir, 1);
+	if (o->follow)
+		unsetenv("TICKTRACE_DETOUR_FOLLOW");
+	else
+		setenv("TICKTRACE_DETOUR_FOLLOW", "0", 1);
 	execvp(o->argv[0], o->argv);
-	fprintf(stderr, "ticktrace: record: cannot run %s: %s\n", o->argv[0], strerror(errno));
-	_exit(127);
+not_run:;
+	int err = errno;
+	ssize_t said = write(failed, "x", 1);
+	(void)said; /* (a byte into an empty pipe: cannot fail) */
+	fprintf(stderr, "ticktrace: record: cannot run %s: %s\n", o->argv[0], strerror(err));
+	/* As a shell: 127 for a program not found, 126 for one found that cannot run. */
+	_exit(err == ENOENT || err == ENOTDIR ? 127 : 126);
+}
+
+/* The run's own directory (ticktrace-record.XXXXXX in TMPDIR): the list of trace
+ * files its processes wrote (TICKTRACE_LIST), and the patcher's markers of programs
+ * already heard (TICKTRACE_DETOUR_ONCE). Removed after the run. */
+static int tt_record_dir(char *dir, size_t cap)
+{
+	const char *tmp = getenv("TMPDIR");
+	if (snprintf(dir, cap, "%s/ticktrace-record.XXXXXX", tmp && *tmp ? tmp : "/tmp") >= (int)cap ||
+	    !mkdtemp(dir)) {
+		fprintf(stderr, "ticktrace: record: cannot make a directory in %s: %s\n",
+			tmp && *tmp ? tmp : "/tmp", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static void tt_record_dir_remove(const char *dir)
+{
+	DIR *d = opendir(dir);
+	if (d) {
+		for (struct dirent *e; (e = readdir(d));)
+			if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+				unlinkat(dirfd(d), e->d_name, 0);
+		closedir(d);
+	}
+	rmdir(dir);
+}
+
+/* The trace files the run wrote: those its processes listed, then the program's own
+ * (`own`: a program that cleared its environment wrote it without listing it), each
+ * once (by inode: a process that exec'd wrote the same file twice). Only regular
+ * files of this user are a trace of this run: a link, or another user's file planted
+ * where the runtime writes, never is read. The count; *planted when `own` is such. */
+static size_t tt_record_files(const char *list, const char *own, char ***files, bool *planted)
+{
+	FILE *f = fopen(list, "re");
+	char *line = NULL;
+	size_t cap = 0, n = 0;
+	struct stat *seen = NULL;
+	*files = NULL;
+	*planted = false;
+	for (bool listed = true;;) {
+		ssize_t len = listed && f ? getline(&line, &cap, f) : -1;
+		const char *path = line;
+		if (len < 0) {
+			if (!listed)
+				break;
+			listed = false;
+			path = own;
+		} else if (len && line[len - 1] == '\n') {
+			line[len - 1] = 0;
+		}
+		struct stat st;
+		if (lstat(path, &st) != 0)
+			continue;
+		if (!S_ISREG(st.st_mode) || st.st_uid != geteuid()) {
+			*planted |= !listed;
+			continue;
+		}
+		bool again = false;
+		for (size_t i = 0; i < n; i++)
+			again |= seen[i].st_dev == st.st_dev && seen[i].st_ino == st.st_ino;
+		char **more = again ? *files : realloc(*files, (n + 1) * sizeof(**files));
+		struct stat *more_seen = again ? seen : realloc(seen, (n + 1) * sizeof(*seen));
+		if (more)
+			*files = more;
+		if (more_seen)
+			seen = more_seen;
+		if (again || !more || !more_seen || !((*files)[n] = strdup(path)))
+			continue;
+		seen[n++] = st;
+	}
+	free(line);
+	free(seen);
+	if (f)
+		fclose(f);
+	return n;
+}
+
+/* What the run wrote, every file named: converted (-c), or the command that would. */
+static int tt_record_report(const struct tt_record_opts *o, char **files, size_t nfiles, int rc)
+{
+	fprintf(stderr, "ticktrace: recorded %s", nfiles > 1 ? "the program and those it started, "
+		"one file each:" : "");
+	for (size_t i = 0; i < nfiles; i++)
+		fprintf(stderr, "%s%s", nfiles > 1 ? " " : "", files[i]);
+	if (!o->convert) {
+		fprintf(stderr, "; see %s with: ticktrace convert",
+			nfiles > 1 ? "them on one timeline" : "it");
+		for (size_t i = 0; i < nfiles; i++)
+			fprintf(stderr, " %s", files[i]);
+		fprintf(stderr, " -o trace.pftrace\n");
+		return rc;
+	}
+	fprintf(stderr, "\n");
+	struct tt_convert_opts c = {.inputs = files, .ninputs = nfiles, .output = o->convert,
+				    .force = o->force, .thresholds.global = TT__NO_THRESHOLD};
+	if (tt_convert(&c, NULL) != 0)
+		return rc ? rc : 1;
+	return rc;
 }
 
 int tt_record(const struct tt_record_opts *o)
@@ -86,54 +314,80 @@ int tt_record(const struct tt_record_opts *o)
 			"TICKTRACE_DETOUR_LIB\n", lib, strerror(errno));
 		return 1;
 	}
+	char runs[PATH_MAX];
+	struct tt_record_elf elf = {0};
+	int scripts = tt_record_inspect(o->argv[0], runs, sizeof runs, &elf);
+	bool is_static = scripts >= 0 && elf.is_static;
+	if (is_static && scripts == 0)
+		fprintf(stderr, "ticktrace: record: %s is statically linked: nothing can be preloaded "
+			"into it, so it runs untraced\n", o->argv[0]);
+	else if (is_static)
+		fprintf(stderr, "ticktrace: record: %s runs %s, which is statically linked: nothing can "
+			"be preloaded into it, so it runs untraced\n", o->argv[0], runs);
+	char dir[PATH_MAX], list[PATH_MAX + 8];
+	if (tt_record_dir(dir, sizeof dir) != 0)
+		return 1;
+	snprintf(list, sizeof list, "%s/files", dir);
 	/* Ctrl-C is for the program: this waits for it, then converts what it wrote. */
 	struct sigaction ignore = {.sa_handler = SIG_IGN}, old_int, old_quit;
 	sigaction(SIGINT, &ignore, &old_int);
 	sigaction(SIGQUIT, &ignore, &old_quit);
-	pid_t pid = fork();
+	/* Closed by a successful exec: a byte read from it says the program never ran,
+	 * so that its own exit status 126 or 127 is not taken for that. */
+	int ran[2] = {-1, -1};
+	pid_t pid = pipe2(ran, O_CLOEXEC) == 0 ? fork() : -1;
 	if (pid < 0) {
-		fprintf(stderr, "ticktrace: record: cannot fork: %s\n", strerror(errno));
+		fprintf(stderr, "ticktrace: record: cannot start %s: %s\n", o->argv[0], strerror(errno));
+		if (ran[0] >= 0) {
+			close(ran[0]);
+			close(ran[1]);
+		}
+		tt_record_dir_remove(dir);
 		return 1;
 	}
 	if (pid == 0) {
 		sigaction(SIGINT, &old_int, NULL);
 		sigaction(SIGQUIT, &old_quit, NULL);
-		tt_record_exec(o, lib);
+		close(ran[0]);
+		tt_record_exec(o, lib, elf.first, dir, list, ran[1]);
 	}
-	int status;
+	close(ran[1]);
+	char failed;
+	ssize_t got;
+	while ((got = read(ran[0], &failed, 1)) < 0 && errno == EINTR)
+		;
+	close(ran[0]);
+	int status, rc = 1;
 	while (waitpid(pid, &status, 0) < 0)
 		if (errno != EINTR) {
 			fprintf(stderr, "ticktrace: record: waiting for %s: %s\n", o->argv[0], strerror(errno));
-			return 1;
+			goto out;
 		}
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGQUIT, &old_quit, NULL);
-	int rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 	if (WIFSIGNALED(status))
 		fprintf(stderr, "ticktrace: record: %s was killed by signal %d\n", o->argv[0],
 			WTERMSIG(status));
-	if (rc == 127 && WIFEXITED(status))
-		return rc; /* not run (said so), or its own 127 */
-	char path[PATH_MAX];
-	tt_record_path(o->out, pid, path, sizeof path);
-	/* The runtime writes a file of the user's there (replacing what was planted);
-	 * a link, or another user's file, is no trace of this run: never read. */
-	struct stat st;
-	if (lstat(path, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid()) {
+	if (got == 1 || is_static)
+		goto out; /* not run, or run untraced (said so) */
+	char own[PATH_MAX];
+	tt_record_path(o->out, pid, own, sizeof own);
+	char **files;
+	bool planted;
+	size_t nfiles = tt_record_files(list, own, &files, &planted);
+	if (nfiles)
+		rc = tt_record_report(o, files, nfiles, rc);
+	else {
 		fprintf(stderr, "ticktrace: record: %s wrote no trace at %s (TICKTRACE=0, or it "
-			"died before writing)%s\n", o->argv[0], path,
-			lstat(path, &st) == 0 ? "; the file there is not one it wrote" : "");
-		return rc ? rc : 1;
+			"died before writing)%s\n", o->argv[0], own,
+			planted ? "; the file there is not one it wrote" : "");
+		rc = rc ? rc : 1;
 	}
-	if (!o->convert) {
-		fprintf(stderr, "ticktrace: recorded %s; see it with: ticktrace convert %s -o trace.pftrace\n",
-			path, path);
-		return rc;
-	}
-	char *inputs[] = {path};
-	struct tt_convert_opts c = {.inputs = inputs, .ninputs = 1, .output = o->convert,
-				    .force = o->force, .thresholds.global = TT__NO_THRESHOLD};
-	if (tt_convert(&c, NULL) != 0)
-		return rc ? rc : 1;
+	for (size_t i = 0; i < nfiles; i++)
+		free(files[i]);
+	free(files);
+out:
+	tt_record_dir_remove(dir);
 	return rc;
 }

@@ -7,32 +7,44 @@
 #include "cmd.h"
 
 static const char tt_record_usage[] =
-	"usage: ticktrace record [-f PATTERN]... [-o RUN.ttr] [-c OUTPUT] -- PROGRAM [ARGS]\n"
+	"usage: ticktrace record [-f PATTERN]... [-o RUN.ttr] [-c OUTPUT] [--no-follow] -- PROGRAM [ARGS]\n"
 	"\n"
 	"Runs PROGRAM with ticktrace's detour library preloaded (LD_PRELOAD), which, before\n"
 	"main, patches the entry of each function whose name matches a PATTERN, so that\n"
 	"its calls are recorded as if it had been built with -finstrument-functions.\n"
-	"Functions built with -fpatchable-function-entry=5 (or more) get a call over their\n"
+	"Functions built with -fpatchable-function-entry=5 (or more) get a jump over their\n"
 	"NOPs; the others have their first instructions moved to a trampoline. Those that\n"
 	"cannot be patched safely are listed with the reason; the program runs on. With no\n"
 	"-f, nothing is patched: the program records what its markup and hooks record.\n"
+	"The programs it starts (shell scripts too) are traced alike, each process into a\n"
+	"file of its own; what the patcher says is said once per program, and at the end\n"
+	"one line names every file written (-c converts them all onto one timeline). A\n"
+	"statically linked program (or script interpreter) cannot be traced: said so, it\n"
+	"runs as it is.\n"
 	"\n"
 	"  -f, --function PATTERN  a shell glob over the symbols of the program and its\n"
 	"                          libraries ('work_*', 'ZSTD_compress*'), or 0xADDR, an\n"
 	"                          address of the program (as nm prints it) where a\n"
 	"                          function with no symbol starts; repeatable\n"
 	"  -o, --output FILE       the raw file (default ticktrace-%p.ttr, %p: the pid)\n"
-	"  -c, --convert OUTPUT    then convert it to OUTPUT (.json, .pftrace)\n"
+	"  -c, --convert OUTPUT    then convert the run (every process's file) to OUTPUT\n"
+	"                          (.json, .pftrace)\n"
 	"      --force             the conversion may replace an existing OUTPUT\n"
+	"      --no-follow         trace the program alone: what it runs (exec included:\n"
+	"                          a script's `exec prog`) runs without ticktrace; its\n"
+	"                          forks that do not exec still record\n"
 	"  -h, --help              this text\n"
 	"\n"
-	"Exit status: the program's (128 + N if signal N killed it), or 1 if it could not\n"
-	"be run or its trace converted, 2 usage.\n";
+	"Exit status: the program's (128 + N if signal N killed it); as a shell's, 127 if\n"
+	"it was not found, 126 if it could not be run; 1 if ticktrace failed (no detour\n"
+	"library, or a program that exited 0 left no trace or one that could not be\n"
+	"converted); 2 usage.\n";
 
-enum { OPT_FORCE = 256 };
+enum { OPT_FORCE = 256, OPT_NO_FOLLOW };
 const struct option tt_record_options[] = {
 	{"function", required_argument, NULL, 'f'}, {"output", required_argument, NULL, 'o'},
 	{"convert", required_argument, NULL, 'c'},  {"force", no_argument, NULL, OPT_FORCE},
+	{"no-follow", no_argument, NULL, OPT_NO_FOLLOW},
 	{"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0},
 };
 const struct tt_cmd_arg tt_record_args[] = {
@@ -44,7 +56,8 @@ const struct tt_cmd_arg tt_record_args[] = {
 int tt_cmd_record(int argc, char **argv)
 {
 	const char *env_out = getenv("TICKTRACE_OUT");
-	struct tt_record_opts o = {.out = env_out && *env_out ? env_out : "ticktrace-%p.ttr"};
+	struct tt_record_opts o = {.out = env_out && *env_out ? env_out : "ticktrace-%p.ttr",
+				   .follow = true};
 	char **patterns = calloc((size_t)argc, sizeof(*patterns));
 	int c, rc;
 	if (!patterns)
@@ -63,6 +76,7 @@ int tt_cmd_record(int argc, char **argv)
 		case 'o': o.out = optarg; break;
 		case 'c': o.convert = optarg; break;
 		case OPT_FORCE: o.force = true; break;
+		case OPT_NO_FOLLOW: o.follow = false; break;
 		case 'h': fputs(tt_record_usage, stdout); rc = 0; goto out;
 		default: rc = tt_usage_error(tt_record_usage, NULL); goto out;
 		}

@@ -1,0 +1,95 @@
+/* The programs a traced program starts (`ticktrace record` sets the variables):
+ *   - TICKTRACE_DETOUR_FOLLOW=0: they run without ticktrace: this library leaves
+ *     LD_PRELOAD, as the program's exec and its children see it, once the program
+ *     has started (what else the user preloads stays);
+ *   - TICKTRACE_DETOUR_ONCE=DIR: what the patcher has to say (functions refused,
+ *     patterns that match nothing, the count) is said by the first process of each
+ *     program alone, not by every shell and every child again: a marker in DIR,
+ *     created exclusively, names each program (its device and inode) already heard. */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "detour.h"
+
+/* Whether `entry` of LD_PRELOAD is the file `self`. */
+static int tt__detour_is_self(const char *entry, size_t len, const struct stat *self)
+{
+	char path[PATH_MAX];
+	struct stat st;
+	if (len >= sizeof path)
+		return 0;
+	memcpy(path, entry, len);
+	path[len] = 0;
+	return stat(path, &st) == 0 && st.st_dev == self->st_dev && st.st_ino == self->st_ino;
+}
+
+void tt__detour_no_follow(void)
+{
+	const char *follow = getenv("TICKTRACE_DETOUR_FOLLOW");
+	const char *preload = getenv("LD_PRELOAD");
+	Dl_info info;
+	struct stat self;
+	if (!follow || strcmp(follow, "0") != 0 || !preload ||
+	    !dladdr((void *)(uintptr_t)tt__detour_no_follow, &info) || !info.dli_fname ||
+	    stat(info.dli_fname, &self) != 0)
+		return;
+	/* The loader splits LD_PRELOAD at spaces and colons; the others are kept in order. */
+	size_t cap = strlen(preload) + 1, len = 0;
+	char *kept = malloc(cap);
+	if (!kept)
+		return;
+	for (const char *p = preload; *p;) {
+		size_t n = strcspn(p, ": ");
+		if (n && !tt__detour_is_self(p, n, &self)) {
+			if (len)
+				kept[len++] = ':';
+			memcpy(kept + len, p, n);
+			len += n;
+		}
+		p += n;
+		p += *p != 0;
+	}
+	kept[len] = 0;
+	if (len)
+		setenv("LD_PRELOAD", kept, 1);
+	else
+		unsetenv("LD_PRELOAD");
+	free(kept);
+}
+
+int tt__detour_says(void)
+{
+	const char *dir = getenv("TICKTRACE_DETOUR_ONCE");
+	struct stat exe;
+	char marker[PATH_MAX];
+	if (!dir || !*dir || stat("/proc/self/exe", &exe) != 0)
+		return 1;
+	/* The first process of the run: the program itself. */
+	snprintf(marker, sizeof marker, "%s/first", dir);
+	int fd = open(marker, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	int first = fd >= 0;
+	if (fd >= 0)
+		close(fd);
+	if (snprintf(marker, sizeof marker, "%s/program-%llx-%llx", dir,
+		     (unsigned long long)exe.st_dev, (unsigned long long)exe.st_ino) >= (int)sizeof marker)
+		return 1;
+	fd = open(marker, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return errno != EEXIST; /* a marker that cannot be made: say it rather than lose it */
+	close(fd);
+	if (!first) {
+		char exe_path[PATH_MAX];
+		ssize_t n = readlink("/proc/self/exe", exe_path, sizeof exe_path - 1);
+		exe_path[n > 0 ? n : 0] = 0;
+		fprintf(stderr, "ticktrace: %s (pid %d), which the program started, is traced too:\n",
+			exe_path, (int)getpid());
+	}
+	return 1;
+}
