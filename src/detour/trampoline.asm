@@ -32,8 +32,9 @@
 ; the common path moves rsp only as the call and the ret need. When it cannot write
 ; the event (another thread's table entry, dropping) it calls the emitter
 ; (tt__detour_func_enter/exit), and after a reservation that did not fit
-; tt__record_slow_preserving, in a frame that also keeps r8-r11 and the stack aligned
-; (the calls into C keep xmm0-15 too). Flags are not kept (no compiler keeps them
+; tt__record_slow_preserving, in a frame that also keeps r8-r11 and aligns the stack
+; itself, as every path into C does: rsp may be 8 bytes off at a function's entry (GCC's
+; -fipa-stack-alignment calls a leaf so), and the calls into C keep xmm0-15 too. Flags are not kept (no compiler keeps them
 ; across a call). Against the emitters' common path, the copy finds the thread's table
 ; entry in its shadow stack (`hot`, set with the stack, where the emitters compute
 ; it from the thread pointer each time), takes the record's word from the stub, and
@@ -72,7 +73,7 @@ default rel
 %define STUB_GO_ON 16
 %define AT_ENTRY   0	; where the registers are kept: below rsp at the entry (P - 8),
 %define AT_EXIT    16	; 16 bytes further below at the exit (P + 8), so at the same place
-%define SLOW_FRAME 80	; the five kept registers, r8-r11, alignment
+%define SLOW_FRAME 72	; the five kept registers, r8-r11
 
 extern tt__detour_shadow_offset
 extern tt__tls_table_address
@@ -110,7 +111,9 @@ section .text
 %endmacro
 
 ; SLOW enter|leave, at: a frame around a call on a rare path, over the kept registers,
-; that keeps r8-r11 and leaves the stack 16-byte aligned
+; that keeps r8-r11 and aligns the stack to 16 bytes itself: a patched function may be
+; entered with rsp 8 bytes off (GCC's -fipa-stack-alignment calls a leaf it knows needs
+; no alignment so), and C, the emitters' slow path and KEEP_XMM's movaps need it.
 %macro SLOW 2
 %ifidn %1, enter
 	sub	rsp, SLOW_FRAME + %2
@@ -118,7 +121,12 @@ section .text
 	mov	[rsp + 8], r9
 	mov	[rsp + 16], r10
 	mov	[rsp + 24], r11
+	mov	r11, rsp
+	and	rsp, -16
+	sub	rsp, 16
+	mov	[rsp + 8], r11			; the frame, found again by `leave`
 %else
+	mov	rsp, [rsp + 8]
 	mov	r8, [rsp + 0]
 	mov	r9, [rsp + 8]
 	mov	r10, [rsp + 16]
@@ -127,7 +135,7 @@ section .text
 %endif
 %endmacro
 
-; Calls C, keeping xmm0-15 (C may use any of them); the stack is aligned.
+; Calls C, keeping xmm0-15 (C may use any of them); inside SLOW, which aligned the stack.
 %macro CALL_C_KEEPING_XMM 1
 	sub	rsp, 256
 	KEEP_XMM store, 0
@@ -177,7 +185,7 @@ section .text
 global tt__detour_entry:function (tt__detour_entry.end - tt__detour_entry) hidden
 align 16
 tt__detour_entry:
-	; rsp = P - 8 (16-byte aligned), [rsp] = the stub
+	; rsp = P - 8, [rsp] = the stub (rsp is 16-byte aligned only if the caller kept the ABI)
 	KEEP	store, AT_ENTRY
 .again:
 	mov	rsi, [rsp]			; the stub
@@ -207,7 +215,7 @@ tt__detour_entry:
 	call	[rsp - 16]			; 16 bytes below rsp: inside the red zone
 global tt__detour_exit:function hidden
 tt__detour_exit:
-	; reached by the patched function's ret: rsp = P + 8 (aligned)
+	; reached by the patched function's ret: rsp = P + 8
 	KEEP	store, AT_EXIT
 .again:
 	lea	rax, [rsp - 8]			; P: where the return address was
