@@ -123,8 +123,11 @@ static void check_against_instrumented(const char *cc, const char *flags, const 
 	assert_non_null(strstr(err, "not patched: odd_spin (work): the jump at +5 goes back into "
 				    "the first 5 bytes (to +2)"));
 	assert_non_null(strstr(err, "not patched: odd_jrcxz (work): its jrcxz at +3"));
+	assert_non_null(strstr(err, "not patched: odd_alt (work): the symbol odd_alt_inner is at +3, "
+				    "inside the 7 bytes the patch overwrites"));
+	assert_non_null(strstr(err, "not patched: odd_alt_inner (work): it lies at +3 inside odd_alt"));
 	assert_non_null(strstr(err, how));
-	assert_non_null(strstr(err, "; 3 could not be\n"));
+	assert_non_null(strstr(err, "; 5 could not be\n"));
 	free(err);
 	tt_rmdir(dir);
 }
@@ -265,8 +268,9 @@ static void registers(void **state)
 }
 
 /* A 6-byte leaf (`lea; ret`) called with rsp 8 bytes off by its caller's loop:
- * patched alone (its first call grows the shadow stack, in C) and with its caller,
- * the program prints the same and every call is a slice. */
+ * patched alone (its first call grows the shadow stack, in C) and with its caller
+ * and a 5-byte function moved whole, the program prints the same and every call is a
+ * slice. */
 static void short_leaf(void **state)
 {
 	(void)state;
@@ -288,6 +292,7 @@ static void short_leaf(void **state)
 			cJSON *root = tt_json_load(path);
 			assert_non_null(root);
 			assert_int_equal(count_slices(root, "work_a"), 1000);
+			assert_int_equal(count_slices(root, "work_whole"), p);
 			cJSON_Delete(root);
 		}
 		tt_rmdir(dir);

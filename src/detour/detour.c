@@ -12,7 +12,8 @@
  *     NOPs in __patchable_function_entries): over its first five NOPs; nothing moves;
  *   - otherwise: over its first instructions, which move into the stub (relocate.c).
  * A function that cannot be patched safely is listed with the reason, and left as
- * it is. Exits are caught by replacing the return address (trampoline.asm says why
+ * it is: among them, one with another symbol inside the bytes its patch overwrites
+ * (an alternate entry) or that lies inside another symbol's extent. Exits are caught by replacing the return address (trampoline.asm says why
  * and how). Code pages go back to read-execute.
  *
  * Never patched: the dynamic loader, the C library, ticktrace's libraries and the
@@ -113,9 +114,18 @@ struct tt__detour_fn {
 	size_t module; /* index in the module table */
 };
 
+/* A symbol of a module, for the check that no other entry lies inside a patch. */
+struct tt__detour_sym {
+	uintptr_t addr, end;
+	uintptr_t reach; /* the highest `end` of this symbol and all before it */
+	const char *name; /* elfutils' (valid until dwfl_end) */
+};
+
 struct tt__detour_module {
 	char *path;
 	uintptr_t low, high;
+	struct tt__detour_sym *syms; /* every symbol with an address, sorted */
+	size_t nsyms;
 	uintptr_t *sleds; /* -fpatchable-function-entry NOP areas, sorted */
 	size_t nsleds;
 	uint8_t *stubs;   /* the module's stubs, near it; NULL: none yet */
@@ -123,6 +133,7 @@ struct tt__detour_module {
 };
 
 struct tt__detour {
+	Dwfl *dwfl; /* kept while patching: the symbols' names are its */
 	char **patterns;
 	size_t npatterns;
 	size_t *pattern_hits;
@@ -258,11 +269,18 @@ static int tt__detour_module_cb(Dwfl_Module *mod, void **user, const char *name,
 	int untouchable = tt__detour_untouchable(name);
 	int is_main = d->main_path && strcmp(name, d->main_path) == 0;
 	int nsyms = dwfl_module_getsymtab(mod);
+	if (!untouchable && nsyms > 1 && !(m->syms = malloc((size_t)nsyms * sizeof(*m->syms))))
+		return DWARF_CB_ABORT;
 	for (int i = 1; i < nsyms; i++) {
 		GElf_Sym sym;
 		GElf_Addr addr;
 		GElf_Word shndx;
 		const char *sname = dwfl_module_getsym_info(mod, i, &sym, &addr, &shndx, NULL, NULL);
+		int type = sname ? GELF_ST_TYPE(sym.st_info) : STT_NOTYPE;
+		if (m->syms && sname && shndx != SHN_UNDEF && shndx != SHN_ABS && type != STT_TLS &&
+		    type != STT_SECTION && type != STT_FILE)
+			m->syms[m->nsyms++] = (struct tt__detour_sym){
+				.addr = (uintptr_t)addr, .end = (uintptr_t)(addr + sym.st_size), .name = sname};
 		/* _start is entered with no return address, by the kernel's jump */
 		if (!sname || GELF_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_size == 0 ||
 		    shndx == SHN_UNDEF || strstr(sname, ".cold") || strcmp(sname, "_start") == 0 ||
@@ -298,6 +316,10 @@ static int tt__detour_module_cb(Dwfl_Module *mod, void **user, const char *name,
 			return DWARF_CB_ABORT;
 	}
 	tt__detour_find_sleds(mod, m);
+	qsort(m->syms, m->nsyms, sizeof(*m->syms), tt__detour_cmp_addr);
+	for (size_t i = 0; i < m->nsyms; i++)
+		m->syms[i].reach = i && m->syms[i - 1].reach > m->syms[i].end ? m->syms[i - 1].reach :
+										  m->syms[i].end;
 	return DWARF_CB_OK;
 }
 
@@ -310,16 +332,12 @@ static int tt__detour_collect(struct tt__detour *d)
 		.find_debuginfo = dwfl_standard_find_debuginfo,
 		.debuginfo_path = &debuginfo_path,
 	};
-	Dwfl *dwfl = dwfl_begin(&callbacks);
+	Dwfl *dwfl = d->dwfl = dwfl_begin(&callbacks);
 	if (!dwfl)
 		return -ENOMEM;
-	int rc = 0;
 	if (dwfl_linux_proc_report(dwfl, getpid()) != 0 || dwfl_report_end(dwfl, NULL, NULL) != 0 ||
 	    dwfl_getmodules(dwfl, tt__detour_module_cb, d, 0) != 0)
-		rc = -EIO;
-	dwfl_end(dwfl);
-	if (rc)
-		return rc;
+		return -EIO;
 	qsort(d->fns, d->nfns, sizeof(d->fns[0]), tt__detour_cmp_fn);
 	size_t kept = 0; /* aliases: one patch per address */
 	for (size_t i = 0; i < d->nfns; i++) {
@@ -372,6 +390,37 @@ static int tt__detour_write_code(uintptr_t at, const uint8_t *bytes, size_t len)
 		return -errno;
 	__builtin___clear_cache((char *)at, (char *)at + len);
 	return 0;
+}
+
+/* Whether another entry of the module makes a patch of `len` bytes unsafe: a symbol
+ * starting inside them (an alternate entry, which would land inside the jump), or
+ * one whose extent holds the function (its code runs into what the patch overwrites);
+ * -1 with the reason, or 0. */
+static int tt__detour_overlaps(const struct tt__detour_module *m, const struct tt__detour_fn *fn,
+			       int len, char *why, size_t cap)
+{
+	size_t lo = 0, hi = m->nsyms; /* the first symbol at or after the function */
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (m->syms[mid].addr < fn->addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; i < m->nsyms && m->syms[i].addr < fn->addr + (uintptr_t)len; i++)
+		if (m->syms[i].addr != fn->addr) {
+			snprintf(why, cap, "the symbol %s is at +%" PRIuPTR ", inside the %d bytes the "
+				 "patch overwrites", m->syms[i].name, m->syms[i].addr - fn->addr, len);
+			return -1;
+		}
+	if (lo == 0 || m->syms[lo - 1].reach <= fn->addr)
+		return 0;
+	size_t outer = lo - 1;
+	while (m->syms[outer].end <= fn->addr)
+		outer--;
+	snprintf(why, cap, "it lies at +%" PRIuPTR " inside %s, whose code runs through the bytes the "
+		 "patch overwrites", fn->addr - m->syms[outer].addr, m->syms[outer].name);
+	return -1;
 }
 
 /* Patches one function; 0, or -1 with the reason in `why`. */
@@ -428,6 +477,8 @@ static int tt__detour_patch(struct tt__detour *d, const struct tt__detour_fn *fn
 			return -1;
 		stub->go_on = (uintptr_t)stub->moved;
 	}
+	if (tt__detour_overlaps(m, fn, len, why, cap) < 0)
+		return -1;
 	int32_t disp;
 	if (!tt__detour_reach((uintptr_t)stub->code, fn->addr + TT__DETOUR_PATCH, &disp)) {
 		snprintf(why, cap, "its trampoline is out of 32-bit reach");
@@ -456,7 +507,10 @@ static void tt__detour_free(struct tt__detour *d)
 	for (size_t i = 0; i < d->nmodules; i++) {
 		free(d->modules[i].path);
 		free(d->modules[i].sleds);
+		free(d->modules[i].syms);
 	}
+	if (d->dwfl)
+		dwfl_end(d->dwfl);
 	free(d->fns);
 	free(d->modules);
 	free(d->patterns);
