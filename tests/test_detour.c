@@ -318,6 +318,33 @@ static void disabled(void **state)
 	tt_rmdir(dir);
 }
 
+/* A library's constructor starts a thread that runs a function to patch while the
+ * patching would happen: nothing is patched, said so, and the program runs as without
+ * (ten runs: patching it crashed most of them). */
+static void thread_before_patching(void **state)
+{
+	(void)state;
+	char dir[64];
+	tt_tmpdir(dir, sizeof(dir));
+	const char *tool = getenv("TT_TEST_TOOL");
+	assert_int_equal(tt_sh("gcc -O2 -shared -fPIC -DCTOR_LIB '%s/ctor_thread.c' -o "
+			       "'%s/libctorthread.so' -pthread && gcc -O2 '%s/ctor_thread.c' -o '%s/ctor' "
+			       "-L'%s' -lctorthread -Wl,-rpath,'%s' -pthread",
+			       src_dir, dir, src_dir, dir, dir, dir), 0);
+	for (int run = 0; run < 10; run++) {
+		assert_int_equal(tt_sh("'%s' record -f 'work_*' -o '%s/run.ttr' -- '%s/ctor' >'%s/out' "
+				       "2>'%s/err'", tool, dir, dir, dir, dir), 0);
+		char *out = slurp(dir, "out");
+		assert_string_equal(out, "spinner ran\n");
+		free(out);
+	}
+	char *err = slurp(dir, "err");
+	assert_non_null(strstr(err, "nothing patched: the program already runs 1 other thread "
+				    "(a library's constructor started them)"));
+	free(err);
+	tt_rmdir(dir);
+}
+
 /* -f '*': every function of the program and its libraries that may be patched is, and
  * the program runs as without (_start, entered with no return address, and the vDSO
  * are left alone). */
@@ -383,7 +410,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(clang_plain), cmocka_unit_test(clang_patchable),
 		cmocka_unit_test(unwinding),   cmocka_unit_test(by_address),
 		cmocka_unit_test(registers),   cmocka_unit_test(short_leaf),
-		cmocka_unit_test(everything),
+		cmocka_unit_test(thread_before_patching), cmocka_unit_test(everything),
 		cmocka_unit_test(disabled),    cmocka_unit_test(exit_status),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -5,9 +5,9 @@
  * of the program and its libraries (as elfutils finds them, debug info by build-id
  * included), or 0xADDR, an address of the program as `nm` or the converter's
  * `module+0xOFFSET` print it, for a function with no name left (its extent comes
- * from .eh_frame). The constructor, run while the process is still single-threaded,
- * patches each function found with a jump to its stub, near its module
- * (trampoline.asm):
+ * from .eh_frame). The constructor patches each function found with a jump to its
+ * stub, near its module (trampoline.asm), if the process is still single-threaded
+ * (tt__detour_others says why):
  *   - built with -fpatchable-function-entry=N[,M] (N - M >= 5; the compiler lists the
  *     NOPs in __patchable_function_entries): over its first five NOPs; nothing moves;
  *   - otherwise: over its first instructions, which move into the stub (relocate.c).
@@ -20,6 +20,7 @@
  * decoder's (the recording and the patching run through them), the vDSO, GCC's
  * `.cold` parts of functions (entered by a jump, not a call), and _start (entered
  * with no return address). */
+#include <dirent.h>
 #include <dlfcn.h>
 #include <elfutils/libdwfl.h>
 #include <errno.h>
@@ -517,6 +518,33 @@ static void tt__detour_free(struct tt__detour *d)
 	free(d->pattern_hits);
 }
 
+/* Threads of the program running now besides this one (ticktrace's own run none of
+ * its code), or -1 when they cannot be counted. Patching is safe only when there are
+ * none: another thread may be running the code a patch overwrites, and the write of
+ * its bytes cannot be made safe for it. Writing them in an order a concurrent executor
+ * survives (int3 first, then the rest, then the first byte, with a SIGTRAP handler,
+ * as the kernel's text_poke_bp) serves one instruction replaced by one; here several
+ * move, and a thread stopped between two of them would resume inside the jump, which
+ * only stopping every thread and moving its rip into the stub mends, and a thread may
+ * block the signal that would stop it, or be inside a handler of its own whose
+ * interrupted rip cannot be seen. A library's constructor that starts threads (it runs
+ * before this one) leaves the program unpatched, said so; while this one runs, no
+ * other code of the program does, so none can start a thread meanwhile. */
+static int tt__detour_others(void)
+{
+	DIR *dir = opendir("/proc/self/task");
+	if (!dir)
+		return -1;
+	pid_t self = gettid();
+	int others = 0;
+	for (struct dirent *e; (e = readdir(dir));) {
+		pid_t tid = (pid_t)strtol(e->d_name, NULL, 10);
+		others += tid > 0 && tid != self && !tt__own_thread(tid);
+	}
+	closedir(dir);
+	return others;
+}
+
 static void tt__detour_at_exit(void)
 {
 	uint64_t lost = __atomic_load_n(&tt__detour_too_deep, __ATOMIC_RELAXED);
@@ -551,7 +579,17 @@ __attribute__((constructor)) static void tt__detour_start(void)
 	d.pattern_hits = calloc(d.npatterns + 1, sizeof(*d.pattern_hits));
 	if (!d.pattern_hits || tt__detour_collect(&d) < 0)
 		goto fail;
-	for (size_t i = 0; i < d.nfns; i++) {
+	int others = d.nfns ? tt__detour_others() : 0;
+	if (others < 0)
+		fprintf(stderr, "ticktrace: nothing patched: the program's threads cannot be counted "
+			"(/proc/self/task), and a patch is safe only while no other thread runs\n");
+	else if (others > 0)
+		fprintf(stderr, "ticktrace: nothing patched: the program already runs %d other thread%s "
+			"(a library's constructor started them), which may be running the code a patch "
+			"overwrites\n", others, others > 1 ? "s" : "");
+	if (others)
+		d.refused = d.nfns;
+	for (size_t i = 0; !others && i < d.nfns; i++) {
 		char why[256];
 		if (tt__detour_patch(&d, &d.fns[i], why, sizeof why) == 0)
 			continue;

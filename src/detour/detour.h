@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <ticktrace/format.h>
 
@@ -42,6 +43,9 @@ extern __thread struct tt__detour_shadow tt__detour_shadow
 	__attribute__((tls_model("initial-exec"))) TT__DETOUR_HIDDEN;
 /* Its address less the thread pointer (%fs:0): the same in every thread. */
 extern intptr_t tt__detour_shadow_offset TT__DETOUR_HIDDEN;
+
+/* libticktrace (base/threads.c): whether `tid` is one of its own threads. */
+int tt__own_thread(pid_t tid);
 
 /* trampoline.asm */
 void tt__detour_entry(void) TT__DETOUR_HIDDEN;
