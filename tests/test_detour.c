@@ -318,6 +318,31 @@ static void disabled(void **state)
 	tt_rmdir(dir);
 }
 
+/* Handlers on an alternate signal stack, above the thread's stack and below it, call
+ * a patched function while the thread is inside others; once a handler leaves by
+ * siglongjmp. The program runs as without, and every call is one slice. */
+static void signal_stack(void **state)
+{
+	(void)state;
+	char dir[64], path[256];
+	tt_tmpdir(dir, sizeof(dir));
+	const char *tool = getenv("TT_TEST_TOOL");
+	assert_int_equal(tt_sh("gcc -O2 -pthread '%s/altstack.c' -o '%s/altstack' && '%s/altstack' "
+			       ">'%s/want'", src_dir, dir, dir, dir), 0);
+	assert_int_equal(tt_sh("'%s' record -f 'work_*' -o '%s/run.ttr' -c '%s/run.json' -- "
+			       "'%s/altstack' >'%s/got' 2>'%s/err'", tool, dir, dir, dir, dir, dir), 0);
+	assert_same_text(dir, "got", "want");
+	snprintf(path, sizeof(path), "%s/run.json", dir);
+	cJSON *root = tt_json_load(path);
+	assert_non_null(root);
+	assert_int_equal(count_slices(root, "work_outer"), 220);
+	assert_int_equal(count_slices(root, "work_inner"), 222);
+	assert_int_equal(count_slices(root, "work_in_handler"), 222);
+	assert_int_equal(count_slices(root, "work_escape"), 2);
+	cJSON_Delete(root);
+	tt_rmdir(dir);
+}
+
 /* A library's constructor starts a thread that runs a function to patch while the
  * patching would happen: nothing is patched, said so, and the program runs as without
  * (ten runs: patching it crashed most of them). */
@@ -410,7 +435,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(clang_plain), cmocka_unit_test(clang_patchable),
 		cmocka_unit_test(unwinding),   cmocka_unit_test(by_address),
 		cmocka_unit_test(registers),   cmocka_unit_test(short_leaf),
-		cmocka_unit_test(thread_before_patching), cmocka_unit_test(everything),
+		cmocka_unit_test(signal_stack), cmocka_unit_test(thread_before_patching),
+		cmocka_unit_test(everything),
 		cmocka_unit_test(disabled),    cmocka_unit_test(exit_status),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -78,9 +78,9 @@ TT__DETOUR_HIDDEN struct tt__detour_frame *tt__detour_shadow_grow(void)
 	return sh->top;
 }
 
-/* trampoline.asm: a patched function returned to where no call of the thread's
- * shadow stack left its return address. */
-TT__DETOUR_HIDDEN _Noreturn void tt__detour_lost(uintptr_t slot)
+/* A patched function returned to where no call of the thread's shadow stack left its
+ * return address. */
+_Noreturn void tt__detour_lost(uintptr_t slot)
 {
 	fprintf(stderr, "ticktrace: a patched function returned through 0x%" PRIxPTR ", where no "
 		"recorded call of this thread was (did the program switch stacks?); aborting\n", slot);
@@ -565,6 +565,7 @@ __attribute__((constructor)) static void tt__detour_start(void)
 	uintptr_t thread_pointer;
 	__asm__("mov %%fs:0, %0" : "=r"(thread_pointer));
 	tt__detour_shadow_offset = (intptr_t)((uintptr_t)&tt__detour_shadow - thread_pointer);
+	tt__detour_know_own_stack();
 	if (!text || pthread_key_create(&tt__detour_key, tt__detour_thread_exit) != 0)
 		goto fail;
 	if (realpath("/proc/self/exe", exe))

@@ -31,10 +31,12 @@ _Static_assert(sizeof(struct tt__detour_frame) == 24 &&
 
 /* The thread's shadow stack: the next free frame and the end; both NULL until the
  * thread's first patched call, which sets `hot`, the thread's entry in libticktrace's
- * table of threads (as the emitters find it: trampoline.asm). */
+ * table of threads (as the emitters find it: trampoline.asm). And where the thread's
+ * own stack is (shadow.c; 0, 0 when not known). */
 struct tt__detour_shadow {
 	struct tt__detour_frame *top, *end;
 	void *hot;
+	uintptr_t stack_low, stack_high;
 };
 _Static_assert(offsetof(struct tt__detour_shadow, end) == 8 &&
 		       offsetof(struct tt__detour_shadow, hot) == 16,
@@ -50,6 +52,21 @@ int tt__own_thread(pid_t tid);
 /* trampoline.asm */
 void tt__detour_entry(void) TT__DETOUR_HIDDEN;
 void tt__detour_exit(void) TT__DETOUR_HIDDEN;
+/* libticktrace's hook (asm/record.asm), called as a C function: records FUNC_EXIT
+ * for the function of a frame's `word`. */
+void tt__detour_func_exit(uint64_t word);
+
+/* detour.c: a return found no frame of the thread's for its slot: says so, aborts. */
+_Noreturn void tt__detour_lost(uintptr_t slot) TT__DETOUR_HIDDEN;
+/* shadow.c, for trampoline.asm's rare paths. A call whose slot is `slot` found the top
+ * frame at or below it (and not a tail call's): ends the frames abandoned below it. */
+void tt__detour_settle_entry(uintptr_t slot) TT__DETOUR_HIDDEN;
+/* A return through `slot` whose frame is not the top one: ends the frames abandoned
+ * below it, and puts its frame on top (or aborts: tt__detour_lost). */
+void tt__detour_settle_exit(uintptr_t slot) TT__DETOUR_HIDDEN;
+/* Learns the calling thread's own stack (detour.c's constructor, for the first
+ * thread; shadow.c's pthread_create, for the others). */
+void tt__detour_know_own_stack(void) TT__DETOUR_HIDDEN;
 
 /* A patched function's stub (trampoline.asm says why each part is there): a header,
  * then `push qword [rip - 38]` (the stub's address) and `jmp [rip - 20]` (the entry),

@@ -47,10 +47,15 @@
 ; cyg_call_overhead_ns, the floor for two events, 2.39-2.43 x.
 ;
 ; Shadow stack: per thread (tt__detour_shadow, initial-exec TLS), entries of 24 bytes
-; above a sentinel whose slot is ~0, so that the checks need no bounds test. A frame
-; abandoned by longjmp or a C++ exception is found stale when a later entry or exit
-; sees a slot at or below its own (the stack grows down): it gets its FUNC_EXIT then,
-; late but matched. A tail call from a patched function into a patched function finds
+; above a sentinel whose slot is ~0, so that the checks need no bounds test. The common
+; path assumes one stack: an entry pushes when the top frame's slot is above its own,
+; an exit pops the top frame when its slot is its own. Anything else goes to C
+; (shadow.c), which tells the thread's stacks apart (its own, its signal stack, the
+; coroutines' it may switch between): a frame abandoned by longjmp or a C++ exception,
+; below the slot of a later entry or exit on its stack, gets its FUNC_EXIT then, late
+; but matched; a frame of another stack (the code a handler on the signal stack
+; interrupted, a coroutine swapped out) stays, and a return finds its own frame under
+; such frames. A tail call from a patched function into a patched function finds
 ; its slot already holding tt__detour_exit: the entry is pushed above the caller's,
 ; and the callee's exit returns to tt__detour_exit again, which ends the caller: the
 ; slices nest as with -finstrument-functions. A push writes its slot before
@@ -78,7 +83,8 @@ default rel
 extern tt__detour_shadow_offset
 extern tt__tls_table_address
 extern tt__detour_shadow_grow
-extern tt__detour_lost
+extern tt__detour_settle_entry
+extern tt__detour_settle_exit
 extern tt__detour_func_enter
 extern tt__detour_func_exit
 extern tt__record_slow_preserving
@@ -246,18 +252,12 @@ tt__detour_exit:
 	SLOW	leave, AT_EXIT
 	jmp	.done
 .unwound:
-	ja	.lost				; no frame of ours: the stack was switched
-	sub	rcx, ENTRY			; a frame abandoned below ours ends now
-	mov	[fs:rdx + SH_TOP], rcx
-	mov	rdi, [rcx + E_WORD]
-	SLOW	enter, AT_EXIT
-	call	[rel tt__detour_func_exit wrt ..got]
-	SLOW	leave, AT_EXIT
-	jmp	.again
-.lost:
+	; frames abandoned below ours, or ours under another stack's (shadow.c)
 	SLOW	enter, AT_EXIT
 	mov	rdi, rax
-	call	tt__detour_lost wrt ..plt	; says so and aborts
+	CALL_C_KEEPING_XMM tt__detour_settle_exit
+	SLOW	leave, AT_EXIT
+	jmp	.again				; ours is on top now
 .slow_path:
 	; tt__record_slow(word, value, tsc, entry, where), from RECORD's `failed`
 	mov	r8, rdx
@@ -277,18 +277,21 @@ tt__detour_entry.failed:
 	SLOW	leave, AT_ENTRY
 	jmp	tt__detour_entry.go_on
 tt__detour_entry.stale:
-	jb	.pop				; below us: abandoned
+	jb	.settle
 	lea	rdi, [tt__detour_exit]
 	cmp	[rax], rdi
 	je	tt__detour_entry.push		; our slot, already ours: a tail call
-.pop:
-	sub	rcx, ENTRY
-	mov	[fs:rdx + SH_TOP], rcx
-	mov	rdi, [rcx + E_WORD]
+.settle:
+	; abandoned frames below ours end; another stack's stay, ours goes above (shadow.c)
 	SLOW	enter, AT_ENTRY
-	call	[rel tt__detour_func_exit wrt ..got]
+	mov	rdi, rax
+	CALL_C_KEEPING_XMM tt__detour_settle_entry
 	SLOW	leave, AT_ENTRY
-	jmp	tt__detour_entry.again
+	mov	rsi, [rsp]
+	lea	rax, [rsp + 8]
+	mov	rdx, [rel tt__detour_shadow_offset]
+	mov	rcx, [fs:rdx + SH_TOP]		; (it only went down: not full)
+	jmp	tt__detour_entry.push
 tt__detour_entry.grow:
 	; the thread's first call (its shadow stack is made), or a full one: rax = 0,
 	; and this call is not recorded (detour.c counts it)
