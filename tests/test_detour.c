@@ -267,6 +267,24 @@ static void registers(void **state)
 	tt_rmdir(dir);
 }
 
+/* Runs dir/PROG (built from tests/detour) plainly and under `ticktrace record` with
+ * `patterns`: it must exit 0 and print the same both times. The trace, converted
+ * (free it with cJSON_Delete); `run` names its files. */
+static cJSON *record_as_plain(const char *dir, const char *prog, const char *patterns, int run)
+{
+	char path[256];
+	const char *tool = getenv("TT_TEST_TOOL");
+	assert_int_equal(tt_sh("'%s/%s' >'%s/want'", dir, prog, dir), 0);
+	assert_int_equal(tt_sh("'%s' record %s -o '%s/run%d.ttr' -c '%s/run%d.json' -- '%s/%s' "
+			       ">'%s/got' 2>'%s/err'", tool, patterns, dir, run, dir, run, dir, prog, dir,
+			       dir), 0);
+	assert_same_text(dir, "got", "want");
+	snprintf(path, sizeof(path), "%s/run%d.json", dir, run);
+	cJSON *root = tt_json_load(path);
+	assert_non_null(root);
+	return root;
+}
+
 /* A 6-byte leaf (`lea; ret`) called with rsp 8 bytes off by its caller's loop:
  * patched alone (its first call grows the shadow stack, in C) and with its caller
  * and a 5-byte function moved whole, the program prints the same and every call is a
@@ -278,23 +296,50 @@ static void short_leaf(void **state)
 	for (size_t c = 0; c < sizeof compilers / sizeof compilers[0]; c++) {
 		if (!compiler(compilers[c]))
 			continue;
-		char dir[64], path[256];
+		char dir[64];
 		tt_tmpdir(dir, sizeof(dir));
-		const char *tool = getenv("TT_TEST_TOOL");
-		assert_int_equal(tt_sh("%s -O2 '%s/leaf.c' -o '%s/leaf' && '%s/leaf' >'%s/want'",
-				       compilers[c], src_dir, dir, dir, dir), 0);
-		for (size_t p = 0; p < sizeof patterns / sizeof patterns[0]; p++) {
-			assert_int_equal(tt_sh("'%s' record %s -o '%s/run%zu.ttr' -c '%s/run%zu.json' -- "
-					       "'%s/leaf' >'%s/got' 2>/dev/null",
-					       tool, patterns[p], dir, p, dir, p, dir, dir), 0);
-			assert_same_text(dir, "got", "want");
-			snprintf(path, sizeof(path), "%s/run%zu.json", dir, p);
-			cJSON *root = tt_json_load(path);
-			assert_non_null(root);
+		assert_int_equal(tt_sh("%s -O2 '%s/leaf.c' -o '%s/leaf'", compilers[c], src_dir, dir), 0);
+		for (int p = 0; p < (int)(sizeof patterns / sizeof patterns[0]); p++) {
+			cJSON *root = record_as_plain(dir, "leaf", patterns[p], p);
 			assert_int_equal(count_slices(root, "work_a"), 1000);
 			assert_int_equal(count_slices(root, "work_whole"), p);
 			cJSON_Delete(root);
 		}
+		tt_rmdir(dir);
+	}
+}
+
+/* Patched calls on stacks other than the thread's own, where each call must still be
+ * one slice and the program run as without:
+ *   altstack: handlers on an alternate signal stack, above the thread's stack and
+ *     below it, call a patched function while the thread is inside others; once a
+ *     handler leaves by siglongjmp;
+ *   coroutines: coroutines (swapcontext) yield from inside patched functions, so that
+ *     each returns with the other's frames above its own on the shadow stack. */
+static void other_stacks(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *prog, *flags;
+		struct {
+			const char *name;
+			int slices;
+		} calls[4];
+	} programs[] = {
+		{"altstack", "-pthread",
+		 {{"work_outer", 220}, {"work_inner", 222}, {"work_in_handler", 222}, {"work_escape", 2}}},
+		{"coroutines", "", {{"work_yield", 100}, {"work_step", 100}, {"work_drive", 1}}},
+	};
+	for (size_t i = 0; i < sizeof programs / sizeof programs[0]; i++) {
+		char dir[64];
+		tt_tmpdir(dir, sizeof(dir));
+		assert_int_equal(tt_sh("gcc -O2 %s '%s/%s.c' -o '%s/%s'", programs[i].flags, src_dir,
+				       programs[i].prog, dir, programs[i].prog), 0);
+		cJSON *root = record_as_plain(dir, programs[i].prog, "-f 'work_*'", 0);
+		for (size_t c = 0; c < 4 && programs[i].calls[c].name; c++)
+			assert_int_equal(count_slices(root, programs[i].calls[c].name),
+					 programs[i].calls[c].slices);
+		cJSON_Delete(root);
 		tt_rmdir(dir);
 	}
 }
@@ -314,31 +359,6 @@ static void disabled(void **state)
 	cJSON *root = tt_json_load(path);
 	assert_non_null(root);
 	assert_int_equal(count_slices(root, "work_callee"), 5);
-	cJSON_Delete(root);
-	tt_rmdir(dir);
-}
-
-/* Handlers on an alternate signal stack, above the thread's stack and below it, call
- * a patched function while the thread is inside others; once a handler leaves by
- * siglongjmp. The program runs as without, and every call is one slice. */
-static void signal_stack(void **state)
-{
-	(void)state;
-	char dir[64], path[256];
-	tt_tmpdir(dir, sizeof(dir));
-	const char *tool = getenv("TT_TEST_TOOL");
-	assert_int_equal(tt_sh("gcc -O2 -pthread '%s/altstack.c' -o '%s/altstack' && '%s/altstack' "
-			       ">'%s/want'", src_dir, dir, dir, dir), 0);
-	assert_int_equal(tt_sh("'%s' record -f 'work_*' -o '%s/run.ttr' -c '%s/run.json' -- "
-			       "'%s/altstack' >'%s/got' 2>'%s/err'", tool, dir, dir, dir, dir, dir), 0);
-	assert_same_text(dir, "got", "want");
-	snprintf(path, sizeof(path), "%s/run.json", dir);
-	cJSON *root = tt_json_load(path);
-	assert_non_null(root);
-	assert_int_equal(count_slices(root, "work_outer"), 220);
-	assert_int_equal(count_slices(root, "work_inner"), 222);
-	assert_int_equal(count_slices(root, "work_in_handler"), 222);
-	assert_int_equal(count_slices(root, "work_escape"), 2);
 	cJSON_Delete(root);
 	tt_rmdir(dir);
 }
@@ -435,7 +455,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(clang_plain), cmocka_unit_test(clang_patchable),
 		cmocka_unit_test(unwinding),   cmocka_unit_test(by_address),
 		cmocka_unit_test(registers),   cmocka_unit_test(short_leaf),
-		cmocka_unit_test(signal_stack), cmocka_unit_test(thread_before_patching),
+		cmocka_unit_test(other_stacks), cmocka_unit_test(thread_before_patching),
 		cmocka_unit_test(everything),
 		cmocka_unit_test(disabled),    cmocka_unit_test(exit_status),
 	};
