@@ -16,10 +16,10 @@
  * (an alternate entry) or that lies inside another symbol's extent. Exits are caught by replacing the return address (trampoline.asm says why
  * and how). Code pages go back to read-execute.
  *
- * Never patched: the dynamic loader, the C library, ticktrace's libraries and the
- * decoder's (the recording and the patching run through them), the vDSO, GCC's
- * `.cold` parts of functions (entered by a jump, not a call), and _start (entered
- * with no return address). */
+ * Never patched: the dynamic loader, the C library, ticktrace's libraries, the
+ * decoder's and a sanitizer's (the recording and the patching run through them), the
+ * vDSO, GCC's `.cold` parts of functions (entered by a jump, not a call), and _start
+ * (entered with no return address). */
 #include <dirent.h>
 #include <dlfcn.h>
 #include <elfutils/libdwfl.h>
@@ -157,7 +157,9 @@ static const char *tt__detour_base(const char *path)
 static int tt__detour_untouchable(const char *path)
 {
 	static const char *const prefixes[] = {"ld-linux", "libc.so", "libticktrace", "libZydis",
-					       "libZycore", "linux-vdso", "[vdso"};
+					       "libZycore", "linux-vdso", "[vdso",
+					       /* a sanitizer build's runtime */
+					       "libasan", "libubsan", "libclang_rt"};
 	const char *base = tt__detour_base(path);
 	for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++)
 		if (strncmp(base, prefixes[i], strlen(prefixes[i])) == 0)
@@ -317,7 +319,8 @@ static int tt__detour_module_cb(Dwfl_Module *mod, void **user, const char *name,
 			return DWARF_CB_ABORT;
 	}
 	tt__detour_find_sleds(mod, m);
-	qsort(m->syms, m->nsyms, sizeof(*m->syms), tt__detour_cmp_addr);
+	if (m->nsyms)
+		qsort(m->syms, m->nsyms, sizeof(*m->syms), tt__detour_cmp_addr);
 	for (size_t i = 0; i < m->nsyms; i++)
 		m->syms[i].reach = i && m->syms[i - 1].reach > m->syms[i].end ? m->syms[i - 1].reach :
 										  m->syms[i].end;
@@ -339,7 +342,8 @@ static int tt__detour_collect(struct tt__detour *d)
 	if (dwfl_linux_proc_report(dwfl, getpid()) != 0 || dwfl_report_end(dwfl, NULL, NULL) != 0 ||
 	    dwfl_getmodules(dwfl, tt__detour_module_cb, d, 0) != 0)
 		return -EIO;
-	qsort(d->fns, d->nfns, sizeof(d->fns[0]), tt__detour_cmp_fn);
+	if (d->nfns)
+		qsort(d->fns, d->nfns, sizeof(d->fns[0]), tt__detour_cmp_fn);
 	size_t kept = 0; /* aliases: one patch per address */
 	for (size_t i = 0; i < d->nfns; i++) {
 		if (kept && d->fns[kept - 1].addr == d->fns[i].addr)

@@ -1,14 +1,15 @@
 /* Signal handlers on an alternate stack that call a patched function while the
- * interrupted thread is inside patched functions (test_detour.c: -f 'work_*'): in a
- * thread whose alternate stack lies above its own stack, and in one where it lies
- * below; and the handler leaving by siglongjmp once, which abandons its frames. The
- * output is the same as without ticktrace. */
+ * interrupted thread is inside patched functions (test_detour.c: -f 'work_*'): in the
+ * first thread with the alternate stack above its stack, then below it, and in
+ * another thread with it above; each time a handler also leaves by siglongjmp once,
+ * which abandons frames of the thread's stack. The output is the same as without
+ * ticktrace. */
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
+#include <stdint.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -57,52 +58,59 @@ __attribute__((noinline)) long work_escape(void)
 	return 7;
 }
 
-struct stacks {
-	char *own, *alt;
-};
-
-static void *thread_main(void *arg)
+/* STACK_SIZE bytes mapped at the first place free above `from`, by steps of 1 MiB. */
+static char *map_above(uintptr_t from)
 {
-	struct stacks *s = arg;
-	stack_t alt = {.ss_sp = s->alt, .ss_size = STACK_SIZE};
-	if (sigaltstack(&alt, NULL) != 0)
-		return (void *)-1L;
+	for (uintptr_t at = (from + (2u << 20)) & ~(uintptr_t)0xfffff; at < from + (4ul << 30);
+	     at += 1u << 20) {
+		void *p = mmap((void *)at, STACK_SIZE, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+		if (p == (void *)at)
+			return p;
+		if (p != MAP_FAILED)
+			munmap(p, STACK_SIZE);
+	}
+	return NULL;
+}
+
+/* The rounds, with the signal stack at `alt_stack`. */
+static long rounds(char *alt_stack)
+{
+	stack_t alt = {.ss_sp = alt_stack, .ss_size = STACK_SIZE};
+	if (!alt_stack || sigaltstack(&alt, NULL) != 0)
+		exit(1);
 	long sum = 0;
 	for (long round = 0; round < 100; round++)
 		sum += work_outer(round);
 	sum += work_escape();
 	for (long round = 0; round < 10; round++)
 		sum += work_outer(round);
-	return (void *)sum;
+	alt.ss_flags = SS_DISABLE;
+	sigaltstack(&alt, NULL);
+	return sum;
 }
 
-/* Runs thread_main on `own` with its signal stack `alt`. */
-static long run(char *own, char *alt)
+static void *thread_main(void *arg)
 {
-	struct stacks s = {own, alt};
-	pthread_attr_t attr;
-	pthread_t t;
-	void *sum;
-	pthread_attr_init(&attr);
-	pthread_attr_setstack(&attr, own, STACK_SIZE);
-	if (pthread_create(&t, &attr, thread_main, &s) != 0 || pthread_join(t, &sum) != 0)
-		exit(1);
-	pthread_attr_destroy(&attr);
-	return (long)sum;
+	char here;
+	(void)arg;
+	return (void *)rounds(map_above((uintptr_t)&here));
 }
 
 int main(void)
 {
-	/* two stacks, a page that cannot be touched between them */
-	long page = sysconf(_SC_PAGESIZE);
-	char *area = mmap(NULL, 2 * STACK_SIZE + page, PROT_READ | PROT_WRITE,
-			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
-	if (area == MAP_FAILED || mprotect(area + STACK_SIZE, page, PROT_NONE) != 0)
-		return 1;
-	char *low = area, *high = area + STACK_SIZE + page;
 	struct sigaction action = {.sa_handler = on_signal, .sa_flags = SA_ONSTACK};
 	sigaction(SIGUSR1, &action, NULL);
-	long above = run(low, high), below = run(high, low);
-	printf("alternate stack above: %ld, below: %ld, handled %ld\n", above, below, (long)handled);
+	char here; /* on the main thread's stack, which is above every mapping but the vDSO's */
+	char *below = mmap(NULL, STACK_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	long above_sum = rounds(map_above((uintptr_t)&here));
+	long below_sum = rounds(below == MAP_FAILED ? NULL : below);
+	pthread_t thread;
+	void *thread_sum;
+	if (pthread_create(&thread, NULL, thread_main, NULL) != 0 ||
+	    pthread_join(thread, &thread_sum) != 0)
+		return 1;
+	printf("alternate stack above: %ld, below: %ld, above in a thread: %ld, handled %ld\n",
+	       above_sum, below_sum, (long)thread_sum, (long)handled);
 	return 0;
 }
