@@ -13,8 +13,9 @@
  *   - otherwise: over its first instructions, which move into the stub (relocate.c).
  * A function that cannot be patched safely is listed with the reason, and left as
  * it is: among them, one with another symbol inside the bytes its patch overwrites
- * (an alternate entry) or that lies inside another symbol's extent. Exits are caught by replacing the return address (trampoline.asm says why
- * and how). Code pages go back to read-execute.
+ * (an alternate entry) or that lies inside another symbol's extent. Exits are caught
+ * by replacing the return address (trampoline.asm says why and how). Code pages go
+ * back to read-execute.
  *
  * Never patched: the dynamic loader, the C library, ticktrace's libraries, the
  * decoder's and a sanitizer's (the recording and the patching run through them), the

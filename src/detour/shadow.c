@@ -11,7 +11,9 @@
  * stack when both lie in the thread's own stack or both in its alternate signal stack
  * (or they are the same); two coroutine stacks, which nothing describes, are taken as
  * different. A frame kept so that was abandoned gets its FUNC_EXIT late (or never);
- * one ended while live would leave its return nowhere to go (tt__detour_lost). */
+ * one ended while live would leave its return nowhere to go (tt__detour_lost). A
+ * thread learns its own stack as it starts (pthread_create, interposed below; the
+ * first thread in detour.c's constructor). */
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
@@ -57,20 +59,42 @@ static int tt__detour_one_stack(const struct tt__detour_stacks *s, uintptr_t a, 
 	       tt__detour_inside(b, s->own_low, s->own_high);
 }
 
-void tt__detour_settle_entry(uintptr_t slot)
+/* Ends the top frame's call while `abandoned` says so of it, up to `stop`. */
+static void tt__detour_end_abandoned(const struct tt__detour_stacks *stacks, uintptr_t slot,
+				     const struct tt__detour_frame *stop,
+				     int (*abandoned)(const struct tt__detour_stacks *, uintptr_t,
+						      uintptr_t))
 {
 	struct tt__detour_shadow *sh = &tt__detour_shadow;
-	struct tt__detour_stacks stacks = tt__detour_stacks_now();
-	for (;;) {
-		struct tt__detour_frame *top = sh->top - 1; /* the sentinel's slot is above all */
-		if (top->slot > slot || !tt__detour_one_stack(&stacks, top->slot, slot))
-			return;
+	for (struct tt__detour_frame *top = sh->top - 1;
+	     top != stop && abandoned(stacks, top->slot, slot); top = sh->top - 1) {
 		uint64_t word = top->word;
 		/* read before the frame is given up: a handler's call may take it then */
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		sh->top = top;
 		tt__detour_func_exit(word);
 	}
+}
+
+/* For a call at `slot`: a frame at or below it on its stack (the sentinel's slot is
+ * above all). */
+static int tt__detour_below_call(const struct tt__detour_stacks *stacks, uintptr_t frame,
+				 uintptr_t slot)
+{
+	return frame <= slot && tt__detour_one_stack(stacks, frame, slot);
+}
+
+/* For a return through `slot`: a frame below it on its stack. */
+static int tt__detour_below_return(const struct tt__detour_stacks *stacks, uintptr_t frame,
+				   uintptr_t slot)
+{
+	return frame < slot && tt__detour_one_stack(stacks, frame, slot);
+}
+
+void tt__detour_settle_entry(uintptr_t slot)
+{
+	struct tt__detour_stacks stacks = tt__detour_stacks_now();
+	tt__detour_end_abandoned(&stacks, slot, NULL, tt__detour_below_call);
 }
 
 void tt__detour_settle_exit(uintptr_t slot)
@@ -82,17 +106,21 @@ void tt__detour_settle_exit(uintptr_t slot)
 	if (found->slot != slot)
 		tt__detour_lost(slot);
 	struct tt__detour_stacks stacks = tt__detour_stacks_now();
-	/* The frames above ours move down over it, and ours goes on top: a handler that
-	 * came in meanwhile would see frames half moved. */
+	/* the usual case (longjmp, an exception): only abandoned frames above ours */
+	tt__detour_end_abandoned(&stacks, slot, found, tt__detour_below_return);
+	if (sh->top - 1 == found)
+		return;
+	/* Another stack's frames too: they move down over ours, which goes on top. A
+	 * handler that came in meanwhile would see frames half moved. */
 	sigset_t all, old;
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
 	struct tt__detour_frame ours = *found, *to = found;
 	for (struct tt__detour_frame *f = found + 1; f < sh->top; f++) {
-		if (f->slot < slot && tt__detour_one_stack(&stacks, f->slot, slot))
-			tt__detour_func_exit(f->word); /* abandoned below ours */
+		if (tt__detour_below_return(&stacks, f->slot, slot))
+			tt__detour_func_exit(f->word);
 		else
-			*to++ = *f; /* another stack's: suspended */
+			*to++ = *f; /* suspended */
 	}
 	*to++ = ours;
 	sh->top = to;
@@ -128,8 +156,10 @@ static void *tt__detour_thread_main(void *start_arg)
 	return start.main(start.arg);
 }
 
-typedef int (*tt__pthread_create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
-__attribute__((visibility("default"))) int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
+typedef int (*tt__pthread_create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *),
+				     void *);
+__attribute__((visibility("default"))) int pthread_create(pthread_t *thread,
+							  const pthread_attr_t *attr,
 							  void *(*main)(void *), void *arg)
 {
 	static tt__pthread_create_fn next;

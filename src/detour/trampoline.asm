@@ -33,9 +33,9 @@
 ; the event (another thread's table entry, dropping) it calls the emitter
 ; (tt__detour_func_enter/exit), and after a reservation that did not fit
 ; tt__record_slow_preserving, in a frame that also keeps r8-r11 and aligns the stack
-; itself, as every path into C does: rsp may be 8 bytes off at a function's entry (GCC's
-; -fipa-stack-alignment calls a leaf so), and the calls into C keep xmm0-15 too. Flags are not kept (no compiler keeps them
-; across a call). Against the emitters' common path, the copy finds the thread's table
+; itself, as every path into C does: rsp may be 8 bytes off at a function's entry
+; (GCC's -fipa-stack-alignment calls a leaf so); the calls into C keep xmm0-15 too.
+; Flags are not kept (no compiler keeps them across a call). Against the emitters' common path, the copy finds the thread's table
 ; entry in its shadow stack (`hot`, set with the stack, where the emitters compute
 ; it from the thread pointer each time), takes the record's word from the stub, and
 ; does not read tt__hot_global: tt_disable tags every registered thread's limit off, and

@@ -58,19 +58,27 @@ __attribute__((noinline)) long work_escape(void)
 	return 7;
 }
 
-/* STACK_SIZE bytes mapped at the first place free above `from`, by steps of 1 MiB. */
+/* STACK_SIZE bytes mapped in the first gap above `from` (by /proc/self/maps), a page
+ * clear of the mappings on each side. */
 static char *map_above(uintptr_t from)
 {
-	for (uintptr_t at = (from + (2u << 20)) & ~(uintptr_t)0xfffff; at < from + (4ul << 30);
-	     at += 1u << 20) {
-		void *p = mmap((void *)at, STACK_SIZE, PROT_READ | PROT_WRITE,
-			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
-		if (p == (void *)at)
-			return p;
-		if (p != MAP_FAILED)
-			munmap(p, STACK_SIZE);
+	FILE *maps = fopen("/proc/self/maps", "r");
+	if (!maps)
+		return NULL;
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE), free_from = 0, low, high;
+	char line[512];
+	void *at = NULL;
+	while (!at && fgets(line, sizeof line, maps) && sscanf(line, "%lx-%lx", &low, &high) == 2) {
+		if (free_from > from && low - free_from >= STACK_SIZE + 2 * page)
+			at = (void *)(free_from + page);
+		free_from = high;
 	}
-	return NULL;
+	fclose(maps);
+	if (!at)
+		return NULL;
+	void *p = mmap(at, STACK_SIZE, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	return p == at ? p : NULL;
 }
 
 /* The rounds, with the signal stack at `alt_stack`. */
