@@ -126,8 +126,10 @@ static void check_against_instrumented(const char *cc, const char *flags, const 
 	assert_non_null(strstr(err, "not patched: odd_alt (work): the symbol odd_alt_inner is at +3, "
 				    "inside the 7 bytes the patch overwrites"));
 	assert_non_null(strstr(err, "not patched: odd_alt_inner (work): it lies at +3 inside odd_alt"));
+	assert_non_null(strstr(err, "not patched: odd_hot (work): the jump at +0 of odd_hot.cold goes "
+				    "into the first 7 bytes (to +2), which the patch overwrites"));
 	assert_non_null(strstr(err, how));
-	assert_non_null(strstr(err, "; 5 could not be\n"));
+	assert_non_null(strstr(err, "; 6 could not be\n"));
 	free(err);
 	tt_rmdir(dir);
 }

@@ -128,6 +128,8 @@ struct tt__detour_module {
 	uintptr_t low, high;
 	struct tt__detour_sym *syms; /* every symbol with an address, sorted */
 	size_t nsyms;
+	struct tt__detour_sym *colds; /* GCC's NAME.cold parts */
+	size_t ncolds;
 	uintptr_t *sleds; /* -fpatchable-function-entry NOP areas, sorted */
 	size_t nsleds;
 	uint8_t *stubs;   /* the module's stubs, near it; NULL: none yet */
@@ -273,7 +275,8 @@ static int tt__detour_module_cb(Dwfl_Module *mod, void **user, const char *name,
 	int untouchable = tt__detour_untouchable(name);
 	int is_main = d->main_path && strcmp(name, d->main_path) == 0;
 	int nsyms = dwfl_module_getsymtab(mod);
-	if (!untouchable && nsyms > 1 && !(m->syms = malloc((size_t)nsyms * sizeof(*m->syms))))
+	if (!untouchable && nsyms > 1 && (!(m->syms = malloc((size_t)nsyms * sizeof(*m->syms))) ||
+					  !(m->colds = malloc((size_t)nsyms * sizeof(*m->colds)))))
 		return DWARF_CB_ABORT;
 	for (int i = 1; i < nsyms; i++) {
 		GElf_Sym sym;
@@ -282,9 +285,13 @@ static int tt__detour_module_cb(Dwfl_Module *mod, void **user, const char *name,
 		const char *sname = dwfl_module_getsym_info(mod, i, &sym, &addr, &shndx, NULL, NULL);
 		int type = sname ? GELF_ST_TYPE(sym.st_info) : STT_NOTYPE;
 		if (m->syms && sname && shndx != SHN_UNDEF && shndx != SHN_ABS && type != STT_TLS &&
-		    type != STT_SECTION && type != STT_FILE)
-			m->syms[m->nsyms++] = (struct tt__detour_sym){
-				.addr = (uintptr_t)addr, .end = (uintptr_t)(addr + sym.st_size), .name = sname};
+		    type != STT_SECTION && type != STT_FILE) {
+			struct tt__detour_sym one = {.addr = (uintptr_t)addr,
+						     .end = (uintptr_t)(addr + sym.st_size), .name = sname};
+			m->syms[m->nsyms++] = one;
+			if (type == STT_FUNC && strstr(sname, ".cold"))
+				m->colds[m->ncolds++] = one;
+		}
 		/* _start is entered with no return address, by the kernel's jump */
 		if (!sname || GELF_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_size == 0 ||
 		    shndx == SHN_UNDEF || strstr(sname, ".cold") || strcmp(sname, "_start") == 0 ||
@@ -402,17 +409,23 @@ static int tt__detour_write_code(uintptr_t at, const uint8_t *bytes, size_t len)
  * starting inside them (an alternate entry, which would land inside the jump), or
  * one whose extent holds the function (its code runs into what the patch overwrites);
  * -1 with the reason, or 0. */
-static int tt__detour_overlaps(const struct tt__detour_module *m, const struct tt__detour_fn *fn,
-			       int len, char *why, size_t cap)
+static size_t tt__detour_first_sym_from(const struct tt__detour_module *m, uintptr_t addr)
 {
-	size_t lo = 0, hi = m->nsyms; /* the first symbol at or after the function */
+	size_t lo = 0, hi = m->nsyms;
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
-		if (m->syms[mid].addr < fn->addr)
+		if (m->syms[mid].addr < addr)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
+	return lo;
+}
+
+static int tt__detour_overlaps(const struct tt__detour_module *m, const struct tt__detour_fn *fn,
+			       int len, char *why, size_t cap)
+{
+	size_t lo = tt__detour_first_sym_from(m, fn->addr);
 	for (size_t i = lo; i < m->nsyms && m->syms[i].addr < fn->addr + (uintptr_t)len; i++)
 		if (m->syms[i].addr != fn->addr) {
 			snprintf(why, cap, "the symbol %s is at +%" PRIuPTR ", inside the %d bytes the "
@@ -427,6 +440,26 @@ static int tt__detour_overlaps(const struct tt__detour_module *m, const struct t
 	snprintf(why, cap, "it lies at +%" PRIuPTR " inside %s, whose code runs through the bytes the "
 		 "patch overwrites", fn->addr - m->syms[outer].addr, m->syms[outer].name);
 	return -1;
+}
+
+/* Whether the function's cold part (GCC's NAME.cold, for NAME any of its symbols), which
+ * jumps back into it, jumps into the `len` bytes the patch overwrites: -1 with the
+ * reason, or 0. */
+static int tt__detour_cold_jumps(const struct tt__detour_module *m, const struct tt__detour_fn *fn,
+				 int len, char *why, size_t cap)
+{
+	size_t first = tt__detour_first_sym_from(m, fn->addr);
+	for (size_t c = 0; c < m->ncolds; c++) {
+		const struct tt__detour_sym *cold = &m->colds[c];
+		size_t stem = (size_t)(strstr(cold->name, ".cold") - cold->name);
+		for (size_t i = first; i < m->nsyms && m->syms[i].addr == fn->addr; i++)
+			if (strlen(m->syms[i].name) == stem &&
+			    strncmp(m->syms[i].name, cold->name, stem) == 0 &&
+			    tt__detour_no_jump_into((const uint8_t *)cold->addr, cold->end - cold->addr,
+						    cold->addr, cold->name, fn->addr, len, why, cap) < 0)
+				return -1;
+	}
+	return 0;
 }
 
 /* Patches one function; 0, or -1 with the reason in `why`. */
@@ -475,7 +508,7 @@ static int tt__detour_patch(struct tt__detour *d, const struct tt__detour_fn *fn
 		stub->go_on = fn->addr + TT__DETOUR_PATCH;
 	} else {
 		len = tt__detour_plan(code_at, fn->size, fn->addr, why, cap);
-		if (len < 0)
+		if (len < 0 || tt__detour_cold_jumps(m, fn, len, why, cap) < 0)
 			return -1;
 		size_t room = TT__DETOUR_STUB_MAX - sizeof(*stub);
 		if (tt__detour_relocate(code_at, fn->addr, len, stub->moved, (uintptr_t)stub->moved,
@@ -514,6 +547,7 @@ static void tt__detour_free(struct tt__detour *d)
 		free(d->modules[i].path);
 		free(d->modules[i].sleds);
 		free(d->modules[i].syms);
+		free(d->modules[i].colds);
 	}
 	if (d->dwfl)
 		dwfl_end(d->dwfl);

@@ -94,6 +94,12 @@ _Static_assert(offsetof(struct tt__detour_stub, word) == 8 &&
  * none of the function's jumps lands inside them and each can be moved. */
 int tt__detour_plan(const uint8_t *code, uint64_t size, uintptr_t addr, char *why, size_t cap)
 	TT__DETOUR_HIDDEN;
+/* Whether no jump among the instructions of `code` (`size` bytes at run-time address
+ * `code_addr`: the function's own, or its `part` elsewhere) lands inside the first `len`
+ * bytes of the function at `addr`; 0, or -1 with the reason. */
+int tt__detour_no_jump_into(const uint8_t *code, uint64_t size, uintptr_t code_addr,
+			    const char *part, uintptr_t addr, int len, char *why, size_t cap)
+	TT__DETOUR_HIDDEN;
 /* Writes the first `len` bytes' instructions, relocated to run at `out_addr`, and a
  * jump back to addr + len, into `out` (`cap` bytes); the bytes written. */
 int tt__detour_relocate(const uint8_t *code, uintptr_t addr, int len, uint8_t *out,
