@@ -10,8 +10,10 @@
  * stack may lie above the thread's stack or below it. Two slots are known to be on one
  * stack when both lie in the thread's own stack or both in its alternate signal stack
  * (or they are the same); two coroutine stacks, which nothing describes, are taken as
- * different. A frame kept so that was abandoned gets its FUNC_EXIT late (or never);
- * one ended while live would leave its return nowhere to go (tt__detour_lost). A
+ * different; a coroutine stack carved out of the thread's own (a local array) is not
+ * told from it, and a call there ends the frames of the thread's stack below it, whose
+ * return then aborts. A frame kept so that was abandoned gets its FUNC_EXIT late (or
+ * never); one ended while live would leave its return nowhere to go (tt__detour_lost). A
  * thread learns its own stack as it starts (pthread_create, interposed below; the
  * first thread in detour.c's constructor). */
 #include <dlfcn.h>
