@@ -199,25 +199,31 @@ TT_EMITTER __cyg_profile_func_exit,  TT_REC_FUNC_EXIT,  PAYLOAD_RDI
 ; event (another thread's entry, dropping), where every register but the ones above
 ; may hold the program's values (a caller compiled with GCC's -fipa-ra keeps values in
 ; caller-saved registers its callee is known not to touch). So their slow path goes
-; through tt__record_slow_preserving, which also keeps xmm0-15. They must be called
-; with the stack 16-byte aligned, as the C slow path needs.
+; through tt__record_slow_preserving, which also keeps xmm0-15 and aligns the stack
+; for the C slow path.
 TT_EMITTER tt__detour_func_enter, TT_REC_FUNC_ENTER, PAYLOAD_RDI, tt__record_slow_preserving
 TT_EMITTER tt__detour_func_exit,  TT_REC_FUNC_EXIT,  PAYLOAD_RDI, tt__record_slow_preserving
 
 ; tt__record_slow for the detours: entered by the hooks' jmp, or called by the
-; trampoline whose reservation did not fit, so [rsp] returns to the trampoline and rsp
-; is 8 off 16-byte alignment. Keeps xmm0-15, which C may use; the emitters' own
+; trampoline whose reservation did not fit, so [rsp] returns to the trampoline. It
+; aligns the stack itself (rbp keeps where it was): a patched function may have been
+; entered with rsp 8 bytes off, and KEEP_XMM's movaps and C need it aligned. Keeps
+; xmm0-15, which C may use; the emitters' own
 ; clobbers (rax rcx rdx rsi rdi r8 r9 r10 r11) the trampoline saves. (Not x87 or the
 ; upper halves of ymm: the slow path uses neither, unless a C library routine it calls
 ; is an AVX version, whose vzeroupper clears them.)
 global tt__record_slow_preserving:function (tt__record_slow_preserving.end - tt__record_slow_preserving)
 align 16
 tt__record_slow_preserving:
-	sub	rsp, 264			; 16 xmm registers, and alignment
+	push	rbp
+	mov	rbp, rsp
+	and	rsp, -16
+	sub	rsp, 256			; 16 xmm registers
 	KEEP_XMM store, 0
 	call	tt__record_slow wrt ..plt
 	KEEP_XMM load, 0
-	add	rsp, 264
+	mov	rsp, rbp
+	pop	rbp
 	ret
 .end:
 

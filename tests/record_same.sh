@@ -3,9 +3,7 @@
 # (issue 23). Small programs (detour/same.c, detour/same_cxx.cc: one feature each run)
 # built with gcc and clang, -O0/-O2/-O3, PIE or not (and C++ with its runtime linked
 # in statically), run plainly and under `record -f '*'`: the exit status, stdout and
-# stderr (less ticktrace's own lines) must be the same. A case listed in
-# detour/record_same.xfail (CONFIG FEATURE item N: what) is known to differ until the
-# fix of that issue-23 item lands: it must still differ (else remove it from the list).
+# stderr (less ticktrace's own lines) must be the same.
 #   record_same.sh DETOUR_SOURCES CC SANITIZE   (TT_TEST_TOOL: the ticktrace command;
 #   SANITIZE: the build's b_sanitize, CC its compiler)
 set -eu
@@ -37,16 +35,7 @@ g++-O2:g++:-O2
 clang++-O0-nopie:clang++:-O0 -fno-pie -no-pie
 g++-O3-static-libstdc++:g++:-O3 -static-libstdc++ -static-libgcc:exceptions threads"
 
-# The issue-23 item that keeps CONFIG FEATURE from passing yet, or nothing.
-expected_failure() {
-	while read -r cfg feature item number rest; do
-		case $cfg in '#'* | '') continue ;; esac
-		# shellcheck disable=SC2254
-		case $1 in $cfg) case $2 in $feature) echo "$item $number $rest"; return ;; esac ;; esac
-	done <"$src/record_same.xfail"
-}
-
-built=0 passed=0 xfailed=0 failures=0
+built=0 passed=0 failures=0
 # Runs one program both ways: its exit statuses in $plain and $traced, its output in
 # $dir/plain.* and $dir/record.* (ticktrace's lines left out of record.err).
 run_both() {
@@ -72,21 +61,12 @@ while IFS=: read -r name compiler flags only; do
 		{ cat "$dir/cc.log" >&2; echo "FAIL: $name does not build" >&2; exit 1; }
 	built=$((built + 1))
 	for feature in $features; do
-		known=$(expected_failure "$name" "$feature")
 		run_both "$prog" "$feature"
 		# Every program exits 0 by itself, or is no measure.
 		[ "$plain" = 0 ] || { cat "$dir/plain.err" >&2; echo "FAIL: $name $feature exits $plain by itself" >&2; exit 1; }
 		if [ "$plain" = "$traced" ] && cmp -s "$dir/plain.out" "$dir/record.out" &&
 			cmp -s "$dir/plain.err" "$dir/record.err"; then
-			if [ -n "$known" ]; then
-				echo "FAIL: $name $feature: the same now; remove it from record_same.xfail ($known)" >&2
-				failures=$((failures + 1))
-			else
-				passed=$((passed + 1))
-			fi
-		elif [ -n "$known" ]; then
-			echo "expected failure: $name $feature: $known (exit $plain plain, $traced recorded)"
-			xfailed=$((xfailed + 1))
+			passed=$((passed + 1))
 		else
 			echo "FAIL: $name $feature changed under record -f '*': exit $plain plain, $traced recorded" >&2
 			diff "$dir/plain.out" "$dir/record.out" >&2 || true
@@ -97,6 +77,6 @@ while IFS=: read -r name compiler flags only; do
 	done
 done
 [ "$built" -gt 0 ] || { echo "skipped: no compiler here" >&2; exit 77; }
-echo "$passed cases the same, $xfailed expected failures (issue-23 items not fixed yet), $failures failures"
+echo "$passed cases the same, $failures failures"
 [ "$failures" = 0 ]
 }

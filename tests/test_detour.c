@@ -11,8 +11,8 @@
  *
  *   test_detour SRC_DIR LIB_DIR SANITIZE   (SRC_DIR: tests/detour)
  *
- * In a sanitizer build the detour library needs the sanitizer runtime loaded first,
- * which a plain program does not have: the test is skipped there. */
+ * In an AddressSanitizer build the programs traced get the sanitizer's runtime
+ * preloaded (preload_sanitizer). */
 #include <setjmp.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -127,8 +127,13 @@ static void check_against_instrumented(const char *cc, const char *flags, const 
 	assert_non_null(strstr(err, "not patched: odd_spin (work): the jump at +5 goes back into "
 				    "the first 5 bytes (to +2)"));
 	assert_non_null(strstr(err, "not patched: odd_jrcxz (work): its jrcxz at +3"));
+	assert_non_null(strstr(err, "not patched: odd_alt (work): the symbol odd_alt_inner is at +3, "
+				    "inside the 7 bytes the patch overwrites"));
+	assert_non_null(strstr(err, "not patched: odd_alt_inner (work): it lies at +3 inside odd_alt"));
+	assert_non_null(strstr(err, "not patched: odd_hot (work): the jump at +0 of odd_hot.cold goes "
+				    "into the first 7 bytes (to +2), which the patch overwrites"));
 	assert_non_null(strstr(err, how));
-	assert_non_null(strstr(err, "; 3 could not be\n"));
+	assert_non_null(strstr(err, "; 6 could not be\n"));
 	free(err);
 	tt_rmdir(dir);
 }
@@ -247,7 +252,8 @@ static void by_address(void **state)
 }
 
 /* Every register a patched function leaves alone is as it was after its call: with
- * the buffer holding every event, and with one so small that most are dropped. */
+ * the buffer holding every event, and with one so small that most are dropped; called
+ * with the stack aligned, and with rsp 8 bytes off (every path into C aligns it). */
 static void registers(void **state)
 {
 	(void)state;
@@ -256,14 +262,92 @@ static void registers(void **state)
 	const char *tool = getenv("TT_TEST_TOOL");
 	assert_int_equal(tt_sh("gcc -O2 '%s/registers.c' -o '%s/registers' && '%s/registers' >'%s/want'",
 			       src_dir, dir, dir, dir), 0);
-	const char *buffers[] = {"1000000", "100"};
-	for (size_t i = 0; i < sizeof buffers / sizeof buffers[0]; i++) {
-		assert_int_equal(tt_sh("TICKTRACE_BUFFER=%s '%s' record -f work_callee -o '%s/run.ttr' "
-				       "-- '%s/registers' >'%s/got' 2>/dev/null",
-				       buffers[i], tool, dir, dir, dir), 0);
-		assert_same_text(dir, "got", "want");
-	}
+	const char *buffers[] = {"1000000", "100"}, *alignments[] = {"", "misaligned"};
+	for (size_t a = 0; a < sizeof alignments / sizeof alignments[0]; a++)
+		for (size_t i = 0; i < sizeof buffers / sizeof buffers[0]; i++) {
+			assert_int_equal(tt_sh("TICKTRACE_BUFFER=%s '%s' record -f work_callee -o "
+					       "'%s/run.ttr' -- '%s/registers' %s >'%s/got' 2>/dev/null",
+					       buffers[i], tool, dir, dir, alignments[a], dir), 0);
+			assert_same_text(dir, "got", "want");
+		}
 	tt_rmdir(dir);
+}
+
+/* Runs dir/PROG (built from tests/detour) plainly and under `ticktrace record` with
+ * `patterns`: it must exit 0 and print the same both times. The trace, converted
+ * (free it with cJSON_Delete); `run` names its files. */
+static cJSON *record_as_plain(const char *dir, const char *prog, const char *patterns, int run)
+{
+	char path[256];
+	const char *tool = getenv("TT_TEST_TOOL");
+	assert_int_equal(tt_sh("'%s/%s' >'%s/want'", dir, prog, dir), 0);
+	assert_int_equal(tt_sh("'%s' record %s -o '%s/run%d.ttr' -c '%s/run%d.json' -- '%s/%s' "
+			       ">'%s/got' 2>'%s/err'", tool, patterns, dir, run, dir, run, dir, prog, dir,
+			       dir), 0);
+	assert_same_text(dir, "got", "want");
+	snprintf(path, sizeof(path), "%s/run%d.json", dir, run);
+	cJSON *root = tt_json_load(path);
+	assert_non_null(root);
+	return root;
+}
+
+/* A 6-byte leaf (`lea; ret`) called with rsp 8 bytes off by its caller's loop:
+ * patched alone (its first call grows the shadow stack, in C) and with its caller
+ * and a 5-byte function moved whole, the program prints the same and every call is a
+ * slice. */
+static void short_leaf(void **state)
+{
+	(void)state;
+	const char *compilers[] = {"gcc", "clang"}, *patterns[] = {"-f work_a", "-f 'work_*'"};
+	for (size_t c = 0; c < sizeof compilers / sizeof compilers[0]; c++) {
+		if (!compiler(compilers[c]))
+			continue;
+		char dir[64];
+		tt_tmpdir(dir, sizeof(dir));
+		assert_int_equal(tt_sh("%s -O2 '%s/leaf.c' -o '%s/leaf'", compilers[c], src_dir, dir), 0);
+		for (int p = 0; p < (int)(sizeof patterns / sizeof patterns[0]); p++) {
+			cJSON *root = record_as_plain(dir, "leaf", patterns[p], p);
+			assert_int_equal(count_slices(root, "work_a"), 1000);
+			assert_int_equal(count_slices(root, "work_whole"), p);
+			cJSON_Delete(root);
+		}
+		tt_rmdir(dir);
+	}
+}
+
+/* Patched calls on stacks other than the thread's own, where each call must still be
+ * one slice and the program run as without:
+ *   altstack: handlers on an alternate signal stack, above the thread's stack and
+ *     below it, call a patched function while the thread is inside others; once a
+ *     handler leaves by siglongjmp (in the first thread and another);
+ *   coroutines: coroutines (swapcontext) yield from inside patched functions, so that
+ *     each returns with the other's frames above its own on the shadow stack. */
+static void other_stacks(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *prog, *flags;
+		struct {
+			const char *name;
+			int slices;
+		} calls[4];
+	} programs[] = {
+		{"altstack", "-pthread",
+		 {{"work_outer", 330}, {"work_inner", 333}, {"work_in_handler", 333}, {"work_escape", 3}}},
+		{"coroutines", "", {{"work_yield", 100}, {"work_step", 100}, {"work_drive", 1}}},
+	};
+	for (size_t i = 0; i < sizeof programs / sizeof programs[0]; i++) {
+		char dir[64];
+		tt_tmpdir(dir, sizeof(dir));
+		assert_int_equal(tt_sh("gcc -O2 %s '%s/%s.c' -o '%s/%s'", programs[i].flags, src_dir,
+				       programs[i].prog, dir, programs[i].prog), 0);
+		cJSON *root = record_as_plain(dir, programs[i].prog, "-f 'work_*'", 0);
+		for (size_t c = 0; c < 4 && programs[i].calls[c].name; c++)
+			assert_int_equal(count_slices(root, programs[i].calls[c].name),
+					 programs[i].calls[c].slices);
+		cJSON_Delete(root);
+		tt_rmdir(dir);
+	}
 }
 
 /* Calls made while recording is off (tt_disable) are not recorded, the others are. */
@@ -282,6 +366,33 @@ static void disabled(void **state)
 	assert_non_null(root);
 	assert_int_equal(count_slices(root, "work_callee"), 5);
 	cJSON_Delete(root);
+	tt_rmdir(dir);
+}
+
+/* A library's constructor starts a thread that runs a function to patch while the
+ * patching would happen: nothing is patched, said so, and the program runs as without
+ * (ten runs: patching it crashed most of them). */
+static void thread_before_patching(void **state)
+{
+	(void)state;
+	char dir[64];
+	tt_tmpdir(dir, sizeof(dir));
+	const char *tool = getenv("TT_TEST_TOOL");
+	assert_int_equal(tt_sh("gcc -O2 -shared -fPIC -DCTOR_LIB '%s/ctor_thread.c' -o "
+			       "'%s/libctorthread.so' -pthread && gcc -O2 '%s/ctor_thread.c' -o '%s/ctor' "
+			       "-L'%s' -lctorthread -Wl,-rpath,'%s' -pthread",
+			       src_dir, dir, src_dir, dir, dir, dir), 0);
+	for (int run = 0; run < 10; run++) {
+		assert_int_equal(tt_sh("'%s' record -f 'work_*' -o '%s/run.ttr' -- '%s/ctor' >'%s/out' "
+				       "2>'%s/err'", tool, dir, dir, dir, dir), 0);
+		char *out = slurp(dir, "out");
+		assert_string_equal(out, "spinner ran\n");
+		free(out);
+	}
+	char *err = slurp(dir, "err");
+	assert_non_null(strstr(err, "nothing patched: the program already runs 1 other thread "
+				    "(a library's constructor started them)"));
+	free(err);
 	tt_rmdir(dir);
 }
 
@@ -487,9 +598,15 @@ static void everything_sanitized(void **state)
 	}
 	char dir[64];
 	tt_tmpdir(dir, sizeof(dir));
+	const char *kept = getenv("ASAN_OPTIONS"); /* (set in a sanitizer build: preload_sanitizer) */
+	char *options = kept ? strdup(kept) : NULL;
 	setenv("ASAN_OPTIONS", "verify_asan_link_order=0:detect_leaks=0", 1);
 	same_as_plain(dir, "g++", "unwind.cc", "-fsanitize=address,undefined", NULL, "-f '*'", "10\n");
-	unsetenv("ASAN_OPTIONS");
+	if (options)
+		setenv("ASAN_OPTIONS", options, 1);
+	else
+		unsetenv("ASAN_OPTIONS");
+	free(options);
 	tt_rmdir(dir);
 }
 
@@ -525,6 +642,32 @@ static void by_address_saving(void **state)
 	tt_rmdir(dir);
 }
 
+/* In an AddressSanitizer build the detour library needs the sanitizer's runtime loaded
+ * before it, which a plain program does not do: it is preloaded into every command the
+ * test runs, allowed to come after the detour library (which `record` preloads first),
+ * and without leak checks (the compilers the test runs leak on purpose). 0 or -1. */
+static int preload_sanitizer(void)
+{
+	char command[1024], line[1024], runtime[1024] = "";
+	snprintf(command, sizeof(command), "ldd '%s/detour/libticktrace-detour.so'", lib_dir);
+	FILE *ldd = popen(command, "r");
+	if (!ldd)
+		return -1;
+	while (fgets(line, sizeof(line), ldd))
+		if (!runtime[0])
+			sscanf(line, " libasan.so%*s => %1023s", runtime);
+	pclose(ldd);
+	if (!runtime[0])
+		return -1;
+	const char *options = getenv("ASAN_OPTIONS");
+	char merged[2048];
+	snprintf(merged, sizeof(merged), "%s%sverify_asan_link_order=0:detect_leaks=0",
+		 options ? options : "", options && *options ? ":" : "");
+	setenv("LD_PRELOAD", runtime, 1);
+	setenv("ASAN_OPTIONS", merged, 1);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 4) {
@@ -534,9 +677,9 @@ int main(int argc, char **argv)
 	src_dir = argv[1];
 	snprintf(work_c, sizeof(work_c), "%s/work.c", src_dir);
 	lib_dir = argv[2];
-	if (strcmp(argv[3], "none") != 0) {
+	if (strstr(argv[3], "address") && preload_sanitizer() < 0) {
 		printf("skipped: the detour library is built with -fsanitize=%s, whose runtime a "
-		       "plain program does not load first\n", argv[3]);
+		       "plain program does not load, and it is not found to preload\n", argv[3]);
 		return 77;
 	}
 	const struct CMUnitTest tests[] = {
@@ -544,7 +687,9 @@ int main(int argc, char **argv)
 		cmocka_unit_test(gcc_patchable_before), cmocka_unit_test(gcc_few_nops),
 		cmocka_unit_test(clang_plain), cmocka_unit_test(clang_patchable),
 		cmocka_unit_test(unwinding),   cmocka_unit_test(by_address),
-		cmocka_unit_test(registers),   cmocka_unit_test(everything),
+		cmocka_unit_test(registers),   cmocka_unit_test(short_leaf),
+		cmocka_unit_test(other_stacks), cmocka_unit_test(thread_before_patching),
+		cmocka_unit_test(everything),
 		cmocka_unit_test(disabled),    cmocka_unit_test(exit_status),
 		cmocka_unit_test(forced_unwind_cxx), cmocka_unit_test(forced_unwind_c),
 		cmocka_unit_test(static_runtime), cmocka_unit_test(everything_unwinds),

@@ -39,12 +39,27 @@ void tt__background_reset_after_fork(void)
 
 /* futex word: ticktrace's own threads that began to run */
 static uint32_t tt__threads_started;
+/* their kernel ids, as many as fit (a child's after fork follow its parent's) */
+static pid_t tt__own_tids[16];
+static uint32_t tt__own_count;
 
 void tt__thread_running(const char *name)
 {
 	prctl(PR_SET_NAME, name, 0, 0, 0);
+	uint32_t index = __atomic_fetch_add(&tt__own_count, 1, __ATOMIC_RELAXED);
+	if (index < sizeof tt__own_tids / sizeof tt__own_tids[0])
+		__atomic_store_n(&tt__own_tids[index], gettid(), __ATOMIC_RELAXED);
 	__atomic_add_fetch(&tt__threads_started, 1, __ATOMIC_RELEASE);
 	syscall(SYS_futex, &tt__threads_started, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
+}
+
+int tt__own_thread(pid_t tid)
+{
+	uint32_t n = __atomic_load_n(&tt__own_count, __ATOMIC_ACQUIRE);
+	for (uint32_t i = 0; i < n && i < sizeof tt__own_tids / sizeof tt__own_tids[0]; i++)
+		if (__atomic_load_n(&tt__own_tids[i], __ATOMIC_RELAXED) == tid)
+			return 1;
+	return 0;
 }
 
 int tt__start_thread(pthread_t *thread, void *(*main)(void *), void *arg, int detached, int wait)

@@ -5,15 +5,17 @@
  * of the program and its libraries (as elfutils finds them, debug info by build-id
  * included), or 0xADDR, an address of the program as `nm` or the converter's
  * `module+0xOFFSET` print it, for a function with no name left (its extent comes
- * from .eh_frame). The constructor, run while the process is still single-threaded,
- * patches each function found with a jump to its stub, near its module
- * (trampoline.asm):
+ * from .eh_frame). The constructor patches each function found with a jump to its
+ * stub, near its module (trampoline.asm), if the process is still single-threaded
+ * (tt__detour_others says why):
  *   - built with -fpatchable-function-entry=N[,M] (N - M >= 5; the compiler lists the
  *     NOPs in __patchable_function_entries): over its first five NOPs; nothing moves;
  *   - otherwise: over its first instructions, which move into the stub (relocate.c).
  * A function that cannot be patched safely is listed with the reason, and left as
- * it is. Exits are caught by replacing the return address (trampoline.asm says why
- * and how). Code pages go back to read-execute.
+ * it is: among them, one with another symbol inside the bytes its patch overwrites
+ * (an alternate entry) or that lies inside another symbol's extent. Exits are caught
+ * by replacing the return address (trampoline.asm says why and how). Code pages go
+ * back to read-execute.
  *
  * Never patched: the dynamic loader, the C library, ticktrace's libraries, the
  * decoder's and the sanitizers' runtimes (the recording and the patching run through
@@ -21,6 +23,7 @@
  * GCC's `.cold` parts of functions (entered by a jump, not a call), and _start
  * (entered with no return address). The unwinders' entry points are patched to be
  * watched instead (unwinders.asm says why). */
+#include <dirent.h>
 #include <dlfcn.h>
 #include <dwarf.h>
 #include <elfutils/libdwfl.h>
@@ -79,9 +82,9 @@ TT__DETOUR_HIDDEN struct tt__detour_frame *tt__detour_shadow_grow(void)
 	return sh->top;
 }
 
-/* trampoline.asm: a patched function returned to where no call of the thread's
- * shadow stack left its return address. */
-TT__DETOUR_HIDDEN _Noreturn void tt__detour_lost(uintptr_t slot)
+/* A patched function returned to where no call of the thread's shadow stack left its
+ * return address. */
+_Noreturn void tt__detour_lost(uintptr_t slot)
 {
 	fprintf(stderr, "ticktrace: a patched function returned through 0x%" PRIxPTR ", where no "
 		"recorded call of this thread was (did the program switch stacks?); aborting\n", slot);
@@ -119,9 +122,20 @@ struct tt__detour_fn {
 	int watch;     /* an unwinder's entry point, watched rather than recorded */
 };
 
+/* A symbol of a module, for the check that no other entry lies inside a patch. */
+struct tt__detour_sym {
+	uintptr_t addr, end;
+	uintptr_t reach; /* the highest `end` of this symbol and all before it */
+	const char *name; /* elfutils' (valid until dwfl_end) */
+};
+
 struct tt__detour_module {
 	char *path;
 	uintptr_t low, high;
+	struct tt__detour_sym *syms; /* every symbol with an address, sorted */
+	size_t nsyms;
+	struct tt__detour_sym *colds; /* GCC's NAME.cold parts */
+	size_t ncolds;
 	uintptr_t *sleds; /* -fpatchable-function-entry NOP areas, sorted */
 	size_t nsleds;
 	uint8_t *stubs;   /* the module's stubs, near it; NULL: none yet */
@@ -129,6 +143,7 @@ struct tt__detour_module {
 };
 
 struct tt__detour {
+	Dwfl *dwfl; /* kept while patching: the symbols' names are its */
 	char **patterns;
 	size_t npatterns;
 	size_t *pattern_hits;
@@ -433,6 +448,9 @@ static int tt__detour_module_cb(Dwfl_Module *mod, void **user, const char *name,
 	int nsyms = dwfl_module_getsymtab(mod);
 	const char *file = NULL; /* of the local symbols that follow */
 	int finds_frames = 0, watched = 0; /* what a static unwinder imports, what was found */
+	if (!untouchable && nsyms > 1 && (!(m->syms = malloc((size_t)nsyms * sizeof(*m->syms))) ||
+					  !(m->colds = malloc((size_t)nsyms * sizeof(*m->colds)))))
+		return DWARF_CB_ABORT;
 	for (int i = 1; i < nsyms; i++) {
 		GElf_Sym sym;
 		GElf_Addr addr;
@@ -445,6 +463,15 @@ static int tt__detour_module_cb(Dwfl_Module *mod, void **user, const char *name,
 		if (sname && shndx == SHN_UNDEF &&
 		    (strcmp(sname, "_dl_find_object") == 0 || strcmp(sname, "dl_iterate_phdr") == 0))
 			finds_frames = 1;
+		int type = sname ? GELF_ST_TYPE(sym.st_info) : STT_NOTYPE;
+		if (m->syms && sname && shndx != SHN_UNDEF && shndx != SHN_ABS && type != STT_TLS &&
+		    type != STT_SECTION && type != STT_FILE) {
+			struct tt__detour_sym one = {.addr = (uintptr_t)addr,
+						     .end = (uintptr_t)(addr + sym.st_size), .name = sname};
+			m->syms[m->nsyms++] = one;
+			if (type == STT_FUNC && strstr(sname, ".cold"))
+				m->colds[m->ncolds++] = one;
+		}
 		/* _start is entered with no return address, by the kernel's jump */
 		if (!sname || GELF_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_size == 0 ||
 		    shndx == SHN_UNDEF || strstr(sname, ".cold") || strcmp(sname, "_start") == 0)
@@ -483,6 +510,11 @@ static int tt__detour_module_cb(Dwfl_Module *mod, void **user, const char *name,
 			return DWARF_CB_ABORT;
 	}
 	tt__detour_find_sleds(mod, m);
+	if (m->nsyms)
+		qsort(m->syms, m->nsyms, sizeof(*m->syms), tt__detour_cmp_addr);
+	for (size_t i = 0; i < m->nsyms; i++)
+		m->syms[i].reach = i && m->syms[i - 1].reach > m->syms[i].end ? m->syms[i - 1].reach :
+										  m->syms[i].end;
 	return DWARF_CB_OK;
 }
 
@@ -495,16 +527,12 @@ static int tt__detour_collect(struct tt__detour *d)
 		.find_debuginfo = dwfl_standard_find_debuginfo,
 		.debuginfo_path = &debuginfo_path,
 	};
-	Dwfl *dwfl = dwfl_begin(&callbacks);
+	Dwfl *dwfl = d->dwfl = dwfl_begin(&callbacks);
 	if (!dwfl)
 		return -ENOMEM;
-	int rc = 0;
 	if (dwfl_linux_proc_report(dwfl, getpid()) != 0 || dwfl_report_end(dwfl, NULL, NULL) != 0 ||
 	    dwfl_getmodules(dwfl, tt__detour_module_cb, d, 0) != 0)
-		rc = -EIO;
-	dwfl_end(dwfl);
-	if (rc)
-		return rc;
+		return -EIO;
 	if (d->nfns) /* (none: fns is NULL, which qsort must not be given) */
 		qsort(d->fns, d->nfns, sizeof(d->fns[0]), tt__detour_cmp_fn);
 	size_t kept = 0; /* aliases: one patch per address */
@@ -560,6 +588,63 @@ static int tt__detour_write_code(uintptr_t at, const uint8_t *bytes, size_t len)
 	return 0;
 }
 
+/* Whether another entry of the module makes a patch of `len` bytes unsafe: a symbol
+ * starting inside them (an alternate entry, which would land inside the jump), or
+ * one whose extent holds the function (its code runs into what the patch overwrites);
+ * -1 with the reason, or 0. */
+static size_t tt__detour_first_sym_from(const struct tt__detour_module *m, uintptr_t addr)
+{
+	size_t lo = 0, hi = m->nsyms;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (m->syms[mid].addr < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static int tt__detour_overlaps(const struct tt__detour_module *m, const struct tt__detour_fn *fn,
+			       int len, char *why, size_t cap)
+{
+	size_t lo = tt__detour_first_sym_from(m, fn->addr);
+	for (size_t i = lo; i < m->nsyms && m->syms[i].addr < fn->addr + (uintptr_t)len; i++)
+		if (m->syms[i].addr != fn->addr) {
+			snprintf(why, cap, "the symbol %s is at +%" PRIuPTR ", inside the %d bytes the "
+				 "patch overwrites", m->syms[i].name, m->syms[i].addr - fn->addr, len);
+			return -1;
+		}
+	if (lo == 0 || m->syms[lo - 1].reach <= fn->addr)
+		return 0;
+	size_t outer = lo - 1;
+	while (m->syms[outer].end <= fn->addr)
+		outer--;
+	snprintf(why, cap, "it lies at +%" PRIuPTR " inside %s, whose code runs through the bytes the "
+		 "patch overwrites", fn->addr - m->syms[outer].addr, m->syms[outer].name);
+	return -1;
+}
+
+/* Whether the function's cold part (GCC's NAME.cold, for NAME any of its symbols), which
+ * jumps back into it, jumps into the `len` bytes the patch overwrites: -1 with the
+ * reason, or 0. */
+static int tt__detour_cold_jumps(const struct tt__detour_module *m, const struct tt__detour_fn *fn,
+				 int len, char *why, size_t cap)
+{
+	size_t first = tt__detour_first_sym_from(m, fn->addr);
+	for (size_t c = 0; c < m->ncolds; c++) {
+		const struct tt__detour_sym *cold = &m->colds[c];
+		size_t stem = (size_t)(strstr(cold->name, ".cold") - cold->name);
+		for (size_t i = first; i < m->nsyms && m->syms[i].addr == fn->addr; i++)
+			if (strlen(m->syms[i].name) == stem &&
+			    strncmp(m->syms[i].name, cold->name, stem) == 0 &&
+			    tt__detour_no_jump_into((const uint8_t *)cold->addr, cold->end - cold->addr,
+						    cold->addr, cold->name, fn->addr, len, why, cap) < 0)
+				return -1;
+	}
+	return 0;
+}
+
 /* Patches one function; 0, or -1 with the reason in `why`. */
 static int tt__detour_patch(struct tt__detour *d, const struct tt__detour_fn *fn, char *why,
 			    size_t cap)
@@ -610,7 +695,7 @@ static int tt__detour_patch(struct tt__detour *d, const struct tt__detour_fn *fn
 		stub->go_on = fn->addr + TT__DETOUR_PATCH;
 	} else {
 		len = tt__detour_plan(code_at, fn->size, fn->addr, why, cap);
-		if (len < 0)
+		if (len < 0 || tt__detour_cold_jumps(m, fn, len, why, cap) < 0)
 			return -1;
 		size_t room = TT__DETOUR_STUB_MAX - sizeof(*stub);
 		if (tt__detour_relocate(code_at, fn->addr, len, stub->moved, (uintptr_t)stub->moved,
@@ -618,6 +703,8 @@ static int tt__detour_patch(struct tt__detour *d, const struct tt__detour_fn *fn
 			return -1;
 		stub->go_on = (uintptr_t)stub->moved;
 	}
+	if (tt__detour_overlaps(m, fn, len, why, cap) < 0)
+		return -1;
 	int32_t disp;
 	if (!tt__detour_reach((uintptr_t)stub->code, fn->addr + TT__DETOUR_PATCH, &disp)) {
 		snprintf(why, cap, "its trampoline is out of 32-bit reach");
@@ -648,11 +735,42 @@ static void tt__detour_free(struct tt__detour *d)
 	for (size_t i = 0; i < d->nmodules; i++) {
 		free(d->modules[i].path);
 		free(d->modules[i].sleds);
+		free(d->modules[i].syms);
+		free(d->modules[i].colds);
 	}
+	if (d->dwfl)
+		dwfl_end(d->dwfl);
 	free(d->fns);
 	free(d->modules);
 	free(d->patterns);
 	free(d->pattern_hits);
+}
+
+/* Threads of the program running now besides this one (ticktrace's own run none of
+ * its code), or -1 when they cannot be counted. Patching is safe only when there are
+ * none: another thread may be running the code a patch overwrites, and the write of
+ * its bytes cannot be made safe for it. Writing them in an order a concurrent executor
+ * survives (int3 first, then the rest, then the first byte, with a SIGTRAP handler,
+ * as the kernel's text_poke_bp) serves one instruction replaced by one; here several
+ * move, and a thread stopped between two of them would resume inside the jump, which
+ * only stopping every thread and moving its rip into the stub mends, and a thread may
+ * block the signal that would stop it, or be inside a handler of its own whose
+ * interrupted rip cannot be seen. A library's constructor that starts threads (it runs
+ * before this one) leaves the program unpatched, said so; while this one runs, no
+ * other code of the program does, so none can start a thread meanwhile. */
+static int tt__detour_others(void)
+{
+	DIR *dir = opendir("/proc/self/task");
+	if (!dir)
+		return -1;
+	pid_t self = gettid();
+	int others = 0;
+	for (struct dirent *e; (e = readdir(dir));) {
+		pid_t tid = (pid_t)strtol(e->d_name, NULL, 10);
+		others += tid > 0 && tid != self && !tt__own_thread(tid);
+	}
+	closedir(dir);
+	return others;
 }
 
 static void tt__detour_at_exit(void)
@@ -676,6 +794,7 @@ __attribute__((constructor)) static void tt__detour_start(void)
 	uintptr_t thread_pointer;
 	__asm__("mov %%fs:0, %0" : "=r"(thread_pointer));
 	tt__detour_shadow_offset = (intptr_t)((uintptr_t)&tt__detour_shadow - thread_pointer);
+	tt__detour_know_own_stack();
 	if (!text || pthread_key_create(&tt__detour_key, tt__detour_thread_exit) != 0)
 		goto fail;
 	if (realpath("/proc/self/exe", exe))
@@ -697,13 +816,21 @@ __attribute__((constructor)) static void tt__detour_start(void)
 	for (size_t i = 0; i < d.nfns; i++)
 		to_record += !d.fns[i].watch;
 	int says = tt__detour_says();
-	int patching = !(to_record && d.unseen_unwinder);
-	if (!patching) {
+	int others = d.nfns ? tt__detour_others() : 0;
+	if (others < 0)
+		fprintf(stderr, "ticktrace: nothing patched: the program's threads cannot be counted "
+			"(/proc/self/task), and a patch is safe only while no other thread runs\n");
+	else if (others > 0)
+		fprintf(stderr, "ticktrace: nothing patched: the program already runs %d other thread%s "
+			"(a library's constructor started them), which may be running the code a patch "
+			"overwrites\n", others, others > 1 ? "s" : "");
+	else if (to_record && d.unseen_unwinder)
 		fprintf(stderr, "ticktrace: %s carries its own unwinder, which cannot be found with its "
 			"symbols stripped: an unwind through a patched function would stop there "
 			"(ending the program); nothing patched\n", d.main_path);
+	int patching = !others && !(to_record && d.unseen_unwinder);
+	if (!patching)
 		d.refused = to_record;
-	}
 	for (size_t i = 0; patching && i < d.nfns; i++) {
 		char why[256];
 		const struct tt__detour_fn *fn = &d.fns[i];

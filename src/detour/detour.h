@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <ticktrace/format.h>
 
@@ -30,10 +31,12 @@ _Static_assert(sizeof(struct tt__detour_frame) == 24 &&
 
 /* The thread's shadow stack: the next free frame and the end; both NULL until the
  * thread's first patched call, which sets `hot`, the thread's entry in libticktrace's
- * table of threads (as the emitters find it: trampoline.asm). */
+ * table of threads (as the emitters find it: trampoline.asm). And where the thread's
+ * own stack is (shadow.c; 0, 0 when not known). */
 struct tt__detour_shadow {
 	struct tt__detour_frame *top, *end;
 	void *hot;
+	uintptr_t stack_low, stack_high;
 };
 _Static_assert(offsetof(struct tt__detour_shadow, end) == 8 &&
 		       offsetof(struct tt__detour_shadow, hot) == 16,
@@ -49,6 +52,9 @@ extern intptr_t tt__detour_shadow_offset TT__DETOUR_HIDDEN;
 void tt__detour_no_follow(void) TT__DETOUR_HIDDEN;
 int tt__detour_says(void) TT__DETOUR_HIDDEN;
 
+/* libticktrace (base/threads.c): whether `tid` is one of its own threads. */
+int tt__own_thread(pid_t tid);
+
 /* trampoline.asm */
 void tt__detour_entry(void) TT__DETOUR_HIDDEN;
 void tt__detour_exit(void) TT__DETOUR_HIDDEN;
@@ -57,8 +63,21 @@ void tt__detour_exit(void) TT__DETOUR_HIDDEN;
  * thread, 0 for the others. */
 void tt__detour_unwinding(void) TT__DETOUR_HIDDEN;
 #define TT__DETOUR_ENDS_CALLS 1
-/* asm/record.asm: records a FUNC_EXIT from a FUNC_ENTER's word */
+/* libticktrace's hook (asm/record.asm), called as a C function: records FUNC_EXIT
+ * for the function of a frame's `word`. */
 void tt__detour_func_exit(uint64_t word);
+
+/* detour.c: a return found no frame of the thread's for its slot: says so, aborts. */
+_Noreturn void tt__detour_lost(uintptr_t slot) TT__DETOUR_HIDDEN;
+/* shadow.c, for trampoline.asm's rare paths. A call whose slot is `slot` found the top
+ * frame at or below it (and not a tail call's): ends the frames abandoned below it. */
+void tt__detour_settle_entry(uintptr_t slot) TT__DETOUR_HIDDEN;
+/* A return through `slot` whose frame is not the top one: ends the frames abandoned
+ * below it, and puts its frame on top (or aborts: tt__detour_lost). */
+void tt__detour_settle_exit(uintptr_t slot) TT__DETOUR_HIDDEN;
+/* Learns the calling thread's own stack (detour.c's constructor, for the first
+ * thread; shadow.c's pthread_create, for the others). */
+void tt__detour_know_own_stack(void) TT__DETOUR_HIDDEN;
 
 /* A patched function's stub (trampoline.asm says why each part is there): a header,
  * then `push qword [rip - 38]` (the stub's address) and `jmp [rip - 20]` (the entry),
@@ -85,6 +104,12 @@ _Static_assert(offsetof(struct tt__detour_stub, word) == 8 &&
 /* How many bytes of whole instructions from the start cover a patch (>= 5): when
  * none of the function's jumps lands inside them and each can be moved. */
 int tt__detour_plan(const uint8_t *code, uint64_t size, uintptr_t addr, char *why, size_t cap)
+	TT__DETOUR_HIDDEN;
+/* Whether no jump among the instructions of `code` (`size` bytes at run-time address
+ * `code_addr`: the function's own, or its `part` elsewhere) lands inside the first `len`
+ * bytes of the function at `addr`; 0, or -1 with the reason. */
+int tt__detour_no_jump_into(const uint8_t *code, uint64_t size, uintptr_t code_addr,
+			    const char *part, uintptr_t addr, int len, char *why, size_t cap)
 	TT__DETOUR_HIDDEN;
 /* Writes the first `len` bytes' instructions, relocated to run at `out_addr`, and a
  * jump back to addr + len, into `out` (`cap` bytes); the bytes written. */

@@ -10,8 +10,8 @@
  * exceptions, backtraces) find the function's unwind information, not into the stub,
  * where they find none. What cannot: loop and jrcxz (8-bit displacements only),
  * xbegin, a call followed by more moved instructions, an indirect call, and any
- * function one of whose jumps lands inside the bytes the patch overwrites (it would
- * land inside the jump to the stub).
+ * function one of whose jumps, or of its cold part's (detour.c), lands inside the bytes
+ * the patch overwrites (it would land inside the jump to the stub).
  * A jump that the decoder cannot see (through a jump table) is not checked: no
  * compiler makes one into a function's first five bytes. */
 #include <inttypes.h>
@@ -115,25 +115,33 @@ int tt__detour_plan(const uint8_t *code, uint64_t size, uintptr_t addr, char *wh
 			 len, size);
 		return -1;
 	}
-	/* No jump of the function may land inside what the patch overwrites (its start
-	 * is fine: that enters the function again, as a call does). */
+	return tt__detour_no_jump_into(code, size, addr, NULL, addr, (int)len, why, cap) < 0 ?
+		       -1 :
+		       (int)len;
+}
+
+int tt__detour_no_jump_into(const uint8_t *code, uint64_t size, uintptr_t code_addr,
+			    const char *part, uintptr_t addr, int len, char *why, size_t cap)
+{
+	/* (the function's start is fine: that enters it again, as a call does) */
+	ZydisDecodedInstruction insn;
 	for (uint64_t at = 0; at < size; at += insn.length) {
 		if (tt__detour_decode(code + at, size - at, &insn) < 0) {
-			snprintf(why, cap, "no instruction can be decoded at +%" PRIu64 " (data in its code?)",
-				 at);
+			snprintf(why, cap, "no instruction can be decoded at +%" PRIu64 "%s%s (data in "
+				 "its code?)", at, part ? " of " : "", part ? part : "");
 			return -1;
 		}
 		if (!tt__detour_is_jump(&insn))
 			continue;
-		uintptr_t target = tt__detour_target(&insn, addr + at);
-		if (target > addr && target < addr + len) {
-			snprintf(why, cap, "the jump at +%" PRIu64 " goes back into the first %" PRIu64
-				 " bytes (to +%" PRIuPTR "), which the patch overwrites",
-				 at, len, target - addr);
+		uintptr_t target = tt__detour_target(&insn, code_addr + at);
+		if (target > addr && target < addr + (uintptr_t)len) {
+			snprintf(why, cap, "the jump at +%" PRIu64 "%s%s goes %sinto the first %d bytes "
+				 "(to +%" PRIuPTR "), which the patch overwrites", at, part ? " of " : "",
+				 part ? part : "", part ? "" : "back ", len, target - addr);
 			return -1;
 		}
 	}
-	return (int)len;
+	return 0;
 }
 
 int tt__detour_reach(uintptr_t target, uintptr_t next, int32_t *disp)

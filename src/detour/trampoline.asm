@@ -32,9 +32,10 @@
 ; the common path moves rsp only as the call and the ret need. When it cannot write
 ; the event (another thread's table entry, dropping) it calls the emitter
 ; (tt__detour_func_enter/exit), and after a reservation that did not fit
-; tt__record_slow_preserving, in a frame that also keeps r8-r11 and the stack aligned
-; (the calls into C keep xmm0-15 too). Flags are not kept (no compiler keeps them
-; across a call). Against the emitters' common path, the copy finds the thread's table
+; tt__record_slow_preserving, in a frame that also keeps r8-r11 and aligns the stack
+; itself, as every path into C does: rsp may be 8 bytes off at a function's entry
+; (GCC's -fipa-stack-alignment calls a leaf so); the calls into C keep xmm0-15 too.
+; Flags are not kept (no compiler keeps them across a call). Against the emitters' common path, the copy finds the thread's table
 ; entry in its shadow stack (`hot`, set with the stack, where the emitters compute
 ; it from the thread pointer each time), takes the record's word from the stub, and
 ; does not read tt__hot_global: tt_disable tags every registered thread's limit off, and
@@ -46,10 +47,15 @@
 ; cyg_call_overhead_ns, the floor for two events, 2.39-2.43 x.
 ;
 ; Shadow stack: per thread (tt__detour_shadow, initial-exec TLS), entries of 24 bytes
-; above a sentinel whose slot is ~0, so that the checks need no bounds test. A frame
-; abandoned by longjmp or a C++ exception is found stale when a later entry or exit
-; sees a slot at or below its own (the stack grows down): it gets its FUNC_EXIT then,
-; late but matched. A tail call from a patched function into a patched function finds
+; above a sentinel whose slot is ~0, so that the checks need no bounds test. The common
+; path assumes one stack: an entry pushes when the top frame's slot is above its own,
+; an exit pops the top frame when its slot is its own. Anything else goes to C
+; (shadow.c), which tells the thread's stacks apart (its own, its signal stack, the
+; coroutines' it may switch between): a frame abandoned by longjmp or a C++ exception,
+; below the slot of a later entry or exit on its stack, gets its FUNC_EXIT then, late
+; but matched; a frame of another stack (the code a handler on the signal stack
+; interrupted, a coroutine swapped out) stays, and a return finds its own frame under
+; such frames. A tail call from a patched function into a patched function finds
 ; its slot already holding tt__detour_exit: the entry is pushed above the caller's,
 ; and the callee's exit returns to tt__detour_exit again, which ends the caller: the
 ; slices nest as with -finstrument-functions. A push writes its slot before
@@ -72,12 +78,13 @@ default rel
 %define STUB_GO_ON 16
 %define AT_ENTRY   0	; where the registers are kept: below rsp at the entry (P - 8),
 %define AT_EXIT    16	; 16 bytes further below at the exit (P + 8), so at the same place
-%define SLOW_FRAME 80	; the five kept registers, r8-r11, alignment
+%define SLOW_FRAME 72	; the five kept registers, r8-r11
 
 extern tt__detour_shadow_offset
 extern tt__tls_table_address
 extern tt__detour_shadow_grow
-extern tt__detour_lost
+extern tt__detour_settle_entry
+extern tt__detour_settle_exit
 extern tt__detour_func_enter
 extern tt__detour_func_exit
 extern tt__record_slow_preserving
@@ -110,7 +117,9 @@ section .text
 %endmacro
 
 ; SLOW enter|leave, at: a frame around a call on a rare path, over the kept registers,
-; that keeps r8-r11 and leaves the stack 16-byte aligned
+; that keeps r8-r11 and aligns the stack to 16 bytes itself: a patched function may be
+; entered with rsp 8 bytes off (GCC's -fipa-stack-alignment calls a leaf it knows needs
+; no alignment so), and C, the emitters' slow path and KEEP_XMM's movaps need it.
 %macro SLOW 2
 %ifidn %1, enter
 	sub	rsp, SLOW_FRAME + %2
@@ -118,7 +127,12 @@ section .text
 	mov	[rsp + 8], r9
 	mov	[rsp + 16], r10
 	mov	[rsp + 24], r11
+	mov	r11, rsp
+	and	rsp, -16
+	sub	rsp, 16
+	mov	[rsp + 8], r11			; the frame, found again by `leave`
 %else
+	mov	rsp, [rsp + 8]
 	mov	r8, [rsp + 0]
 	mov	r9, [rsp + 8]
 	mov	r10, [rsp + 16]
@@ -127,7 +141,7 @@ section .text
 %endif
 %endmacro
 
-; Calls C, keeping xmm0-15 (C may use any of them); the stack is aligned.
+; Calls C, keeping xmm0-15 (C may use any of them); inside SLOW, which aligned the stack.
 %macro CALL_C_KEEPING_XMM 1
 	sub	rsp, 256
 	KEEP_XMM store, 0
@@ -177,7 +191,7 @@ section .text
 global tt__detour_entry:function (tt__detour_entry.end - tt__detour_entry) hidden
 align 16
 tt__detour_entry:
-	; rsp = P - 8 (16-byte aligned), [rsp] = the stub
+	; rsp = P - 8, [rsp] = the stub (rsp is 16-byte aligned only if the caller kept the ABI)
 	KEEP	store, AT_ENTRY
 .again:
 	mov	rsi, [rsp]			; the stub
@@ -207,7 +221,7 @@ tt__detour_entry:
 	call	[rsp - 16]			; 16 bytes below rsp: inside the red zone
 global tt__detour_exit:function hidden
 tt__detour_exit:
-	; reached by the patched function's ret: rsp = P + 8 (aligned)
+	; reached by the patched function's ret: rsp = P + 8
 	KEEP	store, AT_EXIT
 .again:
 	lea	rax, [rsp - 8]			; P: where the return address was
@@ -238,18 +252,12 @@ tt__detour_exit:
 	SLOW	leave, AT_EXIT
 	jmp	.done
 .unwound:
-	ja	.lost				; no frame of ours: the stack was switched
-	sub	rcx, ENTRY			; a frame abandoned below ours ends now
-	mov	[fs:rdx + SH_TOP], rcx
-	mov	rdi, [rcx + E_WORD]
-	SLOW	enter, AT_EXIT
-	call	[rel tt__detour_func_exit wrt ..got]
-	SLOW	leave, AT_EXIT
-	jmp	.again
-.lost:
+	; frames abandoned below ours, or ours under another stack's (shadow.c)
 	SLOW	enter, AT_EXIT
 	mov	rdi, rax
-	call	tt__detour_lost wrt ..plt	; says so and aborts
+	CALL_C_KEEPING_XMM tt__detour_settle_exit
+	SLOW	leave, AT_EXIT
+	jmp	.again				; ours is on top now
 .slow_path:
 	; tt__record_slow(word, value, tsc, entry, where), from RECORD's `failed`
 	mov	r8, rdx
@@ -269,18 +277,21 @@ tt__detour_entry.failed:
 	SLOW	leave, AT_ENTRY
 	jmp	tt__detour_entry.go_on
 tt__detour_entry.stale:
-	jb	.pop				; below us: abandoned
+	jb	.settle
 	lea	rdi, [tt__detour_exit]
 	cmp	[rax], rdi
 	je	tt__detour_entry.push		; our slot, already ours: a tail call
-.pop:
-	sub	rcx, ENTRY
-	mov	[fs:rdx + SH_TOP], rcx
-	mov	rdi, [rcx + E_WORD]
+.settle:
+	; abandoned frames below ours end; another stack's stay, ours goes above (shadow.c)
 	SLOW	enter, AT_ENTRY
-	call	[rel tt__detour_func_exit wrt ..got]
+	mov	rdi, rax
+	CALL_C_KEEPING_XMM tt__detour_settle_entry
 	SLOW	leave, AT_ENTRY
-	jmp	tt__detour_entry.again
+	mov	rsi, [rsp]
+	lea	rax, [rsp + 8]
+	mov	rdx, [rel tt__detour_shadow_offset]
+	mov	rcx, [fs:rdx + SH_TOP]		; (it only went down: not full)
+	jmp	tt__detour_entry.push
 tt__detour_entry.grow:
 	; the thread's first call (its shadow stack is made), or a full one: rax = 0,
 	; and this call is not recorded (detour.c counts it)

@@ -81,6 +81,30 @@ __asm__(".text\n"
 int odd_spin(int n);
 int odd_jrcxz(long n);
 
+/* An alternate entry 3 bytes in, as hand-written code has: patching odd_alt would put
+ * its jump over odd_alt_inner's entry, and patching odd_alt_inner would overwrite
+ * code odd_alt runs through; both return 2 * n + 1. */
+__asm__(".text\n"
+	".globl odd_alt\n.type odd_alt, @function\n"
+	"odd_alt:\n\tmov %edi, %edi\n\tnop\n"
+	".globl odd_alt_inner\n.type odd_alt_inner, @function\n"
+	"odd_alt_inner:\n\tlea 1(%rdi,%rdi), %eax\n\tret\n"
+	".size odd_alt_inner, .-odd_alt_inner\n"
+	".size odd_alt, .-odd_alt\n");
+int odd_alt(int n);
+int odd_alt_inner(int n);
+
+/* A cold part, as GCC splits one off, that jumps back into its function's first bytes;
+ * returns n + (n - 1) + ... + 1. */
+__asm__(".text\n"
+	".globl odd_hot\n.type odd_hot, @function\n"
+	"odd_hot:\n\txor %eax, %eax\n1:\tadd %edi, %eax\n\tsub $1, %edi\n\tjg odd_hot.cold\n\tret\n"
+	".size odd_hot, .-odd_hot\n"
+	".type odd_hot.cold, @function\n"
+	"odd_hot.cold:\n\tjmp 1b\n"
+	".size odd_hot.cold, .-odd_hot.cold\n");
+int odd_hot(int n);
+
 static void *work_thread(void *arg)
 {
 	long n = (long)arg, sum = 0;
@@ -101,7 +125,8 @@ __attribute__((no_instrument_function)) int main(void)
 	total += work_many(1, 2, 3, 4, 5, 6, 7, 8);
 	total += work_tail(4);
 	total += work_recurse(3);
-	total += odd_tiny() + odd_spin(3) + odd_jrcxz(0);
+	total += odd_tiny() + odd_spin(3) + odd_jrcxz(0) + odd_alt(3) + odd_alt_inner(4) +
+		 odd_hot(4);
 	double f = work_float(1.5, 2.0, 0.25f, 9.0, 3.0, 0.5, 4.0, 0.125);
 	printf("total %ld float %.4f\n", total, f);
 	return 0;
