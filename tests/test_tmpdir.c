@@ -2,6 +2,7 @@
  * whose handler removes the test's directories; after a SIGKILL, the next test that
  * makes a directory removes the dead one's. */
 #include <setjmp.h>
+#include <errno.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -75,9 +76,36 @@ static void test_sigkill_leftovers_are_reaped(void **state)
 	assert_false(exists(mine));
 }
 
+/* A directory named like an older test's (tt-test-XXXXXX, whose random part may
+ * start with digits) or another tool's is never taken for a dead test's. */
+static void test_other_names_are_left_alone(void **state)
+{
+	(void)state;
+	char mine[64];
+	const char *others[] = {"/tmp/" "tt-test-4abcde", "/tmp/" "tt-test-999999-x",
+				"/tmp/" "tt-test-999999-abcdefg"};
+	for (size_t i = 0; i < sizeof others / sizeof others[0]; i++)
+		assert_true(mkdir(others[i], 0700) == 0 || errno == EEXIST);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) { /* a new process: its first tt_tmpdir reaps */
+		tt_tmpdir(mine, sizeof mine);
+		tt_rmdir(mine);
+		_exit(0);
+	}
+	int st;
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	for (size_t i = 0; i < sizeof others / sizeof others[0]; i++) {
+		assert_true(exists(others[i]));
+		rmdir(others[i]);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		/* first: its child reaps only if this process made no directory before */
+		cmocka_unit_test(test_other_names_are_left_alone),
 		cmocka_unit_test(test_sigterm_removes_the_directory),
 		cmocka_unit_test(test_sigkill_leftovers_are_reaped),
 	};

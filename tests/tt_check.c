@@ -173,8 +173,10 @@ static void tt_tmpdirs_reap(void)
 	struct dirent *de;
 	while (tmp && (de = readdir(tmp))) {
 		long pid;
+		int end = 0; /* where the pid's dash ends: the name is PREFIX PID-XXXXXX, no other */
 		struct stat st;
-		if (sscanf(de->d_name, TT_TMPDIR_PREFIX "%ld-", &pid) == 1 && pid > 0 &&
+		if (sscanf(de->d_name, TT_TMPDIR_PREFIX "%ld-%n", &pid, &end) == 1 && end > 0 &&
+		    strlen(de->d_name + end) == 6 && pid > 0 &&
 		    kill((pid_t)pid, 0) < 0 && errno == ESRCH &&
 		    fstatat(dirfd(tmp), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
 		    S_ISDIR(st.st_mode) && st.st_uid == geteuid())
