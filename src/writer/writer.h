@@ -62,6 +62,10 @@ void tt__out(struct tt__out *out, const void *data, size_t size) TT__HIDDEN;
 void tt__out_flush(struct tt__out *out) TT__HIDDEN;
 void tt__out_section(struct tt__out *out, uint32_t type, uint64_t size) TT__HIDDEN;
 void tt__out_pad(struct tt__out *out, uint64_t size) TT__HIDDEN;
+/* A section's header: within an UNLOADED section when `until` is not 0 (what it
+ * describes held until then). */
+void tt__out_section_until(struct tt__out *out, uint32_t type, uint64_t size,
+			   uint64_t until) TT__HIDDEN;
 void tt__file_header(struct tt_file_header *header, uint32_t flags) TT__HIDDEN;
 void tt__out_file_header(struct tt__out *out, uint32_t flags) TT__HIDDEN;
 void tt__out_process(struct tt__out *out) TT__HIDDEN;
