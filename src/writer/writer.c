@@ -114,13 +114,6 @@ static uint32_t tt__strlen32(const char *s)
 	return s ? (uint32_t)strnlen(s, UINT32_MAX / 4) : 0;
 }
 
-/* Address ranges of every segment of the loaded modules, taken at the dump. */
-struct tt__ranges {
-	uint64_t (*range)[2]; /* [start, end) */
-	size_t count, cap;
-	int err;
-};
-
 /* What the entries of one generation are described with. */
 struct tt__names_view {
 	const struct tt__ranges *loaded; /* segments loaded when the names were read, or NULL */
@@ -129,7 +122,6 @@ struct tt__names_view {
 };
 
 static const struct tt_callsite *tt__site_descriptor(uint64_t address, const struct tt__names_view *v);
-static int tt__add_loaded(struct dl_phdr_info *info, size_t size, void *data);
 static pthread_mutex_t tt__retired_mutex;
 static uint64_t tt__retired_until(size_t gen);
 
@@ -428,126 +420,6 @@ static void tt__out_thread(struct tt__out *out, const struct tt__thread_snapshot
 		tt__out_events(out, snap->slot, first, snap->gap, snap->gap + snap->gap_records);
 }
 
-/* ---- process and modules ---- */
-
-static size_t tt__read_file(const char *path, char *buf, size_t size)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	size_t len = 0;
-	ssize_t n;
-	while (len < size && (n = read(fd, buf + len, size - len)) > 0)
-		len += (size_t)n;
-	close(fd);
-	return len;
-}
-
-void tt__out_process(struct tt__out *out)
-{
-	static char cmdline[4096];
-	char name[64];
-	size_t name_len = tt__read_file("/proc/self/comm", name, sizeof name);
-	while (name_len && name[name_len - 1] == '\n')
-		name_len--;
-	struct tt_process_info info = {
-		.pid = (uint32_t)getpid(),
-		.ppid = (uint32_t)getppid(),
-		.name_len = (uint32_t)name_len,
-		.cmdline_len = (uint32_t)tt__read_file("/proc/self/cmdline", cmdline, sizeof cmdline),
-	};
-	uint64_t size = sizeof info + info.name_len + info.cmdline_len;
-	tt__out_section(out, TT_SEC_PROCESS, size);
-	tt__out(out, &info, sizeof info);
-	tt__out(out, name, info.name_len);
-	tt__out(out, cmdline, info.cmdline_len);
-	tt__out_pad(out, size);
-}
-
-struct tt__modules {
-	char *data; /* tt_module_info entries with their strings, back to back */
-	size_t len, cap;
-	uint64_t count;
-	int err;
-};
-
-static void tt__modules_append(struct tt__modules *m, const void *data, size_t size)
-{
-	if (m->err)
-		return;
-	if (m->len + size > m->cap) {
-		size_t cap = m->cap ? 2 * m->cap : 4096;
-		while (cap < m->len + size)
-			cap *= 2;
-		char *grown = realloc(m->data, cap);
-		if (!grown) {
-			m->err = -ENOMEM;
-			return;
-		}
-		m->data = grown;
-		m->cap = cap;
-	}
-	memcpy(m->data + m->len, data, size);
-	m->len += size;
-}
-
-static size_t tt__build_id(const struct dl_phdr_info *info, const unsigned char **id)
-{
-	for (int i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		if (ph->p_type != PT_NOTE)
-			continue;
-		const char *p = (const char *)(info->dlpi_addr + ph->p_vaddr);
-		const char *end = p + ph->p_memsz;
-		while (p + sizeof(ElfW(Nhdr)) <= end) {
-			const ElfW(Nhdr) *note = (const ElfW(Nhdr) *)p;
-			const char *name = p + sizeof *note;
-			const char *desc = name + ((note->n_namesz + 3) & ~3u);
-			if (note->n_type == NT_GNU_BUILD_ID && note->n_namesz == 4 &&
-			    memcmp(name, "GNU", 4) == 0) {
-				*id = (const unsigned char *)desc;
-				return note->n_descsz;
-			}
-			p = desc + ((note->n_descsz + 3) & ~3u);
-		}
-	}
-	return 0;
-}
-
-/* Every loadable segment: functions are named from the code's, and call sites that
- * the run had not described from the data's (descriptors are static data). */
-static int tt__add_module(struct dl_phdr_info *info, size_t size, void *data)
-{
-	(void)size;
-	struct tt__modules *m = data;
-	char exe[PATH_MAX];
-	const char *path = info->dlpi_name;
-	if (!path || !*path) {
-		ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-		exe[n > 0 ? n : 0] = 0;
-		path = exe;
-	}
-	const unsigned char *build_id = NULL;
-	size_t build_id_len = tt__build_id(info, &build_id);
-	for (int i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		if (ph->p_type != PT_LOAD)
-			continue;
-		struct tt_module_info mod = {
-			.start = info->dlpi_addr + ph->p_vaddr,
-			.end = info->dlpi_addr + ph->p_vaddr + ph->p_memsz,
-			.file_offset = ph->p_offset,
-			.path_len = (uint32_t)strlen(path),
-			.build_id_len = (uint32_t)build_id_len,
-		};
-		tt__modules_append(m, &mod, sizeof mod);
-		tt__modules_append(m, path, mod.path_len);
-		tt__modules_append(m, build_id, build_id_len);
-		m->count++;
-	}
-	return 0;
-}
-
 /* ---- libraries unloaded while the program runs (dlclose: lifecycle/unload.c) ---- */
 
 /* A copy of a call-site descriptor whose memory goes with its library. */
@@ -590,47 +462,6 @@ static size_t tt__retired_published;
 /* A site whose library is unloaded and was not retired (unloaded by other means than
  * dlclose, or recorded by its destructors): named so, never read. */
 static const struct tt_callsite tt__unloaded_site = {"(unloaded library)", "", "", 0, 0, NULL};
-
-static void tt__ranges_add(struct tt__ranges *r, uint64_t start, uint64_t end)
-{
-	if (r->count == r->cap) {
-		size_t cap = r->cap ? 2 * r->cap : 64;
-		uint64_t(*grown)[2] = realloc(r->range, cap * sizeof *grown);
-		if (!grown) {
-			r->err = -ENOMEM;
-			return;
-		}
-		r->range = grown;
-		r->cap = cap;
-	}
-	r->range[r->count][0] = start;
-	r->range[r->count++][1] = end;
-}
-
-static void tt__ranges_of(struct tt__ranges *r, const struct dl_phdr_info *info)
-{
-	for (int i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		if (ph->p_type == PT_LOAD)
-			tt__ranges_add(r, info->dlpi_addr + ph->p_vaddr,
-				       info->dlpi_addr + ph->p_vaddr + ph->p_memsz);
-	}
-}
-
-static int tt__add_loaded(struct dl_phdr_info *info, size_t size, void *data)
-{
-	(void)size;
-	tt__ranges_of(data, info);
-	return 0;
-}
-
-static bool tt__ranges_hold(const struct tt__ranges *r, uint64_t address)
-{
-	for (size_t i = 0; i < r->count; i++)
-		if (address >= r->range[i][0] && address < r->range[i][1])
-			return true;
-	return false;
-}
 
 /* The generation of a record at `address` made at `tsc`, among the first `limit`
  * libraries unloaded: k when the k-th was loaded there then, 0 when none was. */
@@ -854,32 +685,12 @@ void tt__library_unloaded(struct tt__retired_lib *lib)
 	pthread_mutex_unlock(&tt__retired_mutex);
 }
 
-static void tt__out_module_list(struct tt__out *out, const struct tt__modules *m, uint64_t until)
-{
-	uint64_t size = sizeof m->count + m->len;
-	tt__out_section_until(out, TT_SEC_MODULES, size, until);
-	tt__out(out, &m->count, sizeof m->count);
-	if (m->len) /* (none: no buffer at all) */
-		tt__out(out, m->data, m->len);
-	tt__out_pad(out, size);
-}
-
 /* The modules of libraries [from, to) of those unloaded. Retired mutex held. */
 static void tt__out_retired_modules(struct tt__out *out, size_t from, size_t to)
 {
 	for (size_t k = from; k < to; k++)
 		if (tt__retired[k]->modules.count)
 			tt__out_module_list(out, &tt__retired[k]->modules, tt__retired[k]->until);
-}
-
-int tt__out_loaded_modules(struct tt__out *out)
-{
-	struct tt__modules m = {0};
-	dl_iterate_phdr(tt__add_module, &m);
-	if (!m.err)
-		tt__out_module_list(out, &m, 0);
-	free(m.data);
-	return m.err;
 }
 
 int tt__out_modules(struct tt__out *out)
@@ -960,20 +771,6 @@ size_t tt__unloaded_name(uint64_t address, size_t gen, bool func, char *buf, siz
 		n = tt__name_out(cap, snprintf(buf, cap, "0x%" PRIx64, address));
 	pthread_mutex_unlock(&tt__retired_mutex);
 	return n;
-}
-
-static int tt__count_changes(struct dl_phdr_info *info, size_t size, void *data)
-{
-	if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs)
-		*(uint64_t *)data = info->dlpi_adds + info->dlpi_subs;
-	return 1;
-}
-
-uint64_t tt__modules_changes(void)
-{
-	uint64_t changes = 0;
-	dl_iterate_phdr(tt__count_changes, &changes);
-	return changes;
 }
 
 /* ---- the file ---- */

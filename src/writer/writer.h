@@ -131,6 +131,29 @@ uint64_t tt__record_key(uint64_t address, uint64_t tsc) TT__HIDDEN;
 size_t tt__unloaded_name(uint64_t address, size_t gen, bool func, char *buf, size_t cap) TT__HIDDEN;
 /* A number that changes whenever a library is loaded or unloaded. */
 uint64_t tt__modules_changes(void) TT__HIDDEN;
+/* Address ranges of every segment of the loaded modules, taken at the dump. */
+struct tt__ranges {
+	uint64_t (*range)[2]; /* [start, end) */
+	size_t count, cap;
+	int err;
+};
+
+struct tt__modules {
+	char *data; /* tt_module_info entries with their strings, back to back */
+	size_t len, cap;
+	uint64_t count;
+	int err;
+};
+struct dl_phdr_info;
+/* dl_iterate_phdr callbacks: a module's entries into a struct tt__modules, its
+ * loadable segments into a struct tt__ranges. */
+int tt__add_module(struct dl_phdr_info *info, size_t size, void *data) TT__HIDDEN;
+int tt__add_loaded(struct dl_phdr_info *info, size_t size, void *data) TT__HIDDEN;
+void tt__ranges_of(struct tt__ranges *r, const struct dl_phdr_info *info) TT__HIDDEN;
+bool tt__ranges_hold(const struct tt__ranges *r, uint64_t address) TT__HIDDEN;
+/* MODULES with the entries of `m`, within an UNLOADED section when `until` is not 0. */
+void tt__out_module_list(struct tt__out *out, const struct tt__modules *m,
+			 uint64_t until) TT__HIDDEN;
 void tt__out_end(struct tt__out *out, const struct tt_end_info *end) TT__HIDDEN;
 
 #endif /* TT_WRITER_H */
