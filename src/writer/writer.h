@@ -83,6 +83,24 @@ size_t tt__pack_records(uint8_t *buf, const struct tt_record *begin,
 			const struct tt_record *end) TT__HIDDEN;
 void tt__out_events_packed(struct tt__out *out, const struct tt__slot *slot, uint64_t first,
 			   uint64_t records, const uint8_t *packed, size_t bytes) TT__HIDDEN;
+struct tt__extent {
+	const struct tt_record *begin, *end;
+};
+
+struct tt__thread_snapshot {
+	struct tt__slot *slot;
+	struct tt__extent *extents;
+	size_t chunks;
+	uint64_t records;
+	struct tt_record gap[2]; /* events it is dropping now, after its records */
+	size_t gap_records;
+};
+/* The extent of every chunk of the slot's thread, taken once so that counts and data
+ * agree; 0 or -ENOMEM (snap->extents to be freed either way). */
+int tt__snapshot_thread(struct tt__thread_snapshot *snap, struct tt__slot *slot) TT__HIDDEN;
+/* THREAD and the EVENTS of a snapshot. */
+void tt__out_thread(struct tt__out *out, const struct tt__thread_snapshot *snap,
+		    uint64_t *dropped_total) TT__HIDDEN;
 /* The call sites already described in a file. */
 /* The call sites and the instrumented functions (FUNC_ENTER addresses, tagged with
  * TT__FUNC_TAG) that records name. */
