@@ -118,6 +118,29 @@ struct tt__site_set {
 #define TT__ADDRESS_MASK ((UINT64_C(1) << TT__GEN_SHIFT) - 1)
 #define TT__GEN(entry) ((size_t)(((entry) & ~TT__FUNC_TAG) >> TT__GEN_SHIFT))
 #define TT__RETIRED_MAX 4096 /* libraries unloaded whose names are kept */
+/* 1: added, 0: already there, -ENOMEM */
+int tt__site_set_add(struct tt__site_set *set, uint64_t address) TT__HIDDEN;
+/* A site's argument name (TT_BEGIN_NAMED_ARG), or NULL. */
+const char *tt__arg_name(const struct tt_callsite *site) TT__HIDDEN;
+/* What the entries of one generation are described with. */
+struct tt__names_view {
+	const struct tt__ranges *loaded; /* segments loaded when the names were read, or NULL */
+	size_t seen;                     /* the set's retired_seen */
+	size_t gen;                      /* the generation described */
+};
+/* The libraries unloaded (dlclose): held while their copies are read; the first
+ * tt__retired_published of them have their until (atomic). */
+extern pthread_mutex_t tt__retired_mutex TT__HIDDEN;
+extern size_t tt__retired_published TT__HIDDEN;
+/* The generation of a record at `address` made at `tsc`, among the first `limit`
+ * libraries unloaded: k when the k-th was loaded there then, 0 when none was. */
+size_t tt__generation(uint64_t address, uint64_t tsc, size_t limit) TT__HIDDEN;
+/* When the library of generation `gen` was unloaded (0: the one loaded now). */
+uint64_t tt__retired_until(size_t gen) TT__HIDDEN;
+/* The descriptor of the site at `address` of the generation viewed: where it is, or
+ * the copy dlclose left. Retired mutex held. */
+const struct tt_callsite *tt__site_descriptor(uint64_t address,
+					      const struct tt__names_view *v) TT__HIDDEN;
 /* Adds the sites and functions that records [begin, end) name to `set`; those that were not in it
  * go to `fresh` too (when not NULL). With stop_unwritten, stops at the first record
  * its thread has not written yet (all zero). Returns where it stopped, or NULL when
