@@ -150,6 +150,14 @@ const struct tt_record *tt__sites_add(struct tt__site_set *set, struct tt__site_
 				      int stop_unwritten) TT__HIDDEN;
 /* SITES, and FUNCS when the set holds functions. */
 void tt__out_sites(struct tt__out *out, const struct tt__site_set *set) TT__HIDDEN;
+/* Every generation the set holds, described with the segments `loaded` (NULL: none
+ * known). Retired mutex held. */
+void tt__out_names(struct tt__out *out, const struct tt__site_set *set,
+		   const struct tt__ranges *loaded) TT__HIDDEN;
+/* The call-site descriptors and the instrumented functions a snapshot's records
+ * name, into `set`; 0 or -ENOMEM. */
+struct tt__thread_snapshot;
+int tt__collect_names(struct tt__site_set *set, const struct tt__thread_snapshot *snap) TT__HIDDEN;
 void tt__site_set_clear(struct tt__site_set *set) TT__HIDDEN;
 /* MODULES: each library unloaded so far in an UNLOADED section, then those loaded. */
 int tt__out_modules(struct tt__out *out) TT__HIDDEN;
