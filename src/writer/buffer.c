@@ -1,3 +1,5 @@
+/* A file's bytes, buffered into few system calls (records go from the chunks to the
+ * file without a copy), and the headers and padding of its sections. */
 #include <errno.h>
 #include <string.h>
 #include <sys/uio.h>

@@ -1,3 +1,5 @@
+/* PROCESS, and MODULES: the loadable segments of every module loaded, with its path
+ * and build id, by which the tools name functions and read call sites offline. */
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -8,8 +10,6 @@
 #include <unistd.h>
 
 #include "writer/writer.h"
-
-/* ---- process and modules ---- */
 
 static size_t tt__read_file(const char *path, char *buf, size_t size)
 {

@@ -1,3 +1,7 @@
+/* Where a file goes (TICKTRACE_OUT), and how it gets there: a new file is written
+ * with no name, or under a temporary name (mode 0600, O_EXCL, so a symlink is never
+ * followed), and named or renamed into place when complete; a device, a FIFO or one
+ * of the program's descriptors by name is written in place. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>

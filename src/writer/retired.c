@@ -1,3 +1,7 @@
+/* Libraries unloaded while the program runs (dlclose: lifecycle/unload.c): their
+ * modules, copies of their call-site descriptors that records name and the symbols of
+ * their functions, kept for the file, and the generation that tells their records
+ * from those of a library loaded at the same addresses since. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -7,8 +11,6 @@
 #include <string.h>
 
 #include "writer/writer.h"
-
-/* ---- libraries unloaded while the program runs (dlclose: lifecycle/unload.c) ---- */
 
 /* A copy of a call-site descriptor whose memory goes with its library. */
 struct tt__retired_site {
@@ -39,13 +41,14 @@ struct tt__retired_lib {
 	size_t nfuncs, funcs_cap;
 };
 
+/* Held while the libraries' copies are read or added to. */
 pthread_mutex_t tt__retired_mutex = PTHREAD_MUTEX_INITIALIZER;
 /* In the order they began unloading; an entry never moves or changes once its
  * until is set. */
 static struct tt__retired_lib *tt__retired[TT__RETIRED_MAX];
 static size_t tt__nretired; /* retired mutex */
 /* The first this many have their until (atomic): generations are told apart by them. */
-size_t tt__retired_published;
+static size_t tt__retired_published;
 
 /* A site whose library is unloaded and was not retired (unloaded by other means than
  * dlclose, or recorded by its destructors): named so, never read. */
@@ -319,6 +322,11 @@ int tt__out_unloaded(struct tt__out *out, struct tt__site_set *set)
 	free(set->slots);
 	*set = told;
 	return 0;
+}
+
+size_t tt__retired_count(void)
+{
+	return __atomic_load_n(&tt__retired_published, __ATOMIC_ACQUIRE);
 }
 
 uint64_t tt__record_key(uint64_t address, uint64_t tsc)

@@ -1,3 +1,6 @@
+/* The call sites and functions that records name, each once: sets of their
+ * addresses (tagged with the generation of a library unloaded since, retired.c), and
+ * the SITES, ARG_NAMES and FUNCS sections that describe them. */
 #include <errno.h>
 #include <link.h>
 #include <stdbool.h>
@@ -5,8 +8,6 @@
 #include <string.h>
 
 #include "writer/writer.h"
-
-/* ---- call sites and functions: the sets of addresses the records use ---- */
 
 /* 1: added, 0: already there, -ENOMEM */
 int tt__site_set_add(struct tt__site_set *set, uint64_t address)
@@ -205,8 +206,8 @@ static void tt__out_generation(struct tt__out *out, const struct tt__site_set *s
 }
 
 /* Every generation the set holds. Retired mutex held. */
-void tt__out_names(struct tt__out *out, const struct tt__site_set *set,
-			  const struct tt__ranges *loaded)
+static void tt__out_generations(struct tt__out *out, const struct tt__site_set *set,
+				const struct tt__ranges *loaded)
 {
 	struct tt__names_view v = {.loaded = loaded, .seen = set->retired_seen};
 	tt__out_generation(out, set, &v);
@@ -221,17 +222,22 @@ void tt__out_names(struct tt__out *out, const struct tt__site_set *set,
 			tt__out_generation(out, set, &v);
 }
 
+void tt__out_names(struct tt__out *out, const struct tt__site_set *set,
+		   const struct tt__ranges *loaded)
+{
+	pthread_mutex_lock(&tt__retired_mutex);
+	tt__out_generations(out, set, loaded);
+	pthread_mutex_unlock(&tt__retired_mutex);
+}
+
 void tt__out_sites(struct tt__out *out, const struct tt__site_set *set)
 {
 	struct tt__ranges loaded = {0};
 	dl_iterate_phdr(tt__add_loaded, &loaded);
-	pthread_mutex_lock(&tt__retired_mutex);
 	tt__out_names(out, set, loaded.err ? NULL : &loaded);
-	pthread_mutex_unlock(&tt__retired_mutex);
 	free(loaded.range);
 }
 
-/* The call-site descriptors and the instrumented functions the records name. */
 int tt__collect_names(struct tt__site_set *set, const struct tt__thread_snapshot *snap)
 {
 	for (size_t c = 0; c < snap->chunks; c++)

@@ -1,11 +1,12 @@
+/* The threads' sections: THREAD with its name and dropped counts, EVENTS with its
+ * records as they are or packed (mode stream), from a snapshot of every chunk's
+ * extent taken once, so that the counts and the records written agree. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "writer/writer.h"
-
-/* ---- threads: the extent of every chunk, taken once so counts and data agree ---- */
 
 int tt__snapshot_thread(struct tt__thread_snapshot *snap, struct tt__slot *slot)
 {
@@ -130,7 +131,7 @@ void tt__out_events_packed(struct tt__out *out, const struct tt__slot *slot, uin
 }
 
 void tt__out_thread(struct tt__out *out, const struct tt__thread_snapshot *snap,
-			   uint64_t *dropped_total)
+		    uint64_t *dropped_total)
 {
 	tt__out_thread_info(out, TT_SEC_THREAD, snap->slot, snap->records, dropped_total);
 	uint64_t first = 0;

@@ -1,26 +1,13 @@
-/* The raw file writer (tt_dump and the dump at exit). Records are written straight
- * from the chunks; only the call sites the records reference are written, each once.
- * The file is created under a temporary name (mode 0600, O_EXCL, so a symlink is
- * never followed) and renamed into place when complete. */
-#include <dlfcn.h>
-#include <elf.h>
+/* The raw file a dump writes (tt_dump, a signal, the exit): every thread's chunks
+ * as they are, taken once, and the call sites and functions their records name, each
+ * described once. Records go from the chunks to the file without a copy. */
 #include <errno.h>
-#include <inttypes.h>
-#include <fcntl.h>
 #include <link.h>
-#include <limits.h>
-#include <stdbool.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/uio.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "writer/writer.h"
-
-/* ---- the file ---- */
 
 void tt__file_header(struct tt_file_header *header, uint32_t flags)
 {
@@ -59,7 +46,7 @@ static int tt__write_to(struct tt__out *out)
 	struct tt__ranges loaded = {0};
 	size_t threads = 0, cap = 0;
 	int err = 0;
-	names.retired_seen = __atomic_load_n(&tt__retired_published, __ATOMIC_ACQUIRE);
+	names.retired_seen = tt__retired_count();
 	for (struct tt__slot *slot = tt__registry_head(); slot;
 	     slot = __atomic_load_n(&slot->next, __ATOMIC_ACQUIRE)) {
 		if (threads == cap) {
@@ -89,9 +76,7 @@ static int tt__write_to(struct tt__out *out)
 	err = loaded.err;
 	if (err)
 		goto out;
-	pthread_mutex_lock(&tt__retired_mutex);
 	tt__out_names(out, &names, &loaded);
-	pthread_mutex_unlock(&tt__retired_mutex);
 	struct tt_end_info end = {.threads = threads, .sites = names.count - names.funcs};
 	for (size_t i = 0; i < threads; i++) {
 		tt__out_thread(out, &snaps[i], &end.dropped);
