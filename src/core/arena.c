@@ -1,7 +1,7 @@
-/* Chunks: carved from one reserved arena, faulted in ahead of the writers by a
- * background thread, handed to threads, recycled (mode ring, mode stream), compacted
- * when a thread exits. Where the arena's memory comes from, and what a full chunk
- * does, the mode in use says (core.h: struct tt__mode). */
+/* The arena chunks are carved from, reserved once, and its background thread, which
+ * faults memory in ahead of the writers and cleans the chunks mode ring recycles
+ * (chunks.c hands chunks to threads). Where the arena's memory comes from, the mode
+ * in use says (core.h: struct tt__mode_ops). */
 #include <errno.h>
 #include <sched.h>
 #include <linux/futex.h>
@@ -37,19 +37,20 @@
 /* A live file's descriptions are brought up to date this often. */
 #define TT__LIVE_PERIOD_NS 200000000
 
-pthread_mutex_t tt__arena_mutex = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t tt__arena_mutex = PTHREAD_MUTEX_INITIALIZER;
 static char *tt__arena_base, *tt__arena_end;
 static char *tt__arena_fresh; /* the next chunk never handed out */
 static char *tt__arena_ready; /* [fresh, ready) is faulted in */
-struct tt__chunk *tt__free_chunks; /* recycled, zeroed, faulted in */
-struct tt__slab tt__small = {.slab_size = 1u << 20}; /* compacted chunks */
+static struct tt__chunk *tt__free_chunks; /* recycled, zeroed, faulted in */
+static struct tt__slab tt__small = {.slab_size = 1u << 20}; /* compacted chunks */
 static uint32_t tt__prefault_seq;   /* futex word: bumped to wake the prefault thread */
 static int tt__prefault_sleeping;
 static size_t tt__prefault_ahead = TT__PREFAULT_AHEAD_MIN; /* the window past the next chunk */
-/* The threads that took the latest chunks (tt__enter_chunk, arena lock held): the
- * background thread's way to see whether every core is recording. */
-uint32_t tt__takers[TT__TAKERS];
-uint32_t tt__takers_seq;
+/* The threads that took the latest chunks (tt__chunk_taken): the background
+ * thread's way to see whether every core is recording. */
+#define TT__TAKERS 16
+static uint32_t tt__takers[TT__TAKERS];
+static uint32_t tt__takers_seq;
 static long tt__cores; /* the cores the process may run on */
 
 /* The background thread's: what the writers took lately, decaying over
@@ -62,8 +63,12 @@ static struct tt__recent_use {
 
 /* Mode ring: a thread's oldest chunk, recycled, waits here (arena lock) for the
  * background thread to count its events as overwritten and zero it. */
-struct tt__to_clean tt__to_clean[TT__CLEAN_QUEUE];
-unsigned tt__to_clean_count;
+#define TT__CLEAN_QUEUE 64
+static struct tt__to_clean {
+	struct tt__chunk *chunk;
+	struct tt__slot *slot;
+} tt__to_clean[TT__CLEAN_QUEUE];
+static unsigned tt__to_clean_count;
 
 /* Where chunks come from (the mode's answer): a file the arena maps, or -1. */
 int tt__chunks_fd(void)
@@ -98,7 +103,7 @@ static void tt__prefault(char *begin, size_t size)
 		__atomic_fetch_add(begin + off, 0, __ATOMIC_RELAXED);
 }
 
-void tt__wake_prefault(void)
+static void tt__wake_prefault(void)
 {
 	if (__atomic_load_n(&tt__prefault_sleeping, __ATOMIC_SEQ_CST)) {
 		__atomic_add_fetch(&tt__prefault_seq, 1, __ATOMIC_SEQ_CST);
@@ -109,7 +114,7 @@ void tt__wake_prefault(void)
 /* Counts a recycled chunk's events as overwritten and zeroes it, unless one of them
  * is not written yet (its thread was interrupted by a signal handler between
  * reserving and writing it): then 0. */
-int tt__clean_chunk(struct tt__slot *slot, struct tt__chunk *chunk)
+static int tt__clean_chunk(struct tt__slot *slot, struct tt__chunk *chunk)
 {
 	const struct tt_record *r = (const struct tt_record *)(chunk + 1);
 	const struct tt_record *end = (const struct tt_record *)((const char *)chunk + chunk->size);
@@ -123,6 +128,25 @@ int tt__clean_chunk(struct tt__slot *slot, struct tt__chunk *chunk)
 	__atomic_add_fetch(&slot->dropped[TT_DROP_OVERWRITTEN], events, __ATOMIC_RELAXED);
 	memset(chunk, 0, TT__CHUNK_SIZE);
 	return 1;
+}
+
+void tt__chunk_free(struct tt__chunk *chunk)
+{
+	chunk->next = tt__free_chunks;
+	tt__free_chunks = chunk;
+}
+
+void tt__chunk_to_clean(struct tt__slot *slot, struct tt__chunk *chunk)
+{
+	if (tt__to_clean_count < TT__CLEAN_QUEUE) {
+		tt__to_clean[tt__to_clean_count++] = (struct tt__to_clean){chunk, slot};
+		/* A wake-up costs this thread a system call: one for a few chunks. The
+		 * background thread looks at the queue by itself every millisecond. */
+		if (tt__to_clean_count >= TT__CLEAN_QUEUE / 4)
+			tt__wake_prefault();
+	} else if (tt__clean_chunk(slot, chunk)) {
+		tt__chunk_free(chunk);
+	} /* else an event in it is still being written: the chunk is left alone */
 }
 
 /* Held through a whole cleaning, so that a dump that cleans the queue first waits
@@ -147,10 +171,9 @@ int tt__clean_queued(void)
 	for (unsigned i = 0; i < count; i++) {
 		int clean = tt__clean_chunk(jobs[i].slot, jobs[i].chunk);
 		pthread_mutex_lock(&tt__arena_mutex);
-		if (clean) {
-			jobs[i].chunk->next = tt__free_chunks;
-			tt__free_chunks = jobs[i].chunk;
-		} else if (tt__to_clean_count < TT__CLEAN_QUEUE) {
+		if (clean)
+			tt__chunk_free(jobs[i].chunk);
+		else if (tt__to_clean_count < TT__CLEAN_QUEUE) {
 			tt__to_clean[tt__to_clean_count++] = jobs[i]; /* later */
 			waiting = 1;
 		}
@@ -339,4 +362,15 @@ struct tt__chunk *tt__chunk_alloc(void)
 	header->next = NULL;
 	header->size = TT__CHUNK_SIZE;
 	return header;
+}
+
+void *tt__compacted_alloc(size_t size)
+{
+	return tt__slab_alloc(&tt__small, size);
+}
+
+void tt__chunk_taken(uint32_t thread)
+{
+	__atomic_store_n(&tt__takers[tt__takers_seq % TT__TAKERS], thread, __ATOMIC_RELAXED);
+	__atomic_store_n(&tt__takers_seq, tt__takers_seq + 1, __ATOMIC_RELEASE);
 }

@@ -1,3 +1,7 @@
+/* A thread's chunks: its first, the limit the hot path checks, the next when one is
+ * full (or, its budget used up, ring recycling or dropping), the ones the drain of
+ * mode stream took, compaction at exit, and the extent of what they hold. The arena
+ * they come from is arena.c's. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,9 +14,9 @@ void tt__hold_chunks(int hold)
 {
 	sigset_t old;
 	tt__registry_lock(&old);
-	pthread_mutex_lock(&tt__arena_mutex);
+	tt__arena_lock(1);
 	tt__dumps_running += hold ? 1 : -1;
-	pthread_mutex_unlock(&tt__arena_mutex);
+	tt__arena_lock(0);
 	tt__registry_unlock(&old);
 	/* Mode ring: the chunks waiting to be cleaned are counted as overwritten now,
 	 * so that a dump has every thread's count. */
@@ -22,9 +26,9 @@ void tt__hold_chunks(int hold)
 
 void tt__compact_exited(struct tt__slot *slot)
 {
-	pthread_mutex_lock(&tt__arena_mutex);
+	tt__arena_lock(1);
 	tt__publish_limit(slot);
-	pthread_mutex_unlock(&tt__arena_mutex);
+	tt__arena_lock(0);
 	struct tt__chunk *chunk = slot->current;
 	const struct tt_record *begin, *end;
 	tt__chunk_extent(slot, chunk, &begin, &end);
@@ -40,9 +44,9 @@ void tt__compact_exited(struct tt__slot *slot)
 	if (stream && !__atomic_compare_exchange_n(&slot->drain_state, &idle, TT__DRAIN_COMPACTING, 0,
 						  __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
 		return;
-	pthread_mutex_lock(&tt__arena_mutex);
+	tt__arena_lock(1);
 	struct tt__chunk *small = stream ? malloc(sizeof *small + used) :
-				  tt__slab_alloc(&tt__small, sizeof *small + used);
+				  tt__compacted_alloc(sizeof *small + used);
 	if (small) {
 		small->next = NULL;
 		small->size = (uint32_t)(sizeof *small + used);
@@ -58,10 +62,9 @@ void tt__compact_exited(struct tt__slot *slot)
 		if (stream)
 			slot->flags |= TT__SLOT_COMPACTED;
 		memset(chunk, 0, TT__CHUNK_SIZE);
-		chunk->next = tt__free_chunks;
-		tt__free_chunks = chunk;
+		tt__chunk_free(chunk);
 	}
-	pthread_mutex_unlock(&tt__arena_mutex);
+	tt__arena_lock(0);
 	if (stream)
 		__atomic_store_n(&slot->drain_state, TT__DRAIN_IDLE, __ATOMIC_RELEASE);
 }
@@ -92,8 +95,7 @@ static void tt__enter_chunk(struct tt__slot *slot, struct tt__chunk *chunk)
 	chunk->thread = slot->index;
 	slot->current = chunk;
 	slot->chunks++;
-	__atomic_store_n(&tt__takers[tt__takers_seq % TT__TAKERS], slot->index, __ATOMIC_RELAXED);
-	__atomic_store_n(&tt__takers_seq, tt__takers_seq + 1, __ATOMIC_RELEASE);
+	tt__chunk_taken(slot->index);
 	slot->chunk_end = (char *)chunk + TT__CHUNK_SIZE;
 	__atomic_store_n(&slot->hot->cursor, (char *)(chunk + 1), __ATOMIC_RELEASE);
 	tt__publish_limit(slot);
@@ -102,13 +104,13 @@ static void tt__enter_chunk(struct tt__slot *slot, struct tt__chunk *chunk)
 /* Registry lock held, signals blocked. */
 int tt__slot_start(struct tt__slot *slot)
 {
-	pthread_mutex_lock(&tt__arena_mutex);
+	tt__arena_lock(1);
 	struct tt__chunk *chunk = tt__chunk_alloc();
 	if (chunk) {
 		slot->first = chunk;
 		tt__enter_chunk(slot, chunk);
 	}
-	pthread_mutex_unlock(&tt__arena_mutex);
+	tt__arena_lock(0);
 	return chunk ? 0 : -ENOMEM;
 }
 
@@ -116,13 +118,13 @@ void tt__set_paused(struct tt__slot *slot, int paused)
 {
 	sigset_t old;
 	tt__block_signals(&old);
-	pthread_mutex_lock(&tt__arena_mutex);
+	tt__arena_lock(1);
 	if (paused)
 		__atomic_or_fetch(&slot->flags, TT__SLOT_PAUSED, __ATOMIC_RELEASE);
 	else
 		__atomic_and_fetch(&slot->flags, ~(uint32_t)TT__SLOT_PAUSED, __ATOMIC_RELEASE);
 	tt__publish_limit(slot);
-	pthread_mutex_unlock(&tt__arena_mutex);
+	tt__arena_lock(0);
 	tt__restore_signals(&old);
 }
 
@@ -130,11 +132,11 @@ void tt__set_all_limits(void)
 {
 	sigset_t old;
 	tt__registry_lock(&old); /* no slot leaves the list meanwhile */
-	pthread_mutex_lock(&tt__arena_mutex);
+	tt__arena_lock(1);
 	for (struct tt__slot *slot = tt__registry_head(); slot;
 	     slot = __atomic_load_n(&slot->next, __ATOMIC_ACQUIRE))
 		tt__publish_limit(slot);
-	pthread_mutex_unlock(&tt__arena_mutex);
+	tt__arena_lock(0);
 	tt__registry_unlock(&old);
 }
 
@@ -150,16 +152,7 @@ static int tt__recycle_oldest(struct tt__slot *slot)
 	__atomic_store_n(&slot->first, oldest->next, __ATOMIC_RELEASE);
 	slot->chunks--;
 	__atomic_or_fetch(&slot->flags, TT__SLOT_WRAPPED, __ATOMIC_RELEASE);
-	if (tt__to_clean_count < TT__CLEAN_QUEUE) {
-		tt__to_clean[tt__to_clean_count++] = (struct tt__to_clean){oldest, slot};
-		/* A wake-up costs this thread a system call: one for a few chunks. The
-		 * background thread looks at the queue by itself every millisecond. */
-		if (tt__to_clean_count >= TT__CLEAN_QUEUE / 4)
-			tt__wake_prefault();
-	} else if (tt__clean_chunk(slot, oldest)) {
-		oldest->next = tt__free_chunks;
-		tt__free_chunks = oldest;
-	} /* else an event in it is still being written: the chunk is left alone */
+	tt__chunk_to_clean(slot, oldest);
 	return 1;
 }
 
@@ -228,20 +221,18 @@ void tt__chunk_drained(struct tt__slot *slot, int recycle)
 		memset(chunk, 0, TT__CHUNK_SIZE);
 	sigset_t old;
 	tt__block_signals(&old);
-	pthread_mutex_lock(&tt__arena_mutex);
+	tt__arena_lock(1);
 	__atomic_store_n(&slot->first, next, __ATOMIC_RELEASE);
 	__atomic_store_n(&slot->chunks, slot->chunks - 1, __ATOMIC_RELEASE);
-	if (recycle && !compacted) {
-		chunk->next = tt__free_chunks;
-		tt__free_chunks = chunk;
-	}
+	if (recycle && !compacted)
+		tt__chunk_free(chunk);
 	/* A thread dropping events for want of a chunk takes the slow path at its next
 	 * event, which gives it this one. */
 	if ((__atomic_load_n(&slot->flags, __ATOMIC_ACQUIRE) & TT__SLOT_EXHAUSTED) &&
 	    slot->drop_cause == TT_DROP_BEHIND &&
 	    __atomic_load_n(&slot->hot->limit, __ATOMIC_ACQUIRE) != TT__LIMIT_OFF)
 		__atomic_store_n(&slot->hot->limit, TT__LIMIT_SLOW, __ATOMIC_RELEASE);
-	pthread_mutex_unlock(&tt__arena_mutex);
+	tt__arena_lock(0);
 	tt__restore_signals(&old);
 	if (recycle && compacted)
 		free(chunk);

@@ -209,34 +209,30 @@ void tt__registry_recycle(struct tt__slot *prev, struct tt__slot *slot) TT__HIDD
 void tt__refresh_thread_name(struct tt__slot *slot) TT__HIDDEN;
 uintptr_t tt__thread_pointer(void) TT__HIDDEN;
 
-/* arena.c: the arena and its prefault thread, shared with chunks.c */
-extern pthread_mutex_t tt__arena_mutex TT__HIDDEN;
-extern struct tt__chunk *tt__free_chunks TT__HIDDEN; /* recycled, zeroed, faulted in */
-extern struct tt__slab tt__small TT__HIDDEN;          /* compacted chunks */
-/* The threads that took the latest chunks (tt__enter_chunk, arena lock held): the
- * background thread's way to see whether every core is recording. */
-#define TT__TAKERS 16
-extern uint32_t tt__takers[TT__TAKERS] TT__HIDDEN;
-extern uint32_t tt__takers_seq TT__HIDDEN;
-/* Mode ring: a thread's oldest chunk, recycled, waits here (arena lock) for the
- * background thread to count its events as overwritten and zero it. */
-#define TT__CLEAN_QUEUE 64
-struct tt__to_clean {
-	struct tt__chunk *chunk;
-	struct tt__slot *slot;
-};
-extern struct tt__to_clean tt__to_clean[TT__CLEAN_QUEUE] TT__HIDDEN;
-extern unsigned tt__to_clean_count TT__HIDDEN;
-int tt__chunks_fd(void) TT__HIDDEN;
-void tt__wake_prefault(void) TT__HIDDEN;
-int tt__clean_chunk(struct tt__slot *slot, struct tt__chunk *chunk) TT__HIDDEN;
-int tt__clean_queued(void) TT__HIDDEN;
-struct tt__chunk *tt__chunk_alloc(void) TT__HIDDEN;
-
-/* chunks.c: chunks, the arena and its prefault thread */
+/* arena.c: the arena and its prefault thread */
 int tt__arena_init(void) TT__HIDDEN;
 void tt__arena_reset_after_fork(void) TT__HIDDEN;
 void tt__arena_lock(int lock) TT__HIDDEN; /* signals blocked */
+/* Where chunks come from (the mode's answer): a file the arena maps, or -1. */
+int tt__chunks_fd(void) TT__HIDDEN;
+/* Arena lock held, signals blocked: a zeroed chunk, from the free list or never used
+ * before, or NULL when the arena (or the mode's file) has no more. */
+struct tt__chunk *tt__chunk_alloc(void) TT__HIDDEN;
+/* Arena lock held: a zeroed chunk back to the free list. */
+void tt__chunk_free(struct tt__chunk *chunk) TT__HIDDEN;
+/* Arena lock held: the thread numbered `thread` took a chunk (for the background
+ * thread, which waits for a free core while every core records). */
+void tt__chunk_taken(uint32_t thread) TT__HIDDEN;
+/* Arena lock held. Mode ring: the slot's oldest chunk, off its list, to count its
+ * events as overwritten and zero before it is free again: queued for the background
+ * thread, or done here when the queue is full. */
+void tt__chunk_to_clean(struct tt__slot *slot, struct tt__chunk *chunk) TT__HIDDEN;
+/* Cleans the queued chunks now; whether some must wait for events being written. */
+int tt__clean_queued(void) TT__HIDDEN;
+/* Arena lock held: memory for a compacted chunk, kept until the process ends. */
+void *tt__compacted_alloc(size_t size) TT__HIDDEN;
+
+/* chunks.c: a thread's chunks */
 int tt__slot_start(struct tt__slot *slot) TT__HIDDEN; /* gives a new slot its first chunk */
 /* Arena lock held: the limit is the chunk's end while the thread may record; once its
  * buffer is used up, its scratch chunk's, tagged TT__LIMIT_DROP (or, without one,
