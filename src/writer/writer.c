@@ -65,7 +65,7 @@ static int tt__write_to(struct tt__out *out)
 			goto out;
 	}
 
-	tt__out_file_header(out, tt__config.mode == TT__MODE_RING ? TT_FILE_RING : 0);
+	tt__out_file_header(out, tt__mode->file_flags);
 	tt__out_process(out);
 	err = tt__out_modules(out);
 	if (err)
