@@ -75,6 +75,12 @@ const struct tt__mode_ops *tt__mode_ops_by_name(const char *name)
 	for (size_t i = 0; i < sizeof tt__modes / sizeof tt__modes[0]; i++)
 		if (strcmp(name, tt__modes[i].name) == 0)
 			return tt__modes[i].ops;
-	fprintf(stderr, "ticktrace: TICKTRACE_MODE=%s is not stop, stream or ring; using stop\n", name);
+	size_t count = sizeof tt__modes / sizeof tt__modes[0];
+	char names[128] = "";
+	for (size_t i = 0, len = 0; i < count && len < sizeof names; i++)
+		len += (size_t)snprintf(names + len, sizeof names - len, "%s%s",
+					!i ? "" : i + 1 < count ? ", " : " or ", tt__modes[i].name);
+	fprintf(stderr, "ticktrace: TICKTRACE_MODE=%s is not %s; using %s\n", name, names,
+		tt__modes[0].name);
 	return tt__modes[0].ops;
 }
