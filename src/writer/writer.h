@@ -149,7 +149,8 @@ const struct tt_record *tt__sites_add(struct tt__site_set *set, struct tt__site_
 int tt__collect_names(struct tt__site_set *set, const struct tt__thread_snapshot *snap) TT__HIDDEN;
 /* SITES, and FUNCS when the set holds functions. */
 void tt__out_sites(struct tt__out *out, const struct tt__site_set *set) TT__HIDDEN;
-/* The same, the descriptors read where the segments `loaded` (NULL: none known) are. */
+/* The same, given the segments loaded (taken by the caller): a site at an address none
+ * of them holds is named as unloaded; NULL: every descriptor is read where it is. */
 void tt__out_names(struct tt__out *out, const struct tt__site_set *set,
 		   const struct tt__ranges *loaded) TT__HIDDEN;
 /* A site's argument name (TT_BEGIN_NAMED_ARG), or NULL. */
