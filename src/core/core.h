@@ -127,18 +127,12 @@ enum tt__slot_flags {
 	TT__SLOT_COMPACTED = 1u << 5, /* mode stream: its last chunk is a malloc'd copy */
 };
 
-enum tt__mode {
-	TT__MODE_STOP,   /* a full buffer keeps the first events */
-	TT__MODE_STREAM, /* a drain thread writes full chunks to the file as it runs */
-	TT__MODE_RING,   /* a full buffer recycles its oldest chunk */
-};
-
 /* Configuration, read from the environment once. */
 struct tt__config {
 	int off;                /* TICKTRACE=0: ticktrace does nothing this run */
 	uint64_t buffer_events; /* TICKTRACE_BUFFER: events kept per thread */
 	uint64_t chunk_budget;  /* chunks per thread that hold buffer_events */
-	enum tt__mode mode;     /* TICKTRACE_MODE */
+	const struct tt__mode_ops *mode; /* TICKTRACE_MODE: tt__mode once started */
 };
 
 extern struct tt__config tt__config TT__HIDDEN;
@@ -161,13 +155,23 @@ extern int tt__forked TT__HIDDEN;    /* this process is a child forked after sta
 
 extern int tt__crash_signal TT__HIDDEN; /* the signal the program is dying of, or 0 */
 
-/* The modes' interface (modes/): what the core asks of the mode in use, that is,
- * where chunks come from, what a full chunk does, and what a dump writes. A NULL
- * member does nothing. */
+/* The modes' interface (modes/): what the core and the lifecycle ask of the mode in
+ * use, that is, where chunks come from, what a full chunk does, what a dump writes,
+ * and what start-up, exit, a crash and fork do. A NULL member does nothing. */
 struct tt__mode_ops {
 	/* Before start-up only (lifecycle/start.c): starts ticktrace, which picks the
 	 * mode. A thread's first event may come before the constructor ran. */
 	void (*start)(void);
+	/* Start-up, before the arena: where its chunks will be; it says what fails. */
+	void (*prepare)(void);
+	/* Start-up, the arena made: its threads and file; 0, or -errno, said: recording off. */
+	int (*begin)(void);
+	/* At exit or on a crash: the whole trace in its file, for good; 0 or -errno. */
+	int (*finish)(void);
+	/* In a forked child, after the core's reset: its threads and file, the child's own. */
+	void (*after_fork)(void);
+	/* What the raw file's header says of the mode (TT_FILE_RING). */
+	uint32_t file_flags;
 	/* Where chunks come from: a file the arena maps from offset chunks_at() (-1:
 	 * private memory); cover makes it hold the arena's first `arena_bytes` (arena lock
 	 * held; 0 or -errno); in a forked child, a file of the child's own (or -1). */
@@ -180,14 +184,16 @@ struct tt__mode_ops {
 	 * held, signals blocked); what a thread's exit does. */
 	void (*chunk_full)(struct tt__slot *slot);
 	void (*thread_exited)(struct tt__slot *slot);
-	/* What a dump writes: tt_dump(path), or the default file (NULL); 0 or -errno. */
+	/* What a dump writes: tt_dump(path), or the default file (NULL); 0 or -errno.
+	 * Called from any thread: by the service thread on a signal. */
 	int (*dump)(const char *path);
 	/* What the core does once a thread's budget of chunks is used up. It recycles the
 	 * thread's oldest chunk (recycle_oldest: ring); or, where the mode drains chunks
 	 * off the threads' lists as they record (drains: stream, tt__chunk_drained), the
 	 * thread drops events (TT_DROP_BEHIND) until the drain frees one, and its last
 	 * chunk is compacted into malloc'd memory that the drain frees; or else it keeps
-	 * its first events (TT_DROP_FULL: stop). */
+	 * its first events (TT_DROP_FULL: stop). A draining mode's file is written by its
+	 * drain thread: dump and finish only ask it to. */
 	int recycle_oldest;
 	int drains;
 };
@@ -209,10 +215,30 @@ void tt__registry_recycle(struct tt__slot *prev, struct tt__slot *slot) TT__HIDD
 void tt__refresh_thread_name(struct tt__slot *slot) TT__HIDDEN;
 uintptr_t tt__thread_pointer(void) TT__HIDDEN;
 
-/* chunks.c: chunks, the arena and its prefault thread */
+/* arena.c: the arena and its prefault thread */
 int tt__arena_init(void) TT__HIDDEN;
 void tt__arena_reset_after_fork(void) TT__HIDDEN;
 void tt__arena_lock(int lock) TT__HIDDEN; /* signals blocked */
+/* Where chunks come from (the mode's answer): a file the arena maps, or -1. */
+int tt__chunks_fd(void) TT__HIDDEN;
+/* Arena lock held, signals blocked: a zeroed chunk, from the free list or never used
+ * before, or NULL when the arena (or the mode's file) has no more. */
+struct tt__chunk *tt__chunk_alloc(void) TT__HIDDEN;
+/* Arena lock held: a zeroed chunk back to the free list. */
+void tt__chunk_free(struct tt__chunk *chunk) TT__HIDDEN;
+/* Arena lock held: the thread numbered `thread` took a chunk (for the background
+ * thread, which waits for a free core while every core records). */
+void tt__chunk_taken(uint32_t thread) TT__HIDDEN;
+/* Arena lock held. Mode ring: the slot's oldest chunk, off its list, to count its
+ * events as overwritten and zero before it is free again: queued for the background
+ * thread, or done here when the queue is full. */
+void tt__chunk_to_clean(struct tt__slot *slot, struct tt__chunk *chunk) TT__HIDDEN;
+/* Cleans the queued chunks now; whether some must wait for events being written. */
+int tt__clean_queued(void) TT__HIDDEN;
+/* Arena lock held: memory for a compacted chunk, kept until the process ends. */
+void *tt__compacted_alloc(size_t size) TT__HIDDEN;
+
+/* chunks.c: a thread's chunks */
 int tt__slot_start(struct tt__slot *slot) TT__HIDDEN; /* gives a new slot its first chunk */
 /* Arena lock held: the limit is the chunk's end while the thread may record; once its
  * buffer is used up, its scratch chunk's, tagged TT__LIMIT_DROP (or, without one,

@@ -255,7 +255,7 @@ static void tt__reservation_failed(struct tt__slot *slot, const struct tt_record
 uint64_t tt__unregistered_drops;
 
 /* Set while this thread runs the parts of the slow path that may reach code which
- * records (see internal.h). */
+ * records (core.h says why). */
 __thread int tt__in_slow_path;
 
 static void tt__count_reentered(struct tt__slot *slot)

@@ -24,17 +24,6 @@ static uint64_t tt__parse_buffer(const char *text)
 	return events;
 }
 
-static enum tt__mode tt__parse_mode(const char *text)
-{
-	static const char *const names[] = {[TT__MODE_STOP] = "stop", [TT__MODE_STREAM] = "stream",
-					    [TT__MODE_RING] = "ring"};
-	for (int mode = 0; mode < (int)(sizeof names / sizeof names[0]); mode++)
-		if (strcmp(text, names[mode]) == 0)
-			return (enum tt__mode)mode;
-	fprintf(stderr, "ticktrace: TICKTRACE_MODE=%s is not stop, stream or ring; using stop\n", text);
-	return TT__MODE_STOP;
-}
-
 void tt__config_read(void)
 {
 	const char *on = getenv("TICKTRACE");
@@ -43,10 +32,10 @@ void tt__config_read(void)
 	tt__config.buffer_events = buffer ? tt__parse_buffer(buffer) : TT__DEFAULT_BUFFER_EVENTS;
 	tt__config.chunk_budget =
 		(tt__config.buffer_events + TT__CHUNK_RECORDS - 1) / TT__CHUNK_RECORDS;
-	const char *mode = getenv("TICKTRACE_MODE");
-	tt__config.mode = mode && *mode ? tt__parse_mode(mode) : TT__MODE_STOP;
+	tt__config.mode = tt__mode_ops_by_name(getenv("TICKTRACE_MODE"));
 	/* Streaming and recycling need a chunk to record into while another is written
 	 * or recycled. */
-	if (tt__config.mode != TT__MODE_STOP && tt__config.chunk_budget < 2)
+	if ((tt__config.mode->drains || tt__config.mode->recycle_oldest) &&
+	    tt__config.chunk_budget < 2)
 		tt__config.chunk_budget = 2;
 }

@@ -45,21 +45,14 @@ static uint32_t tt__request_dump(void)
 static void tt__service_dump(void)
 {
 	int crash = __atomic_load_n(&tt__crash_signal, __ATOMIC_ACQUIRE);
-	int err;
-	if (crash && tt__config.mode == TT__MODE_STREAM) {
-		err = tt__stream_finish();
-	} else {
-		/* (Mode stream: the drain thread does the work, holding what it holds.) */
-		if (tt__config.mode == TT__MODE_STREAM) {
-			err = tt__stream_flush(NULL);
-		} else {
-			tt__background_work(1);
-			err = tt__write_default_file();
-			tt__background_work(0);
-		}
-		if (!err && crash)
-			tt__live_finish(); /* the trace is all in the file now */
-	}
+	/* The file is written by this thread of ticktrace's, unless a drain thread writes
+	 * it (holding what it holds itself). */
+	int here = !tt__mode->drains;
+	if (here)
+		tt__background_work(1);
+	int err = crash ? tt__mode->finish() : tt__mode->dump(NULL);
+	if (here)
+		tt__background_work(0);
 	if (err)
 		fprintf(stderr, "ticktrace: could not write the trace on signal %d: %s\n",
 			crash ? crash : tt__dump_signal, strerror(-err));

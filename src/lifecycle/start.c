@@ -21,22 +21,11 @@ void tt__finish(void)
 	if (tt__config.off || getpid() != tt__owner_pid ||
 	    __atomic_exchange_n(&finished, 1, __ATOMIC_SEQ_CST))
 		return;
-	if (tt__config.mode == TT__MODE_STREAM) {
-		int err = tt__stream_finish();
-		/* Whatever threads still record goes nowhere now. */
-		__atomic_store_n(&tt__recording, 0, __ATOMIC_SEQ_CST);
-		tt__set_all_limits();
-		if (err)
-			fprintf(stderr, "ticktrace: could not finish the streamed trace: %s\n", strerror(-err));
-		tt__say_drops();
-		return;
-	}
-	int err = tt__write_default_file();
+	int err = tt__mode->finish();
 	if (err)
 		fprintf(stderr, "ticktrace: could not write the trace at exit: %s\n", strerror(-err));
-	else
-		tt__live_finish(); /* the trace is all in the file now */
-	/* (An exec that fails goes on without recording: its events would go nowhere.) */
+	/* Whatever threads still record goes nowhere now. (An exec that fails goes on
+	 * without recording: its events would go nowhere.) */
 	__atomic_store_n(&tt__recording, 0, __ATOMIC_SEQ_CST);
 	tt__set_all_limits();
 	tt__report_at_exit();
@@ -78,7 +67,8 @@ static void tt__after_fork_in_child(void)
 	tt__names_after_fork();
 	tt__arena_reset_after_fork();
 	tt__anchor_now(&tt__start_anchor);
-	tt__stream_after_fork();
+	if (tt__mode->after_fork)
+		tt__mode->after_fork();
 	tt__signals_after_fork();
 }
 
@@ -112,7 +102,7 @@ static void tt__init_once_guarded(void)
 {
 	tt__anchor_now(&tt__start_anchor);
 	tt__config_read();
-	__atomic_store_n(&tt__mode, tt__mode_ops_for(tt__config.mode), __ATOMIC_RELEASE);
+	__atomic_store_n(&tt__mode, tt__config.mode, __ATOMIC_RELEASE);
 	if (tt__config.off)
 		return;
 	if (tt__registry_init() < 0) {
@@ -120,34 +110,24 @@ static void tt__init_once_guarded(void)
 		tt__config.off = 1;
 		return;
 	}
-	/* Modes stop and ring: buffers in a live file, which outlives a SIGKILL. */
-	if (tt__config.mode != TT__MODE_STREAM) {
-		int err = tt__live_start();
-		if (err)
-			fprintf(stderr, "ticktrace: no live file (%s): a run killed by SIGKILL will "
-				"leave no trace\n", strerror(-err));
-	}
+	if (tt__mode->prepare)
+		tt__mode->prepare();
 	if (tt__arena_init() < 0) {
 		fprintf(stderr, "ticktrace: no memory for trace buffers; recording is off\n");
 		tt__config.off = 1;
 		return;
 	}
 	const char *report = getenv("TICKTRACE_REPORT");
-	if (report && *report && tt__config.mode == TT__MODE_STREAM)
+	if (report && *report && tt__mode->drains)
 		fprintf(stderr, "ticktrace: TICKTRACE_REPORT needs TICKTRACE_MODE stop or ring (a "
 			"stream's events leave memory as they are written); `ticktrace report` "
 			"reads the streamed file\n");
 	int spikes = tt__spikes_start();
 	if (spikes)
 		fprintf(stderr, "ticktrace: cannot log spikes (TICKTRACE_SPIKES): %s\n", strerror(-spikes));
-	if (tt__config.mode == TT__MODE_STREAM) {
-		int err = tt__stream_start();
-		if (err) {
-			fprintf(stderr, "ticktrace: cannot stream the trace (%s); recording is off\n",
-				strerror(-err));
-			tt__config.off = 1;
-			return;
-		}
+	if (tt__mode->begin && tt__mode->begin() < 0) {
+		tt__config.off = 1;
+		return;
 	}
 	if (tt__signals_init() < 0)
 		fprintf(stderr, "ticktrace: no service thread: no trace on signals or crashes\n");

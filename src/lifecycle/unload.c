@@ -1,7 +1,7 @@
 /* dlclose, interposed: a library unloaded before the dump would take with it the
  * call-site descriptors its records point to (reading them would fault) and its
  * place in the module map (its functions could not be named). The runtime keeps
- * both (writer/writer.c: tt__retire_library), then the C library's dlclose unloads it,
+ * both (writer/retired.c: tt__retire_library), then the C library's dlclose unloads it,
  * and the time it returned tells its records from those of a library loaded at the
  * same addresses later. */
 #include <dlfcn.h>

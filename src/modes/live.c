@@ -127,7 +127,7 @@ int tt__live_start(void)
 	if (page == MAP_FAILED)
 		goto fail;
 	lv->header = page;
-	tt__file_header(lv->header, TT_FILE_LIVE | (tt__config.mode == TT__MODE_RING ? TT_FILE_RING : 0));
+	tt__file_header(lv->header, TT_FILE_LIVE | tt__mode->file_flags);
 	lv->header->live_chunks_at = TT__LIVE_CHUNKS_AT;
 	lv->out->fd = lv->fd;
 	lv->out->offset = sizeof *lv->header;

@@ -1,5 +1,8 @@
 /* The modes: what the core's chunks become (core.h: struct tt__mode_ops). A new mode
- * is one more table here, its code in a file of its own beside this one. */
+ * is one more table here and its name, its code in a file of its own beside this one. */
+#include <stdio.h>
+#include <string.h>
+
 #include "modes/modes.h"
 
 /* Modes stop and ring: a dump writes the whole file from the chunks as they are. */
@@ -8,9 +11,28 @@ static int tt__dump_whole(const char *path)
 	return path ? tt__write_file(path) : tt__write_default_file();
 }
 
+/* Modes stop and ring: the whole file, and then no more live file. */
+static int tt__finish_whole(void)
+{
+	int err = tt__dump_whole(NULL);
+	if (!err)
+		tt__live_finish(); /* the trace is all in the file now */
+	return err;
+}
+
+/* Modes stop and ring: buffers in a live file, which outlives a SIGKILL. */
+static void tt__prepare_live(void)
+{
+	int err = tt__live_start();
+	if (err)
+		fprintf(stderr, "ticktrace: no live file (%s): a run killed by SIGKILL will "
+			"leave no trace\n", strerror(-err));
+}
+
 /* Modes stop and ring: their chunks are in the live file when there is one
  * (live.c), and a dump writes the whole file. */
 #define TT__WHOLE_FILE_OPS                                  \
+	.prepare = tt__prepare_live, .finish = tt__finish_whole, \
 	.chunks_fd = tt__live_fd, .chunks_at = tt__live_chunks_at, \
 	.cover = tt__live_cover, .chunks_after_fork = tt__live_after_fork, \
 	.tick = tt__live_tick, .dump = tt__dump_whole
@@ -19,22 +41,39 @@ static int tt__dump_whole(const char *path)
 static const struct tt__mode_ops tt__stop_ops = {TT__WHOLE_FILE_OPS};
 
 /* Mode ring: a thread recycles its oldest chunk. */
-static const struct tt__mode_ops tt__ring_ops = {TT__WHOLE_FILE_OPS, .recycle_oldest = 1};
+static const struct tt__mode_ops tt__ring_ops = {TT__WHOLE_FILE_OPS, .recycle_oldest = 1,
+						 .file_flags = TT_FILE_RING};
 
 /* Mode stream (stream.c): a drain thread writes full chunks as the program runs. */
 static const struct tt__mode_ops tt__stream_ops = {
+	.begin = tt__stream_start,
+	.finish = tt__stream_finish,
+	.after_fork = tt__stream_after_fork,
 	.chunk_full = tt__stream_chunk_full,
 	.thread_exited = tt__stream_thread_exited,
 	.dump = tt__stream_flush,
 	.drains = 1,
 };
 
-const struct tt__mode_ops *tt__mode_ops_for(enum tt__mode mode)
+/* TICKTRACE_MODE's values; the first is the default. */
+static const struct {
+	const char *name;
+	const struct tt__mode_ops *ops;
+} tt__modes[] = {{"stop", &tt__stop_ops}, {"stream", &tt__stream_ops}, {"ring", &tt__ring_ops}};
+
+const struct tt__mode_ops *tt__mode_ops_by_name(const char *name)
 {
-	static const struct tt__mode_ops *const ops[] = {
-		[TT__MODE_STOP] = &tt__stop_ops,
-		[TT__MODE_STREAM] = &tt__stream_ops,
-		[TT__MODE_RING] = &tt__ring_ops,
-	};
-	return ops[mode];
+	if (!name || !*name)
+		return tt__modes[0].ops;
+	for (size_t i = 0; i < sizeof tt__modes / sizeof tt__modes[0]; i++)
+		if (strcmp(name, tt__modes[i].name) == 0)
+			return tt__modes[i].ops;
+	size_t count = sizeof tt__modes / sizeof tt__modes[0];
+	char names[128] = "";
+	for (size_t i = 0, len = 0; i < count && len < sizeof names; i++)
+		len += (size_t)snprintf(names + len, sizeof names - len, "%s%s",
+					!i ? "" : i + 1 < count ? ", " : " or ", tt__modes[i].name);
+	fprintf(stderr, "ticktrace: TICKTRACE_MODE=%s is not %s; using %s\n", name, names,
+		tt__modes[0].name);
+	return tt__modes[0].ops;
 }

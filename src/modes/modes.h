@@ -7,8 +7,9 @@
 
 #include "report/report.h"
 
-/* modes.c: the mode's operations for TICKTRACE_MODE */
-const struct tt__mode_ops *tt__mode_ops_for(enum tt__mode mode) TT__HIDDEN;
+/* modes.c: the operations of the mode TICKTRACE_MODE names (none: the default; a
+ * name that is no mode's is said, and the default used) */
+const struct tt__mode_ops *tt__mode_ops_by_name(const char *name) TT__HIDDEN;
 
 /* live.c: the buffers as a shared mapping of TICKTRACE_OUT.live (modes stop, ring) */
 int tt__live_start(void) TT__HIDDEN;  /* 0 also when there is no live file */
@@ -20,7 +21,7 @@ void tt__live_finish(void) TT__HIDDEN; /* the raw file is written: no more live 
 int tt__live_after_fork(void) TT__HIDDEN; /* the child's own live file, or -1 */
 
 /* stream.c: mode stream */
-int tt__stream_start(void) TT__HIDDEN;  /* creates the file and the drain thread */
+int tt__stream_start(void) TT__HIDDEN;  /* creates the file and the drain thread; says why not */
 int tt__stream_finish(void) TT__HIDDEN; /* at exit: writes everything, then END */
 void tt__stream_chunk_full(struct tt__slot *slot) TT__HIDDEN;     /* wakes the drain */
 void tt__stream_thread_exited(struct tt__slot *slot) TT__HIDDEN; /* wakes the drain */

@@ -471,7 +471,11 @@ static int tt__stream_open(struct tt__stream *st)
 
 int tt__stream_start(void)
 {
-	return tt__stream_open(&tt__stream);
+	int err = tt__stream_open(&tt__stream);
+	if (err)
+		fprintf(stderr, "ticktrace: cannot stream the trace (%s); recording is off\n",
+			strerror(-err));
+	return err;
 }
 
 int tt__stream_flush(const char *path)

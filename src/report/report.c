@@ -132,7 +132,8 @@ static int tt__report_write(const char *dest, const struct tt__table *t, uint64_
 void tt__report_at_exit(void)
 {
 	const char *dest = getenv("TICKTRACE_REPORT");
-	if (!dest || !*dest || tt__config.off)
+	/* (A draining mode's records left memory as they were written.) */
+	if (!dest || !*dest || tt__config.off || tt__mode->drains)
 		return;
 	struct tt_file_header header = {0};
 	tt__clock_fill_header(&header);

@@ -129,7 +129,7 @@ int tt__spikes_start(void)
 	const char *dest = getenv("TICKTRACE_SPIKES");
 	if (!dest || !*dest)
 		return 0;
-	if (tt__config.mode != TT__MODE_STREAM) {
+	if (!tt__mode->drains) { /* (fed by the drain: stream.c) */
 		fprintf(stderr, "ticktrace: TICKTRACE_SPIKES needs TICKTRACE_MODE=stream; "
 			"`ticktrace spikes` finds them in the file\n");
 		return 0;

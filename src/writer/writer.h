@@ -7,21 +7,42 @@
 
 #include "core/core.h"
 
+/* buffer.c: a file's bytes, buffered, and section headers */
+struct tt__out {
+	int fd;
+	int err; /* first error, as -errno */
+	uint64_t offset; /* bytes written to fd, buffered ones included */
+	size_t len;
+	char buf[1 << 16];
+};
+void tt__out(struct tt__out *out, const void *data, size_t size) TT__HIDDEN;
+void tt__out_flush(struct tt__out *out) TT__HIDDEN;
+void tt__out_section(struct tt__out *out, uint32_t type, uint64_t size) TT__HIDDEN;
+void tt__out_pad(struct tt__out *out, uint64_t size) TT__HIDDEN;
+/* A section's header: within an UNLOADED section when `until` is not 0 (what it
+ * describes held until then). */
+void tt__out_section_until(struct tt__out *out, uint32_t type, uint64_t size,
+			   uint64_t until) TT__HIDDEN;
+
+/* writer.c: the whole file a dump writes */
 int tt__write_file(const char *path) TT__HIDDEN;
+void tt__file_header(struct tt_file_header *header, uint32_t flags) TT__HIDDEN;
+void tt__out_file_header(struct tt__out *out, uint32_t flags) TT__HIDDEN;
+void tt__out_end(struct tt__out *out, const struct tt_end_info *end) TT__HIDDEN;
 
-/* names.c: names made at run time (the _DYN macros), and C++'s TT_FUNC names */
-/* Whether `address` is a descriptor that names.c made (the writer reads it). */
-bool tt__names_hold(uint64_t address) TT__HIDDEN;
-void tt__names_after_fork(void) TT__HIDDEN;
-/* The name a site is shown by: its own, or (TT__SITE_PRETTY) the qualified name made
- * from the __PRETTY_FUNCTION__ it holds, in buf. */
-const char *tt__site_name(const struct tt_callsite *site, char *buf, size_t cap) TT__HIDDEN;
-size_t tt__pretty_name(const char *pretty, char *buf, size_t cap) TT__HIDDEN;
-#define TT__NAME_MAX 1024 /* bytes kept of a name made from __PRETTY_FUNCTION__ */
-
+/* output.c: where a file goes, and how it gets there */
+int tt__default_path(char *buf, size_t size) TT__HIDDEN; /* TICKTRACE_OUT, expanded */
+/* The whole file at the default path (TICKTRACE_OUT), listed (tt__list_written);
+ * 0 or -errno. */
+int tt__write_default_file(void) TT__HIDDEN;
+/* A trace file now at `path` (relative to the working directory): its absolute path
+ * appended as a line to TICKTRACE_LIST, when set, so that whoever started the run
+ * (`ticktrace record`) learns every file its processes wrote. Async-signal-safe. */
+void tt__list_written(const char *path) TT__HIDDEN;
+/* `pattern` with %p replaced by the process id; 0 or -ENAMETOOLONG. */
+int tt__expand_path(const char *pattern, char *buf, size_t size) TT__HIDDEN;
 /* Writes a file at `path` the same way (under a temporary name, renamed when
  * complete; a device or a pipe in place) with `write`, which returns 0 or -errno. */
-struct tt__out;
 typedef int (*tt__file_writer)(struct tt__out *out, void *arg);
 int tt__write_file_with(const char *path, tt__file_writer write, void *arg) TT__HIDDEN;
 /* Whether an output at `path` is written in place: one of the program's descriptors
@@ -39,39 +60,10 @@ int tt__create_replacing(const char *path, char *tmp, size_t cap) TT__HIDDEN;
  * place at once, or a device or FIFO in place (*in_place). The descriptor (readable
  * too when it is a file), or -errno. */
 int tt__open_output(const char *path, int *in_place) TT__HIDDEN;
-/* A trace file now at `path` (relative to the working directory): its absolute path
- * appended as a line to TICKTRACE_LIST, when set, so that whoever started the run
- * (`ticktrace record`) learns every file its processes wrote. Async-signal-safe. */
-void tt__list_written(const char *path) TT__HIDDEN;
 /* Only the first: always a new file. */
 int tt__create_new(const char *path) TT__HIDDEN;
-/* Before the library loaded at `base` as `name` is unloaded (dlclose): keeps its
- * module entries and the call-site descriptors of it that records name, for the
- * file. Then tt__library_unloaded with what it returned (NULL: nothing kept) once
- * dlclose returned: records from then on at its addresses are another library's. */
-struct tt__retired_lib;
-struct tt__retired_lib *tt__retire_library(uintptr_t base, const char *name) TT__HIDDEN;
-void tt__library_unloaded(struct tt__retired_lib *lib) TT__HIDDEN;
-/* The whole file at the default path (TICKTRACE_OUT), listed (tt__list_written);
- * 0 or -errno. */
-int tt__write_default_file(void) TT__HIDDEN;
-int tt__default_path(char *buf, size_t size) TT__HIDDEN;
-/* `pattern` with %p replaced by the process id; 0 or -ENAMETOOLONG. */
-int tt__expand_path(const char *pattern, char *buf, size_t size) TT__HIDDEN;
-struct tt__out {
-	int fd;
-	int err; /* first error, as -errno */
-	uint64_t offset; /* bytes written to fd, buffered ones included */
-	size_t len;
-	char buf[1 << 16];
-};
-void tt__out(struct tt__out *out, const void *data, size_t size) TT__HIDDEN;
-void tt__out_flush(struct tt__out *out) TT__HIDDEN;
-void tt__out_section(struct tt__out *out, uint32_t type, uint64_t size) TT__HIDDEN;
-void tt__out_pad(struct tt__out *out, uint64_t size) TT__HIDDEN;
-void tt__file_header(struct tt_file_header *header, uint32_t flags) TT__HIDDEN;
-void tt__out_file_header(struct tt__out *out, uint32_t flags) TT__HIDDEN;
-void tt__out_process(struct tt__out *out) TT__HIDDEN;
+
+/* threads.c: the threads' sections and their records */
 /* THREAD (or THREAD_TOTALS) for a slot with `records` records in the file; adds its
  * dropped counts to *dropped_total. */
 void tt__out_thread_info(struct tt__out *out, uint32_t type, const struct tt__slot *slot,
@@ -86,7 +78,55 @@ size_t tt__pack_records(uint8_t *buf, const struct tt_record *begin,
 			const struct tt_record *end) TT__HIDDEN;
 void tt__out_events_packed(struct tt__out *out, const struct tt__slot *slot, uint64_t first,
 			   uint64_t records, const uint8_t *packed, size_t bytes) TT__HIDDEN;
-/* The call sites already described in a file. */
+struct tt__extent {
+	const struct tt_record *begin, *end;
+};
+/* The extent of every chunk of a thread, taken once so that counts and data agree. */
+struct tt__thread_snapshot {
+	struct tt__slot *slot;
+	struct tt__extent *extents;
+	size_t chunks;
+	uint64_t records;
+	struct tt_record gap[2]; /* events it is dropping now, after its records */
+	size_t gap_records;
+};
+/* 0 or -ENOMEM (snap->extents to be freed either way). */
+int tt__snapshot_thread(struct tt__thread_snapshot *snap, struct tt__slot *slot) TT__HIDDEN;
+/* THREAD and the EVENTS of a snapshot. */
+void tt__out_thread(struct tt__out *out, const struct tt__thread_snapshot *snap,
+		    uint64_t *dropped_total) TT__HIDDEN;
+
+/* modules.c: the process, the modules loaded and their segments */
+void tt__out_process(struct tt__out *out) TT__HIDDEN;
+/* MODULES of those loaded now. */
+int tt__out_loaded_modules(struct tt__out *out) TT__HIDDEN;
+/* A number that changes whenever a library is loaded or unloaded. */
+uint64_t tt__modules_changes(void) TT__HIDDEN;
+/* Address ranges of every segment of the loaded modules, taken at the dump. */
+struct tt__ranges {
+	uint64_t (*range)[2]; /* [start, end) */
+	size_t count, cap;
+	int err;
+};
+/* tt_module_info entries with their strings, back to back: a MODULES section's. */
+struct tt__modules {
+	char *data;
+	size_t len, cap;
+	uint64_t count;
+	int err;
+};
+struct dl_phdr_info;
+/* dl_iterate_phdr callbacks: a module's entries into a struct tt__modules, its
+ * loadable segments into a struct tt__ranges. */
+int tt__add_module(struct dl_phdr_info *info, size_t size, void *data) TT__HIDDEN;
+int tt__add_loaded(struct dl_phdr_info *info, size_t size, void *data) TT__HIDDEN;
+void tt__ranges_of(struct tt__ranges *r, const struct dl_phdr_info *info) TT__HIDDEN;
+bool tt__ranges_hold(const struct tt__ranges *r, uint64_t address) TT__HIDDEN;
+/* MODULES with the entries of `m`, within an UNLOADED section when `until` is not 0. */
+void tt__out_module_list(struct tt__out *out, const struct tt__modules *m,
+			 uint64_t until) TT__HIDDEN;
+
+/* sites.c: the call sites and functions records name, and their sections */
 /* The call sites and the instrumented functions (FUNC_ENTER addresses, tagged with
  * TT__FUNC_TAG) that records name. */
 struct tt__site_set {
@@ -102,21 +142,38 @@ struct tt__site_set {
 #define TT__GEN_SHIFT 48 /* user-space addresses fit in 47 bits */
 #define TT__ADDRESS_MASK ((UINT64_C(1) << TT__GEN_SHIFT) - 1)
 #define TT__GEN(entry) ((size_t)(((entry) & ~TT__FUNC_TAG) >> TT__GEN_SHIFT))
-#define TT__RETIRED_MAX 4096 /* libraries unloaded whose names are kept */
-/* Adds the sites and functions that records [begin, end) name to `set`; those that were not in it
- * go to `fresh` too (when not NULL). With stop_unwritten, stops at the first record
- * its thread has not written yet (all zero). Returns where it stopped, or NULL when
- * out of memory. */
+/* 1: added, 0: already there, -ENOMEM */
+int tt__site_set_add(struct tt__site_set *set, uint64_t address) TT__HIDDEN;
+void tt__site_set_clear(struct tt__site_set *set) TT__HIDDEN;
+/* Adds the sites and functions that records [begin, end) name to `set`; those that
+ * were not in it go to `fresh` too (when not NULL). With stop_unwritten, stops at the
+ * first record its thread has not written yet (all zero). Returns where it stopped,
+ * or NULL when out of memory. */
 const struct tt_record *tt__sites_add(struct tt__site_set *set, struct tt__site_set *fresh,
 				      const struct tt_record *begin, const struct tt_record *end,
 				      int stop_unwritten) TT__HIDDEN;
+/* The same for every record of a snapshot; 0 or -ENOMEM. */
+int tt__collect_names(struct tt__site_set *set, const struct tt__thread_snapshot *snap) TT__HIDDEN;
 /* SITES, and FUNCS when the set holds functions. */
 void tt__out_sites(struct tt__out *out, const struct tt__site_set *set) TT__HIDDEN;
-void tt__site_set_clear(struct tt__site_set *set) TT__HIDDEN;
+/* The same, given the segments loaded (taken by the caller): a site at an address none
+ * of them holds is named as unloaded; NULL: every descriptor is read where it is. */
+void tt__out_names(struct tt__out *out, const struct tt__site_set *set,
+		   const struct tt__ranges *loaded) TT__HIDDEN;
+/* A site's argument name (TT_BEGIN_NAMED_ARG), or NULL. */
+const char *tt__arg_name(const struct tt_callsite *site) TT__HIDDEN;
+
+/* retired.c: what a library closed with dlclose leaves for the file */
+#define TT__RETIRED_MAX 4096 /* libraries unloaded whose names are kept */
+/* Before the library loaded at `base` as `name` is unloaded (dlclose): keeps its
+ * module entries and the call-site descriptors of it that records name, for the
+ * file. Then tt__library_unloaded with what it returned (NULL: nothing kept) once
+ * dlclose returned: records from then on at its addresses are another library's. */
+struct tt__retired_lib;
+struct tt__retired_lib *tt__retire_library(uintptr_t base, const char *name) TT__HIDDEN;
+void tt__library_unloaded(struct tt__retired_lib *lib) TT__HIDDEN;
 /* MODULES: each library unloaded so far in an UNLOADED section, then those loaded. */
 int tt__out_modules(struct tt__out *out) TT__HIDDEN;
-/* Only those loaded. */
-int tt__out_loaded_modules(struct tt__out *out) TT__HIDDEN;
 /* For a file written as the program runs (stream, live), before the sites of the
  * records it looks at next: the modules of the libraries unloaded since `set` last
  * told them apart, each in an UNLOADED section (which ends the time span of what the
@@ -132,8 +189,35 @@ uint64_t tt__record_key(uint64_t address, uint64_t tsc) TT__HIDDEN;
  * library+0xOFFSET), or at an address no library holds now ("(unloaded library)",
  * 0x...). 0 otherwise: the address is the descriptor or function it names. */
 size_t tt__unloaded_name(uint64_t address, size_t gen, bool func, char *buf, size_t cap) TT__HIDDEN;
-/* A number that changes whenever a library is loaded or unloaded. */
-uint64_t tt__modules_changes(void) TT__HIDDEN;
-void tt__out_end(struct tt__out *out, const struct tt_end_info *end) TT__HIDDEN;
+/* The libraries unloaded whose records are told apart now: a new site set's
+ * retired_seen. */
+size_t tt__retired_count(void) TT__HIDDEN;
+/* Held while the libraries' copies are read. */
+extern pthread_mutex_t tt__retired_mutex TT__HIDDEN;
+/* What the entries of one generation are described with. */
+struct tt__names_view {
+	const struct tt__ranges *loaded; /* segments loaded when the names were read, or NULL */
+	size_t seen;                     /* the set's retired_seen */
+	size_t gen;                      /* the generation described */
+};
+/* The generation of a record at `address` made at `tsc`, among the first `limit`
+ * libraries unloaded: k when the k-th was loaded there then, 0 when none was. */
+size_t tt__generation(uint64_t address, uint64_t tsc, size_t limit) TT__HIDDEN;
+/* When the library of generation `gen` was unloaded (0: the one loaded now). */
+uint64_t tt__retired_until(size_t gen) TT__HIDDEN;
+/* The descriptor of the site at `address` of the generation viewed: where it is, or
+ * the copy dlclose left. Retired mutex held. */
+const struct tt_callsite *tt__site_descriptor(uint64_t address,
+					      const struct tt__names_view *v) TT__HIDDEN;
+
+/* names.c: names made at run time (the _DYN macros), and C++'s TT_FUNC names */
+/* Whether `address` is a descriptor that names.c made (the writer reads it). */
+bool tt__names_hold(uint64_t address) TT__HIDDEN;
+void tt__names_after_fork(void) TT__HIDDEN;
+/* The name a site is shown by: its own, or (TT__SITE_PRETTY) the qualified name made
+ * from the __PRETTY_FUNCTION__ it holds, in buf. */
+const char *tt__site_name(const struct tt_callsite *site, char *buf, size_t cap) TT__HIDDEN;
+size_t tt__pretty_name(const char *pretty, char *buf, size_t cap) TT__HIDDEN;
+#define TT__NAME_MAX 1024 /* bytes kept of a name made from __PRETTY_FUNCTION__ */
 
 #endif /* TT_WRITER_H */

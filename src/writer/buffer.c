@@ -1,0 +1,87 @@
+/* A file's bytes, buffered into few system calls (records go from the chunks to the
+ * file without a copy), and the headers and padding of its sections. */
+#include <errno.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "writer/writer.h"
+
+/* Writes this large go to the file directly. */
+#define TT__OUT_DIRECT 4096
+
+static void tt__out_raw(struct tt__out *out, const void *data, size_t size)
+{
+	const char *p = data;
+	while (size && !out->err) {
+		ssize_t n = write(out->fd, p, size);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			out->err = n < 0 ? -errno : -EIO;
+			return;
+		}
+		p += n;
+		size -= (size_t)n;
+	}
+}
+
+void tt__out_flush(struct tt__out *out)
+{
+	tt__out_raw(out, out->buf, out->len);
+	out->len = 0;
+}
+
+/* What is buffered, then `size` bytes at `data`, in one system call where it can. */
+static void tt__out_flush_with(struct tt__out *out, const void *data, size_t size)
+{
+	struct iovec iov[2] = {{out->buf, out->len}, {(void *)data, size}};
+	ssize_t n = out->err ? 0 : writev(out->fd, iov, 2);
+	size_t done = n > 0 ? (size_t)n : 0;
+	/* What a short or interrupted write left, the slow way (it reports errors). */
+	size_t from_buf = done < out->len ? done : out->len;
+	tt__out_raw(out, out->buf + from_buf, out->len - from_buf);
+	size_t from_data = done - from_buf;
+	tt__out_raw(out, (const char *)data + from_data, size - from_data);
+	out->len = 0;
+}
+
+void tt__out(struct tt__out *out, const void *data, size_t size)
+{
+	out->offset += size;
+	/* Records go from the chunks to the file without a copy into the buffer. */
+	if (size >= TT__OUT_DIRECT) {
+		tt__out_flush_with(out, data, size);
+		return;
+	}
+	if (size > sizeof out->buf - out->len)
+		tt__out_flush(out);
+	memcpy(out->buf + out->len, data, size);
+	out->len += size;
+}
+
+void tt__out_section(struct tt__out *out, uint32_t type, uint64_t size)
+{
+	struct tt_section_header header = {.type = type, .size = size};
+	tt__out(out, &header, sizeof header);
+}
+
+void tt__out_pad(struct tt__out *out, uint64_t size)
+{
+	static const char zeros[16];
+	tt__out(out, zeros, TT_SECTION_PADDED(size) - size);
+}
+
+/* A section's header: within an UNLOADED section when `until` is not 0 (what it
+ * describes held until then). */
+void tt__out_section_until(struct tt__out *out, uint32_t type, uint64_t size, uint64_t until)
+{
+	if (until) {
+		struct tt_unloaded_info info = {.until_tsc = until};
+		tt__out_section(out, TT_SEC_UNLOADED, sizeof info + sizeof(struct tt_section_header) +
+							      TT_SECTION_PADDED(size));
+		tt__out(out, &info, sizeof info);
+	}
+	tt__out_section(out, type, size);
+}
+

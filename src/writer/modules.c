@@ -1,0 +1,199 @@
+/* PROCESS, and MODULES: the loadable segments of every module loaded, with its path
+ * and build id, by which the tools name functions and read call sites offline. */
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <link.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "writer/writer.h"
+
+static size_t tt__read_file(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	size_t len = 0;
+	ssize_t n;
+	while (len < size && (n = read(fd, buf + len, size - len)) > 0)
+		len += (size_t)n;
+	close(fd);
+	return len;
+}
+
+void tt__out_process(struct tt__out *out)
+{
+	static char cmdline[4096];
+	char name[64];
+	size_t name_len = tt__read_file("/proc/self/comm", name, sizeof name);
+	while (name_len && name[name_len - 1] == '\n')
+		name_len--;
+	struct tt_process_info info = {
+		.pid = (uint32_t)getpid(),
+		.ppid = (uint32_t)getppid(),
+		.name_len = (uint32_t)name_len,
+		.cmdline_len = (uint32_t)tt__read_file("/proc/self/cmdline", cmdline, sizeof cmdline),
+	};
+	uint64_t size = sizeof info + info.name_len + info.cmdline_len;
+	tt__out_section(out, TT_SEC_PROCESS, size);
+	tt__out(out, &info, sizeof info);
+	tt__out(out, name, info.name_len);
+	tt__out(out, cmdline, info.cmdline_len);
+	tt__out_pad(out, size);
+}
+
+
+static void tt__modules_append(struct tt__modules *m, const void *data, size_t size)
+{
+	if (m->err)
+		return;
+	if (m->len + size > m->cap) {
+		size_t cap = m->cap ? 2 * m->cap : 4096;
+		while (cap < m->len + size)
+			cap *= 2;
+		char *grown = realloc(m->data, cap);
+		if (!grown) {
+			m->err = -ENOMEM;
+			return;
+		}
+		m->data = grown;
+		m->cap = cap;
+	}
+	memcpy(m->data + m->len, data, size);
+	m->len += size;
+}
+
+static size_t tt__build_id(const struct dl_phdr_info *info, const unsigned char **id)
+{
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_NOTE)
+			continue;
+		const char *p = (const char *)(info->dlpi_addr + ph->p_vaddr);
+		const char *end = p + ph->p_memsz;
+		while (p + sizeof(ElfW(Nhdr)) <= end) {
+			const ElfW(Nhdr) *note = (const ElfW(Nhdr) *)p;
+			const char *name = p + sizeof *note;
+			const char *desc = name + ((note->n_namesz + 3) & ~3u);
+			if (note->n_type == NT_GNU_BUILD_ID && note->n_namesz == 4 &&
+			    memcmp(name, "GNU", 4) == 0) {
+				*id = (const unsigned char *)desc;
+				return note->n_descsz;
+			}
+			p = desc + ((note->n_descsz + 3) & ~3u);
+		}
+	}
+	return 0;
+}
+
+/* Every loadable segment: functions are named from the code's, and call sites that
+ * the run had not described from the data's (descriptors are static data). */
+int tt__add_module(struct dl_phdr_info *info, size_t size, void *data)
+{
+	(void)size;
+	struct tt__modules *m = data;
+	char exe[PATH_MAX];
+	const char *path = info->dlpi_name;
+	if (!path || !*path) {
+		ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+		exe[n > 0 ? n : 0] = 0;
+		path = exe;
+	}
+	const unsigned char *build_id = NULL;
+	size_t build_id_len = tt__build_id(info, &build_id);
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD)
+			continue;
+		struct tt_module_info mod = {
+			.start = info->dlpi_addr + ph->p_vaddr,
+			.end = info->dlpi_addr + ph->p_vaddr + ph->p_memsz,
+			.file_offset = ph->p_offset,
+			.path_len = (uint32_t)strlen(path),
+			.build_id_len = (uint32_t)build_id_len,
+		};
+		tt__modules_append(m, &mod, sizeof mod);
+		tt__modules_append(m, path, mod.path_len);
+		tt__modules_append(m, build_id, build_id_len);
+		m->count++;
+	}
+	return 0;
+}
+
+static void tt__ranges_add(struct tt__ranges *r, uint64_t start, uint64_t end)
+{
+	if (r->count == r->cap) {
+		size_t cap = r->cap ? 2 * r->cap : 64;
+		uint64_t(*grown)[2] = realloc(r->range, cap * sizeof *grown);
+		if (!grown) {
+			r->err = -ENOMEM;
+			return;
+		}
+		r->range = grown;
+		r->cap = cap;
+	}
+	r->range[r->count][0] = start;
+	r->range[r->count++][1] = end;
+}
+
+void tt__ranges_of(struct tt__ranges *r, const struct dl_phdr_info *info)
+{
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type == PT_LOAD)
+			tt__ranges_add(r, info->dlpi_addr + ph->p_vaddr,
+				       info->dlpi_addr + ph->p_vaddr + ph->p_memsz);
+	}
+}
+
+int tt__add_loaded(struct dl_phdr_info *info, size_t size, void *data)
+{
+	(void)size;
+	tt__ranges_of(data, info);
+	return 0;
+}
+
+bool tt__ranges_hold(const struct tt__ranges *r, uint64_t address)
+{
+	for (size_t i = 0; i < r->count; i++)
+		if (address >= r->range[i][0] && address < r->range[i][1])
+			return true;
+	return false;
+}
+
+void tt__out_module_list(struct tt__out *out, const struct tt__modules *m, uint64_t until)
+{
+	uint64_t size = sizeof m->count + m->len;
+	tt__out_section_until(out, TT_SEC_MODULES, size, until);
+	tt__out(out, &m->count, sizeof m->count);
+	if (m->len) /* (none: no buffer at all) */
+		tt__out(out, m->data, m->len);
+	tt__out_pad(out, size);
+}
+
+int tt__out_loaded_modules(struct tt__out *out)
+{
+	struct tt__modules m = {0};
+	dl_iterate_phdr(tt__add_module, &m);
+	if (!m.err)
+		tt__out_module_list(out, &m, 0);
+	free(m.data);
+	return m.err;
+}
+
+static int tt__count_changes(struct dl_phdr_info *info, size_t size, void *data)
+{
+	if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs)
+		*(uint64_t *)data = info->dlpi_adds + info->dlpi_subs;
+	return 1;
+}
+
+uint64_t tt__modules_changes(void)
+{
+	uint64_t changes = 0;
+	dl_iterate_phdr(tt__count_changes, &changes);
+	return changes;
+}

@@ -1,0 +1,268 @@
+/* Where a file goes (TICKTRACE_OUT), and how it gets there: a new file is written
+ * with no name, or under a temporary name (mode 0600, O_EXCL, so a symlink is never
+ * followed), and named or renamed into place when complete; a device, a FIFO or one
+ * of the program's descriptors by name is written in place. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "writer/writer.h"
+
+int tt__default_path(char *buf, size_t size)
+{
+	const char *pattern = getenv("TICKTRACE_OUT");
+	return tt__expand_path(pattern && *pattern ? pattern : "ticktrace-%p.ttr", buf, size);
+}
+
+int tt__expand_path(const char *pattern, char *buf, size_t size)
+{
+	size_t len = 0;
+	for (const char *p = pattern; *p; p++) {
+		int n;
+		if (p[0] == '%' && p[1] == 'p') {
+			n = snprintf(buf + len, size - len, "%d", (int)getpid());
+			p++;
+		} else {
+			n = snprintf(buf + len, size - len, "%c", *p);
+		}
+		if (n < 0 || (size_t)n >= size - len)
+			return -ENAMETOOLONG;
+		len += (size_t)n;
+	}
+	/* A forked child writes a file of its own, even where the name has no %p. */
+	if (tt__forked && !strstr(pattern, "%p")) {
+		int n = snprintf(buf + len, size - len, ".%d", (int)getpid());
+		if (n < 0 || (size_t)n >= size - len)
+			return -ENAMETOOLONG;
+	}
+	return 0;
+}
+
+/* Runs `write` on `out`, open on `fd`, and closes it. */
+static int tt__write_fd(struct tt__out *out, int fd, tt__file_writer write, void *arg)
+{
+	*out = (struct tt__out){.fd = fd};
+	int err = write(out, arg);
+	if (close(fd) < 0 && !err)
+		err = -errno;
+	return err;
+}
+
+/* The descriptor a path names as the program's own: /dev/stdout, /dev/stderr,
+ * /dev/fd/N, /proc/self/fd/N (thread-self, this pid); -1 for any other path. Written
+ * through that descriptor, whatever it is (a file `prog > out` opened, a socket):
+ * renaming over the name would replace /dev/stdout itself. */
+static int tt__named_descriptor(const char *path)
+{
+	if (strcmp(path, "/dev/stdout") == 0)
+		return 1;
+	if (strcmp(path, "/dev/stderr") == 0)
+		return 2;
+	char self[32];
+	snprintf(self, sizeof self, "/proc/%d/fd/", (int)getpid());
+	static const char *const dirs[] = {"/dev/fd/", "/proc/self/fd/", "/proc/thread-self/fd/"};
+	const char *number = NULL;
+	for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++)
+		if (strncmp(path, dirs[i], strlen(dirs[i])) == 0)
+			number = path + strlen(dirs[i]);
+	if (strncmp(path, self, strlen(self)) == 0)
+		number = path + strlen(self);
+	if (!number || *number < '0' || *number > '9')
+		return -1;
+	char *end;
+	long fd = strtol(number, &end, 10);
+	return *end || fd > INT_MAX ? -1 : (int)fd;
+}
+
+int tt__output_in_place(const char *path)
+{
+	if (tt__named_descriptor(path) >= 0)
+		return 1;
+	struct stat st;
+	if (lstat(path, &st) < 0)
+		return 0;
+	/* A link of our own or the system's to a device (/dev/stdout, /proc/self/fd/1)
+	 * is the device; another user's link is replaced, never followed. */
+	if (S_ISLNK(st.st_mode) && (st.st_uid == geteuid() || st.st_uid == 0) && stat(path, &st) < 0)
+		return 0;
+	return S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode);
+}
+
+int tt__open_in_place(const char *path)
+{
+	int named = tt__named_descriptor(path);
+	if (named >= 0) {
+		int fd = fcntl(named, F_DUPFD_CLOEXEC, 0);
+		return fd < 0 ? -errno : fd;
+	}
+	/* A FIFO with no reader fails (ENXIO) rather than blocking the program. */
+	int fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENXIO ? -EPIPE : -errno;
+	int flags = fcntl(fd, F_GETFL);
+	if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) < 0) {
+		int err = -errno;
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+/* An unnamed file (O_TMPFILE) in PATH's directory, or -errno where the file system
+ * has none. */
+static int tt__open_unnamed(const char *path)
+{
+	char dir[4096];
+	const char *slash = strrchr(path, '/');
+	if (!slash)
+		snprintf(dir, sizeof dir, ".");
+	else if (snprintf(dir, sizeof dir, "%.*s", slash == path ? 1 : (int)(slash - path), path) >= (int)sizeof dir)
+		return -ENAMETOOLONG;
+	int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	return fd < 0 ? -errno : fd;
+}
+
+/* Names the unnamed file `fd` PATH where nothing is there (tmp then ""), or else a
+ * new name beside PATH, in tmp, for the caller to rename over it. */
+static int tt__name_unnamed(int fd, const char *path, char *tmp, size_t cap)
+{
+	char proc[64];
+	snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+	tmp[0] = 0;
+	/* Nothing at PATH: named there at once (nothing to rename, no moment when a
+	 * temporary name exists). */
+	if (linkat(AT_FDCWD, proc, AT_FDCWD, path, AT_SYMLINK_FOLLOW) == 0)
+		return 0;
+	for (unsigned attempt = 0; attempt < 100; attempt++) {
+		struct timespec now;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (snprintf(tmp, cap, "%s.tmp-%d-%lx", path, (int)getpid(),
+			     (unsigned long)now.tv_nsec ^ attempt) >= (int)cap)
+			return -ENAMETOOLONG;
+		if (linkat(AT_FDCWD, proc, AT_FDCWD, tmp, AT_SYMLINK_FOLLOW) == 0)
+			return 0;
+		if (errno != EEXIST) {
+			int err = -errno;
+			tmp[0] = 0;
+			return err;
+		}
+	}
+	tmp[0] = 0;
+	return -EEXIST;
+}
+
+int tt__create_replacing(const char *path, char *tmp, size_t cap)
+{
+	if (snprintf(tmp, cap, "%s.tmp-XXXXXX", path) >= (int)cap)
+		return -ENAMETOOLONG;
+	int fd = mkostemp(tmp, O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+int tt__open_output(const char *path, int *in_place)
+{
+	*in_place = tt__output_in_place(path);
+	return *in_place ? tt__open_in_place(path) : tt__create_new(path);
+}
+
+int tt__create_new(const char *path)
+{
+	char tmp[4096 + 16];
+	int fd = tt__create_replacing(path, tmp, sizeof tmp);
+	if (fd >= 0 && rename(tmp, path) < 0) {
+		int err = -errno;
+		unlink(tmp);
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+int tt__write_file_with(const char *path, tt__file_writer write, void *arg)
+{
+	struct tt__out *out = malloc(sizeof *out);
+	if (!out)
+		return -ENOMEM;
+	struct stat st;
+	int err;
+	/* A device or a pipe (TICKTRACE_OUT=/dev/null, a FIFO) is written in place:
+	 * renaming over it would replace the device node. */
+	if (tt__output_in_place(path)) {
+		int fd = tt__open_in_place(path);
+		err = fd < 0 ? fd : tt__write_fd(out, fd, write, arg);
+		free(out);
+		return err;
+	}
+	if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+		free(out);
+		return -EISDIR;
+	}
+	/* A file with no name while it is written: a run killed meanwhile leaves
+	 * nothing behind. It is named beside PATH when complete, then renamed over it. */
+	char tmp[4096 + 16] = "";
+	int fd = tt__open_unnamed(path);
+	int unnamed = fd >= 0;
+	if (!unnamed)
+		fd = tt__create_replacing(path, tmp, sizeof tmp);
+	if (fd < 0) {
+		free(out);
+		return fd;
+	}
+	int keep = unnamed ? dup(fd) : -1; /* (tt__write_fd closes fd) */
+	err = unnamed && keep < 0 ? -errno : tt__write_fd(out, fd, write, arg);
+	if (!err && unnamed)
+		err = tt__name_unnamed(keep, path, tmp, sizeof tmp);
+	if (keep >= 0)
+		close(keep);
+	if (!err && tmp[0] && rename(tmp, path) < 0)
+		err = -errno;
+	if (err && tmp[0])
+		unlink(tmp);
+	free(out);
+	return err;
+}
+
+int tt__write_default_file(void)
+{
+	char path[4096];
+	int err = tt__default_path(path, sizeof path);
+	if (!err)
+		err = tt__write_file(path);
+	if (!err && !tt__output_in_place(path))
+		tt__list_written(path);
+	return err;
+}
+
+void tt__list_written(const char *path)
+{
+	const char *list = getenv("TICKTRACE_LIST");
+	char line[4096 + 4096 + 2];
+	size_t len = 0;
+	if (!list || !*list)
+		return;
+	if (path[0] != '/') {
+		if (!getcwd(line, 4096))
+			return;
+		len = strlen(line);
+		line[len++] = '/';
+	}
+	size_t n = strlen(path);
+	if (n > 4096)
+		return;
+	memcpy(line + len, path, n);
+	len += n;
+	line[len++] = '\n';
+	/* One write with O_APPEND: lines of processes writing at once never mix. */
+	int fd = open(list, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return;
+	ssize_t written = write(fd, line, len);
+	(void)written; /* a list that cannot take the line: the file is written all the same */
+	close(fd);
+}
