@@ -279,6 +279,7 @@ struct tt__entry {
 	bool near_overhead;  /* p50 within TT__NEAR_OVERHEAD x the call overhead */
 	bool is_func;        /* a function (-finstrument-functions) */
 	uint64_t over;       /* calls longer than the global threshold */
+	struct tt__hist hist; /* every call's duration (`diff` compares them); the table's */
 };
 
 struct tt__table {
