@@ -149,6 +149,7 @@ int tt__table_build(struct tt__table *t, struct tt__thread_analysis *const *thre
 	int rc = items ? 0 : -1;
 	for (size_t i = 0; i < n && rc == 0; i++) {
 		struct tt__thread_analysis *th = threads[i];
+		tt__counts_flush(th);
 		for (uint32_t r = 0; r < th->nrows && rc == 0; r++) {
 			if (!th->rows[r].calls)
 				continue;
