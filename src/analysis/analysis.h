@@ -100,7 +100,7 @@ struct tt__analysis;
 struct tt__pending_count {
 	uint32_t row, bucket;
 };
-#define TT__PENDING_COUNTS 32
+#define TT__PENDING_COUNTS 64
 
 struct tt__thread_analysis {
 	struct tt__analysis *an;
