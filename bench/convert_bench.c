@@ -4,6 +4,7 @@
  * own, and prints one JSON object:
  *
  *   ticktrace-convert-bench [--events N] [--threads T] [--repeats R] [--dir DIR] [--keep]
+ *                           [--scopes N]
  *   {"convert_json_events_per_s": ..., "convert_perfetto_events_per_s": ...,
  *    "report_events_per_s": ..., "report_vs_json": ..., "convert_peak_rss_mb": ..., ...}
  *
@@ -12,7 +13,11 @@
  * to DIR (default /dev/shm, memory, so that the figure is the converter's and not
  * the disk's). `ticktrace report` (the flat profile, text) runs on the same file in
  * the same rounds; report_vs_json is its median rate over the JSON one. The peak RSS is the largest of all conversions. --keep leaves the
- * raw file in DIR, for profiling. Issue 3's figure: --events 50000000. */
+ * raw file in DIR, for profiling. Issue 3's figure: --events 50000000.
+ * --scopes N: the scopes' names drawn from N (a few often, most rarely: the i-th
+ * name about 1/i as often) and their durations spread over eight octaves, as in a
+ * large program: the flat profile's histograms then outgrow the caches (issue 26's
+ * "thousands of scopes"); without it, the 7 names and fixed durations above. */
 #include <getopt.h>
 #include <stdbool.h>
 #include <inttypes.h>
@@ -37,10 +42,13 @@ static const struct tt_tw_site tt_bench_sites[] = {
 	{0x1060, "job", "bench.c", "run", 16},
 };
 
+/* --scopes: the i-th name's call site */
+#define TT_BENCH_SCOPE_SITE(i) (UINT64_C(0x100000) + (uint64_t)(i) * 16)
+
 /* One thread's records, a pattern of 16 records (14 events) repeated: scopes nested
  * three deep, ENDBEGIN, an instant, a BEGIN_ARG, a counter. Each thread's clock is
  * offset by a few ticks, so the threads' events interleave in time. */
-static void tt_bench_fill(struct tt_record *r, size_t n, uint64_t first, uint32_t thread)
+static void tt_bench_fill(struct tt_record *r, size_t n, uint64_t first, uint32_t thread, uint32_t scopes)
 {
 	static const struct {
 		unsigned kind;
@@ -56,13 +64,25 @@ static void tt_bench_fill(struct tt_record *r, size_t n, uint64_t first, uint32_
 	for (size_t i = 0; i < n; i++) {
 		uint64_t k = first + i;
 		unsigned p = (unsigned)(k % 16);
-		r[i].word = TT_RECORD_WORD(pattern[p].kind, pattern[p].payload);
+		uint64_t payload = pattern[p].payload;
 		r[i].tsc = pattern[p].kind == TT_REC_VALUE ? k / 16 : 1000 + k * 40 + thread * 7;
+		if (scopes && pattern[p].kind != TT_REC_VALUE) {
+			/* a pattern's records step 1 to 256 ticks apart (within its 16 x 256) */
+			uint64_t h = (k / 16 + thread * UINT64_C(0x100000001)) * UINT64_C(0x9E3779B97F4A7C15);
+			r[i].tsc = 1000 + k / 16 * 4096 + p * (1 + (h >> 56)) + thread * 7;
+			bool scope = pattern[p].kind == TT_REC_BEGIN || pattern[p].kind == TT_REC_ENDBEGIN ||
+				     pattern[p].kind == TT_REC_BEGIN_ARG;
+			uint64_t pick = (h ^ (p * UINT64_C(0xBF58476D1CE4E5B9))) >> 8;
+			if (scope) /* uniform below a uniform bound: about 1/i */
+				payload = TT_BENCH_SCOPE_SITE(pick % (1 + (pick >> 28) % scopes));
+		}
+		r[i].word = TT_RECORD_WORD(pattern[p].kind, payload);
 	}
 }
 
 /* Writes the file; returns the number of logical events, or 0 on failure. */
-static uint64_t tt_bench_generate(const char *path, uint64_t records_per_thread, uint32_t threads)
+static uint64_t tt_bench_generate(const char *path, uint64_t records_per_thread, uint32_t threads,
+				  uint32_t scopes)
 {
 	struct tt_tw w;
 	if (tt_tw_open_file(&w, path) < 0)
@@ -70,6 +90,20 @@ static uint64_t tt_bench_generate(const char *path, uint64_t records_per_thread,
 	tt_tw_header(&w, NULL);
 	tt_tw_process(&w, 4242, "bench");
 	tt_tw_sites(&w, tt_bench_sites, sizeof(tt_bench_sites) / sizeof(tt_bench_sites[0]));
+	struct tt_tw_site *named = calloc(scopes, sizeof(*named));
+	char *names = malloc((size_t)scopes * 20);
+	if (scopes && (!named || !names)) {
+		free(named);
+		free(names);
+		return 0;
+	}
+	for (uint32_t i = 0; i < scopes; i++) {
+		snprintf(names + (size_t)i * 20, 20, "scope_%u", i);
+		named[i] = (struct tt_tw_site){TT_BENCH_SCOPE_SITE(i), names + (size_t)i * 20, "bench.c", "run", i};
+	}
+	if (scopes)
+		tt_tw_sites(&w, named, scopes);
+	free(named);
 	for (uint32_t t = 0; t < threads; t++) {
 		char name[32];
 		snprintf(name, sizeof(name), "worker-%u", t);
@@ -82,11 +116,12 @@ static uint64_t tt_bench_generate(const char *path, uint64_t records_per_thread,
 		size_t n = records_per_thread - first < TT_BENCH_CHUNK ? records_per_thread - first :
 									   TT_BENCH_CHUNK;
 		for (uint32_t t = 0; t < threads; t++) {
-			tt_bench_fill(chunk, n, first, t);
+			tt_bench_fill(chunk, n, first, t, scopes);
 			tt_tw_events(&w, t, first, chunk, n);
 		}
 	}
 	free(chunk);
+	free(names);
 	tt_tw_end(&w);
 	if (tt_tw_close(&w) < 0)
 		return 0;
@@ -136,7 +171,7 @@ static int tt_bench_convert_once(int kind, char *in, const char *out, double *se
 int main(int argc, char **argv)
 {
 	uint64_t events = 12000000;
-	uint32_t threads = 4;
+	uint32_t threads = 4, scopes = 0;
 	int repeats = 3;
 	const char *dir = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
 	bool keep = false;
@@ -144,19 +179,21 @@ int main(int argc, char **argv)
 		{"events", required_argument, NULL, 'e'}, {"threads", required_argument, NULL, 't'},
 		{"repeats", required_argument, NULL, 'r'}, {"dir", required_argument, NULL, 'd'},
 		{"keep", no_argument, NULL, 'k'},          {"help", no_argument, NULL, 'h'},
+		{"scopes", required_argument, NULL, 's'},
 		{NULL, 0, NULL, 0},
 	};
 	int c;
-	while ((c = getopt_long(argc, argv, "e:t:r:d:kh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "e:t:r:d:s:kh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'e': events = strtoull(optarg, NULL, 0); break;
 		case 't': threads = (uint32_t)strtoul(optarg, NULL, 0); break;
 		case 'r': repeats = atoi(optarg); break;
 		case 'd': dir = optarg; break;
 		case 'k': keep = true; break;
+		case 's': scopes = (uint32_t)strtoul(optarg, NULL, 0); break;
 		case 'h':
 			printf("usage: ticktrace-convert-bench [--events N] [--threads T] [--repeats R] "
-			       "[--dir DIR] [--keep]\n");
+			       "[--dir DIR] [--keep] [--scopes N]\n");
 			return 0;
 		default: return 2;
 		}
@@ -173,7 +210,7 @@ int main(int argc, char **argv)
 		snprintf(outs[k], sizeof(outs[k]), "%s/tt-convert-bench-%d.%s", dir, (int)getpid(), ext[k]);
 	/* Whole patterns per thread: records = events * 16 / 14. */
 	uint64_t per_thread = (events / threads + 13) / 14 * 16;
-	uint64_t n = tt_bench_generate(in, per_thread, threads);
+	uint64_t n = tt_bench_generate(in, per_thread, threads, scopes);
 	if (n == 0) {
 		fprintf(stderr, "ticktrace-convert-bench: cannot write %s\n", in);
 		unlink(in);

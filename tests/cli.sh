@@ -52,7 +52,7 @@ touch "$tmp/profile.txt" "$tmp/run.ttr"
 	fail "completion of lines pro: $(cd "$tmp" && complete_words lines pro)"
 [ "$(cd "$tmp" && complete_words info pro)" = "" ] || fail "completion of info offers a profile"
 # every subcommand that reads a run looks for debug info where told
-for cmd in convert info open report spikes flame lines; do
+for cmd in convert info open report spikes flame lines diff; do
 	"$tool" "$cmd" --help | grep -q -- '--debug-dir DIR' || fail "$cmd takes no --debug-dir"
 done
 

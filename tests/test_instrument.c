@@ -227,7 +227,7 @@ static void test_stripped(void **state)
 	snprintf(ttr, sizeof(ttr), "%s/run.ttr", dir);
 	const char *commands[][4] = {
 		{"info", "--sites", "0", NULL}, {"report", "-q", NULL}, {"spikes", "-q", "--threshold=1ns", NULL},
-		{"flame", "-q", "-o-", NULL},
+		{"flame", "-q", "-o-", NULL}, {"diff", ttr, "-q", NULL}, /* the run against itself */
 	};
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
 		for (int with_debug = 0; with_debug < 2; with_debug++) {

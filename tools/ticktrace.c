@@ -20,6 +20,8 @@ static const struct tt_cmd tt_cmds[] = {
 	 tt_record_options, tt_record_args, "program"},
 	{"report", tt_cmd_report, "the flat profile: calls, total, self and children time, percentiles",
 	 tt_report_options, tt_report_args, TT_RUNS},
+	{"diff", tt_cmd_diff, "two runs' flat profiles compared, significant changes marked",
+	 tt_diff_options, tt_diff_args, TT_RUNS},
 	{"spikes", tt_cmd_spikes, "every scope that lasted longer than its threshold, with its stack",
 	 tt_spikes_options, tt_spikes_args, TT_RUNS},
 	{"flame", tt_cmd_flame, "a flame graph of where the time went: SVG, or folded stacks",

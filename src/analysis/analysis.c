@@ -68,7 +68,8 @@ static int tt__hist_cover(struct tt__hist *h, uint32_t lo, uint32_t hi)
 	return 0;
 }
 
-int tt__hist_add(struct tt__hist *h, int64_t ns)
+/* The bucket of `ns`, with room made for it in h; -1 when out of memory. */
+static int64_t tt__hist_room(struct tt__hist *h, int64_t ns)
 {
 	uint32_t b = tt__bucket(ns);
 	if (!h->counts || b < h->lo || b >= h->hi) {
@@ -77,6 +78,14 @@ int tt__hist_add(struct tt__hist *h, int64_t ns)
 		if (tt__hist_cover(h, lo, hi) < 0)
 			return -1;
 	}
+	return b;
+}
+
+int tt__hist_add(struct tt__hist *h, int64_t ns)
+{
+	int64_t b = tt__hist_room(h, ns);
+	if (b < 0)
+		return -1;
 	h->counts[b - h->lo]++;
 	return 0;
 }
@@ -208,6 +217,19 @@ static int tt__group_row(struct tt__thread_analysis *th, uint32_t row)
 }
 
 /* ---- the state machine ---- */
+
+void tt__counts_flush(struct tt__thread_analysis *th)
+{
+	for (uint32_t i = 0; i < th->npending; i++) {
+		const struct tt__hist *h = &th->rows[th->pending[i].row].hist;
+		__builtin_prefetch(&h->counts[th->pending[i].bucket - h->lo], 1);
+	}
+	for (uint32_t i = 0; i < th->npending; i++) {
+		struct tt__hist *h = &th->rows[th->pending[i].row].hist;
+		h->counts[th->pending[i].bucket - h->lo]++;
+	}
+	th->npending = 0;
+}
 
 void tt__thread_analysis_init(struct tt__thread_analysis *th, struct tt__analysis *an, void *ctx)
 {
@@ -378,8 +400,12 @@ int tt__scope_close(struct tt__thread_analysis *th, int64_t end)
 			row->min = dur;
 		if (dur > row->max)
 			row->max = dur;
-		if (tt__hist_add(&row->hist, dur) < 0)
+		int64_t bucket = tt__hist_room(&row->hist, dur);
+		if (bucket < 0)
 			return tt__oom(th);
+		if (th->npending == TT__PENDING_COUNTS)
+			tt__counts_flush(th);
+		th->pending[th->npending++] = (struct tt__pending_count){f->row, (uint32_t)bucket};
 	}
 	if (th->an->closed)
 		th->an->closed(th->an->ctx, th, f->key, dur - (f->children < dur ? f->children : dur));

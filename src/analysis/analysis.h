@@ -96,6 +96,12 @@ struct tt__frame {
 
 struct tt__analysis;
 
+/* A closed scope's duration, bucketed, not yet counted in its row's histogram. */
+struct tt__pending_count {
+	uint32_t row, bucket;
+};
+#define TT__PENDING_COUNTS 64
+
 struct tt__thread_analysis {
 	struct tt__analysis *an;
 	void *ctx;        /* the caller's thread, for its callbacks */
@@ -110,6 +116,11 @@ struct tt__thread_analysis {
 	uint32_t nrows, rows_cap;
 	uint32_t *index;  /* open addressing by key: row + 1, 0 empty */
 	uint32_t index_cap;
+	/* Histogram counts are added a batch at a time (tt__counts_flush), each batch's
+	 * counters fetched together: with thousands of rows each counter is a cache miss
+	 * of its own, which one by one would stall the decoding between them. */
+	struct tt__pending_count pending[TT__PENDING_COUNTS];
+	uint32_t npending;
 	uint64_t spikes;
 	/* The profile's names, the first row of each: open addressing, 0 empty */
 	struct tt__name_group *groups;
@@ -225,6 +236,9 @@ struct tt__analysis {
 
 void tt__thread_analysis_init(struct tt__thread_analysis *th, struct tt__analysis *an, void *ctx);
 void tt__thread_analysis_free(struct tt__thread_analysis *th);
+/* Counts the closed scopes' durations still pending in their rows' histograms (the
+ * table does before it reads them). */
+void tt__counts_flush(struct tt__thread_analysis *th);
 
 /* The state machine. Each returns 0, or < 0 when out of memory (an->oom is set) or
  * when the spike callback failed. Times must not go backwards on a thread. */
@@ -279,6 +293,7 @@ struct tt__entry {
 	bool near_overhead;  /* p50 within TT__NEAR_OVERHEAD x the call overhead */
 	bool is_func;        /* a function (-finstrument-functions) */
 	uint64_t over;       /* calls longer than the global threshold */
+	struct tt__hist hist; /* every call's duration (`diff` compares them); the table's */
 };
 
 struct tt__table {

@@ -84,8 +84,6 @@ static int tt__entry_merge(struct tt__entry *e, struct tt__item *first, struct t
 	*e = (struct tt__entry){.name = first->name, .thread = by_thread ? first->th : NULL,
 				.min = INT64_MAX, .max = 0};
 	first->name = NULL; /* the entry owns it now */
-	struct tt__hist merged = {0};
-	const struct tt__hist *hist = &first->row->hist;
 	for (struct tt__item *it = first; it < last; it++) {
 		const struct tt__row *r = it->row;
 		e->calls += r->calls;
@@ -99,19 +97,14 @@ static int tt__entry_merge(struct tt__entry *e, struct tt__item *first, struct t
 		e->max = r->max > e->max ? r->max : e->max;
 		e->over += r->over;
 		e->is_func |= (r->key & TT__KEY_FUNC) != 0;
-		if (last - first > 1 && tt__hist_merge(&merged, &r->hist) < 0) {
-			free(merged.counts);
+		if (tt__hist_merge(&e->hist, &r->hist) < 0)
 			return -1;
-		}
 	}
-	if (last - first > 1)
-		hist = &merged;
 	e->children = e->total - e->self;
 	e->mean = e->calls ? e->calls_total / (int64_t)e->calls : 0;
-	e->p50 = tt__hist_percentile(hist, e->calls, 500, e->min, e->max);
-	e->p95 = tt__hist_percentile(hist, e->calls, 950, e->min, e->max);
-	e->p99 = tt__hist_percentile(hist, e->calls, 990, e->min, e->max);
-	free(merged.counts);
+	e->p50 = tt__hist_percentile(&e->hist, e->calls, 500, e->min, e->max);
+	e->p95 = tt__hist_percentile(&e->hist, e->calls, 950, e->min, e->max);
+	e->p99 = tt__hist_percentile(&e->hist, e->calls, 990, e->min, e->max);
 	return 0;
 }
 
@@ -156,6 +149,7 @@ int tt__table_build(struct tt__table *t, struct tt__thread_analysis *const *thre
 	int rc = items ? 0 : -1;
 	for (size_t i = 0; i < n && rc == 0; i++) {
 		struct tt__thread_analysis *th = threads[i];
+		tt__counts_flush(th);
 		for (uint32_t r = 0; r < th->nrows && rc == 0; r++) {
 			if (!th->rows[r].calls)
 				continue;
@@ -197,8 +191,10 @@ int tt__table_build(struct tt__table *t, struct tt__thread_analysis *const *thre
 
 void tt__table_free(struct tt__table *t)
 {
-	for (size_t i = 0; t->entries && i < t->n; i++)
+	for (size_t i = 0; t->entries && i < t->n; i++) {
 		free(t->entries[i].name);
+		free(t->entries[i].hist.counts);
+	}
 	free(t->entries);
 	*t = (struct tt__table){0};
 }

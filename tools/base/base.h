@@ -89,6 +89,13 @@ int tt_out_commit(struct tt_out *o);
 /* A stdio stream into the output, for text formatted with fprintf; fclose it before
  * tt_out_commit. NULL when out of memory. */
 FILE *tt_out_stream(struct tt_out *o);
+/* What every command that writes text does: `write` prints into a stream over the
+ * open output, which is then closed. 0, or -1 after reporting why (what `write`
+ * returned, or a failed write); the caller commits or aborts. */
+int tt_out_text(struct tt_out *o, int (*write)(void *ctx, FILE *out), void *ctx);
+/* Ends the output: aborts it when rc < 0, else commits it. rc, or -1 when the commit
+ * failed (reported). */
+int tt_out_finish(struct tt_out *o, int rc);
 /* At most max bytes of s as XML text (& < > " escaped), for the SVG writers. */
 void tt_xml_text(FILE *out, const char *s, size_t max);
 /* Removes the temporary file and frees everything. */

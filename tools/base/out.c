@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -350,6 +351,26 @@ static ssize_t tt_stream_write(void *cookie, const char *buf, size_t n)
 FILE *tt_out_stream(struct tt_out *o)
 {
 	return fopencookie(o, "w", (cookie_io_functions_t){.write = tt_stream_write});
+}
+
+int tt_out_text(struct tt_out *o, int (*write)(void *ctx, FILE *out), void *ctx)
+{
+	FILE *stream = tt_out_stream(o);
+	if (!stream)
+		return tt_error("out of memory");
+	int rc = write(ctx, stream);
+	if (fclose(stream) != 0 && rc == 0)
+		rc = tt_error("%s: cannot write", strcmp(o->path, "-") ? o->path : "stdout");
+	return rc;
+}
+
+int tt_out_finish(struct tt_out *o, int rc)
+{
+	if (rc < 0) {
+		tt_out_abort(o);
+		return rc;
+	}
+	return tt_out_commit(o);
 }
 
 void tt_xml_text(FILE *out, const char *s, size_t max)

@@ -42,11 +42,12 @@ int tt_cmd_report(int argc, char **argv);
 int tt_cmd_spikes(int argc, char **argv);
 int tt_cmd_flame(int argc, char **argv);
 int tt_cmd_lines(int argc, char **argv);
+int tt_cmd_diff(int argc, char **argv);
 extern const struct option tt_convert_options[], tt_info_options[], tt_open_options[],
 	tt_record_options[], tt_report_options[], tt_spikes_options[], tt_flame_options[],
-	tt_lines_options[];
+	tt_lines_options[], tt_diff_options[];
 extern const struct tt_cmd_arg tt_convert_args[], tt_info_args[], tt_open_args[], tt_record_args[],
-	tt_report_args[], tt_spikes_args[], tt_flame_args[], tt_lines_args[];
+	tt_report_args[], tt_spikes_args[], tt_flame_args[], tt_lines_args[], tt_diff_args[];
 
 /* `ticktrace --complete [CMD [OPTION]]`, for the bash completion: the commands; a
  * command's operands ("@operands GLOB") and options, one a line with what its value is
@@ -58,6 +59,9 @@ int tt_cmd_complete(const struct tt_cmd *cmds, size_t n, int argc, char **argv, 
  * "a, b, c", or -1; whether a path ends with `suffix` (formats by extension). */
 int tt_usage_error(const char *usage, const char *msg);
 int tt_threshold_option(bool global, const char *arg, struct tt_thresholds *th);
+/* --from TIME (from) or --to TIME into the filter's window; 0, or -1 for a TIME that
+ * is not one. */
+int tt_window_option(bool from, const char *arg, struct tt_filter *f);
 int tt_value_index(const char *list, const char *name);
 bool tt_ends_with(const char *s, const char *suffix);
 
@@ -149,6 +153,13 @@ int tt_flame(const struct tt_flame_opts *o);
 int tt_report(struct tt_report_opts *o);
 /* The spikes of the inputs; 0, or -1 after reporting the problem. */
 int tt_spikes(struct tt_report_opts *o);
+
+/* `ticktrace diff` as a function: compares o's sides (tt_diff_compare) and writes the
+ * comparison to `output` ("-": stdout), with its summary line on stderr unless quiet.
+ * 0, TT_EXIT_REGRESSED when o->fail_above is set and a scope regressed beyond it, or
+ * -1 after reporting the problem, with no output file left behind. */
+#define TT_EXIT_REGRESSED 3
+int tt_diff_run(const struct tt_diff_opts *o, const char *output, bool force, bool quiet);
 
 /* `ticktrace lines` as a function. */
 

@@ -7,6 +7,21 @@
 
 #include "cmd.h"
 
+struct tt_flame_output {
+	struct tt_sink *flame;
+	const struct tt_flame_opts *o;
+	size_t frames, stacks;
+};
+
+static int tt_flame_output(void *ctx, FILE *out)
+{
+	struct tt_flame_output *f = ctx;
+	char title[512];
+	snprintf(title, sizeof(title), "ticktrace flame graph: %s%s", f->o->inputs[0],
+		 f->o->ninputs > 1 ? " ..." : "");
+	return tt_flame_write(f->flame, out, f->o->svg, title, &f->frames, &f->stacks);
+}
+
 int tt_flame(const struct tt_flame_opts *o)
 {
 	struct tt_session_opts ro = {.inputs = o->inputs, .ninputs = o->ninputs, .debug_dir = o->debug_dir,
@@ -21,21 +36,10 @@ int tt_flame(const struct tt_flame_opts *o)
 	struct tt_sink *first = filter ? filter : flame;
 	if (rc == 0)
 		rc = tt_session_decode(&run, &first, 1);
-	/* the output opens once the input decoded */
-	if (rc == 0)
-		rc = tt_session_output(&run);
-	FILE *stream = rc == 0 ? tt_out_stream(&run.out) : NULL;
-	if (rc == 0 && !stream)
-		rc = tt_error("out of memory");
-	char title[512];
-	snprintf(title, sizeof(title), "ticktrace flame graph: %s%s", o->inputs[0],
-		 o->ninputs > 1 ? " ..." : "");
-	size_t frames = 0, stacks = 0;
-	if (rc == 0)
-		rc = tt_flame_write(flame, stream, o->svg, title, &frames, &stacks);
-	if (stream && fclose(stream) != 0 && rc == 0)
-		rc = tt_error("%s: cannot write", o->output);
-	snprintf(run.what, sizeof(run.what), "%zu frames, %zu stacks", frames, stacks);
+	struct tt_flame_output f = {flame, o, 0, 0};
+	if (rc == 0) /* the output opens once the input decoded */
+		rc = tt_session_text(&run, tt_flame_output, &f);
+	snprintf(run.what, sizeof(run.what), "%zu frames, %zu stacks", f.frames, f.stacks);
 	tt_sink_free(filter); /* while the trace they read is still open */
 	tt_sink_free(flame);
 	return tt_session_close(&run, rc);
@@ -95,9 +99,7 @@ int tt_cmd_flame(int argc, char **argv)
 		case 'q': o.quiet = true; break;
 		case OPT_FROM:
 		case OPT_TO:
-			o.filter.has_from |= c == OPT_FROM;
-			o.filter.has_to |= c == OPT_TO;
-			if (tt__parse_duration(optarg, c == OPT_FROM ? &o.filter.from : &o.filter.to) < 0)
+			if (tt_window_option(c == OPT_FROM, optarg, &o.filter) < 0)
 				rc = tt_usage_error(tt_flame_usage, "flame: a TIME is a number with ns, us, ms or s");
 			break;
 		case OPT_THREAD: threads[o.filter.nthreads++] = optarg; break;

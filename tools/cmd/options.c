@@ -13,6 +13,13 @@ int tt_usage_error(const char *usage, const char *msg)
 	return TT_EXIT_USAGE;
 }
 
+int tt_window_option(bool from, const char *arg, struct tt_filter *f)
+{
+	f->has_from |= from;
+	f->has_to |= !from;
+	return tt__parse_duration(arg, from ? &f->from : &f->to);
+}
+
 /* --threshold TIME (global) or --thresholds FILE; 0, or -1 for a TIME that is not one. */
 int tt_threshold_option(bool global, const char *arg, struct tt_thresholds *th)
 {

@@ -7,6 +7,18 @@
 
 #include "cmd.h"
 
+struct tt_analysis_run {
+	struct tt_session *session;
+	struct tt_report_opts *o;
+	bool spikes;
+};
+
+static int tt_analysis_write(void *ctx, FILE *out)
+{
+	struct tt_analysis_run *a = ctx;
+	return tt_analyse(&a->session->trace, a->o, a->spikes, out, &a->session->sum);
+}
+
 /* Opens the inputs and the output, runs tt_analyse into it, and commits the output.
  * 0, or -1 after reporting why; no output file is left behind on failure. */
 static int tt_run_analysis(struct tt_report_opts *o, bool spikes)
@@ -15,14 +27,10 @@ static int tt_run_analysis(struct tt_report_opts *o, bool spikes)
 				 .output = o->output ? o->output : "-", .force = o->force,
 				 .quiet = o->quiet};
 	struct tt_session run;
+	struct tt_analysis_run a = {&run, o, spikes};
 	int rc = tt_session_open(&run, &ro);
 	if (rc == 0)
-		rc = tt_session_output(&run);
-	FILE *stream = rc == 0 ? tt_out_stream(&run.out) : NULL;
-	if (rc == 0)
-		rc = stream ? tt_analyse(&run.trace, o, spikes, stream, &run.sum) : tt_error("out of memory");
-	if (stream && fclose(stream) != 0 && rc == 0)
-		rc = tt_error("%s: cannot write", tt_session_output_name(&run));
+		rc = tt_session_text(&run, tt_analysis_write, &a);
 	snprintf(run.what, sizeof(run.what), "%s", spikes ? "spikes" : "flat profile");
 	return tt_session_close(&run, rc);
 }

@@ -180,6 +180,9 @@ struct tt_session {
 int tt_session_open(struct tt_session *r, const struct tt_session_opts *o);
 /* Opens r->opts->output into r->out; 0, or -1 after reporting why. */
 int tt_session_output(struct tt_session *r);
+/* Opens the output and has `write` print text into it (tt_out_text); committed or
+ * aborted by tt_session_close. 0, or -1 after reporting why. */
+int tt_session_text(struct tt_session *r, int (*write)(void *ctx, FILE *out), void *ctx);
 /* Decodes the run into the sinks (tt_decode_reported), with a progress bar for large
  * inputs on a terminal unless quiet; the totals in r->sum. */
 int tt_session_decode(struct tt_session *r, struct tt_sink *const *sinks, size_t n);

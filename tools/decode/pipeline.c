@@ -79,6 +79,11 @@ int tt_session_output(struct tt_session *r)
 	return 0;
 }
 
+int tt_session_text(struct tt_session *r, int (*write)(void *ctx, FILE *out), void *ctx)
+{
+	return tt_session_output(r) < 0 ? -1 : tt_out_text(&r->out, write, ctx);
+}
+
 int tt_session_decode(struct tt_session *r, struct tt_sink *const *sinks, size_t n)
 {
 	uint64_t records = 0;
@@ -101,10 +106,8 @@ const char *tt_session_output_name(const struct tt_session *r)
 int tt_session_close(struct tt_session *r, int rc)
 {
 	const struct tt_session_opts *o = r->opts;
-	if (r->out_open && rc < 0)
-		tt_out_abort(&r->out);
-	else if (r->out_open)
-		rc = tt_out_commit(&r->out);
+	if (r->out_open)
+		rc = tt_out_finish(&r->out, rc);
 	if (rc == 0 && r->out_open && !o->quiet && !tt_diag_quiet)
 		fprintf(stderr, "ticktrace: %s%s -> %s: %s%s%" PRIu64 " events, %" PRIu64 " threads, %"
 			PRIu64 " dropped, %" PRIu64 " unmatched, %" PRIu64 " clamped, %" PRIu64

@@ -285,10 +285,7 @@ static struct tt_an_sink *tt_an_new(struct tt_sink *inner, const struct tt_thres
 
 /* ---- report ---- */
 
-/* A string member. cJSON writes bytes as they are, and JSON text is UTF-8 (RFC 8259):
- * bytes that are not become U+FFFD, as in the converter's output. Out of memory, the
- * member is missing. */
-static void tt_json_add_text(cJSON *obj, const char *key, const char *text, size_t n)
+void tt_json_add_text(cJSON *obj, const char *key, const char *text, size_t n)
 {
 	char *clean = malloc(3 * n + 1);
 	if (!clean)
@@ -479,6 +476,32 @@ int tt_analyse(const struct tt_trace *t, struct tt_report_opts *o, bool spikes, 
 	if (a->frames)
 		tt_frames_free(&frames);
 	tt_sink_free(&a->sink);
+	return rc;
+}
+
+int tt_profile_table(struct tt_session *r, const struct tt_filter *filter, bool by_thread,
+		     int (*use)(void *ctx, struct tt__table *t, const struct tt_summary *sum), void *ctx)
+{
+	struct tt_an_sink *a = tt_an_new(NULL, NULL);
+	struct tt_sink *filtered = NULL;
+	int rc = a ? 0 : tt_error("out of memory");
+	if (rc == 0 && filter && tt_filter_active(filter) && !(filtered = tt_filter_sink_new(&a->sink, filter)))
+		rc = tt_error("out of memory");
+	if (rc == 0) {
+		a->an.profile = true;
+		struct tt_sink *first = filtered ? filtered : &a->sink;
+		rc = tt_session_decode(r, &first, 1);
+	}
+	struct tt__table t;
+	if (rc == 0 && tt__table_build(&t, a->list, a->trace->nthreads, by_thread, TT__SORT_NAME) < 0)
+		rc = tt_error("out of memory for the table");
+	else if (rc == 0) {
+		rc = use(ctx, &t, &r->sum);
+		tt__table_free(&t);
+	}
+	tt_sink_free(filtered);
+	if (a)
+		tt_sink_free(&a->sink);
 	return rc;
 }
 

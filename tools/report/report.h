@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "../decode/decode.h"
+#include "../sinks/sinks.h"
 
 /* `ticktrace report` (the flat profile) and `ticktrace spikes`, and the spike marks
  * that `convert` adds to a trace: the decoder's events into the analysis that the
@@ -127,5 +127,116 @@ int tt_frames_print(const struct tt_frame_stats *fs, const struct tt__analysis *
 /* The suggestions for the table's entries (built with an analysis whose global
  * threshold is `threshold`, or TT__NO_THRESHOLD), as text. */
 void tt_suggest_print(const struct tt__table *t, int64_t threshold, FILE *out);
+
+/* A string member. cJSON writes bytes as they are, and JSON text is UTF-8 (RFC 8259):
+ * bytes that are not become U+FFFD, as in the converter's output. Out of memory, the
+ * member is missing. */
+struct cJSON;
+void tt_json_add_text(struct cJSON *obj, const char *key, const char *text, size_t n);
+
+/* The flat profile of a session's run as `report` builds it (profile.c), each entry
+ * with its histogram: decoded through `filter` (NULL: everything), handed to `use`
+ * with the decoder's totals while the trace is open (a by-thread entry's thread
+ * points into it). 0, or -1 after reporting the problem (or what `use` returned). */
+int tt_profile_table(struct tt_session *r, const struct tt_filter *filter, bool by_thread,
+		     int (*use)(void *ctx, struct tt__table *t, const struct tt_summary *sum), void *ctx);
+
+/* ---- `ticktrace diff` (diff.c, diff_write.c, rank.c) ---- */
+
+/* The Wilcoxon-Mann-Whitney rank test on two histograms of call durations, as the
+ * flat profile keeps them (analysis.h: 32 buckets per power of two). Calls in the
+ * same bucket count as ties, so the test is exact for the histograms, in time
+ * proportional to their buckets, not their calls; it cannot tell apart durations in
+ * one bucket (1/32 of their power of two: 1.6 to 3.1 % of them). */
+struct tt_rank_test {
+	uint64_t base_calls, new_calls;
+	/* P(a new call is longer than a base call) + P(a tie) / 2: 0.5, no shift; the
+	 * common-language effect size, U / (base_calls x new_calls) */
+	double superiority;
+	double z;       /* the normal approximation, tie-corrected; > 0: new calls longer */
+	double p_value; /* two-sided; 1 when either side is empty or all calls tie */
+};
+
+/* Compares the calls of `base` with those of `new`. */
+void tt_rank_test(const struct tt__hist *base, const struct tt__hist *new, struct tt_rank_test *r);
+
+/* Two runs' flat profiles compared scope by scope: per scope the change of a
+ * statistic, whether the calls' durations moved beyond their spread (the rank test),
+ * and with several runs a side, whether every run agrees. Memory grows with the
+ * scopes and runs, never with the calls. */
+
+/* Without --fail-above, a change counts from here: beyond a bucket of the histogram
+ * (1.6 to 3.1 % wide), and beyond what a busy machine moves a median run to run. */
+#define TT_DIFF_DEFAULT_PCT 5.0
+/* Thousands of scopes are tested at once: a level this low keeps chance findings rare. */
+#define TT_DIFF_DEFAULT_ALPHA 0.001
+
+/* In the order of tt_diff_metrics ("p50", ...). */
+enum tt_diff_metric { TT_DIFF_P50, TT_DIFF_P90, TT_DIFF_P99, TT_DIFF_TOTAL, TT_DIFF_CALLS };
+extern const char *const tt_diff_metrics[];
+extern const unsigned tt_diff_permille[]; /* the percentile metrics' ranks, per mille */
+enum tt_diff_format { TT_DIFF_TEXT, TT_DIFF_JSON, TT_DIFF_MARKDOWN, TT_DIFF_SVG };
+enum { TT_BASE, TT_NEW };
+
+#define TT_DIFF_ABSENT INT64_MIN /* a run without the scope: no percentile */
+
+/* One scope on one side: its runs pooled. */
+struct tt_diff_side {
+	uint64_t calls;
+	int64_t total, self, calls_total, min, max;
+	struct tt__hist hist;
+	uint32_t runs;    /* runs that called it */
+	size_t last_run;  /* the last of them, + 1 */
+	int64_t *per_run; /* the metric in each run of the side, or TT_DIFF_ABSENT */
+};
+
+struct tt_diff_scope {
+	char *thread; /* --by-thread: its threads' name; else NULL */
+	char *name;
+	uint32_t same_hash; /* the next scope with this hash, + 1 */
+	struct tt_diff_side side[2];
+	/* the comparison */
+	struct tt_rank_test test;
+	double change_pct; /* NAN: a side has no calls */
+	bool significant; /* in the direction of the change of --metric */
+	bool consistent;  /* significant, and with several runs a side, every run agrees */
+	bool regressed, improved;
+	bool total_up;     /* a significant increase of the total, what sorts first */
+};
+
+struct tt_diff_opts {
+	const char *paths[2]; /* each a raw file, or a directory of them (runs pooled) */
+	enum tt_diff_metric metric;
+	double fail_above; /* 0: none (TT_DIFF_DEFAULT_PCT marks the changes) */
+	double alpha;
+	uint64_t min_calls;
+	bool by_thread;
+	enum tt_diff_format format;
+	struct tt_filter filter;
+	const char *debug_dir;
+};
+
+struct tt_diff {
+	const struct tt_diff_opts *o;
+	char **runs[2]; /* each side's raw files */
+	size_t nruns[2];
+	struct tt_diff_scope *scopes;
+	size_t n, cap;
+	struct tt_map by_hash; /* hash -> the first scope with it, + 1 */
+	uint64_t dropped[2];
+	size_t regressed, improved;
+	char summary[1024]; /* one line: the sides, the scopes, what changed */
+};
+
+/* Reads both sides (each run through its own tt_session, a few at a time on
+ * threads), compares every scope and sorts them: significant increases of the total
+ * first, the largest first. 0, or -1 after reporting the problem; tt_diff_free
+ * either way. */
+int tt_diff_compare(struct tt_diff *d, const struct tt_diff_opts *o);
+void tt_diff_free(struct tt_diff *d);
+/* A side's percentile (permille) of its pooled calls. */
+int64_t tt_diff_percentile(const struct tt_diff_side *s, unsigned permille);
+/* Writes the comparison (`ctx`: the struct tt_diff) in its format, for tt_out_text. */
+int tt_diff_write(void *ctx, FILE *out);
 
 #endif
