@@ -1,0 +1,144 @@
+/* Files that once were refused whole, or hung the converter, or were drawn wrong (issue
+ * 24): each converts, what cannot be kept left out and counted with a word. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "tt_check.h"
+#include "tt_demo.h"
+#include "tt_tw.h"
+
+#define R TT_TW_REC
+#define N(a) (sizeof(a) / sizeof((a)[0]))
+
+static int setup(void **state)
+{
+	return tt_fixture_setup(state, "run.ttr", "run.json");
+}
+
+static void assert_err_has(const struct tt_run *r, const char *text)
+{
+	if (!strstr(r->err, text))
+		fail_msg("expected \"%s\" on stderr, got:\n%s", text, r->err);
+}
+
+/* One thread's records in a demo file. */
+static void write_thread(const char *path, const struct tt_record *rec, size_t n)
+{
+	struct tt_tw w;
+	assert_int_equal(tt_tw_open_file(&w, path), 0);
+	tt_tw_header(&w, NULL);
+	tt_tw_process(&w, 4242, "demo");
+	tt_tw_sites(&w, tt_demo_sites, tt_demo_nsites);
+	tt_tw_thread(&w, 0, 101, "deep", n, 0);
+	tt_tw_events(&w, 0, 0, rec, n);
+	tt_tw_end(&w);
+	assert_int_equal(tt_tw_close(&w), 0);
+}
+
+/* `depth` nested scopes, each begun `step` ticks into its parent's time, then a
+ * sibling at the top: open i at tick 10 + i / per_tick, closed mirrored. */
+static struct tt_record *nested(size_t depth, size_t per_tick, size_t *n)
+{
+	*n = 2 * depth + 2;
+	struct tt_record *rec = malloc(*n * sizeof(*rec));
+	assert_non_null(rec);
+	uint64_t last = 10 + depth / per_tick + 1;
+	for (size_t i = 0; i < depth; i++) {
+		rec[i] = R(TT_REC_BEGIN, S_WORK, 10 + i / per_tick);
+		rec[2 * depth - 1 - i] = R(TT_REC_END, 0, 2 * last - (10 + i / per_tick));
+	}
+	rec[2 * depth] = R(TT_REC_BEGIN, S_MAIN, 2 * last + 5);
+	rec[2 * depth + 1] = R(TT_REC_END, 0, 2 * last + 9);
+	return rec;
+}
+
+/* Item 4: nesting past what the decoder keeps (262,144) refused the whole file. Now
+ * the scopes nested deeper are left out and counted, the rest is kept: the sibling
+ * after them is there, and the outermost slice too. */
+static void test_past_the_nesting_limit(void **state)
+{
+	struct tt_fixture *fx = *state;
+	enum { DEPTH = (1 << 18) + 6 };
+	size_t n;
+	struct tt_record *rec = nested(DEPTH, 1, &n);
+	write_thread(fx->in, rec, n);
+	free(rec);
+	struct tt_run r;
+	TT_RUN(&r, "convert", fx->in, "-o", fx->out);
+	assert_int_equal(r.status, 0);
+	assert_err_has(&r, "6 scopes nested deeper than 262144 levels left out");
+	free(r.out);
+	cJSON *root = tt_json_load(fx->out);
+	assert_non_null(root);
+	assert_non_null(tt_json_find(root, "X", "main"));
+	assert_non_null(tt_json_find(root, "X", "work"));
+	cJSON_Delete(root);
+	TT_RUN(&r, "report", fx->in, "--csv");
+	assert_int_equal(r.status, 0);
+	if (!strstr(r.out, "main"))
+		fail_msg("report lacks the slice after the deep ones:\n%s", r.out);
+	free(r.out);
+}
+
+/* Item 4: the folded flame output wrote each node's whole path, n^2/2 names for n
+ * nested scopes (20,000: 1.2 GB). A line now names at most 512 frames, the middle
+ * left out with a marker, and the self times still add up. */
+static void test_flame_folded_depth(void **state)
+{
+	struct tt_fixture *fx = *state;
+	enum { DEPTH = 20000, PER_TICK = 100 };
+	size_t n;
+	struct tt_record *rec = nested(DEPTH, PER_TICK, &n);
+	write_thread(fx->in, rec, n);
+	free(rec);
+	struct tt_run r;
+	TT_RUN(&r, "flame", fx->in, "-o", fx->out, "-F", "folded");
+	assert_int_equal(r.status, 0);
+	assert_err_has(&r, "stacks nested deeper than 512 frames written with their middle left out");
+	free(r.out);
+	struct stat sb;
+	assert_int_equal(stat(fx->out, &sb), 0);
+	/* 200 lines with self time, 512 names of 4 bytes each and the marker: under 1 MB;
+	 * the whole paths took 20 MB */
+	if (sb.st_size > (1 << 20))
+		fail_msg("folded output of %lld bytes", (long long)sb.st_size);
+	char *text = tt_read_text(fx->out);
+	assert_non_null(text);
+	uint64_t self = 0;
+	size_t lines = 0, marked = 0;
+	for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+		size_t frames = 1;
+		for (const char *c = line; *c; c++)
+			frames += *c == ';';
+		if (frames > 513)
+			fail_msg("a line of %zu frames", frames);
+		marked += strstr(line, " levels left out);") != NULL;
+		self += strtoull(strrchr(line, ' ') + 1, NULL, 10);
+		lines++;
+	}
+	free(text);
+	assert_true(marked > 0 && marked < lines);
+	/* every tick of the run is some scope's self time: the outermost spans
+	 * 2 * (DEPTH / PER_TICK + 1) ticks, main 4 */
+	assert_int_equal(self, 2 * (DEPTH / PER_TICK + 1) + 4);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_past_the_nesting_limit, setup, tt_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_flame_folded_depth, setup, tt_fixture_teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
