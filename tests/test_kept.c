@@ -134,11 +134,52 @@ static void test_flame_folded_depth(void **state)
 	assert_int_equal(self, 2 * (DEPTH / PER_TICK + 1) + 4);
 }
 
+/* Item 6: a raw file whose MODULES section names a FIFO (a file can come from anyone):
+ * every subcommand blocked for ever in open(). The FIFO is refused with a word, the
+ * function named by its offset, and each command ends (in 60 s on a loaded machine,
+ * where it takes milliseconds). */
+static void test_modules_name_a_fifo(void **state)
+{
+	struct tt_fixture *fx = *state;
+	char fifo[160];
+	snprintf(fifo, sizeof(fifo), "%s/lib.so", fx->dir);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	const struct tt_tw_module modules[] = {{0x7f0000000000, 0x7f0000010000, fifo, "aa"}};
+	static const uint64_t funcs[] = {0x7f0000001230};
+	static const struct tt_record rec[] = {
+		R(TT_REC_FUNC_ENTER, 0x7f0000001230, 2000), R(TT_REC_FUNC_EXIT, 0x7f0000001230, 3000),
+	};
+	struct tt_tw w;
+	assert_int_equal(tt_tw_open_file(&w, fx->in), 0);
+	tt_tw_header(&w, NULL);
+	tt_tw_process(&w, 4242, "demo");
+	tt_tw_modules(&w, modules, N(modules));
+	tt_tw_funcs(&w, funcs, N(funcs));
+	tt_tw_thread(&w, 0, 101, "main", N(rec), 0);
+	tt_tw_events(&w, 0, 0, rec, N(rec));
+	tt_tw_end(&w);
+	assert_int_equal(tt_tw_close(&w), 0);
+	const char *tool = getenv("TT_TEST_TOOL");
+	static const char *const commands[] = {"convert", "report", "flame", "info"};
+	char err[200];
+	snprintf(err, sizeof(err), "%s/err", fx->dir);
+	for (size_t i = 0; i < N(commands); i++) {
+		int status = tt_sh("timeout 60 '%s' %s '%s' %s '%s' 2>'%s'", tool ? tool : "ticktrace",
+				   commands[i], fx->in, i == 3 ? ">" : "-f -o", fx->out, err);
+		char *said = tt_read_text(err);
+		assert_non_null(said);
+		if (status != 0 || !strstr(said, "lib.so: cannot read it (not a regular file)"))
+			fail_msg("%s: status %d (124: it hung), said:\n%s", commands[i], status, said);
+		free(said);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_past_the_nesting_limit, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_flame_folded_depth, setup, tt_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_modules_name_a_fifo, setup, tt_fixture_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

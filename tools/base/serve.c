@@ -147,13 +147,15 @@ static bool tt_serve_one(int client, const char *url_name, int file_fd, off_t si
 
 int tt_serve_once(const char *path, int port, FILE *out)
 {
-	int file_fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC); /* a FIFO: refused, not waited on */
+	const char *why;
+	int file_fd = tt_open_regular(path, &why);
 	struct stat st;
-	if (file_fd < 0 || fstat(file_fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		int err = file_fd < 0 ? errno : EINVAL;
-		if (file_fd >= 0)
-			close(file_fd);
-		return tt_error("%s: %s", path, err == EINVAL ? "not a regular file" : strerror(err));
+	if (file_fd < 0)
+		return tt_error("%s: %s", path, why);
+	if (fstat(file_fd, &st) < 0) {
+		int err = errno;
+		close(file_fd);
+		return tt_error("%s: %s", path, strerror(err));
 	}
 	int srv = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	int one = 1;

@@ -100,14 +100,16 @@ int tt_open_trace(char *path, int port, const char *debug_dir, FILE *out)
 	char head[4096];
 	ssize_t n = -1;
 	struct stat st;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0 && fstat(fd, &st) == 0)
-		n = S_ISREG(st.st_mode) ? pread(fd, head, sizeof(head), 0) : (errno = EINVAL, -1);
+	const char *why;
+	int fd = tt_open_regular(path, &why);
+	if (fd < 0)
+		return tt_error("%s: %s", path, why);
+	if (fstat(fd, &st) == 0)
+		n = pread(fd, head, sizeof(head), 0);
 	int err = errno;
-	if (fd >= 0)
-		close(fd);
+	close(fd);
 	if (n < 0)
-		return tt_error("%s: %s", path, err == EINVAL ? "not a regular file" : strerror(err));
+		return tt_error("%s: %s", path, strerror(err));
 	switch (tt_trace_kind(head, (size_t)n, (size_t)st.st_size)) {
 	case TT_KIND_JSON:
 	case TT_KIND_PERFETTO: return tt_serve_once(path, port, out);

@@ -142,9 +142,18 @@ static void tt_elf_load(struct tt_symbols *s, struct tt_elf *e)
 	e->dwfl = dwfl_begin(&s->callbacks);
 	if (!e->dwfl)
 		return;
+	/* Opened here, not by libdwfl: the path comes from the raw file, and a FIFO there
+	 * would block libdwfl's open for ever. */
+	const char *why;
+	int fd = tt_open_regular(e->path, &why);
+	if (fd < 0) {
+		tt_warn("%s: cannot read it (%s): its functions are named %s+0xOFFSET, the offset "
+			"in the file", e->path, why, tt_basename(e->path));
+		return;
+	}
 	dwfl_report_begin(e->dwfl);
-	/* At the file's own addresses: base 0 added to its p_vaddr. */
-	Dwfl_Module *mod = dwfl_report_elf(e->dwfl, tt_basename(e->path), e->path, -1, 0, true);
+	/* At the file's own addresses: base 0 added to its p_vaddr; fd is libdwfl's now. */
+	Dwfl_Module *mod = dwfl_report_elf(e->dwfl, tt_basename(e->path), e->path, fd, 0, true);
 	dwfl_report_end(e->dwfl, NULL, NULL);
 	if (!mod) {
 		tt_warn("%s: cannot read it (%s): its functions are named %s+0xOFFSET, the offset "
