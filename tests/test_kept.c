@@ -174,12 +174,48 @@ static void test_modules_name_a_fifo(void **state)
 	}
 }
 
+/* Item 5: a site name over 65,536 bytes (a run-time name, before the runtime cut
+ * them) made every subcommand refuse the whole file. It is cut, with a word. */
+static void test_long_site_name(void **state)
+{
+	struct tt_fixture *fx = *state;
+	enum { LONG = TT_NAME_MAX + 1000 };
+	char *name = malloc(LONG + 1);
+	assert_non_null(name);
+	memset(name, 'n', LONG);
+	name[LONG] = 0;
+	const struct tt_tw_site sites[] = {{0x1000, name, "long.c", "f", 1}};
+	static const struct tt_record rec[] = {R(TT_REC_INSTANT, 0x1000, 2000)};
+	struct tt_tw w;
+	assert_int_equal(tt_tw_open_file(&w, fx->in), 0);
+	tt_tw_header(&w, NULL);
+	tt_tw_process(&w, 4242, "demo");
+	tt_tw_sites(&w, sites, N(sites));
+	tt_tw_thread(&w, 0, 101, "main", N(rec), 0);
+	tt_tw_events(&w, 0, 0, rec, N(rec));
+	tt_tw_end(&w);
+	assert_int_equal(tt_tw_close(&w), 0);
+	struct tt_run r;
+	TT_RUN(&r, "convert", fx->in, "-o", fx->out);
+	free(r.out);
+	if (r.status != 0)
+		fail_msg("status %d: %s", r.status, r.err);
+	assert_err_has(&r, "1 names of call sites longer than 65536 bytes, cut to 65536 bytes");
+	cJSON *root = tt_json_load(fx->out);
+	assert_non_null(root);
+	name[TT_NAME_MAX] = 0;
+	assert_non_null(tt_json_find(root, "i", name));
+	cJSON_Delete(root);
+	free(name);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_past_the_nesting_limit, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_flame_folded_depth, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_modules_name_a_fifo, setup, tt_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_long_site_name, setup, tt_fixture_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

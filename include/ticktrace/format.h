@@ -248,6 +248,9 @@ struct tt_site_info {
 	uint32_t func_len;
 };
 _Static_assert(sizeof(struct tt_site_info) == 24, "site info layout");
+/* The longest site string a reader takes: the runtime cuts a run-time name (TT_*_DYN)
+ * longer than this, ending it with "...", and a reader cuts any longer string. */
+#define TT_NAME_MAX 65536
 
 struct tt_arg_name_info {
 	uint64_t address; /* the site's */
