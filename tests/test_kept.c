@@ -209,6 +209,65 @@ static void test_long_site_name(void **state)
 	free(name);
 }
 
+/* Item 7: mode stream with drops in a program instrumented with
+ * -finstrument-functions. A run of lost events begins functions whose exits come
+ * after it; those exits once found no open FUNC_ENTER, were ignored, and the scopes
+ * the gap opened for them stayed open: each gap stacked more (3,040 levels where the
+ * program's depth was 26). The exits now close them. */
+static void test_stream_gaps_keep_the_nesting(void **state)
+{
+	struct tt_fixture *fx = *state;
+	enum { F = 0x7000, G = 0x7100, H = 0x7200, GAPS = 1000 };
+	static const uint64_t funcs[] = {F, G, H};
+	size_t n = 0;
+	struct tt_record *rec = malloc((4 + 4 * GAPS) * sizeof(*rec));
+	assert_non_null(rec);
+	uint64_t tsc = 2000;
+	rec[n++] = R(TT_REC_FUNC_ENTER, F, tsc);
+	for (size_t i = 0; i < GAPS; i++) {
+		/* G and H entered among the lost events, left after them */
+		rec[n++] = R(TT_REC_DROPPED, 5, tsc += 10);
+		rec[n++] = R(TT_REC_VALUE, TT_GAP_DEPTHS(0, 2), tsc += 10);
+		rec[n++] = R(TT_REC_FUNC_EXIT, H, tsc += 10);
+		rec[n++] = R(TT_REC_FUNC_EXIT, G, tsc += 10);
+	}
+	rec[n++] = R(TT_REC_FUNC_EXIT, F, tsc += 10);
+	struct tt_tw w;
+	struct tt_file_header h;
+	tt_tw_default_header(&h);
+	assert_int_equal(tt_tw_open_file(&w, fx->in), 0);
+	tt_tw_header(&w, &h);
+	tt_tw_process(&w, 4242, "demo");
+	tt_tw_funcs(&w, funcs, N(funcs));
+	tt_tw_thread(&w, 0, 101, "main", n, 5 * GAPS);
+	tt_tw_events(&w, 0, 0, rec, n);
+	tt_tw_end(&w);
+	assert_int_equal(tt_tw_close(&w), 0);
+	free(rec);
+	struct tt_run r;
+	TT_RUN(&r, "convert", fx->in, "-o", fx->out);
+	free(r.out);
+	if (r.status != 0)
+		fail_msg("status %d: %s", r.status, r.err);
+	if (strstr(r.err, "function exits with no entry"))
+		fail_msg("exits left unmatched:\n%s", r.err);
+	cJSON *root = tt_json_load(fx->out);
+	assert_non_null(root);
+	char *listing = tt_json_listing(root, 101);
+	assert_non_null(listing);
+	/* F at 0, each gap's slice and the two scopes it began under it */
+	unsigned deepest = 0, slices = 0;
+	for (char *line = strtok(listing, "\n"); line; line = strtok(NULL, "\n")) {
+		unsigned depth = (unsigned)strtoul(strrchr(line, ' ') + 1, NULL, 10);
+		deepest = depth > deepest ? depth : deepest;
+		slices += line[0] == 'X';
+	}
+	assert_int_equal(deepest, 2);
+	assert_int_equal(slices, 1 + 3 * GAPS);
+	free(listing);
+	cJSON_Delete(root);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -216,6 +275,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_flame_folded_depth, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_modules_name_a_fifo, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_long_site_name, setup, tt_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_stream_gaps_keep_the_nesting, setup,
+						tt_fixture_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

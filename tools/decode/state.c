@@ -117,15 +117,23 @@ static bool tt_close_too_deep(struct tt_thread_state *st)
 	return true;
 }
 
+/* A scope a run of lost events began, of no known function. */
+static bool tt_unknown_unbegun(const struct tt_scope *fr)
+{
+	return (fr->flags & (TT_EV_UNBEGUN | TT_EV_FUNC)) == TT_EV_UNBEGUN;
+}
+
 /* FUNC_EXIT closes its FUNC_ENTER and whatever was left open inside it (a longjmp, an
- * exception); without one open, it is unmatched. */
+ * exception). A function not open since the innermost scope a run of lost events
+ * began is that scope: its entry was lost. Otherwise it is unmatched. */
 static int tt_func_exit(struct tt_decoder *d, struct tt_thread_state *st,
 			const struct tt_thread *t, uint64_t func, int64_t ts, uint64_t offset)
 {
 	if (tt_close_too_deep(st))
 		return 0;
 	uint32_t i = st->depth;
-	while (i > 0 && !((st->stack[i - 1].flags & TT_EV_FUNC) && st->stack[i - 1].func == func))
+	while (i > 0 && !((st->stack[i - 1].flags & TT_EV_FUNC) && st->stack[i - 1].func == func) &&
+	       !tt_unknown_unbegun(&st->stack[i - 1]))
 		i--;
 	if (i == 0) {
 		/* recording began inside the function, or its entry was lost */
