@@ -1021,17 +1021,22 @@ static void expect_exit_0(pid_t pid)
 		fail_msg("ticktrace open ended with status %#x", st);
 }
 
-/* ticktrace open serves the file once on loopback with the UI's CORS headers. */
-static void test_open(void **state)
+/* The demo converted to JSON and served by start_open. */
+static pid_t open_demo_json(struct tt_fixture *fx, int *port, char *url_path, size_t cap)
 {
-	struct tt_fixture *fx = *state;
 	assert_int_equal(tt_demo_write(fx->in), 0);
 	struct tt_run r;
 	TT_RUN(&r, "convert", "-q", fx->in, "-o", fx->out);
 	free(r.out);
+	return start_open(fx->out, port, url_path, cap);
+}
+
+/* ticktrace open serves the file once on loopback with the UI's CORS headers. */
+static void test_open(void **state)
+{
 	int port;
 	char target[256];
-	pid_t pid = start_open(fx->out, &port, target, sizeof(target));
+	pid_t pid = open_demo_json(*state, &port, target, sizeof(target));
 	/* "/TOKEN/run.json", TOKEN 32 random hex digits (issue 24 item 14: another local
 	 * user fetched "/run.json" first, and the file is served once) */
 	assert_int_equal(strlen(target), 1 + 32 + 1 + strlen("run.json"));
@@ -1145,14 +1150,9 @@ static pid_t start_trickle(int port, int seconds)
  * beside it, and the trickler is dropped when its head is not complete in 5 s. */
 static void test_open_slow_client(void **state)
 {
-	struct tt_fixture *fx = *state;
-	assert_int_equal(tt_demo_write(fx->in), 0);
-	struct tt_run r;
-	TT_RUN(&r, "convert", "-q", fx->in, "-o", fx->out);
-	free(r.out);
 	int port;
 	char target[256];
-	pid_t pid = start_open(fx->out, &port, target, sizeof(target));
+	pid_t pid = open_demo_json(*state, &port, target, sizeof(target));
 	pid_t trickler = start_trickle(port, 30);
 	/* let it connect and begin */
 	usleep(300 * 1000);
