@@ -161,7 +161,7 @@ int tt_cmd_convert(int argc, char **argv)
 		case OPT_MIN_DUR:
 			opts.filter.has_from |= c == OPT_FROM;
 			opts.filter.has_to |= c == OPT_TO;
-			if (tt__parse_duration(optarg, bound) < 0)
+			if (tt_time_option(optarg, bound) < 0)
 				rc = tt_usage_error(tt_convert_usage,
 						    "convert: a TIME is a number with ns, us, ms or s");
 			break;

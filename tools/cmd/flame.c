@@ -97,7 +97,7 @@ int tt_cmd_flame(int argc, char **argv)
 		case OPT_TO:
 			o.filter.has_from |= c == OPT_FROM;
 			o.filter.has_to |= c == OPT_TO;
-			if (tt__parse_duration(optarg, c == OPT_FROM ? &o.filter.from : &o.filter.to) < 0)
+			if (tt_time_option(optarg, c == OPT_FROM ? &o.filter.from : &o.filter.to) < 0)
 				rc = tt_usage_error(tt_flame_usage, "flame: a TIME is a number with ns, us, ms or s");
 			break;
 		case OPT_THREAD: threads[o.filter.nthreads++] = optarg; break;

@@ -177,7 +177,7 @@ static int tt_cmd_analysis(int argc, char **argv, bool spikes)
 			break;
 		}
 		case OPT_BUDGET:
-			if (tt__parse_duration(optarg, &o.budget) < 0)
+			if (tt_time_option(optarg, &o.budget) < 0)
 				return tt_usage_error(usage, "report: --budget is a TIME");
 			break;
 		case OPT_THRESHOLD:
