@@ -840,6 +840,45 @@ static void test_filter_deep_nesting(void **state)
 	free(r.out);
 }
 
+/* Issue 24 item 17: filters that keep nothing once passed without a word. They are
+ * said on stderr; convert still writes a valid, empty trace and exits 0, as does
+ * flame. */
+static void test_filter_keeps_nothing(void **state)
+{
+	struct tt_fixture *fx = *state;
+	assert_int_equal(tt_demo_write(fx->in), 0);
+	struct tt_run r;
+	TT_RUN(&r, "convert", fx->in, "-o", fx->out, "--thread", "nosuch");
+	free(r.out);
+	assert_int_equal(r.status, 0);
+	assert_err_has(&r, "--thread nosuch: no thread has that tid or name");
+	cJSON *root = tt_json_load(fx->out);
+	assert_non_null(root);
+	char *p = tt_json_listing(root, 0);
+	assert_string_equal(p, "");
+	free(p);
+	cJSON_Delete(root);
+	TT_RUN(&r, "convert", fx->in, "-o", fx->out, "-f", "--from", "10s");
+	free(r.out);
+	assert_int_equal(r.status, 0);
+	assert_err_has(&r, "the filter keeps nothing: no event of the chosen threads between 10.000 s "
+		       "and the end");
+	root = tt_json_load(fx->out);
+	assert_non_null(root);
+	cJSON_Delete(root);
+	TT_RUN(&r, "flame", fx->in, "-o", "-", "--thread", "nosuch");
+	assert_int_equal(r.status, 0);
+	assert_err_has(&r, "--thread nosuch: no thread has that tid or name");
+	free(r.out);
+	/* one that matches is not warned about */
+	TT_RUN(&r, "convert", fx->in, "-o", fx->out, "-f", "--thread", "producer", "--thread", "nosuch");
+	free(r.out);
+	assert_int_equal(r.status, 0);
+	assert_err_has(&r, "--thread nosuch: no thread");
+	if (strstr(r.err, "--thread producer") || strstr(r.err, "keeps nothing"))
+		fail_msg("a thread that matched was warned about:\n%s", r.err);
+}
+
 static void test_info(void **state)
 {
 	struct tt_fixture *fx = *state;
@@ -1217,6 +1256,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_output_planted, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_filters, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_filter_deep_nesting, setup, tt_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_filter_keeps_nothing, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_info, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_progress, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_open, setup, open_teardown),

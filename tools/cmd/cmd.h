@@ -11,7 +11,6 @@
 #include <stdio.h>
 
 #include "../report/report.h"
-#include "../sinks/sinks.h"
 
 /* ---- the subcommands, ticktrace.c's table ---- */
 
