@@ -268,6 +268,44 @@ static void test_stream_gaps_keep_the_nesting(void **state)
 	cJSON_Delete(root);
 }
 
+/* Issue 24 item 18: mode ring's overwriting its oldest events (what a ring is for)
+ * was a warning per thread, among its dropped events; it is said once for the run,
+ * and events truly lost still are, per thread. */
+static void test_ring_overwrite_said_once(void **state)
+{
+	struct tt_fixture *fx = *state;
+	static const struct tt_record rec[] = {R(TT_REC_INSTANT, S_WAKE, 2000)};
+	struct tt_file_header h;
+	tt_tw_default_header(&h);
+	h.flags |= TT_FILE_RING;
+	struct tt_tw w;
+	assert_int_equal(tt_tw_open_file(&w, fx->in), 0);
+	tt_tw_header(&w, &h);
+	tt_tw_process(&w, 4242, "demo");
+	tt_tw_sites(&w, tt_demo_sites, tt_demo_nsites);
+	for (uint32_t i = 0; i < 3; i++) {
+		struct tt_thread_info ti = {.index = i, .tid = 101 + i, .events = 1,
+					    .flags = TT_THREAD_WRAPPED};
+		ti.dropped[TT_DROP_OVERWRITTEN] = 1000;
+		ti.dropped[TT_DROP_REENTERED] = i == 2 ? 5 : 0;
+		tt_tw_thread_info(&w, &ti, "worker");
+		tt_tw_events(&w, i, 0, rec, N(rec));
+	}
+	w.dropped = 3005;
+	tt_tw_end(&w);
+	assert_int_equal(tt_tw_close(&w), 0);
+	struct tt_run r;
+	TT_RUN(&r, "convert", fx->in, "-o", fx->out);
+	free(r.out);
+	if (r.status != 0)
+		fail_msg("status %d: %s", r.status, r.err);
+	assert_err_has(&r, "mode ring kept the latest events: 3000 older ones of 3 threads were "
+		       "overwritten by newer ones");
+	assert_err_has(&r, "tid 103 (worker): 5 events dropped");
+	if (strstr(r.err, "overwritten by newer:") || strstr(r.err, "tid 101 (worker): 1000"))
+		fail_msg("the overwriting said per thread:\n%s", r.err);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -275,6 +313,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_flame_folded_depth, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_modules_name_a_fifo, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_long_site_name, setup, tt_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_ring_overwrite_said_once, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_stream_gaps_keep_the_nesting, setup,
 						tt_fixture_teardown),
 	};

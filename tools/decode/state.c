@@ -604,15 +604,17 @@ int tt_decoder_finish_thread(struct tt_decoder *d, const struct tt_thread *t)
 		tt_decoder_warn(d, "%s: %" PRIu64 " timestamps went backwards and were clamped "
 				"(first at offset %" PRIu64 ")", tt_thread_label(t, who, sizeof(who)),
 				st->clamped, st->first_clamped);
-	if (t->dropped_total)
+	/* a ring overwriting its oldest events is what it is for: said once for the run */
+	uint64_t overwritten = t->dropped[TT_DROP_OVERWRITTEN];
+	d->overwritten += overwritten;
+	d->overwriting_threads += overwritten > 0;
+	if (t->dropped_total > overwritten)
 		tt_decoder_warn(d, "%s: %" PRIu64 " events dropped (buffer full: %" PRIu64
-				", no memory: %" PRIu64 ", disk behind: %" PRIu64 ", overwritten by newer: %"
-				PRIu64 ", recorded from inside the recorder: %" PRIu64 ", cut in half where "
-				"the file ends: %" PRIu64 ")",
-				tt_thread_label(t, who, sizeof(who)), t->dropped_total,
+				", no memory: %" PRIu64 ", disk behind: %" PRIu64 ", recorded from inside "
+				"the recorder: %" PRIu64 ", cut in half where the file ends: %" PRIu64 ")",
+				tt_thread_label(t, who, sizeof(who)), t->dropped_total - overwritten,
 				t->dropped[TT_DROP_FULL], t->dropped[TT_DROP_NO_MEMORY],
-				t->dropped[TT_DROP_BEHIND], t->dropped[TT_DROP_OVERWRITTEN],
-				t->dropped[TT_DROP_REENTERED], t->cut_events);
+				t->dropped[TT_DROP_BEHIND], t->dropped[TT_DROP_REENTERED], t->cut_events);
 	if (t->cut_events)
 		tt_decoder_warn(d, "%s: its last event, at offset %" PRIu64 ", has only part of its "
 				"records (the run ended while writing it): left out",
