@@ -32,6 +32,15 @@ static void assert_err_has(const struct tt_run *r, const char *text)
 		fail_msg("expected \"%s\" on stderr, got:\n%s", text, r->err);
 }
 
+/* Converts fx->in to fx->out, which must succeed; what it said in r->err. */
+static void convert_ok(const struct tt_fixture *fx, struct tt_run *r)
+{
+	TT_RUN(r, "convert", fx->in, "-o", fx->out);
+	free(r->out);
+	if (r->status != 0)
+		fail_msg("status %d: %s", r->status, r->err);
+}
+
 /* One thread's records in a demo file. */
 static void write_thread(const char *path, const struct tt_record *rec, size_t n)
 {
@@ -196,10 +205,7 @@ static void test_long_site_name(void **state)
 	tt_tw_end(&w);
 	assert_int_equal(tt_tw_close(&w), 0);
 	struct tt_run r;
-	TT_RUN(&r, "convert", fx->in, "-o", fx->out);
-	free(r.out);
-	if (r.status != 0)
-		fail_msg("status %d: %s", r.status, r.err);
+	convert_ok(fx, &r);
 	assert_err_has(&r, "1 names of call sites longer than 65536 bytes, cut to 65536 bytes");
 	cJSON *root = tt_json_load(fx->out);
 	assert_non_null(root);
@@ -245,10 +251,7 @@ static void test_stream_gaps_keep_the_nesting(void **state)
 	assert_int_equal(tt_tw_close(&w), 0);
 	free(rec);
 	struct tt_run r;
-	TT_RUN(&r, "convert", fx->in, "-o", fx->out);
-	free(r.out);
-	if (r.status != 0)
-		fail_msg("status %d: %s", r.status, r.err);
+	convert_ok(fx, &r);
 	if (strstr(r.err, "function exits with no entry"))
 		fail_msg("exits left unmatched:\n%s", r.err);
 	cJSON *root = tt_json_load(fx->out);
@@ -295,10 +298,7 @@ static void test_ring_overwrite_said_once(void **state)
 	tt_tw_end(&w);
 	assert_int_equal(tt_tw_close(&w), 0);
 	struct tt_run r;
-	TT_RUN(&r, "convert", fx->in, "-o", fx->out);
-	free(r.out);
-	if (r.status != 0)
-		fail_msg("status %d: %s", r.status, r.err);
+	convert_ok(fx, &r);
 	assert_err_has(&r, "mode ring kept the latest events: 3000 older ones of 3 threads were "
 		       "overwritten by newer ones");
 	assert_err_has(&r, "tid 103 (worker): 5 events dropped");
