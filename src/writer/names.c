@@ -268,6 +268,21 @@ static size_t tt__bindings(const char *begin, const char *end, struct tt__bindin
 	return n;
 }
 
+/* Where "operator" begins when the name [pretty, name_end) ends with an operator
+ * function's name (operator<, operator<<=, operator(), operator[]); name_end if not. */
+static const char *tt__operator_at(const char *pretty, const char *name_end)
+{
+	static const char word[] = "operator", symbols[] = "<>=!+-*/%^&|~,()[]";
+	const char *p = name_end;
+	while (p > pretty && strchr(symbols, p[-1]))
+		p--;
+	size_t n = sizeof word - 1;
+	if (p == name_end || (size_t)(p - pretty) < n || memcmp(p - n, word, n) != 0 ||
+	    (p - n > pretty && tt__ident_char(p[-n - 1])))
+		return name_end;
+	return p - n;
+}
+
 size_t tt__pretty_name(const char *pretty, char *buf, size_t cap)
 {
 	const char *end = pretty + strlen(pretty);
@@ -290,9 +305,10 @@ size_t tt__pretty_name(const char *pretty, char *buf, size_t cap)
 			}
 		}
 	}
-	/* the return type ends at the last space outside <> and () before the name */
+	/* the return type ends at the last space outside <> and () before the name; an
+	 * operator's symbol (operator<, operator->, operator()) holds no bracket */
 	int depth = 0;
-	for (const char *p = name_end; p > pretty; p--) {
+	for (const char *p = tt__operator_at(pretty, name_end); p > pretty; p--) {
 		char c = p[-1];
 		depth += c == '>' || c == ')';
 		depth -= c == '<' || c == '(';
