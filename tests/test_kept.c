@@ -306,6 +306,22 @@ static void test_ring_overwrite_said_once(void **state)
 		fail_msg("the overwriting said per thread:\n%s", r.err);
 }
 
+/* Issue 24 item 18: info counted a frame mark's site (TT_FRAME_MARK) as never used. */
+static void test_info_counts_frame_marks(void **state)
+{
+	struct tt_fixture *fx = *state;
+	static const struct tt_record rec[] = {
+		R(TT_REC_FRAME, S_NEXT, 2000), R(TT_REC_FRAME, S_NEXT, 3000), R(TT_REC_FRAME, S_NEXT, 4000),
+	};
+	write_thread(fx->in, rec, N(rec));
+	struct tt_run r;
+	TT_RUN(&r, "info", fx->in);
+	assert_int_equal(r.status, 0);
+	if (!strstr(r.out, "0x1050           3  next"))
+		fail_msg("info does not count the frame marks:\n%s", r.out);
+	free(r.out);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -314,6 +330,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_modules_name_a_fifo, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_long_site_name, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_ring_overwrite_said_once, setup, tt_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_info_counts_frame_marks, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_stream_gaps_keep_the_nesting, setup,
 						tt_fixture_teardown),
 	};

@@ -43,6 +43,7 @@ static const struct tt_sink_ops tt_info_ops = {
 	.slice_begin = tt_info_use,
 	.instant = tt_info_use,
 	.counter = tt_info_use,
+	.frame = tt_info_use,
 	.thread_end = tt_info_thread_end,
 };
 
