@@ -60,9 +60,11 @@ static void tt__service_dump(void)
 		if (!err && crash)
 			tt__live_finish(); /* the trace is all in the file now */
 	}
+	char path[4096];
 	if (err)
-		fprintf(stderr, "ticktrace: could not write the trace on signal %d: %s\n",
-			crash ? crash : tt__dump_signal, strerror(-err));
+		fprintf(stderr, "ticktrace: could not write the trace on signal %d to %s: %s\n",
+			crash ? crash : tt__dump_signal,
+			tt__default_path(path, sizeof path) == 0 ? path : "TICKTRACE_OUT", strerror(-err));
 }
 
 static void *tt__service_main(void *unused)

@@ -21,19 +21,23 @@ void tt__finish(void)
 	if (tt__config.off || getpid() != tt__owner_pid ||
 	    __atomic_exchange_n(&finished, 1, __ATOMIC_SEQ_CST))
 		return;
+	char path[4096];
 	if (tt__config.mode == TT__MODE_STREAM) {
 		int err = tt__stream_finish();
 		/* Whatever threads still record goes nowhere now. */
 		__atomic_store_n(&tt__recording, 0, __ATOMIC_SEQ_CST);
 		tt__set_all_limits();
 		if (err)
-			fprintf(stderr, "ticktrace: could not finish the streamed trace: %s\n", strerror(-err));
+			fprintf(stderr, "ticktrace: could not finish the streamed trace %s: %s\n",
+				tt__default_path(path, sizeof path) == 0 ? path : "(TICKTRACE_OUT)",
+				strerror(-err));
 		tt__say_drops();
 		return;
 	}
 	int err = tt__write_default_file();
 	if (err)
-		fprintf(stderr, "ticktrace: could not write the trace at exit: %s\n", strerror(-err));
+		fprintf(stderr, "ticktrace: could not write the trace at exit to %s: %s\n",
+			tt__default_path(path, sizeof path) == 0 ? path : "TICKTRACE_OUT", strerror(-err));
 	else
 		tt__live_finish(); /* the trace is all in the file now */
 	/* (An exec that fails goes on without recording: its events would go nowhere.) */
