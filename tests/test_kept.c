@@ -143,6 +143,27 @@ static void test_flame_folded_depth(void **state)
 	assert_int_equal(self, 2 * (DEPTH / PER_TICK + 1) + 4);
 }
 
+/* A file of one module at `path` (build-id `id`) and one call of the function at
+ * `func` in it, listed in FUNCS. */
+static void write_module_call(const char *file, const char *path, const char *id, uint64_t func)
+{
+	const struct tt_tw_module modules[] = {{0x7f0000000000, 0x7f0000100000, path, id}};
+	const uint64_t funcs[] = {func};
+	const struct tt_record rec[] = {
+		R(TT_REC_FUNC_ENTER, func, 2000), R(TT_REC_FUNC_EXIT, func, 3000),
+	};
+	struct tt_tw w;
+	assert_int_equal(tt_tw_open_file(&w, file), 0);
+	tt_tw_header(&w, NULL);
+	tt_tw_process(&w, 4242, "demo");
+	tt_tw_modules(&w, modules, N(modules));
+	tt_tw_funcs(&w, funcs, N(funcs));
+	tt_tw_thread(&w, 0, 101, "main", N(rec), 0);
+	tt_tw_events(&w, 0, 0, rec, N(rec));
+	tt_tw_end(&w);
+	assert_int_equal(tt_tw_close(&w), 0);
+}
+
 /* Item 6: a raw file whose MODULES section names a FIFO (a file can come from anyone):
  * every subcommand blocked for ever in open(). The FIFO is refused with a word, the
  * function named by its offset, and each command ends (in 60 s on a loaded machine,
@@ -153,21 +174,7 @@ static void test_modules_name_a_fifo(void **state)
 	char fifo[160];
 	snprintf(fifo, sizeof(fifo), "%s/lib.so", fx->dir);
 	assert_int_equal(mkfifo(fifo, 0600), 0);
-	const struct tt_tw_module modules[] = {{0x7f0000000000, 0x7f0000010000, fifo, "aa"}};
-	static const uint64_t funcs[] = {0x7f0000001230};
-	static const struct tt_record rec[] = {
-		R(TT_REC_FUNC_ENTER, 0x7f0000001230, 2000), R(TT_REC_FUNC_EXIT, 0x7f0000001230, 3000),
-	};
-	struct tt_tw w;
-	assert_int_equal(tt_tw_open_file(&w, fx->in), 0);
-	tt_tw_header(&w, NULL);
-	tt_tw_process(&w, 4242, "demo");
-	tt_tw_modules(&w, modules, N(modules));
-	tt_tw_funcs(&w, funcs, N(funcs));
-	tt_tw_thread(&w, 0, 101, "main", N(rec), 0);
-	tt_tw_events(&w, 0, 0, rec, N(rec));
-	tt_tw_end(&w);
-	assert_int_equal(tt_tw_close(&w), 0);
+	write_module_call(fx->in, fifo, "aa", 0x7f0000001230);
 	const char *tool = getenv("TT_TEST_TOOL");
 	static const char *const commands[] = {"convert", "report", "flame", "info"};
 	char err[200];
@@ -322,6 +329,41 @@ static void test_info_counts_frame_marks(void **state)
 	free(r.out);
 }
 
+/* Item 6, the debug info: an ELF file that a raw file names, whose debug link names
+ * a FIFO beside it. libdwfl's own search opened it and blocked for ever; the search
+ * opens only regular files. The ELF file is this test's own program, stripped of its
+ * debug info into a file its link names, then that file replaced by a FIFO. */
+static void test_debuglink_names_a_fifo(void **state)
+{
+	struct tt_fixture *fx = *state;
+	if (tt_sh("command -v objcopy >/dev/null && command -v readelf >/dev/null") != 0) {
+		print_message("objcopy or readelf missing: skipped\n");
+		skip();
+	}
+	assert_int_equal(tt_sh("cd '%s' && cp /proc/%d/exe prog && objcopy --only-keep-debug prog "
+			       "prog.debug && objcopy --strip-debug --add-gnu-debuglink=prog.debug prog && "
+			       "rm prog.debug && mkfifo prog.debug && readelf -n prog | "
+			       "sed -n 's/.*Build ID: *//p' > id",
+			       fx->dir, (int)getpid()), 0);
+	char path[160], *hex;
+	snprintf(path, sizeof(path), "%s/id", fx->dir);
+	assert_non_null(hex = tt_read_text(path));
+	char id[64] = "";
+	size_t len = 0;
+	for (unsigned byte; len + 1 < sizeof(id) && sscanf(hex + 2 * len, "%2x", &byte) == 1; len++)
+		id[len] = (char)byte;
+	free(hex);
+	assert_true(len >= 8);
+	snprintf(path, sizeof(path), "%s/prog", fx->dir);
+	/* an address of its text: named from the debug info, were there any */
+	write_module_call(fx->in, path, id, 0x7f0000001000);
+	const char *tool = getenv("TT_TEST_TOOL");
+	int status = tt_sh("timeout 60 '%s' convert -q '%s' -o '%s' 2>'%s/err'", tool ? tool : "ticktrace",
+			   fx->in, fx->out, fx->dir);
+	if (status != 0)
+		fail_msg("convert: status %d (124: it hung)", status);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -331,6 +373,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_long_site_name, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_ring_overwrite_said_once, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_info_counts_frame_marks, setup, tt_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_debuglink_names_a_fifo, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_stream_gaps_keep_the_nesting, setup,
 						tt_fixture_teardown),
 	};
