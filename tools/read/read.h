@@ -83,6 +83,7 @@ struct tt_site {
 	uint64_t address;
 	struct tt_str name, file, func;
 	struct tt_str arg_name; /* its argument's name (ARG_NAMES), or empty: "arg" */
+	bool signed_arg;        /* its argument is signed (ARG_NAMES), shown as int64_t */
 	uint32_t line;
 	uint32_t id;         /* dense over every file of a trace: sinks index arrays by it */
 	uint64_t defined_at; /* offset of the SITES section that holds it */

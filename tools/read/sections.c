@@ -258,7 +258,9 @@ static int tt_read_arg_names(struct tt_file *f, struct tt_cursor *c, uint64_t un
 		if (!site || site->is_func)
 			return TT_FAIL(f, at, "argument name of 0x%" PRIx64 ", which no SITES section "
 				       "before it describes", ai.address);
-		site->arg_name = name;
+		if (name.len) /* (none: "arg") */
+			site->arg_name = name;
+		site->signed_arg = ai.flags & TT_ARG_SIGNED;
 	}
 	if (c->pos != c->end)
 		return TT_FAIL(f, c->pos, "%" PRIu64 " bytes left in ARG_NAMES after its %" PRIu64
