@@ -42,6 +42,9 @@ struct tt_callsite {
 #define TT__SITE_PRETTY 1u /* name is a __PRETTY_FUNCTION__, shown as a qualified name */
 /* arg_name is set (descriptors made by older headers end before it) */
 #define TT__SITE_ARG_NAME 2u
+/* its events' argument is of a signed type (shown as one): from the argument's type,
+ * at compile time */
+#define TT__SITE_SIGNED_ARG 4u
 
 #define TT__CAT2(a, b) a##b
 #define TT__CAT(a, b) TT__CAT2(a, b)
@@ -74,6 +77,20 @@ template <class V> struct tt__integer_check {
 	}))
 #endif
 #define TT__INTEGER(type, v) (TT__INTEGER_CHECK(v), (type)(v))
+/* TT__SITE_SIGNED_ARG when v's type (promoted) is a signed integer type, else 0: a
+ * constant expression. */
+#ifdef __cplusplus
+extern "C++" {
+template <class V> struct tt__signed { enum { value = 0 }; };
+template <> struct tt__signed<int> { enum { value = 1 }; };
+template <> struct tt__signed<long> { enum { value = 1 }; };
+template <> struct tt__signed<long long> { enum { value = 1 }; };
+}
+#define TT__SIGNED_FLAG(v) (tt__signed<decltype(+(v))>::value ? TT__SITE_SIGNED_ARG : 0u)
+#else
+#define TT__SIGNED_FLAG(v) _Generic((v) + 0, int: TT__SITE_SIGNED_ARG, long: TT__SITE_SIGNED_ARG, \
+				    long long: TT__SITE_SIGNED_ARG, default: 0u)
+#endif
 
 #ifndef TT_DISABLE
 
@@ -226,19 +243,25 @@ TT__INLINE auto tt__name_of(const struct tt_callsite *site, const S &name)
 #define TT_ENDBEGIN(name) TT__SITE_CALL(tt__endbegin, name)
 /* A point in time on this thread. */
 #define TT_INSTANT(name) TT__SITE_CALL(tt__instant, name)
-/* TT_BEGIN and TT_INSTANT with a uint64_t argument shown in the trace's args. */
-#define TT_BEGIN_ARG(name, arg) TT__SITE_CALL_VALUE(tt__begin_arg, name, TT__INTEGER(uint64_t, arg))
-#define TT_INSTANT_ARG(name, arg) TT__SITE_CALL_VALUE(tt__instant_arg, name, TT__INTEGER(uint64_t, arg))
+/* TT_BEGIN and TT_INSTANT with an integer argument (recorded as 64 bits) shown in the
+ * trace's args: as a signed integer when its type is signed, else unsigned. */
+#define TT_BEGIN_ARG(name, arg) TT__ARG_CALL(tt__begin_arg, name, arg)
+#define TT_INSTANT_ARG(name, arg) TT__ARG_CALL(tt__instant_arg, name, arg)
+#define TT__ARG_CALL(fn, name, arg)                                                \
+	do {                                                                           \
+		TT__SITE_FLAGS(tt__site, name, TT__SIGNED_FLAG(arg));                      \
+		TT__HOT_FN(fn)(&tt__site, TT__INTEGER(uint64_t, arg));                     \
+	} while (0)
 /* The same, the argument shown under the name `arg_name` (a literal) instead of "arg". */
 #define TT_BEGIN_NAMED_ARG(name, arg_name, arg)                                    \
-	TT__NAMED_ARG_CALL(tt__begin_arg, name, arg_name, TT__INTEGER(uint64_t, arg))
+	TT__NAMED_ARG_CALL(tt__begin_arg, name, arg_name, arg)
 #define TT_INSTANT_NAMED_ARG(name, arg_name, arg)                                  \
-	TT__NAMED_ARG_CALL(tt__instant_arg, name, arg_name, TT__INTEGER(uint64_t, arg))
-#define TT__NAMED_ARG_CALL(fn, name, arg_name, value)                              \
+	TT__NAMED_ARG_CALL(tt__instant_arg, name, arg_name, arg)
+#define TT__NAMED_ARG_CALL(fn, name, arg_name, arg)                                \
 	do {                                                                           \
 		TT__LITERAL(arg_name);                                                     \
-		TT__SITE_FULL(tt__site, name, TT__SITE_ARG_NAME, arg_name);                \
-		TT__HOT_FN(fn)(&tt__site, value);                                                      \
+		TT__SITE_FULL(tt__site, name, TT__SITE_ARG_NAME | TT__SIGNED_FLAG(arg), arg_name); \
+		TT__HOT_FN(fn)(&tt__site, TT__INTEGER(uint64_t, arg));                     \
 	} while (0)
 /* An integer sample (int64_t) of the counter track `name` (per process). */
 #define TT_COUNTER(name, value) TT__SITE_CALL_VALUE(tt__counter, name, TT__INTEGER(int64_t, value))

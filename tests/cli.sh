@@ -31,6 +31,32 @@ for cmd in $commands; do
 		grep -qx -- "$opt" <<<"$words" || fail "completion of '$cmd ${opt:0:4}' lacks $opt: $words"
 	done
 done
+# issue 24 items 17, 18: 'help CMD' is CMD's help; a usage error is its message, the
+# usage's first line and where to read more, not the whole help; a TIME needs a unit
+# (a bare number other than 0, or nan, once passed); info takes -q as the others do
+for cmd in $commands; do
+	[ "$("$tool" help "$cmd")" = "$("$tool" "$cmd" --help)" ] || fail "help $cmd is not $cmd --help"
+done
+usage_error() { # ARGS...: status 2, and at most three lines on stderr
+	set +e
+	"$tool" "$@" >/dev/null 2>"$build/cli.err"
+	local status=$?
+	set -e
+	[ $status = 2 ] || fail "$*: status $status: $(cat "$build/cli.err")"
+	[ "$(wc -l <"$build/cli.err")" -le 3 ] || fail "$*: the whole help on a usage error: $(cat "$build/cli.err")"
+	grep -q "^see ticktrace $1 --help\$" "$build/cli.err" || fail "$*: $(cat "$build/cli.err")"
+}
+usage_error convert x.ttr -o x.json --frobnicate
+usage_error convert x.ttr -o x.json --from 1.5
+usage_error convert x.ttr -o x.json --to nan
+usage_error convert x.ttr -o x.json --threshold inf
+usage_error flame x.ttr -o - --from 2
+usage_error report x.ttr --frames --budget 16.6
+set +e
+"$tool" info -q "$build/no-such.ttr" 2>"$build/cli.err"
+[ $? = 1 ] && grep -q "no-such.ttr: No such file" "$build/cli.err" || fail "info -q: $(cat "$build/cli.err")"
+set -e
+
 complete_words() {
 	bash -c '. "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); _ticktrace;
 		printf "%s\n" "${COMPREPLY[@]}"' _ "$src/tools/ticktrace.bash-completion" "$tool" "$@"

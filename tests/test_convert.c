@@ -14,6 +14,7 @@
 #include <string.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/time.h>
@@ -839,6 +840,45 @@ static void test_filter_deep_nesting(void **state)
 	free(r.out);
 }
 
+/* Issue 24 item 17: filters that keep nothing once passed without a word. They are
+ * said on stderr; convert still writes a valid, empty trace and exits 0, as does
+ * flame. */
+static void test_filter_keeps_nothing(void **state)
+{
+	struct tt_fixture *fx = *state;
+	assert_int_equal(tt_demo_write(fx->in), 0);
+	struct tt_run r;
+	TT_RUN(&r, "convert", fx->in, "-o", fx->out, "--thread", "nosuch");
+	free(r.out);
+	assert_int_equal(r.status, 0);
+	assert_err_has(&r, "--thread nosuch: no thread has that tid or name");
+	cJSON *root = tt_json_load(fx->out);
+	assert_non_null(root);
+	char *p = tt_json_listing(root, 0);
+	assert_string_equal(p, "");
+	free(p);
+	cJSON_Delete(root);
+	TT_RUN(&r, "convert", fx->in, "-o", fx->out, "-f", "--from", "10s");
+	free(r.out);
+	assert_int_equal(r.status, 0);
+	assert_err_has(&r, "the filter keeps nothing: no event of the chosen threads between 10.000 s "
+		       "and the end");
+	root = tt_json_load(fx->out);
+	assert_non_null(root);
+	cJSON_Delete(root);
+	TT_RUN(&r, "flame", fx->in, "-o", "-", "--thread", "nosuch");
+	assert_int_equal(r.status, 0);
+	assert_err_has(&r, "--thread nosuch: no thread has that tid or name");
+	free(r.out);
+	/* one that matches is not warned about */
+	TT_RUN(&r, "convert", fx->in, "-o", fx->out, "-f", "--thread", "producer", "--thread", "nosuch");
+	free(r.out);
+	assert_int_equal(r.status, 0);
+	assert_err_has(&r, "--thread nosuch: no thread");
+	if (strstr(r.err, "--thread producer") || strstr(r.err, "keeps nothing"))
+		fail_msg("a thread that matched was warned about:\n%s", r.err);
+}
+
 static void test_info(void **state)
 {
 	struct tt_fixture *fx = *state;
@@ -1020,27 +1060,45 @@ static void expect_exit_0(pid_t pid)
 		fail_msg("ticktrace open ended with status %#x", st);
 }
 
-/* ticktrace open serves the file once on loopback with the UI's CORS headers. */
-static void test_open(void **state)
+/* The demo converted to JSON and served by start_open. */
+static pid_t open_demo_json(struct tt_fixture *fx, int *port, char *url_path, size_t cap)
 {
-	struct tt_fixture *fx = *state;
 	assert_int_equal(tt_demo_write(fx->in), 0);
 	struct tt_run r;
 	TT_RUN(&r, "convert", "-q", fx->in, "-o", fx->out);
 	free(r.out);
+	return start_open(fx->out, port, url_path, cap);
+}
+
+/* ticktrace open serves the file once on loopback with the UI's CORS headers. */
+static void test_open(void **state)
+{
 	int port;
 	char target[256];
-	pid_t pid = start_open(fx->out, &port, target, sizeof(target));
-	assert_string_equal(target, "/run.json");
+	pid_t pid = open_demo_json(*state, &port, target, sizeof(target));
+	/* "/TOKEN/run.json", TOKEN 32 random hex digits (issue 24 item 14: another local
+	 * user fetched "/run.json" first, and the file is served once) */
+	assert_int_equal(strlen(target), 1 + 32 + 1 + strlen("run.json"));
+	assert_int_equal(strspn(target + 1, "0123456789abcdef"), 32);
+	assert_string_equal(target + 33, "/run.json");
 
 	char *resp = http_get(port, "GET", "/other.json");
 	assert_non_null(strstr(resp, "404"));
 	free(resp);
-	resp = http_get(port, "OPTIONS", "/run.json");
+	/* the file's name without the token, or another token: 404, the file still there */
+	resp = http_get(port, "GET", "/run.json");
+	assert_non_null(strstr(resp, "404"));
+	free(resp);
+	char guess[256];
+	snprintf(guess, sizeof(guess), "/%032x/run.json", 0);
+	resp = http_get(port, "GET", guess);
+	assert_non_null(strstr(resp, "404"));
+	free(resp);
+	resp = http_get(port, "OPTIONS", target);
 	assert_non_null(strstr(resp, "HTTP/1.1 204"));
 	assert_non_null(strstr(resp, "Access-Control-Allow-Origin: https://ui.perfetto.dev\r\n"));
 	free(resp);
-	resp = http_get(port, "GET", "/run.json");
+	resp = http_get(port, "GET", target);
 	assert_non_null(strstr(resp, "HTTP/1.1 200 OK"));
 	assert_non_null(strstr(resp, "Access-Control-Allow-Origin: https://ui.perfetto.dev\r\n"));
 	const char *body = strstr(resp, "\r\n\r\n");
@@ -1101,6 +1159,55 @@ static void test_open_hostile_clients(void **state)
 	expect_exit_0(pid);
 }
 
+/* A client that sends its request one byte every half second, in a child: 0 once the
+ * server closed its connection within `seconds`, 1 if it never did. */
+static pid_t start_trickle(int port, int seconds)
+{
+	pid_t pid = fork();
+	if (pid != 0)
+		return pid;
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+				.sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	if (connect(fd, (struct sockaddr *)&a, sizeof(a)) != 0)
+		_exit(2);
+	static const char head[] = "GET /x HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ";
+	for (int i = 0; i < 2 * seconds; i++) {
+		char c = i < (int)sizeof(head) - 1 ? head[i] : 'a';
+		if (send(fd, &c, 1, MSG_NOSIGNAL) != 1)
+			_exit(0);
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		char got;
+		if (poll(&p, 1, 500) > 0 && recv(fd, &got, 1, 0) <= 0)
+			_exit(0);
+	}
+	_exit(1);
+}
+
+/* Issue 24 item 15: a client that sends its request head a byte at a time once held
+ * the server for everyone (the timeout was per recv). Now the browser is served
+ * beside it, and the trickler is dropped when its head is not complete in 5 s. */
+static void test_open_slow_client(void **state)
+{
+	int port;
+	char target[256];
+	pid_t pid = open_demo_json(*state, &port, target, sizeof(target));
+	pid_t trickler = start_trickle(port, 30);
+	/* let it connect and begin */
+	usleep(300 * 1000);
+	char *resp = http_get(port, "GET", "/other.json");
+	assert_non_null(strstr(resp, "404"));
+	free(resp);
+	int st;
+	assert_int_equal(waitpid(trickler, &st, 0), trickler);
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		fail_msg("the slow client was not dropped within 30 s (status %#x)", st);
+	resp = http_get(port, "GET", target);
+	assert_non_null(strstr(resp, "HTTP/1.1 200 OK"));
+	free(resp);
+	expect_exit_0(pid);
+}
+
 static void test_usage(void **state)
 {
 	(void)state;
@@ -1149,10 +1256,12 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_output_planted, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_filters, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_filter_deep_nesting, setup, tt_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_filter_keeps_nothing, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_info, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_progress, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_open, setup, open_teardown),
 		cmocka_unit_test_setup_teardown(test_open_hostile_clients, setup, open_teardown),
+		cmocka_unit_test_setup_teardown(test_open_slow_client, setup, open_teardown),
 		cmocka_unit_test(test_usage),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

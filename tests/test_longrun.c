@@ -577,7 +577,7 @@ static void test_ring_dump_on_signal_keeps_the_latest(void **state)
 	assert_int_equal(t->dropped_total, t->dropped[TT_DROP_OVERWRITTEN]);
 	tt_file_close(&f);
 
-	tt_lr_convert_says(dir, path, "overwritten by newer: ");
+	tt_lr_convert_says(dir, path, "older ones of 1 threads were overwritten by newer ones");
 	snprintf(out, sizeof out, "%s/run.json", dir);
 	/* Each "iter" scope the window cut is shown from the window's start, flagged. */
 	cJSON *root = tt_json_load(out);

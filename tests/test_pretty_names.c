@@ -24,6 +24,14 @@ static void test_pretty_names(void **state)
 		{"void Box<long>::put(long) [T = long]", "Box<long>::put"},               /* clang */
 		{"main()::<lambda(int)>", "main()::<lambda(int)>"},                       /* gcc */
 		{"auto main()::(anonymous class)::operator()(int) const", "main()::<lambda>"}, /* clang */
+		/* an operator's symbol is no bracket: the return type still goes (issue 24) */
+		{"bool Vec::operator<(const Vec&) const", "Vec::operator<"},
+		{"bool Vec::operator>(const Vec&) const", "Vec::operator>"},
+		{"Vec& Vec::operator<<=(int)", "Vec::operator<<="},
+		{"int* Ptr::operator->() const", "Ptr::operator->"},
+		{"bool operator<(const Vec&, const Vec&)", "operator<"},
+		{"double Grid::operator()(int, int)", "Grid::operator()"},
+		{"bool Vec<T>::operator<(const Vec<T>&) const [with T = int]", "Vec<int>::operator<"},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		char buf[256];

@@ -369,6 +369,53 @@ static int i64_cmp(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* Issue 24 item 17: report takes --thread, --from and --to through the one filter
+ * (slices cut at the window's edges, as flame does); a filter that keeps nothing
+ * says so on stderr, the report empty and the status 0. */
+static void test_report_filtered(void **state)
+{
+	struct tt_fixture *fx = *state;
+	known_workload(fx->in);
+	struct tt_run r;
+	RUN_OK(&r, "report", fx->in, "--json", "--thread", "worker");
+	cJSON *root = cJSON_Parse(r.out);
+	assert_non_null(root);
+	const struct expect_row worker[] = {
+		{"GameTick", -1, 1, 7 * US, 7 * US, 7 * US, 7 * US},
+		{"ScriptStep", -1, 1, 3 * US, 3 * US, 3 * US, 3 * US},
+	};
+	check_rows(cJSON_GetObjectItemCaseSensitive(root, "rows"), worker, N(worker));
+	cJSON_Delete(root);
+	free(r.out);
+
+	/* MainThread from 50 to 60 us: main and the second GameTick, cut to the window */
+	RUN_OK(&r, "report", fx->in, "--json", "--thread", "101", "--from", "50us", "--to", "60us");
+	root = cJSON_Parse(r.out);
+	assert_non_null(root);
+	const struct expect_row window[] = {
+		{"main", -1, 1, 10 * US, 0, 10 * US, 10 * US},
+		{"GameTick", -1, 1, 10 * US, 3 * US, 10 * US, 10 * US},
+		{"ScriptStep", -1, 1, 1 * US, 1 * US, 1 * US, 1 * US},
+		{"render", -1, 1, 6 * US, 6 * US, 6 * US, 6 * US},
+	};
+	check_rows(cJSON_GetObjectItemCaseSensitive(root, "rows"), window, N(window));
+	cJSON_Delete(root);
+	free(r.out);
+
+	RUN_OK(&r, "report", fx->in, "--csv", "--thread", "nosuch");
+	assert_err_has(&r, "--thread nosuch: no thread has that tid or name");
+	assert_string_equal(r.out, "name,calls,total_ns,self_ns,children_ns,min_ns,max_ns,mean_ns,"
+			    "p50_ns,p95_ns,p99_ns\r\n");
+	free(r.out);
+	RUN_OK(&r, "report", fx->in, "--from", "1s");
+	assert_err_has(&r, "the filter keeps nothing: no event of the chosen threads between 1.000 s "
+		       "and the end");
+	free(r.out);
+	TT_RUN(&r, "report", fx->in, "--from", "1.5");
+	assert_int_equal(r.status, 2);
+	free(r.out);
+}
+
 static void test_profile_agrees_with_json_trace(void **state)
 {
 	struct tt_fixture *fx = *state;
@@ -913,6 +960,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_profile_of_known_workload, setup, tt_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_report_filtered, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_profile_agrees_with_json_trace, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_planted_spikes_found_with_their_stacks, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_empty_description, setup, tt_fixture_teardown),

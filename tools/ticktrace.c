@@ -49,6 +49,11 @@ int main(int argc, char **argv)
 		return TT_EXIT_USAGE;
 	}
 	const char *cmd = argv[1];
+	/* `ticktrace help CMD` is `ticktrace CMD --help` */
+	if (strcmp(cmd, "help") == 0 && argc == 3)
+		for (size_t i = 0; i < TT_NCMDS; i++)
+			if (strcmp(argv[2], tt_cmds[i].name) == 0)
+				return tt_cmds[i].fn(2, (char *[]){argv[2], "--help", NULL});
 	if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
 		tt_usage(stdout);
 		return 0;
@@ -63,7 +68,6 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < TT_NCMDS; i++)
 		if (strcmp(cmd, tt_cmds[i].name) == 0)
 			return tt_cmds[i].fn(argc - 1, argv + 1);
-	fprintf(stderr, "ticktrace: unknown command '%s'\n", cmd);
-	tt_usage(stderr);
+	fprintf(stderr, "ticktrace: unknown command '%s'\nsee ticktrace help\n", cmd);
 	return TT_EXIT_USAGE;
 }

@@ -248,11 +248,19 @@ struct tt_site_info {
 	uint32_t func_len;
 };
 _Static_assert(sizeof(struct tt_site_info) == 24, "site info layout");
+/* The longest site string a reader takes: the runtime cuts a run-time name (TT_*_DYN)
+ * longer than this, ending it with "...", and a reader cuts any longer string. */
+#define TT_NAME_MAX 65536
 
+/* ARG_NAMES: a site's argument, by its name (name_len bytes follow; 0: "arg") and its
+ * type (flags; files written before there were any have 0: unsigned). */
 struct tt_arg_name_info {
 	uint64_t address; /* the site's */
 	uint32_t name_len;
-	uint32_t reserved;
+	uint32_t flags;   /* enum tt_arg_flags */
+};
+enum tt_arg_flags {
+	TT_ARG_SIGNED = 1u << 0, /* the argument is a signed integer: shown as int64_t */
 };
 _Static_assert(sizeof(struct tt_arg_name_info) == 16, "arg name info layout");
 

@@ -557,7 +557,7 @@ int tt__parse_duration(const char *text, int64_t *ns)
 	char *end;
 	errno = 0;
 	double v = strtod(text, &end);
-	if (end == text || errno || v < 0 || v > 9.2e18)
+	if (end == text || errno || !(v >= 0 && v <= 9.2e18)) /* (NaN too) */
 		return -1;
 	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
 		if (strcmp(end, units[i].unit) == 0) {

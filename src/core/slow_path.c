@@ -369,8 +369,10 @@ void tt__say_drops(void)
 	fprintf(stderr, "\n");
 	if (total[TT_DROP_FULL])
 		fprintf(stderr, "ticktrace: each thread kept its first %" PRIu64 " records "
-			"(TICKTRACE_BUFFER): set it larger, or TICKTRACE_MODE=ring to keep the "
-			"latest, or TICKTRACE_MODE=stream to keep them all\n", tt__config.buffer_events);
+			"(TICKTRACE_BUFFER=%" PRIu64 ", in whole chunks of %zu): set it larger, or "
+			"TICKTRACE_MODE=ring to keep the latest, or TICKTRACE_MODE=stream to keep "
+			"them all\n", (uint64_t)tt__config.chunk_budget * TT__CHUNK_RECORDS,
+			tt__config.buffer_events, (size_t)TT__CHUNK_RECORDS);
 	if (total[TT_DROP_BEHIND])
 		fprintf(stderr, "ticktrace: the drain thread could not write as fast as threads "
 			"recorded: a larger TICKTRACE_BUFFER absorbs bursts, a faster disk the rest\n");

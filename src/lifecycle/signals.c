@@ -53,9 +53,11 @@ static void tt__service_dump(void)
 	int err = crash ? tt__mode->finish() : tt__mode->dump(NULL);
 	if (here)
 		tt__background_work(0);
+	char path[4096];
 	if (err)
-		fprintf(stderr, "ticktrace: could not write the trace on signal %d: %s\n",
-			crash ? crash : tt__dump_signal, strerror(-err));
+		fprintf(stderr, "ticktrace: could not write the trace on signal %d to %s: %s\n",
+			crash ? crash : tt__dump_signal,
+			tt__default_path(path, sizeof path) == 0 ? path : "TICKTRACE_OUT", strerror(-err));
 }
 
 static void *tt__service_main(void *unused)

@@ -22,8 +22,10 @@ void tt__finish(void)
 	    __atomic_exchange_n(&finished, 1, __ATOMIC_SEQ_CST))
 		return;
 	int err = tt__mode->finish();
+	char path[4096];
 	if (err)
-		fprintf(stderr, "ticktrace: could not write the trace at exit: %s\n", strerror(-err));
+		fprintf(stderr, "ticktrace: could not write the trace at exit to %s: %s\n",
+			tt__default_path(path, sizeof path) == 0 ? path : "TICKTRACE_OUT", strerror(-err));
 	/* Whatever threads still record goes nowhere now. (An exec that fails goes on
 	 * without recording: its events would go nowhere.) */
 	__atomic_store_n(&tt__recording, 0, __ATOMIC_SEQ_CST);

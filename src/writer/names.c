@@ -25,7 +25,8 @@ struct tt__dyn_site {
 	struct tt_callsite site; /* first: its address is the records' payload */
 	const struct tt_callsite *from; /* the macro's own descriptor */
 	uint64_t hash;
-	size_t len;
+	size_t len;    /* of the name as given, or of what is kept of it when cut */
+	bool cut;      /* the name was longer than TT_NAME_MAX: "..." follows its len bytes */
 	char name[]; /* NUL-terminated copy, then the file's and the function's */
 };
 
@@ -54,11 +55,11 @@ static uint64_t tt__name_hash(const struct tt_callsite *from, const char *name, 
 
 static const struct tt__dyn_site *tt__names_find(const struct tt__names_table *table,
 						 const struct tt_callsite *from, const char *name,
-						 size_t len, uint64_t hash, size_t *at)
+						 size_t len, bool cut, uint64_t hash, size_t *at)
 {
 	for (size_t i = hash & table->mask;; i = (i + 1) & table->mask) {
 		const struct tt__dyn_site *e = __atomic_load_n(&table->entry[i], __ATOMIC_ACQUIRE);
-		if (!e || (e->hash == hash && e->from == from && e->len == len &&
+		if (!e || (e->hash == hash && e->from == from && e->len == len && e->cut == cut &&
 			   memcmp(e->name, name, len) == 0)) {
 			*at = i;
 			return e;
@@ -115,12 +116,12 @@ static struct tt__names_table *tt__names_grow(const struct tt__names_table *old)
 
 /* Names mutex held: adds the name, or finds it added by another thread meanwhile. */
 static const struct tt_callsite *tt__names_add(const struct tt_callsite *from, const char *name,
-					       size_t len, uint64_t hash)
+					       size_t len, bool cut, uint64_t hash)
 {
 	struct tt__names_table *table = tt__names;
 	size_t at;
 	const struct tt__dyn_site *found =
-		table ? tt__names_find(table, from, name, len, hash, &at) : NULL;
+		table ? tt__names_find(table, from, name, len, cut, hash, &at) : NULL;
 	if (found)
 		return &found->site;
 	if (!table || 2 * (tt__names_count + 1) > table->mask + 1) {
@@ -128,18 +129,20 @@ static const struct tt_callsite *tt__names_add(const struct tt_callsite *from, c
 		if (!table)
 			return &tt__names_lost;
 		__atomic_store_n(&tt__names, table, __ATOMIC_RELEASE);
-		tt__names_find(table, from, name, len, hash, &at);
+		tt__names_find(table, from, name, len, cut, hash, &at);
 	}
 	/* the file and function are copied too: the macro's strings go away with its
 	 * library (dlclose), and this descriptor does not */
 	size_t file_len = from->file ? strlen(from->file) : 0;
 	size_t func_len = from->func ? strlen(from->func) : 0;
-	struct tt__dyn_site *e = tt__names_alloc(sizeof *e + len + file_len + func_len + 3);
+	size_t kept = len + (cut ? 3 : 0);
+	struct tt__dyn_site *e = tt__names_alloc(sizeof *e + kept + file_len + func_len + 3);
 	if (!e)
 		return &tt__names_lost;
-	char *file = e->name + len + 1, *func = file + file_len + 1;
+	char *file = e->name + kept + 1, *func = file + file_len + 1;
 	memcpy(e->name, name, len);
-	e->name[len] = 0;
+	memcpy(e->name + len, "...", kept - len);
+	e->name[kept] = 0;
 	memcpy(file, from->file ? from->file : "", file_len + 1);
 	memcpy(func, from->func ? from->func : "", func_len + 1);
 	e->site = (struct tt_callsite){e->name, file, func, from->line, from->flags & ~TT__SITE_ARG_NAME,
@@ -147,6 +150,7 @@ static const struct tt_callsite *tt__names_add(const struct tt_callsite *from, c
 	e->from = from;
 	e->hash = hash;
 	e->len = len;
+	e->cut = cut;
 	tt__names_count++;
 	__atomic_store_n(&table->entry[at], e, __ATOMIC_RELEASE);
 	return &e->site;
@@ -158,19 +162,24 @@ const struct tt_callsite *tt__name(const struct tt_callsite *from, const char *n
 		name = "(null)";
 		len = 6;
 	} else if (len == (size_t)-1) {
-		len = strlen(name);
+		len = strnlen(name, TT_NAME_MAX + 1);
 	}
-	uint64_t hash = tt__name_hash(from, name, len);
+	/* A name from the program's data can be any length: the file holds none longer
+	 * than its readers take. One cut is its first bytes and "...", a site of its own. */
+	bool cut = len > TT_NAME_MAX;
+	if (cut)
+		len = TT_NAME_MAX - 3;
+	uint64_t hash = tt__name_hash(from, name, len) ^ cut;
 	const struct tt__names_table *table = __atomic_load_n(&tt__names, __ATOMIC_ACQUIRE);
 	size_t at;
 	const struct tt__dyn_site *found =
-		table ? tt__names_find(table, from, name, len, hash, &at) : NULL;
+		table ? tt__names_find(table, from, name, len, cut, hash, &at) : NULL;
 	if (found)
 		return &found->site;
 	sigset_t old;
 	tt__block_signals(&old);
 	pthread_mutex_lock(&tt__names_mutex);
-	const struct tt_callsite *site = tt__names_add(from, name, len, hash);
+	const struct tt_callsite *site = tt__names_add(from, name, len, cut, hash);
 	pthread_mutex_unlock(&tt__names_mutex);
 	tt__restore_signals(&old);
 	return site;
@@ -259,6 +268,21 @@ static size_t tt__bindings(const char *begin, const char *end, struct tt__bindin
 	return n;
 }
 
+/* Where "operator" begins when the name [pretty, name_end) ends with an operator
+ * function's name (operator<, operator<<=, operator(), operator[]); name_end if not. */
+static const char *tt__operator_at(const char *pretty, const char *name_end)
+{
+	static const char word[] = "operator", symbols[] = "<>=!+-*/%^&|~,()[]";
+	const char *p = name_end;
+	while (p > pretty && strchr(symbols, p[-1]))
+		p--;
+	size_t n = sizeof word - 1;
+	if (p == name_end || (size_t)(p - pretty) < n || memcmp(p - n, word, n) != 0 ||
+	    (p - n > pretty && tt__ident_char(p[-n - 1])))
+		return name_end;
+	return p - n;
+}
+
 size_t tt__pretty_name(const char *pretty, char *buf, size_t cap)
 {
 	const char *end = pretty + strlen(pretty);
@@ -281,9 +305,10 @@ size_t tt__pretty_name(const char *pretty, char *buf, size_t cap)
 			}
 		}
 	}
-	/* the return type ends at the last space outside <> and () before the name */
+	/* the return type ends at the last space outside <> and () before the name; an
+	 * operator's symbol (operator<, operator->, operator()) holds no bracket */
 	int depth = 0;
-	for (const char *p = name_end; p > pretty; p--) {
+	for (const char *p = tt__operator_at(pretty, name_end); p > pretty; p--) {
 		char c = p[-1];
 		depth += c == '>' || c == ')';
 		depth -= c == '<' || c == '(';

@@ -113,14 +113,27 @@ const char *tt__arg_name(const struct tt_callsite *site)
 	return site && (site->flags & TT__SITE_ARG_NAME) ? site->arg_name : NULL;
 }
 
-/* ARG_NAMES, for the sites whose argument has a name. Retired mutex held. */
+/* A site's argument as ARG_NAMES tells it: its name ("" for "arg") and type; false
+ * when there is nothing to tell (an unnamed, unsigned argument, or none). */
+static bool tt__arg_info(const struct tt_callsite *site, const char **name, uint32_t *flags)
+{
+	*name = tt__arg_name(site);
+	*flags = site && (site->flags & TT__SITE_SIGNED_ARG) ? TT_ARG_SIGNED : 0;
+	if (!*name)
+		*name = "";
+	return **name || *flags;
+}
+
+/* ARG_NAMES, for the sites whose argument has a name or a signed type. Retired mutex
+ * held. */
 static void tt__out_arg_names(struct tt__out *out, const struct tt__site_set *set,
 			      const struct tt__names_view *v, uint64_t until)
 {
 	uint64_t size = sizeof(uint64_t), count = 0;
+	const char *name;
+	uint32_t flags;
 	for (size_t i = 0; i < set->cap; i++) {
-		const char *name = tt__arg_name(tt__site_at(set->slots[i], v));
-		if (name) {
+		if (tt__arg_info(tt__site_at(set->slots[i], v), &name, &flags)) {
 			size += sizeof(struct tt_arg_name_info) + tt__strlen32(name);
 			count++;
 		}
@@ -130,11 +143,10 @@ static void tt__out_arg_names(struct tt__out *out, const struct tt__site_set *se
 	tt__out_section_until(out, TT_SEC_ARG_NAMES, size, until);
 	tt__out(out, &count, sizeof count);
 	for (size_t i = 0; i < set->cap; i++) {
-		const char *name = tt__arg_name(tt__site_at(set->slots[i], v));
-		if (!name)
+		if (!tt__arg_info(tt__site_at(set->slots[i], v), &name, &flags))
 			continue;
 		struct tt_arg_name_info info = {.address = set->slots[i] & TT__ADDRESS_MASK,
-						.name_len = tt__strlen32(name)};
+						.name_len = tt__strlen32(name), .flags = flags};
 		tt__out(out, &info, sizeof info);
 		tt__out(out, name, info.name_len);
 	}

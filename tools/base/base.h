@@ -80,6 +80,11 @@ struct tt_out {
 	uint64_t written; /* bytes passed to write(2) */
 };
 
+/* Opens a regular file to read, never blocking: a FIFO or a device a file names (and a
+ * file can come from anyone) is refused, not waited on. Its descriptor (close-on-exec),
+ * or -1 with *why set to the reason ("not a regular file", or strerror). */
+int tt_open_regular(const char *path, const char **why);
+
 /* Opens `path` ("-": stdout). An existing regular file needs `force`; an existing
  * device or pipe is written directly. 0, or -1 after reporting why. */
 int tt_out_open(struct tt_out *o, const char *path, bool force);

@@ -311,6 +311,22 @@ static int tt_out_open_in_place(const char *path)
 	return fd;
 }
 
+int tt_open_regular(const char *path, const char **why)
+{
+	/* (O_NONBLOCK changes nothing for a regular file's reads.) */
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0) {
+		*why = strerror(errno);
+		return -1;
+	}
+	struct stat st;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+		return fd;
+	*why = "not a regular file";
+	close(fd);
+	return -1;
+}
+
 int tt_out_open(struct tt_out *o, const char *path, bool force)
 {
 	*o = (struct tt_out){.fd = -1, .path = path, .force = force};

@@ -3,9 +3,11 @@
  * CORS headers naming its origin (and, for Chrome's private network access, an
  * answer to the preflight). Nothing but that one file is served, and only to requests
  * that name 127.0.0.1 or localhost as their Host: a web page whose own name was made
- * to resolve to 127.0.0.1 (DNS rebinding) sends its own name, and is refused. A client
- * that says nothing for TT_OPEN_IDLE_S seconds is dropped, so that it cannot keep
- * the browser waiting. */
+ * to resolve to 127.0.0.1 (DNS rebinding) sends its own name, and is refused. The
+ * port is known (the UI's content security policy names it), so the file's path holds
+ * a random token: any other local user gets 404. Clients are served side by side,
+ * each with a deadline for its whole request head, so that none can keep the browser
+ * waiting. */
 #include "base.h"
 
 #include <arpa/inet.h>
@@ -13,22 +15,31 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <netinet/in.h>
+#include <poll.h>
+#include <stddef.h>
+#include <stdlib.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/sendfile.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/time.h>
+#include <time.h>
 #include <unistd.h>
 
 
-/* A client's request head must come within this long; a send that makes no
- * progress for TT_OPEN_STALL_S seconds gives up. */
-#define TT_OPEN_IDLE_S 2
+/* A client's whole request head must come within this long, however it trickles;
+ * a send that makes no progress for TT_OPEN_STALL_S seconds gives up. */
+#define TT_OPEN_HEAD_S 5
 #define TT_OPEN_STALL_S 30
+/* Connections served at once; more wait in the listen queue. */
+#define TT_OPEN_CLIENTS 32
+/* Random bytes in the file's path: another local user cannot guess it and fetch the
+ * file first (it is served once). */
+#define TT_OPEN_TOKEN_BYTES 16
 
 #define TT_UI_ORIGIN "https://ui.perfetto.dev"
 #define TT_CORS                                                                   \
@@ -49,34 +60,6 @@ static void tt_url_name(const char *name, char *out, size_t cap)
 			n += (size_t)snprintf(out + n, cap - n, "%%%02X", *p);
 	}
 	out[n] = 0;
-}
-
-static bool tt_send_all(int fd, const char *p, size_t n)
-{
-	while (n > 0) {
-		ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
-		if (w <= 0)
-			return false;
-		p += w;
-		n -= (size_t)w;
-	}
-	return true;
-}
-
-/* Reads a request head (up to the blank line); false when the client went away. */
-static bool tt_read_request(int fd, char *buf, size_t cap)
-{
-	size_t n = 0;
-	while (n + 1 < cap) {
-		ssize_t r = recv(fd, buf + n, cap - 1 - n, 0);
-		if (r <= 0)
-			return false;
-		n += (size_t)r;
-		buf[n] = 0;
-		if (strstr(buf, "\r\n\r\n"))
-			return true;
-	}
-	return false;
 }
 
 /* Whether the request's Host header names this machine's loopback at `port`. */
@@ -102,58 +85,193 @@ static bool tt_host_is_loopback(const char *req, int port)
 	return false;
 }
 
-/* Answers one connection; true once the file has been sent. */
-static bool tt_serve_one(int client, const char *url_name, int file_fd, off_t size, int port)
+/* One connection: its request head as it comes, then its answer. */
+struct tt_client {
+	int fd;                 /* -1: a free slot */
+	int64_t deadline_ms;    /* the head must be complete by then */
+	size_t n;               /* bytes of the head so far */
+	size_t head_len, head_sent;
+	bool file;
+	off_t at;               /* of the file, sent so far */
+	int64_t progress_ms;    /* when the last bytes went out */
+	char req[8192];
+	char head[1024];        /* the answer's head, then the file when `file` */
+};
+
+struct tt_server {
+	const char *url_path; /* "/TOKEN/NAME" */
+	int file_fd;
+	off_t size;
+	int port;
+	struct tt_client clients[TT_OPEN_CLIENTS];
+};
+
+static int64_t tt_now_ms(void)
 {
-	char req[8192], head[1024];
-	if (!tt_read_request(client, req, sizeof(req)))
-		return false;
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void tt_client_answer(struct tt_client *c, const char *text)
+{
+	c->head_len = (size_t)snprintf(c->head, sizeof(c->head), "%s", text);
+}
+
+/* The head is complete: what to answer. Only a GET of the file's exact path (its
+ * random token) from a page that names the loopback as its host gets the file. */
+static void tt_client_request(struct tt_server *sv, struct tt_client *c)
+{
+	static const char bad[] = "HTTP/1.1 421 Misdirected Request\r\n"
+				  "Content-Length: 0\r\nConnection: close\r\n\r\n";
+	static const char ok[] = "HTTP/1.1 204 No Content\r\n" TT_CORS
+				 "Content-Length: 0\r\nConnection: close\r\n\r\n";
+	static const char nf[] = "HTTP/1.1 404 Not Found\r\n" TT_CORS
+				 "Content-Length: 0\r\nConnection: close\r\n\r\n";
 	char method[16], target[4096];
-	if (sscanf(req, "%15s %4095s", method, target) != 2)
-		return false;
-	if (!tt_host_is_loopback(req, port)) {
-		static const char bad[] = "HTTP/1.1 421 Misdirected Request\r\n"
-					  "Content-Length: 0\r\nConnection: close\r\n\r\n";
-		tt_send_all(client, bad, sizeof(bad) - 1);
-		return false;
+	if (sscanf(c->req, "%15s %4095s", method, target) != 2 || !tt_host_is_loopback(c->req, sv->port))
+		tt_client_answer(c, bad);
+	else if (strcmp(method, "OPTIONS") == 0)
+		tt_client_answer(c, ok);
+	else if (strcmp(method, "GET") != 0 || strcmp(target, sv->url_path) != 0)
+		tt_client_answer(c, nf);
+	else {
+		c->head_len = (size_t)snprintf(c->head, sizeof(c->head),
+			"HTTP/1.1 200 OK\r\n" TT_CORS "Content-Type: application/octet-stream\r\n"
+			"Content-Length: %" PRIu64 "\r\nCache-Control: no-cache\r\n"
+			"Connection: close\r\n\r\n", (uint64_t)sv->size);
+		c->file = true;
 	}
-	if (strcmp(method, "OPTIONS") == 0) {
-		static const char ok[] = "HTTP/1.1 204 No Content\r\n" TT_CORS
-					 "Content-Length: 0\r\nConnection: close\r\n\r\n";
-		tt_send_all(client, ok, sizeof(ok) - 1);
+}
+
+static void tt_client_close(struct tt_client *c)
+{
+	close(c->fd);
+	c->fd = -1;
+}
+
+/* Reads what came; false when the client is done with (gone, or its head too long). */
+static bool tt_client_read(struct tt_server *sv, struct tt_client *c, int64_t now)
+{
+	ssize_t r = recv(c->fd, c->req + c->n, sizeof(c->req) - 1 - c->n, MSG_DONTWAIT);
+	if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR))
 		return false;
+	if (r > 0) {
+		c->n += (size_t)r;
+		c->req[c->n] = 0;
 	}
-	if (strcmp(method, "GET") != 0 || target[0] != '/' || strcmp(target + 1, url_name) != 0) {
-		static const char nf[] = "HTTP/1.1 404 Not Found\r\n" TT_CORS
-					 "Content-Length: 0\r\nConnection: close\r\n\r\n";
-		tt_send_all(client, nf, sizeof(nf) - 1);
-		return false;
+	if (strstr(c->req, "\r\n\r\n")) {
+		tt_client_request(sv, c);
+		c->progress_ms = now;
+		return true;
 	}
-	int n = snprintf(head, sizeof(head),
-			 "HTTP/1.1 200 OK\r\n" TT_CORS "Content-Type: application/octet-stream\r\n"
-			 "Content-Length: %" PRIu64 "\r\nCache-Control: no-cache\r\n"
-			 "Connection: close\r\n\r\n",
-			 (uint64_t)size);
-	if (!tt_send_all(client, head, (size_t)n))
-		return false;
-	off_t at = 0;
-	while (at < size) {
-		ssize_t s = sendfile(client, file_fd, &at, (size_t)(size - at));
-		if (s <= 0)
+	return c->n + 1 < sizeof(c->req);
+}
+
+/* Sends what the socket takes; false when done with the client (answered, or stalled
+ * or gone); *sent once the whole file went out. */
+static bool tt_client_write(struct tt_server *sv, struct tt_client *c, int64_t now, bool *sent)
+{
+	while (c->head_sent < c->head_len) {
+		ssize_t w = send(c->fd, c->head + c->head_sent, c->head_len - c->head_sent,
+				 MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (w < 0 && errno == EAGAIN)
+			return now - c->progress_ms < TT_OPEN_STALL_S * 1000;
+		if (w <= 0)
 			return false;
+		c->head_sent += (size_t)w;
+		c->progress_ms = now;
 	}
-	return true;
+	/* (The socket is non-blocking: sendfile sends what fits.) */
+	while (c->file && c->at < sv->size) {
+		ssize_t w = sendfile(c->fd, sv->file_fd, &c->at, (size_t)(sv->size - c->at));
+		if (w < 0 && errno == EAGAIN)
+			return now - c->progress_ms < TT_OPEN_STALL_S * 1000;
+		if (w <= 0)
+			return false;
+		c->progress_ms = now;
+	}
+	*sent = c->file;
+	return false;
+}
+
+/* Serves until one client has had the whole file: the listening socket and every
+ * client polled at once, so that a slow one holds up no other. */
+static int tt_serve_loop(struct tt_server *sv, int srv)
+{
+	struct pollfd pfd[TT_OPEN_CLIENTS + 1];
+	for (size_t i = 0; i < TT_OPEN_CLIENTS; i++)
+		sv->clients[i].fd = -1;
+	bool sent = false;
+	while (!sent) {
+		int64_t now = tt_now_ms(), wake = now + 60000;
+		size_t free_slot = TT_OPEN_CLIENTS;
+		for (size_t i = 0; i < TT_OPEN_CLIENTS; i++) {
+			struct tt_client *c = &sv->clients[i];
+			pfd[i] = (struct pollfd){.fd = c->fd, .events = c->head_len ? POLLOUT : POLLIN};
+			if (c->fd < 0) {
+				free_slot = i;
+				continue;
+			}
+			int64_t due = c->head_len ? c->progress_ms + TT_OPEN_STALL_S * 1000 : c->deadline_ms;
+			wake = due < wake ? due : wake;
+		}
+		/* (With every slot taken, new clients wait in the listen queue.) */
+		pfd[TT_OPEN_CLIENTS] = (struct pollfd){.fd = free_slot < TT_OPEN_CLIENTS ? srv : -1,
+						       .events = POLLIN};
+		int ready = poll(pfd, TT_OPEN_CLIENTS + 1, (int)(wake > now ? wake - now : 0));
+		if (ready < 0 && errno != EINTR)
+			return tt_error("poll failed: %s", strerror(errno));
+		now = tt_now_ms();
+		for (size_t i = 0; i < TT_OPEN_CLIENTS && !sent; i++) {
+			struct tt_client *c = &sv->clients[i];
+			if (c->fd < 0)
+				continue;
+			bool keep;
+			if (c->head_len)
+				keep = !(pfd[i].revents & (POLLOUT | POLLERR | POLLHUP)) ?
+					       now - c->progress_ms < TT_OPEN_STALL_S * 1000 :
+					       tt_client_write(sv, c, now, &sent);
+			else
+				keep = (!pfd[i].revents || tt_client_read(sv, c, now)) &&
+				       (c->head_len || now < c->deadline_ms);
+			/* an answer just made goes out at once, as far as the socket takes it */
+			if (keep && c->head_len && !c->head_sent)
+				keep = tt_client_write(sv, c, now, &sent);
+			if (!keep)
+				tt_client_close(c);
+		}
+		if (free_slot < TT_OPEN_CLIENTS && (pfd[TT_OPEN_CLIENTS].revents & POLLIN)) {
+			int fd = accept4(srv, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+			if (fd >= 0) {
+				struct tt_client *c = &sv->clients[free_slot];
+				memset(c, 0, offsetof(struct tt_client, req));
+				c->fd = fd;
+				c->deadline_ms = now + TT_OPEN_HEAD_S * 1000;
+				c->req[0] = 0;
+				c->head[0] = 0;
+			} else if (errno != EINTR && errno != EAGAIN && errno != ECONNABORTED) {
+				return tt_error("accept failed: %s", strerror(errno));
+			}
+		}
+	}
+	for (size_t i = 0; i < TT_OPEN_CLIENTS; i++)
+		if (sv->clients[i].fd >= 0)
+			tt_client_close(&sv->clients[i]);
+	return 0;
 }
 
 int tt_serve_once(const char *path, int port, FILE *out)
 {
-	int file_fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC); /* a FIFO: refused, not waited on */
+	const char *why;
+	int file_fd = tt_open_regular(path, &why);
 	struct stat st;
-	if (file_fd < 0 || fstat(file_fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		int err = file_fd < 0 ? errno : EINVAL;
-		if (file_fd >= 0)
-			close(file_fd);
-		return tt_error("%s: %s", path, err == EINVAL ? "not a regular file" : strerror(err));
+	if (file_fd < 0)
+		return tt_error("%s: %s", path, why);
+	if (fstat(file_fd, &st) < 0) {
+		int err = errno;
+		close(file_fd);
+		return tt_error("%s: %s", path, strerror(err));
 	}
 	int srv = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	int one = 1;
@@ -169,31 +287,36 @@ int tt_serve_once(const char *path, int port, FILE *out)
 		close(file_fd);
 		return tt_error("cannot listen on 127.0.0.1:%d: %s", port, strerror(err));
 	}
+	unsigned char token[TT_OPEN_TOKEN_BYTES];
+	if (getrandom(token, sizeof(token), 0) != (ssize_t)sizeof(token)) {
+		int err = errno;
+		close(srv);
+		close(file_fd);
+		return tt_error("no random bytes for the file's path: %s", strerror(err));
+	}
+	char url_path[2 + 2 * TT_OPEN_TOKEN_BYTES + 3 * 256 + 1] = "/";
+	for (size_t i = 0; i < sizeof(token); i++)
+		snprintf(url_path + 1 + 2 * i, 3, "%02x", token[i]);
+	url_path[1 + 2 * sizeof(token)] = '/';
 	const char *slash = strrchr(path, '/');
-	char url_name[3 * 256 + 1];
-	tt_url_name(slash ? slash + 1 : path, url_name, sizeof(url_name));
+	tt_url_name(slash ? slash + 1 : path, url_path + 2 + 2 * sizeof(token),
+		    sizeof(url_path) - 2 - 2 * sizeof(token));
 	fprintf(out, "Open this URL in a browser to load %s in Perfetto:\n"
-		"  " TT_UI_ORIGIN "/#!/?url=http://127.0.0.1:%d/%s\n"
+		"  " TT_UI_ORIGIN "/#!/?url=http://127.0.0.1:%d%s\n"
 		"(serving it once from 127.0.0.1:%d; Ctrl-C to stop)\n",
-		path, ntohs(addr.sin_port), url_name, ntohs(addr.sin_port));
+		path, ntohs(addr.sin_port), url_path, ntohs(addr.sin_port));
 	fflush(out);
 	/* A client that hangs up mid-file is an error on its socket, not our end. */
 	signal(SIGPIPE, SIG_IGN);
-	bool sent = false;
-	while (!sent) {
-		int client = accept4(srv, NULL, NULL, SOCK_CLOEXEC);
-		if (client < 0) {
-			if (errno == EINTR)
-				continue;
-			break;
-		}
-		struct timeval idle = {.tv_sec = TT_OPEN_IDLE_S}, stall = {.tv_sec = TT_OPEN_STALL_S};
-		setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &idle, sizeof(idle));
-		setsockopt(client, SOL_SOCKET, SO_SNDTIMEO, &stall, sizeof(stall));
-		sent = tt_serve_one(client, url_name, file_fd, st.st_size, ntohs(addr.sin_port));
-		close(client);
+	struct tt_server *sv = malloc(sizeof(*sv));
+	int rc = sv ? 0 : tt_error("out of memory");
+	if (sv) {
+		*sv = (struct tt_server){.url_path = url_path, .file_fd = file_fd, .size = st.st_size,
+					 .port = ntohs(addr.sin_port)};
+		rc = tt_serve_loop(sv, srv);
+		free(sv);
 	}
 	close(srv);
 	close(file_fd);
-	return sent ? 0 : tt_error("accept failed: %s", strerror(errno));
+	return rc;
 }

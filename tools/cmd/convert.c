@@ -32,7 +32,10 @@ static const char tt_convert_usage[] =
 	"      --thread T      keep the threads whose tid or name is T (repeatable)\n"
 	"      --min-dur TIME  keep slices lasting TIME or more (JSON only); their\n"
 	"                      children are shorter, so nesting holds\n"
-	"                      TIME is a number with ns, us, ms or s (default s)\n"
+	"                      TIME is a number with ns, us, ms or s (0 alone needs\n"
+	"                      none); a filter that keeps nothing (a --thread no thread\n"
+	"                      matches, a window past the run) is said on stderr, and\n"
+	"                      the output is a valid, empty trace (status 0)\n"
 	"      --threshold TIME, --thresholds FILE, --spikes\n"
 	"                      mark each spike (see 'ticktrace spikes --help') with an\n"
 	"                      instant on its thread at its end, named \"spike: NAME took\n"
@@ -161,7 +164,7 @@ int tt_cmd_convert(int argc, char **argv)
 		case OPT_MIN_DUR:
 			opts.filter.has_from |= c == OPT_FROM;
 			opts.filter.has_to |= c == OPT_TO;
-			if (tt__parse_duration(optarg, bound) < 0)
+			if (tt_time_option(optarg, bound) < 0)
 				rc = tt_usage_error(tt_convert_usage,
 						    "convert: a TIME is a number with ns, us, ms or s");
 			break;

@@ -43,6 +43,7 @@ static const struct tt_sink_ops tt_info_ops = {
 	.slice_begin = tt_info_use,
 	.instant = tt_info_use,
 	.counter = tt_info_use,
+	.frame = tt_info_use,
 	.thread_end = tt_info_thread_end,
 };
 
@@ -214,6 +215,8 @@ static const char tt_info_usage[] =
 	"\n"
 	"      --sites N       list the N most used call sites (default 25; 0: all)\n"
 	"      --debug-dir DIR where to look for debug info first (see convert)\n"
+	"  -q, --quiet         taken, as by every command that reads a run (info prints\n"
+	"                      no summary line to leave out)\n"
 	"  -h, --help          this text\n"
 	"\n"
 	"Exit status: 0 described, 1 bad input, 2 usage.\n";
@@ -221,6 +224,7 @@ static const char tt_info_usage[] =
 enum { OPT_SITES = 256, OPT_DEBUG_DIR };
 const struct option tt_info_options[] = {
 	{"help", no_argument, NULL, 'h'},
+	{"quiet", no_argument, NULL, 'q'},
 	{"sites", required_argument, NULL, OPT_SITES},
 	{"debug-dir", required_argument, NULL, OPT_DEBUG_DIR},
 	{NULL, 0, NULL, 0},
@@ -237,9 +241,10 @@ int tt_cmd_info(int argc, char **argv)
 	size_t sites = TT_INFO_SITES;
 	const char *debug_dir = NULL;
 	char *end;
-	while ((c = getopt_long(argc, argv, "h", tt_info_options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "hq", tt_info_options, NULL)) != -1) {
 		switch (c) {
 		case 'h': fputs(tt_info_usage, stdout); return 0;
+		case 'q': break;
 		case OPT_SITES:
 			sites = (size_t)strtoul(optarg, &end, 10);
 			if (*end || !*optarg || *optarg == '-')

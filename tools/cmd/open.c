@@ -100,14 +100,16 @@ int tt_open_trace(char *path, int port, const char *debug_dir, FILE *out)
 	char head[4096];
 	ssize_t n = -1;
 	struct stat st;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0 && fstat(fd, &st) == 0)
-		n = S_ISREG(st.st_mode) ? pread(fd, head, sizeof(head), 0) : (errno = EINVAL, -1);
+	const char *why;
+	int fd = tt_open_regular(path, &why);
+	if (fd < 0)
+		return tt_error("%s: %s", path, why);
+	if (fstat(fd, &st) == 0)
+		n = pread(fd, head, sizeof(head), 0);
 	int err = errno;
-	if (fd >= 0)
-		close(fd);
+	close(fd);
 	if (n < 0)
-		return tt_error("%s: %s", path, err == EINVAL ? "not a regular file" : strerror(err));
+		return tt_error("%s: %s", path, strerror(err));
 	switch (tt_trace_kind(head, (size_t)n, (size_t)st.st_size)) {
 	case TT_KIND_JSON:
 	case TT_KIND_PERFETTO: return tt_serve_once(path, port, out);
@@ -127,7 +129,8 @@ static const char tt_open_usage[] =
 	"usage: ticktrace open TRACE.pftrace|TRACE.json|RUN.ttr [--port N] [--debug-dir DIR]\n"
 	"\n"
 	"Serves the file once from 127.0.0.1 (loopback only) with the headers the\n"
-	"Perfetto UI needs to fetch it, and prints the ui.perfetto.dev URL that loads it.\n"
+	"Perfetto UI needs to fetch it, at a path with a random token, and prints the\n"
+	"ui.perfetto.dev URL that loads it.\n"
 	"Exits after the file is fetched, or on Ctrl-C. A raw file is converted to\n"
 	"Perfetto's format first (in a temporary directory, removed when done); a file\n"
 	"that is not a trace is refused.\n"

@@ -1,23 +1,38 @@
 /* What the subcommands' option parsing shares. */
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cmd.h"
 
-/* Prints a usage error and the command's usage, and returns the usage exit status. */
 int tt_usage_error(const char *usage, const char *msg)
 {
+	/* the command, from the usage's first words ("usage: ticktrace convert ...") */
+	static const char lead[] = "usage: ticktrace ";
+	const char *cmd = strncmp(usage, lead, sizeof lead - 1) == 0 ? usage + sizeof lead - 1 : "";
+	int len = (int)strcspn(cmd, " \n");
 	if (msg)
 		fprintf(stderr, "ticktrace: %s\n", msg);
-	fputs(usage, stderr);
+	fprintf(stderr, "%.*s\nsee ticktrace %.*s%s--help\n", (int)strcspn(usage, "\n"), usage,
+		len, cmd, len ? " " : "");
 	return TT_EXIT_USAGE;
+}
+
+int tt_time_option(const char *arg, int64_t *ns)
+{
+	char *end;
+	double v = strtod(arg, &end);
+	if (end == arg || !isfinite(v) || (*end == 0 && v != 0))
+		return -1;
+	return tt__parse_duration(arg, ns);
 }
 
 int tt_window_option(bool from, const char *arg, struct tt_filter *f)
 {
 	f->has_from |= from;
 	f->has_to |= !from;
-	return tt__parse_duration(arg, from ? &f->from : &f->to);
+	return tt_time_option(arg, from ? &f->from : &f->to);
 }
 
 /* --threshold TIME (global) or --thresholds FILE; 0, or -1 for a TIME that is not one. */
@@ -27,7 +42,7 @@ int tt_threshold_option(bool global, const char *arg, struct tt_thresholds *th)
 		th->file = arg;
 		return 0;
 	}
-	return tt__parse_duration(arg, &th->global);
+	return tt_time_option(arg, &th->global);
 }
 
 int tt_value_index(const char *list, const char *name)

@@ -71,9 +71,15 @@ static const char tt_report_usage[] =
 	"      --svg           a plot: each name's durations on a log axis (min, p50,\n"
 	"                      p95, p99, max, mean) and its share of the self time\n"
 	"      --json          one JSON object (cJSON), times in integer nanoseconds\n"
+	"      --from TIME, --to TIME\n"
+	"                      only the time in this window (slices cut at its edges)\n"
+	"      --thread T      only the threads whose tid or name is T (repeatable)\n"
 	"  -q, --quiet         no summary line on stderr (warnings are still printed)\n"
 	"      --debug-dir DIR where to look for debug info first (see convert)\n"
 	"  -h, --help          this text\n"
+	"\n"
+	"A filter that keeps nothing (a --thread no thread matches, a window past the\n"
+	"run) is said on stderr; the report is then empty, and the status 0.\n"
 	"\n"
 	"Exit status: 0 reported, 1 bad input, 2 usage.\n";
 
@@ -116,7 +122,8 @@ static const char tt_spikes_usage[] =
 	"Exit status: 0 done (spikes or none), 1 bad input, 2 usage.\n";
 
 enum { OPT_SORT = 256, OPT_BY_THREAD, OPT_CSV, OPT_JSON, OPT_THRESHOLD, OPT_THRESHOLDS,
-       OPT_FRAMES, OPT_BUDGET, OPT_DEPTH, OPT_SUGGEST, OPT_SVG, OPT_DEBUG_DIR };
+       OPT_FRAMES, OPT_BUDGET, OPT_DEPTH, OPT_SUGGEST, OPT_SVG, OPT_DEBUG_DIR, OPT_FROM, OPT_TO,
+       OPT_THREAD };
 const struct option tt_report_options[] = {
 	{"output", required_argument, NULL, 'o'}, {"force", no_argument, NULL, 'f'},
 	{"quiet", no_argument, NULL, 'q'},        {"help", no_argument, NULL, 'h'},
@@ -124,6 +131,8 @@ const struct option tt_report_options[] = {
 	{"csv", no_argument, NULL, OPT_CSV},      {"json", no_argument, NULL, OPT_JSON},
 	{"frames", no_argument, NULL, OPT_FRAMES}, {"budget", required_argument, NULL, OPT_BUDGET},
 	{"svg", no_argument, NULL, OPT_SVG},
+	{"from", required_argument, NULL, OPT_FROM}, {"to", required_argument, NULL, OPT_TO},
+	{"thread", required_argument, NULL, OPT_THREAD},
 	{"debug-dir", required_argument, NULL, OPT_DEBUG_DIR},
 	{NULL, 0, NULL, 0},
 };
@@ -151,11 +160,13 @@ const struct tt_cmd_arg tt_spikes_args[] = {
 	{0, 0, NULL},
 };
 
-/* report and spikes: the same options, each taking those its usage lists. */
-static int tt_cmd_analysis(int argc, char **argv, bool spikes)
+/* report and spikes: the same options, each taking those its usage lists; --thread's
+ * values go to `threads`, which has room for argc. */
+static int tt_cmd_analysis_into(int argc, char **argv, bool spikes, const char **threads)
 {
 	const char *usage = spikes ? tt_spikes_usage : tt_report_usage;
-	struct tt_report_opts o = {.thresholds.global = TT__NO_THRESHOLD, .budget = 16666667};
+	struct tt_report_opts o = {.thresholds.global = TT__NO_THRESHOLD, .budget = 16666667,
+				   .filter = {.threads = threads, .clip = true}};
 	int c, sort;
 	while ((c = getopt_long(argc, argv, "o:fqh", spikes ? tt_spikes_options : tt_report_options, NULL)) != -1) {
 		switch (c) {
@@ -185,7 +196,7 @@ static int tt_cmd_analysis(int argc, char **argv, bool spikes)
 			break;
 		}
 		case OPT_BUDGET:
-			if (tt__parse_duration(optarg, &o.budget) < 0)
+			if (tt_time_option(optarg, &o.budget) < 0)
 				return tt_usage_error(usage, "report: --budget is a TIME");
 			break;
 		case OPT_THRESHOLD:
@@ -193,6 +204,12 @@ static int tt_cmd_analysis(int argc, char **argv, bool spikes)
 			if (tt_threshold_option(c == OPT_THRESHOLD, optarg, &o.thresholds) < 0)
 				return tt_usage_error(usage, "spikes: --threshold is a TIME");
 			break;
+		case OPT_FROM:
+		case OPT_TO:
+			if (tt_window_option(c == OPT_FROM, optarg, &o.filter) < 0)
+				return tt_usage_error(usage, "report: a TIME is a number with ns, us, ms or s");
+			break;
+		case OPT_THREAD: threads[o.filter.nthreads++] = optarg; break;
 		default: return tt_usage_error(usage, NULL);
 		}
 	}
@@ -200,9 +217,21 @@ static int tt_cmd_analysis(int argc, char **argv, bool spikes)
 		return tt_usage_error(usage, spikes ? "spikes: no input file" : "report: no input file");
 	o.inputs = argv + optind;
 	o.ninputs = (size_t)(argc - optind);
+	if (o.filter.has_from && o.filter.has_to && o.filter.from > o.filter.to)
+		return tt_usage_error(usage, "report: --from is after --to");
 	int rc = spikes ? tt_spikes(&o) : tt_report(&o);
 	tt_thresholds_free(&o.thresholds);
 	return rc == 0 ? 0 : 1;
+}
+
+static int tt_cmd_analysis(int argc, char **argv, bool spikes)
+{
+	const char **threads = calloc((size_t)argc, sizeof(*threads));
+	if (!threads)
+		return tt_error("out of memory"), 1;
+	int rc = tt_cmd_analysis_into(argc, argv, spikes, threads);
+	free(threads);
+	return rc;
 }
 
 int tt_cmd_report(int argc, char **argv)

@@ -199,8 +199,9 @@ int tt_decode_reported(const struct tt_trace *t, struct tt_sink *const *sinks, s
 
 /* ---- inside decode/: the decoder's state, shared by its files ---- */
 
-/* Deeper nesting than this is a corrupt file, not a program: refuse it rather than
- * let a hostile file take memory without bound. */
+/* The decoder keeps this many nested scopes per thread: a deep recursion or a hostile
+ * file nests deeper, and what is nested deeper is left out and counted, so that
+ * memory stays bounded and the rest of the file is kept. */
 #define TT_MAX_DEPTH (1u << 18)
 
 /* The decoder runs each thread through a window of this many nanoseconds at a time
@@ -255,6 +256,10 @@ struct tt_thread_state {
 	bool next_known;        /* next_ts is that record's exact time, not an estimate */
 	struct tt_scope *stack;
 	uint32_t depth, cap;
+	/* Scopes open past TT_MAX_DEPTH: not on the stack, left out; their ends close
+	 * them first. */
+	uint64_t too_deep;
+	uint64_t too_deep_total, first_too_deep;
 	uint64_t last_tsc;
 	int64_t last_ts;
 	bool started;
@@ -329,6 +334,8 @@ struct tt_decoder {
 	size_t nlinks, links_cap;
 	uint64_t last_link;
 	struct tt_summary sum;
+	uint64_t overwritten;            /* mode ring: older events overwritten by newer */
+	uint64_t overwriting_threads;
 	uint64_t *released;              /* by file: released below this offset */
 	uint64_t released_at;            /* sum.events then */
 	char func_name[512];             /* tt_event.func_name, during its callback */

@@ -166,6 +166,10 @@ int tt_decode(const struct tt_trace *t, struct tt_sink *const *sinks, size_t nsi
 	}
 	if (rc == 0)
 		rc = tt_decode_merged(&d);
+	if (rc == 0 && d.overwritten)
+		tt_decoder_warn(&d, "mode ring kept the latest events: %" PRIu64 " older ones of %" PRIu64
+				" threads were overwritten by newer ones", d.overwritten,
+				d.overwriting_threads);
 	if (rc == 0)
 		rc = TT_EMIT(&d, finish, &d.sum);
 	if (d.threads)

@@ -49,10 +49,13 @@ static int tt_open_scope(struct tt_decoder *d, struct tt_thread_state *st,
 			 const struct tt_thread *t, int64_t ts, const struct tt_site *site,
 			 uint64_t func, uint64_t value, uint32_t flags, uint64_t offset)
 {
+	if (st->too_deep || st->depth == TT_MAX_DEPTH) {
+		if (st->too_deep_total++ == 0)
+			st->first_too_deep = offset;
+		st->too_deep++;
+		return 0;
+	}
 	if (st->depth == st->cap) {
-		if (st->cap >= TT_MAX_DEPTH)
-			return tt_error_at(t->file->path, offset, "scopes nested deeper than %u",
-					   TT_MAX_DEPTH);
 		uint32_t cap = st->cap ? st->cap * 2 : 64;
 		struct tt_scope *p = realloc(st->stack, cap * sizeof(*p));
 		if (!p)
@@ -104,13 +107,33 @@ static void tt_count_unmatched(struct tt_thread_state *st, uint64_t offset)
 		st->first_unmatched = offset;
 }
 
+/* An end while scopes nested past TT_MAX_DEPTH are open closes the innermost of
+ * them, which was left out: true when it did. */
+static bool tt_close_too_deep(struct tt_thread_state *st)
+{
+	if (!st->too_deep)
+		return false;
+	st->too_deep--;
+	return true;
+}
+
+/* A scope a run of lost events began, of no known function. */
+static bool tt_unknown_unbegun(const struct tt_scope *fr)
+{
+	return (fr->flags & (TT_EV_UNBEGUN | TT_EV_FUNC)) == TT_EV_UNBEGUN;
+}
+
 /* FUNC_EXIT closes its FUNC_ENTER and whatever was left open inside it (a longjmp, an
- * exception); without one open, it is unmatched. */
+ * exception). A function not open since the innermost scope a run of lost events
+ * began is that scope: its entry was lost. Otherwise it is unmatched. */
 static int tt_func_exit(struct tt_decoder *d, struct tt_thread_state *st,
 			const struct tt_thread *t, uint64_t func, int64_t ts, uint64_t offset)
 {
+	if (tt_close_too_deep(st))
+		return 0;
 	uint32_t i = st->depth;
-	while (i > 0 && !((st->stack[i - 1].flags & TT_EV_FUNC) && st->stack[i - 1].func == func))
+	while (i > 0 && !((st->stack[i - 1].flags & TT_EV_FUNC) && st->stack[i - 1].func == func) &&
+	       !tt_unknown_unbegun(&st->stack[i - 1]))
 		i--;
 	if (i == 0) {
 		/* recording began inside the function, or its entry was lost */
@@ -151,7 +174,7 @@ static const uint32_t tt_note_flags[] = {
 /* A description stays with its scope, for the slice's args in the trace. */
 static int tt_describe_scope(struct tt_thread_state *st, const char *text, uint32_t len)
 {
-	if (st->depth == 0)
+	if (st->depth == 0 || st->too_deep)
 		return 0;
 	uint32_t at = st->depth - 1;
 	if (at >= st->described_cap) {
@@ -199,6 +222,8 @@ static int tt_frame_mark(struct tt_decoder *d, struct tt_thread_state *st, const
 static int tt_note(struct tt_decoder *d, struct tt_thread_state *st, unsigned kind,
 		   uint64_t value, int64_t ts, uint64_t offset)
 {
+	if (st->too_deep)
+		return 0; /* on a scope left out */
 	if (kind == TT_REC_DESCRIBE && tt_describe_scope(st, st->text, (uint32_t)value) < 0)
 		return -1;
 	struct tt_event e = {
@@ -247,9 +272,9 @@ static int tt_gap(struct tt_decoder *d, struct tt_thread_state *st, const struct
 	if (!f->gap_site)
 		return tt_error_at(f->path, offset, "a DROPPED record in a file that counts no "
 				   "dropped events");
-	for (uint32_t i = TT_GAP_CLOSES(depths); i > 0 && st->depth > 0; i--) {
+	for (uint32_t i = TT_GAP_CLOSES(depths); i > 0 && (st->depth > 0 || st->too_deep); i--) {
 		st->gap_closed++;
-		if (tt_close_scope(d, st, t, ts, TT_EV_UNTERMINATED) < 0)
+		if (!tt_close_too_deep(st) && tt_close_scope(d, st, t, ts, TT_EV_UNTERMINATED) < 0)
 			return -1;
 	}
 	int64_t end = ts;
@@ -264,7 +289,7 @@ static int tt_gap(struct tt_decoder *d, struct tt_thread_state *st, const struct
 	st->gap_events += lost;
 	d->sum.gaps++;
 	if (tt_open_scope(d, st, t, ts, f->gap_site, 0, lost, TT_EV_ARG | TT_EV_GAP, offset) < 0 ||
-	    tt_close_scope(d, st, t, end, 0) < 0)
+	    (!tt_close_too_deep(st) && tt_close_scope(d, st, t, end, 0) < 0))
 		return -1;
 	for (uint32_t i = TT_GAP_OPENS(depths); i > 0; i--)
 		if (tt_open_unbegun(d, st, t, end, 0, offset) < 0)
@@ -298,7 +323,7 @@ static int tt_complete(struct tt_decoder *d, struct tt_thread_state *st,
 	case TT_REC_FLOW_OUT:
 		return tt_decoder_flow(d, st, t, TT_EV_FLOW_OUT, value, ts, offset);
 	case TT_REC_SCOPE_VALUE:
-		if (st->depth > 0) {
+		if (st->depth > 0 && !st->too_deep) {
 			st->stack[st->depth - 1].scope_value = (int64_t)value;
 			st->stack[st->depth - 1].flags |= TT_EV_SCOPE_VALUE;
 		}
@@ -370,7 +395,9 @@ static int tt_decode_record(struct tt_decoder *d, struct tt_thread_state *st, un
 	switch (kind) {
 	case TT_REC_ENDBEGIN:
 	case TT_REC_END:
-		if (st->depth == 0)
+		if (tt_close_too_deep(st))
+			;
+		else if (st->depth == 0)
 			tt_count_unmatched(st, offset);
 		else
 			rc = tt_close_scope(d, st, t, ts, 0);
@@ -552,9 +579,15 @@ int tt_decoder_finish_thread(struct tt_decoder *d, const struct tt_thread *t)
 				tt_thread_label(t, who, sizeof(who)), st->depth, len,
 				in->site ? in->site->name.ptr : fn, in->offset);
 	}
+	st->too_deep = 0;
 	while (st->depth > 0)
 		if (tt_close_scope(d, st, t, st->last_ts, TT_EV_UNTERMINATED) < 0)
 			return -1;
+	if (st->too_deep_total)
+		tt_decoder_warn(d, "%s: %" PRIu64 " scopes nested deeper than %u levels left out "
+				"(first at offset %" PRIu64 "); the scopes around them keep their times",
+				tt_thread_label(t, who, sizeof(who)), st->too_deep_total, TT_MAX_DEPTH,
+				st->first_too_deep);
 	if (st->unmatched > st->unmatched_exits)
 		tt_decoder_warn(d, "%s: %" PRIu64 " ends with no open scope, ignored (first at offset %"
 				PRIu64 ")", tt_thread_label(t, who, sizeof(who)),
@@ -571,15 +604,17 @@ int tt_decoder_finish_thread(struct tt_decoder *d, const struct tt_thread *t)
 		tt_decoder_warn(d, "%s: %" PRIu64 " timestamps went backwards and were clamped "
 				"(first at offset %" PRIu64 ")", tt_thread_label(t, who, sizeof(who)),
 				st->clamped, st->first_clamped);
-	if (t->dropped_total)
+	/* a ring overwriting its oldest events is what it is for: said once for the run */
+	uint64_t overwritten = t->dropped[TT_DROP_OVERWRITTEN];
+	d->overwritten += overwritten;
+	d->overwriting_threads += overwritten > 0;
+	if (t->dropped_total > overwritten)
 		tt_decoder_warn(d, "%s: %" PRIu64 " events dropped (buffer full: %" PRIu64
-				", no memory: %" PRIu64 ", disk behind: %" PRIu64 ", overwritten by newer: %"
-				PRIu64 ", recorded from inside the recorder: %" PRIu64 ", cut in half where "
-				"the file ends: %" PRIu64 ")",
-				tt_thread_label(t, who, sizeof(who)), t->dropped_total,
+				", no memory: %" PRIu64 ", disk behind: %" PRIu64 ", recorded from inside "
+				"the recorder: %" PRIu64 ", cut in half where the file ends: %" PRIu64 ")",
+				tt_thread_label(t, who, sizeof(who)), t->dropped_total - overwritten,
 				t->dropped[TT_DROP_FULL], t->dropped[TT_DROP_NO_MEMORY],
-				t->dropped[TT_DROP_BEHIND], t->dropped[TT_DROP_OVERWRITTEN],
-				t->dropped[TT_DROP_REENTERED], t->cut_events);
+				t->dropped[TT_DROP_BEHIND], t->dropped[TT_DROP_REENTERED], t->cut_events);
 	if (t->cut_events)
 		tt_decoder_warn(d, "%s: its last event, at offset %" PRIu64 ", has only part of its "
 				"records (the run ended while writing it): left out",
@@ -623,11 +658,9 @@ int tt_decoder_scan_unbegun(struct tt_thread_state *st)
 			bool closes = kind == TT_REC_END || kind == TT_REC_ENDBEGIN || kind == TT_REC_FUNC_EXIT;
 			if (closes && depth > 0) {
 				depth--;
-			} else if (closes) {
+			} else if (closes && st->nunbegun < TT_MAX_DEPTH) {
+				/* (past as deep as the decoder keeps, the rest are unmatched ends) */
 				if (st->nunbegun == cap) {
-					if (cap >= TT_MAX_DEPTH)
-						return tt_error_at(t->file->path, tt_record_offset(ev, i),
-								   "more than %u scopes end before they begin", TT_MAX_DEPTH);
 					cap = cap ? 2 * cap : 16;
 					uint64_t *p = realloc(st->unbegun, cap * sizeof(*p));
 					if (!p)

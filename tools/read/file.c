@@ -35,19 +35,15 @@ int tt_file_load(struct tt_file *f, const char *path, const uint8_t *data, size_
 int tt_file_open(struct tt_file *f, const char *path)
 {
 	*f = (struct tt_file){.path = path};
-	/* (Not blocking in open on a FIFO that no one writes: it is refused below.) */
-	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0)
-		return tt_error("%s: %s", path, strerror(errno));
+	const char *why;
+	int fd = tt_open_regular(path, &why);
 	struct stat st;
+	if (fd < 0)
+		return tt_error("%s: %s", path, why);
 	if (fstat(fd, &st) < 0) {
 		int err = errno;
 		close(fd);
 		return tt_error("%s: %s", path, strerror(err));
-	}
-	if (!S_ISREG(st.st_mode)) {
-		close(fd);
-		return tt_error("%s: not a regular file", path);
 	}
 	const uint8_t *data = NULL;
 	if (st.st_size > 0) {

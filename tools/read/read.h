@@ -69,8 +69,9 @@ static inline int64_t tt_clock_ns(const struct tt_clock *c, uint64_t tsc)
  * and hands out processes, threads, call sites and the EVENTS sections in file order.
  * Every error names the file, the byte offset and the problem (base.h). */
 
-/* Call-site strings are literals in source code; longer ones mean a corrupt file. */
-#define TT_MAX_STRING 65536
+/* Call-site strings longer than this (a run-time name from a program's data, or a
+ * corrupt file) are cut to it, with a warning: as the runtime cuts them. */
+#define TT_MAX_STRING TT_NAME_MAX
 
 /* A string inside the mapped file: not NUL-terminated. */
 struct tt_str {
@@ -82,6 +83,7 @@ struct tt_site {
 	uint64_t address;
 	struct tt_str name, file, func;
 	struct tt_str arg_name; /* its argument's name (ARG_NAMES), or empty: "arg" */
+	bool signed_arg;        /* its argument is signed (ARG_NAMES), shown as int64_t */
 	uint32_t line;
 	uint32_t id;         /* dense over every file of a trace: sinks index arrays by it */
 	uint64_t defined_at; /* offset of the SITES section that holds it */
@@ -170,6 +172,7 @@ struct tt_file {
 	struct tt_process process;
 	struct tt_site *sites;
 	size_t nsites;       /* call sites and functions */
+	uint64_t names_cut;  /* site strings longer than TT_MAX_STRING, cut to it */
 	size_t nfuncs;       /* of which functions (FUNCS sections) */
 	char *func_hex;      /* the functions' "0x..." names, back to back */
 	struct tt_map site_map; /* address -> position in sites */

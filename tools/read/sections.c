@@ -197,10 +197,12 @@ static int tt_read_sites(struct tt_file *f, struct tt_cursor *c, uint64_t sectio
 		    !tt_cursor_str(c, &s.file, si.file_len) || !tt_cursor_str(c, &s.func, si.func_len))
 			return TT_FAIL(f, at, "site %" PRIu64 " of %" PRIu64
 				       " runs past the end of its SITES section", i, count);
-		if (s.name.len > TT_MAX_STRING || s.file.len > TT_MAX_STRING ||
-		    s.func.len > TT_MAX_STRING)
-			return TT_FAIL(f, at, "site %" PRIu64 " has a string longer than %d bytes", i,
-				       TT_MAX_STRING);
+		struct tt_str *strings[] = {&s.name, &s.file, &s.func};
+		for (size_t k = 0; k < 3; k++)
+			if (strings[k]->len > TT_MAX_STRING) {
+				strings[k]->len = TT_MAX_STRING;
+				f->names_cut++;
+			}
 		s.address = si.address;
 		s.line = si.line;
 		/* Perfetto shows an empty name from JSON as "[No name]" and from protobuf as
@@ -256,7 +258,9 @@ static int tt_read_arg_names(struct tt_file *f, struct tt_cursor *c, uint64_t un
 		if (!site || site->is_func)
 			return TT_FAIL(f, at, "argument name of 0x%" PRIx64 ", which no SITES section "
 				       "before it describes", ai.address);
-		site->arg_name = name;
+		if (name.len) /* (none: "arg") */
+			site->arg_name = name;
+		site->signed_arg = ai.flags & TT_ARG_SIGNED;
 	}
 	if (c->pos != c->end)
 		return TT_FAIL(f, c->pos, "%" PRIu64 " bytes left in ARG_NAMES after its %" PRIu64
@@ -680,6 +684,9 @@ int tt_file_read_sections(struct tt_file *f)
 	}
 	if (!seen_process)
 		return TT_FAIL(f, f->first_section, "no PROCESS section");
+	if (f->names_cut)
+		tt_warn("%s: %" PRIu64 " names of call sites longer than %u bytes, cut to %u bytes",
+			f->path, f->names_cut, TT_MAX_STRING, TT_MAX_STRING);
 	return tt_name_funcs_hex(f);
 }
 

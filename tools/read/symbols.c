@@ -1,6 +1,8 @@
 #include "read.h"
 
+#include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
+#include <fcntl.h>
 #include <gelf.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -8,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 
 /* The C++ ABI's demangler, from libstdc++ (elfutils' own tools use it too). */
@@ -55,6 +58,7 @@ struct tt_sym_result {
 
 struct tt_symbols {
 	char *debuginfo_path;
+	char *debug_dir; /* --debug-dir, absolute when it exists, or NULL */
 	Dwfl_Callbacks callbacks; /* each Dwfl points at it */
 	struct tt_elf **elves;
 	size_t nelves;
@@ -63,6 +67,127 @@ struct tt_symbols {
 	struct tt_sym_result *results;
 	size_t nresults, results_cap;
 };
+
+/* ---- separate debug info, found without blocking ----
+ * libdwfl's own search (dwfl_standard_find_debuginfo) opens each candidate path with
+ * a blocking open(): a FIFO at one of them (the debug link of an ELF file that a raw
+ * file names, and a raw file can come from anyone) would hang every command. The same
+ * places are searched here, each opened only if it is a regular file (tt_open_regular),
+ * and a file is taken only when its build-id is the one wanted. */
+
+/* The build-id of the ELF file open at fd, into id (at most cap bytes); its length, or
+ * 0 when it has none. */
+static size_t tt_fd_build_id(int fd, unsigned char *id, size_t cap)
+{
+	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	const void *bits;
+	ssize_t n = elf ? dwelf_elf_gnu_build_id(elf, &bits) : -1;
+	size_t len = n > 0 && (size_t)n <= cap ? (size_t)n : 0;
+	if (len)
+		memcpy(id, bits, len);
+	elf_end(elf);
+	return len;
+}
+
+/* The alternate debug file (DWZ) that the ELF file at `path` names, and its build-id:
+ * its .gnu_debugaltlink section, a name and then the id. */
+static size_t tt_altlink(const char *path, char *name, size_t name_cap, unsigned char *id, size_t cap)
+{
+	const char *why;
+	int fd = tt_open_regular(path, &why);
+	if (fd < 0)
+		return 0;
+	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	size_t shstrndx, len = 0;
+	Elf_Scn *scn = NULL;
+	while (elf && elf_getshdrstrndx(elf, &shstrndx) == 0 && (scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *sname = gelf_getshdr(scn, &sh) ? elf_strptr(elf, shstrndx, sh.sh_name) : NULL;
+		Elf_Data *d = sname && strcmp(sname, ".gnu_debugaltlink") == 0 ? elf_getdata(scn, NULL) : NULL;
+		if (!d || !d->d_buf)
+			continue;
+		size_t nlen = strnlen(d->d_buf, d->d_size);
+		if (nlen + 1 < d->d_size && nlen < name_cap && d->d_size - nlen - 1 <= cap) {
+			memcpy(name, d->d_buf, nlen + 1);
+			len = d->d_size - nlen - 1;
+			memcpy(id, (const char *)d->d_buf + nlen + 1, len);
+		}
+		break;
+	}
+	elf_end(elf);
+	close(fd);
+	return len;
+}
+
+/* Opens `path` when it is a regular ELF file whose build-id is id; its descriptor, with
+ * its name in *found (malloc'ed), or -1. */
+static int tt_try_debug_file(const char *path, const unsigned char *id, size_t len, char **found)
+{
+	const char *why;
+	int fd = tt_open_regular(path, &why);
+	unsigned char got[64];
+	if (fd < 0)
+		return -1;
+	if (tt_fd_build_id(fd, got, sizeof got) != len || memcmp(got, id, len) != 0 ||
+	    !(*found = strdup(path))) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static int tt_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
+			     Dwarf_Addr base, const char *file_name, const char *debuglink,
+			     GElf_Word crc, char **found)
+{
+	(void)modname, (void)base, (void)crc;
+	const struct tt_symbols *s = *userdata;
+	const unsigned char *bits;
+	GElf_Addr at;
+	unsigned char id[64];
+	char alt_name[PATH_MAX];
+	/* The module's own build-id; for its alternate debug file (asked with that file's
+	 * name as the link, once the debug info is open), the one its debug file names. */
+	int n = dwfl_module_build_id(mod, &bits, &at);
+	size_t len = n > 0 && (size_t)n <= sizeof id ? (size_t)n : 0;
+	memcpy(id, bits, len);
+	if (debuglink && file_name) {
+		size_t alt = tt_altlink(file_name, alt_name, sizeof alt_name, id, sizeof id);
+		if (alt && strcmp(alt_name, debuglink) == 0)
+			len = alt;
+	}
+	if (!len)
+		return -1; /* without a build-id, no file can be told to be the right one */
+	char path[PATH_MAX], hex[2 * sizeof id + 1];
+	for (size_t i = 0; i < len; i++)
+		snprintf(hex + 2 * i, 3, "%02x", id[i]);
+	const char *dirs[] = {s->debug_dir, "/usr/lib/debug"};
+	int fd = -1;
+	for (size_t i = 0; i < 2 && fd < 0; i++)
+		if (dirs[i] && snprintf(path, sizeof path, "%s/.build-id/%.2s/%s.debug", dirs[i], hex,
+					hex + 2) < (int)sizeof path)
+			fd = tt_try_debug_file(path, id, len, found);
+	if (fd >= 0 || !debuglink)
+		return fd;
+	/* by the link's name: absolute, beside the file, in its .debug, and under each
+	 * directory the file's own directory */
+	const char *slash = file_name ? strrchr(file_name, '/') : NULL;
+	int dir_len = slash ? (int)(slash - file_name) : 0;
+	const char *where = slash ? file_name : ".";
+	if (debuglink[0] == '/')
+		return tt_try_debug_file(debuglink, id, len, found);
+	const char *forms[] = {"%.*s/%s", "%.*s/.debug/%s"};
+	for (size_t i = 0; i < 2 && fd < 0; i++)
+		if (snprintf(path, sizeof path, forms[i], slash ? dir_len : 1, where, debuglink) <
+		    (int)sizeof path)
+			fd = tt_try_debug_file(path, id, len, found);
+	for (size_t i = 0; i < 2 && fd < 0; i++)
+		if (dirs[i] && slash && file_name[0] == '/' &&
+		    snprintf(path, sizeof path, "%s%.*s/%s", dirs[i], dir_len, file_name, debuglink) <
+			    (int)sizeof path)
+			fd = tt_try_debug_file(path, id, len, found);
+	return fd;
+}
 
 struct tt_symbols *tt_symbols_new(const char *debug_dir)
 {
@@ -73,14 +198,16 @@ struct tt_symbols *tt_symbols_new(const char *debug_dir)
 	 * directory and the system's (build-id searches take only absolute paths). */
 	char abs[PATH_MAX];
 	const char *dir = debug_dir && realpath(debug_dir, abs) ? abs : debug_dir;
-	if (dir ? asprintf(&s->debuginfo_path, ":.debug:%s:/usr/lib/debug", dir) < 0 :
-		  !(s->debuginfo_path = strdup(":.debug:/usr/lib/debug"))) {
+	if ((dir ? asprintf(&s->debuginfo_path, ":.debug:%s:/usr/lib/debug", dir) < 0 :
+		   !(s->debuginfo_path = strdup(":.debug:/usr/lib/debug"))) ||
+	    (dir && !(s->debug_dir = strdup(dir)))) {
+		free(s->debuginfo_path);
 		free(s);
 		return NULL;
 	}
 	s->callbacks = (Dwfl_Callbacks){
 		.find_elf = dwfl_build_id_find_elf,
-		.find_debuginfo = dwfl_standard_find_debuginfo,
+		.find_debuginfo = tt_find_debuginfo,
 		.section_address = dwfl_offline_section_address,
 		.debuginfo_path = &s->debuginfo_path,
 	};
@@ -112,6 +239,7 @@ void tt_symbols_free(struct tt_symbols *s)
 	free(s->files);
 	free(s->results);
 	free(s->debuginfo_path);
+	free(s->debug_dir);
 	free(s);
 }
 
@@ -142,15 +270,27 @@ static void tt_elf_load(struct tt_symbols *s, struct tt_elf *e)
 	e->dwfl = dwfl_begin(&s->callbacks);
 	if (!e->dwfl)
 		return;
+	/* Opened here, not by libdwfl: the path comes from the raw file, and a FIFO there
+	 * would block libdwfl's open for ever. */
+	const char *why;
+	int fd = tt_open_regular(e->path, &why);
+	if (fd < 0) {
+		tt_warn("%s: cannot read it (%s): its functions are named %s+0xOFFSET, the offset "
+			"in the file", e->path, why, tt_basename(e->path));
+		return;
+	}
 	dwfl_report_begin(e->dwfl);
-	/* At the file's own addresses: base 0 added to its p_vaddr. */
-	Dwfl_Module *mod = dwfl_report_elf(e->dwfl, tt_basename(e->path), e->path, -1, 0, true);
+	/* At the file's own addresses: base 0 added to its p_vaddr; fd is libdwfl's now. */
+	Dwfl_Module *mod = dwfl_report_elf(e->dwfl, tt_basename(e->path), e->path, fd, 0, true);
 	dwfl_report_end(e->dwfl, NULL, NULL);
 	if (!mod) {
 		tt_warn("%s: cannot read it (%s): its functions are named %s+0xOFFSET, the offset "
 			"in the file", e->path, dwfl_errmsg(-1), tt_basename(e->path));
 		return;
 	}
+	void **userdata; /* tt_find_debuginfo's */
+	dwfl_module_info(mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL);
+	*userdata = s;
 	const unsigned char *bits;
 	GElf_Addr at;
 	int n = dwfl_module_build_id(mod, &bits, &at);

@@ -469,8 +469,14 @@ int tt_analyse(const struct tt_trace *t, struct tt_report_opts *o, bool spikes, 
 		a->frames = &frames;
 		a->an.closed = tt_an_closed;
 	}
-	struct tt_sink *sinks[] = {&a->sink};
+	struct tt_sink *filter = NULL;
+	if (tt_filter_active(&o->filter) && !(filter = tt_filter_sink_new(&a->sink, &o->filter))) {
+		tt_sink_free(&a->sink);
+		return tt_error("out of memory");
+	}
+	struct tt_sink *sinks[] = {filter ? filter : &a->sink};
 	int rc = tt_decode_reported(t, sinks, 1, sum);
+	tt_sink_free(filter);
 	if (rc == 0)
 		rc = spikes ? tt_spikes_done(a, o) : tt_report_done(a, o);
 	if (a->frames)

@@ -54,6 +54,7 @@ struct tt_report_opts {
 	bool frames;        /* report: the frame times instead of the flat profile */
 	int64_t budget;     /* report --frames: a frame's budget (0: none) */
 	const char *debug_dir; /* searched for debug info first (NULL: the system's only) */
+	struct tt_filter filter; /* report: threads and time window (slices cut at its edges) */
 };
 
 /* What report and spikes write (cmd/report.c), from a trace already open (its functions named or not) into

@@ -38,7 +38,18 @@ struct tt_filter_sink {
 	struct tt_filter f;
 	struct tt_filter_thread *threads; /* by thread id */
 	size_t nthreads;
+	/* Whether anything was kept, and when the chosen threads' events were: a filter
+	 * that keeps nothing says why. */
+	uint64_t kept;
+	int64_t first_ts, last_ts;
 };
+
+/* An event of a chosen thread, kept or not. */
+static void tt_filter_saw(struct tt_filter_sink *fs, int64_t from, int64_t to)
+{
+	fs->first_ts = from < fs->first_ts ? from : fs->first_ts;
+	fs->last_ts = to > fs->last_ts ? to : fs->last_ts;
+}
 
 static bool tt_name_is(struct tt_str s, const char *name)
 {
@@ -81,6 +92,16 @@ static int tt_filter_start(struct tt_sink *s, const struct tt_trace *t)
 			const struct tt_thread *th = &t->files[i].threads[k];
 			fs->threads[th->id].chosen = tt_thread_chosen(&fs->f, th);
 		}
+	for (size_t a = 0; a < fs->f.nthreads; a++) {
+		struct tt_filter one = {.threads = &fs->f.threads[a], .nthreads = 1};
+		bool found = false;
+		for (size_t i = 0; i < t->nfiles && !found; i++)
+			for (size_t k = 0; k < t->files[i].nthreads && !found; k++)
+				found = tt_thread_chosen(&one, &t->files[i].threads[k]);
+		if (!found)
+			tt_warn("--thread %s: no thread has that tid or name (`ticktrace info` lists "
+				"them)", fs->f.threads[a]);
+	}
 	return fs->inner->ops->start ? fs->inner->ops->start(fs->inner, t) : 0;
 }
 
@@ -153,6 +174,7 @@ static int tt_filter_end(struct tt_sink *s, const struct tt_event *e)
 	if (!th->chosen)
 		return 0;
 	int64_t end = e->ts + e->dur;
+	tt_filter_saw(fs, e->ts, end);
 	if (tt_filter_flush(fs, th, e->depth + 1, end) < 0)
 		return -1;
 	if (th->fate[e->depth] == TT_PENDING)
@@ -171,6 +193,7 @@ static int tt_filter_end(struct tt_sink *s, const struct tt_event *e)
 	cut.dur = end - cut.ts;
 	if (cut.dur < fs->f.min_dur)
 		return 0; /* its children are shorter still: nesting holds */
+	fs->kept++;
 	if ((cut.flags & TT_EV_CLIPPED_BEGIN) && e->depth > 0 && !fs->inner->ops->slice_begin) {
 		th->pending[e->depth] = cut; /* its slot is free: the slice has ended */
 		th->held = th->held > e->depth ? th->held : e->depth;
@@ -196,8 +219,11 @@ static bool tt_filter_point(struct tt_filter_sink *fs, const struct tt_event *e,
 {
 	struct tt_filter_thread *th = &fs->threads[e->thread->id];
 	*rc = 0;
+	if (th->chosen)
+		tt_filter_saw(fs, e->ts, e->ts);
 	if (!th->chosen || e->ts < fs->f.from || e->ts > fs->f.to)
 		return false;
+	fs->kept++;
 	*rc = tt_filter_flush(fs, th, e->depth, e->ts);
 	return *rc == 0;
 }
@@ -255,6 +281,18 @@ static void tt_filter_warning(struct tt_sink *s, const char *message)
 static int tt_filter_finish(struct tt_sink *s, const struct tt_summary *sum)
 {
 	struct tt_filter_sink *fs = (struct tt_filter_sink *)s;
+	char a[32], b[32], c[32], d[32];
+	if (fs->kept || fs->first_ts > fs->last_ts) /* (no event of a chosen thread: said) */
+		return TT_FORWARD(fs, finish, sum);
+	if ((fs->f.has_from || fs->f.has_to) && (fs->f.from > fs->last_ts || fs->f.to < fs->first_ts))
+		tt_warn("the filter keeps nothing: no event of the chosen threads between %s and %s "
+			"(theirs span %s to %s from the run's start)",
+			fs->f.has_from ? tt__fmt_ns(a, fs->f.from) : "the start",
+			fs->f.has_to ? tt__fmt_ns(b, fs->f.to) : "the end", tt__fmt_ns(c, fs->first_ts),
+			tt__fmt_ns(d, fs->last_ts));
+	else
+		tt_warn("the filter keeps nothing: no slice of the chosen threads in the window "
+			"lasts %s or more", tt__fmt_ns(a, fs->f.min_dur));
 	return TT_FORWARD(fs, finish, sum);
 }
 
@@ -291,6 +329,8 @@ struct tt_sink *tt_filter_sink_new(struct tt_sink *inner, const struct tt_filter
 	fs->sink.ops = &tt_filter_ops;
 	fs->inner = inner;
 	fs->f = *f;
+	fs->first_ts = INT64_MAX;
+	fs->last_ts = INT64_MIN;
 	if (!f->has_from)
 		fs->f.from = INT64_MIN;
 	if (!f->has_to)

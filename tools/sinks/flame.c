@@ -316,14 +316,31 @@ static int tt_flame_walk(struct tt_flame *fl, FILE *out, tt_flame_visit visit, v
 	return rc;
 }
 
+/* A folded line holds the whole path of its node, so that nesting n deep would write
+ * n^2/2 names: a line names at most this many frames, its outermost and innermost
+ * halves around a marker that says how many levels between them were left out
+ * (flame graph tools add up lines that come out the same). */
+#define TT_FOLDED_MAX_FRAMES 512
+
 static int tt_folded_line(struct tt_flame *fl, FILE *out, uint32_t node, const uint32_t *path,
 			  uint32_t depth, double x, void *ctx)
 {
-	(void)x, (void)ctx;
+	(void)x;
+	size_t *cut = ctx;
 	if (!fl->nodes[node].self)
 		return 0;
-	for (uint32_t d = 1; d <= depth; d++)
+	uint32_t outer = depth, inner_from = depth + 1;
+	if (depth > TT_FOLDED_MAX_FRAMES) {
+		outer = TT_FOLDED_MAX_FRAMES / 2;
+		inner_from = depth - TT_FOLDED_MAX_FRAMES / 2 + 1;
+		++*cut;
+	}
+	for (uint32_t d = 1; d <= outer; d++)
 		fprintf(out, "%s%s", d > 1 ? ";" : "", fl->names[fl->nodes[path[d]].name]);
+	if (inner_from <= depth)
+		fprintf(out, ";(%" PRIu32 " levels left out)", inner_from - outer - 1);
+	for (uint32_t d = inner_from; d <= depth; d++)
+		fprintf(out, ";%s", fl->names[fl->nodes[path[d]].name]);
 	fprintf(out, " %" PRIu64 "\n", fl->nodes[node].self);
 	return 0;
 }
@@ -412,5 +429,12 @@ int tt_flame_write(struct tt_sink *s, FILE *out, bool svg, const char *title, si
 		return -1;
 	*frames = fl->nnames;
 	*stacks = fl->nnodes - 1;
-	return svg ? tt_flame_svg(fl, out, title, deepest) : tt_flame_walk(fl, out, tt_folded_line, NULL);
+	if (svg)
+		return tt_flame_svg(fl, out, title, deepest);
+	size_t cut = 0;
+	int rc = tt_flame_walk(fl, out, tt_folded_line, &cut);
+	if (cut)
+		tt_warn("%zu stacks nested deeper than %u frames written with their middle left out "
+			"(a marker says how many levels)", cut, TT_FOLDED_MAX_FRAMES);
+	return rc;
 }

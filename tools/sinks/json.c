@@ -94,6 +94,17 @@ static void tt_json_u64(struct tt_out *o, uint64_t v)
 	}
 }
 
+/* A signed value: a number while a double holds it exactly, else its decimal string. */
+static void tt_json_i64(struct tt_out *o, int64_t v)
+{
+	bool exact = v < (int64_t)TT_JSON_EXACT && v > -(int64_t)TT_JSON_EXACT;
+	if (!exact)
+		tt_out_char(o, '"');
+	tt_out_i64(o, v);
+	if (!exact)
+		tt_out_char(o, '"');
+}
+
 static void tt_json_frag(struct tt_json *j, uint32_t at, uint32_t len)
 {
 	tt_out_lit(j->out, j->frags.p + at, len);
@@ -220,7 +231,10 @@ static void tt_json_tail(struct tt_json *j, const struct tt_event *e)
 		} else {
 			tt_json_arg_key(o, &open, "\"arg\":", 6);
 		}
-		tt_json_u64(o, e->value);
+		if (e->site && e->site->signed_arg)
+			tt_json_i64(o, (int64_t)e->value);
+		else
+			tt_json_u64(o, e->value);
 	}
 	if (e->flags & TT_EV_SCOPE_VALUE) {
 		tt_json_arg_key(o, &open, "\"value\":", 8);

@@ -343,7 +343,7 @@ static inline void tt_pf_plain(struct tt_perfetto *p, struct tt_pf_seq *sq,
 		uint8_t *da = q;
 		q = pb_open(q);
 		q = pb_bytes(q, DA_NAME, "arg", 3);
-		q = pb_uint(q, DA_UINT, e->value);
+		q = pb_uint(q, e->site->signed_arg ? DA_INT : DA_UINT, e->value);
 		q = pb_close(da, q, TE_DEBUG_ANNOTATIONS);
 	}
 	tt_pf_direct_end(p, pb_close(te, q, PKT_TRACK_EVENT));
@@ -419,7 +419,7 @@ static int tt_pf_event(struct tt_perfetto *p, const struct tt_event *e, unsigned
 				q = pb_text(q, DA_NAME, s->arg_name);
 			else
 				q = pb_bytes(q, DA_NAME, "arg", 3);
-			q = pb_uint(q, DA_UINT, e->value);
+			q = pb_uint(q, s && s->signed_arg && !gap ? DA_INT : DA_UINT, e->value);
 			q = pb_close(da, q, TE_DEBUG_ANNOTATIONS);
 		}
 		if (e->flags & TT_EV_UNBEGUN)

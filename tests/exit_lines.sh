@@ -1,0 +1,25 @@
+#!/bin/bash
+# What the runtime says at exit (issue 24 item 18). A trace it cannot write: the line
+# names the file. A full buffer: the line says how many records each thread kept.
+# TICKTRACE_BUFFER is rounded up to whole chunks, and the line once said the number
+# asked for (1000) where 4,094 records of events were kept. The number it says must be
+# what the file holds: 2 records for each "seq" instant kept, and at most a record more.
+#   exit_lines.sh PROGRAM   (tt_longrun_prog; TT_TEST_TOOL: the command)
+set -euo pipefail
+prog=$1
+dir=$(mktemp -d /tmp/tt-test-exit-XXXXXX)
+trap 'rm -rf "$dir"' EXIT INT TERM
+fail() { echo "exit_lines: $*" >&2; exit 1; }
+
+TICKTRACE_OUT="$dir/no-such-dir/run.ttr" timeout 60 "$prog" seq 1 10 2>"$dir/err"
+grep -q "could not write the trace at exit to $dir/no-such-dir/run.ttr: No such file" "$dir/err" ||
+	fail "the error does not name the file: $(cat "$dir/err")"
+
+TICKTRACE_BUFFER=1000 TICKTRACE_OUT="$dir/run.ttr" timeout 60 "$prog" seq 1 100000 2>"$dir/err"
+said=$(sed -n 's/.*each thread kept its first \([0-9]*\) records.*/\1/p' "$dir/err")
+[ -n "$said" ] || fail "no line about the records kept: $(cat "$dir/err")"
+uses=$(timeout 60 "$TT_TEST_TOOL" info "$dir/run.ttr" 2>/dev/null | awk '$1 ~ /^0x/ && $3 == "seq" {print $2; exit}')
+[ -n "$uses" ] || fail "info lists no seq site: $("$TT_TEST_TOOL" info "$dir/run.ttr")"
+[ "$said" -ge $((2 * uses)) ] && [ "$said" -le $((2 * uses + 1)) ] ||
+	fail "it says $said records were kept; the file holds $uses seq instants, $((2 * uses)) records"
+echo "exit_lines: $said records said, $uses instants kept"
