@@ -10,7 +10,7 @@
  * the raw file goes to $TICKTRACE_OUT, or ticktrace-<pid>.ttr in the working
  * directory, and `ticktrace convert` turns it into a trace Perfetto opens.
  * Environment: TICKTRACE=0 turns recording off; TICKTRACE_BUFFER sets the events
- * kept per thread (default 1048576); TICKTRACE_MODE is stop, ring or stream (README);
+ * kept per thread (default 1048576); TICKTRACE_MODE is stop, ring or stream (ticktrace(7));
  * TICKTRACE_REPORT=stderr|PATH writes the flat profile there at exit.
  *
  * Names are string literals: each macro declares a static call-site descriptor and
@@ -47,6 +47,33 @@ struct tt_callsite {
 #define TT__CAT(a, b) TT__CAT2(a, b)
 #define TT__INLINE static inline __attribute__((always_inline, no_instrument_function))
 #define TT_API __attribute__((visibility("default")))
+
+/* The value macros take integers: a floating-point value would be cut to an integer
+ * without a word (0.75 recorded as 0), so it is refused where it is written, in the
+ * disabled build too. An expression that evaluates nothing. */
+#define TT__INTEGER_MESSAGE                                                        \
+	"ticktrace: the value must be an integer (a floating-point value would be cut: " \
+	"scale it, e.g. TT_COUNTER(\"load_permille\", load * 1000))"
+#ifdef __cplusplus
+extern "C++" {
+template <class V> struct tt__floating { enum { value = 0 }; };
+template <> struct tt__floating<float> { enum { value = 1 }; };
+template <> struct tt__floating<double> { enum { value = 1 }; };
+template <> struct tt__floating<long double> { enum { value = 1 }; };
+template <class V> struct tt__integer_check {
+	static_assert(!tt__floating<V>::value, TT__INTEGER_MESSAGE);
+};
+}
+#define TT__INTEGER_CHECK(v) ((void)sizeof(tt__integer_check<decltype(+(v))>))
+#else
+#define TT__INTEGER_CHECK(v)                                                       \
+	((void)sizeof(struct {                                                         \
+		_Static_assert(_Generic((v), float: 0, double: 0, long double: 0, default: 1), \
+			       TT__INTEGER_MESSAGE);                                   \
+		int tt__member;                                                        \
+	}))
+#endif
+#define TT__INTEGER(type, v) (TT__INTEGER_CHECK(v), (type)(v))
 
 #ifndef TT_DISABLE
 
@@ -191,7 +218,7 @@ TT__INLINE auto tt__name_of(const struct tt_callsite *site, const S &name)
 #define TT_SCOPE_DYN(name) TT__SCOPE_DYN_N(name, __COUNTER__)
 #define TT_BEGIN_DYN(name) TT__DYN_CALL(tt__begin, name)
 #define TT_INSTANT_DYN(name) TT__DYN_CALL(tt__instant, name)
-#define TT_COUNTER_DYN(name, value) TT__DYN_CALL_VALUE(tt__counter, name, (int64_t)(value))
+#define TT_COUNTER_DYN(name, value) TT__DYN_CALL_VALUE(tt__counter, name, TT__INTEGER(int64_t, value))
 /* Begin a scope; TT_END() closes the innermost open scope of this thread. */
 #define TT_BEGIN(name) TT__SITE_CALL(tt__begin, name)
 #define TT_END() TT__HOT_FN(tt__end)()
@@ -200,21 +227,21 @@ TT__INLINE auto tt__name_of(const struct tt_callsite *site, const S &name)
 /* A point in time on this thread. */
 #define TT_INSTANT(name) TT__SITE_CALL(tt__instant, name)
 /* TT_BEGIN and TT_INSTANT with a uint64_t argument shown in the trace's args. */
-#define TT_BEGIN_ARG(name, arg) TT__SITE_CALL_VALUE(tt__begin_arg, name, (uint64_t)(arg))
-#define TT_INSTANT_ARG(name, arg) TT__SITE_CALL_VALUE(tt__instant_arg, name, (uint64_t)(arg))
+#define TT_BEGIN_ARG(name, arg) TT__SITE_CALL_VALUE(tt__begin_arg, name, TT__INTEGER(uint64_t, arg))
+#define TT_INSTANT_ARG(name, arg) TT__SITE_CALL_VALUE(tt__instant_arg, name, TT__INTEGER(uint64_t, arg))
 /* The same, the argument shown under the name `arg_name` (a literal) instead of "arg". */
 #define TT_BEGIN_NAMED_ARG(name, arg_name, arg)                                    \
-	TT__NAMED_ARG_CALL(tt__begin_arg, name, arg_name, (uint64_t)(arg))
+	TT__NAMED_ARG_CALL(tt__begin_arg, name, arg_name, TT__INTEGER(uint64_t, arg))
 #define TT_INSTANT_NAMED_ARG(name, arg_name, arg)                                  \
-	TT__NAMED_ARG_CALL(tt__instant_arg, name, arg_name, (uint64_t)(arg))
+	TT__NAMED_ARG_CALL(tt__instant_arg, name, arg_name, TT__INTEGER(uint64_t, arg))
 #define TT__NAMED_ARG_CALL(fn, name, arg_name, value)                              \
 	do {                                                                           \
 		TT__LITERAL(arg_name);                                                     \
 		TT__SITE_FULL(tt__site, name, TT__SITE_ARG_NAME, arg_name);                \
 		TT__HOT_FN(fn)(&tt__site, value);                                                      \
 	} while (0)
-/* A sample of the counter track `name` (per process). */
-#define TT_COUNTER(name, value) TT__SITE_CALL_VALUE(tt__counter, name, (int64_t)(value))
+/* An integer sample (int64_t) of the counter track `name` (per process). */
+#define TT_COUNTER(name, value) TT__SITE_CALL_VALUE(tt__counter, name, TT__INTEGER(int64_t, value))
 /* An arrow from the current scope of this thread to the scope, on any thread, that
  * records TT_FLOW_IN with the same id. */
 #define TT_FLOW_OUT(id) TT__HOT_FN(tt__flow_out)((uint64_t)(id))
@@ -243,7 +270,7 @@ TT__INLINE auto tt__name_of(const struct tt_callsite *site, const S &name)
 #define TT_FRAME_MARK_NAMED(name) TT__SITE_CALL(tt__frame, name)
 /* A value of the innermost open scope, shown in its args ("value"; Tracy's ZoneValue).
  * One event, like TT_COUNTER. */
-#define TT_SCOPE_VALUE(value) TT__HOT_FN(tt__scope_value)((int64_t)(value))
+#define TT_SCOPE_VALUE(value) TT__HOT_FN(tt__scope_value)(TT__INTEGER(int64_t, value))
 
 /* A scope, as TT_SCOPE, recorded only when `cond` holds (evaluated once): when it does
  * not, the test is all it costs. */
@@ -313,18 +340,18 @@ TT__INLINE void tt__resume_if(const int *paused)
 #define TT_SCOPE_DYN(name) TT__DECLARE_NOTHING(sizeof(name) > 0)
 #define TT_BEGIN_DYN(name) do { TT__UNUSED(name); } while (0)
 #define TT_INSTANT_DYN(name) do { TT__UNUSED(name); } while (0)
-#define TT_COUNTER_DYN(name, value) do { TT__UNUSED(name); TT__UNUSED(value); } while (0)
+#define TT_COUNTER_DYN(name, value) do { TT__UNUSED(name); TT__INTEGER_CHECK(value); } while (0)
 #define TT_BEGIN(name) do { TT__UNUSED(name); } while (0)
 #define TT_END() do { } while (0)
 #define TT_ENDBEGIN(name) do { TT__UNUSED(name); } while (0)
 #define TT_INSTANT(name) do { TT__UNUSED(name); } while (0)
-#define TT_BEGIN_ARG(name, arg) do { TT__UNUSED(name); TT__UNUSED(arg); } while (0)
-#define TT_INSTANT_ARG(name, arg) do { TT__UNUSED(name); TT__UNUSED(arg); } while (0)
+#define TT_BEGIN_ARG(name, arg) do { TT__UNUSED(name); TT__INTEGER_CHECK(arg); } while (0)
+#define TT_INSTANT_ARG(name, arg) do { TT__UNUSED(name); TT__INTEGER_CHECK(arg); } while (0)
 #define TT_BEGIN_NAMED_ARG(name, arg_name, arg)                                    \
-	do { TT__UNUSED(name); TT__UNUSED(arg_name); TT__UNUSED(arg); } while (0)
+	do { TT__UNUSED(name); TT__UNUSED(arg_name); TT__INTEGER_CHECK(arg); } while (0)
 #define TT_INSTANT_NAMED_ARG(name, arg_name, arg)                                  \
-	do { TT__UNUSED(name); TT__UNUSED(arg_name); TT__UNUSED(arg); } while (0)
-#define TT_COUNTER(name, value) do { TT__UNUSED(name); TT__UNUSED(value); } while (0)
+	do { TT__UNUSED(name); TT__UNUSED(arg_name); TT__INTEGER_CHECK(arg); } while (0)
+#define TT_COUNTER(name, value) do { TT__UNUSED(name); TT__INTEGER_CHECK(value); } while (0)
 #define TT_FLOW_OUT(id) do { TT__UNUSED(id); } while (0)
 #define TT_FLOW_IN(id) do { TT__UNUSED(id); } while (0)
 #define TT_THRESHOLD_NS(ns) do { TT__UNUSED(ns); } while (0)
@@ -334,7 +361,7 @@ TT__INLINE void tt__resume_if(const int *paused)
 #define TT_PARENTS_THRESHOLD_NS(ns) do { TT__UNUSED(ns); } while (0)
 #define TT_FRAME_MARK() do { } while (0)
 #define TT_FRAME_MARK_NAMED(name) do { TT__UNUSED(name); } while (0)
-#define TT_SCOPE_VALUE(value) do { TT__UNUSED(value); } while (0)
+#define TT_SCOPE_VALUE(value) do { TT__INTEGER_CHECK(value); } while (0)
 #define TT_SCOPE_IF(cond, name) TT__DECLARE_NOTHING(sizeof(cond) > 0 && sizeof(name) > 0)
 #define TT_IGNORE_IF(cond) do { TT__UNUSED(cond); } while (0)
 #define TT_PAUSE_IF(cond) TT__DECLARE_NOTHING(sizeof(cond) > 0)

@@ -2,7 +2,7 @@
 # The command as a user meets it: --version; --help for every subcommand that
 # 'ticktrace help' lists (status 0, its usage on stdout, nothing on stderr); the man
 # pages (one section per subcommand in ticktrace(1), every public function of the
-# headers in ticktrace(3), both rendered by man without a warning); the bash
+# headers in ticktrace(3), every page rendered by man without a warning); the bash
 # completion (subcommands, options, values); and that both get installed.
 #   cli.sh BUILD_ROOT VERSION HEADER...   (TT_TEST_TOOL: the ticktrace command)
 set -euo pipefail
@@ -16,7 +16,8 @@ fail() { echo "cli: $*" >&2; exit 1; }
 
 commands=$("$tool" help | sed -n 's/^  \([a-z][a-z]*\)  .*/\1/p' | grep -vx help)
 [ "$(echo "$commands" | wc -l)" -ge 5 ] || fail "help lists: $commands"
-man1=$build/tools/ticktrace.1 man3=$build/tools/ticktrace.3
+man1=$build/tools/man/ticktrace.1 man3=$build/tools/man/ticktrace.3
+man5=$build/tools/man/ticktrace-format.5 man7=$build/tools/man/ticktrace.7
 for cmd in $commands; do
 	out=$("$tool" "$cmd" --help 2>"$build/cli.err") || fail "$cmd --help: status $?"
 	[ ! -s "$build/cli.err" ] || fail "$cmd --help wrote to stderr: $(cat "$build/cli.err")"
@@ -44,7 +45,7 @@ for name in $(grep -ohE '^(TT_API|TT__PROFILE_API) [^(]*\btt_[a-z_]+\(|^#define 
 	grep -oE '\btt_[a-z_]+|TT_[A-Z_]+$' | grep -vE '^(TT_API|TT__.*|tt__.*)$' | sort -u); do
 	grep -q -- "$(sed 's/_/\\\\_/g' <<<"$name")\|$name" "$man3" || fail "ticktrace(3) lacks $name"
 done
-for page in "$man1" "$man3"; do
+for page in "$man1" "$man3" "$man5" "$man7"; do
 	if ! command -v man >/dev/null; then
 		echo "cli: no man command here (man-db): the pages' rendering is not checked" >&2
 		break
@@ -56,6 +57,7 @@ done
 # Installed where man and bash-completion look.
 installed=$(meson introspect "$build" --installed)
 for want in share/man/man1/ticktrace.1 share/man/man3/ticktrace.3 \
+	share/man/man5/ticktrace-format.5 share/man/man7/ticktrace.7 \
 	share/bash-completion/completions/ticktrace; do
 	grep -q "\"[^\"]*/$want\"" <<<"$installed" || fail "$want is not installed"
 done

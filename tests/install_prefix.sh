@@ -20,7 +20,7 @@ meson setup "$root/build" "$src" --prefix="$prefix" -Dtools=false -Dbench=false 
 ninja -C "$root/build" >"$root/build.log" 2>&1 || { cat "$root/build.log" >&2; exit 1; }
 meson install -C "$root/build" --quiet >/dev/null
 
-# pkg-config, as the README says; nothing set but where the .pc files are.
+# pkg-config, as ticktrace(3) says (BUILDING); nothing set but where the .pc files are.
 pcdir=$(dirname "$(find "$prefix" -name ticktrace.pc)")
 export PKG_CONFIG_PATH=$pcdir
 mkdir "$root/pc"

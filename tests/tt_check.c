@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -126,28 +127,89 @@ void tt_run(struct tt_run *r, const char *const *args)
 	free(argv);
 }
 
+/* The directories this process made and has not removed: a signal that ends the test
+ * (meson's timeout sends SIGTERM to its process group) removes them first. A SIGKILL
+ * runs no handler: those left then hold their maker's pid in their name, and the next
+ * test that makes one removes them once that pid is gone. */
+#define TT_TMPDIR_PREFIX "tt-test-"
+#define TT_TMPDIRS_MAX 64
+static char tt_tmpdirs[TT_TMPDIRS_MAX][64];
+
+/* Removes `name` (relative to the directory `at`) and all it holds. Async-signal-safe
+ * (no stdio, no malloc), so that the signal handler can call it. */
+static void tt_remove_tree(int at, const char *name)
+{
+	int fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd >= 0) {
+		char buf[4096];
+		ssize_t n;
+		while ((n = getdents64(fd, buf, sizeof buf)) > 0)
+			for (ssize_t off = 0; off < n;) {
+				const struct dirent64 *de = (const void *)(buf + off);
+				off += de->d_reclen;
+				if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") &&
+				    unlinkat(fd, de->d_name, 0) < 0)
+					tt_remove_tree(fd, de->d_name); /* a directory */
+			}
+		close(fd);
+	}
+	unlinkat(at, name, AT_REMOVEDIR);
+}
+
+static void tt_tmpdirs_remove_and_die(int sig)
+{
+	for (size_t i = 0; i < TT_TMPDIRS_MAX; i++)
+		if (tt_tmpdirs[i][0])
+			tt_remove_tree(AT_FDCWD, tt_tmpdirs[i]);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+/* Removes what killed tests of this user left in /tmp: directories whose maker's pid
+ * no longer runs. */
+static void tt_tmpdirs_reap(void)
+{
+	DIR *tmp = opendir("/tmp");
+	struct dirent *de;
+	while (tmp && (de = readdir(tmp))) {
+		long pid;
+		struct stat st;
+		if (sscanf(de->d_name, TT_TMPDIR_PREFIX "%ld-", &pid) == 1 && pid > 0 &&
+		    kill((pid_t)pid, 0) < 0 && errno == ESRCH &&
+		    fstatat(dirfd(tmp), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    S_ISDIR(st.st_mode) && st.st_uid == geteuid())
+			tt_remove_tree(dirfd(tmp), de->d_name);
+	}
+	if (tmp)
+		closedir(tmp);
+}
+
 void tt_tmpdir(char *dir, size_t cap)
 {
-	snprintf(dir, cap, "/tmp/tt-test-XXXXXX");
+	static int first = 1;
+	if (first) {
+		first = 0;
+		tt_tmpdirs_reap();
+		static const int ending[] = {SIGHUP, SIGINT, SIGTERM};
+		for (size_t i = 0; i < sizeof ending / sizeof ending[0]; i++)
+			signal(ending[i], tt_tmpdirs_remove_and_die);
+	}
+	snprintf(dir, cap, "/tmp/" TT_TMPDIR_PREFIX "%ld-XXXXXX", (long)getpid());
 	if (!mkdtemp(dir))
 		abort();
+	for (size_t i = 0; i < TT_TMPDIRS_MAX; i++)
+		if (!tt_tmpdirs[i][0] && strlen(dir) < sizeof tt_tmpdirs[i]) {
+			strcpy(tt_tmpdirs[i], dir);
+			break;
+		}
 }
 
 void tt_rmdir(const char *dir)
 {
-	DIR *d = opendir(dir);
-	struct dirent *de;
-	char path[4096];
-	while (d && (de = readdir(d))) {
-		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..")) {
-			snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-			if (unlink(path) < 0)
-				tt_rmdir(path); /* a directory */
-		}
-	}
-	if (d)
-		closedir(d);
-	rmdir(dir);
+	tt_remove_tree(AT_FDCWD, dir);
+	for (size_t i = 0; i < TT_TMPDIRS_MAX; i++)
+		if (strcmp(tt_tmpdirs[i], dir) == 0)
+			tt_tmpdirs[i][0] = 0;
 }
 
 int tt_fixture_setup(void **state, const char *in, const char *out)

@@ -60,7 +60,7 @@ enum tt_record_kind {
 	TT_REC_FUNC_ENTER = 10, /* payload: function address (-finstrument-functions) */
 	TT_REC_FUNC_EXIT = 11,  /* payload: function address */
 	TT_REC_VALUE = 15,      /* second half of a two-record event: `tsc` holds the value */
-	/* Notes on the innermost open scope, for the spike detector (tools/README.md). */
+	/* Notes on the innermost open scope, for the spike detector (ticktrace(3), THRESHOLDS). */
 	TT_REC_THRESHOLD = 16,          /* payload: ns; this scope spikes above it */
 	TT_REC_CHILDREN_THRESHOLD = 17, /* payload: ns; so does every scope nested in it */
 	TT_REC_IGNORE = 18,             /* payload: 0; this scope never spikes */
