@@ -46,9 +46,21 @@ static bool tt_cursor_str(struct tt_cursor *c, struct tt_str *s, uint32_t len)
 
 int tt_reserve(void *pp, size_t *cap, size_t count, size_t elem)
 {
-	if (count < *cap)
+	return tt_reserve_n(pp, cap, count, 1, elem);
+}
+
+int tt_reserve_n(void *pp, size_t *cap, size_t count, size_t more, size_t elem)
+{
+	if (more <= *cap && count <= *cap - more)
 		return 0;
 	size_t n = *cap ? *cap * 2 : 16;
+	while (n - count < more) {
+		if (n > SIZE_MAX / 2 / elem)
+			return -1;
+		n *= 2;
+	}
+	if (n > SIZE_MAX / elem)
+		return -1;
 	void *p = realloc(*(void **)pp, n * elem);
 	if (!p)
 		return -1;
@@ -504,6 +516,48 @@ static int tt_read_events(struct tt_file *f, struct tt_cursor *c)
 			     r, at);
 }
 
+static int tt_read_sched(struct tt_file *f, struct tt_cursor *c)
+{
+	struct tt_sched_info si;
+	uint64_t at = c->pos;
+	if (!tt_cursor_take(c, &si, sizeof(si)))
+		return TT_FAIL(f, at, "SCHED section too small for its header");
+	if ((c->end - c->pos) % sizeof(struct tt_sched_state) != 0)
+		return TT_FAIL(f, at, "SCHED payload of %" PRIu64 " bytes is not whole states",
+			       c->end - c->pos);
+	struct tt_thread *t = tt_thread_named(f, si.thread_index, at, "SCHED");
+	if (!t)
+		return -1;
+	if (!(t->flags & TT_THREAD_SCHED))
+		return TT_FAIL(f, at, "SCHED section of thread index %" PRIu32
+			       ", whose THREAD section says it has no states", si.thread_index);
+	uint64_t count = (c->end - c->pos) / sizeof(struct tt_sched_state);
+	if (tt_reserve_n(&t->states, &t->states_cap, t->nstates, count + 1, sizeof(*t->states)) < 0)
+		return TT_FAIL(f, at, "out of memory for %" PRIu64 " states", count);
+	if (si.lost) {
+		int64_t before = t->nstates ? t->states[t->nstates - 1].ns : INT64_MIN;
+		t->states[t->nstates++] = (struct tt_sched_state){.ns = before, .what = TT_SCHED_UNKNOWN};
+		t->states_lost += si.lost;
+	}
+	for (uint64_t i = 0; i < count; i++) {
+		uint64_t pos = c->pos + i * sizeof(struct tt_sched_state);
+		struct tt_sched_state st;
+		memcpy(&st, f->data + pos, sizeof st);
+		if (st.what > TT_SCHED_BLOCKED)
+			return TT_FAIL(f, pos + offsetof(struct tt_sched_state, what),
+				       "state %" PRIu32 " of thread index %" PRIu32 " is not one",
+				       st.what, si.thread_index);
+		if (st.ns < f->header.start.monotonic_ns ||
+		    (t->nstates && st.ns < t->states[t->nstates - 1].ns))
+			return TT_FAIL(f, pos, "state at %" PRId64 " ns of thread index %" PRIu32
+				       " is before %s", st.ns, si.thread_index,
+				       st.ns < f->header.start.monotonic_ns ? "the run began"
+									    : "the state before it");
+		t->states[t->nstates++] = st;
+	}
+	return 0;
+}
+
 /* Unpacks `count` records (format.h: TT_SEC_EVENTS_PACKED): NULL, or what is wrong
  * with record *bad, which begins at bytes[*at]. */
 static const char *tt_unpack(const uint8_t *bytes, size_t size, size_t count,
@@ -753,6 +807,7 @@ static int tt_read_sections(struct tt_file *f)
 		case TT_SEC_FUNCS: rc = tt_read_funcs(f, &c, off, &site_cap, UINT64_MAX); break;
 		case TT_SEC_ARG_NAMES: rc = tt_read_arg_names(f, &c, UINT64_MAX); break;
 		case TT_SEC_UNLOADED: rc = tt_read_unloaded(f, &c, off, &site_cap, &module_cap); break;
+		case TT_SEC_SCHED: rc = tt_read_sched(f, &c); break;
 		default:
 			return TT_FAIL(f, off, "unknown section type %" PRIu32, sh.type);
 		}
@@ -1036,6 +1091,7 @@ void tt_file_close(struct tt_file *f)
 		munmap((void *)f->data, f->size);
 	for (size_t i = 0; i < f->nthreads; i++) {
 		free(f->threads[i].sections);
+		free(f->threads[i].states);
 		if (f->threads[i].unpacked)
 			free(f->threads[i].unpacked->records);
 		free(f->threads[i].unpacked);

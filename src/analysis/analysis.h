@@ -73,6 +73,9 @@ struct tt__row {
 	struct tt__hist hist;
 	int64_t name_threshold; /* the thresholds table's, once looked up */
 	bool looked_up;
+	/* Of total: off CPU, preempted and blocked (the thread's states), where known */
+	int64_t preempted, blocked;
+	bool split;         /* some of its calls had states */
 };
 
 /* ---- a thread's state machine ---- */
@@ -96,6 +99,18 @@ struct tt__frame {
 
 struct tt__analysis;
 
+/* A thread's states (states.c), those that a scope still open may need. */
+struct tt__states {
+	bool known;    /* the thread's states are recorded */
+	struct tt_sched_state *at; /* [from, n), ns on the analysis's clock */
+	size_t from, n, cap;
+};
+
+/* How a time span of a thread split: on CPU, preempted, blocked (their sum). */
+struct tt__split {
+	int64_t on_cpu, preempted, blocked;
+};
+
 struct tt__thread_analysis {
 	struct tt__analysis *an;
 	void *ctx;        /* the caller's thread, for its callbacks */
@@ -114,6 +129,7 @@ struct tt__thread_analysis {
 	/* The profile's names, the first row of each: open addressing, 0 empty */
 	struct tt__name_group *groups;
 	uint32_t ngroups, groups_cap;
+	struct tt__states states;
 };
 
 struct tt__name_group {
@@ -143,6 +159,8 @@ struct tt__spike {
 	uint32_t depth;
 	uint64_t frame;   /* TT_FRAME_MARK: the frame it began in (from 1), or 0: none yet */
 	int64_t frame_ns; /* the mean length of the frames so far, or 0 */
+	bool has_split;   /* the thread's states tell how its time split: */
+	struct tt__split split;
 };
 
 /* The frames of a run (TT_FRAME_MARK), as far as spikes need them: which frame a time
@@ -306,6 +324,22 @@ void tt__table_free(struct tt__table *t);
 /* As an aligned text table, or CSV (RFC 4180, integer nanoseconds). */
 void tt__table_print(FILE *out, const struct tt__table *t);
 void tt__table_csv(FILE *out, const struct tt__table *t);
+
+/* ---- the thread's states (states.c) ---- */
+
+/* Adds the thread's next states (time order, after those given before), their ns
+ * less offset_ns on the analysis's clock. Give them before the events they cover: a
+ * scope's split is taken when it closes. 0, or -1 when out of memory. */
+int tt__thread_states(struct tt__thread_analysis *th, const struct tt_sched_state *states,
+		      size_t n, int64_t offset_ns);
+/* States were lost after those given: nothing is known from the last one to the next. */
+int tt__thread_states_lost(struct tt__thread_analysis *th);
+/* How [start, end) split, if the states cover it (false: not known). */
+bool tt__split(const struct tt__thread_analysis *th, int64_t start, int64_t end,
+	       struct tt__split *split);
+/* No scope open before ns will close: what came before it is no longer needed. */
+void tt__states_forget_before(struct tt__thread_analysis *th, int64_t ns);
+void tt__states_free(struct tt__states *h);
 
 /* ---- from raw records (the runtime) ---- */
 

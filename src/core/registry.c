@@ -97,6 +97,7 @@ static void tt__thread_exit(void *arg)
 	__atomic_store_n(&slot->hot->owner, 0, __ATOMIC_RELEASE);
 	tt__compact_exited(slot);
 	tt__registry_unlock(&old);
+	tt__sched_thread_exited(slot);
 	/* The mode's turn (mode stream: the drain thread writes its last records out and
 	 * recycles the slot). */
 	if (tt__mode->thread_exited)
@@ -135,7 +136,10 @@ static int tt__table_insert(struct tt__slot *slot, uintptr_t tp)
 
 void tt__registry_recycle(struct tt__slot *prev, struct tt__slot *slot)
 {
-	sigset_t old;
+	/* The sched drain walks the list too (sched.c): not while a slot leaves it. */
+	sigset_t old, sched_old;
+	tt__sched_lock(&sched_old);
+	tt__sched_release(&slot->sched);
 	tt__registry_lock(&old);
 	/* Another thread may have taken its entry over since it exited. */
 	struct tt__slot *expected = slot;
@@ -151,6 +155,7 @@ void tt__registry_recycle(struct tt__slot *prev, struct tt__slot *slot)
 	slot->next = tt__free_slots;
 	tt__free_slots = slot;
 	tt__registry_unlock(&old);
+	tt__sched_unlock(&sched_old);
 }
 
 /* Called by the slow path on a thread's first event. Returns NULL when the thread
@@ -189,6 +194,7 @@ struct tt__slot *tt__register_thread(uintptr_t tp)
 		slot = NULL;
 		goto out;
 	}
+	tt__sched_open(slot);
 	/* Last: the hot path takes an entry whose owner is the thread as complete. */
 	__atomic_store_n(&slot->hot->owner, tp, __ATOMIC_RELEASE);
 	tt__thread_count++;

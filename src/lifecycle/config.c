@@ -45,6 +45,8 @@ void tt__config_read(void)
 		(tt__config.buffer_events + TT__CHUNK_RECORDS - 1) / TT__CHUNK_RECORDS;
 	const char *mode = getenv("TICKTRACE_MODE");
 	tt__config.mode = mode && *mode ? tt__parse_mode(mode) : TT__MODE_STOP;
+	const char *sched = getenv("TICKTRACE_SCHED");
+	tt__config.sched_off = sched && strcmp(sched, "0") == 0;
 	/* Streaming and recycling need a chunk to record into while another is written
 	 * or recycled. */
 	if (tt__config.mode != TT__MODE_STOP && tt__config.chunk_budget < 2)

@@ -64,7 +64,8 @@ void tt__out_thread_info(struct tt__out *out, uint32_t type, const struct tt__sl
 		.name_len = (uint32_t)strlen(name),
 		.flags = (flags & TT__SLOT_EXITED ? TT_THREAD_EXITED : 0) |
 			 (flags & TT__SLOT_WRAPPED ? TT_THREAD_WRAPPED : 0) |
-			 (flags & TT__SLOT_RUNTIME ? TT_THREAD_RUNTIME : 0),
+			 (flags & TT__SLOT_RUNTIME ? TT_THREAD_RUNTIME : 0) |
+			 (slot->sched.on ? TT_THREAD_SCHED : 0),
 	};
 	struct tt__gap gap;
 	tt__drops_now(slot, info.dropped, &gap);
@@ -130,6 +131,44 @@ void tt__out_events_packed(struct tt__out *out, const struct tt__slot *slot, uin
 	tt__out_pad(out, size);
 }
 
+static void tt__out_sched_section(struct tt__out *out, const struct tt__slot *slot, uint64_t lost,
+				  const struct tt_sched_state *states, size_t n)
+{
+	struct tt_sched_info info = {.thread_index = slot->index, .lost = lost};
+	tt__out_section(out, TT_SEC_SCHED, sizeof info + n * sizeof *states);
+	tt__out(out, &info, sizeof info);
+	tt__out(out, states, n * sizeof *states);
+}
+
+void tt__out_sched(struct tt__out *out, struct tt__slot *slot, int release, tt__states_seen seen,
+		   void *ctx)
+{
+	if (!slot->sched.on)
+		return;
+	sigset_t old;
+	tt__sched_lock(&old);
+	tt__sched_drain_slot(slot);
+	struct tt__sched *s = &slot->sched;
+	for (const struct tt__sched_block *b = s->first; b; b = b->next) {
+		if (!b->count && !b->lost_before)
+			continue;
+		tt__out_sched_section(out, slot, b->lost_before, b->states, b->count);
+		if (seen)
+			seen(ctx, slot, b->lost_before, b->states, b->count);
+	}
+	/* States lost after the last one kept (mode stop, its store full). */
+	if (s->lost) {
+		tt__out_sched_section(out, slot, s->lost, NULL, 0);
+		if (seen)
+			seen(ctx, slot, s->lost, NULL, 0);
+	}
+	if (release) {
+		tt__sched_release(s);
+		s->lost = 0;
+	}
+	tt__sched_unlock(&old);
+}
+
 void tt__out_thread(struct tt__out *out, const struct tt__thread_snapshot *snap,
 		    uint64_t *dropped_total)
 {
@@ -144,4 +183,5 @@ void tt__out_thread(struct tt__out *out, const struct tt__thread_snapshot *snap,
 	}
 	if (snap->gap_records)
 		tt__out_events(out, snap->slot, first, snap->gap, snap->gap + snap->gap_records);
+	tt__out_sched(out, snap->slot, 0, NULL, NULL);
 }
