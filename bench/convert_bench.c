@@ -25,8 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "tt_convert.h"
-#include "tt_report.h"
+#include "cmd/cmd.h"
 #include "tt_tw.h"
 
 #define TT_BENCH_CHUNK 65536 /* records per EVENTS section, as the runtime's chunks */

@@ -39,6 +39,22 @@ complete_words() {
 	fail "completion of the subcommands: $(complete_words "")"
 [ "$(complete_words report --sort p9)" = "$(printf 'p95\np99')" ] || fail "completion of --sort p9"
 [ "$(complete_words convert -F p)" = perfetto ] || fail "completion of -F p"
+[ "$(complete_words flame -F s)" = svg ] || fail "completion of flame -F s: $(complete_words flame -F s)"
+# record: -f takes a pattern (no file offered), after '--' comes a program
+[ -z "$(cd "$build" && complete_words record -f "")" ] || fail "completion of record -f offers words"
+complete_words record -f 'work_*' -- bas | grep -qx bash ||
+	fail "completion of record -- bas lacks bash"
+# lines reads a profile, any file: not only raw ones
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/tt-test-cli.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+touch "$tmp/profile.txt" "$tmp/run.ttr"
+[ "$(cd "$tmp" && complete_words lines pro)" = profile.txt ] ||
+	fail "completion of lines pro: $(cd "$tmp" && complete_words lines pro)"
+[ "$(cd "$tmp" && complete_words info pro)" = "" ] || fail "completion of info offers a profile"
+# every subcommand that reads a run looks for debug info where told
+for cmd in convert info open report spikes flame lines; do
+	"$tool" "$cmd" --help | grep -q -- '--debug-dir DIR' || fail "$cmd takes no --debug-dir"
+done
 
 # ticktrace(3): every public function and macro of the headers.
 for name in $(grep -ohE '^(TT_API|TT__PROFILE_API) [^(]*\btt_[a-z_]+\(|^#define TT_[A-Z_]+' "$@" |

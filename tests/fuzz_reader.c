@@ -13,8 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tt_report.h"
-#include "tt_sinks.h"
+#include "cmd/cmd.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -13,8 +13,8 @@
 
 #include <cmocka.h>
 
-#include "tt_clock.h"
-#include "tt_out.h"
+#include "read/read.h"
+#include "base/base.h"
 #include <ticktrace/format.h>
 
 typedef unsigned __int128 u128;

@@ -14,7 +14,7 @@
 #include <cmocka.h>
 
 #include "ticktrace.h"
-#include "tt_convert.h"
+#include "cmd/cmd.h"
 
 static cJSON *tt_load_json(const char *path)
 {

@@ -28,7 +28,7 @@
 #include <cmocka.h>
 
 #include "tt_check.h"
-#include "tt_reader.h"
+#include "read/read.h"
 
 static const char *tt_h_prog;
 

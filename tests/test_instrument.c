@@ -221,6 +221,35 @@ static void test_stripped(void **state)
 	root = convert(dir, "--debug-dir", debug);
 	assert_listing(root, NULL, calls_main);
 	cJSON_Delete(root);
+
+	/* and so does every other command that reads the run */
+	char ttr[512];
+	snprintf(ttr, sizeof(ttr), "%s/run.ttr", dir);
+	const char *commands[][4] = {
+		{"info", "--sites", "0", NULL}, {"report", "-q", NULL}, {"spikes", "-q", "--threshold=1ns", NULL},
+		{"flame", "-q", "-o-", NULL},
+	};
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+		for (int with_debug = 0; with_debug < 2; with_debug++) {
+			const char *args[8] = {commands[i][0], ttr};
+			size_t n = 2;
+			for (size_t k = 1; commands[i][k]; k++)
+				args[n++] = commands[i][k];
+			if (with_debug) {
+				args[n++] = "--debug-dir";
+				args[n++] = debug;
+			}
+			struct tt_run r;
+			tt_run(&r, args);
+			if (r.status || !strstr(r.out, "fact") != !with_debug)
+				print_message("%s%s: status %d, %s\n%s", args[0], with_debug ? " --debug-dir" : "",
+					      r.status, r.err, r.out);
+			assert_int_equal(r.status, 0);
+			/* stripped, "fact" is named by its debug info only */
+			assert_true(!strstr(r.out, "fact") == !with_debug);
+			free(r.out);
+		}
+	}
 	tt_rmdir(dir);
 }
 

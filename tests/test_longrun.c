@@ -20,7 +20,7 @@
 #include <cmocka.h>
 
 #include "tt_check.h"
-#include "tt_reader.h"
+#include "read/read.h"
 #include "tt_edges.h"
 
 #ifdef __SANITIZE_ADDRESS__

@@ -16,7 +16,7 @@
 #include <cmocka.h>
 
 #include "tt_check.h"
-#include "tt_convert.h"
+#include "cmd/cmd.h"
 #include "tt_demo.h"
 
 /* Runs tt_convert in this process with stderr into `err` (cap bytes); its status. */

@@ -5,7 +5,7 @@
 
 #include <stdint.h>
 
-#include "tt_reader.h"
+#include "read/read.h"
 
 struct tt_test_trace {
 	struct tt_file file;

@@ -1,5 +1,5 @@
 /* Raw records into a thread's analysis (analysis.h), for the runtime, which has no
- * decoder: the scope rules are the decoder's (tools/tt_decode.c), on trusted records. */
+ * decoder: the scope rules are the decoder's (tools/decode/state.c), on trusted records. */
 #include <string.h>
 
 #include "analysis.h"

@@ -1,0 +1,165 @@
+/* tools/base: what every layer of the command uses: errors and warnings (diag.c), the
+ * map (map.c), the output file with its buffers and formatters (out.c), and serving a
+ * file once to the Perfetto UI (serve.c). */
+#ifndef TT_TOOLS_BASE_H
+#define TT_TOOLS_BASE_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "analysis.h"
+
+
+/* Errors and warnings on stderr, in one format: the file, the byte offset, the problem. */
+
+#define TT_PRINTF(a, b) __attribute__((format(printf, a, b)))
+
+/* Nonzero: print nothing (the fuzzer). */
+extern int tt_diag_quiet;
+
+/* Writes n bytes of text from a trace or the command line with control bytes (a
+ * terminal's escape sequences) shown as \xNN, not sent; returns the columns used.
+ * Every error and warning goes through it. */
+size_t tt_put_escaped(FILE *out, const char *text, size_t n);
+
+/* "ticktrace: error: PATH: offset N: problem". Returns -1, so that callers can
+ * `return tt_error_at(...)`. */
+TT_PRINTF(3, 4) int tt_error_at(const char *path, uint64_t offset, const char *fmt, ...);
+/* "ticktrace: error: problem" */
+TT_PRINTF(1, 2) int tt_error(const char *fmt, ...);
+/* "ticktrace: warning: problem" */
+TT_PRINTF(1, 2) void tt_warn(const char *fmt, ...);
+
+/* A small open-addressing map from a 64-bit key to a 32-bit value: call-site addresses
+ * to sites, thread indexes to threads. Grows with what it holds, never with events. */
+
+struct tt_map {
+	uint64_t *keys;
+	uint32_t *values;
+	size_t cap; /* a power of two, or 0 */
+	size_t count;
+};
+
+/* 0, or -1 when out of memory. Replaces the value of an existing key. */
+int tt_map_put(struct tt_map *m, uint64_t key, uint32_t value);
+/* True and *value set when the key is present. */
+bool tt_map_get(const struct tt_map *m, uint64_t key, uint32_t *value);
+void tt_map_free(struct tt_map *m);
+
+/* Output: a large buffer filled by hand-written formatters, handed to a writer thread
+ * that write(2)s it while the next buffer fills (the copy into the page cache costs
+ * as much as the formatting), into a temporary file beside the destination that is
+ * renamed over it only when complete. A failed or interrupted conversion leaves no
+ * partial file behind. */
+
+#define TT_OUT_BUFFER (4u << 20)
+/* Room every formatter may assume after tt_out_reserve(o, TT_OUT_SLACK): the
+ * fixed-size parts of one event. Strings of any length go through tt_out_bytes. */
+#define TT_OUT_SLACK 1024u
+
+struct tt_out {
+	int fd;
+	char *buf;        /* being filled */
+	size_t len;
+	char *spare;      /* the other buffer: being written, or free */
+	pthread_t writer;
+	bool writer_running;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	const char *pending; /* handed to the writer; NULL when it is idle */
+	size_t pending_len;
+	bool quit;
+	int error;        /* the errno of the first failed write, or 0 */
+	const char *path; /* as given; "-" for stdout */
+	char *tmp;        /* the temporary file, until it is renamed or removed */
+	bool force;
+	uint64_t written; /* bytes passed to write(2) */
+};
+
+/* Opens `path` ("-": stdout). An existing regular file needs `force`; an existing
+ * device or pipe is written directly. 0, or -1 after reporting why. */
+int tt_out_open(struct tt_out *o, const char *path, bool force);
+/* Writes what is buffered and renames the temporary file into place. 0, or -1 after
+ * reporting why (the temporary file is then removed). Frees everything either way. */
+int tt_out_commit(struct tt_out *o);
+/* A stdio stream into the output, for text formatted with fprintf; fclose it before
+ * tt_out_commit. NULL when out of memory. */
+FILE *tt_out_stream(struct tt_out *o);
+/* At most max bytes of s as XML text (& < > " escaped), for the SVG writers. */
+void tt_xml_text(FILE *out, const char *s, size_t max);
+/* Removes the temporary file and frees everything. */
+void tt_out_abort(struct tt_out *o);
+/* Hands the buffer to the writer and continues in the other one; errors are
+ * remembered in o->error and reported at commit. */
+void tt_out_flush(struct tt_out *o);
+
+static inline void tt_out_reserve(struct tt_out *o, size_t n)
+{
+	if (TT_OUT_BUFFER - o->len < n)
+		tt_out_flush(o);
+}
+
+/* Bytes of any length. */
+void tt_out_bytes(struct tt_out *o, const void *p, size_t n);
+
+/* The formatters below write at o->buf + o->len with no check: reserve first. */
+static inline void tt_out_lit(struct tt_out *o, const char *s, size_t n)
+{
+	memcpy(o->buf + o->len, s, n);
+	o->len += n;
+}
+#define TT_OUT_LIT(o, s) tt_out_lit((o), "" s, sizeof("" s) - 1)
+
+static inline void tt_out_char(struct tt_out *o, char c)
+{
+	o->buf[o->len++] = c;
+}
+
+void tt_out_u64(struct tt_out *o, uint64_t v);
+void tt_out_i64(struct tt_out *o, int64_t v);
+/* Lowercase hexadecimal with a 0x prefix. */
+void tt_out_hex(struct tt_out *o, uint64_t v);
+/* Nanoseconds as microseconds with exactly three fraction digits: 1234567 -> 1234.567 */
+void tt_out_us(struct tt_out *o, int64_t ns);
+/* n / 10^places with exactly `places` (at most 20) fraction digits: (1234, 5) -> 0.01234 */
+void tt_out_decimal(struct tt_out *o, uint64_t n, unsigned places);
+
+/* Formats into `p` (at least 20 bytes); returns the end. */
+char *tt_fmt_u64(char *p, uint64_t v);
+
+/* Length of the valid UTF-8 sequence of a non-ASCII character at s (at most n
+ * bytes), or 0 when the bytes are not one. */
+size_t tt_utf8_seq(const unsigned char *s, size_t n);
+/* Copies n bytes to out (room for 3 * n) with every byte that is not UTF-8 replaced
+ * by U+FFFD; returns the length. Output formats need valid UTF-8 text. */
+size_t tt_utf8_clean(const char *s, size_t n, char *out);
+
+/* A growable byte string for what is built once (per site, per thread), not per
+ * event. An allocation failure is remembered and reported by the user. */
+struct tt_buf {
+	char *p;
+	size_t len, cap;
+	bool oom;
+};
+
+void tt_buf_add(struct tt_buf *b, const void *p, size_t n);
+/* Only for string literals: the "" makes anything else a compile error. */
+#define TT_BUF_LIT(b, s) tt_buf_add((b), "" s, sizeof("" s) - 1)
+void tt_buf_u64(struct tt_buf *b, uint64_t v);
+void tt_buf_free(struct tt_buf *b);
+
+/* Serving one file once to the Perfetto UI (serve.c). */
+/* The port the Perfetto UI may fetch from (its content security policy allows
+ * http://127.0.0.1:9001, as Perfetto's own open_trace_in_ui uses). */
+#define TT_SERVE_PORT 9001
+
+/* Listens on 127.0.0.1:port (0: any free port), prints on `out` the ui.perfetto.dev
+ * URL that loads the file, answers the UI's preflight requests, and returns after
+ * the file was sent once (0) or on an error (-1, reported). */
+int tt_serve_once(const char *path, int port, FILE *out);
+
+#endif

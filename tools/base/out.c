@@ -1,0 +1,470 @@
+#include "base.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+
+static const char tt_digit_pairs[201] =
+	"00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+	"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+	"8081828384858687888990919293949596979899";
+
+static const uint64_t tt_pow10[20] = {
+	UINT64_C(1), UINT64_C(10), UINT64_C(100), UINT64_C(1000), UINT64_C(10000),
+	UINT64_C(100000), UINT64_C(1000000), UINT64_C(10000000), UINT64_C(100000000),
+	UINT64_C(1000000000), UINT64_C(10000000000), UINT64_C(100000000000),
+	UINT64_C(1000000000000), UINT64_C(10000000000000), UINT64_C(100000000000000),
+	UINT64_C(1000000000000000), UINT64_C(10000000000000000),
+	UINT64_C(100000000000000000), UINT64_C(1000000000000000000),
+	UINT64_C(10000000000000000000),
+};
+
+/* Decimal digits of v: log10 from the bit length (1233 / 4096 ~ log10(2)), then one
+ * comparison, instead of a division per digit. */
+static unsigned tt_digits(uint64_t v)
+{
+	uint64_t x = v | 1;
+	unsigned t = (unsigned)((64 - __builtin_clzll(x)) * 1233) >> 12;
+	return t + 1 - (x < tt_pow10[t]);
+}
+
+char *tt_fmt_u64(char *p, uint64_t v)
+{
+	char *end = p + tt_digits(v);
+	char *q = end;
+	while (v >= 100) {
+		unsigned pair = (unsigned)(v % 100) * 2;
+		v /= 100;
+		*--q = tt_digit_pairs[pair + 1];
+		*--q = tt_digit_pairs[pair];
+	}
+	if (v >= 10) {
+		*--q = tt_digit_pairs[v * 2 + 1];
+		*--q = tt_digit_pairs[v * 2];
+	} else {
+		*--q = (char)('0' + v);
+	}
+	return end;
+}
+
+void tt_out_u64(struct tt_out *o, uint64_t v)
+{
+	o->len = (size_t)(tt_fmt_u64(o->buf + o->len, v) - o->buf);
+}
+
+void tt_out_i64(struct tt_out *o, int64_t v)
+{
+	if (v < 0) {
+		tt_out_char(o, '-');
+		tt_out_u64(o, -(uint64_t)v);
+	} else {
+		tt_out_u64(o, (uint64_t)v);
+	}
+}
+
+void tt_out_hex(struct tt_out *o, uint64_t v)
+{
+	char tmp[16];
+	int n = 0;
+	do {
+		tmp[n++] = "0123456789abcdef"[v & 15];
+		v >>= 4;
+	} while (v);
+	TT_OUT_LIT(o, "0x");
+	while (n)
+		tt_out_char(o, tmp[--n]);
+}
+
+void tt_out_us(struct tt_out *o, int64_t ns)
+{
+	uint64_t mag = ns < 0 ? -(uint64_t)ns : (uint64_t)ns;
+	if (ns < 0)
+		tt_out_char(o, '-');
+	tt_out_u64(o, mag / 1000);
+	unsigned frac = (unsigned)(mag % 1000);
+	char *p = o->buf + o->len;
+	p[0] = '.';
+	p[1] = (char)('0' + frac / 100);
+	p[2] = tt_digit_pairs[(frac % 100) * 2];
+	p[3] = tt_digit_pairs[(frac % 100) * 2 + 1];
+	o->len += 4;
+}
+
+void tt_out_decimal(struct tt_out *o, uint64_t n, unsigned places)
+{
+	char digits[24];
+	size_t len = (size_t)(tt_fmt_u64(digits, n) - digits);
+	size_t whole = len > places ? len - places : 0;
+	if (whole)
+		tt_out_lit(o, digits, whole);
+	else
+		tt_out_char(o, '0');
+	tt_out_char(o, '.');
+	for (size_t zeros = places - (len - whole); zeros; zeros--)
+		tt_out_char(o, '0');
+	tt_out_lit(o, digits + whole, len - whole);
+}
+
+static void tt_write_all(struct tt_out *o, const char *p, size_t n)
+{
+	while (n > 0) {
+		ssize_t w = write(o->fd, p, n);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			pthread_mutex_lock(&o->lock);
+			if (!o->error)
+				o->error = errno;
+			pthread_mutex_unlock(&o->lock);
+			return;
+		}
+		p += w;
+		n -= (size_t)w;
+		o->written += (uint64_t)w;
+	}
+}
+
+static void *tt_out_writer(void *arg)
+{
+	struct tt_out *o = arg;
+	pthread_mutex_lock(&o->lock);
+	for (;;) {
+		while (!o->pending && !o->quit)
+			pthread_cond_wait(&o->cond, &o->lock);
+		if (!o->pending)
+			break;
+		const char *p = o->pending;
+		size_t n = o->pending_len;
+		bool failed = o->error != 0; /* after a failure, the rest is dropped */
+		pthread_mutex_unlock(&o->lock);
+		if (!failed)
+			tt_write_all(o, p, n);
+		pthread_mutex_lock(&o->lock);
+		o->pending = NULL;
+		pthread_cond_broadcast(&o->cond);
+	}
+	pthread_mutex_unlock(&o->lock);
+	return NULL;
+}
+
+/* Waits until the writer has written what it was handed. */
+static void tt_out_wait_idle(struct tt_out *o)
+{
+	pthread_mutex_lock(&o->lock);
+	while (o->pending)
+		pthread_cond_wait(&o->cond, &o->lock);
+	pthread_mutex_unlock(&o->lock);
+}
+
+void tt_out_flush(struct tt_out *o)
+{
+	if (o->len == 0)
+		return;
+	tt_out_wait_idle(o);
+	pthread_mutex_lock(&o->lock);
+	o->pending = o->buf;
+	o->pending_len = o->len;
+	pthread_cond_broadcast(&o->cond);
+	pthread_mutex_unlock(&o->lock);
+	char *next = o->spare;
+	o->spare = o->buf;
+	o->buf = next;
+	o->len = 0;
+}
+
+void tt_out_bytes(struct tt_out *o, const void *p, size_t n)
+{
+	if (n > TT_OUT_BUFFER / 2) {
+		tt_out_flush(o);
+		tt_out_wait_idle(o);
+		tt_write_all(o, p, n);
+		return;
+	}
+	tt_out_reserve(o, n);
+	tt_out_lit(o, p, n);
+}
+
+/* Ctrl-C during a conversion removes the temporary file before dying of the signal. */
+static char tt_out_doomed[4096];
+
+static void tt_out_on_signal(int sig)
+{
+	if (tt_out_doomed[0])
+		unlink(tt_out_doomed);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void tt_out_guard(const char *tmp)
+{
+	if (!tmp) {
+		tt_out_doomed[0] = 0;
+		return;
+	}
+	snprintf(tt_out_doomed, sizeof(tt_out_doomed), "%s", tmp);
+	signal(SIGINT, tt_out_on_signal);
+	signal(SIGTERM, tt_out_on_signal);
+	signal(SIGHUP, tt_out_on_signal);
+}
+
+/* A temporary file in the destination's directory, so the rename stays on one file
+ * system: "dir/.name.XXXXXX". */
+static int tt_out_make_tmp(struct tt_out *o)
+{
+	const char *slash = strrchr(o->path, '/');
+	int dirlen = slash ? (int)(slash - o->path + 1) : 0;
+	const char *base = slash ? slash + 1 : o->path;
+	size_t cap = strlen(o->path) + 16;
+	o->tmp = malloc(cap);
+	if (!o->tmp)
+		return tt_error("out of memory");
+	snprintf(o->tmp, cap, "%.*s.%s.XXXXXX", dirlen, o->path, base);
+	o->fd = mkostemp(o->tmp, O_CLOEXEC);
+	if (o->fd < 0) {
+		int err = errno;
+		free(o->tmp);
+		o->tmp = NULL;
+		return tt_error("%s: cannot create a temporary file beside it: %s", o->path,
+				strerror(err));
+	}
+	tt_out_guard(o->tmp);
+	return 0;
+}
+
+/* The buffers and the writer thread; 0 or -1. */
+static int tt_out_start(struct tt_out *o)
+{
+	o->buf = malloc(TT_OUT_BUFFER);
+	o->spare = malloc(TT_OUT_BUFFER);
+	pthread_mutex_init(&o->lock, NULL);
+	pthread_cond_init(&o->cond, NULL);
+	if (!o->buf || !o->spare)
+		return tt_error("out of memory for the output buffers");
+	if (pthread_create(&o->writer, NULL, tt_out_writer, o) != 0)
+		return tt_error("cannot start the output thread");
+	o->writer_running = true;
+	return 0;
+}
+
+/* Stops the writer after what it was handed, and frees everything. */
+static void tt_out_release(struct tt_out *o)
+{
+	if (o->writer_running) {
+		pthread_mutex_lock(&o->lock);
+		o->quit = true;
+		pthread_cond_broadcast(&o->cond);
+		pthread_mutex_unlock(&o->lock);
+		pthread_join(o->writer, NULL);
+	}
+	pthread_mutex_destroy(&o->lock);
+	pthread_cond_destroy(&o->cond);
+	if (o->tmp) {
+		unlink(o->tmp);
+		tt_out_guard(NULL);
+		free(o->tmp);
+	}
+	if (o->fd > STDERR_FILENO)
+		close(o->fd);
+	free(o->buf);
+	free(o->spare);
+	*o = (struct tt_out){.fd = -1, .written = o->written}; /* what was written stays known */
+}
+
+/* Whether a file's owner is the user or the system (root, as of /dev's nodes). */
+static bool tt_out_trusted(const struct stat *st)
+{
+	return st->st_uid == geteuid() || st->st_uid == 0;
+}
+
+/* Whether `path` is written in place: a device or FIFO of the user's or the
+ * system's, or a link of theirs to one (/dev/stdout). Another user's, as planted in
+ * a shared directory, is a file that exists there: --force replaces it, and nothing
+ * is ever written through it. */
+static bool tt_out_in_place(const char *path)
+{
+	struct stat st;
+	if (lstat(path, &st) < 0)
+		return false;
+	if (S_ISLNK(st.st_mode) && (!tt_out_trusted(&st) || stat(path, &st) < 0))
+		return false;
+	return (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)) && tt_out_trusted(&st);
+}
+
+/* Opens a device or FIFO to write in place; a FIFO no one reads fails (ENXIO)
+ * rather than hang. -1 and errno. */
+static int tt_out_open_in_place(const char *path)
+{
+	int fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+	int flags = fd < 0 ? -1 : fcntl(fd, F_GETFL);
+	if (fd >= 0 && (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) < 0)) {
+		int err = errno;
+		close(fd);
+		errno = err;
+		return -1;
+	}
+	return fd;
+}
+
+int tt_out_open(struct tt_out *o, const char *path, bool force)
+{
+	*o = (struct tt_out){.fd = -1, .path = path, .force = force};
+	int rc = tt_out_start(o);
+	struct stat st;
+	if (rc < 0) {
+		/* reported */
+	} else if (strcmp(path, "-") == 0) {
+		o->fd = STDOUT_FILENO;
+	} else if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+		rc = tt_error("%s: is a directory", path);
+	} else if (tt_out_in_place(path)) {
+		/* a device or a pipe: written directly, nothing to rename */
+		o->fd = tt_out_open_in_place(path);
+		if (o->fd < 0)
+			rc = tt_error("%s: %s", path, errno == ENXIO ? "a FIFO no one reads" : strerror(errno));
+	} else if (!force && lstat(path, &st) == 0) {
+		rc = tt_error("%s: exists (use --force to overwrite it)", path);
+	} else {
+		rc = tt_out_make_tmp(o);
+	}
+	if (rc < 0)
+		tt_out_release(o);
+	return rc;
+}
+
+void tt_out_abort(struct tt_out *o)
+{
+	tt_out_release(o);
+}
+
+static ssize_t tt_stream_write(void *cookie, const char *buf, size_t n)
+{
+	tt_out_bytes(cookie, buf, n);
+	return (ssize_t)n;
+}
+
+FILE *tt_out_stream(struct tt_out *o)
+{
+	return fopencookie(o, "w", (cookie_io_functions_t){.write = tt_stream_write});
+}
+
+void tt_xml_text(FILE *out, const char *s, size_t max)
+{
+	for (size_t i = 0; s[i] && i < max; i++) {
+		switch (s[i]) {
+		case '&': fputs("&amp;", out); break;
+		case '<': fputs("&lt;", out); break;
+		case '>': fputs("&gt;", out); break;
+		case '"': fputs("&quot;", out); break;
+		default: fputc(s[i], out);
+		}
+	}
+}
+
+int tt_out_commit(struct tt_out *o)
+{
+	tt_out_flush(o);
+	tt_out_wait_idle(o);
+	if (o->error) {
+		tt_error("%s: write failed: %s", o->path, strerror(o->error));
+		tt_out_release(o);
+		return -1;
+	}
+	if (o->tmp) {
+		/* mkostemp makes 0600, kept while it is written; the output gets the usual mode. */
+		mode_t mask = umask(0);
+		umask(mask);
+		fchmod(o->fd, 0666 & ~mask);
+		int rc = close(o->fd);
+		o->fd = -1;
+		if (rc == 0) {
+			/* Without --force, a file that appeared meanwhile is not replaced. */
+			rc = renameat2(AT_FDCWD, o->tmp, AT_FDCWD, o->path,
+				       o->force ? 0 : RENAME_NOREPLACE);
+			if (rc < 0 && errno == EINVAL && !o->force)
+				rc = rename(o->tmp, o->path); /* a file system without NOREPLACE */
+		}
+		if (rc < 0) {
+			tt_error("%s: %s", o->path, strerror(errno));
+			tt_out_release(o);
+			return -1;
+		}
+		tt_out_guard(NULL);
+		free(o->tmp);
+		o->tmp = NULL;
+	}
+	tt_out_release(o);
+	return 0;
+}
+
+void tt_buf_add(struct tt_buf *b, const void *p, size_t n)
+{
+	if (b->oom)
+		return;
+	if (b->cap - b->len < n) {
+		size_t cap = b->cap ? b->cap : 64;
+		while (cap - b->len < n)
+			cap *= 2;
+		char *q = realloc(b->p, cap);
+		if (!q) {
+			b->oom = true;
+			return;
+		}
+		b->p = q;
+		b->cap = cap;
+	}
+	memcpy(b->p + b->len, p, n);
+	b->len += n;
+}
+
+void tt_buf_u64(struct tt_buf *b, uint64_t v)
+{
+	char tmp[24];
+	tt_buf_add(b, tmp, (size_t)(tt_fmt_u64(tmp, v) - tmp));
+}
+
+void tt_buf_free(struct tt_buf *b)
+{
+	free(b->p);
+	*b = (struct tt_buf){0};
+}
+
+/* Length of the valid UTF-8 sequence at s (at most n bytes), or 0. */
+size_t tt_utf8_seq(const unsigned char *s, size_t n)
+{
+	unsigned c = s[0];
+	size_t len = c >= 0xF0 && c <= 0xF4 ? 4 : c >= 0xE0 && c < 0xF0 ? 3 : c >= 0xC2 && c < 0xE0 ? 2 : 0;
+	if (len == 0 || len > n)
+		return 0;
+	for (size_t i = 1; i < len; i++)
+		if ((s[i] & 0xC0) != 0x80)
+			return 0;
+	/* Overlong forms, surrogates and code points past U+10FFFF. */
+	if ((c == 0xE0 && s[1] < 0xA0) || (c == 0xED && s[1] >= 0xA0) ||
+	    (c == 0xF0 && s[1] < 0x90) || (c == 0xF4 && s[1] >= 0x90))
+		return 0;
+	return len;
+}
+
+size_t tt_utf8_clean(const char *str, size_t n, char *out)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	char *q = out;
+	for (size_t i = 0; i < n;) {
+		size_t len = s[i] < 0x80 ? 1 : tt_utf8_seq(s + i, n - i);
+		if (len) {
+			memcpy(q, s + i, len);
+			q += len;
+			i += len;
+		} else {
+			memcpy(q, "\xEF\xBF\xBD", 3);
+			q += 3;
+			i++;
+		}
+	}
+	return (size_t)(q - out);
+}

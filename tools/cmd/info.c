@@ -1,0 +1,255 @@
+/* `ticktrace info`: what a raw file holds, from its header and sections and from one
+ * pass of the decoder (per-thread events, unmatched ends, clamped times; uses of
+ * each call site). */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+
+struct tt_info_sink {
+	struct tt_sink sink;
+	struct tt_thread_summary *threads; /* by thread id */
+	uint64_t *site_uses;               /* by site id */
+};
+
+static int tt_info_start(struct tt_sink *s, const struct tt_trace *t)
+{
+	struct tt_info_sink *in = (struct tt_info_sink *)s;
+	in->threads = calloc(t->nthreads ? t->nthreads : 1, sizeof(*in->threads));
+	in->site_uses = calloc(t->nsites ? t->nsites : 1, sizeof(*in->site_uses));
+	return in->threads && in->site_uses ? 0 : tt_error("out of memory");
+}
+
+/* Counts a use of the event's call site. */
+static int tt_info_use(struct tt_sink *s, const struct tt_event *e)
+{
+	if (e->site)
+		((struct tt_info_sink *)s)->site_uses[e->site->id]++;
+	return 0;
+}
+
+static int tt_info_thread_end(struct tt_sink *s, const struct tt_thread *t,
+			      const struct tt_thread_summary *sum)
+{
+	((struct tt_info_sink *)s)->threads[t->id] = *sum;
+	return 0;
+}
+
+static const struct tt_sink_ops tt_info_ops = {
+	.start = tt_info_start,
+	.slice_begin = tt_info_use,
+	.instant = tt_info_use,
+	.counter = tt_info_use,
+	.thread_end = tt_info_thread_end,
+};
+
+/* A string from the file, control bytes escaped, padded to `width`. */
+static void tt_print_str(FILE *out, struct tt_str s, int width)
+{
+	for (size_t n = tt_put_escaped(out, s.ptr, s.len); n < (size_t)width; n++)
+		fputc(' ', out);
+}
+
+/* ns as seconds with nine decimals */
+static void tt_print_seconds(FILE *out, int64_t ns)
+{
+	uint64_t mag = ns < 0 ? -(uint64_t)ns : (uint64_t)ns;
+	fprintf(out, "%s%" PRIu64 ".%09" PRIu64 " s", ns < 0 ? "-" : "", mag / 1000000000,
+		mag % 1000000000);
+}
+
+/* The command line: NUL-separated arguments, printed with spaces. */
+static void tt_print_cmdline(FILE *out, struct tt_str c)
+{
+	for (uint32_t i = 0; i < c.len; i++)
+		fputc(c.ptr[i] ? (c.ptr[i] < 0x20 ? '?' : c.ptr[i]) : (i + 1 < c.len ? ' ' : '\n'), out);
+	if (c.len == 0 || c.ptr[c.len - 1] != 0)
+		fputc('\n', out);
+}
+
+/* Sites by uses, most used first, then by name. */
+static const uint64_t *tt_sort_uses;
+static int tt_site_order(const void *a, const void *b)
+{
+	const struct tt_site *x = *(const struct tt_site *const *)a, *y = *(const struct tt_site *const *)b;
+	uint64_t ux = tt_sort_uses[x->id], uy = tt_sort_uses[y->id];
+	if (ux != uy)
+		return ux > uy ? -1 : 1;
+	int c = memcmp(x->name.ptr, y->name.ptr, x->name.len < y->name.len ? x->name.len : y->name.len);
+	return c ? c : (x->name.len > y->name.len) - (x->name.len < y->name.len);
+}
+
+/* The call sites and functions, most used first, at most max_sites (0: all). */
+static void tt_print_sites(FILE *out, const struct tt_file *f, const struct tt_info_sink *in,
+			   size_t max_sites)
+{
+	const struct tt_site **order = malloc((f->nsites ? f->nsites : 1) * sizeof(*order));
+	size_t n = 0;
+	for (size_t i = 0; order && i < f->nsites; i++) {
+		const struct tt_site *s = &f->sites[i];
+		bool made = s == f->gap_site || s == f->unbegun_site; /* by the decoder */
+		if (!made || in->site_uses[s->id])
+			order[n++] = s;
+	}
+	tt_sort_uses = in->site_uses;
+	if (order)
+		qsort(order, n, sizeof(*order), tt_site_order);
+	fprintf(out, "  %18s  %10s  %-24s %s\n", "site", "uses", "name (function())", "where (in function)");
+	size_t shown = max_sites && max_sites < n ? max_sites : n;
+	for (size_t i = 0; i < shown; i++) {
+		const struct tt_site *s = order[i];
+		fprintf(out, "  %#18" PRIx64 "  %10" PRIu64 "  ", s->address, in->site_uses[s->id]);
+		if (s == f->gap_site || s == f->unbegun_site) {
+			tt_print_str(out, s->name, 24);
+			fputs(" (shown by the converter)\n", out);
+			continue;
+		}
+		if (s->is_func) { /* named by its symbols */
+			tt_print_str(out, s->name, 0);
+			fputs("()", out);
+			for (int pad = (int)s->name.len + 2; pad < 24; pad++)
+				fputc(' ', out);
+			fputc(' ', out);
+			tt_print_str(out, s->file, 0);
+			fprintf(out, s->file.len ? ":%" PRIu32 "\n" : "\n", s->line);
+			continue;
+		}
+		tt_print_str(out, s->name, 24);
+		fputc(' ', out);
+		tt_print_str(out, s->file, 0);
+		fprintf(out, ":%" PRIu32 " (", s->line);
+		tt_print_str(out, s->func, 0);
+		fputs(")\n", out);
+	}
+	if (shown < n)
+		fprintf(out, "  ... %zu more, used less (--sites 0 lists them all)\n", n - shown);
+	free(order);
+}
+
+static void tt_print_file(FILE *out, const struct tt_file *f, const struct tt_info_sink *in,
+			  size_t max_sites)
+{
+	const struct tt_file_header *h = &f->header;
+	fprintf(out, "%s: ticktrace raw file, format version %" PRIu32 ", %zu bytes%s\n", f->path,
+		h->version, f->size,
+		h->flags & TT_FILE_STREAMED ? ", written as the program ran (mode stream)" :
+		h->flags & TT_FILE_RING ? ", the latest events of each thread (mode ring)" : "");
+	fprintf(out, "  process:  %" PRIu32 " (", f->process.pid);
+	tt_print_str(out, f->process.name, 0);
+	fprintf(out, "), parent %" PRIu32 ", command line: ", f->process.ppid);
+	tt_print_cmdline(out, f->process.cmdline);
+	fprintf(out, "  clock:    TSC at %" PRIu64 " Hz, from the start and end anchors; %s, %s\n",
+		h->tsc_hz,
+		h->flags & TT_FILE_INVARIANT_TSC ? "invariant" : "NOT invariant (times may drift)",
+		h->flags & TT_FILE_TSC_RELIABLE ? "the kernel's clocksource" :
+						  "not the kernel's clocksource");
+	fprintf(out, "  started:  CLOCK_MONOTONIC ");
+	tt_print_seconds(out, h->start.monotonic_ns);
+	fprintf(out, ", recorded for ");
+	tt_print_seconds(out, tt_clock_ns(&f->clock, h->end.tsc) - h->start.monotonic_ns);
+	fprintf(out, " (start to end anchor)\n");
+	fprintf(out, "  records:  %" PRIu64 ", dropped %" PRIu64 ", %zu threads, %zu call sites, "
+		"%zu functions, %zu modules\n", f->records, f->dropped + h->unregistered_dropped,
+		f->nthreads, f->nsites - f->nfuncs - (f->gap_site != NULL) - (f->unbegun_site != NULL), f->nfuncs, f->nmodules);
+	if (h->flags & TT_FILE_CRASHED)
+		fprintf(out, "  ended:    the run crashed (signal %" PRIu32 ", %s); its crash handler "
+			"wrote this file\n", h->crash_signal, strsignal((int)h->crash_signal));
+	if (f->cut_short && tt_file_writer_running(f))
+		fprintf(out, "  ended:    not yet: process %" PRIu32 " is still writing it (read up "
+			"to offset %" PRIu64 ")\n", f->process.pid, f->cut_at);
+	else if (f->cut_short)
+		fprintf(out, "  ended:    NO: the run crashed or was killed (no END section; read up to "
+			"offset %" PRIu64 ")\n", f->cut_at);
+	if (h->unregistered_dropped)
+		fprintf(out, "  dropped before their thread had a buffer: %" PRIu64 "\n",
+			h->unregistered_dropped);
+	fprintf(out, "  %8s  %-20s %12s %10s %10s %8s %8s  %s\n", "tid", "name", "events", "dropped",
+		"unmatched", "clamped", "open", "first .. last event (since the trace start)");
+	for (size_t i = 0; i < f->nthreads; i++) {
+		const struct tt_thread *th = &f->threads[i];
+		const struct tt_thread_summary *s = &in->threads[th->id];
+		fprintf(out, "  %8" PRIu32 "  ", th->tid);
+		tt_print_str(out, th->name, 20);
+		fprintf(out, " %12" PRIu64 " %10" PRIu64 " %10" PRIu64 " %8" PRIu64 " %8" PRIu64 "  ",
+			s->events, th->dropped_total, s->unmatched, s->clamped, s->unterminated);
+		if (s->events) {
+			tt_print_seconds(out, s->first_ts);
+			fprintf(out, " .. ");
+			tt_print_seconds(out, s->last_ts);
+			fputc('\n', out);
+		} else {
+			fprintf(out, "no events\n");
+		}
+	}
+	tt_print_sites(out, f, in, max_sites);
+}
+
+int tt_info(char *const *paths, size_t n, size_t max_sites, const char *debug_dir, FILE *out)
+{
+	struct tt_session_opts ro = {.inputs = paths, .ninputs = n, .debug_dir = debug_dir};
+	struct tt_session run;
+	struct tt_info_sink in = {.sink.ops = &tt_info_ops};
+	struct tt_sink *sinks[] = {&in.sink};
+	int rc = tt_session_open(&run, &ro);
+	if (rc == 0)
+		rc = tt_session_decode(&run, sinks, 1);
+	for (size_t i = 0; rc == 0 && i < run.trace.nfiles; i++)
+		tt_print_file(out, &run.trace.files[i], &in, max_sites);
+	free(in.threads);
+	free(in.site_uses);
+	return tt_session_close(&run, rc);
+}
+
+static const char tt_info_usage[] =
+	"usage: ticktrace info RUN.ttr [MORE.ttr ...] [--sites N] [--debug-dir DIR]\n"
+	"\n"
+	"Describes each raw file: format version, TSC rate and how it was obtained, when\n"
+	"and how long it recorded, the process, each thread with its event, dropped,\n"
+	"unmatched, clamped and unterminated counts, and the call sites with their uses,\n"
+	"most used first: a scope's name, file:line and (function); a function recorded\n"
+	"with -finstrument-functions as name() and file:line.\n"
+	"\n"
+	"      --sites N       list the N most used call sites (default 25; 0: all)\n"
+	"      --debug-dir DIR where to look for debug info first (see convert)\n"
+	"  -h, --help          this text\n"
+	"\n"
+	"Exit status: 0 described, 1 bad input, 2 usage.\n";
+
+enum { OPT_SITES = 256, OPT_DEBUG_DIR };
+const struct option tt_info_options[] = {
+	{"help", no_argument, NULL, 'h'},
+	{"sites", required_argument, NULL, OPT_SITES},
+	{"debug-dir", required_argument, NULL, OPT_DEBUG_DIR},
+	{NULL, 0, NULL, 0},
+};
+
+const struct tt_cmd_arg tt_info_args[] = {
+	{OPT_DEBUG_DIR, TT_ARG_DIR, NULL},
+	{0, 0, NULL},
+};
+
+int tt_cmd_info(int argc, char **argv)
+{
+	int c;
+	size_t sites = TT_INFO_SITES;
+	const char *debug_dir = NULL;
+	char *end;
+	while ((c = getopt_long(argc, argv, "h", tt_info_options, NULL)) != -1) {
+		switch (c) {
+		case 'h': fputs(tt_info_usage, stdout); return 0;
+		case OPT_SITES:
+			sites = (size_t)strtoul(optarg, &end, 10);
+			if (*end || !*optarg || *optarg == '-')
+				return tt_usage_error(tt_info_usage, "info: --sites is a number (0: all)");
+			break;
+		case OPT_DEBUG_DIR: debug_dir = optarg; break;
+		default: return tt_usage_error(tt_info_usage, NULL);
+		}
+	}
+	if (optind >= argc)
+		return tt_usage_error(tt_info_usage, "info: no input file");
+	return tt_info(argv + optind, (size_t)(argc - optind), sites, debug_dir, stdout) == 0 ? 0 : 1;
+}

@@ -1,0 +1,79 @@
+/* `ticktrace record`'s usage and options; what it runs is record.c. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+
+static const char tt_record_usage[] =
+	"usage: ticktrace record [-f PATTERN]... [-o RUN.ttr] [-c OUTPUT] -- PROGRAM [ARGS]\n"
+	"\n"
+	"Runs PROGRAM with ticktrace's detour library preloaded (LD_PRELOAD), which, before\n"
+	"main, patches the entry of each function whose name matches a PATTERN, so that\n"
+	"its calls are recorded as if it had been built with -finstrument-functions.\n"
+	"Functions built with -fpatchable-function-entry=5 (or more) get a call over their\n"
+	"NOPs; the others have their first instructions moved to a trampoline. Those that\n"
+	"cannot be patched safely are listed with the reason; the program runs on. With no\n"
+	"-f, nothing is patched: the program records what its markup and hooks record.\n"
+	"\n"
+	"  -f, --function PATTERN  a shell glob over the symbols of the program and its\n"
+	"                          libraries ('work_*', 'ZSTD_compress*'), or 0xADDR, an\n"
+	"                          address of the program (as nm prints it) where a\n"
+	"                          function with no symbol starts; repeatable\n"
+	"  -o, --output FILE       the raw file (default ticktrace-%p.ttr, %p: the pid)\n"
+	"  -c, --convert OUTPUT    then convert it to OUTPUT (.json, .pftrace)\n"
+	"      --force             the conversion may replace an existing OUTPUT\n"
+	"  -h, --help              this text\n"
+	"\n"
+	"Exit status: the program's (128 + N if signal N killed it), or 1 if it could not\n"
+	"be run or its trace converted, 2 usage.\n";
+
+enum { OPT_FORCE = 256 };
+const struct option tt_record_options[] = {
+	{"function", required_argument, NULL, 'f'}, {"output", required_argument, NULL, 'o'},
+	{"convert", required_argument, NULL, 'c'},  {"force", no_argument, NULL, OPT_FORCE},
+	{"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0},
+};
+const struct tt_cmd_arg tt_record_args[] = {
+	{'o', TT_ARG_FILE, NULL},
+	{'c', TT_ARG_FILE, NULL},
+	{0, 0, NULL},
+};
+
+int tt_cmd_record(int argc, char **argv)
+{
+	const char *env_out = getenv("TICKTRACE_OUT");
+	struct tt_record_opts o = {.out = env_out && *env_out ? env_out : "ticktrace-%p.ttr"};
+	char **patterns = calloc((size_t)argc, sizeof(*patterns));
+	int c, rc;
+	if (!patterns)
+		return 1;
+	o.patterns = patterns;
+	/* '+': options end at the program's name */
+	while ((c = getopt_long(argc, argv, "+f:o:c:h", tt_record_options, NULL)) != -1) {
+		switch (c) {
+		case 'f':
+			if (!*optarg || strchr(optarg, '\n')) {
+				rc = tt_usage_error(tt_record_usage, "record: -f takes a non-empty pattern");
+				goto out;
+			}
+			patterns[o.npatterns++] = optarg;
+			break;
+		case 'o': o.out = optarg; break;
+		case 'c': o.convert = optarg; break;
+		case OPT_FORCE: o.force = true; break;
+		case 'h': fputs(tt_record_usage, stdout); rc = 0; goto out;
+		default: rc = tt_usage_error(tt_record_usage, NULL); goto out;
+		}
+	}
+	if (optind >= argc) {
+		rc = tt_usage_error(tt_record_usage, "record: no program to run");
+		goto out;
+	}
+	o.argv = argv + optind;
+	rc = tt_record(&o);
+out:
+	free(patterns);
+	return rc;
+}

@@ -1,0 +1,208 @@
+/* `ticktrace report` (the flat profile, or --frames) and `ticktrace spikes`: their
+ * options, and the pipeline that runs report/'s analysis into the output. */
+#include <getopt.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cmd.h"
+
+/* Opens the inputs and the output, runs tt_analyse into it, and commits the output.
+ * 0, or -1 after reporting why; no output file is left behind on failure. */
+static int tt_run_analysis(struct tt_report_opts *o, bool spikes)
+{
+	struct tt_session_opts ro = {.inputs = o->inputs, .ninputs = o->ninputs, .debug_dir = o->debug_dir,
+				 .output = o->output ? o->output : "-", .force = o->force,
+				 .quiet = o->quiet};
+	struct tt_session run;
+	int rc = tt_session_open(&run, &ro);
+	if (rc == 0)
+		rc = tt_session_output(&run);
+	FILE *stream = rc == 0 ? tt_out_stream(&run.out) : NULL;
+	if (rc == 0)
+		rc = stream ? tt_analyse(&run.trace, o, spikes, stream, &run.sum) : tt_error("out of memory");
+	if (stream && fclose(stream) != 0 && rc == 0)
+		rc = tt_error("%s: cannot write", tt_session_output_name(&run));
+	snprintf(run.what, sizeof(run.what), "%s", spikes ? "spikes" : "flat profile");
+	return tt_session_close(&run, rc);
+}
+
+int tt_report(struct tt_report_opts *o)
+{
+	return tt_run_analysis(o, false);
+}
+
+int tt_spikes(struct tt_report_opts *o)
+{
+	return tt_thresholds_load(&o->thresholds) < 0 ? -1 : tt_run_analysis(o, true);
+}
+
+static const char tt_report_usage[] =
+	"usage: ticktrace report RUN.ttr [MORE.ttr ...] [options]\n"
+	"\n"
+	"The flat profile: per scope name or function, the calls, the total time, the self\n"
+	"time (total less the time in scopes nested in it), the time in children, and\n"
+	"min, max, mean, p50, p95 and p99 of one call, over all threads (or per thread).\n"
+	"Self and children add up to the total exactly (integer nanoseconds); a name\n"
+	"called inside itself (recursion) has the total of its outermost calls, which\n"
+	"hold the inner ones, and the mean, min, max and percentiles of every call. The\n"
+	"percentiles are nearest-rank values from a histogram of 32 buckets per power of\n"
+	"two: within 1/64 (1.6%) of the exact value, exact below 64 ns.\n"
+	"\n"
+	"      --frames        the frame times instead (TT_FRAME_MARK: the first frames\n"
+	"                      marked): mean, p50, p95, p99, max, the frames over\n"
+	"                      --budget, and the scopes with the most self time in each\n"
+	"                      of the five worst frames\n"
+	"      --budget TIME   a frame's budget (default 16.667ms: 60 frames a second)\n"
+	"  -o, --output FILE   where to write (default: standard output)\n"
+	"  -f, --force         replace an existing output file\n"
+	"      --sort KEY      order of the rows, largest first: self (default), total,\n"
+	"                      children, calls, min, max, mean, p50, p95, p99; or name\n"
+	"      --by-thread     a table per thread instead of all threads together\n"
+	"      --csv           CSV, times in integer nanoseconds\n"
+	"      --svg           a plot: each name's durations on a log axis (min, p50,\n"
+	"                      p95, p99, max, mean) and its share of the self time\n"
+	"      --json          one JSON object (cJSON), times in integer nanoseconds\n"
+	"  -q, --quiet         no summary line on stderr (warnings are still printed)\n"
+	"      --debug-dir DIR where to look for debug info first (see convert)\n"
+	"  -h, --help          this text\n"
+	"\n"
+	"Exit status: 0 reported, 1 bad input, 2 usage.\n";
+
+static const char tt_spikes_usage[] =
+	"usage: ticktrace spikes RUN.ttr [MORE.ttr ...] [--threshold TIME] [--thresholds FILE]\n"
+	"\n"
+	"Every scope that lasted longer than its threshold: its thread, start time (since\n"
+	"the trace start), duration and threshold, the scopes around it with how long\n"
+	"each had been open when it ended (one a line), and its TT_DESCRIBE text; with\n"
+	"frames (TT_FRAME_MARK), the frame it began in and its length in frames (of the\n"
+	"mean frame so far): \"spike: Tick @ frame 2323 took 16.576 ms (0.995 frames)\".\n"
+	"A scope's threshold\n"
+	"is the first of: its TT_THRESHOLD_NS; the first line of --thresholds FILE that\n"
+	"matches its name; the TT_CHILDREN_THRESHOLD_NS of the nearest scope around it\n"
+	"that set one; --threshold. TT_IGNORE and TT_IGNORE_CHILDREN exempt scopes.\n"
+	"A spike's time counts as explained in the scopes around it: one of them is a\n"
+	"spike too only if its time less the explained time is still over its threshold,\n"
+	"so a parent slow only because of its child is shown once, as the child.\n"
+	"Spikes are listed as they end (to within 100 us between threads).\n"
+	"\n"
+	"      --threshold TIME   the threshold of every scope with no other\n"
+	"      --thresholds FILE  lines \"PATTERN TIME\": GameTick 16.6ms, script_* 0.1ms\n"
+	"                         (shell patterns: * ? [..]; # starts a comment)\n"
+	"                         TIME is a number with ns, us, ms or s (default s)\n"
+	"  -o, --output FILE      where to write (default: standard output)\n"
+	"  -f, --force            replace an existing output file\n"
+	"      --json             one JSON object per spike, one a line\n"
+	"      --depth N          show the N innermost scopes of each spike's stack\n"
+	"      --suggest          instead of the spikes, the markup worth adding: a\n"
+	"                         TT_THRESHOLD_NS of its own (its p99) for a scope over\n"
+	"                         --threshold on most of its calls, TT_IGNORE for the few\n"
+	"                         long calls that hold others, and the GCC flag that leaves\n"
+	"                         out of -finstrument-functions the functions whose median\n"
+	"                         call is within 3 x what recording a call costs here, when\n"
+	"                         they make most of the calls\n"
+	"  -q, --quiet            no summary line on stderr\n"
+	"      --debug-dir DIR    where to look for debug info first (see convert)\n"
+	"  -h, --help             this text\n"
+	"\n"
+	"Exit status: 0 done (spikes or none), 1 bad input, 2 usage.\n";
+
+enum { OPT_SORT = 256, OPT_BY_THREAD, OPT_CSV, OPT_JSON, OPT_THRESHOLD, OPT_THRESHOLDS,
+       OPT_FRAMES, OPT_BUDGET, OPT_DEPTH, OPT_SUGGEST, OPT_SVG, OPT_DEBUG_DIR };
+const struct option tt_report_options[] = {
+	{"output", required_argument, NULL, 'o'}, {"force", no_argument, NULL, 'f'},
+	{"quiet", no_argument, NULL, 'q'},        {"help", no_argument, NULL, 'h'},
+	{"sort", required_argument, NULL, OPT_SORT}, {"by-thread", no_argument, NULL, OPT_BY_THREAD},
+	{"csv", no_argument, NULL, OPT_CSV},      {"json", no_argument, NULL, OPT_JSON},
+	{"frames", no_argument, NULL, OPT_FRAMES}, {"budget", required_argument, NULL, OPT_BUDGET},
+	{"svg", no_argument, NULL, OPT_SVG},
+	{"debug-dir", required_argument, NULL, OPT_DEBUG_DIR},
+	{NULL, 0, NULL, 0},
+};
+const struct option tt_spikes_options[] = {
+	{"output", required_argument, NULL, 'o'}, {"force", no_argument, NULL, 'f'},
+	{"quiet", no_argument, NULL, 'q'},        {"help", no_argument, NULL, 'h'},
+	{"json", no_argument, NULL, OPT_JSON},
+	{"threshold", required_argument, NULL, OPT_THRESHOLD},
+	{"thresholds", required_argument, NULL, OPT_THRESHOLDS},
+	{"depth", required_argument, NULL, OPT_DEPTH}, {"suggest", no_argument, NULL, OPT_SUGGEST},
+	{"debug-dir", required_argument, NULL, OPT_DEBUG_DIR},
+	{NULL, 0, NULL, 0},
+};
+const struct tt_cmd_arg tt_report_args[] = {
+	{'o', TT_ARG_FILE, NULL},
+	{OPT_SORT, TT_ARG_VALUES, tt__sort_names},
+	{OPT_DEBUG_DIR, TT_ARG_DIR, NULL},
+	{0, 0, NULL},
+};
+
+const struct tt_cmd_arg tt_spikes_args[] = {
+	{'o', TT_ARG_FILE, NULL},
+	{OPT_THRESHOLDS, TT_ARG_FILE, NULL},
+	{OPT_DEBUG_DIR, TT_ARG_DIR, NULL},
+	{0, 0, NULL},
+};
+
+/* report and spikes: the same options, each taking those its usage lists. */
+static int tt_cmd_analysis(int argc, char **argv, bool spikes)
+{
+	const char *usage = spikes ? tt_spikes_usage : tt_report_usage;
+	struct tt_report_opts o = {.thresholds.global = TT__NO_THRESHOLD, .budget = 16666667};
+	int c, sort;
+	while ((c = getopt_long(argc, argv, "o:fqh", spikes ? tt_spikes_options : tt_report_options, NULL)) != -1) {
+		switch (c) {
+		case 'o': o.output = optarg; break;
+		case 'f': o.force = true; break;
+		case 'q': o.quiet = true; break;
+		case 'h': fputs(usage, stdout); return 0;
+		case OPT_BY_THREAD: o.by_thread = true; break;
+		case OPT_CSV: o.format = TT_REPORT_CSV; break;
+		case OPT_SVG: o.format = TT_REPORT_SVG; break;
+		case OPT_JSON: o.format = TT_REPORT_JSON; break;
+		case OPT_SORT:
+			if ((sort = tt__sort_named(optarg)) < 0)
+				return tt_usage_error(usage, "report: --sort is one of self, total, children, "
+						      "calls, min, max, mean, p50, p95, p99, name");
+			o.sort = (enum tt__sort)sort;
+			break;
+		case OPT_FRAMES: o.frames = true; break;
+		case OPT_DEBUG_DIR: o.debug_dir = optarg; break;
+		case OPT_SUGGEST: o.suggest = true; break;
+		case OPT_DEPTH: {
+			char *end;
+			unsigned long depth = strtoul(optarg, &end, 10);
+			if (end == optarg || *end || depth == 0 || depth > UINT32_MAX)
+				return tt_usage_error(usage, "spikes: --depth is a number of scopes, 1 or more");
+			o.depth = (uint32_t)depth;
+			break;
+		}
+		case OPT_BUDGET:
+			if (tt__parse_duration(optarg, &o.budget) < 0)
+				return tt_usage_error(usage, "report: --budget is a TIME");
+			break;
+		case OPT_THRESHOLD:
+		case OPT_THRESHOLDS:
+			if (tt_threshold_option(c == OPT_THRESHOLD, optarg, &o.thresholds) < 0)
+				return tt_usage_error(usage, "spikes: --threshold is a TIME");
+			break;
+		default: return tt_usage_error(usage, NULL);
+		}
+	}
+	if (optind >= argc)
+		return tt_usage_error(usage, spikes ? "spikes: no input file" : "report: no input file");
+	o.inputs = argv + optind;
+	o.ninputs = (size_t)(argc - optind);
+	int rc = spikes ? tt_spikes(&o) : tt_report(&o);
+	tt_thresholds_free(&o.thresholds);
+	return rc == 0 ? 0 : 1;
+}
+
+int tt_cmd_report(int argc, char **argv)
+{
+	return tt_cmd_analysis(argc, argv, false);
+}
+
+int tt_cmd_spikes(int argc, char **argv)
+{
+	return tt_cmd_analysis(argc, argv, true);
+}

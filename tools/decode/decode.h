@@ -1,0 +1,387 @@
+/* The one decoder: turns each thread's records into logical events (complete slices,
+ * instants, counters, flows) and drives any number of sinks through callbacks. Every
+ * output format and report is a sink; none of them reads records itself.
+ *
+ *   struct tt_trace t;  tt_trace_open(&t, paths, n);   // read and validate the files
+ *   struct tt_sink *sinks[] = {&json.sink, &summary.sink};
+ *   tt_decode(&t, sinks, 2);                           // start, events..., finish
+ *
+ * Each thread's events reach the sinks in its time order. Threads (of all files)
+ * are merged by time in windows of 100 us: within a window one thread after the
+ * other, and the window's flows last, in time order over all threads, so that a
+ * FLOW_OUT comes before its FLOW_IN in any output.
+ * Memory grows with threads, sites, nesting depth and flows begun but not yet ended,
+ * never with events. */
+#ifndef TT_TOOLS_DECODE_H
+#define TT_TOOLS_DECODE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../read/read.h"
+
+enum tt_event_flags {
+	TT_EV_ARG = 1u << 0,          /* value holds the BEGIN_ARG / INSTANT_ARG argument */
+	TT_EV_UNTERMINATED = 1u << 1, /* a slice closed by the decoder, not by its END */
+	TT_EV_FUNC = 1u << 2,         /* a function slice: func, not site */
+	TT_EV_FLOW_OUT = 1u << 3,     /* a flow: the arrow starts here */
+	TT_EV_FLOW_IN = 1u << 4,      /* a flow: the arrow ends here */
+	/* Notes on the innermost open scope (the note callback), one flag each: */
+	TT_EV_THRESHOLD = 1u << 5,          /* TT_THRESHOLD_NS: value holds the ns */
+	TT_EV_CHILDREN_THRESHOLD = 1u << 6, /* TT_CHILDREN_THRESHOLD_NS: value holds the ns */
+	TT_EV_IGNORE = 1u << 7,             /* TT_IGNORE */
+	TT_EV_IGNORE_CHILDREN = 1u << 8,    /* TT_IGNORE_CHILDREN */
+	TT_EV_DESCRIBE = 1u << 9,           /* TT_DESCRIBE: text, value bytes of it */
+	TT_EV_NAMED = 1u << 10,             /* an instant with no site: text is its name (a
+	                                     * spike's mark, added by the spike sink) */
+	/* A slice whose beginning was not recorded: it was open before the thread's
+	 * oldest kept event (mode ring) or began among lost events; ts is the first time
+	 * it is known to be open. */
+	TT_EV_UNBEGUN = 1u << 11,
+	TT_EV_GAP = 1u << 12,         /* a run of lost events: value holds how many */
+	/* slice_end: its TT_DESCRIBE (the last), text_len bytes of text */
+	TT_EV_DESCRIBED = 1u << 13,
+	TT_EV_SCOPE_VALUE = 1u << 14, /* slice_end: scope_value holds its TT_SCOPE_VALUE */
+	TT_EV_PARENTS_THRESHOLD = 1u << 15, /* a note: TT_PARENTS_THRESHOLD_NS, value the ns */
+	/* convert --clip: a slice cut at the window's start (it began before: ts is the
+	 * window's start) or at its end (it ended after: ts + dur is the window's end) */
+	TT_EV_CLIPPED_BEGIN = 1u << 16,
+	TT_EV_CLIPPED_END = 1u << 17,
+};
+
+/* The thread id that the frames numbered `track` are shown on: down from the largest
+ * (no kernel gives a thread an id near 2^32), in both formats alike. */
+#define TT_FRAMES_TID(track) (UINT32_MAX - (uint32_t)(track))
+
+/* One logical event, valid only during the callback. Times are nanoseconds since the
+ * trace start (tt_trace.base_ns). */
+struct tt_event {
+	const struct tt_thread *thread;
+	const struct tt_site *site; /* slices, instants, counters; NULL with TT_EV_FUNC, flows */
+	uint64_t func;              /* TT_EV_FUNC: the function's address */
+	int64_t ts;
+	int64_t dur;                /* slice_end */
+	uint64_t value;             /* argument, counter value (as int64), or flow id */
+	uint32_t depth;             /* scopes open around it on its thread */
+	uint32_t flags;             /* enum tt_event_flags */
+	uint64_t offset;            /* file offset of its record */
+	const char *text;           /* TT_EV_DESCRIBE: value bytes; TT_EV_NAMED: a C string;
+	                             * TT_EV_DESCRIBED: text_len bytes */
+	uint32_t text_len;
+	int64_t scope_value;        /* TT_EV_SCOPE_VALUE */
+	/* Flows: the arrow's id in the output, unique in the trace. Each FLOW_OUT starts a
+	 * new one; a FLOW_IN ends the one of the latest FLOW_OUT of its process with the
+	 * same id (value) before it, or has an id no FLOW_OUT has when there is none. So
+	 * an id passed on through several hops draws each hop, and processes that number
+	 * their items alike are not linked to each other. */
+	uint64_t link;
+	/* Slices of a function no FUNCS section lists (TT_EV_FUNC, no site): its name,
+	 * from the symbols or "0x...", named here once so that no sink asks the input. */
+	struct tt_str func_name;
+};
+
+struct tt_summary {
+	uint64_t events;       /* logical events: records that are not PAD or VALUE */
+	uint64_t threads;
+	uint64_t dropped;      /* events the runtime lost */
+	uint64_t unmatched;    /* END / FUNC_EXIT with no open scope to close */
+	uint64_t clamped;      /* timestamps that went backwards */
+	uint64_t unterminated; /* slices closed by the decoder */
+	uint64_t unbegun;      /* slices opened by the decoder (TT_EV_UNBEGUN) */
+	uint64_t gaps;         /* runs of lost events shown on their thread */
+	uint64_t warnings;
+};
+
+/* One thread's totals, when its records end. */
+struct tt_thread_summary {
+	uint64_t events, unmatched, clamped, unterminated, unbegun;
+	uint64_t gaps, gap_events; /* runs of lost events and the events they lost */
+	int64_t first_ts, last_ts; /* of its first and last events; 0 when it has none */
+};
+
+struct tt_sink;
+
+/* Every callback may be NULL. One that returns < 0 stops the decoding, which then
+ * fails; the sink has reported why. */
+struct tt_sink_ops {
+	/* Before any event: processes and threads are all known (metadata goes first). */
+	int (*start)(struct tt_sink *s, const struct tt_trace *t);
+	/* A scope opens: site or func, ts, depth, value with TT_EV_ARG. For sinks that
+	 * need begin and end in time order (Perfetto); JSON waits for slice_end. */
+	int (*slice_begin)(struct tt_sink *s, const struct tt_event *e);
+	/* A scope closes: everything, dur included; children close before parents. */
+	int (*slice_end)(struct tt_sink *s, const struct tt_event *e);
+	int (*instant)(struct tt_sink *s, const struct tt_event *e);
+	int (*counter)(struct tt_sink *s, const struct tt_event *e);
+	/* One end of an arrow between threads: value is the id recorded, link the
+	 * arrow's, flags the direction (TT_EV_FLOW_OUT or _IN), depth as for an event
+	 * inside the innermost open scope. FLOW_OUT comes before its FLOW_IN when they
+	 * happened in that order. */
+	int (*flow)(struct tt_sink *s, const struct tt_event *e);
+	/* A note on the innermost open scope (depth: how many are open; 0, none): one of
+	 * the flags TT_EV_THRESHOLD to TT_EV_DESCRIBE. For the spike detector. */
+	int (*note)(struct tt_sink *s, const struct tt_event *e);
+	/* A frame boundary (TT_FRAME_MARK): frame number `value` of the frames named by
+	 * site begins at ts, and the one before it lasted dur (0: it is the first). The
+	 * frames of a name are the process's, from all its threads; func numbers them
+	 * (their track) from 0 over the trace, for sinks that keep state per track. The
+	 * trace writers show them as slices on a thread of their own, TT_FRAMES_TID. */
+	int (*frame)(struct tt_sink *s, const struct tt_event *e);
+	/* A thread's records ended (its open scopes are closed by then). */
+	int (*thread_end)(struct tt_sink *s, const struct tt_thread *t,
+			  const struct tt_thread_summary *sum);
+	/* Something was lost or repaired; the message is complete and ends in no newline. */
+	void (*warning)(struct tt_sink *s, const char *message);
+	/* After the last event. */
+	int (*finish)(struct tt_sink *s, const struct tt_summary *sum);
+	/* Frees the sink (tt_sink_free). */
+	void (*destroy)(struct tt_sink *s);
+};
+
+struct tt_sink {
+	const struct tt_sink_ops *ops;
+};
+
+/* Decodes every file of the trace into the sinks. 0, or -1 after an error was
+ * reported (a malformed record, or a sink failing). */
+int tt_decode(const struct tt_trace *t, struct tt_sink *const *sinks, size_t nsinks);
+
+/* Frees a sink through its destroy callback; NULL is nothing. */
+static inline void tt_sink_free(struct tt_sink *s)
+{
+	if (s)
+		s->ops->destroy(s);
+}
+
+/* ---- the pipeline (pipeline.c): how every command reads a run ---- */
+
+struct tt_session_opts {
+	char *const *inputs;
+	size_t ninputs;
+	const char *debug_dir; /* searched for debug info first (NULL: the system's only) */
+	const char *output;    /* the output file ("-": stdout), or NULL: none */
+	bool force;            /* replace an existing output file */
+	bool quiet;            /* no summary line nor progress bar (warnings are still printed) */
+};
+
+struct tt_session {
+	const struct tt_session_opts *opts;
+	struct tt_trace trace;
+	struct tt_symbols *symbols;
+	struct tt_out out;     /* after tt_session_output */
+	bool out_open;
+	struct tt_summary sum; /* after tt_session_decode */
+	char what[128];        /* the summary's word for what was made ("flat profile"), or "" */
+};
+
+/* Opens the inputs and names their functions. 0, or -1 after reporting the problem;
+ * tt_session_close either way. */
+int tt_session_open(struct tt_session *r, const struct tt_session_opts *o);
+/* Opens r->opts->output into r->out; 0, or -1 after reporting why. */
+int tt_session_output(struct tt_session *r);
+/* Decodes the run into the sinks (tt_decode_reported), with a progress bar for large
+ * inputs on a terminal unless quiet; the totals in r->sum. */
+int tt_session_decode(struct tt_session *r, struct tt_sink *const *sinks, size_t n);
+/* The output's name for messages: its path, or "stdout". */
+const char *tt_session_output_name(const struct tt_session *r);
+/* Ends the run: rc < 0 aborts the output (no file left behind); otherwise commits it
+ * and prints the one summary line. Closes everything; returns rc, or -1 when the
+ * commit failed (reported). Free the sinks before: they may read the trace. */
+int tt_session_close(struct tt_session *r, int rc);
+/* Decodes t into the sinks and the pipeline's own, which prints every warning and
+ * keeps the totals in *sum (may be NULL). 0, or -1 after reporting. */
+int tt_decode_reported(const struct tt_trace *t, struct tt_sink *const *sinks, size_t n,
+		       struct tt_summary *sum);
+
+/* ---- inside decode/: the decoder's state, shared by its files ---- */
+
+/* Deeper nesting than this is a corrupt file, not a program: refuse it rather than
+ * let a hostile file take memory without bound. */
+#define TT_MAX_DEPTH (1u << 18)
+
+/* The decoder runs each thread through a window of this many nanoseconds at a time
+ * (a few thousand records), threads one after the other, so that merging costs
+ * nothing per record; flows are held back to the window's end and sorted. */
+#define TT_WINDOW_NS 100000
+/* At most this many flows held back: a window full of flows is flushed early. */
+#define TT_FLOW_BATCH 65536
+
+/* Entries in a thread's cache of call sites (a power of two). */
+#define TT_SITE_CACHE 64
+
+/* Events between two progress reports. */
+#define TT_PROGRESS_EVENTS (1u << 20)
+
+/* Records decoded between two releases of the input they came from (1 MiB): memory
+ * stays flat however large the file. */
+#define TT_RELEASE_RECORDS 65536u
+/* Events between two releases of everything behind the threads' positions in each
+ * file, and how far back each reaches: the kernel maps pages around each fault
+ * (fault-around, large folios), among them pages of other threads' sections that
+ * were released already, which their threads never release again. In a file whose
+ * threads' sections interleave (mode stream) that kept 40% of the file resident. */
+#define TT_RELEASE_BEHIND_EVENTS (1u << 18)
+#define TT_RELEASE_BEHIND_MARGIN (8u << 20)
+
+struct tt_scope {
+	int64_t ts;
+	const struct tt_site *site;
+	uint64_t func;
+	uint64_t value;
+	uint64_t offset;
+	uint32_t flags;
+	uint32_t text_len;   /* TT_EV_DESCRIBED: its text, in the thread's descriptions */
+	int64_t scope_value; /* TT_EV_SCOPE_VALUE */
+};
+
+/* The frames of one name in one file (TT_FRAME_MARK): few, looked up by site. */
+struct tt_frame_series {
+	const struct tt_file *file;
+	struct tt_str name;
+	uint64_t count;  /* marks so far */
+	int64_t last_ts; /* of the last mark */
+};
+
+/* What the decoder keeps per thread between records and sections. */
+struct tt_thread_state {
+	const struct tt_thread *thread;
+	size_t section, record; /* the next record to decode */
+	int64_t next_ts;        /* its time */
+	bool done;              /* no records left */
+	bool next_known;        /* next_ts is that record's exact time, not an estimate */
+	struct tt_scope *stack;
+	uint32_t depth, cap;
+	uint64_t last_tsc;
+	int64_t last_ts;
+	bool started;
+	/* A two-record kind waiting for its VALUE, or a DESCRIBE for its TEXT records. */
+	unsigned pending;
+	const struct tt_site *pending_site;
+	uint64_t pending_payload;
+	int64_t pending_ts;
+	uint64_t pending_offset;
+	/* Mode ring: scopes open before its oldest kept record, innermost first, each by
+	 * the function its FUNC_EXIT names, or 0 for an END; opened at its first record. */
+	uint64_t *unbegun;
+	uint32_t nunbegun;
+	uint64_t unbegun_opened;
+	uint64_t gaps, gap_events, gap_closed;
+	uint32_t text_len, text_want; /* DESCRIBE: bytes of text so far, and in all */
+	char text[TT_DESCRIBE_MAX + TT_TEXT_BYTES];
+	uint64_t unmatched, first_unmatched; /* ENDs and FUNC_EXITs */
+	uint64_t unmatched_exits, first_unmatched_exit, unmatched_exit_func; /* FUNC_EXITs */
+	uint64_t unmatched_exit_tsc;
+	uint64_t clamped, first_clamped;
+	uint64_t events, unterminated;
+	int64_t first_ts;
+	/* The descriptions of the open scopes: TT_DESCRIBE_MAX bytes per depth, as far
+	 * as a description was given. */
+	char *described;
+	uint32_t described_cap; /* depths it has room for */
+	/* The sites this thread used last, by address bits: most lookups end here. */
+	const struct tt_site *site_cache[TT_SITE_CACHE];
+};
+
+/* A thread in the merge, with its key beside it so that ordering touches only the
+ * heap. */
+struct tt_heap_entry {
+	int64_t ts; /* the thread's next_ts */
+	uint32_t id;
+};
+
+struct tt_flow_link {
+	const struct tt_file *file;
+	uint64_t id;
+	uint64_t link;
+};
+
+/* The sinks that take one kind of event, gathered at the start so that each event
+ * costs a call per sink that wants it and nothing for the others. */
+#define TT_MAX_SINKS 8
+typedef int (*tt_event_fn)(struct tt_sink *s, const struct tt_event *e);
+struct tt_dispatch {
+	struct tt_sink *sink[TT_MAX_SINKS];
+	tt_event_fn fn[TT_MAX_SINKS];
+	size_t n;
+};
+
+struct tt_decoder {
+	const struct tt_trace *trace;
+	struct tt_sink *const *sinks;
+	size_t nsinks;
+	struct tt_dispatch slice_begin, slice_end, instant, counter, flow, note, frame;
+	struct tt_frame_series *frames;        /* by name and file */
+	size_t nframes;
+	uint32_t *frames_of;             /* by site id: index in frames + 1, 0 not yet */
+	struct tt_thread_state *threads; /* by thread id */
+	struct tt_heap_entry *heap;      /* the earliest next_ts on top */
+	size_t nheap;
+	uint64_t records;                /* in all files, for progress reports */
+	struct tt_event *flows;          /* the window's flows, until it ends */
+	size_t nflows;
+	/* Flows begun and not yet ended, by process and id: the link of the latest
+	 * FLOW_OUT (tt_event.link). Open addressing, linear probing, link 0 empty. */
+	struct tt_flow_link *links;
+	size_t nlinks, links_cap;
+	uint64_t last_link;
+	struct tt_summary sum;
+	uint64_t *released;              /* by file: released below this offset */
+	uint64_t released_at;            /* sum.events then */
+	char func_name[512];             /* tt_event.func_name, during its callback */
+};
+
+/* Gives an event to every sink that takes it; stops at the first failure. */
+static inline int tt_dispatch(const struct tt_dispatch *to, const struct tt_event *e)
+{
+	int rc = 0;
+	for (size_t i = 0; i < to->n && rc == 0; i++)
+		rc = to->fn[i](to->sink[i], e);
+	return rc;
+}
+
+/* Calls one callback of every sink that has it; stops at the first failure. */
+#define TT_EMIT(d, op, ...)                                                        \
+	({                                                                             \
+		int tt__rc = 0;                                                            \
+		for (size_t tt__i = 0; tt__i < (d)->nsinks && tt__rc == 0; tt__i++) {      \
+			struct tt_sink *tt__s = (d)->sinks[tt__i];                             \
+			if (tt__s->ops->op)                                                    \
+				tt__rc = tt__s->ops->op(tt__s, __VA_ARGS__);                       \
+		}                                                                          \
+		tt__rc;                                                                    \
+	})
+
+
+/* Nanoseconds since the trace start, within +-2^61 (73 years): a hostile file's clock
+ * can put events at either end of time, and sinks add and subtract times freely. */
+#define TT_TIME_LIMIT (INT64_C(1) << 61)
+
+static inline int64_t tt_rebase(int64_t ns, int64_t base)
+{
+	int64_t ts;
+	if (__builtin_sub_overflow(ns, base, &ts))
+		ts = ns < 0 ? INT64_MIN : INT64_MAX;
+	return ts < -TT_TIME_LIMIT ? -TT_TIME_LIMIT : ts > TT_TIME_LIMIT ? TT_TIME_LIMIT : ts;
+}
+
+/* state.c: one thread's state machine. Runs a thread until its next timed record is
+ * later than `limit` (st->next_ts then holds that time) or its records end
+ * (st->done); after its last record, closes what it left open and reports. */
+int tt_decoder_run(struct tt_decoder *d, struct tt_thread_state *st, int64_t limit);
+int tt_decoder_finish_thread(struct tt_decoder *d, const struct tt_thread *t);
+/* Mode ring: the scopes a wrapped thread's records close without opening them. */
+int tt_decoder_scan_unbegun(struct tt_thread_state *st);
+/* A warning to every sink, counted in the summary. */
+TT_PRINTF(2, 3) void tt_decoder_warn(struct tt_decoder *d, const char *fmt, ...);
+
+/* flows.c: a flow held back to its window's end; the window's flows, linked and
+ * given to the sinks in time order. */
+int tt_decoder_flow(struct tt_decoder *d, struct tt_thread_state *st, const struct tt_thread *t,
+		    uint32_t dir, uint64_t id, int64_t ts, uint64_t offset);
+int tt_decoder_flush_flows(struct tt_decoder *d);
+
+/* release.c: releases each file below the earliest section a thread still reads. */
+void tt_decoder_release_behind(struct tt_decoder *d);
+
+#endif

@@ -1,0 +1,644 @@
+/* The decoder's state machine: one thread's records into events (scopes opened and
+ * closed, ENDBEGIN, unmatched ends, scopes begun before the thread's first kept
+ * record, runs of lost events, notes, descriptions, frames), given to the sinks. */
+#include "decode.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+TT_PRINTF(2, 3) void tt_decoder_warn(struct tt_decoder *d, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	d->sum.warnings++;
+	for (size_t i = 0; i < d->nsinks; i++)
+		if (d->sinks[i]->ops->warning)
+			d->sinks[i]->ops->warning(d->sinks[i], msg);
+}
+
+/* "tid 1234 (worker-1)" for messages. */
+static const char *tt_thread_label(const struct tt_thread *t, char *buf, size_t cap)
+{
+	snprintf(buf, cap, "%s: tid %" PRIu32 " (%.*s)", t->file->path, t->tid,
+		 (int)(t->name.len > 64 ? 64 : t->name.len), t->name.ptr);
+	return buf;
+}
+
+/* Names the function of a slice that no site names (a file with no FUNCS section). */
+static void tt_name_func(struct tt_decoder *d, struct tt_event *e)
+{
+	if (__builtin_expect(e->site || !(e->flags & TT_EV_FUNC), 1))
+		return;
+	size_t n = tt_trace_func_name(d->trace, e->thread->file, e->func, d->func_name,
+				      sizeof(d->func_name));
+	e->func_name = (struct tt_str){d->func_name, (uint32_t)n};
+}
+
+/* Opens a scope: pushes it and tells the sinks. The fields come as values, written
+ * once into the frame and once into the event, never copied from one to the other
+ * (a wide load of fields just stored stalls). */
+static int tt_open_scope(struct tt_decoder *d, struct tt_thread_state *st,
+			 const struct tt_thread *t, int64_t ts, const struct tt_site *site,
+			 uint64_t func, uint64_t value, uint32_t flags, uint64_t offset)
+{
+	if (st->depth == st->cap) {
+		if (st->cap >= TT_MAX_DEPTH)
+			return tt_error_at(t->file->path, offset, "scopes nested deeper than %u",
+					   TT_MAX_DEPTH);
+		uint32_t cap = st->cap ? st->cap * 2 : 64;
+		struct tt_scope *p = realloc(st->stack, cap * sizeof(*p));
+		if (!p)
+			return tt_error("out of memory for %u nested scopes", cap);
+		st->stack = p;
+		st->cap = cap;
+	}
+	struct tt_scope *fr = &st->stack[st->depth++];
+	fr->ts = ts;
+	fr->site = site;
+	fr->func = func;
+	fr->value = value;
+	fr->flags = flags;
+	fr->offset = offset;
+	fr->text_len = 0;
+	struct tt_event e = {
+		.thread = t, .site = site, .func = func, .ts = ts, .value = value,
+		.depth = st->depth - 1, .flags = flags, .offset = offset,
+	};
+	tt_name_func(d, &e);
+	return tt_dispatch(&d->slice_begin, &e);
+}
+
+/* Closes the innermost scope at `ts`. */
+static int tt_close_scope(struct tt_decoder *d, struct tt_thread_state *st,
+			  const struct tt_thread *t, int64_t ts, uint32_t flags)
+{
+	const struct tt_scope *fr = &st->stack[--st->depth];
+	struct tt_event e = {
+		.thread = t, .site = fr->site, .func = fr->func, .ts = fr->ts,
+		.dur = ts - fr->ts, .value = fr->value, .depth = st->depth,
+		.flags = fr->flags | flags, .offset = fr->offset, .scope_value = fr->scope_value,
+	};
+	if (fr->flags & TT_EV_DESCRIBED) {
+		e.text = st->described + (size_t)st->depth * TT_DESCRIBE_MAX;
+		e.text_len = fr->text_len;
+	}
+	if (flags & TT_EV_UNTERMINATED) {
+		d->sum.unterminated++;
+		st->unterminated++;
+	}
+	tt_name_func(d, &e);
+	return tt_dispatch(&d->slice_end, &e);
+}
+
+static void tt_count_unmatched(struct tt_thread_state *st, uint64_t offset)
+{
+	if (st->unmatched++ == 0)
+		st->first_unmatched = offset;
+}
+
+/* FUNC_EXIT closes its FUNC_ENTER and whatever was left open inside it (a longjmp, an
+ * exception); without one open, it is unmatched. */
+static int tt_func_exit(struct tt_decoder *d, struct tt_thread_state *st,
+			const struct tt_thread *t, uint64_t func, int64_t ts, uint64_t offset)
+{
+	uint32_t i = st->depth;
+	while (i > 0 && !((st->stack[i - 1].flags & TT_EV_FUNC) && st->stack[i - 1].func == func))
+		i--;
+	if (i == 0) {
+		/* recording began inside the function, or its entry was lost */
+		if (st->unmatched_exits++ == 0) {
+			st->first_unmatched_exit = offset;
+			st->unmatched_exit_func = func;
+			st->unmatched_exit_tsc = st->last_tsc;
+		}
+		tt_count_unmatched(st, offset);
+		return 0;
+	}
+	while (st->depth > i)
+		if (tt_close_scope(d, st, t, ts, TT_EV_UNTERMINATED) < 0)
+			return -1;
+	return tt_close_scope(d, st, t, ts, 0);
+}
+
+static const char *const tt_kind_names[TT_REC_KIND_MAX + 1] = {
+	[TT_REC_BEGIN_ARG] = "BEGIN_ARG", [TT_REC_INSTANT_ARG] = "INSTANT_ARG",
+	[TT_REC_COUNTER] = "COUNTER", [TT_REC_FLOW_OUT] = "FLOW_OUT", [TT_REC_FLOW_IN] = "FLOW_IN",
+	[TT_REC_DESCRIBE] = "DESCRIBE", [TT_REC_DROPPED] = "DROPPED",
+	[TT_REC_SCOPE_VALUE] = "SCOPE_VALUE",
+};
+
+/* The kinds this decoder reads; any other is an error. */
+static bool tt_kind_known(unsigned kind)
+{
+	return kind <= TT_REC_FUNC_EXIT ||
+	       (kind >= TT_REC_THRESHOLD && kind <= TT_REC_PARENTS_THRESHOLD);
+}
+
+/* A note's event flag, by kind from TT_REC_THRESHOLD on. */
+static const uint32_t tt_note_flags[] = {
+	TT_EV_THRESHOLD, TT_EV_CHILDREN_THRESHOLD, TT_EV_IGNORE, TT_EV_IGNORE_CHILDREN,
+	TT_EV_DESCRIBE,
+};
+
+/* A description stays with its scope, for the slice's args in the trace. */
+static int tt_describe_scope(struct tt_thread_state *st, const char *text, uint32_t len)
+{
+	if (st->depth == 0)
+		return 0;
+	uint32_t at = st->depth - 1;
+	if (at >= st->described_cap) {
+		uint32_t cap = st->depth > 2 * st->described_cap ? st->depth : 2 * st->described_cap;
+		char *grown = realloc(st->described, (size_t)cap * TT_DESCRIBE_MAX);
+		if (!grown)
+			return tt_error("out of memory for the descriptions of %u nested scopes", cap);
+		st->described = grown;
+		st->described_cap = cap;
+	}
+	memcpy(st->described + (size_t)at * TT_DESCRIBE_MAX, text, len);
+	st->stack[at].text_len = len;
+	st->stack[at].flags |= TT_EV_DESCRIBED;
+	return 0;
+}
+
+/* A frame boundary: the frames of its site's name in its file count one more. */
+static int tt_frame_mark(struct tt_decoder *d, struct tt_thread_state *st, const struct tt_site *site,
+			 int64_t ts, uint64_t offset)
+{
+	const struct tt_file *file = st->thread->file;
+	uint32_t *of = &d->frames_of[site->id];
+	for (size_t i = 0; i < d->nframes && !*of; i++)
+		if (d->frames[i].file == file && d->frames[i].name.len == site->name.len &&
+		    memcmp(d->frames[i].name.ptr, site->name.ptr, site->name.len) == 0)
+			*of = (uint32_t)i + 1;
+	if (!*of) {
+		struct tt_frame_series *grown = realloc(d->frames, (d->nframes + 1) * sizeof *grown);
+		if (!grown)
+			return tt_error("out of memory for frames");
+		d->frames = grown;
+		d->frames[d->nframes++] = (struct tt_frame_series){.file = file, .name = site->name};
+		*of = (uint32_t)d->nframes;
+	}
+	struct tt_frame_series *f = &d->frames[*of - 1];
+	/* marks of two threads can come a little out of order within a merge window */
+	int64_t dur = f->count && ts > f->last_ts ? ts - f->last_ts : 0;
+	f->count++;
+	f->last_ts = ts > f->last_ts || f->count == 1 ? ts : f->last_ts;
+	struct tt_event e = {.thread = st->thread, .site = site, .func = *of - 1, .ts = f->last_ts,
+			     .dur = dur, .value = f->count, .depth = st->depth, .offset = offset};
+	return tt_dispatch(&d->frame, &e);
+}
+
+static int tt_note(struct tt_decoder *d, struct tt_thread_state *st, unsigned kind,
+		   uint64_t value, int64_t ts, uint64_t offset)
+{
+	if (kind == TT_REC_DESCRIBE && tt_describe_scope(st, st->text, (uint32_t)value) < 0)
+		return -1;
+	struct tt_event e = {
+		.thread = st->thread, .ts = ts, .value = value, .depth = st->depth,
+		.flags = kind == TT_REC_PARENTS_THRESHOLD ? TT_EV_PARENTS_THRESHOLD :
+							    tt_note_flags[kind - TT_REC_THRESHOLD],
+		.offset = offset,
+		.text = kind == TT_REC_DESCRIBE ? st->text : NULL,
+	};
+	return tt_dispatch(&d->note, &e);
+}
+
+/* One TEXT record of the pending DESCRIBE: its 15 bytes; the note after the last. */
+static int tt_describe_text(struct tt_decoder *d, struct tt_thread_state *st,
+			    const struct tt_record *r)
+{
+	memcpy(st->text + st->text_len, &r->tsc, 8);
+	uint64_t rest = TT_RECORD_PAYLOAD(r->word);
+	memcpy(st->text + st->text_len + 8, &rest, TT_TEXT_BYTES - 8);
+	st->text_len += TT_TEXT_BYTES;
+	if (st->text_len < st->text_want)
+		return 0;
+	st->pending = 0;
+	return tt_note(d, st, TT_REC_DESCRIBE, st->text_want, st->pending_ts, st->pending_offset);
+}
+
+/* Opens a scope whose beginning was not recorded, at the first time it is known to
+ * be open: `func` names it (FUNC_EXIT closes it), or 0 for the file's unbegun site. */
+static int tt_open_unbegun(struct tt_decoder *d, struct tt_thread_state *st,
+			   const struct tt_thread *t, int64_t ts, uint64_t func, uint64_t offset)
+{
+	st->unbegun_opened++;
+	d->sum.unbegun++;
+	return func ? tt_open_scope(d, st, t, ts, NULL, func, 0, TT_EV_FUNC | TT_EV_UNBEGUN, offset) :
+		      tt_open_scope(d, st, t, ts, t->file->unbegun_site, 0, 0, TT_EV_UNBEGUN, offset);
+}
+
+/* A run of lost events (TT_REC_DROPPED): the scopes that ended among them close at
+ * its start, flagged unterminated (their end is not known); the run is a slice of its
+ * own, named by the file's gap site; the scopes begun among them and still open after
+ * it open at its end, flagged unbegun. */
+static int tt_gap(struct tt_decoder *d, struct tt_thread_state *st, const struct tt_thread *t,
+		  uint64_t lost, int64_t ts, uint64_t last_tsc, uint64_t depths, uint64_t offset)
+{
+	const struct tt_file *f = t->file;
+	if (!f->gap_site)
+		return tt_error_at(f->path, offset, "a DROPPED record in a file that counts no "
+				   "dropped events");
+	for (uint32_t i = TT_GAP_CLOSES(depths); i > 0 && st->depth > 0; i--) {
+		st->gap_closed++;
+		if (tt_close_scope(d, st, t, ts, TT_EV_UNTERMINATED) < 0)
+			return -1;
+	}
+	int64_t end = ts;
+	if (last_tsc > st->last_tsc) {
+		end = tt_rebase(tt_clock_ns(&f->clock, last_tsc), d->trace->base_ns);
+		if (end < ts)
+			end = ts;
+		st->last_tsc = last_tsc;
+		st->last_ts = end;
+	}
+	st->gaps++;
+	st->gap_events += lost;
+	d->sum.gaps++;
+	if (tt_open_scope(d, st, t, ts, f->gap_site, 0, lost, TT_EV_ARG | TT_EV_GAP, offset) < 0 ||
+	    tt_close_scope(d, st, t, end, 0) < 0)
+		return -1;
+	for (uint32_t i = TT_GAP_OPENS(depths); i > 0; i--)
+		if (tt_open_unbegun(d, st, t, end, 0, offset) < 0)
+			return -1;
+	return 0;
+}
+
+/* The second record of a two-record event. */
+static int tt_complete(struct tt_decoder *d, struct tt_thread_state *st,
+		       const struct tt_thread *t, const struct tt_record *second)
+{
+	uint64_t value = second->tsc;
+	int64_t ts = st->pending_ts;
+	uint64_t offset = st->pending_offset;
+	const struct tt_site *site = st->pending_site;
+	unsigned kind = st->pending;
+	st->pending = 0;
+	struct tt_event e = {
+		.thread = t, .site = site, .ts = ts, .value = value, .depth = st->depth,
+		.flags = TT_EV_ARG, .offset = offset,
+	};
+	switch (kind) {
+	case TT_REC_BEGIN_ARG: {
+		return tt_open_scope(d, st, t, ts, site, 0, value, TT_EV_ARG, offset);
+	}
+	case TT_REC_INSTANT_ARG:
+		return tt_dispatch(&d->instant, &e);
+	case TT_REC_COUNTER:
+		e.flags = 0;
+		return tt_dispatch(&d->counter, &e);
+	case TT_REC_FLOW_OUT:
+		return tt_decoder_flow(d, st, t, TT_EV_FLOW_OUT, value, ts, offset);
+	case TT_REC_SCOPE_VALUE:
+		if (st->depth > 0) {
+			st->stack[st->depth - 1].scope_value = (int64_t)value;
+			st->stack[st->depth - 1].flags |= TT_EV_SCOPE_VALUE;
+		}
+		return 0;
+	case TT_REC_DROPPED:
+		return tt_gap(d, st, t, st->pending_payload, ts, value, TT_RECORD_PAYLOAD(second->word),
+			      offset);
+	default:
+		return tt_decoder_flow(d, st, t, TT_EV_FLOW_IN, value, ts, offset);
+	}
+}
+
+/* The site (call site or function) at `address` for a record made at `tsc`, through
+ * the thread's cache. */
+static const struct tt_site *tt_cached_site(struct tt_thread_state *st, uint64_t address,
+					    uint64_t tsc)
+{
+	/* descriptors are static structs of 32 bytes or more, and functions seldom
+	 * shorter: their low bits vary little */
+	const struct tt_site **slot = &st->site_cache[(address >> 5) & (TT_SITE_CACHE - 1)];
+	if (*slot && (*slot)->address == address && tsc >= (*slot)->since && tsc < (*slot)->until)
+		return *slot;
+	const struct tt_site *s = tt_file_site(st->thread->file, address, tsc);
+	if (s)
+		*slot = s;
+	return s;
+}
+
+/* A function's site, or NULL when no FUNCS section lists it (a file written before
+ * there were any): then the sinks name the function by its address. */
+static const struct tt_site *tt_func_site(struct tt_thread_state *st, uint64_t address,
+					 uint64_t tsc)
+{
+	const struct tt_site *s = tt_cached_site(st, address, tsc);
+	return s && s->is_func ? s : NULL;
+}
+
+static const struct tt_site *tt_site_for(struct tt_thread_state *st, uint64_t address,
+					 uint64_t offset)
+{
+	const struct tt_thread *t = st->thread;
+	const struct tt_site *s = tt_cached_site(st, address, st->last_tsc);
+	if (!s || s->is_func) {
+		tt_error_at(t->file->path, offset, "call site 0x%" PRIx64 " is not in any SITES section",
+			    address);
+		return NULL;
+	}
+	if (s->defined_at > offset) {
+		tt_error_at(t->file->path, offset, "call site 0x%" PRIx64
+			    " is used before the SITES section at offset %" PRIu64 " describes it",
+			    address, s->defined_at);
+		return NULL;
+	}
+	return s;
+}
+
+/* One record whose time is known. */
+static int tt_decode_record(struct tt_decoder *d, struct tt_thread_state *st, unsigned kind,
+			    uint64_t payload, int64_t ts, uint64_t offset)
+{
+	const struct tt_thread *t = st->thread;
+	const struct tt_site *site = NULL;
+	if (TT_RECORD_HAS_SITE(kind)) {
+		site = tt_site_for(st, payload, offset);
+		if (!site)
+			return -1;
+	}
+	int rc = 0;
+	switch (kind) {
+	case TT_REC_ENDBEGIN:
+	case TT_REC_END:
+		if (st->depth == 0)
+			tt_count_unmatched(st, offset);
+		else
+			rc = tt_close_scope(d, st, t, ts, 0);
+		if (kind == TT_REC_END || rc < 0)
+			break;
+		/* ENDBEGIN opens its scope at the same time */
+		__attribute__((fallthrough));
+	case TT_REC_BEGIN:
+		rc = tt_open_scope(d, st, t, ts, site, 0, 0, 0, offset);
+		break;
+	case TT_REC_INSTANT: {
+		struct tt_event e = {.thread = t, .site = site, .ts = ts, .depth = st->depth,
+				     .offset = offset};
+		rc = tt_dispatch(&d->instant, &e);
+		break;
+	}
+	case TT_REC_FUNC_ENTER:
+		rc = tt_open_scope(d, st, t, ts, tt_func_site(st, payload, st->last_tsc), payload, 0, TT_EV_FUNC,
+				   offset);
+		break;
+	case TT_REC_FUNC_EXIT:
+		rc = tt_func_exit(d, st, t, payload, ts, offset);
+		break;
+	case TT_REC_FRAME:
+		rc = tt_frame_mark(d, st, site, ts, offset);
+		break;
+	case TT_REC_THRESHOLD:
+	case TT_REC_CHILDREN_THRESHOLD:
+	case TT_REC_IGNORE:
+	case TT_REC_IGNORE_CHILDREN:
+	case TT_REC_PARENTS_THRESHOLD:
+		rc = tt_note(d, st, kind, payload, ts, offset);
+		break;
+	case TT_REC_DESCRIBE:
+		if (payload > TT_DESCRIBE_MAX)
+			return tt_error_at(t->file->path, offset, "DESCRIBE of %" PRIu64
+					   " bytes: more than %u", payload, TT_DESCRIBE_MAX);
+		if (payload == 0)
+			return tt_note(d, st, kind, 0, ts, offset);
+		st->pending = kind;
+		st->pending_ts = ts;
+		st->pending_offset = offset;
+		st->text_len = 0;
+		st->text_want = (uint32_t)payload;
+		break;
+	default: /* the two-record kinds wait for their VALUE */
+		st->pending = kind;
+		st->pending_site = site;
+		st->pending_payload = payload;
+		st->pending_ts = ts;
+		st->pending_offset = offset;
+		break;
+	}
+	return rc;
+}
+
+/* Decodes one thread's records until its next timed record is later than `limit`
+ * (then st->next_ts holds that time and the cursor stays on it), or its records end
+ * (st->done). */
+int tt_decoder_run(struct tt_decoder *d, struct tt_thread_state *st, int64_t limit)
+{
+	const struct tt_thread *t = st->thread;
+	const struct tt_file *f = t->file;
+	int64_t base = d->trace->base_ns;
+	for (; st->section < t->nsections; st->section++, st->record = 0) {
+		const struct tt_events *ev = &t->sections[st->section];
+		const struct tt_record *records = tt_section_records(t, st->section);
+		for (; st->record < ev->count; st->record++) {
+			if ((st->record & (TT_RELEASE_RECORDS - 1)) == 0 && st->record)
+				tt_file_release(f, tt_record_offset(ev, st->record - TT_RELEASE_RECORDS),
+						tt_record_offset(ev, st->record));
+			const struct tt_record *r = &records[st->record];
+			unsigned kind = TT_RECORD_KIND(r->word);
+			uint64_t payload = TT_RECORD_PAYLOAD(r->word);
+			uint64_t offset = tt_record_offset(ev, st->record);
+			if (st->pending == TT_REC_DESCRIBE) {
+				if (kind != TT_REC_TEXT)
+					return tt_error_at(f->path, st->pending_offset,
+							   "DESCRIBE record without its TEXT records");
+				if (tt_describe_text(d, st, r) < 0)
+					return -1;
+				continue;
+			}
+			if (st->pending) {
+				if (kind != TT_REC_VALUE)
+					return tt_error_at(f->path, st->pending_offset,
+							   "%s record without its VALUE record",
+							   tt_kind_names[st->pending]);
+				if (tt_complete(d, st, t, r) < 0)
+					return -1;
+				continue;
+			}
+			if (kind == TT_REC_PAD)
+				continue;
+			if (kind == TT_REC_VALUE || kind == TT_REC_TEXT)
+				return tt_error_at(f->path, offset, "%s record with no record before "
+						   "it that takes one", kind == TT_REC_VALUE ? "VALUE" : "TEXT");
+			if (!tt_kind_known(kind))
+				return tt_error_at(f->path, offset, "unknown record kind %u", kind);
+			uint64_t tsc = r->tsc;
+			if (tsc < f->tsc_min || tsc > f->tsc_max)
+				return tt_error_at(f->path, offset, "a record (kind %u) at TSC %" PRIu64
+						   ", %s the run (TSC %" PRIu64 " to %" PRIu64 "): a "
+						   "damaged record", kind, tsc,
+						   tsc < f->tsc_min ? "long before" : "long after",
+						   f->header.start.tsc, f->header.end.tsc);
+			/* A signal handler that interrupted the hot path can leave a record with
+			 * an earlier TSC after a later one: keep the thread's time monotonic. */
+			bool clamped = st->started && tsc < st->last_tsc;
+			if (clamped)
+				tsc = st->last_tsc;
+			int64_t ts;
+			if (st->next_known) {
+				ts = st->next_ts; /* computed when this record stopped the last run */
+				st->next_known = false;
+			} else {
+				ts = st->started && tsc == st->last_tsc ? st->last_ts :
+				     tt_rebase(tt_clock_ns(&f->clock, tsc), base);
+			}
+			if (ts > limit) {
+				st->next_ts = ts; /* another thread's events come first */
+				st->next_known = true;
+				return 0;
+			}
+			if (clamped && st->clamped++ == 0)
+				st->first_clamped = offset;
+			if (!st->started) {
+				st->first_ts = ts;
+				for (uint32_t i = st->nunbegun; i > 0; i--)
+					if (tt_open_unbegun(d, st, t, ts, st->unbegun[i - 1], offset) < 0)
+						return -1;
+			}
+			st->started = true;
+			st->last_tsc = tsc;
+			st->last_ts = ts;
+			if ((++d->sum.events & (TT_PROGRESS_EVENTS - 1)) == 0 && d->trace->progress)
+				d->trace->progress(d->trace->progress_ctx, d->sum.events, d->records);
+			st->events++;
+			if (tt_decode_record(d, st, kind, payload, ts, offset) < 0)
+				return -1;
+		}
+		tt_file_release(f, ev->offset, ev->offset + (ev->records ? ev->count * sizeof(struct tt_record) :
+									  ev->packed_size));
+	}
+	st->done = true;
+	return 0;
+}
+
+/* A function's name for messages: its site's, or the address. */
+static size_t tt_func_label(const struct tt_trace *t, struct tt_thread_state *st, uint64_t func,
+			    uint64_t tsc, char *buf, size_t cap)
+{
+	const struct tt_site *s = tt_func_site(st, func, tsc);
+	if (!s)
+		return tt_trace_func_name(t, st->thread->file, func, buf, cap);
+	size_t n = s->name.len < cap - 1 ? s->name.len : cap - 1;
+	memcpy(buf, s->name.ptr, n);
+	buf[n] = 0;
+	return n;
+}
+
+/* After a thread's last record: close what it left open, report what went wrong. */
+int tt_decoder_finish_thread(struct tt_decoder *d, const struct tt_thread *t)
+{
+	struct tt_thread_state *st = &d->threads[t->id];
+	char who[160];
+	if (st->pending)
+		return tt_error_at(t->file->path, st->pending_offset,
+				   "%s record without its %s (the thread's records end)",
+				   tt_kind_names[st->pending],
+				   st->pending == TT_REC_DESCRIBE ? "TEXT records" : "VALUE record");
+	if (st->depth > 0) {
+		const struct tt_scope *in = &st->stack[st->depth - 1];
+		char fn[32];
+		int len = in->site ? (int)(in->site->name.len > 64 ? 64 : in->site->name.len) :
+			  (int)tt_trace_func_name(d->trace, t->file, in->func, fn, sizeof(fn));
+		tt_decoder_warn(d, "%s: %" PRIu32 " scopes left open at its last event, closed there "
+				"and flagged \"unterminated\" (innermost: %.*s, opened at offset %" PRIu64 ")",
+				tt_thread_label(t, who, sizeof(who)), st->depth, len,
+				in->site ? in->site->name.ptr : fn, in->offset);
+	}
+	while (st->depth > 0)
+		if (tt_close_scope(d, st, t, st->last_ts, TT_EV_UNTERMINATED) < 0)
+			return -1;
+	if (st->unmatched > st->unmatched_exits)
+		tt_decoder_warn(d, "%s: %" PRIu64 " ends with no open scope, ignored (first at offset %"
+				PRIu64 ")", tt_thread_label(t, who, sizeof(who)),
+				st->unmatched - st->unmatched_exits, st->first_unmatched);
+	if (st->unmatched_exits) {
+		char fn[512];
+		size_t len = tt_func_label(d->trace, st, st->unmatched_exit_func, st->unmatched_exit_tsc, fn,
+					    sizeof(fn));
+		tt_decoder_warn(d, "%s: %" PRIu64 " function exits with no entry, ignored (first: %.*s "
+				"at offset %" PRIu64 ")", tt_thread_label(t, who, sizeof(who)),
+				st->unmatched_exits, (int)len, fn, st->first_unmatched_exit);
+	}
+	if (st->clamped)
+		tt_decoder_warn(d, "%s: %" PRIu64 " timestamps went backwards and were clamped "
+				"(first at offset %" PRIu64 ")", tt_thread_label(t, who, sizeof(who)),
+				st->clamped, st->first_clamped);
+	if (t->dropped_total)
+		tt_decoder_warn(d, "%s: %" PRIu64 " events dropped (buffer full: %" PRIu64
+				", no memory: %" PRIu64 ", disk behind: %" PRIu64 ", overwritten by newer: %"
+				PRIu64 ", recorded from inside the recorder: %" PRIu64 ", cut in half where "
+				"the file ends: %" PRIu64 ")",
+				tt_thread_label(t, who, sizeof(who)), t->dropped_total,
+				t->dropped[TT_DROP_FULL], t->dropped[TT_DROP_NO_MEMORY],
+				t->dropped[TT_DROP_BEHIND], t->dropped[TT_DROP_OVERWRITTEN],
+				t->dropped[TT_DROP_REENTERED], t->cut_events);
+	if (t->cut_events)
+		tt_decoder_warn(d, "%s: its last event, at offset %" PRIu64 ", has only part of its "
+				"records (the run ended while writing it): left out",
+				tt_thread_label(t, who, sizeof(who)), t->cut_offset);
+	if (st->gaps)
+		tt_decoder_warn(d, "%s: %" PRIu64 " runs of dropped events (%" PRIu64 " events) shown "
+				"as slices \"%s\"; %" PRIu64 " scopes that ended in them closed at their "
+				"start and flagged \"unterminated\"", tt_thread_label(t, who, sizeof(who)),
+				st->gaps, st->gap_events, t->file->gap_site->name.ptr, st->gap_closed);
+	if (st->unbegun_opened)
+		tt_decoder_warn(d, "%s: %" PRIu64 " scopes whose beginning was not recorded (before "
+				"its oldest kept event, or among dropped events) shown from the first time "
+				"they are known open and flagged \"unbegun\"",
+				tt_thread_label(t, who, sizeof(who)), st->unbegun_opened);
+	d->sum.unmatched += st->unmatched;
+	d->sum.clamped += st->clamped;
+	struct tt_thread_summary ts = {
+		.events = st->events, .unmatched = st->unmatched, .clamped = st->clamped,
+		.unterminated = st->unterminated, .unbegun = st->unbegun_opened, .gaps = st->gaps,
+		.gap_events = st->gap_events, .first_ts = st->first_ts,
+		.last_ts = st->started ? st->last_ts : 0,
+	};
+	return TT_EMIT(d, thread_end, t, &ts);
+}
+
+/* Mode ring: the scopes a wrapped thread's records close without opening them, from
+ * one pass over its records before decoding them. */
+int tt_decoder_scan_unbegun(struct tt_thread_state *st)
+{
+	const struct tt_thread *t = st->thread;
+	uint64_t depth = 0;
+	uint32_t cap = 0;
+	for (size_t s = 0; s < t->nsections; s++) {
+		const struct tt_events *ev = &t->sections[s];
+		const struct tt_record *records = tt_section_records(t, s);
+		for (size_t i = 0; i < ev->count; i++) {
+			uint64_t word = records[i].word;
+			unsigned kind = TT_RECORD_KIND(word);
+			bool opens = kind == TT_REC_BEGIN || kind == TT_REC_BEGIN_ARG ||
+				     kind == TT_REC_FUNC_ENTER || kind == TT_REC_ENDBEGIN;
+			bool closes = kind == TT_REC_END || kind == TT_REC_ENDBEGIN || kind == TT_REC_FUNC_EXIT;
+			if (closes && depth > 0) {
+				depth--;
+			} else if (closes) {
+				if (st->nunbegun == cap) {
+					if (cap >= TT_MAX_DEPTH)
+						return tt_error_at(t->file->path, tt_record_offset(ev, i),
+								   "more than %u scopes end before they begin", TT_MAX_DEPTH);
+					cap = cap ? 2 * cap : 16;
+					uint64_t *p = realloc(st->unbegun, cap * sizeof(*p));
+					if (!p)
+						return tt_error("out of memory for %u scopes", cap);
+					st->unbegun = p;
+				}
+				st->unbegun[st->nunbegun++] = kind == TT_REC_FUNC_EXIT ? TT_RECORD_PAYLOAD(word) : 0;
+			}
+			depth += opens;
+		}
+	}
+	return 0;
+}
+

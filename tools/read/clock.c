@@ -1,0 +1,36 @@
+#include "read.h"
+
+#include <ticktrace/format.h>
+
+typedef unsigned __int128 tt_u128;
+
+#define TT_NS_PER_S UINT64_C(1000000000)
+
+int tt_clock_init(struct tt_clock *c, const struct tt_file_header *h, const char **why)
+{
+	*c = (struct tt_clock){.tsc0 = h->start.tsc, .ns0 = h->start.monotonic_ns};
+	switch (h->tsc_source) {
+	case TT_TSC_ANCHORS:
+		/* Above 2^62 ticks per second the remainder in tt_clock_span could wrap;
+		 * no clock runs at 4.6 EHz. */
+		if (h->tsc_hz == 0 || h->tsc_hz > (UINT64_C(1) << 62)) {
+			*why = "tsc_hz is 0 or beyond any clock";
+			return -1;
+		}
+		/* The widest shift whose multiplier still fits 64 bits keeps the error of
+		 * the multiply below one nanosecond, which tt_clock_ns then corrects. */
+		c->hz = h->tsc_hz;
+		c->exact_div = 1;
+		for (c->shift = 98; c->shift > 0; c->shift--) {
+			tt_u128 m = ((tt_u128)TT_NS_PER_S << c->shift) / c->hz;
+			if ((m >> 64) == 0) {
+				c->mult = (uint64_t)m;
+				break;
+			}
+		}
+		return 0;
+	default:
+		*why = "unknown tsc_source";
+		return -1;
+	}
+}

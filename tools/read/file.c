@@ -1,0 +1,92 @@
+/* Opening a raw file: mapped, read (sections.c), recovered where the run did not
+ * finish it (recover.c); and closing it. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "read.h"
+
+/* Reads the file in memory; a mapped one is released as it is read. */
+static int tt_file_parse(struct tt_file *f, const char *path, const uint8_t *data, size_t size,
+			 bool mapped)
+{
+	*f = (struct tt_file){.path = path, .data = data, .size = size, .mapped = mapped};
+	if (tt_file_read_header(f) < 0 || tt_file_read_sections(f) < 0)
+		return -1;
+	if ((f->header.flags & TT_FILE_LIVE) && (tt_file_read_live_chunks(f) < 0 || tt_file_name_unknown_sites(f) < 0))
+		return -1;
+	if (f->cut_short)
+		for (size_t i = 0; i < f->nthreads; i++)
+			tt_file_trim_cut_event(f, &f->threads[i]);
+	if (tt_file_add_decoder_sites(f) < 0)
+		return -1;
+	return 0;
+}
+
+int tt_file_load(struct tt_file *f, const char *path, const uint8_t *data, size_t size)
+{
+	return tt_file_parse(f, path, data, size, false);
+}
+
+int tt_file_open(struct tt_file *f, const char *path)
+{
+	*f = (struct tt_file){.path = path};
+	/* (Not blocking in open on a FIFO that no one writes: it is refused below.) */
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return tt_error("%s: %s", path, strerror(errno));
+	struct stat st;
+	if (fstat(fd, &st) < 0) {
+		int err = errno;
+		close(fd);
+		return tt_error("%s: %s", path, strerror(err));
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		return tt_error("%s: not a regular file", path);
+	}
+	const uint8_t *data = NULL;
+	if (st.st_size > 0) {
+		void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+		if (m == MAP_FAILED) {
+			int err = errno;
+			close(fd);
+			return tt_error("%s: cannot map: %s", path, strerror(err));
+		}
+		/* Records are read once, front to back. */
+		madvise(m, (size_t)st.st_size, MADV_SEQUENTIAL);
+		data = m;
+	}
+	close(fd);
+	return data ? tt_file_parse(f, path, data, (size_t)st.st_size, true) :
+		      tt_file_parse(f, path, (const uint8_t *)"", 0, false);
+}
+
+void tt_file_close(struct tt_file *f)
+{
+	if (f->mapped)
+		munmap((void *)f->data, f->size);
+	for (size_t i = 0; i < f->nthreads; i++) {
+		free(f->threads[i].sections);
+		free(f->threads[i].states);
+		if (f->threads[i].unpacked)
+			free(f->threads[i].unpacked->records);
+		free(f->threads[i].unpacked);
+	}
+	while (f->made_names) {
+		struct tt_made_name *next = f->made_names->next;
+		free(f->made_names);
+		f->made_names = next;
+	}
+	free(f->sites);
+	free(f->func_hex);
+	free(f->threads);
+	free(f->modules);
+	tt_map_free(&f->site_map);
+	tt_map_free(&f->thread_map);
+	*f = (struct tt_file){0};
+}

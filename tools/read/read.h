@@ -1,0 +1,361 @@
+/* tools/read: raw files in, validated (sections.c, lookup.c, records.c; a live or cut
+ * file's recovery: recover.c; file.c opens them), their clock (clock.c), the trace
+ * object over several files (trace.c), function symbols (symbols.c) and thread names
+ * (thread_names.c). Every error names the file, the byte offset and the problem. */
+#ifndef TT_TOOLS_READ_H
+#define TT_TOOLS_READ_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <ticktrace/format.h>
+
+#include "../base/base.h"
+
+/* TSC ticks to integer nanoseconds of CLOCK_MONOTONIC, as the file header says:
+ * exact integer arithmetic in 128 bits, never a double. */
+
+struct tt_file_header;
+
+struct tt_clock {
+	uint64_t tsc0;  /* the start anchor's TSC */
+	int64_t ns0;    /* its CLOCK_MONOTONIC reading */
+	uint64_t hz;    /* TT_TSC_ANCHORS: ticks per second */
+	uint64_t mult;  /* floor(1e9 * 2^shift / hz) */
+	unsigned shift;
+	int exact_div;  /* TT_TSC_ANCHORS: correct the multiply to the exact floor */
+};
+
+/* Sets up the conversion from a validated header; 0, or -1 with *why set when the
+ * header's clock fields cannot be used. */
+int tt_clock_init(struct tt_clock *c, const struct tt_file_header *h, const char **why);
+
+/* Nanoseconds in `ticks` ticks, saturated at INT64_MAX (a hostile file may hold any
+ * TSC). */
+static inline int64_t tt_clock_span(const struct tt_clock *c, uint64_t ticks)
+{
+	unsigned __int128 q = ((unsigned __int128)ticks * c->mult) >> c->shift;
+	if (q > INT64_MAX)
+		return INT64_MAX;
+	if (c->exact_div) {
+		/* q is floor(ticks * 1e9 / hz) or at most two less, so the remainder
+		 * ticks * 1e9 - q * hz is below 3 * hz and exact in 64-bit arithmetic
+		 * modulo 2^64: step up to the exact floor. */
+		uint64_t r = ticks * UINT64_C(1000000000) - (uint64_t)q * c->hz;
+		for (int i = 0; i < 2 && r >= c->hz; i++) {
+			q++;
+			r -= c->hz;
+		}
+	}
+	return (int64_t)q;
+}
+
+/* Nanoseconds of CLOCK_MONOTONIC at `tsc`; inline, as the converter calls it for
+ * every record. */
+static inline int64_t tt_clock_ns(const struct tt_clock *c, uint64_t tsc)
+{
+	int64_t ns;
+	if (tsc >= c->tsc0) {
+		if (__builtin_add_overflow(c->ns0, tt_clock_span(c, tsc - c->tsc0), &ns))
+			return INT64_MAX;
+	} else if (__builtin_sub_overflow(c->ns0, tt_clock_span(c, c->tsc0 - tsc), &ns)) {
+		return INT64_MIN;
+	}
+	return ns;
+}
+
+/* The raw file reader: maps a .ttr file, validates its header and every section,
+ * and hands out processes, threads, call sites and the EVENTS sections in file order.
+ * Every error names the file, the byte offset and the problem (base.h). */
+
+/* Call-site strings are literals in source code; longer ones mean a corrupt file. */
+#define TT_MAX_STRING 65536
+
+/* A string inside the mapped file: not NUL-terminated. */
+struct tt_str {
+	const char *ptr;
+	uint32_t len;
+};
+
+struct tt_site {
+	uint64_t address;
+	struct tt_str name, file, func;
+	struct tt_str arg_name; /* its argument's name (ARG_NAMES), or empty: "arg" */
+	uint32_t line;
+	uint32_t id;         /* dense over every file of a trace: sinks index arrays by it */
+	uint64_t defined_at; /* offset of the SITES section that holds it */
+	/* A function from a FUNCS section: `address` is the function's, its FUNC_ENTER
+	 * slices take this site, and name, file and line are what symbols tell
+	 * (tt_trace_symbolize), "0x..." until then. */
+	bool is_func;
+	/* Used by a live or streamed file's records before the run described it: named
+	 * by its address (tt_symbols then reads it from the ELF file, when it can). */
+	bool undescribed;
+	/* The TSCs of the records it names, [since, until): all of them, unless its
+	 * library was unloaded (UNLOADED sections) and another loaded at its address,
+	 * which is then described by another site. */
+	uint64_t since, until;
+	uint32_t next_same; /* position + 1 of another description of its address, or 0 */
+};
+
+struct tt_file;
+
+/* One EVENTS section: a run of one thread's records. Read them with
+ * tt_section_records: a packed section's (TT_SEC_EVENTS_PACKED) are unpacked when
+ * asked for. */
+struct tt_events {
+	const struct tt_record *records; /* in the file; NULL: packed */
+	const uint8_t *packed;
+	size_t packed_size;
+	size_t count;
+	uint64_t offset; /* of the first record, or of the packed bytes */
+};
+
+/* A thread's packed section unpacked (the last one asked for). */
+struct tt_unpacked {
+	size_t section;
+	bool valid;
+	size_t cap;
+	struct tt_record *records;
+};
+
+struct tt_thread {
+	struct tt_file *file;
+	uint32_t index; /* as the file numbers it */
+	uint32_t tid;
+	uint32_t id;    /* dense over every file of a trace */
+	uint32_t flags; /* enum tt_thread_flags */
+	uint64_t events;
+	uint64_t dropped[TT_DROP_CAUSES];
+	uint64_t dropped_total;
+	/* Of dropped_total: its last event, cut in half when a file cut short ends (a
+	 * run killed between the two records of an event with a value): 0 or 1. */
+	uint64_t cut_events;
+	uint64_t cut_offset; /* where that event's first record was */
+	struct tt_str name;
+	uint64_t offset;      /* of its THREAD section */
+	uint64_t records;     /* records seen in its EVENTS sections */
+	uint64_t first_tsc;   /* of its first record that holds a time, if has_first */
+	bool has_first;
+	struct tt_events *sections; /* its EVENTS sections, in file order */
+	size_t nsections, sections_cap;
+	struct tt_unpacked *unpacked; /* NULL: no packed section */
+	/* Its states (SCHED sections; TT_THREAD_SCHED in flags), in time order, ns of
+	 * CLOCK_MONOTONIC as tt_clock_ns gives; a TT_SCHED_UNKNOWN one where states were
+	 * lost, at the time of the state before them (INT64_MIN: none). */
+	struct tt_sched_state *states;
+	size_t nstates, states_cap;
+	uint64_t states_lost;
+};
+
+struct tt_module {
+	uint64_t start, end, file_offset;
+	struct tt_str path, build_id;
+	uint64_t until; /* TSC when its library was unloaded (UINT64_MAX: never) */
+};
+
+struct tt_process {
+	uint32_t pid, ppid;
+	struct tt_str name, cmdline;
+};
+
+/* A name the reader made (a live file's site not yet described). */
+struct tt_made_name {
+	struct tt_made_name *next;
+	char text[64];
+};
+
+struct tt_file {
+	const char *path;
+	const uint8_t *data;
+	size_t size;
+	struct tt_file_header header; /* a copy: the mapping need not be aligned */
+	uint64_t first_section; /* offset of the first section header */
+	struct tt_clock clock;
+	struct tt_process process;
+	struct tt_site *sites;
+	size_t nsites;       /* call sites and functions */
+	size_t nfuncs;       /* of which functions (FUNCS sections) */
+	char *func_hex;      /* the functions' "0x..." names, back to back */
+	struct tt_map site_map; /* address -> position in sites */
+	struct tt_thread *threads;
+	size_t nthreads;
+	struct tt_map thread_map; /* index -> position in threads */
+	struct tt_module *modules;
+	size_t nmodules;
+	struct tt_end_info end;
+	uint64_t records;   /* in every EVENTS section */
+	uint64_t dropped;   /* every thread's, summed */
+	bool mapped;
+	/* A streamed file without its END (the run crashed or was killed): read up to
+	 * cut_at, where its last complete section ends. Also a live file (cut_at: the
+	 * end of its descriptions). */
+	bool cut_short;
+	uint64_t cut_at;
+	/* The TSCs a record may hold: the header's anchors, with room for what the
+	 * anchors cannot bound (sections.c: tt_record_span); the decoder refuses any
+	 * other time. */
+	uint64_t tsc_min, tsc_max;
+	/* Sites the decoder names what the records do not (among `sites`, last; NULL in
+	 * files that need none): a run of lost events, and a scope whose beginning was
+	 * not recorded (before a ring's oldest event, or in such a run). */
+	const struct tt_site *gap_site, *unbegun_site;
+	struct tt_made_name *made_names;
+};
+
+/* Two modules of a file whose address ranges overlap but that are not the same ELF
+ * file, and whose time spans the file does not tell apart (a library unloaded, then
+ * another loaded where it was, in a file without UNLOADED sections): in *a and *b,
+ * true. Addresses there may be named after the wrong one. */
+bool tt_file_modules_overlap(const struct tt_file *f, const struct tt_module **a,
+			     const struct tt_module **b);
+
+/* Maps `path` and validates all of it but the records themselves. 0, or -1 after
+ * reporting the problem; tt_file_close is safe either way. */
+int tt_file_open(struct tt_file *f, const char *path);
+/* The same for a file already in memory (the fuzzer); `data` must outlive f. */
+int tt_file_load(struct tt_file *f, const char *path, const uint8_t *data, size_t size);
+/* The records of thread t's section s, which stay valid until another packed
+ * section of t is asked for; and where record i of a section is in the file (a
+ * packed section: where its packed records begin). */
+const struct tt_record *tt_section_records(const struct tt_thread *t, size_t s);
+uint64_t tt_record_offset(const struct tt_events *ev, size_t i);
+void tt_file_close(struct tt_file *f);
+
+/* Tells the kernel that bytes [from, to) of a mapped file will not be read again, so
+ * that converting a large file keeps little of it resident. */
+void tt_file_release(const struct tt_file *f, uint64_t from, uint64_t to);
+
+/* Whether the process that writes a file cut short may still be running it (a
+ * process with its pid and name is alive here): then the file is not a crash's. */
+bool tt_file_writer_running(const struct tt_file *f);
+
+/* Grows the array at *pp (cap elements of elem bytes, count used) to hold one more;
+ * 0, or -1 when out of memory. */
+int tt_reserve(void *pp, size_t *cap, size_t count, size_t elem);
+/* The same, to hold `more`. */
+int tt_reserve_n(void *pp, size_t *cap, size_t count, size_t more, size_t elem);
+
+/* The site (call site or function) at `address` for a record made at `tsc`: of the
+ * library loaded there then. NULL when none is described. Every name of an address
+ * goes through here. */
+const struct tt_site *tt_file_site(const struct tt_file *f, uint64_t address, uint64_t tsc);
+/* The module (segment of an ELF file) that held `address` at `tsc`, or NULL. */
+const struct tt_module *tt_file_module(const struct tt_file *f, uint64_t address, uint64_t tsc);
+
+/* What symbols tell of a function (symbols.c): its name, and its source file and
+ * line where debug info has them (file NULL otherwise). The strings are NUL-terminated
+ * and belong to the symbolizer, which outlives the trace's decoding. */
+struct tt_symbol {
+	const char *name;
+	const char *file;
+	uint32_t line;
+};
+
+/* Names the function at `address` of `file` in a record made at `tsc` (of the module
+ * that held the address then: tt_file_module); 0, or -1 when out of memory. */
+typedef int (*tt_symbolize_fn)(void *ctx, const struct tt_file *file, uint64_t address,
+			       uint64_t tsc, struct tt_symbol *out);
+
+/* Several raw files (processes) on one timeline of CLOCK_MONOTONIC. */
+struct tt_trace {
+	struct tt_file *files;
+	size_t nfiles;
+	int64_t base_ns; /* CLOCK_MONOTONIC of ts 0: the earliest anchor or event */
+	size_t nsites;   /* site ids are below this, over all files */
+	size_t nthreads; /* thread ids likewise */
+	/* Names function addresses (tt_trace_symbolize); NULL: "0x...". */
+	tt_symbolize_fn symbolize;
+	void *symbolize_ctx;
+	/* Called every million events or so while decoding, when set: events decoded,
+	 * and the records of all files (events plus VALUE and PAD records). */
+	void (*progress)(void *ctx, uint64_t events, uint64_t records);
+	void *progress_ctx;
+};
+
+/* Opens and validates every file; 0, or -1 after reporting the problem.
+ * tt_trace_close is needed either way. */
+int tt_trace_open(struct tt_trace *t, char *const *paths, size_t n);
+/* The same for one file already in memory (8-byte aligned; it must outlive t). */
+int tt_trace_load(struct tt_trace *t, const char *name, const uint8_t *data, size_t size);
+void tt_trace_close(struct tt_trace *t);
+/* Names every function of the trace's FUNCS sections with `fn` (its site's name,
+ * file and line), and any other function address sinks ask for. Before tt_decode.
+ * 0, or -1 after reporting the problem. */
+int tt_trace_symbolize(struct tt_trace *t, tt_symbolize_fn fn, void *ctx);
+/* Names each thread that carries its process's name (nobody named it; not the main
+ * thread) after its first scope or function: "zstd: POOL_thread" (thread_names.c).
+ * After tt_trace_symbolize, once functions have names (tt_symbols_attach does
+ * both). 0, or -1 (reported). */
+int tt_trace_name_threads(struct tt_trace *t);
+/* The name of the function at `address` in `file`, in buf (at least 32 bytes): a
+ * function no FUNCS section lists (a file written before there were any, so with
+ * no UNLOADED sections either). */
+size_t tt_trace_func_name(const struct tt_trace *t, const struct tt_file *file,
+			  uint64_t address, char *buf, size_t cap);
+
+/* Offline symbols for -finstrument-functions: names a function address of a raw file
+ * from the ELF files its MODULES section lists, with elfutils (libdwfl): the symbol,
+ * demangled for C++; file and line where debug info exists, found beside the file or
+ * by build-id in the debug directories where the binary is stripped; "module+0xOFF"
+ * where nothing names it. Each address is resolved once.
+ *
+ *   struct tt_symbols *sym = tt_symbols_attach(&trace, NULL);  // before tt_decode
+ *   ...
+ *   tt_symbols_free(sym);                                       // after the trace is done
+ */
+
+struct tt_symbols;
+
+/* `debug_dir`: a directory searched for debug info (by build-id, .build-id/xx/yyyy.debug,
+ * and by name) before the system's /usr/lib/debug; NULL: the system's only. NULL when
+ * out of memory. */
+struct tt_symbols *tt_symbols_new(const char *debug_dir);
+void tt_symbols_free(struct tt_symbols *s);
+
+/* A new symbolizer that names the trace's functions (tt_trace_symbolize); NULL after
+ * reporting the problem. Free it after the trace is closed. */
+struct tt_symbols *tt_symbols_attach(struct tt_trace *t, const char *debug_dir);
+
+/* The tt_symbolize_fn (above): `ctx` is a struct tt_symbols. What it returns stays
+ * valid until tt_symbols_free. */
+int tt_symbols_lookup(void *ctx, const struct tt_file *file, uint64_t address, uint64_t tsc,
+		      struct tt_symbol *out);
+
+/* ---- inside read/: the reader's files, one to the other ---- */
+
+#define TT_FAIL(f, off, ...) tt_error_at((f)->path, (off), __VA_ARGS__)
+
+/* Whether a record's tsc field is a time (a VALUE record's holds a value). */
+static inline bool tt_record_timed(uint64_t word)
+{
+	return TT_RECORD_HAS_TIME(TT_RECORD_KIND(word));
+}
+
+/* sections.c: the header, then every section; a site (call site or function)
+ * appended and indexed by address, 0 or -1 (also for a second description of an
+ * address for the same time span); an EVENTS section's records added to its thread. */
+int tt_file_read_header(struct tt_file *f);
+int tt_file_read_sections(struct tt_file *f);
+int tt_file_add_site(struct tt_file *f, const struct tt_site *s, size_t *cap, uint64_t at);
+int tt_file_add_events(struct tt_file *f, struct tt_thread *t, struct tt_events ev,
+		       const struct tt_record *r, uint64_t at);
+
+/* records.c: unpacks `count` records: NULL, or what is wrong with record *bad, which
+ * begins at bytes[*at]. */
+const char *tt_unpack_records(const uint8_t *bytes, size_t size, size_t count,
+			      struct tt_record *out, size_t *bad, size_t *at);
+
+/* lookup.c: the description of `address` whose span ends at `until`, or NULL. */
+struct tt_site *tt_file_site_until(const struct tt_file *f, uint64_t address, uint64_t until);
+
+/* recover.c: a live file's chunks to their threads; the sites its records use that
+ * were not yet described; a thread's last event cut in half, left out; the sites the
+ * decoder needs (lost events, unbegun scopes), where it may. */
+int tt_file_read_live_chunks(struct tt_file *f);
+int tt_file_name_unknown_sites(struct tt_file *f);
+void tt_file_trim_cut_event(struct tt_file *f, struct tt_thread *t);
+int tt_file_add_decoder_sites(struct tt_file *f);
+
+#endif

@@ -1,0 +1,204 @@
+/* Recovery of files a run did not finish: a live file's chunks given to their
+ * threads in time order, the call sites they use that the run had not described yet,
+ * a thread's last event cut in half by a kill; and the sites the decoder names what
+ * no record does with (lost events, scopes begun before they were recorded). */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "read.h"
+
+/* The first time a run of records holds, for ordering a thread's chunks. */
+static uint64_t tt_first_time(const struct tt_events *ev)
+{
+	for (size_t i = 0; i < ev->count; i++)
+		if (tt_record_timed(ev->records[i].word))
+			return ev->records[i].tsc;
+	return UINT64_MAX;
+}
+
+static int tt_events_by_time(const void *a, const void *b)
+{
+	uint64_t x = tt_first_time(a), y = tt_first_time(b);
+	return (x > y) - (x < y);
+}
+
+/* A thread whose THREAD section the run had not written yet. */
+static struct tt_thread *tt_live_thread(struct tt_file *f, uint32_t index, uint64_t at, size_t *cap)
+{
+	uint32_t pos;
+	if (tt_map_get(&f->thread_map, index, &pos))
+		return &f->threads[pos];
+	static const char unnamed[] = "(not yet described)";
+	struct tt_thread t = {.file = f, .index = index, .offset = at,
+			      .name = {unnamed, sizeof unnamed - 1}};
+	if (f->nthreads >= UINT32_MAX / 2 || tt_reserve(&f->threads, cap, f->nthreads, sizeof(t)) < 0 ||
+	    tt_map_put(&f->thread_map, index, (uint32_t)f->nthreads) < 0) {
+		TT_FAIL(f, at, "out of memory for %zu threads", f->nthreads);
+		return NULL;
+	}
+	f->threads[f->nthreads++] = t;
+	return &f->threads[f->nthreads - 1];
+}
+
+/* Gives each chunk to its thread, in the time order of their first records. */
+int tt_file_read_live_chunks(struct tt_file *f)
+{
+	size_t thread_cap = f->nthreads;
+	for (uint64_t off = f->header.live_chunks_at; f->size - off >= TT_LIVE_CHUNK_SIZE;
+	     off += TT_LIVE_CHUNK_SIZE) {
+		struct tt_live_chunk h;
+		memcpy(&h, f->data + off, sizeof(h));
+		if (h.size == 0)
+			continue; /* never used, or recycled */
+		if (h.size < sizeof(h) || h.size > TT_LIVE_CHUNK_SIZE || h.size % sizeof(struct tt_record))
+			return TT_FAIL(f, off + offsetof(struct tt_live_chunk, size),
+				       "live chunk of %" PRIu32 " bytes", h.size);
+		const struct tt_record *r = (const struct tt_record *)(f->data + off + sizeof(h));
+		size_t count = (h.size - sizeof(h)) / sizeof(*r);
+		/* Its thread was recording into it: the records end at the last written. */
+		while (h.size == TT_LIVE_CHUNK_SIZE && count > 0 && r[count - 1].word == 0)
+			count--;
+		if (count == 0)
+			continue;
+		struct tt_thread *t = tt_live_thread(f, h.thread_index, off, &thread_cap);
+		/* (its first time is taken again below, once its chunks are in time order) */
+		if (!t || tt_file_add_events(f, t, (struct tt_events){.records = r, .count = count,
+								  .offset = off + sizeof(h)},
+					r, off) < 0)
+			return -1;
+	}
+	for (size_t i = 0; i < f->nthreads; i++) {
+		struct tt_thread *t = &f->threads[i];
+		/* a thread described but with no chunk left has no array at all */
+		if (t->nsections > 1)
+			qsort(t->sections, t->nsections, sizeof(*t->sections), tt_events_by_time);
+		t->events = t->records;
+		if (t->nsections && tt_first_time(&t->sections[0]) != UINT64_MAX) {
+			t->first_tsc = tt_first_time(&t->sections[0]);
+			t->has_first = true;
+		}
+		/* A ring's thread may have wrapped since it was described. */
+		if (f->header.flags & TT_FILE_RING)
+			t->flags |= TT_THREAD_WRAPPED;
+	}
+	tt_file_release(f, f->header.live_chunks_at, f->size);
+	return 0;
+}
+
+/* Call sites the records of a live file use that the run had not described yet:
+ * named by their address. */
+int tt_file_name_unknown_sites(struct tt_file *f)
+{
+	size_t cap = f->nsites;
+	for (size_t i = 0; i < f->nthreads; i++) {
+		const struct tt_thread *t = &f->threads[i];
+		for (size_t k = 0; k < t->nsections; k++) {
+			const struct tt_events *ev = &t->sections[k];
+			const struct tt_record *r = tt_section_records(t, k);
+			for (size_t j = 0; j < ev->count; j++) {
+				uint64_t word = r[j].word, address = TT_RECORD_PAYLOAD(word);
+				uint64_t tsc = r[j].tsc;
+				if (!TT_RECORD_HAS_SITE(TT_RECORD_KIND(word)) || tt_file_site(f, address, tsc))
+					continue;
+				/* of the library that held the address then */
+				const struct tt_module *m = tt_file_module(f, address, tsc);
+				struct tt_made_name *made = malloc(sizeof(*made));
+				if (!made)
+					return TT_FAIL(f, ev->offset, "out of memory for %zu sites", f->nsites);
+				made->next = f->made_names;
+				f->made_names = made;
+				int n = snprintf(made->text, sizeof(made->text), "(site %#" PRIx64 ", not yet described)",
+						 address);
+				struct tt_site s = {
+					.address = address,
+					.name = {made->text, (uint32_t)n},
+					.undescribed = true,
+					.until = m ? m->until : UINT64_MAX,
+				};
+				/* (a description of that span that does not hold this record:
+				 * the file is damaged, and the decoder says so) */
+				if (!tt_file_site_until(f, address, s.until) &&
+				    tt_file_add_site(f, &s, &cap, tt_record_offset(ev, j)) < 0)
+					return -1;
+			}
+		}
+	}
+	return 0;
+}
+
+/* The sites for what the decoder shows that no record names, where it may be needed:
+ * lost events, scopes begun before a ring's window or in a run of lost events. */
+int tt_file_add_decoder_sites(struct tt_file *f)
+{
+	bool wrapped = false;
+	for (size_t i = 0; i < f->nthreads; i++)
+		wrapped |= (f->threads[i].flags & TT_THREAD_WRAPPED) != 0;
+	if (!f->dropped && !wrapped && !(f->header.flags & (TT_FILE_STREAMED | TT_FILE_LIVE)))
+		return 0;
+	static const struct {
+		const char *name;
+		uint64_t address; /* above any payload: no record names it */
+	} made[] = {{"ticktrace: events dropped", UINT64_MAX}, {"(begun before it was recorded)", UINT64_MAX - 1}};
+	struct tt_site *sites = realloc(f->sites, (f->nsites + 2) * sizeof(*sites));
+	if (!sites)
+		return tt_error("%s: out of memory for its sites", f->path);
+	f->sites = sites;
+	for (size_t i = 0; i < 2; i++)
+		f->sites[f->nsites++] = (struct tt_site){
+			.address = made[i].address,
+			.name = {made[i].name, (uint32_t)strlen(made[i].name)},
+			.file = {"ticktrace", 9},
+			.until = UINT64_MAX,
+		};
+	f->gap_site = &f->sites[f->nsites - 2];
+	f->unbegun_site = &f->sites[f->nsites - 1];
+	return 0;
+}
+
+/* How many records after its first an event of this kind and payload takes. */
+static uint64_t tt_records_after(unsigned kind, uint64_t payload)
+{
+	if (TT_RECORD_HAS_VALUE(kind))
+		return 1;
+	return kind == TT_REC_DESCRIBE && payload <= TT_DESCRIBE_MAX ? TT_TEXT_RECORDS(payload) : 0;
+}
+
+/* A file cut short (a run killed, or still writing) may end a thread inside its last
+ * event: its first record written, the VALUE or TEXT records after it not yet. That
+ * event is left out and counted as dropped; the records before it are whole. */
+void tt_file_trim_cut_event(struct tt_file *f, struct tt_thread *t)
+{
+	/* Back over the records that continue an event, to the record that begins it. */
+	uint64_t behind = 0;
+	for (size_t s = t->nsections; s-- > 0;) {
+		const struct tt_events *ev = &t->sections[s];
+		const struct tt_record *r = tt_section_records(t, s);
+		for (size_t i = ev->count; i-- > 0;) {
+			unsigned kind = TT_RECORD_KIND(r[i].word);
+			if (kind == TT_REC_VALUE || kind == TT_REC_TEXT) {
+				if (++behind > TT_TEXT_RECORDS(TT_DESCRIBE_MAX))
+					return; /* not a cut event: the decoder says what is wrong */
+				continue;
+			}
+			if (kind == TT_REC_PAD || tt_records_after(kind, TT_RECORD_PAYLOAD(r[i].word)) <= behind)
+				return;
+			/* Cut: drop it and what of it was written. */
+			t->cut_events = 1;
+			t->cut_offset = tt_record_offset(ev, i);
+			t->dropped_total++;
+			f->dropped++;
+			uint64_t removed = behind + 1;
+			t->records -= removed;
+			f->records -= removed;
+			t->sections[s].count = i;
+			t->nsections = s + (i > 0);
+			if (f->header.flags & TT_FILE_LIVE)
+				t->events = t->records;
+			if (!t->records)
+				t->has_first = false;
+			return;
+		}
+	}
+}

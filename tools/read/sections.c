@@ -1,0 +1,728 @@
+/* A raw file's header and sections, validated one by one (sizes, counts, END totals;
+ * a packed EVENTS section unpacked whole), into the struct tt_file. */
+#include "read.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+
+/* Bytes validated between two releases of the mapping. */
+#define TT_RELEASE_BYTES (8u << 20)
+
+/* A bounded view of one section's payload, read front to back. */
+struct tt_cursor {
+	const struct tt_file *f;
+	uint64_t pos; /* file offset */
+	uint64_t end;
+};
+
+static bool tt_cursor_take(struct tt_cursor *c, void *out, uint64_t n)
+{
+	if (c->end - c->pos < n)
+		return false;
+	memcpy(out, c->f->data + c->pos, n);
+	c->pos += n;
+	return true;
+}
+
+static bool tt_cursor_str(struct tt_cursor *c, struct tt_str *s, uint32_t len)
+{
+	if (c->end - c->pos < len)
+		return false;
+	s->ptr = (const char *)c->f->data + c->pos;
+	s->len = len;
+	c->pos += len;
+	return true;
+}
+
+/* tsc_hz is what the anchors measured: ticks between them over nanoseconds. A rate
+ * that they do not bear out (by more than 1%, for a live file whose end anchor and
+ * rate are refreshed one after the other) is a damaged header, and would put the
+ * events anywhere in time. */
+static int tt_check_anchors(struct tt_file *f)
+{
+	const struct tt_file_header *h = &f->header;
+	if (h->end.tsc <= h->start.tsc || h->end.monotonic_ns <= h->start.monotonic_ns)
+		return TT_FAIL(f, offsetof(struct tt_file_header, end),
+			       "the end anchor (TSC %" PRIu64 ", %" PRId64 " ns) is not after the start "
+			       "anchor (TSC %" PRIu64 ", %" PRId64 " ns)", h->end.tsc,
+			       h->end.monotonic_ns, h->start.tsc, h->start.monotonic_ns);
+	uint64_t ticks = h->end.tsc - h->start.tsc;
+	uint64_t ns = (uint64_t)h->end.monotonic_ns - (uint64_t)h->start.monotonic_ns;
+	unsigned __int128 measured = (unsigned __int128)ticks * 1000000000 / ns;
+	unsigned __int128 off = measured > h->tsc_hz ? measured - h->tsc_hz : h->tsc_hz - measured;
+	if (off * 100 > measured)
+		return TT_FAIL(f, offsetof(struct tt_file_header, tsc_hz),
+			       "tsc_hz %" PRIu64 " is not what its anchors measured: %" PRIu64
+			       " ticks in %" PRIu64 " ns", h->tsc_hz, ticks, ns);
+	return 0;
+}
+
+/* The times a record may hold. A time far outside the run is a damaged record:
+ * refused, never clamped, for drawn at the run's edge it would look like a real
+ * event. Around the anchors: a minute, far more than the TSCs of two cores differ.
+ * A live file's end anchor is refreshed every tick, and records go on after the
+ * last one: an hour. A streamed file's is refreshed as it is written, never in a
+ * FIFO: no bound after the run's start. */
+static void tt_record_span(struct tt_file *f)
+{
+	const struct tt_file_header *h = &f->header;
+	uint64_t minute = h->tsc_hz > UINT64_MAX / 3600 ? UINT64_MAX / 3600 : h->tsc_hz * 60;
+	f->tsc_min = h->start.tsc > minute ? h->start.tsc - minute : 0;
+	uint64_t after = h->flags & TT_FILE_STREAMED ? UINT64_MAX :
+			 h->flags & TT_FILE_LIVE ? 60 * minute : minute;
+	f->tsc_max = h->end.tsc > UINT64_MAX - after ? UINT64_MAX : h->end.tsc + after;
+}
+
+int tt_file_read_header(struct tt_file *f)
+{
+	struct tt_file_header *h = &f->header;
+	size_t magic = f->size < TT_FILE_MAGIC_LEN ? f->size : TT_FILE_MAGIC_LEN;
+	if (memcmp(f->data, TT_FILE_MAGIC, magic) != 0)
+		return TT_FAIL(f, 0, "not a ticktrace raw file (wrong magic)");
+	if (f->size < sizeof(*h))
+		return TT_FAIL(f, f->size, "truncated file header (%zu bytes, need %zu)", f->size,
+			       sizeof(*h));
+	memcpy(h, f->data, sizeof(*h));
+	if (h->version != TT_FILE_VERSION)
+		return TT_FAIL(f, offsetof(struct tt_file_header, version),
+			       "format version %" PRIu32 ", this reader knows version %d",
+			       h->version, TT_FILE_VERSION);
+	if (h->header_size < sizeof(*h) || h->header_size % 16 != 0 || h->header_size > f->size)
+		return TT_FAIL(f, offsetof(struct tt_file_header, header_size),
+			       "header_size %" PRIu32 " is not a multiple of 16 between %zu and "
+			       "the file size %zu",
+			       h->header_size, sizeof(*h), f->size);
+	const char *why;
+	if (tt_clock_init(&f->clock, h, &why) < 0)
+		return TT_FAIL(f, offsetof(struct tt_file_header, tsc_source), "%s", why);
+	if (tt_check_anchors(f) < 0)
+		return -1;
+	tt_record_span(f);
+	f->first_section = h->header_size;
+	return 0;
+}
+
+static int tt_read_process(struct tt_file *f, struct tt_cursor *c, bool *seen)
+{
+	struct tt_process_info pi;
+	uint64_t at = c->pos;
+	if (*seen)
+		return TT_FAIL(f, at, "a second PROCESS section");
+	*seen = true;
+	if (!tt_cursor_take(c, &pi, sizeof(pi)) ||
+	    !tt_cursor_str(c, &f->process.name, pi.name_len) ||
+	    !tt_cursor_str(c, &f->process.cmdline, pi.cmdline_len))
+		return TT_FAIL(f, at, "PROCESS section too small for its name and command line");
+	f->process.pid = pi.pid;
+	f->process.ppid = pi.ppid;
+	return 0;
+}
+
+/* SITES and MODULES start with a count of entries; a count the payload cannot hold
+ * is refused before anything is allocated. */
+static int tt_read_count(struct tt_file *f, struct tt_cursor *c, size_t entry, uint64_t *count,
+			 const char *what)
+{
+	uint64_t at = c->pos;
+	if (!tt_cursor_take(c, count, sizeof(*count)))
+		return TT_FAIL(f, at, "%s section too small for its count", what);
+	if (*count > (c->end - c->pos) / entry)
+		return TT_FAIL(f, at, "%s count %" PRIu64 " does not fit the section's %" PRIu64
+			       " bytes", what, *count, c->end - c->pos);
+	return 0;
+}
+
+/* The descriptions of one address hold one after the other: each from where the one
+ * before it (by until) ends. */
+static void tt_site_spans(struct tt_file *f, uint64_t address)
+{
+	uint32_t pos;
+	if (!tt_map_get(&f->site_map, address, &pos))
+		return;
+	for (uint32_t p = pos + 1; p; p = f->sites[p - 1].next_same) {
+		struct tt_site *s = &f->sites[p - 1];
+		s->since = 0;
+		for (uint32_t q = pos + 1; q; q = f->sites[q - 1].next_same) {
+			uint64_t until = f->sites[q - 1].until;
+			if (until < s->until && until > s->since)
+				s->since = until;
+		}
+	}
+}
+
+/* Appends a site (a call site, or a function) and indexes it by address; 0 or -1
+ * (also for a second description of an address for the same time span). */
+int tt_file_add_site(struct tt_file *f, const struct tt_site *s, size_t *cap, uint64_t at)
+{
+	uint32_t head;
+	bool another = tt_map_get(&f->site_map, s->address, &head);
+	if (another && tt_file_site_until(f, s->address, s->until))
+		return TT_FAIL(f, at, s->is_func ? "function address 0x%" PRIx64 " is listed twice, "
+			       "or is also a call site" : "site address 0x%" PRIx64 " is described twice",
+			       s->address);
+	if (f->nsites >= UINT32_MAX / 2 || tt_reserve(&f->sites, cap, f->nsites, sizeof(*s)) < 0 ||
+	    (!another && tt_map_put(&f->site_map, s->address, (uint32_t)f->nsites) < 0))
+		return TT_FAIL(f, at, "out of memory for %zu sites", f->nsites);
+	f->sites[f->nsites] = *s;
+	if (another) {
+		f->sites[f->nsites].next_same = f->sites[head].next_same;
+		f->sites[head].next_same = (uint32_t)f->nsites + 1;
+	}
+	f->nsites++;
+	if (another)
+		tt_site_spans(f, s->address);
+	return 0;
+}
+
+static int tt_read_sites(struct tt_file *f, struct tt_cursor *c, uint64_t section, size_t *cap,
+			 uint64_t until)
+{
+	uint64_t count = 0; /* (set by tt_read_count; gcc -O3 cannot tell) */
+	if (tt_read_count(f, c, sizeof(struct tt_site_info), &count, "SITES") < 0)
+		return -1;
+	for (uint64_t i = 0; i < count; i++) {
+		struct tt_site_info si;
+		struct tt_site s = {.defined_at = section, .until = until};
+		uint64_t at = c->pos;
+		if (!tt_cursor_take(c, &si, sizeof(si)) || !tt_cursor_str(c, &s.name, si.name_len) ||
+		    !tt_cursor_str(c, &s.file, si.file_len) || !tt_cursor_str(c, &s.func, si.func_len))
+			return TT_FAIL(f, at, "site %" PRIu64 " of %" PRIu64
+				       " runs past the end of its SITES section", i, count);
+		if (s.name.len > TT_MAX_STRING || s.file.len > TT_MAX_STRING ||
+		    s.func.len > TT_MAX_STRING)
+			return TT_FAIL(f, at, "site %" PRIu64 " has a string longer than %d bytes", i,
+				       TT_MAX_STRING);
+		s.address = si.address;
+		s.line = si.line;
+		/* Perfetto shows an empty name from JSON as "[No name]" and from protobuf as
+		 * nothing: one name for it in every output and report */
+		static const char unnamed[] = "(no name)";
+		if (s.name.len == 0)
+			s.name = (struct tt_str){unnamed, sizeof unnamed - 1};
+		if (tt_file_add_site(f, &s, cap, at) < 0)
+			return -1;
+	}
+	if (c->pos != c->end)
+		return TT_FAIL(f, c->pos, "%" PRIu64 " bytes left in SITES after its %" PRIu64
+			       " sites", c->end - c->pos, count);
+	return 0;
+}
+
+/* Each address becomes a site of its own, which its FUNC_ENTER slices take. */
+static int tt_read_funcs(struct tt_file *f, struct tt_cursor *c, uint64_t section, size_t *cap,
+			 uint64_t until)
+{
+	uint64_t count = 0; /* (set by tt_read_count; gcc -O3 cannot tell) */
+	if (tt_read_count(f, c, sizeof(uint64_t), &count, "FUNCS") < 0)
+		return -1;
+	for (uint64_t i = 0; i < count; i++) {
+		uint64_t at = c->pos, address = 0;
+		tt_cursor_take(c, &address, sizeof(address)); /* the count fits: checked */
+		struct tt_site s = {.address = address, .defined_at = section, .is_func = true,
+				    .until = until};
+		if (tt_file_add_site(f, &s, cap, at) < 0)
+			return -1;
+		f->nfuncs++;
+	}
+	if (c->pos != c->end)
+		return TT_FAIL(f, c->pos, "%" PRIu64 " bytes left in FUNCS after its %" PRIu64
+			       " functions", c->end - c->pos, count);
+	return 0;
+}
+
+/* The names of sites' arguments (TT_BEGIN_NAMED_ARG), each of a site read before. */
+static int tt_read_arg_names(struct tt_file *f, struct tt_cursor *c, uint64_t until)
+{
+	uint64_t count = 0; /* (set by tt_read_count; gcc -O3 cannot tell) */
+	if (tt_read_count(f, c, sizeof(struct tt_arg_name_info), &count, "ARG_NAMES") < 0)
+		return -1;
+	for (uint64_t i = 0; i < count; i++) {
+		uint64_t at = c->pos;
+		struct tt_arg_name_info ai;
+		struct tt_str name;
+		if (!tt_cursor_take(c, &ai, sizeof(ai)) || !tt_cursor_str(c, &name, ai.name_len))
+			return TT_FAIL(f, at, "argument name %" PRIu64 " of %" PRIu64
+				       " runs past the end of its ARG_NAMES section", i, count);
+		struct tt_site *site = tt_file_site_until(f, ai.address, until);
+		if (!site || site->is_func)
+			return TT_FAIL(f, at, "argument name of 0x%" PRIx64 ", which no SITES section "
+				       "before it describes", ai.address);
+		site->arg_name = name;
+	}
+	if (c->pos != c->end)
+		return TT_FAIL(f, c->pos, "%" PRIu64 " bytes left in ARG_NAMES after its %" PRIu64
+			       " names", c->end - c->pos, count);
+	return 0;
+}
+
+/* Functions are named by their address until symbols name them. */
+#define TT_HEX_NAME 20 /* "0x" and 16 digits, NUL */
+
+static int tt_name_funcs_hex(struct tt_file *f)
+{
+	if (!f->nfuncs)
+		return 0;
+	f->func_hex = malloc(f->nfuncs * TT_HEX_NAME);
+	if (!f->func_hex)
+		return tt_error("%s: out of memory for %zu functions", f->path, f->nfuncs);
+	char *name = f->func_hex;
+	for (size_t i = 0; i < f->nsites; i++) {
+		struct tt_site *s = &f->sites[i];
+		if (!s->is_func)
+			continue;
+		int n = snprintf(name, TT_HEX_NAME, "0x%" PRIx64, s->address);
+		s->name = s->func = (struct tt_str){name, (uint32_t)n};
+		name += TT_HEX_NAME;
+	}
+	return 0;
+}
+
+/* The module like `m` whose span ends at `until`, or NULL. */
+static struct tt_module *tt_module_known(const struct tt_file *f, const struct tt_module *m,
+					 uint64_t until)
+{
+	for (size_t i = 0; i < f->nmodules; i++) {
+		struct tt_module *k = &f->modules[i];
+		if (k->start == m->start && k->end == m->end && k->file_offset == m->file_offset &&
+		    k->until == until && k->path.len == m->path.len &&
+		    memcmp(k->path.ptr, m->path.ptr, m->path.len) == 0)
+			return k;
+	}
+	return NULL;
+}
+
+/* A module first said to be unloaded at m->until: what was described of its addresses
+ * before without an end (while it was loaded) ends then. Whether it was listed so. */
+static bool tt_module_unloaded(struct tt_file *f, const struct tt_module *m)
+{
+	for (size_t i = 0; i < f->nsites; i++) {
+		struct tt_site *s = &f->sites[i];
+		if (s->until == UINT64_MAX && s->address >= m->start && s->address < m->end &&
+		    !tt_file_site_until(f, s->address, m->until)) {
+			s->until = m->until;
+			tt_site_spans(f, s->address);
+		}
+	}
+	struct tt_module *loaded = tt_module_known(f, m, UINT64_MAX);
+	if (loaded)
+		loaded->until = m->until;
+	return loaded != NULL;
+}
+
+static int tt_read_modules(struct tt_file *f, struct tt_cursor *c, size_t *cap, uint64_t until)
+{
+	uint64_t count = 0; /* (set by tt_read_count; gcc -O3 cannot tell) */
+	if (tt_read_count(f, c, sizeof(struct tt_module_info), &count, "MODULES") < 0)
+		return -1;
+	for (uint64_t i = 0; i < count; i++) {
+		struct tt_module_info mi;
+		struct tt_module m;
+		uint64_t at = c->pos;
+		if (!tt_cursor_take(c, &mi, sizeof(mi)) || !tt_cursor_str(c, &m.path, mi.path_len) ||
+		    !tt_cursor_str(c, &m.build_id, mi.build_id_len))
+			return TT_FAIL(f, at, "module %" PRIu64 " of %" PRIu64
+				       " runs past the end of its MODULES section", i, count);
+		m.start = mi.start;
+		m.end = mi.end;
+		m.file_offset = mi.file_offset;
+		m.until = until;
+		/* A streamed file lists the modules at start and again at the end. */
+		if (tt_module_known(f, &m, until) || (until != UINT64_MAX && tt_module_unloaded(f, &m)))
+			continue;
+		if (tt_reserve(&f->modules, cap, f->nmodules, sizeof(m)) < 0)
+			return TT_FAIL(f, at, "out of memory for %zu modules", f->nmodules);
+		f->modules[f->nmodules++] = m;
+	}
+	if (c->pos != c->end)
+		return TT_FAIL(f, c->pos, "%" PRIu64 " bytes left in MODULES after its %" PRIu64
+			       " modules", c->end - c->pos, count);
+	return 0;
+}
+
+/* A thread's counts, flags and name, from its THREAD or THREAD_TOTALS section. */
+static int tt_thread_totals(struct tt_file *f, struct tt_thread *t, const struct tt_thread_info *ti,
+			    struct tt_str name, uint64_t at)
+{
+	f->dropped -= t->dropped_total;
+	t->dropped_total = 0;
+	t->name = name;
+	t->flags = ti->flags;
+	t->events = ti->events;
+	for (int i = 0; i < TT_DROP_CAUSES; i++) {
+		t->dropped[i] = ti->dropped[i];
+		if (__builtin_add_overflow(t->dropped_total, ti->dropped[i], &t->dropped_total) ||
+		    __builtin_add_overflow(f->dropped, ti->dropped[i], &f->dropped))
+			return TT_FAIL(f, at + offsetof(struct tt_thread_info, dropped),
+				       "dropped counts overflow 64 bits");
+	}
+	return 0;
+}
+
+static int tt_read_thread(struct tt_file *f, struct tt_cursor *c, uint64_t section, size_t *cap)
+{
+	struct tt_thread_info ti;
+	struct tt_thread t = {.file = f, .offset = section};
+	struct tt_str name;
+	uint64_t at = c->pos;
+	if (!tt_cursor_take(c, &ti, sizeof(ti)) || !tt_cursor_str(c, &name, ti.name_len))
+		return TT_FAIL(f, at, "THREAD section too small for its name");
+	uint32_t dup;
+	if (tt_map_get(&f->thread_map, ti.index, &dup))
+		return TT_FAIL(f, at, "a second THREAD section for thread index %" PRIu32, ti.index);
+	t.index = ti.index;
+	t.tid = ti.tid;
+	if (tt_thread_totals(f, &t, &ti, name, at) < 0)
+		return -1;
+	if (f->nthreads >= UINT32_MAX / 2 ||
+	    tt_reserve(&f->threads, cap, f->nthreads, sizeof(t)) < 0 ||
+	    tt_map_put(&f->thread_map, t.index, (uint32_t)f->nthreads) < 0)
+		return TT_FAIL(f, at, "out of memory for %zu threads", f->nthreads);
+	f->threads[f->nthreads++] = t;
+	return 0;
+}
+
+/* The thread a section names; NULL after reporting that it has no THREAD section
+ * before it. */
+static struct tt_thread *tt_thread_named(const struct tt_file *f, uint32_t index, uint64_t at,
+					 const char *section)
+{
+	uint32_t pos;
+	if (tt_map_get(&f->thread_map, index, &pos))
+		return &f->threads[pos];
+	TT_FAIL(f, at, "%s for thread index %" PRIu32 ", which has no THREAD section before it",
+		section, index);
+	return NULL;
+}
+
+/* A streamed thread's final totals, name and flags. */
+static int tt_read_thread_totals(struct tt_file *f, struct tt_cursor *c)
+{
+	struct tt_thread_info ti;
+	struct tt_str name;
+	uint64_t at = c->pos;
+	if (!tt_cursor_take(c, &ti, sizeof(ti)) || !tt_cursor_str(c, &name, ti.name_len))
+		return TT_FAIL(f, at, "THREAD_TOTALS section too small for its name");
+	struct tt_thread *t = tt_thread_named(f, ti.index, at, "THREAD_TOTALS");
+	if (!t)
+		return -1;
+	if (ti.tid != t->tid)
+		return TT_FAIL(f, at + offsetof(struct tt_thread_info, tid),
+			       "THREAD_TOTALS of thread index %" PRIu32 " names tid %" PRIu32
+			       ", its THREAD section %" PRIu32, ti.index, ti.tid, t->tid);
+	return tt_thread_totals(f, t, &ti, name, at);
+}
+
+/* The thread whose records an EVENTS section's header says it continues. */
+static struct tt_thread *tt_events_thread(struct tt_file *f, const struct tt_events_info *ei,
+					  uint64_t at, const char *what)
+{
+	struct tt_thread *t = tt_thread_named(f, ei->thread_index, at, what);
+	if (t && ei->first_record != t->records) {
+		TT_FAIL(f, at + offsetof(struct tt_events_info, first_record),
+			"%s section starts at record %" PRIu64 " of thread index %" PRIu32
+			", but its earlier sections hold %" PRIu64,
+			what, ei->first_record, t->index, t->records);
+		return NULL;
+	}
+	return t;
+}
+
+/* A section's records, in the file or unpacked: the thread's first time, its count. */
+int tt_file_add_events(struct tt_file *f, struct tt_thread *t, struct tt_events ev,
+			 const struct tt_record *r, uint64_t at)
+{
+	for (uint64_t i = 0; i < ev.count && !t->has_first; i++) {
+		if (tt_record_timed(r[i].word)) {
+			t->first_tsc = r[i].tsc;
+			t->has_first = true;
+		}
+	}
+	if (tt_reserve(&t->sections, &t->sections_cap, t->nsections, sizeof(*t->sections)) < 0)
+		return TT_FAIL(f, at, "out of memory for %zu EVENTS sections", t->nsections);
+	t->sections[t->nsections++] = ev;
+	t->records += ev.count;
+	f->records += ev.count;
+	return 0;
+}
+
+static int tt_read_events(struct tt_file *f, struct tt_cursor *c)
+{
+	struct tt_events_info ei;
+	uint64_t at = c->pos;
+	if (!tt_cursor_take(c, &ei, sizeof(ei)))
+		return TT_FAIL(f, at, "EVENTS section too small for its header");
+	if ((c->end - c->pos) % sizeof(struct tt_record) != 0)
+		return TT_FAIL(f, at, "EVENTS payload of %" PRIu64 " bytes is not whole records",
+			       c->end - c->pos);
+	struct tt_thread *t = tt_events_thread(f, &ei, at, "EVENTS");
+	if (!t)
+		return -1;
+	uint64_t count = (c->end - c->pos) / sizeof(struct tt_record);
+	const struct tt_record *r = (const struct tt_record *)(f->data + c->pos);
+	return tt_file_add_events(f, t, (struct tt_events){.records = r, .count = count, .offset = c->pos},
+			     r, at);
+}
+
+static int tt_read_sched(struct tt_file *f, struct tt_cursor *c)
+{
+	struct tt_sched_info si;
+	uint64_t at = c->pos;
+	if (!tt_cursor_take(c, &si, sizeof(si)))
+		return TT_FAIL(f, at, "SCHED section too small for its header");
+	if ((c->end - c->pos) % sizeof(struct tt_sched_state) != 0)
+		return TT_FAIL(f, at, "SCHED payload of %" PRIu64 " bytes is not whole states",
+			       c->end - c->pos);
+	struct tt_thread *t = tt_thread_named(f, si.thread_index, at, "SCHED");
+	if (!t)
+		return -1;
+	if (!(t->flags & TT_THREAD_SCHED))
+		return TT_FAIL(f, at, "SCHED section of thread index %" PRIu32
+			       ", whose THREAD section says it has no states", si.thread_index);
+	uint64_t count = (c->end - c->pos) / sizeof(struct tt_sched_state);
+	if (tt_reserve_n(&t->states, &t->states_cap, t->nstates, count + 1, sizeof(*t->states)) < 0)
+		return TT_FAIL(f, at, "out of memory for %" PRIu64 " states", count);
+	if (si.lost) {
+		int64_t before = t->nstates ? t->states[t->nstates - 1].ns : INT64_MIN;
+		t->states[t->nstates++] = (struct tt_sched_state){.ns = before, .what = TT_SCHED_UNKNOWN};
+		t->states_lost += si.lost;
+	}
+	for (uint64_t i = 0; i < count; i++) {
+		uint64_t pos = c->pos + i * sizeof(struct tt_sched_state);
+		struct tt_sched_state st;
+		memcpy(&st, f->data + pos, sizeof st);
+		if (st.what > TT_SCHED_BLOCKED)
+			return TT_FAIL(f, pos + offsetof(struct tt_sched_state, what),
+				       "state %" PRIu32 " of thread index %" PRIu32 " is not one",
+				       st.what, si.thread_index);
+		if (st.ns < f->header.start.monotonic_ns ||
+		    (t->nstates && st.ns < t->states[t->nstates - 1].ns))
+			return TT_FAIL(f, pos, "state at %" PRId64 " ns of thread index %" PRIu32
+				       " is before %s", st.ns, si.thread_index,
+				       st.ns < f->header.start.monotonic_ns ? "the run began"
+									    : "the state before it");
+		t->states[t->nstates++] = st;
+	}
+	return 0;
+}
+
+/* The thread's buffer for its packed sections, room for `count` records. */
+static struct tt_unpacked *tt_unpacked_for(struct tt_thread *t, size_t count)
+{
+	if (!t->unpacked && !(t->unpacked = calloc(1, sizeof(*t->unpacked))))
+		return NULL;
+	struct tt_unpacked *u = t->unpacked;
+	if (u->cap < count) {
+		struct tt_record *records = realloc(u->records, count * sizeof(*records));
+		if (!records)
+			return NULL;
+		u->records = records;
+		u->cap = count;
+	}
+	return u;
+}
+
+static int tt_read_events_packed(struct tt_file *f, struct tt_cursor *c)
+{
+	struct tt_events_info ei;
+	struct tt_packed_info pi;
+	uint64_t at = c->pos;
+	if (!tt_cursor_take(c, &ei, sizeof(ei)) || !tt_cursor_take(c, &pi, sizeof(pi)))
+		return TT_FAIL(f, at, "EVENTS_PACKED section too small for its headers");
+	struct tt_thread *t = tt_events_thread(f, &ei, at, "EVENTS_PACKED");
+	if (!t)
+		return -1;
+	if (pi.records == 0 || pi.records > TT_PACKED_MAX_RECORDS)
+		return TT_FAIL(f, at + sizeof(ei), "EVENTS_PACKED holds %" PRIu64 " records (1 to %d)",
+			       pi.records, TT_PACKED_MAX_RECORDS);
+	struct tt_unpacked *u = tt_unpacked_for(t, pi.records);
+	if (!u)
+		return TT_FAIL(f, at, "out of memory for %" PRIu64 " records", pi.records);
+	const uint8_t *bytes = (const uint8_t *)f->data + c->pos;
+	size_t size = c->end - c->pos, bad, pos;
+	const char *wrong = tt_unpack_records(bytes, size, pi.records, u->records, &bad, &pos);
+	if (wrong)
+		return TT_FAIL(f, c->pos + pos, "packed record %zu of %" PRIu64 ": %s", bad,
+			       pi.records, wrong);
+	u->section = t->nsections;
+	u->valid = true;
+	struct tt_events ev = {.packed = bytes, .packed_size = size, .count = pi.records,
+			       .offset = c->pos};
+	c->pos = c->end;
+	return tt_file_add_events(f, t, ev, u->records, at);
+}
+
+/* The END section's totals must agree with what the file holds. */
+static int tt_read_end(struct tt_file *f, struct tt_cursor *c)
+{
+	uint64_t at = c->pos;
+	struct tt_end_info *e = &f->end;
+	if (!tt_cursor_take(c, e, sizeof(*e)))
+		return TT_FAIL(f, at, "END section too small");
+	if (e->threads != f->nthreads)
+		return TT_FAIL(f, at + offsetof(struct tt_end_info, threads),
+			       "END counts %" PRIu64 " threads, the file holds %zu", e->threads,
+			       f->nthreads);
+	if (e->records != f->records)
+		return TT_FAIL(f, at + offsetof(struct tt_end_info, records),
+			       "END counts %" PRIu64 " records, the file holds %" PRIu64, e->records,
+			       f->records);
+	if (e->dropped != f->dropped)
+		return TT_FAIL(f, at + offsetof(struct tt_end_info, dropped),
+			       "END counts %" PRIu64 " dropped events, the threads %" PRIu64,
+			       e->dropped, f->dropped);
+	if (e->sites != f->nsites - f->nfuncs)
+		return TT_FAIL(f, at + offsetof(struct tt_end_info, sites),
+			       "END counts %" PRIu64 " sites, the file holds %zu", e->sites,
+			       f->nsites - f->nfuncs);
+	for (size_t i = 0; i < f->nthreads; i++) {
+		const struct tt_thread *t = &f->threads[i];
+		if (t->events != t->records)
+			return TT_FAIL(f, t->offset + sizeof(struct tt_section_header) +
+						  offsetof(struct tt_thread_info, events),
+				       "thread index %" PRIu32 " says %" PRIu64
+				       " events, its EVENTS sections hold %" PRIu64,
+				       t->index, t->events, t->records);
+	}
+	return 0;
+}
+
+/* Reads the section header at `off`; 0 with the payload's bounds, or -1. */
+static int tt_section_at(const struct tt_file *f, uint64_t off, struct tt_section_header *sh,
+			 struct tt_cursor *c)
+{
+	if (f->size - off < sizeof(*sh))
+		return TT_FAIL(f, off, "truncated section header (%" PRIu64 " bytes left, need %zu)",
+			       f->size - off, sizeof(*sh));
+	memcpy(sh, f->data + off, sizeof(*sh));
+	uint64_t payload = off + sizeof(*sh);
+	uint64_t left = f->size - payload;
+	if (sh->size > left)
+		return TT_FAIL(f, off + offsetof(struct tt_section_header, size),
+			       "section of %" PRIu64 " bytes runs past the end of the file (%" PRIu64
+			       " bytes left)", sh->size, left);
+	if (TT_SECTION_PADDED(sh->size) > left)
+		return TT_FAIL(f, payload + sh->size, "truncated padding after a section");
+	*c = (struct tt_cursor){.f = f, .pos = payload, .end = payload + sh->size};
+	return 0;
+}
+
+/* Whether the section at `off` lies whole in the file. */
+static bool tt_section_complete(const struct tt_file *f, uint64_t off)
+{
+	struct tt_section_header sh;
+	if (f->size - off < sizeof(sh))
+		return false;
+	memcpy(&sh, f->data + off, sizeof(sh));
+	return sh.size <= f->size - off - sizeof(sh) &&
+	       TT_SECTION_PADDED(sh.size) <= f->size - off - sizeof(sh);
+}
+
+/* A description of a library unloaded at until_tsc: the section inside, read as
+ * itself, for records before then. */
+static int tt_read_unloaded(struct tt_file *f, struct tt_cursor *c, uint64_t off, size_t *site_cap,
+			    size_t *module_cap)
+{
+	struct tt_unloaded_info ui;
+	uint64_t at = c->pos;
+	if (!tt_cursor_take(c, &ui, sizeof(ui)))
+		return TT_FAIL(f, at, "UNLOADED section too small for its header");
+	if (ui.until_tsc == 0 || ui.until_tsc == UINT64_MAX)
+		return TT_FAIL(f, at, "UNLOADED section until TSC %" PRIu64, ui.until_tsc);
+	struct tt_section_header sh;
+	struct tt_cursor inner;
+	if (tt_section_at(f, c->pos, &sh, &inner) < 0)
+		return -1;
+	if (inner.end - sh.size + TT_SECTION_PADDED(sh.size) != c->end)
+		return TT_FAIL(f, c->pos, "the section in an UNLOADED section does not fill it");
+	switch (sh.type) {
+	case TT_SEC_SITES: return tt_read_sites(f, &inner, off, site_cap, ui.until_tsc);
+	case TT_SEC_MODULES: return tt_read_modules(f, &inner, module_cap, ui.until_tsc);
+	case TT_SEC_FUNCS: return tt_read_funcs(f, &inner, off, site_cap, ui.until_tsc);
+	case TT_SEC_ARG_NAMES: return tt_read_arg_names(f, &inner, ui.until_tsc);
+	default:
+		return TT_FAIL(f, c->pos, "section type %" PRIu32 " in an UNLOADED section", sh.type);
+	}
+}
+
+int tt_file_read_sections(struct tt_file *f)
+{
+	size_t site_cap = 0, thread_cap = 0, module_cap = 0;
+	bool seen_process = false;
+	uint64_t off = f->first_section, released = 0;
+	bool streamed = f->header.flags & TT_FILE_STREAMED;
+	bool live = f->header.flags & TT_FILE_LIVE;
+	if (live && (f->header.live_sections_end < off || f->header.live_sections_end > f->header.live_chunks_at ||
+		     f->header.live_chunks_at > f->size || f->header.live_chunks_at % 16))
+		return TT_FAIL(f, offsetof(struct tt_file_header, live_sections_end),
+			       "live file: sections end at %" PRIu64 " and chunks begin at %" PRIu64
+			       ", not in order within its %zu bytes", f->header.live_sections_end,
+			       f->header.live_chunks_at, f->size);
+	for (;;) {
+		/* A live file's descriptions end where the run last completed them. */
+		if (live && off == f->header.live_sections_end) {
+			f->cut_short = true;
+			f->cut_at = off;
+			break;
+		}
+		/* A streamed file ends where the run stopped writing it: its sections hold
+		 * until the last complete one. */
+		if (streamed && !tt_section_complete(f, off)) {
+			f->cut_short = true;
+			f->cut_at = off;
+			tt_file_release(f, released, off);
+			break;
+		}
+		if (off == f->size)
+			return TT_FAIL(f, off, "no END section: the file was cut short");
+		struct tt_section_header sh;
+		struct tt_cursor c;
+		if (tt_section_at(f, off, &sh, &c) < 0)
+			return -1;
+		int rc;
+		switch (sh.type) {
+		case TT_SEC_PROCESS: rc = tt_read_process(f, &c, &seen_process); break;
+		case TT_SEC_SITES: rc = tt_read_sites(f, &c, off, &site_cap, UINT64_MAX); break;
+		case TT_SEC_MODULES: rc = tt_read_modules(f, &c, &module_cap, UINT64_MAX); break;
+		case TT_SEC_THREAD: rc = tt_read_thread(f, &c, off, &thread_cap); break;
+		case TT_SEC_THREAD_TOTALS: rc = tt_read_thread_totals(f, &c); break;
+		case TT_SEC_EVENTS: rc = tt_read_events(f, &c); break;
+		case TT_SEC_EVENTS_PACKED: rc = tt_read_events_packed(f, &c); break;
+		case TT_SEC_END: rc = tt_read_end(f, &c); break;
+		case TT_SEC_FUNCS: rc = tt_read_funcs(f, &c, off, &site_cap, UINT64_MAX); break;
+		case TT_SEC_ARG_NAMES: rc = tt_read_arg_names(f, &c, UINT64_MAX); break;
+		case TT_SEC_UNLOADED: rc = tt_read_unloaded(f, &c, off, &site_cap, &module_cap); break;
+		case TT_SEC_SCHED: rc = tt_read_sched(f, &c); break;
+		default:
+			return TT_FAIL(f, off, "unknown section type %" PRIu32, sh.type);
+		}
+		if (rc < 0)
+			return -1;
+		off = c.end - sh.size + TT_SECTION_PADDED(sh.size);
+		/* Validating touches every section header, and the kernel maps pages around
+		 * each: drop them as it goes (decoding reads them again in order). */
+		if (off - released >= TT_RELEASE_BYTES) {
+			tt_file_release(f, released, off);
+			released = off;
+		}
+		if (sh.type == TT_SEC_END) {
+			if (off != f->size)
+				return TT_FAIL(f, off, "%" PRIu64 " bytes after the END section",
+					       f->size - off);
+			tt_file_release(f, released, off);
+			break;
+		}
+	}
+	if (!seen_process)
+		return TT_FAIL(f, f->first_section, "no PROCESS section");
+	return tt_name_funcs_hex(f);
+}
+

@@ -1,0 +1,519 @@
+/* `ticktrace report`, `ticktrace spikes` and convert's spike marks: one sink turns
+ * the decoder's events into the calls of the analysis state machine that the runtime
+ * shares (src/analysis.h), one per thread. */
+#include "report.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+
+/* ---- thresholds ---- */
+
+bool tt_thresholds_given(const struct tt_thresholds *th)
+{
+	return th->global != TT__NO_THRESHOLD || th->file;
+}
+
+void tt_thresholds_free(struct tt_thresholds *th)
+{
+	struct tt__thresholds table = {th->rules, th->nrules, th->text};
+	tt__thresholds_free(&table);
+	th->rules = NULL;
+	th->nrules = 0;
+	th->text = NULL;
+}
+
+int tt_thresholds_load(struct tt_thresholds *th)
+{
+	if (!th->file)
+		return 0;
+	struct tt__thresholds table;
+	struct tt__thresholds_problem problem;
+	if (tt__thresholds_load(&table, th->file, &problem) < 0) {
+		char why[512];
+		tt_error("%s: %s", th->file, tt__thresholds_problem_text(&problem, why, sizeof why));
+		tt__thresholds_free(&table);
+		return -1;
+	}
+	th->rules = table.rules;
+	th->nrules = table.nrules;
+	th->text = table.text;
+	return 0;
+}
+
+/* ---- the sink ---- */
+
+struct tt_an_sink {
+	struct tt_sink sink;
+	struct tt_sink *inner; /* convert: the writer, which gets every event and the marks */
+	const struct tt_trace *trace;
+	struct tt__analysis an;
+	struct tt__thread_analysis *threads; /* by thread id */
+	struct tt__thread_analysis **list;   /* the same, for tt__table_build */
+	size_t nthreads;
+	FILE *out;                           /* spikes, as they come */
+	enum tt_report_format format;
+	uint64_t threshold_notes;            /* TT_THRESHOLD_NS and TT_CHILDREN_THRESHOLD_NS */
+	struct tt_summary sum;
+	struct tt_frame_stats *frames;       /* report --frames */
+	/* Functions no FUNCS section lists: address -> offset of the name the decoder
+	 * gave their slices, in names (NUL-terminated), for the table printed after. */
+	struct tt_map func_names;
+	struct tt_buf names;
+};
+
+/* A function that a FUNCS section lists is keyed by its site (one per library that
+ * held its address: two may share it, one unloaded before the other was loaded);
+ * one that none lists, by its address. */
+#define TT_KEY_FUNC_SITE (UINT64_C(1) << 62)
+
+static size_t tt_an_name(void *ctx, const struct tt__thread_analysis *th, uint64_t key, char *buf,
+			 size_t cap)
+{
+	struct tt_an_sink *a = ctx;
+	(void)th;
+	uint32_t at;
+	if ((key & TT__KEY_FUNC) && !(key & TT_KEY_FUNC_SITE)) {
+		int n = snprintf(buf, cap, "%s", tt_map_get(&a->func_names, key & ~TT__KEY_FUNC, &at) ?
+							 a->names.p + at : "?");
+		return n < 0 ? 0 : (size_t)n >= cap ? cap - 1 : (size_t)n;
+	}
+	const struct tt_site *s = (const struct tt_site *)(uintptr_t)(key & ~(TT__KEY_FUNC | TT_KEY_FUNC_SITE));
+	size_t n = s->name.len < cap - 1 ? s->name.len : cap - 1;
+	memcpy(buf, s->name.ptr, n);
+	buf[n] = 0;
+	return n;
+}
+
+static uint64_t tt_an_key(const struct tt_event *e)
+{
+	if (!(e->flags & TT_EV_FUNC))
+		return (uint64_t)(uintptr_t)e->site;
+	return TT__KEY_FUNC | (e->site ? TT_KEY_FUNC_SITE | (uint64_t)(uintptr_t)e->site : e->func);
+}
+
+#define TT_FORWARD(a, op, ...)                                                     \
+	((a)->inner && (a)->inner->ops->op ? (a)->inner->ops->op((a)->inner, __VA_ARGS__) : 0)
+
+static int tt_an_failed(struct tt_an_sink *a);
+
+static int tt_an_start(struct tt_sink *s, const struct tt_trace *t)
+{
+	struct tt_an_sink *a = (struct tt_an_sink *)s;
+	a->trace = t;
+	a->threads = calloc(t->nthreads ? t->nthreads : 1, sizeof(*a->threads));
+	a->list = calloc(t->nthreads ? t->nthreads : 1, sizeof(*a->list));
+	if (!a->threads || !a->list)
+		return tt_error("out of memory for %zu threads", t->nthreads);
+	a->nthreads = t->nthreads;
+	for (size_t i = 0; i < t->nfiles; i++) {
+		const struct tt_file *f = &t->files[i];
+		for (size_t k = 0; k < f->nthreads; k++) {
+			const struct tt_thread *th = &f->threads[k];
+			struct tt__thread_analysis *ta = &a->threads[th->id];
+			tt__thread_analysis_init(ta, &a->an, (void *)th);
+			ta->pid = f->process.pid;
+			ta->tid = th->tid;
+			ta->name = th->name.ptr;
+			ta->name_len = th->name.len;
+			a->list[th->id] = ta;
+			/* (the reader marks lost states: TT_SCHED_UNKNOWN) */
+			if ((th->flags & TT_THREAD_SCHED) &&
+			    tt__thread_states(ta, th->states, th->nstates, t->base_ns) < 0)
+				return tt_an_failed(a);
+		}
+	}
+	return TT_FORWARD(a, start, t);
+}
+
+static int tt_an_failed(struct tt_an_sink *a)
+{
+	return a->an.oom ? tt_error("out of memory for the analysis") : -1;
+}
+
+/* Keeps the name of a function no FUNCS section lists, the first time it opens. */
+static int tt_an_keep_func_name(struct tt_an_sink *a, const struct tt_event *e)
+{
+	uint32_t at;
+	if (tt_map_get(&a->func_names, e->func, &at))
+		return 0;
+	at = (uint32_t)a->names.len;
+	tt_buf_add(&a->names, e->func_name.ptr, e->func_name.len);
+	tt_buf_add(&a->names, "", 1);
+	return a->names.oom || tt_map_put(&a->func_names, e->func, at) < 0 ? tt_error("out of memory") : 0;
+}
+
+static int tt_an_slice_begin(struct tt_sink *s, const struct tt_event *e)
+{
+	struct tt_an_sink *a = (struct tt_an_sink *)s;
+	if ((e->flags & TT_EV_FUNC) && !e->site && tt_an_keep_func_name(a, e) < 0)
+		return -1;
+	if (tt__scope_open(&a->threads[e->thread->id], tt_an_key(e), e->ts) < 0)
+		return tt_an_failed(a);
+	return TT_FORWARD(a, slice_begin, e);
+}
+
+static int tt_an_slice_end(struct tt_sink *s, const struct tt_event *e)
+{
+	struct tt_an_sink *a = (struct tt_an_sink *)s;
+	if (TT_FORWARD(a, slice_end, e) < 0)
+		return -1;
+	return tt__scope_close(&a->threads[e->thread->id], e->ts + e->dur) < 0 ? tt_an_failed(a) : 0;
+}
+
+static int tt_an_note(struct tt_sink *s, const struct tt_event *e)
+{
+	struct tt_an_sink *a = (struct tt_an_sink *)s;
+	static const unsigned kinds[][2] = {
+		{TT_EV_THRESHOLD, TT_REC_THRESHOLD}, {TT_EV_CHILDREN_THRESHOLD, TT_REC_CHILDREN_THRESHOLD},
+		{TT_EV_IGNORE, TT_REC_IGNORE},       {TT_EV_IGNORE_CHILDREN, TT_REC_IGNORE_CHILDREN},
+		{TT_EV_DESCRIBE, TT_REC_DESCRIBE}, {TT_EV_PARENTS_THRESHOLD, TT_REC_PARENTS_THRESHOLD},
+	};
+	unsigned kind = 0;
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		if (e->flags & kinds[i][0])
+			kind = kinds[i][1];
+	a->threshold_notes += kind == TT_REC_THRESHOLD || kind == TT_REC_CHILDREN_THRESHOLD ||
+			      kind == TT_REC_PARENTS_THRESHOLD;
+	size_t len = kind == TT_REC_DESCRIBE ? (size_t)e->value : 0;
+	if (tt__scope_note(&a->threads[e->thread->id], kind, e->value, e->text, len) < 0)
+		return tt_an_failed(a);
+	return TT_FORWARD(a, note, e);
+}
+
+static int tt_an_frame(struct tt_sink *s, const struct tt_event *e)
+{
+	struct tt_an_sink *a = (struct tt_an_sink *)s;
+	tt__frame_mark(&a->an, e->func, e->ts);
+	if (a->frames)
+		tt_frames_mark(a->frames, e);
+	return TT_FORWARD(a, frame, e);
+}
+
+static int tt_an_instant(struct tt_sink *s, const struct tt_event *e)
+{
+	return TT_FORWARD((struct tt_an_sink *)s, instant, e);
+}
+
+static int tt_an_counter(struct tt_sink *s, const struct tt_event *e)
+{
+	return TT_FORWARD((struct tt_an_sink *)s, counter, e);
+}
+
+static int tt_an_flow(struct tt_sink *s, const struct tt_event *e)
+{
+	return TT_FORWARD((struct tt_an_sink *)s, flow, e);
+}
+
+static int tt_an_thread_end(struct tt_sink *s, const struct tt_thread *t,
+			    const struct tt_thread_summary *sum)
+{
+	return TT_FORWARD((struct tt_an_sink *)s, thread_end, t, sum);
+}
+
+static void tt_an_warning(struct tt_sink *s, const char *message)
+{
+	struct tt_an_sink *a = (struct tt_an_sink *)s;
+	/* (alone, for report and spikes: the pipeline prints them) */
+	if (a->inner && a->inner->ops->warning)
+		a->inner->ops->warning(a->inner, message);
+}
+
+static int tt_an_finish(struct tt_sink *s, const struct tt_summary *sum)
+{
+	struct tt_an_sink *a = (struct tt_an_sink *)s;
+	a->sum = *sum;
+	return TT_FORWARD(a, finish, sum);
+}
+
+static void tt_an_destroy(struct tt_sink *s)
+{
+	struct tt_an_sink *a = (struct tt_an_sink *)s;
+	for (size_t i = 0; i < a->nthreads; i++) /* the trace may be closed by now */
+		tt__thread_analysis_free(&a->threads[i]);
+	free(a->threads);
+	free(a->list);
+	tt_map_free(&a->func_names);
+	tt_buf_free(&a->names);
+	free(a);
+}
+
+/* report and spikes: no sink inside, so only what the analysis takes */
+static const struct tt_sink_ops tt_an_ops = {
+	.start = tt_an_start,
+	.slice_begin = tt_an_slice_begin,
+	.slice_end = tt_an_slice_end,
+	.note = tt_an_note,
+	.frame = tt_an_frame,
+	.warning = tt_an_warning,
+	.finish = tt_an_finish,
+	.destroy = tt_an_destroy,
+};
+
+/* convert: everything, passed on */
+static const struct tt_sink_ops tt_an_wrap_ops = {
+	.start = tt_an_start,
+	.slice_begin = tt_an_slice_begin,
+	.slice_end = tt_an_slice_end,
+	.instant = tt_an_instant,
+	.counter = tt_an_counter,
+	.flow = tt_an_flow,
+	.note = tt_an_note,
+	.frame = tt_an_frame,
+	.thread_end = tt_an_thread_end,
+	.warning = tt_an_warning,
+	.finish = tt_an_finish,
+	.destroy = tt_an_destroy,
+};
+
+static struct tt_an_sink *tt_an_new(struct tt_sink *inner, const struct tt_thresholds *th)
+{
+	struct tt_an_sink *a = calloc(1, sizeof(*a));
+	if (!a)
+		return NULL;
+	a->sink.ops = inner ? &tt_an_wrap_ops : &tt_an_ops;
+	a->inner = inner;
+	a->an = (struct tt__analysis){
+		.threshold = th ? th->global : TT__NO_THRESHOLD,
+		.rules = th ? th->rules : NULL,
+		.nrules = th ? th->nrules : 0,
+		.name = tt_an_name,
+		.ctx = a,
+	};
+	return a;
+}
+
+/* ---- output ---- */
+
+/* ---- report ---- */
+
+/* A string member. cJSON writes bytes as they are, and JSON text is UTF-8 (RFC 8259):
+ * bytes that are not become U+FFFD, as in the converter's output. Out of memory, the
+ * member is missing. */
+static void tt_json_add_text(cJSON *obj, const char *key, const char *text, size_t n)
+{
+	char *clean = malloc(3 * n + 1);
+	if (!clean)
+		return;
+	clean[tt_utf8_clean(text, strnlen(text, n), clean)] = 0;
+	cJSON_AddStringToObject(obj, key, clean);
+	free(clean);
+}
+
+static void tt_json_thread_fields(cJSON *obj, const struct tt__thread_analysis *th)
+{
+	cJSON_AddNumberToObject(obj, "pid", th->pid);
+	cJSON_AddNumberToObject(obj, "tid", th->tid);
+	tt_json_add_text(obj, "thread", th->name ? th->name : "", th->name ? th->name_len : 0);
+}
+
+static cJSON *tt_table_json(const struct tt__table *t, const struct tt_an_sink *a,
+			    const struct tt_report_opts *o)
+{
+	cJSON *root = cJSON_CreateObject();
+	cJSON_AddNumberToObject(root, "threads", (double)t->threads);
+	cJSON_AddNumberToObject(root, "events", (double)a->sum.events);
+	cJSON_AddNumberToObject(root, "dropped", (double)a->sum.dropped);
+	cJSON_AddNumberToObject(root, "unterminated", (double)a->sum.unterminated);
+	cJSON_AddStringToObject(root, "sort", tt__sort_name(o->sort));
+	cJSON_AddBoolToObject(root, "by_thread", o->by_thread);
+	cJSON_AddStringToObject(root, "percentiles", "nearest rank, from a log-linear histogram: "
+				"within 1/64 of the exact value");
+	cJSON_AddNumberToObject(root, "call_overhead_ns", (double)t->overhead_ns);
+	cJSON *rows = cJSON_AddArrayToObject(root, "rows");
+	for (size_t i = 0; rows && i < t->n; i++) {
+		const struct tt__entry *e = &t->entries[i];
+		cJSON *row = cJSON_CreateObject();
+		if (e->thread)
+			tt_json_thread_fields(row, e->thread);
+		tt_json_add_text(row, "name", e->name, strlen(e->name));
+		const struct {
+			const char *key;
+			double v;
+		} fields[] = {
+			{"calls", (double)e->calls}, {"total_ns", (double)e->total},
+			{"self_ns", (double)e->self}, {"children_ns", (double)e->children},
+			{"min_ns", (double)e->min}, {"max_ns", (double)e->max}, {"mean_ns", (double)e->mean},
+			{"p50_ns", (double)e->p50}, {"p95_ns", (double)e->p95}, {"p99_ns", (double)e->p99},
+		};
+		for (size_t f = 0; f < sizeof(fields) / sizeof(fields[0]); f++)
+			cJSON_AddNumberToObject(row, fields[f].key, fields[f].v);
+		if (e->near_overhead)
+			cJSON_AddBoolToObject(row, "near_overhead", true);
+		cJSON_AddItemToArray(rows, row);
+	}
+	return root;
+}
+
+/* cJSON's text on its own line; -1 when cJSON ran out of memory. */
+static int tt_print_json(FILE *out, cJSON *root)
+{
+	char *text = root ? cJSON_PrintUnformatted(root) : NULL;
+	cJSON_Delete(root);
+	if (!text)
+		return tt_error("out of memory");
+	fputs(text, out);
+	fputc('\n', out);
+	free(text);
+	return 0;
+}
+
+static void tt_an_closed(void *ctx, const struct tt__thread_analysis *th, uint64_t key, int64_t self)
+{
+	struct tt_an_sink *a = ctx;
+	tt_frames_scope(a->frames, th, key, self);
+}
+
+static int tt_report_done(struct tt_an_sink *a, struct tt_report_opts *o)
+{
+	if (a->frames)
+		return tt_frames_print(a->frames, &a->an, a->out) < 0 ? tt_error("out of memory") : 0;
+	struct tt__table t;
+	if (tt__table_build(&t, a->list, a->trace->nthreads, o->by_thread, o->sort) < 0)
+		return tt_error("out of memory for the table");
+	int rc = 0;
+	switch (o->format) {
+	case TT_REPORT_CSV: tt__table_csv(a->out, &t); break;
+	case TT_REPORT_JSON: rc = tt_print_json(a->out, tt_table_json(&t, a, o)); break;
+	case TT_REPORT_SVG: {
+		char title[512];
+		snprintf(title, sizeof(title), "ticktrace report: %s%s, %zu names, %" PRIu64 " calls, sorted by %s",
+			 o->inputs[0], o->ninputs > 1 ? " ..." : "", t.n, t.calls, tt__sort_name(o->sort));
+		tt_table_svg(a->out, &t, title);
+		break;
+	}
+	default:
+		tt__table_print(a->out, &t);
+		if (a->sum.dropped)
+			fprintf(a->out, "(%" PRIu64 " events were dropped while recording: not counted)\n",
+				a->sum.dropped);
+		break;
+	}
+	tt__table_free(&t);
+	return rc;
+}
+
+/* ---- spikes ---- */
+
+static cJSON *tt_spike_json(struct tt_an_sink *a, const struct tt__spike *s)
+{
+	char name[512];
+	cJSON *root = cJSON_CreateObject();
+	tt_json_add_text(root, "name", name, a->an.name(a, s->thread, s->key, name, sizeof(name)));
+	tt_json_thread_fields(root, s->thread);
+	cJSON_AddNumberToObject(root, "start_ns", (double)s->start);
+	cJSON_AddNumberToObject(root, "dur_ns", (double)s->dur);
+	cJSON_AddNumberToObject(root, "threshold_ns", (double)s->threshold);
+	cJSON_AddStringToObject(root, "threshold_from", tt__spike_threshold_from(s));
+	cJSON_AddNumberToObject(root, "explained_ns", (double)s->explained);
+	if (s->has_split) {
+		cJSON_AddNumberToObject(root, "on_cpu_ns", (double)s->split.on_cpu);
+		cJSON_AddNumberToObject(root, "preempted_ns", (double)s->split.preempted);
+		cJSON_AddNumberToObject(root, "blocked_ns", (double)s->split.blocked);
+	}
+	if (s->frame)
+		cJSON_AddNumberToObject(root, "frame", (double)s->frame);
+	if (s->frame_ns)
+		cJSON_AddNumberToObject(root, "frames", (double)s->dur / (double)s->frame_ns);
+	if (s->text)
+		tt_json_add_text(root, "description", s->text, s->text_len);
+	cJSON *stack = cJSON_AddArrayToObject(root, "stack");
+	for (uint32_t i = 0; stack && i < s->depth; i++) {
+		cJSON *frame = cJSON_CreateObject();
+		tt_json_add_text(frame, "name", name,
+				 a->an.name(a, s->thread, s->stack[i].key, name, sizeof(name)));
+		cJSON_AddNumberToObject(frame, "start_ns", (double)s->stack[i].start);
+		cJSON_AddNumberToObject(frame, "open_ns", (double)(s->start + s->dur - s->stack[i].start));
+		cJSON_AddItemToArray(stack, frame);
+	}
+	return root;
+}
+
+static int tt_spike_print(void *ctx, const struct tt__spike *s)
+{
+	struct tt_an_sink *a = ctx;
+	if (a->format == TT_REPORT_JSON)
+		return tt_print_json(a->out, tt_spike_json(a, s));
+	tt__spike_print(a->out, s);
+	return 0;
+}
+
+static int tt_spikes_done(struct tt_an_sink *a, struct tt_report_opts *o)
+{
+	if (o->suggest) {
+		struct tt__table t;
+		if (tt__table_build(&t, a->list, a->trace->nthreads, false, TT__SORT_SELF) < 0)
+			return tt_error("out of memory for the table");
+		tt_suggest_print(&t, o->thresholds.global, a->out);
+		tt__table_free(&t);
+		return 0;
+	}
+	if (!tt_thresholds_given(&o->thresholds) && !a->threshold_notes)
+		tt_warn("no thresholds: none in the trace (TT_THRESHOLD_NS), and no --threshold or "
+			"--thresholds");
+	if (a->format != TT_REPORT_JSON)
+		fprintf(a->out, "%" PRIu64 " spikes\n", a->an.spikes_found);
+	return 0;
+}
+
+int tt_analyse(const struct tt_trace *t, struct tt_report_opts *o, bool spikes, FILE *out,
+	       struct tt_summary *sum)
+{
+	struct tt_an_sink *a = tt_an_new(NULL, spikes ? &o->thresholds : NULL);
+	if (!a)
+		return tt_error("out of memory");
+	a->out = out;
+	if (spikes && o->suggest) {
+		a->an.profile = true; /* the table's rows, with their calls over the threshold */
+	} else if (spikes) {
+		a->an.find_spikes = true;
+		a->an.spike = tt_spike_print;
+		a->an.print_depth = o->depth;
+		a->format = o->format;
+	} else {
+		a->an.profile = true;
+	}
+	struct tt_frame_stats frames;
+	if (!spikes && o->frames) {
+		tt_frames_init(&frames, o->budget);
+		a->frames = &frames;
+		a->an.closed = tt_an_closed;
+	}
+	struct tt_sink *sinks[] = {&a->sink};
+	int rc = tt_decode_reported(t, sinks, 1, sum);
+	if (rc == 0)
+		rc = spikes ? tt_spikes_done(a, o) : tt_report_done(a, o);
+	if (a->frames)
+		tt_frames_free(&frames);
+	tt_sink_free(&a->sink);
+	return rc;
+}
+
+/* ---- convert's marks ---- */
+
+static int tt_spike_mark(void *ctx, const struct tt__spike *s)
+{
+	struct tt_an_sink *a = ctx;
+	char name[512], text[600], dur[32];
+	a->an.name(a, s->thread, s->key, name, sizeof(name));
+	snprintf(text, sizeof(text), "spike: %s took %s", name, tt__fmt_ns(dur, s->dur));
+	struct tt_event e = {
+		.thread = s->thread->ctx, .ts = s->start + s->dur, .depth = s->depth, .flags = TT_EV_NAMED,
+		.text = text,
+	};
+	return TT_FORWARD(a, instant, &e);
+}
+
+struct tt_sink *tt_spike_mark_sink_new(struct tt_sink *inner, const struct tt_thresholds *thresholds)
+{
+	struct tt_an_sink *a = tt_an_new(inner, thresholds);
+	if (!a)
+		return NULL;
+	a->an.find_spikes = true;
+	a->an.spike = tt_spike_mark;
+	return &a->sink;
+}

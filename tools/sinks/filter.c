@@ -1,0 +1,304 @@
+/* The filter sink: passes to another sink only the events of the chosen threads and
+ * time window, and only slices at least as long as a minimum, keeping nesting valid.
+ *
+ * A slice is kept when it overlaps the window [from, to] (and lasts min_dur or more).
+ * Sinks that take slice_begin (Perfetto) get it once the slice is known to be kept:
+ * at once when it begins inside the window, or, for a slice open before the window,
+ * at the thread's first event inside it, with its own begin time. A slice kept has
+ * its parent kept, so nesting holds. With clip, a slice that crosses an edge of the
+ * window is cut there and flagged: the window's start is its begin, the window's end
+ * its end (nesting still holds: a child's cut slice lies within its parent's). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "sinks.h"
+
+enum tt_fate { TT_PENDING, TT_KEPT, TT_DROPPED };
+
+struct tt_filter_thread {
+	bool chosen;
+	uint8_t *fate; /* by depth: enum tt_fate of the open slices */
+	struct tt_event *pending; /* by depth: the begins of slices open before the window */
+	uint32_t cap;
+	/* Open slices still TT_PENDING: once the thread's time reaches the window they are
+	 * all kept, and no slice begun after that is pending, so the stack is walked once
+	 * (a walk per event made deep nesting quadratic). */
+	uint32_t npending;
+	/* With clip, for sinks that read no slice_begin (JSON): the slices cut at the
+	 * window's start, held in pending[1..held] until the outermost one ends, so that
+	 * parents come first (they begin at one time, and a child that also ends with its
+	 * parent is nested only by the order of events). One a depth: they were open at
+	 * the window's start. */
+	uint32_t held;
+};
+
+struct tt_filter_sink {
+	struct tt_sink sink;
+	struct tt_sink *inner;
+	struct tt_filter f;
+	struct tt_filter_thread *threads; /* by thread id */
+	size_t nthreads;
+};
+
+static bool tt_name_is(struct tt_str s, const char *name)
+{
+	return strlen(name) == s.len && memcmp(s.ptr, name, s.len) == 0;
+}
+
+/* A thread the tools named after its first scope ("zstd: POOL_thread") still goes by
+ * its process's name, the one it had. */
+static bool tt_was_named(const struct tt_thread *t, const char *name)
+{
+	struct tt_str process = t->file->process.name;
+	size_t n = strlen(name);
+	return n == process.len && memcmp(name, process.ptr, n) == 0 && t->name.len > n + 2 &&
+	       memcmp(t->name.ptr, name, n) == 0 && memcmp(t->name.ptr + n, ": ", 2) == 0;
+}
+
+static bool tt_thread_chosen(const struct tt_filter *f, const struct tt_thread *t)
+{
+	if (f->nthreads == 0)
+		return true;
+	for (size_t i = 0; i < f->nthreads; i++) {
+		char *end;
+		unsigned long tid = strtoul(f->threads[i], &end, 10);
+		if ((*end == 0 && tid == t->tid) || tt_name_is(t->name, f->threads[i]) ||
+		    tt_was_named(t, f->threads[i]))
+			return true;
+	}
+	return false;
+}
+
+static int tt_filter_start(struct tt_sink *s, const struct tt_trace *t)
+{
+	struct tt_filter_sink *fs = (struct tt_filter_sink *)s;
+	fs->threads = calloc(t->nthreads ? t->nthreads : 1, sizeof(*fs->threads));
+	if (!fs->threads)
+		return tt_error("out of memory");
+	fs->nthreads = t->nthreads;
+	for (size_t i = 0; i < t->nfiles; i++)
+		for (size_t k = 0; k < t->files[i].nthreads; k++) {
+			const struct tt_thread *th = &t->files[i].threads[k];
+			fs->threads[th->id].chosen = tt_thread_chosen(&fs->f, th);
+		}
+	return fs->inner->ops->start ? fs->inner->ops->start(fs->inner, t) : 0;
+}
+
+#define TT_FORWARD(fs, op, ...) ((fs)->inner->ops->op ? (fs)->inner->ops->op((fs)->inner, __VA_ARGS__) : 0)
+
+/* At a thread's first event inside the window: the begins of the slices still open
+ * from before it, outermost first. */
+static int tt_filter_flush(struct tt_filter_sink *fs, struct tt_filter_thread *th, uint32_t depth,
+			   int64_t ts)
+{
+	if (ts < fs->f.from || th->npending == 0)
+		return 0;
+	for (uint32_t d = 0; d < depth; d++) {
+		if (th->fate[d] != TT_PENDING)
+			continue;
+		th->fate[d] = TT_KEPT;
+		th->npending--;
+		struct tt_event begin = th->pending[d];
+		if (fs->f.clip) {
+			begin.ts = fs->f.from;
+			begin.flags |= TT_EV_CLIPPED_BEGIN;
+		}
+		if (TT_FORWARD(fs, slice_begin, &begin) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int tt_filter_begin(struct tt_sink *s, const struct tt_event *e)
+{
+	struct tt_filter_sink *fs = (struct tt_filter_sink *)s;
+	struct tt_filter_thread *th = &fs->threads[e->thread->id];
+	if (!th->chosen)
+		return 0;
+	if (e->depth >= th->cap) {
+		uint32_t cap = th->cap ? th->cap * 2 : 64;
+		uint8_t *fate = realloc(th->fate, cap);
+		if (fate)
+			th->fate = fate;
+		struct tt_event *pending = realloc(th->pending, cap * sizeof(*pending));
+		if (pending)
+			th->pending = pending;
+		if (!fate || !pending)
+			return tt_error("out of memory");
+		th->cap = cap;
+	}
+	if (tt_filter_flush(fs, th, e->depth, e->ts) < 0)
+		return -1;
+	bool parent_dropped = e->depth > 0 && th->fate[e->depth - 1] == TT_DROPPED;
+	if (parent_dropped || e->ts > fs->f.to) {
+		th->fate[e->depth] = TT_DROPPED;
+		return 0;
+	}
+	if (e->ts < fs->f.from) {
+		th->fate[e->depth] = TT_PENDING;
+		th->pending[e->depth] = *e;
+		th->npending++;
+		return 0;
+	}
+	th->fate[e->depth] = TT_KEPT;
+	return TT_FORWARD(fs, slice_begin, e);
+}
+
+static int tt_filter_release_held(struct tt_filter_sink *fs, struct tt_filter_thread *th);
+
+static int tt_filter_end(struct tt_sink *s, const struct tt_event *e)
+{
+	struct tt_filter_sink *fs = (struct tt_filter_sink *)s;
+	struct tt_filter_thread *th = &fs->threads[e->thread->id];
+	if (!th->chosen)
+		return 0;
+	int64_t end = e->ts + e->dur;
+	if (tt_filter_flush(fs, th, e->depth + 1, end) < 0)
+		return -1;
+	if (th->fate[e->depth] == TT_PENDING)
+		th->npending--; /* it ended before the window */
+	if (th->fate[e->depth] != TT_KEPT)
+		return 0; /* outside the window */
+	struct tt_event cut = *e;
+	if (fs->f.clip && cut.ts < fs->f.from) {
+		cut.ts = fs->f.from;
+		cut.flags |= TT_EV_CLIPPED_BEGIN;
+	}
+	if (fs->f.clip && end > fs->f.to) {
+		end = fs->f.to;
+		cut.flags |= TT_EV_CLIPPED_END;
+	}
+	cut.dur = end - cut.ts;
+	if (cut.dur < fs->f.min_dur)
+		return 0; /* its children are shorter still: nesting holds */
+	if ((cut.flags & TT_EV_CLIPPED_BEGIN) && e->depth > 0 && !fs->inner->ops->slice_begin) {
+		th->pending[e->depth] = cut; /* its slot is free: the slice has ended */
+		th->held = th->held > e->depth ? th->held : e->depth;
+		return 0;
+	}
+	int rc = TT_FORWARD(fs, slice_end, &cut);
+	return rc < 0 ? rc : tt_filter_release_held(fs, th);
+}
+
+/* The slices held by tt_filter_end, outermost first, after their parent. */
+static int tt_filter_release_held(struct tt_filter_sink *fs, struct tt_filter_thread *th)
+{
+	uint32_t n = th->held;
+	th->held = 0;
+	for (uint32_t d = 1; d <= n; d++)
+		if (TT_FORWARD(fs, slice_end, &th->pending[d]) < 0)
+			return -1;
+	return 0;
+}
+
+/* Instants, counters and flows: kept inside the window. */
+static bool tt_filter_point(struct tt_filter_sink *fs, const struct tt_event *e, int *rc)
+{
+	struct tt_filter_thread *th = &fs->threads[e->thread->id];
+	*rc = 0;
+	if (!th->chosen || e->ts < fs->f.from || e->ts > fs->f.to)
+		return false;
+	*rc = tt_filter_flush(fs, th, e->depth, e->ts);
+	return *rc == 0;
+}
+
+static int tt_filter_instant(struct tt_sink *s, const struct tt_event *e)
+{
+	struct tt_filter_sink *fs = (struct tt_filter_sink *)s;
+	int rc;
+	return tt_filter_point(fs, e, &rc) ? TT_FORWARD(fs, instant, e) : rc;
+}
+
+static int tt_filter_counter(struct tt_sink *s, const struct tt_event *e)
+{
+	struct tt_filter_sink *fs = (struct tt_filter_sink *)s;
+	int rc;
+	return tt_filter_point(fs, e, &rc) ? TT_FORWARD(fs, counter, e) : rc;
+}
+
+/* Flows come at the end of the decoder's window, after the thread's later events:
+ * they are checked against the window only. */
+static int tt_filter_flow(struct tt_sink *s, const struct tt_event *e)
+{
+	struct tt_filter_sink *fs = (struct tt_filter_sink *)s;
+	if (!fs->threads[e->thread->id].chosen || e->ts < fs->f.from || e->ts > fs->f.to)
+		return 0;
+	return TT_FORWARD(fs, flow, e);
+}
+
+/* Frames are the process's, not a thread's: kept when they end inside the window. */
+static int tt_filter_frame(struct tt_sink *s, const struct tt_event *e)
+{
+	struct tt_filter_sink *fs = (struct tt_filter_sink *)s;
+	if (e->ts < fs->f.from || e->ts > fs->f.to)
+		return 0;
+	return TT_FORWARD(fs, frame, e);
+}
+
+static int tt_filter_thread_end(struct tt_sink *s, const struct tt_thread *t,
+				const struct tt_thread_summary *sum)
+{
+	struct tt_filter_sink *fs = (struct tt_filter_sink *)s;
+	if (!fs->threads[t->id].chosen)
+		return 0;
+	int rc = tt_filter_release_held(fs, &fs->threads[t->id]); /* none: depth 0 ends last */
+	return rc < 0 ? rc : TT_FORWARD(fs, thread_end, t, sum);
+}
+
+static void tt_filter_warning(struct tt_sink *s, const char *message)
+{
+	struct tt_filter_sink *fs = (struct tt_filter_sink *)s;
+	if (fs->inner->ops->warning)
+		fs->inner->ops->warning(fs->inner, message);
+}
+
+static int tt_filter_finish(struct tt_sink *s, const struct tt_summary *sum)
+{
+	struct tt_filter_sink *fs = (struct tt_filter_sink *)s;
+	return TT_FORWARD(fs, finish, sum);
+}
+
+static void tt_filter_destroy(struct tt_sink *s)
+{
+	struct tt_filter_sink *fs = (struct tt_filter_sink *)s;
+	for (size_t i = 0; fs->threads && i < fs->nthreads; i++) {
+		free(fs->threads[i].fate);
+		free(fs->threads[i].pending);
+	}
+	free(fs->threads);
+	free(fs);
+}
+
+static const struct tt_sink_ops tt_filter_ops = {
+	.start = tt_filter_start,
+	.slice_begin = tt_filter_begin,
+	.slice_end = tt_filter_end,
+	.instant = tt_filter_instant,
+	.counter = tt_filter_counter,
+	.flow = tt_filter_flow,
+	.frame = tt_filter_frame,
+	.thread_end = tt_filter_thread_end,
+	.warning = tt_filter_warning,
+	.finish = tt_filter_finish,
+	.destroy = tt_filter_destroy,
+};
+
+struct tt_sink *tt_filter_sink_new(struct tt_sink *inner, const struct tt_filter *f)
+{
+	struct tt_filter_sink *fs = calloc(1, sizeof(*fs));
+	if (!fs)
+		return NULL;
+	fs->sink.ops = &tt_filter_ops;
+	fs->inner = inner;
+	fs->f = *f;
+	if (!f->has_from)
+		fs->f.from = INT64_MIN;
+	if (!f->has_to)
+		fs->f.to = INT64_MAX;
+	return &fs->sink;
+}
+
+bool tt_filter_active(const struct tt_filter *f)
+{
+	return f->nthreads > 0 || f->has_from || f->has_to || f->min_dur > 0;
+}

@@ -1,0 +1,742 @@
+/* The Perfetto protobuf sink (FORMATS.md, tools/perfetto_trace.proto): TrackEvent
+ * packets encoded by hand. One packet sequence per thread whose defaults name the
+ * thread's track and the CLOCK_MONOTONIC clock; event names and source locations
+ * interned once per sequence; SLICE_BEGIN / SLICE_END in time order; instants;
+ * counters on a counter track per process and name; flows as instants with flow_ids
+ * (out) or terminating_flow_ids (in); one clock snapshot that lines the trace up with
+ * any other trace of the machine.
+ *
+ * Perfetto nests a thread's protobuf events in their order, but JSON events at one
+ * time by its own rule: slices end there first, then slices that begin there (the
+ * longest first), then instants and zero-length slices, which stack on one another,
+ * in file order. So that an instant at a slice's start or end has the same parent
+ * in both formats, this writer holds a thread's instants at its latest time until
+ * its time moves on, with the slices begun then that may end then too, and writes
+ * them in that order (zero-length slices as instants). */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "sinks.h"
+
+/* Field numbers (Perfetto's). */
+enum {
+	PB_TRACE_PACKET = 1,
+	PKT_TIMESTAMP = 8, PKT_SEQUENCE_ID = 10, PKT_TRACK_EVENT = 11, PKT_INTERNED_DATA = 12,
+	PKT_SEQUENCE_FLAGS = 13, PKT_CLOCK_SNAPSHOT = 6, PKT_DEFAULTS = 59, PKT_TRACK_DESCRIPTOR = 60,
+	PKT_FIRST_ON_SEQUENCE = 87,
+	TE_TYPE = 9, TE_TRACK_UUID = 11, TE_NAME_IID = 10, TE_NAME = 23, TE_CATEGORY_IIDS = 3,
+	TE_COUNTER_VALUE = 30, TE_FLOW_IDS = 47, TE_TERMINATING_FLOW_IDS = 48,
+	TE_DEBUG_ANNOTATIONS = 4, TE_SOURCE_LOCATION_IID = 34,
+	DA_NAME = 10, DA_BOOL = 2, DA_UINT = 3, DA_INT = 4, DA_STRING = 6,
+	DEF_CLOCK_ID = 58, DEF_TRACK_EVENT = 11, TED_TRACK_UUID = 11,
+	ID_CATEGORIES = 1, ID_EVENT_NAMES = 2, ID_SOURCE_LOCATIONS = 4,
+	IID = 1, IID_NAME = 2, SL_FILE = 2, SL_FUNCTION = 3, SL_LINE = 4,
+	CS_CLOCKS = 1, CLK_ID = 1, CLK_TIMESTAMP = 2, CLK_INCREMENTAL = 3,
+	TD_UUID = 1, TD_PARENT = 5, TD_NAME = 2, TD_PROCESS = 3, TD_THREAD = 4, TD_COUNTER = 8,
+	PD_PID = 1, PD_NAME = 6, THD_PID = 1, THD_TID = 2, THD_NAME = 5,
+};
+enum { TYPE_SLICE_BEGIN = 1, TYPE_SLICE_END = 2, TYPE_INSTANT = 3, TYPE_COUNTER = 4 };
+enum { CLOCK_REALTIME_ID = 1, CLOCK_MONOTONIC_ID = 3, CLOCK_BOOTTIME_ID = 6 };
+/* A sequence-scoped clock: each packet's timestamp is the delta from the one before
+ * on its sequence, a byte or two instead of seven or eight. */
+#define TT_PF_DELTA_CLOCK 64
+enum { SEQ_CLEARED = 1, SEQ_NEEDS_STATE = 2 };
+#define TT_PB_CATEGORY_IID 1
+/* Room for an event packet without strings (measured: under 80 bytes). */
+#define TT_PF_SMALL 256u
+
+/* An event held back until its thread's time moves on. */
+enum tt_pf_hold_kind { TT_HELD_BEGIN, TT_HELD_POINT, TT_HELD_GONE };
+struct tt_pf_held {
+	struct tt_event e; /* e.text: a copy, for a mark's name */
+	enum tt_pf_hold_kind kind; /* POINT: an instant, or a zero-length slice's end */
+};
+
+/* A packet sequence: one per thread, its events in time order with delta-encoded
+ * timestamps; and one for flows, which the decoder delivers late, with absolute ones. */
+struct tt_pf_seq {
+	uint64_t track; /* the thread's track */
+	uint32_t id;
+	bool delta;     /* timestamps on TT_PF_DELTA_CLOCK */
+	int64_t last;   /* the last timestamp (CLOCK_MONOTONIC ns) */
+	uint8_t *interned; /* a bit per site: its name and location sent on this sequence */
+	struct tt_pf_held *held; /* the thread's events at held_ts, in order */
+	size_t nheld, held_cap;
+	size_t held_points; /* of them TT_HELD_POINT: none, the usual case, saves a pass */
+	int64_t held_ts;
+};
+
+struct tt_perfetto {
+	struct tt_sink sink;
+	struct tt_out *out;
+	const struct tt_trace *trace;
+	struct tt_pf_seq *threads; /* by thread id */
+	struct tt_pf_seq flows;
+	uint64_t *counter_uuid;       /* by site id: its counter track, once described */
+	uint64_t frame_tracks;        /* frames' threads described: those numbered below it */
+	struct tt_pb_buf scratch;
+	struct tt_folded folded;      /* left out: nested deeper than Perfetto shows */
+};
+
+static uint64_t tt_pf_process_uuid(size_t file)
+{
+	return (uint64_t)(file + 1) << 40;
+}
+
+/* Writes one TracePacket: the Trace.packet tag, its length and its bytes. */
+static void tt_pf_packet(struct tt_perfetto *p, const uint8_t *body, size_t n)
+{
+	uint8_t head[16];
+	uint8_t *h = pb_varint(pb_tag(head, PB_TRACE_PACKET, WT_LEN), n);
+	if (n > TT_OUT_BUFFER / 2) {
+		tt_out_bytes(p->out, head, (size_t)(h - head));
+		tt_out_bytes(p->out, body, n);
+		return;
+	}
+	tt_out_reserve(p->out, (size_t)(h - head) + n);
+	tt_out_lit(p->out, (const char *)head, (size_t)(h - head));
+	tt_out_lit(p->out, (const char *)body, n);
+}
+
+/* A TrackDescriptor packet for a process, a thread or a counter. */
+static int tt_pf_descriptor(struct tt_perfetto *p, uint64_t uuid, uint64_t parent, unsigned kind,
+			    uint32_t pid, uint32_t tid, struct tt_str name)
+{
+	uint8_t *b = tt_pb_room(&p->scratch, 128 + tt_str_room(name));
+	if (!b)
+		return tt_error("out of memory");
+	uint8_t *q = b, *td = q;
+	q = pb_open(q);
+	q = pb_uint(q, TD_UUID, uuid);
+	if (parent)
+		q = pb_uint(q, TD_PARENT, parent);
+	uint8_t *sub = q;
+	q = pb_open(q);
+	switch (kind) {
+	case TD_PROCESS:
+		q = pb_uint(q, PD_PID, pid);
+		q = pb_text(q, PD_NAME, name);
+		break;
+	case TD_THREAD:
+		q = pb_uint(q, THD_PID, pid);
+		q = pb_uint(q, THD_TID, tid);
+		q = pb_text(q, THD_NAME, name);
+		break;
+	default: /* a counter: its name on the track, nothing inside */
+		break;
+	}
+	q = pb_close(sub, q, kind);
+	if (kind == TD_COUNTER)
+		q = pb_text(q, TD_NAME, name);
+	q = pb_close(td, q, PKT_TRACK_DESCRIPTOR);
+	tt_pf_packet(p, b, (size_t)(q - b));
+	return 0;
+}
+
+/* The trace's one clock snapshot: CLOCK_MONOTONIC (our timestamps) against BOOTTIME
+ * (Perfetto's trace clock) and REALTIME, from one anchor. One, because Perfetto drops
+ * every event of a trace whose snapshots make a clock go backwards (merged runs that
+ * overlap, files given later-first), and because anchors taken at different moments
+ * differ by a few ns in their offsets, which would shift slices between them. */
+static void tt_pf_clocks(struct tt_perfetto *p, const struct tt_anchor *a)
+{
+	uint8_t b[128], *q = b, *cs = q;
+	q = pb_open(q);
+	const struct {
+		unsigned id;
+		int64_t ns;
+	} clocks[] = {
+		{CLOCK_MONOTONIC_ID, a->monotonic_ns},
+		/* a file without BOOTTIME: assume no suspend since boot */
+		{CLOCK_BOOTTIME_ID, a->boottime_ns ? a->boottime_ns : a->monotonic_ns},
+		{CLOCK_REALTIME_ID, a->realtime_ns},
+	};
+	for (size_t i = 0; i < 3; i++) {
+		if (clocks[i].ns == 0) /* not taken */
+			continue;
+		uint8_t *c = q;
+		q = pb_open(q);
+		q = pb_uint(q, CLK_ID, clocks[i].id);
+		q = pb_uint(q, CLK_TIMESTAMP, (uint64_t)clocks[i].ns);
+		q = pb_close(c, q, CS_CLOCKS);
+	}
+	q = pb_close(cs, q, PKT_CLOCK_SNAPSHOT);
+	q = pb_uint(q, PKT_TIMESTAMP, (uint64_t)clocks[1].ns);
+	tt_pf_packet(p, b, (size_t)(q - b));
+}
+
+/* The first packet of a sequence: clears incremental state, sets the defaults (the
+ * track and the clock; for a thread's sequence, the delta clock that starts at the
+ * trace start) and interns the one category. */
+static void tt_pf_sequence_start(struct tt_perfetto *p, const struct tt_pf_seq *sq)
+{
+	static const char cat[] = "ticktrace";
+	uint8_t b[160], *q = b;
+	q = pb_uint(q, PKT_SEQUENCE_ID, sq->id);
+	q = pb_uint(q, PKT_SEQUENCE_FLAGS, SEQ_CLEARED);
+	q = pb_uint(q, PKT_FIRST_ON_SEQUENCE, 1);
+	if (sq->delta) {
+		uint8_t *cs = q, *c;
+		q = pb_open(q);
+		c = q;
+		q = pb_open(q);
+		q = pb_uint(q, CLK_ID, TT_PF_DELTA_CLOCK);
+		q = pb_uint(q, CLK_TIMESTAMP, (uint64_t)sq->last);
+		q = pb_uint(q, CLK_INCREMENTAL, 1);
+		q = pb_close(c, q, CS_CLOCKS);
+		c = q;
+		q = pb_open(q);
+		q = pb_uint(q, CLK_ID, CLOCK_MONOTONIC_ID);
+		q = pb_uint(q, CLK_TIMESTAMP, (uint64_t)sq->last);
+		q = pb_close(c, q, CS_CLOCKS);
+		q = pb_close(cs, q, PKT_CLOCK_SNAPSHOT);
+	}
+	uint8_t *def = q;
+	q = pb_open(q);
+	q = pb_uint(q, DEF_CLOCK_ID, sq->delta ? TT_PF_DELTA_CLOCK : CLOCK_MONOTONIC_ID);
+	if (sq->track) {
+		uint8_t *ted = q;
+		q = pb_open(q);
+		q = pb_uint(q, TED_TRACK_UUID, sq->track);
+		q = pb_close(ted, q, DEF_TRACK_EVENT);
+	}
+	q = pb_close(def, q, PKT_DEFAULTS);
+	uint8_t *id = q, *c;
+	q = pb_open(q);
+	c = q;
+	q = pb_open(q);
+	q = pb_uint(q, IID, TT_PB_CATEGORY_IID);
+	q = pb_bytes(q, IID_NAME, cat, sizeof(cat) - 1);
+	q = pb_close(c, q, ID_CATEGORIES);
+	q = pb_close(id, q, PKT_INTERNED_DATA);
+	tt_pf_packet(p, b, (size_t)(q - b));
+}
+
+static int tt_pf_start(struct tt_sink *sink, const struct tt_trace *t)
+{
+	struct tt_perfetto *p = (struct tt_perfetto *)sink;
+	p->trace = t;
+	p->threads = calloc(t->nthreads ? t->nthreads : 1, sizeof(*p->threads));
+	p->counter_uuid = calloc(t->nsites ? t->nsites : 1, sizeof(*p->counter_uuid));
+	if (!p->threads || !p->counter_uuid)
+		return tt_error("out of memory for %zu threads", t->nthreads);
+	const struct tt_anchor *anchor = &t->files[0].header.start; /* the earliest */
+	for (size_t i = 1; i < t->nfiles; i++)
+		if (t->files[i].header.start.monotonic_ns < anchor->monotonic_ns)
+			anchor = &t->files[i].header.start;
+	if (t->nfiles)
+		tt_pf_clocks(p, anchor);
+	for (size_t i = 0; i < t->nfiles; i++) {
+		const struct tt_file *f = &t->files[i];
+		uint64_t puuid = tt_pf_process_uuid(i);
+		if (tt_pf_descriptor(p, puuid, 0, TD_PROCESS, f->process.pid, 0, f->process.name) < 0)
+			return -1;
+		for (size_t k = 0; k < f->nthreads; k++) {
+			const struct tt_thread *th = &f->threads[k];
+			struct tt_pf_seq *sq = &p->threads[th->id];
+			/* sequence ids: one per thread, trace-wide; 0 is invalid */
+			*sq = (struct tt_pf_seq){.track = puuid | (th->id + 1), .id = th->id + 1,
+						 .delta = true, .last = t->base_ns};
+			sq->interned = calloc((t->nsites + 7) / 8 + 1, 1);
+			if (!sq->interned)
+				return tt_error("out of memory for %zu threads", t->nthreads);
+			if (tt_pf_descriptor(p, sq->track, puuid, TD_THREAD, f->process.pid, th->tid,
+					     th->name) < 0)
+				return -1;
+			tt_pf_sequence_start(p, sq);
+		}
+	}
+	p->flows = (struct tt_pf_seq){.id = (uint32_t)t->nthreads + 1};
+	tt_pf_sequence_start(p, &p->flows);
+	return 0;
+}
+
+/* The common part of an event packet: timestamp and sequence. */
+static uint8_t *tt_pf_head(uint8_t *q, int64_t base_ns, const struct tt_event *e,
+			   struct tt_pf_seq *sq)
+{
+	int64_t ts = (int64_t)((uint64_t)base_ns + (uint64_t)e->ts); /* wraps only for a hostile clock */
+	q = pb_uint(q, PKT_TIMESTAMP, sq->delta ? (uint64_t)ts - (uint64_t)sq->last : (uint64_t)ts);
+	sq->last = ts;
+	q = pb_uint(q, PKT_SEQUENCE_ID, sq->id);
+	return pb_uint(q, PKT_SEQUENCE_FLAGS, SEQ_NEEDS_STATE);
+}
+
+/* Interns a site's name and source location on the thread's sequence at its first
+ * use there, into a packet with room for the strings; returns the end. */
+static uint8_t *tt_pf_intern(struct tt_pf_seq *sq, const struct tt_site *s, uint8_t *q)
+{
+	sq->interned[s->id / 8] |= (uint8_t)(1u << (s->id % 8));
+	uint8_t *id = q, *m;
+	q = pb_open(q);
+	m = q;
+	q = pb_open(q);
+	q = pb_uint(q, IID, s->id + 1);
+	q = pb_text(q, IID_NAME, s->name);
+	q = pb_close(m, q, ID_EVENT_NAMES);
+	m = q;
+	q = pb_open(q);
+	q = pb_uint(q, IID, s->id + 1);
+	q = pb_text(q, SL_FILE, s->file);
+	q = pb_text(q, SL_FUNCTION, s->func);
+	q = pb_uint(q, SL_LINE, s->line);
+	q = pb_close(m, q, ID_SOURCE_LOCATIONS);
+	return pb_close(id, q, PKT_INTERNED_DATA);
+}
+
+/* A debug annotation NAME = true. */
+static uint8_t *tt_pf_flag(uint8_t *q, const char *name, size_t len)
+{
+	uint8_t *da = q;
+	q = pb_open(q);
+	q = pb_bytes(q, DA_NAME, name, len);
+	q = pb_uint(q, DA_BOOL, 1);
+	return pb_close(da, q, TE_DEBUG_ANNOTATIONS);
+}
+
+/* Starts a packet written straight into the output buffer, on a thread's sequence:
+ * the gap for its tag and length, the timestamp's delta and the sequence id. Room
+ * for a packet without strings is reserved. */
+static inline uint8_t *tt_pf_direct(struct tt_perfetto *p, struct tt_pf_seq *sq, int64_t rel_ts)
+{
+	int64_t ts = (int64_t)((uint64_t)p->trace->base_ns + (uint64_t)rel_ts);
+	tt_out_reserve(p->out, TT_PF_SMALL);
+	uint8_t *q = pb_open((uint8_t *)p->out->buf + p->out->len);
+	q = pb_uint(q, PKT_TIMESTAMP, (uint64_t)ts - (uint64_t)sq->last);
+	sq->last = ts;
+	return pb_uint(q, PKT_SEQUENCE_ID, sq->id);
+}
+
+/* Ends a packet begun by tt_pf_direct. */
+static inline void tt_pf_direct_end(struct tt_perfetto *p, uint8_t *q)
+{
+	uint8_t *pk = (uint8_t *)p->out->buf + p->out->len;
+	p->out->len += (size_t)(pb_close(pk, q, PB_TRACE_PACKET) - pk);
+}
+
+/* Whether tt_pf_plain can write the event: a site's slice begin or instant, its name
+ * and location interned on the sequence already, no flag but an unnamed argument. */
+static inline bool tt_pf_is_plain(const struct tt_pf_seq *sq, const struct tt_event *e)
+{
+	const struct tt_site *s = e->site;
+	return s && (e->flags & ~(uint32_t)TT_EV_ARG) == 0 &&
+	       (sq->interned[s->id / 8] >> (s->id % 8) & 1) &&
+	       !((e->flags & TT_EV_ARG) && s->arg_name.len);
+}
+
+/* Most events (the same bytes tt_pf_event writes for them, in fewer instructions):
+ * interned name and location, the category, the argument if any. */
+static inline void tt_pf_plain(struct tt_perfetto *p, struct tt_pf_seq *sq,
+			       const struct tt_event *e, unsigned type)
+{
+	uint64_t iid = e->site->id + 1;
+	uint8_t *q = tt_pf_direct(p, sq, e->ts);
+	q = pb_uint(q, PKT_SEQUENCE_FLAGS, SEQ_NEEDS_STATE);
+	uint8_t *te = q;
+	q = pb_open(q);
+	q = pb_uint(q, TE_TYPE, type);
+	q = pb_uint(q, TE_NAME_IID, iid);
+	q = pb_uint(q, TE_SOURCE_LOCATION_IID, iid);
+	q = pb_uint(q, TE_CATEGORY_IIDS, TT_PB_CATEGORY_IID);
+	if (e->flags & TT_EV_ARG) {
+		uint8_t *da = q;
+		q = pb_open(q);
+		q = pb_bytes(q, DA_NAME, "arg", 3);
+		q = pb_uint(q, DA_UINT, e->value);
+		q = pb_close(da, q, TE_DEBUG_ANNOTATIONS);
+	}
+	tt_pf_direct_end(p, pb_close(te, q, PKT_TRACK_EVENT));
+}
+
+/* Builds and writes one event packet: type, then what the event carries; on the
+ * event's thread's sequence unless `sq` is given (flows, frames), on its track unless
+ * `track` is given (flows, frames). */
+static int tt_pf_event(struct tt_perfetto *p, const struct tt_event *e, unsigned type,
+		       uint64_t track, struct tt_pf_seq *sq)
+{
+	struct tt_pf_seq *th = sq ? sq : &p->threads[e->thread->id];
+	const struct tt_site *s = e->site;
+	bool named = type == TYPE_SLICE_BEGIN ||
+		     (type == TYPE_INSTANT && (s || (e->flags & (TT_EV_NAMED | TT_EV_FUNC))));
+	const char *fname = "";
+	size_t fname_len = 0;
+	size_t room = TT_PF_SMALL;
+	bool intern = named && s && !(th->interned[s->id / 8] & (1u << (s->id % 8)));
+	if (intern)
+		room += tt_str_room(s->name) + tt_str_room(s->file) + tt_str_room(s->func);
+	if (named && !s && (e->flags & TT_EV_FUNC)) { /* a function no FUNCS section lists */
+		fname = e->func_name.ptr;
+		fname_len = e->func_name.len;
+	}
+	if (named && (e->flags & TT_EV_NAMED)) {
+		fname = e->text;
+		fname_len = strnlen(e->text, 512);
+	}
+	room += 3 * fname_len + (e->flags & TT_EV_DESCRIBED ? e->text_len + 16 : 0) +
+		(s && (e->flags & TT_EV_ARG) ? tt_str_room(s->arg_name) : 0);
+	/* Most packets are encoded in place in the output buffer; those with strings to
+	 * intern go through scratch. */
+	bool in_place = room <= TT_PF_SMALL;
+	uint8_t *b;
+	if (in_place) {
+		tt_out_reserve(p->out, TT_PF_SMALL);
+		b = (uint8_t *)p->out->buf + p->out->len;
+	} else if (!(b = tt_pb_room(&p->scratch, room))) {
+		return tt_error("out of memory");
+	}
+	uint8_t *pk = b;
+	uint8_t *q = in_place ? pb_open(pk) : b;
+	q = tt_pf_head(q, p->trace->base_ns, e, th);
+	if (intern)
+		q = tt_pf_intern(th, s, q);
+	uint8_t *te = q;
+	q = pb_open(q);
+	q = pb_uint(q, TE_TYPE, type);
+	if (track)
+		q = pb_uint(q, TE_TRACK_UUID, track);
+	if (e->flags & (TT_EV_FLOW_OUT | TT_EV_FLOW_IN)) {
+		static const char out[] = "flow_out", in[] = "flow_in";
+		bool is_out = e->flags & TT_EV_FLOW_OUT;
+		q = is_out ? pb_bytes(q, TE_NAME, out, sizeof(out) - 1) :
+			     pb_bytes(q, TE_NAME, in, sizeof(in) - 1);
+		q = pb_uint(q, TE_CATEGORY_IIDS, TT_PB_CATEGORY_IID);
+		q = pb_fixed64(q, is_out ? TE_FLOW_IDS : TE_TERMINATING_FLOW_IDS, e->link);
+	} else if (named) {
+		if ((e->flags & TT_EV_NAMED) || !s)
+			q = pb_text(q, TE_NAME, (struct tt_str){fname, (uint32_t)fname_len});
+		else
+			q = pb_uint(pb_uint(q, TE_NAME_IID, s->id + 1), TE_SOURCE_LOCATION_IID,
+				    s->id + 1);
+		q = pb_uint(q, TE_CATEGORY_IIDS, TT_PB_CATEGORY_IID);
+		if (e->flags & TT_EV_ARG) {
+			uint8_t *da = q;
+			bool gap = e->flags & TT_EV_GAP;
+			q = pb_open(q);
+			if (gap)
+				q = pb_bytes(q, DA_NAME, "dropped", 7);
+			else if (s && s->arg_name.len)
+				q = pb_text(q, DA_NAME, s->arg_name);
+			else
+				q = pb_bytes(q, DA_NAME, "arg", 3);
+			q = pb_uint(q, DA_UINT, e->value);
+			q = pb_close(da, q, TE_DEBUG_ANNOTATIONS);
+		}
+		if (e->flags & TT_EV_UNBEGUN)
+			q = tt_pf_flag(q, "unbegun", 7);
+		if (e->flags & TT_EV_CLIPPED_BEGIN)
+			q = tt_pf_flag(q, "clipped_begin", 13);
+	}
+	if (type != TYPE_SLICE_BEGIN) {
+		/* end arguments are merged into the slice */
+		uint8_t *da;
+		if (e->flags & TT_EV_UNTERMINATED)
+			q = tt_pf_flag(q, "unterminated", 12);
+		if (e->flags & TT_EV_CLIPPED_END)
+			q = tt_pf_flag(q, "clipped_end", 11);
+		if (e->flags & TT_EV_SCOPE_VALUE) {
+			da = q;
+			q = pb_open(q);
+			q = pb_bytes(q, DA_NAME, "value", 5);
+			q = pb_uint(q, DA_INT, (uint64_t)e->scope_value);
+			q = pb_close(da, q, TE_DEBUG_ANNOTATIONS);
+		}
+		if (e->flags & TT_EV_DESCRIBED) {
+			da = q;
+			q = pb_open(q);
+			q = pb_bytes(q, DA_NAME, "description", 11);
+			q = pb_bytes(q, DA_STRING, e->text, e->text_len);
+			q = pb_close(da, q, TE_DEBUG_ANNOTATIONS);
+		}
+	}
+	q = pb_close(te, q, PKT_TRACK_EVENT);
+	if (in_place)
+		p->out->len += (size_t)(pb_close(pk, q, PB_TRACE_PACKET) - pk);
+	else
+		tt_pf_packet(p, b, (size_t)(q - b));
+	return 0;
+}
+
+/* A slice begin or an instant on its thread's sequence. Inline: the plain case is
+ * written in the caller, without a call's saves and restores. */
+static inline __attribute__((always_inline)) int
+tt_pf_site_event(struct tt_perfetto *p, struct tt_pf_seq *sq, const struct tt_event *e, unsigned type)
+{
+	if (__builtin_expect(tt_pf_is_plain(sq, e), 1)) {
+		tt_pf_plain(p, sq, e, type);
+		return 0;
+	}
+	return tt_pf_event(p, e, type, 0, NULL);
+}
+
+/* Writes what the thread holds: the slices begun at held_ts that are still open,
+ * then the instants and zero-length slices in the order they ended. */
+static int tt_pf_release(struct tt_perfetto *p, struct tt_pf_seq *sq)
+{
+	size_t n = sq->nheld;
+	sq->nheld = 0;
+	int rc = 0;
+	if (sq->held_points < n) /* begins: none when it holds only instants, the usual case */
+		for (size_t i = 0; i < n && rc == 0; i++)
+			if (sq->held[i].kind == TT_HELD_BEGIN)
+				rc = tt_pf_site_event(p, sq, &sq->held[i].e, TYPE_SLICE_BEGIN);
+	if (!sq->held_points)
+		return rc;
+	sq->held_points = 0;
+	for (size_t i = 0; i < n; i++)
+		if (sq->held[i].kind == TT_HELD_POINT) {
+			if (rc == 0)
+				rc = tt_pf_site_event(p, sq, &sq->held[i].e, TYPE_INSTANT);
+			free((char *)sq->held[i].e.text);
+		}
+	return rc;
+}
+
+/* Before an event at `ts` on the thread: what it holds from an earlier time goes. */
+static int tt_pf_advance(struct tt_perfetto *p, struct tt_pf_seq *sq, int64_t ts)
+{
+	return sq->nheld && ts > sq->held_ts ? tt_pf_release(p, sq) : 0;
+}
+
+static char *tt_memdup(const char *text, size_t n)
+{
+	char *copy = malloc(n ? n : 1);
+	return copy ? memcpy(copy, text, n) : NULL;
+}
+
+static int tt_pf_hold(struct tt_pf_seq *sq, const struct tt_event *e, enum tt_pf_hold_kind kind)
+{
+	if (sq->nheld == sq->held_cap) {
+		size_t cap = sq->held_cap ? 2 * sq->held_cap : 8;
+		struct tt_pf_held *h = realloc(sq->held, cap * sizeof(*h));
+		if (!h)
+			return tt_error("out of memory");
+		sq->held = h;
+		sq->held_cap = cap;
+	}
+	struct tt_pf_held *h = &sq->held[sq->nheld];
+	/* field by field: the decoder has just stored them, and a wide copy would stall
+	 * on loads wider than those stores */
+	h->e.thread = e->thread;
+	h->e.site = e->site;
+	h->e.func = e->func;
+	h->e.ts = e->ts;
+	h->e.dur = e->dur;
+	h->e.value = e->value;
+	h->e.depth = e->depth;
+	h->e.flags = e->flags;
+	h->e.text = NULL;
+	h->e.text_len = e->text_len;
+	h->e.scope_value = e->scope_value;
+	h->kind = kind;
+	if (kind == TT_HELD_POINT) {
+		sq->held_points++;
+		if ((e->flags & TT_EV_NAMED) && !(h->e.text = strdup(e->text)))
+			return tt_error("out of memory");
+		/* a zero-length slice's description, written with it as an instant */
+		if ((e->flags & TT_EV_DESCRIBED) && !(h->e.text = tt_memdup(e->text, e->text_len)))
+			return tt_error("out of memory");
+	}
+	sq->nheld++;
+	sq->held_ts = e->ts;
+	return 0;
+}
+
+static int tt_pf_slice_begin(struct tt_sink *sink, const struct tt_event *e)
+{
+	struct tt_perfetto *p = (struct tt_perfetto *)sink;
+	struct tt_pf_seq *sq = &p->threads[e->thread->id];
+	if (e->depth >= TT_MAX_SHOWN_DEPTH) /* counted at its end */
+		return 0;
+	if (tt_pf_advance(p, sq, e->ts) < 0)
+		return -1;
+	/* Held when it may end where it begins, before a slice that begins there too:
+	 * with something else at its time, or begun or ended by the decoder (a ring's
+	 * first record, a run of lost events). Two scopes begun and one ended within one
+	 * ns of the clock otherwise are not, which real timings do not produce. */
+	if (sq->nheld || (e->flags & (TT_EV_UNBEGUN | TT_EV_GAP)))
+		return tt_pf_hold(sq, e, TT_HELD_BEGIN);
+	return tt_pf_site_event(p, sq, e, TYPE_SLICE_BEGIN);
+}
+
+/* A slice's end while the thread holds events: held as an instant when it ends
+ * where its held begin is (1), or written after what is held when its time is
+ * later (0); -1 on error. Apart: the thread usually holds nothing. */
+static int tt_pf_end_held(struct tt_perfetto *p, struct tt_pf_seq *sq, const struct tt_event *e)
+{
+	if (e->dur == 0 && e->ts == sq->held_ts) {
+		/* its begin is held: the innermost one still open */
+		size_t i = sq->nheld;
+		while (i > 0 && sq->held[i - 1].kind != TT_HELD_BEGIN)
+			i--;
+		if (i > 0) {
+			sq->held[i - 1].kind = TT_HELD_GONE;
+			return tt_pf_hold(sq, e, TT_HELD_POINT) < 0 ? -1 : 1;
+		}
+	}
+	return tt_pf_advance(p, sq, e->ts + e->dur);
+}
+
+/* SLICE_END needs no name and no interned data: it closes the innermost slice of
+ * the thread's track. The common one is five fields, written directly. A slice that
+ * ends when it began is held as an instant instead. */
+static int tt_pf_slice_end(struct tt_sink *sink, const struct tt_event *e)
+{
+	struct tt_perfetto *p = (struct tt_perfetto *)sink;
+	struct tt_pf_seq *sq = &p->threads[e->thread->id];
+	if (tt_too_deep(e, &p->folded.slices))
+		return 0;
+	if (__builtin_expect(sq->nheld != 0, 0)) {
+		int rc = tt_pf_end_held(p, sq, e);
+		if (rc != 0)
+			return rc < 0 ? -1 : 0;
+	}
+	if (e->flags & (TT_EV_UNTERMINATED | TT_EV_DESCRIBED | TT_EV_SCOPE_VALUE |
+			TT_EV_CLIPPED_END)) {
+		struct tt_event end = *e;
+		end.ts = e->ts + e->dur;
+		return tt_pf_event(p, &end, TYPE_SLICE_END, 0, NULL);
+	}
+	uint8_t *q = tt_pf_direct(p, sq, e->ts + e->dur);
+	*q++ = PKT_TRACK_EVENT << 3 | WT_LEN;
+	*q++ = 2;
+	*q++ = TE_TYPE << 3 | WT_VARINT;
+	*q++ = TYPE_SLICE_END;
+	tt_pf_direct_end(p, q);
+	return 0;
+}
+
+static int tt_pf_instant(struct tt_sink *sink, const struct tt_event *e)
+{
+	struct tt_perfetto *p = (struct tt_perfetto *)sink;
+	struct tt_pf_seq *sq = &p->threads[e->thread->id];
+	if (tt_too_deep(e, &p->folded.instants))
+		return 0;
+	return tt_pf_advance(p, sq, e->ts) < 0 ? -1 : tt_pf_hold(sq, e, TT_HELD_POINT);
+}
+
+/* Flows come late (at the end of the decoder's window, when the thread has no more
+ * events at their time): on their own sequence, with absolute timestamps, on the
+ * thread's track, after what the thread holds. */
+static int tt_pf_flow(struct tt_sink *sink, const struct tt_event *e)
+{
+	struct tt_perfetto *p = (struct tt_perfetto *)sink;
+	struct tt_pf_seq *sq = &p->threads[e->thread->id];
+	if (tt_too_deep(e, &p->folded.flows))
+		return 0;
+	if (sq->nheld && tt_pf_release(p, sq) < 0)
+		return -1;
+	return tt_pf_event(p, e, TYPE_INSTANT, sq->track, &p->flows);
+}
+
+static int tt_pf_thread_end(struct tt_sink *sink, const struct tt_thread *t,
+			    const struct tt_thread_summary *sum)
+{
+	(void)sum;
+	struct tt_perfetto *p = (struct tt_perfetto *)sink;
+	return tt_pf_release(p, &p->threads[t->id]);
+}
+
+static int tt_pf_finish(struct tt_sink *sink, const struct tt_summary *sum)
+{
+	(void)sum;
+	struct tt_perfetto *p = (struct tt_perfetto *)sink;
+	char folded[256];
+	if (tt_folded_message(&p->folded, folded, sizeof(folded)))
+		tt_warn("%s", folded);
+	return 0;
+}
+
+/* Counters go on a track per process and name, described at first use. */
+static int tt_pf_counter(struct tt_sink *sink, const struct tt_event *e)
+{
+	struct tt_perfetto *p = (struct tt_perfetto *)sink;
+	const struct tt_site *s = e->site;
+	if (!p->counter_uuid[s->id]) {
+		size_t file = (size_t)(e->thread->file - p->trace->files);
+		p->counter_uuid[s->id] = UINT64_C(1) << 63 | (uint64_t)file << 40 | s->id;
+		if (tt_pf_descriptor(p, p->counter_uuid[s->id], tt_pf_process_uuid(file), TD_COUNTER, 0,
+				     0, s->name) < 0)
+			return -1;
+	}
+	/* on the thread's sequence, whose timestamps only go forward */
+	struct tt_pf_seq *sq = &p->threads[e->thread->id];
+	if (tt_pf_advance(p, sq, e->ts) < 0)
+		return -1;
+	uint8_t *q = tt_pf_direct(p, sq, e->ts), *te;
+	q = pb_uint(q, PKT_SEQUENCE_FLAGS, SEQ_NEEDS_STATE);
+	te = q;
+	q = pb_open(q);
+	q = pb_uint(q, TE_TYPE, TYPE_COUNTER);
+	q = pb_uint(q, TE_TRACK_UUID, p->counter_uuid[s->id]);
+	q = pb_uint(q, TE_COUNTER_VALUE, e->value);
+	tt_pf_direct_end(p, pb_close(te, q, PKT_TRACK_EVENT));
+	return 0;
+}
+
+/* A frame boundary: the frame that ended is a slice "NAME N" on a thread of the
+ * process's own (TT_FRAMES_TID, as in JSON), described at its first frame; on the
+ * flows' sequence, whose timestamps are absolute. */
+static int tt_pf_frame(struct tt_sink *sink, const struct tt_event *e)
+{
+	struct tt_perfetto *p = (struct tt_perfetto *)sink;
+	if (e->value < 2)
+		return 0;
+	size_t file = (size_t)(e->thread->file - p->trace->files);
+	uint64_t uuid = UINT64_C(3) << 62 | e->func;
+	if (e->func >= p->frame_tracks) {
+		if (tt_pf_descriptor(p, uuid, tt_pf_process_uuid(file), TD_THREAD,
+				     e->thread->file->process.pid, TT_FRAMES_TID(e->func), e->site->name) < 0)
+			return -1;
+		p->frame_tracks = e->func + 1;
+	}
+	char name[128];
+	snprintf(name, sizeof name, "%.*s %" PRIu64, (int)(e->site->name.len > 96 ? 96 : e->site->name.len),
+			 e->site->name.ptr, e->value - 1);
+	struct tt_event begin = {.thread = e->thread, .ts = e->ts - e->dur, .flags = TT_EV_NAMED,
+				 .text = name};
+	struct tt_event end = {.thread = e->thread, .ts = e->ts};
+	if (tt_pf_event(p, &begin, TYPE_SLICE_BEGIN, uuid, &p->flows) < 0)
+		return -1;
+	return tt_pf_event(p, &end, TYPE_SLICE_END, uuid, &p->flows);
+}
+
+static void tt_pf_destroy(struct tt_sink *sink)
+{
+	struct tt_perfetto *p = (struct tt_perfetto *)sink;
+	if (p->threads && p->trace)
+		for (size_t i = 0; i < p->trace->nthreads; i++) {
+			struct tt_pf_seq *sq = &p->threads[i];
+			for (size_t k = 0; k < sq->nheld; k++)
+				free((char *)sq->held[k].e.text);
+			free(sq->held);
+			free(sq->interned);
+		}
+	free(p->threads);
+	free(p->counter_uuid);
+	free(p->scratch.p);
+	free(p);
+}
+
+static const struct tt_sink_ops tt_perfetto_ops = {
+	.start = tt_pf_start,
+	.slice_begin = tt_pf_slice_begin,
+	.slice_end = tt_pf_slice_end,
+	.instant = tt_pf_instant,
+	.counter = tt_pf_counter,
+	.flow = tt_pf_flow,
+	.thread_end = tt_pf_thread_end,
+	.finish = tt_pf_finish,
+	.frame = tt_pf_frame,
+	.destroy = tt_pf_destroy,
+};
+
+struct tt_sink *tt_perfetto_sink_new(struct tt_out *out)
+{
+	struct tt_perfetto *p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->sink.ops = &tt_perfetto_ops;
+	p->out = out;
+	return &p->sink;
+}

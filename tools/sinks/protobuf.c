@@ -1,0 +1,17 @@
+/* Perfetto's protobuf wire format: what of it runs out of line (sinks.h has the rest,
+ * inline). */
+#include <string.h>
+
+#include "sinks.h"
+
+/* Closes a message whose length or field number needs more than a byte each: its
+ * bytes move up behind the longer tag and length. */
+uint8_t *tt_pb_close_wide(uint8_t *start, uint8_t *end, unsigned field)
+{
+	size_t n = (size_t)(end - (start + PB_GAP));
+	uint8_t head[16];
+	size_t h = (size_t)(pb_varint(pb_tag(head, field, WT_LEN), n) - head);
+	memmove(start + h, start + PB_GAP, n);
+	memcpy(start, head, h);
+	return start + h + n;
+}
