@@ -21,7 +21,7 @@ import subprocess
 import sys
 import tempfile
 
-PROG, TOOL = sys.argv[1], sys.argv[2]
+PROG, TOOL, CHECK_PERFETTO, SCHEMA = sys.argv[1:5]
 MS = 1000000
 WINDOW_NS = 200000  # what reading the kernel's figures may add beyond the scope's slack
 
@@ -128,6 +128,27 @@ def causes(tmp, user=None):
             user)
 
 
+def consumers(tmp):
+    """The states of a run whose threads were preempted, in both outputs alike."""
+    kernel, spikes, err, out = run(tmp, "spin")
+    for ext in ("json", "pftrace"):
+        c = subprocess.run([TOOL, "convert", "--force", out, "-o", out + "." + ext],
+                           capture_output=True, text=True, timeout=60)
+        check(c.returncode == 0, "convert to %s: %s" % (ext, c.stderr))
+    doc = json.load(open(out + ".json"))
+    states = [e for e in doc["traceEvents"] if e.get("cat") == "sched"]
+    names = {e["tid"] & ~(1 << 30) for e in states}
+    check({k["tid"] for k in kernel} <= names and any(e["name"] == "Preempted" for e in states),
+          "JSON: no state track with Preempted for each spinner: %s" % sorted(names))
+    c = subprocess.run([sys.executable, CHECK_PERFETTO, out + ".pftrace", SCHEMA, out + ".json"],
+                       capture_output=True, text=True, timeout=120)
+    print(c.stdout.strip())
+    if c.returncode == 77:
+        print("SKIP the .pftrace check: " + c.stdout.strip())
+        return
+    check(c.returncode == 0, "check-perfetto: " + c.stdout + c.stderr)
+
+
 def refused(tmp):
     """perf_event_open denied by seccomp: one line, and a trace without states."""
     kernel, spikes, err, out = run(tmp, "seccomp")
@@ -163,6 +184,7 @@ def unprivileged(tmp):
 
 with tempfile.TemporaryDirectory() as tmp:
     causes(tmp)
+    consumers(tmp)
     refused(tmp)
     unprivileged(tmp)
 
