@@ -35,6 +35,7 @@ def check(cond, what):
 
 
 def run(tmp, what, user=None, env_extra=None):
+    """Runs the program once: the kernel's lines, the file's spikes, its stderr, the file."""
     out = os.path.join(tmp, what + ".ttr")
     env = dict(os.environ, TICKTRACE_OUT=out)
     env.update(env_extra or {})
@@ -97,11 +98,20 @@ def spike_of(spikes, k):
     return None
 
 
-def planted(tmp, what, happened, cause, user=None):
+def planted(tmp, what, happened, cause, user=None, mode="stop"):
     """Runs `what` until the kernel says its cause happened (a loaded machine may
-    delay a thread so long that the mutex is free again), then checks every scope."""
+    delay a thread so long that the mutex is free again), then checks every scope:
+    the spikes `ticktrace spikes` finds in the file and, in mode stream, those the
+    run logged live (TICKTRACE_SPIKES)."""
+    live = os.path.join(tmp, what + ".live.jsonl")
+    env = {"TICKTRACE_MODE": mode}
+    if mode == "stream":
+        env.update(TICKTRACE_SPIKES=live, TICKTRACE_SPIKE_THRESHOLD="1ms")
+    print("%s, mode %s%s:" % (what, mode, ", as nobody" if user is not None else ""))
     for attempt in range(5):
-        kernel, spikes, err, out = run(tmp, what, user)
+        if os.path.exists(live):
+            os.unlink(live)
+        kernel, spikes, err, out = run(tmp, what, user, env)
         check("no thread states" not in err, what + ": states refused: " + err.strip())
         if all(happened(k) for k in kernel):
             break
@@ -109,23 +119,41 @@ def planted(tmp, what, happened, cause, user=None):
     else:
         check(False, what + ": the planted cause never happened in 5 runs")
         return
-    for k in kernel:
-        sp = spike_of(spikes, k)
-        check(sp is not None, "%s: no spike for %s" % (what, k))
-        if sp:
-            split_agrees(k, sp)
-            check(cause(sp), "%s: not its planted cause: %s" % (what, sp))
+    sources = [("spikes", spikes)]
+    if mode == "stream":
+        sources.append(("live", [json.loads(l) for l in open(live)] if os.path.exists(live) else []))
+    for source, found in sources:
+        for k in kernel:
+            sp = spike_of(found, k)
+            check(sp is not None, "%s (%s): no spike for %s" % (what, source, k))
+            if sp:
+                split_agrees(k, sp)
+                check(cause(sp), "%s (%s): not its planted cause: %s" % (what, source, sp))
+    return out
 
 
-def causes(tmp, user=None):
-    planted(tmp, "sleep", lambda k: k["wall_ns"] >= 3 * MS,
-            lambda sp: sp.get("blocked_ns", 0) * 2 > sp["dur_ns"] and sp["blocked_ns"] >= 2 * MS, user)
-    # ~2 ms asleep on the mutex, as the kernel counts it
-    planted(tmp, "lock", lambda k: k["nvcsw"] >= 1 and k["wall_ns"] - k["run_ns"] - k["wait_ns"] >= 1.5 * MS,
-            lambda sp: sp.get("blocked_ns", 0) >= 1 * MS, user)
-    planted(tmp, "spin", lambda k: k["nivcsw"] >= 1 and k["wait_ns"] >= 1 * MS,
-            lambda sp: sp.get("preempted_ns", 0) >= 0.5 * MS and sp.get("blocked_ns", 1) <= sp["preempted_ns"] / 4,
-            user)
+def report_split(out):
+    """`ticktrace report --json`: a row's time on and off CPU make its total."""
+    r = subprocess.run([TOOL, "report", "--json", out], capture_output=True, text=True, timeout=60)
+    rows = json.loads(r.stdout)["rows"] if r.returncode == 0 else []
+    row = [x for x in rows if x["name"] == "sleep3"]
+    check(row and row[0].get("on_cpu_ns", -1) + row[0].get("off_cpu_ns", -1) == row[0]["total_ns"]
+          and row[0]["off_cpu_ns"] >= 2 * MS, "report: sleep3 not off CPU: %s %s" % (rows, r.stderr))
+
+
+def causes(tmp, user=None, modes=("stop", "ring", "stream")):
+    for mode in modes:
+        out = planted(tmp, "sleep", lambda k: k["wall_ns"] >= 3 * MS,
+                      lambda sp: sp.get("blocked_ns", 0) * 2 > sp["dur_ns"] and sp["blocked_ns"] >= 2 * MS,
+                      user, mode)
+        if out:
+            report_split(out)
+        # ~2 ms asleep on the mutex, as the kernel counts it
+        planted(tmp, "lock", lambda k: k["nvcsw"] >= 1 and k["wall_ns"] - k["run_ns"] - k["wait_ns"] >= 1.5 * MS,
+                lambda sp: sp.get("blocked_ns", 0) >= 1 * MS, user, mode)
+        planted(tmp, "spin", lambda k: k["nivcsw"] >= 1 and k["wait_ns"] >= 1 * MS,
+                lambda sp: sp.get("preempted_ns", 0) >= 0.5 * MS and sp.get("blocked_ns", 1) <= sp["preempted_ns"] / 4,
+                user, mode)
 
 
 def consumers(tmp):
@@ -179,7 +207,7 @@ def unprivileged(tmp):
         check("no thread states" in err, "paranoid %d: no refusal said: %r" % (paranoid, err))
         return None
     print("as nobody (perf_event_paranoid %d):" % paranoid)
-    return causes(tmp, user=65534)
+    return causes(tmp, user=65534, modes=("stop",))
 
 
 with tempfile.TemporaryDirectory() as tmp:

@@ -384,6 +384,7 @@ int tt__scope_close(struct tt__thread_analysis *th, int64_t end)
 			return tt__oom(th);
 		struct tt__split split;
 		if (*open == 0 && tt__split(th, f->start, end, &split)) {
+			tt__add_sat(&row->split_total, dur);
 			tt__add_sat(&row->preempted, split.preempted);
 			tt__add_sat(&row->blocked, split.blocked);
 			row->split = true;

@@ -73,8 +73,9 @@ struct tt__row {
 	struct tt__hist hist;
 	int64_t name_threshold; /* the thresholds table's, once looked up */
 	bool looked_up;
-	/* Of total: off CPU, preempted and blocked (the thread's states), where known */
-	int64_t preempted, blocked;
+	/* Of total, the part the thread's states cover (split_total), and of it the time
+	 * preempted and blocked */
+	int64_t split_total, preempted, blocked;
 	bool split;         /* some of its calls had states */
 };
 
@@ -297,6 +298,10 @@ struct tt__entry {
 	bool near_overhead;  /* p50 within TT__NEAR_OVERHEAD x the call overhead */
 	bool is_func;        /* a function (-finstrument-functions) */
 	uint64_t over;       /* calls longer than the global threshold */
+	/* With split: of total, on CPU and off it (preempted + blocked), where its
+	 * thread's states tell (the rest of total is known as neither) */
+	bool split;
+	int64_t on_cpu, off_cpu, preempted, blocked;
 };
 
 struct tt__table {
@@ -306,6 +311,7 @@ struct tt__table {
 	uint64_t calls; /* over all entries */
 	int64_t overhead_ns;  /* what recording a call costs on this machine (measured) */
 	size_t near_overhead; /* entries whose p50 is within TT__NEAR_OVERHEAD x it */
+	bool split;           /* an entry has states: the table shows on and off CPU */
 };
 
 /* Rows whose median call is within this many times the call overhead are flagged: their

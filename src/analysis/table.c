@@ -77,6 +77,12 @@ static int tt__entry_cmp(const void *a, const void *b, void *sort_by)
 	return strcmp(x->name, y->name);
 }
 
+static void tt__sum_sat(int64_t *acc, int64_t v)
+{
+	if (__builtin_add_overflow(*acc, v, acc))
+		*acc = INT64_MAX;
+}
+
 /* One entry from the items [first, last) that share a name (and thread). */
 static int tt__entry_merge(struct tt__entry *e, struct tt__item *first, struct tt__item *last,
 			   bool by_thread)
@@ -99,6 +105,12 @@ static int tt__entry_merge(struct tt__entry *e, struct tt__item *first, struct t
 		e->max = r->max > e->max ? r->max : e->max;
 		e->over += r->over;
 		e->is_func |= (r->key & TT__KEY_FUNC) != 0;
+		if (r->split) {
+			e->split = true;
+			tt__sum_sat(&e->on_cpu, r->split_total - r->preempted - r->blocked);
+			tt__sum_sat(&e->preempted, r->preempted);
+			tt__sum_sat(&e->blocked, r->blocked);
+		}
 		if (last - first > 1 && tt__hist_merge(&merged, &r->hist) < 0) {
 			free(merged.counts);
 			return -1;
@@ -107,6 +119,8 @@ static int tt__entry_merge(struct tt__entry *e, struct tt__item *first, struct t
 	if (last - first > 1)
 		hist = &merged;
 	e->children = e->total - e->self;
+	tt__sum_sat(&e->off_cpu, e->preempted);
+	tt__sum_sat(&e->off_cpu, e->blocked);
 	e->mean = e->calls ? e->calls_total / (int64_t)e->calls : 0;
 	e->p50 = tt__hist_percentile(hist, e->calls, 500, e->min, e->max);
 	e->p95 = tt__hist_percentile(hist, e->calls, 950, e->min, e->max);
@@ -182,6 +196,7 @@ int tt__table_build(struct tt__table *t, struct tt__thread_analysis *const *thre
 		 * the mean of a million short ones far above what they cost */
 		e->near_overhead = e->p50 < TT__NEAR_OVERHEAD * t->overhead_ns;
 		t->near_overhead += e->near_overhead;
+		t->split |= e->split;
 		i = j;
 	}
 	for (size_t i = 0; i < k; i++)
@@ -205,20 +220,25 @@ void tt__table_free(struct tt__table *t)
 
 /* ---- text ---- */
 
-#define TT__COLUMNS 10
+#define TT__COLUMNS 12 /* the last two with states only: */
+#define TT__SPLIT_COLUMNS 2
 #define TT__NAME_MAX 60 /* wider names are cut in the text table (whole in CSV, JSON) */
 
 static const char *const tt__headings[TT__COLUMNS] = {
 	"calls", "total", "self", "children", "min", "max", "mean", "p50", "p95", "p99",
+	"on cpu", "off cpu",
 };
 
 static void tt__cells(const struct tt__entry *e, char cells[TT__COLUMNS][32])
 {
 	const int64_t times[TT__COLUMNS - 1] = {e->total, e->self, e->children, e->min, e->max,
-						 e->mean, e->p50, e->p95, e->p99};
+						 e->mean, e->p50, e->p95, e->p99, e->on_cpu, e->off_cpu};
 	snprintf(cells[0], 32, "%" PRIu64, e->calls);
 	for (int i = 0; i < TT__COLUMNS - 1; i++)
 		tt__fmt_ns(cells[i + 1], times[i]);
+	if (!e->split) /* its thread's states are not known */
+		for (int i = TT__COLUMNS - TT__SPLIT_COLUMNS; i < TT__COLUMNS; i++)
+			snprintf(cells[i], 32, "-");
 }
 
 /* Bytes of the name shown: control characters become '?', long names are cut. */
@@ -236,15 +256,16 @@ static void tt__print_thread(FILE *out, const struct tt__thread_analysis *th)
 
 void tt__table_print(FILE *out, const struct tt__table *t)
 {
+	const int columns = t->split ? TT__COLUMNS : TT__COLUMNS - TT__SPLIT_COLUMNS;
 	int width[TT__COLUMNS + 1] = {4};
 	char cells[TT__COLUMNS][32];
-	for (int c = 0; c < TT__COLUMNS; c++)
+	for (int c = 0; c < columns; c++)
 		width[c + 1] = (int)strlen(tt__headings[c]);
 	for (size_t i = 0; i < t->n; i++) {
 		int w = tt__name_width(t->entries[i].name);
 		width[0] = w > width[0] ? w : width[0];
 		tt__cells(&t->entries[i], cells);
-		for (int c = 0; c < TT__COLUMNS; c++) {
+		for (int c = 0; c < columns; c++) {
 			int cw = (int)strlen(cells[c]);
 			width[c + 1] = cw > width[c + 1] ? cw : width[c + 1];
 		}
@@ -258,7 +279,7 @@ void tt__table_print(FILE *out, const struct tt__table *t)
 			if (e && e->thread)
 				tt__print_thread(out, e->thread);
 			fprintf(out, "%-*s", width[0], "name");
-			for (int c = 0; c < TT__COLUMNS; c++)
+			for (int c = 0; c < columns; c++)
 				fprintf(out, "  %*s", width[c + 1], tt__headings[c]);
 			fputc('\n', out);
 			group = e ? e->thread : NULL;
@@ -270,7 +291,7 @@ void tt__table_print(FILE *out, const struct tt__table *t)
 			fputc((unsigned char)e->name[k] < 0x20 || e->name[k] == 0x7f ? '?' : e->name[k], out);
 		fprintf(out, "%*s", width[0] - w, "");
 		tt__cells(e, cells);
-		for (int c = 0; c < TT__COLUMNS; c++)
+		for (int c = 0; c < columns; c++)
 			fprintf(out, "  %*s", width[c + 1], cells[c]);
 		fputs(e->near_overhead ? "  ~\n" : "\n", out);
 	}
@@ -298,8 +319,8 @@ void tt__table_csv(FILE *out, const struct tt__table *t)
 	bool by_thread = t->n && t->entries[0].thread;
 	if (by_thread)
 		fputs("pid,tid,thread,", out);
-	fputs("name,calls,total_ns,self_ns,children_ns,min_ns,max_ns,mean_ns,p50_ns,p95_ns,p99_ns\r\n",
-	      out);
+	fputs("name,calls,total_ns,self_ns,children_ns,min_ns,max_ns,mean_ns,p50_ns,p95_ns,p99_ns", out);
+	fputs(t->split ? ",on_cpu_ns,off_cpu_ns\r\n" : "\r\n", out);
 	for (size_t i = 0; i < t->n; i++) {
 		const struct tt__entry *e = &t->entries[i];
 		if (by_thread) {
@@ -309,8 +330,13 @@ void tt__table_csv(FILE *out, const struct tt__table *t)
 		}
 		tt__csv_field(out, e->name, strlen(e->name));
 		fprintf(out, ",%" PRIu64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64
-			",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 "\r\n",
+			",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64,
 			e->calls, e->total, e->self, e->children, e->min, e->max, e->mean, e->p50, e->p95,
 			e->p99);
+		if (t->split && e->split) /* (empty: its thread's states are not known) */
+			fprintf(out, ",%" PRId64 ",%" PRId64, e->on_cpu, e->off_cpu);
+		else if (t->split)
+			fputs(",,", out);
+		fputs("\r\n", out);
 	}
 }

@@ -177,6 +177,17 @@ static void tt__stream_lose(struct tt__slot *slot, const struct tt_record *from,
 	__atomic_add_fetch(&slot->dropped[TT_DROP_BEHIND], events, __ATOMIC_RELAXED);
 }
 
+/* A slot's THREAD section, the first time. */
+static void tt__stream_thread_section(struct tt__stream *st, struct tt__slot *slot)
+{
+	if (slot->streamed)
+		return;
+	uint64_t ignored = 0;
+	tt__out_thread_info(st->out, TT_SEC_THREAD, slot, 0, &ignored);
+	st->end.threads++;
+	slot->streamed = 1;
+}
+
 /* The records of a slot from `from` on that its thread has written, up to `end`:
  * the sites they use first, its THREAD section the first time, then the EVENTS.
  * Returns where it stopped: at a record not yet written (one being written now, or
@@ -206,12 +217,7 @@ static const struct tt_record *tt__stream_records(struct tt__stream *st, struct 
 		st->end.sites += st->fresh.count - st->fresh.funcs;
 		tt__site_set_clear(&st->fresh);
 	}
-	if (!slot->streamed) {
-		uint64_t ignored = 0;
-		tt__out_thread_info(st->out, TT_SEC_THREAD, slot, 0, &ignored);
-		st->end.threads++;
-		slot->streamed = 1;
-	}
+	tt__stream_thread_section(st, slot);
 	if (written > from) {
 		tt__out_events_packed(st->out, slot, slot->written, (uint64_t)(written - from),
 				      st->packed, packed);
@@ -342,8 +348,10 @@ static int tt__stream_pass(struct tt__stream *st, int partial)
 		int exited = __atomic_load_n(&slot->flags, __ATOMIC_ACQUIRE) & TT__SLOT_EXITED;
 		/* Its states up to now first: the spike detector needs them before the
 		 * records they cover. */
-		if (slot->streamed)
+		if (slot->sched.on) {
+			tt__stream_thread_section(st, slot);
 			tt__out_sched(st->out, slot, 1, tt__spikes_states, NULL);
+		}
 		recycled += tt__stream_drain_chunks(st, slot, partial || exited);
 		const struct tt_record *begin, *end;
 		tt__chunk_extent(slot, slot->first, &begin, &end);

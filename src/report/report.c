@@ -62,10 +62,34 @@ size_t tt__report_name(void *ctx, const struct tt__thread_analysis *th, uint64_t
 	return n < 0 ? 0 : (size_t)n >= cap ? cap - 1 : (size_t)n;
 }
 
-/* One thread's records, chunk by chunk, into its analysis. */
+/* A thread's states, before the records they cover, on the analysis's clock (ns since
+ * the start anchor, as tt__report_ns gives). */
+static int tt__report_states(struct tt__thread_analysis *th, struct tt__slot *slot)
+{
+	if (!slot->sched.on)
+		return 0;
+	sigset_t old;
+	int rc = 0;
+	tt__sched_lock(&old);
+	tt__sched_drain_slot(slot);
+	for (const struct tt__sched_block *b = slot->sched.first; b && rc == 0; b = b->next) {
+		if (b->lost_before)
+			rc = tt__thread_states_lost(th);
+		if (rc == 0)
+			rc = tt__thread_states(th, b->states, b->count, tt__start_anchor.monotonic_ns);
+	}
+	if (rc == 0 && slot->sched.lost)
+		rc = tt__thread_states_lost(th);
+	tt__sched_unlock(&old);
+	return rc;
+}
+
+/* One thread's states and records, chunk by chunk, into its analysis. */
 static int tt__report_thread(struct tt__thread_analysis *th, struct tt__slot *slot,
 			     struct tt__report_clock *clock)
 {
+	if (tt__report_states(th, slot) < 0)
+		return -1;
 	struct tt__feed feed = {.th = th, .ns = tt__report_ns, .clock = clock, .key = tt__record_key};
 	for (const struct tt__chunk *chunk = slot->first; chunk;
 	     chunk = __atomic_load_n(&chunk->next, __ATOMIC_ACQUIRE)) {

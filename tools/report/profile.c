@@ -344,6 +344,12 @@ static cJSON *tt_table_json(const struct tt__table *t, const struct tt_an_sink *
 			cJSON_AddNumberToObject(row, fields[f].key, fields[f].v);
 		if (e->near_overhead)
 			cJSON_AddBoolToObject(row, "near_overhead", true);
+		if (e->split) { /* of total_ns, where its thread's states tell */
+			cJSON_AddNumberToObject(row, "on_cpu_ns", (double)e->on_cpu);
+			cJSON_AddNumberToObject(row, "off_cpu_ns", (double)e->off_cpu);
+			cJSON_AddNumberToObject(row, "preempted_ns", (double)e->preempted);
+			cJSON_AddNumberToObject(row, "blocked_ns", (double)e->blocked);
+		}
 		cJSON_AddItemToArray(rows, row);
 	}
 	return root;
