@@ -74,7 +74,9 @@ def split_agrees(k, sp):
     if on is None:
         return
     check(on + pre + blk == dur, "%s: %d + %d + %d is not its %d ns" % (name, on, pre, blk, dur))
-    slack = k["wall_ns"] - dur + WINDOW_NS
+    # The kernel leaves interrupts and (in a VM) stolen time out of a thread's CPU
+    # time while it holds its CPU: up to 2% of the scope on a loaded machine.
+    slack = k["wall_ns"] - dur + WINDOW_NS + dur // 50
     off_kernel = k["wall_ns"] - k["run_ns"]
     check(off_kernel - slack <= pre + blk <= off_kernel + WINDOW_NS,
           "%s: off CPU %d ns, the kernel's %d (slack %d)" % (name, pre + blk, off_kernel, slack))
