@@ -11,7 +11,8 @@
  * waiting on a run queue (/proc/self/task/TID/schedstat), and its voluntary and
  * involuntary switches (getrusage(RUSAGE_THREAD)).
  *
- *   seccomp    as sleep, perf_event_open denied (EACCES) by a seccomp filter first */
+ *   seccomp    as sleep, perf_event_open denied (EACCES) by a seccomp filter first
+ *              (PR_SET_SECCOMP's filter, on every thread: SECCOMP_FILTER_FLAG_TSYNC) */
 #include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
@@ -24,6 +25,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <dirent.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -91,6 +93,33 @@ static void sleep_ms(int ms)
 		;
 }
 
+/* ticktrace asks the kernel for a thread's switches just after its first event, from
+ * its own thread: waits (up to 10 s, polling) until `threads` perf events are open,
+ * so that the planted scopes have states from their beginning. */
+static int perf_events_open(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	int n = 0;
+	for (struct dirent *e; d && (e = readdir(d));) {
+		char path[300], target[64];
+		snprintf(path, sizeof path, "/proc/self/fd/%s", e->d_name);
+		ssize_t len = readlink(path, target, sizeof target - 1);
+		target[len > 0 ? len : 0] = 0;
+		n += strcmp(target, "anon_inode:[perf_event]") == 0;
+	}
+	if (d)
+		closedir(d);
+	return n;
+}
+
+static int expect_states = 1;
+
+static void wait_states(int threads)
+{
+	for (int i = 0; expect_states && i < 10000 && perf_events_open() < threads; i++)
+		sleep_ms(1);
+}
+
 static pthread_mutex_t held = PTHREAD_MUTEX_INITIALIZER;
 static pthread_barrier_t ready;
 
@@ -98,6 +127,7 @@ static void *holder(void *unused)
 {
 	(void)unused;
 	TT_INSTANT("holder starts");
+	wait_states(2);
 	pthread_mutex_lock(&held);
 	pthread_barrier_wait(&ready);
 	sleep_ms(2);
@@ -123,12 +153,13 @@ static void *spinner(void *unused)
 		exit(1);
 	}
 	TT_INSTANT("spinner pinned");
+	wait_states(2);
 	pthread_barrier_wait(&ready);
 	AROUND("spin", spin_cpu(6000000));
 	return NULL;
 }
 
-/* perf_event_open fails with EACCES from now on, in this thread and those it starts. */
+/* perf_event_open fails with EACCES from now on, in every thread of the process. */
 static void deny_perf(void)
 {
 	struct sock_filter filter[] = {
@@ -138,8 +169,10 @@ static void deny_perf(void)
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 	};
 	struct sock_fprog prog = {.len = sizeof filter / sizeof filter[0], .filter = filter};
+	/* Every thread of the process, ticktrace's (started before main) too, as a sandbox
+	 * set up at exec would be: TSYNC. */
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
-	    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) != 0) {
+	    syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC, &prog) != 0) {
 		perror("sched_causes_prog: seccomp");
 		exit(1);
 	}
@@ -150,16 +183,19 @@ int main(int argc, char **argv)
 	const char *what = argc > 1 ? argv[1] : "";
 	if (strcmp(what, "seccomp") == 0) {
 		deny_perf();
+		expect_states = 0;
 		what = "sleep";
 	}
 	if (strcmp(what, "sleep") == 0) {
 		TT_INSTANT("main starts");
+		wait_states(1);
 		AROUND("sleep3", sleep_ms(3));
 	} else if (strcmp(what, "lock") == 0) {
 		TT_INSTANT("main starts");
 		pthread_t t;
 		pthread_barrier_init(&ready, NULL, 2);
 		pthread_create(&t, NULL, holder, NULL);
+		wait_states(2);
 		pthread_barrier_wait(&ready);
 		AROUND("lockwait", pthread_mutex_lock(&held));
 		pthread_mutex_unlock(&held);

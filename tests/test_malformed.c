@@ -359,19 +359,22 @@ static void test_bad_sched(void **state)
 	static const struct {
 		int thread;
 		struct tt_sched_state states[2];
+		int64_t since; /* its since_ns */
 		size_t cut; /* bytes cut off the section's payload */
 		const char *want;
 	} cases[] = {
-		{UNFLAGGED, {{5000002000, 0, TT_SCHED_BLOCKED}, {5000003000, 0, TT_SCHED_RUNNING}}, 0,
+		{UNFLAGGED, {{5000002000, 0, TT_SCHED_BLOCKED}, {5000003000, 0, TT_SCHED_RUNNING}}, 5000001000, 0,
 		 "SCHED section of thread index 0, whose THREAD section says it has no states"},
-		{FLAGGED, {{5000002000, 0, 7}, {5000003000, 0, TT_SCHED_RUNNING}}, 0, "state 7 of thread index 0 is not one"},
-		{FLAGGED, {{5000002000, 0, TT_SCHED_BLOCKED}, {5000001000, 0, TT_SCHED_RUNNING}}, 0,
+		{FLAGGED, {{5000002000, 0, 7}, {5000003000, 0, TT_SCHED_RUNNING}}, 5000001000, 0, "state 7 of thread index 0 is not one"},
+		{FLAGGED, {{5000002000, 0, TT_SCHED_BLOCKED}, {5000001000, 0, TT_SCHED_RUNNING}}, 5000001000, 0,
 		 "is before the state before it"},
-		{FLAGGED, {{4000000000, 0, TT_SCHED_BLOCKED}, {5000003000, 0, TT_SCHED_RUNNING}}, 0,
-		 "is before the run began"},
-		{FLAGGED, {{5000002000, 0, TT_SCHED_BLOCKED}, {5000003000, 0, TT_SCHED_RUNNING}}, 8,
+		{FLAGGED, {{4000000000, 0, TT_SCHED_BLOCKED}, {5000003000, 0, TT_SCHED_RUNNING}}, 4000000000, 0,
+		 "has since_ns 4000000000, before the run or its thread's last state"},
+		{FLAGGED, {{5000002000, 0, TT_SCHED_BLOCKED}, {5000003000, 0, TT_SCHED_RUNNING}}, 5000002500, 0,
+		 "has since_ns 5000002500, after its first state"},
+		{FLAGGED, {{5000002000, 0, TT_SCHED_BLOCKED}, {5000003000, 0, TT_SCHED_RUNNING}}, 5000001000, 8,
 		 "SCHED payload of 24 bytes is not whole states"},
-		{FLAGGED, {{5000002000, 0, TT_SCHED_BLOCKED}, {5000003000, 1, TT_SCHED_RUNNING}}, 0, NULL},
+		{FLAGGED, {{5000002000, 0, TT_SCHED_BLOCKED}, {5000003000, 1, TT_SCHED_RUNNING}}, 5000001000, 0, NULL},
 	};
 	for (size_t i = 0; i < N(cases); i++) {
 		struct tt_tw w;
@@ -380,7 +383,7 @@ static void test_bad_sched(void **state)
 					    .flags = cases[i].thread == FLAGGED ? TT_THREAD_SCHED : 0};
 		tt_tw_thread_info(&w, &ti, "main");
 		tt_tw_events(&w, 0, 0, t0, N(t0));
-		tt_tw_sched(&w, 0, 0, cases[i].states, 2);
+		tt_tw_sched(&w, 0, 0, cases[i].since, cases[i].states, 2);
 		tt_tw_end(&w);
 		assert_int_equal(tt_tw_close(&w), 0);
 		if (cases[i].cut) { /* the section says fewer bytes, its padding stays */

@@ -313,9 +313,10 @@ enum tt_thread_flags {
 	/* Mode ring: its oldest events were overwritten, so its records begin inside
 	 * scopes whose beginnings are gone. */
 	TT_THREAD_WRAPPED = 1u << 2,
-	/* Its switches were recorded (TT_SEC_SCHED): from its first event, or from the
-	 * first state its sections hold if states were lost (tt_sched_info.lost). Without
-	 * it, nothing is known of when it ran (the kernel refused, or TICKTRACE_SCHED=0). */
+	/* Its switches were recorded (TT_SEC_SCHED, tt_sched_info says from when). Without
+	 * it, nothing is known of when it ran (the kernel refused, or TICKTRACE_SCHED=0).
+	 * A streamed file's THREAD section may be written before the kernel was asked:
+	 * its THREAD_TOTALS has the flag, and its SCHED sections follow that THREAD. */
 	TT_THREAD_SCHED = 1u << 3,
 };
 
@@ -359,24 +360,28 @@ static inline uint64_t tt_unzigzag(uint64_t coded)
 	return coded >> 1 ^ (uint64_t)-(int64_t)(coded & 1);
 }
 
+/* A section holds every switch of its thread from since_ns to its last state. Before
+ * since_ns, back to the thread's previous state in the file (or its start), what the
+ * thread did is not known: `lost` switches were lost there (the kernel's buffer for the
+ * thread was full, or ticktrace's store for it), or, before the thread's first state,
+ * the kernel had not been asked for them yet (since_ns: when it was). A section with
+ * no state says that `lost` were lost after the thread's last one. */
 struct tt_sched_info {
 	uint32_t thread_index;
 	uint32_t reserved;
-	/* switches the kernel could not hand over (its buffer for the thread was full)
-	 * or that ticktrace did not keep (its store for the thread was full), since the
-	 * last SCHED section of the thread: what it did between the states on either side
-	 * of them is not known */
 	uint64_t lost;
+	int64_t since_ns; /* CLOCK_MONOTONIC; at most the first state's */
+	uint64_t reserved2;
 };
-_Static_assert(sizeof(struct tt_sched_info) == 16, "sched info layout");
+_Static_assert(sizeof(struct tt_sched_info) == 32, "sched info layout");
 
 /* What a thread did from `ns` on, until its next state. */
 enum tt_sched_what {
 	TT_SCHED_RUNNING = 0,   /* switched in: on `cpu` */
 	TT_SCHED_PREEMPTED = 1, /* switched out while it could run: it waits for a CPU */
 	TT_SCHED_BLOCKED = 2,   /* switched out to wait (sleep, a lock, I/O) */
-	/* Never in a file: what readers make of lost states, from the state before them
-	 * (or the beginning) to the next. */
+	/* Never in a file: what readers make of the spans whose states are not known
+	 * (tt_sched_info), up to the next state. */
 	TT_SCHED_UNKNOWN = 3,
 };
 

@@ -211,7 +211,7 @@ static int tt__group_row(struct tt__thread_analysis *th, uint32_t row)
 
 void tt__thread_analysis_init(struct tt__thread_analysis *th, struct tt__analysis *an, void *ctx)
 {
-	*th = (struct tt__thread_analysis){.an = an, .ctx = ctx};
+	*th = (struct tt__thread_analysis){.an = an, .ctx = ctx, .states.last_ns = INT64_MIN};
 }
 
 void tt__thread_analysis_free(struct tt__thread_analysis *th)

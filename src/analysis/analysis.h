@@ -103,6 +103,7 @@ struct tt__analysis;
 /* A thread's states (states.c), those that a scope still open may need. */
 struct tt__states {
 	bool known;    /* the thread's states are recorded */
+	int64_t last_ns; /* the last state's, as its SCHED section had it (INT64_MIN: none) */
 	struct tt_sched_state *at; /* [from, n), ns on the analysis's clock */
 	size_t from, n, cap;
 };
@@ -338,8 +339,17 @@ void tt__table_csv(FILE *out, const struct tt__table *t);
  * scope's split is taken when it closes. 0, or -1 when out of memory. */
 int tt__thread_states(struct tt__thread_analysis *th, const struct tt_sched_state *states,
 		      size_t n, int64_t offset_ns);
-/* States were lost after those given: nothing is known from the last one to the next. */
-int tt__thread_states_lost(struct tt__thread_analysis *th);
+/* What a SCHED section (format.h: tt_sched_info) says before its own states, for a
+ * thread whose last state so far is at *last_ns (INT64_MIN: none yet; updated): where
+ * nothing is known, a TT_SCHED_UNKNOWN state from *last_ns (or the very start); then,
+ * when its first state is a switch out, a RUNNING one at since_ns (cpu TT__NO_CPU: no
+ * switch says it, but every switch from since_ns on is there). 0 to 2 into head. */
+#define TT__NO_CPU UINT32_MAX
+size_t tt__sched_head(int64_t *last_ns, uint64_t lost, int64_t since_ns,
+		      const struct tt_sched_state *states, size_t n, struct tt_sched_state head[2]);
+/* A SCHED section's states, as tt__thread_states adds them, with what its head says. */
+int tt__thread_sched_section(struct tt__thread_analysis *th, uint64_t lost, int64_t since_ns,
+			     const struct tt_sched_state *states, size_t n, int64_t offset_ns);
 /* How [start, end) split, if the states cover it (false: not known). */
 bool tt__split(const struct tt__thread_analysis *th, int64_t start, int64_t end,
 	       struct tt__split *split);

@@ -31,7 +31,7 @@ int tt__thread_states(struct tt__thread_analysis *th, const struct tt_sched_stat
 	}
 	for (size_t i = 0; i < n; i++) {
 		struct tt_sched_state s = states[i];
-		if (s.ns != INT64_MIN) /* (lost states before the first) */
+		if (s.ns != INT64_MIN) /* (not known from the very start) */
 			s.ns -= offset_ns;
 		if (h->n && s.ns < h->at[h->n - 1].ns) /* never from the kernel */
 			s.ns = h->at[h->n - 1].ns;
@@ -40,12 +40,32 @@ int tt__thread_states(struct tt__thread_analysis *th, const struct tt_sched_stat
 	return 0;
 }
 
-int tt__thread_states_lost(struct tt__thread_analysis *th)
+size_t tt__sched_head(int64_t *last_ns, uint64_t lost, int64_t since_ns,
+		      const struct tt_sched_state *states, size_t n, struct tt_sched_state head[2])
 {
-	const struct tt__states *h = &th->states;
-	struct tt_sched_state unknown = {.ns = h->n ? h->at[h->n - 1].ns : INT64_MIN,
-					 .what = TT_SCHED_UNKNOWN};
-	return tt__thread_states(th, &unknown, 1, 0);
+	size_t k = 0;
+	if (lost || *last_ns == INT64_MIN || since_ns > *last_ns) {
+		head[k++] = (struct tt_sched_state){.ns = *last_ns, .what = TT_SCHED_UNKNOWN};
+		/* every switch from since_ns on is here: up to a first switch out, it ran */
+		if (n && states[0].what != TT_SCHED_RUNNING && since_ns < states[0].ns)
+			head[k++] = (struct tt_sched_state){.ns = since_ns, .cpu = TT__NO_CPU,
+							    .what = TT_SCHED_RUNNING};
+	}
+	if (n)
+		*last_ns = states[n - 1].ns;
+	else if (*last_ns == INT64_MIN)
+		*last_ns = since_ns;
+	return k;
+}
+
+int tt__thread_sched_section(struct tt__thread_analysis *th, uint64_t lost, int64_t since_ns,
+			     const struct tt_sched_state *states, size_t n, int64_t offset_ns)
+{
+	struct tt_sched_state head[2];
+	size_t k = tt__sched_head(&th->states.last_ns, lost, since_ns, states, n, head);
+	if (tt__thread_states(th, head, k, offset_ns) < 0)
+		return -1;
+	return tt__thread_states(th, states, n, offset_ns);
 }
 
 /* The first state after `ns` (h->n: none). */
@@ -101,5 +121,5 @@ void tt__states_forget_before(struct tt__thread_analysis *th, int64_t ns)
 void tt__states_free(struct tt__states *h)
 {
 	free(h->at);
-	*h = (struct tt__states){0};
+	*h = (struct tt__states){.last_ns = INT64_MIN};
 }

@@ -1,5 +1,5 @@
-/* A thread's own context switches, from the kernel: a perf event of the calling
- * thread (a software "dummy" that counts nothing) with context_switch set writes a
+/* A thread's own context switches, from the kernel: a perf event of one thread of
+ * this process (a software "dummy" that counts nothing) with context_switch set writes a
  * PERF_RECORD_SWITCH into its ring each time the thread leaves its CPU or comes back,
  * with the time (CLOCK_MONOTONIC) and the CPU. Any thread may ask this of itself
  * with perf_event_paranoid up to 2; `inherit` is refused with a ring, so it is one
@@ -25,7 +25,7 @@ struct tt__sample_id {
 	uint32_t cpu, reserved;
 };
 
-int tt__switches_open(struct tt__switches *s, int *denied)
+int tt__switches_open(struct tt__switches *s, int tid, int *denied)
 {
 	struct perf_event_attr attr = {
 		.type = PERF_TYPE_SOFTWARE,
@@ -41,7 +41,7 @@ int tt__switches_open(struct tt__switches *s, int *denied)
 	s->fd = -1;
 	s->map = NULL;
 	s->lost = 0;
-	int fd = (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	int fd = (int)syscall(SYS_perf_event_open, &attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
 	*denied = fd < 0 && errno != EMFILE && errno != ENFILE && errno != ENOMEM;
 	if (fd < 0)
 		return -errno;

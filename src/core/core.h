@@ -57,17 +57,23 @@ struct tt__sched_block {
 	uint32_t count;       /* states */
 	uint32_t reserved;
 	uint64_t lost_before; /* states lost before the first (format.h: tt_sched_info) */
-	uint64_t reserved2;
+	int64_t since_ns;     /* it holds every switch from then on (TT__SINCE_FIRST: its first) */
 	struct tt_sched_state states[];
 };
 
+#define TT__SINCE_FIRST INT64_MAX
+
 /* The sched lock's: the kernel's ring for the thread, and the states taken from it. */
 struct tt__sched {
-	struct tt__switches sw; /* fd -1: none (refused, off, or the thread exited) */
-	int on;                 /* it had states: TT_THREAD_SCHED */
+	struct tt__switches sw; /* fd -1: none (not yet, refused, or the thread exited) */
+	int wanted;             /* registered, not exited: tt-sched asks for its switches */
+	int asked;              /* tt-sched did (once) */
+	int on;                 /* it has states: TT_THREAD_SCHED */
 	uint64_t blocks;
 	struct tt__sched_block *first, *last;
 	uint64_t lost; /* lost since the last block began (for the next one) */
+	int64_t since_ns; /* a first block holds every switch from then on: when the kernel
+	                   * was asked, or the last state of the blocks written and gone */
 };
 
 /* The part of a recording thread's state that the hot path reads: an entry of
@@ -312,7 +318,8 @@ size_t tt__gap_records(const struct tt__slot *slot, struct tt_record out[2]) TT_
 /* Start-up: the drain thread, unless `off`. 0 or -errno. */
 int tt__sched_start(int off) TT__HIDDEN;
 /* Registering the calling thread into `slot` (registry lock held, signals blocked):
- * asks the kernel for its switches; a refusal is said once, and it goes on without. */
+ * has tt-sched ask the kernel for its switches (a refusal is said once, and the run
+ * goes on without). */
 void tt__sched_open(struct tt__slot *slot) TT__HIDDEN;
 /* The calling thread exits: its last states into its store, its event closed. */
 void tt__sched_thread_exited(struct tt__slot *slot) TT__HIDDEN;
@@ -323,6 +330,11 @@ int tt__sched_any(void) TT__HIDDEN; /* whether a thread has its switches recorde
 /* Around reading or emptying stores (the writer), signals blocked. */
 void tt__sched_lock(sigset_t *old) TT__HIDDEN;
 void tt__sched_unlock(const sigset_t *old) TT__HIDDEN;
+/* Lock held: the slot's states as SCHED sections say them (format.h: tt_sched_info),
+ * one call each, in order. */
+typedef void (*tt__sched_section_fn)(void *ctx, struct tt__slot *slot, uint64_t lost,
+				     int64_t since_ns, const struct tt_sched_state *states, size_t n);
+void tt__sched_sections(struct tt__slot *slot, tt__sched_section_fn fn, void *ctx) TT__HIDDEN;
 /* Lock held: the store's blocks back to the free list (written, or a fork's child). */
 void tt__sched_release(struct tt__sched *s) TT__HIDDEN;
 void tt__sched_after_fork(void) TT__HIDDEN; /* in the child, before the registry's reset */

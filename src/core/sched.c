@@ -1,7 +1,8 @@
 /* Thread states (TICKTRACE_SCHED): each recording thread asks the kernel for its own
- * context switches when it registers (its first event, the slow path), and
- * ticktrace's thread "tt-sched" moves them from the kernel's ring into the thread's
- * store every TT__SCHED_DRAIN_NS; the writer takes them from there (SCHED sections).
+ * context switches when it registers (its first event, the slow path, which only
+ * says so), ticktrace's thread "tt-sched" asks the kernel for them (perf_event_open of
+ * the thread's tid) and moves them from the kernel's ring into the thread's store
+ * every TT__SCHED_DRAIN_NS; the writer takes them from there (SCHED sections).
  * A refusal (seccomp, perf_event_paranoid 3, no descriptor or locked memory left)
  * is said once and the thread records without states. The recording threads never
  * touch any of it after registering, until they exit. */
@@ -29,7 +30,7 @@ static struct tt__sched_block *tt__sched_free; /* lock held */
 static int tt__sched_off;       /* TICKTRACE_SCHED=0, or the kernel said no for good */
 static int tt__sched_said;      /* the refusal was said */
 static uint32_t tt__sched_wake; /* futex word: bumped to stop the drain's sleep */
-static int tt__sched_open_events; /* threads whose switches are being recorded */
+static int tt__sched_wanted; /* threads that want their switches recorded */
 
 void tt__sched_lock(sigset_t *old)
 {
@@ -43,22 +44,17 @@ void tt__sched_unlock(const sigset_t *old)
 	tt__restore_signals(old);
 }
 
-/* The slow path, registering the calling thread (registry lock held, signals
- * blocked): a line on stderr, once, and only write(2) (no malloc here). */
-static void tt__sched_refused(int err, int denied)
+/* tt-sched: a line on stderr, once. */
+static void tt__sched_refused(const struct tt__slot *slot, int err, int denied)
 {
 	/* Not allowed for any thread: do not ask again. */
 	if (denied)
-		__atomic_store_n(&tt__sched_off, 1, __ATOMIC_RELAXED);
-	if (__atomic_exchange_n(&tt__sched_said, 1, __ATOMIC_RELAXED))
+		tt__sched_off = 1;
+	if (tt__sched_said)
 		return;
-	char line[256];
-	int n = snprintf(line, sizeof line,
-			 "ticktrace: no thread states for thread %d (perf_event_open: %s): the trace "
-			 "says when threads ran only for those that have them\n",
-			 (int)gettid(), strerror(-err));
-	if (n > 0 && write(STDERR_FILENO, line, (size_t)n) < 0)
-		return;
+	tt__sched_said = 1;
+	fprintf(stderr, "ticktrace: no thread states for thread %u (perf_event_open: %s): the trace "
+		"says when threads ran only for those that have them\n", slot->tid, strerror(-err));
 }
 
 void tt__sched_open(struct tt__slot *slot)
@@ -66,17 +62,32 @@ void tt__sched_open(struct tt__slot *slot)
 	slot->sched.sw.fd = -1;
 	if (__atomic_load_n(&tt__sched_off, __ATOMIC_RELAXED))
 		return;
-	int denied;
-	int err = tt__switches_open(&slot->sched.sw, &denied);
-	if (err) {
-		tt__sched_refused(err, denied);
-		return;
-	}
-	slot->sched.on = 1;
-	__atomic_add_fetch(&tt__sched_open_events, 1, __ATOMIC_RELAXED);
-	/* The drain runs from the first thread that has states. */
+	/* tt-sched asks the kernel for it (tens of microseconds, which the thread's first
+	 * event does not wait for): its switches from then on. */
+	slot->sched.wanted = 1;
+	__atomic_add_fetch(&tt__sched_wanted, 1, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&tt__sched_wake, 1, __ATOMIC_RELEASE);
 	syscall(SYS_futex, &tt__sched_wake, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+/* Lock held, tt-sched: asks the kernel for the switches of a thread that wants them. */
+static void tt__sched_ask(struct tt__slot *slot)
+{
+	struct tt__sched *s = &slot->sched;
+	if (!s->wanted || s->sw.fd >= 0 || s->asked)
+		return;
+	s->asked = 1;
+	if (tt__sched_off)
+		return;
+	int denied;
+	int err = tt__switches_open(&s->sw, (int)slot->tid, &denied);
+	if (err) {
+		tt__sched_refused(slot, err, denied);
+		return;
+	}
+	/* (after the kernel began to record them: every switch from now on is there) */
+	s->since_ns = tt__clock_ns(CLOCK_MONOTONIC);
+	s->on = 1;
 }
 
 /* Lock held: a block to fill, the store's last if it has room, or NULL (the state is
@@ -95,8 +106,10 @@ static struct tt__sched_block *tt__sched_room(struct tt__sched *s)
 		if (!s->first)
 			s->last = NULL;
 		/* What it held is gone from before the next block's first state. */
-		if (s->first)
+		if (s->first) {
 			s->first->lost_before += b->lost_before + b->count;
+			s->first->since_ns = TT__SINCE_FIRST;
+		}
 	} else if (tt__sched_free) {
 		b = tt__sched_free;
 		tt__sched_free = b->next;
@@ -109,6 +122,8 @@ static struct tt__sched_block *tt__sched_room(struct tt__sched *s)
 	b->next = NULL;
 	b->count = 0;
 	b->lost_before = s->lost;
+	b->since_ns = s->lost ? TT__SINCE_FIRST
+		    : s->last ? s->last->states[s->last->count - 1].ns : s->since_ns;
 	s->lost = 0;
 	if (s->last)
 		s->last->next = b;
@@ -149,26 +164,49 @@ void tt__sched_drain(struct tt__slot *only)
 		tt__sched_drain_slot(only);
 	} else {
 		for (struct tt__slot *slot = tt__registry_head(); slot;
-		     slot = __atomic_load_n(&slot->next, __ATOMIC_ACQUIRE))
+		     slot = __atomic_load_n(&slot->next, __ATOMIC_ACQUIRE)) {
+			tt__sched_ask(slot);
 			tt__sched_drain_slot(slot);
+		}
 	}
 	tt__sched_unlock(&old);
 }
 
 void tt__sched_thread_exited(struct tt__slot *slot)
 {
-	if (slot->sched.sw.fd < 0)
+	if (!slot->sched.wanted)
 		return;
 	sigset_t old;
 	tt__sched_lock(&old);
 	tt__sched_drain_slot(slot);
 	tt__switches_close(&slot->sched.sw);
-	__atomic_sub_fetch(&tt__sched_open_events, 1, __ATOMIC_RELAXED);
+	slot->sched.wanted = 0; /* its tid may be another thread's from now on */
+	__atomic_sub_fetch(&tt__sched_wanted, 1, __ATOMIC_RELAXED);
 	tt__sched_unlock(&old);
+}
+
+void tt__sched_sections(struct tt__slot *slot, tt__sched_section_fn fn, void *ctx)
+{
+	const struct tt__sched *s = &slot->sched;
+	int64_t last_ns = s->since_ns;
+	for (const struct tt__sched_block *b = s->first; b; b = b->next) {
+		if (!b->count && !b->lost_before)
+			continue;
+		int64_t since = b->since_ns != TT__SINCE_FIRST ? b->since_ns
+			      : b->count ? b->states[0].ns : last_ns;
+		fn(ctx, slot, b->lost_before, since, b->states, b->count);
+		last_ns = b->count ? b->states[b->count - 1].ns : last_ns;
+	}
+	/* States lost after the last one kept (mode stop, its store full). */
+	if (s->lost)
+		fn(ctx, slot, s->lost, last_ns, NULL, 0);
 }
 
 void tt__sched_release(struct tt__sched *s)
 {
+	/* The next block goes on from the last state written. */
+	if (s->last && s->last->count)
+		s->since_ns = s->last->states[s->last->count - 1].ns;
 	if (s->last) {
 		s->last->next = tt__sched_free;
 		tt__sched_free = s->first;
@@ -179,7 +217,7 @@ void tt__sched_release(struct tt__sched *s)
 
 int tt__sched_any(void)
 {
-	return __atomic_load_n(&tt__sched_open_events, __ATOMIC_RELAXED) > 0;
+	return __atomic_load_n(&tt__sched_wanted, __ATOMIC_RELAXED) > 0;
 }
 
 static void *tt__sched_main(void *unused)
@@ -222,7 +260,7 @@ void tt__sched_after_fork(void)
 			tt__switches_close(&slot->sched.sw);
 		tt__sched_release(&slot->sched);
 	}
-	tt__sched_open_events = 0;
+	tt__sched_wanted = 0;
 	if (!tt__sched_off && tt__start_thread(NULL, tt__sched_main, NULL, 1, 0) < 0)
 		tt__sched_off = 1;
 }

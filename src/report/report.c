@@ -62,6 +62,14 @@ size_t tt__report_name(void *ctx, const struct tt__thread_analysis *th, uint64_t
 	return n < 0 ? 0 : (size_t)n >= cap ? cap - 1 : (size_t)n;
 }
 
+static void tt__report_section(void *th, struct tt__slot *slot, uint64_t lost, int64_t since_ns,
+			       const struct tt_sched_state *states, size_t n)
+{
+	(void)slot;
+	/* (out of memory: an->oom says so) */
+	tt__thread_sched_section(th, lost, since_ns, states, n, tt__start_anchor.monotonic_ns);
+}
+
 /* A thread's states, before the records they cover, on the analysis's clock (ns since
  * the start anchor, as tt__report_ns gives). */
 static int tt__report_states(struct tt__thread_analysis *th, struct tt__slot *slot)
@@ -69,19 +77,11 @@ static int tt__report_states(struct tt__thread_analysis *th, struct tt__slot *sl
 	if (!slot->sched.on)
 		return 0;
 	sigset_t old;
-	int rc = 0;
 	tt__sched_lock(&old);
 	tt__sched_drain_slot(slot);
-	for (const struct tt__sched_block *b = slot->sched.first; b && rc == 0; b = b->next) {
-		if (b->lost_before)
-			rc = tt__thread_states_lost(th);
-		if (rc == 0)
-			rc = tt__thread_states(th, b->states, b->count, tt__start_anchor.monotonic_ns);
-	}
-	if (rc == 0 && slot->sched.lost)
-		rc = tt__thread_states_lost(th);
+	tt__sched_sections(slot, tt__report_section, th);
 	tt__sched_unlock(&old);
-	return rc;
+	return th->an->oom ? -1 : 0;
 }
 
 /* One thread's states and records, chunk by chunk, into its analysis. */

@@ -237,7 +237,7 @@ void tt__spikes_feed(struct tt__slot *slot, const struct tt_record *begin, const
 	}
 }
 
-void tt__spikes_states(void *ctx, struct tt__slot *slot, uint64_t lost,
+void tt__spikes_states(void *ctx, struct tt__slot *slot, uint64_t lost, int64_t since_ns,
 		       const struct tt_sched_state *states, size_t n)
 {
 	(void)ctx;
@@ -246,13 +246,9 @@ void tt__spikes_states(void *ctx, struct tt__slot *slot, uint64_t lost,
 		return;
 	tt__spikes_clock(sp);
 	struct tt__spikes_thread *t = tt__spikes_thread(slot);
-	if (!t)
-		return;
 	/* On the detector's clock: ns since the start anchor (tt__report_ns). */
-	int64_t offset = tt__start_anchor.monotonic_ns;
-	if (lost)
-		tt__thread_states_lost(&t->th);
-	tt__thread_states(&t->th, states, n, offset);
+	if (t)
+		tt__thread_sched_section(&t->th, lost, since_ns, states, n, tt__start_anchor.monotonic_ns);
 }
 
 static void tt__spikes_forget(struct tt__slot *slot)

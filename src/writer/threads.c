@@ -131,16 +131,25 @@ void tt__out_events_packed(struct tt__out *out, const struct tt__slot *slot, uin
 	tt__out_pad(out, size);
 }
 
-static void tt__out_sched_section(struct tt__out *out, const struct tt__slot *slot, uint64_t lost,
+struct tt__sched_out {
+	struct tt__out *out;
+	tt__sched_section_fn seen;
+	void *ctx;
+};
+
+static void tt__out_sched_section(void *arg, struct tt__slot *slot, uint64_t lost, int64_t since_ns,
 				  const struct tt_sched_state *states, size_t n)
 {
-	struct tt_sched_info info = {.thread_index = slot->index, .lost = lost};
-	tt__out_section(out, TT_SEC_SCHED, sizeof info + n * sizeof *states);
-	tt__out(out, &info, sizeof info);
-	tt__out(out, states, n * sizeof *states);
+	struct tt__sched_out *so = arg;
+	struct tt_sched_info info = {.thread_index = slot->index, .lost = lost, .since_ns = since_ns};
+	tt__out_section(so->out, TT_SEC_SCHED, sizeof info + n * sizeof *states);
+	tt__out(so->out, &info, sizeof info);
+	tt__out(so->out, states, n * sizeof *states);
+	if (so->seen)
+		so->seen(so->ctx, slot, lost, since_ns, states, n);
 }
 
-void tt__out_sched(struct tt__out *out, struct tt__slot *slot, int release, tt__states_seen seen,
+void tt__out_sched(struct tt__out *out, struct tt__slot *slot, int release, tt__sched_section_fn seen,
 		   void *ctx)
 {
 	if (!slot->sched.on)
@@ -148,23 +157,11 @@ void tt__out_sched(struct tt__out *out, struct tt__slot *slot, int release, tt__
 	sigset_t old;
 	tt__sched_lock(&old);
 	tt__sched_drain_slot(slot);
-	struct tt__sched *s = &slot->sched;
-	for (const struct tt__sched_block *b = s->first; b; b = b->next) {
-		if (!b->count && !b->lost_before)
-			continue;
-		tt__out_sched_section(out, slot, b->lost_before, b->states, b->count);
-		if (seen)
-			seen(ctx, slot, b->lost_before, b->states, b->count);
-	}
-	/* States lost after the last one kept (mode stop, its store full). */
-	if (s->lost) {
-		tt__out_sched_section(out, slot, s->lost, NULL, 0);
-		if (seen)
-			seen(ctx, slot, s->lost, NULL, 0);
-	}
+	struct tt__sched_out so = {.out = out, .seen = seen, .ctx = ctx};
+	tt__sched_sections(slot, tt__out_sched_section, &so);
 	if (release) {
-		tt__sched_release(s);
-		s->lost = 0;
+		tt__sched_release(&slot->sched);
+		slot->sched.lost = 0;
 	}
 	tt__sched_unlock(&old);
 }

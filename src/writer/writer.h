@@ -85,11 +85,9 @@ struct tt__thread_snapshot {
 };
 /* A thread's states so far as SCHED sections (none without them), the kernel's ring
  * drained first; with `release`, gone from its store once written (mode stream).
- * `seen` (may be NULL) is handed each section's lost count and states. */
-typedef void (*tt__states_seen)(void *ctx, struct tt__slot *slot, uint64_t lost,
-				const struct tt_sched_state *states, size_t n);
-void tt__out_sched(struct tt__out *out, struct tt__slot *slot, int release, tt__states_seen seen,
-		   void *ctx) TT__HIDDEN;
+ * `seen` (may be NULL) is handed each section as tt_sched_info says it. */
+void tt__out_sched(struct tt__out *out, struct tt__slot *slot, int release,
+		   tt__sched_section_fn seen, void *ctx) TT__HIDDEN;
 /* 0 or -ENOMEM (snap->extents to be freed either way). */
 int tt__snapshot_thread(struct tt__thread_snapshot *snap, struct tt__slot *slot) TT__HIDDEN;
 /* THREAD and the EVENTS of a snapshot. */

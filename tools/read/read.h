@@ -142,11 +142,14 @@ struct tt_thread {
 	size_t nsections, sections_cap;
 	struct tt_unpacked *unpacked; /* NULL: no packed section */
 	/* Its states (SCHED sections; TT_THREAD_SCHED in flags), in time order, ns of
-	 * CLOCK_MONOTONIC as tt_clock_ns gives; a TT_SCHED_UNKNOWN one where states were
-	 * lost, at the time of the state before them (INT64_MIN: none). */
+	 * CLOCK_MONOTONIC as tt_clock_ns gives, with what each section says before its own
+	 * (tt__sched_head: TT_SCHED_UNKNOWN where nothing is known, a RUNNING one with cpu
+	 * TT__NO_CPU where no switch says it but it ran). */
 	struct tt_sched_state *states;
 	size_t nstates, states_cap;
 	uint64_t states_lost;
+	bool has_states;
+	int64_t states_last; /* the last state's time, or the first section's since_ns */
 };
 
 struct tt_module {

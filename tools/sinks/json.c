@@ -420,7 +420,8 @@ static void tt_json_metadata(struct tt_buf *b, const struct tt_trace *t)
 }
 
 /* A thread's states (TT_SEC_SCHED) as slices "Running" (args: cpu), "Preempted" and
- * "Blocked" on a thread of their own beside it, "NAME (states)": Chrome's and
+ * "Blocked" on a thread of their own beside it, "NAME (states)", each from a switch to
+ * the next (as Perfetto reads the .pftrace's): Chrome's and
  * Perfetto's JSON import both show slices as a track whose words read at a glance,
  * where a counter track would be a step graph of numbers to decode. A span the file
  * lost the states of is left empty; the last state, which nothing ends, is not shown. */
@@ -454,7 +455,8 @@ static int tt_json_states(struct tt_json *j, const struct tt_trace *t, const str
 	TT_OUT_LIT(o, "}}");
 	for (size_t i = 0; i + 1 < th->nstates; i++) {
 		const struct tt_sched_state *st = &th->states[i];
-		if (st->what == TT_SCHED_UNKNOWN)
+		/* what no switch says, as in the .pftrace: not shown */
+		if (st->what == TT_SCHED_UNKNOWN || st->cpu == TT__NO_CPU)
 			continue;
 		int64_t ts = st->ns - t->base_ns, dur = th->states[i + 1].ns - st->ns;
 		tt_out_reserve(o, TT_OUT_SLACK);

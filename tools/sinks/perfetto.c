@@ -264,8 +264,8 @@ static int tt_pf_states(struct tt_perfetto *p, const struct tt_thread *th, int64
 		for (size_t n = 0; i < th->nstates && th->states[i].cpu == cpu && n < TT_PF_BUNDLE_STATES;
 		     i++, n++) {
 			const struct tt_sched_state *st = &th->states[i];
-			/* (lost states: nothing to say of them) */
-			if (st->what != TT_SCHED_UNKNOWN)
+			/* (what no switch says: nothing to say of it) */
+			if (st->what != TT_SCHED_UNKNOWN && st->cpu != TT__NO_CPU)
 				q = tt_pf_switch(q, st->ns + boot_offset, th, st->what);
 		}
 		q = pb_close(bundle, q, PKT_FTRACE_EVENTS);
