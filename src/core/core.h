@@ -225,7 +225,14 @@ extern const struct tt__mode_ops *tt__mode TT__HIDDEN;
 int tt__registry_init(void) TT__HIDDEN; /* 0 or -errno */
 struct tt__slot *tt__find_slot(uintptr_t tp) TT__HIDDEN;
 struct tt__slot *tt__register_thread(uintptr_t tp) TT__HIDDEN;
-struct tt__slot *tt__registry_head(void) TT__HIDDEN;
+/* The first slot of the registry list (registration order); each one's `next` goes on.
+ * Inline, read by every layer that walks the threads (sched.c among them, which
+ * registry.c calls). */
+extern struct tt__slot *tt__registry_first TT__HIDDEN;
+static inline struct tt__slot *tt__registry_head(void)
+{
+	return __atomic_load_n(&tt__registry_first, __ATOMIC_ACQUIRE);
+}
 void tt__registry_lock(sigset_t *old) TT__HIDDEN;
 void tt__registry_unlock(const sigset_t *old) TT__HIDDEN;
 void tt__registry_reset_after_fork(void) TT__HIDDEN;

@@ -17,7 +17,8 @@ struct tt__hot tt__tls_table[TT__TABLE_SIZE] __attribute__((aligned(4096)));
 struct tt__hot_global tt__hot_global;
 
 static pthread_mutex_t tt__registry_mutex = PTHREAD_MUTEX_INITIALIZER;
-static struct tt__slot *tt__registry_first, *tt__registry_last;
+struct tt__slot *tt__registry_first;
+static struct tt__slot *tt__registry_last;
 static uint32_t tt__thread_count;
 static pthread_key_t tt__exit_key;
 
@@ -50,11 +51,6 @@ void tt__registry_unlock(const sigset_t *old)
 {
 	pthread_mutex_unlock(&tt__registry_mutex);
 	tt__restore_signals(old);
-}
-
-struct tt__slot *tt__registry_head(void)
-{
-	return __atomic_load_n(&tt__registry_first, __ATOMIC_ACQUIRE);
 }
 
 /* Entries are never cleared, only taken over once their owner has exited, so a
