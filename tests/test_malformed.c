@@ -111,6 +111,17 @@ static void expect_u64(struct fixture *fx, uint64_t offset, uint64_t v, const ch
 	expect_patched(fx, offset, &v, sizeof(v), want);
 }
 
+/* Converts `size` bytes of `data`, which must succeed: the JSON. */
+static cJSON *expect_json(struct fixture *fx, const void *data, size_t size)
+{
+	assert_int_equal(tt_tw_save(fx->in, data, size), 0);
+	struct tt_run r;
+	TT_RUN(&r, "convert", fx->in, "-o", fx->out, "-f", "-q");
+	assert_int_equal(r.status, 0);
+	free(r.out);
+	return tt_json_load(fx->out);
+}
+
 /* A file in memory begun with the demo's sites, for the tests that add a section. */
 static void open_sites(struct tt_tw *w)
 {
@@ -334,12 +345,7 @@ static void test_bad_arg_names(void **state)
 		if (cases[i].want) {
 			expect_failure(fx, w.data, w.size, cases[i].want);
 		} else {
-			assert_int_equal(tt_tw_save(fx->in, w.data, w.size), 0);
-			struct tt_run r;
-			TT_RUN(&r, "convert", fx->in, "-o", fx->out, "-f", "-q");
-			assert_int_equal(r.status, 0);
-			free(r.out);
-			cJSON *root = tt_json_load(fx->out);
+			cJSON *root = expect_json(fx, w.data, w.size);
 			const cJSON *x = tt_json_find(root, "X", "child");
 			assert_non_null(x);
 			assert_int_equal(cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(
@@ -395,12 +401,7 @@ static void test_bad_sched(void **state)
 		if (cases[i].want) {
 			expect_failure(fx, w.data, w.size, cases[i].want);
 		} else {
-			assert_int_equal(tt_tw_save(fx->in, w.data, w.size), 0);
-			struct tt_run r;
-			TT_RUN(&r, "convert", fx->in, "-o", fx->out, "-f", "-q");
-			assert_int_equal(r.status, 0);
-			free(r.out);
-			cJSON *root = tt_json_load(fx->out);
+			cJSON *root = expect_json(fx, w.data, w.size);
 			const cJSON *x = tt_json_find(root, "X", "Blocked");
 			assert_non_null(x);
 			assert_int_equal(cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(x, "tid")),
