@@ -319,8 +319,8 @@ void tt__table_csv(FILE *out, const struct tt__table *t)
 	bool by_thread = t->n && t->entries[0].thread;
 	if (by_thread)
 		fputs("pid,tid,thread,", out);
-	fputs("name,calls,total_ns,self_ns,children_ns,min_ns,max_ns,mean_ns,p50_ns,p95_ns,p99_ns", out);
-	fputs(t->split ? ",on_cpu_ns,off_cpu_ns\r\n" : "\r\n", out);
+	fputs("name,calls,total_ns,self_ns,children_ns,min_ns,max_ns,mean_ns,p50_ns,p95_ns,p99_ns\r\n",
+	      out);
 	for (size_t i = 0; i < t->n; i++) {
 		const struct tt__entry *e = &t->entries[i];
 		if (by_thread) {
@@ -330,13 +330,8 @@ void tt__table_csv(FILE *out, const struct tt__table *t)
 		}
 		tt__csv_field(out, e->name, strlen(e->name));
 		fprintf(out, ",%" PRIu64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64
-			",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64,
+			",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 "\r\n",
 			e->calls, e->total, e->self, e->children, e->min, e->max, e->mean, e->p50, e->p95,
 			e->p99);
-		if (t->split && e->split) /* (empty: its thread's states are not known) */
-			fprintf(out, ",%" PRId64 ",%" PRId64, e->on_cpu, e->off_cpu);
-		else if (t->split)
-			fputs(",,", out);
-		fputs("\r\n", out);
 	}
 }

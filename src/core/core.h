@@ -330,7 +330,8 @@ int tt__sched_start(int off) TT__HIDDEN;
 void tt__sched_open(struct tt__slot *slot) TT__HIDDEN;
 /* The calling thread exits: its last states into its store, its event closed. */
 void tt__sched_thread_exited(struct tt__slot *slot) TT__HIDDEN;
-/* The kernel's rings into the stores: of `only`, or of every thread (NULL). */
+/* The kernel's rings into the stores: of `only`, or of every thread (NULL), which
+ * first asks for those of the threads not asked for yet. */
 void tt__sched_drain(struct tt__slot *only) TT__HIDDEN;
 void tt__sched_drain_slot(struct tt__slot *slot) TT__HIDDEN; /* the same, lock held */
 int tt__sched_any(void) TT__HIDDEN; /* whether a thread has its switches recorded */

@@ -194,6 +194,10 @@ void tt__sched_sections(struct tt__slot *slot, tt__sched_section_fn fn, void *ct
 			continue;
 		int64_t since = b->since_ns != TT__SINCE_FIRST ? b->since_ns
 			      : b->count ? b->states[0].ns : last_ns;
+		/* The kernel recorded from a moment before since_ns was read: its first
+		 * states may be older. */
+		if (b->count && b->states[0].ns < since)
+			since = b->states[0].ns;
 		fn(ctx, slot, b->lost_before, since, b->states, b->count);
 		last_ns = b->count ? b->states[b->count - 1].ns : last_ns;
 	}

@@ -336,6 +336,7 @@ static int tt__stream_pass(struct tt__stream *st, int partial)
 	int err = tt__out_unloaded(st->out, &st->sites);
 	if (err && !st->out->err)
 		st->out->err = err;
+	tt__sched_drain(NULL); /* (as a dump: threads not asked for yet are asked now) */
 	for (struct tt__slot *slot = tt__registry_head(); slot; slot = next) {
 		next = __atomic_load_n(&slot->next, __ATOMIC_ACQUIRE);
 		/* Not while its thread, exiting, compacts its last chunk: next pass. */
