@@ -55,7 +55,7 @@ struct tt__gap {
 struct tt__sched_block {
 	struct tt__sched_block *next;
 	uint32_t count;       /* states */
-	uint32_t reserved;
+	uint32_t cap;         /* states it has room for */
 	uint64_t lost_before; /* states lost before the first (format.h: tt_sched_info) */
 	int64_t since_ns;     /* it holds every switch from then on (TT__SINCE_FIRST: its first) */
 	struct tt_sched_state states[];

@@ -18,15 +18,20 @@
 #include "core/core.h"
 
 #define TT__SCHED_DRAIN_NS 10000000 /* 10 ms: a ring of 512 switches, 51,200 a second */
-#define TT__SCHED_BLOCK_BYTES (64u * 1024u)
-#define TT__SCHED_BLOCK_STATES \
-	((TT__SCHED_BLOCK_BYTES - sizeof(struct tt__sched_block)) / sizeof(struct tt_sched_state))
-/* A thread's store holds 64 blocks at most (262,080 states, 4 MiB): mode stop keeps
+/* A store's first block is small (14 states): threads that come and go by the
+ * thousand, their states waiting for mode stream's writer, keep little memory. Then
+ * pages. */
+#define TT__SCHED_SMALL_BYTES 256u
+#define TT__SCHED_BLOCK_BYTES 4096u
+#define TT__SCHED_STATES(bytes) \
+	(((bytes) - sizeof(struct tt__sched_block)) / sizeof(struct tt_sched_state))
+/* A thread's store holds 1024 blocks at most (about 260,000 states, 4 MiB): mode stop keeps
  * the first, ring the latest, stream writes them as they fill. */
-#define TT__SCHED_BLOCKS_MAX 64
+#define TT__SCHED_BLOCKS_MAX 1024
 
 static pthread_mutex_t tt__sched_mutex = PTHREAD_MUTEX_INITIALIZER;
-static struct tt__sched_block *tt__sched_free; /* lock held */
+static struct tt__sched_block *tt__sched_free, *tt__sched_free_small; /* lock held */
+static struct tt__slab tt__sched_slab = {.slab_size = 64 * 1024}; /* the small ones */
 static int tt__sched_off;       /* TICKTRACE_SCHED=0, or the kernel said no for good */
 static int tt__sched_said;      /* the refusal was said */
 static uint32_t tt__sched_wake; /* futex word: bumped to stop the drain's sleep */
@@ -95,7 +100,7 @@ static void tt__sched_ask(struct tt__slot *slot)
 static struct tt__sched_block *tt__sched_room(struct tt__sched *s)
 {
 	struct tt__sched_block *b = s->last;
-	if (b && b->count < TT__SCHED_BLOCK_STATES)
+	if (b && b->count < b->cap)
 		return b;
 	if (s->blocks >= TT__SCHED_BLOCKS_MAX) {
 		if (tt__config.mode != TT__MODE_RING)
@@ -110,14 +115,21 @@ static struct tt__sched_block *tt__sched_room(struct tt__sched *s)
 			s->first->lost_before += b->lost_before + b->count;
 			s->first->since_ns = TT__SINCE_FIRST;
 		}
-	} else if (tt__sched_free) {
-		b = tt__sched_free;
-		tt__sched_free = b->next;
-	} else {
-		b = mmap(NULL, TT__SCHED_BLOCK_BYTES, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (b == MAP_FAILED)
+	} else if (!s->first) {
+		b = tt__sched_free_small;
+		if (b)
+			tt__sched_free_small = b->next;
+		else if (!(b = tt__slab_alloc(&tt__sched_slab, TT__SCHED_SMALL_BYTES)))
 			return NULL;
+		b->cap = TT__SCHED_STATES(TT__SCHED_SMALL_BYTES);
+	} else {
+		b = tt__sched_free;
+		if (b)
+			tt__sched_free = b->next;
+		else if ((b = mmap(NULL, TT__SCHED_BLOCK_BYTES, PROT_READ | PROT_WRITE,
+				   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)) == MAP_FAILED)
+			return NULL;
+		b->cap = TT__SCHED_STATES(TT__SCHED_BLOCK_BYTES);
 	}
 	b->next = NULL;
 	b->count = 0;
@@ -143,7 +155,7 @@ void tt__sched_drain_slot(struct tt__slot *slot)
 		struct tt__sched_block *b = tt__sched_room(s);
 		struct tt_sched_state spill[64];
 		struct tt_sched_state *to = b ? &b->states[b->count] : spill;
-		size_t cap = b ? TT__SCHED_BLOCK_STATES - b->count : 64;
+		size_t cap = b ? b->cap - b->count : 64;
 		size_t n = tt__switches_read(&s->sw, to, cap);
 		s->lost += s->sw.lost;
 		s->sw.lost = 0;
@@ -211,9 +223,12 @@ void tt__sched_release(struct tt__sched *s)
 	/* The next block goes on from the last state written. */
 	if (s->last && s->last->count)
 		s->since_ns = s->last->states[s->last->count - 1].ns;
-	if (s->last) {
-		s->last->next = tt__sched_free;
-		tt__sched_free = s->first;
+	for (struct tt__sched_block *b = s->first, *next; b; b = next) {
+		next = b->next;
+		struct tt__sched_block **list =
+			b->cap == TT__SCHED_STATES(TT__SCHED_SMALL_BYTES) ? &tt__sched_free_small : &tt__sched_free;
+		b->next = *list;
+		*list = b;
 	}
 	s->first = s->last = NULL;
 	s->blocks = 0;

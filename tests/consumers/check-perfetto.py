@@ -266,7 +266,8 @@ def thread_states(imp, threads, switches, snapshots):
         if tid not in threads:
             imp.errors[f'sched_switch of tid {tid}, a thread the trace does not have'] += 1
             continue
-        threads[tid | STATES_TID] = threads[tid] + ' (states)' if threads[tid] else 'states'
+        if len(spans) > 1:  # (a track with a span at least, as the JSON's)
+            threads[tid | STATES_TID] = threads[tid] + ' (states)' if threads[tid] else 'states'
         for (ts, state, cpu), (end, _, _) in zip(spans, spans[1:]):
             s = imp.begin((tid | STATES_TID,), tid | STATES_TID, state, ts, end - ts)
             if cpu is not None:

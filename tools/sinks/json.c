@@ -425,11 +425,11 @@ static void tt_json_metadata(struct tt_buf *b, const struct tt_trace *t)
  * Perfetto's JSON import both show slices as a track whose words read at a glance,
  * where a counter track would be a step graph of numbers to decode. A span the file
  * lost the states of is left empty; the last state, which nothing ends, is not shown. */
-static int tt_json_states(struct tt_json *j, const struct tt_trace *t, const struct tt_thread *th)
+/* The thread "NAME (states)" beside a thread, sorted with it. */
+static int tt_json_states_track(struct tt_json *j, const struct tt_thread *th, uint32_t pid,
+				uint32_t tid)
 {
-	static const char *const names[] = {"Running", "Preempted", "Blocked"};
 	struct tt_out *o = j->out;
-	uint32_t pid = th->file->process.pid, tid = TT_STATES_TID(th->tid);
 	j->scratch.len = 0;
 	tt_json_escape_str(&j->scratch, th->name);
 	if (j->scratch.oom)
@@ -440,12 +440,13 @@ static int tt_json_states(struct tt_json *j, const struct tt_trace *t, const str
 	TT_OUT_LIT(o, ",\"tid\":");
 	tt_out_u64(o, tid);
 	TT_OUT_LIT(o, ",\"args\":{\"name\":");
-	/* "NAME (states)": the name with the words inside its quotes */
-	tt_out_lit(o, j->scratch.p, j->scratch.len ? j->scratch.len - 1 : 0);
-	if (j->scratch.len)
+	/* "NAME (states)": the name with the words inside its quotes; "states" alone */
+	if (th->name.len) {
+		tt_out_lit(o, j->scratch.p, j->scratch.len - 1);
 		TT_OUT_LIT(o, " (states)\"}}");
-	else
+	} else {
 		TT_OUT_LIT(o, "\"states\"}}");
+	}
 	TT_OUT_LIT(o, ",\n{\"name\":\"thread_sort_index\",\"cat\":\"__metadata\",\"ph\":\"M\",\"ts\":0,\"pid\":");
 	tt_out_u64(o, pid);
 	TT_OUT_LIT(o, ",\"tid\":");
@@ -453,11 +454,23 @@ static int tt_json_states(struct tt_json *j, const struct tt_trace *t, const str
 	TT_OUT_LIT(o, ",\"args\":{\"sort_index\":");
 	tt_out_u64(o, th->index);
 	TT_OUT_LIT(o, "}}");
+	return 0;
+}
+
+static int tt_json_states(struct tt_json *j, const struct tt_trace *t, const struct tt_thread *th)
+{
+	static const char *const names[] = {"Running", "Preempted", "Blocked"};
+	struct tt_out *o = j->out;
+	uint32_t pid = th->file->process.pid, tid = TT_STATES_TID(th->tid);
+	bool named = false; /* the track, from its first slice */
 	for (size_t i = 0; i + 1 < th->nstates; i++) {
 		const struct tt_sched_state *st = &th->states[i];
 		/* what no switch says, as in the .pftrace: not shown */
 		if (st->what == TT_SCHED_UNKNOWN || st->cpu == TT__NO_CPU)
 			continue;
+		if (!named && tt_json_states_track(j, th, pid, tid) < 0)
+			return -1;
+		named = true;
 		int64_t ts = st->ns - t->base_ns, dur = th->states[i + 1].ns - st->ns;
 		tt_out_reserve(o, TT_OUT_SLACK);
 		TT_OUT_LIT(o, ",\n{\"ph\":\"X\",\"ts\":");
