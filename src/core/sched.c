@@ -220,11 +220,12 @@ void tt__sched_sections(struct tt__slot *slot, tt__sched_section_fn fn, void *ct
 
 void tt__sched_release(struct tt__sched *s)
 {
-	/* The next block goes on from the last state written. */
-	if (s->last && s->last->count)
-		s->since_ns = s->last->states[s->last->count - 1].ns;
 	for (struct tt__sched_block *b = s->first, *next; b; b = next) {
 		next = b->next;
+		/* The next block goes on from the last state written (the last block may
+		 * be empty: made ready for states that were not there yet). */
+		if (b->count)
+			s->since_ns = b->states[b->count - 1].ns;
 		struct tt__sched_block **list =
 			b->cap == TT__SCHED_STATES(TT__SCHED_SMALL_BYTES) ? &tt__sched_free_small : &tt__sched_free;
 		b->next = *list;
