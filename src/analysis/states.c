@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/analysis.h"
+#include "analysis.h"
 
 int tt__thread_states(struct tt__thread_analysis *th, const struct tt_sched_state *states,
 		      size_t n, int64_t offset_ns)
