@@ -575,14 +575,16 @@ static void test_ring_dump_on_signal_keeps_the_latest(void **state)
 	/* Every older event is counted as overwritten. */
 	assert_int_equal(s.events + t->dropped[TT_DROP_OVERWRITTEN], 3 * ITERATIONS);
 	assert_int_equal(t->dropped_total, t->dropped[TT_DROP_OVERWRITTEN]);
+	uint32_t tid = t->tid;
 	tt_file_close(&f);
 
 	tt_lr_convert_says(dir, path, "older ones of 1 threads were overwritten by newer ones");
 	snprintf(out, sizeof out, "%s/run.json", dir);
-	/* Each "iter" scope the window cut is shown from the window's start, flagged. */
+	/* Each "iter" scope the window cut is shown from the window's start, flagged (the
+	 * thread's own track: its states are on another). */
 	cJSON *root = tt_json_load(out);
 	assert_non_null(root);
-	char *listing = tt_json_listing(root, 0);
+	char *listing = tt_json_listing(root, tid);
 	assert_non_null(listing);
 	free(listing);
 	cJSON_Delete(root);

@@ -111,6 +111,17 @@ static void expect_u64(struct fixture *fx, uint64_t offset, uint64_t v, const ch
 	expect_patched(fx, offset, &v, sizeof(v), want);
 }
 
+/* Converts `size` bytes of `data`, which must succeed: the JSON. */
+static cJSON *expect_json(struct fixture *fx, const void *data, size_t size)
+{
+	assert_int_equal(tt_tw_save(fx->in, data, size), 0);
+	struct tt_run r;
+	TT_RUN(&r, "convert", fx->in, "-o", fx->out, "-f", "-q");
+	assert_int_equal(r.status, 0);
+	free(r.out);
+	return tt_json_load(fx->out);
+}
+
 /* A file in memory begun with the demo's sites, for the tests that add a section. */
 static void open_sites(struct tt_tw *w)
 {
@@ -334,16 +345,68 @@ static void test_bad_arg_names(void **state)
 		if (cases[i].want) {
 			expect_failure(fx, w.data, w.size, cases[i].want);
 		} else {
-			assert_int_equal(tt_tw_save(fx->in, w.data, w.size), 0);
-			struct tt_run r;
-			TT_RUN(&r, "convert", fx->in, "-o", fx->out, "-f", "-q");
-			assert_int_equal(r.status, 0);
-			free(r.out);
-			cJSON *root = tt_json_load(fx->out);
+			cJSON *root = expect_json(fx, w.data, w.size);
 			const cJSON *x = tt_json_find(root, "X", "child");
 			assert_non_null(x);
 			assert_int_equal(cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(
 						 cJSON_GetObjectItemCaseSensitive(x, "args"), "bytes")), 7);
+			cJSON_Delete(root);
+		}
+		tt_tw_free(&w);
+	}
+}
+
+/* SCHED sections (thread states) damaged: refused at their offset; a whole one
+ * converts into the thread's state track. */
+static void test_bad_sched(void **state)
+{
+	struct fixture *fx = *state;
+	enum { FLAGGED, UNFLAGGED };
+	static const struct {
+		int thread;
+		struct tt_sched_state states[2];
+		int64_t since; /* its since_ns */
+		size_t cut; /* bytes cut off the section's payload */
+		const char *want;
+	} cases[] = {
+		{UNFLAGGED, {{5000002000, 0, TT_SCHED_BLOCKED}, {5000003000, 0, TT_SCHED_RUNNING}}, 5000001000, 0,
+		 "SCHED section of thread index 0, whose THREAD section says it has no states"},
+		{FLAGGED, {{5000002000, 0, 7}, {5000003000, 0, TT_SCHED_RUNNING}}, 5000001000, 0, "state 7 of thread index 0 is not one"},
+		{FLAGGED, {{5000002000, 0, TT_SCHED_BLOCKED}, {5000001000, 0, TT_SCHED_RUNNING}}, 5000001000, 0,
+		 "is before the state before it"},
+		{FLAGGED, {{4000000000, 0, TT_SCHED_BLOCKED}, {5000003000, 0, TT_SCHED_RUNNING}}, 4000000000, 0,
+		 "has since_ns 4000000000, before the run or its thread's last state"},
+		{FLAGGED, {{5000002000, 0, TT_SCHED_BLOCKED}, {5000003000, 0, TT_SCHED_RUNNING}}, 5000002500, 0,
+		 "has since_ns 5000002500, after its first state"},
+		{FLAGGED, {{5000002000, 0, TT_SCHED_BLOCKED}, {5000003000, 0, TT_SCHED_RUNNING}}, 5000001000, 8,
+		 "SCHED payload of 24 bytes is not whole states"},
+		{FLAGGED, {{5000002000, 0, TT_SCHED_BLOCKED}, {5000003000, 1, TT_SCHED_RUNNING}}, 5000001000, 0, NULL},
+	};
+	for (size_t i = 0; i < N(cases); i++) {
+		struct tt_tw w;
+		open_sites(&w);
+		struct tt_thread_info ti = {.index = 0, .tid = 101, .events = N(t0),
+					    .flags = cases[i].thread == FLAGGED ? TT_THREAD_SCHED : 0};
+		tt_tw_thread_info(&w, &ti, "main");
+		tt_tw_events(&w, 0, 0, t0, N(t0));
+		tt_tw_sched(&w, 0, 0, cases[i].since, cases[i].states, 2);
+		tt_tw_end(&w);
+		assert_int_equal(tt_tw_close(&w), 0);
+		if (cases[i].cut) { /* the section says fewer bytes, its padding stays */
+			uint64_t at = w.sections[4] + offsetof(struct tt_section_header, size);
+			uint64_t size = sizeof(struct tt_sched_info) + 2 * sizeof(struct tt_sched_state) -
+					cases[i].cut;
+			memcpy(w.data + at, &size, sizeof size);
+		}
+		if (cases[i].want) {
+			expect_failure(fx, w.data, w.size, cases[i].want);
+		} else {
+			cJSON *root = expect_json(fx, w.data, w.size);
+			const cJSON *x = tt_json_find(root, "X", "Blocked");
+			assert_non_null(x);
+			assert_int_equal(cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(x, "tid")),
+					 101 | 0x40000000);
+			assert_true(cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(x, "dur")) == 1.0);
 			cJSON_Delete(root);
 		}
 		tt_tw_free(&w);
@@ -485,6 +548,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_times_outside_the_run, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_funcs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_arg_names, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bad_sched, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_unloaded, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_packed, setup, teardown),
 	};

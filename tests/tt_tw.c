@@ -200,6 +200,15 @@ void tt_tw_events(struct tt_tw *w, uint32_t index, uint64_t first_record,
 	w->records += n;
 }
 
+void tt_tw_sched(struct tt_tw *w, uint32_t index, uint64_t lost, int64_t since_ns,
+		 const struct tt_sched_state *states, size_t n)
+{
+	struct tt_sched_info si = {.thread_index = index, .lost = lost, .since_ns = since_ns};
+	tt_tw_section(w, TT_SEC_SCHED, sizeof(si) + n * sizeof(*states));
+	fwrite(&si, sizeof(si), 1, w->fp);
+	fwrite(states, sizeof(*states), n, w->fp);
+}
+
 void tt_tw_events_packed(struct tt_tw *w, uint32_t index, uint64_t first_record, uint64_t records,
 			 const uint8_t *bytes, size_t size)
 {

@@ -74,6 +74,9 @@ void tt_tw_events(struct tt_tw *w, uint32_t index, uint64_t first_record,
 		  const struct tt_record *records, size_t n);
 /* A THREAD section with any counts and flags (a ring's wrapped thread, say). */
 /* A TT_SEC_EVENTS_PACKED section of `records` records packed as `bytes` (not checked). */
+/* A SCHED section: a thread's states (its THREAD section must carry TT_THREAD_SCHED). */
+void tt_tw_sched(struct tt_tw *w, uint32_t index, uint64_t lost, int64_t since_ns,
+		 const struct tt_sched_state *states, size_t n);
 void tt_tw_events_packed(struct tt_tw *w, uint32_t index, uint64_t first_record, uint64_t records,
 			 const uint8_t *bytes, size_t size);
 void tt_tw_thread_info(struct tt_tw *w, const struct tt_thread_info *ti, const char *name);

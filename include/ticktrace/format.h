@@ -5,7 +5,7 @@
  * tt_section_header followed by `size` payload bytes, padded with zeros to a multiple
  * of 16 so that records stay 16-byte aligned in the file. Order:
  *
- *   header | PROCESS | MODULES | SITES | FUNCS | THREAD | EVENTS... | THREAD | EVENTS... | END
+ *   header | PROCESS | MODULES | SITES | FUNCS | THREAD | EVENTS... | SCHED... | THREAD | ... | END
  *
  * A THREAD section precedes the EVENTS sections that name its index. SITES may appear
  * more than once (a later one adds descriptors), always before the first record that
@@ -211,6 +211,15 @@ enum tt_section_type {
 	 * UNLOADED sections, written before there were any, name every record by the one
 	 * description of its address. */
 	TT_SEC_UNLOADED = 0x42,
+	/* struct tt_sched_info, then struct tt_sched_state records: a thread's switches
+	 * off its CPU and back, as the kernel told them (perf_event_open's context-switch
+	 * records, which any thread may ask for about itself), after a THREAD section of
+	 * its index. A thread may have several; their states are in time order, each
+	 * section's after the last one's. Readers older than this section refuse a file
+	 * that holds one (an unknown section type, at its offset) rather than show
+	 * threads without what they did; a file without one reads as it did, which is
+	 * why the version stays. */
+	TT_SEC_SCHED = 0x43,
 	/* struct tt_thread_info, then the name: a thread's final totals, name and flags,
 	 * replacing those of its THREAD section (streamed files, where a thread's THREAD
 	 * section is written before its events are known). */
@@ -312,6 +321,11 @@ enum tt_thread_flags {
 	/* Mode ring: its oldest events were overwritten, so its records begin inside
 	 * scopes whose beginnings are gone. */
 	TT_THREAD_WRAPPED = 1u << 2,
+	/* Its switches were recorded (TT_SEC_SCHED, tt_sched_info says from when). Without
+	 * it, nothing is known of when it ran (the kernel refused, or TICKTRACE_SCHED=0).
+	 * A streamed file's THREAD section may be written before the kernel was asked:
+	 * its THREAD_TOTALS has the flag, and its SCHED sections follow that THREAD. */
+	TT_THREAD_SCHED = 1u << 3,
 };
 
 /* Followed by (size - sizeof(struct tt_events_info)) / 16 records of one thread, in
@@ -353,6 +367,38 @@ static inline uint64_t tt_unzigzag(uint64_t coded)
 {
 	return coded >> 1 ^ (uint64_t)-(int64_t)(coded & 1);
 }
+
+/* A section holds every switch of its thread from since_ns to its last state. Before
+ * since_ns, back to the thread's previous state in the file (or its start), what the
+ * thread did is not known: `lost` switches were lost there (the kernel's buffer for the
+ * thread was full, or ticktrace's store for it), or, before the thread's first state,
+ * the kernel had not been asked for them yet (since_ns: when it was). A section with
+ * no state says that `lost` were lost after the thread's last one. */
+struct tt_sched_info {
+	uint32_t thread_index;
+	uint32_t reserved;
+	uint64_t lost;
+	int64_t since_ns; /* CLOCK_MONOTONIC; at most the first state's */
+	uint64_t reserved2;
+};
+_Static_assert(sizeof(struct tt_sched_info) == 32, "sched info layout");
+
+/* What a thread did from `ns` on, until its next state. */
+enum tt_sched_what {
+	TT_SCHED_RUNNING = 0,   /* switched in: on `cpu` */
+	TT_SCHED_PREEMPTED = 1, /* switched out while it could run: it waits for a CPU */
+	TT_SCHED_BLOCKED = 2,   /* switched out to wait (sleep, a lock, I/O) */
+	/* Never in a file: what readers make of the spans whose states are not known
+	 * (tt_sched_info), up to the next state. */
+	TT_SCHED_UNKNOWN = 3,
+};
+
+struct tt_sched_state {
+	int64_t ns;    /* CLOCK_MONOTONIC, as the file header's anchors: the kernel's own */
+	uint32_t cpu;  /* the CPU it ran on, or left */
+	uint32_t what; /* enum tt_sched_what */
+};
+_Static_assert(sizeof(struct tt_sched_state) == 16, "sched state layout");
 
 struct tt_end_info {
 	uint64_t threads;  /* THREAD sections written */

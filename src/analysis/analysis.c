@@ -233,7 +233,7 @@ void tt__counts_flush(struct tt__thread_analysis *th)
 
 void tt__thread_analysis_init(struct tt__thread_analysis *th, struct tt__analysis *an, void *ctx)
 {
-	*th = (struct tt__thread_analysis){.an = an, .ctx = ctx};
+	*th = (struct tt__thread_analysis){.an = an, .ctx = ctx, .states.last_ns = INT64_MIN};
 }
 
 void tt__thread_analysis_free(struct tt__thread_analysis *th)
@@ -254,6 +254,7 @@ void tt__thread_analysis_free(struct tt__thread_analysis *th)
 	th->stack = NULL;
 	th->text = NULL;
 	th->nrows = th->depth = th->text_len = 0;
+	tt__states_free(&th->states);
 }
 
 static int tt__oom(struct tt__thread_analysis *th)
@@ -373,6 +374,7 @@ static int tt__check_spike(struct tt__thread_analysis *th, const struct tt__fram
 		.stack = th->stack, .depth = th->depth,
 	};
 	s.frame = tt__frame_at(&th->an->frames, f->start, &s.frame_ns);
+	s.has_split = tt__split(th, f->start, f->start + dur, &s.split);
 	return th->an->spike ? th->an->spike(th->an->ctx, &s) : 0;
 }
 
@@ -406,6 +408,13 @@ int tt__scope_close(struct tt__thread_analysis *th, int64_t end)
 		if (th->npending == TT__PENDING_COUNTS)
 			tt__counts_flush(th);
 		th->pending[th->npending++] = (struct tt__pending_count){f->row, (uint32_t)bucket};
+		struct tt__split split;
+		if (*open == 0 && tt__split(th, f->start, end, &split)) {
+			tt__add_sat(&row->split_total, dur);
+			tt__add_sat(&row->preempted, split.preempted);
+			tt__add_sat(&row->blocked, split.blocked);
+			row->split = true;
+		}
 	}
 	if (th->an->closed)
 		th->an->closed(th->an->ctx, th, f->key, dur - (f->children < dur ? f->children : dur));
@@ -413,6 +422,8 @@ int tt__scope_close(struct tt__thread_analysis *th, int64_t end)
 		tt__add_sat(&th->stack[th->depth - 1].children, dur);
 	int rc = th->an->find_spikes ? tt__check_spike(th, f, dur) : 0;
 	th->text_len = f->text_at; /* its description, and its children's, are done */
+	if (th->depth == 0)
+		tt__states_forget_before(th, end);
 	return rc;
 }
 
@@ -526,6 +537,11 @@ void tt__spike_print(FILE *out, const struct tt__spike *s)
 	if (s->explained)
 		fprintf(out, "; %s of it in spikes above", tt__fmt_ns(a, s->explained));
 	fputc('\n', out);
+	if (s->has_split) {
+		char d[32];
+		fprintf(out, "  on CPU %s, preempted %s, blocked %s\n", tt__fmt_ns(b, s->split.on_cpu),
+			tt__fmt_ns(c, s->split.preempted), tt__fmt_ns(d, s->split.blocked));
+	}
 	/* one scope a line, the innermost print_depth of them (the spike's own included) */
 	int64_t end = s->start + s->dur;
 	uint32_t limit = th->an->print_depth, first = 0;

@@ -73,6 +73,10 @@ struct tt__row {
 	struct tt__hist hist;
 	int64_t name_threshold; /* the thresholds table's, once looked up */
 	bool looked_up;
+	/* Of total, the part the thread's states cover (split_total), and of it the time
+	 * preempted and blocked */
+	int64_t split_total, preempted, blocked;
+	bool split;         /* some of its calls had states */
 };
 
 /* ---- a thread's state machine ---- */
@@ -101,6 +105,18 @@ struct tt__pending_count {
 	uint32_t row, bucket;
 };
 #define TT__PENDING_COUNTS 64
+/* A thread's states (states.c), those that a scope still open may need. */
+struct tt__states {
+	bool known;    /* the thread's states are recorded */
+	int64_t last_ns; /* the last state's, as its SCHED section had it (INT64_MIN: none) */
+	struct tt_sched_state *at; /* [from, n), ns on the analysis's clock */
+	size_t from, n, cap;
+};
+
+/* How a time span of a thread split: on CPU, preempted, blocked (their sum). */
+struct tt__split {
+	int64_t on_cpu, preempted, blocked;
+};
 
 struct tt__thread_analysis {
 	struct tt__analysis *an;
@@ -125,6 +141,7 @@ struct tt__thread_analysis {
 	/* The profile's names, the first row of each: open addressing, 0 empty */
 	struct tt__name_group *groups;
 	uint32_t ngroups, groups_cap;
+	struct tt__states states;
 };
 
 struct tt__name_group {
@@ -154,6 +171,8 @@ struct tt__spike {
 	uint32_t depth;
 	uint64_t frame;   /* TT_FRAME_MARK: the frame it began in (from 1), or 0: none yet */
 	int64_t frame_ns; /* the mean length of the frames so far, or 0 */
+	bool has_split;   /* the thread's states tell how its time split: */
+	struct tt__split split;
 };
 
 /* The frames of a run (TT_FRAME_MARK), as far as spikes need them: which frame a time
@@ -294,6 +313,10 @@ struct tt__entry {
 	bool is_func;        /* a function (-finstrument-functions) */
 	uint64_t over;       /* calls longer than the global threshold */
 	struct tt__hist hist; /* every call's duration (`diff` compares them); the table's */
+	/* With split: of total, on CPU and off it (preempted + blocked), where its
+	 * thread's states tell (the rest of total is known as neither) */
+	bool split;
+	int64_t on_cpu, off_cpu, preempted, blocked;
 };
 
 struct tt__table {
@@ -303,6 +326,7 @@ struct tt__table {
 	uint64_t calls; /* over all entries */
 	int64_t overhead_ns;  /* what recording a call costs on this machine (measured) */
 	size_t near_overhead; /* entries whose p50 is within TT__NEAR_OVERHEAD x it */
+	bool split;           /* an entry has states: the table shows on and off CPU */
 };
 
 /* Rows whose median call is within this many times the call overhead are flagged: their
@@ -321,6 +345,31 @@ void tt__table_free(struct tt__table *t);
 /* As an aligned text table, or CSV (RFC 4180, integer nanoseconds). */
 void tt__table_print(FILE *out, const struct tt__table *t);
 void tt__table_csv(FILE *out, const struct tt__table *t);
+
+/* ---- the thread's states (states.c) ---- */
+
+/* Adds the thread's next states (time order, after those given before), their ns
+ * less offset_ns on the analysis's clock. Give them before the events they cover: a
+ * scope's split is taken when it closes. 0, or -1 when out of memory. */
+int tt__thread_states(struct tt__thread_analysis *th, const struct tt_sched_state *states,
+		      size_t n, int64_t offset_ns);
+/* What a SCHED section (format.h: tt_sched_info) says before its own states, for a
+ * thread whose last state so far is at *last_ns (INT64_MIN: none yet; updated): where
+ * nothing is known, a TT_SCHED_UNKNOWN state from *last_ns (or the very start); then,
+ * when its first state is a switch out, a RUNNING one at since_ns (cpu TT__NO_CPU: no
+ * switch says it, but every switch from since_ns on is there). 0 to 2 into head. */
+#define TT__NO_CPU UINT32_MAX
+size_t tt__sched_head(int64_t *last_ns, uint64_t lost, int64_t since_ns,
+		      const struct tt_sched_state *states, size_t n, struct tt_sched_state head[2]);
+/* A SCHED section's states, as tt__thread_states adds them, with what its head says. */
+int tt__thread_sched_section(struct tt__thread_analysis *th, uint64_t lost, int64_t since_ns,
+			     const struct tt_sched_state *states, size_t n, int64_t offset_ns);
+/* How [start, end) split, if the states cover it (false: not known). */
+bool tt__split(const struct tt__thread_analysis *th, int64_t start, int64_t end,
+	       struct tt__split *split);
+/* No scope open before ns will close: what came before it is no longer needed. */
+void tt__states_forget_before(struct tt__thread_analysis *th, int64_t ns);
+void tt__states_free(struct tt__states *h);
 
 /* ---- from raw records (the runtime) ---- */
 

@@ -77,6 +77,12 @@ static int tt__entry_cmp(const void *a, const void *b, void *sort_by)
 	return strcmp(x->name, y->name);
 }
 
+static void tt__sum_sat(int64_t *acc, int64_t v)
+{
+	if (__builtin_add_overflow(*acc, v, acc))
+		*acc = INT64_MAX;
+}
+
 /* One entry from the items [first, last) that share a name (and thread). */
 static int tt__entry_merge(struct tt__entry *e, struct tt__item *first, struct tt__item *last,
 			   bool by_thread)
@@ -97,10 +103,18 @@ static int tt__entry_merge(struct tt__entry *e, struct tt__item *first, struct t
 		e->max = r->max > e->max ? r->max : e->max;
 		e->over += r->over;
 		e->is_func |= (r->key & TT__KEY_FUNC) != 0;
+		if (r->split) {
+			e->split = true;
+			tt__sum_sat(&e->on_cpu, r->split_total - r->preempted - r->blocked);
+			tt__sum_sat(&e->preempted, r->preempted);
+			tt__sum_sat(&e->blocked, r->blocked);
+		}
 		if (tt__hist_merge(&e->hist, &r->hist) < 0)
 			return -1;
 	}
 	e->children = e->total - e->self;
+	tt__sum_sat(&e->off_cpu, e->preempted);
+	tt__sum_sat(&e->off_cpu, e->blocked);
 	e->mean = e->calls ? e->calls_total / (int64_t)e->calls : 0;
 	e->p50 = tt__hist_percentile(&e->hist, e->calls, 500, e->min, e->max);
 	e->p95 = tt__hist_percentile(&e->hist, e->calls, 950, e->min, e->max);
@@ -176,6 +190,7 @@ int tt__table_build(struct tt__table *t, struct tt__thread_analysis *const *thre
 		 * the mean of a million short ones far above what they cost */
 		e->near_overhead = e->p50 < TT__NEAR_OVERHEAD * t->overhead_ns;
 		t->near_overhead += e->near_overhead;
+		t->split |= e->split;
 		i = j;
 	}
 	for (size_t i = 0; i < k; i++)
@@ -201,20 +216,25 @@ void tt__table_free(struct tt__table *t)
 
 /* ---- text ---- */
 
-#define TT__COLUMNS 10
+#define TT__COLUMNS 12 /* the last two with states only: */
+#define TT__SPLIT_COLUMNS 2
 #define TT__NAME_MAX 60 /* wider names are cut in the text table (whole in CSV, JSON) */
 
 static const char *const tt__headings[TT__COLUMNS] = {
 	"calls", "total", "self", "children", "min", "max", "mean", "p50", "p95", "p99",
+	"on cpu", "off cpu",
 };
 
 static void tt__cells(const struct tt__entry *e, char cells[TT__COLUMNS][32])
 {
 	const int64_t times[TT__COLUMNS - 1] = {e->total, e->self, e->children, e->min, e->max,
-						 e->mean, e->p50, e->p95, e->p99};
+						 e->mean, e->p50, e->p95, e->p99, e->on_cpu, e->off_cpu};
 	snprintf(cells[0], 32, "%" PRIu64, e->calls);
 	for (int i = 0; i < TT__COLUMNS - 1; i++)
 		tt__fmt_ns(cells[i + 1], times[i]);
+	if (!e->split) /* its thread's states are not known */
+		for (int i = TT__COLUMNS - TT__SPLIT_COLUMNS; i < TT__COLUMNS; i++)
+			snprintf(cells[i], 32, "-");
 }
 
 /* Bytes of the name shown: control characters become '?', long names are cut. */
@@ -232,15 +252,16 @@ static void tt__print_thread(FILE *out, const struct tt__thread_analysis *th)
 
 void tt__table_print(FILE *out, const struct tt__table *t)
 {
+	const int columns = t->split ? TT__COLUMNS : TT__COLUMNS - TT__SPLIT_COLUMNS;
 	int width[TT__COLUMNS + 1] = {4};
 	char cells[TT__COLUMNS][32];
-	for (int c = 0; c < TT__COLUMNS; c++)
+	for (int c = 0; c < columns; c++)
 		width[c + 1] = (int)strlen(tt__headings[c]);
 	for (size_t i = 0; i < t->n; i++) {
 		int w = tt__name_width(t->entries[i].name);
 		width[0] = w > width[0] ? w : width[0];
 		tt__cells(&t->entries[i], cells);
-		for (int c = 0; c < TT__COLUMNS; c++) {
+		for (int c = 0; c < columns; c++) {
 			int cw = (int)strlen(cells[c]);
 			width[c + 1] = cw > width[c + 1] ? cw : width[c + 1];
 		}
@@ -254,7 +275,7 @@ void tt__table_print(FILE *out, const struct tt__table *t)
 			if (e && e->thread)
 				tt__print_thread(out, e->thread);
 			fprintf(out, "%-*s", width[0], "name");
-			for (int c = 0; c < TT__COLUMNS; c++)
+			for (int c = 0; c < columns; c++)
 				fprintf(out, "  %*s", width[c + 1], tt__headings[c]);
 			fputc('\n', out);
 			group = e ? e->thread : NULL;
@@ -266,7 +287,7 @@ void tt__table_print(FILE *out, const struct tt__table *t)
 			fputc((unsigned char)e->name[k] < 0x20 || e->name[k] == 0x7f ? '?' : e->name[k], out);
 		fprintf(out, "%*s", width[0] - w, "");
 		tt__cells(e, cells);
-		for (int c = 0; c < TT__COLUMNS; c++)
+		for (int c = 0; c < columns; c++)
 			fprintf(out, "  %*s", width[c + 1], cells[c]);
 		fputs(e->near_overhead ? "  ~\n" : "\n", out);
 	}

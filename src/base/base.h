@@ -38,6 +38,23 @@ __attribute__((visibility("default"))) int tt__own_thread(pid_t tid);
 void tt__background_work(int begin) TT__HIDDEN;
 void tt__background_reset_after_fork(void) TT__HIDDEN; /* in the child */
 
+/* switches.c: a thread's context switches, as the kernel records them */
+struct tt__switches {
+	int fd;        /* -1: none */
+	void *map;     /* the perf ring */
+	size_t map_size;
+	uint64_t lost; /* switches the kernel could not write (the ring was full) */
+};
+/* Asks for those of thread `tid` of this process (one perf event and its ring): 0 or
+ * -errno, with *denied set when
+ * the kernel refuses such events to any thread (seccomp, perf_event_paranoid 3, no
+ * perf), not for want of descriptors or locked memory (EMFILE; EPERM from mmap). */
+int tt__switches_open(struct tt__switches *s, int tid, int *denied) TT__HIDDEN;
+/* Moves up to `cap` of the states recorded since into `out` (in time order); how many.
+ * One caller at a time. */
+size_t tt__switches_read(struct tt__switches *s, struct tt_sched_state *out, size_t cap) TT__HIDDEN;
+void tt__switches_close(struct tt__switches *s) TT__HIDDEN;
+
 /* slab.c: memory for the slow path, which must not call malloc (a signal handler may
  * have interrupted it): bump allocation from private mmap'd slabs, never freed. The
  * caller serializes calls on one slab. */

@@ -51,6 +51,31 @@ struct tt__gap {
 	int busy;                   /* being updated: a signal handler then only counts */
 };
 
+/* A thread's states (sched.c), in blocks of TT__SCHED_BLOCK_BYTES. */
+struct tt__sched_block {
+	struct tt__sched_block *next;
+	uint32_t count;       /* states */
+	uint32_t cap;         /* states it has room for */
+	uint64_t lost_before; /* states lost before the first (format.h: tt_sched_info) */
+	int64_t since_ns;     /* it holds every switch from then on (TT__SINCE_FIRST: its first) */
+	struct tt_sched_state states[];
+};
+
+#define TT__SINCE_FIRST INT64_MAX
+
+/* The sched lock's: the kernel's ring for the thread, and the states taken from it. */
+struct tt__sched {
+	struct tt__switches sw; /* fd -1: none (not yet, refused, or the thread exited) */
+	int wanted;             /* registered, not exited: tt-sched asks for its switches */
+	int asked;              /* tt-sched did (once) */
+	int on;                 /* it has states: TT_THREAD_SCHED */
+	uint64_t blocks;
+	struct tt__sched_block *first, *last;
+	uint64_t lost; /* lost since the last block began (for the next one) */
+	int64_t since_ns; /* a first block holds every switch from then on: when the kernel
+	                   * was asked, or the last state of the blocks written and gone */
+};
+
 /* The part of a recording thread's state that the hot path reads: an entry of
  * tt__tls_table, a cache line of its own, or the slot's own copy once a new thread
  * took the entry over. The first three fields are read by asm/record.asm. */
@@ -108,6 +133,7 @@ struct tt__slot {
 	struct tt__chunk *live_chunk; /* live file: where the search for new sites stopped
 	                               * (with `drained`) */
 	struct tt__spikes_thread *spikes; /* mode stream, TICKTRACE_SPIKES: its detector */
+	struct tt__sched sched;
 };
 
 /* Mode stream: the drain thread and the exiting thread that compacts its last chunk
@@ -133,6 +159,7 @@ struct tt__config {
 	uint64_t buffer_events; /* TICKTRACE_BUFFER: events kept per thread */
 	uint64_t chunk_budget;  /* chunks per thread that hold buffer_events */
 	const struct tt__mode_ops *mode; /* TICKTRACE_MODE: tt__mode once started */
+	int sched_off;          /* TICKTRACE_SCHED=0: no thread states */
 };
 
 extern struct tt__config tt__config TT__HIDDEN;
@@ -204,7 +231,14 @@ extern const struct tt__mode_ops *tt__mode TT__HIDDEN;
 int tt__registry_init(void) TT__HIDDEN; /* 0 or -errno */
 struct tt__slot *tt__find_slot(uintptr_t tp) TT__HIDDEN;
 struct tt__slot *tt__register_thread(uintptr_t tp) TT__HIDDEN;
-struct tt__slot *tt__registry_head(void) TT__HIDDEN;
+/* The first slot of the registry list (registration order); each one's `next` goes on.
+ * Inline, read by every layer that walks the threads (sched.c among them, which
+ * registry.c calls). */
+extern struct tt__slot *tt__registry_first TT__HIDDEN;
+static inline struct tt__slot *tt__registry_head(void)
+{
+	return __atomic_load_n(&tt__registry_first, __ATOMIC_ACQUIRE);
+}
 void tt__registry_lock(sigset_t *old) TT__HIDDEN;
 void tt__registry_unlock(const sigset_t *old) TT__HIDDEN;
 void tt__registry_reset_after_fork(void) TT__HIDDEN;
@@ -292,5 +326,31 @@ extern __thread int tt__in_slow_path TT__HIDDEN __attribute__((tls_model("initia
 /* The records that describe a slot's open gap (none: returns 0), for a last EVENTS
  * section. */
 size_t tt__gap_records(const struct tt__slot *slot, struct tt_record out[2]) TT__HIDDEN;
+
+/* sched.c: thread states (TICKTRACE_SCHED) */
+/* Start-up: the drain thread, unless `off`. 0 or -errno. */
+int tt__sched_start(int off) TT__HIDDEN;
+/* Registering the calling thread into `slot` (registry lock held, signals blocked):
+ * has tt-sched ask the kernel for its switches (a refusal is said once, and the run
+ * goes on without). */
+void tt__sched_open(struct tt__slot *slot) TT__HIDDEN;
+/* The calling thread exits: its last states into its store, its event closed. */
+void tt__sched_thread_exited(struct tt__slot *slot) TT__HIDDEN;
+/* The kernel's rings into the stores: of `only`, or of every thread (NULL), which
+ * first asks for those of the threads not asked for yet. */
+void tt__sched_drain(struct tt__slot *only) TT__HIDDEN;
+void tt__sched_drain_slot(struct tt__slot *slot) TT__HIDDEN; /* the same, lock held */
+int tt__sched_any(void) TT__HIDDEN; /* whether a thread has its switches recorded */
+/* Around reading or emptying stores (the writer), signals blocked. */
+void tt__sched_lock(sigset_t *old) TT__HIDDEN;
+void tt__sched_unlock(const sigset_t *old) TT__HIDDEN;
+/* Lock held: the slot's states as SCHED sections say them (format.h: tt_sched_info),
+ * one call each, in order. */
+typedef void (*tt__sched_section_fn)(void *ctx, struct tt__slot *slot, uint64_t lost,
+				     int64_t since_ns, const struct tt_sched_state *states, size_t n);
+void tt__sched_sections(struct tt__slot *slot, tt__sched_section_fn fn, void *ctx) TT__HIDDEN;
+/* Lock held: the store's blocks back to the free list (written, or a fork's child). */
+void tt__sched_release(struct tt__sched *s) TT__HIDDEN;
+void tt__sched_after_fork(void) TT__HIDDEN; /* in the child, before the registry's reset */
 
 #endif /* TT_CORE_H */

@@ -17,7 +17,8 @@ struct tt__hot tt__tls_table[TT__TABLE_SIZE] __attribute__((aligned(4096)));
 struct tt__hot_global tt__hot_global;
 
 static pthread_mutex_t tt__registry_mutex = PTHREAD_MUTEX_INITIALIZER;
-static struct tt__slot *tt__registry_first, *tt__registry_last;
+struct tt__slot *tt__registry_first;
+static struct tt__slot *tt__registry_last;
 static uint32_t tt__thread_count;
 static pthread_key_t tt__exit_key;
 
@@ -50,11 +51,6 @@ void tt__registry_unlock(const sigset_t *old)
 {
 	pthread_mutex_unlock(&tt__registry_mutex);
 	tt__restore_signals(old);
-}
-
-struct tt__slot *tt__registry_head(void)
-{
-	return __atomic_load_n(&tt__registry_first, __ATOMIC_ACQUIRE);
 }
 
 /* Entries are never cleared, only taken over once their owner has exited, so a
@@ -97,6 +93,7 @@ static void tt__thread_exit(void *arg)
 	__atomic_store_n(&slot->hot->owner, 0, __ATOMIC_RELEASE);
 	tt__compact_exited(slot);
 	tt__registry_unlock(&old);
+	tt__sched_thread_exited(slot);
 	/* The mode's turn (mode stream: the drain thread writes its last records out and
 	 * recycles the slot). */
 	if (tt__mode->thread_exited)
@@ -135,7 +132,10 @@ static int tt__table_insert(struct tt__slot *slot, uintptr_t tp)
 
 void tt__registry_recycle(struct tt__slot *prev, struct tt__slot *slot)
 {
-	sigset_t old;
+	/* The sched drain walks the list too (sched.c): not while a slot leaves it. */
+	sigset_t old, sched_old;
+	tt__sched_lock(&sched_old);
+	tt__sched_release(&slot->sched);
 	tt__registry_lock(&old);
 	/* Another thread may have taken its entry over since it exited. */
 	struct tt__slot *expected = slot;
@@ -151,6 +151,7 @@ void tt__registry_recycle(struct tt__slot *prev, struct tt__slot *slot)
 	slot->next = tt__free_slots;
 	tt__free_slots = slot;
 	tt__registry_unlock(&old);
+	tt__sched_unlock(&sched_old);
 }
 
 /* Called by the slow path on a thread's first event. Returns NULL when the thread
@@ -189,6 +190,7 @@ struct tt__slot *tt__register_thread(uintptr_t tp)
 		slot = NULL;
 		goto out;
 	}
+	tt__sched_open(slot);
 	/* Last: the hot path takes an entry whose owner is the thread as complete. */
 	__atomic_store_n(&slot->hot->owner, tp, __ATOMIC_RELEASE);
 	tt__thread_count++;

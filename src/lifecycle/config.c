@@ -33,6 +33,8 @@ void tt__config_read(void)
 	tt__config.chunk_budget =
 		(tt__config.buffer_events + TT__CHUNK_RECORDS - 1) / TT__CHUNK_RECORDS;
 	tt__config.mode = tt__mode_ops_by_name(getenv("TICKTRACE_MODE"));
+	const char *sched = getenv("TICKTRACE_SCHED");
+	tt__config.sched_off = sched && strcmp(sched, "0") == 0;
 	/* Streaming and recycling need a chunk to record into while another is written
 	 * or recycled. */
 	if ((tt__config.mode->drains || tt__config.mode->recycle_oldest) &&

@@ -65,6 +65,7 @@ static void tt__after_fork_in_child(void)
 	 * and take a new start anchor for the new process. */
 	tt__forked = 1;
 	tt__owner_pid = getpid();
+	tt__sched_after_fork();
 	tt__registry_reset_after_fork();
 	tt__names_after_fork();
 	tt__arena_reset_after_fork();
@@ -131,6 +132,8 @@ static void tt__init_once_guarded(void)
 		tt__config.off = 1;
 		return;
 	}
+	if (tt__sched_start(tt__config.sched_off) < 0)
+		fprintf(stderr, "ticktrace: no thread for thread states: the trace has none\n");
 	if (tt__signals_init() < 0)
 		fprintf(stderr, "ticktrace: no service thread: no trace on signals or crashes\n");
 	pthread_atfork(tt__before_fork, tt__after_fork_in_parent, tt__after_fork_in_child);

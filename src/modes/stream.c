@@ -177,6 +177,17 @@ static void tt__stream_lose(struct tt__slot *slot, const struct tt_record *from,
 	__atomic_add_fetch(&slot->dropped[TT_DROP_BEHIND], events, __ATOMIC_RELAXED);
 }
 
+/* A slot's THREAD section, the first time. */
+static void tt__stream_thread_section(struct tt__stream *st, struct tt__slot *slot)
+{
+	if (slot->streamed)
+		return;
+	uint64_t ignored = 0;
+	tt__out_thread_info(st->out, TT_SEC_THREAD, slot, 0, &ignored);
+	st->end.threads++;
+	slot->streamed = 1;
+}
+
 /* The records of a slot from `from` on that its thread has written, up to `end`:
  * the sites they use first, its THREAD section the first time, then the EVENTS.
  * Returns where it stopped: at a record not yet written (one being written now, or
@@ -206,12 +217,7 @@ static const struct tt_record *tt__stream_records(struct tt__stream *st, struct 
 		st->end.sites += st->fresh.count - st->fresh.funcs;
 		tt__site_set_clear(&st->fresh);
 	}
-	if (!slot->streamed) {
-		uint64_t ignored = 0;
-		tt__out_thread_info(st->out, TT_SEC_THREAD, slot, 0, &ignored);
-		st->end.threads++;
-		slot->streamed = 1;
-	}
+	tt__stream_thread_section(st, slot);
 	if (written > from) {
 		tt__out_events_packed(st->out, slot, slot->written, (uint64_t)(written - from),
 				      st->packed, packed);
@@ -316,6 +322,7 @@ static void tt__stream_retire_slot(struct tt__stream *st, struct tt__slot *slot)
 	size_t gap_records = tt__gap_records(slot, gap);
 	if (gap_records || !slot->streamed)
 		tt__stream_records(st, slot, gap, gap + gap_records, 1);
+	tt__out_sched(st->out, slot, 1, tt__spikes_states, NULL);
 	tt__out_thread_info(st->out, TT_SEC_THREAD_TOTALS, slot, slot->written, &st->end.dropped);
 	tt__spikes_retire(slot);
 }
@@ -329,6 +336,7 @@ static int tt__stream_pass(struct tt__stream *st, int partial)
 	int err = tt__out_unloaded(st->out, &st->sites);
 	if (err && !st->out->err)
 		st->out->err = err;
+	tt__sched_drain(NULL); /* (as a dump: threads not asked for yet are asked now) */
 	for (struct tt__slot *slot = tt__registry_head(); slot; slot = next) {
 		next = __atomic_load_n(&slot->next, __ATOMIC_ACQUIRE);
 		/* Not while its thread, exiting, compacts its last chunk: next pass. */
@@ -339,6 +347,12 @@ static int tt__stream_pass(struct tt__stream *st, int partial)
 			continue;
 		}
 		int exited = __atomic_load_n(&slot->flags, __ATOMIC_ACQUIRE) & TT__SLOT_EXITED;
+		/* Its states up to now first: the spike detector needs them before the
+		 * records they cover. */
+		if (slot->sched.on) {
+			tt__stream_thread_section(st, slot);
+			tt__out_sched(st->out, slot, 1, tt__spikes_states, NULL);
+		}
 		recycled += tt__stream_drain_chunks(st, slot, partial || exited);
 		const struct tt_record *begin, *end;
 		tt__chunk_extent(slot, slot->first, &begin, &end);

@@ -62,10 +62,34 @@ size_t tt__report_name(void *ctx, const struct tt__thread_analysis *th, uint64_t
 	return n < 0 ? 0 : (size_t)n >= cap ? cap - 1 : (size_t)n;
 }
 
-/* One thread's records, chunk by chunk, into its analysis. */
+static void tt__report_section(void *th, struct tt__slot *slot, uint64_t lost, int64_t since_ns,
+			       const struct tt_sched_state *states, size_t n)
+{
+	(void)slot;
+	/* (out of memory: an->oom says so) */
+	tt__thread_sched_section(th, lost, since_ns, states, n, tt__start_anchor.monotonic_ns);
+}
+
+/* A thread's states, before the records they cover, on the analysis's clock (ns since
+ * the start anchor, as tt__report_ns gives). */
+static int tt__report_states(struct tt__thread_analysis *th, struct tt__slot *slot)
+{
+	if (!slot->sched.on)
+		return 0;
+	sigset_t old;
+	tt__sched_lock(&old);
+	tt__sched_drain_slot(slot);
+	tt__sched_sections(slot, tt__report_section, th);
+	tt__sched_unlock(&old);
+	return th->an->oom ? -1 : 0;
+}
+
+/* One thread's states and records, chunk by chunk, into its analysis. */
 static int tt__report_thread(struct tt__thread_analysis *th, struct tt__slot *slot,
 			     struct tt__report_clock *clock)
 {
+	if (tt__report_states(th, slot) < 0)
+		return -1;
 	struct tt__feed feed = {.th = th, .ns = tt__report_ns, .clock = clock, .key = tt__record_key};
 	for (const struct tt__chunk *chunk = slot->first; chunk;
 	     chunk = __atomic_load_n(&chunk->next, __ATOMIC_ACQUIRE)) {

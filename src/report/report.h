@@ -27,6 +27,9 @@ int tt__spikes_start(void) TT__HIDDEN; /* 0 also when not asked for */
 /* Records [begin, end) of a slot, just written. */
 void tt__spikes_feed(struct tt__slot *slot, const struct tt_record *begin,
 		     const struct tt_record *end) TT__HIDDEN;
+/* A slot's states, as they are written (tt__states_seen): before the records they cover. */
+void tt__spikes_states(void *ctx, struct tt__slot *slot, uint64_t lost, int64_t since_ns,
+		       const struct tt_sched_state *states, size_t n) TT__HIDDEN;
 void tt__spikes_retire(struct tt__slot *slot) TT__HIDDEN; /* its records are all written */
 void tt__spikes_finish(void) TT__HIDDEN;
 void tt__spikes_after_fork(void) TT__HIDDEN;

@@ -76,6 +76,9 @@ static void tt__spikes_json(FILE *out, const struct tt__spike *s)
 	fprintf(out, ",\"start_ns\":%" PRId64 ",\"dur_ns\":%" PRId64 ",\"threshold_ns\":%" PRId64
 		",\"threshold_from\":\"%s\",\"explained_ns\":%" PRId64,
 		s->start, s->dur, s->threshold, tt__spike_threshold_from(s), s->explained);
+	if (s->has_split)
+		fprintf(out, ",\"on_cpu_ns\":%" PRId64 ",\"preempted_ns\":%" PRId64
+			",\"blocked_ns\":%" PRId64, s->split.on_cpu, s->split.preempted, s->split.blocked);
 	if (s->text) {
 		fputs(",\"description\":", out);
 		tt__spikes_json_str(out, s->text, s->text_len);
@@ -232,6 +235,20 @@ void tt__spikes_feed(struct tt__slot *slot, const struct tt_record *begin, const
 		tt__spikes_forget(slot);
 		begin = gap + 2 < end ? gap + 2 : end;
 	}
+}
+
+void tt__spikes_states(void *ctx, struct tt__slot *slot, uint64_t lost, int64_t since_ns,
+		       const struct tt_sched_state *states, size_t n)
+{
+	(void)ctx;
+	struct tt__spikes *sp = &tt__spikes;
+	if (!sp->out || sp->an.oom)
+		return;
+	tt__spikes_clock(sp);
+	struct tt__spikes_thread *t = tt__spikes_thread(slot);
+	/* On the detector's clock: ns since the start anchor (tt__report_ns). */
+	if (t)
+		tt__thread_sched_section(&t->th, lost, since_ns, states, n, tt__start_anchor.monotonic_ns);
 }
 
 static void tt__spikes_forget(struct tt__slot *slot)

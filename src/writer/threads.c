@@ -64,7 +64,8 @@ void tt__out_thread_info(struct tt__out *out, uint32_t type, const struct tt__sl
 		.name_len = (uint32_t)strlen(name),
 		.flags = (flags & TT__SLOT_EXITED ? TT_THREAD_EXITED : 0) |
 			 (flags & TT__SLOT_WRAPPED ? TT_THREAD_WRAPPED : 0) |
-			 (flags & TT__SLOT_RUNTIME ? TT_THREAD_RUNTIME : 0),
+			 (flags & TT__SLOT_RUNTIME ? TT_THREAD_RUNTIME : 0) |
+			 (slot->sched.on ? TT_THREAD_SCHED : 0),
 	};
 	struct tt__gap gap;
 	tt__drops_now(slot, info.dropped, &gap);
@@ -130,6 +131,41 @@ void tt__out_events_packed(struct tt__out *out, const struct tt__slot *slot, uin
 	tt__out_pad(out, size);
 }
 
+struct tt__sched_out {
+	struct tt__out *out;
+	tt__sched_section_fn seen;
+	void *ctx;
+};
+
+static void tt__out_sched_section(void *arg, struct tt__slot *slot, uint64_t lost, int64_t since_ns,
+				  const struct tt_sched_state *states, size_t n)
+{
+	struct tt__sched_out *so = arg;
+	struct tt_sched_info info = {.thread_index = slot->index, .lost = lost, .since_ns = since_ns};
+	tt__out_section(so->out, TT_SEC_SCHED, sizeof info + n * sizeof *states);
+	tt__out(so->out, &info, sizeof info);
+	tt__out(so->out, states, n * sizeof *states);
+	if (so->seen)
+		so->seen(so->ctx, slot, lost, since_ns, states, n);
+}
+
+void tt__out_sched(struct tt__out *out, struct tt__slot *slot, int release, tt__sched_section_fn seen,
+		   void *ctx)
+{
+	if (!slot->sched.on)
+		return;
+	sigset_t old;
+	tt__sched_lock(&old);
+	tt__sched_drain_slot(slot);
+	struct tt__sched_out so = {.out = out, .seen = seen, .ctx = ctx};
+	tt__sched_sections(slot, tt__out_sched_section, &so);
+	if (release) {
+		tt__sched_release(&slot->sched);
+		slot->sched.lost = 0;
+	}
+	tt__sched_unlock(&old);
+}
+
 void tt__out_thread(struct tt__out *out, const struct tt__thread_snapshot *snap,
 		    uint64_t *dropped_total)
 {
@@ -144,4 +180,5 @@ void tt__out_thread(struct tt__out *out, const struct tt__thread_snapshot *snap,
 	}
 	if (snap->gap_records)
 		tt__out_events(out, snap->slot, first, snap->gap, snap->gap + snap->gap_records);
+	tt__out_sched(out, snap->slot, 0, NULL, NULL);
 }

@@ -47,6 +47,10 @@ static int tt__write_to(struct tt__out *out)
 	size_t threads = 0, cap = 0;
 	int err = 0;
 	names.retired_seen = tt__retired_count();
+	/* Threads whose switches tt-sched has not asked for yet are asked for now, before
+	 * their THREAD sections say whether they have states (a short run's, or where the
+	 * kernel refuses: then its line is said). */
+	tt__sched_drain(NULL);
 	for (struct tt__slot *slot = tt__registry_head(); slot;
 	     slot = __atomic_load_n(&slot->next, __ATOMIC_ACQUIRE)) {
 		if (threads == cap) {

@@ -90,6 +90,11 @@ struct tt__thread_snapshot {
 	struct tt_record gap[2]; /* events it is dropping now, after its records */
 	size_t gap_records;
 };
+/* A thread's states so far as SCHED sections (none without them), the kernel's ring
+ * drained first; with `release`, gone from its store once written (mode stream).
+ * `seen` (may be NULL) is handed each section as tt_sched_info says it. */
+void tt__out_sched(struct tt__out *out, struct tt__slot *slot, int release,
+		   tt__sched_section_fn seen, void *ctx) TT__HIDDEN;
 /* 0 or -ENOMEM (snap->extents to be freed either way). */
 int tt__snapshot_thread(struct tt__thread_snapshot *snap, struct tt__slot *slot) TT__HIDDEN;
 /* THREAD and the EVENTS of a snapshot. */

@@ -11,7 +11,11 @@ over the whole trace, never started twice; protobuf: flow_ids and
 terminating_flow_ids), clock snapshots that must not go backwards. It requires
 what both give to be the same (slices with their depth and duration, their
 arguments, arrows, counters, thread names) and neither to have anything Perfetto
-counts as an error.
+counts as an error. Thread states: the protobuf's ftrace sched_switch events (BOOTTIME,
+moved to MONOTONIC by the clock snapshot) as trace_processor's thread_state table
+holds them, each span a slice "Running" (args: cpu), "Preempted" (switched out
+runnable) or "Blocked" on the thread's states track (tid | 2^30), as the JSON shows
+them.
 
     check-perfetto.py TRACE.pftrace SCHEMA.proto TRACE.json [--flows N]
 
@@ -144,7 +148,13 @@ def load_protobuf(packets):
     seqs = {}        # sequence id -> {'track', 'delta', 'last', 'names'}
     snapshots = []   # [{clock id: ts}] of global clocks, in file order
     events = []      # (ts, file order, track, event, names)
+    switches = []    # (BOOTTIME ts, cpu, sched_switch)
     for order, pkt in enumerate(packets):
+        bundle = one(pkt, 'ftrace_events')
+        if bundle:
+            for fe in bundle.get('event', []):
+                switches.append((one(fe, 'timestamp'), one(bundle, 'cpu'), one(fe, 'sched_switch')))
+            continue
         td = one(pkt, 'track_descriptor')
         if td:
             uuid = one(td, 'uuid')
@@ -228,7 +238,40 @@ def load_protobuf(packets):
                 if fid in active:
                     imp.arrows.append((active.pop(fid), s))
     threads = {t[2]: t[3] for t in tracks.values() if t[0] == 'thread'}
+    thread_states(imp, threads, switches, snapshots)
     return imp, counters, threads
+
+
+STATES_TID = 1 << 30
+
+
+def thread_states(imp, threads, switches, snapshots):
+    """Each thread's spans between its switches, as thread_state rows: after a switch
+    in, Running on the bundle's CPU; after a switch out, Runnable (prev_state 0, it
+    was preempted) or Sleeping."""
+    if not switches:
+        return
+    snap = snapshots[0] if snapshots else {}
+    boot_to_mono = snap.get(6, 0) - snap.get(3, 0)
+    per_thread = {}
+    for ts, cpu, sw in sorted(switches, key=lambda s: s[0]):
+        ts -= boot_to_mono
+        prev, nxt = one(sw, 'prev_pid'), one(sw, 'next_pid')
+        if prev:
+            state = 'Preempted' if one(sw, 'prev_state') == 0 else 'Blocked'
+            per_thread.setdefault(prev, []).append((ts, state, None))
+        if nxt:
+            per_thread.setdefault(nxt, []).append((ts, 'Running', cpu))
+    for tid, spans in per_thread.items():
+        if tid not in threads:
+            imp.errors[f'sched_switch of tid {tid}, a thread the trace does not have'] += 1
+            continue
+        if len(spans) > 1:  # (a track with a span at least, as the JSON's)
+            threads[tid | STATES_TID] = threads[tid] + ' (states)' if threads[tid] else 'states'
+        for (ts, state, cpu), (end, _, _) in zip(spans, spans[1:]):
+            s = imp.begin((tid | STATES_TID,), tid | STATES_TID, state, ts, end - ts)
+            if cpu is not None:
+                imp.add_args(s, [('cpu', cpu)])
 
 
 def annotations(ev):

@@ -53,6 +53,9 @@ enum tt_event_flags {
 /* The thread id that the frames numbered `track` are shown on: down from the largest
  * (no kernel gives a thread an id near 2^32), in both formats alike. */
 #define TT_FRAMES_TID(track) (UINT32_MAX - (uint32_t)(track))
+/* The thread id that the states of thread `tid` (TT_SEC_SCHED) are shown on in JSON:
+ * above any the kernel gives (pid_max is at most 2^22), below the frames'. */
+#define TT_STATES_TID(tid) ((uint32_t)(tid) | UINT32_C(0x40000000))
 
 /* One logical event, valid only during the callback. Times are nanoseconds since the
  * trace start (tt_trace.base_ns). */

@@ -68,6 +68,7 @@ void tt_file_close(struct tt_file *f)
 		munmap((void *)f->data, f->size);
 	for (size_t i = 0; i < f->nthreads; i++) {
 		free(f->threads[i].sections);
+		free(f->threads[i].states);
 		if (f->threads[i].unpacked)
 			free(f->threads[i].unpacked->records);
 		free(f->threads[i].unpacked);

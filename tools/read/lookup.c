@@ -12,9 +12,21 @@
 
 int tt_reserve(void *pp, size_t *cap, size_t count, size_t elem)
 {
-	if (count < *cap)
+	return tt_reserve_n(pp, cap, count, 1, elem);
+}
+
+int tt_reserve_n(void *pp, size_t *cap, size_t count, size_t more, size_t elem)
+{
+	if (more <= *cap && count <= *cap - more)
 		return 0;
 	size_t n = *cap ? *cap * 2 : 16;
+	while (n - count < more) {
+		if (n > SIZE_MAX / 2 / elem)
+			return -1;
+		n *= 2;
+	}
+	if (n > SIZE_MAX / elem)
+		return -1;
 	void *p = realloc(*(void **)pp, n * elem);
 	if (!p)
 		return -1;

@@ -143,6 +143,15 @@ struct tt_thread {
 	struct tt_events *sections; /* its EVENTS sections, in file order */
 	size_t nsections, sections_cap;
 	struct tt_unpacked *unpacked; /* NULL: no packed section */
+	/* Its states (SCHED sections; TT_THREAD_SCHED in flags), in time order, ns of
+	 * CLOCK_MONOTONIC as tt_clock_ns gives, with what each section says before its own
+	 * (tt__sched_head: TT_SCHED_UNKNOWN where nothing is known, a RUNNING one with cpu
+	 * TT__NO_CPU where no switch says it but it ran). */
+	struct tt_sched_state *states;
+	size_t nstates, states_cap;
+	uint64_t states_lost;
+	bool has_states;
+	int64_t states_last; /* the last state's time, or the first section's since_ns */
 };
 
 struct tt_module {
@@ -231,6 +240,8 @@ bool tt_file_writer_running(const struct tt_file *f);
 /* Grows the array at *pp (cap elements of elem bytes, count used) to hold one more;
  * 0, or -1 when out of memory. */
 int tt_reserve(void *pp, size_t *cap, size_t count, size_t elem);
+/* The same, to hold `more`. */
+int tt_reserve_n(void *pp, size_t *cap, size_t count, size_t more, size_t elem);
 
 /* The site (call site or function) at `address` for a record made at `tsc`: of the
  * library loaded there then. NULL when none is described. Every name of an address

@@ -476,6 +476,62 @@ static int tt_read_events(struct tt_file *f, struct tt_cursor *c)
 			     r, at);
 }
 
+static int tt_read_sched(struct tt_file *f, struct tt_cursor *c)
+{
+	struct tt_sched_info si;
+	uint64_t at = c->pos;
+	if (!tt_cursor_take(c, &si, sizeof(si)))
+		return TT_FAIL(f, at, "SCHED section too small for its header");
+	if ((c->end - c->pos) % sizeof(struct tt_sched_state) != 0)
+		return TT_FAIL(f, at, "SCHED payload of %" PRIu64 " bytes is not whole states",
+			       c->end - c->pos);
+	struct tt_thread *t = tt_thread_named(f, si.thread_index, at, "SCHED");
+	if (!t)
+		return -1;
+	/* (a streamed file's THREAD may come before the kernel was asked: format.h) */
+	if (!(t->flags & TT_THREAD_SCHED) && !(f->header.flags & TT_FILE_STREAMED))
+		return TT_FAIL(f, at, "SCHED section of thread index %" PRIu32
+			       ", whose THREAD section says it has no states", si.thread_index);
+	t->flags |= TT_THREAD_SCHED;
+	uint64_t count = (c->end - c->pos) / sizeof(struct tt_sched_state);
+	if (tt_reserve_n(&t->states, &t->states_cap, t->nstates, count + 2, sizeof(*t->states)) < 0)
+		return TT_FAIL(f, at, "out of memory for %" PRIu64 " states", count);
+	struct tt_sched_state first;
+	if (count)
+		memcpy(&first, f->data + c->pos, sizeof first);
+	int64_t floor = t->has_states ? t->states_last : f->header.start.monotonic_ns;
+	if (si.since_ns < floor || (count && si.since_ns > first.ns))
+		return TT_FAIL(f, at + offsetof(struct tt_sched_info, since_ns),
+			       "SCHED section of thread index %" PRIu32 " has since_ns %" PRId64
+			       ", %s", si.thread_index, si.since_ns,
+			       si.since_ns < floor ? "before the run or its thread's last state"
+						  : "after its first state");
+	int64_t last = t->has_states ? t->states_last : INT64_MIN;
+	t->nstates += tt__sched_head(&last, si.lost, si.since_ns, &first, count ? 1 : 0,
+				     t->states + t->nstates);
+	t->states_lost += si.lost;
+	for (uint64_t i = 0; i < count; i++) {
+		uint64_t pos = c->pos + i * sizeof(struct tt_sched_state);
+		struct tt_sched_state st;
+		memcpy(&st, f->data + pos, sizeof st);
+		if (st.what > TT_SCHED_BLOCKED)
+			return TT_FAIL(f, pos + offsetof(struct tt_sched_state, what),
+				       "state %" PRIu32 " of thread index %" PRIu32 " is not one",
+				       st.what, si.thread_index);
+		if (st.ns < si.since_ns || (i && st.ns < t->states[t->nstates - 1].ns))
+			return TT_FAIL(f, pos, "state at %" PRId64 " ns of thread index %" PRIu32
+				       " is before %s", st.ns, si.thread_index,
+				       st.ns < si.since_ns ? "its section's since_ns" : "the state before it");
+		t->states[t->nstates++] = st;
+	}
+	if (count)
+		t->states_last = t->states[t->nstates - 1].ns;
+	else if (!t->has_states)
+		t->states_last = si.since_ns;
+	t->has_states = true;
+	return 0;
+}
+
 /* The thread's buffer for its packed sections, room for `count` records. */
 static struct tt_unpacked *tt_unpacked_for(struct tt_thread *t, size_t count)
 {
@@ -662,6 +718,7 @@ int tt_file_read_sections(struct tt_file *f)
 		case TT_SEC_FUNCS: rc = tt_read_funcs(f, &c, off, &site_cap, UINT64_MAX); break;
 		case TT_SEC_ARG_NAMES: rc = tt_read_arg_names(f, &c, UINT64_MAX); break;
 		case TT_SEC_UNLOADED: rc = tt_read_unloaded(f, &c, off, &site_cap, &module_cap); break;
+		case TT_SEC_SCHED: rc = tt_read_sched(f, &c); break;
 		default:
 			return TT_FAIL(f, off, "unknown section type %" PRIu32, sh.type);
 		}

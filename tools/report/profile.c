@@ -99,6 +99,8 @@ static uint64_t tt_an_key(const struct tt_event *e)
 #define TT_FORWARD(a, op, ...)                                                     \
 	((a)->inner && (a)->inner->ops->op ? (a)->inner->ops->op((a)->inner, __VA_ARGS__) : 0)
 
+static int tt_an_failed(struct tt_an_sink *a);
+
 static int tt_an_start(struct tt_sink *s, const struct tt_trace *t)
 {
 	struct tt_an_sink *a = (struct tt_an_sink *)s;
@@ -119,6 +121,10 @@ static int tt_an_start(struct tt_sink *s, const struct tt_trace *t)
 			ta->name = th->name.ptr;
 			ta->name_len = th->name.len;
 			a->list[th->id] = ta;
+			/* (the reader marks lost states: TT_SCHED_UNKNOWN) */
+			if ((th->flags & TT_THREAD_SCHED) &&
+			    tt__thread_states(ta, th->states, th->nstates, t->base_ns) < 0)
+				return tt_an_failed(a);
 		}
 	}
 	return TT_FORWARD(a, start, t);
@@ -335,6 +341,12 @@ static cJSON *tt_table_json(const struct tt__table *t, const struct tt_an_sink *
 			cJSON_AddNumberToObject(row, fields[f].key, fields[f].v);
 		if (e->near_overhead)
 			cJSON_AddBoolToObject(row, "near_overhead", true);
+		if (e->split) { /* of total_ns, where its thread's states tell */
+			cJSON_AddNumberToObject(row, "on_cpu_ns", (double)e->on_cpu);
+			cJSON_AddNumberToObject(row, "off_cpu_ns", (double)e->off_cpu);
+			cJSON_AddNumberToObject(row, "preempted_ns", (double)e->preempted);
+			cJSON_AddNumberToObject(row, "blocked_ns", (double)e->blocked);
+		}
 		cJSON_AddItemToArray(rows, row);
 	}
 	return root;
@@ -401,6 +413,11 @@ static cJSON *tt_spike_json(struct tt_an_sink *a, const struct tt__spike *s)
 	cJSON_AddNumberToObject(root, "threshold_ns", (double)s->threshold);
 	cJSON_AddStringToObject(root, "threshold_from", tt__spike_threshold_from(s));
 	cJSON_AddNumberToObject(root, "explained_ns", (double)s->explained);
+	if (s->has_split) {
+		cJSON_AddNumberToObject(root, "on_cpu_ns", (double)s->split.on_cpu);
+		cJSON_AddNumberToObject(root, "preempted_ns", (double)s->split.preempted);
+		cJSON_AddNumberToObject(root, "blocked_ns", (double)s->split.blocked);
+	}
 	if (s->frame)
 		cJSON_AddNumberToObject(root, "frame", (double)s->frame);
 	if (s->frame_ns)

@@ -433,6 +433,81 @@ static void tt_json_metadata(struct tt_buf *b, const struct tt_trace *t)
 	}
 }
 
+/* A thread's states (TT_SEC_SCHED) as slices "Running" (args: cpu), "Preempted" and
+ * "Blocked" on a thread of their own beside it, "NAME (states)", each from a switch to
+ * the next (as Perfetto reads the .pftrace's): Chrome's and
+ * Perfetto's JSON import both show slices as a track whose words read at a glance,
+ * where a counter track would be a step graph of numbers to decode. A span the file
+ * lost the states of is left empty; the last state, which nothing ends, is not shown. */
+/* The thread "NAME (states)" beside a thread, sorted with it. */
+static int tt_json_states_track(struct tt_json *j, const struct tt_thread *th, uint32_t pid,
+				uint32_t tid)
+{
+	struct tt_out *o = j->out;
+	j->scratch.len = 0;
+	tt_json_escape_str(&j->scratch, th->name);
+	if (j->scratch.oom)
+		return tt_error("out of memory");
+	tt_out_reserve(o, TT_OUT_SLACK + 2 * j->scratch.len);
+	TT_OUT_LIT(o, ",\n{\"name\":\"thread_name\",\"cat\":\"__metadata\",\"ph\":\"M\",\"ts\":0,\"pid\":");
+	tt_out_u64(o, pid);
+	TT_OUT_LIT(o, ",\"tid\":");
+	tt_out_u64(o, tid);
+	TT_OUT_LIT(o, ",\"args\":{\"name\":");
+	/* "NAME (states)": the name with the words inside its quotes; "states" alone */
+	if (th->name.len) {
+		tt_out_lit(o, j->scratch.p, j->scratch.len - 1);
+		TT_OUT_LIT(o, " (states)\"}}");
+	} else {
+		TT_OUT_LIT(o, "\"states\"}}");
+	}
+	TT_OUT_LIT(o, ",\n{\"name\":\"thread_sort_index\",\"cat\":\"__metadata\",\"ph\":\"M\",\"ts\":0,\"pid\":");
+	tt_out_u64(o, pid);
+	TT_OUT_LIT(o, ",\"tid\":");
+	tt_out_u64(o, tid);
+	TT_OUT_LIT(o, ",\"args\":{\"sort_index\":");
+	tt_out_u64(o, th->index);
+	TT_OUT_LIT(o, "}}");
+	return 0;
+}
+
+static int tt_json_states(struct tt_json *j, const struct tt_trace *t, const struct tt_thread *th)
+{
+	static const char *const names[] = {"Running", "Preempted", "Blocked"};
+	struct tt_out *o = j->out;
+	uint32_t pid = th->file->process.pid, tid = TT_STATES_TID(th->tid);
+	bool named = false; /* the track, from its first slice */
+	for (size_t i = 0; i + 1 < th->nstates; i++) {
+		const struct tt_sched_state *st = &th->states[i];
+		/* what no switch says, as in the .pftrace: not shown */
+		if (st->what == TT_SCHED_UNKNOWN || st->cpu == TT__NO_CPU)
+			continue;
+		if (!named && tt_json_states_track(j, th, pid, tid) < 0)
+			return -1;
+		named = true;
+		int64_t ts = st->ns - t->base_ns, dur = th->states[i + 1].ns - st->ns;
+		tt_out_reserve(o, TT_OUT_SLACK);
+		TT_OUT_LIT(o, ",\n{\"ph\":\"X\",\"ts\":");
+		tt_out_us(o, ts);
+		TT_OUT_LIT(o, ",\"dur\":");
+		tt_json_dur(o, ts, dur);
+		TT_OUT_LIT(o, ",\"pid\":");
+		tt_out_u64(o, pid);
+		TT_OUT_LIT(o, ",\"tid\":");
+		tt_out_u64(o, tid);
+		TT_OUT_LIT(o, ",\"name\":\"");
+		tt_out_lit(o, names[st->what], strlen(names[st->what]));
+		TT_OUT_LIT(o, "\",\"cat\":\"sched\"");
+		if (st->what == TT_SCHED_RUNNING) {
+			TT_OUT_LIT(o, ",\"args\":{\"cpu\":");
+			tt_out_u64(o, st->cpu);
+			tt_out_char(o, '}');
+		}
+		tt_out_char(o, '}');
+	}
+	return 0;
+}
+
 /* Escapes every site's and thread's strings once, into fragments. */
 static int tt_json_start(struct tt_sink *sink, const struct tt_trace *t)
 {
@@ -494,6 +569,12 @@ static int tt_json_start(struct tt_sink *sink, const struct tt_trace *t)
 	}
 	tt_out_bytes(j->out, meta.p, meta.len);
 	tt_buf_free(&meta);
+	for (size_t i = 0; i < t->nfiles; i++)
+		for (size_t k = 0; k < t->files[i].nthreads; k++) {
+			const struct tt_thread *th = &t->files[i].threads[k];
+			if ((th->flags & TT_THREAD_SCHED) && tt_json_states(j, t, th) < 0)
+				return -1;
+		}
 	return 0;
 }
 

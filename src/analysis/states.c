@@ -1,0 +1,125 @@
+/* A thread's states (format.h: TT_SEC_SCHED), the spike detector's second input:
+ * how a scope's time split between running, waiting for a CPU (preempted) and
+ * waiting for something else (blocked). The thread runs at every event it records,
+ * so a scope begins and ends on CPU; between, the states say. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis.h"
+
+int tt__thread_states(struct tt__thread_analysis *th, const struct tt_sched_state *states,
+		      size_t n, int64_t offset_ns)
+{
+	struct tt__states *h = &th->states;
+	h->known = true;
+	if (h->from > h->n / 2) { /* what no open scope needs any more */
+		memmove(h->at, h->at + h->from, (h->n - h->from) * sizeof *h->at);
+		h->n -= h->from;
+		h->from = 0;
+	}
+	if (h->n + n > h->cap) {
+		size_t cap = h->cap ? 2 * h->cap : 256;
+		while (cap < h->n + n)
+			cap *= 2;
+		struct tt_sched_state *grown = realloc(h->at, cap * sizeof *grown);
+		if (!grown) {
+			th->an->oom = true;
+			return -1;
+		}
+		h->at = grown;
+		h->cap = cap;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct tt_sched_state s = states[i];
+		if (s.ns != INT64_MIN) /* (not known from the very start) */
+			s.ns -= offset_ns;
+		if (h->n && s.ns < h->at[h->n - 1].ns) /* never from the kernel */
+			s.ns = h->at[h->n - 1].ns;
+		h->at[h->n++] = s;
+	}
+	return 0;
+}
+
+size_t tt__sched_head(int64_t *last_ns, uint64_t lost, int64_t since_ns,
+		      const struct tt_sched_state *states, size_t n, struct tt_sched_state head[2])
+{
+	size_t k = 0;
+	if (lost || *last_ns == INT64_MIN || since_ns > *last_ns) {
+		head[k++] = (struct tt_sched_state){.ns = *last_ns, .what = TT_SCHED_UNKNOWN};
+		/* every switch from since_ns on is here: up to a first switch out, it ran */
+		if (n && states[0].what != TT_SCHED_RUNNING && since_ns < states[0].ns)
+			head[k++] = (struct tt_sched_state){.ns = since_ns, .cpu = TT__NO_CPU,
+							    .what = TT_SCHED_RUNNING};
+	}
+	if (n)
+		*last_ns = states[n - 1].ns;
+	else if (*last_ns == INT64_MIN)
+		*last_ns = since_ns;
+	return k;
+}
+
+int tt__thread_sched_section(struct tt__thread_analysis *th, uint64_t lost, int64_t since_ns,
+			     const struct tt_sched_state *states, size_t n, int64_t offset_ns)
+{
+	struct tt_sched_state head[2];
+	size_t k = tt__sched_head(&th->states.last_ns, lost, since_ns, states, n, head);
+	if (tt__thread_states(th, head, k, offset_ns) < 0)
+		return -1;
+	return tt__thread_states(th, states, n, offset_ns);
+}
+
+/* The first state after `ns` (h->n: none). */
+static size_t tt__states_after(const struct tt__states *h, int64_t ns)
+{
+	size_t lo = h->from, hi = h->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (h->at[mid].ns <= ns)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+bool tt__split(const struct tt__thread_analysis *th, int64_t start, int64_t end,
+	       struct tt__split *split)
+{
+	const struct tt__states *h = &th->states;
+	*split = (struct tt__split){0};
+	if (!h->known)
+		return false;
+	size_t i = tt__states_after(h, start);
+	/* Before the first state no more is known than that the thread ran. */
+	uint32_t what = i > h->from ? h->at[i - 1].what : TT_SCHED_RUNNING;
+	int64_t at = start;
+	for (;; i++) {
+		if (what == TT_SCHED_UNKNOWN)
+			return false;
+		int64_t next = i < h->n && h->at[i].ns < end ? h->at[i].ns : end;
+		int64_t *into = what == TT_SCHED_PREEMPTED ? &split->preempted
+			      : what == TT_SCHED_BLOCKED   ? &split->blocked
+							   : &split->on_cpu;
+		*into += next - at;
+		at = next;
+		if (at >= end)
+			break;
+		what = h->at[i].what;
+	}
+	return true;
+}
+
+void tt__states_forget_before(struct tt__thread_analysis *th, int64_t ns)
+{
+	struct tt__states *h = &th->states;
+	size_t i = tt__states_after(h, ns);
+	/* keep the state in force at ns */
+	if (i > h->from)
+		h->from = i - 1;
+}
+
+void tt__states_free(struct tt__states *h)
+{
+	free(h->at);
+	*h = (struct tt__states){.last_ns = INT64_MIN};
+}
