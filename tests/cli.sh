@@ -68,8 +68,9 @@ complete_words() {
 [ "$(complete_words flame -F s)" = svg ] || fail "completion of flame -F s: $(complete_words flame -F s)"
 # record: -f takes a pattern (no file offered), after '--' comes a program
 [ -z "$(cd "$build" && complete_words record -f "")" ] || fail "completion of record -f offers words"
-complete_words record -f 'work_*' -- bas | grep -qx bash ||
-	fail "completion of record -- bas lacks bash"
+# (captured first: with pipefail, grep -q leaving early would fail the writer with SIGPIPE)
+words=$(complete_words record -f 'work_*' -- bas)
+grep -qx bash <<<"$words" || fail "completion of record -- bas lacks bash: $words"
 # lines reads a profile, any file: not only raw ones
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/tt-test-cli.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
@@ -79,7 +80,8 @@ touch "$tmp/profile.txt" "$tmp/run.ttr"
 [ "$(cd "$tmp" && complete_words info pro)" = "" ] || fail "completion of info offers a profile"
 # every subcommand that reads a run looks for debug info where told
 for cmd in convert info open report spikes flame lines diff; do
-	"$tool" "$cmd" --help | grep -q -- '--debug-dir DIR' || fail "$cmd takes no --debug-dir"
+	help=$("$tool" "$cmd" --help)
+	grep -q -- '--debug-dir DIR' <<<"$help" || fail "$cmd takes no --debug-dir"
 done
 
 # ticktrace(3): every public function and macro of the headers.
