@@ -589,6 +589,96 @@ static void test_ring_dump_on_signal_keeps_the_latest(void **state)
 	tt_rmdir(dir);
 }
 
+/* A ring's thread, its file at exit: the latest events up to its last one (`recorded`
+ * in all), older ones counted as overwritten, none lost. */
+static void tt_lr_check_ring_latest(const struct tt_thread *t, uint64_t recorded, uint64_t window)
+{
+	struct tt_lr_seq s;
+	tt_lr_walk_seq(t, &s, true);
+	assert_int_equal(s.next, recorded);
+	assert_int_equal(s.lost, 0);
+	assert_true(s.kept >= window);
+	assert_int_equal(t->dropped_total, t->dropped[TT_DROP_OVERWRITTEN]);
+	assert_int_equal(s.first, t->dropped[TT_DROP_OVERWRITTEN]);
+}
+
+/* The run's standard error, in the file `err`, says of no dropped events. */
+static void tt_lr_says_nothing_dropped(const char *err)
+{
+	char *text = tt_read_text(err);
+	assert_non_null(text);
+	if (strstr(text, "dropped"))
+		fail_msg("stderr:\n%s", text);
+	free(text);
+}
+
+/* Mode ring, tt_dump() from another thread while the thread records: its ring goes
+ * on recycling after the dump (it grows while the dump reads it, then shrinks back). */
+static void test_ring_recycles_after_a_dump(void **state)
+{
+	(void)state;
+	char dir[64], path[128], copy[160], setting[192], err[160], line[32];
+	tt_lr_tmpfile(dir, sizeof dir, path, sizeof path);
+	snprintf(setting, sizeof setting, "TICKTRACE_OUT=%s", path);
+	snprintf(copy, sizeof copy, "%s/dump.ttr", dir);
+	snprintf(err, sizeof err, "%s/stderr", dir);
+	struct tt_lr_child c;
+	tt_lr_spawn(&c, TT_LR_SETTINGS("TICKTRACE_MODE=ring", "TICKTRACE_BUFFER=20000", "TICKTRACE_LIVE=0", setting),
+		    TT_LR_SETTINGS("dumped", "200000", copy), err);
+	assert_non_null(fgets(line, sizeof line, c.out));
+	assert_int_equal(tt_lr_wait(&c), 0);
+	uint64_t recorded = strtoull(line, NULL, 10);
+	assert_true(recorded >= 2 * 200000 + 10000);
+
+	struct tt_file f;
+	assert_int_equal(tt_file_open(&f, path), 0);
+	/* 5 chunks of 2,047 two-record events; the last may have just begun. */
+	tt_lr_check_ring_latest(tt_lr_only_thread(&f), recorded, 4 * 2047);
+	tt_file_close(&f);
+	tt_lr_says_nothing_dropped(err);
+	tt_rmdir(dir);
+}
+
+/* Mode ring with a live file, whose descriptions are brought up to date while the
+ * threads record: the rings go on recycling, to the last event. */
+static void test_ring_live_recycles(void **state)
+{
+	(void)state;
+	char dir[64], path[128], setting[192], err[160], line[32];
+	tt_lr_tmpfile(dir, sizeof dir, path, sizeof path);
+	snprintf(setting, sizeof setting, "TICKTRACE_OUT=%s", path);
+	snprintf(err, sizeof err, "%s/stderr", dir);
+	struct tt_lr_child c;
+	/* Seconds: the live file's descriptions are brought up to date every 200 ms. */
+	tt_lr_spawn(&c, TT_LR_SETTINGS("TICKTRACE_MODE=ring", "TICKTRACE_BUFFER=100000", "TICKTRACE_LIVE=1", setting),
+		    TT_LR_SETTINGS("seconds", "2", "1500"), err);
+	uint64_t recorded[2];
+	for (int i = 0; i < 2; i++) {
+		assert_non_null(fgets(line, sizeof line, c.out));
+		recorded[i] = strtoull(line, NULL, 10);
+	}
+	assert_int_equal(tt_lr_wait(&c), 0);
+
+	struct tt_file f;
+	assert_int_equal(tt_file_open(&f, path), 0);
+	size_t seen = 0;
+	for (size_t i = 0; i < f.nthreads; i++) {
+		const struct tt_thread *t = &f.threads[i];
+		if (t->flags & TT_THREAD_RUNTIME)
+			continue;
+		struct tt_lr_seq s;
+		tt_lr_walk_seq(t, &s, true);
+		assert_true(s.number < 2);
+		/* 25 chunks of 2,047 two-record events. */
+		tt_lr_check_ring_latest(t, recorded[s.number], 24 * 2047);
+		seen++;
+	}
+	assert_int_equal(seen, 2);
+	tt_file_close(&f);
+	tt_lr_says_nothing_dropped(err);
+	tt_rmdir(dir);
+}
+
 /* ---- crashes ---- */
 
 static const char *tt_lr_static_prog;
@@ -966,6 +1056,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_live_killed_keeps_every_event),
 		cmocka_unit_test(test_live_normal_exit_removes_the_live_file),
 		cmocka_unit_test(test_ring_dump_on_signal_keeps_the_latest),
+		cmocka_unit_test(test_ring_recycles_after_a_dump),
+		cmocka_unit_test(test_ring_live_recycles),
 		cmocka_unit_test(test_crash_segv_every_mode),
 		cmocka_unit_test(test_crash_abort),
 		cmocka_unit_test(test_crash_chains_to_the_programs_handler),
@@ -975,5 +1067,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_stream_live_spikes_bad_thresholds_file),
 		cmocka_unit_test(test_stream_unwritten_record_does_not_stall),
 	};
+	const char *only = getenv("TT_TEST_ONLY"); /* a pattern: run the tests it names */
+	if (only)
+		cmocka_set_test_filter(only);
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

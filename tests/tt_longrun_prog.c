@@ -48,6 +48,14 @@
  *                                        0.3 s after its first round, when the run has
  *                                        described its thread and call sites
  *
+ *   tt_longrun_prog dumped EVENTS PATH   a thread "seq-0" records "seq" instants 0, 1, ...:
+ *                                        EVENTS, then more for as long as the main thread
+ *                                        runs tt_dump(PATH) (and at least 10,000), then
+ *                                        EVENTS more; prints how many it recorded
+ *   tt_longrun_prog seconds THREADS MS   each thread "seq-N" records "seq" instants (as
+ *                                        "seq" does) for MS milliseconds; prints how many
+ *                                        each recorded, one line each
+ *
  *   tt_longrun_prog_static hole EVENTS   records EVENTS "seq" instants with, after the
  *                                        first 100, a record reserved and never written
  *                                        (as when a signal handler that interrupted an
@@ -59,6 +67,7 @@
  * first), which prints "own handler" and returns.
  */
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -108,6 +117,85 @@ static int tt_prog_seq(uint32_t threads, uint32_t events)
 		pthread_join(ids[i], NULL);
 	free(ids);
 	free(seqs);
+	return 0;
+}
+
+/* "dumped": the recording thread and the main thread, which dumps meanwhile. */
+static struct tt_prog_dumped {
+	uint32_t events, recorded;
+	int half_way; /* the thread recorded its first EVENTS */
+	int dumping;  /* 1 while the main thread is in tt_dump, 2 once it returned */
+} tt_prog_dumped;
+
+static void *tt_prog_dumped_thread(void *arg)
+{
+	(void)arg;
+	struct tt_prog_dumped *d = &tt_prog_dumped;
+	tt_thread_name("seq-0");
+	tt_prog_record_seq(0, 0, d->events);
+	uint32_t next = d->events;
+	__atomic_store_n(&d->half_way, 1, __ATOMIC_RELEASE);
+	/* Through the whole dump, some chunks' worth. */
+	while (__atomic_load_n(&d->dumping, __ATOMIC_ACQUIRE) != 2 || next < d->events + 10000)
+		tt_prog_record_seq(0, next++, 1);
+	tt_prog_record_seq(0, next, d->events);
+	d->recorded = next + d->events;
+	return NULL;
+}
+
+static int tt_prog_dumped_run(uint32_t events, const char *path)
+{
+	struct tt_prog_dumped *d = &tt_prog_dumped;
+	d->events = events;
+	pthread_t id;
+	if (pthread_create(&id, NULL, tt_prog_dumped_thread, NULL))
+		return 1;
+	while (!__atomic_load_n(&d->half_way, __ATOMIC_ACQUIRE))
+		sched_yield();
+	__atomic_store_n(&d->dumping, 1, __ATOMIC_RELEASE);
+	int err = tt_dump(path);
+	__atomic_store_n(&d->dumping, 2, __ATOMIC_RELEASE);
+	pthread_join(id, NULL);
+	printf("%u\n", d->recorded);
+	return err != 0;
+}
+
+struct tt_prog_timed {
+	uint32_t number, recorded;
+	int64_t ms;
+};
+
+static int64_t tt_prog_now_ms(void);
+
+static void *tt_prog_timed_thread(void *arg)
+{
+	struct tt_prog_timed *t = arg;
+	char name[32];
+	snprintf(name, sizeof name, "seq-%u", t->number);
+	tt_thread_name(name);
+	int64_t end = tt_prog_now_ms() + t->ms;
+	do {
+		tt_prog_record_seq(t->number, t->recorded, 4096);
+		t->recorded += 4096;
+	} while (tt_prog_now_ms() < end);
+	return NULL;
+}
+
+static int tt_prog_seconds(uint32_t threads, int64_t ms)
+{
+	pthread_t ids[16];
+	struct tt_prog_timed timed[16];
+	if (threads > 16)
+		return 1;
+	for (uint32_t i = 0; i < threads; i++) {
+		timed[i] = (struct tt_prog_timed){.number = i, .ms = ms};
+		if (pthread_create(&ids[i], NULL, tt_prog_timed_thread, &timed[i]))
+			return 1;
+	}
+	for (uint32_t i = 0; i < threads; i++) {
+		pthread_join(ids[i], NULL);
+		printf("%u\n", timed[i].recorded);
+	}
 	return 0;
 }
 
@@ -411,6 +499,10 @@ int main(int argc, char **argv)
 		tt_prog_values();
 	if (argc == 3 && strcmp(argv[1], "fork") == 0)
 		return tt_prog_fork((uint32_t)atol(argv[2]));
+	if (argc == 4 && strcmp(argv[1], "dumped") == 0)
+		return tt_prog_dumped_run((uint32_t)atol(argv[2]), argv[3]);
+	if (argc == 4 && strcmp(argv[1], "seconds") == 0)
+		return tt_prog_seconds((uint32_t)atol(argv[2]), atol(argv[3]));
 	if (argc == 3 && strcmp(argv[1], "extremes") == 0)
 		return tt_prog_extremes((uint32_t)atol(argv[2]));
 	fprintf(stderr, "usage: see the top of tests/tt_longrun_prog.c\n");

@@ -168,7 +168,10 @@ int tt__next_chunk(struct tt__slot *slot)
 	while (tt__mode->recycle_oldest && slot->chunks >= tt__config.chunk_budget &&
 	       tt__recycle_oldest(slot))
 		;
-	if (slot->chunks < tt__config.chunk_budget) {
+	/* Mode ring while a dump reads the chunks: the thread grows past its budget, or it
+	 * would drop its newest events for a loss that is not one. */
+	int grows = tt__mode->recycle_oldest && __atomic_load_n(&tt__dumps_running, __ATOMIC_ACQUIRE);
+	if (slot->chunks < tt__config.chunk_budget || grows) {
 		chunk = tt__chunk_alloc();
 		cause = TT_DROP_NO_MEMORY;
 	}
@@ -203,11 +206,16 @@ int tt__next_chunk(struct tt__slot *slot)
 }
 
 /* Arena lock held, signals blocked. A draining mode (stream): a thread that dropped
- * events because the drain fell behind records again once the drain freed a chunk. */
+ * events because the drain fell behind records again once the drain freed a chunk;
+ * a ring records again as soon as it has a chunk. */
 int tt__resume(struct tt__slot *slot)
 {
-	if (!tt__mode->drains || slot->drop_cause != TT_DROP_BEHIND ||
-	    (slot->flags & TT__SLOT_EXITED) || slot->chunks >= tt__config.chunk_budget)
+	if (slot->flags & TT__SLOT_EXITED)
+		return 0;
+	/* A ring tries again for a chunk (its own oldest, or memory freed since). */
+	if (!tt__mode->recycle_oldest &&
+	    (!tt__mode->drains || slot->drop_cause != TT_DROP_BEHIND ||
+	     slot->chunks >= tt__config.chunk_budget))
 		return 0;
 	return tt__next_chunk(slot) == 0;
 }

@@ -250,8 +250,9 @@ void tt__set_paused(struct tt__slot *slot, int paused) TT__HIDDEN; /* tt_pause/t
 /* Arena lock held: leaves the current chunk for a new one (0), or, the thread's budget
  * used up, makes the thread drop events (-ENOBUFS). */
 int tt__next_chunk(struct tt__slot *slot) TT__HIDDEN;
-/* Arena lock held, signals blocked. A draining mode: a thread that dropped events
- * because the drain fell behind takes a new chunk once the drain freed one (1). */
+/* Arena lock held, signals blocked. A thread that dropped events takes a new chunk
+ * again (1): in a draining mode, once the drain freed one; in a ring, as soon as it
+ * can recycle or get one. */
 int tt__resume(struct tt__slot *slot) TT__HIDDEN;
 /* Registry lock held, the thread exiting: moves its last records out of a mostly
  * empty chunk, which is recycled. Not while a dump may be reading them. */
