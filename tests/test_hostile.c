@@ -764,5 +764,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_daemon_keeps_the_trace),
 		cmocka_unit_test(test_events_in_the_last_destructor_round),
 	};
+	const char *only = getenv("TT_TEST_ONLY"); /* a pattern: run the tests it names */
+	if (only)
+		cmocka_set_test_filter(only);
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -774,6 +774,52 @@ static void test_stream_unwritten_record_does_not_stall(void **state)
 	tt_rmdir(dir);
 }
 
+/* The counters "count" a thread holds, 0, 1, ... in order: how many. The records
+ * must end with a whole event. */
+static uint64_t tt_lr_counters(const struct tt_thread *t)
+{
+	uint64_t next = 0;
+	unsigned last = TT_REC_PAD;
+	for (size_t sec = 0; sec < t->nsections; sec++) {
+		const struct tt_record *r = tt_section_records(t, sec);
+		for (size_t i = 0; i < t->sections[sec].count; i++) {
+			last = TT_RECORD_KIND(r[i].word);
+			if (last == TT_REC_VALUE)
+				assert_int_equal(r[i].tsc, next++);
+		}
+	}
+	assert_int_equal(last, TT_REC_VALUE);
+	return next;
+}
+
+/* A dump that finds a thread between the two records of an event (tt_dump() from
+ * another thread) writes its records up to the event before: every file converts. */
+static void test_dump_cuts_at_a_whole_event(void **state)
+{
+	(void)state;
+	enum { EVENTS = 1000 };
+	char dir[64], path[128], copy[160], setting[192];
+	tt_lr_tmpfile(dir, sizeof dir, path, sizeof path);
+	snprintf(setting, sizeof setting, "TICKTRACE_OUT=%s", path);
+	snprintf(copy, sizeof copy, "%s/dump.ttr", dir);
+	const char *saved = tt_lr_prog;
+	tt_lr_prog = tt_lr_static_prog;
+	tt_lr_run(TT_LR_SETTINGS("TICKTRACE_MODE=stop", "TICKTRACE_LIVE=0", setting),
+		  TT_LR_SETTINGS("torn", "1000", copy), NULL, 0);
+	tt_lr_prog = saved;
+	const char *files[] = {copy, path};
+	for (int i = 0; i < 2; i++) {
+		struct tt_file f;
+		assert_int_equal(tt_file_open(&f, files[i]), 0);
+		const struct tt_thread *t = tt_lr_only_thread(&f);
+		assert_int_equal(t->cut_events, 0);
+		assert_int_equal(t->dropped_total, 0);
+		assert_int_equal(tt_lr_counters(t), i == 0 ? EVENTS : EVENTS + 1);
+		tt_file_close(&f);
+	}
+	tt_rmdir(dir);
+}
+
 /* ---- live spikes ---- */
 
 /* Live spike `a` and the tools' `b` are the same spike: same name, threshold and
@@ -1066,6 +1112,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_stream_live_spikes_thresholds_file),
 		cmocka_unit_test(test_stream_live_spikes_bad_thresholds_file),
 		cmocka_unit_test(test_stream_unwritten_record_does_not_stall),
+		cmocka_unit_test(test_dump_cuts_at_a_whole_event),
 	};
 	const char *only = getenv("TT_TEST_ONLY"); /* a pattern: run the tests it names */
 	if (only)

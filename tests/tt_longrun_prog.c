@@ -61,6 +61,11 @@
  *                                        (as when a signal handler that interrupted an
  *                                        event jumps away), then exits (static build:
  *                                        it reaches the runtime's internals)
+ *   tt_longrun_prog_static torn EVENTS PATH  records EVENTS counters "count" (values 0 ..
+ *                                        EVENTS - 1), writes the first record of one more
+ *                                        and calls tt_dump(PATH) before it writes the
+ *                                        second (as a dump from another thread can find
+ *                                        a thread), then writes it and exits
  *
  * With TT_PROG_OWN_HANDLER=1, the program installs a SIGSEGV and SIGABRT handler of its
  * own before ticktrace starts (where it is linked statically: the constructor runs
@@ -469,6 +474,21 @@ static int tt_prog_hole(uint32_t events)
 	tt_prog_record_seq(0, 100, events - 100);
 	return 0;
 }
+
+static int tt_prog_torn(uint32_t events, const char *path)
+{
+	for (uint32_t i = 0; i < events; i++)
+		TT_COUNTER("count", (int64_t)i);
+	struct tt__slot *slot = tt__find_slot(tt__thread_pointer());
+	if (!slot)
+		return 1;
+	struct tt_record *event = (struct tt_record *)__atomic_fetch_add(&slot->hot->cursor, 2 * sizeof *event,
+									 __ATOMIC_RELAXED);
+	event[0] = (struct tt_record){__builtin_ia32_rdtsc(), TT_RECORD_WORD(TT_REC_COUNTER, 0)};
+	int err = tt_dump(path);
+	event[1] = (struct tt_record){events, TT_RECORD_WORD(TT_REC_VALUE, 0)};
+	return err != 0;
+}
 #endif
 
 int main(int argc, char **argv)
@@ -486,6 +506,8 @@ int main(int argc, char **argv)
 #ifdef TT_PROG_INTERNALS
 	if (argc == 3 && strcmp(argv[1], "hole") == 0)
 		return tt_prog_hole((uint32_t)atol(argv[2]));
+	if (argc == 4 && strcmp(argv[1], "torn") == 0)
+		return tt_prog_torn((uint32_t)atol(argv[2]), argv[3]);
 #endif
 	if ((argc == 3 || argc == 4) && strcmp(argv[1], "spiky") == 0)
 		return tt_prog_spiky(argv[2], argc == 4 ? argv[3] : "slow");

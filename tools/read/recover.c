@@ -166,8 +166,9 @@ static uint64_t tt_records_after(unsigned kind, uint64_t payload)
 }
 
 /* A file cut short (a run killed, or still writing) may end a thread inside its last
- * event: its first record written, the VALUE or TEXT records after it not yet. That
- * event is left out and counted as dropped; the records before it are whole. */
+ * event: its first record written, the VALUE or TEXT records after it not yet; so may a
+ * dump that read a thread while it wrote that event. That event is left out and
+ * counted as dropped; the records before it are whole. */
 void tt_file_trim_cut_event(struct tt_file *f, struct tt_thread *t)
 {
 	/* Back over the records that continue an event, to the record that begins it. */
