@@ -1020,11 +1020,12 @@ static void test_stream_live_spikes_bad_thresholds_file(void **state)
 
 /* ---- fork ---- */
 
-/* The parent's events in its file only, the child's in its own; both convert,
- * merged into one timeline. `out_pattern` is TICKTRACE_OUT relative to the test's
- * directory; the child's file is found by its pid. */
+/* The parent's events in its file only, the child's in its own, whole, whether it
+ * leaves by exit or by _exit (`leave`); both convert, merged into one timeline.
+ * `out_pattern` is TICKTRACE_OUT relative to the test's directory; the child's file is
+ * found by its pid. */
 static void tt_lr_check_fork(const char *mode, const char *out_pattern, const char *child_name,
-			     const char *extra)
+			     const char *extra, const char *leave)
 {
 	enum { EVENTS = 30000 };
 	char dir[64], unused[128], setting[192], mode_setting[64], line[64];
@@ -1032,7 +1033,7 @@ static void tt_lr_check_fork(const char *mode, const char *out_pattern, const ch
 	snprintf(setting, sizeof setting, "TICKTRACE_OUT=%s/%s", dir, out_pattern);
 	snprintf(mode_setting, sizeof mode_setting, "TICKTRACE_MODE=%s", mode);
 	struct tt_lr_child c;
-	tt_lr_start(&c, TT_LR_SETTINGS(mode_setting, setting, extra), TT_LR_SETTINGS("fork", "30000"));
+	tt_lr_start(&c, TT_LR_SETTINGS(mode_setting, setting, extra), TT_LR_SETTINGS("fork", "30000", leave));
 	assert_non_null(fgets(line, sizeof line, c.out));
 	pid_t parent = c.pid;
 	assert_int_equal(tt_lr_wait(&c), 0);
@@ -1049,6 +1050,7 @@ static void tt_lr_check_fork(const char *mode, const char *out_pattern, const ch
 	for (int i = 0; i < 2; i++) {
 		struct tt_file f;
 		assert_int_equal(tt_file_open(&f, paths[i]), 0);
+		assert_false(f.cut_short);
 		struct tt_lr_seq s;
 		tt_lr_walk_seq(tt_lr_only_thread(&f), &s, false);
 		assert_int_equal(s.number, i == 0 ? 1 : 2);
@@ -1065,6 +1067,7 @@ static void tt_lr_check_fork(const char *mode, const char *out_pattern, const ch
 	assert_int_equal(r.status, 0);
 	assert_non_null(strstr(r.err, " 90000 events, "));
 	assert_non_null(strstr(r.err, " 0 dropped, "));
+	assert_null(strstr(r.err, "crashed"));
 	free(r.out);
 	tt_rmdir(dir);
 }
@@ -1072,15 +1075,26 @@ static void tt_lr_check_fork(const char *mode, const char *out_pattern, const ch
 static void test_fork_each_process_its_own_file(void **state)
 {
 	(void)state;
-	tt_lr_check_fork("stop", "%p.ttr", "%d.ttr", "TICKTRACE_LIVE=0");
-	tt_lr_check_fork("ring", "%p.ttr", "%d.ttr", "TICKTRACE_LIVE=0");
-	tt_lr_check_fork("stream", "%p.ttr", "%d.ttr", "TICKTRACE_LIVE=0");
+	tt_lr_check_fork("stop", "%p.ttr", "%d.ttr", "TICKTRACE_LIVE=0", "exit");
+	tt_lr_check_fork("ring", "%p.ttr", "%d.ttr", "TICKTRACE_LIVE=0", "exit");
+	tt_lr_check_fork("stream", "%p.ttr", "%d.ttr", "TICKTRACE_LIVE=0", "exit");
 	/* Without %p, the child's file is the name followed by its pid. */
-	tt_lr_check_fork("stop", "run.ttr", "run.ttr.%d", "TICKTRACE_LIVE=0");
-	tt_lr_check_fork("stream", "run.ttr", "run.ttr.%d", "TICKTRACE_LIVE=0");
+	tt_lr_check_fork("stop", "run.ttr", "run.ttr.%d", "TICKTRACE_LIVE=0", "exit");
+	tt_lr_check_fork("stream", "run.ttr", "run.ttr.%d", "TICKTRACE_LIVE=0", "exit");
 	/* The child maps a live file of its own over the parent's buffers. */
-	tt_lr_check_fork("stop", "%p.ttr", "%d.ttr", "TICKTRACE_LIVE=1");
-	tt_lr_check_fork("ring", "run.ttr", "run.ttr.%d", "TICKTRACE_LIVE=1");
+	tt_lr_check_fork("stop", "%p.ttr", "%d.ttr", "TICKTRACE_LIVE=1", "exit");
+	tt_lr_check_fork("ring", "run.ttr", "run.ttr.%d", "TICKTRACE_LIVE=1", "exit");
+}
+
+/* A forked child that leaves by _exit, as a child should: its run ends first, as
+ * before an exec. */
+static void test_fork_child_leaves_by_exit(void **state)
+{
+	(void)state;
+	tt_lr_check_fork("stop", "%p.ttr", "%d.ttr", "TICKTRACE_LIVE=0", "_exit");
+	tt_lr_check_fork("ring", "%p.ttr", "%d.ttr", "TICKTRACE_LIVE=0", "_exit");
+	tt_lr_check_fork("stream", "%p.ttr", "%d.ttr", "TICKTRACE_LIVE=0", "_exit");
+	tt_lr_check_fork("ring", "run.ttr", "run.ttr.%d", "TICKTRACE_LIVE=1", "_exit");
 }
 
 int main(int argc, char **argv)
@@ -1108,6 +1122,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_crash_abort),
 		cmocka_unit_test(test_crash_chains_to_the_programs_handler),
 		cmocka_unit_test(test_fork_each_process_its_own_file),
+		cmocka_unit_test(test_fork_child_leaves_by_exit),
 		cmocka_unit_test(test_stream_live_spikes),
 		cmocka_unit_test(test_stream_live_spikes_thresholds_file),
 		cmocka_unit_test(test_stream_live_spikes_bad_thresholds_file),

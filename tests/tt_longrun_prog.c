@@ -18,8 +18,9 @@
  *                                        thousand words), then the counter "edge" at
  *                                        each of tt_edges.h's and the instant "edge"
  *                                        with each as its argument
- *   tt_longrun_prog fork EVENTS          records EVENTS "seq" instants (number 1) and forks;
- *                                        the child records EVENTS (number 2) and exits,
+ *   tt_longrun_prog fork EVENTS [_exit]  records EVENTS "seq" instants (number 1) and forks;
+ *                                        the child records EVENTS (number 2) and exits
+ *                                        (by _exit, if given),
  *                                        the parent waits for it, records EVENTS more
  *                                        (going on from EVENTS) and prints the child's pid
  *
@@ -302,7 +303,7 @@ static int tt_prog_crash(const char *how, uint32_t events)
 	return 1;
 }
 
-static int tt_prog_fork(uint32_t events)
+static int tt_prog_fork(uint32_t events, const char *leave)
 {
 	tt_prog_record_seq(1, 0, events);
 	fflush(stdout);
@@ -311,6 +312,8 @@ static int tt_prog_fork(uint32_t events)
 		return 1;
 	if (child == 0) {
 		tt_prog_record_seq(2, 0, events);
+		if (leave && strcmp(leave, "_exit") == 0)
+			_exit(0);
 		exit(0);
 	}
 	int status;
@@ -519,8 +522,8 @@ int main(int argc, char **argv)
 		return tt_prog_destructors((uint32_t)atol(argv[2]));
 	if (argc == 2 && strcmp(argv[1], "values") == 0)
 		tt_prog_values();
-	if (argc == 3 && strcmp(argv[1], "fork") == 0)
-		return tt_prog_fork((uint32_t)atol(argv[2]));
+	if ((argc == 3 || argc == 4) && strcmp(argv[1], "fork") == 0)
+		return tt_prog_fork((uint32_t)atol(argv[2]), argc == 4 ? argv[3] : NULL);
 	if (argc == 4 && strcmp(argv[1], "dumped") == 0)
 		return tt_prog_dumped_run((uint32_t)atol(argv[2]), argv[3]);
 	if (argc == 4 && strcmp(argv[1], "seconds") == 0)
