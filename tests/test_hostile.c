@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -649,6 +650,43 @@ static void test_daemon_keeps_the_trace(void **state)
 	tt_rmdir(d.dir);
 }
 
+/* ---- a file size limit ---- */
+
+/* RLIMIT_FSIZE smaller than the trace: the program's status and output are its own
+ * (no SIGXFSZ), and the trace is missing or cut, with a word; in every mode, and
+ * with a live file, which cannot be made. */
+static void test_file_size_limit(void **state)
+{
+	(void)state;
+	struct tt_h_dir d;
+	tt_h_dir_make(&d);
+	static const char *const settings[][2] = {
+		{"TICKTRACE_MODE=stop", "TICKTRACE_LIVE=0"},
+		{"TICKTRACE_MODE=ring", "TICKTRACE_LIVE=0"},
+		{"TICKTRACE_MODE=stream", "TICKTRACE_LIVE=0"},
+		{"TICKTRACE_MODE=stop", "TICKTRACE_LIVE=1"},
+	};
+	struct rlimit saved, small;
+	assert_int_equal(getrlimit(RLIMIT_FSIZE, &saved), 0);
+	small = saved;
+	small.rlim_cur = 64 * 1024; /* `ulimit -f 64` */
+	for (size_t i = 0; i < sizeof settings / sizeof settings[0]; i++) {
+		char line[64];
+		/* (The child inherits the limit; nothing here writes meanwhile.) */
+		assert_int_equal(setrlimit(RLIMIT_FSIZE, &small), 0);
+		int status = tt_h_run(TT_H(settings[i][0], settings[i][1], d.out), TT_H("churn", "2000"), d.err,
+				      line, sizeof line, 60);
+		assert_int_equal(setrlimit(RLIMIT_FSIZE, &saved), 0);
+		long early, end;
+		if (status != 0 || sscanf(line, "%ld %ld", &early, &end) != 2)
+			fail_msg("%s %s: status %d, output \"%s\", stderr:\n%s", settings[i][0], settings[i][1],
+				 status, line, tt_h_read(d.err));
+		tt_h_expect_text(d.err, strerror(EFBIG));
+		unlink(d.path);
+	}
+	tt_rmdir(d.dir);
+}
+
 /* ---- a full disk (items 3, 4) ---- */
 
 static char tt_h_disk[64];
@@ -763,6 +801,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_exec_keeps_the_trace),
 		cmocka_unit_test(test_daemon_keeps_the_trace),
 		cmocka_unit_test(test_events_in_the_last_destructor_round),
+		cmocka_unit_test(test_file_size_limit),
 	};
 	const char *only = getenv("TT_TEST_ONLY"); /* a pattern: run the tests it names */
 	if (only)

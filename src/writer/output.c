@@ -48,9 +48,11 @@ int tt__expand_path(const char *pattern, char *buf, size_t size)
 static int tt__write_fd(struct tt__out *out, int fd, tt__file_writer write, void *arg)
 {
 	*out = (struct tt__out){.fd = fd};
+	tt__writing(1);
 	int err = write(out, arg);
 	if (close(fd) < 0 && !err)
 		err = -errno;
+	tt__writing(0);
 	return err;
 }
 
