@@ -300,6 +300,42 @@ static void test_stop_says_what_it_dropped(void **state)
 	tt_rmdir(dir);
 }
 
+/* Mode stop, threads that each fill their buffer: past the run's memory budget
+ * (TICKTRACE_MEMORY), threads get no more buffers; every event is in the file or
+ * counted, and the program says what to set. */
+static void test_stop_memory_budget(void **state)
+{
+	(void)state;
+	enum { THREADS = 20, EVENTS = 100000 };
+	char dir[64], path[128], err[160], setting[192];
+	tt_lr_tmpfile(dir, sizeof dir, path, sizeof path);
+	snprintf(setting, sizeof setting, "TICKTRACE_OUT=%s", path);
+	snprintf(err, sizeof err, "%s/stderr", dir);
+	struct tt_lr_child c;
+	/* Each thread's buffer: 25 chunks, 1.6 MB; twenty would take 32 MB. */
+	tt_lr_spawn(&c, TT_LR_SETTINGS("TICKTRACE_BUFFER=100000", "TICKTRACE_MEMORY=8M", "TICKTRACE_LIVE=0", setting),
+		    TT_LR_SETTINGS("seq", "20", "100000"), err);
+	assert_int_equal(tt_lr_wait(&c), 0);
+	struct tt_file f;
+	assert_int_equal(tt_file_open(&f, path), 0);
+	assert_true(f.records * sizeof(struct tt_record) <= 8u << 20);
+	uint64_t accounted = f.header.unregistered_dropped;
+	for (size_t i = 0; i < f.nthreads; i++) {
+		struct tt_lr_seq s;
+		tt_lr_walk_seq(&f.threads[i], &s, false);
+		assert_int_equal(s.next, EVENTS);
+		accounted += EVENTS;
+	}
+	assert_int_equal(accounted, (uint64_t)THREADS * EVENTS);
+	tt_file_close(&f);
+	char *text = tt_read_text(err);
+	assert_non_null(text);
+	if (!strstr(text, "memory budget, 8 MiB (TICKTRACE_MEMORY)"))
+		fail_msg("stderr:\n%s", text);
+	free(text);
+	tt_rmdir(dir);
+}
+
 /* 200,000 threads, one after the other: memory stays flat, and every one of them is
  * in the trace with its event. */
 static void test_stream_thread_churn(void **state)
@@ -1107,6 +1143,7 @@ int main(int argc, char **argv)
 	tt_lr_static_prog = argv[2];
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_stop_says_what_it_dropped),
+		cmocka_unit_test(test_stop_memory_budget),
 		cmocka_unit_test(test_stream_every_event_written_or_counted),
 		cmocka_unit_test(test_stream_packs_every_value),
 		cmocka_unit_test(test_stream_thread_churn),

@@ -132,6 +132,7 @@ struct tt__config {
 	int off;                /* TICKTRACE=0: ticktrace does nothing this run */
 	uint64_t buffer_events; /* TICKTRACE_BUFFER: events kept per thread */
 	uint64_t chunk_budget;  /* chunks per thread that hold buffer_events */
+	uint64_t memory_bytes;  /* TICKTRACE_MEMORY: every thread's chunks together, at most */
 	const struct tt__mode_ops *mode; /* TICKTRACE_MODE: tt__mode once started */
 };
 
@@ -219,6 +220,7 @@ uintptr_t tt__thread_pointer(void) TT__HIDDEN;
 int tt__arena_init(void) TT__HIDDEN;
 void tt__arena_reset_after_fork(void) TT__HIDDEN;
 void tt__arena_lock(int lock) TT__HIDDEN; /* signals blocked */
+int tt__arena_full(void) TT__HIDDEN; /* the run's memory budget (TICKTRACE_MEMORY) ran out */
 /* Where chunks come from (the mode's answer): a file the arena maps, or -1. */
 int tt__chunks_fd(void) TT__HIDDEN;
 /* Arena lock held, signals blocked: a zeroed chunk, from the free list or never used

@@ -371,6 +371,10 @@ void tt__say_drops(void)
 		fprintf(stderr, "ticktrace: each thread kept its first %" PRIu64 " records "
 			"(TICKTRACE_BUFFER): set it larger, or TICKTRACE_MODE=ring to keep the "
 			"latest, or TICKTRACE_MODE=stream to keep them all\n", tt__config.buffer_events);
+	if (tt__arena_full())
+		fprintf(stderr, "ticktrace: the buffers of all threads together reached the run's "
+			"memory budget, %" PRIu64 " MiB (TICKTRACE_MEMORY): set it larger, or "
+			"TICKTRACE_BUFFER smaller, or TICKTRACE_MODE=stream\n", tt__config.memory_bytes >> 20);
 	if (total[TT_DROP_BEHIND])
 		fprintf(stderr, "ticktrace: the drain thread could not write as fast as threads "
 			"recorded: a larger TICKTRACE_BUFFER absorbs bursts, a faster disk the rest\n");
