@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -378,6 +379,22 @@ static void test_stream_thread_churn(void **state)
 	assert_int_equal(threads, THREADS);
 	free(seen);
 	tt_file_close(&f);
+	tt_rmdir(dir);
+}
+
+/* Mode stream reserves the file's blocks ahead of what it writes; a run that ends
+ * gives back what it did not use: the file takes about its size on disk. */
+static void test_stream_gives_back_its_reservation(void **state)
+{
+	(void)state;
+	char dir[64], path[128], setting[192];
+	tt_lr_tmpfile(dir, sizeof dir, path, sizeof path);
+	snprintf(setting, sizeof setting, "TICKTRACE_OUT=%s", path);
+	tt_lr_run(TT_LR_SETTINGS("TICKTRACE_MODE=stream", setting), TT_LR_SETTINGS("seq", "1", "10"), NULL, 0);
+	struct stat st;
+	assert_int_equal(stat(path, &st), 0);
+	if ((uint64_t)st.st_blocks * 512 > (uint64_t)st.st_size + 65536)
+		fail_msg("%lld bytes take %lld on disk", (long long)st.st_size, (long long)st.st_blocks * 512);
 	tt_rmdir(dir);
 }
 
@@ -1147,6 +1164,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_stream_every_event_written_or_counted),
 		cmocka_unit_test(test_stream_packs_every_value),
 		cmocka_unit_test(test_stream_thread_churn),
+		cmocka_unit_test(test_stream_gives_back_its_reservation),
 		cmocka_unit_test(test_stream_killed_after_dump_keeps_all),
 		cmocka_unit_test(test_stream_killed_keeps_a_clean_prefix),
 		cmocka_unit_test(test_stream_dump_to_a_path_is_a_complete_copy),

@@ -368,6 +368,10 @@ static void tt__stream_end(struct tt__stream *st)
 	if (err && !st->out->err)
 		st->out->err = err;
 	tt__stream_refresh_header(st);
+	/* The blocks reserved past the end go back to the disk. */
+	if (!st->in_place && st->reserved_to > st->out->offset && !st->out->err &&
+	    ftruncate(st->out->fd, (off_t)st->out->offset) < 0)
+		st->out->err = -errno;
 	tt__spikes_finish();
 }
 
