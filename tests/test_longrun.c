@@ -1071,6 +1071,39 @@ static void test_stream_live_spikes_bad_thresholds_file(void **state)
 	tt_rmdir(dir);
 }
 
+/* A relative TICKTRACE_OUT names a file in the directory the program started in,
+ * wherever it is when the file is written, in every mode. */
+static void test_relative_out_where_the_run_began(void **state)
+{
+	(void)state;
+	char dir[64], path[128], elsewhere[160], moved[192], here[4096];
+	tt_lr_tmpfile(dir, sizeof dir, path, sizeof path);
+	snprintf(elsewhere, sizeof elsewhere, "%s/elsewhere", dir);
+	snprintf(moved, sizeof moved, "%s/run.ttr", elsewhere);
+	assert_int_equal(mkdir(elsewhere, 0700), 0);
+	assert_non_null(getcwd(here, sizeof here));
+	static const char *const modes[] = {"TICKTRACE_MODE=stop", "TICKTRACE_MODE=ring", "TICKTRACE_MODE=stream"};
+	for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++) {
+		struct tt_lr_child c;
+		/* (The child starts in the test's directory.) */
+		assert_int_equal(chdir(dir), 0);
+		tt_lr_start(&c, TT_LR_SETTINGS(modes[i], "TICKTRACE_OUT=run.ttr", "TICKTRACE_LIVE=0"),
+			    TT_LR_SETTINGS("moves", elsewhere, "1000"));
+		assert_int_equal(chdir(here), 0);
+		assert_int_equal(tt_lr_wait(&c), 0);
+		if (access(moved, F_OK) == 0)
+			fail_msg("%s: the file went to %s", modes[i], moved);
+		struct tt_file f;
+		assert_int_equal(tt_file_open(&f, path), 0);
+		struct tt_lr_seq s;
+		tt_lr_walk_seq(tt_lr_only_thread(&f), &s, false);
+		assert_int_equal(s.kept, 2000);
+		tt_file_close(&f);
+		unlink(path);
+	}
+	tt_rmdir(dir);
+}
+
 /* ---- fork ---- */
 
 /* The parent's events in its file only, the child's in its own, whole, whether it
@@ -1177,6 +1210,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_crash_abort),
 		cmocka_unit_test(test_crash_chains_to_the_programs_handler),
 		cmocka_unit_test(test_fork_each_process_its_own_file),
+		cmocka_unit_test(test_relative_out_where_the_run_began),
 		cmocka_unit_test(test_fork_child_leaves_by_exit),
 		cmocka_unit_test(test_stream_live_spikes),
 		cmocka_unit_test(test_stream_live_spikes_thresholds_file),

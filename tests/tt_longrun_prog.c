@@ -57,6 +57,10 @@
  *                                        "seq" does) for MS milliseconds; prints how many
  *                                        each recorded, one line each
  *
+ *   tt_longrun_prog moves DIR EVENTS     records EVENTS "seq" instants, moves to the
+ *                                        directory DIR (as daemon(0, 0) moves to /),
+ *                                        records EVENTS more and exits
+ *
  *   tt_longrun_prog_static hole EVENTS   records EVENTS "seq" instants with, after the
  *                                        first 100, a record reserved and never written
  *                                        (as when a signal handler that interrupted an
@@ -386,6 +390,15 @@ static int tt_prog_exec(uint32_t events, const char *how)
 	return 1;
 }
 
+static int tt_prog_moves(const char *dir, uint32_t events)
+{
+	tt_prog_record_seq(0, 0, events);
+	if (chdir(dir) < 0)
+		return 1;
+	tt_prog_record_seq(0, events, events);
+	return 0;
+}
+
 static int tt_prog_daemon(uint32_t events)
 {
 	tt_prog_record_seq(1, 0, events);
@@ -516,6 +529,8 @@ int main(int argc, char **argv)
 		return tt_prog_spiky(argv[2], argc == 4 ? argv[3] : "slow");
 	if (argc == 4 && strcmp(argv[1], "exec") == 0)
 		return tt_prog_exec((uint32_t)atol(argv[2]), argv[3]);
+	if (argc == 4 && strcmp(argv[1], "moves") == 0)
+		return tt_prog_moves(argv[2], (uint32_t)atol(argv[3]));
 	if (argc == 3 && strcmp(argv[1], "daemon") == 0)
 		return tt_prog_daemon((uint32_t)atol(argv[2]));
 	if (argc == 3 && strcmp(argv[1], "destructors") == 0)
