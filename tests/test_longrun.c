@@ -337,6 +337,19 @@ static void test_stop_memory_budget(void **state)
 	tt_rmdir(dir);
 }
 
+/* TICKTRACE=0: names made at run time are not kept (a million took 130-190 MB). */
+static void test_off_keeps_no_names(void **state)
+{
+	(void)state;
+	char line[64];
+	tt_lr_run(TT_LR_SETTINGS("TICKTRACE=0"), TT_LR_SETTINGS("names", "200000"), line, sizeof line);
+	long before_kb, after_kb;
+	assert_int_equal(sscanf(line, "%ld %ld", &before_kb, &after_kb), 2);
+	/* 200,000 names kept would be some 30 MB. */
+	if (after_kb - before_kb > 4096)
+		fail_msg("RSS grew from %ld to %ld kB", before_kb, after_kb);
+}
+
 /* 200,000 threads, one after the other: memory stays flat, and every one of them is
  * in the trace with its event. */
 static void test_stream_thread_churn(void **state)
@@ -1197,6 +1210,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_stream_every_event_written_or_counted),
 		cmocka_unit_test(test_stream_packs_every_value),
 		cmocka_unit_test(test_stream_thread_churn),
+		cmocka_unit_test(test_off_keeps_no_names),
 		cmocka_unit_test(test_stream_gives_back_its_reservation),
 		cmocka_unit_test(test_stream_killed_after_dump_keeps_all),
 		cmocka_unit_test(test_stream_killed_keeps_a_clean_prefix),

@@ -61,6 +61,10 @@
  *                                        directory DIR (as daemon(0, 0) moves to /),
  *                                        records EVENTS more and exits
  *
+ *   tt_longrun_prog names COUNT          records COUNT instants named at run time
+ *                                        ("name-0", "name-1", ...: all distinct); prints
+ *                                        the RSS (kB) before and after
+ *
  *   tt_longrun_prog_static hole EVENTS   records EVENTS "seq" instants with, after the
  *                                        first 100, a record reserved and never written
  *                                        (as when a signal handler that interrupted an
@@ -226,6 +230,18 @@ static void *tt_prog_churn_thread(void *arg)
 {
 	TT_INSTANT_ARG("churn", (uintptr_t)arg);
 	return NULL;
+}
+
+static int tt_prog_names(uint32_t count)
+{
+	long before = tt_prog_rss_kb();
+	for (uint32_t i = 0; i < count; i++) {
+		char name[32];
+		snprintf(name, sizeof name, "name-%u", i);
+		TT_INSTANT_DYN(name);
+	}
+	printf("%ld %ld\n", before, tt_prog_rss_kb());
+	return 0;
 }
 
 static int tt_prog_churn(uint32_t threads)
@@ -511,6 +527,8 @@ int main(int argc, char **argv)
 {
 	if (argc == 4 && strcmp(argv[1], "seq") == 0)
 		return tt_prog_seq((uint32_t)atol(argv[2]), (uint32_t)atol(argv[3]));
+	if (argc == 3 && strcmp(argv[1], "names") == 0)
+		return tt_prog_names((uint32_t)atol(argv[2]));
 	if (argc == 3 && strcmp(argv[1], "churn") == 0)
 		return tt_prog_churn((uint32_t)atol(argv[2]));
 	if (argc == 4 && strcmp(argv[1], "hold") == 0)
