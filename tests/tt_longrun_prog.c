@@ -65,6 +65,10 @@
  *                                        ("name-0", "name-1", ...: all distinct); prints
  *                                        the RSS (kB) before and after
  *
+ *   tt_longrun_prog firsts THREADS       the main thread, then THREADS threads one after
+ *                                        the other, record a scope "first" (their first
+ *                                        event) and a scope "second"
+ *
  *   tt_longrun_prog_static hole EVENTS   records EVENTS "seq" instants with, after the
  *                                        first 100, a record reserved and never written
  *                                        (as when a signal handler that interrupted an
@@ -241,6 +245,28 @@ static int tt_prog_names(uint32_t count)
 		TT_INSTANT_DYN(name);
 	}
 	printf("%ld %ld\n", before, tt_prog_rss_kb());
+	return 0;
+}
+
+static void *tt_prog_firsts_thread(void *arg)
+{
+	(void)arg;
+	TT_BEGIN("first");
+	TT_END();
+	TT_BEGIN("second");
+	TT_END();
+	return NULL;
+}
+
+static int tt_prog_firsts(uint32_t threads)
+{
+	tt_prog_firsts_thread(NULL);
+	for (uint32_t i = 0; i < threads; i++) {
+		pthread_t id;
+		if (pthread_create(&id, NULL, tt_prog_firsts_thread, NULL))
+			return 1;
+		pthread_join(id, NULL);
+	}
 	return 0;
 }
 
@@ -529,6 +555,8 @@ int main(int argc, char **argv)
 		return tt_prog_seq((uint32_t)atol(argv[2]), (uint32_t)atol(argv[3]));
 	if (argc == 3 && strcmp(argv[1], "names") == 0)
 		return tt_prog_names((uint32_t)atol(argv[2]));
+	if (argc == 3 && strcmp(argv[1], "firsts") == 0)
+		return tt_prog_firsts((uint32_t)atol(argv[2]));
 	if (argc == 3 && strcmp(argv[1], "churn") == 0)
 		return tt_prog_churn((uint32_t)atol(argv[2]));
 	if (argc == 4 && strcmp(argv[1], "hold") == 0)

@@ -282,8 +282,9 @@ void tt__drops_now(const struct tt__slot *slot, uint64_t dropped[TT_DROP_CAUSES]
  * setting that would have kept them. */
 void tt__say_drops(void) TT__HIDDEN;
 /* Records one event of n records (at most a chunk) for the calling thread, out of
- * line: TT_DESCRIBE's text. */
-void tt__record_many(const struct tt_record *records, size_t n) TT__HIDDEN;
+ * line: TT_DESCRIBE's text. The thread's first event is timed again (its time in
+ * records[0] rewritten) after the thread's set-up. */
+void tt__record_many(struct tt_record *records, size_t n) TT__HIDDEN;
 extern uint64_t tt__unregistered_drops TT__HIDDEN; /* events of threads without a slot */
 /* Set while this thread runs a part of the slow path that may reach code which records
  * (initialization, through the C library, may call an interposed, instrumented malloc):
