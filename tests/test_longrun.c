@@ -6,6 +6,7 @@
  * the file or counted in the run of dropped events that replaced it. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -1237,8 +1238,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: test_longrun tt_longrun_prog tt_longrun_prog_static\n");
 		return 2;
 	}
-	tt_lr_prog = argv[1];
-	tt_lr_static_prog = argv[2];
+	/* Absolute: a test starts the program from a directory of its own. */
+	static char prog[PATH_MAX], static_prog[PATH_MAX];
+	tt_lr_prog = realpath(argv[1], prog) ? prog : argv[1];
+	tt_lr_static_prog = realpath(argv[2], static_prog) ? static_prog : argv[2];
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_stop_says_what_it_dropped),
 		cmocka_unit_test(test_stop_memory_budget),
