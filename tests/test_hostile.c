@@ -150,8 +150,10 @@ static uint64_t tt_h_check_rounds(const char *path, bool window)
 				if (valued && i + 1 == ev->count)
 					fail_msg("%s: a record with a value ends a section", path);
 				uint64_t value = valued ? records[++i].tsc : 0;
-				if (kind == TT_REC_DROPPED)
+				if (kind == TT_REC_DROPPED) {
 					after_gap = true;
+					counter = UINT64_MAX; /* the round's counter may be in the gap */
+				}
 				if (kind == TT_REC_COUNTER)
 					counter = value;
 				if (kind != TT_REC_INSTANT_ARG)
