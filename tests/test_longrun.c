@@ -741,6 +741,38 @@ static void test_ring_recycles_after_a_dump(void **state)
 	tt_rmdir(dir);
 }
 
+/* Dumps while a thread records, back to back (mode ring): each file holds the
+ * thread's events without a hole, its ring at most twice its size while dumps hold
+ * it, and the program says it dropped events for want of room meanwhile. */
+static void test_ring_dumps_back_to_back(void **state)
+{
+	(void)state;
+	enum { DUMPS = 100 };
+	char dir[64], path[128], setting[192], err[160];
+	tt_lr_tmpfile(dir, sizeof dir, path, sizeof path);
+	snprintf(setting, sizeof setting, "TICKTRACE_OUT=%s", path);
+	snprintf(err, sizeof err, "%s/stderr", dir);
+	struct tt_lr_child c;
+	tt_lr_spawn(&c, TT_LR_SETTINGS("TICKTRACE_MODE=ring", "TICKTRACE_BUFFER=20000", "TICKTRACE_LIVE=0", setting),
+		    TT_LR_SETTINGS("dumps", "100", dir), err);
+	assert_int_equal(tt_lr_wait(&c), 0);
+	for (int n = 0; n < DUMPS; n++) {
+		char dump[160];
+		snprintf(dump, sizeof dump, "%s/%d.ttr", dir, n);
+		struct tt_file f;
+		assert_int_equal(tt_file_open(&f, dump), 0);
+		/* (the main thread, which dumps, is in the file without events) */
+		for (size_t i = 0; i < f.nthreads; i++) {
+			struct tt_lr_seq s;
+			tt_lr_walk_seq(&f.threads[i], &s, true);
+		}
+		/* 5 chunks of 4,095 records, twice over */
+		assert_true(f.records <= 2 * 5 * 4095 + 2);
+		tt_file_close(&f);
+	}
+	tt_rmdir(dir);
+}
+
 /* Mode ring with a live file, whose descriptions are brought up to date while the
  * threads record: the rings go on recycling, to the last event. */
 static void test_ring_live_recycles(void **state)
@@ -1259,6 +1291,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_ring_dump_on_signal_keeps_the_latest),
 		cmocka_unit_test(test_ring_recycles_after_a_dump),
 		cmocka_unit_test(test_ring_live_recycles),
+		cmocka_unit_test(test_ring_dumps_back_to_back),
 		cmocka_unit_test(test_crash_segv_every_mode),
 		cmocka_unit_test(test_crash_abort),
 		cmocka_unit_test(test_crash_chains_to_the_programs_handler),

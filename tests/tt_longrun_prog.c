@@ -69,6 +69,10 @@
  *                                        the other, record a scope "first" (their first
  *                                        event) and a scope "second"
  *
+ *   tt_longrun_prog dumps COUNT DIR      a thread "seq-0" records "seq" instants 0, 1, ...
+ *                                        while the main thread calls tt_dump(DIR/N.ttr)
+ *                                        for N = 0 .. COUNT - 1, then exits
+ *
  *   tt_longrun_prog_static hole EVENTS   records EVENTS "seq" instants with, after the
  *                                        first 100, a record reserved and never written
  *                                        (as when a signal handler that interrupted an
@@ -176,6 +180,31 @@ static int tt_prog_dumped_run(uint32_t events, const char *path)
 	pthread_join(id, NULL);
 	printf("%u\n", d->recorded);
 	return err != 0;
+}
+
+static void *tt_prog_until_dumped(void *arg)
+{
+	(void)arg;
+	tt_thread_name("seq-0");
+	for (uint32_t next = 0; __atomic_load_n(&tt_prog_dumped.dumping, __ATOMIC_ACQUIRE) != 2; next++)
+		tt_prog_record_seq(0, next, 1);
+	return NULL;
+}
+
+static int tt_prog_dumps(uint32_t count, const char *dir)
+{
+	pthread_t id;
+	if (pthread_create(&id, NULL, tt_prog_until_dumped, NULL))
+		return 1;
+	int failed = 0;
+	for (uint32_t n = 0; n < count && !failed; n++) {
+		char path[4096];
+		snprintf(path, sizeof path, "%s/%u.ttr", dir, n);
+		failed = tt_dump(path) != 0;
+	}
+	__atomic_store_n(&tt_prog_dumped.dumping, 2, __ATOMIC_RELEASE);
+	pthread_join(id, NULL);
+	return failed;
 }
 
 struct tt_prog_timed {
@@ -585,6 +614,8 @@ int main(int argc, char **argv)
 		tt_prog_values();
 	if ((argc == 3 || argc == 4) && strcmp(argv[1], "fork") == 0)
 		return tt_prog_fork((uint32_t)atol(argv[2]), argc == 4 ? argv[3] : NULL);
+	if (argc == 4 && strcmp(argv[1], "dumps") == 0)
+		return tt_prog_dumps((uint32_t)atol(argv[2]), argv[3]);
 	if (argc == 4 && strcmp(argv[1], "dumped") == 0)
 		return tt_prog_dumped_run((uint32_t)atol(argv[2]), argv[3]);
 	if (argc == 4 && strcmp(argv[1], "seconds") == 0)

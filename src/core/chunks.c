@@ -143,7 +143,7 @@ void tt__set_all_limits(void)
 /* Arena lock held. Mode ring: a thread whose budget is used up gives its oldest
  * chunk to the background thread, which counts its events as overwritten and zeroes
  * it (here, when the queue is full), and takes a clean one. Not while a dump reads
- * the chunks: the thread then grows until the dump is done. */
+ * the chunks: the thread then grows (up to twice its budget) until the dump is done. */
 static int tt__recycle_oldest(struct tt__slot *slot)
 {
 	struct tt__chunk *oldest = slot->first;
@@ -168,9 +168,11 @@ int tt__next_chunk(struct tt__slot *slot)
 	while (tt__mode->recycle_oldest && slot->chunks >= tt__config.chunk_budget &&
 	       tt__recycle_oldest(slot))
 		;
-	/* Mode ring while a dump reads the chunks: the thread grows past its budget, or it
-	 * would drop its newest events for a loss that is not one. */
-	int grows = tt__mode->recycle_oldest && __atomic_load_n(&tt__dumps_running, __ATOMIC_ACQUIRE);
+	/* Mode ring while a dump reads the chunks: the thread grows past its budget, up to
+	 * twice it (dumps back to back would hold the chunks for good); past that it drops
+	 * events until the dump is done (tt__resume). */
+	int grows = tt__mode->recycle_oldest && __atomic_load_n(&tt__dumps_running, __ATOMIC_ACQUIRE) &&
+		    slot->chunks < 2 * tt__config.chunk_budget;
 	if (slot->chunks < tt__config.chunk_budget || grows) {
 		chunk = tt__chunk_alloc();
 		cause = TT_DROP_NO_MEMORY;
