@@ -12,16 +12,17 @@ int tt__dumps_running;
 
 void tt__hold_chunks(int hold)
 {
+	/* Mode ring: the chunks waiting to be cleaned are counted as overwritten now,
+	 * so that a dump has every thread's count; before the hold, which makes rings
+	 * that fill meanwhile grow. */
+	if (hold && tt__mode->recycle_oldest)
+		tt__clean_queued();
 	sigset_t old;
 	tt__registry_lock(&old);
 	tt__arena_lock(1);
 	tt__dumps_running += hold ? 1 : -1;
 	tt__arena_lock(0);
 	tt__registry_unlock(&old);
-	/* Mode ring: the chunks waiting to be cleaned are counted as overwritten now,
-	 * so that a dump has every thread's count. */
-	if (hold && tt__mode->recycle_oldest)
-		tt__clean_queued();
 }
 
 void tt__compact_exited(struct tt__slot *slot)
@@ -143,7 +144,7 @@ void tt__set_all_limits(void)
 /* Arena lock held. Mode ring: a thread whose budget is used up gives its oldest
  * chunk to the background thread, which counts its events as overwritten and zeroes
  * it (here, when the queue is full), and takes a clean one. Not while a dump reads
- * the chunks: the thread then grows (up to twice its budget) until the dump is done. */
+ * the chunks: the thread then grows (up to a bound) until the dump is done. */
 static int tt__recycle_oldest(struct tt__slot *slot)
 {
 	struct tt__chunk *oldest = slot->first;
@@ -155,6 +156,9 @@ static int tt__recycle_oldest(struct tt__slot *slot)
 	tt__chunk_to_clean(slot, oldest);
 	return 1;
 }
+
+/* Chunks a ring may grow by while a dump holds it, at least. */
+#define TT__RING_GROWTH ((UINT64_C(16) << 20) / TT__CHUNK_SIZE)
 
 /* Arena lock held. Leaves the current chunk (its size then says where its records
  * end) for a new one. Mode stop: a thread whose budget is used up keeps its first
@@ -168,11 +172,13 @@ int tt__next_chunk(struct tt__slot *slot)
 	while (tt__mode->recycle_oldest && slot->chunks >= tt__config.chunk_budget &&
 	       tt__recycle_oldest(slot))
 		;
-	/* Mode ring while a dump reads the chunks: the thread grows past its budget, up to
-	 * twice it (dumps back to back would hold the chunks for good); past that it drops
-	 * events until the dump is done (tt__resume). */
+	/* Mode ring while a dump reads the chunks: the thread grows past its budget, by as
+	 * much again, or at least 16 MiB (what a thread that records flat out fills while a
+	 * reader is held up by the scheduler); not more (dumps back to back would hold the
+	 * chunks for good): past that it drops events until the dump is done (tt__resume). */
+	uint64_t growth = tt__config.chunk_budget > TT__RING_GROWTH ? tt__config.chunk_budget : TT__RING_GROWTH;
 	int grows = tt__mode->recycle_oldest && __atomic_load_n(&tt__dumps_running, __ATOMIC_ACQUIRE) &&
-		    slot->chunks < 2 * tt__config.chunk_budget;
+		    slot->chunks < tt__config.chunk_budget + growth;
 	if (slot->chunks < tt__config.chunk_budget || grows) {
 		chunk = tt__chunk_alloc();
 		cause = TT_DROP_NO_MEMORY;

@@ -374,8 +374,8 @@ void tt__say_drops(void)
 	fprintf(stderr, "\n");
 	if (total[TT_DROP_FULL] && tt__mode->recycle_oldest)
 		fprintf(stderr, "ticktrace: dumps held the rings while threads filled them twice "
-			"over (TICKTRACE_BUFFER %" PRIu64 " records): dump less often, or set it "
-			"larger\n", tt__config.buffer_events);
+			"over (TICKTRACE_BUFFER %" PRIu64 " records, or 16 MiB): dump less often\n",
+			tt__config.buffer_events);
 	else if (total[TT_DROP_FULL])
 		fprintf(stderr, "ticktrace: each thread kept its first %" PRIu64 " records "
 			"(TICKTRACE_BUFFER): set it larger, or TICKTRACE_MODE=ring to keep the "

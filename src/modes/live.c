@@ -179,8 +179,13 @@ uint64_t tt__live_chunks_at(void)
 	return TT__LIVE_CHUNKS_AT;
 }
 
+/* Chunks looked at while they are held: a ring that fills meanwhile grows (up to
+ * twice its size, then drops events), so the hold is kept short. */
+#define TT__LIVE_SCAN_CHUNKS 8
+
 /* The sites a slot's records use that are not described yet, from where the last
- * look stopped. Chunks are held (no ring recycling) while this runs. */
+ * look stopped, in up to TT__LIVE_SCAN_CHUNKS chunks: 1 when there are more, 0 when
+ * all are seen, or -ENOMEM. Chunks are held (no ring recycling) while this runs. */
 static int tt__live_scan(struct tt__live *lv, struct tt__slot *slot)
 {
 	struct tt__chunk *chunk = slot->live_chunk;
@@ -192,7 +197,7 @@ static int tt__live_scan(struct tt__live *lv, struct tt__slot *slot)
 		chunk = slot->first;
 		slot->drained = NULL;
 	}
-	for (; chunk; chunk = __atomic_load_n(&chunk->next, __ATOMIC_ACQUIRE)) {
+	for (int seen = 0; chunk; chunk = __atomic_load_n(&chunk->next, __ATOMIC_ACQUIRE)) {
 		const struct tt_record *begin, *end;
 		tt__chunk_extent(slot, chunk, &begin, &end);
 		const struct tt_record *from = slot->drained && chunk == slot->live_chunk ? slot->drained : begin;
@@ -203,6 +208,8 @@ static int tt__live_scan(struct tt__live *lv, struct tt__slot *slot)
 		slot->drained = to;
 		if (to != end || !__atomic_load_n(&chunk->next, __ATOMIC_ACQUIRE))
 			break;
+		if (++seen == TT__LIVE_SCAN_CHUNKS)
+			return 1;
 	}
 	return 0;
 }
@@ -221,7 +228,6 @@ void tt__live_tick(void)
 			lv->modules_changes = changes;
 			err = tt__out_loaded_modules(lv->out);
 		}
-		tt__hold_chunks(1);
 		for (struct tt__slot *slot = tt__registry_head(); slot && !err;
 		     slot = __atomic_load_n(&slot->next, __ATOMIC_ACQUIRE)) {
 			if (!slot->streamed) {
@@ -229,9 +235,14 @@ void tt__live_tick(void)
 				tt__out_thread_info(lv->out, TT_SEC_THREAD, slot, 0, &ignored);
 				slot->streamed = 1;
 			}
-			err = tt__live_scan(lv, slot);
+			int more;
+			do {
+				tt__hold_chunks(1);
+				more = tt__live_scan(lv, slot);
+				tt__hold_chunks(0);
+			} while (more > 0);
+			err = more;
 		}
-		tt__hold_chunks(0);
 		if (lv->fresh.count) {
 			tt__out_sites(lv->out, &lv->fresh);
 			tt__site_set_clear(&lv->fresh);
