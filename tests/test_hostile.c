@@ -686,6 +686,14 @@ static void test_file_size_limit(void **state)
 		tt_h_expect_text(d.err, strerror(EFBIG));
 		unlink(d.path);
 	}
+	/* The program's own write past the limit still meets SIGXFSZ, after a dump. */
+	char own[160];
+	snprintf(own, sizeof own, "%s/own", d.dir);
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &small), 0);
+	int status = tt_h_run(TT_H("TICKTRACE_MODE=stop", d.out), TT_H("overlimit", own), d.err, NULL, 0, 60);
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &saved), 0);
+	if (status != 128 + SIGXFSZ)
+		fail_msg("status %d, not %d (SIGXFSZ)", status, 128 + SIGXFSZ);
 	tt_rmdir(d.dir);
 }
 

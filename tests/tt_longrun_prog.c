@@ -73,6 +73,11 @@
  *                                        while the main thread calls tt_dump(DIR/N.ttr)
  *                                        for N = 0 .. COUNT - 1, then exits
  *
+ *   tt_longrun_prog overlimit PATH       records 1000 "seq" instants, calls tt_dump(NULL)
+ *                                        (its outcome aside), then writes 1 MiB to PATH
+ *                                        itself: past RLIMIT_FSIZE, the program's own
+ *                                        write meets SIGXFSZ as it would without ticktrace
+ *
  *   tt_longrun_prog_static hole EVENTS   records EVENTS "seq" instants with, after the
  *                                        first 100, a record reserved and never written
  *                                        (as when a signal handler that interrupted an
@@ -470,6 +475,17 @@ static int tt_prog_moves(const char *dir, uint32_t events)
 	return 0;
 }
 
+static int tt_prog_overlimit(const char *path)
+{
+	tt_prog_record_seq(0, 0, 1000);
+	(void)tt_dump(NULL);
+	FILE *f = fopen(path, "we");
+	static char block[1 << 20];
+	if (!f || fwrite(block, 1, sizeof block, f) != sizeof block || fclose(f) != 0)
+		return 1;
+	return 0;
+}
+
 static int tt_prog_daemon(uint32_t events)
 {
 	tt_prog_record_seq(1, 0, events);
@@ -606,6 +622,8 @@ int main(int argc, char **argv)
 		return tt_prog_exec((uint32_t)atol(argv[2]), argv[3]);
 	if (argc == 4 && strcmp(argv[1], "moves") == 0)
 		return tt_prog_moves(argv[2], (uint32_t)atol(argv[3]));
+	if (argc == 3 && strcmp(argv[1], "overlimit") == 0)
+		return tt_prog_overlimit(argv[2]);
 	if (argc == 3 && strcmp(argv[1], "daemon") == 0)
 		return tt_prog_daemon((uint32_t)atol(argv[2]));
 	if (argc == 3 && strcmp(argv[1], "destructors") == 0)
