@@ -350,20 +350,34 @@ static void test_fifo_outputs(void **state)
 	for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++)
 		tt_h_expect_run(TT_H(modes[i], out), TT_H("seq", "1", "100"), err, 0, "Broken pipe");
 
-	/* A reader: the stream goes through whole, and no error is said. */
+	/* A reader: the stream goes through whole, and no error is said. The FIFO is open
+	 * at both ends before the program starts: a reader child that opened it only once
+	 * scheduled could come after the program had found no reader and left, then wait
+	 * in open for a writer that never came (the test hung now and then). The test's own
+	 * write end keeps the reader from an end of file before the program wrote. */
+	int rd = open(fifo, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	assert_true(rd >= 0);
+	int wr = open(fifo, O_WRONLY | O_CLOEXEC);
+	assert_true(wr >= 0);
 	pid_t reader = fork();
 	if (reader == 0) {
-		int in = open(fifo, O_RDONLY), to = open(copy, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		close(wr);
+		int to = open(copy, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 		char buf[65536];
 		ssize_t n;
-		while (in >= 0 && to >= 0 && (n = read(in, buf, sizeof buf)) > 0)
+		if (fcntl(rd, F_SETFL, 0) < 0 || to < 0)
+			_exit(1);
+		while ((n = read(rd, buf, sizeof buf)) > 0)
 			if (write(to, buf, (size_t)n) != n)
 				_exit(1);
-		_exit(in < 0 || to < 0);
+		_exit(n < 0);
 	}
+	close(rd);
 	int status = tt_h_run(TT_H(out, "TICKTRACE_MODE=stream"), TT_H("seq", "1", "100"), err, NULL, 0, 30);
+	close(wr); /* the reader's end of file, once it read what the program wrote */
 	int reader_status;
 	assert_int_equal(waitpid(reader, &reader_status, 0), reader);
+	assert_true(WIFEXITED(reader_status) && WEXITSTATUS(reader_status) == 0);
 	assert_int_equal(status, 0);
 	if (tt_h_read(err)[0])
 		fail_msg("mode stream to a FIFO said: %s", tt_h_read(err));
