@@ -179,15 +179,17 @@ uint64_t tt__live_chunks_at(void)
 	return TT__LIVE_CHUNKS_AT;
 }
 
-/* Chunks looked at while they are held: a ring that fills meanwhile grows (up to
- * twice its size, then drops events), so the hold is kept short. */
-#define TT__LIVE_SCAN_CHUNKS 8
-
 /* The sites a slot's records use that are not described yet, from where the last
- * look stopped, in up to TT__LIVE_SCAN_CHUNKS chunks: 1 when there are more, 0 when
- * all are seen, or -ENOMEM. Chunks are held (no ring recycling) while this runs. */
+ * look stopped, in one chunk: 1 when the next chunk waits, 0 when all are seen, or
+ * -ENOMEM. The chunk's records are copied while the chunks are held (no ring
+ * recycling) and looked at once they are let go: a ring that fills while they are
+ * held grows, up to a bound, then drops events, so a hold is kept to a copy of
+ * 64 KiB (looking the sites up took milliseconds under ASan, and a hold the scheduler
+ * stretched past the bound dropped events). Only the background thread runs it. */
 static int tt__live_scan(struct tt__live *lv, struct tt__slot *slot)
 {
+	static struct tt_record copy[TT__CHUNK_RECORDS];
+	tt__hold_chunks(1);
 	struct tt__chunk *chunk = slot->live_chunk;
 	/* A ring may have recycled the chunk where the last look stopped. */
 	struct tt__chunk *c = slot->first;
@@ -197,21 +199,27 @@ static int tt__live_scan(struct tt__live *lv, struct tt__slot *slot)
 		chunk = slot->first;
 		slot->drained = NULL;
 	}
-	for (int seen = 0; chunk; chunk = __atomic_load_n(&chunk->next, __ATOMIC_ACQUIRE)) {
-		const struct tt_record *begin, *end;
+	const struct tt_record *begin = NULL, *end = NULL, *from = NULL;
+	struct tt__chunk *next = NULL;
+	if (chunk) {
 		tt__chunk_extent(slot, chunk, &begin, &end);
-		const struct tt_record *from = slot->drained && chunk == slot->live_chunk ? slot->drained : begin;
-		const struct tt_record *to = tt__sites_add(&lv->sites, &lv->fresh, from, end, 1);
-		if (!to)
-			return -ENOMEM;
-		slot->live_chunk = chunk;
-		slot->drained = to;
-		if (to != end || !__atomic_load_n(&chunk->next, __ATOMIC_ACQUIRE))
-			break;
-		if (++seen == TT__LIVE_SCAN_CHUNKS)
-			return 1;
+		from = slot->drained && chunk == slot->live_chunk ? slot->drained : begin;
+		memcpy(copy, from, (size_t)(end - from) * sizeof *copy);
+		next = __atomic_load_n(&chunk->next, __ATOMIC_ACQUIRE);
 	}
-	return 0;
+	tt__hold_chunks(0);
+	if (!chunk)
+		return 0;
+	const struct tt_record *to = tt__sites_add(&lv->sites, &lv->fresh, copy, copy + (end - from), 1);
+	if (!to)
+		return -ENOMEM;
+	slot->live_chunk = chunk;
+	slot->drained = from + (to - copy);
+	if (slot->drained != end || !next)
+		return 0;
+	slot->live_chunk = next; /* read from its beginning */
+	slot->drained = NULL;
+	return 1;
 }
 
 void tt__live_tick(void)
@@ -236,11 +244,8 @@ void tt__live_tick(void)
 				slot->streamed = 1;
 			}
 			int more;
-			do {
-				tt__hold_chunks(1);
-				more = tt__live_scan(lv, slot);
-				tt__hold_chunks(0);
-			} while (more > 0);
+			while ((more = tt__live_scan(lv, slot)) > 0)
+				;
 			err = more;
 		}
 		if (lv->fresh.count) {
