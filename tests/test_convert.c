@@ -201,6 +201,34 @@ static void test_cut_in_half_event_dropped(void **state)
 	expect_cut_event_dropped(fx, "X main 0\ni wake 1\nX main 1\ni wake 2\n");
 }
 
+/* A stream killed by SIGKILL has no totals for its running threads: the runs of
+ * events it dropped (DROPPED records) are its counts, in the summary, `info` and the
+ * thread's column. */
+static void test_killed_stream_counts_its_gaps(void **state)
+{
+	struct tt_fixture *fx = *state;
+	static const struct tt_record rec[] = {
+		R(TT_REC_INSTANT, S_WAKE, 2000), R(TT_REC_DROPPED, 58, 2100), R(TT_REC_VALUE, 0, 2200),
+		R(TT_REC_INSTANT, S_WAKE, 2300), R(TT_REC_DROPPED, 4, 2400), R(TT_REC_VALUE, 0, 2500),
+		R(TT_REC_INSTANT, S_WAKE, 2600)};
+	struct tt_tw w;
+	open_flagged(&w, fx->in, TT_FILE_STREAMED);
+	tt_tw_thread(&w, 0, 101, "producer", 0, 0);
+	tt_tw_events(&w, 0, 0, rec, N(rec));
+	assert_int_equal(tt_tw_close(&w), 0);
+	struct tt_run r;
+	TT_RUN(&r, "info", fx->in);
+	assert_int_equal(r.status, 0);
+	if (!strstr(r.out, "dropped 62,") || !strstr(r.out, "producer") || !strstr(r.out, " 62 "))
+		fail_msg("info:\n%s", r.out);
+	free(r.out);
+	TT_RUN(&r, "convert", fx->in, "-o", fx->out);
+	assert_int_equal(r.status, 0);
+	assert_err_has(&r, " 62 dropped, ");
+	assert_err_has(&r, "62 events dropped (buffer full: 0, no memory: 0, disk behind: 62");
+	free(r.out);
+}
+
 static void test_round_trip(void **state)
 {
 	struct tt_fixture *fx = *state;
@@ -1242,6 +1270,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_unregistered_drops_reported, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_live_file, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_cut_in_half_event_dropped, setup, tt_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_killed_stream_counts_its_gaps, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_unterminated, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_real_clock_rate, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_ends_add_up_as_doubles, setup, tt_fixture_teardown),

@@ -6,6 +6,7 @@
  * the file or counted in the run of dropped events that replaced it. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -14,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -300,6 +302,90 @@ static void test_stop_says_what_it_dropped(void **state)
 	tt_rmdir(dir);
 }
 
+/* Mode stop, threads that each fill their buffer: past the run's memory budget
+ * (TICKTRACE_MEMORY), threads get no more buffers; every event is in the file or
+ * counted, and the program says what to set. */
+static void test_stop_memory_budget(void **state)
+{
+	(void)state;
+	enum { THREADS = 20, EVENTS = 100000 };
+	char dir[64], path[128], err[160], setting[192];
+	tt_lr_tmpfile(dir, sizeof dir, path, sizeof path);
+	snprintf(setting, sizeof setting, "TICKTRACE_OUT=%s", path);
+	snprintf(err, sizeof err, "%s/stderr", dir);
+	struct tt_lr_child c;
+	/* Each thread's buffer: 25 chunks, 1.6 MB; twenty would take 32 MB. */
+	tt_lr_spawn(&c, TT_LR_SETTINGS("TICKTRACE_BUFFER=100000", "TICKTRACE_MEMORY=8M", "TICKTRACE_LIVE=0", setting),
+		    TT_LR_SETTINGS("seq", "20", "100000"), err);
+	assert_int_equal(tt_lr_wait(&c), 0);
+	struct tt_file f;
+	assert_int_equal(tt_file_open(&f, path), 0);
+	assert_true(f.records * sizeof(struct tt_record) <= 8u << 20);
+	uint64_t accounted = f.header.unregistered_dropped;
+	for (size_t i = 0; i < f.nthreads; i++) {
+		struct tt_lr_seq s;
+		tt_lr_walk_seq(&f.threads[i], &s, false);
+		assert_int_equal(s.next, EVENTS);
+		accounted += EVENTS;
+	}
+	assert_int_equal(accounted, (uint64_t)THREADS * EVENTS);
+	tt_file_close(&f);
+	char *text = tt_read_text(err);
+	assert_non_null(text);
+	if (!strstr(text, "memory budget, 8 MiB (TICKTRACE_MEMORY)"))
+		fail_msg("stderr:\n%s", text);
+	free(text);
+	tt_rmdir(dir);
+}
+
+/* TICKTRACE=0: names made at run time are not kept (a million took 130-190 MB). */
+static void test_off_keeps_no_names(void **state)
+{
+	(void)state;
+	char line[64];
+	tt_lr_run(TT_LR_SETTINGS("TICKTRACE=0"), TT_LR_SETTINGS("names", "200000"), line, sizeof line);
+	long before_kb, after_kb;
+	assert_int_equal(sscanf(line, "%ld %ld", &before_kb, &after_kb), 2);
+	/* 200,000 names kept would be some 30 MB. */
+	if (after_kb - before_kb > 4096)
+		fail_msg("RSS grew from %ld to %ld kB", before_kb, after_kb);
+}
+
+/* A thread's first event is timed after ticktrace set the thread up (and, for the
+ * run's first, started): the main thread's first scope took 17-25 us here, up to
+ * 4.9 ms elsewhere, a new thread's 1-84 us. Measured on the main thread, whose first
+ * chunk was faulted in at start-up (another thread's may fault a page in while it
+ * writes its first event, which is the program's time). */
+static void test_first_scope_is_the_programs_time(void **state)
+{
+	(void)state;
+	char dir[64], path[128], setting[192];
+	tt_lr_tmpfile(dir, sizeof dir, path, sizeof path);
+	snprintf(setting, sizeof setting, "TICKTRACE_OUT=%s", path);
+	tt_lr_run(TT_LR_SETTINGS(setting), TT_LR_SETTINGS("firsts", "4"), NULL, 0);
+	struct tt_file f;
+	assert_int_equal(tt_file_open(&f, path), 0);
+	size_t threads = 0;
+	for (size_t i = 0; i < f.nthreads; i++) {
+		const struct tt_thread *t = &f.threads[i];
+		if (t->flags & TT_THREAD_RUNTIME)
+			continue;
+		const struct tt_record *r = tt_section_records(t, 0);
+		assert_true(t->sections[0].count >= 2);
+		assert_int_equal(TT_RECORD_KIND(r[0].word), TT_REC_BEGIN);
+		assert_int_equal(TT_RECORD_KIND(r[1].word), TT_REC_END);
+		double us = (double)(r[1].tsc - r[0].tsc) * 1e6 / (double)f.header.tsc_hz;
+		/* Two events in a row: well under a microsecond, unless the machine held the
+		 * thread up between them. */
+		if (t->tid == f.process.pid && us > 5)
+			fail_msg("the main thread's first scope took %.1f us", us);
+		threads++;
+	}
+	assert_int_equal(threads, 5);
+	tt_file_close(&f);
+	tt_rmdir(dir);
+}
+
 /* 200,000 threads, one after the other: memory stays flat, and every one of them is
  * in the trace with its event. */
 static void test_stream_thread_churn(void **state)
@@ -342,6 +428,22 @@ static void test_stream_thread_churn(void **state)
 	assert_int_equal(threads, THREADS);
 	free(seen);
 	tt_file_close(&f);
+	tt_rmdir(dir);
+}
+
+/* Mode stream reserves the file's blocks ahead of what it writes; a run that ends
+ * gives back what it did not use: the file takes about its size on disk. */
+static void test_stream_gives_back_its_reservation(void **state)
+{
+	(void)state;
+	char dir[64], path[128], setting[192];
+	tt_lr_tmpfile(dir, sizeof dir, path, sizeof path);
+	snprintf(setting, sizeof setting, "TICKTRACE_OUT=%s", path);
+	tt_lr_run(TT_LR_SETTINGS("TICKTRACE_MODE=stream", setting), TT_LR_SETTINGS("seq", "1", "10"), NULL, 0);
+	struct stat st;
+	assert_int_equal(stat(path, &st), 0);
+	if ((uint64_t)st.st_blocks * 512 > (uint64_t)st.st_size + 65536)
+		fail_msg("%lld bytes take %lld on disk", (long long)st.st_size, (long long)st.st_blocks * 512);
 	tt_rmdir(dir);
 }
 
@@ -591,6 +693,128 @@ static void test_ring_dump_on_signal_keeps_the_latest(void **state)
 	tt_rmdir(dir);
 }
 
+/* A ring's thread, its file at exit: the latest events up to its last one (`recorded`
+ * in all), older ones counted as overwritten, none lost. */
+static void tt_lr_check_ring_latest(const struct tt_thread *t, uint64_t recorded, uint64_t window)
+{
+	struct tt_lr_seq s;
+	tt_lr_walk_seq(t, &s, true);
+	assert_int_equal(s.next, recorded);
+	assert_int_equal(s.lost, 0);
+	assert_true(s.kept >= window);
+	assert_int_equal(t->dropped_total, t->dropped[TT_DROP_OVERWRITTEN]);
+	assert_int_equal(s.first, t->dropped[TT_DROP_OVERWRITTEN]);
+}
+
+/* The run's standard error, in the file `err`, says of no dropped events. */
+static void tt_lr_says_nothing_dropped(const char *err)
+{
+	char *text = tt_read_text(err);
+	assert_non_null(text);
+	if (strstr(text, "dropped"))
+		fail_msg("stderr:\n%s", text);
+	free(text);
+}
+
+/* Mode ring, tt_dump() from another thread while the thread records: its ring goes
+ * on recycling after the dump (it grows while the dump reads it, then shrinks back). */
+static void test_ring_recycles_after_a_dump(void **state)
+{
+	(void)state;
+	char dir[64], path[128], copy[160], setting[192], err[160], line[32];
+	tt_lr_tmpfile(dir, sizeof dir, path, sizeof path);
+	snprintf(setting, sizeof setting, "TICKTRACE_OUT=%s", path);
+	snprintf(copy, sizeof copy, "%s/dump.ttr", dir);
+	snprintf(err, sizeof err, "%s/stderr", dir);
+	struct tt_lr_child c;
+	tt_lr_spawn(&c, TT_LR_SETTINGS("TICKTRACE_MODE=ring", "TICKTRACE_BUFFER=20000", "TICKTRACE_LIVE=0", setting),
+		    TT_LR_SETTINGS("dumped", "200000", copy), err);
+	assert_non_null(fgets(line, sizeof line, c.out));
+	assert_int_equal(tt_lr_wait(&c), 0);
+	uint64_t recorded = strtoull(line, NULL, 10);
+	assert_true(recorded >= 2 * 200000 + 10000);
+
+	struct tt_file f;
+	assert_int_equal(tt_file_open(&f, path), 0);
+	/* 5 chunks of 2,047 two-record events; the last may have just begun. */
+	tt_lr_check_ring_latest(tt_lr_only_thread(&f), recorded, 4 * 2047);
+	tt_file_close(&f);
+	tt_lr_says_nothing_dropped(err);
+	tt_rmdir(dir);
+}
+
+/* Dumps while a thread records, back to back (mode ring): each file holds the
+ * thread's events without a hole, and its ring grew while dumps held it by 16 MiB at
+ * most (it grew with each dump, whose file was larger each time). */
+static void test_ring_dumps_back_to_back(void **state)
+{
+	(void)state;
+	enum { DUMPS = 100 };
+	char dir[64], path[128], setting[192], err[160];
+	tt_lr_tmpfile(dir, sizeof dir, path, sizeof path);
+	snprintf(setting, sizeof setting, "TICKTRACE_OUT=%s", path);
+	snprintf(err, sizeof err, "%s/stderr", dir);
+	struct tt_lr_child c;
+	tt_lr_spawn(&c, TT_LR_SETTINGS("TICKTRACE_MODE=ring", "TICKTRACE_BUFFER=20000", "TICKTRACE_LIVE=0", setting),
+		    TT_LR_SETTINGS("dumps", "100", dir), err);
+	assert_int_equal(tt_lr_wait(&c), 0);
+	for (int n = 0; n < DUMPS; n++) {
+		char dump[160];
+		snprintf(dump, sizeof dump, "%s/%d.ttr", dir, n);
+		struct tt_file f;
+		assert_int_equal(tt_file_open(&f, dump), 0);
+		/* (the main thread, which dumps, is in the file without events) */
+		for (size_t i = 0; i < f.nthreads; i++) {
+			struct tt_lr_seq s;
+			tt_lr_walk_seq(&f.threads[i], &s, true);
+		}
+		/* 5 chunks of 4,095 records, and 256 more */
+		assert_true(f.records <= (5 + 256) * 4095 + 2);
+		tt_file_close(&f);
+	}
+	tt_rmdir(dir);
+}
+
+/* Mode ring with a live file, whose descriptions are brought up to date while the
+ * threads record: the rings go on recycling, to the last event. */
+static void test_ring_live_recycles(void **state)
+{
+	(void)state;
+	char dir[64], path[128], setting[192], err[160], line[32];
+	tt_lr_tmpfile(dir, sizeof dir, path, sizeof path);
+	snprintf(setting, sizeof setting, "TICKTRACE_OUT=%s", path);
+	snprintf(err, sizeof err, "%s/stderr", dir);
+	struct tt_lr_child c;
+	/* Seconds: the live file's descriptions are brought up to date every 200 ms. */
+	tt_lr_spawn(&c, TT_LR_SETTINGS("TICKTRACE_MODE=ring", "TICKTRACE_BUFFER=100000", "TICKTRACE_LIVE=1", setting),
+		    TT_LR_SETTINGS("seconds", "2", "1500"), err);
+	uint64_t recorded[2];
+	for (int i = 0; i < 2; i++) {
+		assert_non_null(fgets(line, sizeof line, c.out));
+		recorded[i] = strtoull(line, NULL, 10);
+	}
+	assert_int_equal(tt_lr_wait(&c), 0);
+
+	struct tt_file f;
+	assert_int_equal(tt_file_open(&f, path), 0);
+	size_t seen = 0;
+	for (size_t i = 0; i < f.nthreads; i++) {
+		const struct tt_thread *t = &f.threads[i];
+		if (t->flags & TT_THREAD_RUNTIME)
+			continue;
+		struct tt_lr_seq s;
+		tt_lr_walk_seq(t, &s, true);
+		assert_true(s.number < 2);
+		/* 25 chunks of 2,047 two-record events. */
+		tt_lr_check_ring_latest(t, recorded[s.number], 24 * 2047);
+		seen++;
+	}
+	assert_int_equal(seen, 2);
+	tt_file_close(&f);
+	tt_lr_says_nothing_dropped(err);
+	tt_rmdir(dir);
+}
+
 /* ---- crashes ---- */
 
 static const char *tt_lr_static_prog;
@@ -683,6 +907,52 @@ static void test_stream_unwritten_record_does_not_stall(void **state)
 	assert_int_equal(s.lost, 0);
 	assert_int_equal(t->records, 2 * EVENTS + 1); /* and the PAD */
 	tt_file_close(&f);
+	tt_rmdir(dir);
+}
+
+/* The counters "count" a thread holds, 0, 1, ... in order: how many. The records
+ * must end with a whole event. */
+static uint64_t tt_lr_counters(const struct tt_thread *t)
+{
+	uint64_t next = 0;
+	unsigned last = TT_REC_PAD;
+	for (size_t sec = 0; sec < t->nsections; sec++) {
+		const struct tt_record *r = tt_section_records(t, sec);
+		for (size_t i = 0; i < t->sections[sec].count; i++) {
+			last = TT_RECORD_KIND(r[i].word);
+			if (last == TT_REC_VALUE)
+				assert_int_equal(r[i].tsc, next++);
+		}
+	}
+	assert_int_equal(last, TT_REC_VALUE);
+	return next;
+}
+
+/* A dump that finds a thread between the two records of an event (tt_dump() from
+ * another thread) writes its records up to the event before: every file converts. */
+static void test_dump_cuts_at_a_whole_event(void **state)
+{
+	(void)state;
+	enum { EVENTS = 1000 };
+	char dir[64], path[128], copy[160], setting[192];
+	tt_lr_tmpfile(dir, sizeof dir, path, sizeof path);
+	snprintf(setting, sizeof setting, "TICKTRACE_OUT=%s", path);
+	snprintf(copy, sizeof copy, "%s/dump.ttr", dir);
+	const char *saved = tt_lr_prog;
+	tt_lr_prog = tt_lr_static_prog;
+	tt_lr_run(TT_LR_SETTINGS("TICKTRACE_MODE=stop", "TICKTRACE_LIVE=0", setting),
+		  TT_LR_SETTINGS("torn", "1000", copy), NULL, 0);
+	tt_lr_prog = saved;
+	const char *files[] = {copy, path};
+	for (int i = 0; i < 2; i++) {
+		struct tt_file f;
+		assert_int_equal(tt_file_open(&f, files[i]), 0);
+		const struct tt_thread *t = tt_lr_only_thread(&f);
+		assert_int_equal(t->cut_events, 0);
+		assert_int_equal(t->dropped_total, 0);
+		assert_int_equal(tt_lr_counters(t), i == 0 ? EVENTS : EVENTS + 1);
+		tt_file_close(&f);
+	}
 	tt_rmdir(dir);
 }
 
@@ -884,13 +1154,47 @@ static void test_stream_live_spikes_bad_thresholds_file(void **state)
 	tt_rmdir(dir);
 }
 
+/* A relative TICKTRACE_OUT names a file in the directory the program started in,
+ * wherever it is when the file is written, in every mode. */
+static void test_relative_out_where_the_run_began(void **state)
+{
+	(void)state;
+	char dir[64], path[128], elsewhere[160], moved[192], here[4096];
+	tt_lr_tmpfile(dir, sizeof dir, path, sizeof path);
+	snprintf(elsewhere, sizeof elsewhere, "%s/elsewhere", dir);
+	snprintf(moved, sizeof moved, "%s/run.ttr", elsewhere);
+	assert_int_equal(mkdir(elsewhere, 0700), 0);
+	assert_non_null(getcwd(here, sizeof here));
+	static const char *const modes[] = {"TICKTRACE_MODE=stop", "TICKTRACE_MODE=ring", "TICKTRACE_MODE=stream"};
+	for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++) {
+		struct tt_lr_child c;
+		/* (The child starts in the test's directory.) */
+		assert_int_equal(chdir(dir), 0);
+		tt_lr_start(&c, TT_LR_SETTINGS(modes[i], "TICKTRACE_OUT=run.ttr", "TICKTRACE_LIVE=0"),
+			    TT_LR_SETTINGS("moves", elsewhere, "1000"));
+		assert_int_equal(chdir(here), 0);
+		assert_int_equal(tt_lr_wait(&c), 0);
+		if (access(moved, F_OK) == 0)
+			fail_msg("%s: the file went to %s", modes[i], moved);
+		struct tt_file f;
+		assert_int_equal(tt_file_open(&f, path), 0);
+		struct tt_lr_seq s;
+		tt_lr_walk_seq(tt_lr_only_thread(&f), &s, false);
+		assert_int_equal(s.kept, 2000);
+		tt_file_close(&f);
+		unlink(path);
+	}
+	tt_rmdir(dir);
+}
+
 /* ---- fork ---- */
 
-/* The parent's events in its file only, the child's in its own; both convert,
- * merged into one timeline. `out_pattern` is TICKTRACE_OUT relative to the test's
- * directory; the child's file is found by its pid. */
+/* The parent's events in its file only, the child's in its own, whole, whether it
+ * leaves by exit or by _exit (`leave`); both convert, merged into one timeline.
+ * `out_pattern` is TICKTRACE_OUT relative to the test's directory; the child's file is
+ * found by its pid. */
 static void tt_lr_check_fork(const char *mode, const char *out_pattern, const char *child_name,
-			     const char *extra)
+			     const char *extra, const char *leave)
 {
 	enum { EVENTS = 30000 };
 	char dir[64], unused[128], setting[192], mode_setting[64], line[64];
@@ -898,7 +1202,7 @@ static void tt_lr_check_fork(const char *mode, const char *out_pattern, const ch
 	snprintf(setting, sizeof setting, "TICKTRACE_OUT=%s/%s", dir, out_pattern);
 	snprintf(mode_setting, sizeof mode_setting, "TICKTRACE_MODE=%s", mode);
 	struct tt_lr_child c;
-	tt_lr_start(&c, TT_LR_SETTINGS(mode_setting, setting, extra), TT_LR_SETTINGS("fork", "30000"));
+	tt_lr_start(&c, TT_LR_SETTINGS(mode_setting, setting, extra), TT_LR_SETTINGS("fork", "30000", leave));
 	assert_non_null(fgets(line, sizeof line, c.out));
 	pid_t parent = c.pid;
 	assert_int_equal(tt_lr_wait(&c), 0);
@@ -915,6 +1219,7 @@ static void tt_lr_check_fork(const char *mode, const char *out_pattern, const ch
 	for (int i = 0; i < 2; i++) {
 		struct tt_file f;
 		assert_int_equal(tt_file_open(&f, paths[i]), 0);
+		assert_false(f.cut_short);
 		struct tt_lr_seq s;
 		tt_lr_walk_seq(tt_lr_only_thread(&f), &s, false);
 		assert_int_equal(s.number, i == 0 ? 1 : 2);
@@ -931,6 +1236,7 @@ static void tt_lr_check_fork(const char *mode, const char *out_pattern, const ch
 	assert_int_equal(r.status, 0);
 	assert_non_null(strstr(r.err, " 90000 events, "));
 	assert_non_null(strstr(r.err, " 0 dropped, "));
+	assert_null(strstr(r.err, "crashed"));
 	free(r.out);
 	tt_rmdir(dir);
 }
@@ -938,15 +1244,26 @@ static void tt_lr_check_fork(const char *mode, const char *out_pattern, const ch
 static void test_fork_each_process_its_own_file(void **state)
 {
 	(void)state;
-	tt_lr_check_fork("stop", "%p.ttr", "%d.ttr", "TICKTRACE_LIVE=0");
-	tt_lr_check_fork("ring", "%p.ttr", "%d.ttr", "TICKTRACE_LIVE=0");
-	tt_lr_check_fork("stream", "%p.ttr", "%d.ttr", "TICKTRACE_LIVE=0");
+	tt_lr_check_fork("stop", "%p.ttr", "%d.ttr", "TICKTRACE_LIVE=0", "exit");
+	tt_lr_check_fork("ring", "%p.ttr", "%d.ttr", "TICKTRACE_LIVE=0", "exit");
+	tt_lr_check_fork("stream", "%p.ttr", "%d.ttr", "TICKTRACE_LIVE=0", "exit");
 	/* Without %p, the child's file is the name followed by its pid. */
-	tt_lr_check_fork("stop", "run.ttr", "run.ttr.%d", "TICKTRACE_LIVE=0");
-	tt_lr_check_fork("stream", "run.ttr", "run.ttr.%d", "TICKTRACE_LIVE=0");
+	tt_lr_check_fork("stop", "run.ttr", "run.ttr.%d", "TICKTRACE_LIVE=0", "exit");
+	tt_lr_check_fork("stream", "run.ttr", "run.ttr.%d", "TICKTRACE_LIVE=0", "exit");
 	/* The child maps a live file of its own over the parent's buffers. */
-	tt_lr_check_fork("stop", "%p.ttr", "%d.ttr", "TICKTRACE_LIVE=1");
-	tt_lr_check_fork("ring", "run.ttr", "run.ttr.%d", "TICKTRACE_LIVE=1");
+	tt_lr_check_fork("stop", "%p.ttr", "%d.ttr", "TICKTRACE_LIVE=1", "exit");
+	tt_lr_check_fork("ring", "run.ttr", "run.ttr.%d", "TICKTRACE_LIVE=1", "exit");
+}
+
+/* A forked child that leaves by _exit, as a child should: its run ends first, as
+ * before an exec. */
+static void test_fork_child_leaves_by_exit(void **state)
+{
+	(void)state;
+	tt_lr_check_fork("stop", "%p.ttr", "%d.ttr", "TICKTRACE_LIVE=0", "_exit");
+	tt_lr_check_fork("ring", "%p.ttr", "%d.ttr", "TICKTRACE_LIVE=0", "_exit");
+	tt_lr_check_fork("stream", "%p.ttr", "%d.ttr", "TICKTRACE_LIVE=0", "_exit");
+	tt_lr_check_fork("ring", "run.ttr", "run.ttr.%d", "TICKTRACE_LIVE=1", "_exit");
 }
 
 int main(int argc, char **argv)
@@ -955,27 +1272,42 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: test_longrun tt_longrun_prog tt_longrun_prog_static\n");
 		return 2;
 	}
-	tt_lr_prog = argv[1];
-	tt_lr_static_prog = argv[2];
+	/* Absolute: a test starts the program from a directory of its own. */
+	static char prog[PATH_MAX], static_prog[PATH_MAX];
+	tt_lr_prog = realpath(argv[1], prog) ? prog : argv[1];
+	tt_lr_static_prog = realpath(argv[2], static_prog) ? static_prog : argv[2];
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_stop_says_what_it_dropped),
+		cmocka_unit_test(test_stop_memory_budget),
 		cmocka_unit_test(test_stream_every_event_written_or_counted),
 		cmocka_unit_test(test_stream_packs_every_value),
 		cmocka_unit_test(test_stream_thread_churn),
+		cmocka_unit_test(test_first_scope_is_the_programs_time),
+		cmocka_unit_test(test_off_keeps_no_names),
+		cmocka_unit_test(test_stream_gives_back_its_reservation),
 		cmocka_unit_test(test_stream_killed_after_dump_keeps_all),
 		cmocka_unit_test(test_stream_killed_keeps_a_clean_prefix),
 		cmocka_unit_test(test_stream_dump_to_a_path_is_a_complete_copy),
 		cmocka_unit_test(test_live_killed_keeps_every_event),
 		cmocka_unit_test(test_live_normal_exit_removes_the_live_file),
 		cmocka_unit_test(test_ring_dump_on_signal_keeps_the_latest),
+		cmocka_unit_test(test_ring_recycles_after_a_dump),
+		cmocka_unit_test(test_ring_live_recycles),
+		cmocka_unit_test(test_ring_dumps_back_to_back),
 		cmocka_unit_test(test_crash_segv_every_mode),
 		cmocka_unit_test(test_crash_abort),
 		cmocka_unit_test(test_crash_chains_to_the_programs_handler),
 		cmocka_unit_test(test_fork_each_process_its_own_file),
+		cmocka_unit_test(test_relative_out_where_the_run_began),
+		cmocka_unit_test(test_fork_child_leaves_by_exit),
 		cmocka_unit_test(test_stream_live_spikes),
 		cmocka_unit_test(test_stream_live_spikes_thresholds_file),
 		cmocka_unit_test(test_stream_live_spikes_bad_thresholds_file),
 		cmocka_unit_test(test_stream_unwritten_record_does_not_stall),
+		cmocka_unit_test(test_dump_cuts_at_a_whole_event),
 	};
+	const char *only = getenv("TT_TEST_ONLY"); /* a pattern: run the tests it names */
+	if (only)
+		cmocka_set_test_filter(only);
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

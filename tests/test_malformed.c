@@ -536,6 +536,30 @@ static void test_bad_packed(void **state)
 	}
 }
 
+/* A thread whose records end inside an event, in a whole file (a dump that read the
+ * thread while it wrote its last event): the file converts, that event left out and
+ * counted as dropped, with a word. */
+static void test_torn_last_event_is_counted(void **state)
+{
+	struct fixture *fx = *state;
+	struct tt_tw w;
+	open_sites(&w);
+	tt_tw_thread(&w, 0, 101, "main", N(t0), 0);
+	tt_tw_events(&w, 0, 0, t0, N(t0));
+	tt_tw_thread(&w, 1, 102, "worker", N(t1) - 1, 0);
+	tt_tw_events(&w, 1, 0, t1, N(t1) - 1); /* the COUNTER without its VALUE */
+	tt_tw_end(&w);
+	assert_int_equal(tt_tw_close(&w), 0);
+	assert_int_equal(tt_tw_save(fx->in, w.data, w.size), 0);
+	struct tt_run r;
+	TT_RUN(&r, "convert", fx->in, "-o", fx->out);
+	free(r.out);
+	if (r.status != 0 || !strstr(r.err, "1 events dropped") || !strstr(r.err, "cut in half where the file ends: 1") ||
+	    !strstr(r.err, "has only part of its records"))
+		fail_msg("status %d, stderr:\n%s", r.status, r.err);
+	tt_tw_free(&w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -551,6 +575,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_bad_sched, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_unloaded, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_packed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_torn_last_event_is_counted, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

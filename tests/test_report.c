@@ -915,16 +915,23 @@ static void test_bad_notes_and_thresholds(void **state)
 	rec(&t1, 26, 0, 10);
 	write_file(fx->in, one, 1);
 	expect_error(fx, report, "unknown record kind 26");
-	t1.n = 1;
-	rec(&t1, TT_REC_DESCRIBE, 20, 10);
-	write_file(fx->in, one, 1);
-	expect_error(fx, report, "DESCRIBE record without its TEXT records (the thread's records end)");
 	/* each error names the file and the offset */
 	snprintf(where, sizeof(where), "%s: offset ", fx->in);
 	struct tt_run r;
 	tt_run(&r, report);
 	free(r.out);
 	assert_err_has(&r, where);
+	/* a thread whose records end inside an event (a dump that read it while it wrote
+	 * it): that event is left out and counted, the rest reported */
+	t1.n = 1;
+	rec(&t1, TT_REC_DESCRIBE, 20, 10);
+	write_file(fx->in, one, 1);
+	tt_run(&r, report);
+	free(r.out);
+	if (r.status != 0)
+		fail_msg("exit status %d, not 0:\n%s", r.status, r.err);
+	assert_err_has(&r, "has only part of its records");
+	unlink(fx->out);
 
 	t1.n = 0;
 	begin(&t1, S_MAIN, 0);

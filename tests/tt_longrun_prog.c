@@ -18,8 +18,9 @@
  *                                        thousand words), then the counter "edge" at
  *                                        each of tt_edges.h's and the instant "edge"
  *                                        with each as its argument
- *   tt_longrun_prog fork EVENTS          records EVENTS "seq" instants (number 1) and forks;
- *                                        the child records EVENTS (number 2) and exits,
+ *   tt_longrun_prog fork EVENTS [_exit]  records EVENTS "seq" instants (number 1) and forks;
+ *                                        the child records EVENTS (number 2) and exits
+ *                                        (by _exit, if given),
  *                                        the parent waits for it, records EVENTS more
  *                                        (going on from EVENTS) and prints the child's pid
  *
@@ -48,17 +49,52 @@
  *                                        0.3 s after its first round, when the run has
  *                                        described its thread and call sites
  *
+ *   tt_longrun_prog dumped EVENTS PATH   a thread "seq-0" records "seq" instants 0, 1, ...:
+ *                                        EVENTS, then more for as long as the main thread
+ *                                        runs tt_dump(PATH) (and at least 10,000), then
+ *                                        EVENTS more; prints how many it recorded
+ *   tt_longrun_prog seconds THREADS MS   each thread "seq-N" records "seq" instants (as
+ *                                        "seq" does) for MS milliseconds; prints how many
+ *                                        each recorded, one line each
+ *
+ *   tt_longrun_prog moves DIR EVENTS     records EVENTS "seq" instants, moves to the
+ *                                        directory DIR (as daemon(0, 0) moves to /),
+ *                                        records EVENTS more and exits
+ *
+ *   tt_longrun_prog names COUNT          records COUNT instants named at run time
+ *                                        ("name-0", "name-1", ...: all distinct); prints
+ *                                        the RSS (kB) before and after
+ *
+ *   tt_longrun_prog firsts THREADS       the main thread, then THREADS threads one after
+ *                                        the other, record a scope "first" (their first
+ *                                        event) and a scope "second"
+ *
+ *   tt_longrun_prog dumps COUNT DIR      a thread "seq-0" records "seq" instants 0, 1, ...
+ *                                        while the main thread calls tt_dump(DIR/N.ttr)
+ *                                        for N = 0 .. COUNT - 1, then exits
+ *
+ *   tt_longrun_prog overlimit PATH       records 1000 "seq" instants, calls tt_dump(NULL)
+ *                                        (its outcome aside), then writes 1 MiB to PATH
+ *                                        itself: past RLIMIT_FSIZE, the program's own
+ *                                        write meets SIGXFSZ as it would without ticktrace
+ *
  *   tt_longrun_prog_static hole EVENTS   records EVENTS "seq" instants with, after the
  *                                        first 100, a record reserved and never written
  *                                        (as when a signal handler that interrupted an
  *                                        event jumps away), then exits (static build:
  *                                        it reaches the runtime's internals)
+ *   tt_longrun_prog_static torn EVENTS PATH  records EVENTS counters "count" (values 0 ..
+ *                                        EVENTS - 1), writes the first record of one more
+ *                                        and calls tt_dump(PATH) before it writes the
+ *                                        second (as a dump from another thread can find
+ *                                        a thread), then writes it and exits
  *
  * With TT_PROG_OWN_HANDLER=1, the program installs a SIGSEGV and SIGABRT handler of its
  * own before ticktrace starts (where it is linked statically: the constructor runs
  * first), which prints "own handler" and returns.
  */
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -111,6 +147,110 @@ static int tt_prog_seq(uint32_t threads, uint32_t events)
 	return 0;
 }
 
+/* "dumped": the recording thread and the main thread, which dumps meanwhile. */
+static struct tt_prog_dumped {
+	uint32_t events, recorded;
+	int half_way; /* the thread recorded its first EVENTS */
+	int dumping;  /* 1 while the main thread is in tt_dump, 2 once it returned */
+} tt_prog_dumped;
+
+static void *tt_prog_dumped_thread(void *arg)
+{
+	(void)arg;
+	struct tt_prog_dumped *d = &tt_prog_dumped;
+	tt_thread_name("seq-0");
+	tt_prog_record_seq(0, 0, d->events);
+	uint32_t next = d->events;
+	__atomic_store_n(&d->half_way, 1, __ATOMIC_RELEASE);
+	/* Through the whole dump, some chunks' worth. */
+	while (__atomic_load_n(&d->dumping, __ATOMIC_ACQUIRE) != 2 || next < d->events + 10000)
+		tt_prog_record_seq(0, next++, 1);
+	tt_prog_record_seq(0, next, d->events);
+	d->recorded = next + d->events;
+	return NULL;
+}
+
+static int tt_prog_dumped_run(uint32_t events, const char *path)
+{
+	struct tt_prog_dumped *d = &tt_prog_dumped;
+	d->events = events;
+	pthread_t id;
+	if (pthread_create(&id, NULL, tt_prog_dumped_thread, NULL))
+		return 1;
+	while (!__atomic_load_n(&d->half_way, __ATOMIC_ACQUIRE))
+		sched_yield();
+	__atomic_store_n(&d->dumping, 1, __ATOMIC_RELEASE);
+	int err = tt_dump(path);
+	__atomic_store_n(&d->dumping, 2, __ATOMIC_RELEASE);
+	pthread_join(id, NULL);
+	printf("%u\n", d->recorded);
+	return err != 0;
+}
+
+static void *tt_prog_until_dumped(void *arg)
+{
+	(void)arg;
+	tt_thread_name("seq-0");
+	for (uint32_t next = 0; __atomic_load_n(&tt_prog_dumped.dumping, __ATOMIC_ACQUIRE) != 2; next++)
+		tt_prog_record_seq(0, next, 1);
+	return NULL;
+}
+
+static int tt_prog_dumps(uint32_t count, const char *dir)
+{
+	pthread_t id;
+	if (pthread_create(&id, NULL, tt_prog_until_dumped, NULL))
+		return 1;
+	int failed = 0;
+	for (uint32_t n = 0; n < count && !failed; n++) {
+		char path[4096];
+		snprintf(path, sizeof path, "%s/%u.ttr", dir, n);
+		failed = tt_dump(path) != 0;
+	}
+	__atomic_store_n(&tt_prog_dumped.dumping, 2, __ATOMIC_RELEASE);
+	pthread_join(id, NULL);
+	return failed;
+}
+
+struct tt_prog_timed {
+	uint32_t number, recorded;
+	int64_t ms;
+};
+
+static int64_t tt_prog_now_ms(void);
+
+static void *tt_prog_timed_thread(void *arg)
+{
+	struct tt_prog_timed *t = arg;
+	char name[32];
+	snprintf(name, sizeof name, "seq-%u", t->number);
+	tt_thread_name(name);
+	int64_t end = tt_prog_now_ms() + t->ms;
+	do {
+		tt_prog_record_seq(t->number, t->recorded, 4096);
+		t->recorded += 4096;
+	} while (tt_prog_now_ms() < end);
+	return NULL;
+}
+
+static int tt_prog_seconds(uint32_t threads, int64_t ms)
+{
+	pthread_t ids[16];
+	struct tt_prog_timed timed[16];
+	if (threads > 16)
+		return 1;
+	for (uint32_t i = 0; i < threads; i++) {
+		timed[i] = (struct tt_prog_timed){.number = i, .ms = ms};
+		if (pthread_create(&ids[i], NULL, tt_prog_timed_thread, &timed[i]))
+			return 1;
+	}
+	for (uint32_t i = 0; i < threads; i++) {
+		pthread_join(ids[i], NULL);
+		printf("%u\n", timed[i].recorded);
+	}
+	return 0;
+}
+
 static long tt_prog_rss_kb(void)
 {
 	FILE *f = fopen("/proc/self/status", "re");
@@ -128,6 +268,40 @@ static void *tt_prog_churn_thread(void *arg)
 {
 	TT_INSTANT_ARG("churn", (uintptr_t)arg);
 	return NULL;
+}
+
+static int tt_prog_names(uint32_t count)
+{
+	long before = tt_prog_rss_kb();
+	for (uint32_t i = 0; i < count; i++) {
+		char name[32];
+		snprintf(name, sizeof name, "name-%u", i);
+		TT_INSTANT_DYN(name);
+	}
+	printf("%ld %ld\n", before, tt_prog_rss_kb());
+	return 0;
+}
+
+static void *tt_prog_firsts_thread(void *arg)
+{
+	(void)arg;
+	TT_BEGIN("first");
+	TT_END();
+	TT_BEGIN("second");
+	TT_END();
+	return NULL;
+}
+
+static int tt_prog_firsts(uint32_t threads)
+{
+	tt_prog_firsts_thread(NULL);
+	for (uint32_t i = 0; i < threads; i++) {
+		pthread_t id;
+		if (pthread_create(&id, NULL, tt_prog_firsts_thread, NULL))
+			return 1;
+		pthread_join(id, NULL);
+	}
+	return 0;
 }
 
 static int tt_prog_churn(uint32_t threads)
@@ -209,7 +383,7 @@ static int tt_prog_crash(const char *how, uint32_t events)
 	return 1;
 }
 
-static int tt_prog_fork(uint32_t events)
+static int tt_prog_fork(uint32_t events, const char *leave)
 {
 	tt_prog_record_seq(1, 0, events);
 	fflush(stdout);
@@ -218,6 +392,8 @@ static int tt_prog_fork(uint32_t events)
 		return 1;
 	if (child == 0) {
 		tt_prog_record_seq(2, 0, events);
+		if (leave && strcmp(leave, "_exit") == 0)
+			_exit(0);
 		exit(0);
 	}
 	int status;
@@ -288,6 +464,26 @@ static int tt_prog_exec(uint32_t events, const char *how)
 		execvp("true", argv);
 	}
 	return 1;
+}
+
+static int tt_prog_moves(const char *dir, uint32_t events)
+{
+	tt_prog_record_seq(0, 0, events);
+	if (chdir(dir) < 0)
+		return 1;
+	tt_prog_record_seq(0, events, events);
+	return 0;
+}
+
+static int tt_prog_overlimit(const char *path)
+{
+	tt_prog_record_seq(0, 0, 1000);
+	(void)tt_dump(NULL);
+	FILE *f = fopen(path, "we");
+	static char block[1 << 20];
+	if (!f || fwrite(block, 1, sizeof block, f) != sizeof block || fclose(f) != 0)
+		return 1;
+	return 0;
 }
 
 static int tt_prog_daemon(uint32_t events)
@@ -381,12 +577,31 @@ static int tt_prog_hole(uint32_t events)
 	tt_prog_record_seq(0, 100, events - 100);
 	return 0;
 }
+
+static int tt_prog_torn(uint32_t events, const char *path)
+{
+	for (uint32_t i = 0; i < events; i++)
+		TT_COUNTER("count", (int64_t)i);
+	struct tt__slot *slot = tt__find_slot(tt__thread_pointer());
+	if (!slot)
+		return 1;
+	struct tt_record *event = (struct tt_record *)__atomic_fetch_add(&slot->hot->cursor, 2 * sizeof *event,
+									 __ATOMIC_RELAXED);
+	event[0] = (struct tt_record){__builtin_ia32_rdtsc(), TT_RECORD_WORD(TT_REC_COUNTER, 0)};
+	int err = tt_dump(path);
+	event[1] = (struct tt_record){events, TT_RECORD_WORD(TT_REC_VALUE, 0)};
+	return err != 0;
+}
 #endif
 
 int main(int argc, char **argv)
 {
 	if (argc == 4 && strcmp(argv[1], "seq") == 0)
 		return tt_prog_seq((uint32_t)atol(argv[2]), (uint32_t)atol(argv[3]));
+	if (argc == 3 && strcmp(argv[1], "names") == 0)
+		return tt_prog_names((uint32_t)atol(argv[2]));
+	if (argc == 3 && strcmp(argv[1], "firsts") == 0)
+		return tt_prog_firsts((uint32_t)atol(argv[2]));
 	if (argc == 3 && strcmp(argv[1], "churn") == 0)
 		return tt_prog_churn((uint32_t)atol(argv[2]));
 	if (argc == 4 && strcmp(argv[1], "hold") == 0)
@@ -398,19 +613,31 @@ int main(int argc, char **argv)
 #ifdef TT_PROG_INTERNALS
 	if (argc == 3 && strcmp(argv[1], "hole") == 0)
 		return tt_prog_hole((uint32_t)atol(argv[2]));
+	if (argc == 4 && strcmp(argv[1], "torn") == 0)
+		return tt_prog_torn((uint32_t)atol(argv[2]), argv[3]);
 #endif
 	if ((argc == 3 || argc == 4) && strcmp(argv[1], "spiky") == 0)
 		return tt_prog_spiky(argv[2], argc == 4 ? argv[3] : "slow");
 	if (argc == 4 && strcmp(argv[1], "exec") == 0)
 		return tt_prog_exec((uint32_t)atol(argv[2]), argv[3]);
+	if (argc == 4 && strcmp(argv[1], "moves") == 0)
+		return tt_prog_moves(argv[2], (uint32_t)atol(argv[3]));
+	if (argc == 3 && strcmp(argv[1], "overlimit") == 0)
+		return tt_prog_overlimit(argv[2]);
 	if (argc == 3 && strcmp(argv[1], "daemon") == 0)
 		return tt_prog_daemon((uint32_t)atol(argv[2]));
 	if (argc == 3 && strcmp(argv[1], "destructors") == 0)
 		return tt_prog_destructors((uint32_t)atol(argv[2]));
 	if (argc == 2 && strcmp(argv[1], "values") == 0)
 		tt_prog_values();
-	if (argc == 3 && strcmp(argv[1], "fork") == 0)
-		return tt_prog_fork((uint32_t)atol(argv[2]));
+	if ((argc == 3 || argc == 4) && strcmp(argv[1], "fork") == 0)
+		return tt_prog_fork((uint32_t)atol(argv[2]), argc == 4 ? argv[3] : NULL);
+	if (argc == 4 && strcmp(argv[1], "dumps") == 0)
+		return tt_prog_dumps((uint32_t)atol(argv[2]), argv[3]);
+	if (argc == 4 && strcmp(argv[1], "dumped") == 0)
+		return tt_prog_dumped_run((uint32_t)atol(argv[2]), argv[3]);
+	if (argc == 4 && strcmp(argv[1], "seconds") == 0)
+		return tt_prog_seconds((uint32_t)atol(argv[2]), atol(argv[3]));
 	if (argc == 3 && strcmp(argv[1], "extremes") == 0)
 		return tt_prog_extremes((uint32_t)atol(argv[2]));
 	fprintf(stderr, "usage: see the top of tests/tt_longrun_prog.c\n");

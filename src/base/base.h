@@ -37,6 +37,11 @@ __attribute__((visibility("default"))) int tt__own_thread(pid_t tid);
  * holds it too). */
 void tt__background_work(int begin) TT__HIDDEN;
 void tt__background_reset_after_fork(void) TT__HIDDEN; /* in the child */
+/* Around ticktrace's own writes to its files (begin 1, then 0): a write past the
+ * program's RLIMIT_FSIZE fails (EFBIG), and the trace is cut or missing with a word,
+ * instead of SIGXFSZ ending the program; where the program left that signal at its
+ * default action, which comes back once the last such write is done. */
+void tt__writing(int begin) TT__HIDDEN;
 
 /* switches.c: a thread's context switches, as the kernel records them */
 struct tt__switches {

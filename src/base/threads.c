@@ -32,9 +32,47 @@ void tt__background_work(int begin)
 		pthread_mutex_unlock(&tt__background);
 }
 
+/* tt__writing: how many of ticktrace's writes are under way, and whether SIGXFSZ is
+ * ignored for them (the program had it at its default action). */
+static pthread_mutex_t tt__writing_mutex = PTHREAD_MUTEX_INITIALIZER;
+static unsigned tt__writers;
+static int tt__xfsz_ignored;
+
+static void tt__xfsz_action(void (*handler)(int))
+{
+	struct sigaction action = {.sa_handler = handler};
+	sigemptyset(&action.sa_mask);
+	sigaction(SIGXFSZ, &action, NULL);
+}
+
+void tt__writing(int begin)
+{
+	sigset_t old;
+	tt__block_signals(&old);
+	pthread_mutex_lock(&tt__writing_mutex);
+	if (begin && tt__writers++ == 0) {
+		struct sigaction now;
+		tt__xfsz_ignored = sigaction(SIGXFSZ, NULL, &now) == 0 && !(now.sa_flags & SA_SIGINFO) &&
+				   now.sa_handler == SIG_DFL;
+		if (tt__xfsz_ignored)
+			tt__xfsz_action(SIG_IGN);
+	} else if (!begin && --tt__writers == 0 && tt__xfsz_ignored) {
+		tt__xfsz_action(SIG_DFL);
+		tt__xfsz_ignored = 0;
+	}
+	pthread_mutex_unlock(&tt__writing_mutex);
+	tt__restore_signals(&old);
+}
+
 void tt__background_reset_after_fork(void)
 {
 	pthread_mutex_init(&tt__background, NULL);
+	/* Writes of the parent's threads that are not the child's: its action back. */
+	pthread_mutex_init(&tt__writing_mutex, NULL);
+	if (tt__writers && tt__xfsz_ignored)
+		tt__xfsz_action(SIG_DFL);
+	tt__writers = 0;
+	tt__xfsz_ignored = 0;
 }
 
 /* futex word: ticktrace's own threads that began to run */

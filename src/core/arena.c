@@ -291,7 +291,13 @@ int tt__arena_init(void)
 	cpu_set_t cpus; /* the cores this process may run on */
 	tt__cores = sched_getaffinity(0, sizeof cpus, &cpus) == 0 ? CPU_COUNT(&cpus) :
 									  sysconf(_SC_NPROCESSORS_ONLN);
-	for (uint64_t size = TT__ARENA_MAX; size >= TT__ARENA_MIN; size /= 2) {
+	/* The arena is the run's budget of memory for buffers (TICKTRACE_MEMORY): past it,
+	 * threads get no more chunks, and drop their events (TT_DROP_NO_MEMORY). */
+	uint64_t budget = tt__config.memory_bytes / TT__CHUNK_SIZE * TT__CHUNK_SIZE;
+	uint64_t largest = budget < TT__ARENA_MAX ? budget : TT__ARENA_MAX;
+	uint64_t smallest = largest < TT__ARENA_MIN ? largest : TT__ARENA_MIN;
+	for (uint64_t size = largest; size >= smallest && size >= TT__CHUNK_SIZE;
+	     size = size / 2 / TT__CHUNK_SIZE * TT__CHUNK_SIZE) {
 		void *base = tt__arena_map(NULL, size);
 		if (base == MAP_FAILED)
 			continue;
@@ -342,6 +348,13 @@ void tt__arena_lock(int lock)
 		pthread_mutex_unlock(&tt__arena_mutex);
 }
 
+static int tt__arena_used_up; /* a chunk was wanted past the arena's end */
+
+int tt__arena_full(void)
+{
+	return __atomic_load_n(&tt__arena_used_up, __ATOMIC_RELAXED);
+}
+
 /* Arena lock held, signals blocked. */
 struct tt__chunk *tt__chunk_alloc(void)
 {
@@ -350,8 +363,11 @@ struct tt__chunk *tt__chunk_alloc(void)
 		tt__free_chunks = header->next;
 	} else {
 		char *chunk = tt__arena_fresh;
-		if ((size_t)(tt__arena_end - chunk) < TT__CHUNK_SIZE ||
-		    tt__arena_cover(chunk + TT__CHUNK_SIZE) < 0)
+		if ((size_t)(tt__arena_end - chunk) < TT__CHUNK_SIZE) {
+			__atomic_store_n(&tt__arena_used_up, 1, __ATOMIC_RELAXED);
+			return NULL;
+		}
+		if (tt__arena_cover(chunk + TT__CHUNK_SIZE) < 0)
 			return NULL;
 		__atomic_store_n(&tt__arena_fresh, chunk + TT__CHUNK_SIZE, __ATOMIC_RELEASE);
 		if ((size_t)(__atomic_load_n(&tt__arena_ready, __ATOMIC_ACQUIRE) - chunk) <

@@ -12,16 +12,17 @@ int tt__dumps_running;
 
 void tt__hold_chunks(int hold)
 {
+	/* Mode ring: the chunks waiting to be cleaned are counted as overwritten now,
+	 * so that a dump has every thread's count; before the hold, which makes rings
+	 * that fill meanwhile grow. */
+	if (hold && tt__mode->recycle_oldest)
+		tt__clean_queued();
 	sigset_t old;
 	tt__registry_lock(&old);
 	tt__arena_lock(1);
 	tt__dumps_running += hold ? 1 : -1;
 	tt__arena_lock(0);
 	tt__registry_unlock(&old);
-	/* Mode ring: the chunks waiting to be cleaned are counted as overwritten now,
-	 * so that a dump has every thread's count. */
-	if (hold && tt__mode->recycle_oldest)
-		tt__clean_queued();
 }
 
 void tt__compact_exited(struct tt__slot *slot)
@@ -143,7 +144,7 @@ void tt__set_all_limits(void)
 /* Arena lock held. Mode ring: a thread whose budget is used up gives its oldest
  * chunk to the background thread, which counts its events as overwritten and zeroes
  * it (here, when the queue is full), and takes a clean one. Not while a dump reads
- * the chunks: the thread then grows until the dump is done. */
+ * the chunks: the thread then grows (up to a bound) until the dump is done. */
 static int tt__recycle_oldest(struct tt__slot *slot)
 {
 	struct tt__chunk *oldest = slot->first;
@@ -155,6 +156,9 @@ static int tt__recycle_oldest(struct tt__slot *slot)
 	tt__chunk_to_clean(slot, oldest);
 	return 1;
 }
+
+/* Chunks a ring may grow by while a dump holds it, at least. */
+#define TT__RING_GROWTH ((UINT64_C(16) << 20) / TT__CHUNK_SIZE)
 
 /* Arena lock held. Leaves the current chunk (its size then says where its records
  * end) for a new one. Mode stop: a thread whose budget is used up keeps its first
@@ -168,7 +172,14 @@ int tt__next_chunk(struct tt__slot *slot)
 	while (tt__mode->recycle_oldest && slot->chunks >= tt__config.chunk_budget &&
 	       tt__recycle_oldest(slot))
 		;
-	if (slot->chunks < tt__config.chunk_budget) {
+	/* Mode ring while a dump reads the chunks: the thread grows past its budget, by as
+	 * much again, or at least 16 MiB (what a thread that records flat out fills while a
+	 * reader is held up by the scheduler); not more (dumps back to back would hold the
+	 * chunks for good): past that it drops events until the dump is done (tt__resume). */
+	uint64_t growth = tt__config.chunk_budget > TT__RING_GROWTH ? tt__config.chunk_budget : TT__RING_GROWTH;
+	int grows = tt__mode->recycle_oldest && __atomic_load_n(&tt__dumps_running, __ATOMIC_ACQUIRE) &&
+		    slot->chunks < tt__config.chunk_budget + growth;
+	if (slot->chunks < tt__config.chunk_budget || grows) {
 		chunk = tt__chunk_alloc();
 		cause = TT_DROP_NO_MEMORY;
 	}
@@ -203,11 +214,16 @@ int tt__next_chunk(struct tt__slot *slot)
 }
 
 /* Arena lock held, signals blocked. A draining mode (stream): a thread that dropped
- * events because the drain fell behind records again once the drain freed a chunk. */
+ * events because the drain fell behind records again once the drain freed a chunk;
+ * a ring records again as soon as it has a chunk. */
 int tt__resume(struct tt__slot *slot)
 {
-	if (!tt__mode->drains || slot->drop_cause != TT_DROP_BEHIND ||
-	    (slot->flags & TT__SLOT_EXITED) || slot->chunks >= tt__config.chunk_budget)
+	if (slot->flags & TT__SLOT_EXITED)
+		return 0;
+	/* A ring tries again for a chunk (its own oldest, or memory freed since). */
+	if (!tt__mode->recycle_oldest &&
+	    (!tt__mode->drains || slot->drop_cause != TT_DROP_BEHIND ||
+	     slot->chunks >= tt__config.chunk_budget))
 		return 0;
 	return tt__next_chunk(slot) == 0;
 }
@@ -238,6 +254,29 @@ void tt__chunk_drained(struct tt__slot *slot, int recycle)
 		free(chunk);
 }
 
+/* The end of the last whole event in [first, last): the thread may be writing its
+ * last one while it is read, its first record written and the VALUE or TEXT records
+ * after it not yet. (An event never spans two chunks.) */
+static const struct tt_record *tt__whole_events_end(const struct tt_record *first,
+						    const struct tt_record *last)
+{
+	const struct tt_record *start = last;
+	while (start > first && last - start <= TT_TEXT_RECORDS(TT_DESCRIBE_MAX)) {
+		unsigned kind = TT_RECORD_KIND(__atomic_load_n(&start[-1].word, __ATOMIC_ACQUIRE));
+		if (kind != TT_REC_VALUE && kind != TT_REC_TEXT)
+			break;
+		start--;
+	}
+	if (start == first)
+		return last;
+	uint64_t word = __atomic_load_n(&start[-1].word, __ATOMIC_ACQUIRE);
+	unsigned kind = TT_RECORD_KIND(word);
+	uint64_t bytes = TT_RECORD_PAYLOAD(word);
+	uint64_t after = TT_RECORD_HAS_VALUE(kind) ? 1 :
+			 kind == TT_REC_DESCRIBE && bytes <= TT_DESCRIBE_MAX ? TT_TEXT_RECORDS(bytes) : 0;
+	return (uint64_t)(last - start) < after ? start - 1 : last;
+}
+
 void tt__chunk_extent(const struct tt__slot *slot, const struct tt__chunk *chunk,
 		      const struct tt_record **begin, const struct tt_record **end)
 {
@@ -255,5 +294,5 @@ void tt__chunk_extent(const struct tt__slot *slot, const struct tt__chunk *chunk
 	while (last > first && last[-1].word == 0)
 		last--;
 	*begin = first;
-	*end = last;
+	*end = tt__whole_events_end(first, last);
 }

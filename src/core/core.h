@@ -158,6 +158,7 @@ struct tt__config {
 	int off;                /* TICKTRACE=0: ticktrace does nothing this run */
 	uint64_t buffer_events; /* TICKTRACE_BUFFER: events kept per thread */
 	uint64_t chunk_budget;  /* chunks per thread that hold buffer_events */
+	uint64_t memory_bytes;  /* TICKTRACE_MEMORY: every thread's chunks together, at most */
 	const struct tt__mode_ops *mode; /* TICKTRACE_MODE: tt__mode once started */
 	int sched_off;          /* TICKTRACE_SCHED=0: no thread states */
 };
@@ -253,6 +254,7 @@ uintptr_t tt__thread_pointer(void) TT__HIDDEN;
 int tt__arena_init(void) TT__HIDDEN;
 void tt__arena_reset_after_fork(void) TT__HIDDEN;
 void tt__arena_lock(int lock) TT__HIDDEN; /* signals blocked */
+int tt__arena_full(void) TT__HIDDEN; /* the run's memory budget (TICKTRACE_MEMORY) ran out */
 /* Where chunks come from (the mode's answer): a file the arena maps, or -1. */
 int tt__chunks_fd(void) TT__HIDDEN;
 /* Arena lock held, signals blocked: a zeroed chunk, from the free list or never used
@@ -284,8 +286,9 @@ void tt__set_paused(struct tt__slot *slot, int paused) TT__HIDDEN; /* tt_pause/t
 /* Arena lock held: leaves the current chunk for a new one (0), or, the thread's budget
  * used up, makes the thread drop events (-ENOBUFS). */
 int tt__next_chunk(struct tt__slot *slot) TT__HIDDEN;
-/* Arena lock held, signals blocked. A draining mode: a thread that dropped events
- * because the drain fell behind takes a new chunk once the drain freed one (1). */
+/* Arena lock held, signals blocked. A thread that dropped events takes a new chunk
+ * again (1): in a draining mode, once the drain freed one; in a ring, as soon as it
+ * can recycle or get one. */
 int tt__resume(struct tt__slot *slot) TT__HIDDEN;
 /* Registry lock held, the thread exiting: moves its last records out of a mostly
  * empty chunk, which is recycled. Not while a dump may be reading them. */
@@ -313,8 +316,9 @@ void tt__drops_now(const struct tt__slot *slot, uint64_t dropped[TT_DROP_CAUSES]
  * setting that would have kept them. */
 void tt__say_drops(void) TT__HIDDEN;
 /* Records one event of n records (at most a chunk) for the calling thread, out of
- * line: TT_DESCRIBE's text. */
-void tt__record_many(const struct tt_record *records, size_t n) TT__HIDDEN;
+ * line: TT_DESCRIBE's text. The thread's first event is timed again (its time in
+ * records[0] rewritten) after the thread's set-up. */
+void tt__record_many(struct tt_record *records, size_t n) TT__HIDDEN;
 extern uint64_t tt__unregistered_drops TT__HIDDEN; /* events of threads without a slot */
 /* Set while this thread runs a part of the slow path that may reach code which records
  * (initialization, through the C library, may call an interposed, instrumented malloc):

@@ -184,9 +184,15 @@ struct tt__slot *tt__register_thread(uintptr_t tp)
 	slot->tid = (uint32_t)gettid();
 	slot->index = tt__thread_count;
 	tt__refresh_thread_name(slot);
-	if (tt__table_insert(slot, tp) < 0 || tt__slot_start(slot) < 0) {
-		/* The slot stays allocated but unlisted (its chunk too): a later event tries
-		 * again. */
+	int inserted = tt__table_insert(slot, tp) == 0;
+	if (!inserted || tt__slot_start(slot) < 0) {
+		/* No entry, or no chunk (the run's memory budget used up): the slot serves
+		 * again, its entry left to probes and new threads; a later event tries again. */
+		if (inserted)
+			__atomic_store_n(&tt__tls_table[slot->table_index].slot, &tt__retired_slot,
+					 __ATOMIC_RELEASE);
+		slot->next = tt__free_slots;
+		tt__free_slots = slot;
 		slot = NULL;
 		goto out;
 	}

@@ -270,7 +270,7 @@ static void tt__count_reentered(struct tt__slot *slot)
 
 /* Records `size` bytes of records for the calling thread: from its slot and the
  * place the hot path reserved, or (slot NULL) from the start, finding the slot. */
-static void tt__record_in(struct tt__slot *slot, const struct tt_record *records, uint64_t size,
+static void tt__record_in(struct tt__slot *slot, struct tt_record *records, uint64_t size,
 			  char *where)
 {
 	if (tt__in_slow_path) {
@@ -286,12 +286,17 @@ static void tt__record_in(struct tt__slot *slot, const struct tt_record *records
 			return;
 		uintptr_t tp = tt__thread_pointer();
 		slot = tt__find_slot(tp);
+		int registered = !slot;
 		if (!slot)
 			slot = tt__register_thread(tp);
 		if (!slot) {
 			__atomic_add_fetch(&tt__unregistered_drops, 1, __ATOMIC_RELAXED);
 			return;
 		}
+		/* The thread's set-up (and, for the run's first event, start-up) is
+		 * ticktrace's time, not the program's: its first event is timed after it. */
+		if (registered && TT_RECORD_HAS_TIME(TT_RECORD_KIND(records[0].word)))
+			records[0].tsc = __builtin_ia32_rdtsc();
 		if (tt__try_record(slot, records, size, &where))
 			return;
 	}
@@ -305,14 +310,14 @@ void tt__record_slow(uint64_t word, uint64_t value, uint64_t tsc, struct tt__hot
 	if (!tsc) /* a dropping thread's event: the hot path read no time */
 		tsc = __builtin_ia32_rdtsc();
 	int saved_errno = errno;
-	const struct tt_record records[2] = {{tsc, word}, {value, TT_RECORD_WORD(TT_REC_VALUE, 0)}};
+	struct tt_record records[2] = {{tsc, word}, {value, TT_RECORD_WORD(TT_REC_VALUE, 0)}};
 	uint64_t size = TT_RECORD_HAS_VALUE(TT_RECORD_KIND(word)) ? 2 * sizeof(struct tt_record)
 								  : sizeof(struct tt_record);
 	tt__record_in(slot, records, size, where);
 	errno = saved_errno;
 }
 
-void tt__record_many(const struct tt_record *records, size_t n)
+void tt__record_many(struct tt_record *records, size_t n)
 {
 	int saved_errno = errno;
 	tt__record_in(NULL, records, n * sizeof(struct tt_record), NULL);
@@ -367,12 +372,20 @@ void tt__say_drops(void)
 		fprintf(stderr, "; on %u thread%s: %s%s", with_drops, with_drops > 1 ? "s" : "", threads,
 			with_drops > 4 ? ", ..." : "");
 	fprintf(stderr, "\n");
-	if (total[TT_DROP_FULL])
+	if (total[TT_DROP_FULL] && tt__mode->recycle_oldest)
+		fprintf(stderr, "ticktrace: dumps held the rings while threads filled them twice "
+			"over (TICKTRACE_BUFFER %" PRIu64 " records, or 16 MiB): dump less often\n",
+			tt__config.buffer_events);
+	else if (total[TT_DROP_FULL])
 		fprintf(stderr, "ticktrace: each thread kept its first %" PRIu64 " records "
 			"(TICKTRACE_BUFFER=%" PRIu64 ", in whole chunks of %zu): set it larger, or "
 			"TICKTRACE_MODE=ring to keep the latest, or TICKTRACE_MODE=stream to keep "
 			"them all\n", (uint64_t)tt__config.chunk_budget * TT__CHUNK_RECORDS,
 			tt__config.buffer_events, (size_t)TT__CHUNK_RECORDS);
+	if (tt__arena_full())
+		fprintf(stderr, "ticktrace: the buffers of all threads together reached the run's "
+			"memory budget, %" PRIu64 " MiB (TICKTRACE_MEMORY): set it larger, or "
+			"TICKTRACE_BUFFER smaller, or TICKTRACE_MODE=stream\n", tt__config.memory_bytes >> 20);
 	if (total[TT_DROP_BEHIND])
 		fprintf(stderr, "ticktrace: the drain thread could not write as fast as threads "
 			"recorded: a larger TICKTRACE_BUFFER absorbs bursts, a faster disk the rest\n");

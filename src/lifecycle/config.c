@@ -4,10 +4,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "lifecycle/lifecycle.h"
 
 #define TT__DEFAULT_BUFFER_EVENTS (UINT64_C(1) << 20)
+#define TT__MEMORY_MIN (UINT64_C(1) << 20)
 
 static uint64_t tt__parse_buffer(const char *text)
 {
@@ -24,6 +26,34 @@ static uint64_t tt__parse_buffer(const char *text)
 	return events;
 }
 
+/* The run's memory for buffers by default: a quarter of the machine's. */
+static uint64_t tt__default_memory(void)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+	uint64_t physical = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : UINT64_C(4) << 30;
+	return physical / 4;
+}
+
+/* TICKTRACE_MEMORY: bytes, or with a suffix K, M or G (KiB, MiB, GiB). */
+static uint64_t tt__parse_memory(const char *text)
+{
+	char *end;
+	errno = 0;
+	unsigned long long bytes = strtoull(text, &end, 10);
+	int shift = *end == 'K' || *end == 'k' ? 10 : *end == 'M' || *end == 'm' ? 20 :
+		    *end == 'G' || *end == 'g' ? 30 : 0;
+	if (shift)
+		end++;
+	if (errno || end == text || *end || text[0] == '-' || bytes > (UINT64_MAX >> 30) ||
+	    (bytes << shift) < TT__MEMORY_MIN) {
+		uint64_t fallback = tt__default_memory();
+		fprintf(stderr, "ticktrace: TICKTRACE_MEMORY=%s is not a size of 1M or more (bytes, or "
+			"with K, M or G); using %" PRIu64 "M\n", text, fallback >> 20);
+		return fallback;
+	}
+	return (uint64_t)bytes << shift;
+}
+
 void tt__config_read(void)
 {
 	const char *on = getenv("TICKTRACE");
@@ -32,6 +62,8 @@ void tt__config_read(void)
 	tt__config.buffer_events = buffer ? tt__parse_buffer(buffer) : TT__DEFAULT_BUFFER_EVENTS;
 	tt__config.chunk_budget =
 		(tt__config.buffer_events + TT__CHUNK_RECORDS - 1) / TT__CHUNK_RECORDS;
+	const char *memory = getenv("TICKTRACE_MEMORY");
+	tt__config.memory_bytes = memory && *memory ? tt__parse_memory(memory) : tt__default_memory();
 	tt__config.mode = tt__mode_ops_by_name(getenv("TICKTRACE_MODE"));
 	const char *sched = getenv("TICKTRACE_SCHED");
 	tt__config.sched_off = sched && strcmp(sched, "0") == 0;

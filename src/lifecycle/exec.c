@@ -2,11 +2,18 @@
  * event recorded and not yet in the file, and no exit handler runs. The run ends as at
  * exit first (start.c: tt__finish), then the C library's exec runs. The execl forms
  * are interposed too: the C library's call its execve from the inside. An exec that
- * fails returns to a program that records no more, and says so. */
+ * fails returns to a program that records no more, and says so.
+ *
+ * _exit and _Exit, interposed, in a forked child: what a child calls to leave without
+ * running the parent's exit handlers; its run, of its own file, ends first as before
+ * an exec. (Not in the process that started the run: a program that leaves by _exit
+ * skips exit handlers on purpose, maybe from a signal handler.) */
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "lifecycle/lifecycle.h"
@@ -19,6 +26,8 @@ TT_API int fexecve(int fd, char *const argv[], char *const envp[]);
 TT_API int execl(const char *path, const char *arg, ...);
 TT_API int execlp(const char *file, const char *arg, ...);
 TT_API int execle(const char *path, const char *arg, ...);
+TT_API void _exit(int status);
+TT_API void _Exit(int status);
 
 /* The C library's function `name`, once the run has ended; NULL with errno set. */
 static void *tt__before_exec(const char *name)
@@ -131,4 +140,26 @@ int execle(const char *path, const char *arg, ...)
 	char *const *envp = ok ? va_arg(ap, char *const *) : NULL;
 	va_end(ap);
 	return ok ? execve(path, argv, envp) : -1;
+}
+
+/* The C library's `name` (_exit or _Exit), once a forked child's run has ended. */
+__attribute__((noreturn)) static void tt__leave(const char *name, int status)
+{
+	if (__atomic_load_n(&tt__forked, __ATOMIC_ACQUIRE))
+		tt__finish();
+	void (*next)(int) = (void (*)(int))dlsym(RTLD_NEXT, name);
+	if (next)
+		next(status);
+	syscall(SYS_exit_group, status);
+	__builtin_unreachable();
+}
+
+void _exit(int status)
+{
+	tt__leave("_exit", status);
+}
+
+void _Exit(int status)
+{
+	tt__leave("_Exit", status);
 }

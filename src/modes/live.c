@@ -159,7 +159,9 @@ int tt__live_cover(uint64_t arena_bytes)
 	if (arena_bytes <= lv->arena_bytes)
 		return 0;
 	uint64_t grown = (arena_bytes + TT__LIVE_GROW - 1) / TT__LIVE_GROW * TT__LIVE_GROW;
+	tt__writing(1);
 	int err = tt__live_reserve(lv->fd, TT__LIVE_CHUNKS_AT + lv->arena_bytes, TT__LIVE_CHUNKS_AT + grown);
+	tt__writing(0);
 	if (err) {
 		/* Threads get no more chunks: their events are counted as dropped. */
 		if (!lv->said_full)
@@ -178,9 +180,16 @@ uint64_t tt__live_chunks_at(void)
 }
 
 /* The sites a slot's records use that are not described yet, from where the last
- * look stopped. Chunks are held (no ring recycling) while this runs. */
+ * look stopped, in one chunk: 1 when the next chunk waits, 0 when all are seen, or
+ * -ENOMEM. The chunk's records are copied while the chunks are held (no ring
+ * recycling) and looked at once they are let go: a ring that fills while they are
+ * held grows, up to a bound, then drops events, so a hold is kept to a copy of
+ * 64 KiB (looking the sites up took milliseconds under ASan, and a hold the scheduler
+ * stretched past the bound dropped events). Only the background thread runs it. */
 static int tt__live_scan(struct tt__live *lv, struct tt__slot *slot)
 {
+	static struct tt_record copy[TT__CHUNK_RECORDS];
+	tt__hold_chunks(1);
 	struct tt__chunk *chunk = slot->live_chunk;
 	/* A ring may have recycled the chunk where the last look stopped. */
 	struct tt__chunk *c = slot->first;
@@ -190,19 +199,27 @@ static int tt__live_scan(struct tt__live *lv, struct tt__slot *slot)
 		chunk = slot->first;
 		slot->drained = NULL;
 	}
-	for (; chunk; chunk = __atomic_load_n(&chunk->next, __ATOMIC_ACQUIRE)) {
-		const struct tt_record *begin, *end;
+	const struct tt_record *begin = NULL, *end = NULL, *from = NULL;
+	struct tt__chunk *next = NULL;
+	if (chunk) {
 		tt__chunk_extent(slot, chunk, &begin, &end);
-		const struct tt_record *from = slot->drained && chunk == slot->live_chunk ? slot->drained : begin;
-		const struct tt_record *to = tt__sites_add(&lv->sites, &lv->fresh, from, end, 1);
-		if (!to)
-			return -ENOMEM;
-		slot->live_chunk = chunk;
-		slot->drained = to;
-		if (to != end || !__atomic_load_n(&chunk->next, __ATOMIC_ACQUIRE))
-			break;
+		from = slot->drained && chunk == slot->live_chunk ? slot->drained : begin;
+		memcpy(copy, from, (size_t)(end - from) * sizeof *copy);
+		next = __atomic_load_n(&chunk->next, __ATOMIC_ACQUIRE);
 	}
-	return 0;
+	tt__hold_chunks(0);
+	if (!chunk)
+		return 0;
+	const struct tt_record *to = tt__sites_add(&lv->sites, &lv->fresh, copy, copy + (end - from), 1);
+	if (!to)
+		return -ENOMEM;
+	slot->live_chunk = chunk;
+	slot->drained = from + (to - copy);
+	if (slot->drained != end || !next)
+		return 0;
+	slot->live_chunk = next; /* read from its beginning */
+	slot->drained = NULL;
+	return 1;
 }
 
 void tt__live_tick(void)
@@ -210,6 +227,7 @@ void tt__live_tick(void)
 	struct tt__live *lv = &tt__live;
 	if (lv->fd < 0 || lv->finished)
 		return;
+	tt__writing(1);
 	if (!lv->full) {
 		/* Libraries unloaded or loaded since: named offline after a SIGKILL too. */
 		int err = tt__out_unloaded(lv->out, &lv->sites);
@@ -218,7 +236,6 @@ void tt__live_tick(void)
 			lv->modules_changes = changes;
 			err = tt__out_loaded_modules(lv->out);
 		}
-		tt__hold_chunks(1);
 		for (struct tt__slot *slot = tt__registry_head(); slot && !err;
 		     slot = __atomic_load_n(&slot->next, __ATOMIC_ACQUIRE)) {
 			if (!slot->streamed) {
@@ -226,9 +243,11 @@ void tt__live_tick(void)
 				tt__out_thread_info(lv->out, TT_SEC_THREAD, slot, 0, &ignored);
 				slot->streamed = 1;
 			}
-			err = tt__live_scan(lv, slot);
+			int more;
+			while ((more = tt__live_scan(lv, slot)) > 0)
+				;
+			err = more;
 		}
-		tt__hold_chunks(0);
 		if (lv->fresh.count) {
 			tt__out_sites(lv->out, &lv->fresh);
 			tt__site_set_clear(&lv->fresh);
@@ -246,6 +265,7 @@ void tt__live_tick(void)
 	tt__clock_fill_header(&now);
 	lv->header->end = now.end;
 	lv->header->tsc_hz = now.tsc_hz;
+	tt__writing(0);
 }
 
 /* In the child after fork: the parent's live file is the parent's; the child gets
@@ -261,7 +281,10 @@ int tt__live_after_fork(void)
 	tt__site_set_clear(&lv->sites);
 	tt__site_set_clear(&lv->fresh);
 	*lv = (struct tt__live){.fd = -1};
-	if (tt__live_start() < 0)
+	tt__writing(1);
+	int err = tt__live_start();
+	tt__writing(0);
+	if (err < 0)
 		fprintf(stderr, "ticktrace: the child process %d has no live file\n", (int)getpid());
 	return lv->fd;
 }

@@ -23,7 +23,9 @@ static int tt__finish_whole(void)
 /* Modes stop and ring: buffers in a live file, which outlives a SIGKILL. */
 static void tt__prepare_live(void)
 {
+	tt__writing(1);
 	int err = tt__live_start();
+	tt__writing(0);
 	if (err)
 		fprintf(stderr, "ticktrace: no live file (%s): a run killed by SIGKILL will "
 			"leave no trace\n", strerror(-err));

@@ -14,10 +14,32 @@
 
 #include "writer/writer.h"
 
-int tt__default_path(char *buf, size_t size)
+/* TICKTRACE_OUT as the run began: a relative one (the default is) in the directory
+ * the program was in then, which it may leave before the file is written (daemon(0,
+ * 0) moves to /). */
+static char tt__out_pattern[4096];
+
+void tt__resolve_out(void)
 {
 	const char *pattern = getenv("TICKTRACE_OUT");
-	return tt__expand_path(pattern && *pattern ? pattern : "ticktrace-%p.ttr", buf, size);
+	if (!pattern || !*pattern)
+		pattern = "ticktrace-%p.ttr";
+	char cwd[4096];
+	if (pattern[0] == '/' || !getcwd(cwd, sizeof cwd))
+		cwd[0] = 0;
+	size_t len = strlen(cwd);
+	const char *slash = len && cwd[len - 1] != '/' ? "/" : "";
+	/* (A name too long with its directory is left as it is.) */
+	if (snprintf(tt__out_pattern, sizeof tt__out_pattern, "%s%s%s", cwd, slash, pattern) >=
+	    (int)sizeof tt__out_pattern)
+		snprintf(tt__out_pattern, sizeof tt__out_pattern, "%s", pattern);
+}
+
+int tt__default_path(char *buf, size_t size)
+{
+	if (!tt__out_pattern[0])
+		tt__resolve_out();
+	return tt__expand_path(tt__out_pattern, buf, size);
 }
 
 int tt__expand_path(const char *pattern, char *buf, size_t size)
@@ -48,9 +70,11 @@ int tt__expand_path(const char *pattern, char *buf, size_t size)
 static int tt__write_fd(struct tt__out *out, int fd, tt__file_writer write, void *arg)
 {
 	*out = (struct tt__out){.fd = fd};
+	tt__writing(1);
 	int err = write(out, arg);
 	if (close(fd) < 0 && !err)
 		err = -errno;
+	tt__writing(0);
 	return err;
 }
 

@@ -17,8 +17,12 @@ int tt__snapshot_thread(struct tt__thread_snapshot *snap, struct tt__slot *slot)
 	snap->extents = malloc(cap * sizeof *snap->extents);
 	if (!snap->extents)
 		return -ENOMEM;
-	for (const struct tt__chunk *chunk = slot->first; chunk;
-	     chunk = __atomic_load_n(&chunk->next, __ATOMIC_ACQUIRE)) {
+	/* The chunk after each is the one it had before its extent was taken: one the
+	 * thread moves to meanwhile would follow a chunk read only up to where it was
+	 * then, with the events in between missing. */
+	const struct tt__chunk *next;
+	for (const struct tt__chunk *chunk = slot->first; chunk; chunk = next) {
+		next = __atomic_load_n(&chunk->next, __ATOMIC_ACQUIRE);
 		if (snap->chunks == cap) {
 			struct tt__extent *grown = realloc(snap->extents, 2 * cap * sizeof *grown);
 			if (!grown)

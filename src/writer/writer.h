@@ -31,6 +31,8 @@ void tt__out_file_header(struct tt__out *out, uint32_t flags) TT__HIDDEN;
 void tt__out_end(struct tt__out *out, const struct tt_end_info *end) TT__HIDDEN;
 
 /* output.c: where a file goes, and how it gets there */
+/* Takes TICKTRACE_OUT, made absolute, for the rest of the run (at start-up). */
+void tt__resolve_out(void) TT__HIDDEN;
 int tt__default_path(char *buf, size_t size) TT__HIDDEN; /* TICKTRACE_OUT, expanded */
 /* The whole file at the default path (TICKTRACE_OUT), listed (tt__list_written);
  * 0 or -errno. */

@@ -617,7 +617,7 @@ int tt_decoder_finish_thread(struct tt_decoder *d, const struct tt_thread *t)
 				t->dropped[TT_DROP_BEHIND], t->dropped[TT_DROP_REENTERED], t->cut_events);
 	if (t->cut_events)
 		tt_decoder_warn(d, "%s: its last event, at offset %" PRIu64 ", has only part of its "
-				"records (the run ended while writing it): left out",
+				"records (the run ended, or the file was written, while it was recorded): left out",
 				tt_thread_label(t, who, sizeof(who)), t->cut_offset);
 	if (st->gaps)
 		tt_decoder_warn(d, "%s: %" PRIu64 " runs of dropped events (%" PRIu64 " events) shown "

@@ -19,9 +19,11 @@ static int tt_file_parse(struct tt_file *f, const char *path, const uint8_t *dat
 		return -1;
 	if ((f->header.flags & TT_FILE_LIVE) && (tt_file_read_live_chunks(f) < 0 || tt_file_name_unknown_sites(f) < 0))
 		return -1;
-	if (f->cut_short)
-		for (size_t i = 0; i < f->nthreads; i++)
-			tt_file_trim_cut_event(f, &f->threads[i]);
+	for (size_t i = 0; i < f->nthreads; i++) {
+		if (f->cut_short && (f->header.flags & TT_FILE_STREAMED))
+			tt_file_count_gaps(f, &f->threads[i]);
+		tt_file_trim_cut_event(f, &f->threads[i]);
+	}
 	if (tt_file_add_decoder_sites(f) < 0)
 		return -1;
 	return 0;

@@ -357,11 +357,13 @@ const char *tt_unpack_records(const uint8_t *bytes, size_t size, size_t count,
 struct tt_site *tt_file_site_until(const struct tt_file *f, uint64_t address, uint64_t until);
 
 /* recover.c: a live file's chunks to their threads; the sites its records use that
- * were not yet described; a thread's last event cut in half, left out; the sites the
- * decoder needs (lost events, unbegun scopes), where it may. */
+ * were not yet described; a thread's last event cut in half, left out; a stream cut
+ * short, its threads' runs of dropped events counted; the sites the decoder needs
+ * (lost events, unbegun scopes), where it may. */
 int tt_file_read_live_chunks(struct tt_file *f);
 int tt_file_name_unknown_sites(struct tt_file *f);
 void tt_file_trim_cut_event(struct tt_file *f, struct tt_thread *t);
+void tt_file_count_gaps(struct tt_file *f, struct tt_thread *t);
 int tt_file_add_decoder_sites(struct tt_file *f);
 
 #endif

@@ -1,7 +1,8 @@
 /* Recovery of files a run did not finish: a live file's chunks given to their
  * threads in time order, the call sites they use that the run had not described yet,
- * a thread's last event cut in half by a kill; and the sites the decoder names what
- * no record does with (lost events, scopes begun before they were recorded). */
+ * a thread's last event cut in half by a kill, a killed stream's dropped events
+ * counted; and the sites the decoder names what no record does with (lost events,
+ * scopes begun before they were recorded). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -166,8 +167,9 @@ static uint64_t tt_records_after(unsigned kind, uint64_t payload)
 }
 
 /* A file cut short (a run killed, or still writing) may end a thread inside its last
- * event: its first record written, the VALUE or TEXT records after it not yet. That
- * event is left out and counted as dropped; the records before it are whole. */
+ * event: its first record written, the VALUE or TEXT records after it not yet; so may a
+ * dump that read a thread while it wrote that event. That event is left out and
+ * counted as dropped; the records before it are whole. */
 void tt_file_trim_cut_event(struct tt_file *f, struct tt_thread *t)
 {
 	/* Back over the records that continue an event, to the record that begins it. */
@@ -201,4 +203,23 @@ void tt_file_trim_cut_event(struct tt_file *f, struct tt_thread *t)
 			return;
 		}
 	}
+}
+
+/* A stream cut short (the run killed) has no totals for the threads that had not
+ * exited: their runs of dropped events (DROPPED records) say how many they lost, as
+ * the disk fell behind, at least. */
+void tt_file_count_gaps(struct tt_file *f, struct tt_thread *t)
+{
+	uint64_t lost = 0;
+	for (size_t s = 0; s < t->nsections; s++) {
+		const struct tt_record *r = tt_section_records(t, s);
+		for (size_t i = 0; r && i < t->sections[s].count; i++)
+			if (TT_RECORD_KIND(r[i].word) == TT_REC_DROPPED)
+				lost += TT_RECORD_PAYLOAD(r[i].word);
+	}
+	if (lost <= t->dropped_total)
+		return;
+	t->dropped[TT_DROP_BEHIND] += lost - t->dropped_total;
+	f->dropped += lost - t->dropped_total;
+	t->dropped_total = lost;
 }
