@@ -59,7 +59,8 @@ static char *listings(const char *json)
 			const char *name = cJSON_GetObjectItemCaseSensitive(ev, "name")->valuestring;
 			uint32_t pid = (uint32_t)cJSON_GetObjectItemCaseSensitive(ev, "pid")->valuedouble;
 			uint32_t tid = (uint32_t)cJSON_GetObjectItemCaseSensitive(ev, "tid")->valuedouble;
-			if (strcmp(name, "thread_name") != 0 || (tid == pid) != main_pass)
+			if (strcmp(name, "thread_name") != 0 || (tid == pid) != main_pass ||
+			    tt_json_is_states_track(ev))
 				continue;
 			char *one = tt_json_listing(root, tid);
 			assert_non_null(one);

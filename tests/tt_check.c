@@ -271,6 +271,17 @@ int64_t tt_json_ns(const cJSON *ev, const char *field)
 	return cJSON_IsNumber(v) ? (int64_t)llround(v->valuedouble * 1000.0) : -1;
 }
 
+bool tt_json_is_states_track(const cJSON *thread_name)
+{
+	const cJSON *args = cJSON_GetObjectItemCaseSensitive(thread_name, "args");
+	const cJSON *name = cJSON_GetObjectItemCaseSensitive(args, "name");
+	if (!cJSON_IsString(name))
+		return false;
+	size_t n = strlen(name->valuestring), tail = strlen(" (states)");
+	return strcmp(name->valuestring, "states") == 0 ||
+	       (n > tail && strcmp(name->valuestring + n - tail, " (states)") == 0);
+}
+
 char *tt_json_thread_listing(cJSON *root, const char *thread)
 {
 	const cJSON *ev;

@@ -4,6 +4,7 @@
 #ifndef TT_CHECK_H
 #define TT_CHECK_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -72,6 +73,11 @@ cJSON *tt_json_load(const char *path);
  * nest (returns NULL and prints why when one overlaps its parent). Metadata,
  * counters and flow events (s, t, f) are left out. Free the result. */
 char *tt_json_listing(cJSON *root, uint32_t tid);
+
+/* Whether a thread_name metadata event names a thread's states track ("NAME (states)"
+ * or "states", beside the thread: its Running, Preempted and Blocked slices), which
+ * is no thread of the program's and whose slices depend on the machine's load. */
+bool tt_json_is_states_track(const cJSON *thread_name);
 
 /* tt_json_listing of the thread named `thread` (NULL: the process's main thread,
  * whose tid is its pid); fails the test when there is none. */
