@@ -8,7 +8,12 @@
 #   no_follow  --no-follow: the program alone (and its fork), its children untraced;
 #   sanitized  a program built with -fsanitize=address, whose runtime must be the
 #              first library loaded: it runs and is traced as without sanitizer;
-#   help       the exit statuses --help promises are those given.
+#   help       the exit statuses --help promises are those given;
+#   own_libraries  -f '*' patches the program and the libraries it loads (its own
+#              DT_NEEDED, the user's preload), never those only the detour library
+#              needs (libdw, libelf, liblzma...);
+#   exec       a process that execs: the old image's trace and the new one's both
+#              kept, both named.
 #   record_cli.sh CASE CC DETOUR_SOURCES SANITIZE   (TT_TEST_TOOL: the ticktrace command;
 #   SANITIZE: the build's b_sanitize)
 set -eu
@@ -153,6 +158,32 @@ help)
 	[ "$rc" = 2 ] || fail "usage: exit $rc"
 	no_leftovers
 	echo "record's exit statuses are those --help gives"
+	;;
+own_libraries)
+	"$cc" -O1 -o "$dir/hello" "$src/hello.c"
+	"$cc" -O1 -o "$dir/hello-z" "$src/hello.c" -Wl,--no-as-needed -lz 2>"$dir/cc.log" ||
+		{ echo "skipped: no libz to link ($(head -1 "$dir/cc.log"))" >&2; exit 77; }
+	# The program's own functions are all there is to patch (the C library is left
+	# alone): no more than it defines.
+	own=$(nm --defined-only "$dir/hello" | grep -c ' [Tt] ')
+	(cd "$dir" && "$tool" record -f '*' -o run.ttr -- ./hello >/dev/null 2>err) && rc=0 || rc=$?
+	[ "$rc" = 5 ] || { cat "$dir/err" >&2; fail "record -f '*' exits $rc, not 5"; }
+	patched=$(sed -n 's/^ticktrace: patched \([0-9]*\) functions.*/\1/p' "$dir/err")
+	[ -n "$patched" ] && [ "$patched" -le "$own" ] ||
+		{ cat "$dir/err" >&2; fail "-f '*' patched ${patched:-?} functions, the program has $own"; }
+	grep -q "only ticktrace's detour library needs, left alone" "$dir/err" ||
+		{ cat "$dir/err" >&2; fail "the detour library's own libraries not said left alone"; }
+	# A library the program links, or the user preloads, is the program's: patched.
+	for how in linked preloaded; do
+		prog=./hello-z preload=${LD_PRELOAD:-}
+		[ "$how" = linked ] || prog=./hello preload="${preload:+$preload:}libz.so.1"
+		(cd "$dir" && LD_PRELOAD=$preload "$tool" record -f zlibVersion -o run.ttr -- $prog \
+			>/dev/null 2>err) && rc=0 || rc=$?
+		[ "$rc" = 5 ] && grep -q '^ticktrace: patched 1 functions' "$dir/err" ||
+			{ cat "$dir/err" >&2; fail "libz $how: zlibVersion not patched (exit $rc)"; }
+	done
+	no_leftovers
+	echo "-f '*': the program's $patched functions, its libraries', not the detour library's"
 	;;
 *) fail "no case $case_" ;;
 esac
