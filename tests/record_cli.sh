@@ -112,7 +112,7 @@ print(len({e["pid"] for e in events if e.get("name") == "work_leaf"}))' "$dir/ru
 			>/dev/null 2>err) && rc=0 || rc=$?
 		[ "$rc" = 3 ] || { cat "$dir/stream/err" >&2; fail "mode stream: exit $rc"; }
 		named=$(grep 'ticktrace: recorded' "$dir/stream/err" | sed 's/; see them.*//' |
-			grep -o 'ticktrace-[0-9]*\.ttr' | sort)
+			grep -o 'ticktrace-[0-9]*\(\.exec[0-9]*\)\{0,1\}\.ttr' | sort)
 		left=$(cd "$dir/stream" && ls ticktrace-*.ttr | sort)
 		[ "$named" = "$left" ] && [ "$(echo "$left" | wc -l)" -ge 6 ] ||
 			fail "mode stream: the summary names $(echo $named), the run left $(echo $left)"
@@ -184,6 +184,31 @@ own_libraries)
 	done
 	no_leftovers
 	echo "-f '*': the program's $patched functions, its libraries', not the detour library's"
+	;;
+exec)
+	"$cc" -O1 -o "$dir/hello" "$src/hello.c"
+	mkdir "$dir/run"
+	# The shell's image, env's, then hello's: one pid, three files.
+	(cd "$dir/run" && "$tool" record -f work_leaf -o 'run-%p.ttr' -c all.json -- \
+		sh -c "exec env '$dir/hello'" >out 2>err) && rc=0 || rc=$?
+	[ "$rc" = 5 ] || { cat "$dir/run/err" >&2; fail "record exits $rc, not hello's 5"; }
+	files=$(cd "$dir/run" && ls run-*.ttr | sort | tr '\n' ' ')
+	pid=${files#run-}
+	pid=${pid%%.*}
+	[ "$files" = "run-$pid.exec1.ttr run-$pid.exec2.ttr run-$pid.ttr " ] ||
+		{ cat "$dir/run/err" >&2; fail "one process, three images: the files are $files"; }
+	summary=$(grep 'ticktrace: recorded' "$dir/run/err")
+	for f in $files; do
+		case $summary in *"$dir/run/$f"*) ;; *) fail "the summary does not name $f: $summary" ;; esac
+	done
+	grep -q '"work_leaf"' "$dir/run/all.json" || fail "hello's work_leaf is not in the converted run"
+	# With no %p in the name, the same: the next image's file is named apart.
+	(cd "$dir/run" && "$tool" record -f work_leaf -o plain.ttr -- sh -c "exec '$dir/hello'" \
+		>/dev/null 2>err) && rc=0 || rc=$?
+	[ "$rc" = 5 ] && [ -s "$dir/run/plain.ttr" ] && [ -s "$dir/run/plain.exec1.ttr" ] ||
+		{ cat "$dir/run/err" >&2; fail "-o plain.ttr: exit $rc, $(ls "$dir/run")"; }
+	no_leftovers
+	echo "exec: each image of a process its own file, all named"
 	;;
 *) fail "no case $case_" ;;
 esac

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "lifecycle/lifecycle.h"
 
@@ -43,6 +44,13 @@ void tt__config_read(void)
 	tt__config.buffer_events = buffer ? tt__parse_buffer(buffer) : TT__DEFAULT_BUFFER_EVENTS;
 	tt__config.chunk_budget =
 		(tt__config.buffer_events + TT__CHUNK_RECORDS - 1) / TT__CHUNK_RECORDS;
+	/* Set by the image this process exec'd from (exec.c): "PID:N"; a child that
+	 * inherited it is another process, its first image. */
+	const char *image = getenv("TICKTRACE_EXEC_IMAGE");
+	long pid;
+	unsigned n;
+	if (image && sscanf(image, "%ld:%u", &pid, &n) == 2 && pid == (long)getpid())
+		tt__exec_image = n;
 	const char *mode = getenv("TICKTRACE_MODE");
 	tt__config.mode = mode && *mode ? tt__parse_mode(mode) : TT__MODE_STOP;
 	/* Streaming and recycling need a chunk to record into while another is written

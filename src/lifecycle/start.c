@@ -73,6 +73,7 @@ static void tt__after_fork_in_child(void)
 	/* The child records into its own file: forget the parent's threads and events,
 	 * and take a new start anchor for the new process. */
 	tt__forked = 1;
+	tt__exec_image = 0;
 	tt__owner_pid = getpid();
 	tt__registry_reset_after_fork();
 	tt__names_after_fork();

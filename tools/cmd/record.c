@@ -88,6 +88,84 @@ static const char *const tt_record_first_runtimes[] = {
 	"libasan.so", "libtsan.so", "libhwasan.so", "libclang_rt.asan", "libclang_rt.tsan",
 	"libclang_rt.hwasan"};
 
+/* Calls `each` with every string of tag `tag` (DT_NEEDED, DT_RUNPATH) of an ELF file's
+ * dynamic section. */
+static void tt_record_dynamic(Elf *elf, int64_t tag, void (*each)(const char *, void *), void *arg)
+{
+	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn));) {
+		GElf_Shdr shdr;
+		Elf_Data *data;
+		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_DYNAMIC ||
+		    !(data = elf_getdata(scn, NULL)))
+			continue;
+		for (size_t i = 0; shdr.sh_entsize && i < shdr.sh_size / shdr.sh_entsize; i++) {
+			GElf_Dyn dyn;
+			const char *str;
+			if (gelf_getdyn(data, (int)i, &dyn) && dyn.d_tag == tag &&
+			    (str = elf_strptr(elf, shdr.sh_link, dyn.d_un.d_val)))
+				each(str, arg);
+		}
+	}
+}
+
+/* The runtime the detour library needs, where its DT_RUNPATH finds it. */
+struct tt_record_runtime {
+	const char *origin; /* the detour library's directory */
+	char path[PATH_MAX]; /* "" until found */
+};
+
+static void tt_record_runtime_in(const char *runpath, void *arg)
+{
+	struct tt_record_runtime *r = arg;
+	for (const char *p = runpath; *p && !r->path[0];) {
+		size_t n = strcspn(p, ":");
+		const char *origin = "$ORIGIN";
+		bool at_origin = n >= strlen(origin) && strncmp(p, origin, strlen(origin)) == 0;
+		if (at_origin)
+			snprintf(r->path, sizeof r->path, "%s%.*s/libticktrace.so.0", r->origin,
+				 (int)(n - strlen(origin)), p + strlen(origin));
+		else
+			snprintf(r->path, sizeof r->path, "%.*s/libticktrace.so.0", (int)n, p);
+		if (access(r->path, R_OK) != 0)
+			r->path[0] = 0;
+		p += n;
+		p += *p != 0;
+	}
+}
+
+/* The runtime the detour library `lib` loads, in `path`, to preload before it: a
+ * library's dependencies come after the program's (the C library) in the loader's
+ * order, so the runtime's exec, fork and dlclose would never be the ones called.
+ * "" when it cannot be told (then the library's DT_NEEDED still loads it). */
+static void tt_record_runtime(const char *lib, char *path, size_t cap)
+{
+	char origin[PATH_MAX];
+	struct tt_record_runtime r = {.origin = origin};
+	int fd = open(lib, O_RDONLY | O_CLOEXEC);
+	path[0] = 0;
+	if (fd < 0 || !realpath(lib, origin)) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	*strrchr(origin, '/') = 0;
+	elf_version(EV_CURRENT);
+	Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (elf)
+		tt_record_dynamic(elf, DT_RUNPATH, tt_record_runtime_in, &r);
+	elf_end(elf);
+	close(fd);
+	snprintf(path, cap, "%s", r.path);
+}
+
+static void tt_record_first_runtime(const char *needed, void *arg)
+{
+	struct tt_record_elf *info = arg;
+	for (size_t r = 0; r < sizeof tt_record_first_runtimes / sizeof *tt_record_first_runtimes; r++)
+		if (strncmp(needed, tt_record_first_runtimes[r], strlen(tt_record_first_runtimes[r])) == 0)
+			snprintf(info->first, sizeof info->first, "%s", needed);
+}
+
 static void tt_record_elf_read(int fd, const char *path, struct tt_record_elf *info)
 {
 	*info = (struct tt_record_elf){0};
@@ -108,23 +186,8 @@ static void tt_record_elf_read(int fd, const char *path, struct tt_record_elf *i
 	const char *base = strrchr(path, '/');
 	if (info->is_static && strncmp(base ? base + 1 : path, "ld-", 3) == 0)
 		info->is_static = false;
-	for (Elf_Scn *scn = NULL; !info->is_static && (scn = elf_nextscn(elf, scn));) {
-		GElf_Shdr shdr;
-		Elf_Data *data;
-		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_DYNAMIC ||
-		    !(data = elf_getdata(scn, NULL)))
-			continue;
-		for (size_t i = 0; shdr.sh_entsize && i < shdr.sh_size / shdr.sh_entsize; i++) {
-			GElf_Dyn dyn;
-			const char *needed;
-			if (!gelf_getdyn(data, (int)i, &dyn) || dyn.d_tag != DT_NEEDED ||
-			    !(needed = elf_strptr(elf, shdr.sh_link, dyn.d_un.d_val)))
-				continue;
-			for (size_t r = 0; r < sizeof tt_record_first_runtimes / sizeof *tt_record_first_runtimes; r++)
-				if (strncmp(needed, tt_record_first_runtimes[r], strlen(tt_record_first_runtimes[r])) == 0)
-					snprintf(info->first, sizeof info->first, "%s", needed);
-		}
-	}
+	if (!info->is_static)
+		tt_record_dynamic(elf, DT_NEEDED, tt_record_first_runtime, info);
 	elf_end(elf);
 }
 
@@ -161,8 +224,10 @@ static int tt_record_inspect(const char *program, char *path, size_t cap, struct
 }
 
 /* In the child: the environment, then the program. LD_PRELOAD: the sanitizer runtime
- * the program needs (`first`, "" for none), the user's own, then the detour library. */
-static _Noreturn void tt_record_exec(const struct tt_record_opts *o, const char *lib, const char *first,
+ * the program needs (`first`, "" for none), the user's own, the runtime (`runtime`,
+ * "" for none), then the detour library. */
+static _Noreturn void tt_record_exec(const struct tt_record_opts *o, const char *lib,
+				     const char *runtime, const char *first,
 				     const char *dir, const char *list, int failed)
 {
 	const char *old = getenv("LD_PRELOAD");
@@ -174,7 +239,8 @@ static _Noreturn void tt_record_exec(const struct tt_record_opts *o, const char 
 	patterns = calloc(1, len);
 	if (!old)
 		old = "";
-	if (asprintf(&preload, "%s%s%s%s%s", first, *first ? ":" : "", old, *old ? ":" : "", lib) < 0 ||
+	if (asprintf(&preload, "%s%s%s%s%s%s%s", first, *first ? ":" : "", old, *old ? ":" : "",
+		     runtime, *runtime ? ":" : "", lib) < 0 ||
 	    !patterns) {
 		errno = ENOMEM;
 		goto not_run;
@@ -314,7 +380,8 @@ int tt_record(const struct tt_record_opts *o)
 			"TICKTRACE_DETOUR_LIB\n", lib, strerror(errno));
 		return 1;
 	}
-	char runs[PATH_MAX];
+	char runs[PATH_MAX], runtime[PATH_MAX];
+	tt_record_runtime(lib, runtime, sizeof runtime);
 	struct tt_record_elf elf = {0};
 	int scripts = tt_record_inspect(o->argv[0], runs, sizeof runs, &elf);
 	bool is_static = scripts >= 0 && elf.is_static;
@@ -349,7 +416,7 @@ int tt_record(const struct tt_record_opts *o)
 		sigaction(SIGINT, &old_int, NULL);
 		sigaction(SIGQUIT, &old_quit, NULL);
 		close(ran[0]);
-		tt_record_exec(o, lib, elf.first, dir, list, ran[1]);
+		tt_record_exec(o, lib, runtime, elf.first, dir, list, ran[1]);
 	}
 	close(ran[1]);
 	char failed;
