@@ -1,7 +1,8 @@
 #!/bin/sh
 # `ticktrace record` as a user meets it, beyond the patching (issue 23):
-#   static     a statically linked program, static-pie, and a script whose interpreter
-#              is one: said so, run untraced, the program's output and exit status;
+#   static     a statically linked program, static-pie, a script whose interpreter
+#              is one, directly or through `#!/usr/bin/env`: said so, run untraced
+#              (env too: no trace left), the program's output and exit status;
 #   children   follow by default: the shell and the program started by it traced too,
 #              what the patcher says said once per program, one line naming every
 #              file written, -c converting them all onto one timeline;
@@ -44,8 +45,9 @@ static)
 	"$cc" -O1 -static-pie -o "$dir/static-pie" "$src/hello.c" 2>>"$dir/cc.log" ||
 		cp "$dir/static" "$dir/static-pie"
 	printf '#!%s\n' "$dir/static" >"$dir/script"
-	chmod +x "$dir/script"
-	for prog in static static-pie script; do
+	printf '#!/usr/bin/env %s\n' "$dir/static" >"$dir/env-script"
+	chmod +x "$dir/script" "$dir/env-script"
+	for prog in static static-pie script env-script; do
 		"$dir/$prog" >"$dir/plain.out" 2>"$dir/plain.err" && plain=0 || plain=$?
 		[ "$plain" = 5 ] || fail "$prog exits $plain, not 5"
 		(cd "$dir" && "$tool" record -f 'work_*' -c "$prog.json" -- "./$prog" >"$prog.out" \
@@ -54,10 +56,12 @@ static)
 		cmp -s "$dir/plain.out" "$dir/$prog.out" || fail "record $prog changed its output"
 		grep -q 'statically linked: nothing can be preloaded into it, so it runs untraced' \
 			"$dir/$prog.err" || { cat "$dir/$prog.err" >&2; fail "record $prog: not said static"; }
-		[ "$prog" != script ] || grep -qF "runs $dir/static, which is" "$dir/$prog.err" ||
-			fail "record script: the interpreter not named"
+		case $prog in *script) grep -qF "runs $dir/static, which is" "$dir/$prog.err" ||
+			fail "record $prog: the interpreter not named" ;; esac
 		! grep -q 'wrote no trace' "$dir/$prog.err" || fail "record $prog: looked for a trace"
 		[ ! -e "$dir/$prog.json" ] || fail "record $prog: converted something"
+		[ -z "$(cd "$dir" && ls ./*.ttr 2>/dev/null)" ] || fail "record $prog left $(cd "$dir" && ls ./*.ttr)"
+		! grep -q 'patched' "$dir/$prog.err" || fail "record $prog: something was patched (env?)"
 	done
 	# Found through PATH as execvp finds it, an empty entry being the working directory.
 	(cd "$dir" && PATH=":$PATH" "$tool" record -- static >/dev/null 2>path.err) && rc=0 || rc=$?
@@ -153,6 +157,13 @@ help)
 		[ "$rc" = $status ] && ! grep -q 'cannot run' "$dir/err" ||
 			fail "a program that exits $status: exit $rc"
 	done
+	# -o into a directory that is not there: said before the program runs, exit 1.
+	"$tool" record -o "$dir/none/run.ttr" -- sh -c "touch '$dir/ran'" 2>"$dir/err" && rc=0 || rc=$?
+	[ "$rc" = 1 ] && [ ! -e "$dir/ran" ] &&
+		grep -qF "cannot write the trace at $dir/none/run.ttr: $dir/none: No such file" "$dir/err" ||
+		{ cat "$dir/err" >&2; fail "-o into a missing directory: exit $rc, the program run or not said"; }
+	"$tool" record -f "$(printf 'a\nb')" -- true 2>"$dir/err" && rc=0 || rc=$?
+	[ "$rc" = 2 ] && grep -q 'one line, not empty' "$dir/err" || fail "-f with a newline: exit $rc"
 	grep -q '2 usage' "$dir/help" || fail "--help does not say 2 for usage"
 	"$tool" record 2>/dev/null && rc=0 || rc=$?
 	[ "$rc" = 2 ] || fail "usage: exit $rc"

@@ -32,8 +32,10 @@ void tt__finish(void)
 		return;
 	}
 	int err = tt__write_default_file();
+	char path[4096];
 	if (err)
-		fprintf(stderr, "ticktrace: could not write the trace at exit: %s\n", strerror(-err));
+		fprintf(stderr, "ticktrace: could not write the trace at exit to %s: %s\n",
+			tt__default_path(path, sizeof path) == 0 ? path : "TICKTRACE_OUT", strerror(-err));
 	else
 		tt__live_finish(); /* the trace is all in the file now */
 	/* (An exec that fails goes on without recording: its events would go nowhere.) */

@@ -192,8 +192,9 @@ static void tt_record_elf_read(int fd, const char *path, struct tt_record_elf *i
 }
 
 /* The ELF file that will run for `program` (itself, or the interpreter its "#!" line
- * names, followed as the kernel does), read; in `path`. The number of "#!" lines
- * followed, or -1 when it cannot be told (exec then says why it fails). */
+ * names, followed as the kernel does, and through `#!/usr/bin/env NAME` as env finds
+ * NAME), read; in `path`. The number of "#!" lines followed, or -1 when it cannot be
+ * told (exec then says why it fails). */
 static int tt_record_inspect(const char *program, char *path, size_t cap, struct tt_record_elf *info)
 {
 	if (tt_record_which(program, path, cap) != 0)
@@ -215,9 +216,25 @@ static int tt_record_inspect(const char *program, char *path, size_t cap, struct
 			return -1;
 		head[n] = 0;
 		char *interp = head + 2 + strspn(head + 2, " \t");
-		interp[strcspn(interp, " \t\n")] = 0;
+		char *arg = interp + strcspn(interp, " \t\n");
+		bool has_arg = *arg == ' ' || *arg == '\t';
+		*arg = 0;
 		if (!*interp || strlen(interp) >= cap)
 			return -1;
+		/* The kernel gives env the rest of the line as one argument: a name with no
+		 * option or space is a program env looks for in PATH. */
+		const char *base = strrchr(interp, '/');
+		if (has_arg && strcmp(base ? base + 1 : interp, "env") == 0) {
+			arg += 1 + strspn(arg + 1, " \t");
+			arg[strcspn(arg, "\n")] = 0;
+			for (size_t end = strlen(arg); end && strchr(" \t\r", arg[end - 1]); end--)
+				arg[end - 1] = 0;
+			if (*arg && *arg != '-' && !strpbrk(arg, " \t")) {
+				if (tt_record_which(arg, path, cap) != 0)
+					return -1;
+				continue;
+			}
+		}
 		memmove(path, interp, strlen(interp) + 1);
 	}
 	return -1;
@@ -225,11 +242,14 @@ static int tt_record_inspect(const char *program, char *path, size_t cap, struct
 
 /* In the child: the environment, then the program. LD_PRELOAD: the sanitizer runtime
  * the program needs (`first`, "" for none), the user's own, the runtime (`runtime`,
- * "" for none), then the detour library. */
+ * "" for none), then the detour library; none of it for a program that runs untraced
+ * (`lib` NULL: a static one, whose `#!/usr/bin/env` would be traced alone). */
 static _Noreturn void tt_record_exec(const struct tt_record_opts *o, const char *lib,
 				     const char *runtime, const char *first,
 				     const char *dir, const char *list, int failed)
 {
+	if (!lib)
+		goto run;
 	const char *old = getenv("LD_PRELOAD");
 	char *preload = NULL;
 	char *patterns = NULL;
@@ -261,6 +281,7 @@ static _Noreturn void tt_record_exec(const struct tt_record_opts *o, const char 
 		unsetenv("TICKTRACE_DETOUR_FOLLOW");
 	else
 		setenv("TICKTRACE_DETOUR_FOLLOW", "0", 1);
+run:
 	execvp(o->argv[0], o->argv);
 not_run:;
 	int err = errno;
@@ -269,6 +290,26 @@ not_run:;
 	fprintf(stderr, "ticktrace: record: cannot run %s: %s\n", o->argv[0], strerror(err));
 	/* As a shell: 127 for a program not found, 126 for one found that cannot run. */
 	_exit(err == ENOENT || err == ENOTDIR ? 127 : 126);
+}
+
+/* The directory the raw file goes into, checked before the run when its name can be
+ * told then (no %p in it): a missing or unwritable one fails now, not after the
+ * program ran to leave no trace. 0, or -1 said. */
+static int tt_record_out_dir(const char *out)
+{
+	const char *slash = strrchr(out, '/');
+	if (!slash || memchr(out, '%', (size_t)(slash - out)))
+		return 0;
+	char dir[PATH_MAX];
+	struct stat st;
+	snprintf(dir, sizeof dir, "%.*s", slash == out ? 1 : (int)(slash - out), out);
+	if (stat(dir, &st) != 0 || (!S_ISDIR(st.st_mode) && (errno = ENOTDIR)) ||
+	    access(dir, W_OK | X_OK) != 0) {
+		fprintf(stderr, "ticktrace: record: cannot write the trace at %s: %s: %s\n", out, dir,
+			strerror(errno));
+		return -1;
+	}
+	return 0;
 }
 
 /* The run's own directory (ticktrace-record.XXXXXX in TMPDIR): the list of trace
@@ -392,7 +433,7 @@ int tt_record(const struct tt_record_opts *o)
 		fprintf(stderr, "ticktrace: record: %s runs %s, which is statically linked: nothing can "
 			"be preloaded into it, so it runs untraced\n", o->argv[0], runs);
 	char dir[PATH_MAX], list[PATH_MAX + 8];
-	if (tt_record_dir(dir, sizeof dir) != 0)
+	if ((!is_static && tt_record_out_dir(o->out) != 0) || tt_record_dir(dir, sizeof dir) != 0)
 		return 1;
 	snprintf(list, sizeof list, "%s/files", dir);
 	/* Ctrl-C is for the program: this waits for it, then converts what it wrote. */
@@ -416,7 +457,7 @@ int tt_record(const struct tt_record_opts *o)
 		sigaction(SIGINT, &old_int, NULL);
 		sigaction(SIGQUIT, &old_quit, NULL);
 		close(ran[0]);
-		tt_record_exec(o, lib, runtime, elf.first, dir, list, ran[1]);
+		tt_record_exec(o, is_static ? NULL : lib, runtime, elf.first, dir, list, ran[1]);
 	}
 	close(ran[1]);
 	char failed;

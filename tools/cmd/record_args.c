@@ -68,7 +68,7 @@ int tt_cmd_record(int argc, char **argv)
 		switch (c) {
 		case 'f':
 			if (!*optarg || strchr(optarg, '\n')) {
-				rc = tt_usage_error(tt_record_usage, "record: -f takes a non-empty pattern");
+				rc = tt_usage_error(tt_record_usage, "record: -f takes a pattern: one line, not empty");
 				goto out;
 			}
 			patterns[o.npatterns++] = optarg;
