@@ -13,6 +13,9 @@
 #   own_libraries  -f '*' patches the program and the libraries it loads (its own
 #              DT_NEEDED, the user's preload), never those only the detour library
 #              needs (libdw, libelf, liblzma...);
+#   signals    SIGTERM to record goes on to the program; a program killed (SIGTERM,
+#              SIGKILL), which writes no trace, leaves its live buffers, named and
+#              converted; nothing left in TMPDIR;
 #   exec       a process that execs: the old image's trace and the new one's both
 #              kept, both named.
 #   record_cli.sh CASE CC DETOUR_SOURCES SANITIZE   (TT_TEST_TOOL: the ticktrace command;
@@ -195,6 +198,51 @@ own_libraries)
 	done
 	no_leftovers
 	echo "-f '*': the program's $patched functions, its libraries', not the detour library's"
+	;;
+signals)
+	"$cc" -O1 -o "$dir/forever" "$src/forever.c"
+	mkdir "$dir/run"
+	# whom: record (SIGTERM, passed on), the program itself (SIGTERM, SIGKILL), or
+	# a child the program (a shell) started; the exit status record then gives
+	for how in record:TERM:143 program:TERM:143 program:KILL:137 child:KILL:137; do
+		whom=${how%%:*} sig=${how#*:} want=${how##*:}
+		sig=${sig%:*}
+		rm -f "$dir"/run/*
+		if [ "$whom" = child ]; then set -- sh -c '../forever; exit $?'; else set -- ../forever; fi
+		(cd "$dir/run" && exec "$tool" record -f work_leaf -o 'run-%p.ttr' -c all.json -- \
+			"$@" >out 2>err) &
+		record=$!
+		# Until the program ran its first patched call (its live file is there then).
+		tries=0
+		until grep -q running "$dir/run/out" 2>/dev/null; do
+			tries=$((tries + 1))
+			[ "$tries" -lt 600 ] || { kill -KILL "$record"; fail "$how: the program never ran"; }
+			sleep 0.1
+		done
+		program=$(pgrep -P "$record")
+		[ -n "$program" ] || fail "$how: no program under record"
+		# the process killed, whose live buffers are read
+		victim=$program
+		[ "$whom" != child ] || victim=$(pgrep -P "$program")
+		if [ "$whom" = record ]; then kill -"$sig" "$record"; else kill -"$sig" "$victim"; fi
+		tries=0
+		while kill -0 "$record" 2>/dev/null && [ "$tries" -lt 600 ]; do
+			tries=$((tries + 1))
+			sleep 0.1
+		done
+		if kill -0 "$record" 2>/dev/null; then
+			kill -KILL "$victim" "$record"
+			fail "$how: record still runs a minute after the signal"
+		fi
+		wait "$record" && rc=0 || rc=$?
+		err=$dir/run/err
+		[ "$rc" = "$want" ] || { cat "$err" >&2; fail "$how: record exits $rc, not $want"; }
+		grep -q "ticktrace: recorded .*run-$victim\(.exec1\)\{0,1\}.ttr.live.* .live: the buffers" "$err" ||
+			{ cat "$err" >&2; fail "$how: the live buffers not named"; }
+		grep -q '"work_leaf"' "$dir/run/all.json" || fail "$how: work_leaf not in the converted run"
+		no_leftovers
+	done
+	echo "signals: passed on to the program; a killed one's live buffers read"
 	;;
 exec)
 	"$cc" -O1 -o "$dir/hello" "$src/hello.c"

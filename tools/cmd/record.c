@@ -275,6 +275,9 @@ static _Noreturn void tt_record_exec(const struct tt_record_opts *o, const char 
 	else
 		unsetenv("TICKTRACE_DETOUR");
 	setenv("TICKTRACE_OUT", o->out, 1);
+	/* The buffers in a file that outlives the process: one killed (Ctrl-C, SIGTERM,
+	 * SIGKILL), which writes no trace, leaves its events there. */
+	setenv("TICKTRACE_LIVE", "1", 0);
 	setenv("TICKTRACE_LIST", list, 1);
 	setenv("TICKTRACE_DETOUR_ONCE", dir, 1);
 	if (o->follow)
@@ -339,11 +342,30 @@ static void tt_record_dir_remove(const char *dir)
 	rmdir(dir);
 }
 
-/* The trace files the run wrote: those its processes listed, then the program's own
- * (`own`: a program that cleared its environment wrote it without listing it), each
- * once (by inode: a process that exec'd wrote the same file twice). Only regular
- * files of this user are a trace of this run: a link, or another user's file planted
- * where the runtime writes, never is read. The count; *planted when `own` is such. */
+/* Whether `path` is a file of this run: a regular file of this user (a link, or
+ * another user's file planted where the runtime writes, never is read); its stat. */
+static bool tt_record_ours(const char *path, struct stat *st)
+{
+	return lstat(path, st) == 0 && S_ISREG(st->st_mode) && st->st_uid == geteuid();
+}
+
+/* Whether a live file (TICKTRACE_LIVE) is left beside `path`: its process was killed
+ * after it wrote `path` (a dump, or an exec'd image of the same name, with .execN
+ * it has not), and the live file holds all it recorded. */
+static bool tt_record_live_beside(const char *path)
+{
+	char live[PATH_MAX + 8];
+	struct stat st;
+	size_t n = strlen(path);
+	return !(n > 5 && strcmp(path + n - 5, ".live") == 0) &&
+	       snprintf(live, sizeof live, "%s.live", path) < (int)sizeof live && tt_record_ours(live, &st);
+}
+
+/* The trace files the run wrote: those its processes listed (live files too, which
+ * one that was killed leaves), then the program's own (`own`, or its live file: a
+ * program that cleared its environment wrote it without listing it), each once (by
+ * inode: a process that exec'd wrote the same file twice). Only files of this run
+ * (tt_record_ours). The count; *planted when `own` is another's. */
 static size_t tt_record_files(const char *list, const char *own, char ***files, bool *planted)
 {
 	FILE *f = fopen(list, "re");
@@ -352,22 +374,26 @@ static size_t tt_record_files(const char *list, const char *own, char ***files, 
 	struct stat *seen = NULL;
 	*files = NULL;
 	*planted = false;
-	for (bool listed = true;;) {
-		ssize_t len = listed && f ? getline(&line, &cap, f) : -1;
+	char own_live[PATH_MAX + 8];
+	snprintf(own_live, sizeof own_live, "%s.live", own);
+	const char *owns[] = {own, own_live};
+	for (size_t unlisted = 0; unlisted < 2;) {
+		ssize_t len = f ? getline(&line, &cap, f) : -1;
 		const char *path = line;
 		if (len < 0) {
-			if (!listed)
-				break;
-			listed = false;
-			path = own;
+			if (f) {
+				fclose(f);
+				f = NULL;
+			}
+			path = owns[unlisted++];
 		} else if (len && line[len - 1] == '\n') {
 			line[len - 1] = 0;
 		}
 		struct stat st;
-		if (lstat(path, &st) != 0)
+		if (lstat(path, &st) != 0 || tt_record_live_beside(path))
 			continue;
-		if (!S_ISREG(st.st_mode) || st.st_uid != geteuid()) {
-			*planted |= !listed;
+		if (!tt_record_ours(path, &st)) {
+			*planted |= !f;
 			continue;
 		}
 		bool again = false;
@@ -395,8 +421,15 @@ static int tt_record_report(const struct tt_record_opts *o, char **files, size_t
 {
 	fprintf(stderr, "ticktrace: recorded %s", nfiles > 1 ? "the program and those it started, "
 		"one file each:" : "");
-	for (size_t i = 0; i < nfiles; i++)
+	size_t killed = 0;
+	for (size_t i = 0; i < nfiles; i++) {
+		size_t n = strlen(files[i]);
+		killed += n > 5 && strcmp(files[i] + n - 5, ".live") == 0;
 		fprintf(stderr, "%s%s", nfiles > 1 ? " " : "", files[i]);
+	}
+	if (killed)
+		fprintf(stderr, " (%zu .live: the buffers of a process killed before it wrote its trace)",
+			killed);
 	if (!o->convert) {
 		fprintf(stderr, "; see %s with: ticktrace convert",
 			nfiles > 1 ? "them on one timeline" : "it");
@@ -411,6 +444,16 @@ static int tt_record_report(const struct tt_record_opts *o, char **files, size_t
 	if (tt_convert(&c, NULL) != 0)
 		return rc ? rc : 1;
 	return rc;
+}
+
+/* The program, while it runs: SIGTERM and SIGHUP sent to record go on to it, which
+ * ends as it would alone, its trace then read as usual. */
+static volatile sig_atomic_t tt_record_child;
+
+static void tt_record_pass_on(int sig)
+{
+	if (tt_record_child > 0)
+		kill((pid_t)tt_record_child, sig);
 }
 
 int tt_record(const struct tt_record_opts *o)
@@ -437,15 +480,25 @@ int tt_record(const struct tt_record_opts *o)
 		return 1;
 	snprintf(list, sizeof list, "%s/files", dir);
 	/* Ctrl-C is for the program: this waits for it, then converts what it wrote. */
-	struct sigaction ignore = {.sa_handler = SIG_IGN}, old_int, old_quit;
+	struct sigaction ignore = {.sa_handler = SIG_IGN}, old_int, old_quit, old_term, old_hup;
+	struct sigaction pass_on = {.sa_handler = tt_record_pass_on, .sa_flags = SA_RESTART};
 	sigaction(SIGINT, &ignore, &old_int);
 	sigaction(SIGQUIT, &ignore, &old_quit);
+	/* (blocked until the child's pid is known, and in the child until it is its own) */
+	sigset_t passed, old_mask;
+	sigemptyset(&passed);
+	sigaddset(&passed, SIGTERM);
+	sigaddset(&passed, SIGHUP);
+	sigprocmask(SIG_BLOCK, &passed, &old_mask);
+	sigaction(SIGTERM, &pass_on, &old_term);
+	sigaction(SIGHUP, &pass_on, &old_hup);
 	/* Closed by a successful exec: a byte read from it says the program never ran,
 	 * so that its own exit status 126 or 127 is not taken for that. */
 	int ran[2] = {-1, -1};
 	pid_t pid = pipe2(ran, O_CLOEXEC) == 0 ? fork() : -1;
 	if (pid < 0) {
 		fprintf(stderr, "ticktrace: record: cannot start %s: %s\n", o->argv[0], strerror(errno));
+		sigprocmask(SIG_SETMASK, &old_mask, NULL);
 		if (ran[0] >= 0) {
 			close(ran[0]);
 			close(ran[1]);
@@ -456,9 +509,14 @@ int tt_record(const struct tt_record_opts *o)
 	if (pid == 0) {
 		sigaction(SIGINT, &old_int, NULL);
 		sigaction(SIGQUIT, &old_quit, NULL);
+		sigaction(SIGTERM, &old_term, NULL);
+		sigaction(SIGHUP, &old_hup, NULL);
+		sigprocmask(SIG_SETMASK, &old_mask, NULL);
 		close(ran[0]);
 		tt_record_exec(o, is_static ? NULL : lib, runtime, elf.first, dir, list, ran[1]);
 	}
+	tt_record_child = pid;
+	sigprocmask(SIG_SETMASK, &old_mask, NULL);
 	close(ran[1]);
 	char failed;
 	ssize_t got;
@@ -466,13 +524,18 @@ int tt_record(const struct tt_record_opts *o)
 		;
 	close(ran[0]);
 	int status, rc = 1;
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR) {
-			fprintf(stderr, "ticktrace: record: waiting for %s: %s\n", o->argv[0], strerror(errno));
-			goto out;
-		}
+	int waited;
+	while ((waited = waitpid(pid, &status, 0)) < 0 && errno == EINTR)
+		;
+	tt_record_child = 0;
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGQUIT, &old_quit, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	sigaction(SIGHUP, &old_hup, NULL);
+	if (waited < 0) {
+		fprintf(stderr, "ticktrace: record: waiting for %s: %s\n", o->argv[0], strerror(errno));
+		goto out;
+	}
 	rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 	if (WIFSIGNALED(status))
 		fprintf(stderr, "ticktrace: record: %s was killed by signal %d\n", o->argv[0],
