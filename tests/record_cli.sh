@@ -242,6 +242,18 @@ signals)
 		grep -q '"work_leaf"' "$dir/run/all.json" || fail "$how: work_leaf not in the converted run"
 		no_leftovers
 	done
+	# A run whose buffers cannot be had (ulimit -v) records nothing, and leaves no
+	# live file to be taken for a killed run's. (A sanitizer's runtime needs more.)
+	if [ "$sanitize" = none ]; then
+		rm -f "$dir"/run/*
+		"$cc" -O1 -o "$dir/hello" "$src/hello.c"
+		(ulimit -v 200000 && cd "$dir/run" && "$tool" record -o run.ttr -- ../hello >/dev/null 2>err) &&
+			rc=0 || rc=$?
+		[ "$rc" = 5 ] && grep -q 'no memory for trace buffers' "$dir/run/err" ||
+			{ cat "$dir/run/err" >&2; echo "skipped the ulimit -v part: the buffers were had" >&2; }
+		[ ! -e "$dir/run/run.ttr.live" ] && ! grep -q '\.live' "$dir/run/err" ||
+			{ cat "$dir/run/err" >&2; fail "ulimit -v: a live file left by a run that recorded nothing"; }
+	fi
 	echo "signals: passed on to the program; a killed one's live buffers read"
 	;;
 exec)

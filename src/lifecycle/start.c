@@ -132,6 +132,7 @@ static void tt__init_once_guarded(void)
 	}
 	if (tt__arena_init() < 0) {
 		fprintf(stderr, "ticktrace: no memory for trace buffers; recording is off\n");
+		tt__live_finish(); /* (never to hold a buffer: not left for a killed run's) */
 		tt__config.off = 1;
 		return;
 	}
