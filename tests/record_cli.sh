@@ -16,6 +16,9 @@
 #   signals    SIGTERM to record goes on to the program; a program killed (SIGTERM,
 #              SIGKILL), which writes no trace, leaves its live buffers, named and
 #              converted; nothing left in TMPDIR;
+#   deep       a recursion deeper than record's shadow stack (1,048,576 calls): the
+#              calls beyond it counted, the program's result the same, the trace
+#              converted (the converter takes what record records);
 #   exec       a process that execs: the old image's trace and the new one's both
 #              kept, both named.
 #   record_cli.sh CASE CC DETOUR_SOURCES SANITIZE   (TT_TEST_TOOL: the ticktrace command;
@@ -255,6 +258,25 @@ signals)
 			{ cat "$dir/run/err" >&2; fail "ulimit -v: a live file left by a run that recorded nothing"; }
 	fi
 	echo "signals: passed on to the program; a killed one's live buffers read"
+	;;
+deep)
+	"$cc" -O1 -o "$dir/deep" "$src/deep.c"
+	depth=1100000
+	# about 32 bytes a frame: 35 MB of stack
+	ulimit -s 131072 2>/dev/null || ulimit -s unlimited 2>/dev/null ||
+		{ echo "skipped: no stack of 128 MB here (ulimit -s $(ulimit -s))" >&2; exit 77; }
+	"$dir/deep" $depth >"$dir/plain.out"
+	(cd "$dir" && "$tool" record -f work_recurse -o run.ttr -c run.json -- ./deep $depth >out 2>err) &&
+		rc=0 || rc=$?
+	[ "$rc" = 0 ] || { cat "$dir/err" >&2; fail "record of a deep recursion exits $rc"; }
+	cmp -s "$dir/plain.out" "$dir/out" || fail "the deep recursion's result changed: $(cat "$dir/out")"
+	# the calls beyond the stack's 1,048,575 (one slot is its sentinel), both recursions'
+	beyond=$((depth + 1 - 1048575))
+	grep -q "^ticktrace: $beyond calls of patched functions were not recorded" "$dir/err" ||
+		{ cat "$dir/err" >&2; fail "not said that $beyond calls were not recorded"; }
+	[ -s "$dir/run.json" ] || { cat "$dir/err" >&2; fail "the deep trace was not converted"; }
+	no_leftovers
+	echo "deep: $beyond calls beyond the shadow stack counted, the trace converted"
 	;;
 exec)
 	"$cc" -O1 -o "$dir/hello" "$src/hello.c"

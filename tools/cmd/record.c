@@ -428,7 +428,7 @@ static int tt_record_report(const struct tt_record_opts *o, char **files, size_t
 		fprintf(stderr, "%s%s", nfiles > 1 ? " " : "", files[i]);
 	}
 	if (killed)
-		fprintf(stderr, " (%zu .live: the buffers of a process killed before it wrote its trace)",
+		fprintf(stderr, " (%zu .live: the buffers of a process that wrote no trace: killed, or it could not)",
 			killed);
 	if (!o->convert) {
 		fprintf(stderr, "; see %s with: ticktrace convert",

@@ -197,8 +197,10 @@ int tt_decode_reported(const struct tt_trace *t, struct tt_sink *const *sinks, s
 /* ---- inside decode/: the decoder's state, shared by its files ---- */
 
 /* Deeper nesting than this is a corrupt file, not a program: refuse it rather than
- * let a hostile file take memory without bound. */
-#define TT_MAX_DEPTH (1u << 18)
+ * let a hostile file take memory without bound. As deep as `ticktrace record` records
+ * (its shadow stack's 1,048,576 calls, src/detour/detour.c): a recursion it recorded
+ * whole converts. */
+#define TT_MAX_DEPTH (1u << 20)
 
 /* The decoder runs each thread through a window of this many nanoseconds at a time
  * (a few thousand records), threads one after the other, so that merging costs
