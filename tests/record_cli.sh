@@ -41,6 +41,8 @@ if [ "$sanitize" != none ] && [ "$case_" != sanitized ]; then
 fi
 # How many lines of file $1 match the fixed string $2.
 count() { grep -cF -- "$2" "$1" || true; }
+# The processes $1 started (pgrep hangs with a sanitizer's runtime preloaded).
+children() { env -u LD_PRELOAD pgrep -P "$1"; }
 # The run's private directory is gone.
 no_leftovers() { [ -z "$(ls -A "$dir/tmp")" ] || fail "record left $(ls -A "$dir/tmp") in TMPDIR"; }
 
@@ -222,11 +224,11 @@ signals)
 			[ "$tries" -lt 600 ] || { kill -KILL "$record"; fail "$how: the program never ran"; }
 			sleep 0.1
 		done
-		program=$(pgrep -P "$record")
+		program=$(children "$record")
 		[ -n "$program" ] || fail "$how: no program under record"
 		# the process killed, whose live buffers are read
 		victim=$program
-		[ "$whom" != child ] || victim=$(pgrep -P "$program")
+		[ "$whom" != child ] || victim=$(children "$program")
 		if [ "$whom" = record ]; then kill -"$sig" "$record"; else kill -"$sig" "$victim"; fi
 		tries=0
 		while kill -0 "$record" 2>/dev/null && [ "$tries" -lt 600 ]; do

@@ -521,23 +521,24 @@ static int tt__detour_preloads(const char *entry, size_t len, const struct tt__d
 	return stat(path, &a) == 0 && stat(file, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
-/* Marks the modules the program needs: itself, the libraries of the user's preload,
- * and all they need; what is left the detour library alone brought in. 0 or -errno. */
+/* Marks the modules the program needs: itself, the libraries of the user's preload
+ * (but ticktrace's and the sanitizers' runtimes), and all they need; what is left the
+ * detour library alone brought in. 0 or -errno. */
 static int tt__detour_find_needed(struct tt__detour *d)
 {
 	if (dwfl_getmodules(d->dwfl, tt__detour_link_cb, d, 0) != 0)
 		return -ENOMEM;
 	uintptr_t program = 0;
 	dl_iterate_phdr(tt__detour_program_cb, &program);
-	Dwfl_Module *ours = dwfl_addrmodule(d->dwfl, (Dwarf_Addr)(uintptr_t)tt__detour_find_needed);
 	const char *preload = getenv("LD_PRELOAD");
 	for (size_t i = 0; i < d->nlinks; i++) {
 		struct tt__detour_link *l = &d->links[i];
 		Dwarf_Addr low, high;
-		dwfl_module_info(l->mod, NULL, &low, &high, NULL, NULL, NULL, NULL);
+		const char *file = dwfl_module_info(l->mod, NULL, &low, &high, NULL, NULL, NULL, NULL);
 		int root = program >= low && program < high;
-		/* (the loader splits LD_PRELOAD at spaces and colons) */
-		for (const char *p = preload; !root && l->mod != ours && p && *p;) {
+		/* (the loader splits LD_PRELOAD at spaces and colons; ticktrace's own and the
+		 * sanitizers' runtimes, preloaded for the recording, are not the program's) */
+		for (const char *p = preload; !root && file && !tt__detour_untouchable(file) && p && *p;) {
 			size_t n = strcspn(p, ": ");
 			root = n && tt__detour_preloads(p, n, l);
 			p += n;
