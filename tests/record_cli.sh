@@ -1,14 +1,26 @@
 #!/bin/sh
 # `ticktrace record` as a user meets it, beyond the patching (issue 23):
-#   static     a statically linked program, static-pie, and a script whose interpreter
-#              is one: said so, run untraced, the program's output and exit status;
+#   static     a statically linked program, static-pie, a script whose interpreter
+#              is one, directly or through `#!/usr/bin/env`: said so, run untraced
+#              (env too: no trace left), the program's output and exit status;
 #   children   follow by default: the shell and the program started by it traced too,
 #              what the patcher says said once per program, one line naming every
 #              file written, -c converting them all onto one timeline;
 #   no_follow  --no-follow: the program alone (and its fork), its children untraced;
 #   sanitized  a program built with -fsanitize=address, whose runtime must be the
 #              first library loaded: it runs and is traced as without sanitizer;
-#   help       the exit statuses --help promises are those given.
+#   help       the exit statuses --help promises are those given;
+#   own_libraries  -f '*' patches the program and the libraries it loads (its own
+#              DT_NEEDED, the user's preload), never those only the detour library
+#              needs (libdw, libelf, liblzma...);
+#   signals    SIGTERM to record goes on to the program; a program killed (SIGTERM,
+#              SIGKILL), which writes no trace, leaves its live buffers, named and
+#              converted; nothing left in TMPDIR;
+#   deep       a recursion deeper than record's shadow stack (1,048,576 calls): the
+#              calls beyond it counted, the program's result the same, the trace
+#              converted (the converter takes what record records);
+#   exec       a process that execs: the old image's trace and the new one's both
+#              kept, both named.
 #   record_cli.sh CASE CC DETOUR_SOURCES SANITIZE   (TT_TEST_TOOL: the ticktrace command;
 #   SANITIZE: the build's b_sanitize)
 set -eu
@@ -29,6 +41,8 @@ if [ "$sanitize" != none ] && [ "$case_" != sanitized ]; then
 fi
 # How many lines of file $1 match the fixed string $2.
 count() { grep -cF -- "$2" "$1" || true; }
+# The processes $1 started (pgrep hangs with a sanitizer's runtime preloaded).
+children() { env -u LD_PRELOAD pgrep -P "$1"; }
 # The run's private directory is gone.
 no_leftovers() { [ -z "$(ls -A "$dir/tmp")" ] || fail "record left $(ls -A "$dir/tmp") in TMPDIR"; }
 
@@ -39,8 +53,9 @@ static)
 	"$cc" -O1 -static-pie -o "$dir/static-pie" "$src/hello.c" 2>>"$dir/cc.log" ||
 		cp "$dir/static" "$dir/static-pie"
 	printf '#!%s\n' "$dir/static" >"$dir/script"
-	chmod +x "$dir/script"
-	for prog in static static-pie script; do
+	printf '#!/usr/bin/env %s\n' "$dir/static" >"$dir/env-script"
+	chmod +x "$dir/script" "$dir/env-script"
+	for prog in static static-pie script env-script; do
 		"$dir/$prog" >"$dir/plain.out" 2>"$dir/plain.err" && plain=0 || plain=$?
 		[ "$plain" = 5 ] || fail "$prog exits $plain, not 5"
 		(cd "$dir" && "$tool" record -f 'work_*' -c "$prog.json" -- "./$prog" >"$prog.out" \
@@ -49,10 +64,12 @@ static)
 		cmp -s "$dir/plain.out" "$dir/$prog.out" || fail "record $prog changed its output"
 		grep -q 'statically linked: nothing can be preloaded into it, so it runs untraced' \
 			"$dir/$prog.err" || { cat "$dir/$prog.err" >&2; fail "record $prog: not said static"; }
-		[ "$prog" != script ] || grep -qF "runs $dir/static, which is" "$dir/$prog.err" ||
-			fail "record script: the interpreter not named"
+		case $prog in *script) grep -qF "runs $dir/static, which is" "$dir/$prog.err" ||
+			fail "record $prog: the interpreter not named" ;; esac
 		! grep -q 'wrote no trace' "$dir/$prog.err" || fail "record $prog: looked for a trace"
 		[ ! -e "$dir/$prog.json" ] || fail "record $prog: converted something"
+		[ -z "$(cd "$dir" && ls ./*.ttr 2>/dev/null)" ] || fail "record $prog left $(cd "$dir" && ls ./*.ttr)"
+		! grep -q 'patched' "$dir/$prog.err" || fail "record $prog: something was patched (env?)"
 	done
 	# Found through PATH as execvp finds it, an empty entry being the working directory.
 	(cd "$dir" && PATH=":$PATH" "$tool" record -- static >/dev/null 2>path.err) && rc=0 || rc=$?
@@ -107,7 +124,7 @@ print(len({e["pid"] for e in events if e.get("name") == "work_leaf"}))' "$dir/ru
 			>/dev/null 2>err) && rc=0 || rc=$?
 		[ "$rc" = 3 ] || { cat "$dir/stream/err" >&2; fail "mode stream: exit $rc"; }
 		named=$(grep 'ticktrace: recorded' "$dir/stream/err" | sed 's/; see them.*//' |
-			grep -o 'ticktrace-[0-9]*\.ttr' | sort)
+			grep -o 'ticktrace-[0-9]*\(\.exec[0-9]*\)\{0,1\}\.ttr' | sort)
 		left=$(cd "$dir/stream" && ls ticktrace-*.ttr | sort)
 		[ "$named" = "$left" ] && [ "$(echo "$left" | wc -l)" -ge 6 ] ||
 			fail "mode stream: the summary names $(echo $named), the run left $(echo $left)"
@@ -148,11 +165,145 @@ help)
 		[ "$rc" = $status ] && ! grep -q 'cannot run' "$dir/err" ||
 			fail "a program that exits $status: exit $rc"
 	done
+	# -o into a directory that is not there: said before the program runs, exit 1.
+	"$tool" record -o "$dir/none/run.ttr" -- sh -c "touch '$dir/ran'" 2>"$dir/err" && rc=0 || rc=$?
+	[ "$rc" = 1 ] && [ ! -e "$dir/ran" ] &&
+		grep -qF "cannot write the trace at $dir/none/run.ttr: $dir/none: No such file" "$dir/err" ||
+		{ cat "$dir/err" >&2; fail "-o into a missing directory: exit $rc, the program run or not said"; }
+	"$tool" record -f "$(printf 'a\nb')" -- true 2>"$dir/err" && rc=0 || rc=$?
+	[ "$rc" = 2 ] && grep -q 'one line, not empty' "$dir/err" || fail "-f with a newline: exit $rc"
 	grep -q '2 usage' "$dir/help" || fail "--help does not say 2 for usage"
 	"$tool" record 2>/dev/null && rc=0 || rc=$?
 	[ "$rc" = 2 ] || fail "usage: exit $rc"
 	no_leftovers
 	echo "record's exit statuses are those --help gives"
+	;;
+own_libraries)
+	"$cc" -O1 -o "$dir/hello" "$src/hello.c"
+	"$cc" -O1 -o "$dir/hello-z" "$src/hello.c" -Wl,--no-as-needed -lz 2>"$dir/cc.log" ||
+		{ echo "skipped: no libz to link ($(head -1 "$dir/cc.log"))" >&2; exit 77; }
+	# The program's own functions are all there is to patch (the C library is left
+	# alone): no more than it defines.
+	own=$(nm --defined-only "$dir/hello" | grep -c ' [Tt] ')
+	(cd "$dir" && "$tool" record -f '*' -o run.ttr -- ./hello >/dev/null 2>err) && rc=0 || rc=$?
+	[ "$rc" = 5 ] || { cat "$dir/err" >&2; fail "record -f '*' exits $rc, not 5"; }
+	patched=$(sed -n 's/^ticktrace: patched \([0-9]*\) functions.*/\1/p' "$dir/err")
+	[ -n "$patched" ] && [ "$patched" -le "$own" ] ||
+		{ cat "$dir/err" >&2; fail "-f '*' patched ${patched:-?} functions, the program has $own"; }
+	grep -q "only ticktrace's detour library needs, left alone" "$dir/err" ||
+		{ cat "$dir/err" >&2; fail "the detour library's own libraries not said left alone"; }
+	# A library the program links, or the user preloads, is the program's: patched.
+	for how in linked preloaded; do
+		prog=./hello-z preload=${LD_PRELOAD:-}
+		[ "$how" = linked ] || prog=./hello preload="${preload:+$preload:}libz.so.1"
+		(cd "$dir" && LD_PRELOAD=$preload "$tool" record -f zlibVersion -o run.ttr -- $prog \
+			>/dev/null 2>err) && rc=0 || rc=$?
+		[ "$rc" = 5 ] && grep -q '^ticktrace: patched 1 functions' "$dir/err" ||
+			{ cat "$dir/err" >&2; fail "libz $how: zlibVersion not patched (exit $rc)"; }
+	done
+	no_leftovers
+	echo "-f '*': the program's $patched functions, its libraries', not the detour library's"
+	;;
+signals)
+	"$cc" -O1 -o "$dir/forever" "$src/forever.c"
+	mkdir "$dir/run"
+	# whom: record (SIGTERM, passed on), the program itself (SIGTERM, SIGKILL), or
+	# a child the program (a shell) started; the exit status record then gives
+	for how in record:TERM:143 program:TERM:143 program:KILL:137 child:KILL:137; do
+		whom=${how%%:*} sig=${how#*:} want=${how##*:}
+		sig=${sig%:*}
+		rm -f "$dir"/run/*
+		if [ "$whom" = child ]; then set -- sh -c '../forever; exit $?'; else set -- ../forever; fi
+		(cd "$dir/run" && exec "$tool" record -f work_leaf -o 'run-%p.ttr' -c all.json -- \
+			"$@" >out 2>err) &
+		record=$!
+		# Until the program ran its first patched call (its live file is there then).
+		tries=0
+		until grep -q running "$dir/run/out" 2>/dev/null; do
+			tries=$((tries + 1))
+			[ "$tries" -lt 600 ] || { kill -KILL "$record"; fail "$how: the program never ran"; }
+			sleep 0.1
+		done
+		program=$(children "$record")
+		[ -n "$program" ] || fail "$how: no program under record"
+		# the process killed, whose live buffers are read
+		victim=$program
+		[ "$whom" != child ] || victim=$(children "$program")
+		if [ "$whom" = record ]; then kill -"$sig" "$record"; else kill -"$sig" "$victim"; fi
+		tries=0
+		while kill -0 "$record" 2>/dev/null && [ "$tries" -lt 600 ]; do
+			tries=$((tries + 1))
+			sleep 0.1
+		done
+		if kill -0 "$record" 2>/dev/null; then
+			kill -KILL "$victim" "$record"
+			fail "$how: record still runs a minute after the signal"
+		fi
+		wait "$record" && rc=0 || rc=$?
+		err=$dir/run/err
+		[ "$rc" = "$want" ] || { cat "$err" >&2; fail "$how: record exits $rc, not $want"; }
+		grep -q "ticktrace: recorded .*run-$victim\(.exec1\)\{0,1\}.ttr.live.* .live: the buffers" "$err" ||
+			{ cat "$err" >&2; fail "$how: the live buffers not named"; }
+		grep -q '"work_leaf"' "$dir/run/all.json" || fail "$how: work_leaf not in the converted run"
+		no_leftovers
+	done
+	# A run whose buffers cannot be had (ulimit -v) records nothing, and leaves no
+	# live file to be taken for a killed run's. (A sanitizer's runtime needs more.)
+	if [ "$sanitize" = none ]; then
+		rm -f "$dir"/run/*
+		"$cc" -O1 -o "$dir/hello" "$src/hello.c"
+		(ulimit -v 200000 && cd "$dir/run" && "$tool" record -o run.ttr -- ../hello >/dev/null 2>err) &&
+			rc=0 || rc=$?
+		[ "$rc" = 5 ] && grep -q 'no memory for trace buffers' "$dir/run/err" ||
+			{ cat "$dir/run/err" >&2; echo "skipped the ulimit -v part: the buffers were had" >&2; }
+		[ ! -e "$dir/run/run.ttr.live" ] && ! grep -q '\.live' "$dir/run/err" ||
+			{ cat "$dir/run/err" >&2; fail "ulimit -v: a live file left by a run that recorded nothing"; }
+	fi
+	echo "signals: passed on to the program; a killed one's live buffers read"
+	;;
+deep)
+	"$cc" -O1 -o "$dir/deep" "$src/deep.c"
+	depth=1100000
+	# about 32 bytes a frame: 35 MB of stack
+	ulimit -s 131072 2>/dev/null || ulimit -s unlimited 2>/dev/null ||
+		{ echo "skipped: no stack of 128 MB here (ulimit -s $(ulimit -s))" >&2; exit 77; }
+	"$dir/deep" $depth >"$dir/plain.out"
+	(cd "$dir" && "$tool" record -f work_recurse -o run.ttr -c run.json -- ./deep $depth >out 2>err) &&
+		rc=0 || rc=$?
+	[ "$rc" = 0 ] || { cat "$dir/err" >&2; fail "record of a deep recursion exits $rc"; }
+	cmp -s "$dir/plain.out" "$dir/out" || fail "the deep recursion's result changed: $(cat "$dir/out")"
+	# the calls beyond the stack's 1,048,575 (one slot is its sentinel), both recursions'
+	beyond=$((depth + 1 - 1048575))
+	grep -q "^ticktrace: $beyond calls of patched functions were not recorded" "$dir/err" ||
+		{ cat "$dir/err" >&2; fail "not said that $beyond calls were not recorded"; }
+	[ -s "$dir/run.json" ] || { cat "$dir/err" >&2; fail "the deep trace was not converted"; }
+	no_leftovers
+	echo "deep: $beyond calls beyond the shadow stack counted, the trace converted"
+	;;
+exec)
+	"$cc" -O1 -o "$dir/hello" "$src/hello.c"
+	mkdir "$dir/run"
+	# The shell's image, env's, then hello's: one pid, three files.
+	(cd "$dir/run" && "$tool" record -f work_leaf -o 'run-%p.ttr' -c all.json -- \
+		sh -c "exec env '$dir/hello'" >out 2>err) && rc=0 || rc=$?
+	[ "$rc" = 5 ] || { cat "$dir/run/err" >&2; fail "record exits $rc, not hello's 5"; }
+	files=$(cd "$dir/run" && ls run-*.ttr | sort | tr '\n' ' ')
+	pid=${files#run-}
+	pid=${pid%%.*}
+	[ "$files" = "run-$pid.exec1.ttr run-$pid.exec2.ttr run-$pid.ttr " ] ||
+		{ cat "$dir/run/err" >&2; fail "one process, three images: the files are $files"; }
+	summary=$(grep 'ticktrace: recorded' "$dir/run/err")
+	for f in $files; do
+		case $summary in *"$dir/run/$f"*) ;; *) fail "the summary does not name $f: $summary" ;; esac
+	done
+	grep -q '"work_leaf"' "$dir/run/all.json" || fail "hello's work_leaf is not in the converted run"
+	# With no %p in the name, the same: the next image's file is named apart.
+	(cd "$dir/run" && "$tool" record -f work_leaf -o plain.ttr -- sh -c "exec '$dir/hello'" \
+		>/dev/null 2>err) && rc=0 || rc=$?
+	[ "$rc" = 5 ] && [ -s "$dir/run/plain.ttr" ] && [ -s "$dir/run/plain.exec1.ttr" ] ||
+		{ cat "$dir/run/err" >&2; fail "-o plain.ttr: exit $rc, $(ls "$dir/run")"; }
+	no_leftovers
+	echo "exec: each image of a process its own file, all named"
 	;;
 *) fail "no case $case_" ;;
 esac

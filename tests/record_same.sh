@@ -45,6 +45,8 @@ run_both() {
 		>record.out 2>record.all) && traced=0 || traced=$?
 	rm -f "$dir"/run-*.ttr
 	grep -v '^ticktrace' "$dir/record.all" >"$dir/record.err" || true
+	# (a sanitizer's messages begin with the pid, which differs from run to run)
+	sed -i 's/^==[0-9]*==/==PID==/' "$dir/plain.err" "$dir/record.err"
 }
 
 echo "$configs" | {

@@ -72,13 +72,13 @@ static struct tt_record *nested(size_t depth, size_t per_tick, size_t *n)
 	return rec;
 }
 
-/* Item 4: nesting past what the decoder keeps (262,144) refused the whole file. Now
+/* Item 4: nesting past what the decoder keeps (1,048,576) refused the whole file. Now
  * the scopes nested deeper are left out and counted, the rest is kept: the sibling
  * after them is there, and the outermost slice too. */
 static void test_past_the_nesting_limit(void **state)
 {
 	struct tt_fixture *fx = *state;
-	enum { DEPTH = (1 << 18) + 6 };
+	enum { DEPTH = (1 << 20) + 6 };
 	size_t n;
 	struct tt_record *rec = nested(DEPTH, 1, &n);
 	write_thread(fx->in, rec, n);
@@ -86,7 +86,7 @@ static void test_past_the_nesting_limit(void **state)
 	struct tt_run r;
 	TT_RUN(&r, "convert", fx->in, "-o", fx->out);
 	assert_int_equal(r.status, 0);
-	assert_err_has(&r, "6 scopes nested deeper than 262144 levels left out");
+	assert_err_has(&r, "6 scopes nested deeper than 1048576 levels left out");
 	free(r.out);
 	cJSON *root = tt_json_load(fx->out);
 	assert_non_null(root);

@@ -180,6 +180,9 @@ _Static_assert(offsetof(struct tt__hot_global, unusual) == 0 && TT__HOT_OFF == 1
 	       "asm/hot.inc HOT_UNUSUAL, TT_HOT_OFF");
 extern int tt__recording TT__HIDDEN; /* tt_enable/tt_disable; read with atomics */
 extern int tt__forked TT__HIDDEN;    /* this process is a child forked after start */
+/* The program images this process ran before this one (exec keeps the pid): its files
+ * are named apart, or this one's would replace theirs (lifecycle/exec.c). */
+extern unsigned tt__exec_image TT__HIDDEN;
 
 extern int tt__crash_signal TT__HIDDEN; /* the signal the program is dying of, or 0 */
 

@@ -5,4 +5,5 @@
 struct tt__config tt__config;
 int tt__recording;
 int tt__forked;
+unsigned tt__exec_image;
 int tt__crash_signal;

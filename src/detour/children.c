@@ -1,7 +1,8 @@
 /* The programs a traced program starts (`ticktrace record` sets the variables):
- *   - TICKTRACE_DETOUR_FOLLOW=0: they run without ticktrace: this library leaves
- *     LD_PRELOAD, as the program's exec and its children see it, once the program
- *     has started (what else the user preloads stays);
+ *   - TICKTRACE_DETOUR_FOLLOW=0: they run without ticktrace: this library and the
+ *     runtime (which record preloads before it) leave LD_PRELOAD, as the program's
+ *     exec and its children see it, once the program has started (what else the
+ *     user preloads stays);
  *   - TICKTRACE_DETOUR_ONCE=DIR: what the patcher has to say (functions refused,
  *     patterns that match nothing, the count) is said by the first process of each
  *     program alone, not by every shell and every child again: a marker in DIR,
@@ -18,8 +19,8 @@
 
 #include "detour.h"
 
-/* Whether `entry` of LD_PRELOAD is the file `self`. */
-static int tt__detour_is_self(const char *entry, size_t len, const struct stat *self)
+/* Whether `entry` of LD_PRELOAD is one of the files `ours` (this library, the runtime). */
+static int tt__detour_is_ours(const char *entry, size_t len, const struct stat ours[2])
 {
 	char path[PATH_MAX];
 	struct stat st;
@@ -27,18 +28,29 @@ static int tt__detour_is_self(const char *entry, size_t len, const struct stat *
 		return 0;
 	memcpy(path, entry, len);
 	path[len] = 0;
-	return stat(path, &st) == 0 && st.st_dev == self->st_dev && st.st_ino == self->st_ino;
+	if (stat(path, &st) != 0)
+		return 0;
+	for (int i = 0; i < 2; i++)
+		if (st.st_dev == ours[i].st_dev && st.st_ino == ours[i].st_ino)
+			return 1;
+	return 0;
+}
+
+/* The file that holds `code`, in *st; 0, or -1 when it cannot be told. */
+static int tt__detour_file_of(void *code, struct stat *st)
+{
+	Dl_info info;
+	return dladdr(code, &info) && info.dli_fname && stat(info.dli_fname, st) == 0 ? 0 : -1;
 }
 
 void tt__detour_no_follow(void)
 {
 	const char *follow = getenv("TICKTRACE_DETOUR_FOLLOW");
 	const char *preload = getenv("LD_PRELOAD");
-	Dl_info info;
-	struct stat self;
+	struct stat ours[2];
 	if (!follow || strcmp(follow, "0") != 0 || !preload ||
-	    !dladdr((void *)(uintptr_t)tt__detour_no_follow, &info) || !info.dli_fname ||
-	    stat(info.dli_fname, &self) != 0)
+	    tt__detour_file_of((void *)(uintptr_t)tt__detour_no_follow, &ours[0]) != 0 ||
+	    tt__detour_file_of((void *)(uintptr_t)tt__own_thread, &ours[1]) != 0)
 		return;
 	/* The loader splits LD_PRELOAD at spaces and colons; the others are kept in order. */
 	size_t cap = strlen(preload) + 1, len = 0;
@@ -47,7 +59,7 @@ void tt__detour_no_follow(void)
 		return;
 	for (const char *p = preload; *p;) {
 		size_t n = strcspn(p, ": ");
-		if (n && !tt__detour_is_self(p, n, &self)) {
+		if (n && !tt__detour_is_ours(p, n, ours)) {
 			if (len)
 				kept[len++] = ':';
 			memcpy(kept + len, p, n);

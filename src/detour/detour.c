@@ -17,7 +17,8 @@
  * by replacing the return address (trampoline.asm says why and how). Code pages go
  * back to read-execute.
  *
- * Never patched: the dynamic loader, the C library, ticktrace's libraries, the
+ * Never patched: the libraries only this one needs (libdw, libelf...: not the
+ * program's, tt__detour_find_needed), the dynamic loader, the C library, ticktrace's libraries, the
  * decoder's and the sanitizers' runtimes (the recording and the patching run through
  * them), the unwinders wherever they are linked (an unwind starts in them), the vDSO,
  * GCC's `.cold` parts of functions (entered by a jump, not a call), and _start
@@ -32,11 +33,13 @@
 #include <gelf.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <link.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "detour.h"
@@ -142,6 +145,17 @@ struct tt__detour_module {
 	size_t stubs_size, stubs_used;
 };
 
+/* A module as the loader linked it in, to tell the libraries the program needs from
+ * those only the detour library does (libdw, libelf and what they need): those are not
+ * the program's, and -f '*' leaves them alone. */
+struct tt__detour_link {
+	Dwfl_Module *mod;
+	const char *soname;   /* its DT_SONAME, else its file's name */
+	const char **needed;  /* its DT_NEEDED (strings of its Elf, valid until dwfl_end) */
+	size_t nneeded;
+	int program_needs;    /* the program, a library of the user's preload, or one they need */
+};
+
 struct tt__detour {
 	Dwfl *dwfl; /* kept while patching: the symbols' names are its */
 	char **patterns;
@@ -152,6 +166,9 @@ struct tt__detour {
 	struct tt__detour_fn *fns;
 	size_t nfns, fns_cap;
 	size_t left_alone; /* matches in libraries never patched */
+	struct tt__detour_link *links; /* every module, as the loader linked it */
+	size_t nlinks;
+	size_t only_ours; /* matches in libraries only the detour library needs */
 	int unseen_unwinder; /* the program's own, which its symbols no longer show */
 	size_t patched_relocated, patched_patchable, refused;
 	const char *main_path;
@@ -425,6 +442,122 @@ static int tt__detour_matches(struct tt__detour *d, const char *name)
 	return hit;
 }
 
+/* One module's name for the loader and what it needs, from its dynamic section. */
+static int tt__detour_link_cb(Dwfl_Module *mod, void **user, const char *name, Dwarf_Addr low,
+			      void *arg)
+{
+	(void)user;
+	(void)low;
+	struct tt__detour *d = arg;
+	struct tt__detour_link *links = realloc(d->links, (d->nlinks + 1) * sizeof(*links));
+	if (!links)
+		return DWARF_CB_ABORT;
+	d->links = links;
+	struct tt__detour_link *l = &links[d->nlinks++];
+	*l = (struct tt__detour_link){.mod = mod, .soname = tt__detour_base(name)};
+	GElf_Addr bias;
+	Elf *elf = dwfl_module_getelf(mod, &bias);
+	for (Elf_Scn *scn = NULL; elf && (scn = elf_nextscn(elf, scn));) {
+		GElf_Shdr shdr;
+		Elf_Data *data;
+		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_DYNAMIC || !shdr.sh_entsize ||
+		    !(data = elf_getdata(scn, NULL)))
+			continue;
+		size_t n = shdr.sh_size / shdr.sh_entsize;
+		if (!(l->needed = malloc(n * sizeof(*l->needed))))
+			return DWARF_CB_ABORT;
+		for (size_t i = 0; i < n; i++) {
+			GElf_Dyn dyn;
+			const char *str;
+			if (!gelf_getdyn(data, (int)i, &dyn) ||
+			    !(str = elf_strptr(elf, shdr.sh_link, dyn.d_un.d_val)))
+				continue;
+			if (dyn.d_tag == DT_NEEDED)
+				l->needed[l->nneeded++] = str;
+			else if (dyn.d_tag == DT_SONAME)
+				l->soname = str;
+		}
+	}
+	return DWARF_CB_OK;
+}
+
+/* The address of the program's first segment: the loader's first object is the
+ * program (also when it was run as `ld.so PROGRAM`). */
+static int tt__detour_program_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	for (int i = 0; i < info->dlpi_phnum; i++)
+		if (info->dlpi_phdr[i].p_type == PT_LOAD) {
+			*(uintptr_t *)arg = info->dlpi_addr + info->dlpi_phdr[i].p_vaddr;
+			break;
+		}
+	return 1;
+}
+
+static void tt__detour_needs_too(struct tt__detour *d, struct tt__detour_link *l)
+{
+	if (l->program_needs)
+		return;
+	l->program_needs = 1;
+	for (size_t i = 0; i < l->nneeded; i++)
+		for (size_t j = 0; j < d->nlinks; j++)
+			if (strcmp(d->links[j].soname, l->needed[i]) == 0)
+				tt__detour_needs_too(d, &d->links[j]);
+}
+
+/* Whether `entry` of LD_PRELOAD (`len` bytes) names the module `l`: the same file
+ * for a path, else its name. */
+static int tt__detour_preloads(const char *entry, size_t len, const struct tt__detour_link *l)
+{
+	char path[PATH_MAX];
+	const char *file = dwfl_module_info(l->mod, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+	struct stat a, b;
+	if (len >= sizeof path || !file)
+		return 0;
+	memcpy(path, entry, len);
+	path[len] = 0;
+	if (!strchr(path, '/'))
+		return strcmp(path, l->soname) == 0 || strcmp(path, tt__detour_base(file)) == 0;
+	return stat(path, &a) == 0 && stat(file, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+/* Marks the modules the program needs: itself, the libraries of the user's preload
+ * (but ticktrace's and the sanitizers' runtimes), and all they need; what is left the
+ * detour library alone brought in. 0 or -errno. */
+static int tt__detour_find_needed(struct tt__detour *d)
+{
+	if (dwfl_getmodules(d->dwfl, tt__detour_link_cb, d, 0) != 0)
+		return -ENOMEM;
+	uintptr_t program = 0;
+	dl_iterate_phdr(tt__detour_program_cb, &program);
+	const char *preload = getenv("LD_PRELOAD");
+	for (size_t i = 0; i < d->nlinks; i++) {
+		struct tt__detour_link *l = &d->links[i];
+		Dwarf_Addr low, high;
+		const char *file = dwfl_module_info(l->mod, NULL, &low, &high, NULL, NULL, NULL, NULL);
+		int root = program >= low && program < high;
+		/* (the loader splits LD_PRELOAD at spaces and colons; ticktrace's own and the
+		 * sanitizers' runtimes, preloaded for the recording, are not the program's) */
+		for (const char *p = preload; !root && file && !tt__detour_untouchable(file) && p && *p;) {
+			size_t n = strcspn(p, ": ");
+			root = n && tt__detour_preloads(p, n, l);
+			p += n;
+			p += *p != 0;
+		}
+		if (root)
+			tt__detour_needs_too(d, l);
+	}
+	return 0;
+}
+
+static int tt__detour_program_needs(const struct tt__detour *d, Dwfl_Module *mod)
+{
+	for (size_t i = 0; i < d->nlinks; i++)
+		if (d->links[i].mod == mod)
+			return d->links[i].program_needs;
+	return 1;
+}
+
 /* The functions of one module whose names match, and what it needs to know of it. */
 static int tt__detour_module_cb(Dwfl_Module *mod, void **user, const char *name, Dwarf_Addr low,
 				void *arg)
@@ -444,6 +577,7 @@ static int tt__detour_module_cb(Dwfl_Module *mod, void **user, const char *name,
 	if (!m->path)
 		return DWARF_CB_ABORT;
 	int untouchable = tt__detour_untouchable(name);
+	int only_ours = !untouchable && !tt__detour_program_needs(d, mod);
 	int is_main = d->main_path && strcmp(name, d->main_path) == 0;
 	int nsyms = dwfl_module_getsymtab(mod);
 	const char *file = NULL; /* of the local symbols that follow */
@@ -481,7 +615,9 @@ static int tt__detour_module_cb(Dwfl_Module *mod, void **user, const char *name,
 			return DWARF_CB_ABORT;
 		if (!tt__detour_matches(d, sname))
 			continue;
-		if (untouchable || tt__detour_part_of_unwinder(sname, file))
+		if (only_ours)
+			d->only_ours++;
+		else if (untouchable || tt__detour_part_of_unwinder(sname, file))
 			d->left_alone++;
 		else if (tt__detour_add(d, (uintptr_t)addr, sym.st_size, sname, index, 0) < 0)
 			return DWARF_CB_ABORT;
@@ -531,7 +667,7 @@ static int tt__detour_collect(struct tt__detour *d)
 	if (!dwfl)
 		return -ENOMEM;
 	if (dwfl_linux_proc_report(dwfl, getpid()) != 0 || dwfl_report_end(dwfl, NULL, NULL) != 0 ||
-	    dwfl_getmodules(dwfl, tt__detour_module_cb, d, 0) != 0)
+	    tt__detour_find_needed(d) < 0 || dwfl_getmodules(dwfl, tt__detour_module_cb, d, 0) != 0)
 		return -EIO;
 	if (d->nfns) /* (none: fns is NULL, which qsort must not be given) */
 		qsort(d->fns, d->nfns, sizeof(d->fns[0]), tt__detour_cmp_fn);
@@ -738,6 +874,9 @@ static void tt__detour_free(struct tt__detour *d)
 		free(d->modules[i].syms);
 		free(d->modules[i].colds);
 	}
+	for (size_t i = 0; i < d->nlinks; i++)
+		free(d->links[i].needed);
+	free(d->links);
 	if (d->dwfl)
 		dwfl_end(d->dwfl);
 	free(d->fns);
@@ -858,6 +997,9 @@ __attribute__((constructor)) static void tt__detour_start(void)
 		fprintf(stderr, "ticktrace: %zu matching functions of the C library, the loader, the "
 			"unwinders or ticktrace's own libraries left alone (the recording and the "
 			"unwinding run through them)\n", d.left_alone);
+	if (says && d.only_ours)
+		fprintf(stderr, "ticktrace: %zu matching functions of libraries the program does not "
+			"load, which only ticktrace's detour library needs, left alone\n", d.only_ours);
 	if (says)
 		fprintf(stderr, "ticktrace: patched %zu functions (%zu by moving their first instructions, "
 			"%zu at their patchable NOPs); %zu could not be\n",

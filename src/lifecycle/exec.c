@@ -13,6 +13,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -51,47 +52,78 @@ static int tt__exec_failed(const char *name)
 	return -1;
 }
 
+/* The environment of the next image: `envp` with TICKTRACE_EXEC_IMAGE (in `image`),
+ * this pid and the image it will be, whose files then do not replace this one's
+ * (writer.c); NULL, with no memory for it (the next image then takes this one's
+ * names). */
+static char **tt__exec_env(char *const envp[], char *image, size_t cap)
+{
+	static const char name[] = "TICKTRACE_EXEC_IMAGE=";
+	size_t n = 0;
+	while (envp && envp[n])
+		n++;
+	char **env = malloc((n + 2) * sizeof(*env));
+	if (!env)
+		return NULL;
+	size_t kept = 0;
+	for (size_t i = 0; i < n; i++)
+		if (strncmp(envp[i], name, sizeof name - 1) != 0)
+			env[kept++] = envp[i];
+	snprintf(image, cap, "%s%d:%u", name, (int)getpid(), tt__exec_image + 1);
+	env[kept++] = image;
+	env[kept] = NULL;
+	return env;
+}
+
 typedef int tt__execve_fn(const char *, char *const[], char *const[]);
-typedef int tt__execv_fn(const char *, char *const[]);
+
+/* exec `name`, through the C library's `next` (execve or execvpe, which the forms
+ * without an environment are with environ's). */
+static int tt__exec(const char *name, const char *next_name, const char *file, char *const argv[],
+		    char *const envp[])
+{
+	tt__execve_fn *next = (tt__execve_fn *)tt__before_exec(next_name);
+	char image[64];
+	char **env = tt__exec_env(envp, image, sizeof image);
+	if (next)
+		next(file, argv, env ? env : envp);
+	int err = errno;
+	free(env);
+	errno = err;
+	return tt__exec_failed(name);
+}
 
 int execve(const char *path, char *const argv[], char *const envp[])
 {
-	tt__execve_fn *next = (tt__execve_fn *)tt__before_exec("execve");
-	if (next)
-		next(path, argv, envp);
-	return tt__exec_failed("execve");
+	return tt__exec("execve", "execve", path, argv, envp);
 }
 
 int execv(const char *path, char *const argv[])
 {
-	tt__execv_fn *next = (tt__execv_fn *)tt__before_exec("execv");
-	if (next)
-		next(path, argv);
-	return tt__exec_failed("execv");
+	return tt__exec("execv", "execve", path, argv, environ);
 }
 
 int execvp(const char *file, char *const argv[])
 {
-	tt__execv_fn *next = (tt__execv_fn *)tt__before_exec("execvp");
-	if (next)
-		next(file, argv);
-	return tt__exec_failed("execvp");
+	return tt__exec("execvp", "execvpe", file, argv, environ);
 }
 
 int execvpe(const char *file, char *const argv[], char *const envp[])
 {
-	tt__execve_fn *next = (tt__execve_fn *)tt__before_exec("execvpe");
-	if (next)
-		next(file, argv, envp);
-	return tt__exec_failed("execvpe");
+	return tt__exec("execvpe", "execvpe", file, argv, envp);
 }
 
 int fexecve(int fd, char *const argv[], char *const envp[])
 {
 	int (*next)(int, char *const[], char *const[]) =
 		(int (*)(int, char *const[], char *const[]))tt__before_exec("fexecve");
+	char image[64];
+	char **env = tt__exec_env(envp, image, sizeof image);
 	if (next)
-		next(fd, argv, envp);
+		next(fd, argv, env ? env : envp);
+	int err = errno;
+	free(env);
+	errno = err;
 	return tt__exec_failed("fexecve");
 }
 

@@ -64,6 +64,7 @@ static void tt__after_fork_in_child(void)
 	/* The child records into its own file: forget the parent's threads and events,
 	 * and take a new start anchor for the new process. */
 	tt__forked = 1;
+	tt__exec_image = 0;
 	tt__owner_pid = getpid();
 	tt__sched_after_fork();
 	tt__registry_reset_after_fork();
@@ -118,6 +119,7 @@ static void tt__init_once_guarded(void)
 		tt__mode->prepare();
 	if (tt__arena_init() < 0) {
 		fprintf(stderr, "ticktrace: no memory for trace buffers; recording is off\n");
+		tt__live_finish(); /* (never to hold a buffer: not left for a killed run's) */
 		tt__config.off = 1;
 		return;
 	}

@@ -140,6 +140,7 @@ int tt__live_start(void)
 		err = tt__live_commit(lv);
 	if (err)
 		goto fail_err;
+	tt__list_written(lv->path); /* (a process killed leaves it, and no other file) */
 	return 0;
 fail:
 	err = -errno;

@@ -62,6 +62,21 @@ int tt__expand_path(const char *pattern, char *buf, size_t size)
 		int n = snprintf(buf + len, size - len, ".%d", (int)getpid());
 		if (n < 0 || (size_t)n >= size - len)
 			return -ENAMETOOLONG;
+		len += (size_t)n;
+	}
+	/* An exec'd image, at the same pid, too: .execN before the extension, so that
+	 * run.ttr's next image is run.exec1.ttr, found by *.ttr alike. */
+	if (tt__exec_image) {
+		char *base = strrchr(buf, '/');
+		base = base ? base + 1 : buf;
+		char *dot = strrchr(base, '.');
+		size_t at = dot && dot != base ? (size_t)(dot - buf) : len;
+		char tag[24];
+		int n = snprintf(tag, sizeof tag, ".exec%u", tt__exec_image);
+		if (len + (size_t)n >= size)
+			return -ENAMETOOLONG;
+		memmove(buf + at + n, buf + at, len - at + 1);
+		memcpy(buf + at, tag, (size_t)n);
 	}
 	return 0;
 }

@@ -88,6 +88,84 @@ static const char *const tt_record_first_runtimes[] = {
 	"libasan.so", "libtsan.so", "libhwasan.so", "libclang_rt.asan", "libclang_rt.tsan",
 	"libclang_rt.hwasan"};
 
+/* Calls `each` with every string of tag `tag` (DT_NEEDED, DT_RUNPATH) of an ELF file's
+ * dynamic section. */
+static void tt_record_dynamic(Elf *elf, int64_t tag, void (*each)(const char *, void *), void *arg)
+{
+	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn));) {
+		GElf_Shdr shdr;
+		Elf_Data *data;
+		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_DYNAMIC ||
+		    !(data = elf_getdata(scn, NULL)))
+			continue;
+		for (size_t i = 0; shdr.sh_entsize && i < shdr.sh_size / shdr.sh_entsize; i++) {
+			GElf_Dyn dyn;
+			const char *str;
+			if (gelf_getdyn(data, (int)i, &dyn) && dyn.d_tag == tag &&
+			    (str = elf_strptr(elf, shdr.sh_link, dyn.d_un.d_val)))
+				each(str, arg);
+		}
+	}
+}
+
+/* The runtime the detour library needs, where its DT_RUNPATH finds it. */
+struct tt_record_runtime {
+	const char *origin; /* the detour library's directory */
+	char path[PATH_MAX]; /* "" until found */
+};
+
+static void tt_record_runtime_in(const char *runpath, void *arg)
+{
+	struct tt_record_runtime *r = arg;
+	for (const char *p = runpath; *p && !r->path[0];) {
+		size_t n = strcspn(p, ":");
+		const char *origin = "$ORIGIN";
+		bool at_origin = n >= strlen(origin) && strncmp(p, origin, strlen(origin)) == 0;
+		if (at_origin)
+			snprintf(r->path, sizeof r->path, "%s%.*s/libticktrace.so.0", r->origin,
+				 (int)(n - strlen(origin)), p + strlen(origin));
+		else
+			snprintf(r->path, sizeof r->path, "%.*s/libticktrace.so.0", (int)n, p);
+		if (access(r->path, R_OK) != 0)
+			r->path[0] = 0;
+		p += n;
+		p += *p != 0;
+	}
+}
+
+/* The runtime the detour library `lib` loads, in `path`, to preload before it: a
+ * library's dependencies come after the program's (the C library) in the loader's
+ * order, so the runtime's exec, fork and dlclose would never be the ones called.
+ * "" when it cannot be told (then the library's DT_NEEDED still loads it). */
+static void tt_record_runtime(const char *lib, char *path, size_t cap)
+{
+	char origin[PATH_MAX];
+	struct tt_record_runtime r = {.origin = origin};
+	int fd = open(lib, O_RDONLY | O_CLOEXEC);
+	path[0] = 0;
+	if (fd < 0 || !realpath(lib, origin)) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	*strrchr(origin, '/') = 0;
+	elf_version(EV_CURRENT);
+	Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (elf)
+		tt_record_dynamic(elf, DT_RUNPATH, tt_record_runtime_in, &r);
+	elf_end(elf);
+	close(fd);
+	snprintf(path, cap, "%s", r.path);
+}
+
+static void tt_record_first_runtime(const char *needed, void *arg)
+{
+	struct tt_record_elf *info = arg;
+	for (size_t r = 0; r < sizeof tt_record_first_runtimes / sizeof *tt_record_first_runtimes; r++)
+		if (strncmp(needed, tt_record_first_runtimes[r], strlen(tt_record_first_runtimes[r])) == 0)
+			snprintf(info->first, sizeof info->first, "%s", needed);
+}
+
 static void tt_record_elf_read(int fd, const char *path, struct tt_record_elf *info)
 {
 	*info = (struct tt_record_elf){0};
@@ -108,29 +186,15 @@ static void tt_record_elf_read(int fd, const char *path, struct tt_record_elf *i
 	const char *base = strrchr(path, '/');
 	if (info->is_static && strncmp(base ? base + 1 : path, "ld-", 3) == 0)
 		info->is_static = false;
-	for (Elf_Scn *scn = NULL; !info->is_static && (scn = elf_nextscn(elf, scn));) {
-		GElf_Shdr shdr;
-		Elf_Data *data;
-		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_DYNAMIC ||
-		    !(data = elf_getdata(scn, NULL)))
-			continue;
-		for (size_t i = 0; shdr.sh_entsize && i < shdr.sh_size / shdr.sh_entsize; i++) {
-			GElf_Dyn dyn;
-			const char *needed;
-			if (!gelf_getdyn(data, (int)i, &dyn) || dyn.d_tag != DT_NEEDED ||
-			    !(needed = elf_strptr(elf, shdr.sh_link, dyn.d_un.d_val)))
-				continue;
-			for (size_t r = 0; r < sizeof tt_record_first_runtimes / sizeof *tt_record_first_runtimes; r++)
-				if (strncmp(needed, tt_record_first_runtimes[r], strlen(tt_record_first_runtimes[r])) == 0)
-					snprintf(info->first, sizeof info->first, "%s", needed);
-		}
-	}
+	if (!info->is_static)
+		tt_record_dynamic(elf, DT_NEEDED, tt_record_first_runtime, info);
 	elf_end(elf);
 }
 
 /* The ELF file that will run for `program` (itself, or the interpreter its "#!" line
- * names, followed as the kernel does), read; in `path`. The number of "#!" lines
- * followed, or -1 when it cannot be told (exec then says why it fails). */
+ * names, followed as the kernel does, and through `#!/usr/bin/env NAME` as env finds
+ * NAME), read; in `path`. The number of "#!" lines followed, or -1 when it cannot be
+ * told (exec then says why it fails). */
 static int tt_record_inspect(const char *program, char *path, size_t cap, struct tt_record_elf *info)
 {
 	if (tt_record_which(program, path, cap) != 0)
@@ -152,19 +216,40 @@ static int tt_record_inspect(const char *program, char *path, size_t cap, struct
 			return -1;
 		head[n] = 0;
 		char *interp = head + 2 + strspn(head + 2, " \t");
-		interp[strcspn(interp, " \t\n")] = 0;
+		char *arg = interp + strcspn(interp, " \t\n");
+		bool has_arg = *arg == ' ' || *arg == '\t';
+		*arg = 0;
 		if (!*interp || strlen(interp) >= cap)
 			return -1;
+		/* The kernel gives env the rest of the line as one argument: a name with no
+		 * option or space is a program env looks for in PATH. */
+		const char *base = strrchr(interp, '/');
+		if (has_arg && strcmp(base ? base + 1 : interp, "env") == 0) {
+			arg += 1 + strspn(arg + 1, " \t");
+			arg[strcspn(arg, "\n")] = 0;
+			for (size_t end = strlen(arg); end && strchr(" \t\r", arg[end - 1]); end--)
+				arg[end - 1] = 0;
+			if (*arg && *arg != '-' && !strpbrk(arg, " \t")) {
+				if (tt_record_which(arg, path, cap) != 0)
+					return -1;
+				continue;
+			}
+		}
 		memmove(path, interp, strlen(interp) + 1);
 	}
 	return -1;
 }
 
 /* In the child: the environment, then the program. LD_PRELOAD: the sanitizer runtime
- * the program needs (`first`, "" for none), the user's own, then the detour library. */
-static _Noreturn void tt_record_exec(const struct tt_record_opts *o, const char *lib, const char *first,
+ * the program needs (`first`, "" for none), the user's own, the runtime (`runtime`,
+ * "" for none), then the detour library; none of it for a program that runs untraced
+ * (`lib` NULL: a static one, whose `#!/usr/bin/env` would be traced alone). */
+static _Noreturn void tt_record_exec(const struct tt_record_opts *o, const char *lib,
+				     const char *runtime, const char *first,
 				     const char *dir, const char *list, int failed)
 {
+	if (!lib)
+		goto run;
 	const char *old = getenv("LD_PRELOAD");
 	char *preload = NULL;
 	char *patterns = NULL;
@@ -174,7 +259,8 @@ static _Noreturn void tt_record_exec(const struct tt_record_opts *o, const char 
 	patterns = calloc(1, len);
 	if (!old)
 		old = "";
-	if (asprintf(&preload, "%s%s%s%s%s", first, *first ? ":" : "", old, *old ? ":" : "", lib) < 0 ||
+	if (asprintf(&preload, "%s%s%s%s%s%s%s", first, *first ? ":" : "", old, *old ? ":" : "",
+		     runtime, *runtime ? ":" : "", lib) < 0 ||
 	    !patterns) {
 		errno = ENOMEM;
 		goto not_run;
@@ -189,12 +275,16 @@ static _Noreturn void tt_record_exec(const struct tt_record_opts *o, const char 
 	else
 		unsetenv("TICKTRACE_DETOUR");
 	setenv("TICKTRACE_OUT", o->out, 1);
+	/* The buffers in a file that outlives the process: one killed (Ctrl-C, SIGTERM,
+	 * SIGKILL), which writes no trace, leaves its events there. */
+	setenv("TICKTRACE_LIVE", "1", 0);
 	setenv("TICKTRACE_LIST", list, 1);
 	setenv("TICKTRACE_DETOUR_ONCE", dir, 1);
 	if (o->follow)
 		unsetenv("TICKTRACE_DETOUR_FOLLOW");
 	else
 		setenv("TICKTRACE_DETOUR_FOLLOW", "0", 1);
+run:
 	execvp(o->argv[0], o->argv);
 not_run:;
 	int err = errno;
@@ -203,6 +293,26 @@ not_run:;
 	fprintf(stderr, "ticktrace: record: cannot run %s: %s\n", o->argv[0], strerror(err));
 	/* As a shell: 127 for a program not found, 126 for one found that cannot run. */
 	_exit(err == ENOENT || err == ENOTDIR ? 127 : 126);
+}
+
+/* The directory the raw file goes into, checked before the run when its name can be
+ * told then (no %p in it): a missing or unwritable one fails now, not after the
+ * program ran to leave no trace. 0, or -1 said. */
+static int tt_record_out_dir(const char *out)
+{
+	const char *slash = strrchr(out, '/');
+	if (!slash || memchr(out, '%', (size_t)(slash - out)))
+		return 0;
+	char dir[PATH_MAX];
+	struct stat st;
+	snprintf(dir, sizeof dir, "%.*s", slash == out ? 1 : (int)(slash - out), out);
+	if (stat(dir, &st) != 0 || (!S_ISDIR(st.st_mode) && (errno = ENOTDIR)) ||
+	    access(dir, W_OK | X_OK) != 0) {
+		fprintf(stderr, "ticktrace: record: cannot write the trace at %s: %s: %s\n", out, dir,
+			strerror(errno));
+		return -1;
+	}
+	return 0;
 }
 
 /* The run's own directory (ticktrace-record.XXXXXX in TMPDIR): the list of trace
@@ -232,11 +342,30 @@ static void tt_record_dir_remove(const char *dir)
 	rmdir(dir);
 }
 
-/* The trace files the run wrote: those its processes listed, then the program's own
- * (`own`: a program that cleared its environment wrote it without listing it), each
- * once (by inode: a process that exec'd wrote the same file twice). Only regular
- * files of this user are a trace of this run: a link, or another user's file planted
- * where the runtime writes, never is read. The count; *planted when `own` is such. */
+/* Whether `path` is a file of this run: a regular file of this user (a link, or
+ * another user's file planted where the runtime writes, never is read); its stat. */
+static bool tt_record_ours(const char *path, struct stat *st)
+{
+	return lstat(path, st) == 0 && S_ISREG(st->st_mode) && st->st_uid == geteuid();
+}
+
+/* Whether a live file (TICKTRACE_LIVE) is left beside `path`: its process was killed
+ * after it wrote `path` (a dump, or an exec'd image of the same name, with .execN
+ * it has not), and the live file holds all it recorded. */
+static bool tt_record_live_beside(const char *path)
+{
+	char live[PATH_MAX + 8];
+	struct stat st;
+	size_t n = strlen(path);
+	return !(n > 5 && strcmp(path + n - 5, ".live") == 0) &&
+	       snprintf(live, sizeof live, "%s.live", path) < (int)sizeof live && tt_record_ours(live, &st);
+}
+
+/* The trace files the run wrote: those its processes listed (live files too, which
+ * one that was killed leaves), then the program's own (`own`, or its live file: a
+ * program that cleared its environment wrote it without listing it), each once (by
+ * inode: a process that exec'd wrote the same file twice). Only files of this run
+ * (tt_record_ours). The count; *planted when `own` is another's. */
 static size_t tt_record_files(const char *list, const char *own, char ***files, bool *planted)
 {
 	FILE *f = fopen(list, "re");
@@ -245,22 +374,26 @@ static size_t tt_record_files(const char *list, const char *own, char ***files, 
 	struct stat *seen = NULL;
 	*files = NULL;
 	*planted = false;
-	for (bool listed = true;;) {
-		ssize_t len = listed && f ? getline(&line, &cap, f) : -1;
+	char own_live[PATH_MAX + 8];
+	snprintf(own_live, sizeof own_live, "%s.live", own);
+	const char *owns[] = {own, own_live};
+	for (size_t unlisted = 0; unlisted < 2;) {
+		ssize_t len = f ? getline(&line, &cap, f) : -1;
 		const char *path = line;
 		if (len < 0) {
-			if (!listed)
-				break;
-			listed = false;
-			path = own;
+			if (f) {
+				fclose(f);
+				f = NULL;
+			}
+			path = owns[unlisted++];
 		} else if (len && line[len - 1] == '\n') {
 			line[len - 1] = 0;
 		}
 		struct stat st;
-		if (lstat(path, &st) != 0)
+		if (lstat(path, &st) != 0 || tt_record_live_beside(path))
 			continue;
-		if (!S_ISREG(st.st_mode) || st.st_uid != geteuid()) {
-			*planted |= !listed;
+		if (!tt_record_ours(path, &st)) {
+			*planted |= !f;
 			continue;
 		}
 		bool again = false;
@@ -288,8 +421,15 @@ static int tt_record_report(const struct tt_record_opts *o, char **files, size_t
 {
 	fprintf(stderr, "ticktrace: recorded %s", nfiles > 1 ? "the program and those it started, "
 		"one file each:" : "");
-	for (size_t i = 0; i < nfiles; i++)
+	size_t killed = 0;
+	for (size_t i = 0; i < nfiles; i++) {
+		size_t n = strlen(files[i]);
+		killed += n > 5 && strcmp(files[i] + n - 5, ".live") == 0;
 		fprintf(stderr, "%s%s", nfiles > 1 ? " " : "", files[i]);
+	}
+	if (killed)
+		fprintf(stderr, " (%zu .live: the buffers of a process that wrote no trace: killed, or it could not)",
+			killed);
 	if (!o->convert) {
 		fprintf(stderr, "; see %s with: ticktrace convert",
 			nfiles > 1 ? "them on one timeline" : "it");
@@ -306,6 +446,16 @@ static int tt_record_report(const struct tt_record_opts *o, char **files, size_t
 	return rc;
 }
 
+/* The program, while it runs: SIGTERM and SIGHUP sent to record go on to it, which
+ * ends as it would alone, its trace then read as usual. */
+static volatile sig_atomic_t tt_record_child;
+
+static void tt_record_pass_on(int sig)
+{
+	if (tt_record_child > 0)
+		kill((pid_t)tt_record_child, sig);
+}
+
 int tt_record(const struct tt_record_opts *o)
 {
 	const char *lib = tt_record_library();
@@ -314,7 +464,8 @@ int tt_record(const struct tt_record_opts *o)
 			"TICKTRACE_DETOUR_LIB\n", lib, strerror(errno));
 		return 1;
 	}
-	char runs[PATH_MAX];
+	char runs[PATH_MAX], runtime[PATH_MAX];
+	tt_record_runtime(lib, runtime, sizeof runtime);
 	struct tt_record_elf elf = {0};
 	int scripts = tt_record_inspect(o->argv[0], runs, sizeof runs, &elf);
 	bool is_static = scripts >= 0 && elf.is_static;
@@ -325,19 +476,29 @@ int tt_record(const struct tt_record_opts *o)
 		fprintf(stderr, "ticktrace: record: %s runs %s, which is statically linked: nothing can "
 			"be preloaded into it, so it runs untraced\n", o->argv[0], runs);
 	char dir[PATH_MAX], list[PATH_MAX + 8];
-	if (tt_record_dir(dir, sizeof dir) != 0)
+	if ((!is_static && tt_record_out_dir(o->out) != 0) || tt_record_dir(dir, sizeof dir) != 0)
 		return 1;
 	snprintf(list, sizeof list, "%s/files", dir);
 	/* Ctrl-C is for the program: this waits for it, then converts what it wrote. */
-	struct sigaction ignore = {.sa_handler = SIG_IGN}, old_int, old_quit;
+	struct sigaction ignore = {.sa_handler = SIG_IGN}, old_int, old_quit, old_term, old_hup;
+	struct sigaction pass_on = {.sa_handler = tt_record_pass_on, .sa_flags = SA_RESTART};
 	sigaction(SIGINT, &ignore, &old_int);
 	sigaction(SIGQUIT, &ignore, &old_quit);
+	/* (blocked until the child's pid is known, and in the child until it is its own) */
+	sigset_t passed, old_mask;
+	sigemptyset(&passed);
+	sigaddset(&passed, SIGTERM);
+	sigaddset(&passed, SIGHUP);
+	sigprocmask(SIG_BLOCK, &passed, &old_mask);
+	sigaction(SIGTERM, &pass_on, &old_term);
+	sigaction(SIGHUP, &pass_on, &old_hup);
 	/* Closed by a successful exec: a byte read from it says the program never ran,
 	 * so that its own exit status 126 or 127 is not taken for that. */
 	int ran[2] = {-1, -1};
 	pid_t pid = pipe2(ran, O_CLOEXEC) == 0 ? fork() : -1;
 	if (pid < 0) {
 		fprintf(stderr, "ticktrace: record: cannot start %s: %s\n", o->argv[0], strerror(errno));
+		sigprocmask(SIG_SETMASK, &old_mask, NULL);
 		if (ran[0] >= 0) {
 			close(ran[0]);
 			close(ran[1]);
@@ -348,9 +509,14 @@ int tt_record(const struct tt_record_opts *o)
 	if (pid == 0) {
 		sigaction(SIGINT, &old_int, NULL);
 		sigaction(SIGQUIT, &old_quit, NULL);
+		sigaction(SIGTERM, &old_term, NULL);
+		sigaction(SIGHUP, &old_hup, NULL);
+		sigprocmask(SIG_SETMASK, &old_mask, NULL);
 		close(ran[0]);
-		tt_record_exec(o, lib, elf.first, dir, list, ran[1]);
+		tt_record_exec(o, is_static ? NULL : lib, runtime, elf.first, dir, list, ran[1]);
 	}
+	tt_record_child = pid;
+	sigprocmask(SIG_SETMASK, &old_mask, NULL);
 	close(ran[1]);
 	char failed;
 	ssize_t got;
@@ -358,13 +524,18 @@ int tt_record(const struct tt_record_opts *o)
 		;
 	close(ran[0]);
 	int status, rc = 1;
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR) {
-			fprintf(stderr, "ticktrace: record: waiting for %s: %s\n", o->argv[0], strerror(errno));
-			goto out;
-		}
+	int waited;
+	while ((waited = waitpid(pid, &status, 0)) < 0 && errno == EINTR)
+		;
+	tt_record_child = 0;
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGQUIT, &old_quit, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	sigaction(SIGHUP, &old_hup, NULL);
+	if (waited < 0) {
+		fprintf(stderr, "ticktrace: record: waiting for %s: %s\n", o->argv[0], strerror(errno));
+		goto out;
+	}
 	rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 	if (WIFSIGNALED(status))
 		fprintf(stderr, "ticktrace: record: %s was killed by signal %d\n", o->argv[0],

@@ -20,7 +20,8 @@ static const char tt_record_usage[] =
 	"file of its own; what the patcher says is said once per program, and at the end\n"
 	"one line names every file written (-c converts them all onto one timeline). A\n"
 	"statically linked program (or script interpreter) cannot be traced: said so, it\n"
-	"runs as it is.\n"
+	"runs as it is. A process killed before it wrote its trace leaves its buffers in\n"
+	"RUN.ttr.live (TICKTRACE_LIVE=1), read instead; SIGTERM to record goes on to it.\n"
 	"\n"
 	"  -f, --function PATTERN  a shell glob over the symbols of the program and its\n"
 	"                          libraries ('work_*', 'ZSTD_compress*'), or 0xADDR, an\n"
@@ -68,7 +69,7 @@ int tt_cmd_record(int argc, char **argv)
 		switch (c) {
 		case 'f':
 			if (!*optarg || strchr(optarg, '\n')) {
-				rc = tt_usage_error(tt_record_usage, "record: -f takes a non-empty pattern");
+				rc = tt_usage_error(tt_record_usage, "record: -f takes a pattern: one line, not empty");
 				goto out;
 			}
 			patterns[o.npatterns++] = optarg;

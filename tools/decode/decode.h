@@ -204,8 +204,10 @@ int tt_decode_reported(const struct tt_trace *t, struct tt_sink *const *sinks, s
 
 /* The decoder keeps this many nested scopes per thread: a deep recursion or a hostile
  * file nests deeper, and what is nested deeper is left out and counted, so that
- * memory stays bounded and the rest of the file is kept. */
-#define TT_MAX_DEPTH (1u << 18)
+ * memory stays bounded and the rest of the file is kept. As deep as `ticktrace record`
+ * records (its shadow stack's 1,048,576 calls, src/detour/detour.c): a recursion it
+ * recorded whole converts whole. */
+#define TT_MAX_DEPTH (1u << 20)
 
 /* The decoder runs each thread through a window of this many nanoseconds at a time
  * (a few thousand records), threads one after the other, so that merging costs
