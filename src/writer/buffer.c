@@ -48,6 +48,8 @@ static void tt__out_flush_with(struct tt__out *out, const void *data, size_t siz
 
 void tt__out(struct tt__out *out, const void *data, size_t size)
 {
+	if (!size)
+		return; /* (data may then be NULL: a section with no states yet) */
 	out->offset += size;
 	/* Records go from the chunks to the file without a copy into the buffer. */
 	if (size >= TT__OUT_DIRECT) {
