@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include <elfutils/libdwfl.h>
 #include <ticktrace/format.h>
 
 #define TT__DETOUR_HIDDEN __attribute__((visibility("hidden")))
@@ -120,5 +121,55 @@ int tt__detour_relocate(const uint8_t *code, uintptr_t addr, int len, uint8_t *o
 int tt__detour_reach(uintptr_t target, uintptr_t next, int32_t *disp) TT__DETOUR_HIDDEN;
 /* Bytes of NOP instructions at `code` (at most `size`). */
 int tt__detour_nops(const uint8_t *code, uint64_t size) TT__DETOUR_HIDDEN;
+
+/* One function to patch. */
+struct tt__detour_fn {
+	uintptr_t addr;
+	uint64_t size;
+	char *name;
+	size_t module; /* index in the module table */
+	int watch;     /* an unwinder's entry point, watched rather than recorded */
+};
+
+/* A symbol of a module, for the check that no other entry lies inside a patch. */
+struct tt__detour_sym {
+	uintptr_t addr, end;
+	uintptr_t reach; /* the highest `end` of this symbol and all before it */
+	const char *name; /* elfutils' (valid until dwfl_end) */
+};
+
+struct tt__detour_module {
+	char *path;
+	uintptr_t low, high;
+	struct tt__detour_sym *syms; /* every symbol with an address, sorted */
+	size_t nsyms;
+	struct tt__detour_sym *colds; /* GCC's NAME.cold parts */
+	size_t ncolds;
+	uintptr_t *sleds; /* -fpatchable-function-entry NOP areas, sorted */
+	size_t nsleds;
+	uint8_t *stubs;   /* the module's stubs, near it; NULL: none yet */
+	size_t stubs_size, stubs_used;
+};
+
+struct tt__detour {
+	Dwfl *dwfl; /* kept while patching: the symbols' names are its */
+	char **patterns;
+	size_t npatterns;
+	size_t *pattern_hits;
+	struct tt__detour_module *modules;
+	size_t nmodules;
+	struct tt__detour_fn *fns;
+	size_t nfns, fns_cap;
+	size_t left_alone; /* matches in libraries never patched */
+	int unseen_unwinder; /* the program's own, which its symbols no longer show */
+	size_t patched_relocated, patched_patchable, refused;
+	const char *main_path;
+};
+
+/* symbols.c */
+/* The last part of a path. */
+const char *tt__detour_base(const char *path) TT__DETOUR_HIDDEN;
+/* The functions to patch, from every module mapped now; 0 or -errno. */
+int tt__detour_collect(struct tt__detour *d) TT__DETOUR_HIDDEN;
 
 #endif
