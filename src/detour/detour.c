@@ -5,9 +5,9 @@
  * of the program and its libraries (as elfutils finds them, debug info by build-id
  * included), or 0xADDR, an address of the program as `nm` or the converter's
  * `module+0xOFFSET` print it, for a function with no name left (its extent comes
- * from .eh_frame). The constructor patches each function found with a jump to its
- * stub, near its module (trampoline.asm), if the process is still single-threaded
- * (tt__detour_others says why):
+ * from .eh_frame; symbols.c finds them). The constructor patches each function found
+ * with a jump to its stub, near its module (trampoline.asm), if the process is still
+ * single-threaded (tt__detour_others says why):
  *   - built with -fpatchable-function-entry=N[,M] (N - M >= 5; the compiler lists the
  *     NOPs in __patchable_function_entries): over its first five NOPs; nothing moves;
  *   - otherwise: over its first instructions, which move into the stub (relocate.c).
@@ -25,11 +25,7 @@
  * watched instead (unwinders.asm says why). */
 #include <dirent.h>
 #include <dlfcn.h>
-#include <dwarf.h>
-#include <elfutils/libdwfl.h>
 #include <errno.h>
-#include <fnmatch.h>
-#include <gelf.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <pthread.h>

@@ -1,5 +1,6 @@
-/* libticktrace-detour internals: the patcher (detour.c), the instruction relocator
- * (relocate.c) and the trampolines (trampoline.asm). */
+/* libticktrace-detour internals: the patcher (detour.c), the functions it patches
+ * (symbols.c), the instruction relocator (relocate.c) and the trampolines
+ * (trampoline.asm). */
 #ifndef TT_DETOUR_H
 #define TT_DETOUR_H
 
@@ -166,8 +167,7 @@ struct tt__detour {
 	const char *main_path;
 };
 
-/* symbols.c */
-/* The last part of a path. */
+/* symbols.c. The last part of a path (a module's file name). */
 const char *tt__detour_base(const char *path) TT__DETOUR_HIDDEN;
 /* The functions to patch, from every module mapped now; 0 or -errno. */
 int tt__detour_collect(struct tt__detour *d) TT__DETOUR_HIDDEN;

@@ -1,13 +1,9 @@
 /* libticktrace-detour: the functions to patch, found by name or address in the
  * symbols and .eh_frame of every module mapped (detour.c patches them). */
 #include <dwarf.h>
-#include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <fnmatch.h>
 #include <gelf.h>
-#include <inttypes.h>
-#include <limits.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
