@@ -306,7 +306,7 @@ static int tt_record_report(const struct tt_record_opts *o, char **files, size_t
 	return rc;
 }
 
-int tt_record(const struct tt_record_opts *o)
+int tt_record_run(const struct tt_record_opts *o)
 {
 	const char *lib = tt_record_library();
 	if (access(lib, R_OK) != 0) {
