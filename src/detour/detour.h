@@ -1,5 +1,6 @@
-/* libticktrace-detour internals: the patcher (detour.c), the instruction relocator
- * (relocate.c) and the trampolines (trampoline.asm). */
+/* libticktrace-detour internals: the patcher (detour.c), the functions it patches
+ * (symbols.c), the instruction relocator (relocate.c) and the trampolines
+ * (trampoline.asm). */
 #ifndef TT_DETOUR_H
 #define TT_DETOUR_H
 
@@ -7,6 +8,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include <elfutils/libdwfl.h>
 #include <ticktrace/format.h>
 
 #define TT__DETOUR_HIDDEN __attribute__((visibility("hidden")))
@@ -120,5 +122,68 @@ int tt__detour_relocate(const uint8_t *code, uintptr_t addr, int len, uint8_t *o
 int tt__detour_reach(uintptr_t target, uintptr_t next, int32_t *disp) TT__DETOUR_HIDDEN;
 /* Bytes of NOP instructions at `code` (at most `size`). */
 int tt__detour_nops(const uint8_t *code, uint64_t size) TT__DETOUR_HIDDEN;
+
+/* One function to patch. */
+struct tt__detour_fn {
+	uintptr_t addr;
+	uint64_t size;
+	char *name;
+	size_t module; /* index in the module table */
+	int watch;     /* an unwinder's entry point, watched rather than recorded */
+};
+
+/* A symbol of a module, for the check that no other entry lies inside a patch. */
+struct tt__detour_sym {
+	uintptr_t addr, end;
+	uintptr_t reach; /* the highest `end` of this symbol and all before it */
+	const char *name; /* elfutils' (valid until dwfl_end) */
+};
+
+struct tt__detour_module {
+	char *path;
+	uintptr_t low, high;
+	struct tt__detour_sym *syms; /* every symbol with an address, sorted */
+	size_t nsyms;
+	struct tt__detour_sym *colds; /* GCC's NAME.cold parts */
+	size_t ncolds;
+	uintptr_t *sleds; /* -fpatchable-function-entry NOP areas, sorted */
+	size_t nsleds;
+	uint8_t *stubs;   /* the module's stubs, near it; NULL: none yet */
+	size_t stubs_size, stubs_used;
+};
+
+/* A module as the loader linked it in, to tell the libraries the program needs from
+ * those only the detour library does (libdw, libelf and what they need): those are not
+ * the program's, and -f '*' leaves them alone. */
+struct tt__detour_link {
+	Dwfl_Module *mod;
+	const char *soname;   /* its DT_SONAME, else its file's name */
+	const char **needed;  /* its DT_NEEDED (strings of its Elf, valid until dwfl_end) */
+	size_t nneeded;
+	int program_needs;    /* the program, a library of the user's preload, or one they need */
+};
+
+struct tt__detour {
+	Dwfl *dwfl; /* kept while patching: the symbols' names are its */
+	char **patterns;
+	size_t npatterns;
+	size_t *pattern_hits;
+	struct tt__detour_module *modules;
+	size_t nmodules;
+	struct tt__detour_fn *fns;
+	size_t nfns, fns_cap;
+	size_t left_alone; /* matches in libraries never patched */
+	struct tt__detour_link *links; /* every module, as the loader linked it */
+	size_t nlinks;
+	size_t only_ours; /* matches in libraries only the detour library needs */
+	int unseen_unwinder; /* the program's own, which its symbols no longer show */
+	size_t patched_relocated, patched_patchable, refused;
+	const char *main_path;
+};
+
+/* symbols.c. The last part of a path (a module's file name). */
+const char *tt__detour_base(const char *path) TT__DETOUR_HIDDEN;
+/* The functions to patch, from every module mapped now; 0 or -errno. */
+int tt__detour_collect(struct tt__detour *d) TT__DETOUR_HIDDEN;
 
 #endif

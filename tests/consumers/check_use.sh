@@ -1,4 +1,4 @@
-# Sourced by tests/install_prefix.sh and tests/subproject.sh: runs the programs built
+# Sourced by tests/install/install_prefix.sh and tests/install/subproject.sh: runs the programs built
 # from tests/consumers/use.c in DIR, converts each trace with $TT_TEST_TOOL, and checks
 # what each target must have recorded. The loader must find libticktrace by itself.
 check_use() {

@@ -1,5 +1,5 @@
-/* Built out of tree against ticktrace by tests/install_prefix.sh (CMake, pkg-config)
- * and tests/subproject.sh (meson): one marked-up scope, a function that
+/* Built out of tree against ticktrace by tests/install/install_prefix.sh (CMake, pkg-config)
+ * and tests/install/subproject.sh (meson): one marked-up scope, a function that
  * -finstrument-functions records, and with USE_HEAP one malloc and free. */
 #include <stdlib.h>
 

@@ -133,7 +133,7 @@ struct tt_record_opts {
 /* Runs the program and waits for it; its exit status (128 + signal when killed), 127
  * when it was not found and 126 when it could not be run (as a shell), or 1 when
  * ticktrace failed (no detour library, the trace not converted); each said on stderr. */
-int tt_record(const struct tt_record_opts *opts);
+int tt_record_run(const struct tt_record_opts *opts);
 
 /* `ticktrace flame` as a function. */
 struct tt_flame_opts {

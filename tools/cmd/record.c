@@ -456,7 +456,7 @@ static void tt_record_pass_on(int sig)
 		kill((pid_t)tt_record_child, sig);
 }
 
-int tt_record(const struct tt_record_opts *o)
+int tt_record_run(const struct tt_record_opts *o)
 {
 	const char *lib = tt_record_library();
 	if (access(lib, R_OK) != 0) {

@@ -87,7 +87,7 @@ int tt_cmd_record(int argc, char **argv)
 		goto out;
 	}
 	o.argv = argv + optind;
-	rc = tt_record(&o);
+	rc = tt_record_run(&o);
 out:
 	free(patterns);
 	return rc;

@@ -21,7 +21,6 @@
 
 /* Field numbers (Perfetto's). */
 enum {
-	PB_TRACE_PACKET = 1,
 	PKT_TIMESTAMP = 8, PKT_SEQUENCE_ID = 10, PKT_TRACK_EVENT = 11, PKT_INTERNED_DATA = 12,
 	PKT_SEQUENCE_FLAGS = 13, PKT_CLOCK_SNAPSHOT = 6, PKT_DEFAULTS = 59, PKT_TRACK_DESCRIPTOR = 60,
 	PKT_FIRST_ON_SEQUENCE = 87,
@@ -35,13 +34,7 @@ enum {
 	CS_CLOCKS = 1, CLK_ID = 1, CLK_TIMESTAMP = 2, CLK_INCREMENTAL = 3,
 	TD_UUID = 1, TD_PARENT = 5, TD_NAME = 2, TD_PROCESS = 3, TD_THREAD = 4, TD_COUNTER = 8,
 	PD_PID = 1, PD_NAME = 6, THD_PID = 1, THD_TID = 2, THD_NAME = 5,
-	PKT_FTRACE_EVENTS = 1, FEB_CPU = 1, FEB_EVENT = 2, FE_TIMESTAMP = 1, FE_PID = 2,
-	FE_SCHED_SWITCH = 4, SS_PREV_COMM = 1, SS_PREV_PID = 2, SS_PREV_PRIO = 3, SS_PREV_STATE = 4,
-	SS_NEXT_COMM = 5, SS_NEXT_PID = 6, SS_NEXT_PRIO = 7,
 };
-/* sched_switch's prev_state, as the kernel reports a task's state */
-enum { TASK_RUNNING = 0, TASK_INTERRUPTIBLE = 1 };
-#define TT_PF_PRIO 120 /* a normal task's, which Perfetto shows; the file has none */
 enum { TYPE_SLICE_BEGIN = 1, TYPE_SLICE_END = 2, TYPE_INSTANT = 3, TYPE_COUNTER = 4 };
 enum { CLOCK_REALTIME_ID = 1, CLOCK_MONOTONIC_ID = 3, CLOCK_BOOTTIME_ID = 6 };
 /* A sequence-scoped clock: each packet's timestamp is the delta from the one before
@@ -90,21 +83,6 @@ static uint64_t tt_pf_process_uuid(size_t file)
 	return (uint64_t)(file + 1) << 40;
 }
 
-/* Writes one TracePacket: the Trace.packet tag, its length and its bytes. */
-static void tt_pf_packet(struct tt_perfetto *p, const uint8_t *body, size_t n)
-{
-	uint8_t head[16];
-	uint8_t *h = pb_varint(pb_tag(head, PB_TRACE_PACKET, WT_LEN), n);
-	if (n > TT_OUT_BUFFER / 2) {
-		tt_out_bytes(p->out, head, (size_t)(h - head));
-		tt_out_bytes(p->out, body, n);
-		return;
-	}
-	tt_out_reserve(p->out, (size_t)(h - head) + n);
-	tt_out_lit(p->out, (const char *)head, (size_t)(h - head));
-	tt_out_lit(p->out, (const char *)body, n);
-}
-
 /* A TrackDescriptor packet for a process, a thread or a counter. */
 static int tt_pf_descriptor(struct tt_perfetto *p, uint64_t uuid, uint64_t parent, unsigned kind,
 			    uint32_t pid, uint32_t tid, struct tt_str name)
@@ -136,7 +114,7 @@ static int tt_pf_descriptor(struct tt_perfetto *p, uint64_t uuid, uint64_t paren
 	if (kind == TD_COUNTER)
 		q = pb_text(q, TD_NAME, name);
 	q = pb_close(td, q, PKT_TRACK_DESCRIPTOR);
-	tt_pf_packet(p, b, (size_t)(q - b));
+	tt_pb_packet(p->out, b, (size_t)(q - b));
 	return 0;
 }
 
@@ -169,7 +147,7 @@ static void tt_pf_clocks(struct tt_perfetto *p, const struct tt_anchor *a)
 	}
 	q = pb_close(cs, q, PKT_CLOCK_SNAPSHOT);
 	q = pb_uint(q, PKT_TIMESTAMP, (uint64_t)clocks[1].ns);
-	tt_pf_packet(p, b, (size_t)(q - b));
+	tt_pb_packet(p->out, b, (size_t)(q - b));
 }
 
 /* The first packet of a sequence: clears incremental state, sets the defaults (the
@@ -216,62 +194,7 @@ static void tt_pf_sequence_start(struct tt_perfetto *p, const struct tt_pf_seq *
 	q = pb_bytes(q, IID_NAME, cat, sizeof(cat) - 1);
 	q = pb_close(c, q, ID_CATEGORIES);
 	q = pb_close(id, q, PKT_INTERNED_DATA);
-	tt_pf_packet(p, b, (size_t)(q - b));
-}
-
-/* One sched_switch of a thread's states into bundle q: it leaves its CPU (to a state
- * of `what`) or comes back to it. A process sees its own threads' switches only: the
- * other side of each is unknown to it, shown as the idle task (pid 0, "swapper"),
- * so Perfetto's CPU tracks show the runs of the trace's threads with gaps between. */
-static uint8_t *tt_pf_switch(uint8_t *q, int64_t ns, const struct tt_thread *th, uint32_t what)
-{
-	static const struct tt_str idle = {"swapper", 7};
-	bool out = what != TT_SCHED_RUNNING;
-	uint8_t *ev = q, *sw;
-	q = pb_open(q);
-	q = pb_uint(q, FE_TIMESTAMP, (uint64_t)ns);
-	q = pb_uint(q, FE_PID, out ? th->tid : 0);
-	sw = q;
-	q = pb_open(q);
-	q = pb_text(q, SS_PREV_COMM, out ? th->name : idle);
-	q = pb_uint(q, SS_PREV_PID, out ? th->tid : 0);
-	q = pb_uint(q, SS_PREV_PRIO, TT_PF_PRIO);
-	/* (the idle task, switched out, stays runnable) */
-	q = pb_uint(q, SS_PREV_STATE, what == TT_SCHED_BLOCKED ? TASK_INTERRUPTIBLE : TASK_RUNNING);
-	q = pb_text(q, SS_NEXT_COMM, out ? idle : th->name);
-	q = pb_uint(q, SS_NEXT_PID, out ? 0 : th->tid);
-	q = pb_uint(q, SS_NEXT_PRIO, TT_PF_PRIO);
-	q = pb_close(sw, q, FE_SCHED_SWITCH);
-	return pb_close(ev, q, FEB_EVENT);
-}
-
-/* The threads' states as Perfetto's own (thread_state and sched tables, each thread
- * Running, Runnable or Sleeping): ftrace sched_switch events, a bundle per run of a
- * thread's states on one CPU. Their times are BOOTTIME, Perfetto's ftrace clock: the
- * states' CLOCK_MONOTONIC moved by the offset of the one clock snapshot. */
-#define TT_PF_BUNDLE_STATES 64
-static int tt_pf_states(struct tt_perfetto *p, const struct tt_thread *th, int64_t boot_offset)
-{
-	size_t room = 32 + TT_PF_BUNDLE_STATES * (64 + 2 * tt_str_room(th->name));
-	for (size_t i = 0; i < th->nstates;) {
-		uint8_t *b = tt_pb_room(&p->scratch, room);
-		if (!b)
-			return tt_error("out of memory");
-		uint32_t cpu = th->states[i].cpu;
-		uint8_t *q = b, *bundle = q;
-		q = pb_open(q);
-		q = pb_uint(q, FEB_CPU, cpu);
-		for (size_t n = 0; i < th->nstates && th->states[i].cpu == cpu && n < TT_PF_BUNDLE_STATES;
-		     i++, n++) {
-			const struct tt_sched_state *st = &th->states[i];
-			/* (what no switch says: nothing to say of it) */
-			if (st->what != TT_SCHED_UNKNOWN && st->cpu != TT__NO_CPU)
-				q = tt_pf_switch(q, st->ns + boot_offset, th, st->what);
-		}
-		q = pb_close(bundle, q, PKT_FTRACE_EVENTS);
-		tt_pf_packet(p, b, (size_t)(q - b));
-	}
-	return 0;
+	tt_pb_packet(p->out, b, (size_t)(q - b));
 }
 
 static int tt_pf_start(struct tt_sink *sink, const struct tt_trace *t)
@@ -307,7 +230,7 @@ static int tt_pf_start(struct tt_sink *sink, const struct tt_trace *t)
 				return -1;
 			tt_pf_sequence_start(p, sq);
 			int64_t boot_offset = anchor->boottime_ns ? anchor->boottime_ns - anchor->monotonic_ns : 0;
-			if ((th->flags & TT_THREAD_SCHED) && tt_pf_states(p, th, boot_offset) < 0)
+			if ((th->flags & TT_THREAD_SCHED) && tt_pf_states(p->out, &p->scratch, th, boot_offset) < 0)
 				return -1;
 		}
 	}
@@ -517,7 +440,7 @@ static int tt_pf_event(struct tt_perfetto *p, const struct tt_event *e, unsigned
 	if (in_place)
 		p->out->len += (size_t)(pb_close(pk, q, PB_TRACE_PACKET) - pk);
 	else
-		tt_pf_packet(p, b, (size_t)(q - b));
+		tt_pb_packet(p->out, b, (size_t)(q - b));
 	return 0;
 }
 

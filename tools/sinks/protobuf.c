@@ -15,3 +15,18 @@ uint8_t *tt_pb_close_wide(uint8_t *start, uint8_t *end, unsigned field)
 	memcpy(start, head, h);
 	return start + h + n;
 }
+
+/* Writes one TracePacket: the Trace.packet tag, its length and its bytes. */
+void tt_pb_packet(struct tt_out *out, const uint8_t *body, size_t n)
+{
+	uint8_t head[16];
+	uint8_t *h = pb_varint(pb_tag(head, PB_TRACE_PACKET, WT_LEN), n);
+	if (n > TT_OUT_BUFFER / 2) {
+		tt_out_bytes(out, head, (size_t)(h - head));
+		tt_out_bytes(out, body, n);
+		return;
+	}
+	tt_out_reserve(out, (size_t)(h - head) + n);
+	tt_out_lit(out, (const char *)head, (size_t)(h - head));
+	tt_out_lit(out, (const char *)body, n);
+}

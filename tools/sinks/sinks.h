@@ -74,6 +74,7 @@ int tt_flame_write(struct tt_sink *flame, FILE *out, bool svg, const char *title
  * runs them for every event ---- */
 
 enum { WT_VARINT = 0, WT_FIXED64 = 1, WT_LEN = 2 };
+enum { PB_TRACE_PACKET = 1 }; /* Trace.packet */
 
 /* Protobuf primitives over a byte pointer: each returns the end. */
 static inline __attribute__((always_inline)) uint8_t *pb_varint(uint8_t *p, uint64_t v)
@@ -178,4 +179,10 @@ static inline uint8_t *pb_text(uint8_t *q, unsigned field, struct tt_str s)
 	return pb_close(start, q, field);
 }
 
+/* Writes one TracePacket: the Trace.packet tag, its length and its bytes (protobuf.c). */
+void tt_pb_packet(struct tt_out *out, const uint8_t *body, size_t n);
+/* The thread's states as ftrace sched_switch events, their times moved by
+ * `boot_offset` (perfetto_sched.c); 0, or -1 after reporting. */
+int tt_pf_states(struct tt_out *out, struct tt_pb_buf *scratch, const struct tt_thread *th,
+		 int64_t boot_offset);
 #endif

@@ -6,12 +6,12 @@
 set -eu
 src=$(cd "$1" && pwd)
 here=$(cd "$(dirname "$0")" && pwd)
-. "$here/consumers/check_use.sh"
+. "$here/../consumers/check_use.sh"
 root=$(mktemp -d)
 trap 'rm -rf "$root"' EXIT
 unset CFLAGS LDFLAGS ASAN_OPTIONS UBSAN_OPTIONS
 mkdir -p "$root/app/subprojects"
-cp "$here/consumers/meson/meson.build" "$here/consumers/use.c" "$root/app/"
+cp "$here/../consumers/meson/meson.build" "$here/../consumers/use.c" "$root/app/"
 ln -s "$src" "$root/app/subprojects/ticktrace"
 meson setup "$root/build" "$root/app" >"$root/setup.log" 2>&1 || { cat "$root/setup.log" >&2; exit 1; }
 ninja -C "$root/build" >"$root/build.log" 2>&1 || { cat "$root/build.log" >&2; exit 1; }

@@ -1,8 +1,8 @@
 #!/bin/sh
 # How often `ticktrace diff` finds a change between two runs of the same build, at
 # its default settings: a manual measurement, not a CI test (it takes a minute).
-#   tests/diff_false_positives.sh BUILD_DIR [PAIRS [RUNS]]  (default 30 pairs, 1 run a side)
-# Runs tests/diff_prog.c's build (tt_diff_prog_1: "steady", "noisy" +-30 %,
+#   tests/convert/diff_false_positives.sh BUILD_DIR [PAIRS [RUNS]]  (default 30 pairs, 1 run a side)
+# Runs tests/programs/diff_prog.c's build (tt_diff_prog_1: "steady", "noisy" +-30 %,
 # "slowed" at its base speed) twice per pair and compares the two runs; prints
 # the pairs in which a scope was marked regressed or improved (default 5 %,
 # p < 0.001), and those that --fail-above 20% would have failed (exit 3).
@@ -11,7 +11,7 @@ build=$1
 pairs=${2:-30}
 runs=${3:-1}
 tool=$build/tools/ticktrace
-prog=$build/tests/tt_diff_prog_1
+prog=$build/tests/programs/tt_diff_prog_1
 [ -x "$tool" ] && [ -x "$prog" ] || { echo "no $tool or $prog: build first" >&2; exit 2; }
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT INT TERM

@@ -1,4 +1,4 @@
-/* Linked with libticktrace-wrap's flags (tests/meson.build): calls each global
+/* Linked with libticktrace-wrap's flags (tests/programs/meson.build): calls each global
  * operator new and delete of wrap_cxx_steps.h, and after each one records, as the
  * counter "expected_live_bytes", what its own bookkeeping says the wrappers'
  * "heap_live_bytes" must be; then a std::vector and a throwing new, as a program

@@ -1,4 +1,4 @@
-/* Built with -finstrument-functions and without -rdynamic (tests/report_static.sh):
+/* Built with -finstrument-functions and without -rdynamic (tests/runtime/report_static.sh):
  * its static function is in no dynamic symbol table, so TICKTRACE_REPORT names it
  * module+0xOFFSET. */
 #include <stdio.h>

@@ -1,4 +1,4 @@
-/* Zero-markup tracing end to end: small programs (tests/instrument/) built with gcc
+/* Zero-markup tracing end to end: small programs (tests/programs/instrument/) built with gcc
  * and clang, C and C++, at -O0 and -O2 with -finstrument-functions, run, converted;
  * each thread's call tree, as (name, depth) lines, must be the expected one, with
  * real (demangled) names, in the JSON and in the Perfetto output alike.

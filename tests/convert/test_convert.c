@@ -174,7 +174,7 @@ static void expect_cut_event_dropped(const struct tt_fixture *fx, const char *li
 	}
 }
 
-/* A run killed between the two records of an event with a value (issue 13, item 1):
+/* A run killed between the two records of an event with a value:
  * in its live file, and in a streamed file whose last section ends there. */
 static void test_cut_in_half_event_dropped(void **state)
 {
@@ -568,7 +568,7 @@ static void convert_says(const struct tt_fixture *fx, struct tt_run *r, const ch
 	assert_err_has(r, text);
 }
 
-/* Names from a trace reach convert's warnings (issue 13, item 18): a terminal's
+/* Names from a trace reach convert's warnings: a terminal's
  * escape sequences in them are shown, not sent. */
 static void test_warnings_escape_names(void **state)
 {
@@ -583,8 +583,8 @@ static void test_warnings_escape_names(void **state)
 	assert_null(strchr(r.err, '\007'));
 }
 
-/* A library unloaded (dlclose), then another loaded at the same address (issue 13,
- * item 7): the converter says that names there may be the wrong library's. */
+/* A library unloaded (dlclose), then another loaded at the same address:
+ * the converter says that names there may be the wrong library's. */
 static void test_library_loaded_where_another_was(void **state)
 {
 	struct tt_fixture *fx = *state;
@@ -1139,7 +1139,7 @@ static void test_open(void **state)
 	expect_exit_0(pid);
 }
 
-/* What hostile clients did to ticktrace open (issue 13, item 13): a page that made
+/* What hostile clients did to ticktrace open: a page that made
  * its own name resolve to 127.0.0.1 is refused; a client that hangs up mid-file
  * does not kill it (SIGPIPE); one that connects and says nothing does not keep the
  * browser waiting. The browser is served after each. */

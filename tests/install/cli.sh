@@ -9,7 +9,7 @@ set -euo pipefail
 build=$1 version=$2
 shift 2
 tool=$TT_TEST_TOOL
-src=$(cd "$(dirname "$0")/.." && pwd)
+src=$(cd "$(dirname "$0")/../.." && pwd)
 fail() { echo "cli: $*" >&2; exit 1; }
 
 [ "$("$tool" --version)" = "ticktrace $version" ] || fail "--version: $("$tool" --version)"

@@ -1,4 +1,4 @@
-/* Detours end to end: tests/detour/work.c built plainly at -O2, and with
+/* Detours end to end: tests/programs/detour/work.c built plainly at -O2, and with
  * -fpatchable-function-entry=5, traced with `ticktrace record -f 'work_*' -f 'odd_*'`,
  * must give the same call trees on each thread (so the same slices and call counts)
  * and the same output as its -finstrument-functions build run with `ticktrace record`
@@ -9,7 +9,7 @@
  * its own static unwinder, `-f '*'`, which matches the unwinders themselves; each
  * program's output and exit status under `record` are those of its plain run.
  *
- *   test_detour SRC_DIR LIB_DIR SANITIZE   (SRC_DIR: tests/detour)
+ *   test_detour SRC_DIR LIB_DIR SANITIZE   (SRC_DIR: tests/programs/detour)
  *
  * In an AddressSanitizer build the programs traced get the sanitizer's runtime
  * preloaded (preload_sanitizer). */
@@ -46,7 +46,8 @@ static void assert_same_text(const char *dir, const char *got_name, const char *
 	free(want);
 }
 
-/* Every thread's listing, the main thread's first (its tid is the pid). */
+/* Every thread's listing, the main thread's first (its tid is the pid); the calls
+ * alone, not the states tracks. */
 static char *listings(const char *json)
 {
 	cJSON *root = tt_json_load(json);
@@ -274,7 +275,7 @@ static void registers(void **state)
 	tt_rmdir(dir);
 }
 
-/* Runs dir/PROG (built from tests/detour) plainly and under `ticktrace record` with
+/* Runs dir/PROG (built from tests/programs/detour) plainly and under `ticktrace record` with
  * `patterns`: it must exit 0 and print the same both times. The trace, converted
  * (free it with cJSON_Delete); `run` names its files. */
 static cJSON *record_as_plain(const char *dir, const char *prog, const char *patterns, int run)
@@ -358,7 +359,7 @@ static void disabled(void **state)
 	char dir[64], path[256];
 	tt_tmpdir(dir, sizeof(dir));
 	const char *tool = getenv("TT_TEST_TOOL");
-	assert_int_equal(tt_sh("gcc -O2 -I'%s/../../include' '%s/disable.c' -o '%s/disable' -L'%s' "
+	assert_int_equal(tt_sh("gcc -O2 -I'%s/../../../include' '%s/disable.c' -o '%s/disable' -L'%s' "
 			       "-lticktrace -Wl,-rpath,'%s'", src_dir, src_dir, dir, lib_dir, lib_dir), 0);
 	assert_int_equal(tt_sh("'%s' record -f work_callee -o '%s/run.ttr' -c '%s/run.json' -- "
 			       "'%s/disable' >/dev/null 2>&1", tool, dir, dir, dir), 0);

@@ -1,4 +1,4 @@
-/* `ticktrace diff` on two builds of one program (tests/diff_prog.c: "steady",
+/* `ticktrace diff` on two builds of one program (tests/programs/diff_prog.c: "steady",
  * "noisy" +-30 % in both, "slowed" twice as long in the second build): exactly the
  * slower scope regresses, exit 3 with --fail-above 20%; runs of one build compare
  * with exit 0; bad input exits 1 naming the file, usage errors 2.

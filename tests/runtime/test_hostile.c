@@ -1,4 +1,4 @@
-/* Hostile use (issue 13): a program killed at any moment, a full disk, signals,
+/* Hostile use: a program killed at any moment, a full disk, signals,
  * FIFOs, devices and files another user planted where ticktrace writes. Each test
  * starts tt_longrun_prog (path in argv[1]) with the settings of the attack and
  * checks what a user would: that the program ends as it would without ticktrace,

@@ -168,7 +168,7 @@ static void test_header(void **state)
 	expect_u32(fx, offsetof(struct tt_file_header, header_size), 0xFFFFFFF0, "header_size");
 	expect_u32(fx, offsetof(struct tt_file_header, tsc_source), 7, "unknown tsc_source");
 	expect_u64(fx, offsetof(struct tt_file_header, tsc_hz), 0, "tsc_hz is 0");
-	/* A rate its anchors do not bear out (issue 13, item 17): 1 Hz made a 6 ms run
+	/* A rate its anchors do not bear out: 1 Hz made a 6 ms run
 	 * 172 days long; 1.5% off is beyond what a live file's refresh can tear. */
 	expect_u64(fx, offsetof(struct tt_file_header, tsc_hz), 1, "not what its anchors measured");
 	expect_u64(fx, offsetof(struct tt_file_header, tsc_hz), 1015000000, "not what its anchors measured");

@@ -1,5 +1,5 @@
 /* The calibration routine of the self-profiling tests: two counted loops at known
- * offsets of section tt_prof_calib (tests/test_profile_calib.c). */
+ * offsets of section tt_prof_calib (tests/profile/test_profile_calib.c). */
 #ifndef TT_TEST_PROFILE_CALIB_H
 #define TT_TEST_PROFILE_CALIB_H
 

@@ -1,4 +1,4 @@
-/* The C++ heap operations tests/wrap_cxx_program.cc makes through libticktrace-wrap,
+/* The C++ heap operations tests/programs/wrap_cxx_program.cc makes through libticktrace-wrap,
  * one of each global operator new and delete, which test_wrap expects in its trace
  * one for one (C and C++). */
 #ifndef WRAP_CXX_STEPS_H

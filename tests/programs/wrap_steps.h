@@ -1,4 +1,4 @@
-/* The heap operations tests/wrap_program.c makes through the malloc wrappers, which
+/* The heap operations tests/programs/wrap_program.c makes through the malloc wrappers, which
  * test_wrap expects in its trace one for one. */
 #ifndef WRAP_STEPS_H
 #define WRAP_STEPS_H

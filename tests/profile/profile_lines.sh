@@ -10,7 +10,7 @@ TICKTRACE_OUT=/dev/null "$prog" "$dir/profile.txt"
 head -n 1 "$dir/profile.txt" | grep -qx "ticktrace profile 1"
 "$TT_TEST_TOOL" lines "$dir/profile.txt" >"$dir/lines.txt"
 cat "$dir/lines.txt"
-line=$(grep -n 'the line where the time goes' "$(dirname "$0")/profile_lines_prog.c" | cut -d: -f1)
+line=$(grep -n 'the line where the time goes' "$(dirname "$0")/../programs/profile_lines_prog.c" | cut -d: -f1)
 # the rows of that line hold most of the samples, in lines_hot_loop
 total=$(awk 'NR > 2 { s += $1 } END { print s }' "$dir/lines.txt")
 on_line=$(awk -v at="profile_lines_prog.c:$line" 'NR > 2 && index($4, at) { s += $1 } END { print s + 0 }' "$dir/lines.txt")

@@ -640,6 +640,6 @@ int main(int argc, char **argv)
 		return tt_prog_seconds((uint32_t)atol(argv[2]), atol(argv[3]));
 	if (argc == 3 && strcmp(argv[1], "extremes") == 0)
 		return tt_prog_extremes((uint32_t)atol(argv[2]));
-	fprintf(stderr, "usage: see the top of tests/tt_longrun_prog.c\n");
+	fprintf(stderr, "usage: see the top of tests/programs/tt_longrun_prog.c\n");
 	return 2;
 }

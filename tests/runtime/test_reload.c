@@ -1,5 +1,5 @@
-/* A library unloaded (dlclose), then another loaded at the same address (issue 13,
- * item 7): every event is named after the library that was there when it was
+/* A library unloaded (dlclose), then another loaded at the same address:
+ * every event is named after the library that was there when it was
  * recorded, call sites (TT_SCOPE, TT_INSTANT) and -finstrument-functions functions
  * alike, in modes stop, ring and stream (written at the end, or while the libraries
  * were loaded), and in the live file of a run killed by SIGKILL, whose last call

@@ -1,4 +1,4 @@
-/* Built out of tree against the installed library (tests/pkgconfig_build.sh). */
+/* Built out of tree against the installed library (tests/install/pkgconfig_build.sh). */
 #include <ticktrace.h>
 
 static int decode(int x)

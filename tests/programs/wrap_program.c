@@ -1,4 +1,4 @@
-/* Linked with -Wl,--wrap=malloc,... and libticktrace-wrap (tests/meson.build): makes
+/* Linked with -Wl,--wrap=malloc,... and libticktrace-wrap (tests/programs/meson.build): makes
  * the heap operations of wrap_steps.h, and after each one records, as the counter
  * "expected_live_bytes", what its own bookkeeping says the wrappers' "heap_live_bytes"
  * must be. test_wrap reads the trace back. With --dump-midway it also writes a trace

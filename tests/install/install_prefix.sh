@@ -9,7 +9,7 @@ set -eu
 src=$1
 command -v cmake >/dev/null || { echo "skipped: no cmake" >&2; exit 77; }
 here=$(cd "$(dirname "$0")" && pwd)
-. "$here/consumers/check_use.sh"
+. "$here/../consumers/check_use.sh"
 root=$(mktemp -d)
 trap 'rm -rf "$root"' EXIT
 prefix=$root/prefix
@@ -24,15 +24,15 @@ meson install -C "$root/build" --quiet >/dev/null
 pcdir=$(dirname "$(find "$prefix" -name ticktrace.pc)")
 export PKG_CONFIG_PATH=$pcdir
 mkdir "$root/pc"
-cc -std=c11 -o "$root/pc/use-markup" "$here/consumers/use.c" $(pkg-config --cflags --libs ticktrace)
-cc -std=c11 -g -o "$root/pc/use-instrument" "$here/consumers/use.c" \
+cc -std=c11 -o "$root/pc/use-markup" "$here/../consumers/use.c" $(pkg-config --cflags --libs ticktrace)
+cc -std=c11 -g -o "$root/pc/use-instrument" "$here/../consumers/use.c" \
 	$(pkg-config --cflags --libs ticktrace-instrument)
-cc -std=c11 -DUSE_HEAP -o "$root/pc/use-wrap" "$here/consumers/use.c" \
+cc -std=c11 -DUSE_HEAP -o "$root/pc/use-wrap" "$here/../consumers/use.c" \
 	$(pkg-config --cflags --libs ticktrace-wrap)
 check_use "$root/pc"
 
 # CMake, found through CMAKE_PREFIX_PATH as a user would point it at the prefix.
-cp "$here/consumers/cmake/CMakeLists.txt" "$here/consumers/use.c" "$root/"
+cp "$here/../consumers/cmake/CMakeLists.txt" "$here/../consumers/use.c" "$root/"
 mkdir "$root/cmake-src" && mv "$root/CMakeLists.txt" "$root/use.c" "$root/cmake-src/"
 cmake -S "$root/cmake-src" -B "$root/cmake" -DCMAKE_PREFIX_PATH="$prefix" \
 	-DCMAKE_BUILD_TYPE=RelWithDebInfo >"$root/cmake.log" 2>&1 || { cat "$root/cmake.log" >&2; exit 1; }
