@@ -282,6 +282,8 @@ void tt__chunk_extent(const struct tt__slot *slot, const struct tt__chunk *chunk
 {
 	const struct tt_record *first = (const struct tt_record *)(chunk + 1);
 	const struct tt_record *last = (const struct tt_record *)((const char *)chunk + chunk->size);
+	if (last < first)
+		last = first; /* a size that does not cover its header: no record (a scratch chunk's 0) */
 	if (!__atomic_load_n(&chunk->next, __ATOMIC_ACQUIRE)) {
 		const struct tt__hot *hot = __atomic_load_n(&slot->hot, __ATOMIC_ACQUIRE);
 		const struct tt_record *cursor =

@@ -66,6 +66,11 @@ static void tt__after_fork_in_child(void)
 	tt__forked = 1;
 	tt__exec_image = 0;
 	tt__owner_pid = getpid();
+	/* What the reset calls may reach the program's own instrumented or patched code
+	 * (bash's getenv, for the live file's name): an event from there would register
+	 * this thread halfway, with a chunk of the parent's mapping that the arena's
+	 * reset then replaces. It is dropped and counted, as during start-up. */
+	tt__in_slow_path = 1;
 	tt__sched_after_fork();
 	tt__registry_reset_after_fork();
 	tt__names_after_fork();
@@ -74,6 +79,7 @@ static void tt__after_fork_in_child(void)
 	if (tt__mode->after_fork)
 		tt__mode->after_fork();
 	tt__signals_after_fork();
+	tt__in_slow_path = 0;
 }
 
 /* daemon(), interposed: the C library's forks, and its parent leaves by _exit, which

@@ -30,6 +30,10 @@ int tt__snapshot_thread(struct tt__thread_snapshot *snap, struct tt__slot *slot)
 			snap->extents = grown;
 			cap *= 2;
 		}
+		/* A chunk that cannot say where its records end (its header was lost) is
+		 * refused rather than written as an extent of some other length. */
+		if (chunk->size < sizeof *chunk || chunk->size > TT__CHUNK_SIZE)
+			return -EUCLEAN;
 		struct tt__extent *e = &snap->extents[snap->chunks++];
 		tt__chunk_extent(slot, chunk, &e->begin, &e->end);
 		snap->records += (uint64_t)(e->end - e->begin);

@@ -20,7 +20,10 @@
 #              calls beyond it counted, the program's result the same, the trace
 #              converted (the converter takes what record records);
 #   exec       a process that execs: the old image's trace and the new one's both
-#              kept, both named.
+#              kept, both named;
+#   shell_fork bash under -f '*' (its own getenv patched, reached by the runtime's
+#              reset of a forked child): the command substitution's fork writes its
+#              trace, live buffers on (record's default), no .live left.
 #   record_cli.sh CASE CC DETOUR_SOURCES SANITIZE   (TT_TEST_TOOL: the ticktrace command;
 #   SANITIZE: the build's b_sanitize)
 set -eu
@@ -304,6 +307,21 @@ exec)
 		{ cat "$dir/run/err" >&2; fail "-o plain.ttr: exit $rc, $(ls "$dir/run")"; }
 	no_leftovers
 	echo "exec: each image of a process its own file, all named"
+	;;
+shell_fork)
+	bash=$(command -v bash) || { echo "skipped: no bash here" >&2; exit 77; }
+	mkdir "$dir/run"
+	(cd "$dir/run" && "$tool" record -f '*' -o c.ttr -- "$bash" -c 'x=$(echo hi); echo $x' \
+		>out 2>err) && rc=0 || rc=$?
+	[ "$rc" = 0 ] && [ "$(cat "$dir/run/out")" = hi ] ||
+		{ cat "$dir/run/err" >&2; fail "record exits $rc, printed $(cat "$dir/run/out")"; }
+	! grep -q 'could not write' "$dir/run/err" || { cat "$dir/run/err" >&2; fail "a trace was not written"; }
+	files=$(cd "$dir/run" && ls c.ttr* | sed 's/[0-9][0-9]*/PID/' | sort | tr '\n' ' ')
+	[ "$files" = "c.ttr c.ttr.PID " ] || fail "the shell and its fork: the files are $files"
+	"$tool" convert "$dir/run"/c.ttr* -o "$dir/run/all.json" 2>"$dir/run/conv" ||
+		{ cat "$dir/run/conv" >&2; fail "the two files do not convert"; }
+	no_leftovers
+	echo "shell_fork: the shell's fork wrote its trace"
 	;;
 *) fail "no case $case_" ;;
 esac

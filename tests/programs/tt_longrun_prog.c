@@ -18,9 +18,12 @@
  *                                        thousand words), then the counter "edge" at
  *                                        each of tt_edges.h's and the instant "edge"
  *                                        with each as its argument
- *   tt_longrun_prog fork EVENTS [_exit]  records EVENTS "seq" instants (number 1) and forks;
+ *   tt_longrun_prog fork EVENTS [HOW]    records EVENTS "seq" instants (number 1) and forks;
  *                                        the child records EVENTS (number 2) and exits
- *                                        (by _exit, if given),
+ *                                        (by _exit, if HOW is "_exit"; with HOW "getenv",
+ *                                        the program's own getenv records an instant
+ *                                        "getenv" while fork runs, as bash's patched
+ *                                        getenv does, and the child exits),
  *                                        the parent waits for it, records EVENTS more
  *                                        (going on from EVENTS) and prints the child's pid
  *
@@ -383,16 +386,36 @@ static int tt_prog_crash(const char *how, uint32_t events)
 	return 1;
 }
 
-static int tt_prog_fork(uint32_t events, const char *leave)
+/* Set while fork runs (`fork EVENTS getenv`): the program's getenv records then, where
+ * ticktrace's reset of the child calls it. */
+static int tt_prog_getenv_records;
+
+/* The program's own getenv, as bash has one: ticktrace's calls reach it. */
+char *getenv(const char *name)
+{
+	extern char **environ;
+	if (__atomic_load_n(&tt_prog_getenv_records, __ATOMIC_RELAXED))
+		TT_INSTANT("getenv");
+	size_t len = strlen(name);
+	for (char **e = environ; e && *e; e++)
+		if (strncmp(*e, name, len) == 0 && (*e)[len] == '=')
+			return *e + len + 1;
+	return NULL;
+}
+
+static int tt_prog_fork(uint32_t events, const char *how)
 {
 	tt_prog_record_seq(1, 0, events);
 	fflush(stdout);
+	int getenv_records = how && strcmp(how, "getenv") == 0;
+	__atomic_store_n(&tt_prog_getenv_records, getenv_records, __ATOMIC_RELAXED);
 	pid_t child = fork();
+	__atomic_store_n(&tt_prog_getenv_records, 0, __ATOMIC_RELAXED);
 	if (child < 0)
 		return 1;
 	if (child == 0) {
 		tt_prog_record_seq(2, 0, events);
-		if (leave && strcmp(leave, "_exit") == 0)
+		if (how && strcmp(how, "_exit") == 0)
 			_exit(0);
 		exit(0);
 	}

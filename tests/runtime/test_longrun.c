@@ -1190,7 +1190,7 @@ static void test_relative_out_where_the_run_began(void **state)
 /* ---- fork ---- */
 
 /* The parent's events in its file only, the child's in its own, whole, whether it
- * leaves by exit or by _exit (`leave`); both convert, merged into one timeline.
+ * leaves by exit or by _exit (`leave`: tt_longrun_prog's HOW); both convert, merged into one timeline.
  * `out_pattern` is TICKTRACE_OUT relative to the test's directory; the child's file is
  * found by its pid. */
 static void tt_lr_check_fork(const char *mode, const char *out_pattern, const char *child_name,
@@ -1235,7 +1235,10 @@ static void tt_lr_check_fork(const char *mode, const char *out_pattern, const ch
 	TT_RUN(&r, "convert", paths[0], paths[1], "-o", out);
 	assert_int_equal(r.status, 0);
 	assert_non_null(strstr(r.err, " 90000 events, "));
-	assert_non_null(strstr(r.err, " 0 dropped, "));
+	/* (The instants of a getenv that ticktrace called are dropped, as many as it
+	 * made calls.) */
+	if (strcmp(leave, "getenv") != 0)
+		assert_non_null(strstr(r.err, " 0 dropped, "));
 	assert_null(strstr(r.err, "crashed"));
 	free(r.out);
 	tt_rmdir(dir);
@@ -1264,6 +1267,19 @@ static void test_fork_child_leaves_by_exit(void **state)
 	tt_lr_check_fork("ring", "%p.ttr", "%d.ttr", "TICKTRACE_LIVE=0", "_exit");
 	tt_lr_check_fork("stream", "%p.ttr", "%d.ttr", "TICKTRACE_LIVE=0", "_exit");
 	tt_lr_check_fork("ring", "run.ttr", "run.ttr.%d", "TICKTRACE_LIVE=1", "_exit");
+}
+
+/* The program's own getenv records while fork runs, as bash's does under `ticktrace
+ * record -f '*'`: ticktrace's reset of the child reaches it (for the live file's name).
+ * That event must not register the child's thread halfway, with a chunk of the
+ * parent's mapping that the child's own live file then replaced (its header zeroed:
+ * the trace at exit failed with EFAULT); it is dropped and counted. */
+static void test_fork_child_reset_reaches_program(void **state)
+{
+	(void)state;
+	tt_lr_check_fork("stop", "run.ttr", "run.ttr.%d", "TICKTRACE_LIVE=1", "getenv");
+	tt_lr_check_fork("ring", "%p.ttr", "%d.ttr", "TICKTRACE_LIVE=1", "getenv");
+	tt_lr_check_fork("stop", "run.ttr", "run.ttr.%d", "TICKTRACE_LIVE=0", "getenv");
 }
 
 int main(int argc, char **argv)
@@ -1300,6 +1316,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_fork_each_process_its_own_file),
 		cmocka_unit_test(test_relative_out_where_the_run_began),
 		cmocka_unit_test(test_fork_child_leaves_by_exit),
+		cmocka_unit_test(test_fork_child_reset_reaches_program),
 		cmocka_unit_test(test_stream_live_spikes),
 		cmocka_unit_test(test_stream_live_spikes_thresholds_file),
 		cmocka_unit_test(test_stream_live_spikes_bad_thresholds_file),
