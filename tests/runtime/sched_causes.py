@@ -78,12 +78,7 @@ def split_agrees(k, sp):
     # time while it holds its CPU: up to 2% of the scope on a loaded machine.
     slack = k["wall_ns"] - dur + WINDOW_NS + dur // 50
     off_kernel = k["wall_ns"] - k["run_ns"]
-    # The kernel's window is wider than the scope by wall_ns - dur, and the CPU time the
-    # thread had there (its start-up, ticktrace's work around the scope: up to all of
-    # it on a loaded machine) is in run_ns, so off_kernel falls short of the scope's
-    # off-CPU time by up to that much.
-    outside = k["wall_ns"] - dur
-    check(off_kernel - slack <= pre + blk <= off_kernel + outside + WINDOW_NS,
+    check(off_kernel - slack <= pre + blk <= off_kernel + WINDOW_NS,
           "%s: off CPU %d ns, the kernel's %d (slack %d)" % (name, pre + blk, off_kernel, slack))
     check(pre <= k["wait_ns"] + WINDOW_NS,
           "%s: preempted %d ns, above the run-queue wait %d" % (name, pre, k["wait_ns"]))
