@@ -709,6 +709,17 @@ static void tt_lr_same_spike(const cJSON *a, const cJSON *b)
 	for (int i = 0; i < cJSON_GetArraySize(stack_a); i++)
 		assert_string_equal(cJSON_GetObjectItem(cJSON_GetArrayItem(stack_a, i), "name")->valuestring,
 				    cJSON_GetObjectItem(cJSON_GetArrayItem(stack_b, i), "name")->valuestring);
+	/* The same split from the same thread states, where the file has them. */
+	static const char *const split[] = {"on_cpu_ns", "preempted_ns", "blocked_ns"};
+	for (size_t i = 0; i < sizeof split / sizeof split[0]; i++) {
+		const cJSON *in_b = cJSON_GetObjectItem(b, split[i]), *in_a = cJSON_GetObjectItem(a, split[i]);
+		if (!in_b)
+			continue;
+		if (!in_a)
+			fail_msg("the live log has no %s, the file has %.0f", split[i], in_b->valuedouble);
+		double diff = in_a->valuedouble - in_b->valuedouble;
+		assert_true(diff < 1e-3 * dur_b + 1000 && -diff < 1e-3 * dur_b + 1000);
+	}
 }
 
 /* The live log `spikes` holds the spikes that `ticktrace spikes PATH --json` with
@@ -755,24 +766,25 @@ static cJSON *tt_lr_one_live_spike(const char *spikes, const char *path, const c
 	return longest;
 }
 
-/* Mode stream with TICKTRACE_SPIKES: the spike is in the log while the program runs,
+/* TICKTRACE_SPIKES in mode `mode`: the spike is in the log while the program runs,
  * and the log says what `ticktrace spikes` finds in the file afterwards. */
-static void test_stream_live_spikes(void **state)
+static void tt_lr_check_live_spikes(const char *mode)
 {
-	(void)state;
-	char dir[64], path[128], spikes[160], setting[192], spikes_setting[192], line[128];
+	char dir[64], path[128], spikes[160], setting[192], spikes_setting[192], mode_setting[64];
+	char line[128];
 	tt_lr_tmpfile(dir, sizeof dir, path, sizeof path);
 	snprintf(setting, sizeof setting, "TICKTRACE_OUT=%s", path);
 	snprintf(spikes, sizeof spikes, "%s/spikes.jsonl", dir);
 	snprintf(spikes_setting, sizeof spikes_setting, "TICKTRACE_SPIKES=%s", spikes);
-	tt_lr_run(TT_LR_SETTINGS("TICKTRACE_MODE=stream", setting, spikes_setting,
-				 "TICKTRACE_SPIKE_THRESHOLD=10ms"),
+	snprintf(mode_setting, sizeof mode_setting, "TICKTRACE_MODE=%s", mode);
+	tt_lr_run(TT_LR_SETTINGS(mode_setting, setting, spikes_setting, "TICKTRACE_SPIKE_THRESHOLD=10ms"),
 		  TT_LR_SETTINGS("spiky", spikes), line, sizeof line);
 	long ms;
-	assert_int_equal(sscanf(line, "spike logged after %ld ms", &ms), 1);
-	print_message("the spike was in the log %ld ms after it ended\n", ms);
-	/* The drain writes every 0.2 s: a second is its promise; the bound here is for
-	 * a machine as loaded as it may be. */
+	if (sscanf(line, "spike logged after %ld ms", &ms) != 1)
+		fail_msg("mode %s: the spike was not in the log while the program ran (\"%s\")", mode, line);
+	print_message("mode %s: the spike was in the log %ld ms after it ended\n", mode, ms);
+	/* The drain writes every 0.2 s, tt-spikes reads every 20 ms: a second is their
+	 * promise; the bound here is for a machine as loaded as it may be. */
 	assert_true(ms < 10000);
 
 	cJSON *a = tt_lr_one_live_spike(spikes, path, TT_LR_SETTINGS("--threshold", "10ms"));
@@ -783,6 +795,25 @@ static void test_stream_live_spikes(void **state)
 	assert_string_equal(cJSON_GetObjectItem(cJSON_GetArrayItem(stack, 0), "name")->valuestring, "frame");
 	cJSON_Delete(a);
 	tt_rmdir(dir);
+}
+
+static void test_stream_live_spikes(void **state)
+{
+	(void)state;
+	tt_lr_check_live_spikes("stream");
+}
+
+/* Modes stop and ring keep their records in memory: tt-spikes reads them there. */
+static void test_stop_live_spikes(void **state)
+{
+	(void)state;
+	tt_lr_check_live_spikes("stop");
+}
+
+static void test_ring_live_spikes(void **state)
+{
+	(void)state;
+	tt_lr_check_live_spikes("ring");
 }
 
 /* Runs "spiky" in mode stream with the global threshold 10 ms and
@@ -973,6 +1004,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_crash_chains_to_the_programs_handler),
 		cmocka_unit_test(test_fork_each_process_its_own_file),
 		cmocka_unit_test(test_stream_live_spikes),
+		cmocka_unit_test(test_stop_live_spikes),
+		cmocka_unit_test(test_ring_live_spikes),
 		cmocka_unit_test(test_stream_live_spikes_thresholds_file),
 		cmocka_unit_test(test_stream_live_spikes_bad_thresholds_file),
 		cmocka_unit_test(test_stream_unwritten_record_does_not_stall),

@@ -23,7 +23,8 @@
  *                                        the parent waits for it, records EVENTS more
  *                                        (going on from EVENTS) and prints the child's pid
  *
- *   tt_longrun_prog spiky SPIKES [NAME]  records scopes "frame" around 1,000 "fast" ones;
+ *   tt_longrun_prog spiky SPIKES [NAME]  records an instant "start", waits 0.1 s, then
+ *                                        scopes "frame" around 1,000 "fast" ones;
  *                                        the second frame holds a "slow" scope of 30 ms;
  *                                        then waits until the file SPIKES names NAME
  *                                        ("slow" if not given) and prints "spike logged
@@ -254,6 +255,10 @@ static int tt_prog_spiky(const char *spikes, const char *name)
 	char quoted[256];
 	snprintf(quoted, sizeof quoted, "\"%s\"", name);
 	int64_t slow_end = 0;
+	/* tt-sched asks for the thread's states out of line, after its first event: give
+	 * it time, so that the spike's split (on CPU, preempted, blocked) is known. */
+	TT_INSTANT("start");
+	nanosleep(&(struct timespec){0, 100000000}, NULL);
 	for (int i = 0; i < 3; i++) {
 		TT_SCOPE("frame");
 		for (int k = 0; k < 1000; k++) {
