@@ -816,6 +816,50 @@ static void test_ring_live_spikes(void **state)
 	tt_lr_check_live_spikes("ring");
 }
 
+/* A ring that wraps many times before tt-spikes reads it: the log says how many events
+ * it lost that way (never more than were recorded), and goes on: the spike after
+ * them is logged, as `ticktrace spikes` finds it in the file. */
+static void test_ring_live_spikes_says_overwritten(void **state)
+{
+	(void)state;
+	enum { EVENTS = 2000000 }; /* each an instant and its argument: 4,000,000 records */
+	char dir[64], path[128], spikes[160], setting[192], spikes_setting[192], line[128], events[16];
+	tt_lr_tmpfile(dir, sizeof dir, path, sizeof path);
+	snprintf(setting, sizeof setting, "TICKTRACE_OUT=%s", path);
+	snprintf(spikes, sizeof spikes, "%s/spikes.jsonl", dir);
+	snprintf(spikes_setting, sizeof spikes_setting, "TICKTRACE_SPIKES=%s", spikes);
+	snprintf(events, sizeof events, "%d", EVENTS);
+	tt_lr_run(TT_LR_SETTINGS("TICKTRACE_MODE=ring", "TICKTRACE_BUFFER=8192", setting, spikes_setting,
+				 "TICKTRACE_SPIKE_THRESHOLD=10ms"),
+		  TT_LR_SETTINGS("burst", spikes, events), line, sizeof line);
+	assert_non_null(strstr(line, "spike logged after"));
+	FILE *f = fopen(spikes, "re");
+	assert_non_null(f);
+	char text[4096];
+	double overwritten = 0;
+	int said = 0, logged = 0;
+	while (fgets(text, sizeof text, f)) {
+		cJSON *o = cJSON_Parse(text);
+		assert_non_null(o); /* every line JSON, that one too */
+		const cJSON *n = cJSON_GetObjectItem(o, "overwritten_events");
+		if (n) {
+			overwritten += n->valuedouble;
+			said++;
+		} else {
+			assert_string_equal(cJSON_GetObjectItem(o, "name")->valuestring, "slow");
+			logged++;
+		}
+		cJSON_Delete(o);
+	}
+	fclose(f);
+	print_message("%d lines said %.0f of %d events overwritten before they were read\n", said,
+		      overwritten, EVENTS);
+	assert_true(said >= 1);
+	assert_true(overwritten > 0 && overwritten <= EVENTS);
+	assert_int_equal(logged, 1);
+	tt_rmdir(dir);
+}
+
 /* Runs "spiky" in mode stream with the global threshold 10 ms and
  * TICKTRACE_SPIKE_THRESHOLDS=`table`, until `name` is in its live log dir/spikes.jsonl;
  * its trace goes to dir/run.ttr, its stderr to dir/stderr. */
@@ -1006,6 +1050,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_stream_live_spikes),
 		cmocka_unit_test(test_stop_live_spikes),
 		cmocka_unit_test(test_ring_live_spikes),
+		cmocka_unit_test(test_ring_live_spikes_says_overwritten),
 		cmocka_unit_test(test_stream_live_spikes_thresholds_file),
 		cmocka_unit_test(test_stream_live_spikes_bad_thresholds_file),
 		cmocka_unit_test(test_stream_unwritten_record_does_not_stall),

@@ -31,6 +31,9 @@
  *                                        after N ms" (N from the end of "slow"), or gives
  *                                        up after 60 s
  *
+ *   tt_longrun_prog burst SPIKES EVENTS  records EVENTS "seq" instants at once, then a
+ *                                        "slow" scope of 30 ms, then as spiky
+ *
  *   tt_longrun_prog exec EVENTS HOW      records EVENTS "seq" instants, then becomes
  *                                        /bin/true by execl (HOW "execl") or execvp
  *                                        ("execvp")
@@ -250,6 +253,32 @@ static int tt_prog_file_says(const char *path, const char *what)
 	return found;
 }
 
+/* Waits until the file `spikes` says `quoted` ("\"slow\""), for 60 s at most from
+ * `slow_end`; says how long it took. */
+static int tt_prog_wait_logged(const char *spikes, const char *quoted, int64_t slow_end)
+{
+	while (!tt_prog_file_says(spikes, quoted)) {
+		if (tt_prog_now_ms() - slow_end > 60000)
+			return 1;
+		struct timespec poll = {0, 5000000};
+		nanosleep(&poll, NULL);
+	}
+	printf("spike logged after %lld ms\n", (long long)(tt_prog_now_ms() - slow_end));
+	return 0;
+}
+
+/* EVENTS "seq" instants at once (a small ring wraps many times before tt-spikes
+ * looks), then "slow", 30 ms, then as spiky. */
+static int tt_prog_burst(const char *spikes, uint64_t events)
+{
+	for (uint64_t i = 0; i < events; i++)
+		TT_INSTANT_ARG("seq", i);
+	TT_BEGIN("slow");
+	nanosleep(&(struct timespec){0, 30000000}, NULL);
+	TT_END();
+	return tt_prog_wait_logged(spikes, "\"slow\"", tt_prog_now_ms());
+}
+
 static int tt_prog_spiky(const char *spikes, const char *name)
 {
 	char quoted[256];
@@ -273,14 +302,7 @@ static int tt_prog_spiky(const char *spikes, const char *name)
 			slow_end = tt_prog_now_ms();
 		}
 	}
-	while (!tt_prog_file_says(spikes, quoted)) {
-		if (tt_prog_now_ms() - slow_end > 60000)
-			return 1;
-		struct timespec poll = {0, 5000000};
-		nanosleep(&poll, NULL);
-	}
-	printf("spike logged after %lld ms\n", (long long)(tt_prog_now_ms() - slow_end));
-	return 0;
+	return tt_prog_wait_logged(spikes, quoted, slow_end);
 }
 
 static int tt_prog_exec(uint32_t events, const char *how)
@@ -404,6 +426,8 @@ int main(int argc, char **argv)
 	if (argc == 3 && strcmp(argv[1], "hole") == 0)
 		return tt_prog_hole((uint32_t)atol(argv[2]));
 #endif
+	if (argc == 4 && strcmp(argv[1], "burst") == 0)
+		return tt_prog_burst(argv[2], (uint64_t)atoll(argv[3]));
 	if ((argc == 3 || argc == 4) && strcmp(argv[1], "spiky") == 0)
 		return tt_prog_spiky(argv[2], argc == 4 ? argv[3] : "slow");
 	if (argc == 4 && strcmp(argv[1], "exec") == 0)

@@ -168,7 +168,10 @@ int tt__next_chunk(struct tt__slot *slot)
 	while (tt__mode->recycle_oldest && slot->chunks >= tt__config.chunk_budget &&
 	       tt__recycle_oldest(slot))
 		;
-	if (slot->chunks < tt__config.chunk_budget) {
+	/* Mode ring, its oldest chunk held by a reader (a dump, tt-spikes): the thread
+	 * grows rather than drop its newest events. */
+	int held = tt__mode->recycle_oldest && __atomic_load_n(&tt__dumps_running, __ATOMIC_ACQUIRE);
+	if (slot->chunks < tt__config.chunk_budget || held) {
 		chunk = tt__chunk_alloc();
 		cause = TT_DROP_NO_MEMORY;
 	}

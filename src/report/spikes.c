@@ -332,54 +332,98 @@ static const struct tt__chunk *tt__spikes_find(const struct tt__slot *slot, cons
 	return NULL;
 }
 
-/* Chunks held (no ring recycles one meanwhile): the thread's states, then the records
- * it wrote since the last look, to its detector. */
-static void tt__spikes_poll_slot(struct tt__spikes *sp, struct tt__slot *slot, bool last)
+/* tt-spikes copies a thread's new records, its chunks held (which a ring then grows
+ * rather than recycle), and feeds them to the detector once it let go: at most
+ * TT__SPIKES_COPY_RECORDS at a time, so that a thread recording faster than the
+ * detector reads never grows for long, and at most TT__SPIKES_COPIES times a look
+ * (the rest, if a ring overwrites it, is counted and said). */
+#define TT__SPIKES_COPY_RECORDS (4 * TT__CHUNK_RECORDS)
+#define TT__SPIKES_COPIES 64
+static struct tt_record tt__spikes_copy[TT__SPIKES_COPY_RECORDS];
+
+/* Chunks held: where the last look stopped, or the first chunk after records a ring
+ * overwrote before they were read (counted and said: the detector starts again). */
+static const struct tt__chunk *tt__spikes_resume(struct tt__spikes *sp, struct tt__spikes_thread *t,
+						 const struct tt__chunk **found)
 {
-	struct tt__spikes_thread *t = tt__spikes_thread(slot);
-	if (!t || t->retired)
-		return;
-	/* Read first: once it says the thread exited, its records are all there. */
-	bool exited = __atomic_load_n(&slot->flags, __ATOMIC_ACQUIRE) & TT__SLOT_EXITED;
-	tt__sched_read_new(slot, &t->states, tt__spikes_states, NULL);
+	const struct tt__slot *slot = t->slot;
 	uint64_t overwritten = __atomic_load_n(&slot->dropped[TT_DROP_OVERWRITTEN], __ATOMIC_RELAXED);
 	uint64_t gone = overwritten - t->overwritten; /* events of chunks recycled since */
 	t->overwritten = overwritten;
-	const struct tt__chunk *chunk = __atomic_load_n(&slot->first, __ATOMIC_ACQUIRE), *found = NULL;
-	if (t->at.read) {
-		found = tt__spikes_find(slot, &t->at);
-		if (found) {
-			chunk = found; /* what was recycled before it had been read */
-			t->kept -= gone < t->kept ? gone : t->kept;
-		} else {
-			/* The ring recycled it too: all it took but what was read is lost. */
-			if (gone > t->kept)
-				tt__spikes_say_overwritten(sp, t, gone - t->kept);
-			tt__spikes_restart(t);
-			t->at.read = 0;
-			t->kept = 0;
-		}
+	*found = t->at.read ? tt__spikes_find(slot, &t->at) : NULL;
+	if (*found) {
+		t->kept -= gone < t->kept ? gone : t->kept; /* what was recycled had been read */
+		return *found;
 	}
+	/* The ring recycled it too, or what it took before a first look: all of it but
+	 * what was read is lost. */
+	if (gone > t->kept)
+		tt__spikes_say_overwritten(sp, t, gone - t->kept);
+	if (gone > t->kept || t->at.read)
+		tt__spikes_restart(t);
+	t->at.read = 0;
+	t->kept = 0;
+	return __atomic_load_n(&slot->first, __ATOMIC_ACQUIRE);
+}
+
+/* Copies the thread's next records (up to one not written yet, or the copy's room)
+ * into tt__spikes_copy, chunks held; returns how many, *whole when they are all it
+ * wrote. */
+static size_t tt__spikes_take(struct tt__spikes *sp, struct tt__spikes_thread *t, bool *whole)
+{
+	const struct tt__slot *slot = t->slot;
+	size_t n = 0;
+	*whole = true;
+	tt__hold_chunks(1);
+	const struct tt__chunk *found, *chunk = tt__spikes_resume(sp, t, &found);
 	for (; chunk; chunk = __atomic_load_n(&chunk->next, __ATOMIC_ACQUIRE)) {
 		const struct tt_record *begin, *end;
 		tt__chunk_extent(slot, chunk, &begin, &end);
-		if (begin == end)
-			break; /* its first record is not written yet */
-		const struct tt_record *from = chunk == found ? begin + t->at.read : begin;
+		if (begin == end || n == TT__SPIKES_COPY_RECORDS) {
+			*whole = begin == end; /* its first record is not written yet */
+			break;
+		}
+		const struct tt_record *from = begin;
+		if (chunk == found) /* (a thread's last chunk compacted at exit ends no later) */
+			from = begin + t->at.read < end ? begin + t->at.read : end;
 		const struct tt_record *to = from;
-		while (to < end && __atomic_load_n(&to->word, __ATOMIC_ACQUIRE))
+		while (to < end && n + (size_t)(to - from) < TT__SPIKES_COPY_RECORDS &&
+		       __atomic_load_n(&to->word, __ATOMIC_ACQUIRE))
 			to++;
-		tt__spikes_feed(slot, from, to);
-		for (const struct tt_record *r = from; r < to; r++)
-			t->kept += TT_RECORD_HAS_TIME(TT_RECORD_KIND(r->word));
-		t->at = (struct tt__spikes_place){*begin, (uint32_t)(to - begin)};
-		if (to != end)
-			return; /* a record not written yet (a signal handler's): next time */
+		memcpy(tt__spikes_copy + n, from, (size_t)(to - from) * sizeof *from);
+		n += (size_t)(to - from);
+		if (to > begin) /* (at.read 0 says: from the first chunk) */
+			t->at = (struct tt__spikes_place){*begin, (uint32_t)(to - begin)};
+		if (to != end) {
+			/* the copy full, or a record not written yet (a signal handler's) */
+			*whole = false;
+			break;
+		}
 	}
-	if (exited || last) {
+	tt__hold_chunks(0);
+	for (size_t i = 0; i < n; i++)
+		t->kept += TT_RECORD_HAS_TIME(TT_RECORD_KIND(tt__spikes_copy[i].word));
+	return n;
+}
+
+/* A thread's states, then the records it wrote since the last look, to its detector;
+ * whether there is more to read now. */
+static bool tt__spikes_poll_slot(struct tt__spikes *sp, struct tt__slot *slot, bool last)
+{
+	struct tt__spikes_thread *t = tt__spikes_thread(slot);
+	if (!t || t->retired)
+		return false;
+	/* Read first: once it says the thread exited, its records are all there. */
+	bool exited = __atomic_load_n(&slot->flags, __ATOMIC_ACQUIRE) & TT__SLOT_EXITED, whole;
+	size_t n = tt__spikes_take(sp, t, &whole);
+	/* (after a restart, which forgets them; before the records they cover) */
+	tt__sched_read_new(slot, &t->states, tt__spikes_states, NULL);
+	tt__spikes_feed(slot, tt__spikes_copy, tt__spikes_copy + n);
+	if (whole && (exited || last)) {
 		tt__feed_finish(&t->feed);
 		t->retired = true;
 	}
+	return n == TT__SPIKES_COPY_RECORDS;
 }
 
 /* tt-spikes, every TT__SPIKES_POLL_NS, and once at exit (last: what threads left
@@ -390,13 +434,12 @@ static void tt__spikes_poll(bool last)
 	sigset_t old;
 	tt__block_signals(&old);
 	pthread_mutex_lock(&sp->poll_mutex);
-	if (sp->out && !sp->an.oom) {
-		tt__hold_chunks(1);
-		for (struct tt__slot *slot = tt__registry_head(); slot;
-		     slot = __atomic_load_n(&slot->next, __ATOMIC_ACQUIRE))
-			if (!(__atomic_load_n(&slot->flags, __ATOMIC_ACQUIRE) & TT__SLOT_RUNTIME))
-				tt__spikes_poll_slot(sp, slot, last);
-		tt__hold_chunks(0);
+	for (struct tt__slot *slot = tt__registry_head(); slot && sp->out && !sp->an.oom;
+	     slot = __atomic_load_n(&slot->next, __ATOMIC_ACQUIRE)) {
+		if (__atomic_load_n(&slot->flags, __ATOMIC_ACQUIRE) & TT__SLOT_RUNTIME)
+			continue;
+		for (int i = 0; i < TT__SPIKES_COPIES && tt__spikes_poll_slot(sp, slot, last); i++)
+			;
 	}
 	pthread_mutex_unlock(&sp->poll_mutex);
 	tt__restore_signals(&old);
