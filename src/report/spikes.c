@@ -286,7 +286,8 @@ static void tt__spikes_forget(struct tt__slot *slot)
 	struct tt__spikes_thread *t = slot->spikes;
 	if (!t)
 		return;
-	tt__thread_analysis_free(&t->th);
+	if (t->feed.th)
+		tt__thread_analysis_free(&t->th);
 	free(t);
 	slot->spikes = NULL;
 }
@@ -421,6 +422,9 @@ static bool tt__spikes_poll_slot(struct tt__spikes *sp, struct tt__slot *slot, b
 	tt__spikes_feed(slot, tt__spikes_copy, tt__spikes_copy + n);
 	if (whole && (exited || last)) {
 		tt__feed_finish(&t->feed);
+		/* Kept, retired, so that it is not read again; its analysis is done. */
+		tt__thread_analysis_free(&t->th);
+		t->feed.th = NULL;
 		t->retired = true;
 	}
 	return n == TT__SPIKES_COPY_RECORDS;
@@ -440,6 +444,8 @@ static void tt__spikes_poll(bool last)
 			continue;
 		for (int i = 0; i < TT__SPIKES_COPIES && tt__spikes_poll_slot(sp, slot, last); i++)
 			;
+		if (last)
+			tt__spikes_forget(slot);
 	}
 	pthread_mutex_unlock(&sp->poll_mutex);
 	tt__restore_signals(&old);
