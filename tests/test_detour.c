@@ -61,6 +61,13 @@ static char *listings(const char *json)
 			uint32_t tid = (uint32_t)cJSON_GetObjectItemCaseSensitive(ev, "tid")->valuedouble;
 			if (strcmp(name, "thread_name") != 0 || (tid == pid) != main_pass)
 				continue;
+			/* A thread's states track (ticktrace(7), THREAD STATES) holds what the
+			 * machine did to it, which differs from run to run. */
+			const cJSON *args = cJSON_GetObjectItemCaseSensitive(ev, "args");
+			const cJSON *track = cJSON_GetObjectItemCaseSensitive(args, "name");
+			const char *states = cJSON_IsString(track) ? strstr(track->valuestring, " (states)") : NULL;
+			if (states && states[strlen(" (states)")] == 0)
+				continue;
 			char *one = tt_json_listing(root, tid);
 			assert_non_null(one);
 			char *joined;
