@@ -18,6 +18,7 @@
 #include "cyg_overhead.h"
 #include "detour_overhead.h"
 #include "sample_overhead.h"
+#include "sched_overhead.h"
 #include "stream_bench.h"
 #include "ticktrace.h"
 #include "ticktrace/format.h"
@@ -395,6 +396,8 @@ int main(int argc, char **argv)
 		return tt_bench_pairs_child();
 	if (argc == 2 && strcmp(argv[1], TT_BENCH_DETOUR_CHILD) == 0)
 		return tt_bench_detour_child();
+	if (argc == 3 && strcmp(argv[1], TT_BENCH_SCHED_CHILD) == 0)
+		return tt_bench_sched_child(atol(argv[2]));
 	int repeats = 11;
 	const char *json_path = NULL;
 	int hot_only = 0; /* --hot: the hot path's figures only, without stream, converter, sampler */
@@ -461,6 +464,7 @@ int main(int argc, char **argv)
 	struct tt_bench_bytes bytes = tt_bench_bytes_per_event();
 	double rdtsc_ns = tt_bench_median(rdtsc, repeats);
 	struct tt_bench_overhead overhead = {0};
+	struct tt_bench_sched sched = {0};
 	double stream_ns = 0;
 	uint64_t stream_dropped = 0;
 	cJSON *convert = NULL;
@@ -470,6 +474,8 @@ int main(int argc, char **argv)
 			fprintf(stderr, "ticktrace-bench: self-profiler: %s\n", strerror(-err));
 			return 1;
 		}
+		if (tt_bench_sched_overhead(repeats, &sched))
+			return 1;
 		if (tt_bench_stream(repeats, &stream_ns, &stream_dropped))
 			return 1;
 		convert = tt_bench_convert();
@@ -526,6 +532,11 @@ int main(int argc, char **argv)
 		tt_bench_report(rows, hot_rows, rdtsc_ns, json_path);
 		return 0;
 	}
+	char sched_what[200];
+	snprintf(sched_what, sizeof sched_what,
+		 "two threads handing on a byte through pipes, %.0f switches/s, an event per hop: CPU per hop "
+		 "%.0f ns with thread states, %.0f ns without (target <= 2)",
+		 sched.switches_per_s, sched.on_ns, sched.off_ns);
 	struct tt_bench_row rest[] = {
 		{"event_stream_ns", "ns", stream_ns, 1.05,
 		 "mode stream, 100 million events while the drain writes them to disk, per event", &rows[WARM], 0, NULL},
@@ -543,6 +554,7 @@ int main(int argc, char **argv)
 		 "the converter's peak memory on that file (target <= 64)", NULL, 0, NULL},
 		{"sample_overhead_pct", "%", overhead.pct, 0,
 		 "slowdown of a loop while self-profiled at 1 ms (target <= 3)", NULL, 0, NULL},
+		{"sched_overhead_pct", "%", sched.pct, 0, sched_what, NULL, 0, NULL},
 	};
 	struct tt_bench_row all[sizeof rows / sizeof rows[0] + sizeof rest / sizeof rest[0]];
 	memcpy(all, rows, sizeof rows);

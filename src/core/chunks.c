@@ -172,7 +172,8 @@ int tt__next_chunk(struct tt__slot *slot)
 	while (tt__mode->recycle_oldest && slot->chunks >= tt__config.chunk_budget &&
 	       tt__recycle_oldest(slot))
 		;
-	/* Mode ring while a dump reads the chunks: the thread grows past its budget, by as
+	/* Mode ring while a reader holds the chunks (a dump, the live file's update,
+	 * tt-spikes): the thread grows past its budget, by as
 	 * much again, or at least 16 MiB (what a thread that records flat out fills while a
 	 * reader is held up by the scheduler); not more (dumps back to back would hold the
 	 * chunks for good): past that it drops events until the dump is done (tt__resume). */

@@ -58,6 +58,7 @@ struct tt__sched_block {
 	uint32_t cap;         /* states it has room for */
 	uint64_t lost_before; /* states lost before the first (format.h: tt_sched_info) */
 	int64_t since_ns;     /* it holds every switch from then on (TT__SINCE_FIRST: its first) */
+	uint64_t seq;         /* numbers each use: mode ring reuses its oldest block at once */
 	struct tt_sched_state states[];
 };
 
@@ -356,6 +357,17 @@ void tt__sched_unlock(const sigset_t *old) TT__HIDDEN;
 typedef void (*tt__sched_section_fn)(void *ctx, struct tt__slot *slot, uint64_t lost,
 				     int64_t since_ns, const struct tt_sched_state *states, size_t n);
 void tt__sched_sections(struct tt__slot *slot, tt__sched_section_fn fn, void *ctx) TT__HIDDEN;
+/* Where a reader that leaves the states in place (modes stop and ring, the live spike
+ * log) stopped: zeroed, from the first. */
+struct tt__sched_cursor {
+	const struct tt__sched_block *block;
+	uint64_t seq;   /* the block's, when read: a block recycled since is another */
+	uint32_t count; /* its states read */
+};
+/* Lock not held: drains the slot's switches, then gives fn the states after *at, as
+ * tt__sched_sections would, and moves *at past them. */
+void tt__sched_read_new(struct tt__slot *slot, struct tt__sched_cursor *at, tt__sched_section_fn fn,
+			void *ctx) TT__HIDDEN;
 /* Lock held: the store's blocks back to the free list (written, or a fork's child). */
 void tt__sched_release(struct tt__sched *s) TT__HIDDEN;
 void tt__sched_after_fork(void) TT__HIDDEN; /* in the child, before the registry's reset */

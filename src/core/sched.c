@@ -36,6 +36,7 @@ static int tt__sched_off;       /* TICKTRACE_SCHED=0, or the kernel said no for 
 static int tt__sched_said;      /* the refusal was said */
 static uint32_t tt__sched_wake; /* futex word: bumped to stop the drain's sleep */
 static int tt__sched_wanted; /* threads that want their switches recorded */
+static uint64_t tt__sched_block_seq; /* lock held */
 
 void tt__sched_lock(sigset_t *old)
 {
@@ -133,6 +134,7 @@ static struct tt__sched_block *tt__sched_room(struct tt__sched *s)
 	}
 	b->next = NULL;
 	b->count = 0;
+	b->seq = ++tt__sched_block_seq;
 	b->lost_before = s->lost;
 	b->since_ns = s->lost ? TT__SINCE_FIRST
 		    : s->last ? s->last->states[s->last->count - 1].ns : s->since_ns;
@@ -197,25 +199,53 @@ void tt__sched_thread_exited(struct tt__slot *slot)
 	tt__sched_unlock(&old);
 }
 
-void tt__sched_sections(struct tt__slot *slot, tt__sched_section_fn fn, void *ctx)
+/* Lock held: the states from `from`'s state `skip` on, where a reader stopped (its
+ * lost states were said then), or from the first block's (from NULL), as SCHED
+ * sections say them; *at (NULL: none) moves past them. */
+static void tt__sched_walk(struct tt__slot *slot, const struct tt__sched_block *from, uint32_t skip,
+			   tt__sched_section_fn fn, void *ctx, struct tt__sched_cursor *at)
 {
 	const struct tt__sched *s = &slot->sched;
-	int64_t last_ns = s->since_ns;
-	for (const struct tt__sched_block *b = s->first; b; b = b->next) {
-		if (!b->count && !b->lost_before)
+	int64_t last_ns = skip ? from->states[skip - 1].ns : s->since_ns;
+	for (const struct tt__sched_block *b = from ? from : s->first; b; b = b->next, skip = 0) {
+		if (at)
+			*at = (struct tt__sched_cursor){b, b->seq, b->count};
+		uint64_t lost = b == from ? 0 : b->lost_before;
+		if (b->count == skip && !lost)
 			continue;
-		int64_t since = b->since_ns != TT__SINCE_FIRST ? b->since_ns
+		int64_t since = skip ? last_ns
+			      : b->since_ns != TT__SINCE_FIRST ? b->since_ns
 			      : b->count ? b->states[0].ns : last_ns;
 		/* The kernel recorded from a moment before since_ns was read: its first
 		 * states may be older. */
-		if (b->count && b->states[0].ns < since)
-			since = b->states[0].ns;
-		fn(ctx, slot, b->lost_before, since, b->states, b->count);
+		if (b->count > skip && b->states[skip].ns < since)
+			since = b->states[skip].ns;
+		fn(ctx, slot, lost, since, b->states + skip, b->count - skip);
 		last_ns = b->count ? b->states[b->count - 1].ns : last_ns;
 	}
 	/* States lost after the last one kept (mode stop, its store full). */
-	if (s->lost)
+	if (s->lost && !at)
 		fn(ctx, slot, s->lost, last_ns, NULL, 0);
+}
+
+void tt__sched_sections(struct tt__slot *slot, tt__sched_section_fn fn, void *ctx)
+{
+	tt__sched_walk(slot, NULL, 0, fn, ctx, NULL);
+}
+
+void tt__sched_read_new(struct tt__slot *slot, struct tt__sched_cursor *at, tt__sched_section_fn fn,
+			void *ctx)
+{
+	sigset_t old;
+	tt__sched_lock(&old);
+	tt__sched_drain_slot(slot);
+	const struct tt__sched_block *b = slot->sched.first;
+	while (b && (b != at->block || b->seq != at->seq))
+		b = b->next;
+	/* Not there (mode ring recycled it): from the first, whose lost_before counts
+	 * what went. */
+	tt__sched_walk(slot, b, b ? at->count : 0, fn, ctx, at);
+	tt__sched_unlock(&old);
 }
 
 void tt__sched_release(struct tt__sched *s)

@@ -11,9 +11,10 @@ static int tt__dump_whole(const char *path)
 	return path ? tt__write_file(path) : tt__write_default_file();
 }
 
-/* Modes stop and ring: the whole file, and then no more live file. */
+/* Modes stop and ring: the last spikes, the whole file, and then no more live file. */
 static int tt__finish_whole(void)
 {
+	tt__spikes_last();
 	int err = tt__dump_whole(NULL);
 	if (!err)
 		tt__live_finish(); /* the trace is all in the file now */
@@ -37,7 +38,7 @@ static void tt__prepare_live(void)
 	.prepare = tt__prepare_live, .finish = tt__finish_whole, \
 	.chunks_fd = tt__live_fd, .chunks_at = tt__live_chunks_at, \
 	.cover = tt__live_cover, .chunks_after_fork = tt__live_after_fork, \
-	.tick = tt__live_tick, .dump = tt__dump_whole
+	.tick = tt__live_tick, .dump = tt__dump_whole, .after_fork = tt__spikes_after_fork
 
 /* Mode stop: a thread keeps its first chunks. */
 static const struct tt__mode_ops tt__stop_ops = {TT__WHOLE_FILE_OPS};

@@ -1,6 +1,6 @@
 /* ticktrace runtime, layer report: the analyses the runtime runs on its own records
  * with the analysis library (analysis/): the flat profile at exit (TICKTRACE_REPORT)
- * and live spikes (TICKTRACE_SPIKES, mode stream). Never installed. */
+ * and live spikes (TICKTRACE_SPIKES). Never installed. */
 #ifndef TT_REPORT_H
 #define TT_REPORT_H
 
@@ -21,8 +21,9 @@ int64_t tt__report_ns(void *clock, uint64_t tsc) TT__HIDDEN;
 size_t tt__report_name(void *ctx, const struct tt__thread_analysis *th, uint64_t key, char *buf,
 		       size_t cap) TT__HIDDEN;
 
-/* spikes.c: mode stream, TICKTRACE_SPIKES: the drain thread runs the spike detector
- * on the records it writes and logs each spike as it ends */
+/* spikes.c: TICKTRACE_SPIKES: the spike detector, fed by the drain thread of a
+ * draining mode (stream) as it writes, or else by tt-spikes from the chunks; each
+ * spike logged as it ends */
 int tt__spikes_start(void) TT__HIDDEN; /* 0 also when not asked for */
 /* Records [begin, end) of a slot, just written. */
 void tt__spikes_feed(struct tt__slot *slot, const struct tt_record *begin,
@@ -32,6 +33,9 @@ void tt__spikes_states(void *ctx, struct tt__slot *slot, uint64_t lost, int64_t 
 		       const struct tt_sched_state *states, size_t n) TT__HIDDEN;
 void tt__spikes_retire(struct tt__slot *slot) TT__HIDDEN; /* its records are all written */
 void tt__spikes_finish(void) TT__HIDDEN;
+/* At exit (not a draining mode): the records tt-spikes has not read yet, then the
+ * log closed. */
+void tt__spikes_last(void) TT__HIDDEN;
 void tt__spikes_after_fork(void) TT__HIDDEN;
 
 #endif /* TT_REPORT_H */

@@ -1,7 +1,10 @@
-/* Live spikes (mode stream): TICKTRACE_SPIKES=PATH (or stderr) has the drain thread
- * run the spike detector of the tools (analysis.h) on every record it writes, and
- * log each spike as soon as the record that ends it is written (the drain writes
- * what threads recorded at least every 0.2 s): as text, the lines `ticktrace spikes`
+/* Live spikes: TICKTRACE_SPIKES=PATH (or stderr) runs the spike detector of the tools
+ * (analysis.h) on every record, off the recording threads, and logs each spike soon
+ * after the record that ends it: in mode stream, the drain thread as it writes them
+ * (at least every 0.2 s); in modes stop and ring, which keep their records in
+ * memory, the thread tt-spikes, which reads each thread's new records from its
+ * chunks every TT__SPIKES_POLL_NS (tt__spikes_poll). Records a ring overwrote before
+ * they were read are counted, and said in the log. The log is text, the lines `ticktrace spikes`
  * prints, or with PATH ending in .jsonl or .json one JSON object a line, with the keys
  * of `ticktrace spikes --json`. TICKTRACE_SPIKE_THRESHOLD=TIME is the threshold of
  * every scope with no other; TICKTRACE_SPIKE_THRESHOLDS=FILE is a thresholds file as
@@ -14,22 +17,39 @@
  * After a run of dropped events a thread's detector starts again: which scopes were
  * open is not known, so a scope around the gap is not reported. */
 #include <errno.h>
+#include <pthread.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "report/report.h"
+
+/* Where tt-spikes stopped in a thread's chunks: the chunk, known by its first
+ * record (a ring recycles chunks, and reuses them for any thread; a thread's last
+ * chunk moves when it exits), and how many of its records were read. */
+struct tt__spikes_place {
+	struct tt_record first;
+	uint32_t read;
+};
 
 struct tt__spikes_thread {
 	struct tt__thread_analysis th;
 	struct tt__feed feed;
 	struct tt__slot *slot;
+	/* tt-spikes' (modes stop and ring) */
+	struct tt__spikes_place at;   /* at.read 0: from the thread's first chunk */
+	uint64_t kept;                /* events read that its chunks still hold */
+	uint64_t overwritten;         /* its TT_DROP_OVERWRITTEN when last read */
+	struct tt__sched_cursor states;
+	bool retired;                 /* it exited, and all it recorded was read */
 };
 
 #define TT__SPIKES_CLOCK_NS 200000000
+#define TT__SPIKES_POLL_NS 20000000 /* tt-spikes reads what threads recorded: 20 ms */
 
 static struct tt__spikes {
 	FILE *out;
@@ -39,7 +59,8 @@ static struct tt__spikes {
 	int64_t measured_ns; /* CLOCK_MONOTONIC when the clock's rate was measured */
 	struct tt__thresholds table; /* TICKTRACE_SPIKE_THRESHOLDS; a child after fork keeps it */
 	bool table_read;             /* or found bad, and said so: once per run */
-} tt__spikes;
+	pthread_mutex_t poll_mutex;  /* tt__spikes_poll: tt-spikes', or the last at exit */
+} tt__spikes = {.poll_mutex = PTHREAD_MUTEX_INITIALIZER};
 
 /* A JSON string: quotes, backslashes and control bytes escaped. */
 static void tt__spikes_json_str(FILE *out, const char *s, size_t n)
@@ -126,17 +147,14 @@ static void tt__spikes_read_thresholds(struct tt__thresholds *table)
 	tt__thresholds_free(table);
 }
 
+static void *tt__spikes_main(void *unused);
+
 int tt__spikes_start(void)
 {
 	struct tt__spikes *sp = &tt__spikes;
 	const char *dest = getenv("TICKTRACE_SPIKES");
 	if (!dest || !*dest)
 		return 0;
-	if (!tt__mode->drains) { /* (fed by the drain: stream.c) */
-		fprintf(stderr, "ticktrace: TICKTRACE_SPIKES needs TICKTRACE_MODE=stream; "
-			"`ticktrace spikes` finds them in the file\n");
-		return 0;
-	}
 	int64_t threshold = TT__NO_THRESHOLD;
 	const char *text = getenv("TICKTRACE_SPIKE_THRESHOLD");
 	if (text && *text && tt__parse_duration(text, &threshold) < 0) {
@@ -172,10 +190,13 @@ int tt__spikes_start(void)
 		.global_from = "TICKTRACE_SPIKE_THRESHOLD", .rules = sp->table.rules,
 		.nrules = sp->table.nrules, .name = tt__report_name, .spike = tt__spikes_log, .ctx = sp,
 	};
-	return 0;
+	/* A draining mode feeds the detector as it writes (stream.c); the others keep
+	 * their records, which tt-spikes reads. */
+	return tt__mode->drains ? 0 : tt__start_thread(NULL, tt__spikes_main, NULL, 1, 0);
 }
 
 static void tt__spikes_forget(struct tt__slot *slot);
+static void tt__spikes_restart(struct tt__spikes_thread *t);
 
 /* TSC ticks to ns at the rate measured since start, measured again every
  * TT__SPIKES_CLOCK_NS. */
@@ -198,22 +219,31 @@ static void tt__spikes_clock(struct tt__spikes *sp)
 /* A thread's detector, made on its first records. */
 static struct tt__spikes_thread *tt__spikes_thread(struct tt__slot *slot)
 {
-	struct tt__spikes *sp = &tt__spikes;
 	if (slot->spikes)
 		return slot->spikes;
 	struct tt__spikes_thread *t = calloc(1, sizeof *t);
 	if (!t)
 		return NULL;
 	t->slot = slot;
-	tt__thread_analysis_init(&t->th, &sp->an, t);
-	t->th.pid = (uint32_t)getpid();
-	t->th.tid = slot->tid;
-	t->th.name = slot->name;
-	t->th.name_len = (uint32_t)strnlen(slot->name, sizeof slot->name);
-	t->feed = (struct tt__feed){.th = &t->th, .ns = tt__report_ns, .clock = &sp->clock,
-				    .key = tt__record_key};
+	tt__spikes_restart(t);
 	slot->spikes = t;
 	return t;
+}
+
+/* A thread's detector from scratch: which scopes were open is not known (after a
+ * gap). */
+static void tt__spikes_restart(struct tt__spikes_thread *t)
+{
+	struct tt__spikes *sp = &tt__spikes;
+	if (t->feed.th)
+		tt__thread_analysis_free(&t->th);
+	tt__thread_analysis_init(&t->th, &sp->an, t);
+	t->th.pid = (uint32_t)getpid();
+	t->th.tid = t->slot->tid;
+	t->th.name = t->slot->name;
+	t->th.name_len = (uint32_t)strnlen(t->slot->name, sizeof t->slot->name);
+	t->feed = (struct tt__feed){.th = &t->th, .ns = tt__report_ns, .clock = &sp->clock,
+				    .key = tt__record_key};
 }
 
 void tt__spikes_feed(struct tt__slot *slot, const struct tt_record *begin, const struct tt_record *end)
@@ -232,7 +262,7 @@ void tt__spikes_feed(struct tt__slot *slot, const struct tt_record *begin, const
 		if (gap == end)
 			return;
 		/* Events were lost: start again after the gap's two records. */
-		tt__spikes_forget(slot);
+		tt__spikes_restart(t);
 		begin = gap + 2 < end ? gap + 2 : end;
 	}
 }
@@ -256,7 +286,8 @@ static void tt__spikes_forget(struct tt__slot *slot)
 	struct tt__spikes_thread *t = slot->spikes;
 	if (!t)
 		return;
-	tt__thread_analysis_free(&t->th);
+	if (t->feed.th)
+		tt__thread_analysis_free(&t->th);
 	free(t);
 	slot->spikes = NULL;
 }
@@ -268,6 +299,176 @@ void tt__spikes_retire(struct tt__slot *slot)
 	if (slot->spikes)
 		tt__feed_finish(&slot->spikes->feed);
 	tt__spikes_forget(slot);
+}
+
+/* The log's line for events of a thread that a ring overwrote before tt-spikes read
+ * them: spikes among them are not found. */
+static void tt__spikes_say_overwritten(struct tt__spikes *sp, const struct tt__spikes_thread *t,
+				       uint64_t events)
+{
+	const struct tt__slot *slot = t->slot;
+	int name_len = (int)strnlen(slot->name, sizeof slot->name);
+	if (sp->json) {
+		fprintf(sp->out, "{\"overwritten_events\":%" PRIu64 ",\"pid\":%d,\"tid\":%" PRIu32
+			",\"thread\":", events, (int)getpid(), slot->tid);
+		tt__spikes_json_str(sp->out, slot->name, (size_t)name_len);
+		fputs("}\n", sp->out);
+	} else {
+		fprintf(sp->out, "thread %" PRIu32 " (%.*s): %" PRIu64 " events overwritten by the ring "
+			"before the spike detector read them: spikes among them are not reported\n",
+			slot->tid, name_len, slot->name, events);
+	}
+	fflush(sp->out);
+}
+
+/* The chunk where tt-spikes stopped, or NULL: recycled by a ring. */
+static const struct tt__chunk *tt__spikes_find(const struct tt__slot *slot, const struct tt__spikes_place *at)
+{
+	for (const struct tt__chunk *c = __atomic_load_n(&slot->first, __ATOMIC_ACQUIRE); c;
+	     c = __atomic_load_n(&c->next, __ATOMIC_ACQUIRE)) {
+		const struct tt_record *first = (const struct tt_record *)(c + 1);
+		if (c->size > sizeof *c && first->tsc == at->first.tsc && first->word == at->first.word)
+			return c;
+	}
+	return NULL;
+}
+
+/* tt-spikes copies a thread's new records, its chunks held (which a ring then grows
+ * rather than recycle), and feeds them to the detector once it let go: at most
+ * TT__SPIKES_COPY_RECORDS at a time, so that a thread recording faster than the
+ * detector reads never grows for long, and at most TT__SPIKES_COPIES times a look
+ * (the rest, if a ring overwrites it, is counted and said). */
+#define TT__SPIKES_COPY_RECORDS (4 * TT__CHUNK_RECORDS)
+#define TT__SPIKES_COPIES 64
+static struct tt_record tt__spikes_copy[TT__SPIKES_COPY_RECORDS];
+
+/* Chunks held: where the last look stopped, or the first chunk after records a ring
+ * overwrote before they were read (counted and said: the detector starts again). */
+static const struct tt__chunk *tt__spikes_resume(struct tt__spikes *sp, struct tt__spikes_thread *t,
+						 const struct tt__chunk **found)
+{
+	const struct tt__slot *slot = t->slot;
+	uint64_t overwritten = __atomic_load_n(&slot->dropped[TT_DROP_OVERWRITTEN], __ATOMIC_RELAXED);
+	uint64_t gone = overwritten - t->overwritten; /* events of chunks recycled since */
+	t->overwritten = overwritten;
+	*found = t->at.read ? tt__spikes_find(slot, &t->at) : NULL;
+	if (*found) {
+		t->kept -= gone < t->kept ? gone : t->kept; /* what was recycled had been read */
+		return *found;
+	}
+	/* The ring recycled it too, or what it took before a first look: all of it but
+	 * what was read is lost. */
+	if (gone > t->kept)
+		tt__spikes_say_overwritten(sp, t, gone - t->kept);
+	if (gone > t->kept || t->at.read)
+		tt__spikes_restart(t);
+	t->at.read = 0;
+	t->kept = 0;
+	return __atomic_load_n(&slot->first, __ATOMIC_ACQUIRE);
+}
+
+/* Copies the thread's next records (up to one not written yet, or the copy's room)
+ * into tt__spikes_copy, chunks held; returns how many, *whole when they are all it
+ * wrote. */
+static size_t tt__spikes_take(struct tt__spikes *sp, struct tt__spikes_thread *t, bool *whole)
+{
+	const struct tt__slot *slot = t->slot;
+	size_t n = 0;
+	*whole = true;
+	tt__hold_chunks(1);
+	const struct tt__chunk *found, *chunk = tt__spikes_resume(sp, t, &found);
+	for (; chunk; chunk = __atomic_load_n(&chunk->next, __ATOMIC_ACQUIRE)) {
+		const struct tt_record *begin, *end;
+		tt__chunk_extent(slot, chunk, &begin, &end);
+		if (begin == end || n == TT__SPIKES_COPY_RECORDS) {
+			*whole = begin == end; /* its first record is not written yet */
+			break;
+		}
+		const struct tt_record *from = begin;
+		if (chunk == found) /* (a thread's last chunk compacted at exit ends no later) */
+			from = begin + t->at.read < end ? begin + t->at.read : end;
+		const struct tt_record *to = from;
+		while (to < end && n + (size_t)(to - from) < TT__SPIKES_COPY_RECORDS &&
+		       __atomic_load_n(&to->word, __ATOMIC_ACQUIRE))
+			to++;
+		memcpy(tt__spikes_copy + n, from, (size_t)(to - from) * sizeof *from);
+		n += (size_t)(to - from);
+		if (to > begin) /* (at.read 0 says: from the first chunk) */
+			t->at = (struct tt__spikes_place){*begin, (uint32_t)(to - begin)};
+		if (to != end) {
+			/* the copy full, or a record not written yet (a signal handler's) */
+			*whole = false;
+			break;
+		}
+	}
+	tt__hold_chunks(0);
+	for (size_t i = 0; i < n; i++)
+		t->kept += TT_RECORD_HAS_TIME(TT_RECORD_KIND(tt__spikes_copy[i].word));
+	return n;
+}
+
+/* A thread's states, then the records it wrote since the last look, to its detector;
+ * whether there is more to read now. */
+static bool tt__spikes_poll_slot(struct tt__spikes *sp, struct tt__slot *slot, bool last)
+{
+	struct tt__spikes_thread *t = tt__spikes_thread(slot);
+	if (!t || t->retired)
+		return false;
+	/* Read first: once it says the thread exited, its records are all there. */
+	bool exited = __atomic_load_n(&slot->flags, __ATOMIC_ACQUIRE) & TT__SLOT_EXITED, whole;
+	size_t n = tt__spikes_take(sp, t, &whole);
+	/* (after a restart, which forgets them; before the records they cover) */
+	tt__sched_read_new(slot, &t->states, tt__spikes_states, NULL);
+	tt__spikes_feed(slot, tt__spikes_copy, tt__spikes_copy + n);
+	if (whole && (exited || last)) {
+		tt__feed_finish(&t->feed);
+		/* Kept, retired, so that it is not read again; its analysis is done. */
+		tt__thread_analysis_free(&t->th);
+		t->feed.th = NULL;
+		t->retired = true;
+	}
+	return n == TT__SPIKES_COPY_RECORDS;
+}
+
+/* tt-spikes, every TT__SPIKES_POLL_NS, and once at exit (last: what threads left
+ * open is closed at their last event, as `ticktrace spikes` does). */
+static void tt__spikes_poll(bool last)
+{
+	struct tt__spikes *sp = &tt__spikes;
+	sigset_t old;
+	tt__block_signals(&old);
+	pthread_mutex_lock(&sp->poll_mutex);
+	for (struct tt__slot *slot = tt__registry_head(); slot && sp->out && !sp->an.oom;
+	     slot = __atomic_load_n(&slot->next, __ATOMIC_ACQUIRE)) {
+		if (__atomic_load_n(&slot->flags, __ATOMIC_ACQUIRE) & TT__SLOT_RUNTIME)
+			continue;
+		for (int i = 0; i < TT__SPIKES_COPIES && tt__spikes_poll_slot(sp, slot, last); i++)
+			;
+		if (last)
+			tt__spikes_forget(slot);
+	}
+	pthread_mutex_unlock(&sp->poll_mutex);
+	tt__restore_signals(&old);
+}
+
+static void *tt__spikes_main(void *unused)
+{
+	(void)unused;
+	tt__thread_running("tt-spikes");
+	for (;;) {
+		nanosleep(&(struct timespec){0, TT__SPIKES_POLL_NS}, NULL);
+		tt__spikes_poll(false);
+	}
+	return NULL;
+}
+
+void tt__spikes_last(void)
+{
+	/* Not on a crash: tt-spikes may be what crashed, its lock held. */
+	if (tt__spikes.out && !tt__crash_signal) {
+		tt__spikes_poll(true);
+		tt__spikes_finish();
+	}
 }
 
 void tt__spikes_finish(void)
@@ -290,7 +491,8 @@ void tt__spikes_after_fork(void)
 	if (sp->out != stderr)
 		fclose(sp->out);
 	struct tt__thresholds table = sp->table;
-	*sp = (struct tt__spikes){.table = table, .table_read = true};
+	*sp = (struct tt__spikes){.table = table, .table_read = true,
+				  .poll_mutex = PTHREAD_MUTEX_INITIALIZER};
 	if (tt__spikes_start() < 0)
 		fprintf(stderr, "ticktrace: the child process %d cannot log its spikes\n", (int)getpid());
 }

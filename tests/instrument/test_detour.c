@@ -63,6 +63,13 @@ static char *listings(const char *json)
 			if (strcmp(name, "thread_name") != 0 || (tid == pid) != main_pass ||
 			    tt_json_is_states_track(ev))
 				continue;
+			/* A thread's states track (ticktrace(7), THREAD STATES) holds what the
+			 * machine did to it, which differs from run to run. */
+			const cJSON *args = cJSON_GetObjectItemCaseSensitive(ev, "args");
+			const cJSON *track = cJSON_GetObjectItemCaseSensitive(args, "name");
+			const char *states = cJSON_IsString(track) ? strstr(track->valuestring, " (states)") : NULL;
+			if (states && states[strlen(" (states)")] == 0)
+				continue;
 			char *one = tt_json_listing(root, tid);
 			assert_non_null(one);
 			char *joined;

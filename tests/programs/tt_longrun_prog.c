@@ -27,12 +27,16 @@
  *                                        the parent waits for it, records EVENTS more
  *                                        (going on from EVENTS) and prints the child's pid
  *
- *   tt_longrun_prog spiky SPIKES [NAME]  records scopes "frame" around 1,000 "fast" ones;
+ *   tt_longrun_prog spiky SPIKES [NAME]  records an instant "start", waits 0.1 s, then
+ *                                        scopes "frame" around 1,000 "fast" ones;
  *                                        the second frame holds a "slow" scope of 30 ms;
  *                                        then waits until the file SPIKES names NAME
  *                                        ("slow" if not given) and prints "spike logged
  *                                        after N ms" (N from the end of "slow"), or gives
  *                                        up after 60 s
+ *
+ *   tt_longrun_prog burst SPIKES EVENTS  records EVENTS "seq" instants at once, then a
+ *                                        "slow" scope of 30 ms, then as spiky
  *
  *   tt_longrun_prog exec EVENTS HOW      records EVENTS "seq" instants, then becomes
  *                                        /bin/true by execl (HOW "execl") or execvp
@@ -448,11 +452,41 @@ static int tt_prog_file_says(const char *path, const char *what)
 	return found;
 }
 
+/* Waits until the file `spikes` says `quoted` ("\"slow\""), for 60 s at most from
+ * `slow_end`; says how long it took. */
+static int tt_prog_wait_logged(const char *spikes, const char *quoted, int64_t slow_end)
+{
+	while (!tt_prog_file_says(spikes, quoted)) {
+		if (tt_prog_now_ms() - slow_end > 60000)
+			return 1;
+		struct timespec poll = {0, 5000000};
+		nanosleep(&poll, NULL);
+	}
+	printf("spike logged after %lld ms\n", (long long)(tt_prog_now_ms() - slow_end));
+	return 0;
+}
+
+/* EVENTS "seq" instants at once (a small ring wraps many times before tt-spikes
+ * looks), then "slow", 30 ms, then as spiky. */
+static int tt_prog_burst(const char *spikes, uint64_t events)
+{
+	for (uint64_t i = 0; i < events; i++)
+		TT_INSTANT_ARG("seq", i);
+	TT_BEGIN("slow");
+	nanosleep(&(struct timespec){0, 30000000}, NULL);
+	TT_END();
+	return tt_prog_wait_logged(spikes, "\"slow\"", tt_prog_now_ms());
+}
+
 static int tt_prog_spiky(const char *spikes, const char *name)
 {
 	char quoted[256];
 	snprintf(quoted, sizeof quoted, "\"%s\"", name);
 	int64_t slow_end = 0;
+	/* tt-sched asks for the thread's states out of line, after its first event: give
+	 * it time, so that the spike's split (on CPU, preempted, blocked) is known. */
+	TT_INSTANT("start");
+	nanosleep(&(struct timespec){0, 100000000}, NULL);
 	for (int i = 0; i < 3; i++) {
 		TT_SCOPE("frame");
 		for (int k = 0; k < 1000; k++) {
@@ -467,14 +501,7 @@ static int tt_prog_spiky(const char *spikes, const char *name)
 			slow_end = tt_prog_now_ms();
 		}
 	}
-	while (!tt_prog_file_says(spikes, quoted)) {
-		if (tt_prog_now_ms() - slow_end > 60000)
-			return 1;
-		struct timespec poll = {0, 5000000};
-		nanosleep(&poll, NULL);
-	}
-	printf("spike logged after %lld ms\n", (long long)(tt_prog_now_ms() - slow_end));
-	return 0;
+	return tt_prog_wait_logged(spikes, quoted, slow_end);
 }
 
 static int tt_prog_exec(uint32_t events, const char *how)
@@ -639,6 +666,8 @@ int main(int argc, char **argv)
 	if (argc == 4 && strcmp(argv[1], "torn") == 0)
 		return tt_prog_torn((uint32_t)atol(argv[2]), argv[3]);
 #endif
+	if (argc == 4 && strcmp(argv[1], "burst") == 0)
+		return tt_prog_burst(argv[2], (uint64_t)atoll(argv[3]));
 	if ((argc == 3 || argc == 4) && strcmp(argv[1], "spiky") == 0)
 		return tt_prog_spiky(argv[2], argc == 4 ? argv[3] : "slow");
 	if (argc == 4 && strcmp(argv[1], "exec") == 0)

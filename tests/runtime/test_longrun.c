@@ -979,6 +979,17 @@ static void tt_lr_same_spike(const cJSON *a, const cJSON *b)
 	for (int i = 0; i < cJSON_GetArraySize(stack_a); i++)
 		assert_string_equal(cJSON_GetObjectItem(cJSON_GetArrayItem(stack_a, i), "name")->valuestring,
 				    cJSON_GetObjectItem(cJSON_GetArrayItem(stack_b, i), "name")->valuestring);
+	/* The same split from the same thread states, where the file has them. */
+	static const char *const split[] = {"on_cpu_ns", "preempted_ns", "blocked_ns"};
+	for (size_t i = 0; i < sizeof split / sizeof split[0]; i++) {
+		const cJSON *in_b = cJSON_GetObjectItem(b, split[i]), *in_a = cJSON_GetObjectItem(a, split[i]);
+		if (!in_b)
+			continue;
+		if (!in_a)
+			fail_msg("the live log has no %s, the file has %.0f", split[i], in_b->valuedouble);
+		double diff = in_a->valuedouble - in_b->valuedouble;
+		assert_true(diff < 1e-3 * dur_b + 1000 && -diff < 1e-3 * dur_b + 1000);
+	}
 }
 
 /* The live log `spikes` holds the spikes that `ticktrace spikes PATH --json` with
@@ -1025,24 +1036,25 @@ static cJSON *tt_lr_one_live_spike(const char *spikes, const char *path, const c
 	return longest;
 }
 
-/* Mode stream with TICKTRACE_SPIKES: the spike is in the log while the program runs,
+/* TICKTRACE_SPIKES in mode `mode`: the spike is in the log while the program runs,
  * and the log says what `ticktrace spikes` finds in the file afterwards. */
-static void test_stream_live_spikes(void **state)
+static void tt_lr_check_live_spikes(const char *mode)
 {
-	(void)state;
-	char dir[64], path[128], spikes[160], setting[192], spikes_setting[192], line[128];
+	char dir[64], path[128], spikes[160], setting[192], spikes_setting[192], mode_setting[64];
+	char line[128];
 	tt_lr_tmpfile(dir, sizeof dir, path, sizeof path);
 	snprintf(setting, sizeof setting, "TICKTRACE_OUT=%s", path);
 	snprintf(spikes, sizeof spikes, "%s/spikes.jsonl", dir);
 	snprintf(spikes_setting, sizeof spikes_setting, "TICKTRACE_SPIKES=%s", spikes);
-	tt_lr_run(TT_LR_SETTINGS("TICKTRACE_MODE=stream", setting, spikes_setting,
-				 "TICKTRACE_SPIKE_THRESHOLD=10ms"),
+	snprintf(mode_setting, sizeof mode_setting, "TICKTRACE_MODE=%s", mode);
+	tt_lr_run(TT_LR_SETTINGS(mode_setting, setting, spikes_setting, "TICKTRACE_SPIKE_THRESHOLD=10ms"),
 		  TT_LR_SETTINGS("spiky", spikes), line, sizeof line);
 	long ms;
-	assert_int_equal(sscanf(line, "spike logged after %ld ms", &ms), 1);
-	print_message("the spike was in the log %ld ms after it ended\n", ms);
-	/* The drain writes every 0.2 s: a second is its promise; the bound here is for
-	 * a machine as loaded as it may be. */
+	if (sscanf(line, "spike logged after %ld ms", &ms) != 1)
+		fail_msg("mode %s: the spike was not in the log while the program ran (\"%s\")", mode, line);
+	print_message("mode %s: the spike was in the log %ld ms after it ended\n", mode, ms);
+	/* The drain writes every 0.2 s, tt-spikes reads every 20 ms: a second is their
+	 * promise; the bound here is for a machine as loaded as it may be. */
 	assert_true(ms < 10000);
 
 	cJSON *a = tt_lr_one_live_spike(spikes, path, TT_LR_SETTINGS("--threshold", "10ms"));
@@ -1052,6 +1064,84 @@ static void test_stream_live_spikes(void **state)
 	assert_int_equal(cJSON_GetArraySize(stack), 1);
 	assert_string_equal(cJSON_GetObjectItem(cJSON_GetArrayItem(stack, 0), "name")->valuestring, "frame");
 	cJSON_Delete(a);
+	tt_rmdir(dir);
+}
+
+static void test_stream_live_spikes(void **state)
+{
+	(void)state;
+	tt_lr_check_live_spikes("stream");
+}
+
+/* Modes stop and ring keep their records in memory: tt-spikes reads them there. */
+static void test_stop_live_spikes(void **state)
+{
+	(void)state;
+	tt_lr_check_live_spikes("stop");
+}
+
+static void test_ring_live_spikes(void **state)
+{
+	(void)state;
+	tt_lr_check_live_spikes("ring");
+}
+
+/* A ring that wraps many times before tt-spikes reads it: the log says how many events
+ * it lost that way (never more than were recorded), and goes on: the spike after
+ * them is logged. Nor does the ring drop its newest events while tt-spikes holds its
+ * chunks (a race: three runs). */
+static void test_ring_live_spikes_says_overwritten(void **state)
+{
+	(void)state;
+	enum { EVENTS = 2000000 }; /* each an instant and its argument: 4,000,000 records */
+	char dir[64], path[128], spikes[160], setting[192], spikes_setting[192], line[128], events[16];
+	char err[160];
+	tt_lr_tmpfile(dir, sizeof dir, path, sizeof path);
+	snprintf(setting, sizeof setting, "TICKTRACE_OUT=%s", path);
+	snprintf(spikes, sizeof spikes, "%s/spikes.jsonl", dir);
+	snprintf(spikes_setting, sizeof spikes_setting, "TICKTRACE_SPIKES=%s", spikes);
+	snprintf(err, sizeof err, "%s/stderr", dir);
+	snprintf(events, sizeof events, "%d", EVENTS);
+	for (int run = 0; run < 3; run++) {
+		struct tt_lr_child c;
+		tt_lr_spawn(&c, TT_LR_SETTINGS("TICKTRACE_MODE=ring", "TICKTRACE_BUFFER=8192", setting,
+					       spikes_setting, "TICKTRACE_SPIKE_THRESHOLD=10ms"),
+			    TT_LR_SETTINGS("burst", spikes, events), err);
+		if (!fgets(line, sizeof line, c.out))
+			line[0] = 0;
+		int status = tt_lr_wait(&c);
+		char *said = tt_read_text(err);
+		assert_non_null(said);
+		if (strstr(said, "dropped"))
+			fail_msg("run %d: the ring dropped events: %s", run, said);
+		free(said);
+		assert_int_equal(status, 0);
+		assert_non_null(strstr(line, "spike logged after"));
+		FILE *f = fopen(spikes, "re");
+		assert_non_null(f);
+		char text[4096];
+		double overwritten = 0;
+		int lines = 0, logged = 0;
+		while (fgets(text, sizeof text, f)) {
+			cJSON *o = cJSON_Parse(text);
+			assert_non_null(o); /* every line JSON, that one too */
+			const cJSON *n = cJSON_GetObjectItem(o, "overwritten_events");
+			if (n) {
+				overwritten += n->valuedouble;
+				lines++;
+			} else {
+				assert_string_equal(cJSON_GetObjectItem(o, "name")->valuestring, "slow");
+				logged++;
+			}
+			cJSON_Delete(o);
+		}
+		fclose(f);
+		print_message("%d lines said %.0f of %d events overwritten before they were read\n",
+			      lines, overwritten, EVENTS);
+		assert_true(lines >= 1);
+		assert_true(overwritten > 0 && overwritten <= EVENTS);
+		assert_int_equal(logged, 1);
+	}
 	tt_rmdir(dir);
 }
 
@@ -1318,6 +1408,9 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_fork_child_leaves_by_exit),
 		cmocka_unit_test(test_fork_child_reset_reaches_program),
 		cmocka_unit_test(test_stream_live_spikes),
+		cmocka_unit_test(test_stop_live_spikes),
+		cmocka_unit_test(test_ring_live_spikes),
+		cmocka_unit_test(test_ring_live_spikes_says_overwritten),
 		cmocka_unit_test(test_stream_live_spikes_thresholds_file),
 		cmocka_unit_test(test_stream_live_spikes_bad_thresholds_file),
 		cmocka_unit_test(test_stream_unwritten_record_does_not_stall),
