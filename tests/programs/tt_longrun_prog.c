@@ -169,9 +169,13 @@ static void *tt_prog_dumped_thread(void *arg)
 	tt_prog_record_seq(0, 0, d->events);
 	uint32_t next = d->events;
 	__atomic_store_n(&d->half_way, 1, __ATOMIC_RELEASE);
-	/* Through the whole dump, some chunks' worth. */
-	while (__atomic_load_n(&d->dumping, __ATOMIC_ACQUIRE) != 2 || next < d->events + 10000)
+	/* Through the whole dump, some chunks' worth; not flat out: a dump the scheduler
+	 * holds up on a loaded machine would see the ring grow past what it may while held
+	 * (16 MiB, some milliseconds of a thread recording flat out), and drop. */
+	while (__atomic_load_n(&d->dumping, __ATOMIC_ACQUIRE) != 2 || next < d->events + 10000) {
 		tt_prog_record_seq(0, next++, 1);
+		nanosleep(&(struct timespec){0, 1000}, NULL);
+	}
 	tt_prog_record_seq(0, next, d->events);
 	d->recorded = next + d->events;
 	return NULL;
