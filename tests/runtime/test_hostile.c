@@ -1,13 +1,9 @@
-/* Hostile use: a program killed at any moment, a full disk, signals,
- * FIFOs, devices and files another user planted where ticktrace writes. Each test
- * starts tt_longrun_prog (path in argv[1]) with the settings of the attack and
- * checks what a user would: that the program ends as it would without ticktrace,
- * that what it recorded converts, and that no file but ticktrace's own is touched.
- *
- *   test_hostile PROG            every test that needs nothing special
- *   test_hostile PROG diskfull   a full disk, on a 2 MiB tmpfs mounted for it (root;
- *                                exits 77 where it cannot mount one)
- */
+/* Hostile use: a program killed at any moment, signals, FIFOs, devices and files
+ * another user planted where ticktrace writes (a file size limit and a full disk:
+ * test_hostile_limits.c). Each test starts tt_longrun_prog (path in argv[1]) with
+ * the settings of the attack and checks what a user would: that the program ends as
+ * it would without ticktrace, that what it recorded converts, and that no file but
+ * ticktrace's own is touched. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -30,8 +26,7 @@
 
 #include "tt_check.h"
 #include "read/read.h"
-
-static const char *tt_h_prog;
+#include "hostile_support.h"
 
 /* How a program that faults ends: of SIGSEGV; under AddressSanitizer, whose handler
  * was there first and ticktrace chains to, of whatever signal it ends it with
@@ -42,23 +37,6 @@ static const char *tt_h_prog;
 #else
 #define TT_H_FAULT_STATUS (128 + SIGSEGV)
 #endif
-
-#define TT_H(...) ((const char *const[]){__VA_ARGS__, NULL})
-
-/* Runs the program to its end, at most `seconds`; its status (-1: it hung and was
- * killed). Its standard error goes to `err` if not NULL, its first output line to
- * `line` if not NULL. */
-static int tt_h_run(const char *const *settings, const char *const *args, const char *err,
-		    char *line, size_t cap, int seconds)
-{
-	struct tt_child c;
-	assert_int_equal(tt_child_spawn(&c, tt_h_prog, settings, args, err), 0);
-	if (line && !fgets(line, (int)cap, c.out))
-		line[0] = 0;
-	return tt_child_wait(&c, seconds);
-}
-
-static void tt_h_expect_text(const char *path, const char *want);
 
 /* Runs the program (at most 30 s); it must end with `status` and, when `says` is
  * not NULL, say it on its standard error (the file `err`). */
@@ -71,36 +49,6 @@ static void tt_h_expect_run(const char *const *settings, const char *const *args
 			 args[0], args[1] ? args[1] : "", settings[0], got, status);
 	if (says)
 		tt_h_expect_text(err, says);
-}
-
-/* The whole of a file, or "" (valid until the next call). */
-static const char *tt_h_read(const char *path)
-{
-	static char *text;
-	free(text);
-	text = tt_read_text(path);
-	return text ? text : "";
-}
-
-static void tt_h_expect_text(const char *path, const char *want)
-{
-	const char *text = tt_h_read(path);
-	if (!strstr(text, want))
-		fail_msg("%s does not say \"%s\":\n%s", path, want, text);
-}
-
-/* A test's directory: dir/run.ttr as TICKTRACE_OUT (in `out`), dir/stderr for what
- * the program says. */
-struct tt_h_dir {
-	char dir[64], path[128], out[160], err[160];
-};
-
-static void tt_h_dir_make(struct tt_h_dir *d)
-{
-	tt_tmpdir(d->dir, sizeof d->dir);
-	snprintf(d->path, sizeof d->path, "%s/run.ttr", d->dir);
-	snprintf(d->out, sizeof d->out, "TICKTRACE_OUT=%s", d->path);
-	snprintf(d->err, sizeof d->err, "%s/stderr", d->dir);
 }
 
 /* `path` converts with the ticktrace command, to dir/out.json. */
@@ -666,153 +614,13 @@ static void test_daemon_keeps_the_trace(void **state)
 	tt_rmdir(d.dir);
 }
 
-/* ---- a file size limit ---- */
-
-/* RLIMIT_FSIZE smaller than the trace: the program's status and output are its own
- * (no SIGXFSZ), and the trace is missing or cut, with a word; in every mode, and
- * with a live file, which cannot be made. */
-static void test_file_size_limit(void **state)
-{
-	(void)state;
-	struct tt_h_dir d;
-	tt_h_dir_make(&d);
-	static const char *const settings[][2] = {
-		{"TICKTRACE_MODE=stop", "TICKTRACE_LIVE=0"},
-		{"TICKTRACE_MODE=ring", "TICKTRACE_LIVE=0"},
-		{"TICKTRACE_MODE=stream", "TICKTRACE_LIVE=0"},
-		{"TICKTRACE_MODE=stop", "TICKTRACE_LIVE=1"},
-	};
-	struct rlimit saved, small;
-	assert_int_equal(getrlimit(RLIMIT_FSIZE, &saved), 0);
-	small = saved;
-	small.rlim_cur = 64 * 1024; /* `ulimit -f 64` */
-	for (size_t i = 0; i < sizeof settings / sizeof settings[0]; i++) {
-		char line[64];
-		/* (The child inherits the limit; nothing here writes meanwhile.) */
-		assert_int_equal(setrlimit(RLIMIT_FSIZE, &small), 0);
-		int status = tt_h_run(TT_H(settings[i][0], settings[i][1], d.out), TT_H("churn", "2000"), d.err,
-				      line, sizeof line, 60);
-		assert_int_equal(setrlimit(RLIMIT_FSIZE, &saved), 0);
-		long early, end;
-		if (status != 0 || sscanf(line, "%ld %ld", &early, &end) != 2)
-			fail_msg("%s %s: status %d, output \"%s\", stderr:\n%s", settings[i][0], settings[i][1],
-				 status, line, tt_h_read(d.err));
-		tt_h_expect_text(d.err, strerror(EFBIG));
-		unlink(d.path);
-	}
-	/* The program's own write past the limit still meets SIGXFSZ, after a dump. */
-	char own[160];
-	snprintf(own, sizeof own, "%s/own", d.dir);
-	assert_int_equal(setrlimit(RLIMIT_FSIZE, &small), 0);
-	int status = tt_h_run(TT_H("TICKTRACE_MODE=stop", d.out), TT_H("overlimit", own), d.err, NULL, 0, 60);
-	assert_int_equal(setrlimit(RLIMIT_FSIZE, &saved), 0);
-	if (status != 128 + SIGXFSZ)
-		fail_msg("status %d, not %d (SIGXFSZ)", status, 128 + SIGXFSZ);
-	tt_rmdir(d.dir);
-}
-
-/* ---- a full disk (items 3, 4) ---- */
-
-static char tt_h_disk[64];
-
-/* A 2 MiB tmpfs of the test's own, or 77 (skipped) where it cannot have one. */
-static int tt_h_mount_small_disk(void)
-{
-	if (geteuid() != 0) {
-		fprintf(stderr, "a full disk needs a tmpfs of its own: run as root\n");
-		return 77;
-	}
-	tt_tmpdir(tt_h_disk, sizeof tt_h_disk);
-	if (mount("tt-test", tt_h_disk, "tmpfs", 0, "size=2m") < 0) {
-		fprintf(stderr, "cannot mount a tmpfs on %s: %s\n", tt_h_disk, strerror(errno));
-		tt_rmdir(tt_h_disk);
-		return 77;
-	}
-	return 0;
-}
-
-/* Mode stream on a disk that fills: the program's own exit status, the cause said,
- * and a file that ends with every thread's counts: each event written or counted as
- * dropped. */
-static void test_disk_full_stream(void **state)
-{
-	(void)state;
-	/* (Packed, an event takes about 7 bytes of the 2 MiB disk.) */
-	enum { THREADS = 2, EVENTS = 1000000 };
-	char path[128], out[160], err[160], events[16];
-	snprintf(path, sizeof path, "%s/run.ttr", tt_h_disk);
-	snprintf(out, sizeof out, "TICKTRACE_OUT=%s", path);
-	snprintf(err, sizeof err, "%s/stderr", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-	snprintf(events, sizeof events, "%d", EVENTS);
-	/* Buffers that hold the whole run: the drain never falls behind (as it would
-	 * in a sanitizer's slow build), so every event it loses is the full disk's. */
-	int status = tt_h_run(TT_H(out, "TICKTRACE_MODE=stream", "TICKTRACE_BUFFER=2097152"),
-			      TT_H("seq", "2", events), err, NULL, 0, 60);
-	assert_int_equal(status, 0);
-	tt_h_expect_text(err, "No space left on device");
-	struct tt_file f;
-	assert_int_equal(tt_file_open(&f, path), 0);
-	assert_false(f.cut_short);
-	uint64_t kept = 0, lost = 0;
-	uint32_t seq_threads = 0;
-	for (size_t i = 0; i < f.nthreads; i++) {
-		const struct tt_thread *t = &f.threads[i];
-		if (t->flags & TT_THREAD_RUNTIME)
-			continue;
-		seq_threads++;
-		uint64_t timed = 0;
-		for (size_t s = 0; s < t->nsections; s++)
-			for (size_t k = 0; k < t->sections[s].count; k++) {
-				unsigned kind = TT_RECORD_KIND(tt_section_records(t, s)[k].word);
-				timed += TT_RECORD_HAS_TIME(kind) && kind != TT_REC_DROPPED;
-			}
-		kept += timed;
-		lost += t->dropped[TT_DROP_BEHIND];
-	}
-	tt_file_close(&f);
-	assert_int_equal(seq_threads, THREADS);
-	assert_true(lost > 0);
-	assert_int_equal(kept + lost, (uint64_t)THREADS * EVENTS);
-	unlink(path);
-	unlink(err);
-}
-
-/* TICKTRACE_LIVE=1 on a disk with no room for the live file: the program is not
- * killed (SIGBUS), and says what it does instead. */
-static void test_disk_full_live(void **state)
-{
-	(void)state;
-	char path[128], out[160], err[160];
-	snprintf(path, sizeof path, "%s/run.ttr", tt_h_disk);
-	snprintf(out, sizeof out, "TICKTRACE_OUT=%s", path);
-	snprintf(err, sizeof err, "%s/stderr", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-	int status = tt_h_run(TT_H(out, "TICKTRACE_LIVE=1"), TT_H("seq", "1", "200000"), err, NULL, 0, 60);
-	assert_int_equal(status, 0);
-	tt_h_expect_text(err, "no room for a live file");
-	unlink(err);
-	unlink(path);
-}
-
 int main(int argc, char **argv)
 {
-	if (argc < 2) {
-		fprintf(stderr, "usage: test_hostile PROG [diskfull]\n");
+	if (argc != 2) {
+		fprintf(stderr, "usage: test_hostile PROG\n");
 		return 2;
 	}
 	tt_h_prog = argv[1];
-	if (argc == 3 && strcmp(argv[2], "diskfull") == 0) {
-		int skip = tt_h_mount_small_disk();
-		if (skip)
-			return skip;
-		const struct CMUnitTest tests[] = {
-			cmocka_unit_test(test_disk_full_stream),
-			cmocka_unit_test(test_disk_full_live),
-		};
-		int failed = cmocka_run_group_tests(tests, NULL, NULL);
-		umount2(tt_h_disk, MNT_DETACH); /* (a failed test may still map a file there) */
-		tt_rmdir(tt_h_disk);
-		return failed;
-	}
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sigkill_at_random_moments),
 		cmocka_unit_test(test_sites_named_after_sigkill),
@@ -825,7 +633,6 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_exec_keeps_the_trace),
 		cmocka_unit_test(test_daemon_keeps_the_trace),
 		cmocka_unit_test(test_events_in_the_last_destructor_round),
-		cmocka_unit_test(test_file_size_limit),
 	};
 	const char *only = getenv("TT_TEST_ONLY"); /* a pattern: run the tests it names */
 	if (only)

@@ -1,0 +1,470 @@
+/* `ticktrace spikes` on synthetic raw files with a clock of one tick per nanosecond,
+ * so that every time is exact:
+ *  - planted slow calls at known depths: every one is found with its stack, nothing
+ *    else, with thresholds from each source combined as documented;
+ *  - convert's spike marks; malformed notes and thresholds files are errors that name
+ *    the file and the place. */
+#include <setjmp.h>
+#include <stdbool.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "analysis.h"
+#include "tt_check.h"
+#include "tt_tw.h"
+#include "report_support.h"
+
+#define MS INT64_C(1000000)
+
+static void note(struct recs *b, unsigned kind, uint64_t v, int64_t t) { rec(b, kind, v, t); }
+
+static void describe(struct recs *b, const char *text, int64_t t)
+{
+	size_t len = strlen(text);
+	rec(b, TT_REC_DESCRIBE, len, t);
+	for (size_t at = 0; at < len; at += TT_TEXT_BYTES) {
+		char bytes[16] = {0};
+		memcpy(bytes, text + at, len - at < TT_TEXT_BYTES ? len - at : TT_TEXT_BYTES);
+		struct tt_record r;
+		uint64_t rest = 0;
+		memcpy(&r.tsc, bytes, 8);
+		memcpy(&rest, bytes + 8, 7);
+		r.word = TT_RECORD_WORD(TT_REC_TEXT, rest);
+		b->r[b->n++] = r;
+	}
+}
+
+/* ---- spikes ---- */
+
+static const char thresholds_file[] =
+	"# frame budget, and the parts of it\n"
+	"GameTick 16ms\n"
+	"ScriptStep   5ms   # inline comment\n"
+	"CreateMeshes 1ms\n"
+	"render 6ms\n"
+	"script_* 1ms\n"
+	"\n";
+
+/* Planted: what must be found, outermost first in `stack` ("|"-separated). */
+struct planted {
+	const char *name;
+	int64_t tid, start, dur, threshold;
+	const char *from;
+	int64_t explained;
+	const char *stack;
+	const char *description;
+};
+
+static void game_workload(const char *path)
+{
+	t1.n = t2.n = 0;
+	begin(&t1, S_MAIN, 0);
+	/* frame 0: nothing over */
+	begin(&t1, S_TICK, 1 * MS);
+	begin(&t1, S_SCRIPT, 2 * MS);
+	end(&t1, 4 * MS);
+	begin(&t1, S_RENDER, 5 * MS);
+	end(&t1, 9 * MS);
+	end(&t1, 11 * MS);
+	/* frame 1: CreateMeshes 13 ms at depth 3; ScriptStep 19 ms, 6 of them its own */
+	begin(&t1, S_TICK, 20 * MS);
+	begin(&t1, S_SCRIPT, 21 * MS);
+	begin(&t1, S_MESH, 22 * MS);
+	describe(&t1, "mesh rock.obj, 12000 triangles", 22 * MS);
+	end(&t1, 35 * MS);
+	end(&t1, 40 * MS);
+	end(&t1, 50 * MS); /* GameTick 30 ms, 11 unexplained: not over 16 */
+	/* frame 2: render 9 ms */
+	begin(&t1, S_TICK, 60 * MS);
+	begin(&t1, S_RENDER, 61 * MS);
+	end(&t1, 70 * MS);
+	end(&t1, 75 * MS);
+	/* frame 3: GameTick 20 ms of its own */
+	begin(&t1, S_TICK, 80 * MS);
+	begin(&t1, S_SCRIPT, 81 * MS);
+	end(&t1, 83 * MS);
+	end(&t1, 100 * MS);
+	/* frame 4: TT_THRESHOLD_NS 5 ms beats the file's 16; ScriptStep 8 ms ignored */
+	begin(&t1, S_TICK, 110 * MS);
+	note(&t1, TT_REC_THRESHOLD, 5 * MS, 110 * MS);
+	begin(&t1, S_SCRIPT, 111 * MS);
+	note(&t1, TT_REC_IGNORE, 0, 111 * MS);
+	end(&t1, 119 * MS);
+	end(&t1, 120 * MS);
+	/* load_level: children 20 ms; script_ai's file line (1 ms) beats it */
+	begin(&t1, S_LOAD, 130 * MS);
+	note(&t1, TT_REC_CHILDREN_THRESHOLD, 20 * MS, 130 * MS);
+	begin(&t1, S_PHYSICS, 131 * MS);
+	begin(&t1, S_LEAF, 132 * MS); /* 13 ms, under the inherited 20 */
+	end(&t1, 145 * MS);
+	end(&t1, 146 * MS);
+	begin(&t1, S_SCRIPT_AI, 147 * MS);
+	end(&t1, 149 * MS);
+	begin(&t1, S_PHYSICS, 150 * MS);
+	end(&t1, 171 * MS); /* 21 ms: over the inherited 20 */
+	end(&t1, 172 * MS);
+	/* idle: nothing inside it spikes, at any depth */
+	begin(&t1, S_IDLE, 175 * MS);
+	note(&t1, TT_REC_IGNORE_CHILDREN, 0, 175 * MS);
+	begin(&t1, S_SCRIPT, 176 * MS);
+	begin(&t1, S_MESH, 177 * MS);
+	end(&t1, 180 * MS);
+	end(&t1, 186 * MS);
+	end(&t1, 195 * MS);
+	end(&t1, 200 * MS);
+	/* a worker: a function with TT_THRESHOLD_NS, inside a scope with none */
+	begin(&t2, S_LEAF, 0);
+	rec(&t2, TT_REC_FUNC_ENTER, F_WORK, 1 * MS);
+	note(&t2, TT_REC_THRESHOLD, 2 * MS, 1 * MS);
+	rec(&t2, TT_REC_FUNC_EXIT, F_WORK, 4 * MS);
+	rec(&t2, TT_REC_FUNC_ENTER, F_WORK, 5 * MS);
+	note(&t2, TT_REC_THRESHOLD, 2 * MS, 5 * MS);
+	rec(&t2, TT_REC_FUNC_EXIT, F_WORK, 6 * MS);
+	end(&t2, 7 * MS);
+	const struct thread_recs threads[] = {{101, "MainThread", &t1}, {102, "worker", &t2}};
+	write_file(path, threads, N(threads));
+}
+
+static const struct planted game_spikes[] = {
+	{"0x401000", 102, 1 * MS, 3 * MS, 2 * MS, "TT_THRESHOLD_NS", 0, "leaf \"q\",x", NULL},
+	{"CreateMeshes", 101, 22 * MS, 13 * MS, 1 * MS, "thresholds file", 0, "main|GameTick|ScriptStep",
+	 "mesh rock.obj, 12000 triangles"},
+	{"ScriptStep", 101, 21 * MS, 19 * MS, 5 * MS, "thresholds file", 13 * MS, "main|GameTick", NULL},
+	{"render", 101, 61 * MS, 9 * MS, 6 * MS, "thresholds file", 0, "main|GameTick", NULL},
+	{"GameTick", 101, 80 * MS, 20 * MS, 16 * MS, "thresholds file", 0, "main", NULL},
+	{"GameTick", 101, 110 * MS, 10 * MS, 5 * MS, "TT_THRESHOLD_NS", 0, "main", NULL},
+	{"script_ai", 101, 147 * MS, 2 * MS, 1 * MS, "thresholds file", 0, "main|load_level", NULL},
+	{"physics", 101, 150 * MS, 21 * MS, 20 * MS, "TT_CHILDREN_THRESHOLD_NS", 0, "main|load_level",
+	 NULL},
+};
+
+/* Runs spikes --json and compares every line with `want`, in any order. */
+static void check_spikes(const char *const *args, const struct planted *want, size_t n)
+{
+	struct tt_run r;
+	run_ok(&r, args);
+	bool found[32] = {false};
+	size_t lines = 0;
+	for (char *line = strtok(r.out, "\n"); line; line = strtok(NULL, "\n"), lines++) {
+		cJSON *s = cJSON_Parse(line);
+		if (!s)
+			fail_msg("not JSON: %s", line);
+		size_t i = 0;
+		while (i < n && !(strcmp(str(s, "name"), want[i].name) == 0 && num(s, "tid") == want[i].tid &&
+				  num(s, "start_ns") == want[i].start))
+			i++;
+		if (i == n)
+			fail_msg("a spike that was not planted: %s", line);
+		assert_false(found[i]);
+		found[i] = true;
+		const struct planted *p = &want[i];
+		assert_int_equal(num(s, "dur_ns"), p->dur);
+		assert_int_equal(num(s, "threshold_ns"), p->threshold);
+		assert_string_equal(str(s, "threshold_from"), p->from);
+		assert_int_equal(num(s, "explained_ns"), p->explained);
+		char stack[256] = "";
+		const cJSON *frame;
+		cJSON_ArrayForEach(frame, cJSON_GetObjectItemCaseSensitive(s, "stack"))
+		{
+			if (*stack)
+				strcat(stack, "|");
+			strcat(stack, str(frame, "name"));
+			/* how long it had been open when the spike ended */
+			assert_int_equal(num(frame, "open_ns"), p->start + p->dur - num(frame, "start_ns"));
+		}
+		assert_string_equal(stack, p->stack);
+		const cJSON *d = cJSON_GetObjectItemCaseSensitive(s, "description");
+		if (p->description)
+			assert_string_equal(d->valuestring, p->description);
+		else
+			assert_null(d);
+		cJSON_Delete(s);
+	}
+	assert_int_equal(lines, n);
+	free(r.out);
+}
+
+static void test_planted_spikes_found_with_their_stacks(void **state)
+{
+	struct tt_fixture *fx = *state;
+	game_workload(fx->in);
+	assert_int_equal(tt_tw_save(fx->aux, thresholds_file, strlen(thresholds_file)), 0);
+	check_spikes((const char *const[]){"spikes", fx->in, "--thresholds", fx->aux, "--json", NULL},
+		     game_spikes, N(game_spikes));
+	/* with a global threshold as well: main, 200 ms, of which 19 + 9 + 20 + 10 + 2 + 21
+	 * are spikes inside it, has 119 ms of its own: a spike over 100 ms, not over 120 */
+	struct planted more[N(game_spikes) + 1];
+	memcpy(more, game_spikes, sizeof(game_spikes));
+	more[N(game_spikes)] = (struct planted){"main", 101, 0, 200 * MS, 100 * MS, "--threshold",
+						81 * MS, "", NULL};
+	check_spikes((const char *const[]){"spikes", fx->in, "--thresholds", fx->aux, "--threshold",
+					   "100ms", "--json", NULL},
+		     more, N(more));
+	check_spikes((const char *const[]){"spikes", fx->in, "--thresholds", fx->aux, "--threshold",
+					   "120ms", "--json", NULL},
+		     game_spikes, N(game_spikes));
+	/* code thresholds alone: the worker's function, frame 4, and the physics under
+	 * load_level's TT_CHILDREN_THRESHOLD_NS */
+	const struct planted code_only[] = {game_spikes[0], game_spikes[5], game_spikes[7]};
+	check_spikes((const char *const[]){"spikes", fx->in, "--json", NULL}, code_only, N(code_only));
+
+	/* the text form, as the issue shows it */
+	struct tt_run r;
+	RUN_OK(&r, "spikes", fx->in, "--thresholds", fx->aux);
+	const char *text[] = {
+		("spike: CreateMeshes took 13.000 ms (threshold 1.000 ms, thresholds file) thread "
+		 "MainThread (tid 101) at 22.000 ms\n"
+		 "  0) main 35.000 ms\n  1) GameTick 15.000 ms\n  2) ScriptStep 14.000 ms\n"
+		 "  3) CreateMeshes 13.000 ms\n"
+		 "  description: mesh rock.obj, 12000 triangles\n"),
+		("spike: ScriptStep took 19.000 ms (threshold 5.000 ms, thresholds file) thread "
+		 "MainThread (tid 101) at 21.000 ms; 13.000 ms of it in spikes above\n"),
+		"\n8 spikes\n",
+	};
+	assert_out_has(&r, text, N(text));
+	free(r.out);
+	/* --depth: the innermost scopes only */
+	RUN_OK(&r, "spikes", fx->in, "--thresholds", fx->aux, "--depth", "2");
+	const char *shallow[] = {
+		("MainThread (tid 101) at 22.000 ms\n"
+		 "  ... 2 scopes around them\n"
+		 "  2) ScriptStep 14.000 ms\n"
+		 "  3) CreateMeshes 13.000 ms\n"
+		 "  description: mesh rock.obj, 12000 triangles\n"),
+	};
+	assert_out_has(&r, shallow, N(shallow));
+	free(r.out);
+
+	/* no thresholds anywhere: said so */
+	known_workload(fx->in);
+	RUN_OK(&r, "spikes", fx->in);
+	assert_string_equal(r.out, "0 spikes\n");
+	assert_err_has(&r, "no thresholds: none in the trace");
+	free(r.out);
+}
+
+/* An empty description (TT_DESCRIBE("%s", "")) is none, and replaces the one before,
+ * whether or not any text came before it on the thread. */
+static void test_empty_description(void **state)
+{
+	struct tt_fixture *fx = *state;
+	const struct thread_recs one[] = {{101, "MainThread", &t1}};
+	t1.n = 0;
+	begin(&t1, S_MAIN, 0);
+	describe(&t1, "", 1);
+	note(&t1, TT_REC_THRESHOLD, 5 * US, 2);
+	end(&t1, 10 * US);
+	begin(&t1, S_TICK, 20 * US);
+	describe(&t1, "level 1", 21 * US);
+	describe(&t1, "", 22 * US);
+	note(&t1, TT_REC_THRESHOLD, 5 * US, 23 * US);
+	end(&t1, 30 * US);
+	write_file(fx->in, one, 1);
+	const struct planted want[] = {
+		{"main", 101, 0, 10 * US, 5 * US, "TT_THRESHOLD_NS", 0, "", NULL},
+		{"GameTick", 101, 20 * US, 10 * US, 5 * US, "TT_THRESHOLD_NS", 0, "", NULL},
+	};
+	check_spikes((const char *const[]){"spikes", fx->in, "--json", NULL}, want, N(want));
+}
+
+/* Strict UTF-8 (RFC 3629): no overlong forms, surrogates or code points past U+10FFFF. */
+static bool valid_utf8(const char *text, size_t n)
+{
+	const unsigned char *s = (const unsigned char *)text;
+	for (size_t i = 0; i < n;) {
+		unsigned c = s[i], len = c < 0x80 ? 1 : c >= 0xc2 && c < 0xe0 ? 2 : c >= 0xe0 && c < 0xf0 ? 3 :
+					 c >= 0xf0 && c < 0xf5 ? 4 : 0;
+		if (!len || i + len > n)
+			return false;
+		for (unsigned k = 1; k < len; k++)
+			if ((s[i + k] & 0xc0) != 0x80)
+				return false;
+		if ((c == 0xe0 && s[i + 1] < 0xa0) || (c == 0xed && s[i + 1] >= 0xa0) ||
+		    (c == 0xf0 && s[i + 1] < 0x90) || (c == 0xf4 && s[i + 1] >= 0x90))
+			return false;
+		i += len;
+	}
+	return true;
+}
+
+/* Names, thread names and descriptions with bytes that are not UTF-8 come out of
+ * --json as JSON text, those bytes as U+FFFD; an empty name is "(no name)", as in
+ * both trace formats. */
+static void test_json_output_is_utf8(void **state)
+{
+	struct tt_fixture *fx = *state;
+	const struct thread_recs one[] = {{101, "T\xfe", &t1}};
+	t1.n = 0;
+	begin(&t1, S_BYTES, 0);
+	describe(&t1, "d\xff", 1);
+	note(&t1, TT_REC_THRESHOLD, 5 * US, 2);
+	end(&t1, 10 * US);
+	begin(&t1, S_NONAME, 20 * US);
+	end(&t1, 30 * US);
+	write_file(fx->in, one, 1);
+	static const char *const commands[][6] = {
+		{"report", "--json", "--by-thread", NULL},
+		{"spikes", "--json", NULL},
+	};
+	for (size_t i = 0; i < N(commands); i++) {
+		const char *args[8] = {commands[i][0], fx->in};
+		for (size_t k = 1; commands[i][k]; k++)
+			args[k + 1] = commands[i][k];
+		struct tt_run r;
+		run_ok(&r, args);
+		if (!valid_utf8(r.out, r.out_len))
+			fail_msg("ticktrace %s --json wrote bytes that are not UTF-8:\n%s", args[0], r.out);
+		const char *want[] = {"\"bytes\xEF\xBF\xBD\xEF\xBF\xBD\"", "\"thread\":\"T\xEF\xBF\xBD\"",
+				      i == 0 ? "\"name\":\"(no name)\"" : "\"description\":\"d\xEF\xBF\xBD\""};
+		assert_out_has(&r, want, N(want));
+		free(r.out);
+	}
+}
+
+/* ---- convert's marks ---- */
+
+static void test_convert_marks_spikes(void **state)
+{
+	struct tt_fixture *fx = *state;
+	game_workload(fx->in);
+	assert_int_equal(tt_tw_save(fx->aux, thresholds_file, strlen(thresholds_file)), 0);
+	struct tt_run r;
+	RUN_OK(&r, "convert", fx->in, "-o", fx->out, "--thresholds", fx->aux);
+	free(r.out);
+	cJSON *root = tt_json_load(fx->out);
+	assert_non_null(root);
+	size_t marks = 0;
+	const cJSON *ev;
+	cJSON_ArrayForEach(ev, cJSON_GetObjectItemCaseSensitive(root, "traceEvents"))
+	{
+		if (strcmp(str(ev, "ph"), "i") || strncmp(str(ev, "name"), "spike: ", 7))
+			continue;
+		marks++;
+		if (strcmp(str(ev, "name"), "spike: CreateMeshes took 13.000 ms") == 0) {
+			assert_int_equal(tt_json_ns(ev, "ts"), 35 * MS); /* at its end */
+			assert_int_equal(num(ev, "tid"), 101);
+		}
+	}
+	assert_int_equal(marks, N(game_spikes));
+	assert_non_null(tt_json_find(root, "i", "spike: CreateMeshes took 13.000 ms"));
+	cJSON_Delete(root);
+	/* Perfetto too; and no marks without a threshold option */
+	char pf[160];
+	snprintf(pf, sizeof(pf), "%s/run.pftrace", fx->dir);
+	RUN_OK(&r, "convert", fx->in, "-o", pf, "--threshold", "1ms");
+	free(r.out);
+	RUN_OK(&r, "convert", fx->in, "-o", fx->out, "--force");
+	free(r.out);
+	root = tt_json_load(fx->out);
+	assert_null(tt_json_find(root, "i", "spike: CreateMeshes took 13.000 ms"));
+	cJSON_Delete(root);
+}
+
+/* ---- bad input ---- */
+
+static void expect_error(struct tt_fixture *fx, const char *const *args, const char *msg)
+{
+	struct tt_run r;
+	tt_run(&r, args);
+	free(r.out);
+	if (r.status != 1)
+		fail_msg("exit status %d, not 1:\n%s", r.status, r.err);
+	assert_err_has(&r, msg);
+	struct stat st;
+	assert_int_not_equal(stat(fx->out, &st), 0); /* no partial output */
+}
+
+static void test_bad_notes_and_thresholds(void **state)
+{
+	struct tt_fixture *fx = *state;
+	char where[320];
+	const char *report[] = {"report", fx->in, "-o", fx->out, NULL};
+	const char *spikes[] = {"spikes", fx->in, "-o", fx->out, "--thresholds", fx->aux, NULL};
+	const struct thread_recs one[] = {{101, "MainThread", &t1}};
+	/* records start at byte 144 + process + sites + thread: find them from the writer */
+	t1.n = 0;
+	begin(&t1, S_MAIN, 0);
+	rec(&t1, TT_REC_DESCRIBE, 20, 10); /* two TEXT records should follow */
+	end(&t1, 20);
+	write_file(fx->in, one, 1);
+	expect_error(fx, report, "DESCRIBE record without its TEXT records");
+	t1.n = 1;
+	rec(&t1, TT_REC_TEXT, 0, 10);
+	write_file(fx->in, one, 1);
+	expect_error(fx, report, "TEXT record with no record before it that takes one");
+	t1.n = 1;
+	rec(&t1, TT_REC_DESCRIBE, 241, 10);
+	write_file(fx->in, one, 1);
+	expect_error(fx, report, "DESCRIBE of 241 bytes: more than 240");
+	t1.n = 1;
+	rec(&t1, 26, 0, 10);
+	write_file(fx->in, one, 1);
+	expect_error(fx, report, "unknown record kind 26");
+	/* each error names the file and the offset */
+	snprintf(where, sizeof(where), "%s: offset ", fx->in);
+	struct tt_run r;
+	tt_run(&r, report);
+	free(r.out);
+	assert_err_has(&r, where);
+	/* a thread whose records end inside an event (a dump that read it while it wrote
+	 * it): that event is left out and counted, the rest reported */
+	t1.n = 1;
+	rec(&t1, TT_REC_DESCRIBE, 20, 10);
+	write_file(fx->in, one, 1);
+	tt_run(&r, report);
+	free(r.out);
+	if (r.status != 0)
+		fail_msg("exit status %d, not 0:\n%s", r.status, r.err);
+	assert_err_has(&r, "has only part of its records");
+	unlink(fx->out);
+
+	t1.n = 0;
+	begin(&t1, S_MAIN, 0);
+	end(&t1, 20);
+	write_file(fx->in, one, 1);
+	static const char bad_time[] = "GameTick 16.6ms\nScriptStep fast\n";
+	assert_int_equal(tt_tw_save(fx->aux, bad_time, strlen(bad_time)), 0);
+	snprintf(where, sizeof(where), "%s: line 2: \"fast\" is not a duration", fx->aux);
+	expect_error(fx, spikes, where);
+	static const char no_time[] = "\n\n  GameTick\n";
+	assert_int_equal(tt_tw_save(fx->aux, no_time, strlen(no_time)), 0);
+	snprintf(where, sizeof(where), "%s: line 3: \"GameTick\" is not \"NAME-PATTERN DURATION\"",
+		 fx->aux);
+	expect_error(fx, spikes, where);
+	unlink(fx->aux);
+	expect_error(fx, spikes, "cannot read");
+
+	/* usage errors: status 2 */
+	const char *const usage[][6] = {
+		{"report", fx->in, "--sort", "speed", NULL},
+		{"spikes", fx->in, "--threshold", "soon", NULL},
+		{"report", NULL},
+		{"report", fx->in, "--threshold", "1ms", NULL}, /* a spikes option */
+	};
+	for (size_t i = 0; i < N(usage); i++) {
+		tt_run(&r, usage[i]);
+		free(r.out);
+		assert_int_equal(r.status, 2);
+	}
+}
+
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_planted_spikes_found_with_their_stacks, setup, tt_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_empty_description, setup, tt_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_json_output_is_utf8, setup, tt_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_convert_marks_spikes, setup, tt_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_bad_notes_and_thresholds, setup, tt_fixture_teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
