@@ -17,6 +17,7 @@
 
 #include "cyg_overhead.h"
 #include "detour_overhead.h"
+#include "median.h"
 #include "sample_overhead.h"
 #include "sched_overhead.h"
 #include "stream_bench.h"
@@ -32,18 +33,6 @@ static int64_t tt_bench_now_ns(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-static int tt_bench_compare(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-static double tt_bench_median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof *v, tt_bench_compare);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 /* ---- the loops: each returns nanoseconds per event ---- */

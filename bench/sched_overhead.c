@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "median.h"
 #include "ticktrace.h"
 
 #define TT_BENCH_SCHED_WARM_HOPS 2000 /* states opened by tt-sched meanwhile */
@@ -29,18 +30,6 @@ static int64_t tt_bench_sched_clock(clockid_t clock)
 	struct timespec ts;
 	clock_gettime(clock, &ts);
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-static int tt_bench_sched_compare(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-static double tt_bench_sched_median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof *v, tt_bench_sched_compare);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 struct tt_bench_pipes {
@@ -126,8 +115,8 @@ int tt_bench_sched_child(long work)
 		perror("ticktrace-bench: " TT_BENCH_SCHED_CHILD);
 		return 1;
 	}
-	printf("%.3f %.0f\n", tt_bench_sched_median(cpu_ns, TT_BENCH_SCHED_ROUNDS),
-	       tt_bench_sched_median(switches_per_s, TT_BENCH_SCHED_ROUNDS));
+	printf("%.3f %.0f\n", tt_bench_median(cpu_ns, TT_BENCH_SCHED_ROUNDS),
+	       tt_bench_median(switches_per_s, TT_BENCH_SCHED_ROUNDS));
 	return 0;
 }
 
@@ -160,10 +149,10 @@ int tt_bench_sched_overhead(int repeats, struct tt_bench_sched *out)
 			err = tt_bench_sched_run(second, work, r % 2 ? &on[r] : &off[r], r % 2 ? &rate[r] : &unused);
 	}
 	if (!err) {
-		out->on_ns = tt_bench_sched_median(on, repeats);
-		out->off_ns = tt_bench_sched_median(off, repeats);
+		out->on_ns = tt_bench_median(on, repeats);
+		out->off_ns = tt_bench_median(off, repeats);
 		out->pct = (out->on_ns / out->off_ns - 1) * 100;
-		out->switches_per_s = tt_bench_sched_median(rate, repeats);
+		out->switches_per_s = tt_bench_median(rate, repeats);
 	}
 	free(on);
 	free(off);
