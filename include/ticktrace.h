@@ -325,6 +325,17 @@ TT_API void tt_thread_name(const char *name);
  * async-signal-safe: see TICKTRACE_DUMP_SIGNAL. */
 TT_API int tt_dump(const char *path);
 
+/* Keep the trace around now: with TICKTRACE_SNAPSHOTS=DIR, a snapshot of every
+ * thread's records from TICKTRACE_SNAPSHOT_BEFORE before this call to
+ * TICKTRACE_SNAPSHOT_AFTER after it is written into DIR as trigger-PID-N-WHY.ttr, by
+ * ticktrace's own thread: the caller never waits for it. `why` (copied; at most 63
+ * bytes are kept) names it: a missed deadline, a failed check. Returns 0 when a
+ * snapshot will be written, -ENOTCONN without TICKTRACE_SNAPSHOTS (or in mode
+ * stream, whose file keeps everything), -EDQUOT once TICKTRACE_SNAPSHOT_MAX were
+ * taken, -EBUSY when too many are waiting for their window to end (each counted and
+ * said at exit), -ECANCELED when TICKTRACE=0. Async-signal-safe. */
+TT_API int tt_trigger(const char *why);
+
 /* Turn recording on or off for every thread (on at start unless TICKTRACE=0, which
  * turns ticktrace off for the whole run). Events while off are not recorded and not
  * counted as dropped. */
@@ -399,6 +410,7 @@ TT__INLINE __attribute__((format(printf, 1, 2))) int tt__describe_check(const ch
 TT__INLINE void tt_thread_name(const char *name) { (void)name; }
 /* Nothing was recorded, so there is nothing to write: succeeds without a file. */
 TT__INLINE int tt_dump(const char *path) { (void)path; return 0; }
+TT__INLINE int tt_trigger(const char *why) { (void)why; return 0; }
 TT__INLINE void tt_enable(void) {}
 TT__INLINE void tt_disable(void) {}
 TT__INLINE void tt_pause(void) {}

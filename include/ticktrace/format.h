@@ -146,6 +146,9 @@ enum tt_file_flags {
 	 * mapping of this file, with what describes them so far: a program killed by
 	 * SIGKILL leaves it behind (TICKTRACE_OUT with ".live" appended). */
 	TT_FILE_LIVE = 1u << 11,
+	/* A snapshot: a window of the run around a spike or a trigger (TT_SEC_SNAPSHOT).
+	 * Every thread's records begin inside scopes begun before the window. */
+	TT_FILE_SNAPSHOT = 1u << 12,
 };
 
 /* A chunk of a live file: its thread's records, [sizeof(struct tt_live_chunk), size)
@@ -220,6 +223,11 @@ enum tt_section_type {
 	 * threads without what they did; a file without one reads as it did, which is
 	 * why the version stays. */
 	TT_SEC_SCHED = 0x43,
+	/* struct tt_snapshot_info, its name, then snapshot_info.cuts struct tt_snapshot_cut:
+	 * the file is a snapshot (TICKTRACE_SNAPSHOTS), the records of every thread from
+	 * from_tsc to to_tsc around a spike or a tt_trigger() call, written while the
+	 * program ran. Once, after PROCESS; the header has TT_FILE_SNAPSHOT. */
+	TT_SEC_SNAPSHOT = 0x44,
 	/* struct tt_thread_info, then the name: a thread's final totals, name and flags,
 	 * replacing those of its THREAD section (streamed files, where a thread's THREAD
 	 * section is written before its events are known). */
@@ -399,6 +407,54 @@ struct tt_sched_state {
 	uint32_t what; /* enum tt_sched_what */
 };
 _Static_assert(sizeof(struct tt_sched_state) == 16, "sched state layout");
+
+/* Why a snapshot was written. */
+enum tt_snapshot_kind {
+	TT_SNAPSHOT_SPIKE = 1,   /* a scope took longer than its threshold: name is the scope's */
+	TT_SNAPSHOT_TRIGGER = 2, /* the program called tt_trigger(why): name is why */
+};
+
+/* Where the spike's threshold came from (as `ticktrace spikes --json` says it). */
+enum tt_snapshot_threshold_from {
+	TT_THRESHOLD_FROM_NONE = 0,     /* a trigger */
+	TT_THRESHOLD_FROM_MARKUP = 1,   /* TT_THRESHOLD_NS (or TT_PARENTS_THRESHOLD_NS) */
+	TT_THRESHOLD_FROM_FILE = 2,     /* TICKTRACE_SPIKE_THRESHOLDS */
+	TT_THRESHOLD_FROM_CHILDREN = 3, /* TT_CHILDREN_THRESHOLD_NS on a scope around it */
+	TT_THRESHOLD_FROM_GLOBAL = 4,   /* TICKTRACE_SPIKE_THRESHOLD */
+};
+
+struct tt_snapshot_info {
+	uint32_t kind;         /* enum tt_snapshot_kind */
+	uint32_t thread_index; /* the thread of the spike, or that called tt_trigger */
+	uint64_t number;       /* the process's snapshots, from 1, as the file's name says */
+	uint64_t from_tsc;     /* the window: TICKTRACE_SNAPSHOT_BEFORE before begin_tsc */
+	uint64_t to_tsc;       /* ... to TICKTRACE_SNAPSHOT_AFTER after end_tsc (or the exit) */
+	uint64_t begin_tsc;    /* the spike's scope began; a trigger: when it was called */
+	uint64_t end_tsc;      /* the scope ended; a trigger: the same as begin_tsc */
+	int64_t threshold_ns;  /* the spike's threshold; 0 for a trigger */
+	uint32_t threshold_from; /* enum tt_snapshot_threshold_from */
+	uint32_t has_split;    /* 1: the three times below are known (the thread's states) */
+	int64_t on_cpu_ns;     /* of the spike's duration: running */
+	int64_t preempted_ns;  /* switched out while it could run */
+	int64_t blocked_ns;    /* switched out to wait */
+	uint32_t name_len;     /* bytes of the name that follow */
+	uint32_t cuts;         /* struct tt_snapshot_cut after the name (padded to 8) */
+};
+_Static_assert(sizeof(struct tt_snapshot_info) == 104, "snapshot info layout");
+
+/* A thread whose window is cut: the ring overwrote its records from lost_from_tsc to
+ * lost_to_tsc (its first record in the file) before the snapshot was taken, `events`
+ * events, which its dropped[TT_DROP_OVERWRITTEN] counts. lost_from_tsc is at or
+ * before the window's from_tsc: the span lost is the ring's chunks that reached into
+ * the window, said whole. */
+struct tt_snapshot_cut {
+	uint32_t thread_index;
+	uint32_t reserved;
+	uint64_t events;
+	uint64_t lost_from_tsc;
+	uint64_t lost_to_tsc;
+};
+_Static_assert(sizeof(struct tt_snapshot_cut) == 32, "snapshot cut layout");
 
 struct tt_end_info {
 	uint64_t threads;  /* THREAD sections written */
