@@ -440,7 +440,7 @@ struct tt_snapshot_info {
 	uint32_t name_len;     /* bytes of the name that follow */
 	uint32_t cuts;         /* struct tt_snapshot_cut after the name (padded to 8) */
 };
-_Static_assert(sizeof(struct tt_snapshot_info) == 104, "snapshot info layout");
+_Static_assert(sizeof(struct tt_snapshot_info) == 96, "snapshot info layout");
 
 /* A thread whose window is cut: the ring overwrote its records from lost_from_tsc to
  * lost_to_tsc (its first record in the file) before the snapshot was taken, `events`
