@@ -209,6 +209,23 @@ void tt_tw_sched(struct tt_tw *w, uint32_t index, uint64_t lost, int64_t since_n
 	fwrite(states, sizeof(*states), n, w->fp);
 }
 
+void tt_tw_snapshot(struct tt_tw *w, const struct tt_snapshot_info *info, const char *name,
+		    const struct tt_snapshot_cut *cuts, size_t n)
+{
+	static const char zeros[8];
+	struct tt_snapshot_info si = *info;
+	si.name_len = (uint32_t)strlen(name);
+	si.cuts = (uint32_t)n;
+	size_t padded = (si.name_len + 7u) & ~7u;
+	uint64_t size = sizeof(si) + padded + n * sizeof(*cuts);
+	tt_tw_section(w, TT_SEC_SNAPSHOT, size);
+	fwrite(&si, sizeof(si), 1, w->fp);
+	fwrite(name, 1, si.name_len, w->fp);
+	fwrite(zeros, 1, padded - si.name_len, w->fp);
+	fwrite(cuts, sizeof(*cuts), n, w->fp);
+	tt_tw_pad(w, size);
+}
+
 void tt_tw_events_packed(struct tt_tw *w, uint32_t index, uint64_t first_record, uint64_t records,
 			 const uint8_t *bytes, size_t size)
 {

@@ -11,6 +11,7 @@
 
 struct tt_info_sink {
 	struct tt_sink sink;
+	int64_t base_ns; /* the trace's start, which times are shown from */
 	struct tt_thread_summary *threads; /* by thread id */
 	uint64_t *site_uses;               /* by site id */
 };
@@ -18,6 +19,7 @@ struct tt_info_sink {
 static int tt_info_start(struct tt_sink *s, const struct tt_trace *t)
 {
 	struct tt_info_sink *in = (struct tt_info_sink *)s;
+	in->base_ns = t->base_ns;
 	in->threads = calloc(t->nthreads ? t->nthreads : 1, sizeof(*in->threads));
 	in->site_uses = calloc(t->nsites ? t->nsites : 1, sizeof(*in->site_uses));
 	return in->threads && in->site_uses ? 0 : tt_error("out of memory");
@@ -69,6 +71,63 @@ static void tt_print_cmdline(FILE *out, struct tt_str c)
 		fputc(c.ptr[i] ? (c.ptr[i] < 0x20 ? '?' : c.ptr[i]) : (i + 1 < c.len ? ' ' : '\n'), out);
 	if (c.len == 0 || c.ptr[c.len - 1] != 0)
 		fputc('\n', out);
+}
+
+/* "tid 101 (producer)" */
+static void tt_print_thread(FILE *out, const struct tt_thread *t)
+{
+	fprintf(out, "tid %" PRIu32 " (", t->tid);
+	tt_print_str(out, t->name, 0);
+	fputc(')', out);
+}
+
+/* A TSC of the file as seconds since the trace start. */
+static void tt_print_tsc(FILE *out, const struct tt_file *f, const struct tt_info_sink *in,
+			 uint64_t tsc)
+{
+	tt_print_seconds(out, tt_clock_ns(&f->clock, tsc) - in->base_ns);
+}
+
+/* What a snapshot is: why it was written, its window, the threads it cut. */
+static void tt_print_snapshot(FILE *out, const struct tt_file *f, const struct tt_info_sink *in)
+{
+	const struct tt_snapshot *s = f->snapshot;
+	const struct tt_snapshot_info *si = &s->info;
+	char a[32], b[32], c[32];
+	fprintf(out, "  snapshot: number %" PRIu64 ", of a %s: \"", si->number, tt_snapshot_kind_name(s));
+	tt_print_str(out, s->name, 0);
+	fputs("\" on ", out);
+	tt_print_thread(out, s->thread);
+	int64_t dur = tt_clock_ns(&f->clock, si->end_tsc) - tt_clock_ns(&f->clock, si->begin_tsc);
+	if (si->kind == TT_SNAPSHOT_TRIGGER) {
+		fputs(", tt_trigger called at ", out);
+		tt_print_tsc(out, f, in, si->begin_tsc);
+		fputc('\n', out);
+	} else {
+		fprintf(out, "\n    spike:  began at ");
+		tt_print_tsc(out, f, in, si->begin_tsc);
+		fprintf(out, ", took %s, threshold %s (%s)\n", tt__fmt_ns(a, dur),
+			tt__fmt_ns(b, si->threshold_ns), tt_snapshot_threshold_from(s));
+	}
+	if (si->has_split)
+		fprintf(out, "            on CPU %s, preempted %s, blocked %s\n", tt__fmt_ns(a, si->on_cpu_ns),
+			tt__fmt_ns(b, si->preempted_ns), tt__fmt_ns(c, si->blocked_ns));
+	fputs("    window: ", out);
+	tt_print_tsc(out, f, in, si->from_tsc);
+	fputs(" .. ", out);
+	tt_print_tsc(out, f, in, si->to_tsc);
+	fprintf(out, " (%s)\n", tt__fmt_ns(a, tt_clock_ns(&f->clock, si->to_tsc) -
+					       tt_clock_ns(&f->clock, si->from_tsc)));
+	for (uint32_t i = 0; i < si->cuts; i++) {
+		const struct tt_snapshot_thread_cut *cut = &s->cuts[i];
+		fputs("    window cut: ", out);
+		tt_print_thread(out, cut->thread);
+		fprintf(out, ": %" PRIu64 " events overwritten from ", cut->cut.events);
+		tt_print_tsc(out, f, in, cut->cut.lost_from_tsc);
+		fputs(" to ", out);
+		tt_print_tsc(out, f, in, cut->cut.lost_to_tsc);
+		fputc('\n', out);
+	}
 }
 
 /* Sites by uses, most used first, then by name. */
@@ -136,6 +195,8 @@ static void tt_print_file(FILE *out, const struct tt_file *f, const struct tt_in
 	const struct tt_file_header *h = &f->header;
 	fprintf(out, "%s: ticktrace raw file, format version %" PRIu32 ", %zu bytes%s\n", f->path,
 		h->version, f->size,
+		h->flags & TT_FILE_SNAPSHOT ? ", a snapshot: a window of the run around a spike or a "
+					      "trigger (TICKTRACE_SNAPSHOTS)" :
 		h->flags & TT_FILE_STREAMED ? ", written as the program ran (mode stream)" :
 		h->flags & TT_FILE_RING ? ", the latest events of each thread (mode ring)" : "");
 	fprintf(out, "  process:  %" PRIu32 " (", f->process.pid);
@@ -164,6 +225,8 @@ static void tt_print_file(FILE *out, const struct tt_file *f, const struct tt_in
 	else if (f->cut_short)
 		fprintf(out, "  ended:    NO: the run crashed or was killed (no END section; read up to "
 			"offset %" PRIu64 ")\n", f->cut_at);
+	if (f->snapshot)
+		tt_print_snapshot(out, f, in);
 	if (h->unregistered_dropped)
 		fprintf(out, "  dropped before their thread had a buffer: %" PRIu64 "\n",
 			h->unregistered_dropped);

@@ -57,6 +57,13 @@ enum tt_event_flags {
  * above any the kernel gives (pid_max is at most 2^22), below the frames'. */
 #define TT_STATES_TID(tid) ((uint32_t)(tid) | UINT32_C(0x40000000))
 
+/* An argument of a mark (a TT_EV_NAMED instant): a number, or a text. */
+struct tt_mark_arg {
+	const char *key;
+	const char *text; /* NULL: the argument is `number` */
+	int64_t number;
+};
+
 /* One logical event, valid only during the callback. Times are nanoseconds since the
  * trace start (tt_trace.base_ns). */
 struct tt_event {
@@ -82,6 +89,10 @@ struct tt_event {
 	/* Slices of a function no FUNCS section lists (TT_EV_FUNC, no site): its name,
 	 * from the symbols or "0x...", named here once so that no sink asks the input. */
 	struct tt_str func_name;
+	/* TT_EV_NAMED: its arguments, which (strings included) stay valid until tt_decode
+	 * returns, so that a sink may hold the event until its thread's time moves on. */
+	const struct tt_mark_arg *args;
+	uint32_t nargs;
 };
 
 struct tt_summary {
@@ -252,6 +263,17 @@ struct tt_frame_series {
 	int64_t last_ts; /* of the last mark */
 };
 
+/* An instant the decoder adds where a file says something of a thread that no record
+ * says: a snapshot's spike or trigger, a window the ring cut (marks.c). */
+#define TT_MARK_ARGS 8
+struct tt_mark {
+	int64_t ts;
+	char *name;
+	uint64_t offset; /* of what the file says it in */
+	struct tt_mark_arg args[TT_MARK_ARGS];
+	uint32_t nargs;
+};
+
 /* What the decoder keeps per thread between records and sections. */
 struct tt_thread_state {
 	const struct tt_thread *thread;
@@ -292,6 +314,10 @@ struct tt_thread_state {
 	 * as a description was given. */
 	char *described;
 	uint32_t described_cap; /* depths it has room for */
+	/* Its marks, in time order: each given to the sinks after the thread's events at
+	 * its time and before any later one; next_mark: the first not given yet. */
+	struct tt_mark *marks;
+	uint32_t nmarks, next_mark;
 	/* The sites this thread used last, by address bits: most lookups end here. */
 	const struct tt_site *site_cache[TT_SITE_CACHE];
 };
@@ -389,6 +415,17 @@ int tt_decoder_finish_thread(struct tt_decoder *d, const struct tt_thread *t);
 int tt_decoder_scan_unbegun(struct tt_thread_state *st);
 /* A warning to every sink, counted in the summary. */
 TT_PRINTF(2, 3) void tt_decoder_warn(struct tt_decoder *d, const char *fmt, ...);
+
+/* marks.c: each thread's marks, from what its file says (a snapshot's section), when
+ * the decoder starts; the time of a thread's next mark (INT64_MAX: none); its marks
+ * up to `until`, given to the sinks; freed. */
+int tt_decoder_add_marks(struct tt_decoder *d);
+static inline int64_t tt_decoder_next_mark(const struct tt_thread_state *st)
+{
+	return st->next_mark < st->nmarks ? st->marks[st->next_mark].ts : INT64_MAX;
+}
+int tt_decoder_emit_marks(struct tt_decoder *d, struct tt_thread_state *st, int64_t until);
+void tt_decoder_free_marks(struct tt_thread_state *st);
 
 /* flows.c: a flow held back to its window's end; the window's flows, linked and
  * given to the sinks in time order. */

@@ -51,7 +51,13 @@ static int tt_decode_merged(struct tt_decoder *d)
 			last = INT64_MAX;
 		while (d->nheap > 0 && d->heap[0].ts <= last) {
 			struct tt_thread_state *st = &d->threads[d->heap[0].id];
-			if (tt_decoder_run(d, st, last) < 0)
+			/* a mark in the window stops the thread after its events at the
+			 * mark's time: then the mark, before any later event */
+			int64_t mark = tt_decoder_next_mark(st);
+			if (tt_decoder_run(d, st, mark < last ? mark : last) < 0)
+				return -1;
+			if (mark <= last && !st->done &&
+			    tt_decoder_emit_marks(d, st, st->next_ts <= last ? st->next_ts - 1 : last) < 0)
 				return -1;
 			if (st->done) {
 				if (tt_decoder_finish_thread(d, st->thread) < 0)
@@ -99,7 +105,7 @@ static int tt_decoder_init(struct tt_decoder *d)
 	}
 	for (size_t i = d->nheap / 2; i-- > 0;)
 		tt_heap_down(d, i);
-	return 0;
+	return tt_decoder_add_marks(d);
 }
 
 int tt_decode(const struct tt_trace *t, struct tt_sink *const *sinks, size_t nsinks)
@@ -177,6 +183,7 @@ int tt_decode(const struct tt_trace *t, struct tt_sink *const *sinks, size_t nsi
 			free(d.threads[i].stack);
 			free(d.threads[i].unbegun);
 			free(d.threads[i].described);
+			tt_decoder_free_marks(&d.threads[i]);
 		}
 	free(d.threads);
 	free(d.frames);

@@ -583,6 +583,9 @@ int tt_decoder_finish_thread(struct tt_decoder *d, const struct tt_thread *t)
 	while (st->depth > 0)
 		if (tt_close_scope(d, st, t, st->last_ts, TT_EV_UNTERMINATED) < 0)
 			return -1;
+	/* at or after its last event (the runs stopped at each): what is left */
+	if (tt_decoder_emit_marks(d, st, INT64_MAX) < 0)
+		return -1;
 	if (st->too_deep_total)
 		tt_decoder_warn(d, "%s: %" PRIu64 " scopes nested deeper than %u levels left out "
 				"(first at offset %" PRIu64 "); the scopes around them keep their times",

@@ -80,6 +80,7 @@ void tt_file_close(struct tt_file *f)
 		free(f->made_names);
 		f->made_names = next;
 	}
+	tt_snapshot_free(f->snapshot);
 	free(f->sites);
 	free(f->func_hex);
 	free(f->threads);

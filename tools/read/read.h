@@ -165,6 +165,31 @@ struct tt_process {
 	struct tt_str name, cmdline;
 };
 
+/* A thread whose window the ring cut (struct tt_snapshot_cut), with its thread. */
+struct tt_snapshot_thread_cut {
+	struct tt_snapshot_cut cut;
+	const struct tt_thread *thread;
+	uint64_t at; /* its offset in the file */
+};
+
+/* A snapshot's window of the run (TT_SEC_SNAPSHOT, TICKTRACE_SNAPSHOTS): why it was
+ * written (a spike, or a tt_trigger call), when, and which threads' windows the
+ * ring cut. Validated: kind, threshold and its source agree, from <= begin <= end <=
+ * to, every thread named exists and counts its cut's events as overwritten. */
+struct tt_snapshot {
+	struct tt_snapshot_info info;
+	struct tt_str name;             /* the spike's scope, or the trigger's why */
+	const struct tt_thread *thread; /* of the spike, or that called tt_trigger */
+	struct tt_snapshot_thread_cut *cuts; /* info.cuts of them */
+	uint64_t at; /* the section's payload, in the file */
+};
+
+/* "spike" or "trigger". */
+const char *tt_snapshot_kind_name(const struct tt_snapshot *s);
+/* Where a spike's threshold came from, in the runtime's words ("TT_THRESHOLD_NS",
+ * "TICKTRACE_SPIKE_THRESHOLD", ...); "" for a trigger. */
+const char *tt_snapshot_threshold_from(const struct tt_snapshot *s);
+
 /* A name the reader made (a live file's site not yet described). */
 struct tt_made_name {
 	struct tt_made_name *next;
@@ -208,6 +233,7 @@ struct tt_file {
 	 * not recorded (before a ring's oldest event, or in such a run). */
 	const struct tt_site *gap_site, *unbegun_site;
 	struct tt_made_name *made_names;
+	struct tt_snapshot *snapshot; /* NULL: the file is no snapshot */
 };
 
 /* Two modules of a file whose address ranges overlap but that are not the same ELF
@@ -347,6 +373,12 @@ int tt_file_read_sections(struct tt_file *f);
 int tt_file_add_site(struct tt_file *f, const struct tt_site *s, size_t *cap, uint64_t at);
 int tt_file_add_events(struct tt_file *f, struct tt_thread *t, struct tt_events ev,
 		       const struct tt_record *r, uint64_t at);
+
+/* snapshot.c: the SNAPSHOT section (`size` bytes at `at`), once, after PROCESS; then,
+ * after every section, what it says of the threads. 0, or -1 after reporting. */
+int tt_file_read_snapshot(struct tt_file *f, uint64_t at, uint64_t size, bool after_process);
+int tt_file_check_snapshot(struct tt_file *f);
+void tt_snapshot_free(struct tt_snapshot *s);
 
 /* records.c: unpacks `count` records: NULL, or what is wrong with record *bad, which
  * begins at bytes[*at]. */

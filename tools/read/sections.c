@@ -719,6 +719,7 @@ int tt_file_read_sections(struct tt_file *f)
 		case TT_SEC_ARG_NAMES: rc = tt_read_arg_names(f, &c, UINT64_MAX); break;
 		case TT_SEC_UNLOADED: rc = tt_read_unloaded(f, &c, off, &site_cap, &module_cap); break;
 		case TT_SEC_SCHED: rc = tt_read_sched(f, &c); break;
+		case TT_SEC_SNAPSHOT: rc = tt_file_read_snapshot(f, c.pos, sh.size, seen_process); break;
 		default:
 			return TT_FAIL(f, off, "unknown section type %" PRIu32, sh.type);
 		}
@@ -741,6 +742,8 @@ int tt_file_read_sections(struct tt_file *f)
 	}
 	if (!seen_process)
 		return TT_FAIL(f, f->first_section, "no PROCESS section");
+	if (tt_file_check_snapshot(f) < 0)
+		return -1;
 	if (f->names_cut)
 		tt_warn("%s: %" PRIu64 " names of call sites longer than %u bytes, cut to %u bytes",
 			f->path, f->names_cut, TT_MAX_STRING, TT_MAX_STRING);

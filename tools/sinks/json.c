@@ -204,6 +204,26 @@ static void tt_json_arg_key(struct tt_out *o, bool *open, const char *key, size_
 	tt_out_lit(o, key, len);
 }
 
+/* A mark's argument (decode.h): its strings, of any length, escaped into scratch. */
+static void tt_json_mark_arg(struct tt_json *j, bool *open, const struct tt_mark_arg *a)
+{
+	struct tt_buf *b = &j->scratch;
+	b->len = 0;
+	tt_json_escape_c(b, a->key);
+	TT_BUF_LIT(b, ":");
+	if (a->text)
+		tt_json_escape_c(b, a->text);
+	if (b->oom)
+		return;
+	tt_out_reserve(j->out, 32);
+	tt_json_arg_key(j->out, open, "", 0);
+	tt_out_bytes(j->out, b->p, b->len);
+	if (!a->text) {
+		tt_out_reserve(j->out, 32);
+		tt_json_i64(j->out, a->number);
+	}
+}
+
 /* Name, category and args of a slice or instant, then the closing braces. */
 static void tt_json_tail(struct tt_json *j, const struct tt_event *e)
 {
@@ -236,6 +256,10 @@ static void tt_json_tail(struct tt_json *j, const struct tt_event *e)
 		else
 			tt_json_u64(o, e->value);
 	}
+	for (uint32_t i = 0; i < e->nargs; i++)
+		tt_json_mark_arg(j, &open, &e->args[i]);
+	if (e->nargs) /* (the room reserved for the event may be spent) */
+		tt_out_reserve(o, TT_OUT_SLACK);
 	if (e->flags & TT_EV_SCOPE_VALUE) {
 		tt_json_arg_key(o, &open, "\"value\":", 8);
 		tt_out_i64(o, e->scope_value);

@@ -282,6 +282,19 @@ static uint8_t *tt_pf_flag(uint8_t *q, const char *name, size_t len)
 	return pb_close(da, q, TE_DEBUG_ANNOTATIONS);
 }
 
+/* A mark's argument (decode.h): an integer, or a string. */
+static uint8_t *tt_pf_mark_arg(uint8_t *q, const struct tt_mark_arg *a)
+{
+	uint8_t *da = q;
+	q = pb_open(q);
+	q = pb_bytes(q, DA_NAME, a->key, strlen(a->key));
+	if (a->text)
+		q = pb_text(q, DA_STRING, (struct tt_str){a->text, (uint32_t)strlen(a->text)});
+	else
+		q = pb_uint(q, DA_INT, (uint64_t)a->number);
+	return pb_close(da, q, TE_DEBUG_ANNOTATIONS);
+}
+
 /* Starts a packet written straight into the output buffer, on a thread's sequence:
  * the gap for its tag and length, the timestamp's delta and the sequence id. Room
  * for a packet without strings is reserved. */
@@ -360,6 +373,8 @@ static int tt_pf_event(struct tt_perfetto *p, const struct tt_event *e, unsigned
 		fname = e->text;
 		fname_len = strnlen(e->text, 512);
 	}
+	for (uint32_t i = 0; i < e->nargs; i++)
+		room += strlen(e->args[i].key) + (e->args[i].text ? 3 * strlen(e->args[i].text) : 0) + 32;
 	room += 3 * fname_len + (e->flags & TT_EV_DESCRIBED ? e->text_len + 16 : 0) +
 		(s && (e->flags & TT_EV_ARG) ? tt_str_room(s->arg_name) : 0);
 	/* Most packets are encoded in place in the output buffer; those with strings to
@@ -409,6 +424,8 @@ static int tt_pf_event(struct tt_perfetto *p, const struct tt_event *e, unsigned
 			q = pb_uint(q, s && s->signed_arg && !gap ? DA_INT : DA_UINT, e->value);
 			q = pb_close(da, q, TE_DEBUG_ANNOTATIONS);
 		}
+		for (uint32_t i = 0; i < e->nargs; i++)
+			q = tt_pf_mark_arg(q, &e->args[i]);
 		if (e->flags & TT_EV_UNBEGUN)
 			q = tt_pf_flag(q, "unbegun", 7);
 		if (e->flags & TT_EV_CLIPPED_BEGIN)
@@ -515,6 +532,8 @@ static int tt_pf_hold(struct tt_pf_seq *sq, const struct tt_event *e, enum tt_pf
 	h->e.text = NULL;
 	h->e.text_len = e->text_len;
 	h->e.scope_value = e->scope_value;
+	h->e.args = e->args; /* (valid until the decoding ends) */
+	h->e.nargs = e->nargs;
 	h->kind = kind;
 	if (kind == TT_HELD_POINT) {
 		sq->held_points++;

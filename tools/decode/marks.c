@@ -1,0 +1,136 @@
+/* Marks: instants the decoder adds on a thread where its file says something that no
+ * record says. A snapshot (TT_SEC_SNAPSHOT) marks its spike at the spike's end, or
+ * its trigger where tt_trigger was called, with the threshold and how the time split
+ * as arguments; and each thread whose window the ring cut at its first record, with
+ * what was lost. Each goes to the sinks in its thread's time order, after the
+ * thread's events at its time. */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "decode.h"
+
+/* A new mark on the thread, at `tsc` of its file; NULL when out of memory. */
+static struct tt_mark *tt_mark_new(struct tt_decoder *d, const struct tt_thread *t, uint64_t tsc,
+				   uint64_t offset)
+{
+	struct tt_thread_state *st = &d->threads[t->id];
+	struct tt_mark *marks = realloc(st->marks, (st->nmarks + 1) * sizeof(*marks));
+	if (!marks)
+		return NULL;
+	st->marks = marks;
+	struct tt_mark *m = &marks[st->nmarks++];
+	*m = (struct tt_mark){
+		.ts = tt_rebase(tt_clock_ns(&t->file->clock, tsc), d->trace->base_ns),
+		.offset = offset,
+	};
+	/* in time order: a thread has a mark or two */
+	for (; m > marks && m[-1].ts > m->ts; m--) {
+		struct tt_mark x = m[-1];
+		m[-1] = m[0];
+		m[0] = x;
+	}
+	return m;
+}
+
+static void tt_mark_number(struct tt_mark *m, const char *key, int64_t number)
+{
+	m->args[m->nargs++] = (struct tt_mark_arg){.key = key, .number = number};
+}
+
+/* Its name, printf-formatted: 0, or -1 when out of memory. */
+TT_PRINTF(2, 3) static int tt_mark_name(struct tt_mark *m, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vasprintf(&m->name, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		m->name = NULL;
+	return n < 0 ? -1 : 0;
+}
+
+/* Names longer than this are cut in a mark's name (sinks show 512 bytes of one). */
+#define TT_MARK_NAME_MAX 400
+
+/* The snapshot's spike, at its end, or its trigger. */
+static int tt_mark_snapshot(struct tt_decoder *d, const struct tt_file *f)
+{
+	const struct tt_snapshot *s = f->snapshot;
+	const struct tt_snapshot_info *si = &s->info;
+	struct tt_mark *m = tt_mark_new(d, s->thread, si->end_tsc, s->at);
+	if (!m)
+		return -1;
+	int len = s->name.len > TT_MARK_NAME_MAX ? TT_MARK_NAME_MAX : (int)s->name.len;
+	const char *cut = s->name.len > TT_MARK_NAME_MAX ? "..." : "";
+	tt_mark_number(m, "snapshot", (int64_t)si->number);
+	if (si->kind == TT_SNAPSHOT_TRIGGER)
+		return tt_mark_name(m, "trigger: %.*s%s", len, s->name.ptr, cut);
+	int64_t dur = tt_clock_ns(&f->clock, si->end_tsc) - tt_clock_ns(&f->clock, si->begin_tsc);
+	char took[32];
+	tt_mark_number(m, "dur_ns", dur);
+	tt_mark_number(m, "threshold_ns", si->threshold_ns);
+	m->args[m->nargs++] = (struct tt_mark_arg){.key = "threshold_from",
+						   .text = tt_snapshot_threshold_from(s)};
+	if (si->has_split) {
+		tt_mark_number(m, "on_cpu_ns", si->on_cpu_ns);
+		tt_mark_number(m, "preempted_ns", si->preempted_ns);
+		tt_mark_number(m, "blocked_ns", si->blocked_ns);
+	}
+	return tt_mark_name(m, "spike: %.*s%s took %s", len, s->name.ptr, cut, tt__fmt_ns(took, dur));
+}
+
+/* A thread whose window the ring cut: at its first record, what it lost before. */
+static int tt_mark_cut(struct tt_decoder *d, const struct tt_snapshot_thread_cut *c)
+{
+	const struct tt_clock *clock = &c->thread->file->clock;
+	struct tt_mark *m = tt_mark_new(d, c->thread, c->cut.lost_to_tsc, c->at);
+	if (!m)
+		return -1;
+	tt_mark_number(m, "events", (int64_t)c->cut.events);
+	tt_mark_number(m, "lost_ns", tt_clock_ns(clock, c->cut.lost_to_tsc) -
+					     tt_clock_ns(clock, c->cut.lost_from_tsc));
+	return tt_mark_name(m, "window cut: %" PRIu64 " events overwritten", c->cut.events);
+}
+
+int tt_decoder_add_marks(struct tt_decoder *d)
+{
+	const struct tt_trace *t = d->trace;
+	for (size_t i = 0; i < t->nfiles; i++) {
+		const struct tt_snapshot *s = t->files[i].snapshot;
+		if (!s)
+			continue;
+		if (tt_mark_snapshot(d, &t->files[i]) < 0)
+			return tt_error("out of memory for the marks of %s", t->files[i].path);
+		for (uint32_t k = 0; k < s->info.cuts; k++)
+			if (tt_mark_cut(d, &s->cuts[k]) < 0)
+				return tt_error("out of memory for the marks of %s", t->files[i].path);
+	}
+	return 0;
+}
+
+int tt_decoder_emit_marks(struct tt_decoder *d, struct tt_thread_state *st, int64_t until)
+{
+	for (; st->next_mark < st->nmarks && st->marks[st->next_mark].ts <= until; st->next_mark++) {
+		const struct tt_mark *m = &st->marks[st->next_mark];
+		struct tt_event e = {
+			.thread = st->thread,
+			/* never before what the thread gave the sinks (a clamped clock) */
+			.ts = st->started && st->last_ts > m->ts ? st->last_ts : m->ts,
+			.depth = st->depth, .flags = TT_EV_NAMED, .offset = m->offset,
+			.text = m->name, .args = m->args, .nargs = m->nargs,
+		};
+		if (tt_dispatch(&d->instant, &e) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+void tt_decoder_free_marks(struct tt_thread_state *st)
+{
+	for (uint32_t i = 0; i < st->nmarks; i++)
+		free(st->marks[i].name);
+	free(st->marks);
+}

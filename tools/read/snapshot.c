@@ -1,0 +1,198 @@
+/* A snapshot's SNAPSHOT section (TICKTRACE_SNAPSHOTS): what the window is, why it was
+ * written, and the threads whose window the ring cut; validated as it is read, and
+ * against the threads once every section is read. */
+#include "read.h"
+
+#include <inttypes.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TT_PAD8(n) (((uint64_t)(n) + 7) & ~UINT64_C(7))
+
+/* Where a snapshot's threshold came from, by enum tt_snapshot_threshold_from: the
+ * runtime's words for the thresholds it was given (src/report/spikes.c). */
+static const char *const tt_threshold_from_names[] = {
+	[TT_THRESHOLD_FROM_NONE] = "",
+	[TT_THRESHOLD_FROM_MARKUP] = "TT_THRESHOLD_NS",
+	[TT_THRESHOLD_FROM_FILE] = "TICKTRACE_SPIKE_THRESHOLDS",
+	[TT_THRESHOLD_FROM_CHILDREN] = "TT_CHILDREN_THRESHOLD_NS",
+	[TT_THRESHOLD_FROM_GLOBAL] = "TICKTRACE_SPIKE_THRESHOLD",
+};
+
+const char *tt_snapshot_threshold_from(const struct tt_snapshot *s)
+{
+	return tt_threshold_from_names[s->info.threshold_from];
+}
+
+const char *tt_snapshot_kind_name(const struct tt_snapshot *s)
+{
+	return s->info.kind == TT_SNAPSHOT_SPIKE ? "spike" : "trigger";
+}
+
+/* What is wrong with a TSC of the window, or NULL: outside the times a record may
+ * hold (a damaged field would put the window anywhere). */
+static bool tt_snapshot_tsc_bad(const struct tt_file *f, uint64_t tsc)
+{
+	return tsc < f->tsc_min || tsc > f->tsc_max;
+}
+
+/* The fields that stand on their own: kind, threshold, split, the window's order. */
+static int tt_snapshot_check_info(struct tt_file *f, const struct tt_snapshot_info *si, uint64_t at)
+{
+#define TT_AT(field) (at + offsetof(struct tt_snapshot_info, field))
+	if (si->kind != TT_SNAPSHOT_SPIKE && si->kind != TT_SNAPSHOT_TRIGGER)
+		return TT_FAIL(f, TT_AT(kind), "SNAPSHOT of kind %" PRIu32 ", neither a spike (%d) nor "
+			       "a trigger (%d)", si->kind, TT_SNAPSHOT_SPIKE, TT_SNAPSHOT_TRIGGER);
+	if (si->number == 0)
+		return TT_FAIL(f, TT_AT(number), "SNAPSHOT number 0 (they count from 1)");
+	bool spike = si->kind == TT_SNAPSHOT_SPIKE;
+	if (si->threshold_from > TT_THRESHOLD_FROM_GLOBAL ||
+	    (spike && si->threshold_from == TT_THRESHOLD_FROM_NONE) ||
+	    (!spike && si->threshold_from != TT_THRESHOLD_FROM_NONE))
+		return TT_FAIL(f, TT_AT(threshold_from), "SNAPSHOT of a %s says its threshold came "
+			       "from %" PRIu32 ", which %s", spike ? "spike" : "trigger",
+			       si->threshold_from, si->threshold_from > TT_THRESHOLD_FROM_GLOBAL ?
+			       "is no source of thresholds" : spike ? "is none" : "a trigger has not");
+	if (spike ? si->threshold_ns <= 0 : si->threshold_ns != 0)
+		return TT_FAIL(f, TT_AT(threshold_ns), "SNAPSHOT of a %s with threshold %" PRId64
+			       " ns", spike ? "spike" : "trigger", si->threshold_ns);
+	if (si->has_split > 1)
+		return TT_FAIL(f, TT_AT(has_split), "SNAPSHOT has_split %" PRIu32 ", not 0 or 1",
+			       si->has_split);
+	if (si->has_split && (si->on_cpu_ns < 0 || si->preempted_ns < 0 || si->blocked_ns < 0))
+		return TT_FAIL(f, TT_AT(on_cpu_ns), "SNAPSHOT split into negative times: on CPU %"
+			       PRId64 " ns, preempted %" PRId64 " ns, blocked %" PRId64 " ns",
+			       si->on_cpu_ns, si->preempted_ns, si->blocked_ns);
+	const struct {
+		uint64_t tsc;
+		size_t at;
+		const char *what;
+	} window[] = {
+		{si->from_tsc, offsetof(struct tt_snapshot_info, from_tsc), "from_tsc"},
+		{si->begin_tsc, offsetof(struct tt_snapshot_info, begin_tsc), "begin_tsc"},
+		{si->end_tsc, offsetof(struct tt_snapshot_info, end_tsc), "end_tsc"},
+		{si->to_tsc, offsetof(struct tt_snapshot_info, to_tsc), "to_tsc"},
+	};
+	for (size_t i = 0; i < sizeof window / sizeof window[0]; i++) {
+		if (tt_snapshot_tsc_bad(f, window[i].tsc))
+			return TT_FAIL(f, at + window[i].at, "SNAPSHOT %s %" PRIu64 " is long %s the "
+				       "run (TSC %" PRIu64 " to %" PRIu64 "): a damaged field", window[i].what,
+				       window[i].tsc, window[i].tsc < f->tsc_min ? "before" : "after",
+				       f->header.start.tsc, f->header.end.tsc);
+		if (i && window[i].tsc < window[i - 1].tsc)
+			return TT_FAIL(f, at + window[i].at, "SNAPSHOT %s %" PRIu64 " is before its %s %"
+				       PRIu64 " (the window holds the spike: from <= begin <= end <= to)",
+				       window[i].what, window[i].tsc, window[i - 1].what, window[i - 1].tsc);
+	}
+	if (!spike && si->end_tsc != si->begin_tsc)
+		return TT_FAIL(f, TT_AT(end_tsc), "SNAPSHOT of a trigger ends at TSC %" PRIu64 ", not "
+			       "where it begins (%" PRIu64 ")", si->end_tsc, si->begin_tsc);
+	return 0;
+#undef TT_AT
+}
+
+int tt_file_read_snapshot(struct tt_file *f, uint64_t at, uint64_t size, bool after_process)
+{
+	if (f->snapshot)
+		return TT_FAIL(f, at, "a second SNAPSHOT section");
+	if (!after_process)
+		return TT_FAIL(f, at, "a SNAPSHOT section before the PROCESS section");
+	if (!(f->header.flags & TT_FILE_SNAPSHOT))
+		return TT_FAIL(f, at, "a SNAPSHOT section in a file whose header does not say it is "
+			       "a snapshot");
+	if (f->header.flags & TT_FILE_LIVE)
+		return TT_FAIL(f, offsetof(struct tt_file_header, flags), "a snapshot (written whole) "
+			       "that says it is a live file");
+	struct tt_snapshot_info si;
+	if (size < sizeof si)
+		return TT_FAIL(f, at, "SNAPSHOT section of %" PRIu64 " bytes, too small for its "
+			       "header (%zu)", size, sizeof si);
+	memcpy(&si, f->data + at, sizeof si);
+	uint64_t want = sizeof si + TT_PAD8(si.name_len) + (uint64_t)si.cuts * sizeof(struct tt_snapshot_cut);
+	if (size != want)
+		return TT_FAIL(f, at, "SNAPSHOT section of %" PRIu64 " bytes, but its name (%" PRIu32
+			       " bytes, padded to 8) and %" PRIu32 " cuts take %" PRIu64, size,
+			       si.name_len, si.cuts, want);
+	if (tt_snapshot_check_info(f, &si, at) < 0)
+		return -1;
+	struct tt_snapshot *s = calloc(1, sizeof *s);
+	if (!s || (si.cuts && !(s->cuts = calloc(si.cuts, sizeof *s->cuts)))) {
+		free(s);
+		return TT_FAIL(f, at, "out of memory for a SNAPSHOT of %" PRIu32 " cuts", si.cuts);
+	}
+	f->snapshot = s;
+	s->info = si;
+	s->at = at;
+	s->name = (struct tt_str){(const char *)f->data + at + sizeof si, si.name_len};
+	uint64_t cuts_at = at + sizeof si + TT_PAD8(si.name_len);
+	for (uint32_t i = 0; i < si.cuts; i++) {
+		struct tt_snapshot_cut cut;
+		uint64_t pos = cuts_at + (uint64_t)i * sizeof cut;
+		memcpy(&cut, f->data + pos, sizeof cut);
+		if (cut.events == 0)
+			return TT_FAIL(f, pos + offsetof(struct tt_snapshot_cut, events),
+				       "SNAPSHOT cut %" PRIu32 " lost no events", i);
+		if (cut.lost_from_tsc > cut.lost_to_tsc || cut.lost_from_tsc > si.from_tsc)
+			return TT_FAIL(f, pos + offsetof(struct tt_snapshot_cut, lost_from_tsc),
+				       "SNAPSHOT cut %" PRIu32 " lost TSC %" PRIu64 " to %" PRIu64 ": %s",
+				       i, cut.lost_from_tsc, cut.lost_to_tsc,
+				       cut.lost_from_tsc > cut.lost_to_tsc ? "backwards" :
+				       "it begins after the window's start (a cut reaches into it from before)");
+		if (tt_snapshot_tsc_bad(f, cut.lost_from_tsc) || tt_snapshot_tsc_bad(f, cut.lost_to_tsc))
+			return TT_FAIL(f, pos + offsetof(struct tt_snapshot_cut, lost_from_tsc),
+				       "SNAPSHOT cut %" PRIu32 " lost TSC %" PRIu64 " to %" PRIu64
+				       ", long outside the run: a damaged field", i, cut.lost_from_tsc,
+				       cut.lost_to_tsc);
+		s->cuts[i].cut = cut;
+		s->cuts[i].at = pos;
+	}
+	return 0;
+}
+
+/* The thread of file index `index`, or NULL. */
+static const struct tt_thread *tt_thread_of(const struct tt_file *f, uint32_t index)
+{
+	uint32_t pos;
+	return tt_map_get(&f->thread_map, index, &pos) ? &f->threads[pos] : NULL;
+}
+
+int tt_file_check_snapshot(struct tt_file *f)
+{
+	struct tt_snapshot *s = f->snapshot;
+	if (!s) {
+		if (f->header.flags & TT_FILE_SNAPSHOT)
+			return TT_FAIL(f, offsetof(struct tt_file_header, flags), "the header says the "
+				       "file is a snapshot, but it has no SNAPSHOT section");
+		return 0;
+	}
+	if (!(s->thread = tt_thread_of(f, s->info.thread_index)))
+		return TT_FAIL(f, s->at + offsetof(struct tt_snapshot_info, thread_index),
+			       "SNAPSHOT of thread index %" PRIu32 ", which has no THREAD section",
+			       s->info.thread_index);
+	for (uint32_t i = 0; i < s->info.cuts; i++) {
+		struct tt_snapshot_thread_cut *c = &s->cuts[i];
+		uint64_t at = c->at + offsetof(struct tt_snapshot_cut, thread_index);
+		if (!(c->thread = tt_thread_of(f, c->cut.thread_index)))
+			return TT_FAIL(f, at, "SNAPSHOT cut %" PRIu32 " of thread index %" PRIu32
+				       ", which has no THREAD section", i, c->cut.thread_index);
+		for (uint32_t k = 0; k < i; k++)
+			if (s->cuts[k].thread == c->thread)
+				return TT_FAIL(f, at, "SNAPSHOT cuts %" PRIu32 " and %" PRIu32 " are of "
+					       "one thread (index %" PRIu32 ")", k, i, c->cut.thread_index);
+		/* the thread counts what the ring overwrote in its window, as lost */
+		if (c->thread->dropped[TT_DROP_OVERWRITTEN] != c->cut.events)
+			return TT_FAIL(f, c->at + offsetof(struct tt_snapshot_cut, events),
+				       "SNAPSHOT cut %" PRIu32 " lost %" PRIu64 " events of thread index %"
+				       PRIu32 ", which counts %" PRIu64 " overwritten", i, c->cut.events,
+				       c->cut.thread_index, c->thread->dropped[TT_DROP_OVERWRITTEN]);
+	}
+	return 0;
+}
+
+void tt_snapshot_free(struct tt_snapshot *s)
+{
+	if (s)
+		free(s->cuts);
+	free(s);
+}
