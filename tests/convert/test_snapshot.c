@@ -5,6 +5,7 @@
  * the cut in both formats alike, spikes reports the snapshot's own spike without a
  * threshold, report works; and every field of the section damaged is refused at
  * its offset. */
+#include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -184,6 +185,363 @@ static void test_convert_spike(void **state)
 	cJSON_Delete(root);
 }
 
+/* A trigger: its instant where tt_trigger was called, with the snapshot's number
+ * and nothing of a threshold; no thread cut, no cut instant. */
+static void test_convert_trigger(void **state)
+{
+	struct tt_fixture *fx = *state;
+	struct tt_snapshot_info info = {.kind = TT_SNAPSHOT_TRIGGER, .thread_index = 1, .number = 1,
+					.from_tsc = FROM, .to_tsc = TO, .begin_tsc = 65000, .end_tsc = 65000};
+	save(fx->in, &info, "deadline \"missed\"", false);
+	cJSON *root = convert_both(fx);
+	const cJSON *mark = instant(root, "trigger: deadline \"missed\"", 102);
+	assert_int_equal(tt_json_ns(mark, "ts"), 65000 - 1000);
+	assert_int_equal(arg_number(mark, "snapshot"), 1);
+	const cJSON *args = cJSON_GetObjectItemCaseSensitive(mark, "args");
+	assert_int_equal(cJSON_GetArraySize(args), 1);
+	assert_null(tt_json_find(root, "i", "window cut: 1234 events overwritten"));
+	char *listing = tt_json_thread_listing(root, "worker");
+	assert_string_equal(listing, "X (begun before it was recorded) 0\n"
+				     "X next 0\n"
+				     "i trigger: deadline \"missed\" 1\n");
+	free(listing);
+	cJSON_Delete(root);
+}
+
+/* convert --threshold finds the snapshot's spike too: it stays one mark, the
+ * decoder's, with its arguments; other spikes get the analysis' marks. */
+static void test_convert_threshold(void **state)
+{
+	struct tt_fixture *fx = *state;
+	save(fx->in, &spike_info, "work", true);
+	struct tt_run r;
+	TT_RUN(&r, "convert", fx->in, "-o", fx->out, "-q", "--threshold", "4us");
+	free(r.out);
+	if (r.status != 0)
+		fail_msg("convert: status %d\n%s", r.status, r.err);
+	cJSON *root = tt_json_load(fx->out);
+	assert_non_null(root);
+	int marks = 0;
+	const cJSON *ev;
+	cJSON_ArrayForEach(ev, cJSON_GetObjectItemCaseSensitive(root, "traceEvents"))
+	{
+		const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev, "name"));
+		marks += name && strcmp(name, "spike: work took 500.000 us") == 0;
+	}
+	assert_int_equal(marks, 1);
+	assert_int_equal(arg_number(tt_json_find(root, "i", "spike: work took 500.000 us"), "snapshot"), 3);
+	assert_non_null(tt_json_find(root, "i", "spike: child took 5.000 us"));
+	cJSON_Delete(root);
+}
+
+/* info says what the snapshot is: kind, name, number, the spike, its split, the
+ * window and the cut, times since the trace start as info shows them. */
+static void test_info(void **state)
+{
+	struct tt_fixture *fx = *state;
+	save(fx->in, &spike_info, "work", true);
+	struct tt_run r;
+	TT_RUN(&r, "info", fx->in);
+	assert_int_equal(r.status, 0);
+	assert_has(r.out, "a snapshot: a window of the run around a spike or a trigger");
+	assert_has(r.out, "  snapshot: number 3, of a spike: \"work\" on tid 101 (producer)\n"
+			  "    spike:  began at 0.000029000 s, took 500.000 us, threshold 100.000 us "
+			  "(TT_THRESHOLD_NS)\n"
+			  "            on CPU 300.000 us, preempted 100.000 us, blocked 100.000 us\n"
+			  "    window: 0.000009000 s .. 0.000699000 s (690.000 us)\n"
+			  "    window cut: tid 102 (worker): 1234 events overwritten from 0.000007000 s "
+			  "to 0.000049000 s\n");
+	assert_has(r.err, "snapshot: the ring overwrote 1234 events of 1 threads in the window");
+	free(r.out);
+
+	struct tt_snapshot_info info = {.kind = TT_SNAPSHOT_TRIGGER, .thread_index = 1, .number = 2,
+					.from_tsc = FROM, .to_tsc = TO, .begin_tsc = 65000, .end_tsc = 65000};
+	save(fx->in, &info, "why", false);
+	TT_RUN(&r, "info", fx->in);
+	assert_int_equal(r.status, 0);
+	assert_has(r.out, "  snapshot: number 2, of a trigger: \"why\" on tid 102 (worker), tt_trigger "
+			  "called at 0.000064000 s\n    window: 0.000009000 s .. 0.000699000 s");
+	assert_null(strstr(r.out, "window cut"));
+	free(r.out);
+}
+
+/* spikes reports the snapshot's spike without a threshold given, as the
+ * snapshot's, with its threshold's source, its split and its stack; given one,
+ * the others as well and the snapshot's once. */
+static void test_spikes(void **state)
+{
+	struct tt_fixture *fx = *state;
+	save(fx->in, &spike_info, "work", true);
+	struct tt_run r;
+	TT_RUN(&r, "spikes", fx->in, "-q");
+	assert_int_equal(r.status, 0);
+	char want[1024];
+	snprintf(want, sizeof want, "spike: work took 500.000 us (threshold 100.000 us, TT_THRESHOLD_NS) "
+		 "thread producer (tid 101) at 29.000 us\n"
+		 "  on CPU 300.000 us, preempted 100.000 us, blocked 100.000 us\n"
+		 "  0) (begun before it was recorded) 510.000 us\n"
+		 "  1) work 500.000 us\n"
+		 "  the spike snapshot 3 was written for (%s)\n"
+		 "1 spikes\n", fx->in);
+	assert_string_equal(r.out, want);
+	assert_null(strstr(r.err, "no thresholds"));
+	free(r.out);
+
+	/* JSON: the keys of every spike, and the snapshot's number; a threshold from
+	 * the environment said in the runtime's words */
+	struct tt_snapshot_info global = spike_info;
+	global.threshold_from = TT_THRESHOLD_FROM_GLOBAL;
+	save(fx->in, &global, "work", true);
+	TT_RUN(&r, "spikes", fx->in, "-q", "--json");
+	assert_int_equal(r.status, 0);
+	cJSON *spike = cJSON_Parse(r.out);
+	assert_non_null(spike);
+	const struct {
+		const char *key;
+		double v;
+	} numbers[] = {
+		{"tid", 101}, {"start_ns", BEGIN - 1000}, {"dur_ns", END - BEGIN}, {"threshold_ns", 100000},
+		{"on_cpu_ns", 300000}, {"preempted_ns", 100000}, {"blocked_ns", 100000}, {"snapshot", 3},
+	};
+	for (size_t i = 0; i < N(numbers); i++)
+		if (cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(spike, numbers[i].key)) != numbers[i].v)
+			fail_msg("%s is not %g in %s", numbers[i].key, numbers[i].v, r.out);
+	assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(spike, "threshold_from")),
+			    "TICKTRACE_SPIKE_THRESHOLD");
+	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(spike, "stack")), 1);
+	cJSON_Delete(spike);
+	free(r.out);
+
+	/* a threshold given: every scope over it, the snapshot's once, as the snapshot's */
+	TT_RUN(&r, "spikes", fx->in, "-q", "--threshold", "4us");
+	assert_int_equal(r.status, 0);
+	const char *snapshot_line = strstr(r.out, "spike: work took 500.000 us (threshold 100.000 us, "
+					 "TICKTRACE_SPIKE_THRESHOLD)");
+	assert_non_null(snapshot_line);
+	assert_null(strstr(snapshot_line + 1, "spike: work took"));
+	assert_has(r.out, "spike: child took 5.000 us (threshold 4.000 us, --threshold)");
+	assert_has(r.out, "spike: next took 10.000 us (threshold 4.000 us, --threshold)");
+	assert_has(r.out, "4 spikes\n");
+	free(r.out);
+}
+
+/* A snapshot whose spike's scope began before the producer's records (the ring cut
+ * its window past the spike's beginning): the analysis cannot find it, and spikes
+ * says it as the SNAPSHOT section does. */
+static void test_spikes_unbegun(void **state)
+{
+	struct tt_fixture *fx = *state;
+	struct tt_snapshot_info early = spike_info;
+	early.begin_tsc = 15000; /* before the producer's first record (20000) */
+	save(fx->in, &early, "work", true);
+	struct tt_run r;
+	TT_RUN(&r, "spikes", fx->in, "-q");
+	assert_int_equal(r.status, 0);
+	char want[1024];
+	snprintf(want, sizeof want, "spike: work took 515.000 us (threshold 100.000 us, TT_THRESHOLD_NS) "
+		 "thread producer (tid 101) at 14.000 us\n"
+		 "  on CPU 300.000 us, preempted 100.000 us, blocked 100.000 us\n"
+		 "  the spike snapshot 3 was written for (%s)\n"
+		 "  (its scope is not whole in the snapshot: as the snapshot says it)\n"
+		 "1 spikes\n", fx->in);
+	assert_string_equal(r.out, want);
+	free(r.out);
+	TT_RUN(&r, "spikes", fx->in, "-q", "--json");
+	assert_int_equal(r.status, 0);
+	assert_string_equal(r.out, "{\"name\":\"work\",\"pid\":4242,\"tid\":101,\"thread\":\"producer\","
+				   "\"start_ns\":14000,\"dur_ns\":515000,\"threshold_ns\":100000,"
+				   "\"explained_ns\":0,\"on_cpu_ns\":300000,\"preempted_ns\":100000,"
+				   "\"blocked_ns\":100000,\"threshold_from\":\"TT_THRESHOLD_NS\","
+				   "\"snapshot\":3,\"stack\":[]}\n");
+	free(r.out);
+}
+
+/* report: the flat profile of the window, the cut's events said not counted. */
+static void test_report(void **state)
+{
+	struct tt_fixture *fx = *state;
+	save(fx->in, &spike_info, "work", true);
+	struct tt_run r;
+	TT_RUN(&r, "report", fx->in, "-q", "--json");
+	assert_int_equal(r.status, 0);
+	cJSON *root = cJSON_Parse(r.out);
+	assert_non_null(root);
+	assert_int_equal(cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(root, "dropped")), CUT_EVENTS);
+	int found = 0;
+	const cJSON *row;
+	cJSON_ArrayForEach(row, cJSON_GetObjectItemCaseSensitive(root, "rows"))
+	{
+		const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(row, "name"));
+		if (strcmp(name, "work") == 0) {
+			found++;
+			assert_int_equal(cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(row, "total_ns")),
+					 END - BEGIN);
+			assert_int_equal(cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(row, "blocked_ns")),
+					 100000);
+		}
+	}
+	assert_int_equal(found, 1);
+	cJSON_Delete(root);
+	free(r.out);
+}
+
+/* The input, which every command that reads it must refuse: exit 1, an error
+ * naming the file, `offset` and `want`, no output left behind. */
+static void expect_refused_file(struct tt_fixture *fx, uint64_t offset, const char *want)
+{
+	char at[64];
+	snprintf(at, sizeof at, "offset %" PRIu64 ": ", offset);
+	const char *const commands[][2] = {{"convert", "-o"}, {"info", NULL}, {"spikes", NULL}};
+	for (size_t i = 0; i < N(commands); i++) {
+		struct tt_run r;
+		if (commands[i][1])
+			TT_RUN(&r, commands[i][0], fx->in, commands[i][1], fx->out);
+		else
+			TT_RUN(&r, commands[i][0], fx->in);
+		if (r.status != 1 || !strstr(r.err, fx->in) || !strstr(r.err, at) || !strstr(r.err, want))
+			fail_msg("%s: status %d, expected 1, \"%s\" and \"%s\"; stderr:\n%s", commands[i][0],
+				 r.status, at, want, r.err);
+		if (r.out_len)
+			fail_msg("%s printed %zu bytes on a refused file:\n%s", commands[i][0], r.out_len, r.out);
+		free(r.out);
+	}
+	assert_int_equal(tt_dir_entries(fx->dir), 1); /* the input alone */
+}
+
+/* The same for `size` bytes of `data`. */
+static void expect_refused(struct tt_fixture *fx, const void *data, size_t size, uint64_t offset,
+			   const char *want)
+{
+	assert_int_equal(tt_tw_save(fx->in, data, size), 0);
+	expect_refused_file(fx, offset, want);
+}
+
+#define INFO(field) (snapshot_at + offsetof(struct tt_snapshot_info, field))
+/* the cut's fields, after the header and the name "work" padded to 8 */
+#define CUT(field) (snapshot_at + sizeof(struct tt_snapshot_info) + 8 + offsetof(struct tt_snapshot_cut, field))
+
+/* Each field of the section damaged, one at a time, in the good file: refused at
+ * the field's offset, by every command that reads the file. */
+static void test_malformed_fields(void **state)
+{
+	struct tt_fixture *fx = *state;
+	struct tt_tw good;
+	build(&good, &spike_info, "work", true);
+	const struct {
+		uint64_t at;
+		uint64_t value;
+		size_t bytes;
+		uint64_t offset; /* where the error is said to be (0: at) */
+		const char *want;
+	} cases[] = {
+		{INFO(kind), 7, 4, 0, "SNAPSHOT of kind 7, neither a spike (1) nor a trigger (2)"},
+		{INFO(kind), TT_SNAPSHOT_TRIGGER, 4, INFO(threshold_from), "SNAPSHOT of a trigger says its "
+		 "threshold came from 1, which a trigger has not"},
+		{INFO(number), 0, 8, 0, "SNAPSHOT number 0"},
+		{INFO(threshold_from), 9, 4, 0, "threshold came from 9, which is no source of thresholds"},
+		{INFO(threshold_from), TT_THRESHOLD_FROM_NONE, 4, 0, "SNAPSHOT of a spike says its "
+		 "threshold came from 0, which is none"},
+		{INFO(threshold_ns), 0, 8, 0, "SNAPSHOT of a spike with threshold 0 ns"},
+		{INFO(has_split), 2, 4, 0, "SNAPSHOT has_split 2, not 0 or 1"},
+		{INFO(preempted_ns), (uint64_t)-5, 8, INFO(on_cpu_ns), "SNAPSHOT split into negative times"},
+		{INFO(begin_tsc), FROM - 1, 8, 0, "SNAPSHOT begin_tsc 9999 is before its from_tsc 10000"},
+		{INFO(end_tsc), BEGIN - 1, 8, 0, "SNAPSHOT end_tsc 29999 is before its begin_tsc 30000"},
+		{INFO(to_tsc), END - 1, 8, 0, "SNAPSHOT to_tsc 529999 is before its end_tsc 530000"},
+		{INFO(to_tsc), UINT64_MAX / 2, 8, 0, "SNAPSHOT to_tsc 9223372036854775807 is long after the run"},
+		{INFO(thread_index), 9, 4, 0, "SNAPSHOT of thread index 9, which has no THREAD section"},
+		{INFO(name_len), 9, 4, snapshot_at, "SNAPSHOT section of 136 bytes, but its name (9 bytes, "
+		 "padded to 8) and 1 cuts take 144"},
+		{INFO(cuts), 2, 4, snapshot_at, "and 2 cuts take 168"},
+		{CUT(thread_index), 7, 4, 0, "SNAPSHOT cut 0 of thread index 7, which has no THREAD section"},
+		{CUT(thread_index), 0, 4, CUT(events), "SNAPSHOT cut 0 lost 1234 events of thread index 0, "
+		 "which counts 0 overwritten"},
+		{CUT(events), 0, 8, 0, "SNAPSHOT cut 0 lost no events"},
+		{CUT(events), 99, 8, 0, "SNAPSHOT cut 0 lost 99 events of thread index 1, which counts 1234 "
+		 "overwritten"},
+		{CUT(lost_from_tsc), LOST_TO + 1, 8, 0, "SNAPSHOT cut 0 lost TSC 50001 to 50000: backwards"},
+		{CUT(lost_from_tsc), FROM + 1, 8, 0, "it begins after the window's start"},
+		{CUT(lost_to_tsc), UINT64_MAX / 2, 8, CUT(lost_from_tsc), "long outside the run"},
+		/* the section's own size */
+		{snapshot_at - 8, 40, 8, snapshot_at, "SNAPSHOT section of 40 bytes, too small for its header (96)"},
+	};
+	for (size_t i = 0; i < N(cases); i++) {
+		char *copy = malloc(good.size);
+		memcpy(copy, good.data, good.size);
+		memcpy(copy + cases[i].at, &cases[i].value, cases[i].bytes);
+		expect_refused(fx, copy, good.size, cases[i].offset ? cases[i].offset : cases[i].at,
+			       cases[i].want);
+		free(copy);
+	}
+	tt_tw_free(&good);
+}
+
+/* A file whose header has `flags` besides the default's, with `snapshots` SNAPSHOT
+ * sections after PROCESS (the first before it when `early`). */
+static void save_shaped(const char *path, uint32_t flags, int snapshots, bool early)
+{
+	struct tt_file_header h;
+	tt_tw_default_header(&h);
+	h.flags |= flags;
+	struct tt_tw w;
+	assert_int_equal(tt_tw_open_file(&w, path), 0);
+	tt_tw_header(&w, &h);
+	if (early)
+		tt_tw_snapshot(&w, &spike_info, "work", NULL, 0);
+	tt_tw_process(&w, 4242, "demo");
+	for (int i = early; i < snapshots; i++)
+		tt_tw_snapshot(&w, &spike_info, "work", NULL, 0);
+	tt_tw_sites(&w, tt_demo_sites, tt_demo_nsites);
+	struct tt_thread_info t0 = {.index = 0, .tid = 101, .events = N(producer), .flags = TT_THREAD_WRAPPED};
+	tt_tw_thread_info(&w, &t0, "producer");
+	tt_tw_events(&w, 0, 0, producer, N(producer));
+	tt_tw_end(&w);
+	assert_int_equal(tt_tw_close(&w), 0);
+}
+
+/* The section where it may not be, or missing where the header says it is. */
+static void test_malformed_sections(void **state)
+{
+	struct tt_fixture *fx = *state;
+	const uint64_t first = sizeof(struct tt_file_header); /* the first section */
+	const uint64_t process = 48;                          /* PROCESS: demo's, padded */
+	const uint64_t second = first + process + sizeof(struct tt_section_header) + 16 +
+				TT_SECTION_PADDED(sizeof(struct tt_snapshot_info) + 8);
+	const struct {
+		uint32_t flags;
+		int snapshots;
+		bool early;
+		uint64_t offset;
+		const char *want;
+	} cases[] = {
+		{TT_FILE_SNAPSHOT, 2, false, second, "a second SNAPSHOT section"},
+		{TT_FILE_SNAPSHOT, 1, true, first + 16, "a SNAPSHOT section before the PROCESS section"},
+		{0, 1, false, first + process + 16, "a SNAPSHOT section in a file whose header does not say "
+		 "it is a snapshot"},
+		{TT_FILE_SNAPSHOT, 0, false, offsetof(struct tt_file_header, flags), "the header says the "
+		 "file is a snapshot, but it has no SNAPSHOT section"},
+	};
+	for (size_t i = 0; i < N(cases); i++) {
+		save_shaped(fx->in, cases[i].flags, cases[i].snapshots, cases[i].early);
+		expect_refused_file(fx, cases[i].offset, cases[i].want);
+	}
+
+	/* a live file (which a killed run leaves, and whose chunks name threads the
+	 * sections may not) is never a snapshot */
+	struct tt_file_header h;
+	tt_tw_default_header(&h);
+	h.flags |= TT_FILE_RING | TT_FILE_LIVE | TT_FILE_SNAPSHOT;
+	struct tt_tw w;
+	assert_int_equal(tt_tw_open_file(&w, fx->in), 0);
+	tt_tw_header(&w, &h);
+	tt_tw_process(&w, 4242, "demo");
+	tt_tw_snapshot(&w, &spike_info, "work", NULL, 0);
+	tt_tw_sites(&w, tt_demo_sites, tt_demo_nsites);
+	tt_tw_live_chunk(&w, 0, producer, N(producer));
+	assert_int_equal(tt_tw_close(&w), 0);
+	expect_refused_file(fx, offsetof(struct tt_file_header, flags), "a snapshot (written whole) that "
+			    "says it is a live file");
+}
+
 static int setup(void **state)
 {
 	return tt_fixture_setup(state, "snap.ttr", "snap.json");
@@ -199,6 +557,14 @@ int main(int argc, char **argv)
 	perfetto_proto = argv[2];
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_convert_spike, setup, tt_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_convert_trigger, setup, tt_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_convert_threshold, setup, tt_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_info, setup, tt_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_spikes, setup, tt_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_spikes_unbegun, setup, tt_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_report, setup, tt_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_malformed_fields, setup, tt_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_malformed_sections, setup, tt_fixture_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

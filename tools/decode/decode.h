@@ -365,8 +365,9 @@ struct tt_decoder {
 	size_t nlinks, links_cap;
 	uint64_t last_link;
 	struct tt_summary sum;
-	uint64_t overwritten;            /* mode ring: older events overwritten by newer */
-	uint64_t overwriting_threads;
+	/* mode ring: older events overwritten by newer; [1]: in a snapshot's window */
+	uint64_t overwritten[2];
+	uint64_t overwriting_threads[2];
 	uint64_t *released;              /* by file: released below this offset */
 	uint64_t released_at;            /* sum.events then */
 	char func_name[512];             /* tt_event.func_name, during its callback */

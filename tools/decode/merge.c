@@ -172,10 +172,14 @@ int tt_decode(const struct tt_trace *t, struct tt_sink *const *sinks, size_t nsi
 	}
 	if (rc == 0)
 		rc = tt_decode_merged(&d);
-	if (rc == 0 && d.overwritten)
+	if (rc == 0 && d.overwritten[0])
 		tt_decoder_warn(&d, "mode ring kept the latest events: %" PRIu64 " older ones of %" PRIu64
-				" threads were overwritten by newer ones", d.overwritten,
-				d.overwriting_threads);
+				" threads were overwritten by newer ones", d.overwritten[0],
+				d.overwriting_threads[0]);
+	if (rc == 0 && d.overwritten[1])
+		tt_decoder_warn(&d, "snapshot: the ring overwrote %" PRIu64 " events of %" PRIu64 " threads "
+				"in the window before they were copied: their windows are cut (each marked "
+				"\"window cut\" at its first event)", d.overwritten[1], d.overwriting_threads[1]);
 	if (rc == 0)
 		rc = TT_EMIT(&d, finish, &d.sum);
 	if (d.threads)

@@ -609,8 +609,9 @@ int tt_decoder_finish_thread(struct tt_decoder *d, const struct tt_thread *t)
 				st->clamped, st->first_clamped);
 	/* a ring overwriting its oldest events is what it is for: said once for the run */
 	uint64_t overwritten = t->dropped[TT_DROP_OVERWRITTEN];
-	d->overwritten += overwritten;
-	d->overwriting_threads += overwritten > 0;
+	bool snapshot = t->file->snapshot; /* what it lost is a hole in the window */
+	d->overwritten[snapshot] += overwritten;
+	d->overwriting_threads[snapshot] += overwritten > 0;
 	if (t->dropped_total > overwritten)
 		tt_decoder_warn(d, "%s: %" PRIu64 " events dropped (buffer full: %" PRIu64
 				", no memory: %" PRIu64 ", disk behind: %" PRIu64 ", recorded from inside "

@@ -64,6 +64,19 @@ struct tt_an_sink {
 	 * gave their slices, in names (NUL-terminated), for the table printed after. */
 	struct tt_map func_names;
 	struct tt_buf names;
+	/* spikes of snapshots: each file's snapshot spike, by file (NULL: not a spike's) */
+	struct tt_snap_spike *snaps;
+};
+
+/* A snapshot's spike (the one its runtime wrote it for): `spikes` reports it as the
+ * snapshot's, whatever thresholds are given; its scope is given the snapshot's
+ * threshold when it opens, so that the analysis finds it with its stack and split. */
+struct tt_snap_spike {
+	const struct tt_snapshot *snapshot;
+	const struct tt_file *file;
+	int64_t begin, end; /* ns since the trace start */
+	bool noted;         /* its scope opened and took the threshold */
+	bool reported;
 };
 
 /* A function that a FUNCS section lists is keyed by its site (one per library that
@@ -101,6 +114,49 @@ static uint64_t tt_an_key(const struct tt_event *e)
 
 static int tt_an_failed(struct tt_an_sink *a);
 
+/* The spikes the trace's snapshots were written for. */
+static int tt_an_snapshots(struct tt_an_sink *a, const struct tt_trace *t)
+{
+	for (size_t i = 0; i < t->nfiles; i++) {
+		const struct tt_file *f = &t->files[i];
+		const struct tt_snapshot *snap = f->snapshot;
+		if (!snap || snap->info.kind != TT_SNAPSHOT_SPIKE)
+			continue;
+		if (!a->snaps && !(a->snaps = calloc(t->nfiles, sizeof(*a->snaps))))
+			return tt_error("out of memory");
+		a->snaps[i] = (struct tt_snap_spike){
+			.snapshot = snap, .file = f,
+			.begin = tt_rebase(tt_clock_ns(&f->clock, snap->info.begin_tsc), t->base_ns),
+			.end = tt_rebase(tt_clock_ns(&f->clock, snap->info.end_tsc), t->base_ns),
+		};
+	}
+	return 0;
+}
+
+/* The snapshot spike `s` is, or NULL. */
+static struct tt_snap_spike *tt_an_snap_of(const struct tt_an_sink *a, const struct tt__spike *s)
+{
+	const struct tt_thread *t = s->thread->ctx;
+	struct tt_snap_spike *snap = a->snaps ? &a->snaps[t->file - a->trace->files] : NULL;
+	return snap && snap->snapshot && snap->snapshot->thread == t && snap->begin == s->start &&
+			       snap->end == s->start + s->dur ? snap : NULL;
+}
+
+/* A scope opens where a snapshot's spike began, on its thread, with its name (a
+ * function's: any): it takes the snapshot's threshold, the first such. */
+static int tt_an_snap_open(struct tt_an_sink *a, const struct tt_event *e)
+{
+	struct tt_snap_spike *snap = &a->snaps[e->thread->file - a->trace->files];
+	const struct tt_snapshot *ss = snap->snapshot;
+	if (!ss || snap->noted || ss->thread != e->thread || snap->begin != e->ts ||
+	    (e->site && !e->site->is_func &&
+	     (e->site->name.len != ss->name.len || memcmp(e->site->name.ptr, ss->name.ptr, ss->name.len))))
+		return 0;
+	snap->noted = true;
+	return tt__scope_note(&a->threads[e->thread->id], TT_REC_THRESHOLD,
+			      (uint64_t)ss->info.threshold_ns, NULL, 0) < 0 ? tt_an_failed(a) : 0;
+}
+
 static int tt_an_start(struct tt_sink *s, const struct tt_trace *t)
 {
 	struct tt_an_sink *a = (struct tt_an_sink *)s;
@@ -127,6 +183,8 @@ static int tt_an_start(struct tt_sink *s, const struct tt_trace *t)
 				return tt_an_failed(a);
 		}
 	}
+	if (a->an.find_spikes && tt_an_snapshots(a, t) < 0)
+		return -1;
 	return TT_FORWARD(a, start, t);
 }
 
@@ -154,6 +212,8 @@ static int tt_an_slice_begin(struct tt_sink *s, const struct tt_event *e)
 		return -1;
 	if (tt__scope_open(&a->threads[e->thread->id], tt_an_key(e), e->ts) < 0)
 		return tt_an_failed(a);
+	if (a->snaps && !a->inner && tt_an_snap_open(a, e) < 0)
+		return -1;
 	return TT_FORWARD(a, slice_begin, e);
 }
 
@@ -239,6 +299,7 @@ static void tt_an_destroy(struct tt_sink *s)
 	free(a->list);
 	tt_map_free(&a->func_names);
 	tt_buf_free(&a->names);
+	free(a->snaps);
 	free(a);
 }
 
@@ -436,12 +497,84 @@ static cJSON *tt_spike_json(struct tt_an_sink *a, const struct tt__spike *s)
 	return root;
 }
 
+/* The line that says which snapshot a spike is the spike of. */
+static void tt_snap_said(struct tt_an_sink *a, const struct tt_snap_spike *snap)
+{
+	fprintf(a->out, "  the spike snapshot %" PRIu64 " was written for (", snap->snapshot->info.number);
+	tt_put_escaped(a->out, snap->file->path, strlen(snap->file->path));
+	fputs(")\n", a->out);
+}
+
 static int tt_spike_print(void *ctx, const struct tt__spike *s)
 {
 	struct tt_an_sink *a = ctx;
-	if (a->format == TT_REPORT_JSON)
-		return tt_print_json(a->out, tt_spike_json(a, s));
-	tt__spike_print(a->out, s);
+	struct tt_snap_spike *snap = tt_an_snap_of(a, s);
+	if (!snap) {
+		if (a->format == TT_REPORT_JSON)
+			return tt_print_json(a->out, tt_spike_json(a, s));
+		tt__spike_print(a->out, s);
+		return 0;
+	}
+	/* the snapshot's: its threshold as the runtime had it, said in its words */
+	snap->reported = true;
+	struct tt__spike own = *s;
+	own.threshold = snap->snapshot->info.threshold_ns;
+	own.source = TT__FROM_GLOBAL;
+	const char *global_from = a->an.global_from;
+	a->an.global_from = tt_snapshot_threshold_from(snap->snapshot);
+	int rc = 0;
+	if (a->format == TT_REPORT_JSON) {
+		cJSON *json = tt_spike_json(a, &own);
+		cJSON_AddNumberToObject(json, "snapshot", (double)snap->snapshot->info.number);
+		rc = tt_print_json(a->out, json);
+	} else {
+		tt__spike_print(a->out, &own);
+		tt_snap_said(a, snap);
+	}
+	a->an.global_from = global_from;
+	return rc;
+}
+
+/* A snapshot's spike the analysis did not find (its scope began before the window
+ * the snapshot kept, the ring cut it): as its SNAPSHOT section says it. */
+static int tt_snap_print(struct tt_an_sink *a, struct tt_snap_spike *snap)
+{
+	const struct tt_snapshot *ss = snap->snapshot;
+	const struct tt_snapshot_info *si = &ss->info;
+	const struct tt_thread *t = ss->thread;
+	int64_t dur = snap->end - snap->begin;
+	a->an.spikes_found++;
+	if (a->format == TT_REPORT_JSON) {
+		cJSON *root = cJSON_CreateObject();
+		tt_json_add_text(root, "name", ss->name.ptr, ss->name.len);
+		tt_json_thread_fields(root, &a->threads[t->id]);
+		const struct {
+			const char *key;
+			int64_t v;
+		} fields[] = {
+			{"start_ns", snap->begin}, {"dur_ns", dur}, {"threshold_ns", si->threshold_ns},
+			{"explained_ns", 0}, {"on_cpu_ns", si->on_cpu_ns}, {"preempted_ns", si->preempted_ns},
+			{"blocked_ns", si->blocked_ns},
+		};
+		for (size_t i = 0; i < (si->has_split ? 7 : 4); i++)
+			cJSON_AddNumberToObject(root, fields[i].key, (double)fields[i].v);
+		cJSON_AddStringToObject(root, "threshold_from", tt_snapshot_threshold_from(ss));
+		cJSON_AddNumberToObject(root, "snapshot", (double)si->number);
+		cJSON_AddArrayToObject(root, "stack");
+		return tt_print_json(a->out, root);
+	}
+	char d[32], th[32], at[32];
+	fputs("spike: ", a->out);
+	tt_put_escaped(a->out, ss->name.ptr, ss->name.len);
+	fprintf(a->out, " took %s (threshold %s, %s) thread ", tt__fmt_ns(d, dur),
+		tt__fmt_ns(th, si->threshold_ns), tt_snapshot_threshold_from(ss));
+	tt_put_escaped(a->out, t->name.ptr, t->name.len);
+	fprintf(a->out, " (tid %" PRIu32 ") at %s\n", t->tid, tt__fmt_ns(at, snap->begin));
+	if (si->has_split)
+		fprintf(a->out, "  on CPU %s, preempted %s, blocked %s\n", tt__fmt_ns(d, si->on_cpu_ns),
+			tt__fmt_ns(th, si->preempted_ns), tt__fmt_ns(at, si->blocked_ns));
+	tt_snap_said(a, snap);
+	fputs("  (its scope is not whole in the snapshot: as the snapshot says it)\n", a->out);
 	return 0;
 }
 
@@ -455,7 +588,14 @@ static int tt_spikes_done(struct tt_an_sink *a, struct tt_report_opts *o)
 		tt__table_free(&t);
 		return 0;
 	}
-	if (!tt_thresholds_given(&o->thresholds) && !a->threshold_notes)
+	bool snapshots = false;
+	for (size_t i = 0; a->snaps && i < a->trace->nfiles; i++) {
+		struct tt_snap_spike *snap = &a->snaps[i];
+		snapshots |= snap->snapshot != NULL;
+		if (snap->snapshot && !snap->reported && tt_snap_print(a, snap) < 0)
+			return -1;
+	}
+	if (!tt_thresholds_given(&o->thresholds) && !a->threshold_notes && !snapshots)
 		tt_warn("no thresholds: none in the trace (TT_THRESHOLD_NS), and no --threshold or "
 			"--thresholds");
 	if (a->format != TT_REPORT_JSON)
@@ -533,6 +673,8 @@ int tt_profile_table(struct tt_session *r, const struct tt_filter *filter, bool 
 static int tt_spike_mark(void *ctx, const struct tt__spike *s)
 {
 	struct tt_an_sink *a = ctx;
+	if (tt_an_snap_of(a, s)) /* marked by the decoder, with its arguments */
+		return 0;
 	char name[512], text[600], dur[32];
 	a->an.name(a, s->thread, s->key, name, sizeof(name));
 	snprintf(text, sizeof(text), "spike: %s took %s", name, tt__fmt_ns(dur, s->dur));
