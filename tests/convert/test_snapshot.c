@@ -66,10 +66,23 @@ static const struct tt_snapshot_cut worker_cut = {
 /* Where the builder put the SNAPSHOT section's payload, for the tests that damage it. */
 static uint64_t snapshot_at;
 
-/* A snapshot as the runtime writes one, in memory: `info` and its name, the worker's
- * cut when `cut` (its THREAD section then counts the events overwritten). */
-static void build(struct tt_tw *w, const struct tt_snapshot_info *info, const char *name, bool cut)
+/* What the worker recorded in the window, and lost to a full buffer. */
+struct worker {
+	const struct tt_record *records;
+	size_t n;
+	uint64_t dropped_full;
+};
+
+/* A snapshot as the runtime writes one, in memory: `info` and its name, the `ncuts`
+ * cuts (worker_cut's, the worker's THREAD section then counting the events
+ * overwritten), the worker's records (NULL: `worker`). */
+static void build_with(struct tt_tw *w, const struct tt_snapshot_info *info, const char *name,
+		       size_t ncuts, const struct worker *work)
 {
+	const struct tt_snapshot_cut cuts[] = {worker_cut, worker_cut};
+	const struct worker usual = {worker, N(worker), 0};
+	if (!work)
+		work = &usual;
 	struct tt_file_header h;
 	tt_tw_default_header(&h);
 	h.flags |= TT_FILE_RING | TT_FILE_SNAPSHOT;
@@ -77,20 +90,26 @@ static void build(struct tt_tw *w, const struct tt_snapshot_info *info, const ch
 	tt_tw_header(w, &h);
 	tt_tw_process(w, 4242, "demo");
 	snapshot_at = (uint64_t)ftell(w->fp) + sizeof(struct tt_section_header);
-	tt_tw_snapshot(w, info, name, &worker_cut, cut ? 1 : 0);
+	tt_tw_snapshot(w, info, name, cuts, ncuts);
 	tt_tw_sites(w, tt_demo_sites, tt_demo_nsites);
 	struct tt_thread_info t0 = {.index = 0, .tid = 101, .events = N(producer),
 				    .flags = TT_THREAD_WRAPPED | TT_THREAD_SCHED};
 	tt_tw_thread_info(w, &t0, "producer");
 	tt_tw_events(w, 0, 0, producer, N(producer));
 	tt_tw_sched(w, 0, 0, MONO(FROM), states, N(states));
-	struct tt_thread_info t1 = {.index = 1, .tid = 102, .events = N(worker),
+	struct tt_thread_info t1 = {.index = 1, .tid = 102, .events = work->n,
 				    .flags = TT_THREAD_WRAPPED};
-	t1.dropped[TT_DROP_OVERWRITTEN] = cut ? CUT_EVENTS : 0;
+	t1.dropped[TT_DROP_OVERWRITTEN] = ncuts ? CUT_EVENTS : 0;
+	t1.dropped[TT_DROP_FULL] = work->dropped_full;
 	tt_tw_thread_info(w, &t1, "worker");
-	tt_tw_events(w, 1, 0, worker, N(worker));
+	tt_tw_events(w, 1, 0, work->records, work->n);
 	tt_tw_end(w);
 	assert_int_equal(tt_tw_close(w), 0);
+}
+
+static void build(struct tt_tw *w, const struct tt_snapshot_info *info, const char *name, bool cut)
+{
+	build_with(w, info, name, cut ? 1 : 0, NULL);
 }
 
 static void save(const char *path, const struct tt_snapshot_info *info, const char *name, bool cut)
@@ -186,16 +205,17 @@ static void test_convert_spike(void **state)
 }
 
 /* A trigger: its instant where tt_trigger was called, with the snapshot's number
- * and nothing of a threshold; no thread cut, no cut instant. */
+ * and nothing of a threshold; no thread cut, no cut instant. Here after the thread's
+ * last record: given when its records end, after the scopes they left open. */
 static void test_convert_trigger(void **state)
 {
 	struct tt_fixture *fx = *state;
 	struct tt_snapshot_info info = {.kind = TT_SNAPSHOT_TRIGGER, .thread_index = 1, .number = 1,
-					.from_tsc = FROM, .to_tsc = TO, .begin_tsc = 65000, .end_tsc = 65000};
+					.from_tsc = FROM, .to_tsc = TO, .begin_tsc = 650000, .end_tsc = 650000};
 	save(fx->in, &info, "deadline \"missed\"", false);
 	cJSON *root = convert_both(fx);
 	const cJSON *mark = instant(root, "trigger: deadline \"missed\"", 102);
-	assert_int_equal(tt_json_ns(mark, "ts"), 65000 - 1000);
+	assert_int_equal(tt_json_ns(mark, "ts"), 650000 - 1000);
 	assert_int_equal(arg_number(mark, "snapshot"), 1);
 	const cJSON *args = cJSON_GetObjectItemCaseSensitive(mark, "args");
 	assert_int_equal(cJSON_GetArraySize(args), 1);
@@ -203,8 +223,31 @@ static void test_convert_trigger(void **state)
 	char *listing = tt_json_thread_listing(root, "worker");
 	assert_string_equal(listing, "X (begun before it was recorded) 0\n"
 				     "X next 0\n"
-				     "i trigger: deadline \"missed\" 1\n");
+				     "i trigger: deadline \"missed\" 0\n");
 	free(listing);
+	cJSON_Delete(root);
+}
+
+/* A mark inside a run of lost events the thread's records end later than the mark:
+ * given at the run's end, never before what the thread gave the sinks (Perfetto
+ * would take the step back for a time far in the future). */
+static void test_convert_mark_in_gap(void **state)
+{
+	struct tt_fixture *fx = *state;
+	static const struct tt_record lossy[] = {
+		R(TT_REC_END, 0, LOST_TO),
+		R(TT_REC_DROPPED, 3, 55000), R(TT_REC_VALUE, TT_GAP_DEPTHS(0, 0), 65000),
+		R(TT_REC_BEGIN, S_NEXT, 66000), R(TT_REC_END, 0, 70000),
+	};
+	const struct worker work = {lossy, N(lossy), 3};
+	struct tt_snapshot_info info = {.kind = TT_SNAPSHOT_TRIGGER, .thread_index = 1, .number = 1,
+					.from_tsc = FROM, .to_tsc = TO, .begin_tsc = 60000, .end_tsc = 60000};
+	struct tt_tw w;
+	build_with(&w, &info, "late", 0, &work);
+	assert_int_equal(tt_tw_save(fx->in, w.data, w.size), 0);
+	tt_tw_free(&w);
+	cJSON *root = convert_both(fx);
+	assert_int_equal(tt_json_ns(instant(root, "trigger: late", 102), "ts"), 65000 - 1000);
 	cJSON_Delete(root);
 }
 
@@ -458,7 +501,8 @@ static void test_malformed_fields(void **state)
 		{CUT(events), 0, 8, 0, "SNAPSHOT cut 0 lost no events"},
 		{CUT(events), 99, 8, 0, "SNAPSHOT cut 0 lost 99 events of thread index 1, which counts 1234 "
 		 "overwritten"},
-		{CUT(lost_from_tsc), LOST_TO + 1, 8, 0, "SNAPSHOT cut 0 lost TSC 50001 to 50000: backwards"},
+		{CUT(lost_to_tsc), LOST_FROM - 1, 8, CUT(lost_from_tsc), "SNAPSHOT cut 0 lost TSC 8000 to "
+		 "7999: backwards"},
 		{CUT(lost_from_tsc), FROM + 1, 8, 0, "it begins after the window's start"},
 		{CUT(lost_to_tsc), UINT64_MAX / 2, 8, CUT(lost_from_tsc), "long outside the run"},
 		/* the section's own size */
@@ -473,6 +517,20 @@ static void test_malformed_fields(void **state)
 		free(copy);
 	}
 	tt_tw_free(&good);
+
+	/* a trigger that lasts */
+	struct tt_snapshot_info trigger = {.kind = TT_SNAPSHOT_TRIGGER, .thread_index = 1, .number = 1,
+					   .from_tsc = FROM, .to_tsc = TO, .begin_tsc = 60000, .end_tsc = 60001};
+	save(fx->in, &trigger, "why", false);
+	expect_refused_file(fx, INFO(end_tsc), "SNAPSHOT of a trigger ends at TSC 60001, not where it "
+			    "begins (60000)");
+	/* one thread cut twice */
+	struct tt_tw twice;
+	build_with(&twice, &spike_info, "work", 2, NULL);
+	assert_int_equal(tt_tw_save(fx->in, twice.data, twice.size), 0);
+	tt_tw_free(&twice);
+	expect_refused_file(fx, CUT(thread_index) + sizeof(struct tt_snapshot_cut), "SNAPSHOT cuts 0 "
+			    "and 1 are of one thread (index 1)");
 }
 
 /* A file whose header has `flags` besides the default's, with `snapshots` SNAPSHOT
@@ -558,6 +616,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_convert_spike, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_convert_trigger, setup, tt_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_convert_mark_in_gap, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_convert_threshold, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_info, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_spikes, setup, tt_fixture_teardown),
