@@ -11,9 +11,7 @@
 int tt__snapshot_thread(struct tt__thread_snapshot *snap, struct tt__slot *slot)
 {
 	size_t cap = 16;
-	snap->slot = slot;
-	snap->chunks = 0;
-	snap->records = 0;
+	*snap = (struct tt__thread_snapshot){.slot = slot};
 	snap->extents = malloc(cap * sizeof *snap->extents);
 	if (!snap->extents)
 		return -ENOMEM;
