@@ -39,7 +39,41 @@ void tt__out_end(struct tt__out *out, const struct tt_end_info *end)
 	tt__out_pad(out, sizeof *end);
 }
 
-static int tt__write_to(struct tt__out *out)
+/* A snapshot's SNAPSHOT section: its window, and each thread's records that the ring
+ * overwrote before the snapshot was taken, from the window's start on. */
+static int tt__out_snapshot(struct tt__out *out, const struct tt__window *w,
+			    const struct tt__thread_snapshot *snaps, size_t threads)
+{
+	struct tt_snapshot_cut *cuts = calloc(threads ? threads : 1, sizeof *cuts);
+	if (!cuts)
+		return -ENOMEM;
+	struct tt_snapshot_info info = w->info;
+	info.cuts = 0;
+	for (size_t i = 0; i < threads; i++) {
+		struct tt_snapshot_cut *cut = &cuts[info.cuts];
+		*cut = (struct tt_snapshot_cut){
+			.thread_index = snaps[i].slot->index,
+			.events = snaps[i].dropped[TT_DROP_OVERWRITTEN],
+			.lost_from_tsc = snaps[i].lost_from_tsc, .lost_to_tsc = snaps[i].lost_to_tsc,
+		};
+		info.cuts += cut->events != 0;
+	}
+	info.name_len = (uint32_t)strlen(w->name);
+	uint64_t name_padded = (info.name_len + 7u) & ~7u;
+	uint64_t size = sizeof info + name_padded + info.cuts * sizeof *cuts;
+	static const char zeros[8];
+	tt__out_section(out, TT_SEC_SNAPSHOT, size);
+	tt__out(out, &info, sizeof info);
+	tt__out(out, w->name, info.name_len);
+	tt__out(out, zeros, name_padded - info.name_len);
+	tt__out(out, cuts, info.cuts * sizeof *cuts);
+	tt__out_pad(out, size);
+	free(cuts);
+	return 0;
+}
+
+/* The whole file, or a snapshot's window of it. */
+static int tt__write_to(struct tt__out *out, const struct tt__window *window)
 {
 	struct tt__thread_snapshot *snaps = NULL;
 	struct tt__site_set names = {0};
@@ -47,6 +81,14 @@ static int tt__write_to(struct tt__out *out)
 	size_t threads = 0, cap = 0;
 	int err = 0;
 	names.retired_seen = tt__retired_count();
+	/* The chunks stay where they are while they are read: for a window, only while
+	 * its records are copied (a ring meanwhile grows rather than recycle), so that a
+	 * snapshot's writing holds them no longer than a copy takes. */
+	bool held = true;
+	tt__hold_chunks(1);
+	/* A window's cuts count every chunk recycled before the hold. */
+	if (window && tt__mode->recycle_oldest)
+		tt__clean_queued();
 	/* Threads whose switches tt-sched has not asked for yet are asked for now, before
 	 * their THREAD sections say whether they have states (a short run's, or where the
 	 * kernel refuses: then its line is said). */
@@ -62,15 +104,38 @@ static int tt__write_to(struct tt__out *out)
 			}
 			snaps = grown;
 		}
-		err = tt__snapshot_thread(&snaps[threads++], slot);
-		if (!err)
-			err = tt__collect_names(&names, &snaps[threads - 1]);
+		struct tt__thread_snapshot *snap = &snaps[threads++];
+		err = tt__snapshot_thread(snap, slot);
+		if (!err && window) {
+			tt__narrow_thread(snap, window->info.from_tsc, window->info.to_tsc);
+			err = tt__copy_thread(snap);
+		}
 		if (err)
 			goto out;
+		/* (a thread gone before the window, which recorded nothing in it, is not in it) */
+		if (window && !snap->records &&
+		    (__atomic_load_n(&slot->flags, __ATOMIC_ACQUIRE) & TT__SLOT_EXITED)) {
+			free(snaps[--threads].extents);
+			continue;
+		}
+		err = tt__collect_names(&names, snap);
+		if (err)
+			goto out;
+		/* The ring overwrote the start of its window: how much, from its history. */
+		if (window && snap->begins_inside)
+			snap->dropped[TT_DROP_OVERWRITTEN] =
+				tt__overwritten_in(slot, window->info.from_tsc, window->info.to_tsc,
+						   &snap->lost_from_tsc, &snap->lost_to_tsc);
+	}
+	if (window) {
+		tt__hold_chunks(0);
+		held = false;
 	}
 
-	tt__out_file_header(out, tt__mode->file_flags);
+	tt__out_file_header(out, tt__mode->file_flags | (window ? TT_FILE_SNAPSHOT : 0));
 	tt__out_process(out);
+	if (window && (err = tt__out_snapshot(out, window, snaps, threads)))
+		goto out;
 	err = tt__out_modules(out);
 	if (err)
 		goto out;
@@ -84,31 +149,37 @@ static int tt__write_to(struct tt__out *out)
 	struct tt_end_info end = {.threads = threads, .sites = names.count - names.funcs};
 	for (size_t i = 0; i < threads; i++) {
 		tt__out_thread(out, &snaps[i], &end.dropped);
+		if (window)
+			tt__out_sched_window(out, snaps[i].slot, window->from_ns, window->to_ns);
 		end.records += snaps[i].records;
 	}
 	tt__out_end(out, &end);
 	tt__out_flush(out);
 	err = out->err;
 out:
-	for (size_t i = 0; i < threads; i++)
+	if (held)
+		tt__hold_chunks(0);
+	for (size_t i = 0; i < threads; i++) {
 		free(snaps[i].extents);
+		free(snaps[i].copy);
+	}
 	free(snaps);
 	free(names.slots);
 	free(loaded.range);
 	return err;
 }
 
-/* Writes the file with the exiting threads' chunks held in place. */
-static int tt__write_held(struct tt__out *out, void *unused)
+static int tt__write_file_of(struct tt__out *out, void *window)
 {
-	(void)unused;
-	tt__hold_chunks(1);
-	int err = tt__write_to(out);
-	tt__hold_chunks(0);
-	return err;
+	return tt__write_to(out, window);
 }
 
 int tt__write_file(const char *path)
 {
-	return tt__write_file_with(path, tt__write_held, NULL);
+	return tt__write_file_with(path, tt__write_file_of, NULL);
+}
+
+int tt__write_window(const char *path, const struct tt__window *window)
+{
+	return tt__write_file_with(path, tt__write_file_of, (void *)window);
 }
