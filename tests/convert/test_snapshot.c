@@ -65,6 +65,9 @@ static const struct tt_snapshot_cut worker_cut = {
 
 /* Where the builder put the SNAPSHOT section's payload, for the tests that damage it. */
 static uint64_t snapshot_at;
+/* where a field of it is, with a name of at most 8 bytes */
+#define INFO(field) (snapshot_at + offsetof(struct tt_snapshot_info, field))
+#define CUT(field) (snapshot_at + sizeof(struct tt_snapshot_info) + 8 + offsetof(struct tt_snapshot_cut, field))
 
 /* What the worker recorded in the window, and lost to a full buffer. */
 struct worker {
@@ -248,6 +251,47 @@ static void test_convert_mark_in_gap(void **state)
 	tt_tw_free(&w);
 	cJSON *root = convert_both(fx);
 	assert_int_equal(tt_json_ns(instant(root, "trigger: late", 102), "ts"), 65000 - 1000);
+	cJSON_Delete(root);
+}
+
+/* What the runtime may write at the edges: a window from TSC 0 (BEFORE longer than
+ * the machine's uptime) to long after the run (it exited first), a cut whose start
+ * the ring forgot (lost_from_tsc 0: at least that many), a trigger called by a
+ * thread that never recorded (said in a warning: no thread to mark it on). */
+static void test_edges(void **state)
+{
+	struct tt_fixture *fx = *state;
+	struct tt_snapshot_info info = {.kind = TT_SNAPSHOT_TRIGGER, .thread_index = TT_SNAPSHOT_NO_THREAD,
+					.number = 4, .from_tsc = 0, .to_tsc = UINT64_MAX, .begin_tsc = 65000,
+					.end_tsc = 65000};
+	struct tt_tw w;
+	build_with(&w, &info, "off", 1, NULL);
+	memset(w.data + CUT(lost_from_tsc), 0, 8); /* (worker_cut's, forgotten) */
+	assert_int_equal(tt_tw_save(fx->in, w.data, w.size), 0);
+	tt_tw_free(&w);
+
+	struct tt_run r;
+	TT_RUN(&r, "info", fx->in);
+	assert_int_equal(r.status, 0);
+	assert_has(r.out, "  snapshot: number 4, of a trigger: \"off\" on a thread that never recorded, "
+			  "tt_trigger called at 0.000064000 s\n    window: -0.000001000 s .. ");
+	assert_has(r.out, "    window cut: tid 102 (worker): at least 1234 events overwritten from before "
+			  "the ring remembers to 0.000049000 s\n");
+	free(r.out);
+
+	cJSON *root = convert_both(fx);
+	const cJSON *cut = instant(root, "window cut: at least 1234 events overwritten", 102);
+	assert_int_equal(tt_json_ns(cut, "ts"), LOST_TO - 1000); /* the worker's first record */
+	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(cut, "args")), 1);
+	assert_null(tt_json_find(root, "i", "trigger: off"));
+	const cJSON *warnings = cJSON_GetObjectItemCaseSensitive(
+		cJSON_GetObjectItemCaseSensitive(root, "otherData"), "warnings");
+	bool said = false;
+	const cJSON *wn;
+	cJSON_ArrayForEach(wn, warnings)
+		said |= strstr(cJSON_GetStringValue(wn), "snapshot 4: tt_trigger(\"off\") was called at 64000 "
+				"ns by a thread that never recorded") != NULL;
+	assert_true(said);
 	cJSON_Delete(root);
 }
 
@@ -459,9 +503,6 @@ static void expect_refused(struct tt_fixture *fx, const void *data, size_t size,
 	expect_refused_file(fx, offset, want);
 }
 
-#define INFO(field) (snapshot_at + offsetof(struct tt_snapshot_info, field))
-/* the cut's fields, after the header and the name "work" padded to 8 */
-#define CUT(field) (snapshot_at + sizeof(struct tt_snapshot_info) + 8 + offsetof(struct tt_snapshot_cut, field))
 
 /* Each field of the section damaged, one at a time, in the good file: refused at
  * the field's offset, by every command that reads the file. */
@@ -490,7 +531,9 @@ static void test_malformed_fields(void **state)
 		{INFO(begin_tsc), FROM - 1, 8, 0, "SNAPSHOT begin_tsc 9999 is before its from_tsc 10000"},
 		{INFO(end_tsc), BEGIN - 1, 8, 0, "SNAPSHOT end_tsc 29999 is before its begin_tsc 30000"},
 		{INFO(to_tsc), END - 1, 8, 0, "SNAPSHOT to_tsc 529999 is before its end_tsc 530000"},
-		{INFO(to_tsc), UINT64_MAX / 2, 8, 0, "SNAPSHOT to_tsc 9223372036854775807 is long after the run"},
+		{INFO(end_tsc), UINT64_MAX / 2, 8, 0, "SNAPSHOT end_tsc 9223372036854775807 is long after the run"},
+		{INFO(thread_index), TT_SNAPSHOT_NO_THREAD, 4, 0, "SNAPSHOT of thread index 4294967295, "
+		 "which has no THREAD section"},
 		{INFO(thread_index), 9, 4, 0, "SNAPSHOT of thread index 9, which has no THREAD section"},
 		{INFO(name_len), 9, 4, snapshot_at, "SNAPSHOT section of 136 bytes, but its name (9 bytes, "
 		 "padded to 8) and 1 cuts take 144"},
@@ -503,7 +546,6 @@ static void test_malformed_fields(void **state)
 		 "overwritten"},
 		{CUT(lost_to_tsc), LOST_FROM - 1, 8, CUT(lost_from_tsc), "SNAPSHOT cut 0 lost TSC 8000 to "
 		 "7999: backwards"},
-		{CUT(lost_from_tsc), FROM + 1, 8, 0, "it begins after the window's start"},
 		{CUT(lost_to_tsc), UINT64_MAX / 2, 8, CUT(lost_from_tsc), "long outside the run"},
 		/* the section's own size */
 		{snapshot_at - 8, 40, 8, snapshot_at, "SNAPSHOT section of 40 bytes, too small for its header (96)"},
@@ -618,6 +660,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_convert_trigger, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_convert_mark_in_gap, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_convert_threshold, setup, tt_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_edges, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_info, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_spikes, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_spikes_unbegun, setup, tt_fixture_teardown),

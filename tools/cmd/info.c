@@ -97,7 +97,10 @@ static void tt_print_snapshot(FILE *out, const struct tt_file *f, const struct t
 	fprintf(out, "  snapshot: number %" PRIu64 ", of a %s: \"", si->number, tt_snapshot_kind_name(s));
 	tt_print_str(out, s->name, 0);
 	fputs("\" on ", out);
-	tt_print_thread(out, s->thread);
+	if (s->thread)
+		tt_print_thread(out, s->thread);
+	else
+		fputs("a thread that never recorded", out);
 	int64_t dur = tt_clock_ns(&f->clock, si->end_tsc) - tt_clock_ns(&f->clock, si->begin_tsc);
 	if (si->kind == TT_SNAPSHOT_TRIGGER) {
 		fputs(", tt_trigger called at ", out);
@@ -122,8 +125,12 @@ static void tt_print_snapshot(FILE *out, const struct tt_file *f, const struct t
 		const struct tt_snapshot_thread_cut *cut = &s->cuts[i];
 		fputs("    window cut: ", out);
 		tt_print_thread(out, cut->thread);
-		fprintf(out, ": %" PRIu64 " events overwritten from ", cut->cut.events);
-		tt_print_tsc(out, f, in, cut->cut.lost_from_tsc);
+		fprintf(out, ": %s%" PRIu64 " events overwritten from ", cut->cut.lost_from_tsc ? "" :
+			"at least ", cut->cut.events);
+		if (cut->cut.lost_from_tsc)
+			tt_print_tsc(out, f, in, cut->cut.lost_from_tsc);
+		else
+			fputs("before the ring remembers", out);
 		fputs(" to ", out);
 		tt_print_tsc(out, f, in, cut->cut.lost_to_tsc);
 		fputc('\n', out);

@@ -60,6 +60,8 @@ static int tt_mark_snapshot(struct tt_decoder *d, const struct tt_file *f)
 {
 	const struct tt_snapshot *s = f->snapshot;
 	const struct tt_snapshot_info *si = &s->info;
+	if (!s->thread) /* (a trigger of a thread that never recorded: said in a warning) */
+		return 0;
 	struct tt_mark *m = tt_mark_new(d, s->thread, si->end_tsc, s->at);
 	if (!m)
 		return -1;
@@ -82,17 +84,22 @@ static int tt_mark_snapshot(struct tt_decoder *d, const struct tt_file *f)
 	return tt_mark_name(m, "spike: %.*s%s took %s", len, s->name.ptr, cut, tt__fmt_ns(took, dur));
 }
 
-/* A thread whose window the ring cut: at its first record, what it lost before. */
+/* A thread whose window the ring cut: at its first record (or where its losses end,
+ * when it has none), what it lost before: how many, and over how long when the ring
+ * remembers where its losses began. */
 static int tt_mark_cut(struct tt_decoder *d, const struct tt_snapshot_thread_cut *c)
 {
-	const struct tt_clock *clock = &c->thread->file->clock;
-	struct tt_mark *m = tt_mark_new(d, c->thread, c->cut.lost_to_tsc, c->at);
+	const struct tt_thread *t = c->thread;
+	const struct tt_clock *clock = &t->file->clock;
+	struct tt_mark *m = tt_mark_new(d, t, t->has_first ? t->first_tsc : c->cut.lost_to_tsc, c->at);
 	if (!m)
 		return -1;
 	tt_mark_number(m, "events", (int64_t)c->cut.events);
-	tt_mark_number(m, "lost_ns", tt_clock_ns(clock, c->cut.lost_to_tsc) -
-					     tt_clock_ns(clock, c->cut.lost_from_tsc));
-	return tt_mark_name(m, "window cut: %" PRIu64 " events overwritten", c->cut.events);
+	if (c->cut.lost_from_tsc)
+		tt_mark_number(m, "lost_ns", tt_clock_ns(clock, c->cut.lost_to_tsc) -
+						     tt_clock_ns(clock, c->cut.lost_from_tsc));
+	return tt_mark_name(m, "window cut: %s%" PRIu64 " events overwritten",
+			    c->cut.lost_from_tsc ? "" : "at least ", c->cut.events);
 }
 
 int tt_decoder_add_marks(struct tt_decoder *d)

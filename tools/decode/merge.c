@@ -145,6 +145,13 @@ int tt_decode(const struct tt_trace *t, struct tt_sink *const *sinks, size_t nsi
 					f->path, (int)was->path.len, was->path.ptr, (int)now->path.len,
 					now->path.ptr, was->start > now->start ? was->start : now->start,
 					was->end < now->end ? was->end : now->end);
+		const struct tt_snapshot *snap = f->snapshot;
+		if (snap && !snap->thread)
+			tt_decoder_warn(&d, "%s: snapshot %" PRIu64 ": tt_trigger(\"%.*s\") was called at %"
+					PRId64 " ns by a thread that never recorded: no thread of the trace "
+					"to mark it on", f->path, snap->info.number, (int)snap->name.len,
+					snap->name.ptr, tt_rebase(tt_clock_ns(&f->clock, snap->info.begin_tsc),
+								   t->base_ns));
 		if (f->header.flags & TT_FILE_CRASHED)
 			tt_decoder_warn(&d, "%s: the run crashed: the program died of signal %" PRIu32
 					" (%s), and its crash handler wrote this file", f->path,

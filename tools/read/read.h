@@ -175,11 +175,14 @@ struct tt_snapshot_thread_cut {
 /* A snapshot's window of the run (TT_SEC_SNAPSHOT, TICKTRACE_SNAPSHOTS): why it was
  * written (a spike, or a tt_trigger call), when, and which threads' windows the
  * ring cut. Validated: kind, threshold and its source agree, from <= begin <= end <=
- * to, every thread named exists and counts its cut's events as overwritten. */
+ * to, the spike or trigger within the run, every thread named exists and counts its
+ * cut's events as overwritten. */
 struct tt_snapshot {
 	struct tt_snapshot_info info;
 	struct tt_str name;             /* the spike's scope, or the trigger's why */
-	const struct tt_thread *thread; /* of the spike, or that called tt_trigger */
+	/* of the spike, or that called tt_trigger (NULL: a thread that never recorded,
+	 * TT_SNAPSHOT_NO_THREAD, which a trigger may be) */
+	const struct tt_thread *thread;
 	struct tt_snapshot_thread_cut *cuts; /* info.cuts of them */
 	uint64_t at; /* the section's payload, in the file */
 };

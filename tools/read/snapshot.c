@@ -64,6 +64,9 @@ static int tt_snapshot_check_info(struct tt_file *f, const struct tt_snapshot_in
 		return TT_FAIL(f, TT_AT(on_cpu_ns), "SNAPSHOT split into negative times: on CPU %"
 			       PRId64 " ns, preempted %" PRId64 " ns, blocked %" PRId64 " ns",
 			       si->on_cpu_ns, si->preempted_ns, si->blocked_ns);
+	/* The window's ends may lie outside the run (TICKTRACE_SNAPSHOT_BEFORE reaching
+	 * back before it began, or from 0; the exit before the window ended); the spike
+	 * or trigger is an event of it. */
 	const struct {
 		uint64_t tsc;
 		size_t at;
@@ -75,7 +78,8 @@ static int tt_snapshot_check_info(struct tt_file *f, const struct tt_snapshot_in
 		{si->to_tsc, offsetof(struct tt_snapshot_info, to_tsc), "to_tsc"},
 	};
 	for (size_t i = 0; i < sizeof window / sizeof window[0]; i++) {
-		if (tt_snapshot_tsc_bad(f, window[i].tsc))
+		bool event = i == 1 || i == 2;
+		if (event && tt_snapshot_tsc_bad(f, window[i].tsc))
 			return TT_FAIL(f, at + window[i].at, "SNAPSHOT %s %" PRIu64 " is long %s the "
 				       "run (TSC %" PRIu64 " to %" PRIu64 "): a damaged field", window[i].what,
 				       window[i].tsc, window[i].tsc < f->tsc_min ? "before" : "after",
@@ -133,13 +137,13 @@ int tt_file_read_snapshot(struct tt_file *f, uint64_t at, uint64_t size, bool af
 		if (cut.events == 0)
 			return TT_FAIL(f, pos + offsetof(struct tt_snapshot_cut, events),
 				       "SNAPSHOT cut %" PRIu32 " lost no events", i);
-		if (cut.lost_from_tsc > cut.lost_to_tsc || cut.lost_from_tsc > si.from_tsc)
+		/* (lost_from_tsc 0: the ring forgot where its losses began) */
+		if (cut.lost_from_tsc > cut.lost_to_tsc)
 			return TT_FAIL(f, pos + offsetof(struct tt_snapshot_cut, lost_from_tsc),
-				       "SNAPSHOT cut %" PRIu32 " lost TSC %" PRIu64 " to %" PRIu64 ": %s",
-				       i, cut.lost_from_tsc, cut.lost_to_tsc,
-				       cut.lost_from_tsc > cut.lost_to_tsc ? "backwards" :
-				       "it begins after the window's start (a cut reaches into it from before)");
-		if (tt_snapshot_tsc_bad(f, cut.lost_from_tsc) || tt_snapshot_tsc_bad(f, cut.lost_to_tsc))
+				       "SNAPSHOT cut %" PRIu32 " lost TSC %" PRIu64 " to %" PRIu64 ": backwards",
+				       i, cut.lost_from_tsc, cut.lost_to_tsc);
+		if ((cut.lost_from_tsc && tt_snapshot_tsc_bad(f, cut.lost_from_tsc)) ||
+		    tt_snapshot_tsc_bad(f, cut.lost_to_tsc))
 			return TT_FAIL(f, pos + offsetof(struct tt_snapshot_cut, lost_from_tsc),
 				       "SNAPSHOT cut %" PRIu32 " lost TSC %" PRIu64 " to %" PRIu64
 				       ", long outside the run: a damaged field", i, cut.lost_from_tsc,
@@ -166,7 +170,9 @@ int tt_file_check_snapshot(struct tt_file *f)
 				       "file is a snapshot, but it has no SNAPSHOT section");
 		return 0;
 	}
-	if (!(s->thread = tt_thread_of(f, s->info.thread_index)))
+	/* a trigger may come from a thread that never recorded: no thread of the file */
+	bool none = s->info.thread_index == TT_SNAPSHOT_NO_THREAD && s->info.kind == TT_SNAPSHOT_TRIGGER;
+	if (!(s->thread = tt_thread_of(f, s->info.thread_index)) && !none)
 		return TT_FAIL(f, s->at + offsetof(struct tt_snapshot_info, thread_index),
 			       "SNAPSHOT of thread index %" PRIu32 ", which has no THREAD section",
 			       s->info.thread_index);

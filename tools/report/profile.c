@@ -75,9 +75,20 @@ struct tt_snap_spike {
 	const struct tt_snapshot *snapshot;
 	const struct tt_file *file;
 	int64_t begin, end; /* ns since the trace start */
-	bool noted;         /* its scope opened and took the threshold */
+	bool noted;         /* its scope opened (at noted_ts) and took the threshold */
+	int64_t noted_ts;
 	bool reported;
 };
+
+/* How far a snapshot's begin and end may be from its scope's records: the runtime's
+ * detector turned the records' TSCs into ns and back at the rate it measured then,
+ * which differs from the file's by a few hundred ns at most. */
+#define TT_SNAP_SLACK_NS 1000
+
+static bool tt_near(int64_t a, int64_t b)
+{
+	return a - b <= TT_SNAP_SLACK_NS && b - a <= TT_SNAP_SLACK_NS;
+}
 
 /* A function that a FUNCS section lists is keyed by its site (one per library that
  * held its address: two may share it, one unloaded before the other was loaded);
@@ -133,13 +144,16 @@ static int tt_an_snapshots(struct tt_an_sink *a, const struct tt_trace *t)
 	return 0;
 }
 
-/* The snapshot spike `s` is, or NULL. */
+/* The snapshot spike `s` is, or NULL: the scope that took its threshold, or (convert,
+ * which gives none) one of its thread that began and ended where it did. */
 static struct tt_snap_spike *tt_an_snap_of(const struct tt_an_sink *a, const struct tt__spike *s)
 {
 	const struct tt_thread *t = s->thread->ctx;
 	struct tt_snap_spike *snap = a->snaps ? &a->snaps[t->file - a->trace->files] : NULL;
-	return snap && snap->snapshot && snap->snapshot->thread == t && snap->begin == s->start &&
-			       snap->end == s->start + s->dur ? snap : NULL;
+	if (!snap || !snap->snapshot || snap->snapshot->thread != t ||
+	    !tt_near(snap->end, s->start + s->dur))
+		return NULL;
+	return (snap->noted ? snap->noted_ts == s->start : tt_near(snap->begin, s->start)) ? snap : NULL;
 }
 
 /* A scope opens where a snapshot's spike began, on its thread, with its name (a
@@ -148,11 +162,12 @@ static int tt_an_snap_open(struct tt_an_sink *a, const struct tt_event *e)
 {
 	struct tt_snap_spike *snap = &a->snaps[e->thread->file - a->trace->files];
 	const struct tt_snapshot *ss = snap->snapshot;
-	if (!ss || snap->noted || ss->thread != e->thread || snap->begin != e->ts ||
+	if (!ss || snap->noted || ss->thread != e->thread || !tt_near(snap->begin, e->ts) ||
 	    (e->site && !e->site->is_func &&
 	     (e->site->name.len != ss->name.len || memcmp(e->site->name.ptr, ss->name.ptr, ss->name.len))))
 		return 0;
 	snap->noted = true;
+	snap->noted_ts = e->ts;
 	return tt__scope_note(&a->threads[e->thread->id], TT_REC_THRESHOLD,
 			      (uint64_t)ss->info.threshold_ns, NULL, 0) < 0 ? tt_an_failed(a) : 0;
 }
