@@ -207,6 +207,48 @@ static void test_convert_spike(void **state)
 	cJSON_Delete(root);
 }
 
+/* The runtime's spike is a few hundred ns off its scope's records (its detector's
+ * clock): the mark goes where the scope ends, right after it, before what follows
+ * within those ns; spikes finds it as the snapshot's. */
+static void test_convert_spike_off(void **state)
+{
+	struct tt_fixture *fx = *state;
+	static const struct tt_record busy[] = {
+		R(TT_REC_END, 0, LOST_TO),
+		R(TT_REC_BEGIN, S_NEXT, 60000), R(TT_REC_END, 0, 70000),
+		R(TT_REC_BEGIN, S_CHILD, 70100), R(TT_REC_END, 0, 80000),
+	};
+	const struct worker work = {busy, N(busy), 0};
+	struct tt_snapshot_info off = spike_info;
+	off.thread_index = 1;
+	off.begin_tsc = 60000 + 200;
+	off.end_tsc = 70000 + 300;
+	off.threshold_ns = 5000;
+	struct tt_tw w;
+	build_with(&w, &off, "next", 1, &work);
+	assert_int_equal(tt_tw_save(fx->in, w.data, w.size), 0);
+	tt_tw_free(&w);
+	cJSON *root = convert_both(fx);
+	const cJSON *mark = instant(root, "spike: next took 10.100 us", 102);
+	assert_int_equal(tt_json_ns(mark, "ts"), 70000 - 1000);
+	char *listing = tt_json_thread_listing(root, "worker");
+	assert_string_equal(listing, "X (begun before it was recorded) 0\n"
+				     "i window cut: 1234 events overwritten 0\n"
+				     "X next 0\n"
+				     "i spike: next took 10.100 us 0\n"
+				     "X child 0\n");
+	free(listing);
+	cJSON_Delete(root);
+	struct tt_run r;
+	TT_RUN(&r, "spikes", fx->in, "-q");
+	assert_int_equal(r.status, 0);
+	assert_has(r.out, "spike: next took 10.000 us (threshold 5.000 us, TT_THRESHOLD_NS) thread "
+			  "worker (tid 102) at 59.000 us\n");
+	assert_has(r.out, "  the spike snapshot 3 was written for (");
+	assert_has(r.out, "\n1 spikes\n");
+	free(r.out);
+}
+
 /* A trigger: its instant where tt_trigger was called, with the snapshot's number
  * and nothing of a threshold; no thread cut, no cut instant. Here after the thread's
  * last record: given when its records end, after the scopes they left open. */
@@ -657,6 +699,7 @@ int main(int argc, char **argv)
 	perfetto_proto = argv[2];
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_convert_spike, setup, tt_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_convert_spike_off, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_convert_trigger, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_convert_mark_in_gap, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_convert_threshold, setup, tt_fixture_teardown),

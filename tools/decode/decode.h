@@ -268,6 +268,11 @@ struct tt_frame_series {
 #define TT_MARK_ARGS 8
 struct tt_mark {
 	int64_t ts;
+	/* A spike's: its scope (begun at `begin`, named `scope`: a function's, any),
+	 * which ends within TT_MARK_SLACK_NS of ts: the mark goes where it ends. */
+	bool of_scope;
+	int64_t begin;
+	struct tt_str scope;
 	char *name;
 	uint64_t offset; /* of what the file says it in */
 	struct tt_mark_arg args[TT_MARK_ARGS];
@@ -420,12 +425,26 @@ TT_PRINTF(2, 3) void tt_decoder_warn(struct tt_decoder *d, const char *fmt, ...)
 /* marks.c: each thread's marks, from what its file says (a snapshot's section), when
  * the decoder starts; the time of a thread's next mark (INT64_MAX: none); its marks
  * up to `until`, given to the sinks; freed. */
+/* A snapshot says its spike's begin and end as the runtime's detector had them, which
+ * turned the records' TSCs into ns and back at the rate it measured then: within a
+ * few hundred ns of the records'. */
+#define TT_MARK_SLACK_NS 1000
+static inline bool tt_mark_near(int64_t a, int64_t b)
+{
+	return a - b <= TT_MARK_SLACK_NS && b - a <= TT_MARK_SLACK_NS;
+}
 int tt_decoder_add_marks(struct tt_decoder *d);
+/* The time to give the next mark at if no scope's end comes first. */
 static inline int64_t tt_decoder_next_mark(const struct tt_thread_state *st)
 {
-	return st->next_mark < st->nmarks ? st->marks[st->next_mark].ts : INT64_MAX;
+	if (st->next_mark >= st->nmarks)
+		return INT64_MAX;
+	const struct tt_mark *m = &st->marks[st->next_mark];
+	return m->of_scope ? m->ts + TT_MARK_SLACK_NS : m->ts;
 }
 int tt_decoder_emit_marks(struct tt_decoder *d, struct tt_thread_state *st, int64_t until);
+/* A scope closed (e: its slice_end): the next mark, when it is this scope's, now. */
+int tt_decoder_mark_scope(struct tt_decoder *d, struct tt_thread_state *st, const struct tt_event *e);
 void tt_decoder_free_marks(struct tt_thread_state *st);
 
 /* flows.c: a flow held back to its window's end; the window's flows, linked and

@@ -65,6 +65,11 @@ static int tt_mark_snapshot(struct tt_decoder *d, const struct tt_file *f)
 	struct tt_mark *m = tt_mark_new(d, s->thread, si->end_tsc, s->at);
 	if (!m)
 		return -1;
+	if (si->kind == TT_SNAPSHOT_SPIKE) {
+		m->of_scope = true;
+		m->begin = tt_rebase(tt_clock_ns(&f->clock, si->begin_tsc), d->trace->base_ns);
+		m->scope = s->name;
+	}
 	int len = s->name.len > TT_MARK_NAME_MAX ? TT_MARK_NAME_MAX : (int)s->name.len;
 	const char *cut = s->name.len > TT_MARK_NAME_MAX ? "..." : "";
 	tt_mark_number(m, "snapshot", (int64_t)si->number);
@@ -118,21 +123,38 @@ int tt_decoder_add_marks(struct tt_decoder *d)
 	return 0;
 }
 
+/* The next mark to the sinks, at its time (or the thread's latest). */
+static int tt_mark_emit(struct tt_decoder *d, struct tt_thread_state *st)
+{
+	const struct tt_mark *m = &st->marks[st->next_mark++];
+	struct tt_event e = {
+		.thread = st->thread,
+		/* never before what the thread gave the sinks (a clamped clock, a run of
+		 * lost events that ended later, a scope's end a little later) */
+		.ts = st->started && st->last_ts > m->ts ? st->last_ts : m->ts,
+		.depth = st->depth, .flags = TT_EV_NAMED, .offset = m->offset,
+		.text = m->name, .args = m->args, .nargs = m->nargs,
+	};
+	return tt_dispatch(&d->instant, &e);
+}
+
 int tt_decoder_emit_marks(struct tt_decoder *d, struct tt_thread_state *st, int64_t until)
 {
-	for (; st->next_mark < st->nmarks && st->marks[st->next_mark].ts <= until; st->next_mark++) {
-		const struct tt_mark *m = &st->marks[st->next_mark];
-		struct tt_event e = {
-			.thread = st->thread,
-			/* never before what the thread gave the sinks (a clamped clock) */
-			.ts = st->started && st->last_ts > m->ts ? st->last_ts : m->ts,
-			.depth = st->depth, .flags = TT_EV_NAMED, .offset = m->offset,
-			.text = m->name, .args = m->args, .nargs = m->nargs,
-		};
-		if (tt_dispatch(&d->instant, &e) < 0)
+	while (st->next_mark < st->nmarks && tt_decoder_next_mark(st) <= until)
+		if (tt_mark_emit(d, st) < 0)
 			return -1;
-	}
 	return 0;
+}
+
+int tt_decoder_mark_scope(struct tt_decoder *d, struct tt_thread_state *st, const struct tt_event *e)
+{
+	struct tt_mark *m = &st->marks[st->next_mark];
+	const struct tt_site *s = e->site;
+	if (!m->of_scope || !tt_mark_near(m->ts, e->ts + e->dur) || !tt_mark_near(m->begin, e->ts) ||
+	    (s && !s->is_func && (s->name.len != m->scope.len || memcmp(s->name.ptr, m->scope.ptr, s->name.len))))
+		return 0;
+	m->ts = e->ts + e->dur;
+	return tt_mark_emit(d, st);
 }
 
 void tt_decoder_free_marks(struct tt_thread_state *st)

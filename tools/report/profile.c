@@ -80,16 +80,6 @@ struct tt_snap_spike {
 	bool reported;
 };
 
-/* How far a snapshot's begin and end may be from its scope's records: the runtime's
- * detector turned the records' TSCs into ns and back at the rate it measured then,
- * which differs from the file's by a few hundred ns at most. */
-#define TT_SNAP_SLACK_NS 1000
-
-static bool tt_near(int64_t a, int64_t b)
-{
-	return a - b <= TT_SNAP_SLACK_NS && b - a <= TT_SNAP_SLACK_NS;
-}
-
 /* A function that a FUNCS section lists is keyed by its site (one per library that
  * held its address: two may share it, one unloaded before the other was loaded);
  * one that none lists, by its address. */
@@ -151,9 +141,9 @@ static struct tt_snap_spike *tt_an_snap_of(const struct tt_an_sink *a, const str
 	const struct tt_thread *t = s->thread->ctx;
 	struct tt_snap_spike *snap = a->snaps ? &a->snaps[t->file - a->trace->files] : NULL;
 	if (!snap || !snap->snapshot || snap->snapshot->thread != t ||
-	    !tt_near(snap->end, s->start + s->dur))
+	    !tt_mark_near(snap->end, s->start + s->dur))
 		return NULL;
-	return (snap->noted ? snap->noted_ts == s->start : tt_near(snap->begin, s->start)) ? snap : NULL;
+	return (snap->noted ? snap->noted_ts == s->start : tt_mark_near(snap->begin, s->start)) ? snap : NULL;
 }
 
 /* A scope opens where a snapshot's spike began, on its thread, with its name (a
@@ -162,7 +152,7 @@ static int tt_an_snap_open(struct tt_an_sink *a, const struct tt_event *e)
 {
 	struct tt_snap_spike *snap = &a->snaps[e->thread->file - a->trace->files];
 	const struct tt_snapshot *ss = snap->snapshot;
-	if (!ss || snap->noted || ss->thread != e->thread || !tt_near(snap->begin, e->ts) ||
+	if (!ss || snap->noted || ss->thread != e->thread || !tt_mark_near(snap->begin, e->ts) ||
 	    (e->site && !e->site->is_func &&
 	     (e->site->name.len != ss->name.len || memcmp(e->site->name.ptr, ss->name.ptr, ss->name.len))))
 		return 0;
