@@ -115,12 +115,18 @@ static void build(struct tt_tw *w, const struct tt_snapshot_info *info, const ch
 	build_with(w, info, name, cut ? 1 : 0, NULL);
 }
 
-static void save(const char *path, const struct tt_snapshot_info *info, const char *name, bool cut)
+static void save_with(const char *path, const struct tt_snapshot_info *info, const char *name,
+		      size_t ncuts, const struct worker *work)
 {
 	struct tt_tw w;
-	build(&w, info, name, cut);
+	build_with(&w, info, name, ncuts, work);
 	assert_int_equal(tt_tw_save(path, w.data, w.size), 0);
 	tt_tw_free(&w);
+}
+
+static void save(const char *path, const struct tt_snapshot_info *info, const char *name, bool cut)
+{
+	save_with(path, info, name, cut ? 1 : 0, NULL);
 }
 
 static void assert_has(const char *text, const char *want)
@@ -145,6 +151,14 @@ static double arg_number(const cJSON *ev, const char *key)
 	if (!cJSON_IsNumber(v))
 		fail_msg("%s: no number arg %s", cJSON_PrintUnformatted(ev), key);
 	return cJSON_GetNumberValue(v);
+}
+
+/* The thread's events as tt_json_listing lists them. */
+static void assert_listing(cJSON *root, const char *thread, const char *want)
+{
+	char *listing = tt_json_thread_listing(root, thread);
+	assert_string_equal(listing, want);
+	free(listing);
 }
 
 /* Both formats of one snapshot: the JSON, checked to hold what the protobuf holds. */
@@ -193,17 +207,13 @@ static void test_convert_spike(void **state)
 
 	/* the mark after the spike's scope ended, inside the scope begun before the
 	 * window; the cut's inside the worker's unbegun scope, which its first record ends */
-	char *listing = tt_json_thread_listing(root, "producer");
-	assert_string_equal(listing, "X (begun before it was recorded) 0\n"
-				     "X child 1\n"
-				     "X work 1\n"
-				     "i spike: work took 500.000 us 1\n");
-	free(listing);
-	listing = tt_json_thread_listing(root, "worker");
-	assert_string_equal(listing, "X (begun before it was recorded) 0\n"
-				     "i window cut: 1234 events overwritten 0\n"
-				     "X next 0\n");
-	free(listing);
+	assert_listing(root, "producer", "X (begun before it was recorded) 0\n"
+		       "X child 1\n"
+		       "X work 1\n"
+		       "i spike: work took 500.000 us 1\n");
+	assert_listing(root, "worker", "X (begun before it was recorded) 0\n"
+		       "i window cut: 1234 events overwritten 0\n"
+		       "X next 0\n");
 	cJSON_Delete(root);
 }
 
@@ -224,20 +234,15 @@ static void test_convert_spike_off(void **state)
 	off.begin_tsc = 60000 + 200;
 	off.end_tsc = 70000 + 300;
 	off.threshold_ns = 5000;
-	struct tt_tw w;
-	build_with(&w, &off, "next", 1, &work);
-	assert_int_equal(tt_tw_save(fx->in, w.data, w.size), 0);
-	tt_tw_free(&w);
+	save_with(fx->in, &off, "next", 1, &work);
 	cJSON *root = convert_both(fx);
 	const cJSON *mark = instant(root, "spike: next took 10.100 us", 102);
 	assert_int_equal(tt_json_ns(mark, "ts"), 70000 - 1000);
-	char *listing = tt_json_thread_listing(root, "worker");
-	assert_string_equal(listing, "X (begun before it was recorded) 0\n"
-				     "i window cut: 1234 events overwritten 0\n"
-				     "X next 0\n"
-				     "i spike: next took 10.100 us 0\n"
-				     "X child 0\n");
-	free(listing);
+	assert_listing(root, "worker", "X (begun before it was recorded) 0\n"
+		       "i window cut: 1234 events overwritten 0\n"
+		       "X next 0\n"
+		       "i spike: next took 10.100 us 0\n"
+		       "X child 0\n");
 	cJSON_Delete(root);
 	struct tt_run r;
 	TT_RUN(&r, "spikes", fx->in, "-q");
@@ -265,11 +270,9 @@ static void test_convert_trigger(void **state)
 	const cJSON *args = cJSON_GetObjectItemCaseSensitive(mark, "args");
 	assert_int_equal(cJSON_GetArraySize(args), 1);
 	assert_null(tt_json_find(root, "i", "window cut: 1234 events overwritten"));
-	char *listing = tt_json_thread_listing(root, "worker");
-	assert_string_equal(listing, "X (begun before it was recorded) 0\n"
-				     "X next 0\n"
-				     "i trigger: deadline \"missed\" 0\n");
-	free(listing);
+	assert_listing(root, "worker", "X (begun before it was recorded) 0\n"
+		       "X next 0\n"
+		       "i trigger: deadline \"missed\" 0\n");
 	cJSON_Delete(root);
 }
 
@@ -287,10 +290,7 @@ static void test_convert_mark_in_gap(void **state)
 	const struct worker work = {lossy, N(lossy), 3};
 	struct tt_snapshot_info info = {.kind = TT_SNAPSHOT_TRIGGER, .thread_index = 1, .number = 1,
 					.from_tsc = FROM, .to_tsc = TO, .begin_tsc = 60000, .end_tsc = 60000};
-	struct tt_tw w;
-	build_with(&w, &info, "late", 0, &work);
-	assert_int_equal(tt_tw_save(fx->in, w.data, w.size), 0);
-	tt_tw_free(&w);
+	save_with(fx->in, &info, "late", 0, &work);
 	cJSON *root = convert_both(fx);
 	assert_int_equal(tt_json_ns(instant(root, "trigger: late", 102), "ts"), 65000 - 1000);
 	cJSON_Delete(root);
@@ -609,10 +609,7 @@ static void test_malformed_fields(void **state)
 	expect_refused_file(fx, INFO(end_tsc), "SNAPSHOT of a trigger ends at TSC 60001, not where it "
 			    "begins (60000)");
 	/* one thread cut twice */
-	struct tt_tw twice;
-	build_with(&twice, &spike_info, "work", 2, NULL);
-	assert_int_equal(tt_tw_save(fx->in, twice.data, twice.size), 0);
-	tt_tw_free(&twice);
+	save_with(fx->in, &spike_info, "work", 2, NULL);
 	expect_refused_file(fx, CUT(thread_index) + sizeof(struct tt_snapshot_cut), "SNAPSHOT cuts 0 "
 			    "and 1 are of one thread (index 1)");
 }

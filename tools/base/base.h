@@ -140,6 +140,10 @@ void tt_out_us(struct tt_out *o, int64_t ns);
 /* n / 10^places with exactly `places` (at most 20) fraction digits: (1234, 5) -> 0.01234 */
 void tt_out_decimal(struct tt_out *o, uint64_t n, unsigned places);
 
+/* A string of its own, printf-formatted, into *out (free it): 0, or -1 with *out NULL
+ * when out of memory. */
+TT_PRINTF(2, 3) int tt_asprintf(char **out, const char *fmt, ...);
+
 /* Formats into `p` (at least 20 bytes); returns the end. */
 char *tt_fmt_u64(char *p, uint64_t v);
 

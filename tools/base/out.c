@@ -1,8 +1,10 @@
 #include "base.h"
 
+#include <stdarg.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -504,4 +506,15 @@ size_t tt_utf8_clean(const char *str, size_t n, char *out)
 		}
 	}
 	return (size_t)(q - out);
+}
+
+int tt_asprintf(char **out, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vasprintf(out, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		*out = NULL;
+	return n < 0 ? -1 : 0;
 }

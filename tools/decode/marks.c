@@ -5,7 +5,6 @@
  * what was lost. Each goes to the sinks in its thread's time order, after the
  * thread's events at its time. */
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,18 +39,6 @@ static void tt_mark_number(struct tt_mark *m, const char *key, int64_t number)
 	m->args[m->nargs++] = (struct tt_mark_arg){.key = key, .number = number};
 }
 
-/* Its name, printf-formatted: 0, or -1 when out of memory. */
-TT_PRINTF(2, 3) static int tt_mark_name(struct tt_mark *m, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	int n = vasprintf(&m->name, fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		m->name = NULL;
-	return n < 0 ? -1 : 0;
-}
-
 /* Names longer than this are cut in a mark's name (sinks show 512 bytes of one). */
 #define TT_MARK_NAME_MAX 400
 
@@ -74,7 +61,7 @@ static int tt_mark_snapshot(struct tt_decoder *d, const struct tt_file *f)
 	const char *cut = s->name.len > TT_MARK_NAME_MAX ? "..." : "";
 	tt_mark_number(m, "snapshot", (int64_t)si->number);
 	if (si->kind == TT_SNAPSHOT_TRIGGER)
-		return tt_mark_name(m, "trigger: %.*s%s", len, s->name.ptr, cut);
+		return tt_asprintf(&m->name, "trigger: %.*s%s", len, s->name.ptr, cut);
 	int64_t dur = tt_clock_ns(&f->clock, si->end_tsc) - tt_clock_ns(&f->clock, si->begin_tsc);
 	char took[32];
 	tt_mark_number(m, "dur_ns", dur);
@@ -86,24 +73,30 @@ static int tt_mark_snapshot(struct tt_decoder *d, const struct tt_file *f)
 		tt_mark_number(m, "preempted_ns", si->preempted_ns);
 		tt_mark_number(m, "blocked_ns", si->blocked_ns);
 	}
-	return tt_mark_name(m, "spike: %.*s%s took %s", len, s->name.ptr, cut, tt__fmt_ns(took, dur));
+	return tt_asprintf(&m->name, "spike: %.*s%s took %s", len, s->name.ptr, cut, tt__fmt_ns(took, dur));
 }
 
-/* A thread whose window the ring cut: at its first record (or where its losses end,
- * when it has none), what it lost before: how many, and over how long when the ring
- * remembers where its losses began. */
+/* A thread whose window the ring cut: at its first record, what it lost before: how
+ * many, and over how long when the ring remembers where its losses began. A thread
+ * whose whole window was lost, where the losses begin in it (not before the run). */
 static int tt_mark_cut(struct tt_decoder *d, const struct tt_snapshot_thread_cut *c)
 {
 	const struct tt_thread *t = c->thread;
-	const struct tt_clock *clock = &t->file->clock;
-	struct tt_mark *m = tt_mark_new(d, t, t->has_first ? t->first_tsc : c->cut.lost_to_tsc, c->at);
+	const struct tt_file *f = t->file;
+	const struct tt_clock *clock = &f->clock;
+	uint64_t at = t->has_first ? t->first_tsc : f->header.start.tsc;
+	if (!t->has_first && f->snapshot->info.from_tsc > at)
+		at = f->snapshot->info.from_tsc;
+	if (!t->has_first && c->cut.lost_from_tsc > at)
+		at = c->cut.lost_from_tsc;
+	struct tt_mark *m = tt_mark_new(d, t, at, c->at);
 	if (!m)
 		return -1;
 	tt_mark_number(m, "events", (int64_t)c->cut.events);
 	if (c->cut.lost_from_tsc)
 		tt_mark_number(m, "lost_ns", tt_clock_ns(clock, c->cut.lost_to_tsc) -
 						     tt_clock_ns(clock, c->cut.lost_from_tsc));
-	return tt_mark_name(m, "window cut: %s%" PRIu64 " events overwritten",
+	return tt_asprintf(&m->name, "window cut: %s%" PRIu64 " events overwritten",
 			    c->cut.lost_from_tsc ? "" : "at least ", c->cut.events);
 }
 

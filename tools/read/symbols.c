@@ -364,17 +364,6 @@ static struct tt_sym_file *tt_sym_file_for(struct tt_symbols *s, const struct tt
 	return sf;
 }
 
-TT_PRINTF(2, 3) static int tt_set_name(struct tt_sym_result *r, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	int n = vasprintf(&r->name, fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		r->name = NULL;
-	return n < 0 ? -1 : 0;
-}
-
 /* GCC names the copies it specializes or splits off a function foo.constprop.0,
  * foo.isra.0, foo.part.0 (C++: "foo(int) [clone .constprop.0]"): they are foo. */
 static void tt_strip_clone(char *name)
@@ -459,14 +448,14 @@ static int tt_name_from_elf(struct tt_elf *e, Dwarf_Addr address, struct tt_sym_
 	GElf_Sym sym;
 	const char *symbol = dwfl_module_addrinfo(e->mod, address, &off, &sym, NULL, NULL, NULL);
 	if (!symbol) {
-		if (tt_set_name(r, "%s+0x%" PRIx64, tt_basename(e->path),
+		if (tt_asprintf(&r->name, "%s+0x%" PRIx64, tt_basename(e->path),
 				(uint64_t)(address - e->dwfl_bias)) < 0)
 			return -1;
 	} else if (!(r->name = tt_demangle(symbol))) {
 		return -1;
 	} else if (off) { /* inside a function: not an entry, but say where */
 		char *name = r->name;
-		int rc = tt_set_name(r, "%s+0x%" PRIx64, name, (uint64_t)off);
+		int rc = tt_asprintf(&r->name, "%s+0x%" PRIx64, name, (uint64_t)off);
 		free(name);
 		if (rc < 0)
 			return -1;
@@ -522,10 +511,10 @@ static int tt_resolve(struct tt_symbols *s, struct tt_sym_file *sf, uint64_t add
 		/* The file that ran is not at hand: its offset in that file. */
 		const char *slash = memrchr(m->path.ptr, '/', m->path.len);
 		const char *base = slash ? slash + 1 : m->path.ptr;
-		return tt_set_name(r, "%.*s+0x%" PRIx64, (int)(m->path.ptr + m->path.len - base), base,
+		return tt_asprintf(&r->name, "%.*s+0x%" PRIx64, (int)(m->path.ptr + m->path.len - base), base,
 				   address - m->start + m->file_offset);
 	}
-	return tt_set_name(r, "0x%" PRIx64, address);
+	return tt_asprintf(&r->name, "0x%" PRIx64, address);
 }
 
 int tt_symbols_lookup(void *ctx, const struct tt_file *file, uint64_t address, uint64_t tsc,
