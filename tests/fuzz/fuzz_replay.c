@@ -1,7 +1,7 @@
 /* Runs the fuzz target (fuzz_reader.c) without libFuzzer, under whatever sanitizers
  * the build has: over a seed corpus it makes itself from the demo trace and from
- * files of modes stream (THREAD_TOTALS, runs of lost events), ring (wrapped, crashed)
- * and live (chunks; threads and sites not yet described) (each whole, cut at every
+ * files of modes stream (THREAD_TOTALS, runs of lost events), ring (wrapped, crashed),
+ * live (chunks; threads and sites not yet described) and a snapshot (each whole, cut at every
  * section boundary and in the middle of each section, counts that lie, a wrong
  * version), and random bytes; then over every file named on the command line
  * (the corpus libFuzzer grew, in tests/fuzz/corpus). With --write-seeds DIR it writes
@@ -243,10 +243,52 @@ static void tt_seed_live(struct tt_tw *w, struct tt_file_header *h)
 	tt_tw_live_chunk(w, 0, early, sizeof(early) / sizeof(early[0]));
 }
 
+/* A snapshot (TICKTRACE_SNAPSHOTS): its SNAPSHOT section after PROCESS (a spike with
+ * its split, a thread whose window the ring cut), wrapped threads, a thread's states. */
+static void tt_seed_snapshot(struct tt_tw *w, struct tt_file_header *h)
+{
+	static const struct tt_record spiked[] = {
+		TT_TW_REC(TT_REC_BEGIN, S_WORK, 3000),
+		TT_TW_REC(TT_REC_END, 0, 9000),
+		TT_TW_REC(TT_REC_END, 0, 9500),
+	};
+	static const struct tt_record cut[] = {
+		TT_TW_REC(TT_REC_END, 0, 2500),
+		TT_TW_REC(TT_REC_BEGIN, S_NEXT, 2600),
+	};
+	static const struct tt_sched_state states[] = {
+		{5000001000, 0, TT_SCHED_RUNNING}, {5000004000, 0, TT_SCHED_BLOCKED},
+		{5000006000, 1, TT_SCHED_RUNNING},
+	};
+	const struct tt_snapshot_info info = {
+		.kind = TT_SNAPSHOT_SPIKE, .number = 1, .from_tsc = 2000, .to_tsc = 10000,
+		.begin_tsc = 3000, .end_tsc = 9000, .threshold_ns = 1000,
+		.threshold_from = TT_THRESHOLD_FROM_GLOBAL, .has_split = 1, .on_cpu_ns = 4000,
+		.blocked_ns = 2000,
+	};
+	const struct tt_snapshot_cut cuts[] = {{.thread_index = 1, .events = 40, .lost_from_tsc = 1500,
+						.lost_to_tsc = 2400}};
+	h->flags |= TT_FILE_RING | TT_FILE_SNAPSHOT;
+	tt_tw_header(w, h);
+	tt_tw_process(w, 4242, "snapshot");
+	tt_tw_snapshot(w, &info, "work", cuts, 1);
+	tt_tw_sites(w, tt_demo_sites, tt_demo_nsites);
+	struct tt_thread_info t0 = {.index = 0, .tid = 101, .events = 3,
+				    .flags = TT_THREAD_WRAPPED | TT_THREAD_SCHED};
+	tt_tw_thread_info(w, &t0, "main");
+	tt_tw_events(w, 0, 0, spiked, 3);
+	tt_tw_sched(w, 0, 0, 5000001000, states, 3);
+	struct tt_thread_info t1 = {.index = 1, .tid = 102, .events = 2, .flags = TT_THREAD_WRAPPED};
+	t1.dropped[TT_DROP_OVERWRITTEN] = 40;
+	tt_tw_thread_info(w, &t1, "noisy");
+	tt_tw_events(w, 1, 0, cut, 2);
+	tt_tw_end(w);
+}
+
 static void tt_seed_formats(struct tt_seeds *s)
 {
 	void (*const files[])(struct tt_tw *, struct tt_file_header *) = {
-		tt_seed_stream, tt_seed_ring, tt_seed_live,
+		tt_seed_stream, tt_seed_ring, tt_seed_live, tt_seed_snapshot,
 	};
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
 		struct tt_tw w;
@@ -257,7 +299,7 @@ static void tt_seed_formats(struct tt_seeds *s)
 		files[i](&w, &h);
 		if (tt_tw_close(&w) == 0) {
 			tt_seed_damaged(s, &w);
-			if (h.flags & TT_FILE_RING && !(h.flags & TT_FILE_LIVE)) {
+			if (h.flags & TT_FILE_RING && !(h.flags & (TT_FILE_LIVE | TT_FILE_SNAPSHOT))) {
 				/* as the runtime writes it: wrapped, its drops overwritten */
 				uint64_t dropped[TT_DROP_CAUSES] = {[TT_DROP_OVERWRITTEN] = 100};
 				uint32_t wrapped = TT_THREAD_WRAPPED;
