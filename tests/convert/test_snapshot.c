@@ -485,6 +485,21 @@ static void test_spikes_unbegun(void **state)
 	free(r.out);
 }
 
+/* Two snapshots of one run are refused together (their windows may overlap: events
+ * would count twice), with what to do instead. */
+static void test_two_snapshots(void **state)
+{
+	struct tt_fixture *fx = *state;
+	save(fx->in, &spike_info, "work", true);
+	save(fx->aux, &spike_info, "work", false);
+	struct tt_run r;
+	TT_RUN(&r, "convert", fx->in, fx->aux, "-o", fx->out);
+	free(r.out);
+	assert_int_equal(r.status, 1);
+	assert_has(r.err, "its events would count twice (two snapshots of one run, whose windows may "
+			  "overlap: one at a time)");
+}
+
 /* report: the flat profile of the window, the cut's events said not counted. */
 static void test_report(void **state)
 {
@@ -705,6 +720,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_spikes, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_spikes_unbegun, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_report, setup, tt_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_two_snapshots, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_malformed_fields, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_malformed_sections, setup, tt_fixture_teardown),
 	};

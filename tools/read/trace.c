@@ -45,9 +45,11 @@ int tt_trace_open(struct tt_trace *t, char *const *paths, size_t n)
 			if (other->pid == h->pid && other->start.tsc == h->start.tsc &&
 			    other->start.monotonic_ns == h->start.monotonic_ns)
 				return tt_error("%s: offset %zu: the same run as %s (process %" PRIu32
-						", same start): merged, its events would count twice",
+						", same start): merged, its events would count twice%s",
 						paths[i], offsetof(struct tt_file_header, start), paths[k],
-						h->pid);
+						h->pid, (h->flags & other->flags & TT_FILE_SNAPSHOT) ?
+						" (two snapshots of one run, whose windows may overlap: "
+						"one at a time)" : "");
 		}
 		tt_trace_add(t, &t->files[i]);
 	}
