@@ -254,6 +254,25 @@ static void test_convert_spike_off(void **state)
 	free(r.out);
 }
 
+/* A window that begins inside a function no FUNCS section lists (its exit the
+ * thread's third record): its unbegun slice, held by the Perfetto writer until the
+ * thread's time moves on, keeps its name there as in JSON. */
+static void test_convert_unbegun_function(void **state)
+{
+	struct tt_fixture *fx = *state;
+	static const struct tt_record inside[] = {
+		R(TT_REC_BEGIN, S_NEXT, LOST_TO), R(TT_REC_END, 0, 60000),
+		R(TT_REC_FUNC_EXIT, 0x401000, 70000),
+	};
+	const struct worker work = {inside, N(inside), 0};
+	save_with(fx->in, &spike_info, "work", 1, &work);
+	cJSON *root = convert_both(fx);
+	assert_listing(root, "worker", "X 0x401000 0\n"
+		       "X next 1\n"
+		       "i window cut: 1234 events overwritten 2\n");
+	cJSON_Delete(root);
+}
+
 /* A trigger: its instant where tt_trigger was called, with the snapshot's number
  * and nothing of a threshold; no thread cut, no cut instant. Here after the thread's
  * last record: given when its records end, after the scopes they left open. */
@@ -712,6 +731,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_convert_spike, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_convert_spike_off, setup, tt_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_convert_unbegun_function, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_convert_trigger, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_convert_mark_in_gap, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_convert_threshold, setup, tt_fixture_teardown),

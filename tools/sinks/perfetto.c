@@ -63,6 +63,7 @@ struct tt_pf_seq {
 	struct tt_pf_held *held; /* the thread's events at held_ts, in order */
 	size_t nheld, held_cap;
 	size_t held_points; /* of them TT_HELD_POINT: none, the usual case, saves a pass */
+	size_t held_names;  /* of them with a function's name copied (func_name) */
 	int64_t held_ts;
 };
 
@@ -484,15 +485,20 @@ static int tt_pf_release(struct tt_perfetto *p, struct tt_pf_seq *sq)
 		for (size_t i = 0; i < n && rc == 0; i++)
 			if (sq->held[i].kind == TT_HELD_BEGIN)
 				rc = tt_pf_site_event(p, sq, &sq->held[i].e, TYPE_SLICE_BEGIN);
-	if (!sq->held_points)
-		return rc;
-	sq->held_points = 0;
-	for (size_t i = 0; i < n; i++)
-		if (sq->held[i].kind == TT_HELD_POINT) {
-			if (rc == 0)
-				rc = tt_pf_site_event(p, sq, &sq->held[i].e, TYPE_INSTANT);
-			free((char *)sq->held[i].e.text);
-		}
+	if (sq->held_points) {
+		sq->held_points = 0;
+		for (size_t i = 0; i < n; i++)
+			if (sq->held[i].kind == TT_HELD_POINT) {
+				if (rc == 0)
+					rc = tt_pf_site_event(p, sq, &sq->held[i].e, TYPE_INSTANT);
+				free((char *)sq->held[i].e.text);
+			}
+	}
+	if (sq->held_names) { /* rarely: only in old or damaged files */
+		sq->held_names = 0;
+		for (size_t i = 0; i < n; i++)
+			free((char *)sq->held[i].e.func_name.ptr);
+	}
 	return rc;
 }
 
@@ -534,7 +540,16 @@ static int tt_pf_hold(struct tt_pf_seq *sq, const struct tt_event *e, enum tt_pf
 	h->e.scope_value = e->scope_value;
 	h->e.args = e->args; /* (valid until the decoding ends) */
 	h->e.nargs = e->nargs;
+	h->e.func_name = (struct tt_str){0};
 	h->kind = kind;
+	/* a function no FUNCS section lists: its name is the decoder's only during the call */
+	if ((e->flags & TT_EV_FUNC) && !e->site) {
+		char *name = tt_memdup(e->func_name.ptr, e->func_name.len);
+		if (!name)
+			return tt_error("out of memory");
+		h->e.func_name = (struct tt_str){name, e->func_name.len};
+		sq->held_names++;
+	}
 	if (kind == TT_HELD_POINT) {
 		sq->held_points++;
 		if ((e->flags & TT_EV_NAMED) && !(h->e.text = strdup(e->text)))
@@ -713,8 +728,10 @@ static void tt_pf_destroy(struct tt_sink *sink)
 	if (p->threads && p->trace)
 		for (size_t i = 0; i < p->trace->nthreads; i++) {
 			struct tt_pf_seq *sq = &p->threads[i];
-			for (size_t k = 0; k < sq->nheld; k++)
+			for (size_t k = 0; k < sq->nheld; k++) {
 				free((char *)sq->held[k].e.text);
+				free((char *)sq->held[k].e.func_name.ptr);
+			}
 			free(sq->held);
 			free(sq->interned);
 		}
