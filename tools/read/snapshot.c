@@ -30,8 +30,8 @@ const char *tt_snapshot_kind_name(const struct tt_snapshot *s)
 	return s->info.kind == TT_SNAPSHOT_SPIKE ? "spike" : "trigger";
 }
 
-/* What is wrong with a TSC of the window, or NULL: outside the times a record may
- * hold (a damaged field would put the window anywhere). */
+/* Whether a TSC the snapshot says an event had is outside the times a record may
+ * hold (a damaged field, which would put its marks anywhere). */
 static bool tt_snapshot_tsc_bad(const struct tt_file *f, uint64_t tsc)
 {
 	return tsc < f->tsc_min || tsc > f->tsc_max;
