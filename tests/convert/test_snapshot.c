@@ -356,6 +356,25 @@ static void test_edges(void **state)
 	cJSON_Delete(root);
 }
 
+/* A thread whose whole window the ring overwrote (no record left in it): its cut
+ * marked where its losses began in the window, not before. */
+static void test_convert_cut_whole(void **state)
+{
+	struct tt_fixture *fx = *state;
+	const struct worker none = {NULL, 0, 0};
+	struct tt_tw w;
+	build_with(&w, &spike_info, "work", 1, &none);
+	const uint64_t lost_from = 20000;
+	memcpy(w.data + CUT(lost_from_tsc), &lost_from, sizeof lost_from);
+	assert_int_equal(tt_tw_save(fx->in, w.data, w.size), 0);
+	tt_tw_free(&w);
+	cJSON *root = convert_both(fx);
+	const cJSON *cut = instant(root, "window cut: 1234 events overwritten", 102);
+	assert_int_equal(tt_json_ns(cut, "ts"), lost_from - 1000);
+	assert_int_equal(arg_number(cut, "lost_ns"), LOST_TO - lost_from);
+	cJSON_Delete(root);
+}
+
 /* convert --threshold finds the snapshot's spike too: it stays one mark, the
  * decoder's, with its arguments; other spikes get the analysis' marks. */
 static void test_convert_threshold(void **state)
@@ -622,7 +641,7 @@ static void test_malformed_fields(void **state)
 		 "overwritten"},
 		{CUT(lost_to_tsc), LOST_FROM - 1, 8, CUT(lost_from_tsc), "SNAPSHOT cut 0 lost TSC 8000 to "
 		 "7999: backwards"},
-		{CUT(lost_to_tsc), UINT64_MAX / 2, 8, CUT(lost_from_tsc), "long outside the run"},
+		{CUT(lost_to_tsc), UINT64_MAX / 2, 8, 0, "long outside the run"},
 		/* the section's own size */
 		{snapshot_at - 8, 40, 8, snapshot_at, "SNAPSHOT section of 40 bytes, too small for its header (96)"},
 	};
@@ -736,6 +755,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_convert_mark_in_gap, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_convert_threshold, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_edges, setup, tt_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_convert_cut_whole, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_info, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_spikes, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_spikes_unbegun, setup, tt_fixture_teardown),

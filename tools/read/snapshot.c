@@ -142,9 +142,9 @@ int tt_file_read_snapshot(struct tt_file *f, uint64_t at, uint64_t size, bool af
 			return TT_FAIL(f, pos + offsetof(struct tt_snapshot_cut, lost_from_tsc),
 				       "SNAPSHOT cut %" PRIu32 " lost TSC %" PRIu64 " to %" PRIu64 ": backwards",
 				       i, cut.lost_from_tsc, cut.lost_to_tsc);
-		if ((cut.lost_from_tsc && tt_snapshot_tsc_bad(f, cut.lost_from_tsc)) ||
-		    tt_snapshot_tsc_bad(f, cut.lost_to_tsc))
-			return TT_FAIL(f, pos + offsetof(struct tt_snapshot_cut, lost_from_tsc),
+		/* (the last event lost is one of the run's, the first no later) */
+		if (tt_snapshot_tsc_bad(f, cut.lost_to_tsc))
+			return TT_FAIL(f, pos + offsetof(struct tt_snapshot_cut, lost_to_tsc),
 				       "SNAPSHOT cut %" PRIu32 " lost TSC %" PRIu64 " to %" PRIu64
 				       ", long outside the run: a damaged field", i, cut.lost_from_tsc,
 				       cut.lost_to_tsc);
