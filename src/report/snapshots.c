@@ -275,7 +275,9 @@ static void tt__snapshot_write(struct tt__snapshots *sn, const struct tt__window
 	snprintf(path, sizeof path, "%s/%s-%d%s-%" PRIu64 "-%s.ttr", sn->dir,
 		 w->info.kind == TT_SNAPSHOT_SPIKE ? "spike" : "trigger", (int)getpid(), image,
 		 w->info.number, name);
+	tt__background_work(1); /* (a fork waits: it never finds this thread in malloc) */
 	int err = tt__write_window(path, w);
+	tt__background_work(0);
 	if (!err) {
 		sn->written++;
 		return;
