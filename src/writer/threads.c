@@ -222,11 +222,23 @@ void tt__narrow_thread(struct tt__thread_snapshot *snap, uint64_t from_tsc, uint
 		struct tt__extent *e = &snap->extents[c];
 		/* An event's records that have no time go with it: a window begins and ends
 		 * at records that have one. */
-		const struct tt_record *begin = e->begin;
-		while (begin < e->end && !tt__timed_after(begin, from_tsc - 1))
-			begin++;
+		const struct tt_record *first = e->begin, *last = e->end;
+		while (first < e->end && !TT_RECORD_HAS_TIME(TT_RECORD_KIND(first->word)))
+			first++;
+		while (last > first && !TT_RECORD_HAS_TIME(TT_RECORD_KIND(last[-1].word)))
+			last--;
+		/* Only a chunk the window begins or ends in is read record by record. */
+		bool timed = last > first;
+		const struct tt_record *begin = e->end;
+		if (timed && last[-1].tsc >= from_tsc) {
+			begin = first->tsc >= from_tsc ? e->begin : first;
+			while (begin < e->end && !tt__timed_after(begin, from_tsc - 1))
+				begin++;
+		}
 		snap->begins_inside |= begin != e->begin;
 		const struct tt_record *end = begin;
+		if (timed && begin < e->end && last[-1].tsc <= to_tsc)
+			end = e->end;
 		while (end < e->end && !tt__timed_after(end, to_tsc))
 			end++;
 		for (const struct tt_record *r = begin; r < end; r++)
