@@ -6,9 +6,10 @@
  *     window) and traces made for each of Perfetto's rules (merged runs of 2 to 200
  *     processes in any order, ids passed on along a chain, nesting deeper than
  *     Perfetto shows, instants at a slice's very start or end, a ring's first
- *     record), each in both formats, loaded as Perfetto's importers load them by
- *     consumers/check-perfetto.py: the same slices, depths, arrows, counters and
- *     names from both, nothing Perfetto counts as an error;
+ *     record, thread states whose switches disagree per CPU), each in both formats,
+ *     loaded as Perfetto's importers load them by consumers/check-perfetto.py: the
+ *     same slices, depths, arrows, counters, names and thread states from both,
+ *     nothing Perfetto counts as an error;
  *   test_consumers trace-processor CHECK.py DEMO DEMO_INSTRUMENTED  the same traces
  *     and real runs of the demo (plain, ring, stream, instrumented) loaded by
  *     Perfetto's own trace_processor_shell ($TICKTRACE_TRACE_PROCESSOR, or

@@ -20,13 +20,17 @@ enum {
 };
 #define TT_PF_PRIO 120 /* a normal task's, which Perfetto shows; the file has none */
 
+static bool tt_pf_is_out(const struct tt_sched_state *st)
+{
+	return st->what == TT_SCHED_PREEMPTED || st->what == TT_SCHED_BLOCKED;
+}
+
 uint32_t tt_state_cpu(const struct tt_thread *th, size_t i)
 {
 	const struct tt_sched_state *st = &th->states[i];
 	if (st->cpu != TT__NO_CPU || st->what != TT_SCHED_RUNNING || i + 1 >= th->nstates)
 		return st->cpu;
-	const struct tt_sched_state *out = &th->states[i + 1];
-	return out->what == TT_SCHED_PREEMPTED || out->what == TT_SCHED_BLOCKED ? out->cpu : TT__NO_CPU;
+	return tt_pf_is_out(&th->states[i + 1]) ? th->states[i + 1].cpu : TT__NO_CPU;
 }
 
 /* One sched_switch into bundle q, on its CPU at `ns`: `prev` leaves it (to `prev_state`)
@@ -93,11 +97,6 @@ static uint32_t tt_pf_left(const struct tt_pf_run *r)
 	return TASK_IDLE;
 }
 
-static bool tt_pf_is_out(const struct tt_sched_state *st)
-{
-	return st->what == TT_SCHED_PREEMPTED || st->what == TT_SCHED_BLOCKED;
-}
-
 /* Thread th's run that its state i begins, into *r; false when it begins none. A
  * switch out that no switch in on its CPU comes before (its thread's switches were
  * asked for at that very ns, or those before it were lost) says the thread ran there
@@ -120,9 +119,10 @@ static bool tt_pf_run(const struct tt_thread *th, size_t i, struct tt_pf_run *r)
 		return false;
 	if (i + 1 < th->nstates) {
 		const struct tt_sched_state *next = &th->states[i + 1];
+		bool out = next->cpu == cpu && tt_pf_is_out(next);
 		r->end = next->ns;
-		r->ends = next->cpu == cpu && tt_pf_is_out(next) ? TT_PF_OUT : TT_PF_UNSAID;
-		r->what = (uint8_t)next->what;
+		r->ends = out ? TT_PF_OUT : TT_PF_UNSAID;
+		r->what = out ? (uint8_t)next->what : 0;
 	}
 	return true;
 }
