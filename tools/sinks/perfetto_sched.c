@@ -175,9 +175,9 @@ int tt_pf_states(struct tt_out *out, struct tt_pb_buf *scratch, const struct tt_
 	struct tt_pf_run *runs;
 	size_t name_room = 0;
 	ptrdiff_t n = tt_pf_runs(t, &runs, &name_room);
-	if (n < 0) {
+	if (n <= 0) { /* (none: no states, or no memory) */
 		free(runs);
-		return tt_error("out of memory for the threads' states");
+		return n < 0 ? tt_error("out of memory for the threads' states") : 0;
 	}
 	qsort(runs, (size_t)n, sizeof(*runs), tt_pf_run_order);
 	uint8_t *b = tt_pb_room(scratch, 32 + (TT_PF_BUNDLE_EVENTS + 2) * (64 + 2 * name_room));
