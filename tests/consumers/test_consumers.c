@@ -310,7 +310,9 @@ static int tt_case_states(const char *path)
 	tt_tw_process(&w, 4800, "states");
 	tt_tw_sites(&w, tt_case_sites, tt_case_nsites);
 	for (uint32_t i = 0; i < N(th); i++) {
-		const struct tt_record rec[] = {R(TT_REC_BEGIN, S_WORK, 1500 + 100 * i),
+		/* (begun after the first states: the checkers line the formats up by their
+		 * first slice, which a JSON states track must not be) */
+		const struct tt_record rec[] = {R(TT_REC_BEGIN, S_WORK, 3500 + 100 * i),
 						R(TT_REC_END, 0, 9000 + 100 * i)};
 		struct tt_thread_info ti = {.index = i, .tid = th[i].tid, .events = N(rec),
 					    .flags = th[i].flags | TT_THREAD_SCHED};
