@@ -509,12 +509,13 @@ int main(int argc, char **argv)
 		 sched.switches_per_s, sched.on_ns, sched.off_ns);
 	char during_what[240], snapshot_what[160];
 	snprintf(during_what, sizeof during_what,
-		 "per event while a snapshot of 8 threads (%.0f events) is written, each recording about "
-		 "1.1 M events/s (mode ring): %.0f batches of 2,048 within the writing; %.3f ns before its trigger",
-		 snapshot.during_window_events, snapshot.batches, snapshot.quiet_ns);
+		 "per event while a snapshot of 8 threads is written, each recording about 1.1 M events/s "
+		 "(mode ring): %.0f batches of 2,048 within the writing; %.3f ns before its trigger",
+		 snapshot.batches, snapshot.quiet_ns);
 	snprintf(snapshot_what, sizeof snapshot_what,
-		 "writing one snapshot of 8 threads, its window %.0f events (%.1f MB): tt-spikes's CPU time",
-		 snapshot.window_events, snapshot.window_events * sizeof(struct tt_record) / 1e6);
+		 "writing one snapshot of those 8 threads, its window %.0f events (%.1f MB), from its file's "
+		 "opening to its naming", snapshot.window_events,
+		 snapshot.window_events * sizeof(struct tt_record) / 1e6);
 	struct tt_bench_row rest[] = {
 		{"event_stream_ns", "ns", stream_ns, 1.05,
 		 "mode stream, 100 million events while the drain writes them to disk, per event", &rows[WARM], 0, NULL},

@@ -3,34 +3,32 @@
  * 8 threads record as a densely instrumented program does: each wakes every 2 ms and
  * records a batch of 1,024 begin/end pairs (after 64 pairs untimed, which bring its
  * lines back into the cache after the sleep), about 1.1 million events a second a
- * thread, into rings of 262,144 events (about 240 ms), wrapped before the first
- * snapshot, so that the rings recycle their chunks as in a long run. The main thread
- * calls tt_trigger and looks for the snapshot's file every 100 us.
+ * thread, into rings of 262,144 events (about 240 ms), wrapped before the snapshot, so
+ * that the rings recycle their chunks as in a long run. The main thread calls
+ * tt_trigger (the window the defaults, 100 ms before it and 10 ms after, about 960,000
+ * events) and looks every 100 us at the file the snapshot is written to: open (unnamed,
+ * or under a temporary name) from before tt-spikes holds the chunks, named once it is
+ * complete.
  *
- * event_during_snapshot_ns: the median per event of the batches recorded while a
- * snapshot was written, the threads recording on (its window about 1.3 million
- * events). A batch counts only when it lies wholly within the writing, as far as the
- * child can know it: begun after the clock anchor in the file's header (taken by
- * tt-spikes after it held the chunks and found every thread's window in them, so after
- * the writing began) and ended before the last look that did not find the file (it is
- * named when complete, after the chunks are let go). The writing's first part, finding
- * the windows, is left out rather than time outside the writing counted in; when the
- * looks came so late that fewer than 8 batches are known to lie within it, another
- * snapshot is taken. Beside it, for the difference the writing makes, the same
+ * event_during_snapshot_ns: the median per event of the batches recorded while the
+ * snapshot was written. A batch counts only when it lies wholly within the writing,
+ * as far as the child can know it: begun after the first look that saw the file open,
+ * ended before the last look that did not find it named. The writing's first and last
+ * moments, up to a look each, are left out rather than time outside it counted in;
+ * when the looks came so late that fewer than 8 batches are known to lie within it,
+ * another snapshot is taken. Beside it, for the difference the writing makes, the same
  * threads' batches in the 150 ms before the trigger.
  *
- * snapshot_ms: then one more snapshot, the threads idle from its trigger on:
- * tt-spikes's CPU time (/proc/self/task/TID/schedstat) from the end of its window to
- * its file's appearance. Its looks at the threads meanwhile find nothing new, so the
- * time is the writing's alone (on an idle core, its wall time; a loaded machine
- * stretches that by what it runs instead). TICKTRACE_SNAPSHOT_AFTER is 50 ms, so that
- * the look that reads the threads' last records (within 20 ms of the trigger) is over
- * when the window ends. */
+ * snapshot_ms: the writing's wall time, the threads recording on: from the first look
+ * that saw the file open to the first that found it named (each late by up to a look,
+ * alike). A loaded machine stretches it by what it runs instead. */
 #include "snapshot_bench.h"
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,8 +49,6 @@
 #define TT_BENCH_SNAP_BUFFER "262144"
 #define TT_BENCH_SNAP_FILL_NS 400000000  /* before the first trigger: every ring wrapped */
 #define TT_BENCH_SNAP_QUIET_NS 150000000 /* the batches compared, before the trigger */
-#define TT_BENCH_SNAP_AFTER "50ms"
-#define TT_BENCH_SNAP_AFTER_NS 50000000
 #define TT_BENCH_SNAP_LOOK_NS 100000
 #define TT_BENCH_SNAP_WAIT_NS 20000000000 /* a snapshot not there by then: the child fails */
 #define TT_BENCH_SNAP_MAX_BATCHES 1024    /* a thread's, logged: 2 s of them */
@@ -62,7 +58,7 @@
 /* The figures a child prints, in this order. */
 enum {
 	TT_BENCH_SNAP_FIG_DURING_NS, TT_BENCH_SNAP_FIG_QUIET_NS, TT_BENCH_SNAP_FIG_BATCHES,
-	TT_BENCH_SNAP_FIG_DURING_EVENTS, TT_BENCH_SNAP_FIG_MS, TT_BENCH_SNAP_FIG_EVENTS, TT_BENCH_SNAP_FIGURES
+	TT_BENCH_SNAP_FIG_MS, TT_BENCH_SNAP_FIG_EVENTS, TT_BENCH_SNAP_FIGURES
 };
 
 struct tt_bench_batch {
@@ -76,22 +72,10 @@ struct tt_bench_recorder {
 	struct tt_bench_batch batch[TT_BENCH_SNAP_MAX_BATCHES];
 };
 
-enum tt_bench_snap_state { TT_BENCH_SNAP_RECORD, TT_BENCH_SNAP_IDLE, TT_BENCH_SNAP_END };
-
 static struct {
-	pthread_mutex_t mutex;
-	pthread_cond_t changed;
-	enum tt_bench_snap_state state;
+	bool stop;
 	struct tt_bench_recorder recorders[TT_BENCH_SNAP_THREADS];
-} tt_bench_snap = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, TT_BENCH_SNAP_RECORD, {{0}}};
-
-static void tt_bench_snap_set(enum tt_bench_snap_state state)
-{
-	pthread_mutex_lock(&tt_bench_snap.mutex);
-	tt_bench_snap.state = state;
-	pthread_cond_broadcast(&tt_bench_snap.changed);
-	pthread_mutex_unlock(&tt_bench_snap.mutex);
-}
+} tt_bench_snap;
 
 static void tt_bench_snap_sleep_until(int64_t ns)
 {
@@ -106,12 +90,7 @@ static void *tt_bench_snap_recorder(void *arg)
 	for (;;) {
 		tt_bench_snap_sleep_until(r->wake);
 		r->wake += TT_BENCH_SNAP_PERIOD_NS;
-		pthread_mutex_lock(&tt_bench_snap.mutex);
-		while (tt_bench_snap.state == TT_BENCH_SNAP_IDLE)
-			pthread_cond_wait(&tt_bench_snap.changed, &tt_bench_snap.mutex);
-		enum tt_bench_snap_state state = tt_bench_snap.state;
-		pthread_mutex_unlock(&tt_bench_snap.mutex);
-		if (state == TT_BENCH_SNAP_END)
+		if (__atomic_load_n(&tt_bench_snap.stop, __ATOMIC_ACQUIRE))
 			return NULL;
 		tt_bench_pairs(TT_BENCH_SNAP_WARM_PAIRS);
 		struct tt_bench_batch b;
@@ -140,68 +119,65 @@ static double tt_bench_snap_batches_within(int64_t from, int64_t to, int *count)
 	return n ? tt_bench_median(ns, n) : 0;
 }
 
-/* tt-spikes's thread id, from the threads' names. */
-static int tt_bench_snap_spikes_tid(void)
+/* The descriptor the next file opened will have: the lowest free one. */
+static int tt_bench_snap_next_fd(void)
 {
-	DIR *tasks = opendir("/proc/self/task");
-	int found = 0;
-	for (struct dirent *e; tasks && !found && (e = readdir(tasks));) {
-		char path[300], comm[32] = "";
-		snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
-		FILE *f = fopen(path, "r");
-		if (f && fgets(comm, sizeof comm, f) && strcmp(comm, "tt-spikes\n") == 0)
-			found = atoi(e->d_name);
-		if (f)
-			fclose(f);
-	}
-	if (tasks)
-		closedir(tasks);
-	return found;
+	int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0)
+		close(fd);
+	return fd;
 }
 
-/* A thread's CPU time so far (the kernel's sum_exec_runtime), or -1. */
-static int64_t tt_bench_snap_cpu_ns(int tid)
+/* What descriptor `fd` is open on: 1 a file in `dir`, 0 nothing, -1 something else. */
+static int tt_bench_snap_fd_in(int fd, const char *dir)
 {
-	char path[64];
-	snprintf(path, sizeof path, "/proc/self/task/%d/schedstat", tid);
-	FILE *f = fopen(path, "r");
-	long long ns = -1;
-	if (!f || fscanf(f, "%lld", &ns) != 1)
-		ns = -1;
-	if (f)
-		fclose(f);
-	return ns;
+	char link[64], target[PATH_MAX];
+	snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+	ssize_t n = readlink(link, target, sizeof target - 1);
+	if (n <= 0)
+		return 0;
+	target[n] = 0;
+	size_t len = strlen(dir);
+	return strncmp(target, dir, len) == 0 && target[len] == '/' ? 1 : -1;
 }
 
-/* A snapshot's file, looked for until it is there. */
+/* A snapshot's writing, as the looks at its file saw it. */
 struct tt_bench_written {
-	int64_t missed_at; /* the last look that did not find it began then */
-	int64_t anchor_ns; /* its header's clock anchor: the writing had begun */
+	int64_t opened_at; /* the first look that saw it open */
+	int64_t missed_at; /* the last look that did not find it named */
+	int64_t found_at;  /* the first look that did */
 	uint64_t records;
-	int64_t cpu_ns;    /* with `spikes`: tt-spikes's CPU time from the window's end */
 };
 
-/* Calls tt_trigger, and looks for the file of snapshot `number` until it is there
- * (then reads and removes it). With `spikes` (tt-spikes's thread id), the threads go
- * idle after the trigger, and tt-spikes's CPU time from the window's end to the file
- * is measured. 0 or -1 (said on stderr). */
-static int tt_bench_snap_take(const char *dir, int number, int spikes, struct tt_bench_written *w)
+/* Calls tt_trigger and looks at the file of snapshot `number` in `dir` (a real path)
+ * until it is named (then reads and removes it). 0, 1 when it was never seen open
+ * (another descriptor took the one foreseen), or -1 (said on stderr). */
+static int tt_bench_snap_take(const char *dir, int number, struct tt_bench_written *w)
 {
-	char path[4200];
+	char path[PATH_MAX + 64];
 	snprintf(path, sizeof path, "%s/trigger-%d-%d-bench.ttr", dir, (int)getpid(), number);
+	int fd = tt_bench_snap_next_fd();
+	if (fd < 0) {
+		perror("ticktrace-bench: /dev/null");
+		return -1;
+	}
 	int err = tt_trigger("bench");
 	if (err) {
 		fprintf(stderr, "ticktrace-bench: tt_trigger: %s\n", strerror(-err));
 		return -1;
 	}
-	int64_t cpu_from = 0;
-	if (spikes) {
-		tt_bench_snap_set(TT_BENCH_SNAP_IDLE);
-		tt_bench_snap_sleep_until(tt_bench_now_ns() + TT_BENCH_SNAP_AFTER_NS);
-		cpu_from = tt_bench_snap_cpu_ns(spikes);
-	}
 	int64_t deadline = tt_bench_now_ns() + TT_BENCH_SNAP_WAIT_NS;
-	for (int64_t look; (look = tt_bench_now_ns()), access(path, F_OK) != 0;) {
+	for (;;) {
+		int64_t look = tt_bench_now_ns();
+		int open_on;
+		/* (a descriptor the runtime opened meanwhile: the snapshot's is the next) */
+		while (!w->opened_at && (open_on = tt_bench_snap_fd_in(fd, dir)) != 0)
+			if (open_on > 0)
+				w->opened_at = look;
+			else
+				fd++;
+		if (access(path, F_OK) == 0)
+			break;
 		w->missed_at = look;
 		if (look > deadline) {
 			fprintf(stderr, "ticktrace-bench: %s was not written\n", path);
@@ -209,11 +185,10 @@ static int tt_bench_snap_take(const char *dir, int number, int spikes, struct tt
 		}
 		nanosleep(&(struct timespec){0, TT_BENCH_SNAP_LOOK_NS}, NULL);
 	}
-	if (spikes)
-		w->cpu_ns = tt_bench_snap_cpu_ns(spikes) - cpu_from;
+	w->found_at = tt_bench_now_ns();
 	struct tt_file_header header;
 	uint64_t dropped;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
 	int whole = fd >= 0 && pread(fd, &header, sizeof header, 0) == (ssize_t)sizeof header &&
 		    (header.flags & TT_FILE_SNAPSHOT) && tt_bench_file_records(path, &dropped, &w->records) == 0;
 	if (fd >= 0)
@@ -223,29 +198,26 @@ static int tt_bench_snap_take(const char *dir, int number, int spikes, struct tt
 		fprintf(stderr, "ticktrace-bench: %s is not a whole snapshot\n", path);
 		return -1;
 	}
-	if (spikes && (cpu_from < 0 || w->cpu_ns < 0)) {
-		fprintf(stderr, "ticktrace-bench: no schedstat for tt-spikes\n");
-		return -1;
-	}
-	w->anchor_ns = header.end.monotonic_ns;
-	return 0;
+	return w->opened_at ? 0 : 1;
 }
 
 /* tt_bench_snapshot's figures, for one child: 0 or -1 (said on stderr). */
 static int tt_bench_snap_measure(const char *dir, double figures[TT_BENCH_SNAP_FIGURES])
 {
 	int64_t trigger = tt_bench_now_ns();
-	int quiet_batches, batches = 0, number = 0;
+	int quiet_batches, batches = 0;
 	figures[TT_BENCH_SNAP_FIG_QUIET_NS] =
 		tt_bench_snap_batches_within(trigger - TT_BENCH_SNAP_QUIET_NS, trigger, &quiet_batches);
-	/* The threads record on. (Again when the looks came so late that too few batches
-	 * are known to lie within the writing.) */
-	while (batches < TT_BENCH_SNAP_MIN_BATCHES && number < TT_BENCH_SNAP_TRIES) {
+	for (int number = 1; batches < TT_BENCH_SNAP_MIN_BATCHES && number <= TT_BENCH_SNAP_TRIES; number++) {
 		struct tt_bench_written w = {0};
-		if (tt_bench_snap_take(dir, ++number, 0, &w))
+		int err = tt_bench_snap_take(dir, number, &w);
+		if (err < 0)
 			return -1;
-		figures[TT_BENCH_SNAP_FIG_DURING_NS] = tt_bench_snap_batches_within(w.anchor_ns, w.missed_at, &batches);
-		figures[TT_BENCH_SNAP_FIG_DURING_EVENTS] = (double)w.records;
+		if (err)
+			continue;
+		figures[TT_BENCH_SNAP_FIG_DURING_NS] = tt_bench_snap_batches_within(w.opened_at, w.missed_at, &batches);
+		figures[TT_BENCH_SNAP_FIG_MS] = (double)(w.found_at - w.opened_at) / 1e6;
+		figures[TT_BENCH_SNAP_FIG_EVENTS] = (double)w.records;
 	}
 	figures[TT_BENCH_SNAP_FIG_BATCHES] = batches;
 	if (batches < TT_BENCH_SNAP_MIN_BATCHES || quiet_batches < TT_BENCH_SNAP_MIN_BATCHES) {
@@ -253,23 +225,14 @@ static int tt_bench_snap_measure(const char *dir, double figures[TT_BENCH_SNAP_F
 			"written, %d before: too few\n", batches, quiet_batches);
 		return -1;
 	}
-	int spikes = tt_bench_snap_spikes_tid();
-	struct tt_bench_written idle = {0};
-	if (!spikes) {
-		fprintf(stderr, "ticktrace-bench: no thread tt-spikes\n");
-		return -1;
-	}
-	if (tt_bench_snap_take(dir, ++number, spikes, &idle))
-		return -1;
-	figures[TT_BENCH_SNAP_FIG_MS] = (double)idle.cpu_ns / 1e6;
-	figures[TT_BENCH_SNAP_FIG_EVENTS] = (double)idle.records;
 	return 0;
 }
 
 int tt_bench_snapshot_child(void)
 {
-	const char *dir = getenv("TICKTRACE_SNAPSHOTS");
-	if (!dir) {
+	const char *snapshots = getenv("TICKTRACE_SNAPSHOTS");
+	char dir[PATH_MAX]; /* as /proc/self/fd names files */
+	if (!snapshots || !realpath(snapshots, dir)) {
 		fprintf(stderr, "ticktrace-bench: " TT_BENCH_SNAPSHOT_CHILD ": no TICKTRACE_SNAPSHOTS\n");
 		return 1;
 	}
@@ -288,7 +251,7 @@ int tt_bench_snapshot_child(void)
 		tt_bench_snap_sleep_until(start + TT_BENCH_SNAP_FILL_NS);
 		err = tt_bench_snap_measure(dir, figures);
 	}
-	tt_bench_snap_set(TT_BENCH_SNAP_END);
+	__atomic_store_n(&tt_bench_snap.stop, true, __ATOMIC_RELEASE);
 	for (int t = 0; t < threads; t++)
 		pthread_join(tt_bench_snap.recorders[t].thread, NULL);
 	if (err)
@@ -325,8 +288,7 @@ int tt_bench_snapshot(int repeats, struct tt_bench_snapshot *out)
 		return -1;
 	}
 	snprintf(env, sizeof env,
-		 "TICKTRACE_MODE=ring TICKTRACE_BUFFER=" TT_BENCH_SNAP_BUFFER " TICKTRACE_SNAPSHOTS='%s' "
-		 "TICKTRACE_SNAPSHOT_AFTER=" TT_BENCH_SNAP_AFTER, dir);
+		 "TICKTRACE_MODE=ring TICKTRACE_BUFFER=" TT_BENCH_SNAP_BUFFER " TICKTRACE_SNAPSHOTS='%s'", dir);
 	double *figures[TT_BENCH_SNAP_FIGURES];
 	int err = 0;
 	for (int f = 0; f < TT_BENCH_SNAP_FIGURES; f++)
@@ -342,7 +304,6 @@ int tt_bench_snapshot(int repeats, struct tt_bench_snapshot *out)
 			.during_ns = tt_bench_median(figures[TT_BENCH_SNAP_FIG_DURING_NS], repeats),
 			.quiet_ns = tt_bench_median(figures[TT_BENCH_SNAP_FIG_QUIET_NS], repeats),
 			.batches = tt_bench_median(figures[TT_BENCH_SNAP_FIG_BATCHES], repeats),
-			.during_window_events = tt_bench_median(figures[TT_BENCH_SNAP_FIG_DURING_EVENTS], repeats),
 			.snapshot_ms = tt_bench_median(figures[TT_BENCH_SNAP_FIG_MS], repeats),
 			.window_events = tt_bench_median(figures[TT_BENCH_SNAP_FIG_EVENTS], repeats),
 		};

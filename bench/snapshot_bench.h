@@ -7,13 +7,12 @@ struct tt_bench_snapshot {
 	double during_ns;     /* event_during_snapshot_ns: per event, batches recorded while written */
 	double quiet_ns;      /* the same threads' batches before the trigger */
 	double batches;       /* batches counted as recorded while written, per snapshot */
-	double during_window_events; /* events the window of that snapshot holds */
-	double snapshot_ms;   /* tt-spikes's CPU time to write one, the threads idle */
-	double window_events; /* events the window of that one holds */
+	double snapshot_ms;   /* writing one: its wall time */
+	double window_events; /* events its window holds */
 };
 
-/* Runs `repeats` children, each writing two snapshots: the medians over them. 0, or -1
- * (said on stderr). */
+/* Runs `repeats` children, each writing a snapshot (another when too few batches are
+ * known to lie within its writing): the medians over them. 0, or -1 (said on stderr). */
 int tt_bench_snapshot(int repeats, struct tt_bench_snapshot *out);
 
 /* The child's side (TICKTRACE_MODE=ring, TICKTRACE_SNAPSHOTS set): prints its
