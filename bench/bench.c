@@ -15,25 +15,21 @@
 
 #include <cjson/cJSON.h>
 
+#include "child.h"
 #include "cyg_overhead.h"
 #include "detour_overhead.h"
 #include "median.h"
 #include "sample_overhead.h"
 #include "sched_overhead.h"
+#include "snapshot_bench.h"
 #include "stream_bench.h"
 #include "ticktrace.h"
 #include "ticktrace/format.h"
+#include "timing.h"
 
 #define TT_BENCH_PAIRS 500000          /* begin/end pairs per warm measurement */
 #define TT_BENCH_COLD_EVENTS 4194304   /* the first events of a new thread */
 #define TT_BENCH_BUFFER "16777216"     /* events per thread: room for all of the above */
-
-static int64_t tt_bench_now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 /* ---- the loops: each returns nanoseconds per event ---- */
 
@@ -49,16 +45,6 @@ static double tt_bench_rdtsc(void)
 	int64_t t1 = tt_bench_now_ns();
 	__asm__ volatile("" : : "r"(sink));
 	return (double)(t1 - t0) / (2 * TT_BENCH_PAIRS);
-}
-
-static double tt_bench_pairs(int pairs)
-{
-	int64_t t0 = tt_bench_now_ns();
-	for (int i = 0; i < pairs; i++) {
-		TT_BEGIN("pair");
-		TT_END();
-	}
-	return (double)(tt_bench_now_ns() - t0) / (2.0 * pairs);
 }
 
 static double tt_bench_endbegin(int pairs)
@@ -387,6 +373,8 @@ int main(int argc, char **argv)
 		return tt_bench_detour_child();
 	if (argc == 3 && strcmp(argv[1], TT_BENCH_SCHED_CHILD) == 0)
 		return tt_bench_sched_child(atol(argv[2]));
+	if (argc == 2 && strcmp(argv[1], TT_BENCH_SNAPSHOT_CHILD) == 0)
+		return tt_bench_snapshot_child();
 	int repeats = 11;
 	const char *json_path = NULL;
 	int hot_only = 0; /* --hot: the hot path's figures only, without stream, converter, sampler */
@@ -431,14 +419,8 @@ int main(int argc, char **argv)
 		endbegin[r] = tt_bench_on_thread(TT_BENCH_ENDBEGIN);
 		two[r] = tt_bench_two_threads();
 		cyg[r] = tt_bench_cyg_overhead("", &cyg_rdtsc[r]);
-		if (cyg[r] < 0) {
-			fprintf(stderr, "ticktrace-bench: the %s child failed\n", TT_BENCH_CYG_CHILD);
-			return 1;
-		}
-		if (tt_bench_detour_overhead(&detour[r], &patchable[r], &detour_rdtsc[r]) < 0) {
-			fprintf(stderr, "ticktrace-bench: the %s child failed\n", TT_BENCH_DETOUR_CHILD);
-			return 1;
-		}
+		if (cyg[r] < 0 || tt_bench_detour_overhead(&detour[r], &patchable[r], &detour_rdtsc[r]) < 0)
+			return 1; /* (said by tt_bench_child) */
 	}
 	/* A full buffer, and recording off for the whole process, in processes of their own:
 	 * 64 KiB chunks of 4,095 records, so 65,536 records take 17 chunks. */
@@ -446,14 +428,13 @@ int main(int argc, char **argv)
 	double off_process_ns = tt_bench_pairs_in_child("TICKTRACE=0 TICKTRACE_BUFFER=65536");
 	double unused;
 	double cyg_off_ns = tt_bench_cyg_overhead("TICKTRACE=0", &unused);
-	if (cyg_off_ns < 0) {
-		fprintf(stderr, "ticktrace-bench: the %s child failed\n", TT_BENCH_CYG_CHILD);
+	if (cyg_off_ns < 0)
 		return 1;
-	}
 	struct tt_bench_bytes bytes = tt_bench_bytes_per_event();
 	double rdtsc_ns = tt_bench_median(rdtsc, repeats);
 	struct tt_bench_overhead overhead = {0};
 	struct tt_bench_sched sched = {0};
+	struct tt_bench_snapshot snapshot = {0};
 	double stream_ns = 0;
 	uint64_t stream_dropped = 0;
 	cJSON *convert = NULL;
@@ -463,7 +444,7 @@ int main(int argc, char **argv)
 			fprintf(stderr, "ticktrace-bench: self-profiler: %s\n", strerror(-err));
 			return 1;
 		}
-		if (tt_bench_sched_overhead(repeats, &sched))
+		if (tt_bench_sched_overhead(repeats, &sched) || tt_bench_snapshot(repeats, &snapshot))
 			return 1;
 		if (tt_bench_stream(repeats, &stream_ns, &stream_dropped))
 			return 1;
@@ -526,6 +507,15 @@ int main(int argc, char **argv)
 		 "two threads handing on a byte through pipes, %.0f switches/s, an event per hop: CPU per hop "
 		 "%.0f ns with thread states, %.0f ns without (target <= 2)",
 		 sched.switches_per_s, sched.on_ns, sched.off_ns);
+	char during_what[240], snapshot_what[160];
+	snprintf(during_what, sizeof during_what,
+		 "per event while a snapshot of 8 threads is written, each recording about 1.1 M events/s "
+		 "(mode ring): %.0f batches of 2,048 within the writing; %.3f ns before its trigger",
+		 snapshot.batches, snapshot.quiet_ns);
+	snprintf(snapshot_what, sizeof snapshot_what,
+		 "writing one snapshot of those 8 threads, its window %.0f events (%.1f MB), from its file's "
+		 "opening to its naming", snapshot.window_events,
+		 snapshot.window_events * sizeof(struct tt_record) / 1e6);
 	struct tt_bench_row rest[] = {
 		{"event_stream_ns", "ns", stream_ns, 1.05,
 		 "mode stream, 100 million events while the drain writes them to disk, per event", &rows[WARM], 0, NULL},
@@ -544,6 +534,8 @@ int main(int argc, char **argv)
 		{"sample_overhead_pct", "%", overhead.pct, 0,
 		 "slowdown of a loop while self-profiled at 1 ms (target <= 3)", NULL, 0, NULL},
 		{"sched_overhead_pct", "%", sched.pct, 0, sched_what, NULL, 0, NULL},
+		{"event_during_snapshot_ns", "ns", snapshot.during_ns, 1.10, during_what, &rows[WARM], 0, NULL},
+		{"snapshot_ms", "ms", snapshot.snapshot_ms, 0, snapshot_what, NULL, 0, NULL},
 	};
 	struct tt_bench_row all[sizeof rows / sizeof rows[0] + sizeof rest / sizeof rest[0]];
 	memcpy(all, rows, sizeof rows);

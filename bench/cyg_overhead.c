@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "child.h"
 #include "cyg_overhead.h"
 
 #define TT_BENCH_CYG_CALLS 10000000
@@ -55,20 +56,11 @@ int tt_bench_cyg_child(void)
 
 double tt_bench_cyg_overhead(const char *env, double *rdtsc_ns)
 {
-	char self[4096], cmd[4200];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (n <= 0)
+	char envs[4200];
+	double figures[2];
+	snprintf(envs, sizeof envs, "%s TICKTRACE_BUFFER=" TT_BENCH_CYG_BUFFER, env);
+	if (tt_bench_child(envs, TT_BENCH_CYG_CHILD, 2, figures))
 		return -1;
-	self[n] = 0;
-	/* no trace file: the child's records are only measured */
-	snprintf(cmd, sizeof(cmd), "%s TICKTRACE_BUFFER=" TT_BENCH_CYG_BUFFER " TICKTRACE_OUT=/dev/null "
-		 "'%s' " TT_BENCH_CYG_CHILD, env, self);
-	FILE *child = popen(cmd, "r");
-	double ns;
-	if (!child)
-		return -1;
-	int got = fscanf(child, "%lf %lf", &ns, rdtsc_ns);
-	if (pclose(child) != 0 || got != 2)
-		return -1;
-	return ns;
+	*rdtsc_ns = figures[1];
+	return figures[0];
 }

@@ -10,7 +10,7 @@ int64_t tt_bench_cyg_loop_instrumented(int calls);
 
 /* In a child process of its own (its thread's buffer holds all 20,000,000 events),
  * with the environment `env` added ("TICKTRACE=0": recording off): nanoseconds an
- * instrumented call adds, or -1; `rdtsc_ns` receives a bare RDTSC timed the same way
+ * instrumented call adds, or -1 (said on stderr); `rdtsc_ns` receives a bare RDTSC timed the same way
  * (short rounds, the median). */
 double tt_bench_cyg_overhead(const char *env, double *rdtsc_ns);
 /* The calls go in rounds, each timed with and without instrumentation back to back,

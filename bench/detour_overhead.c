@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "child.h"
 #include "cyg_overhead.h"
 #include "detour_overhead.h"
 
@@ -47,21 +48,14 @@ int tt_bench_detour_child(void)
 
 int tt_bench_detour_overhead(double *relocated_ns, double *patchable_ns, double *rdtsc_ns)
 {
-	char self[4096], cmd[8400];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (n <= 0)
+	double figures[3];
+	if (tt_bench_child("TICKTRACE_BUFFER=" TT_BENCH_DETOUR_BUFFER " "
+			   "TICKTRACE_DETOUR='tt_bench_detour_callee_relocated\ntt_bench_detour_callee_patchable' "
+			   "LD_PRELOAD='" TT_BENCH_DETOUR_LIB "'",
+			   TT_BENCH_DETOUR_CHILD " 2>/dev/null", 3, figures))
 		return -1;
-	self[n] = 0;
-	snprintf(cmd, sizeof(cmd),
-		 "TICKTRACE_BUFFER=" TT_BENCH_DETOUR_BUFFER " TICKTRACE_OUT=/dev/null "
-		 "TICKTRACE_DETOUR='tt_bench_detour_callee_relocated\ntt_bench_detour_callee_patchable' "
-		 "LD_PRELOAD='%s' '%s' " TT_BENCH_DETOUR_CHILD " 2>/dev/null",
-		 TT_BENCH_DETOUR_LIB, self);
-	FILE *child = popen(cmd, "r");
-	if (!child)
-		return -1;
-	int got = fscanf(child, "%lf %lf %lf", relocated_ns, patchable_ns, rdtsc_ns);
-	if (pclose(child) != 0 || got != 3)
-		return -1;
+	*relocated_ns = figures[0];
+	*patchable_ns = figures[1];
+	*rdtsc_ns = figures[2];
 	return 0;
 }

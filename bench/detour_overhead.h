@@ -13,8 +13,8 @@ int tt_bench_detour_callee_relocated(int x);
 int tt_bench_detour_callee_patchable(int x);
 
 /* In a child process with the detour library preloaded, patching the relocated and
- * the patchable callee: nanoseconds each adds to a call, or -1; `rdtsc_ns` receives a
- * bare RDTSC timed in the same rounds. */
+ * the patchable callee: nanoseconds each adds to a call; `rdtsc_ns` receives a bare
+ * RDTSC timed in the same rounds. 0, or -1 (said on stderr). */
 int tt_bench_detour_overhead(double *relocated_ns, double *patchable_ns, double *rdtsc_ns);
 /* The child's side: prints the three figures; the exit status. */
 int tt_bench_detour_child(void);

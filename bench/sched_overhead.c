@@ -17,20 +17,15 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "child.h"
 #include "median.h"
 #include "ticktrace.h"
+#include "timing.h"
 
 #define TT_BENCH_SCHED_WARM_HOPS 2000 /* states opened by tt-sched meanwhile */
 #define TT_BENCH_SCHED_ROUND_HOPS 1000 /* about 20 ms: two of tt-sched's drains */
 #define TT_BENCH_SCHED_ROUNDS 25
 #define TT_BENCH_SCHED_WORK_NS 9000   /* each thread's work per hop */
-
-static int64_t tt_bench_sched_clock(clockid_t clock)
-{
-	struct timespec ts;
-	clock_gettime(clock, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 struct tt_bench_pipes {
 	int to_echo[2], back[2];
@@ -52,9 +47,9 @@ static long tt_bench_sched_calibrate(void)
 	const long n = 1000000;
 	int64_t best = INT64_MAX;
 	for (int i = 0; i < 5; i++) {
-		int64_t t0 = tt_bench_sched_clock(CLOCK_THREAD_CPUTIME_ID);
+		int64_t t0 = tt_bench_clock_ns(CLOCK_THREAD_CPUTIME_ID);
 		tt_bench_sched_work(n);
-		int64_t ns = tt_bench_sched_clock(CLOCK_THREAD_CPUTIME_ID) - t0;
+		int64_t ns = tt_bench_clock_ns(CLOCK_THREAD_CPUTIME_ID) - t0;
 		if (ns < best)
 			best = ns;
 	}
@@ -98,11 +93,11 @@ int tt_bench_sched_child(long work)
 	static double cpu_ns[TT_BENCH_SCHED_ROUNDS], switches_per_s[TT_BENCH_SCHED_ROUNDS];
 	int err = tt_bench_sched_hops(&p, TT_BENCH_SCHED_WARM_HOPS);
 	for (int r = 0; !err && r < TT_BENCH_SCHED_ROUNDS; r++) {
-		int64_t cpu0 = tt_bench_sched_clock(CLOCK_PROCESS_CPUTIME_ID);
-		int64_t wall0 = tt_bench_sched_clock(CLOCK_MONOTONIC);
+		int64_t cpu0 = tt_bench_clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+		int64_t wall0 = tt_bench_clock_ns(CLOCK_MONOTONIC);
 		err = tt_bench_sched_hops(&p, TT_BENCH_SCHED_ROUND_HOPS);
-		int64_t wall = tt_bench_sched_clock(CLOCK_MONOTONIC) - wall0;
-		cpu_ns[r] = (double)(tt_bench_sched_clock(CLOCK_PROCESS_CPUTIME_ID) - cpu0) /
+		int64_t wall = tt_bench_clock_ns(CLOCK_MONOTONIC) - wall0;
+		cpu_ns[r] = (double)(tt_bench_clock_ns(CLOCK_PROCESS_CPUTIME_ID) - cpu0) /
 			    TT_BENCH_SCHED_ROUND_HOPS;
 		/* Each hop, both threads wait for the other's byte: two switches. */
 		switches_per_s[r] = 2.0 * TT_BENCH_SCHED_ROUND_HOPS * 1e9 / (double)(wall ? wall : 1);
@@ -122,16 +117,14 @@ int tt_bench_sched_child(long work)
 
 static int tt_bench_sched_run(const char *env, long work, double *cpu_ns, double *switches_per_s)
 {
-	char cmd[4200];
-	snprintf(cmd, sizeof cmd, "%s TICKTRACE_OUT=/dev/null /proc/%d/exe " TT_BENCH_SCHED_CHILD " %ld",
-		 env, (int)getpid(), work);
-	FILE *child = popen(cmd, "r");
-	int ok = child && fscanf(child, "%lf %lf", cpu_ns, switches_per_s) == 2;
-	if (child && pclose(child) != 0)
-		ok = 0;
-	if (!ok)
-		fprintf(stderr, "ticktrace-bench: the %s child (%s) failed\n", TT_BENCH_SCHED_CHILD, env);
-	return ok ? 0 : -1;
+	char args[64];
+	double figures[2];
+	snprintf(args, sizeof args, TT_BENCH_SCHED_CHILD " %ld", work);
+	if (tt_bench_child(env, args, 2, figures))
+		return -1;
+	*cpu_ns = figures[0];
+	*switches_per_s = figures[1];
+	return 0;
 }
 
 int tt_bench_sched_overhead(int repeats, struct tt_bench_sched *out)

@@ -11,36 +11,30 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "child.h"
+#include "median.h"
 #include "stream_bench.h"
 #include "ticktrace.h"
 #include "ticktrace/format.h"
+#include "timing.h"
 
 #define TT_BENCH_STREAM_PAIRS 50000000 /* 100 million events */
 #define TT_BENCH_STREAM_BUFFER "16777216" /* events per thread waiting for the drain */
 
-static int64_t tt_bench_stream_now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 int tt_bench_stream_child(void)
 {
 	TT_INSTANT("start"); /* the thread's registration, outside the measurement */
-	int64_t t0 = tt_bench_stream_now_ns();
+	int64_t t0 = tt_bench_now_ns();
 	for (int i = 0; i < TT_BENCH_STREAM_PAIRS; i++) {
 		TT_BEGIN("stream");
 		TT_END();
 	}
-	int64_t t1 = tt_bench_stream_now_ns();
+	int64_t t1 = tt_bench_now_ns();
 	printf("%.6f\n", (double)(t1 - t0) / (2.0 * TT_BENCH_STREAM_PAIRS));
 	return 0;
 }
 
-/* The dropped events a finished stream file counts, and the records it holds;
- * -1 when it has no END (the child did not finish). */
-static int tt_bench_stream_file(const char *path, uint64_t *dropped, uint64_t *records)
+int tt_bench_file_records(const char *path, uint64_t *dropped, uint64_t *records)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
@@ -89,7 +83,7 @@ static int tt_bench_stream_once(const char *dir, double *ns, uint64_t *dropped)
 	if (child && pclose(child) != 0)
 		ok = 0;
 	uint64_t records;
-	if (ok && tt_bench_stream_file(path, dropped, &records) < 0)
+	if (ok && tt_bench_file_records(path, dropped, &records) < 0)
 		ok = 0;
 	/* Every event is in the file, or counted as dropped. */
 	if (ok && records + *dropped < 2 * (uint64_t)TT_BENCH_STREAM_PAIRS)
@@ -98,17 +92,9 @@ static int tt_bench_stream_once(const char *dir, double *ns, uint64_t *dropped)
 	return ok ? 0 : -EIO;
 }
 
-static int tt_bench_stream_compare(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
 int tt_bench_stream(int repeats, double *ns, uint64_t *dropped)
 {
-	const char *dir = getenv("TICKTRACE_BENCH_DIR");
-	if (!dir)
-		dir = "/var/tmp"; /* on disk, where /tmp may be memory */
+	const char *dir = tt_bench_dir();
 	double runs[TT_BENCH_STREAM_MAX_REPEATS];
 	if (repeats > TT_BENCH_STREAM_MAX_REPEATS)
 		repeats = TT_BENCH_STREAM_MAX_REPEATS;
@@ -122,7 +108,6 @@ int tt_bench_stream(int repeats, double *ns, uint64_t *dropped)
 		}
 		*dropped += lost;
 	}
-	qsort(runs, (size_t)repeats, sizeof runs[0], tt_bench_stream_compare);
-	*ns = repeats % 2 ? runs[repeats / 2] : (runs[repeats / 2 - 1] + runs[repeats / 2]) / 2;
+	*ns = tt_bench_median(runs, repeats);
 	return 0;
 }

@@ -15,4 +15,8 @@ int tt_bench_stream_child(void);
  * nanoseconds per event, and the events dropped in all runs. 0 or -errno. */
 int tt_bench_stream(int repeats, double *ns, uint64_t *dropped);
 
+/* The records a finished raw file holds, and the dropped events its THREAD_TOTALS
+ * (mode stream's) count; -1 when it has no END (its writer did not finish). */
+int tt_bench_file_records(const char *path, uint64_t *dropped, uint64_t *records);
+
 #endif

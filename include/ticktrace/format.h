@@ -446,10 +446,11 @@ _Static_assert(sizeof(struct tt_snapshot_info) == 96, "snapshot info layout");
 
 /* A thread whose window is cut: before the snapshot was taken, the ring overwrote
  * `events` of its events, from lost_from_tsc to lost_to_tsc (the last of them), which
- * its dropped[TT_DROP_OVERWRITTEN] counts. lost_from_tsc is at or before the window's
- * from_tsc (the span is the ring's chunks that reached into the window, said whole),
- * or 0: the ring overwrote more than it remembers, and `events` is at least what the
- * window lost. */
+ * its dropped[TT_DROP_OVERWRITTEN] counts. The span is the ring's chunks that reached
+ * into the window, said whole: lost_from_tsc is at or before the window's from_tsc,
+ * or the thread's first event when it began later; lost_to_tsc may pass to_tsc. 0 in
+ * lost_from_tsc: the ring overwrote more than it remembers, and `events` is at least
+ * what the window lost. */
 struct tt_snapshot_cut {
 	uint32_t thread_index;
 	uint32_t reserved;

@@ -14,7 +14,12 @@ void tt__note_overwritten(struct tt__slot *slot, uint64_t events, uint64_t first
 	if (!tt__overwrite_grain || !events)
 		return;
 	struct tt__overwrite *newest = o->made ? &o->at[(o->made - 1) % TT__OVERWRITES] : NULL;
-	if (newest && first_tsc - newest->first_tsc < tt__overwrite_grain) {
+	/* A chunk may be noted after a newer one (cleaned by the thread whose queue was
+	 * full, while the background thread cleans older ones): it joins the newest
+	 * entry, so that entries stay in time order. */
+	if (newest && first_tsc < newest->first_tsc + tt__overwrite_grain) {
+		if (first_tsc < newest->first_tsc)
+			newest->first_tsc = first_tsc;
 		if (last_tsc > newest->last_tsc)
 			newest->last_tsc = last_tsc;
 	} else {

@@ -462,6 +462,10 @@ static void tt__spikes_poll(bool last)
 	/* (after the spikes of what was read: the windows that ended are written) */
 	if (sp->on)
 		tt__snapshots_take(&sp->clock, last);
+	/* The last look: tt-spikes, which may look again before the log is closed, finds
+	 * nothing more to do (its detectors would be made again, and never freed). */
+	if (last)
+		sp->on = false;
 	pthread_mutex_unlock(&sp->poll_mutex);
 	tt__restore_signals(&old);
 }

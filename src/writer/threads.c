@@ -210,6 +210,15 @@ static bool tt__timed_after(const struct tt_record *r, uint64_t tsc)
 	return TT_RECORD_HAS_TIME(TT_RECORD_KIND(r->word)) && r->tsc > tsc;
 }
 
+/* Whether the event at r (records up to end) lasts past tsc: a gap of dropped events
+ * lasts to its last one, which its VALUE record holds. */
+static bool tt__lasts_past(const struct tt_record *r, const struct tt_record *end, uint64_t tsc)
+{
+	if (TT_RECORD_KIND(r->word) == TT_REC_DROPPED && r + 1 < end)
+		return r[1].tsc > tsc;
+	return tt__timed_after(r, tsc);
+}
+
 void tt__narrow_thread(struct tt__thread_snapshot *snap, uint64_t from_tsc, uint64_t to_tsc)
 {
 	const struct tt__slot *slot = snap->slot;
@@ -222,11 +231,24 @@ void tt__narrow_thread(struct tt__thread_snapshot *snap, uint64_t from_tsc, uint
 		struct tt__extent *e = &snap->extents[c];
 		/* An event's records that have no time go with it: a window begins and ends
 		 * at records that have one. */
-		const struct tt_record *begin = e->begin;
-		while (begin < e->end && !tt__timed_after(begin, from_tsc - 1))
-			begin++;
+		const struct tt_record *first = e->begin, *last = e->end;
+		while (first < e->end && !TT_RECORD_HAS_TIME(TT_RECORD_KIND(first->word)))
+			first++;
+		while (last > first && !TT_RECORD_HAS_TIME(TT_RECORD_KIND(last[-1].word)))
+			last--;
+		/* Only a chunk the window begins or ends in is read record by record. A gap
+		 * of dropped events that reaches into the window is in it, with its count. */
+		bool timed = last > first;
+		const struct tt_record *begin = e->end;
+		if (timed && tt__lasts_past(last - 1, e->end, from_tsc - 1)) {
+			begin = first->tsc >= from_tsc ? e->begin : first;
+			while (begin < e->end && !tt__lasts_past(begin, e->end, from_tsc - 1))
+				begin++;
+		}
 		snap->begins_inside |= begin != e->begin;
 		const struct tt_record *end = begin;
+		if (timed && begin < e->end && last[-1].tsc <= to_tsc)
+			end = e->end;
 		while (end < e->end && !tt__timed_after(end, to_tsc))
 			end++;
 		for (const struct tt_record *r = begin; r < end; r++)

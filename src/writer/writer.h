@@ -41,8 +41,12 @@ int tt__write_default_file(void) TT__HIDDEN;
  * appended as a line to TICKTRACE_LIST, when set, so that whoever started the run
  * (`ticktrace record`) learns every file its processes wrote. Async-signal-safe. */
 void tt__list_written(const char *path) TT__HIDDEN;
-/* `pattern` with %p replaced by the process id; 0 or -ENAMETOOLONG. */
+/* `pattern` with %p replaced by the process id, and, where it has no %p, a forked
+ * child's pid appended (an exec'd image's .execN before the extension): a file of
+ * the process's own; 0 or -ENAMETOOLONG. */
 int tt__expand_path(const char *pattern, char *buf, size_t size) TT__HIDDEN;
+/* Only %p replaced. */
+int tt__expand_pid(const char *pattern, char *buf, size_t size) TT__HIDDEN;
 /* Writes a file at `path` the same way (under a temporary name, renamed when
  * complete; a device or a pipe in place) with `write`, which returns 0 or -errno. */
 typedef int (*tt__file_writer)(struct tt__out *out, void *arg);

@@ -12,10 +12,10 @@ terminating_flow_ids), clock snapshots that must not go backwards. It requires
 what both give to be the same (slices with their depth and duration, their
 arguments, arrows, counters, thread names) and neither to have anything Perfetto
 counts as an error. Thread states: the protobuf's ftrace sched_switch events (BOOTTIME,
-moved to MONOTONIC by the clock snapshot) as trace_processor's thread_state table
-holds them, each span a slice "Running" (args: cpu), "Preempted" (switched out
-runnable) or "Blocked" on the thread's states track (tid | 2^30), as the JSON shows
-them.
+moved to MONOTONIC by the clock snapshot), each CPU's in an order Perfetto accepts,
+as trace_processor's thread_state table holds them, against the JSON's states tracks
+(slices "Running", "Preempted", "Blocked" on a track tid | 2^30): the same spans but
+for what the converter's synthetic switches change (thread_states.py).
 
     check-perfetto.py TRACE.pftrace SCHEMA.proto TRACE.json [--flows N]
 
@@ -26,6 +26,8 @@ import shutil
 import subprocess
 import sys
 from collections import Counter
+
+import thread_states
 
 MAX_DEPTH = 512  # SliceTracker::kMaxDepth
 # JSON arguments that the protobuf has no annotation for: the source location (its
@@ -238,40 +240,63 @@ def load_protobuf(packets):
                 if fid in active:
                     imp.arrows.append((active.pop(fid), s))
     threads = {t[2]: t[3] for t in tracks.values() if t[0] == 'thread'}
-    thread_states(imp, threads, switches, snapshots)
-    return imp, counters, threads
+    states = thread_state(imp, threads, switches, snapshots)
+    return imp, counters, threads, states
 
 
-STATES_TID = 1 << 30
+# sched_switch's prev_state as Perfetto reads it of a trace that names no kernel (the
+# bits before Linux 4.14): what the converter writes.
+PREV_STATE = {0: 'R', 1: 'S', 0x10: 'X', 0x402: 'I'}
 
 
-def thread_states(imp, threads, switches, snapshots):
-    """Each thread's spans between its switches, as thread_state rows: after a switch
-    in, Running on the bundle's CPU; after a switch out, Runnable (prev_state 0, it
-    was preempted) or Sleeping."""
-    if not switches:
-        return
+def thread_state(imp, threads, switches, snapshots):
+    """The rows trace_processor's thread_state table makes of the sched_switch events
+    (ThreadStateTracker), {tid: [(ts, end or None, state, cpu)]}, on MONOTONIC: after a
+    switch in, Running on the bundle's CPU; after a switch out, prev_state's. A switch
+    whose prev_pid is not the one before's next_pid on its CPU is an error for Perfetto
+    (mismatched_sched_switch_tids), and so is, here, one that switches out a thread not
+    running (Perfetto leaves the row before it unended)."""
     snap = snapshots[0] if snapshots else {}
     boot_to_mono = snap.get(6, 0) - snap.get(3, 0)
-    per_thread = {}
+    rows, on = {}, {}
     for ts, cpu, sw in sorted(switches, key=lambda s: s[0]):
         ts -= boot_to_mono
         prev, nxt = one(sw, 'prev_pid'), one(sw, 'next_pid')
+        if cpu in on and on[cpu] != prev:
+            imp.errors['mismatched_sched_switch_tids'] += 1
+        on[cpu] = nxt
+        for tid in (prev, nxt):
+            if tid and tid not in threads:
+                imp.errors[f'sched_switch of tid {tid}, a thread the trace does not have'] += 1
         if prev:
-            state = 'Preempted' if one(sw, 'prev_state') == 0 else 'Blocked'
-            per_thread.setdefault(prev, []).append((ts, state, None))
+            state = PREV_STATE.get(one(sw, 'prev_state'))
+            if state is None:
+                imp.errors['task_state_invalid'] += 1
+            mine = rows.setdefault(prev, [])
+            if not mine or mine[-1][2] != 'Running':
+                imp.errors[f'switch out of tid {prev}, which is not running'] += 1
+            else:
+                mine[-1][1] = ts
+            mine.append([ts, None, state, None])
         if nxt:
-            per_thread.setdefault(nxt, []).append((ts, 'Running', cpu))
-    for tid, spans in per_thread.items():
-        if tid not in threads:
-            imp.errors[f'sched_switch of tid {tid}, a thread the trace does not have'] += 1
-            continue
-        if len(spans) > 1:  # (a track with a span at least, as the JSON's)
-            threads[tid | STATES_TID] = threads[tid] + ' (states)' if threads[tid] else 'states'
-        for (ts, state, cpu), (end, _, _) in zip(spans, spans[1:]):
-            s = imp.begin((tid | STATES_TID,), tid | STATES_TID, state, ts, end - ts)
-            if cpu is not None:
-                imp.add_args(s, [('cpu', cpu)])
+            mine = rows.setdefault(nxt, [])
+            if mine:
+                mine[-1][1] = ts
+            mine.append([ts, None, 'Running', cpu])
+    return {tid: [tuple(r) for r in spans] for tid, spans in rows.items()}
+
+
+def json_states(events, base_ns):
+    """The JSON's states tracks, {tid of the thread: [(ts, dur, name, cpu)]} (ns)."""
+    tracks = {e['tid'] for e in events if e['ph'] == 'M' and e['name'] == 'thread_name'
+              and thread_states.is_states_track(e['tid'], e['args']['name'])}
+    said = {}
+    for e in events:
+        if e['ph'] == 'X' and e['tid'] in tracks:
+            said.setdefault(e['tid'] & ~thread_states.STATES_TID_BIT, []).append(
+                (base_ns + round(e['ts'] * 1000), round(e['dur'] * 1000), e['name'],
+                 e.get('args', {}).get('cpu')))
+    return tracks, said
 
 
 def annotations(ev):
@@ -359,11 +384,14 @@ def main():
         print(f'FAIL protoc: {out.stderr.decode()}')
         return 1
     packets = parse_text_format(out.stdout.decode('utf-8'))['packet']
-    pb, pb_counters, pb_threads = load_protobuf(packets)
+    pb, pb_counters, pb_threads, pb_states = load_protobuf(packets)
     with open(json_path, encoding='utf-8') as f:
         doc = json.load(f)
-    js, js_counters, js_threads = load_json(doc['traceEvents'], doc['otherData']['start_monotonic_ns'])
-    problems = []
+    base_ns = doc['otherData']['start_monotonic_ns']
+    states_tracks, js_states = json_states(doc['traceEvents'], base_ns)
+    js, js_counters, js_threads = load_json(
+        [e for e in doc['traceEvents'] if e.get('tid') not in states_tracks], base_ns)
+    problems = [f'thread states: {p}' for p in thread_states.compare(js_states, pb_states)]
     for fmt, imp in (('protobuf', pb), ('json', js)):
         for what, n in sorted(imp.errors.items()):
             problems.append(f'{fmt}: {what}: {n}')

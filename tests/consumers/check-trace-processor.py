@@ -6,6 +6,10 @@ formats of each, and requires:
   - the same slices (thread, name, time from the first, duration, depth), arrows
     (slice to slice), counter samples and thread names from the JSON as from the
     protobuf, and as many arrows as expected;
+  - the same thread states: the JSON's tracks "NAME (states)" (slices Running,
+    Preempted, Blocked) against the protobuf's thread_state rows (Running, R, S),
+    span by span, but for what the converter's synthetic switches change there
+    (compare_states);
   - what the converter wrote: as many slices as the JSON has X and i events, and per
     name as many complete slices, with the same total time (its outermost slices',
     when it nests in itself), as `ticktrace report` counts calls (less the slices it
@@ -24,6 +28,8 @@ import re
 import subprocess
 import sys
 from collections import Counter
+
+import thread_states
 
 # Names go out in hexadecimal: the shell's CSV does not quote what they may hold.
 QUERY = """
@@ -44,6 +50,13 @@ SELECT 'counter', hex(ct.name), NULL, c.ts, c.value, NULL
 UNION ALL
 SELECT 'thread', hex(name), tid, NULL, NULL, NULL FROM thread WHERE tid != 0
 UNION ALL
+SELECT 'state', ts.state, t.tid, ts.ts, ts.dur, ts.cpu
+  FROM thread_state ts JOIN thread t USING (utid) WHERE t.tid != 0
+UNION ALL
+SELECT 'cpu', NULL, t.tid, s.ts, NULL, a.int_value
+  FROM slice s JOIN thread_track tt ON s.track_id = tt.id JOIN thread t USING (utid)
+  JOIN args a ON a.arg_set_id = s.arg_set_id AND a.key = 'args.cpu' WHERE s.category = 'sched'
+UNION ALL
 SELECT 'flag', a.key, COUNT(*), NULL, NULL, NULL FROM slice s JOIN args a USING (arg_set_id)
   WHERE a.key GLOB '*.unterminated' OR a.key GLOB '*.unbegun' OR a.key GLOB '*.dropped'
   GROUP BY a.key
@@ -61,7 +74,8 @@ def load(tp, path, query_file):
     text = out.stdout
     start = text.find('"k"')
     rows = list(csv.reader(io.StringIO(text[start:]))) if start >= 0 else []
-    got = {'stat': [], 'slice': [], 'flow': [], 'counter': [], 'thread': {}, 'flag': Counter()}
+    got = {'stat': [], 'slice': [], 'flow': [], 'counter': [], 'thread': {}, 'flag': Counter(),
+           'state': [], 'cpu': {}}
     for row in rows[1:]:
         if len(row) < 6:
             continue
@@ -76,15 +90,32 @@ def load(tp, path, query_file):
             got['counter'].append((re.sub(r' value$', '', utf8(a)), int(c), float(d)))
         elif k == 'thread':
             got['thread'][b] = utf8(a)
+        elif k == 'state':
+            got['state'].append((b, a, int(c), int(d), None if e == '[NULL]' else int(e)))
+        elif k == 'cpu':
+            got['cpu'][(b, int(c))] = int(e)
         elif k == 'flag':
             got['flag'][a.split('.')[-1]] += int(b)
     return got
 
 
+def split_states(got):
+    """The JSON's states tracks taken out of its slices and threads, into
+    got['states']: {tid of the thread: [(ts, dur, name, cpu)]}."""
+    tracks = {tid for tid, name in got['thread'].items() if thread_states.is_states_track(tid, name)}
+    got['states'] = {}
+    for tid, name, ts, dur, _ in got['slice']:
+        if tid in tracks:
+            got['states'].setdefault(str(int(tid) & ~thread_states.STATES_TID_BIT), []).append(
+                (ts, dur, name, got['cpu'].get((tid, ts))))
+    got['slice'] = [s for s in got['slice'] if s[0] not in tracks]
+    got['thread'] = {tid: name for tid, name in got['thread'].items() if tid not in tracks}
+
+
 def rebase(got):
     """Times from the first slice: the JSON is on its own clock from zero, the
     protobuf on BOOTTIME."""
-    t0 = min((s[2] for s in got['slice']), default=0)
+    t0 = got['t0'] = min((s[2] for s in got['slice']), default=0)
     slices = Counter((s[0], s[1], s[2] - t0, s[3], s[4]) for s in got['slice'])
 
     def at(key):
@@ -95,9 +126,24 @@ def rebase(got):
     return slices, flows, counters
 
 
+def compare_states(name, js, pb, problems):
+    """The JSON's states tracks against the protobuf's thread_state rows
+    (thread_states.compare), each on its clock from its first slice."""
+    said = {tid: [(ts - js['t0'], dur, n, cpu) for ts, dur, n, cpu in spans]
+            for tid, spans in js['states'].items()}
+    rows = {}
+    for tid, state, ts, dur, cpu in pb['state']:
+        rows.setdefault(tid, []).append((ts - pb['t0'], None if dur < 0 else ts - pb['t0'] + dur,
+                                         state, cpu))
+    problems.extend(f'{name}: {p}' for p in thread_states.compare(said, rows))
+
+
 def check_converter(name, doc, report, got, problems):
-    """The trace processor's slices against the converter's JSON and report."""
-    events = doc['traceEvents']
+    """The trace processor's slices (but the states tracks) against the converter's
+    JSON and report."""
+    # (the states tracks are compared with thread_state instead: compare_states)
+    events = [e for e in doc['traceEvents']
+              if not (e.get('cat') == 'sched' and e['tid'] & thread_states.STATES_TID_BIT)]
     written = sum(1 for e in events if e['ph'] in 'Xi')
     if len(got['slice']) != written:
         problems.append(f'{name}: {len(got["slice"])} slices in trace_processor, {written} '
@@ -162,7 +208,9 @@ def main():
                 problems.append(f'{name}.{fmt}: {stat}')
             if want_flows >= 0 and len(got['flow']) != want_flows:
                 problems.append(f'{name}.{fmt}: {len(got["flow"])} arrows, expected {want_flows}')
+        split_states(loaded['json'])
         js, pb = (rebase(loaded[f]) for f in ('json', 'pftrace'))
+        compare_states(name, loaded['json'], loaded['pftrace'], problems)
         for what, i in (('slices', 0), ('arrows', 1), ('counter samples', 2)):
             if js[i] != pb[i]:
                 problems.append(f'{name}: {what} differ:\n  json only     '

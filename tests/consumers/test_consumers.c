@@ -6,9 +6,10 @@
  *     window) and traces made for each of Perfetto's rules (merged runs of 2 to 200
  *     processes in any order, ids passed on along a chain, nesting deeper than
  *     Perfetto shows, instants at a slice's very start or end, a ring's first
- *     record), each in both formats, loaded as Perfetto's importers load them by
- *     consumers/check-perfetto.py: the same slices, depths, arrows, counters and
- *     names from both, nothing Perfetto counts as an error;
+ *     record, thread states whose switches disagree per CPU), each in both formats,
+ *     loaded as Perfetto's importers load them by consumers/check-perfetto.py: the
+ *     same slices, depths, arrows, counters, names and thread states from both,
+ *     nothing Perfetto counts as an error;
  *   test_consumers trace-processor CHECK.py DEMO DEMO_INSTRUMENTED  the same traces
  *     and real runs of the demo (plain, ring, stream, instrumented) loaded by
  *     Perfetto's own trace_processor_shell ($TICKTRACE_TRACE_PROCESSOR, or
@@ -265,6 +266,69 @@ static int tt_case_ring(const char *path)
 	return tt_case_file(path, &h, 4600, "ring", th, N(th));
 }
 
+/* Thread states whose switches, per CPU, do not follow one another as Perfetto
+ * requires (each one's prev_pid the one before's next_pid), which the .pftrace's must
+ * (tools/sinks/perfetto_sched.c): a thread that exits while it runs (a) and another
+ * coming on its CPU after; a run since the switches were asked for that a first
+ * switch out ends (b, twice), switches lost after a switch out (b) and while it runs
+ * (b, a section of none); two threads coming on one CPU at the same ns (b, e); a
+ * thread coming on a CPU before the one there has left it (c onto b); a switch out at
+ * the very ns the switches were asked for (d); a thread still running at the end (d). */
+static int tt_case_states(const char *path)
+{
+#define NS(x) (5000000000 + (x))
+	enum { RUN = TT_SCHED_RUNNING, PRE = TT_SCHED_PREEMPTED, BLK = TT_SCHED_BLOCKED };
+	static const struct tt_sched_state a[] = {
+		{NS(2000), 0, RUN}, {NS(3000), 0, BLK}, {NS(4000), 0, RUN},
+	};
+	static const struct tt_sched_state b[] = {
+		{NS(2500), 1, BLK}, {NS(5000), 0, RUN}, {NS(6000), 0, PRE},
+	};
+	static const struct tt_sched_state b_after_lost[] = {{NS(7500), 1, BLK}, {NS(8000), 1, RUN}};
+	static const struct tt_sched_state c[] = {
+		{NS(3000), 1, RUN}, {NS(3500), 1, BLK}, {NS(7200), 1, RUN}, {NS(7600), 1, PRE},
+	};
+	static const struct tt_sched_state d[] = {
+		{NS(4000), 1, BLK}, {NS(4200), 1, RUN}, {NS(4300), 1, PRE}, {NS(9500), 1, RUN},
+	};
+	static const struct tt_sched_state e[] = {{NS(5000), 0, RUN}, {NS(5500), 0, PRE}};
+	const struct {
+		uint32_t tid, flags;
+		const char *name;
+		int64_t since;
+		const struct tt_sched_state *states;
+		size_t n;
+	} th[] = {
+		{801, TT_THREAD_EXITED, "a", NS(1500), a, N(a)}, {802, 0, "b", NS(1000), b, N(b)},
+		{803, 0, "c", NS(1000), c, N(c)}, {804, 0, "d", NS(4000), d, N(d)},
+		{805, 0, "e", NS(1000), e, N(e)},
+	};
+	struct tt_tw w;
+	if (tt_tw_open_file(&w, path) < 0)
+		return -1;
+	tt_tw_header(&w, NULL);
+	tt_tw_process(&w, 4800, "states");
+	tt_tw_sites(&w, tt_case_sites, tt_case_nsites);
+	for (uint32_t i = 0; i < N(th); i++) {
+		/* (begun after the first states: the checkers line the formats up by their
+		 * first slice, which a JSON states track must not be) */
+		const struct tt_record rec[] = {R(TT_REC_BEGIN, S_WORK, 3500 + 100 * i),
+						R(TT_REC_END, 0, 9000 + 100 * i)};
+		struct tt_thread_info ti = {.index = i, .tid = th[i].tid, .events = N(rec),
+					    .flags = th[i].flags | TT_THREAD_SCHED};
+		tt_tw_thread_info(&w, &ti, th[i].name);
+		tt_tw_events(&w, i, 0, rec, N(rec));
+		tt_tw_sched(&w, i, 0, th[i].since, th[i].states, th[i].n);
+		if (th[i].states == b) {
+			tt_tw_sched(&w, i, 3, NS(7000), b_after_lost, N(b_after_lost));
+			tt_tw_sched(&w, i, 1, NS(8000), b, 0); /* lost while it ran */
+		}
+	}
+	tt_tw_end(&w);
+	return tt_tw_close(&w);
+#undef NS
+}
+
 #define TT_CASE_MAX_INPUTS 200
 
 struct tt_case {
@@ -350,6 +414,8 @@ static int tt_cases_write(struct tt_case *cases, const char *dir)
 	c->extra[0] = "--threshold";
 	c++->extra[1] = "2us";
 	if (tt_case_one(c++, dir, "ring", tt_case_ring, 0) < 0)
+		return -1;
+	if (tt_case_one(c++, dir, "states", tt_case_states, 0) < 0)
 		return -1;
 	return (int)(c - cases);
 }

@@ -37,6 +37,13 @@ for worse in warm rate bytes pct dropped; do
 	expect 3 "$dir/old.json" "$dir/$worse.json"
 	grep -q REGRESSED "$dir/out" || { echo "$worse: no REGRESSED line" >&2; exit 1; }
 done
+# A time in milliseconds (snapshot_ms) is a time too: twice as long on a machine twice as
+# slow is none.
+printf '{"rdtsc_ns": 8, "snapshot_ms": 12}\n' > "$dir/ms_old.json"
+printf '{"rdtsc_ns": 16, "snapshot_ms": 24}\n' > "$dir/ms_slower_machine.json"
+printf '{"rdtsc_ns": 8, "snapshot_ms": 24}\n' > "$dir/ms_slower.json"
+expect 0 "$dir/ms_old.json" "$dir/ms_slower_machine.json"
+expect 3 "$dir/ms_old.json" "$dir/ms_slower.json"
 expect 0 "$dir/warm.json" "$dir/old.json" # faster is no regression
 expect 0 "$dir/old.json" "$dir/warm.json" --threshold 30
 expect 0 "$dir/old.json" "$dir/warm.json" --ignore event_warm_ns

@@ -459,7 +459,8 @@ static void tt_json_metadata(struct tt_buf *b, const struct tt_trace *t)
 
 /* A thread's states (TT_SEC_SCHED) as slices "Running" (args: cpu), "Preempted" and
  * "Blocked" on a thread of their own beside it, "NAME (states)", each from a switch to
- * the next (as Perfetto reads the .pftrace's): Chrome's and
+ * the next, as the file has them (the .pftrace's are those but for its synthetic
+ * switches: perfetto_sched.c): Chrome's and
  * Perfetto's JSON import both show slices as a track whose words read at a glance,
  * where a counter track would be a step graph of numbers to decode. A span the file
  * lost the states of is left empty; the last state, which nothing ends, is not shown. */
@@ -503,8 +504,9 @@ static int tt_json_states(struct tt_json *j, const struct tt_trace *t, const str
 	bool named = false; /* the track, from its first slice */
 	for (size_t i = 0; i + 1 < th->nstates; i++) {
 		const struct tt_sched_state *st = &th->states[i];
-		/* what no switch says, as in the .pftrace: not shown */
-		if (st->what == TT_SCHED_UNKNOWN || st->cpu == TT__NO_CPU)
+		uint32_t cpu = tt_state_cpu(th, i);
+		/* what no switch says (tt_state_cpu), as in the .pftrace: not shown */
+		if (st->what == TT_SCHED_UNKNOWN || cpu == TT__NO_CPU)
 			continue;
 		if (!named && tt_json_states_track(j, th, pid, tid) < 0)
 			return -1;
@@ -524,7 +526,7 @@ static int tt_json_states(struct tt_json *j, const struct tt_trace *t, const str
 		TT_OUT_LIT(o, "\",\"cat\":\"sched\"");
 		if (st->what == TT_SCHED_RUNNING) {
 			TT_OUT_LIT(o, ",\"args\":{\"cpu\":");
-			tt_out_u64(o, st->cpu);
+			tt_out_u64(o, cpu);
 			tt_out_char(o, '}');
 		}
 		tt_out_char(o, '}');

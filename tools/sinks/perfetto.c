@@ -230,11 +230,11 @@ static int tt_pf_start(struct tt_sink *sink, const struct tt_trace *t)
 					     th->name) < 0)
 				return -1;
 			tt_pf_sequence_start(p, sq);
-			int64_t boot_offset = anchor->boottime_ns ? anchor->boottime_ns - anchor->monotonic_ns : 0;
-			if ((th->flags & TT_THREAD_SCHED) && tt_pf_states(p->out, &p->scratch, th, boot_offset) < 0)
-				return -1;
 		}
 	}
+	int64_t boot_offset = t->nfiles && anchor->boottime_ns ? anchor->boottime_ns - anchor->monotonic_ns : 0;
+	if (tt_pf_states(p->out, &p->scratch, t, boot_offset) < 0)
+		return -1;
 	p->flows = (struct tt_pf_seq){.id = (uint32_t)t->nthreads + 1};
 	tt_pf_sequence_start(p, &p->flows);
 	return 0;

@@ -8,65 +8,210 @@ enum {
 	FE_SCHED_SWITCH = 4, SS_PREV_COMM = 1, SS_PREV_PID = 2, SS_PREV_PRIO = 3, SS_PREV_STATE = 4,
 	SS_NEXT_COMM = 5, SS_NEXT_PID = 6, SS_NEXT_PRIO = 7,
 };
-/* sched_switch's prev_state, as the kernel reports a task's state */
-enum { TASK_RUNNING = 0, TASK_INTERRUPTIBLE = 1 };
+/* sched_switch's prev_state, as the kernel reports a task's state (the bits of the
+ * kernels before 4.14, which Perfetto assumes of a trace that names no kernel). */
+enum {
+	TASK_RUNNING = 0,        /* R: left its CPU able to run on (preempted) */
+	TASK_INTERRUPTIBLE = 1,  /* S: left it to wait (blocked) */
+	TASK_EXIT_DEAD = 0x10,   /* X: it had exited */
+	/* I: TASK_UNINTERRUPTIBLE | TASK_NOLOAD, the kernel's TASK_IDLE, which no switch
+	 * of the file records: a thread whose switches say nothing of why it left */
+	TASK_IDLE = 0x402,
+};
 #define TT_PF_PRIO 120 /* a normal task's, which Perfetto shows; the file has none */
 
-/* One sched_switch of a thread's states into bundle q: it leaves its CPU (to a state
- * of `what`) or comes back to it. A process sees its own threads' switches only: the
- * other side of each is unknown to it, shown as the idle task (pid 0, "swapper"),
- * so Perfetto's CPU tracks show the runs of the trace's threads with gaps between. */
-static uint8_t *tt_pf_switch(uint8_t *q, int64_t ns, const struct tt_thread *th, uint32_t what)
+static bool tt_pf_is_out(const struct tt_sched_state *st)
+{
+	return st->what == TT_SCHED_PREEMPTED || st->what == TT_SCHED_BLOCKED;
+}
+
+uint32_t tt_state_cpu(const struct tt_thread *th, size_t i)
+{
+	const struct tt_sched_state *st = &th->states[i];
+	if (st->cpu != TT__NO_CPU || st->what != TT_SCHED_RUNNING || i + 1 >= th->nstates)
+		return st->cpu;
+	return tt_pf_is_out(&th->states[i + 1]) ? th->states[i + 1].cpu : TT__NO_CPU;
+}
+
+/* One sched_switch into bundle q, on its CPU at `ns`: `prev` leaves it (to `prev_state`)
+ * and `next` comes on; NULL is the idle task (pid 0, "swapper"), which stands for
+ * whatever ran that is not in the trace. */
+static uint8_t *tt_pf_switch(uint8_t *q, int64_t ns, const struct tt_thread *prev,
+			     uint32_t prev_state, const struct tt_thread *next)
 {
 	static const struct tt_str idle = {"swapper", 7};
-	bool out = what != TT_SCHED_RUNNING;
 	uint8_t *ev = q, *sw;
 	q = pb_open(q);
 	q = pb_uint(q, FE_TIMESTAMP, (uint64_t)ns);
-	q = pb_uint(q, FE_PID, out ? th->tid : 0);
+	q = pb_uint(q, FE_PID, prev ? prev->tid : 0);
 	sw = q;
 	q = pb_open(q);
-	q = pb_text(q, SS_PREV_COMM, out ? th->name : idle);
-	q = pb_uint(q, SS_PREV_PID, out ? th->tid : 0);
+	q = pb_text(q, SS_PREV_COMM, prev ? prev->name : idle);
+	q = pb_uint(q, SS_PREV_PID, prev ? prev->tid : 0);
 	q = pb_uint(q, SS_PREV_PRIO, TT_PF_PRIO);
-	/* (the idle task, switched out, stays runnable) */
-	q = pb_uint(q, SS_PREV_STATE, what == TT_SCHED_BLOCKED ? TASK_INTERRUPTIBLE : TASK_RUNNING);
-	q = pb_text(q, SS_NEXT_COMM, out ? idle : th->name);
-	q = pb_uint(q, SS_NEXT_PID, out ? 0 : th->tid);
+	q = pb_uint(q, SS_PREV_STATE, prev_state);
+	q = pb_text(q, SS_NEXT_COMM, next ? next->name : idle);
+	q = pb_uint(q, SS_NEXT_PID, next ? next->tid : 0);
 	q = pb_uint(q, SS_NEXT_PRIO, TT_PF_PRIO);
 	q = pb_close(sw, q, FE_SCHED_SWITCH);
 	return pb_close(ev, q, FEB_EVENT);
 }
 
-/* The threads' states as Perfetto's own (thread_state and sched tables, each thread
- * Running, Runnable or Sleeping): ftrace sched_switch events, a bundle per run of a
- * thread's states on one CPU. Their times are BOOTTIME, Perfetto's ftrace clock: the
- * states' CLOCK_MONOTONIC moved by the offset of the one clock snapshot. */
-#define TT_PF_BUNDLE_STATES 64
-int tt_pf_states(struct tt_out *out, struct tt_pb_buf *scratch, const struct tt_thread *th, int64_t boot_offset)
+/* How a run on a CPU ends, as its thread's next state says. */
+enum tt_pf_end {
+	TT_PF_OUT,   /* a switch out of that CPU, preempted or blocked: `end`, `what` */
+	TT_PF_UNSAID, /* some other state at `end` (lost switches: it left by then) */
+	TT_PF_OPEN,  /* its thread's last state */
+};
+
+/* A thread's run on a CPU: from a switch in (or, for the run that its first switch
+ * out ends, from when its switches were first asked for: it ran there since) to its
+ * end (tt_pf_run). */
+struct tt_pf_run {
+	int64_t in, end;
+	const struct tt_thread *th;
+	uint32_t cpu;
+	uint8_t ends; /* enum tt_pf_end */
+	uint8_t what; /* TT_PF_OUT: PREEMPTED or BLOCKED */
+};
+
+static int tt_pf_run_order(const void *a, const void *b)
 {
-	size_t room = 32 + TT_PF_BUNDLE_STATES * (64 + 2 * tt_str_room(th->name));
-	for (size_t i = 0; i < th->nstates;) {
-		/* (what no switch says, or where it ran unsaid: nothing to say of it) */
-		if (th->states[i].what == TT_SCHED_UNKNOWN || th->states[i].cpu == TT__NO_CPU) {
-			i++;
-			continue;
-		}
-		uint8_t *b = tt_pb_room(scratch, room);
-		if (!b)
-			return tt_error("out of memory");
-		uint32_t cpu = th->states[i].cpu;
-		uint8_t *q = b, *bundle = q;
-		q = pb_open(q);
-		q = pb_uint(q, FEB_CPU, cpu);
-		for (size_t n = 0; i < th->nstates && th->states[i].cpu == cpu && n < TT_PF_BUNDLE_STATES;
-		     i++, n++) {
-			const struct tt_sched_state *st = &th->states[i];
-			if (st->what != TT_SCHED_UNKNOWN)
-				q = tt_pf_switch(q, st->ns + boot_offset, th, st->what);
-		}
-		q = pb_close(bundle, q, PKT_FTRACE_EVENTS);
-		tt_pb_packet(out, b, (size_t)(q - b));
+	const struct tt_pf_run *x = a, *y = b;
+	if (x->cpu != y->cpu)
+		return x->cpu < y->cpu ? -1 : 1;
+	if (x->in != y->in)
+		return x->in < y->in ? -1 : 1;
+	return (x->th->id > y->th->id) - (x->th->id < y->th->id);
+}
+
+/* What a thread is when its run ends, by its switch out or before (another comes on
+ * its CPU): the state of its own switch out, which comes then or later; dead when it
+ * exited while it ran; else nothing known (TASK_IDLE). */
+static uint32_t tt_pf_left(const struct tt_pf_run *r)
+{
+	if (r->ends == TT_PF_OUT)
+		return r->what == TT_SCHED_BLOCKED ? TASK_INTERRUPTIBLE : TASK_RUNNING;
+	if (r->ends == TT_PF_OPEN && (r->th->flags & TT_THREAD_EXITED))
+		return TASK_EXIT_DEAD;
+	return TASK_IDLE;
+}
+
+/* Thread th's run that its state i begins, into *r; false when it begins none. A
+ * switch out that no switch in on its CPU comes before (its thread's switches were
+ * asked for at that very ns, or those before it were lost) says the thread ran there
+ * until then: a run of no length, so that Perfetto has the state it left in. */
+static bool tt_pf_run(const struct tt_thread *th, size_t i, struct tt_pf_run *r)
+{
+	const struct tt_sched_state *st = &th->states[i];
+	uint32_t cpu = tt_state_cpu(th, i);
+	*r = (struct tt_pf_run){.in = st->ns, .th = th, .cpu = cpu, .ends = TT_PF_OPEN};
+	if (tt_pf_is_out(st)) {
+		const struct tt_sched_state *before = i ? &th->states[i - 1] : NULL;
+		if (before && before->what == TT_SCHED_RUNNING && tt_state_cpu(th, i - 1) == cpu)
+			return false;
+		r->end = st->ns;
+		r->ends = TT_PF_OUT;
+		r->what = (uint8_t)st->what;
+		return true;
 	}
+	if (st->what != TT_SCHED_RUNNING || cpu == TT__NO_CPU)
+		return false;
+	if (i + 1 < th->nstates) {
+		const struct tt_sched_state *next = &th->states[i + 1];
+		bool out = next->cpu == cpu && tt_pf_is_out(next);
+		r->end = next->ns;
+		r->ends = out ? TT_PF_OUT : TT_PF_UNSAID;
+		r->what = out ? (uint8_t)next->what : 0;
+	}
+	return true;
+}
+
+/* Every thread's runs on CPUs, into *runs; their number, or -1 when out of memory. */
+static ptrdiff_t tt_pf_runs(const struct tt_trace *t, struct tt_pf_run **runs, size_t *name_room)
+{
+	size_t n = 0, cap = 0;
+	*runs = NULL;
+	for (size_t f = 0; f < t->nfiles; f++)
+		for (size_t k = 0; k < t->files[f].nthreads; k++) {
+			const struct tt_thread *th = &t->files[f].threads[k];
+			if (!(th->flags & TT_THREAD_SCHED))
+				continue;
+			if (tt_str_room(th->name) > *name_room)
+				*name_room = tt_str_room(th->name);
+			for (size_t i = 0; i < th->nstates; i++) {
+				if (n == cap) {
+					cap = cap ? 2 * cap : 256;
+					struct tt_pf_run *grown = realloc(*runs, cap * sizeof(**runs));
+					if (!grown)
+						return -1;
+					*runs = grown;
+				}
+				n += tt_pf_run(th, i, &(*runs)[n]);
+			}
+		}
+	return (ptrdiff_t)n;
+}
+
+/* The threads' states as Perfetto's own (thread_state and sched tables, each thread
+ * Running, Runnable or Sleeping): ftrace sched_switch events, a bundle per CPU of up
+ * to TT_PF_BUNDLE_EVENTS. Their times are BOOTTIME, Perfetto's ftrace clock: the
+ * states' CLOCK_MONOTONIC moved by the offset of the one clock snapshot.
+ *
+ * Perfetto requires of each CPU's switches that each one's prev_pid be the one before's
+ * next_pid (else mismatched_sched_switch_tids, an error, and the run left unended).
+ * Each thread's states say only its own side of a switch: the other is the idle task,
+ * and a thread's switches need not agree with another's on one CPU: one that exits
+ * while it runs has no switch out, switches lost (tt_sched_info.lost) leave a run
+ * without its end, and two threads' records may tie or overlap. So the runs of every
+ * thread are merged per CPU by time, and where a thread comes on a CPU that another
+ * has not left, or a run ends in something other than a switch out (lost switches),
+ * a synthetic switch takes the one still there off, at the time the next comes on (or
+ * its own next state is), as what the least that is true says (tt_pf_left). */
+#define TT_PF_BUNDLE_EVENTS 64
+int tt_pf_states(struct tt_out *out, struct tt_pb_buf *scratch, const struct tt_trace *t,
+		 int64_t boot_offset)
+{
+	struct tt_pf_run *runs;
+	size_t name_room = 0;
+	ptrdiff_t n = tt_pf_runs(t, &runs, &name_room);
+	if (n <= 0) { /* (none: no states, or no memory) */
+		free(runs);
+		return n < 0 ? tt_error("out of memory for the threads' states") : 0;
+	}
+	qsort(runs, (size_t)n, sizeof(*runs), tt_pf_run_order);
+	uint8_t *b = tt_pb_room(scratch, 32 + (TT_PF_BUNDLE_EVENTS + 2) * (64 + 2 * name_room));
+	if (!b) {
+		free(runs);
+		return tt_error("out of memory");
+	}
+	for (ptrdiff_t i = 0; i < n;) {
+		uint32_t cpu = runs[i].cpu;
+		const struct tt_pf_run *on = NULL; /* the run on the CPU, not yet switched out */
+		while (i < n && runs[i].cpu == cpu) {
+			uint8_t *q = b, *bundle = q;
+			q = pb_open(q);
+			q = pb_uint(q, FEB_CPU, cpu);
+			for (size_t events = 0; i < n && runs[i].cpu == cpu && events < TT_PF_BUNDLE_EVENTS;
+			     i++, events += 2) {
+				const struct tt_pf_run *r = &runs[i];
+				if (on && on->ends != TT_PF_OPEN && on->end <= r->in) {
+					q = tt_pf_switch(q, on->end + boot_offset, on->th,
+							 tt_pf_left(on), NULL);
+					on = NULL;
+				}
+				q = tt_pf_switch(q, r->in + boot_offset, on ? on->th : NULL,
+						 on ? tt_pf_left(on) : TASK_RUNNING, r->th);
+				on = r;
+			}
+			if (on && on->ends != TT_PF_OPEN && (i == n || runs[i].cpu != cpu)) {
+				q = tt_pf_switch(q, on->end + boot_offset, on->th, tt_pf_left(on), NULL);
+				on = NULL;
+			}
+			q = pb_close(bundle, q, PKT_FTRACE_EVENTS);
+			tt_pb_packet(out, b, (size_t)(q - b));
+		}
+	}
+	free(runs);
 	return 0;
 }

@@ -181,8 +181,13 @@ static inline uint8_t *pb_text(uint8_t *q, unsigned field, struct tt_str s)
 
 /* Writes one TracePacket: the Trace.packet tag, its length and its bytes (protobuf.c). */
 void tt_pb_packet(struct tt_out *out, const uint8_t *body, size_t n);
-/* The thread's states as ftrace sched_switch events, their times moved by
+/* Every thread's states as ftrace sched_switch events, their times moved by
  * `boot_offset` (perfetto_sched.c); 0, or -1 after reporting. */
-int tt_pf_states(struct tt_out *out, struct tt_pb_buf *scratch, const struct tt_thread *th,
+int tt_pf_states(struct tt_out *out, struct tt_pb_buf *scratch, const struct tt_trace *t,
 		 int64_t boot_offset);
+/* The CPU of th->states[i]: its own, or, for a RUNNING state no switch in gives
+ * (TT__NO_CPU: running since its switches were asked for), that of the switch out
+ * that ends it, since every switch from then on is there; TT__NO_CPU when neither
+ * says (perfetto_sched.c). */
+uint32_t tt_state_cpu(const struct tt_thread *th, size_t i);
 #endif

@@ -1,0 +1,16 @@
+/* ticktrace-bench's children: the program started again with settings the runtime
+ * reads when it starts (environment variables), each to print a figure or a few. */
+#ifndef TT_BENCH_CHILD_H
+#define TT_BENCH_CHILD_H
+
+/* Runs `/proc/PID/exe ARGS` (this program; ARGS may end with redirections) with
+ * TICKTRACE_OUT=/dev/null, then `env` ("VAR=value ...", which may set it again), and
+ * reads the `n` numbers it prints into `figures`: 0, or -1 when it failed or printed
+ * fewer (said on stderr). */
+int tt_bench_child(const char *env, const char *args, int n, double *figures);
+
+/* Where children write files: $TICKTRACE_BENCH_DIR, or /var/tmp (on disk, where /tmp
+ * may be memory). */
+const char *tt_bench_dir(void);
+
+#endif
