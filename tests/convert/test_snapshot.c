@@ -218,14 +218,17 @@ static void test_convert_spike(void **state)
 }
 
 /* The runtime's spike is a few hundred ns off its scope's records (its detector's
- * clock): the mark goes where the scope ends, right after it, before what follows
- * within those ns; spikes finds it as the snapshot's. */
+ * clock): the mark goes where the scope of its name ends (not the one around it,
+ * begun and ended as near), right after it, before what follows within those ns;
+ * spikes finds it as the snapshot's. */
 static void test_convert_spike_off(void **state)
 {
 	struct tt_fixture *fx = *state;
 	static const struct tt_record busy[] = {
 		R(TT_REC_END, 0, LOST_TO),
+		R(TT_REC_BEGIN, S_WAKE, 59900),
 		R(TT_REC_BEGIN, S_NEXT, 60000), R(TT_REC_END, 0, 70000),
+		R(TT_REC_END, 0, 70050),
 		R(TT_REC_BEGIN, S_CHILD, 70100), R(TT_REC_END, 0, 80000),
 	};
 	const struct worker work = {busy, N(busy), 0};
@@ -240,8 +243,9 @@ static void test_convert_spike_off(void **state)
 	assert_int_equal(tt_json_ns(mark, "ts"), 70000 - 1000);
 	assert_listing(root, "worker", "X (begun before it was recorded) 0\n"
 		       "i window cut: 1234 events overwritten 0\n"
-		       "X next 0\n"
-		       "i spike: next took 10.100 us 0\n"
+		       "X wake 0\n"
+		       "X next 1\n"
+		       "i spike: next took 10.100 us 1\n"
 		       "X child 0\n");
 	cJSON_Delete(root);
 	struct tt_run r;
@@ -270,6 +274,26 @@ static void test_convert_unbegun_function(void **state)
 	assert_listing(root, "worker", "X 0x401000 0\n"
 		       "X next 1\n"
 		       "i window cut: 1234 events overwritten 2\n");
+	cJSON_Delete(root);
+}
+
+/* A window that ends inside a scope begun at the thread's last record: closed there
+ * by the converter, of zero length at its parent's end, where both formats put it
+ * after its parent (the Perfetto writer holds such a beginning). */
+static void test_convert_ends_inside(void **state)
+{
+	struct tt_fixture *fx = *state;
+	static const struct tt_record open[] = {
+		R(TT_REC_END, 0, LOST_TO),
+		R(TT_REC_BEGIN, S_NEXT, 60000), R(TT_REC_BEGIN, S_CHILD, 70000),
+	};
+	const struct worker work = {open, N(open), 0};
+	save_with(fx->in, &spike_info, "work", 1, &work);
+	cJSON *root = convert_both(fx);
+	assert_listing(root, "worker", "X (begun before it was recorded) 0\n"
+		       "i window cut: 1234 events overwritten 0\n"
+		       "X next 0\n"
+		       "X child 0\n");
 	cJSON_Delete(root);
 }
 
@@ -751,6 +775,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_convert_spike, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_convert_spike_off, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_convert_unbegun_function, setup, tt_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_convert_ends_inside, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_convert_trigger, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_convert_mark_in_gap, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_convert_threshold, setup, tt_fixture_teardown),

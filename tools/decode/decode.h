@@ -86,13 +86,18 @@ struct tt_event {
 	 * an id passed on through several hops draws each hop, and processes that number
 	 * their items alike are not linked to each other. */
 	uint64_t link;
-	/* Slices of a function no FUNCS section lists (TT_EV_FUNC, no site): its name,
-	 * from the symbols or "0x...", named here once so that no sink asks the input. */
-	struct tt_str func_name;
-	/* TT_EV_NAMED: its arguments, which (strings included) stay valid until tt_decode
-	 * returns, so that a sink may hold the event until its thread's time moves on. */
-	const struct tt_mark_arg *args;
-	uint32_t nargs;
+	/* One or the other, by the flags (an event is never both; the event stays as
+	 * small as the decoder builds it fastest): */
+	union {
+		/* Slices of a function no FUNCS section lists (TT_EV_FUNC, no site): its
+		 * name, from the symbols or "0x...", named here once so that no sink asks
+		 * the input. */
+		struct tt_str func_name;
+		/* TT_EV_NAMED: its arguments up to one with no key, or NULL: none. They
+		 * (strings included) stay valid until tt_decode returns, so that a sink may
+		 * hold the event until its thread's time moves on. */
+		const struct tt_mark_arg *args;
+	};
 };
 
 struct tt_summary {
@@ -268,14 +273,9 @@ struct tt_frame_series {
 #define TT_MARK_ARGS 8
 struct tt_mark {
 	int64_t ts;
-	/* A spike's: its scope (begun at `begin`, named `scope`: a function's, any),
-	 * which ends within TT_MARK_SLACK_NS of ts: the mark goes where it ends. */
-	bool of_scope;
-	int64_t begin;
-	struct tt_str scope;
 	char *name;
 	uint64_t offset; /* of what the file says it in */
-	struct tt_mark_arg args[TT_MARK_ARGS];
+	struct tt_mark_arg args[TT_MARK_ARGS + 1]; /* (the last with no key) */
 	uint32_t nargs;
 };
 
@@ -319,12 +319,12 @@ struct tt_thread_state {
 	 * as a description was given. */
 	char *described;
 	uint32_t described_cap; /* depths it has room for */
+	/* The sites this thread used last, by address bits: most lookups end here. */
+	const struct tt_site *site_cache[TT_SITE_CACHE];
 	/* Its marks, in time order: each given to the sinks after the thread's events at
 	 * its time and before any later one; next_mark: the first not given yet. */
 	struct tt_mark *marks;
 	uint32_t nmarks, next_mark;
-	/* The sites this thread used last, by address bits: most lookups end here. */
-	const struct tt_site *site_cache[TT_SITE_CACHE];
 };
 
 /* A thread in the merge, with its key beside it so that ordering touches only the
@@ -434,17 +434,12 @@ static inline bool tt_mark_near(int64_t a, int64_t b)
 	return a - b <= TT_MARK_SLACK_NS && b - a <= TT_MARK_SLACK_NS;
 }
 int tt_decoder_add_marks(struct tt_decoder *d);
-/* The time to give the next mark at if no scope's end comes first. */
+/* The time of the thread's next mark (INT64_MAX: none). */
 static inline int64_t tt_decoder_next_mark(const struct tt_thread_state *st)
 {
-	if (st->next_mark >= st->nmarks)
-		return INT64_MAX;
-	const struct tt_mark *m = &st->marks[st->next_mark];
-	return m->of_scope ? m->ts + TT_MARK_SLACK_NS : m->ts;
+	return st->next_mark < st->nmarks ? st->marks[st->next_mark].ts : INT64_MAX;
 }
 int tt_decoder_emit_marks(struct tt_decoder *d, struct tt_thread_state *st, int64_t until);
-/* A scope closed (e: its slice_end): the next mark, when it is this scope's, now. */
-int tt_decoder_mark_scope(struct tt_decoder *d, struct tt_thread_state *st, const struct tt_event *e);
 void tt_decoder_free_marks(struct tt_thread_state *st);
 
 /* flows.c: a flow held back to its window's end; the window's flows, linked and

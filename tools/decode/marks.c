@@ -39,6 +39,55 @@ static void tt_mark_number(struct tt_mark *m, const char *key, int64_t number)
 	m->args[m->nargs++] = (struct tt_mark_arg){.key = key, .number = number};
 }
 
+/* Whether the scope a record opens may be the spike's: the spike's name, or a
+ * function's (named by its address in the runtime, by its symbol here). */
+static bool tt_mark_names(const struct tt_file *f, const struct tt_snapshot *s, const struct tt_record *r)
+{
+	const struct tt_site *site = tt_file_site(f, TT_RECORD_PAYLOAD(r->word), r->tsc);
+	return TT_RECORD_KIND(r->word) == TT_REC_FUNC_ENTER || !site || site->is_func ||
+	       (site->name.len == s->name.len && memcmp(site->name.ptr, s->name.ptr, s->name.len) == 0);
+}
+
+/* Where the spike's scope ends: the snapshot says its begin and end as the runtime's
+ * detector had them, which turned the records' TSCs into ns and back at the rate it
+ * measured then (a few hundred ns off); the mark goes at the record that closes the
+ * scope the spike is (begun within TT_MARK_SLACK_NS of its begin, with its name,
+ * closed within it of its end), right after that record. Its TSC (clamped as the
+ * decoder clamps), or end_tsc when no record does (its beginning not in the window).
+ * One pass over the spike thread's records. */
+static uint64_t tt_mark_scope_end(const struct tt_decoder *d, const struct tt_snapshot *s)
+{
+	const struct tt_thread *t = s->thread;
+	const struct tt_file *f = t->file;
+	int64_t base = d->trace->base_ns;
+	int64_t begin = tt_rebase(tt_clock_ns(&f->clock, s->info.begin_tsc), base);
+	int64_t end = tt_rebase(tt_clock_ns(&f->clock, s->info.end_tsc), base);
+	uint64_t depth = 0, last = 0;
+	int64_t opened_at = -1; /* the depth the candidate scope was opened at, or -1 */
+	for (size_t sec = 0; sec < t->nsections; sec++) {
+		const struct tt_record *r = tt_section_records(t, sec);
+		for (size_t i = 0; r && i < t->sections[sec].count; i++) {
+			unsigned kind = TT_RECORD_KIND(r[i].word);
+			if (!TT_RECORD_HAS_TIME(kind))
+				continue;
+			uint64_t tsc = r[i].tsc > last ? r[i].tsc : last;
+			last = tsc;
+			bool closes = kind == TT_REC_END || kind == TT_REC_ENDBEGIN || kind == TT_REC_FUNC_EXIT;
+			bool opens = kind == TT_REC_BEGIN || kind == TT_REC_BEGIN_ARG || kind == TT_REC_ENDBEGIN ||
+				     kind == TT_REC_FUNC_ENTER;
+			if (closes && depth > 0 && --depth == (uint64_t)opened_at) {
+				int64_t ts = tt_rebase(tt_clock_ns(&f->clock, tsc), base);
+				return tt_mark_near(ts, end) ? tsc : s->info.end_tsc;
+			}
+			if (opens && opened_at < 0 && tt_mark_near(tt_rebase(tt_clock_ns(&f->clock, tsc), base), begin) &&
+			    tt_mark_names(f, s, &r[i]))
+				opened_at = (int64_t)depth;
+			depth += opens;
+		}
+	}
+	return s->info.end_tsc;
+}
+
 /* Names longer than this are cut in a mark's name (sinks show 512 bytes of one). */
 #define TT_MARK_NAME_MAX 400
 
@@ -49,14 +98,10 @@ static int tt_mark_snapshot(struct tt_decoder *d, const struct tt_file *f)
 	const struct tt_snapshot_info *si = &s->info;
 	if (!s->thread) /* (a trigger of a thread that never recorded: said in a warning) */
 		return 0;
-	struct tt_mark *m = tt_mark_new(d, s->thread, si->end_tsc, s->at);
+	uint64_t at = si->kind == TT_SNAPSHOT_SPIKE ? tt_mark_scope_end(d, s) : si->end_tsc;
+	struct tt_mark *m = tt_mark_new(d, s->thread, at, s->at);
 	if (!m)
 		return -1;
-	if (si->kind == TT_SNAPSHOT_SPIKE) {
-		m->of_scope = true;
-		m->begin = tt_rebase(tt_clock_ns(&f->clock, si->begin_tsc), d->trace->base_ns);
-		m->scope = s->name;
-	}
 	int len = s->name.len > TT_MARK_NAME_MAX ? TT_MARK_NAME_MAX : (int)s->name.len;
 	const char *cut = s->name.len > TT_MARK_NAME_MAX ? "..." : "";
 	tt_mark_number(m, "snapshot", (int64_t)si->number);
@@ -123,31 +168,20 @@ static int tt_mark_emit(struct tt_decoder *d, struct tt_thread_state *st)
 	struct tt_event e = {
 		.thread = st->thread,
 		/* never before what the thread gave the sinks (a clamped clock, a run of
-		 * lost events that ended later, a scope's end a little later) */
+		 * lost events that ended later) */
 		.ts = st->started && st->last_ts > m->ts ? st->last_ts : m->ts,
 		.depth = st->depth, .flags = TT_EV_NAMED, .offset = m->offset,
-		.text = m->name, .args = m->args, .nargs = m->nargs,
+		.text = m->name, .args = m->args,
 	};
 	return tt_dispatch(&d->instant, &e);
 }
 
 int tt_decoder_emit_marks(struct tt_decoder *d, struct tt_thread_state *st, int64_t until)
 {
-	while (st->next_mark < st->nmarks && tt_decoder_next_mark(st) <= until)
+	while (st->next_mark < st->nmarks && st->marks[st->next_mark].ts <= until)
 		if (tt_mark_emit(d, st) < 0)
 			return -1;
 	return 0;
-}
-
-int tt_decoder_mark_scope(struct tt_decoder *d, struct tt_thread_state *st, const struct tt_event *e)
-{
-	struct tt_mark *m = &st->marks[st->next_mark];
-	const struct tt_site *s = e->site;
-	if (!m->of_scope || !tt_mark_near(m->ts, e->ts + e->dur) || !tt_mark_near(m->begin, e->ts) ||
-	    (s && !s->is_func && (s->name.len != m->scope.len || memcmp(s->name.ptr, m->scope.ptr, s->name.len))))
-		return 0;
-	m->ts = e->ts + e->dur;
-	return tt_mark_emit(d, st);
 }
 
 void tt_decoder_free_marks(struct tt_thread_state *st)

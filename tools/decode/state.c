@@ -98,10 +98,7 @@ static int tt_close_scope(struct tt_decoder *d, struct tt_thread_state *st,
 		st->unterminated++;
 	}
 	tt_name_func(d, &e);
-	if (tt_dispatch(&d->slice_end, &e) < 0)
-		return -1;
-	/* (the thread has a mark left: rarely, a snapshot's) */
-	return __builtin_expect(st->next_mark < st->nmarks, 0) ? tt_decoder_mark_scope(d, st, &e) : 0;
+	return tt_dispatch(&d->slice_end, &e);
 }
 
 static void tt_count_unmatched(struct tt_thread_state *st, uint64_t offset)

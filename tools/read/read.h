@@ -255,6 +255,8 @@ int tt_file_load(struct tt_file *f, const char *path, const uint8_t *data, size_
  * section of t is asked for; and where record i of a section is in the file (a
  * packed section: where its packed records begin). */
 const struct tt_record *tt_section_records(const struct tt_thread *t, size_t s);
+/* The TSC of the thread's last record that has one: true, or false when it has none. */
+bool tt_thread_last_tsc(const struct tt_thread *t, uint64_t *tsc);
 uint64_t tt_record_offset(const struct tt_events *ev, size_t i);
 void tt_file_close(struct tt_file *f);
 

@@ -67,3 +67,16 @@ uint64_t tt_record_offset(const struct tt_events *ev, size_t i)
 {
 	return ev->offset + (ev->records ? i * sizeof(struct tt_record) : 0);
 }
+
+bool tt_thread_last_tsc(const struct tt_thread *t, uint64_t *tsc)
+{
+	for (size_t s = t->nsections; s-- > 0;) {
+		const struct tt_record *records = tt_section_records(t, s);
+		for (size_t i = records ? t->sections[s].count : 0; i-- > 0;)
+			if (tt_record_timed(records[i].word)) {
+				*tsc = records[i].tsc;
+				return true;
+			}
+	}
+	return false;
+}

@@ -66,6 +66,7 @@ struct tt_an_sink {
 	struct tt_buf names;
 	/* spikes of snapshots: each file's snapshot spike, by file (NULL: not a spike's) */
 	struct tt_snap_spike *snaps;
+	struct tt_sink_ops snap_ops; /* spikes of a trace with snapshots: tt_an_ops but one */
 };
 
 /* A snapshot's spike (the one its runtime wrote it for): `spikes` reports it as the
@@ -217,8 +218,6 @@ static int tt_an_slice_begin(struct tt_sink *s, const struct tt_event *e)
 		return -1;
 	if (tt__scope_open(&a->threads[e->thread->id], tt_an_key(e), e->ts) < 0)
 		return tt_an_failed(a);
-	if (a->snaps && !a->inner && tt_an_snap_open(a, e) < 0)
-		return -1;
 	return TT_FORWARD(a, slice_begin, e);
 }
 
@@ -306,6 +305,12 @@ static void tt_an_destroy(struct tt_sink *s)
 	tt_buf_free(&a->names);
 	free(a->snaps);
 	free(a);
+}
+
+/* spikes of a trace with snapshots: a snapshot's spike takes its threshold as it opens */
+static int tt_an_slice_begin_snap(struct tt_sink *s, const struct tt_event *e)
+{
+	return tt_an_slice_begin(s, e) < 0 ? -1 : tt_an_snap_open((struct tt_an_sink *)s, e);
 }
 
 /* report and spikes: no sink inside, so only what the analysis takes */
@@ -618,6 +623,12 @@ int tt_analyse(const struct tt_trace *t, struct tt_report_opts *o, bool spikes, 
 	if (spikes && o->suggest) {
 		a->an.profile = true; /* the table's rows, with their calls over the threshold */
 	} else if (spikes) {
+		for (size_t i = 0; i < t->nfiles; i++)
+			if (t->files[i].snapshot && t->files[i].snapshot->info.kind == TT_SNAPSHOT_SPIKE) {
+				a->snap_ops = tt_an_ops;
+				a->snap_ops.slice_begin = tt_an_slice_begin_snap;
+				a->sink.ops = &a->snap_ops;
+			}
 		a->an.find_spikes = true;
 		a->an.spike = tt_spike_print;
 		a->an.print_depth = o->depth;

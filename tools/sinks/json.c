@@ -256,10 +256,11 @@ static void tt_json_tail(struct tt_json *j, const struct tt_event *e)
 		else
 			tt_json_u64(o, e->value);
 	}
-	for (uint32_t i = 0; i < e->nargs; i++)
-		tt_json_mark_arg(j, &open, &e->args[i]);
-	if (e->nargs) /* (the room reserved for the event may be spent) */
-		tt_out_reserve(o, TT_OUT_SLACK);
+	if (__builtin_expect((e->flags & TT_EV_NAMED) && e->args, 0)) {
+		for (const struct tt_mark_arg *a = e->args; a->key; a++)
+			tt_json_mark_arg(j, &open, a);
+		tt_out_reserve(o, TT_OUT_SLACK); /* (the room reserved for the event may be spent) */
+	}
 	if (e->flags & TT_EV_SCOPE_VALUE) {
 		tt_json_arg_key(o, &open, "\"value\":", 8);
 		tt_out_i64(o, e->scope_value);

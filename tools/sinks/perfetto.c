@@ -64,6 +64,7 @@ struct tt_pf_seq {
 	size_t nheld, held_cap;
 	size_t held_points; /* of them TT_HELD_POINT: none, the usual case, saves a pass */
 	size_t held_names;  /* of them with a function's name copied (func_name) */
+	int64_t end_ts;     /* of the thread's last record: what begins then is held */
 	int64_t held_ts;
 };
 
@@ -222,7 +223,10 @@ static int tt_pf_start(struct tt_sink *sink, const struct tt_trace *t)
 			struct tt_pf_seq *sq = &p->threads[th->id];
 			/* sequence ids: one per thread, trace-wide; 0 is invalid */
 			*sq = (struct tt_pf_seq){.track = puuid | (th->id + 1), .id = th->id + 1,
-						 .delta = true, .last = t->base_ns};
+						 .delta = true, .last = t->base_ns, .end_ts = INT64_MIN};
+			uint64_t end_tsc;
+			if (tt_thread_last_tsc(th, &end_tsc))
+				sq->end_ts = tt_rebase(tt_clock_ns(&f->clock, end_tsc), t->base_ns);
 			sq->interned = calloc((t->nsites + 7) / 8 + 1, 1);
 			if (!sq->interned)
 				return tt_error("out of memory for %zu threads", t->nthreads);
@@ -350,6 +354,12 @@ static inline void tt_pf_plain(struct tt_perfetto *p, struct tt_pf_seq *sq,
 	tt_pf_direct_end(p, pb_close(te, q, PKT_TRACK_EVENT));
 }
 
+/* A slice of a function no FUNCS section lists: named by func_name. */
+static bool tt_pf_func_named(const struct tt_event *e)
+{
+	return (e->flags & TT_EV_FUNC) && !e->site;
+}
+
 /* Builds and writes one event packet: type, then what the event carries; on the
  * event's thread's sequence unless `sq` is given (flows, frames), on its track unless
  * `track` is given (flows, frames). */
@@ -366,7 +376,7 @@ static int tt_pf_event(struct tt_perfetto *p, const struct tt_event *e, unsigned
 	bool intern = named && s && !(th->interned[s->id / 8] & (1u << (s->id % 8)));
 	if (intern)
 		room += tt_str_room(s->name) + tt_str_room(s->file) + tt_str_room(s->func);
-	if (named && !s && (e->flags & TT_EV_FUNC)) { /* a function no FUNCS section lists */
+	if (named && tt_pf_func_named(e)) {
 		fname = e->func_name.ptr;
 		fname_len = e->func_name.len;
 	}
@@ -374,8 +384,9 @@ static int tt_pf_event(struct tt_perfetto *p, const struct tt_event *e, unsigned
 		fname = e->text;
 		fname_len = strnlen(e->text, 512);
 	}
-	for (uint32_t i = 0; i < e->nargs; i++)
-		room += strlen(e->args[i].key) + (e->args[i].text ? 3 * strlen(e->args[i].text) : 0) + 32;
+	const struct tt_mark_arg *args = e->flags & TT_EV_NAMED ? e->args : NULL;
+	for (const struct tt_mark_arg *a = args; a && a->key; a++)
+		room += strlen(a->key) + (a->text ? 3 * strlen(a->text) : 0) + 32;
 	room += 3 * fname_len + (e->flags & TT_EV_DESCRIBED ? e->text_len + 16 : 0) +
 		(s && (e->flags & TT_EV_ARG) ? tt_str_room(s->arg_name) : 0);
 	/* Most packets are encoded in place in the output buffer; those with strings to
@@ -425,8 +436,8 @@ static int tt_pf_event(struct tt_perfetto *p, const struct tt_event *e, unsigned
 			q = pb_uint(q, s && s->signed_arg && !gap ? DA_INT : DA_UINT, e->value);
 			q = pb_close(da, q, TE_DEBUG_ANNOTATIONS);
 		}
-		for (uint32_t i = 0; i < e->nargs; i++)
-			q = tt_pf_mark_arg(q, &e->args[i]);
+		for (const struct tt_mark_arg *a = args; a && a->key; a++)
+			q = tt_pf_mark_arg(q, a);
 		if (e->flags & TT_EV_UNBEGUN)
 			q = tt_pf_flag(q, "unbegun", 7);
 		if (e->flags & TT_EV_CLIPPED_BEGIN)
@@ -497,7 +508,8 @@ static int tt_pf_release(struct tt_perfetto *p, struct tt_pf_seq *sq)
 	if (sq->held_names) { /* rarely: only in old or damaged files */
 		sq->held_names = 0;
 		for (size_t i = 0; i < n; i++)
-			free((char *)sq->held[i].e.func_name.ptr);
+			if (tt_pf_func_named(&sq->held[i].e))
+				free((char *)sq->held[i].e.func_name.ptr);
 	}
 	return rc;
 }
@@ -538,17 +550,17 @@ static int tt_pf_hold(struct tt_pf_seq *sq, const struct tt_event *e, enum tt_pf
 	h->e.text = NULL;
 	h->e.text_len = e->text_len;
 	h->e.scope_value = e->scope_value;
-	h->e.args = e->args; /* (valid until the decoding ends) */
-	h->e.nargs = e->nargs;
 	h->e.func_name = (struct tt_str){0};
 	h->kind = kind;
 	/* a function no FUNCS section lists: its name is the decoder's only during the call */
-	if ((e->flags & TT_EV_FUNC) && !e->site) {
+	if (tt_pf_func_named(e)) {
 		char *name = tt_memdup(e->func_name.ptr, e->func_name.len);
 		if (!name)
 			return tt_error("out of memory");
 		h->e.func_name = (struct tt_str){name, e->func_name.len};
 		sq->held_names++;
+	} else if (e->flags & TT_EV_NAMED) {
+		h->e.args = e->args; /* (valid until the decoding ends) */
 	}
 	if (kind == TT_HELD_POINT) {
 		sq->held_points++;
@@ -573,9 +585,11 @@ static int tt_pf_slice_begin(struct tt_sink *sink, const struct tt_event *e)
 		return -1;
 	/* Held when it may end where it begins, before a slice that begins there too:
 	 * with something else at its time, or begun or ended by the decoder (a ring's
-	 * first record, a run of lost events). Two scopes begun and one ended within one
-	 * ns of the clock otherwise are not, which real timings do not produce. */
-	if (sq->nheld || (e->flags & (TT_EV_UNBEGUN | TT_EV_GAP)))
+	 * first record, a run of lost events, the thread's last time, where the decoder
+	 * closes what is open: a snapshot's window ends inside scopes). Two scopes begun
+	 * and one ended within one ns of the clock otherwise are not, which real timings
+	 * do not produce. */
+	if (sq->nheld || (e->flags & (TT_EV_UNBEGUN | TT_EV_GAP)) || e->ts == sq->end_ts)
 		return tt_pf_hold(sq, e, TT_HELD_BEGIN);
 	return tt_pf_site_event(p, sq, e, TYPE_SLICE_BEGIN);
 }
@@ -730,7 +744,8 @@ static void tt_pf_destroy(struct tt_sink *sink)
 			struct tt_pf_seq *sq = &p->threads[i];
 			for (size_t k = 0; k < sq->nheld; k++) {
 				free((char *)sq->held[k].e.text);
-				free((char *)sq->held[k].e.func_name.ptr);
+				if (tt_pf_func_named(&sq->held[k].e))
+					free((char *)sq->held[k].e.func_name.ptr);
 			}
 			free(sq->held);
 			free(sq->interned);
