@@ -440,13 +440,14 @@ struct tt_snapshot_info {
 	uint32_t name_len;     /* bytes of the name that follow */
 	uint32_t cuts;         /* struct tt_snapshot_cut after the name (padded to 8) */
 };
-_Static_assert(sizeof(struct tt_snapshot_info) == 104, "snapshot info layout");
+_Static_assert(sizeof(struct tt_snapshot_info) == 96, "snapshot info layout");
 
-/* A thread whose window is cut: the ring overwrote its records from lost_from_tsc to
- * lost_to_tsc (its first record in the file) before the snapshot was taken, `events`
- * events, which its dropped[TT_DROP_OVERWRITTEN] counts. lost_from_tsc is at or
- * before the window's from_tsc: the span lost is the ring's chunks that reached into
- * the window, said whole. */
+/* A thread whose window is cut: before the snapshot was taken, the ring overwrote
+ * `events` of its events, from lost_from_tsc to lost_to_tsc (the last of them), which
+ * its dropped[TT_DROP_OVERWRITTEN] counts. lost_from_tsc is at or before the window's
+ * from_tsc (the span is the ring's chunks that reached into the window, said whole),
+ * or 0: the ring overwrote more than it remembers, and `events` is at least what the
+ * window lost. */
 struct tt_snapshot_cut {
 	uint32_t thread_index;
 	uint32_t reserved;

@@ -111,23 +111,39 @@ static void tt__wake_prefault(void)
 	}
 }
 
+/* What a recycled chunk held: its timed events, from first_tsc to last_tsc. */
+struct tt__recycled {
+	uint64_t events, first_tsc, last_tsc;
+};
+
 /* Counts a recycled chunk's events as overwritten and zeroes it, unless one of them
  * is not written yet (its thread was interrupted by a signal handler between
  * reserving and writing it): then 0. */
-static int tt__clean_chunk(struct tt__slot *slot, struct tt__chunk *chunk)
+static int tt__clean_chunk(struct tt__slot *slot, struct tt__chunk *chunk, struct tt__recycled *held)
 {
 	const struct tt_record *r = (const struct tt_record *)(chunk + 1);
 	const struct tt_record *end = (const struct tt_record *)((const char *)chunk + chunk->size);
-	uint64_t events = 0;
+	*held = (struct tt__recycled){0};
 	for (; r < end; r++) {
 		uint64_t word = __atomic_load_n(&r->word, __ATOMIC_ACQUIRE);
 		if (!word)
 			return 0;
-		events += TT_RECORD_HAS_TIME(TT_RECORD_KIND(word));
+		if (!TT_RECORD_HAS_TIME(TT_RECORD_KIND(word)))
+			continue;
+		if (!held->events++)
+			held->first_tsc = r->tsc;
+		held->last_tsc = r->tsc;
 	}
-	__atomic_add_fetch(&slot->dropped[TT_DROP_OVERWRITTEN], events, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&slot->dropped[TT_DROP_OVERWRITTEN], held->events, __ATOMIC_RELAXED);
 	memset(chunk, 0, TT__CHUNK_SIZE);
 	return 1;
+}
+
+/* Arena lock held: a chunk cleaned goes back to the free list, what it held noted. */
+static void tt__chunk_cleaned(struct tt__slot *slot, struct tt__chunk *chunk, const struct tt__recycled *held)
+{
+	tt__note_overwritten(slot, held->events, held->first_tsc, held->last_tsc);
+	tt__chunk_free(chunk);
 }
 
 void tt__chunk_free(struct tt__chunk *chunk)
@@ -144,9 +160,12 @@ void tt__chunk_to_clean(struct tt__slot *slot, struct tt__chunk *chunk)
 		 * background thread looks at the queue by itself every millisecond. */
 		if (tt__to_clean_count >= TT__CLEAN_QUEUE / 4)
 			tt__wake_prefault();
-	} else if (tt__clean_chunk(slot, chunk)) {
-		tt__chunk_free(chunk);
-	} /* else an event in it is still being written: the chunk is left alone */
+	} else {
+		struct tt__recycled held;
+		/* (else an event in it is still being written: the chunk is left alone) */
+		if (tt__clean_chunk(slot, chunk, &held))
+			tt__chunk_cleaned(slot, chunk, &held);
+	}
 }
 
 /* Held through a whole cleaning, so that a dump that cleans the queue first waits
@@ -169,10 +188,11 @@ int tt__clean_queued(void)
 	pthread_mutex_unlock(&tt__arena_mutex);
 	int waiting = 0;
 	for (unsigned i = 0; i < count; i++) {
-		int clean = tt__clean_chunk(jobs[i].slot, jobs[i].chunk);
+		struct tt__recycled held;
+		int clean = tt__clean_chunk(jobs[i].slot, jobs[i].chunk, &held);
 		pthread_mutex_lock(&tt__arena_mutex);
 		if (clean)
-			tt__chunk_free(jobs[i].chunk);
+			tt__chunk_cleaned(jobs[i].slot, jobs[i].chunk, &held);
 		else if (tt__to_clean_count < TT__CLEAN_QUEUE) {
 			tt__to_clean[tt__to_clean_count++] = jobs[i]; /* later */
 			waiting = 1;

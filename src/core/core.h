@@ -77,6 +77,19 @@ struct tt__sched {
 	                   * was asked, or the last state of the blocks written and gone */
 };
 
+/* Mode ring, while snapshots are taken: what the ring overwrote of a thread lately, so
+ * that a snapshot counts what it lost of its window (overwritten.c). Each entry spans
+ * the chunks recycled within tt__overwrite_grain ticks of its first; arena lock held. */
+#define TT__OVERWRITES 32
+struct tt__overwrites {
+	uint64_t total; /* timed events overwritten so far */
+	uint64_t made;  /* entries made; the last TT__OVERWRITES are kept, by made % that */
+	struct tt__overwrite {
+		uint64_t first_tsc, last_tsc; /* of the events it overwrote */
+		uint64_t before, after;       /* total before and after them */
+	} at[TT__OVERWRITES];
+};
+
 /* The part of a recording thread's state that the hot path reads: an entry of
  * tt__tls_table, a cache line of its own, or the slot's own copy once a new thread
  * took the entry over. The first three fields are read by asm/record.asm. */
@@ -135,6 +148,7 @@ struct tt__slot {
 	                               * (with `drained`) */
 	struct tt__spikes_thread *spikes; /* mode stream, TICKTRACE_SPIKES: its detector */
 	struct tt__sched sched;
+	struct tt__overwrites overwrites;
 };
 
 /* Mode stream: the drain thread and the exiting thread that compacts its last chunk
@@ -273,6 +287,19 @@ void tt__chunk_taken(uint32_t thread) TT__HIDDEN;
  * events as overwritten and zero before it is free again: queued for the background
  * thread, or done here when the queue is full. */
 void tt__chunk_to_clean(struct tt__slot *slot, struct tt__chunk *chunk) TT__HIDDEN;
+/* overwritten.c: what the ring overwrote, for snapshots */
+/* Ticks an entry of struct tt__overwrites spans at least; 0 (the default): none kept. */
+extern uint64_t tt__overwrite_grain TT__HIDDEN;
+/* Arena lock held: a recycled chunk's `events` timed events, from first_tsc to
+ * last_tsc, were overwritten. */
+void tt__note_overwritten(struct tt__slot *slot, uint64_t events, uint64_t first_tsc,
+			  uint64_t last_tsc) TT__HIDDEN;
+/* What the ring overwrote of the slot's records from `from_tsc` to `to_tsc`: the
+ * events, and the span of the chunks they were in, said whole (*lost_from_tsc is at
+ * or before from_tsc, or 0 when the history does not reach back that far: at least
+ * that many). 0 events: none. */
+uint64_t tt__overwritten_in(struct tt__slot *slot, uint64_t from_tsc, uint64_t to_tsc,
+			    uint64_t *lost_from_tsc, uint64_t *lost_to_tsc) TT__HIDDEN;
 /* Cleans the queued chunks now; whether some must wait for events being written. */
 int tt__clean_queued(void) TT__HIDDEN;
 /* Arena lock held: memory for a compacted chunk, kept until the process ends. */

@@ -86,3 +86,16 @@ void tt_resume(void)
 	if (slot)
 		tt__set_paused(slot, 0);
 }
+
+int tt_trigger(const char *why)
+{
+	TT__SITE(tt__trigger_site, "tt_trigger");
+	uint64_t tsc = __rdtsc();
+	tt__init();
+	if (tt__config.off)
+		return -ECANCELED;
+	/* Marked in the trace too; and so the calling thread has its slot. */
+	tt__instant(&tt__trigger_site);
+	struct tt__slot *slot = tt__find_slot(tt__thread_pointer());
+	return tt__snapshot_trigger(why, tsc, slot ? slot->index : UINT32_MAX);
+}

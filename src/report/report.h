@@ -38,4 +38,20 @@ void tt__spikes_finish(void) TT__HIDDEN;
 void tt__spikes_last(void) TT__HIDDEN;
 void tt__spikes_after_fork(void) TT__HIDDEN;
 
+/* snapshots.c: TICKTRACE_SNAPSHOTS, a window of the run around each spike and trigger */
+/* At the spike detector's start: whether snapshots are taken (which the detector is
+ * then run for); what is wrong with the settings is said. */
+bool tt__snapshots_start(void) TT__HIDDEN;
+/* tt_trigger(why), called at `tsc` by the thread numbered `thread`: 0, or -ENOTCONN
+ * (no snapshots), -EDQUOT (TICKTRACE_SNAPSHOT_MAX taken), -EBUSY. Async-signal-safe. */
+int tt__snapshot_trigger(const char *why, uint64_t tsc, uint32_t thread) TT__HIDDEN;
+/* The detector found a spike of the thread numbered `thread`: its snapshot, to write
+ * once its window ended. */
+void tt__snapshot_spike(const struct tt__spike *spike, const struct tt__report_clock *clock,
+			uint32_t thread) TT__HIDDEN;
+/* tt-spikes, after each look: the snapshots whose window ended, written; with
+ * `last` (the exit), every one waiting, and what was not taken said. */
+void tt__snapshots_take(const struct tt__report_clock *clock, bool last) TT__HIDDEN;
+void tt__snapshots_after_fork(void) TT__HIDDEN; /* the child's own, from 1 */
+
 #endif /* TT_REPORT_H */

@@ -52,7 +52,8 @@ struct tt__spikes_thread {
 #define TT__SPIKES_POLL_NS 20000000 /* tt-spikes reads what threads recorded: 20 ms */
 
 static struct tt__spikes {
-	FILE *out;
+	bool on;   /* the detector runs: for the log, or for snapshots */
+	FILE *out; /* the log, or NULL */
 	int json;
 	struct tt__analysis an;
 	struct tt__report_clock clock;
@@ -114,9 +115,14 @@ static void tt__spikes_json(FILE *out, const struct tt__spike *s)
 	fputs("]}\n", out);
 }
 
-static int tt__spikes_log(void *ctx, const struct tt__spike *spike)
+/* A spike: logged, and its snapshot taken. */
+static int tt__spikes_found(void *ctx, const struct tt__spike *spike)
 {
 	struct tt__spikes *sp = ctx;
+	const struct tt__spikes_thread *t = spike->thread->ctx;
+	tt__snapshot_spike(spike, &sp->clock, t->slot->index);
+	if (!sp->out)
+		return 0;
 	if (sp->json)
 		tt__spikes_json(sp->out, spike);
 	else
@@ -153,7 +159,8 @@ int tt__spikes_start(void)
 {
 	struct tt__spikes *sp = &tt__spikes;
 	const char *dest = getenv("TICKTRACE_SPIKES");
-	if (!dest || !*dest)
+	bool snapshots = tt__snapshots_start();
+	if ((!dest || !*dest) && !snapshots)
 		return 0;
 	int64_t threshold = TT__NO_THRESHOLD;
 	const char *text = getenv("TICKTRACE_SPIKE_THRESHOLD");
@@ -162,7 +169,9 @@ int tt__spikes_start(void)
 			"2s)\n", text);
 		threshold = TT__NO_THRESHOLD;
 	}
-	if (strcmp(dest, "stderr") == 0) {
+	if (!dest || !*dest) {
+		sp->out = NULL; /* snapshots only */
+	} else if (strcmp(dest, "stderr") == 0) {
 		sp->out = stderr;
 	} else {
 		char path[4096];
@@ -188,8 +197,9 @@ int tt__spikes_start(void)
 	sp->an = (struct tt__analysis){
 		.find_spikes = true, .threshold = threshold,
 		.global_from = "TICKTRACE_SPIKE_THRESHOLD", .rules = sp->table.rules,
-		.nrules = sp->table.nrules, .name = tt__report_name, .spike = tt__spikes_log, .ctx = sp,
+		.nrules = sp->table.nrules, .name = tt__report_name, .spike = tt__spikes_found, .ctx = sp,
 	};
+	sp->on = true;
 	/* A draining mode feeds the detector as it writes (stream.c); the others keep
 	 * their records, which tt-spikes reads. */
 	return tt__mode->drains ? 0 : tt__start_thread(NULL, tt__spikes_main, NULL, 1, 0);
@@ -249,7 +259,7 @@ static void tt__spikes_restart(struct tt__spikes_thread *t)
 void tt__spikes_feed(struct tt__slot *slot, const struct tt_record *begin, const struct tt_record *end)
 {
 	struct tt__spikes *sp = &tt__spikes;
-	if (!sp->out || sp->an.oom)
+	if (!sp->on || sp->an.oom)
 		return;
 	tt__spikes_clock(sp);
 	while (begin < end) {
@@ -272,7 +282,7 @@ void tt__spikes_states(void *ctx, struct tt__slot *slot, uint64_t lost, int64_t 
 {
 	(void)ctx;
 	struct tt__spikes *sp = &tt__spikes;
-	if (!sp->out || sp->an.oom)
+	if (!sp->on || sp->an.oom)
 		return;
 	tt__spikes_clock(sp);
 	struct tt__spikes_thread *t = tt__spikes_thread(slot);
@@ -308,6 +318,8 @@ static void tt__spikes_say_overwritten(struct tt__spikes *sp, const struct tt__s
 {
 	const struct tt__slot *slot = t->slot;
 	int name_len = (int)strnlen(slot->name, sizeof slot->name);
+	if (!sp->out)
+		return;
 	if (sp->json) {
 		fprintf(sp->out, "{\"overwritten_events\":%" PRIu64 ",\"pid\":%d,\"tid\":%" PRIu32
 			",\"thread\":", events, (int)getpid(), slot->tid);
@@ -438,7 +450,7 @@ static void tt__spikes_poll(bool last)
 	sigset_t old;
 	tt__block_signals(&old);
 	pthread_mutex_lock(&sp->poll_mutex);
-	for (struct tt__slot *slot = tt__registry_head(); slot && sp->out && !sp->an.oom;
+	for (struct tt__slot *slot = tt__registry_head(); slot && sp->on && !sp->an.oom;
 	     slot = __atomic_load_n(&slot->next, __ATOMIC_ACQUIRE)) {
 		if (__atomic_load_n(&slot->flags, __ATOMIC_ACQUIRE) & TT__SLOT_RUNTIME)
 			continue;
@@ -447,6 +459,9 @@ static void tt__spikes_poll(bool last)
 		if (last)
 			tt__spikes_forget(slot);
 	}
+	/* (after the spikes of what was read: the windows that ended are written) */
+	if (sp->on)
+		tt__snapshots_take(&sp->clock, last);
 	pthread_mutex_unlock(&sp->poll_mutex);
 	tt__restore_signals(&old);
 }
@@ -465,7 +480,7 @@ static void *tt__spikes_main(void *unused)
 void tt__spikes_last(void)
 {
 	/* Not on a crash: tt-spikes may be what crashed, its lock held. */
-	if (tt__spikes.out && !tt__crash_signal) {
+	if (tt__spikes.on && !tt__crash_signal) {
 		tt__spikes_poll(true);
 		tt__spikes_finish();
 	}
@@ -477,6 +492,7 @@ void tt__spikes_finish(void)
 	if (sp->out && sp->out != stderr)
 		fclose(sp->out);
 	sp->out = NULL;
+	sp->on = false;
 	sp->an.rules = NULL;
 	sp->an.nrules = 0;
 	tt__thresholds_free(&sp->table);
@@ -486,10 +502,11 @@ void tt__spikes_finish(void)
 void tt__spikes_after_fork(void)
 {
 	struct tt__spikes *sp = &tt__spikes;
-	if (!sp->out)
+	if (!sp->on)
 		return;
-	if (sp->out != stderr)
+	if (sp->out && sp->out != stderr)
 		fclose(sp->out);
+	tt__snapshots_after_fork();
 	struct tt__thresholds table = sp->table;
 	*sp = (struct tt__spikes){.table = table, .table_read = true,
 				  .poll_mutex = PTHREAD_MUTEX_INITIALIZER};

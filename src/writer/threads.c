@@ -11,9 +11,7 @@
 int tt__snapshot_thread(struct tt__thread_snapshot *snap, struct tt__slot *slot)
 {
 	size_t cap = 16;
-	snap->slot = slot;
-	snap->chunks = 0;
-	snap->records = 0;
+	*snap = (struct tt__thread_snapshot){.slot = slot};
 	snap->extents = malloc(cap * sizeof *snap->extents);
 	if (!snap->extents)
 		return -ENOMEM;
@@ -59,8 +57,10 @@ static void tt__thread_name_now(const struct tt__slot *slot, char *name, size_t 
 	fclose(f);
 }
 
-void tt__out_thread_info(struct tt__out *out, uint32_t type, const struct tt__slot *slot,
-			 uint64_t records, uint64_t *dropped_total)
+/* THREAD for a slot; with `windowed`, the counts of a snapshot's window. */
+static void tt__out_thread_info_of(struct tt__out *out, uint32_t type, const struct tt__slot *slot,
+				   uint64_t records, const struct tt__thread_snapshot *windowed,
+				   uint64_t *dropped_total)
 {
 	char name[64];
 	tt__thread_name_now(slot, name, sizeof name);
@@ -75,8 +75,14 @@ void tt__out_thread_info(struct tt__out *out, uint32_t type, const struct tt__sl
 			 (flags & TT__SLOT_RUNTIME ? TT_THREAD_RUNTIME : 0) |
 			 (slot->sched.on ? TT_THREAD_SCHED : 0),
 	};
-	struct tt__gap gap;
-	tt__drops_now(slot, info.dropped, &gap);
+	if (windowed) {
+		info.flags &= ~(uint32_t)TT_THREAD_WRAPPED;
+		info.flags |= windowed->begins_inside ? TT_THREAD_WRAPPED : 0;
+		memcpy(info.dropped, windowed->dropped, sizeof info.dropped);
+	} else {
+		struct tt__gap gap;
+		tt__drops_now(slot, info.dropped, &gap);
+	}
 	for (int i = 0; i < TT_DROP_CAUSES; i++)
 		*dropped_total += info.dropped[i];
 	uint64_t size = sizeof info + info.name_len;
@@ -84,6 +90,12 @@ void tt__out_thread_info(struct tt__out *out, uint32_t type, const struct tt__sl
 	tt__out(out, &info, sizeof info);
 	tt__out(out, name, info.name_len);
 	tt__out_pad(out, size);
+}
+
+void tt__out_thread_info(struct tt__out *out, uint32_t type, const struct tt__slot *slot,
+			 uint64_t records, uint64_t *dropped_total)
+{
+	tt__out_thread_info_of(out, type, slot, records, NULL, dropped_total);
 }
 
 void tt__out_events(struct tt__out *out, const struct tt__slot *slot, uint64_t first,
@@ -177,7 +189,8 @@ void tt__out_sched(struct tt__out *out, struct tt__slot *slot, int release, tt__
 void tt__out_thread(struct tt__out *out, const struct tt__thread_snapshot *snap,
 		    uint64_t *dropped_total)
 {
-	tt__out_thread_info(out, TT_SEC_THREAD, snap->slot, snap->records, dropped_total);
+	tt__out_thread_info_of(out, TT_SEC_THREAD, snap->slot, snap->records,
+			       snap->windowed ? snap : NULL, dropped_total);
 	uint64_t first = 0;
 	for (size_t c = 0; c < snap->chunks; c++) {
 		const struct tt__extent *e = &snap->extents[c];
@@ -188,5 +201,116 @@ void tt__out_thread(struct tt__out *out, const struct tt__thread_snapshot *snap,
 	}
 	if (snap->gap_records)
 		tt__out_events(out, snap->slot, first, snap->gap, snap->gap + snap->gap_records);
-	tt__out_sched(out, snap->slot, 0, NULL, NULL);
+	if (!snap->windowed)
+		tt__out_sched(out, snap->slot, 0, NULL, NULL);
+}
+
+static bool tt__timed_after(const struct tt_record *r, uint64_t tsc)
+{
+	return TT_RECORD_HAS_TIME(TT_RECORD_KIND(r->word)) && r->tsc > tsc;
+}
+
+void tt__narrow_thread(struct tt__thread_snapshot *snap, uint64_t from_tsc, uint64_t to_tsc)
+{
+	const struct tt__slot *slot = snap->slot;
+	enum tt_drop_cause cause = slot->drop_cause; /* (a dropping mode's gaps: of its cause) */
+	snap->windowed = true;
+	snap->begins_inside = __atomic_load_n(&slot->flags, __ATOMIC_ACQUIRE) & TT__SLOT_WRAPPED;
+	memset(snap->dropped, 0, sizeof snap->dropped);
+	snap->records = 0;
+	for (size_t c = 0; c < snap->chunks; c++) {
+		struct tt__extent *e = &snap->extents[c];
+		/* An event's records that have no time go with it: a window begins and ends
+		 * at records that have one. */
+		const struct tt_record *begin = e->begin;
+		while (begin < e->end && !tt__timed_after(begin, from_tsc - 1))
+			begin++;
+		snap->begins_inside |= begin != e->begin;
+		const struct tt_record *end = begin;
+		while (end < e->end && !tt__timed_after(end, to_tsc))
+			end++;
+		for (const struct tt_record *r = begin; r < end; r++)
+			if (TT_RECORD_KIND(r->word) == TT_REC_DROPPED)
+				snap->dropped[cause] += TT_RECORD_PAYLOAD(r->word);
+		*e = (struct tt__extent){begin, end};
+		snap->records += (uint64_t)(end - begin);
+	}
+	/* The events it is dropping now, when they began in the window. */
+	if (snap->gap_records && (snap->gap[0].tsc > to_tsc || snap->gap[1].tsc < from_tsc))
+		snap->gap_records = 0;
+	if (snap->gap_records)
+		snap->dropped[cause] += TT_RECORD_PAYLOAD(snap->gap[0].word);
+	snap->records += snap->gap_records;
+}
+
+/* Writing a thread's states from from_ns to to_ns: the state it was in at from_ns
+ * (carried from the states before), then those in the window. */
+struct tt__sched_window {
+	struct tt__out *out;
+	int64_t from_ns, to_ns;
+	struct tt_sched_state carry;
+	bool carried, started;
+};
+
+/* One SCHED section of a window: the state at its start (carry, moved to since_ns),
+ * when given, then the states. */
+static void tt__out_window_states(struct tt__out *out, const struct tt_sched_info *info,
+				  const struct tt_sched_state *carry, const struct tt_sched_state *states,
+				  size_t n)
+{
+	tt__out_section(out, TT_SEC_SCHED, sizeof *info + (n + !!carry) * sizeof *states);
+	tt__out(out, info, sizeof *info);
+	if (carry) {
+		struct tt_sched_state at_start = *carry;
+		at_start.ns = info->since_ns;
+		tt__out(out, &at_start, sizeof at_start);
+	}
+	if (n)
+		tt__out(out, states, n * sizeof *states);
+}
+
+static void tt__sched_window_section(void *arg, struct tt__slot *slot, uint64_t lost, int64_t since_ns,
+				     const struct tt_sched_state *states, size_t n)
+{
+	struct tt__sched_window *w = arg;
+	size_t first = 0, last;
+	while (first < n && states[first].ns < w->from_ns)
+		first++;
+	for (last = first; last < n && states[last].ns <= w->to_ns;)
+		last++;
+	if (first > 0) {
+		w->carry = states[first - 1];
+		w->carried = true;
+	}
+	/* A section that begins in the window says what was lost there; one that began
+	 * before it, only what it holds from the window on, after the state the thread
+	 * was in then. */
+	bool since_inside = since_ns > w->from_ns;
+	if (since_ns > w->to_ns || (first == last && !(since_inside && lost)))
+		return;
+	struct tt_sched_info info = {
+		.thread_index = slot->index, .lost = since_inside ? lost : 0,
+		.since_ns = since_inside ? since_ns : w->from_ns,
+	};
+	bool carry = w->carried && !since_inside;
+	tt__out_window_states(w->out, &info, carry ? &w->carry : NULL, states + first, last - first);
+	w->carried = false;
+	w->started = true;
+}
+
+void tt__out_sched_window(struct tt__out *out, struct tt__slot *slot, int64_t from_ns, int64_t to_ns)
+{
+	if (!slot->sched.on)
+		return;
+	struct tt__sched_window w = {.out = out, .from_ns = from_ns, .to_ns = to_ns};
+	sigset_t old;
+	tt__sched_lock(&old);
+	tt__sched_drain_slot(slot);
+	tt__sched_sections(slot, tt__sched_window_section, &w);
+	tt__sched_unlock(&old);
+	/* In the same state the whole window: that state, from its start. */
+	if (!w.started && w.carried) {
+		struct tt_sched_info info = {.thread_index = slot->index, .since_ns = from_ns};
+		tt__out_window_states(out, &info, &w.carry, NULL, 0);
+	}
 }

@@ -39,7 +39,42 @@ void tt__out_end(struct tt__out *out, const struct tt_end_info *end)
 	tt__out_pad(out, sizeof *end);
 }
 
-static int tt__write_to(struct tt__out *out)
+/* A snapshot's SNAPSHOT section: its window, and each thread's records that the ring
+ * overwrote before the snapshot was taken, from the window's start on. */
+static int tt__out_snapshot(struct tt__out *out, const struct tt__window *w,
+			    const struct tt__thread_snapshot *snaps, size_t threads)
+{
+	struct tt_snapshot_cut *cuts = calloc(threads ? threads : 1, sizeof *cuts);
+	if (!cuts)
+		return -ENOMEM;
+	struct tt_snapshot_info info = w->info;
+	info.cuts = 0;
+	for (size_t i = 0; i < threads; i++) {
+		struct tt_snapshot_cut *cut = &cuts[info.cuts];
+		cut->events = snaps[i].dropped[TT_DROP_OVERWRITTEN];
+		if (!cut->events)
+			continue;
+		cut->thread_index = snaps[i].slot->index;
+		tt__overwritten_in(snaps[i].slot, info.from_tsc, info.to_tsc, &cut->lost_from_tsc,
+				   &cut->lost_to_tsc);
+		info.cuts++;
+	}
+	info.name_len = (uint32_t)strlen(w->name);
+	uint64_t name_padded = (info.name_len + 7u) & ~7u;
+	uint64_t size = sizeof info + name_padded + info.cuts * sizeof *cuts;
+	static const char zeros[8];
+	tt__out_section(out, TT_SEC_SNAPSHOT, size);
+	tt__out(out, &info, sizeof info);
+	tt__out(out, w->name, info.name_len);
+	tt__out(out, zeros, name_padded - info.name_len);
+	tt__out(out, cuts, info.cuts * sizeof *cuts);
+	tt__out_pad(out, size);
+	free(cuts);
+	return 0;
+}
+
+/* The whole file, or a snapshot's window of it. */
+static int tt__write_to(struct tt__out *out, const struct tt__window *window)
 {
 	struct tt__thread_snapshot *snaps = NULL;
 	struct tt__site_set names = {0};
@@ -62,15 +97,31 @@ static int tt__write_to(struct tt__out *out)
 			}
 			snaps = grown;
 		}
-		err = tt__snapshot_thread(&snaps[threads++], slot);
-		if (!err)
-			err = tt__collect_names(&names, &snaps[threads - 1]);
+		struct tt__thread_snapshot *snap = &snaps[threads++];
+		err = tt__snapshot_thread(snap, slot);
+		if (!err && window)
+			tt__narrow_thread(snap, window->info.from_tsc, window->info.to_tsc);
 		if (err)
 			goto out;
+		/* (a thread gone before the window, which recorded nothing in it, is not in it) */
+		if (window && !snap->records &&
+		    (__atomic_load_n(&slot->flags, __ATOMIC_ACQUIRE) & TT__SLOT_EXITED)) {
+			free(snaps[--threads].extents);
+			continue;
+		}
+		err = tt__collect_names(&names, snap);
+		if (err)
+			goto out;
+		/* The ring overwrote the start of its window: how much, from its history. */
+		if (window && snap->begins_inside)
+			snap->dropped[TT_DROP_OVERWRITTEN] = tt__overwritten_in(
+				slot, window->info.from_tsc, window->info.to_tsc, &(uint64_t){0}, &(uint64_t){0});
 	}
 
-	tt__out_file_header(out, tt__mode->file_flags);
+	tt__out_file_header(out, tt__mode->file_flags | (window ? TT_FILE_SNAPSHOT : 0));
 	tt__out_process(out);
+	if (window && (err = tt__out_snapshot(out, window, snaps, threads)))
+		goto out;
 	err = tt__out_modules(out);
 	if (err)
 		goto out;
@@ -84,6 +135,8 @@ static int tt__write_to(struct tt__out *out)
 	struct tt_end_info end = {.threads = threads, .sites = names.count - names.funcs};
 	for (size_t i = 0; i < threads; i++) {
 		tt__out_thread(out, &snaps[i], &end.dropped);
+		if (window)
+			tt__out_sched_window(out, snaps[i].slot, window->from_ns, window->to_ns);
 		end.records += snaps[i].records;
 	}
 	tt__out_end(out, &end);
@@ -98,12 +151,14 @@ out:
 	return err;
 }
 
-/* Writes the file with the exiting threads' chunks held in place. */
-static int tt__write_held(struct tt__out *out, void *unused)
+/* Writes the file (or a window of it) with the threads' chunks held in place. */
+static int tt__write_held(struct tt__out *out, void *window)
 {
-	(void)unused;
 	tt__hold_chunks(1);
-	int err = tt__write_to(out);
+	/* A window's cuts count every chunk recycled before the hold. */
+	if (window && tt__mode->recycle_oldest)
+		tt__clean_queued();
+	int err = tt__write_to(out, window);
 	tt__hold_chunks(0);
 	return err;
 }
@@ -111,4 +166,9 @@ static int tt__write_held(struct tt__out *out, void *unused)
 int tt__write_file(const char *path)
 {
 	return tt__write_file_with(path, tt__write_held, NULL);
+}
+
+int tt__write_window(const char *path, const struct tt__window *window)
+{
+	return tt__write_file_with(path, tt__write_held, (void *)window);
 }

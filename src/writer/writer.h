@@ -91,7 +91,28 @@ struct tt__thread_snapshot {
 	uint64_t records;
 	struct tt_record gap[2]; /* events it is dropping now, after its records */
 	size_t gap_records;
+	/* Narrowed to a window (tt__narrow_thread): what its THREAD says instead of the
+	 * thread's counts so far. */
+	bool windowed;
+	bool begins_inside; /* records before the window were left out (TT_THREAD_WRAPPED) */
+	uint64_t dropped[TT_DROP_CAUSES];
 };
+/* A snapshot's window (report/snapshots.c): every thread's records from
+ * info.from_tsc to info.to_tsc and its states from from_ns to to_ns, with the
+ * SNAPSHOT section that says why (`info`, whose cuts the writer counts, and `name`). */
+struct tt__window {
+	struct tt_snapshot_info info;
+	int64_t from_ns, to_ns;
+	const char *name;
+};
+/* The snapshot's file at `path`, the chunks held while it is written; 0 or -errno. */
+int tt__write_window(const char *path, const struct tt__window *window) TT__HIDDEN;
+/* Narrows a snapshot to the records of [from_tsc, to_tsc]: its gap's too. */
+void tt__narrow_thread(struct tt__thread_snapshot *snap, uint64_t from_tsc, uint64_t to_tsc) TT__HIDDEN;
+/* A thread's states from from_ns to to_ns (the one it was in at from_ns first, from
+ * then) as SCHED sections. */
+void tt__out_sched_window(struct tt__out *out, struct tt__slot *slot, int64_t from_ns,
+			  int64_t to_ns) TT__HIDDEN;
 /* A thread's states so far as SCHED sections (none without them), the kernel's ring
  * drained first; with `release`, gone from its store once written (mode stream).
  * `seen` (may be NULL) is handed each section as tt_sched_info says it. */

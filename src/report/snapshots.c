@@ -1,0 +1,328 @@
+/* Snapshots, the flight recorder that keeps each spike: with TICKTRACE_SNAPSHOTS=DIR,
+ * each spike the live detector finds (spikes.c, modes stop and ring) and each call of
+ * tt_trigger(why) writes into DIR a raw file of every thread's records and states from
+ * TICKTRACE_SNAPSHOT_BEFORE (100 ms) before the spike began to TICKTRACE_SNAPSHOT_AFTER
+ * (10 ms) after it ended: spike-PID-N-NAME.ttr, trigger-PID-N-WHY.ttr. At most
+ * TICKTRACE_SNAPSHOT_MAX (16); the rest are counted and said at exit.
+ *
+ * The thread tt-spikes writes them, once their window has ended, after each look at
+ * the threads' records, with the chunks held as a dump holds them: a ring then grows
+ * rather than recycle, so that no recording thread ever waits. What a ring overwrote
+ * of a window before it was written is counted in the file (core/overwritten.c).
+ * A trigger is taken without a lock or a system call, into a slot of its own, which
+ * tt-spikes empties. Mode stream keeps every record in its file: no snapshots. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <x86intrin.h>
+
+#include "report/report.h"
+
+#define TT__SNAPSHOT_BEFORE_NS 100000000
+#define TT__SNAPSHOT_AFTER_NS 10000000
+#define TT__SNAPSHOT_MAX 16
+#define TT__SNAPSHOT_NAME_MAX 48 /* bytes of a name kept in a file's name */
+#define TT__SNAPSHOTS_WAITING 64 /* snapshots whose window has not ended yet */
+#define TT__TRIGGERS 32          /* triggers not yet taken by tt-spikes */
+
+/* A snapshot whose window has not ended yet. */
+struct tt__snapshot_due {
+	struct tt__window window;
+	char name[64];
+};
+
+/* A trigger's slot: free, being filled by the thread that called tt_trigger, or
+ * ready for tt-spikes. */
+enum { TT__TRIGGER_FREE, TT__TRIGGER_FILLING, TT__TRIGGER_READY };
+struct tt__trigger {
+	int state;
+	uint32_t thread;
+	uint64_t tsc, number;
+	char why[64];
+};
+
+static struct tt__snapshots {
+	bool on;
+	char dir[4096];
+	int64_t before_ns, after_ns;
+	uint64_t max;
+	uint64_t numbered;         /* numbers given, atomically */
+	uint64_t over_max, busy;   /* not taken: TICKTRACE_SNAPSHOT_MAX reached, too many at once */
+	uint64_t written, failed;  /* tt-spikes' */
+	struct tt__snapshot_due waiting[TT__SNAPSHOTS_WAITING]; /* tt-spikes' */
+	size_t nwaiting;
+	struct tt__trigger triggers[TT__TRIGGERS];
+} tt__snap;
+
+/* A duration setting, or its default when unset or said to be wrong. */
+static int64_t tt__snapshot_duration(const char *var, int64_t fallback)
+{
+	const char *text = getenv(var);
+	int64_t ns;
+	if (!text || !*text)
+		return fallback;
+	if (tt__parse_duration(text, &ns) == 0 && ns >= 0)
+		return ns;
+	fprintf(stderr, "ticktrace: %s=%s is not a time (100ms, 1.5s); using %" PRId64 "ms\n", var,
+		text, fallback / 1000000);
+	return fallback;
+}
+
+static uint64_t tt__snapshot_max(void)
+{
+	const char *text = getenv("TICKTRACE_SNAPSHOT_MAX");
+	if (!text || !*text)
+		return TT__SNAPSHOT_MAX;
+	char *end;
+	errno = 0;
+	unsigned long long max = strtoull(text, &end, 10);
+	if (!errno && end != text && !*end && *text != '-' && max <= 1000000)
+		return max;
+	fprintf(stderr, "ticktrace: TICKTRACE_SNAPSHOT_MAX=%s is not a number from 0 to 1000000; "
+		"using %d\n", text, TT__SNAPSHOT_MAX);
+	return TT__SNAPSHOT_MAX;
+}
+
+/* TSC ticks per second, from the start anchor to now: for the ring's history only,
+ * before the spike detector's clock is measured. */
+static uint64_t tt__rough_hz(void)
+{
+	struct tt_anchor now;
+	tt__anchor_now(&now);
+	int64_t ns = now.monotonic_ns - tt__start_anchor.monotonic_ns;
+	if (ns < 10000)
+		return UINT64_C(3000000000);
+	return (uint64_t)((unsigned __int128)(now.tsc - tt__start_anchor.tsc) * 1000000000 / (uint64_t)ns);
+}
+
+static uint64_t tt__ticks(int64_t ns, uint64_t hz)
+{
+	return (uint64_t)((unsigned __int128)(uint64_t)ns * hz / 1000000000);
+}
+
+bool tt__snapshots_start(void)
+{
+	struct tt__snapshots *sn = &tt__snap;
+	const char *dir = getenv("TICKTRACE_SNAPSHOTS");
+	if (!dir || !*dir)
+		return false;
+	if (tt__mode->drains) {
+		fprintf(stderr, "ticktrace: TICKTRACE_SNAPSHOTS needs TICKTRACE_MODE ring or stop (a "
+			"stream keeps every record in its file): no snapshots\n");
+		return false;
+	}
+	if (tt__expand_path(dir, sn->dir, sizeof sn->dir) < 0) {
+		fprintf(stderr, "ticktrace: TICKTRACE_SNAPSHOTS=%s is too long: no snapshots\n", dir);
+		return false;
+	}
+	struct stat st;
+	if ((mkdir(sn->dir, 0700) < 0 && errno != EEXIST) || stat(sn->dir, &st) < 0 ||
+	    !S_ISDIR(st.st_mode) || access(sn->dir, W_OK | X_OK) < 0) {
+		fprintf(stderr, "ticktrace: TICKTRACE_SNAPSHOTS=%s: %s: no snapshots\n", sn->dir,
+			errno ? strerror(errno) : "not a directory");
+		return false;
+	}
+	sn->before_ns = tt__snapshot_duration("TICKTRACE_SNAPSHOT_BEFORE", TT__SNAPSHOT_BEFORE_NS);
+	sn->after_ns = tt__snapshot_duration("TICKTRACE_SNAPSHOT_AFTER", TT__SNAPSHOT_AFTER_NS);
+	sn->max = tt__snapshot_max();
+	/* The ring's history of what it overwrote reaches back about two windows. */
+	uint64_t grain = tt__ticks(sn->before_ns + sn->after_ns, tt__rough_hz()) / (TT__OVERWRITES / 2);
+	tt__overwrite_grain = grain ? grain : 1;
+	__atomic_store_n(&sn->on, true, __ATOMIC_RELEASE);
+	return true;
+}
+
+/* The next number, unless TICKTRACE_SNAPSHOT_MAX were given (counted): 0. */
+static uint64_t tt__snapshot_number(struct tt__snapshots *sn)
+{
+	uint64_t n = __atomic_load_n(&sn->numbered, __ATOMIC_RELAXED);
+	do {
+		if (n >= sn->max) {
+			__atomic_add_fetch(&sn->over_max, 1, __ATOMIC_RELAXED);
+			return 0;
+		}
+	} while (!__atomic_compare_exchange_n(&sn->numbered, &n, n + 1, true, __ATOMIC_RELAXED,
+					      __ATOMIC_RELAXED));
+	return n + 1;
+}
+
+int tt__snapshot_trigger(const char *why, uint64_t tsc, uint32_t thread)
+{
+	struct tt__snapshots *sn = &tt__snap;
+	if (!__atomic_load_n(&sn->on, __ATOMIC_ACQUIRE))
+		return -ENOTCONN;
+	for (size_t i = 0; i < TT__TRIGGERS; i++) {
+		struct tt__trigger *t = &sn->triggers[i];
+		int free_slot = TT__TRIGGER_FREE;
+		if (!__atomic_compare_exchange_n(&t->state, &free_slot, TT__TRIGGER_FILLING, false,
+						 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+			continue;
+		t->number = tt__snapshot_number(sn);
+		if (!t->number) {
+			__atomic_store_n(&t->state, TT__TRIGGER_FREE, __ATOMIC_RELEASE);
+			return -EDQUOT;
+		}
+		t->tsc = tsc;
+		t->thread = thread;
+		size_t len = why ? strnlen(why, sizeof t->why - 1) : 0;
+		memcpy(t->why, why ? why : "", len);
+		t->why[len] = 0;
+		__atomic_store_n(&t->state, TT__TRIGGER_READY, __ATOMIC_RELEASE);
+		return 0;
+	}
+	__atomic_add_fetch(&sn->busy, 1, __ATOMIC_RELAXED);
+	return -EBUSY;
+}
+
+/* A snapshot to write once its window ended, or counted when too many wait. */
+static void tt__snapshot_wait(struct tt__snapshots *sn, const struct tt__window *w, const char *name)
+{
+	if (sn->nwaiting == TT__SNAPSHOTS_WAITING) {
+		sn->busy++;
+		return;
+	}
+	struct tt__snapshot_due *due = &sn->waiting[sn->nwaiting++];
+	due->window = *w;
+	/* cut where a character begins, not inside one */
+	size_t len = strnlen(name, sizeof due->name);
+	if (len == sizeof due->name)
+		for (len--; len > 0 && ((unsigned char)name[len] & 0xC0) == 0x80;)
+			len--;
+	memcpy(due->name, name, len);
+	due->name[len] = 0;
+	due->window.name = due->name;
+}
+
+/* The window's ends on both clocks, from begin_tsc and end_tsc. */
+static void tt__snapshot_window(struct tt__snapshots *sn, struct tt__window *w,
+				const struct tt__report_clock *clock)
+{
+	uint64_t before = tt__ticks(sn->before_ns, clock->hz);
+	w->info.from_tsc = w->info.begin_tsc > before ? w->info.begin_tsc - before : 0;
+	w->info.to_tsc = w->info.end_tsc + tt__ticks(sn->after_ns, clock->hz);
+	w->from_ns = tt__start_anchor.monotonic_ns + tt__report_ns((void *)clock, w->info.from_tsc);
+	w->to_ns = tt__start_anchor.monotonic_ns + tt__report_ns((void *)clock, w->info.to_tsc);
+}
+
+void tt__snapshot_spike(const struct tt__spike *s, const struct tt__report_clock *clock,
+			uint32_t thread)
+{
+	struct tt__snapshots *sn = &tt__snap;
+	if (!sn->on)
+		return;
+	uint64_t number = tt__snapshot_number(sn);
+	if (!number)
+		return;
+	char name[512];
+	size_t len = tt__report_name(NULL, s->thread, s->key, name, sizeof name);
+	name[len < sizeof name ? len : sizeof name - 1] = 0;
+	struct tt__window w = {.info = {
+		.kind = TT_SNAPSHOT_SPIKE, .thread_index = thread, .number = number,
+		.begin_tsc = clock->tsc0 + tt__ticks(s->start, clock->hz),
+		.end_tsc = clock->tsc0 + tt__ticks(s->start + s->dur, clock->hz),
+		.threshold_ns = s->threshold, .threshold_from = (uint32_t)s->source,
+		.has_split = s->has_split, .on_cpu_ns = s->split.on_cpu,
+		.preempted_ns = s->split.preempted, .blocked_ns = s->split.blocked,
+	}};
+	tt__snapshot_window(sn, &w, clock);
+	tt__snapshot_wait(sn, &w, name);
+}
+
+/* The triggers called since the last look, to wait for their window's end. */
+static void tt__snapshot_take_triggers(struct tt__snapshots *sn, const struct tt__report_clock *clock)
+{
+	for (size_t i = 0; i < TT__TRIGGERS; i++) {
+		struct tt__trigger *t = &sn->triggers[i];
+		if (__atomic_load_n(&t->state, __ATOMIC_ACQUIRE) != TT__TRIGGER_READY)
+			continue;
+		struct tt__window w = {.info = {
+			.kind = TT_SNAPSHOT_TRIGGER, .thread_index = t->thread, .number = t->number,
+			.begin_tsc = t->tsc, .end_tsc = t->tsc,
+		}};
+		tt__snapshot_window(sn, &w, clock);
+		tt__snapshot_wait(sn, &w, t->why);
+		__atomic_store_n(&t->state, TT__TRIGGER_FREE, __ATOMIC_RELEASE);
+	}
+}
+
+/* A name as a file's name may hold it: [A-Za-z0-9._-], the rest '_'. */
+static void tt__snapshot_file_name(char *out, const char *name)
+{
+	size_t i = 0;
+	for (; name[i] && i < TT__SNAPSHOT_NAME_MAX; i++) {
+		unsigned char c = (unsigned char)name[i];
+		int plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+			    c == '.' || c == '_' || c == '-';
+		out[i] = plain ? (char)c : '_';
+	}
+	out[i] = 0;
+}
+
+static void tt__snapshot_write(struct tt__snapshots *sn, const struct tt__window *w)
+{
+	char name[TT__SNAPSHOT_NAME_MAX + 1], path[4096 + 128];
+	tt__snapshot_file_name(name, w->name);
+	snprintf(path, sizeof path, "%s/%s-%d-%" PRIu64 "-%s.ttr", sn->dir,
+		 w->info.kind == TT_SNAPSHOT_SPIKE ? "spike" : "trigger", (int)getpid(), w->info.number,
+		 name);
+	int err = tt__write_window(path, w);
+	if (!err) {
+		sn->written++;
+		return;
+	}
+	if (!sn->failed++)
+		fprintf(stderr, "ticktrace: snapshot %s not written: %s\n", path, strerror(-err));
+}
+
+void tt__snapshots_take(const struct tt__report_clock *clock, bool last)
+{
+	struct tt__snapshots *sn = &tt__snap;
+	if (!sn->on)
+		return;
+	tt__snapshot_take_triggers(sn, clock);
+	uint64_t now = __rdtsc();
+	for (size_t i = 0; i < sn->nwaiting;) {
+		struct tt__snapshot_due *due = &sn->waiting[i];
+		if (due->window.info.to_tsc > now && !last) {
+			i++;
+			continue;
+		}
+		tt__snapshot_write(sn, &due->window);
+		/* (the last one into its place, its name pointer moved with it) */
+		*due = sn->waiting[--sn->nwaiting];
+		due->window.name = due->name;
+	}
+	if (!last)
+		return;
+	if (sn->written)
+		fprintf(stderr, "ticktrace: %" PRIu64 " snapshot%s in %s\n", sn->written,
+			sn->written == 1 ? "" : "s", sn->dir);
+	uint64_t over_max = __atomic_load_n(&sn->over_max, __ATOMIC_RELAXED);
+	uint64_t busy = __atomic_load_n(&sn->busy, __ATOMIC_RELAXED);
+	if (over_max)
+		fprintf(stderr, "ticktrace: %" PRIu64 " spike%s and trigger%s had no snapshot: "
+			"TICKTRACE_SNAPSHOT_MAX=%" PRIu64 " were taken\n", over_max,
+			over_max == 1 ? "" : "s", over_max == 1 ? "" : "s", sn->max);
+	if (busy)
+		fprintf(stderr, "ticktrace: %" PRIu64 " spike%s and trigger%s had no snapshot: more than "
+			"%d waited for their window to end at once\n", busy, busy == 1 ? "" : "s",
+			busy == 1 ? "" : "s", TT__SNAPSHOTS_WAITING);
+	sn->on = false;
+}
+
+void tt__snapshots_after_fork(void)
+{
+	struct tt__snapshots *sn = &tt__snap;
+	if (!sn->on)
+		return;
+	/* The child's own, numbered from 1 under its own pid; the parent's waiting ones
+	 * are the parent's. */
+	sn->numbered = sn->over_max = sn->busy = sn->written = sn->failed = 0;
+	sn->nwaiting = 0;
+	memset(sn->triggers, 0, sizeof sn->triggers);
+}
