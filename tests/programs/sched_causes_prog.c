@@ -29,8 +29,8 @@
  *              one's snapshot was written (while TICKTRACE_SNAPSHOT_MAX, default
  *              16, allows one), then tt_trigger("late") ({"late": its return})
  *   flatout    a thread recording counters "flat" (0, 1, ...) as fast as it can
- *              from before a 3 ms sleep (a spike) and a tt_trigger("flat out")
- *              until both snapshots are written ({"flat_events": N}) */
+ *              from 150 ms before a 3 ms sleep (a spike) and a tt_trigger("flat
+ *              out") until both snapshots are written ({"flat_events": N}) */
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -386,7 +386,11 @@ static void flatout(void)
 	TT_INSTANT("main starts");
 	pthread_t t;
 	pthread_create(&t, NULL, flat_out, NULL);
+	/* a window's worth of it before the spike: the windows begin after it began */
 	while (atomic_load(&flat_events) == 0)
+		sleep_ms(1);
+	long long began = now_ns(CLOCK_MONOTONIC);
+	while (now_ns(CLOCK_MONOTONIC) - began < 150000000)
 		sleep_ms(1);
 	TT_BEGIN("sleep3");
 	sleep_ms(3);

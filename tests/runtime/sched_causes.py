@@ -173,6 +173,7 @@ def planted_once(tmp, what, user=None, mode="stop", env_extra=None, args=()):
         sources.append(("snapshot", [snapshot_spike(f) for f in snapshots.values()
                                      if f.snapshot and f.snapshot["kind"] == ttr.SNAPSHOT_SPIKE]))
     for source, found in sources:
+        print("  the spikes of %s:" % source)
         for k in kernel:
             sp = spike_of(found, k)
             check(sp is not None, "%s (%s): no spike for %s" % (what, source, k))
@@ -384,10 +385,15 @@ def check_window(label, f, run_file, before_ms, after_ms, noise=None):
         wrapped = thread["dropped"][ttr.DROP_OVERWRITTEN] > 0
         if cut:
             check(wrapped, name + ": cut, though its ring never overwrote")
-            check(kept and cut["lost_to_tsc"] == kept[0].tsc and cut["lost_from_tsc"] <= lo and
-                  cut["events"] > 0 and dropped[ttr.DROP_OVERWRITTEN] == cut["events"],
-                  "%s: cut %s, window from %d, first record %s, overwritten %d"
-                  % (name, cut, lo, kept[0].tsc if kept else None, dropped[ttr.DROP_OVERWRITTEN]))
+            check(cut["lost_from_tsc"] <= lo and cut["events"] > 0 and
+                  dropped[ttr.DROP_OVERWRITTEN] == cut["events"],
+                  "%s: cut %s, the window from %d, overwritten %d"
+                  % (name, cut, lo, dropped[ttr.DROP_OVERWRITTEN]))
+            # (format.h: the span lost ends at the thread's first record in the file)
+            check(not kept or cut["lost_to_tsc"] == kept[0].tsc,
+                  "%s: the span lost ends at %d, its first record in the file is at %d (%+d ticks)"
+                  % (name, cut["lost_to_tsc"], kept[0].tsc if kept else 0,
+                     kept[0].tsc - cut["lost_to_tsc"] if kept else 0))
         else:
             check(dropped[ttr.DROP_OVERWRITTEN] == 0,
                   "%s: %d overwritten without a cut" % (name, dropped[ttr.DROP_OVERWRITTEN]))
@@ -402,32 +408,47 @@ def check_window(label, f, run_file, before_ms, after_ms, noise=None):
                   "missing %s, not in the run %s" % (name, len(want), len(got), missing[:3], extra[:3]))
         values, hole = counted(kept)
         check(hole is None, "%s: a hole in its counters: %s" % (name, hole))
-        if noise and values and named(f, at, "noise", ttr.REC_COUNTER):
+        if noise and named(run_file, index, "noise", ttr.REC_COUNTER):
             check_noise_cut(name, noise, s, kept, values, cut)
 
 
 def check_noise_cut(name, table, s, kept, values, cut):
-    """The noisy thread's window against the TSC it read before each counter (the
-    counter's own lies between that one and the next; a reading may come a record
-    early or late, out of order: 2 events of slack)."""
+    """The noisy thread's window against the TSC it read before each counter: counter
+    k's own lies between table[k] and table[k + 1] (a reading may come a record early
+    or late, out of order: 2 events of slack). Every counter surely in the window
+    before the first one kept (or in all of it, none kept) is in the cut, which
+    holds no more than those that may lie in the span it says it lost; none surely
+    in the window after the last one kept is missing."""
     lo, hi = s["from_tsc"], s["to_tsc"]
-    first, last = values[0], values[-1]
-    # counters certainly in the window before the first one kept: the cut's
-    surely_lost = first - bisect.bisect_left(table, lo, 0, first)
+    before = values[0] if values else len(table)  # what the cut may hold: counters before it
+
+    def surely_in(a, b):
+        first, last = bisect.bisect_left(table, a), min(before, bisect.bisect_right(table, b) - 1) - 1
+        return max(0, last - first + 1)
+
+    def maybe_in(a, b):
+        first, last = max(0, bisect.bisect_left(table, a) - 1), min(before, bisect.bisect_right(table, b)) - 1
+        return max(0, last - first + 1)
+
+    surely_lost = surely_in(lo, hi)
     if cut is None:
-        check(surely_lost <= 2, "%s: %d counters of the window before its first (%d), no cut"
-              % (name, surely_lost, first))
+        check(surely_lost <= 2, "%s: %d counters of the window before its first kept (%s), no cut"
+              % (name, surely_lost, values[:1]))
     else:
-        # counters that may lie in the span it says it lost
-        could_be = first - max(0, bisect.bisect_left(table, cut["lost_from_tsc"], 0, first) - 1)
+        could_be = maybe_in(cut["lost_from_tsc"], cut["lost_to_tsc"])
         check(surely_lost - 2 <= cut["events"] <= could_be + 2,
-              "%s: its cut counts %d events; the table puts %d to %d there (before counter %d)"
-              % (name, cut["events"], surely_lost, could_be, first))
+              "%s: its cut counts %d events; the table puts %d to %d there (before counter %s)"
+              % (name, cut["events"], surely_lost, could_be, values[:1]))
         print("%s: cut %d events, %d surely in the window, %d at most"
               % (name, cut["events"], surely_lost, could_be))
-    # and after the last one kept, none certainly before the window's end
+        # none kept: every counter of the window lost, in the span said
+        check(values or surely_in(cut["lost_to_tsc"] + 1, hi) <= 2,
+              "%s: nothing kept, %d counters of the window after the span lost"
+              % (name, surely_in(cut["lost_to_tsc"] + 1, hi)))
+    if not values:
+        return
     in_time = [e.value for e in kept if e.kind == ttr.REC_COUNTER and e.tsc <= hi]
-    end = in_time[-1] if in_time else first - 1
+    end = in_time[-1] if in_time else values[0] - 1
     check(end + 2 >= len(table) or table[end + 2] > hi,
           "%s: counter %d is the last kept in the window, %d came before its end"
           % (name, end, end + 1))
@@ -444,7 +465,10 @@ def check_spike(label, f, run_file, live):
     begins = named(run_file, index, s["name"], ttr.REC_BEGIN) if index is not None else []
     events = run_file.events.get(index, [])
     ends = [e for e in events if e.kind == ttr.REC_END and begins and e.tsc >= begins[0].tsc][:1]
-    check(len(begins) == 1 and ends and (s["begin_tsc"], s["end_tsc"]) == (begins[0].tsc, ends[0].tsc),
+    # (the detector's times are ns, turned back into ticks: within a microsecond)
+    near = f.ticks(US)
+    check(len(begins) == 1 and ends and abs(s["begin_tsc"] - begins[0].tsc) <= near and
+          abs(s["end_tsc"] - ends[0].tsc) <= near,
           "%s: the spike %d..%d, its scope's records %s %s" % (label, s["begin_tsc"], s["end_tsc"], begins, ends))
     dur = f.ns(s["end_tsc"]) - f.ns(s["begin_tsc"])
     check(s["has_split"] and abs(dur - sp["dur_ns"]) <= US + dur // 10000,
@@ -627,9 +651,9 @@ def snapshot_cap(tmp):
     check_files("cap", snapshots_in(d), pid, [("spike", pid, NAP)] * 16)
     check(said.get("late") == -EDQUOT, "cap: tt_trigger after the cap returned %s" % said.get("late"))
     refused = SNAP_NAPS - 16 + 1
-    said_lines = [l for l in err.splitlines() if re.search(r"\bsnapshots? not written\b", l)]
-    check(len(said_lines) == 1 and re.match(r"ticktrace: %d snapshots not written\b.*"
-                                            r"TICKTRACE_SNAPSHOT_MAX=16" % refused, said_lines[0]),
+    said_lines = [l for l in err.splitlines() if "TICKTRACE_SNAPSHOT_MAX" in l]
+    check(len(said_lines) == 1 and re.match(r"ticktrace: %d \D*(no snapshot|not written)\b.*"
+                                            r"TICKTRACE_SNAPSHOT_MAX=16\b" % refused, said_lines[0]),
           "cap: %d not written, said as %r" % (refused, err))
     print("cap: %d spikes, 16 snapshots, at exit: %s" % (len(naps), said_lines))
 
