@@ -28,9 +28,10 @@
  *   snapcap    SNAP_NAPS scopes TRIGGER_NAP that sleep 1.5 ms, each after the last
  *              one's snapshot was written (while TICKTRACE_SNAPSHOT_MAX, default
  *              16, allows one), then tt_trigger("late") ({"late": its return})
- *   flatout    a thread recording counters "flat" (0, 1, ...) as fast as it can
- *              from 150 ms before a 3 ms sleep (a spike) and a tt_trigger("flat
- *              out") until both snapshots are written ({"flat_events": N}) */
+ *   flatout TABLE  a thread recording counters "flat" (0, 1, ...) as fast as it
+ *              can from 150 ms before a 3 ms sleep (a spike) and a tt_trigger("flat
+ *              out") until both snapshots are written, reading the TSC into TABLE
+ *              before every 64th ({"flat_events": N, "flat_stride": 64}) */
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -289,6 +290,15 @@ static void *noisy(void *unused)
 	return NULL;
 }
 
+static void write_table(const char *path, const uint64_t *table, uint64_t n)
+{
+	FILE *f = fopen(path, "we");
+	if (!f || fwrite(table, sizeof *table, n, f) != n || fclose(f) != 0) {
+		perror(path);
+		exit(1);
+	}
+}
+
 static void snapshots(const char *table)
 {
 	noise_tsc = malloc(NOISE_MAX * sizeof *noise_tsc);
@@ -337,12 +347,7 @@ static void snapshots(const char *table)
 	pthread_join(hold, NULL);
 	for (int i = 0; i < 2; i++)
 		pthread_join(spin[i], NULL);
-	FILE *f = fopen(table, "we");
-	if (!f || fwrite(noise_tsc, sizeof *noise_tsc, noise_events, f) != noise_events ||
-	    fclose(f) != 0) {
-		perror(table);
-		exit(1);
-	}
+	write_table(table, noise_tsc, noise_events);
 	printf("{\"noise_events\":%llu}\n", (unsigned long long)noise_events);
 	free(noise_tsc);
 }
@@ -365,24 +370,38 @@ static void snapcap(void)
 	printf("{\"late\":%d}\n", tt_trigger("late"));
 }
 
+#define FLAT_STRIDE 64
+#define FLAT_TABLE (UINT64_C(1) << 24)
+
 static atomic_ullong flat_events;
+static uint64_t *flat_tsc;
 
 static void *flat_out(void *unused)
 {
 	(void)unused;
 	unsigned long long n = 0;
-	while (!atomic_load_explicit(&finishing, memory_order_relaxed)) {
+	while (!atomic_load_explicit(&finishing, memory_order_relaxed) &&
+	       n < FLAT_TABLE * FLAT_STRIDE) {
+		/* the TSC before every FLAT_STRIDE-th counter: counter n's own lies between
+		 * flat_tsc[n / FLAT_STRIDE] and the next */
+		if (n % FLAT_STRIDE == 0)
+			flat_tsc[n / FLAT_STRIDE] = __rdtsc();
 		TT_COUNTER("flat", (int64_t)n);
 		n++;
-		if ((n & 1023) == 0)
+		if (n % 1024 == 0)
 			atomic_store_explicit(&flat_events, n, memory_order_relaxed);
 	}
 	atomic_store(&flat_events, n);
 	return NULL;
 }
 
-static void flatout(void)
+static void flatout(const char *table)
 {
+	flat_tsc = malloc(FLAT_TABLE * sizeof *flat_tsc);
+	if (!flat_tsc) {
+		fprintf(stderr, "sched_causes_prog: no memory for the flat table\n");
+		exit(1);
+	}
 	TT_INSTANT("main starts");
 	pthread_t t;
 	pthread_create(&t, NULL, flat_out, NULL);
@@ -399,7 +418,10 @@ static void flatout(void)
 	wait_snapshots(2);
 	atomic_store(&finishing, 1);
 	pthread_join(t, NULL);
-	printf("{\"flat_events\":%llu}\n", (unsigned long long)atomic_load(&flat_events));
+	unsigned long long n = atomic_load(&flat_events);
+	write_table(table, flat_tsc, (n + FLAT_STRIDE - 1) / FLAT_STRIDE);
+	printf("{\"flat_events\":%llu,\"flat_stride\":%d}\n", n, FLAT_STRIDE);
+	free(flat_tsc);
 }
 
 int main(int argc, char **argv)
@@ -435,11 +457,11 @@ int main(int argc, char **argv)
 		snapshots(argv[2]);
 	} else if (strcmp(what, "snapcap") == 0) {
 		snapcap();
-	} else if (strcmp(what, "flatout") == 0) {
-		flatout();
+	} else if (strcmp(what, "flatout") == 0 && argc > 2) {
+		flatout(argv[2]);
 	} else {
 		fprintf(stderr, "usage: sched_causes_prog sleep|lock|spin|seccomp|snapshots TABLE|"
-			"snapcap|flatout\n");
+			"snapcap|flatout TABLE\n");
 		return 2;
 	}
 	return 0;

@@ -30,6 +30,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -275,10 +276,11 @@ def unprivileged(tmp, part):
 
 TRIGGER_WHY = "deadline missed: frame 7"  # sched_causes_prog's
 SNAP_NAPS, NAP = 20, "nap 1.5ms/x"
-# A thread's buffer in the snapshots' run: 4 chunks (16,380 records), which the noisy
-# thread's ~2 million records a second fill in some 8 ms, many times over a window,
-# and the others do not fill in the whole run.
-SNAP_BUFFER = 16380
+# A thread's buffer in the snapshots' run: 16 chunks (65,520 records), which the noisy
+# thread's ~2 million records a second fill in some 30 ms, several times over a
+# window (its end kept when the snapshot is written soon enough after it), and the
+# others do not fill in the whole run.
+SNAP_BUFFER = 65520
 EDQUOT = 122
 US = 1000
 
@@ -352,13 +354,14 @@ def check_files(label, snapshots, pid, expected):
     check(numbers == list(range(1, len(expected) + 1)), "%s: numbered %s" % (label, numbers))
 
 
-def check_window(label, f, run_file, before_ms, after_ms, noise=None):
+def check_window(label, f, run_file, before_ms, after_ms, tables):
     """The snapshot's window, and every thread's records in it: those of the run's
     own file, the same ones, from where that file has them (its thread did not wrap,
     or from its first record on); what its ring overwrote before, a cut that says so
     (starting at or before the window, ending at the thread's first record, as many
     events as its dropped count); a thread's counters (0, 1, ...) without a hole;
-    and the noisy thread's cut as many events as its table of TSCs puts there."""
+    and the cut of a thread of `tables` ({counter name: (its table of TSCs, one every
+    stride counters)}) as many events as the table puts there."""
     s = f.snapshot
     lo, hi = s["from_tsc"], s["to_tsc"]
     for what, got, want in (("began", s["begin_tsc"] - lo, f.ticks(before_ms * MS)),
@@ -408,27 +411,30 @@ def check_window(label, f, run_file, before_ms, after_ms, noise=None):
                   "missing %s, not in the run %s" % (name, len(want), len(got), missing[:3], extra[:3]))
         values, hole = counted(kept)
         check(hole is None, "%s: a hole in its counters: %s" % (name, hole))
-        if noise and named(run_file, index, "noise", ttr.REC_COUNTER):
-            check_noise_cut(name, noise, s, kept, values, cut)
+        for counter, (table, stride) in tables.items():
+            if named(run_file, index, counter, ttr.REC_COUNTER):
+                check_counted_cut(name, table, stride, s, kept, values, cut)
 
 
-def check_noise_cut(name, table, s, kept, values, cut):
-    """The noisy thread's window against the TSC it read before each counter: counter
-    k's own lies between table[k] and table[k + 1] (a reading may come a record early
-    or late, out of order: 2 events of slack). Every counter surely in the window
-    before the first one kept (or in all of it, none kept) is in the cut, which
-    holds no more than those that may lie in the span it says it lost; none surely
-    in the window after the last one kept is missing."""
+def check_counted_cut(name, table, stride, s, kept, values, cut):
+    """A thread of counters 0, 1, ... against the TSC it read before every stride-th:
+    counter k's own lies between table[k // stride] and the next reading (which may
+    come a record early or late, out of order: 2 events of slack). Every counter
+    surely in the window before the first one kept (or in all of it, none kept) is
+    in the cut, which holds no more than those that may lie in the span it says it
+    lost; none surely in the window after the last one kept is missing."""
     lo, hi = s["from_tsc"], s["to_tsc"]
-    before = values[0] if values else len(table)  # what the cut may hold: counters before it
+    before = values[0] if values else len(table) * stride  # counters the cut may hold
+
+    def counters(first_reading, last_reading):
+        """Counters from the first reading's to the last one's, before `before`."""
+        return max(0, min(before, (last_reading + 1) * stride) - max(0, first_reading * stride))
 
     def surely_in(a, b):
-        first, last = bisect.bisect_left(table, a), min(before, bisect.bisect_right(table, b) - 1) - 1
-        return max(0, last - first + 1)
+        return counters(bisect.bisect_left(table, a), bisect.bisect_right(table, b) - 2)
 
     def maybe_in(a, b):
-        first, last = max(0, bisect.bisect_left(table, a) - 1), min(before, bisect.bisect_right(table, b)) - 1
-        return max(0, last - first + 1)
+        return counters(bisect.bisect_left(table, a) - 1, bisect.bisect_right(table, b) - 1)
 
     surely_lost = surely_in(lo, hi)
     if cut is None:
@@ -449,7 +455,8 @@ def check_noise_cut(name, table, s, kept, values, cut):
         return
     in_time = [e.value for e in kept if e.kind == ttr.REC_COUNTER and e.tsc <= hi]
     end = in_time[-1] if in_time else values[0] - 1
-    check(end + 2 >= len(table) or table[end + 2] > hi,
+    reading = (end + 1) // stride + 1  # one surely after counter end + 1
+    check(reading >= len(table) or table[reading] > hi,
           "%s: counter %d is the last kept in the window, %d came before its end"
           % (name, end, end + 1))
 
@@ -606,9 +613,7 @@ def snapshots(tmp, user=None, before_ms=100, after_ms=10):
         return
     run_file = ttr.Ttr(ran.out)
     pid = run_file.pid
-    noise = array("Q")
-    with open(table, "rb") as t:
-        noise.frombytes(t.read())
+    noise = read_table(table)
     check(len(noise) == ran.said.get("noise_events") and ran.said.get("trigger") == 0,
           "snapshots: %d TSCs in the table, the program says %s" % (len(noise), ran.said))
     noisy = next((i for i in run_file.threads if named(run_file, i, "noise", ttr.REC_COUNTER)), None)
@@ -624,7 +629,7 @@ def snapshots(tmp, user=None, before_ms=100, after_ms=10):
         if not f or not f.snapshot:
             continue
         label = "snapshots: " + fname
-        check_window(label, f, run_file, before_ms, after_ms, noise)
+        check_window(label, f, run_file, before_ms, after_ms, {"noise": (noise, 1)})
         if f.snapshot["kind"] == ttr.SNAPSHOT_SPIKE:
             check_spike(label, f, run_file, spikes)
         else:
@@ -633,6 +638,13 @@ def snapshots(tmp, user=None, before_ms=100, after_ms=10):
     if not trace_processor():
         print("SKIP the trace_processor check: no trace_processor_shell (TICKTRACE_TRACE_PROCESSOR, "
               "or ~/.cache/ticktrace/trace_processor_shell from build-trace-processor.sh)")
+
+
+def read_table(path):
+    table = array("Q")
+    with open(path, "rb") as t:
+        table.frombytes(t.read())
+    return table
 
 
 def snapshot_cap(tmp):
@@ -663,12 +675,12 @@ def flat_out(tmp):
     taken, in a ring of the default size: nothing dropped but what the ring
     overwrote, its counters whole from the first it kept, as many kept as the ring
     holds; each snapshot's window of it whole after its cut."""
-    d = os.path.join(tmp, "flat")
+    d, table = os.path.join(tmp, "flat"), os.path.join(tmp, "flat.tsc")
     fresh_dir(d)
     said = {}
     env = {"TICKTRACE_MODE": "ring", "TICKTRACE_SNAPSHOTS": d, "TICKTRACE_SPIKE_THRESHOLD": "1ms"}
     os.environ.pop("TICKTRACE_BUFFER", None)  # the default ring, as a program has it
-    kernel, spikes, err, out = run(tmp, "flatout", None, env, said=said)
+    kernel, spikes, err, out = run(tmp, "flatout", None, env, args=[table], said=said)
     run_file = ttr.Ttr(out)
     pid = run_file.pid
     flat = next((i for i in run_file.threads if named(run_file, i, "flat", ttr.REC_COUNTER)), None)
@@ -691,9 +703,13 @@ def flat_out(tmp):
     check_files("flat out", snaps, pid, [("spike", pid, "sleep3"), ("trigger", pid, "flat out")])
     for fname, f in snaps.items():
         if f and f.snapshot:
-            check_window("flat out: " + fname, f, run_file, 100, 10)
+            check_window("flat out: " + fname, f, run_file, 100, 10,
+                         {"flat": (read_table(table), said["flat_stride"])})
 
 
+# Killed (meson's timeout sends SIGTERM first): the program run now is killed and
+# waited for, and the temporary folder removed, on the way out.
+signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit("killed by signal %d" % signum))
 with tempfile.TemporaryDirectory() as tmp:
     if PART == "snapshots":
         snapshots(tmp)
