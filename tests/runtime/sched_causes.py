@@ -246,7 +246,7 @@ def refused(tmp):
     check(len(spikes) == 1 and "on_cpu_ns" not in spikes[0],
           "seccomp: the spike is not there, or has a split: %s" % spikes)
     flags, sched = thread_flags(out)
-    check(flags and not any(f & 8 for f in flags.values()) and not sched,
+    check(flags and not any(f & ttr.THREAD_SCHED for f in flags.values()) and not sched,
           "seccomp: the file says a thread has states: %s %s" % (flags, sched))
 
 
@@ -370,7 +370,7 @@ def check_window(label, f, run_file, before_ms, after_ms, tables):
               "%s: the window %s %d ticks from its spike, not %d (%d ms)"
               % (label, what, got, want, before_ms if what == "began" else after_ms))
     for index, thread in run_file.threads.items():
-        if thread["flags"] & 2:  # ticktrace's own thread
+        if thread["flags"] & ttr.THREAD_RUNTIME:
             continue
         tid = thread["tid"]
         name = "%s: thread %d (%s)" % (label, tid, thread["name"])
@@ -405,8 +405,8 @@ def check_window(label, f, run_file, before_ms, after_ms, tables):
         want = [e for e in whole if since <= e.tsc <= hi]
         got = [e for e in kept if since <= e.tsc <= hi]
         if want != got:
-            missing = [e for e in want if e not in set(got)]
-            extra = [e for e in got if e not in set(want)]
+            missing = sorted(set(want) - set(got))
+            extra = sorted(set(got) - set(want))
             check(False, "%s: %d records of the run's file in the window, %d in the snapshot: "
                   "missing %s, not in the run %s" % (name, len(want), len(got), missing[:3], extra[:3]))
         values, hole = counted(kept)
@@ -533,8 +533,9 @@ def overlap(spans, lo, hi):
 
 
 def check_converted(label, path, f, work):
-    """The snapshot converted to JSON and .pftrace, both checked (check-perfetto), its
-    spike's slice and the states under it in the JSON and in trace_processor."""
+    """The snapshot converted to JSON and .pftrace, both checked (check-perfetto) and
+    loaded in trace_processor, where it is, without an error or a loss; a spike's
+    slice and the states under it, in the JSON and in trace_processor, its split."""
     base = os.path.join(work, os.path.basename(path))
     for ext in ("json", "pftrace"):
         c = subprocess.run([TOOL, "convert", "--force", path, "-o", base + "." + ext],
@@ -548,6 +549,7 @@ def check_converted(label, path, f, work):
         print("SKIP the .pftrace check: " + c.stdout.strip())
     else:
         check(c.returncode == 0, "%s: check-perfetto: %s%s" % (label, c.stdout[-2000:], c.stderr))
+    rows = trace_processor_rows(label, base + ".pftrace", work)
     s = f.snapshot
     if s["kind"] != ttr.SNAPSHOT_SPIKE:
         return
@@ -566,18 +568,8 @@ def check_converted(label, path, f, work):
                             lo, hi) for n in ("Preempted", "Blocked"))
         check(all(abs(g - w) <= 3 * US for g, w in zip(got, off)),
               "%s: JSON states under the spike: preempted, blocked %s ns; its split %s" % (label, got, off))
-    tp = trace_processor()
-    if not tp:
+    if rows is None:
         return
-    query = os.path.join(work, "tp-query.sql")
-    with open(query, "w") as q:
-        q.write(TP_QUERY)
-    c = subprocess.run([tp, "query", "-f", query, base + ".pftrace"], capture_output=True,
-                       text=True, timeout=300)
-    check(c.returncode == 0, "%s: trace_processor: %s" % (label, c.stderr[-2000:]))
-    rows = [r.replace('"', "").split(",") for r in c.stdout[c.stdout.find('"k"'):].splitlines()[1:]]
-    stats = [r for r in rows if r[0] == "stat"]
-    check(not stats, "%s: trace_processor's error and data-loss stats: %s" % (label, stats))
     slices = [r for r in rows if r[0] == "slice" and r[2] == str(sp["tid"]) and
               bytes.fromhex(r[1]).decode() == sp["name"]]
     check(len(slices) == 1 and abs(int(slices[0][4]) - dur) <= US,
@@ -596,6 +588,23 @@ def check_converted(label, path, f, work):
           "%s: trace_processor's thread_state under the spike: preempted, blocked %s ns; its split %s"
           % (label, got, off))
     print("%s: trace_processor: the spike %d ns, off CPU %s as its split %s" % (label, dur, got, off))
+
+
+def trace_processor_rows(label, pftrace, work):
+    """TP_QUERY's rows on the trace in trace_processor, its error and data-loss stats
+    checked; None without trace_processor_shell."""
+    tp = trace_processor()
+    if not tp:
+        return None
+    query = os.path.join(work, "tp-query.sql")
+    with open(query, "w") as q:
+        q.write(TP_QUERY)
+    c = subprocess.run([tp, "query", "-f", query, pftrace], capture_output=True, text=True, timeout=300)
+    check(c.returncode == 0, "%s: trace_processor: %s" % (label, c.stderr[-2000:]))
+    rows = [r.replace('"', "").split(",") for r in c.stdout[c.stdout.find('"k"'):].splitlines()[1:]]
+    stats = [r[1:4] for r in rows if r[0] == "stat"]
+    check(not stats, "%s: trace_processor's error and data-loss stats: %s" % (label, stats))
+    return rows
 
 
 def snapshots(tmp, user=None, before_ms=100, after_ms=10):
