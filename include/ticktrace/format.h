@@ -425,7 +425,8 @@ enum tt_snapshot_threshold_from {
 
 struct tt_snapshot_info {
 	uint32_t kind;         /* enum tt_snapshot_kind */
-	uint32_t thread_index; /* the thread of the spike, or that called tt_trigger */
+	uint32_t thread_index; /* the thread of the spike, or that called tt_trigger
+	                        * (TT_SNAPSHOT_NO_THREAD: one that never recorded) */
 	uint64_t number;       /* the process's snapshots, from 1, as the file's name says */
 	uint64_t from_tsc;     /* the window: TICKTRACE_SNAPSHOT_BEFORE before begin_tsc */
 	uint64_t to_tsc;       /* ... to TICKTRACE_SNAPSHOT_AFTER after end_tsc (or the exit) */
@@ -441,6 +442,7 @@ struct tt_snapshot_info {
 	uint32_t cuts;         /* struct tt_snapshot_cut after the name (padded to 8) */
 };
 _Static_assert(sizeof(struct tt_snapshot_info) == 96, "snapshot info layout");
+#define TT_SNAPSHOT_NO_THREAD UINT32_MAX
 
 /* A thread whose window is cut: before the snapshot was taken, the ring overwrote
  * `events` of its events, from lost_from_tsc to lost_to_tsc (the last of them), which

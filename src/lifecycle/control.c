@@ -97,5 +97,5 @@ int tt_trigger(const char *why)
 	/* Marked in the trace too; and so the calling thread has its slot. */
 	tt__instant(&tt__trigger_site);
 	struct tt__slot *slot = tt__find_slot(tt__thread_pointer());
-	return tt__snapshot_trigger(why, tsc, slot ? slot->index : UINT32_MAX);
+	return tt__snapshot_trigger(why, tsc, slot ? slot->index : TT_SNAPSHOT_NO_THREAD);
 }

@@ -116,7 +116,8 @@ bool tt__snapshots_start(void)
 			"stream keeps every record in its file): no snapshots\n");
 		return false;
 	}
-	if (tt__expand_path(dir, sn->dir, sizeof sn->dir) < 0) {
+	/* (one directory for the processes of a run: a file's name says whose it is) */
+	if (tt__expand_pid(dir, sn->dir, sizeof sn->dir) < 0) {
 		fprintf(stderr, "ticktrace: TICKTRACE_SNAPSHOTS=%s is too long: no snapshots\n", dir);
 		return false;
 	}
@@ -267,10 +268,16 @@ static void tt__snapshot_write(struct tt__snapshots *sn, const struct tt__window
 {
 	char name[TT__SNAPSHOT_NAME_MAX + 1], path[4096 + 128];
 	tt__snapshot_file_name(name, w->name);
-	snprintf(path, sizeof path, "%s/%s-%d-%" PRIu64 "-%s.ttr", sn->dir,
-		 w->info.kind == TT_SNAPSHOT_SPIKE ? "spike" : "trigger", (int)getpid(), w->info.number,
-		 name);
+	/* An exec'd image has the pid of the one before it: its own tag, as its trace. */
+	char image[24] = "";
+	if (tt__exec_image)
+		snprintf(image, sizeof image, ".exec%u", tt__exec_image);
+	snprintf(path, sizeof path, "%s/%s-%d%s-%" PRIu64 "-%s.ttr", sn->dir,
+		 w->info.kind == TT_SNAPSHOT_SPIKE ? "spike" : "trigger", (int)getpid(), image,
+		 w->info.number, name);
+	tt__background_work(1); /* (a fork waits: it never finds this thread in malloc) */
 	int err = tt__write_window(path, w);
+	tt__background_work(0);
 	if (!err) {
 		sn->written++;
 		return;

@@ -42,9 +42,10 @@ int tt__default_path(char *buf, size_t size)
 	return tt__expand_path(tt__out_pattern, buf, size);
 }
 
-int tt__expand_path(const char *pattern, char *buf, size_t size)
+int tt__expand_pid(const char *pattern, char *buf, size_t size)
 {
 	size_t len = 0;
+	buf[0] = 0;
 	for (const char *p = pattern; *p; p++) {
 		int n;
 		if (p[0] == '%' && p[1] == 'p') {
@@ -57,6 +58,15 @@ int tt__expand_path(const char *pattern, char *buf, size_t size)
 			return -ENAMETOOLONG;
 		len += (size_t)n;
 	}
+	return 0;
+}
+
+int tt__expand_path(const char *pattern, char *buf, size_t size)
+{
+	int err = tt__expand_pid(pattern, buf, size);
+	if (err)
+		return err;
+	size_t len = strlen(buf);
 	/* A forked child writes a file of its own, even where the name has no %p. */
 	if (tt__forked && !strstr(pattern, "%p")) {
 		int n = snprintf(buf + len, size - len, ".%d", (int)getpid());

@@ -243,6 +243,25 @@ void tt__narrow_thread(struct tt__thread_snapshot *snap, uint64_t from_tsc, uint
 	snap->records += snap->gap_records;
 }
 
+int tt__copy_thread(struct tt__thread_snapshot *snap)
+{
+	uint64_t records = snap->records - snap->gap_records;
+	if (!records)
+		return 0;
+	snap->copy = malloc(records * sizeof *snap->copy);
+	if (!snap->copy)
+		return -ENOMEM;
+	struct tt_record *to = snap->copy;
+	for (size_t c = 0; c < snap->chunks; c++) {
+		size_t n = (size_t)(snap->extents[c].end - snap->extents[c].begin);
+		memcpy(to, snap->extents[c].begin, n * sizeof *to);
+		to += n;
+	}
+	snap->extents[0] = (struct tt__extent){snap->copy, to};
+	snap->chunks = 1;
+	return 0;
+}
+
 /* Writing a thread's states from from_ns to to_ns: the state it was in at from_ns
  * (carried from the states before), then those in the window. */
 struct tt__sched_window {

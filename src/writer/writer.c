@@ -51,13 +51,12 @@ static int tt__out_snapshot(struct tt__out *out, const struct tt__window *w,
 	info.cuts = 0;
 	for (size_t i = 0; i < threads; i++) {
 		struct tt_snapshot_cut *cut = &cuts[info.cuts];
-		cut->events = snaps[i].dropped[TT_DROP_OVERWRITTEN];
-		if (!cut->events)
-			continue;
-		cut->thread_index = snaps[i].slot->index;
-		tt__overwritten_in(snaps[i].slot, info.from_tsc, info.to_tsc, &cut->lost_from_tsc,
-				   &cut->lost_to_tsc);
-		info.cuts++;
+		*cut = (struct tt_snapshot_cut){
+			.thread_index = snaps[i].slot->index,
+			.events = snaps[i].dropped[TT_DROP_OVERWRITTEN],
+			.lost_from_tsc = snaps[i].lost_from_tsc, .lost_to_tsc = snaps[i].lost_to_tsc,
+		};
+		info.cuts += cut->events != 0;
 	}
 	info.name_len = (uint32_t)strlen(w->name);
 	uint64_t name_padded = (info.name_len + 7u) & ~7u;
@@ -82,6 +81,14 @@ static int tt__write_to(struct tt__out *out, const struct tt__window *window)
 	size_t threads = 0, cap = 0;
 	int err = 0;
 	names.retired_seen = tt__retired_count();
+	/* The chunks stay where they are while they are read: for a window, only while
+	 * its records are copied (a ring meanwhile grows rather than recycle), so that a
+	 * snapshot's writing holds them no longer than a copy takes. */
+	bool held = true;
+	tt__hold_chunks(1);
+	/* A window's cuts count every chunk recycled before the hold. */
+	if (window && tt__mode->recycle_oldest)
+		tt__clean_queued();
 	/* Threads whose switches tt-sched has not asked for yet are asked for now, before
 	 * their THREAD sections say whether they have states (a short run's, or where the
 	 * kernel refuses: then its line is said). */
@@ -99,8 +106,10 @@ static int tt__write_to(struct tt__out *out, const struct tt__window *window)
 		}
 		struct tt__thread_snapshot *snap = &snaps[threads++];
 		err = tt__snapshot_thread(snap, slot);
-		if (!err && window)
+		if (!err && window) {
 			tt__narrow_thread(snap, window->info.from_tsc, window->info.to_tsc);
+			err = tt__copy_thread(snap);
+		}
 		if (err)
 			goto out;
 		/* (a thread gone before the window, which recorded nothing in it, is not in it) */
@@ -114,8 +123,13 @@ static int tt__write_to(struct tt__out *out, const struct tt__window *window)
 			goto out;
 		/* The ring overwrote the start of its window: how much, from its history. */
 		if (window && snap->begins_inside)
-			snap->dropped[TT_DROP_OVERWRITTEN] = tt__overwritten_in(
-				slot, window->info.from_tsc, window->info.to_tsc, &(uint64_t){0}, &(uint64_t){0});
+			snap->dropped[TT_DROP_OVERWRITTEN] =
+				tt__overwritten_in(slot, window->info.from_tsc, window->info.to_tsc,
+						   &snap->lost_from_tsc, &snap->lost_to_tsc);
+	}
+	if (window) {
+		tt__hold_chunks(0);
+		held = false;
 	}
 
 	tt__out_file_header(out, tt__mode->file_flags | (window ? TT_FILE_SNAPSHOT : 0));
@@ -143,32 +157,29 @@ static int tt__write_to(struct tt__out *out, const struct tt__window *window)
 	tt__out_flush(out);
 	err = out->err;
 out:
-	for (size_t i = 0; i < threads; i++)
+	if (held)
+		tt__hold_chunks(0);
+	for (size_t i = 0; i < threads; i++) {
 		free(snaps[i].extents);
+		free(snaps[i].copy);
+	}
 	free(snaps);
 	free(names.slots);
 	free(loaded.range);
 	return err;
 }
 
-/* Writes the file (or a window of it) with the threads' chunks held in place. */
-static int tt__write_held(struct tt__out *out, void *window)
+static int tt__write_file_of(struct tt__out *out, void *window)
 {
-	tt__hold_chunks(1);
-	/* A window's cuts count every chunk recycled before the hold. */
-	if (window && tt__mode->recycle_oldest)
-		tt__clean_queued();
-	int err = tt__write_to(out, window);
-	tt__hold_chunks(0);
-	return err;
+	return tt__write_to(out, window);
 }
 
 int tt__write_file(const char *path)
 {
-	return tt__write_file_with(path, tt__write_held, NULL);
+	return tt__write_file_with(path, tt__write_file_of, NULL);
 }
 
 int tt__write_window(const char *path, const struct tt__window *window)
 {
-	return tt__write_file_with(path, tt__write_held, (void *)window);
+	return tt__write_file_with(path, tt__write_file_of, (void *)window);
 }

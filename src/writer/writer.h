@@ -41,8 +41,12 @@ int tt__write_default_file(void) TT__HIDDEN;
  * appended as a line to TICKTRACE_LIST, when set, so that whoever started the run
  * (`ticktrace record`) learns every file its processes wrote. Async-signal-safe. */
 void tt__list_written(const char *path) TT__HIDDEN;
-/* `pattern` with %p replaced by the process id; 0 or -ENAMETOOLONG. */
+/* `pattern` with %p replaced by the process id, and, where it has no %p, a forked
+ * child's pid appended (an exec'd image's .execN before the extension): a file of
+ * the process's own; 0 or -ENAMETOOLONG. */
 int tt__expand_path(const char *pattern, char *buf, size_t size) TT__HIDDEN;
+/* Only %p replaced. */
+int tt__expand_pid(const char *pattern, char *buf, size_t size) TT__HIDDEN;
 /* Writes a file at `path` the same way (under a temporary name, renamed when
  * complete; a device or a pipe in place) with `write`, which returns 0 or -errno. */
 typedef int (*tt__file_writer)(struct tt__out *out, void *arg);
@@ -96,6 +100,8 @@ struct tt__thread_snapshot {
 	bool windowed;
 	bool begins_inside; /* records before the window were left out (TT_THREAD_WRAPPED) */
 	uint64_t dropped[TT_DROP_CAUSES];
+	uint64_t lost_from_tsc, lost_to_tsc; /* what the ring overwrote of it (tt_snapshot_cut) */
+	struct tt_record *copy; /* its records, copied (tt__copy_thread), or NULL */
 };
 /* A snapshot's window (report/snapshots.c): every thread's records from
  * info.from_tsc to info.to_tsc and its states from from_ns to to_ns, with the
@@ -109,6 +115,9 @@ struct tt__window {
 int tt__write_window(const char *path, const struct tt__window *window) TT__HIDDEN;
 /* Narrows a snapshot to the records of [from_tsc, to_tsc]: its gap's too. */
 void tt__narrow_thread(struct tt__thread_snapshot *snap, uint64_t from_tsc, uint64_t to_tsc) TT__HIDDEN;
+/* Copies a narrowed snapshot's records (the chunks held), so that they can be
+ * written once the chunks are let go; 0 or -ENOMEM. */
+int tt__copy_thread(struct tt__thread_snapshot *snap) TT__HIDDEN;
 /* A thread's states from from_ns to to_ns (the one it was in at from_ns first, from
  * then) as SCHED sections. */
 void tt__out_sched_window(struct tt__out *out, struct tt__slot *slot, int64_t from_ns,

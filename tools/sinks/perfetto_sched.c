@@ -47,6 +47,11 @@ int tt_pf_states(struct tt_out *out, struct tt_pb_buf *scratch, const struct tt_
 {
 	size_t room = 32 + TT_PF_BUNDLE_STATES * (64 + 2 * tt_str_room(th->name));
 	for (size_t i = 0; i < th->nstates;) {
+		/* (what no switch says, or where it ran unsaid: nothing to say of it) */
+		if (th->states[i].what == TT_SCHED_UNKNOWN || th->states[i].cpu == TT__NO_CPU) {
+			i++;
+			continue;
+		}
 		uint8_t *b = tt_pb_room(scratch, room);
 		if (!b)
 			return tt_error("out of memory");
@@ -57,8 +62,7 @@ int tt_pf_states(struct tt_out *out, struct tt_pb_buf *scratch, const struct tt_
 		for (size_t n = 0; i < th->nstates && th->states[i].cpu == cpu && n < TT_PF_BUNDLE_STATES;
 		     i++, n++) {
 			const struct tt_sched_state *st = &th->states[i];
-			/* (what no switch says: nothing to say of it) */
-			if (st->what != TT_SCHED_UNKNOWN && st->cpu != TT__NO_CPU)
+			if (st->what != TT_SCHED_UNKNOWN)
 				q = tt_pf_switch(q, st->ns + boot_offset, th, st->what);
 		}
 		q = pb_close(bundle, q, PKT_FTRACE_EVENTS);

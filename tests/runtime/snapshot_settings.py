@@ -1,0 +1,112 @@
+#!/usr/bin/env python3
+"""Snapshots' settings and tt_trigger's results (issue 22): what a user who sets
+TICKTRACE_SNAPSHOTS wrongly, or calls tt_trigger too often, is told.
+
+snapshot_settings_prog calls tt_trigger(why) for each argument and prints its result.
+Checked: without TICKTRACE_SNAPSHOTS -ENOTCONN and no file; with it, DIR made (0700),
+one file per trigger named trigger-PID-N-WHY.ttr (WHY's odd characters made '_'), a
+raw snapshot file each, TICKTRACE_SNAPSHOT_MAX then -EDQUOT and the count said at
+exit; mode stream said and refused; bad settings said, the defaults used; DIR a
+file: said, refused; a forked child's own snapshots, numbered from 1; TICKTRACE=0.
+Usage: snapshot_settings.py PROG TICKTRACE"""
+import errno
+import os
+import stat
+import struct
+import subprocess
+import sys
+import tempfile
+
+PROG, TOOL = sys.argv[1:3]
+failures = []
+TT_FILE_SNAPSHOT = 1 << 12
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what)
+
+
+def run(tmp, args, **settings):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TICKTRACE")}
+    env.update(TICKTRACE_OUT=os.path.join(tmp, "run-%p.ttr"), TICKTRACE_MODE="ring")
+    env.update(settings)
+    p = subprocess.run([PROG] + args, env=env, capture_output=True, text=True, timeout=60)
+    check(p.returncode == 0, f"{args} {settings}: exit {p.returncode}: {p.stderr}")
+    results = {}
+    for line in p.stdout.splitlines():
+        why, result = line.rsplit(" ", 1)
+        results[why] = int(result)
+    return results, p.stderr
+
+
+def is_snapshot(path):
+    with open(path, "rb") as f:
+        head = f.read(20)
+    return head[:8] == b"TICKTRC\x1a" and struct.unpack_from("<I", head, 16)[0] & TT_FILE_SNAPSHOT
+
+
+def main():
+    with tempfile.TemporaryDirectory(prefix="tt-snapshot-settings-") as tmp:
+        results, err = run(tmp, ["nothing"])
+        check(results.get("nothing") == -errno.ENOTCONN, f"no TICKTRACE_SNAPSHOTS: {results}")
+
+        snaps = os.path.join(tmp, "snaps")
+        results, err = run(tmp, ["a", "b/c d", "e"], TICKTRACE_SNAPSHOTS=snaps,
+                           TICKTRACE_SNAPSHOT_MAX="2", TICKTRACE_SNAPSHOT_AFTER="1ms")
+        check(results == {"a": 0, "b/c d": 0, "e": -errno.EDQUOT}, f"MAX=2: {results}")
+        check(os.path.isdir(snaps) and stat.S_IMODE(os.stat(snaps).st_mode) == 0o700,
+              "DIR made, mode 0700")
+        files = sorted(os.listdir(snaps)) if os.path.isdir(snaps) else []
+        pids = {f.split("-")[1] for f in files}
+        check(len(pids) == 1 and len(files) == 2, f"two files of one process: {files}")
+        pid = pids.pop() if len(pids) == 1 else "?"
+        check(files == [f"trigger-{pid}-1-a.ttr", f"trigger-{pid}-2-b_c_d.ttr"], f"names: {files}")
+        for f in files:
+            check(is_snapshot(os.path.join(snaps, f)), f"{f}: a raw file with TT_FILE_SNAPSHOT")
+        check(f"ticktrace: 2 snapshots in {snaps}" in err, f"how many were written: {err}")
+        check("1 spike and trigger had no snapshot: TICKTRACE_SNAPSHOT_MAX=2" in err,
+              f"the one past MAX said: {err}")
+
+        results, err = run(tmp, ["s"], TICKTRACE_SNAPSHOTS=snaps, TICKTRACE_MODE="stream")
+        check(results.get("s") == -errno.ENOTCONN, f"stream: {results}")
+        check("TICKTRACE_SNAPSHOTS needs TICKTRACE_MODE ring or stop" in err, f"stream said: {err}")
+
+        bad = os.path.join(tmp, "bad")
+        results, err = run(tmp, ["x"], TICKTRACE_SNAPSHOTS=bad, TICKTRACE_SNAPSHOT_BEFORE="abc",
+                           TICKTRACE_SNAPSHOT_AFTER="-1ms", TICKTRACE_SNAPSHOT_MAX="-1")
+        check(results.get("x") == 0, f"bad settings, defaults used: {results}")
+        for said in ("TICKTRACE_SNAPSHOT_BEFORE=abc is not a time",
+                     "TICKTRACE_SNAPSHOT_AFTER=-1ms is not a time",
+                     "TICKTRACE_SNAPSHOT_MAX=-1 is not a number"):
+            check(said in err, f"said: {said!r} in {err!r}")
+        check(os.path.isdir(bad) and len(os.listdir(bad)) == 1, "the snapshot, with the defaults")
+
+        a_file = os.path.join(tmp, "a-file")
+        open(a_file, "w").close()
+        results, err = run(tmp, ["y"], TICKTRACE_SNAPSHOTS=a_file)
+        check(results.get("y") == -errno.ENOTCONN, f"DIR a file: {results}")
+        check(f"TICKTRACE_SNAPSHOTS={a_file}:" in err and "no snapshots" in err, f"said: {err}")
+
+        forked = os.path.join(tmp, "forked")
+        results, err = run(tmp, ["p", "fork", "c"], TICKTRACE_SNAPSHOTS=forked,
+                           TICKTRACE_SNAPSHOT_AFTER="1ms")
+        check(results.get("p") == 0 and results.get("c") == 0 and results.get("child c") == 0,
+              f"parent and child: {results}")
+        names = sorted(os.listdir(forked)) if os.path.isdir(forked) else []
+        firsts = [n for n in names if n.split("-")[2] == "1"]
+        check(len(names) == 3 and len(firsts) == 2,
+              f"the parent's two and the child's own, numbered from 1: {names}")
+
+        results, err = run(tmp, ["off"], TICKTRACE="0", TICKTRACE_SNAPSHOTS=snaps)
+        check(results.get("off") == -errno.ECANCELED, f"TICKTRACE=0: {results}")
+    if failures:
+        print(f"{len(failures)} failed")
+        return 1
+    print("ok")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
