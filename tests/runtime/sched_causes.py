@@ -443,8 +443,9 @@ def check_counted_cut(name, table, stride, s, kept, values, cut):
     else:
         could_be = maybe_in(cut["lost_from_tsc"], cut["lost_to_tsc"])
         check(surely_lost - 2 <= cut["events"] <= could_be + 2,
-              "%s: its cut counts %d events; the table puts %d to %d there (before counter %s)"
-              % (name, cut["events"], surely_lost, could_be, values[:1]))
+              "%s: its cut counts %d events; the table puts %d to %d there (before counter %s; "
+              "window %d..%d, cut %s)" % (name, cut["events"], surely_lost, could_be, values[:1],
+                                         lo, hi, cut))
         print("%s: cut %d events, %d surely in the window, %d at most"
               % (name, cut["events"], surely_lost, could_be))
         # none kept: every counter of the window lost, in the span said
