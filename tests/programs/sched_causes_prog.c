@@ -12,9 +12,29 @@
  * involuntary switches (getrusage(RUSAGE_THREAD)).
  *
  *   seccomp    as sleep, perf_event_open denied (EACCES) by a seccomp filter first
- *              (PR_SET_SECCOMP's filter, on every thread: SECCOMP_FILTER_FLAG_TSYNC) */
+ *              (PR_SET_SECCOMP's filter, on every thread: SECCOMP_FILTER_FLAG_TSYNC)
+ *
+ * Snapshots (TICKTRACE_SNAPSHOTS=DIR, which the program polls for the files it
+ * expects before it goes on):
+ *
+ *   snapshots TABLE  sleep, lock and spin one after the other, then
+ *              tt_trigger(TRIGGER_WHY) between the instants "before trigger" and
+ *              "after trigger" (a line {"trigger": its return}), while a thread
+ *              ticks ("tick", its count, every millisecond: the window's edges
+ *              have records) and a noisy one records bursts of counters "noise"
+ *              (0, 1, ...), each after reading the TSC into TABLE (one uint64 per
+ *              counter, written at the end, a line {"noise_events": N}): the
+ *              ticks of the TSC around each lost record, to check what a cut says
+ *   snapcap    SNAP_NAPS scopes TRIGGER_NAP that sleep 1.5 ms, each after the last
+ *              one's snapshot was written (while TICKTRACE_SNAPSHOT_MAX, default
+ *              16, allows one), then tt_trigger("late") ({"late": its return})
+ *   flatout TABLE  a thread recording counters "flat" (0, 1, ...) as fast as it
+ *              can from 150 ms before a 3 ms sleep (a spike) and a tt_trigger("flat
+ *              out") until both snapshots are written, reading the TSC into TABLE
+ *              before every 64th ({"flat_events": N, "flat_stride": 64}) */
 #include <pthread.h>
 #include <sched.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +48,7 @@
 #include <dirent.h>
 #include <time.h>
 #include <unistd.h>
+#include <x86intrin.h>
 
 #include "ticktrace.h"
 
@@ -115,11 +136,27 @@ static int perf_events_open(void)
 }
 
 static int expect_states = 1;
+/* Threads with states already, beside those a wait_states counts (snapshots). */
+static atomic_int other_states;
 
 static void wait_states(int threads)
 {
+	threads += atomic_load(&other_states);
 	for (int i = 0; expect_states && i < 10000 && perf_events_open() < threads; i++)
 		sleep_ms(1);
+}
+
+/* Snapshots: the helpers stay until main lets them go, so that the count of threads
+ * with states only grows (an exited thread's perf event closes when tt-sched sees
+ * it), and their records stay those of live threads. */
+static int linger;
+static pthread_barrier_t leave;
+static atomic_int spun;
+
+static void stay_until_the_end(void)
+{
+	if (linger)
+		pthread_barrier_wait(&leave);
 }
 
 static pthread_mutex_t held = PTHREAD_MUTEX_INITIALIZER;
@@ -134,6 +171,7 @@ static void *holder(void *unused)
 	pthread_barrier_wait(&ready);
 	sleep_ms(2);
 	pthread_mutex_unlock(&held);
+	stay_until_the_end();
 	return NULL;
 }
 
@@ -158,6 +196,8 @@ static void *spinner(void *unused)
 	wait_states(2);
 	pthread_barrier_wait(&ready);
 	AROUND("spin", spin_cpu(6000000));
+	atomic_fetch_add(&spun, 1);
+	stay_until_the_end();
 	return NULL;
 }
 
@@ -178,6 +218,214 @@ static void deny_perf(void)
 		perror("sched_causes_prog: seccomp");
 		exit(1);
 	}
+}
+
+/* ---- snapshots ----------------------------------------------------------------- */
+
+#define TRIGGER_WHY "deadline missed: frame 7"
+#define SNAP_NAPS 20
+#define TRIGGER_NAP "nap 1.5ms/x"
+#define NOISE_BURST 256
+#define NOISE_MAX (UINT64_C(1) << 24)
+
+static atomic_int finishing;
+
+/* The snapshot files of this process in TICKTRACE_SNAPSHOTS so far (complete ones:
+ * named .ttr). */
+static int snapshots_written(void)
+{
+	const char *dir = getenv("TICKTRACE_SNAPSHOTS");
+	DIR *d = dir ? opendir(dir) : NULL;
+	char spike[32], trigger[32];
+	snprintf(spike, sizeof spike, "spike-%d-", (int)getpid());
+	snprintf(trigger, sizeof trigger, "trigger-%d-", (int)getpid());
+	int n = 0;
+	for (struct dirent *e; d && (e = readdir(d));) {
+		size_t len = strlen(e->d_name);
+		n += (strncmp(e->d_name, spike, strlen(spike)) == 0 ||
+		      strncmp(e->d_name, trigger, strlen(trigger)) == 0) &&
+		     len > 4 && strcmp(e->d_name + len - 4, ".ttr") == 0;
+	}
+	if (d)
+		closedir(d);
+	return n;
+}
+
+/* Polls until `n` snapshots are written, or a minute after the first call (a loaded
+ * machine; a run whose snapshots never come goes on, for the test to say so). */
+static void wait_snapshots(int n)
+{
+	static long long give_up;
+	if (!give_up)
+		give_up = now_ns(CLOCK_MONOTONIC) + 60000000000LL;
+	while (snapshots_written() < n && now_ns(CLOCK_MONOTONIC) < give_up)
+		sleep_ms(2);
+}
+
+static atomic_int ticks;
+
+static void *ticker(void *unused)
+{
+	(void)unused;
+	while (!atomic_load(&finishing)) {
+		TT_INSTANT_ARG("tick", atomic_load(&ticks));
+		atomic_fetch_add(&ticks, 1);
+		sleep_ms(1);
+	}
+	return NULL;
+}
+
+static uint64_t *noise_tsc;
+static uint64_t noise_events;
+
+static void *noisy(void *unused)
+{
+	(void)unused;
+	while (!atomic_load(&finishing) && noise_events + NOISE_BURST <= NOISE_MAX) {
+		for (int i = 0; i < NOISE_BURST; i++, noise_events++) {
+			/* Stored before the counter is recorded, the next one read after it:
+			 * the counter's own TSC lies between the two. */
+			noise_tsc[noise_events] = __rdtsc();
+			TT_COUNTER("noise", (int64_t)noise_events);
+		}
+		struct timespec pause = {0, 200000};
+		nanosleep(&pause, NULL);
+	}
+	return NULL;
+}
+
+static void write_table(const char *path, const uint64_t *table, uint64_t n)
+{
+	FILE *f = fopen(path, "we");
+	if (!f || fwrite(table, sizeof *table, n, f) != n || fclose(f) != 0) {
+		perror(path);
+		exit(1);
+	}
+}
+
+static void snapshots(const char *table)
+{
+	noise_tsc = malloc(NOISE_MAX * sizeof *noise_tsc);
+	if (!noise_tsc) {
+		fprintf(stderr, "sched_causes_prog: no memory for the noise table\n");
+		exit(1);
+	}
+	linger = 1;
+	pthread_barrier_init(&leave, NULL, 4); /* holder, the spinners, main */
+	TT_INSTANT("main starts");
+	pthread_t tick, noise, hold, spin[2];
+	pthread_create(&tick, NULL, ticker, NULL);
+	pthread_create(&noise, NULL, noisy, NULL);
+	wait_states(3);
+	/* A window's worth of history (TICKTRACE_SNAPSHOT_BEFORE's 100 ms, and more)
+	 * before the first spike: its window does not begin before the run. */
+	while (atomic_load(&ticks) < 150)
+		sleep_ms(1);
+	AROUND("sleep3", sleep_ms(3));
+
+	atomic_store(&other_states, 2); /* the ticker and the noisy thread */
+	pthread_barrier_init(&ready, NULL, 2);
+	pthread_create(&hold, NULL, holder, NULL);
+	wait_states(2);
+	pthread_barrier_wait(&ready);
+	AROUND("lockwait", pthread_mutex_lock(&held));
+	pthread_mutex_unlock(&held);
+
+	atomic_store(&other_states, 4); /* main and the holder too */
+	pthread_barrier_destroy(&ready);
+	pthread_barrier_init(&ready, NULL, 2);
+	for (int i = 0; i < 2; i++)
+		pthread_create(&spin[i], NULL, spinner, NULL);
+	while (atomic_load(&spun) < 2)
+		sleep_ms(1);
+
+	TT_INSTANT("before trigger");
+	int rc = tt_trigger(TRIGGER_WHY);
+	TT_INSTANT("after trigger");
+	printf("{\"trigger\":%d}\n", rc);
+	wait_snapshots(5); /* sleep3, lockwait, the two spins, the trigger */
+	atomic_store(&finishing, 1);
+	pthread_barrier_wait(&leave);
+	pthread_join(tick, NULL);
+	pthread_join(noise, NULL);
+	pthread_join(hold, NULL);
+	for (int i = 0; i < 2; i++)
+		pthread_join(spin[i], NULL);
+	write_table(table, noise_tsc, noise_events);
+	printf("{\"noise_events\":%llu}\n", (unsigned long long)noise_events);
+	free(noise_tsc);
+}
+
+static void snapcap(void)
+{
+	const char *max = getenv("TICKTRACE_SNAPSHOT_MAX");
+	int cap = max ? atoi(max) : 16;
+	TT_INSTANT("main starts");
+	for (int i = 1; i <= SNAP_NAPS; i++) {
+		TT_BEGIN(TRIGGER_NAP);
+		struct timespec nap = {0, 1500000};
+		while (nanosleep(&nap, &nap) != 0)
+			;
+		TT_END();
+		/* One at a time: none waits for its window while the next is taken. */
+		if (i <= cap)
+			wait_snapshots(i);
+	}
+	printf("{\"late\":%d}\n", tt_trigger("late"));
+}
+
+#define FLAT_STRIDE 64
+#define FLAT_TABLE (UINT64_C(1) << 24)
+
+static atomic_ullong flat_events;
+static uint64_t *flat_tsc;
+
+static void *flat_out(void *unused)
+{
+	(void)unused;
+	unsigned long long n = 0;
+	while (!atomic_load_explicit(&finishing, memory_order_relaxed) &&
+	       n < FLAT_TABLE * FLAT_STRIDE) {
+		/* the TSC before every FLAT_STRIDE-th counter: counter n's own lies between
+		 * flat_tsc[n / FLAT_STRIDE] and the next */
+		if (n % FLAT_STRIDE == 0)
+			flat_tsc[n / FLAT_STRIDE] = __rdtsc();
+		TT_COUNTER("flat", (int64_t)n);
+		n++;
+		if (n % 1024 == 0)
+			atomic_store_explicit(&flat_events, n, memory_order_relaxed);
+	}
+	atomic_store(&flat_events, n);
+	return NULL;
+}
+
+static void flatout(const char *table)
+{
+	flat_tsc = malloc(FLAT_TABLE * sizeof *flat_tsc);
+	if (!flat_tsc) {
+		fprintf(stderr, "sched_causes_prog: no memory for the flat table\n");
+		exit(1);
+	}
+	TT_INSTANT("main starts");
+	pthread_t t;
+	pthread_create(&t, NULL, flat_out, NULL);
+	/* a window's worth of it before the spike: the windows begin after it began */
+	while (atomic_load(&flat_events) == 0)
+		sleep_ms(1);
+	long long began = now_ns(CLOCK_MONOTONIC);
+	while (now_ns(CLOCK_MONOTONIC) - began < 150000000)
+		sleep_ms(1);
+	TT_BEGIN("sleep3");
+	sleep_ms(3);
+	TT_END();
+	printf("{\"trigger\":%d}\n", tt_trigger("flat out"));
+	wait_snapshots(2);
+	atomic_store(&finishing, 1);
+	pthread_join(t, NULL);
+	unsigned long long n = atomic_load(&flat_events);
+	write_table(table, flat_tsc, (n + FLAT_STRIDE - 1) / FLAT_STRIDE);
+	printf("{\"flat_events\":%llu,\"flat_stride\":%d}\n", n, FLAT_STRIDE);
+	free(flat_tsc);
 }
 
 int main(int argc, char **argv)
@@ -209,8 +457,15 @@ int main(int argc, char **argv)
 			pthread_create(&t[i], NULL, spinner, NULL);
 		for (int i = 0; i < 2; i++)
 			pthread_join(t[i], NULL);
+	} else if (strcmp(what, "snapshots") == 0 && argc > 2) {
+		snapshots(argv[2]);
+	} else if (strcmp(what, "snapcap") == 0) {
+		snapcap();
+	} else if (strcmp(what, "flatout") == 0 && argc > 2) {
+		flatout(argv[2]);
 	} else {
-		fprintf(stderr, "usage: sched_causes_prog sleep|lock|spin|seccomp\n");
+		fprintf(stderr, "usage: sched_causes_prog sleep|lock|spin|seccomp|snapshots TABLE|"
+			"snapcap|flatout TABLE\n");
 		return 2;
 	}
 	return 0;

@@ -12,16 +12,35 @@ the scope) leaves open:
   after a wake-up, which the switch records count as blocked;
   no involuntary switch: nothing preempted; no voluntary one: nothing blocked.
 Then the refusal: perf_event_open denied by seccomp, and the run as an unprivileged
-user (setuid nobody where the test runs as root). Usage: sched_causes.py PROG TICKTRACE
+user (setuid nobody where the test runs as root).
+
+With PART `snapshots`, the same causes in one run of mode ring with
+TICKTRACE_SNAPSHOTS, beside a noisy thread that wraps its ring many times, and
+tt_trigger: each spike's snapshot (TT_SEC_SNAPSHOT) holds its split as the kernel
+says it and as its states in the file say it, every thread's records of its window
+(those of the run's own file, exactly, where that file still has them; the noisy
+thread's counted against the TSC it read around each), what the ring overwrote
+counted in a cut; each converts, and loads in trace_processor; the cap; a thread
+recording flat out while snapshots are taken loses nothing.
+
+Usage: sched_causes.py PROG TICKTRACE CHECK_PERFETTO SCHEMA [snapshots]
 """
+import bisect
 import json
 import os
-import struct
+import re
+import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+from array import array
+from collections import namedtuple
+
+import ttr
 
 PROG, TOOL, CHECK_PERFETTO, SCHEMA = sys.argv[1:5]
+PART = sys.argv[5] if len(sys.argv) > 5 else "causes"
 MS = 1000000
 WINDOW_NS = 200000  # what reading the kernel's figures may add beyond the scope's slack
 
@@ -34,16 +53,22 @@ def check(cond, what):
         print("FAIL:", what)
 
 
-def run(tmp, what, user=None, env_extra=None):
-    """Runs the program once: the kernel's lines, the file's spikes, its stderr, the file."""
+def run(tmp, what, user=None, env_extra=None, args=(), said=None):
+    """Runs the program once: the kernel's lines, the file's spikes, its stderr, the file.
+    Its other lines (not a scope's) go into `said`."""
     out = os.path.join(tmp, what + ".ttr")
     env = dict(os.environ, TICKTRACE_OUT=out)
     env.update(env_extra or {})
     kwargs = {"user": user} if user is not None else {}
-    p = subprocess.run([PROG, what], env=env, capture_output=True, text=True, timeout=60, **kwargs)
+    p = subprocess.run([PROG, what, *args], env=env, capture_output=True, text=True,
+                       timeout=120, **kwargs)
     if p.returncode != 0:
         sys.exit("%s %s failed (%d): %s" % (PROG, what, p.returncode, p.stderr))
-    kernel = [json.loads(line) for line in p.stdout.splitlines()]
+    lines = [json.loads(line) for line in p.stdout.splitlines()]
+    kernel = [line for line in lines if "scope" in line]
+    for line in lines:
+        if "scope" not in line and said is not None:
+            said.update(line)
     s = subprocess.run([TOOL, "spikes", "--json", "--threshold", "1ms", out],
                        capture_output=True, text=True, timeout=60)
     if s.returncode != 0:
@@ -54,16 +79,8 @@ def run(tmp, what, user=None, env_extra=None):
 
 def thread_flags(path):
     """{tid: flags} of the THREAD sections, and whether a SCHED section is there."""
-    data = open(path, "rb").read()
-    at, flags, sched = 144, {}, False
-    while at + 16 <= len(data):
-        kind, _, size = struct.unpack_from("<IIQ", data, at)
-        if kind == 4:  # THREAD: index, tid, events, dropped[5], name_len, flags
-            _, tid = struct.unpack_from("<II", data, at + 16)
-            flags[tid] = struct.unpack_from("<I", data, at + 16 + 60)[0]
-        sched |= kind == 0x43
-        at += 16 + ((size + 15) & ~15)
-    return flags, sched
+    f = ttr.Ttr(path)
+    return {t["tid"]: t["flags"] for t in f.threads.values()}, bool(f.sched)
 
 
 def split_agrees(k, sp):
@@ -100,7 +117,7 @@ def spike_of(spikes, k):
     return None
 
 
-def planted(tmp, what, happened, cause, user=None, mode="stop"):
+def planted(tmp, what, user=None, mode="stop", env_extra=None, args=()):
     """planted_once, run again (at most twice more) when a split disagrees with the
     kernel's figures: on a loaded machine (CI's sanitizer build, the whole suite at
     once) a 3 ms sleep has shown up to 0.28 ms more off CPU than the kernel counted,
@@ -108,50 +125,63 @@ def planted(tmp, what, happened, cause, user=None, mode="stop"):
     and the last one's disagreement fails the test."""
     for attempt in range(3):
         before = len(failures)
-        out = planted_once(tmp, what, happened, cause, user, mode)
+        ran = planted_once(tmp, what, user, mode, env_extra, args)
         if len(failures) == before or attempt == 2:
-            return out
+            return ran
         print("%s, mode %s: the split disagreed (attempt %d), run again" % (what, mode, attempt + 1))
         del failures[before:]
 
 
-def planted_once(tmp, what, happened, cause, user=None, mode="stop"):
-    """Runs `what` until the kernel says its cause happened (a loaded machine may
-    delay a thread so long that the mutex is free again), then checks every scope:
-    the spikes `ticktrace spikes` finds in the file and, in mode stream, those the
-    run logged live (TICKTRACE_SPIKES)."""
+Ran = namedtuple("Ran", "kernel out err said snapshots")
+
+
+def planted_once(tmp, what, user=None, mode="stop", env_extra=None, args=()):
+    """Runs `what` until the kernel says each scope's cause (CAUSES) happened (a
+    loaded machine may delay a thread so long that the mutex is free again), then
+    checks every scope: the spikes `ticktrace spikes` finds in the file; those the
+    run logged live (TICKTRACE_SPIKES), in mode stream and with snapshots; and, with
+    TICKTRACE_SNAPSHOTS, those its snapshots hold."""
     live = os.path.join(tmp, what + ".live.jsonl")
-    env = {"TICKTRACE_MODE": mode}
-    if mode == "stream":
+    env = dict(env_extra or {}, TICKTRACE_MODE=mode)
+    snaps = env.get("TICKTRACE_SNAPSHOTS")
+    if mode == "stream" or snaps:
         env.update(TICKTRACE_SPIKES=live, TICKTRACE_SPIKE_THRESHOLD="1ms")
     print("%s, mode %s%s:" % (what, mode, ", as nobody" if user is not None else ""))
     for attempt in range(5):
         if os.path.exists(live):
             os.unlink(live)
-        kernel, spikes, err, out = run(tmp, what, user, env)
+        if snaps:
+            fresh_dir(snaps)
+        said = {}
+        kernel, spikes, err, out = run(tmp, what, user, env, args, said)
         check("no thread states" not in err, what + ": states refused: " + err.strip())
         # (tt-sched reads the clock just after the kernel began to record: a thread
         # that tt-sched is preempted against may start its scope before that reading,
         # whose split is then not known; rare: a run again)
         covered = all("on_cpu_ns" in (spike_of(spikes, k) or {"on_cpu_ns": 0}) for k in kernel)
-        if all(happened(k) for k in kernel) and covered:
+        if all(CAUSES[k["scope"]][0](k) for k in kernel) and covered:
             break
         print("%s: the cause did not happen, or its states came late (attempt %d): %s"
               % (what, attempt + 1, kernel))
     else:
         check(False, what + ": the planted cause never happened in 5 runs")
-        return
+        return None
     sources = [("spikes", spikes)]
-    if mode == "stream":
+    if "TICKTRACE_SPIKES" in env:
         sources.append(("live", [json.loads(l) for l in open(live)] if os.path.exists(live) else []))
+    snapshots = snapshots_in(snaps) if snaps else {}
+    if snaps:
+        sources.append(("snapshot", [snapshot_spike(f) for f in snapshots.values()
+                                     if f.snapshot and f.snapshot["kind"] == ttr.SNAPSHOT_SPIKE]))
     for source, found in sources:
+        print("  the spikes of %s:" % source)
         for k in kernel:
             sp = spike_of(found, k)
             check(sp is not None, "%s (%s): no spike for %s" % (what, source, k))
             if sp:
                 split_agrees(k, sp)
-                check(cause(sp), "%s (%s): not its planted cause: %s" % (what, source, sp))
-    return out
+                check(CAUSES[k["scope"]][1](sp), "%s (%s): not its planted cause: %s" % (what, source, sp))
+    return Ran(kernel, out, err, said, snapshots)
 
 
 def report_split(out):
@@ -163,19 +193,27 @@ def report_split(out):
           and row[0]["off_cpu_ns"] >= 2 * MS, "report: sleep3 not off CPU: %s %s" % (rows, r.stderr))
 
 
+# Per scope: whether the kernel says its cause happened, and whether the spike's
+# split says it was that cause.
+CAUSES = {
+    "sleep3": (lambda k: k["wall_ns"] >= 3 * MS,
+               lambda sp: sp.get("blocked_ns", 0) * 2 > sp["dur_ns"] and sp["blocked_ns"] >= 2 * MS),
+    # ~2 ms asleep on the mutex, as the kernel counts it
+    "lockwait": (lambda k: k["nvcsw"] >= 1 and k["wall_ns"] - k["run_ns"] - k["wait_ns"] >= 1.5 * MS,
+                 lambda sp: sp.get("blocked_ns", 0) >= 1 * MS),
+    "spin": (lambda k: k["nivcsw"] >= 1 and k["wait_ns"] >= 1 * MS,
+             lambda sp: sp.get("preempted_ns", 0) >= 0.5 * MS and
+             sp.get("blocked_ns", 1) <= sp["preempted_ns"] / 4),
+}
+
+
 def causes(tmp, user=None, modes=("stop", "ring", "stream")):
     for mode in modes:
-        out = planted(tmp, "sleep", lambda k: k["wall_ns"] >= 3 * MS,
-                      lambda sp: sp.get("blocked_ns", 0) * 2 > sp["dur_ns"] and sp["blocked_ns"] >= 2 * MS,
-                      user, mode)
-        if out:
-            report_split(out)
-        # ~2 ms asleep on the mutex, as the kernel counts it
-        planted(tmp, "lock", lambda k: k["nvcsw"] >= 1 and k["wall_ns"] - k["run_ns"] - k["wait_ns"] >= 1.5 * MS,
-                lambda sp: sp.get("blocked_ns", 0) >= 1 * MS, user, mode)
-        planted(tmp, "spin", lambda k: k["nivcsw"] >= 1 and k["wait_ns"] >= 1 * MS,
-                lambda sp: sp.get("preempted_ns", 0) >= 0.5 * MS and sp.get("blocked_ns", 1) <= sp["preempted_ns"] / 4,
-                user, mode)
+        ran = planted(tmp, "sleep", user, mode)
+        if ran:
+            report_split(ran.out)
+        planted(tmp, "lock", user, mode)
+        planted(tmp, "spin", user, mode)
 
 
 def consumers(tmp):
@@ -208,13 +246,15 @@ def refused(tmp):
     check(len(spikes) == 1 and "on_cpu_ns" not in spikes[0],
           "seccomp: the spike is not there, or has a split: %s" % spikes)
     flags, sched = thread_flags(out)
-    check(flags and not any(f & 8 for f in flags.values()) and not sched,
+    check(flags and not any(f & ttr.THREAD_SCHED for f in flags.values()) and not sched,
           "seccomp: the file says a thread has states: %s %s" % (flags, sched))
 
 
-def unprivileged(tmp):
+def unprivileged(tmp, part):
+    """part(tmp, user) as nobody, where the test runs as root (and nobody can reach
+    the program); else as the user it runs as, which is one."""
     if os.geteuid() != 0:
-        return causes(tmp)  # already one
+        return part(tmp, None)
     os.chmod(tmp, 0o777)
     for path in (PROG, TOOL):  # nobody must be able to reach the program
         d = os.path.dirname(os.path.abspath(path))
@@ -229,14 +269,468 @@ def unprivileged(tmp):
         check("no thread states" in err, "paranoid %d: no refusal said: %r" % (paranoid, err))
         return None
     print("as nobody (perf_event_paranoid %d):" % paranoid)
-    return causes(tmp, user=65534, modes=("stop",))
+    return part(tmp, 65534)
 
 
+# ---- snapshots ------------------------------------------------------------------
+
+TRIGGER_WHY = "deadline missed: frame 7"  # sched_causes_prog's
+SNAP_NAPS, NAP = 20, "nap 1.5ms/x"
+# A thread's buffer in the snapshots' run: 16 chunks (65,520 records), which the noisy
+# thread's ~2 million records a second fill in some 30 ms, several times over a
+# window (its end kept when the snapshot is written soon enough after it), and the
+# others do not fill in the whole run.
+SNAP_BUFFER = 65520
+EDQUOT = 122
+US = 1000
+
+
+def fresh_dir(path):
+    shutil.rmtree(path, ignore_errors=True)
+    os.mkdir(path)
+    os.chmod(path, 0o777)  # nobody's run writes there too
+
+
+def file_name(kind, pid, number, name):
+    return "%s-%d-%d-%s.ttr" % (kind, pid, number, re.sub(r"[^A-Za-z0-9._-]", "_", name))
+
+
+def snapshots_in(d):
+    """{file name: ttr.Ttr} of what a run left in d (None: not a raw file)."""
+    found = {}
+    for name in sorted(os.listdir(d)):
+        try:
+            found[name] = ttr.Ttr(os.path.join(d, name))
+        except (ttr.BadFile, OSError, UnicodeDecodeError, KeyError) as e:
+            check(False, "%s: unreadable: %s" % (name, e))
+            found[name] = None
+    return found
+
+
+def snapshot_spike(f):
+    """A spike snapshot's spike, with the keys of `ticktrace spikes --json` (its
+    duration the sum of its split: its own, from the TSC, is checked beside it)."""
+    s = f.snapshot
+    thread = f.threads.get(s["thread_index"], {"tid": -1})
+    sp = {"name": s["name"], "tid": thread["tid"],
+          "dur_ns": s["on_cpu_ns"] + s["preempted_ns"] + s["blocked_ns"]}
+    if s["has_split"]:
+        sp.update(on_cpu_ns=s["on_cpu_ns"], preempted_ns=s["preempted_ns"], blocked_ns=s["blocked_ns"])
+    return sp
+
+
+def named(f, index, name, kind):
+    return [e for e in f.events.get(index, []) if e.kind == kind and f.name(e) == name]
+
+
+def counted(events):
+    """The values of a thread's counters, which count from 0: where one is missing."""
+    values = [e.value for e in events if e.kind == ttr.REC_COUNTER]
+    for a, b in zip(values, values[1:]):
+        if b != a + 1:
+            return values, "%d follows %d" % (b, a)
+    return values, None
+
+
+def check_files(label, snapshots, pid, expected):
+    """One file per spike or trigger in `expected` [(kind, tid, name)], each named
+    after its SNAPSHOT section, numbered from 1, and nothing else in the folder."""
+    got = []
+    for fname, f in snapshots.items():
+        s = f.snapshot if f else None
+        check(s is not None, "%s: %s has no SNAPSHOT section" % (label, fname))
+        if not s:
+            continue
+        kind = {ttr.SNAPSHOT_SPIKE: "spike", ttr.SNAPSHOT_TRIGGER: "trigger"}.get(s["kind"], "?")
+        check(fname == file_name(kind, pid, s["number"], s["name"]),
+              "%s: %s holds snapshot %d of %s %r" % (label, fname, s["number"], kind, s["name"]))
+        check(f.flags & ttr.FILE_SNAPSHOT and f.has_end and f.pid == pid,
+              "%s: %s: flags %#x, END %s, pid %d" % (label, fname, f.flags, f.has_end, f.pid))
+        thread = f.threads.get(s["thread_index"], {"tid": -1})
+        got.append((kind, thread["tid"], s["name"]))
+    check(sorted(got) == sorted(expected),
+          "%s: snapshots of %s, expected %s" % (label, sorted(got), sorted(expected)))
+    numbers = sorted(f.snapshot["number"] for f in snapshots.values() if f and f.snapshot)
+    check(numbers == list(range(1, len(expected) + 1)), "%s: numbered %s" % (label, numbers))
+
+
+def check_window(label, f, run_file, before_ms, after_ms, tables):
+    """The snapshot's window, and every thread's records in it: those of the run's
+    own file, the same ones, from where that file has them (its thread did not wrap,
+    or from its first record on); what its ring overwrote before, a cut that says so
+    (starting at or before the window, ending at the thread's first record, as many
+    events as its dropped count); a thread's counters (0, 1, ...) without a hole;
+    and the cut of a thread of `tables` ({counter name: (its table of TSCs, one every
+    stride counters)}) as many events as the table puts there."""
+    s = f.snapshot
+    lo, hi = s["from_tsc"], s["to_tsc"]
+    for what, got, want in (("began", s["begin_tsc"] - lo, f.ticks(before_ms * MS)),
+                            ("ended", hi - s["end_tsc"], f.ticks(after_ms * MS))):
+        check(abs(got - want) <= want // 200,
+              "%s: the window %s %d ticks from its spike, not %d (%d ms)"
+              % (label, what, got, want, before_ms if what == "began" else after_ms))
+    for index, thread in run_file.threads.items():
+        if thread["flags"] & ttr.THREAD_RUNTIME:
+            continue
+        tid = thread["tid"]
+        name = "%s: thread %d (%s)" % (label, tid, thread["name"])
+        whole = run_file.events[index]
+        at = f.index_of(tid)
+        if at is None:
+            check(not [e for e in whole if lo <= e.tsc <= hi], name + ": recorded in the window, "
+                  "not in the snapshot")
+            continue
+        kept = f.events[at]
+        dropped = f.threads[at]["dropped"]
+        cut = s["cut"].get(at)
+        check(not [c for i, c in enumerate(dropped) if c and i != ttr.DROP_OVERWRITTEN],
+              "%s: dropped %s" % (name, dropped))
+        wrapped = thread["dropped"][ttr.DROP_OVERWRITTEN] > 0
+        if cut:
+            check(wrapped, name + ": cut, though its ring never overwrote")
+            check(cut["lost_from_tsc"] <= lo and cut["events"] > 0 and
+                  dropped[ttr.DROP_OVERWRITTEN] == cut["events"],
+                  "%s: cut %s, the window from %d, overwritten %d"
+                  % (name, cut, lo, dropped[ttr.DROP_OVERWRITTEN]))
+            # (format.h: the span lost ends at the thread's first record in the file)
+            check(not kept or cut["lost_to_tsc"] == kept[0].tsc,
+                  "%s: the span lost ends at %d, its first record in the file is at %d (%+d ticks)"
+                  % (name, cut["lost_to_tsc"], kept[0].tsc if kept else 0,
+                     kept[0].tsc - cut["lost_to_tsc"] if kept else 0))
+        else:
+            check(dropped[ttr.DROP_OVERWRITTEN] == 0,
+                  "%s: %d overwritten without a cut" % (name, dropped[ttr.DROP_OVERWRITTEN]))
+        # what the run's file holds of the window, the snapshot holds
+        since = max(cut["lost_to_tsc"] if cut else lo, whole[0].tsc if wrapped and whole else 0)
+        want = [e for e in whole if since <= e.tsc <= hi]
+        got = [e for e in kept if since <= e.tsc <= hi]
+        if want != got:
+            missing = sorted(set(want) - set(got))
+            extra = sorted(set(got) - set(want))
+            check(False, "%s: %d records of the run's file in the window, %d in the snapshot: "
+                  "missing %s, not in the run %s" % (name, len(want), len(got), missing[:3], extra[:3]))
+        values, hole = counted(kept)
+        check(hole is None, "%s: a hole in its counters: %s" % (name, hole))
+        for counter, (table, stride) in tables.items():
+            if named(run_file, index, counter, ttr.REC_COUNTER):
+                check_counted_cut(name, table, stride, s, kept, values, cut)
+
+
+def check_counted_cut(name, table, stride, s, kept, values, cut):
+    """A thread of counters 0, 1, ... against the TSC it read before every stride-th:
+    counter k's own lies between table[k // stride] and the next reading (which may
+    come a record early or late, out of order: 2 events of slack). Every counter
+    surely in the window before the first one kept (or in all of it, none kept) is
+    in the cut, which holds no more than those that may lie in the span it says it
+    lost; none surely in the window after the last one kept is missing."""
+    lo, hi = s["from_tsc"], s["to_tsc"]
+    before = values[0] if values else len(table) * stride  # counters the cut may hold
+
+    def counters(first_reading, last_reading):
+        """Counters from the first reading's to the last one's, before `before`."""
+        return max(0, min(before, (last_reading + 1) * stride) - max(0, first_reading * stride))
+
+    def surely_in(a, b):
+        return counters(bisect.bisect_left(table, a), bisect.bisect_right(table, b) - 2)
+
+    def maybe_in(a, b):
+        return counters(bisect.bisect_left(table, a) - 1, bisect.bisect_right(table, b) - 1)
+
+    surely_lost = surely_in(lo, hi)
+    if cut is None:
+        check(surely_lost <= 2, "%s: %d counters of the window before its first kept (%s), no cut"
+              % (name, surely_lost, values[:1]))
+    else:
+        could_be = maybe_in(cut["lost_from_tsc"], cut["lost_to_tsc"])
+        check(surely_lost - 2 <= cut["events"] <= could_be + 2,
+              "%s: its cut counts %d events; the table puts %d to %d there (before counter %s; "
+              "window %d..%d, cut %s)" % (name, cut["events"], surely_lost, could_be, values[:1],
+                                         lo, hi, cut))
+        print("%s: cut %d events, %d surely in the window, %d at most"
+              % (name, cut["events"], surely_lost, could_be))
+        # none kept: every counter of the window lost, in the span said
+        check(values or surely_in(cut["lost_to_tsc"] + 1, hi) <= 2,
+              "%s: nothing kept, %d counters of the window after the span lost"
+              % (name, surely_in(cut["lost_to_tsc"] + 1, hi)))
+    if not values:
+        return
+    in_time = [e.value for e in kept if e.kind == ttr.REC_COUNTER and e.tsc <= hi]
+    end = in_time[-1] if in_time else values[0] - 1
+    reading = (end + 1) // stride + 1  # one surely after counter end + 1
+    check(reading >= len(table) or table[reading] > hi,
+          "%s: counter %d is the last kept in the window, %d came before its end"
+          % (name, end, end + 1))
+
+
+def check_spike(label, f, run_file, live):
+    """A spike's snapshot: its scope's begin and end records, its threshold and split
+    as the live log says them, its states in the file covering it."""
+    s = f.snapshot
+    sp = snapshot_spike(f)
+    twin = [l for l in live if l.get("tid") == sp["tid"] and l.get("name") == sp["name"]]
+    check(len(twin) == 1, "%s: %d spikes of the live log for it" % (label, len(twin)))
+    index = run_file.index_of(sp["tid"])
+    begins = named(run_file, index, s["name"], ttr.REC_BEGIN) if index is not None else []
+    events = run_file.events.get(index, [])
+    ends = [e for e in events if e.kind == ttr.REC_END and begins and e.tsc >= begins[0].tsc][:1]
+    # (the detector's times are ns, turned back into ticks: within a microsecond)
+    near = f.ticks(US)
+    check(len(begins) == 1 and ends and abs(s["begin_tsc"] - begins[0].tsc) <= near and
+          abs(s["end_tsc"] - ends[0].tsc) <= near,
+          "%s: the spike %d..%d, its scope's records %s %s" % (label, s["begin_tsc"], s["end_tsc"], begins, ends))
+    dur = f.ns(s["end_tsc"]) - f.ns(s["begin_tsc"])
+    check(s["has_split"] and abs(dur - sp["dur_ns"]) <= US + dur // 10000,
+          "%s: split %s, its duration %d ns" % (label, sp, dur))
+    if twin:
+        l = twin[0]
+        check(all(sp.get(k) == l.get(k) for k in ("on_cpu_ns", "preempted_ns", "blocked_ns")) and
+              s["threshold_ns"] == l["threshold_ns"] == MS and
+              s["threshold_from"] == ttr.THRESHOLD_FROM_GLOBAL,
+              "%s: %s, threshold %d (from %d); the live log's %s"
+              % (label, sp, s["threshold_ns"], s["threshold_from"], l))
+    at = f.index_of(sp["tid"])
+    pre, blk, unknown = f.off_cpu(at, f.ns(s["begin_tsc"]), f.ns(s["end_tsc"]))
+    check(unknown == 0 and abs(pre - s["preempted_ns"]) <= 2 * US and abs(blk - s["blocked_ns"]) <= 2 * US,
+          "%s: its states in the file: preempted %d, blocked %d, unknown %d ns; its split %s"
+          % (label, pre, blk, unknown, sp))
+
+
+def check_trigger(label, f, run_file, why, tid):
+    """A trigger's snapshot: called between the instants around it, which it holds."""
+    s = f.snapshot
+    check(s["name"] == why and s["begin_tsc"] == s["end_tsc"] and s["threshold_ns"] == 0 and
+          s["threshold_from"] == 0 and f.threads.get(s["thread_index"], {}).get("tid") == tid,
+          "%s: %s" % (label, {k: v for k, v in s.items() if k != "cut"}))
+    index = run_file.index_of(tid)
+    before = named(run_file, index, "before trigger", ttr.REC_INSTANT)
+    after = named(run_file, index, "after trigger", ttr.REC_INSTANT)
+    check(before and after and before[0].tsc <= s["begin_tsc"] <= after[0].tsc,
+          "%s: called at %d, the instants around it %s %s" % (label, s["begin_tsc"], before, after))
+    if before and after:
+        held = f.events.get(f.index_of(tid), [])
+        check(before[0] in held and (after[0] in held) == (after[0].tsc <= s["to_tsc"]),
+              "%s: the instants around the call not in its window: %s %s" % (label, before, after))
+
+
+def trace_processor():
+    path = os.environ.get("TICKTRACE_TRACE_PROCESSOR") or \
+        os.path.expanduser("~/.cache/ticktrace/trace_processor_shell")
+    return path if os.access(path, os.X_OK) else None
+
+
+TP_QUERY = """
+SELECT 'stat' AS k, name || COALESCE('[' || idx || ']', '') AS a, severity AS b, value AS c,
+       NULL AS d FROM stats WHERE value > 0 AND severity IN ('error', 'data_loss')
+UNION ALL
+SELECT 'slice', hex(s.name), t.tid, s.ts, s.dur
+  FROM slice s JOIN thread_track tt ON s.track_id = tt.id JOIN thread t USING (utid)
+UNION ALL
+SELECT 'state', ts.state, t.tid, ts.ts, ts.dur FROM thread_state ts JOIN thread t USING (utid)
+"""
+
+
+def overlap(spans, lo, hi):
+    return sum(max(0, min(b, hi) - max(a, lo)) for a, b in spans)
+
+
+def check_converted(label, path, f, work):
+    """The snapshot converted to JSON and .pftrace, both checked (check-perfetto) and
+    loaded in trace_processor, where it is, without an error or a loss; a spike's
+    slice and the states under it, in the JSON and in trace_processor, its split."""
+    base = os.path.join(work, os.path.basename(path))
+    for ext in ("json", "pftrace"):
+        c = subprocess.run([TOOL, "convert", "--force", path, "-o", base + "." + ext],
+                           capture_output=True, text=True, timeout=120)
+        check(c.returncode == 0, "%s: convert to %s: %s" % (label, ext, c.stderr.strip()))
+        if c.returncode != 0:
+            return
+    c = subprocess.run([sys.executable, CHECK_PERFETTO, base + ".pftrace", SCHEMA, base + ".json"],
+                       capture_output=True, text=True, timeout=300)
+    if c.returncode == 77:
+        print("SKIP the .pftrace check: " + c.stdout.strip())
+    else:
+        check(c.returncode == 0, "%s: check-perfetto: %s%s" % (label, c.stdout[-2000:], c.stderr))
+    rows = trace_processor_rows(label, base + ".pftrace", work)
+    s = f.snapshot
+    if s["kind"] != ttr.SNAPSHOT_SPIKE:
+        return
+    sp = snapshot_spike(f)
+    dur, off = f.ns(s["end_tsc"]) - f.ns(s["begin_tsc"]), (s["preempted_ns"], s["blocked_ns"])
+    # JSON: the slice, and its thread's states track (tid | 2^30) under it
+    events = json.load(open(base + ".json"))["traceEvents"]
+    slices = [e for e in events if e.get("ph") == "X" and e.get("name") == sp["name"] and
+              e.get("tid") == sp["tid"]]
+    check(len(slices) == 1 and abs(slices[0]["dur"] * US - dur) <= US,
+          "%s: JSON slices of the spike %s, its duration %d ns" % (label, slices, dur))
+    if len(slices) == 1:
+        lo, hi = slices[0]["ts"] * US, (slices[0]["ts"] + slices[0]["dur"]) * US
+        states = [e for e in events if e.get("cat") == "sched" and e.get("tid") == sp["tid"] | 1 << 30]
+        got = tuple(overlap([(e["ts"] * US, (e["ts"] + e["dur"]) * US) for e in states if e["name"] == n],
+                            lo, hi) for n in ("Preempted", "Blocked"))
+        check(all(abs(g - w) <= 3 * US for g, w in zip(got, off)),
+              "%s: JSON states under the spike: preempted, blocked %s ns; its split %s" % (label, got, off))
+    if rows is None:
+        return
+    slices = [r for r in rows if r[0] == "slice" and r[2] == str(sp["tid"]) and
+              bytes.fromhex(r[1]).decode() == sp["name"]]
+    check(len(slices) == 1 and abs(int(slices[0][4]) - dur) <= US,
+          "%s: trace_processor's slices of the spike %s, its duration %d ns" % (label, slices, dur))
+    if len(slices) != 1:
+        return
+    lo = int(slices[0][3])
+    hi = lo + int(slices[0][4])
+    spans = {"preempted": [], "blocked": []}
+    for r in rows:
+        if r[0] == "state" and r[2] == str(sp["tid"]) and r[1] != "Running":
+            end = int(r[3]) + int(r[4]) if int(r[4]) >= 0 else hi
+            spans["preempted" if r[1] in ("R", "R+") else "blocked"].append((int(r[3]), end))
+    got = (overlap(spans["preempted"], lo, hi), overlap(spans["blocked"], lo, hi))
+    check(all(abs(g - w) <= 3 * US for g, w in zip(got, off)),
+          "%s: trace_processor's thread_state under the spike: preempted, blocked %s ns; its split %s"
+          % (label, got, off))
+    print("%s: trace_processor: the spike %d ns, off CPU %s as its split %s" % (label, dur, got, off))
+
+
+def trace_processor_rows(label, pftrace, work):
+    """TP_QUERY's rows on the trace in trace_processor, its error and data-loss stats
+    checked; None without trace_processor_shell."""
+    tp = trace_processor()
+    if not tp:
+        return None
+    query = os.path.join(work, "tp-query.sql")
+    with open(query, "w") as q:
+        q.write(TP_QUERY)
+    c = subprocess.run([tp, "query", "-f", query, pftrace], capture_output=True, text=True, timeout=300)
+    check(c.returncode == 0, "%s: trace_processor: %s" % (label, c.stderr[-2000:]))
+    rows = [r.replace('"', "").split(",") for r in c.stdout[c.stdout.find('"k"'):].splitlines()[1:]]
+    stats = [r[1:4] for r in rows if r[0] == "stat"]
+    check(not stats, "%s: trace_processor's error and data-loss stats: %s" % (label, stats))
+    return rows
+
+
+def snapshots(tmp, user=None, before_ms=100, after_ms=10):
+    """The planted causes in mode ring with TICKTRACE_SNAPSHOTS (PROG snapshots): the
+    splits against the kernel (planted: the live log's, the run's file's, and the
+    snapshots'), then what each snapshot holds."""
+    d, table = os.path.join(tmp, "snaps"), os.path.join(tmp, "noise.tsc")
+    if os.path.exists(table):  # the last run's, maybe another user's
+        os.unlink(table)
+    env = {"TICKTRACE_SNAPSHOTS": d, "TICKTRACE_BUFFER": str(SNAP_BUFFER)}
+    if (before_ms, after_ms) != (100, 10):
+        env.update(TICKTRACE_SNAPSHOT_BEFORE="%dms" % before_ms, TICKTRACE_SNAPSHOT_AFTER="%dms" % after_ms)
+    ran = planted(tmp, "snapshots", user, "ring", env, args=[table])
+    if not ran:
+        return
+    run_file = ttr.Ttr(ran.out)
+    pid = run_file.pid
+    noise = read_table(table)
+    check(len(noise) == ran.said.get("noise_events") and ran.said.get("trigger") == 0,
+          "snapshots: %d TSCs in the table, the program says %s" % (len(noise), ran.said))
+    noisy = next((i for i in run_file.threads if named(run_file, i, "noise", ttr.REC_COUNTER)), None)
+    check(noisy is not None and run_file.threads[noisy]["dropped"][ttr.DROP_OVERWRITTEN] > 0,
+          "snapshots: the noisy thread did not wrap its ring: %s" % run_file.threads.get(noisy))
+    live = [json.loads(l) for l in open(os.path.join(tmp, "snapshots.live.jsonl"))]
+    spikes = [l for l in live if "name" in l]
+    check_files("snapshots", ran.snapshots, pid, [("spike", l["tid"], l["name"]) for l in spikes] +
+                [("trigger", pid, TRIGGER_WHY)])
+    work = os.path.join(tmp, "converted")
+    fresh_dir(work)
+    for fname, f in ran.snapshots.items():
+        if not f or not f.snapshot:
+            continue
+        label = "snapshots: " + fname
+        check_window(label, f, run_file, before_ms, after_ms, {"noise": (noise, 1)})
+        if f.snapshot["kind"] == ttr.SNAPSHOT_SPIKE:
+            check_spike(label, f, run_file, spikes)
+        else:
+            check_trigger(label, f, run_file, TRIGGER_WHY, pid)
+        check_converted(label, os.path.join(d, fname), f, work)
+    if not trace_processor():
+        print("SKIP the trace_processor check: no trace_processor_shell (TICKTRACE_TRACE_PROCESSOR, "
+              "or ~/.cache/ticktrace/trace_processor_shell from build-trace-processor.sh)")
+
+
+def read_table(path):
+    table = array("Q")
+    with open(path, "rb") as t:
+        table.frombytes(t.read())
+    return table
+
+
+def snapshot_cap(tmp):
+    """More spikes than TICKTRACE_SNAPSHOT_MAX (its default, 16): 16 files, the rest
+    and a trigger after them refused (-EDQUOT), counted and said at exit."""
+    d = os.path.join(tmp, "cap")
+    fresh_dir(d)
+    live = os.path.join(tmp, "cap.live.jsonl")
+    said = {}
+    kernel, spikes, err, out = run(tmp, "snapcap", None, {
+        "TICKTRACE_MODE": "ring", "TICKTRACE_SNAPSHOTS": d, "TICKTRACE_SPIKES": live,
+        "TICKTRACE_SPIKE_THRESHOLD": "1ms"}, said=said)
+    naps = [l for l in map(json.loads, open(live)) if l.get("name") == NAP]
+    pid = ttr.Ttr(out).pid
+    check(len(naps) == SNAP_NAPS, "cap: %d spikes of %d naps in the live log" % (len(naps), SNAP_NAPS))
+    check_files("cap", snapshots_in(d), pid, [("spike", pid, NAP)] * 16)
+    check(said.get("late") == -EDQUOT, "cap: tt_trigger after the cap returned %s" % said.get("late"))
+    refused = SNAP_NAPS - 16 + 1
+    said_lines = [l for l in err.splitlines() if "TICKTRACE_SNAPSHOT_MAX" in l]
+    check(len(said_lines) == 1 and re.match(r"ticktrace: %d \D*(no snapshot|not written)\b.*"
+                                            r"TICKTRACE_SNAPSHOT_MAX=16\b" % refused, said_lines[0]),
+          "cap: %d not written, said as %r" % (refused, err))
+    print("cap: %d spikes, 16 snapshots, at exit: %s" % (len(naps), said_lines))
+
+
+def flat_out(tmp):
+    """A thread recording flat out while a spike's and a trigger's snapshots are
+    taken, in a ring of the default size: nothing dropped but what the ring
+    overwrote, its counters whole from the first it kept, as many kept as the ring
+    holds; each snapshot's window of it whole after its cut."""
+    d, table = os.path.join(tmp, "flat"), os.path.join(tmp, "flat.tsc")
+    fresh_dir(d)
+    said = {}
+    env = {"TICKTRACE_MODE": "ring", "TICKTRACE_SNAPSHOTS": d, "TICKTRACE_SPIKE_THRESHOLD": "1ms"}
+    os.environ.pop("TICKTRACE_BUFFER", None)  # the default ring, as a program has it
+    kernel, spikes, err, out = run(tmp, "flatout", None, env, args=[table], said=said)
+    run_file = ttr.Ttr(out)
+    pid = run_file.pid
+    flat = next((i for i in run_file.threads if named(run_file, i, "flat", ttr.REC_COUNTER)), None)
+    check(flat is not None and said.get("trigger") == 0, "flat out: no flat thread, or %s" % said)
+    if flat is None:
+        return
+    thread = run_file.threads[flat]
+    values, hole = counted(run_file.events[flat])
+    kept_records = 2 * len(values)
+    check(hole is None and values and values[-1] + 1 == said["flat_events"] and
+          len(values) + thread["dropped"][ttr.DROP_OVERWRITTEN] == said["flat_events"] and
+          thread["dropped"][:3] == [0, 0, 0] and thread["dropped"][4] == 0,
+          "flat out: %d events recorded, %d kept (%s..%s, %s), dropped %s"
+          % (said["flat_events"], len(values), values[:1], values[-1:], hole, thread["dropped"]))
+    # the default ring, 2^20 records, in chunks of 4,095: all but the one it recycles
+    check(kept_records >= (1 << 20) - 2 * 4095 or thread["dropped"][ttr.DROP_OVERWRITTEN] == 0,
+          "flat out: the ring kept %d records" % kept_records)
+    print("flat out: %d events, %d kept, dropped %s" % (said["flat_events"], len(values), thread["dropped"]))
+    snaps = snapshots_in(d)
+    check_files("flat out", snaps, pid, [("spike", pid, "sleep3"), ("trigger", pid, "flat out")])
+    for fname, f in snaps.items():
+        if f and f.snapshot:
+            check_window("flat out: " + fname, f, run_file, 100, 10,
+                         {"flat": (read_table(table), said["flat_stride"])})
+
+
+# Killed (meson's timeout sends SIGTERM first): the program run now is killed and
+# waited for, and the temporary folder removed, on the way out.
+signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit("killed by signal %d" % signum))
 with tempfile.TemporaryDirectory() as tmp:
-    causes(tmp)
-    consumers(tmp)
-    refused(tmp)
-    unprivileged(tmp)
+    if PART == "snapshots":
+        snapshots(tmp)
+        snapshot_cap(tmp)
+        flat_out(tmp)
+        unprivileged(tmp, lambda tmp, user: snapshots(tmp, user, before_ms=50, after_ms=5))
+    else:
+        causes(tmp)
+        consumers(tmp)
+        refused(tmp)
+        unprivileged(tmp, lambda tmp, user: causes(tmp, user, ("stop",)) if user else causes(tmp))
 
 if failures:
     print("%d checks failed" % len(failures))

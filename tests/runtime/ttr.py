@@ -1,0 +1,151 @@
+"""A raw file (.ttr) as the tests check it, read after include/ticktrace/format.h
+alone (not through the tools: what the runtime wrote, not what the tools make of it).
+
+    f = Ttr(path)
+    f.threads[index]     {"tid", "events", "dropped": [by cause], "flags", "name"}
+    f.events[index]      [Event(tsc, kind, payload, value)], VALUE records folded in
+    f.sites[address]     the site's name
+    f.sched[index]       {"states": [(ns, cpu, what)], "unknown": [(from_ns, to_ns)]}
+    f.snapshot           the SNAPSHOT section, or None
+    f.ns(tsc)            CLOCK_MONOTONIC ns, as the tools convert it
+"""
+import struct
+from collections import namedtuple
+
+HEADER = 144
+SEC_PROCESS, SEC_SITES, SEC_THREAD, SEC_EVENTS, SEC_END = 1, 2, 4, 5, 6
+SEC_EVENTS_PACKED, SEC_SCHED, SEC_SNAPSHOT = 0x61, 0x43, 0x44
+REC_BEGIN, REC_END, REC_INSTANT, REC_INSTANT_ARG, REC_COUNTER = 1, 2, 4, 6, 7
+REC_VALUE, REC_TEXT = 15, 21
+DROP_FULL, DROP_NO_MEMORY, DROP_BEHIND, DROP_OVERWRITTEN, DROP_REENTERED = range(5)
+THREAD_RUNTIME, THREAD_SCHED = 2, 8
+FILE_RING, FILE_SNAPSHOT = 1 << 9, 1 << 12
+SNAPSHOT_SPIKE, SNAPSHOT_TRIGGER = 1, 2
+THRESHOLD_FROM_GLOBAL = 4
+SCHED_RUNNING, SCHED_PREEMPTED, SCHED_BLOCKED = 0, 1, 2
+# struct tt_snapshot_info: kind, thread_index, number, from_tsc, to_tsc, begin_tsc,
+# end_tsc, threshold_ns, threshold_from, has_split, on_cpu_ns, preempted_ns,
+# blocked_ns, name_len, cuts
+SNAPSHOT_INFO = struct.Struct("<IIQQQQQqIIqqqII")
+SNAPSHOT_CUT = struct.Struct("<IIQQQ")  # thread_index, reserved, events, lost_from, lost_to
+
+Event = namedtuple("Event", "tsc kind payload value")
+
+
+class BadFile(Exception):
+    pass
+
+
+class Ttr:
+    def __init__(self, path):
+        self.path = path
+        data = open(path, "rb").read()
+        if len(data) < HEADER or data[:8] != b"TICKTRC\x1a":
+            raise BadFile("%s: not a ticktrace raw file" % path)
+        self.flags = struct.unpack_from("<I", data, 16)[0]
+        self.start = struct.unpack_from("<Qq", data, 40)  # tsc, monotonic ns
+        self.end = struct.unpack_from("<Qq", data, 72)
+        self.pid = struct.unpack_from("<I", data, 104)[0]
+        self.threads, self.events, self.sites, self.sched = {}, {}, {}, {}
+        self.snapshot, self.has_end = None, False
+        at = HEADER
+        while at + 16 <= len(data):
+            kind, _, size = struct.unpack_from("<IIQ", data, at)
+            body = data[at + 16:at + 16 + size]
+            if len(body) != size:
+                raise BadFile("%s: the section at %d runs past the end" % (path, at))
+            self._section(kind, body, at)
+            at += 16 + ((size + 15) & ~15)
+
+    def _section(self, kind, body, at):
+        if kind == SEC_THREAD:
+            index, tid, events = struct.unpack_from("<IIQ", body)
+            dropped = list(struct.unpack_from("<5Q", body, 16))
+            name_len, flags = struct.unpack_from("<II", body, 56)
+            self.threads[index] = {"tid": tid, "events": events, "dropped": dropped,
+                                   "flags": flags, "name": body[64:64 + name_len].decode()}
+            self.events.setdefault(index, [])
+        elif kind == SEC_EVENTS:
+            index = struct.unpack_from("<I", body)[0]
+            out = self.events.setdefault(index, [])
+            for tsc, word in struct.iter_unpack("<QQ", body[16:]):
+                k = word >> 56
+                if k == REC_VALUE and out:
+                    out[-1] = out[-1]._replace(value=tsc)
+                elif k not in (0, REC_VALUE, REC_TEXT):
+                    out.append(Event(tsc, k, word & ((1 << 56) - 1), None))
+        elif kind == SEC_EVENTS_PACKED:
+            raise BadFile("%s: a packed EVENTS section at %d (mode stream): not read here"
+                          % (self.path, at))
+        elif kind == SEC_SITES:
+            count, pos = struct.unpack_from("<Q", body)[0], 8
+            for _ in range(count):
+                address, _, name_len, file_len, func_len = struct.unpack_from("<QIIII", body, pos)
+                pos += 24
+                self.sites[address] = body[pos:pos + name_len].decode(errors="replace")
+                pos += name_len + file_len + func_len
+        elif kind == SEC_SCHED:
+            index, _, lost, since = struct.unpack_from("<IIQq", body)
+            s = self.sched.setdefault(index, {"states": [], "unknown": []})
+            # not known: back to the last state before (or from the start), until
+            # since_ns, when switches were lost or not asked for yet
+            if lost or not s["states"]:
+                s["unknown"].append((s["states"][-1][0] if s["states"] else -1 << 63, since))
+            s["states"] += list(struct.iter_unpack("<qII", body[32:]))
+        elif kind == SEC_SNAPSHOT:
+            fields = SNAPSHOT_INFO.unpack_from(body)
+            keys = ("kind thread_index number from_tsc to_tsc begin_tsc end_tsc threshold_ns "
+                    "threshold_from has_split on_cpu_ns preempted_ns blocked_ns name_len "
+                    "cuts").split()
+            snap = dict(zip(keys, fields))
+            pos = SNAPSHOT_INFO.size
+            snap["name"] = body[pos:pos + snap["name_len"]].decode(errors="replace")
+            pos = (pos + snap["name_len"] + 7) & ~7
+            snap["cut"] = {}
+            for _ in range(snap["cuts"]):
+                index, _, events, lost_from, lost_to = SNAPSHOT_CUT.unpack_from(body, pos)
+                snap["cut"][index] = {"events": events, "lost_from_tsc": lost_from,
+                                      "lost_to_tsc": lost_to}
+                pos += SNAPSHOT_CUT.size
+            self.snapshot = snap
+        elif kind == SEC_END:
+            self.has_end = True
+
+    def ns(self, tsc):
+        """CLOCK_MONOTONIC ns of a TSC, between the two anchors (format.h's
+        TT_TSC_ANCHORS), rounded down as exact integers."""
+        (t0, n0), (t1, n1) = self.start, self.end
+        return n0 + (tsc - t0) * (n1 - n0) // (t1 - t0)
+
+    def ticks(self, ns):
+        """The TSC ticks of `ns` nanoseconds."""
+        (t0, n0), (t1, n1) = self.start, self.end
+        return ns * (t1 - t0) // (n1 - n0)
+
+    def index_of(self, tid):
+        return next((i for i, t in self.threads.items() if t["tid"] == tid), None)
+
+    def name(self, event):
+        return self.sites.get(event.payload)
+
+    def off_cpu(self, index, begin_ns, end_ns):
+        """(preempted, blocked, unknown) ns of [begin_ns, end_ns] by the thread's
+        states: each state holds from its time to the next; what the SCHED sections
+        say is not known, and the time before the first state, are unknown."""
+        s = self.sched.get(index)
+        if not s or not s["states"]:
+            return 0, 0, end_ns - begin_ns
+        spent = {SCHED_PREEMPTED: 0, SCHED_BLOCKED: 0}
+        states = s["states"]
+        for i, (ns, _, what) in enumerate(states):
+            until = states[i + 1][0] if i + 1 < len(states) else end_ns
+            lo, hi = max(ns, begin_ns), min(until, end_ns)
+            if hi > lo and what in spent:
+                spent[what] += hi - lo
+        unknown, reached = 0, begin_ns
+        for lo, hi in sorted(s["unknown"] + [(-1 << 63, states[0][0])]):
+            lo, hi = max(lo, reached), min(hi, end_ns)
+            if hi > lo:
+                unknown += hi - lo
+                reached = hi
+        return spent[SCHED_PREEMPTED], spent[SCHED_BLOCKED], unknown
