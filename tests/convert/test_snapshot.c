@@ -219,13 +219,14 @@ static void test_convert_spike(void **state)
 
 /* The runtime's spike is a few hundred ns off its scope's records (its detector's
  * clock): the mark goes where the scope of its name ends (not the one around it,
- * begun and ended as near), right after it, before what follows within those ns;
- * spikes finds it as the snapshot's. */
+ * begun and ended as near, nor a short one of its name begun as near), right after
+ * it, before what follows within those ns; spikes finds it as the snapshot's. */
 static void test_convert_spike_off(void **state)
 {
 	struct tt_fixture *fx = *state;
 	static const struct tt_record busy[] = {
 		R(TT_REC_END, 0, LOST_TO),
+		R(TT_REC_BEGIN, S_NEXT, 59300), R(TT_REC_END, 0, 59400),
 		R(TT_REC_BEGIN, S_WAKE, 59900),
 		R(TT_REC_BEGIN, S_NEXT, 60000), R(TT_REC_END, 0, 70000),
 		R(TT_REC_END, 0, 70050),
@@ -243,6 +244,7 @@ static void test_convert_spike_off(void **state)
 	assert_int_equal(tt_json_ns(mark, "ts"), 70000 - 1000);
 	assert_listing(root, "worker", "X (begun before it was recorded) 0\n"
 		       "i window cut: 1234 events overwritten 0\n"
+		       "X next 0\n"
 		       "X wake 0\n"
 		       "X next 1\n"
 		       "i spike: next took 10.100 us 1\n"

@@ -52,7 +52,8 @@ static bool tt_mark_names(const struct tt_file *f, const struct tt_snapshot *s, 
  * detector had them, which turned the records' TSCs into ns and back at the rate it
  * measured then (a few hundred ns off); the mark goes at the record that closes the
  * scope the spike is (begun within TT_MARK_SLACK_NS of its begin, with its name,
- * closed within it of its end), right after that record. Its TSC (clamped as the
+ * closed within it of its end: short scopes of its name may begin as near), right
+ * after that record. Its TSC (clamped as the
  * decoder clamps), or end_tsc when no record does (its beginning not in the window).
  * One pass over the spike thread's records. */
 static uint64_t tt_mark_scope_end(const struct tt_decoder *d, const struct tt_snapshot *s)
@@ -76,8 +77,9 @@ static uint64_t tt_mark_scope_end(const struct tt_decoder *d, const struct tt_sn
 			bool opens = kind == TT_REC_BEGIN || kind == TT_REC_BEGIN_ARG || kind == TT_REC_ENDBEGIN ||
 				     kind == TT_REC_FUNC_ENTER;
 			if (closes && depth > 0 && --depth == (uint64_t)opened_at) {
-				int64_t ts = tt_rebase(tt_clock_ns(&f->clock, tsc), base);
-				return tt_mark_near(ts, end) ? tsc : s->info.end_tsc;
+				if (tt_mark_near(tt_rebase(tt_clock_ns(&f->clock, tsc), base), end))
+					return tsc;
+				opened_at = -1; /* another of its name began as near: not it */
 			}
 			if (opens && opened_at < 0 && tt_mark_near(tt_rebase(tt_clock_ns(&f->clock, tsc), base), begin) &&
 			    tt_mark_names(f, s, &r[i]))

@@ -76,8 +76,6 @@ struct tt_snap_spike {
 	const struct tt_snapshot *snapshot;
 	const struct tt_file *file;
 	int64_t begin, end; /* ns since the trace start */
-	bool noted;         /* its scope opened (at noted_ts) and took the threshold */
-	int64_t noted_ts;
 	bool reported;
 };
 
@@ -135,30 +133,28 @@ static int tt_an_snapshots(struct tt_an_sink *a, const struct tt_trace *t)
 	return 0;
 }
 
-/* The snapshot spike `s` is, or NULL: the scope that took its threshold, or (convert,
- * which gives none) one of its thread that began and ended where it did. */
+/* The snapshot spike `s` is, or NULL: a spike of its thread that began and ended
+ * where it did (decode.h: TT_MARK_SLACK_NS). */
 static struct tt_snap_spike *tt_an_snap_of(const struct tt_an_sink *a, const struct tt__spike *s)
 {
 	const struct tt_thread *t = s->thread->ctx;
 	struct tt_snap_spike *snap = a->snaps ? &a->snaps[t->file - a->trace->files] : NULL;
-	if (!snap || !snap->snapshot || snap->snapshot->thread != t ||
-	    !tt_mark_near(snap->end, s->start + s->dur))
-		return NULL;
-	return (snap->noted ? snap->noted_ts == s->start : tt_mark_near(snap->begin, s->start)) ? snap : NULL;
+	return snap && snap->snapshot && snap->snapshot->thread == t && !snap->reported &&
+			       tt_mark_near(snap->begin, s->start) && tt_mark_near(snap->end, s->start + s->dur) ?
+		       snap : NULL;
 }
 
 /* A scope opens where a snapshot's spike began, on its thread, with its name (a
- * function's: any): it takes the snapshot's threshold, the first such. */
+ * function's: any): it takes the snapshot's threshold. Short scopes of its name may
+ * begin as near: they take it too, and are no spike. */
 static int tt_an_snap_open(struct tt_an_sink *a, const struct tt_event *e)
 {
 	struct tt_snap_spike *snap = &a->snaps[e->thread->file - a->trace->files];
 	const struct tt_snapshot *ss = snap->snapshot;
-	if (!ss || snap->noted || ss->thread != e->thread || !tt_mark_near(snap->begin, e->ts) ||
+	if (!ss || ss->thread != e->thread || !tt_mark_near(snap->begin, e->ts) ||
 	    (e->site && !e->site->is_func &&
 	     (e->site->name.len != ss->name.len || memcmp(e->site->name.ptr, ss->name.ptr, ss->name.len))))
 		return 0;
-	snap->noted = true;
-	snap->noted_ts = e->ts;
 	return tt__scope_note(&a->threads[e->thread->id], TT_REC_THRESHOLD,
 			      (uint64_t)ss->info.threshold_ns, NULL, 0) < 0 ? tt_an_failed(a) : 0;
 }
