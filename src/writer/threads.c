@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "writer/writer.h"
 
@@ -265,21 +266,48 @@ void tt__narrow_thread(struct tt__thread_snapshot *snap, uint64_t from_tsc, uint
 	snap->records += snap->gap_records;
 }
 
-int tt__copy_thread(struct tt__thread_snapshot *snap)
+/* Chunks a thread may take between the room's making and the hold. */
+#define TT__COPY_SPARE_CHUNKS 8
+
+void tt__copy_room_make(struct tt__copy_room *room)
+{
+	size_t chunks = 0;
+	for (struct tt__slot *slot = tt__registry_head(); slot;
+	     slot = __atomic_load_n(&slot->next, __ATOMIC_ACQUIRE))
+		chunks += __atomic_load_n(&slot->chunks, __ATOMIC_RELAXED) + TT__COPY_SPARE_CHUNKS;
+	size_t bytes = chunks * TT__CHUNK_SIZE;
+	void *at = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE,
+			-1, 0);
+	*room = at == MAP_FAILED ? (struct tt__copy_room){0} :
+				   (struct tt__copy_room){at, 0, bytes / sizeof(struct tt_record)};
+}
+
+void tt__copy_room_free(struct tt__copy_room *room)
+{
+	if (room->cap)
+		munmap(room->at, room->cap * sizeof *room->at);
+	*room = (struct tt__copy_room){0};
+}
+
+int tt__copy_thread(struct tt__thread_snapshot *snap, struct tt__copy_room *room)
 {
 	uint64_t records = snap->records - snap->gap_records;
 	if (!records)
 		return 0;
-	snap->copy = malloc(records * sizeof *snap->copy);
-	if (!snap->copy)
+	struct tt_record *to;
+	if (records <= room->cap - room->used) {
+		to = room->at + room->used;
+		room->used += records;
+	} else if (!(to = snap->copy = malloc(records * sizeof *snap->copy))) {
 		return -ENOMEM;
-	struct tt_record *to = snap->copy;
+	}
+	struct tt_record *from = to;
 	for (size_t c = 0; c < snap->chunks; c++) {
 		size_t n = (size_t)(snap->extents[c].end - snap->extents[c].begin);
 		memcpy(to, snap->extents[c].begin, n * sizeof *to);
 		to += n;
 	}
-	snap->extents[0] = (struct tt__extent){snap->copy, to};
+	snap->extents[0] = (struct tt__extent){from, to};
 	snap->chunks = 1;
 	return 0;
 }

@@ -81,18 +81,22 @@ static int tt__write_to(struct tt__out *out, const struct tt__window *window)
 	size_t threads = 0, cap = 0;
 	int err = 0;
 	names.retired_seen = tt__retired_count();
+	/* Threads whose switches tt-sched has not asked for yet are asked for now, before
+	 * their THREAD sections say whether they have states (a short run's, or where the
+	 * kernel refuses: then its line is said). */
+	tt__sched_drain(NULL);
 	/* The chunks stay where they are while they are read: for a window, only while
-	 * its records are copied (a ring meanwhile grows rather than recycle), so that a
-	 * snapshot's writing holds them no longer than a copy takes. */
+	 * its records are copied (a ring meanwhile grows rather than recycle), into
+	 * memory faulted in before, so that a snapshot holds them no longer than a copy
+	 * takes. */
+	struct tt__copy_room room = {0};
+	if (window)
+		tt__copy_room_make(&room);
 	bool held = true;
 	tt__hold_chunks(1);
 	/* A window's cuts count every chunk recycled before the hold. */
 	if (window && tt__mode->recycle_oldest)
 		tt__clean_queued();
-	/* Threads whose switches tt-sched has not asked for yet are asked for now, before
-	 * their THREAD sections say whether they have states (a short run's, or where the
-	 * kernel refuses: then its line is said). */
-	tt__sched_drain(NULL);
 	for (struct tt__slot *slot = tt__registry_head(); slot;
 	     slot = __atomic_load_n(&slot->next, __ATOMIC_ACQUIRE)) {
 		if (threads == cap) {
@@ -108,7 +112,7 @@ static int tt__write_to(struct tt__out *out, const struct tt__window *window)
 		err = tt__snapshot_thread(snap, slot);
 		if (!err && window) {
 			tt__narrow_thread(snap, window->info.from_tsc, window->info.to_tsc);
-			err = tt__copy_thread(snap);
+			err = tt__copy_thread(snap, &room);
 		}
 		if (err)
 			goto out;
@@ -118,9 +122,6 @@ static int tt__write_to(struct tt__out *out, const struct tt__window *window)
 			free(snaps[--threads].extents);
 			continue;
 		}
-		err = tt__collect_names(&names, snap);
-		if (err)
-			goto out;
 		/* The ring overwrote the start of its window: how much, from its history. */
 		if (window && snap->begins_inside)
 			snap->dropped[TT_DROP_OVERWRITTEN] =
@@ -131,6 +132,10 @@ static int tt__write_to(struct tt__out *out, const struct tt__window *window)
 		tt__hold_chunks(0);
 		held = false;
 	}
+	for (size_t i = 0; i < threads && !err; i++)
+		err = tt__collect_names(&names, &snaps[i]);
+	if (err)
+		goto out;
 
 	tt__out_file_header(out, tt__mode->file_flags | (window ? TT_FILE_SNAPSHOT : 0));
 	tt__out_process(out);
@@ -163,6 +168,7 @@ out:
 		free(snaps[i].extents);
 		free(snaps[i].copy);
 	}
+	tt__copy_room_free(&room);
 	free(snaps);
 	free(names.slots);
 	free(loaded.range);

@@ -115,9 +115,18 @@ struct tt__window {
 int tt__write_window(const char *path, const struct tt__window *window) TT__HIDDEN;
 /* Narrows a snapshot to the records of [from_tsc, to_tsc]: its gap's too. */
 void tt__narrow_thread(struct tt__thread_snapshot *snap, uint64_t from_tsc, uint64_t to_tsc) TT__HIDDEN;
-/* Copies a narrowed snapshot's records (the chunks held), so that they can be
- * written once the chunks are let go; 0 or -ENOMEM. */
-int tt__copy_thread(struct tt__thread_snapshot *snap) TT__HIDDEN;
+/* Memory for the copies of a window's records, faulted in before the chunks are
+ * held: room for every thread's chunks as they are now, and a few more. */
+struct tt__copy_room {
+	struct tt_record *at;
+	size_t used, cap; /* records */
+};
+void tt__copy_room_make(struct tt__copy_room *room) TT__HIDDEN; /* (cap 0 without memory) */
+void tt__copy_room_free(struct tt__copy_room *room) TT__HIDDEN;
+/* Copies a narrowed snapshot's records (the chunks held) into the room, or, where
+ * the rings grew past it, memory of its own (snap->copy), so that they can be written
+ * once the chunks are let go; 0 or -ENOMEM. */
+int tt__copy_thread(struct tt__thread_snapshot *snap, struct tt__copy_room *room) TT__HIDDEN;
 /* A thread's states from from_ns to to_ns (the one it was in at from_ns first, from
  * then) as SCHED sections. */
 void tt__out_sched_window(struct tt__out *out, struct tt__slot *slot, int64_t from_ns,
