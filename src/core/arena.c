@@ -69,6 +69,11 @@ static struct tt__to_clean {
 	struct tt__slot *slot;
 } tt__to_clean[TT__CLEAN_QUEUE];
 static unsigned tt__to_clean_count;
+/* While readers copy chunks (tt__reading), the chunks the rings recycle wait whole
+ * on their slot's `deferred` list (arena lock), and are cleaned once the last reader
+ * is done: a chunk a reader found stays as it found it, and the rings go on
+ * recycling, into chunks never used before. */
+static int tt__readers;
 
 /* Where chunks come from (the mode's answer): a file the arena maps, or -1. */
 int tt__chunks_fd(void)
@@ -154,7 +159,10 @@ void tt__chunk_free(struct tt__chunk *chunk)
 
 void tt__chunk_to_clean(struct tt__slot *slot, struct tt__chunk *chunk)
 {
-	if (tt__to_clean_count < TT__CLEAN_QUEUE) {
+	if (__atomic_load_n(&tt__readers, __ATOMIC_SEQ_CST)) {
+		chunk->next = slot->deferred;
+		slot->deferred = chunk;
+	} else if (tt__to_clean_count < TT__CLEAN_QUEUE) {
 		tt__to_clean[tt__to_clean_count++] = (struct tt__to_clean){chunk, slot};
 		/* A wake-up costs this thread a system call: one for a few chunks. The
 		 * background thread looks at the queue by itself every millisecond. */
@@ -166,6 +174,71 @@ void tt__chunk_to_clean(struct tt__slot *slot, struct tt__chunk *chunk)
 		if (tt__clean_chunk(slot, chunk, &held))
 			tt__chunk_cleaned(slot, chunk, &held);
 	}
+}
+
+uint64_t tt__deferred_events(struct tt__slot *slot, uint64_t from_tsc, uint64_t to_tsc,
+			     uint64_t *first_tsc, uint64_t *last_tsc)
+{
+	uint64_t events = 0;
+	tt__arena_lock(1);
+	for (const struct tt__chunk *chunk = slot->deferred; chunk; chunk = chunk->next) {
+		const struct tt_record *r = (const struct tt_record *)(chunk + 1);
+		const struct tt_record *end = (const struct tt_record *)((const char *)chunk + chunk->size);
+		for (; r < end; r++) {
+			if (!TT_RECORD_HAS_TIME(TT_RECORD_KIND(r->word)) || r->tsc < from_tsc || r->tsc > to_tsc)
+				continue;
+			if (!events++ || r->tsc < *first_tsc)
+				*first_tsc = r->tsc;
+			if (events == 1 || r->tsc > *last_tsc)
+				*last_tsc = r->tsc;
+		}
+	}
+	tt__arena_lock(0);
+	return events;
+}
+
+int tt__reading_now(void)
+{
+	return __atomic_load_n(&tt__readers, __ATOMIC_SEQ_CST);
+}
+
+void tt__reading(int begin)
+{
+	sigset_t old;
+	tt__block_signals(&old);
+	if (begin) {
+		__atomic_add_fetch(&tt__readers, 1, __ATOMIC_SEQ_CST);
+		/* What was recycled before is counted now, before the reader looks. */
+		if (tt__mode->recycle_oldest)
+			tt__clean_queued();
+		tt__restore_signals(&old);
+		return;
+	}
+	/* The last reader: the chunks recycled meanwhile cleaned, each slot's taken
+	 * under the lock and cleaned outside it. */
+	tt__arena_lock(1);
+	int last = __atomic_sub_fetch(&tt__readers, 1, __ATOMIC_SEQ_CST) == 0;
+	tt__arena_lock(0);
+	for (struct tt__slot *slot = last ? tt__registry_head() : NULL; slot;
+	     slot = __atomic_load_n(&slot->next, __ATOMIC_ACQUIRE)) {
+		tt__arena_lock(1);
+		struct tt__chunk *chunk = slot->deferred;
+		slot->deferred = NULL;
+		tt__arena_lock(0);
+		while (chunk) {
+			struct tt__chunk *next = chunk->next;
+			struct tt__recycled held;
+			int clean = tt__clean_chunk(slot, chunk, &held);
+			tt__arena_lock(1);
+			if (clean)
+				tt__chunk_cleaned(slot, chunk, &held);
+			else
+				tt__chunk_to_clean(slot, chunk); /* (an event in it still being written) */
+			tt__arena_lock(0);
+			chunk = next;
+		}
+	}
+	tt__restore_signals(&old);
 }
 
 /* Held through a whole cleaning, so that a dump that cleans the queue first waits
@@ -343,6 +416,7 @@ void tt__arena_reset_after_fork(void)
 	/* Every page is now shared copy-on-write with the parent: none is ready. */
 	pthread_mutex_init(&tt__arena_mutex, NULL);
 	pthread_mutex_init(&tt__clean_mutex, NULL);
+	tt__readers = 0; /* (the parent's reader, if one was at work, is not the child's) */
 	tt__arena_ready = tt__arena_fresh;
 	/* A live file's chunks are the parent's own: the child maps a file of its own
 	 * (or private memory) in their place and starts from the beginning. */

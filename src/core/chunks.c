@@ -35,7 +35,8 @@ void tt__compact_exited(struct tt__slot *slot)
 	tt__chunk_extent(slot, chunk, &begin, &end);
 	size_t used = (size_t)((const char *)end - (const char *)begin);
 	/* Not in a live file: the copy would be private memory. */
-	if (tt__dumps_running || chunk->size != TT__CHUNK_SIZE || used > TT__CHUNK_SIZE / 2 ||
+	if (tt__dumps_running || tt__reading_now() || chunk->size != TT__CHUNK_SIZE ||
+	    used > TT__CHUNK_SIZE / 2 ||
 	    tt__chunks_fd() >= 0)
 		return;
 	/* A draining mode (stream): not while the drain reads the slot (it then recycles
@@ -46,8 +47,10 @@ void tt__compact_exited(struct tt__slot *slot)
 						  __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
 		return;
 	tt__arena_lock(1);
-	struct tt__chunk *small = stream ? malloc(sizeof *small + used) :
-				  tt__compacted_alloc(sizeof *small + used);
+	/* (a reader that began since may have found the chunk) */
+	struct tt__chunk *small = NULL;
+	if (!tt__reading_now())
+		small = stream ? malloc(sizeof *small + used) : tt__compacted_alloc(sizeof *small + used);
 	if (small) {
 		small->next = NULL;
 		small->size = (uint32_t)(sizeof *small + used);

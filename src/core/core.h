@@ -149,6 +149,7 @@ struct tt__slot {
 	struct tt__spikes_thread *spikes; /* mode stream, TICKTRACE_SPIKES: its detector */
 	struct tt__sched sched;
 	struct tt__overwrites overwrites;
+	struct tt__chunk *deferred; /* recycled while read, to clean after (arena.c) */
 };
 
 /* Mode stream: the drain thread and the exiting thread that compacts its last chunk
@@ -300,6 +301,16 @@ void tt__note_overwritten(struct tt__slot *slot, uint64_t events, uint64_t first
  * that many). 0 events: none. */
 uint64_t tt__overwritten_in(struct tt__slot *slot, uint64_t from_tsc, uint64_t to_tsc,
 			    uint64_t *lost_from_tsc, uint64_t *lost_to_tsc) TT__HIDDEN;
+/* Readers that copy a ring's chunks while it goes on recycling (tt-spikes,
+ * snapshots), between tt__reading(1) and tt__reading(0): every chunk they find keeps
+ * its records until they are done (the chunks recycled meanwhile are cleaned after,
+ * and no thread's last chunk is compacted at its exit). Signals blocked inside. */
+void tt__reading(int begin) TT__HIDDEN;
+int tt__reading_now(void) TT__HIDDEN; /* readers at work */
+/* A reader's: the timed events from from_tsc to to_tsc of the slot's chunks recycled
+ * since readers began, the first's and the last's times. */
+uint64_t tt__deferred_events(struct tt__slot *slot, uint64_t from_tsc, uint64_t to_tsc,
+			     uint64_t *first_tsc, uint64_t *last_tsc) TT__HIDDEN;
 /* Cleans the queued chunks now; whether some must wait for events being written. */
 int tt__clean_queued(void) TT__HIDDEN;
 /* Arena lock held: memory for a compacted chunk, kept until the process ends. */

@@ -345,8 +345,9 @@ static const struct tt__chunk *tt__spikes_find(const struct tt__slot *slot, cons
 	return NULL;
 }
 
-/* tt-spikes copies a thread's new records, its chunks held (which a ring then grows
- * rather than recycle), and feeds them to the detector once it let go: at most
+/* tt-spikes copies a thread's new records, as a reader (tt__reading: a chunk it
+ * found keeps its records until it is done, while the ring goes on recycling), and
+ * feeds them to the detector once it let go: at most
  * TT__SPIKES_COPY_RECORDS at a time, so that a thread recording faster than the
  * detector reads never grows for long, and at most TT__SPIKES_COPIES times a look
  * (the rest, if a ring overwrites it, is counted and said). */
@@ -387,7 +388,7 @@ static size_t tt__spikes_take(struct tt__spikes *sp, struct tt__spikes_thread *t
 	const struct tt__slot *slot = t->slot;
 	size_t n = 0;
 	*whole = true;
-	tt__hold_chunks(1);
+	tt__reading(1);
 	const struct tt__chunk *found, *chunk = tt__spikes_resume(sp, t, &found);
 	for (; chunk; chunk = __atomic_load_n(&chunk->next, __ATOMIC_ACQUIRE)) {
 		const struct tt_record *begin, *end;
@@ -413,7 +414,7 @@ static size_t tt__spikes_take(struct tt__spikes *sp, struct tt__spikes_thread *t
 			break;
 		}
 	}
-	tt__hold_chunks(0);
+	tt__reading(0);
 	for (size_t i = 0; i < n; i++)
 		t->kept += TT_RECORD_HAS_TIME(TT_RECORD_KIND(tt__spikes_copy[i].word));
 	return n;

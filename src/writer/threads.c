@@ -266,7 +266,31 @@ void tt__narrow_thread(struct tt__thread_snapshot *snap, uint64_t from_tsc, uint
 	snap->records += snap->gap_records;
 }
 
-/* Chunks a thread may take between the room's making and the hold. */
+void tt__window_cut(struct tt__thread_snapshot *snap, uint64_t from_tsc, uint64_t to_tsc)
+{
+	/* What the ring had overwritten before the reading began, from its history,
+	 * and what it recycled since, before the thread's chunks were found: from the
+	 * window's start to the first record copied. */
+	const struct tt_record *kept = NULL, *kept_end = NULL;
+	if (snap->chunks)
+		kept = snap->extents[0].begin, kept_end = snap->extents[0].end;
+	while (kept < kept_end && !TT_RECORD_HAS_TIME(TT_RECORD_KIND(kept->word)))
+		kept++;
+	uint64_t until = kept < kept_end && kept->tsc > from_tsc ? kept->tsc - 1 : to_tsc;
+	uint64_t first = 0, last = 0;
+	uint64_t recent = tt__deferred_events(snap->slot, from_tsc, until, &first, &last);
+	uint64_t events = tt__overwritten_in(snap->slot, from_tsc, to_tsc, &snap->lost_from_tsc,
+					     &snap->lost_to_tsc);
+	if (!events) {
+		snap->lost_from_tsc = first;
+		snap->lost_to_tsc = last;
+	} else if (recent && last > snap->lost_to_tsc) {
+		snap->lost_to_tsc = last;
+	}
+	snap->dropped[TT_DROP_OVERWRITTEN] = events + recent;
+}
+
+/* Chunks a thread may take between the room's making and the reading. */
 #define TT__COPY_SPARE_CHUNKS 8
 
 void tt__copy_room_make(struct tt__copy_room *room)

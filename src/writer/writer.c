@@ -85,18 +85,18 @@ static int tt__write_to(struct tt__out *out, const struct tt__window *window)
 	 * their THREAD sections say whether they have states (a short run's, or where the
 	 * kernel refuses: then its line is said). */
 	tt__sched_drain(NULL);
-	/* The chunks stay where they are while they are read: for a window, only while
-	 * its records are copied (a ring meanwhile grows rather than recycle), into
-	 * memory faulted in before, so that a snapshot holds them no longer than a copy
-	 * takes. */
+	/* The chunks stay where they are while they are read. A window's records are
+	 * copied, into memory faulted in before, while the rings go on recycling (the
+	 * chunks they recycle meanwhile are kept whole until the copies are made); the
+	 * whole file is written from the chunks, held (a ring grows meanwhile). */
 	struct tt__copy_room room = {0};
 	if (window)
 		tt__copy_room_make(&room);
 	bool held = true;
-	tt__hold_chunks(1);
-	/* A window's cuts count every chunk recycled before the hold. */
-	if (window && tt__mode->recycle_oldest)
-		tt__clean_queued();
+	if (window)
+		tt__reading(1);
+	else
+		tt__hold_chunks(1);
 	for (struct tt__slot *slot = tt__registry_head(); slot;
 	     slot = __atomic_load_n(&slot->next, __ATOMIC_ACQUIRE)) {
 		if (threads == cap) {
@@ -122,14 +122,11 @@ static int tt__write_to(struct tt__out *out, const struct tt__window *window)
 			free(snaps[--threads].extents);
 			continue;
 		}
-		/* The ring overwrote the start of its window: how much, from its history. */
 		if (window && snap->begins_inside)
-			snap->dropped[TT_DROP_OVERWRITTEN] =
-				tt__overwritten_in(slot, window->info.from_tsc, window->info.to_tsc,
-						   &snap->lost_from_tsc, &snap->lost_to_tsc);
+			tt__window_cut(snap, window->info.from_tsc, window->info.to_tsc);
 	}
 	if (window) {
-		tt__hold_chunks(0);
+		tt__reading(0);
 		held = false;
 	}
 	for (size_t i = 0; i < threads && !err; i++)
@@ -162,7 +159,9 @@ static int tt__write_to(struct tt__out *out, const struct tt__window *window)
 	tt__out_flush(out);
 	err = out->err;
 out:
-	if (held)
+	if (held && window)
+		tt__reading(0);
+	else if (held)
 		tt__hold_chunks(0);
 	for (size_t i = 0; i < threads; i++) {
 		free(snaps[i].extents);

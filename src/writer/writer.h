@@ -127,6 +127,9 @@ void tt__copy_room_free(struct tt__copy_room *room) TT__HIDDEN;
  * the rings grew past it, memory of its own (snap->copy), so that they can be written
  * once the chunks are let go; 0 or -ENOMEM. */
 int tt__copy_thread(struct tt__thread_snapshot *snap, struct tt__copy_room *room) TT__HIDDEN;
+/* A copied window's events that its ring overwrote (snap->dropped, lost_from_tsc,
+ * lost_to_tsc), while readers are at work (tt__reading). */
+void tt__window_cut(struct tt__thread_snapshot *snap, uint64_t from_tsc, uint64_t to_tsc) TT__HIDDEN;
 /* A thread's states from from_ns to to_ns (the one it was in at from_ns first, from
  * then) as SCHED sections. */
 void tt__out_sched_window(struct tt__out *out, struct tt__slot *slot, int64_t from_ns,
