@@ -445,6 +445,13 @@ static void test_info(void **state)
 			  "    window cut: tid 102 (worker): 1234 events overwritten from 0.000007000 s "
 			  "to 0.000049000 s\n");
 	assert_has(r.err, "snapshot: the ring overwrote 1234 events of 1 threads in the window");
+	/* each thread's states: how many switches, from when, how many lost */
+	assert_has(r.out, "  thread states (their switches, from the kernel):\n"
+			  "       tid  name                     switches       lost  known from (since the "
+			  "trace start)\n"
+			  "       101  producer                        5          0  0.000009000 s\n"
+			  "  1 thread without states (TICKTRACE_SCHED=0, or the kernel refused: the run "
+			  "said why)\n");
 	free(r.out);
 
 	struct tt_snapshot_info info = {.kind = TT_SNAPSHOT_TRIGGER, .thread_index = 1, .number = 2,

@@ -88,6 +88,44 @@ static void tt_print_tsc(FILE *out, const struct tt_file *f, const struct tt_inf
 	tt_print_seconds(out, tt_clock_ns(&f->clock, tsc) - in->base_ns);
 }
 
+/* Each thread's states (TT_THREAD_SCHED): how many switches, known from when, and
+ * how many were lost; and how many threads have none. */
+static void tt_print_states(FILE *out, const struct tt_file *f, const struct tt_info_sink *in)
+{
+	size_t without = 0, with = 0;
+	for (size_t i = 0; i < f->nthreads; i++) {
+		const struct tt_thread *th = &f->threads[i];
+		if (!th->has_states) {
+			without += !(th->flags & TT_THREAD_RUNTIME);
+			continue;
+		}
+		if (!with++)
+			fprintf(out, "  thread states (their switches, from the kernel):\n  %8s  %-20s %12s "
+				"%10s  %s\n", "tid", "name", "switches", "lost", "known from (since the trace start)");
+		uint64_t switches = 0;
+		int64_t from = 0;
+		for (size_t k = 0; k < th->nstates; k++) {
+			const struct tt_sched_state *st = &th->states[k];
+			if (st->what == TT_SCHED_UNKNOWN || st->cpu == TT__NO_CPU)
+				continue;
+			if (!switches++)
+				from = st->ns;
+		}
+		fprintf(out, "  %8" PRIu32 "  ", th->tid);
+		tt_print_str(out, th->name, 20);
+		fprintf(out, " %12" PRIu64 " %10" PRIu64 "  ", switches, th->states_lost);
+		if (switches) {
+			tt_print_seconds(out, from - in->base_ns);
+			fputc('\n', out);
+		} else {
+			fprintf(out, "none\n");
+		}
+	}
+	if (without)
+		fprintf(out, "  %zu thread%s without states (TICKTRACE_SCHED=0, or the kernel refused: "
+			"the run said why)\n", without, without == 1 ? "" : "s");
+}
+
 /* What a snapshot is: why it was written, its window, the threads it cut. */
 static void tt_print_snapshot(FILE *out, const struct tt_file *f, const struct tt_info_sink *in)
 {
@@ -255,6 +293,7 @@ static void tt_print_file(FILE *out, const struct tt_file *f, const struct tt_in
 			fprintf(out, "no events\n");
 		}
 	}
+	tt_print_states(out, f, in);
 	tt_print_sites(out, f, in, max_sites);
 }
 
