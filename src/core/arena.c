@@ -135,9 +135,12 @@ static int tt__clean_chunk(struct tt__slot *slot, struct tt__chunk *chunk, struc
 			return 0;
 		if (!TT_RECORD_HAS_TIME(TT_RECORD_KIND(word)))
 			continue;
-		if (!held->events++)
+		/* (the earliest and the latest: a gap's record, written as its thread
+		 * resumes, holds the time of the first event it lost) */
+		if (!held->events++ || r->tsc < held->first_tsc)
 			held->first_tsc = r->tsc;
-		held->last_tsc = r->tsc;
+		if (held->events == 1 || r->tsc > held->last_tsc)
+			held->last_tsc = r->tsc;
 	}
 	__atomic_add_fetch(&slot->dropped[TT_DROP_OVERWRITTEN], held->events, __ATOMIC_RELAXED);
 	memset(chunk, 0, TT__CHUNK_SIZE);

@@ -52,7 +52,10 @@ static struct tt__snapshots {
 	int64_t before_ns, after_ns;
 	uint64_t max;
 	uint64_t numbered;         /* numbers given, atomically */
-	uint64_t over_max, busy;   /* not taken: TICKTRACE_SNAPSHOT_MAX reached, too many at once */
+	uint64_t places;           /* of `waiting`, taken by the snapshots given a number, atomically */
+	/* not taken: TICKTRACE_SNAPSHOT_MAX reached, too many waiting, too many triggers
+	 * between two looks of tt-spikes (atomically) */
+	uint64_t over_max, busy, triggers_busy;
 	uint64_t written, failed;  /* tt-spikes' */
 	struct tt__snapshot_due waiting[TT__SNAPSHOTS_WAITING]; /* tt-spikes' */
 	size_t nwaiting;
@@ -122,10 +125,11 @@ bool tt__snapshots_start(void)
 		return false;
 	}
 	struct stat st;
+	errno = 0;
 	if ((mkdir(sn->dir, 0700) < 0 && errno != EEXIST) || stat(sn->dir, &st) < 0 ||
-	    !S_ISDIR(st.st_mode) || access(sn->dir, W_OK | X_OK) < 0) {
+	    (!S_ISDIR(st.st_mode) && (errno = ENOTDIR)) || access(sn->dir, W_OK | X_OK) < 0) {
 		fprintf(stderr, "ticktrace: TICKTRACE_SNAPSHOTS=%s: %s: no snapshots\n", sn->dir,
-			errno ? strerror(errno) : "not a directory");
+			strerror(errno));
 		return false;
 	}
 	sn->before_ns = tt__snapshot_duration("TICKTRACE_SNAPSHOT_BEFORE", TT__SNAPSHOT_BEFORE_NS);
@@ -138,18 +142,34 @@ bool tt__snapshots_start(void)
 	return true;
 }
 
-/* The next number, unless TICKTRACE_SNAPSHOT_MAX were given (counted): 0. */
+/* Adds one to *counter unless it reached `limit`: whether it did. */
+static bool tt__take_one(uint64_t *counter, uint64_t limit, uint64_t *now)
+{
+	uint64_t n = __atomic_load_n(counter, __ATOMIC_RELAXED);
+	do {
+		if (n >= limit)
+			return false;
+	} while (!__atomic_compare_exchange_n(counter, &n, n + 1, true, __ATOMIC_RELAXED,
+					      __ATOMIC_RELAXED));
+	*now = n + 1;
+	return true;
+}
+
+/* A place among the snapshots waiting for their window's end and the next number,
+ * or 0: TICKTRACE_SNAPSHOT_MAX were given, or every place is taken (each counted). */
 static uint64_t tt__snapshot_number(struct tt__snapshots *sn)
 {
-	uint64_t n = __atomic_load_n(&sn->numbered, __ATOMIC_RELAXED);
-	do {
-		if (n >= sn->max) {
-			__atomic_add_fetch(&sn->over_max, 1, __ATOMIC_RELAXED);
-			return 0;
-		}
-	} while (!__atomic_compare_exchange_n(&sn->numbered, &n, n + 1, true, __ATOMIC_RELAXED,
-					      __ATOMIC_RELAXED));
-	return n + 1;
+	uint64_t number, places;
+	if (!tt__take_one(&sn->places, TT__SNAPSHOTS_WAITING, &places)) {
+		__atomic_add_fetch(&sn->busy, 1, __ATOMIC_RELAXED);
+		return 0;
+	}
+	if (!tt__take_one(&sn->numbered, sn->max, &number)) {
+		__atomic_sub_fetch(&sn->places, 1, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&sn->over_max, 1, __ATOMIC_RELAXED);
+		return 0;
+	}
+	return number;
 }
 
 int tt__snapshot_trigger(const char *why, uint64_t tsc, uint32_t thread)
@@ -166,7 +186,7 @@ int tt__snapshot_trigger(const char *why, uint64_t tsc, uint32_t thread)
 		t->number = tt__snapshot_number(sn);
 		if (!t->number) {
 			__atomic_store_n(&t->state, TT__TRIGGER_FREE, __ATOMIC_RELEASE);
-			return -EDQUOT;
+			return __atomic_load_n(&sn->numbered, __ATOMIC_RELAXED) >= sn->max ? -EDQUOT : -EBUSY;
 		}
 		t->tsc = tsc;
 		t->thread = thread;
@@ -176,17 +196,13 @@ int tt__snapshot_trigger(const char *why, uint64_t tsc, uint32_t thread)
 		__atomic_store_n(&t->state, TT__TRIGGER_READY, __ATOMIC_RELEASE);
 		return 0;
 	}
-	__atomic_add_fetch(&sn->busy, 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&sn->triggers_busy, 1, __ATOMIC_RELAXED);
 	return -EBUSY;
 }
 
-/* A snapshot to write once its window ended, or counted when too many wait. */
+/* A snapshot to write once its window ended (its place taken with its number). */
 static void tt__snapshot_wait(struct tt__snapshots *sn, const struct tt__window *w, const char *name)
 {
-	if (sn->nwaiting == TT__SNAPSHOTS_WAITING) {
-		sn->busy++;
-		return;
-	}
 	struct tt__snapshot_due *due = &sn->waiting[sn->nwaiting++];
 	due->window = *w;
 	/* cut where a character begins, not inside one */
@@ -303,6 +319,7 @@ void tt__snapshots_take(const struct tt__report_clock *clock, bool last)
 		/* (the last one into its place, its name pointer moved with it) */
 		*due = sn->waiting[--sn->nwaiting];
 		due->window.name = due->name;
+		__atomic_sub_fetch(&sn->places, 1, __ATOMIC_RELAXED);
 	}
 	if (!last)
 		return;
@@ -311,6 +328,7 @@ void tt__snapshots_take(const struct tt__report_clock *clock, bool last)
 			sn->written == 1 ? "" : "s", sn->dir);
 	uint64_t over_max = __atomic_load_n(&sn->over_max, __ATOMIC_RELAXED);
 	uint64_t busy = __atomic_load_n(&sn->busy, __ATOMIC_RELAXED);
+	uint64_t triggers_busy = __atomic_load_n(&sn->triggers_busy, __ATOMIC_RELAXED);
 	if (over_max)
 		fprintf(stderr, "ticktrace: %" PRIu64 " spike%s and trigger%s had no snapshot: "
 			"TICKTRACE_SNAPSHOT_MAX=%" PRIu64 " were taken\n", over_max,
@@ -319,6 +337,13 @@ void tt__snapshots_take(const struct tt__report_clock *clock, bool last)
 		fprintf(stderr, "ticktrace: %" PRIu64 " spike%s and trigger%s had no snapshot: more than "
 			"%d waited for their window to end at once\n", busy, busy == 1 ? "" : "s",
 			busy == 1 ? "" : "s", TT__SNAPSHOTS_WAITING);
+	if (triggers_busy)
+		fprintf(stderr, "ticktrace: %" PRIu64 " trigger%s had no snapshot: more than %d were called "
+			"within one look of tt-spikes (20 ms)\n", triggers_busy, triggers_busy == 1 ? "" : "s",
+			TT__TRIGGERS);
+	if (sn->failed)
+		fprintf(stderr, "ticktrace: %" PRIu64 " snapshot%s could not be written (the first said "
+			"why)\n", sn->failed, sn->failed == 1 ? "" : "s");
 	sn->on = false;
 }
 
@@ -329,7 +354,8 @@ void tt__snapshots_after_fork(void)
 		return;
 	/* The child's own, numbered from 1 under its own pid; the parent's waiting ones
 	 * are the parent's. */
-	sn->numbered = sn->over_max = sn->busy = sn->written = sn->failed = 0;
+	sn->numbered = sn->places = sn->over_max = sn->busy = sn->triggers_busy = 0;
+	sn->written = sn->failed = 0;
 	sn->nwaiting = 0;
 	memset(sn->triggers, 0, sizeof sn->triggers);
 }

@@ -37,7 +37,7 @@ def run(tmp, args, **settings):
     results = {}
     for line in p.stdout.splitlines():
         why, result = line.rsplit(" ", 1)
-        results[why] = int(result)
+        results[why] = int(result) if result.lstrip("-").isdigit() else result
     return results, p.stderr
 
 
@@ -87,7 +87,7 @@ def main():
         open(a_file, "w").close()
         results, err = run(tmp, ["y"], TICKTRACE_SNAPSHOTS=a_file)
         check(results.get("y") == -errno.ENOTCONN, f"DIR a file: {results}")
-        check(f"TICKTRACE_SNAPSHOTS={a_file}:" in err and "no snapshots" in err, f"said: {err}")
+        check(f"TICKTRACE_SNAPSHOTS={a_file}: Not a directory: no snapshots" in err, f"said: {err}")
 
         forked = os.path.join(tmp, "forked")
         results, err = run(tmp, ["p", "fork", "c"], TICKTRACE_SNAPSHOTS=forked,
@@ -98,6 +98,20 @@ def main():
         firsts = [n for n in names if n.split("-")[2] == "1"]
         check(len(names) == 3 and len(firsts) == 2,
               f"the parent's two and the child's own, numbered from 1: {names}")
+
+        # More waiting for their window's end than there are places: each refused at
+        # its call (-EBUSY), never accepted and then lost.
+        many = os.path.join(tmp, "many")
+        results, err = run(tmp, ["many"], TICKTRACE_SNAPSHOTS=many, TICKTRACE_SNAPSHOT_MAX="1000",
+                           TICKTRACE_SNAPSHOT_AFTER="1s")
+        taken, busy = results.get("many 0"), results.get(f"many {-errno.EBUSY}")
+        written = len(os.listdir(many)) if os.path.isdir(many) else -1
+        check(results.get("many other") == 0 and taken and busy and taken + busy == 200,
+              f"200 triggers, 0 or -EBUSY each: {results}")
+        check(written == taken, f"every trigger that returned 0 has its file: {taken} returned 0, "
+              f"{written} files")
+        check(f"{busy} spikes and triggers had no snapshot: more than 64 waited" in err,
+              f"the refused said: {err}")
 
         results, err = run(tmp, ["off"], TICKTRACE="0", TICKTRACE_SNAPSHOTS=snaps)
         check(results.get("off") == -errno.ECANCELED, f"TICKTRACE=0: {results}")
