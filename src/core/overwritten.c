@@ -3,7 +3,8 @@
  * thread's oldest record says how many events of it are gone and from when, rather
  * than leave a silent hole. The background thread (or a thread whose cleaning queue
  * was full) notes each recycled chunk as it counts its events; entries merge chunks
- * recycled close together, so that the few kept reach back about twice a window. */
+ * whose times are close together, so that the few kept reach back about twice a
+ * window. */
 #include "core/core.h"
 
 uint64_t tt__overwrite_grain;
@@ -13,21 +14,34 @@ void tt__note_overwritten(struct tt__slot *slot, uint64_t events, uint64_t first
 	struct tt__overwrites *o = &slot->overwrites;
 	if (!tt__overwrite_grain || !events)
 		return;
-	struct tt__overwrite *newest = o->made ? &o->at[(o->made - 1) % TT__OVERWRITES] : NULL;
-	/* A chunk may be noted after a newer one (cleaned by the thread whose queue was
-	 * full, while the background thread cleans older ones): it joins the newest
-	 * entry, so that entries stay in time order. */
-	if (newest && first_tsc < newest->first_tsc + tt__overwrite_grain) {
-		if (first_tsc < newest->first_tsc)
-			newest->first_tsc = first_tsc;
-		if (last_tsc > newest->last_tsc)
-			newest->last_tsc = last_tsc;
-	} else {
-		newest = &o->at[o->made++ % TT__OVERWRITES];
-		*newest = (struct tt__overwrite){first_tsc, last_tsc, o->total, o->total};
+	uint64_t kept = o->made < TT__OVERWRITES ? o->made : TT__OVERWRITES;
+#define TT__ENTRY(i) (&o->at[(o->made - 1 - (i)) % TT__OVERWRITES]) /* i: 0 the newest */
+	/* A chunk may be noted after newer ones (those a reader kept whole, cleaned after
+	 * it; a thread whose cleaning queue was full): it goes to the entry of its time,
+	 * the entries after it moved on by its events, so that they stay in time order
+	 * and each counts what was overwritten in its span. */
+	uint64_t i = 0;
+	while (i < kept && TT__ENTRY(i)->first_tsc > first_tsc)
+		i++;
+	if (i == kept && kept)
+		i = kept - 1; /* older than every entry kept: the oldest takes it */
+	struct tt__overwrite *e = kept ? TT__ENTRY(i) : NULL;
+	if (!e || (i == 0 && first_tsc >= e->first_tsc + tt__overwrite_grain)) {
+		e = &o->at[o->made++ % TT__OVERWRITES];
+		*e = (struct tt__overwrite){first_tsc, last_tsc, o->total, o->total};
+		i = 0;
 	}
+	if (first_tsc < e->first_tsc)
+		e->first_tsc = first_tsc;
+	if (last_tsc > e->last_tsc)
+		e->last_tsc = last_tsc;
+	e->after += events;
+	for (uint64_t k = 0; k < i; k++) {
+		TT__ENTRY(k)->before += events;
+		TT__ENTRY(k)->after += events;
+	}
+#undef TT__ENTRY
 	o->total += events;
-	newest->after = o->total;
 }
 
 uint64_t tt__overwritten_in(struct tt__slot *slot, uint64_t from_tsc, uint64_t to_tsc,
