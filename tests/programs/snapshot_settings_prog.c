@@ -4,7 +4,8 @@
  * tt_trigger("many") 200 times, a millisecond apart, and prints how many times each
  * result came ("many RESULT COUNT"); "gone" calls it from a thread that then records
  * past the window's end until its ring holds nothing of the window, and exits before
- * the snapshot is written ("gone RESULT"). Records a scope around each call, so that
+ * the snapshot is written ("gone RESULT"); "joined" first creates and joins 2000
+ * threads in turn, each recording a little, then calls it ("joined RESULT"). Records a scope around each call, so that
  * the snapshot's window holds records. */
 #include <errno.h>
 #include <pthread.h>
@@ -39,6 +40,15 @@ static void *tt_trigger_and_go(void *result)
 	return NULL;
 }
 
+static void *tt_record_a_little(void *unused)
+{
+	(void)unused;
+	for (int k = 0; k < 100; k++) {
+		TT_SCOPE("a little");
+	}
+	return NULL;
+}
+
 int main(int argc, char **argv)
 {
 	const char *who = "";
@@ -61,6 +71,16 @@ int main(int argc, char **argv)
 			if (pthread_create(&thread, NULL, tt_trigger_and_go, &result) == 0)
 				pthread_join(thread, NULL);
 			printf("gone %d\n", result);
+			continue;
+		}
+		if (strcmp(argv[i], "joined") == 0) {
+			for (int k = 0; k < 2000; k++) {
+				pthread_t thread;
+				if (pthread_create(&thread, NULL, tt_record_a_little, NULL) == 0)
+					pthread_join(thread, NULL);
+			}
+			TT_SCOPE("around the trigger");
+			printf("joined %d\n", tt_trigger("joined"));
 			continue;
 		}
 		if (strcmp(argv[i], "fork") == 0) {
