@@ -116,14 +116,17 @@ static int tt__write_to(struct tt__out *out, const struct tt__window *window)
 		}
 		if (err)
 			goto out;
-		/* (a thread gone before the window, which recorded nothing in it, is not in it) */
-		if (window && !snap->records &&
+		if (window && snap->begins_inside)
+			tt__window_cut(snap, window->info.from_tsc, window->info.to_tsc);
+		/* (a thread gone before the window, which recorded nothing in it, is not in it;
+		 * one whose records the ring overwrote is, its cut said, and so is the thread
+		 * of the spike or trigger, which the SNAPSHOT section names) */
+		if (window && !snap->records && !snap->dropped[TT_DROP_OVERWRITTEN] &&
+		    slot->index != window->info.thread_index &&
 		    (__atomic_load_n(&slot->flags, __ATOMIC_ACQUIRE) & TT__SLOT_EXITED)) {
 			free(snaps[--threads].extents);
 			continue;
 		}
-		if (window && snap->begins_inside)
-			tt__window_cut(snap, window->info.from_tsc, window->info.to_tsc);
 	}
 	if (window) {
 		tt__reading(0);

@@ -2,9 +2,13 @@
  * what each returned, a line each ("WHY RESULT"); an argument "fork" forks there, the
  * child going on with the rest (its lines prefixed "child "); "many" calls
  * tt_trigger("many") 200 times, a millisecond apart, and prints how many times each
- * result came ("many RESULT COUNT"). Records a scope around each call, so that the
- * snapshot's window holds records. */
+ * result came ("many RESULT COUNT"); "gone" calls it from a thread that then records
+ * past the window's end until its ring holds nothing of the window, and exits before
+ * the snapshot is written ("gone RESULT"); "joined" first creates and joins 2000
+ * threads in turn, each recording a little, then calls it ("joined RESULT"). Records a scope around each call, so that
+ * the snapshot's window holds records. */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -12,6 +16,38 @@
 #include <unistd.h>
 
 #include <ticktrace.h>
+
+static double tt_seconds(void)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (double)now.tv_sec + (double)now.tv_nsec / 1e9;
+}
+
+/* With TICKTRACE_SNAPSHOT_AFTER=1ms and a TICKTRACE_BUFFER well under 100000: tt-spikes
+ * looks every 20 ms, so the thread is mostly gone when its snapshot is written (at
+ * the latest, at exit). */
+static void *tt_trigger_and_go(void *result)
+{
+	double called = tt_seconds();
+	*(int *)result = tt_trigger("gone");
+	while (tt_seconds() - called < 0.002) {
+		TT_SCOPE("until the window ended");
+	}
+	for (int k = 0; k < 100000; k++) {
+		TT_SCOPE("over the window");
+	}
+	return NULL;
+}
+
+static void *tt_record_a_little(void *unused)
+{
+	(void)unused;
+	for (int k = 0; k < 100; k++) {
+		TT_SCOPE("a little");
+	}
+	return NULL;
+}
 
 int main(int argc, char **argv)
 {
@@ -27,6 +63,24 @@ int main(int argc, char **argv)
 				nanosleep(&(struct timespec){0, 1000000}, NULL);
 			}
 			printf("many 0 %d\nmany %d %d\nmany other %d\n", zero, -EBUSY, busy, other);
+			continue;
+		}
+		if (strcmp(argv[i], "gone") == 0) {
+			int result = 1;
+			pthread_t thread;
+			if (pthread_create(&thread, NULL, tt_trigger_and_go, &result) == 0)
+				pthread_join(thread, NULL);
+			printf("gone %d\n", result);
+			continue;
+		}
+		if (strcmp(argv[i], "joined") == 0) {
+			for (int k = 0; k < 2000; k++) {
+				pthread_t thread;
+				if (pthread_create(&thread, NULL, tt_record_a_little, NULL) == 0)
+					pthread_join(thread, NULL);
+			}
+			TT_SCOPE("around the trigger");
+			printf("joined %d\n", tt_trigger("joined"));
 			continue;
 		}
 		if (strcmp(argv[i], "fork") == 0) {

@@ -7,10 +7,12 @@ Checked: without TICKTRACE_SNAPSHOTS -ENOTCONN and no file; with it, DIR made (0
 one file per trigger named trigger-PID-N-WHY.ttr (WHY's odd characters made '_'), a
 raw snapshot file each, TICKTRACE_SNAPSHOT_MAX then -EDQUOT and the count said at
 exit; mode stream said and refused; bad settings said, the defaults used; DIR a
-file: said, refused; a forked child's own snapshots, numbered from 1; TICKTRACE=0.
+file: said, refused; a forked child's own snapshots, numbered from 1; the snapshot of a
+thread gone before it was written, its window overwritten; TICKTRACE=0.
 Usage: snapshot_settings.py PROG TICKTRACE"""
 import errno
 import os
+import resource
 import stat
 import struct
 import subprocess
@@ -112,6 +114,32 @@ def main():
               f"{written} files")
         check(f"{busy} spikes and triggers had no snapshot: more than 64 waited" in err,
               f"the refused said: {err}")
+
+        # The thread that triggered, gone when its snapshot is written and its window
+        # all overwritten: in the file still, its cut said (the file was refused: "SNAPSHOT
+        # of thread index 0, which has no THREAD section").
+        gone = os.path.join(tmp, "gone")
+        results, err = run(tmp, ["gone"], TICKTRACE_SNAPSHOTS=gone, TICKTRACE_BUFFER="20000",
+                           TICKTRACE_SNAPSHOT_AFTER="1ms")
+        check(results.get("gone") == 0, f"gone: {results}")
+        files = os.listdir(gone) if os.path.isdir(gone) else []
+        check(len(files) == 1, f"gone: one snapshot: {files}")
+        for f in files:
+            p = subprocess.run([TOOL, "info", os.path.join(gone, f)], capture_output=True,
+                               text=True, timeout=60)
+            check(p.returncode == 0 and "window cut: tid" in p.stdout,
+                  f"gone: the file read, the thread's cut said: {p.stdout} {p.stderr}")
+
+        # 2000 threads gone, then a snapshot: memory for the copies of the live
+        # threads' records only (each snapshot faulted in 9 chunks of 64 KiB for each
+        # thread gone: 1.1 GiB here).
+        joined = os.path.join(tmp, "joined")
+        results, err = run(tmp, ["joined"], TICKTRACE_SNAPSHOTS=joined, TICKTRACE_SNAPSHOT_AFTER="1ms")
+        # (the peak of the largest child so far: every other one is small)
+        peak_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+        written = os.listdir(joined) if os.path.isdir(joined) else []
+        check(results.get("joined") == 0 and len(written) == 1, f"joined: {results} {written}")
+        check(peak_kb < 256 * 1024, f"joined: peak RSS {peak_kb} kB, under 256 MiB")
 
         results, err = run(tmp, ["off"], TICKTRACE="0", TICKTRACE_SNAPSHOTS=snaps)
         check(results.get("off") == -errno.ECANCELED, f"TICKTRACE=0: {results}")
