@@ -196,7 +196,8 @@ void tt_tw_events(struct tt_tw *w, uint32_t index, uint64_t first_record,
 	struct tt_events_info ei = {.thread_index = index, .first_record = first_record};
 	tt_tw_section(w, TT_SEC_EVENTS, sizeof(ei) + n * sizeof(*records));
 	fwrite(&ei, sizeof(ei), 1, w->fp);
-	fwrite(records, sizeof(*records), n, w->fp);
+	if (n) /* (records may be NULL: a thread with none) */
+		fwrite(records, sizeof(*records), n, w->fp);
 	w->records += n;
 }
 
