@@ -449,8 +449,8 @@ _Static_assert(sizeof(struct tt_snapshot_info) == 96, "snapshot info layout");
  * its dropped[TT_DROP_OVERWRITTEN] counts. The span is the ring's chunks that reached
  * into the window, said whole: lost_from_tsc is at or before the window's from_tsc,
  * or the thread's first event when it began later; lost_to_tsc may pass to_tsc. 0 in
- * lost_from_tsc: the ring overwrote more than it remembers, and `events` is at least
- * what the window lost. */
+ * lost_from_tsc: the ring overwrote more than it remembers, and the window lost at
+ * least `events`. */
 struct tt_snapshot_cut {
 	uint32_t thread_index;
 	uint32_t reserved;

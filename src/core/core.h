@@ -77,13 +77,14 @@ struct tt__sched {
 	                   * was asked, or the last state of the blocks written and gone */
 };
 
-/* Mode ring, while snapshots are taken: what the ring overwrote of a thread lately, so
- * that a snapshot counts what it lost of its window (overwritten.c). Each entry spans
- * the chunks recycled within tt__overwrite_grain ticks of its first; arena lock held. */
-#define TT__OVERWRITES 32
+/* Mode ring, while snapshots are taken: what the ring overwrote of a thread, so that
+ * a snapshot counts what it lost of its window (overwritten.c). Entries in time
+ * order, each spanning the chunks recycled within tt__overwrite_grain ticks of its
+ * first, or more once merged; arena lock held. */
+#define TT__OVERWRITES 64
 struct tt__overwrites {
 	uint64_t total; /* timed events overwritten so far */
-	uint64_t made;  /* entries made; the last TT__OVERWRITES are kept, by made % that */
+	uint32_t n;     /* entries, the oldest first */
 	struct tt__overwrite {
 		uint64_t first_tsc, last_tsc; /* of the events it overwrote */
 		uint64_t before, after;       /* total before and after them */
@@ -296,9 +297,8 @@ extern uint64_t tt__overwrite_grain TT__HIDDEN;
 void tt__note_overwritten(struct tt__slot *slot, uint64_t events, uint64_t first_tsc,
 			  uint64_t last_tsc) TT__HIDDEN;
 /* What the ring overwrote of the slot's records from `from_tsc` to `to_tsc`: the
- * events, and the span of the chunks they were in, said whole (*lost_from_tsc is at
- * or before from_tsc, or 0 when the history does not reach back that far: at least
- * that many). 0 events: none. */
+ * events, and the span of the entries they were noted in, said whole
+ * (*lost_from_tsc at or before from_tsc, or the thread's first). 0 events: none. */
 uint64_t tt__overwritten_in(struct tt__slot *slot, uint64_t from_tsc, uint64_t to_tsc,
 			    uint64_t *lost_from_tsc, uint64_t *lost_to_tsc) TT__HIDDEN;
 /* Readers that copy a ring's chunks while it goes on recycling (tt-spikes,

@@ -135,8 +135,8 @@ bool tt__snapshots_start(void)
 	sn->before_ns = tt__snapshot_duration("TICKTRACE_SNAPSHOT_BEFORE", TT__SNAPSHOT_BEFORE_NS);
 	sn->after_ns = tt__snapshot_duration("TICKTRACE_SNAPSHOT_AFTER", TT__SNAPSHOT_AFTER_NS);
 	sn->max = tt__snapshot_max();
-	/* The ring's history of what it overwrote reaches back about two windows. */
-	uint64_t grain = tt__ticks(sn->before_ns + sn->after_ns, tt__rough_hz()) / (TT__OVERWRITES / 2);
+	/* The ring's history of what it overwrote: fine over the last four windows or so. */
+	uint64_t grain = tt__ticks(sn->before_ns + sn->after_ns, tt__rough_hz()) / (TT__OVERWRITES / 4);
 	tt__overwrite_grain = grain ? grain : 1;
 	__atomic_store_n(&sn->on, true, __ATOMIC_RELEASE);
 	return true;
