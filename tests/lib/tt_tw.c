@@ -223,7 +223,8 @@ void tt_tw_snapshot(struct tt_tw *w, const struct tt_snapshot_info *info, const 
 	fwrite(&si, sizeof(si), 1, w->fp);
 	fwrite(name, 1, si.name_len, w->fp);
 	fwrite(zeros, 1, padded - si.name_len, w->fp);
-	fwrite(cuts, sizeof(*cuts), n, w->fp);
+	if (n) /* (cuts may be NULL: none) */
+		fwrite(cuts, sizeof(*cuts), n, w->fp);
 	tt_tw_pad(w, size);
 }
 
