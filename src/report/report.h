@@ -42,7 +42,7 @@ void tt__spikes_after_fork(void) TT__HIDDEN;
 /* At the spike detector's start: whether snapshots are taken (which the detector is
  * then run for); what is wrong with the settings is said. */
 bool tt__snapshots_start(void) TT__HIDDEN;
-/* tt_trigger(why), called at `tsc` by the thread numbered `thread`: 0, or -ENOTCONN
+/* tt_trigger, called with `why` at `tsc` by the thread numbered `thread`: 0, or -ENOTCONN
  * (no snapshots), -EDQUOT (TICKTRACE_SNAPSHOT_MAX taken), -EBUSY. Async-signal-safe. */
 int tt__snapshot_trigger(const char *why, uint64_t tsc, uint32_t thread) TT__HIDDEN;
 /* The detector found a spike of the thread numbered `thread`: its snapshot, to write

@@ -1,16 +1,18 @@
 /* Snapshots, the flight recorder that keeps each spike: with TICKTRACE_SNAPSHOTS=DIR,
  * each spike the live detector finds (spikes.c, modes stop and ring) and each call of
- * tt_trigger(why) writes into DIR a raw file of every thread's records and states from
- * TICKTRACE_SNAPSHOT_BEFORE (100 ms) before the spike began to TICKTRACE_SNAPSHOT_AFTER
- * (10 ms) after it ended: spike-PID-N-NAME.ttr, trigger-PID-N-WHY.ttr. At most
- * TICKTRACE_SNAPSHOT_MAX (16); the rest are counted and said at exit.
+ * tt_trigger, with its why, writes into DIR a raw file of every thread's records and
+ * states from TICKTRACE_SNAPSHOT_BEFORE (100 ms) before the spike began to
+ * TICKTRACE_SNAPSHOT_AFTER (10 ms) after it ended: spike-PID-N-NAME.ttr,
+ * trigger-PID-N-WHY.ttr. At most TICKTRACE_SNAPSHOT_MAX (16); the rest are counted and
+ * said at exit.
  *
  * The thread tt-spikes writes them, once their window has ended, after each look at
- * the threads' records, with the chunks held as a dump holds them: a ring then grows
- * rather than recycle, so that no recording thread ever waits. What a ring overwrote
- * of a window before it was written is counted in the file (core/overwritten.c).
- * A trigger is taken without a lock or a system call, into a slot of its own, which
- * tt-spikes empties. Mode stream keeps every record in its file: no snapshots. */
+ * the threads' records: it copies each thread's window as a reader (core's
+ * tt__reading: the rings go on recycling, and no recording thread ever waits), then
+ * writes the copies. What a ring overwrote of a window before it was copied is
+ * counted in the file (core/overwritten.c). A trigger takes its place without a lock
+ * or a system call, in a slot of its own that tt-spikes empties. Mode stream keeps
+ * every record in its file: no snapshots. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdbool.h>
