@@ -158,14 +158,29 @@ struct tt__sched_out {
 	void *ctx;
 };
 
+/* One SCHED section: the state the thread was in at its start (carry, moved to
+ * since_ns: a window's), when given, then the states. */
+static void tt__out_sched_states(struct tt__out *out, const struct tt_sched_info *info,
+				  const struct tt_sched_state *carry, const struct tt_sched_state *states,
+				  size_t n)
+{
+	tt__out_section(out, TT_SEC_SCHED, sizeof *info + (n + !!carry) * sizeof *states);
+	tt__out(out, info, sizeof *info);
+	if (carry) {
+		struct tt_sched_state at_start = *carry;
+		at_start.ns = info->since_ns;
+		tt__out(out, &at_start, sizeof at_start);
+	}
+	if (n)
+		tt__out(out, states, n * sizeof *states);
+}
+
 static void tt__out_sched_section(void *arg, struct tt__slot *slot, uint64_t lost, int64_t since_ns,
 				  const struct tt_sched_state *states, size_t n)
 {
 	struct tt__sched_out *so = arg;
 	struct tt_sched_info info = {.thread_index = slot->index, .lost = lost, .since_ns = since_ns};
-	tt__out_section(so->out, TT_SEC_SCHED, sizeof info + n * sizeof *states);
-	tt__out(so->out, &info, sizeof info);
-	tt__out(so->out, states, n * sizeof *states);
+	tt__out_sched_states(so->out, &info, NULL, states, n);
 	if (so->seen)
 		so->seen(so->ctx, slot, lost, since_ns, states, n);
 }
@@ -350,23 +365,6 @@ struct tt__sched_window {
 	bool carried, started;
 };
 
-/* One SCHED section of a window: the state at its start (carry, moved to since_ns),
- * when given, then the states. */
-static void tt__out_window_states(struct tt__out *out, const struct tt_sched_info *info,
-				  const struct tt_sched_state *carry, const struct tt_sched_state *states,
-				  size_t n)
-{
-	tt__out_section(out, TT_SEC_SCHED, sizeof *info + (n + !!carry) * sizeof *states);
-	tt__out(out, info, sizeof *info);
-	if (carry) {
-		struct tt_sched_state at_start = *carry;
-		at_start.ns = info->since_ns;
-		tt__out(out, &at_start, sizeof at_start);
-	}
-	if (n)
-		tt__out(out, states, n * sizeof *states);
-}
-
 static void tt__sched_window_section(void *arg, struct tt__slot *slot, uint64_t lost, int64_t since_ns,
 				     const struct tt_sched_state *states, size_t n)
 {
@@ -391,7 +389,7 @@ static void tt__sched_window_section(void *arg, struct tt__slot *slot, uint64_t 
 		.since_ns = since_inside ? since_ns : w->from_ns,
 	};
 	bool carry = w->carried && !since_inside;
-	tt__out_window_states(w->out, &info, carry ? &w->carry : NULL, states + first, last - first);
+	tt__out_sched_states(w->out, &info, carry ? &w->carry : NULL, states + first, last - first);
 	w->carried = false;
 	w->started = true;
 }
@@ -409,6 +407,6 @@ void tt__out_sched_window(struct tt__out *out, struct tt__slot *slot, int64_t fr
 	/* In the same state the whole window: that state, from its start. */
 	if (!w.started && w.carried) {
 		struct tt_sched_info info = {.thread_index = slot->index, .since_ns = from_ns};
-		tt__out_window_states(out, &info, &w.carry, NULL, 0);
+		tt__out_sched_states(out, &info, &w.carry, NULL, 0);
 	}
 }
