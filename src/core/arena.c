@@ -121,6 +121,17 @@ struct tt__recycled {
 	uint64_t events, first_tsc, last_tsc;
 };
 
+/* One more timed event at tsc. (The earliest and the latest, not the first and the
+ * last: a gap's record, written as its thread resumes, holds the time of the first
+ * event it lost.) */
+static void tt__recycled_add(struct tt__recycled *held, uint64_t tsc)
+{
+	if (!held->events++ || tsc < held->first_tsc)
+		held->first_tsc = tsc;
+	if (held->events == 1 || tsc > held->last_tsc)
+		held->last_tsc = tsc;
+}
+
 /* Counts a recycled chunk's events as overwritten and zeroes it, unless one of them
  * is not written yet (its thread was interrupted by a signal handler between
  * reserving and writing it): then 0. */
@@ -133,14 +144,8 @@ static int tt__clean_chunk(struct tt__slot *slot, struct tt__chunk *chunk, struc
 		uint64_t word = __atomic_load_n(&r->word, __ATOMIC_ACQUIRE);
 		if (!word)
 			return 0;
-		if (!TT_RECORD_HAS_TIME(TT_RECORD_KIND(word)))
-			continue;
-		/* (the earliest and the latest: a gap's record, written as its thread
-		 * resumes, holds the time of the first event it lost) */
-		if (!held->events++ || r->tsc < held->first_tsc)
-			held->first_tsc = r->tsc;
-		if (held->events == 1 || r->tsc > held->last_tsc)
-			held->last_tsc = r->tsc;
+		if (TT_RECORD_HAS_TIME(TT_RECORD_KIND(word)))
+			tt__recycled_add(held, r->tsc);
 	}
 	__atomic_add_fetch(&slot->dropped[TT_DROP_OVERWRITTEN], held->events, __ATOMIC_RELAXED);
 	memset(chunk, 0, TT__CHUNK_SIZE);
@@ -182,22 +187,19 @@ void tt__chunk_to_clean(struct tt__slot *slot, struct tt__chunk *chunk)
 uint64_t tt__deferred_events(struct tt__slot *slot, uint64_t from_tsc, uint64_t to_tsc,
 			     uint64_t *first_tsc, uint64_t *last_tsc)
 {
-	uint64_t events = 0;
+	struct tt__recycled in = {0};
 	tt__arena_lock(1);
 	for (const struct tt__chunk *chunk = slot->deferred; chunk; chunk = chunk->next) {
 		const struct tt_record *r = (const struct tt_record *)(chunk + 1);
 		const struct tt_record *end = (const struct tt_record *)((const char *)chunk + chunk->size);
-		for (; r < end; r++) {
-			if (!TT_RECORD_HAS_TIME(TT_RECORD_KIND(r->word)) || r->tsc < from_tsc || r->tsc > to_tsc)
-				continue;
-			if (!events++ || r->tsc < *first_tsc)
-				*first_tsc = r->tsc;
-			if (events == 1 || r->tsc > *last_tsc)
-				*last_tsc = r->tsc;
-		}
+		for (; r < end; r++)
+			if (TT_RECORD_HAS_TIME(TT_RECORD_KIND(r->word)) && r->tsc >= from_tsc && r->tsc <= to_tsc)
+				tt__recycled_add(&in, r->tsc);
 	}
 	tt__arena_lock(0);
-	return events;
+	*first_tsc = in.first_tsc;
+	*last_tsc = in.last_tsc;
+	return in.events;
 }
 
 int tt__reading_now(void)
