@@ -72,6 +72,17 @@ static int tt__out_snapshot(struct tt__out *out, const struct tt__window *w,
 	return 0;
 }
 
+/* The chunks kept where they are while they are read (keep 1), then let go (0): for a
+ * window, as a reader (the rings go on recycling; what they recycle meanwhile stays
+ * whole); for the whole file, held (a ring grows meanwhile). */
+static void tt__keep_chunks(const struct tt__window *window, int keep)
+{
+	if (window)
+		tt__reading(keep);
+	else
+		tt__hold_chunks(keep);
+}
+
 /* The whole file, or a snapshot's window of it. */
 static int tt__write_to(struct tt__out *out, const struct tt__window *window)
 {
@@ -85,18 +96,14 @@ static int tt__write_to(struct tt__out *out, const struct tt__window *window)
 	 * their THREAD sections say whether they have states (a short run's, or where the
 	 * kernel refuses: then its line is said). */
 	tt__sched_drain(NULL);
-	/* The chunks stay where they are while they are read. A window's records are
-	 * copied, into memory faulted in before, while the rings go on recycling (the
-	 * chunks they recycle meanwhile are kept whole until the copies are made); the
-	 * whole file is written from the chunks, held (a ring grows meanwhile). */
+	/* A window's records are copied, into memory faulted in before, and the chunks
+	 * let go once they are; the whole file is written from the chunks, kept until
+	 * it is. */
 	struct tt__copy_room room = {0};
 	if (window)
 		tt__copy_room_make(&room);
 	bool held = true;
-	if (window)
-		tt__reading(1);
-	else
-		tt__hold_chunks(1);
+	tt__keep_chunks(window, 1);
 	for (struct tt__slot *slot = tt__registry_head(); slot;
 	     slot = __atomic_load_n(&slot->next, __ATOMIC_ACQUIRE)) {
 		if (threads == cap) {
@@ -129,7 +136,7 @@ static int tt__write_to(struct tt__out *out, const struct tt__window *window)
 		}
 	}
 	if (window) {
-		tt__reading(0);
+		tt__keep_chunks(window, 0);
 		held = false;
 	}
 	for (size_t i = 0; i < threads && !err; i++)
@@ -162,10 +169,8 @@ static int tt__write_to(struct tt__out *out, const struct tt__window *window)
 	tt__out_flush(out);
 	err = out->err;
 out:
-	if (held && window)
-		tt__reading(0);
-	else if (held)
-		tt__hold_chunks(0);
+	if (held)
+		tt__keep_chunks(window, 0);
 	for (size_t i = 0; i < threads; i++) {
 		free(snaps[i].extents);
 		free(snaps[i].copy);
