@@ -19,6 +19,8 @@
 int64_t tt__clock_ns(clockid_t id) TT__HIDDEN; /* the clock's reading in nanoseconds */
 void tt__anchor_now(struct tt_anchor *anchor) TT__HIDDEN;
 void tt__clock_fill_header(struct tt_file_header *header) TT__HIDDEN;
+/* TSC ticks per second from one anchor to a later one; 0 when no time passed. */
+uint64_t tt__anchor_hz(const struct tt_anchor *from, const struct tt_anchor *to) TT__HIDDEN;
 extern struct tt_anchor tt__start_anchor TT__HIDDEN;
 
 /* threads.c */

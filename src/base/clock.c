@@ -75,8 +75,13 @@ void tt__clock_fill_header(struct tt_file_header *header)
 		header->flags |= TT_FILE_INVARIANT_TSC;
 	if (tt__kernel_uses_tsc())
 		header->flags |= TT_FILE_TSC_RELIABLE;
-	int64_t span_ns = header->end.monotonic_ns - header->start.monotonic_ns;
-	uint64_t span_ticks = header->end.tsc - header->start.tsc;
 	header->tsc_source = TT_TSC_ANCHORS;
-	header->tsc_hz = span_ns > 0 ? (uint64_t)((unsigned __int128)span_ticks * 1000000000 / (uint64_t)span_ns) : 0;
+	header->tsc_hz = tt__anchor_hz(&header->start, &header->end);
+}
+
+uint64_t tt__anchor_hz(const struct tt_anchor *from, const struct tt_anchor *to)
+{
+	int64_t ns = to->monotonic_ns - from->monotonic_ns;
+	uint64_t ticks = to->tsc - from->tsc;
+	return ns > 0 ? (uint64_t)((unsigned __int128)ticks * 1000000000 / (uint64_t)ns) : 0;
 }

@@ -99,10 +99,9 @@ static uint64_t tt__rough_hz(void)
 {
 	struct tt_anchor now;
 	tt__anchor_now(&now);
-	int64_t ns = now.monotonic_ns - tt__start_anchor.monotonic_ns;
-	if (ns < 10000)
-		return UINT64_C(3000000000);
-	return (uint64_t)((unsigned __int128)(now.tsc - tt__start_anchor.tsc) * 1000000000 / (uint64_t)ns);
+	if (now.monotonic_ns - tt__start_anchor.monotonic_ns < 10000)
+		return UINT64_C(3000000000); /* (too short a span to measure) */
+	return tt__anchor_hz(&tt__start_anchor, &now);
 }
 
 static uint64_t tt__ticks(int64_t ns, uint64_t hz)

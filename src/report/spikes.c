@@ -216,11 +216,10 @@ static void tt__spikes_clock(struct tt__spikes *sp)
 	tt__anchor_now(&now);
 	if (sp->clock.hz && now.monotonic_ns - sp->measured_ns < TT__SPIKES_CLOCK_NS)
 		return;
-	int64_t ns = now.monotonic_ns - tt__start_anchor.monotonic_ns;
-	uint64_t ticks = now.tsc - tt__start_anchor.tsc;
+	uint64_t hz = tt__anchor_hz(&tt__start_anchor, &now);
 	sp->clock.tsc0 = tt__start_anchor.tsc;
-	if (ns > 0)
-		sp->clock.hz = (uint64_t)((unsigned __int128)ticks * 1000000000 / (uint64_t)ns);
+	if (hz)
+		sp->clock.hz = hz;
 	if (!sp->clock.hz)
 		sp->clock.hz = 1000000000;
 	sp->measured_ns = now.monotonic_ns;
