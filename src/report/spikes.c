@@ -449,6 +449,8 @@ static void tt__spikes_poll(bool last)
 	struct tt__spikes *sp = &tt__spikes;
 	sigset_t old;
 	tt__block_signals(&old);
+	struct tt__writing writing; /* (the log's lines, the snapshots) */
+	tt__writing_begin(&writing);
 	pthread_mutex_lock(&sp->poll_mutex);
 	for (struct tt__slot *slot = tt__registry_head(); slot && sp->on && !sp->an.oom;
 	     slot = __atomic_load_n(&slot->next, __ATOMIC_ACQUIRE)) {
@@ -467,6 +469,7 @@ static void tt__spikes_poll(bool last)
 	if (last)
 		sp->on = false;
 	pthread_mutex_unlock(&sp->poll_mutex);
+	tt__writing_end(&writing);
 	tt__restore_signals(&old);
 }
 
