@@ -243,6 +243,7 @@ void tt__narrow_thread(struct tt__thread_snapshot *snap, uint64_t from_tsc, uint
 	snap->begins_inside = __atomic_load_n(&slot->flags, __ATOMIC_ACQUIRE) & TT__SLOT_WRAPPED;
 	memset(snap->dropped, 0, sizeof snap->dropped);
 	snap->records = 0;
+	snap->held_records = snap->held_from_tsc = snap->held_to_tsc = 0;
 	for (size_t c = 0; c < snap->chunks; c++) {
 		struct tt__extent *e = &snap->extents[c];
 		/* An event's records that have no time go with it: a window begins and ends
@@ -255,6 +256,11 @@ void tt__narrow_thread(struct tt__thread_snapshot *snap, uint64_t from_tsc, uint
 		/* Only a chunk the window begins or ends in is read record by record. A gap
 		 * of dropped events that reaches into the window is in it, with its count. */
 		bool timed = last > first;
+		snap->held_records += (uint64_t)(e->end - e->begin);
+		if (timed && !snap->held_from_tsc)
+			snap->held_from_tsc = first->tsc;
+		if (timed)
+			snap->held_to_tsc = last[-1].tsc;
 		const struct tt_record *begin = e->end;
 		if (timed && tt__lasts_past(last - 1, e->end, from_tsc - 1)) {
 			begin = first->tsc >= from_tsc ? e->begin : first;

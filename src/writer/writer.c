@@ -2,10 +2,13 @@
  * as they are, taken once, and the call sites and functions their records name, each
  * described once. Records go from the chunks to the file without a copy. */
 #include <errno.h>
+#include <inttypes.h>
 #include <link.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <x86intrin.h>
 
 #include "writer/writer.h"
 
@@ -83,6 +86,29 @@ static void tt__keep_chunks(const struct tt__window *window, int keep)
 		tt__hold_chunks(keep);
 }
 
+/* A thread whose ring overwrote its whole window before the window was copied (mode
+ * ring with a buffer too small for it): said once a run, with the buffer the window
+ * needs at the rate its ring held, from the window's start to the copy. */
+static void tt__say_ring_too_small(const struct tt__thread_snapshot *snap, const struct tt__window *w)
+{
+	static bool said;
+	uint64_t span = snap->held_to_tsc - snap->held_from_tsc, now = __rdtsc();
+	if (__atomic_exchange_n(&said, true, __ATOMIC_RELAXED) || !span || now <= w->info.from_tsc)
+		return;
+	struct tt_anchor at;
+	tt__anchor_now(&at);
+	uint64_t hz = tt__anchor_hz(&tt__start_anchor, &at);
+	uint64_t rate = (uint64_t)((unsigned __int128)snap->held_records * hz / span);
+	uint64_t needed = (uint64_t)((unsigned __int128)snap->held_records * (now - w->info.from_tsc) / span);
+	needed = (needed / TT__CHUNK_RECORDS + 2) * TT__CHUNK_RECORDS; /* (the ring recycles chunks) */
+	const struct tt__slot *slot = snap->slot;
+	fprintf(stderr, "ticktrace: thread %" PRIu32 " (%.*s) records %" PRIu64 " events/s: a snapshot "
+		"window of %" PRId64 " ms needs TICKTRACE_BUFFER=%" PRIu64 " (it is %" PRIu64 "), or it "
+		"is overwritten before it is copied: its snapshots hold none of its events\n",
+		slot->tid, (int)strnlen(slot->name, sizeof slot->name), slot->name, rate,
+		(w->to_ns - w->from_ns) / 1000000, needed, tt__config.buffer_events);
+}
+
 /* The whole file, or a snapshot's window of it. */
 static int tt__write_to(struct tt__out *out, const struct tt__window *window)
 {
@@ -90,6 +116,7 @@ static int tt__write_to(struct tt__out *out, const struct tt__window *window)
 	struct tt__site_set names = {0};
 	struct tt__ranges loaded = {0};
 	size_t threads = 0, cap = 0;
+	size_t ring_too_small = SIZE_MAX; /* a thread that lost its whole window */
 	int err = 0;
 	names.retired_seen = tt__retired_count();
 	/* Threads whose switches tt-sched has not asked for yet are asked for now, before
@@ -125,6 +152,8 @@ static int tt__write_to(struct tt__out *out, const struct tt__window *window)
 			goto out;
 		if (window && snap->begins_inside)
 			tt__window_cut(snap, window->info.from_tsc, window->info.to_tsc);
+		if (window && !snap->records && snap->dropped[TT_DROP_OVERWRITTEN])
+			ring_too_small = threads - 1;
 		/* (a thread gone before the window, which recorded nothing in it, is not in it;
 		 * one whose records the ring overwrote is, its cut said, and so is the thread
 		 * of the spike or trigger, which the SNAPSHOT section names) */
@@ -139,6 +168,8 @@ static int tt__write_to(struct tt__out *out, const struct tt__window *window)
 		tt__keep_chunks(window, 0);
 		held = false;
 	}
+	if (ring_too_small < threads)
+		tt__say_ring_too_small(&snaps[ring_too_small], window);
 	for (size_t i = 0; i < threads && !err; i++)
 		err = tt__collect_names(&names, &snaps[i]);
 	if (err)
