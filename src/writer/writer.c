@@ -106,7 +106,7 @@ static void tt__say_ring_too_small(const struct tt__thread_snapshot *snap, const
 		"window of %" PRId64 " ms needs TICKTRACE_BUFFER=%" PRIu64 " (it is %" PRIu64 "), or it "
 		"is overwritten before it is copied: its snapshots hold none of its events\n",
 		slot->tid, (int)strnlen(slot->name, sizeof slot->name), slot->name, rate,
-		(w->to_ns - w->from_ns) / 1000000, needed, tt__config.buffer_events);
+		(w->to_ns - w->from_ns + 500000) / 1000000, needed, tt__config.buffer_events);
 }
 
 /* The whole file, or a snapshot's window of it. */
