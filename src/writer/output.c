@@ -322,7 +322,10 @@ void tt__list_written(const char *path)
 	int fd = open(list, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return;
+	struct tt__writing writing;
+	tt__writing_begin(&writing);
 	ssize_t written = write(fd, line, len);
 	(void)written; /* a list that cannot take the line: the file is written all the same */
+	tt__writing_end(&writing);
 	close(fd);
 }

@@ -3,7 +3,8 @@
 
 signals: the program's SIGXFSZ handler, installed while snapshots are written, 30
   rounds: never changed nor lost, never called for a write of ticktrace's; under a file
-  size limit, the snapshots and the trace that met it said, the program's exit its own.
+  size limit, the snapshots and the trace that met it said, the program's exit its own;
+  the same exit, and the loss said, where the trace's FIFO reader leaves (SIGPIPE).
 users: a FIFO another local user (nobody) planted at each output's path in a shared
   sticky directory (trace, stream, live file, spike log, report, snapshot) reads
   nothing; a FIFO of root's is written in place for a run as nobody; a FIFO of the
@@ -71,6 +72,18 @@ def signals(tmp):
             written = len(os.listdir(snaps)) if os.path.isdir(snaps) else 0
             check(written == 30 and "30 snapshots in" in p.stderr,
                   f"{what}: 30 snapshots written: {written}: {p.stderr}")
+
+    # The trace into the user's FIFO, whose reader leaves after 1000 bytes: the
+    # program's exit its own (not SIGPIPE's), the trace's end said.
+    fifo = os.path.join(tmp, "leaving.ttr")
+    os.mkfifo(fifo)
+    reader = subprocess.Popen(["head", "-c", "1000", fifo], stdout=subprocess.DEVNULL)
+    p = run(["flatout", "50"], TICKTRACE_OUT=fifo)
+    reader.wait(timeout=60)
+    print(f"a FIFO whose reader left: exit {p.returncode}: {p.stderr.strip()}")
+    check(p.returncode == 0, f"a FIFO whose reader left: the program's own exit, not {p.returncode}")
+    check(re.search(r"could not write the trace at exit to \S+leaving.ttr: Broken pipe", p.stderr),
+          f"a FIFO whose reader left: said: {p.stderr}")
     return 0
 
 
