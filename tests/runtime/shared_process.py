@@ -10,8 +10,9 @@ users: a FIFO another local user (nobody) planted at each output's path in a sha
   nothing; a FIFO of root's is written in place for a run as nobody; a FIFO of the
   user's that no one reads from holds the program at exit for no more than a few
   seconds, and says so. As root only (77 otherwise).
-losses: the spike log that cannot be written (/dev/full, RLIMIT_FSIZE) counts its lost
-  entries and says them at exit; mode ring with a buffer too small for the snapshot
+losses: the spike log that cannot be written (/dev/full, RLIMIT_FSIZE, a FIFO whose
+  reader takes nothing, which never holds the program) counts its lost entries and
+  says them at exit; mode ring with a buffer too small for the snapshot
   window says what buffer the window needs, and the snapshot of a thread whose whole
   window was overwritten says so (`info`, and convert's mark).
 Usage: shared_process.py PROG TICKTRACE signals|users|losses"""
@@ -253,6 +254,25 @@ def losses(tmp):
           f"RLIMIT_FSIZE: lines kept and lost make every spike: {len(kept)} kept: {p.stderr}")
     for line in kept:
         json.loads(line)
+
+    # A FIFO of the user's whose reader takes nothing: the log loses what the pipe
+    # cannot hold, says so, and the program is never held by it.
+    fifo = os.path.join(tmp, "stuck.log")
+    os.mkfifo(fifo)
+    held = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        p = run(["spikes", "1000"], timeout=60, TICKTRACE_OUT="/dev/null", TICKTRACE_SPIKES=fifo,
+                TICKTRACE_SPIKE_THRESHOLD="500us")
+    except subprocess.TimeoutExpired:
+        p = None
+    finally:
+        os.close(held)
+    m = p and re.search(r"spike log \S+stuck.log: (\d+) of 1000 entries lost \(Resource temporarily "
+                        r"unavailable\)", p.stderr)
+    print(f"a log FIFO no one reads from: {p and p.returncode}: {p and p.stderr.strip()}")
+    check(p and p.returncode == 0 and m and int(m.group(1)) > 0,
+          f"a log FIFO no one reads from: the program not held, the entries lost said: "
+          f"{p and p.stderr}")
 
     # Mode ring, a buffer far too small for the window of a thread recording flat out.
     snaps = os.path.join(tmp, "snaps")
