@@ -158,9 +158,12 @@ int tt_spikes(struct tt_report_opts *o);
 
 /* `ticktrace diff` as a function: compares o's sides (tt_diff_compare) and writes the
  * comparison to `output` ("-": stdout), with its summary line on stderr unless quiet.
- * 0, TT_EXIT_REGRESSED when o->fail_above is set and a scope regressed beyond it, or
- * -1 after reporting the problem, with no output file left behind. */
+ * 0, TT_EXIT_REGRESSED when o->fail_above is set and a scope regressed beyond it,
+ * else TT_EXIT_UNCOMPARED when it is set and the comparison could not judge what it
+ * gates (d.uncompared: a side with no scope, none in common, or scopes gone without
+ * o->allow_gone), or -1 after reporting the problem, with no output file left behind. */
 #define TT_EXIT_REGRESSED 3
+#define TT_EXIT_UNCOMPARED 4
 int tt_diff_run(const struct tt_diff_opts *o, const char *output, bool force, bool quiet);
 
 /* `ticktrace lines` as a function. */
