@@ -24,6 +24,11 @@
 #   shell_fork bash under -f '*' (its own getenv patched, reached by the runtime's
 #              reset of a forked child): the command substitution's fork writes its
 #              trace, live buffers on (record's default), no .live left.
+#   starts     -o t.ttr (a name with no %p): every process of the run, however it
+#              started (fork, fork and exec, posix_spawn, vfork and exec, a shell's
+#              `A; B`, an exec chain; make's recipes), writes a file of its own, the
+#              program's under t.ttr, and the summary names them all (issue 30 item
+#              10: each child took itself for the run and replaced t.ttr).
 #   record_cli.sh CASE CC DETOUR_SOURCES SANITIZE   (TT_TEST_TOOL: the ticktrace command;
 #   SANITIZE: the build's b_sanitize)
 set -eu
@@ -46,6 +51,14 @@ fi
 count() { grep -cF -- "$2" "$1" || true; }
 # The processes $1 started (pgrep hangs with a sanitizer's runtime preloaded).
 children() { env -u LD_PRELOAD pgrep -P "$1"; }
+# How many processes called work_leaf on the converted timeline $1.
+leaf_pids() {
+	python3 -c '
+import json, sys
+events = json.load(open(sys.argv[1]))
+events = events["traceEvents"] if isinstance(events, dict) else events
+print(len({e["pid"] for e in events if e.get("name") == "work_leaf"}))' "$1"
+}
 # The run's private directory is gone.
 no_leftovers() { [ -z "$(ls -A "$dir/tmp")" ] || fail "record left $(ls -A "$dir/tmp") in TMPDIR"; }
 
@@ -108,11 +121,7 @@ children|no_follow)
 		case $summary in *"$f"*) ;; *) fail "the summary does not name $f: $summary" ;; esac
 	done
 	# The processes that called work_leaf, on the converted timeline.
-	pids=$(python3 -c '
-import json, sys
-events = json.load(open(sys.argv[1]))
-events = events["traceEvents"] if isinstance(events, dict) else events
-print(len({e["pid"] for e in events if e.get("name") == "work_leaf"}))' "$dir/run/all.json")
+	pids=$(leaf_pids "$dir/run/all.json")
 	if [ "$case_" = children ]; then
 		# the program, its four children through the shell, its fork; the shell,
 		# which records nothing, writes nothing
@@ -322,6 +331,49 @@ shell_fork)
 		{ cat "$dir/run/conv" >&2; fail "the two files do not convert"; }
 	no_leftovers
 	echo "shell_fork: the shell's fork wrote its trace"
+	;;
+starts)
+	"$cc" -O1 -o "$dir/starts" "$src/starts.c"
+	mkdir "$dir/run"
+	(cd "$dir/run" && "$tool" record -f work_leaf -o t.ttr -c all.json -- ../starts >out 2>err) &&
+		rc=0 || rc=$?
+	err=$dir/run/err
+	[ "$rc" = 3 ] || { cat "$err" >&2; fail "record exits $rc, not the program's 3"; }
+	[ "$(grep -c ': 10$' "$dir/run/out")" = 5 ] || fail "the children did not all run: $(cat "$dir/run/out")"
+	# The program's two images keep the name given; every other process has its pid.
+	[ -s "$dir/run/t.ttr" ] && [ -s "$dir/run/t.exec1.ttr" ] ||
+		{ cat "$err" >&2; fail "the program's images are not t.ttr and t.exec1.ttr: $(ls "$dir/run")"; }
+	summary=$(grep 'ticktrace: recorded' "$err")
+	for f in "$dir"/run/t.*; do
+		case $f in */all.json) continue ;; esac
+		case $summary in *"$f"*) ;; *) fail "the summary does not name $f: $summary" ;; esac
+	done
+	# The processes that called work_leaf (the program twice, one pid), each in a
+	# file of its own: the fork, the fork and exec, posix_spawn, vfork, the shell's two.
+	leaf_files=0
+	for f in "$dir"/run/t.*ttr*; do
+		case $f in *.live) continue ;; esac
+		"$tool" convert -q "$f" -o "$dir/one.json" --force
+		! grep -q '"work_leaf"' "$dir/one.json" || leaf_files=$((leaf_files + 1))
+	done
+	[ "$leaf_files" = 8 ] || { ls "$dir/run" >&2; fail "$leaf_files files hold work_leaf, not 8"; }
+	pids=$(leaf_pids "$dir/run/all.json")
+	[ "$pids" = 7 ] || fail "-c converted work_leaf of $pids processes, not 7"
+	# make, which starts its recipes as it was built to (posix_spawn or vfork)
+	if make=$(command -v make); then
+		mkdir "$dir/make"
+		printf 'all: one two\none:\n\t../starts child make1\ntwo:\n\t../starts child make2\n' \
+			>"$dir/make/Makefile"
+		(cd "$dir/make" && "$tool" record -f work_leaf -o t.ttr -c all.json -- "$make" -s -j1 \
+			>out 2>err) && rc=0 || rc=$?
+		[ "$rc" = 0 ] || { cat "$dir/make/err" >&2; fail "record make exits $rc"; }
+		pids=$(leaf_pids "$dir/make/all.json")
+		[ "$pids" = 2 ] || { ls "$dir/make" >&2; fail "record make: work_leaf of $pids recipes, not 2"; }
+	else
+		echo "skipped the make part: no make here" >&2
+	fi
+	no_leftovers
+	echo "starts: each process its own file, the program's under the name given, all named"
 	;;
 *) fail "no case $case_" ;;
 esac
