@@ -334,31 +334,33 @@ shell_fork)
 	;;
 starts)
 	"$cc" -O1 -o "$dir/starts" "$src/starts.c"
-	mkdir "$dir/run"
-	(cd "$dir/run" && "$tool" record -f work_leaf -o t.ttr -c all.json -- ../starts >out 2>err) &&
-		rc=0 || rc=$?
-	err=$dir/run/err
-	[ "$rc" = 3 ] || { cat "$err" >&2; fail "record exits $rc, not the program's 3"; }
-	[ "$(grep -c ': 10$' "$dir/run/out")" = 5 ] || fail "the children did not all run: $(cat "$dir/run/out")"
-	# The program's two images keep the name given; every other process has its pid.
-	[ -s "$dir/run/t.ttr" ] && [ -s "$dir/run/t.exec1.ttr" ] ||
-		{ cat "$err" >&2; fail "the program's images are not t.ttr and t.exec1.ttr: $(ls "$dir/run")"; }
-	summary=$(grep 'ticktrace: recorded' "$err")
-	for f in "$dir"/run/t.*; do
-		case $f in */all.json) continue ;; esac
-		case $summary in *"$f"*) ;; *) fail "the summary does not name $f: $summary" ;; esac
+	for mode in stop ring stream; do
+		run=$dir/run-$mode
+		mkdir "$run"
+		(cd "$run" && TICKTRACE_MODE=$mode "$tool" record -f work_leaf -o t.ttr -c all.json -- \
+			../starts >out 2>err) && rc=0 || rc=$?
+		err=$run/err
+		[ "$rc" = 3 ] || { cat "$err" >&2; fail "$mode: record exits $rc, not the program's 3"; }
+		[ "$(grep -c ': 10$' "$run/out")" = 5 ] || fail "$mode: the children did not all run: $(cat "$run/out")"
+		# The program's two images keep the name given; every other process has its pid.
+		[ -s "$run/t.ttr" ] && [ -s "$run/t.exec1.ttr" ] ||
+			{ cat "$err" >&2; fail "$mode: the program's images are not t.ttr and t.exec1.ttr: $(ls "$run")"; }
+		summary=$(grep 'ticktrace: recorded' "$err")
+		for f in "$run"/t.*; do
+			case $summary in *"$f"*) ;; *) fail "$mode: the summary does not name $f: $summary" ;; esac
+		done
+		# The processes that called work_leaf (the program twice, one pid), each in a
+		# file of its own: the fork, the fork and exec, posix_spawn, vfork, the shell's two.
+		leaf_files=0
+		for f in "$run"/t.*ttr*; do
+			case $f in *.live) continue ;; esac
+			"$tool" convert -q "$f" -o "$dir/one.json" --force
+			! grep -q '"work_leaf"' "$dir/one.json" || leaf_files=$((leaf_files + 1))
+		done
+		[ "$leaf_files" = 8 ] || { ls "$run" >&2; fail "$mode: $leaf_files files hold work_leaf, not 8"; }
+		pids=$(leaf_pids "$run/all.json")
+		[ "$pids" = 7 ] || fail "$mode: -c converted work_leaf of $pids processes, not 7"
 	done
-	# The processes that called work_leaf (the program twice, one pid), each in a
-	# file of its own: the fork, the fork and exec, posix_spawn, vfork, the shell's two.
-	leaf_files=0
-	for f in "$dir"/run/t.*ttr*; do
-		case $f in *.live) continue ;; esac
-		"$tool" convert -q "$f" -o "$dir/one.json" --force
-		! grep -q '"work_leaf"' "$dir/one.json" || leaf_files=$((leaf_files + 1))
-	done
-	[ "$leaf_files" = 8 ] || { ls "$dir/run" >&2; fail "$leaf_files files hold work_leaf, not 8"; }
-	pids=$(leaf_pids "$dir/run/all.json")
-	[ "$pids" = 7 ] || fail "-c converted work_leaf of $pids processes, not 7"
 	# make, which starts its recipes as it was built to (posix_spawn or vfork)
 	if make=$(command -v make); then
 		mkdir "$dir/make"
