@@ -81,7 +81,10 @@ int tt__expand_pid(const char *pattern, char *buf, size_t size)
 int tt__expand_path(const char *pattern, char *buf, size_t size)
 {
 	int err = tt__expand_pid(pattern, buf, size);
-	if (err)
+	/* A device, a FIFO or a descriptor by name (/dev/null, /dev/stdout) is written in
+	 * place by every process and image: a name made apart beside it would be a new
+	 * file in /dev. */
+	if (err || tt__output_in_place(buf))
 		return err;
 	size_t len = strlen(buf);
 	/* An exec'd image, at the same pid: .execN before the extension, so that

@@ -27,8 +27,10 @@
 #   starts     -o t.ttr (a name with no %p): every process of the run, however it
 #              started (fork, fork and exec, posix_spawn, vfork and exec, a shell's
 #              `A; B`, an exec chain; make's recipes), writes a file of its own, the
-#              program's under t.ttr, and the summary names them all (issue 30 item
-#              10: each child took itself for the run and replaced t.ttr).
+#              program's under t.ttr, and the summary names them all, in modes stop,
+#              ring and stream (issue 30 item 10: each child took itself for the run
+#              and replaced t.ttr); -o a FIFO: written in place by all, nothing made
+#              beside it.
 #   record_cli.sh CASE CC DETOUR_SOURCES SANITIZE   (TT_TEST_TOOL: the ticktrace command;
 #   SANITIZE: the build's b_sanitize)
 set -eu
@@ -361,6 +363,19 @@ starts)
 		pids=$(leaf_pids "$run/all.json")
 		[ "$pids" = 7 ] || fail "$mode: -c converted work_leaf of $pids processes, not 7"
 	done
+	# A FIFO (as a device: -o /dev/null) is written in place by every process and
+	# image: no file made beside it (it was t.fifo.PID, and /dev/null.PID in /dev).
+	mkdir "$dir/fifo"
+	mkfifo "$dir/fifo/t.fifo"
+	cat "$dir/fifo/t.fifo" >/dev/null &
+	reader=$!
+	exec 3>"$dir/fifo/t.fifo" # (the reader sees no end until the test closes it)
+	(cd "$dir/fifo" && "$tool" record -f work_leaf -o t.fifo -- ../starts >out 2>err) && rc=0 || rc=$?
+	exec 3>&-
+	wait "$reader"
+	[ "$rc" = 3 ] || { cat "$dir/fifo/err" >&2; fail "-o a FIFO: record exits $rc, not 3"; }
+	made=$(cd "$dir/fifo" && ls | grep -v '^\(t\.fifo\|out\|err\)$' || true)
+	[ -z "$made" ] || fail "-o a FIFO: files made beside it: $(echo $made)"
 	# make, which starts its recipes as it was built to (posix_spawn or vfork)
 	if make=$(command -v make); then
 		mkdir "$dir/make"
