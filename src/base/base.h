@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "record_protocol.h"
 #include "ticktrace.h"
 #include "ticktrace/format.h"
 
@@ -31,10 +32,7 @@ void tt__restore_signals(const sigset_t *old) TT__HIDDEN;
 int tt__start_thread(pthread_t *thread, void *(*main)(void *), void *arg, int detached,
 		     int wait) TT__HIDDEN;
 void tt__thread_running(const char *name) TT__HIDDEN;
-/* Whether `tid` (a kernel thread id) is one of ticktrace's own threads; exported for
- * libticktrace-detour, which patches only while no thread of the program's but the
- * first runs (ticktrace's run none of the program's code). */
-__attribute__((visibility("default"))) int tt__own_thread(pid_t tid);
+/* (tt__own_thread, which the patcher calls: record_protocol.h) */
 /* Around work of ticktrace's own threads that allocates: not while a fork runs (fork
  * holds it too). */
 void tt__background_work(int begin) TT__HIDDEN;

@@ -15,6 +15,11 @@ static pthread_once_t tt__once = PTHREAD_ONCE_INIT;
  * a vfork child, which shares its memory: that one must not end its run. */
 static pid_t tt__owner_pid;
 
+int tt__in_vfork_child(void)
+{
+	return tt__owner_pid && getpid() != tt__owner_pid;
+}
+
 void tt__finish(void)
 {
 	static int finished;
@@ -25,7 +30,7 @@ void tt__finish(void)
 	char path[4096];
 	if (err)
 		fprintf(stderr, "ticktrace: could not write the trace at exit to %s: %s\n",
-			tt__default_path(path, sizeof path) == 0 ? path : "TICKTRACE_OUT", strerror(-err));
+			tt__default_path(path, sizeof path) == 0 ? path : TT_ENV_OUT, strerror(-err));
 	/* Whatever threads still record goes nowhere now. (An exec that fails goes on
 	 * without recording: its events would go nowhere.) */
 	__atomic_store_n(&tt__recording, 0, __ATOMIC_SEQ_CST);
