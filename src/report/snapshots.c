@@ -12,7 +12,12 @@
  * writes the copies. What a ring overwrote of a window before it was copied is
  * counted in the file (core/overwritten.c). A trigger takes its place without a lock
  * or a system call, in a slot of its own that tt-spikes empties. Mode stream keeps
- * every record in its file: no snapshots. */
+ * every record in its file: no snapshots.
+ *
+ * A trigger's 0 is a promise: its snapshot is written (or its failure counted). At
+ * exit, the door closes (`on` false) before the last triggers are taken; a trigger
+ * that finds it closed after filling its slot takes the slot back (-ESHUTDOWN),
+ * unless tt-spikes took it first: one of the two sees the other (both seq_cst). */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdbool.h>
@@ -38,9 +43,9 @@ struct tt__snapshot_due {
 	char name[64];
 };
 
-/* A trigger's slot: free, being filled by the thread that called tt_trigger, or
- * ready for tt-spikes. */
-enum { TT__TRIGGER_FREE, TT__TRIGGER_FILLING, TT__TRIGGER_READY };
+/* A trigger's slot: free, being filled by the thread that called tt_trigger, ready
+ * for tt-spikes, or being taken by it. */
+enum { TT__TRIGGER_FREE, TT__TRIGGER_FILLING, TT__TRIGGER_READY, TT__TRIGGER_TAKING };
 struct tt__trigger {
 	int state;
 	uint32_t thread;
@@ -50,6 +55,7 @@ struct tt__trigger {
 
 static struct tt__snapshots {
 	bool on;
+	bool ended; /* the exit's snapshots are being written: no more are taken */
 	char dir[4096];
 	int64_t before_ns, after_ns;
 	uint64_t max;
@@ -177,7 +183,7 @@ int tt__snapshot_trigger(const char *why, uint64_t tsc, uint32_t thread)
 {
 	struct tt__snapshots *sn = &tt__snap;
 	if (!__atomic_load_n(&sn->on, __ATOMIC_ACQUIRE))
-		return -ENOTCONN;
+		return __atomic_load_n(&sn->ended, __ATOMIC_RELAXED) ? -ESHUTDOWN : -ENOTCONN;
 	for (size_t i = 0; i < TT__TRIGGERS; i++) {
 		struct tt__trigger *t = &sn->triggers[i];
 		int free_slot = TT__TRIGGER_FREE;
@@ -194,8 +200,15 @@ int tt__snapshot_trigger(const char *why, uint64_t tsc, uint32_t thread)
 		size_t len = why ? strnlen(why, sizeof t->why - 1) : 0;
 		memcpy(t->why, why ? why : "", len);
 		t->why[len] = 0;
-		__atomic_store_n(&t->state, TT__TRIGGER_READY, __ATOMIC_RELEASE);
-		return 0;
+		__atomic_store_n(&t->state, TT__TRIGGER_READY, __ATOMIC_SEQ_CST);
+		if (__atomic_load_n(&sn->on, __ATOMIC_SEQ_CST))
+			return 0;
+		int ready = TT__TRIGGER_READY;
+		if (!__atomic_compare_exchange_n(&t->state, &ready, TT__TRIGGER_FREE, false,
+						 __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+			return 0; /* (taken by the exit's last look: it will be written) */
+		__atomic_sub_fetch(&sn->places, 1, __ATOMIC_RELAXED);
+		return -ESHUTDOWN;
 	}
 	__atomic_add_fetch(&sn->triggers_busy, 1, __ATOMIC_RELAXED);
 	return -EBUSY;
@@ -256,7 +269,9 @@ static void tt__snapshot_take_triggers(struct tt__snapshots *sn, const struct tt
 {
 	for (size_t i = 0; i < TT__TRIGGERS; i++) {
 		struct tt__trigger *t = &sn->triggers[i];
-		if (__atomic_load_n(&t->state, __ATOMIC_ACQUIRE) != TT__TRIGGER_READY)
+		int ready = TT__TRIGGER_READY;
+		if (!__atomic_compare_exchange_n(&t->state, &ready, TT__TRIGGER_TAKING, false,
+						 __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
 			continue;
 		struct tt__window w = {.info = {
 			.kind = TT_SNAPSHOT_TRIGGER, .thread_index = t->thread, .number = t->number,
@@ -308,6 +323,11 @@ void tt__snapshots_take(const struct tt__report_clock *clock, bool last)
 	struct tt__snapshots *sn = &tt__snap;
 	if (!sn->on)
 		return;
+	if (last) {
+		/* (the door closed before the last triggers are taken: see the top) */
+		__atomic_store_n(&sn->ended, true, __ATOMIC_SEQ_CST);
+		__atomic_store_n(&sn->on, false, __ATOMIC_SEQ_CST);
+	}
 	tt__snapshot_take_triggers(sn, clock);
 	uint64_t now = __rdtsc();
 	for (size_t i = 0; i < sn->nwaiting;) {
@@ -345,7 +365,6 @@ void tt__snapshots_take(const struct tt__report_clock *clock, bool last)
 	if (sn->failed)
 		fprintf(stderr, "ticktrace: %" PRIu64 " snapshot%s could not be written (the first said "
 			"why)\n", sn->failed, sn->failed == 1 ? "" : "s");
-	sn->on = false;
 }
 
 void tt__snapshots_after_fork(void)

@@ -5,8 +5,11 @@
  * result came ("many RESULT COUNT"); "gone" calls it from a thread that then records
  * past the window's end until its ring holds nothing of the window, and exits before
  * the snapshot is written ("gone RESULT"); "joined" first creates and joins 2000
- * threads in turn, each recording a little, then calls it ("joined RESULT"). Records a scope around each call, so that
- * the snapshot's window holds records. */
+ * threads in turn, each recording a little, then calls it ("joined RESULT");
+ * "until-exit" starts a thread that calls it every 100 us until the process ends
+ * (main returns 300 ms later), writing "calling" before each call and "0" after each
+ * that returned 0, so that what the exit cut short is known. Records a scope around
+ * each call, so that the snapshot's window holds records. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -36,6 +39,20 @@ static void *tt_trigger_and_go(void *result)
 	}
 	for (int k = 0; k < 100000; k++) {
 		TT_SCOPE("over the window");
+	}
+	return NULL;
+}
+
+/* Unbuffered, so that nothing waits in stdio when the process ends under it. */
+static void *tt_trigger_until_exit(void *unused)
+{
+	(void)unused;
+	for (;;) {
+		TT_SCOPE("around the trigger");
+		(void)!write(1, "calling\n", 8);
+		if (tt_trigger("until-exit") == 0)
+			(void)!write(1, "0\n", 2);
+		nanosleep(&(struct timespec){0, 100000}, NULL);
 	}
 	return NULL;
 }
@@ -71,6 +88,13 @@ int main(int argc, char **argv)
 			if (pthread_create(&thread, NULL, tt_trigger_and_go, &result) == 0)
 				pthread_join(thread, NULL);
 			printf("gone %d\n", result);
+			continue;
+		}
+		if (strcmp(argv[i], "until-exit") == 0) {
+			pthread_t thread;
+			if (pthread_create(&thread, NULL, tt_trigger_until_exit, NULL) == 0)
+				nanosleep(&(struct timespec){0, 300000000}, NULL);
+			fflush(stdout);
 			continue;
 		}
 		if (strcmp(argv[i], "joined") == 0) {

@@ -8,7 +8,8 @@ one file per trigger named trigger-PID-N-WHY.ttr (WHY's odd characters made '_')
 raw snapshot file each, TICKTRACE_SNAPSHOT_MAX then -EDQUOT and the count said at
 exit; mode stream said and refused; bad settings said, the defaults used; DIR a
 file: said, refused; a forked child's own snapshots, numbered from 1; the snapshot of a
-thread gone before it was written, its window overwritten; TICKTRACE=0.
+thread gone before it was written, its window overwritten; a thread triggering until the
+process ends: every 0 has its file; TICKTRACE=0.
 Usage: snapshot_settings.py PROG TICKTRACE"""
 import errno
 import os
@@ -30,17 +31,23 @@ def check(cond, what):
         print("FAIL:", what)
 
 
-def run(tmp, args, **settings):
+def run_lines(tmp, args, **settings):
+    """The program's lines, and what it said on stderr."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("TICKTRACE")}
     env.update(TICKTRACE_OUT=os.path.join(tmp, "run-%p.ttr"), TICKTRACE_MODE="ring")
     env.update(settings)
     p = subprocess.run([PROG] + args, env=env, capture_output=True, text=True, timeout=60)
     check(p.returncode == 0, f"{args} {settings}: exit {p.returncode}: {p.stderr}")
+    return p.stdout.splitlines(), p.stderr
+
+
+def run(tmp, args, **settings):
+    lines, err = run_lines(tmp, args, **settings)
     results = {}
-    for line in p.stdout.splitlines():
+    for line in lines:
         why, result = line.rsplit(" ", 1)
         results[why] = int(result) if result.lstrip("-").isdigit() else result
-    return results, p.stderr
+    return results, err
 
 
 def is_snapshot(path):
@@ -140,6 +147,19 @@ def main():
         written = os.listdir(joined) if os.path.isdir(joined) else []
         check(results.get("joined") == 0 and len(written) == 1, f"joined: {results} {written}")
         check(peak_kb < 256 * 1024, f"joined: peak RSS {peak_kb} kB, under 256 MiB")
+
+        # A thread that triggers until the process ends: every 0 has its file (the exit
+        # wrote its 64 waiting snapshots while the thread filled the 32 trigger slots,
+        # each a 0 never written nor counted: 96 zeros, 64 files).
+        until = os.path.join(tmp, "until")
+        lines, err = run_lines(tmp, ["until-exit"], TICKTRACE_SNAPSHOTS=until,
+                               TICKTRACE_SNAPSHOT_MAX="1000", TICKTRACE_SNAPSHOT_AFTER="1s")
+        zeros = lines.count("0")
+        # (the last call, cut short by the exit before it said its result, may have one)
+        unsaid = 1 if lines and lines[-1] == "calling" else 0
+        written = len(os.listdir(until)) if os.path.isdir(until) else -1
+        check(zeros > 0 and zeros <= written <= zeros + unsaid,
+              f"until exit: {zeros} triggers returned 0 ({unsaid} unsaid), {written} files: {err}")
 
         results, err = run(tmp, ["off"], TICKTRACE="0", TICKTRACE_SNAPSHOTS=snaps)
         check(results.get("off") == -errno.ECANCELED, f"TICKTRACE=0: {results}")
