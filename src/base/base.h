@@ -15,6 +15,10 @@
 
 #define TT__HIDDEN __attribute__((visibility("hidden")))
 
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23 /* (Linux 5.14; older kernels refuse it) */
+#endif
+
 /* clock.c */
 int64_t tt__clock_ns(clockid_t id) TT__HIDDEN; /* the clock's reading in nanoseconds */
 void tt__anchor_now(struct tt_anchor *anchor) TT__HIDDEN;

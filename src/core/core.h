@@ -275,6 +275,12 @@ int tt__arena_init(void) TT__HIDDEN;
 void tt__arena_reset_after_fork(void) TT__HIDDEN;
 void tt__arena_lock(int lock) TT__HIDDEN; /* signals blocked */
 int tt__arena_full(void) TT__HIDDEN; /* the run's memory budget (TICKTRACE_MEMORY) ran out */
+uint64_t tt__arena_bytes(void) TT__HIDDEN; /* the arena: the run's memory budget */
+/* Keeps the arena's last `bytes` (whole chunks, no more than no chunk was taken from)
+ * out of the buffers, for memory the run takes beside them within the budget (the
+ * snapshots' copies); asked again, sets it anew. Returns what is set aside. */
+uint64_t tt__arena_set_aside(uint64_t bytes) TT__HIDDEN;
+uint64_t tt__arena_set_aside_bytes(void) TT__HIDDEN;
 /* Where chunks come from (the mode's answer): a file the arena maps, or -1. */
 int tt__chunks_fd(void) TT__HIDDEN;
 /* Arena lock held, signals blocked: a zeroed chunk, from the free list or never used

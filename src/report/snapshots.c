@@ -36,6 +36,9 @@
 #define TT__SNAPSHOT_NAME_MAX 48 /* bytes of a name kept in a file's name */
 #define TT__SNAPSHOTS_WAITING 64 /* snapshots whose window has not ended yet */
 #define TT__TRIGGERS 32          /* triggers not yet taken by tt-spikes */
+/* The copies of a window come out of the memory budget: this part of it (a quarter)
+ * is no thread's buffers. A window with more records begins later. */
+#define TT__SNAPSHOT_MEMORY_PART 4
 
 /* A snapshot whose window has not ended yet. */
 struct tt__snapshot_due {
@@ -65,6 +68,8 @@ static struct tt__snapshots {
 	 * between two looks of tt-spikes (atomically) */
 	uint64_t over_max, busy, triggers_busy;
 	uint64_t written, failed;  /* tt-spikes' */
+	uint64_t shortened;        /* written with a later beginning (tt__window_fit) */
+	uint64_t copies_bytes;     /* the budget's part for the copies */
 	struct tt__snapshot_due waiting[TT__SNAPSHOTS_WAITING]; /* tt-spikes' */
 	size_t nwaiting;
 	struct tt__trigger triggers[TT__TRIGGERS];
@@ -145,6 +150,7 @@ bool tt__snapshots_start(void)
 	/* The ring's history of what it overwrote: fine over the last four windows or so. */
 	uint64_t grain = tt__ticks(sn->before_ns + sn->after_ns, tt__rough_hz()) / (TT__OVERWRITES / 4);
 	tt__overwrite_grain = grain ? grain : 1;
+	sn->copies_bytes = tt__arena_set_aside(tt__arena_bytes() / TT__SNAPSHOT_MEMORY_PART);
 	__atomic_store_n(&sn->on, true, __ATOMIC_RELEASE);
 	return true;
 }
@@ -296,7 +302,7 @@ static void tt__snapshot_file_name(char *out, const char *name)
 	out[i] = 0;
 }
 
-static void tt__snapshot_write(struct tt__snapshots *sn, const struct tt__window *w)
+static void tt__snapshot_write(struct tt__snapshots *sn, struct tt__window *w)
 {
 	char name[TT__SNAPSHOT_NAME_MAX + 1], path[4096 + 128];
 	tt__snapshot_file_name(name, w->name);
@@ -312,6 +318,7 @@ static void tt__snapshot_write(struct tt__snapshots *sn, const struct tt__window
 	tt__background_work(0);
 	if (!err) {
 		sn->written++;
+		sn->shortened += w->shortened;
 		return;
 	}
 	if (!sn->failed++)
@@ -362,6 +369,11 @@ void tt__snapshots_take(const struct tt__report_clock *clock, bool last)
 		fprintf(stderr, "ticktrace: %" PRIu64 " trigger%s had no snapshot: more than %d were called "
 			"within one look of tt-spikes (20 ms)\n", triggers_busy, triggers_busy == 1 ? "" : "s",
 			TT__TRIGGERS);
+	if (sn->shortened)
+		fprintf(stderr, "ticktrace: %" PRIu64 " snapshot%s began later than TICKTRACE_SNAPSHOT_BEFORE "
+			"asked: the threads' records of the window passed the %" PRIu64 " MiB of "
+			"TICKTRACE_MEMORY kept for the copies\n", sn->shortened, sn->shortened == 1 ? "" : "s",
+			sn->copies_bytes >> 20);
 	if (sn->failed)
 		fprintf(stderr, "ticktrace: %" PRIu64 " snapshot%s could not be written (the first said "
 			"why)\n", sn->failed, sn->failed == 1 ? "" : "s");
@@ -375,7 +387,7 @@ void tt__snapshots_after_fork(void)
 	/* The child's own, numbered from 1 under its own pid; the parent's waiting ones
 	 * are the parent's. */
 	sn->numbered = sn->places = sn->over_max = sn->busy = sn->triggers_busy = 0;
-	sn->written = sn->failed = 0;
+	sn->written = sn->failed = sn->shortened = 0;
 	sn->nwaiting = 0;
 	memset(sn->triggers, 0, sizeof sn->triggers);
 }

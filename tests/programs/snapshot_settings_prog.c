@@ -8,8 +8,10 @@
  * threads in turn, each recording a little, then calls it ("joined RESULT");
  * "until-exit" starts a thread that calls it every 100 us until the process ends
  * (main returns 300 ms later), writing "calling" before each call and "0" after each
- * that returned 0, so that what the exit cut short is known. Records a scope around
- * each call, so that the snapshot's window holds records. */
+ * that returned 0, so that what the exit cut short is known; "budget" starts 4
+ * threads that record scopes as fast as they can for 600 ms while it calls it every
+ * 50 ms ("budget N": how many returned 0). Records a scope around each call, so that
+ * the snapshot's window holds records. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -57,6 +59,17 @@ static void *tt_trigger_until_exit(void *unused)
 	return NULL;
 }
 
+static int tt_flat_out_stop;
+
+static void *tt_record_flat_out(void *unused)
+{
+	(void)unused;
+	while (!__atomic_load_n(&tt_flat_out_stop, __ATOMIC_RELAXED)) {
+		TT_SCOPE("flat out");
+	}
+	return NULL;
+}
+
 static void *tt_record_a_little(void *unused)
 {
 	(void)unused;
@@ -95,6 +108,22 @@ int main(int argc, char **argv)
 			if (pthread_create(&thread, NULL, tt_trigger_until_exit, NULL) == 0)
 				nanosleep(&(struct timespec){0, 300000000}, NULL);
 			fflush(stdout);
+			continue;
+		}
+		if (strcmp(argv[i], "budget") == 0) {
+			pthread_t threads[4];
+			int started = 0, zeros = 0;
+			while (started < 4 && pthread_create(&threads[started], NULL, tt_record_flat_out, NULL) == 0)
+				started++;
+			for (int k = 0; k < 12; k++) {
+				nanosleep(&(struct timespec){0, 50000000}, NULL);
+				TT_SCOPE("around the trigger");
+				zeros += tt_trigger("budget") == 0;
+			}
+			__atomic_store_n(&tt_flat_out_stop, 1, __ATOMIC_RELAXED);
+			while (started > 0)
+				pthread_join(threads[--started], NULL);
+			printf("budget %d\n", zeros);
 			continue;
 		}
 		if (strcmp(argv[i], "joined") == 0) {
