@@ -379,6 +379,24 @@ void tt__snapshots_take(const struct tt__report_clock *clock, bool last)
 			"why)\n", sn->failed, sn->failed == 1 ? "" : "s");
 }
 
+void tt__snapshots_crashed(int sig)
+{
+	struct tt__snapshots *sn = &tt__snap;
+	if (!__atomic_load_n(&sn->on, __ATOMIC_ACQUIRE))
+		return;
+	__atomic_store_n(&sn->ended, true, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&sn->on, false, __ATOMIC_SEQ_CST);
+	/* (tt-spikes may be what crashed: its waiting ones read as they are) */
+	size_t promised = __atomic_load_n(&sn->nwaiting, __ATOMIC_RELAXED);
+	/* (a trigger still filling its slot finds the door closed: -ESHUTDOWN) */
+	for (size_t i = 0; i < TT__TRIGGERS; i++)
+		promised += __atomic_load_n(&sn->triggers[i].state, __ATOMIC_SEQ_CST) >= TT__TRIGGER_READY;
+	if (promised)
+		fprintf(stderr, "ticktrace: %zu snapshot%s of spikes and triggers taken (tt_trigger returned "
+			"0) not written: the program died of signal %d before their windows ended\n",
+			promised, promised == 1 ? "" : "s", sig);
+}
+
 void tt__snapshots_after_fork(void)
 {
 	struct tt__snapshots *sn = &tt__snap;

@@ -10,11 +10,13 @@
  * (main returns 300 ms later), writing "calling" before each call and "0" after each
  * that returned 0, so that what the exit cut short is known; "budget" starts 4
  * threads that record scopes as fast as they can for 600 ms while it calls it every
- * 50 ms ("budget N": how many returned 0). Records a scope around each call, so that
+ * 50 ms ("budget N": how many returned 0); "crash" aborts the process after the
+ * calls before it. Records a scope around each call, so that
  * the snapshot's window holds records. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -135,6 +137,10 @@ int main(int argc, char **argv)
 			TT_SCOPE("around the trigger");
 			printf("joined %d\n", tt_trigger("joined"));
 			continue;
+		}
+		if (strcmp(argv[i], "crash") == 0) {
+			fflush(stdout);
+			abort();
 		}
 		if (strcmp(argv[i], "fork") == 0) {
 			fflush(stdout);

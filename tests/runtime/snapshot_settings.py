@@ -9,7 +9,7 @@ raw snapshot file each, TICKTRACE_SNAPSHOT_MAX then -EDQUOT and the count said a
 exit; mode stream said and refused; bad settings said, the defaults used; DIR a
 file: said, refused; a forked child's own snapshots, numbered from 1; the snapshot of a
 thread gone before it was written, its window overwritten; a thread triggering until the
-process ends: every 0 has its file; peak RSS within TICKTRACE_MEMORY with snapshots
+process ends: every 0 has its file, or a crash says it lost; peak RSS within TICKTRACE_MEMORY with snapshots
 taken; TICKTRACE=0.
 Usage: snapshot_settings.py PROG TICKTRACE"""
 import errno
@@ -178,6 +178,19 @@ def main():
         written = len(os.listdir(until)) if os.path.isdir(until) else -1
         check(zeros > 0 and zeros <= written <= zeros + unsaid,
               f"until exit: {zeros} triggers returned 0 ({unsaid} unsaid), {written} files: {err}")
+
+        # A trigger's snapshot whose window has not ended when the program crashes:
+        # its 0 said lost, and why.
+        crashed = os.path.join(tmp, "crashed")
+        env = {k: v for k, v in os.environ.items() if not k.startswith("TICKTRACE")}
+        env.update(TICKTRACE_OUT=os.path.join(tmp, "run-%p.ttr"), TICKTRACE_MODE="ring",
+                   TICKTRACE_SNAPSHOTS=crashed, TICKTRACE_SNAPSHOT_AFTER="10s")
+        p = subprocess.run([PROG, "doomed", "crash"], env=env, capture_output=True, text=True,
+                           timeout=60)
+        check(p.returncode == -6 and p.stdout == "doomed 0\n" and
+              "1 snapshot of spikes and triggers taken (tt_trigger returned 0) not written: the "
+              "program died of signal 6 before their windows ended" in p.stderr,
+              f"crashed: exit {p.returncode}, {p.stdout!r}: {p.stderr}")
 
         # The memory budget is the bound: 4 threads recording flat out fill a 64 MiB
         # budget while 12 snapshots of a second each are taken; the run's peak stays
