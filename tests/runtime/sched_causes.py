@@ -25,7 +25,7 @@ recording flat out while snapshots are taken loses nothing.
 
 With PART `timens`, the run in a time namespace whose clocks are a day ahead of the
 machine's (unshare --time, as containers and CRIU restores do; skipped where it is
-refused), in modes stop, ring and stream and with snapshots: the kernel stamps the
+refused), in modes stop, ring and stream, with snapshots and under record: the kernel stamps the
 switches with the machine's clock, the program reads the namespace's; the file says
 the offsets (info), converts to JSON and .pftrace, and the splits add up as above.
 
@@ -767,6 +767,17 @@ def time_namespace(tmp):
                 if f:
                     check(f.timens == (DAY_NS, DAY_NS), "%s: %s's offsets: %s" % (label, name, f.timens))
                     check_converted("%s: %s" % (label, name), os.path.join(snaps, name), f, work)
+    # Under `record`, converted with it (its live file, TICKTRACE_LIVE=1, too)
+    out = os.path.join(tmp, "recorded.ttr")
+    r = subprocess.run([*WRAP, TOOL, "record", "-o", out, "-c", out + ".pftrace", "--", PROG, "sleep"],
+                       capture_output=True, text=True, timeout=120)
+    spikes = subprocess.run([TOOL, "spikes", "--json", "--threshold", "1ms", out],
+                            capture_output=True, text=True, timeout=60)
+    split = [json.loads(l) for l in spikes.stdout.splitlines()]
+    check(r.returncode == 0 and spikes.returncode == 0 and len(split) == 1 and
+          split[0]["on_cpu_ns"] + split[0]["preempted_ns"] + split[0]["blocked_ns"] == split[0]["dur_ns"]
+          and ttr.Ttr(out).timens == (DAY_NS, DAY_NS),
+          "record: %s %s; spikes: %s %s" % (r.stderr, r.stdout, spikes.stdout, spikes.stderr))
 
 
 # Killed (meson's timeout sends SIGTERM first): the program run now is killed and
