@@ -449,18 +449,21 @@ void tt__arena_lock(int lock)
 
 uint64_t tt__arena_set_aside(uint64_t bytes)
 {
+	sigset_t old;
+	tt__block_signals(&old);
 	tt__arena_lock(1);
-	char *end = tt__arena_mapped_end - bytes / TT__CHUNK_SIZE * TT__CHUNK_SIZE;
-	char *taken = __atomic_load_n(&tt__arena_ready, __ATOMIC_ACQUIRE); /* (faulted in or taken) */
-	if (end < taken)
-		end = tt__arena_mapped_end - (uint64_t)(tt__arena_mapped_end - taken) / TT__CHUNK_SIZE *
-						       TT__CHUNK_SIZE;
-	if (end >= tt__arena_base && tt__arena_end != tt__arena_base) {
+	/* (not what was faulted in or taken already) */
+	char *taken = __atomic_load_n(&tt__arena_ready, __ATOMIC_ACQUIRE);
+	uint64_t free_bytes = (uint64_t)(tt__arena_mapped_end - taken);
+	char *end = tt__arena_mapped_end - (bytes < free_bytes ? bytes : free_bytes) / TT__CHUNK_SIZE *
+						   TT__CHUNK_SIZE;
+	if (tt__arena_end != tt__arena_base) { /* (a child's arena may have none) */
 		__atomic_store_n(&tt__arena_end, end, __ATOMIC_RELEASE); /* (tt-prefault reads it) */
 		tt__arena_aside = (uint64_t)(tt__arena_mapped_end - end);
 	}
 	uint64_t aside = tt__arena_aside;
 	tt__arena_lock(0);
+	tt__restore_signals(&old);
 	return aside;
 }
 
