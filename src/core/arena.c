@@ -399,8 +399,10 @@ int tt__arena_init(void)
 		if (base == MAP_FAILED)
 			continue;
 		tt__arena_base = tt__arena_fresh = tt__arena_ready = base;
-		tt__arena_end = tt__arena_mapped_end = tt__arena_base + size;
-		tt__arena_aside = 0;
+		tt__arena_mapped_end = tt__arena_base + size;
+		tt__arena_aside = tt__config.memory_aside_part ? size / tt__config.memory_aside_part /
+								 TT__CHUNK_SIZE * TT__CHUNK_SIZE : 0;
+		tt__arena_end = tt__arena_mapped_end - tt__arena_aside;
 		/* The first chunk is faulted in now, so the first thread's first event does
 		 * not wait for the background thread; on small pages, because zeroing a whole
 		 * huge page here cost up to 5 ms of start-up. Huge pages after that: one 2 MiB

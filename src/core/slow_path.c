@@ -384,10 +384,10 @@ void tt__say_drops(void)
 			tt__config.buffer_events, (size_t)TT__CHUNK_RECORDS);
 	uint64_t aside = tt__arena_set_aside_bytes();
 	if (tt__arena_full() && aside)
-		fprintf(stderr, "ticktrace: the buffers of all threads together reached their share "
-			"of the run's memory budget, %" PRIu64 " of %" PRIu64 " MiB (TICKTRACE_MEMORY; "
-			"the rest for the snapshots' copies): set it larger, or TICKTRACE_BUFFER "
-			"smaller\n", (tt__arena_bytes() - aside) >> 20, tt__arena_bytes() >> 20);
+		fprintf(stderr, "ticktrace: the buffers of all threads together reached their part "
+			"of the run's memory budget, %" PRIu64 " of %" PRIu64 " KiB (TICKTRACE_MEMORY; "
+			"the rest is kept for the snapshots' copies): set it larger, or TICKTRACE_BUFFER "
+			"smaller\n", (tt__arena_bytes() - aside) >> 10, tt__arena_bytes() >> 10);
 	else if (tt__arena_full())
 		fprintf(stderr, "ticktrace: the buffers of all threads together reached the run's "
 			"memory budget, %" PRIu64 " MiB (TICKTRACE_MEMORY): set it larger, or "

@@ -123,6 +123,7 @@ static void tt__init_once_guarded(void)
 	}
 	if (tt__mode->prepare)
 		tt__mode->prepare();
+	tt__config.memory_aside_part = tt__snapshots_memory_part();
 	if (tt__arena_init() < 0) {
 		fprintf(stderr, "ticktrace: no memory for trace buffers; recording is off\n");
 		tt__live_finish(); /* (never to hold a buffer: not left for a killed run's) */

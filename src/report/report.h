@@ -42,6 +42,9 @@ void tt__spikes_after_fork(void) TT__HIDDEN;
 /* At the spike detector's start: whether snapshots are taken (which the detector is
  * then run for); what is wrong with the settings is said. */
 bool tt__snapshots_start(void) TT__HIDDEN;
+/* Before the arena is made: the part of the memory budget (1/N) the snapshots' copies
+ * will take, or 0 without TICKTRACE_SNAPSHOTS. */
+unsigned tt__snapshots_memory_part(void) TT__HIDDEN;
 /* tt_trigger, called with `why` at `tsc` by the thread numbered `thread`: 0, or -ENOTCONN
  * (no snapshots), -EDQUOT (TICKTRACE_SNAPSHOT_MAX taken), -EBUSY, -ESHUTDOWN (the run
  * ends). Async-signal-safe. */

@@ -120,9 +120,14 @@ static uint64_t tt__ticks(int64_t ns, uint64_t hz)
 	return (uint64_t)((unsigned __int128)(uint64_t)ns * hz / 1000000000);
 }
 
-bool tt__snapshots_start(void)
+unsigned tt__snapshots_memory_part(void)
 {
-	struct tt__snapshots *sn = &tt__snap;
+	const char *dir = getenv("TICKTRACE_SNAPSHOTS");
+	return dir && *dir && !tt__mode->drains ? TT__SNAPSHOT_MEMORY_PART : 0;
+}
+
+static bool tt__snapshots_open(struct tt__snapshots *sn)
+{
 	const char *dir = getenv("TICKTRACE_SNAPSHOTS");
 	if (!dir || !*dir)
 		return false;
@@ -150,7 +155,19 @@ bool tt__snapshots_start(void)
 	/* The ring's history of what it overwrote: fine over the last four windows or so. */
 	uint64_t grain = tt__ticks(sn->before_ns + sn->after_ns, tt__rough_hz()) / (TT__OVERWRITES / 4);
 	tt__overwrite_grain = grain ? grain : 1;
-	sn->copies_bytes = tt__arena_set_aside(tt__arena_bytes() / TT__SNAPSHOT_MEMORY_PART);
+	return true;
+}
+
+bool tt__snapshots_start(void)
+{
+	struct tt__snapshots *sn = &tt__snap;
+	if (!tt__snapshots_open(sn)) {
+		/* (the budget's part for the copies goes back to the buffers) */
+		if (tt__arena_set_aside_bytes())
+			tt__arena_set_aside(0);
+		return false;
+	}
+	sn->copies_bytes = tt__arena_set_aside_bytes();
 	__atomic_store_n(&sn->on, true, __ATOMIC_RELEASE);
 	return true;
 }
@@ -321,7 +338,13 @@ static void tt__snapshot_write(struct tt__snapshots *sn, struct tt__window *w)
 		sn->shortened += w->shortened;
 		return;
 	}
-	if (!sn->failed++)
+	if (sn->failed++)
+		return;
+	if (err == -ENOBUFS)
+		fprintf(stderr, "ticktrace: snapshot %s not written: the threads' records from its spike "
+			"or trigger on pass the %" PRIu64 " MiB of TICKTRACE_MEMORY kept for the copies\n",
+			path, sn->copies_bytes >> 20);
+	else
 		fprintf(stderr, "ticktrace: snapshot %s not written: %s\n", path, strerror(-err));
 }
 
