@@ -58,7 +58,7 @@ int tt__live_fd(void)
  * thread's first pass through its buffer costs about twice as much per event. */
 static int tt__live_wanted(const char *path)
 {
-	const char *live = getenv("TICKTRACE_LIVE");
+	const char *live = getenv(TT_ENV_LIVE);
 	if (!live || strcmp(live, "1") != 0)
 		return 0;
 	struct stat st;
