@@ -17,7 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "sinks.h"
+#include "protobuf_internal.h"
 
 /* Field numbers (Perfetto's). */
 enum {

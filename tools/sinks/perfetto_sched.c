@@ -1,6 +1,6 @@
 /* The threads' states in the Perfetto sink (perfetto.c): ftrace sched_switch events,
  * which Perfetto shows as its own thread states and CPU tracks. */
-#include "sinks.h"
+#include "protobuf_internal.h"
 
 /* Field numbers (Perfetto's). */
 enum {

@@ -1,8 +1,8 @@
-/* Perfetto's protobuf wire format: what of it runs out of line (sinks.h has the rest,
+/* Perfetto's protobuf wire format: what of it runs out of line (protobuf_internal.h
  * inline). */
 #include <string.h>
 
-#include "sinks.h"
+#include "protobuf_internal.h"
 
 /* Closes a message whose length or field number needs more than a byte each: its
  * bytes move up behind the longer tag and length. */
