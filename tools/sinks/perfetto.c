@@ -354,12 +354,6 @@ static inline void tt_pf_plain(struct tt_perfetto *p, struct tt_pf_seq *sq,
 	tt_pf_direct_end(p, pb_close(te, q, PKT_TRACK_EVENT));
 }
 
-/* A slice of a function no FUNCS section lists: named by func_name. */
-static bool tt_pf_func_named(const struct tt_event *e)
-{
-	return (e->flags & TT_EV_FUNC) && !e->site;
-}
-
 /* Builds and writes one event packet: type, then what the event carries; on the
  * event's thread's sequence unless `sq` is given (flows, frames), on its track unless
  * `track` is given (flows, frames). */
@@ -368,26 +362,18 @@ static int tt_pf_event(struct tt_perfetto *p, const struct tt_event *e, unsigned
 {
 	struct tt_pf_seq *th = sq ? sq : &p->threads[e->thread->id];
 	const struct tt_site *s = e->site;
-	bool named = type == TYPE_SLICE_BEGIN ||
-		     (type == TYPE_INSTANT && (s || (e->flags & (TT_EV_NAMED | TT_EV_FUNC))));
-	const char *fname = "";
-	size_t fname_len = 0;
+	bool named = type != TYPE_SLICE_END;
+	enum tt_naming naming = tt_event_naming(e);
+	struct tt_str name = named ? tt_event_name(e) : (struct tt_str){"", 0};
 	size_t room = TT_PF_SMALL;
-	bool intern = named && s && !(th->interned[s->id / 8] & (1u << (s->id % 8)));
+	bool intern = named && naming == TT_NAMED_BY_SITE &&
+		      !(th->interned[s->id / 8] & (1u << (s->id % 8)));
 	if (intern)
 		room += tt_str_room(s->name) + tt_str_room(s->file) + tt_str_room(s->func);
-	if (named && tt_pf_func_named(e)) {
-		fname = e->func_name.ptr;
-		fname_len = e->func_name.len;
-	}
-	if (named && (e->flags & TT_EV_NAMED)) {
-		fname = e->text;
-		fname_len = strnlen(e->text, 512);
-	}
-	const struct tt_mark_arg *args = e->flags & TT_EV_NAMED ? e->args : NULL;
+	const struct tt_mark_arg *args = naming == TT_NAMED_BY_TEXT ? e->args : NULL;
 	for (const struct tt_mark_arg *a = args; a && a->key; a++)
 		room += strlen(a->key) + (a->text ? 3 * strlen(a->text) : 0) + 32;
-	room += 3 * fname_len + (e->flags & TT_EV_DESCRIBED ? e->text_len + 16 : 0) +
+	room += 3 * (size_t)name.len + (e->flags & TT_EV_DESCRIBED ? e->text_len + 16 : 0) +
 		(s && (e->flags & TT_EV_ARG) ? tt_str_room(s->arg_name) : 0);
 	/* Most packets are encoded in place in the output buffer; those with strings to
 	 * intern go through scratch. */
@@ -409,19 +395,17 @@ static int tt_pf_event(struct tt_perfetto *p, const struct tt_event *e, unsigned
 	q = pb_uint(q, TE_TYPE, type);
 	if (track)
 		q = pb_uint(q, TE_TRACK_UUID, track);
-	if (e->flags & (TT_EV_FLOW_OUT | TT_EV_FLOW_IN)) {
-		static const char out[] = "flow_out", in[] = "flow_in";
-		bool is_out = e->flags & TT_EV_FLOW_OUT;
-		q = is_out ? pb_bytes(q, TE_NAME, out, sizeof(out) - 1) :
-			     pb_bytes(q, TE_NAME, in, sizeof(in) - 1);
+	if (named && naming == TT_NAMED_FLOW) {
+		q = pb_bytes(q, TE_NAME, name.ptr, name.len);
 		q = pb_uint(q, TE_CATEGORY_IIDS, TT_PB_CATEGORY_IID);
-		q = pb_fixed64(q, is_out ? TE_FLOW_IDS : TE_TERMINATING_FLOW_IDS, e->link);
+		q = pb_fixed64(q, e->flags & TT_EV_FLOW_OUT ? TE_FLOW_IDS : TE_TERMINATING_FLOW_IDS,
+			       e->link);
 	} else if (named) {
-		if ((e->flags & TT_EV_NAMED) || !s)
-			q = pb_text(q, TE_NAME, (struct tt_str){fname, (uint32_t)fname_len});
-		else
+		if (naming == TT_NAMED_BY_SITE)
 			q = pb_uint(pb_uint(q, TE_NAME_IID, s->id + 1), TE_SOURCE_LOCATION_IID,
 				    s->id + 1);
+		else
+			q = pb_text(q, TE_NAME, name);
 		q = pb_uint(q, TE_CATEGORY_IIDS, TT_PB_CATEGORY_IID);
 		if (e->flags & TT_EV_ARG) {
 			uint8_t *da = q;
@@ -508,7 +492,7 @@ static int tt_pf_release(struct tt_perfetto *p, struct tt_pf_seq *sq)
 	if (sq->held_names) { /* rarely: only in old or damaged files */
 		sq->held_names = 0;
 		for (size_t i = 0; i < n; i++)
-			if (tt_pf_func_named(&sq->held[i].e))
+			if (tt_event_naming(&sq->held[i].e) == TT_NAMED_BY_FUNC)
 				free((char *)sq->held[i].e.func_name.ptr);
 	}
 	return rc;
@@ -553,18 +537,19 @@ static int tt_pf_hold(struct tt_pf_seq *sq, const struct tt_event *e, enum tt_pf
 	h->e.func_name = (struct tt_str){0};
 	h->kind = kind;
 	/* a function no FUNCS section lists: its name is the decoder's only during the call */
-	if (tt_pf_func_named(e)) {
+	enum tt_naming naming = tt_event_naming(e);
+	if (naming == TT_NAMED_BY_FUNC) {
 		char *name = tt_memdup(e->func_name.ptr, e->func_name.len);
 		if (!name)
 			return tt_error("out of memory");
 		h->e.func_name = (struct tt_str){name, e->func_name.len};
 		sq->held_names++;
-	} else if (e->flags & TT_EV_NAMED) {
+	} else if (naming == TT_NAMED_BY_TEXT) {
 		h->e.args = e->args; /* (valid until the decoding ends) */
 	}
 	if (kind == TT_HELD_POINT) {
 		sq->held_points++;
-		if ((e->flags & TT_EV_NAMED) && !(h->e.text = strdup(e->text)))
+		if (naming == TT_NAMED_BY_TEXT && !(h->e.text = strdup(e->text)))
 			return tt_error("out of memory");
 		/* a zero-length slice's description, written with it as an instant */
 		if ((e->flags & TT_EV_DESCRIBED) && !(h->e.text = tt_memdup(e->text, e->text_len)))
@@ -744,7 +729,7 @@ static void tt_pf_destroy(struct tt_sink *sink)
 			struct tt_pf_seq *sq = &p->threads[i];
 			for (size_t k = 0; k < sq->nheld; k++) {
 				free((char *)sq->held[k].e.text);
-				if (tt_pf_func_named(&sq->held[k].e))
+				if (tt_event_naming(&sq->held[k].e) == TT_NAMED_BY_FUNC)
 					free((char *)sq->held[k].e.func_name.ptr);
 			}
 			free(sq->held);

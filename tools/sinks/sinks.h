@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "../decode/decode.h"
 
@@ -36,6 +37,43 @@ static inline bool tt_too_deep(const struct tt_event *e, uint64_t *count)
 
 /* The warning that counts what was left out, or 0 (and buf "") when nothing was. */
 size_t tt_folded_message(const struct tt_folded *f, char *buf, size_t cap);
+
+/* How a slice or an instant is named: the one rule of every sink. */
+enum tt_naming {
+	TT_NAMED_BY_SITE, /* its call site's name (a function a FUNCS section lists is a site) */
+	TT_NAMED_BY_FUNC, /* a function no FUNCS section lists: func_name, the decoder's */
+	TT_NAMED_BY_TEXT, /* a mark (TT_EV_NAMED): text, a C string */
+	TT_NAMED_FLOW,    /* one end of a flow: "flow_out" or "flow_in" */
+};
+
+static inline enum tt_naming tt_event_naming(const struct tt_event *e)
+{
+	if (e->flags & TT_EV_NAMED)
+		return TT_NAMED_BY_TEXT;
+	if (e->site)
+		return TT_NAMED_BY_SITE;
+	return e->flags & (TT_EV_FLOW_OUT | TT_EV_FLOW_IN) ? TT_NAMED_FLOW : TT_NAMED_BY_FUNC;
+}
+
+/* A mark's name is cut at this many bytes. */
+#define TT_MARK_NAME_MAX 512
+
+/* The event's name, whichever way it is named. */
+static inline struct tt_str tt_event_name(const struct tt_event *e)
+{
+	switch (tt_event_naming(e)) {
+	case TT_NAMED_BY_SITE:
+		return e->site->name;
+	case TT_NAMED_BY_FUNC:
+		return e->func_name;
+	case TT_NAMED_BY_TEXT:
+		return (struct tt_str){e->text, (uint32_t)strnlen(e->text, TT_MARK_NAME_MAX)};
+	case TT_NAMED_FLOW:
+		break;
+	}
+	return e->flags & TT_EV_FLOW_OUT ? (struct tt_str){"flow_out", 8} :
+					   (struct tt_str){"flow_in", 7};
+}
 
 /* Chrome trace JSON (FORMATS.md), streamed into `out`. */
 /* `source`: each slice and instant carries its "file:line" as args.src (a third of
