@@ -40,7 +40,11 @@ enum { CLOCK_REALTIME_ID = 1, CLOCK_MONOTONIC_ID = 3, CLOCK_BOOTTIME_ID = 6 };
 /* A sequence-scoped clock: each packet's timestamp is the delta from the one before
  * on its sequence, a byte or two instead of seven or eight. */
 #define TT_PF_DELTA_CLOCK 64
-enum { SEQ_CLEARED = 1, SEQ_NEEDS_STATE = 2 };
+/* sequence_flags: only a sequence's first packet says it (cleared). The events that use
+ * its interned names and clock could say that they need it (2: trace_processor then
+ * skips them if the sequence lost its state), at two bytes each: nothing here loses
+ * it, as no packet of the file is lost without the rest of it. */
+enum { SEQ_CLEARED = 1 };
 #define TT_PB_CATEGORY_IID 1
 
 /* An event held back until its thread's time moves on. */
@@ -237,7 +241,6 @@ static void tt_pf_head(struct tt_buf *w, int64_t base_ns, const struct tt_event 
 	tt_pb_uint(w, PKT_TIMESTAMP, sq->delta ? (uint64_t)ts - (uint64_t)sq->last : (uint64_t)ts);
 	sq->last = ts;
 	tt_pb_uint(w, PKT_SEQUENCE_ID, sq->id);
-	tt_pb_uint(w, PKT_SEQUENCE_FLAGS, SEQ_NEEDS_STATE);
 }
 
 /* Interns a site's name and source location on the thread's sequence at its first
@@ -323,14 +326,13 @@ static inline bool tt_pf_is_plain(const struct tt_pf_seq *sq, const struct tt_ev
 /* Most events (the same bytes tt_pf_event writes for them, in fewer instructions):
  * interned name and location, the category, the argument if any. */
 #define TT_PF_PLAIN_ROOM                                                                   \
-	(TT_PF_DIRECT_ROOM + PB_UINT_ROOM + PB_MESSAGE_ROOM + 4 * PB_UINT_ROOM +             \
+	(TT_PF_DIRECT_ROOM + PB_MESSAGE_ROOM + 4 * PB_UINT_ROOM +                            \
 	 PB_MESSAGE_ROOM + PB_BYTES_ROOM(3) + PB_UINT_ROOM)
 static inline void tt_pf_plain(struct tt_perfetto *p, struct tt_pf_seq *sq,
 			       const struct tt_event *e, unsigned type)
 {
 	uint64_t iid = e->site->id + 1;
 	uint8_t *q = tt_pf_direct(p, sq, e->ts, TT_PF_PLAIN_ROOM);
-	q = pb_uint(q, PKT_SEQUENCE_FLAGS, SEQ_NEEDS_STATE);
 	uint8_t *te = q;
 	q = pb_open(q);
 	q = pb_uint(q, TE_TYPE, type);
@@ -621,14 +623,16 @@ static int tt_pf_finish(struct tt_sink *sink, const struct tt_summary *sum)
 	return 0;
 }
 
-/* Counters go on a track per process and name, described at first use. */
+/* Counters go on a track per process and name, described at first use. Its uuid is
+ * the site's number (+ 1), a byte or two in every counter event: below 2^40, where
+ * the processes' and threads' begin. */
 static int tt_pf_counter(struct tt_sink *sink, const struct tt_event *e)
 {
 	struct tt_perfetto *p = (struct tt_perfetto *)sink;
 	const struct tt_site *s = e->site;
 	if (!p->counter_uuid[s->id]) {
 		size_t file = (size_t)(e->thread->file - p->trace->files);
-		p->counter_uuid[s->id] = UINT64_C(1) << 63 | (uint64_t)file << 40 | s->id;
+		p->counter_uuid[s->id] = (uint64_t)s->id + 1;
 		if (tt_pf_descriptor(p, p->counter_uuid[s->id], tt_pf_process_uuid(file), TD_COUNTER, 0,
 				     0, s->name) < 0)
 			return -1;
@@ -638,10 +642,8 @@ static int tt_pf_counter(struct tt_sink *sink, const struct tt_event *e)
 	if (tt_pf_advance(p, sq, e->ts) < 0)
 		return -1;
 	uint8_t *q = tt_pf_direct(p, sq, e->ts,
-				  TT_PF_DIRECT_ROOM + PB_UINT_ROOM + PB_MESSAGE_ROOM + 3 * PB_UINT_ROOM);
-	uint8_t *te;
-	q = pb_uint(q, PKT_SEQUENCE_FLAGS, SEQ_NEEDS_STATE);
-	te = q;
+				  TT_PF_DIRECT_ROOM + PB_MESSAGE_ROOM + 3 * PB_UINT_ROOM);
+	uint8_t *te = q;
 	q = pb_open(q);
 	q = pb_uint(q, TE_TYPE, TYPE_COUNTER);
 	q = pb_uint(q, TE_TRACK_UUID, p->counter_uuid[s->id]);
