@@ -12,7 +12,8 @@
 # and --json), spikes, flame (folded and SVG), three files merged; and the fuzz
 # corpus's files into JSON, .pftrace and folded stacks. Standard output, standard
 # error and exit status of each are compared too. `--skip pftrace` leaves out the
-# .pftrace files (a change of that encoding is checked with check-perfetto.py).
+# .pftrace files (a change of that encoding is checked with
+# tests/consumers/same_perfetto.py OLD NEW, file by file).
 # report's figure for the recorder's own cost is measured at each run: it and the
 # rows it marks (~, near_overhead) are left out of the comparison.
 # Exit 0: the same; 1: a difference (listed); 2: usage.
