@@ -318,6 +318,36 @@ static void test_unterminated(void **state)
 	free(r.out);
 }
 
+/* --clip in JSON: slices open at the window's start are cut there and held until the
+ * outermost one ends, so that parents come first. A slice that ends meanwhile
+ * inside the window (the second "next") released them early, with the begins of
+ * those still open: "child" once more, at its original start and of no length. */
+static void test_clip_nested(void **state)
+{
+	struct tt_fixture *fx = *state;
+	static const struct tt_record rec[] = {
+		R(TT_REC_BEGIN, S_MAIN, 1000),  R(TT_REC_BEGIN, S_CHILD, 2000),
+		R(TT_REC_BEGIN, S_NEXT, 2500),  R(TT_REC_END, 0, 4500),
+		R(TT_REC_BEGIN, S_NEXT, 5000),  R(TT_REC_END, 0, 5500),
+		R(TT_REC_END, 0, 6000),         R(TT_REC_END, 0, 7000),
+	};
+	write_one(fx->in, rec, N(rec));
+	struct tt_run r;
+	TT_RUN(&r, "convert", "-q", fx->in, "-o", fx->out, "--from", "3us", "--to", "10us", "--clip");
+	assert_int_equal(r.status, 0);
+	free(r.out);
+	cJSON *root = tt_json_load(fx->out);
+	char *listing = tt_json_listing(root, 101);
+	assert_non_null(listing);
+	assert_string_equal(listing, "X main 0\nX child 1\nX next 2\nX next 2\n");
+	free(listing);
+	const cJSON *child = tt_json_find(root, "X", "child");
+	assert_int_equal(tt_json_ns(child, "ts"), 3000);
+	assert_int_equal(tt_json_ns(child, "dur"), 2000);
+	assert_true(cJSON_IsTrue(arg(child, "clipped_begin")));
+	cJSON_Delete(root);
+}
+
 /* The .pftrace is lean (issue 33): nothing an event need not say. Two nested scopes
  * 40 ns apart and a counter, 4,000 times: begins carry only their time's delta, the
  * sequence, the interned name, location and category (no sequence_flags: 27 bytes a
@@ -530,6 +560,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_func_exit_unwinds, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_same_run_twice_refused, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_perfetto_lean, setup, tt_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_clip_nested, setup, tt_fixture_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
