@@ -38,6 +38,9 @@ __attribute__((visibility("default"))) int tt__own_thread(pid_t tid);
 /* Around work of ticktrace's own threads that allocates: not while a fork runs (fork
  * holds it too). */
 void tt__background_work(int begin) TT__HIDDEN;
+/* Around a system call that may wait for I/O (a write), inside that work: the lock
+ * let go meanwhile (nothing is allocated there), so that fork never waits for it. */
+void tt__background_io(int begin) TT__HIDDEN;
 void tt__background_reset_after_fork(void) TT__HIDDEN; /* in the child */
 /* Around ticktrace's own writes to its files (begin 1, then 0): a write past the
  * program's RLIMIT_FSIZE fails (EFBIG), and the trace is cut or missing with a word,

@@ -21,8 +21,12 @@ void tt__restore_signals(const sigset_t *old)
 
 /* Held by ticktrace's own threads while they do work that allocates (writing a
  * file, describing a live file), and by fork: a fork never finds one of them inside
- * malloc, which matters where the allocator is not fork-safe (AddressSanitizer's). */
+ * malloc, which matters where the allocator is not fork-safe (AddressSanitizer's).
+ * Let go around each system call that may wait (tt__background_io): a fork waits for
+ * memory work, never for ticktrace's I/O (a snapshot written to a slow disk or a
+ * FIFO held fork() for the whole write). */
 static pthread_mutex_t tt__background = PTHREAD_MUTEX_INITIALIZER;
+static __thread int tt__background_mine __attribute__((tls_model("initial-exec")));
 
 void tt__background_work(int begin)
 {
@@ -30,6 +34,17 @@ void tt__background_work(int begin)
 		pthread_mutex_lock(&tt__background);
 	else
 		pthread_mutex_unlock(&tt__background);
+	tt__background_mine = begin;
+}
+
+void tt__background_io(int begin)
+{
+	if (!tt__background_mine)
+		return;
+	if (begin)
+		pthread_mutex_unlock(&tt__background);
+	else
+		pthread_mutex_lock(&tt__background);
 }
 
 /* tt__writing: how many of ticktrace's writes are under way, and whether SIGXFSZ is
@@ -67,6 +82,7 @@ void tt__writing(int begin)
 void tt__background_reset_after_fork(void)
 {
 	pthread_mutex_init(&tt__background, NULL);
+	tt__background_mine = 0; /* (fork's, in the parent) */
 	/* Writes of the parent's threads that are not the child's: its action back. */
 	pthread_mutex_init(&tt__writing_mutex, NULL);
 	if (tt__writers && tt__xfsz_ignored)
