@@ -81,12 +81,15 @@ static int tt__live_commit(struct tt__live *lv)
 static int tt__live_reserve(int fd, uint64_t from, uint64_t to)
 {
 	int rc;
+	tt__background_io(1);
 	do
 		rc = fallocate(fd, 0, (off_t)from, (off_t)(to - from));
 	while (rc < 0 && errno == EINTR);
 	if (rc < 0 && (errno == EOPNOTSUPP || errno == ENOSYS))
 		rc = ftruncate(fd, (off_t)to);
-	return rc < 0 ? -errno : 0;
+	int err = rc < 0 ? -errno : 0;
+	tt__background_io(0);
+	return err;
 }
 
 int tt__live_start(void)

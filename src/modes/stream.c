@@ -119,7 +119,10 @@ static void tt__stream_refresh_header(struct tt__stream *st)
 	if (st->in_place)
 		return;
 	tt__file_header(&header, TT_FILE_STREAMED);
-	if (pwrite(st->out->fd, &header, sizeof header, 0) != (ssize_t)sizeof header && !st->out->err)
+	tt__background_io(1);
+	ssize_t written = pwrite(st->out->fd, &header, sizeof header, 0);
+	tt__background_io(0);
+	if (written != (ssize_t)sizeof header && !st->out->err)
 		st->out->err = -EIO;
 }
 
@@ -130,10 +133,14 @@ static void tt__stream_refresh_header(struct tt__stream *st)
 static int tt__stream_reserve(struct tt__stream *st, uint64_t to)
 {
 	int rc;
+	tt__background_io(1);
 	do
 		rc = fallocate(st->out->fd, FALLOC_FL_KEEP_SIZE, (off_t)st->out->offset,
 			       (off_t)(to - st->out->offset));
 	while (rc < 0 && errno == EINTR);
+	int err = errno;
+	tt__background_io(0);
+	errno = err;
 	if (rc == 0)
 		st->reserved_to = to;
 	return rc;
