@@ -37,7 +37,6 @@
 /* A live file's descriptions are brought up to date this often. */
 #define TT__LIVE_PERIOD_NS 200000000
 
-static pthread_mutex_t tt__arena_mutex = PTHREAD_MUTEX_INITIALIZER;
 static char *tt__arena_base, *tt__arena_end;
 static char *tt__arena_fresh; /* the next chunk never handed out */
 static char *tt__arena_ready; /* [fresh, ready) is faulted in */
@@ -61,7 +60,7 @@ static struct tt__recent_use {
 	int64_t ns;
 } tt__recent_use;
 
-/* Mode ring: a thread's oldest chunk, recycled, waits here (arena lock) for the
+/* Mode ring: a thread's oldest chunk, recycled, waits here (core lock) for the
  * background thread to count its events as overwritten and zero it. */
 #define TT__CLEAN_QUEUE 64
 static struct tt__to_clean {
@@ -70,7 +69,7 @@ static struct tt__to_clean {
 } tt__to_clean[TT__CLEAN_QUEUE];
 static unsigned tt__to_clean_count;
 /* While readers copy chunks (tt__reading), the chunks the rings recycle wait whole
- * on their slot's `deferred` list (arena lock), and are cleaned once the last reader
+ * on their slot's `deferred` list (core lock), and are cleaned once the last reader
  * is done: a chunk a reader found stays as it found it, and the rings go on
  * recycling, into chunks never used before. */
 static int tt__readers;
@@ -92,7 +91,7 @@ static void *tt__arena_map(void *at, uint64_t size)
 			     (off_t)tt__mode->chunks_at());
 }
 
-/* Arena lock held: the mode's file holds the arena up to `end`. */
+/* Core lock held: the mode's file holds the arena up to `end`. */
 static int tt__arena_cover(const char *end)
 {
 	return tt__chunks_fd() < 0 ? 0 : tt__mode->cover((uint64_t)(end - tt__arena_base));
@@ -152,7 +151,7 @@ static int tt__clean_chunk(struct tt__slot *slot, struct tt__chunk *chunk, struc
 	return 1;
 }
 
-/* Arena lock held: a chunk cleaned goes back to the free list, what it held noted. */
+/* Core lock held: a chunk cleaned goes back to the free list, what it held noted. */
 static void tt__chunk_cleaned(struct tt__slot *slot, struct tt__chunk *chunk, const struct tt__recycled *held)
 {
 	tt__note_overwritten(slot, held->events, held->first_tsc, held->last_tsc);
@@ -188,7 +187,7 @@ uint64_t tt__deferred_events(struct tt__slot *slot, uint64_t from_tsc, uint64_t 
 			     uint64_t *first_tsc, uint64_t *last_tsc)
 {
 	struct tt__recycled in = {0};
-	tt__arena_lock(1);
+	tt__core_lock(1);
 	for (const struct tt__chunk *chunk = slot->deferred; chunk; chunk = chunk->next) {
 		const struct tt_record *r = (const struct tt_record *)(chunk + 1);
 		const struct tt_record *end = (const struct tt_record *)((const char *)chunk + chunk->size);
@@ -196,7 +195,7 @@ uint64_t tt__deferred_events(struct tt__slot *slot, uint64_t from_tsc, uint64_t 
 			if (TT_RECORD_HAS_TIME(TT_RECORD_KIND(r->word)) && r->tsc >= from_tsc && r->tsc <= to_tsc)
 				tt__recycled_add(&in, r->tsc);
 	}
-	tt__arena_lock(0);
+	tt__core_lock(0);
 	*first_tsc = in.first_tsc;
 	*last_tsc = in.last_tsc;
 	return in.events;
@@ -221,25 +220,25 @@ void tt__reading(int begin)
 	}
 	/* The last reader: the chunks recycled meanwhile cleaned, each slot's taken
 	 * under the lock and cleaned outside it. */
-	tt__arena_lock(1);
+	tt__core_lock(1);
 	int last = __atomic_sub_fetch(&tt__readers, 1, __ATOMIC_SEQ_CST) == 0;
-	tt__arena_lock(0);
+	tt__core_lock(0);
 	for (struct tt__slot *slot = last ? tt__registry_head() : NULL; slot;
 	     slot = __atomic_load_n(&slot->next, __ATOMIC_ACQUIRE)) {
-		tt__arena_lock(1);
+		tt__core_lock(1);
 		struct tt__chunk *chunk = slot->deferred;
 		slot->deferred = NULL;
-		tt__arena_lock(0);
+		tt__core_lock(0);
 		while (chunk) {
 			struct tt__chunk *next = chunk->next;
 			struct tt__recycled held;
 			int clean = tt__clean_chunk(slot, chunk, &held);
-			tt__arena_lock(1);
+			tt__core_lock(1);
 			if (clean)
 				tt__chunk_cleaned(slot, chunk, &held);
 			else
 				tt__chunk_to_clean(slot, chunk); /* (an event in it still being written) */
-			tt__arena_lock(0);
+			tt__core_lock(0);
 			chunk = next;
 		}
 	}
@@ -259,23 +258,23 @@ int tt__clean_queued(void)
 	sigset_t old;
 	tt__block_signals(&old);
 	pthread_mutex_lock(&tt__clean_mutex);
-	pthread_mutex_lock(&tt__arena_mutex);
+	tt__core_lock(1);
 	unsigned count = tt__to_clean_count;
 	memcpy(jobs, tt__to_clean, count * sizeof jobs[0]);
 	tt__to_clean_count = 0;
-	pthread_mutex_unlock(&tt__arena_mutex);
+	tt__core_lock(0);
 	int waiting = 0;
 	for (unsigned i = 0; i < count; i++) {
 		struct tt__recycled held;
 		int clean = tt__clean_chunk(jobs[i].slot, jobs[i].chunk, &held);
-		pthread_mutex_lock(&tt__arena_mutex);
+		tt__core_lock(1);
 		if (clean)
 			tt__chunk_cleaned(jobs[i].slot, jobs[i].chunk, &held);
 		else if (tt__to_clean_count < TT__CLEAN_QUEUE) {
 			tt__to_clean[tt__to_clean_count++] = jobs[i]; /* later */
 			waiting = 1;
 		}
-		pthread_mutex_unlock(&tt__arena_mutex);
+		tt__core_lock(0);
 	}
 	pthread_mutex_unlock(&tt__clean_mutex);
 	tt__restore_signals(&old);
@@ -351,9 +350,9 @@ static void *tt__prefault_main(void *unused)
 				step = (size_t)(tt__arena_end - ready);
 			sigset_t old;
 			tt__block_signals(&old);
-			pthread_mutex_lock(&tt__arena_mutex);
+			tt__core_lock(1);
 			int covered = tt__arena_cover(ready + step) == 0;
-			pthread_mutex_unlock(&tt__arena_mutex);
+			tt__core_lock(0);
 			tt__restore_signals(&old);
 			if (covered)
 				tt__prefault(ready, step);
@@ -419,7 +418,7 @@ int tt__arena_init(void)
 void tt__arena_reset_after_fork(void)
 {
 	/* Every page is now shared copy-on-write with the parent: none is ready. */
-	pthread_mutex_init(&tt__arena_mutex, NULL);
+	tt__core_reset_after_fork();
 	pthread_mutex_init(&tt__clean_mutex, NULL);
 	tt__readers = 0; /* (the parent's reader, if one was at work, is not the child's) */
 	tt__arena_ready = tt__arena_fresh;
@@ -439,14 +438,6 @@ void tt__arena_reset_after_fork(void)
 	tt__start_prefault_thread(0);
 }
 
-void tt__arena_lock(int lock)
-{
-	if (lock)
-		pthread_mutex_lock(&tt__arena_mutex);
-	else
-		pthread_mutex_unlock(&tt__arena_mutex);
-}
-
 static int tt__arena_used_up; /* a chunk was wanted past the arena's end */
 
 int tt__arena_full(void)
@@ -454,7 +445,7 @@ int tt__arena_full(void)
 	return __atomic_load_n(&tt__arena_used_up, __ATOMIC_RELAXED);
 }
 
-/* Arena lock held, signals blocked. */
+/* Core lock held, signals blocked. */
 struct tt__chunk *tt__chunk_alloc(void)
 {
 	struct tt__chunk *header = tt__free_chunks;

@@ -80,7 +80,7 @@ struct tt__sched {
 /* Mode ring, while snapshots are taken: what the ring overwrote of a thread, so that
  * a snapshot counts what it lost of its window (overwritten.c). Entries in time
  * order, each spanning the chunks recycled within tt__overwrite_grain ticks of its
- * first, or more once merged; arena lock held. */
+ * first, or more once merged; core lock held. */
 #define TT__OVERWRITES 64
 struct tt__overwrites {
 	uint64_t total; /* timed events overwritten so far */
@@ -202,6 +202,10 @@ extern int tt__forked TT__HIDDEN;    /* this process is a child forked after sta
 extern unsigned tt__exec_image TT__HIDDEN;
 
 extern int tt__crash_signal TT__HIDDEN; /* the signal the program is dying of, or 0 */
+/* The core's lock (state.c): taken with signals blocked (the slow path may run in a
+ * signal handler); in a fork's child, reset (arena.c's reset does). */
+void tt__core_lock(int lock) TT__HIDDEN;
+void tt__core_reset_after_fork(void) TT__HIDDEN;
 
 /* The modes' interface (modes/): what the core and the lifecycle ask of the mode in
  * use, that is, where chunks come from, what a full chunk does, what a dump writes,
@@ -221,14 +225,14 @@ struct tt__mode_ops {
 	/* What the raw file's header says of the mode (TT_FILE_RING). */
 	uint32_t file_flags;
 	/* Where chunks come from: a file the arena maps from offset chunks_at() (-1:
-	 * private memory); cover makes it hold the arena's first `arena_bytes` (arena lock
+	 * private memory); cover makes it hold the arena's first `arena_bytes` (core lock
 	 * held; 0 or -errno); in a forked child, a file of the child's own (or -1). */
 	int (*chunks_fd)(void);
 	uint64_t (*chunks_at)(void);
 	int (*cover)(uint64_t arena_bytes);
 	int (*chunks_after_fork)(void);
 	void (*tick)(void); /* the background thread, every 200 ms while chunks_fd() >= 0 */
-	/* What a full chunk does: the slot's thread moved on to a new one (arena lock
+	/* What a full chunk does: the slot's thread moved on to a new one (core lock
 	 * held, signals blocked); what a thread's exit does. */
 	void (*chunk_full)(struct tt__slot *slot);
 	void (*thread_exited)(struct tt__slot *slot);
@@ -273,26 +277,25 @@ uintptr_t tt__thread_pointer(void) TT__HIDDEN;
 /* arena.c: the arena and its prefault thread */
 int tt__arena_init(void) TT__HIDDEN;
 void tt__arena_reset_after_fork(void) TT__HIDDEN;
-void tt__arena_lock(int lock) TT__HIDDEN; /* signals blocked */
 int tt__arena_full(void) TT__HIDDEN; /* the run's memory budget (TICKTRACE_MEMORY) ran out */
 /* Where chunks come from (the mode's answer): a file the arena maps, or -1. */
 int tt__chunks_fd(void) TT__HIDDEN;
-/* Arena lock held, signals blocked: a zeroed chunk, from the free list or never used
+/* Core lock held, signals blocked: a zeroed chunk, from the free list or never used
  * before, or NULL when the arena (or the mode's file) has no more. */
 struct tt__chunk *tt__chunk_alloc(void) TT__HIDDEN;
-/* Arena lock held: a zeroed chunk back to the free list. */
+/* Core lock held: a zeroed chunk back to the free list. */
 void tt__chunk_free(struct tt__chunk *chunk) TT__HIDDEN;
-/* Arena lock held: the thread numbered `thread` took a chunk (for the background
+/* Core lock held: the thread numbered `thread` took a chunk (for the background
  * thread, which waits for a free core while every core records). */
 void tt__chunk_taken(uint32_t thread) TT__HIDDEN;
-/* Arena lock held. Mode ring: the slot's oldest chunk, off its list, to count its
+/* Core lock held. Mode ring: the slot's oldest chunk, off its list, to count its
  * events as overwritten and zero before it is free again: queued for the background
  * thread, or done here when the queue is full. */
 void tt__chunk_to_clean(struct tt__slot *slot, struct tt__chunk *chunk) TT__HIDDEN;
 /* overwritten.c: what the ring overwrote, for snapshots */
 /* Ticks an entry of struct tt__overwrites spans at least; 0 (the default): none kept. */
 extern uint64_t tt__overwrite_grain TT__HIDDEN;
-/* Arena lock held: a recycled chunk's `events` timed events, from first_tsc to
+/* Core lock held: a recycled chunk's `events` timed events, from first_tsc to
  * last_tsc, were overwritten. */
 void tt__note_overwritten(struct tt__slot *slot, uint64_t events, uint64_t first_tsc,
 			  uint64_t last_tsc) TT__HIDDEN;
@@ -313,29 +316,29 @@ uint64_t tt__deferred_events(struct tt__slot *slot, uint64_t from_tsc, uint64_t 
 			     uint64_t *first_tsc, uint64_t *last_tsc) TT__HIDDEN;
 /* Cleans the queued chunks now; whether some must wait for events being written. */
 int tt__clean_queued(void) TT__HIDDEN;
-/* Arena lock held: memory for a compacted chunk, kept until the process ends. */
+/* Core lock held: memory for a compacted chunk, kept until the process ends. */
 void *tt__compacted_alloc(size_t size) TT__HIDDEN;
 
 /* chunks.c: a thread's chunks */
 int tt__slot_start(struct tt__slot *slot) TT__HIDDEN; /* gives a new slot its first chunk */
-/* Arena lock held: the limit is the chunk's end while the thread may record; once its
+/* Core lock held: the limit is the chunk's end while the thread may record; once its
  * buffer is used up, its scratch chunk's, tagged TT__LIMIT_DROP (or, without one,
  * TT__LIMIT_SLOW: every event to the slow path, which counts it); TT__LIMIT_OFF while
  * it may not record; NULL once it exited. */
 void tt__publish_limit(struct tt__slot *slot) TT__HIDDEN;
 void tt__set_all_limits(void) TT__HIDDEN;            /* after tt_enable/tt_disable */
 void tt__set_paused(struct tt__slot *slot, int paused) TT__HIDDEN; /* tt_pause/tt_resume */
-/* Arena lock held: leaves the current chunk for a new one (0), or, the thread's budget
+/* Core lock held: leaves the current chunk for a new one (0), or, the thread's budget
  * used up, makes the thread drop events (-ENOBUFS). */
 int tt__next_chunk(struct tt__slot *slot) TT__HIDDEN;
-/* Arena lock held, signals blocked. A thread that dropped events takes a new chunk
+/* Core lock held, signals blocked. A thread that dropped events takes a new chunk
  * again (1): in a draining mode, once the drain freed one; in a ring, as soon as it
  * can recycle or get one. */
 int tt__resume(struct tt__slot *slot) TT__HIDDEN;
 /* Registry lock held, the thread exiting: moves its last records out of a mostly
  * empty chunk, which is recycled. Not while a dump may be reading them. */
 void tt__compact_exited(struct tt__slot *slot) TT__HIDDEN;
-extern int tt__dumps_running TT__HIDDEN; /* changed under the registry and arena locks */
+extern int tt__dumps_running TT__HIDDEN; /* changed under the registry and core locks */
 /* While held, threads' chunks stay where they are (no compaction, no recycling in
  * mode ring: a thread then grows), so that they can be read. */
 void tt__hold_chunks(int hold) TT__HIDDEN;

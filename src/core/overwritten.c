@@ -69,7 +69,7 @@ uint64_t tt__overwritten_in(struct tt__slot *slot, uint64_t from_tsc, uint64_t t
 			    uint64_t *lost_from_tsc, uint64_t *lost_to_tsc)
 {
 	uint64_t events = 0;
-	tt__arena_lock(1);
+	tt__core_lock(1);
 	const struct tt__overwrites *o = &slot->overwrites;
 	/* The entries that reach into the window: after the newest wholly before it, up
 	 * to the oldest wholly after it. */
@@ -85,6 +85,6 @@ uint64_t tt__overwritten_in(struct tt__slot *slot, uint64_t from_tsc, uint64_t t
 		*lost_from_tsc = o->at[oldest].first_tsc;
 		*lost_to_tsc = o->at[newest].last_tsc;
 	}
-	tt__arena_lock(0);
+	tt__core_lock(0);
 	return events;
 }

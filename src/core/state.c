@@ -1,5 +1,6 @@
 /* The run's settings and state that the core reads: set by the lifecycle above
- * (lifecycle/config.c reads the settings from the environment, start.c the rest). */
+ * (lifecycle/config.c reads the settings from the environment, start.c the rest);
+ * and the core's lock. */
 #include "core/core.h"
 
 struct tt__config tt__config;
@@ -7,3 +8,21 @@ int tt__recording;
 int tt__forked;
 unsigned tt__exec_image;
 int tt__crash_signal;
+
+/* The core's lock: every slot's chunks, limit and flags, the arena's free chunks and
+ * cleaning queue, the ring's history and the chunks kept for readers (core.h says
+ * which functions need it held). */
+static pthread_mutex_t tt__core_mutex = PTHREAD_MUTEX_INITIALIZER;
+
+void tt__core_lock(int lock)
+{
+	if (lock)
+		pthread_mutex_lock(&tt__core_mutex);
+	else
+		pthread_mutex_unlock(&tt__core_mutex);
+}
+
+void tt__core_reset_after_fork(void)
+{
+	pthread_mutex_init(&tt__core_mutex, NULL);
+}

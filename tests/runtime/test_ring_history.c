@@ -50,9 +50,9 @@ static struct tt_lost tt_lost_in(struct tt__slot *slot, uint64_t from, uint64_t 
 
 static void tt_note(struct tt__slot *slot, uint64_t events, uint64_t first, uint64_t last)
 {
-	tt__arena_lock(1);
+	tt__core_lock(1);
 	tt__note_overwritten(slot, events, first, last);
-	tt__arena_lock(0);
+	tt__core_lock(0);
 }
 
 /* ---- the history (overwritten.c) ---- */
@@ -199,9 +199,9 @@ static int tt_zeroed(const struct tt__chunk *chunk)
 /* The chunk the arena hands out next: the last one freed. */
 static struct tt__chunk *tt_alloc(void)
 {
-	tt__arena_lock(1);
+	tt__core_lock(1);
 	struct tt__chunk *chunk = tt__chunk_alloc();
-	tt__arena_lock(0);
+	tt__core_lock(0);
 	return chunk;
 }
 
@@ -216,10 +216,10 @@ static void test_recycle_queued(void **state)
 	struct tt__chunk *writing = tt_chunk_of(slot, 2000, 50);
 	struct tt_record *unwritten = (struct tt_record *)(writing + 1) + 49;
 	unwritten->word = 0; /* reserved, being written by an interrupted thread */
-	tt__arena_lock(1);
+	tt__core_lock(1);
 	tt__chunk_to_clean(slot, whole);
 	tt__chunk_to_clean(slot, writing);
-	tt__arena_lock(0);
+	tt__core_lock(0);
 	assert_int_equal(slot->dropped[TT_DROP_OVERWRITTEN], 0); /* (queued, not counted yet) */
 	assert_int_equal(tt__clean_queued(), 1); /* one waits */
 	assert_int_equal(slot->dropped[TT_DROP_OVERWRITTEN], 100);
@@ -258,10 +258,10 @@ static void test_readers_keep_chunks(void **state)
 	tt_note(slot, 7, 600, 606); /* and newer ones */
 	tt__reading(1);
 	tt__reading(1); /* two readers */
-	tt__arena_lock(1);
+	tt__core_lock(1);
 	tt__chunk_to_clean(slot, early);
 	tt__chunk_to_clean(slot, late);
-	tt__arena_lock(0);
+	tt__core_lock(0);
 	assert_int_equal(tt__clean_queued(), 0); /* (nothing queued: deferred) */
 	assert_memory_equal(early, copy, TT__CHUNK_SIZE);
 	assert_int_equal(slot->dropped[TT_DROP_OVERWRITTEN], 0);
@@ -305,18 +305,18 @@ static void test_ring_recycles_oldest(void **state)
 	struct tt__slot *slot = tt_slot_new();
 	tt__config.chunk_budget = 2;
 	struct tt__chunk *pool[3];
-	tt__arena_lock(1);
+	tt__core_lock(1);
 	for (int i = 0; i < 3; i++) {
 		pool[i] = tt_chunk_of(slot, 0, 0);
 		tt__chunk_free(pool[i]);
 	}
-	tt__arena_lock(0);
+	tt__core_lock(0);
 	tt__recording = 1;
 	assert_int_equal(tt__slot_start(slot), 0);
 	struct tt__chunk *first = slot->first;
-	tt__arena_lock(1);
+	tt__core_lock(1);
 	assert_int_equal(tt__next_chunk(slot), 0); /* second: within the budget */
-	tt__arena_lock(0);
+	tt__core_lock(0);
 	assert_int_equal(slot->chunks, 2);
 	assert_false(slot->flags & TT__SLOT_WRAPPED);
 	/* The first chunk full of events, as the hot path leaves it. */
@@ -324,9 +324,9 @@ static void test_ring_recycles_oldest(void **state)
 	memcpy(first + 1, filled + 1, 40 * sizeof(struct tt_record));
 	first->size = filled->size;
 	free(filled);
-	tt__arena_lock(1);
+	tt__core_lock(1);
 	assert_int_equal(tt__next_chunk(slot), 0); /* third: the first recycled */
-	tt__arena_lock(0);
+	tt__core_lock(0);
 	assert_true(slot->flags & TT__SLOT_WRAPPED);
 	assert_int_equal(slot->chunks, 2);
 	assert_ptr_not_equal(slot->first, first);
