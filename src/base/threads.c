@@ -24,32 +24,48 @@ void tt__restore_signals(const sigset_t *old)
  * malloc, which matters where the allocator is not fork-safe (AddressSanitizer's).
  * Let go around each system call that may wait (tt__background_io): a fork waits for
  * memory work, never for ticktrace's I/O (a snapshot written to a slow disk or a
- * FIFO held fork() for the whole write). */
-static pthread_mutex_t tt__background = PTHREAD_MUTEX_INITIALIZER;
+ * FIFO held fork() for the whole write). The work itself stays one at a time
+ * (tt__work), as when the lock was held throughout: so no other thread of
+ * ticktrace's takes `tt__background` while one is in its I/O, and the one in its I/O
+ * takes it again holding what it holds (base.h: the order). */
+static struct tt__lock tt__work = TT__LOCK_INIT(TT__LOCK_WORK);
+static struct tt__lock tt__background = TT__LOCK_INIT(TT__LOCK_BACKGROUND);
 static __thread int tt__background_mine __attribute__((tls_model("initial-exec")));
 
 void tt__background_work(int begin)
 {
-	if (begin)
-		pthread_mutex_lock(&tt__background);
-	else
-		pthread_mutex_unlock(&tt__background);
+	if (begin) {
+		tt__lock(&tt__work);
+		tt__lock(&tt__background);
+	} else {
+		tt__unlock(&tt__background);
+		tt__unlock(&tt__work);
+	}
 	tt__background_mine = begin;
+}
+
+void tt__background_fork(int begin)
+{
+	if (begin)
+		tt__lock(&tt__background);
+	else
+		tt__unlock(&tt__background);
 }
 
 void tt__background_io(int begin)
 {
 	if (!tt__background_mine)
 		return;
+	/* (the mutex alone: the work goes on holding it, as the order sees it) */
 	if (begin)
-		pthread_mutex_unlock(&tt__background);
+		pthread_mutex_unlock(&tt__background.mutex);
 	else
-		pthread_mutex_lock(&tt__background);
+		pthread_mutex_lock(&tt__background.mutex);
 }
 
 /* tt__writing: how many of ticktrace's writes are under way, and whether SIGXFSZ is
  * ignored for them (the program had it at its default action). */
-static pthread_mutex_t tt__writing_mutex = PTHREAD_MUTEX_INITIALIZER;
+static struct tt__lock tt__writing_lock = TT__LOCK_INIT(TT__LOCK_WRITING);
 static unsigned tt__writers;
 static int tt__xfsz_ignored;
 
@@ -64,7 +80,7 @@ void tt__writing(int begin)
 {
 	sigset_t old;
 	tt__block_signals(&old);
-	pthread_mutex_lock(&tt__writing_mutex);
+	tt__lock(&tt__writing_lock);
 	if (begin && tt__writers++ == 0) {
 		struct sigaction now;
 		tt__xfsz_ignored = sigaction(SIGXFSZ, NULL, &now) == 0 && !(now.sa_flags & SA_SIGINFO) &&
@@ -75,16 +91,17 @@ void tt__writing(int begin)
 		tt__xfsz_action(SIG_DFL);
 		tt__xfsz_ignored = 0;
 	}
-	pthread_mutex_unlock(&tt__writing_mutex);
+	tt__unlock(&tt__writing_lock);
 	tt__restore_signals(&old);
 }
 
 void tt__background_reset_after_fork(void)
 {
-	pthread_mutex_init(&tt__background, NULL);
-	tt__background_mine = 0; /* (fork's, in the parent) */
+	tt__lock_reset(&tt__work);
+	tt__lock_reset(&tt__background);
+	tt__background_mine = 0;
 	/* Writes of the parent's threads that are not the child's: its action back. */
-	pthread_mutex_init(&tt__writing_mutex, NULL);
+	tt__lock_reset(&tt__writing_lock);
 	if (tt__writers && tt__xfsz_ignored)
 		tt__xfsz_action(SIG_DFL);
 	tt__writers = 0;

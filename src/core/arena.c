@@ -248,7 +248,7 @@ void tt__reading(int begin)
 /* Held through a whole cleaning, so that a dump that cleans the queue first waits
  * for a cleaning the background thread has begun: until it ends, the chunks it took
  * are neither in the queue nor counted as overwritten. */
-static pthread_mutex_t tt__clean_mutex = PTHREAD_MUTEX_INITIALIZER;
+static struct tt__lock tt__clean = TT__LOCK_INIT(TT__LOCK_CLEAN);
 
 /* The background thread's share of mode ring: cleans the queued chunks into the free
  * list. Returns whether some must wait for their events to be written. */
@@ -257,7 +257,7 @@ int tt__clean_queued(void)
 	struct tt__to_clean jobs[TT__CLEAN_QUEUE];
 	sigset_t old;
 	tt__block_signals(&old);
-	pthread_mutex_lock(&tt__clean_mutex);
+	tt__lock(&tt__clean);
 	tt__core_lock(1);
 	unsigned count = tt__to_clean_count;
 	memcpy(jobs, tt__to_clean, count * sizeof jobs[0]);
@@ -276,7 +276,7 @@ int tt__clean_queued(void)
 		}
 		tt__core_lock(0);
 	}
-	pthread_mutex_unlock(&tt__clean_mutex);
+	tt__unlock(&tt__clean);
 	tt__restore_signals(&old);
 	return waiting;
 }
@@ -419,7 +419,7 @@ void tt__arena_reset_after_fork(void)
 {
 	/* Every page is now shared copy-on-write with the parent: none is ready. */
 	tt__core_reset_after_fork();
-	pthread_mutex_init(&tt__clean_mutex, NULL);
+	tt__lock_reset(&tt__clean);
 	tt__readers = 0; /* (the parent's reader, if one was at work, is not the child's) */
 	tt__arena_ready = tt__arena_fresh;
 	/* A live file's chunks are the parent's own: the child maps a file of its own

@@ -12,17 +12,17 @@ int tt__crash_signal;
 /* The core's lock: every slot's chunks, limit and flags, the arena's free chunks and
  * cleaning queue, the ring's history and the chunks kept for readers (core.h says
  * which functions need it held). */
-static pthread_mutex_t tt__core_mutex = PTHREAD_MUTEX_INITIALIZER;
+static struct tt__lock tt__core = TT__LOCK_INIT(TT__LOCK_CORE);
 
 void tt__core_lock(int lock)
 {
 	if (lock)
-		pthread_mutex_lock(&tt__core_mutex);
+		tt__lock(&tt__core);
 	else
-		pthread_mutex_unlock(&tt__core_mutex);
+		tt__unlock(&tt__core);
 }
 
 void tt__core_reset_after_fork(void)
 {
-	pthread_mutex_init(&tt__core_mutex, NULL);
+	tt__lock_reset(&tt__core);
 }
