@@ -145,7 +145,7 @@ void tt__set_all_limits(void)
 }
 
 /* Core lock held. Mode ring: a thread whose budget is used up gives its oldest
- * chunk to the background thread, which counts its events as overwritten and zeroes
+ * chunk to tt-clean, which counts its events as overwritten and zeroes
  * it (here, when the queue is full), and takes a clean one. Not while a dump reads
  * the chunks: the thread then grows (up to a bound) until the dump is done. */
 static int tt__recycle_oldest(struct tt__slot *slot)

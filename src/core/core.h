@@ -231,7 +231,7 @@ struct tt__mode_ops {
 	uint64_t (*chunks_at)(void);
 	int (*cover)(uint64_t arena_bytes);
 	int (*chunks_after_fork)(void);
-	void (*tick)(void); /* the background thread, every 200 ms while chunks_fd() >= 0 */
+	void (*tick)(void); /* thread tt-live, every 200 ms while chunks_fd() >= 0 */
 	/* What a full chunk does: the slot's thread moved on to a new one (core lock
 	 * held, signals blocked); what a thread's exit does. */
 	void (*chunk_full)(struct tt__slot *slot);
@@ -274,7 +274,7 @@ void tt__registry_recycle(struct tt__slot *prev, struct tt__slot *slot) TT__HIDD
 void tt__refresh_thread_name(struct tt__slot *slot) TT__HIDDEN;
 uintptr_t tt__thread_pointer(void) TT__HIDDEN;
 
-/* arena.c: the arena and its prefault thread */
+/* arena.c: the arena and its threads (tt-prefault, tt-clean, tt-live) */
 int tt__arena_init(void) TT__HIDDEN;
 void tt__arena_reset_after_fork(void) TT__HIDDEN;
 int tt__arena_full(void) TT__HIDDEN; /* the run's memory budget (TICKTRACE_MEMORY) ran out */

@@ -1,7 +1,7 @@
 /* Mode ring with snapshots (report/snapshots.c): a thread's records that the ring
  * overwrote lately, by time, so that a snapshot whose window reaches back past a
  * thread's oldest record says how many events of it are gone and from when, rather
- * than leave a silent hole. The background thread (or a thread whose cleaning queue
+ * than leave a silent hole. tt-clean (or a thread whose cleaning queue
  * was full) notes each recycled chunk as it counts its events; entries merge chunks
  * whose times are close together, and once they are all used, the two neighbours
  * that span the least time merge: the latest stay fine, the older coarser, and a
