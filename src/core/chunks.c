@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/core.h"
+#include "core/core_internal.h"
 
 int tt__dumps_running;
 

@@ -9,7 +9,7 @@
  * that reach into it. */
 #include <string.h>
 
-#include "core/core.h"
+#include "core/core_internal.h"
 
 uint64_t tt__overwrite_grain;
 

@@ -11,7 +11,7 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
-#include "core/core.h"
+#include "core/core_internal.h"
 
 struct tt__hot tt__tls_table[TT__TABLE_SIZE] __attribute__((aligned(4096)));
 struct tt__hot_global tt__hot_global;

@@ -15,7 +15,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "core/core.h"
+#include "core/core_internal.h"
 
 #define TT__SCHED_DRAIN_NS 10000000 /* 10 ms: a ring of 512 switches, 51,200 a second */
 /* A store's first block is small (14 states): threads that come and go by the

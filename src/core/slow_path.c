@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/core.h"
+#include "core/core_internal.h"
 
 /* Gives a failed reservation back if nothing was reserved after it, so that the
  * cursor of a thread that may not record does not creep, and a chunk's size says

@@ -1,7 +1,7 @@
 /* The run's settings and state that the core reads: set by the lifecycle above
  * (lifecycle/config.c reads the settings from the environment, start.c the rest);
  * and the core's lock. */
-#include "core/core.h"
+#include "core/core_internal.h"
 
 struct tt__config tt__config;
 int tt__recording;

@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "core/core.h"
+#include "core/core_internal.h"
 
 /* The mode the core asks: a ring (recycle_oldest), everything else absent. */
 static const struct tt__mode_ops tt_ring_mode = {.recycle_oldest = 1};
