@@ -20,7 +20,7 @@
 #include <ticktrace.h>
 
 #define PAGE 4096
-#define READ_PAUSE_NS 4000000 /* a page every 4 ms: about 1 MB/s */
+#define READ_PAUSE_NS 8000000 /* a page every 8 ms: about 500 KB/s */
 
 static double tt_ms(void)
 {

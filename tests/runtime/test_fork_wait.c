@@ -24,7 +24,7 @@ static const char *tt_prog;
 
 /* The longest fork is at most this share of the shortest write: before the fix, a
  * fork that came during a write waited for most of it (a share near 1). */
-#define TT_FORK_SHARE_MAX 0.25
+#define TT_FORK_SHARE_MAX 0.4
 
 static void tt_fork_during_snapshots(const char *mode, const char *buffer)
 {
