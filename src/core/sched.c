@@ -15,7 +15,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "core/core.h"
+#include "core/core_internal.h"
 
 #define TT__SCHED_DRAIN_NS 10000000 /* 10 ms: a ring of 512 switches, 51,200 a second */
 /* A store's first block is small (14 states): threads that come and go by the
@@ -29,7 +29,7 @@
  * the first, ring the latest, stream writes them as they fill. */
 #define TT__SCHED_BLOCKS_MAX 1024
 
-static pthread_mutex_t tt__sched_mutex = PTHREAD_MUTEX_INITIALIZER;
+static struct tt__lock tt__sched = TT__LOCK_INIT(TT__LOCK_SCHED);
 static struct tt__sched_block *tt__sched_free, *tt__sched_free_small; /* lock held */
 static struct tt__slab tt__sched_slab = {.slab_size = 64 * 1024}; /* the small ones */
 static int tt__sched_off;       /* TICKTRACE_SCHED=0, or the kernel said no for good */
@@ -41,12 +41,12 @@ static uint64_t tt__sched_block_seq; /* lock held */
 void tt__sched_lock(sigset_t *old)
 {
 	tt__block_signals(old);
-	pthread_mutex_lock(&tt__sched_mutex);
+	tt__lock(&tt__sched);
 }
 
 void tt__sched_unlock(const sigset_t *old)
 {
-	pthread_mutex_unlock(&tt__sched_mutex);
+	tt__unlock(&tt__sched);
 	tt__restore_signals(old);
 }
 
@@ -304,7 +304,7 @@ void tt__sched_after_fork(void)
 {
 	/* The parent's threads' events are not the child's: close them (this thread's
 	 * too: it asks again for its own at its next event). */
-	pthread_mutex_init(&tt__sched_mutex, NULL);
+	tt__lock_reset(&tt__sched);
 	for (struct tt__slot *slot = tt__registry_head(); slot; slot = slot->next) {
 		if (slot->sched.sw.fd >= 0)
 			tt__switches_close(&slot->sched.sw);

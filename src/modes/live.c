@@ -6,7 +6,7 @@
  *   header (a shared mapping too) | PROCESS | MODULES | THREAD... | SITES... | MODULES...
  *   ... up to TT__LIVE_CHUNKS_AT | the arena's chunks, each with its thread's index
  *
- * The background thread, every TT__LIVE_PERIOD_NS, appends THREAD sections for new
+ * Thread tt-live, every TT__LIVE_PERIOD_NS, appends THREAD sections for new
  * threads and SITES for the call sites their records use first (MODULES again when
  * libraries were loaded or unloaded since), then moves
  * live_sections_end past them and refreshes the end anchor. A run that ends normally
@@ -81,12 +81,15 @@ static int tt__live_commit(struct tt__live *lv)
 static int tt__live_reserve(int fd, uint64_t from, uint64_t to)
 {
 	int rc;
+	tt__background_io(1);
 	do
 		rc = fallocate(fd, 0, (off_t)from, (off_t)(to - from));
 	while (rc < 0 && errno == EINTR);
 	if (rc < 0 && (errno == EOPNOTSUPP || errno == ENOSYS))
 		rc = ftruncate(fd, (off_t)to);
-	return rc < 0 ? -errno : 0;
+	int err = rc < 0 ? -errno : 0;
+	tt__background_io(0);
+	return err;
 }
 
 int tt__live_start(void)
@@ -187,7 +190,7 @@ uint64_t tt__live_chunks_at(void)
  * recycling) and looked at once they are let go: a ring that fills while they are
  * held grows, up to a bound, then drops events, so a hold is kept to a copy of
  * 64 KiB (looking the sites up took milliseconds under ASan, and a hold the scheduler
- * stretched past the bound dropped events). Only the background thread runs it. */
+ * stretched past the bound dropped events). Only tt-live runs it. */
 static int tt__live_scan(struct tt__live *lv, struct tt__slot *slot)
 {
 	static struct tt_record copy[TT__CHUNK_RECORDS];

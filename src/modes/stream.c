@@ -65,7 +65,7 @@ struct tt__stream {
 	int finishing;        /* at exit: write everything, then END, and stop */
 	/* A dump: requests and completions of a pass that writes everything, and
 	 * the copy it asks for (one dump at a time: dump_lock) */
-	pthread_mutex_t lock, dump_lock;
+	struct tt__lock lock, dump_lock;
 	pthread_cond_t done_cond;
 	uint64_t flush_requested, flush_done;
 	const char *dump_path;
@@ -119,7 +119,10 @@ static void tt__stream_refresh_header(struct tt__stream *st)
 	if (st->in_place)
 		return;
 	tt__file_header(&header, TT_FILE_STREAMED);
-	if (pwrite(st->out->fd, &header, sizeof header, 0) != (ssize_t)sizeof header && !st->out->err)
+	tt__background_io(1);
+	ssize_t written = pwrite(st->out->fd, &header, sizeof header, 0);
+	tt__background_io(0);
+	if (written != (ssize_t)sizeof header && !st->out->err)
 		st->out->err = -EIO;
 }
 
@@ -130,10 +133,14 @@ static void tt__stream_refresh_header(struct tt__stream *st)
 static int tt__stream_reserve(struct tt__stream *st, uint64_t to)
 {
 	int rc;
+	tt__background_io(1);
 	do
 		rc = fallocate(st->out->fd, FALLOC_FL_KEEP_SIZE, (off_t)st->out->offset,
 			       (off_t)(to - st->out->offset));
 	while (rc < 0 && errno == EINTR);
+	int err = errno;
+	tt__background_io(0);
+	errno = err;
 	if (rc == 0)
 		st->reserved_to = to;
 	return rc;
@@ -399,11 +406,11 @@ static void *tt__stream_main(void *arg)
 	st->end.threads++;
 	for (;;) {
 		uint32_t seq = __atomic_load_n(&st->wake_seq, __ATOMIC_SEQ_CST);
-		pthread_mutex_lock(&st->lock);
+		tt__lock(&st->lock);
 		uint64_t flush = st->flush_requested;
 		const char *dump_path = st->dump_path;
 		int finishing = st->finishing;
-		pthread_mutex_unlock(&st->lock);
+		tt__unlock(&st->lock);
 		tt__background_work(1);
 		struct tt__writing writing;
 		tt__writing_begin(&writing);
@@ -426,11 +433,11 @@ static void *tt__stream_main(void *arg)
 		tt__writing_end(&writing);
 		tt__background_work(0);
 		if (flush != st->flush_done) {
-			pthread_mutex_lock(&st->lock);
+			tt__lock(&st->lock);
 			st->flush_done = flush;
 			st->dump_err = dump_err;
 			pthread_cond_broadcast(&st->done_cond);
-			pthread_mutex_unlock(&st->lock);
+			tt__unlock(&st->lock);
 			continue;
 		}
 		if (recycled)
@@ -479,8 +486,8 @@ static int tt__stream_open(struct tt__stream *st)
 	st->self.named = 1;
 	st->self.index = UINT32_MAX; /* never a recording thread's */
 	st->self.flags = TT__SLOT_RUNTIME;
-	pthread_mutex_init(&st->lock, NULL);
-	pthread_mutex_init(&st->dump_lock, NULL);
+	st->lock = (struct tt__lock)TT__LOCK_INIT(TT__LOCK_STREAM);
+	st->dump_lock = (struct tt__lock)TT__LOCK_INIT(TT__LOCK_STREAM_DUMP);
 	pthread_cond_init(&st->done_cond, NULL);
 	if (!err)
 		err = tt__start_thread(&st->thread, tt__stream_main, st, 0, !tt__forked);
@@ -508,21 +515,21 @@ int tt__stream_flush(const char *path)
 	struct tt__stream *st = &tt__stream;
 	if (!st->running)
 		return -ECANCELED;
-	pthread_mutex_lock(&st->dump_lock);
-	pthread_mutex_lock(&st->lock);
+	tt__lock(&st->dump_lock);
+	tt__lock(&st->lock);
 	st->dump_path = path;
 	st->dump_err = 0;
 	uint64_t mine = ++st->flush_requested;
 	tt__stream_kick(st);
 	while (st->flush_done < mine && !st->finishing)
-		pthread_cond_wait(&st->done_cond, &st->lock);
+		pthread_cond_wait(&st->done_cond, &st->lock.mutex);
 	int err = st->out->err ? st->out->err : st->dump_err;
 	/* Finishing (the program exits meanwhile), the drain may not have made the copy. */
 	if (path && st->flush_done < mine)
 		err = -ECANCELED;
 	st->dump_path = NULL;
-	pthread_mutex_unlock(&st->lock);
-	pthread_mutex_unlock(&st->dump_lock);
+	tt__unlock(&st->lock);
+	tt__unlock(&st->dump_lock);
 	return err;
 }
 
@@ -531,10 +538,10 @@ int tt__stream_finish(void)
 	struct tt__stream *st = &tt__stream;
 	if (!st->running)
 		return -ECANCELED;
-	pthread_mutex_lock(&st->lock);
+	tt__lock(&st->lock);
 	st->finishing = 1;
 	pthread_cond_broadcast(&st->done_cond);
-	pthread_mutex_unlock(&st->lock);
+	tt__unlock(&st->lock);
 	tt__stream_kick(st);
 	pthread_join(st->thread, NULL);
 	st->running = 0;

@@ -64,8 +64,8 @@ static struct tt__spikes {
 	int64_t measured_ns; /* CLOCK_MONOTONIC when the clock's rate was measured */
 	struct tt__thresholds table; /* TICKTRACE_SPIKE_THRESHOLDS; a child after fork keeps it */
 	bool table_read;             /* or found bad, and said so: once per run */
-	pthread_mutex_t poll_mutex;  /* tt__spikes_poll: tt-spikes', or the last at exit */
-} tt__spikes = {.poll_mutex = PTHREAD_MUTEX_INITIALIZER};
+	struct tt__lock poll_lock;  /* tt__spikes_poll: tt-spikes', or the last at exit */
+} tt__spikes = {.poll_lock = TT__LOCK_INIT(TT__LOCK_SPIKES_POLL)};
 
 /* A JSON string: quotes, backslashes and control bytes escaped. */
 static void tt__spikes_json_str(FILE *out, const char *s, size_t n)
@@ -477,7 +477,7 @@ static void tt__spikes_poll(bool last)
 	tt__block_signals(&old);
 	struct tt__writing writing; /* (the log's lines, the snapshots) */
 	tt__writing_begin(&writing);
-	pthread_mutex_lock(&sp->poll_mutex);
+	tt__lock(&sp->poll_lock);
 	for (struct tt__slot *slot = tt__registry_head(); slot && sp->on && !sp->an.oom;
 	     slot = __atomic_load_n(&slot->next, __ATOMIC_ACQUIRE)) {
 		if (__atomic_load_n(&slot->flags, __ATOMIC_ACQUIRE) & TT__SLOT_RUNTIME)
@@ -494,7 +494,7 @@ static void tt__spikes_poll(bool last)
 	 * nothing more to do (its detectors would be made again, and never freed). */
 	if (last)
 		sp->on = false;
-	pthread_mutex_unlock(&sp->poll_mutex);
+	tt__unlock(&sp->poll_lock);
 	tt__writing_end(&writing);
 	tt__restore_signals(&old);
 }
@@ -549,7 +549,7 @@ void tt__spikes_after_fork(void)
 	tt__snapshots_after_fork();
 	struct tt__thresholds table = sp->table;
 	*sp = (struct tt__spikes){.table = table, .table_read = true,
-				  .poll_mutex = PTHREAD_MUTEX_INITIALIZER};
+				  .poll_lock = TT__LOCK_INIT(TT__LOCK_SPIKES_POLL)};
 	if (tt__spikes_start() < 0)
 		fprintf(stderr, "ticktrace: the child process %d cannot log its spikes\n", (int)getpid());
 }

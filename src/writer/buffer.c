@@ -18,8 +18,11 @@ static void tt__out_raw(struct tt__out *out, const void *data, size_t size)
 {
 	const char *p = data;
 	while (size && !out->err) {
+		tt__background_io(1); /* (a fork need not wait for the write) */
 		ssize_t n = write(out->fd, p, size);
-		if (n < 0 && errno == EINTR)
+		int err = n < 0 ? errno : EIO;
+		tt__background_io(0);
+		if (n < 0 && err == EINTR)
 			continue;
 		if (n < 0 && errno == EAGAIN) {
 			struct pollfd ready = {.fd = out->fd, .events = POLLOUT};
@@ -31,7 +34,7 @@ static void tt__out_raw(struct tt__out *out, const void *data, size_t size)
 			continue;
 		}
 		if (n <= 0) {
-			out->err = n < 0 ? -errno : -EIO;
+			out->err = -err;
 			return;
 		}
 		p += n;
@@ -49,7 +52,9 @@ void tt__out_flush(struct tt__out *out)
 static void tt__out_flush_with(struct tt__out *out, const void *data, size_t size)
 {
 	struct iovec iov[2] = {{out->buf, out->len}, {(void *)data, size}};
+	tt__background_io(1);
 	ssize_t n = out->err ? 0 : writev(out->fd, iov, 2);
+	tt__background_io(0);
 	size_t done = n > 0 ? (size_t)n : 0;
 	/* What a short or interrupted write left, the slow way (it reports errors). */
 	size_t from_buf = done < out->len ? done : out->len;

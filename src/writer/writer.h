@@ -252,7 +252,7 @@ size_t tt__unloaded_name(uint64_t address, size_t gen, bool func, char *buf, siz
  * retired_seen. */
 size_t tt__retired_count(void) TT__HIDDEN;
 /* Held while the libraries' copies are read. */
-extern pthread_mutex_t tt__retired_mutex TT__HIDDEN;
+extern struct tt__lock tt__retired_lock TT__HIDDEN;
 /* What the entries of one generation are described with. */
 struct tt__names_view {
 	const struct tt__ranges *loaded; /* segments loaded when the names were read, or NULL */
