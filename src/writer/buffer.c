@@ -24,13 +24,16 @@ static void tt__out_raw(struct tt__out *out, const void *data, size_t size)
 		tt__background_io(0);
 		if (n < 0 && err == EINTR)
 			continue;
-		if (n < 0 && errno == EAGAIN) {
+		if (n < 0 && err == EAGAIN) {
 			struct pollfd ready = {.fd = out->fd, .events = POLLOUT};
+			tt__background_io(1); /* (nor for the reader) */
 			int rc = poll(&ready, 1, TT__OUT_READER_WAIT_MS);
+			int poll_err = rc < 0 ? errno : 0;
+			tt__background_io(0);
 			if (rc == 0)
 				out->err = -ETIMEDOUT;
-			else if (rc < 0 && errno != EINTR)
-				out->err = -errno;
+			else if (rc < 0 && poll_err != EINTR)
+				out->err = -poll_err;
 			continue;
 		}
 		if (n <= 0) {
