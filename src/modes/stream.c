@@ -77,6 +77,7 @@ struct tt__stream {
 	int no_reserve;
 	uint64_t reserved_to; /* the file's blocks are reserved up to this offset */
 	int in_place; /* a device or FIFO: written in order, never rewritten */
+	int said_taken; /* that the program took the file's descriptor */
 	/* Records go to the file packed, a quarter of their bytes or less, so that the
 	 * drain keeps up with threads that record faster than the disk takes 16 bytes an
 	 * event; a chunk's worth at a time. */
@@ -116,10 +117,10 @@ void tt__stream_thread_exited(struct tt__slot *slot)
 static void tt__stream_refresh_header(struct tt__stream *st)
 {
 	struct tt_file_header header;
-	if (st->in_place)
+	if (st->in_place || tt__out_own(st->out))
 		return;
 	tt__file_header(&header, TT_FILE_STREAMED);
-	if (pwrite(st->out->fd, &header, sizeof header, 0) != (ssize_t)sizeof header && !st->out->err)
+	if (pwrite(st->out->file.fd, &header, sizeof header, 0) != (ssize_t)sizeof header && !st->out->err)
 		st->out->err = -EIO;
 }
 
@@ -131,7 +132,7 @@ static int tt__stream_reserve(struct tt__stream *st, uint64_t to)
 {
 	int rc;
 	do
-		rc = fallocate(st->out->fd, FALLOC_FL_KEEP_SIZE, (off_t)st->out->offset,
+		rc = fallocate(st->out->file.fd, FALLOC_FL_KEEP_SIZE, (off_t)st->out->offset,
 			       (off_t)(to - st->out->offset));
 	while (rc < 0 && errno == EINTR);
 	if (rc == 0)
@@ -141,7 +142,7 @@ static int tt__stream_reserve(struct tt__stream *st, uint64_t to)
 
 static int tt__stream_room(struct tt__stream *st, uint64_t bytes)
 {
-	if (st->disk_full || st->out->err)
+	if (st->disk_full || st->out->err || tt__out_own(st->out))
 		return 0;
 	if (st->no_reserve)
 		return 1;
@@ -291,7 +292,9 @@ static int tt__stream_snapshot(struct tt__out *out, void *arg)
 	for (uint64_t at = sizeof(struct tt_file_header); at < size && !out->err;) {
 		tt__out_flush(out);
 		size_t want = size - at < sizeof out->buf ? (size_t)(size - at) : sizeof out->buf;
-		ssize_t n = pread(st->out->fd, out->buf, want, (off_t)at);
+		if (tt__out_own(st->out))
+			return st->out->err;
+		ssize_t n = pread(st->out->file.fd, out->buf, want, (off_t)at);
 		if (n <= 0)
 			return n < 0 ? -errno : -EIO;
 		out->len = (size_t)n;
@@ -325,6 +328,19 @@ static void tt__stream_retire_slot(struct tt__stream *st, struct tt__slot *slot)
 	tt__out_sched(st->out, slot, 1, tt__spikes_states, NULL);
 	tt__out_thread_info(st->out, TT_SEC_THREAD_TOTALS, slot, slot->written, &st->end.dropped);
 	tt__spikes_retire(slot);
+}
+
+/* The program closed the file's descriptor (closefrom, close_range, a loop of
+ * close) or put a file of its own at its number, and the file is not found again
+ * by its name: said once; from then on its events are counted as dropped. */
+static void tt__stream_say_taken(struct tt__stream *st)
+{
+	if (st->out->err != -EBADF || st->said_taken)
+		return;
+	st->said_taken = 1;
+	fprintf(stderr, "ticktrace: %s: the program closed the trace's descriptor and the file "
+		"is not there by its name: the trace ends here, events from now on are counted "
+		"as dropped\n", st->path);
 }
 
 /* One pass over the threads; returns how many chunks it recycled. */
@@ -368,6 +384,7 @@ static int tt__stream_pass(struct tt__stream *st, int partial)
 		recycled++;
 	}
 	tt__out_flush(st->out);
+	tt__stream_say_taken(st);
 	return recycled;
 }
 
@@ -384,7 +401,7 @@ static void tt__stream_end(struct tt__stream *st)
 	tt__stream_refresh_header(st);
 	/* The blocks reserved past the end go back to the disk. */
 	if (!st->in_place && st->reserved_to > st->out->offset && !st->out->err &&
-	    ftruncate(st->out->fd, (off_t)st->out->offset) < 0)
+	    !tt__out_own(st->out) && ftruncate(st->out->file.fd, (off_t)st->out->offset) < 0)
 		st->out->err = -errno;
 	tt__spikes_finish();
 }
@@ -455,9 +472,10 @@ static int tt__stream_open(struct tt__stream *st)
 	/* A new file (read too, for the copies a dump with a path makes) renamed into
 	 * place at once; a device or FIFO written in place, as it comes (no header
 	 * refresh). */
-	st->out->fd = tt__open_output(st->path, &st->in_place);
-	if (st->out->fd < 0) {
-		err = st->out->fd;
+	/* (Found again by its name if the program closes it: not a device's.) */
+	err = tt__fd_keep(&st->out->file, tt__open_output(st->path, &st->in_place));
+	st->out->path = st->in_place ? NULL : st->path;
+	if (err) {
 		free(st->out);
 		st->out = NULL;
 		return err;
@@ -483,7 +501,7 @@ static int tt__stream_open(struct tt__stream *st)
 	if (!err)
 		err = tt__start_thread(&st->thread, tt__stream_main, st, 0, !tt__forked);
 	if (err) {
-		close(st->out->fd);
+		tt__fd_close(&st->out->file);
 		free(st->out);
 		st->out = NULL;
 		return err;
@@ -536,10 +554,10 @@ int tt__stream_finish(void)
 	tt__stream_kick(st);
 	pthread_join(st->thread, NULL);
 	st->running = 0;
-	int err = st->out->err;
-	if (close(st->out->fd) < 0 && !err)
-		err = -errno;
-	return err;
+	/* (Taken by the program: said, and the file cut, once.) */
+	int err = st->said_taken ? 0 : st->out->err;
+	int closed = tt__fd_close(&st->out->file);
+	return err ? err : st->said_taken ? 0 : closed;
 }
 
 /* In the child after fork: the parent's drain thread is gone, and the child's
@@ -550,7 +568,7 @@ void tt__stream_after_fork(void)
 	if (!st->running)
 		return;
 	/* The parent's buffered bytes and descriptor are the parent's. */
-	close(st->out->fd);
+	tt__fd_close(&st->out->file);
 	free(st->out);
 	tt__site_set_clear(&st->sites);
 	tt__site_set_clear(&st->fresh);
