@@ -351,6 +351,7 @@ void tt__sched_after_fork(void)
 		tt__sched_release(&slot->sched);
 	}
 	tt__sched_wanted = 0;
+	memset(&tt__sched_refusals, 0, sizeof tt__sched_refusals); /* the parent's threads' */
 	if (!tt__sched_off && tt__start_thread(NULL, tt__sched_main, NULL, 1, 0) < 0)
 		tt__sched_off = 1;
 }

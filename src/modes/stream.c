@@ -20,6 +20,7 @@
  * The drain thread never records: it is not a recording thread, and appears in the
  * trace as a thread of its own flagged TT_THREAD_RUNTIME. */
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <linux/futex.h>
 #include <stdio.h>
@@ -78,6 +79,7 @@ struct tt__stream {
 	uint64_t reserved_to; /* the file's blocks are reserved up to this offset */
 	int in_place; /* a device or FIFO: written in order, never rewritten */
 	int said_taken; /* that the program took the file's descriptor */
+	uint64_t lost_events; /* events of records never written (tt__stream_lose) */
 	/* Records go to the file packed, a quarter of their bytes or less, so that the
 	 * drain keeps up with threads that record faster than the disk takes 16 bytes an
 	 * event; a chunk's worth at a time. */
@@ -167,8 +169,8 @@ static int tt__stream_room(struct tt__stream *st, uint64_t bytes)
 
 /* Records of a slot that will never be written: their events count as dropped (a
  * run of drops already counted, TT_REC_DROPPED, is not an event). */
-static void tt__stream_lose(struct tt__slot *slot, const struct tt_record *from,
-			    const struct tt_record *to)
+static void tt__stream_lose(struct tt__stream *st, struct tt__slot *slot,
+			    const struct tt_record *from, const struct tt_record *to)
 {
 	uint64_t events = 0;
 	for (const struct tt_record *r = from; r < to; r++) {
@@ -176,6 +178,7 @@ static void tt__stream_lose(struct tt__slot *slot, const struct tt_record *from,
 		events += TT_RECORD_HAS_TIME(kind) && kind != TT_REC_DROPPED;
 	}
 	__atomic_add_fetch(&slot->dropped[TT_DROP_BEHIND], events, __ATOMIC_RELAXED);
+	st->lost_events += events;
 }
 
 /* A slot's THREAD section, the first time. */
@@ -209,7 +212,7 @@ static const struct tt_record *tt__stream_records(struct tt__stream *st, struct 
 	uint64_t bytes = sizeof(struct tt_events_info) + sizeof(struct tt_packed_info) + packed;
 	if (written > from && !tt__stream_room(st, bytes)) {
 		/* (No later record is written either: its sites need no description.) */
-		tt__stream_lose(slot, from, written);
+		tt__stream_lose(st, slot, from, written);
 		tt__site_set_clear(&st->fresh);
 		from = written;
 	}
@@ -554,7 +557,11 @@ int tt__stream_finish(void)
 	tt__stream_kick(st);
 	pthread_join(st->thread, NULL);
 	st->running = 0;
-	/* (Taken by the program: said, and the file cut, once.) */
+	/* Taken by the program: said, and the file cut, once; what that lost, at the end
+	 * (the file cannot say it: the counts of threads gone since are nowhere else). */
+	if (st->said_taken)
+		fprintf(stderr, "ticktrace: %s: %" PRIu64 " events not in the trace, which ended when "
+			"the program took its descriptor\n", st->path, st->lost_events);
 	int err = st->said_taken ? 0 : st->out->err;
 	int closed = tt__fd_close(&st->out->file);
 	return err ? err : st->said_taken ? 0 : closed;
