@@ -56,7 +56,8 @@ struct tt__fd {
 /* Keeps `fd`, just opened (always consumed): at a number in ticktrace's share of the
  * soft RLIMIT_NOFILE, the file remembered. 0, or -errno (-EMFILE: no room in the share). */
 int tt__fd_keep(struct tt__fd *f, int fd) TT__HIDDEN;
-/* Whether f->fd still is the file kept there (out of line: a few system calls). */
+/* Whether f->fd still is the file kept there (its inode: one system call, out of
+ * line; tt__fd_close checks its flags too). */
 int tt__fd_ours(const struct tt__fd *f) TT__HIDDEN;
 /* f itself when still ours; else the same file again by its `path` (NULL: none),
  * never another: 0, or -EBADF with f->fd -1 (the number, the program's, left alone). */

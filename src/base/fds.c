@@ -31,17 +31,28 @@ static void tt__fd_share(int *floor, int *share)
 	*share = soft / 4 < 1 << 30 ? (int)(soft / 4) : 1 << 30;
 }
 
-/* What tells the file at f->fd: its inode, its open flags, and the close-on-exec
- * flag ticktrace sets (dup2 and a program's plain open leave it clear). */
-static int tt__fd_identity(int fd, struct tt__fd *id)
+/* What tells the file at `fd`: its inode; with `exact`, also its open flags and the
+ * close-on-exec flag ticktrace sets (dup2, and a program's open without O_CLOEXEC,
+ * leave it clear), which tell ticktrace's descriptor from the program's of the same
+ * file (a device: /dev/null, a terminal). */
+static int tt__fd_identity(int fd, struct tt__fd *id, int exact)
 {
 	struct stat st;
-	int flags = fcntl(fd, F_GETFL);
-	int fd_flags = fcntl(fd, F_GETFD);
+	int flags = exact ? fcntl(fd, F_GETFL) : id->flags;
+	int fd_flags = exact ? fcntl(fd, F_GETFD) : FD_CLOEXEC;
 	if (flags < 0 || fd_flags < 0 || !(fd_flags & FD_CLOEXEC) || fstat(fd, &st) < 0)
 		return -1;
 	*id = (struct tt__fd){.fd = fd, .flags = flags, .dev = st.st_dev, .ino = st.st_ino};
 	return 0;
+}
+
+/* Whether f->fd is the file kept there: the inode (one system call, before each
+ * use), or `exact`ly (before closing it). */
+static int tt__fd_is(const struct tt__fd *f, int exact)
+{
+	struct tt__fd now = {.flags = f->flags};
+	return f->fd >= 0 && tt__fd_identity(f->fd, &now, exact) == 0 && now.dev == f->dev &&
+	       now.ino == f->ino && now.flags == f->flags;
 }
 
 int tt__fd_keep(struct tt__fd *f, int fd)
@@ -58,7 +69,7 @@ int tt__fd_keep(struct tt__fd *f, int fd)
 		err = high < 0 ? (errno == EINVAL ? -EMFILE : -errno) : 0;
 	}
 	close(fd);
-	if (!err && tt__fd_identity(high, f) < 0) {
+	if (!err && tt__fd_identity(high, f, 1) < 0) {
 		err = -errno;
 		close(high);
 	}
@@ -69,9 +80,7 @@ int tt__fd_keep(struct tt__fd *f, int fd)
 
 int tt__fd_ours(const struct tt__fd *f)
 {
-	struct tt__fd now;
-	return f->fd >= 0 && tt__fd_identity(f->fd, &now) == 0 && now.dev == f->dev &&
-	       now.ino == f->ino && now.flags == f->flags;
+	return tt__fd_is(f, 0);
 }
 
 int tt__fd_reopen(struct tt__fd *f, const char *path)
@@ -102,7 +111,7 @@ int tt__fd_close(struct tt__fd *f)
 {
 	if (f->fd < 0)
 		return 0;
-	int ours = tt__fd_ours(f);
+	int ours = tt__fd_is(f, 1);
 	int err = ours && close(f->fd) < 0 ? -errno : 0;
 	__atomic_sub_fetch(&tt__fds_kept, 1, __ATOMIC_RELAXED);
 	f->fd = -1;

@@ -132,6 +132,10 @@ static void tt__stream_refresh_header(struct tt__stream *st)
 /* Reserves the file's blocks up to offset `to`; 0 or -1 with errno. */
 static int tt__stream_reserve(struct tt__stream *st, uint64_t to)
 {
+	if (tt__out_own(st->out)) {
+		errno = EBADF;
+		return -1;
+	}
 	int rc;
 	do
 		rc = fallocate(st->out->file.fd, FALLOC_FL_KEEP_SIZE, (off_t)st->out->offset,
@@ -144,7 +148,7 @@ static int tt__stream_reserve(struct tt__stream *st, uint64_t to)
 
 static int tt__stream_room(struct tt__stream *st, uint64_t bytes)
 {
-	if (st->disk_full || st->out->err || tt__out_own(st->out))
+	if (st->disk_full || st->out->err)
 		return 0;
 	if (st->no_reserve)
 		return 1;
@@ -157,6 +161,8 @@ static int tt__stream_room(struct tt__stream *st, uint64_t bytes)
 	if (tt__stream_reserve(st, need + TT__STREAM_RESERVE_STEP) == 0 ||
 	    ((errno == ENOSPC || errno == EDQUOT) && tt__stream_reserve(st, need) == 0))
 		return 1;
+	if (errno == EBADF) /* the program took the descriptor (said once the pass ends) */
+		return 0;
 	if (errno != ENOSPC && errno != EDQUOT) { /* a file system, or a device, that cannot */
 		st->no_reserve = 1;
 		return 1;
