@@ -20,7 +20,7 @@ import subprocess
 import sys
 import tempfile
 
-PROG, TOOL = sys.argv[1:3]
+PROG, TOOL = (os.path.abspath(p) for p in sys.argv[1:3])
 WORKER_EVENTS = 2 * (20000 + 300000)  # descriptors_prog.c: scopes before and after
 LOSS_SAID = "the program closed the"
 failures = []
