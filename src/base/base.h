@@ -65,6 +65,8 @@ int tt__fd_reopen(struct tt__fd *f, const char *path) TT__HIDDEN;
 /* Closes f->fd if it still is ours (0, or close's -errno), else leaves the number to
  * the program (-EBADF); f->fd is -1 after. */
 int tt__fd_close(struct tt__fd *f) TT__HIDDEN;
+/* Lets f->fd go without closing it (the program's now); f->fd is -1 after. */
+void tt__fd_forget(struct tt__fd *f) TT__HIDDEN;
 /* A stdio stream writing to f, which checks it before each write; fclose closes it
  * as tt__fd_close does. NULL with errno. */
 FILE *tt__fd_stdio(struct tt__fd *f) TT__HIDDEN;

@@ -90,9 +90,7 @@ int tt__fd_reopen(struct tt__fd *f, const char *path)
 	if (tt__fd_ours(f))
 		return 0;
 	struct tt__fd was = *f;
-	/* The number is the program's now: forgotten, never closed. */
-	__atomic_sub_fetch(&tt__fds_kept, 1, __ATOMIC_RELAXED);
-	f->fd = -1;
+	tt__fd_forget(f); /* the number is the program's now: never closed */
 	/* The same file, found by its name, or nothing: never a link another user put
 	 * there, never a FIFO to block on. */
 	int fd = path ? open(path, (was.flags & O_ACCMODE) | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
@@ -107,14 +105,20 @@ int tt__fd_reopen(struct tt__fd *f, const char *path)
 	return tt__fd_keep(f, fd) < 0 ? -EBADF : 0;
 }
 
+void tt__fd_forget(struct tt__fd *f)
+{
+	if (f->fd >= 0)
+		__atomic_sub_fetch(&tt__fds_kept, 1, __ATOMIC_RELAXED);
+	f->fd = -1;
+}
+
 int tt__fd_close(struct tt__fd *f)
 {
 	if (f->fd < 0)
 		return 0;
 	int ours = tt__fd_is(f, 1);
 	int err = ours && close(f->fd) < 0 ? -errno : 0;
-	__atomic_sub_fetch(&tt__fds_kept, 1, __ATOMIC_RELAXED);
-	f->fd = -1;
+	tt__fd_forget(f);
 	return ours ? err : -EBADF;
 }
 

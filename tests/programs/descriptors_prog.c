@@ -11,6 +11,12 @@
  * dup2'd). Prints "written" and exits 0 when every write and close of its own
  * succeeded; otherwise says which failed and exits 1.
  *
+ *   descriptors_prog profile DIR
+ *
+ * The same with a self-profile (tt_profile_*, every thread) started before the
+ * descriptors are taken (closefrom) and stopped and closed after the program opened
+ * its files; prints "profile perf" or "profile timer" (its mechanism) first.
+ *
  *   descriptors_prog limit DIR
  *
  * 40 threads record a scope each and stay; then the program opens DIR/f-N for N up
@@ -26,6 +32,7 @@
 #include <unistd.h>
 
 #include <ticktrace.h>
+#include <ticktrace/profile.h>
 
 #define TT__WORKERS 4
 #define TT__WORKER_FIRST 20000
@@ -116,6 +123,10 @@ static int tt_open_own(const char *dir, int *own)
 	return 0;
 }
 
+/* descriptors_prog profile: the profile made at start, stopped and closed once the
+ * program's files are open (NULL: none). */
+static struct tt_profile *tt_profile;
+
 static int tt_daemon_like(const char *how, const char *dir)
 {
 	pthread_t workers[TT__WORKERS];
@@ -130,6 +141,11 @@ static int tt_daemon_like(const char *how, const char *dir)
 	if ((dup2ed && tt_open_own(dir, own) < 0) || tt_take(how, own) < 0 ||
 	    (!dup2ed && tt_open_own(dir, own) < 0))
 		return 1;
+	if (tt_profile) {
+		int stopped = tt_profile_stop(tt_profile);
+		tt_profile_close(tt_profile);
+		printf("profile stopped: %d\n", stopped);
+	}
 	pthread_barrier_wait(&tt_taken);
 	int failed = 0;
 	for (int round = 0; round < TT__ROUNDS; round++) {
@@ -169,6 +185,7 @@ static int tt_daemon_like(const char *how, const char *dir)
 	}
 	if (!failed)
 		printf("written\n");
+	fflush(stdout);
 	return failed;
 }
 
@@ -203,5 +220,18 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: descriptors_prog closefrom|close_range|loop|dup2|limit DIR\n");
 		return 2;
 	}
-	return strcmp(argv[1], "limit") == 0 ? tt_needs_all(argv[2]) : tt_daemon_like(argv[1], argv[2]);
+	if (strcmp(argv[1], "limit") == 0)
+		return tt_needs_all(argv[2]);
+	if (strcmp(argv[1], "profile") != 0)
+		return tt_daemon_like(argv[1], argv[2]);
+	struct tt_profile_config cfg = {.start = (const void *)tt_worker, .size = 4096,
+					.flags = TT_PROFILE_ALL_THREADS};
+	struct tt_profile_stats stats;
+	if (tt_profile_create(&tt_profile, &cfg) < 0 || tt_profile_start(tt_profile) < 0 ||
+	    tt_profile_read(tt_profile, NULL, 0, &stats) < 0) {
+		fprintf(stderr, "descriptors_prog: no profile\n");
+		return 1;
+	}
+	printf("profile %s\n", stats.mechanism == TT_PROFILE_PERF ? "perf" : "timer");
+	return tt_daemon_like("closefrom", argv[2]);
 }

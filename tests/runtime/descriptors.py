@@ -9,6 +9,9 @@ TICKTRACE_LIVE=1, and under `ticktrace record`: the program succeeds, its files 
 byte-identical to a plain run's (TICKTRACE=0), and the trace is whole (each worker's
 events and drops add up to what it recorded) or stderr says it was lost.
 
+`descriptors_prog profile`: the same (closefrom) with a self-profile (perf, every
+thread) started before and closed after: its files as the plain closefrom run's.
+
 `descriptors_prog limit`: 40 threads that record, then as many of 57 files as the
 program can open, under a soft RLIMIT_NOFILE of 64: as many as in a plain run.
 Usage: descriptors.py PROG TICKTRACE"""
@@ -96,6 +99,18 @@ def taken(tmp, how, plain):
         print("%s: the program's files as in a plain run, the trace whole" % name)
 
 
+def profile(tmp, plain):
+    workdir = tempfile.mkdtemp(dir=tmp)
+    p = run(["profile", workdir], workdir, {"TICKTRACE_MODE": "stop"})
+    if "profile perf" not in p.stdout:
+        print("profile: not with perf here (%s): not checked" % p.stdout.strip())
+        return
+    check(p.returncode == 0 and "written" in p.stdout,
+          "profile: the program's writes: exit %d: %s" % (p.returncode, p.stderr))
+    check(own_files(workdir) == plain, "profile: the program's files differ from a plain run's")
+    print("profile: the program's files as in a plain run (%s)" % " ".join(p.stdout.split()))
+
+
 def limit(tmp):
     workdir = tempfile.mkdtemp(dir=tmp)
     plain = run(["limit", workdir], workdir, {"TICKTRACE": "0"}, limit=64)
@@ -117,6 +132,8 @@ def main():
             if not check(p.returncode == 0, "%s, plain: exit %d: %s" % (how, p.returncode, p.stderr)):
                 continue
             taken(tmp, how, own_files(workdir))
+            if how == "closefrom":
+                profile(tmp, own_files(workdir))
         limit(tmp)
     if failures:
         print("%d failures" % len(failures))
