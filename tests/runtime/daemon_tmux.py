@@ -14,17 +14,11 @@ import sys
 import tempfile
 import time
 
+from settings import SETTINGS as RUNTIME_SETTINGS
+
 LIB, TOOL = (os.path.abspath(p) for p in sys.argv[1:3])
 TMUX = shutil.which("tmux")
-SETTINGS = [
-    ("plain", {"TICKTRACE": "0"}),
-    ("stop", {"TICKTRACE_MODE": "stop"}),
-    ("ring", {"TICKTRACE_MODE": "ring"}),
-    ("stream", {"TICKTRACE_MODE": "stream"}),
-    ("stop, live", {"TICKTRACE_MODE": "stop", "TICKTRACE_LIVE": "1"}),
-    ("ring, live", {"TICKTRACE_MODE": "ring", "TICKTRACE_LIVE": "1"}),
-    ("record", None),
-]
+SETTINGS = [("plain", {"TICKTRACE": "0"})] + RUNTIME_SETTINGS
 failures = []
 
 

@@ -23,19 +23,12 @@ import subprocess
 import sys
 import tempfile
 
+from settings import SETTINGS
+
 PROG, TOOL = (os.path.abspath(p) for p in sys.argv[1:3])
 WORKER_EVENTS = 2 * (20000 + 300000)  # descriptors_prog.c: scopes before and after
 LOSS_SAID = "the program closed the"
 failures = []
-
-SETTINGS = [
-    ("stop", {"TICKTRACE_MODE": "stop"}),
-    ("ring", {"TICKTRACE_MODE": "ring"}),
-    ("stream", {"TICKTRACE_MODE": "stream"}),
-    ("stop, live", {"TICKTRACE_MODE": "stop", "TICKTRACE_LIVE": "1"}),
-    ("ring, live", {"TICKTRACE_MODE": "ring", "TICKTRACE_LIVE": "1"}),
-    ("record", None),
-]
 
 
 def check(cond, what):
