@@ -70,6 +70,11 @@ void tt__fd_forget(struct tt__fd *f) TT__HIDDEN;
 /* A stdio stream writing to f, which checks it before each write; fclose closes it
  * as tt__fd_close does. NULL with errno. */
 FILE *tt__fd_stdio(struct tt__fd *f) TT__HIDDEN;
+/* The calling thread, one of ticktrace's, gets a table of descriptors of its own,
+ * empty (not even stderr): what it opens there is out of the program's reach (its
+ * closefrom, close_range, loops of close, dup2) and takes none of its RLIMIT_NOFILE
+ * numbers. 0, or -errno (seccomp, say): the thread shares the program's table. */
+int tt__fd_private_table(void) TT__HIDDEN;
 
 /* switches.c: a thread's context switches, as the kernel records them */
 struct tt__switches {

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <linux/perf_event.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -44,14 +45,23 @@ int tt__switches_open(struct tt__switches *s, int tid, int *denied)
 	*denied = fd < 0 && errno != EMFILE && errno != ENFILE && errno != ENOMEM;
 	if (fd < 0)
 		return -errno;
+	uint64_t id;
+	if (ioctl(fd, PERF_EVENT_IOC_ID, &id) < 0) {
+		int err = -errno;
+		close(fd);
+		return err;
+	}
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	s->map_size = (1 + TT__SWITCHES_DATA_PAGES) * page;
 	void *map = mmap(NULL, s->map_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	int err = map == MAP_FAILED ? -errno : 0;
 	/* The mapping holds the event, which goes on recording into it: no descriptor
-	 * of the program's budget is kept per thread, and none is closed by number later
-	 * (the program may have put a file of its own there). */
-	close(fd);
+	 * is kept per thread. Closed only while it is still the event (in a table shared
+	 * with the program, the program may have closed it meanwhile and opened its own
+	 * file at the number). */
+	uint64_t still;
+	if (ioctl(fd, PERF_EVENT_IOC_ID, &still) == 0 && still == id)
+		close(fd);
 	if (!err)
 		s->map = map;
 	return err;

@@ -377,8 +377,8 @@ size_t tt__gap_records(const struct tt__slot *slot, struct tt_record out[2]) TT_
 /* Start-up: the drain thread, unless `off`. 0 or -errno. */
 int tt__sched_start(int off) TT__HIDDEN;
 /* Registering the calling thread into `slot` (registry lock held, signals blocked):
- * has tt-sched ask the kernel for its switches (a refusal is said once, and the run
- * goes on without). */
+ * has tt-sched ask the kernel for its switches (a refusal is counted, said at exit,
+ * and the run goes on without). */
 void tt__sched_open(struct tt__slot *slot) TT__HIDDEN;
 /* At exit: which threads went without states and why, where more than the one said. */
 void tt__sched_say_refused(void) TT__HIDDEN;

@@ -134,8 +134,8 @@ def limit(tmp):
     workdir = tempfile.mkdtemp(dir=tmp)
     os.chmod(workdir, 0o777)
     p = run(["limit", workdir], workdir, {"TICKTRACE_MODE": "stop"}, limit=64, nobody=True)
-    said = re.search(r"ticktrace: (\d+) threads had no thread states \(tid \d+(, \d+)*(, \.\.\.)?\): "
-                     r"\1 for Operation not permitted", p.stderr)
+    said = re.search(r"ticktrace: (\d+) threads had no thread states \(tid \d+(, \d+)*(, \.\.\.)?; "
+                     r"perf_event_open: \1 for Operation not permitted\)", p.stderr)
     check(p.returncode == 0 and said and p.stdout == plain.stdout,
           "as nobody, no locked memory: exit %d, %r, the threads refused states said at exit: %s"
           % (p.returncode, p.stdout, p.stderr))
