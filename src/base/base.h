@@ -56,6 +56,12 @@ struct tt__fd {
 /* Keeps `fd`, just opened (always consumed): at a number in ticktrace's share of the
  * soft RLIMIT_NOFILE, the file remembered. 0, or -errno (-EMFILE: no room in the share). */
 int tt__fd_keep(struct tt__fd *f, int fd) TT__HIDDEN;
+/* A descriptor open for a moment in the program's table (a file read, a perf event
+ * mapped): tt__fd_opened notes which file `fd` is (and returns it), and
+ * tt__fd_close_opened closes it only while the number is still that file (the
+ * program may close every descriptor meanwhile, and open its own at the number). */
+int tt__fd_opened(int fd, struct tt__fd *id) TT__HIDDEN;
+void tt__fd_close_opened(const struct tt__fd *id) TT__HIDDEN;
 /* Whether f->fd still is the file kept there (its inode: one system call, out of
  * line; tt__fd_close checks its flags too). */
 int tt__fd_ours(const struct tt__fd *f) TT__HIDDEN;

@@ -57,8 +57,32 @@ static int tt__fd_is(const struct tt__fd *f, int exact)
 	       now.ino == f->ino && now.flags == f->flags;
 }
 
+int tt__fd_opened(int fd, struct tt__fd *id)
+{
+	struct stat st;
+	*id = (struct tt__fd){.fd = fd};
+	if (fd >= 0 && fstat(fd, &st) < 0) {
+		close(fd);
+		id->fd = -1;
+	}
+	if (id->fd < 0)
+		return -1;
+	id->dev = st.st_dev;
+	id->ino = st.st_ino;
+	return fd;
+}
+
+void tt__fd_close_opened(const struct tt__fd *id)
+{
+	struct stat st;
+	if (id->fd >= 0 && fstat(id->fd, &st) == 0 && st.st_dev == id->dev && st.st_ino == id->ino)
+		close(id->fd);
+}
+
 int tt__fd_keep(struct tt__fd *f, int fd)
 {
+	struct tt__fd opened;
+	tt__fd_opened(fd, &opened);
 	f->fd = -1;
 	if (fd < 0)
 		return fd;
@@ -70,7 +94,7 @@ int tt__fd_keep(struct tt__fd *f, int fd)
 		/* (none free from the floor up: the program holds them) */
 		err = high < 0 ? (errno == EINVAL ? -EMFILE : -errno) : 0;
 	}
-	close(fd);
+	tt__fd_close_opened(&opened);
 	if (!err && tt__fd_identity(high, f, 1) < 0) {
 		err = -errno;
 		close(high);
