@@ -14,19 +14,11 @@ import sys
 import tempfile
 import time
 
-from settings import SETTINGS as RUNTIME_SETTINGS
+from runs import SETTINGS as RUNTIME_SETTINGS, check, finish
 
 LIB, TOOL = (os.path.abspath(p) for p in sys.argv[1:3])
 TMUX = shutil.which("tmux")
 SETTINGS = [("plain", {"TICKTRACE": "0"})] + RUNTIME_SETTINGS
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
-    return cond
 
 
 def pane(workdir, settings):
@@ -89,9 +81,7 @@ def main():
                 p = subprocess.run([TOOL, "info", t], capture_output=True, text=True, timeout=60)
                 check(p.returncode == 0, "%s: %s reads: %s" % (what, t, p.stderr))
             print("%s: the pane as in a plain run; %d traces read" % (what, len(traces)))
-    if failures:
-        print("%d failures" % len(failures))
-        sys.exit(1)
+    finish()
 
 
 main()

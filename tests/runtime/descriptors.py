@@ -27,19 +27,11 @@ import subprocess
 import sys
 import tempfile
 
-from settings import SETTINGS
+from runs import SETTINGS, check, finish
 
 PROG, TOOL = (os.path.abspath(p) for p in sys.argv[1:3])
 WORKER_EVENTS = 2 * (20000 + 300000)  # descriptors_prog.c: scopes before and after
 LOSS_SAID = "the program closed the"
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
-    return cond
 
 
 def run(args, workdir, settings, limit=None, nobody=False):
@@ -153,9 +145,7 @@ def main():
             if how == "closefrom":
                 profile(tmp, own_files(workdir))
         limit(tmp)
-    if failures:
-        print("%d failures" % len(failures))
-        sys.exit(1)
+    finish()
 
 
 main()
