@@ -333,8 +333,8 @@ TT_API int tt_dump(const char *path);
  * snapshot will be written, -ENOTCONN without TICKTRACE_SNAPSHOTS (or in mode
  * stream, whose file keeps everything), -EDQUOT once TICKTRACE_SNAPSHOT_MAX were
  * taken, -EBUSY when 64 snapshots are waiting for their window to end or 32 triggers
- * came within 20 ms (each counted and said at exit), -ECANCELED when TICKTRACE=0.
- * Async-signal-safe. */
+ * came within 20 ms (each counted and said at exit), -ESHUTDOWN once the exit's
+ * last snapshots are being written, -ECANCELED when TICKTRACE=0. Async-signal-safe. */
 TT_API int tt_trigger(const char *why);
 
 /* Turn recording on or off for every thread (on at start unless TICKTRACE=0, which

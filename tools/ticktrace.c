@@ -17,7 +17,7 @@ static const struct tt_cmd tt_cmds[] = {
 	{"open", tt_cmd_open, "serve a converted trace once to the Perfetto UI and print its URL",
 	 tt_open_options, tt_open_args, "*.@(ttr|live|json|pftrace|perfetto-trace|pb)"},
 	{"record", tt_cmd_record, "run a program, recording the calls of functions patched in it",
-	 tt_record_options, tt_record_args, "program"},
+	 tt_rec_options, tt_rec_args, "program"},
 	{"report", tt_cmd_report, "the flat profile: calls, total, self and children time, percentiles",
 	 tt_report_options, tt_report_args, TT_RUNS},
 	{"diff", tt_cmd_diff, "two runs' flat profiles compared, significant changes marked",

@@ -11,10 +11,15 @@
 #include <stdio.h>
 #include <time.h>
 
+#include "record_protocol.h"
 #include "ticktrace.h"
 #include "ticktrace/format.h"
 
 #define TT__HIDDEN __attribute__((visibility("hidden")))
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23 /* (Linux 5.14; older kernels refuse it) */
+#endif
 
 /* clock.c */
 int64_t tt__clock_ns(clockid_t id) TT__HIDDEN; /* the clock's reading in nanoseconds */
@@ -23,6 +28,12 @@ void tt__clock_fill_header(struct tt_file_header *header) TT__HIDDEN;
 /* TSC ticks per second from one anchor to a later one; 0 when no time passed. */
 uint64_t tt__anchor_hz(const struct tt_anchor *from, const struct tt_anchor *to) TT__HIDDEN;
 extern struct tt_anchor tt__start_anchor TT__HIDDEN;
+/* The run's clocks as its time namespace moves them (format.h: TT_SEC_MACHINE). */
+extern struct tt_machine_info tt__machine TT__HIDDEN;
+/* A new run's clocks: the start anchor, the time namespace's offsets. */
+void tt__clock_start(void) TT__HIDDEN;
+/* Up to `size` bytes of a small file (/proc, /sys): how many, 0 when unreadable. */
+size_t tt__read_file(const char *path, char *buf, size_t size) TT__HIDDEN;
 
 /* threads.c */
 void tt__block_signals(sigset_t *old) TT__HIDDEN;
@@ -32,19 +43,23 @@ void tt__restore_signals(const sigset_t *old) TT__HIDDEN;
 int tt__start_thread(pthread_t *thread, void *(*main)(void *), void *arg, int detached,
 		     int wait) TT__HIDDEN;
 void tt__thread_running(const char *name) TT__HIDDEN;
-/* Whether `tid` (a kernel thread id) is one of ticktrace's own threads; exported for
- * libticktrace-detour, which patches only while no thread of the program's but the
- * first runs (ticktrace's run none of the program's code). */
-__attribute__((visibility("default"))) int tt__own_thread(pid_t tid);
+/* (tt__own_thread, which the patcher calls: record_protocol.h) */
 /* Around work of ticktrace's own threads that allocates: not while a fork runs (fork
  * holds it too). */
 void tt__background_work(int begin) TT__HIDDEN;
 void tt__background_reset_after_fork(void) TT__HIDDEN; /* in the child */
-/* Around ticktrace's own writes to its files (begin 1, then 0): a write past the
- * program's RLIMIT_FSIZE fails (EFBIG), and the trace is cut or missing with a word,
- * instead of SIGXFSZ ending the program; where the program left that signal at its
- * default action, which comes back once the last such write is done. */
-void tt__writing(int begin) TT__HIDDEN;
+/* Around ticktrace's own writes to its files: a write past the program's RLIMIT_FSIZE
+ * fails (EFBIG), one into a FIFO whose reader left fails (EPIPE), and the file is cut
+ * or missing with a word, instead of SIGXFSZ or SIGPIPE ending the program. They are
+ * blocked in the writing thread alone, and those its writes raised taken back at the
+ * end: the program's dispositions are never changed, and its handlers never called
+ * for a write of ticktrace's. */
+struct tt__writing {
+	sigset_t mask;    /* the thread's, restored at the end */
+	unsigned pending; /* those pending already: the program's own */
+};
+void tt__writing_begin(struct tt__writing *w) TT__HIDDEN;
+void tt__writing_end(struct tt__writing *w) TT__HIDDEN;
 
 /* fds.c: ticktrace's own descriptors, kept where the program's do not go, and
  * checked before each use (a program may close them, and open its own at the number). */

@@ -1,4 +1,5 @@
-/* The programs a traced program starts (`ticktrace record` sets the variables):
+/* The programs a traced program starts (`ticktrace record` sets the variables:
+ * record_protocol.h):
  *   - TICKTRACE_DETOUR_FOLLOW=0: they run without ticktrace: this library and the
  *     runtime (which record preloads before it) leave LD_PRELOAD, as the program's
  *     exec and its children see it, once the program has started (what else the
@@ -45,8 +46,8 @@ static int tt__detour_file_of(void *code, struct stat *st)
 
 void tt__detour_no_follow(void)
 {
-	const char *follow = getenv("TICKTRACE_DETOUR_FOLLOW");
-	const char *preload = getenv("LD_PRELOAD");
+	const char *follow = getenv(TT_ENV_DETOUR_FOLLOW);
+	const char *preload = getenv(TT_ENV_PRELOAD);
 	struct stat ours[2];
 	if (!follow || strcmp(follow, "0") != 0 || !preload ||
 	    tt__detour_file_of((void *)(uintptr_t)tt__detour_no_follow, &ours[0]) != 0 ||
@@ -70,15 +71,15 @@ void tt__detour_no_follow(void)
 	}
 	kept[len] = 0;
 	if (len)
-		setenv("LD_PRELOAD", kept, 1);
+		setenv(TT_ENV_PRELOAD, kept, 1);
 	else
-		unsetenv("LD_PRELOAD");
+		unsetenv(TT_ENV_PRELOAD);
 	free(kept);
 }
 
 int tt__detour_says(void)
 {
-	const char *dir = getenv("TICKTRACE_DETOUR_ONCE");
+	const char *dir = getenv(TT_ENV_DETOUR_ONCE);
 	struct stat exe;
 	char marker[PATH_MAX];
 	if (!dir || !*dir || stat("/proc/self/exe", &exe) != 0)

@@ -351,7 +351,7 @@ static void tt__detour_at_exit(void)
 __attribute__((constructor)) static void tt__detour_start(void)
 {
 	tt__detour_no_follow();
-	const char *env = getenv("TICKTRACE_DETOUR");
+	const char *env = getenv(TT_ENV_DETOUR);
 	const char *off = getenv("TICKTRACE");
 	if (!env || !*env || (off && strcmp(off, "0") == 0))
 		return;

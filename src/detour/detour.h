@@ -11,6 +11,8 @@
 #include <elfutils/libdwfl.h>
 #include <ticktrace/format.h>
 
+#include "record_protocol.h"
+
 #define TT__DETOUR_HIDDEN __attribute__((visibility("hidden")))
 
 /* Bytes a jump (e9 rel32) or a call (e8 rel32) takes: what a patch overwrites. */
@@ -48,14 +50,11 @@ extern __thread struct tt__detour_shadow tt__detour_shadow
 /* Its address less the thread pointer (%fs:0): the same in every thread. */
 extern intptr_t tt__detour_shadow_offset TT__DETOUR_HIDDEN;
 
-/* children.c: with TICKTRACE_DETOUR_FOLLOW=0, the preload taken out of the
+/* children.c: with TT_ENV_DETOUR_FOLLOW=0, the preload taken out of the
  * environment the program's children inherit; whether this process says what the
- * patcher found (TICKTRACE_DETOUR_ONCE: the first process of each program alone). */
+ * patcher found (TT_ENV_DETOUR_ONCE: the first process of each program alone). */
 void tt__detour_no_follow(void) TT__DETOUR_HIDDEN;
 int tt__detour_says(void) TT__DETOUR_HIDDEN;
-
-/* libticktrace (base/threads.c): whether `tid` is one of its own threads. */
-int tt__own_thread(pid_t tid);
 
 /* trampoline.asm */
 void tt__detour_entry(void) TT__DETOUR_HIDDEN;

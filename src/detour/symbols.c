@@ -369,7 +369,7 @@ static int tt__detour_find_needed(struct tt__detour *d)
 		return -ENOMEM;
 	uintptr_t program = 0;
 	dl_iterate_phdr(tt__detour_program_cb, &program);
-	const char *preload = getenv("LD_PRELOAD");
+	const char *preload = getenv(TT_ENV_PRELOAD);
 	for (size_t i = 0; i < d->nlinks; i++) {
 		struct tt__detour_link *l = &d->links[i];
 		Dwarf_Addr low, high;

@@ -64,7 +64,7 @@ void tt__config_read(void)
 		(tt__config.buffer_events + TT__CHUNK_RECORDS - 1) / TT__CHUNK_RECORDS;
 	/* Set by the image this process exec'd from (exec.c): "PID:N"; a child that
 	 * inherited it is another process, its first image. */
-	const char *image = getenv("TICKTRACE_EXEC_IMAGE");
+	const char *image = getenv(TT_ENV_EXEC_IMAGE);
 	long pid;
 	unsigned n;
 	if (image && sscanf(image, "%ld:%u", &pid, &n) == 2 && pid == (long)getpid())

@@ -54,11 +54,11 @@ static int tt__exec_failed(const char *name)
 
 /* The environment of the next image: `envp` with TICKTRACE_EXEC_IMAGE (in `image`),
  * this pid and the image it will be, whose files then do not replace this one's
- * (writer.c); NULL, with no memory for it (the next image then takes this one's
- * names). */
+ * (writer.c); a vfork child's next image, its process's first, without it. NULL,
+ * with no memory for it (the next image then takes this one's names). */
 static char **tt__exec_env(char *const envp[], char *image, size_t cap)
 {
-	static const char name[] = "TICKTRACE_EXEC_IMAGE=";
+	static const char name[] = TT_ENV_EXEC_IMAGE "=";
 	size_t n = 0;
 	while (envp && envp[n])
 		n++;
@@ -70,7 +70,8 @@ static char **tt__exec_env(char *const envp[], char *image, size_t cap)
 		if (strncmp(envp[i], name, sizeof name - 1) != 0)
 			env[kept++] = envp[i];
 	snprintf(image, cap, "%s%d:%u", name, (int)getpid(), tt__exec_image + 1);
-	env[kept++] = image;
+	if (!tt__in_vfork_child())
+		env[kept++] = image;
 	env[kept] = NULL;
 	return env;
 }

@@ -11,6 +11,9 @@ void tt__init(void) TT__HIDDEN; /* idempotent; every entry point calls it */
 /* Ends the run as at exit: the trace written (or the stream ended), recording off.
  * Once; nothing in a vfork child. */
 void tt__finish(void) TT__HIDDEN;
+/* Whether this is a vfork child (of a process that started the run): it shares that
+ * process's memory, and the image it execs is a process's first. */
+int tt__in_vfork_child(void) TT__HIDDEN;
 
 /* config.c: TICKTRACE, TICKTRACE_BUFFER, TICKTRACE_MODE into tt__config */
 void tt__config_read(void) TT__HIDDEN;

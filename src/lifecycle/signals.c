@@ -57,7 +57,7 @@ static void tt__service_dump(void)
 	if (err)
 		fprintf(stderr, "ticktrace: could not write the trace on signal %d to %s: %s\n",
 			crash ? crash : tt__dump_signal,
-			tt__default_path(path, sizeof path) == 0 ? path : "TICKTRACE_OUT", strerror(-err));
+			tt__default_path(path, sizeof path) == 0 ? path : TT_ENV_OUT, strerror(-err));
 }
 
 static void *tt__service_main(void *unused)

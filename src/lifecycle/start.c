@@ -15,6 +15,11 @@ static pthread_once_t tt__once = PTHREAD_ONCE_INIT;
  * a vfork child, which shares its memory: that one must not end its run. */
 static pid_t tt__owner_pid;
 
+int tt__in_vfork_child(void)
+{
+	return tt__owner_pid && getpid() != tt__owner_pid;
+}
+
 void tt__finish(void)
 {
 	static int finished;
@@ -25,7 +30,7 @@ void tt__finish(void)
 	char path[4096];
 	if (err)
 		fprintf(stderr, "ticktrace: could not write the trace at exit to %s: %s\n",
-			tt__default_path(path, sizeof path) == 0 ? path : "TICKTRACE_OUT", strerror(-err));
+			tt__default_path(path, sizeof path) == 0 ? path : TT_ENV_OUT, strerror(-err));
 	/* Whatever threads still record goes nowhere now. (An exec that fails goes on
 	 * without recording: its events would go nowhere.) */
 	__atomic_store_n(&tt__recording, 0, __ATOMIC_SEQ_CST);
@@ -76,7 +81,7 @@ static void tt__after_fork_in_child(void)
 	tt__registry_reset_after_fork();
 	tt__names_after_fork();
 	tt__arena_reset_after_fork();
-	tt__anchor_now(&tt__start_anchor);
+	tt__clock_start();
 	if (tt__mode->after_fork)
 		tt__mode->after_fork();
 	tt__signals_after_fork();
@@ -111,7 +116,7 @@ int daemon(int nochdir, int noclose)
 
 static void tt__init_once_guarded(void)
 {
-	tt__anchor_now(&tt__start_anchor);
+	tt__clock_start();
 	tt__config_read();
 	__atomic_store_n(&tt__mode, tt__config.mode, __ATOMIC_RELEASE);
 	if (tt__config.off)
@@ -124,6 +129,7 @@ static void tt__init_once_guarded(void)
 	}
 	if (tt__mode->prepare)
 		tt__mode->prepare();
+	tt__config.memory_aside_part = tt__snapshots_memory_part();
 	if (tt__arena_init() < 0) {
 		fprintf(stderr, "ticktrace: no memory for trace buffers; recording is off\n");
 		tt__live_finish(); /* (never to hold a buffer: not left for a killed run's) */

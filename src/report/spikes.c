@@ -21,6 +21,7 @@
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -56,6 +57,9 @@ static struct tt__spikes {
 	FILE *out; /* the log, or NULL */
 	struct tt__fd log; /* its descriptor, checked before each write (the program may close it) */
 	int json;
+	char path[4096];           /* the log's, for what is said of it */
+	uint64_t entries, lost;    /* spikes and notes given to the log; those it lost */
+	int lost_errno;            /* why the first was lost */
 	struct tt__analysis an;
 	struct tt__report_clock clock;
 	int64_t measured_ns; /* CLOCK_MONOTONIC when the clock's rate was measured */
@@ -116,6 +120,27 @@ static void tt__spikes_json(FILE *out, const struct tt__spike *s)
 	fputs("]}\n", out);
 }
 
+/* The entry just printed, out to the log: one the log could not take whole (a full
+ * disk, the file size limit, a FIFO whose reader takes nothing) is counted, and said
+ * at exit. */
+static void tt__spikes_flush(struct tt__spikes *sp)
+{
+	/* (stderr is the program's: its error state is left alone, and a loss there could
+	 * be said nowhere) */
+	if (sp->out == stderr) {
+		fflush(stderr);
+		return;
+	}
+	sp->entries++;
+	errno = 0;
+	if (fflush(sp->out) == 0 && !ferror(sp->out))
+		return;
+	if (!sp->lost++)
+		sp->lost_errno = errno ? errno : EIO;
+	__fpurge(sp->out); /* (nothing of it left to go out with the next) */
+	clearerr(sp->out);
+}
+
 /* A spike: logged, and its snapshot taken. */
 static int tt__spikes_found(void *ctx, const struct tt__spike *spike)
 {
@@ -128,7 +153,7 @@ static int tt__spikes_found(void *ctx, const struct tt__spike *spike)
 		tt__spikes_json(sp->out, spike);
 	else
 		tt__spike_print(sp->out, spike);
-	fflush(sp->out);
+	tt__spikes_flush(sp);
 	return 0;
 }
 
@@ -174,9 +199,10 @@ int tt__spikes_start(void)
 		sp->out = NULL; /* snapshots only */
 	} else if (strcmp(dest, "stderr") == 0) {
 		sp->out = stderr;
+		snprintf(sp->path, sizeof sp->path, "stderr");
 	} else {
-		char path[4096];
-		int err = tt__expand_path(dest, path, sizeof path);
+		char *path = sp->path;
+		int err = tt__expand_path(dest, path, sizeof sp->path);
 		if (err)
 			return err;
 		/* A new file renamed into place, as the trace: a link or a file planted
@@ -331,7 +357,7 @@ static void tt__spikes_say_overwritten(struct tt__spikes *sp, const struct tt__s
 			"before the spike detector read them: spikes among them are not reported\n",
 			slot->tid, name_len, slot->name, events);
 	}
-	fflush(sp->out);
+	tt__spikes_flush(sp);
 }
 
 /* The chunk where tt-spikes stopped, or NULL: recycled by a ring. */
@@ -451,6 +477,8 @@ static void tt__spikes_poll(bool last)
 	struct tt__spikes *sp = &tt__spikes;
 	sigset_t old;
 	tt__block_signals(&old);
+	struct tt__writing writing; /* (the log's lines, the snapshots) */
+	tt__writing_begin(&writing);
 	pthread_mutex_lock(&sp->poll_mutex);
 	for (struct tt__slot *slot = tt__registry_head(); slot && sp->on && !sp->an.oom;
 	     slot = __atomic_load_n(&slot->next, __ATOMIC_ACQUIRE)) {
@@ -469,6 +497,7 @@ static void tt__spikes_poll(bool last)
 	if (last)
 		sp->on = false;
 	pthread_mutex_unlock(&sp->poll_mutex);
+	tt__writing_end(&writing);
 	tt__restore_signals(&old);
 }
 
@@ -486,7 +515,10 @@ static void *tt__spikes_main(void *unused)
 void tt__spikes_last(void)
 {
 	/* Not on a crash: tt-spikes may be what crashed, its lock held. */
-	if (tt__spikes.on && !tt__crash_signal) {
+	int crash = __atomic_load_n(&tt__crash_signal, __ATOMIC_ACQUIRE);
+	if (tt__spikes.on && crash) {
+		tt__snapshots_crashed(crash);
+	} else if (tt__spikes.on) {
 		tt__spikes_poll(true);
 		tt__spikes_finish();
 	}
@@ -497,7 +529,11 @@ void tt__spikes_finish(void)
 	struct tt__spikes *sp = &tt__spikes;
 	if (sp->out && sp->out != stderr)
 		fclose(sp->out);
+	if (sp->lost)
+		fprintf(stderr, "ticktrace: spike log %s: %" PRIu64 " of %" PRIu64 " entries lost (%s)\n",
+			sp->path, sp->lost, sp->entries, strerror(sp->lost_errno));
 	sp->out = NULL;
+	sp->lost = sp->entries = 0;
 	sp->on = false;
 	sp->an.rules = NULL;
 	sp->an.nrules = 0;

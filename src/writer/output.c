@@ -16,23 +16,40 @@
 
 /* TICKTRACE_OUT as the run began: a relative one (the default is) in the directory
  * the program was in then, which it may leave before the file is written (daemon(0,
- * 0) moves to /). */
-static char tt__out_pattern[4096];
+ * 0) moves to /). TICKTRACE_LIST likewise, read then: a program may clear its
+ * environment. */
+static char tt__out_pattern[4096], tt__list_path[4096];
+/* Under `ticktrace record`, this process is not the program it started: its files
+ * are named apart, with its pid (TT_ENV_PROGRAM_PID). */
+static int tt__out_apart;
+
+/* `path` in `buf`, made absolute with `cwd` ("" when it cannot be: left as it is). */
+static void tt__in_start_dir(const char *path, const char *cwd, char *buf, size_t size)
+{
+	size_t len = path[0] == '/' ? 0 : strlen(cwd);
+	const char *slash = len && cwd[len - 1] != '/' ? "/" : "";
+	/* (A name too long with its directory is left as it is.) */
+	if (snprintf(buf, size, "%s%s%s", len ? cwd : "", slash, path) >= (int)size)
+		snprintf(buf, size, "%s", path);
+}
 
 void tt__resolve_out(void)
 {
-	const char *pattern = getenv("TICKTRACE_OUT");
+	const char *pattern = getenv(TT_ENV_OUT);
 	if (!pattern || !*pattern)
 		pattern = "ticktrace-%p.ttr";
 	char cwd[4096];
-	if (pattern[0] == '/' || !getcwd(cwd, sizeof cwd))
+	if (!getcwd(cwd, sizeof cwd))
 		cwd[0] = 0;
-	size_t len = strlen(cwd);
-	const char *slash = len && cwd[len - 1] != '/' ? "/" : "";
-	/* (A name too long with its directory is left as it is.) */
-	if (snprintf(tt__out_pattern, sizeof tt__out_pattern, "%s%s%s", cwd, slash, pattern) >=
-	    (int)sizeof tt__out_pattern)
-		snprintf(tt__out_pattern, sizeof tt__out_pattern, "%s", pattern);
+	tt__in_start_dir(pattern, cwd, tt__out_pattern, sizeof tt__out_pattern);
+	const char *list = getenv(TT_ENV_LIST);
+	tt__list_path[0] = 0;
+	if (list && *list)
+		tt__in_start_dir(list, cwd, tt__list_path, sizeof tt__list_path);
+	const char *program = getenv(TT_ENV_PROGRAM_PID);
+	char *end;
+	long pid = program && *program ? strtol(program, &end, 10) : 0;
+	tt__out_apart = pid > 0 && !*end && pid != (long)getpid();
 }
 
 int tt__default_path(char *buf, size_t size)
@@ -64,17 +81,13 @@ int tt__expand_pid(const char *pattern, char *buf, size_t size)
 int tt__expand_path(const char *pattern, char *buf, size_t size)
 {
 	int err = tt__expand_pid(pattern, buf, size);
-	if (err)
+	/* A device, a FIFO or a descriptor by name (/dev/null, /dev/stdout) is written in
+	 * place by every process and image: a name made apart beside it would be a new
+	 * file in /dev. */
+	if (err || tt__output_in_place(buf))
 		return err;
 	size_t len = strlen(buf);
-	/* A forked child writes a file of its own, even where the name has no %p. */
-	if (tt__forked && !strstr(pattern, "%p")) {
-		int n = snprintf(buf + len, size - len, ".%d", (int)getpid());
-		if (n < 0 || (size_t)n >= size - len)
-			return -ENAMETOOLONG;
-		len += (size_t)n;
-	}
-	/* An exec'd image, at the same pid, too: .execN before the extension, so that
+	/* An exec'd image, at the same pid: .execN before the extension, so that
 	 * run.ttr's next image is run.exec1.ttr, found by *.ttr alike. */
 	if (tt__exec_image) {
 		char *base = strrchr(buf, '/');
@@ -87,6 +100,15 @@ int tt__expand_path(const char *pattern, char *buf, size_t size)
 			return -ENAMETOOLONG;
 		memmove(buf + at + n, buf + at, len - at + 1);
 		memcpy(buf + at, tag, (size_t)n);
+		len += (size_t)n;
+	}
+	/* A process other than the run's first writes a file of its own, even where the
+	 * name has no %p: a forked child, or under record any process but its program
+	 * (which its exec'd images keep: run.exec1.ttr.PID). */
+	if ((tt__forked || tt__out_apart) && !strstr(pattern, "%p")) {
+		int n = snprintf(buf + len, size - len, ".%d", (int)getpid());
+		if (n < 0 || (size_t)n >= size - len)
+			return -ENAMETOOLONG;
 	}
 	return 0;
 }
@@ -101,9 +123,10 @@ static int tt__write_fd(struct tt__out *out, int fd, tt__file_writer write, void
 	int err = tt__fd_keep(&out->file, fd);
 	if (err)
 		return err;
-	tt__writing(1);
+	struct tt__writing writing;
+	tt__writing_begin(&writing);
 	err = write(out, arg);
-	tt__writing(0);
+	tt__writing_end(&writing);
 	if (named) {
 		*named = out->file;
 		return err;
@@ -138,6 +161,14 @@ static int tt__named_descriptor(const char *path)
 	return *end || fd > INT_MAX ? -1 : (int)fd;
 }
 
+/* A file of the user's or the system's (root's, as /dev's nodes are): written
+ * through. Another user's, as planted in a shared directory, is a file that exists,
+ * and replaced: the rule ticktrace(1) gives the tools. */
+static int tt__trusted(const struct stat *st)
+{
+	return st->st_uid == geteuid() || st->st_uid == 0;
+}
+
 int tt__output_in_place(const char *path)
 {
 	if (tt__named_descriptor(path) >= 0)
@@ -147,27 +178,29 @@ int tt__output_in_place(const char *path)
 		return 0;
 	/* A link of our own or the system's to a device (/dev/stdout, /proc/self/fd/1)
 	 * is the device; another user's link is replaced, never followed. */
-	if (S_ISLNK(st.st_mode) && (st.st_uid == geteuid() || st.st_uid == 0) && stat(path, &st) < 0)
+	if (S_ISLNK(st.st_mode) && (!tt__trusted(&st) || stat(path, &st) < 0))
 		return 0;
-	return S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode);
+	return (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)) && tt__trusted(&st);
 }
 
 int tt__open_in_place(const char *path)
 {
 	int named = tt__named_descriptor(path);
 	if (named >= 0) {
+		/* (the program's own: its flags are left as they are) */
 		int fd = fcntl(named, F_DUPFD_CLOEXEC, 0);
 		return fd < 0 ? -errno : fd;
 	}
-	/* A FIFO with no reader fails (ENXIO) rather than blocking the program. */
+	/* Non-blocking, and kept so: a FIFO with no reader fails (ENXIO), and one whose
+	 * reader takes nothing is given up (buffer.c), rather than the program waiting. */
 	int fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		return errno == ENXIO ? -EPIPE : -errno;
-	int flags = fcntl(fd, F_GETFL);
-	if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) < 0) {
-		int err = -errno;
+	/* What was opened is what was checked, not another user's put there since. */
+	struct stat st;
+	if (fstat(fd, &st) < 0 || !(S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)) || !tt__trusted(&st)) {
 		close(fd);
-		return err;
+		return -EPERM;
 	}
 	return fd;
 }
@@ -301,10 +334,10 @@ int tt__write_default_file(void)
 
 void tt__list_written(const char *path)
 {
-	const char *list = getenv("TICKTRACE_LIST");
+	const char *list = tt__list_path;
 	char line[4096 + 4096 + 2];
 	size_t len = 0;
-	if (!list || !*list)
+	if (!*list)
 		return;
 	if (path[0] != '/') {
 		if (!getcwd(line, 4096))
@@ -322,7 +355,10 @@ void tt__list_written(const char *path)
 	int fd = open(list, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return;
+	struct tt__writing writing;
+	tt__writing_begin(&writing);
 	ssize_t written = write(fd, line, len);
 	(void)written; /* a list that cannot take the line: the file is written all the same */
+	tt__writing_end(&writing);
 	close(fd);
 }

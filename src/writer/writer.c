@@ -2,10 +2,13 @@
  * as they are, taken once, and the call sites and functions their records name, each
  * described once. Records go from the chunks to the file without a copy. */
 #include <errno.h>
+#include <inttypes.h>
 #include <link.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <x86intrin.h>
 
 #include "writer/writer.h"
 
@@ -83,8 +86,57 @@ static void tt__keep_chunks(const struct tt__window *window, int keep)
 		tt__hold_chunks(keep);
 }
 
+/* A thread whose ring overwrote its whole window before the window was copied (mode
+ * ring with a buffer too small for it): said once a run, with the buffer the window
+ * needs at the rate its ring held, from the window's start to the copy. */
+static void tt__say_ring_too_small(const struct tt__thread_snapshot *snap, const struct tt__window *w)
+{
+	static bool said;
+	uint64_t span = snap->held_to_tsc - snap->held_from_tsc, now = __rdtsc();
+	if (__atomic_exchange_n(&said, true, __ATOMIC_RELAXED) || !span || now <= w->info.from_tsc)
+		return;
+	struct tt_anchor at;
+	tt__anchor_now(&at);
+	uint64_t hz = tt__anchor_hz(&tt__start_anchor, &at);
+	uint64_t rate = (uint64_t)((unsigned __int128)snap->held_records * hz / span);
+	uint64_t needed = (uint64_t)((unsigned __int128)snap->held_records * (now - w->info.from_tsc) / span);
+	needed = (needed / TT__CHUNK_RECORDS + 2) * TT__CHUNK_RECORDS; /* (the ring recycles chunks) */
+	const struct tt__slot *slot = snap->slot;
+	fprintf(stderr, "ticktrace: thread %" PRIu32 " (%.*s) records %" PRIu64 " events/s: a snapshot "
+		"window of %" PRId64 " ms needs TICKTRACE_BUFFER=%" PRIu64 " (it is %" PRIu64 "), or it "
+		"is overwritten before it is copied: its snapshots hold none of its events\n",
+		slot->tid, (int)strnlen(slot->name, sizeof slot->name), slot->name, rate,
+		(w->to_ns - w->from_ns + 500000) / 1000000, needed, tt__config.buffer_events);
+}
+
+/* A window's threads, read (tt__reading): fitted to the room, copied, their cuts
+ * counted; a thread gone before the window, which recorded nothing in it, left out
+ * (one whose records the ring overwrote stays, its cut said, and so does the thread
+ * of the spike or trigger, which the SNAPSHOT section names). */
+static int tt__copy_window(struct tt__window *window, struct tt__thread_snapshot *snaps,
+			   size_t *threads, struct tt__copy_room *room)
+{
+	int err = tt__window_fit(window, snaps, *threads, room);
+	size_t kept = 0;
+	for (size_t i = 0; i < *threads; i++) {
+		struct tt__thread_snapshot *snap = &snaps[i];
+		if (!err)
+			err = tt__copy_thread(snap, room);
+		if (!err && snap->begins_inside)
+			tt__window_cut(snap, window->info.from_tsc, window->info.to_tsc);
+		if (!snap->records && !snap->dropped[TT_DROP_OVERWRITTEN] &&
+		    snap->slot->index != window->info.thread_index &&
+		    (__atomic_load_n(&snap->slot->flags, __ATOMIC_ACQUIRE) & TT__SLOT_EXITED))
+			free(snap->extents);
+		else
+			snaps[kept++] = *snap;
+	}
+	*threads = kept;
+	return err;
+}
+
 /* The whole file, or a snapshot's window of it. */
-static int tt__write_to(struct tt__out *out, const struct tt__window *window)
+static int tt__write_to(struct tt__out *out, struct tt__window *window)
 {
 	struct tt__thread_snapshot *snaps = NULL;
 	struct tt__site_set names = {0};
@@ -117,27 +169,22 @@ static int tt__write_to(struct tt__out *out, const struct tt__window *window)
 		}
 		struct tt__thread_snapshot *snap = &snaps[threads++];
 		err = tt__snapshot_thread(snap, slot);
-		if (!err && window) {
-			tt__narrow_thread(snap, window->info.from_tsc, window->info.to_tsc);
-			err = tt__copy_thread(snap, &room);
-		}
 		if (err)
 			goto out;
-		if (window && snap->begins_inside)
-			tt__window_cut(snap, window->info.from_tsc, window->info.to_tsc);
-		/* (a thread gone before the window, which recorded nothing in it, is not in it;
-		 * one whose records the ring overwrote is, its cut said, and so is the thread
-		 * of the spike or trigger, which the SNAPSHOT section names) */
-		if (window && !snap->records && !snap->dropped[TT_DROP_OVERWRITTEN] &&
-		    slot->index != window->info.thread_index &&
-		    (__atomic_load_n(&slot->flags, __ATOMIC_ACQUIRE) & TT__SLOT_EXITED)) {
-			free(snaps[--threads].extents);
-			continue;
-		}
+		if (window)
+			tt__narrow_thread(snap, window->info.from_tsc, window->info.to_tsc);
 	}
 	if (window) {
+		err = tt__copy_window(window, snaps, &threads, &room);
 		tt__keep_chunks(window, 0);
 		held = false;
+		if (err)
+			goto out;
+		for (size_t i = 0; i < threads; i++)
+			if (!snaps[i].records && snaps[i].dropped[TT_DROP_OVERWRITTEN]) {
+				tt__say_ring_too_small(&snaps[i], window);
+				break;
+			}
 	}
 	for (size_t i = 0; i < threads && !err; i++)
 		err = tt__collect_names(&names, &snaps[i]);
@@ -171,10 +218,8 @@ static int tt__write_to(struct tt__out *out, const struct tt__window *window)
 out:
 	if (held)
 		tt__keep_chunks(window, 0);
-	for (size_t i = 0; i < threads; i++) {
+	for (size_t i = 0; i < threads; i++)
 		free(snaps[i].extents);
-		free(snaps[i].copy);
-	}
 	tt__copy_room_free(&room);
 	free(snaps);
 	free(names.slots);
@@ -192,7 +237,7 @@ int tt__write_file(const char *path)
 	return tt__write_file_with(path, tt__write_file_of, NULL);
 }
 
-int tt__write_window(const char *path, const struct tt__window *window)
+int tt__write_window(const char *path, struct tt__window *window)
 {
-	return tt__write_file_with(path, tt__write_file_of, (void *)window);
+	return tt__write_file_with(path, tt__write_file_of, window);
 }

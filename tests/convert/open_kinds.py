@@ -2,10 +2,13 @@
 """ticktrace open by what the file is: a raw file is converted to Perfetto's format on
 the fly (served as NAME.pftrace, the same bytes `convert` writes, its temporary
 directory gone afterwards); a JSON trace is served as it is; a file that is not a
-trace is refused with status 1, before any port is opened.
+trace is refused with status 1, before any port is opened. Stopped by Ctrl-C
+(SIGINT), SIGTERM or SIGHUP while it serves, it dies of the signal and leaves no
+temporary directory (issue 30 item 12: it left the converted trace).
 
   open_kinds.py PROGRAM   (PROGRAM records a trace; TT_TEST_TOOL: the command)"""
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -31,6 +34,29 @@ def serve(path, tmpdir):
     return url.rsplit('/', 1)[1], body, ''.join(lines) + rest
 
 
+def stopped(path, tmpdir, sig):
+    """Runs `open` on a raw file until it serves, then sends it `sig`; what it left in
+    tmpdir."""
+    env = dict(os.environ, TMPDIR=tmpdir)
+    p = subprocess.Popen([tool, 'open', '--port', '0', path], stdout=subprocess.PIPE, text=True,
+                         env=env)
+    try:
+        # ready when it printed the URL (after converting, with its socket listening)
+        for line in p.stdout:
+            if '?url=' in line:
+                break
+        else:
+            raise AssertionError(f'open ended (status {p.wait(timeout=30)}) before serving')
+        p.send_signal(sig)
+        status = p.wait(timeout=30)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert status == -sig, f'open stopped by {sig.name}: status {status}, not killed by it'
+    return os.listdir(tmpdir)
+
+
 def main():
     with tempfile.TemporaryDirectory() as d:
         ttr = os.path.join(d, 'run.ttr')
@@ -45,6 +71,10 @@ def main():
         assert body == open(pftrace, 'rb').read(), 'the served trace is not what convert writes'
         assert 'converted to Perfetto' in out, out
         assert os.listdir(scratch) == [], f'left behind: {os.listdir(scratch)}'
+
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            left = stopped(ttr, scratch, sig)
+            assert left == [], f'stopped by {sig.name}, open left {left} in TMPDIR'
 
         json = os.path.join(d, 'run.json')
         subprocess.run([tool, 'convert', '-q', ttr, '-o', json], check=True)
@@ -65,7 +95,7 @@ def main():
             assert 'http' not in r.stdout, f'{base}: served: {r.stdout}'
         r = subprocess.run([tool, 'open', '--port', '0', d], capture_output=True, text=True)
         assert r.returncode == 1 and 'not a regular file' in r.stderr, r.stderr
-    print('open: a raw file converted and served, JSON served as it is, non-traces refused')
+    print('open: a raw file converted and served, JSON served as it is, non-traces refused, nothing left when stopped')
 
 
 main()

@@ -1,7 +1,9 @@
 /* `ticktrace diff` on two builds of one program (tests/programs/diff_prog.c: "steady",
  * "noisy" +-30 % in both, "slowed" twice as long in the second build): exactly the
  * slower scope regresses, exit 3 with --fail-above 20%; runs of one build compare
- * with exit 0; bad input exits 1 naming the file, usage errors 2.
+ * with exit 0; runs that cannot be compared (a side with no scope, none in common,
+ * scopes gone) exit 4 under --fail-above, saying why; bad input exits 1 naming the
+ * file, usage errors 2.
  *   test_diff PROGRAM SLOWER_PROGRAM */
 #include <setjmp.h>
 #include <signal.h>
@@ -90,22 +92,31 @@ static int teardown(void **state)
 	return 0;
 }
 
-/* Runs `ticktrace diff BASE NEW --json ARGS...` (NULL-terminated); the parsed lines
- * in *rows (a JSON array), the exit status returned. */
-static int diff_json(const char *base, const char *now, cJSON **rows, ...)
+/* Runs `ticktrace diff BASE NEW -q FORMAT ARGS...` (`format` "" for text; `args`
+ * NULL-terminated) into r. */
+static void run_diff(struct tt_run *r, const char *base, const char *now, const char *format, va_list args)
 {
 	char b[128], n[128];
 	path(b, sizeof b, base);
 	path(n, sizeof n, now);
-	const char *args[16] = {"diff", b, n, "--json", "-q"};
-	size_t k = 5;
+	const char *argv[16] = {"diff", b, n, "-q"};
+	size_t k = 4;
+	if (*format)
+		argv[k++] = format;
+	for (const char *a; (a = va_arg(args, const char *)) && k < 15;)
+		argv[k++] = a;
+	tt_run(r, argv);
+}
+
+/* Runs `ticktrace diff BASE NEW --json ARGS...` (NULL-terminated); the parsed lines
+ * in *rows (a JSON array), the exit status returned. */
+static int diff_json(const char *base, const char *now, cJSON **rows, ...)
+{
 	va_list ap;
 	va_start(ap, rows);
-	for (const char *a; (a = va_arg(ap, const char *)) && k < 15;)
-		args[k++] = a;
-	va_end(ap);
 	struct tt_run r;
-	tt_run(&r, args);
+	run_diff(&r, base, now, "--json", ap);
+	va_end(ap);
 	if (r.err[0])
 		fprintf(stderr, "%s", r.err);
 	*rows = cJSON_CreateArray();
@@ -230,6 +241,8 @@ static void test_runs_pooled(void **state)
 }
 
 static void write_mixed(const char *name, const int64_t *ns, const int *n, size_t kinds);
+static void write_scopes(const char *name, const char *const *names, size_t nnames, const int64_t *ns,
+			 const int *n, size_t kinds);
 
 static void test_metrics_and_filters(void **state)
 {
@@ -262,36 +275,101 @@ static void test_metrics_and_filters(void **state)
 	assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(scope(rows, "slowed"), "thread")),
 			    "main");
 	cJSON_Delete(rows);
-	/* a thread that is not there: nothing to compare */
-	assert_int_equal(diff_json("a1.ttr", "b1.ttr", &rows, "--thread", "nosuch", "--fail-above", "20", NULL), 0);
+	/* a thread that is not there: nothing to compare, which the gate cannot pass */
+	assert_int_equal(diff_json("a1.ttr", "b1.ttr", &rows, "--thread", "nosuch", "--fail-above", "20", NULL), 4);
 	assert_int_equal(cJSON_GetArraySize(rows), 0);
 	cJSON_Delete(rows);
 }
 
-/* A raw file of one scope "mixed" with `n[i]` calls lasting `ns[i]`, back to back. */
-static void write_mixed(const char *name, const int64_t *ns, const int *n, size_t kinds)
+/* Runs `ticktrace diff BASE NEW -q ARGS...` (NULL-terminated); its exit status, and
+ * whether its stderr holds `said`. */
+static int diff_says(const char *base, const char *now, const char *said, ...)
 {
-	static const struct tt_tw_site site[] = {{0x1000, "mixed", "mixed.c", "f", 1}};
+	va_list ap;
+	va_start(ap, said);
+	struct tt_run r;
+	run_diff(&r, base, now, "", ap);
+	va_end(ap);
+	if (!strstr(r.err, said))
+		fail_msg("diff %s %s: \"%s\" not said: %s", base, now, said, r.err);
+	free(r.out);
+	return r.status;
+}
+
+/* The gate fails when it cannot compare: NEW recorded none of BASE's scopes, or some
+ * of them, or nothing; another program. Without --fail-above, a warning. */
+static void test_uncompared(void **state)
+{
+	(void)state;
+	const int64_t us[] = {1000}, two_us[] = {2000};
+	const int calls[] = {200};
+	write_scopes("two.ttr", (const char *const[]){"kept", "dropped"}, 2, us, calls, 1);
+	write_scopes("one.ttr", (const char *const[]){"kept"}, 1, us, calls, 1);
+	write_scopes("other.ttr", (const char *const[]){"elsewhere"}, 1, us, calls, 1);
+	write_scopes("none.ttr", NULL, 0, us, calls, 1);
+	const char *gone = "1 scope of ";
+	assert_int_equal(diff_says("two.ttr", "one.ttr", gone, "--fail-above", "20", NULL), 4);
+	assert_int_equal(diff_says("two.ttr", "one.ttr", "not in ", "--fail-above", "20", NULL), 4);
+	assert_int_equal(diff_says("two.ttr", "one.ttr", ": dropped", "--fail-above", "20", NULL), 4);
+	assert_int_equal(diff_says("two.ttr", "one.ttr", "--allow-gone accepts", "--fail-above", "20", NULL), 4);
+	/* accepted: the scope in common is gated */
+	assert_int_equal(diff_says("two.ttr", "one.ttr", "warning: diff: 1 scope of", "--fail-above", "20",
+				   "--allow-gone", NULL), 0);
+	assert_int_equal(diff_says("two.ttr", "one.ttr", "warning: diff: 1 scope of", NULL), 0);
+	/* a scope only NEW has is no loss */
+	assert_int_equal(diff_says("one.ttr", "two.ttr", "", "--fail-above", "20", NULL), 0);
+	/* another program: nothing in common, which --allow-gone does not accept */
+	const char *apart = "have no scope in common";
+	assert_int_equal(diff_says("two.ttr", "other.ttr", apart, "--fail-above", "20", NULL), 4);
+	assert_int_equal(diff_says("two.ttr", "other.ttr", apart, "--fail-above", "20", "--allow-gone", NULL), 4);
+	assert_int_equal(diff_says("a1.ttr", "other.ttr", apart, "--fail-above", "20%", NULL), 4);
+	assert_int_equal(diff_says("two.ttr", "other.ttr", apart, NULL), 0);
+	/* a side that recorded nothing */
+	assert_int_equal(diff_says("two.ttr", "none.ttr", "none.ttr recorded no scope", "--fail-above", "20",
+				   "--allow-gone", NULL), 4);
+	assert_int_equal(diff_says("none.ttr", "two.ttr", "none.ttr recorded no scope", "--fail-above", "20",
+				   NULL), 4);
+	assert_int_equal(diff_says("none.ttr", "none.ttr", "neither ", "--fail-above", "20", NULL), 4);
+	/* a regression found is said as such, with the scopes gone */
+	write_scopes("one_slower.ttr", (const char *const[]){"kept"}, 1, two_us, calls, 1);
+	assert_int_equal(diff_says("two.ttr", "one_slower.ttr", gone, "--fail-above", "20", NULL), 3);
+}
+
+/* A raw file of the scopes `names` (nnames of them), each making `n[i]` calls
+ * lasting `ns[i]` for each of the `kinds`, back to back. */
+static void write_scopes(const char *name, const char *const *names, size_t nnames, const int64_t *ns,
+			 const int *n, size_t kinds)
+{
+	struct tt_tw_site site[4];
 	struct tt_record r[4096];
 	size_t k = 0;
 	uint64_t tsc = 2000;
-	for (size_t i = 0; i < kinds; i++)
-		for (int c = 0; c < n[i] && k + 2 <= 4096; c++) {
-			r[k++] = TT_TW_REC(TT_REC_BEGIN, site[0].address, tsc);
-			r[k++] = TT_TW_REC(TT_REC_END, 0, tsc + (uint64_t)ns[i]);
-			tsc += (uint64_t)ns[i] + 10;
-		}
+	for (size_t s = 0; s < nnames && s < 4; s++) {
+		site[s] = (struct tt_tw_site){0x1000 + 0x100 * s, names[s], "scopes.c", "f", (uint32_t)s + 1};
+		for (size_t i = 0; i < kinds; i++)
+			for (int c = 0; c < n[i] && k + 2 <= 4096; c++) {
+				r[k++] = TT_TW_REC(TT_REC_BEGIN, site[s].address, tsc);
+				r[k++] = TT_TW_REC(TT_REC_END, 0, tsc + (uint64_t)ns[i]);
+				tsc += (uint64_t)ns[i] + 10;
+			}
+	}
 	char file[128];
 	path(file, sizeof file, name);
 	struct tt_tw w;
 	assert_int_equal(tt_tw_open_file(&w, file), 0);
 	tt_tw_header(&w, NULL);
-	tt_tw_process(&w, 4242, "mixed");
-	tt_tw_sites(&w, site, 1);
-	tt_tw_thread(&w, 0, 4242, "mixed", k, 0);
+	tt_tw_process(&w, 4242, names ? names[0] : "none");
+	tt_tw_sites(&w, site, nnames);
+	tt_tw_thread(&w, 0, 4242, names ? names[0] : "none", k, 0);
 	tt_tw_events(&w, 0, 0, r, k);
 	tt_tw_end(&w);
 	assert_int_equal(tt_tw_close(&w), 0);
+}
+
+/* One scope "mixed". */
+static void write_mixed(const char *name, const int64_t *ns, const int *n, size_t kinds)
+{
+	write_scopes(name, (const char *const[]){"mixed"}, 1, ns, n, kinds);
 }
 
 /* A median that rose while the calls as a whole got shorter is no regression: the
@@ -420,7 +498,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_slower_build_regresses), cmocka_unit_test(test_same_build_passes),
 		cmocka_unit_test(test_runs_pooled),            cmocka_unit_test(test_metrics_and_filters),
-		cmocka_unit_test(test_direction),
+		cmocka_unit_test(test_direction),              cmocka_unit_test(test_uncompared),
 		cmocka_unit_test(test_formats),                cmocka_unit_test(test_bad_input),
 		cmocka_unit_test(test_usage),
 	};

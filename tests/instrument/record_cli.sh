@@ -24,6 +24,13 @@
 #   shell_fork bash under -f '*' (its own getenv patched, reached by the runtime's
 #              reset of a forked child): the command substitution's fork writes its
 #              trace, live buffers on (record's default), no .live left.
+#   starts     -o t.ttr (a name with no %p): every process of the run, however it
+#              started (fork, fork and exec, posix_spawn, vfork and exec, a shell's
+#              `A; B`, an exec chain; make's recipes), writes a file of its own, the
+#              program's under t.ttr, and the summary names them all, in modes stop,
+#              ring and stream (issue 30 item 10: each child took itself for the run
+#              and replaced t.ttr); -o a FIFO: written in place by all, nothing made
+#              beside it.
 #   record_cli.sh CASE CC DETOUR_SOURCES SANITIZE   (TT_TEST_TOOL: the ticktrace command;
 #   SANITIZE: the build's b_sanitize)
 set -eu
@@ -46,6 +53,14 @@ fi
 count() { grep -cF -- "$2" "$1" || true; }
 # The processes $1 started (pgrep hangs with a sanitizer's runtime preloaded).
 children() { env -u LD_PRELOAD pgrep -P "$1"; }
+# How many processes called work_leaf on the converted timeline $1.
+leaf_pids() {
+	python3 -c '
+import json, sys
+events = json.load(open(sys.argv[1]))
+events = events["traceEvents"] if isinstance(events, dict) else events
+print(len({e["pid"] for e in events if e.get("name") == "work_leaf"}))' "$1"
+}
 # The run's private directory is gone.
 no_leftovers() { [ -z "$(ls -A "$dir/tmp")" ] || fail "record left $(ls -A "$dir/tmp") in TMPDIR"; }
 
@@ -108,11 +123,7 @@ children|no_follow)
 		case $summary in *"$f"*) ;; *) fail "the summary does not name $f: $summary" ;; esac
 	done
 	# The processes that called work_leaf, on the converted timeline.
-	pids=$(python3 -c '
-import json, sys
-events = json.load(open(sys.argv[1]))
-events = events["traceEvents"] if isinstance(events, dict) else events
-print(len({e["pid"] for e in events if e.get("name") == "work_leaf"}))' "$dir/run/all.json")
+	pids=$(leaf_pids "$dir/run/all.json")
 	if [ "$case_" = children ]; then
 		# the program, its four children through the shell, its fork; the shell,
 		# which records nothing, writes nothing
@@ -322,6 +333,64 @@ shell_fork)
 		{ cat "$dir/run/conv" >&2; fail "the two files do not convert"; }
 	no_leftovers
 	echo "shell_fork: the shell's fork wrote its trace"
+	;;
+starts)
+	"$cc" -O1 -o "$dir/starts" "$src/starts.c"
+	for mode in stop ring stream; do
+		run=$dir/run-$mode
+		mkdir "$run"
+		(cd "$run" && TICKTRACE_MODE=$mode "$tool" record -f work_leaf -o t.ttr -c all.json -- \
+			../starts >out 2>err) && rc=0 || rc=$?
+		err=$run/err
+		[ "$rc" = 3 ] || { cat "$err" >&2; fail "$mode: record exits $rc, not the program's 3"; }
+		[ "$(grep -c ': 10$' "$run/out")" = 5 ] || fail "$mode: the children did not all run: $(cat "$run/out")"
+		# The program's two images keep the name given; every other process has its pid.
+		[ -s "$run/t.ttr" ] && [ -s "$run/t.exec1.ttr" ] ||
+			{ cat "$err" >&2; fail "$mode: the program's images are not t.ttr and t.exec1.ttr: $(ls "$run")"; }
+		summary=$(grep 'ticktrace: recorded' "$err")
+		for f in "$run"/t.*; do
+			case $summary in *"$f"*) ;; *) fail "$mode: the summary does not name $f: $summary" ;; esac
+		done
+		# The processes that called work_leaf (the program twice, one pid), each in a
+		# file of its own: the fork, the fork and exec, posix_spawn, vfork, the shell's two.
+		leaf_files=0
+		for f in "$run"/t.*ttr*; do
+			case $f in *.live) continue ;; esac
+			"$tool" convert -q "$f" -o "$dir/one.json" --force
+			! grep -q '"work_leaf"' "$dir/one.json" || leaf_files=$((leaf_files + 1))
+		done
+		[ "$leaf_files" = 8 ] || { ls "$run" >&2; fail "$mode: $leaf_files files hold work_leaf, not 8"; }
+		pids=$(leaf_pids "$run/all.json")
+		[ "$pids" = 7 ] || fail "$mode: -c converted work_leaf of $pids processes, not 7"
+	done
+	# A FIFO (as a device: -o /dev/null) is written in place by every process and
+	# image: no file made beside it (it was t.fifo.PID, and /dev/null.PID in /dev).
+	mkdir "$dir/fifo"
+	mkfifo "$dir/fifo/t.fifo"
+	cat "$dir/fifo/t.fifo" >/dev/null &
+	reader=$!
+	exec 3>"$dir/fifo/t.fifo" # (the reader sees no end until the test closes it)
+	(cd "$dir/fifo" && "$tool" record -f work_leaf -o t.fifo -- ../starts >out 2>err) && rc=0 || rc=$?
+	exec 3>&-
+	wait "$reader"
+	[ "$rc" = 3 ] || { cat "$dir/fifo/err" >&2; fail "-o a FIFO: record exits $rc, not 3"; }
+	made=$(cd "$dir/fifo" && ls | grep -v '^\(t\.fifo\|out\|err\)$' || true)
+	[ -z "$made" ] || fail "-o a FIFO: files made beside it: $(echo $made)"
+	# make, which starts its recipes as it was built to (posix_spawn or vfork)
+	if make=$(command -v make); then
+		mkdir "$dir/make"
+		printf 'all: one two\none:\n\t../starts child make1\ntwo:\n\t../starts child make2\n' \
+			>"$dir/make/Makefile"
+		(cd "$dir/make" && "$tool" record -f work_leaf -o t.ttr -c all.json -- "$make" -s -j1 \
+			>out 2>err) && rc=0 || rc=$?
+		[ "$rc" = 0 ] || { cat "$dir/make/err" >&2; fail "record make exits $rc"; }
+		pids=$(leaf_pids "$dir/make/all.json")
+		[ "$pids" = 2 ] || { ls "$dir/make" >&2; fail "record make: work_leaf of $pids recipes, not 2"; }
+	else
+		echo "skipped the make part: no make here" >&2
+	fi
+	no_leftovers
+	echo "starts: each process its own file, the program's under the name given, all named"
 	;;
 *) fail "no case $case_" ;;
 esac

@@ -14,7 +14,8 @@ import sys
 import tempfile
 import time
 
-from runs import SETTINGS as RUNTIME_SETTINGS, check, finish
+from runs import SETTINGS as RUNTIME_SETTINGS
+from verdict import check, verdict
 
 LIB, TOOL = (os.path.abspath(p) for p in sys.argv[1:3])
 TMUX = shutil.which("tmux")
@@ -81,7 +82,7 @@ def main():
                 p = subprocess.run([TOOL, "info", t], capture_output=True, text=True, timeout=60)
                 check(p.returncode == 0, "%s: %s reads: %s" % (what, t, p.stderr))
             print("%s: the pane as in a plain run; %d traces read" % (what, len(traces)))
-    finish()
+    sys.exit(verdict())
 
 
 main()

@@ -27,7 +27,8 @@ import subprocess
 import sys
 import tempfile
 
-from runs import SETTINGS, check, finish
+from runs import SETTINGS
+from verdict import check, verdict
 
 PROG, TOOL = (os.path.abspath(p) for p in sys.argv[1:3])
 WORKER_EVENTS = 2 * (20000 + 300000)  # descriptors_prog.c: scopes before and after
@@ -145,7 +146,7 @@ def main():
             if how == "closefrom":
                 profile(tmp, own_files(workdir))
         limit(tmp)
-    finish()
+    sys.exit(verdict())
 
 
 main()

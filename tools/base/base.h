@@ -85,6 +85,12 @@ struct tt_out {
  * or -1 with *why set to the reason ("not a regular file", or strerror). */
 int tt_open_regular(const char *path, const char **why);
 
+/* `path` (a file, or an empty directory) is removed when SIGINT, SIGTERM or SIGHUP
+ * ends the command, until tt_keep_on_signal: the paths named last go first. A few at
+ * once (the output's temporary file among them): more are not removed. */
+void tt_remove_on_signal(const char *path);
+void tt_keep_on_signal(const char *path);
+
 /* Opens `path` ("-": stdout). An existing regular file needs `force`; an existing
  * device or pipe is written directly. 0, or -1 after reporting why. */
 int tt_out_open(struct tt_out *o, const char *path, bool force);

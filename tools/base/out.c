@@ -192,27 +192,58 @@ void tt_out_bytes(struct tt_out *o, const void *p, size_t n)
 	tt_out_lit(o, p, n);
 }
 
-/* Ctrl-C during a conversion removes the temporary file before dying of the signal. */
-static char tt_out_doomed[4096];
+/* What SIGINT, SIGTERM or SIGHUP removes before the command dies of it, the last
+ * named first: the output's temporary file, `open`'s converted trace and its
+ * directory. Changed with those signals blocked; the handler reads it alone. */
+#define TT_DOOMED_MAX 4
+static char tt_doomed[TT_DOOMED_MAX][4096];
+static volatile sig_atomic_t tt_ndoomed;
 
-static void tt_out_on_signal(int sig)
+static void tt_doomed_on_signal(int sig)
 {
-	if (tt_out_doomed[0])
-		unlink(tt_out_doomed);
+	for (int i = tt_ndoomed - 1; i >= 0; i--)
+		if (unlink(tt_doomed[i]) < 0 && errno == EISDIR)
+			rmdir(tt_doomed[i]);
 	signal(sig, SIG_DFL);
 	raise(sig);
 }
 
-static void tt_out_guard(const char *tmp)
+static const int tt_doomed_signals[] = {SIGINT, SIGTERM, SIGHUP};
+
+/* Blocks those signals; the mask before in `old`. */
+static void tt_doomed_block(sigset_t *old)
 {
-	if (!tmp) {
-		tt_out_doomed[0] = 0;
-		return;
+	sigset_t set;
+	sigemptyset(&set);
+	for (size_t i = 0; i < sizeof tt_doomed_signals / sizeof *tt_doomed_signals; i++)
+		sigaddset(&set, tt_doomed_signals[i]);
+	pthread_sigmask(SIG_BLOCK, &set, old);
+}
+
+void tt_remove_on_signal(const char *path)
+{
+	sigset_t old;
+	tt_doomed_block(&old);
+	if (tt_ndoomed < TT_DOOMED_MAX && strlen(path) < sizeof tt_doomed[0]) {
+		strcpy(tt_doomed[tt_ndoomed], path);
+		tt_ndoomed = tt_ndoomed + 1;
 	}
-	snprintf(tt_out_doomed, sizeof(tt_out_doomed), "%s", tmp);
-	signal(SIGINT, tt_out_on_signal);
-	signal(SIGTERM, tt_out_on_signal);
-	signal(SIGHUP, tt_out_on_signal);
+	for (size_t i = 0; i < sizeof tt_doomed_signals / sizeof *tt_doomed_signals; i++)
+		signal(tt_doomed_signals[i], tt_doomed_on_signal);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+void tt_keep_on_signal(const char *path)
+{
+	sigset_t old;
+	tt_doomed_block(&old);
+	for (int i = tt_ndoomed - 1; i >= 0; i--)
+		if (strcmp(tt_doomed[i], path) == 0) {
+			memmove(tt_doomed[i], tt_doomed[i + 1], (size_t)(tt_ndoomed - 1 - i) * sizeof tt_doomed[0]);
+			tt_ndoomed = tt_ndoomed - 1;
+			break;
+		}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 /* A temporary file in the destination's directory, so the rename stays on one file
@@ -235,7 +266,7 @@ static int tt_out_make_tmp(struct tt_out *o)
 		return tt_error("%s: cannot create a temporary file beside it: %s", o->path,
 				strerror(err));
 	}
-	tt_out_guard(o->tmp);
+	tt_remove_on_signal(o->tmp);
 	return 0;
 }
 
@@ -268,7 +299,7 @@ static void tt_out_release(struct tt_out *o)
 	pthread_cond_destroy(&o->cond);
 	if (o->tmp) {
 		unlink(o->tmp);
-		tt_out_guard(NULL);
+		tt_keep_on_signal(o->tmp);
 		free(o->tmp);
 	}
 	if (o->fd > STDERR_FILENO)
@@ -432,7 +463,7 @@ int tt_out_commit(struct tt_out *o)
 			tt_out_release(o);
 			return -1;
 		}
-		tt_out_guard(NULL);
+		tt_keep_on_signal(o->tmp);
 		free(o->tmp);
 		o->tmp = NULL;
 	}

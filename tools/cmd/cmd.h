@@ -11,6 +11,7 @@
 #include <stdio.h>
 
 #include "../report/report.h"
+#include "record_protocol.h"
 
 /* ---- the subcommands, ticktrace.c's table ---- */
 
@@ -43,9 +44,9 @@ int tt_cmd_flame(int argc, char **argv);
 int tt_cmd_lines(int argc, char **argv);
 int tt_cmd_diff(int argc, char **argv);
 extern const struct option tt_convert_options[], tt_info_options[], tt_open_options[],
-	tt_record_options[], tt_report_options[], tt_spikes_options[], tt_flame_options[],
+	tt_rec_options[], tt_report_options[], tt_spikes_options[], tt_flame_options[],
 	tt_lines_options[], tt_diff_options[];
-extern const struct tt_cmd_arg tt_convert_args[], tt_info_args[], tt_open_args[], tt_record_args[],
+extern const struct tt_cmd_arg tt_convert_args[], tt_info_args[], tt_open_args[], tt_rec_args[],
 	tt_report_args[], tt_spikes_args[], tt_flame_args[], tt_lines_args[], tt_diff_args[];
 
 /* `ticktrace --complete [CMD [OPTION]]`, for the bash completion: the commands; a
@@ -120,7 +121,7 @@ int tt_open_trace(char *path, int port, const char *debug_dir, FILE *out);
 
 /* `ticktrace record`: runs a program with functions patched to record their calls. */
 
-struct tt_record_opts {
+struct tt_rec_opts {
 	char **patterns;    /* -f: globs over symbol names, or 0xADDR */
 	size_t npatterns;
 	const char *out;    /* the raw file (TICKTRACE_OUT; %p: the process id) */
@@ -133,7 +134,7 @@ struct tt_record_opts {
 /* Runs the program and waits for it; its exit status (128 + signal when killed), 127
  * when it was not found and 126 when it could not be run (as a shell), or 1 when
  * ticktrace failed (no detour library, the trace not converted); each said on stderr. */
-int tt_record_run(const struct tt_record_opts *opts);
+int tt_rec_run(const struct tt_rec_opts *opts);
 
 /* `ticktrace flame` as a function. */
 struct tt_flame_opts {
@@ -158,9 +159,12 @@ int tt_spikes(struct tt_report_opts *o);
 
 /* `ticktrace diff` as a function: compares o's sides (tt_diff_compare) and writes the
  * comparison to `output` ("-": stdout), with its summary line on stderr unless quiet.
- * 0, TT_EXIT_REGRESSED when o->fail_above is set and a scope regressed beyond it, or
- * -1 after reporting the problem, with no output file left behind. */
+ * 0, TT_EXIT_REGRESSED when o->fail_above is set and a scope regressed beyond it,
+ * else TT_EXIT_UNCOMPARED when it is set and the comparison could not judge what it
+ * gates (d.uncompared: a side with no scope, none in common, or scopes gone without
+ * o->allow_gone), or -1 after reporting the problem, with no output file left behind. */
 #define TT_EXIT_REGRESSED 3
+#define TT_EXIT_UNCOMPARED 4
 int tt_diff_run(const struct tt_diff_opts *o, const char *output, bool force, bool quiet);
 
 /* `ticktrace lines` as a function. */

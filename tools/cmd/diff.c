@@ -18,9 +18,18 @@ int tt_diff_run(const struct tt_diff_opts *o, const char *output, bool force, bo
 		rc = tt_out_finish(&out, tt_out_text(&out, tt_diff_write, &d));
 	if (rc == 0 && !quiet && !tt_diag_quiet)
 		fprintf(stderr, "ticktrace: diff %s\n", d.summary);
-	bool gate = rc == 0 && o->fail_above > 0 && d.regressed;
+	bool gate = rc == 0 && o->fail_above > 0;
+	/* What was not compared fails the gate (scopes gone, unless accepted): a run
+	 * that recorded none of BASE's scopes has no regression to find. */
+	bool uncompared = rc == 0 && d.uncompared[0] && !(o->allow_gone && d.gone);
+	if (uncompared && gate)
+		tt_error("diff: %s; --fail-above cannot pass it (exit %d%s)", d.uncompared,
+			 TT_EXIT_UNCOMPARED, d.gone ? "; --allow-gone accepts scopes gone" : "");
+	else if (rc == 0 && d.uncompared[0])
+		tt_warn("diff: %s", d.uncompared);
+	int status = gate && d.regressed ? TT_EXIT_REGRESSED : gate && uncompared ? TT_EXIT_UNCOMPARED : 0;
 	tt_diff_free(&d);
-	return rc < 0 ? -1 : gate ? TT_EXIT_REGRESSED : 0;
+	return rc < 0 ? -1 : status;
 }
 
 static const char tt_diff_usage[] =
@@ -39,7 +48,12 @@ static const char tt_diff_usage[] =
 	"\n"
 	"      --metric M        p50 (default), p90, p99, total or calls\n"
 	"      --fail-above PCT  exit 3 when a scope regressed (its --metric went up\n"
-	"                        significantly) by more than PCT percent: '20' or '20%'\n"
+	"                        significantly) by more than PCT percent: '20' or '20%';\n"
+	"                        exit 4 when the runs cannot be compared: a side that\n"
+	"                        recorded no scope, no scope on both sides (another\n"
+	"                        program), or scopes of BASE that NEW did not record\n"
+	"      --allow-gone      scopes of BASE that NEW did not record (removed or\n"
+	"                        renamed) do not fail --fail-above: the others are gated\n"
 	"      --alpha P         the significance level (default 0.001)\n"
 	"      --min-calls N     leave out the scopes with fewer calls than N on a side\n"
 	"      --by-thread       per thread name and scope (threads of a name pooled;\n"
@@ -58,16 +72,19 @@ static const char tt_diff_usage[] =
 	"  -h, --help            this text\n"
 	"\n"
 	"Exit status: 0 compared (no regression beyond --fail-above), 1 bad input,\n"
-	"2 usage, 3 a scope regressed beyond --fail-above.\n";
+	"2 usage, 3 a scope regressed beyond --fail-above, 4 under --fail-above, runs\n"
+	"that cannot be compared (what is missing is said; without --fail-above, a\n"
+	"warning).\n";
 
 /* in the order of enum tt_diff_metric */
 static const char tt_diff_metric_values[] = "p50, p90, p99, total, calls";
 
 enum { OPT_METRIC = 256, OPT_FAIL_ABOVE, OPT_ALPHA, OPT_MIN_CALLS, OPT_BY_THREAD, OPT_JSON,
-       OPT_MARKDOWN, OPT_SVG, OPT_FROM, OPT_TO, OPT_THREAD, OPT_DEBUG_DIR };
+       OPT_MARKDOWN, OPT_SVG, OPT_FROM, OPT_TO, OPT_THREAD, OPT_DEBUG_DIR, OPT_ALLOW_GONE };
 const struct option tt_diff_options[] = {
 	{"metric", required_argument, NULL, OPT_METRIC},
 	{"fail-above", required_argument, NULL, OPT_FAIL_ABOVE},
+	{"allow-gone", no_argument, NULL, OPT_ALLOW_GONE},
 	{"alpha", required_argument, NULL, OPT_ALPHA},
 	{"min-calls", required_argument, NULL, OPT_MIN_CALLS},
 	{"by-thread", no_argument, NULL, OPT_BY_THREAD},
@@ -133,6 +150,7 @@ int tt_cmd_diff(int argc, char **argv)
 				rc = tt_usage_error(tt_diff_usage, "diff: --min-calls is a number of calls");
 			o.min_calls = (uint64_t)v;
 			break;
+		case OPT_ALLOW_GONE: o.allow_gone = true; break;
 		case OPT_BY_THREAD: o.by_thread = true; break;
 		case OPT_JSON: o.format = TT_DIFF_JSON; break;
 		case OPT_MARKDOWN: o.format = TT_DIFF_MARKDOWN; break;

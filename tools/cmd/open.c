@@ -6,7 +6,6 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -50,17 +49,14 @@ static char tt_open_tmp_dir[PATH_MAX], tt_open_tmp_file[PATH_MAX + 256];
 
 static void tt_open_cleanup(void)
 {
-	if (tt_open_tmp_file[0])
+	if (tt_open_tmp_file[0]) {
 		unlink(tt_open_tmp_file);
-	if (tt_open_tmp_dir[0])
+		tt_keep_on_signal(tt_open_tmp_file);
+	}
+	if (tt_open_tmp_dir[0]) {
 		rmdir(tt_open_tmp_dir);
-}
-
-static void tt_open_on_signal(int sig)
-{
-	tt_open_cleanup();
-	signal(sig, SIG_DFL);
-	raise(sig);
+		tt_keep_on_signal(tt_open_tmp_dir);
+	}
 }
 
 /* Converts the raw file at path to DIR/NAME.pftrace in a new private directory;
@@ -76,14 +72,13 @@ static int tt_open_convert(char *path, const char *debug_dir, FILE *out)
 		return tt_error("cannot make a temporary directory to convert %s into: %s", path,
 				strerror(err));
 	}
+	tt_remove_on_signal(tt_open_tmp_dir);
 	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
 	int stem = (int)strcspn(base, "."); /* run.ttr.live: run */
 	stem = stem ? stem : (int)strlen(base);
 	snprintf(tt_open_tmp_file, sizeof(tt_open_tmp_file), "%s/%.*s.pftrace", tt_open_tmp_dir,
 		 stem < 200 ? stem : 200, base);
-	signal(SIGINT, tt_open_on_signal);
-	signal(SIGTERM, tt_open_on_signal);
-	signal(SIGHUP, tt_open_on_signal);
+	tt_remove_on_signal(tt_open_tmp_file);
 	char *inputs[] = {path};
 	struct tt_convert_opts opts = {.inputs = inputs, .ninputs = 1, .output = tt_open_tmp_file,
 				       .format = TT_FORMAT_PERFETTO, .quiet = true, .debug_dir = debug_dir,

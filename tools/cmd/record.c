@@ -19,7 +19,7 @@
 
 /* The detour library: TICKTRACE_DETOUR_LIB, else the build tree's when this command
  * is the build tree's, else the installed one. */
-static const char *tt_record_library(void)
+static const char *tt_rec_library(void)
 {
 	const char *lib = getenv("TICKTRACE_DETOUR_LIB");
 	if (lib && *lib)
@@ -34,26 +34,9 @@ static const char *tt_record_library(void)
 	return TT_RECORD_LIB_INSTALL;
 }
 
-/* The raw file's path: `out` with %p replaced by the pid (as the runtime does). */
-static void tt_record_path(const char *out, pid_t pid, char *path, size_t cap)
-{
-	size_t n = 0;
-	for (const char *p = out; *p && n + 1 < cap; p++) {
-		if (p[0] == '%' && p[1] == 'p') {
-			n += (size_t)snprintf(path + n, cap - n, "%d", (int)pid);
-			if (n >= cap)
-				n = cap - 1;
-			p++;
-		} else {
-			path[n++] = *p;
-		}
-	}
-	path[n] = 0;
-}
-
 /* The file execvp would run for `name`: itself when it has a slash, else the first
  * executable file of that name in PATH; 0, or -1 when there is none. */
-static int tt_record_which(const char *name, char *path, size_t cap)
+static int tt_rec_which(const char *name, char *path, size_t cap)
 {
 	if (strchr(name, '/'))
 		return snprintf(path, cap, "%s", name) < (int)cap ? 0 : -1;
@@ -74,7 +57,7 @@ static int tt_record_which(const char *name, char *path, size_t cap)
 }
 
 /* What an ELF file tells of the preload. */
-struct tt_record_elf {
+struct tt_rec_elf {
 	/* run without the dynamic loader (no PT_INTERP: static, or static-pie): nothing
 	 * can be preloaded; the loader itself, run as a program, has none either, and
 	 * loads the program it is given as usual */
@@ -84,13 +67,13 @@ struct tt_record_elf {
 	char first[64];
 };
 
-static const char *const tt_record_first_runtimes[] = {
+static const char *const tt_rec_first_runtimes[] = {
 	"libasan.so", "libtsan.so", "libhwasan.so", "libclang_rt.asan", "libclang_rt.tsan",
 	"libclang_rt.hwasan"};
 
 /* Calls `each` with every string of tag `tag` (DT_NEEDED, DT_RUNPATH) of an ELF file's
  * dynamic section. */
-static void tt_record_dynamic(Elf *elf, int64_t tag, void (*each)(const char *, void *), void *arg)
+static void tt_rec_dynamic(Elf *elf, int64_t tag, void (*each)(const char *, void *), void *arg)
 {
 	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn));) {
 		GElf_Shdr shdr;
@@ -109,14 +92,14 @@ static void tt_record_dynamic(Elf *elf, int64_t tag, void (*each)(const char *, 
 }
 
 /* The runtime the detour library needs, where its DT_RUNPATH finds it. */
-struct tt_record_runtime {
+struct tt_rec_runtime {
 	const char *origin; /* the detour library's directory */
 	char path[PATH_MAX]; /* "" until found */
 };
 
-static void tt_record_runtime_in(const char *runpath, void *arg)
+static void tt_rec_runtime_in(const char *runpath, void *arg)
 {
-	struct tt_record_runtime *r = arg;
+	struct tt_rec_runtime *r = arg;
 	for (const char *p = runpath; *p && !r->path[0];) {
 		size_t n = strcspn(p, ":");
 		const char *origin = "$ORIGIN";
@@ -137,10 +120,10 @@ static void tt_record_runtime_in(const char *runpath, void *arg)
  * library's dependencies come after the program's (the C library) in the loader's
  * order, so the runtime's exec, fork and dlclose would never be the ones called.
  * "" when it cannot be told (then the library's DT_NEEDED still loads it). */
-static void tt_record_runtime(const char *lib, char *path, size_t cap)
+static void tt_rec_runtime(const char *lib, char *path, size_t cap)
 {
 	char origin[PATH_MAX];
-	struct tt_record_runtime r = {.origin = origin};
+	struct tt_rec_runtime r = {.origin = origin};
 	int fd = open(lib, O_RDONLY | O_CLOEXEC);
 	path[0] = 0;
 	if (fd < 0 || !realpath(lib, origin)) {
@@ -152,23 +135,23 @@ static void tt_record_runtime(const char *lib, char *path, size_t cap)
 	elf_version(EV_CURRENT);
 	Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (elf)
-		tt_record_dynamic(elf, DT_RUNPATH, tt_record_runtime_in, &r);
+		tt_rec_dynamic(elf, DT_RUNPATH, tt_rec_runtime_in, &r);
 	elf_end(elf);
 	close(fd);
 	snprintf(path, cap, "%s", r.path);
 }
 
-static void tt_record_first_runtime(const char *needed, void *arg)
+static void tt_rec_first_runtime(const char *needed, void *arg)
 {
-	struct tt_record_elf *info = arg;
-	for (size_t r = 0; r < sizeof tt_record_first_runtimes / sizeof *tt_record_first_runtimes; r++)
-		if (strncmp(needed, tt_record_first_runtimes[r], strlen(tt_record_first_runtimes[r])) == 0)
+	struct tt_rec_elf *info = arg;
+	for (size_t r = 0; r < sizeof tt_rec_first_runtimes / sizeof *tt_rec_first_runtimes; r++)
+		if (strncmp(needed, tt_rec_first_runtimes[r], strlen(tt_rec_first_runtimes[r])) == 0)
 			snprintf(info->first, sizeof info->first, "%s", needed);
 }
 
-static void tt_record_elf_read(int fd, const char *path, struct tt_record_elf *info)
+static void tt_rec_elf_read(int fd, const char *path, struct tt_rec_elf *info)
 {
-	*info = (struct tt_record_elf){0};
+	*info = (struct tt_rec_elf){0};
 	Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
 	GElf_Ehdr ehdr;
 	size_t nphdr;
@@ -187,7 +170,7 @@ static void tt_record_elf_read(int fd, const char *path, struct tt_record_elf *i
 	if (info->is_static && strncmp(base ? base + 1 : path, "ld-", 3) == 0)
 		info->is_static = false;
 	if (!info->is_static)
-		tt_record_dynamic(elf, DT_NEEDED, tt_record_first_runtime, info);
+		tt_rec_dynamic(elf, DT_NEEDED, tt_rec_first_runtime, info);
 	elf_end(elf);
 }
 
@@ -195,9 +178,9 @@ static void tt_record_elf_read(int fd, const char *path, struct tt_record_elf *i
  * names, followed as the kernel does, and through `#!/usr/bin/env NAME` as env finds
  * NAME), read; in `path`. The number of "#!" lines followed, or -1 when it cannot be
  * told (exec then says why it fails). */
-static int tt_record_inspect(const char *program, char *path, size_t cap, struct tt_record_elf *info)
+static int tt_rec_inspect(const char *program, char *path, size_t cap, struct tt_rec_elf *info)
 {
-	if (tt_record_which(program, path, cap) != 0)
+	if (tt_rec_which(program, path, cap) != 0)
 		return -1;
 	elf_version(EV_CURRENT);
 	for (int depth = 0; depth < 5; depth++) { /* the kernel follows 4 interpreters */
@@ -207,7 +190,7 @@ static int tt_record_inspect(const char *program, char *path, size_t cap, struct
 		char head[PATH_MAX + 2];
 		ssize_t n = pread(fd, head, sizeof head - 1, 0);
 		if (n >= 4 && memcmp(head, "\177ELF", 4) == 0) {
-			tt_record_elf_read(fd, path, info);
+			tt_rec_elf_read(fd, path, info);
 			close(fd);
 			return depth;
 		}
@@ -230,7 +213,7 @@ static int tt_record_inspect(const char *program, char *path, size_t cap, struct
 			for (size_t end = strlen(arg); end && strchr(" \t\r", arg[end - 1]); end--)
 				arg[end - 1] = 0;
 			if (*arg && *arg != '-' && !strpbrk(arg, " \t")) {
-				if (tt_record_which(arg, path, cap) != 0)
+				if (tt_rec_which(arg, path, cap) != 0)
 					return -1;
 				continue;
 			}
@@ -244,13 +227,13 @@ static int tt_record_inspect(const char *program, char *path, size_t cap, struct
  * the program needs (`first`, "" for none), the user's own, the runtime (`runtime`,
  * "" for none), then the detour library; none of it for a program that runs untraced
  * (`lib` NULL: a static one, whose `#!/usr/bin/env` would be traced alone). */
-static _Noreturn void tt_record_exec(const struct tt_record_opts *o, const char *lib,
+static _Noreturn void tt_rec_exec(const struct tt_rec_opts *o, const char *lib,
 				     const char *runtime, const char *first,
 				     const char *dir, const char *list, int failed)
 {
 	if (!lib)
 		goto run;
-	const char *old = getenv("LD_PRELOAD");
+	const char *old = getenv(TT_ENV_PRELOAD);
 	char *preload = NULL;
 	char *patterns = NULL;
 	size_t len = 1;
@@ -269,21 +252,26 @@ static _Noreturn void tt_record_exec(const struct tt_record_opts *o, const char 
 		strcat(patterns, o->patterns[i]);
 		strcat(patterns, "\n");
 	}
-	setenv("LD_PRELOAD", preload, 1);
+	setenv(TT_ENV_PRELOAD, preload, 1);
 	if (o->npatterns)
-		setenv("TICKTRACE_DETOUR", patterns, 1);
+		setenv(TT_ENV_DETOUR, patterns, 1);
 	else
-		unsetenv("TICKTRACE_DETOUR");
-	setenv("TICKTRACE_OUT", o->out, 1);
+		unsetenv(TT_ENV_DETOUR);
+	setenv(TT_ENV_OUT, o->out, 1);
+	/* This process, the program: every other process of the run names its files
+	 * with its pid. */
+	char self[24];
+	snprintf(self, sizeof self, "%d", (int)getpid());
+	setenv(TT_ENV_PROGRAM_PID, self, 1);
 	/* The buffers in a file that outlives the process: one killed (Ctrl-C, SIGTERM,
 	 * SIGKILL), which writes no trace, leaves its events there. */
-	setenv("TICKTRACE_LIVE", "1", 0);
-	setenv("TICKTRACE_LIST", list, 1);
-	setenv("TICKTRACE_DETOUR_ONCE", dir, 1);
+	setenv(TT_ENV_LIVE, "1", 0);
+	setenv(TT_ENV_LIST, list, 1);
+	setenv(TT_ENV_DETOUR_ONCE, dir, 1);
 	if (o->follow)
-		unsetenv("TICKTRACE_DETOUR_FOLLOW");
+		unsetenv(TT_ENV_DETOUR_FOLLOW);
 	else
-		setenv("TICKTRACE_DETOUR_FOLLOW", "0", 1);
+		setenv(TT_ENV_DETOUR_FOLLOW, "0", 1);
 run:
 	execvp(o->argv[0], o->argv);
 not_run:;
@@ -298,7 +286,7 @@ not_run:;
 /* The directory the raw file goes into, checked before the run when its name can be
  * told then (no %p in it): a missing or unwritable one fails now, not after the
  * program ran to leave no trace. 0, or -1 said. */
-static int tt_record_out_dir(const char *out)
+static int tt_rec_out_dir(const char *out)
 {
 	const char *slash = strrchr(out, '/');
 	if (!slash || memchr(out, '%', (size_t)(slash - out)))
@@ -318,7 +306,7 @@ static int tt_record_out_dir(const char *out)
 /* The run's own directory (ticktrace-record.XXXXXX in TMPDIR): the list of trace
  * files its processes wrote (TICKTRACE_LIST), and the patcher's markers of programs
  * already heard (TICKTRACE_DETOUR_ONCE). Removed after the run. */
-static int tt_record_dir(char *dir, size_t cap)
+static int tt_rec_dir(char *dir, size_t cap)
 {
 	const char *tmp = getenv("TMPDIR");
 	if (snprintf(dir, cap, "%s/ticktrace-record.XXXXXX", tmp && *tmp ? tmp : "/tmp") >= (int)cap ||
@@ -330,7 +318,7 @@ static int tt_record_dir(char *dir, size_t cap)
 	return 0;
 }
 
-static void tt_record_dir_remove(const char *dir)
+static void tt_rec_dir_remove(const char *dir)
 {
 	DIR *d = opendir(dir);
 	if (d) {
@@ -344,7 +332,7 @@ static void tt_record_dir_remove(const char *dir)
 
 /* Whether `path` is a file of this run: a regular file of this user (a link, or
  * another user's file planted where the runtime writes, never is read); its stat. */
-static bool tt_record_ours(const char *path, struct stat *st)
+static bool tt_rec_ours(const char *path, struct stat *st)
 {
 	return lstat(path, st) == 0 && S_ISREG(st->st_mode) && st->st_uid == geteuid();
 }
@@ -352,50 +340,32 @@ static bool tt_record_ours(const char *path, struct stat *st)
 /* Whether a live file (TICKTRACE_LIVE) is left beside `path`: its process was killed
  * after it wrote `path` (a dump, or an exec'd image of the same name, with .execN
  * it has not), and the live file holds all it recorded. */
-static bool tt_record_live_beside(const char *path)
+static bool tt_rec_live_beside(const char *path)
 {
 	char live[PATH_MAX + 8];
 	struct stat st;
 	size_t n = strlen(path);
 	return !(n > 5 && strcmp(path + n - 5, ".live") == 0) &&
-	       snprintf(live, sizeof live, "%s.live", path) < (int)sizeof live && tt_record_ours(live, &st);
+	       snprintf(live, sizeof live, "%s.live", path) < (int)sizeof live && tt_rec_ours(live, &st);
 }
 
 /* The trace files the run wrote: those its processes listed (live files too, which
- * one that was killed leaves), then the program's own (`own`, or its live file: a
- * program that cleared its environment wrote it without listing it), each once (by
- * inode: a process that exec'd wrote the same file twice). Only files of this run
- * (tt_record_ours). The count; *planted when `own` is another's. */
-static size_t tt_record_files(const char *list, const char *own, char ***files, bool *planted)
+ * one that was killed leaves; the runtime lists what it creates, under the names it
+ * gave them), each once (by inode: a process that exec'd wrote the same file twice).
+ * Only files of this run (tt_rec_ours). The count. */
+static size_t tt_rec_files(const char *list, char ***files)
 {
 	FILE *f = fopen(list, "re");
 	char *line = NULL;
 	size_t cap = 0, n = 0;
 	struct stat *seen = NULL;
 	*files = NULL;
-	*planted = false;
-	char own_live[PATH_MAX + 8];
-	snprintf(own_live, sizeof own_live, "%s.live", own);
-	const char *owns[] = {own, own_live};
-	for (size_t unlisted = 0; unlisted < 2;) {
-		ssize_t len = f ? getline(&line, &cap, f) : -1;
-		const char *path = line;
-		if (len < 0) {
-			if (f) {
-				fclose(f);
-				f = NULL;
-			}
-			path = owns[unlisted++];
-		} else if (len && line[len - 1] == '\n') {
+	for (ssize_t len; f && (len = getline(&line, &cap, f)) >= 0;) {
+		if (len && line[len - 1] == '\n')
 			line[len - 1] = 0;
-		}
 		struct stat st;
-		if (lstat(path, &st) != 0 || tt_record_live_beside(path))
+		if (!tt_rec_ours(line, &st) || tt_rec_live_beside(line))
 			continue;
-		if (!tt_record_ours(path, &st)) {
-			*planted |= !f;
-			continue;
-		}
 		bool again = false;
 		for (size_t i = 0; i < n; i++)
 			again |= seen[i].st_dev == st.st_dev && seen[i].st_ino == st.st_ino;
@@ -405,7 +375,7 @@ static size_t tt_record_files(const char *list, const char *own, char ***files, 
 			*files = more;
 		if (more_seen)
 			seen = more_seen;
-		if (again || !more || !more_seen || !((*files)[n] = strdup(path)))
+		if (again || !more || !more_seen || !((*files)[n] = strdup(line)))
 			continue;
 		seen[n++] = st;
 	}
@@ -417,7 +387,7 @@ static size_t tt_record_files(const char *list, const char *own, char ***files, 
 }
 
 /* What the run wrote, every file named: converted (-c), or the command that would. */
-static int tt_record_report(const struct tt_record_opts *o, char **files, size_t nfiles, int rc)
+static int tt_rec_report(const struct tt_rec_opts *o, char **files, size_t nfiles, int rc)
 {
 	fprintf(stderr, "ticktrace: recorded %s", nfiles > 1 ? "the program and those it started, "
 		"one file each:" : "");
@@ -448,26 +418,26 @@ static int tt_record_report(const struct tt_record_opts *o, char **files, size_t
 
 /* The program, while it runs: SIGTERM and SIGHUP sent to record go on to it, which
  * ends as it would alone, its trace then read as usual. */
-static volatile sig_atomic_t tt_record_child;
+static volatile sig_atomic_t tt_rec_child;
 
-static void tt_record_pass_on(int sig)
+static void tt_rec_pass_on(int sig)
 {
-	if (tt_record_child > 0)
-		kill((pid_t)tt_record_child, sig);
+	if (tt_rec_child > 0)
+		kill((pid_t)tt_rec_child, sig);
 }
 
-int tt_record_run(const struct tt_record_opts *o)
+int tt_rec_run(const struct tt_rec_opts *o)
 {
-	const char *lib = tt_record_library();
+	const char *lib = tt_rec_library();
 	if (access(lib, R_OK) != 0) {
 		fprintf(stderr, "ticktrace: record: no detour library at %s (%s); set "
 			"TICKTRACE_DETOUR_LIB\n", lib, strerror(errno));
 		return 1;
 	}
 	char runs[PATH_MAX], runtime[PATH_MAX];
-	tt_record_runtime(lib, runtime, sizeof runtime);
-	struct tt_record_elf elf = {0};
-	int scripts = tt_record_inspect(o->argv[0], runs, sizeof runs, &elf);
+	tt_rec_runtime(lib, runtime, sizeof runtime);
+	struct tt_rec_elf elf = {0};
+	int scripts = tt_rec_inspect(o->argv[0], runs, sizeof runs, &elf);
 	bool is_static = scripts >= 0 && elf.is_static;
 	if (is_static && scripts == 0)
 		fprintf(stderr, "ticktrace: record: %s is statically linked: nothing can be preloaded "
@@ -476,12 +446,12 @@ int tt_record_run(const struct tt_record_opts *o)
 		fprintf(stderr, "ticktrace: record: %s runs %s, which is statically linked: nothing can "
 			"be preloaded into it, so it runs untraced\n", o->argv[0], runs);
 	char dir[PATH_MAX], list[PATH_MAX + 8];
-	if ((!is_static && tt_record_out_dir(o->out) != 0) || tt_record_dir(dir, sizeof dir) != 0)
+	if ((!is_static && tt_rec_out_dir(o->out) != 0) || tt_rec_dir(dir, sizeof dir) != 0)
 		return 1;
 	snprintf(list, sizeof list, "%s/files", dir);
 	/* Ctrl-C is for the program: this waits for it, then converts what it wrote. */
 	struct sigaction ignore = {.sa_handler = SIG_IGN}, old_int, old_quit, old_term, old_hup;
-	struct sigaction pass_on = {.sa_handler = tt_record_pass_on, .sa_flags = SA_RESTART};
+	struct sigaction pass_on = {.sa_handler = tt_rec_pass_on, .sa_flags = SA_RESTART};
 	sigaction(SIGINT, &ignore, &old_int);
 	sigaction(SIGQUIT, &ignore, &old_quit);
 	/* (blocked until the child's pid is known, and in the child until it is its own) */
@@ -503,7 +473,7 @@ int tt_record_run(const struct tt_record_opts *o)
 			close(ran[0]);
 			close(ran[1]);
 		}
-		tt_record_dir_remove(dir);
+		tt_rec_dir_remove(dir);
 		return 1;
 	}
 	if (pid == 0) {
@@ -513,9 +483,9 @@ int tt_record_run(const struct tt_record_opts *o)
 		sigaction(SIGHUP, &old_hup, NULL);
 		sigprocmask(SIG_SETMASK, &old_mask, NULL);
 		close(ran[0]);
-		tt_record_exec(o, is_static ? NULL : lib, runtime, elf.first, dir, list, ran[1]);
+		tt_rec_exec(o, is_static ? NULL : lib, runtime, elf.first, dir, list, ran[1]);
 	}
-	tt_record_child = pid;
+	tt_rec_child = pid;
 	sigprocmask(SIG_SETMASK, &old_mask, NULL);
 	close(ran[1]);
 	char failed;
@@ -527,7 +497,7 @@ int tt_record_run(const struct tt_record_opts *o)
 	int waited;
 	while ((waited = waitpid(pid, &status, 0)) < 0 && errno == EINTR)
 		;
-	tt_record_child = 0;
+	tt_rec_child = 0;
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGQUIT, &old_quit, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
@@ -542,23 +512,23 @@ int tt_record_run(const struct tt_record_opts *o)
 			WTERMSIG(status));
 	if (got == 1 || is_static)
 		goto out; /* not run, or run untraced (said so) */
-	char own[PATH_MAX];
-	tt_record_path(o->out, pid, own, sizeof own);
 	char **files;
-	bool planted;
-	size_t nfiles = tt_record_files(list, own, &files, &planted);
+	size_t nfiles = tt_rec_files(list, &files);
+	struct stat there;
 	if (nfiles)
-		rc = tt_record_report(o, files, nfiles, rc);
+		rc = tt_rec_report(o, files, nfiles, rc);
 	else {
+		/* (a file at a name with no %p that is not this run's: planted, never read) */
 		fprintf(stderr, "ticktrace: record: %s wrote no trace at %s (TICKTRACE=0, or it "
-			"died before writing)%s\n", o->argv[0], own,
-			planted ? "; the file there is not one it wrote" : "");
+			"died before writing)%s\n", o->argv[0], o->out,
+			lstat(o->out, &there) == 0 && !tt_rec_ours(o->out, &there) ?
+				"; the file there is not one it wrote" : "");
 		rc = rc ? rc : 1;
 	}
 	for (size_t i = 0; i < nfiles; i++)
 		free(files[i]);
 	free(files);
 out:
-	tt_record_dir_remove(dir);
+	tt_rec_dir_remove(dir);
 	return rc;
 }

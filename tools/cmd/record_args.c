@@ -6,7 +6,7 @@
 
 #include "cmd.h"
 
-static const char tt_record_usage[] =
+static const char tt_rec_usage[] =
 	"usage: ticktrace record [-f PATTERN]... [-o RUN.ttr] [-c OUTPUT] [--no-follow] -- PROGRAM [ARGS]\n"
 	"\n"
 	"Runs PROGRAM with ticktrace's detour library preloaded (LD_PRELOAD), which, before\n"
@@ -27,7 +27,11 @@ static const char tt_record_usage[] =
 	"                          libraries ('work_*', 'ZSTD_compress*'), or 0xADDR, an\n"
 	"                          address of the program (as nm prints it) where a\n"
 	"                          function with no symbol starts; repeatable\n"
-	"  -o, --output FILE       the raw file (default ticktrace-%p.ttr, %p: the pid)\n"
+	"  -o, --output FILE       the raw file (default ticktrace-%p.ttr, %p: the pid);\n"
+	"                          without %p, the program's alone: every other\n"
+	"                          process (however started: fork, posix_spawn, vfork,\n"
+	"                          a shell) appends its pid (FILE.PID), and the image\n"
+	"                          a process execs gets .execN before the extension\n"
 	"  -c, --convert OUTPUT    then convert the run (every process's file) to OUTPUT\n"
 	"                          (.json, .pftrace)\n"
 	"      --force             the conversion may replace an existing OUTPUT\n"
@@ -42,13 +46,13 @@ static const char tt_record_usage[] =
 	"converted); 2 usage.\n";
 
 enum { OPT_FORCE = 256, OPT_NO_FOLLOW };
-const struct option tt_record_options[] = {
+const struct option tt_rec_options[] = {
 	{"function", required_argument, NULL, 'f'}, {"output", required_argument, NULL, 'o'},
 	{"convert", required_argument, NULL, 'c'},  {"force", no_argument, NULL, OPT_FORCE},
 	{"no-follow", no_argument, NULL, OPT_NO_FOLLOW},
 	{"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0},
 };
-const struct tt_cmd_arg tt_record_args[] = {
+const struct tt_cmd_arg tt_rec_args[] = {
 	{'o', TT_ARG_FILE, NULL},
 	{'c', TT_ARG_FILE, NULL},
 	{0, 0, NULL},
@@ -56,8 +60,8 @@ const struct tt_cmd_arg tt_record_args[] = {
 
 int tt_cmd_record(int argc, char **argv)
 {
-	const char *env_out = getenv("TICKTRACE_OUT");
-	struct tt_record_opts o = {.out = env_out && *env_out ? env_out : "ticktrace-%p.ttr",
+	const char *env_out = getenv(TT_ENV_OUT);
+	struct tt_rec_opts o = {.out = env_out && *env_out ? env_out : "ticktrace-%p.ttr",
 				   .follow = true};
 	char **patterns = calloc((size_t)argc, sizeof(*patterns));
 	int c, rc;
@@ -65,11 +69,11 @@ int tt_cmd_record(int argc, char **argv)
 		return 1;
 	o.patterns = patterns;
 	/* '+': options end at the program's name */
-	while ((c = getopt_long(argc, argv, "+f:o:c:h", tt_record_options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+f:o:c:h", tt_rec_options, NULL)) != -1) {
 		switch (c) {
 		case 'f':
 			if (!*optarg || strchr(optarg, '\n')) {
-				rc = tt_usage_error(tt_record_usage, "record: -f takes a pattern: one line, not empty");
+				rc = tt_usage_error(tt_rec_usage, "record: -f takes a pattern: one line, not empty");
 				goto out;
 			}
 			patterns[o.npatterns++] = optarg;
@@ -78,16 +82,16 @@ int tt_cmd_record(int argc, char **argv)
 		case 'c': o.convert = optarg; break;
 		case OPT_FORCE: o.force = true; break;
 		case OPT_NO_FOLLOW: o.follow = false; break;
-		case 'h': fputs(tt_record_usage, stdout); rc = 0; goto out;
-		default: rc = tt_usage_error(tt_record_usage, NULL); goto out;
+		case 'h': fputs(tt_rec_usage, stdout); rc = 0; goto out;
+		default: rc = tt_usage_error(tt_rec_usage, NULL); goto out;
 		}
 	}
 	if (optind >= argc) {
-		rc = tt_usage_error(tt_record_usage, "record: no program to run");
+		rc = tt_usage_error(tt_rec_usage, "record: no program to run");
 		goto out;
 	}
 	o.argv = argv + optind;
-	rc = tt_record_run(&o);
+	rc = tt_rec_run(&o);
 out:
 	free(patterns);
 	return rc;

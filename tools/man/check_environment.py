@@ -4,23 +4,30 @@ section of an installed man page, and every one described there is read.
 
   check_environment.py SOURCE_ROOT PAGE.roff...
 
-The code is what src/, tools/ and include/ pass to getenv by name; a variable is
+The code is what src/, tools/ and include/ pass to getenv by name, or by the name
+src/common/record_protocol.h gives it (TT_ENV_OUT); a variable is
 described when it is a term (a line of its own) of a page's ENVIRONMENT section."""
 import pathlib
 import re
 import sys
 
-READ = re.compile(r'\b(?:secure_)?getenv\s*\(\s*"(TICKTRACE\w*)"')
+READ = re.compile(r'\b(?:secure_)?getenv\s*\(\s*(?:"(TICKTRACE\w*)"|(TT_ENV_\w+))')
+# record's protocol names its variables once (TT_ENV_NAME "TICKTRACE_...")
+PROTOCOL = pathlib.Path('src/common/record_protocol.h')
+DEFINE = re.compile(r'^#define\s+(TT_ENV_\w+)\s+"(\w+)"', re.M)
 SOURCES = ('.c', '.h', '.cc', '.cpp', '.asm')
 
 
 def read_by_code(root):
+    macros = dict(DEFINE.findall((root / PROTOCOL).read_text(encoding='utf-8')))
     found = {}
     for folder in ('src', 'tools', 'include'):
         for path in sorted((root / folder).rglob('*')):
             if path.suffix in SOURCES and path.is_file():
-                for name in READ.findall(path.read_text(encoding='utf-8', errors='replace')):
-                    found.setdefault(name, path.relative_to(root))
+                for literal, macro in READ.findall(path.read_text(encoding='utf-8', errors='replace')):
+                    name = literal or macros.get(macro, '')
+                    if name.startswith('TICKTRACE'):
+                        found.setdefault(name, path.relative_to(root))
     return found
 
 

@@ -395,13 +395,62 @@ static int tt_diff_read(struct tt_diff *d)
 	return 0;
 }
 
+/* The scopes named in d->uncompared's list of scopes gone: the first few. */
+#define TT_DIFF_GONE_NAMED 5
+
+/* d->uncompared: what of the sides the comparison could not judge. `with[k]`: scopes
+ * side k recorded; `common`: scopes both did (before --min-calls, which leaves out
+ * scopes the user means to leave out). The scopes gone are counted after it. */
+static void tt_diff_uncompared(struct tt_diff *d, const size_t with[2], size_t common)
+{
+	const struct tt_diff_opts *o = d->o;
+	char *u = d->uncompared;
+	size_t cap = sizeof d->uncompared;
+	if (!with[TT_BASE] || !with[TT_NEW]) {
+		const char *chosen = o->filter.nthreads || o->filter.has_from || o->filter.has_to ?
+					     " (in the --thread, --from and --to chosen)" : "";
+		if (!with[TT_BASE] && !with[TT_NEW])
+			snprintf(u, cap, "neither %s nor %s recorded a scope%s: nothing was compared",
+				 o->paths[TT_BASE], o->paths[TT_NEW], chosen);
+		else
+			snprintf(u, cap, "%s recorded no scope%s: nothing was compared",
+				 o->paths[with[TT_BASE] ? TT_NEW : TT_BASE], chosen);
+		return;
+	}
+	if (!common) {
+		snprintf(u, cap, "%s and %s have no scope in common (another program, or every scope "
+			 "renamed): nothing was compared", o->paths[TT_BASE], o->paths[TT_NEW]);
+		return;
+	}
+	size_t named = 0, len;
+	for (size_t i = 0; i < d->n; i++)
+		d->gone += d->scopes[i].side[TT_BASE].calls && !d->scopes[i].side[TT_NEW].calls;
+	if (!d->gone)
+		return;
+	len = (size_t)snprintf(u, cap, "%zu scope%s of %s %s not in %s (removed, renamed or not run):",
+			       d->gone, d->gone == 1 ? "" : "s", o->paths[TT_BASE], d->gone == 1 ? "is" : "are",
+			       o->paths[TT_NEW]);
+	for (size_t i = 0; i < d->n && named < TT_DIFF_GONE_NAMED && len < cap; i++) {
+		const struct tt_diff_scope *s = &d->scopes[i];
+		if (s->side[TT_BASE].calls && !s->side[TT_NEW].calls)
+			len += (size_t)snprintf(u + len, cap - len, "%s %s%s%s", named++ ? "," : "", s->name,
+						s->thread ? " in " : "", s->thread ? s->thread : "");
+	}
+	if (len < cap && named < d->gone)
+		snprintf(u + len, cap - len, " and %zu more", d->gone - named);
+}
+
 int tt_diff_compare(struct tt_diff *d, const struct tt_diff_opts *o)
 {
 	*d = (struct tt_diff){.o = o};
 	if (tt_diff_read(d) < 0)
 		return -1;
-	size_t kept = 0;
+	size_t kept = 0, with[2] = {0, 0}, common = 0;
 	for (size_t i = 0; i < d->n; i++) {
+		const struct tt_diff_scope *s = &d->scopes[i];
+		with[TT_BASE] += s->side[TT_BASE].calls > 0;
+		with[TT_NEW] += s->side[TT_NEW].calls > 0;
+		common += s->side[TT_BASE].calls && s->side[TT_NEW].calls;
 		if (tt_too_rare(&d->scopes[i], o->min_calls)) {
 			tt_scope_free(&d->scopes[i]);
 			continue;
@@ -412,6 +461,7 @@ int tt_diff_compare(struct tt_diff *d, const struct tt_diff_opts *o)
 	d->n = kept; /* the hash chains point at places that moved: not used from here */
 	if (d->n)
 		qsort(d->scopes, d->n, sizeof(*d->scopes), tt_scope_cmp);
+	tt_diff_uncompared(d, with, common);
 	double pct = o->fail_above > 0 ? o->fail_above : TT_DIFF_DEFAULT_PCT;
 	snprintf(d->summary, sizeof d->summary,
 		 "%s (%zu run%s) -> %s (%zu run%s): %zu scopes, %zu regressed, %zu improved "

@@ -209,6 +209,7 @@ struct tt_diff_opts {
 	const char *paths[2]; /* each a raw file, or a directory of them (runs pooled) */
 	enum tt_diff_metric metric;
 	double fail_above; /* 0: none (TT_DIFF_DEFAULT_PCT marks the changes) */
+	bool allow_gone;   /* the gate passes with scopes of BASE gone from NEW */
 	double alpha;
 	uint64_t min_calls;
 	bool by_thread;
@@ -227,6 +228,11 @@ struct tt_diff {
 	uint64_t dropped[2];
 	size_t regressed, improved;
 	char summary[1024]; /* one line: the sides, the scopes, what changed */
+	/* What the comparison could not judge: a side with no scope, no scope on both
+	 * sides (another program), or scopes of BASE that NEW did not record ("gone",
+	 * each with enough calls for --min-calls); "" when every scope was compared. */
+	char uncompared[1024];
+	size_t gone; /* of those, the scopes gone */
 };
 
 /* Reads both sides (each run through its own tt_session, a few at a time on

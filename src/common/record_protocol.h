@@ -1,0 +1,72 @@
+/* record's protocol: what `ticktrace record` (tools/cmd/record.c) and the libraries it
+ * preloads into the program (the runtime, libticktrace: src/; the patcher,
+ * libticktrace-detour: src/detour/) tell each other, in one place below both. record
+ * sets the variables in the environment of the program it starts; the runtime and
+ * the patcher read them in every process of the run (the program's children inherit
+ * them); the runtime tells record which files it wrote through one list. Nothing else
+ * passes between them. Not installed. */
+#ifndef TT_RECORD_PROTOCOL_H
+#define TT_RECORD_PROTOCOL_H
+
+#include <sys/types.h>
+
+/* ---- the environment: each variable, who sets it, who reads it ---- */
+
+/* The raw file's name; "%p" in it is the pid of the process that writes it,
+ * expanded by the runtime alone (writer/output.c; record learns the names written
+ * from TT_ENV_LIST). Set by the user, or by record (-o; default ticktrace-%p.ttr);
+ * read by the runtime as it starts (a relative name: in the directory it started in). */
+#define TT_ENV_OUT "TICKTRACE_OUT"
+
+/* "1": the buffers are a shared mapping of the file OUT.live, which a process killed
+ * before it wrote its trace leaves. Set by record unless the user set it; read by the
+ * runtime (modes/live.c). */
+#define TT_ENV_LIVE "TICKTRACE_LIVE"
+
+/* A file to which every process of the run appends a line (one write, O_APPEND) for
+ * each trace file it creates: its raw file, its live file, its stream. Set by record
+ * (in its directory of the run); read by the runtime as it starts (writer/output.c:
+ * a program that clears its environment still lists), which appends; read by record
+ * after the run, for its summary and -c. */
+#define TT_ENV_LIST "TICKTRACE_LIST"
+
+/* The pid of the program record started. Every process of another pid (one the
+ * program started, however: fork, fork and exec, posix_spawn, vfork, a shell's, and
+ * their exec'd images) puts its pid in its files' names where TT_ENV_OUT has no %p, as
+ * a forked child does: no process of the run replaces another's file. Set by record;
+ * read by the runtime as it starts (writer/output.c). */
+#define TT_ENV_PROGRAM_PID "TICKTRACE_PROGRAM_PID"
+
+/* "PID:N": the image that process PID execs next is its Nth since its run began, and
+ * names its files apart (.execN). Set by the runtime in the environment an exec passes
+ * on (lifecycle/exec.c); read by the runtime of the next image (lifecycle/config.c).
+ * Not record's, but it names the files record lists. */
+#define TT_ENV_EXEC_IMAGE "TICKTRACE_EXEC_IMAGE"
+
+/* The functions to patch: -f's patterns, one a line. Set by record; read by the
+ * patcher (detour/detour.c). */
+#define TT_ENV_DETOUR "TICKTRACE_DETOUR"
+
+/* A directory where the patcher leaves a marker for each program already heard, so
+ * that what it has to say is said once per program. Set by record (its directory of
+ * the run); read and written by the patcher (detour/children.c). */
+#define TT_ENV_DETOUR_ONCE "TICKTRACE_DETOUR_ONCE"
+
+/* "0" (--no-follow): the patcher takes itself and the runtime out of TT_ENV_PRELOAD,
+ * and the program's children run untraced. Set by record; read by the patcher
+ * (detour/children.c). */
+#define TT_ENV_DETOUR_FOLLOW "TICKTRACE_DETOUR_FOLLOW"
+
+/* The loader's: record puts the runtime and the patcher there (after a sanitizer's
+ * runtime the program needs and the user's own preload); the patcher takes them out
+ * again under TT_ENV_DETOUR_FOLLOW=0. */
+#define TT_ENV_PRELOAD "LD_PRELOAD"
+
+/* ---- between the two preloaded libraries ---- */
+
+/* Whether `tid` (a kernel thread id) is one of ticktrace's own threads: defined and
+ * exported by the runtime (base/threads.c) for the patcher, which patches only while
+ * no thread of the program's but the first runs (ticktrace's run none of its code). */
+__attribute__((visibility("default"))) int tt__own_thread(pid_t tid);
+
+#endif /* TT_RECORD_PROTOCOL_H */
