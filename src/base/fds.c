@@ -156,7 +156,18 @@ static ssize_t tt__fd_stdio_write(void *cookie, const char *buf, size_t size)
 		errno = EBADF;
 		return -1;
 	}
-	return write(f->fd, buf, size);
+	/* All of it, as a stream on the descriptor itself would: a short count is an
+	 * error to stdio, with the errno of the write that failed (EFBIG, ENOSPC). */
+	size_t done = 0;
+	while (done < size) {
+		ssize_t n = write(f->fd, buf + done, size - done);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return done ? (ssize_t)done : -1;
+		done += (size_t)n;
+	}
+	return (ssize_t)done;
 }
 
 static int tt__fd_stdio_close(void *cookie)
