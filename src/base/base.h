@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <time.h>
 
 #include "record_protocol.h"
@@ -110,10 +111,45 @@ struct tt__writing {
 void tt__writing_begin(struct tt__writing *w) TT__HIDDEN;
 void tt__writing_end(struct tt__writing *w) TT__HIDDEN;
 
+/* fds.c: ticktrace's own descriptors, kept where the program's do not go, and
+ * checked before each use (a program may close them, and open its own at the number). */
+struct tt__fd {
+	int fd; /* -1: none */
+	int flags; /* what tells the file at fd: its open flags, its inode */
+	uint64_t dev, ino;
+};
+/* Keeps `fd`, just opened (always consumed): at a number in ticktrace's share of the
+ * soft RLIMIT_NOFILE, the file remembered. 0, or -errno (-EMFILE: no room in the share). */
+int tt__fd_keep(struct tt__fd *f, int fd) TT__HIDDEN;
+/* A descriptor open for a moment in the program's table (a file read, a perf event
+ * mapped): tt__fd_opened notes which file `fd` is (and returns it), and
+ * tt__fd_close_opened closes it only while the number is still that file (the
+ * program may close every descriptor meanwhile, and open its own at the number). */
+int tt__fd_opened(int fd, struct tt__fd *id) TT__HIDDEN;
+void tt__fd_close_opened(const struct tt__fd *id) TT__HIDDEN;
+/* Whether f->fd still is the file kept there (its inode: one system call, out of
+ * line; tt__fd_close checks its flags too). */
+int tt__fd_ours(const struct tt__fd *f) TT__HIDDEN;
+/* f itself when still ours; else the same file again by its `path` (NULL: none),
+ * never another: 0, or -EBADF with f->fd -1 (the number, the program's, left alone). */
+int tt__fd_reopen(struct tt__fd *f, const char *path) TT__HIDDEN;
+/* Closes f->fd if it still is ours (0, or close's -errno), else leaves the number to
+ * the program (-EBADF); f->fd is -1 after. */
+int tt__fd_close(struct tt__fd *f) TT__HIDDEN;
+/* Lets f->fd go without closing it (the program's now); f->fd is -1 after. */
+void tt__fd_forget(struct tt__fd *f) TT__HIDDEN;
+/* A stdio stream writing to f, which checks it before each write; fclose closes it
+ * as tt__fd_close does. NULL with errno. */
+FILE *tt__fd_stdio(struct tt__fd *f) TT__HIDDEN;
+/* The calling thread, one of ticktrace's, gets a table of descriptors of its own,
+ * empty (not even stderr): what it opens there is out of the program's reach (its
+ * closefrom, close_range, loops of close, dup2) and takes none of its RLIMIT_NOFILE
+ * numbers. 0, or -errno (seccomp, say): the thread shares the program's table. */
+int tt__fd_private_table(void) TT__HIDDEN;
+
 /* switches.c: a thread's context switches, as the kernel records them */
 struct tt__switches {
-	int fd;        /* -1: none */
-	void *map;     /* the perf ring */
+	void *map;     /* the perf ring (NULL: none), which holds the event: no descriptor is kept */
 	size_t map_size;
 	uint64_t lost; /* switches the kernel could not write (the ring was full) */
 };

@@ -317,6 +317,8 @@ size_t tt__gap_records(const struct tt__slot *slot, struct tt_record out[2]) TT_
 /* sched.c: thread states (TICKTRACE_SCHED) */
 /* Start-up: the drain thread, unless `off`. 0 or -errno. */
 int tt__sched_start(int off) TT__HIDDEN;
+/* At exit: which threads went without states and why, where more than the one said. */
+void tt__sched_say_refused(void) TT__HIDDEN;
 /* The kernel's rings into the stores: of `only`, or of every thread (NULL), which
  * first asks for those of the threads not asked for yet. */
 void tt__sched_drain(struct tt__slot *only) TT__HIDDEN;
