@@ -150,7 +150,7 @@ static int tt_daemon_like(const char *how, const char *dir)
 	int failed = 0;
 	for (int round = 0; round < TT__ROUNDS; round++) {
 		for (int i = 0; i < TT__OWN_FILES; i++) {
-			char line[73];
+			char line[73] = {0}; /* (its 72 bytes the same in every run: no stack bytes past the text) */
 			snprintf(line, sizeof line, "round %d of file %d: the program's own bytes, 72 of them....%05d\n",
 				 round, i, round * 100 + i);
 			ssize_t n = write(own[i], line, 72);
