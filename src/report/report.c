@@ -44,6 +44,7 @@ size_t tt__report_name(void *ctx, const struct tt__thread_analysis *th, uint64_t
 	char exe[4096];
 	int n;
 	char name[TT__NAME_MAX];
+	const char *patched;
 	uint64_t address = key & TT__ADDRESS_MASK;
 	/* of a library unloaded since (tt__record_key), or where none is loaded now */
 	size_t named = tt__unloaded_name(address, TT__GEN(key), key & TT__KEY_FUNC, buf, cap);
@@ -52,6 +53,8 @@ size_t tt__report_name(void *ctx, const struct tt__thread_analysis *th, uint64_t
 	if (!(key & TT__KEY_FUNC))
 		n = snprintf(buf, cap, "%s",
 			     tt__site_name((const struct tt_callsite *)(uintptr_t)address, name, sizeof name));
+	else if ((patched = tt__patched_name(address)))
+		n = snprintf(buf, cap, "%s", patched);
 	else if (!dladdr1((void *)(uintptr_t)address, &info, (void **)&module, RTLD_DL_LINKMAP) || !module)
 		n = snprintf(buf, cap, "0x%" PRIx64, address);
 	else if (info.dli_sname && info.dli_saddr == (void *)(uintptr_t)address)

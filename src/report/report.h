@@ -16,10 +16,14 @@ struct tt__report_clock {
 	uint64_t hz;
 };
 int64_t tt__report_ns(void *clock, uint64_t tsc) TT__HIDDEN;
-/* A call site's name, or a function's from the dynamic symbol table (analysis.h's
- * tt__analysis.name). */
+/* A call site's name, or a function's: the patcher's name for one it patched, else from
+ * the dynamic symbol table, else module+0xOFFSET (analysis.h's tt__analysis.name). */
 size_t tt__report_name(void *ctx, const struct tt__thread_analysis *th, uint64_t key, char *buf,
 		       size_t cap) TT__HIDDEN;
+
+/* patched.c: the name of a function `ticktrace record -f` patched at `address`, as the
+ * patcher handed it over (tt__patched_names), or NULL. */
+const char *tt__patched_name(uint64_t address) TT__HIDDEN;
 
 /* spikes.c: TICKTRACE_SPIKES: the spike detector, fed by the drain thread of a
  * draining mode (stream) as it writes, or else by tt-spikes from the chunks; each

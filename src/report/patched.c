@@ -1,0 +1,72 @@
+/* The names of the functions `ticktrace record -f` patched, handed over by the patcher
+ * (libticktrace-detour) before main (common/record_protocol.h): the dynamic symbols
+ * dladdr reads know nothing of a static function, nor of any in a program built
+ * without -rdynamic, which the live spike log, the snapshots and the report at exit
+ * would name module+0xOFFSET while the converter names them from the file's symbols.
+ * The table is made once, whole, then published: the threads that name (tt-spikes
+ * among them, which may already run) read it without a lock. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/report.h"
+
+struct tt__patched_entry {
+	uint64_t address;
+	const char *name;
+};
+
+struct tt__patched_table {
+	size_t n;
+	struct tt__patched_entry entries[]; /* by address; their names follow them */
+};
+
+static struct tt__patched_table *tt__patched;
+
+static int tt__patched_cmp(const void *a, const void *b)
+{
+	const struct tt__patched_entry *x = a, *y = b;
+	return (x->address > y->address) - (x->address < y->address);
+}
+
+int tt__patched_names(const struct tt__patched_function *fns, size_t n)
+{
+	if (__atomic_load_n(&tt__patched, __ATOMIC_ACQUIRE))
+		return -EALREADY;
+	size_t bytes = sizeof(struct tt__patched_table) + n * sizeof(struct tt__patched_entry);
+	for (size_t i = 0; i < n; i++)
+		bytes += strlen(fns[i].name) + 1;
+	struct tt__patched_table *t = malloc(bytes);
+	if (!t)
+		return -ENOMEM;
+	char *names = (char *)(t->entries + n);
+	for (size_t i = 0; i < n; i++) {
+		size_t len = strlen(fns[i].name) + 1;
+		t->entries[i] = (struct tt__patched_entry){fns[i].address, memcpy(names, fns[i].name, len)};
+		names += len;
+	}
+	t->n = n;
+	if (n)
+		qsort(t->entries, n, sizeof t->entries[0], tt__patched_cmp);
+	struct tt__patched_table *none = NULL;
+	if (!__atomic_compare_exchange_n(&tt__patched, &none, t, false, __ATOMIC_RELEASE,
+					 __ATOMIC_RELAXED)) {
+		free(t);
+		return -EALREADY;
+	}
+	return 0;
+}
+
+const char *tt__patched_name(uint64_t address)
+{
+	const struct tt__patched_table *t = __atomic_load_n(&tt__patched, __ATOMIC_ACQUIRE);
+	size_t lo = 0, hi = t ? t->n : 0;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (t->entries[mid].address < address)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return t && lo < t->n && t->entries[lo].address == address ? t->entries[lo].name : NULL;
+}
