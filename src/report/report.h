@@ -47,10 +47,10 @@ void tt__spikes_after_fork(void) TT__HIDDEN;
  * then run for); what is wrong with the settings is said. */
 bool tt__snapshots_start(void) TT__HIDDEN;
 /* tt_trigger, called with `why` at `tsc` by the thread numbered `thread`: 0, or -ENOTCONN
- * (no snapshots), -EDQUOT (TICKTRACE_SNAPSHOT_MAX taken), -EBUSY. Async-signal-safe. */
+ * (no snapshots), -EDQUOT (TICKTRACE_SNAPSHOT_MAX triggers taken), -EBUSY. Async-signal-safe. */
 int tt__snapshot_trigger(const char *why, uint64_t tsc, uint32_t thread) TT__HIDDEN;
 /* The detector found a spike of the thread numbered `thread`: its snapshot, to write
- * once its window ended. */
+ * once its window ended, when it is among the worst so far (it may replace one). */
 void tt__snapshot_spike(const struct tt__spike *spike, const struct tt__report_clock *clock,
 			uint32_t thread) TT__HIDDEN;
 /* tt-spikes, after each look: the snapshots whose window ended, written; with
