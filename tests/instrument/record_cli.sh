@@ -34,8 +34,8 @@
 #   names      a program built without -rdynamic (dladdr names none of its static
 #              functions), in mode ring with snapshots and TICKTRACE_SPIKES: the live
 #              log, each snapshot's file name and its mark name the patched functions
-#              as the converter does (issue 35 item 6: they said slow+0x11c9); the
-#              program stripped and a function patched by address: slow+0xOFFSET in
+#              as the converter does (issue 35 item 6: they said slow+0x11c9), C++'s
+#              demangled; the program stripped and a function patched by address: slow+0xOFFSET in
 #              both.
 #   record_cli.sh CASE CC DETOUR_SOURCES SANITIZE   (TT_TEST_TOOL: the ticktrace command;
 #   SANITIZE: the build's b_sanitize)
@@ -434,6 +434,18 @@ sys.exit(0 if len(marks) == 1 and marks[0].startswith("spike: " + sys.argv[2] + 
          "marks: %s" % marks)' "$f.json" "$(echo "$f" | sed 's/.*-\([a-z_]*\)\.ttr$/\1/')" ||
 			fail "the mark of $f"
 	done
+	# As C++ (g++ where there is one): the names demangled, as the converter shows them.
+	if command -v g++ >/dev/null; then
+		g++ -x c++ -O1 -o "$dir/slowxx" "$src/slow.c"
+		(cd "$dir" && TICKTRACE_MODE=ring TICKTRACE_SPIKES=xx.txt TICKTRACE_SPIKE_THRESHOLD=10ms \
+			"$tool" record -f 'slow_*' -o xx.ttr -c xx.json -- ./slowxx >out 2>err) && rc=0 || rc=$?
+		[ "$rc" = 0 ] || { cat "$dir/err" >&2; fail "record slowxx exits $rc"; }
+		[ "$(long_names "$dir/xx.json")" = "$(printf 'slow_step(int)\nslow_unnamed(int)')" ] &&
+			[ "$(live_names "$dir/xx.txt")" = "$(long_names "$dir/xx.json")" ] ||
+			fail "C++: the live log's $(live_names "$dir/xx.txt"), the converter's $(long_names "$dir/xx.json")"
+	else
+		echo "skipped the C++ part: no g++ here" >&2
+	fi
 	# Stripped, slow_unnamed patched by its address: no symbol, module+0xOFFSET alike.
 	addr=$(nm "$dir/slow" | awk '$3 == "slow_unnamed" { print $1 }' | sed 's/^0*//')
 	strip -o "$dir/bare" "$dir/slow"

@@ -2,13 +2,14 @@
  * without -rdynamic, so that dladdr names none of them), each call of slow_step a
  * spike of about 30 ms, for `ticktrace record -f` with the live spike log and
  * snapshots to name as the converter does; and slow_unnamed, patched by its address
- * once the program is stripped. */
+ * once the program is stripped. Built as C, and as C++ (the names demangled). */
 #include <stdio.h>
 #include <time.h>
 
 static void slow_sleep(long ms)
 {
-	nanosleep(&(struct timespec){0, ms * 1000000}, NULL);
+	struct timespec nap = {0, ms * 1000000};
+	nanosleep(&nap, NULL);
 }
 
 static __attribute__((noinline)) int slow_step(int i)
