@@ -5,7 +5,7 @@
  * tt_section_header followed by `size` payload bytes, padded with zeros to a multiple
  * of 16 so that records stay 16-byte aligned in the file. Order:
  *
- *   header | PROCESS | MODULES | SITES | FUNCS | THREAD | EVENTS... | SCHED... | THREAD | ... | END
+ *   header | PROCESS | MACHINE | MODULES | SITES | FUNCS | THREAD | EVENTS... | SCHED... | THREAD | ... | END
  *
  * A THREAD section precedes the EVENTS sections that name its index. SITES may appear
  * more than once (a later one adds descriptors), always before the first record that
@@ -228,6 +228,17 @@ enum tt_section_type {
 	 * from_tsc to to_tsc around a spike or a tt_trigger() call, written while the
 	 * program ran. Once, after PROCESS; the header has TT_FILE_SNAPSHOT. */
 	TT_SEC_SNAPSHOT = 0x44,
+	/* struct tt_machine_info: the clocks the run's times are on, and how they relate
+	 * to its machine's. Once, after PROCESS, in a file whose run read its clocks in a
+	 * time namespace that moves them (tt_machine_info.timens_*_ns not 0): every time
+	 * in such a file, anchors and states alike, is the namespace's. A file without
+	 * one is on its machine's own clocks (or was written before there were time
+	 * namespaces) and reads as it did, which is why the version stays; older readers
+	 * refuse a file that holds one (an unknown section type, at its offset) rather
+	 * than merge it with runs outside the namespace a day apart. A later version
+	 * adds fields after tt_machine_info (the machine's name and ids, its clocks'
+	 * error): a reader takes those it knows and skips the rest of the section. */
+	TT_SEC_MACHINE = 0x45,
 	/* struct tt_thread_info, then the name: a thread's final totals, name and flags,
 	 * replacing those of its THREAD section (streamed files, where a thread's THREAD
 	 * section is written before its events are known). */
@@ -402,11 +413,33 @@ enum tt_sched_what {
 };
 
 struct tt_sched_state {
-	int64_t ns;    /* CLOCK_MONOTONIC, as the file header's anchors: the kernel's own */
+	int64_t ns;    /* CLOCK_MONOTONIC, as the file header's anchors: the kernel's own,
+	                * in a time namespace moved into it (TT_SEC_MACHINE) */
 	uint32_t cpu;  /* the CPU it ran on, or left */
 	uint32_t what; /* enum tt_sched_what */
 };
 _Static_assert(sizeof(struct tt_sched_state) == 16, "sched state layout");
+
+/* A time namespace (unshare --time, containers, CRIU restores) shows its processes
+ * CLOCK_MONOTONIC and CLOCK_BOOTTIME moved by an offset (/proc/self/timens_offsets),
+ * while the kernel stamps context switches with the machine's: the runtime moves
+ * those into the namespace's, and says by how much. A time T of the file is the
+ * machine's T - timens_monotonic_ns (CLOCK_MONOTONIC; the boottime offset for
+ * CLOCK_BOOTTIME). Readers refuse offsets that put the run's start anchor before the
+ * machine's boot (a clock of the machine's below 0, which the kernel never shows). */
+struct tt_machine_info {
+	uint32_t flags; /* enum tt_machine_flags; readers ignore those they do not know */
+	uint32_t reserved;
+	int64_t timens_monotonic_ns; /* the namespace's CLOCK_MONOTONIC less the machine's */
+	int64_t timens_boottime_ns;  /* the same for CLOCK_BOOTTIME */
+};
+_Static_assert(sizeof(struct tt_machine_info) == 24, "machine info layout");
+
+enum tt_machine_flags {
+	/* The offsets were read (/proc/self/timens_offsets). Without it they are 0 and
+	 * not known: readers refuse other offsets. */
+	TT_MACHINE_TIMENS = 1u << 0,
+};
 
 /* Why a snapshot was written. */
 enum tt_snapshot_kind {

@@ -16,6 +16,10 @@
 
 #define TT__HIDDEN __attribute__((visibility("hidden")))
 
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23 /* (Linux 5.14; older kernels refuse it) */
+#endif
+
 /* clock.c */
 int64_t tt__clock_ns(clockid_t id) TT__HIDDEN; /* the clock's reading in nanoseconds */
 void tt__anchor_now(struct tt_anchor *anchor) TT__HIDDEN;
@@ -23,6 +27,12 @@ void tt__clock_fill_header(struct tt_file_header *header) TT__HIDDEN;
 /* TSC ticks per second from one anchor to a later one; 0 when no time passed. */
 uint64_t tt__anchor_hz(const struct tt_anchor *from, const struct tt_anchor *to) TT__HIDDEN;
 extern struct tt_anchor tt__start_anchor TT__HIDDEN;
+/* The run's clocks as its time namespace moves them (format.h: TT_SEC_MACHINE). */
+extern struct tt_machine_info tt__machine TT__HIDDEN;
+/* A new run's clocks: the start anchor, the time namespace's offsets. */
+void tt__clock_start(void) TT__HIDDEN;
+/* Up to `size` bytes of a small file (/proc, /sys): how many, 0 when unreadable. */
+size_t tt__read_file(const char *path, char *buf, size_t size) TT__HIDDEN;
 
 /* threads.c */
 void tt__block_signals(sigset_t *old) TT__HIDDEN;

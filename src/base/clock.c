@@ -4,6 +4,8 @@
  * (The kernel's own factors in the perf mmap page were considered: on virtual
  * machines cap_user_time is often 0, and perf_event_open cost 9 ms here.) */
 #include <cpuid.h>
+#include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -12,6 +14,20 @@
 #include "base/base.h"
 
 struct tt_anchor tt__start_anchor;
+struct tt_machine_info tt__machine;
+
+size_t tt__read_file(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	size_t len = 0;
+	ssize_t n;
+	while (len < size && (n = read(fd, buf + len, size - len)) > 0)
+		len += (size_t)n;
+	close(fd);
+	return len;
+}
 
 static uint64_t tt__rdtsc(void)
 {
@@ -57,13 +73,40 @@ static int tt__invariant_tsc(void)
 
 static int tt__kernel_uses_tsc(void)
 {
-	char name[32] = "";
-	FILE *f = fopen("/sys/devices/system/clocksource/clocksource0/current_clocksource", "re");
-	if (!f)
-		return 0;
-	int ok = fgets(name, sizeof name, f) && strncmp(name, "tsc", 3) == 0;
-	fclose(f);
-	return ok;
+	char name[32];
+	size_t len = tt__read_file("/sys/devices/system/clocksource/clocksource0/current_clocksource",
+				   name, sizeof name);
+	return len >= 3 && strncmp(name, "tsc", 3) == 0;
+}
+
+/* The time namespace's offsets ("monotonic SECONDS NANOSECONDS", "boottime ..."):
+ * none where the kernel has no time namespaces. */
+static void tt__read_timens(struct tt_machine_info *machine)
+{
+	char text[256];
+	size_t len = tt__read_file("/proc/self/timens_offsets", text, sizeof text - 1);
+	*machine = (struct tt_machine_info){0};
+	if (!len)
+		return;
+	text[len] = 0;
+	machine->flags = TT_MACHINE_TIMENS;
+	for (char *line = text; line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+		char clock[16];
+		int64_t sec, nsec;
+		if (sscanf(line, "%15s %" SCNd64 " %" SCNd64, clock, &sec, &nsec) != 3)
+			continue;
+		int64_t ns = sec * 1000000000 + nsec;
+		if (strcmp(clock, "monotonic") == 0)
+			machine->timens_monotonic_ns = ns;
+		else if (strcmp(clock, "boottime") == 0)
+			machine->timens_boottime_ns = ns;
+	}
+}
+
+void tt__clock_start(void)
+{
+	tt__anchor_now(&tt__start_anchor);
+	tt__read_timens(&tt__machine);
 }
 
 void tt__clock_fill_header(struct tt_file_header *header)

@@ -1,7 +1,8 @@
 /* A thread's own context switches, from the kernel: a perf event of one thread of
  * this process (a software "dummy" that counts nothing) with context_switch set writes a
  * PERF_RECORD_SWITCH into its ring each time the thread leaves its CPU or comes back,
- * with the time (CLOCK_MONOTONIC) and the CPU. Any thread may ask this of itself
+ * with the time (the machine's CLOCK_MONOTONIC, even in a time namespace: moved into
+ * the run's as read) and the CPU. Any thread may ask this of itself
  * with perf_event_paranoid up to 2; `inherit` is refused with a ring, so it is one
  * event per thread. */
 #include <errno.h>
@@ -96,7 +97,8 @@ size_t tt__switches_read(struct tt__switches *s, struct tt_sched_state *out, siz
 		if (h.type == PERF_RECORD_SWITCH && h.size >= sizeof h + sizeof id) {
 			tt__ring_copy(&id, data, data_size, tail + sizeof h, sizeof id);
 			out[n++] = (struct tt_sched_state){
-				.ns = (int64_t)id.time,
+				/* (the machine's clock, into the run's: a time namespace's) */
+				.ns = (int64_t)id.time + tt__machine.timens_monotonic_ns,
 				.cpu = id.cpu,
 				.what = !(h.misc & PERF_RECORD_MISC_SWITCH_OUT) ? TT_SCHED_RUNNING
 					: h.misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT ? TT_SCHED_PREEMPTED

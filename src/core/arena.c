@@ -14,10 +14,6 @@
 
 #include "core/core.h"
 
-#ifndef MADV_POPULATE_WRITE
-#define MADV_POPULATE_WRITE 23
-#endif
-
 /* The arena is address space only (MAP_NORESERVE); memory is used as chunks are
  * faulted in. Faulting a 4 KiB page costs about 1.7 us on a virtual machine, which
  * would add 7 ns to every event, so a background thread keeps memory past the next
@@ -39,6 +35,9 @@
 
 static pthread_mutex_t tt__arena_mutex = PTHREAD_MUTEX_INITIALIZER;
 static char *tt__arena_base, *tt__arena_end;
+/* The arena as mapped; its last tt__arena_aside bytes are no chunk's (tt__arena_set_aside). */
+static char *tt__arena_mapped_end;
+static uint64_t tt__arena_aside;
 static char *tt__arena_fresh; /* the next chunk never handed out */
 static char *tt__arena_ready; /* [fresh, ready) is faulted in */
 static struct tt__chunk *tt__free_chunks; /* recycled, zeroed, faulted in */
@@ -400,7 +399,10 @@ int tt__arena_init(void)
 		if (base == MAP_FAILED)
 			continue;
 		tt__arena_base = tt__arena_fresh = tt__arena_ready = base;
-		tt__arena_end = tt__arena_base + size;
+		tt__arena_mapped_end = tt__arena_base + size;
+		tt__arena_aside = tt__config.memory_aside_part ? size / tt__config.memory_aside_part /
+								 TT__CHUNK_SIZE * TT__CHUNK_SIZE : 0;
+		tt__arena_end = tt__arena_mapped_end - tt__arena_aside;
 		/* The first chunk is faulted in now, so the first thread's first event does
 		 * not wait for the background thread; on small pages, because zeroing a whole
 		 * huge page here cost up to 5 ms of start-up. Huge pages after that: one 2 MiB
@@ -427,7 +429,7 @@ void tt__arena_reset_after_fork(void)
 	 * (or private memory) in their place and starts from the beginning. */
 	if (tt__chunks_fd() >= 0) {
 		tt__mode->chunks_after_fork();
-		if (tt__arena_map(tt__arena_base, (uint64_t)(tt__arena_end - tt__arena_base)) == MAP_FAILED)
+		if (tt__arena_map(tt__arena_base, (uint64_t)(tt__arena_mapped_end - tt__arena_base)) == MAP_FAILED)
 			tt__arena_end = tt__arena_base; /* no chunks: events are counted as dropped */
 		tt__arena_fresh = tt__arena_ready = tt__arena_base;
 		tt__free_chunks = NULL;
@@ -445,6 +447,36 @@ void tt__arena_lock(int lock)
 		pthread_mutex_lock(&tt__arena_mutex);
 	else
 		pthread_mutex_unlock(&tt__arena_mutex);
+}
+
+uint64_t tt__arena_set_aside(uint64_t bytes)
+{
+	sigset_t old;
+	tt__block_signals(&old);
+	tt__arena_lock(1);
+	/* (not what was faulted in or taken already) */
+	char *taken = __atomic_load_n(&tt__arena_ready, __ATOMIC_ACQUIRE);
+	uint64_t free_bytes = (uint64_t)(tt__arena_mapped_end - taken);
+	char *end = tt__arena_mapped_end - (bytes < free_bytes ? bytes : free_bytes) / TT__CHUNK_SIZE *
+						   TT__CHUNK_SIZE;
+	if (tt__arena_end != tt__arena_base) { /* (a child's arena may have none) */
+		__atomic_store_n(&tt__arena_end, end, __ATOMIC_RELEASE); /* (tt-prefault reads it) */
+		tt__arena_aside = (uint64_t)(tt__arena_mapped_end - end);
+	}
+	uint64_t aside = tt__arena_aside;
+	tt__arena_lock(0);
+	tt__restore_signals(&old);
+	return aside;
+}
+
+uint64_t tt__arena_set_aside_bytes(void)
+{
+	return tt__arena_aside;
+}
+
+uint64_t tt__arena_bytes(void)
+{
+	return (uint64_t)(tt__arena_mapped_end - tt__arena_base);
 }
 
 static int tt__arena_used_up; /* a chunk was wanted past the arena's end */

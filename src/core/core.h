@@ -176,6 +176,9 @@ struct tt__config {
 	uint64_t buffer_events; /* TICKTRACE_BUFFER: events kept per thread */
 	uint64_t chunk_budget;  /* chunks per thread that hold buffer_events */
 	uint64_t memory_bytes;  /* TICKTRACE_MEMORY: every thread's chunks together, at most */
+	/* Of the arena, 1/memory_aside_part is kept out of the buffers, for the snapshots'
+	 * copies (0: none; tt__arena_set_aside gives it back) */
+	unsigned memory_aside_part;
 	const struct tt__mode_ops *mode; /* TICKTRACE_MODE: tt__mode once started */
 	int sched_off;          /* TICKTRACE_SCHED=0: no thread states */
 };
@@ -275,6 +278,13 @@ int tt__arena_init(void) TT__HIDDEN;
 void tt__arena_reset_after_fork(void) TT__HIDDEN;
 void tt__arena_lock(int lock) TT__HIDDEN; /* signals blocked */
 int tt__arena_full(void) TT__HIDDEN; /* the run's memory budget (TICKTRACE_MEMORY) ran out */
+uint64_t tt__arena_bytes(void) TT__HIDDEN; /* the arena: the run's memory budget */
+/* The arena's last `bytes` (whole chunks, never one taken) kept out of the buffers,
+ * for memory the run takes beside them within the budget (the snapshots' copies);
+ * tt__arena_init sets aside tt__config.memory_aside_part, before any chunk is taken;
+ * 0 gives it back. Returns what is set aside. */
+uint64_t tt__arena_set_aside(uint64_t bytes) TT__HIDDEN;
+uint64_t tt__arena_set_aside_bytes(void) TT__HIDDEN;
 /* Where chunks come from (the mode's answer): a file the arena maps, or -1. */
 int tt__chunks_fd(void) TT__HIDDEN;
 /* Arena lock held, signals blocked: a zeroed chunk, from the free list or never used

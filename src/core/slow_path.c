@@ -382,7 +382,13 @@ void tt__say_drops(void)
 			"TICKTRACE_MODE=ring to keep the latest, or TICKTRACE_MODE=stream to keep "
 			"them all\n", (uint64_t)tt__config.chunk_budget * TT__CHUNK_RECORDS,
 			tt__config.buffer_events, (size_t)TT__CHUNK_RECORDS);
-	if (tt__arena_full())
+	uint64_t aside = tt__arena_set_aside_bytes();
+	if (tt__arena_full() && aside)
+		fprintf(stderr, "ticktrace: the buffers of all threads together reached their part "
+			"of the run's memory budget, %" PRIu64 " of %" PRIu64 " KiB (TICKTRACE_MEMORY; "
+			"the rest is kept for the snapshots' copies): set it larger, or TICKTRACE_BUFFER "
+			"smaller\n", (tt__arena_bytes() - aside) >> 10, tt__arena_bytes() >> 10);
+	else if (tt__arena_full())
 		fprintf(stderr, "ticktrace: the buffers of all threads together reached the run's "
 			"memory budget, %" PRIu64 " MiB (TICKTRACE_MEMORY): set it larger, or "
 			"TICKTRACE_BUFFER smaller, or TICKTRACE_MODE=stream\n", tt__config.memory_bytes >> 20);

@@ -80,7 +80,7 @@ static void tt__after_fork_in_child(void)
 	tt__registry_reset_after_fork();
 	tt__names_after_fork();
 	tt__arena_reset_after_fork();
-	tt__anchor_now(&tt__start_anchor);
+	tt__clock_start();
 	if (tt__mode->after_fork)
 		tt__mode->after_fork();
 	tt__signals_after_fork();
@@ -115,7 +115,7 @@ int daemon(int nochdir, int noclose)
 
 static void tt__init_once_guarded(void)
 {
-	tt__anchor_now(&tt__start_anchor);
+	tt__clock_start();
 	tt__config_read();
 	__atomic_store_n(&tt__mode, tt__config.mode, __ATOMIC_RELEASE);
 	if (tt__config.off)
@@ -128,6 +128,7 @@ static void tt__init_once_guarded(void)
 	}
 	if (tt__mode->prepare)
 		tt__mode->prepare();
+	tt__config.memory_aside_part = tt__snapshots_memory_part();
 	if (tt__arena_init() < 0) {
 		fprintf(stderr, "ticktrace: no memory for trace buffers; recording is off\n");
 		tt__live_finish(); /* (never to hold a buffer: not left for a killed run's) */

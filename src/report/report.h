@@ -46,8 +46,12 @@ void tt__spikes_after_fork(void) TT__HIDDEN;
 /* At the spike detector's start: whether snapshots are taken (which the detector is
  * then run for); what is wrong with the settings is said. */
 bool tt__snapshots_start(void) TT__HIDDEN;
+/* Before the arena is made: the part of the memory budget (1/N) the snapshots' copies
+ * will take, or 0 without TICKTRACE_SNAPSHOTS. */
+unsigned tt__snapshots_memory_part(void) TT__HIDDEN;
 /* tt_trigger, called with `why` at `tsc` by the thread numbered `thread`: 0, or -ENOTCONN
- * (no snapshots), -EDQUOT (TICKTRACE_SNAPSHOT_MAX triggers taken), -EBUSY. Async-signal-safe. */
+ * (no snapshots), -EDQUOT (TICKTRACE_SNAPSHOT_MAX triggers taken), -EBUSY, -ESHUTDOWN
+ * (the run ends). Async-signal-safe. */
 int tt__snapshot_trigger(const char *why, uint64_t tsc, uint32_t thread) TT__HIDDEN;
 /* The detector found a spike of the thread numbered `thread`: its snapshot, to write
  * once its window ended, when it is among the worst so far (it may replace one). */
@@ -57,5 +61,7 @@ void tt__snapshot_spike(const struct tt__spike *spike, const struct tt__report_c
  * `last` (the exit), every one waiting, and what was not taken said. */
 void tt__snapshots_take(const struct tt__report_clock *clock, bool last) TT__HIDDEN;
 void tt__snapshots_after_fork(void) TT__HIDDEN; /* the child's own, from 1 */
+/* The program dies of `sig`: the snapshots taken but not written are said, no more taken. */
+void tt__snapshots_crashed(int sig) TT__HIDDEN;
 
 #endif /* TT_REPORT_H */

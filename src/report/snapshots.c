@@ -21,7 +21,12 @@
  * writes the copies. What a ring overwrote of a window before it was copied is
  * counted in the file (core/overwritten.c). A trigger takes its place without a lock
  * or a system call, in a slot of its own that tt-spikes empties. Mode stream keeps
- * every record in its file: no snapshots. */
+ * every record in its file: no snapshots.
+ *
+ * A trigger's 0 is a promise: its snapshot is written (or its failure counted). At
+ * exit, the door closes (`on` false) before the last triggers are taken; a trigger
+ * that finds it closed after filling its slot takes the slot back (-ESHUTDOWN),
+ * unless tt-spikes took it first: one of the two sees the other (both seq_cst). */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdbool.h>
@@ -40,6 +45,9 @@
 #define TT__SNAPSHOT_NAME_MAX 48 /* bytes of a name kept in a file's name */
 #define TT__SNAPSHOTS_WAITING 64 /* snapshots whose window has not ended yet */
 #define TT__TRIGGERS 32          /* triggers not yet taken by tt-spikes */
+/* The copies of a window come out of the memory budget: this part of it (a quarter)
+ * is no thread's buffers. A window with more records begins later. */
+#define TT__SNAPSHOT_MEMORY_PART 4
 
 /* A snapshot whose window has not ended yet: a trigger's, or the spike kept in
  * `kept`'s place. */
@@ -66,9 +74,9 @@ struct tt__kept {
 	size_t at; /* its index in tt__snap.heap */
 };
 
-/* A trigger's slot: free, being filled by the thread that called tt_trigger, or
- * ready for tt-spikes. */
-enum { TT__TRIGGER_FREE, TT__TRIGGER_FILLING, TT__TRIGGER_READY };
+/* A trigger's slot: free, being filled by the thread that called tt_trigger, ready
+ * for tt-spikes, or being taken by it. */
+enum { TT__TRIGGER_FREE, TT__TRIGGER_FILLING, TT__TRIGGER_READY, TT__TRIGGER_TAKING };
 struct tt__trigger {
 	int state;
 	uint32_t thread;
@@ -78,6 +86,7 @@ struct tt__trigger {
 
 static struct tt__snapshots {
 	bool on;
+	bool ended; /* the exit's snapshots are being written: no more are taken */
 	char dir[4096];
 	int64_t before_ns, after_ns;
 	uint64_t max;
@@ -88,6 +97,8 @@ static struct tt__snapshots {
 	uint64_t over_max, busy, triggers_busy;
 	/* tt-spikes': files written, and removed (replaced); writes and removals failed */
 	uint64_t written, removed, failed, not_removed;
+	uint64_t shortened;        /* written with a later beginning (tt__window_fit) */
+	uint64_t copies_bytes;     /* the budget's part for the copies */
 	/* the spikes (tt-spikes'): found, those whose snapshot a worse one replaced (before
 	 * it was written, or its file removed), and those not worse than the least kept */
 	uint64_t spikes, replaced, replaced_waiting, skipped;
@@ -144,9 +155,14 @@ static uint64_t tt__ticks(int64_t ns, uint64_t hz)
 	return (uint64_t)((unsigned __int128)(uint64_t)ns * hz / 1000000000);
 }
 
-bool tt__snapshots_start(void)
+unsigned tt__snapshots_memory_part(void)
 {
-	struct tt__snapshots *sn = &tt__snap;
+	const char *dir = getenv("TICKTRACE_SNAPSHOTS");
+	return dir && *dir && !tt__mode->drains ? TT__SNAPSHOT_MEMORY_PART : 0;
+}
+
+static bool tt__snapshots_open(struct tt__snapshots *sn)
+{
 	const char *dir = getenv("TICKTRACE_SNAPSHOTS");
 	if (!dir || !*dir)
 		return false;
@@ -174,6 +190,19 @@ bool tt__snapshots_start(void)
 	/* The ring's history of what it overwrote: fine over the last four windows or so. */
 	uint64_t grain = tt__ticks(sn->before_ns + sn->after_ns, tt__rough_hz()) / (TT__OVERWRITES / 4);
 	tt__overwrite_grain = grain ? grain : 1;
+	return true;
+}
+
+bool tt__snapshots_start(void)
+{
+	struct tt__snapshots *sn = &tt__snap;
+	if (!tt__snapshots_open(sn)) {
+		/* (the budget's part for the copies goes back to the buffers) */
+		if (tt__arena_set_aside_bytes())
+			tt__arena_set_aside(0);
+		return false;
+	}
+	sn->copies_bytes = tt__arena_set_aside_bytes();
 	__atomic_store_n(&sn->on, true, __ATOMIC_RELEASE);
 	return true;
 }
@@ -221,7 +250,7 @@ int tt__snapshot_trigger(const char *why, uint64_t tsc, uint32_t thread)
 {
 	struct tt__snapshots *sn = &tt__snap;
 	if (!__atomic_load_n(&sn->on, __ATOMIC_ACQUIRE))
-		return -ENOTCONN;
+		return __atomic_load_n(&sn->ended, __ATOMIC_RELAXED) ? -ESHUTDOWN : -ENOTCONN;
 	for (size_t i = 0; i < TT__TRIGGERS; i++) {
 		struct tt__trigger *t = &sn->triggers[i];
 		int free_slot = TT__TRIGGER_FREE;
@@ -238,8 +267,15 @@ int tt__snapshot_trigger(const char *why, uint64_t tsc, uint32_t thread)
 		size_t len = why ? strnlen(why, sizeof t->why - 1) : 0;
 		memcpy(t->why, why ? why : "", len);
 		t->why[len] = 0;
-		__atomic_store_n(&t->state, TT__TRIGGER_READY, __ATOMIC_RELEASE);
-		return 0;
+		__atomic_store_n(&t->state, TT__TRIGGER_READY, __ATOMIC_SEQ_CST);
+		if (__atomic_load_n(&sn->on, __ATOMIC_SEQ_CST))
+			return 0;
+		int ready = TT__TRIGGER_READY;
+		if (!__atomic_compare_exchange_n(&t->state, &ready, TT__TRIGGER_FREE, false,
+						 __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+			return 0; /* (taken by the exit's last look: it will be written) */
+		__atomic_sub_fetch(&sn->places, 1, __ATOMIC_RELAXED);
+		return -ESHUTDOWN;
 	}
 	__atomic_add_fetch(&sn->triggers_busy, 1, __ATOMIC_RELAXED);
 	return -EBUSY;
@@ -435,7 +471,9 @@ static void tt__snapshot_take_triggers(struct tt__snapshots *sn, const struct tt
 {
 	for (size_t i = 0; i < TT__TRIGGERS; i++) {
 		struct tt__trigger *t = &sn->triggers[i];
-		if (__atomic_load_n(&t->state, __ATOMIC_ACQUIRE) != TT__TRIGGER_READY)
+		int ready = TT__TRIGGER_READY;
+		if (!__atomic_compare_exchange_n(&t->state, &ready, TT__TRIGGER_TAKING, false,
+						 __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
 			continue;
 		struct tt__window w = {.info = {
 			.kind = TT_SNAPSHOT_TRIGGER, .thread_index = t->thread, .number = t->number,
@@ -463,7 +501,7 @@ static void tt__snapshot_path(const struct tt__snapshots *sn, char *path, uint32
 }
 
 /* 0, or -errno (the first failure said). */
-static int tt__snapshot_write(struct tt__snapshots *sn, const struct tt__window *w)
+static int tt__snapshot_write(struct tt__snapshots *sn, struct tt__window *w)
 {
 	char name[TT__SNAPSHOT_NAME_MAX + 1], path[TT__SNAPSHOT_PATH_MAX];
 	tt__snapshot_file_name(name, w->name);
@@ -473,9 +511,16 @@ static int tt__snapshot_write(struct tt__snapshots *sn, const struct tt__window 
 	tt__background_work(0);
 	if (!err) {
 		sn->written++;
+		sn->shortened += w->shortened;
 		return 0;
 	}
-	if (!sn->failed++)
+	if (sn->failed++)
+		return err;
+	if (err == -ENOBUFS)
+		fprintf(stderr, "ticktrace: snapshot %s not written: the threads' records from its spike "
+			"or trigger on pass the %" PRIu64 " MiB of TICKTRACE_MEMORY kept for the copies\n",
+			path, sn->copies_bytes >> 20);
+	else
 		fprintf(stderr, "ticktrace: snapshot %s not written: %s\n", path, strerror(-err));
 	return err;
 }
@@ -509,6 +554,11 @@ void tt__snapshots_take(const struct tt__report_clock *clock, bool last)
 	struct tt__snapshots *sn = &tt__snap;
 	if (!sn->on)
 		return;
+	if (last) {
+		/* (the door closed before the last triggers are taken: see the top) */
+		__atomic_store_n(&sn->ended, true, __ATOMIC_SEQ_CST);
+		__atomic_store_n(&sn->on, false, __ATOMIC_SEQ_CST);
+	}
 	tt__snapshot_take_triggers(sn, clock);
 	uint64_t now = __rdtsc();
 	for (size_t i = 0; i < sn->nwaiting;) {
@@ -555,10 +605,32 @@ void tt__snapshots_take(const struct tt__report_clock *clock, bool last)
 		fprintf(stderr, "ticktrace: %" PRIu64 " trigger%s had no snapshot: more than %d were called "
 			"within one look of tt-spikes (20 ms)\n", triggers_busy, triggers_busy == 1 ? "" : "s",
 			TT__TRIGGERS);
+	if (sn->shortened)
+		fprintf(stderr, "ticktrace: %" PRIu64 " snapshot%s began later than TICKTRACE_SNAPSHOT_BEFORE "
+			"asked: the threads' records of the window passed the %" PRIu64 " MiB of "
+			"TICKTRACE_MEMORY kept for the copies\n", sn->shortened, sn->shortened == 1 ? "" : "s",
+			sn->copies_bytes >> 20);
 	if (sn->failed)
 		fprintf(stderr, "ticktrace: %" PRIu64 " snapshot%s could not be written (the first said "
 			"why)\n", sn->failed, sn->failed == 1 ? "" : "s");
-	sn->on = false;
+}
+
+void tt__snapshots_crashed(int sig)
+{
+	struct tt__snapshots *sn = &tt__snap;
+	if (!__atomic_load_n(&sn->on, __ATOMIC_ACQUIRE))
+		return;
+	__atomic_store_n(&sn->ended, true, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&sn->on, false, __ATOMIC_SEQ_CST);
+	/* (tt-spikes may be what crashed: its waiting ones read as they are) */
+	size_t promised = __atomic_load_n(&sn->nwaiting, __ATOMIC_RELAXED);
+	/* (a trigger still filling its slot finds the door closed: -ESHUTDOWN) */
+	for (size_t i = 0; i < TT__TRIGGERS; i++)
+		promised += __atomic_load_n(&sn->triggers[i].state, __ATOMIC_SEQ_CST) >= TT__TRIGGER_READY;
+	if (promised)
+		fprintf(stderr, "ticktrace: %zu snapshot%s of spikes and triggers taken (tt_trigger returned "
+			"0) not written: the program died of signal %d before their windows ended\n",
+			promised, promised == 1 ? "" : "s", sig);
 }
 
 void tt__snapshots_after_fork(void)
@@ -569,7 +641,7 @@ void tt__snapshots_after_fork(void)
 	/* The child's own, numbered from 1 under its own pid; the parent's waiting ones
 	 * are the parent's. */
 	sn->triggered = sn->places = sn->over_max = sn->busy = sn->triggers_busy = 0;
-	sn->written = sn->removed = sn->failed = sn->not_removed = 0;
+	sn->written = sn->removed = sn->failed = sn->not_removed = sn->shortened = 0;
 	sn->spikes = sn->replaced = sn->replaced_waiting = sn->skipped = 0;
 	sn->nkept = 0; /* (the parent's files are the parent's) */
 	sn->nwaiting = 0;

@@ -484,7 +484,10 @@ static void *tt__spikes_main(void *unused)
 void tt__spikes_last(void)
 {
 	/* Not on a crash: tt-spikes may be what crashed, its lock held. */
-	if (tt__spikes.on && !tt__crash_signal) {
+	int crash = __atomic_load_n(&tt__crash_signal, __ATOMIC_ACQUIRE);
+	if (tt__spikes.on && crash) {
+		tt__snapshots_crashed(crash);
+	} else if (tt__spikes.on) {
 		tt__spikes_poll(true);
 		tt__spikes_finish();
 	}

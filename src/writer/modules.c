@@ -2,7 +2,6 @@
  * and build id, by which the tools name functions and read call sites offline. */
 #include <elf.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <link.h>
 #include <stdlib.h>
@@ -10,19 +9,6 @@
 #include <unistd.h>
 
 #include "writer/writer.h"
-
-static size_t tt__read_file(const char *path, char *buf, size_t size)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	size_t len = 0;
-	ssize_t n;
-	while (len < size && (n = read(fd, buf + len, size - len)) > 0)
-		len += (size_t)n;
-	close(fd);
-	return len;
-}
 
 void tt__out_process(struct tt__out *out)
 {
@@ -43,6 +29,13 @@ void tt__out_process(struct tt__out *out)
 	tt__out(out, name, info.name_len);
 	tt__out(out, cmdline, info.cmdline_len);
 	tt__out_pad(out, size);
+	/* (a time namespace's offsets, where the run's clocks are moved) */
+	const struct tt_machine_info *machine = &tt__machine;
+	if (machine->timens_monotonic_ns || machine->timens_boottime_ns) {
+		tt__out_section(out, TT_SEC_MACHINE, sizeof *machine);
+		tt__out(out, machine, sizeof *machine);
+		tt__out_pad(out, sizeof *machine);
+	}
 }
 
 

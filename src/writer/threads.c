@@ -235,6 +235,34 @@ static bool tt__lasts_past(const struct tt_record *r, const struct tt_record *en
 	return tt__timed_after(r, tsc);
 }
 
+/* An extent's first and last records that have a time, [*first, *last); none: equal.
+ * An event's records that have no time go with it: a window begins and ends at
+ * records that have one. */
+static void tt__timed_span(const struct tt__extent *e, const struct tt_record **first,
+			   const struct tt_record **last)
+{
+	*first = e->begin, *last = e->end;
+	while (*first < e->end && !TT_RECORD_HAS_TIME(TT_RECORD_KIND((*first)->word)))
+		(*first)++;
+	while (*last > *first && !TT_RECORD_HAS_TIME(TT_RECORD_KIND((*last)[-1].word)))
+		(*last)--;
+}
+
+/* Where a window from from_tsc begins in an extent (its end: nothing of it). Only a
+ * chunk the window begins in is read record by record. A gap of dropped events that
+ * reaches into the window is in it, with its count. */
+static const struct tt_record *tt__extent_from(const struct tt__extent *e, uint64_t from_tsc)
+{
+	const struct tt_record *first, *last, *begin = e->end;
+	tt__timed_span(e, &first, &last);
+	if (last > first && tt__lasts_past(last - 1, e->end, from_tsc - 1)) {
+		begin = first->tsc >= from_tsc ? e->begin : first;
+		while (begin < e->end && !tt__lasts_past(begin, e->end, from_tsc - 1))
+			begin++;
+	}
+	return begin;
+}
+
 void tt__narrow_thread(struct tt__thread_snapshot *snap, uint64_t from_tsc, uint64_t to_tsc)
 {
 	const struct tt__slot *slot = snap->slot;
@@ -245,25 +273,12 @@ void tt__narrow_thread(struct tt__thread_snapshot *snap, uint64_t from_tsc, uint
 	snap->records = 0;
 	for (size_t c = 0; c < snap->chunks; c++) {
 		struct tt__extent *e = &snap->extents[c];
-		/* An event's records that have no time go with it: a window begins and ends
-		 * at records that have one. */
-		const struct tt_record *first = e->begin, *last = e->end;
-		while (first < e->end && !TT_RECORD_HAS_TIME(TT_RECORD_KIND(first->word)))
-			first++;
-		while (last > first && !TT_RECORD_HAS_TIME(TT_RECORD_KIND(last[-1].word)))
-			last--;
-		/* Only a chunk the window begins or ends in is read record by record. A gap
-		 * of dropped events that reaches into the window is in it, with its count. */
-		bool timed = last > first;
-		const struct tt_record *begin = e->end;
-		if (timed && tt__lasts_past(last - 1, e->end, from_tsc - 1)) {
-			begin = first->tsc >= from_tsc ? e->begin : first;
-			while (begin < e->end && !tt__lasts_past(begin, e->end, from_tsc - 1))
-				begin++;
-		}
+		const struct tt_record *first, *last;
+		tt__timed_span(e, &first, &last);
+		const struct tt_record *begin = tt__extent_from(e, from_tsc);
 		snap->begins_inside |= begin != e->begin;
 		const struct tt_record *end = begin;
-		if (timed && begin < e->end && last[-1].tsc <= to_tsc)
+		if (begin < e->end && last[-1].tsc <= to_tsc)
 			end = e->end;
 		while (end < e->end && !tt__timed_after(end, to_tsc))
 			end++;
@@ -310,20 +325,24 @@ void tt__window_cut(struct tt__thread_snapshot *snap, uint64_t from_tsc, uint64_
 
 void tt__copy_room_make(struct tt__copy_room *room)
 {
-	/* (Not for the threads gone: their chunks no longer change, and their records
-	 * in a window are copied into memory of their own. Thousands of threads created
-	 * and joined in turn made every snapshot fault in 64 KiB for each chunk they
-	 * left, and more for those they would never take.) */
-	size_t chunks = 0;
+	/* At most what the arena set aside of the budget (tt__arena_set_aside): memory
+	 * for the copies is address space until they take it. Faulted in before the
+	 * reading: what the live threads' chunks might hold now, and a few more. (Not
+	 * for the threads gone: their chunks no longer change, their records in a window
+	 * are few next to the memory they left; thousands of threads created and joined
+	 * in turn made every snapshot fault in 64 KiB for each chunk they left.) */
+	size_t bytes = tt__arena_set_aside_bytes(), chunks = 0;
 	for (struct tt__slot *slot = tt__registry_head(); slot;
 	     slot = __atomic_load_n(&slot->next, __ATOMIC_ACQUIRE))
 		if (!(__atomic_load_n(&slot->flags, __ATOMIC_ACQUIRE) & TT__SLOT_EXITED))
 			chunks += __atomic_load_n(&slot->chunks, __ATOMIC_RELAXED) + TT__COPY_SPARE_CHUNKS;
-	size_t bytes = chunks * TT__CHUNK_SIZE;
-	void *at = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE,
-			-1, 0);
+	void *at = bytes ? mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0) : MAP_FAILED;
 	*room = at == MAP_FAILED ? (struct tt__copy_room){0} :
 				   (struct tt__copy_room){at, 0, bytes / sizeof(struct tt_record)};
+	if (room->cap)
+		madvise(at, chunks * TT__CHUNK_SIZE < bytes ? chunks * TT__CHUNK_SIZE : bytes,
+			MADV_POPULATE_WRITE);
 }
 
 void tt__copy_room_free(struct tt__copy_room *room)
@@ -333,19 +352,56 @@ void tt__copy_room_free(struct tt__copy_room *room)
 	*room = (struct tt__copy_room){0};
 }
 
+/* The records a window from from_tsc keeps of the threads narrowed to it (or to an
+ * earlier start), those copied: without the events being dropped now. */
+static uint64_t tt__window_records(const struct tt__thread_snapshot *snaps, size_t threads,
+				   uint64_t from_tsc)
+{
+	uint64_t records = 0;
+	for (size_t i = 0; i < threads; i++)
+		for (size_t c = 0; c < snaps[i].chunks; c++)
+			records += (uint64_t)(snaps[i].extents[c].end -
+					      tt__extent_from(&snaps[i].extents[c], from_tsc));
+	return records;
+}
+
+int tt__window_fit(struct tt__window *w, struct tt__thread_snapshot *snaps, size_t threads,
+		   const struct tt__copy_room *room)
+{
+	uint64_t from = w->info.from_tsc, latest = w->info.begin_tsc;
+	if (tt__window_records(snaps, threads, from) <= room->cap)
+		return 0;
+	if (latest <= from || tt__window_records(snaps, threads, latest) > room->cap)
+		return -ENOBUFS;
+	/* The earliest start whose records fit: (from, latest] holds it. */
+	while (latest - from > 1) {
+		uint64_t mid = from + (latest - from) / 2;
+		if (tt__window_records(snaps, threads, mid) <= room->cap)
+			latest = mid;
+		else
+			from = mid;
+	}
+	w->from_ns += (int64_t)((unsigned __int128)(latest - w->info.from_tsc) *
+				(uint64_t)(w->to_ns - w->from_ns) / (w->info.to_tsc - w->info.from_tsc));
+	w->info.from_tsc = latest;
+	w->shortened = true;
+	for (size_t i = 0; i < threads; i++) {
+		bool begins_inside = snaps[i].begins_inside; /* (left out before the first start) */
+		tt__narrow_thread(&snaps[i], w->info.from_tsc, w->info.to_tsc);
+		snaps[i].begins_inside |= begins_inside;
+	}
+	return 0;
+}
+
 int tt__copy_thread(struct tt__thread_snapshot *snap, struct tt__copy_room *room)
 {
 	uint64_t records = snap->records - snap->gap_records;
 	if (!records)
 		return 0;
-	struct tt_record *to;
-	if (records <= room->cap - room->used) {
-		to = room->at + room->used;
-		room->used += records;
-	} else if (!(to = snap->copy = malloc(records * sizeof *snap->copy))) {
-		return -ENOMEM;
-	}
-	struct tt_record *from = to;
+	if (records > room->cap - room->used)
+		return -ENOBUFS; /* (never after tt__window_fit) */
+	struct tt_record *from = room->at + room->used, *to = from;
+	room->used += records;
 	for (size_t c = 0; c < snap->chunks; c++) {
 		size_t n = (size_t)(snap->extents[c].end - snap->extents[c].begin);
 		memcpy(to, snap->extents[c].begin, n * sizeof *to);

@@ -83,8 +83,34 @@ static void tt__keep_chunks(const struct tt__window *window, int keep)
 		tt__hold_chunks(keep);
 }
 
+/* A window's threads, read (tt__reading): fitted to the room, copied, their cuts
+ * counted; a thread gone before the window, which recorded nothing in it, left out
+ * (one whose records the ring overwrote stays, its cut said, and so does the thread
+ * of the spike or trigger, which the SNAPSHOT section names). */
+static int tt__copy_window(struct tt__window *window, struct tt__thread_snapshot *snaps,
+			   size_t *threads, struct tt__copy_room *room)
+{
+	int err = tt__window_fit(window, snaps, *threads, room);
+	size_t kept = 0;
+	for (size_t i = 0; i < *threads; i++) {
+		struct tt__thread_snapshot *snap = &snaps[i];
+		if (!err)
+			err = tt__copy_thread(snap, room);
+		if (!err && snap->begins_inside)
+			tt__window_cut(snap, window->info.from_tsc, window->info.to_tsc);
+		if (!snap->records && !snap->dropped[TT_DROP_OVERWRITTEN] &&
+		    snap->slot->index != window->info.thread_index &&
+		    (__atomic_load_n(&snap->slot->flags, __ATOMIC_ACQUIRE) & TT__SLOT_EXITED))
+			free(snap->extents);
+		else
+			snaps[kept++] = *snap;
+	}
+	*threads = kept;
+	return err;
+}
+
 /* The whole file, or a snapshot's window of it. */
-static int tt__write_to(struct tt__out *out, const struct tt__window *window)
+static int tt__write_to(struct tt__out *out, struct tt__window *window)
 {
 	struct tt__thread_snapshot *snaps = NULL;
 	struct tt__site_set names = {0};
@@ -117,27 +143,17 @@ static int tt__write_to(struct tt__out *out, const struct tt__window *window)
 		}
 		struct tt__thread_snapshot *snap = &snaps[threads++];
 		err = tt__snapshot_thread(snap, slot);
-		if (!err && window) {
-			tt__narrow_thread(snap, window->info.from_tsc, window->info.to_tsc);
-			err = tt__copy_thread(snap, &room);
-		}
 		if (err)
 			goto out;
-		if (window && snap->begins_inside)
-			tt__window_cut(snap, window->info.from_tsc, window->info.to_tsc);
-		/* (a thread gone before the window, which recorded nothing in it, is not in it;
-		 * one whose records the ring overwrote is, its cut said, and so is the thread
-		 * of the spike or trigger, which the SNAPSHOT section names) */
-		if (window && !snap->records && !snap->dropped[TT_DROP_OVERWRITTEN] &&
-		    slot->index != window->info.thread_index &&
-		    (__atomic_load_n(&slot->flags, __ATOMIC_ACQUIRE) & TT__SLOT_EXITED)) {
-			free(snaps[--threads].extents);
-			continue;
-		}
+		if (window)
+			tt__narrow_thread(snap, window->info.from_tsc, window->info.to_tsc);
 	}
 	if (window) {
+		err = tt__copy_window(window, snaps, &threads, &room);
 		tt__keep_chunks(window, 0);
 		held = false;
+		if (err)
+			goto out;
 	}
 	for (size_t i = 0; i < threads && !err; i++)
 		err = tt__collect_names(&names, &snaps[i]);
@@ -171,10 +187,8 @@ static int tt__write_to(struct tt__out *out, const struct tt__window *window)
 out:
 	if (held)
 		tt__keep_chunks(window, 0);
-	for (size_t i = 0; i < threads; i++) {
+	for (size_t i = 0; i < threads; i++)
 		free(snaps[i].extents);
-		free(snaps[i].copy);
-	}
 	tt__copy_room_free(&room);
 	free(snaps);
 	free(names.slots);
@@ -192,7 +206,7 @@ int tt__write_file(const char *path)
 	return tt__write_file_with(path, tt__write_file_of, NULL);
 }
 
-int tt__write_window(const char *path, const struct tt__window *window)
+int tt__write_window(const char *path, struct tt__window *window)
 {
-	return tt__write_file_with(path, tt__write_file_of, (void *)window);
+	return tt__write_file_with(path, tt__write_file_of, window);
 }

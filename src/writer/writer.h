@@ -101,7 +101,6 @@ struct tt__thread_snapshot {
 	bool begins_inside; /* records before the window were left out (TT_THREAD_WRAPPED) */
 	uint64_t dropped[TT_DROP_CAUSES];
 	uint64_t lost_from_tsc, lost_to_tsc; /* what the ring overwrote of it (tt_snapshot_cut) */
-	struct tt_record *copy; /* its records, copied (tt__copy_thread), or NULL */
 };
 /* A snapshot's window (report/snapshots.c): every thread's records from
  * info.from_tsc to info.to_tsc and its states from from_ns to to_ns, with the
@@ -110,22 +109,30 @@ struct tt__window {
 	struct tt_snapshot_info info;
 	int64_t from_ns, to_ns;
 	const char *name;
+	/* Set by the writer: its beginning was left out, its records more than the
+	 * copies' share of the memory budget holds (tt__window_fit). */
+	bool shortened;
 };
-/* The snapshot's file at `path`, the chunks held while it is written; 0 or -errno. */
-int tt__write_window(const char *path, const struct tt__window *window) TT__HIDDEN;
+/* The snapshot's file at `path`, its window copied as a reader; 0 or -errno. */
+int tt__write_window(const char *path, struct tt__window *window) TT__HIDDEN;
 /* Narrows a snapshot to the records of [from_tsc, to_tsc]: its gap's too. */
 void tt__narrow_thread(struct tt__thread_snapshot *snap, uint64_t from_tsc, uint64_t to_tsc) TT__HIDDEN;
-/* Memory for the copies of a window's records, faulted in before the chunks are
- * held: room for every thread's chunks as they are now, and a few more. */
+/* Memory for the copies of a window's records: what the arena set aside of the
+ * memory budget, faulted in before the reading as far as every live thread's chunks
+ * as they are now, and a few more, reach. */
 struct tt__copy_room {
 	struct tt_record *at;
 	size_t used, cap; /* records */
 };
 void tt__copy_room_make(struct tt__copy_room *room) TT__HIDDEN; /* (cap 0 without memory) */
 void tt__copy_room_free(struct tt__copy_room *room) TT__HIDDEN;
-/* Copies a narrowed snapshot's records (the chunks held) into the room, or, where
- * the rings grew past it, memory of its own (snap->copy), so that they can be written
- * once the chunks are let go; 0 or -ENOMEM. */
+/* A window whose threads' records (narrowed to it) pass the room begins later, as
+ * early as they fit, never after its spike or trigger (w->shortened; the threads
+ * narrowed to it again); 0, or -ENOBUFS when they do not fit even from there. */
+int tt__window_fit(struct tt__window *w, struct tt__thread_snapshot *snaps, size_t threads,
+		   const struct tt__copy_room *room) TT__HIDDEN;
+/* Copies a narrowed snapshot's records (the chunks read) into the room, so that they
+ * can be written once the reading ends; 0 or -ENOBUFS. */
 int tt__copy_thread(struct tt__thread_snapshot *snap, struct tt__copy_room *room) TT__HIDDEN;
 /* A copied window's events that its ring overwrote (snap->dropped, lost_from_tsc,
  * lost_to_tsc), while readers are at work (tt__reading). */

@@ -413,6 +413,61 @@ static void test_bad_sched(void **state)
 	}
 }
 
+/* MACHINE sections (a time namespace's offsets) damaged: refused at their offset; a
+ * whole one, longer than this version's (a later one's fields), converts the states
+ * that are on the namespace's clock. */
+static void test_bad_machine(void **state)
+{
+	struct fixture *fx = *state;
+	enum { AFTER_PROCESS, BEFORE_PROCESS, TWICE };
+	static const struct {
+		struct tt_machine_info m;
+		size_t size;
+		int where;
+		const char *want;
+	} cases[] = {
+		{{0, 0, 4000000000, 0}, sizeof(struct tt_machine_info), AFTER_PROCESS,
+		 "time namespace offsets without TT_MACHINE_TIMENS"},
+		{{TT_MACHINE_TIMENS, 0, 6000000000, 0}, sizeof(struct tt_machine_info), AFTER_PROCESS,
+		 "CLOCK_MONOTONIC offset 6000000000 ns puts the run's start (5000000000 ns) before"},
+		{{TT_MACHINE_TIMENS, 0, 4000000000, 1}, sizeof(struct tt_machine_info), AFTER_PROCESS,
+		 "CLOCK_BOOTTIME offset 1 ns puts the run's start (0 ns) before"},
+		{{TT_MACHINE_TIMENS, 0, 4000000000, 0}, 16, AFTER_PROCESS, "MACHINE section too small"},
+		{{TT_MACHINE_TIMENS, 0, 4000000000, 0}, sizeof(struct tt_machine_info), BEFORE_PROCESS,
+		 "a MACHINE section before PROCESS"},
+		{{TT_MACHINE_TIMENS, 0, 4000000000, 0}, sizeof(struct tt_machine_info), TWICE,
+		 "a MACHINE section again"},
+		{{TT_MACHINE_TIMENS, 0, 4000000000, 0}, sizeof(struct tt_machine_info) + 40, AFTER_PROCESS, NULL},
+	};
+	static const struct tt_sched_state states[] = {
+		{5000002000, 0, TT_SCHED_BLOCKED}, {5000003000, 0, TT_SCHED_RUNNING}};
+	for (size_t i = 0; i < N(cases); i++) {
+		struct tt_tw w;
+		assert_int_equal(tt_tw_open_memory(&w), 0);
+		tt_tw_header(&w, NULL);
+		if (cases[i].where == BEFORE_PROCESS)
+			tt_tw_machine(&w, &cases[i].m, cases[i].size);
+		tt_tw_process(&w, 4242, "demo");
+		for (int k = cases[i].where == TWICE ? 2 : cases[i].where == AFTER_PROCESS; k > 0; k--)
+			tt_tw_machine(&w, &cases[i].m, cases[i].size);
+		tt_tw_sites(&w, sites, N(sites));
+		struct tt_thread_info ti = {.index = 0, .tid = 101, .events = N(t0), .flags = TT_THREAD_SCHED};
+		tt_tw_thread_info(&w, &ti, "main");
+		tt_tw_events(&w, 0, 0, t0, N(t0));
+		tt_tw_sched(&w, 0, 0, 5000001000, states, N(states));
+		tt_tw_end(&w);
+		assert_int_equal(tt_tw_close(&w), 0);
+		if (cases[i].want) {
+			expect_failure(fx, w.data, w.size, cases[i].want);
+		} else {
+			cJSON *root = expect_json(fx, w.data, w.size);
+			assert_non_null(tt_json_find(root, "X", "Blocked"));
+			cJSON_Delete(root);
+		}
+		tt_tw_free(&w);
+	}
+}
+
 /* UNLOADED sections that end before the run, hold a section they may not, or more
  * than one section. */
 static void test_bad_unloaded(void **state)
@@ -573,6 +628,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_bad_funcs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_arg_names, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_sched, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bad_machine, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_unloaded, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_packed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_torn_last_event_is_counted, setup, teardown),

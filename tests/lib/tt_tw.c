@@ -70,6 +70,16 @@ void tt_tw_process(struct tt_tw *w, uint32_t pid, const char *name)
 	tt_tw_pad(w, size);
 }
 
+void tt_tw_machine(struct tt_tw *w, const struct tt_machine_info *m, size_t size)
+{
+	static const char zeros[64];
+	size_t given = size < sizeof(*m) ? size : sizeof(*m);
+	tt_tw_section(w, TT_SEC_MACHINE, size);
+	fwrite(m, given, 1, w->fp);
+	fwrite(zeros, size - given, 1, w->fp);
+	tt_tw_pad(w, size);
+}
+
 void tt_tw_sites(struct tt_tw *w, const struct tt_tw_site *sites, size_t n)
 {
 	uint64_t size = sizeof(uint64_t);

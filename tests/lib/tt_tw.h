@@ -52,6 +52,9 @@ int tt_tw_open_file(struct tt_tw *w, const char *path);
 /* Writes the header (NULL: the default). */
 void tt_tw_header(struct tt_tw *w, const struct tt_file_header *h);
 void tt_tw_process(struct tt_tw *w, uint32_t pid, const char *name);
+/* A MACHINE section of `size` bytes: `m`, cut to them or followed by zeros (a later
+ * version's fields). */
+void tt_tw_machine(struct tt_tw *w, const struct tt_machine_info *m, size_t size);
 void tt_tw_sites(struct tt_tw *w, const struct tt_tw_site *sites, size_t n);
 struct tt_tw_module {
 	uint64_t start, end;

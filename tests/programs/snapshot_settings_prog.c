@@ -5,11 +5,18 @@
  * result came ("many RESULT COUNT"); "gone" calls it from a thread that then records
  * past the window's end until its ring holds nothing of the window, and exits before
  * the snapshot is written ("gone RESULT"); "joined" first creates and joins 2000
- * threads in turn, each recording a little, then calls it ("joined RESULT"). Records a scope around each call, so that
+ * threads in turn, each recording a little, then calls it ("joined RESULT");
+ * "until-exit" starts a thread that calls it every 100 us until the process ends
+ * (main returns 300 ms later), writing "calling" before each call and "0" after each
+ * that returned 0, so that what the exit cut short is known; "budget" starts 4
+ * threads that record scopes as fast as they can for 600 ms while it calls it every
+ * 50 ms ("budget N": how many returned 0); "crash" aborts the process after the
+ * calls before it. Records a scope around each call, so that
  * the snapshot's window holds records. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -36,6 +43,31 @@ static void *tt_trigger_and_go(void *result)
 	}
 	for (int k = 0; k < 100000; k++) {
 		TT_SCOPE("over the window");
+	}
+	return NULL;
+}
+
+/* Unbuffered, so that nothing waits in stdio when the process ends under it. */
+static void *tt_trigger_until_exit(void *unused)
+{
+	(void)unused;
+	for (;;) {
+		TT_SCOPE("around the trigger");
+		(void)!write(1, "calling\n", 8);
+		if (tt_trigger("until-exit") == 0)
+			(void)!write(1, "0\n", 2);
+		nanosleep(&(struct timespec){0, 100000}, NULL);
+	}
+	return NULL;
+}
+
+static int tt_flat_out_stop;
+
+static void *tt_record_flat_out(void *unused)
+{
+	(void)unused;
+	while (!__atomic_load_n(&tt_flat_out_stop, __ATOMIC_RELAXED)) {
+		TT_SCOPE("flat out");
 	}
 	return NULL;
 }
@@ -73,6 +105,29 @@ int main(int argc, char **argv)
 			printf("gone %d\n", result);
 			continue;
 		}
+		if (strcmp(argv[i], "until-exit") == 0) {
+			pthread_t thread;
+			if (pthread_create(&thread, NULL, tt_trigger_until_exit, NULL) == 0)
+				nanosleep(&(struct timespec){0, 300000000}, NULL);
+			fflush(stdout);
+			continue;
+		}
+		if (strcmp(argv[i], "budget") == 0) {
+			pthread_t threads[4];
+			int started = 0, zeros = 0;
+			while (started < 4 && pthread_create(&threads[started], NULL, tt_record_flat_out, NULL) == 0)
+				started++;
+			for (int k = 0; k < 12; k++) {
+				nanosleep(&(struct timespec){0, 50000000}, NULL);
+				TT_SCOPE("around the trigger");
+				zeros += tt_trigger("budget") == 0;
+			}
+			__atomic_store_n(&tt_flat_out_stop, 1, __ATOMIC_RELAXED);
+			while (started > 0)
+				pthread_join(threads[--started], NULL);
+			printf("budget %d\n", zeros);
+			continue;
+		}
 		if (strcmp(argv[i], "joined") == 0) {
 			for (int k = 0; k < 2000; k++) {
 				pthread_t thread;
@@ -82,6 +137,10 @@ int main(int argc, char **argv)
 			TT_SCOPE("around the trigger");
 			printf("joined %d\n", tt_trigger("joined"));
 			continue;
+		}
+		if (strcmp(argv[i], "crash") == 0) {
+			fflush(stdout);
+			abort();
 		}
 		if (strcmp(argv[i], "fork") == 0) {
 			fflush(stdout);

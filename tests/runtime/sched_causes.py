@@ -23,7 +23,13 @@ thread's counted against the TSC it read around each), what the ring overwrote
 counted in a cut; each converts, and loads in trace_processor; the cap; a thread
 recording flat out while snapshots are taken loses nothing.
 
-Usage: sched_causes.py PROG TICKTRACE CHECK_PERFETTO SCHEMA [snapshots]
+With PART `timens`, the run in a time namespace whose clocks are a day ahead of the
+machine's (unshare --time, as containers and CRIU restores do; skipped where it is
+refused), in modes stop, ring and stream, with snapshots and under record: the kernel stamps the
+switches with the machine's clock, the program reads the namespace's; the file says
+the offsets (info), converts to JSON and .pftrace, and the splits add up as above.
+
+Usage: sched_causes.py PROG TICKTRACE CHECK_PERFETTO SCHEMA [snapshots|timens]
 """
 import bisect
 import json
@@ -46,6 +52,8 @@ MS = 1000000
 WINDOW_NS = 200000  # what reading the kernel's figures may add beyond the scope's slack
 
 failures = []
+WRAP = []  # what the program is run under (PART timens: unshare --time)
+DAY_NS = 86400 * 1000000000
 
 
 def check(cond, what):
@@ -61,7 +69,7 @@ def run(tmp, what, user=None, env_extra=None, args=(), said=None):
     env = dict(os.environ, TICKTRACE_OUT=out)
     env.update(env_extra or {})
     kwargs = {"user": user} if user is not None else {}
-    p = subprocess.run([PROG, what, *args], env=env, capture_output=True, text=True,
+    p = subprocess.run([*WRAP, PROG, what, *args], env=env, capture_output=True, text=True,
                        timeout=120, **kwargs)
     if p.returncode != 0:
         sys.exit("%s %s failed (%d): %s" % (PROG, what, p.returncode, p.stderr))
@@ -736,11 +744,64 @@ def flat_out(tmp):
                          {"flat": (read_table(table), said["flat_stride"])})
 
 
+def time_namespace(tmp):
+    """The causes of `sleep` and `lock` in a time namespace a day ahead, in every mode,
+    with snapshots in stop and ring: each file says the offsets, converts to both
+    formats (check-perfetto), and its spikes' splits agree with the kernel's figures."""
+    global WRAP
+    WRAP = ["unshare", "--time", "--monotonic", "86400", "--boottime", "86400", "--"]
+    probe = subprocess.run([*WRAP, "true"], capture_output=True, text=True, timeout=60)
+    if probe.returncode != 0:
+        print("SKIP: unshare --time is refused here (it needs CAP_SYS_ADMIN and a kernel "
+              "with time namespaces, 5.6 or later): " + probe.stderr.strip())
+        sys.exit(77)
+    work = os.path.join(tmp, "converted")
+    os.mkdir(work)
+    for mode in ("stop", "ring", "stream"):
+        for what in ("sleep", "lock"):
+            snaps = os.path.join(tmp, "snaps-%s-%s" % (mode, what))
+            env = {"TICKTRACE_SNAPSHOTS": snaps} if mode != "stream" else {}
+            ran = planted(tmp, what, mode=mode, env_extra=env)
+            if not ran:
+                continue
+            info = subprocess.run([TOOL, "info", ran.out], capture_output=True, text=True, timeout=60)
+            check(info.returncode == 0 and "time namespace: CLOCK_MONOTONIC +86400.000000000 s, "
+                  "CLOCK_BOOTTIME +86400.000000000 s" in info.stdout,
+                  "%s, mode %s: info does not say the offsets: %s%s" % (what, mode, info.stdout, info.stderr))
+            label = "%s, mode %s" % (what, mode)
+            for ext in ("json", "pftrace"):
+                c = subprocess.run([TOOL, "convert", "--force", ran.out, "-o", ran.out + "." + ext],
+                                   capture_output=True, text=True, timeout=120)
+                check(c.returncode == 0, "%s: convert to %s: %s" % (label, ext, c.stderr.strip()))
+            c = subprocess.run([sys.executable, CHECK_PERFETTO, ran.out + ".pftrace", SCHEMA,
+                                ran.out + ".json"], capture_output=True, text=True, timeout=300)
+            check(c.returncode in (0, 77), "%s: check-perfetto: %s%s" % (label, c.stdout[-2000:], c.stderr))
+            check(mode == "stream" or any(f and f.snapshot for f in ran.snapshots.values()),
+                  "%s: no snapshot: %s" % (label, sorted(ran.snapshots)))
+            for name, f in ran.snapshots.items():
+                if f:
+                    check(f.timens == (DAY_NS, DAY_NS), "%s: %s's offsets: %s" % (label, name, f.timens))
+                    check_converted("%s: %s" % (label, name), os.path.join(snaps, name), f, work)
+    # Under `record`, converted with it (its live file, TICKTRACE_LIVE=1, too)
+    out = os.path.join(tmp, "recorded.ttr")
+    r = subprocess.run([*WRAP, TOOL, "record", "-o", out, "-c", out + ".pftrace", "--", PROG, "sleep"],
+                       capture_output=True, text=True, timeout=120)
+    spikes = subprocess.run([TOOL, "spikes", "--json", "--threshold", "1ms", out],
+                            capture_output=True, text=True, timeout=60)
+    split = [json.loads(l) for l in spikes.stdout.splitlines()]
+    check(r.returncode == 0 and spikes.returncode == 0 and len(split) == 1 and
+          split[0]["on_cpu_ns"] + split[0]["preempted_ns"] + split[0]["blocked_ns"] == split[0]["dur_ns"]
+          and ttr.Ttr(out).timens == (DAY_NS, DAY_NS),
+          "record: %s %s; spikes: %s %s" % (r.stderr, r.stdout, spikes.stdout, spikes.stderr))
+
+
 # Killed (meson's timeout sends SIGTERM first): the program run now is killed and
 # waited for, and the temporary folder removed, on the way out.
 signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit("killed by signal %d" % signum))
 with tempfile.TemporaryDirectory() as tmp:
-    if PART == "snapshots":
+    if PART == "timens":
+        time_namespace(tmp)
+    elif PART == "snapshots":
         snapshots(tmp)
         snapshot_cap(tmp)
         flat_out(tmp)

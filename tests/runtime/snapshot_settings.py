@@ -8,7 +8,9 @@ one file per trigger named trigger-PID-N-WHY.ttr (WHY's odd characters made '_')
 raw snapshot file each, TICKTRACE_SNAPSHOT_MAX then -EDQUOT and the count said at
 exit; mode stream said and refused; bad settings said, the defaults used; DIR a
 file: said, refused; a forked child's own snapshots, numbered from 1; the snapshot of a
-thread gone before it was written, its window overwritten; TICKTRACE=0.
+thread gone before it was written, its window overwritten; a thread triggering until the
+process ends: every 0 has its file, or a crash says it lost; peak RSS within TICKTRACE_MEMORY with snapshots
+taken; TICKTRACE=0.
 Usage: snapshot_settings.py PROG TICKTRACE"""
 import errno
 import os
@@ -30,17 +32,40 @@ def check(cond, what):
         print("FAIL:", what)
 
 
-def run(tmp, args, **settings):
+def run_peak(tmp, args, **settings):
+    """The program's lines, what it said on stderr, and its peak RSS in kB (its own
+    VmHWM, as wait4 gives it)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("TICKTRACE")}
     env.update(TICKTRACE_OUT=os.path.join(tmp, "run-%p.ttr"), TICKTRACE_MODE="ring")
     env.update(settings)
-    p = subprocess.run([PROG] + args, env=env, capture_output=True, text=True, timeout=60)
-    check(p.returncode == 0, f"{args} {settings}: exit {p.returncode}: {p.stderr}")
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        p = subprocess.Popen([PROG] + args, env=env, stdout=out, stderr=err, text=True)
+        try:
+            _, status, usage = os.wait4(p.pid, 0)
+        except BaseException:  # (killed: the program goes too)
+            p.kill()
+            raise
+        p.returncode = code = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        said = err.read()
+        check(code == 0, f"{args} {settings}: exit {code}: {said}")
+        return out.read().splitlines(), said, usage.ru_maxrss
+
+
+def run_lines(tmp, args, **settings):
+    """The program's lines, and what it said on stderr."""
+    lines, said, _ = run_peak(tmp, args, **settings)
+    return lines, said
+
+
+def run(tmp, args, **settings):
+    lines, err = run_lines(tmp, args, **settings)
     results = {}
-    for line in p.stdout.splitlines():
+    for line in lines:
         why, result = line.rsplit(" ", 1)
         results[why] = int(result) if result.lstrip("-").isdigit() else result
-    return results, p.stderr
+    return results, err
 
 
 def is_snapshot(path):
@@ -140,6 +165,53 @@ def main():
         written = os.listdir(joined) if os.path.isdir(joined) else []
         check(results.get("joined") == 0 and len(written) == 1, f"joined: {results} {written}")
         check(peak_kb < 256 * 1024, f"joined: peak RSS {peak_kb} kB, under 256 MiB")
+
+        # A thread that triggers until the process ends: every 0 has its file (the exit
+        # wrote its 64 waiting snapshots while the thread filled the 32 trigger slots,
+        # each a 0 never written nor counted: 96 zeros, 64 files).
+        until = os.path.join(tmp, "until")
+        lines, err = run_lines(tmp, ["until-exit"], TICKTRACE_SNAPSHOTS=until,
+                               TICKTRACE_SNAPSHOT_MAX="1000", TICKTRACE_SNAPSHOT_AFTER="1s")
+        zeros = lines.count("0")
+        # (the last call, cut short by the exit before it said its result, may have one)
+        unsaid = 1 if lines and lines[-1] == "calling" else 0
+        written = len(os.listdir(until)) if os.path.isdir(until) else -1
+        check(zeros > 0 and zeros <= written <= zeros + unsaid,
+              f"until exit: {zeros} triggers returned 0 ({unsaid} unsaid), {written} files: {err}")
+
+        # A trigger's snapshot whose window has not ended when the program crashes:
+        # its 0 said lost, and why.
+        crashed = os.path.join(tmp, "crashed")
+        env = {k: v for k, v in os.environ.items() if not k.startswith("TICKTRACE")}
+        env.update(TICKTRACE_OUT=os.path.join(tmp, "run-%p.ttr"), TICKTRACE_MODE="ring",
+                   TICKTRACE_SNAPSHOTS=crashed, TICKTRACE_SNAPSHOT_AFTER="10s")
+        p = subprocess.run([PROG, "doomed", "crash"], env=env, capture_output=True, text=True,
+                           timeout=60)
+        check(p.returncode == -6 and p.stdout == "doomed 0\n" and
+              "1 snapshot of spikes and triggers taken (tt_trigger returned 0) not written: the "
+              "program died of signal 6 before their windows ended" in p.stderr,
+              f"crashed: exit {p.returncode}, {p.stdout!r}: {p.stderr}")
+
+        # The memory budget is the bound: 4 threads recording flat out fill a 64 MiB
+        # budget while 12 snapshots of a second each are taken; the run's peak stays
+        # within the budget of the program's own (its run with TICKTRACE=0), and 4 MiB
+        # of ticktrace's bookkeeping; the windows that could not be copied whole said
+        # (the copies were outside the budget: 119 to 135 MB against 68 without).
+        _, _, own_kb = run_peak(tmp, ["budget"], TICKTRACE="0")
+        for mode in ("ring", "stop"):
+            budget = os.path.join(tmp, "budget-" + mode)
+            lines, err, peak_kb = run_peak(tmp, ["budget"], TICKTRACE_MODE=mode,
+                                           TICKTRACE_MEMORY="64M", TICKTRACE_SNAPSHOTS=budget,
+                                           TICKTRACE_SNAPSHOT_MAX="100", TICKTRACE_SNAPSHOT_BEFORE="1s")
+            written = len(os.listdir(budget)) if os.path.isdir(budget) else -1
+            check(lines == ["budget 12"] and written == 12,
+                  f"budget, mode {mode}: {lines}, {written} files: {err}")
+            bound_kb = own_kb + (64 + 4) * 1024
+            check(peak_kb <= bound_kb, f"budget, mode {mode}: peak RSS {peak_kb} kB, above "
+                  f"{bound_kb} kB (the program's own {own_kb} kB, TICKTRACE_MEMORY=64M and 4 MiB)")
+            check("began later than TICKTRACE_SNAPSHOT_BEFORE asked: the threads' records of the "
+                  "window passed the 16 MiB of TICKTRACE_MEMORY kept for the copies" in err,
+                  f"budget, mode {mode}: the windows begun later said: {err}")
 
         results, err = run(tmp, ["off"], TICKTRACE="0", TICKTRACE_SNAPSHOTS=snaps)
         check(results.get("off") == -errno.ECANCELED, f"TICKTRACE=0: {results}")

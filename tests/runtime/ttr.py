@@ -14,7 +14,7 @@ from collections import namedtuple
 
 HEADER = 144
 SEC_PROCESS, SEC_SITES, SEC_THREAD, SEC_EVENTS, SEC_END = 1, 2, 4, 5, 6
-SEC_EVENTS_PACKED, SEC_SCHED, SEC_SNAPSHOT = 0x61, 0x43, 0x44
+SEC_EVENTS_PACKED, SEC_SCHED, SEC_SNAPSHOT, SEC_MACHINE = 0x61, 0x43, 0x44, 0x45
 REC_BEGIN, REC_END, REC_INSTANT, REC_INSTANT_ARG, REC_COUNTER = 1, 2, 4, 6, 7
 REC_VALUE, REC_TEXT = 15, 21
 DROP_FULL, DROP_NO_MEMORY, DROP_BEHIND, DROP_OVERWRITTEN, DROP_REENTERED = range(5)
@@ -48,6 +48,7 @@ class Ttr:
         self.pid = struct.unpack_from("<I", data, 104)[0]
         self.threads, self.events, self.sites, self.sched = {}, {}, {}, {}
         self.snapshot, self.has_end = None, False
+        self.timens = (0, 0)  # a time namespace's CLOCK_MONOTONIC and BOOTTIME offsets
         at = HEADER
         while at + 16 <= len(data):
             kind, _, size = struct.unpack_from("<IIQ", data, at)
@@ -108,6 +109,8 @@ class Ttr:
                                       "lost_to_tsc": lost_to}
                 pos += SNAPSHOT_CUT.size
             self.snapshot = snap
+        elif kind == SEC_MACHINE:
+            self.timens = struct.unpack_from("<qq", body, 8)
         elif kind == SEC_END:
             self.has_end = True
 

@@ -64,6 +64,14 @@ static void tt_print_seconds(FILE *out, int64_t ns)
 		mag % 1000000000);
 }
 
+/* An offset between two clocks: its sign always said */
+static void tt_print_offset(FILE *out, int64_t ns)
+{
+	if (ns >= 0)
+		fputc('+', out);
+	tt_print_seconds(out, ns);
+}
+
 /* The command line: NUL-separated arguments, printed with spaces. */
 static void tt_print_cmdline(FILE *out, struct tt_str c)
 {
@@ -258,6 +266,14 @@ static void tt_print_file(FILE *out, const struct tt_file *f, const struct tt_in
 	fprintf(out, ", recorded for ");
 	tt_print_seconds(out, tt_clock_ns(&f->clock, h->end.tsc) - h->start.monotonic_ns);
 	fprintf(out, " (start to end anchor)\n");
+	const struct tt_machine_info *m = &f->machine;
+	if (m->timens_monotonic_ns || m->timens_boottime_ns) {
+		fprintf(out, "  time namespace: CLOCK_MONOTONIC ");
+		tt_print_offset(out, m->timens_monotonic_ns);
+		fprintf(out, ", CLOCK_BOOTTIME ");
+		tt_print_offset(out, m->timens_boottime_ns);
+		fprintf(out, " ahead of the machine's (every time here is the namespace's)\n");
+	}
 	fprintf(out, "  records:  %" PRIu64 ", dropped %" PRIu64 ", %zu threads, %zu call sites, "
 		"%zu functions, %zu modules\n", f->records, f->dropped + h->unregistered_dropped,
 		f->nthreads, f->nsites - f->nfuncs - (f->gap_site != NULL) - (f->unbegun_site != NULL), f->nfuncs, f->nmodules);

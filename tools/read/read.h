@@ -237,6 +237,8 @@ struct tt_file {
 	const struct tt_site *gap_site, *unbegun_site;
 	struct tt_made_name *made_names;
 	struct tt_snapshot *snapshot; /* NULL: the file is no snapshot */
+	/* Its MACHINE section (a time namespace's offsets), or all 0 without one. */
+	struct tt_machine_info machine;
 };
 
 /* Two modules of a file whose address ranges overlap but that are not the same ELF

@@ -127,6 +127,35 @@ static int tt_read_process(struct tt_file *f, struct tt_cursor *c, bool *seen)
 	return 0;
 }
 
+/* The clocks of a run in a time namespace: offsets that put its start before the
+ * machine's boot are refused. A later version's fields after the struct are skipped. */
+static int tt_read_machine(struct tt_file *f, struct tt_cursor *c, bool seen_process, bool *seen)
+{
+	struct tt_machine_info *m = &f->machine;
+	uint64_t at = c->pos;
+	if (!seen_process || *seen)
+		return TT_FAIL(f, at, "a MACHINE section %s", *seen ? "again" : "before PROCESS");
+	*seen = true;
+	if (!tt_cursor_take(c, m, sizeof *m))
+		return TT_FAIL(f, at, "MACHINE section too small for its %zu bytes", sizeof *m);
+	c->pos = c->end;
+	if (!(m->flags & TT_MACHINE_TIMENS) && (m->timens_monotonic_ns || m->timens_boottime_ns))
+		return TT_FAIL(f, at + offsetof(struct tt_machine_info, timens_monotonic_ns),
+			       "MACHINE section has time namespace offsets without TT_MACHINE_TIMENS");
+	const struct tt_anchor *start = &f->header.start;
+	if (start->monotonic_ns < m->timens_monotonic_ns)
+		return TT_FAIL(f, at + offsetof(struct tt_machine_info, timens_monotonic_ns),
+			       "time namespace's CLOCK_MONOTONIC offset %" PRId64 " ns puts the run's "
+			       "start (%" PRId64 " ns) before the machine's boot", m->timens_monotonic_ns,
+			       start->monotonic_ns);
+	if (start->boottime_ns < m->timens_boottime_ns)
+		return TT_FAIL(f, at + offsetof(struct tt_machine_info, timens_boottime_ns),
+			       "time namespace's CLOCK_BOOTTIME offset %" PRId64 " ns puts the run's "
+			       "start (%" PRId64 " ns) before the machine's boot", m->timens_boottime_ns,
+			       start->boottime_ns);
+	return 0;
+}
+
 /* SITES and MODULES start with a count of entries; a count the payload cannot hold
  * is refused before anything is allocated. */
 static int tt_read_count(struct tt_file *f, struct tt_cursor *c, size_t entry, uint64_t *count,
@@ -674,7 +703,7 @@ static int tt_read_unloaded(struct tt_file *f, struct tt_cursor *c, uint64_t off
 int tt_file_read_sections(struct tt_file *f)
 {
 	size_t site_cap = 0, thread_cap = 0, module_cap = 0;
-	bool seen_process = false;
+	bool seen_process = false, seen_machine = false;
 	uint64_t off = f->first_section, released = 0;
 	bool streamed = f->header.flags & TT_FILE_STREAMED;
 	bool live = f->header.flags & TT_FILE_LIVE;
@@ -720,6 +749,7 @@ int tt_file_read_sections(struct tt_file *f)
 		case TT_SEC_UNLOADED: rc = tt_read_unloaded(f, &c, off, &site_cap, &module_cap); break;
 		case TT_SEC_SCHED: rc = tt_read_sched(f, &c); break;
 		case TT_SEC_SNAPSHOT: rc = tt_file_read_snapshot(f, c.pos, sh.size, seen_process); break;
+		case TT_SEC_MACHINE: rc = tt_read_machine(f, &c, seen_process, &seen_machine); break;
 		default:
 			return TT_FAIL(f, off, "unknown section type %" PRIu32, sh.type);
 		}
