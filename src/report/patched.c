@@ -3,9 +3,13 @@
  * dladdr reads know nothing of a static function, nor of any in a program built
  * without -rdynamic, which the live spike log, the snapshots and the report at exit
  * would name module+0xOFFSET while the converter names them from the file's symbols.
- * The table is made once, whole, then published: the threads that name (tt-spikes
- * among them, which may already run) read it without a lock. */
+ * Each name holds for its module as loaded then (its link map's name and bias): a
+ * library unloaded since, and another loaded at its addresses, is not named after
+ * it. The table is made once, whole, then published: the threads that name
+ * (tt-spikes among them, which may already run) read it without a lock. */
+#include <dlfcn.h>
 #include <errno.h>
+#include <link.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,6 +18,8 @@
 struct tt__patched_entry {
 	uint64_t address;
 	const char *name;
+	uintptr_t bias;     /* its module's l_addr */
+	const char *module; /* and l_name */
 };
 
 struct tt__patched_table {
@@ -34,18 +40,35 @@ int tt__patched_names(const struct tt__patched_function *fns, size_t n)
 	if (__atomic_load_n(&tt__patched, __ATOMIC_ACQUIRE))
 		return -EALREADY;
 	size_t bytes = sizeof(struct tt__patched_table) + n * sizeof(struct tt__patched_entry);
-	for (size_t i = 0; i < n; i++)
-		bytes += strlen(fns[i].name) + 1;
-	struct tt__patched_table *t = malloc(bytes);
-	if (!t)
+	struct link_map **modules = calloc(n + 1, sizeof *modules);
+	if (!modules)
 		return -ENOMEM;
-	char *names = (char *)(t->entries + n);
 	for (size_t i = 0; i < n; i++) {
-		size_t len = strlen(fns[i].name) + 1;
-		t->entries[i] = (struct tt__patched_entry){fns[i].address, memcpy(names, fns[i].name, len)};
-		names += len;
+		Dl_info info;
+		if (dladdr1((void *)fns[i].address, &info, (void **)&modules[i], RTLD_DL_LINKMAP) && modules[i])
+			bytes += strlen(fns[i].name) + strlen(modules[i]->l_name) + 2;
+		else
+			modules[i] = NULL; /* (in no module the loader knows: left out) */
 	}
-	t->n = n;
+	struct tt__patched_table *t = malloc(bytes);
+	if (!t) {
+		free(modules);
+		return -ENOMEM;
+	}
+	char *strings = (char *)(t->entries + n);
+	t->n = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (!modules[i])
+			continue;
+		struct tt__patched_entry *e = &t->entries[t->n++];
+		*e = (struct tt__patched_entry){.address = fns[i].address, .bias = modules[i]->l_addr};
+		e->name = strings;
+		strings = stpcpy(strings, fns[i].name) + 1;
+		e->module = strings;
+		strings = stpcpy(strings, modules[i]->l_name) + 1;
+	}
+	free(modules);
+	n = t->n;
 	if (n)
 		qsort(t->entries, n, sizeof t->entries[0], tt__patched_cmp);
 	struct tt__patched_table *none = NULL;
@@ -57,7 +80,7 @@ int tt__patched_names(const struct tt__patched_function *fns, size_t n)
 	return 0;
 }
 
-const char *tt__patched_name(uint64_t address)
+const char *tt__patched_name(uint64_t address, const struct link_map *module)
 {
 	const struct tt__patched_table *t = __atomic_load_n(&tt__patched, __ATOMIC_ACQUIRE);
 	size_t lo = 0, hi = t ? t->n : 0;
@@ -68,5 +91,8 @@ const char *tt__patched_name(uint64_t address)
 		else
 			hi = mid;
 	}
-	return t && lo < t->n && t->entries[lo].address == address ? t->entries[lo].name : NULL;
+	if (!t || lo == t->n || t->entries[lo].address != address)
+		return NULL;
+	const struct tt__patched_entry *e = &t->entries[lo];
+	return e->bias == module->l_addr && strcmp(e->module, module->l_name) == 0 ? e->name : NULL;
 }

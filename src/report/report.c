@@ -53,10 +53,10 @@ size_t tt__report_name(void *ctx, const struct tt__thread_analysis *th, uint64_t
 	if (!(key & TT__KEY_FUNC))
 		n = snprintf(buf, cap, "%s",
 			     tt__site_name((const struct tt_callsite *)(uintptr_t)address, name, sizeof name));
-	else if ((patched = tt__patched_name(address)))
-		n = snprintf(buf, cap, "%s", patched);
 	else if (!dladdr1((void *)(uintptr_t)address, &info, (void **)&module, RTLD_DL_LINKMAP) || !module)
 		n = snprintf(buf, cap, "0x%" PRIx64, address);
+	else if ((patched = tt__patched_name(address, module)))
+		n = snprintf(buf, cap, "%s", patched);
 	else if (info.dli_sname && info.dli_saddr == (void *)(uintptr_t)address)
 		n = snprintf(buf, cap, "%s", info.dli_sname);
 	else /* not in the dynamic symbols (static): as convert names it, for addr2line -e */

@@ -21,9 +21,11 @@ int64_t tt__report_ns(void *clock, uint64_t tsc) TT__HIDDEN;
 size_t tt__report_name(void *ctx, const struct tt__thread_analysis *th, uint64_t key, char *buf,
 		       size_t cap) TT__HIDDEN;
 
-/* patched.c: the name of a function `ticktrace record -f` patched at `address`, as the
- * patcher handed it over (tt__patched_names), or NULL. */
-const char *tt__patched_name(uint64_t address) TT__HIDDEN;
+/* patched.c: the name of a function `ticktrace record -f` patched at `address`, in
+ * `module` (dladdr1's link map), as the patcher handed it over (tt__patched_names), or
+ * NULL: none patched there, or in a module unloaded since. */
+struct link_map;
+const char *tt__patched_name(uint64_t address, const struct link_map *module) TT__HIDDEN;
 
 /* spikes.c: TICKTRACE_SPIKES: the spike detector, fed by the drain thread of a
  * draining mode (stream) as it writes, or else by tt-spikes from the chunks; each
