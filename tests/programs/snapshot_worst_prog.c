@@ -1,13 +1,17 @@
 /* snapshot_worst.py's program: a long ring run with 200 planted spikes, scopes named
  * "planted-NNN" that sleep 1.5 ms + NNN * 0.1 ms (NNN from 0 to 199: the larger NNN,
- * the longer), each after 2000 short scopes "filler" (the ring wraps). `grow` plants
+ * the longer), each after 1000 short scopes "filler" (a ring of 131072 events wraps
+ * thrice). `grow` plants
  * them in the order of their size; `shuffle` in an order shuffled the same way every
- * run. `move K` (after either) moves the snapshots' folder (TICKTRACE_SNAPSHOTS) to
- * DIR.old before the K-th spike, once the snapshots of those before it had time to be
- * written, and puts a file at DIR: every snapshot after it fails to be written. */
+ * run. `limit K` (after either) sets RLIMIT_FSIZE to 16 KiB before the K-th spike, once
+ * the snapshots of those before it had time to be written: every snapshot after it
+ * fails to be written (EFBIG), while the folder and its files are as they were (the
+ * live log had better be a FIFO). */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include <ticktrace.h>
@@ -21,28 +25,25 @@ static void sleep_ns(long ns)
 		;
 }
 
-/* The snapshots' folder moved away, a file where it was. */
-static void move_snapshots(void)
+/* No file may grow past 16 KiB from now on: every snapshot fails to be written (its
+ * files are larger), while its folder is as it was. */
+static void limit_files(void)
 {
-	const char *dir = getenv("TICKTRACE_SNAPSHOTS");
-	char old[4096];
-	snprintf(old, sizeof old, "%s.old", dir ? dir : "");
 	sleep_ns(400000000); /* (tt-spikes writes each within some 20 ms of its window's end) */
-	FILE *f = NULL;
-	if (!dir || rename(dir, old) != 0 || !(f = fopen(dir, "w"))) {
-		perror("snapshot_worst_prog: moving TICKTRACE_SNAPSHOTS");
+	signal(SIGXFSZ, SIG_IGN); /* (a write past it fails, EFBIG, rather than ending us) */
+	if (setrlimit(RLIMIT_FSIZE, &(struct rlimit){16384, 16384}) != 0) {
+		perror("snapshot_worst_prog: RLIMIT_FSIZE");
 		exit(1);
 	}
-	fclose(f);
 }
 
 int main(int argc, char **argv)
 {
-	int order[PLANTED], move_at = -1;
+	int order[PLANTED], limit_at = -1;
 	for (int i = 0; i < PLANTED; i++)
 		order[i] = i;
 	if (argc < 2 || (strcmp(argv[1], "grow") != 0 && strcmp(argv[1], "shuffle") != 0)) {
-		fprintf(stderr, "usage: snapshot_worst_prog grow|shuffle [move K]\n");
+		fprintf(stderr, "usage: snapshot_worst_prog grow|shuffle [limit K]\n");
 		return 2;
 	}
 	if (strcmp(argv[1], "shuffle") == 0) {
@@ -54,14 +55,14 @@ int main(int argc, char **argv)
 			order[j] = t;
 		}
 	}
-	if (argc == 4 && strcmp(argv[2], "move") == 0)
-		move_at = atoi(argv[3]);
+	if (argc == 4 && strcmp(argv[2], "limit") == 0)
+		limit_at = atoi(argv[3]);
 	for (int i = 0; i < PLANTED; i++) {
-		for (int k = 0; k < 2000; k++) {
+		for (int k = 0; k < 1000; k++) {
 			TT_SCOPE("filler");
 		}
-		if (i == move_at)
-			move_snapshots();
+		if (i == limit_at)
+			limit_files();
 		char name[32];
 		snprintf(name, sizeof name, "planted-%03d", order[i]);
 		TT_BEGIN_DYN(name);
