@@ -47,11 +47,18 @@ void tt__thread_running(const char *name) TT__HIDDEN;
  * holds it too). */
 void tt__background_work(int begin) TT__HIDDEN;
 void tt__background_reset_after_fork(void) TT__HIDDEN; /* in the child */
-/* Around ticktrace's own writes to its files (begin 1, then 0): a write past the
- * program's RLIMIT_FSIZE fails (EFBIG), and the trace is cut or missing with a word,
- * instead of SIGXFSZ ending the program; where the program left that signal at its
- * default action, which comes back once the last such write is done. */
-void tt__writing(int begin) TT__HIDDEN;
+/* Around ticktrace's own writes to its files: a write past the program's RLIMIT_FSIZE
+ * fails (EFBIG), one into a FIFO whose reader left fails (EPIPE), and the file is cut
+ * or missing with a word, instead of SIGXFSZ or SIGPIPE ending the program. They are
+ * blocked in the writing thread alone, and those its writes raised taken back at the
+ * end: the program's dispositions are never changed, and its handlers never called
+ * for a write of ticktrace's. */
+struct tt__writing {
+	sigset_t mask;    /* the thread's, restored at the end */
+	unsigned pending; /* those pending already: the program's own */
+};
+void tt__writing_begin(struct tt__writing *w) TT__HIDDEN;
+void tt__writing_end(struct tt__writing *w) TT__HIDDEN;
 
 /* switches.c: a thread's context switches, as the kernel records them */
 struct tt__switches {

@@ -1,5 +1,5 @@
 /* ticktrace's own threads: started with every signal blocked, and kept out of a fork
- * while they allocate. */
+ * while they allocate; the signals their writes raise kept to the writing thread. */
 #include <linux/futex.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -32,47 +32,52 @@ void tt__background_work(int begin)
 		pthread_mutex_unlock(&tt__background);
 }
 
-/* tt__writing: how many of ticktrace's writes are under way, and whether SIGXFSZ is
- * ignored for them (the program had it at its default action). */
-static pthread_mutex_t tt__writing_mutex = PTHREAD_MUTEX_INITIALIZER;
-static unsigned tt__writers;
-static int tt__xfsz_ignored;
+/* The signals a write raises in the thread that makes it: SIGXFSZ past RLIMIT_FSIZE,
+ * SIGPIPE into a FIFO whose reader left. Blocked in that thread alone, they stay
+ * there (the kernel sends them to it), and no other thread nor handler sees them. */
+static const int tt__write_signals[] = {SIGXFSZ, SIGPIPE};
+#define TT__WRITE_SIGNALS (sizeof tt__write_signals / sizeof tt__write_signals[0])
 
-static void tt__xfsz_action(void (*handler)(int))
+/* Which of them are pending, a bit each. */
+static unsigned tt__write_signals_pending(void)
 {
-	struct sigaction action = {.sa_handler = handler};
-	sigemptyset(&action.sa_mask);
-	sigaction(SIGXFSZ, &action, NULL);
+	sigset_t pending;
+	unsigned bits = 0;
+	if (sigpending(&pending) == 0)
+		for (size_t i = 0; i < TT__WRITE_SIGNALS; i++)
+			bits |= (unsigned)sigismember(&pending, tt__write_signals[i]) << i;
+	return bits;
 }
 
-void tt__writing(int begin)
+void tt__writing_begin(struct tt__writing *w)
 {
-	sigset_t old;
-	tt__block_signals(&old);
-	pthread_mutex_lock(&tt__writing_mutex);
-	if (begin && tt__writers++ == 0) {
-		struct sigaction now;
-		tt__xfsz_ignored = sigaction(SIGXFSZ, NULL, &now) == 0 && !(now.sa_flags & SA_SIGINFO) &&
-				   now.sa_handler == SIG_DFL;
-		if (tt__xfsz_ignored)
-			tt__xfsz_action(SIG_IGN);
-	} else if (!begin && --tt__writers == 0 && tt__xfsz_ignored) {
-		tt__xfsz_action(SIG_DFL);
-		tt__xfsz_ignored = 0;
+	sigset_t set;
+	sigemptyset(&set);
+	for (size_t i = 0; i < TT__WRITE_SIGNALS; i++)
+		sigaddset(&set, tt__write_signals[i]);
+	pthread_sigmask(SIG_BLOCK, &set, &w->mask);
+	w->pending = tt__write_signals_pending();
+}
+
+void tt__writing_end(struct tt__writing *w)
+{
+	/* Those the writes raised are taken back before the mask is, so that they never
+	 * reach the program; one that was pending before is the program's own. */
+	unsigned raised = tt__write_signals_pending() & ~w->pending;
+	for (size_t i = 0; i < TT__WRITE_SIGNALS; i++) {
+		if (!(raised & (1u << i)))
+			continue;
+		sigset_t one;
+		sigemptyset(&one);
+		sigaddset(&one, tt__write_signals[i]);
+		sigtimedwait(&one, NULL, &(struct timespec){0, 0});
 	}
-	pthread_mutex_unlock(&tt__writing_mutex);
-	tt__restore_signals(&old);
+	pthread_sigmask(SIG_SETMASK, &w->mask, NULL);
 }
 
 void tt__background_reset_after_fork(void)
 {
 	pthread_mutex_init(&tt__background, NULL);
-	/* Writes of the parent's threads that are not the child's: its action back. */
-	pthread_mutex_init(&tt__writing_mutex, NULL);
-	if (tt__writers && tt__xfsz_ignored)
-		tt__xfsz_action(SIG_DFL);
-	tt__writers = 0;
-	tt__xfsz_ignored = 0;
 }
 
 /* futex word: ticktrace's own threads that began to run */

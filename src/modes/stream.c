@@ -405,10 +405,11 @@ static void *tt__stream_main(void *arg)
 		int finishing = st->finishing;
 		pthread_mutex_unlock(&st->lock);
 		tt__background_work(1);
-		tt__writing(1);
+		struct tt__writing writing;
+		tt__writing_begin(&writing);
 		if (finishing) {
 			tt__stream_end(st);
-			tt__writing(0);
+			tt__writing_end(&writing);
 			tt__background_work(0);
 			return NULL;
 		}
@@ -422,7 +423,7 @@ static void *tt__stream_main(void *arg)
 		int dump_err = 0;
 		if (flush != st->flush_done && dump_path)
 			dump_err = tt__write_file_with(dump_path, tt__stream_snapshot, st);
-		tt__writing(0);
+		tt__writing_end(&writing);
 		tt__background_work(0);
 		if (flush != st->flush_done) {
 			pthread_mutex_lock(&st->lock);
@@ -464,12 +465,13 @@ static int tt__stream_open(struct tt__stream *st)
 	}
 	if (!st->in_place)
 		tt__list_written(st->path);
-	tt__writing(1);
+	struct tt__writing writing;
+	tt__writing_begin(&writing);
 	tt__out_file_header(st->out, TT_FILE_STREAMED);
 	tt__out_process(st->out);
 	err = tt__out_modules(st->out);
 	tt__out_flush(st->out);
-	tt__writing(0);
+	tt__writing_end(&writing);
 	if (!err)
 		err = st->out->err;
 	st->last_period_ns = tt__clock_ns(CLOCK_MONOTONIC);

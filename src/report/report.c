@@ -122,6 +122,32 @@ static void tt__report_print(FILE *out, const struct tt__table *t, bool csv, uin
 		fprintf(out, "(%" PRIu64 " events were dropped while recording: not counted)\n", dropped);
 }
 
+struct tt__report_text {
+	const struct tt__table *table;
+	bool csv;
+	uint64_t dropped;
+};
+
+/* The table printed in memory, then written as any file of ticktrace's is. */
+static int tt__report_out(struct tt__out *out, void *arg)
+{
+	const struct tt__report_text *r = arg;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&text, &len);
+	if (!mem)
+		return -ENOMEM;
+	tt__report_print(mem, r->table, r->csv, r->dropped);
+	int err = fclose(mem) == 0 ? 0 : -ENOMEM;
+	if (!err) {
+		tt__out(out, text, len);
+		tt__out_flush(out);
+		err = out->err;
+	}
+	free(text);
+	return err;
+}
+
 /* Writes the table to `dest`: stderr; a device or FIFO in place (/dev/stdout); or a
  * file written beside PATH and renamed. */
 static int tt__report_write(const char *dest, const struct tt__table *t, uint64_t dropped)
@@ -130,30 +156,11 @@ static int tt__report_write(const char *dest, const struct tt__table *t, uint64_
 		tt__report_print(stderr, t, false, dropped);
 		return 0;
 	}
-	char path[4096], tmp[4096 + 16];
+	char path[4096];
 	if (tt__expand_path(dest, path, sizeof path) < 0)
 		return -ENAMETOOLONG;
-	int in_place = tt__output_in_place(path);
-	int fd = in_place ? tt__open_in_place(path) : tt__create_replacing(path, tmp, sizeof tmp);
-	if (fd < 0)
-		return fd;
-	FILE *out = fdopen(fd, "w");
-	if (!out) {
-		int err = -errno;
-		close(fd);
-		if (!in_place)
-			unlink(tmp);
-		return err;
-	}
-	tt__report_print(out, t, tt__ends_with(path, ".csv"), dropped);
-	int err = ferror(out) ? -EIO : 0;
-	if (fclose(out) != 0 && !err)
-		err = -errno;
-	if (!err && !in_place && rename(tmp, path) < 0)
-		err = -errno;
-	if (err && !in_place)
-		unlink(tmp);
-	return err;
+	struct tt__report_text text = {t, tt__ends_with(path, ".csv"), dropped};
+	return tt__write_file_with(path, tt__report_out, &text);
 }
 
 void tt__report_at_exit(void)

@@ -21,6 +21,7 @@
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -55,6 +56,9 @@ static struct tt__spikes {
 	bool on;   /* the detector runs: for the log, or for snapshots */
 	FILE *out; /* the log, or NULL */
 	int json;
+	char path[4096];           /* the log's, for what is said of it */
+	uint64_t entries, lost;    /* spikes and notes given to the log; those it lost */
+	int lost_errno;            /* why the first was lost */
 	struct tt__analysis an;
 	struct tt__report_clock clock;
 	int64_t measured_ns; /* CLOCK_MONOTONIC when the clock's rate was measured */
@@ -115,6 +119,27 @@ static void tt__spikes_json(FILE *out, const struct tt__spike *s)
 	fputs("]}\n", out);
 }
 
+/* The entry just printed, out to the log: one the log could not take whole (a full
+ * disk, the file size limit, a FIFO whose reader takes nothing) is counted, and said
+ * at exit. */
+static void tt__spikes_flush(struct tt__spikes *sp)
+{
+	/* (stderr is the program's: its error state is left alone, and a loss there could
+	 * be said nowhere) */
+	if (sp->out == stderr) {
+		fflush(stderr);
+		return;
+	}
+	sp->entries++;
+	errno = 0;
+	if (fflush(sp->out) == 0 && !ferror(sp->out))
+		return;
+	if (!sp->lost++)
+		sp->lost_errno = errno ? errno : EIO;
+	__fpurge(sp->out); /* (nothing of it left to go out with the next) */
+	clearerr(sp->out);
+}
+
 /* A spike: logged, and its snapshot taken. */
 static int tt__spikes_found(void *ctx, const struct tt__spike *spike)
 {
@@ -127,7 +152,7 @@ static int tt__spikes_found(void *ctx, const struct tt__spike *spike)
 		tt__spikes_json(sp->out, spike);
 	else
 		tt__spike_print(sp->out, spike);
-	fflush(sp->out);
+	tt__spikes_flush(sp);
 	return 0;
 }
 
@@ -173,9 +198,10 @@ int tt__spikes_start(void)
 		sp->out = NULL; /* snapshots only */
 	} else if (strcmp(dest, "stderr") == 0) {
 		sp->out = stderr;
+		snprintf(sp->path, sizeof sp->path, "stderr");
 	} else {
-		char path[4096];
-		int err = tt__expand_path(dest, path, sizeof path);
+		char *path = sp->path;
+		int err = tt__expand_path(dest, path, sizeof sp->path);
 		if (err)
 			return err;
 		/* A new file renamed into place, as the trace: a link or a file planted
@@ -329,7 +355,7 @@ static void tt__spikes_say_overwritten(struct tt__spikes *sp, const struct tt__s
 			"before the spike detector read them: spikes among them are not reported\n",
 			slot->tid, name_len, slot->name, events);
 	}
-	fflush(sp->out);
+	tt__spikes_flush(sp);
 }
 
 /* The chunk where tt-spikes stopped, or NULL: recycled by a ring. */
@@ -449,6 +475,8 @@ static void tt__spikes_poll(bool last)
 	struct tt__spikes *sp = &tt__spikes;
 	sigset_t old;
 	tt__block_signals(&old);
+	struct tt__writing writing; /* (the log's lines, the snapshots) */
+	tt__writing_begin(&writing);
 	pthread_mutex_lock(&sp->poll_mutex);
 	for (struct tt__slot *slot = tt__registry_head(); slot && sp->on && !sp->an.oom;
 	     slot = __atomic_load_n(&slot->next, __ATOMIC_ACQUIRE)) {
@@ -467,6 +495,7 @@ static void tt__spikes_poll(bool last)
 	if (last)
 		sp->on = false;
 	pthread_mutex_unlock(&sp->poll_mutex);
+	tt__writing_end(&writing);
 	tt__restore_signals(&old);
 }
 
@@ -498,7 +527,11 @@ void tt__spikes_finish(void)
 	struct tt__spikes *sp = &tt__spikes;
 	if (sp->out && sp->out != stderr)
 		fclose(sp->out);
+	if (sp->lost)
+		fprintf(stderr, "ticktrace: spike log %s: %" PRIu64 " of %" PRIu64 " entries lost (%s)\n",
+			sp->path, sp->lost, sp->entries, strerror(sp->lost_errno));
 	sp->out = NULL;
+	sp->lost = sp->entries = 0;
 	sp->on = false;
 	sp->an.rules = NULL;
 	sp->an.nrules = 0;

@@ -1,6 +1,7 @@
 /* A file's bytes, buffered into few system calls (records go from the chunks to the
  * file without a copy), and the headers and padding of its sections. */
 #include <errno.h>
+#include <poll.h>
 #include <string.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -9,6 +10,9 @@
 
 /* Writes this large go to the file directly. */
 #define TT__OUT_DIRECT 4096
+/* A FIFO or device written in place (non-blocking) whose reader takes nothing for this
+ * long is given up (ETIMEDOUT): the program never waits on a reader. */
+#define TT__OUT_READER_WAIT_MS 10000
 
 static void tt__out_raw(struct tt__out *out, const void *data, size_t size)
 {
@@ -17,6 +21,15 @@ static void tt__out_raw(struct tt__out *out, const void *data, size_t size)
 		ssize_t n = write(out->fd, p, size);
 		if (n < 0 && errno == EINTR)
 			continue;
+		if (n < 0 && errno == EAGAIN) {
+			struct pollfd ready = {.fd = out->fd, .events = POLLOUT};
+			int rc = poll(&ready, 1, TT__OUT_READER_WAIT_MS);
+			if (rc == 0)
+				out->err = -ETIMEDOUT;
+			else if (rc < 0 && errno != EINTR)
+				out->err = -errno;
+			continue;
+		}
 		if (n <= 0) {
 			out->err = n < 0 ? -errno : -EIO;
 			return;

@@ -117,11 +117,12 @@ int tt__expand_path(const char *pattern, char *buf, size_t size)
 static int tt__write_fd(struct tt__out *out, int fd, tt__file_writer write, void *arg)
 {
 	*out = (struct tt__out){.fd = fd};
-	tt__writing(1);
+	struct tt__writing writing;
+	tt__writing_begin(&writing);
 	int err = write(out, arg);
 	if (close(fd) < 0 && !err)
 		err = -errno;
-	tt__writing(0);
+	tt__writing_end(&writing);
 	return err;
 }
 
@@ -151,6 +152,14 @@ static int tt__named_descriptor(const char *path)
 	return *end || fd > INT_MAX ? -1 : (int)fd;
 }
 
+/* A file of the user's or the system's (root's, as /dev's nodes are): written
+ * through. Another user's, as planted in a shared directory, is a file that exists,
+ * and replaced: the rule ticktrace(1) gives the tools. */
+static int tt__trusted(const struct stat *st)
+{
+	return st->st_uid == geteuid() || st->st_uid == 0;
+}
+
 int tt__output_in_place(const char *path)
 {
 	if (tt__named_descriptor(path) >= 0)
@@ -160,27 +169,29 @@ int tt__output_in_place(const char *path)
 		return 0;
 	/* A link of our own or the system's to a device (/dev/stdout, /proc/self/fd/1)
 	 * is the device; another user's link is replaced, never followed. */
-	if (S_ISLNK(st.st_mode) && (st.st_uid == geteuid() || st.st_uid == 0) && stat(path, &st) < 0)
+	if (S_ISLNK(st.st_mode) && (!tt__trusted(&st) || stat(path, &st) < 0))
 		return 0;
-	return S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode);
+	return (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)) && tt__trusted(&st);
 }
 
 int tt__open_in_place(const char *path)
 {
 	int named = tt__named_descriptor(path);
 	if (named >= 0) {
+		/* (the program's own: its flags are left as they are) */
 		int fd = fcntl(named, F_DUPFD_CLOEXEC, 0);
 		return fd < 0 ? -errno : fd;
 	}
-	/* A FIFO with no reader fails (ENXIO) rather than blocking the program. */
+	/* Non-blocking, and kept so: a FIFO with no reader fails (ENXIO), and one whose
+	 * reader takes nothing is given up (buffer.c), rather than the program waiting. */
 	int fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		return errno == ENXIO ? -EPIPE : -errno;
-	int flags = fcntl(fd, F_GETFL);
-	if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) < 0) {
-		int err = -errno;
+	/* What was opened is what was checked, not another user's put there since. */
+	struct stat st;
+	if (fstat(fd, &st) < 0 || !(S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)) || !tt__trusted(&st)) {
 		close(fd);
-		return err;
+		return -EPERM;
 	}
 	return fd;
 }
@@ -333,7 +344,10 @@ void tt__list_written(const char *path)
 	int fd = open(list, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return;
+	struct tt__writing writing;
+	tt__writing_begin(&writing);
 	ssize_t written = write(fd, line, len);
 	(void)written; /* a list that cannot take the line: the file is written all the same */
+	tt__writing_end(&writing);
 	close(fd);
 }

@@ -101,6 +101,9 @@ struct tt__thread_snapshot {
 	bool begins_inside; /* records before the window were left out (TT_THREAD_WRAPPED) */
 	uint64_t dropped[TT_DROP_CAUSES];
 	uint64_t lost_from_tsc, lost_to_tsc; /* what the ring overwrote of it (tt_snapshot_cut) */
+	/* What its chunks held before a window narrowed them: the records, from the first
+	 * time to the last (its rate, where a ring lost its whole window). */
+	uint64_t held_records, held_from_tsc, held_to_tsc;
 };
 /* A snapshot's window (report/snapshots.c): every thread's records from
  * info.from_tsc to info.to_tsc and its states from from_ns to to_ns, with the
