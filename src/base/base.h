@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <time.h>
 
 #include "record_protocol.h"
@@ -53,10 +54,34 @@ void tt__background_reset_after_fork(void) TT__HIDDEN; /* in the child */
  * default action, which comes back once the last such write is done. */
 void tt__writing(int begin) TT__HIDDEN;
 
+/* fds.c: ticktrace's own descriptors, kept where the program's do not go, and
+ * checked before each use (a program may close them, and open its own at the number). */
+struct tt__fd {
+	int fd; /* -1: none */
+	int flags; /* what tells the file at fd: its open flags, its inode */
+	uint64_t dev, ino;
+};
+/* Keeps `fd`, just opened (always consumed): at a number in ticktrace's share of the
+ * soft RLIMIT_NOFILE, the file remembered. 0, or -errno (-EMFILE: no room in the share). */
+int tt__fd_keep(struct tt__fd *f, int fd) TT__HIDDEN;
+/* Whether f->fd still is the file kept there (its inode: one system call, out of
+ * line; tt__fd_close checks its flags too). */
+int tt__fd_ours(const struct tt__fd *f) TT__HIDDEN;
+/* f itself when still ours; else the same file again by its `path` (NULL: none),
+ * never another: 0, or -EBADF with f->fd -1 (the number, the program's, left alone). */
+int tt__fd_reopen(struct tt__fd *f, const char *path) TT__HIDDEN;
+/* Closes f->fd if it still is ours (0, or close's -errno), else leaves the number to
+ * the program (-EBADF); f->fd is -1 after. */
+int tt__fd_close(struct tt__fd *f) TT__HIDDEN;
+/* Lets f->fd go without closing it (the program's now); f->fd is -1 after. */
+void tt__fd_forget(struct tt__fd *f) TT__HIDDEN;
+/* A stdio stream writing to f, which checks it before each write; fclose closes it
+ * as tt__fd_close does. NULL with errno. */
+FILE *tt__fd_stdio(struct tt__fd *f) TT__HIDDEN;
+
 /* switches.c: a thread's context switches, as the kernel records them */
 struct tt__switches {
-	int fd;        /* -1: none */
-	void *map;     /* the perf ring */
+	void *map;     /* the perf ring (NULL: none), which holds the event: no descriptor is kept */
 	size_t map_size;
 	uint64_t lost; /* switches the kernel could not write (the ring was full) */
 };

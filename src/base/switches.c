@@ -39,7 +39,6 @@ int tt__switches_open(struct tt__switches *s, int tid, int *denied)
 		.use_clockid = 1,
 		.clockid = CLOCK_MONOTONIC,
 	};
-	s->fd = -1;
 	s->map = NULL;
 	s->lost = 0;
 	int fd = (int)syscall(SYS_perf_event_open, &attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
@@ -49,24 +48,21 @@ int tt__switches_open(struct tt__switches *s, int tid, int *denied)
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	s->map_size = (1 + TT__SWITCHES_DATA_PAGES) * page;
 	void *map = mmap(NULL, s->map_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (map == MAP_FAILED) {
-		int err = errno;
-		close(fd);
-		return -err;
-	}
-	s->fd = fd;
-	s->map = map;
-	return 0;
+	int err = map == MAP_FAILED ? -errno : 0;
+	/* The mapping holds the event, which goes on recording into it: no descriptor
+	 * of the program's budget is kept per thread, and none is closed by number later
+	 * (the program may have put a file of its own there). */
+	close(fd);
+	if (!err)
+		s->map = map;
+	return err;
 }
 
 void tt__switches_close(struct tt__switches *s)
 {
 	if (s->map)
 		munmap(s->map, s->map_size);
-	if (s->fd >= 0)
-		close(s->fd);
 	s->map = NULL;
-	s->fd = -1;
 }
 
 /* `size` bytes at ring position `at`, which may wrap around the ring's end. */

@@ -390,6 +390,8 @@ int tt__sched_start(int off) TT__HIDDEN;
  * has tt-sched ask the kernel for its switches (a refusal is said once, and the run
  * goes on without). */
 void tt__sched_open(struct tt__slot *slot) TT__HIDDEN;
+/* At exit: which threads went without states and why, where more than the one said. */
+void tt__sched_say_refused(void) TT__HIDDEN;
 /* The calling thread exits: its last states into its store, its event closed. */
 void tt__sched_thread_exited(struct tt__slot *slot) TT__HIDDEN;
 /* The kernel's rings into the stores: of `only`, or of every thread (NULL), which

@@ -50,12 +50,32 @@ void tt__sched_unlock(const sigset_t *old)
 	tt__restore_signals(old);
 }
 
-/* tt-sched: a line on stderr, once. */
+/* Threads that went without states, and why (lock held): said when the first is
+ * refused, and all of them at exit. */
+#define TT__SCHED_REFUSED_NAMED 8
+static struct {
+	unsigned threads;
+	uint32_t tids[TT__SCHED_REFUSED_NAMED];
+	int errs[4];            /* the distinct reasons (-errno) */
+	unsigned err_threads[4]; /* and how many threads each */
+} tt__sched_refusals;
+
+/* tt-sched: a line on stderr, once; the thread counted. */
 static void tt__sched_refused(const struct tt__slot *slot, int err, int denied)
 {
 	/* Not allowed for any thread: do not ask again. */
 	if (denied)
 		tt__sched_off = 1;
+	if (tt__sched_refusals.threads < TT__SCHED_REFUSED_NAMED)
+		tt__sched_refusals.tids[tt__sched_refusals.threads] = slot->tid;
+	tt__sched_refusals.threads++;
+	for (int i = 0; i < 4; i++) {
+		if (tt__sched_refusals.errs[i] && tt__sched_refusals.errs[i] != err)
+			continue;
+		tt__sched_refusals.errs[i] = err;
+		tt__sched_refusals.err_threads[i]++;
+		break;
+	}
 	if (tt__sched_said)
 		return;
 	tt__sched_said = 1;
@@ -63,9 +83,30 @@ static void tt__sched_refused(const struct tt__slot *slot, int err, int denied)
 		"says when threads ran only for those that have them\n", slot->tid, strerror(-err));
 }
 
+void tt__sched_say_refused(void)
+{
+	sigset_t old;
+	tt__sched_lock(&old);
+	unsigned n = tt__sched_refusals.threads;
+	if (n > 1) {
+		char line[512];
+		int len = snprintf(line, sizeof line, "ticktrace: %u threads had no thread states (tid", n);
+		for (unsigned i = 0; i < n && i < TT__SCHED_REFUSED_NAMED; i++)
+			len += snprintf(line + len, sizeof line - (size_t)len, "%s %u", i ? "," : "",
+					tt__sched_refusals.tids[i]);
+		len += snprintf(line + len, sizeof line - (size_t)len, "%s):",
+				n > TT__SCHED_REFUSED_NAMED ? ", ..." : "");
+		for (int i = 0; i < 4 && tt__sched_refusals.errs[i]; i++)
+			len += snprintf(line + len, sizeof line - (size_t)len, "%s %u for %s", i ? ";" : "",
+					tt__sched_refusals.err_threads[i], strerror(-tt__sched_refusals.errs[i]));
+		fprintf(stderr, "%s\n", line);
+	}
+	tt__sched_unlock(&old);
+}
+
 void tt__sched_open(struct tt__slot *slot)
 {
-	slot->sched.sw.fd = -1;
+	slot->sched.sw.map = NULL;
 	if (__atomic_load_n(&tt__sched_off, __ATOMIC_RELAXED))
 		return;
 	/* tt-sched asks the kernel for it (tens of microseconds, which the thread's first
@@ -80,7 +121,7 @@ void tt__sched_open(struct tt__slot *slot)
 static void tt__sched_ask(struct tt__slot *slot)
 {
 	struct tt__sched *s = &slot->sched;
-	if (!s->wanted || s->sw.fd >= 0 || s->asked)
+	if (!s->wanted || s->sw.map || s->asked)
 		return;
 	s->asked = 1;
 	if (tt__sched_off)
@@ -151,7 +192,7 @@ static struct tt__sched_block *tt__sched_room(struct tt__sched *s)
 void tt__sched_drain_slot(struct tt__slot *slot)
 {
 	struct tt__sched *s = &slot->sched;
-	if (s->sw.fd < 0)
+	if (!s->sw.map)
 		return;
 	for (;;) {
 		struct tt__sched_block *b = tt__sched_room(s);
@@ -306,11 +347,11 @@ void tt__sched_after_fork(void)
 	 * too: it asks again for its own at its next event). */
 	pthread_mutex_init(&tt__sched_mutex, NULL);
 	for (struct tt__slot *slot = tt__registry_head(); slot; slot = slot->next) {
-		if (slot->sched.sw.fd >= 0)
-			tt__switches_close(&slot->sched.sw);
+		tt__switches_close(&slot->sched.sw);
 		tt__sched_release(&slot->sched);
 	}
 	tt__sched_wanted = 0;
+	memset(&tt__sched_refusals, 0, sizeof tt__sched_refusals); /* the parent's threads' */
 	if (!tt__sched_off && tt__start_thread(NULL, tt__sched_main, NULL, 1, 0) < 0)
 		tt__sched_off = 1;
 }

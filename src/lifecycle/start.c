@@ -37,6 +37,7 @@ void tt__finish(void)
 	tt__set_all_limits();
 	tt__report_at_exit();
 	tt__say_drops();
+	tt__sched_say_refused();
 }
 
 static void tt__at_exit(void)

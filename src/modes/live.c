@@ -33,7 +33,7 @@
 #define TT__LIVE_GROW (UINT64_C(16) << 20)
 
 struct tt__live {
-	int fd;
+	int fd; /* what the arena maps (-1: no live file); used through out->file */
 	char path[4096];
 	struct tt_file_header *header; /* shared mapping of the file's first page */
 	uint64_t arena_bytes;          /* the file holds this much of the arena */
@@ -42,6 +42,7 @@ struct tt__live {
 	uint64_t modules_changes; /* tt__modules_changes() when MODULES was last written */
 	int full;     /* no room left for descriptions */
 	int said_full; /* that the disk has no room for more chunks */
+	int lost; /* the program closed the file's descriptor, and the file is gone */
 	int finished; /* the trace is written and the file removed */
 };
 
@@ -75,11 +76,31 @@ static int tt__live_commit(struct tt__live *lv)
 	return 0;
 }
 
+/* Whether the live file's descriptor is still its own (or found again by its name):
+ * a program that closes it (closefrom, close_range, a loop of close) and opens its
+ * own file at the number would have it grown, written and truncated. Once lost, said:
+ * no more chunks (their events counted as dropped), no more descriptions. */
+static int tt__live_own(struct tt__live *lv)
+{
+	if (lv->lost)
+		return -EBADF;
+	if (!tt__out_own(lv->out))
+		return 0;
+	lv->lost = 1;
+	fprintf(stderr, "ticktrace: %s: the program closed the live file's descriptor and the file "
+		"is not there by its name: threads get no more buffers (their events are counted as "
+		"dropped), and a SIGKILL loses the names since\n", lv->path);
+	return -EBADF;
+}
+
 /* Gives bytes [from, to) of the file their blocks on disk: a page of a shared mapping
  * that the disk has no room for faults with SIGBUS when written. Where the file
  * system cannot reserve (fallocate), the file is only made that long. */
-static int tt__live_reserve(int fd, uint64_t from, uint64_t to)
+static int tt__live_reserve(struct tt__live *lv, uint64_t from, uint64_t to)
 {
+	if (tt__live_own(lv))
+		return -EBADF;
+	int fd = lv->out->file.fd;
 	int rc;
 	do
 		rc = fallocate(fd, 0, (off_t)from, (off_t)(to - from));
@@ -101,24 +122,23 @@ int tt__live_start(void)
 	lv->out = calloc(1, sizeof *lv->out);
 	if (!lv->out)
 		return -ENOMEM;
-	lv->fd = tt__create_new(lv->path);
-	if (lv->fd < 0) {
-		err = lv->fd;
+	err = tt__fd_keep(&lv->out->file, tt__create_new(lv->path));
+	if (err)
 		goto fail_err;
-	}
+	lv->fd = lv->out->file.fd;
 	/* The header page and the first chunks must have their room on disk, or there
 	 * is no live file: the buffers are then in memory, as without TICKTRACE_LIVE. */
 	if (ftruncate(lv->fd, (off_t)TT__LIVE_CHUNKS_AT) < 0)
 		goto fail;
-	err = tt__live_reserve(lv->fd, 0, sizeof *lv->header);
+	err = tt__live_reserve(lv, 0, sizeof *lv->header);
 	if (!err)
-		err = tt__live_reserve(lv->fd, TT__LIVE_CHUNKS_AT, TT__LIVE_CHUNKS_AT + TT__LIVE_GROW);
+		err = tt__live_reserve(lv, TT__LIVE_CHUNKS_AT, TT__LIVE_CHUNKS_AT + TT__LIVE_GROW);
 	lv->arena_bytes = TT__LIVE_GROW;
 	if (err) {
 		fprintf(stderr, "ticktrace: %s: no room for a live file (%s): the buffers are in "
 			"memory, and a SIGKILL loses them\n", lv->path, strerror(-err));
 		unlink(lv->path);
-		close(lv->fd);
+		tt__fd_close(&lv->out->file);
 		free(lv->out);
 		*lv = (struct tt__live){.fd = -1};
 		return 0;
@@ -129,7 +149,7 @@ int tt__live_start(void)
 	lv->header = page;
 	tt__file_header(lv->header, TT_FILE_LIVE | tt__mode->file_flags);
 	lv->header->live_chunks_at = TT__LIVE_CHUNKS_AT;
-	lv->out->fd = lv->fd;
+	lv->out->path = lv->path;
 	lv->out->offset = sizeof *lv->header;
 	if (lseek(lv->fd, (off_t)lv->out->offset, SEEK_SET) < 0)
 		goto fail;
@@ -147,7 +167,7 @@ fail:
 fail_err:
 	if (lv->fd >= 0) {
 		unlink(lv->path);
-		close(lv->fd);
+		tt__fd_close(&lv->out->file);
 	}
 	free(lv->out);
 	*lv = (struct tt__live){.fd = -1};
@@ -161,11 +181,11 @@ int tt__live_cover(uint64_t arena_bytes)
 		return 0;
 	uint64_t grown = (arena_bytes + TT__LIVE_GROW - 1) / TT__LIVE_GROW * TT__LIVE_GROW;
 	tt__writing(1);
-	int err = tt__live_reserve(lv->fd, TT__LIVE_CHUNKS_AT + lv->arena_bytes, TT__LIVE_CHUNKS_AT + grown);
+	int err = tt__live_reserve(lv, TT__LIVE_CHUNKS_AT + lv->arena_bytes, TT__LIVE_CHUNKS_AT + grown);
 	tt__writing(0);
 	if (err) {
 		/* Threads get no more chunks: their events are counted as dropped. */
-		if (!lv->said_full)
+		if (!lv->said_full && !lv->lost)
 			fprintf(stderr, "ticktrace: %s: no room for more buffers (%s): events from "
 				"now on are counted as dropped\n", lv->path, strerror(-err));
 		lv->said_full = 1;
@@ -229,7 +249,7 @@ void tt__live_tick(void)
 	if (lv->fd < 0 || lv->finished)
 		return;
 	tt__writing(1);
-	if (!lv->full) {
+	if (!lv->full && !tt__live_own(lv)) {
 		/* Libraries unloaded or loaded since: named offline after a SIGKILL too. */
 		int err = tt__out_unloaded(lv->out, &lv->sites);
 		uint64_t changes = tt__modules_changes();
@@ -277,7 +297,7 @@ int tt__live_after_fork(void)
 	if (lv->fd < 0)
 		return -1;
 	munmap(lv->header, sizeof *lv->header);
-	close(lv->fd);
+	tt__fd_close(&lv->out->file);
 	free(lv->out);
 	tt__site_set_clear(&lv->sites);
 	tt__site_set_clear(&lv->fresh);

@@ -54,6 +54,7 @@ struct tt__spikes_thread {
 static struct tt__spikes {
 	bool on;   /* the detector runs: for the log, or for snapshots */
 	FILE *out; /* the log, or NULL */
+	struct tt__fd log; /* its descriptor, checked before each write (the program may close it) */
 	int json;
 	struct tt__analysis an;
 	struct tt__report_clock clock;
@@ -181,13 +182,14 @@ int tt__spikes_start(void)
 		/* A new file renamed into place, as the trace: a link or a file planted
 		 * at PATH is replaced, not written through; a device or FIFO is written. */
 		int in_place;
-		int fd = tt__open_output(path, &in_place);
-		if (fd < 0)
-			return fd;
-		sp->out = fdopen(fd, "w");
+		err = tt__fd_keep(&sp->log, tt__open_output(path, &in_place));
+		if (err)
+			return err;
+		sp->out = tt__fd_stdio(&sp->log);
 		if (!sp->out) {
-			close(fd);
-			return -errno;
+			err = -errno;
+			tt__fd_close(&sp->log);
+			return err;
 		}
 		sp->json = tt__ends_with(path, ".jsonl") || tt__ends_with(path, ".json");
 	}

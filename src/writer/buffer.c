@@ -10,12 +10,34 @@
 /* Writes this large go to the file directly. */
 #define TT__OUT_DIRECT 4096
 
-static void tt__out_raw(struct tt__out *out, const void *data, size_t size)
+/* The descriptor checked, at file position `at` (found again by its path, it is
+ * moved there). */
+static int tt__out_own_at(struct tt__out *out, uint64_t at)
+{
+	if (tt__fd_ours(&out->file))
+		return 0;
+	if (tt__fd_reopen(&out->file, out->path) == 0 && lseek(out->file.fd, (off_t)at, SEEK_SET) >= 0)
+		return 0;
+	if (!out->err)
+		out->err = -EBADF;
+	return -EBADF;
+}
+
+int tt__out_own(struct tt__out *out)
+{
+	return tt__out_own_at(out, out->offset - out->len);
+}
+
+/* `size` bytes at file position `at`. */
+static void tt__out_raw(struct tt__out *out, const void *data, size_t size, uint64_t at)
 {
 	const char *p = data;
-	while (size && !out->err) {
-		ssize_t n = write(out->fd, p, size);
+	while (size && !out->err && tt__out_own_at(out, at) == 0) {
+		ssize_t n = write(out->file.fd, p, size);
 		if (n < 0 && errno == EINTR)
+			continue;
+		/* (closed since it was checked: checked again) */
+		if (n < 0 && errno == EBADF && !tt__fd_ours(&out->file))
 			continue;
 		if (n <= 0) {
 			out->err = n < 0 ? -errno : -EIO;
@@ -23,26 +45,28 @@ static void tt__out_raw(struct tt__out *out, const void *data, size_t size)
 		}
 		p += n;
 		size -= (size_t)n;
+		at += (uint64_t)n;
 	}
 }
 
 void tt__out_flush(struct tt__out *out)
 {
-	tt__out_raw(out, out->buf, out->len);
+	tt__out_raw(out, out->buf, out->len, out->offset - out->len);
 	out->len = 0;
 }
 
 /* What is buffered, then `size` bytes at `data`, in one system call where it can. */
 static void tt__out_flush_with(struct tt__out *out, const void *data, size_t size)
 {
+	uint64_t at = out->offset - size - out->len;
 	struct iovec iov[2] = {{out->buf, out->len}, {(void *)data, size}};
-	ssize_t n = out->err ? 0 : writev(out->fd, iov, 2);
+	ssize_t n = out->err || tt__out_own_at(out, at) ? 0 : writev(out->file.fd, iov, 2);
 	size_t done = n > 0 ? (size_t)n : 0;
 	/* What a short or interrupted write left, the slow way (it reports errors). */
 	size_t from_buf = done < out->len ? done : out->len;
-	tt__out_raw(out, out->buf + from_buf, out->len - from_buf);
+	tt__out_raw(out, out->buf + from_buf, out->len - from_buf, at + from_buf);
 	size_t from_data = done - from_buf;
-	tt__out_raw(out, (const char *)data + from_data, size - from_data);
+	tt__out_raw(out, (const char *)data + from_data, size - from_data, at + done);
 	out->len = 0;
 }
 
