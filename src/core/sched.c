@@ -1,8 +1,12 @@
-/* Thread states (TICKTRACE_SCHED): each recording thread asks the kernel for its own
- * context switches when it registers (its first event, the slow path, which only
- * says so), ticktrace's thread "tt-sched" asks the kernel for them (perf_event_open of
- * the thread's tid) and moves them from the kernel's ring into the thread's store
- * every TT__SCHED_DRAIN_NS; the writer takes them from there (SCHED sections).
+/* Thread states (TICKTRACE_SCHED): each thread asks the kernel for its own context
+ * switches (a perf event of its tid) as it starts, before its first event, out of
+ * the hot path: the program's threads in their start (lifecycle's pthread_create),
+ * the first thread in the constructor, a fork's child as it begins; its first event
+ * (the slow path, registering) takes them into its slot. A thread made otherwise (raw
+ * clone, or before ticktrace started) has ticktrace's thread "tt-sched" ask for them
+ * as it registers, counted and said at exit. tt-sched moves the switches from the
+ * kernel's ring into the thread's store every TT__SCHED_DRAIN_NS; the writer takes them
+ * from there (SCHED sections).
  * A refusal (seccomp, perf_event_paranoid 3, no descriptor or locked memory left)
  * is said once and the thread records without states. The recording threads never
  * touch any of it after registering, until they exit. */
@@ -37,6 +41,13 @@ static int tt__sched_said;      /* the refusal was said */
 static uint32_t tt__sched_wake; /* futex word: bumped to stop the drain's sleep */
 static int tt__sched_wanted; /* threads that want their switches recorded */
 static uint64_t tt__sched_block_seq; /* lock held */
+static int tt__sched_ready; /* tt-sched runs: threads ask for their switches as they start */
+static unsigned tt__sched_late; /* threads that had tt-sched ask: said at exit */
+/* The calling thread's switches, asked for as it started and not yet taken by its
+ * first event (NULL: taken, or never asked). */
+static __thread struct tt__sched_early *tt__sched_mine __attribute__((tls_model("initial-exec")));
+/* The first thread's (the constructor's), and a fork's child's. */
+static struct tt__sched_early tt__sched_first;
 
 void tt__sched_lock(sigset_t *old)
 {
@@ -101,18 +112,69 @@ void tt__sched_say_refused(void)
 					tt__sched_refusals.err_threads[i], strerror(-tt__sched_refusals.errs[i]));
 		fprintf(stderr, "%s\n", line);
 	}
+	if (tt__sched_late)
+		fprintf(stderr, "ticktrace: %u threads not started by pthread_create after ticktrace "
+			"started (raw clone, or earlier) had their thread states asked for by tt-sched "
+			"at their first event: none for what they did until then\n", tt__sched_late);
 	tt__sched_unlock(&old);
+}
+
+void tt__sched_thread_starts(struct tt__sched_early *e)
+{
+	if (!__atomic_load_n(&tt__sched_ready, __ATOMIC_ACQUIRE) ||
+	    __atomic_load_n(&tt__sched_off, __ATOMIC_RELAXED))
+		return;
+	int denied;
+	/* (refused: its first event has tt-sched ask again, which says why) */
+	if (tt__switches_open(&e->sw, (int)gettid(), &denied) == 0)
+		/* after the kernel began to record: every switch from now on is there */
+		e->since_ns = tt__clock_ns(CLOCK_MONOTONIC);
+	e->pid = getpid();
+	/* Last: an event in a signal handler from here on takes them. */
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	tt__sched_mine = e;
+}
+
+void tt__sched_thread_ends(struct tt__sched_early *e)
+{
+	sigset_t old;
+	tt__block_signals(&old); /* (a handler's first event would take them) */
+	if (tt__sched_mine == e) {
+		tt__sched_mine = NULL;
+		/* (a fork's child has not its parent's ring: the kernel does not copy it) */
+		if (e->pid == getpid())
+			tt__switches_close(&e->sw);
+	}
+	tt__restore_signals(&old);
+}
+
+void tt__sched_first_thread_starts(void)
+{
+	tt__sched_thread_starts(&tt__sched_first);
 }
 
 void tt__sched_open(struct tt__slot *slot)
 {
-	slot->sched.sw.map = NULL;
+	struct tt__sched *s = &slot->sched;
+	s->sw.map = NULL;
+	struct tt__sched_early *e = tt__sched_mine;
+	tt__sched_mine = NULL;
 	if (__atomic_load_n(&tt__sched_off, __ATOMIC_RELAXED))
 		return;
-	/* tt-sched asks the kernel for it (tens of microseconds, which the thread's first
-	 * event does not wait for): its switches from then on. */
-	slot->sched.wanted = 1;
-	__atomic_add_fetch(&tt__sched_wanted, 1, __ATOMIC_RELAXED);
+	s->wanted = 1;
+	int idle = __atomic_fetch_add(&tt__sched_wanted, 1, __ATOMIC_RELAXED) == 0;
+	if (e && e->pid == getpid() && e->sw.map) {
+		/* Asked for as the thread started: tt-sched only drains them. */
+		s->sw = e->sw;
+		s->since_ns = e->since_ns;
+		s->asked = s->on = 1;
+		if (!idle)
+			return;
+	} else if (!e || e->pid != getpid()) {
+		/* Made otherwise: tt-sched asks the kernel for it (tens of microseconds, which
+		 * the thread's first event does not wait for): its switches from then on. */
+		__atomic_add_fetch(&tt__sched_late, 1, __ATOMIC_RELAXED);
+	}
 	__atomic_add_fetch(&tt__sched_wake, 1, __ATOMIC_RELEASE);
 	syscall(SYS_futex, &tt__sched_wake, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
@@ -323,8 +385,9 @@ static void *tt__sched_main(void *unused)
 			continue;
 		}
 		tt__sched_drain(NULL);
+		/* (woken early by a thread that needs asking for) */
 		struct timespec period = {0, TT__SCHED_DRAIN_NS};
-		nanosleep(&period, NULL);
+		syscall(SYS_futex, &tt__sched_wake, FUTEX_WAIT_PRIVATE, seq, &period, NULL, 0);
 	}
 	return NULL;
 }
@@ -338,20 +401,26 @@ int tt__sched_start(int off)
 	int err = tt__start_thread(NULL, tt__sched_main, NULL, 1, 1);
 	if (err)
 		tt__sched_off = 1;
+	else
+		__atomic_store_n(&tt__sched_ready, 1, __ATOMIC_RELEASE);
 	return err;
 }
 
 void tt__sched_after_fork(void)
 {
 	/* The parent's threads' events are not the child's: close them (this thread's
-	 * too: it asks again for its own at its next event). */
+	 * too). */
 	pthread_mutex_init(&tt__sched_mutex, NULL);
 	for (struct tt__slot *slot = tt__registry_head(); slot; slot = slot->next) {
 		tt__switches_close(&slot->sched.sw);
 		tt__sched_release(&slot->sched);
 	}
 	tt__sched_wanted = 0;
+	tt__sched_late = 0;
 	memset(&tt__sched_refusals, 0, sizeof tt__sched_refusals); /* the parent's threads' */
 	if (!tt__sched_off && tt__start_thread(NULL, tt__sched_main, NULL, 1, 0) < 0)
 		tt__sched_off = 1;
+	/* (the parent's ring, which the kernel does not copy: this thread asks again once
+	 * the child's run has its clocks, tt__sched_first_thread_starts) */
+	tt__sched_mine = NULL;
 }
