@@ -33,6 +33,14 @@
  * the first, ring the latest, stream writes them as they fill. */
 #define TT__SCHED_BLOCKS_MAX 1024
 
+/* What states cost (tt__sched_weigh): the kernel's CPU per switch record, a thread's
+ * switch out or in (the benchmark's sched_kernel_floor_pct: about 2 us more CPU for a
+ * hop's four, with no ticktrace), and the share of the program's CPU time above which
+ * the cost is said, once, weighed over a second at a time. */
+#define TT__SCHED_RECORD_NS 500
+#define TT__SCHED_COST_SHARE_PCT 5
+#define TT__SCHED_WEIGH_NS 1000000000
+
 static pthread_mutex_t tt__sched_mutex = PTHREAD_MUTEX_INITIALIZER;
 static struct tt__sched_block *tt__sched_free, *tt__sched_free_small; /* lock held */
 static struct tt__slab tt__sched_slab = {.slab_size = 64 * 1024}; /* the small ones */
@@ -41,6 +49,7 @@ static int tt__sched_said;      /* the refusal was said */
 static uint32_t tt__sched_wake; /* futex word: bumped to stop the drain's sleep */
 static int tt__sched_wanted; /* threads that want their switches recorded */
 static uint64_t tt__sched_block_seq; /* lock held */
+static uint64_t tt__sched_moved; /* states moved out of the kernel's rings (lock held) */
 static int tt__sched_ready; /* tt-sched runs: threads ask for their switches as they start */
 static unsigned tt__sched_late; /* threads that had tt-sched ask: said at exit */
 /* The calling thread's switches, asked for as it started and not yet taken by its
@@ -262,6 +271,7 @@ void tt__sched_drain_slot(struct tt__slot *slot)
 		struct tt_sched_state *to = b ? &b->states[b->count] : spill;
 		size_t cap = b ? b->cap - b->count : 64;
 		size_t n = tt__switches_read(&s->sw, to, cap);
+		tt__sched_moved += n;
 		s->lost += s->sw.lost;
 		s->sw.lost = 0;
 		if (b)
@@ -373,10 +383,43 @@ int tt__sched_any(void)
 	return __atomic_load_n(&tt__sched_wanted, __ATOMIC_RELAXED) > 0;
 }
 
+/* tt-sched, after a drain: where the threads switch so often that their states cost
+ * more than TT__SCHED_COST_SHARE_PCT of the program's CPU time (the kernel's records
+ * and tt-sched's own work), says so once, with the rate and the cost: the states go
+ * on (they are what was asked for), the user knows their price. */
+struct tt__sched_weight {
+	int64_t wall_ns, cpu_ns, own_ns; /* at the window's start (wall_ns 0: none yet) */
+	uint64_t moved;
+	int said;
+};
+
+static void tt__sched_weigh(struct tt__sched_weight *w)
+{
+	int64_t now = tt__clock_ns(CLOCK_MONOTONIC);
+	if (w->said || now - w->wall_ns < TT__SCHED_WEIGH_NS)
+		return;
+	int64_t cpu = tt__clock_ns(CLOCK_PROCESS_CPUTIME_ID), own = tt__clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	uint64_t moved = __atomic_load_n(&tt__sched_moved, __ATOMIC_RELAXED);
+	if (w->wall_ns && cpu > w->cpu_ns) {
+		double records = (double)(moved - w->moved);
+		double cost_ns = records * TT__SCHED_RECORD_NS + (double)(own - w->own_ns);
+		double pct = 100.0 * cost_ns / (double)(cpu - w->cpu_ns);
+		if (pct > TT__SCHED_COST_SHARE_PCT) {
+			w->said = 1;
+			fprintf(stderr, "ticktrace: threads switch %.0f times a second: their states cost about "
+				"%.0f%% of the program's CPU time (the kernel's switch records, about %d ns "
+				"each, and their draining); TICKTRACE_SCHED=0 turns them off\n",
+				records / 2 * 1e9 / (double)(now - w->wall_ns), pct, TT__SCHED_RECORD_NS);
+		}
+	}
+	*w = (struct tt__sched_weight){now, cpu, own, moved, w->said};
+}
+
 static void *tt__sched_main(void *unused)
 {
 	(void)unused;
 	tt__thread_running("tt-sched");
+	struct tt__sched_weight weight = {0};
 	for (;;) {
 		uint32_t seq = __atomic_load_n(&tt__sched_wake, __ATOMIC_ACQUIRE);
 		if (!tt__sched_any()) {
@@ -385,6 +428,7 @@ static void *tt__sched_main(void *unused)
 			continue;
 		}
 		tt__sched_drain(NULL);
+		tt__sched_weigh(&weight);
 		/* (woken early by a thread that needs asking for) */
 		struct timespec period = {0, TT__SCHED_DRAIN_NS};
 		syscall(SYS_futex, &tt__sched_wake, FUTEX_WAIT_PRIVATE, seq, &period, NULL, 0);

@@ -5,9 +5,14 @@
  *   then THREADS threads, each started as the last one ended, whose first event
  *   begins "sleep3", which sleeps 3 ms                            {"thread": TID}
  *   then a forked child, whose first event begins "child", which
- *   sleeps 3 ms (its own file: TICKTRACE_OUT.PID)                 {"child": TID, "pid": PID} */
+ *   sleeps 3 ms (its own file: TICKTRACE_OUT.PID)                 {"child": TID, "pid": PID}
+ *
+ * With the argument "pingpong": two threads hand a byte back and forth through pipes
+ * for 2.5 s, an event per hop, switching tens of thousands of times a second
+ * ({"hops": N}). */
 #include <pthread.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -33,8 +38,46 @@ static void *short_thread(void *unused)
 	return NULL;
 }
 
-int main(void)
+static int pipes[2][2];
+
+static void *echo(void *unused)
 {
+	(void)unused;
+	char byte;
+	while (read(pipes[0][0], &byte, 1) == 1 && byte && write(pipes[1][1], &byte, 1) == 1)
+		TT_INSTANT("echo");
+	return NULL;
+}
+
+static int pingpong(void)
+{
+	pthread_t t;
+	if (pipe(pipes[0]) || pipe(pipes[1]) || pthread_create(&t, NULL, echo, NULL)) {
+		perror("sched_first_prog: pingpong");
+		return 1;
+	}
+	struct timespec t0, now;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	long hops = 0;
+	char byte = 1;
+	do {
+		TT_INSTANT("hop");
+		if (write(pipes[0][1], &byte, 1) != 1 || read(pipes[1][0], &byte, 1) != 1)
+			return 1;
+		hops++;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+	} while ((now.tv_sec - t0.tv_sec) * 1000000000L + (now.tv_nsec - t0.tv_nsec) < 2500000000L);
+	byte = 0;
+	if (write(pipes[0][1], &byte, 1) != 1 || pthread_join(t, NULL))
+		return 1;
+	printf("{\"hops\": %ld}\n", hops);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 2 && strcmp(argv[1], "pingpong") == 0)
+		return pingpong();
 	TT_BEGIN("startup");
 	nap_ms(300);
 	TT_END();

@@ -6,10 +6,15 @@ blocked = its duration), mostly blocked; the states cover the scope from its fir
 event; the run says no thread went without, or had tt-sched ask late. In modes stop
 and stream, and as nobody where the test runs as root.
 
+The price (issue 35.8): two threads that switch tens of thousands of times a second
+are told once, with the rate and the cost, what their states cost; the runs above,
+which switch little, are told nothing of it.
+
 Usage: sched_first.py PROG TICKTRACE
 """
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -59,7 +64,7 @@ def run(tmp, mode, user=None):
     if p.returncode != 0:
         return
     lines = [json.loads(line) for line in p.stdout.splitlines()]
-    check("thread states" not in p.stderr, "%s: said %r" % (what, p.stderr))
+    check("ticktrace" not in p.stderr, "%s: said %r" % (what, p.stderr))
     spikes = spikes_of(out)
     threads = [line["thread"] for line in lines if "thread" in line]
     check(len(threads) == 60, "%s: %d threads said their tid" % (what, len(threads)))
@@ -73,8 +78,29 @@ def run(tmp, mode, user=None):
     print("%s: %d of %d spikes split" % (what, split_count, len(spikes)))
 
 
+COST = re.compile(r"ticktrace: threads switch (\d+) times a second: their states cost about (\d+)% "
+                  r"of the program's CPU time")
+
+
+def price(tmp):
+    out = os.path.join(tmp, "pingpong.ttr")
+    p = subprocess.run([PROG, "pingpong"], env=dict(os.environ, TICKTRACE_OUT=out),
+                       capture_output=True, text=True, timeout=60)
+    check(p.returncode == 0, "pingpong failed (%d): %s" % (p.returncode, p.stderr))
+    said = [COST.match(line) for line in p.stderr.splitlines() if "switch" in line]
+    check(len(said) == 1 and said[0], "pingpong: the price said %d times: %r" % (len(said), p.stderr))
+    if said and said[0]:
+        rate, pct = int(said[0].group(1)), int(said[0].group(2))
+        hops = json.loads(p.stdout)["hops"]
+        # each hop: both threads leave their CPU once
+        check(rate >= hops / 2.5 * 2 / 3, "pingpong: %d switches a second said, %d hops in 2.5 s" % (rate, hops))
+        check(5 < pct < 100, "pingpong: a cost of %d%%" % pct)
+        print("pingpong: %d hops; said %d switches a second, %d%%" % (hops, rate, pct))
+
+
 def main():
     with tempfile.TemporaryDirectory() as tmp:
+        price(tmp)
         for mode in ("stop", "stream"):
             run(tmp, mode)
         if os.geteuid() == 0 and int(open("/proc/sys/kernel/perf_event_paranoid").read()) <= 2:
