@@ -49,7 +49,7 @@ static int tt__sched_said;      /* the refusal was said */
 static uint32_t tt__sched_wake; /* futex word: bumped to stop the drain's sleep */
 static int tt__sched_wanted; /* threads that want their switches recorded */
 static uint64_t tt__sched_block_seq; /* lock held */
-static uint64_t tt__sched_moved; /* states moved out of the kernel's rings (lock held) */
+static uint64_t tt__sched_moved; /* states moved out of the kernel's rings, or lost there (lock held) */
 static int tt__sched_ready; /* tt-sched runs: threads ask for their switches as they start */
 static unsigned tt__sched_late; /* threads that had tt-sched ask: said at exit */
 /* The calling thread's switches, asked for as it started and not yet taken by its
@@ -271,7 +271,8 @@ void tt__sched_drain_slot(struct tt__slot *slot)
 		struct tt_sched_state *to = b ? &b->states[b->count] : spill;
 		size_t cap = b ? b->cap - b->count : 64;
 		size_t n = tt__switches_read(&s->sw, to, cap);
-		tt__sched_moved += n;
+		/* (those the kernel lost, its ring full, count: it was asked to write them) */
+		tt__sched_moved += n + s->sw.lost;
 		s->lost += s->sw.lost;
 		s->sw.lost = 0;
 		if (b)

@@ -10,7 +10,10 @@ The price (issue 35.8): two threads that switch tens of thousands of times a sec
 are told once, with the rate and the cost, what their states cost; the runs above,
 which switch little, are told nothing of it.
 
-Usage: sched_first.py PROG TICKTRACE
+A thread started before ticktrace (sched_late_prog, whose plugin starts it) has its
+states from its first event on, asked by tt-sched, and the run counts it at exit.
+
+Usage: sched_first.py PROG TICKTRACE LATE_PROG PLUGIN
 """
 import json
 import os
@@ -19,7 +22,7 @@ import subprocess
 import sys
 import tempfile
 
-PROG, TOOL = sys.argv[1:3]
+PROG, TOOL, LATE_PROG, PLUGIN = sys.argv[1:5]
 MS = 1000000
 failures = []
 
@@ -98,9 +101,29 @@ def price(tmp):
         print("pingpong: %d hops; said %d switches a second, %d%%" % (hops, rate, pct))
 
 
+LATE = re.compile(r"ticktrace: (\d+) threads not started by pthread_create after ticktrace started")
+
+
+def late(tmp):
+    out = os.path.join(tmp, "late.ttr")
+    p = subprocess.run([LATE_PROG, PLUGIN], env=dict(os.environ, TICKTRACE_OUT=out),
+                       capture_output=True, text=True, timeout=60)
+    check(p.returncode == 0, "late: failed (%d): %s" % (p.returncode, p.stderr))
+    said = [LATE.match(line) for line in p.stderr.splitlines() if LATE.match(line)]
+    check(len(said) == 1 and said[0].group(1) == "1", "late: not counted once, as one: %r" % p.stderr)
+    tid = json.loads(p.stdout)["late"]
+    info = subprocess.run([TOOL, "info", out], capture_output=True, text=True, timeout=60)
+    states = info.stdout.split("thread states")[-1]
+    # its row of the thread states table: tid, name, switches, lost, known from
+    row = re.search(r"^\s*%d\s.*\s(\d+)\s+(\d+)\s+[\d.]+ s$" % tid, states, re.M)
+    check(row and int(row.group(1)) >= 30,
+          "late: thread %d has not its 30 naps' switches: %s" % (tid, info.stdout))
+
+
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         price(tmp)
+        late(tmp)
         for mode in ("stop", "stream"):
             run(tmp, mode)
         if os.geteuid() == 0 and int(open("/proc/sys/kernel/perf_event_paranoid").read()) <= 2:
