@@ -390,20 +390,10 @@ int tt__sched_start(int off) TT__HIDDEN;
  * takes the switches it asked for as it started, or has tt-sched ask the kernel for
  * them (a refusal is said once, and the run goes on without). */
 void tt__sched_open(struct tt__slot *slot) TT__HIDDEN;
-/* A thread's switches asked for as it starts, before its first event takes them: its
- * start keeps this for as long as the thread runs. */
-struct tt__sched_early {
-	struct tt__switches sw; /* map NULL: refused (its first event has tt-sched ask again) */
-	int64_t since_ns;       /* when the kernel was asked */
-	pid_t pid;              /* of the process that asked (a fork's child has not the ring) */
-};
-/* The calling thread, as it starts (signals may come): asks the kernel for its
- * switches into `e`, once tt-sched runs; nothing when states are off. */
-void tt__sched_thread_starts(struct tt__sched_early *e) TT__HIDDEN;
-/* The calling thread ends: `e`'s event closed, unless its first event took it. */
-void tt__sched_thread_ends(struct tt__sched_early *e) TT__HIDDEN;
-/* tt__sched_thread_starts for the first thread (the constructor's), or a fork's child's. */
-void tt__sched_first_thread_starts(void) TT__HIDDEN;
+/* The calling thread, as it starts (the program's threads, the first thread, a fork's
+ * child; signals may come): asks the kernel for its switches, which its first event
+ * takes (tt__sched_open), once tt-sched runs; nothing when states are off. */
+void tt__sched_thread_starts(void) TT__HIDDEN;
 /* At exit: which threads went without states and why, where more than the one said;
  * how many had tt-sched ask for theirs (not started by pthread_create). */
 void tt__sched_say_refused(void) TT__HIDDEN;

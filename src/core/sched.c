@@ -52,11 +52,16 @@ static uint64_t tt__sched_block_seq; /* lock held */
 static uint64_t tt__sched_moved; /* states moved out of the kernel's rings, or lost there (lock held) */
 static int tt__sched_ready; /* tt-sched runs: threads ask for their switches as they start */
 static unsigned tt__sched_late; /* threads that had tt-sched ask: said at exit */
-/* The calling thread's switches, asked for as it started and not yet taken by its
- * first event (NULL: taken, or never asked). */
-static __thread struct tt__sched_early *tt__sched_mine __attribute__((tls_model("initial-exec")));
-/* The first thread's (the constructor's), and a fork's child's. */
-static struct tt__sched_early tt__sched_first;
+/* The calling thread's switches, asked for as it started and, while `held`, not yet
+ * taken by its first event; closed at its exit by the key's destructor otherwise. */
+struct tt__sched_early {
+	struct tt__switches sw; /* map NULL: refused (its first event has tt-sched ask again) */
+	int64_t since_ns;       /* when the kernel was asked */
+	pid_t pid;              /* of the process that asked (a fork's child has not the ring) */
+	int held;
+};
+static __thread struct tt__sched_early tt__sched_mine __attribute__((tls_model("initial-exec")));
+static pthread_key_t tt__sched_early_key;
 
 void tt__sched_lock(sigset_t *old)
 {
@@ -128,58 +133,69 @@ void tt__sched_say_refused(void)
 	tt__sched_unlock(&old);
 }
 
-void tt__sched_thread_starts(struct tt__sched_early *e)
+/* At a thread's exit (its key's destructor): switches it asked for as it started
+ * and never took, closed. */
+static void tt__sched_early_gone(void *unused)
+{
+	(void)unused;
+	sigset_t old;
+	tt__block_signals(&old); /* (a handler's first event would take them) */
+	if (tt__sched_mine.held) {
+		tt__sched_mine.held = 0;
+		/* (a fork's child has not its parent's ring: the kernel does not copy it) */
+		if (tt__sched_mine.pid == getpid())
+			tt__switches_close(&tt__sched_mine.sw);
+	}
+	tt__restore_signals(&old);
+}
+
+void tt__sched_thread_starts(void)
 {
 	if (!__atomic_load_n(&tt__sched_ready, __ATOMIC_ACQUIRE) ||
-	    __atomic_load_n(&tt__sched_off, __ATOMIC_RELAXED))
+	    __atomic_load_n(&tt__sched_off, __ATOMIC_RELAXED) ||
+	    (tt__sched_mine.held && tt__sched_mine.pid == getpid()))
 		return;
+	struct tt__sched_early *e = &tt__sched_mine;
+	e->held = 0; /* (a fork's child: the parent's, not here) */
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	/* Not cancelled here (close is a cancellation point): a thread cancelled as it
+	 * starts is cancelled in the program's own code, its cleanups pushed. */
+	int cancel;
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
 	int denied;
 	/* (refused: its first event has tt-sched ask again, which says why) */
 	if (tt__switches_open(&e->sw, (int)gettid(), &denied) == 0)
 		/* after the kernel began to record: every switch from now on is there */
 		e->since_ns = tt__clock_ns(CLOCK_MONOTONIC);
+	pthread_setcancelstate(cancel, NULL);
 	e->pid = getpid();
+	pthread_setspecific(tt__sched_early_key, e);
 	/* Last: an event in a signal handler from here on takes them. */
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	tt__sched_mine = e;
-}
-
-void tt__sched_thread_ends(struct tt__sched_early *e)
-{
-	sigset_t old;
-	tt__block_signals(&old); /* (a handler's first event would take them) */
-	if (tt__sched_mine == e) {
-		tt__sched_mine = NULL;
-		/* (a fork's child has not its parent's ring: the kernel does not copy it) */
-		if (e->pid == getpid())
-			tt__switches_close(&e->sw);
-	}
-	tt__restore_signals(&old);
-}
-
-void tt__sched_first_thread_starts(void)
-{
-	tt__sched_thread_starts(&tt__sched_first);
+	e->held = 1;
 }
 
 void tt__sched_open(struct tt__slot *slot)
 {
 	struct tt__sched *s = &slot->sched;
 	s->sw.map = NULL;
-	struct tt__sched_early *e = tt__sched_mine;
-	tt__sched_mine = NULL;
-	if (__atomic_load_n(&tt__sched_off, __ATOMIC_RELAXED))
+	struct tt__sched_early *e = tt__sched_mine.held && tt__sched_mine.pid == getpid() ? &tt__sched_mine : NULL;
+	tt__sched_mine.held = 0;
+	if (__atomic_load_n(&tt__sched_off, __ATOMIC_RELAXED)) {
+		if (e)
+			tt__switches_close(&e->sw);
 		return;
+	}
 	s->wanted = 1;
 	int idle = __atomic_fetch_add(&tt__sched_wanted, 1, __ATOMIC_RELAXED) == 0;
-	if (e && e->pid == getpid() && e->sw.map) {
+	if (e && e->sw.map) {
 		/* Asked for as the thread started: tt-sched only drains them. */
 		s->sw = e->sw;
 		s->since_ns = e->since_ns;
 		s->asked = s->on = 1;
 		if (!idle)
 			return;
-	} else if (!e || e->pid != getpid()) {
+	} else if (!e) {
 		/* Made otherwise: tt-sched asks the kernel for it (tens of microseconds, which
 		 * the thread's first event does not wait for): its switches from then on. */
 		__atomic_add_fetch(&tt__sched_late, 1, __ATOMIC_RELAXED);
@@ -443,7 +459,9 @@ int tt__sched_start(int off)
 	tt__sched_off = off;
 	if (off)
 		return 0;
-	int err = tt__start_thread(NULL, tt__sched_main, NULL, 1, 1);
+	int err = -pthread_key_create(&tt__sched_early_key, tt__sched_early_gone);
+	if (!err)
+		err = tt__start_thread(NULL, tt__sched_main, NULL, 1, 1);
 	if (err)
 		tt__sched_off = 1;
 	else
@@ -466,6 +484,6 @@ void tt__sched_after_fork(void)
 	if (!tt__sched_off && tt__start_thread(NULL, tt__sched_main, NULL, 1, 0) < 0)
 		tt__sched_off = 1;
 	/* (the parent's ring, which the kernel does not copy: this thread asks again once
-	 * the child's run has its clocks, tt__sched_first_thread_starts) */
-	tt__sched_mine = NULL;
+	 * the child's run has its clocks, tt__sched_thread_starts) */
+	tt__sched_mine.held = 0;
 }

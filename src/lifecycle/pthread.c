@@ -15,23 +15,13 @@ struct tt__thread_start {
 	void *arg;
 };
 
-static void tt__thread_ends(void *early)
-{
-	tt__sched_thread_ends(early);
-}
-
 static void *tt__thread_main(void *start_arg)
 {
 	struct tt__thread_start start = *(struct tt__thread_start *)start_arg;
 	free(start_arg);
-	struct tt__sched_early early;
-	tt__sched_thread_starts(&early);
-	void *ret;
-	/* (pthread_exit and cancellation run it too) */
-	pthread_cleanup_push(tt__thread_ends, &early);
-	ret = start.main(start.arg);
-	pthread_cleanup_pop(1);
-	return ret;
+	/* (closed at its exit if it never records: the thread's key) */
+	tt__sched_thread_starts();
+	return start.main(start.arg);
 }
 
 int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*main)(void *), void *arg)
