@@ -57,8 +57,7 @@ static unsigned tt__sched_late; /* threads that had tt-sched ask: said at exit *
 struct tt__sched_early {
 	struct tt__switches sw; /* map NULL: refused (its first event has tt-sched ask again) */
 	int64_t since_ns;       /* when the kernel was asked */
-	pid_t pid;              /* of the process that asked (a fork's child has not the ring) */
-	int held;
+	int held; /* (a fork's child forgets its parent's: tt__sched_after_fork) */
 };
 static __thread struct tt__sched_early tt__sched_mine __attribute__((tls_model("initial-exec")));
 static pthread_key_t tt__sched_early_key;
@@ -142,9 +141,7 @@ static void tt__sched_early_gone(void *unused)
 	tt__block_signals(&old); /* (a handler's first event would take them) */
 	if (tt__sched_mine.held) {
 		tt__sched_mine.held = 0;
-		/* (a fork's child has not its parent's ring: the kernel does not copy it) */
-		if (tt__sched_mine.pid == getpid())
-			tt__switches_close(&tt__sched_mine.sw);
+		tt__switches_close(&tt__sched_mine.sw);
 	}
 	tt__restore_signals(&old);
 }
@@ -152,12 +149,9 @@ static void tt__sched_early_gone(void *unused)
 void tt__sched_thread_starts(void)
 {
 	if (!__atomic_load_n(&tt__sched_ready, __ATOMIC_ACQUIRE) ||
-	    __atomic_load_n(&tt__sched_off, __ATOMIC_RELAXED) ||
-	    (tt__sched_mine.held && tt__sched_mine.pid == getpid()))
+	    __atomic_load_n(&tt__sched_off, __ATOMIC_RELAXED) || tt__sched_mine.held)
 		return;
 	struct tt__sched_early *e = &tt__sched_mine;
-	e->held = 0; /* (a fork's child: the parent's, not here) */
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	/* Not cancelled here (close is a cancellation point): a thread cancelled as it
 	 * starts is cancelled in the program's own code, its cleanups pushed. */
 	int cancel;
@@ -168,7 +162,6 @@ void tt__sched_thread_starts(void)
 		/* after the kernel began to record: every switch from now on is there */
 		e->since_ns = tt__clock_ns(CLOCK_MONOTONIC);
 	pthread_setcancelstate(cancel, NULL);
-	e->pid = getpid();
 	pthread_setspecific(tt__sched_early_key, e);
 	/* Last: an event in a signal handler from here on takes them. */
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
@@ -179,7 +172,7 @@ void tt__sched_open(struct tt__slot *slot)
 {
 	struct tt__sched *s = &slot->sched;
 	s->sw.map = NULL;
-	struct tt__sched_early *e = tt__sched_mine.held && tt__sched_mine.pid == getpid() ? &tt__sched_mine : NULL;
+	struct tt__sched_early *e = tt__sched_mine.held ? &tt__sched_mine : NULL;
 	tt__sched_mine.held = 0;
 	if (__atomic_load_n(&tt__sched_off, __ATOMIC_RELAXED)) {
 		if (e)
