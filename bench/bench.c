@@ -371,8 +371,10 @@ int main(int argc, char **argv)
 		return tt_bench_pairs_child();
 	if (argc == 2 && strcmp(argv[1], TT_BENCH_DETOUR_CHILD) == 0)
 		return tt_bench_detour_child();
-	if (argc == 3 && strcmp(argv[1], TT_BENCH_SCHED_CHILD) == 0)
-		return tt_bench_sched_child(atol(argv[2]));
+	if (argc == 4 && strcmp(argv[1], TT_BENCH_SCHED_CHILD) == 0)
+		return tt_bench_sched_child(atol(argv[2]), atoi(argv[3]));
+	if (argc == 2 && strcmp(argv[1], TT_BENCH_THREAD_START_CHILD) == 0)
+		return tt_bench_thread_start_child();
 	if (argc == 2 && strcmp(argv[1], TT_BENCH_SNAPSHOT_CHILD) == 0)
 		return tt_bench_snapshot_child();
 	int repeats = 11;
@@ -434,6 +436,7 @@ int main(int argc, char **argv)
 	double rdtsc_ns = tt_bench_median(rdtsc, repeats);
 	struct tt_bench_overhead overhead = {0};
 	struct tt_bench_sched sched = {0};
+	struct tt_bench_thread_start thread_start = {0};
 	struct tt_bench_snapshot snapshot = {0};
 	double stream_ns = 0;
 	uint64_t stream_dropped = 0;
@@ -444,7 +447,8 @@ int main(int argc, char **argv)
 			fprintf(stderr, "ticktrace-bench: self-profiler: %s\n", strerror(-err));
 			return 1;
 		}
-		if (tt_bench_sched_overhead(repeats, &sched) || tt_bench_snapshot(repeats, &snapshot))
+		if (tt_bench_sched_overhead(repeats, &sched) || tt_bench_thread_start(repeats, &thread_start) ||
+		    tt_bench_snapshot(repeats, &snapshot))
 			return 1;
 		if (tt_bench_stream(repeats, &stream_ns, &stream_dropped))
 			return 1;
@@ -507,6 +511,15 @@ int main(int argc, char **argv)
 		 "two threads handing on a byte through pipes, %.0f switches/s, an event per hop: CPU per hop "
 		 "%.0f ns with thread states, %.0f ns without (target <= 2)",
 		 sched.switches_per_s, sched.on_ns, sched.off_ns);
+	char floor_what[240], start_what[200];
+	snprintf(floor_what, sizeof floor_what,
+		 "the same hops with no ticktrace, each thread opening the same switch records for itself, "
+		 "a thread draining them every 10 ms: %.0f ns a hop, %.0f ns without (target: "
+		 "sched_overhead_pct - this = %.2f <= 1)", sched.floor_on_ns, sched.floor_off_ns,
+		 sched.pct - sched.floor_pct);
+	snprintf(start_what, sizeof start_what,
+		 "pthread_create until the new thread's first event returns: %.1f us, %.1f us with TICKTRACE=0 "
+		 "(its switches asked for as it starts)", thread_start.on_us, thread_start.off_us);
 	char during_what[240], snapshot_what[160];
 	snprintf(during_what, sizeof during_what,
 		 "per event while a snapshot of 8 threads is written, each recording about 1.1 M events/s "
@@ -537,6 +550,8 @@ int main(int argc, char **argv)
 		{"sample_overhead_pct", "%", overhead.pct, 0,
 		 "slowdown of a loop while self-profiled at 1 ms (target <= 3)", NULL, 0, NULL},
 		{"sched_overhead_pct", "%", sched.pct, 0, sched_what, NULL, 0, NULL},
+		{"sched_kernel_floor_pct", "%", sched.floor_pct, 0, floor_what, NULL, 0, NULL},
+		{"thread_start_us", "us", thread_start.us, 0, start_what, NULL, 0, NULL},
 		{"event_during_snapshot_ns", "ns", snapshot.during_ns, 1.10, during_what, &rows[WARM], 0, NULL},
 		{"snapshot_ms", "ms", snapshot.snapshot_ms, 0, snapshot_what, NULL, 0, NULL},
 	};

@@ -138,8 +138,26 @@ int tt__own_thread(pid_t tid)
 	return 0;
 }
 
+/* the functions ticktrace's own threads run, as many as fit */
+static void *(*tt__own_mains[16])(void *);
+static uint32_t tt__own_main_count;
+
+int tt__own_thread_main(void *(*main)(void *))
+{
+	uint32_t n = __atomic_load_n(&tt__own_main_count, __ATOMIC_ACQUIRE);
+	for (uint32_t i = 0; i < n && i < sizeof tt__own_mains / sizeof tt__own_mains[0]; i++)
+		if (__atomic_load_n(&tt__own_mains[i], __ATOMIC_RELAXED) == main)
+			return 1;
+	return 0;
+}
+
 int tt__start_thread(pthread_t *thread, void *(*main)(void *), void *arg, int detached, int wait)
 {
+	if (!tt__own_thread_main(main)) {
+		uint32_t index = __atomic_fetch_add(&tt__own_main_count, 1, __ATOMIC_RELAXED);
+		if (index < sizeof tt__own_mains / sizeof tt__own_mains[0])
+			__atomic_store_n(&tt__own_mains[index], main, __ATOMIC_RELEASE);
+	}
 	uint32_t before = __atomic_load_n(&tt__threads_started, __ATOMIC_ACQUIRE);
 	/* The thread inherits a full signal mask: the program's signals are not for it. */
 	sigset_t old;

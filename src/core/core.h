@@ -317,7 +317,12 @@ size_t tt__gap_records(const struct tt__slot *slot, struct tt_record out[2]) TT_
 /* sched.c: thread states (TICKTRACE_SCHED) */
 /* Start-up: the drain thread, unless `off`. 0 or -errno. */
 int tt__sched_start(int off) TT__HIDDEN;
-/* At exit: which threads went without states and why, where more than the one said. */
+/* The calling thread, as it starts (the program's threads, the first thread, a fork's
+ * child; signals may come): asks the kernel for its switches, which its first event
+ * takes (tt__sched_open), once tt-sched runs; nothing when states are off. */
+void tt__sched_thread_starts(void) TT__HIDDEN;
+/* At exit: which threads went without states and why, where more than the one said;
+ * how many had tt-sched ask for theirs (not started by pthread_create). */
 void tt__sched_say_refused(void) TT__HIDDEN;
 /* The kernel's rings into the stores: of `only`, or of every thread (NULL), which
  * first asks for those of the threads not asked for yet. */

@@ -92,8 +92,8 @@ extern int tt__dumps_running TT__HIDDEN; /* changed under the registry and core 
 
 /* sched.c */
 /* Registering the calling thread into `slot` (registry lock held, signals blocked):
- * has tt-sched ask the kernel for its switches (a refusal is counted, said at exit,
- * and the run goes on without). */
+ * takes the switches it asked for as it started, or has tt-sched ask the kernel for
+ * them (a refusal is counted, said at exit, and the run goes on without). */
 void tt__sched_open(struct tt__slot *slot) TT__HIDDEN;
 /* The calling thread exits: its last states into its store, its event closed. */
 void tt__sched_thread_exited(struct tt__slot *slot) TT__HIDDEN;

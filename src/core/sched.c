@@ -1,8 +1,12 @@
-/* Thread states (TICKTRACE_SCHED): each recording thread asks the kernel for its own
- * context switches when it registers (its first event, the slow path, which only
- * says so), ticktrace's thread "tt-sched" asks the kernel for them (perf_event_open of
- * the thread's tid) and moves them from the kernel's ring into the thread's store
- * every TT__SCHED_DRAIN_NS; the writer takes them from there (SCHED sections).
+/* Thread states (TICKTRACE_SCHED): each thread asks the kernel for its own context
+ * switches (a perf event of its tid) as it starts, before its first event, out of
+ * the hot path: the program's threads in their start (lifecycle's pthread_create),
+ * the first thread in the constructor, a fork's child as it begins; its first event
+ * (the slow path, registering) takes them into its slot. A thread made otherwise (raw
+ * clone, or before ticktrace started) has ticktrace's thread "tt-sched" ask for them
+ * as it registers, counted and said at exit. tt-sched moves the switches from the
+ * kernel's ring into the thread's store every TT__SCHED_DRAIN_NS; the writer takes them
+ * from there (SCHED sections).
  * A refusal (seccomp, perf_event_paranoid 3, no descriptor or locked memory left)
  * is counted, the thread records without states, and at exit one line says which
  * threads went without and why. No descriptor is kept: the ring's mapping holds the
@@ -32,6 +36,14 @@
  * the first, ring the latest, stream writes them as they fill. */
 #define TT__SCHED_BLOCKS_MAX 1024
 
+/* What states cost (tt__sched_weigh): the kernel's CPU per switch record, a thread's
+ * switch out or in (the benchmark's sched_kernel_floor_pct: about 2 us more CPU for a
+ * hop's four, with no ticktrace), and the share of the program's CPU time above which
+ * the cost is said, once, weighed over a second at a time. */
+#define TT__SCHED_RECORD_NS 500
+#define TT__SCHED_COST_SHARE_PCT 5
+#define TT__SCHED_WEIGH_NS 1000000000
+
 static struct tt__lock tt__sched = TT__LOCK_INIT(TT__LOCK_SCHED);
 static struct tt__sched_block *tt__sched_free, *tt__sched_free_small; /* lock held */
 static struct tt__slab tt__sched_slab = {.slab_size = 64 * 1024}; /* the small ones */
@@ -39,6 +51,18 @@ static int tt__sched_off;       /* TICKTRACE_SCHED=0, or the kernel said no for 
 static uint32_t tt__sched_wake; /* futex word: bumped to stop the drain's sleep */
 static int tt__sched_wanted; /* threads that want their switches recorded */
 static uint64_t tt__sched_block_seq; /* lock held */
+static uint64_t tt__sched_moved; /* states moved out of the kernel's rings, or lost there (lock held) */
+static int tt__sched_ready; /* tt-sched runs: threads ask for their switches as they start */
+static unsigned tt__sched_late; /* threads that had tt-sched ask: said at exit */
+/* The calling thread's switches, asked for as it started and, while `held`, not yet
+ * taken by its first event; closed at its exit by the key's destructor otherwise. */
+struct tt__sched_early {
+	struct tt__switches sw; /* map NULL: refused (its first event has tt-sched ask again) */
+	int64_t since_ns;       /* when the kernel was asked */
+	int held; /* (a fork's child forgets its parent's: tt__sched_after_fork) */
+};
+static __thread struct tt__sched_early tt__sched_mine __attribute__((tls_model("initial-exec")));
+static pthread_key_t tt__sched_early_key;
 
 void tt__sched_lock(sigset_t *old)
 {
@@ -104,18 +128,74 @@ void tt__sched_say_refused(void)
 	}
 	if (n)
 		fprintf(stderr, "%s: the trace says when threads ran only for those that have them\n", line);
+	if (tt__sched_late)
+		fprintf(stderr, "ticktrace: %u threads not started by pthread_create after ticktrace "
+			"started (raw clone, or earlier) had their thread states asked for by tt-sched "
+			"at their first event: none for what they did until then\n", tt__sched_late);
 	tt__sched_unlock(&old);
+}
+
+/* At a thread's exit (its key's destructor): switches it asked for as it started
+ * and never took, closed. */
+static void tt__sched_early_gone(void *unused)
+{
+	(void)unused;
+	sigset_t old;
+	tt__block_signals(&old); /* (a handler's first event would take them) */
+	if (tt__sched_mine.held) {
+		tt__sched_mine.held = 0;
+		tt__switches_close(&tt__sched_mine.sw);
+	}
+	tt__restore_signals(&old);
+}
+
+void tt__sched_thread_starts(void)
+{
+	if (!__atomic_load_n(&tt__sched_ready, __ATOMIC_ACQUIRE) ||
+	    __atomic_load_n(&tt__sched_off, __ATOMIC_RELAXED) || tt__sched_mine.held)
+		return;
+	struct tt__sched_early *e = &tt__sched_mine;
+	/* Not cancelled here (close is a cancellation point): a thread cancelled as it
+	 * starts is cancelled in the program's own code, its cleanups pushed. */
+	int cancel;
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
+	int denied;
+	/* (refused: its first event has tt-sched ask again, which says why) */
+	if (tt__switches_open(&e->sw, (int)gettid(), &denied) == 0)
+		/* after the kernel began to record: every switch from now on is there */
+		e->since_ns = tt__clock_ns(CLOCK_MONOTONIC);
+	pthread_setcancelstate(cancel, NULL);
+	pthread_setspecific(tt__sched_early_key, e);
+	/* Last: an event in a signal handler from here on takes them. */
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	e->held = 1;
 }
 
 void tt__sched_open(struct tt__slot *slot)
 {
-	slot->sched.sw.map = NULL;
-	if (__atomic_load_n(&tt__sched_off, __ATOMIC_RELAXED))
+	struct tt__sched *s = &slot->sched;
+	s->sw.map = NULL;
+	struct tt__sched_early *e = tt__sched_mine.held ? &tt__sched_mine : NULL;
+	tt__sched_mine.held = 0;
+	if (__atomic_load_n(&tt__sched_off, __ATOMIC_RELAXED)) {
+		if (e)
+			tt__switches_close(&e->sw);
 		return;
-	/* tt-sched asks the kernel for it (tens of microseconds, which the thread's first
-	 * event does not wait for): its switches from then on. */
-	slot->sched.wanted = 1;
-	__atomic_add_fetch(&tt__sched_wanted, 1, __ATOMIC_RELAXED);
+	}
+	s->wanted = 1;
+	int idle = __atomic_fetch_add(&tt__sched_wanted, 1, __ATOMIC_RELAXED) == 0;
+	if (e && e->sw.map) {
+		/* Asked for as the thread started: tt-sched only drains them. */
+		s->sw = e->sw;
+		s->since_ns = e->since_ns;
+		s->asked = s->on = 1;
+		if (!idle)
+			return;
+	} else if (!e) {
+		/* Made otherwise: tt-sched asks the kernel for it (tens of microseconds, which
+		 * the thread's first event does not wait for): its switches from then on. */
+		__atomic_add_fetch(&tt__sched_late, 1, __ATOMIC_RELAXED);
+	}
 	__atomic_add_fetch(&tt__sched_wake, 1, __ATOMIC_RELEASE);
 	syscall(SYS_futex, &tt__sched_wake, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
@@ -203,6 +283,8 @@ void tt__sched_drain_slot(struct tt__slot *slot)
 		struct tt_sched_state *to = b ? &b->states[b->count] : spill;
 		size_t cap = b ? b->cap - b->count : 64;
 		size_t n = tt__switches_read(&s->sw, to, cap);
+		/* (those the kernel lost, its ring full, count: it was asked to write them) */
+		tt__sched_moved += n + s->sw.lost;
 		s->lost += s->sw.lost;
 		s->sw.lost = 0;
 		if (b)
@@ -314,6 +396,38 @@ int tt__sched_any(void)
 	return __atomic_load_n(&tt__sched_wanted, __ATOMIC_RELAXED) > 0;
 }
 
+/* tt-sched, after a drain: where the threads switch so often that their states cost
+ * more than TT__SCHED_COST_SHARE_PCT of the program's CPU time (the kernel's records
+ * and tt-sched's own work), says so once, with the rate and the cost: the states go
+ * on (they are what was asked for), the user knows their price. */
+struct tt__sched_weight {
+	int64_t wall_ns, cpu_ns, own_ns; /* at the window's start (wall_ns 0: none yet) */
+	uint64_t moved;
+	int said;
+};
+
+static void tt__sched_weigh(struct tt__sched_weight *w)
+{
+	int64_t now = tt__clock_ns(CLOCK_MONOTONIC);
+	if (w->said || now - w->wall_ns < TT__SCHED_WEIGH_NS)
+		return;
+	int64_t cpu = tt__clock_ns(CLOCK_PROCESS_CPUTIME_ID), own = tt__clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	uint64_t moved = __atomic_load_n(&tt__sched_moved, __ATOMIC_RELAXED);
+	if (w->wall_ns && cpu > w->cpu_ns) {
+		double records = (double)(moved - w->moved);
+		double cost_ns = records * TT__SCHED_RECORD_NS + (double)(own - w->own_ns);
+		double pct = 100.0 * cost_ns / (double)(cpu - w->cpu_ns);
+		if (pct > TT__SCHED_COST_SHARE_PCT) {
+			w->said = 1;
+			fprintf(stderr, "ticktrace: threads switch %.0f times a second: their states cost about "
+				"%.0f%% of the program's CPU time (the kernel's switch records, about %d ns "
+				"each, and their draining); TICKTRACE_SCHED=0 turns them off\n",
+				records / 2 * 1e9 / (double)(now - w->wall_ns), pct, TT__SCHED_RECORD_NS);
+		}
+	}
+	*w = (struct tt__sched_weight){now, cpu, own, moved, w->said};
+}
+
 static void *tt__sched_main(void *unused)
 {
 	(void)unused;
@@ -322,6 +436,7 @@ static void *tt__sched_main(void *unused)
 	 * program that closes every descriptor (a daemon starting) and opens its own
 	 * while one is open would have its file closed in its place. */
 	tt__fd_private_table();
+	struct tt__sched_weight weight = {0};
 	for (;;) {
 		uint32_t seq = __atomic_load_n(&tt__sched_wake, __ATOMIC_ACQUIRE);
 		if (!tt__sched_any()) {
@@ -330,8 +445,10 @@ static void *tt__sched_main(void *unused)
 			continue;
 		}
 		tt__sched_drain(NULL);
+		tt__sched_weigh(&weight);
+		/* (woken early by a thread that needs asking for) */
 		struct timespec period = {0, TT__SCHED_DRAIN_NS};
-		nanosleep(&period, NULL);
+		syscall(SYS_futex, &tt__sched_wake, FUTEX_WAIT_PRIVATE, seq, &period, NULL, 0);
 	}
 	return NULL;
 }
@@ -342,23 +459,31 @@ int tt__sched_start(int off)
 	tt__sched_off = off;
 	if (off)
 		return 0;
-	int err = tt__start_thread(NULL, tt__sched_main, NULL, 1, 1);
+	int err = -pthread_key_create(&tt__sched_early_key, tt__sched_early_gone);
+	if (!err)
+		err = tt__start_thread(NULL, tt__sched_main, NULL, 1, 1);
 	if (err)
 		tt__sched_off = 1;
+	else
+		__atomic_store_n(&tt__sched_ready, 1, __ATOMIC_RELEASE);
 	return err;
 }
 
 void tt__sched_after_fork(void)
 {
 	/* The parent's threads' events are not the child's: close them (this thread's
-	 * too: it asks again for its own at its next event). */
+	 * too). */
 	tt__lock_reset(&tt__sched);
 	for (struct tt__slot *slot = tt__registry_head(); slot; slot = slot->next) {
 		tt__switches_close(&slot->sched.sw);
 		tt__sched_release(&slot->sched);
 	}
 	tt__sched_wanted = 0;
+	tt__sched_late = 0;
 	memset(&tt__sched_refusals, 0, sizeof tt__sched_refusals); /* the parent's threads' */
 	if (!tt__sched_off && tt__start_thread(NULL, tt__sched_main, NULL, 1, 0) < 0)
 		tt__sched_off = 1;
+	/* (the parent's ring, which the kernel does not copy: this thread asks again once
+	 * the child's run has its clocks, tt__sched_thread_starts) */
+	tt__sched_mine.held = 0;
 }

@@ -85,6 +85,8 @@ static void tt__after_fork_in_child(void)
 	if (tt__mode->after_fork)
 		tt__mode->after_fork();
 	tt__signals_after_fork();
+	/* (its switches from the child's start, before its next event) */
+	tt__sched_thread_starts();
 	tt__in_slow_path = 0;
 }
 
@@ -179,10 +181,12 @@ void tt__init(void)
 static const struct tt__mode_ops tt__starting = {.start = tt__init};
 const struct tt__mode_ops *tt__mode = &tt__starting;
 
-/* Linked in, ticktrace records with no set-up call. */
+/* Linked in, ticktrace records with no set-up call. The first thread asks for its
+ * switches here, as the others do as they start (pthread.c). */
 __attribute__((constructor)) static void tt__constructor(void)
 {
 	tt__init();
+	tt__sched_thread_starts();
 }
 
 static void tt__set_recording(int on)

@@ -11,8 +11,9 @@
  * waiting on a run queue (/proc/self/task/TID/schedstat), and its voluntary and
  * involuntary switches (getrusage(RUSAGE_THREAD)).
  *
- *   seccomp    as sleep, perf_event_open denied (EACCES) by a seccomp filter first
- *              (PR_SET_SECCOMP's filter, on every thread: SECCOMP_FILTER_FLAG_TSYNC)
+ *   seccomp    as sleep, perf_event_open denied (EACCES) by a seccomp filter set
+ *              before ticktrace starts (PR_SET_SECCOMP's filter, on every thread:
+ *              SECCOMP_FILTER_FLAG_TSYNC; then the program again, under it)
  *
  * Snapshots (TICKTRACE_SNAPSHOTS=DIR, which the program polls for the files it
  * expects before it goes on):
@@ -117,35 +118,9 @@ static void sleep_ms(int ms)
 		;
 }
 
-/* ticktrace asks the kernel for a thread's switches just after its first event, from
- * its own thread: waits (up to 10 s, polling) until `threads` perf events are open,
- * so that the planted scopes have states from their beginning. */
-static int perf_events_open(void)
-{
-	DIR *d = opendir("/proc/self/fd");
-	int n = 0;
-	for (struct dirent *e; d && (e = readdir(d));) {
-		char path[300], target[64];
-		snprintf(path, sizeof path, "/proc/self/fd/%s", e->d_name);
-		ssize_t len = readlink(path, target, sizeof target - 1);
-		target[len > 0 ? len : 0] = 0;
-		n += strcmp(target, "anon_inode:[perf_event]") == 0;
-	}
-	if (d)
-		closedir(d);
-	return n;
-}
-
-static int expect_states = 1;
-/* Threads with states already, beside those a wait_states counts (snapshots). */
-static atomic_int other_states;
-
-static void wait_states(int threads)
-{
-	threads += atomic_load(&other_states);
-	for (int i = 0; expect_states && i < 10000 && perf_events_open() < threads; i++)
-		sleep_ms(1);
-}
+/* (Each thread asks the kernel for its own switches as it starts, ticktrace's
+ * pthread_create and its constructor for main: the planted scopes have states from
+ * their beginning, with nothing to wait for.) */
 
 /* Snapshots: the helpers stay until main lets them go, so that the count of threads
  * with states only grows (an exited thread's perf event closes when tt-sched sees
@@ -167,7 +142,6 @@ static void *holder(void *unused)
 {
 	(void)unused;
 	TT_INSTANT("holder starts");
-	wait_states(2);
 	pthread_mutex_lock(&held);
 	pthread_barrier_wait(&ready);
 	sleep_ms(2);
@@ -194,7 +168,6 @@ static void *spinner(void *unused)
 		exit(1);
 	}
 	TT_INSTANT("spinner pinned");
-	wait_states(2);
 	pthread_barrier_wait(&ready);
 	AROUND("spin", spin_cpu(6000000));
 	atomic_fetch_add(&spun, 1);
@@ -317,22 +290,18 @@ static void snapshots(const char *table)
 	pthread_t tick, noise, hold, spin[2];
 	pthread_create(&tick, NULL, ticker, NULL);
 	pthread_create(&noise, NULL, noisy, NULL);
-	wait_states(3);
 	/* A window's worth of history (TICKTRACE_SNAPSHOT_BEFORE's 100 ms, and more)
 	 * before the first spike: its window does not begin before the run. */
 	while (atomic_load(&ticks) < 150)
 		sleep_ms(1);
 	AROUND("sleep3", sleep_ms(3));
 
-	atomic_store(&other_states, 2); /* the ticker and the noisy thread */
 	pthread_barrier_init(&ready, NULL, 2);
 	pthread_create(&hold, NULL, holder, NULL);
-	wait_states(2);
 	pthread_barrier_wait(&ready);
 	AROUND("lockwait", pthread_mutex_lock(&held));
 	pthread_mutex_unlock(&held);
 
-	atomic_store(&other_states, 4); /* main and the holder too */
 	pthread_barrier_destroy(&ready);
 	pthread_barrier_init(&ready, NULL, 2);
 	for (int i = 0; i < 2; i++)
@@ -429,24 +398,31 @@ static void flatout(const char *table)
 	free(flat_tsc);
 }
 
+extern char **environ;
+
 int main(int argc, char **argv)
 {
 	const char *what = argc > 1 ? argv[1] : "";
 	if (strcmp(what, "seccomp") == 0) {
+		/* As a sandbox set up before the program runs: the filter first, then this
+		 * program again (the system call, not ticktrace's execve, which would end this
+		 * image's run in the same file), whose ticktrace starts under it. */
 		deny_perf();
-		expect_states = 0;
-		what = "sleep";
+		char *again[] = {argv[0], "seccomp-denied", NULL};
+		syscall(SYS_execve, "/proc/self/exe", again, environ);
+		perror("sched_causes_prog: execve");
+		return 1;
 	}
+	if (strcmp(what, "seccomp-denied") == 0)
+		what = "sleep";
 	if (strcmp(what, "sleep") == 0) {
 		TT_INSTANT("main starts");
-		wait_states(1);
 		AROUND("sleep3", sleep_ms(3));
 	} else if (strcmp(what, "lock") == 0) {
 		TT_INSTANT("main starts");
 		pthread_t t;
 		pthread_barrier_init(&ready, NULL, 2);
 		pthread_create(&t, NULL, holder, NULL);
-		wait_states(2);
 		pthread_barrier_wait(&ready);
 		AROUND("lockwait", pthread_mutex_lock(&held));
 		pthread_mutex_unlock(&held);

@@ -1,0 +1,49 @@
+/* pthread_create, interposed: each thread the program starts asks the kernel for its
+ * own context switches as it begins (core/sched.c), before its first event, so that
+ * its states cover that event's scope; the hot path never does. */
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdlib.h>
+
+#include "lifecycle/lifecycle.h"
+
+TT_API int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*main)(void *),
+			  void *arg);
+
+struct tt__thread_start {
+	void *(*main)(void *);
+	void *arg;
+};
+
+static void *tt__thread_main(void *start_arg)
+{
+	struct tt__thread_start start = *(struct tt__thread_start *)start_arg;
+	free(start_arg);
+	/* (closed at its exit if it never records: the thread's key) */
+	tt__sched_thread_starts();
+	return start.main(start.arg);
+}
+
+int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*main)(void *), void *arg)
+{
+	typedef int (*create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+	static create_fn next;
+	create_fn create = __atomic_load_n(&next, __ATOMIC_ACQUIRE);
+	if (!create) {
+		create = (create_fn)(uintptr_t)dlsym(RTLD_NEXT, "pthread_create");
+		if (!create)
+			return ENOSYS;
+		__atomic_store_n(&next, create, __ATOMIC_RELEASE);
+	}
+	/* ticktrace's own threads record nothing: nothing to ask for */
+	if (tt__config.off || tt__config.sched_off || tt__own_thread_main(main))
+		return create(thread, attr, main, arg);
+	struct tt__thread_start *start = malloc(sizeof *start);
+	if (!start)
+		return create(thread, attr, main, arg);
+	*start = (struct tt__thread_start){main, arg};
+	int err = create(thread, attr, tt__thread_main, start);
+	if (err)
+		free(start);
+	return err;
+}

@@ -1,0 +1,107 @@
+/* The program that runtime/sched_first.py runs: scopes that are their thread's first
+ * event, each sleeping (blocked), as JSON lines on stdout naming each thread:
+ *
+ *   main's first event begins "startup", which sleeps 300 ms      {"main": TID}
+ *   then THREADS threads, each started as the last one ended, whose first event
+ *   begins "sleep3", which sleeps 3 ms                            {"thread": TID}
+ *   then a forked child, whose first event begins "child", which
+ *   sleeps 3 ms (its own file: TICKTRACE_OUT.PID)                 {"child": TID, "pid": PID}
+ *
+ * With the argument "pingpong": two threads hand a byte back and forth through pipes
+ * for 2.5 s, an event per hop, switching tens of thousands of times a second
+ * ({"hops": N}). */
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ticktrace.h"
+
+#define THREADS 60
+
+static void nap_ms(long ms)
+{
+	struct timespec t = {ms / 1000, (ms % 1000) * 1000000};
+	while (nanosleep(&t, &t) != 0)
+		;
+}
+
+static void *short_thread(void *unused)
+{
+	(void)unused;
+	TT_BEGIN("sleep3");
+	nap_ms(3);
+	TT_END();
+	printf("{\"thread\": %d}\n", (int)gettid());
+	return NULL;
+}
+
+static int pipes[2][2];
+
+static void *echo(void *unused)
+{
+	(void)unused;
+	char byte;
+	while (read(pipes[0][0], &byte, 1) == 1 && byte && write(pipes[1][1], &byte, 1) == 1)
+		TT_INSTANT("echo");
+	return NULL;
+}
+
+static int pingpong(void)
+{
+	pthread_t t;
+	if (pipe(pipes[0]) || pipe(pipes[1]) || pthread_create(&t, NULL, echo, NULL)) {
+		perror("sched_first_prog: pingpong");
+		return 1;
+	}
+	struct timespec t0, now;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	long hops = 0;
+	char byte = 1;
+	do {
+		TT_INSTANT("hop");
+		if (write(pipes[0][1], &byte, 1) != 1 || read(pipes[1][0], &byte, 1) != 1)
+			return 1;
+		hops++;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+	} while ((now.tv_sec - t0.tv_sec) * 1000000000L + (now.tv_nsec - t0.tv_nsec) < 2500000000L);
+	byte = 0;
+	if (write(pipes[0][1], &byte, 1) != 1 || pthread_join(t, NULL))
+		return 1;
+	printf("{\"hops\": %ld}\n", hops);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 2 && strcmp(argv[1], "pingpong") == 0)
+		return pingpong();
+	TT_BEGIN("startup");
+	nap_ms(300);
+	TT_END();
+	printf("{\"main\": %d}\n", (int)gettid());
+	for (int i = 0; i < THREADS; i++) {
+		pthread_t t;
+		if (pthread_create(&t, NULL, short_thread, NULL) != 0 || pthread_join(t, NULL) != 0) {
+			perror("sched_first_prog: pthread_create");
+			return 1;
+		}
+	}
+	fflush(stdout);
+	pid_t child = fork();
+	if (child == 0) {
+		TT_BEGIN("child");
+		nap_ms(3);
+		TT_END();
+		printf("{\"child\": %d, \"pid\": %d}\n", (int)gettid(), (int)getpid());
+		return 0;
+	}
+	int status;
+	if (child < 0 || waitpid(child, &status, 0) != child || !WIFEXITED(status) || WEXITSTATUS(status)) {
+		fprintf(stderr, "sched_first_prog: the child failed\n");
+		return 1;
+	}
+	return 0;
+}

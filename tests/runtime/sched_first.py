@@ -1,0 +1,149 @@
+#!/usr/bin/env python3
+"""States from a thread's first event (issue 35.1): sched_first_prog's main, 60 short
+threads and a forked child each begin a sleeping scope with their first event. Every
+one's spike (`ticktrace spikes --json`, 1 ms threshold) is split (on CPU + preempted +
+blocked = its duration), mostly blocked; the states cover the scope from its first
+event; the run says no thread went without, or had tt-sched ask late. In modes stop
+and stream, and as nobody where the test runs as root.
+
+The price (issue 35.8): two threads that switch tens of thousands of times a second
+are told once, with the rate and the cost, what their states cost; the runs above,
+which switch little, are told nothing of it.
+
+A thread started before ticktrace (sched_late_prog, whose plugin starts it) has its
+states from its first event on, asked by tt-sched, and the run counts it at exit.
+
+Usage: sched_first.py PROG TICKTRACE LATE_PROG PLUGIN
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+PROG, TOOL, LATE_PROG, PLUGIN = sys.argv[1:5]
+MS = 1000000
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what)
+
+
+def spikes_of(path):
+    s = subprocess.run([TOOL, "spikes", "--json", "--threshold", "1ms", path],
+                       capture_output=True, text=True, timeout=60)
+    if s.returncode != 0:
+        sys.exit("ticktrace spikes %s failed: %s" % (path, s.stderr))
+    return [json.loads(line) for line in s.stdout.splitlines()]
+
+
+def split(what, spikes, tid, scope, asleep_ns):
+    found = [sp for sp in spikes if sp["tid"] == tid and sp["name"] == scope]
+    check(len(found) == 1, "%s: %d spikes %s of tid %d" % (what, len(found), scope, tid))
+    if len(found) != 1:
+        return
+    sp = found[0]
+    on, pre, blk = sp.get("on_cpu_ns"), sp.get("preempted_ns"), sp.get("blocked_ns")
+    check(on is not None, "%s: %s (tid %d), its first scope, has no split: %s" % (what, scope, tid, sp))
+    if on is None:
+        return
+    check(on + pre + blk == sp["dur_ns"],
+          "%s: %s: %d + %d + %d is not its %d ns" % (what, scope, on, pre, blk, sp["dur_ns"]))
+    check(blk >= asleep_ns * 9 // 10,
+          "%s: %s (tid %d) slept %d ns, blocked only %d" % (what, scope, tid, asleep_ns, blk))
+
+
+def run(tmp, mode, user=None):
+    what = "mode %s%s" % (mode, ", as nobody" if user is not None else "")
+    out = os.path.join(tmp, "first-%s-%s.ttr" % (mode, user))
+    env = dict(os.environ, TICKTRACE_OUT=out, TICKTRACE_MODE=mode)
+    kwargs = {"user": user} if user is not None else {}
+    p = subprocess.run([PROG], env=env, capture_output=True, text=True, timeout=120, **kwargs)
+    check(p.returncode == 0, "%s: the program failed (%d): %s" % (what, p.returncode, p.stderr))
+    if p.returncode != 0:
+        return
+    lines = [json.loads(line) for line in p.stdout.splitlines()]
+    check("ticktrace" not in p.stderr, "%s: said %r" % (what, p.stderr))
+    spikes = spikes_of(out)
+    threads = [line["thread"] for line in lines if "thread" in line]
+    check(len(threads) == 60, "%s: %d threads said their tid" % (what, len(threads)))
+    split(what, spikes, [l["main"] for l in lines if "main" in l][0], "startup", 300 * MS)
+    for tid in threads:
+        split(what, spikes, tid, "sleep3", 3 * MS)
+    child = [line for line in lines if "child" in line][0]
+    split(what + ", forked child", spikes_of("%s.%d" % (out, child["pid"])), child["child"], "child",
+          3 * MS)
+    split_count = sum(1 for sp in spikes if "on_cpu_ns" in sp)
+    print("%s: %d of %d spikes split" % (what, split_count, len(spikes)))
+
+
+COST = re.compile(r"ticktrace: threads switch (\d+) times a second: their states cost about (\d+)% "
+                  r"of the program's CPU time")
+
+
+def price(tmp):
+    out = os.path.join(tmp, "pingpong.ttr")
+    p = subprocess.run([PROG, "pingpong"], env=dict(os.environ, TICKTRACE_OUT=out),
+                       capture_output=True, text=True, timeout=60)
+    check(p.returncode == 0, "pingpong failed (%d): %s" % (p.returncode, p.stderr))
+    said = [COST.match(line) for line in p.stderr.splitlines() if "switch" in line]
+    check(len(said) == 1 and said[0], "pingpong: the price said %d times: %r" % (len(said), p.stderr))
+    if said and said[0]:
+        rate, pct = int(said[0].group(1)), int(said[0].group(2))
+        hops = json.loads(p.stdout)["hops"]
+        # each hop: both threads leave their CPU once
+        check(rate >= hops / 2.5 * 2 / 3, "pingpong: %d switches a second said, %d hops in 2.5 s" % (rate, hops))
+        check(5 < pct < 100, "pingpong: a cost of %d%%" % pct)
+        print("pingpong: %d hops; said %d switches a second, %d%%" % (hops, rate, pct))
+
+
+LATE = re.compile(r"ticktrace: (\d+) threads not started by pthread_create after ticktrace started")
+
+
+def late(tmp):
+    out = os.path.join(tmp, "late.ttr")
+    p = subprocess.run([LATE_PROG, PLUGIN], env=dict(os.environ, TICKTRACE_OUT=out),
+                       capture_output=True, text=True, timeout=60)
+    check(p.returncode == 0, "late: failed (%d): %s" % (p.returncode, p.stderr))
+    said = [LATE.match(line) for line in p.stderr.splitlines() if LATE.match(line)]
+    check(len(said) == 1 and said[0].group(1) == "1", "late: not counted once, as one: %r" % p.stderr)
+    tid = json.loads(p.stdout)["late"]
+    info = subprocess.run([TOOL, "info", out], capture_output=True, text=True, timeout=60)
+    states = info.stdout.split("thread states")[-1]
+    # its row of the thread states table: tid, name, switches, lost, known from
+    row = re.search(r"^\s*%d\s.*\s(\d+)\s+(\d+)\s+[\d.]+ s$" % tid, states, re.M)
+    check(row and int(row.group(1)) >= 30,
+          "late: thread %d has not its 30 naps' switches: %s" % (tid, info.stdout))
+
+
+def main():
+    with tempfile.TemporaryDirectory() as tmp:
+        price(tmp)
+        late(tmp)
+        for mode in ("stop", "stream"):
+            run(tmp, mode)
+        if os.geteuid() == 0 and int(open("/proc/sys/kernel/perf_event_paranoid").read()) <= 2:
+            searchable = all(os.stat(d).st_mode & 0o001 for path in (PROG, TOOL)
+                             for d in parents(os.path.abspath(path)))
+            if searchable:
+                os.chmod(tmp, 0o777)
+                run(tmp, "stop", 65534)
+            else:
+                print("not as nobody: the program is not searchable by nobody")
+    if failures:
+        sys.exit("%d failures" % len(failures))
+    print("ok")
+
+
+def parents(path):
+    d = os.path.dirname(path)
+    while d != "/":
+        yield d
+        d = os.path.dirname(d)
+
+
+main()
