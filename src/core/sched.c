@@ -44,6 +44,11 @@
 #define TT__SCHED_COST_SHARE_PCT 5
 #define TT__SCHED_WEIGH_NS 1000000000
 
+/* The price found, said at exit: tt-sched has no stderr (its descriptor table is its
+ * own, emptied: tt__fd_private_table). */
+static char tt__sched_price[256];
+static int tt__sched_price_set;
+
 static struct tt__lock tt__sched = TT__LOCK_INIT(TT__LOCK_SCHED);
 static struct tt__sched_block *tt__sched_free, *tt__sched_free_small; /* lock held */
 static struct tt__slab tt__sched_slab = {.slab_size = 64 * 1024}; /* the small ones */
@@ -128,6 +133,8 @@ void tt__sched_say_refused(void)
 	}
 	if (n)
 		fprintf(stderr, "%s: the trace says when threads ran only for those that have them\n", line);
+	if (__atomic_load_n(&tt__sched_price_set, __ATOMIC_ACQUIRE))
+		fputs(tt__sched_price, stderr);
 	if (tt__sched_late)
 		fprintf(stderr, "ticktrace: %u threads not started by pthread_create after ticktrace "
 			"started (raw clone, or earlier) had their thread states asked for by tt-sched "
@@ -419,10 +426,12 @@ static void tt__sched_weigh(struct tt__sched_weight *w)
 		double pct = 100.0 * cost_ns / (double)(cpu - w->cpu_ns);
 		if (pct > TT__SCHED_COST_SHARE_PCT) {
 			w->said = 1;
-			fprintf(stderr, "ticktrace: threads switch %.0f times a second: their states cost about "
-				"%.0f%% of the program's CPU time (the kernel's switch records, about %d ns "
-				"each, and their draining); TICKTRACE_SCHED=0 turns them off\n",
-				records / 2 * 1e9 / (double)(now - w->wall_ns), pct, TT__SCHED_RECORD_NS);
+			snprintf(tt__sched_price, sizeof tt__sched_price,
+				 "ticktrace: threads switch %.0f times a second: their states cost about "
+				 "%.0f%% of the program's CPU time (the kernel's switch records, about %d ns "
+				 "each, and their draining); TICKTRACE_SCHED=0 turns them off\n",
+				 records / 2 * 1e9 / (double)(now - w->wall_ns), pct, TT__SCHED_RECORD_NS);
+			__atomic_store_n(&tt__sched_price_set, 1, __ATOMIC_RELEASE);
 		}
 	}
 	*w = (struct tt__sched_weight){now, cpu, own, moved, w->said};
