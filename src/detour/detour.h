@@ -17,6 +17,8 @@
 
 /* Bytes a jump (e9 rel32) or a call (e8 rel32) takes: what a patch overwrites. */
 #define TT__DETOUR_PATCH 5
+/* Bytes of a -fpatchable-function-entry NOP area read at most (the compiler's N). */
+#define TT__DETOUR_SLED_MAX 64
 
 /* The word of a patched function's FUNC_ENTER record (its FUNC_EXIT's is the same with
  * the kind's low bit set: trampoline.asm). */
@@ -177,12 +179,16 @@ struct tt__detour {
 	size_t only_ours; /* matches in libraries only the detour library needs */
 	int unseen_unwinder; /* the program's own, which its symbols no longer show */
 	size_t patched_relocated, patched_patchable, refused;
+	int every_sled; /* the zero-markup build: every function with a NOP area is patched */
+	int hooked;     /* a module of the program's calls -finstrument-functions' hooks */
 	const char *main_path;
 };
 
 /* symbols.c. The last part of a path (a module's file name). */
 const char *tt__detour_base(const char *path) TT__DETOUR_HIDDEN;
-/* The functions to patch, from every module mapped now; 0 or -errno. */
+/* The functions to patch, from every module mapped now (with `every_sled`, that of
+ * the zero-markup build, left set only when the program links this library); 0 or
+ * -errno. */
 int tt__detour_collect(struct tt__detour *d) TT__DETOUR_HIDDEN;
 
 #endif
