@@ -8,21 +8,8 @@
 # never run, record nothing and say nothing.
 #   link_order.sh BUILD_DIR SANITIZE  (TT_TEST_TOOL: the ticktrace command converts)
 set -eu
-build=$1
-if [ "${2:-none}" != none ]; then
-	echo "skipped: the library is built with -fsanitize=$2, which an out-of-tree program" \
-		"linked without it cannot load" >&2
-	exit 77
-fi
-root=$(mktemp -d)
-trap 'rm -rf "$root"' EXIT
-trap 'exit 1' HUP INT TERM
-unset CFLAGS LDFLAGS LD_PRELOAD TICKTRACE_OUT TICKTRACE_MIN_DUR
-DESTDIR=$root/dest meson install -C "$build" --no-rebuild --quiet
-pc=$(dirname "$(find "$root/dest" -name ticktrace.pc | head -n 1)")
-export PKG_CONFIG_PATH=$pc PKG_CONFIG_SYSROOT_DIR=$root/dest
-libdir=$(dirname "$pc")
-cd "$root"
+. "$(dirname "$0")/scratch_install.sh"
+scratch_install "$1" "${2:-none}"
 cat >zero.c <<'PROG'
 __attribute__((noinline)) int crunch(int x)
 {
