@@ -8,6 +8,7 @@
 #ifndef TT_RECORD_PROTOCOL_H
 #define TT_RECORD_PROTOCOL_H
 
+#include <stdint.h>
 #include <sys/types.h>
 
 /* ---- the environment: each variable, who sets it, who reads it ---- */
@@ -62,11 +63,21 @@
  * again under TT_ENV_DETOUR_FOLLOW=0. */
 #define TT_ENV_PRELOAD "LD_PRELOAD"
 
+/* A duration: function calls that return within it, having recorded nothing
+ * inside, are erased as they return and counted. Set by the user, or by record
+ * (--min-dur); read by the runtime as it starts (lifecycle/config.c). */
+#define TT_ENV_MIN_DUR "TICKTRACE_MIN_DUR"
+
 /* ---- between the two preloaded libraries ---- */
 
 /* Whether `tid` (a kernel thread id) is one of ticktrace's own threads: defined and
  * exported by the runtime (base/threads.c) for the patcher, which patches only while
  * no thread of the program's but the first runs (ticktrace's run none of its code). */
 __attribute__((visibility("default"))) int tt__own_thread(pid_t tid);
+
+/* TT_ENV_MIN_DUR when the environment sets none: defined and exported by the runtime
+ * (lifecycle/config.c) for the patcher, which sets the zero-markup build's before
+ * main (threads registered before keep every call). */
+__attribute__((visibility("default"))) void tt__min_dur_default(uint64_t ns);
 
 #endif /* TT_RECORD_PROTOCOL_H */

@@ -389,6 +389,8 @@ __attribute__((constructor)) static void tt__detour_start(void)
 		free(text);
 		return;
 	}
+	if (d.every_sled)
+		tt__min_dur_default(TT__DETOUR_MIN_DUR_NS);
 	if (d.every_sled && !d.nfns && !d.hooked)
 		fprintf(stderr, "ticktrace: the program links libticktrace-detour (pkg-config "
 			"ticktrace-instrument), but none of its functions has the NOPs that "

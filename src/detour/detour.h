@@ -58,6 +58,11 @@ extern intptr_t tt__detour_shadow_offset TT__DETOUR_HIDDEN;
 void tt__detour_no_follow(void) TT__DETOUR_HIDDEN;
 int tt__detour_says(void) TT__DETOUR_HIDDEN;
 
+/* The zero-markup build's TICKTRACE_MIN_DUR: calls shorter are erased as they return,
+ * and counted (the flat profile adds them up); uftrace's --time-filter does the same,
+ * asked for. */
+#define TT__DETOUR_MIN_DUR_NS 1000
+
 /* trampoline.asm */
 void tt__detour_entry(void) TT__DETOUR_HIDDEN;
 void tt__detour_exit(void) TT__DETOUR_HIDDEN;
