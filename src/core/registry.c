@@ -183,7 +183,9 @@ struct tt__slot *tt__register_thread(uintptr_t tp)
 	struct tt__filters *filters = slot->filters;
 	memset(slot, 0, sizeof *slot);
 	slot->scratch = scratch;
-	if (tt__config.min_dur_ticks && !filters)
+	/* (mode stream writes a thread's records as it goes, and no FILTERED section:
+	 * its calls are all kept) */
+	if (tt__config.min_dur_ticks && !tt__config.mode->drains && !filters)
 		filters = tt__slab_alloc(&tt__filters_slab, sizeof *filters);
 	if (filters) { /* (none: its calls are all recorded) */
 		memset(filters, 0, sizeof *filters);
