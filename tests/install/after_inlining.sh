@@ -51,7 +51,7 @@ for compiler in $compilers; do
 		cflags=$(pkg-config --cflags ticktrace-instrument)
 		[ $build_kind = recommended ] || cflags="$cflags $hooks"
 		$compiler -std=c11 -O2 -g $cflags -o "$prog" inlined.c $(pkg-config --libs ticktrace-instrument)
-		LD_LIBRARY_PATH=$libdir TICKTRACE_OUT=$root/$prog.ttr "./$prog" 2>"$prog.err" ||
+		LD_LIBRARY_PATH=$libdir TICKTRACE_MIN_DUR=0 TICKTRACE_OUT=$root/$prog.ttr "./$prog" 2>"$prog.err" ||
 			{ rc=$?; cat "$prog.err" >&2; fail "$prog exits $rc"; }
 		[ ! -s "$prog.err" ] || { cat "$prog.err" >&2; fail "$prog: says something"; }
 		json=$prog.json
@@ -66,5 +66,16 @@ for compiler in $compilers; do
 			fail "$prog: -finstrument-functions recorded no inlined helper (this test shows nothing)" ;;
 		esac
 	done
+	# The recommended build's default TICKTRACE_MIN_DUR (1 us): leaf's calls, a few
+	# nanoseconds each, are erased as they return, and the flat profile counts them.
+	prog=$compiler-recommended
+	LD_LIBRARY_PATH=$libdir TICKTRACE_OUT=$root/$prog-filtered.ttr "./$prog"
+	"$TT_TEST_TOOL" convert "$prog-filtered.ttr" -o "$prog-filtered.json" -q
+	json=$prog-filtered.json
+	[ "$(calls leaf)" -lt 10 ] || fail "$prog: all 10 calls of leaf recorded with the default filter"
+	"$TT_TEST_TOOL" report "$prog-filtered.ttr" --csv -o "$prog.csv" -q
+	grep -q '^"leaf",10,' "$prog.csv" || { cat "$prog.csv" >&2; fail "$prog: the profile has not leaf's 10 calls"; }
+	"$TT_TEST_TOOL" report "$prog-filtered.ttr" -q | grep -q 'returned within TICKTRACE_MIN_DUR' ||
+		fail "$prog: the profile does not say calls were erased"
 done
 echo "after inlining: $compilers record main, work and leaf alone with the recommended flags"
