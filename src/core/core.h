@@ -207,6 +207,8 @@ struct tt__config {
 	int sched_off;          /* TICKTRACE_SCHED=0: no thread states */
 	uint64_t min_dur_ns;    /* TICKTRACE_MIN_DUR: shorter calls erased as they return */
 	uint64_t min_dur_ticks; /* the same in TSC ticks; 0: nothing erased */
+	int live_reader;        /* tt-spikes reads the chunks as threads record into them
+	                         * (report/spikes.c): no call is erased, which it may have read */
 };
 
 extern struct tt__config tt__config TT__HIDDEN;

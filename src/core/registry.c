@@ -183,9 +183,10 @@ struct tt__slot *tt__register_thread(uintptr_t tp)
 	struct tt__filters *filters = slot->filters;
 	memset(slot, 0, sizeof *slot);
 	slot->scratch = scratch;
-	/* (mode stream writes a thread's records as it goes, and no FILTERED section:
-	 * its calls are all kept) */
-	if (tt__config.min_dur_ticks && !tt__config.mode->drains && !filters)
+	/* (mode stream writes a thread's records as it goes, and no FILTERED section, and
+	 * tt-spikes reads them as they are written: their calls are all kept) */
+	if (tt__config.min_dur_ticks && !tt__config.mode->drains && !tt__config.live_reader &&
+	    !filters)
 		filters = tt__slab_alloc(&tt__filters_slab, sizeof *filters);
 	if (filters) { /* (none: its calls are all recorded) */
 		memset(filters, 0, sizeof *filters);

@@ -67,7 +67,7 @@ for compiler in $compilers; do
 						{ cat "$prog.link" >&2; fail "$what: the link fails without naming ticktrace"; }
 					continue
 				fi
-				LD_LIBRARY_PATH=$libdir TICKTRACE_OUT=$root/$prog.ttr "./$prog" ||
+				LD_LIBRARY_PATH=$libdir TICKTRACE_MIN_DUR=0 TICKTRACE_OUT=$root/$prog.ttr "./$prog" ||
 					{ fail "$what: the program exits $?"; continue; }
 				[ -s "$prog.ttr" ] || { fail "$what: links, runs, and writes no trace"; continue; }
 				"$TT_TEST_TOOL" convert "$prog.ttr" -o "$prog.json" -q
