@@ -11,6 +11,7 @@ calls kept; a long call kept; a kept call with nothing inside never shorter than
 the threshold; every kept or erased call accounted for, and each
 erased call's time under the threshold; `ticktrace report` counts them and says so.
 Without the setting, in mode stream, and with a bad value: every call recorded.
+`ticktrace record --min-dur` sets it for the program it runs; a bad value is usage.
 Usage: min_dur.py PROG TICKTRACE"""
 import os
 import subprocess
@@ -106,6 +107,22 @@ with tempfile.TemporaryDirectory() as tmp:
         check(kept == CALLS and not f.filtered, "%s: calls %s, filtered %s" % (name, kept, f.filtered))
         if name == "bad":
             check("TICKTRACE_MIN_DUR=soon is not a duration" in err, "bad: said " + err)
+
+    # record --min-dur: the same for a program it runs
+    out = os.path.join(tmp, "record.ttr")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TICKTRACE")}
+    p = subprocess.run([TOOL, "record", "--min-dur", "1us", "-o", out, "--", PROG], env=env,
+                       capture_output=True, text=True, timeout=120)
+    check(p.returncode == 0, "record --min-dur: exits %d: %s" % (p.returncode, p.stderr))
+    if p.returncode == 0:
+        f = ttr.Ttr(out)
+        index, kept = kept_calls(f, 1000, (Y,))
+        erased = f.filtered.get(index, {"fns": {}})["fns"]
+        check(erased.get(A, (0,))[0] >= 900, "record --min-dur: A erased %s" % (erased.get(A),))
+    p = subprocess.run([TOOL, "record", "--min-dur", "soon", "--", PROG], env=env,
+                       capture_output=True, text=True, timeout=60)
+    check(p.returncode == 2 and "--min-dur takes a duration" in p.stderr,
+          "record --min-dur soon: exits %d: %s" % (p.returncode, p.stderr))
 
 if failures:
     sys.exit(1)

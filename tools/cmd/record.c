@@ -258,6 +258,8 @@ static _Noreturn void tt_rec_exec(const struct tt_rec_opts *o, const char *lib,
 	else
 		unsetenv(TT_ENV_DETOUR);
 	setenv(TT_ENV_OUT, o->out, 1);
+	if (o->min_dur)
+		setenv(TT_ENV_MIN_DUR, o->min_dur, 1);
 	/* This process, the program: every other process of the run names its files
 	 * with its pid. */
 	char self[24];
