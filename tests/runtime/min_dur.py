@@ -9,7 +9,7 @@ kept; calls across chunk boundaries (a begin in a chunk's last record, or its
 first) erased, and the events between them kept; of two functions that share a table entry, the second's
 calls kept; a long call kept; a kept call with nothing inside never shorter than
 the threshold; every kept or erased call accounted for, and each
-erased call's time under the threshold; `ticktrace report` counts them and says so.
+erased call's time under the threshold; `ticktrace report` counts them and says so; convert says how many are not in the trace.
 Without the setting, in mode stream, and with a bad value: every call recorded.
 `ticktrace record --min-dur` sets it for the program it runs; a bad value is usage.
 Usage: min_dur.py PROG TICKTRACE"""
@@ -93,6 +93,10 @@ with tempfile.TemporaryDirectory() as tmp:
     check(total == sum(CALLS.values()), "report --csv counts %d calls, not %d" % (total, sum(CALLS.values())))
     p = subprocess.run([TOOL, "report", path], capture_output=True, text=True, timeout=60)
     check("returned within TICKTRACE_MIN_DUR" in p.stdout, "report does not say calls were erased:\n" + p.stdout)
+    p = subprocess.run([TOOL, "convert", path, "-o", os.path.join(tmp, "f.json")], capture_output=True,
+                       text=True, timeout=60)
+    said = "%d short calls erased as they returned" % sum(erased.values())
+    check(said in p.stderr, "convert does not say \"%s\": %s" % (said, p.stderr))
 
     for name, env in (("plain", {}), ("stream", {"TICKTRACE_MIN_DUR": "1us", "TICKTRACE_MODE": "stream"}),
                       ("bad", {"TICKTRACE_MIN_DUR": "soon"})):
