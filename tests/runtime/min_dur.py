@@ -9,7 +9,8 @@ kept; calls across chunk boundaries (a begin in a chunk's last record, or its
 first) erased, and the events between them kept; of two functions that share a table entry, the second's
 calls kept; a long call kept; a kept call with nothing inside never shorter than
 the threshold; every kept or erased call accounted for, and each
-erased call's time under the threshold; `ticktrace report` counts them and says so; convert says how many are not in the trace.
+erased call's time under the threshold; `ticktrace report` counts them and says so;
+convert says how many are not in the trace.
 Without the setting, in mode stream, and with a bad value: every call recorded.
 `ticktrace record --min-dur` sets it for the program it runs; a bad value is usage.
 Usage: min_dur.py PROG TICKTRACE"""
