@@ -1,4 +1,4 @@
-# Sourced by tests/install/link_order.sh and after_inlining.sh: skips (77) a sanitizer
+# Sourced by tests/install/link_order.sh, after_inlining.sh and pkgconfig_build.sh: skips (77) a sanitizer
 # build, installs BUILD_DIR into a scratch root removed at exit ($root), and points
 # pkg-config at it; $libdir is where the libraries are, and the shell is in $root.
 #   scratch_install BUILD_DIR SANITIZE
