@@ -63,6 +63,18 @@
  * again under TT_ENV_DETOUR_FOLLOW=0. */
 #define TT_ENV_PRELOAD "LD_PRELOAD"
 
+/* Records kept per thread. Set by the user, or by record unless the user set it or
+ * TT_ENV_MODE: the most the runtime takes (2^36), so that a run keeps every event up
+ * to its memory budget (TICKTRACE_MEMORY), as uftrace does; read by the runtime as it
+ * starts (lifecycle/config.c). */
+#define TT_ENV_BUFFER "TICKTRACE_BUFFER"
+#define TT_RECORD_BUFFER "68719476736"
+
+/* What becomes of a full buffer (stop, ring, stream). Set by the user; read by the
+ * runtime as it starts (lifecycle/config.c), and by record, which then leaves
+ * TT_ENV_BUFFER to the user. */
+#define TT_ENV_MODE "TICKTRACE_MODE"
+
 /* A duration: function calls that return within it, having recorded nothing
  * inside, are erased as they return and counted. Set by the user, or by record
  * (--min-dur); read by the runtime as it starts (lifecycle/config.c). */

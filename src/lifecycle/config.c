@@ -91,7 +91,7 @@ void tt__config_read(void)
 {
 	const char *on = getenv("TICKTRACE");
 	tt__config.off = on && strcmp(on, "0") == 0;
-	const char *buffer = getenv("TICKTRACE_BUFFER");
+	const char *buffer = getenv(TT_ENV_BUFFER);
 	tt__config.buffer_events = buffer ? tt__parse_buffer(buffer) : TT__DEFAULT_BUFFER_EVENTS;
 	tt__config.chunk_budget =
 		(tt__config.buffer_events + TT__CHUNK_RECORDS - 1) / TT__CHUNK_RECORDS;
@@ -104,7 +104,7 @@ void tt__config_read(void)
 		tt__exec_image = n;
 	const char *memory = getenv("TICKTRACE_MEMORY");
 	tt__config.memory_bytes = memory && *memory ? tt__parse_memory(memory) : tt__default_memory();
-	tt__config.mode = tt__mode_ops_by_name(getenv("TICKTRACE_MODE"));
+	tt__config.mode = tt__mode_ops_by_name(getenv(TT_ENV_MODE));
 	const char *sched = getenv("TICKTRACE_SCHED");
 	tt__config.sched_off = sched && strcmp(sched, "0") == 0;
 	tt__config_min_dur(getenv(TT_ENV_MIN_DUR), 0);
