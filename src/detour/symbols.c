@@ -508,6 +508,14 @@ static int tt__detour_module_cb(Dwfl_Module *mod, void **user, const char *name,
 	return DWARF_CB_OK;
 }
 
+static int tt__detour_no_debuginfo(Dwfl_Module *mod, void **user, const char *name, Dwarf_Addr base,
+				   const char *file, const char *debuglink, GElf_Word crc, char **path)
+{
+	(void)mod, (void)user, (void)name, (void)base, (void)file, (void)debuglink, (void)crc;
+	*path = NULL;
+	return -1;
+}
+
 /* The functions to patch, from every module mapped now; 0 or -errno. */
 int tt__detour_collect(struct tt__detour *d)
 {
@@ -517,7 +525,14 @@ int tt__detour_collect(struct tt__detour *d)
 		.find_debuginfo = dwfl_standard_find_debuginfo,
 		.debuginfo_path = &debuginfo_path,
 	};
-	Dwfl *dwfl = d->dwfl = dwfl_begin(&callbacks);
+	/* Without patterns no name is looked for (the zero-markup build patches its NOPs,
+	 * found in the loaded file): no debug file is searched, nor asked of a debuginfod
+	 * server (DEBUGINFOD_URLS), as every such program starts */
+	static const Dwfl_Callbacks own_symbols = {
+		.find_elf = dwfl_linux_proc_find_elf,
+		.find_debuginfo = tt__detour_no_debuginfo,
+	};
+	Dwfl *dwfl = d->dwfl = dwfl_begin(d->npatterns ? &callbacks : &own_symbols);
 	if (!dwfl)
 		return -ENOMEM;
 	if (dwfl_linux_proc_report(dwfl, getpid()) != 0 || dwfl_report_end(dwfl, NULL, NULL) != 0 ||
