@@ -1,5 +1,5 @@
 /* ticktrace's own threads: started with every signal blocked, and kept out of a fork
- * while they allocate. */
+ * while they allocate; the signals their writes raise kept to the writing thread. */
 #include <linux/futex.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -21,58 +21,96 @@ void tt__restore_signals(const sigset_t *old)
 
 /* Held by ticktrace's own threads while they do work that allocates (writing a
  * file, describing a live file), and by fork: a fork never finds one of them inside
- * malloc, which matters where the allocator is not fork-safe (AddressSanitizer's). */
-static pthread_mutex_t tt__background = PTHREAD_MUTEX_INITIALIZER;
+ * malloc, which matters where the allocator is not fork-safe (AddressSanitizer's).
+ * Let go around each system call that may wait (tt__background_io): a fork waits for
+ * memory work, never for ticktrace's I/O (a snapshot written to a slow disk or a
+ * FIFO held fork() for the whole write). The work itself stays one at a time
+ * (tt__work), as when the lock was held throughout: so no other thread of
+ * ticktrace's takes `tt__background` while one is in its I/O, and the one in its I/O
+ * takes it again holding what it holds (base.h: the order). */
+static struct tt__lock tt__work = TT__LOCK_INIT(TT__LOCK_WORK);
+static struct tt__lock tt__background = TT__LOCK_INIT(TT__LOCK_BACKGROUND);
+static __thread int tt__background_mine __attribute__((tls_model("initial-exec")));
 
 void tt__background_work(int begin)
 {
-	if (begin)
-		pthread_mutex_lock(&tt__background);
-	else
-		pthread_mutex_unlock(&tt__background);
-}
-
-/* tt__writing: how many of ticktrace's writes are under way, and whether SIGXFSZ is
- * ignored for them (the program had it at its default action). */
-static pthread_mutex_t tt__writing_mutex = PTHREAD_MUTEX_INITIALIZER;
-static unsigned tt__writers;
-static int tt__xfsz_ignored;
-
-static void tt__xfsz_action(void (*handler)(int))
-{
-	struct sigaction action = {.sa_handler = handler};
-	sigemptyset(&action.sa_mask);
-	sigaction(SIGXFSZ, &action, NULL);
-}
-
-void tt__writing(int begin)
-{
-	sigset_t old;
-	tt__block_signals(&old);
-	pthread_mutex_lock(&tt__writing_mutex);
-	if (begin && tt__writers++ == 0) {
-		struct sigaction now;
-		tt__xfsz_ignored = sigaction(SIGXFSZ, NULL, &now) == 0 && !(now.sa_flags & SA_SIGINFO) &&
-				   now.sa_handler == SIG_DFL;
-		if (tt__xfsz_ignored)
-			tt__xfsz_action(SIG_IGN);
-	} else if (!begin && --tt__writers == 0 && tt__xfsz_ignored) {
-		tt__xfsz_action(SIG_DFL);
-		tt__xfsz_ignored = 0;
+	if (begin) {
+		tt__lock(&tt__work);
+		tt__lock(&tt__background);
+	} else {
+		tt__unlock(&tt__background);
+		tt__unlock(&tt__work);
 	}
-	pthread_mutex_unlock(&tt__writing_mutex);
-	tt__restore_signals(&old);
+	tt__background_mine = begin;
+}
+
+void tt__background_fork(int begin)
+{
+	if (begin)
+		tt__lock(&tt__background);
+	else
+		tt__unlock(&tt__background);
+}
+
+void tt__background_io(int begin)
+{
+	if (!tt__background_mine)
+		return;
+	/* (the mutex alone: the work goes on holding it, as the order sees it) */
+	if (begin)
+		pthread_mutex_unlock(&tt__background.mutex);
+	else
+		pthread_mutex_lock(&tt__background.mutex);
+}
+
+/* The signals a write raises in the thread that makes it: SIGXFSZ past RLIMIT_FSIZE,
+ * SIGPIPE into a FIFO whose reader left. Blocked in that thread alone, they stay
+ * there (the kernel sends them to it), and no other thread nor handler sees them. */
+static const int tt__write_signals[] = {SIGXFSZ, SIGPIPE};
+#define TT__WRITE_SIGNALS (sizeof tt__write_signals / sizeof tt__write_signals[0])
+
+/* Which of them are pending, a bit each. */
+static unsigned tt__write_signals_pending(void)
+{
+	sigset_t pending;
+	unsigned bits = 0;
+	if (sigpending(&pending) == 0)
+		for (size_t i = 0; i < TT__WRITE_SIGNALS; i++)
+			bits |= (unsigned)sigismember(&pending, tt__write_signals[i]) << i;
+	return bits;
+}
+
+void tt__writing_begin(struct tt__writing *w)
+{
+	sigset_t set;
+	sigemptyset(&set);
+	for (size_t i = 0; i < TT__WRITE_SIGNALS; i++)
+		sigaddset(&set, tt__write_signals[i]);
+	pthread_sigmask(SIG_BLOCK, &set, &w->mask);
+	w->pending = tt__write_signals_pending();
+}
+
+void tt__writing_end(struct tt__writing *w)
+{
+	/* Those the writes raised are taken back before the mask is, so that they never
+	 * reach the program; one that was pending before is the program's own. */
+	unsigned raised = tt__write_signals_pending() & ~w->pending;
+	for (size_t i = 0; i < TT__WRITE_SIGNALS; i++) {
+		if (!(raised & (1u << i)))
+			continue;
+		sigset_t one;
+		sigemptyset(&one);
+		sigaddset(&one, tt__write_signals[i]);
+		sigtimedwait(&one, NULL, &(struct timespec){0, 0});
+	}
+	pthread_sigmask(SIG_SETMASK, &w->mask, NULL);
 }
 
 void tt__background_reset_after_fork(void)
 {
-	pthread_mutex_init(&tt__background, NULL);
-	/* Writes of the parent's threads that are not the child's: its action back. */
-	pthread_mutex_init(&tt__writing_mutex, NULL);
-	if (tt__writers && tt__xfsz_ignored)
-		tt__xfsz_action(SIG_DFL);
-	tt__writers = 0;
-	tt__xfsz_ignored = 0;
+	tt__lock_reset(&tt__work);
+	tt__lock_reset(&tt__background);
+	tt__background_mine = 0;
 }
 
 /* futex word: ticktrace's own threads that began to run */

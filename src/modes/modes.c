@@ -24,9 +24,10 @@ static int tt__finish_whole(void)
 /* Modes stop and ring: buffers in a live file, which outlives a SIGKILL. */
 static void tt__prepare_live(void)
 {
-	tt__writing(1);
+	struct tt__writing writing;
+	tt__writing_begin(&writing);
 	int err = tt__live_start();
-	tt__writing(0);
+	tt__writing_end(&writing);
 	if (err)
 		fprintf(stderr, "ticktrace: no live file (%s): a run killed by SIGKILL will "
 			"leave no trace\n", strerror(-err));

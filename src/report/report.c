@@ -44,6 +44,7 @@ size_t tt__report_name(void *ctx, const struct tt__thread_analysis *th, uint64_t
 	char exe[4096];
 	int n;
 	char name[TT__NAME_MAX];
+	const char *patched;
 	uint64_t address = key & TT__ADDRESS_MASK;
 	/* of a library unloaded since (tt__record_key), or where none is loaded now */
 	size_t named = tt__unloaded_name(address, TT__GEN(key), key & TT__KEY_FUNC, buf, cap);
@@ -54,6 +55,8 @@ size_t tt__report_name(void *ctx, const struct tt__thread_analysis *th, uint64_t
 			     tt__site_name((const struct tt_callsite *)(uintptr_t)address, name, sizeof name));
 	else if (!dladdr1((void *)(uintptr_t)address, &info, (void **)&module, RTLD_DL_LINKMAP) || !module)
 		n = snprintf(buf, cap, "0x%" PRIx64, address);
+	else if ((patched = tt__patched_name(address, module)))
+		n = snprintf(buf, cap, "%s", patched);
 	else if (info.dli_sname && info.dli_saddr == (void *)(uintptr_t)address)
 		n = snprintf(buf, cap, "%s", info.dli_sname);
 	else /* not in the dynamic symbols (static): as convert names it, for addr2line -e */
@@ -128,6 +131,32 @@ static void tt__report_print(FILE *out, const struct tt__table *t, bool csv, uin
 		fprintf(out, "(%" PRIu64 " events were dropped while recording: not counted)\n", dropped);
 }
 
+struct tt__report_text {
+	const struct tt__table *table;
+	bool csv;
+	uint64_t dropped;
+};
+
+/* The table printed in memory, then written as any file of ticktrace's is. */
+static int tt__report_out(struct tt__out *out, void *arg)
+{
+	const struct tt__report_text *r = arg;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&text, &len);
+	if (!mem)
+		return -ENOMEM;
+	tt__report_print(mem, r->table, r->csv, r->dropped);
+	int err = fclose(mem) == 0 ? 0 : -ENOMEM;
+	if (!err) {
+		tt__out(out, text, len);
+		tt__out_flush(out);
+		err = out->err;
+	}
+	free(text);
+	return err;
+}
+
 /* Writes the table to `dest`: stderr; a device or FIFO in place (/dev/stdout); or a
  * file written beside PATH and renamed. */
 static int tt__report_write(const char *dest, const struct tt__table *t, uint64_t dropped)
@@ -136,30 +165,11 @@ static int tt__report_write(const char *dest, const struct tt__table *t, uint64_
 		tt__report_print(stderr, t, false, dropped);
 		return 0;
 	}
-	char path[4096], tmp[4096 + 16];
+	char path[4096];
 	if (tt__expand_path(dest, path, sizeof path) < 0)
 		return -ENAMETOOLONG;
-	int in_place = tt__output_in_place(path);
-	int fd = in_place ? tt__open_in_place(path) : tt__create_replacing(path, tmp, sizeof tmp);
-	if (fd < 0)
-		return fd;
-	FILE *out = fdopen(fd, "w");
-	if (!out) {
-		int err = -errno;
-		close(fd);
-		if (!in_place)
-			unlink(tmp);
-		return err;
-	}
-	tt__report_print(out, t, tt__ends_with(path, ".csv"), dropped);
-	int err = ferror(out) ? -EIO : 0;
-	if (fclose(out) != 0 && !err)
-		err = -errno;
-	if (!err && !in_place && rename(tmp, path) < 0)
-		err = -errno;
-	if (err && !in_place)
-		unlink(tmp);
-	return err;
+	struct tt__report_text text = {t, tt__ends_with(path, ".csv"), dropped};
+	return tt__write_file_with(path, tt__report_out, &text);
 }
 
 void tt__report_at_exit(void)

@@ -21,6 +21,7 @@
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -54,14 +55,18 @@ struct tt__spikes_thread {
 static struct tt__spikes {
 	bool on;   /* the detector runs: for the log, or for snapshots */
 	FILE *out; /* the log, or NULL */
+	struct tt__fd log; /* its descriptor, checked before each write (the program may close it) */
 	int json;
+	char path[4096];           /* the log's, for what is said of it */
+	uint64_t entries, lost;    /* spikes and notes given to the log; those it lost */
+	int lost_errno;            /* why the first was lost */
 	struct tt__analysis an;
 	struct tt__report_clock clock;
 	int64_t measured_ns; /* CLOCK_MONOTONIC when the clock's rate was measured */
 	struct tt__thresholds table; /* TICKTRACE_SPIKE_THRESHOLDS; a child after fork keeps it */
 	bool table_read;             /* or found bad, and said so: once per run */
-	pthread_mutex_t poll_mutex;  /* tt__spikes_poll: tt-spikes', or the last at exit */
-} tt__spikes = {.poll_mutex = PTHREAD_MUTEX_INITIALIZER};
+	struct tt__lock poll_lock;  /* tt__spikes_poll: tt-spikes', or the last at exit */
+} tt__spikes = {.poll_lock = TT__LOCK_INIT(TT__LOCK_SPIKES_POLL)};
 
 /* A JSON string: quotes, backslashes and control bytes escaped. */
 static void tt__spikes_json_str(FILE *out, const char *s, size_t n)
@@ -115,6 +120,27 @@ static void tt__spikes_json(FILE *out, const struct tt__spike *s)
 	fputs("]}\n", out);
 }
 
+/* The entry just printed, out to the log: one the log could not take whole (a full
+ * disk, the file size limit, a FIFO whose reader takes nothing) is counted, and said
+ * at exit. */
+static void tt__spikes_flush(struct tt__spikes *sp)
+{
+	/* (stderr is the program's: its error state is left alone, and a loss there could
+	 * be said nowhere) */
+	if (sp->out == stderr) {
+		fflush(stderr);
+		return;
+	}
+	sp->entries++;
+	errno = 0;
+	if (fflush(sp->out) == 0 && !ferror(sp->out))
+		return;
+	if (!sp->lost++)
+		sp->lost_errno = errno ? errno : EIO;
+	__fpurge(sp->out); /* (nothing of it left to go out with the next) */
+	clearerr(sp->out);
+}
+
 /* A spike: logged, and its snapshot taken. */
 static int tt__spikes_found(void *ctx, const struct tt__spike *spike)
 {
@@ -127,7 +153,7 @@ static int tt__spikes_found(void *ctx, const struct tt__spike *spike)
 		tt__spikes_json(sp->out, spike);
 	else
 		tt__spike_print(sp->out, spike);
-	fflush(sp->out);
+	tt__spikes_flush(sp);
 	return 0;
 }
 
@@ -174,21 +200,23 @@ int tt__spikes_start(void)
 		sp->out = NULL; /* snapshots only */
 	} else if (strcmp(dest, "stderr") == 0) {
 		sp->out = stderr;
+		snprintf(sp->path, sizeof sp->path, "stderr");
 	} else {
-		char path[4096];
-		int err = tt__expand_path(dest, path, sizeof path);
+		char *path = sp->path;
+		int err = tt__expand_path(dest, path, sizeof sp->path);
 		if (err)
 			return err;
 		/* A new file renamed into place, as the trace: a link or a file planted
 		 * at PATH is replaced, not written through; a device or FIFO is written. */
 		int in_place;
-		int fd = tt__open_output(path, &in_place);
-		if (fd < 0)
-			return fd;
-		sp->out = fdopen(fd, "w");
+		err = tt__fd_keep(&sp->log, tt__open_output(path, &in_place));
+		if (err)
+			return err;
+		sp->out = tt__fd_stdio(&sp->log);
 		if (!sp->out) {
-			close(fd);
-			return -errno;
+			err = -errno;
+			tt__fd_close(&sp->log);
+			return err;
 		}
 		sp->json = tt__ends_with(path, ".jsonl") || tt__ends_with(path, ".json");
 	}
@@ -330,7 +358,7 @@ static void tt__spikes_say_overwritten(struct tt__spikes *sp, const struct tt__s
 			"before the spike detector read them: spikes among them are not reported\n",
 			slot->tid, name_len, slot->name, events);
 	}
-	fflush(sp->out);
+	tt__spikes_flush(sp);
 }
 
 /* The chunk where tt-spikes stopped, or NULL: recycled by a ring. */
@@ -450,7 +478,9 @@ static void tt__spikes_poll(bool last)
 	struct tt__spikes *sp = &tt__spikes;
 	sigset_t old;
 	tt__block_signals(&old);
-	pthread_mutex_lock(&sp->poll_mutex);
+	struct tt__writing writing; /* (the log's lines, the snapshots) */
+	tt__writing_begin(&writing);
+	tt__lock(&sp->poll_lock);
 	for (struct tt__slot *slot = tt__registry_head(); slot && sp->on && !sp->an.oom;
 	     slot = __atomic_load_n(&slot->next, __ATOMIC_ACQUIRE)) {
 		if (__atomic_load_n(&slot->flags, __ATOMIC_ACQUIRE) & TT__SLOT_RUNTIME)
@@ -467,7 +497,8 @@ static void tt__spikes_poll(bool last)
 	 * nothing more to do (its detectors would be made again, and never freed). */
 	if (last)
 		sp->on = false;
-	pthread_mutex_unlock(&sp->poll_mutex);
+	tt__unlock(&sp->poll_lock);
+	tt__writing_end(&writing);
 	tt__restore_signals(&old);
 }
 
@@ -499,7 +530,11 @@ void tt__spikes_finish(void)
 	struct tt__spikes *sp = &tt__spikes;
 	if (sp->out && sp->out != stderr)
 		fclose(sp->out);
+	if (sp->lost)
+		fprintf(stderr, "ticktrace: spike log %s: %" PRIu64 " of %" PRIu64 " entries lost (%s)\n",
+			sp->path, sp->lost, sp->entries, strerror(sp->lost_errno));
 	sp->out = NULL;
+	sp->lost = sp->entries = 0;
 	sp->on = false;
 	sp->an.rules = NULL;
 	sp->an.nrules = 0;
@@ -517,7 +552,7 @@ void tt__spikes_after_fork(void)
 	tt__snapshots_after_fork();
 	struct tt__thresholds table = sp->table;
 	*sp = (struct tt__spikes){.table = table, .table_read = true,
-				  .poll_mutex = PTHREAD_MUTEX_INITIALIZER};
+				  .poll_lock = TT__LOCK_INIT(TT__LOCK_SPIKES_POLL)};
 	if (tt__spikes_start() < 0)
 		fprintf(stderr, "ticktrace: the child process %d cannot log its spikes\n", (int)getpid());
 }

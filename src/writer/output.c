@@ -113,16 +113,26 @@ int tt__expand_path(const char *pattern, char *buf, size_t size)
 	return 0;
 }
 
-/* Runs `write` on `out`, open on `fd`, and closes it. */
-static int tt__write_fd(struct tt__out *out, int fd, tt__file_writer write, void *arg)
+/* Runs `write` on `out`, its file `fd` kept as ticktrace's (tt__fd_keep), and closes
+ * it unless `named` (NULL), where it is left open for the caller to name: then the
+ * kept file, which the caller closes. */
+static int tt__write_fd(struct tt__out *out, int fd, tt__file_writer write, void *arg,
+			struct tt__fd *named)
 {
-	*out = (struct tt__out){.fd = fd};
-	tt__writing(1);
-	int err = write(out, arg);
-	if (close(fd) < 0 && !err)
-		err = -errno;
-	tt__writing(0);
-	return err;
+	*out = (struct tt__out){0};
+	int err = tt__fd_keep(&out->file, fd);
+	if (err)
+		return err;
+	struct tt__writing writing;
+	tt__writing_begin(&writing);
+	err = write(out, arg);
+	tt__writing_end(&writing);
+	if (named) {
+		*named = out->file;
+		return err;
+	}
+	int closed = tt__fd_close(&out->file);
+	return err ? err : closed;
 }
 
 /* The descriptor a path names as the program's own: /dev/stdout, /dev/stderr,
@@ -151,6 +161,14 @@ static int tt__named_descriptor(const char *path)
 	return *end || fd > INT_MAX ? -1 : (int)fd;
 }
 
+/* A file of the user's or the system's (root's, as /dev's nodes are): written
+ * through. Another user's, as planted in a shared directory, is a file that exists,
+ * and replaced: the rule ticktrace(1) gives the tools. */
+static int tt__trusted(const struct stat *st)
+{
+	return st->st_uid == geteuid() || st->st_uid == 0;
+}
+
 int tt__output_in_place(const char *path)
 {
 	if (tt__named_descriptor(path) >= 0)
@@ -160,27 +178,29 @@ int tt__output_in_place(const char *path)
 		return 0;
 	/* A link of our own or the system's to a device (/dev/stdout, /proc/self/fd/1)
 	 * is the device; another user's link is replaced, never followed. */
-	if (S_ISLNK(st.st_mode) && (st.st_uid == geteuid() || st.st_uid == 0) && stat(path, &st) < 0)
+	if (S_ISLNK(st.st_mode) && (!tt__trusted(&st) || stat(path, &st) < 0))
 		return 0;
-	return S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode);
+	return (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)) && tt__trusted(&st);
 }
 
 int tt__open_in_place(const char *path)
 {
 	int named = tt__named_descriptor(path);
 	if (named >= 0) {
+		/* (the program's own: its flags are left as they are) */
 		int fd = fcntl(named, F_DUPFD_CLOEXEC, 0);
 		return fd < 0 ? -errno : fd;
 	}
-	/* A FIFO with no reader fails (ENXIO) rather than blocking the program. */
+	/* Non-blocking, and kept so: a FIFO with no reader fails (ENXIO), and one whose
+	 * reader takes nothing is given up (buffer.c), rather than the program waiting. */
 	int fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		return errno == ENXIO ? -EPIPE : -errno;
-	int flags = fcntl(fd, F_GETFL);
-	if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) < 0) {
-		int err = -errno;
+	/* What was opened is what was checked, not another user's put there since. */
+	struct stat st;
+	if (fstat(fd, &st) < 0 || !(S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)) || !tt__trusted(&st)) {
 		close(fd);
-		return err;
+		return -EPERM;
 	}
 	return fd;
 }
@@ -266,7 +286,7 @@ int tt__write_file_with(const char *path, tt__file_writer write, void *arg)
 	 * renaming over it would replace the device node. */
 	if (tt__output_in_place(path)) {
 		int fd = tt__open_in_place(path);
-		err = fd < 0 ? fd : tt__write_fd(out, fd, write, arg);
+		err = fd < 0 ? fd : tt__write_fd(out, fd, write, arg, NULL);
 		free(out);
 		return err;
 	}
@@ -285,12 +305,14 @@ int tt__write_file_with(const char *path, tt__file_writer write, void *arg)
 		free(out);
 		return fd;
 	}
-	int keep = unnamed ? dup(fd) : -1; /* (tt__write_fd closes fd) */
-	err = unnamed && keep < 0 ? -errno : tt__write_fd(out, fd, write, arg);
+	struct tt__fd kept = {.fd = -1};
+	err = tt__write_fd(out, fd, write, arg, unnamed ? &kept : NULL);
+	/* (Named through /proc/self/fd/N: only while N is still the file written.) */
 	if (!err && unnamed)
-		err = tt__name_unnamed(keep, path, tmp, sizeof tmp);
-	if (keep >= 0)
-		close(keep);
+		err = tt__fd_ours(&kept) ? tt__name_unnamed(kept.fd, path, tmp, sizeof tmp) : -EBADF;
+	int closed = tt__fd_close(&kept);
+	if (!err)
+		err = closed;
 	if (!err && tmp[0] && rename(tmp, path) < 0)
 		err = -errno;
 	if (err && tmp[0])
@@ -333,7 +355,10 @@ void tt__list_written(const char *path)
 	int fd = open(list, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return;
+	struct tt__writing writing;
+	tt__writing_begin(&writing);
 	ssize_t written = write(fd, line, len);
 	(void)written; /* a list that cannot take the line: the file is written all the same */
+	tt__writing_end(&writing);
 	close(fd);
 }

@@ -263,10 +263,29 @@ static const struct tt_record *tt__extent_from(const struct tt__extent *e, uint6
 	return begin;
 }
 
+/* What a thread's chunks held as they were taken, before a window narrowed them: its
+ * records and the times of the first and last (its rate). */
+static void tt__note_held(struct tt__thread_snapshot *snap)
+{
+	snap->held_records = snap->held_from_tsc = snap->held_to_tsc = 0;
+	for (size_t c = 0; c < snap->chunks; c++) {
+		const struct tt__extent *e = &snap->extents[c];
+		const struct tt_record *first, *last;
+		tt__timed_span(e, &first, &last);
+		snap->held_records += (uint64_t)(e->end - e->begin);
+		if (last > first && !snap->held_from_tsc)
+			snap->held_from_tsc = first->tsc;
+		if (last > first)
+			snap->held_to_tsc = last[-1].tsc;
+	}
+}
+
 void tt__narrow_thread(struct tt__thread_snapshot *snap, uint64_t from_tsc, uint64_t to_tsc)
 {
 	const struct tt__slot *slot = snap->slot;
 	enum tt_drop_cause cause = slot->drop_cause; /* (a dropping mode's gaps: of its cause) */
+	if (!snap->windowed) /* (once: a window that does not fit is narrowed again) */
+		tt__note_held(snap);
 	snap->windowed = true;
 	snap->begins_inside = __atomic_load_n(&slot->flags, __ATOMIC_ACQUIRE) & TT__SLOT_WRAPPED;
 	memset(snap->dropped, 0, sizeof snap->dropped);

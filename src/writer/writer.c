@@ -2,10 +2,13 @@
  * as they are, taken once, and the call sites and functions their records name, each
  * described once. Records go from the chunks to the file without a copy. */
 #include <errno.h>
+#include <inttypes.h>
 #include <link.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <x86intrin.h>
 
 #include "writer/writer.h"
 
@@ -81,6 +84,29 @@ static void tt__keep_chunks(const struct tt__window *window, int keep)
 		tt__reading(keep);
 	else
 		tt__hold_chunks(keep);
+}
+
+/* A thread whose ring overwrote its whole window before the window was copied (mode
+ * ring with a buffer too small for it): said once a run, with the buffer the window
+ * needs at the rate its ring held, from the window's start to the copy. */
+static void tt__say_ring_too_small(const struct tt__thread_snapshot *snap, const struct tt__window *w)
+{
+	static bool said;
+	uint64_t span = snap->held_to_tsc - snap->held_from_tsc, now = __rdtsc();
+	if (__atomic_exchange_n(&said, true, __ATOMIC_RELAXED) || !span || now <= w->info.from_tsc)
+		return;
+	struct tt_anchor at;
+	tt__anchor_now(&at);
+	uint64_t hz = tt__anchor_hz(&tt__start_anchor, &at);
+	uint64_t rate = (uint64_t)((unsigned __int128)snap->held_records * hz / span);
+	uint64_t needed = (uint64_t)((unsigned __int128)snap->held_records * (now - w->info.from_tsc) / span);
+	needed = (needed / TT__CHUNK_RECORDS + 2) * TT__CHUNK_RECORDS; /* (the ring recycles chunks) */
+	const struct tt__slot *slot = snap->slot;
+	fprintf(stderr, "ticktrace: thread %" PRIu32 " (%.*s) records %" PRIu64 " events/s: a snapshot "
+		"window of %" PRId64 " ms needs TICKTRACE_BUFFER=%" PRIu64 " (it is %" PRIu64 "), or it "
+		"is overwritten before it is copied: its snapshots hold none of its events\n",
+		slot->tid, (int)strnlen(slot->name, sizeof slot->name), slot->name, rate,
+		(w->to_ns - w->from_ns + 500000) / 1000000, needed, tt__config.buffer_events);
 }
 
 /* A window's threads, read (tt__reading): fitted to the room, copied, their cuts
@@ -199,6 +225,11 @@ static int tt__write_to(struct tt__out *out, struct tt__window *window)
 		held = false;
 		if (err)
 			goto out;
+		for (size_t i = 0; i < threads; i++)
+			if (!snaps[i].records && snaps[i].dropped[TT_DROP_OVERWRITTEN]) {
+				tt__say_ring_too_small(&snaps[i], window);
+				break;
+			}
 	}
 	for (size_t i = 0; i < threads && !err; i++)
 		err = tt__collect_names(&names, &snaps[i]);

@@ -383,7 +383,8 @@ static void test_edges(void **state)
 }
 
 /* A thread whose whole window the ring overwrote (no record left in it): its cut
- * marked where its losses began in the window, not before. */
+ * marked where its losses began in the window, not before, and said whole (info,
+ * convert). */
 static void test_convert_cut_whole(void **state)
 {
 	struct tt_fixture *fx = *state;
@@ -394,8 +395,13 @@ static void test_convert_cut_whole(void **state)
 	memcpy(w.data + CUT(lost_from_tsc), &lost_from, sizeof lost_from);
 	assert_int_equal(tt_tw_save(fx->in, w.data, w.size), 0);
 	tt_tw_free(&w);
+	struct tt_run r;
+	TT_RUN(&r, "info", fx->in);
+	assert_int_equal(r.status, 0);
+	assert_has(r.out, "    window cut: tid 102 (worker): its whole window lost: 1234 events overwritten");
+	free(r.out);
 	cJSON *root = convert_both(fx);
-	const cJSON *cut = instant(root, "window cut: 1234 events overwritten", 102);
+	const cJSON *cut = instant(root, "window cut: whole window lost: 1234 events overwritten", 102);
 	assert_int_equal(tt_json_ns(cut, "ts"), lost_from - 1000);
 	assert_int_equal(arg_number(cut, "lost_ns"), LOST_TO - lost_from);
 	cJSON_Delete(root);

@@ -171,8 +171,10 @@ static void tt_print_snapshot(FILE *out, const struct tt_file *f, const struct t
 		const struct tt_snapshot_thread_cut *cut = &s->cuts[i];
 		fputs("    window cut: ", out);
 		tt_print_thread(out, cut->thread);
-		fprintf(out, ": %s%" PRIu64 " events overwritten from ", cut->cut.lost_from_tsc ? "" :
-			"at least ", cut->cut.events);
+		/* (no record of it in the window: the ring overwrote it all before the copy) */
+		fprintf(out, ": %s%s%" PRIu64 " events overwritten from ",
+			cut->thread->has_first ? "" : "its whole window lost: ",
+			cut->cut.lost_from_tsc ? "" : "at least ", cut->cut.events);
 		if (cut->cut.lost_from_tsc)
 			tt_print_tsc(out, f, in, cut->cut.lost_from_tsc);
 		else

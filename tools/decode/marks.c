@@ -143,8 +143,9 @@ static int tt_mark_cut(struct tt_decoder *d, const struct tt_snapshot_thread_cut
 	if (c->cut.lost_from_tsc)
 		tt_mark_number(m, "lost_ns", tt_clock_ns(clock, c->cut.lost_to_tsc) -
 						     tt_clock_ns(clock, c->cut.lost_from_tsc));
-	return tt_asprintf(&m->name, "window cut: %s%" PRIu64 " events overwritten",
-			    c->cut.lost_from_tsc ? "" : "at least ", c->cut.events);
+	return tt_asprintf(&m->name, "window cut: %s%s%" PRIu64 " events overwritten",
+			    t->has_first ? "" : "whole window lost: ", c->cut.lost_from_tsc ? "" : "at least ",
+			    c->cut.events);
 }
 
 int tt_decoder_add_marks(struct tt_decoder *d)

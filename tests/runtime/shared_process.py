@@ -1,0 +1,319 @@
+#!/usr/bin/env python3
+"""What a program that shares its process with ticktrace keeps (issue 30, items 3, 5, 9).
+
+signals: the program's SIGXFSZ handler, installed while snapshots are written, 30
+  rounds: never changed nor lost, never called for a write of ticktrace's; under a file
+  size limit, the snapshots and the trace that met it said, the program's exit its own;
+  the same exit, and the loss said, where the trace's FIFO reader leaves (SIGPIPE).
+users: a FIFO another local user (nobody) planted at each output's path in a shared
+  sticky directory (trace, stream, live file, spike log, report, snapshot) reads
+  nothing; a FIFO of root's is written in place for a run as nobody; a FIFO of the
+  user's that no one reads from holds the program at exit for no more than a few
+  seconds, and says so. As root only (77 otherwise).
+losses: the spike log that cannot be written (/dev/full, RLIMIT_FSIZE, a FIFO whose
+  reader takes nothing, which never holds the program) counts its lost entries and
+  says them at exit; mode ring with a buffer too small for the snapshot
+  window says what buffer the window needs, and the snapshot of a thread whose whole
+  window was overwritten says so (`info`, and convert's mark).
+Usage: shared_process.py PROG TICKTRACE signals|users|losses"""
+import json
+import os
+import pwd
+import re
+import resource
+import signal
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+
+from verdict import check, verdict
+
+PROG, TOOL, PART = sys.argv[1:4]
+
+
+def environment(**settings):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TICKTRACE")}
+    env.update(settings)
+    return env
+
+
+def limit_fsize(size):
+    return lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (size, resource.RLIM_INFINITY))
+
+
+def run(args, timeout=120, fsize=None, **settings):
+    return subprocess.run([PROG] + args, env=environment(**settings), capture_output=True,
+                          text=True, timeout=timeout,
+                          preexec_fn=limit_fsize(fsize) if fsize else None)
+
+
+# ---- signals (item 3) ----
+
+def signals(tmp):
+    for mode, fsize in (("ring", None), ("stop", None), ("ring", 64 * 1024)):
+        snaps = os.path.join(tmp, f"snaps-{mode}-{fsize}")
+        what = f"mode {mode}" + (f", RLIMIT_FSIZE {fsize}" if fsize else "")
+        p = run(["xfsz", "30"], fsize=fsize, TICKTRACE_MODE=mode,
+                TICKTRACE_OUT=os.path.join(tmp, "run-%p.ttr"), TICKTRACE_SNAPSHOTS=snaps,
+                TICKTRACE_SNAPSHOT_AFTER="1ms", TICKTRACE_SNAPSHOT_MAX="1000")
+        print(f"{what}: exit {p.returncode}: {p.stdout.strip()}")
+        check(p.returncode == 0, f"{what}: the program's own exit, not {p.returncode}: {p.stderr}")
+        check("changed 0 lost 0" in p.stdout,
+              f"{what}: SIGXFSZ's action the program's all along, its handler kept: {p.stdout}")
+        check("SIGXFSZ handler called" not in p.stdout,
+              f"{what}: the program's handler never called for ticktrace's writes")
+        if fsize:
+            check(re.search(r"snapshot \S+ not written: File too large", p.stderr),
+                  f"{what}: the snapshot that met the limit said: {p.stderr}")
+            check(re.search(r"could not write the trace at exit to \S+: File too large", p.stderr),
+                  f"{what}: the trace that met the limit said: {p.stderr}")
+        else:
+            written = len(os.listdir(snaps)) if os.path.isdir(snaps) else 0
+            check(written == 30 and "30 snapshots in" in p.stderr,
+                  f"{what}: 30 snapshots written: {written}: {p.stderr}")
+
+    # The trace into the user's FIFO, whose reader leaves after 1000 bytes: the
+    # program's exit its own (not SIGPIPE's), the trace's end said.
+    fifo = os.path.join(tmp, "leaving.ttr")
+    os.mkfifo(fifo)
+    reader = subprocess.Popen(["head", "-c", "1000", fifo], stdout=subprocess.DEVNULL)
+    p = run(["flatout", "50"], TICKTRACE_OUT=fifo)
+    reader.wait(timeout=60)
+    print(f"a FIFO whose reader left: exit {p.returncode}: {p.stderr.strip()}")
+    check(p.returncode == 0, f"a FIFO whose reader left: the program's own exit, not {p.returncode}")
+    check(re.search(r"could not write the trace at exit to \S+leaving.ttr: Broken pipe", p.stderr),
+          f"a FIFO whose reader left: said: {p.stderr}")
+    return 0
+
+
+# ---- users (item 5) ----
+
+NOBODY = None
+
+
+def as_nobody():
+    os.setgroups([])
+    os.setgid(NOBODY.pw_gid)
+    os.setuid(NOBODY.pw_uid)
+
+
+def plant(path):
+    """nobody's FIFO at `path`, and nobody's reader copying what comes into path.got;
+    returns the reader once it waits in open() (so that it counts as a reader)."""
+    reader = subprocess.Popen(["sh", "-c", 'mkfifo -m 0622 "$1" && exec cat "$1" > "$1.got"',
+                               "sh", path], preexec_fn=as_nobody)
+    deadline = time.monotonic() + 30
+    while not (os.path.exists(path) and os.path.exists(path + ".got")):
+        if time.monotonic() > deadline or reader.poll() is not None:
+            raise RuntimeError(f"no FIFO planted at {path}")
+        time.sleep(0.01)
+    return reader
+
+
+def got(path, reader):
+    """What nobody's reader of `path` received (its reader ended)."""
+    if reader.poll() is None:
+        reader.send_signal(signal.SIGTERM)
+    reader.wait(timeout=30)
+    with open(path + ".got", "rb") as f:
+        return f.read()
+
+
+def start_waiting(settings, user=None):
+    """PROG wait, started; its pid once it said it."""
+    p = subprocess.Popen([PROG, "wait"], env=environment(**settings), stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         preexec_fn=user)
+    return p, int(p.stdout.readline())
+
+
+def finish(p, timeout=60):
+    try:
+        out, err = p.communicate("go\n", timeout=timeout)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        out, err = p.communicate()
+        return None, err
+    return p.returncode, err
+
+
+def users(tmp):
+    global NOBODY
+    if os.geteuid() != 0:
+        print("SKIP: another user's files need root (to be nobody)")
+        return 77
+    NOBODY = pwd.getpwnam("nobody")
+    os.chmod(tmp, 0o755)
+    shared = os.path.join(tmp, "shared")
+    os.mkdir(shared)
+    os.chmod(shared, 0o1777)  # as /tmp
+    snaps = os.path.join(shared, "snaps")
+    subprocess.run(["mkdir", "-m", "1777", snaps], check=True, preexec_fn=as_nobody)
+
+    # nobody's FIFOs at every output's name; the program (root) writes none of them.
+    outputs = {
+        "trace": dict(TICKTRACE_OUT=os.path.join(shared, "run.ttr")),
+        "stream": dict(TICKTRACE_OUT=os.path.join(shared, "stream.ttr"), TICKTRACE_MODE="stream"),
+        "live file": dict(TICKTRACE_OUT=os.path.join(shared, "live.ttr"), TICKTRACE_LIVE="1"),
+        "spike log": dict(TICKTRACE_OUT=os.path.join(shared, "t1.ttr"),
+                          TICKTRACE_SPIKES=os.path.join(shared, "spikes.log"),
+                          TICKTRACE_SPIKE_THRESHOLD="1ms"),
+        "report": dict(TICKTRACE_OUT=os.path.join(shared, "t2.ttr"),
+                       TICKTRACE_REPORT=os.path.join(shared, "report.txt")),
+        "snapshot": dict(TICKTRACE_OUT=os.path.join(shared, "t3.ttr"), TICKTRACE_MODE="ring",
+                         TICKTRACE_SNAPSHOTS=snaps, TICKTRACE_SNAPSHOT_AFTER="1ms"),
+    }
+    for kind, settings in outputs.items():
+        planted = {"trace": "TICKTRACE_OUT", "stream": "TICKTRACE_OUT", "spike log": "TICKTRACE_SPIKES",
+                   "report": "TICKTRACE_REPORT"}.get(kind)
+        path = settings[planted] if planted else None
+        if kind == "live file":
+            path = settings["TICKTRACE_OUT"] + ".live"
+        reader = plant(path) if path else None
+        p, pid = start_waiting(settings)
+        if kind == "snapshot":
+            path = os.path.join(snaps, f"trigger-{pid}-1-planted.ttr")
+            reader = plant(path)
+        status, err = finish(p)
+        leaked = got(path, reader)
+        print(f"{kind}: nobody's FIFO at {path}: the program's exit {status}, {len(leaked)} bytes read")
+        check(status == 0, f"{kind}: the program ended by itself, exit 0 (not {status}): {err}")
+        check(not leaked, f"{kind}: nobody's FIFO read {len(leaked)} bytes of the run")
+        # (the live file is removed once the trace is written)
+        st = os.lstat(path) if os.path.lexists(path) else None
+        check(kind == "live file" and not st or st and stat.S_ISREG(st.st_mode) and st.st_uid == 0,
+              f"{kind}: nobody's FIFO replaced by root's file ({st}): {err}")
+
+    # The other way: a run as nobody writes through root's FIFO (the system's).
+    usage = subprocess.run([PROG], capture_output=True, preexec_fn=as_nobody, timeout=60)
+    if usage.returncode == 2:
+        fifo = os.path.join(shared, "roots.ttr")
+        os.mkfifo(fifo)
+        os.chmod(fifo, 0o622)  # (others may write: not the umask's)
+        with open(fifo + ".got", "wb") as out:
+            reader = subprocess.Popen(["cat", fifo], stdout=out)
+            while not os.path.exists(fifo):
+                time.sleep(0.01)
+            p, pid = start_waiting(dict(TICKTRACE_OUT=fifo), user=as_nobody)
+            status, err = finish(p)
+            try:
+                reader.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                reader.kill()
+                reader.wait()
+        with open(fifo + ".got", "rb") as f:
+            data = f.read()
+        print(f"nobody's run, root's FIFO: exit {status}, {len(data)} bytes read")
+        check(status == 0 and data[:8] == b"TICKTRC\x1a",
+              f"root's FIFO written in place for nobody's run: exit {status}, {data[:16]!r}: {err}")
+    else:
+        print("SKIP nobody's run: the program is not reachable by nobody")
+
+    # The user's own FIFO, opened by a reader that never reads: the program ends, and
+    # says it gave up, instead of waiting at exit for ever.
+    fifo = os.path.join(tmp, "stuck.ttr")
+    os.mkfifo(fifo, 0o600)
+    held = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        start = time.monotonic()
+        p, pid = start_waiting(dict(TICKTRACE_OUT=fifo))
+        status, err = finish(p, timeout=60)
+        took = time.monotonic() - start
+    finally:
+        os.close(held)
+    print(f"a FIFO no one reads from: exit {status} after {took:.1f} s: {err.strip()}")
+    check(status == 0, f"a FIFO no one reads from: the program ended (exit {status}), not held: {err}")
+    check(re.search(r"could not write the trace at exit to \S+stuck.ttr: Connection timed out\n$", err),
+          f"a FIFO no one reads from: said in one line: {err}")
+    return 0
+
+
+# ---- losses (item 9) ----
+
+def losses(tmp):
+    # /dev/full: every entry lost, and said.
+    p = run(["spikes", "20"], TICKTRACE_OUT="/dev/null", TICKTRACE_SPIKES="/dev/full",
+            TICKTRACE_SPIKE_THRESHOLD="500us")
+    print(f"/dev/full: exit {p.returncode}: {p.stderr.strip()}")
+    check(p.returncode == 0, f"/dev/full: exit {p.returncode}")
+    check("spike log /dev/full: 20 of 20 entries lost (No space left on device)" in p.stderr,
+          f"/dev/full: the lost entries said: {p.stderr}")
+
+    # A file size limit: what the log holds and what it lost make every spike.
+    log = os.path.join(tmp, "spikes.jsonl")
+    p = run(["spikes", "200"], fsize=4096, TICKTRACE_OUT="/dev/null", TICKTRACE_SPIKES=log,
+            TICKTRACE_SPIKE_THRESHOLD="500us")
+    with open(log) as f:
+        kept = [line for line in f.read().split("\n")[:-1]]
+    m = re.search(r"spike log \S+: (\d+) of (\d+) entries lost \(File too large\)", p.stderr)
+    print(f"RLIMIT_FSIZE 4096: exit {p.returncode}, {len(kept)} lines kept: {p.stderr.strip()}")
+    check(p.returncode == 0, f"RLIMIT_FSIZE: the program's own exit, not {p.returncode}")
+    check(m and int(m.group(2)) == 200 and int(m.group(1)) + len(kept) == 200 and len(kept) > 0,
+          f"RLIMIT_FSIZE: lines kept and lost make every spike: {len(kept)} kept: {p.stderr}")
+    for line in kept:
+        json.loads(line)
+
+    # A FIFO of the user's whose reader takes nothing: the log loses what the pipe
+    # cannot hold, says so, and the program is never held by it.
+    fifo = os.path.join(tmp, "stuck.log")
+    os.mkfifo(fifo)
+    held = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        p = run(["spikes", "1000"], timeout=60, TICKTRACE_OUT="/dev/null", TICKTRACE_SPIKES=fifo,
+                TICKTRACE_SPIKE_THRESHOLD="500us")
+    except subprocess.TimeoutExpired:
+        p = None
+    finally:
+        os.close(held)
+    m = p and re.search(r"spike log \S+stuck.log: (\d+) of 1000 entries lost \(Resource temporarily "
+                        r"unavailable\)", p.stderr)
+    print(f"a log FIFO no one reads from: {p and p.returncode}: {p and p.stderr.strip()}")
+    check(p and p.returncode == 0 and m and int(m.group(1)) > 0,
+          f"a log FIFO no one reads from: the program not held, the entries lost said: "
+          f"{p and p.stderr}")
+
+    # Mode ring, a buffer far too small for the window of a thread recording flat out.
+    snaps = os.path.join(tmp, "snaps")
+    p = run(["flatout", "600"], TICKTRACE_MODE="ring", TICKTRACE_BUFFER="16384",
+            TICKTRACE_OUT=os.path.join(tmp, "ring.ttr"), TICKTRACE_SNAPSHOTS=snaps,
+            TICKTRACE_SNAPSHOT_AFTER="1ms")
+    print(f"ring: exit {p.returncode}: {p.stderr.strip()}")
+    check(p.returncode == 0, f"ring: exit {p.returncode}")
+    m = re.search(r"thread \d+ \(flat-out\) records (\d+) events/s: a snapshot window of "
+                  r"10[01] ms needs TICKTRACE_BUFFER=(\d+) \(it is 16384\)", p.stderr)
+    check(m and int(m.group(2)) > 16384, f"ring: the buffer the window needs said: {p.stderr}")
+    files = os.listdir(snaps) if os.path.isdir(snaps) else []
+    check(len(files) == 1, f"ring: one snapshot: {files}")
+    for name in files:
+        path = os.path.join(snaps, name)
+        info = subprocess.run([TOOL, "info", path], capture_output=True, text=True, timeout=60)
+        check(info.returncode == 0 and re.search(r"window cut: .*flat-out.*: its whole window lost",
+                                                 info.stdout),
+              f"ring: info says the flat-out thread's whole window was lost: {info.stdout}")
+        out = os.path.join(tmp, "snap.json")
+        conv = subprocess.run([TOOL, "convert", path, "-o", out], capture_output=True, text=True,
+                              timeout=60)
+        check(conv.returncode == 0, f"ring: converted: {conv.stderr}")
+        names = []
+        if conv.returncode == 0:
+            with open(out) as f:
+                doc = json.load(f)
+            events = doc["traceEvents"] if isinstance(doc, dict) else doc
+            names = [e.get("name", "") for e in events if e.get("name", "").startswith("window cut")]
+        check(any("whole window lost" in n for n in names),
+              f"ring: convert's mark says the whole window was lost: {names}")
+    return 0
+
+
+def main():
+    # (meson's timeout: the directory removed all the same)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
+    with tempfile.TemporaryDirectory(prefix="tt-shared-process-") as tmp:
+        rc = {"signals": signals, "users": users, "losses": losses}[PART](tmp)
+    return rc if rc == 77 else verdict()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
