@@ -122,6 +122,10 @@ align 32
 %endif
 	cmp	[r9 + r11 + HOT_OWNER], rcx
 	jne	.lookup_failed
+%if %2 == TT_REC_FUNC_EXIT
+	TT_FILTER_SHORT r9 + r11, r8, rsi, .keep, .erased
+.keep:
+%endif
 	mov	edx, SIZE
 	sub	r10, SIZE			; (off the xadd's dependency chain)
 	xadd	[r9 + r11 + HOT_CURSOR], rdx	; rdx = where this event goes
@@ -136,6 +140,10 @@ align 32
 	mov	[rdx + 24], r8
 %endif
 	ret
+%if %2 == TT_REC_FUNC_EXIT
+.erased:					; TICKTRACE_MIN_DUR: a short call, erased
+	ret
+%endif
 .unusual:
 	mov	r10, [r9 + r11 + HOT_LIMIT]
 	test	r10b, TT_LIMIT_TAGS

@@ -239,6 +239,12 @@ enum tt_section_type {
 	 * adds fields after tt_machine_info (the machine's name and ids, its clocks'
 	 * error): a reader takes those it knows and skips the rest of the section. */
 	TT_SEC_MACHINE = 0x45,
+	/* struct tt_filtered_info, then count struct tt_filtered_fn: the calls of one
+	 * thread (a THREAD section of its index before it) that TICKTRACE_MIN_DUR erased
+	 * as they returned, each shorter than min_dur_ns with nothing recorded inside:
+	 * counted per function, not recorded. Each function is in a FUNCS section. At
+	 * most one per thread, in a file written whole (not streamed, not a snapshot). */
+	TT_SEC_FILTERED = 0x46,
 	/* struct tt_thread_info, then the name: a thread's final totals, name and flags,
 	 * replacing those of its THREAD section (streamed files, where a thread's THREAD
 	 * section is written before its events are known). */
@@ -247,6 +253,20 @@ enum tt_section_type {
 	 * an EVENTS section in a quarter of the bytes or less, as mode stream writes. */
 	TT_SEC_EVENTS_PACKED = 0x61,
 };
+
+struct tt_filtered_info {
+	uint32_t thread_index;
+	uint32_t count;      /* struct tt_filtered_fn that follow */
+	uint64_t min_dur_ns; /* the threshold (not 0) */
+};
+_Static_assert(sizeof(struct tt_filtered_info) == 16, "filtered info layout");
+
+struct tt_filtered_fn {
+	uint64_t address; /* the function, as its FUNC_ENTER records name it */
+	uint64_t calls;   /* erased calls (not 0) */
+	uint64_t ticks;   /* their time together, in TSC ticks (each < min_dur_ns) */
+};
+_Static_assert(sizeof(struct tt_filtered_fn) == 24, "filtered function layout");
 
 struct tt_section_header {
 	uint32_t type; /* enum tt_section_type */

@@ -174,6 +174,23 @@ static int64_t tt__row_for(struct tt__thread_analysis *th, uint64_t key)
 	return tt__group_row(th, th->nrows - 1) < 0 ? -1 : (int64_t)th->nrows - 1;
 }
 
+int tt__add_filtered(struct tt__thread_analysis *th, uint64_t key, uint64_t calls, int64_t ns)
+{
+	int64_t at = tt__row_for(th, key);
+	if (at < 0)
+		return -1;
+	struct tt__row *r = &th->rows[at];
+	r->calls += calls;
+	r->filtered += calls;
+	if (__builtin_add_overflow(r->total, ns, &r->total))
+		r->total = INT64_MAX;
+	if (__builtin_add_overflow(r->self, ns, &r->self))
+		r->self = INT64_MAX;
+	if (__builtin_add_overflow(r->calls_total, ns, &r->calls_total))
+		r->calls_total = INT64_MAX;
+	return 0;
+}
+
 /* Rows of keys with one name share the first one's open count: a name nested in
  * itself, by one key or another (a function, and the TT_FUNC inside it), counts in
  * its total once. 0, or -1 when out of memory. */

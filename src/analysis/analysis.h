@@ -77,6 +77,8 @@ struct tt__row {
 	 * preempted and blocked */
 	int64_t split_total, preempted, blocked;
 	bool split;         /* some of its calls had states */
+	uint64_t filtered;  /* of calls, erased as they returned (TICKTRACE_MIN_DUR): in
+	                     * total, self and the mean, not in min, max or hist */
 };
 
 /* ---- a thread's state machine ---- */
@@ -317,6 +319,7 @@ struct tt__entry {
 	 * thread's states tell (the rest of total is known as neither) */
 	bool split;
 	int64_t on_cpu, off_cpu, preempted, blocked;
+	uint64_t filtered; /* of calls, erased as they returned (struct tt__row) */
 };
 
 struct tt__table {
@@ -327,6 +330,7 @@ struct tt__table {
 	int64_t overhead_ns;  /* what recording a call costs on this machine (measured) */
 	size_t near_overhead; /* entries whose p50 is within TT__NEAR_OVERHEAD x it */
 	bool split;           /* an entry has states: the table shows on and off CPU */
+	uint64_t filtered;    /* of calls, erased as they returned */
 };
 
 /* Rows whose median call is within this many times the call overhead are flagged: their
@@ -339,6 +343,9 @@ int64_t tt__call_overhead_ns(void);
 
 /* The rows of `n` threads merged by name (and thread, with by_thread: then grouped
  * by thread in the order given), sorted. 0, or -1 when out of memory. */
+/* Calls of `key` that TICKTRACE_MIN_DUR erased as they returned (a FILTERED section):
+ * `calls` of `ns` together, counted in its row; 0, or -1 when out of memory. */
+int tt__add_filtered(struct tt__thread_analysis *th, uint64_t key, uint64_t calls, int64_t ns);
 int tt__table_build(struct tt__table *t, struct tt__thread_analysis *const *threads, size_t n,
 		    bool by_thread, enum tt__sort sort);
 void tt__table_free(struct tt__table *t);

@@ -93,6 +93,7 @@ static int tt__entry_merge(struct tt__entry *e, struct tt__item *first, struct t
 	for (struct tt__item *it = first; it < last; it++) {
 		const struct tt__row *r = it->row;
 		e->calls += r->calls;
+		e->filtered += r->filtered;
 		if (__builtin_add_overflow(e->total, r->total, &e->total))
 			e->total = INT64_MAX;
 		if (__builtin_add_overflow(e->self, r->self, &e->self))
@@ -186,6 +187,7 @@ int tt__table_build(struct tt__table *t, struct tt__thread_analysis *const *thre
 		rc = tt__entry_merge(&t->entries[t->n++], &items[i], &items[j], by_thread);
 		struct tt__entry *e = &t->entries[t->n - 1];
 		t->calls += e->calls;
+		t->filtered += e->filtered;
 		/* the median, not the mean: a few calls preempted on a busy machine would take
 		 * the mean of a million short ones far above what they cost */
 		e->near_overhead = e->p50 < TT__NEAR_OVERHEAD * t->overhead_ns;
@@ -291,6 +293,10 @@ void tt__table_print(FILE *out, const struct tt__table *t)
 			fprintf(out, "  %*s", width[c + 1], cells[c]);
 		fputs(e->near_overhead ? "  ~\n" : "\n", out);
 	}
+	if (t->filtered)
+		fprintf(out, "(%" PRIu64 " of the calls returned within TICKTRACE_MIN_DUR and were "
+			"erased as they did: counted in calls, total, self and the mean, not in min, "
+			"max and the percentiles)\n", t->filtered);
 	if (t->near_overhead)
 		fprintf(out, "~ median within %d x what recording a call costs here (%" PRId64
 			" ns, measured now): mostly the recorder's own time\n", TT__NEAR_OVERHEAD,

@@ -64,6 +64,23 @@
  * again under TT_ENV_DETOUR_FOLLOW=0. */
 #define TT_ENV_PRELOAD "LD_PRELOAD"
 
+/* Records kept per thread. Set by the user, or by record unless the user set it or
+ * TT_ENV_MODE: the most the runtime takes (2^36), so that a run keeps every event up
+ * to its memory budget (TICKTRACE_MEMORY), as uftrace does; read by the runtime as it
+ * starts (lifecycle/config.c). */
+#define TT_ENV_BUFFER "TICKTRACE_BUFFER"
+#define TT_RECORD_BUFFER "68719476736"
+
+/* What becomes of a full buffer (stop, ring, stream). Set by the user; read by the
+ * runtime as it starts (lifecycle/config.c), and by record, which then leaves
+ * TT_ENV_BUFFER to the user. */
+#define TT_ENV_MODE "TICKTRACE_MODE"
+
+/* A duration: function calls that return within it, having recorded nothing
+ * inside, are erased as they return and counted. Set by the user, or by record
+ * (--min-dur); read by the runtime as it starts (lifecycle/config.c). */
+#define TT_ENV_MIN_DUR "TICKTRACE_MIN_DUR"
+
 /* ---- between the two preloaded libraries ---- */
 
 /* Whether `tid` (a kernel thread id) is one of ticktrace's own threads: defined and
@@ -84,5 +101,10 @@ struct tt__patched_function {
  * -ENOMEM, or -EALREADY (once a process). */
 __attribute__((visibility("default"))) int tt__patched_names(const struct tt__patched_function *fns,
 							     size_t n);
+
+/* TT_ENV_MIN_DUR when the environment sets none: defined and exported by the runtime
+ * (lifecycle/config.c) for the patcher, which sets the zero-markup build's before
+ * main (threads registered before keep every call). */
+__attribute__((visibility("default"))) void tt__min_dur_default(uint64_t ns);
 
 #endif /* TT_RECORD_PROTOCOL_H */

@@ -75,7 +75,29 @@ struct tt__hot {
 	char *limit;     /* end of the current chunk, TT__LIMIT_OFF while the thread may not
 	                  * record, NULL in an entry never used */
 	struct tt__slot *slot; /* the rest; a tombstone once recycled; NULL: never used */
+	struct tt__filters *filters; /* TICKTRACE_MIN_DUR: the thread's, read by the exit
+	                              * hooks; NULL: none */
 } __attribute__((aligned(64)));
+
+/* TICKTRACE_MIN_DUR: a function call that returns within min_ticks, having recorded
+ * nothing inside (its FUNC_ENTER is the last record of its chunk), is erased by the
+ * exit hook (asm/hot.inc TT_FILTER_SHORT), and counted here, in the entry its
+ * address's bits 4..12 pick. A call whose entry another function holds is recorded:
+ * nothing is lost. Written at the dump (TT_SEC_FILTERED). */
+#define TT__FILTER_FUNCS 512
+struct tt__filtered_fn {
+	uint64_t word; /* the FUNC_EXIT record's word (kind and address); 0: free */
+	uint64_t calls, ticks;
+	uint64_t unused;
+};
+struct tt__filters {
+	uint64_t min_ticks;
+	uint64_t unused[3];
+	struct tt__filtered_fn fn[TT__FILTER_FUNCS];
+};
+_Static_assert(sizeof(struct tt__filtered_fn) == 32 && sizeof(struct tt__filters) ==
+		       32 + 32 * TT__FILTER_FUNCS && TT__FILTER_FUNCS == 512,
+	       "asm/hot.inc TT_FILTER_SHORT");
 /* Tags in a limit's low bits (asm/record.asm): recording off (the hot path returns at
  * once), or dropping (it writes into the scratch chunk whose end the limit is, without
  * a time). A dropping limit with no chunk sends every event to the slow path. */
@@ -86,6 +108,7 @@ struct tt__hot {
 _Static_assert(offsetof(struct tt__hot, owner) == 0, "asm/record.asm HOT_OWNER");
 _Static_assert(offsetof(struct tt__hot, cursor) == 8, "asm/record.asm HOT_CURSOR");
 _Static_assert(offsetof(struct tt__hot, limit) == 16, "asm/record.asm HOT_LIMIT");
+_Static_assert(offsetof(struct tt__hot, filters) == 32, "asm/hot.inc HOT_FILTERS");
 _Static_assert(sizeof(struct tt__hot) == 64, "asm/record.asm HOT_SHIFT");
 
 /* One recording thread. */
@@ -112,6 +135,7 @@ struct tt__slot {
 	 * (slow_path.c); odd `scratch_seq` while it counts. */
 	struct tt__chunk *scratch;
 	uint32_t scratch_seq;
+	struct tt__filters *filters; /* TICKTRACE_MIN_DUR (kept when the slot is recycled) */
 	/* Mode stream, the drain thread's: how far `first` is written, how many records
 	 * are, and whether the THREAD section is. */
 	const struct tt_record *drained;
@@ -156,6 +180,10 @@ struct tt__config {
 	unsigned memory_aside_part;
 	const struct tt__mode_ops *mode; /* TICKTRACE_MODE: tt__mode once started */
 	int sched_off;          /* TICKTRACE_SCHED=0: no thread states */
+	uint64_t min_dur_ns;    /* TICKTRACE_MIN_DUR: shorter calls erased as they return */
+	uint64_t min_dur_ticks; /* the same in TSC ticks; 0: nothing erased */
+	int live_reader;        /* tt-spikes reads the chunks as threads record into them
+	                         * (report/spikes.c): no call is erased, which it may have read */
 };
 
 extern struct tt__config tt__config TT__HIDDEN;

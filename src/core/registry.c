@@ -23,6 +23,7 @@ static uint32_t tt__thread_count;
 static pthread_key_t tt__exit_key;
 
 static struct tt__slab tt__slot_slab = {.slab_size = 64 * 1024}; /* registry lock */
+static struct tt__slab tt__filters_slab = {.slab_size = 256 * 1024}; /* registry lock */
 static struct tt__slot *tt__free_slots; /* mode stream: slots of retired threads */
 
 /* What the entry of a recycled slot names: probes go past it, and a new thread takes
@@ -122,6 +123,7 @@ static int tt__table_insert(struct tt__slot *slot, uintptr_t tp)
 			__atomic_store_n(&previous->hot, &previous->parked, __ATOMIC_RELEASE);
 		}
 		entry->limit = NULL;
+		entry->filters = slot->filters;
 		__atomic_store_n(&entry->slot, slot, __ATOMIC_RELEASE);
 		slot->hot = entry;
 		slot->table_index = at;
@@ -178,8 +180,19 @@ struct tt__slot *tt__register_thread(uintptr_t tp)
 	if (!slot)
 		goto out;
 	struct tt__chunk *scratch = slot->scratch; /* a recycled slot's: use it again */
+	struct tt__filters *filters = slot->filters;
 	memset(slot, 0, sizeof *slot);
 	slot->scratch = scratch;
+	/* (mode stream writes a thread's records as it goes, and no FILTERED section, and
+	 * tt-spikes reads them as they are written: their calls are all kept) */
+	if (tt__config.min_dur_ticks && !tt__config.mode->drains && !tt__config.live_reader &&
+	    !filters)
+		filters = tt__slab_alloc(&tt__filters_slab, sizeof *filters);
+	if (filters) { /* (none: its calls are all recorded) */
+		memset(filters, 0, sizeof *filters);
+		filters->min_ticks = tt__config.min_dur_ticks;
+	}
+	slot->filters = filters;
 	slot->hot = &slot->parked;
 	slot->tid = (uint32_t)gettid();
 	slot->index = tt__thread_count;

@@ -5,7 +5,10 @@
  * of the program and its libraries (as elfutils finds them, debug info by build-id
  * included), or 0xADDR, an address of the program as `nm` or the converter's
  * `module+0xOFFSET` print it, for a function with no name left (its extent comes
- * from .eh_frame; symbols.c finds them). The constructor patches each function found
+ * from .eh_frame; symbols.c finds them). Without patterns, in a program that links
+ * this library (the zero-markup build: ticktrace-instrument.pc), every function with
+ * -fpatchable-function-entry NOPs at its entry, in modules not built with
+ * -finstrument-functions (whose hooks record). The constructor patches each function found
  * with a jump to its stub, near its module (trampoline.asm), if the process is still
  * single-threaded (tt__detour_others says why):
  *   - built with -fpatchable-function-entry=N[,M] (N - M >= 5; the compiler lists the
@@ -380,10 +383,12 @@ __attribute__((constructor)) static void tt__detour_start(void)
 	tt__detour_no_follow();
 	const char *env = getenv(TT_ENV_DETOUR);
 	const char *off = getenv("TICKTRACE");
-	if (!env || !*env || (off && strcmp(off, "0") == 0))
+	if (off && strcmp(off, "0") == 0)
 		return;
-	struct tt__detour d = {0};
-	char *text = strdup(env);
+	/* No patterns: the zero-markup build's every function, if the program links this
+	 * library (tt__detour_collect finds out) */
+	struct tt__detour d = {.every_sled = !env || !*env};
+	char *text = strdup(env ? env : "");
 	char exe[PATH_MAX];
 	uintptr_t thread_pointer;
 	__asm__("mov %%fs:0, %0" : "=r"(thread_pointer));
@@ -406,6 +411,18 @@ __attribute__((constructor)) static void tt__detour_start(void)
 	d.pattern_hits = calloc(d.npatterns + 1, sizeof(*d.pattern_hits));
 	if (!d.pattern_hits || tt__detour_collect(&d) < 0)
 		goto fail;
+	if (!d.npatterns && !d.every_sled) { /* preloaded by `record` with no -f */
+		tt__detour_free(&d);
+		free(text);
+		return;
+	}
+	if (d.every_sled)
+		tt__min_dur_default(TT__DETOUR_MIN_DUR_NS);
+	if (d.every_sled && !d.nfns && !d.hooked)
+		fprintf(stderr, "ticktrace: the program links libticktrace-detour (pkg-config "
+			"ticktrace-instrument), but none of its functions has the NOPs that "
+			"-fpatchable-function-entry=5 puts at its entry (compiled without `pkg-config "
+			"--cflags ticktrace-instrument`?): nothing is recorded\n");
 	size_t to_record = 0; /* the unwinders need watching only when some are */
 	for (size_t i = 0; i < d.nfns; i++)
 		to_record += !d.fns[i].watch;
@@ -457,7 +474,7 @@ __attribute__((constructor)) static void tt__detour_start(void)
 	if (says && d.only_ours)
 		fprintf(stderr, "ticktrace: %zu matching functions of libraries the program does not "
 			"load, which only ticktrace's detour library needs, left alone\n", d.only_ours);
-	if (says)
+	if (says && !d.every_sled)
 		fprintf(stderr, "ticktrace: patched %zu functions (%zu by moving their first instructions, "
 			"%zu at their patchable NOPs); %zu could not be\n",
 			d.patched_relocated + d.patched_patchable, d.patched_relocated,

@@ -18,6 +18,8 @@
 
 /* Bytes a jump (e9 rel32) or a call (e8 rel32) takes: what a patch overwrites. */
 #define TT__DETOUR_PATCH 5
+/* Bytes of a -fpatchable-function-entry NOP area read at most (the compiler's N). */
+#define TT__DETOUR_SLED_MAX 64
 
 /* The word of a patched function's FUNC_ENTER record (its FUNC_EXIT's is the same with
  * the kind's low bit set: trampoline.asm). */
@@ -56,6 +58,11 @@ extern intptr_t tt__detour_shadow_offset TT__DETOUR_HIDDEN;
  * patcher found (TT_ENV_DETOUR_ONCE: the first process of each program alone). */
 void tt__detour_no_follow(void) TT__DETOUR_HIDDEN;
 int tt__detour_says(void) TT__DETOUR_HIDDEN;
+
+/* The zero-markup build's TICKTRACE_MIN_DUR: calls shorter are erased as they return,
+ * and counted (the flat profile adds them up); uftrace's --time-filter does the same,
+ * asked for. */
+#define TT__DETOUR_MIN_DUR_NS 1000
 
 /* trampoline.asm */
 void tt__detour_entry(void) TT__DETOUR_HIDDEN;
@@ -180,12 +187,16 @@ struct tt__detour {
 	size_t only_ours; /* matches in libraries only the detour library needs */
 	int unseen_unwinder; /* the program's own, which its symbols no longer show */
 	size_t patched_relocated, patched_patchable, refused;
+	int every_sled; /* the zero-markup build: every function with a NOP area is patched */
+	int hooked;     /* a module of the program's calls -finstrument-functions' hooks */
 	const char *main_path;
 };
 
 /* symbols.c. The last part of a path (a module's file name). */
 const char *tt__detour_base(const char *path) TT__DETOUR_HIDDEN;
-/* The functions to patch, from every module mapped now; 0 or -errno. */
+/* The functions to patch, from every module mapped now (with `every_sled`, that of
+ * the zero-markup build, left set only when the program links this library); 0 or
+ * -errno. */
 int tt__detour_collect(struct tt__detour *d) TT__DETOUR_HIDDEN;
 
 #endif

@@ -420,6 +420,7 @@ static int tt__detour_module_cb(Dwfl_Module *mod, void **user, const char *name,
 	int nsyms = dwfl_module_getsymtab(mod);
 	const char *file = NULL; /* of the local symbols that follow */
 	int finds_frames = 0, watched = 0; /* what a static unwinder imports, what was found */
+	int hooked = 0; /* built with -finstrument-functions: its hooks record its calls */
 	if (!untouchable && nsyms > 1 && (!(m->syms = malloc((size_t)nsyms * sizeof(*m->syms))) ||
 					  !(m->colds = malloc((size_t)nsyms * sizeof(*m->colds)))))
 		return DWARF_CB_ABORT;
@@ -435,6 +436,8 @@ static int tt__detour_module_cb(Dwfl_Module *mod, void **user, const char *name,
 		if (sname && shndx == SHN_UNDEF &&
 		    (strcmp(sname, "_dl_find_object") == 0 || strcmp(sname, "dl_iterate_phdr") == 0))
 			finds_frames = 1;
+		if (sname && shndx == SHN_UNDEF && strcmp(sname, "__cyg_profile_func_enter") == 0)
+			hooked = !untouchable && !only_ours;
 		int type = sname ? GELF_ST_TYPE(sym.st_info) : STT_NOTYPE;
 		if (m->syms && sname && shndx != SHN_UNDEF && shndx != SHN_ABS && type != STT_TLS &&
 		    type != STT_SECTION && type != STT_FILE) {
@@ -484,12 +487,32 @@ static int tt__detour_module_cb(Dwfl_Module *mod, void **user, const char *name,
 			return DWARF_CB_ABORT;
 	}
 	tt__detour_find_sleds(mod, m);
+	/* The zero-markup build (-fpatchable-function-entry, this library linked): each
+	 * function's NOP area at its entry, named by its symbol where it has one; none in
+	 * a module whose calls the hooks record (both flags given: each call once) */
+	d->hooked |= hooked;
+	for (size_t i = 0; d->every_sled && !untouchable && !only_ours && !hooked && i < m->nsleds; i++) {
+		const char *fn = dwfl_module_addrname(mod, m->sleds[i]);
+		if (fn && tt__detour_part_of_unwinder(fn, NULL))
+			continue;
+		if (tt__detour_add(d, m->sleds[i], TT__DETOUR_SLED_MAX, fn ? fn : "(a function without a symbol)",
+				   index, 0) < 0)
+			return DWARF_CB_ABORT;
+	}
 	if (m->nsyms)
 		qsort(m->syms, m->nsyms, sizeof(*m->syms), tt__detour_cmp_addr);
 	for (size_t i = 0; i < m->nsyms; i++)
 		m->syms[i].reach = i && m->syms[i - 1].reach > m->syms[i].end ? m->syms[i - 1].reach :
 										  m->syms[i].end;
 	return DWARF_CB_OK;
+}
+
+static int tt__detour_no_debuginfo(Dwfl_Module *mod, void **user, const char *name, Dwarf_Addr base,
+				   const char *file, const char *debuglink, GElf_Word crc, char **path)
+{
+	(void)mod, (void)user, (void)name, (void)base, (void)file, (void)debuglink, (void)crc;
+	*path = NULL;
+	return -1;
 }
 
 /* The functions to patch, from every module mapped now; 0 or -errno. */
@@ -501,11 +524,27 @@ int tt__detour_collect(struct tt__detour *d)
 		.find_debuginfo = dwfl_standard_find_debuginfo,
 		.debuginfo_path = &debuginfo_path,
 	};
-	Dwfl *dwfl = d->dwfl = dwfl_begin(&callbacks);
+	/* Without patterns no name is looked for (the zero-markup build patches its NOPs,
+	 * found in the loaded file): no debug file is searched, nor asked of a debuginfod
+	 * server (DEBUGINFOD_URLS), as every such program starts */
+	static const Dwfl_Callbacks own_symbols = {
+		.find_elf = dwfl_linux_proc_find_elf,
+		.find_debuginfo = tt__detour_no_debuginfo,
+	};
+	Dwfl *dwfl = d->dwfl = dwfl_begin(d->npatterns ? &callbacks : &own_symbols);
 	if (!dwfl)
 		return -ENOMEM;
 	if (dwfl_linux_proc_report(dwfl, getpid()) != 0 || dwfl_report_end(dwfl, NULL, NULL) != 0 ||
-	    tt__detour_find_needed(d) < 0 || dwfl_getmodules(dwfl, tt__detour_module_cb, d, 0) != 0)
+	    tt__detour_find_needed(d) < 0)
+		return -EIO;
+	/* The zero-markup build links this library; `ticktrace record` preloads it (with
+	 * no -f: the program runs as it is) */
+	int linked = 0;
+	for (size_t i = 0; i < d->nlinks; i++)
+		linked |= d->links[i].program_needs &&
+			  strncmp(d->links[i].soname, "libticktrace-detour.", 20) == 0;
+	d->every_sled &= linked;
+	if ((d->npatterns || d->every_sled) && dwfl_getmodules(dwfl, tt__detour_module_cb, d, 0) != 0)
 		return -EIO;
 	if (d->nfns) /* (none: fns is NULL, which qsort must not be given) */
 		qsort(d->fns, d->nfns, sizeof(d->fns[0]), tt__detour_cmp_fn);

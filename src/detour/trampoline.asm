@@ -79,6 +79,7 @@ default rel
 %define AT_ENTRY   0	; where the registers are kept: below rsp at the entry (P - 8),
 %define AT_EXIT    16	; 16 bytes further below at the exit (P + 8), so at the same place
 %define SLOW_FRAME 72	; the five kept registers, r8-r11
+%define AT_FILTER  56	; below the kept registers at the exit: r8-r10 while filtering
 
 extern tt__detour_shadow_offset
 extern tt__tls_table_address
@@ -150,13 +151,16 @@ section .text
 	add	rsp, 256
 %endmacro
 
-; RECORD done, by_emitter, failed: writes the event whose word is rdi into the
+; RECORD done, by_emitter, failed[, erased]: writes the event whose word is rdi into the
 ; thread's entry rsi (the shadow stack's `hot`), as the emitters' common path does
 ; (asm/record.asm says why each step is where it is), with rax rcx rdx rsi rdi, and
 ; goes to `done`. Goes to `by_emitter`, rdi unchanged, when the emitter must write it
 ; (not this thread's entry, or dropping), and to `failed` with rdi = the word, rax =
 ; the time, rsi = the entry and rdx = the reservation when it does not fit its chunk.
-%macro RECORD 3
+; With `erased` (the exit), TICKTRACE_MIN_DUR's short calls are erased there instead
+; (hot.inc TT_FILTER_SHORT), with r8-r10 kept below the kept registers meanwhile.
+%macro RECORD 3-4
+
 	mov	rcx, [rsi + HOT_LIMIT]		; the chunk we may write into
 	test	cl, TT_LIMIT_TAGS
 	jnz	%%tagged			; (off: tt_disable tags every limit, as tt_pause)
@@ -166,6 +170,26 @@ section .text
 	mov	rdx, [fs:0x10]			; the thread pointer: the owner
 	cmp	[rsi + HOT_OWNER], rdx
 	jne	%2
+%if %0 == 4
+	cmp	qword [rsi + HOT_FILTERS], 0
+	je	%%kept
+	mov	[rsp - AT_FILTER - 8], r8
+	mov	[rsp - AT_FILTER - 16], r9
+	mov	[rsp - AT_FILTER - 24], r10
+	mov	r10, rcx
+	TT_FILTER_SHORT rsi, r8, r9, %%keep, %%erased
+%%erased:
+	mov	r8, [rsp - AT_FILTER - 8]
+	mov	r9, [rsp - AT_FILTER - 16]
+	mov	r10, [rsp - AT_FILTER - 24]
+	jmp	%4
+%%keep:
+	mov	rcx, r10
+	mov	r8, [rsp - AT_FILTER - 8]
+	mov	r9, [rsp - AT_FILTER - 16]
+	mov	r10, [rsp - AT_FILTER - 24]
+%%kept:
+%endif
 	mov	edx, 16
 	sub	rcx, 16
 	xadd	[rsi + HOT_CURSOR], rdx		; rdx = where this event goes
@@ -236,7 +260,7 @@ tt__detour_exit:
 	mov	[rax], rsi			; the real return address, back in P
 	mov	rsi, [fs:rdx + SH_HOT]
 	bts	rdi, TT_KIND_SHIFT		; FUNC_ENTER's word made FUNC_EXIT's
-	RECORD	.done, .by_emitter, .failed
+	RECORD	.done, .by_emitter, .failed, .done
 .done:
 	KEEP	load, AT_EXIT
 	sub	rsp, 8

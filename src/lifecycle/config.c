@@ -54,11 +54,44 @@ static uint64_t tt__parse_memory(const char *text)
 	return (uint64_t)bytes << shift;
 }
 
+/* TSC ticks in `ns` nanoseconds, measured against CLOCK_MONOTONIC over 100 us (the
+ * vDSO's: no system call, no sleep), once: a threshold needs no more precision. */
+static uint64_t tt__ns_in_ticks(uint64_t ns)
+{
+	struct tt_anchor from, to;
+	tt__anchor_now(&from);
+	do
+		tt__anchor_now(&to);
+	while (to.monotonic_ns - from.monotonic_ns < 100000);
+	return (uint64_t)((double)ns * (double)tt__anchor_hz(&from, &to) / 1e9 + 0.5);
+}
+
+/* TICKTRACE_MIN_DUR (or the zero-markup build's default, min_dur_default) */
+static void tt__config_min_dur(const char *text, uint64_t fallback_ns)
+{
+	int64_t ns = (int64_t)fallback_ns;
+	if (text && *text && tt__parse_duration(text, &ns) < 0) {
+		fprintf(stderr, "ticktrace: TICKTRACE_MIN_DUR=%s is not a duration (such as 500ns, "
+			"2us, 1ms; 0: every call kept); keeping every call\n", text);
+		ns = 0;
+	}
+	tt__config.min_dur_ns = (uint64_t)ns;
+	tt__config.min_dur_ticks = ns ? tt__ns_in_ticks((uint64_t)ns) : 0;
+}
+
+void tt__min_dur_default(uint64_t ns)
+{
+	tt__init();
+	const char *text = getenv(TT_ENV_MIN_DUR);
+	if (!tt__config.off && !text)
+		tt__config_min_dur(NULL, ns);
+}
+
 void tt__config_read(void)
 {
 	const char *on = getenv("TICKTRACE");
 	tt__config.off = on && strcmp(on, "0") == 0;
-	const char *buffer = getenv("TICKTRACE_BUFFER");
+	const char *buffer = getenv(TT_ENV_BUFFER);
 	tt__config.buffer_events = buffer ? tt__parse_buffer(buffer) : TT__DEFAULT_BUFFER_EVENTS;
 	tt__config.chunk_budget =
 		(tt__config.buffer_events + TT__CHUNK_RECORDS - 1) / TT__CHUNK_RECORDS;
@@ -71,9 +104,10 @@ void tt__config_read(void)
 		tt__exec_image = n;
 	const char *memory = getenv("TICKTRACE_MEMORY");
 	tt__config.memory_bytes = memory && *memory ? tt__parse_memory(memory) : tt__default_memory();
-	tt__config.mode = tt__mode_ops_by_name(getenv("TICKTRACE_MODE"));
+	tt__config.mode = tt__mode_ops_by_name(getenv(TT_ENV_MODE));
 	const char *sched = getenv("TICKTRACE_SCHED");
 	tt__config.sched_off = sched && strcmp(sched, "0") == 0;
+	tt__config_min_dur(getenv(TT_ENV_MIN_DUR), 0);
 	/* Streaming and recycling need a chunk to record into while another is written
 	 * or recycled. */
 	if ((tt__config.mode->drains || tt__config.mode->recycle_oldest) &&

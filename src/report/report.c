@@ -101,6 +101,15 @@ static int tt__report_thread(struct tt__thread_analysis *th, struct tt__slot *sl
 		if (tt__feed_records(&feed, begin, (size_t)(end - begin)) < 0)
 			return -1;
 	}
+	/* the calls TICKTRACE_MIN_DUR erased, counted in their functions' rows */
+	for (size_t i = 0; slot->filters && i < TT__FILTER_FUNCS; i++) {
+		const struct tt__filtered_fn *fn = &slot->filters->fn[i];
+		uint64_t calls = __atomic_load_n(&fn->calls, __ATOMIC_RELAXED);
+		int64_t ns = (int64_t)((__int128)__atomic_load_n(&fn->ticks, __ATOMIC_RELAXED) *
+				       1000000000 / (__int128)clock->hz);
+		if (calls && tt__add_filtered(th, TT_RECORD_PAYLOAD(fn->word) | TT__KEY_FUNC, calls, ns) < 0)
+			return -1;
+	}
 	return tt__feed_finish(&feed);
 }
 

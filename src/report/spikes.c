@@ -188,6 +188,7 @@ int tt__spikes_start(void)
 	bool snapshots = tt__snapshots_start();
 	if ((!dest || !*dest) && !snapshots)
 		return 0;
+	tt__config.live_reader = 1;
 	int64_t threshold = TT__NO_THRESHOLD;
 	const char *text = getenv("TICKTRACE_SPIKE_THRESHOLD");
 	if (text && *text && tt__parse_duration(text, &threshold) < 0) {

@@ -135,6 +135,51 @@ static int tt__copy_window(struct tt__window *window, struct tt__thread_snapshot
 	return err;
 }
 
+/* TICKTRACE_MIN_DUR: the functions whose short calls a thread's exit hooks erased. */
+static size_t tt__filtered_count(const struct tt__slot *slot)
+{
+	size_t n = 0;
+	for (size_t i = 0; slot->filters && i < TT__FILTER_FUNCS; i++)
+		n += __atomic_load_n(&slot->filters->fn[i].calls, __ATOMIC_RELAXED) != 0;
+	return n;
+}
+
+static int tt__filtered_names(struct tt__site_set *names, const struct tt__slot *slot)
+{
+	for (size_t i = 0; slot->filters && i < TT__FILTER_FUNCS; i++) {
+		const struct tt__filtered_fn *fn = &slot->filters->fn[i];
+		if (__atomic_load_n(&fn->calls, __ATOMIC_RELAXED) &&
+		    tt__site_set_add(names, TT_RECORD_PAYLOAD(fn->word) | TT__FUNC_TAG) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* A FILTERED section, when the thread's hooks erased calls. (Counted as they are now:
+ * a call the thread erases while this runs may be in it or not.) */
+static void tt__out_filtered(struct tt__out *out, const struct tt__slot *slot)
+{
+	struct tt_filtered_info info = {.thread_index = slot->index,
+					.count = (uint32_t)tt__filtered_count(slot),
+					.min_dur_ns = tt__config.min_dur_ns};
+	if (!info.count)
+		return;
+	uint64_t size = sizeof info + info.count * sizeof(struct tt_filtered_fn);
+	tt__out_section(out, TT_SEC_FILTERED, size);
+	tt__out(out, &info, sizeof info);
+	for (size_t i = 0, n = 0; i < TT__FILTER_FUNCS && n < info.count; i++) {
+		const struct tt__filtered_fn *fn = &slot->filters->fn[i];
+		struct tt_filtered_fn one = {.address = TT_RECORD_PAYLOAD(fn->word),
+					     .calls = __atomic_load_n(&fn->calls, __ATOMIC_RELAXED),
+					     .ticks = __atomic_load_n(&fn->ticks, __ATOMIC_RELAXED)};
+		if (!one.calls)
+			continue;
+		tt__out(out, &one, sizeof one);
+		n++;
+	}
+	tt__out_pad(out, size);
+}
+
 /* The whole file, or a snapshot's window of it. */
 static int tt__write_to(struct tt__out *out, struct tt__window *window)
 {
@@ -188,6 +233,8 @@ static int tt__write_to(struct tt__out *out, struct tt__window *window)
 	}
 	for (size_t i = 0; i < threads && !err; i++)
 		err = tt__collect_names(&names, &snaps[i]);
+	for (size_t i = 0; i < threads && !err && !window; i++)
+		err = tt__filtered_names(&names, snaps[i].slot);
 	if (err)
 		goto out;
 
@@ -210,6 +257,8 @@ static int tt__write_to(struct tt__out *out, struct tt__window *window)
 		tt__out_thread(out, &snaps[i], &end.dropped);
 		if (window)
 			tt__out_sched_window(out, snaps[i].slot, window->from_ns, window->to_ns);
+		else
+			tt__out_filtered(out, snaps[i].slot);
 		end.records += snaps[i].records;
 	}
 	tt__out_end(out, &end);

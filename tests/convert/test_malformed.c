@@ -468,6 +468,44 @@ static void test_bad_machine(void **state)
 	}
 }
 
+/* FILTERED sections (TICKTRACE_MIN_DUR's erased calls) damaged: refused at their
+ * offset; a whole one converts. */
+static void test_bad_filtered(void **state)
+{
+	struct fixture *fx = *state;
+	static const struct {
+		uint32_t index, count;
+		uint64_t min_dur_ns;
+		struct tt_filtered_fn fn;
+		int twice;
+		const char *want;
+	} cases[] = {
+		{0, 2, 1000, {0x401000, 5, 900}, 0, "FILTERED section of 24 bytes does not hold its 2 functions"},
+		{0, 1, 0, {0x401000, 5, 900}, 0, "FILTERED section with no min_dur_ns"},
+		{0, 1, 1000, {0x401000, 0, 900}, 0, "FILTERED function 0 of thread index 0 has no calls"},
+		{0, 1, 1000, {0, 5, 900}, 0, "FILTERED function 0 of thread index 0 has no address"},
+		{3, 1, 1000, {0x401000, 5, 900}, 0,
+		 "FILTERED for thread index 3, which has no THREAD section before it"},
+		{0, 1, 1000, {0x401000, 5, 900}, 1, "a second FILTERED section of thread index 0"},
+		{0, 1, 1000, {0x401000, 5, 900}, 0, NULL},
+	};
+	for (size_t i = 0; i < N(cases); i++) {
+		struct tt_tw w;
+		open_sites(&w);
+		tt_tw_thread(&w, 0, 101, "main", N(t0), 0);
+		tt_tw_events(&w, 0, 0, t0, N(t0));
+		for (int k = 0; k <= cases[i].twice; k++)
+			tt_tw_filtered(&w, cases[i].index, cases[i].count, cases[i].min_dur_ns, &cases[i].fn, 1);
+		tt_tw_end(&w);
+		assert_int_equal(tt_tw_close(&w), 0);
+		if (cases[i].want)
+			expect_failure(fx, w.data, w.size, cases[i].want);
+		else
+			cJSON_Delete(expect_json(fx, w.data, w.size));
+		tt_tw_free(&w);
+	}
+}
+
 /* UNLOADED sections that end before the run, hold a section they may not, or more
  * than one section. */
 static void test_bad_unloaded(void **state)
@@ -629,6 +667,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_bad_arg_names, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_sched, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_machine, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bad_filtered, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_unloaded, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_packed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_torn_last_event_is_counted, setup, teardown),

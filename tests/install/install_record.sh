@@ -53,4 +53,17 @@ events = json.load(open(sys.argv[1]))
 events = events["traceEvents"] if isinstance(events, dict) else events
 print(sum(1 for e in events if e.get("name") == "work_leaf" and e.get("ph") in ("X", "B")))' run.json)
 [ "$calls" = 3 ] || fail "the installed tools recorded $calls calls of work_leaf, not 3"
-echo "prefix install: the installed record patches and records, convert converts, no LD_LIBRARY_PATH"
+# CMake's ticktrace::instrument from an install with the tools: the detour library
+# linked (the zero-markup build's, as pkg-config gives it), found without
+# LD_LIBRARY_PATH, its functions recorded.
+if command -v cmake >/dev/null; then
+	mkdir cmake-src
+	cp "$src/tests/consumers/cmake/CMakeLists.txt" "$src/tests/consumers/use.c" cmake-src/
+	cmake -S cmake-src -B cmake -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+		-DCMAKE_EXE_LINKER_FLAGS=-Wl,--as-needed >cmake.log 2>&1 &&
+		cmake --build cmake >>cmake.log 2>&1 || { cat cmake.log >&2; fail "CMake's build against the prefix"; }
+	TT_TEST_TOOL=$tool
+	. "$src/tests/consumers/check_use.sh"
+	check_use "$root/cmake"
+fi
+echo "prefix install: the installed record patches and records, convert converts, CMake's targets record, no LD_LIBRARY_PATH"

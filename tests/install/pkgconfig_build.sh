@@ -6,19 +6,9 @@
 set -eu
 build=$1
 source_file=$2
-if [ "${3:-none}" != none ]; then
-	echo "skipped: the library is built with -fsanitize=$3, which an out-of-tree program" \
-		"linked without it cannot load" >&2
-	exit 77
-fi
-root=$(mktemp -d)
-trap 'rm -rf "$root"' EXIT
-DESTDIR=$root meson install -C "$build" --no-rebuild --quiet
-pc=$(dirname "$(find "$root" -name ticktrace.pc | head -n 1)")
-export PKG_CONFIG_PATH=$pc PKG_CONFIG_SYSROOT_DIR=$root
-libdir=$(dirname "$pc")
+. "$(dirname "$0")/scratch_install.sh"
+scratch_install "$build" "${3:-none}"
 tool=$(find "$root" -type f -name ticktrace -perm -u+x | head -n 1)
-cd "$root"
 cc -std=c11 -Wall -Werror -o use-shared "$source_file" $(pkg-config --cflags --libs ticktrace)
 cc -std=c11 -Wall -Werror -o use-static "$source_file" $(pkg-config --static --cflags ticktrace) \
 	"$libdir/libticktrace.a" $(pkg-config --static --libs-only-l ticktrace | sed 's/-lticktrace//')

@@ -37,6 +37,9 @@
 #              as the converter does (issue 35 item 6: they said slow+0x11c9), C++'s
 #              demangled; the program stripped and a function patched by address: slow+0xOFFSET in
 #              both.
+#   keeps_all  a program whose one thread makes 1,400,000 events (more than a thread's
+#              TICKTRACE_BUFFER by default) loses none under record, which keeps every
+#              call by default (issue 32 item 7); a TICKTRACE_BUFFER the user sets holds.
 #   record_cli.sh CASE CC DETOUR_SOURCES SANITIZE   (TT_TEST_TOOL: the ticktrace command;
 #   SANITIZE: the build's b_sanitize)
 set -eu
@@ -48,7 +51,7 @@ trap 'exit 1' HUP INT TERM
 # record's own directory goes here, to check it is removed
 mkdir "$dir/tmp"
 export TMPDIR="$dir/tmp"
-unset TICKTRACE TICKTRACE_OUT TICKTRACE_MODE
+unset TICKTRACE TICKTRACE_OUT TICKTRACE_MODE TICKTRACE_BUFFER TICKTRACE_MIN_DUR
 fail() { echo "FAIL: $*" >&2; exit 1; }
 # In a sanitizer build the detour library needs its runtime loaded first: the test's
 # programs get it as a user's preload (which record keeps before its own library).
@@ -280,6 +283,37 @@ signals)
 			{ cat "$dir/run/err" >&2; fail "ulimit -v: a live file left by a run that recorded nothing"; }
 	fi
 	echo "signals: passed on to the program; a killed one's live buffers read"
+	;;
+keeps_all)
+	cat >"$dir/many.c" <<'PROG'
+#include <stdio.h>
+__attribute__((noinline)) long work_leaf(long x)
+{
+	__asm__ volatile("" : "+r"(x));
+	return x + 1;
+}
+int main(void)
+{
+	long sum = 0;
+	for (long i = 0; i < 700000; i++)
+		sum += work_leaf(i);
+	printf("%ld\n", sum);
+	return 0;
+}
+PROG
+	"$cc" -O1 -o "$dir/many" "$dir/many.c"
+	(cd "$dir" && "$tool" record -f work_leaf -o all.ttr -- ./many >out 2>err) && rc=0 || rc=$?
+	[ "$rc" = 0 ] || { cat "$dir/err" >&2; fail "record exits $rc"; }
+	! grep -q dropped "$dir/err" || { cat "$dir/err" >&2; fail "record dropped events by default"; }
+	"$tool" report "$dir/all.ttr" --csv -o "$dir/all.csv" -q
+	grep -q '^"work_leaf",700000,' "$dir/all.csv" ||
+		{ cat "$dir/err" "$dir/all.csv" >&2; fail "not every call of work_leaf in the trace"; }
+	(cd "$dir" && TICKTRACE_BUFFER=65536 "$tool" record -f work_leaf -o some.ttr -- ./many >out 2>err) ||
+		{ cat "$dir/err" >&2; fail "record with TICKTRACE_BUFFER=65536 fails"; }
+	grep -q "events dropped" "$dir/err" ||
+		{ cat "$dir/err" >&2; fail "the user's TICKTRACE_BUFFER=65536 was not kept"; }
+	no_leftovers
+	echo "keeps_all: 700,000 calls recorded whole by default; the user's buffer holds"
 	;;
 deep)
 	"$cc" -O1 -o "$dir/deep" "$src/deep.c"

@@ -220,6 +220,17 @@ void tt_tw_sched(struct tt_tw *w, uint32_t index, uint64_t lost, int64_t since_n
 	fwrite(states, sizeof(*states), n, w->fp);
 }
 
+void tt_tw_filtered(struct tt_tw *w, uint32_t index, uint32_t count, uint64_t min_dur_ns,
+		    const struct tt_filtered_fn *fns, size_t n)
+{
+	struct tt_filtered_info fi = {.thread_index = index, .count = count, .min_dur_ns = min_dur_ns};
+	uint64_t size = sizeof(fi) + n * sizeof(*fns);
+	tt_tw_section(w, TT_SEC_FILTERED, size);
+	fwrite(&fi, sizeof(fi), 1, w->fp);
+	fwrite(fns, sizeof(*fns), n, w->fp);
+	tt_tw_pad(w, size);
+}
+
 void tt_tw_snapshot(struct tt_tw *w, const struct tt_snapshot_info *info, const char *name,
 		    const struct tt_snapshot_cut *cuts, size_t n)
 {

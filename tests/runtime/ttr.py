@@ -7,6 +7,7 @@ alone (not through the tools: what the runtime wrote, not what the tools make of
     f.sites[address]     the site's name
     f.sched[index]       {"states": [(ns, cpu, what)], "unknown": [(from_ns, to_ns)]}
     f.snapshot           the SNAPSHOT section, or None
+    f.filtered[index]    {"min_dur_ns", "fns": {address: (calls, ticks)}} (FILTERED)
     f.ns(tsc)            CLOCK_MONOTONIC ns, as the tools convert it
 """
 import struct
@@ -15,7 +16,9 @@ from collections import namedtuple
 HEADER = 144
 SEC_PROCESS, SEC_SITES, SEC_THREAD, SEC_EVENTS, SEC_END = 1, 2, 4, 5, 6
 SEC_EVENTS_PACKED, SEC_SCHED, SEC_SNAPSHOT, SEC_MACHINE = 0x61, 0x43, 0x44, 0x45
+SEC_FILTERED = 0x46
 REC_BEGIN, REC_END, REC_INSTANT, REC_INSTANT_ARG, REC_COUNTER = 1, 2, 4, 6, 7
+REC_FUNC_ENTER, REC_FUNC_EXIT = 10, 11
 REC_VALUE, REC_TEXT = 15, 21
 DROP_FULL, DROP_NO_MEMORY, DROP_BEHIND, DROP_OVERWRITTEN, DROP_REENTERED = range(5)
 THREAD_RUNTIME, THREAD_SCHED = 2, 8
@@ -47,6 +50,7 @@ class Ttr:
         self.end = struct.unpack_from("<Qq", data, 72)
         self.pid = struct.unpack_from("<I", data, 104)[0]
         self.threads, self.events, self.sites, self.sched = {}, {}, {}, {}
+        self.filtered = {}
         self.snapshot, self.has_end = None, False
         self.timens = (0, 0)  # a time namespace's CLOCK_MONOTONIC and BOOTTIME offsets
         at = HEADER
@@ -111,6 +115,11 @@ class Ttr:
             self.snapshot = snap
         elif kind == SEC_MACHINE:
             self.timens = struct.unpack_from("<qq", body, 8)
+        elif kind == SEC_FILTERED:
+            index, count, min_dur = struct.unpack_from("<IIQ", body)
+            fns = {a: (calls, ticks) for a, calls, ticks in
+                   struct.iter_unpack("<QQQ", body[16:16 + 24 * count])}
+            self.filtered[index] = {"min_dur_ns": min_dur, "fns": fns}
         elif kind == SEC_END:
             self.has_end = True
 

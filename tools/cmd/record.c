@@ -258,6 +258,13 @@ static _Noreturn void tt_rec_exec(const struct tt_rec_opts *o, const char *lib,
 	else
 		unsetenv(TT_ENV_DETOUR);
 	setenv(TT_ENV_OUT, o->out, 1);
+	/* Every call kept: a thread's records bounded by the run's memory budget alone,
+	 * not by the runtime's default buffer (a 50 ms program lost half its calls), unless
+	 * the user chose the buffer or the mode */
+	if (!getenv(TT_ENV_BUFFER) && !getenv(TT_ENV_MODE))
+		setenv(TT_ENV_BUFFER, TT_RECORD_BUFFER, 1);
+	if (o->min_dur)
+		setenv(TT_ENV_MIN_DUR, o->min_dur, 1);
 	/* This process, the program: every other process of the run names its files
 	 * with its pid. */
 	char self[24];

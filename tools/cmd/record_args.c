@@ -7,7 +7,8 @@
 #include "cmd.h"
 
 static const char tt_rec_usage[] =
-	"usage: ticktrace record [-f PATTERN]... [-o RUN.ttr] [-c OUTPUT] [--no-follow] -- PROGRAM [ARGS]\n"
+	"usage: ticktrace record [-f PATTERN]... [-o RUN.ttr] [-c OUTPUT] [--no-follow] [--min-dur TIME]\n"
+	"                        -- PROGRAM [ARGS]\n"
 	"\n"
 	"Runs PROGRAM with ticktrace's detour library preloaded (LD_PRELOAD), which, before\n"
 	"main, patches the entry of each function whose name matches a PATTERN, so that\n"
@@ -22,6 +23,9 @@ static const char tt_rec_usage[] =
 	"statically linked program (or script interpreter) cannot be traced: said so, it\n"
 	"runs as it is. A process killed before it wrote its trace leaves its buffers in\n"
 	"RUN.ttr.live (TICKTRACE_LIVE=1), read instead; SIGTERM to record goes on to it.\n"
+	"Every event is kept, up to the run's memory budget (TICKTRACE_MEMORY, a quarter\n"
+	"of the machine's; reaching it is said), unless TICKTRACE_BUFFER or TICKTRACE_MODE\n"
+	"is set.\n"
 	"\n"
 	"  -f, --function PATTERN  a shell glob over the symbols of the program and its\n"
 	"                          libraries ('work_*', 'ZSTD_compress*'), or 0xADDR, an\n"
@@ -38,6 +42,10 @@ static const char tt_rec_usage[] =
 	"      --no-follow         trace the program alone: what it runs (exec included:\n"
 	"                          a script's `exec prog`) runs without ticktrace; its\n"
 	"                          forks that do not exec still record\n"
+	"      --min-dur TIME      a call that returns within TIME (500ns, 2us), having\n"
+	"                          recorded nothing inside, is erased as it returns and\n"
+	"                          counted for its function (TICKTRACE_MIN_DUR): `report`\n"
+	"                          adds it up; default: every call kept\n"
 	"  -h, --help              this text\n"
 	"\n"
 	"Exit status: the program's (128 + N if signal N killed it); as a shell's, 127 if\n"
@@ -45,11 +53,12 @@ static const char tt_rec_usage[] =
 	"library, or a program that exited 0 left no trace or one that could not be\n"
 	"converted); 2 usage.\n";
 
-enum { OPT_FORCE = 256, OPT_NO_FOLLOW };
+enum { OPT_FORCE = 256, OPT_NO_FOLLOW, OPT_MIN_DUR };
 const struct option tt_rec_options[] = {
 	{"function", required_argument, NULL, 'f'}, {"output", required_argument, NULL, 'o'},
 	{"convert", required_argument, NULL, 'c'},  {"force", no_argument, NULL, OPT_FORCE},
 	{"no-follow", no_argument, NULL, OPT_NO_FOLLOW},
+	{"min-dur", required_argument, NULL, OPT_MIN_DUR},
 	{"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0},
 };
 const struct tt_cmd_arg tt_rec_args[] = {
@@ -82,6 +91,15 @@ int tt_cmd_record(int argc, char **argv)
 		case 'c': o.convert = optarg; break;
 		case OPT_FORCE: o.force = true; break;
 		case OPT_NO_FOLLOW: o.follow = false; break;
+		case OPT_MIN_DUR: {
+			int64_t ns;
+			if (tt__parse_duration(optarg, &ns) < 0) {
+				rc = tt_usage_error(tt_rec_usage, "record: --min-dur takes a duration (500ns, 2us, 1ms)");
+				goto out;
+			}
+			o.min_dur = optarg;
+			break;
+		}
 		case 'h': fputs(tt_rec_usage, stdout); rc = 0; goto out;
 		default: rc = tt_usage_error(tt_rec_usage, NULL); goto out;
 		}

@@ -103,18 +103,35 @@ const char *tt_session_output_name(const struct tt_session *r)
 	return strcmp(r->opts->output, "-") ? r->opts->output : "stdout";
 }
 
+/* The calls TICKTRACE_MIN_DUR erased as they returned (FILTERED sections): not in the
+ * trace, counted by `report`. */
+static uint64_t tt_session_erased(const struct tt_trace *t)
+{
+	uint64_t calls = 0;
+	for (size_t f = 0; f < t->nfiles; f++)
+		for (size_t i = 0; i < t->files[f].nthreads; i++)
+			for (size_t k = 0; k < t->files[f].threads[i].nfiltered; k++)
+				calls += t->files[f].threads[i].filtered[k].calls;
+	return calls;
+}
+
 int tt_session_close(struct tt_session *r, int rc)
 {
 	const struct tt_session_opts *o = r->opts;
 	if (r->out_open)
 		rc = tt_out_finish(&r->out, rc);
+	char erased[128] = "";
+	uint64_t calls = tt_session_erased(&r->trace);
+	if (calls)
+		snprintf(erased, sizeof erased, ", %" PRIu64 " short calls erased as they returned "
+			 "(TICKTRACE_MIN_DUR: `report` counts them)", calls);
 	if (rc == 0 && r->out_open && !o->quiet && !tt_diag_quiet)
 		fprintf(stderr, "ticktrace: %s%s -> %s: %s%s%" PRIu64 " events, %" PRIu64 " threads, %"
 			PRIu64 " dropped, %" PRIu64 " unmatched, %" PRIu64 " clamped, %" PRIu64
-			" unterminated, %" PRIu64 " warnings\n",
+			" unterminated, %" PRIu64 " warnings%s\n",
 			o->inputs[0], o->ninputs > 1 ? " ..." : "", tt_session_output_name(r), r->what,
 			r->what[0] ? ", " : "", r->sum.events, r->sum.threads, r->sum.dropped,
-			r->sum.unmatched, r->sum.clamped, r->sum.unterminated, r->sum.warnings);
+			r->sum.unmatched, r->sum.clamped, r->sum.unterminated, r->sum.warnings, erased);
 	tt_trace_close(&r->trace);
 	tt_symbols_free(r->symbols);
 	r->symbols = NULL;

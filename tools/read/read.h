@@ -152,6 +152,11 @@ struct tt_thread {
 	uint64_t states_lost;
 	bool has_states;
 	int64_t states_last; /* the last state's time, or the first section's since_ns */
+	/* Its calls TICKTRACE_MIN_DUR erased as they returned, per function (its
+	 * FILTERED section; NULL: none), and the threshold. */
+	struct tt_filtered_fn *filtered;
+	size_t nfiltered;
+	uint64_t filtered_min_ns;
 };
 
 struct tt_module {

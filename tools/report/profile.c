@@ -439,10 +439,34 @@ static void tt_an_closed(void *ctx, const struct tt__thread_analysis *th, uint64
 	tt_frames_scope(a->frames, th, key, self);
 }
 
+/* The calls TICKTRACE_MIN_DUR erased as they returned (FILTERED sections), into their
+ * functions' rows: the profile adds up. */
+static int tt_an_filtered(struct tt_an_sink *a)
+{
+	const struct tt_trace *trace = a->trace;
+	for (size_t f = 0; f < trace->nfiles; f++)
+		for (size_t i = 0; i < trace->files[f].nthreads; i++) {
+			const struct tt_thread *t = &trace->files[f].threads[i];
+			struct tt__thread_analysis *th = a->list[t->id];
+			for (size_t k = 0; th && k < t->nfiltered; k++) {
+				const struct tt_filtered_fn *fn = &t->filtered[k];
+				const struct tt_site *s = tt_file_site(t->file, fn->address, UINT64_MAX - 1);
+				uint64_t key = TT__KEY_FUNC | (s && s->is_func ? TT_KEY_FUNC_SITE |
+							      (uint64_t)(uintptr_t)s : fn->address);
+				if (tt__add_filtered(th, key, fn->calls,
+						     tt_clock_span(&t->file->clock, fn->ticks)) < 0)
+					return tt_error("out of memory for the filtered calls");
+			}
+		}
+	return 0;
+}
+
 static int tt_report_done(struct tt_an_sink *a, struct tt_report_opts *o)
 {
 	if (a->frames)
 		return tt_frames_print(a->frames, &a->an, a->out) < 0 ? tt_error("out of memory") : 0;
+	if (tt_an_filtered(a) < 0)
+		return -1;
 	struct tt__table t;
 	if (tt__table_build(&t, a->list, a->trace->nthreads, o->by_thread, o->sort) < 0)
 		return tt_error("out of memory for the table");

@@ -1,0 +1,134 @@
+#!/usr/bin/env python3
+"""TICKTRACE_MIN_DUR (issue 32): short calls erased by their exit hook, counted per
+function and thread in the FILTERED section, and what must never be erased.
+
+min_dur_prog plants each case with made-up function addresses (its comment lists
+them). Checked, with TICKTRACE_MIN_DUR=1us: 1000 short calls erased and counted; a
+short call around an erased one erased too; one with a signal handler's event inside
+kept; calls across chunk boundaries (a begin in a chunk's last record, or its
+first) erased, and the events between them kept; of two functions that share a table entry, the second's
+calls kept; a long call kept; a kept call with nothing inside never shorter than
+the threshold; every kept or erased call accounted for, and each
+erased call's time under the threshold; `ticktrace report` counts them and says so;
+convert says how many are not in the trace.
+Without the setting, in mode stream, and with a bad value: every call recorded.
+`ticktrace record --min-dur` sets it for the program it runs; a bad value is usage.
+Usage: min_dur.py PROG TICKTRACE"""
+import os
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import ttr  # noqa: E402
+
+PROG, TOOL = sys.argv[1:3]
+failures = []
+A, B, C, D, E, X, Y, LONG = 0x20010, 0x20020, 0x20030, 0x20040, 0x20050, 0x10000, 0x12000, 0x20060
+CALLS = {A: 1000, B: 1, C: 1, D: 1, E: 3 * 4095, X: 100, Y: 100, LONG: 1}
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what)
+
+
+def run(tmp, name, **env):
+    out = os.path.join(tmp, name + ".ttr")
+    full = dict(os.environ, TICKTRACE_OUT=out, **env)
+    for key in ("TICKTRACE_MIN_DUR", "TICKTRACE_SPIKES", "TICKTRACE_SNAPSHOTS"):
+        if key not in env:
+            full.pop(key, None)
+    p = subprocess.run([PROG], env=full, capture_output=True, text=True, timeout=60)
+    check(p.returncode == 0, "%s: exits %d: %s" % (name, p.returncode, p.stderr))
+    return out, p.stderr
+
+
+def kept_calls(f, min_ns=0, table_full=()):
+    """{address: calls recorded} of the main thread, checking each exit follows its
+    own enter, and that each call with nothing recorded inside took min_ns or more
+    (a call the machine held up that long is kept, rightly), but for the functions
+    whose table entry another holds (`table_full`)"""
+    index = f.index_of(f.pid)
+    calls, stack = {}, []
+    for i, e in enumerate(f.events[index]):
+        if e.kind == ttr.REC_FUNC_ENTER:
+            stack.append((e.payload, e.tsc, i))
+        elif e.kind == ttr.REC_FUNC_EXIT:
+            check(stack and stack[-1][0] == e.payload, "an exit of 0x%x without its enter" % e.payload)
+            fn, tsc, at = stack.pop()
+            calls[fn] = calls.get(fn, 0) + 1
+            check(at + 1 < i or fn in table_full or f.ns(e.tsc) - f.ns(tsc) >= min_ns,
+                  "a call of 0x%x that took %d ns, nothing inside, kept" % (fn, f.ns(e.tsc) - f.ns(tsc)))
+    return index, calls
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    path, err = run(tmp, "filtered", TICKTRACE_MIN_DUR="1us")
+    f = ttr.Ttr(path)
+    # (calls the machine held up past 1 us are kept: kept_calls checks each)
+    index, kept = kept_calls(f, 1000, (Y,))
+    filtered = f.filtered.get(index, {"min_dur_ns": 0, "fns": {}})
+    erased = {a: c for a, (c, _) in filtered["fns"].items()}
+    check(filtered["min_dur_ns"] == 1000, "min_dur_ns %d, not 1000" % filtered["min_dur_ns"])
+    for fn in (A, E, X):
+        check(erased.get(fn, 0) >= CALLS[fn] * 9 // 10, "0x%x: erased %s of %d" % (fn, erased.get(fn), CALLS[fn]))
+    check(erased.get(B, 0) + erased.get(C, 0) >= 1, "neither B nor C (inside B) erased")
+    check(kept.get(D) == 1 and D not in erased, "D, a handler's event inside: kept %s, erased %s"
+          % (kept.get(D), erased.get(D)))
+    steps = sum(1 for e in f.events[index] if f.name(e) == "step")
+    check(steps == 3 * 4095, "%d instants between E's calls, not %d" % (steps, 3 * 4095))
+    check(kept.get(Y) == 100 and Y not in erased, "Y, X's table entry: kept %s, erased %s"
+          % (kept.get(Y), erased.get(Y)))
+    check(kept.get(LONG) == 1 and LONG not in erased, "the long call: kept %s" % kept.get(LONG))
+    for fn, calls in CALLS.items():
+        check(kept.get(fn, 0) + erased.get(fn, 0) == calls, "0x%x: %d kept and %d erased, not %d calls"
+              % (fn, kept.get(fn, 0), erased.get(fn, 0), calls))
+    for fn, (calls, ticks) in filtered["fns"].items():
+        check(ticks < calls * f.ticks(1000), "0x%x: %d erased calls took %d ticks, not each under 1 us"
+              % (fn, calls, ticks))
+    p = subprocess.run([TOOL, "report", path, "--csv"], capture_output=True, text=True, timeout=60)
+    rows = [line.split(",") for line in p.stdout.splitlines()[1:] if line]
+    total = sum(int(r[1]) for r in rows if r[0].strip('"').startswith("0x"))
+    check(total == sum(CALLS.values()), "report --csv counts %d calls, not %d" % (total, sum(CALLS.values())))
+    p = subprocess.run([TOOL, "report", path], capture_output=True, text=True, timeout=60)
+    check("returned within TICKTRACE_MIN_DUR" in p.stdout, "report does not say calls were erased:\n" + p.stdout)
+    p = subprocess.run([TOOL, "convert", path, "-o", os.path.join(tmp, "f.json")], capture_output=True,
+                       text=True, timeout=60)
+    said = "%d short calls erased as they returned" % sum(erased.values())
+    check(said in p.stderr, "convert does not say \"%s\": %s" % (said, p.stderr))
+
+    for name, env in (("plain", {}), ("stream", {"TICKTRACE_MIN_DUR": "1us", "TICKTRACE_MODE": "stream"}),
+                      ("bad", {"TICKTRACE_MIN_DUR": "soon"})):
+        path, err = run(tmp, name, **env)
+        if name == "stream":  # packed: through the tools
+            p = subprocess.run([TOOL, "report", path, "--csv"], capture_output=True, text=True, timeout=60)
+            total = sum(int(r.split(",")[1]) for r in p.stdout.splitlines()[1:] if r.startswith('"0x'))
+            check(total == sum(CALLS.values()), "stream: %d calls, not %d" % (total, sum(CALLS.values())))
+            continue
+        f = ttr.Ttr(path)
+        index, kept = kept_calls(f)
+        check(kept == CALLS and not f.filtered, "%s: calls %s, filtered %s" % (name, kept, f.filtered))
+        if name == "bad":
+            check("TICKTRACE_MIN_DUR=soon is not a duration" in err, "bad: said " + err)
+
+    # record --min-dur: the same for a program it runs
+    out = os.path.join(tmp, "record.ttr")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TICKTRACE")}
+    p = subprocess.run([TOOL, "record", "--min-dur", "1us", "-o", out, "--", PROG], env=env,
+                       capture_output=True, text=True, timeout=120)
+    check(p.returncode == 0, "record --min-dur: exits %d: %s" % (p.returncode, p.stderr))
+    if p.returncode == 0:
+        f = ttr.Ttr(out)
+        index, kept = kept_calls(f, 1000, (Y,))
+        erased = f.filtered.get(index, {"fns": {}})["fns"]
+        check(erased.get(A, (0,))[0] >= 900, "record --min-dur: A erased %s" % (erased.get(A),))
+    p = subprocess.run([TOOL, "record", "--min-dur", "soon", "--", PROG], env=env,
+                       capture_output=True, text=True, timeout=60)
+    check(p.returncode == 2 and "--min-dur takes a duration" in p.stderr,
+          "record --min-dur soon: exits %d: %s" % (p.returncode, p.stderr))
+
+if failures:
+    sys.exit(1)
+print("min_dur: every case erased or kept as it must")
