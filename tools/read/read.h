@@ -237,9 +237,15 @@ struct tt_file {
 	const struct tt_site *gap_site, *unbegun_site;
 	struct tt_made_name *made_names;
 	struct tt_snapshot *snapshot; /* NULL: the file is no snapshot */
-	/* Its MACHINE section (a time namespace's offsets), or all 0 without one. */
+	/* Its MACHINE section, or all 0 without one; machine_known: it was whole (the
+	 * first version's, or none, says only a time namespace's offsets). */
 	struct tt_machine_info machine;
+	bool machine_known;
 };
+
+/* The kernel calls the clock of a reading unsynchronized (STA_UNSYNC, or TIME_ERROR):
+ * its wall clock may be off by any amount. */
+bool tt_clock_unsynchronized(const struct tt_clock_reading *r);
 
 /* Two modules of a file whose address ranges overlap but that are not the same ELF
  * file, and whose time spans the file does not tell apart (a library unloaded, then
