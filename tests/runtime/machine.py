@@ -8,19 +8,33 @@ and stream (which writes the section at its start), as root and as nobody; then 
 in a UTS namespace with a host name of its own (unshare --uts; exit 77 after the rest
 passed where that is refused) says its own name, on the same boot.
 
-Usage: machine.py PROG TICKTRACE   (PROG: sched_causes_prog, run as `PROG sleep`)"""
+With PART `merge` (issue 33.2): a process on this host sends 200 numbered flows
+(flows_prog) through a pipe to one in a time namespace a day ahead with a host name of
+its own (unshare --time --monotonic 86400 --boottime 86400 --uts; REALTIME shared;
+exit 77 where it is refused); merged, every receive is after its send, the namespace's
+offset taken out (one boot: exact), each process labelled with its host and the
+machines in otherData. The receiver's file then made another boot's (its boot id
+changed): placed through the wall clocks, every receive is where the exact merge put
+it give or take the uncertainty said, which is said; --offset HOST=TIME moves that
+host's events by TIME, and names no other.
+
+Usage: machine.py PROG TICKTRACE [merge]   (PROG: sched_causes_prog, run as
+`PROG sleep`; with merge, flows_prog)"""
 import ctypes
+import json
 import os
 import re
 import signal
 import subprocess
 import sys
 import tempfile
+import struct
 import time
 
 import ttr
 
 PROG, TOOL = sys.argv[1:3]
+PART = sys.argv[3] if len(sys.argv) > 3 else "machine"
 STA_UNSYNC, TIME_ERROR = 0x40, 5
 failures = []
 
@@ -127,6 +141,105 @@ def main(tmp):
     return None
 
 
+def converted(tmp, files, *options):
+    """The merged JSON of `files`, and what convert said on stderr."""
+    out = os.path.join(tmp, "merged.json")
+    c = subprocess.run([TOOL, "convert", "--force", *files, "-o", out, *options],
+                       capture_output=True, text=True, timeout=120)
+    check(c.returncode == 0, "convert %s: %s" % (" ".join(options), c.stderr))
+    return (json.load(open(out)) if c.returncode == 0 else None), c.stderr
+
+
+def gaps(trace):
+    """Each flow's receive less its send (us), by id; the hosts the processes are labelled with."""
+    ends = {"flow_out": {}, "flow_in": {}}
+    hosts = {}
+    for e in trace["traceEvents"]:
+        if e.get("name") in ends:
+            ends[e["name"]][e["args"]["id"]] = e["ts"]
+        elif e.get("name") == "process_labels":
+            hosts[e["pid"]] = e["args"]["labels"]
+    sent, got = ends["flow_out"], ends["flow_in"]
+    check(len(sent) == len(got) == 200 and set(sent) == set(got),
+          "flows: %d sent, %d received" % (len(sent), len(got)))
+    return {i: got[i] - sent[i] for i in sent if i in got}, hosts
+
+
+def merge(tmp):
+    other = "tt-far-%d" % os.getpid()
+    wrap = ["unshare", "--time", "--monotonic", "86400", "--boottime", "86400", "--uts", "--",
+            "sh", "-c", 'hostname "$0" && exec "$@"', other]
+    probe = subprocess.run([*wrap, "true"], capture_output=True, text=True, timeout=60)
+    if probe.returncode != 0:
+        return ("unshare --time --uts is refused here (it needs CAP_SYS_ADMIN and a kernel with "
+                "time namespaces, 5.6 or later): " + probe.stderr.strip())
+    send, receive = os.path.join(tmp, "send.ttr"), os.path.join(tmp, "receive.ttr")
+    sender = subprocess.Popen([PROG, "send", "200"], stdout=subprocess.PIPE,
+                              env=dict(os.environ, TICKTRACE_OUT=send))
+    receiver = subprocess.run([*wrap, PROG, "receive", "200"], stdin=sender.stdout,
+                              env=dict(os.environ, TICKTRACE_OUT=receive), timeout=120)
+    sender.stdout.close()
+    check(sender.wait(timeout=120) == 0 and receiver.returncode == 0,
+          "flows_prog: sender %s, receiver %s" % (sender.returncode, receiver.returncode))
+    host = os.uname().nodename
+    trace, said = converted(tmp, [send, receive])
+    if not trace:
+        return None
+    exact, hosts = gaps(trace)
+    machines = {m["host"]: m for m in trace["otherData"].get("machines", [])}
+    check(0 < min(exact.values()) and max(exact.values()) < 60e6,
+          "one boot: receives %.3f .. %.3f us after their sends" % (min(exact.values()), max(exact.values())))
+    check(sorted(hosts.values()) == sorted(["host " + host, "host " + other]),
+          "the processes' host labels: %s" % hosts)
+    check(set(machines) == {host, other} and machines[other]["time_namespace_ns"] == 86400 * 10**9
+          and machines[other]["uncertainty_ns"] == 0 and machines[other]["offset_ns"] == 0,
+          "one boot's machines: %s" % machines)
+    check("host %s: the first's boot, exact; its time namespace's +86400.000000000 s taken out"
+          % other in said, "convert does not say the namespace taken out: %s" % said)
+    # The receiver's file another boot's: placed by the wall clocks, said how well.
+    data = bytearray(open(receive, "rb").read())
+    at = ttr.HEADER
+    while struct.unpack_from("<I", data, at)[0] != ttr.SEC_MACHINE:
+        at += 16 + ((struct.unpack_from("<Q", data, at + 8)[0] + 15) & ~15)
+    data[at + 16 + 24] ^= 0xff  # boot_id's first byte
+    far = os.path.join(tmp, "far-boot.ttr")
+    open(far, "wb").write(data)
+    trace, said = converted(tmp, [send, far])
+    if not trace:
+        return None
+    placed, _ = gaps(trace)
+    m = {m["host"]: m for m in trace["otherData"].get("machines", [])}.get(other, {})
+    unsync = kernel_clock()[0] == TIME_ERROR or bool(kernel_clock()[1] & STA_UNSYNC)
+    uncertainty = m.get("uncertainty_ns")
+    check(m.get("placed_by") in ("CLOCK_REALTIME", "CLOCK_TAI") and uncertainty is not None and
+          uncertainty == 2 * m["maxerror_ns"] and m["unsynchronized"] == unsync,
+          "another boot's machine: %s" % m)
+    worst = max(abs(placed[i] - exact[i]) * 1000 for i in exact)
+    check(uncertainty is not None and worst <= uncertainty and
+          all(placed[i] > -uncertainty / 1000 for i in placed),
+          "placed by the wall clock %.0f ns from the exact merge, the uncertainty said %s ns"
+          % (worst, uncertainty))
+    if uncertainty is None:
+        return None
+    check(("placed by %s" % m["placed_by"]) in said and
+          "off by up to %d.%09d s" % divmod(uncertainty, 10**9) in said and
+          ("UNSYNCHRONIZED" in said) == unsync,
+          "convert does not say the placement and its uncertainty: %s" % said)
+    # --offset: that host's events moved by it, said; a host no file has refused.
+    trace, said = converted(tmp, [send, far], "--offset", other + "=-1.5ms")
+    if trace:
+        moved, _ = gaps(trace)
+        check(all(abs(moved[i] - placed[i] + 1500) < 0.002 for i in placed),
+              "--offset -1.5ms: the receives moved by %s us" % sorted({moved[i] - placed[i] for i in placed})[:3])
+        check("(of which --offset -0.001500000 s)" in said, "--offset not said: %s" % said)
+    c = subprocess.run([TOOL, "convert", send, far, "-o", os.path.join(tmp, "x.json"),
+                        "--offset", "nowhere=1s"], capture_output=True, text=True, timeout=60)
+    check(c.returncode == 1 and "--offset nowhere: no file was recorded on a host of that name"
+          in c.stderr and not os.path.exists(os.path.join(tmp, "x.json")),
+          "--offset of no host: %d %s" % (c.returncode, c.stderr))
+    return None
+
+
 def parents(path):
     d = os.path.dirname(path)
     while d != "/":
@@ -137,7 +250,7 @@ def parents(path):
 # Killed (meson's timeout sends SIGTERM first): the temporary folder removed on the way out.
 signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit("killed by signal %d" % signum))
 with tempfile.TemporaryDirectory() as tmp:
-    skipped = main(tmp)
+    skipped = merge(tmp) if PART == "merge" else main(tmp)
 if failures:
     sys.exit("%d failures" % len(failures))
 if skipped:

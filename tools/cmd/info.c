@@ -57,16 +57,14 @@ static void tt_print_str(FILE *out, struct tt_str s, int width)
 		fputc(' ', out);
 }
 
-/* ns as seconds with nine decimals */
-static void tt_print_seconds(FILE *out, int64_t ns)
+void tt_print_seconds(FILE *out, int64_t ns)
 {
 	uint64_t mag = ns < 0 ? -(uint64_t)ns : (uint64_t)ns;
 	fprintf(out, "%s%" PRIu64 ".%09" PRIu64 " s", ns < 0 ? "-" : "", mag / 1000000000,
 		mag % 1000000000);
 }
 
-/* An offset between two clocks: its sign always said */
-static void tt_print_offset(FILE *out, int64_t ns)
+void tt_print_offset(FILE *out, int64_t ns)
 {
 	if (ns >= 0)
 		fputc('+', out);
