@@ -232,6 +232,15 @@ def merge(tmp):
         check(all(abs(moved[i] - placed[i] + 1500) < 0.002 for i in placed),
               "--offset -1.5ms: the receives moved by %s us" % sorted({moved[i] - placed[i] for i in placed})[:3])
         check("(of which --offset -0.001500000 s)" in said, "--offset not said: %s" % said)
+    # A wall clock far beyond any (damage): said, nothing placed.
+    struct.pack_into("<qq", data, at + 16 + 128 + 8, -2**63 + 1, -2**63 + 1)
+    wild = os.path.join(tmp, "wild.ttr")
+    open(wild, "wb").write(data)
+    c = subprocess.run([TOOL, "convert", send, wild, "-o", os.path.join(tmp, "x.json")],
+                       capture_output=True, text=True, timeout=60)
+    check(c.returncode == 1 and "its wall clock and %s's are more than a century apart" % send
+          in c.stderr and not os.path.exists(os.path.join(tmp, "x.json")),
+          "a wall clock far off: %d %s" % (c.returncode, c.stderr))
     c = subprocess.run([TOOL, "convert", send, far, "-o", os.path.join(tmp, "x.json"),
                         "--offset", "nowhere=1s"], capture_output=True, text=True, timeout=60)
     check(c.returncode == 1 and "--offset nowhere: no file was recorded on a host of that name"

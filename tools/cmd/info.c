@@ -328,7 +328,7 @@ static void tt_print_file(FILE *out, const struct tt_file *f, const struct tt_in
 		tt_print_offset(out, m->timens_monotonic_ns);
 		fprintf(out, ", CLOCK_BOOTTIME ");
 		tt_print_offset(out, m->timens_boottime_ns);
-		fprintf(out, " ahead of the machine's (every time here is the namespace's)\n");
+		fprintf(out, " ahead of the machine's (taken out: every time here is the machine's)\n");
 	}
 	tt_print_machine(out, f);
 	fprintf(out, "  records:  %" PRIu64 ", dropped %" PRIu64 ", %zu threads, %zu call sites, "

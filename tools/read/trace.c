@@ -34,7 +34,8 @@ static void tt_trace_rebase(struct tt_trace *t)
 	}
 }
 
-/* Every time of a file, from its TSC or read as such, moved by `ns`. */
+/* Every time of a file, from its TSC or read as such, moved by `ns` (a valid file's
+ * are within a clock's range: a second of the machine's, moved, still are). */
 static void tt_file_shift(struct tt_file *f, int64_t ns)
 {
 	f->clock.ns0 += ns;
@@ -45,7 +46,8 @@ static void tt_file_shift(struct tt_file *f, int64_t ns)
 	for (size_t j = 0; j < f->nthreads; j++) {
 		struct tt_thread *th = &f->threads[j];
 		for (size_t k = 0; k < th->nstates; k++)
-			th->states[k].ns += ns;
+			if (th->states[k].ns != INT64_MIN) /* (not known from the very start) */
+				th->states[k].ns += ns;
 		th->states_last += ns;
 	}
 }
@@ -69,7 +71,10 @@ static bool tt_same_boot(const struct tt_trace *t, const struct tt_file *a, cons
 static int64_t tt_wall_less_monotonic(const struct tt_file *f, bool tai)
 {
 	const struct tt_clock_reading *r = &f->machine.start;
-	return (tai ? r->tai_ns : r->realtime_ns) - f->header.start.monotonic_ns;
+	int64_t ns;
+	if (__builtin_sub_overflow(tai ? r->tai_ns : r->realtime_ns, f->header.start.monotonic_ns, &ns))
+		return INT64_MAX;
+	return ns;
 }
 
 static bool tt_knows_tai(const struct tt_file *f)
@@ -114,7 +119,13 @@ static int tt_trace_place(struct tt_trace *t)
 			} else if (k) {
 				bool tai = tt_knows_tai(f) && tt_knows_tai(first);
 				mc->clock = tai ? "CLOCK_TAI" : "CLOCK_REALTIME";
-				mc->offset_ns = tt_wall_less_monotonic(f, tai) - tt_wall_less_monotonic(first, tai);
+				/* (readings a century apart are no clocks: damage, or a hostile file) */
+				const int64_t century = INT64_C(1) << 62;
+				int64_t ours = tt_wall_less_monotonic(f, tai), theirs = tt_wall_less_monotonic(first, tai);
+				if (ours > century || ours < -century || theirs > century || theirs < -century)
+					return tt_error("%s: its wall clock and %s's are more than a century "
+							"apart: not placed on one timeline", f->path, first->path);
+				mc->offset_ns = ours - theirs;
 				const struct tt_clock_reading *a = &first->machine.start, *b = &m->start;
 				bool known = (first->machine.flags & m->flags & TT_MACHINE_START_CLOCK) &&
 					     a->state >= 0 && b->state >= 0;
