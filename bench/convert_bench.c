@@ -6,7 +6,8 @@
  *   ticktrace-convert-bench [--events N] [--threads T] [--repeats R] [--dir DIR] [--keep]
  *                           [--scopes N]
  *   {"convert_json_events_per_s": ..., "convert_perfetto_events_per_s": ...,
- *    "report_events_per_s": ..., "report_vs_json": ..., "convert_peak_rss_mb": ..., ...}
+ *    "report_events_per_s": ..., "report_vs_json": ..., "convert_peak_rss_mb": ...,
+ *    "perfetto_bytes_per_event": ..., ...}
  *
  * A rate is the median over the repeats of logical events (records that are not
  * PAD or VALUE) per second of wall time for the whole conversion, output written
@@ -250,8 +251,9 @@ int main(int argc, char **argv)
 	       "\"report_events_per_s\": %.0f, \"report_vs_json\": %.2f, "
 	       "\"convert_peak_rss_mb\": %.1f, \"events\": %" PRIu64 ", \"threads\": %u, "
 	       "\"repeats\": %d, \"raw_bytes\": %lld, \"json_bytes\": %lld, "
-	       "\"perfetto_bytes\": %lld}\n",
+	       "\"perfetto_bytes\": %lld, \"perfetto_bytes_per_event\": %.2f}\n",
 	       json, rates[TT_BENCH_PERFETTO][repeats / 2], report, report / json,
-	       (double)rss_kb / 1024.0, n, threads, repeats, raw, sizes[0], sizes[1]);
+	       (double)rss_kb / 1024.0, n, threads, repeats, raw, sizes[0], sizes[1],
+	       (double)sizes[1] / (double)n);
 	return 0;
 }

@@ -119,26 +119,27 @@ static double tt_bench_snap_batches_within(int64_t from, int64_t to, int *count)
 	return n ? tt_bench_median(ns, n) : 0;
 }
 
-/* The descriptor the next file opened will have: the lowest free one. */
-static int tt_bench_snap_next_fd(void)
+/* Whether a descriptor of this process is open on a file in `dir`: the runtime's,
+ * writing a snapshot there (at whatever number it keeps it: high, out of the
+ * program's way). */
+static bool tt_bench_snap_open_in(const char *dir)
 {
-	int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	if (fd >= 0)
-		close(fd);
-	return fd;
-}
-
-/* What descriptor `fd` is open on: 1 a file in `dir`, 0 nothing, -1 something else. */
-static int tt_bench_snap_fd_in(int fd, const char *dir)
-{
-	char link[64], target[PATH_MAX];
-	snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
-	ssize_t n = readlink(link, target, sizeof target - 1);
-	if (n <= 0)
-		return 0;
-	target[n] = 0;
+	DIR *fds = opendir("/proc/self/fd");
+	if (!fds)
+		return false;
 	size_t len = strlen(dir);
-	return strncmp(target, dir, len) == 0 && target[len] == '/' ? 1 : -1;
+	bool found = false;
+	for (struct dirent *e; !found && (e = readdir(fds));) {
+		char link[300], target[PATH_MAX];
+		snprintf(link, sizeof link, "/proc/self/fd/%s", e->d_name);
+		ssize_t n = readlink(link, target, sizeof target - 1);
+		if (n <= 0)
+			continue;
+		target[n] = 0;
+		found = strncmp(target, dir, len) == 0 && target[len] == '/';
+	}
+	closedir(fds);
+	return found;
 }
 
 /* A snapshot's writing, as the looks at its file saw it. */
@@ -150,17 +151,12 @@ struct tt_bench_written {
 };
 
 /* Calls tt_trigger and looks at the file of snapshot `number` in `dir` (a real path)
- * until it is named (then reads and removes it). 0, 1 when it was never seen open
- * (another descriptor took the one foreseen), or -1 (said on stderr). */
+ * until it is named (then reads and removes it). 0, 1 when it was never seen open, or
+ * -1 (said on stderr). */
 static int tt_bench_snap_take(const char *dir, int number, struct tt_bench_written *w)
 {
 	char path[PATH_MAX + 64];
 	snprintf(path, sizeof path, "%s/trigger-%d-%d-bench.ttr", dir, (int)getpid(), number);
-	int fd = tt_bench_snap_next_fd();
-	if (fd < 0) {
-		perror("ticktrace-bench: /dev/null");
-		return -1;
-	}
 	int err = tt_trigger("bench");
 	if (err) {
 		fprintf(stderr, "ticktrace-bench: tt_trigger: %s\n", strerror(-err));
@@ -169,13 +165,8 @@ static int tt_bench_snap_take(const char *dir, int number, struct tt_bench_writt
 	int64_t deadline = tt_bench_now_ns() + TT_BENCH_SNAP_WAIT_NS;
 	for (;;) {
 		int64_t look = tt_bench_now_ns();
-		int open_on;
-		/* (a descriptor the runtime opened meanwhile: the snapshot's is the next) */
-		while (!w->opened_at && (open_on = tt_bench_snap_fd_in(fd, dir)) != 0)
-			if (open_on > 0)
-				w->opened_at = look;
-			else
-				fd++;
+		if (!w->opened_at && tt_bench_snap_open_in(dir))
+			w->opened_at = look;
 		if (access(path, F_OK) == 0)
 			break;
 		w->missed_at = look;
@@ -188,7 +179,7 @@ static int tt_bench_snap_take(const char *dir, int number, struct tt_bench_writt
 	w->found_at = tt_bench_now_ns();
 	struct tt_file_header header;
 	uint64_t dropped;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	int whole = fd >= 0 && pread(fd, &header, sizeof header, 0) == (ssize_t)sizeof header &&
 		    (header.flags & TT_FILE_SNAPSHOT) && tt_bench_file_records(path, &dropped, &w->records) == 0;
 	if (fd >= 0)

@@ -331,10 +331,11 @@ TT_API int tt_dump(const char *path);
  * ticktrace's own thread: the caller never waits for it. `why` (copied; at most 63
  * bytes are kept) names it: a missed deadline, a failed check. Returns 0 when a
  * snapshot will be written, -ENOTCONN without TICKTRACE_SNAPSHOTS (or in mode
- * stream, whose file keeps everything), -EDQUOT once TICKTRACE_SNAPSHOT_MAX were
- * taken, -EBUSY when 64 snapshots are waiting for their window to end or 32 triggers
- * came within 20 ms (each counted and said at exit), -ESHUTDOWN once the exit's
- * last snapshots are being written, -ECANCELED when TICKTRACE=0. Async-signal-safe. */
+ * stream, whose file keeps everything), -EDQUOT once TICKTRACE_SNAPSHOT_MAX triggers
+ * were taken (spikes have their own, the worst kept), -EBUSY when 64 snapshots are
+ * waiting for their window to end or 32 triggers came within 20 ms (each counted and
+ * said at exit), -ESHUTDOWN once the exit's last snapshots are being written,
+ * -ECANCELED when TICKTRACE=0. Async-signal-safe. */
 TT_API int tt_trigger(const char *why);
 
 /* Turn recording on or off for every thread (on at start unless TICKTRACE=0, which

@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <time.h>
 
 #include "record_protocol.h"
@@ -37,6 +38,50 @@ void tt__clock_reading_now(struct tt_clock_reading *reading) TT__HIDDEN;
 /* Up to `size` bytes of a small file (/proc, /sys): how many, 0 when unreadable. */
 size_t tt__read_file(const char *path, char *buf, size_t size) TT__HIDDEN;
 
+/* locks.c: the runtime's locks, and their order.
+ *
+ * Each lock has a rank, and a thread takes a lock only while every lock it holds
+ * comes before it in this list: so no two threads ever wait on each other. The
+ * lock fork takes (BACKGROUND) is never held across I/O (tt__background_io lets it
+ * go around each write), so that a fork never waits for ticktrace's files; the
+ * others, which fork does not take, are reset in the child. No lock is taken on the hot
+ * path; the slow path takes REGISTRY and CORE (and NAMES, for a _DYN name), with
+ * signals blocked: a signal handler's events never wait on a lock their thread
+ * holds. Built with -Dlock_check (on in debug builds), every lock taken asserts the
+ * order, and says which two locks broke it before the process aborts. */
+enum tt__lock_rank {
+	TT__LOCK_STREAM_DUMP, /* modes/stream.c: one dump at a time, waiting for the drain */
+	TT__LOCK_STREAM,      /* modes/stream.c: the drain's requests (a condition waits on it) */
+	TT__LOCK_SPIKES_POLL, /* report/spikes.c: a look of tt-spikes (its log written), or
+	                       * the last at exit; it writes the snapshots that are due */
+	TT__LOCK_WORK,        /* base/threads.c: ticktrace's threads' work that allocates
+	                       * (a file written), one at a time */
+	TT__LOCK_BACKGROUND,  /* base/threads.c: that work while it allocates, and fork;
+	                       * never across I/O: let go around each write, and taken again
+	                       * after it with whatever the work holds (no other thread of
+	                       * ticktrace's waits on those, WORK keeps them out; fork takes
+	                       * no lock after it) */
+	TT__LOCK_CLEAN,       /* core/arena.c: a cleaning of the ring's recycled chunks, whole */
+	TT__LOCK_RETIRED,     /* writer/retired.c: the libraries unloaded (dlclose); held
+	                       * while their modules and names are written */
+	TT__LOCK_SCHED,       /* core/sched.c: the threads' states, signals blocked */
+	TT__LOCK_REGISTRY,    /* core/registry.c: the thread list and table, signals blocked */
+	TT__LOCK_CORE,        /* core/state.c: slots' chunks and limits, the arena's free
+	                       * chunks, the ring's history; signals blocked; held across a
+	                       * live file's fallocate as the arena grows (core.h: cover) */
+	TT__LOCK_NAMES,       /* writer/names.c: names made at run time, signals blocked */
+	TT__LOCK_RANKS
+};
+struct tt__lock {
+	pthread_mutex_t mutex;
+	enum tt__lock_rank rank;
+};
+#define TT__LOCK_INIT(rank) {PTHREAD_MUTEX_INITIALIZER, (rank)}
+void tt__lock(struct tt__lock *lock) TT__HIDDEN;
+void tt__unlock(struct tt__lock *lock) TT__HIDDEN;
+/* In a fork's child: unlocked, whichever thread of the parent's held it. */
+void tt__lock_reset(struct tt__lock *lock) TT__HIDDEN;
+
 /* threads.c */
 void tt__block_signals(sigset_t *old) TT__HIDDEN;
 void tt__restore_signals(const sigset_t *old) TT__HIDDEN;
@@ -46,9 +91,15 @@ int tt__start_thread(pthread_t *thread, void *(*main)(void *), void *arg, int de
 		     int wait) TT__HIDDEN;
 void tt__thread_running(const char *name) TT__HIDDEN;
 /* (tt__own_thread, which the patcher calls: record_protocol.h) */
-/* Around work of ticktrace's own threads that allocates: not while a fork runs (fork
- * holds it too). */
+/* Around work of ticktrace's own threads that allocates: one at a time, and not
+ * while a fork runs. */
 void tt__background_work(int begin) TT__HIDDEN;
+/* Around fork (its handlers, before and in the parent): no thread of ticktrace's is
+ * in malloc meanwhile. */
+void tt__background_fork(int begin) TT__HIDDEN;
+/* Around a system call that may wait for I/O (a write), inside that work: the lock
+ * let go meanwhile (nothing is allocated there), so that fork never waits for it. */
+void tt__background_io(int begin) TT__HIDDEN;
 void tt__background_reset_after_fork(void) TT__HIDDEN; /* in the child */
 /* Around ticktrace's own writes to its files: a write past the program's RLIMIT_FSIZE
  * fails (EFBIG), one into a FIFO whose reader left fails (EPIPE), and the file is cut
@@ -63,10 +114,45 @@ struct tt__writing {
 void tt__writing_begin(struct tt__writing *w) TT__HIDDEN;
 void tt__writing_end(struct tt__writing *w) TT__HIDDEN;
 
+/* fds.c: ticktrace's own descriptors, kept where the program's do not go, and
+ * checked before each use (a program may close them, and open its own at the number). */
+struct tt__fd {
+	int fd; /* -1: none */
+	int flags; /* what tells the file at fd: its open flags, its inode */
+	uint64_t dev, ino;
+};
+/* Keeps `fd`, just opened (always consumed): at a number in ticktrace's share of the
+ * soft RLIMIT_NOFILE, the file remembered. 0, or -errno (-EMFILE: no room in the share). */
+int tt__fd_keep(struct tt__fd *f, int fd) TT__HIDDEN;
+/* A descriptor open for a moment in the program's table (a file read, a perf event
+ * mapped): tt__fd_opened notes which file `fd` is (and returns it), and
+ * tt__fd_close_opened closes it only while the number is still that file (the
+ * program may close every descriptor meanwhile, and open its own at the number). */
+int tt__fd_opened(int fd, struct tt__fd *id) TT__HIDDEN;
+void tt__fd_close_opened(const struct tt__fd *id) TT__HIDDEN;
+/* Whether f->fd still is the file kept there (its inode: one system call, out of
+ * line; tt__fd_close checks its flags too). */
+int tt__fd_ours(const struct tt__fd *f) TT__HIDDEN;
+/* f itself when still ours; else the same file again by its `path` (NULL: none),
+ * never another: 0, or -EBADF with f->fd -1 (the number, the program's, left alone). */
+int tt__fd_reopen(struct tt__fd *f, const char *path) TT__HIDDEN;
+/* Closes f->fd if it still is ours (0, or close's -errno), else leaves the number to
+ * the program (-EBADF); f->fd is -1 after. */
+int tt__fd_close(struct tt__fd *f) TT__HIDDEN;
+/* Lets f->fd go without closing it (the program's now); f->fd is -1 after. */
+void tt__fd_forget(struct tt__fd *f) TT__HIDDEN;
+/* A stdio stream writing to f, which checks it before each write; fclose closes it
+ * as tt__fd_close does. NULL with errno. */
+FILE *tt__fd_stdio(struct tt__fd *f) TT__HIDDEN;
+/* The calling thread, one of ticktrace's, gets a table of descriptors of its own,
+ * empty (not even stderr): what it opens there is out of the program's reach (its
+ * closefrom, close_range, loops of close, dup2) and takes none of its RLIMIT_NOFILE
+ * numbers. 0, or -errno (seccomp, say): the thread shares the program's table. */
+int tt__fd_private_table(void) TT__HIDDEN;
+
 /* switches.c: a thread's context switches, as the kernel records them */
 struct tt__switches {
-	int fd;        /* -1: none */
-	void *map;     /* the perf ring */
+	void *map;     /* the perf ring (NULL: none), which holds the event: no descriptor is kept */
 	size_t map_size;
 	uint64_t lost; /* switches the kernel could not write (the ring was full) */
 };

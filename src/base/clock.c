@@ -20,14 +20,15 @@ struct tt_machine_info tt__machine;
 
 size_t tt__read_file(const char *path, char *buf, size_t size)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct tt__fd opened; /* (closed only while still that file) */
+	int fd = tt__fd_opened(open(path, O_RDONLY | O_CLOEXEC), &opened);
 	if (fd < 0)
 		return 0;
 	size_t len = 0;
 	ssize_t n;
 	while (len < size && (n = read(fd, buf + len, size - len)) > 0)
 		len += (size_t)n;
-	close(fd);
+	tt__fd_close_opened(&opened);
 	return len;
 }
 

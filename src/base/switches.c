@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <linux/perf_event.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -39,34 +40,39 @@ int tt__switches_open(struct tt__switches *s, int tid, int *denied)
 		.use_clockid = 1,
 		.clockid = CLOCK_MONOTONIC,
 	};
-	s->fd = -1;
 	s->map = NULL;
 	s->lost = 0;
 	int fd = (int)syscall(SYS_perf_event_open, &attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
 	*denied = fd < 0 && errno != EMFILE && errno != ENFILE && errno != ENOMEM;
 	if (fd < 0)
 		return -errno;
+	uint64_t id;
+	if (ioctl(fd, PERF_EVENT_IOC_ID, &id) < 0) {
+		int err = -errno;
+		close(fd);
+		return err;
+	}
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	s->map_size = (1 + TT__SWITCHES_DATA_PAGES) * page;
 	void *map = mmap(NULL, s->map_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (map == MAP_FAILED) {
-		int err = errno;
+	int err = map == MAP_FAILED ? -errno : 0;
+	/* The mapping holds the event, which goes on recording into it: no descriptor
+	 * is kept per thread. Closed only while it is still the event (in a table shared
+	 * with the program, the program may have closed it meanwhile and opened its own
+	 * file at the number). */
+	uint64_t still;
+	if (ioctl(fd, PERF_EVENT_IOC_ID, &still) == 0 && still == id)
 		close(fd);
-		return -err;
-	}
-	s->fd = fd;
-	s->map = map;
-	return 0;
+	if (!err)
+		s->map = map;
+	return err;
 }
 
 void tt__switches_close(struct tt__switches *s)
 {
 	if (s->map)
 		munmap(s->map, s->map_size);
-	if (s->fd >= 0)
-		close(s->fd);
 	s->map = NULL;
-	s->fd = -1;
 }
 
 /* `size` bytes at ring position `at`, which may wrap around the ring's end. */

@@ -21,15 +21,46 @@ void tt__restore_signals(const sigset_t *old)
 
 /* Held by ticktrace's own threads while they do work that allocates (writing a
  * file, describing a live file), and by fork: a fork never finds one of them inside
- * malloc, which matters where the allocator is not fork-safe (AddressSanitizer's). */
-static pthread_mutex_t tt__background = PTHREAD_MUTEX_INITIALIZER;
+ * malloc, which matters where the allocator is not fork-safe (AddressSanitizer's).
+ * Let go around each system call that may wait (tt__background_io): a fork waits for
+ * memory work, never for ticktrace's I/O (a snapshot written to a slow disk or a
+ * FIFO held fork() for the whole write). The work itself stays one at a time
+ * (tt__work), as when the lock was held throughout: so no other thread of
+ * ticktrace's takes `tt__background` while one is in its I/O, and the one in its I/O
+ * takes it again holding what it holds (base.h: the order). */
+static struct tt__lock tt__work = TT__LOCK_INIT(TT__LOCK_WORK);
+static struct tt__lock tt__background = TT__LOCK_INIT(TT__LOCK_BACKGROUND);
+static __thread int tt__background_mine __attribute__((tls_model("initial-exec")));
 
 void tt__background_work(int begin)
 {
+	if (begin) {
+		tt__lock(&tt__work);
+		tt__lock(&tt__background);
+	} else {
+		tt__unlock(&tt__background);
+		tt__unlock(&tt__work);
+	}
+	tt__background_mine = begin;
+}
+
+void tt__background_fork(int begin)
+{
 	if (begin)
-		pthread_mutex_lock(&tt__background);
+		tt__lock(&tt__background);
 	else
-		pthread_mutex_unlock(&tt__background);
+		tt__unlock(&tt__background);
+}
+
+void tt__background_io(int begin)
+{
+	if (!tt__background_mine)
+		return;
+	/* (the mutex alone: the work goes on holding it, as the order sees it) */
+	if (begin)
+		pthread_mutex_unlock(&tt__background.mutex);
+	else
+		pthread_mutex_lock(&tt__background.mutex);
 }
 
 /* The signals a write raises in the thread that makes it: SIGXFSZ past RLIMIT_FSIZE,
@@ -77,7 +108,9 @@ void tt__writing_end(struct tt__writing *w)
 
 void tt__background_reset_after_fork(void)
 {
-	pthread_mutex_init(&tt__background, NULL);
+	tt__lock_reset(&tt__work);
+	tt__lock_reset(&tt__background);
+	tt__background_mine = 0;
 }
 
 /* futex word: ticktrace's own threads that began to run */

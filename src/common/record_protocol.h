@@ -8,6 +8,8 @@
 #ifndef TT_RECORD_PROTOCOL_H
 #define TT_RECORD_PROTOCOL_H
 
+#include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 /* ---- the environment: each variable, who sets it, who reads it ---- */
@@ -68,5 +70,19 @@
  * exported by the runtime (base/threads.c) for the patcher, which patches only while
  * no thread of the program's but the first runs (ticktrace's run none of its code). */
 __attribute__((visibility("default"))) int tt__own_thread(pid_t tid);
+
+/* A function the patcher patched, named as the converter names it (symbol_name.h). */
+struct tt__patched_function {
+	uintptr_t address;
+	const char *name;
+};
+/* The patcher, as it patches, hands the runtime the names of the functions it patched
+ * (those with a symbol: one patched by address has none), which the runtime copies:
+ * its live spike log, snapshots and report at exit name them as the converter does,
+ * where the program's dynamic symbols do not (a static function, a program built
+ * without -rdynamic). Defined and exported by the runtime (report/patched.c); 0, or
+ * -ENOMEM, or -EALREADY (once a process). */
+__attribute__((visibility("default"))) int tt__patched_names(const struct tt__patched_function *fns,
+							     size_t n);
 
 #endif /* TT_RECORD_PROTOCOL_H */

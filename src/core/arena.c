@@ -1,7 +1,8 @@
-/* The arena chunks are carved from, reserved once, and its background thread, which
- * faults memory in ahead of the writers and cleans the chunks mode ring recycles
- * (chunks.c hands chunks to threads). Where the arena's memory comes from, the mode
- * in use says (core.h: struct tt__mode_ops). */
+/* The arena chunks are carved from, reserved once, and its threads, one job each:
+ * tt-prefault faults memory in ahead of the writers; in mode ring, tt-clean counts
+ * and zeroes the chunks the rings recycle; with a live file, tt-live brings its
+ * descriptions up to date (chunks.c hands chunks to threads). Where the arena's
+ * memory comes from, the mode in use says (core.h: struct tt__mode_ops). */
 #include <errno.h>
 #include <sched.h>
 #include <linux/futex.h>
@@ -12,11 +13,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/core.h"
+#include "core/core_internal.h"
 
 /* The arena is address space only (MAP_NORESERVE); memory is used as chunks are
  * faulted in. Faulting a 4 KiB page costs about 1.7 us on a virtual machine, which
- * would add 7 ns to every event, so a background thread keeps memory past the next
+ * would add 7 ns to every event, so tt-prefault keeps memory past the next
  * chunk faulted in, in huge-page steps. The kernel zeroes it as it does (0.12 ns a
  * byte here, 1.8 ns an event): done while the writers record, that takes a core
  * from them, so the window covers what they took in about the last
@@ -33,7 +34,6 @@
 /* A live file's descriptions are brought up to date this often. */
 #define TT__LIVE_PERIOD_NS 200000000
 
-static pthread_mutex_t tt__arena_mutex = PTHREAD_MUTEX_INITIALIZER;
 static char *tt__arena_base, *tt__arena_end;
 /* The arena as mapped; its last tt__arena_aside bytes are no chunk's (tt__arena_set_aside). */
 static char *tt__arena_mapped_end;
@@ -42,17 +42,21 @@ static char *tt__arena_fresh; /* the next chunk never handed out */
 static char *tt__arena_ready; /* [fresh, ready) is faulted in */
 static struct tt__chunk *tt__free_chunks; /* recycled, zeroed, faulted in */
 static struct tt__slab tt__small = {.slab_size = 1u << 20}; /* compacted chunks */
-static uint32_t tt__prefault_seq;   /* futex word: bumped to wake the prefault thread */
-static int tt__prefault_sleeping;
+/* A thread of the arena's asleep until woken, or until its timeout. */
+struct tt__sleeper {
+	uint32_t seq; /* futex word: bumped to wake it */
+	int sleeping;
+};
+static struct tt__sleeper tt__prefault_sleeper, tt__clean_sleeper;
 static size_t tt__prefault_ahead = TT__PREFAULT_AHEAD_MIN; /* the window past the next chunk */
-/* The threads that took the latest chunks (tt__chunk_taken): the background
- * thread's way to see whether every core is recording. */
+/* The threads that took the latest chunks (tt__chunk_taken): tt-prefault's way to
+ * see whether every core is recording. */
 #define TT__TAKERS 16
 static uint32_t tt__takers[TT__TAKERS];
 static uint32_t tt__takers_seq;
 static long tt__cores; /* the cores the process may run on */
 
-/* The background thread's: what the writers took lately, decaying over
+/* tt-prefault's: what the writers took lately, decaying over
  * TT__PREFAULT_MEMORY_NS, and where and when it last looked. */
 static struct tt__recent_use {
 	double bytes;
@@ -60,8 +64,8 @@ static struct tt__recent_use {
 	int64_t ns;
 } tt__recent_use;
 
-/* Mode ring: a thread's oldest chunk, recycled, waits here (arena lock) for the
- * background thread to count its events as overwritten and zero it. */
+/* Mode ring: a thread's oldest chunk, recycled, waits here (core lock) for tt-clean
+ * to count its events as overwritten and zero it. */
 #define TT__CLEAN_QUEUE 64
 static struct tt__to_clean {
 	struct tt__chunk *chunk;
@@ -69,7 +73,7 @@ static struct tt__to_clean {
 } tt__to_clean[TT__CLEAN_QUEUE];
 static unsigned tt__to_clean_count;
 /* While readers copy chunks (tt__reading), the chunks the rings recycle wait whole
- * on their slot's `deferred` list (arena lock), and are cleaned once the last reader
+ * on their slot's `deferred` list (core lock), and are cleaned once the last reader
  * is done: a chunk a reader found stays as it found it, and the rings go on
  * recycling, into chunks never used before. */
 static int tt__readers;
@@ -91,7 +95,7 @@ static void *tt__arena_map(void *at, uint64_t size)
 			     (off_t)tt__mode->chunks_at());
 }
 
-/* Arena lock held: the mode's file holds the arena up to `end`. */
+/* Core lock held: the mode's file holds the arena up to `end`. */
 static int tt__arena_cover(const char *end)
 {
 	return tt__chunks_fd() < 0 ? 0 : tt__mode->cover((uint64_t)(end - tt__arena_base));
@@ -107,12 +111,21 @@ static void tt__prefault(char *begin, size_t size)
 		__atomic_fetch_add(begin + off, 0, __ATOMIC_RELAXED);
 }
 
-static void tt__wake_prefault(void)
+static void tt__wake(struct tt__sleeper *s)
 {
-	if (__atomic_load_n(&tt__prefault_sleeping, __ATOMIC_SEQ_CST)) {
-		__atomic_add_fetch(&tt__prefault_seq, 1, __ATOMIC_SEQ_CST);
-		syscall(SYS_futex, &tt__prefault_seq, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	if (__atomic_load_n(&s->sleeping, __ATOMIC_SEQ_CST)) {
+		__atomic_add_fetch(&s->seq, 1, __ATOMIC_SEQ_CST);
+		syscall(SYS_futex, &s->seq, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 	}
+}
+
+/* Sleeps until woken since `seq` was read, or for `timeout` (NULL: no longer). */
+static void tt__sleep(struct tt__sleeper *s, uint32_t seq, const struct timespec *timeout)
+{
+	__atomic_store_n(&s->sleeping, 1, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&s->seq, __ATOMIC_SEQ_CST) == seq)
+		syscall(SYS_futex, &s->seq, FUTEX_WAIT_PRIVATE, seq, timeout, NULL, 0);
+	__atomic_store_n(&s->sleeping, 0, __ATOMIC_SEQ_CST);
 }
 
 /* What a recycled chunk held: its timed events, from first_tsc to last_tsc. */
@@ -151,7 +164,7 @@ static int tt__clean_chunk(struct tt__slot *slot, struct tt__chunk *chunk, struc
 	return 1;
 }
 
-/* Arena lock held: a chunk cleaned goes back to the free list, what it held noted. */
+/* Core lock held: a chunk cleaned goes back to the free list, what it held noted. */
 static void tt__chunk_cleaned(struct tt__slot *slot, struct tt__chunk *chunk, const struct tt__recycled *held)
 {
 	tt__note_overwritten(slot, held->events, held->first_tsc, held->last_tsc);
@@ -171,10 +184,10 @@ void tt__chunk_to_clean(struct tt__slot *slot, struct tt__chunk *chunk)
 		slot->deferred = chunk;
 	} else if (tt__to_clean_count < TT__CLEAN_QUEUE) {
 		tt__to_clean[tt__to_clean_count++] = (struct tt__to_clean){chunk, slot};
-		/* A wake-up costs this thread a system call: one for a few chunks. The
-		 * background thread looks at the queue by itself every millisecond. */
+		/* A wake-up costs this thread a system call: one for a few chunks (and
+		 * readers, a dump and the exit clean the queue first). */
 		if (tt__to_clean_count >= TT__CLEAN_QUEUE / 4)
-			tt__wake_prefault();
+			tt__wake(&tt__clean_sleeper);
 	} else {
 		struct tt__recycled held;
 		/* (else an event in it is still being written: the chunk is left alone) */
@@ -187,7 +200,7 @@ uint64_t tt__deferred_events(struct tt__slot *slot, uint64_t from_tsc, uint64_t 
 			     uint64_t *first_tsc, uint64_t *last_tsc)
 {
 	struct tt__recycled in = {0};
-	tt__arena_lock(1);
+	tt__core_lock(1);
 	for (const struct tt__chunk *chunk = slot->deferred; chunk; chunk = chunk->next) {
 		const struct tt_record *r = (const struct tt_record *)(chunk + 1);
 		const struct tt_record *end = (const struct tt_record *)((const char *)chunk + chunk->size);
@@ -195,7 +208,7 @@ uint64_t tt__deferred_events(struct tt__slot *slot, uint64_t from_tsc, uint64_t 
 			if (TT_RECORD_HAS_TIME(TT_RECORD_KIND(r->word)) && r->tsc >= from_tsc && r->tsc <= to_tsc)
 				tt__recycled_add(&in, r->tsc);
 	}
-	tt__arena_lock(0);
+	tt__core_lock(0);
 	*first_tsc = in.first_tsc;
 	*last_tsc = in.last_tsc;
 	return in.events;
@@ -220,25 +233,25 @@ void tt__reading(int begin)
 	}
 	/* The last reader: the chunks recycled meanwhile cleaned, each slot's taken
 	 * under the lock and cleaned outside it. */
-	tt__arena_lock(1);
+	tt__core_lock(1);
 	int last = __atomic_sub_fetch(&tt__readers, 1, __ATOMIC_SEQ_CST) == 0;
-	tt__arena_lock(0);
+	tt__core_lock(0);
 	for (struct tt__slot *slot = last ? tt__registry_head() : NULL; slot;
 	     slot = __atomic_load_n(&slot->next, __ATOMIC_ACQUIRE)) {
-		tt__arena_lock(1);
+		tt__core_lock(1);
 		struct tt__chunk *chunk = slot->deferred;
 		slot->deferred = NULL;
-		tt__arena_lock(0);
+		tt__core_lock(0);
 		while (chunk) {
 			struct tt__chunk *next = chunk->next;
 			struct tt__recycled held;
 			int clean = tt__clean_chunk(slot, chunk, &held);
-			tt__arena_lock(1);
+			tt__core_lock(1);
 			if (clean)
 				tt__chunk_cleaned(slot, chunk, &held);
 			else
 				tt__chunk_to_clean(slot, chunk); /* (an event in it still being written) */
-			tt__arena_lock(0);
+			tt__core_lock(0);
 			chunk = next;
 		}
 	}
@@ -246,42 +259,42 @@ void tt__reading(int begin)
 }
 
 /* Held through a whole cleaning, so that a dump that cleans the queue first waits
- * for a cleaning the background thread has begun: until it ends, the chunks it took
+ * for a cleaning tt-clean has begun: until it ends, the chunks it took
  * are neither in the queue nor counted as overwritten. */
-static pthread_mutex_t tt__clean_mutex = PTHREAD_MUTEX_INITIALIZER;
+static struct tt__lock tt__clean = TT__LOCK_INIT(TT__LOCK_CLEAN);
 
-/* The background thread's share of mode ring: cleans the queued chunks into the free
- * list. Returns whether some must wait for their events to be written. */
+/* Cleans the queued chunks into the free list (tt-clean's job). Returns whether some
+ * must wait for their events to be written. */
 int tt__clean_queued(void)
 {
 	struct tt__to_clean jobs[TT__CLEAN_QUEUE];
 	sigset_t old;
 	tt__block_signals(&old);
-	pthread_mutex_lock(&tt__clean_mutex);
-	pthread_mutex_lock(&tt__arena_mutex);
+	tt__lock(&tt__clean);
+	tt__core_lock(1);
 	unsigned count = tt__to_clean_count;
 	memcpy(jobs, tt__to_clean, count * sizeof jobs[0]);
 	tt__to_clean_count = 0;
-	pthread_mutex_unlock(&tt__arena_mutex);
+	tt__core_lock(0);
 	int waiting = 0;
 	for (unsigned i = 0; i < count; i++) {
 		struct tt__recycled held;
 		int clean = tt__clean_chunk(jobs[i].slot, jobs[i].chunk, &held);
-		pthread_mutex_lock(&tt__arena_mutex);
+		tt__core_lock(1);
 		if (clean)
 			tt__chunk_cleaned(jobs[i].slot, jobs[i].chunk, &held);
 		else if (tt__to_clean_count < TT__CLEAN_QUEUE) {
 			tt__to_clean[tt__to_clean_count++] = jobs[i]; /* later */
 			waiting = 1;
 		}
-		pthread_mutex_unlock(&tt__arena_mutex);
+		tt__core_lock(0);
 	}
-	pthread_mutex_unlock(&tt__clean_mutex);
+	tt__unlock(&tt__clean);
 	tt__restore_signals(&old);
 	return waiting;
 }
 
-/* The background thread: the window for what the writers took lately. */
+/* tt-prefault: the window for what the writers took lately. */
 static void tt__size_prefault_window(char *fresh, int64_t now_ns)
 {
 	struct tt__recent_use *u = &tt__recent_use;
@@ -325,62 +338,79 @@ static void *tt__prefault_main(void *unused)
 {
 	(void)unused;
 	tt__thread_running("tt-prefault");
-	int64_t last_tick_ns = 0;
 	uint32_t takers_seen = 0;
 	for (;;) {
-		uint32_t seq = __atomic_load_n(&tt__prefault_seq, __ATOMIC_SEQ_CST);
-		int waiting = tt__mode->recycle_oldest && tt__clean_queued();
+		uint32_t seq = __atomic_load_n(&tt__prefault_sleeper.seq, __ATOMIC_SEQ_CST);
 		char *fresh = __atomic_load_n(&tt__arena_fresh, __ATOMIC_ACQUIRE);
 		char *ready = __atomic_load_n(&tt__arena_ready, __ATOMIC_ACQUIRE);
 		if (ready < fresh)
 			ready = fresh; /* the writers overtook us: what they passed is theirs */
-		int64_t now_ns = tt__clock_ns(CLOCK_MONOTONIC);
-		tt__size_prefault_window(fresh, now_ns);
+		tt__size_prefault_window(fresh, tt__clock_ns(CLOCK_MONOTONIC));
 		size_t left = (size_t)(ready - fresh);
-		int refill = ready < tt__arena_end && left < tt__prefault_ahead;
+		if (ready >= tt__arena_end || left >= tt__prefault_ahead) {
+			tt__sleep(&tt__prefault_sleeper, seq, NULL);
+			continue;
+		}
 		/* While every core records, the zeroing would take one from a writer: it
 		 * waits for a free core, unless the writers are about to run out. */
-		if (refill && left >= tt__prefault_ahead / 4 && tt__cores_recording(&takers_seen)) {
+		if (left >= tt__prefault_ahead / 4 && tt__cores_recording(&takers_seen)) {
 			nanosleep(&(struct timespec){0, TT__PREFAULT_PAUSE_NS}, NULL);
 			continue;
 		}
-		if (refill) {
-			size_t step = TT__PREFAULT_STEP - ((uintptr_t)ready & (TT__PREFAULT_STEP - 1));
-			if (step > (size_t)(tt__arena_end - ready))
-				step = (size_t)(tt__arena_end - ready);
-			sigset_t old;
-			tt__block_signals(&old);
-			pthread_mutex_lock(&tt__arena_mutex);
-			int covered = tt__arena_cover(ready + step) == 0;
-			pthread_mutex_unlock(&tt__arena_mutex);
-			tt__restore_signals(&old);
-			if (covered)
-				tt__prefault(ready, step);
-			__atomic_store_n(&tt__arena_ready, ready + step, __ATOMIC_RELEASE);
-			continue;
-		}
-		/* A live file's descriptions and end anchor, every TT__LIVE_PERIOD_NS. */
-		int live = tt__chunks_fd() >= 0 && tt__mode->tick;
-		if (live && now_ns - last_tick_ns >= TT__LIVE_PERIOD_NS) {
-			tt__background_work(1);
-			tt__mode->tick();
-			tt__background_work(0);
-			last_tick_ns = now_ns;
-		}
-		__atomic_store_n(&tt__prefault_sleeping, 1, __ATOMIC_SEQ_CST);
-		struct timespec soon = {0, 1000000}; /* for the events still being written */
-		struct timespec period = {0, TT__LIVE_PERIOD_NS};
-		if (__atomic_load_n(&tt__prefault_seq, __ATOMIC_SEQ_CST) == seq)
-			syscall(SYS_futex, &tt__prefault_seq, FUTEX_WAIT_PRIVATE, seq,
-				waiting ? &soon : live ? &period : NULL, NULL, 0);
-		__atomic_store_n(&tt__prefault_sleeping, 0, __ATOMIC_SEQ_CST);
+		size_t step = TT__PREFAULT_STEP - ((uintptr_t)ready & (TT__PREFAULT_STEP - 1));
+		if (step > (size_t)(tt__arena_end - ready))
+			step = (size_t)(tt__arena_end - ready);
+		sigset_t old;
+		tt__block_signals(&old);
+		tt__core_lock(1);
+		int covered = tt__arena_cover(ready + step) == 0;
+		tt__core_lock(0);
+		tt__restore_signals(&old);
+		if (covered)
+			tt__prefault(ready, step);
+		__atomic_store_n(&tt__arena_ready, ready + step, __ATOMIC_RELEASE);
 	}
 	return NULL;
 }
 
-static int tt__start_prefault_thread(int wait)
+/* Mode ring: the chunks the rings recycled, cleaned a few at a time (woken), and
+ * those whose last event was still being written, again a millisecond later. */
+static void *tt__clean_main(void *unused)
 {
-	return tt__start_thread(NULL, tt__prefault_main, NULL, 1, wait);
+	(void)unused;
+	tt__thread_running("tt-clean");
+	for (;;) {
+		uint32_t seq = __atomic_load_n(&tt__clean_sleeper.seq, __ATOMIC_SEQ_CST);
+		int waiting = tt__clean_queued();
+		tt__sleep(&tt__clean_sleeper, seq, waiting ? &(struct timespec){0, 1000000} : NULL);
+	}
+	return NULL;
+}
+
+/* A live file: its descriptions and end anchor, every TT__LIVE_PERIOD_NS. */
+static void *tt__live_main(void *unused)
+{
+	(void)unused;
+	tt__thread_running("tt-live");
+	for (;;) {
+		nanosleep(&(struct timespec){0, TT__LIVE_PERIOD_NS}, NULL);
+		tt__background_work(1);
+		tt__mode->tick();
+		tt__background_work(0);
+	}
+	return NULL;
+}
+
+/* The arena's threads, those the mode needs; `wait`: each running before this
+ * returns. */
+static int tt__start_arena_threads(int wait)
+{
+	int err = tt__start_thread(NULL, tt__prefault_main, NULL, 1, wait);
+	if (!err && tt__mode->recycle_oldest)
+		err = tt__start_thread(NULL, tt__clean_main, NULL, 1, wait);
+	if (!err && tt__chunks_fd() >= 0 && tt__mode->tick)
+		err = tt__start_thread(NULL, tt__live_main, NULL, 1, wait);
+	return err;
 }
 
 int tt__arena_init(void)
@@ -404,7 +434,7 @@ int tt__arena_init(void)
 								 TT__CHUNK_SIZE * TT__CHUNK_SIZE : 0;
 		tt__arena_end = tt__arena_mapped_end - tt__arena_aside;
 		/* The first chunk is faulted in now, so the first thread's first event does
-		 * not wait for the background thread; on small pages, because zeroing a whole
+		 * not wait for tt-prefault; on small pages, because zeroing a whole
 		 * huge page here cost up to 5 ms of start-up. Huge pages after that: one 2 MiB
 		 * fault instead of 512, where the kernel allows (not for a file). */
 		if (tt__chunks_fd() < 0)
@@ -413,7 +443,7 @@ int tt__arena_init(void)
 			return -ENOSPC;
 		tt__prefault(tt__arena_base, TT__CHUNK_SIZE);
 		tt__arena_ready = tt__arena_base + TT__CHUNK_SIZE;
-		return tt__start_prefault_thread(1);
+		return tt__start_arena_threads(1);
 	}
 	return -ENOMEM;
 }
@@ -421,8 +451,8 @@ int tt__arena_init(void)
 void tt__arena_reset_after_fork(void)
 {
 	/* Every page is now shared copy-on-write with the parent: none is ready. */
-	pthread_mutex_init(&tt__arena_mutex, NULL);
-	pthread_mutex_init(&tt__clean_mutex, NULL);
+	tt__core_reset_after_fork();
+	tt__lock_reset(&tt__clean);
 	tt__readers = 0; /* (the parent's reader, if one was at work, is not the child's) */
 	tt__arena_ready = tt__arena_fresh;
 	/* A live file's chunks are the parent's own: the child maps a file of its own
@@ -434,26 +464,19 @@ void tt__arena_reset_after_fork(void)
 		tt__arena_fresh = tt__arena_ready = tt__arena_base;
 		tt__free_chunks = NULL;
 	}
-	tt__prefault_sleeping = 0;
+	tt__prefault_sleeper.sleeping = 0;
+	tt__clean_sleeper.sleeping = 0;
 	tt__prefault_ahead = TT__PREFAULT_AHEAD_MIN;
 	tt__recent_use = (struct tt__recent_use){0};
 	tt__to_clean_count = 0; /* the parent's threads' chunks */
-	tt__start_prefault_thread(0);
-}
-
-void tt__arena_lock(int lock)
-{
-	if (lock)
-		pthread_mutex_lock(&tt__arena_mutex);
-	else
-		pthread_mutex_unlock(&tt__arena_mutex);
+	tt__start_arena_threads(0);
 }
 
 uint64_t tt__arena_set_aside(uint64_t bytes)
 {
 	sigset_t old;
 	tt__block_signals(&old);
-	tt__arena_lock(1);
+	tt__core_lock(1);
 	/* (not what was faulted in or taken already) */
 	char *taken = __atomic_load_n(&tt__arena_ready, __ATOMIC_ACQUIRE);
 	uint64_t free_bytes = (uint64_t)(tt__arena_mapped_end - taken);
@@ -464,7 +487,7 @@ uint64_t tt__arena_set_aside(uint64_t bytes)
 		tt__arena_aside = (uint64_t)(tt__arena_mapped_end - end);
 	}
 	uint64_t aside = tt__arena_aside;
-	tt__arena_lock(0);
+	tt__core_lock(0);
 	tt__restore_signals(&old);
 	return aside;
 }
@@ -486,7 +509,7 @@ int tt__arena_full(void)
 	return __atomic_load_n(&tt__arena_used_up, __ATOMIC_RELAXED);
 }
 
-/* Arena lock held, signals blocked. */
+/* Core lock held, signals blocked. */
 struct tt__chunk *tt__chunk_alloc(void)
 {
 	struct tt__chunk *header = tt__free_chunks;
@@ -503,7 +526,7 @@ struct tt__chunk *tt__chunk_alloc(void)
 		__atomic_store_n(&tt__arena_fresh, chunk + TT__CHUNK_SIZE, __ATOMIC_RELEASE);
 		if ((size_t)(__atomic_load_n(&tt__arena_ready, __ATOMIC_ACQUIRE) - chunk) <
 		    __atomic_load_n(&tt__prefault_ahead, __ATOMIC_RELAXED) / 2)
-			tt__wake_prefault();
+			tt__wake(&tt__prefault_sleeper);
 		header = (struct tt__chunk *)chunk;
 	}
 	header->next = NULL;

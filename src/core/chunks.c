@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/core.h"
+#include "core/core_internal.h"
 
 int tt__dumps_running;
 
@@ -19,17 +19,17 @@ void tt__hold_chunks(int hold)
 		tt__clean_queued();
 	sigset_t old;
 	tt__registry_lock(&old);
-	tt__arena_lock(1);
+	tt__core_lock(1);
 	tt__dumps_running += hold ? 1 : -1;
-	tt__arena_lock(0);
+	tt__core_lock(0);
 	tt__registry_unlock(&old);
 }
 
 void tt__compact_exited(struct tt__slot *slot)
 {
-	tt__arena_lock(1);
+	tt__core_lock(1);
 	tt__publish_limit(slot);
-	tt__arena_lock(0);
+	tt__core_lock(0);
 	struct tt__chunk *chunk = slot->current;
 	const struct tt_record *begin, *end;
 	tt__chunk_extent(slot, chunk, &begin, &end);
@@ -46,7 +46,7 @@ void tt__compact_exited(struct tt__slot *slot)
 	if (stream && !__atomic_compare_exchange_n(&slot->drain_state, &idle, TT__DRAIN_COMPACTING, 0,
 						  __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
 		return;
-	tt__arena_lock(1);
+	tt__core_lock(1);
 	/* (a reader that began since may have found the chunk) */
 	struct tt__chunk *small = NULL;
 	if (!tt__reading_now())
@@ -68,7 +68,7 @@ void tt__compact_exited(struct tt__slot *slot)
 		memset(chunk, 0, TT__CHUNK_SIZE);
 		tt__chunk_free(chunk);
 	}
-	tt__arena_lock(0);
+	tt__core_lock(0);
 	if (stream)
 		__atomic_store_n(&slot->drain_state, TT__DRAIN_IDLE, __ATOMIC_RELEASE);
 }
@@ -108,13 +108,13 @@ static void tt__enter_chunk(struct tt__slot *slot, struct tt__chunk *chunk)
 /* Registry lock held, signals blocked. */
 int tt__slot_start(struct tt__slot *slot)
 {
-	tt__arena_lock(1);
+	tt__core_lock(1);
 	struct tt__chunk *chunk = tt__chunk_alloc();
 	if (chunk) {
 		slot->first = chunk;
 		tt__enter_chunk(slot, chunk);
 	}
-	tt__arena_lock(0);
+	tt__core_lock(0);
 	return chunk ? 0 : -ENOMEM;
 }
 
@@ -122,13 +122,13 @@ void tt__set_paused(struct tt__slot *slot, int paused)
 {
 	sigset_t old;
 	tt__block_signals(&old);
-	tt__arena_lock(1);
+	tt__core_lock(1);
 	if (paused)
 		__atomic_or_fetch(&slot->flags, TT__SLOT_PAUSED, __ATOMIC_RELEASE);
 	else
 		__atomic_and_fetch(&slot->flags, ~(uint32_t)TT__SLOT_PAUSED, __ATOMIC_RELEASE);
 	tt__publish_limit(slot);
-	tt__arena_lock(0);
+	tt__core_lock(0);
 	tt__restore_signals(&old);
 }
 
@@ -136,16 +136,16 @@ void tt__set_all_limits(void)
 {
 	sigset_t old;
 	tt__registry_lock(&old); /* no slot leaves the list meanwhile */
-	tt__arena_lock(1);
+	tt__core_lock(1);
 	for (struct tt__slot *slot = tt__registry_head(); slot;
 	     slot = __atomic_load_n(&slot->next, __ATOMIC_ACQUIRE))
 		tt__publish_limit(slot);
-	tt__arena_lock(0);
+	tt__core_lock(0);
 	tt__registry_unlock(&old);
 }
 
-/* Arena lock held. Mode ring: a thread whose budget is used up gives its oldest
- * chunk to the background thread, which counts its events as overwritten and zeroes
+/* Core lock held. Mode ring: a thread whose budget is used up gives its oldest
+ * chunk to tt-clean, which counts its events as overwritten and zeroes
  * it (here, when the queue is full), and takes a clean one. Not while a dump reads
  * the chunks: the thread then grows (up to a bound) until the dump is done. */
 static int tt__recycle_oldest(struct tt__slot *slot)
@@ -163,7 +163,7 @@ static int tt__recycle_oldest(struct tt__slot *slot)
 /* Chunks a ring may grow by while a dump holds it, at least. */
 #define TT__RING_GROWTH ((UINT64_C(16) << 20) / TT__CHUNK_SIZE)
 
-/* Arena lock held. Leaves the current chunk (its size then says where its records
+/* Core lock held. Leaves the current chunk (its size then says where its records
  * end) for a new one. Mode stop: a thread whose budget is used up keeps its first
  * events and drops the rest. Mode stream: a thread whose budget of chunks is all
  * waiting for the drain thread drops events until the drain frees one. */
@@ -217,7 +217,7 @@ int tt__next_chunk(struct tt__slot *slot)
 	return 0;
 }
 
-/* Arena lock held, signals blocked. A draining mode (stream): a thread that dropped
+/* Core lock held, signals blocked. A draining mode (stream): a thread that dropped
  * events because the drain fell behind records again once the drain freed a chunk;
  * a ring records again as soon as it has a chunk. */
 int tt__resume(struct tt__slot *slot)
@@ -241,7 +241,7 @@ void tt__chunk_drained(struct tt__slot *slot, int recycle)
 		memset(chunk, 0, TT__CHUNK_SIZE);
 	sigset_t old;
 	tt__block_signals(&old);
-	tt__arena_lock(1);
+	tt__core_lock(1);
 	__atomic_store_n(&slot->first, next, __ATOMIC_RELEASE);
 	__atomic_store_n(&slot->chunks, slot->chunks - 1, __ATOMIC_RELEASE);
 	if (recycle && !compacted)
@@ -252,7 +252,7 @@ void tt__chunk_drained(struct tt__slot *slot, int recycle)
 	    slot->drop_cause == TT_DROP_BEHIND &&
 	    __atomic_load_n(&slot->hot->limit, __ATOMIC_ACQUIRE) != TT__LIMIT_OFF)
 		__atomic_store_n(&slot->hot->limit, TT__LIMIT_SLOW, __ATOMIC_RELEASE);
-	tt__arena_lock(0);
+	tt__core_lock(0);
 	tt__restore_signals(&old);
 	if (recycle && compacted)
 		free(chunk);

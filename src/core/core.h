@@ -1,17 +1,13 @@
 /* ticktrace runtime, layer core: the recording itself. The table the hot path
  * (asm/record.asm) reads and the thread registry, the slow path, chunks and the arena.
  * The core calls nothing above it but the mode in use, through struct tt__mode_ops.
- * Never installed. */
+ * This is its face, what the layers above use; what only its own files share is in
+ * core_internal.h. Never installed. */
 #ifndef TT_CORE_H
 #define TT_CORE_H
 
 #include "base/base.h"
 
-/* The table the hot path indexes with bits 12..27 of the thread pointer
- * (asm/record.asm says why). */
-#define TT__TABLE_BITS 16
-#define TT__TABLE_SIZE (1u << TT__TABLE_BITS)
-#define TT__TABLE_INDEX_SHIFT 12
 #define TT__HASH_MULT UINT64_C(0x9E3779B97F4A7C15) /* for the writer's address sets */
 
 /* Buffers are made of chunks taken from one arena; a chunk starts with its header. */
@@ -35,14 +31,6 @@ _Static_assert(sizeof(struct tt__chunk) == sizeof(struct tt_record), "records st
 _Static_assert(TT__CHUNK_SIZE == 65536 && sizeof(struct tt__chunk) == 16,
 	       "asm/record.asm TT_CHUNK_SIZE and TT_CHUNK_HEADER");
 
-/* Whether `size` bytes at `where` lie inside the live chunk that ends at `limit`
- * (NULL: none). The hot path makes the same check. */
-static inline int tt__fits(const char *where, uint64_t size, const char *limit)
-{
-	uint64_t left = (uint64_t)(uintptr_t)limit - (uint64_t)(uintptr_t)where - size;
-	return left <= TT__CHUNK_SIZE - sizeof(struct tt__chunk) - size;
-}
-
 /* Events lost in a row (tt__count_drop), until a record tells where they were. */
 struct tt__gap {
 	uint64_t count;             /* events lost; 0: no gap */
@@ -50,19 +38,6 @@ struct tt__gap {
 	int32_t depth, min_depth;   /* scopes begun minus ended in the gap, and its lowest */
 	int busy;                   /* being updated: a signal handler then only counts */
 };
-
-/* A thread's states (sched.c), in blocks of TT__SCHED_BLOCK_BYTES. */
-struct tt__sched_block {
-	struct tt__sched_block *next;
-	uint32_t count;       /* states */
-	uint32_t cap;         /* states it has room for */
-	uint64_t lost_before; /* states lost before the first (format.h: tt_sched_info) */
-	int64_t since_ns;     /* it holds every switch from then on (TT__SINCE_FIRST: its first) */
-	uint64_t seq;         /* numbers each use: mode ring reuses its oldest block at once */
-	struct tt_sched_state states[];
-};
-
-#define TT__SINCE_FIRST INT64_MAX
 
 /* The sched lock's: the kernel's ring for the thread, and the states taken from it. */
 struct tt__sched {
@@ -80,7 +55,7 @@ struct tt__sched {
 /* Mode ring, while snapshots are taken: what the ring overwrote of a thread, so that
  * a snapshot counts what it lost of its window (overwritten.c). Entries in time
  * order, each spanning the chunks recycled within tt__overwrite_grain ticks of its
- * first, or more once merged; arena lock held. */
+ * first, or more once merged; core lock held. */
 #define TT__OVERWRITES 64
 struct tt__overwrites {
 	uint64_t total; /* timed events overwritten so far */
@@ -184,7 +159,6 @@ struct tt__config {
 };
 
 extern struct tt__config tt__config TT__HIDDEN;
-extern struct tt__hot tt__tls_table[TT__TABLE_SIZE] TT__HIDDEN;
 /* What the hot path must look at before it reads the clock, 0 almost always:
  * TT__HOT_OFF while recording is off for threads yet to register (TICKTRACE=0,
  * tt_disable), plus TT__HOT_TAGGED for each slot whose published limit is tagged (off
@@ -224,14 +198,14 @@ struct tt__mode_ops {
 	/* What the raw file's header says of the mode (TT_FILE_RING). */
 	uint32_t file_flags;
 	/* Where chunks come from: a file the arena maps from offset chunks_at() (-1:
-	 * private memory); cover makes it hold the arena's first `arena_bytes` (arena lock
+	 * private memory); cover makes it hold the arena's first `arena_bytes` (core lock
 	 * held; 0 or -errno); in a forked child, a file of the child's own (or -1). */
 	int (*chunks_fd)(void);
 	uint64_t (*chunks_at)(void);
 	int (*cover)(uint64_t arena_bytes);
 	int (*chunks_after_fork)(void);
-	void (*tick)(void); /* the background thread, every 200 ms while chunks_fd() >= 0 */
-	/* What a full chunk does: the slot's thread moved on to a new one (arena lock
+	void (*tick)(void); /* thread tt-live, every 200 ms while chunks_fd() >= 0 */
+	/* What a full chunk does: the slot's thread moved on to a new one (core lock
 	 * held, signals blocked); what a thread's exit does. */
 	void (*chunk_full)(struct tt__slot *slot);
 	void (*thread_exited)(struct tt__slot *slot);
@@ -270,14 +244,11 @@ void tt__registry_reset_after_fork(void) TT__HIDDEN;
  * registry list, after `prev`, for a new thread. Only the drain thread walks the list
  * while slots leave it. */
 void tt__registry_recycle(struct tt__slot *prev, struct tt__slot *slot) TT__HIDDEN;
-void tt__refresh_thread_name(struct tt__slot *slot) TT__HIDDEN;
 uintptr_t tt__thread_pointer(void) TT__HIDDEN;
 
-/* arena.c: the arena and its prefault thread */
+/* arena.c: the arena and its threads (tt-prefault, tt-clean, tt-live) */
 int tt__arena_init(void) TT__HIDDEN;
 void tt__arena_reset_after_fork(void) TT__HIDDEN;
-void tt__arena_lock(int lock) TT__HIDDEN; /* signals blocked */
-int tt__arena_full(void) TT__HIDDEN; /* the run's memory budget (TICKTRACE_MEMORY) ran out */
 uint64_t tt__arena_bytes(void) TT__HIDDEN; /* the arena: the run's memory budget */
 /* The arena's last `bytes` (whole chunks, never one taken) kept out of the buffers,
  * for memory the run takes beside them within the budget (the snapshots' copies);
@@ -285,27 +256,9 @@ uint64_t tt__arena_bytes(void) TT__HIDDEN; /* the arena: the run's memory budget
  * 0 gives it back. Returns what is set aside. */
 uint64_t tt__arena_set_aside(uint64_t bytes) TT__HIDDEN;
 uint64_t tt__arena_set_aside_bytes(void) TT__HIDDEN;
-/* Where chunks come from (the mode's answer): a file the arena maps, or -1. */
-int tt__chunks_fd(void) TT__HIDDEN;
-/* Arena lock held, signals blocked: a zeroed chunk, from the free list or never used
- * before, or NULL when the arena (or the mode's file) has no more. */
-struct tt__chunk *tt__chunk_alloc(void) TT__HIDDEN;
-/* Arena lock held: a zeroed chunk back to the free list. */
-void tt__chunk_free(struct tt__chunk *chunk) TT__HIDDEN;
-/* Arena lock held: the thread numbered `thread` took a chunk (for the background
- * thread, which waits for a free core while every core records). */
-void tt__chunk_taken(uint32_t thread) TT__HIDDEN;
-/* Arena lock held. Mode ring: the slot's oldest chunk, off its list, to count its
- * events as overwritten and zero before it is free again: queued for the background
- * thread, or done here when the queue is full. */
-void tt__chunk_to_clean(struct tt__slot *slot, struct tt__chunk *chunk) TT__HIDDEN;
 /* overwritten.c: what the ring overwrote, for snapshots */
 /* Ticks an entry of struct tt__overwrites spans at least; 0 (the default): none kept. */
 extern uint64_t tt__overwrite_grain TT__HIDDEN;
-/* Arena lock held: a recycled chunk's `events` timed events, from first_tsc to
- * last_tsc, were overwritten. */
-void tt__note_overwritten(struct tt__slot *slot, uint64_t events, uint64_t first_tsc,
-			  uint64_t last_tsc) TT__HIDDEN;
 /* What the ring overwrote of the slot's records from `from_tsc` to `to_tsc`: the
  * events, and the span of the entries they were noted in, said whole
  * (*lost_from_tsc at or before from_tsc, or the thread's first). 0 events: none. */
@@ -316,36 +269,14 @@ uint64_t tt__overwritten_in(struct tt__slot *slot, uint64_t from_tsc, uint64_t t
  * its records until they are done (the chunks recycled meanwhile are cleaned after,
  * and no thread's last chunk is compacted at its exit). Signals blocked inside. */
 void tt__reading(int begin) TT__HIDDEN;
-int tt__reading_now(void) TT__HIDDEN; /* readers at work */
 /* A reader's: the timed events from from_tsc to to_tsc of the slot's chunks recycled
  * since readers began, the first's and the last's times. */
 uint64_t tt__deferred_events(struct tt__slot *slot, uint64_t from_tsc, uint64_t to_tsc,
 			     uint64_t *first_tsc, uint64_t *last_tsc) TT__HIDDEN;
-/* Cleans the queued chunks now; whether some must wait for events being written. */
-int tt__clean_queued(void) TT__HIDDEN;
-/* Arena lock held: memory for a compacted chunk, kept until the process ends. */
-void *tt__compacted_alloc(size_t size) TT__HIDDEN;
 
 /* chunks.c: a thread's chunks */
-int tt__slot_start(struct tt__slot *slot) TT__HIDDEN; /* gives a new slot its first chunk */
-/* Arena lock held: the limit is the chunk's end while the thread may record; once its
- * buffer is used up, its scratch chunk's, tagged TT__LIMIT_DROP (or, without one,
- * TT__LIMIT_SLOW: every event to the slow path, which counts it); TT__LIMIT_OFF while
- * it may not record; NULL once it exited. */
-void tt__publish_limit(struct tt__slot *slot) TT__HIDDEN;
 void tt__set_all_limits(void) TT__HIDDEN;            /* after tt_enable/tt_disable */
 void tt__set_paused(struct tt__slot *slot, int paused) TT__HIDDEN; /* tt_pause/tt_resume */
-/* Arena lock held: leaves the current chunk for a new one (0), or, the thread's budget
- * used up, makes the thread drop events (-ENOBUFS). */
-int tt__next_chunk(struct tt__slot *slot) TT__HIDDEN;
-/* Arena lock held, signals blocked. A thread that dropped events takes a new chunk
- * again (1): in a draining mode, once the drain freed one; in a ring, as soon as it
- * can recycle or get one. */
-int tt__resume(struct tt__slot *slot) TT__HIDDEN;
-/* Registry lock held, the thread exiting: moves its last records out of a mostly
- * empty chunk, which is recycled. Not while a dump may be reading them. */
-void tt__compact_exited(struct tt__slot *slot) TT__HIDDEN;
-extern int tt__dumps_running TT__HIDDEN; /* changed under the registry and arena locks */
 /* While held, threads' chunks stay where they are (no compaction, no recycling in
  * mode ring: a thread then grows), so that they can be read. */
 void tt__hold_chunks(int hold) TT__HIDDEN;
@@ -386,17 +317,12 @@ size_t tt__gap_records(const struct tt__slot *slot, struct tt_record out[2]) TT_
 /* sched.c: thread states (TICKTRACE_SCHED) */
 /* Start-up: the drain thread, unless `off`. 0 or -errno. */
 int tt__sched_start(int off) TT__HIDDEN;
-/* Registering the calling thread into `slot` (registry lock held, signals blocked):
- * has tt-sched ask the kernel for its switches (a refusal is said once, and the run
- * goes on without). */
-void tt__sched_open(struct tt__slot *slot) TT__HIDDEN;
-/* The calling thread exits: its last states into its store, its event closed. */
-void tt__sched_thread_exited(struct tt__slot *slot) TT__HIDDEN;
+/* At exit: which threads went without states and why, where more than the one said. */
+void tt__sched_say_refused(void) TT__HIDDEN;
 /* The kernel's rings into the stores: of `only`, or of every thread (NULL), which
  * first asks for those of the threads not asked for yet. */
 void tt__sched_drain(struct tt__slot *only) TT__HIDDEN;
 void tt__sched_drain_slot(struct tt__slot *slot) TT__HIDDEN; /* the same, lock held */
-int tt__sched_any(void) TT__HIDDEN; /* whether a thread has its switches recorded */
 /* Around reading or emptying stores (the writer), signals blocked. */
 void tt__sched_lock(sigset_t *old) TT__HIDDEN;
 void tt__sched_unlock(const sigset_t *old) TT__HIDDEN;

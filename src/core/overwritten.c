@@ -1,7 +1,7 @@
 /* Mode ring with snapshots (report/snapshots.c): a thread's records that the ring
  * overwrote lately, by time, so that a snapshot whose window reaches back past a
  * thread's oldest record says how many events of it are gone and from when, rather
- * than leave a silent hole. The background thread (or a thread whose cleaning queue
+ * than leave a silent hole. tt-clean (or a thread whose cleaning queue
  * was full) notes each recycled chunk as it counts its events; entries merge chunks
  * whose times are close together, and once they are all used, the two neighbours
  * that span the least time merge: the latest stay fine, the older coarser, and a
@@ -9,7 +9,7 @@
  * that reach into it. */
 #include <string.h>
 
-#include "core/core.h"
+#include "core/core_internal.h"
 
 uint64_t tt__overwrite_grain;
 
@@ -69,7 +69,7 @@ uint64_t tt__overwritten_in(struct tt__slot *slot, uint64_t from_tsc, uint64_t t
 			    uint64_t *lost_from_tsc, uint64_t *lost_to_tsc)
 {
 	uint64_t events = 0;
-	tt__arena_lock(1);
+	tt__core_lock(1);
 	const struct tt__overwrites *o = &slot->overwrites;
 	/* The entries that reach into the window: after the newest wholly before it, up
 	 * to the oldest wholly after it. */
@@ -85,6 +85,6 @@ uint64_t tt__overwritten_in(struct tt__slot *slot, uint64_t from_tsc, uint64_t t
 		*lost_from_tsc = o->at[oldest].first_tsc;
 		*lost_to_tsc = o->at[newest].last_tsc;
 	}
-	tt__arena_lock(0);
+	tt__core_lock(0);
 	return events;
 }

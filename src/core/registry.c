@@ -11,12 +11,12 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
-#include "core/core.h"
+#include "core/core_internal.h"
 
 struct tt__hot tt__tls_table[TT__TABLE_SIZE] __attribute__((aligned(4096)));
 struct tt__hot_global tt__hot_global;
 
-static pthread_mutex_t tt__registry_mutex = PTHREAD_MUTEX_INITIALIZER;
+static struct tt__lock tt__registry = TT__LOCK_INIT(TT__LOCK_REGISTRY);
 struct tt__slot *tt__registry_first;
 static struct tt__slot *tt__registry_last;
 static uint32_t tt__thread_count;
@@ -44,12 +44,12 @@ static uint32_t tt__table_home(uintptr_t tp)
 void tt__registry_lock(sigset_t *old)
 {
 	tt__block_signals(old);
-	pthread_mutex_lock(&tt__registry_mutex);
+	tt__lock(&tt__registry);
 }
 
 void tt__registry_unlock(const sigset_t *old)
 {
-	pthread_mutex_unlock(&tt__registry_mutex);
+	tt__unlock(&tt__registry);
 	tt__restore_signals(old);
 }
 
@@ -216,7 +216,7 @@ out:
  * belong to the parent's file. */
 void tt__registry_reset_after_fork(void)
 {
-	pthread_mutex_init(&tt__registry_mutex, NULL);
+	tt__lock_reset(&tt__registry);
 	/* Zero pages again, rather than writing 4 MiB that were never touched. */
 	if (madvise(tt__tls_table, sizeof tt__tls_table, MADV_DONTNEED) != 0)
 		memset(tt__tls_table, 0, sizeof tt__tls_table);

@@ -4,8 +4,11 @@
  * the thread's tid) and moves them from the kernel's ring into the thread's store
  * every TT__SCHED_DRAIN_NS; the writer takes them from there (SCHED sections).
  * A refusal (seccomp, perf_event_paranoid 3, no descriptor or locked memory left)
- * is said once and the thread records without states. The recording threads never
- * touch any of it after registering, until they exit. */
+ * is counted, the thread records without states, and at exit one line says which
+ * threads went without and why. No descriptor is kept: the ring's mapping holds the
+ * event, and tt-sched opens them in a table of descriptors of its own, out of the
+ * program's (its limit, its closefrom). The recording threads never touch any of it
+ * after registering, until they exit. */
 #include <errno.h>
 #include <linux/futex.h>
 #include <stdio.h>
@@ -15,7 +18,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "core/core.h"
+#include "core/core_internal.h"
 
 #define TT__SCHED_DRAIN_NS 10000000 /* 10 ms: a ring of 512 switches, 51,200 a second */
 /* A store's first block is small (14 states): threads that come and go by the
@@ -29,11 +32,10 @@
  * the first, ring the latest, stream writes them as they fill. */
 #define TT__SCHED_BLOCKS_MAX 1024
 
-static pthread_mutex_t tt__sched_mutex = PTHREAD_MUTEX_INITIALIZER;
+static struct tt__lock tt__sched = TT__LOCK_INIT(TT__LOCK_SCHED);
 static struct tt__sched_block *tt__sched_free, *tt__sched_free_small; /* lock held */
 static struct tt__slab tt__sched_slab = {.slab_size = 64 * 1024}; /* the small ones */
 static int tt__sched_off;       /* TICKTRACE_SCHED=0, or the kernel said no for good */
-static int tt__sched_said;      /* the refusal was said */
 static uint32_t tt__sched_wake; /* futex word: bumped to stop the drain's sleep */
 static int tt__sched_wanted; /* threads that want their switches recorded */
 static uint64_t tt__sched_block_seq; /* lock held */
@@ -41,31 +43,73 @@ static uint64_t tt__sched_block_seq; /* lock held */
 void tt__sched_lock(sigset_t *old)
 {
 	tt__block_signals(old);
-	pthread_mutex_lock(&tt__sched_mutex);
+	tt__lock(&tt__sched);
 }
 
 void tt__sched_unlock(const sigset_t *old)
 {
-	pthread_mutex_unlock(&tt__sched_mutex);
+	tt__unlock(&tt__sched);
 	tt__restore_signals(old);
 }
 
-/* tt-sched: a line on stderr, once. */
+/* Threads that went without states, and why (lock held): said at exit (tt-sched,
+ * in a table of descriptors of its own, has no stderr). */
+#define TT__SCHED_REFUSED_NAMED 8
+static struct {
+	unsigned threads;
+	uint32_t tids[TT__SCHED_REFUSED_NAMED];
+	int errs[4];             /* the distinct reasons (-errno) */
+	unsigned err_threads[4]; /* and how many threads each */
+} tt__sched_refusals;
+
+/* tt-sched: the thread counted. */
 static void tt__sched_refused(const struct tt__slot *slot, int err, int denied)
 {
 	/* Not allowed for any thread: do not ask again. */
 	if (denied)
 		tt__sched_off = 1;
-	if (tt__sched_said)
-		return;
-	tt__sched_said = 1;
-	fprintf(stderr, "ticktrace: no thread states for thread %u (perf_event_open: %s): the trace "
-		"says when threads ran only for those that have them\n", slot->tid, strerror(-err));
+	if (tt__sched_refusals.threads < TT__SCHED_REFUSED_NAMED)
+		tt__sched_refusals.tids[tt__sched_refusals.threads] = slot->tid;
+	tt__sched_refusals.threads++;
+	for (int i = 0; i < 4; i++) {
+		if (tt__sched_refusals.errs[i] && tt__sched_refusals.errs[i] != err)
+			continue;
+		tt__sched_refusals.errs[i] = err;
+		tt__sched_refusals.err_threads[i]++;
+		break;
+	}
+}
+
+void tt__sched_say_refused(void)
+{
+	sigset_t old;
+	tt__sched_lock(&old);
+	unsigned n = tt__sched_refusals.threads;
+	char line[512];
+	int len = 0;
+	if (n == 1) {
+		len = snprintf(line, sizeof line, "ticktrace: no thread states for thread %u (perf_event_open: %s)",
+			       tt__sched_refusals.tids[0], strerror(-tt__sched_refusals.errs[0]));
+	} else if (n > 1) {
+		len = snprintf(line, sizeof line, "ticktrace: %u threads had no thread states (tid", n);
+		for (unsigned i = 0; i < n && i < TT__SCHED_REFUSED_NAMED; i++)
+			len += snprintf(line + len, sizeof line - (size_t)len, "%s %u", i ? "," : "",
+					tt__sched_refusals.tids[i]);
+		len += snprintf(line + len, sizeof line - (size_t)len, "%s; perf_event_open:",
+				n > TT__SCHED_REFUSED_NAMED ? ", ..." : "");
+		for (int i = 0; i < 4 && tt__sched_refusals.errs[i]; i++)
+			len += snprintf(line + len, sizeof line - (size_t)len, "%s %u for %s", i ? "," : "",
+					tt__sched_refusals.err_threads[i], strerror(-tt__sched_refusals.errs[i]));
+		len += snprintf(line + len, sizeof line - (size_t)len, ")");
+	}
+	if (n)
+		fprintf(stderr, "%s: the trace says when threads ran only for those that have them\n", line);
+	tt__sched_unlock(&old);
 }
 
 void tt__sched_open(struct tt__slot *slot)
 {
-	slot->sched.sw.fd = -1;
+	slot->sched.sw.map = NULL;
 	if (__atomic_load_n(&tt__sched_off, __ATOMIC_RELAXED))
 		return;
 	/* tt-sched asks the kernel for it (tens of microseconds, which the thread's first
@@ -80,7 +124,7 @@ void tt__sched_open(struct tt__slot *slot)
 static void tt__sched_ask(struct tt__slot *slot)
 {
 	struct tt__sched *s = &slot->sched;
-	if (!s->wanted || s->sw.fd >= 0 || s->asked)
+	if (!s->wanted || s->sw.map || s->asked)
 		return;
 	s->asked = 1;
 	if (tt__sched_off)
@@ -151,7 +195,7 @@ static struct tt__sched_block *tt__sched_room(struct tt__sched *s)
 void tt__sched_drain_slot(struct tt__slot *slot)
 {
 	struct tt__sched *s = &slot->sched;
-	if (s->sw.fd < 0)
+	if (!s->sw.map)
 		return;
 	for (;;) {
 		struct tt__sched_block *b = tt__sched_room(s);
@@ -274,6 +318,10 @@ static void *tt__sched_main(void *unused)
 {
 	(void)unused;
 	tt__thread_running("tt-sched");
+	/* Its perf descriptors, open for a moment each, out of the program's table: a
+	 * program that closes every descriptor (a daemon starting) and opens its own
+	 * while one is open would have its file closed in its place. */
+	tt__fd_private_table();
 	for (;;) {
 		uint32_t seq = __atomic_load_n(&tt__sched_wake, __ATOMIC_ACQUIRE);
 		if (!tt__sched_any()) {
@@ -304,13 +352,13 @@ void tt__sched_after_fork(void)
 {
 	/* The parent's threads' events are not the child's: close them (this thread's
 	 * too: it asks again for its own at its next event). */
-	pthread_mutex_init(&tt__sched_mutex, NULL);
+	tt__lock_reset(&tt__sched);
 	for (struct tt__slot *slot = tt__registry_head(); slot; slot = slot->next) {
-		if (slot->sched.sw.fd >= 0)
-			tt__switches_close(&slot->sched.sw);
+		tt__switches_close(&slot->sched.sw);
 		tt__sched_release(&slot->sched);
 	}
 	tt__sched_wanted = 0;
+	memset(&tt__sched_refusals, 0, sizeof tt__sched_refusals); /* the parent's threads' */
 	if (!tt__sched_off && tt__start_thread(NULL, tt__sched_main, NULL, 1, 0) < 0)
 		tt__sched_off = 1;
 }

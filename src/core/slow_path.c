@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/core.h"
+#include "core/core_internal.h"
 
 /* Gives a failed reservation back if nothing was reserved after it, so that the
  * cursor of a thread that may not record does not creep, and a chunk's size says
@@ -141,7 +141,7 @@ static void tt__scratch_scan(const struct tt__slot *slot, uint64_t *dropped, str
 	*dropped += count;
 }
 
-/* Arena lock held, signals blocked, the owner thread: counts the events in the full
+/* Core lock held, signals blocked, the owner thread: counts the events in the full
  * scratch chunk as dropped and starts it again. `now` is the time of the event that
  * found it full: the gap's end as far as known (its events have no time). */
 static void tt__scratch_fold(struct tt__slot *slot, uint64_t now)
@@ -202,7 +202,7 @@ size_t tt__gap_records(const struct tt__slot *slot, struct tt_record out[2])
 	return 2;
 }
 
-/* Arena lock held, signals blocked: the record of the gap before the next event. */
+/* Core lock held, signals blocked: the record of the gap before the next event. */
 static int tt__close_gap(struct tt__slot *slot)
 {
 	struct tt_record gap[2];
@@ -228,7 +228,7 @@ static void tt__reservation_failed(struct tt__slot *slot, const struct tt_record
 	 * slot. */
 	sigset_t old;
 	tt__block_signals(&old);
-	tt__arena_lock(1);
+	tt__core_lock(1);
 	for (;;) {
 		if (slot->flags & TT__SLOT_EXHAUSTED) {
 			tt__scratch_fold(slot, records[0].tsc);
@@ -246,7 +246,7 @@ static void tt__reservation_failed(struct tt__slot *slot, const struct tt_record
 			break;
 		tt__next_chunk(slot); /* or the thread is now EXHAUSTED */
 	}
-	tt__arena_lock(0);
+	tt__core_lock(0);
 	tt__restore_signals(&old);
 }
 

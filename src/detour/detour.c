@@ -210,8 +210,7 @@ static int tt__detour_cold_jumps(const struct tt__detour_module *m, const struct
 }
 
 /* Patches one function; 0, or -1 with the reason in `why`. */
-static int tt__detour_patch(struct tt__detour *d, const struct tt__detour_fn *fn, char *why,
-			    size_t cap)
+static int tt__detour_patch(struct tt__detour *d, struct tt__detour_fn *fn, char *why, size_t cap)
 {
 	struct tt__detour_module *m = &d->modules[fn->module];
 	const uint8_t *code_at = (const uint8_t *)fn->addr;
@@ -285,11 +284,39 @@ static int tt__detour_patch(struct tt__detour *d, const struct tt__detour_fn *fn
 	}
 	if (fn->watch)
 		return 0;
+	fn->patched = 1;
 	if (nops >= TT__DETOUR_PATCH)
 		d->patched_patchable++;
 	else
 		d->patched_relocated++;
 	return 0;
+}
+
+/* Hands the runtime the names of the functions patched as the converter shows them
+ * (the symbol it finds at the address, tt__symbol_name): the running program's spike
+ * log and snapshots name them as the converter will, where the dynamic symbols cannot.
+ * Those with no symbol (patched by address) are left out: module+0xOFFSET names them. */
+static void tt__detour_hand_names(const struct tt__detour *d)
+{
+	struct tt__patched_function *named = calloc(d->nfns + 1, sizeof *named);
+	size_t n = 0;
+	for (size_t i = 0; named && i < d->nfns; i++) {
+		const struct tt__detour_fn *fn = &d->fns[i];
+		GElf_Off off;
+		GElf_Sym sym;
+		const char *symbol = fn->patched ? dwfl_module_addrinfo(d->modules[fn->module].mod, fn->addr,
+									&off, &sym, NULL, NULL, NULL) : NULL;
+		if (symbol && off == 0 && (named[n].name = tt__symbol_name(symbol)))
+			named[n++].address = fn->addr;
+	}
+	int err = named ? tt__patched_names(named, n) : -ENOMEM;
+	if (err)
+		fprintf(stderr, "ticktrace: the patched functions' names were not handed to the runtime "
+			"(%s): while the program runs, the spike log and snapshots name them "
+			"module+0xOFFSET\n", strerror(-err));
+	for (size_t i = 0; named && i < n; i++)
+		free((char *)named[i].name);
+	free(named);
 }
 
 static void tt__detour_free(struct tt__detour *d)
@@ -400,7 +427,7 @@ __attribute__((constructor)) static void tt__detour_start(void)
 		d.refused = to_record;
 	for (size_t i = 0; patching && i < d.nfns; i++) {
 		char why[256];
-		const struct tt__detour_fn *fn = &d.fns[i];
+		struct tt__detour_fn *fn = &d.fns[i];
 		if ((fn->watch && !to_record) || tt__detour_patch(&d, fn, why, sizeof why) == 0)
 			continue;
 		d.refused += !fn->watch;
@@ -410,6 +437,8 @@ __attribute__((constructor)) static void tt__detour_start(void)
 						    "ticktrace: not patched: %s (%s): %s\n",
 				fn->name, tt__detour_base(d.modules[fn->module].path), why);
 	}
+	if (patching && to_record)
+		tt__detour_hand_names(&d);
 	for (size_t i = 0; i < d.nmodules; i++)
 		if (d.modules[i].stubs && mprotect(d.modules[i].stubs, d.modules[i].stubs_size,
 						   PROT_READ | PROT_EXEC) != 0)

@@ -12,6 +12,7 @@
 #include <ticktrace/format.h>
 
 #include "record_protocol.h"
+#include "symbol_name.h"
 
 #define TT__DETOUR_HIDDEN __attribute__((visibility("hidden")))
 
@@ -129,6 +130,7 @@ struct tt__detour_fn {
 	char *name;
 	size_t module; /* index in the module table */
 	int watch;     /* an unwinder's entry point, watched rather than recorded */
+	int patched;   /* recorded from now on */
 };
 
 /* A symbol of a module, for the check that no other entry lies inside a patch. */
@@ -139,6 +141,7 @@ struct tt__detour_sym {
 };
 
 struct tt__detour_module {
+	Dwfl_Module *mod; /* (valid until dwfl_end) */
 	char *path;
 	uintptr_t low, high;
 	struct tt__detour_sym *syms; /* every symbol with an address, sorted */

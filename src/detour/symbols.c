@@ -87,7 +87,7 @@ static int tt__detour_add(struct tt__detour *d, uintptr_t addr, uint64_t size, c
 	char *copy = strdup(name);
 	if (!copy)
 		return -ENOMEM;
-	d->fns[d->nfns++] = (struct tt__detour_fn){addr, size, copy, module, watch};
+	d->fns[d->nfns++] = (struct tt__detour_fn){addr, size, copy, module, watch, 0};
 	return 0;
 }
 
@@ -261,10 +261,9 @@ static uint64_t tt__detour_fde_size(Dwfl_Module *mod, uint64_t vaddr)
 	return 0;
 }
 
-/* libsupc++'s demangler, linked into this library (meson.build says why): C++ names
- * match in their demangled form too, as the converter shows them. */
-char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
-
+/* (libsupc++'s demangler, linked into this library (meson.build says why), declared in
+ * symbol_name.h): C++ names match in their demangled form too, as the converter shows
+ * them. */
 static int tt__detour_matches(struct tt__detour *d, const char *name)
 {
 	int status = -1;
@@ -412,7 +411,7 @@ static int tt__detour_module_cb(Dwfl_Module *mod, void **user, const char *name,
 	struct tt__detour_module *m = &modules[index];
 	Dwarf_Addr start, end;
 	dwfl_module_info(mod, NULL, &start, &end, NULL, NULL, NULL, NULL);
-	*m = (struct tt__detour_module){.path = strdup(name), .low = (uintptr_t)low, .high = (uintptr_t)end};
+	*m = (struct tt__detour_module){.mod = mod, .path = strdup(name), .low = (uintptr_t)low, .high = (uintptr_t)end};
 	if (!m->path)
 		return DWARF_CB_ABORT;
 	int untouchable = tt__detour_untouchable(name);

@@ -37,6 +37,7 @@ void tt__finish(void)
 	tt__set_all_limits();
 	tt__report_at_exit();
 	tt__say_drops();
+	tt__sched_say_refused();
 }
 
 static void tt__at_exit(void)
@@ -46,7 +47,7 @@ static void tt__at_exit(void)
 
 static void tt__before_fork(void)
 {
-	tt__background_work(1);
+	tt__background_fork(1);
 }
 
 /* Set while the program is in daemon(): its fork's parent leaves by _exit. */
@@ -54,7 +55,7 @@ static int tt__in_daemon;
 
 static void tt__after_fork_in_parent(void)
 {
-	tt__background_work(0);
+	tt__background_fork(0);
 	/* Its run ends here, as at exit, or what it recorded goes with it; the child
 	 * (the daemon) records into its own file. */
 	if (tt__in_daemon)

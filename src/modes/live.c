@@ -6,7 +6,7 @@
  *   header (a shared mapping too) | PROCESS | MODULES | THREAD... | SITES... | MODULES...
  *   ... up to TT__LIVE_CHUNKS_AT | the arena's chunks, each with its thread's index
  *
- * The background thread, every TT__LIVE_PERIOD_NS, appends THREAD sections for new
+ * Thread tt-live, every TT__LIVE_PERIOD_NS, appends THREAD sections for new
  * threads and SITES for the call sites their records use first (MODULES again when
  * libraries were loaded or unloaded since), then moves
  * live_sections_end past them and refreshes the end anchor. A run that ends normally
@@ -33,7 +33,7 @@
 #define TT__LIVE_GROW (UINT64_C(16) << 20)
 
 struct tt__live {
-	int fd;
+	int fd; /* what the arena maps (-1: no live file); used through out->file */
 	char path[4096];
 	struct tt_file_header *header; /* shared mapping of the file's first page */
 	uint64_t arena_bytes;          /* the file holds this much of the arena */
@@ -42,6 +42,7 @@ struct tt__live {
 	uint64_t modules_changes; /* tt__modules_changes() when MODULES was last written */
 	int full;     /* no room left for descriptions */
 	int said_full; /* that the disk has no room for more chunks */
+	int lost; /* the program closed the file's descriptor, and the file is gone */
 	int finished; /* the trace is written and the file removed */
 };
 
@@ -75,18 +76,41 @@ static int tt__live_commit(struct tt__live *lv)
 	return 0;
 }
 
+/* Whether the live file's descriptor is still its own (or found again by its name):
+ * a program that closes it (closefrom, close_range, a loop of close) and opens its
+ * own file at the number would have it grown, written and truncated. Once lost, said:
+ * no more chunks (their events counted as dropped), no more descriptions. */
+static int tt__live_own(struct tt__live *lv)
+{
+	if (lv->lost)
+		return -EBADF;
+	if (!tt__out_own(lv->out))
+		return 0;
+	lv->lost = 1;
+	fprintf(stderr, "ticktrace: %s: the program closed the live file's descriptor and the file "
+		"is not there by its name: threads get no more buffers (their events are counted as "
+		"dropped), and a SIGKILL loses the names since\n", lv->path);
+	return -EBADF;
+}
+
 /* Gives bytes [from, to) of the file their blocks on disk: a page of a shared mapping
  * that the disk has no room for faults with SIGBUS when written. Where the file
  * system cannot reserve (fallocate), the file is only made that long. */
-static int tt__live_reserve(int fd, uint64_t from, uint64_t to)
+static int tt__live_reserve(struct tt__live *lv, uint64_t from, uint64_t to)
 {
+	if (tt__live_own(lv))
+		return -EBADF;
+	int fd = lv->out->file.fd;
 	int rc;
+	tt__background_io(1);
 	do
 		rc = fallocate(fd, 0, (off_t)from, (off_t)(to - from));
 	while (rc < 0 && errno == EINTR);
 	if (rc < 0 && (errno == EOPNOTSUPP || errno == ENOSYS))
 		rc = ftruncate(fd, (off_t)to);
-	return rc < 0 ? -errno : 0;
+	int err = rc < 0 ? -errno : 0;
+	tt__background_io(0);
+	return err;
 }
 
 int tt__live_start(void)
@@ -101,24 +125,23 @@ int tt__live_start(void)
 	lv->out = calloc(1, sizeof *lv->out);
 	if (!lv->out)
 		return -ENOMEM;
-	lv->fd = tt__create_new(lv->path);
-	if (lv->fd < 0) {
-		err = lv->fd;
+	err = tt__fd_keep(&lv->out->file, tt__create_new(lv->path));
+	if (err)
 		goto fail_err;
-	}
+	lv->fd = lv->out->file.fd;
 	/* The header page and the first chunks must have their room on disk, or there
 	 * is no live file: the buffers are then in memory, as without TICKTRACE_LIVE. */
 	if (ftruncate(lv->fd, (off_t)TT__LIVE_CHUNKS_AT) < 0)
 		goto fail;
-	err = tt__live_reserve(lv->fd, 0, sizeof *lv->header);
+	err = tt__live_reserve(lv, 0, sizeof *lv->header);
 	if (!err)
-		err = tt__live_reserve(lv->fd, TT__LIVE_CHUNKS_AT, TT__LIVE_CHUNKS_AT + TT__LIVE_GROW);
+		err = tt__live_reserve(lv, TT__LIVE_CHUNKS_AT, TT__LIVE_CHUNKS_AT + TT__LIVE_GROW);
 	lv->arena_bytes = TT__LIVE_GROW;
 	if (err) {
 		fprintf(stderr, "ticktrace: %s: no room for a live file (%s): the buffers are in "
 			"memory, and a SIGKILL loses them\n", lv->path, strerror(-err));
 		unlink(lv->path);
-		close(lv->fd);
+		tt__fd_close(&lv->out->file);
 		free(lv->out);
 		*lv = (struct tt__live){.fd = -1};
 		return 0;
@@ -129,7 +152,7 @@ int tt__live_start(void)
 	lv->header = page;
 	tt__file_header(lv->header, TT_FILE_LIVE | tt__mode->file_flags);
 	lv->header->live_chunks_at = TT__LIVE_CHUNKS_AT;
-	lv->out->fd = lv->fd;
+	lv->out->path = lv->path;
 	lv->out->offset = sizeof *lv->header;
 	if (lseek(lv->fd, (off_t)lv->out->offset, SEEK_SET) < 0)
 		goto fail;
@@ -147,7 +170,7 @@ fail:
 fail_err:
 	if (lv->fd >= 0) {
 		unlink(lv->path);
-		close(lv->fd);
+		tt__fd_close(&lv->out->file);
 	}
 	free(lv->out);
 	*lv = (struct tt__live){.fd = -1};
@@ -162,11 +185,11 @@ int tt__live_cover(uint64_t arena_bytes)
 	uint64_t grown = (arena_bytes + TT__LIVE_GROW - 1) / TT__LIVE_GROW * TT__LIVE_GROW;
 	struct tt__writing writing;
 	tt__writing_begin(&writing);
-	int err = tt__live_reserve(lv->fd, TT__LIVE_CHUNKS_AT + lv->arena_bytes, TT__LIVE_CHUNKS_AT + grown);
+	int err = tt__live_reserve(lv, TT__LIVE_CHUNKS_AT + lv->arena_bytes, TT__LIVE_CHUNKS_AT + grown);
 	tt__writing_end(&writing);
 	if (err) {
 		/* Threads get no more chunks: their events are counted as dropped. */
-		if (!lv->said_full)
+		if (!lv->said_full && !lv->lost)
 			fprintf(stderr, "ticktrace: %s: no room for more buffers (%s): events from "
 				"now on are counted as dropped\n", lv->path, strerror(-err));
 		lv->said_full = 1;
@@ -187,7 +210,7 @@ uint64_t tt__live_chunks_at(void)
  * recycling) and looked at once they are let go: a ring that fills while they are
  * held grows, up to a bound, then drops events, so a hold is kept to a copy of
  * 64 KiB (looking the sites up took milliseconds under ASan, and a hold the scheduler
- * stretched past the bound dropped events). Only the background thread runs it. */
+ * stretched past the bound dropped events). Only tt-live runs it. */
 static int tt__live_scan(struct tt__live *lv, struct tt__slot *slot)
 {
 	static struct tt_record copy[TT__CHUNK_RECORDS];
@@ -231,7 +254,7 @@ void tt__live_tick(void)
 		return;
 	struct tt__writing writing;
 	tt__writing_begin(&writing);
-	if (!lv->full) {
+	if (!lv->full && !tt__live_own(lv)) {
 		/* Libraries unloaded or loaded since: named offline after a SIGKILL too. */
 		int err = tt__out_unloaded(lv->out, &lv->sites);
 		uint64_t changes = tt__modules_changes();
@@ -279,7 +302,7 @@ int tt__live_after_fork(void)
 	if (lv->fd < 0)
 		return -1;
 	munmap(lv->header, sizeof *lv->header);
-	close(lv->fd);
+	tt__fd_close(&lv->out->file);
 	free(lv->out);
 	tt__site_set_clear(&lv->sites);
 	tt__site_set_clear(&lv->fresh);

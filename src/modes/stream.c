@@ -20,6 +20,7 @@
  * The drain thread never records: it is not a recording thread, and appears in the
  * trace as a thread of its own flagged TT_THREAD_RUNTIME. */
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <linux/futex.h>
 #include <stdio.h>
@@ -65,7 +66,7 @@ struct tt__stream {
 	int finishing;        /* at exit: write everything, then END, and stop */
 	/* A dump: requests and completions of a pass that writes everything, and
 	 * the copy it asks for (one dump at a time: dump_lock) */
-	pthread_mutex_t lock, dump_lock;
+	struct tt__lock lock, dump_lock;
 	pthread_cond_t done_cond;
 	uint64_t flush_requested, flush_done;
 	const char *dump_path;
@@ -77,6 +78,8 @@ struct tt__stream {
 	int no_reserve;
 	uint64_t reserved_to; /* the file's blocks are reserved up to this offset */
 	int in_place; /* a device or FIFO: written in order, never rewritten */
+	int said_taken; /* that the program took the file's descriptor */
+	uint64_t lost_events; /* events of records never written (tt__stream_lose) */
 	/* Records go to the file packed, a quarter of their bytes or less, so that the
 	 * drain keeps up with threads that record faster than the disk takes 16 bytes an
 	 * event; a chunk's worth at a time. */
@@ -116,10 +119,13 @@ void tt__stream_thread_exited(struct tt__slot *slot)
 static void tt__stream_refresh_header(struct tt__stream *st)
 {
 	struct tt_file_header header;
-	if (st->in_place)
+	if (st->in_place || tt__out_own(st->out))
 		return;
 	tt__file_header(&header, TT_FILE_STREAMED);
-	if (pwrite(st->out->fd, &header, sizeof header, 0) != (ssize_t)sizeof header && !st->out->err)
+	tt__background_io(1);
+	ssize_t written = pwrite(st->out->file.fd, &header, sizeof header, 0);
+	tt__background_io(0);
+	if (written != (ssize_t)sizeof header && !st->out->err)
 		st->out->err = -EIO;
 }
 
@@ -129,11 +135,19 @@ static void tt__stream_refresh_header(struct tt__stream *st)
 /* Reserves the file's blocks up to offset `to`; 0 or -1 with errno. */
 static int tt__stream_reserve(struct tt__stream *st, uint64_t to)
 {
+	if (tt__out_own(st->out)) {
+		errno = EBADF;
+		return -1;
+	}
 	int rc;
+	tt__background_io(1);
 	do
-		rc = fallocate(st->out->fd, FALLOC_FL_KEEP_SIZE, (off_t)st->out->offset,
+		rc = fallocate(st->out->file.fd, FALLOC_FL_KEEP_SIZE, (off_t)st->out->offset,
 			       (off_t)(to - st->out->offset));
 	while (rc < 0 && errno == EINTR);
+	int err = errno;
+	tt__background_io(0);
+	errno = err;
 	if (rc == 0)
 		st->reserved_to = to;
 	return rc;
@@ -154,6 +168,8 @@ static int tt__stream_room(struct tt__stream *st, uint64_t bytes)
 	if (tt__stream_reserve(st, need + TT__STREAM_RESERVE_STEP) == 0 ||
 	    ((errno == ENOSPC || errno == EDQUOT) && tt__stream_reserve(st, need) == 0))
 		return 1;
+	if (errno == EBADF) /* the program took the descriptor (said once the pass ends) */
+		return 0;
 	if (errno != ENOSPC && errno != EDQUOT) { /* a file system, or a device, that cannot */
 		st->no_reserve = 1;
 		return 1;
@@ -166,8 +182,8 @@ static int tt__stream_room(struct tt__stream *st, uint64_t bytes)
 
 /* Records of a slot that will never be written: their events count as dropped (a
  * run of drops already counted, TT_REC_DROPPED, is not an event). */
-static void tt__stream_lose(struct tt__slot *slot, const struct tt_record *from,
-			    const struct tt_record *to)
+static void tt__stream_lose(struct tt__stream *st, struct tt__slot *slot,
+			    const struct tt_record *from, const struct tt_record *to)
 {
 	uint64_t events = 0;
 	for (const struct tt_record *r = from; r < to; r++) {
@@ -175,6 +191,7 @@ static void tt__stream_lose(struct tt__slot *slot, const struct tt_record *from,
 		events += TT_RECORD_HAS_TIME(kind) && kind != TT_REC_DROPPED;
 	}
 	__atomic_add_fetch(&slot->dropped[TT_DROP_BEHIND], events, __ATOMIC_RELAXED);
+	st->lost_events += events;
 }
 
 /* A slot's THREAD section, the first time. */
@@ -208,7 +225,7 @@ static const struct tt_record *tt__stream_records(struct tt__stream *st, struct 
 	uint64_t bytes = sizeof(struct tt_events_info) + sizeof(struct tt_packed_info) + packed;
 	if (written > from && !tt__stream_room(st, bytes)) {
 		/* (No later record is written either: its sites need no description.) */
-		tt__stream_lose(slot, from, written);
+		tt__stream_lose(st, slot, from, written);
 		tt__site_set_clear(&st->fresh);
 		from = written;
 	}
@@ -291,7 +308,9 @@ static int tt__stream_snapshot(struct tt__out *out, void *arg)
 	for (uint64_t at = sizeof(struct tt_file_header); at < size && !out->err;) {
 		tt__out_flush(out);
 		size_t want = size - at < sizeof out->buf ? (size_t)(size - at) : sizeof out->buf;
-		ssize_t n = pread(st->out->fd, out->buf, want, (off_t)at);
+		if (tt__out_own(st->out))
+			return st->out->err;
+		ssize_t n = pread(st->out->file.fd, out->buf, want, (off_t)at);
 		if (n <= 0)
 			return n < 0 ? -errno : -EIO;
 		out->len = (size_t)n;
@@ -325,6 +344,19 @@ static void tt__stream_retire_slot(struct tt__stream *st, struct tt__slot *slot)
 	tt__out_sched(st->out, slot, 1, tt__spikes_states, NULL);
 	tt__out_thread_info(st->out, TT_SEC_THREAD_TOTALS, slot, slot->written, &st->end.dropped);
 	tt__spikes_retire(slot);
+}
+
+/* The program closed the file's descriptor (closefrom, close_range, a loop of
+ * close) or put a file of its own at its number, and the file is not found again
+ * by its name: said once; from then on its events are counted as dropped. */
+static void tt__stream_say_taken(struct tt__stream *st)
+{
+	if (st->out->err != -EBADF || st->said_taken)
+		return;
+	st->said_taken = 1;
+	fprintf(stderr, "ticktrace: %s: the program closed the trace's descriptor and the file "
+		"is not there by its name: the trace ends here, events from now on are counted "
+		"as dropped\n", st->path);
 }
 
 /* One pass over the threads; returns how many chunks it recycled. */
@@ -368,6 +400,7 @@ static int tt__stream_pass(struct tt__stream *st, int partial)
 		recycled++;
 	}
 	tt__out_flush(st->out);
+	tt__stream_say_taken(st);
 	return recycled;
 }
 
@@ -384,7 +417,7 @@ static void tt__stream_end(struct tt__stream *st)
 	tt__stream_refresh_header(st);
 	/* The blocks reserved past the end go back to the disk. */
 	if (!st->in_place && st->reserved_to > st->out->offset && !st->out->err &&
-	    ftruncate(st->out->fd, (off_t)st->out->offset) < 0)
+	    !tt__out_own(st->out) && ftruncate(st->out->file.fd, (off_t)st->out->offset) < 0)
 		st->out->err = -errno;
 	tt__spikes_finish();
 }
@@ -399,11 +432,11 @@ static void *tt__stream_main(void *arg)
 	st->end.threads++;
 	for (;;) {
 		uint32_t seq = __atomic_load_n(&st->wake_seq, __ATOMIC_SEQ_CST);
-		pthread_mutex_lock(&st->lock);
+		tt__lock(&st->lock);
 		uint64_t flush = st->flush_requested;
 		const char *dump_path = st->dump_path;
 		int finishing = st->finishing;
-		pthread_mutex_unlock(&st->lock);
+		tt__unlock(&st->lock);
 		tt__background_work(1);
 		struct tt__writing writing;
 		tt__writing_begin(&writing);
@@ -426,11 +459,11 @@ static void *tt__stream_main(void *arg)
 		tt__writing_end(&writing);
 		tt__background_work(0);
 		if (flush != st->flush_done) {
-			pthread_mutex_lock(&st->lock);
+			tt__lock(&st->lock);
 			st->flush_done = flush;
 			st->dump_err = dump_err;
 			pthread_cond_broadcast(&st->done_cond);
-			pthread_mutex_unlock(&st->lock);
+			tt__unlock(&st->lock);
 			continue;
 		}
 		if (recycled)
@@ -456,9 +489,10 @@ static int tt__stream_open(struct tt__stream *st)
 	/* A new file (read too, for the copies a dump with a path makes) renamed into
 	 * place at once; a device or FIFO written in place, as it comes (no header
 	 * refresh). */
-	st->out->fd = tt__open_output(st->path, &st->in_place);
-	if (st->out->fd < 0) {
-		err = st->out->fd;
+	/* (Found again by its name if the program closes it: not a device's.) */
+	err = tt__fd_keep(&st->out->file, tt__open_output(st->path, &st->in_place));
+	st->out->path = st->in_place ? NULL : st->path;
+	if (err) {
 		free(st->out);
 		st->out = NULL;
 		return err;
@@ -479,13 +513,13 @@ static int tt__stream_open(struct tt__stream *st)
 	st->self.named = 1;
 	st->self.index = UINT32_MAX; /* never a recording thread's */
 	st->self.flags = TT__SLOT_RUNTIME;
-	pthread_mutex_init(&st->lock, NULL);
-	pthread_mutex_init(&st->dump_lock, NULL);
+	st->lock = (struct tt__lock)TT__LOCK_INIT(TT__LOCK_STREAM);
+	st->dump_lock = (struct tt__lock)TT__LOCK_INIT(TT__LOCK_STREAM_DUMP);
 	pthread_cond_init(&st->done_cond, NULL);
 	if (!err)
 		err = tt__start_thread(&st->thread, tt__stream_main, st, 0, !tt__forked);
 	if (err) {
-		close(st->out->fd);
+		tt__fd_close(&st->out->file);
 		free(st->out);
 		st->out = NULL;
 		return err;
@@ -508,21 +542,21 @@ int tt__stream_flush(const char *path)
 	struct tt__stream *st = &tt__stream;
 	if (!st->running)
 		return -ECANCELED;
-	pthread_mutex_lock(&st->dump_lock);
-	pthread_mutex_lock(&st->lock);
+	tt__lock(&st->dump_lock);
+	tt__lock(&st->lock);
 	st->dump_path = path;
 	st->dump_err = 0;
 	uint64_t mine = ++st->flush_requested;
 	tt__stream_kick(st);
 	while (st->flush_done < mine && !st->finishing)
-		pthread_cond_wait(&st->done_cond, &st->lock);
+		pthread_cond_wait(&st->done_cond, &st->lock.mutex);
 	int err = st->out->err ? st->out->err : st->dump_err;
 	/* Finishing (the program exits meanwhile), the drain may not have made the copy. */
 	if (path && st->flush_done < mine)
 		err = -ECANCELED;
 	st->dump_path = NULL;
-	pthread_mutex_unlock(&st->lock);
-	pthread_mutex_unlock(&st->dump_lock);
+	tt__unlock(&st->lock);
+	tt__unlock(&st->dump_lock);
 	return err;
 }
 
@@ -531,17 +565,21 @@ int tt__stream_finish(void)
 	struct tt__stream *st = &tt__stream;
 	if (!st->running)
 		return -ECANCELED;
-	pthread_mutex_lock(&st->lock);
+	tt__lock(&st->lock);
 	st->finishing = 1;
 	pthread_cond_broadcast(&st->done_cond);
-	pthread_mutex_unlock(&st->lock);
+	tt__unlock(&st->lock);
 	tt__stream_kick(st);
 	pthread_join(st->thread, NULL);
 	st->running = 0;
-	int err = st->out->err;
-	if (close(st->out->fd) < 0 && !err)
-		err = -errno;
-	return err;
+	/* Taken by the program: said, and the file cut, once; what that lost, at the end
+	 * (the file cannot say it: the counts of threads gone since are nowhere else). */
+	if (st->said_taken)
+		fprintf(stderr, "ticktrace: %s: %" PRIu64 " events not in the trace, which ended when "
+			"the program took its descriptor\n", st->path, st->lost_events);
+	int err = st->said_taken ? 0 : st->out->err;
+	int closed = tt__fd_close(&st->out->file);
+	return err ? err : st->said_taken ? 0 : closed;
 }
 
 /* In the child after fork: the parent's drain thread is gone, and the child's
@@ -552,7 +590,7 @@ void tt__stream_after_fork(void)
 	if (!st->running)
 		return;
 	/* The parent's buffered bytes and descriptor are the parent's. */
-	close(st->out->fd);
+	tt__fd_close(&st->out->file);
 	free(st->out);
 	tt__site_set_clear(&st->sites);
 	tt__site_set_clear(&st->fresh);

@@ -16,10 +16,16 @@ struct tt__report_clock {
 	uint64_t hz;
 };
 int64_t tt__report_ns(void *clock, uint64_t tsc) TT__HIDDEN;
-/* A call site's name, or a function's from the dynamic symbol table (analysis.h's
- * tt__analysis.name). */
+/* A call site's name, or a function's: the patcher's name for one it patched, else from
+ * the dynamic symbol table, else module+0xOFFSET (analysis.h's tt__analysis.name). */
 size_t tt__report_name(void *ctx, const struct tt__thread_analysis *th, uint64_t key, char *buf,
 		       size_t cap) TT__HIDDEN;
+
+/* patched.c: the name of a function `ticktrace record -f` patched at `address`, in
+ * `module` (dladdr1's link map), as the patcher handed it over (tt__patched_names), or
+ * NULL: none patched there, or in a module unloaded since. */
+struct link_map;
+const char *tt__patched_name(uint64_t address, const struct link_map *module) TT__HIDDEN;
 
 /* spikes.c: TICKTRACE_SPIKES: the spike detector, fed by the drain thread of a
  * draining mode (stream) as it writes, or else by tt-spikes from the chunks; each
@@ -46,11 +52,11 @@ bool tt__snapshots_start(void) TT__HIDDEN;
  * will take, or 0 without TICKTRACE_SNAPSHOTS. */
 unsigned tt__snapshots_memory_part(void) TT__HIDDEN;
 /* tt_trigger, called with `why` at `tsc` by the thread numbered `thread`: 0, or -ENOTCONN
- * (no snapshots), -EDQUOT (TICKTRACE_SNAPSHOT_MAX taken), -EBUSY, -ESHUTDOWN (the run
- * ends). Async-signal-safe. */
+ * (no snapshots), -EDQUOT (TICKTRACE_SNAPSHOT_MAX triggers taken), -EBUSY, -ESHUTDOWN
+ * (the run ends). Async-signal-safe. */
 int tt__snapshot_trigger(const char *why, uint64_t tsc, uint32_t thread) TT__HIDDEN;
 /* The detector found a spike of the thread numbered `thread`: its snapshot, to write
- * once its window ended. */
+ * once its window ended, when it is among the worst so far (it may replace one). */
 void tt__snapshot_spike(const struct tt__spike *spike, const struct tt__report_clock *clock,
 			uint32_t thread) TT__HIDDEN;
 /* tt-spikes, after each look: the snapshots whose window ended, written; with

@@ -3,8 +3,17 @@
  * tt_trigger, with its why, writes into DIR a raw file of every thread's records and
  * states from TICKTRACE_SNAPSHOT_BEFORE (100 ms) before the spike began to
  * TICKTRACE_SNAPSHOT_AFTER (10 ms) after it ended: spike-PID-N-NAME.ttr,
- * trigger-PID-N-WHY.ttr. At most TICKTRACE_SNAPSHOT_MAX (16); the rest are counted and
- * said at exit.
+ * trigger-PID-N-WHY.ttr (N: the spike's number among the spikes found, the trigger's among
+ * the triggers).
+ *
+ * A flight recorder left running for hours must keep the worst: of the spikes, the
+ * TICKTRACE_SNAPSHOT_MAX (16) that went furthest past their threshold, duration over
+ * threshold (a 30 ms scope over a 10 ms threshold: 3.0; a tie to the earlier), kept
+ * in a heap whose top is the least of them. A spike that ranks below it is not even
+ * copied (skipped); one above it takes its place: a snapshot waiting for its window
+ * is dropped, a written one is removed once the new one is written (a write that
+ * fails keeps it). Triggers are the program asking: the first TICKTRACE_SNAPSHOT_MAX,
+ * never replaced. What was replaced, skipped or refused is counted and said at exit.
  *
  * The thread tt-spikes writes them, once their window has ended, after each look at
  * the threads' records: it copies each thread's window as a reader (core's
@@ -40,10 +49,29 @@
  * is no thread's buffers. A window with more records begins later. */
 #define TT__SNAPSHOT_MEMORY_PART 4
 
-/* A snapshot whose window has not ended yet. */
+/* A snapshot whose window has not ended yet: a trigger's, or the spike kept in
+ * `kept`'s place. */
+#define TT__NOT_KEPT SIZE_MAX
 struct tt__snapshot_due {
 	struct tt__window window;
 	char name[64];
+	size_t kept; /* the place in tt__snap.kept, or TT__NOT_KEPT */
+};
+
+/* A spike kept: what ranks it (tt__ranks_above), and its file's number and name
+ * (number 0: none, the place is empty). */
+struct tt__kept_spike {
+	int64_t dur, threshold, start;
+	uint64_t number;
+	char name[TT__SNAPSHOT_NAME_MAX + 1]; /* as its file's name has it */
+};
+
+/* One of the places of the worst spikes: the spike in it, waiting for its window's
+ * end or written, and while it waits, the written one it replaces once written. */
+struct tt__kept {
+	struct tt__kept_spike now, replaces;
+	bool written;
+	size_t at; /* its index in tt__snap.heap */
 };
 
 /* A trigger's slot: free, being filled by the thread that called tt_trigger, ready
@@ -62,14 +90,21 @@ static struct tt__snapshots {
 	char dir[4096];
 	int64_t before_ns, after_ns;
 	uint64_t max;
-	uint64_t numbered;         /* numbers given, atomically */
+	uint64_t triggered;        /* triggers given a number, atomically */
 	uint64_t places;           /* of `waiting`, taken by the snapshots given a number, atomically */
-	/* not taken: TICKTRACE_SNAPSHOT_MAX reached, too many waiting, too many triggers
-	 * between two looks of tt-spikes (atomically) */
+	/* not taken: TICKTRACE_SNAPSHOT_MAX triggers reached, too many waiting, too many
+	 * triggers between two looks of tt-spikes (atomically) */
 	uint64_t over_max, busy, triggers_busy;
-	uint64_t written, failed;  /* tt-spikes' */
+	/* tt-spikes': files written, and removed (replaced); writes and removals failed */
+	uint64_t written, removed, failed, not_removed;
 	uint64_t shortened;        /* written with a later beginning (tt__window_fit) */
 	uint64_t copies_bytes;     /* the budget's part for the copies */
+	/* the spikes (tt-spikes'): found, those whose snapshot a worse one replaced (before
+	 * it was written, or its file removed), and those not worse than the least kept */
+	uint64_t spikes, replaced, replaced_waiting, skipped;
+	struct tt__kept *kept;     /* the places of the worst spikes, nkept of max used */
+	size_t *heap;              /* their indices, the least spike on top */
+	size_t nkept, kept_cap;
 	struct tt__snapshot_due waiting[TT__SNAPSHOTS_WAITING]; /* tt-spikes' */
 	size_t nwaiting;
 	struct tt__trigger triggers[TT__TRIGGERS];
@@ -185,16 +220,25 @@ static bool tt__take_one(uint64_t *counter, uint64_t limit, uint64_t *now)
 	return true;
 }
 
-/* A place among the snapshots waiting for their window's end and the next number,
- * or 0: TICKTRACE_SNAPSHOT_MAX were given, or every place is taken (each counted). */
-static uint64_t tt__snapshot_number(struct tt__snapshots *sn)
+/* A place among the snapshots waiting for their window's end: whether one was free
+ * (or counted). */
+static bool tt__snapshot_place(struct tt__snapshots *sn)
 {
-	uint64_t number, places;
-	if (!tt__take_one(&sn->places, TT__SNAPSHOTS_WAITING, &places)) {
-		__atomic_add_fetch(&sn->busy, 1, __ATOMIC_RELAXED);
+	uint64_t places;
+	if (tt__take_one(&sn->places, TT__SNAPSHOTS_WAITING, &places))
+		return true;
+	__atomic_add_fetch(&sn->busy, 1, __ATOMIC_RELAXED);
+	return false;
+}
+
+/* A trigger's place among the snapshots waiting and its number, or 0:
+ * TICKTRACE_SNAPSHOT_MAX were given, or every place is taken (each counted). */
+static uint64_t tt__trigger_number(struct tt__snapshots *sn)
+{
+	uint64_t number;
+	if (!tt__snapshot_place(sn))
 		return 0;
-	}
-	if (!tt__take_one(&sn->numbered, sn->max, &number)) {
+	if (!tt__take_one(&sn->triggered, sn->max, &number)) {
 		__atomic_sub_fetch(&sn->places, 1, __ATOMIC_RELAXED);
 		__atomic_add_fetch(&sn->over_max, 1, __ATOMIC_RELAXED);
 		return 0;
@@ -213,10 +257,10 @@ int tt__snapshot_trigger(const char *why, uint64_t tsc, uint32_t thread)
 		if (!__atomic_compare_exchange_n(&t->state, &free_slot, TT__TRIGGER_FILLING, false,
 						 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
 			continue;
-		t->number = tt__snapshot_number(sn);
+		t->number = tt__trigger_number(sn);
 		if (!t->number) {
 			__atomic_store_n(&t->state, TT__TRIGGER_FREE, __ATOMIC_RELEASE);
-			return __atomic_load_n(&sn->numbered, __ATOMIC_RELAXED) >= sn->max ? -EDQUOT : -EBUSY;
+			return __atomic_load_n(&sn->triggered, __ATOMIC_RELAXED) >= sn->max ? -EDQUOT : -EBUSY;
 		}
 		t->tsc = tsc;
 		t->thread = thread;
@@ -237,11 +281,28 @@ int tt__snapshot_trigger(const char *why, uint64_t tsc, uint32_t thread)
 	return -EBUSY;
 }
 
-/* A snapshot to write once its window ended (its place taken with its number). */
-static void tt__snapshot_wait(struct tt__snapshots *sn, const struct tt__window *w, const char *name)
+/* A name as a file's name may hold it: [A-Za-z0-9._-], the rest '_'. */
+static void tt__snapshot_file_name(char *out, const char *name)
 {
-	struct tt__snapshot_due *due = &sn->waiting[sn->nwaiting++];
+	size_t i = 0;
+	for (; name[i] && i < TT__SNAPSHOT_NAME_MAX; i++) {
+		unsigned char c = (unsigned char)name[i];
+		int plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+			    c == '.' || c == '_' || c == '-';
+		out[i] = plain ? (char)c : '_';
+	}
+	out[i] = 0;
+}
+
+/* A snapshot to write once its window ended (its place taken with its number), into
+ * `due`: a new one (NULL), or a spike's it replaces. */
+static void tt__snapshot_wait(struct tt__snapshots *sn, struct tt__snapshot_due *due,
+			      const struct tt__window *w, const char *name, size_t kept)
+{
+	if (!due)
+		due = &sn->waiting[sn->nwaiting++];
 	due->window = *w;
+	due->kept = kept;
 	/* cut where a character begins, not inside one */
 	size_t len = strnlen(name, sizeof due->name);
 	if (len == sizeof due->name)
@@ -263,20 +324,138 @@ static void tt__snapshot_window(struct tt__snapshots *sn, struct tt__window *w,
 	w->to_ns = tt__start_anchor.monotonic_ns + tt__report_ns((void *)clock, w->info.to_tsc);
 }
 
+/* Whether spike a went further past its threshold than b: duration over threshold,
+ * a tie to the earlier. Any spike ranks above an empty place. */
+static bool tt__ranks_above(const struct tt__kept_spike *a, const struct tt__kept_spike *b)
+{
+	if (!a->number || !b->number)
+		return a->number && !b->number;
+	__int128 x = (__int128)a->dur * b->threshold, y = (__int128)b->dur * a->threshold;
+	return x != y ? x > y : a->start < b->start;
+}
+
+/* The heap of the places (tt__snap.heap): each spike ranks above its parent's, the
+ * least on top. */
+static bool tt__heap_below(const struct tt__snapshots *sn, size_t i, size_t j)
+{
+	return tt__ranks_above(&sn->kept[sn->heap[j]].now, &sn->kept[sn->heap[i]].now);
+}
+
+static void tt__heap_swap(struct tt__snapshots *sn, size_t i, size_t j)
+{
+	size_t k = sn->heap[i];
+	sn->heap[i] = sn->heap[j];
+	sn->heap[j] = k;
+	sn->kept[sn->heap[i]].at = i;
+	sn->kept[sn->heap[j]].at = j;
+}
+
+/* The place at heap index i, after its spike changed: where it belongs. */
+static void tt__heap_settle(struct tt__snapshots *sn, size_t i)
+{
+	while (i > 0 && tt__heap_below(sn, i, (i - 1) / 2)) {
+		tt__heap_swap(sn, i, (i - 1) / 2);
+		i = (i - 1) / 2;
+	}
+	for (;;) {
+		size_t least = i, left = 2 * i + 1, right = left + 1;
+		if (left < sn->nkept && tt__heap_below(sn, left, least))
+			least = left;
+		if (right < sn->nkept && tt__heap_below(sn, right, least))
+			least = right;
+		if (least == i)
+			return;
+		tt__heap_swap(sn, i, least);
+		i = least;
+	}
+}
+
+/* A new place at the heap's end (the arrays grown as places are used: a large
+ * TICKTRACE_SNAPSHOT_MAX costs only what is kept), or NULL without memory. */
+static struct tt__kept *tt__kept_new(struct tt__snapshots *sn)
+{
+	if (sn->nkept == sn->kept_cap) {
+		size_t cap = sn->kept_cap ? 2 * sn->kept_cap : 16;
+		tt__background_work(1); /* (a fork waits: it never finds this thread in malloc) */
+		struct tt__kept *kept = realloc(sn->kept, cap * sizeof *kept);
+		size_t *heap = kept ? realloc(sn->heap, cap * sizeof *heap) : NULL;
+		tt__background_work(0);
+		if (kept)
+			sn->kept = kept;
+		if (!heap)
+			return NULL;
+		sn->heap = heap;
+		sn->kept_cap = cap;
+	}
+	struct tt__kept *k = &sn->kept[sn->nkept];
+	*k = (struct tt__kept){.at = sn->nkept};
+	sn->heap[sn->nkept] = sn->nkept;
+	sn->nkept++;
+	return k;
+}
+
+/* The waiting snapshot of the place k. */
+static struct tt__snapshot_due *tt__kept_due(struct tt__snapshots *sn, const struct tt__kept *k)
+{
+	for (size_t i = 0; i < sn->nwaiting; i++)
+		if (sn->waiting[i].kept == (size_t)(k - sn->kept))
+			return &sn->waiting[i];
+	return NULL;
+}
+
+/* The place a spike takes among the worst, and in *due the waiting snapshot it
+ * replaces (NULL: a new one, its place taken); NULL when it is not to be kept (not
+ * worse than the least kept, or no place to wait: counted). */
+static struct tt__kept *tt__snapshot_keep(struct tt__snapshots *sn, const struct tt__kept_spike *spike,
+					  struct tt__snapshot_due **due)
+{
+	*due = NULL;
+	struct tt__kept *k = sn->nkept ? &sn->kept[sn->heap[0]] : NULL;
+	if (sn->nkept < sn->max) {
+		if (!tt__snapshot_place(sn))
+			return NULL;
+		if (!(k = tt__kept_new(sn))) {
+			__atomic_sub_fetch(&sn->places, 1, __ATOMIC_RELAXED);
+			sn->failed++;
+			return NULL;
+		}
+	} else if (!k || !tt__ranks_above(spike, &k->now)) {
+		sn->skipped++;
+		return NULL;
+	} else if (!k->written && k->now.number) {
+		*due = tt__kept_due(sn, k); /* never written: nothing to remove */
+		sn->replaced++;
+		sn->replaced_waiting++;
+	} else if (!tt__snapshot_place(sn)) {
+		return NULL;
+	} else if (k->written) {
+		k->replaces = k->now;
+	}
+	k->now = *spike;
+	k->written = false;
+	tt__heap_settle(sn, k->at);
+	return k;
+}
+
 void tt__snapshot_spike(const struct tt__spike *s, const struct tt__report_clock *clock,
 			uint32_t thread)
 {
 	struct tt__snapshots *sn = &tt__snap;
 	if (!sn->on)
 		return;
-	uint64_t number = tt__snapshot_number(sn);
-	if (!number)
+	/* (a threshold of 0 ranks by duration alone) */
+	struct tt__kept_spike spike = {.dur = s->dur, .threshold = s->threshold > 0 ? s->threshold : 1,
+				       .start = s->start, .number = ++sn->spikes};
+	struct tt__snapshot_due *due;
+	struct tt__kept *k = tt__snapshot_keep(sn, &spike, &due);
+	if (!k)
 		return;
 	char name[512];
 	size_t len = tt__report_name(NULL, s->thread, s->key, name, sizeof name);
 	name[len < sizeof name ? len : sizeof name - 1] = 0;
+	tt__snapshot_file_name(k->now.name, name);
 	struct tt__window w = {.info = {
-		.kind = TT_SNAPSHOT_SPIKE, .thread_index = thread, .number = number,
+		.kind = TT_SNAPSHOT_SPIKE, .thread_index = thread, .number = spike.number,
 		.begin_tsc = clock->tsc0 + tt__ticks(s->start, clock->hz),
 		.end_tsc = clock->tsc0 + tt__ticks(s->start + s->dur, clock->hz),
 		.threshold_ns = s->threshold, .threshold_from = (uint32_t)s->source,
@@ -284,7 +463,7 @@ void tt__snapshot_spike(const struct tt__spike *s, const struct tt__report_clock
 		.preempted_ns = s->split.preempted, .blocked_ns = s->split.blocked,
 	}};
 	tt__snapshot_window(sn, &w, clock);
-	tt__snapshot_wait(sn, &w, name);
+	tt__snapshot_wait(sn, due, &w, name, (size_t)(k - sn->kept));
 }
 
 /* The triggers called since the last look, to wait for their window's end. */
@@ -301,51 +480,73 @@ static void tt__snapshot_take_triggers(struct tt__snapshots *sn, const struct tt
 			.begin_tsc = t->tsc, .end_tsc = t->tsc,
 		}};
 		tt__snapshot_window(sn, &w, clock);
-		tt__snapshot_wait(sn, &w, t->why);
+		tt__snapshot_wait(sn, NULL, &w, t->why, TT__NOT_KEPT);
 		__atomic_store_n(&t->state, TT__TRIGGER_FREE, __ATOMIC_RELEASE);
 	}
 }
 
-/* A name as a file's name may hold it: [A-Za-z0-9._-], the rest '_'. */
-static void tt__snapshot_file_name(char *out, const char *name)
-{
-	size_t i = 0;
-	for (; name[i] && i < TT__SNAPSHOT_NAME_MAX; i++) {
-		unsigned char c = (unsigned char)name[i];
-		int plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-			    c == '.' || c == '_' || c == '-';
-		out[i] = plain ? (char)c : '_';
-	}
-	out[i] = 0;
-}
+#define TT__SNAPSHOT_PATH_MAX (sizeof tt__snap.dir + 128)
 
-static void tt__snapshot_write(struct tt__snapshots *sn, struct tt__window *w)
+/* A snapshot's file: KIND-PID-NUMBER-NAME.ttr in DIR (NAME as tt__snapshot_file_name
+ * made it). */
+static void tt__snapshot_path(const struct tt__snapshots *sn, char *path, uint32_t kind,
+			      uint64_t number, const char *name)
 {
-	char name[TT__SNAPSHOT_NAME_MAX + 1], path[4096 + 128];
-	tt__snapshot_file_name(name, w->name);
 	/* An exec'd image has the pid of the one before it: its own tag, as its trace. */
 	char image[24] = "";
 	if (tt__exec_image)
 		snprintf(image, sizeof image, ".exec%u", tt__exec_image);
-	snprintf(path, sizeof path, "%s/%s-%d%s-%" PRIu64 "-%s.ttr", sn->dir,
-		 w->info.kind == TT_SNAPSHOT_SPIKE ? "spike" : "trigger", (int)getpid(), image,
-		 w->info.number, name);
+	snprintf(path, TT__SNAPSHOT_PATH_MAX, "%s/%s-%d%s-%" PRIu64 "-%s.ttr", sn->dir,
+		 kind == TT_SNAPSHOT_SPIKE ? "spike" : "trigger", (int)getpid(), image, number, name);
+}
+
+/* 0, or -errno (the first failure said). */
+static int tt__snapshot_write(struct tt__snapshots *sn, struct tt__window *w)
+{
+	char name[TT__SNAPSHOT_NAME_MAX + 1], path[TT__SNAPSHOT_PATH_MAX];
+	tt__snapshot_file_name(name, w->name);
+	tt__snapshot_path(sn, path, w->info.kind, w->info.number, name);
 	tt__background_work(1); /* (a fork waits: it never finds this thread in malloc) */
 	int err = tt__write_window(path, w);
 	tt__background_work(0);
 	if (!err) {
 		sn->written++;
 		sn->shortened += w->shortened;
-		return;
+		return 0;
 	}
 	if (sn->failed++)
-		return;
+		return err;
 	if (err == -ENOBUFS)
 		fprintf(stderr, "ticktrace: snapshot %s not written: the threads' records from its spike "
 			"or trigger on pass the %" PRIu64 " MiB of TICKTRACE_MEMORY kept for the copies\n",
 			path, sn->copies_bytes >> 20);
 	else
 		fprintf(stderr, "ticktrace: snapshot %s not written: %s\n", path, strerror(-err));
+	return err;
+}
+
+/* The place k's snapshot was written (or not: `err`): the file it replaces removed
+ * (or, when it was not written, kept in the place again). */
+static void tt__kept_written(struct tt__snapshots *sn, struct tt__kept *k, int err)
+{
+	if (err) {
+		k->now = k->replaces;
+		k->written = k->now.number != 0;
+	} else if (k->replaces.number) {
+		char path[TT__SNAPSHOT_PATH_MAX];
+		tt__snapshot_path(sn, path, TT_SNAPSHOT_SPIKE, k->replaces.number, k->replaces.name);
+		sn->replaced++;
+		if (unlink(path) == 0 || errno == ENOENT)
+			sn->removed++;
+		else if (!sn->not_removed++)
+			fprintf(stderr, "ticktrace: snapshot %s, replaced by a worse spike's, not removed: "
+				"%s\n", path, strerror(errno));
+		k->written = true;
+	} else {
+		k->written = true;
+	}
+	k->replaces.number = 0;
+	tt__heap_settle(sn, k->at);
 }
 
 void tt__snapshots_take(const struct tt__report_clock *clock, bool last)
@@ -366,7 +567,9 @@ void tt__snapshots_take(const struct tt__report_clock *clock, bool last)
 			i++;
 			continue;
 		}
-		tt__snapshot_write(sn, &due->window);
+		int err = tt__snapshot_write(sn, &due->window);
+		if (due->kept != TT__NOT_KEPT)
+			tt__kept_written(sn, &sn->kept[due->kept], err);
 		/* (the last one into its place, its name pointer moved with it) */
 		*due = sn->waiting[--sn->nwaiting];
 		due->window.name = due->name;
@@ -374,16 +577,26 @@ void tt__snapshots_take(const struct tt__report_clock *clock, bool last)
 	}
 	if (!last)
 		return;
-	if (sn->written)
-		fprintf(stderr, "ticktrace: %" PRIu64 " snapshot%s in %s\n", sn->written,
-			sn->written == 1 ? "" : "s", sn->dir);
+	uint64_t files = sn->written - sn->removed;
+	if (files)
+		fprintf(stderr, "ticktrace: %" PRIu64 " snapshot%s in %s\n", files, files == 1 ? "" : "s",
+			sn->dir);
+	size_t kept = 0;
+	for (size_t i = 0; i < sn->nkept; i++)
+		kept += sn->kept[i].written;
+	if (sn->replaced || sn->skipped)
+		fprintf(stderr, "ticktrace: of %" PRIu64 " spikes, the snapshots keep the %zu worst "
+			"(TICKTRACE_SNAPSHOT_MAX, by duration over threshold): %" PRIu64 " replaced by "
+			"worse ones (%" PRIu64 " before they were written), %" PRIu64 " not worse than "
+			"those kept, not taken\n", sn->spikes, kept, sn->replaced, sn->replaced_waiting,
+			sn->skipped);
 	uint64_t over_max = __atomic_load_n(&sn->over_max, __ATOMIC_RELAXED);
 	uint64_t busy = __atomic_load_n(&sn->busy, __ATOMIC_RELAXED);
 	uint64_t triggers_busy = __atomic_load_n(&sn->triggers_busy, __ATOMIC_RELAXED);
 	if (over_max)
-		fprintf(stderr, "ticktrace: %" PRIu64 " spike%s and trigger%s had no snapshot: "
+		fprintf(stderr, "ticktrace: %" PRIu64 " trigger%s had no snapshot: "
 			"TICKTRACE_SNAPSHOT_MAX=%" PRIu64 " were taken\n", over_max,
-			over_max == 1 ? "" : "s", over_max == 1 ? "" : "s", sn->max);
+			over_max == 1 ? "" : "s", sn->max);
 	if (busy)
 		fprintf(stderr, "ticktrace: %" PRIu64 " spike%s and trigger%s had no snapshot: more than "
 			"%d waited for their window to end at once\n", busy, busy == 1 ? "" : "s",
@@ -427,8 +640,10 @@ void tt__snapshots_after_fork(void)
 		return;
 	/* The child's own, numbered from 1 under its own pid; the parent's waiting ones
 	 * are the parent's. */
-	sn->numbered = sn->places = sn->over_max = sn->busy = sn->triggers_busy = 0;
-	sn->written = sn->failed = sn->shortened = 0;
+	sn->triggered = sn->places = sn->over_max = sn->busy = sn->triggers_busy = 0;
+	sn->written = sn->removed = sn->failed = sn->not_removed = sn->shortened = 0;
+	sn->spikes = sn->replaced = sn->replaced_waiting = sn->skipped = 0;
+	sn->nkept = 0; /* (the parent's files are the parent's) */
 	sn->nwaiting = 0;
 	memset(sn->triggers, 0, sizeof sn->triggers);
 }

@@ -55,6 +55,7 @@ struct tt__spikes_thread {
 static struct tt__spikes {
 	bool on;   /* the detector runs: for the log, or for snapshots */
 	FILE *out; /* the log, or NULL */
+	struct tt__fd log; /* its descriptor, checked before each write (the program may close it) */
 	int json;
 	char path[4096];           /* the log's, for what is said of it */
 	uint64_t entries, lost;    /* spikes and notes given to the log; those it lost */
@@ -64,8 +65,8 @@ static struct tt__spikes {
 	int64_t measured_ns; /* CLOCK_MONOTONIC when the clock's rate was measured */
 	struct tt__thresholds table; /* TICKTRACE_SPIKE_THRESHOLDS; a child after fork keeps it */
 	bool table_read;             /* or found bad, and said so: once per run */
-	pthread_mutex_t poll_mutex;  /* tt__spikes_poll: tt-spikes', or the last at exit */
-} tt__spikes = {.poll_mutex = PTHREAD_MUTEX_INITIALIZER};
+	struct tt__lock poll_lock;  /* tt__spikes_poll: tt-spikes', or the last at exit */
+} tt__spikes = {.poll_lock = TT__LOCK_INIT(TT__LOCK_SPIKES_POLL)};
 
 /* A JSON string: quotes, backslashes and control bytes escaped. */
 static void tt__spikes_json_str(FILE *out, const char *s, size_t n)
@@ -207,13 +208,14 @@ int tt__spikes_start(void)
 		/* A new file renamed into place, as the trace: a link or a file planted
 		 * at PATH is replaced, not written through; a device or FIFO is written. */
 		int in_place;
-		int fd = tt__open_output(path, &in_place);
-		if (fd < 0)
-			return fd;
-		sp->out = fdopen(fd, "w");
+		err = tt__fd_keep(&sp->log, tt__open_output(path, &in_place));
+		if (err)
+			return err;
+		sp->out = tt__fd_stdio(&sp->log);
 		if (!sp->out) {
-			close(fd);
-			return -errno;
+			err = -errno;
+			tt__fd_close(&sp->log);
+			return err;
 		}
 		sp->json = tt__ends_with(path, ".jsonl") || tt__ends_with(path, ".json");
 	}
@@ -477,7 +479,7 @@ static void tt__spikes_poll(bool last)
 	tt__block_signals(&old);
 	struct tt__writing writing; /* (the log's lines, the snapshots) */
 	tt__writing_begin(&writing);
-	pthread_mutex_lock(&sp->poll_mutex);
+	tt__lock(&sp->poll_lock);
 	for (struct tt__slot *slot = tt__registry_head(); slot && sp->on && !sp->an.oom;
 	     slot = __atomic_load_n(&slot->next, __ATOMIC_ACQUIRE)) {
 		if (__atomic_load_n(&slot->flags, __ATOMIC_ACQUIRE) & TT__SLOT_RUNTIME)
@@ -494,7 +496,7 @@ static void tt__spikes_poll(bool last)
 	 * nothing more to do (its detectors would be made again, and never freed). */
 	if (last)
 		sp->on = false;
-	pthread_mutex_unlock(&sp->poll_mutex);
+	tt__unlock(&sp->poll_lock);
 	tt__writing_end(&writing);
 	tt__restore_signals(&old);
 }
@@ -549,7 +551,7 @@ void tt__spikes_after_fork(void)
 	tt__snapshots_after_fork();
 	struct tt__thresholds table = sp->table;
 	*sp = (struct tt__spikes){.table = table, .table_read = true,
-				  .poll_mutex = PTHREAD_MUTEX_INITIALIZER};
+				  .poll_lock = TT__LOCK_INIT(TT__LOCK_SPIKES_POLL)};
 	if (tt__spikes_start() < 0)
 		fprintf(stderr, "ticktrace: the child process %d cannot log its spikes\n", (int)getpid());
 }

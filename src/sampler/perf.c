@@ -116,6 +116,15 @@ static void drain_ring(struct tt_profile *p, struct tt__perf_ring *r)
 	__atomic_store_n(&meta->data_tail, tail, __ATOMIC_RELEASE);
 }
 
+/* Whether event i is still the one opened: the program may have closed it (closefrom)
+ * and put a descriptor of its own at the number. */
+static bool event_ours(const struct tt__perf *pf, size_t i)
+{
+	uint64_t id;
+	return tt__fd_ours(&pf->fds[i]) && ioctl(pf->fds[i].fd, PERF_EVENT_IOC_ID, &id) == 0 &&
+	       id == pf->ids[i];
+}
+
 void tt__perf_collect(struct tt_profile *p)
 {
 	struct tt__perf *pf = &p->u.perf;
@@ -135,20 +144,23 @@ static void *drain_main(void *arg)
 
 	/* The opener writes 1 once the rings exist, or 2 if it gave up. */
 	uint64_t go = 0;
-	if (read(pf->wake_fd, &go, sizeof(go)) != sizeof(go) || go != 1)
+	if (read(pf->wake.fd, &go, sizeof(go)) != sizeof(go) || go != 1)
 		return NULL;
 	struct pollfd *pfds = calloc(pf->nrings + 1, sizeof(*pfds));
 	if (!pfds)
 		return NULL; /* tt_profile_read and stop still drain, only less often */
-	pfds[0] = (struct pollfd){.fd = pf->wake_fd, .events = POLLIN};
 	for (;;) {
-		for (size_t i = 0; i < pf->nrings; i++)
-			pfds[i + 1] = (struct pollfd){
-				.fd = pf->rings[i].hung_up ? -1 : pf->rings[i].fd, .events = POLLIN};
+		/* (a descriptor the program took is not polled: the timeout drains its ring) */
+		pfds[0] = (struct pollfd){.fd = tt__fd_ours(&pf->wake) ? pf->wake.fd : -1, .events = POLLIN};
+		for (size_t i = 0; i < pf->nrings; i++) {
+			struct tt__perf_ring *r = &pf->rings[i];
+			bool polled = !r->hung_up && event_ours(pf, r->event);
+			pfds[i + 1] = (struct pollfd){.fd = polled ? pf->fds[r->event].fd : -1, .events = POLLIN};
+		}
 		/* The timeout also drains rings whose task exited and are no longer polled. */
 		if (poll(pfds, pf->nrings + 1, DRAIN_POLL_MS) < 0 && errno != EINTR)
 			break;
-		if (pfds[0].revents)
+		if (pfds[0].revents || __atomic_load_n(&pf->quit, __ATOMIC_ACQUIRE))
 			break;
 		for (size_t i = 0; i < pf->nrings; i++)
 			if (pfds[i + 1].revents & (POLLHUP | POLLERR))
@@ -223,12 +235,18 @@ static void unmap_and_close(struct tt__perf *pf)
 {
 	for (size_t i = 0; i < pf->nrings; i++)
 		munmap(pf->rings[i].base, (size_t)sysconf(_SC_PAGESIZE) + pf->rings[i].data_size);
+	/* (one the program took is its own now: left open) */
 	for (size_t i = 0; i < pf->nfds; i++)
-		close(pf->fds[i]);
+		if (event_ours(pf, i))
+			tt__fd_close(&pf->fds[i]);
+		else
+			tt__fd_forget(&pf->fds[i]);
 	free(pf->rings);
 	free(pf->fds);
+	free(pf->ids);
 	pf->rings = NULL;
 	pf->fds = NULL;
+	pf->ids = NULL;
 	pf->nrings = pf->nfds = 0;
 }
 
@@ -252,8 +270,9 @@ static int open_events(struct tt_profile *p, const pid_t *tids, int ntids, size_
 
 	*map_failed = false;
 	pf->fds = calloc((size_t)ntids * (size_t)ncpus, sizeof(*pf->fds));
+	pf->ids = calloc((size_t)ntids * (size_t)ncpus, sizeof(*pf->ids));
 	pf->rings = calloc((size_t)ncpus, sizeof(*pf->rings));
-	if (!pf->fds || !pf->rings) {
+	if (!pf->fds || !pf->ids || !pf->rings) {
 		unmap_and_close(pf);
 		return -ENOMEM;
 	}
@@ -266,13 +285,18 @@ static int open_events(struct tt_profile *p, const pid_t *tids, int ntids, size_
 				skipped = fd;
 				continue;
 			}
-			if (fd < 0) {
-				rc = fd;
+			/* (kept in ticktrace's share of descriptors: past it, -EMFILE) */
+			if (fd >= 0)
+				fd = tt__fd_keep(&pf->fds[pf->nfds], fd) < 0 ? -EMFILE : pf->fds[pf->nfds].fd;
+			if (fd < 0 || ioctl(fd, PERF_EVENT_IOC_ID, &pf->ids[pf->nfds]) != 0) {
+				rc = fd < 0 ? fd : -errno;
+				if (fd >= 0)
+					tt__fd_close(&pf->fds[pf->nfds]);
 				break;
 			}
-			pf->fds[pf->nfds++] = fd;
+			size_t event = pf->nfds++;
 			if (ring) {
-				if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, ring->fd) != 0) {
+				if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, pf->fds[ring->event].fd) != 0) {
 					rc = -errno;
 					break;
 				}
@@ -286,7 +310,7 @@ static int open_events(struct tt_profile *p, const pid_t *tids, int ntids, size_
 				break;
 			}
 			ring = &pf->rings[pf->nrings++];
-			*ring = (struct tt__perf_ring){.fd = fd, .base = base, .data_size = pages * page};
+			*ring = (struct tt__perf_ring){.event = event, .base = base, .data_size = pages * page};
 		}
 	}
 	if (rc == 0 && pf->nrings == 0)
@@ -301,11 +325,13 @@ int tt__perf_open(struct tt_profile *p)
 	if (perf_forbidden_by_env())
 		return -EACCES;
 	struct tt__perf *pf = &p->u.perf;
-	*pf = (struct tt__perf){.wake_fd = -1};
+	*pf = (struct tt__perf){.wake = {.fd = -1}};
 	pthread_mutex_init(&pf->drain_lock, NULL);
 	pid_t drain_tid = 0, *tids = NULL;
-	pf->wake_fd = eventfd(0, EFD_CLOEXEC);
-	int rc = pf->wake_fd < 0 ? -errno : start_drain_thread(p, &drain_tid);
+	int fd = eventfd(0, EFD_CLOEXEC);
+	int rc = fd < 0 ? -errno : tt__fd_keep(&pf->wake, fd);
+	if (rc == 0)
+		rc = start_drain_thread(p, &drain_tid);
 	int ntids = rc == 0 ? list_threads(p, drain_tid, &tids) : rc;
 	rc = ntids < 0 ? ntids : 0;
 	/* Pages locked for perf are limited per user (perf_event_mlock_kb, then
@@ -320,7 +346,7 @@ int tt__perf_open(struct tt_profile *p)
 	free(tids);
 	if (pf->drain_started) {
 		uint64_t word = rc == 0 ? 1 : 2; /* go, or give up */
-		(void)!write(pf->wake_fd, &word, sizeof(word));
+		(void)!write(pf->wake.fd, &word, sizeof(word));
 	}
 	if (rc != 0)
 		tt__perf_close(p);
@@ -329,9 +355,12 @@ int tt__perf_open(struct tt_profile *p)
 
 static int ioctl_all(struct tt__perf *pf, unsigned long request)
 {
-	for (size_t i = 0; i < pf->nfds; i++)
-		if (ioctl(pf->fds[i], request, 0) != 0)
+	for (size_t i = 0; i < pf->nfds; i++) {
+		if (!event_ours(pf, i))
+			return -EBADF;
+		if (ioctl(pf->fds[i].fd, request, 0) != 0)
 			return -errno;
+	}
 	return 0;
 }
 
@@ -360,7 +389,7 @@ uint64_t tt__perf_cpu_ns(struct tt_profile *p)
 	uint64_t total = 0;
 	for (size_t i = 0; i < pf->nfds; i++) {
 		uint64_t v;
-		if (read(pf->fds[i], &v, sizeof(v)) == sizeof(v))
+		if (event_ours(pf, i) && read(pf->fds[i].fd, &v, sizeof(v)) == sizeof(v))
 			total += v;
 	}
 	return total;
@@ -370,14 +399,16 @@ void tt__perf_close(struct tt_profile *p)
 {
 	struct tt__perf *pf = &p->u.perf;
 	if (pf->drain_started) {
+		/* (told through the eventfd while it is ours; else it sees `quit` within its
+		 * poll's timeout) */
 		uint64_t quit = 1;
-		(void)!write(pf->wake_fd, &quit, sizeof(quit));
+		__atomic_store_n(&pf->quit, true, __ATOMIC_RELEASE);
+		if (tt__fd_ours(&pf->wake))
+			(void)!write(pf->wake.fd, &quit, sizeof(quit));
 		pthread_join(pf->drain_thread, NULL);
 		pf->drain_started = false;
 	}
 	unmap_and_close(pf);
-	if (pf->wake_fd >= 0)
-		close(pf->wake_fd);
-	pf->wake_fd = -1;
+	tt__fd_close(&pf->wake);
 	pthread_mutex_destroy(&pf->drain_lock);
 }

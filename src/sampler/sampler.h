@@ -8,21 +8,27 @@
 #include <sys/types.h>
 #include <time.h>
 
+#include "base/base.h"
 #include "ticktrace/profile.h"
 
 struct tt__perf_ring {
-	int fd;             /* the event whose mmap this is; others SET_OUTPUT into it */
+	size_t event;       /* the event (in fds) whose mmap this is; others SET_OUTPUT into it */
 	void *base;         /* metadata page followed by data_size bytes */
 	size_t data_size;   /* a power of two */
 	bool hung_up;       /* the event's task exited: no longer polled, still drained */
 };
 
 struct tt__perf {
-	int *fds;               /* every event opened (nfds), including the rings' */
+	/* Every event opened (nfds), including the rings', kept high and checked before
+	 * each use (tt__fd_ours, and its perf id: a program's own eventfd or epoll has the
+	 * same anonymous inode), as ticktrace keeps its descriptors. */
+	struct tt__fd *fds;
+	uint64_t *ids;
 	size_t nfds;
 	struct tt__perf_ring *rings;
 	size_t nrings;
-	int wake_fd;            /* eventfd telling the drain thread to quit */
+	struct tt__fd wake;     /* eventfd telling the drain thread to quit */
+	bool quit;              /* the same, seen within DRAIN_POLL_MS when the program took it */
 	pthread_t drain_thread;
 	bool drain_started;
 	pthread_mutex_t drain_lock; /* one consumer of the rings at a time */

@@ -14,48 +14,80 @@
  * long is given up (ETIMEDOUT): the program never waits on a reader. */
 #define TT__OUT_READER_WAIT_MS 10000
 
-static void tt__out_raw(struct tt__out *out, const void *data, size_t size)
+/* The descriptor checked, at file position `at` (found again by its path, it is
+ * moved there). */
+static int tt__out_own_at(struct tt__out *out, uint64_t at)
+{
+	if (tt__fd_ours(&out->file))
+		return 0;
+	if (tt__fd_reopen(&out->file, out->path) == 0 && lseek(out->file.fd, (off_t)at, SEEK_SET) >= 0)
+		return 0;
+	if (!out->err)
+		out->err = -EBADF;
+	return -EBADF;
+}
+
+int tt__out_own(struct tt__out *out)
+{
+	return tt__out_own_at(out, out->offset - out->len);
+}
+
+/* `size` bytes at file position `at`. */
+static void tt__out_raw(struct tt__out *out, const void *data, size_t size, uint64_t at)
 {
 	const char *p = data;
-	while (size && !out->err) {
-		ssize_t n = write(out->fd, p, size);
-		if (n < 0 && errno == EINTR)
+	while (size && !out->err && tt__out_own_at(out, at) == 0) {
+		tt__background_io(1); /* (a fork need not wait for the write) */
+		ssize_t n = write(out->file.fd, p, size);
+		int err = n < 0 ? errno : EIO;
+		tt__background_io(0);
+		if (n < 0 && err == EINTR)
 			continue;
-		if (n < 0 && errno == EAGAIN) {
-			struct pollfd ready = {.fd = out->fd, .events = POLLOUT};
+		/* (closed since it was checked: checked again) */
+		if (n < 0 && err == EBADF && !tt__fd_ours(&out->file))
+			continue;
+		if (n < 0 && err == EAGAIN) {
+			struct pollfd ready = {.fd = out->file.fd, .events = POLLOUT};
+			tt__background_io(1); /* (nor for the reader) */
 			int rc = poll(&ready, 1, TT__OUT_READER_WAIT_MS);
+			int poll_err = rc < 0 ? errno : 0;
+			tt__background_io(0);
 			if (rc == 0)
 				out->err = -ETIMEDOUT;
-			else if (rc < 0 && errno != EINTR)
-				out->err = -errno;
+			else if (rc < 0 && poll_err != EINTR)
+				out->err = -poll_err;
 			continue;
 		}
 		if (n <= 0) {
-			out->err = n < 0 ? -errno : -EIO;
+			out->err = -err;
 			return;
 		}
 		p += n;
 		size -= (size_t)n;
+		at += (uint64_t)n;
 	}
 }
 
 void tt__out_flush(struct tt__out *out)
 {
-	tt__out_raw(out, out->buf, out->len);
+	tt__out_raw(out, out->buf, out->len, out->offset - out->len);
 	out->len = 0;
 }
 
 /* What is buffered, then `size` bytes at `data`, in one system call where it can. */
 static void tt__out_flush_with(struct tt__out *out, const void *data, size_t size)
 {
+	uint64_t at = out->offset - size - out->len;
 	struct iovec iov[2] = {{out->buf, out->len}, {(void *)data, size}};
-	ssize_t n = out->err ? 0 : writev(out->fd, iov, 2);
+	tt__background_io(1);
+	ssize_t n = out->err || tt__out_own_at(out, at) ? 0 : writev(out->file.fd, iov, 2);
+	tt__background_io(0);
 	size_t done = n > 0 ? (size_t)n : 0;
 	/* What a short or interrupted write left, the slow way (it reports errors). */
 	size_t from_buf = done < out->len ? done : out->len;
-	tt__out_raw(out, out->buf + from_buf, out->len - from_buf);
+	tt__out_raw(out, out->buf + from_buf, out->len - from_buf, at + from_buf);
 	size_t from_data = done - from_buf;
-	tt__out_raw(out, (const char *)data + from_data, size - from_data);
+	tt__out_raw(out, (const char *)data + from_data, size - from_data, at + done);
 	out->len = 0;
 }
 

@@ -37,7 +37,7 @@ struct tt__names_table {
 
 static struct tt__names_table *tt__names;   /* read with acquire loads */
 static size_t tt__names_count;
-static pthread_mutex_t tt__names_mutex = PTHREAD_MUTEX_INITIALIZER;
+static struct tt__lock tt__names_lock = TT__LOCK_INIT(TT__LOCK_NAMES);
 static char *tt__names_next, *tt__names_end;
 static char *tt__names_slabs[TT__NAMES_MAX_SLABS];
 static size_t tt__names_nslabs; /* read with acquire loads by the writer */
@@ -186,9 +186,9 @@ const struct tt_callsite *tt__name(const struct tt_callsite *from, const char *n
 		return &found->site;
 	sigset_t old;
 	tt__block_signals(&old);
-	pthread_mutex_lock(&tt__names_mutex);
+	tt__lock(&tt__names_lock);
 	const struct tt_callsite *site = tt__names_add(from, name, len, cut, hash);
-	pthread_mutex_unlock(&tt__names_mutex);
+	tt__unlock(&tt__names_lock);
 	tt__restore_signals(&old);
 	return site;
 }
@@ -206,7 +206,7 @@ bool tt__names_hold(uint64_t address)
 
 void tt__names_after_fork(void)
 {
-	pthread_mutex_init(&tt__names_mutex, NULL);
+	tt__lock_reset(&tt__names_lock);
 }
 
 /* ---- C++'s TT_FUNC: __PRETTY_FUNCTION__ made a qualified name ---- */

@@ -113,17 +113,26 @@ int tt__expand_path(const char *pattern, char *buf, size_t size)
 	return 0;
 }
 
-/* Runs `write` on `out`, open on `fd`, and closes it. */
-static int tt__write_fd(struct tt__out *out, int fd, tt__file_writer write, void *arg)
+/* Runs `write` on `out`, its file `fd` kept as ticktrace's (tt__fd_keep), and closes
+ * it unless `named` (NULL), where it is left open for the caller to name: then the
+ * kept file, which the caller closes. */
+static int tt__write_fd(struct tt__out *out, int fd, tt__file_writer write, void *arg,
+			struct tt__fd *named)
 {
-	*out = (struct tt__out){.fd = fd};
+	*out = (struct tt__out){0};
+	int err = tt__fd_keep(&out->file, fd);
+	if (err)
+		return err;
 	struct tt__writing writing;
 	tt__writing_begin(&writing);
-	int err = write(out, arg);
-	if (close(fd) < 0 && !err)
-		err = -errno;
+	err = write(out, arg);
 	tt__writing_end(&writing);
-	return err;
+	if (named) {
+		*named = out->file;
+		return err;
+	}
+	int closed = tt__fd_close(&out->file);
+	return err ? err : closed;
 }
 
 /* The descriptor a path names as the program's own: /dev/stdout, /dev/stderr,
@@ -277,7 +286,7 @@ int tt__write_file_with(const char *path, tt__file_writer write, void *arg)
 	 * renaming over it would replace the device node. */
 	if (tt__output_in_place(path)) {
 		int fd = tt__open_in_place(path);
-		err = fd < 0 ? fd : tt__write_fd(out, fd, write, arg);
+		err = fd < 0 ? fd : tt__write_fd(out, fd, write, arg, NULL);
 		free(out);
 		return err;
 	}
@@ -296,12 +305,14 @@ int tt__write_file_with(const char *path, tt__file_writer write, void *arg)
 		free(out);
 		return fd;
 	}
-	int keep = unnamed ? dup(fd) : -1; /* (tt__write_fd closes fd) */
-	err = unnamed && keep < 0 ? -errno : tt__write_fd(out, fd, write, arg);
+	struct tt__fd kept = {.fd = -1};
+	err = tt__write_fd(out, fd, write, arg, unnamed ? &kept : NULL);
+	/* (Named through /proc/self/fd/N: only while N is still the file written.) */
 	if (!err && unnamed)
-		err = tt__name_unnamed(keep, path, tmp, sizeof tmp);
-	if (keep >= 0)
-		close(keep);
+		err = tt__fd_ours(&kept) ? tt__name_unnamed(kept.fd, path, tmp, sizeof tmp) : -EBADF;
+	int closed = tt__fd_close(&kept);
+	if (!err)
+		err = closed;
 	if (!err && tmp[0] && rename(tmp, path) < 0)
 		err = -errno;
 	if (err && tmp[0])

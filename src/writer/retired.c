@@ -42,7 +42,7 @@ struct tt__retired_lib {
 };
 
 /* Held while the libraries' copies are read or added to. */
-pthread_mutex_t tt__retired_mutex = PTHREAD_MUTEX_INITIALIZER;
+struct tt__lock tt__retired_lock = TT__LOCK_INIT(TT__LOCK_RETIRED);
 /* In the order they began unloading; an entry never moves or changes once its
  * until is set. */
 static struct tt__retired_lib *tt__retired[TT__RETIRED_MAX];
@@ -219,7 +219,7 @@ struct tt__retired_lib *tt__retire_library(uintptr_t base, const char *name)
 	if (lib) {
 		lib->base = base;
 		tt__hold_chunks(1);
-		pthread_mutex_lock(&tt__retired_mutex);
+		tt__lock(&tt__retired_lock);
 		if (tt__nretired == TT__RETIRED_MAX)
 			err = -ENOSPC;
 		else
@@ -238,7 +238,7 @@ struct tt__retired_lib *tt__retire_library(uintptr_t base, const char *name)
 			tt__retired[tt__nretired] = lib;
 			__atomic_store_n(&tt__nretired, tt__nretired + 1, __ATOMIC_RELEASE);
 		}
-		pthread_mutex_unlock(&tt__retired_mutex);
+		tt__unlock(&tt__retired_lock);
 		tt__hold_chunks(0);
 	}
 	if (err == -ENOSPC)
@@ -261,7 +261,7 @@ void tt__library_unloaded(struct tt__retired_lib *lib)
 		return;
 	/* after its destructors, which may have recorded too */
 	uint64_t now = __builtin_ia32_rdtsc();
-	pthread_mutex_lock(&tt__retired_mutex);
+	tt__lock(&tt__retired_lock);
 	/* Still loaded (opened more than once, or RTLD_NODELETE): nothing was unloaded. */
 	if (dl_iterate_phdr(tt__is_loaded, lib)) {
 		lib->ranges.count = 0;
@@ -273,7 +273,7 @@ void tt__library_unloaded(struct tt__retired_lib *lib)
 	while (published < tt__nretired && tt__retired[published]->until)
 		published++;
 	__atomic_store_n(&tt__retired_published, published, __ATOMIC_RELEASE);
-	pthread_mutex_unlock(&tt__retired_mutex);
+	tt__unlock(&tt__retired_lock);
 }
 
 /* The modules of libraries [from, to) of those unloaded. Retired mutex held. */
@@ -288,9 +288,9 @@ int tt__out_modules(struct tt__out *out)
 {
 	/* the unloaded first: an UNLOADED MODULES ends the span of what was described of
 	 * its addresses before it, and a library loaded there since comes after */
-	pthread_mutex_lock(&tt__retired_mutex);
+	tt__lock(&tt__retired_lock);
 	tt__out_retired_modules(out, 0, __atomic_load_n(&tt__retired_published, __ATOMIC_ACQUIRE));
-	pthread_mutex_unlock(&tt__retired_mutex);
+	tt__unlock(&tt__retired_lock);
 	return tt__out_loaded_modules(out);
 }
 
@@ -301,7 +301,7 @@ int tt__out_unloaded(struct tt__out *out, struct tt__site_set *set)
 		return 0;
 	struct tt__site_set told = {.retired_seen = published};
 	int err = 0;
-	pthread_mutex_lock(&tt__retired_mutex);
+	tt__lock(&tt__retired_lock);
 	tt__out_retired_modules(out, set->retired_seen, published);
 	/* What was described of their addresses was theirs: it is not described again
 	 * when their records come, and a library loaded there since gets its own. */
@@ -314,7 +314,7 @@ int tt__out_unloaded(struct tt__out *out, struct tt__site_set *set)
 				entry |= (uint64_t)(k + 1) << TT__GEN_SHIFT;
 		err = tt__site_set_add(&told, entry) < 0 ? -ENOMEM : 0;
 	}
-	pthread_mutex_unlock(&tt__retired_mutex);
+	tt__unlock(&tt__retired_lock);
 	if (err) {
 		free(told.slots); /* (its UNLOADED sections are written again next time) */
 		return err;
@@ -348,7 +348,7 @@ size_t tt__unloaded_name(uint64_t address, size_t gen, bool func, char *buf, siz
 		return 0;
 	char name[TT__NAME_MAX];
 	size_t n;
-	pthread_mutex_lock(&tt__retired_mutex);
+	tt__lock(&tt__retired_lock);
 	const struct tt__retired_lib *lib = gen ? tt__retired[gen - 1] : NULL;
 	/* none loaded there now: the last one that was (its key was made before it went) */
 	for (size_t k = tt__nretired; !gen && k-- > 0 && !lib;)
@@ -365,6 +365,6 @@ size_t tt__unloaded_name(uint64_t address, size_t gen, bool func, char *buf, siz
 						    address - lib->base));
 	else
 		n = tt__name_out(cap, snprintf(buf, cap, "0x%" PRIx64, address));
-	pthread_mutex_unlock(&tt__retired_mutex);
+	tt__unlock(&tt__retired_lock);
 	return n;
 }

@@ -237,9 +237,9 @@ static void tt__out_generations(struct tt__out *out, const struct tt__site_set *
 void tt__out_names(struct tt__out *out, const struct tt__site_set *set,
 		   const struct tt__ranges *loaded)
 {
-	pthread_mutex_lock(&tt__retired_mutex);
+	tt__lock(&tt__retired_lock);
 	tt__out_generations(out, set, loaded);
-	pthread_mutex_unlock(&tt__retired_mutex);
+	tt__unlock(&tt__retired_lock);
 }
 
 void tt__out_sites(struct tt__out *out, const struct tt__site_set *set)

@@ -9,14 +9,19 @@
 
 /* buffer.c: a file's bytes, buffered, and section headers */
 struct tt__out {
-	int fd;
-	int err; /* first error, as -errno */
+	struct tt__fd file; /* checked before each write (tt__out_own) */
+	const char *path;   /* where it is found again if the program closed it, or NULL */
+	int err; /* first error, as -errno; -EBADF: the descriptor is the program's now */
 	uint64_t offset; /* bytes written to fd, buffered ones included */
 	size_t len;
 	char buf[1 << 16];
 };
 void tt__out(struct tt__out *out, const void *data, size_t size) TT__HIDDEN;
 void tt__out_flush(struct tt__out *out) TT__HIDDEN;
+/* Before each use of out->file.fd: 0 while it is the file written (found again by
+ * out->path if need be, at the offset written to); -EBADF once it is not, out->err
+ * then set to it unless an error came first. */
+int tt__out_own(struct tt__out *out) TT__HIDDEN;
 void tt__out_section(struct tt__out *out, uint32_t type, uint64_t size) TT__HIDDEN;
 void tt__out_pad(struct tt__out *out, uint64_t size) TT__HIDDEN;
 /* A section's header: within an UNLOADED section when `until` is not 0 (what it
@@ -252,7 +257,7 @@ size_t tt__unloaded_name(uint64_t address, size_t gen, bool func, char *buf, siz
  * retired_seen. */
 size_t tt__retired_count(void) TT__HIDDEN;
 /* Held while the libraries' copies are read. */
-extern pthread_mutex_t tt__retired_mutex TT__HIDDEN;
+extern struct tt__lock tt__retired_lock TT__HIDDEN;
 /* What the entries of one generation are described with. */
 struct tt__names_view {
 	const struct tt__ranges *loaded; /* segments loaded when the names were read, or NULL */

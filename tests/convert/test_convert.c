@@ -318,6 +318,69 @@ static void test_unterminated(void **state)
 	free(r.out);
 }
 
+/* --clip in JSON: slices open at the window's start are cut there and held until the
+ * outermost one ends, so that parents come first. A slice that ends meanwhile
+ * inside the window (the second "next") released them early, with the begins of
+ * those still open: "child" once more, at its original start and of no length. */
+static void test_clip_nested(void **state)
+{
+	struct tt_fixture *fx = *state;
+	static const struct tt_record rec[] = {
+		R(TT_REC_BEGIN, S_MAIN, 1000),  R(TT_REC_BEGIN, S_CHILD, 2000),
+		R(TT_REC_BEGIN, S_NEXT, 2500),  R(TT_REC_END, 0, 4500),
+		R(TT_REC_BEGIN, S_NEXT, 5000),  R(TT_REC_END, 0, 5500),
+		R(TT_REC_END, 0, 6000),         R(TT_REC_END, 0, 7000),
+	};
+	write_one(fx->in, rec, N(rec));
+	struct tt_run r;
+	TT_RUN(&r, "convert", "-q", fx->in, "-o", fx->out, "--from", "3us", "--to", "10us", "--clip");
+	assert_int_equal(r.status, 0);
+	free(r.out);
+	cJSON *root = tt_json_load(fx->out);
+	char *listing = tt_json_listing(root, 101);
+	assert_non_null(listing);
+	assert_string_equal(listing, "X main 0\nX child 1\nX next 2\nX next 2\n");
+	free(listing);
+	const cJSON *child = tt_json_find(root, "X", "child");
+	assert_int_equal(tt_json_ns(child, "ts"), 3000);
+	assert_int_equal(tt_json_ns(child, "dur"), 2000);
+	assert_true(cJSON_IsTrue(arg(child, "clipped_begin")));
+	cJSON_Delete(root);
+}
+
+/* The .pftrace is lean (issue 33): nothing an event need not say. Two nested scopes
+ * 40 ns apart and a counter, 4,000 times: begins carry only their time's delta, the
+ * sequence, the interned name, location and category (no sequence_flags: 27 bytes a
+ * scope, begin and end), counters their track's short uuid (17 bytes; 26 with the
+ * 64-bit uuid), about 14.2 bytes an event with the file's descriptors; 16.8 before. */
+static void test_perfetto_lean(void **state)
+{
+	struct tt_fixture *fx = *state;
+	enum { REPS = 4000, PER = 6 }; /* records a repetition: 5 events and a value */
+	struct tt_record *rec = calloc(REPS * PER, sizeof(*rec));
+	assert_non_null(rec);
+	for (uint64_t i = 0, t = 2000; i < REPS; i++, t += 200) {
+		struct tt_record *r = rec + i * PER;
+		r[0] = R(TT_REC_BEGIN, S_MAIN, t);
+		r[1] = R(TT_REC_BEGIN, S_CHILD, t + 40);
+		r[2] = R(TT_REC_END, 0, t + 80);
+		r[3] = R(TT_REC_END, 0, t + 120);
+		r[4] = R(TT_REC_COUNTER, S_QUEUE, t + 160);
+		r[5] = R(TT_REC_VALUE, 0, i % 100);
+	}
+	write_one(fx->in, rec, REPS * PER);
+	free(rec);
+	struct tt_run r;
+	TT_RUN(&r, "convert", fx->in, "-o", fx->aux, "-F", "perfetto");
+	assert_int_equal(r.status, 0);
+	free(r.out);
+	struct stat st;
+	assert_int_equal(stat(fx->aux, &st), 0);
+	double per_event = (double)st.st_size / (REPS * 5);
+	if (per_event > 14.5)
+		fail_msg("%.2f bytes an event, more than 14.5", per_event);
+}
+
 /* A TSC rate that is no whole number of ticks per nanosecond, as real ones are: every
  * time is the exact floor of ticks * 1e9 / hz, and a duration the difference of two. */
 static void test_real_clock_rate(void **state)
@@ -496,6 +559,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_unmatched_and_clamped, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_func_exit_unwinds, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_same_run_twice_refused, setup, tt_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_perfetto_lean, setup, tt_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_clip_nested, setup, tt_fixture_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

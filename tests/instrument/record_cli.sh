@@ -31,6 +31,12 @@
 #              ring and stream (issue 30 item 10: each child took itself for the run
 #              and replaced t.ttr); -o a FIFO: written in place by all, nothing made
 #              beside it.
+#   names      a program built without -rdynamic (dladdr names none of its static
+#              functions), in mode ring with snapshots and TICKTRACE_SPIKES: the live
+#              log, each snapshot's file name and its mark name the patched functions
+#              as the converter does (issue 35 item 6: they said slow+0x11c9), C++'s
+#              demangled; the program stripped and a function patched by address: slow+0xOFFSET in
+#              both.
 #   record_cli.sh CASE CC DETOUR_SOURCES SANITIZE   (TT_TEST_TOOL: the ticktrace command;
 #   SANITIZE: the build's b_sanitize)
 set -eu
@@ -391,6 +397,64 @@ starts)
 	fi
 	no_leftovers
 	echo "starts: each process its own file, the program's under the name given, all named"
+	;;
+names)
+	"$cc" -O1 -o "$dir/slow" "$src/slow.c"
+	# The names of the spikes the live log gives ("spike: NAME took ..."), sorted.
+	live_names() { sed -n 's/^spike: \(.*\) took .*/\1/p' "$1" | sort -u; }
+	# The names of the converted scopes of $1 longer than 10 ms, sorted.
+	long_names() {
+		python3 -c '
+import json, sys
+events = json.load(open(sys.argv[1]))
+events = events["traceEvents"] if isinstance(events, dict) else events
+print("\n".join(sorted({e["name"] for e in events if e.get("ph") == "X" and e.get("cat") == "ticktrace"
+                          and e["dur"] > 10000})))' "$1"
+	}
+	(cd "$dir" && TICKTRACE_MODE=ring TICKTRACE_SNAPSHOTS=snaps TICKTRACE_SNAPSHOT_AFTER=1ms \
+		TICKTRACE_SPIKES=spikes.txt TICKTRACE_SPIKE_THRESHOLD=10ms \
+		"$tool" record -f 'slow_*' -o t.ttr -c t.json -- ./slow >out 2>err) && rc=0 || rc=$?
+	[ "$rc" = 0 ] || { cat "$dir/err" >&2; fail "record slow exits $rc"; }
+	[ "$(long_names "$dir/t.json")" = "$(printf 'slow_step\nslow_unnamed')" ] ||
+		fail "the converter's names: $(long_names "$dir/t.json")"
+	[ "$(live_names "$dir/spikes.txt")" = "$(long_names "$dir/t.json")" ] ||
+		{ cat "$dir/spikes.txt" >&2; fail "the live log's names are not the converter's"; }
+	snaps=$(cd "$dir/snaps" && ls | sed 's/^spike-[0-9]*-[0-9]*-\(.*\)\.ttr$/\1/' | sort -u)
+	[ "$snaps" = "$(long_names "$dir/t.json")" ] ||
+		fail "the snapshots' file names: $(ls "$dir/snaps")"
+	for f in "$dir"/snaps/*.ttr; do
+		"$tool" convert "$f" -o "$f.json" 2>/dev/null ||
+			fail "$f not converted"
+		python3 -c '
+import json, sys
+events = json.load(open(sys.argv[1]))
+events = events["traceEvents"] if isinstance(events, dict) else events
+marks = [e["name"] for e in events if e.get("ph") == "i" and e["name"].startswith("spike: ")]
+sys.exit(0 if len(marks) == 1 and marks[0].startswith("spike: " + sys.argv[2] + " took ") else
+         "marks: %s" % marks)' "$f.json" "$(echo "$f" | sed 's/.*-\([a-z_]*\)\.ttr$/\1/')" ||
+			fail "the mark of $f"
+	done
+	# As C++ (g++ where there is one): the names demangled, as the converter shows them.
+	if command -v g++ >/dev/null; then
+		g++ -x c++ -O1 -o "$dir/slowxx" "$src/slow.c"
+		(cd "$dir" && TICKTRACE_MODE=ring TICKTRACE_SPIKES=xx.txt TICKTRACE_SPIKE_THRESHOLD=10ms \
+			"$tool" record -f 'slow_*' -o xx.ttr -c xx.json -- ./slowxx >out 2>err) && rc=0 || rc=$?
+		[ "$rc" = 0 ] || { cat "$dir/err" >&2; fail "record slowxx exits $rc"; }
+		[ "$(long_names "$dir/xx.json")" = "$(printf 'slow_step(int)\nslow_unnamed(int)')" ] &&
+			[ "$(live_names "$dir/xx.txt")" = "$(long_names "$dir/xx.json")" ] ||
+			fail "C++: the live log's $(live_names "$dir/xx.txt"), the converter's $(long_names "$dir/xx.json")"
+	else
+		echo "skipped the C++ part: no g++ here" >&2
+	fi
+	# Stripped, slow_unnamed patched by its address: no symbol, module+0xOFFSET alike.
+	addr=$(nm "$dir/slow" | awk '$3 == "slow_unnamed" { print $1 }' | sed 's/^0*//')
+	strip -o "$dir/bare" "$dir/slow"
+	(cd "$dir" && TICKTRACE_MODE=ring TICKTRACE_SPIKES=bare.txt TICKTRACE_SPIKE_THRESHOLD=10ms \
+		"$tool" record -f "0x$addr" -o b.ttr -c b.json -- ./bare >out 2>err) && rc=0 || rc=$?
+	[ "$rc" = 0 ] || { cat "$dir/err" >&2; fail "record bare exits $rc"; }
+	[ "$(live_names "$dir/bare.txt")" = "bare+0x$addr" ] && [ "$(long_names "$dir/b.json")" = "bare+0x$addr" ] ||
+		fail "stripped: the live log's $(live_names "$dir/bare.txt"), the converter's $(long_names "$dir/b.json")"
+	echo "names: the live log, the snapshots' files and marks name the patched functions as convert does"
 	;;
 *) fail "no case $case_" ;;
 esac

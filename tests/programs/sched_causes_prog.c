@@ -27,7 +27,8 @@
  *              ticks of the TSC around each lost record, to check what a cut says
  *   snapcap    SNAP_NAPS scopes TRIGGER_NAP that sleep 1.5 ms, each after the last
  *              one's snapshot was written (while TICKTRACE_SNAPSHOT_MAX, default
- *              16, allows one), then tt_trigger("late") ({"late": its return})
+ *              16, allows one), then tt_trigger("late") ({"late": its return}: the
+ *              triggers have their own TICKTRACE_SNAPSHOT_MAX)
  *   flatout TABLE  a thread recording counters "flat" (0, 1, ...) as fast as it
  *              can from 150 ms before a 3 ms sleep (a spike) and a tt_trigger("flat
  *              out") until both snapshots are written, reading the TSC into TABLE

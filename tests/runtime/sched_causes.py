@@ -42,6 +42,7 @@ import sys
 import tempfile
 from array import array
 from collections import namedtuple
+from fractions import Fraction
 
 import ttr
 
@@ -289,7 +290,6 @@ SNAP_NAPS, NAP = 20, "nap 1.5ms/x"
 # window (its end kept when the snapshot is written soon enough after it), and the
 # others do not fill in the whole run.
 SNAP_BUFFER = 65520
-EDQUOT = 122
 US = 1000
 
 
@@ -340,9 +340,11 @@ def counted(events):
     return values, None
 
 
-def check_files(label, snapshots, pid, expected):
+def check_files(label, snapshots, pid, expected, spike_numbers=None):
     """One file per spike or trigger in `expected` [(kind, tid, name)], each named
-    after its SNAPSHOT section, numbered from 1, and nothing else in the folder."""
+    after its SNAPSHOT section, and nothing else in the folder; the triggers numbered
+    from 1, the spikes by their place among the spikes found: `spike_numbers`, or from
+    1 (all kept)."""
     got = []
     for fname, f in snapshots.items():
         s = f.snapshot if f else None
@@ -358,8 +360,13 @@ def check_files(label, snapshots, pid, expected):
         got.append((kind, thread["tid"], s["name"]))
     check(sorted(got) == sorted(expected),
           "%s: snapshots of %s, expected %s" % (label, sorted(got), sorted(expected)))
-    numbers = sorted(f.snapshot["number"] for f in snapshots.values() if f and f.snapshot)
-    check(numbers == list(range(1, len(expected) + 1)), "%s: numbered %s" % (label, numbers))
+    for kind, code in (("spike", ttr.SNAPSHOT_SPIKE), ("trigger", ttr.SNAPSHOT_TRIGGER)):
+        numbers = sorted(f.snapshot["number"] for f in snapshots.values()
+                         if f and f.snapshot and f.snapshot["kind"] == code)
+        want = list(range(1, sum(1 for e in expected if e[0] == kind) + 1))
+        if kind == "spike" and spike_numbers is not None:
+            want = sorted(spike_numbers)
+        check(numbers == want, "%s: %ss numbered %s, not %s" % (label, kind, numbers, want))
 
 
 def check_window(label, f, run_file, before_ms, after_ms, tables):
@@ -670,8 +677,9 @@ def read_table(path):
 
 
 def snapshot_cap(tmp):
-    """More spikes than TICKTRACE_SNAPSHOT_MAX (its default, 16): 16 files, the rest
-    and a trigger after them refused (-EDQUOT), counted and said at exit."""
+    """More spikes than TICKTRACE_SNAPSHOT_MAX (its default, 16): 16 files, of the
+    worst (duration over threshold, a tie to the earlier), the rest replaced or
+    skipped, counted and said at exit; a trigger after them has its own 16."""
     d = os.path.join(tmp, "cap")
     fresh_dir(d)
     live = os.path.join(tmp, "cap.live.jsonl")
@@ -682,13 +690,20 @@ def snapshot_cap(tmp):
     naps = [l for l in map(json.loads, open(live)) if l.get("name") == NAP]
     pid = ttr.Ttr(out).pid
     check(len(naps) == SNAP_NAPS, "cap: %d spikes of %d naps in the live log" % (len(naps), SNAP_NAPS))
-    check_files("cap", snapshots_in(d), pid, [("spike", pid, NAP)] * 16)
-    check(said.get("late") == -EDQUOT, "cap: tt_trigger after the cap returned %s" % said.get("late"))
-    refused = SNAP_NAPS - 16 + 1
+    found = [l for l in map(json.loads, open(live)) if "dur_ns" in l]
+    worst = sorted(range(len(found)), key=lambda i: (-Fraction(found[i]["dur_ns"],
+                                                                found[i]["threshold_ns"]),
+                                                      found[i]["start_ns"]))[:16]
+    check_files("cap", snapshots_in(d), pid, [("spike", pid, NAP)] * 16 + [("trigger", pid, "late")],
+                spike_numbers=[i + 1 for i in worst])
+    check(said.get("late") == 0, "cap: tt_trigger after the cap returned %s" % said.get("late"))
+    not_kept = len(found) - 16
     said_lines = [l for l in err.splitlines() if "TICKTRACE_SNAPSHOT_MAX" in l]
-    check(len(said_lines) == 1 and re.match(r"ticktrace: %d \D*(no snapshot|not written)\b.*"
-                                            r"TICKTRACE_SNAPSHOT_MAX=16\b" % refused, said_lines[0]),
-          "cap: %d not written, said as %r" % (refused, err))
+    taken = re.match(r"ticktrace: of %d spikes, the snapshots keep the 16 worst \(TICKTRACE_SNAPSHOT_MAX"
+                     r".*: (\d+) replaced .*, (\d+) not worse" % len(found),
+                     said_lines[0]) if len(said_lines) == 1 else None
+    check(taken and int(taken.group(1)) + int(taken.group(2)) == not_kept,
+          "cap: %d replaced or skipped, said as %r" % (not_kept, err))
     print("cap: %d spikes, 16 snapshots, at exit: %s" % (len(naps), said_lines))
 
 

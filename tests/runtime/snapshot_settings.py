@@ -93,7 +93,7 @@ def main():
         for f in files:
             check(is_snapshot(os.path.join(snaps, f)), f"{f}: a raw file with TT_FILE_SNAPSHOT")
         check(f"ticktrace: 2 snapshots in {snaps}" in err, f"how many were written: {err}")
-        check("1 spike and trigger had no snapshot: TICKTRACE_SNAPSHOT_MAX=2" in err,
+        check("1 trigger had no snapshot: TICKTRACE_SNAPSHOT_MAX=2" in err,
               f"the one past MAX said: {err}")
 
         results, err = run(tmp, ["s"], TICKTRACE_SNAPSHOTS=snaps, TICKTRACE_MODE="stream")

@@ -4,9 +4,11 @@ failures = []
 
 
 def check(cond, what):
+    """cond, which failed said when false"""
     if not cond:
         failures.append(what)
         print("FAIL:", what)
+    return cond
 
 
 def verdict():

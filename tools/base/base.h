@@ -169,6 +169,9 @@ struct tt_buf {
 };
 
 void tt_buf_add(struct tt_buf *b, const void *p, size_t n);
+/* Room for n more bytes at the end: where they go (len is the caller's to move on),
+ * or NULL when there is no memory (oom set). */
+char *tt_buf_room(struct tt_buf *b, size_t n);
 /* Only for string literals: the "" makes anything else a compile error. */
 #define TT_BUF_LIT(b, s) tt_buf_add((b), "" s, sizeof("" s) - 1)
 void tt_buf_u64(struct tt_buf *b, uint64_t v);

@@ -471,10 +471,10 @@ int tt_out_commit(struct tt_out *o)
 	return 0;
 }
 
-void tt_buf_add(struct tt_buf *b, const void *p, size_t n)
+char *tt_buf_room(struct tt_buf *b, size_t n)
 {
 	if (b->oom)
-		return;
+		return NULL;
 	if (b->cap - b->len < n) {
 		size_t cap = b->cap ? b->cap : 64;
 		while (cap - b->len < n)
@@ -482,12 +482,20 @@ void tt_buf_add(struct tt_buf *b, const void *p, size_t n)
 		char *q = realloc(b->p, cap);
 		if (!q) {
 			b->oom = true;
-			return;
+			return NULL;
 		}
 		b->p = q;
 		b->cap = cap;
 	}
-	memcpy(b->p + b->len, p, n);
+	return b->p + b->len;
+}
+
+void tt_buf_add(struct tt_buf *b, const void *p, size_t n)
+{
+	char *q = tt_buf_room(b, n);
+	if (!q)
+		return;
+	memcpy(q, p, n);
 	b->len += n;
 }
 

@@ -8,7 +8,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "read.h"
+#include "read_internal.h"
 
 int tt_reserve(void *pp, size_t *cap, size_t count, size_t elem)
 {

@@ -393,47 +393,4 @@ struct tt_symbols *tt_symbols_attach(struct tt_trace *t, const char *debug_dir);
 int tt_symbols_lookup(void *ctx, const struct tt_file *file, uint64_t address, uint64_t tsc,
 		      struct tt_symbol *out);
 
-/* ---- inside read/: the reader's files, one to the other ---- */
-
-#define TT_FAIL(f, off, ...) tt_error_at((f)->path, (off), __VA_ARGS__)
-
-/* Whether a record's tsc field is a time (a VALUE record's holds a value). */
-static inline bool tt_record_timed(uint64_t word)
-{
-	return TT_RECORD_HAS_TIME(TT_RECORD_KIND(word));
-}
-
-/* sections.c: the header, then every section; a site (call site or function)
- * appended and indexed by address, 0 or -1 (also for a second description of an
- * address for the same time span); an EVENTS section's records added to its thread. */
-int tt_file_read_header(struct tt_file *f);
-int tt_file_read_sections(struct tt_file *f);
-int tt_file_add_site(struct tt_file *f, const struct tt_site *s, size_t *cap, uint64_t at);
-int tt_file_add_events(struct tt_file *f, struct tt_thread *t, struct tt_events ev,
-		       const struct tt_record *r, uint64_t at);
-
-/* snapshot.c: the SNAPSHOT section (`size` bytes at `at`), once, after PROCESS; then,
- * after every section, what it says of the threads. 0, or -1 after reporting. */
-int tt_file_read_snapshot(struct tt_file *f, uint64_t at, uint64_t size, bool after_process);
-int tt_file_check_snapshot(struct tt_file *f);
-void tt_snapshot_free(struct tt_snapshot *s);
-
-/* records.c: unpacks `count` records: NULL, or what is wrong with record *bad, which
- * begins at bytes[*at]. */
-const char *tt_unpack_records(const uint8_t *bytes, size_t size, size_t count,
-			      struct tt_record *out, size_t *bad, size_t *at);
-
-/* lookup.c: the description of `address` whose span ends at `until`, or NULL. */
-struct tt_site *tt_file_site_until(const struct tt_file *f, uint64_t address, uint64_t until);
-
-/* recover.c: a live file's chunks to their threads; the sites its records use that
- * were not yet described; a thread's last event cut in half, left out; a stream cut
- * short, its threads' runs of dropped events counted; the sites the decoder needs
- * (lost events, unbegun scopes), where it may. */
-int tt_file_read_live_chunks(struct tt_file *f);
-int tt_file_name_unknown_sites(struct tt_file *f);
-void tt_file_trim_cut_event(struct tt_file *f, struct tt_thread *t);
-void tt_file_count_gaps(struct tt_file *f, struct tt_thread *t);
-int tt_file_add_decoder_sites(struct tt_file *f);
-
 #endif

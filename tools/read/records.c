@@ -3,7 +3,7 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "read.h"
+#include "read_internal.h"
 
 /* Unpacks `count` records (format.h: TT_SEC_EVENTS_PACKED): NULL, or what is wrong
  * with record *bad, which begins at bytes[*at]. */

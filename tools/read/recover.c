@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "read.h"
+#include "read_internal.h"
 
 /* The first time a run of records holds, for ordering a thread's chunks. */
 static uint64_t tt_first_time(const struct tt_events *ev)

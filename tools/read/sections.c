@@ -1,6 +1,6 @@
 /* A raw file's header and sections, validated one by one (sizes, counts, END totals;
  * a packed EVENTS section unpacked whole), into the struct tt_file. */
-#include "read.h"
+#include "read_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>

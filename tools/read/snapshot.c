@@ -1,7 +1,7 @@
 /* A snapshot's SNAPSHOT section (TICKTRACE_SNAPSHOTS): what the window is, why it was
  * written, and the threads whose window the ring cut; validated as it is read, and
  * against the threads once every section is read. */
-#include "read.h"
+#include "read_internal.h"
 
 #include <inttypes.h>
 #include <stddef.h>

@@ -12,9 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-
-/* The C++ ABI's demangler, from libstdc++ (elfutils' own tools use it too). */
-char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
+#include "symbol_name.h"
 
 /* One ELF file, opened once for every process that mapped it, at its own virtual
  * addresses: a process's address A is the file's A - bias (per process). */
@@ -364,32 +362,6 @@ static struct tt_sym_file *tt_sym_file_for(struct tt_symbols *s, const struct tt
 	return sf;
 }
 
-/* GCC names the copies it specializes or splits off a function foo.constprop.0,
- * foo.isra.0, foo.part.0 (C++: "foo(int) [clone .constprop.0]"): they are foo. */
-static void tt_strip_clone(char *name)
-{
-	static const char *const suffixes[] = {
-		" [clone ", ".constprop.", ".isra.", ".part.", ".lto_priv.", ".cold", ".localalias",
-	};
-	for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
-		char *at = strstr(name, suffixes[i]);
-		if (at)
-			*at = 0;
-	}
-}
-
-static char *tt_demangle(const char *symbol)
-{
-	int status;
-	char *name = symbol[0] == '_' && symbol[1] == 'Z' ?
-			     __cxa_demangle(symbol, NULL, NULL, &status) : NULL;
-	if (!name)
-		name = strdup(symbol);
-	if (name)
-		tt_strip_clone(name);
-	return name;
-}
-
 static int tt_cu_range_cmp(const void *a, const void *b)
 {
 	const struct tt_cu_range *x = a, *y = b;
@@ -451,7 +423,7 @@ static int tt_name_from_elf(struct tt_elf *e, Dwarf_Addr address, struct tt_sym_
 		if (tt_asprintf(&r->name, "%s+0x%" PRIx64, tt_basename(e->path),
 				(uint64_t)(address - e->dwfl_bias)) < 0)
 			return -1;
-	} else if (!(r->name = tt_demangle(symbol))) {
+	} else if (!(r->name = tt__symbol_name(symbol))) {
 		return -1;
 	} else if (off) { /* inside a function: not an entry, but say where */
 		char *name = r->name;

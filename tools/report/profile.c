@@ -202,7 +202,8 @@ static int tt_an_keep_func_name(struct tt_an_sink *a, const struct tt_event *e)
 	if (tt_map_get(&a->func_names, e->func, &at))
 		return 0;
 	at = (uint32_t)a->names.len;
-	tt_buf_add(&a->names, e->func_name.ptr, e->func_name.len);
+	struct tt_str name = tt_event_name(e);
+	tt_buf_add(&a->names, name.ptr, name.len);
 	tt_buf_add(&a->names, "", 1);
 	return a->names.oom || tt_map_put(&a->func_names, e->func, at) < 0 ? tt_error("out of memory") : 0;
 }
@@ -210,7 +211,7 @@ static int tt_an_keep_func_name(struct tt_an_sink *a, const struct tt_event *e)
 static int tt_an_slice_begin(struct tt_sink *s, const struct tt_event *e)
 {
 	struct tt_an_sink *a = (struct tt_an_sink *)s;
-	if ((e->flags & TT_EV_FUNC) && !e->site && tt_an_keep_func_name(a, e) < 0)
+	if (tt_event_naming(e) == TT_NAMED_BY_FUNC && tt_an_keep_func_name(a, e) < 0)
 		return -1;
 	if (tt__scope_open(&a->threads[e->thread->id], tt_an_key(e), e->ts) < 0)
 		return tt_an_failed(a);

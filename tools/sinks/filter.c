@@ -200,7 +200,10 @@ static int tt_filter_end(struct tt_sink *s, const struct tt_event *e)
 		return 0;
 	}
 	int rc = TT_FORWARD(fs, slice_end, &cut);
-	return rc < 0 ? rc : tt_filter_release_held(fs, th);
+	/* The held slices' outermost parent is at depth 0 (all were open at the window's
+	 * start): the end of a slice deeper, begun inside the window, would let go of
+	 * slots whose slices are still open, their begins in them. */
+	return rc < 0 || e->depth > 0 ? rc : tt_filter_release_held(fs, th);
 }
 
 /* The slices held by tt_filter_end, outermost first, after their parent. */

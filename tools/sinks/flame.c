@@ -122,7 +122,7 @@ static int tt_flame_start(struct tt_sink *s, const struct tt_trace *t)
 static uint32_t tt_flame_event_name(struct tt_flame *fl, const struct tt_event *e)
 {
 	uint32_t id;
-	if (e->site) {
+	if (tt_event_naming(e) == TT_NAMED_BY_SITE) {
 		if (fl->site_names[e->site->id])
 			return fl->site_names[e->site->id] - 1;
 		id = tt_flame_name(fl, e->site->name.ptr, e->site->name.len);
@@ -132,7 +132,8 @@ static uint32_t tt_flame_event_name(struct tt_flame *fl, const struct tt_event *
 	}
 	if (tt_map_get(&fl->func_names, e->func, &id))
 		return id;
-	id = tt_flame_name(fl, e->func_name.ptr, e->func_name.len);
+	struct tt_str name = tt_event_name(e);
+	id = tt_flame_name(fl, name.ptr, name.len);
 	return id == UINT32_MAX || tt_map_put(&fl->func_names, e->func, id) < 0 ? UINT32_MAX : id;
 }
 

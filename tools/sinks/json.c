@@ -179,12 +179,11 @@ static void tt_json_thread(struct tt_json *j, const struct tt_thread *t)
  * or an event's own name, which is escaped into j->scratch here. */
 static size_t tt_json_prepare(struct tt_json *j, const struct tt_event *e)
 {
-	if ((e->flags & TT_EV_NAMED) || !e->site) { /* or a function no FUNCS section lists */
-		bool named = e->flags & TT_EV_NAMED;
+	if (tt_event_naming(e) != TT_NAMED_BY_SITE) {
+		struct tt_str name = tt_event_name(e);
 		j->scratch.len = 0;
 		TT_BUF_LIT(&j->scratch, "\"name\":");
-		tt_json_escape(&j->scratch, named ? e->text : e->func_name.ptr,
-			       named ? strnlen(e->text, 512) : e->func_name.len);
+		tt_json_escape(&j->scratch, name.ptr, name.len);
 		TT_BUF_LIT(&j->scratch, ",\"cat\":\"ticktrace\"");
 		return j->scratch.oom ? 0 : j->scratch.len;
 	}
@@ -229,7 +228,7 @@ static void tt_json_tail(struct tt_json *j, const struct tt_event *e)
 {
 	struct tt_out *o = j->out;
 	bool open = false; /* the args object is open */
-	if ((e->flags & TT_EV_NAMED) || !e->site) {
+	if (tt_event_naming(e) != TT_NAMED_BY_SITE) {
 		if (!j->scratch.oom)
 			tt_out_lit(o, j->scratch.p, j->scratch.len);
 	} else {
@@ -256,7 +255,7 @@ static void tt_json_tail(struct tt_json *j, const struct tt_event *e)
 		else
 			tt_json_u64(o, e->value);
 	}
-	if (__builtin_expect((e->flags & TT_EV_NAMED) && e->args, 0)) {
+	if (__builtin_expect(tt_event_naming(e) == TT_NAMED_BY_TEXT && e->args, 0)) {
 		for (const struct tt_mark_arg *a = e->args; a->key; a++)
 			tt_json_mark_arg(j, &open, a);
 		tt_out_reserve(o, TT_OUT_SLACK); /* (the room reserved for the event may be spent) */
@@ -343,10 +342,10 @@ static int tt_json_flow(struct tt_sink *sink, const struct tt_event *e)
 	TT_JSON_HEAD(j, ",\n{\"ph\":\"X\",\"ts\":", 0, e->ts);
 	TT_OUT_LIT(o, ",\"dur\":0.000");
 	tt_json_thread(j, e->thread);
-	if (out)
-		TT_OUT_LIT(o, "\"name\":\"flow_out\",\"cat\":\"ticktrace\",\"args\":{\"id\":\"");
-	else
-		TT_OUT_LIT(o, "\"name\":\"flow_in\",\"cat\":\"ticktrace\",\"args\":{\"id\":\"");
+	struct tt_str name = tt_event_name(e);
+	TT_OUT_LIT(o, "\"name\":\"");
+	tt_out_lit(o, name.ptr, name.len);
+	TT_OUT_LIT(o, "\",\"cat\":\"ticktrace\",\"args\":{\"id\":\"");
 	tt_out_hex(o, e->value);
 	if (out)
 		TT_OUT_LIT(o, "\"}},\n{\"ph\":\"s\",\"id\":\"");

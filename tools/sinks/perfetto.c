@@ -17,7 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "sinks.h"
+#include "protobuf_internal.h"
 
 /* Field numbers (Perfetto's). */
 enum {
@@ -40,10 +40,12 @@ enum { CLOCK_REALTIME_ID = 1, CLOCK_MONOTONIC_ID = 3, CLOCK_BOOTTIME_ID = 6 };
 /* A sequence-scoped clock: each packet's timestamp is the delta from the one before
  * on its sequence, a byte or two instead of seven or eight. */
 #define TT_PF_DELTA_CLOCK 64
-enum { SEQ_CLEARED = 1, SEQ_NEEDS_STATE = 2 };
+/* sequence_flags: only a sequence's first packet says it (cleared). The events that use
+ * its interned names and clock could say that they need it (2: trace_processor then
+ * skips them if the sequence lost its state), at two bytes each: nothing here loses
+ * it, as no packet of the file is lost without the rest of it. */
+enum { SEQ_CLEARED = 1 };
 #define TT_PB_CATEGORY_IID 1
-/* Room for an event packet without strings (measured: under 80 bytes). */
-#define TT_PF_SMALL 256u
 
 /* An event held back until its thread's time moves on. */
 enum tt_pf_hold_kind { TT_HELD_BEGIN, TT_HELD_POINT, TT_HELD_GONE };
@@ -76,7 +78,7 @@ struct tt_perfetto {
 	struct tt_pf_seq flows;
 	uint64_t *counter_uuid;       /* by site id: its counter track, once described */
 	uint64_t frame_tracks;        /* frames' threads described: those numbered below it */
-	struct tt_pb_buf scratch;
+	struct tt_buf scratch;         /* packets with strings or of any length */
 	struct tt_folded folded;      /* left out: nested deeper than Perfetto shows */
 };
 
@@ -89,35 +91,31 @@ static uint64_t tt_pf_process_uuid(size_t file)
 static int tt_pf_descriptor(struct tt_perfetto *p, uint64_t uuid, uint64_t parent, unsigned kind,
 			    uint32_t pid, uint32_t tid, struct tt_str name)
 {
-	uint8_t *b = tt_pb_room(&p->scratch, 128 + tt_str_room(name));
-	if (!b)
-		return tt_error("out of memory");
-	uint8_t *q = b, *td = q;
-	q = pb_open(q);
-	q = pb_uint(q, TD_UUID, uuid);
+	struct tt_buf *w = &p->scratch;
+	tt_pb_reset(w);
+	size_t td = tt_pb_open(w);
+	tt_pb_uint(w, TD_UUID, uuid);
 	if (parent)
-		q = pb_uint(q, TD_PARENT, parent);
-	uint8_t *sub = q;
-	q = pb_open(q);
+		tt_pb_uint(w, TD_PARENT, parent);
+	size_t sub = tt_pb_open(w);
 	switch (kind) {
 	case TD_PROCESS:
-		q = pb_uint(q, PD_PID, pid);
-		q = pb_text(q, PD_NAME, name);
+		tt_pb_uint(w, PD_PID, pid);
+		tt_pb_text(w, PD_NAME, name);
 		break;
 	case TD_THREAD:
-		q = pb_uint(q, THD_PID, pid);
-		q = pb_uint(q, THD_TID, tid);
-		q = pb_text(q, THD_NAME, name);
+		tt_pb_uint(w, THD_PID, pid);
+		tt_pb_uint(w, THD_TID, tid);
+		tt_pb_text(w, THD_NAME, name);
 		break;
 	default: /* a counter: its name on the track, nothing inside */
 		break;
 	}
-	q = pb_close(sub, q, kind);
+	tt_pb_close(w, sub, kind);
 	if (kind == TD_COUNTER)
-		q = pb_text(q, TD_NAME, name);
-	q = pb_close(td, q, PKT_TRACK_DESCRIPTOR);
-	tt_pb_packet(p->out, b, (size_t)(q - b));
-	return 0;
+		tt_pb_text(w, TD_NAME, name);
+	tt_pb_close(w, td, PKT_TRACK_DESCRIPTOR);
+	return tt_pb_write_packet(p->out, w);
 }
 
 /* The trace's one clock snapshot: CLOCK_MONOTONIC (our timestamps) against BOOTTIME
@@ -125,10 +123,11 @@ static int tt_pf_descriptor(struct tt_perfetto *p, uint64_t uuid, uint64_t paren
  * every event of a trace whose snapshots make a clock go backwards (merged runs that
  * overlap, files given later-first), and because anchors taken at different moments
  * differ by a few ns in their offsets, which would shift slices between them. */
-static void tt_pf_clocks(struct tt_perfetto *p, const struct tt_anchor *a)
+static int tt_pf_clocks(struct tt_perfetto *p, const struct tt_anchor *a)
 {
-	uint8_t b[128], *q = b, *cs = q;
-	q = pb_open(q);
+	struct tt_buf *w = &p->scratch;
+	tt_pb_reset(w);
+	size_t cs = tt_pb_open(w);
 	const struct {
 		unsigned id;
 		int64_t ns;
@@ -141,62 +140,53 @@ static void tt_pf_clocks(struct tt_perfetto *p, const struct tt_anchor *a)
 	for (size_t i = 0; i < 3; i++) {
 		if (clocks[i].ns == 0) /* not taken */
 			continue;
-		uint8_t *c = q;
-		q = pb_open(q);
-		q = pb_uint(q, CLK_ID, clocks[i].id);
-		q = pb_uint(q, CLK_TIMESTAMP, (uint64_t)clocks[i].ns);
-		q = pb_close(c, q, CS_CLOCKS);
+		size_t c = tt_pb_open(w);
+		tt_pb_uint(w, CLK_ID, clocks[i].id);
+		tt_pb_uint(w, CLK_TIMESTAMP, (uint64_t)clocks[i].ns);
+		tt_pb_close(w, c, CS_CLOCKS);
 	}
-	q = pb_close(cs, q, PKT_CLOCK_SNAPSHOT);
-	q = pb_uint(q, PKT_TIMESTAMP, (uint64_t)clocks[1].ns);
-	tt_pb_packet(p->out, b, (size_t)(q - b));
+	tt_pb_close(w, cs, PKT_CLOCK_SNAPSHOT);
+	tt_pb_uint(w, PKT_TIMESTAMP, (uint64_t)clocks[1].ns);
+	return tt_pb_write_packet(p->out, w);
 }
 
 /* The first packet of a sequence: clears incremental state, sets the defaults (the
  * track and the clock; for a thread's sequence, the delta clock that starts at the
  * trace start) and interns the one category. */
-static void tt_pf_sequence_start(struct tt_perfetto *p, const struct tt_pf_seq *sq)
+static int tt_pf_sequence_start(struct tt_perfetto *p, const struct tt_pf_seq *sq)
 {
 	static const char cat[] = "ticktrace";
-	uint8_t b[160], *q = b;
-	q = pb_uint(q, PKT_SEQUENCE_ID, sq->id);
-	q = pb_uint(q, PKT_SEQUENCE_FLAGS, SEQ_CLEARED);
-	q = pb_uint(q, PKT_FIRST_ON_SEQUENCE, 1);
+	struct tt_buf *w = &p->scratch;
+	tt_pb_reset(w);
+	tt_pb_uint(w, PKT_SEQUENCE_ID, sq->id);
+	tt_pb_uint(w, PKT_SEQUENCE_FLAGS, SEQ_CLEARED);
+	tt_pb_uint(w, PKT_FIRST_ON_SEQUENCE, 1);
 	if (sq->delta) {
-		uint8_t *cs = q, *c;
-		q = pb_open(q);
-		c = q;
-		q = pb_open(q);
-		q = pb_uint(q, CLK_ID, TT_PF_DELTA_CLOCK);
-		q = pb_uint(q, CLK_TIMESTAMP, (uint64_t)sq->last);
-		q = pb_uint(q, CLK_INCREMENTAL, 1);
-		q = pb_close(c, q, CS_CLOCKS);
-		c = q;
-		q = pb_open(q);
-		q = pb_uint(q, CLK_ID, CLOCK_MONOTONIC_ID);
-		q = pb_uint(q, CLK_TIMESTAMP, (uint64_t)sq->last);
-		q = pb_close(c, q, CS_CLOCKS);
-		q = pb_close(cs, q, PKT_CLOCK_SNAPSHOT);
+		size_t cs = tt_pb_open(w), c = tt_pb_open(w);
+		tt_pb_uint(w, CLK_ID, TT_PF_DELTA_CLOCK);
+		tt_pb_uint(w, CLK_TIMESTAMP, (uint64_t)sq->last);
+		tt_pb_uint(w, CLK_INCREMENTAL, 1);
+		tt_pb_close(w, c, CS_CLOCKS);
+		c = tt_pb_open(w);
+		tt_pb_uint(w, CLK_ID, CLOCK_MONOTONIC_ID);
+		tt_pb_uint(w, CLK_TIMESTAMP, (uint64_t)sq->last);
+		tt_pb_close(w, c, CS_CLOCKS);
+		tt_pb_close(w, cs, PKT_CLOCK_SNAPSHOT);
 	}
-	uint8_t *def = q;
-	q = pb_open(q);
-	q = pb_uint(q, DEF_CLOCK_ID, sq->delta ? TT_PF_DELTA_CLOCK : CLOCK_MONOTONIC_ID);
+	size_t def = tt_pb_open(w);
+	tt_pb_uint(w, DEF_CLOCK_ID, sq->delta ? TT_PF_DELTA_CLOCK : CLOCK_MONOTONIC_ID);
 	if (sq->track) {
-		uint8_t *ted = q;
-		q = pb_open(q);
-		q = pb_uint(q, TED_TRACK_UUID, sq->track);
-		q = pb_close(ted, q, DEF_TRACK_EVENT);
+		size_t ted = tt_pb_open(w);
+		tt_pb_uint(w, TED_TRACK_UUID, sq->track);
+		tt_pb_close(w, ted, DEF_TRACK_EVENT);
 	}
-	q = pb_close(def, q, PKT_DEFAULTS);
-	uint8_t *id = q, *c;
-	q = pb_open(q);
-	c = q;
-	q = pb_open(q);
-	q = pb_uint(q, IID, TT_PB_CATEGORY_IID);
-	q = pb_bytes(q, IID_NAME, cat, sizeof(cat) - 1);
-	q = pb_close(c, q, ID_CATEGORIES);
-	q = pb_close(id, q, PKT_INTERNED_DATA);
-	tt_pb_packet(p->out, b, (size_t)(q - b));
+	tt_pb_close(w, def, PKT_DEFAULTS);
+	size_t id = tt_pb_open(w), c = tt_pb_open(w);
+	tt_pb_uint(w, IID, TT_PB_CATEGORY_IID);
+	tt_pb_bytes(w, IID_NAME, cat, sizeof(cat) - 1);
+	tt_pb_close(w, c, ID_CATEGORIES);
+	tt_pb_close(w, id, PKT_INTERNED_DATA);
+	return tt_pb_write_packet(p->out, w);
 }
 
 static int tt_pf_start(struct tt_sink *sink, const struct tt_trace *t)
@@ -211,8 +201,8 @@ static int tt_pf_start(struct tt_sink *sink, const struct tt_trace *t)
 	for (size_t i = 1; i < t->nfiles; i++)
 		if (t->files[i].header.start.monotonic_ns < anchor->monotonic_ns)
 			anchor = &t->files[i].header.start;
-	if (t->nfiles)
-		tt_pf_clocks(p, anchor);
+	if (t->nfiles && tt_pf_clocks(p, anchor) < 0)
+		return -1;
 	for (size_t i = 0; i < t->nfiles; i++) {
 		const struct tt_file *f = &t->files[i];
 		uint64_t puuid = tt_pf_process_uuid(i);
@@ -231,82 +221,85 @@ static int tt_pf_start(struct tt_sink *sink, const struct tt_trace *t)
 			if (!sq->interned)
 				return tt_error("out of memory for %zu threads", t->nthreads);
 			if (tt_pf_descriptor(p, sq->track, puuid, TD_THREAD, f->process.pid, th->tid,
-					     th->name) < 0)
+					     th->name) < 0 ||
+			    tt_pf_sequence_start(p, sq) < 0)
 				return -1;
-			tt_pf_sequence_start(p, sq);
 		}
 	}
 	int64_t boot_offset = t->nfiles && anchor->boottime_ns ? anchor->boottime_ns - anchor->monotonic_ns : 0;
 	if (tt_pf_states(p->out, &p->scratch, t, boot_offset) < 0)
 		return -1;
 	p->flows = (struct tt_pf_seq){.id = (uint32_t)t->nthreads + 1};
-	tt_pf_sequence_start(p, &p->flows);
-	return 0;
+	return tt_pf_sequence_start(p, &p->flows);
 }
 
 /* The common part of an event packet: timestamp and sequence. */
-static uint8_t *tt_pf_head(uint8_t *q, int64_t base_ns, const struct tt_event *e,
-			   struct tt_pf_seq *sq)
+static void tt_pf_head(struct tt_buf *w, int64_t base_ns, const struct tt_event *e,
+		       struct tt_pf_seq *sq)
 {
 	int64_t ts = (int64_t)((uint64_t)base_ns + (uint64_t)e->ts); /* wraps only for a hostile clock */
-	q = pb_uint(q, PKT_TIMESTAMP, sq->delta ? (uint64_t)ts - (uint64_t)sq->last : (uint64_t)ts);
+	tt_pb_uint(w, PKT_TIMESTAMP, sq->delta ? (uint64_t)ts - (uint64_t)sq->last : (uint64_t)ts);
 	sq->last = ts;
-	q = pb_uint(q, PKT_SEQUENCE_ID, sq->id);
-	return pb_uint(q, PKT_SEQUENCE_FLAGS, SEQ_NEEDS_STATE);
+	tt_pb_uint(w, PKT_SEQUENCE_ID, sq->id);
 }
 
 /* Interns a site's name and source location on the thread's sequence at its first
- * use there, into a packet with room for the strings; returns the end. */
-static uint8_t *tt_pf_intern(struct tt_pf_seq *sq, const struct tt_site *s, uint8_t *q)
+ * use there. */
+static void tt_pf_intern(struct tt_pf_seq *sq, const struct tt_site *s, struct tt_buf *w)
 {
 	sq->interned[s->id / 8] |= (uint8_t)(1u << (s->id % 8));
-	uint8_t *id = q, *m;
-	q = pb_open(q);
-	m = q;
-	q = pb_open(q);
-	q = pb_uint(q, IID, s->id + 1);
-	q = pb_text(q, IID_NAME, s->name);
-	q = pb_close(m, q, ID_EVENT_NAMES);
-	m = q;
-	q = pb_open(q);
-	q = pb_uint(q, IID, s->id + 1);
-	q = pb_text(q, SL_FILE, s->file);
-	q = pb_text(q, SL_FUNCTION, s->func);
-	q = pb_uint(q, SL_LINE, s->line);
-	q = pb_close(m, q, ID_SOURCE_LOCATIONS);
-	return pb_close(id, q, PKT_INTERNED_DATA);
+	size_t id = tt_pb_open(w), m = tt_pb_open(w);
+	tt_pb_uint(w, IID, s->id + 1);
+	tt_pb_text(w, IID_NAME, s->name);
+	tt_pb_close(w, m, ID_EVENT_NAMES);
+	m = tt_pb_open(w);
+	tt_pb_uint(w, IID, s->id + 1);
+	tt_pb_text(w, SL_FILE, s->file);
+	tt_pb_text(w, SL_FUNCTION, s->func);
+	tt_pb_uint(w, SL_LINE, s->line);
+	tt_pb_close(w, m, ID_SOURCE_LOCATIONS);
+	tt_pb_close(w, id, PKT_INTERNED_DATA);
 }
 
 /* A debug annotation NAME = true. */
-static uint8_t *tt_pf_flag(uint8_t *q, const char *name, size_t len)
+static void tt_pf_flag(struct tt_buf *w, const char *name, size_t len)
 {
-	uint8_t *da = q;
-	q = pb_open(q);
-	q = pb_bytes(q, DA_NAME, name, len);
-	q = pb_uint(q, DA_BOOL, 1);
-	return pb_close(da, q, TE_DEBUG_ANNOTATIONS);
+	size_t da = tt_pb_open(w);
+	tt_pb_bytes(w, DA_NAME, name, len);
+	tt_pb_uint(w, DA_BOOL, 1);
+	tt_pb_close(w, da, TE_DEBUG_ANNOTATIONS);
+}
+
+/* A debug annotation NAME = an integer: `kind` DA_INT or DA_UINT. */
+static void tt_pf_number(struct tt_buf *w, struct tt_str name, unsigned kind, uint64_t v)
+{
+	size_t da = tt_pb_open(w);
+	tt_pb_text(w, DA_NAME, name);
+	tt_pb_uint(w, kind, v);
+	tt_pb_close(w, da, TE_DEBUG_ANNOTATIONS);
 }
 
 /* A mark's argument (decode.h): an integer, or a string. */
-static uint8_t *tt_pf_mark_arg(uint8_t *q, const struct tt_mark_arg *a)
+static void tt_pf_mark_arg(struct tt_buf *w, const struct tt_mark_arg *a)
 {
-	uint8_t *da = q;
-	q = pb_open(q);
-	q = pb_bytes(q, DA_NAME, a->key, strlen(a->key));
+	size_t da = tt_pb_open(w);
+	tt_pb_bytes(w, DA_NAME, a->key, strlen(a->key));
 	if (a->text)
-		q = pb_text(q, DA_STRING, (struct tt_str){a->text, (uint32_t)strlen(a->text)});
+		tt_pb_text(w, DA_STRING, (struct tt_str){a->text, (uint32_t)strlen(a->text)});
 	else
-		q = pb_uint(q, DA_INT, (uint64_t)a->number);
-	return pb_close(da, q, TE_DEBUG_ANNOTATIONS);
+		tt_pb_uint(w, DA_INT, (uint64_t)a->number);
+	tt_pb_close(w, da, TE_DEBUG_ANNOTATIONS);
 }
 
 /* Starts a packet written straight into the output buffer, on a thread's sequence:
- * the gap for its tag and length, the timestamp's delta and the sequence id. Room
- * for a packet without strings is reserved. */
-static inline uint8_t *tt_pf_direct(struct tt_perfetto *p, struct tt_pf_seq *sq, int64_t rel_ts)
+ * the gap for its tag and length, the timestamp's delta and the sequence id, in
+ * `room` bytes reserved: the rooms of the packet's fields, summed at compile time. */
+#define TT_PF_DIRECT_ROOM (PB_MESSAGE_ROOM + 2 * PB_UINT_ROOM)
+static inline uint8_t *tt_pf_direct(struct tt_perfetto *p, struct tt_pf_seq *sq, int64_t rel_ts,
+				    size_t room)
 {
 	int64_t ts = (int64_t)((uint64_t)p->trace->base_ns + (uint64_t)rel_ts);
-	tt_out_reserve(p->out, TT_PF_SMALL);
+	tt_out_reserve(p->out, room);
 	uint8_t *q = pb_open((uint8_t *)p->out->buf + p->out->len);
 	q = pb_uint(q, PKT_TIMESTAMP, (uint64_t)ts - (uint64_t)sq->last);
 	sq->last = ts;
@@ -332,12 +325,14 @@ static inline bool tt_pf_is_plain(const struct tt_pf_seq *sq, const struct tt_ev
 
 /* Most events (the same bytes tt_pf_event writes for them, in fewer instructions):
  * interned name and location, the category, the argument if any. */
+#define TT_PF_PLAIN_ROOM                                                                   \
+	(TT_PF_DIRECT_ROOM + PB_MESSAGE_ROOM + 4 * PB_UINT_ROOM +                            \
+	 PB_MESSAGE_ROOM + PB_BYTES_ROOM(3) + PB_UINT_ROOM)
 static inline void tt_pf_plain(struct tt_perfetto *p, struct tt_pf_seq *sq,
 			       const struct tt_event *e, unsigned type)
 {
 	uint64_t iid = e->site->id + 1;
-	uint8_t *q = tt_pf_direct(p, sq, e->ts);
-	q = pb_uint(q, PKT_SEQUENCE_FLAGS, SEQ_NEEDS_STATE);
+	uint8_t *q = tt_pf_direct(p, sq, e->ts, TT_PF_PLAIN_ROOM);
 	uint8_t *te = q;
 	q = pb_open(q);
 	q = pb_uint(q, TE_TYPE, type);
@@ -354,12 +349,6 @@ static inline void tt_pf_plain(struct tt_perfetto *p, struct tt_pf_seq *sq,
 	tt_pf_direct_end(p, pb_close(te, q, PKT_TRACK_EVENT));
 }
 
-/* A slice of a function no FUNCS section lists: named by func_name. */
-static bool tt_pf_func_named(const struct tt_event *e)
-{
-	return (e->flags & TT_EV_FUNC) && !e->site;
-}
-
 /* Builds and writes one event packet: type, then what the event carries; on the
  * event's thread's sequence unless `sq` is given (flows, frames), on its track unless
  * `track` is given (flows, frames). */
@@ -368,109 +357,60 @@ static int tt_pf_event(struct tt_perfetto *p, const struct tt_event *e, unsigned
 {
 	struct tt_pf_seq *th = sq ? sq : &p->threads[e->thread->id];
 	const struct tt_site *s = e->site;
-	bool named = type == TYPE_SLICE_BEGIN ||
-		     (type == TYPE_INSTANT && (s || (e->flags & (TT_EV_NAMED | TT_EV_FUNC))));
-	const char *fname = "";
-	size_t fname_len = 0;
-	size_t room = TT_PF_SMALL;
-	bool intern = named && s && !(th->interned[s->id / 8] & (1u << (s->id % 8)));
-	if (intern)
-		room += tt_str_room(s->name) + tt_str_room(s->file) + tt_str_room(s->func);
-	if (named && tt_pf_func_named(e)) {
-		fname = e->func_name.ptr;
-		fname_len = e->func_name.len;
-	}
-	if (named && (e->flags & TT_EV_NAMED)) {
-		fname = e->text;
-		fname_len = strnlen(e->text, 512);
-	}
-	const struct tt_mark_arg *args = e->flags & TT_EV_NAMED ? e->args : NULL;
-	for (const struct tt_mark_arg *a = args; a && a->key; a++)
-		room += strlen(a->key) + (a->text ? 3 * strlen(a->text) : 0) + 32;
-	room += 3 * fname_len + (e->flags & TT_EV_DESCRIBED ? e->text_len + 16 : 0) +
-		(s && (e->flags & TT_EV_ARG) ? tt_str_room(s->arg_name) : 0);
-	/* Most packets are encoded in place in the output buffer; those with strings to
-	 * intern go through scratch. */
-	bool in_place = room <= TT_PF_SMALL;
-	uint8_t *b;
-	if (in_place) {
-		tt_out_reserve(p->out, TT_PF_SMALL);
-		b = (uint8_t *)p->out->buf + p->out->len;
-	} else if (!(b = tt_pb_room(&p->scratch, room))) {
-		return tt_error("out of memory");
-	}
-	uint8_t *pk = b;
-	uint8_t *q = in_place ? pb_open(pk) : b;
-	q = tt_pf_head(q, p->trace->base_ns, e, th);
-	if (intern)
-		q = tt_pf_intern(th, s, q);
-	uint8_t *te = q;
-	q = pb_open(q);
-	q = pb_uint(q, TE_TYPE, type);
+	enum tt_naming naming = tt_event_naming(e);
+	struct tt_buf *w = &p->scratch;
+	tt_pb_reset(w);
+	tt_pf_head(w, p->trace->base_ns, e, th);
+	if (type != TYPE_SLICE_END && naming == TT_NAMED_BY_SITE &&
+	    !(th->interned[s->id / 8] & (1u << (s->id % 8))))
+		tt_pf_intern(th, s, w);
+	size_t te = tt_pb_open(w);
+	tt_pb_uint(w, TE_TYPE, type);
 	if (track)
-		q = pb_uint(q, TE_TRACK_UUID, track);
-	if (e->flags & (TT_EV_FLOW_OUT | TT_EV_FLOW_IN)) {
-		static const char out[] = "flow_out", in[] = "flow_in";
-		bool is_out = e->flags & TT_EV_FLOW_OUT;
-		q = is_out ? pb_bytes(q, TE_NAME, out, sizeof(out) - 1) :
-			     pb_bytes(q, TE_NAME, in, sizeof(in) - 1);
-		q = pb_uint(q, TE_CATEGORY_IIDS, TT_PB_CATEGORY_IID);
-		q = pb_fixed64(q, is_out ? TE_FLOW_IDS : TE_TERMINATING_FLOW_IDS, e->link);
-	} else if (named) {
-		if ((e->flags & TT_EV_NAMED) || !s)
-			q = pb_text(q, TE_NAME, (struct tt_str){fname, (uint32_t)fname_len});
-		else
-			q = pb_uint(pb_uint(q, TE_NAME_IID, s->id + 1), TE_SOURCE_LOCATION_IID,
-				    s->id + 1);
-		q = pb_uint(q, TE_CATEGORY_IIDS, TT_PB_CATEGORY_IID);
-		if (e->flags & TT_EV_ARG) {
-			uint8_t *da = q;
-			bool gap = e->flags & TT_EV_GAP;
-			q = pb_open(q);
-			if (gap)
-				q = pb_bytes(q, DA_NAME, "dropped", 7);
-			else if (s && s->arg_name.len)
-				q = pb_text(q, DA_NAME, s->arg_name);
-			else
-				q = pb_bytes(q, DA_NAME, "arg", 3);
-			q = pb_uint(q, s && s->signed_arg && !gap ? DA_INT : DA_UINT, e->value);
-			q = pb_close(da, q, TE_DEBUG_ANNOTATIONS);
+		tt_pb_uint(w, TE_TRACK_UUID, track);
+	if (type != TYPE_SLICE_END) { /* named: an end closes the innermost slice */
+		if (naming == TT_NAMED_BY_SITE) {
+			tt_pb_uint(w, TE_NAME_IID, s->id + 1);
+			tt_pb_uint(w, TE_SOURCE_LOCATION_IID, s->id + 1);
+		} else {
+			tt_pb_text(w, TE_NAME, tt_event_name(e));
 		}
-		for (const struct tt_mark_arg *a = args; a && a->key; a++)
-			q = tt_pf_mark_arg(q, a);
+		tt_pb_uint(w, TE_CATEGORY_IIDS, TT_PB_CATEGORY_IID);
+	}
+	if (naming == TT_NAMED_FLOW) {
+		tt_pb_fixed64(w, e->flags & TT_EV_FLOW_OUT ? TE_FLOW_IDS : TE_TERMINATING_FLOW_IDS,
+			      e->link);
+	} else if (type != TYPE_SLICE_END) {
+		bool gap = e->flags & TT_EV_GAP; /* its argument: how many were lost */
+		if (e->flags & TT_EV_ARG)
+			tt_pf_number(w, gap ? (struct tt_str){"dropped", 7} :
+					s && s->arg_name.len ? s->arg_name : (struct tt_str){"arg", 3},
+				     s && s->signed_arg && !gap ? DA_INT : DA_UINT, e->value);
+		if (naming == TT_NAMED_BY_TEXT)
+			for (const struct tt_mark_arg *a = e->args; a && a->key; a++)
+				tt_pf_mark_arg(w, a);
 		if (e->flags & TT_EV_UNBEGUN)
-			q = tt_pf_flag(q, "unbegun", 7);
+			tt_pf_flag(w, "unbegun", 7);
 		if (e->flags & TT_EV_CLIPPED_BEGIN)
-			q = tt_pf_flag(q, "clipped_begin", 13);
+			tt_pf_flag(w, "clipped_begin", 13);
 	}
 	if (type != TYPE_SLICE_BEGIN) {
 		/* end arguments are merged into the slice */
-		uint8_t *da;
 		if (e->flags & TT_EV_UNTERMINATED)
-			q = tt_pf_flag(q, "unterminated", 12);
+			tt_pf_flag(w, "unterminated", 12);
 		if (e->flags & TT_EV_CLIPPED_END)
-			q = tt_pf_flag(q, "clipped_end", 11);
-		if (e->flags & TT_EV_SCOPE_VALUE) {
-			da = q;
-			q = pb_open(q);
-			q = pb_bytes(q, DA_NAME, "value", 5);
-			q = pb_uint(q, DA_INT, (uint64_t)e->scope_value);
-			q = pb_close(da, q, TE_DEBUG_ANNOTATIONS);
-		}
+			tt_pf_flag(w, "clipped_end", 11);
+		if (e->flags & TT_EV_SCOPE_VALUE)
+			tt_pf_number(w, (struct tt_str){"value", 5}, DA_INT, (uint64_t)e->scope_value);
 		if (e->flags & TT_EV_DESCRIBED) {
-			da = q;
-			q = pb_open(q);
-			q = pb_bytes(q, DA_NAME, "description", 11);
-			q = pb_bytes(q, DA_STRING, e->text, e->text_len);
-			q = pb_close(da, q, TE_DEBUG_ANNOTATIONS);
+			size_t da = tt_pb_open(w);
+			tt_pb_bytes(w, DA_NAME, "description", 11);
+			tt_pb_bytes(w, DA_STRING, e->text, e->text_len);
+			tt_pb_close(w, da, TE_DEBUG_ANNOTATIONS);
 		}
 	}
-	q = pb_close(te, q, PKT_TRACK_EVENT);
-	if (in_place)
-		p->out->len += (size_t)(pb_close(pk, q, PB_TRACE_PACKET) - pk);
-	else
-		tt_pb_packet(p->out, b, (size_t)(q - b));
-	return 0;
+	tt_pb_close(w, te, PKT_TRACK_EVENT);
+	return tt_pb_write_packet(p->out, w);
 }
 
 /* A slice begin or an instant on its thread's sequence. Inline: the plain case is
@@ -508,7 +448,7 @@ static int tt_pf_release(struct tt_perfetto *p, struct tt_pf_seq *sq)
 	if (sq->held_names) { /* rarely: only in old or damaged files */
 		sq->held_names = 0;
 		for (size_t i = 0; i < n; i++)
-			if (tt_pf_func_named(&sq->held[i].e))
+			if (tt_event_naming(&sq->held[i].e) == TT_NAMED_BY_FUNC)
 				free((char *)sq->held[i].e.func_name.ptr);
 	}
 	return rc;
@@ -553,18 +493,19 @@ static int tt_pf_hold(struct tt_pf_seq *sq, const struct tt_event *e, enum tt_pf
 	h->e.func_name = (struct tt_str){0};
 	h->kind = kind;
 	/* a function no FUNCS section lists: its name is the decoder's only during the call */
-	if (tt_pf_func_named(e)) {
+	enum tt_naming naming = tt_event_naming(e);
+	if (naming == TT_NAMED_BY_FUNC) {
 		char *name = tt_memdup(e->func_name.ptr, e->func_name.len);
 		if (!name)
 			return tt_error("out of memory");
 		h->e.func_name = (struct tt_str){name, e->func_name.len};
 		sq->held_names++;
-	} else if (e->flags & TT_EV_NAMED) {
+	} else if (naming == TT_NAMED_BY_TEXT) {
 		h->e.args = e->args; /* (valid until the decoding ends) */
 	}
 	if (kind == TT_HELD_POINT) {
 		sq->held_points++;
-		if ((e->flags & TT_EV_NAMED) && !(h->e.text = strdup(e->text)))
+		if (naming == TT_NAMED_BY_TEXT && !(h->e.text = strdup(e->text)))
 			return tt_error("out of memory");
 		/* a zero-length slice's description, written with it as an instant */
 		if ((e->flags & TT_EV_DESCRIBED) && !(h->e.text = tt_memdup(e->text, e->text_len)))
@@ -632,7 +573,7 @@ static int tt_pf_slice_end(struct tt_sink *sink, const struct tt_event *e)
 		end.ts = e->ts + e->dur;
 		return tt_pf_event(p, &end, TYPE_SLICE_END, 0, NULL);
 	}
-	uint8_t *q = tt_pf_direct(p, sq, e->ts + e->dur);
+	uint8_t *q = tt_pf_direct(p, sq, e->ts + e->dur, TT_PF_DIRECT_ROOM + 4);
 	*q++ = PKT_TRACK_EVENT << 3 | WT_LEN;
 	*q++ = 2;
 	*q++ = TE_TYPE << 3 | WT_VARINT;
@@ -682,14 +623,16 @@ static int tt_pf_finish(struct tt_sink *sink, const struct tt_summary *sum)
 	return 0;
 }
 
-/* Counters go on a track per process and name, described at first use. */
+/* Counters go on a track per process and name, described at first use. Its uuid is
+ * the site's number (+ 1), a byte or two in every counter event: below 2^40, where
+ * the processes' and threads' begin. */
 static int tt_pf_counter(struct tt_sink *sink, const struct tt_event *e)
 {
 	struct tt_perfetto *p = (struct tt_perfetto *)sink;
 	const struct tt_site *s = e->site;
 	if (!p->counter_uuid[s->id]) {
 		size_t file = (size_t)(e->thread->file - p->trace->files);
-		p->counter_uuid[s->id] = UINT64_C(1) << 63 | (uint64_t)file << 40 | s->id;
+		p->counter_uuid[s->id] = (uint64_t)s->id + 1;
 		if (tt_pf_descriptor(p, p->counter_uuid[s->id], tt_pf_process_uuid(file), TD_COUNTER, 0,
 				     0, s->name) < 0)
 			return -1;
@@ -698,9 +641,9 @@ static int tt_pf_counter(struct tt_sink *sink, const struct tt_event *e)
 	struct tt_pf_seq *sq = &p->threads[e->thread->id];
 	if (tt_pf_advance(p, sq, e->ts) < 0)
 		return -1;
-	uint8_t *q = tt_pf_direct(p, sq, e->ts), *te;
-	q = pb_uint(q, PKT_SEQUENCE_FLAGS, SEQ_NEEDS_STATE);
-	te = q;
+	uint8_t *q = tt_pf_direct(p, sq, e->ts,
+				  TT_PF_DIRECT_ROOM + PB_MESSAGE_ROOM + 3 * PB_UINT_ROOM);
+	uint8_t *te = q;
 	q = pb_open(q);
 	q = pb_uint(q, TE_TYPE, TYPE_COUNTER);
 	q = pb_uint(q, TE_TRACK_UUID, p->counter_uuid[s->id]);
@@ -744,7 +687,7 @@ static void tt_pf_destroy(struct tt_sink *sink)
 			struct tt_pf_seq *sq = &p->threads[i];
 			for (size_t k = 0; k < sq->nheld; k++) {
 				free((char *)sq->held[k].e.text);
-				if (tt_pf_func_named(&sq->held[k].e))
+				if (tt_event_naming(&sq->held[k].e) == TT_NAMED_BY_FUNC)
 					free((char *)sq->held[k].e.func_name.ptr);
 			}
 			free(sq->held);

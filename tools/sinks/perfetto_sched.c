@@ -1,6 +1,6 @@
 /* The threads' states in the Perfetto sink (perfetto.c): ftrace sched_switch events,
  * which Perfetto shows as its own thread states and CPU tracks. */
-#include "sinks.h"
+#include "protobuf_internal.h"
 
 /* Field numbers (Perfetto's). */
 enum {
@@ -33,28 +33,26 @@ uint32_t tt_state_cpu(const struct tt_thread *th, size_t i)
 	return tt_pf_is_out(&th->states[i + 1]) ? th->states[i + 1].cpu : TT__NO_CPU;
 }
 
-/* One sched_switch into bundle q, on its CPU at `ns`: `prev` leaves it (to `prev_state`)
+/* One sched_switch into bundle w, on its CPU at `ns`: `prev` leaves it (to `prev_state`)
  * and `next` comes on; NULL is the idle task (pid 0, "swapper"), which stands for
  * whatever ran that is not in the trace. */
-static uint8_t *tt_pf_switch(uint8_t *q, int64_t ns, const struct tt_thread *prev,
-			     uint32_t prev_state, const struct tt_thread *next)
+static void tt_pf_switch(struct tt_buf *w, int64_t ns, const struct tt_thread *prev,
+			 uint32_t prev_state, const struct tt_thread *next)
 {
 	static const struct tt_str idle = {"swapper", 7};
-	uint8_t *ev = q, *sw;
-	q = pb_open(q);
-	q = pb_uint(q, FE_TIMESTAMP, (uint64_t)ns);
-	q = pb_uint(q, FE_PID, prev ? prev->tid : 0);
-	sw = q;
-	q = pb_open(q);
-	q = pb_text(q, SS_PREV_COMM, prev ? prev->name : idle);
-	q = pb_uint(q, SS_PREV_PID, prev ? prev->tid : 0);
-	q = pb_uint(q, SS_PREV_PRIO, TT_PF_PRIO);
-	q = pb_uint(q, SS_PREV_STATE, prev_state);
-	q = pb_text(q, SS_NEXT_COMM, next ? next->name : idle);
-	q = pb_uint(q, SS_NEXT_PID, next ? next->tid : 0);
-	q = pb_uint(q, SS_NEXT_PRIO, TT_PF_PRIO);
-	q = pb_close(sw, q, FE_SCHED_SWITCH);
-	return pb_close(ev, q, FEB_EVENT);
+	size_t ev = tt_pb_open(w);
+	tt_pb_uint(w, FE_TIMESTAMP, (uint64_t)ns);
+	tt_pb_uint(w, FE_PID, prev ? prev->tid : 0);
+	size_t sw = tt_pb_open(w);
+	tt_pb_text(w, SS_PREV_COMM, prev ? prev->name : idle);
+	tt_pb_uint(w, SS_PREV_PID, prev ? prev->tid : 0);
+	tt_pb_uint(w, SS_PREV_PRIO, TT_PF_PRIO);
+	tt_pb_uint(w, SS_PREV_STATE, prev_state);
+	tt_pb_text(w, SS_NEXT_COMM, next ? next->name : idle);
+	tt_pb_uint(w, SS_NEXT_PID, next ? next->tid : 0);
+	tt_pb_uint(w, SS_NEXT_PRIO, TT_PF_PRIO);
+	tt_pb_close(w, sw, FE_SCHED_SWITCH);
+	tt_pb_close(w, ev, FEB_EVENT);
 }
 
 /* How a run on a CPU ends, as its thread's next state says. */
@@ -128,7 +126,7 @@ static bool tt_pf_run(const struct tt_thread *th, size_t i, struct tt_pf_run *r)
 }
 
 /* Every thread's runs on CPUs, into *runs; their number, or -1 when out of memory. */
-static ptrdiff_t tt_pf_runs(const struct tt_trace *t, struct tt_pf_run **runs, size_t *name_room)
+static ptrdiff_t tt_pf_runs(const struct tt_trace *t, struct tt_pf_run **runs)
 {
 	size_t n = 0, cap = 0;
 	*runs = NULL;
@@ -137,8 +135,6 @@ static ptrdiff_t tt_pf_runs(const struct tt_trace *t, struct tt_pf_run **runs, s
 			const struct tt_thread *th = &t->files[f].threads[k];
 			if (!(th->flags & TT_THREAD_SCHED))
 				continue;
-			if (tt_str_room(th->name) > *name_room)
-				*name_room = tt_str_room(th->name);
 			for (size_t i = 0; i < th->nstates; i++) {
 				if (n == cap) {
 					cap = cap ? 2 * cap : 256;
@@ -169,49 +165,44 @@ static ptrdiff_t tt_pf_runs(const struct tt_trace *t, struct tt_pf_run **runs, s
  * a synthetic switch takes the one still there off, at the time the next comes on (or
  * its own next state is), as what the least that is true says (tt_pf_left). */
 #define TT_PF_BUNDLE_EVENTS 64
-int tt_pf_states(struct tt_out *out, struct tt_pb_buf *scratch, const struct tt_trace *t,
+int tt_pf_states(struct tt_out *out, struct tt_buf *w, const struct tt_trace *t,
 		 int64_t boot_offset)
 {
 	struct tt_pf_run *runs;
-	size_t name_room = 0;
-	ptrdiff_t n = tt_pf_runs(t, &runs, &name_room);
+	ptrdiff_t n = tt_pf_runs(t, &runs);
 	if (n <= 0) { /* (none: no states, or no memory) */
 		free(runs);
 		return n < 0 ? tt_error("out of memory for the threads' states") : 0;
 	}
 	qsort(runs, (size_t)n, sizeof(*runs), tt_pf_run_order);
-	uint8_t *b = tt_pb_room(scratch, 32 + (TT_PF_BUNDLE_EVENTS + 2) * (64 + 2 * name_room));
-	if (!b) {
-		free(runs);
-		return tt_error("out of memory");
-	}
-	for (ptrdiff_t i = 0; i < n;) {
+	int rc = 0;
+	for (ptrdiff_t i = 0; i < n && rc == 0;) {
 		uint32_t cpu = runs[i].cpu;
 		const struct tt_pf_run *on = NULL; /* the run on the CPU, not yet switched out */
-		while (i < n && runs[i].cpu == cpu) {
-			uint8_t *q = b, *bundle = q;
-			q = pb_open(q);
-			q = pb_uint(q, FEB_CPU, cpu);
+		while (i < n && runs[i].cpu == cpu && rc == 0) {
+			tt_pb_reset(w);
+			size_t bundle = tt_pb_open(w);
+			tt_pb_uint(w, FEB_CPU, cpu);
 			for (size_t events = 0; i < n && runs[i].cpu == cpu && events < TT_PF_BUNDLE_EVENTS;
 			     i++, events += 2) {
 				const struct tt_pf_run *r = &runs[i];
 				if (on && on->ends != TT_PF_OPEN && on->end <= r->in) {
-					q = tt_pf_switch(q, on->end + boot_offset, on->th,
-							 tt_pf_left(on), NULL);
+					tt_pf_switch(w, on->end + boot_offset, on->th, tt_pf_left(on),
+						     NULL);
 					on = NULL;
 				}
-				q = tt_pf_switch(q, r->in + boot_offset, on ? on->th : NULL,
-						 on ? tt_pf_left(on) : TASK_RUNNING, r->th);
+				tt_pf_switch(w, r->in + boot_offset, on ? on->th : NULL,
+					     on ? tt_pf_left(on) : TASK_RUNNING, r->th);
 				on = r;
 			}
 			if (on && on->ends != TT_PF_OPEN && (i == n || runs[i].cpu != cpu)) {
-				q = tt_pf_switch(q, on->end + boot_offset, on->th, tt_pf_left(on), NULL);
+				tt_pf_switch(w, on->end + boot_offset, on->th, tt_pf_left(on), NULL);
 				on = NULL;
 			}
-			q = pb_close(bundle, q, PKT_FTRACE_EVENTS);
-			tt_pb_packet(out, b, (size_t)(q - b));
+			tt_pb_close(w, bundle, PKT_FTRACE_EVENTS);
+			rc = tt_pb_write_packet(out, w);
 		}
 	}
 	free(runs);
-	return 0;
+	return rc;
 }

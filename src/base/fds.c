@@ -1,0 +1,198 @@
+/* ticktrace's own descriptors, in a process that is the program's. A program may
+ * close every descriptor it did not open (daemons close 3..1023, or call closefrom
+ * or close_range) and open its own files at the same numbers, or dup2 over them; so
+ * ticktrace keeps each of its descriptors at a high number, out of the way of the
+ * numbers a program takes first, remembers which file it is, checks before each use
+ * that the number still is that file, and never closes a number it cannot prove its
+ * own. Its descriptors take a quarter of the soft RLIMIT_NOFILE at most (the numbers
+ * from three quarters up): the rest is the program's, as without ticktrace. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <sched.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "base/base.h"
+
+/* Numbers past this would grow the program's table of descriptors for nothing: with
+ * a soft limit above it, ticktrace's numbers start at three quarters of it. */
+#define TT__FD_TABLE_MAX 4096
+
+static int tt__fds_kept; /* how many descriptors ticktrace holds now */
+
+/* The lowest number ticktrace's descriptors take, and how many it may hold. */
+static void tt__fd_share(int *floor, int *share)
+{
+	struct rlimit rl;
+	rlim_t soft = getrlimit(RLIMIT_NOFILE, &rl) == 0 ? rl.rlim_cur : 1024;
+	rlim_t table = soft < TT__FD_TABLE_MAX ? soft : TT__FD_TABLE_MAX;
+	*floor = (int)(table - table / 4);
+	*share = soft / 4 < 1 << 30 ? (int)(soft / 4) : 1 << 30;
+}
+
+/* What tells the file at `fd`: its inode; with `exact`, also its open flags and the
+ * close-on-exec flag ticktrace sets (dup2, and a program's open without O_CLOEXEC,
+ * leave it clear), which tell ticktrace's descriptor from the program's of the same
+ * file (a device: /dev/null, a terminal). */
+static int tt__fd_identity(int fd, struct tt__fd *id, int exact)
+{
+	struct stat st;
+	int flags = exact ? fcntl(fd, F_GETFL) : id->flags;
+	int fd_flags = exact ? fcntl(fd, F_GETFD) : FD_CLOEXEC;
+	if (flags < 0 || fd_flags < 0 || !(fd_flags & FD_CLOEXEC) || fstat(fd, &st) < 0)
+		return -1;
+	*id = (struct tt__fd){.fd = fd, .flags = flags, .dev = st.st_dev, .ino = st.st_ino};
+	return 0;
+}
+
+/* Whether f->fd is the file kept there: the inode (one system call, before each
+ * use), or `exact`ly (before closing it). */
+static int tt__fd_is(const struct tt__fd *f, int exact)
+{
+	struct tt__fd now = {.flags = f->flags};
+	return f->fd >= 0 && tt__fd_identity(f->fd, &now, exact) == 0 && now.dev == f->dev &&
+	       now.ino == f->ino && now.flags == f->flags;
+}
+
+int tt__fd_opened(int fd, struct tt__fd *id)
+{
+	struct stat st;
+	*id = (struct tt__fd){.fd = fd};
+	if (fd >= 0 && fstat(fd, &st) < 0) {
+		close(fd);
+		id->fd = -1;
+	}
+	if (id->fd < 0)
+		return -1;
+	id->dev = st.st_dev;
+	id->ino = st.st_ino;
+	return fd;
+}
+
+void tt__fd_close_opened(const struct tt__fd *id)
+{
+	struct stat st;
+	if (id->fd >= 0 && fstat(id->fd, &st) == 0 && st.st_dev == id->dev && st.st_ino == id->ino)
+		close(id->fd);
+}
+
+int tt__fd_keep(struct tt__fd *f, int fd)
+{
+	struct tt__fd opened;
+	tt__fd_opened(fd, &opened);
+	f->fd = -1;
+	if (fd < 0)
+		return fd;
+	int floor, share, err = -EMFILE;
+	tt__fd_share(&floor, &share);
+	int high = -1;
+	if (__atomic_add_fetch(&tt__fds_kept, 1, __ATOMIC_RELAXED) <= share) {
+		high = fcntl(fd, F_DUPFD_CLOEXEC, floor);
+		/* (none free from the floor up: the program holds them) */
+		err = high < 0 ? (errno == EINVAL ? -EMFILE : -errno) : 0;
+	}
+	tt__fd_close_opened(&opened);
+	if (!err && tt__fd_identity(high, f, 1) < 0) {
+		err = -errno;
+		close(high);
+	}
+	if (err)
+		__atomic_sub_fetch(&tt__fds_kept, 1, __ATOMIC_RELAXED);
+	return err;
+}
+
+int tt__fd_ours(const struct tt__fd *f)
+{
+	return tt__fd_is(f, 0);
+}
+
+int tt__fd_reopen(struct tt__fd *f, const char *path)
+{
+	if (f->fd < 0)
+		return -EBADF;
+	if (tt__fd_ours(f))
+		return 0;
+	struct tt__fd was = *f;
+	tt__fd_forget(f); /* the number is the program's now: never closed */
+	/* The same file, found by its name, or nothing: never a link another user put
+	 * there, never a FIFO to block on. */
+	int fd = path ? open(path, (was.flags & O_ACCMODE) | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
+		      : -1;
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_dev != was.dev ||
+	    st.st_ino != was.ino || fcntl(fd, F_SETFL, was.flags) < 0) {
+		if (fd >= 0)
+			close(fd);
+		return -EBADF;
+	}
+	return tt__fd_keep(f, fd) < 0 ? -EBADF : 0;
+}
+
+void tt__fd_forget(struct tt__fd *f)
+{
+	if (f->fd >= 0)
+		__atomic_sub_fetch(&tt__fds_kept, 1, __ATOMIC_RELAXED);
+	f->fd = -1;
+}
+
+int tt__fd_close(struct tt__fd *f)
+{
+	if (f->fd < 0)
+		return 0;
+	int ours = tt__fd_is(f, 1);
+	int err = ours && close(f->fd) < 0 ? -errno : 0;
+	tt__fd_forget(f);
+	return ours ? err : -EBADF;
+}
+
+/* A stdio stream's writes go through these: each checks the descriptor first. */
+static ssize_t tt__fd_stdio_write(void *cookie, const char *buf, size_t size)
+{
+	struct tt__fd *f = cookie;
+	if (!tt__fd_ours(f)) {
+		errno = EBADF;
+		return -1;
+	}
+	/* All of it, as a stream on the descriptor itself would: a short count is an
+	 * error to stdio, with the errno of the write that failed (EFBIG, ENOSPC). */
+	size_t done = 0;
+	while (done < size) {
+		ssize_t n = write(f->fd, buf + done, size - done);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return done ? (ssize_t)done : -1;
+		done += (size_t)n;
+	}
+	return (ssize_t)done;
+}
+
+static int tt__fd_stdio_close(void *cookie)
+{
+	return tt__fd_close(cookie) < 0 ? -1 : 0;
+}
+
+FILE *tt__fd_stdio(struct tt__fd *f)
+{
+	return fopencookie(f, "w", (cookie_io_functions_t){.write = tt__fd_stdio_write,
+							  .close = tt__fd_stdio_close});
+}
+
+int tt__fd_private_table(void)
+{
+	if (unshare(CLONE_FILES) < 0)
+		return -errno;
+	/* The copy holds the program's files open (a pipe's reader would wait on it for
+	 * its end): let every one go. (Before Linux 5.9, one by one.) */
+	if (syscall(SYS_close_range, 0u, ~0u, 0u) < 0) {
+		int floor, share;
+		tt__fd_share(&floor, &share);
+		for (int fd = 0; fd < floor + share; fd++)
+			close(fd);
+	}
+	return 0;
+}
+

@@ -1,0 +1,237 @@
+/* descriptors.py's program: a program that takes ticktrace's descriptors, as daemons
+ * do, and one that needs all of its own.
+ *
+ *   descriptors_prog HOW DIR   HOW: closefrom, close_range, loop (close 3..1023), dup2
+ *
+ * 4 threads named "worker" record TT__WORKER_FIRST scopes each and wait; then the
+ * program takes every descriptor but 0..2 (HOW), opens 8 files DIR/own-N (dup2:
+ * opens them first, then dup2s own-0 over every other number below its limit);
+ * the workers record TT__WORKER_MORE scopes more each and exit, while the program
+ * writes 4 rounds of 72 bytes into each file (dup2: then closes the numbers it
+ * dup2'd). Prints "written" and exits 0 when every write and close of its own
+ * succeeded; otherwise says which failed and exits 1.
+ *
+ *   descriptors_prog profile DIR
+ *
+ * The same with a self-profile (tt_profile_*, every thread) started before the
+ * descriptors are taken (closefrom) and stopped and closed after the program opened
+ * its files; prints "profile perf" or "profile timer" (its mechanism) first.
+ *
+ *   descriptors_prog limit DIR
+ *
+ * 40 threads record a scope each and stay; then the program opens DIR/f-N for N up
+ * to 57, as many as it can, and prints "opened N". */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <ticktrace.h>
+#include <ticktrace/profile.h>
+
+#define TT__WORKERS 4
+#define TT__WORKER_FIRST 20000
+#define TT__WORKER_MORE 300000
+#define TT__OWN_FILES 8
+#define TT__ROUNDS 4
+#define TT__LIMIT_THREADS 40
+#define TT__LIMIT_FILES 57
+
+static pthread_barrier_t tt_recorded, tt_taken;
+
+static void tt_pause_ms(long ms)
+{
+	struct timespec t = {ms / 1000, (ms % 1000) * 1000000};
+	while (nanosleep(&t, &t) < 0 && errno == EINTR)
+		;
+}
+
+static void *tt_worker(void *unused)
+{
+	(void)unused;
+	tt_thread_name("worker");
+	for (int k = 0; k < TT__WORKER_FIRST; k++) {
+		TT_SCOPE("before");
+	}
+	pthread_barrier_wait(&tt_recorded);
+	pthread_barrier_wait(&tt_taken);
+	for (int k = 0; k < TT__WORKER_MORE; k++) {
+		TT_SCOPE("after");
+	}
+	return NULL;
+}
+
+static void *tt_stay(void *release)
+{
+	{
+		TT_SCOPE("registered");
+	}
+	pthread_barrier_wait(&tt_recorded);
+	pthread_barrier_wait(release);
+	return NULL;
+}
+
+static long tt_open_limit(void)
+{
+	long max = sysconf(_SC_OPEN_MAX);
+	return max > 0 && max < 65536 ? max : 65536;
+}
+
+static int tt_take(const char *how, const int *own)
+{
+	if (strcmp(how, "closefrom") == 0) {
+		closefrom(3);
+	} else if (strcmp(how, "close_range") == 0) {
+		if (syscall(SYS_close_range, 3u, ~0u, 0u) < 0) {
+			perror("close_range");
+			return -1;
+		}
+	} else if (strcmp(how, "loop") == 0) {
+		for (int fd = 3; fd < 1024; fd++)
+			close(fd);
+	} else if (strcmp(how, "dup2") == 0) {
+		for (long fd = 3; fd < tt_open_limit(); fd++) {
+			int mine = 0;
+			for (int i = 0; i < TT__OWN_FILES; i++)
+				mine |= own[i] == fd;
+			if (!mine)
+				dup2(own[0], (int)fd);
+		}
+	} else {
+		fprintf(stderr, "descriptors_prog: no way %s\n", how);
+		return -1;
+	}
+	return 0;
+}
+
+static int tt_open_own(const char *dir, int *own)
+{
+	for (int i = 0; i < TT__OWN_FILES; i++) {
+		char path[4096];
+		snprintf(path, sizeof path, "%s/own-%d", dir, i);
+		own[i] = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (own[i] < 0) {
+			fprintf(stderr, "descriptors_prog: %s: %s\n", path, strerror(errno));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* descriptors_prog profile: the profile made at start, stopped and closed once the
+ * program's files are open (NULL: none). */
+static struct tt_profile *tt_profile;
+
+static int tt_daemon_like(const char *how, const char *dir)
+{
+	pthread_t workers[TT__WORKERS];
+	pthread_barrier_init(&tt_recorded, NULL, TT__WORKERS + 1);
+	pthread_barrier_init(&tt_taken, NULL, TT__WORKERS + 1);
+	for (int i = 0; i < TT__WORKERS; i++)
+		pthread_create(&workers[i], NULL, tt_worker, NULL);
+	pthread_barrier_wait(&tt_recorded);
+	tt_pause_ms(100); /* tt-sched asks for the workers' switches meanwhile */
+	int own[TT__OWN_FILES];
+	int dup2ed = strcmp(how, "dup2") == 0;
+	if ((dup2ed && tt_open_own(dir, own) < 0) || tt_take(how, own) < 0 ||
+	    (!dup2ed && tt_open_own(dir, own) < 0))
+		return 1;
+	if (tt_profile) {
+		int stopped = tt_profile_stop(tt_profile);
+		tt_profile_close(tt_profile);
+		printf("profile stopped: %d\n", stopped);
+	}
+	pthread_barrier_wait(&tt_taken);
+	int failed = 0;
+	for (int round = 0; round < TT__ROUNDS; round++) {
+		for (int i = 0; i < TT__OWN_FILES; i++) {
+			char line[73] = {0}; /* (its 72 bytes the same in every run: no stack bytes past the text) */
+			snprintf(line, sizeof line, "round %d of file %d: the program's own bytes, 72 of them....%05d\n",
+				 round, i, round * 100 + i);
+			ssize_t n = write(own[i], line, 72);
+			if (n != 72) {
+				fprintf(stderr, "descriptors_prog: write %d to own-%d (fd %d): %s\n", round, i,
+					own[i], n < 0 ? strerror(errno) : "short");
+				failed = 1;
+			}
+		}
+		for (int k = 0; k < 1000; k++) {
+			TT_SCOPE("main");
+		}
+		tt_pause_ms(40); /* the drain, the live file's tick run meanwhile */
+	}
+	for (int i = 0; i < TT__WORKERS; i++)
+		pthread_join(workers[i], NULL);
+	tt_pause_ms(40); /* tt-sched sees the workers gone */
+	if (dup2ed)
+		for (long fd = 3; fd < tt_open_limit(); fd++) {
+			int mine = 0;
+			for (int i = 0; i < TT__OWN_FILES; i++)
+				mine |= own[i] == fd;
+			if (!mine)
+				close((int)fd);
+		}
+	for (int i = 0; i < TT__OWN_FILES; i++) {
+		if (close(own[i]) < 0) {
+			fprintf(stderr, "descriptors_prog: close own-%d (fd %d): %s\n", i, own[i],
+				strerror(errno));
+			failed = 1;
+		}
+	}
+	if (!failed)
+		printf("written\n");
+	fflush(stdout);
+	return failed;
+}
+
+static int tt_needs_all(const char *dir)
+{
+	pthread_t threads[TT__LIMIT_THREADS];
+	pthread_barrier_t release;
+	pthread_barrier_init(&tt_recorded, NULL, TT__LIMIT_THREADS + 1);
+	pthread_barrier_init(&release, NULL, TT__LIMIT_THREADS + 1);
+	for (int i = 0; i < TT__LIMIT_THREADS; i++)
+		pthread_create(&threads[i], NULL, tt_stay, &release);
+	pthread_barrier_wait(&tt_recorded);
+	tt_pause_ms(200); /* tt-sched asks for every thread's switches meanwhile */
+	int opened = 0;
+	for (; opened < TT__LIMIT_FILES; opened++) {
+		char path[4096];
+		snprintf(path, sizeof path, "%s/f-%d", dir, opened);
+		if (open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644) < 0)
+			break;
+	}
+	printf("opened %d\n", opened);
+	fflush(stdout);
+	pthread_barrier_wait(&release);
+	for (int i = 0; i < TT__LIMIT_THREADS; i++)
+		pthread_join(threads[i], NULL);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 3) {
+		fprintf(stderr, "usage: descriptors_prog closefrom|close_range|loop|dup2|limit DIR\n");
+		return 2;
+	}
+	if (strcmp(argv[1], "limit") == 0)
+		return tt_needs_all(argv[2]);
+	if (strcmp(argv[1], "profile") != 0)
+		return tt_daemon_like(argv[1], argv[2]);
+	struct tt_profile_config cfg = {.start = (const void *)tt_worker, .size = 4096,
+					.flags = TT_PROFILE_ALL_THREADS};
+	struct tt_profile_stats stats;
+	if (tt_profile_create(&tt_profile, &cfg) < 0 || tt_profile_start(tt_profile) < 0 ||
+	    tt_profile_read(tt_profile, NULL, 0, &stats) < 0) {
+		fprintf(stderr, "descriptors_prog: no profile\n");
+		return 1;
+	}
+	printf("profile %s\n", stats.mechanism == TT_PROFILE_PERF ? "perf" : "timer");
+	return tt_daemon_like("closefrom", argv[2]);
+}

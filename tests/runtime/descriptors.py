@@ -1,0 +1,152 @@
+#!/usr/bin/env python3
+"""ticktrace's descriptors in a program that takes them (issue 30, items 1 and 2).
+
+descriptors_prog (programs/) records from 4 threads, then takes every descriptor but
+0..2 as daemons do (closefrom, close_range, a loop of close() over 3..1023, or dup2
+of its own file over every number), opens its own files and writes them while the
+threads record more and exit. Run in modes stop, ring and stream, with
+TICKTRACE_LIVE=1, and under `ticktrace record`: the program succeeds, its files are
+byte-identical to a plain run's (TICKTRACE=0), and the trace is whole (each worker's
+events and drops add up to what it recorded) or stderr says it was lost.
+
+`descriptors_prog profile`: the same (closefrom) with a self-profile (perf, every
+thread) started before and closed after: its files as the plain closefrom run's.
+
+`descriptors_prog limit`: 40 threads that record, then as many of 57 files as the
+program can open, under a soft RLIMIT_NOFILE of 64: as many as in a plain run. As
+nobody with no RLIMIT_MEMLOCK (where the test runs as root), perf's locked memory
+runs out after a few threads' rings: which threads went without states, and why, is
+said at exit.
+Usage: descriptors.py PROG TICKTRACE"""
+import glob
+import os
+import pwd
+import re
+import resource
+import subprocess
+import sys
+import tempfile
+
+from runs import SETTINGS
+from verdict import check, verdict
+
+PROG, TOOL = (os.path.abspath(p) for p in sys.argv[1:3])
+WORKER_EVENTS = 2 * (20000 + 300000)  # descriptors_prog.c: scopes before and after
+LOSS_SAID = "the program closed the"
+
+
+def run(args, workdir, settings, limit=None, nobody=False):
+    """PROG ARGS in workdir: with ticktrace's `settings`, under `record` (None), or
+    plain ({"TICKTRACE": "0"})."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TICKTRACE")}
+    env["TICKTRACE_OUT"] = os.path.join(workdir, "run-%p.ttr")
+    cmd = [PROG] + args
+    if settings is None:
+        cmd = [TOOL, "record", "-o", os.path.join(workdir, "run.ttr"), "--"] + cmd
+    else:
+        env.update(settings)
+
+    def lower_limit():
+        if limit:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (limit, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
+        if nobody:
+            resource.setrlimit(resource.RLIMIT_MEMLOCK, (0, 0))
+            user = pwd.getpwnam("nobody")
+            os.setgroups([])
+            os.setgid(user.pw_gid)
+            os.setuid(user.pw_uid)
+    return subprocess.run(cmd, env=env, cwd=workdir, capture_output=True, text=True, timeout=120,
+                          preexec_fn=lower_limit)
+
+
+def own_files(workdir):
+    return {name: open(os.path.join(workdir, name), "rb").read()
+            for name in sorted(os.listdir(workdir)) if name.startswith("own-")}
+
+
+def worker_totals(trace):
+    """events + dropped of each thread named worker, as `ticktrace info` says them."""
+    p = subprocess.run([TOOL, "info", trace], capture_output=True, text=True, timeout=120)
+    if not check(p.returncode == 0, "%s: info exit %d: %s" % (trace, p.returncode, p.stderr)):
+        return []
+    return [int(m.group(1)) + int(m.group(2))
+            for m in re.finditer(r"^\s+\d+\s+worker\s+(\d+)\s+(\d+)",
+                                 p.stdout.split("thread states")[0], re.M)]
+
+
+def taken(tmp, how, plain):
+    for what, settings in SETTINGS:
+        workdir = tempfile.mkdtemp(dir=tmp)
+        p = run([how, workdir], workdir, settings)
+        name = "%s, %s" % (how, what)
+        check(p.returncode == 0 and "written" in p.stdout,
+              "%s: the program's writes: exit %d: %s" % (name, p.returncode, p.stderr))
+        check(own_files(workdir) == plain, "%s: the program's files differ from a plain run's" % name)
+        traces = [t for t in glob.glob(os.path.join(workdir, "*.ttr"))]
+        said = LOSS_SAID in p.stderr
+        if said:
+            print("%s: the loss said: %s" % (name, p.stderr.strip()))
+            continue
+        if not check(len(traces) == 1, "%s: one trace, no loss said: %s %s" % (name, traces, p.stderr)):
+            continue
+        totals = worker_totals(traces[0])
+        check(totals == [WORKER_EVENTS] * 4,
+              "%s: each worker's events and drops add up to %d: %s" % (name, WORKER_EVENTS, totals))
+        print("%s: the program's files as in a plain run, the trace whole" % name)
+
+
+def profile(tmp, plain):
+    workdir = tempfile.mkdtemp(dir=tmp)
+    p = run(["profile", workdir], workdir, {"TICKTRACE_MODE": "stop"})
+    if "profile perf" not in p.stdout:
+        print("profile: not with perf here (%s): not checked" % p.stdout.strip())
+        return
+    check(p.returncode == 0 and "written" in p.stdout,
+          "profile: the program's writes: exit %d: %s" % (p.returncode, p.stderr))
+    got = own_files(workdir)
+    check(got == plain, "profile: the program's files differ from a plain run's: %s"
+          % [(name, got.get(name, b"")[:80], plain[name][:80]) for name in plain if got.get(name) != plain[name]][:1])
+    print("profile: the program's files as in a plain run (%s)" % " ".join(p.stdout.split()))
+
+
+def limit(tmp):
+    workdir = tempfile.mkdtemp(dir=tmp)
+    plain = run(["limit", workdir], workdir, {"TICKTRACE": "0"}, limit=64)
+    check(plain.returncode == 0, "limit, plain: exit %d: %s" % (plain.returncode, plain.stderr))
+    for what, settings in SETTINGS:
+        workdir = tempfile.mkdtemp(dir=tmp)
+        p = run(["limit", workdir], workdir, settings, limit=64)
+        check(p.returncode == 0 and p.stdout == plain.stdout,
+              "limit 64, %s: the program opened %r, %r in a plain run (exit %d): %s"
+              % (what, p.stdout.strip(), plain.stdout.strip(), p.returncode, p.stderr))
+        print("limit 64, %s: %s as in a plain run" % (what, p.stdout.strip()))
+    if os.geteuid() != 0 or open("/proc/sys/kernel/perf_event_paranoid").read().strip() not in "-1 0 1 2":
+        print("SKIP the threads refused states: not root, or no perf for nobody")
+        return
+    os.chmod(tmp, 0o755)  # (nobody reaches its directory)
+    workdir = tempfile.mkdtemp(dir=tmp)
+    os.chmod(workdir, 0o777)
+    p = run(["limit", workdir], workdir, {"TICKTRACE_MODE": "stop"}, limit=64, nobody=True)
+    said = re.search(r"ticktrace: (\d+) threads had no thread states \(tid \d+(, \d+)*(, \.\.\.)?; "
+                     r"perf_event_open: \1 for Operation not permitted\)", p.stderr)
+    check(p.returncode == 0 and said and p.stdout == plain.stdout,
+          "as nobody, no locked memory: exit %d, %r, the threads refused states said at exit: %s"
+          % (p.returncode, p.stdout, p.stderr))
+    print("as nobody, no locked memory: %s" % (said.group(0) if said else p.stderr))
+
+
+def main():
+    with tempfile.TemporaryDirectory(prefix="tt-descriptors-") as tmp:
+        for how in ("closefrom", "close_range", "loop", "dup2"):
+            workdir = tempfile.mkdtemp(dir=tmp)
+            p = run([how, workdir], workdir, {"TICKTRACE": "0"})
+            if not check(p.returncode == 0, "%s, plain: exit %d: %s" % (how, p.returncode, p.stderr)):
+                continue
+            taken(tmp, how, own_files(workdir))
+            if how == "closefrom":
+                profile(tmp, own_files(workdir))
+        limit(tmp)
+    sys.exit(verdict())
+
+
+main()
