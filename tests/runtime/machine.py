@@ -18,8 +18,7 @@ changed): placed through the wall clocks, every receive is where the exact merge
 it give or take the uncertainty said, which is said; --offset HOST=TIME moves that
 host's events by TIME, and names no other.
 
-Usage: machine.py PROG TICKTRACE [merge]   (PROG: sched_causes_prog, run as
-`PROG sleep`; with merge, flows_prog)"""
+Usage: machine.py PROG TICKTRACE [merge]   (PROG: flows_prog)"""
 import ctypes
 import json
 import os
@@ -68,8 +67,9 @@ def record(tmp, label, mode, wrap=(), user=None):
     out = os.path.join(tmp, label.replace(" ", "_").replace(",", "") + ".ttr")
     env = dict(os.environ, TICKTRACE_OUT=out, TICKTRACE_MODE=mode)
     before = time.time()
-    p = subprocess.run([*wrap, PROG, "sleep"], env=env, capture_output=True, text=True,
-                       timeout=120, **({"user": user} if user is not None else {}))
+    p = subprocess.run([*wrap, PROG, "send", "20"], env=env, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.PIPE, text=True, timeout=120,
+                       **({"user": user} if user is not None else {}))
     after = time.time()
     if p.returncode != 0:
         check(False, "%s: %s failed (%d): %s" % (label, PROG, p.returncode, p.stderr))
