@@ -113,7 +113,7 @@ static int tt_trace_place(struct tt_trace *t)
 			while (same < k && !tt_same_boot(t, t->machines[same].file, f))
 				same++;
 			if (same < k) {
-				mc->offset_ns = t->machines[same].offset_ns - t->machines[same].given_ns;
+				mc->offset_ns = t->machines[same].offset_ns;
 				mc->clock = t->machines[same].clock;
 				mc->uncertainty_ns = t->machines[same].uncertainty_ns;
 			} else if (k) {
@@ -121,7 +121,8 @@ static int tt_trace_place(struct tt_trace *t)
 				mc->clock = tai ? "CLOCK_TAI" : "CLOCK_REALTIME";
 				/* (readings a century apart are no clocks: damage, or a hostile file) */
 				const int64_t century = INT64_C(1) << 62;
-				int64_t ours = tt_wall_less_monotonic(f, tai), theirs = tt_wall_less_monotonic(first, tai);
+				int64_t ours = tt_wall_less_monotonic(f, tai);
+				int64_t theirs = tt_wall_less_monotonic(first, tai);
 				if (ours > century || ours < -century || theirs > century || theirs < -century)
 					return tt_error("%s: its wall clock and %s's are more than a century "
 							"apart: not placed on one timeline", f->path, first->path);
@@ -129,7 +130,10 @@ static int tt_trace_place(struct tt_trace *t)
 				const struct tt_clock_reading *a = &first->machine.start, *b = &m->start;
 				bool known = (first->machine.flags & m->flags & TT_MACHINE_START_CLOCK) &&
 					     a->state >= 0 && b->state >= 0;
-				mc->uncertainty_ns = known ? a->maxerror_ns + b->maxerror_ns : -1;
+				mc->uncertainty_ns = -1;
+				if (known && __builtin_add_overflow(a->maxerror_ns, b->maxerror_ns,
+								    &mc->uncertainty_ns))
+					mc->uncertainty_ns = INT64_MAX;
 			}
 		}
 		tt_file_shift(f, t->machines[k].offset_ns);
