@@ -228,16 +228,16 @@ enum tt_section_type {
 	 * from_tsc to to_tsc around a spike or a tt_trigger() call, written while the
 	 * program ran. Once, after PROCESS; the header has TT_FILE_SNAPSHOT. */
 	TT_SEC_SNAPSHOT = 0x44,
-	/* struct tt_machine_info: the clocks the run's times are on, and how they relate
-	 * to its machine's. Once, after PROCESS, in a file whose run read its clocks in a
-	 * time namespace that moves them (tt_machine_info.timens_*_ns not 0): every time
-	 * in such a file, anchors and states alike, is the namespace's. A file without
-	 * one is on its machine's own clocks (or was written before there were time
-	 * namespaces) and reads as it did, which is why the version stays; older readers
-	 * refuse a file that holds one (an unknown section type, at its offset) rather
-	 * than merge it with runs outside the namespace a day apart. A later version
-	 * adds fields after tt_machine_info (the machine's name and ids, its clocks'
-	 * error): a reader takes those it knows and skips the rest of the section. */
+	/* struct tt_machine_info: the machine the run ran on (its name and ids), the
+	 * clocks the run's times are on, and how they relate to its machine's and to the
+	 * wall clock. Once, after PROCESS, in every file this version writes (the first
+	 * version wrote it only where a time namespace moved the clocks: a file without
+	 * one is on its machine's own clocks, machine not known). Readers older than the
+	 * section refuse a file that holds one (an unknown section type, at its offset):
+	 * the version stays, as a file without one reads as it did. A section of
+	 * TT_MACHINE_INFO_V1_SIZE bytes is the first version's; a longer one than
+	 * tt_machine_info is a later version's: a reader takes the fields it knows and
+	 * skips the rest of the section. */
 	TT_SEC_MACHINE = 0x45,
 	/* struct tt_filtered_info, then count struct tt_filtered_fn: the calls of one
 	 * thread (a THREAD section of its index before it) that TICKTRACE_MIN_DUR erased
@@ -440,25 +440,66 @@ struct tt_sched_state {
 };
 _Static_assert(sizeof(struct tt_sched_state) == 16, "sched state layout");
 
-/* A time namespace (unshare --time, containers, CRIU restores) shows its processes
- * CLOCK_MONOTONIC and CLOCK_BOOTTIME moved by an offset (/proc/self/timens_offsets),
- * while the kernel stamps context switches with the machine's: the runtime moves
- * those into the namespace's, and says by how much. A time T of the file is the
- * machine's T - timens_monotonic_ns (CLOCK_MONOTONIC; the boottime offset for
- * CLOCK_BOOTTIME). Readers refuse offsets that put the run's start anchor before the
- * machine's boot (a clock of the machine's below 0, which the kernel never shows). */
+/* The machine's wall clocks at one of the run's anchors, and how good the kernel says
+ * they are (adjtimex(2) with no change asked). CLOCK_TAI is CLOCK_REALTIME plus the
+ * kernel's TAI offset, whole seconds (0 until an NTP daemon sets it: TAI then equals
+ * REALTIME and is no better than it). */
+struct tt_clock_reading {
+	uint64_t tsc;         /* the anchor's TSC */
+	int64_t realtime_ns;  /* CLOCK_REALTIME at tsc */
+	int64_t tai_ns;       /* CLOCK_TAI at tsc */
+	int64_t esterror_ns;  /* timex.esterror: the kernel's estimate of REALTIME's error */
+	int64_t maxerror_ns;  /* timex.maxerror: its bound */
+	int32_t state;        /* adjtimex's return, TIME_OK (0) .. TIME_ERROR (5), or -1:
+	                       * adjtimex failed and the errors and status are not known */
+	uint32_t status;      /* timex.status: STA_* bits; STA_UNSYNC (0x40): not synchronized */
+};
+_Static_assert(sizeof(struct tt_clock_reading) == 48, "clock reading layout");
+
+#define TT_HOST_NAME_MAX 64 /* Linux's HOST_NAME_MAX */
+
+/* The machine a run ran on and its clocks. A time namespace (unshare --time,
+ * containers, CRIU restores) shows its processes CLOCK_MONOTONIC and CLOCK_BOOTTIME
+ * moved by an offset (/proc/self/timens_offsets), while the kernel stamps context
+ * switches with the machine's: the runtime moves those into the namespace's, and says
+ * by how much. A time T of the file is the machine's T - timens_monotonic_ns
+ * (CLOCK_MONOTONIC; the boottime offset for CLOCK_BOOTTIME). Readers refuse offsets
+ * that put the run's start anchor before the machine's boot (a clock of the machine's
+ * below 0, which the kernel never shows). CLOCK_REALTIME and CLOCK_TAI are no time
+ * namespace's: they place runs of different machines on one timeline, as well as the
+ * readings' errors say.
+ *
+ * The first 24 bytes were the section's first version (time namespaces alone). */
 struct tt_machine_info {
 	uint32_t flags; /* enum tt_machine_flags; readers ignore those they do not know */
 	uint32_t reserved;
 	int64_t timens_monotonic_ns; /* the namespace's CLOCK_MONOTONIC less the machine's */
 	int64_t timens_boottime_ns;  /* the same for CLOCK_BOOTTIME */
+	/* /proc/sys/kernel/random/boot_id and /etc/machine-id as 16 bytes each (the
+	 * hexadecimal digits read): one boot of one machine has one CLOCK_MONOTONIC.
+	 * All 0: not read. */
+	uint8_t boot_id[16];
+	uint8_t machine_id[16];
+	uint32_t host_name_len; /* the host name (uname's nodename, the UTS namespace's) */
+	uint32_t reserved2;
+	char host_name[TT_HOST_NAME_MAX]; /* host_name_len bytes, no NUL among them; 0 after */
+	/* With TT_MACHINE_START_CLOCK, the wall clocks at the header's start anchor
+	 * (start.tsc is its TSC); with TT_MACHINE_WRITTEN_CLOCK, as the section was
+	 * written (at the dump, or at the start of a file written as the program runs:
+	 * mode stream, a live file). All 0 without their flag. */
+	struct tt_clock_reading start, written;
 };
-_Static_assert(sizeof(struct tt_machine_info) == 24, "machine info layout");
+_Static_assert(sizeof(struct tt_machine_info) == 224, "machine info layout");
+
+/* The first version of the section, which readers still take. */
+#define TT_MACHINE_INFO_V1_SIZE 24
 
 enum tt_machine_flags {
 	/* The offsets were read (/proc/self/timens_offsets). Without it they are 0 and
 	 * not known: readers refuse other offsets. */
 	TT_MACHINE_TIMENS = 1u << 0,
+	TT_MACHINE_START_CLOCK = 1u << 1,   /* tt_machine_info.start was read */
+	TT_MACHINE_WRITTEN_CLOCK = 1u << 2, /* tt_machine_info.written was read */
 };
 
 /* Why a snapshot was written. */

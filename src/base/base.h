@@ -28,10 +28,13 @@ void tt__clock_fill_header(struct tt_file_header *header) TT__HIDDEN;
 /* TSC ticks per second from one anchor to a later one; 0 when no time passed. */
 uint64_t tt__anchor_hz(const struct tt_anchor *from, const struct tt_anchor *to) TT__HIDDEN;
 extern struct tt_anchor tt__start_anchor TT__HIDDEN;
-/* The run's clocks as its time namespace moves them (format.h: TT_SEC_MACHINE). */
+/* The run's machine and clocks (format.h: TT_SEC_MACHINE): its time namespace's
+ * offsets, its name and ids, its wall clocks at the start anchor. */
 extern struct tt_machine_info tt__machine TT__HIDDEN;
-/* A new run's clocks: the start anchor, the time namespace's offsets. */
+/* A new run's clocks: the start anchor, the time namespace's offsets, the machine. */
 void tt__clock_start(void) TT__HIDDEN;
+/* The wall clocks now, with a TSC of their own (format.h: struct tt_clock_reading). */
+void tt__clock_reading_now(struct tt_clock_reading *reading) TT__HIDDEN;
 /* Up to `size` bytes of a small file (/proc, /sys): how many, 0 when unreadable. */
 size_t tt__read_file(const char *path, char *buf, size_t size) TT__HIDDEN;
 

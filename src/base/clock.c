@@ -8,6 +8,8 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/timex.h>
+#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -104,10 +106,75 @@ static void tt__read_timens(struct tt_machine_info *machine)
 	}
 }
 
+/* 16 bytes from the 32 hexadecimal digits of a /proc or /etc id (a UUID's dashes
+ * skipped); left 0 where the text holds other than that. */
+static void tt__read_id(const char *path, uint8_t id[16])
+{
+	char text[64];
+	size_t len = tt__read_file(path, text, sizeof text);
+	uint8_t bytes[16] = {0};
+	size_t digits = 0;
+	for (size_t i = 0; i < len && text[i] != '\n'; i++) {
+		char c = text[i];
+		int v = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+		if (c == '-')
+			continue;
+		if (v < 0 || digits == 32)
+			return;
+		bytes[digits / 2] |= (uint8_t)(v << (digits % 2 ? 0 : 4));
+		digits++;
+	}
+	if (digits == 32)
+		memcpy(id, bytes, 16);
+}
+
+static void tt__read_machine_ids(struct tt_machine_info *machine)
+{
+	tt__read_id("/proc/sys/kernel/random/boot_id", machine->boot_id);
+	tt__read_id("/etc/machine-id", machine->machine_id);
+	struct utsname uts;
+	if (uname(&uts) == 0) {
+		size_t len = strnlen(uts.nodename, sizeof machine->host_name);
+		memcpy(machine->host_name, uts.nodename, len);
+		machine->host_name_len = (uint32_t)len;
+	}
+}
+
+/* The wall clocks at an anchor just taken (read back to back with CLOCK_MONOTONIC,
+ * as the anchor's own), and the kernel's word on them. */
+static void tt__clock_reading(const struct tt_anchor *anchor, struct tt_clock_reading *reading)
+{
+	int64_t mono = tt__clock_ns(CLOCK_MONOTONIC);
+	int64_t tai = tt__clock_ns(CLOCK_TAI);
+	struct timex tx = {0};
+	int state = adjtimex(&tx);
+	*reading = (struct tt_clock_reading){
+		.tsc = anchor->tsc,
+		.realtime_ns = anchor->realtime_ns,
+		.tai_ns = anchor->monotonic_ns + (tai - mono),
+		.state = state < 0 ? -1 : state,
+	};
+	if (state >= 0) {
+		reading->esterror_ns = (int64_t)tx.esterror * 1000;
+		reading->maxerror_ns = (int64_t)tx.maxerror * 1000;
+		reading->status = (uint32_t)tx.status;
+	}
+}
+
+void tt__clock_reading_now(struct tt_clock_reading *reading)
+{
+	struct tt_anchor now;
+	tt__anchor_now(&now);
+	tt__clock_reading(&now, reading);
+}
+
 void tt__clock_start(void)
 {
 	tt__anchor_now(&tt__start_anchor);
 	tt__read_timens(&tt__machine);
+	tt__clock_reading(&tt__start_anchor, &tt__machine.start);
+	tt__machine.flags |= TT_MACHINE_START_CLOCK;
+	tt__read_machine_ids(&tt__machine);
 }
 
 void tt__clock_fill_header(struct tt_file_header *header)

@@ -1,4 +1,4 @@
-/* PROCESS, and MODULES: the loadable segments of every module loaded, with its path
+/* PROCESS, MACHINE (src/base/clock.c reads it), and MODULES: the loadable segments of every module loaded, with its path
  * and build id, by which the tools name functions and read call sites offline. */
 #include <elf.h>
 #include <errno.h>
@@ -29,13 +29,13 @@ void tt__out_process(struct tt__out *out)
 	tt__out(out, name, info.name_len);
 	tt__out(out, cmdline, info.cmdline_len);
 	tt__out_pad(out, size);
-	/* (a time namespace's offsets, where the run's clocks are moved) */
-	const struct tt_machine_info *machine = &tt__machine;
-	if (machine->timens_monotonic_ns || machine->timens_boottime_ns) {
-		tt__out_section(out, TT_SEC_MACHINE, sizeof *machine);
-		tt__out(out, machine, sizeof *machine);
-		tt__out_pad(out, sizeof *machine);
-	}
+	/* The machine, and its clocks as the section is written. */
+	struct tt_machine_info machine = tt__machine;
+	tt__clock_reading_now(&machine.written);
+	machine.flags |= TT_MACHINE_WRITTEN_CLOCK;
+	tt__out_section(out, TT_SEC_MACHINE, sizeof machine);
+	tt__out(out, &machine, sizeof machine);
+	tt__out_pad(out, sizeof machine);
 }
 
 

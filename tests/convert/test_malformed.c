@@ -1,6 +1,7 @@
 /* Hostile and damaged raw files: cut at every byte, wrong magic or version, counts
  * and sizes that lie, bad records. Each must end with exit status 1, an error that
  * names the file and the byte offset, and no output file (nor temporary) left. */
+#include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -8,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/timex.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -426,18 +428,27 @@ static void test_bad_machine(void **state)
 		int where;
 		const char *want;
 	} cases[] = {
-		{{0, 0, 4000000000, 0}, sizeof(struct tt_machine_info), AFTER_PROCESS,
+		{{.timens_monotonic_ns = 4000000000}, sizeof(struct tt_machine_info), AFTER_PROCESS,
 		 "time namespace offsets without TT_MACHINE_TIMENS"},
-		{{TT_MACHINE_TIMENS, 0, 6000000000, 0}, sizeof(struct tt_machine_info), AFTER_PROCESS,
+		{{.flags = TT_MACHINE_TIMENS, .timens_monotonic_ns = 6000000000},
+		 sizeof(struct tt_machine_info), AFTER_PROCESS,
 		 "CLOCK_MONOTONIC offset 6000000000 ns puts the run's start (5000000000 ns) before"},
-		{{TT_MACHINE_TIMENS, 0, 4000000000, 1}, sizeof(struct tt_machine_info), AFTER_PROCESS,
+		{{.flags = TT_MACHINE_TIMENS, .timens_monotonic_ns = 4000000000, .timens_boottime_ns = 1},
+		 sizeof(struct tt_machine_info), AFTER_PROCESS,
 		 "CLOCK_BOOTTIME offset 1 ns puts the run's start (0 ns) before"},
-		{{TT_MACHINE_TIMENS, 0, 4000000000, 0}, 16, AFTER_PROCESS, "MACHINE section too small"},
-		{{TT_MACHINE_TIMENS, 0, 4000000000, 0}, sizeof(struct tt_machine_info), BEFORE_PROCESS,
-		 "a MACHINE section before PROCESS"},
-		{{TT_MACHINE_TIMENS, 0, 4000000000, 0}, sizeof(struct tt_machine_info), TWICE,
-		 "a MACHINE section again"},
-		{{TT_MACHINE_TIMENS, 0, 4000000000, 0}, sizeof(struct tt_machine_info) + 40, AFTER_PROCESS, NULL},
+		{{.flags = TT_MACHINE_TIMENS, .timens_monotonic_ns = 4000000000}, 16, AFTER_PROCESS,
+		 "MACHINE section too small"},
+		{{.flags = TT_MACHINE_TIMENS, .timens_monotonic_ns = 4000000000},
+		 TT_MACHINE_INFO_V1_SIZE + 8, AFTER_PROCESS, "MACHINE section too small"},
+		{{.flags = TT_MACHINE_TIMENS, .timens_monotonic_ns = 4000000000},
+		 sizeof(struct tt_machine_info), BEFORE_PROCESS, "a MACHINE section before PROCESS"},
+		{{.flags = TT_MACHINE_TIMENS, .timens_monotonic_ns = 4000000000},
+		 sizeof(struct tt_machine_info), TWICE, "a MACHINE section again"},
+		{{.flags = TT_MACHINE_TIMENS, .timens_monotonic_ns = 4000000000},
+		 sizeof(struct tt_machine_info) + 40, AFTER_PROCESS, NULL},
+		/* the first version's section */
+		{{.flags = TT_MACHINE_TIMENS, .timens_monotonic_ns = 4000000000},
+		 TT_MACHINE_INFO_V1_SIZE, AFTER_PROCESS, NULL},
 	};
 	static const struct tt_sched_state states[] = {
 		{5000002000, 0, TT_SCHED_BLOCKED}, {5000003000, 0, TT_SCHED_RUNNING}};
@@ -502,6 +513,74 @@ static void test_bad_filtered(void **state)
 			expect_failure(fx, w.data, w.size, cases[i].want);
 		else
 			cJSON_Delete(expect_json(fx, w.data, w.size));
+		tt_tw_free(&w);
+	}
+}
+
+/* A MACHINE section as this version writes it (every field filled), then each of its
+ * fields damaged in turn: refused at that field's offset, with what is wrong. */
+static void test_bad_machine_fields(void **state)
+{
+	struct fixture *fx = *state;
+	const struct tt_clock_reading reading = {
+		.realtime_ns = INT64_C(1790000000) * 1000000000, .tai_ns = INT64_C(1790000037) * 1000000000,
+		.esterror_ns = 250000, .maxerror_ns = 16000000000, .state = TIME_OK, .status = STA_PLL};
+	struct tt_machine_info whole = {
+		.flags = TT_MACHINE_START_CLOCK | TT_MACHINE_WRITTEN_CLOCK,
+		.boot_id = {1, 2, 3}, .machine_id = {4, 5, 6}, .host_name_len = 5, .host_name = "alpha",
+		.start = reading, .written = reading};
+	whole.start.tsc = 1000;     /* the default header's start anchor */
+	whole.written.tsc = 900000; /* before its end anchor */
+#define AT(field) offsetof(struct tt_machine_info, field)
+	static const struct {
+		size_t at, width;
+		int64_t value;
+		const char *want;
+		size_t said_at; /* where the error is said, if not `at` */
+	} cases[] = {
+		{AT(flags), 4, TT_MACHINE_WRITTEN_CLOCK, "a start clock reading without its flag", AT(start)},
+		{AT(flags), 4, TT_MACHINE_START_CLOCK, "a written clock reading without its flag",
+		 AT(written)},
+		{AT(host_name_len), 4, 65, "host name of 65 bytes (at most 64)", 0},
+		{AT(host_name) + 2, 1, 0, "host name holds a NUL", 0},
+		{AT(host_name) + 5, 1, 'x', "bytes after its host name", 0},
+		{AT(start.tsc), 8, 1001, "start clock reading at TSC 1001, not the start anchor's 1000", 0},
+		{AT(written.tsc), 8, 999, "written clock reading at TSC 999, before the start anchor's", 0},
+		{AT(start.tai_ns), 8, INT64_C(1789999998) * 1000000000,
+		 "start CLOCK_TAI is -2000000000 ns from CLOCK_REALTIME", 0},
+		{AT(written.tai_ns), 8, INT64_C(1790200000) * 1000000000,
+		 "written CLOCK_TAI is 200000000000000 ns from CLOCK_REALTIME", 0},
+		{AT(start.esterror_ns), 8, -1, "start clock error -1 ns is below 0", 0},
+		{AT(written.maxerror_ns), 8, -5, "written clock's maximum error -5 ns is below 0", 0},
+		{AT(start.state), 4, TIME_ERROR + 1, "start clock state 6 is none adjtimex returns", 0},
+		{AT(written.state), 4, -2, "written clock state -2 is none adjtimex returns", 0},
+		{0, 0, 0, NULL, 0}, /* the whole section, undamaged */
+	};
+#undef AT
+	for (size_t i = 0; i < N(cases); i++) {
+		struct tt_machine_info m = whole;
+		memcpy((char *)&m + cases[i].at, &cases[i].value, cases[i].width);
+		struct tt_tw w;
+		assert_int_equal(tt_tw_open_memory(&w), 0);
+		tt_tw_header(&w, NULL);
+		tt_tw_process(&w, 4242, "demo");
+		tt_tw_machine(&w, &m, sizeof m);
+		uint64_t section = w.sections[w.nsections - 1] + sizeof(struct tt_section_header);
+		tt_tw_sites(&w, sites, N(sites));
+		struct tt_thread_info ti = {.index = 0, .tid = 101, .events = N(t0)};
+		tt_tw_thread_info(&w, &ti, "main");
+		tt_tw_events(&w, 0, 0, t0, N(t0));
+		tt_tw_end(&w);
+		assert_int_equal(tt_tw_close(&w), 0);
+		if (cases[i].want) {
+			char want[256];
+			snprintf(want, sizeof want, "offset %" PRIu64 ": MACHINE section",
+				 section + (cases[i].said_at ? cases[i].said_at : cases[i].at));
+			expect_failure(fx, w.data, w.size, want);
+			expect_failure(fx, w.data, w.size, cases[i].want);
+		} else {
+			cJSON_Delete(expect_json(fx, w.data, w.size));
+		}
 		tt_tw_free(&w);
 	}
 }
@@ -668,6 +747,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_bad_sched, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_machine, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_filtered, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bad_machine_fields, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_unloaded, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_packed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_torn_last_event_is_counted, setup, teardown),

@@ -32,6 +32,39 @@ SCHED_RUNNING, SCHED_PREEMPTED, SCHED_BLOCKED = 0, 1, 2
 SNAPSHOT_INFO = struct.Struct("<IIQQQQQqIIqqqII")
 SNAPSHOT_CUT = struct.Struct("<IIQQQ")  # thread_index, reserved, events, lost_from, lost_to
 
+# struct tt_machine_info (224 bytes) ends with two struct tt_clock_reading
+MACHINE_INFO_SIZE = 224
+CLOCK_READING = struct.Struct("<QqqqqiI")
+CLOCK_READING_KEYS = "tsc realtime_ns tai_ns esterror_ns maxerror_ns state status".split()
+
+
+
+def machine_info(body):
+    """A MACHINE section's host name, ids, flags and clock readings (None for the first
+    version's, time namespace offsets alone)."""
+    if len(body) < MACHINE_INFO_SIZE:
+        return None
+    host_len = struct.unpack_from("<I", body, 56)[0]
+    m = {"flags": struct.unpack_from("<I", body)[0], "boot_id": body[24:40].hex(),
+         "machine_id": body[40:56].hex(), "host": body[64:64 + host_len].decode(errors="replace")}
+    for name, at in (("start", 128), ("written", 176)):
+        m[name] = dict(zip(CLOCK_READING_KEYS, CLOCK_READING.unpack_from(body, at)))
+    return m
+
+
+def read_machine(path):
+    """The start anchor (tsc, monotonic ns) and machine_info of a file's MACHINE section,
+    read without the rest (a streamed file's packed events too)."""
+    data = open(path, "rb").read()
+    at = HEADER
+    while at + 16 <= len(data):
+        kind, _, size = struct.unpack_from("<IIQ", data, at)
+        if kind == SEC_MACHINE:
+            return struct.unpack_from("<Qq", data, 40), machine_info(data[at + 16:at + 16 + size])
+        at += 16 + ((size + 15) & ~15)
+    return struct.unpack_from("<Qq", data, 40), None
+
+
 Event = namedtuple("Event", "tsc kind payload value")
 
 
@@ -53,6 +86,7 @@ class Ttr:
         self.filtered = {}
         self.snapshot, self.has_end = None, False
         self.timens = (0, 0)  # a time namespace's CLOCK_MONOTONIC and BOOTTIME offsets
+        self.machine = None  # the MACHINE section's host, ids and clock readings (format.h)
         at = HEADER
         while at + 16 <= len(data):
             kind, _, size = struct.unpack_from("<IIQ", data, at)
@@ -115,6 +149,7 @@ class Ttr:
             self.snapshot = snap
         elif kind == SEC_MACHINE:
             self.timens = struct.unpack_from("<qq", body, 8)
+            self.machine = machine_info(body)
         elif kind == SEC_FILTERED:
             index, count, min_dur = struct.unpack_from("<IIQ", body)
             fns = {a: (calls, ticks) for a, calls, ticks in

@@ -93,6 +93,10 @@ struct tt_convert_opts {
 	struct tt_thresholds thresholds; /* and theirs, besides those in the code */
 	const char *debug_dir;   /* searched for debug info first (NULL: the system's only) */
 	uint64_t json_limit;     /* JSON larger than this gets a warning (0: TT_JSON_VIEWER_LIMIT) */
+	/* --offset HOST=TIME: the files of host offset_hosts[i] moved by offset_ns[i] */
+	const char **offset_hosts;
+	int64_t *offset_ns;
+	size_t noffsets;
 };
 
 /* What a JSON trace viewer loads: Perfetto's and chrome://tracing's importers read
@@ -104,6 +108,11 @@ struct tt_convert_opts {
 int tt_convert(const struct tt_convert_opts *opts, struct tt_summary *sum);
 
 /* `ticktrace info` as a function. */
+
+/* ns as seconds with nine decimals ("1.500000000 s"); an offset between two clocks,
+ * its sign always said ("+1.500000000 s") */
+void tt_print_seconds(FILE *out, int64_t ns);
+void tt_print_offset(FILE *out, int64_t ns);
 
 /* Describes each raw file on `out`: header, clock, process, threads with their event,
  * dropped, unmatched and clamped counts, and the max_sites (0: all) most used call

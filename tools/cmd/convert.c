@@ -12,7 +12,10 @@ static const char tt_convert_usage[] =
 	"usage: ticktrace convert RUN.ttr [MORE.ttr ...] -o OUTPUT [options]\n"
 	"\n"
 	"Converts raw files into Chrome trace JSON or Perfetto's protobuf format\n"
-	"(several files: one timeline, one process each, aligned on CLOCK_MONOTONIC).\n"
+	"(several files: one timeline, one process each, aligned on CLOCK_MONOTONIC;\n"
+	"the runs of other machines placed through their wall clocks, CLOCK_TAI where\n"
+	"both know it, else CLOCK_REALTIME, as well as their kernels say those are:\n"
+	"said on stderr and in the JSON's otherData \"machines\").\n"
 	"The output is written under a temporary name and renamed when complete; on\n"
 	"error nothing is left behind.\n"
 	"\n"
@@ -41,6 +44,8 @@ static const char tt_convert_usage[] =
 	"                      instant on its thread at its end, named \"spike: NAME took\n"
 	"                      DURATION\"; --spikes alone uses the thresholds set in the\n"
 	"                      code. Without any of them, no spikes are looked for.\n"
+	"      --offset HOST=TIME  the runs recorded on HOST moved by TIME (a known offset\n"
+	"                      of its clock; TIME may be negative: -1.5ms); repeatable\n"
 	"      --debug-dir DIR look for debug info here first (DIR/.build-id/xx/yyyy.debug,\n"
 	"                      or by name), then in /usr/lib/debug; functions recorded with\n"
 	"                      -finstrument-functions are named from the binaries' symbols\n"
@@ -81,6 +86,54 @@ static enum tt_format tt_format_for(const struct tt_convert_opts *opts)
 		       TT_FORMAT_JSON;
 }
 
+/* How runs of several machines were placed, and how far off that may be; a machine
+ * whose clock the kernel calls unsynchronized is said where wall clocks placed any. */
+static void tt_say_machines(const struct tt_trace *t)
+{
+	bool by_wall = false;
+	for (size_t k = 0; k < t->nmachines; k++)
+		by_wall |= strcmp(t->machines[k].clock, "CLOCK_MONOTONIC") != 0;
+	if (t->nmachines < 2)
+		return;
+	fprintf(stderr, "ticktrace: %zu machines, on the CLOCK_MONOTONIC of the first:\n",
+		t->nmachines);
+	for (size_t k = 0; k < t->nmachines; k++) {
+		const struct tt_machine *mc = &t->machines[k];
+		const struct tt_machine_info *m = &mc->file->machine;
+		fprintf(stderr, "ticktrace:   host ");
+		tt_put_escaped(stderr, m->host_name_len ? m->host_name : "(not known)",
+			       m->host_name_len ? m->host_name_len : 11);
+		if (mc->uncertainty_ns == 0 && !mc->given_ns) {
+			fprintf(stderr, ": %s, exact", k ? "the first's boot" : "the first");
+		} else {
+			fprintf(stderr, ": placed by %s, ", mc->clock);
+			tt_print_offset(stderr, mc->offset_ns);
+			if (mc->given_ns) {
+				fprintf(stderr, " (of which --offset ");
+				tt_print_offset(stderr, mc->given_ns);
+				fputc(')', stderr);
+			}
+			if (mc->uncertainty_ns < 0) {
+				fprintf(stderr, ", how far off not known (a kernel did not say its clock's error)");
+			} else if (mc->uncertainty_ns) {
+				fprintf(stderr, ", off by up to ");
+				tt_print_seconds(stderr, mc->uncertainty_ns);
+				fprintf(stderr, " (both kernels' maximum error)");
+			}
+		}
+		if (m->timens_monotonic_ns) {
+			fprintf(stderr, "; its time namespace's ");
+			tt_print_offset(stderr, m->timens_monotonic_ns);
+			fprintf(stderr, " taken out");
+		}
+		if (mc->unsynchronized && by_wall)
+			fprintf(stderr, "; its kernel calls its clock UNSYNCHRONIZED: its wall clock may be "
+				"off by any amount (--offset %.*s=TIME corrects a known offset)",
+				(int)m->host_name_len, m->host_name);
+		fputc('\n', stderr);
+	}
+}
+
 int tt_convert(const struct tt_convert_opts *opts, struct tt_summary *sum)
 {
 	enum tt_format format = tt_format_for(opts);
@@ -95,6 +148,10 @@ int tt_convert(const struct tt_convert_opts *opts, struct tt_summary *sum)
 	/* the thresholds are the caller's; the rules read from their file, ours */
 	struct tt_thresholds thresholds = opts->thresholds;
 	int rc = tt_session_open(&run, &ro);
+	for (size_t i = 0; rc == 0 && i < opts->noffsets; i++)
+		rc = tt_trace_offset(&run.trace, opts->offset_hosts[i], opts->offset_ns[i]);
+	if (rc == 0 && !opts->quiet)
+		tt_say_machines(&run.trace);
 	if (rc == 0)
 		rc = tt_thresholds_load(&thresholds);
 	if (rc == 0)
@@ -126,7 +183,7 @@ int tt_convert(const struct tt_convert_opts *opts, struct tt_summary *sum)
 }
 
 enum { OPT_FROM = 256, OPT_TO, OPT_THREAD, OPT_MIN_DUR, OPT_THRESHOLD, OPT_THRESHOLDS,
-       OPT_SPIKES, OPT_DEBUG_DIR, OPT_CLIP };
+       OPT_SPIKES, OPT_DEBUG_DIR, OPT_CLIP, OPT_OFFSET };
 const struct option tt_convert_options[] = {
 	{"output", required_argument, NULL, 'o'}, {"force", no_argument, NULL, 'f'},
 	{"format", required_argument, NULL, 'F'}, {"quiet", no_argument, NULL, 'q'},
@@ -138,7 +195,8 @@ const struct option tt_convert_options[] = {
 	{"thresholds", required_argument, NULL, OPT_THRESHOLDS},
 	{"spikes", no_argument, NULL, OPT_SPIKES},
 	{"debug-dir", required_argument, NULL, OPT_DEBUG_DIR},
-	{"clip", no_argument, NULL, OPT_CLIP}, {NULL, 0, NULL, 0},
+	{"clip", no_argument, NULL, OPT_CLIP}, {"offset", required_argument, NULL, OPT_OFFSET},
+	{NULL, 0, NULL, 0},
 };
 
 const struct tt_cmd_arg tt_convert_args[] = {
@@ -153,6 +211,8 @@ int tt_cmd_convert(int argc, char **argv)
 {
 	struct tt_convert_opts opts = {.thresholds.global = TT__NO_THRESHOLD};
 	const char **threads = calloc((size_t)argc, sizeof(*threads));
+	opts.offset_hosts = calloc((size_t)argc, sizeof(*opts.offset_hosts));
+	opts.offset_ns = calloc((size_t)argc, sizeof(*opts.offset_ns));
 	int c, rc = -1;
 	while (rc < 0 && (c = getopt_long(argc, argv, "o:fF:qsh", tt_convert_options, NULL)) != -1) {
 		int64_t *bound = c == OPT_FROM ? &opts.filter.from :
@@ -178,6 +238,20 @@ int tt_cmd_convert(int argc, char **argv)
 		case OPT_SPIKES: opts.spikes = true; break;
 		case OPT_DEBUG_DIR: opts.debug_dir = optarg; break;
 		case OPT_CLIP: opts.filter.clip = true; break;
+		case OPT_OFFSET: {
+			char *eq = strrchr(optarg, '=');
+			int64_t *ns = &opts.offset_ns[opts.noffsets];
+			bool negative = eq && eq[1] == '-';
+			if (!eq || eq == optarg || tt_time_option(eq + 1 + negative, ns) < 0) {
+				rc = tt_usage_error(tt_convert_usage, "convert: --offset is HOST=TIME "
+						    "(a number with ns, us, ms or s; negative: -1.5ms)");
+				break;
+			}
+			*eq = 0;
+			*ns = negative ? -*ns : *ns;
+			opts.offset_hosts[opts.noffsets++] = optarg;
+			break;
+		}
 		case 'o': opts.output = optarg; break;
 		case 'f': opts.force = true; break;
 		case 'q': opts.quiet = true; break;
@@ -211,5 +285,7 @@ int tt_cmd_convert(int argc, char **argv)
 		rc = tt_convert(&opts, NULL) == 0 ? 0 : 1;
 	}
 	free(threads);
+	free(opts.offset_hosts);
+	free(opts.offset_ns);
 	return rc;
 }

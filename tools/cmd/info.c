@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cmd.h"
 
@@ -56,16 +57,14 @@ static void tt_print_str(FILE *out, struct tt_str s, int width)
 		fputc(' ', out);
 }
 
-/* ns as seconds with nine decimals */
-static void tt_print_seconds(FILE *out, int64_t ns)
+void tt_print_seconds(FILE *out, int64_t ns)
 {
 	uint64_t mag = ns < 0 ? -(uint64_t)ns : (uint64_t)ns;
 	fprintf(out, "%s%" PRIu64 ".%09" PRIu64 " s", ns < 0 ? "-" : "", mag / 1000000000,
 		mag % 1000000000);
 }
 
-/* An offset between two clocks: its sign always said */
-static void tt_print_offset(FILE *out, int64_t ns)
+void tt_print_offset(FILE *out, int64_t ns)
 {
 	if (ns >= 0)
 		fputc('+', out);
@@ -244,6 +243,61 @@ static void tt_print_sites(FILE *out, const struct tt_file *f, const struct tt_i
 	free(order);
 }
 
+static void tt_print_id(FILE *out, const char *what, const uint8_t id[16])
+{
+	static const uint8_t none[16];
+	fprintf(out, ", %s ", what);
+	if (!memcmp(id, none, sizeof none))
+		fprintf(out, "not known");
+	for (int i = 0; memcmp(id, none, sizeof none) && i < 16; i++)
+		fprintf(out, "%02x", id[i]);
+}
+
+/* A wall clock reading: UTC, TAI's lead, and what the kernel says of its error. */
+static void tt_print_clock_reading(FILE *out, const char *when, const struct tt_clock_reading *r)
+{
+	time_t sec = (time_t)(r->realtime_ns / 1000000000);
+	struct tm tm;
+	char date[32] = "?";
+	if (gmtime_r(&sec, &tm))
+		strftime(date, sizeof date, "%Y-%m-%d %H:%M:%S", &tm);
+	/* (TAI's lead is whole seconds: what is left is the two clocks' reads apart) */
+	int64_t tai_lead_s = (r->tai_ns - r->realtime_ns + 500000000) / 1000000000;
+	fprintf(out, "  wall clock %s: %s.%09" PRId64 " UTC (CLOCK_REALTIME), CLOCK_TAI %+" PRId64
+		" s%s", when, date, r->realtime_ns % 1000000000, tai_lead_s,
+		tai_lead_s ? "" : " (the kernel's TAI offset not set)");
+	if (r->state < 0) {
+		fprintf(out, "; the kernel's estimate of its error not known (adjtimex failed)\n");
+		return;
+	}
+	fprintf(out, "; error ");
+	tt_print_seconds(out, r->esterror_ns);
+	fprintf(out, " (the kernel's estimate), at most ");
+	tt_print_seconds(out, r->maxerror_ns);
+	fprintf(out, "; %s\n", tt_clock_unsynchronized(r) ?
+		"UNSYNCHRONIZED (the kernel says so: its wall clock may be off by any amount)" :
+		"synchronized");
+}
+
+/* The machine the run ran on, and its wall clocks. */
+static void tt_print_machine(FILE *out, const struct tt_file *f)
+{
+	const struct tt_machine_info *m = &f->machine;
+	if (!f->machine_known) {
+		fprintf(out, "  machine:  not known (a file written before runs said it)\n");
+		return;
+	}
+	fprintf(out, "  machine:  host ");
+	tt_print_str(out, (struct tt_str){m->host_name, m->host_name_len}, 0);
+	tt_print_id(out, "machine id", m->machine_id);
+	tt_print_id(out, "boot id", m->boot_id);
+	fputc('\n', out);
+	if (m->flags & TT_MACHINE_START_CLOCK)
+		tt_print_clock_reading(out, "at start", &m->start);
+	if (m->flags & TT_MACHINE_WRITTEN_CLOCK)
+		tt_print_clock_reading(out, "as written", &m->written);
+}
+
 static void tt_print_file(FILE *out, const struct tt_file *f, const struct tt_info_sink *in,
 			  size_t max_sites)
 {
@@ -274,8 +328,9 @@ static void tt_print_file(FILE *out, const struct tt_file *f, const struct tt_in
 		tt_print_offset(out, m->timens_monotonic_ns);
 		fprintf(out, ", CLOCK_BOOTTIME ");
 		tt_print_offset(out, m->timens_boottime_ns);
-		fprintf(out, " ahead of the machine's (every time here is the namespace's)\n");
+		fprintf(out, " ahead of the machine's (taken out: every time here is the machine's)\n");
 	}
+	tt_print_machine(out, f);
 	fprintf(out, "  records:  %" PRIu64 ", dropped %" PRIu64 ", %zu threads, %zu call sites, "
 		"%zu functions, %zu modules\n", f->records, f->dropped + h->unregistered_dropped,
 		f->nthreads, f->nsites - f->nfuncs - (f->gap_site != NULL) - (f->unbegun_site != NULL), f->nfuncs, f->nmodules);

@@ -242,9 +242,16 @@ struct tt_file {
 	const struct tt_site *gap_site, *unbegun_site;
 	struct tt_made_name *made_names;
 	struct tt_snapshot *snapshot; /* NULL: the file is no snapshot */
-	/* Its MACHINE section (a time namespace's offsets), or all 0 without one. */
+	/* Its MACHINE section, or all 0 without one; machine_known: it was whole (the
+	 * first version's, or none, says only a time namespace's offsets). */
 	struct tt_machine_info machine;
+	bool machine_known;
+	uint32_t machine_index; /* its machine among its trace's (tt_trace.machines) */
 };
+
+/* The kernel calls the clock of a reading unsynchronized (STA_UNSYNC, or TIME_ERROR):
+ * its wall clock may be off by any amount. */
+bool tt_clock_unsynchronized(const struct tt_clock_reading *r);
 
 /* Two modules of a file whose address ranges overlap but that are not the same ELF
  * file, and whose time spans the file does not tell apart (a library unloaded, then
@@ -302,10 +309,30 @@ struct tt_symbol {
 typedef int (*tt_symbolize_fn)(void *ctx, const struct tt_file *file, uint64_t address,
 			       uint64_t tsc, struct tt_symbol *out);
 
-/* Several raw files (processes) on one timeline of CLOCK_MONOTONIC. */
+/* A machine of a trace: the runs of one boot (one CLOCK_MONOTONIC, time namespaces
+ * taken out) under one host name. The first file's boot is the trace's timeline;
+ * another boot is placed on it through the wall clocks at its first file's start,
+ * CLOCK_TAI where both machines' kernels know TAI, else CLOCK_REALTIME. */
+struct tt_machine {
+	const struct tt_file *file; /* its first file (MACHINE section, host name) */
+	const char *clock;          /* how it is placed: "CLOCK_MONOTONIC" (the first file's
+	                             * boot: exact), "CLOCK_TAI" or "CLOCK_REALTIME" */
+	int64_t offset_ns;  /* added to its files' times: placement and --offset, not the
+	                     * time namespace's offsets, which each file's own times lose too */
+	int64_t given_ns;   /* --offset's part of it */
+	/* How far off its placement may be: the two wall clocks' maximum errors as their
+	 * kernels say them (0: exact; -1: not known) */
+	int64_t uncertainty_ns;
+	bool unsynchronized; /* the kernel calls its clock unsynchronized */
+};
+
+/* Several raw files (processes) on one timeline: the first file's machine's
+ * CLOCK_MONOTONIC (tt_machine). */
 struct tt_trace {
 	struct tt_file *files;
 	size_t nfiles;
+	struct tt_machine *machines;
+	size_t nmachines;
 	int64_t base_ns; /* CLOCK_MONOTONIC of ts 0: the earliest anchor or event */
 	size_t nsites;   /* site ids are below this, over all files */
 	size_t nthreads; /* thread ids likewise */
@@ -321,6 +348,10 @@ struct tt_trace {
 /* Opens and validates every file; 0, or -1 after reporting the problem.
  * tt_trace_close is needed either way. */
 int tt_trace_open(struct tt_trace *t, char *const *paths, size_t n);
+/* Moves the files of the machines whose host name is `host` by `ns` more (a known
+ * offset of their clock: --offset HOST=TIME); 0, or -1 (said) where no file's host
+ * is `host`. */
+int tt_trace_offset(struct tt_trace *t, const char *host, int64_t ns);
 /* The same for one file already in memory (8-byte aligned; it must outlive t). */
 int tt_trace_load(struct tt_trace *t, const char *name, const uint8_t *data, size_t size);
 void tt_trace_close(struct tt_trace *t);

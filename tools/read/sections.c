@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/timex.h>
 #include <unistd.h>
 
 
@@ -127,8 +128,60 @@ static int tt_read_process(struct tt_file *f, struct tt_cursor *c, bool *seen)
 	return 0;
 }
 
-/* The clocks of a run in a time namespace: offsets that put its start before the
- * machine's boot are refused. A later version's fields after the struct are skipped. */
+#define TT_MACHINE_AT(field) (at + offsetof(struct tt_machine_info, field))
+
+/* A wall clock reading: zero without its flag; with it, at an anchor the run's TSC
+ * can be (`tsc` if not 0), TAI no less than REALTIME and no further ahead than the
+ * kernel lets it be, errors not below 0, a state adjtimex returns. */
+static int tt_read_clock_reading(struct tt_file *f, uint64_t at, const struct tt_machine_info *m,
+				 const struct tt_clock_reading *r, uint32_t flag, const char *which,
+				 uint64_t tsc)
+{
+	static const int64_t max_tai_ahead_ns = INT64_C(100001) * 1000000000; /* MAX_TAI_OFFSET, +1 s */
+	at += (uint64_t)((const char *)r - (const char *)m);
+	if (!(m->flags & flag)) {
+		static const struct tt_clock_reading none;
+		if (memcmp(r, &none, sizeof none))
+			return TT_FAIL(f, at, "MACHINE section has a %s clock reading without its flag", which);
+		return 0;
+	}
+	if (tsc && r->tsc != tsc)
+		return TT_FAIL(f, at + offsetof(struct tt_clock_reading, tsc),
+			       "MACHINE section's %s clock reading at TSC %" PRIu64 ", not the start "
+			       "anchor's %" PRIu64, which, r->tsc, tsc);
+	if (!tsc && r->tsc < f->header.start.tsc)
+		return TT_FAIL(f, at + offsetof(struct tt_clock_reading, tsc),
+			       "MACHINE section's %s clock reading at TSC %" PRIu64 ", before the "
+			       "start anchor's %" PRIu64, which, r->tsc, f->header.start.tsc);
+	int64_t tai_ahead = r->tai_ns - r->realtime_ns;
+	if (tai_ahead < -1000000000 || tai_ahead > max_tai_ahead_ns)
+		return TT_FAIL(f, at + offsetof(struct tt_clock_reading, tai_ns),
+			       "MACHINE section's %s CLOCK_TAI is %" PRId64 " ns from CLOCK_REALTIME "
+			       "(TAI is 0 to 100000 s ahead)", which, tai_ahead);
+	if (r->esterror_ns < 0)
+		return TT_FAIL(f, at + offsetof(struct tt_clock_reading, esterror_ns),
+			       "MACHINE section's %s clock error %" PRId64 " ns is below 0", which,
+			       r->esterror_ns);
+	if (r->maxerror_ns < 0)
+		return TT_FAIL(f, at + offsetof(struct tt_clock_reading, maxerror_ns),
+			       "MACHINE section's %s clock's maximum error %" PRId64 " ns is below 0",
+			       which, r->maxerror_ns);
+	if (r->state < -1 || r->state > TIME_ERROR)
+		return TT_FAIL(f, at + offsetof(struct tt_clock_reading, state),
+			       "MACHINE section's %s clock state %" PRId32 " is none adjtimex returns",
+			       which, r->state);
+	return 0;
+}
+
+bool tt_clock_unsynchronized(const struct tt_clock_reading *r)
+{
+	return r->state == TIME_ERROR || (r->status & STA_UNSYNC);
+}
+
+/* The machine and its clocks: offsets that put its start before the machine's boot
+ * are refused, and every field that is none the runtime writes. The first version's
+ * section (TT_MACHINE_INFO_V1_SIZE) leaves the rest 0; a later version's fields
+ * after the struct are skipped. */
 static int tt_read_machine(struct tt_file *f, struct tt_cursor *c, bool seen_process, bool *seen)
 {
 	struct tt_machine_info *m = &f->machine;
@@ -136,24 +189,39 @@ static int tt_read_machine(struct tt_file *f, struct tt_cursor *c, bool seen_pro
 	if (!seen_process || *seen)
 		return TT_FAIL(f, at, "a MACHINE section %s", *seen ? "again" : "before PROCESS");
 	*seen = true;
-	if (!tt_cursor_take(c, m, sizeof *m))
+	size_t size = c->end - c->pos == TT_MACHINE_INFO_V1_SIZE ? TT_MACHINE_INFO_V1_SIZE : sizeof *m;
+	*m = (struct tt_machine_info){0};
+	if (!tt_cursor_take(c, m, size))
 		return TT_FAIL(f, at, "MACHINE section too small for its %zu bytes", sizeof *m);
 	c->pos = c->end;
+	f->machine_known = size == sizeof *m;
 	if (!(m->flags & TT_MACHINE_TIMENS) && (m->timens_monotonic_ns || m->timens_boottime_ns))
-		return TT_FAIL(f, at + offsetof(struct tt_machine_info, timens_monotonic_ns),
+		return TT_FAIL(f, TT_MACHINE_AT(timens_monotonic_ns),
 			       "MACHINE section has time namespace offsets without TT_MACHINE_TIMENS");
 	const struct tt_anchor *start = &f->header.start;
 	if (start->monotonic_ns < m->timens_monotonic_ns)
-		return TT_FAIL(f, at + offsetof(struct tt_machine_info, timens_monotonic_ns),
+		return TT_FAIL(f, TT_MACHINE_AT(timens_monotonic_ns),
 			       "time namespace's CLOCK_MONOTONIC offset %" PRId64 " ns puts the run's "
 			       "start (%" PRId64 " ns) before the machine's boot", m->timens_monotonic_ns,
 			       start->monotonic_ns);
 	if (start->boottime_ns < m->timens_boottime_ns)
-		return TT_FAIL(f, at + offsetof(struct tt_machine_info, timens_boottime_ns),
+		return TT_FAIL(f, TT_MACHINE_AT(timens_boottime_ns),
 			       "time namespace's CLOCK_BOOTTIME offset %" PRId64 " ns puts the run's "
 			       "start (%" PRId64 " ns) before the machine's boot", m->timens_boottime_ns,
 			       start->boottime_ns);
-	return 0;
+	if (m->host_name_len > sizeof m->host_name)
+		return TT_FAIL(f, TT_MACHINE_AT(host_name_len),
+			       "MACHINE section's host name of %" PRIu32 " bytes (at most %zu)",
+			       m->host_name_len, sizeof m->host_name);
+	for (uint32_t i = 0; i < sizeof m->host_name; i++)
+		if ((i < m->host_name_len) != (m->host_name[i] != 0))
+			return TT_FAIL(f, TT_MACHINE_AT(host_name) + i,
+				       i < m->host_name_len ? "MACHINE section's host name holds a NUL" :
+				       "MACHINE section has bytes after its host name");
+	int rc = tt_read_clock_reading(f, at, m, &m->start, TT_MACHINE_START_CLOCK, "start",
+				       start->tsc);
+	return rc ? rc : tt_read_clock_reading(f, at, m, &m->written, TT_MACHINE_WRITTEN_CLOCK,
+					       "written", 0);
 }
 
 /* SITES and MODULES start with a count of entries; a count the payload cannot hold

@@ -9,23 +9,157 @@
 #include "read.h"
 
 /* Gives a newly read file's sites and threads their trace-wide ids (sinks keep plain
- * arrays by id) and moves the trace start to its earliest anchor or event. */
+ * arrays by id). */
 static void tt_trace_add(struct tt_trace *t, struct tt_file *f)
 {
 	for (size_t j = 0; j < f->nsites; j++)
 		f->sites[j].id = (uint32_t)t->nsites++;
-	int64_t first = f->header.start.monotonic_ns;
+	for (size_t j = 0; j < f->nthreads; j++)
+		f->threads[j].id = (uint32_t)t->nthreads++;
+}
+
+/* The trace start: the earliest anchor or event. */
+static void tt_trace_rebase(struct tt_trace *t)
+{
+	for (size_t i = 0; i < t->nfiles; i++) {
+		const struct tt_file *f = &t->files[i];
+		int64_t first = f->header.start.monotonic_ns;
+		for (size_t j = 0; j < f->nthreads; j++) {
+			const struct tt_thread *th = &f->threads[j];
+			if (th->has_first && tt_clock_ns(&f->clock, th->first_tsc) < first)
+				first = tt_clock_ns(&f->clock, th->first_tsc);
+		}
+		if (i == 0 || first < t->base_ns)
+			t->base_ns = first;
+	}
+}
+
+/* Every time of a file, from its TSC or read as such, moved by `ns` (a valid file's
+ * are within a clock's range: a second of the machine's, moved, still are). */
+static void tt_file_shift(struct tt_file *f, int64_t ns)
+{
+	f->clock.ns0 += ns;
+	for (struct tt_anchor *a = &f->header.start; a; a = a == &f->header.start ? &f->header.end : NULL) {
+		a->monotonic_ns += ns;
+		a->boottime_ns += ns;
+	}
 	for (size_t j = 0; j < f->nthreads; j++) {
 		struct tt_thread *th = &f->threads[j];
-		th->id = (uint32_t)t->nthreads++;
-		if (th->has_first) {
-			int64_t ns = tt_clock_ns(&f->clock, th->first_tsc);
-			if (ns < first)
-				first = ns;
-		}
+		for (size_t k = 0; k < th->nstates; k++)
+			if (th->states[k].ns != INT64_MIN) /* (not known from the very start) */
+				th->states[k].ns += ns;
+		th->states_last += ns;
 	}
-	if (t->nfiles == 1 || first < t->base_ns)
-		t->base_ns = first;
+}
+
+/* A file's boot id; one that does not say it is on the first file's (as files were). */
+static const uint8_t *tt_boot_of(const struct tt_trace *t, const struct tt_file *f)
+{
+	static const uint8_t none[16];
+	if (f != &t->files[0] && (!f->machine_known || !memcmp(f->machine.boot_id, none, sizeof none)))
+		return tt_boot_of(t, &t->files[0]);
+	return f->machine_known ? f->machine.boot_id : none;
+}
+
+static bool tt_same_boot(const struct tt_trace *t, const struct tt_file *a, const struct tt_file *b)
+{
+	return !memcmp(tt_boot_of(t, a), tt_boot_of(t, b), 16);
+}
+
+/* A wall clock at a file's start anchor less its CLOCK_MONOTONIC there (its machine's,
+ * once the time namespace's offset is taken out): TAI, or REALTIME. */
+static int64_t tt_wall_less_monotonic(const struct tt_file *f, bool tai)
+{
+	const struct tt_clock_reading *r = &f->machine.start;
+	int64_t ns;
+	if (__builtin_sub_overflow(tai ? r->tai_ns : r->realtime_ns, f->header.start.monotonic_ns, &ns))
+		return INT64_MAX;
+	return ns;
+}
+
+static bool tt_knows_tai(const struct tt_file *f)
+{
+	const struct tt_clock_reading *r = &f->machine.start;
+	return (f->machine.flags & TT_MACHINE_START_CLOCK) && r->tai_ns - r->realtime_ns >= 500000000;
+}
+
+/* Groups the files into machines and places each on the first file's machine's
+ * CLOCK_MONOTONIC: a time namespace's offsets taken out of every file (exact), another
+ * boot through the wall clocks, as well as their kernels say they are. */
+static int tt_trace_place(struct tt_trace *t)
+{
+	t->machines = calloc(t->nfiles, sizeof *t->machines);
+	if (!t->machines)
+		return tt_error("out of memory");
+	const struct tt_file *first = &t->files[0];
+	for (size_t i = 0; i < t->nfiles; i++) {
+		struct tt_file *f = &t->files[i];
+		const struct tt_machine_info *m = &f->machine;
+		size_t k = 0;
+		while (k < t->nmachines &&
+		       !(tt_same_boot(t, t->machines[k].file, f) &&
+			 t->machines[k].file->machine.host_name_len == m->host_name_len &&
+			 !memcmp(t->machines[k].file->machine.host_name, m->host_name, m->host_name_len)))
+			k++;
+		f->machine_index = (uint32_t)k;
+		tt_file_shift(f, -m->timens_monotonic_ns);
+		if (k == t->nmachines) {
+			struct tt_machine *mc = &t->machines[t->nmachines++];
+			*mc = (struct tt_machine){.file = f, .clock = "CLOCK_MONOTONIC",
+						  .unsynchronized = (m->flags & TT_MACHINE_START_CLOCK) &&
+								    tt_clock_unsynchronized(&m->start)};
+			/* another machine of the same boot is where it is */
+			size_t same = 0;
+			while (same < k && !tt_same_boot(t, t->machines[same].file, f))
+				same++;
+			if (same < k) {
+				mc->offset_ns = t->machines[same].offset_ns;
+				mc->clock = t->machines[same].clock;
+				mc->uncertainty_ns = t->machines[same].uncertainty_ns;
+			} else if (k) {
+				bool tai = tt_knows_tai(f) && tt_knows_tai(first);
+				mc->clock = tai ? "CLOCK_TAI" : "CLOCK_REALTIME";
+				/* (readings a century apart are no clocks: damage, or a hostile file) */
+				const int64_t century = INT64_C(1) << 62;
+				int64_t ours = tt_wall_less_monotonic(f, tai);
+				int64_t theirs = tt_wall_less_monotonic(first, tai);
+				if (ours > century || ours < -century || theirs > century || theirs < -century)
+					return tt_error("%s: its wall clock and %s's are more than a century "
+							"apart: not placed on one timeline", f->path, first->path);
+				mc->offset_ns = ours - theirs;
+				const struct tt_clock_reading *a = &first->machine.start, *b = &m->start;
+				bool known = (first->machine.flags & m->flags & TT_MACHINE_START_CLOCK) &&
+					     a->state >= 0 && b->state >= 0;
+				mc->uncertainty_ns = -1;
+				if (known && __builtin_add_overflow(a->maxerror_ns, b->maxerror_ns,
+								    &mc->uncertainty_ns))
+					mc->uncertainty_ns = INT64_MAX;
+			}
+		}
+		tt_file_shift(f, t->machines[k].offset_ns);
+	}
+	return 0;
+}
+
+int tt_trace_offset(struct tt_trace *t, const char *host, int64_t ns)
+{
+	bool found = false;
+	for (size_t k = 0; k < t->nmachines; k++) {
+		struct tt_machine *mc = &t->machines[k];
+		const struct tt_machine_info *m = &mc->file->machine;
+		if (strlen(host) != m->host_name_len || memcmp(host, m->host_name, m->host_name_len))
+			continue;
+		found = true;
+		mc->offset_ns += ns;
+		mc->given_ns += ns;
+		for (size_t i = 0; i < t->nfiles; i++)
+			if (t->files[i].machine_index == k)
+				tt_file_shift(&t->files[i], ns);
+	}
+	if (!found)
+		return tt_error("--offset %s: no file was recorded on a host of that name", host);
+	tt_trace_rebase(t);
+	return 0;
 }
 
 int tt_trace_open(struct tt_trace *t, char *const *paths, size_t n)
@@ -53,6 +187,9 @@ int tt_trace_open(struct tt_trace *t, char *const *paths, size_t n)
 		}
 		tt_trace_add(t, &t->files[i]);
 	}
+	if (n && tt_trace_place(t) < 0)
+		return -1;
+	tt_trace_rebase(t);
 	return 0;
 }
 
@@ -64,6 +201,9 @@ int tt_trace_load(struct tt_trace *t, const char *name, const uint8_t *data, siz
 	if (tt_file_load(&t->files[0], name, data, size) < 0)
 		return -1;
 	tt_trace_add(t, &t->files[0]);
+	if (tt_trace_place(t) < 0)
+		return -1;
+	tt_trace_rebase(t);
 	return 0;
 }
 
@@ -72,6 +212,7 @@ void tt_trace_close(struct tt_trace *t)
 	for (size_t i = 0; i < t->nfiles; i++)
 		tt_file_close(&t->files[i]);
 	free(t->files);
+	free(t->machines);
 	*t = (struct tt_trace){0};
 }
 

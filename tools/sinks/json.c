@@ -444,6 +444,14 @@ static void tt_json_metadata(struct tt_buf *b, const struct tt_trace *t)
 		tt_json_escape_str(b, f->process.name);
 		TT_BUF_LIT(b, "}}");
 		tt_json_meta_sort(b, "process_sort_index", pid, pid, i);
+		if (f->machine.host_name_len) {
+			TT_BUF_LIT(b, ",\n");
+			tt_json_meta(b, "process_labels", pid, pid, "labels");
+			char label[sizeof f->machine.host_name + 8] = "host ";
+			memcpy(label + 5, f->machine.host_name, f->machine.host_name_len);
+			tt_json_escape_str(b, (struct tt_str){label, f->machine.host_name_len + 5});
+			TT_BUF_LIT(b, "}}");
+		}
 		for (size_t k = 0; k < f->nthreads; k++) {
 			const struct tt_thread *th = &f->threads[k];
 			if (th->name.len) {
@@ -604,6 +612,72 @@ static int tt_json_start(struct tt_sink *sink, const struct tt_trace *t)
 	return 0;
 }
 
+static void tt_buf_i64(struct tt_buf *b, int64_t v)
+{
+	if (v < 0)
+		TT_BUF_LIT(b, "-");
+	tt_buf_u64(b, v < 0 ? -(uint64_t)v : (uint64_t)v);
+}
+
+static void tt_buf_hex(struct tt_buf *b, const uint8_t *bytes, size_t n)
+{
+	static const char digits[] = "0123456789abcdef";
+	for (size_t i = 0; i < n; i++) {
+		char two[2] = {digits[bytes[i] >> 4], digits[bytes[i] & 15]};
+		tt_buf_add(b, two, 2);
+	}
+}
+
+/* The machines the files were recorded on, their clocks' errors and the offsets
+ * that placed them (tt_machine): otherData's "machines". */
+static void tt_json_machines(struct tt_buf *b, const struct tt_trace *t)
+{
+	TT_BUF_LIT(b, ",\"machines\":[");
+	for (size_t k = 0; k < t->nmachines; k++) {
+		const struct tt_machine *mc = &t->machines[k];
+		const struct tt_machine_info *m = &mc->file->machine;
+		if (k)
+			TT_BUF_LIT(b, ",");
+		TT_BUF_LIT(b, "{\"host\":");
+		tt_json_escape_str(b, (struct tt_str){m->host_name, m->host_name_len});
+		TT_BUF_LIT(b, ",\"boot_id\":\"");
+		tt_buf_hex(b, m->boot_id, sizeof m->boot_id);
+		TT_BUF_LIT(b, "\",\"machine_id\":\"");
+		tt_buf_hex(b, m->machine_id, sizeof m->machine_id);
+		TT_BUF_LIT(b, "\",\"placed_by\":\"");
+		tt_buf_add(b, mc->clock, strlen(mc->clock));
+		TT_BUF_LIT(b, "\",\"offset_ns\":");
+		tt_buf_i64(b, mc->offset_ns);
+		TT_BUF_LIT(b, ",\"given_offset_ns\":");
+		tt_buf_i64(b, mc->given_ns);
+		TT_BUF_LIT(b, ",\"uncertainty_ns\":");
+		if (mc->uncertainty_ns < 0)
+			TT_BUF_LIT(b, "null");
+		else
+			tt_buf_i64(b, mc->uncertainty_ns);
+		TT_BUF_LIT(b, ",\"time_namespace_ns\":");
+		tt_buf_i64(b, m->timens_monotonic_ns);
+		if (m->flags & TT_MACHINE_START_CLOCK && m->start.state >= 0) {
+			TT_BUF_LIT(b, ",\"esterror_ns\":");
+			tt_buf_i64(b, m->start.esterror_ns);
+			TT_BUF_LIT(b, ",\"maxerror_ns\":");
+			tt_buf_i64(b, m->start.maxerror_ns);
+		}
+		if (mc->unsynchronized)
+			TT_BUF_LIT(b, ",\"unsynchronized\":true,\"pids\":[");
+		else
+			TT_BUF_LIT(b, ",\"unsynchronized\":false,\"pids\":[");
+		for (size_t i = 0, n = 0; i < t->nfiles; i++)
+			if (t->files[i].machine_index == k) {
+				if (n++)
+					TT_BUF_LIT(b, ",");
+				tt_buf_u64(b, t->files[i].process.pid);
+			}
+		TT_BUF_LIT(b, "]}");
+	}
+	TT_BUF_LIT(b, "]");
+}
+
 static int tt_json_finish(struct tt_sink *sink, const struct tt_summary *sum)
 {
 	struct tt_json *j = (struct tt_json *)sink;
@@ -618,6 +692,7 @@ static int tt_json_finish(struct tt_sink *sink, const struct tt_summary *sum)
 		   "\"clock\":\"CLOCK_MONOTONIC\",\"start_monotonic_ns\":");
 	char num[24];
 	tt_buf_add(&b, num, (size_t)(tt_fmt_u64(num, (uint64_t)(t->base_ns < 0 ? 0 : t->base_ns)) - num));
+	tt_json_machines(&b, t);
 	TT_BUF_LIT(&b, ",\"files\":[");
 	for (size_t i = 0; i < t->nfiles; i++) {
 		const struct tt_file *f = &t->files[i];

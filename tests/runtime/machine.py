@@ -1,0 +1,268 @@
+#!/usr/bin/env python3
+"""Each run knows its machine and how good its clock is (issue 33.1): the raw file's
+MACHINE section holds the host name, /etc/machine-id, the boot id, CLOCK_REALTIME and
+CLOCK_TAI at the start anchor and as the section was written, and the kernel's own
+word on its clock (adjtimex: the estimated and maximum error, unsynchronized); `info`
+says them. Checked against what this test reads of the machine itself, in modes stop
+and stream (which writes the section at its start), as root and as nobody; then a run
+in a UTS namespace with a host name of its own (unshare --uts; exit 77 after the rest
+passed where that is refused) says its own name, on the same boot.
+
+With PART `merge` (issue 33.2): a process on this host sends 200 numbered flows
+(flows_prog) through a pipe to one in a time namespace a day ahead with a host name of
+its own (unshare --time --monotonic 86400 --boottime 86400 --uts; REALTIME shared;
+exit 77 where it is refused); merged, every receive is after its send, the namespace's
+offset taken out (one boot: exact), each process labelled with its host and the
+machines in otherData. The receiver's file then made another boot's (its boot id
+changed): placed through the wall clocks, every receive is where the exact merge put
+it give or take the uncertainty said, which is said; --offset HOST=TIME moves that
+host's events by TIME, and names no other.
+
+Usage: machine.py PROG TICKTRACE [merge]   (PROG: flows_prog)"""
+import ctypes
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import struct
+import time
+
+import ttr
+
+PROG, TOOL = sys.argv[1:3]
+PART = sys.argv[3] if len(sys.argv) > 3 else "machine"
+STA_UNSYNC, TIME_ERROR = 0x40, 5
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what)
+
+
+def kernel_clock():
+    """adjtimex with no change asked: (state, status, TAI offset in s)."""
+    timex = ctypes.create_string_buffer(512)  # struct timex (208 bytes on x86-64)
+    state = ctypes.CDLL(None, use_errno=True).adjtimex(timex)
+    status = int.from_bytes(timex.raw[40:44], "little")
+    tai = int.from_bytes(timex.raw[160:164], "little", signed=True)
+    return state, status, tai
+
+
+def own_id(path):
+    try:
+        text = open(path).read().strip().replace("-", "")
+    except OSError:
+        return None
+    return text if re.fullmatch(r"[0-9a-f]{32}", text) else None
+
+
+def record(tmp, label, mode, wrap=(), user=None):
+    """Runs PROG under `wrap` in `mode`: its file, read, and what info says of it."""
+    print(label)
+    out = os.path.join(tmp, label.replace(" ", "_").replace(",", "") + ".ttr")
+    env = dict(os.environ, TICKTRACE_OUT=out, TICKTRACE_MODE=mode)
+    before = time.time()
+    p = subprocess.run([*wrap, PROG, "send", "20"], env=env, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.PIPE, text=True, timeout=120,
+                       **({"user": user} if user is not None else {}))
+    after = time.time()
+    if p.returncode != 0:
+        check(False, "%s: %s failed (%d): %s" % (label, PROG, p.returncode, p.stderr))
+        return None, ""
+    info = subprocess.run([TOOL, "info", out], capture_output=True, text=True, timeout=60)
+    check(info.returncode == 0, "%s: info failed: %s" % (label, info.stderr))
+    start, m = ttr.read_machine(out)
+    check(m is not None, "%s: no MACHINE section of this version's" % label)
+    if m is None:
+        return None, info.stdout
+    # The wall clocks: read while the program ran, TAI ahead of REALTIME by the
+    # kernel's offset, the kernel's word on them as adjtimex says it here.
+    state, status, tai = kernel_clock()
+    unsync = state == TIME_ERROR or bool(status & STA_UNSYNC)
+    for when, said in (("start", "at start"), ("written", "as written")):
+        r = m[when]
+        check(before - 1 <= r["realtime_ns"] / 1e9 <= after + 1,
+              "%s: %s's CLOCK_REALTIME %.3f not within the run (%.3f .. %.3f)"
+              % (label, when, r["realtime_ns"] / 1e9, before, after))
+        check(abs(r["tai_ns"] - r["realtime_ns"] - tai * 10**9) < 10**8,
+              "%s: %s's CLOCK_TAI %d ns ahead of REALTIME, the kernel's offset %d s"
+              % (label, when, r["tai_ns"] - r["realtime_ns"], tai))
+        check(r["state"] >= 0 and bool(r["state"] == TIME_ERROR or r["status"] & STA_UNSYNC) == unsync,
+              "%s: %s's clock state %d status %#x, the kernel's now %d %#x"
+              % (label, when, r["state"], r["status"], state, status))
+        line = next((l for l in info.stdout.splitlines() if l.startswith("  wall clock %s: " % said)), "")
+        date = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(r["realtime_ns"] // 10**9))
+        check(date in line and "CLOCK_TAI %+d s" % tai in line and
+              ("UNSYNCHRONIZED" in line) == unsync and ("; synchronized" in line) != unsync and
+              "error %d.%09d s" % divmod(r["esterror_ns"], 10**9) in line and
+              "at most %d.%09d s" % divmod(r["maxerror_ns"], 10**9) in line,
+              "%s: info does not say the %s clock: %r (file: %s)" % (label, when, line, r))
+    check(m["start"]["tsc"] == start[0] and m["written"]["tsc"] >= start[0],
+          "%s: the readings' TSCs %d %d, the start anchor's %d"
+          % (label, m["start"]["tsc"], m["written"]["tsc"], start[0]))
+    return m, info.stdout
+
+
+def said_machine(label, m, out, host):
+    boot, machine = own_id("/proc/sys/kernel/random/boot_id"), own_id("/etc/machine-id")
+    check(m["host"] == host and m["boot_id"] == boot and m["machine_id"] == (machine or "0" * 32),
+          "%s: the file's machine %s, this one's host %r boot id %s machine id %s"
+          % (label, m, host, boot, machine))
+    want = "  machine:  host %s, machine id %s, boot id %s\n" % (host, machine or "not known", boot)
+    check(want in out, "%s: info does not say %r:\n%s" % (label, want, out))
+
+
+def main(tmp):
+    host = os.uname().nodename
+    users = [None]
+    if os.geteuid() == 0 and all(os.stat(d).st_mode & 0o001 for p in (PROG, TOOL)
+                                 for d in parents(os.path.abspath(p))):
+        os.chmod(tmp, 0o777)
+        users.append(65534)
+    for user in users:
+        for mode in ("stop", "stream"):
+            label = "mode %s%s" % (mode, ", as nobody" if user else "")
+            m, out = record(tmp, label, mode, user=user)
+            if m:
+                said_machine(label, m, out, host)
+    other = "tt-other-%d" % os.getpid()
+    uts = ["unshare", "--uts", "--", "sh", "-c", 'hostname "$0" && exec "$@"', other]
+    probe = subprocess.run([*uts, "true"], capture_output=True, text=True, timeout=60)
+    if probe.returncode != 0:
+        return "unshare --uts is refused here (it needs CAP_SYS_ADMIN): " + probe.stderr.strip()
+    m, out = record(tmp, "in a UTS namespace", "stop", wrap=uts)
+    if m:
+        said_machine("in a UTS namespace", m, out, other)
+    return None
+
+
+def converted(tmp, files, *options):
+    """The merged JSON of `files`, and what convert said on stderr."""
+    out = os.path.join(tmp, "merged.json")
+    c = subprocess.run([TOOL, "convert", "--force", *files, "-o", out, *options],
+                       capture_output=True, text=True, timeout=120)
+    check(c.returncode == 0, "convert %s: %s" % (" ".join(options), c.stderr))
+    return (json.load(open(out)) if c.returncode == 0 else None), c.stderr
+
+
+def gaps(trace):
+    """Each flow's receive less its send (us), by id; the hosts the processes are labelled with."""
+    ends = {"flow_out": {}, "flow_in": {}}
+    hosts = {}
+    for e in trace["traceEvents"]:
+        if e.get("name") in ends:
+            ends[e["name"]][e["args"]["id"]] = e["ts"]
+        elif e.get("name") == "process_labels":
+            hosts[e["pid"]] = e["args"]["labels"]
+    sent, got = ends["flow_out"], ends["flow_in"]
+    check(len(sent) == len(got) == 200 and set(sent) == set(got),
+          "flows: %d sent, %d received" % (len(sent), len(got)))
+    return {i: got[i] - sent[i] for i in sent if i in got}, hosts
+
+
+def merge(tmp):
+    other = "tt-far-%d" % os.getpid()
+    wrap = ["unshare", "--time", "--monotonic", "86400", "--boottime", "86400", "--uts", "--",
+            "sh", "-c", 'hostname "$0" && exec "$@"', other]
+    probe = subprocess.run([*wrap, "true"], capture_output=True, text=True, timeout=60)
+    if probe.returncode != 0:
+        return ("unshare --time --uts is refused here (it needs CAP_SYS_ADMIN and a kernel with "
+                "time namespaces, 5.6 or later): " + probe.stderr.strip())
+    send, receive = os.path.join(tmp, "send.ttr"), os.path.join(tmp, "receive.ttr")
+    sender = subprocess.Popen([PROG, "send", "200"], stdout=subprocess.PIPE,
+                              env=dict(os.environ, TICKTRACE_OUT=send))
+    receiver = subprocess.run([*wrap, PROG, "receive", "200"], stdin=sender.stdout,
+                              env=dict(os.environ, TICKTRACE_OUT=receive), timeout=120)
+    sender.stdout.close()
+    check(sender.wait(timeout=120) == 0 and receiver.returncode == 0,
+          "flows_prog: sender %s, receiver %s" % (sender.returncode, receiver.returncode))
+    host = os.uname().nodename
+    trace, said = converted(tmp, [send, receive])
+    if not trace:
+        return None
+    exact, hosts = gaps(trace)
+    machines = {m["host"]: m for m in trace["otherData"].get("machines", [])}
+    check(0 < min(exact.values()) and max(exact.values()) < 60e6,
+          "one boot: receives %.3f .. %.3f us after their sends" % (min(exact.values()), max(exact.values())))
+    check(sorted(hosts.values()) == sorted(["host " + host, "host " + other]),
+          "the processes' host labels: %s" % hosts)
+    check(set(machines) == {host, other} and machines[other]["time_namespace_ns"] == 86400 * 10**9
+          and machines[other]["uncertainty_ns"] == 0 and machines[other]["offset_ns"] == 0,
+          "one boot's machines: %s" % machines)
+    check("host %s: the first's boot, exact; its time namespace's +86400.000000000 s taken out"
+          % other in said, "convert does not say the namespace taken out: %s" % said)
+    # The receiver's file another boot's: placed by the wall clocks, said how well.
+    data = bytearray(open(receive, "rb").read())
+    at = ttr.HEADER
+    while struct.unpack_from("<I", data, at)[0] != ttr.SEC_MACHINE:
+        at += 16 + ((struct.unpack_from("<Q", data, at + 8)[0] + 15) & ~15)
+    data[at + 16 + 24] ^= 0xff  # boot_id's first byte
+    far = os.path.join(tmp, "far-boot.ttr")
+    open(far, "wb").write(data)
+    trace, said = converted(tmp, [send, far])
+    if not trace:
+        return None
+    placed, _ = gaps(trace)
+    m = {m["host"]: m for m in trace["otherData"].get("machines", [])}.get(other, {})
+    unsync = kernel_clock()[0] == TIME_ERROR or bool(kernel_clock()[1] & STA_UNSYNC)
+    uncertainty = m.get("uncertainty_ns")
+    check(m.get("placed_by") in ("CLOCK_REALTIME", "CLOCK_TAI") and uncertainty is not None and
+          uncertainty == 2 * m["maxerror_ns"] and m["unsynchronized"] == unsync,
+          "another boot's machine: %s" % m)
+    worst = max(abs(placed[i] - exact[i]) * 1000 for i in exact)
+    check(uncertainty is not None and worst <= uncertainty and
+          all(placed[i] > -uncertainty / 1000 for i in placed),
+          "placed by the wall clock %.0f ns from the exact merge, the uncertainty said %s ns"
+          % (worst, uncertainty))
+    if uncertainty is None:
+        return None
+    check(("placed by %s" % m["placed_by"]) in said and
+          "off by up to %d.%09d s" % divmod(uncertainty, 10**9) in said and
+          ("UNSYNCHRONIZED" in said) == unsync,
+          "convert does not say the placement and its uncertainty: %s" % said)
+    # --offset: that host's events moved by it, said; a host no file has refused.
+    trace, said = converted(tmp, [send, far], "--offset", other + "=-1.5ms")
+    if trace:
+        moved, _ = gaps(trace)
+        check(all(abs(moved[i] - placed[i] + 1500) < 0.002 for i in placed),
+              "--offset -1.5ms: the receives moved by %s us" % sorted({moved[i] - placed[i] for i in placed})[:3])
+        check("(of which --offset -0.001500000 s)" in said, "--offset not said: %s" % said)
+    # A wall clock far beyond any (damage): said, nothing placed.
+    struct.pack_into("<qq", data, at + 16 + 128 + 8, -2**63 + 1, -2**63 + 1)
+    wild = os.path.join(tmp, "wild.ttr")
+    open(wild, "wb").write(data)
+    c = subprocess.run([TOOL, "convert", send, wild, "-o", os.path.join(tmp, "x.json")],
+                       capture_output=True, text=True, timeout=60)
+    check(c.returncode == 1 and "its wall clock and %s's are more than a century apart" % send
+          in c.stderr and not os.path.exists(os.path.join(tmp, "x.json")),
+          "a wall clock far off: %d %s" % (c.returncode, c.stderr))
+    c = subprocess.run([TOOL, "convert", send, far, "-o", os.path.join(tmp, "x.json"),
+                        "--offset", "nowhere=1s"], capture_output=True, text=True, timeout=60)
+    check(c.returncode == 1 and "--offset nowhere: no file was recorded on a host of that name"
+          in c.stderr and not os.path.exists(os.path.join(tmp, "x.json")),
+          "--offset of no host: %d %s" % (c.returncode, c.stderr))
+    return None
+
+
+def parents(path):
+    d = os.path.dirname(path)
+    while d != "/":
+        yield d
+        d = os.path.dirname(d)
+
+
+# Killed (meson's timeout sends SIGTERM first): the temporary folder removed on the way out.
+signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit("killed by signal %d" % signum))
+with tempfile.TemporaryDirectory() as tmp:
+    skipped = merge(tmp) if PART == "merge" else main(tmp)
+if failures:
+    sys.exit("%d failures" % len(failures))
+if skipped:
+    print("SKIP:", skipped)
+    sys.exit(77)
+print("ok")
