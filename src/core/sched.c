@@ -39,9 +39,11 @@
 /* What states cost (tt__sched_weigh): the kernel's CPU per switch record, a thread's
  * switch out or in (the benchmark's sched_kernel_floor_pct: about 2 us more CPU for a
  * hop's four, with no ticktrace), and the share of the program's CPU time above which
- * the cost is said, once, weighed over a second at a time. */
+ * the cost is said, once, weighed over a second at a time, where it is also a share of
+ * one CPU's time that counts. */
 #define TT__SCHED_RECORD_NS 500
 #define TT__SCHED_COST_SHARE_PCT 5
+#define TT__SCHED_COST_WALL_PCT 1 /* of one CPU: 10 ms a second */
 #define TT__SCHED_WEIGH_NS 1000000000
 
 /* The price found, said at exit: tt-sched has no stderr (its descriptor table is its
@@ -424,7 +426,10 @@ static void tt__sched_weigh(struct tt__sched_weight *w)
 		double records = (double)(moved - w->moved);
 		double cost_ns = records * TT__SCHED_RECORD_NS + (double)(own - w->own_ns);
 		double pct = 100.0 * cost_ns / (double)(cpu - w->cpu_ns);
-		if (pct > TT__SCHED_COST_SHARE_PCT) {
+		/* (and a cost that counts: a program that mostly sleeps has little CPU time
+		 * of its own, which a few switches seem large against) */
+		double wall_pct = 100.0 * cost_ns / (double)(now - w->wall_ns);
+		if (pct > TT__SCHED_COST_SHARE_PCT && wall_pct > TT__SCHED_COST_WALL_PCT) {
 			w->said = 1;
 			snprintf(tt__sched_price, sizeof tt__sched_price,
 				 "ticktrace: threads switch %.0f times a second: their states cost about "

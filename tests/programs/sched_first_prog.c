@@ -9,7 +9,8 @@
  *
  * With the argument "pingpong": two threads hand a byte back and forth through pipes
  * for 2.5 s, an event per hop, switching tens of thousands of times a second
- * ({"hops": N}). */
+ * ({"hops": N}); with "pingpong-idle", resting 5 ms between hops (a program that
+ * mostly sleeps: some hundreds of switches a second, which cost it next to nothing). */
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -49,7 +50,7 @@ static void *echo(void *unused)
 	return NULL;
 }
 
-static int pingpong(void)
+static int pingpong(long rest_ms)
 {
 	pthread_t t;
 	if (pipe(pipes[0]) || pipe(pipes[1]) || pthread_create(&t, NULL, echo, NULL)) {
@@ -65,6 +66,8 @@ static int pingpong(void)
 		if (write(pipes[0][1], &byte, 1) != 1 || read(pipes[1][0], &byte, 1) != 1)
 			return 1;
 		hops++;
+		if (rest_ms)
+			nap_ms(rest_ms);
 		clock_gettime(CLOCK_MONOTONIC, &now);
 	} while ((now.tv_sec - t0.tv_sec) * 1000000000L + (now.tv_nsec - t0.tv_nsec) < 2500000000L);
 	byte = 0;
@@ -77,7 +80,9 @@ static int pingpong(void)
 int main(int argc, char **argv)
 {
 	if (argc == 2 && strcmp(argv[1], "pingpong") == 0)
-		return pingpong();
+		return pingpong(0);
+	if (argc == 2 && strcmp(argv[1], "pingpong-idle") == 0)
+		return pingpong(5);
 	TT_BEGIN("startup");
 	nap_ms(300);
 	TT_END();

@@ -99,6 +99,12 @@ def price(tmp):
         check(rate >= hops / 2.5 * 2 / 3, "pingpong: %d switches a second said, %d hops in 2.5 s" % (rate, hops))
         check(5 < pct < 100, "pingpong: a cost of %d%%" % pct)
         print("pingpong: %d hops; said %d switches a second, %d%%" % (hops, rate, pct))
+    # A program that mostly sleeps: its few switches cost it next to nothing, however
+    # small its own CPU time (it was said as 34% for 181 switches a second).
+    idle = subprocess.run([PROG, "pingpong-idle"], env=dict(os.environ, TICKTRACE_OUT=out + ".idle"),
+                          capture_output=True, text=True, timeout=60)
+    check(idle.returncode == 0, "pingpong-idle failed (%d): %s" % (idle.returncode, idle.stderr))
+    check("their states cost" not in idle.stderr, "pingpong-idle: a price said: %r" % idle.stderr)
 
 
 LATE = re.compile(r"ticktrace: (\d+) threads not started by pthread_create after ticktrace started")
