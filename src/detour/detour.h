@@ -170,6 +170,7 @@ struct tt__detour {
 	char **patterns;
 	size_t npatterns;
 	size_t *pattern_hits;
+	char **pattern_notes; /* 0xADDR inside a function: which, and where it starts */
 	struct tt__detour_module *modules;
 	size_t nmodules;
 	struct tt__detour_fn *fns;
@@ -181,11 +182,15 @@ struct tt__detour {
 	int unseen_unwinder; /* the program's own, which its symbols no longer show */
 	size_t patched_relocated, patched_patchable, refused;
 	const char *main_path;
+	int listing; /* record --list (TT_ENV_DETOUR_LIST): said, nothing patched, then exit */
 };
 
 /* symbols.c. The last part of a path (a module's file name). */
 const char *tt__detour_base(const char *path) TT__DETOUR_HIDDEN;
 /* The functions to patch, from every module mapped now; 0 or -errno. */
 int tt__detour_collect(struct tt__detour *d) TT__DETOUR_HIDDEN;
+/* The name the converter gives the function of `mod` that starts at `addr` (`vaddr`
+ * in its file): its symbol's, else module+0xOFFSET; malloc'd, NULL: no memory. */
+char *tt__detour_name_at(Dwfl_Module *mod, Dwarf_Addr addr, uint64_t vaddr) TT__DETOUR_HIDDEN;
 
 #endif

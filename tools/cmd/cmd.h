@@ -128,6 +128,7 @@ struct tt_rec_opts {
 	const char *convert; /* after the run, convert to this file; NULL: say how */
 	bool force;         /* the conversion may replace an existing file */
 	bool follow;        /* the programs it starts are traced too, each into its own file */
+	bool list;          /* --list: say what -f would patch, run nothing past the loader */
 	char **argv;        /* the program and its arguments */
 };
 

@@ -257,7 +257,14 @@ static _Noreturn void tt_rec_exec(const struct tt_rec_opts *o, const char *lib,
 		setenv(TT_ENV_DETOUR, patterns, 1);
 	else
 		unsetenv(TT_ENV_DETOUR);
-	setenv(TT_ENV_OUT, o->out, 1);
+	if (o->list) { /* the process ends before main: its raw file, if any, is the run's */
+		char out[PATH_MAX + 16];
+		snprintf(out, sizeof out, "%s/list.ttr", dir);
+		setenv(TT_ENV_DETOUR_LIST, "1", 1);
+		setenv(TT_ENV_OUT, out, 1);
+	} else {
+		setenv(TT_ENV_OUT, o->out, 1);
+	}
 	/* This process, the program: every other process of the run names its files
 	 * with its pid. */
 	char self[24];
@@ -265,7 +272,8 @@ static _Noreturn void tt_rec_exec(const struct tt_rec_opts *o, const char *lib,
 	setenv(TT_ENV_PROGRAM_PID, self, 1);
 	/* The buffers in a file that outlives the process: one killed (Ctrl-C, SIGTERM,
 	 * SIGKILL), which writes no trace, leaves its events there. */
-	setenv(TT_ENV_LIVE, "1", 0);
+	if (!o->list)
+		setenv(TT_ENV_LIVE, "1", 0);
 	setenv(TT_ENV_LIST, list, 1);
 	setenv(TT_ENV_DETOUR_ONCE, dir, 1);
 	if (o->follow)
@@ -510,8 +518,8 @@ int tt_rec_run(const struct tt_rec_opts *o)
 	if (WIFSIGNALED(status))
 		fprintf(stderr, "ticktrace: record: %s was killed by signal %d\n", o->argv[0],
 			WTERMSIG(status));
-	if (got == 1 || is_static)
-		goto out; /* not run, or run untraced (said so) */
+	if (got == 1 || is_static || o->list)
+		goto out; /* not run, run untraced (said so), or only listed */
 	char **files;
 	size_t nfiles = tt_rec_files(list, &files);
 	struct stat there;
