@@ -614,7 +614,12 @@ static int tt__detour_module_cb(Dwfl_Module *mod, void **user, const char *name,
 /* The functions to patch, from every module mapped now; 0 or -errno. */
 int tt__detour_collect(struct tt__detour *d)
 {
+	/* beside the file, in its .debug, under --debug-dir, then the system's */
 	static char *debuginfo_path = NULL;
+	const char *dir = getenv(TT_ENV_DETOUR_DEBUG_DIR);
+	if (!debuginfo_path && dir && *dir &&
+	    asprintf(&debuginfo_path, ":.debug:%s:/usr/lib/debug", dir) < 0)
+		debuginfo_path = NULL;
 	static const Dwfl_Callbacks callbacks = {
 		.find_elf = dwfl_linux_proc_find_elf,
 		.find_debuginfo = dwfl_standard_find_debuginfo,

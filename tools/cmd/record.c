@@ -257,6 +257,11 @@ static _Noreturn void tt_rec_exec(const struct tt_rec_opts *o, const char *lib,
 		setenv(TT_ENV_DETOUR, patterns, 1);
 	else
 		unsetenv(TT_ENV_DETOUR);
+	char debug_dir[PATH_MAX];
+	if (o->debug_dir && realpath(o->debug_dir, debug_dir))
+		setenv(TT_ENV_DETOUR_DEBUG_DIR, debug_dir, 1);
+	else
+		unsetenv(TT_ENV_DETOUR_DEBUG_DIR);
 	if (o->list) { /* the process ends before main: its raw file, if any, is the run's */
 		char out[PATH_MAX + 16];
 		snprintf(out, sizeof out, "%s/list.ttr", dir);
@@ -418,7 +423,8 @@ static int tt_rec_report(const struct tt_rec_opts *o, char **files, size_t nfile
 	}
 	fprintf(stderr, "\n");
 	struct tt_convert_opts c = {.inputs = files, .ninputs = nfiles, .output = o->convert,
-				    .force = o->force, .thresholds.global = TT__NO_THRESHOLD};
+				    .force = o->force, .thresholds.global = TT__NO_THRESHOLD,
+				    .debug_dir = o->debug_dir};
 	if (tt_convert(&c, NULL) != 0)
 		return rc ? rc : 1;
 	return rc;

@@ -34,6 +34,9 @@ static const char tt_rec_usage[] =
 	"                          .debug/ or /usr/lib/debug); the functions still\n"
 	"                          unnamed are those its .eh_frame gives, named\n"
 	"                          PROGRAM+0xOFFSET as the converter names them\n"
+	"      --debug-dir DIR     search DIR for debug files first (by build-id,\n"
+	"                          DIR/.build-id/xx/yyyy.debug, and by debuglink,\n"
+	"                          DIR/PROGRAM'S/DIRECTORY/LINK), to patch and to convert\n"
 	"      --list              print what the patterns would patch (name, module,\n"
 	"                          address in the file, size, or why not), one a line,\n"
 	"                          and stop the program before its main\n"
@@ -55,16 +58,18 @@ static const char tt_rec_usage[] =
 	"library, or a program that exited 0 left no trace or one that could not be\n"
 	"converted); 2 usage.\n";
 
-enum { OPT_FORCE = 256, OPT_NO_FOLLOW, OPT_LIST };
+enum { OPT_FORCE = 256, OPT_NO_FOLLOW, OPT_LIST, OPT_DEBUG_DIR };
 const struct option tt_rec_options[] = {
 	{"function", required_argument, NULL, 'f'}, {"output", required_argument, NULL, 'o'},
 	{"convert", required_argument, NULL, 'c'},  {"force", no_argument, NULL, OPT_FORCE},
 	{"no-follow", no_argument, NULL, OPT_NO_FOLLOW}, {"list", no_argument, NULL, OPT_LIST},
+	{"debug-dir", required_argument, NULL, OPT_DEBUG_DIR},
 	{"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0},
 };
 const struct tt_cmd_arg tt_rec_args[] = {
 	{'o', TT_ARG_FILE, NULL},
 	{'c', TT_ARG_FILE, NULL},
+	{OPT_DEBUG_DIR, TT_ARG_DIR, NULL},
 	{0, 0, NULL},
 };
 
@@ -93,6 +98,7 @@ int tt_cmd_record(int argc, char **argv)
 		case OPT_FORCE: o.force = true; break;
 		case OPT_NO_FOLLOW: o.follow = false; break;
 		case OPT_LIST: o.list = true; break;
+		case OPT_DEBUG_DIR: o.debug_dir = optarg; break;
 		case 'h': fputs(tt_rec_usage, stdout); rc = 0; goto out;
 		default: rc = tt_usage_error(tt_rec_usage, NULL); goto out;
 		}
