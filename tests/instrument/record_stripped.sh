@@ -4,7 +4,8 @@
 #   strip      stripped (no .symtab): `-f '*'` patches the functions its .eh_frame
 #              gives, named work+0xOFFSET (the offset nm gives the symbol) in --list,
 #              in the trace, each called as often as its named twin; the output the
-#              plain run's; `-f 'work+0xOFFSET'` matches one;
+#              plain run's; `-f 'work+0xOFFSET'` matches one; a GCC .cold part
+#              (cold.c) is not taken for a function;
 #   debuglink  stripped with a debuglink: the debug file found in .debug/ beside it,
 #              and under --debug-dir DIR only there (DIR/ITS/DIRECTORY/work.debug),
 #              for the patching and record -c's conversion: named work_*;
@@ -88,6 +89,18 @@ strip)
 	leaf=$(awk '$1 == "work_leaf" {print $2}' "$dir/ref.offsets")
 	[ "$(list "$dir/s/work" -f "work+0x$leaf" | cut -d' ' -f1)" = "work+0x$leaf" ] ||
 		fail "-f work+0x$leaf: $(cat "$dir/list")"
+	# a function's .cold part (entered by a jump, within its frame) is not one
+	"$cc" -O2 -o "$dir/ref/cold" "$src/cold.c"
+	part=$(nm "$dir/ref/cold" | awk '$3 == "checked_sum.cold" {sub(/^0+/, "", $1); print $1}')
+	whole=$(nm "$dir/ref/cold" | awk '$3 == "checked_sum" {sub(/^0+/, "", $1); print $1}')
+	if [ -n "$part" ]; then
+		strip -o "$dir/s/cold" "$dir/ref/cold"
+		list "$dir/s/cold" -f '*' >"$dir/s.list"
+		grep -q "^cold+0x$whole " "$dir/s.list" || fail "checked_sum not listed: $(cat "$dir/s.list")"
+		! grep -q "^cold+0x$part " "$dir/s.list" || fail "checked_sum.cold listed as a function"
+	else
+		echo "note: $cc made no checked_sum.cold: that check not made" >&2
+	fi
 	;;
 debuglink | debugdata)
 	cp "$dir/ref/work" "$dir/s/work"
