@@ -168,6 +168,15 @@ sys.stdout.buffer.write(b" ".join(r.choice(words) for _ in range(400000)))' >"$d
 	list "$lz4" -f '*' >"$dir/s.list"
 	own=$(grep -c '^lz4+0x[0-9a-f]* lz4 0x[0-9a-f]* [0-9]*$' "$dir/s.list" || true)
 	[ "$own" -ge 100 ] || fail "--list -f '*' gives $own of lz4's own functions: $(cat "$dir/s.list")"
+	# all in .text: none of the PLT's stubs (they jump on to the C library's)
+	readelf -SW "$lz4" | sed 's/^ *\[ *[0-9]*\]//' | awk '$1 == ".text" {print $3, $5}' >"$dir/text"
+	read -r text_at text_size <"$dir/text" || fail "no .text in $lz4"
+	python3 -c '
+import sys
+at, size = int(sys.argv[2], 16), int(sys.argv[3], 16)
+bad = [l for l in open(sys.argv[1]) if l.split()[1] == "lz4" and not at <= int(l.split()[2], 16) < at + size]
+sys.exit("".join(bad) or None)' \
+		"$dir/s.list" "$text_at" "$text_size" || fail "--list -f '*' gives lz4 functions outside its .text"
 	for run in "-f $dir/in $dir/rec.lz4" "-d -f $dir/plain.lz4 $dir/rec.out"; do
 		# shellcheck disable=SC2086 # (the words of the run)
 		(cd "$dir" && "$tool" record -f '*' -o t.ttr -c t.json --force -- "$lz4" -q $run 2>err) ||
