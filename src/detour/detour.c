@@ -3,9 +3,10 @@
  *
  * TICKTRACE_DETOUR holds the patterns, one a line: shell globs over the symbol names
  * of the program and its libraries (as elfutils finds them, debug info by build-id
- * included), or 0xADDR, an address of the program as `nm` or the converter's
- * `module+0xOFFSET` print it, for a function with no name left (its extent comes
- * from .eh_frame; symbols.c finds them). The constructor patches each function found
+ * included; a stripped program's functions no symbol names as `prog+0xOFFSET`, from
+ * its .eh_frame), or 0xADDR, an address of the program as `nm` or the converter's
+ * `module+0xOFFSET` print it (its extent comes from .eh_frame; symbols.c finds
+ * them). TT_ENV_DETOUR_LIST: what would be patched is printed, nothing patched. The constructor patches each function found
  * with a jump to its stub, near its module (trampoline.asm), if the process is still
  * single-threaded (tt__detour_others says why):
  *   - built with -fpatchable-function-entry=N[,M] (N - M >= 5; the compiler lists the
