@@ -57,7 +57,7 @@
 /* A directory (absolute) the patcher searches for the program's debug files first
  * (record --debug-dir), as the converter does. Set by record; read by the patcher
  * (detour/symbols.c). */
-#define TT_ENV_DETOUR_DEBUG_DIR "TICKTRACE_DEBUG_DIR"
+#define TT_ENV_DETOUR_DEBUG_DIR "TICKTRACE_DETOUR_DEBUG_DIR"
 
 /* A directory where the patcher leaves a marker for each program already heard, so
  * that what it has to say is said once per program. Set by record (its directory of
