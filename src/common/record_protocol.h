@@ -49,6 +49,16 @@
  * patcher (detour/detour.c). */
 #define TT_ENV_DETOUR "TICKTRACE_DETOUR"
 
+/* Set (record --list): the patcher says what it would patch, on stdout, and ends the
+ * process before main, nothing patched. Set by record; read by the patcher
+ * (detour/detour.c). */
+#define TT_ENV_DETOUR_LIST "TICKTRACE_DETOUR_LIST"
+
+/* A directory (absolute) the patcher searches for the program's debug files first
+ * (record --debug-dir), as the converter does. Set by record; read by the patcher
+ * (detour/symbols.c). */
+#define TT_ENV_DETOUR_DEBUG_DIR "TICKTRACE_DETOUR_DEBUG_DIR"
+
 /* A directory where the patcher leaves a marker for each program already heard, so
  * that what it has to say is said once per program. Set by record (its directory of
  * the run); read and written by the patcher (detour/children.c). */

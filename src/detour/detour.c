@@ -3,12 +3,13 @@
  *
  * TICKTRACE_DETOUR holds the patterns, one a line: shell globs over the symbol names
  * of the program and its libraries (as elfutils finds them, debug info by build-id
- * included), or 0xADDR, an address of the program as `nm` or the converter's
- * `module+0xOFFSET` print it, for a function with no name left (its extent comes
- * from .eh_frame; symbols.c finds them). Without patterns, in a program that links
- * this library (the zero-markup build: ticktrace-instrument.pc), every function with
- * -fpatchable-function-entry NOPs at its entry, in modules not built with
- * -finstrument-functions (whose hooks record). The constructor patches each function found
+ * included; a stripped program's functions no symbol names as `prog+0xOFFSET`, from
+ * its .eh_frame), or 0xADDR, an address of the program as `nm` or the converter's
+ * `module+0xOFFSET` print it (its extent comes from .eh_frame; symbols.c finds
+ * them). Without patterns, in a program that links this library (the zero-markup
+ * build: ticktrace-instrument.pc), every function with -fpatchable-function-entry NOPs
+ * at its entry, in modules not built with -finstrument-functions (whose hooks record).
+ * TT_ENV_DETOUR_LIST: what would be patched is printed, nothing patched. The constructor patches each function found
  * with a jump to its stub, near its module (trampoline.asm), if the process is still
  * single-threaded (tt__detour_others says why):
  *   - built with -fpatchable-function-entry=N[,M] (N - M >= 5; the compiler lists the
@@ -280,6 +281,8 @@ static int tt__detour_patch(struct tt__detour *d, struct tt__detour_fn *fn, char
 	memcpy(patch + 1, &disp, sizeof disp);
 	memset(patch + 5, 0xcc, (size_t)len - 5); /* never run: no jump lands there */
 	m->stubs_used += TT__DETOUR_STUB_MAX;
+	if (d->listing)
+		return 0; /* (record --list: what would be patched, nothing written) */
 	int err = tt__detour_write_code(fn->addr, patch, (size_t)len);
 	if (err) {
 		snprintf(why, cap, "its code cannot be made writable: %s", strerror(-err));
@@ -322,6 +325,20 @@ static void tt__detour_hand_names(const struct tt__detour *d)
 	free(named);
 }
 
+/* record --list: one function that would be patched, as the converter names it, its
+ * module, its address in the module's file (as nm prints it) and its size; or why
+ * it would not be. */
+static void tt__detour_list(const struct tt__detour *d, const struct tt__detour_fn *fn, const char *why)
+{
+	const struct tt__detour_module *m = &d->modules[fn->module];
+	GElf_Addr bias = 0;
+	dwfl_module_getelf(m->mod, &bias);
+	char *name = tt__detour_name_at(m->mod, fn->addr, fn->addr - bias);
+	printf("%s\t%s\t0x%" PRIx64 "\t%" PRIu64 "%s%s\n", name ? name : fn->name, tt__detour_base(m->path),
+	       (uint64_t)(fn->addr - bias), fn->size, why ? "\tnot patched: " : "", why ? why : "");
+	free(name);
+}
+
 static void tt__detour_free(struct tt__detour *d)
 {
 	for (size_t i = 0; i < d->nfns; i++)
@@ -341,6 +358,9 @@ static void tt__detour_free(struct tt__detour *d)
 	free(d->modules);
 	free(d->patterns);
 	free(d->pattern_hits);
+	for (size_t p = 0; d->pattern_notes && p < d->npatterns; p++)
+		free(d->pattern_notes[p]);
+	free(d->pattern_notes);
 }
 
 /* Threads of the program running now besides this one (ticktrace's own run none of
@@ -396,6 +416,7 @@ __attribute__((constructor)) static void tt__detour_start(void)
 	tt__detour_know_own_stack();
 	if (!text || pthread_key_create(&tt__detour_key, tt__detour_thread_exit) != 0)
 		goto fail;
+	d.listing = getenv(TT_ENV_DETOUR_LIST) != NULL;
 	if (realpath("/proc/self/exe", exe))
 		d.main_path = exe;
 	/* glibc loads libgcc_s at the first pthread_exit or pthread_cancel, to unwind the
@@ -409,7 +430,8 @@ __attribute__((constructor)) static void tt__detour_start(void)
 		d.patterns[d.npatterns++] = p;
 	}
 	d.pattern_hits = calloc(d.npatterns + 1, sizeof(*d.pattern_hits));
-	if (!d.pattern_hits || tt__detour_collect(&d) < 0)
+	d.pattern_notes = calloc(d.npatterns + 1, sizeof(*d.pattern_notes));
+	if (!d.pattern_hits || !d.pattern_notes || tt__detour_collect(&d) < 0)
 		goto fail;
 	if (!d.npatterns && !d.every_sled) { /* preloaded by `record` with no -f */
 		tt__detour_free(&d);
@@ -445,10 +467,15 @@ __attribute__((constructor)) static void tt__detour_start(void)
 	for (size_t i = 0; patching && i < d.nfns; i++) {
 		char why[256];
 		struct tt__detour_fn *fn = &d.fns[i];
-		if ((fn->watch && !to_record) || tt__detour_patch(&d, fn, why, sizeof why) == 0)
+		if ((fn->watch && !to_record) || tt__detour_patch(&d, fn, why, sizeof why) == 0) {
+			if (d.listing && !fn->watch)
+				tt__detour_list(&d, fn, NULL);
 			continue;
+		}
 		d.refused += !fn->watch;
-		if (says)
+		if (d.listing && !fn->watch)
+			tt__detour_list(&d, fn, why);
+		else if (says)
 			fprintf(stderr, fn->watch ? "ticktrace: the unwinder's %s (%s) cannot be watched: %s; an "
 						    "unwind through a patched function there stops at it\n" :
 						    "ticktrace: not patched: %s (%s): %s\n",
@@ -464,6 +491,7 @@ __attribute__((constructor)) static void tt__detour_start(void)
 	for (size_t p = 0; says && p < d.npatterns; p++)
 		if (!d.pattern_hits[p])
 			fprintf(stderr, "ticktrace: -f %s %s\n", d.patterns[p],
+				d.pattern_notes[p] ? d.pattern_notes[p] :
 				strncmp(d.patterns[p], "0x", 2) == 0 ?
 					"is where no function of the program starts (by its .eh_frame)" :
 					"matches no function");
@@ -474,6 +502,12 @@ __attribute__((constructor)) static void tt__detour_start(void)
 	if (says && d.only_ours)
 		fprintf(stderr, "ticktrace: %zu matching functions of libraries the program does not "
 			"load, which only ticktrace's detour library needs, left alone\n", d.only_ours);
+	if (d.listing) {
+		fprintf(stderr, "ticktrace: --list: %zu functions would be patched; %zu could not be\n",
+			to_record - d.refused, d.refused);
+		fflush(stdout);
+		_exit(0);
+	}
 	if (says && !d.every_sled)
 		fprintf(stderr, "ticktrace: patched %zu functions (%zu by moving their first instructions, "
 			"%zu at their patchable NOPs); %zu could not be\n",

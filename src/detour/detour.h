@@ -177,6 +177,7 @@ struct tt__detour {
 	char **patterns;
 	size_t npatterns;
 	size_t *pattern_hits;
+	char **pattern_notes; /* 0xADDR inside a function: which, and where it starts */
 	struct tt__detour_module *modules;
 	size_t nmodules;
 	struct tt__detour_fn *fns;
@@ -190,6 +191,7 @@ struct tt__detour {
 	int every_sled; /* the zero-markup build: every function with a NOP area is patched */
 	int hooked;     /* a module of the program's calls -finstrument-functions' hooks */
 	const char *main_path;
+	int listing; /* record --list (TT_ENV_DETOUR_LIST): said, nothing patched, then exit */
 };
 
 /* symbols.c. The last part of a path (a module's file name). */
@@ -198,5 +200,8 @@ const char *tt__detour_base(const char *path) TT__DETOUR_HIDDEN;
  * the zero-markup build, left set only when the program links this library); 0 or
  * -errno. */
 int tt__detour_collect(struct tt__detour *d) TT__DETOUR_HIDDEN;
+/* The name the converter gives the function of `mod` that starts at `addr` (`vaddr`
+ * in its file): its symbol's, else module+0xOFFSET; malloc'd, NULL: no memory. */
+char *tt__detour_name_at(Dwfl_Module *mod, Dwarf_Addr addr, uint64_t vaddr) TT__DETOUR_HIDDEN;
 
 #endif

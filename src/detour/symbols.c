@@ -4,6 +4,8 @@
 #include <errno.h>
 #include <fnmatch.h>
 #include <gelf.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <limits.h>
 #include <link.h>
 #include <stdlib.h>
@@ -230,10 +232,10 @@ static int tt__detour_has_personality(Dwfl_Module *mod)
 	return 0;
 }
 
-/* The size of the function whose FDE in the module's .eh_frame starts at `vaddr` (an
- * address of its file, as nm prints it): its FDE's whole range; 0 when no FDE starts
- * there. */
-static uint64_t tt__detour_fde_size(Dwfl_Module *mod, uint64_t vaddr)
+/* Calls `each` with the start (an address of its file, as nm prints it) and the
+ * length of every function an FDE of the module's .eh_frame covers, until it returns
+ * non-zero; that value, or 0. */
+static int tt__detour_each_fde(Dwfl_Module *mod, int (*each)(uint64_t, uint64_t, void *), void *arg)
 {
 	const unsigned char *ident;
 	GElf_Shdr shdr;
@@ -252,13 +254,29 @@ static uint64_t tt__detour_fde_size(Dwfl_Module *mod, uint64_t vaddr)
 		size_t len;
 		const uint8_t *field = entry.fde.start;
 		uint64_t field_at = shdr.sh_addr + (uint64_t)(field - (const uint8_t *)data->d_buf);
+		int rc;
 		if (enc >= 0 &&
 		    tt__detour_eh_pointer((uint8_t)enc, field, entry.fde.end, field_at, &begin, &len) == 0 &&
-		    begin == vaddr &&
-		    tt__detour_eh_pointer((uint8_t)enc & 0x0f, field + len, entry.fde.end, 0, &range, &len) == 0)
-			return range;
+		    tt__detour_eh_pointer((uint8_t)enc & 0x0f, field + len, entry.fde.end, 0, &range, &len) == 0 &&
+		    range && (rc = each(begin, range, arg)) != 0)
+			return rc;
 	}
 	return 0;
+}
+
+/* The function an FDE covers around an address of the file: its start and length. */
+struct tt__detour_around {
+	uint64_t vaddr, begin, range;
+};
+
+static int tt__detour_fde_around(uint64_t begin, uint64_t range, void *arg)
+{
+	struct tt__detour_around *a = arg;
+	if (a->vaddr < begin || a->vaddr - begin >= range)
+		return 0;
+	a->begin = begin;
+	a->range = range;
+	return 1;
 }
 
 /* (libsupc++'s demangler, linked into this library (meson.build says why), declared in
@@ -396,6 +414,96 @@ static int tt__detour_program_needs(const struct tt__detour *d, Dwfl_Module *mod
 	return 1;
 }
 
+char *tt__detour_name_at(Dwfl_Module *mod, Dwarf_Addr addr, uint64_t vaddr)
+{
+	GElf_Off off;
+	GElf_Sym sym;
+	const char *symbol = dwfl_module_addrinfo(mod, addr, &off, &sym, NULL, NULL, NULL);
+	const char *file = dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+	char *name = NULL;
+	if (symbol && off == 0)
+		return tt__symbol_name(symbol);
+	return asprintf(&name, "%s+0x%" PRIx64, tt__detour_base(file), vaddr) < 0 ? NULL : name;
+}
+
+/* Whether a call enters the code at `vaddr` (of the module's file), by its CFI there:
+ * the return address just pushed (CFA rsp+8, the return address saved). GCC's
+ * NAME.cold parts, entered by a jump inside their function's frame, and the PLT have
+ * FDEs of their own that say otherwise. */
+static int tt__detour_called_there(Dwarf_CFI *cfi, uint64_t vaddr)
+{
+	Dwarf_Frame *frame = NULL;
+	Dwarf_Op *ops, ra_ops[3];
+	size_t nops;
+	int called = cfi && dwarf_cfi_addrframe(cfi, vaddr, &frame) == 0 &&
+		     dwarf_frame_cfa(frame, &ops, &nops) == 0 && nops == 1 &&
+		     ops[0].atom == DW_OP_bregx && ops[0].number == 7 /* rsp */ &&
+		     ops[0].number2 == 8 &&
+		     dwarf_frame_register(frame, 16 /* the return address */, ra_ops, &ops, &nops) == 0 &&
+		     ops && nops > 0;
+	free(frame);
+	return called;
+}
+
+/* The program's functions that no symbol names (it is stripped, and no debug file or
+ * MiniDebugInfo tells them): those its .eh_frame gives, named module+0xOFFSET as the
+ * converter names them; matched and added as the named ones. */
+struct tt__detour_unnamed {
+	struct tt__detour *d;
+	Dwfl_Module *mod;
+	size_t index;
+	GElf_Addr bias;
+	uint64_t entry; /* _start, entered with no return address */
+	Dwarf_CFI *cfi;
+	Elf *elf;
+};
+
+/* Whether `vaddr` is in a PLT section (.plt, .plt.got, .plt.sec): stubs that jump on
+ * to another module's function, which is the one to patch, by its name. */
+static int tt__detour_in_plt(Elf *elf, uint64_t vaddr)
+{
+	size_t shstrndx;
+	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return 0;
+	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn));) {
+		GElf_Shdr shdr;
+		const char *sname;
+		if (gelf_getshdr(scn, &shdr) && vaddr - shdr.sh_addr < shdr.sh_size &&
+		    (shdr.sh_flags & SHF_ALLOC) && (sname = elf_strptr(elf, shstrndx, shdr.sh_name)))
+			return strncmp(sname, ".plt", 4) == 0;
+	}
+	return 0;
+}
+
+static int tt__detour_unnamed_cb(uint64_t begin, uint64_t range, void *arg)
+{
+	struct tt__detour_unnamed *u = arg;
+	GElf_Off off;
+	GElf_Sym sym;
+	if (begin == u->entry || tt__detour_in_plt(u->elf, begin) || dwfl_module_addrinfo(u->mod, begin + u->bias, &off, &sym, NULL, NULL, NULL) ||
+	    !tt__detour_called_there(u->cfi, begin))
+		return 0;
+	char *name = tt__detour_name_at(u->mod, begin + u->bias, begin);
+	int rc = name ? 0 : -ENOMEM;
+	if (name && tt__detour_matches(u->d, name))
+		rc = tt__detour_add(u->d, (uintptr_t)(begin + u->bias), range, name, u->index, 0);
+	free(name);
+	return rc;
+}
+
+static int tt__detour_unnamed(struct tt__detour *d, Dwfl_Module *mod, size_t index)
+{
+	struct tt__detour_unnamed u = {.d = d, .mod = mod, .index = index};
+	Elf *elf = u.elf = dwfl_module_getelf(mod, &u.bias);
+	GElf_Ehdr ehdr;
+	Dwarf_Addr cfi_bias;
+	if (!elf || !gelf_getehdr(elf, &ehdr))
+		return 0;
+	u.entry = ehdr.e_entry;
+	u.cfi = dwfl_module_eh_cfi(mod, &cfi_bias);
+	return tt__detour_each_fde(mod, tt__detour_unnamed_cb, &u);
+}
+
 /* The functions of one module whose names match, and what it needs to know of it. */
 static int tt__detour_module_cb(Dwfl_Module *mod, void **user, const char *name, Dwarf_Addr low,
 				void *arg)
@@ -468,6 +576,8 @@ static int tt__detour_module_cb(Dwfl_Module *mod, void **user, const char *name,
 	 * it cannot be watched. */
 	if (is_main && finds_frames && !watched && tt__detour_has_personality(mod))
 		d->unseen_unwinder = 1;
+	if (is_main && tt__detour_unnamed(d, mod, index) < 0)
+		return DWARF_CB_ABORT;
 	/* 0xADDR: an address of the program itself, its extent from .eh_frame */
 	for (size_t p = 0; is_main && p < d->npatterns; p++) {
 		char *tail;
@@ -479,11 +589,20 @@ static int tt__detour_module_cb(Dwfl_Module *mod, void **user, const char *name,
 		if (errno || *tail)
 			continue;
 		GElf_Addr bias;
-		uint64_t size = tt__detour_fde_size(mod, vaddr);
-		if (!size || !dwfl_module_getelf(mod, &bias))
+		struct tt__detour_around at = {.vaddr = vaddr};
+		if (!tt__detour_each_fde(mod, tt__detour_fde_around, &at) || !dwfl_module_getelf(mod, &bias))
 			continue; /* said at the end: no match */
+		if (at.begin != vaddr) { /* said at the end, with the function's start */
+			char *name = tt__detour_name_at(mod, at.begin + bias, at.begin);
+			free(d->pattern_notes[p]);
+			if (name && asprintf(&d->pattern_notes[p], "is inside %s, which starts at 0x%" PRIx64
+					     " (-f 0x%" PRIx64 " patches it)", name, at.begin, at.begin) < 0)
+				d->pattern_notes[p] = NULL;
+			free(name);
+			continue;
+		}
 		d->pattern_hits[p]++;
-		if (tt__detour_add(d, (uintptr_t)(vaddr + bias), size, pat, index, 0) < 0)
+		if (tt__detour_add(d, (uintptr_t)(vaddr + bias), at.range, pat, index, 0) < 0)
 			return DWARF_CB_ABORT;
 	}
 	tt__detour_find_sleds(mod, m);
@@ -518,7 +637,12 @@ static int tt__detour_no_debuginfo(Dwfl_Module *mod, void **user, const char *na
 /* The functions to patch, from every module mapped now; 0 or -errno. */
 int tt__detour_collect(struct tt__detour *d)
 {
+	/* beside the file, in its .debug, under --debug-dir, then the system's */
 	static char *debuginfo_path = NULL;
+	const char *dir = getenv(TT_ENV_DETOUR_DEBUG_DIR);
+	if (!debuginfo_path && dir && *dir &&
+	    asprintf(&debuginfo_path, ":.debug:%s:/usr/lib/debug", dir) < 0)
+		debuginfo_path = NULL;
 	static const Dwfl_Callbacks callbacks = {
 		.find_elf = dwfl_linux_proc_find_elf,
 		.find_debuginfo = dwfl_standard_find_debuginfo,

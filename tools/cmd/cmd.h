@@ -138,6 +138,8 @@ struct tt_rec_opts {
 	bool force;         /* the conversion may replace an existing file */
 	bool follow;        /* the programs it starts are traced too, each into its own file */
 	const char *min_dur; /* TICKTRACE_MIN_DUR for them; NULL: the environment's */
+	bool list;          /* --list: say what -f would patch, run nothing past the loader */
+	const char *debug_dir; /* --debug-dir: searched for debug files first, as convert's */
 	char **argv;        /* the program and its arguments */
 };
 

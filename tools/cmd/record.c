@@ -257,7 +257,19 @@ static _Noreturn void tt_rec_exec(const struct tt_rec_opts *o, const char *lib,
 		setenv(TT_ENV_DETOUR, patterns, 1);
 	else
 		unsetenv(TT_ENV_DETOUR);
-	setenv(TT_ENV_OUT, o->out, 1);
+	char debug_dir[PATH_MAX];
+	if (o->debug_dir && realpath(o->debug_dir, debug_dir))
+		setenv(TT_ENV_DETOUR_DEBUG_DIR, debug_dir, 1);
+	else
+		unsetenv(TT_ENV_DETOUR_DEBUG_DIR);
+	if (o->list) { /* the process ends before main: its raw file, if any, is the run's */
+		char out[PATH_MAX + 16];
+		snprintf(out, sizeof out, "%s/list.ttr", dir);
+		setenv(TT_ENV_DETOUR_LIST, "1", 1);
+		setenv(TT_ENV_OUT, out, 1);
+	} else {
+		setenv(TT_ENV_OUT, o->out, 1);
+	}
 	/* Every call kept: a thread's records bounded by the run's memory budget alone,
 	 * not by the runtime's default buffer (a 50 ms program lost half its calls), unless
 	 * the user chose the buffer or the mode */
@@ -272,7 +284,8 @@ static _Noreturn void tt_rec_exec(const struct tt_rec_opts *o, const char *lib,
 	setenv(TT_ENV_PROGRAM_PID, self, 1);
 	/* The buffers in a file that outlives the process: one killed (Ctrl-C, SIGTERM,
 	 * SIGKILL), which writes no trace, leaves its events there. */
-	setenv(TT_ENV_LIVE, "1", 0);
+	if (!o->list)
+		setenv(TT_ENV_LIVE, "1", 0);
 	setenv(TT_ENV_LIST, list, 1);
 	setenv(TT_ENV_DETOUR_ONCE, dir, 1);
 	if (o->follow)
@@ -417,7 +430,8 @@ static int tt_rec_report(const struct tt_rec_opts *o, char **files, size_t nfile
 	}
 	fprintf(stderr, "\n");
 	struct tt_convert_opts c = {.inputs = files, .ninputs = nfiles, .output = o->convert,
-				    .force = o->force, .thresholds.global = TT__NO_THRESHOLD};
+				    .force = o->force, .thresholds.global = TT__NO_THRESHOLD,
+				    .debug_dir = o->debug_dir};
 	if (tt_convert(&c, NULL) != 0)
 		return rc ? rc : 1;
 	return rc;
@@ -517,8 +531,8 @@ int tt_rec_run(const struct tt_rec_opts *o)
 	if (WIFSIGNALED(status))
 		fprintf(stderr, "ticktrace: record: %s was killed by signal %d\n", o->argv[0],
 			WTERMSIG(status));
-	if (got == 1 || is_static)
-		goto out; /* not run, or run untraced (said so) */
+	if (got == 1 || is_static || o->list)
+		goto out; /* not run, run untraced (said so), or only listed */
 	char **files;
 	size_t nfiles = tt_rec_files(list, &files);
 	struct stat there;

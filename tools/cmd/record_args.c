@@ -9,6 +9,7 @@
 static const char tt_rec_usage[] =
 	"usage: ticktrace record [-f PATTERN]... [-o RUN.ttr] [-c OUTPUT] [--no-follow] [--min-dur TIME]\n"
 	"                        -- PROGRAM [ARGS]\n"
+	"       ticktrace record --list -f PATTERN... -- PROGRAM [ARGS]\n"
 	"\n"
 	"Runs PROGRAM with ticktrace's detour library preloaded (LD_PRELOAD), which, before\n"
 	"main, patches the entry of each function whose name matches a PATTERN, so that\n"
@@ -30,7 +31,19 @@ static const char tt_rec_usage[] =
 	"  -f, --function PATTERN  a shell glob over the symbols of the program and its\n"
 	"                          libraries ('work_*', 'ZSTD_compress*'), or 0xADDR, an\n"
 	"                          address of the program (as nm prints it) where a\n"
-	"                          function with no symbol starts; repeatable\n"
+	"                          function with no symbol starts; repeatable. A\n"
+	"                          stripped program's names come from its dynamic\n"
+	"                          symbols, its .gnu_debugdata (MiniDebugInfo), its\n"
+	"                          debug file (debuglink or build-id, beside it, in\n"
+	"                          .debug/ or /usr/lib/debug); the functions still\n"
+	"                          unnamed are those its .eh_frame gives, named\n"
+	"                          PROGRAM+0xOFFSET as the converter names them\n"
+	"      --debug-dir DIR     search DIR for debug files first (by build-id,\n"
+	"                          DIR/.build-id/xx/yyyy.debug, and by debuglink,\n"
+	"                          DIR/PROGRAM'S/DIRECTORY/LINK), to patch and to convert\n"
+	"      --list              print what the patterns would patch (name, module,\n"
+	"                          address in the file, size, or why not), one a line,\n"
+	"                          and stop the program before its main\n"
 	"  -o, --output FILE       the raw file (default ticktrace-%p.ttr, %p: the pid);\n"
 	"                          without %p, the program's alone: every other\n"
 	"                          process (however started: fork, posix_spawn, vfork,\n"
@@ -53,17 +66,19 @@ static const char tt_rec_usage[] =
 	"library, or a program that exited 0 left no trace or one that could not be\n"
 	"converted); 2 usage.\n";
 
-enum { OPT_FORCE = 256, OPT_NO_FOLLOW, OPT_MIN_DUR };
+enum { OPT_FORCE = 256, OPT_NO_FOLLOW, OPT_MIN_DUR, OPT_LIST, OPT_DEBUG_DIR };
 const struct option tt_rec_options[] = {
 	{"function", required_argument, NULL, 'f'}, {"output", required_argument, NULL, 'o'},
 	{"convert", required_argument, NULL, 'c'},  {"force", no_argument, NULL, OPT_FORCE},
-	{"no-follow", no_argument, NULL, OPT_NO_FOLLOW},
+	{"no-follow", no_argument, NULL, OPT_NO_FOLLOW}, {"list", no_argument, NULL, OPT_LIST},
 	{"min-dur", required_argument, NULL, OPT_MIN_DUR},
+	{"debug-dir", required_argument, NULL, OPT_DEBUG_DIR},
 	{"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0},
 };
 const struct tt_cmd_arg tt_rec_args[] = {
 	{'o', TT_ARG_FILE, NULL},
 	{'c', TT_ARG_FILE, NULL},
+	{OPT_DEBUG_DIR, TT_ARG_DIR, NULL},
 	{0, 0, NULL},
 };
 
@@ -100,12 +115,18 @@ int tt_cmd_record(int argc, char **argv)
 			o.min_dur = optarg;
 			break;
 		}
+		case OPT_LIST: o.list = true; break;
+		case OPT_DEBUG_DIR: o.debug_dir = optarg; break;
 		case 'h': fputs(tt_rec_usage, stdout); rc = 0; goto out;
 		default: rc = tt_usage_error(tt_rec_usage, NULL); goto out;
 		}
 	}
 	if (optind >= argc) {
 		rc = tt_usage_error(tt_rec_usage, "record: no program to run");
+		goto out;
+	}
+	if (o.list && !o.npatterns) {
+		rc = tt_usage_error(tt_rec_usage, "record: --list lists what -f patches: give one");
 		goto out;
 	}
 	o.argv = argv + optind;
