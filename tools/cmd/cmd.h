@@ -93,7 +93,16 @@ struct tt_convert_opts {
 	struct tt_thresholds thresholds; /* and theirs, besides those in the code */
 	const char *debug_dir;   /* searched for debug info first (NULL: the system's only) */
 	uint64_t json_limit;     /* JSON larger than this gets a warning (0: TT_JSON_VIEWER_LIMIT) */
+	uint64_t split;          /* > 0: shards OUTPUT.0001.EXT ... of at most this many slices */
 };
+
+/* What the Perfetto UI loads in a browser tab: trace_processor keeps ~600 bytes of
+ * memory a slice, and a tab holds about this many. */
+#define TT_UI_SLICE_LIMIT UINT64_C(3000000)
+
+/* Shard k (from 1) of `output` with --split: its name with .NNNN before the
+ * extension (out.pftrace: out.0001.pftrace), into buf; false when it does not fit. */
+bool tt_shard_name(char *buf, size_t cap, const char *output, unsigned k);
 
 /* What a JSON trace viewer loads: Perfetto's and chrome://tracing's importers read
  * the file as one JavaScript string, and V8 strings stop at 2^29 - 24 characters. */
