@@ -4,7 +4,8 @@ slices, each a whole trace that loads alone (check-perfetto.py: the .pftrace sha
 against the JSON shard), every thread named in each, the shards' slices those of the
 whole run, once each (a scope open across every boundary belongs to the first shard);
 bad --split values refused; a damaged input, or a shard that cannot be written, leaves
-no shard behind; a trace past what the Perfetto UI loads, converted whole, says so.
+no shard behind; a trace past what the Perfetto UI loads, converted whole, says so,
+and `open` serves its first shard, or the one named (--shard K), saying which.
 
   split_shards.py SHARDS_PROG CHECK_PERFETTO SCHEMA   (TT_TEST_TOOL: the command)"""
 import glob
@@ -15,6 +16,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import urllib.request
 
 tool = os.environ['TT_TEST_TOOL']
 prog, check_perfetto, schema = sys.argv[1:4]
@@ -53,8 +55,12 @@ def thread_names(events):
     return {e['args']['name'] for e in events if e.get('ph') == 'M' and e['name'] == 'thread_name'}
 
 
+def shards_named(d, stem, ext='pftrace'):
+    return sorted(glob.glob(os.path.join(d, stem + '.[0-9][0-9][0-9][0-9].' + ext)))
+
+
 def shards(d, ext):
-    return sorted(glob.glob(os.path.join(d, 'out.[0-9][0-9][0-9][0-9].' + ext)))
+    return shards_named(d, 'out', ext)
 
 
 def check_split(d, ttr):
@@ -153,7 +159,30 @@ def check_nothing_left(d, ttr):
     print('a damaged run and a shard that cannot be written leave no shard behind')
 
 
-def check_warning(d):
+def serve(path, *args):
+    """Runs `open` on path, fetches what it serves; (body, what it printed)."""
+    p = subprocess.Popen([tool, 'open', '--port', '0', path] + list(args), stdout=subprocess.PIPE,
+                         text=True)
+    try:
+        lines = []
+        for line in p.stdout:
+            lines.append(line)
+            if '?url=' in line:
+                break
+        else:
+            fail('open %s: ended (status %d) before serving' % (path, p.wait(timeout=30)))
+        body = urllib.request.urlopen(lines[-1].split('?url=')[1].strip(), timeout=60).read()
+        rest = p.stdout.read()
+        if p.wait(timeout=60) != 0:
+            fail('open %s: status %d' % (path, p.returncode))
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    return body, ''.join(lines) + rest
+
+
+def check_huge(d):
     small = os.path.join(d, 'run.ttr')
     r = run(['convert', small, '-o', os.path.join(d, 'small.pftrace')])
     if r.returncode != 0 or '--split' in r.stderr:
@@ -168,6 +197,25 @@ def check_warning(d):
         os.unlink(os.path.join(d, 'big.' + ext))
     print('a trace past what the Perfetto UI loads, converted whole, says so and suggests --split')
 
+    r = run(['convert', '-q', big, '--split', str(UI_SLICES), '-o', os.path.join(d, 'big.pftrace')])
+    if r.returncode != 0 or len(shards_named(d, 'big')) != 2:
+        fail('%d slices split by %d: status %d, %s: %s' % (UI_SLICES + 2, UI_SLICES, r.returncode,
+             shards_named(d, 'big'), r.stderr))
+    for args, k in (([], 1), (['--shard', '2'], 2)):
+        body, said = serve(big, *args)
+        if body != open(shards_named(d, 'big')[k - 1], 'rb').read():
+            fail('open %s: not the bytes of convert --split\'s shard %d' % (args, k))
+        if 'serving shard %d of 2' % k not in said:
+            fail('open %s: does not say which shard it serves: %s' % (args, said))
+    r = run(['open', '--port', '0', big, '--shard', '3'])
+    if r.returncode != 1 or 'there is no shard 3' not in r.stderr:
+        fail('open --shard 3 of 2: status %d: %s' % (r.returncode, r.stderr))
+    for bad in ('0', 'x', '-1'):
+        r = run(['open', '--port', '0', big, '--shard', bad])
+        if r.returncode != 2 or '--shard is a number' not in r.stderr:
+            fail('open --shard %r: status %d: %s' % (bad, r.returncode, r.stderr))
+    print('open serves the first shard of a huge run, or the one named, and says so')
+
 
 def main():
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))  # the temporary directory goes too
@@ -176,7 +224,7 @@ def main():
         check_refused(d, ttr)
         check_split(d, ttr)
         check_nothing_left(d, ttr)
-        check_warning(d)
+        check_huge(d)
 
 
 main()

@@ -94,6 +94,8 @@ struct tt_convert_opts {
 	const char *debug_dir;   /* searched for debug info first (NULL: the system's only) */
 	uint64_t json_limit;     /* JSON larger than this gets a warning (0: TT_JSON_VIEWER_LIMIT) */
 	uint64_t split;          /* > 0: shards OUTPUT.0001.EXT ... of at most this many slices */
+	unsigned shard;          /* with split, > 0: that shard (from 1) alone, into OUTPUT */
+	unsigned *nshards;       /* with split: how many shards there are (may be NULL) */
 };
 
 /* What the Perfetto UI loads in a browser tab: trace_processor keeps ~600 bytes of
@@ -125,8 +127,9 @@ int tt_info(char *const *paths, size_t n, size_t max_sites, const char *debug_di
 /* `ticktrace open`: tt_serve_once for a trace (Chrome JSON, Perfetto protobuf), for a raw
  * file after converting it to Perfetto's format in a temporary directory (removed
  * when done, named with debug info from debug_dir first); anything else is refused
- * (-1, reported). */
-int tt_open_trace(char *path, int port, const char *debug_dir, FILE *out);
+ * (-1, reported). A raw file of more slices than the Perfetto UI loads is served in
+ * shards of TT_UI_SLICE_LIMIT (convert --split): `shard` (from 1; 0: the first). */
+int tt_open_trace(char *path, int port, const char *debug_dir, unsigned shard, FILE *out);
 
 /* `ticktrace record`: runs a program with functions patched to record their calls. */
 

@@ -209,7 +209,12 @@ static int tt_convert_shards(struct tt_session *run, const struct tt_convert_opt
 					   .from = start > 0 ? b->ts[start] : 0,
 					   .has_to = next < b->n,
 					   .to = next < b->n ? b->ts[next] - 1 : 0};
-		if (!tt_shard_name(name, sizeof(name), opts->output, ++k)) {
+		start = next;
+		if (opts->shard && opts->shard != ++k)
+			continue;
+		if (opts->shard)
+			snprintf(name, sizeof(name), "%s", opts->output);
+		else if (!tt_shard_name(name, sizeof(name), opts->output, ++k)) {
 			rc = tt_error("%s: the name is too long for its shards", opts->output);
 			break;
 		}
@@ -227,23 +232,27 @@ static int tt_convert_shards(struct tt_session *run, const struct tt_convert_opt
 		rc = tt_out_finish(&out, rc);
 		if (k == 1)
 			memcpy(first_name, name, sizeof(name));
-		start = next;
 	} while (rc == 0 && start < b->n);
-	if (rc < 0) {
+	if (opts->nshards)
+		*opts->nshards = k;
+	if (rc == 0 && opts->shard > k)
+		return tt_error("%s: %u shards of at most %" PRIu64 " slices: there is no shard %u",
+				opts->inputs[0], k, opts->split, opts->shard);
+	if (rc < 0 && !opts->shard) {
 		/* the shard that failed was never renamed into place: only those before it */
 		for (unsigned i = 1; i < k; i++)
 			if (tt_shard_name(name, sizeof(name), opts->output, i))
 				unlink(name);
 		return -1;
 	}
-	if (!opts->quiet && !tt_diag_quiet)
+	if (rc == 0 && !opts->shard && !opts->quiet && !tt_diag_quiet)
 		fprintf(stderr, "ticktrace: %s%s -> %s ... %s: %u shards of at most %" PRIu64
 			" slices (%zu slices, %" PRIu64 " events, %" PRIu64 " threads, %" PRIu64
 			" dropped, %" PRIu64 " warnings)\n",
 			opts->inputs[0], opts->ninputs > 1 ? " ..." : "", first_name, name, k,
 			opts->split, b->n, run->sum.events, run->sum.threads, run->sum.dropped,
 			run->sum.warnings);
-	return 0;
+	return rc;
 }
 
 /* A whole trace the Perfetto UI will not load says so, and what to do instead. */
