@@ -34,9 +34,12 @@ def run(args, **kw):
 
 
 def record(d, name, threads, scopes):
+    """All of it: each thread's buffer holds its records (a stream's writes may fall behind
+    on a loaded machine, and drop)."""
     ttr = os.path.join(d, name)
     subprocess.run([prog, str(threads), str(scopes)], check=True, timeout=120,
-                   env=dict(os.environ, TICKTRACE_OUT=ttr, TICKTRACE_MODE='stream'))
+                   env=dict(os.environ, TICKTRACE_OUT=ttr, TICKTRACE_MODE='stop',
+                            TICKTRACE_BUFFER=str(2 * scopes + 8192)))
     return ttr
 
 

@@ -63,7 +63,8 @@ static const char tt_convert_usage[] =
 static const char tt_format_names[] = "json, perfetto";
 
 /* JSON that a viewer will not load says so, and what to do instead. */
-static void tt_json_size_check(const struct tt_convert_opts *opts, uint64_t bytes)
+static void tt_json_size_check(const struct tt_convert_opts *opts, const char *name,
+			       uint64_t bytes)
 {
 	uint64_t limit = opts->json_limit ? opts->json_limit : TT_JSON_VIEWER_LIMIT;
 	if (bytes <= limit)
@@ -72,7 +73,7 @@ static void tt_json_size_check(const struct tt_convert_opts *opts, uint64_t byte
 		"chrome://tracing load (a JavaScript string's limit): convert to Perfetto's format "
 		"instead (-o run.pftrace: about a quarter of the size, no such limit), or keep less "
 		"(--min-dur, --from/--to, --thread)",
-		strcmp(opts->output, "-") ? opts->output : "stdout", bytes >> 20, (limit + 24) >> 20);
+		strcmp(name, "-") ? name : "stdout", bytes >> 20, (limit + 24) >> 20);
 }
 
 enum tt_format tt_format_named(const char *name)
@@ -230,6 +231,8 @@ static int tt_convert_shards(struct tt_session *run, const struct tt_convert_opt
 		rc = first ? tt_decode(&run->trace, &first, 1) : -1;
 		tt_chain_free(&chain);
 		rc = tt_out_finish(&out, rc);
+		if (rc == 0 && format == TT_FORMAT_JSON)
+			tt_json_size_check(opts, name, out.written);
 		if (k == 1)
 			memcpy(first_name, name, sizeof(name));
 	} while (rc == 0 && start < b->n);
@@ -310,7 +313,7 @@ int tt_convert(const struct tt_convert_opts *opts, struct tt_summary *sum)
 	}
 	rc = tt_session_close(&run, rc);
 	if (rc == 0 && format == TT_FORMAT_JSON && !opts->split)
-		tt_json_size_check(opts, run.out.written); /* (what the commit wrote) */
+		tt_json_size_check(opts, opts->output, run.out.written); /* (what the commit wrote) */
 	if (rc == 0 && !opts->split && !tt_filter_active(&opts->filter))
 		tt_slice_count_check(opts, begins.n); /* (it counted the whole run) */
 	free(begins.ts);
