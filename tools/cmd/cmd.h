@@ -97,7 +97,18 @@ struct tt_convert_opts {
 	const char **offset_hosts;
 	int64_t *offset_ns;
 	size_t noffsets;
+	uint64_t split;          /* > 0: shards OUTPUT.0001.EXT ... of at most this many slices */
+	unsigned shard;          /* with split, > 0: that shard (from 1) alone, into OUTPUT */
+	unsigned *nshards;       /* with split: how many shards there are (may be NULL) */
 };
+
+/* What the Perfetto UI loads in a browser tab: trace_processor keeps ~600 bytes of
+ * memory a slice, and a tab holds about this many. */
+#define TT_UI_SLICE_LIMIT UINT64_C(3000000)
+
+/* Shard k (from 1) of `output` with --split: its name with .NNNN before the
+ * extension (out.pftrace: out.0001.pftrace), into buf; false when it does not fit. */
+bool tt_shard_name(char *buf, size_t cap, const char *output, unsigned k);
 
 /* What a JSON trace viewer loads: Perfetto's and chrome://tracing's importers read
  * the file as one JavaScript string, and V8 strings stop at 2^29 - 24 characters. */
@@ -125,8 +136,9 @@ int tt_info(char *const *paths, size_t n, size_t max_sites, const char *debug_di
 /* `ticktrace open`: tt_serve_once for a trace (Chrome JSON, Perfetto protobuf), for a raw
  * file after converting it to Perfetto's format in a temporary directory (removed
  * when done, named with debug info from debug_dir first); anything else is refused
- * (-1, reported). */
-int tt_open_trace(char *path, int port, const char *debug_dir, FILE *out);
+ * (-1, reported). A raw file of more slices than the Perfetto UI loads is served in
+ * shards of TT_UI_SLICE_LIMIT (convert --split): `shard` (from 1; 0: the first). */
+int tt_open_trace(char *path, int port, const char *debug_dir, unsigned shard, FILE *out);
 
 /* `ticktrace record`: runs a program with functions patched to record their calls. */
 

@@ -1,10 +1,13 @@
 /* `ticktrace convert`: raw files to Chrome trace JSON or Perfetto's protobuf format,
  * filtered, with spikes marked, through the one pipeline (decode/pipeline.c). */
+#include <ctype.h>
+#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cmd.h"
 
@@ -46,6 +49,14 @@ static const char tt_convert_usage[] =
 	"                      code. Without any of them, no spikes are looked for.\n"
 	"      --offset HOST=TIME  the runs recorded on HOST moved by TIME (a known offset\n"
 	"                      of its clock; TIME may be negative: -1.5ms); repeatable\n"
+	"      --split N       write time-contiguous shards OUTPUT.0001.EXT ... of at most\n"
+	"                      N slices each (N from 1; more only where more begin at one\n"
+	"                      nanosecond), each a whole trace that opens alone, with every\n"
+	"                      process, thread and name; a slice open across a boundary\n"
+	"                      is in the shard where it begins, so the shards' slices add\n"
+	"                      up to the run's. Without it, a trace of more than 3000000\n"
+	"                      slices (what the Perfetto UI loads in a browser tab) is\n"
+	"                      said on stderr. On error no shard is left behind\n"
 	"      --debug-dir DIR look for debug info here first (DIR/.build-id/xx/yyyy.debug,\n"
 	"                      or by name), then in /usr/lib/debug; functions recorded with\n"
 	"                      -finstrument-functions are named from the binaries' symbols\n"
@@ -57,7 +68,8 @@ static const char tt_convert_usage[] =
 static const char tt_format_names[] = "json, perfetto";
 
 /* JSON that a viewer will not load says so, and what to do instead. */
-static void tt_json_size_check(const struct tt_convert_opts *opts, uint64_t bytes)
+static void tt_json_size_check(const struct tt_convert_opts *opts, const char *name,
+			       uint64_t bytes)
 {
 	uint64_t limit = opts->json_limit ? opts->json_limit : TT_JSON_VIEWER_LIMIT;
 	if (bytes <= limit)
@@ -66,7 +78,7 @@ static void tt_json_size_check(const struct tt_convert_opts *opts, uint64_t byte
 		"chrome://tracing load (a JavaScript string's limit): convert to Perfetto's format "
 		"instead (-o run.pftrace: about a quarter of the size, no such limit), or keep less "
 		"(--min-dur, --from/--to, --thread)",
-		strcmp(opts->output, "-") ? opts->output : "stdout", bytes >> 20, (limit + 24) >> 20);
+		strcmp(name, "-") ? name : "stdout", bytes >> 20, (limit + 24) >> 20);
 }
 
 enum tt_format tt_format_named(const char *name)
@@ -134,17 +146,198 @@ static void tt_say_machines(const struct tt_trace *t)
 	}
 }
 
+/* The begin time of every slice the conversion writes (what the writer is given:
+ * after the filter and the spike marks), counted, and kept for --split. */
+struct tt_begins {
+	struct tt_sink sink;
+	bool keep;
+	int64_t *ts;
+	size_t n, cap;
+};
+
+static int tt_begins_add(struct tt_sink *s, const struct tt_event *e)
+{
+	struct tt_begins *b = (struct tt_begins *)s;
+	if (b->keep && b->n == b->cap) {
+		size_t cap = b->cap ? b->cap * 2 : 1u << 16;
+		int64_t *ts = realloc(b->ts, cap * sizeof(*ts));
+		if (!ts)
+			return tt_error("out of memory (the begins of %zu slices, for --split)", b->n);
+		b->ts = ts;
+		b->cap = cap;
+	}
+	if (b->keep)
+		b->ts[b->n] = e->ts; /* (a slice's ts is its begin) */
+	b->n++;
+	return 0;
+}
+
+static void tt_begins_destroy(struct tt_sink *s)
+{
+	(void)s; /* the caller's, on its stack */
+}
+
+static const struct tt_sink_ops tt_begins_ops = {.slice_end = tt_begins_add,
+						 .destroy = tt_begins_destroy};
+
+static int tt_cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* The sinks of one output: writer, the user's filter, the shard's window, the spike
+ * marks, each wrapping the next; NULL after reporting (out of memory). */
+struct tt_chain {
+	struct tt_sink *writer, *filter, *shard, *marks;
+};
+
+static void tt_chain_free(struct tt_chain *c)
+{
+	tt_sink_free(c->marks);
+	tt_sink_free(c->filter);
+	tt_sink_free(c->shard);
+	tt_sink_free(c->writer);
+	*c = (struct tt_chain){0};
+}
+
+static struct tt_sink *tt_chain_new(struct tt_chain *c, const struct tt_convert_opts *opts,
+				    struct tt_sink *writer, const struct tt_filter *shard,
+				    const struct tt_thresholds *thresholds)
+{
+	*c = (struct tt_chain){.writer = writer};
+	struct tt_sink *first = writer;
+	if (first && shard)
+		first = c->shard = tt_filter_sink_new(first, shard);
+	if (first && tt_filter_active(&opts->filter))
+		first = c->filter = tt_filter_sink_new(first, &opts->filter);
+	if (first && opts->spikes)
+		first = c->marks = tt_spike_mark_sink_new(first, thresholds);
+	if (!first) {
+		tt_chain_free(c);
+		tt_error("out of memory");
+	}
+	return first;
+}
+
+static struct tt_sink *tt_writer_new(enum tt_format format, struct tt_out *out,
+				     const struct tt_convert_opts *opts)
+{
+	return format == TT_FORMAT_PERFETTO ? tt_perfetto_sink_new(out) :
+					      tt_json_sink_new(out, opts->source);
+}
+
+bool tt_shard_name(char *buf, size_t cap, const char *output, unsigned k)
+{
+	const char *slash = strrchr(output, '/');
+	const char *dot = strrchr(slash ? slash + 1 : output, '.');
+	int stem = dot && dot != (slash ? slash + 1 : output) ? (int)(dot - output) :
+							       (int)strlen(output);
+	int n = snprintf(buf, cap, "%.*s.%04u%s", stem, output, k, output + stem);
+	return n >= 0 && (size_t)n < cap;
+}
+
+/* --split's shards, after a first pass gave the begins of the slices, sorted:
+ * shard k holds the slices begun in [its first begin, the next shard's) (a slice
+ * open across a boundary belongs, whole, to the shard where it begins), at most
+ * opts->split of them unless more begin at one nanosecond; the first shard reaches
+ * back to the run's start, the last to its end, so the instants and counters outside
+ * all slices are kept too. Each shard is a whole conversion of the run through a
+ * window (filter.c, by_begin): its processes, threads, names and clock are all
+ * there, and it opens alone. A failure removes the shards already written. */
+static int tt_convert_shards(struct tt_session *run, const struct tt_convert_opts *opts,
+			     enum tt_format format, const struct tt_thresholds *thresholds,
+			     const struct tt_begins *b)
+{
+	size_t per = opts->split, start = 0;
+	unsigned k = 0;
+	int rc = 0;
+	char name[4096], first_name[4096] = "";
+	do {
+		size_t next = start + per < b->n ? start + per : b->n;
+		while (next < b->n && next > start && b->ts[next - 1] == b->ts[next])
+			next--; /* slices begun at one time stay in one shard */
+		while (next == start && next < b->n && b->ts[next] == b->ts[start])
+			next++; /* more than N begin at one time: the shard is bigger */
+		struct tt_filter window = {.by_begin = true, .has_from = start > 0,
+					   .from = start > 0 ? b->ts[start] : 0,
+					   .has_to = next < b->n,
+					   .to = next < b->n ? b->ts[next] - 1 : 0};
+		start = next;
+		if (opts->shard && opts->shard != ++k)
+			continue;
+		if (opts->shard)
+			snprintf(name, sizeof(name), "%s", opts->output);
+		else if (!tt_shard_name(name, sizeof(name), opts->output, ++k)) {
+			rc = tt_error("%s: the name is too long for its shards", opts->output);
+			break;
+		}
+		struct tt_out out;
+		if (tt_out_open(&out, name, opts->force) < 0) {
+			rc = -1;
+			break;
+		}
+		struct tt_chain chain;
+		struct tt_sink *first =
+			tt_chain_new(&chain, opts, tt_writer_new(format, &out, opts), &window, thresholds);
+		/* the first pass printed the run's warnings: here they go into the shard only */
+		rc = first ? tt_decode(&run->trace, &first, 1) : -1;
+		tt_chain_free(&chain);
+		rc = tt_out_finish(&out, rc);
+		if (rc == 0 && format == TT_FORMAT_JSON)
+			tt_json_size_check(opts, name, out.written);
+		if (k == 1)
+			memcpy(first_name, name, sizeof(name));
+	} while (rc == 0 && start < b->n);
+	if (opts->nshards)
+		*opts->nshards = k;
+	if (rc == 0 && opts->shard > k)
+		return tt_error("%s: %u shards of at most %" PRIu64 " slices: there is no shard %u",
+				opts->inputs[0], k, opts->split, opts->shard);
+	if (rc < 0 && !opts->shard) {
+		/* the shard that failed was never renamed into place: only those before it */
+		for (unsigned i = 1; i < k; i++)
+			if (tt_shard_name(name, sizeof(name), opts->output, i))
+				unlink(name);
+		return -1;
+	}
+	if (rc == 0 && !opts->shard && !opts->quiet && !tt_diag_quiet)
+		fprintf(stderr, "ticktrace: %s%s -> %s ... %s: %u shards of at most %" PRIu64
+			" slices (%zu slices, %" PRIu64 " events, %" PRIu64 " threads, %" PRIu64
+			" dropped, %" PRIu64 " warnings)\n",
+			opts->inputs[0], opts->ninputs > 1 ? " ..." : "", first_name, name, k,
+			opts->split, b->n, run->sum.events, run->sum.threads, run->sum.dropped,
+			run->sum.warnings);
+	return rc;
+}
+
+/* A whole trace the Perfetto UI will not load says so, and what to do instead. */
+static void tt_slice_count_check(const struct tt_convert_opts *opts, uint64_t slices)
+{
+	if (slices <= TT_UI_SLICE_LIMIT)
+		return;
+	tt_warn("%s: %" PRIu64 " slices, more than the ~%" PRIu64 " M the Perfetto UI loads in "
+		"a browser tab (trace_processor keeps ~600 bytes a slice): split it into shards "
+		"that each open alone (--split %" PRIu64 "), or keep less (--from/--to, --thread)",
+		strcmp(opts->output, "-") ? opts->output : "stdout", slices,
+		TT_UI_SLICE_LIMIT / 1000000, TT_UI_SLICE_LIMIT);
+}
+
 int tt_convert(const struct tt_convert_opts *opts, struct tt_summary *sum)
 {
 	enum tt_format format = tt_format_for(opts);
 	if (format == TT_FORMAT_PERFETTO && opts->filter.min_dur > 0)
 		return tt_error("--min-dur works with JSON output only: Perfetto's format needs a "
 				"slice's begin before its duration is known");
+	/* --split: a first pass that only counts, then one output a shard */
 	struct tt_session_opts ro = {.inputs = opts->inputs, .ninputs = opts->ninputs,
-				 .debug_dir = opts->debug_dir, .output = opts->output,
+				 .debug_dir = opts->debug_dir,
+				 .output = opts->split ? NULL : opts->output,
 				 .force = opts->force, .quiet = opts->quiet};
 	struct tt_session run;
-	struct tt_sink *writer = NULL, *filter = NULL, *marks = NULL;
+	struct tt_begins begins = {.sink.ops = &tt_begins_ops, .keep = opts->split > 0};
+	struct tt_chain chain = {0};
+	struct tt_sink *sinks[2] = {NULL, &begins.sink};
 	/* the thresholds are the caller's; the rules read from their file, ours */
 	struct tt_thresholds thresholds = opts->thresholds;
 	int rc = tt_session_open(&run, &ro);
@@ -154,28 +347,33 @@ int tt_convert(const struct tt_convert_opts *opts, struct tt_summary *sum)
 		tt_say_machines(&run.trace);
 	if (rc == 0)
 		rc = tt_thresholds_load(&thresholds);
-	if (rc == 0)
+	if (rc == 0 && !opts->split)
 		rc = tt_session_output(&run);
-	if (rc == 0) {
-		writer = format == TT_FORMAT_PERFETTO ? tt_perfetto_sink_new(&run.out) :
-							   tt_json_sink_new(&run.out, opts->source);
-		if (writer && tt_filter_active(&opts->filter))
-			filter = tt_filter_sink_new(writer, &opts->filter);
-		if (writer && opts->spikes)
-			marks = tt_spike_mark_sink_new(filter ? filter : writer, &thresholds);
-		if (!writer || (tt_filter_active(&opts->filter) && !filter) || (opts->spikes && !marks))
-			rc = tt_error("out of memory");
+	if (rc == 0 && !opts->split) {
+		sinks[0] = tt_chain_new(&chain, opts, tt_writer_new(format, &run.out, opts), NULL,
+					&thresholds);
+		rc = sinks[0] ? 0 : -1;
+	} else if (rc == 0) {
+		/* what the writer would be given: the same filter and marks before the count */
+		sinks[0] = tt_chain_new(&chain, opts, &begins.sink, NULL, &thresholds);
+		chain.writer = NULL; /* (on the stack) */
+		rc = sinks[0] ? 0 : -1;
 	}
-	struct tt_sink *first = marks ? marks : filter ? filter : writer;
 	if (rc == 0)
-		rc = tt_session_decode(&run, &first, 1);
+		rc = opts->split ? tt_session_decode(&run, sinks, 1) :
+				   tt_session_decode(&run, sinks, 2);
 	/* (the sinks go while the trace they read is still open) */
-	tt_sink_free(marks);
-	tt_sink_free(filter);
-	tt_sink_free(writer);
+	tt_chain_free(&chain);
+	if (rc == 0 && opts->split) {
+		qsort(begins.ts, begins.n, sizeof(*begins.ts), tt_cmp_i64);
+		rc = tt_convert_shards(&run, opts, format, &thresholds, &begins);
+	}
 	rc = tt_session_close(&run, rc);
-	if (rc == 0 && format == TT_FORMAT_JSON)
-		tt_json_size_check(opts, run.out.written); /* (what the commit wrote) */
+	if (rc == 0 && format == TT_FORMAT_JSON && !opts->split)
+		tt_json_size_check(opts, opts->output, run.out.written); /* (what the commit wrote) */
+	if (rc == 0 && !opts->split && !tt_filter_active(&opts->filter))
+		tt_slice_count_check(opts, begins.n); /* (it counted the whole run) */
+	free(begins.ts);
 	tt_thresholds_free(&thresholds);
 	if (sum)
 		*sum = run.sum;
@@ -183,7 +381,7 @@ int tt_convert(const struct tt_convert_opts *opts, struct tt_summary *sum)
 }
 
 enum { OPT_FROM = 256, OPT_TO, OPT_THREAD, OPT_MIN_DUR, OPT_THRESHOLD, OPT_THRESHOLDS,
-       OPT_SPIKES, OPT_DEBUG_DIR, OPT_CLIP, OPT_OFFSET };
+       OPT_SPIKES, OPT_DEBUG_DIR, OPT_CLIP, OPT_OFFSET, OPT_SPLIT };
 const struct option tt_convert_options[] = {
 	{"output", required_argument, NULL, 'o'}, {"force", no_argument, NULL, 'f'},
 	{"format", required_argument, NULL, 'F'}, {"quiet", no_argument, NULL, 'q'},
@@ -196,6 +394,7 @@ const struct option tt_convert_options[] = {
 	{"spikes", no_argument, NULL, OPT_SPIKES},
 	{"debug-dir", required_argument, NULL, OPT_DEBUG_DIR},
 	{"clip", no_argument, NULL, OPT_CLIP}, {"offset", required_argument, NULL, OPT_OFFSET},
+	{"split", required_argument, NULL, OPT_SPLIT},
 	{NULL, 0, NULL, 0},
 };
 
@@ -252,6 +451,15 @@ int tt_cmd_convert(int argc, char **argv)
 			opts.offset_hosts[opts.noffsets++] = optarg;
 			break;
 		}
+		case OPT_SPLIT: {
+			char *end;
+			errno = 0;
+			opts.split = strtoull(optarg, &end, 10);
+			if (!isdigit((unsigned char)optarg[0]) || *end || errno || opts.split == 0)
+				rc = tt_usage_error(tt_convert_usage, "convert: --split is a number of "
+								      "slices a shard, 1 or more");
+			break;
+		}
 		case 'o': opts.output = optarg; break;
 		case 'f': opts.force = true; break;
 		case 'q': opts.quiet = true; break;
@@ -277,6 +485,8 @@ int tt_cmd_convert(int argc, char **argv)
 		rc = tt_usage_error(tt_convert_usage, "convert: no output (-o FILE, or -o - for stdout)");
 	else if (opts.filter.has_from && opts.filter.has_to && opts.filter.from > opts.filter.to)
 		rc = tt_usage_error(tt_convert_usage, "convert: --from is after --to");
+	else if (opts.split && strcmp(opts.output, "-") == 0)
+		rc = tt_usage_error(tt_convert_usage, "convert: --split writes files: -o FILE, not -o -");
 	else if (opts.filter.clip && !opts.filter.has_from && !opts.filter.has_to)
 		rc = tt_usage_error(tt_convert_usage, "convert: --clip cuts at --from or --to: give one");
 	if (rc < 0) {

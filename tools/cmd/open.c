@@ -2,7 +2,9 @@
  * loads (Chrome JSON, Perfetto protobuf) is served as it is; a raw file is first
  * converted to Perfetto's format in a private temporary directory, removed when done
  * (or on Ctrl-C); anything else is refused before a port is opened. */
+#include <ctype.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
@@ -59,9 +61,10 @@ static void tt_open_cleanup(void)
 	}
 }
 
-/* Converts the raw file at path to DIR/NAME.pftrace in a new private directory;
+/* Converts the raw file at path to DIR/NAME.pftrace in a new private directory: the
+ * whole run, or, past what the Perfetto UI loads, its shard `shard` (0: the first);
  * 0, or -1 after reporting why. */
-static int tt_open_convert(char *path, const char *debug_dir, FILE *out)
+static int tt_open_convert(char *path, const char *debug_dir, unsigned shard, FILE *out)
 {
 	const char *tmp = getenv("TMPDIR");
 	snprintf(tt_open_tmp_dir, sizeof(tt_open_tmp_dir), "%s/ticktrace-open.XXXXXX",
@@ -80,17 +83,26 @@ static int tt_open_convert(char *path, const char *debug_dir, FILE *out)
 		 stem < 200 ? stem : 200, base);
 	tt_remove_on_signal(tt_open_tmp_file);
 	char *inputs[] = {path};
+	unsigned nshards = 0;
 	struct tt_convert_opts opts = {.inputs = inputs, .ninputs = 1, .output = tt_open_tmp_file,
 				       .format = TT_FORMAT_PERFETTO, .quiet = true, .debug_dir = debug_dir,
-				       .thresholds.global = TT__NO_THRESHOLD};
+				       .thresholds.global = TT__NO_THRESHOLD,
+				       .split = TT_UI_SLICE_LIMIT, .shard = shard ? shard : 1,
+				       .nshards = &nshards};
 	if (tt_convert(&opts, NULL) != 0)
 		return -1;
 	fprintf(out, "%s is a raw file: converted to Perfetto's format (%s, removed when done)\n",
 		path, tt_open_tmp_file);
+	if (nshards > 1)
+		fprintf(out, "%s: more slices than the Perfetto UI loads: serving shard %u of %u (at "
+			"most %" PRIu64 " slices each, in time order); `ticktrace open %s --shard N` "
+			"serves another, `ticktrace convert %s --split %" PRIu64 " -o OUT.pftrace` "
+			"writes them all\n",
+			path, opts.shard, nshards, TT_UI_SLICE_LIMIT, path, path, TT_UI_SLICE_LIMIT);
 	return 0;
 }
 
-int tt_open_trace(char *path, int port, const char *debug_dir, FILE *out)
+int tt_open_trace(char *path, int port, const char *debug_dir, unsigned shard, FILE *out)
 {
 	char head[4096];
 	ssize_t n = -1;
@@ -107,13 +119,17 @@ int tt_open_trace(char *path, int port, const char *debug_dir, FILE *out)
 		return tt_error("%s: %s", path, strerror(err));
 	switch (tt_trace_kind(head, (size_t)n, (size_t)st.st_size)) {
 	case TT_KIND_JSON:
-	case TT_KIND_PERFETTO: return tt_serve_once(path, port, out);
+	case TT_KIND_PERFETTO:
+		if (shard)
+			return tt_error("%s: --shard N is for a raw file (.ttr): this is a trace already",
+					path);
+		return tt_serve_once(path, port, out);
 	case TT_KIND_RAW: break;
 	case TT_KIND_OTHER:
 		return tt_error_at(path, 0, "not a trace: neither a ticktrace raw file (.ttr), Chrome "
 				   "trace JSON nor Perfetto's protobuf format; nothing served");
 	}
-	int rc = tt_open_convert(path, debug_dir, out);
+	int rc = tt_open_convert(path, debug_dir, shard, out);
 	if (rc == 0)
 		rc = tt_serve_once(tt_open_tmp_file, port, out);
 	tt_open_cleanup();
@@ -121,26 +137,31 @@ int tt_open_trace(char *path, int port, const char *debug_dir, FILE *out)
 }
 
 static const char tt_open_usage[] =
-	"usage: ticktrace open TRACE.pftrace|TRACE.json|RUN.ttr [--port N] [--debug-dir DIR]\n"
+	"usage: ticktrace open TRACE.pftrace|TRACE.json|RUN.ttr [--port N] [--shard K]\n"
+	"                      [--debug-dir DIR]\n"
 	"\n"
 	"Serves the file once from 127.0.0.1 (loopback only) with the headers the\n"
 	"Perfetto UI needs to fetch it, at a path with a random token, and prints the\n"
 	"ui.perfetto.dev URL that loads it.\n"
 	"Exits after the file is fetched, or on Ctrl-C. A raw file is converted to\n"
 	"Perfetto's format first (in a temporary directory, removed when done); a file\n"
-	"that is not a trace is refused.\n"
+	"that is not a trace is refused. A raw file of more slices than the UI loads in a\n"
+	"browser tab (3000000) is cut into shards of that many, as convert cuts it\n"
+	"(see its help), and its first shard served, which is said.\n"
 	"\n"
 	"  -p, --port N        the port (default 9001, the one the UI may fetch from;\n"
 	"                      0: any free port)\n"
+	"      --shard K       serve the raw file's shard K (from 1) instead\n"
 	"      --debug-dir DIR a raw file's debug info: where to look first (see convert)\n"
 	"  -h, --help          this text\n"
 	"\n"
 	"Exit status: 0 served, 1 cannot serve, 2 usage.\n";
 
-enum { OPT_DEBUG_DIR = 256 };
+enum { OPT_DEBUG_DIR = 256, OPT_SHARD };
 const struct option tt_open_options[] = {
 	{"port", required_argument, NULL, 'p'},
 	{"debug-dir", required_argument, NULL, OPT_DEBUG_DIR},
+	{"shard", required_argument, NULL, OPT_SHARD},
 	{"help", no_argument, NULL, 'h'},
 	{NULL, 0, NULL, 0},
 };
@@ -153,6 +174,7 @@ const struct tt_cmd_arg tt_open_args[] = {
 int tt_cmd_open(int argc, char **argv)
 {
 	int c, port = TT_SERVE_PORT;
+	unsigned long shard = 0;
 	const char *debug_dir = NULL;
 	char *end;
 	while ((c = getopt_long(argc, argv, "p:h", tt_open_options, NULL)) != -1) {
@@ -163,11 +185,18 @@ int tt_cmd_open(int argc, char **argv)
 				return tt_usage_error(tt_open_usage, "open: --port is 0 to 65535");
 			break;
 		case OPT_DEBUG_DIR: debug_dir = optarg; break;
+		case OPT_SHARD:
+			errno = 0;
+			shard = strtoul(optarg, &end, 10);
+			if (!isdigit((unsigned char)optarg[0]) || *end || errno || shard == 0 ||
+			    shard > UINT_MAX)
+				return tt_usage_error(tt_open_usage, "open: --shard is a number, from 1");
+			break;
 		case 'h': fputs(tt_open_usage, stdout); return 0;
 		default: return tt_usage_error(tt_open_usage, NULL);
 		}
 	}
 	if (argc - optind != 1)
 		return tt_usage_error(tt_open_usage, "open: one trace file");
-	return tt_open_trace(argv[optind], port, debug_dir, stdout) == 0 ? 0 : 1;
+	return tt_open_trace(argv[optind], port, debug_dir, (unsigned)shard, stdout) == 0 ? 0 : 1;
 }

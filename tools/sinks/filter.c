@@ -7,13 +7,18 @@
  * at the thread's first event inside it, with its own begin time. A slice kept has
  * its parent kept, so nesting holds. With clip, a slice that crosses an edge of the
  * window is cut there and flagged: the window's start is its begin, the window's end
- * its end (nesting still holds: a child's cut slice lies within its parent's). */
+ * its end (nesting still holds: a child's cut slice lies within its parent's).
+ * With by_begin (a shard of --split), a slice is kept when it begins in the window,
+ * and only there: a slice open across the window's edge belongs to the window where
+ * it begins, whole, and a child begun inside the window is kept without its parent
+ * begun before it, so that consecutive windows hold every slice exactly once. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "sinks.h"
 
-enum tt_fate { TT_PENDING, TT_KEPT, TT_DROPPED };
+/* TT_BEFORE: begun before a by_begin window, left out, its children judged alone */
+enum tt_fate { TT_PENDING, TT_KEPT, TT_DROPPED, TT_BEFORE };
 
 struct tt_filter_thread {
 	bool chosen;
@@ -153,6 +158,10 @@ static int tt_filter_begin(struct tt_sink *s, const struct tt_event *e)
 	bool parent_dropped = e->depth > 0 && th->fate[e->depth - 1] == TT_DROPPED;
 	if (parent_dropped || e->ts > fs->f.to) {
 		th->fate[e->depth] = TT_DROPPED;
+		return 0;
+	}
+	if (e->ts < fs->f.from && fs->f.by_begin) {
+		th->fate[e->depth] = TT_BEFORE;
 		return 0;
 	}
 	if (e->ts < fs->f.from) {

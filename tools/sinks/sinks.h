@@ -84,7 +84,8 @@ struct tt_sink *tt_json_sink_new(struct tt_out *out, bool source);
 struct tt_sink *tt_perfetto_sink_new(struct tt_out *out);
 
 /* What the filter sink keeps: events of the named threads (tid or name; none named:
- * all) in [from, to] (ns since the trace start), slices of min_dur ns or more. */
+ * all) in [from, to] (ns since the trace start), slices of min_dur ns or more
+ * (overlapping the window, or with by_begin begun in it). */
 struct tt_filter {
 	const char *const *threads;
 	size_t nthreads;
@@ -92,6 +93,7 @@ struct tt_filter {
 	int64_t from, to;
 	int64_t min_dur;
 	bool clip; /* cut slices at [from, to] (flagged TT_EV_CLIPPED_*), not keep them whole */
+	bool by_begin; /* keep the slices that begin in [from, to], not those overlapping it */
 };
 
 /* Passes to `inner` only what the filter keeps (filter.c); `inner` stays the

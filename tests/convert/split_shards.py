@@ -1,0 +1,233 @@
+#!/usr/bin/env python3
+"""convert --split (issue 33 item 4): a run cut into time-contiguous shards of at most N
+slices, each a whole trace that loads alone (check-perfetto.py: the .pftrace shard
+against the JSON shard), every thread named in each, the shards' slices those of the
+whole run, once each (a scope open across every boundary belongs to the first shard);
+bad --split values refused; a damaged input, or a shard that cannot be written, leaves
+no shard behind; a trace past what the Perfetto UI loads, converted whole, says so,
+and `open` serves its first shard, or the one named (--shard K), saying which.
+
+  split_shards.py SHARDS_PROG CHECK_PERFETTO SCHEMA   (TT_TEST_TOOL: the command)"""
+import glob
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import urllib.request
+
+tool = os.environ['TT_TEST_TOOL']
+prog, check_perfetto, schema = sys.argv[1:4]
+THREADS, SCOPES, SPLIT = 3, 50000, 5000
+UI_SLICES = 3000000  # what the converter warns above, without --split
+
+
+def fail(msg):
+    print('FAIL: ' + msg)
+    sys.exit(1)
+
+
+def run(args, **kw):
+    return subprocess.run([tool] + args, capture_output=True, text=True, timeout=240, **kw)
+
+
+def record(d, name, threads, scopes):
+    """All of it: each thread's buffer holds its records (a stream's writes may fall behind
+    on a loaded machine, and drop)."""
+    ttr = os.path.join(d, name)
+    subprocess.run([prog, str(threads), str(scopes)], check=True, timeout=120,
+                   env=dict(os.environ, TICKTRACE_OUT=ttr, TICKTRACE_MODE='stop',
+                            TICKTRACE_BUFFER=str(2 * scopes + 8192)))
+    return ttr
+
+
+def load_json(path):
+    d = json.load(open(path))
+    return d['traceEvents'] if isinstance(d, dict) else d
+
+
+def scopes_of(events):
+    """The run's scopes (not the thread states' slices, cat "sched"): (tid, name, ts, dur)."""
+    return [(e['tid'], e['name'], e['ts'], e['dur']) for e in events
+            if e.get('ph') == 'X' and e.get('cat') != 'sched']
+
+
+def thread_names(events):
+    return {e['args']['name'] for e in events if e.get('ph') == 'M' and e['name'] == 'thread_name'}
+
+
+def shards_named(d, stem, ext='pftrace'):
+    return sorted(glob.glob(os.path.join(d, stem + '.[0-9][0-9][0-9][0-9].' + ext)))
+
+
+def shards(d, ext):
+    return shards_named(d, 'out', ext)
+
+
+def check_split(d, ttr):
+    whole = os.path.join(d, 'whole.json')
+    r = run(['convert', '-q', ttr, '-o', whole])
+    if r.returncode != 0:
+        fail('whole conversion: ' + r.stderr)
+    whole_events = load_json(whole)
+    whole_scopes = scopes_of(whole_events)
+    names = thread_names(whole_events)
+    want = {'main'} | {'worker-%d' % i for i in range(THREADS)}
+    if not want <= names:
+        fail('the whole run names %s, not %s' % (sorted(names), sorted(want)))
+
+    for ext in ('pftrace', 'json'):
+        r = run(['convert', ttr, '--split', str(SPLIT), '-o', os.path.join(d, 'out.' + ext)])
+        if r.returncode != 0:
+            fail('--split to %s: status %d: %s' % (ext, r.returncode, r.stderr))
+        if 'shards' not in r.stderr:
+            fail('--split: no summary of the shards: ' + r.stderr)
+    pf, js = shards(d, 'pftrace'), shards(d, 'json')
+    expect = (len(whole_scopes) + SPLIT - 1) // SPLIT
+    if len(pf) != len(js) or len(js) < expect or len(js) < 10:
+        fail('%d .pftrace and %d JSON shards for %d slices of at most %d (at least %d)' %
+             (len(pf), len(js), len(whole_scopes), SPLIT, expect))
+
+    all_scopes, last_begin, pf_slices = [], None, 0
+    for p, j in zip(pf, js):
+        events = load_json(j)
+        mine = scopes_of(events)
+        if not 0 < len(mine) <= SPLIT:
+            fail('%s: %d slices, not 1 to %d' % (j, len(mine), SPLIT))
+        if not want <= thread_names(events):
+            fail('%s: threads named %s, not all of %s' % (j, sorted(thread_names(events)), sorted(want)))
+        first = min(s[2] for s in mine)
+        if last_begin is not None and first <= last_begin:
+            fail('%s: its first slice begins at %s us, not after the last of the shard before (%s us)'
+                 % (j, first, last_begin))
+        last_begin = max(s[2] for s in mine)
+        all_scopes += mine
+        c = subprocess.run([sys.executable, check_perfetto, p, schema, j], capture_output=True,
+                           text=True, timeout=240)
+        if c.returncode == 77:
+            print('SKIP: ' + c.stdout + c.stderr)
+            sys.exit(77)
+        if c.returncode != 0:
+            fail('%s does not load as its JSON shard does: %s%s' % (p, c.stdout[-2000:], c.stderr))
+        m = re.search(r'(\d+) slices and instants', c.stdout)
+        pf_slices += int(m.group(1)) if m else fail('check-perfetto: no count: ' + c.stdout)
+    if sorted(all_scopes) != sorted(whole_scopes):
+        fail('the shards hold %d slices (%d distinct), the whole run %d' %
+             (len(all_scopes), len(set(all_scopes)), len(whole_scopes)))
+    whole_points = sum(1 for e in whole_events if e.get('ph') == 'i' and e.get('cat') != 'sched')
+    if pf_slices != len(whole_scopes) + whole_points:
+        fail('the .pftrace shards hold %d slices and instants, the whole run %d' %
+             (pf_slices, len(whole_scopes) + whole_points))
+    print('%d shards of at most %d slices: each loads, names every thread, %d slices in all, once each'
+          % (len(js), SPLIT, len(all_scopes)))
+
+
+def check_refused(d, ttr):
+    for bad in ('0', '-5', 'abc', '1.5', '', '12x', '99999999999999999999999'):
+        r = run(['convert', ttr, '--split', bad, '-o', os.path.join(d, 'bad.pftrace')])
+        if r.returncode != 2 or '--split is a number' not in r.stderr:
+            fail('--split %r: status %d: %s' % (bad, r.returncode, r.stderr))
+    r = run(['convert', ttr, '--split', '10', '-o', '-'])
+    if r.returncode != 2 or '--split writes files' not in r.stderr or r.stdout:
+        fail('--split to stdout: status %d: %s' % (r.returncode, r.stderr))
+    if glob.glob(os.path.join(d, 'bad*')):
+        fail('a refused --split left %s' % glob.glob(os.path.join(d, 'bad*')))
+    print('bad --split values refused')
+
+
+def check_nothing_left(d, ttr):
+    # a record damaged in the middle of the run: the first pass fails, no shard written
+    data = bytearray(open(ttr, 'rb').read())
+    mid = len(data) // 2
+    data[mid:mid + 4096] = b'\xff' * 4096
+    damaged = os.path.join(d, 'damaged.ttr')
+    open(damaged, 'wb').write(bytes(data))
+    out = os.path.join(d, 'dmg', 'out.pftrace')
+    os.mkdir(os.path.dirname(out))
+    r = run(['convert', damaged, '--split', str(SPLIT), '-o', out])
+    if r.returncode != 1 or 'damaged.ttr' not in r.stderr:
+        fail('a damaged run split: status %d: %s' % (r.returncode, r.stderr))
+    if os.listdir(os.path.dirname(out)):
+        fail('a damaged run left %s' % os.listdir(os.path.dirname(out)))
+    # the third shard's name taken: the two written before it are removed, it is not
+    taken = os.path.join(d, 'dmg', 'out.0003.pftrace')
+    open(taken, 'w').write('mine\n')
+    r = run(['convert', ttr, '--split', str(SPLIT), '-o', out])
+    if r.returncode != 1 or 'out.0003.pftrace: exists' not in r.stderr:
+        fail('a shard that exists: status %d: %s' % (r.returncode, r.stderr))
+    if os.listdir(os.path.dirname(out)) != ['out.0003.pftrace'] or open(taken).read() != 'mine\n':
+        fail('a failed split left %s' % os.listdir(os.path.dirname(out)))
+    print('a damaged run and a shard that cannot be written leave no shard behind')
+
+
+def serve(path, *args):
+    """Runs `open` on path, fetches what it serves; (body, what it printed)."""
+    p = subprocess.Popen([tool, 'open', '--port', '0', path] + list(args), stdout=subprocess.PIPE,
+                         text=True)
+    try:
+        lines = []
+        for line in p.stdout:
+            lines.append(line)
+            if '?url=' in line:
+                break
+        else:
+            fail('open %s: ended (status %d) before serving' % (path, p.wait(timeout=30)))
+        body = urllib.request.urlopen(lines[-1].split('?url=')[1].strip(), timeout=60).read()
+        rest = p.stdout.read()
+        if p.wait(timeout=60) != 0:
+            fail('open %s: status %d' % (path, p.returncode))
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    return body, ''.join(lines) + rest
+
+
+def check_huge(d):
+    small = os.path.join(d, 'run.ttr')
+    r = run(['convert', small, '-o', os.path.join(d, 'small.pftrace')])
+    if r.returncode != 0 or '--split' in r.stderr:
+        fail('a small run: status %d: %s' % (r.returncode, r.stderr))
+    big = record(d, 'big.ttr', 1, UI_SLICES)  # and "setup" and "run": past the UI's slices
+    for ext in ('pftrace', 'json'):
+        r = run(['convert', big, '-o', os.path.join(d, 'big.' + ext)])
+        if r.returncode != 0 or ('%d slices' % (UI_SLICES + 2)) not in r.stderr or \
+                '--split 3000000' not in r.stderr:
+            fail('%d slices converted whole to %s: status %d, no advice: %s' %
+                 (UI_SLICES + 2, ext, r.returncode, r.stderr))
+        os.unlink(os.path.join(d, 'big.' + ext))
+    print('a trace past what the Perfetto UI loads, converted whole, says so and suggests --split')
+
+    r = run(['convert', '-q', big, '--split', str(UI_SLICES), '-o', os.path.join(d, 'big.pftrace')])
+    if r.returncode != 0 or len(shards_named(d, 'big')) != 2:
+        fail('%d slices split by %d: status %d, %s: %s' % (UI_SLICES + 2, UI_SLICES, r.returncode,
+             shards_named(d, 'big'), r.stderr))
+    for args, k in (([], 1), (['--shard', '2'], 2)):
+        body, said = serve(big, *args)
+        if body != open(shards_named(d, 'big')[k - 1], 'rb').read():
+            fail('open %s: not the bytes of convert --split\'s shard %d' % (args, k))
+        if 'serving shard %d of 2' % k not in said:
+            fail('open %s: does not say which shard it serves: %s' % (args, said))
+    r = run(['open', '--port', '0', big, '--shard', '3'])
+    if r.returncode != 1 or 'there is no shard 3' not in r.stderr:
+        fail('open --shard 3 of 2: status %d: %s' % (r.returncode, r.stderr))
+    for bad in ('0', 'x', '-1'):
+        r = run(['open', '--port', '0', big, '--shard', bad])
+        if r.returncode != 2 or '--shard is a number' not in r.stderr:
+            fail('open --shard %r: status %d: %s' % (bad, r.returncode, r.stderr))
+    print('open serves the first shard of a huge run, or the one named, and says so')
+
+
+def main():
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))  # the temporary directory goes too
+    with tempfile.TemporaryDirectory() as d:
+        ttr = record(d, 'run.ttr', THREADS, SCOPES)
+        check_refused(d, ttr)
+        check_split(d, ttr)
+        check_nothing_left(d, ttr)
+        check_huge(d)
+
+
+main()

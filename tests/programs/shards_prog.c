@@ -1,0 +1,53 @@
+/* The run `convert --split` is tested on: THREADS threads "worker-N" (named), each one
+ * scope "run" open all along around SCOPES scopes "step", every 1000th with an
+ * instant "mark" inside; the main thread "main" records a scope "setup" first.
+ *
+ *   shards_prog THREADS SCOPES   (TICKTRACE_OUT: where the run goes)
+ *
+ * "run" crosses every shard's boundary: it belongs to the first shard, whole, and
+ * the later shards hold its children without it. */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "ticktrace.h"
+
+static unsigned long scopes;
+
+static void *worker(void *arg)
+{
+	char name[32];
+	snprintf(name, sizeof(name), "worker-%u", (unsigned)(uintptr_t)arg);
+	tt_thread_name(name);
+	TT_BEGIN("run");
+	for (unsigned long i = 0; i < scopes; i++) {
+		TT_BEGIN("step");
+		if (i % 1000 == 0)
+			TT_INSTANT("mark");
+		TT_END();
+	}
+	TT_END();
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 3) {
+		fputs("usage: shards_prog THREADS SCOPES\n", stderr);
+		return 2;
+	}
+	unsigned threads = (unsigned)strtoul(argv[1], NULL, 10);
+	scopes = strtoul(argv[2], NULL, 10);
+	tt_thread_name("main");
+	TT_BEGIN("setup");
+	TT_END();
+	pthread_t *t = calloc(threads, sizeof(*t));
+	for (unsigned i = 0; i < threads; i++)
+		if (!t || pthread_create(&t[i], NULL, worker, (void *)(uintptr_t)i) != 0)
+			return 1;
+	for (unsigned i = 0; i < threads; i++)
+		pthread_join(t[i], NULL);
+	free(t);
+	return 0;
+}
