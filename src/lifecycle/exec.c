@@ -6,8 +6,10 @@
  *
  * _exit and _Exit, interposed, in a forked child: what a child calls to leave without
  * running the parent's exit handlers; its run, of its own file, ends first as before
- * an exec. (Not in the process that started the run: a program that leaves by _exit
- * skips exit handlers on purpose, maybe from a signal handler.) */
+ * an exec. So too in a process `ticktrace record` started that is not its program: a
+ * shell (dash) leaves by _exit, and each of make's recipe shells left only its live
+ * buffers, said as a run killed. (Not in the process that started the run: a program
+ * that leaves by _exit skips exit handlers on purpose, maybe from a signal handler.) */
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdarg.h>
@@ -175,10 +177,11 @@ int execle(const char *path, const char *arg, ...)
 	return ok ? execve(path, argv, envp) : -1;
 }
 
-/* The C library's `name` (_exit or _Exit), once a forked child's run has ended. */
+/* The C library's `name` (_exit or _Exit), once a forked child's run (or one of
+ * record's processes') has ended. */
 __attribute__((noreturn)) static void tt__leave(const char *name, int status)
 {
-	if (__atomic_load_n(&tt__forked, __ATOMIC_ACQUIRE))
+	if (__atomic_load_n(&tt__forked, __ATOMIC_ACQUIRE) || tt__out_is_apart())
 		tt__finish();
 	void (*next)(int) = (void (*)(int))dlsym(RTLD_NEXT, name);
 	if (next)

@@ -59,6 +59,11 @@ int tt__default_path(char *buf, size_t size)
 	return tt__expand_path(tt__out_pattern, buf, size);
 }
 
+int tt__out_is_apart(void)
+{
+	return tt__out_apart;
+}
+
 int tt__expand_pid(const char *pattern, char *buf, size_t size)
 {
 	size_t len = 0;

@@ -419,13 +419,17 @@ starts)
 	# make, which starts its recipes as it was built to (posix_spawn or vfork)
 	if make=$(command -v make); then
 		mkdir "$dir/make"
-		printf 'all: one two\none:\n\t../starts child make1\ntwo:\n\t../starts child make2\n' \
+		# (three's recipe goes through a shell, which leaves by _exit: it left only
+		# its live buffers, said as a run killed)
+		printf 'all: one two three\none:\n\t../starts child make1\ntwo:\n\t../starts child make2\nthree:\n\t../starts child make3; true\n' \
 			>"$dir/make/Makefile"
 		(cd "$dir/make" && "$tool" record -f work_leaf -o t.ttr -c all.json -- "$make" -s -j1 \
 			>out 2>err) && rc=0 || rc=$?
 		[ "$rc" = 0 ] || { cat "$dir/make/err" >&2; fail "record make exits $rc"; }
 		pids=$(leaf_pids "$dir/make/all.json")
-		[ "$pids" = 2 ] || { ls "$dir/make" >&2; fail "record make: work_leaf of $pids recipes, not 2"; }
+		[ "$pids" = 3 ] || { ls "$dir/make" >&2; fail "record make: work_leaf of $pids recipes, not 3"; }
+		! ls "$dir/make" | grep -q '\.live$' && ! grep -q 'killed' "$dir/make/err" ||
+			{ ls "$dir/make" >&2; cat "$dir/make/err" >&2; fail "record make: a recipe's shell wrote no trace"; }
 	else
 		echo "skipped the make part: no make here" >&2
 	fi
