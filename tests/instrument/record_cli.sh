@@ -134,9 +134,10 @@ children|no_follow)
 	# The processes that called work_leaf, on the converted timeline.
 	pids=$(leaf_pids "$dir/run/all.json")
 	if [ "$case_" = children ]; then
-		# the program, its four children through the shell, its fork; the shell,
-		# which records nothing, writes nothing
-		[ "$files" = 6 ] || fail "$files files written, not 6"
+		# the program, its four children through the shell, its fork; and the two
+		# shells, which record nothing and leave by _exit, a file each as a shell that
+		# leaves by exit writes
+		[ "$files" = 8 ] || fail "$files files written, not 8"
 		[ "$pids" = 6 ] || fail "-c converted work_leaf of $pids processes, not 6"
 		[ "$(count "$err" 'which the program started, is traced too')" = 1 ] ||
 			{ cat "$err" >&2; fail "the shell's report is not said once"; }
