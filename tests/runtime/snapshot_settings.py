@@ -14,6 +14,7 @@ taken; TICKTRACE=0.
 Usage: snapshot_settings.py PROG TICKTRACE"""
 import errno
 import os
+import re
 import resource
 import stat
 import struct
@@ -137,8 +138,11 @@ def main():
               f"200 triggers, 0 or -EBUSY each: {results}")
         check(written == taken, f"every trigger that returned 0 has its file: {taken} returned 0, "
               f"{written} files")
-        check(f"{busy} spikes and triggers had no snapshot: more than 64 waited" in err,
-              f"the refused said: {err}")
+        # (Both refusals are -EBUSY: on a loaded machine some come 32 within 20 ms.)
+        waited = re.search(r"(\d+) spikes and triggers had no snapshot: more than 64 waited", err)
+        bunched = re.search(r"(\d+) triggers had no snapshot: more than 32 were called", err)
+        said = sum(int(m.group(1)) for m in (waited, bunched) if m)
+        check(waited and said == busy, f"the refused said ({busy}): {err}")
 
         # The thread that triggered, gone when its snapshot is written and its window
         # all overwritten: in the file still, its cut said (the file was refused: "SNAPSHOT
