@@ -424,12 +424,15 @@ static void tt__sched_weigh(struct tt__sched_weight *w)
 	uint64_t moved = __atomic_load_n(&tt__sched_moved, __ATOMIC_RELAXED);
 	if (w->wall_ns && cpu > w->cpu_ns) {
 		double records = (double)(moved - w->moved);
-		double cost_ns = records * TT__SCHED_RECORD_NS + (double)(own - w->own_ns);
+		double records_ns = records * TT__SCHED_RECORD_NS;
+		double cost_ns = records_ns + (double)(own - w->own_ns);
 		double pct = 100.0 * cost_ns / (double)(cpu - w->cpu_ns);
-		/* (and a cost that counts: a program that mostly sleeps has little CPU time
-		 * of its own, which a few switches seem large against) */
-		double wall_pct = 100.0 * cost_ns / (double)(now - w->wall_ns);
-		if (pct > TT__SCHED_COST_SHARE_PCT && wall_pct > TT__SCHED_COST_WALL_PCT) {
+		/* Said for what the switches cost (tt-sched's own work alone is no rate), and
+		 * where that counts: a program that mostly sleeps has little CPU time of its
+		 * own, which a few switches, or tt-sched's wake-ups, seem large against. */
+		int switches_cost = 100.0 * records_ns / (double)(cpu - w->cpu_ns) > TT__SCHED_COST_SHARE_PCT &&
+				     100.0 * records_ns / (double)(now - w->wall_ns) > TT__SCHED_COST_WALL_PCT;
+		if (switches_cost) {
 			w->said = 1;
 			snprintf(tt__sched_price, sizeof tt__sched_price,
 				 "ticktrace: threads switch %.0f times a second: their states cost about "
