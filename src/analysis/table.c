@@ -117,9 +117,12 @@ static int tt__entry_merge(struct tt__entry *e, struct tt__item *first, struct t
 	tt__sum_sat(&e->off_cpu, e->preempted);
 	tt__sum_sat(&e->off_cpu, e->blocked);
 	e->mean = e->calls ? e->calls_total / (int64_t)e->calls : 0;
-	e->p50 = tt__hist_percentile(&e->hist, e->calls, 500, e->min, e->max);
-	e->p95 = tt__hist_percentile(&e->hist, e->calls, 950, e->min, e->max);
-	e->p99 = tt__hist_percentile(&e->hist, e->calls, 990, e->min, e->max);
+	const uint64_t measured = e->calls - e->filtered; /* erased calls are in no histogram */
+	if (!measured)
+		e->min = 0;
+	e->p50 = tt__hist_percentile(&e->hist, measured, 500, e->min, e->max);
+	e->p95 = tt__hist_percentile(&e->hist, measured, 950, e->min, e->max);
+	e->p99 = tt__hist_percentile(&e->hist, measured, 990, e->min, e->max);
 	return 0;
 }
 
@@ -229,11 +232,15 @@ static const char *const tt__headings[TT__COLUMNS] = {
 
 static void tt__cells(const struct tt__entry *e, char cells[TT__COLUMNS][32])
 {
+	static const int unmeasured[] = {4, 5, 7, 8, 9}; /* min, max, p50, p95, p99 */
 	const int64_t times[TT__COLUMNS - 1] = {e->total, e->self, e->children, e->min, e->max,
 						 e->mean, e->p50, e->p95, e->p99, e->on_cpu, e->off_cpu};
 	snprintf(cells[0], 32, "%" PRIu64, e->calls);
 	for (int i = 0; i < TT__COLUMNS - 1; i++)
 		tt__fmt_ns(cells[i + 1], times[i]);
+	if (e->calls == e->filtered) /* every call erased: no min, max or percentile measured */
+		for (size_t i = 0; i < sizeof unmeasured / sizeof unmeasured[0]; i++)
+			snprintf(cells[unmeasured[i]], 32, "-");
 	if (!e->split) /* its thread's states are not known */
 		for (int i = TT__COLUMNS - TT__SPLIT_COLUMNS; i < TT__COLUMNS; i++)
 			snprintf(cells[i], 32, "-");

@@ -14,6 +14,7 @@ convert says how many are not in the trace.
 Without the setting, in mode stream, and with a bad value: every call recorded.
 `ticktrace record --min-dur` sets it for the program it runs; a bad value is usage.
 Usage: min_dur.py PROG TICKTRACE"""
+import json
 import os
 import subprocess
 import sys
@@ -64,6 +65,39 @@ def kept_calls(f, min_ns=0, table_full=()):
     return index, calls
 
 
+def kept_durations(f, index):
+    """{function name: sorted ns of each call the trace kept}"""
+    durations, stack = {}, []
+    for e in f.events[index]:
+        if e.kind == ttr.REC_FUNC_ENTER:
+            stack.append((e.payload, e.tsc))
+        elif e.kind == ttr.REC_FUNC_EXIT and stack:
+            fn, tsc = stack.pop()
+            durations.setdefault("0x%x" % fn, []).append(f.ns(e.tsc) - f.ns(tsc))
+    return {name: sorted(ns) for name, ns in durations.items()}
+
+
+def check_measured_columns(f, index, path, text):
+    """min, max and the percentiles come from the kept calls only: a function whose
+    every call was erased shows none (not INT64_MAX), the others the kept calls'"""
+    p = subprocess.run([TOOL, "report", path, "--json"], capture_output=True, text=True, timeout=60)
+    rows = {r["name"]: r for r in json.loads(p.stdout)["rows"]}
+    kept, all_erased = kept_durations(f, index), 0
+    for name, r in rows.items():
+        ns = kept.get(name, [])
+        if not ns and r["calls"]:
+            all_erased += 1
+            check(all(r[k] == 0 for k in ("min_ns", "max_ns", "p50_ns", "p95_ns", "p99_ns")),
+                  "%s: every call erased, yet %s" % (name, r))
+            line = next((l.split() for l in text.splitlines() if l.startswith(name + " ")), [])
+            check(line[8:10] == ["-", "-"], "%s: every call erased, text row %s" % (name, line))  # min, max
+            continue
+        median = ns[(len(ns) + 1) // 2 - 1]  # nearest rank
+        check(abs(r["p50_ns"] - median) <= median // 64 + 2,
+              "%s: p50 %d ns, the %d kept calls' median %d ns" % (name, r["p50_ns"], len(ns), median))
+    check(all_erased > 0, "no function had every call erased: the case is not tested")
+
+
 with tempfile.TemporaryDirectory() as tmp:
     path, err = run(tmp, "filtered", TICKTRACE_MIN_DUR="1us")
     f = ttr.Ttr(path)
@@ -94,6 +128,7 @@ with tempfile.TemporaryDirectory() as tmp:
     check(total == sum(CALLS.values()), "report --csv counts %d calls, not %d" % (total, sum(CALLS.values())))
     p = subprocess.run([TOOL, "report", path], capture_output=True, text=True, timeout=60)
     check("returned within TICKTRACE_MIN_DUR" in p.stdout, "report does not say calls were erased:\n" + p.stdout)
+    check_measured_columns(f, index, path, p.stdout)
     p = subprocess.run([TOOL, "convert", path, "-o", os.path.join(tmp, "f.json")], capture_output=True,
                        text=True, timeout=60)
     said = "%d short calls erased as they returned" % sum(erased.values())
