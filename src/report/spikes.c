@@ -230,8 +230,10 @@ int tt__spikes_start(void)
 	};
 	sp->on = true;
 	/* A draining mode feeds the detector as it writes (stream.c); the others keep
-	 * their records, which tt-spikes reads. */
-	return tt__mode->drains ? 0 : tt__start_thread(NULL, tt__spikes_main, NULL, 1, 0);
+	 * their records, which tt-spikes reads. Running (its tid known) before start-up
+	 * goes on: the zero-markup build's patcher, next, counts any thread not known as
+	 * ticktrace's as the program's and patches nothing. */
+	return tt__mode->drains ? 0 : tt__start_thread(NULL, tt__spikes_main, NULL, 1, !tt__forked);
 }
 
 static void tt__spikes_forget(struct tt__slot *slot);
