@@ -36,13 +36,13 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include <ticktrace/format.h>
+#include "../common/common.h"
 
-/* A scope's key: the address of its call-site descriptor, or a function's address
- * with this bit set (-finstrument-functions). The caller makes keys unique. */
-#define TT__KEY_FUNC (UINT64_C(1) << 63)
+/* A scope's key: common.h's (TT_KEY_FUNC); the caller makes keys unique. */
 
 #define TT__NO_THRESHOLD INT64_C(-1)
+/* (the sinks' name of it until they take common.h's) */
+#define TT__NO_CPU TT_NO_CPU
 
 /* ---- percentiles ---- */
 
@@ -360,15 +360,8 @@ void tt__table_csv(FILE *out, const struct tt__table *t);
  * scope's split is taken when it closes. 0, or -1 when out of memory. */
 int tt__thread_states(struct tt__thread_analysis *th, const struct tt_sched_state *states,
 		      size_t n, int64_t offset_ns);
-/* What a SCHED section (format.h: tt_sched_info) says before its own states, for a
- * thread whose last state so far is at *last_ns (INT64_MIN: none yet; updated): where
- * nothing is known, a TT_SCHED_UNKNOWN state from *last_ns (or the very start); then,
- * when its first state is a switch out, a RUNNING one at since_ns (cpu TT__NO_CPU: no
- * switch says it, but every switch from since_ns on is there). 0 to 2 into head. */
-#define TT__NO_CPU UINT32_MAX
-size_t tt__sched_head(int64_t *last_ns, uint64_t lost, int64_t since_ns,
-		      const struct tt_sched_state *states, size_t n, struct tt_sched_state head[2]);
-/* A SCHED section's states, as tt__thread_states adds them, with what its head says. */
+/* A SCHED section's states, as tt__thread_states adds them, with what its head says
+ * (common.h: tt_sched_head). */
 int tt__thread_sched_section(struct tt__thread_analysis *th, uint64_t lost, int64_t since_ns,
 			     const struct tt_sched_state *states, size_t n, int64_t offset_ns);
 /* How [start, end) split, if the states cover it (false: not known). */
@@ -386,8 +379,7 @@ void tt__states_free(struct tt__states *h);
  * that go backwards are held at the last one. */
 struct tt__feed {
 	struct tt__thread_analysis *th;
-	int64_t (*ns)(void *clock, uint64_t tsc); /* a record's time */
-	void *clock;
+	const struct tt_clock *clock; /* a record's time */
 	/* The key of the site or function a record made at `tsc` names (NULL: its
 	 * address): the runtime tells apart libraries loaded one after the other at
 	 * the same address. */

@@ -40,9 +40,9 @@ static int tt__feed_one(struct tt__feed *f, unsigned kind, uint64_t payload, int
 		f->pending = TT_REC_VALUE;
 		return tt__scope_open(th, payload, ts);
 	case TT_REC_FUNC_ENTER:
-		return tt__scope_open(th, payload | TT__KEY_FUNC, ts);
+		return tt__scope_open(th, payload | TT_KEY_FUNC, ts);
 	case TT_REC_FUNC_EXIT:
-		return tt__feed_func_exit(f, payload | TT__KEY_FUNC, ts);
+		return tt__feed_func_exit(f, payload | TT_KEY_FUNC, ts);
 	case TT_REC_THRESHOLD:
 	case TT_REC_CHILDREN_THRESHOLD:
 	case TT_REC_IGNORE:
@@ -89,7 +89,7 @@ int tt__feed_records(struct tt__feed *f, const struct tt_record *r, size_t n)
 		 * earlier TSC after a later one: keep the thread's time monotonic. */
 		uint64_t tsc = f->started && r[i].tsc < f->last_tsc ? f->last_tsc : r[i].tsc;
 		if (!f->started || tsc != f->last_tsc)
-			f->last_ns = f->ns(f->clock, tsc);
+			f->last_ns = tt_clock_ns(f->clock, tsc);
 		f->last_tsc = tsc;
 		f->started = true;
 		if (f->key && payload && (TT_RECORD_HAS_SITE(kind) || kind == TT_REC_FUNC_ENTER ||

@@ -40,29 +40,11 @@ int tt__thread_states(struct tt__thread_analysis *th, const struct tt_sched_stat
 	return 0;
 }
 
-size_t tt__sched_head(int64_t *last_ns, uint64_t lost, int64_t since_ns,
-		      const struct tt_sched_state *states, size_t n, struct tt_sched_state head[2])
-{
-	size_t k = 0;
-	if (lost || *last_ns == INT64_MIN || since_ns > *last_ns) {
-		head[k++] = (struct tt_sched_state){.ns = *last_ns, .what = TT_SCHED_UNKNOWN};
-		/* every switch from since_ns on is here: up to a first switch out, it ran */
-		if (n && states[0].what != TT_SCHED_RUNNING && since_ns < states[0].ns)
-			head[k++] = (struct tt_sched_state){.ns = since_ns, .cpu = TT__NO_CPU,
-							    .what = TT_SCHED_RUNNING};
-	}
-	if (n)
-		*last_ns = states[n - 1].ns;
-	else if (*last_ns == INT64_MIN)
-		*last_ns = since_ns;
-	return k;
-}
-
 int tt__thread_sched_section(struct tt__thread_analysis *th, uint64_t lost, int64_t since_ns,
 			     const struct tt_sched_state *states, size_t n, int64_t offset_ns)
 {
 	struct tt_sched_state head[2];
-	size_t k = tt__sched_head(&th->states.last_ns, lost, since_ns, states, n, head);
+	size_t k = tt_sched_head(&th->states.last_ns, lost, since_ns, states, n, head);
 	if (tt__thread_states(th, head, k, offset_ns) < 0)
 		return -1;
 	return tt__thread_states(th, states, n, offset_ns);

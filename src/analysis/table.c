@@ -103,7 +103,7 @@ static int tt__entry_merge(struct tt__entry *e, struct tt__item *first, struct t
 		e->min = r->min < e->min ? r->min : e->min;
 		e->max = r->max > e->max ? r->max : e->max;
 		e->over += r->over;
-		e->is_func |= (r->key & TT__KEY_FUNC) != 0;
+		e->is_func |= (r->key & TT_KEY_FUNC) != 0;
 		if (r->split) {
 			e->split = true;
 			tt__sum_sat(&e->on_cpu, r->split_total - r->preempted - r->blocked);

@@ -14,13 +14,6 @@
 
 #include "report/report.h"
 
-int64_t tt__report_ns(void *clock, uint64_t tsc)
-{
-	const struct tt__report_clock *c = clock;
-	__int128 ns = (__int128)((__int128)tsc - (__int128)c->tsc0) * 1000000000 / (__int128)c->hz;
-	return ns > INT64_MAX ? INT64_MAX : ns < INT64_MIN ? INT64_MIN : (int64_t)ns;
-}
-
 /* A module's file name without its directory: the executable's from /proc/self/exe
  * (the loader names it ""), as the raw file's module list has it. */
 static const char *tt__module_name(const struct link_map *module, char *buf, size_t cap)
@@ -47,10 +40,10 @@ size_t tt__report_name(void *ctx, const struct tt__thread_analysis *th, uint64_t
 	const char *patched;
 	uint64_t address = key & TT__ADDRESS_MASK;
 	/* of a library unloaded since (tt__record_key), or where none is loaded now */
-	size_t named = tt__unloaded_name(address, TT__GEN(key), key & TT__KEY_FUNC, buf, cap);
+	size_t named = tt__unloaded_name(address, TT__GEN(key), key & TT_KEY_FUNC, buf, cap);
 	if (named)
 		return named;
-	if (!(key & TT__KEY_FUNC))
+	if (!(key & TT_KEY_FUNC))
 		n = snprintf(buf, cap, "%s",
 			     tt__site_name((const struct tt_callsite *)(uintptr_t)address, name, sizeof name));
 	else if (!dladdr1((void *)(uintptr_t)address, &info, (void **)&module, RTLD_DL_LINKMAP) || !module)
@@ -74,7 +67,7 @@ static void tt__report_section(void *th, struct tt__slot *slot, uint64_t lost, i
 }
 
 /* A thread's states, before the records they cover, on the analysis's clock (ns since
- * the start anchor, as tt__report_ns gives). */
+ * the start anchor, as its clock gives). */
 static int tt__report_states(struct tt__thread_analysis *th, struct tt__slot *slot)
 {
 	if (!slot->sched.on)
@@ -89,11 +82,11 @@ static int tt__report_states(struct tt__thread_analysis *th, struct tt__slot *sl
 
 /* One thread's states and records, chunk by chunk, into its analysis. */
 static int tt__report_thread(struct tt__thread_analysis *th, struct tt__slot *slot,
-			     struct tt__report_clock *clock)
+			     const struct tt_clock *clock)
 {
 	if (tt__report_states(th, slot) < 0)
 		return -1;
-	struct tt__feed feed = {.th = th, .ns = tt__report_ns, .clock = clock, .key = tt__record_key};
+	struct tt__feed feed = {.th = th, .clock = clock, .key = tt__record_key};
 	for (const struct tt__chunk *chunk = slot->first; chunk;
 	     chunk = __atomic_load_n(&chunk->next, __ATOMIC_ACQUIRE)) {
 		const struct tt_record *begin, *end;
@@ -107,7 +100,7 @@ static int tt__report_thread(struct tt__thread_analysis *th, struct tt__slot *sl
 		uint64_t calls = __atomic_load_n(&fn->calls, __ATOMIC_RELAXED);
 		int64_t ns = (int64_t)((__int128)__atomic_load_n(&fn->ticks, __ATOMIC_RELAXED) *
 				       1000000000 / (__int128)clock->hz);
-		if (calls && tt__add_filtered(th, TT_RECORD_PAYLOAD(fn->word) | TT__KEY_FUNC, calls, ns) < 0)
+		if (calls && tt__add_filtered(th, TT_RECORD_PAYLOAD(fn->word) | TT_KEY_FUNC, calls, ns) < 0)
 			return -1;
 	}
 	return tt__feed_finish(&feed);
@@ -180,12 +173,14 @@ void tt__report_at_exit(void)
 		return;
 	struct tt_file_header header = {0};
 	tt__clock_fill_header(&header);
-	struct tt__report_clock clock = {.tsc0 = header.start.tsc, .hz = header.tsc_hz};
+	/* (ns since the start anchor, at the rate measured up to now) */
+	struct tt_clock clock;
+	bool timed = tt_clock_set(&clock, header.start.tsc, 0, header.tsc_hz) == 0;
 	struct tt__analysis an = {.profile = true, .name = tt__report_name};
 	size_t n = 0, cap = 64;
 	struct tt__thread_analysis *threads = calloc(cap, sizeof(*threads)), **list = NULL;
 	uint64_t dropped = __atomic_load_n(&tt__unregistered_drops, __ATOMIC_RELAXED);
-	int err = threads && clock.hz ? 0 : -ENOMEM;
+	int err = threads && timed ? 0 : -ENOMEM;
 	tt__hold_chunks(1);
 	for (struct tt__slot *slot = tt__registry_head(); slot && !err;
 	     slot = __atomic_load_n(&slot->next, __ATOMIC_ACQUIRE)) {

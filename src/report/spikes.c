@@ -61,7 +61,7 @@ static struct tt__spikes {
 	uint64_t entries, lost;    /* spikes and notes given to the log; those it lost */
 	int lost_errno;            /* why the first was lost */
 	struct tt__analysis an;
-	struct tt__report_clock clock;
+	struct tt_clock clock; /* ns since the start anchor */
 	int64_t measured_ns; /* CLOCK_MONOTONIC when the clock's rate was measured */
 	struct tt__thresholds table; /* TICKTRACE_SPIKE_THRESHOLDS; a child after fork keeps it */
 	bool table_read;             /* or found bad, and said so: once per run */
@@ -246,11 +246,9 @@ static void tt__spikes_clock(struct tt__spikes *sp)
 	if (sp->clock.hz && now.monotonic_ns - sp->measured_ns < TT__SPIKES_CLOCK_NS)
 		return;
 	uint64_t hz = tt__anchor_hz(&tt__start_anchor, &now);
-	sp->clock.tsc0 = tt__start_anchor.tsc;
-	if (hz)
-		sp->clock.hz = hz;
-	if (!sp->clock.hz)
-		sp->clock.hz = 1000000000;
+	if (!hz)
+		hz = sp->clock.hz ? sp->clock.hz : 1000000000;
+	tt_clock_set(&sp->clock, tt__start_anchor.tsc, 0, hz);
 	sp->measured_ns = now.monotonic_ns;
 }
 
@@ -280,7 +278,7 @@ static void tt__spikes_restart(struct tt__spikes_thread *t)
 	t->th.tid = t->slot->tid;
 	t->th.name = t->slot->name;
 	t->th.name_len = (uint32_t)strnlen(t->slot->name, sizeof t->slot->name);
-	t->feed = (struct tt__feed){.th = &t->th, .ns = tt__report_ns, .clock = &sp->clock,
+	t->feed = (struct tt__feed){.th = &t->th, .clock = &sp->clock,
 				    .key = tt__record_key};
 }
 
@@ -314,7 +312,7 @@ void tt__spikes_states(void *ctx, struct tt__slot *slot, uint64_t lost, int64_t 
 		return;
 	tt__spikes_clock(sp);
 	struct tt__spikes_thread *t = tt__spikes_thread(slot);
-	/* On the detector's clock: ns since the start anchor (tt__report_ns). */
+	/* On the detector's clock: ns since the start anchor. */
 	if (t)
 		tt__thread_sched_section(&t->th, lost, since_ns, states, n, tt__start_anchor.monotonic_ns);
 }

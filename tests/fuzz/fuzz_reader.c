@@ -65,11 +65,6 @@ static void tt_fuzz_analyse(const struct tt_trace *t, size_t size)
 	tt_analyse(t, &o, true, tt_fuzz_null, &sum);
 }
 
-static int64_t tt_fuzz_ns(void *clock, uint64_t tsc)
-{
-	return tt_clock_ns(clock, tsc);
-}
-
 static size_t tt_fuzz_name(void *ctx, const struct tt__thread_analysis *th, uint64_t key, char *buf,
 			   size_t cap)
 {
@@ -91,7 +86,7 @@ static void tt_fuzz_feed(const struct tt_trace *t)
 		const struct tt_thread *th = &f->threads[i];
 		struct tt__thread_analysis ta;
 		tt__thread_analysis_init(&ta, &an, NULL);
-		struct tt__feed feed = {.th = &ta, .ns = tt_fuzz_ns, .clock = (void *)&f->clock};
+		struct tt__feed feed = {.th = &ta, .clock = &f->clock};
 		int rc = 0;
 		for (size_t k = 0; k < th->nsections && rc == 0; k++)
 			rc = tt__feed_records(&feed, tt_section_records(th, k), th->sections[k].count);

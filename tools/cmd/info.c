@@ -113,7 +113,7 @@ static void tt_print_states(FILE *out, const struct tt_file *f, const struct tt_
 		int64_t from = 0;
 		for (size_t k = 0; k < th->nstates; k++) {
 			const struct tt_sched_state *st = &th->states[k];
-			if (st->what == TT_SCHED_UNKNOWN || st->cpu == TT__NO_CPU)
+			if (st->what == TT_SCHED_UNKNOWN || st->cpu == TT_NO_CPU)
 				continue;
 			if (!switches++)
 				from = st->ns;

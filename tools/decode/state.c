@@ -151,20 +151,6 @@ static int tt_func_exit(struct tt_decoder *d, struct tt_thread_state *st,
 	return tt_close_scope(d, st, t, ts, 0);
 }
 
-static const char *const tt_kind_names[TT_REC_KIND_MAX + 1] = {
-	[TT_REC_BEGIN_ARG] = "BEGIN_ARG", [TT_REC_INSTANT_ARG] = "INSTANT_ARG",
-	[TT_REC_COUNTER] = "COUNTER", [TT_REC_FLOW_OUT] = "FLOW_OUT", [TT_REC_FLOW_IN] = "FLOW_IN",
-	[TT_REC_DESCRIBE] = "DESCRIBE", [TT_REC_DROPPED] = "DROPPED",
-	[TT_REC_SCOPE_VALUE] = "SCOPE_VALUE",
-};
-
-/* The kinds this decoder reads; any other is an error. */
-static bool tt_kind_known(unsigned kind)
-{
-	return kind <= TT_REC_FUNC_EXIT ||
-	       (kind >= TT_REC_THRESHOLD && kind <= TT_REC_PARENTS_THRESHOLD);
-}
-
 /* A note's event flag, by kind from TT_REC_THRESHOLD on. */
 static const uint32_t tt_note_flags[] = {
 	TT_EV_THRESHOLD, TT_EV_CHILDREN_THRESHOLD, TT_EV_IGNORE, TT_EV_IGNORE_CHILDREN,
@@ -485,7 +471,7 @@ int tt_decoder_run(struct tt_decoder *d, struct tt_thread_state *st, int64_t lim
 				if (kind != TT_REC_VALUE)
 					return tt_error_at(f->path, st->pending_offset,
 							   "%s record without its VALUE record",
-							   tt_kind_names[st->pending]);
+							   tt_kind_name(st->pending));
 				if (tt_complete(d, st, t, r) < 0)
 					return -1;
 				continue;
@@ -495,7 +481,7 @@ int tt_decoder_run(struct tt_decoder *d, struct tt_thread_state *st, int64_t lim
 			if (kind == TT_REC_VALUE || kind == TT_REC_TEXT)
 				return tt_error_at(f->path, offset, "%s record with no record before "
 						   "it that takes one", kind == TT_REC_VALUE ? "VALUE" : "TEXT");
-			if (!tt_kind_known(kind))
+			if (!TT_RECORD_KNOWN(kind))
 				return tt_error_at(f->path, offset, "unknown record kind %u", kind);
 			uint64_t tsc = r->tsc;
 			if (tsc < f->tsc_min || tsc > f->tsc_max)
@@ -567,7 +553,7 @@ int tt_decoder_finish_thread(struct tt_decoder *d, const struct tt_thread *t)
 	if (st->pending)
 		return tt_error_at(t->file->path, st->pending_offset,
 				   "%s record without its %s (the thread's records end)",
-				   tt_kind_names[st->pending],
+				   tt_kind_name(st->pending),
 				   st->pending == TT_REC_DESCRIBE ? "TEXT records" : "VALUE record");
 	if (st->depth > 0) {
 		const struct tt_scope *in = &st->stack[st->depth - 1];
@@ -657,9 +643,7 @@ int tt_decoder_scan_unbegun(struct tt_thread_state *st)
 		for (size_t i = 0; i < ev->count; i++) {
 			uint64_t word = records[i].word;
 			unsigned kind = TT_RECORD_KIND(word);
-			bool opens = kind == TT_REC_BEGIN || kind == TT_REC_BEGIN_ARG ||
-				     kind == TT_REC_FUNC_ENTER || kind == TT_REC_ENDBEGIN;
-			bool closes = kind == TT_REC_END || kind == TT_REC_ENDBEGIN || kind == TT_REC_FUNC_EXIT;
+			bool opens = TT_RECORD_OPENS(kind), closes = TT_RECORD_CLOSES(kind);
 			if (closes && depth > 0) {
 				depth--;
 			} else if (closes && st->nunbegun < TT_MAX_DEPTH) {

@@ -90,12 +90,12 @@ static size_t tt_an_name(void *ctx, const struct tt__thread_analysis *th, uint64
 	struct tt_an_sink *a = ctx;
 	(void)th;
 	uint32_t at;
-	if ((key & TT__KEY_FUNC) && !(key & TT_KEY_FUNC_SITE)) {
-		int n = snprintf(buf, cap, "%s", tt_map_get(&a->func_names, key & ~TT__KEY_FUNC, &at) ?
+	if ((key & TT_KEY_FUNC) && !(key & TT_KEY_FUNC_SITE)) {
+		int n = snprintf(buf, cap, "%s", tt_map_get(&a->func_names, key & ~TT_KEY_FUNC, &at) ?
 							 a->names.p + at : "?");
 		return n < 0 ? 0 : (size_t)n >= cap ? cap - 1 : (size_t)n;
 	}
-	const struct tt_site *s = (const struct tt_site *)(uintptr_t)(key & ~(TT__KEY_FUNC | TT_KEY_FUNC_SITE));
+	const struct tt_site *s = (const struct tt_site *)(uintptr_t)(key & ~(TT_KEY_FUNC | TT_KEY_FUNC_SITE));
 	size_t n = s->name.len < cap - 1 ? s->name.len : cap - 1;
 	memcpy(buf, s->name.ptr, n);
 	buf[n] = 0;
@@ -106,7 +106,7 @@ static uint64_t tt_an_key(const struct tt_event *e)
 {
 	if (!(e->flags & TT_EV_FUNC))
 		return (uint64_t)(uintptr_t)e->site;
-	return TT__KEY_FUNC | (e->site ? TT_KEY_FUNC_SITE | (uint64_t)(uintptr_t)e->site : e->func);
+	return TT_KEY_FUNC | (e->site ? TT_KEY_FUNC_SITE | (uint64_t)(uintptr_t)e->site : e->func);
 }
 
 #define TT_FORWARD(a, op, ...)                                                     \
@@ -451,7 +451,7 @@ static int tt_an_filtered(struct tt_an_sink *a)
 			for (size_t k = 0; th && k < t->nfiltered; k++) {
 				const struct tt_filtered_fn *fn = &t->filtered[k];
 				const struct tt_site *s = tt_file_site(t->file, fn->address, UINT64_MAX - 1);
-				uint64_t key = TT__KEY_FUNC | (s && s->is_func ? TT_KEY_FUNC_SITE |
+				uint64_t key = TT_KEY_FUNC | (s && s->is_func ? TT_KEY_FUNC_SITE |
 							      (uint64_t)(uintptr_t)s : fn->address);
 				if (tt__add_filtered(th, key, fn->calls,
 						     tt_clock_span(&t->file->clock, fn->ticks)) < 0)
