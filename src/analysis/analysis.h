@@ -41,8 +41,6 @@
 /* A scope's key: common.h's (TT_KEY_FUNC); the caller makes keys unique. */
 
 #define TT__NO_THRESHOLD INT64_C(-1)
-/* (the sinks' name of it until they take common.h's) */
-#define TT__NO_CPU TT_NO_CPU
 
 /* ---- percentiles ---- */
 
