@@ -372,9 +372,9 @@ void tt__states_free(struct tt__states *h);
 /* ---- from raw records (the runtime) ---- */
 
 /* Feeds one thread's records, in recorded order and in as many pieces as they come,
- * into its state machine, as the tools' decoder would: BEGIN, END, ENDBEGIN,
- * BEGIN_ARG, FUNC_ENTER and FUNC_EXIT make scopes, notes go to the innermost, times
- * that go backwards are held at the last one. */
+ * into its state machine, as the tools' decoder does: scopes open and close as the
+ * scope machine (common.h) says, notes go to the innermost, times that go backwards
+ * are held at the last one. */
 struct tt__feed {
 	struct tt__thread_analysis *th;
 	const struct tt_clock *clock; /* a record's time */
@@ -388,11 +388,12 @@ struct tt__feed {
 	uint64_t last_tsc;
 	int64_t last_ns;
 	bool started;
-	uint64_t unmatched; /* ends with no open scope to close */
+	struct tt_scopes scopes; /* (unmatched: ends with no open scope to close) */
 };
 
 int tt__feed_records(struct tt__feed *f, const struct tt_record *r, size_t n);
 /* Closes what is still open at the last time seen. */
 int tt__feed_finish(struct tt__feed *f);
+void tt__feed_free(struct tt__feed *f);
 
 #endif

@@ -1,23 +1,24 @@
 /* Raw records into a thread's analysis (analysis.h), for the runtime, which has no
- * decoder: the scope rules are the decoder's (tools/decode/state.c), on trusted records. */
+ * decoder: the scopes open and close by the decoder's rules, the scope machine
+ * (common.h), on trusted records. */
 #include <string.h>
 
 #include "analysis.h"
 
-/* FUNC_EXIT closes its FUNC_ENTER and whatever was left open inside it (a longjmp, an
- * exception); without one open, it is unmatched. */
-static int tt__feed_func_exit(struct tt__feed *f, uint64_t key, int64_t ts)
+/* A scope opens, if the machine keeps it. */
+static int tt__feed_open(struct tt__feed *f, uint64_t key, int64_t ts)
 {
-	struct tt__thread_analysis *th = f->th;
-	uint32_t i = th->depth;
-	while (i > 0 && th->stack[i - 1].key != key)
-		i--;
-	if (i == 0) {
-		f->unmatched++;
-		return 0;
-	}
-	while (th->depth >= i)
-		if (tt__scope_close(th, ts) < 0)
+	int kept = tt_scopes_open(&f->scopes, key, 0);
+	if (kept < 0)
+		f->th->an->oom = true;
+	return kept <= 0 ? kept : tt__scope_open(f->th, key, ts);
+}
+
+/* The innermost n scopes close. */
+static int tt__feed_close(struct tt__feed *f, uint32_t n, int64_t ts)
+{
+	for (; n > 0; n--)
+		if (tt__scope_close(f->th, ts) < 0)
 			return -1;
 	return 0;
 }
@@ -29,20 +30,18 @@ static int tt__feed_one(struct tt__feed *f, unsigned kind, uint64_t payload, int
 	switch (kind) {
 	case TT_REC_END:
 	case TT_REC_ENDBEGIN:
-		if (th->depth == 0)
-			f->unmatched++;
-		else if (tt__scope_close(th, ts) < 0)
+		if (tt__feed_close(f, tt_scopes_end(&f->scopes, 0), ts) < 0)
 			return -1;
-		return kind == TT_REC_END ? 0 : tt__scope_open(th, payload, ts);
+		return kind == TT_REC_END ? 0 : tt__feed_open(f, payload, ts);
 	case TT_REC_BEGIN:
-		return tt__scope_open(th, payload, ts);
+		return tt__feed_open(f, payload, ts);
 	case TT_REC_BEGIN_ARG:
 		f->pending = TT_REC_VALUE;
-		return tt__scope_open(th, payload, ts);
+		return tt__feed_open(f, payload, ts);
 	case TT_REC_FUNC_ENTER:
-		return tt__scope_open(th, payload | TT_KEY_FUNC, ts);
+		return tt__feed_open(f, payload | TT_KEY_FUNC, ts);
 	case TT_REC_FUNC_EXIT:
-		return tt__feed_func_exit(f, payload | TT_KEY_FUNC, ts);
+		return tt__feed_close(f, tt_scopes_func_exit(&f->scopes, payload | TT_KEY_FUNC, 0, 0), ts);
 	case TT_REC_THRESHOLD:
 	case TT_REC_CHILDREN_THRESHOLD:
 	case TT_REC_IGNORE:
@@ -103,8 +102,10 @@ int tt__feed_records(struct tt__feed *f, const struct tt_record *r, size_t n)
 
 int tt__feed_finish(struct tt__feed *f)
 {
-	while (f->th->depth)
-		if (tt__scope_close(f->th, f->last_ns) < 0)
-			return -1;
-	return 0;
+	return tt__feed_close(f, tt_scopes_finish(&f->scopes), f->last_ns);
+}
+
+void tt__feed_free(struct tt__feed *f)
+{
+	tt_scopes_free(&f->scopes);
 }

@@ -4,6 +4,7 @@
  *   the record kinds' roles   which open and close scopes, their names in messages
  *   the clock                 TSC ticks to nanoseconds, exact integer arithmetic (clock.c)
  *   a SCHED section's head    what it says before its own states (sched.c)
+ *   the scope machine         how a thread's records open and close scopes (scopes.c)
  *
  * The analysis library (analysis/analysis.h) sits on it. Nothing here is API: the
  * runtime builds it hidden, as the rest of itself. Names: tt_ and the thing's name
@@ -106,5 +107,76 @@ static inline int64_t tt_clock_ns(const struct tt_clock *c, uint64_t tsc)
  * switch says it, but every switch from since_ns on is there). 0 to 2 into head. */
 size_t tt_sched_head(int64_t *last_ns, uint64_t lost, int64_t since_ns,
 		     const struct tt_sched_state *states, size_t n, struct tt_sched_state head[2]);
+
+/* ---- the scope machine ---- */
+
+/* How a thread's records open and close scopes, one machine that the tools' decoder
+ * and the runtime's analysis both drive:
+ *   - BEGIN, BEGIN_ARG and FUNC_ENTER open one; END closes the innermost; ENDBEGIN
+ *     closes the innermost and opens one; an end with nothing open is unmatched;
+ *   - FUNC_EXIT closes its FUNC_ENTER and whatever was left open inside it (a longjmp,
+ *     an exception, flagged unterminated), or the innermost scope a run of lost events
+ *     began of no known function (its entry was lost); else it is unmatched;
+ *   - a run of lost events closes the scopes that ended in it (unterminated) and opens
+ *     those begun in it and still open after it (unbegun), as do the scopes a thread's
+ *     records close without opening them (a ring's window: tt_unbegun_scan);
+ *   - nested deeper than max_depth, scopes are left out: their ends close them, notes
+ *     on them are dropped, the scopes around them keep their times.
+ * The machine keeps each open scope's key and decides; the driver keeps beside it what
+ * it needs of each scope (the decoder its event, the analysis its row) and opens and
+ * closes as told. Offsets are the driver's, for its messages (the runtime's: 0). */
+
+/* The key of a scope a run of lost events began, of no known function. */
+#define TT_KEY_UNBEGUN UINT64_MAX
+
+struct tt_scopes {
+	uint64_t *keys;      /* of the open scopes, outermost first */
+	uint32_t depth, cap;
+	uint32_t max_depth;  /* deeper ones are left out; 0: no limit */
+	uint64_t too_deep;   /* scopes left out, open now */
+	uint64_t too_deep_total, first_too_deep;
+	uint64_t unmatched, first_unmatched;   /* ends with nothing to close, FUNC_EXITs too */
+	uint64_t unmatched_exits, first_unmatched_exit; /* FUNC_EXITs with no FUNC_ENTER */
+	uint64_t unmatched_exit_key, unmatched_exit_tsc; /* the first's */
+	uint64_t gap_closed; /* scopes that ended in runs of lost events */
+	uint64_t unbegun;    /* scopes opened whose beginning was not recorded */
+};
+
+/* A scope begins: 1, the driver opens it; 0, it is left out (too deep); -1, out of
+ * memory. */
+int tt_scopes_open(struct tt_scopes *s, uint64_t key, uint64_t offset);
+/* A scope whose beginning was not recorded opens: its function's key, or
+ * TT_KEY_UNBEGUN; as tt_scopes_open. */
+int tt_scopes_unbegun(struct tt_scopes *s, uint64_t key, uint64_t offset);
+/* END (and ENDBEGIN's end): true, the driver closes its innermost scope; false,
+ * nothing to close (a scope left out ended, or the end is unmatched). */
+bool tt_scopes_end(struct tt_scopes *s, uint64_t offset);
+/* FUNC_EXIT of the function whose key is `key`, recorded at `tsc`: how many of the
+ * driver's innermost scopes close, all but the last of them unterminated; 0: none (a
+ * scope left out ended, or the exit is unmatched). */
+uint32_t tt_scopes_func_exit(struct tt_scopes *s, uint64_t key, uint64_t offset, uint64_t tsc);
+/* A run of lost events in which `closes` of the scopes open before it ended: how many
+ * of the driver's innermost scopes close, unterminated (the scopes left out go first). */
+uint32_t tt_scopes_gap(struct tt_scopes *s, uint32_t closes);
+/* The thread's records end: how many scopes are still open, which the driver closes,
+ * unterminated; the machine is then empty. */
+uint32_t tt_scopes_finish(struct tt_scopes *s);
+/* Whether a note goes to a scope that is left out (it is dropped then). */
+static inline bool tt_scopes_left_out(const struct tt_scopes *s)
+{
+	return s->too_deep != 0;
+}
+void tt_scopes_free(struct tt_scopes *s);
+
+/* The scopes a thread's records close without opening them, from one pass over its
+ * records (in as many pieces as they come) before they are decoded: each one's
+ * function (FUNC_EXIT) or 0, outermost first in keys[n - 1 .. 0]. */
+struct tt_unbegun_scan {
+	uint64_t *keys;
+	uint32_t n, cap, max; /* at most max of them (past it, ends are unmatched) */
+	uint64_t depth;
+};
+/* 0, or -1 when out of memory. */
+int tt_unbegun_scan(struct tt_unbegun_scan *u, const struct tt_record *r, size_t n);
 
 #endif /* TT_COMMON_H */

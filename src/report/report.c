@@ -91,19 +91,24 @@ static int tt__report_thread(struct tt__thread_analysis *th, struct tt__slot *sl
 	     chunk = __atomic_load_n(&chunk->next, __ATOMIC_ACQUIRE)) {
 		const struct tt_record *begin, *end;
 		tt__chunk_extent(slot, chunk, &begin, &end);
-		if (tt__feed_records(&feed, begin, (size_t)(end - begin)) < 0)
+		if (tt__feed_records(&feed, begin, (size_t)(end - begin)) < 0) {
+			tt__feed_free(&feed);
 			return -1;
+		}
 	}
 	/* the calls TICKTRACE_MIN_DUR erased, counted in their functions' rows */
 	for (size_t i = 0; slot->filters && i < TT__FILTER_FUNCS; i++) {
 		const struct tt__filtered_fn *fn = &slot->filters->fn[i];
 		uint64_t calls = __atomic_load_n(&fn->calls, __ATOMIC_RELAXED);
-		int64_t ns = (int64_t)((__int128)__atomic_load_n(&fn->ticks, __ATOMIC_RELAXED) *
-				       1000000000 / (__int128)clock->hz);
-		if (calls && tt__add_filtered(th, TT_RECORD_PAYLOAD(fn->word) | TT_KEY_FUNC, calls, ns) < 0)
+		int64_t ns = tt_clock_span(clock, __atomic_load_n(&fn->ticks, __ATOMIC_RELAXED));
+		if (calls && tt__add_filtered(th, TT_RECORD_PAYLOAD(fn->word) | TT_KEY_FUNC, calls, ns) < 0) {
+			tt__feed_free(&feed);
 			return -1;
+		}
 	}
-	return tt__feed_finish(&feed);
+	int rc = tt__feed_finish(&feed);
+	tt__feed_free(&feed);
+	return rc;
 }
 
 static bool tt__ends_with(const char *s, const char *suffix)

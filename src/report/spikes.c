@@ -271,8 +271,10 @@ static struct tt__spikes_thread *tt__spikes_thread(struct tt__slot *slot)
 static void tt__spikes_restart(struct tt__spikes_thread *t)
 {
 	struct tt__spikes *sp = &tt__spikes;
-	if (t->feed.th)
+	if (t->feed.th) {
 		tt__thread_analysis_free(&t->th);
+		tt__feed_free(&t->feed);
+	}
 	tt__thread_analysis_init(&t->th, &sp->an, t);
 	t->th.pid = (uint32_t)getpid();
 	t->th.tid = t->slot->tid;
@@ -322,8 +324,10 @@ static void tt__spikes_forget(struct tt__slot *slot)
 	struct tt__spikes_thread *t = slot->spikes;
 	if (!t)
 		return;
-	if (t->feed.th)
+	if (t->feed.th) {
 		tt__thread_analysis_free(&t->th);
+		tt__feed_free(&t->feed);
+	}
 	free(t);
 	slot->spikes = NULL;
 }
@@ -463,6 +467,7 @@ static bool tt__spikes_poll_slot(struct tt__spikes *sp, struct tt__slot *slot, b
 		tt__feed_finish(&t->feed);
 		/* Kept, retired, so that it is not read again; its analysis is done. */
 		tt__thread_analysis_free(&t->th);
+		tt__feed_free(&t->feed);
 		t->feed.th = NULL;
 		t->retired = true;
 	}

@@ -362,6 +362,7 @@ static void test_profile_agrees_with_json_trace(void **state)
 		assert_int_equal(tt__feed_records(&feed, b->r, b->n / 2), 0);
 		assert_int_equal(tt__feed_records(&feed, b->r + b->n / 2, b->n - b->n / 2), 0);
 		assert_int_equal(tt__feed_finish(&feed), 0);
+		tt__feed_free(&feed);
 	}
 	struct tt__table table;
 	assert_int_equal(tt__table_build(&table, list, 2, false, TT__SORT_SELF), 0);

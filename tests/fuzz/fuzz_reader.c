@@ -92,6 +92,7 @@ static void tt_fuzz_feed(const struct tt_trace *t)
 			rc = tt__feed_records(&feed, tt_section_records(th, k), th->sections[k].count);
 		if (rc == 0)
 			tt__feed_finish(&feed);
+		tt__feed_free(&feed);
 		tt__thread_analysis_free(&ta);
 	}
 }

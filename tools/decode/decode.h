@@ -286,12 +286,11 @@ struct tt_thread_state {
 	int64_t next_ts;        /* its time */
 	bool done;              /* no records left */
 	bool next_known;        /* next_ts is that record's exact time, not an estimate */
+	/* The scope machine (src/common/common.h) decides, with TT_MAX_DEPTH its
+	 * max_depth; the stack holds each open scope's event. */
+	struct tt_scopes scopes;
 	struct tt_scope *stack;
 	uint32_t depth, cap;
-	/* Scopes open past TT_MAX_DEPTH: not on the stack, left out; their ends close
-	 * them first. */
-	uint64_t too_deep;
-	uint64_t too_deep_total, first_too_deep;
 	uint64_t last_tsc;
 	int64_t last_ts;
 	bool started;
@@ -301,17 +300,12 @@ struct tt_thread_state {
 	uint64_t pending_payload;
 	int64_t pending_ts;
 	uint64_t pending_offset;
-	/* Mode ring: scopes open before its oldest kept record, innermost first, each by
-	 * the function its FUNC_EXIT names, or 0 for an END; opened at its first record. */
-	uint64_t *unbegun;
-	uint32_t nunbegun;
-	uint64_t unbegun_opened;
-	uint64_t gaps, gap_events, gap_closed;
+	/* Mode ring: scopes open before its oldest kept record (tt_unbegun_scan), opened
+	 * at its first record. */
+	struct tt_unbegun_scan unbegun;
+	uint64_t gaps, gap_events;
 	uint32_t text_len, text_want; /* DESCRIBE: bytes of text so far, and in all */
 	char text[TT_DESCRIBE_MAX + TT_TEXT_BYTES];
-	uint64_t unmatched, first_unmatched; /* ENDs and FUNC_EXITs */
-	uint64_t unmatched_exits, first_unmatched_exit, unmatched_exit_func; /* FUNC_EXITs */
-	uint64_t unmatched_exit_tsc;
 	uint64_t clamped, first_clamped;
 	uint64_t events, unterminated;
 	int64_t first_ts;
