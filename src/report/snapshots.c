@@ -117,7 +117,7 @@ static int64_t tt__snapshot_duration(const char *var, int64_t fallback)
 	int64_t ns;
 	if (!text || !*text)
 		return fallback;
-	if (tt__parse_duration(text, &ns) == 0 && ns >= 0)
+	if (tt_an_parse_duration(text, &ns) == 0 && ns >= 0)
 		return ns;
 	fprintf(stderr, "ticktrace: %s=%s is not a time (100ms, 1.5s); using %" PRId64 "ms\n", var,
 		text, fallback / 1000000);
@@ -437,7 +437,7 @@ static struct tt__kept *tt__snapshot_keep(struct tt__snapshots *sn, const struct
 	return k;
 }
 
-void tt__snapshot_spike(const struct tt__spike *s, const struct tt_clock *clock,
+void tt__snapshot_spike(const struct tt_an_spike *s, const struct tt_clock *clock,
 			uint32_t thread)
 {
 	struct tt__snapshots *sn = &tt__snap;

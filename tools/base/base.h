@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "analysis.h"
+#include "analysis/analysis.h"
 
 
 /* Errors and warnings on stderr, in one format: the file, the byte offset, the problem. */

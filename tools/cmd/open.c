@@ -82,7 +82,7 @@ static int tt_open_convert(char *path, const char *debug_dir, FILE *out)
 	char *inputs[] = {path};
 	struct tt_convert_opts opts = {.inputs = inputs, .ninputs = 1, .output = tt_open_tmp_file,
 				       .format = TT_FORMAT_PERFETTO, .quiet = true, .debug_dir = debug_dir,
-				       .thresholds.global = TT__NO_THRESHOLD};
+				       .thresholds.global = TT_AN_NO_THRESHOLD};
 	if (tt_convert(&opts, NULL) != 0)
 		return -1;
 	fprintf(out, "%s is a raw file: converted to Perfetto's format (%s, removed when done)\n",

@@ -2,12 +2,12 @@
  * runtime (TICKTRACE_REPORT at exit, and the live spikes of stream mode) and into
  * the tools (`ticktrace report`, `ticktrace spikes`, `convert --threshold`).
  *
- * Each thread has a state machine fed its scopes in order: tt__scope_open,
- * tt__scope_close (the innermost), tt__scope_note. It keeps, per scope key, the
+ * Each thread has a state machine fed its scopes in order: tt_an_scope_open,
+ * tt_an_scope_close (the innermost), tt_an_scope_note. It keeps, per scope key, the
  * profile row (calls, total, self, min, max, a histogram for percentiles), and
  * reports each spike through a callback when the spiking scope ends, so it needs
  * neither the whole trace nor the future. The tools feed it from the decoder's
- * events; the runtime from raw records (tt__feed_records). Memory grows with the
+ * events; the runtime from raw records (tt_an_feed_records). Memory grows with the
  * keys and the nesting depth, never with events.
  *
  * Spikes. A scope spikes when it lasts longer than its threshold, the first of:
@@ -36,77 +36,50 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "../common/common.h"
+#include "../common.h"
 
-/* A scope's key: common.h's (TT_KEY_FUNC); the caller makes keys unique. */
-
-#define TT__NO_THRESHOLD INT64_C(-1)
+#define TT_AN_NO_THRESHOLD INT64_C(-1)
+/* (the sinks' name of it, until they take this one) */
+#define tt_an_fmt_ns tt_an_fmt_ns
 
 /* ---- percentiles ---- */
 
-struct tt__hist {
+struct tt_an_hist {
 	uint64_t *counts; /* buckets [lo, hi) */
 	uint32_t lo, hi;
 };
 
 /* Counts one value; 0, or -1 when out of memory. */
-int tt__hist_add(struct tt__hist *h, int64_t ns);
+int tt_an_hist_add(struct tt_an_hist *h, int64_t ns);
 /* Adds `from`'s counts; 0, or -1 when out of memory. */
-int tt__hist_merge(struct tt__hist *into, const struct tt__hist *from);
+int tt_an_hist_merge(struct tt_an_hist *into, const struct tt_an_hist *from);
 /* The nearest-rank value at `permille` of `calls` values (analysis.h's precision). */
-int64_t tt__hist_percentile(const struct tt__hist *h, uint64_t calls, unsigned permille,
-			    int64_t min, int64_t max);
+int64_t tt_an_hist_percentile(const struct tt_an_hist *h, uint64_t calls, unsigned permille,
+			      int64_t min, int64_t max);
 
-/* ---- the flat profile ---- */
+/* ---- a thread's open scopes ---- */
 
-struct tt__row {
-	uint64_t key;
-	uint64_t calls;
-	int64_t total, self; /* children = total - self */
-	int64_t calls_total; /* every call's duration, nested calls of itself too: the mean's */
-	uint32_t open;       /* scopes of its name open now (more than one: recursion) */
-	uint32_t same_name;  /* the first row of its name on the thread, which counts open */
-	uint64_t over;       /* calls longer than the global threshold */
-	int64_t min, max;
-	struct tt__hist hist;
-	int64_t name_threshold; /* the thresholds table's, once looked up */
-	bool looked_up;
-	/* Of total, the part the thread's states cover (split_total), and of it the time
-	 * preempted and blocked */
-	int64_t split_total, preempted, blocked;
-	bool split;         /* some of its calls had states */
-	uint64_t filtered;  /* of calls, erased as they returned (TICKTRACE_MIN_DUR): in
-	                     * total, self and the mean, not in min, max or hist */
-};
-
-/* ---- a thread's state machine ---- */
-
-enum tt__frame_flags {
-	TT__IGNORED = 1u << 0,      /* TT_IGNORE, or inside TT_IGNORE_CHILDREN */
-	TT__IGNORE_BELOW = 1u << 1, /* TT_IGNORE_CHILDREN here or above */
-};
-
-struct tt__frame {
+struct tt_an_frame {
 	uint64_t key;
 	int64_t start;
 	int64_t children;  /* ns in its closed children */
 	int64_t explained; /* ns of the spikes reported inside it */
-	int64_t threshold; /* TT_THRESHOLD_NS, or TT__NO_THRESHOLD */
+	int64_t threshold; /* TT_THRESHOLD_NS, or TT_AN_NO_THRESHOLD */
 	int64_t inherited; /* for scopes nested in it: TT_CHILDREN_THRESHOLD_NS here or above */
 	uint32_t row;
-	uint32_t flags;    /* enum tt__frame_flags */
+	uint32_t flags;    /* analysis_internal.h: enum tt_an_frame_flags */
 	uint32_t text_at, text_len; /* its TT_DESCRIBE, in the thread's text */
 };
 
-struct tt__analysis;
+struct tt_an;
 
 /* A closed scope's duration, bucketed, not yet counted in its row's histogram. */
-struct tt__pending_count {
+struct tt_an_pending_count {
 	uint32_t row, bucket;
 };
-#define TT__PENDING_COUNTS 64
+#define TT_AN_PENDING_COUNTS 64
 /* A thread's states (states.c), those that a scope still open may need. */
-struct tt__states {
+struct tt_an_states {
 	bool known;    /* the thread's states are recorded */
 	int64_t last_ns; /* the last state's, as its SCHED section had it (INT64_MIN: none) */
 	struct tt_sched_state *at; /* [from, n), ns on the analysis's clock */
@@ -114,80 +87,79 @@ struct tt__states {
 };
 
 /* How a time span of a thread split: on CPU, preempted, blocked (their sum). */
-struct tt__split {
+struct tt_an_split {
 	int64_t on_cpu, preempted, blocked;
 };
 
-struct tt__thread_analysis {
-	struct tt__analysis *an;
+/* ---- a thread's analysis ---- */
+
+struct tt_an_row;
+struct tt_an_name_group;
+
+struct tt_an_thread {
+	struct tt_an *an;
 	void *ctx;        /* the caller's thread, for its callbacks */
 	uint32_t pid, tid;
 	const char *name; /* not NUL-terminated */
 	uint32_t name_len;
-	struct tt__frame *stack;
+	struct tt_an_frame *stack;
 	uint32_t depth, cap;
 	char *text;       /* the descriptions of the open scopes, back to back */
 	uint32_t text_len, text_cap;
-	struct tt__row *rows;
+	struct tt_an_row *rows;
 	uint32_t nrows, rows_cap;
 	uint32_t *index;  /* open addressing by key: row + 1, 0 empty */
 	uint32_t index_cap;
-	/* Histogram counts are added a batch at a time (tt__counts_flush), each batch's
-	 * counters fetched together: with thousands of rows each counter is a cache miss
-	 * of its own, which one by one would stall the decoding between them. */
-	struct tt__pending_count pending[TT__PENDING_COUNTS];
+	/* Histogram counts are added a batch at a time (tt_an_counts_flush), each batch's
+		     * counters fetched together: with thousands of rows each counter is a cache miss
+		     * of its own, which one by one would stall the decoding between them. */
+	struct tt_an_pending_count pending[TT_AN_PENDING_COUNTS];
 	uint32_t npending;
 	uint64_t spikes;
 	/* The profile's names, the first row of each: open addressing, 0 empty */
-	struct tt__name_group *groups;
+	struct tt_an_name_group *groups;
 	uint32_t ngroups, groups_cap;
-	struct tt__states states;
-};
-
-struct tt__name_group {
-	uint64_t hash;
-	char *name;
-	uint32_t row; /* + 1 */
+	struct tt_an_states states;
 };
 
 /* Where a spike's threshold came from (the numbered list above). */
-enum tt__threshold_source {
-	TT__FROM_CODE = 1,     /* TT_THRESHOLD_NS */
-	TT__FROM_TABLE = 2,    /* a line of the thresholds table */
-	TT__FROM_CHILDREN = 3, /* TT_CHILDREN_THRESHOLD_NS of an enclosing scope */
-	TT__FROM_GLOBAL = 4,   /* the global threshold */
+enum tt_an_threshold_source {
+	TT_AN_FROM_CODE = 1,     /* TT_THRESHOLD_NS */
+	TT_AN_FROM_TABLE = 2,    /* a line of the thresholds table */
+	TT_AN_FROM_CHILDREN = 3, /* TT_CHILDREN_THRESHOLD_NS of an enclosing scope */
+	TT_AN_FROM_GLOBAL = 4,   /* the global threshold */
 };
 
 /* One spike, valid during the callback. */
-struct tt__spike {
-	struct tt__thread_analysis *thread;
+struct tt_an_spike {
+	struct tt_an_thread *thread;
 	uint64_t key;
 	int64_t start, dur, threshold;
-	enum tt__threshold_source source;
+	enum tt_an_threshold_source source;
 	int64_t explained;          /* ns of it in spikes reported before, inside it */
 	const char *text;           /* its TT_DESCRIBE (text_len bytes), or NULL */
 	uint32_t text_len;
-	const struct tt__frame *stack; /* the scopes around it, outermost first, still open */
+	const struct tt_an_frame *stack; /* the scopes around it, outermost first, still open */
 	uint32_t depth;
 	uint64_t frame;   /* TT_FRAME_MARK: the frame it began in (from 1), or 0: none yet */
 	int64_t frame_ns; /* the mean length of the frames so far, or 0 */
 	bool has_split;   /* the thread's states tell how its time split: */
-	struct tt__split split;
+	struct tt_an_split split;
 };
 
 /* The frames of a run (TT_FRAME_MARK), as far as spikes need them: which frame a time
- * is in, for the frames of the first key marked. The last TT__FRAME_MARKS marks are
+ * is in, for the frames of the first key marked. The last TT_AN_FRAME_MARKS marks are
  * kept: a spike that began before them is said to be in the oldest. */
-#define TT__FRAME_MARKS 64
-struct tt__frames {
+#define TT_AN_FRAME_MARKS 64
+struct tt_an_frames {
 	uint64_t key;   /* whose frames these are */
 	uint64_t count; /* marks so far */
 	int64_t first, last;
-	int64_t at[TT__FRAME_MARKS]; /* the latest marks, by count % TT__FRAME_MARKS */
+	int64_t at[TT_AN_FRAME_MARKS]; /* the latest marks, by count % TT_AN_FRAME_MARKS */
 };
 
 /* A line of the thresholds table: names that match `pattern` (fnmatch: * ? [...]). */
-struct tt__threshold_rule {
+struct tt_an_threshold_rule {
 	const char *pattern;
 	int64_t ns;
 };
@@ -195,179 +167,163 @@ struct tt__threshold_rule {
 /* The thresholds table read from a file of lines "NAME-PATTERN DURATION" ("GameTick
  * 16.6ms", "script_* 0.1ms"; '#' starts a comment), by the tools (--thresholds) and
  * the runtime (TICKTRACE_SPIKE_THRESHOLDS) alike (thresholds.c). */
-struct tt__thresholds {
-	struct tt__threshold_rule *rules;
+struct tt_an_thresholds {
+	struct tt_an_threshold_rule *rules;
 	size_t nrules;
 	char *text; /* the file's text, which the patterns point into */
 };
 
-/* A thresholds file is a few lines written by hand: more is not one. */
-#define TT__THRESHOLDS_MAX_BYTES (1 << 20)
-
-enum tt__thresholds_what {
-	TT__THRESHOLDS_UNREADABLE, /* err: the errno */
-	TT__THRESHOLDS_NOT_FILE,   /* a device, FIFO or directory: never read */
-	TT__THRESHOLDS_TOO_BIG,    /* more than TT__THRESHOLDS_MAX_BYTES */
-	TT__THRESHOLDS_OOM,
-	TT__THRESHOLDS_NO_PATTERN,  /* text: the line, a single word */
-	TT__THRESHOLDS_NO_DURATION, /* text: the line's last word */
+enum tt_an_thresholds_what {
+	TT_AN_THRESHOLDS_UNREADABLE, /* err: the errno */
+	TT_AN_THRESHOLDS_NOT_FILE,   /* a device, FIFO or directory: never read */
+	TT_AN_THRESHOLDS_TOO_BIG,    /* more than TT_AN_THRESHOLDS_MAX_BYTES */
+	TT_AN_THRESHOLDS_OOM,
+	TT_AN_THRESHOLDS_NO_PATTERN,  /* text: the line, a single word */
+	TT_AN_THRESHOLDS_NO_DURATION, /* text: the line's last word */
 };
 
 /* What is wrong with a thresholds file: the caller names the file and says it. */
-struct tt__thresholds_problem {
-	enum tt__thresholds_what what;
+struct tt_an_thresholds_problem {
+	enum tt_an_thresholds_what what;
 	int err;
 	size_t line;      /* from 1; 0 when not about a line */
-	const char *text; /* in the table's text: valid until tt__thresholds_free */
+	const char *text; /* in the table's text: valid until tt_an_thresholds_free */
 };
 
 /* Reads the file at `path` into `t`; 0, or -1 with `problem` filled in (then `t` still
- * needs tt__thresholds_free). Prints nothing. */
-int tt__thresholds_load(struct tt__thresholds *t, const char *path,
-			struct tt__thresholds_problem *problem);
-void tt__thresholds_free(struct tt__thresholds *t);
+ * needs tt_an_thresholds_free). Prints nothing. */
+int tt_an_thresholds_load(struct tt_an_thresholds *t, const char *path,
+			struct tt_an_thresholds_problem *problem);
+void tt_an_thresholds_free(struct tt_an_thresholds *t);
 /* The problem in words, without the file's name: "line 3: \"GameTick\" is not
  * \"NAME-PATTERN DURATION\"", "cannot read: No such file or directory"; returns buf. */
-const char *tt__thresholds_problem_text(const struct tt__thresholds_problem *problem, char *buf,
+const char *tt_an_thresholds_problem_text(const struct tt_an_thresholds_problem *problem, char *buf,
 					size_t cap);
 
-struct tt__analysis {
+struct tt_an {
 	bool profile; /* keep the profile rows */
 	bool find_spikes;
-	int64_t threshold; /* the global one, or TT__NO_THRESHOLD */
+	int64_t threshold; /* the global one, or TT_AN_NO_THRESHOLD */
 	const char *global_from; /* how output names where it came from; NULL: "--threshold" */
-	const struct tt__threshold_rule *rules;
+	const struct tt_an_threshold_rule *rules;
 	size_t nrules;
 	/* Writes the name of `key` into buf (NUL-terminated, at most cap bytes) and
-	 * returns its length. */
-	size_t (*name)(void *ctx, const struct tt__thread_analysis *th, uint64_t key, char *buf,
+	      * returns its length. */
+	size_t (*name)(void *ctx, const struct tt_an_thread *th, uint64_t key, char *buf,
 		       size_t cap);
 	/* When set: a scope closed, with `self` ns of its own (report --frames). */
-	void (*closed)(void *ctx, const struct tt__thread_analysis *th, uint64_t key, int64_t self);
+	void (*closed)(void *ctx, const struct tt_an_thread *th, uint64_t key, int64_t self);
 	/* A spike; < 0 stops the analysis (the callback reported why). */
-	int (*spike)(void *ctx, const struct tt__spike *spike);
+	int (*spike)(void *ctx, const struct tt_an_spike *spike);
 	void *ctx;
 	uint64_t spikes_found; /* over all threads */
-	struct tt__frames frames;
-	uint32_t print_depth; /* tt__spike_print: the innermost scopes shown (0: all) */
+	struct tt_an_frames frames;
+	uint32_t print_depth; /* tt_an_spike_print: the innermost scopes shown (0: all) */
 	bool oom;        /* memory ran out: the results are incomplete */
 };
 
-void tt__thread_analysis_init(struct tt__thread_analysis *th, struct tt__analysis *an, void *ctx);
-void tt__thread_analysis_free(struct tt__thread_analysis *th);
-/* Counts the closed scopes' durations still pending in their rows' histograms (the
- * table does before it reads them). */
-void tt__counts_flush(struct tt__thread_analysis *th);
+void tt_an_thread_init(struct tt_an_thread *th, struct tt_an *an, void *ctx);
+void tt_an_thread_free(struct tt_an_thread *th);
 
 /* The state machine. Each returns 0, or < 0 when out of memory (an->oom is set) or
  * when the spike callback failed. Times must not go backwards on a thread. */
-int tt__scope_open(struct tt__thread_analysis *th, uint64_t key, int64_t ts);
+int tt_an_scope_open(struct tt_an_thread *th, uint64_t key, int64_t ts);
 /* Closes the innermost open scope at `end` (nothing open: nothing happens). */
-int tt__scope_close(struct tt__thread_analysis *th, int64_t end);
+int tt_an_scope_close(struct tt_an_thread *th, int64_t end);
 /* A note on the innermost open scope: TT_REC_THRESHOLD to TT_REC_IGNORE_CHILDREN with
  * its value, or TT_REC_DESCRIBE with its text; or on every open scope:
  * TT_REC_PARENTS_THRESHOLD. */
-int tt__scope_note(struct tt__thread_analysis *th, unsigned kind, uint64_t value,
-		   const char *text, size_t len);
+int tt_an_scope_note(struct tt_an_thread *th, unsigned kind, uint64_t value,
+		     const char *text, size_t len);
 
 /* A frame boundary at ts, of the frames named by `key` (others than the first key
  * marked are not counted). Marks must come in time order. */
-void tt__frame_mark(struct tt__analysis *an, uint64_t key, int64_t ts);
+void tt_an_frame_mark(struct tt_an *an, uint64_t key, int64_t ts);
 
 /* Where a spike's threshold came from, as output names it: "TT_THRESHOLD_NS",
  * "thresholds file", ... */
-const char *tt__spike_threshold_from(const struct tt__spike *s);
+const char *tt_an_spike_threshold_from(const struct tt_an_spike *s);
 
 /* Prints a spike as `ticktrace spikes` does: a line about it, a line for each scope
  * around it (with how long it had been open when the spike ended) and itself, the
  * innermost an->print_depth of them, and its description if it has one. */
-void tt__spike_print(FILE *out, const struct tt__spike *spike);
+void tt_an_spike_print(FILE *out, const struct tt_an_spike *spike);
 
 /* "1.5ms", "200us", "20ns", "2s", "2" (seconds) into ns; 0 or -1. */
-int tt__parse_duration(const char *text, int64_t *ns);
+int tt_an_parse_duration(const char *text, int64_t *ns);
 
 /* "12.851 ms", "850 ns", "4.216 s": three decimals, the largest unit under the value. */
-char *tt__fmt_ns(char buf[32], int64_t ns);
+char *tt_an_fmt_ns(char buf[32], int64_t ns);
 
 /* ---- the table ---- */
 
-enum tt__sort {
-	TT__SORT_SELF, TT__SORT_TOTAL, TT__SORT_CHILDREN, TT__SORT_CALLS, TT__SORT_MIN,
-	TT__SORT_MAX, TT__SORT_MEAN, TT__SORT_P50, TT__SORT_P95, TT__SORT_P99, TT__SORT_NAME,
+enum tt_an_sort {
+	TT_AN_SORT_SELF, TT_AN_SORT_TOTAL, TT_AN_SORT_CHILDREN, TT_AN_SORT_CALLS, TT_AN_SORT_MIN,
+	TT_AN_SORT_MAX, TT_AN_SORT_MEAN, TT_AN_SORT_P50, TT_AN_SORT_P95, TT_AN_SORT_P99, TT_AN_SORT_NAME,
 };
 
 /* "self", "total", ...: the sort, or -1; and the other way. */
-int tt__sort_named(const char *name);
-const char *tt__sort_name(enum tt__sort sort);
+int tt_an_sort_named(const char *name);
+const char *tt_an_sort_name(enum tt_an_sort sort);
 /* The names, for usage texts: "self, total, ..." */
-extern const char tt__sort_names[];
+extern const char tt_an_sort_names[];
 
 /* A line of the table: a name (on one thread with by_thread) and its merged rows. */
-struct tt__entry {
+struct tt_an_entry {
 	char *name;
-	const struct tt__thread_analysis *thread; /* by_thread; else NULL */
+	const struct tt_an_thread *thread; /* by_thread; else NULL */
 	uint64_t calls;
 	int64_t total, self, children, min, max, mean, p50, p95, p99;
 	int64_t calls_total; /* the sum of every call's duration (recursion: above total) */
-	bool near_overhead;  /* p50 within TT__NEAR_OVERHEAD x the call overhead */
+	bool near_overhead;  /* p50 within TT_AN_NEAR_OVERHEAD x the call overhead */
 	bool is_func;        /* a function (-finstrument-functions) */
 	uint64_t over;       /* calls longer than the global threshold */
-	struct tt__hist hist; /* every call's duration (`diff` compares them); the table's */
+	struct tt_an_hist hist; /* every call's duration (`diff` compares them); the table's */
 	/* With split: of total, on CPU and off it (preempted + blocked), where its
-	 * thread's states tell (the rest of total is known as neither) */
+		    * thread's states tell (the rest of total is known as neither) */
 	bool split;
 	int64_t on_cpu, off_cpu, preempted, blocked;
-	uint64_t filtered; /* of calls, erased as they returned (struct tt__row) */
+	uint64_t filtered; /* of calls, erased as they returned (struct tt_an_row) */
 };
 
-struct tt__table {
-	struct tt__entry *entries;
+struct tt_an_table {
+	struct tt_an_entry *entries;
 	size_t n;
 	size_t threads;
 	uint64_t calls; /* over all entries */
 	int64_t overhead_ns;  /* what recording a call costs on this machine (measured) */
-	size_t near_overhead; /* entries whose p50 is within TT__NEAR_OVERHEAD x it */
+	size_t near_overhead; /* entries whose p50 is within TT_AN_NEAR_OVERHEAD x it */
 	bool split;           /* an entry has states: the table shows on and off CPU */
 	uint64_t filtered;    /* of calls, erased as they returned */
 };
 
 /* Rows whose median call is within this many times the call overhead are flagged: their
  * time is mostly the recorder's own (a 28 ns MEM_isLittleEndian is not real work). */
-#define TT__NEAR_OVERHEAD 3
-/* What recording a call (a begin and an end) costs here, in ns: two RDTSCs, which an
- * event costs within a few percent (ticktrace-bench), timed now, the median of 15
- * rounds. */
-int64_t tt__call_overhead_ns(void);
+#define TT_AN_NEAR_OVERHEAD 3
 
 /* The rows of `n` threads merged by name (and thread, with by_thread: then grouped
  * by thread in the order given), sorted. 0, or -1 when out of memory. */
 /* Calls of `key` that TICKTRACE_MIN_DUR erased as they returned (a FILTERED section):
  * `calls` of `ns` together, counted in its row; 0, or -1 when out of memory. */
-int tt__add_filtered(struct tt__thread_analysis *th, uint64_t key, uint64_t calls, int64_t ns);
-int tt__table_build(struct tt__table *t, struct tt__thread_analysis *const *threads, size_t n,
-		    bool by_thread, enum tt__sort sort);
-void tt__table_free(struct tt__table *t);
+int tt_an_add_filtered(struct tt_an_thread *th, uint64_t key, uint64_t calls, int64_t ns);
+int tt_an_table_build(struct tt_an_table *t, struct tt_an_thread *const *threads, size_t n,
+		      bool by_thread, enum tt_an_sort sort);
+void tt_an_table_free(struct tt_an_table *t);
 /* As an aligned text table, or CSV (RFC 4180, integer nanoseconds). */
-void tt__table_print(FILE *out, const struct tt__table *t);
-void tt__table_csv(FILE *out, const struct tt__table *t);
+void tt_an_table_print(FILE *out, const struct tt_an_table *t);
+void tt_an_table_csv(FILE *out, const struct tt_an_table *t);
 
 /* ---- the thread's states (states.c) ---- */
 
 /* Adds the thread's next states (time order, after those given before), their ns
  * less offset_ns on the analysis's clock. Give them before the events they cover: a
  * scope's split is taken when it closes. 0, or -1 when out of memory. */
-int tt__thread_states(struct tt__thread_analysis *th, const struct tt_sched_state *states,
-		      size_t n, int64_t offset_ns);
-/* A SCHED section's states, as tt__thread_states adds them, with what its head says
+int tt_an_thread_states(struct tt_an_thread *th, const struct tt_sched_state *states,
+			size_t n, int64_t offset_ns);
+/* A SCHED section's states, as tt_an_thread_states adds them, with what its head says
  * (common.h: tt_sched_head). */
-int tt__thread_sched_section(struct tt__thread_analysis *th, uint64_t lost, int64_t since_ns,
-			     const struct tt_sched_state *states, size_t n, int64_t offset_ns);
-/* How [start, end) split, if the states cover it (false: not known). */
-bool tt__split(const struct tt__thread_analysis *th, int64_t start, int64_t end,
-	       struct tt__split *split);
-/* No scope open before ns will close: what came before it is no longer needed. */
-void tt__states_forget_before(struct tt__thread_analysis *th, int64_t ns);
-void tt__states_free(struct tt__states *h);
+int tt_an_thread_sched_section(struct tt_an_thread *th, uint64_t lost, int64_t since_ns,
+			       const struct tt_sched_state *states, size_t n, int64_t offset_ns);
 
 /* ---- from raw records (the runtime) ---- */
 
@@ -375,12 +331,12 @@ void tt__states_free(struct tt__states *h);
  * into its state machine, as the tools' decoder does: scopes open and close as the
  * scope machine (common.h) says, notes go to the innermost, times that go backwards
  * are held at the last one. */
-struct tt__feed {
-	struct tt__thread_analysis *th;
+struct tt_an_feed {
+	struct tt_an_thread *th;
 	const struct tt_clock *clock; /* a record's time */
 	/* The key of the site or function a record made at `tsc` names (NULL: its
-	 * address): the runtime tells apart libraries loaded one after the other at
-	 * the same address. */
+		   * address): the runtime tells apart libraries loaded one after the other at
+		   * the same address. */
 	uint64_t (*key)(uint64_t address, uint64_t tsc);
 	unsigned pending;   /* VALUE: skip one; TEXT: collect text_want bytes */
 	uint32_t text_want, text_len;
@@ -391,9 +347,9 @@ struct tt__feed {
 	struct tt_scopes scopes; /* (unmatched: ends with no open scope to close) */
 };
 
-int tt__feed_records(struct tt__feed *f, const struct tt_record *r, size_t n);
+int tt_an_feed_records(struct tt_an_feed *f, const struct tt_record *r, size_t n);
 /* Closes what is still open at the last time seen. */
-int tt__feed_finish(struct tt__feed *f);
-void tt__feed_free(struct tt__feed *f);
+int tt_an_feed_finish(struct tt_an_feed *f);
+void tt_an_feed_free(struct tt_an_feed *f);
 
 #endif
