@@ -39,8 +39,6 @@
 #include "../common.h"
 
 #define TT_AN_NO_THRESHOLD INT64_C(-1)
-/* (the sinks' name of it, until they take this one) */
-#define tt_an_fmt_ns tt_an_fmt_ns
 
 /* ---- percentiles ---- */
 
