@@ -1,6 +1,6 @@
 /* `ticktrace report`, `ticktrace spikes` and convert's spike marks: one sink turns
- * the decoder's events into the calls of the analysis state machine that the runtime
- * shares (src/analysis.h), one per thread. */
+ * the decoder's events into the calls of the analysis library that the runtime
+ * shares (src/common/analysis/analysis.h), one per thread. */
 #include "report.h"
 
 #include <inttypes.h>

@@ -1,5 +1,5 @@
-/* The per-thread state machine of the flat profile and the spike detector
- * (analysis.h): scopes open and close, rows and histograms, thresholds, spikes. */
+/* A thread's analysis, the flat profile and the spike detector (analysis.h): the times
+ * of the scopes it is told open and close, rows and histograms, thresholds, spikes. */
 #include <errno.h>
 #include <fnmatch.h>
 #include <inttypes.h>
@@ -233,7 +233,7 @@ static int tt_an_group_row(struct tt_an_thread *th, uint32_t row)
 	return th->groups[h].name ? 0 : -1;
 }
 
-/* ---- the state machine ---- */
+/* ---- a thread's scopes ---- */
 
 void tt_an_counts_flush(struct tt_an_thread *th)
 {

@@ -2,13 +2,15 @@
  * runtime (TICKTRACE_REPORT at exit, and the live spikes of stream mode) and into
  * the tools (`ticktrace report`, `ticktrace spikes`, `convert --threshold`).
  *
- * Each thread has a state machine fed its scopes in order: tt_an_scope_open,
- * tt_an_scope_close (the innermost), tt_an_scope_note. It keeps, per scope key, the
- * profile row (calls, total, self, min, max, a histogram for percentiles), and
- * reports each spike through a callback when the spiking scope ends, so it needs
- * neither the whole trace nor the future. The tools feed it from the decoder's
- * events; the runtime from raw records (tt_an_feed_records). Memory grows with the
- * keys and the nesting depth, never with events.
+ * Each thread's analysis is fed its scopes in order: tt_an_scope_open,
+ * tt_an_scope_close (the innermost), tt_an_scope_note, as the scope machine
+ * (common.h) opens and closes them. It keeps, per scope key, the profile row (calls,
+ * total, self, min, max, a histogram for percentiles), and reports each spike through
+ * a callback when the spiking scope ends, so it needs neither the whole trace nor the
+ * future. The tools feed it from the decoder's events; the runtime from raw records
+ * (tt_an_feed_records). Memory grows with the keys and the nesting depth, never with
+ * events. This header is the library's face (names tt_an_); analysis_internal.h is
+ * what only its files share.
  *
  * Spikes. A scope spikes when it lasts longer than its threshold, the first of:
  *   1. its own TT_THRESHOLD_NS;
@@ -223,7 +225,7 @@ struct tt_an {
 void tt_an_thread_init(struct tt_an_thread *th, struct tt_an *an, void *ctx);
 void tt_an_thread_free(struct tt_an_thread *th);
 
-/* The state machine. Each returns 0, or < 0 when out of memory (an->oom is set) or
+/* A thread's scopes. Each returns 0, or < 0 when out of memory (an->oom is set) or
  * when the spike callback failed. Times must not go backwards on a thread. */
 int tt_an_scope_open(struct tt_an_thread *th, uint64_t key, int64_t ts);
 /* Closes the innermost open scope at `end` (nothing open: nothing happens). */
@@ -326,7 +328,7 @@ int tt_an_thread_sched_section(struct tt_an_thread *th, uint64_t lost, int64_t s
 /* ---- from raw records (the runtime) ---- */
 
 /* Feeds one thread's records, in recorded order and in as many pieces as they come,
- * into its state machine, as the tools' decoder does: scopes open and close as the
+ * into its analysis, as the tools' decoder does: scopes open and close as the
  * scope machine (common.h) says, notes go to the innermost, times that go backwards
  * are held at the last one. */
 struct tt_an_feed {
