@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "decode.h"
+#include "decode_internal.h"
 
 /* A new mark on the thread, at `tsc` of its file; NULL when out of memory. */
 static struct tt_mark *tt_mark_new(struct tt_decoder *d, const struct tt_thread *t, uint64_t tsc,

@@ -2,7 +2,7 @@
  * the scope machine (src/common/common.h) decides (ENDBEGIN, unmatched ends, scopes
  * begun before the thread's first kept record, runs of lost events), each with its
  * event kept here; instants, counters, flows, notes, descriptions, frames. */
-#include "decode.h"
+#include "decode_internal.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
