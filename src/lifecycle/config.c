@@ -70,7 +70,7 @@ static uint64_t tt__ns_in_ticks(uint64_t ns)
 static void tt__config_min_dur(const char *text, uint64_t fallback_ns)
 {
 	int64_t ns = (int64_t)fallback_ns;
-	if (text && *text && tt__parse_duration(text, &ns) < 0) {
+	if (text && *text && tt_an_parse_duration(text, &ns) < 0) {
 		fprintf(stderr, "ticktrace: TICKTRACE_MIN_DUR=%s is not a duration (such as 500ns, "
 			"2us, 1ms; 0: every call kept); keeping every call\n", text);
 		ns = 0;

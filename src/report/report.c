@@ -14,13 +14,6 @@
 
 #include "report/report.h"
 
-int64_t tt__report_ns(void *clock, uint64_t tsc)
-{
-	const struct tt__report_clock *c = clock;
-	__int128 ns = (__int128)((__int128)tsc - (__int128)c->tsc0) * 1000000000 / (__int128)c->hz;
-	return ns > INT64_MAX ? INT64_MAX : ns < INT64_MIN ? INT64_MIN : (int64_t)ns;
-}
-
 /* A module's file name without its directory: the executable's from /proc/self/exe
  * (the loader names it ""), as the raw file's module list has it. */
 static const char *tt__module_name(const struct link_map *module, char *buf, size_t cap)
@@ -35,7 +28,7 @@ static const char *tt__module_name(const struct link_map *module, char *buf, siz
 	return slash ? slash + 1 : path;
 }
 
-size_t tt__report_name(void *ctx, const struct tt__thread_analysis *th, uint64_t key, char *buf,
+size_t tt__report_name(void *ctx, const struct tt_an_thread *th, uint64_t key, char *buf,
 		       size_t cap)
 {
 	(void)ctx, (void)th;
@@ -47,10 +40,10 @@ size_t tt__report_name(void *ctx, const struct tt__thread_analysis *th, uint64_t
 	const char *patched;
 	uint64_t address = key & TT__ADDRESS_MASK;
 	/* of a library unloaded since (tt__record_key), or where none is loaded now */
-	size_t named = tt__unloaded_name(address, TT__GEN(key), key & TT__KEY_FUNC, buf, cap);
+	size_t named = tt__unloaded_name(address, TT__GEN(key), key & TT_KEY_FUNC, buf, cap);
 	if (named)
 		return named;
-	if (!(key & TT__KEY_FUNC))
+	if (!(key & TT_KEY_FUNC))
 		n = snprintf(buf, cap, "%s",
 			     tt__site_name((const struct tt_callsite *)(uintptr_t)address, name, sizeof name));
 	else if (!dladdr1((void *)(uintptr_t)address, &info, (void **)&module, RTLD_DL_LINKMAP) || !module)
@@ -70,12 +63,12 @@ static void tt__report_section(void *th, struct tt__slot *slot, uint64_t lost, i
 {
 	(void)slot;
 	/* (out of memory: an->oom says so) */
-	tt__thread_sched_section(th, lost, since_ns, states, n, tt__start_anchor.monotonic_ns);
+	tt_an_thread_sched_section(th, lost, since_ns, states, n, tt__start_anchor.monotonic_ns);
 }
 
 /* A thread's states, before the records they cover, on the analysis's clock (ns since
- * the start anchor, as tt__report_ns gives). */
-static int tt__report_states(struct tt__thread_analysis *th, struct tt__slot *slot)
+ * the start anchor, as its clock gives). */
+static int tt__report_states(struct tt_an_thread *th, struct tt__slot *slot)
 {
 	if (!slot->sched.on)
 		return 0;
@@ -88,29 +81,34 @@ static int tt__report_states(struct tt__thread_analysis *th, struct tt__slot *sl
 }
 
 /* One thread's states and records, chunk by chunk, into its analysis. */
-static int tt__report_thread(struct tt__thread_analysis *th, struct tt__slot *slot,
-			     struct tt__report_clock *clock)
+static int tt__report_thread(struct tt_an_thread *th, struct tt__slot *slot,
+			     const struct tt_clock *clock)
 {
 	if (tt__report_states(th, slot) < 0)
 		return -1;
-	struct tt__feed feed = {.th = th, .ns = tt__report_ns, .clock = clock, .key = tt__record_key};
+	struct tt_an_feed feed = {.th = th, .clock = clock, .key = tt__record_key};
 	for (const struct tt__chunk *chunk = slot->first; chunk;
 	     chunk = __atomic_load_n(&chunk->next, __ATOMIC_ACQUIRE)) {
 		const struct tt_record *begin, *end;
 		tt__chunk_extent(slot, chunk, &begin, &end);
-		if (tt__feed_records(&feed, begin, (size_t)(end - begin)) < 0)
+		if (tt_an_feed_records(&feed, begin, (size_t)(end - begin)) < 0) {
+			tt_an_feed_free(&feed);
 			return -1;
+		}
 	}
 	/* the calls TICKTRACE_MIN_DUR erased, counted in their functions' rows */
 	for (size_t i = 0; slot->filters && i < TT__FILTER_FUNCS; i++) {
 		const struct tt__filtered_fn *fn = &slot->filters->fn[i];
 		uint64_t calls = __atomic_load_n(&fn->calls, __ATOMIC_RELAXED);
-		int64_t ns = (int64_t)((__int128)__atomic_load_n(&fn->ticks, __ATOMIC_RELAXED) *
-				       1000000000 / (__int128)clock->hz);
-		if (calls && tt__add_filtered(th, TT_RECORD_PAYLOAD(fn->word) | TT__KEY_FUNC, calls, ns) < 0)
+		int64_t ns = tt_clock_span(clock, __atomic_load_n(&fn->ticks, __ATOMIC_RELAXED));
+		if (calls && tt_an_add_filtered(th, TT_RECORD_PAYLOAD(fn->word) | TT_KEY_FUNC, calls, ns) < 0) {
+			tt_an_feed_free(&feed);
 			return -1;
+		}
 	}
-	return tt__feed_finish(&feed);
+	int rc = tt_an_feed_finish(&feed);
+	tt_an_feed_free(&feed);
+	return rc;
 }
 
 static bool tt__ends_with(const char *s, const char *suffix)
@@ -119,20 +117,20 @@ static bool tt__ends_with(const char *s, const char *suffix)
 	return n >= k && strcmp(s + n - k, suffix) == 0;
 }
 
-static void tt__report_print(FILE *out, const struct tt__table *t, bool csv, uint64_t dropped)
+static void tt__report_print(FILE *out, const struct tt_an_table *t, bool csv, uint64_t dropped)
 {
 	if (csv) {
-		tt__table_csv(out, t);
+		tt_an_table_csv(out, t);
 		return;
 	}
 	fprintf(out, "ticktrace: pid %d, ", (int)getpid());
-	tt__table_print(out, t);
+	tt_an_table_print(out, t);
 	if (dropped)
 		fprintf(out, "(%" PRIu64 " events were dropped while recording: not counted)\n", dropped);
 }
 
 struct tt__report_text {
-	const struct tt__table *table;
+	const struct tt_an_table *table;
 	bool csv;
 	uint64_t dropped;
 };
@@ -159,7 +157,7 @@ static int tt__report_out(struct tt__out *out, void *arg)
 
 /* Writes the table to `dest`: stderr; a device or FIFO in place (/dev/stdout); or a
  * file written beside PATH and renamed. */
-static int tt__report_write(const char *dest, const struct tt__table *t, uint64_t dropped)
+static int tt__report_write(const char *dest, const struct tt_an_table *t, uint64_t dropped)
 {
 	if (strcmp(dest, "stderr") == 0) {
 		tt__report_print(stderr, t, false, dropped);
@@ -180,17 +178,19 @@ void tt__report_at_exit(void)
 		return;
 	struct tt_file_header header = {0};
 	tt__clock_fill_header(&header);
-	struct tt__report_clock clock = {.tsc0 = header.start.tsc, .hz = header.tsc_hz};
-	struct tt__analysis an = {.profile = true, .name = tt__report_name};
+	/* (ns since the start anchor, at the rate measured up to now) */
+	struct tt_clock clock;
+	bool timed = tt_clock_set(&clock, header.start.tsc, 0, header.tsc_hz) == 0;
+	struct tt_an an = {.profile = true, .name = tt__report_name};
 	size_t n = 0, cap = 64;
-	struct tt__thread_analysis *threads = calloc(cap, sizeof(*threads)), **list = NULL;
+	struct tt_an_thread *threads = calloc(cap, sizeof(*threads)), **list = NULL;
 	uint64_t dropped = __atomic_load_n(&tt__unregistered_drops, __ATOMIC_RELAXED);
-	int err = threads && clock.hz ? 0 : -ENOMEM;
+	int err = threads && timed ? 0 : -ENOMEM;
 	tt__hold_chunks(1);
 	for (struct tt__slot *slot = tt__registry_head(); slot && !err;
 	     slot = __atomic_load_n(&slot->next, __ATOMIC_ACQUIRE)) {
 		if (n == cap) {
-			struct tt__thread_analysis *grown = realloc(threads, 2 * cap * sizeof(*grown));
+			struct tt_an_thread *grown = realloc(threads, 2 * cap * sizeof(*grown));
 			if (!grown) {
 				err = -ENOMEM;
 				break;
@@ -198,8 +198,8 @@ void tt__report_at_exit(void)
 			threads = grown;
 			cap *= 2;
 		}
-		struct tt__thread_analysis *th = &threads[n++];
-		tt__thread_analysis_init(th, &an, slot);
+		struct tt_an_thread *th = &threads[n++];
+		tt_an_thread_init(th, &an, slot);
 		th->pid = (uint32_t)getpid();
 		th->tid = slot->tid;
 		th->name = slot->name;
@@ -213,7 +213,7 @@ void tt__report_at_exit(void)
 			err = -ENOMEM;
 	}
 	tt__hold_chunks(0);
-	struct tt__table table = {0};
+	struct tt_an_table table = {0};
 	if (!err) {
 		/* the array moved as it grew: the list points into its final place */
 		list = calloc(n ? n : 1, sizeof(*list));
@@ -221,16 +221,16 @@ void tt__report_at_exit(void)
 	}
 	for (size_t i = 0; i < n && !err; i++)
 		list[i] = &threads[i];
-	if (!err && tt__table_build(&table, list, n, false, TT__SORT_SELF) < 0)
+	if (!err && tt_an_table_build(&table, list, n, false, TT_AN_SORT_SELF) < 0)
 		err = -ENOMEM;
 	if (!err)
 		err = tt__report_write(dest, &table, dropped);
 	if (err)
 		fprintf(stderr, "ticktrace: could not write the report (TICKTRACE_REPORT=%s): %s\n", dest,
 			strerror(-err));
-	tt__table_free(&table);
+	tt_an_table_free(&table);
 	for (size_t i = 0; i < n; i++)
-		tt__thread_analysis_free(&threads[i]);
+		tt_an_thread_free(&threads[i]);
 	free(threads);
 	free(list);
 }

@@ -9,16 +9,9 @@
 
 /* report.c: TICKTRACE_REPORT, the flat profile at exit */
 void tt__report_at_exit(void) TT__HIDDEN;
-/* TSC ticks to nanoseconds since the start anchor, at the rate measured up to now
- * (struct tt__report_clock as the clock). */
-struct tt__report_clock {
-	uint64_t tsc0;
-	uint64_t hz;
-};
-int64_t tt__report_ns(void *clock, uint64_t tsc) TT__HIDDEN;
 /* A call site's name, or a function's: the patcher's name for one it patched, else from
- * the dynamic symbol table, else module+0xOFFSET (analysis.h's tt__analysis.name). */
-size_t tt__report_name(void *ctx, const struct tt__thread_analysis *th, uint64_t key, char *buf,
+ * the dynamic symbol table, else module+0xOFFSET (analysis.h's tt_an.name). */
+size_t tt__report_name(void *ctx, const struct tt_an_thread *th, uint64_t key, char *buf,
 		       size_t cap) TT__HIDDEN;
 
 /* patched.c: the name of a function `ticktrace record -f` patched at `address`, in
@@ -57,11 +50,11 @@ unsigned tt__snapshots_memory_part(void) TT__HIDDEN;
 int tt__snapshot_trigger(const char *why, uint64_t tsc, uint32_t thread) TT__HIDDEN;
 /* The detector found a spike of the thread numbered `thread`: its snapshot, to write
  * once its window ended, when it is among the worst so far (it may replace one). */
-void tt__snapshot_spike(const struct tt__spike *spike, const struct tt__report_clock *clock,
+void tt__snapshot_spike(const struct tt_an_spike *spike, const struct tt_clock *clock,
 			uint32_t thread) TT__HIDDEN;
 /* tt-spikes, after each look: the snapshots whose window ended, written; with
  * `last` (the exit), every one waiting, and what was not taken said. */
-void tt__snapshots_take(const struct tt__report_clock *clock, bool last) TT__HIDDEN;
+void tt__snapshots_take(const struct tt_clock *clock, bool last) TT__HIDDEN;
 void tt__snapshots_after_fork(void) TT__HIDDEN; /* the child's own, from 1 */
 /* The program dies of `sig`: the snapshots taken but not written are said, no more taken. */
 void tt__snapshots_crashed(int sig) TT__HIDDEN;

@@ -117,7 +117,7 @@ static int64_t tt__snapshot_duration(const char *var, int64_t fallback)
 	int64_t ns;
 	if (!text || !*text)
 		return fallback;
-	if (tt__parse_duration(text, &ns) == 0 && ns >= 0)
+	if (tt_an_parse_duration(text, &ns) == 0 && ns >= 0)
 		return ns;
 	fprintf(stderr, "ticktrace: %s=%s is not a time (100ms, 1.5s); using %" PRId64 "ms\n", var,
 		text, fallback / 1000000);
@@ -315,13 +315,13 @@ static void tt__snapshot_wait(struct tt__snapshots *sn, struct tt__snapshot_due 
 
 /* The window's ends on both clocks, from begin_tsc and end_tsc. */
 static void tt__snapshot_window(struct tt__snapshots *sn, struct tt__window *w,
-				const struct tt__report_clock *clock)
+				const struct tt_clock *clock)
 {
 	uint64_t before = tt__ticks(sn->before_ns, clock->hz);
 	w->info.from_tsc = w->info.begin_tsc > before ? w->info.begin_tsc - before : 0;
 	w->info.to_tsc = w->info.end_tsc + tt__ticks(sn->after_ns, clock->hz);
-	w->from_ns = tt__start_anchor.monotonic_ns + tt__report_ns((void *)clock, w->info.from_tsc);
-	w->to_ns = tt__start_anchor.monotonic_ns + tt__report_ns((void *)clock, w->info.to_tsc);
+	w->from_ns = tt__start_anchor.monotonic_ns + tt_clock_ns(clock, w->info.from_tsc);
+	w->to_ns = tt__start_anchor.monotonic_ns + tt_clock_ns(clock, w->info.to_tsc);
 }
 
 /* Whether spike a went further past its threshold than b: duration over threshold,
@@ -437,7 +437,7 @@ static struct tt__kept *tt__snapshot_keep(struct tt__snapshots *sn, const struct
 	return k;
 }
 
-void tt__snapshot_spike(const struct tt__spike *s, const struct tt__report_clock *clock,
+void tt__snapshot_spike(const struct tt_an_spike *s, const struct tt_clock *clock,
 			uint32_t thread)
 {
 	struct tt__snapshots *sn = &tt__snap;
@@ -467,7 +467,7 @@ void tt__snapshot_spike(const struct tt__spike *s, const struct tt__report_clock
 }
 
 /* The triggers called since the last look, to wait for their window's end. */
-static void tt__snapshot_take_triggers(struct tt__snapshots *sn, const struct tt__report_clock *clock)
+static void tt__snapshot_take_triggers(struct tt__snapshots *sn, const struct tt_clock *clock)
 {
 	for (size_t i = 0; i < TT__TRIGGERS; i++) {
 		struct tt__trigger *t = &sn->triggers[i];
@@ -549,7 +549,7 @@ static void tt__kept_written(struct tt__snapshots *sn, struct tt__kept *k, int e
 	tt__heap_settle(sn, k->at);
 }
 
-void tt__snapshots_take(const struct tt__report_clock *clock, bool last)
+void tt__snapshots_take(const struct tt_clock *clock, bool last)
 {
 	struct tt__snapshots *sn = &tt__snap;
 	if (!sn->on)

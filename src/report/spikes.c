@@ -38,8 +38,8 @@ struct tt__spikes_place {
 };
 
 struct tt__spikes_thread {
-	struct tt__thread_analysis th;
-	struct tt__feed feed;
+	struct tt_an_thread th;
+	struct tt_an_feed feed;
 	struct tt__slot *slot;
 	/* tt-spikes' (modes stop and ring) */
 	struct tt__spikes_place at;   /* at.read 0: from the thread's first chunk */
@@ -60,10 +60,10 @@ static struct tt__spikes {
 	char path[4096];           /* the log's, for what is said of it */
 	uint64_t entries, lost;    /* spikes and notes given to the log; those it lost */
 	int lost_errno;            /* why the first was lost */
-	struct tt__analysis an;
-	struct tt__report_clock clock;
+	struct tt_an an;
+	struct tt_clock clock; /* ns since the start anchor */
 	int64_t measured_ns; /* CLOCK_MONOTONIC when the clock's rate was measured */
-	struct tt__thresholds table; /* TICKTRACE_SPIKE_THRESHOLDS; a child after fork keeps it */
+	struct tt_an_thresholds table; /* TICKTRACE_SPIKE_THRESHOLDS; a child after fork keeps it */
 	bool table_read;             /* or found bad, and said so: once per run */
 	struct tt__lock poll_lock;  /* tt__spikes_poll: tt-spikes', or the last at exit */
 } tt__spikes = {.poll_lock = TT__LOCK_INIT(TT__LOCK_SPIKES_POLL)};
@@ -84,7 +84,7 @@ static void tt__spikes_json_str(FILE *out, const char *s, size_t n)
 	fputc('"', out);
 }
 
-static void tt__spikes_json_name(FILE *out, const char *key, const struct tt__spike *s, uint64_t name_key)
+static void tt__spikes_json_name(FILE *out, const char *key, const struct tt_an_spike *s, uint64_t name_key)
 {
 	char name[512];
 	size_t n = tt__report_name(NULL, s->thread, name_key, name, sizeof name);
@@ -93,16 +93,16 @@ static void tt__spikes_json_name(FILE *out, const char *key, const struct tt__sp
 }
 
 /* One spike as `ticktrace spikes --json` writes it. */
-static void tt__spikes_json(FILE *out, const struct tt__spike *s)
+static void tt__spikes_json(FILE *out, const struct tt_an_spike *s)
 {
-	const struct tt__thread_analysis *th = s->thread;
+	const struct tt_an_thread *th = s->thread;
 	fputc('{', out);
 	tt__spikes_json_name(out, "name", s, s->key);
 	fprintf(out, ",\"pid\":%" PRIu32 ",\"tid\":%" PRIu32 ",\"thread\":", th->pid, th->tid);
 	tt__spikes_json_str(out, th->name, th->name_len);
 	fprintf(out, ",\"start_ns\":%" PRId64 ",\"dur_ns\":%" PRId64 ",\"threshold_ns\":%" PRId64
 		",\"threshold_from\":\"%s\",\"explained_ns\":%" PRId64,
-		s->start, s->dur, s->threshold, tt__spike_threshold_from(s), s->explained);
+		s->start, s->dur, s->threshold, tt_an_spike_threshold_from(s), s->explained);
 	if (s->has_split)
 		fprintf(out, ",\"on_cpu_ns\":%" PRId64 ",\"preempted_ns\":%" PRId64
 			",\"blocked_ns\":%" PRId64, s->split.on_cpu, s->split.preempted, s->split.blocked);
@@ -142,7 +142,7 @@ static void tt__spikes_flush(struct tt__spikes *sp)
 }
 
 /* A spike: logged, and its snapshot taken. */
-static int tt__spikes_found(void *ctx, const struct tt__spike *spike)
+static int tt__spikes_found(void *ctx, const struct tt_an_spike *spike)
 {
 	struct tt__spikes *sp = ctx;
 	const struct tt__spikes_thread *t = spike->thread->ctx;
@@ -152,7 +152,7 @@ static int tt__spikes_found(void *ctx, const struct tt__spike *spike)
 	if (sp->json)
 		tt__spikes_json(sp->out, spike);
 	else
-		tt__spike_print(sp->out, spike);
+		tt_an_spike_print(sp->out, spike);
 	tt__spikes_flush(sp);
 	return 0;
 }
@@ -165,18 +165,18 @@ static int tt__ends_with(const char *s, const char *suffix)
 
 /* TICKTRACE_SPIKE_THRESHOLDS=FILE, read once at start: a bad file is said, and the
  * log goes on without it rather than the program stopping. */
-static void tt__spikes_read_thresholds(struct tt__thresholds *table)
+static void tt__spikes_read_thresholds(struct tt_an_thresholds *table)
 {
 	const char *path = getenv("TICKTRACE_SPIKE_THRESHOLDS");
 	if (!path || !*path)
 		return;
-	struct tt__thresholds_problem problem;
-	if (tt__thresholds_load(table, path, &problem) == 0)
+	struct tt_an_thresholds_problem problem;
+	if (tt_an_thresholds_load(table, path, &problem) == 0)
 		return;
 	char why[512];
 	fprintf(stderr, "ticktrace: TICKTRACE_SPIKE_THRESHOLDS=%s: %s; spikes are logged without "
-		"it\n", path, tt__thresholds_problem_text(&problem, why, sizeof why));
-	tt__thresholds_free(table);
+		"it\n", path, tt_an_thresholds_problem_text(&problem, why, sizeof why));
+	tt_an_thresholds_free(table);
 }
 
 static void *tt__spikes_main(void *unused);
@@ -189,12 +189,12 @@ int tt__spikes_start(void)
 	if ((!dest || !*dest) && !snapshots)
 		return 0;
 	tt__config.live_reader = 1;
-	int64_t threshold = TT__NO_THRESHOLD;
+	int64_t threshold = TT_AN_NO_THRESHOLD;
 	const char *text = getenv("TICKTRACE_SPIKE_THRESHOLD");
-	if (text && *text && tt__parse_duration(text, &threshold) < 0) {
+	if (text && *text && tt_an_parse_duration(text, &threshold) < 0) {
 		fprintf(stderr, "ticktrace: TICKTRACE_SPIKE_THRESHOLD=%s is not a time (1.5ms, 200us, "
 			"2s)\n", text);
-		threshold = TT__NO_THRESHOLD;
+		threshold = TT_AN_NO_THRESHOLD;
 	}
 	if (!dest || !*dest) {
 		sp->out = NULL; /* snapshots only */
@@ -223,7 +223,7 @@ int tt__spikes_start(void)
 	if (!sp->table_read)
 		tt__spikes_read_thresholds(&sp->table);
 	sp->table_read = true;
-	sp->an = (struct tt__analysis){
+	sp->an = (struct tt_an){
 		.find_spikes = true, .threshold = threshold,
 		.global_from = "TICKTRACE_SPIKE_THRESHOLD", .rules = sp->table.rules,
 		.nrules = sp->table.nrules, .name = tt__report_name, .spike = tt__spikes_found, .ctx = sp,
@@ -248,11 +248,9 @@ static void tt__spikes_clock(struct tt__spikes *sp)
 	if (sp->clock.hz && now.monotonic_ns - sp->measured_ns < TT__SPIKES_CLOCK_NS)
 		return;
 	uint64_t hz = tt__anchor_hz(&tt__start_anchor, &now);
-	sp->clock.tsc0 = tt__start_anchor.tsc;
-	if (hz)
-		sp->clock.hz = hz;
-	if (!sp->clock.hz)
-		sp->clock.hz = 1000000000;
+	if (!hz)
+		hz = sp->clock.hz ? sp->clock.hz : 1000000000;
+	tt_clock_set(&sp->clock, tt__start_anchor.tsc, 0, hz);
 	sp->measured_ns = now.monotonic_ns;
 }
 
@@ -275,14 +273,16 @@ static struct tt__spikes_thread *tt__spikes_thread(struct tt__slot *slot)
 static void tt__spikes_restart(struct tt__spikes_thread *t)
 {
 	struct tt__spikes *sp = &tt__spikes;
-	if (t->feed.th)
-		tt__thread_analysis_free(&t->th);
-	tt__thread_analysis_init(&t->th, &sp->an, t);
+	if (t->feed.th) {
+		tt_an_thread_free(&t->th);
+		tt_an_feed_free(&t->feed);
+	}
+	tt_an_thread_init(&t->th, &sp->an, t);
 	t->th.pid = (uint32_t)getpid();
 	t->th.tid = t->slot->tid;
 	t->th.name = t->slot->name;
 	t->th.name_len = (uint32_t)strnlen(t->slot->name, sizeof t->slot->name);
-	t->feed = (struct tt__feed){.th = &t->th, .ns = tt__report_ns, .clock = &sp->clock,
+	t->feed = (struct tt_an_feed){.th = &t->th, .clock = &sp->clock,
 				    .key = tt__record_key};
 }
 
@@ -297,7 +297,7 @@ void tt__spikes_feed(struct tt__slot *slot, const struct tt_record *begin, const
 		while (gap < end && TT_RECORD_KIND(gap->word) != TT_REC_DROPPED)
 			gap++;
 		struct tt__spikes_thread *t = tt__spikes_thread(slot);
-		if (!t || tt__feed_records(&t->feed, begin, (size_t)(gap - begin)) < 0)
+		if (!t || tt_an_feed_records(&t->feed, begin, (size_t)(gap - begin)) < 0)
 			return;
 		if (gap == end)
 			return;
@@ -316,9 +316,9 @@ void tt__spikes_states(void *ctx, struct tt__slot *slot, uint64_t lost, int64_t 
 		return;
 	tt__spikes_clock(sp);
 	struct tt__spikes_thread *t = tt__spikes_thread(slot);
-	/* On the detector's clock: ns since the start anchor (tt__report_ns). */
+	/* On the detector's clock: ns since the start anchor. */
 	if (t)
-		tt__thread_sched_section(&t->th, lost, since_ns, states, n, tt__start_anchor.monotonic_ns);
+		tt_an_thread_sched_section(&t->th, lost, since_ns, states, n, tt__start_anchor.monotonic_ns);
 }
 
 static void tt__spikes_forget(struct tt__slot *slot)
@@ -326,8 +326,10 @@ static void tt__spikes_forget(struct tt__slot *slot)
 	struct tt__spikes_thread *t = slot->spikes;
 	if (!t)
 		return;
-	if (t->feed.th)
-		tt__thread_analysis_free(&t->th);
+	if (t->feed.th) {
+		tt_an_thread_free(&t->th);
+		tt_an_feed_free(&t->feed);
+	}
 	free(t);
 	slot->spikes = NULL;
 }
@@ -337,7 +339,7 @@ static void tt__spikes_forget(struct tt__slot *slot)
 void tt__spikes_retire(struct tt__slot *slot)
 {
 	if (slot->spikes)
-		tt__feed_finish(&slot->spikes->feed);
+		tt_an_feed_finish(&slot->spikes->feed);
 	tt__spikes_forget(slot);
 }
 
@@ -464,9 +466,10 @@ static bool tt__spikes_poll_slot(struct tt__spikes *sp, struct tt__slot *slot, b
 	tt__sched_read_new(slot, &t->states, tt__spikes_states, NULL);
 	tt__spikes_feed(slot, tt__spikes_copy, tt__spikes_copy + n);
 	if (whole && (exited || last)) {
-		tt__feed_finish(&t->feed);
+		tt_an_feed_finish(&t->feed);
 		/* Kept, retired, so that it is not read again; its analysis is done. */
-		tt__thread_analysis_free(&t->th);
+		tt_an_thread_free(&t->th);
+		tt_an_feed_free(&t->feed);
 		t->feed.th = NULL;
 		t->retired = true;
 	}
@@ -540,7 +543,7 @@ void tt__spikes_finish(void)
 	sp->on = false;
 	sp->an.rules = NULL;
 	sp->an.nrules = 0;
-	tt__thresholds_free(&sp->table);
+	tt_an_thresholds_free(&sp->table);
 }
 
 /* In the child after fork: its spikes go to a file of its own. */
@@ -552,7 +555,7 @@ void tt__spikes_after_fork(void)
 	if (sp->out && sp->out != stderr)
 		fclose(sp->out);
 	tt__snapshots_after_fork();
-	struct tt__thresholds table = sp->table;
+	struct tt_an_thresholds table = sp->table;
 	*sp = (struct tt__spikes){.table = table, .table_read = true,
 				  .poll_lock = TT__LOCK_INIT(TT__LOCK_SPIKES_POLL)};
 	if (tt__spikes_start() < 0)

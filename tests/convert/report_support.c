@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "analysis.h"
+#include "analysis/analysis.h"
 #include "tt_check.h"
 #include "tt_tw.h"
 #include "report_support.h"

@@ -11,10 +11,10 @@
 
 #include "report/report.h"
 
-static void fill(struct tt__hist *h, const int64_t *v, size_t n)
+static void fill(struct tt_an_hist *h, const int64_t *v, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
-		assert_int_equal(tt__hist_add(h, v[i]), 0);
+		assert_int_equal(tt_an_hist_add(h, v[i]), 0);
 }
 
 /* The textbook test on raw values (below 64 ns every value is a bucket of its own):
@@ -42,7 +42,7 @@ static void by_pairs(const int64_t *a, size_t na, const int64_t *b, size_t nb, d
 
 static void check(const int64_t *a, size_t na, const int64_t *b, size_t nb)
 {
-	struct tt__hist ha = {0}, hb = {0};
+	struct tt_an_hist ha = {0}, hb = {0};
 	fill(&ha, a, na);
 	fill(&hb, b, nb);
 	struct tt_rank_test r;
@@ -63,7 +63,7 @@ static void test_separate(void **state)
 {
 	(void)state;
 	const int64_t a[] = {1, 2, 3, 4, 5}, b[] = {6, 7, 8, 9, 10};
-	struct tt__hist ha = {0}, hb = {0};
+	struct tt_an_hist ha = {0}, hb = {0};
 	fill(&ha, a, 5);
 	fill(&hb, b, 5);
 	struct tt_rank_test r;
@@ -110,17 +110,17 @@ static void test_random(void **state)
 static void test_resolution(void **state)
 {
 	(void)state;
-	struct tt__hist ha = {0}, hb = {0};
+	struct tt_an_hist ha = {0}, hb = {0};
 	for (int i = 0; i < 10000; i++) {
-		assert_int_equal(tt__hist_add(&ha, 1008), 0);
-		assert_int_equal(tt__hist_add(&hb, 1015), 0);
+		assert_int_equal(tt_an_hist_add(&ha, 1008), 0);
+		assert_int_equal(tt_an_hist_add(&hb, 1015), 0);
 	}
 	struct tt_rank_test r;
 	tt_rank_test(&ha, &hb, &r);
 	assert_true(r.p_value == 1 && r.z == 0 && r.superiority == 0.5);
 	/* a bucket apart, with as many calls, is a certain shift */
 	for (int i = 0; i < 10000; i++)
-		assert_int_equal(tt__hist_add(&hb, 1040), 0);
+		assert_int_equal(tt_an_hist_add(&hb, 1040), 0);
 	tt_rank_test(&ha, &hb, &r);
 	assert_true(r.p_value < 1e-100 && r.z > 0);
 	free(ha.counts);
@@ -131,8 +131,8 @@ static void test_resolution(void **state)
 static void test_empty(void **state)
 {
 	(void)state;
-	struct tt__hist empty = {0}, h = {0};
-	assert_int_equal(tt__hist_add(&h, 100), 0);
+	struct tt_an_hist empty = {0}, h = {0};
+	assert_int_equal(tt_an_hist_add(&h, 100), 0);
 	struct tt_rank_test r;
 	tt_rank_test(&empty, &h, &r);
 	assert_true(r.p_value == 1 && r.base_calls == 0 && r.new_calls == 1);

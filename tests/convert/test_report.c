@@ -20,7 +20,7 @@
 
 #include <cmocka.h>
 
-#include "analysis.h"
+#include "analysis/analysis.h"
 #include "tt_check.h"
 #include "tt_tw.h"
 #include "report_support.h"
@@ -349,48 +349,44 @@ static void test_profile_agrees_with_json_trace(void **state)
 	char *fed = NULL;
 	size_t fed_len = 0;
 	FILE *out = open_memstream(&fed, &fed_len);
-	extern size_t test_name(void *, const struct tt__thread_analysis *, uint64_t, char *, size_t);
-	extern int64_t test_ns(void *, uint64_t);
-	struct tt__analysis an = {.profile = true, .name = test_name};
-	struct tt__thread_analysis ta[2], *list[2] = {&ta[0], &ta[1]};
+	extern size_t test_name(void *, const struct tt_an_thread *, uint64_t, char *, size_t);
+	struct tt_clock one_tick_a_ns; /* as the files' header says */
+	assert_int_equal(tt_clock_set(&one_tick_a_ns, 0, 0, 1000000000), 0);
+	struct tt_an an = {.profile = true, .name = test_name};
+	struct tt_an_thread ta[2], *list[2] = {&ta[0], &ta[1]};
 	for (int i = 0; i < 2; i++) {
-		tt__thread_analysis_init(&ta[i], &an, NULL);
-		struct tt__feed feed = {.th = &ta[i], .ns = test_ns};
+		tt_an_thread_init(&ta[i], &an, NULL);
+		struct tt_an_feed feed = {.th = &ta[i], .clock = &one_tick_a_ns};
 		const struct recs *b = i ? &t2 : &t1;
 		/* in two pieces, as a drain thread would see them */
-		assert_int_equal(tt__feed_records(&feed, b->r, b->n / 2), 0);
-		assert_int_equal(tt__feed_records(&feed, b->r + b->n / 2, b->n - b->n / 2), 0);
-		assert_int_equal(tt__feed_finish(&feed), 0);
+		assert_int_equal(tt_an_feed_records(&feed, b->r, b->n / 2), 0);
+		assert_int_equal(tt_an_feed_records(&feed, b->r + b->n / 2, b->n - b->n / 2), 0);
+		assert_int_equal(tt_an_feed_finish(&feed), 0);
+		tt_an_feed_free(&feed);
 	}
-	struct tt__table table;
-	assert_int_equal(tt__table_build(&table, list, 2, false, TT__SORT_SELF), 0);
-	tt__table_csv(out, &table);
+	struct tt_an_table table;
+	assert_int_equal(tt_an_table_build(&table, list, 2, false, TT_AN_SORT_SELF), 0);
+	tt_an_table_csv(out, &table);
 	fclose(out);
 	assert_string_equal(fed, r.out);
-	tt__table_free(&table);
+	tt_an_table_free(&table);
 	for (int i = 0; i < 2; i++)
-		tt__thread_analysis_free(&ta[i]);
+		tt_an_thread_free(&ta[i]);
 	free(fed);
 	free(r.out);
 	free(slices);
 	cJSON_Delete(trace);
 }
 
-size_t test_name(void *ctx, const struct tt__thread_analysis *th, uint64_t key, char *buf, size_t cap)
+size_t test_name(void *ctx, const struct tt_an_thread *th, uint64_t key, char *buf, size_t cap)
 {
 	(void)ctx, (void)th;
-	if (key & TT__KEY_FUNC)
-		return (size_t)snprintf(buf, cap, "0x%llx", (unsigned long long)(key & ~TT__KEY_FUNC));
+	if (key & TT_KEY_FUNC)
+		return (size_t)snprintf(buf, cap, "0x%llx", (unsigned long long)(key & ~TT_KEY_FUNC));
 	for (size_t i = 0; i < N(sites); i++)
 		if (sites[i].address == key)
 			return (size_t)snprintf(buf, cap, "%s", sites[i].name);
 	return (size_t)snprintf(buf, cap, "?");
-}
-
-int64_t test_ns(void *clock, uint64_t tsc)
-{
-	(void)clock;
-	return (int64_t)tsc; /* one tick a nanosecond, as the files' header says */
 }
 
 

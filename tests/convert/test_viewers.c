@@ -46,7 +46,7 @@ static void test_json_too_large(void **state)
 	assert_int_equal(tt_demo_write(fx->in), 0);
 	char *inputs[] = {fx->in}, err[4096];
 	struct tt_convert_opts opts = {.inputs = inputs, .ninputs = 1, .output = fx->out,
-				       .quiet = true, .thresholds.global = TT__NO_THRESHOLD};
+				       .quiet = true, .thresholds.global = TT_AN_NO_THRESHOLD};
 	assert_int_equal(convert_capturing(&opts, err, sizeof(err)), 0);
 	assert_null(strstr(err, "JSON"));
 	off_t size = lseek(open(fx->out, O_RDONLY | O_CLOEXEC), 0, SEEK_END);

@@ -25,8 +25,8 @@ static FILE *tt_fuzz_null;
  * marks outside it). */
 static void tt_fuzz_convert(const struct tt_trace *t)
 {
-	static const struct tt__threshold_rule all[] = {{"*", 0}};
-	static const struct tt_thresholds every = {.global = 0, .rules = (struct tt__threshold_rule *)all,
+	static const struct tt_an_threshold_rule all[] = {{"*", 0}};
+	static const struct tt_thresholds every = {.global = 0, .rules = (struct tt_an_threshold_rule *)all,
 						   .nrules = 1};
 	/* from 2.5 us to 1 ms: tt_tw's files run from 0 to 10 us, real ones for longer */
 	static const struct tt_filter window = {.has_from = true, .from = 2500, .has_to = true,
@@ -52,25 +52,20 @@ static void tt_fuzz_convert(const struct tt_trace *t)
 
 static void tt_fuzz_analyse(const struct tt_trace *t, size_t size)
 {
-	static const struct tt__threshold_rule rules[] = {{"*o*", 100}, {"[!a-m]*", 2000}};
+	static const struct tt_an_threshold_rule rules[] = {{"*o*", 100}, {"[!a-m]*", 2000}};
 	struct tt_report_opts o = {
 		.format = (enum tt_report_format)(size % 3),
-		.sort = (enum tt__sort)(size / 3 % (TT__SORT_NAME + 1)),
+		.sort = (enum tt_an_sort)(size / 3 % (TT_AN_SORT_NAME + 1)),
 		.by_thread = size & 1,
-		.thresholds = {.global = size & 2 ? TT__NO_THRESHOLD : 1000,
-			       .rules = (struct tt__threshold_rule *)rules, .nrules = size & 4 ? 2 : 0},
+		.thresholds = {.global = size & 2 ? TT_AN_NO_THRESHOLD : 1000,
+			       .rules = (struct tt_an_threshold_rule *)rules, .nrules = size & 4 ? 2 : 0},
 	};
 	struct tt_summary sum;
 	tt_analyse(t, &o, false, tt_fuzz_null, &sum);
 	tt_analyse(t, &o, true, tt_fuzz_null, &sum);
 }
 
-static int64_t tt_fuzz_ns(void *clock, uint64_t tsc)
-{
-	return tt_clock_ns(clock, tsc);
-}
-
-static size_t tt_fuzz_name(void *ctx, const struct tt__thread_analysis *th, uint64_t key, char *buf,
+static size_t tt_fuzz_name(void *ctx, const struct tt_an_thread *th, uint64_t key, char *buf,
 			   size_t cap)
 {
 	(void)ctx;
@@ -83,21 +78,22 @@ static size_t tt_fuzz_name(void *ctx, const struct tt__thread_analysis *th, uint
  * thread's records fed as they are, without the decoder. */
 static void tt_fuzz_feed(const struct tt_trace *t)
 {
-	static const struct tt__threshold_rule all[] = {{"*", 100}};
-	struct tt__analysis an = {.profile = true, .find_spikes = true, .threshold = 1000,
-				  .rules = all, .nrules = 1, .name = tt_fuzz_name};
+	static const struct tt_an_threshold_rule all[] = {{"*", 100}};
+	struct tt_an an = {.profile = true, .find_spikes = true, .threshold = 1000,
+			   .rules = all, .nrules = 1, .name = tt_fuzz_name};
 	const struct tt_file *f = &t->files[0];
 	for (size_t i = 0; i < f->nthreads; i++) {
 		const struct tt_thread *th = &f->threads[i];
-		struct tt__thread_analysis ta;
-		tt__thread_analysis_init(&ta, &an, NULL);
-		struct tt__feed feed = {.th = &ta, .ns = tt_fuzz_ns, .clock = (void *)&f->clock};
+		struct tt_an_thread ta;
+		tt_an_thread_init(&ta, &an, NULL);
+		struct tt_an_feed feed = {.th = &ta, .clock = &f->clock};
 		int rc = 0;
 		for (size_t k = 0; k < th->nsections && rc == 0; k++)
-			rc = tt__feed_records(&feed, tt_section_records(th, k), th->sections[k].count);
+			rc = tt_an_feed_records(&feed, tt_section_records(th, k), th->sections[k].count);
 		if (rc == 0)
-			tt__feed_finish(&feed);
-		tt__thread_analysis_free(&ta);
+			tt_an_feed_finish(&feed);
+		tt_an_feed_free(&feed);
+		tt_an_thread_free(&ta);
 	}
 }
 

@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "analysis.h"
+#include "analysis/analysis.h"
 
 
 /* Errors and warnings on stderr, in one format: the file, the byte offset, the problem. */
@@ -94,12 +94,6 @@ void tt_keep_on_signal(const char *path);
 /* Opens `path` ("-": stdout). An existing regular file needs `force`; an existing
  * device or pipe is written directly. 0, or -1 after reporting why. */
 int tt_out_open(struct tt_out *o, const char *path, bool force);
-/* Writes what is buffered and renames the temporary file into place. 0, or -1 after
- * reporting why (the temporary file is then removed). Frees everything either way. */
-int tt_out_commit(struct tt_out *o);
-/* A stdio stream into the output, for text formatted with fprintf; fclose it before
- * tt_out_commit. NULL when out of memory. */
-FILE *tt_out_stream(struct tt_out *o);
 /* What every command that writes text does: `write` prints into a stream over the
  * open output, which is then closed. 0, or -1 after reporting why (what `write`
  * returned, or a failed write); the caller commits or aborts. */
@@ -109,8 +103,6 @@ int tt_out_text(struct tt_out *o, int (*write)(void *ctx, FILE *out), void *ctx)
 int tt_out_finish(struct tt_out *o, int rc);
 /* At most max bytes of s as XML text (& < > " escaped), for the SVG writers. */
 void tt_xml_text(FILE *out, const char *s, size_t max);
-/* Removes the temporary file and frees everything. */
-void tt_out_abort(struct tt_out *o);
 /* Hands the buffer to the writer and continues in the other one; errors are
  * remembered in o->error and reported at commit. */
 void tt_out_flush(struct tt_out *o);

@@ -386,40 +386,21 @@ int tt_out_open(struct tt_out *o, const char *path, bool force)
 	return rc;
 }
 
-void tt_out_abort(struct tt_out *o)
-{
-	tt_out_release(o);
-}
-
 static ssize_t tt_stream_write(void *cookie, const char *buf, size_t n)
 {
 	tt_out_bytes(cookie, buf, n);
 	return (ssize_t)n;
 }
 
-FILE *tt_out_stream(struct tt_out *o)
-{
-	return fopencookie(o, "w", (cookie_io_functions_t){.write = tt_stream_write});
-}
-
 int tt_out_text(struct tt_out *o, int (*write)(void *ctx, FILE *out), void *ctx)
 {
-	FILE *stream = tt_out_stream(o);
+	FILE *stream = fopencookie(o, "w", (cookie_io_functions_t){.write = tt_stream_write});
 	if (!stream)
 		return tt_error("out of memory");
 	int rc = write(ctx, stream);
 	if (fclose(stream) != 0 && rc == 0)
 		rc = tt_error("%s: cannot write", strcmp(o->path, "-") ? o->path : "stdout");
 	return rc;
-}
-
-int tt_out_finish(struct tt_out *o, int rc)
-{
-	if (rc < 0) {
-		tt_out_abort(o);
-		return rc;
-	}
-	return tt_out_commit(o);
 }
 
 void tt_xml_text(FILE *out, const char *s, size_t max)
@@ -435,7 +416,9 @@ void tt_xml_text(FILE *out, const char *s, size_t max)
 	}
 }
 
-int tt_out_commit(struct tt_out *o)
+/* Writes what is buffered and renames the temporary file into place. 0, or -1 after
+ * reporting why (the temporary file is then removed). Frees everything either way. */
+static int tt_out_commit(struct tt_out *o)
 {
 	tt_out_flush(o);
 	tt_out_wait_idle(o);
@@ -469,6 +452,15 @@ int tt_out_commit(struct tt_out *o)
 	}
 	tt_out_release(o);
 	return 0;
+}
+
+int tt_out_finish(struct tt_out *o, int rc)
+{
+	if (rc < 0) {
+		tt_out_release(o); /* the temporary file removed */
+		return rc;
+	}
+	return tt_out_commit(o);
 }
 
 char *tt_buf_room(struct tt_buf *b, size_t n)

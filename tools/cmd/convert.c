@@ -408,7 +408,7 @@ const struct tt_cmd_arg tt_convert_args[] = {
 
 int tt_cmd_convert(int argc, char **argv)
 {
-	struct tt_convert_opts opts = {.thresholds.global = TT__NO_THRESHOLD};
+	struct tt_convert_opts opts = {.thresholds.global = TT_AN_NO_THRESHOLD};
 	const char **threads = calloc((size_t)argc, sizeof(*threads));
 	opts.offset_hosts = calloc((size_t)argc, sizeof(*opts.offset_hosts));
 	opts.offset_ns = calloc((size_t)argc, sizeof(*opts.offset_ns));

@@ -113,7 +113,7 @@ static void tt_print_states(FILE *out, const struct tt_file *f, const struct tt_
 		int64_t from = 0;
 		for (size_t k = 0; k < th->nstates; k++) {
 			const struct tt_sched_state *st = &th->states[k];
-			if (st->what == TT_SCHED_UNKNOWN || st->cpu == TT__NO_CPU)
+			if (st->what == TT_SCHED_UNKNOWN || st->cpu == TT_NO_CPU)
 				continue;
 			if (!switches++)
 				from = st->ns;
@@ -154,18 +154,18 @@ static void tt_print_snapshot(FILE *out, const struct tt_file *f, const struct t
 	} else {
 		fprintf(out, "\n    spike:  began at ");
 		tt_print_tsc(out, f, in, si->begin_tsc);
-		fprintf(out, ", took %s, threshold %s (%s)\n", tt__fmt_ns(a, dur),
-			tt__fmt_ns(b, si->threshold_ns), tt_snapshot_threshold_from(s));
+		fprintf(out, ", took %s, threshold %s (%s)\n", tt_an_fmt_ns(a, dur),
+			tt_an_fmt_ns(b, si->threshold_ns), tt_snapshot_threshold_from(s));
 	}
 	if (si->has_split)
-		fprintf(out, "            on CPU %s, preempted %s, blocked %s\n", tt__fmt_ns(a, si->on_cpu_ns),
-			tt__fmt_ns(b, si->preempted_ns), tt__fmt_ns(c, si->blocked_ns));
+		fprintf(out, "            on CPU %s, preempted %s, blocked %s\n", tt_an_fmt_ns(a, si->on_cpu_ns),
+			tt_an_fmt_ns(b, si->preempted_ns), tt_an_fmt_ns(c, si->blocked_ns));
 	fputs("    window: ", out);
 	tt_print_tsc(out, f, in, si->from_tsc);
 	fputs(" .. ", out);
 	tt_print_tsc(out, f, in, si->to_tsc);
-	fprintf(out, " (%s)\n", tt__fmt_ns(a, tt_clock_ns(&f->clock, si->to_tsc) -
-					       tt_clock_ns(&f->clock, si->from_tsc)));
+	fprintf(out, " (%s)\n", tt_an_fmt_ns(a, tt_clock_ns(&f->clock, si->to_tsc) -
+						tt_clock_ns(&f->clock, si->from_tsc)));
 	for (uint32_t i = 0; i < si->cuts; i++) {
 		const struct tt_snapshot_thread_cut *cut = &s->cuts[i];
 		fputs("    window cut: ", out);

@@ -86,7 +86,7 @@ static int tt_open_convert(char *path, const char *debug_dir, unsigned shard, FI
 	unsigned nshards = 0;
 	struct tt_convert_opts opts = {.inputs = inputs, .ninputs = 1, .output = tt_open_tmp_file,
 				       .format = TT_FORMAT_PERFETTO, .quiet = true, .debug_dir = debug_dir,
-				       .thresholds.global = TT__NO_THRESHOLD,
+				       .thresholds.global = TT_AN_NO_THRESHOLD,
 				       .split = TT_UI_SLICE_LIMIT, .shard = shard ? shard : 1,
 				       .nshards = &nshards};
 	if (tt_convert(&opts, NULL) != 0)

@@ -25,7 +25,7 @@ int tt_time_option(const char *arg, int64_t *ns)
 	double v = strtod(arg, &end);
 	if (end == arg || !isfinite(v) || (*end == 0 && v != 0))
 		return -1;
-	return tt__parse_duration(arg, ns);
+	return tt_an_parse_duration(arg, ns);
 }
 
 int tt_window_option(bool from, const char *arg, struct tt_filter *f)

@@ -430,7 +430,7 @@ static int tt_rec_report(const struct tt_rec_opts *o, char **files, size_t nfile
 	}
 	fprintf(stderr, "\n");
 	struct tt_convert_opts c = {.inputs = files, .ninputs = nfiles, .output = o->convert,
-				    .force = o->force, .thresholds.global = TT__NO_THRESHOLD,
+				    .force = o->force, .thresholds.global = TT_AN_NO_THRESHOLD,
 				    .debug_dir = o->debug_dir};
 	if (tt_convert(&c, NULL) != 0)
 		return rc ? rc : 1;

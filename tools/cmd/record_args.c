@@ -108,7 +108,7 @@ int tt_cmd_record(int argc, char **argv)
 		case OPT_NO_FOLLOW: o.follow = false; break;
 		case OPT_MIN_DUR: {
 			int64_t ns;
-			if (tt__parse_duration(optarg, &ns) < 0) {
+			if (tt_an_parse_duration(optarg, &ns) < 0) {
 				rc = tt_usage_error(tt_rec_usage, "record: --min-dur takes a duration (500ns, 2us, 1ms)");
 				goto out;
 			}

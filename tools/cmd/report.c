@@ -156,7 +156,7 @@ const struct option tt_spikes_options[] = {
 };
 const struct tt_cmd_arg tt_report_args[] = {
 	{'o', TT_ARG_FILE, NULL},
-	{OPT_SORT, TT_ARG_VALUES, tt__sort_names},
+	{OPT_SORT, TT_ARG_VALUES, tt_an_sort_names},
 	{OPT_DEBUG_DIR, TT_ARG_DIR, NULL},
 	{0, 0, NULL},
 };
@@ -173,7 +173,7 @@ const struct tt_cmd_arg tt_spikes_args[] = {
 static int tt_cmd_analysis_into(int argc, char **argv, bool spikes, const char **threads)
 {
 	const char *usage = spikes ? tt_spikes_usage : tt_report_usage;
-	struct tt_report_opts o = {.thresholds.global = TT__NO_THRESHOLD, .budget = 16666667,
+	struct tt_report_opts o = {.thresholds.global = TT_AN_NO_THRESHOLD, .budget = 16666667,
 				   .filter = {.threads = threads, .clip = true}};
 	int c, sort;
 	while ((c = getopt_long(argc, argv, "o:fqh", spikes ? tt_spikes_options : tt_report_options, NULL)) != -1) {
@@ -187,10 +187,10 @@ static int tt_cmd_analysis_into(int argc, char **argv, bool spikes, const char *
 		case OPT_SVG: o.format = TT_REPORT_SVG; break;
 		case OPT_JSON: o.format = TT_REPORT_JSON; break;
 		case OPT_SORT:
-			if ((sort = tt__sort_named(optarg)) < 0)
+			if ((sort = tt_an_sort_named(optarg)) < 0)
 				return tt_usage_error(usage, "report: --sort is one of self, total, children, "
 						      "calls, min, max, mean, p50, p95, p99, name");
-			o.sort = (enum tt__sort)sort;
+			o.sort = (enum tt_an_sort)sort;
 			break;
 		case OPT_FRAMES: o.frames = true; break;
 		case OPT_DEBUG_DIR: o.debug_dir = optarg; break;

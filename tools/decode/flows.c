@@ -3,7 +3,7 @@
  * with the same id, so an id passed on through several hops draws each hop. */
 #include <stdlib.h>
 
-#include "decode.h"
+#include "decode_internal.h"
 
 /* Flows of a window, in time order over all threads: the DevTools engine pairs flow
  * events in file order, so every FLOW_OUT must reach the sinks before its FLOW_IN. */

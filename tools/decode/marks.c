@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "decode.h"
+#include "decode_internal.h"
 
 /* A new mark on the thread, at `tsc` of its file; NULL when out of memory. */
 static struct tt_mark *tt_mark_new(struct tt_decoder *d, const struct tt_thread *t, uint64_t tsc,
@@ -120,7 +120,7 @@ static int tt_mark_snapshot(struct tt_decoder *d, const struct tt_file *f)
 		tt_mark_number(m, "preempted_ns", si->preempted_ns);
 		tt_mark_number(m, "blocked_ns", si->blocked_ns);
 	}
-	return tt_asprintf(&m->name, "spike: %.*s%s took %s", len, s->name.ptr, cut, tt__fmt_ns(took, dur));
+	return tt_asprintf(&m->name, "spike: %.*s%s took %s", len, s->name.ptr, cut, tt_an_fmt_ns(took, dur));
 }
 
 /* A thread whose window the ring cut: at its first record, what it lost before: how

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "decode.h"
+#include "decode_internal.h"
 
 static void tt_dispatch_add(struct tt_dispatch *to, struct tt_sink *s, tt_event_fn fn)
 {
@@ -93,6 +93,7 @@ static int tt_decoder_init(struct tt_decoder *d)
 			const struct tt_thread *th = &f->threads[k];
 			struct tt_thread_state *st = &d->threads[th->id];
 			st->thread = th;
+			st->scopes.max_depth = TT_MAX_DEPTH;
 			if ((th->flags & TT_THREAD_WRAPPED) && tt_decoder_scan_unbegun(st) < 0)
 				return -1;
 			st->next_ts = th->has_first ? tt_rebase(tt_clock_ns(&f->clock, th->first_tsc), t->base_ns) :
@@ -192,7 +193,8 @@ int tt_decode(const struct tt_trace *t, struct tt_sink *const *sinks, size_t nsi
 	if (d.threads)
 		for (size_t i = 0; i < t->nthreads; i++) {
 			free(d.threads[i].stack);
-			free(d.threads[i].unbegun);
+			tt_scopes_free(&d.threads[i].scopes);
+			free(d.threads[i].unbegun.keys);
 			free(d.threads[i].described);
 			tt_decoder_free_marks(&d.threads[i]);
 		}

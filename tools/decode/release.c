@@ -2,7 +2,7 @@
  * has read for good, so that converting a large file keeps little of it resident. */
 #include <unistd.h>
 
-#include "decode.h"
+#include "decode_internal.h"
 
 /* Releases each file below the earliest section a thread still reads (from a little
  * before where the last call stopped, for pages mapped again since). */

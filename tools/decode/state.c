@@ -1,7 +1,8 @@
-/* The decoder's state machine: one thread's records into events (scopes opened and
- * closed, ENDBEGIN, unmatched ends, scopes begun before the thread's first kept
- * record, runs of lost events, notes, descriptions, frames), given to the sinks. */
-#include "decode.h"
+/* One thread's records into events given to the sinks: scopes opened and closed as
+ * the scope machine (src/common/common.h) decides (ENDBEGIN, unmatched ends, scopes
+ * begun before the thread's first kept record, runs of lost events), each with its
+ * event kept here; instants, counters, flows, notes, descriptions, frames. */
+#include "decode_internal.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -42,19 +43,20 @@ static void tt_name_func(struct tt_decoder *d, struct tt_event *e)
 	e->func_name = (struct tt_str){d->func_name, (uint32_t)n};
 }
 
-/* Opens a scope: pushes it and tells the sinks. The fields come as values, written
- * once into the frame and once into the event, never copied from one to the other
- * (a wide load of fields just stored stalls). */
+/* Opens a scope, if the machine keeps it: pushes it and tells the sinks. The fields
+ * come as values, written once into the frame and once into the event, never copied
+ * from one to the other (a wide load of fields just stored stalls). Its key is its
+ * function's (TT_EV_FUNC), else TT_KEY_UNBEGUN (TT_EV_UNBEGUN), else its site's. */
 static int tt_open_scope(struct tt_decoder *d, struct tt_thread_state *st,
 			 const struct tt_thread *t, int64_t ts, const struct tt_site *site,
 			 uint64_t func, uint64_t value, uint32_t flags, uint64_t offset)
 {
-	if (st->too_deep || st->depth == TT_MAX_DEPTH) {
-		if (st->too_deep_total++ == 0)
-			st->first_too_deep = offset;
-		st->too_deep++;
-		return 0;
-	}
+	uint64_t key = flags & TT_EV_FUNC ? func | TT_KEY_FUNC :
+		       flags & TT_EV_UNBEGUN ? TT_KEY_UNBEGUN : (uint64_t)(uintptr_t)site;
+	int kept = flags & TT_EV_UNBEGUN ? tt_scopes_unbegun(&st->scopes, key, offset) :
+					   tt_scopes_open(&st->scopes, key, offset);
+	if (kept <= 0)
+		return kept < 0 ? tt_error("out of memory for %u nested scopes", st->depth + 1) : 0;
 	if (st->depth == st->cap) {
 		uint32_t cap = st->cap ? st->cap * 2 : 64;
 		struct tt_scope *p = realloc(st->stack, cap * sizeof(*p));
@@ -101,68 +103,15 @@ static int tt_close_scope(struct tt_decoder *d, struct tt_thread_state *st,
 	return tt_dispatch(&d->slice_end, &e);
 }
 
-static void tt_count_unmatched(struct tt_thread_state *st, uint64_t offset)
+/* Closes the innermost n scopes at `ts`, the last as `flags` says and the others
+ * unterminated (their ends were not recorded). */
+static int tt_close_scopes(struct tt_decoder *d, struct tt_thread_state *st,
+			   const struct tt_thread *t, uint32_t n, int64_t ts, uint32_t flags)
 {
-	if (st->unmatched++ == 0)
-		st->first_unmatched = offset;
-}
-
-/* An end while scopes nested past TT_MAX_DEPTH are open closes the innermost of
- * them, which was left out: true when it did. */
-static bool tt_close_too_deep(struct tt_thread_state *st)
-{
-	if (!st->too_deep)
-		return false;
-	st->too_deep--;
-	return true;
-}
-
-/* A scope a run of lost events began, of no known function. */
-static bool tt_unknown_unbegun(const struct tt_scope *fr)
-{
-	return (fr->flags & (TT_EV_UNBEGUN | TT_EV_FUNC)) == TT_EV_UNBEGUN;
-}
-
-/* FUNC_EXIT closes its FUNC_ENTER and whatever was left open inside it (a longjmp, an
- * exception). A function not open since the innermost scope a run of lost events
- * began is that scope: its entry was lost. Otherwise it is unmatched. */
-static int tt_func_exit(struct tt_decoder *d, struct tt_thread_state *st,
-			const struct tt_thread *t, uint64_t func, int64_t ts, uint64_t offset)
-{
-	if (tt_close_too_deep(st))
-		return 0;
-	uint32_t i = st->depth;
-	while (i > 0 && !((st->stack[i - 1].flags & TT_EV_FUNC) && st->stack[i - 1].func == func) &&
-	       !tt_unknown_unbegun(&st->stack[i - 1]))
-		i--;
-	if (i == 0) {
-		/* recording began inside the function, or its entry was lost */
-		if (st->unmatched_exits++ == 0) {
-			st->first_unmatched_exit = offset;
-			st->unmatched_exit_func = func;
-			st->unmatched_exit_tsc = st->last_tsc;
-		}
-		tt_count_unmatched(st, offset);
-		return 0;
-	}
-	while (st->depth > i)
+	for (; n > 1; n--)
 		if (tt_close_scope(d, st, t, ts, TT_EV_UNTERMINATED) < 0)
 			return -1;
-	return tt_close_scope(d, st, t, ts, 0);
-}
-
-static const char *const tt_kind_names[TT_REC_KIND_MAX + 1] = {
-	[TT_REC_BEGIN_ARG] = "BEGIN_ARG", [TT_REC_INSTANT_ARG] = "INSTANT_ARG",
-	[TT_REC_COUNTER] = "COUNTER", [TT_REC_FLOW_OUT] = "FLOW_OUT", [TT_REC_FLOW_IN] = "FLOW_IN",
-	[TT_REC_DESCRIBE] = "DESCRIBE", [TT_REC_DROPPED] = "DROPPED",
-	[TT_REC_SCOPE_VALUE] = "SCOPE_VALUE",
-};
-
-/* The kinds this decoder reads; any other is an error. */
-static bool tt_kind_known(unsigned kind)
-{
-	return kind <= TT_REC_FUNC_EXIT ||
-	       (kind >= TT_REC_THRESHOLD && kind <= TT_REC_PARENTS_THRESHOLD);
+	return n ? tt_close_scope(d, st, t, ts, flags) : 0;
 }
 
 /* A note's event flag, by kind from TT_REC_THRESHOLD on. */
@@ -174,7 +123,7 @@ static const uint32_t tt_note_flags[] = {
 /* A description stays with its scope, for the slice's args in the trace. */
 static int tt_describe_scope(struct tt_thread_state *st, const char *text, uint32_t len)
 {
-	if (st->depth == 0 || st->too_deep)
+	if (st->depth == 0 || tt_scopes_left_out(&st->scopes))
 		return 0;
 	uint32_t at = st->depth - 1;
 	if (at >= st->described_cap) {
@@ -222,7 +171,7 @@ static int tt_frame_mark(struct tt_decoder *d, struct tt_thread_state *st, const
 static int tt_note(struct tt_decoder *d, struct tt_thread_state *st, unsigned kind,
 		   uint64_t value, int64_t ts, uint64_t offset)
 {
-	if (st->too_deep)
+	if (tt_scopes_left_out(&st->scopes))
 		return 0; /* on a scope left out */
 	if (kind == TT_REC_DESCRIBE && tt_describe_scope(st, st->text, (uint32_t)value) < 0)
 		return -1;
@@ -255,7 +204,6 @@ static int tt_describe_text(struct tt_decoder *d, struct tt_thread_state *st,
 static int tt_open_unbegun(struct tt_decoder *d, struct tt_thread_state *st,
 			   const struct tt_thread *t, int64_t ts, uint64_t func, uint64_t offset)
 {
-	st->unbegun_opened++;
 	d->sum.unbegun++;
 	return func ? tt_open_scope(d, st, t, ts, NULL, func, 0, TT_EV_FUNC | TT_EV_UNBEGUN, offset) :
 		      tt_open_scope(d, st, t, ts, t->file->unbegun_site, 0, 0, TT_EV_UNBEGUN, offset);
@@ -272,11 +220,9 @@ static int tt_gap(struct tt_decoder *d, struct tt_thread_state *st, const struct
 	if (!f->gap_site)
 		return tt_error_at(f->path, offset, "a DROPPED record in a file that counts no "
 				   "dropped events");
-	for (uint32_t i = TT_GAP_CLOSES(depths); i > 0 && (st->depth > 0 || st->too_deep); i--) {
-		st->gap_closed++;
-		if (!tt_close_too_deep(st) && tt_close_scope(d, st, t, ts, TT_EV_UNTERMINATED) < 0)
-			return -1;
-	}
+	uint32_t closes = tt_scopes_gap(&st->scopes, TT_GAP_CLOSES(depths));
+	if (tt_close_scopes(d, st, t, closes, ts, TT_EV_UNTERMINATED) < 0)
+		return -1;
 	int64_t end = ts;
 	if (last_tsc > st->last_tsc) {
 		end = tt_rebase(tt_clock_ns(&f->clock, last_tsc), d->trace->base_ns);
@@ -289,7 +235,7 @@ static int tt_gap(struct tt_decoder *d, struct tt_thread_state *st, const struct
 	st->gap_events += lost;
 	d->sum.gaps++;
 	if (tt_open_scope(d, st, t, ts, f->gap_site, 0, lost, TT_EV_ARG | TT_EV_GAP, offset) < 0 ||
-	    (!tt_close_too_deep(st) && tt_close_scope(d, st, t, end, 0) < 0))
+	    (tt_scopes_end(&st->scopes, offset) && tt_close_scope(d, st, t, end, 0) < 0))
 		return -1;
 	for (uint32_t i = TT_GAP_OPENS(depths); i > 0; i--)
 		if (tt_open_unbegun(d, st, t, end, 0, offset) < 0)
@@ -323,7 +269,7 @@ static int tt_complete(struct tt_decoder *d, struct tt_thread_state *st,
 	case TT_REC_FLOW_OUT:
 		return tt_decoder_flow(d, st, t, TT_EV_FLOW_OUT, value, ts, offset);
 	case TT_REC_SCOPE_VALUE:
-		if (st->depth > 0 && !st->too_deep) {
+		if (st->depth > 0 && !tt_scopes_left_out(&st->scopes)) {
 			st->stack[st->depth - 1].scope_value = (int64_t)value;
 			st->stack[st->depth - 1].flags |= TT_EV_SCOPE_VALUE;
 		}
@@ -395,11 +341,7 @@ static int tt_decode_record(struct tt_decoder *d, struct tt_thread_state *st, un
 	switch (kind) {
 	case TT_REC_ENDBEGIN:
 	case TT_REC_END:
-		if (tt_close_too_deep(st))
-			;
-		else if (st->depth == 0)
-			tt_count_unmatched(st, offset);
-		else
+		if (tt_scopes_end(&st->scopes, offset))
 			rc = tt_close_scope(d, st, t, ts, 0);
 		if (kind == TT_REC_END || rc < 0)
 			break;
@@ -419,7 +361,8 @@ static int tt_decode_record(struct tt_decoder *d, struct tt_thread_state *st, un
 				   offset);
 		break;
 	case TT_REC_FUNC_EXIT:
-		rc = tt_func_exit(d, st, t, payload, ts, offset);
+		rc = tt_close_scopes(d, st, t, tt_scopes_func_exit(&st->scopes, payload | TT_KEY_FUNC,
+								   offset, st->last_tsc), ts, 0);
 		break;
 	case TT_REC_FRAME:
 		rc = tt_frame_mark(d, st, site, ts, offset);
@@ -485,7 +428,7 @@ int tt_decoder_run(struct tt_decoder *d, struct tt_thread_state *st, int64_t lim
 				if (kind != TT_REC_VALUE)
 					return tt_error_at(f->path, st->pending_offset,
 							   "%s record without its VALUE record",
-							   tt_kind_names[st->pending]);
+							   tt_kind_name(st->pending));
 				if (tt_complete(d, st, t, r) < 0)
 					return -1;
 				continue;
@@ -495,7 +438,7 @@ int tt_decoder_run(struct tt_decoder *d, struct tt_thread_state *st, int64_t lim
 			if (kind == TT_REC_VALUE || kind == TT_REC_TEXT)
 				return tt_error_at(f->path, offset, "%s record with no record before "
 						   "it that takes one", kind == TT_REC_VALUE ? "VALUE" : "TEXT");
-			if (!tt_kind_known(kind))
+			if (!TT_RECORD_KNOWN(kind))
 				return tt_error_at(f->path, offset, "unknown record kind %u", kind);
 			uint64_t tsc = r->tsc;
 			if (tsc < f->tsc_min || tsc > f->tsc_max)
@@ -526,8 +469,8 @@ int tt_decoder_run(struct tt_decoder *d, struct tt_thread_state *st, int64_t lim
 				st->first_clamped = offset;
 			if (!st->started) {
 				st->first_ts = ts;
-				for (uint32_t i = st->nunbegun; i > 0; i--)
-					if (tt_open_unbegun(d, st, t, ts, st->unbegun[i - 1], offset) < 0)
+				for (uint32_t i = st->unbegun.n; i > 0; i--)
+					if (tt_open_unbegun(d, st, t, ts, st->unbegun.keys[i - 1], offset) < 0)
 						return -1;
 			}
 			st->started = true;
@@ -563,11 +506,12 @@ static size_t tt_func_label(const struct tt_trace *t, struct tt_thread_state *st
 int tt_decoder_finish_thread(struct tt_decoder *d, const struct tt_thread *t)
 {
 	struct tt_thread_state *st = &d->threads[t->id];
+	const struct tt_scopes *sc = &st->scopes;
 	char who[160];
 	if (st->pending)
 		return tt_error_at(t->file->path, st->pending_offset,
 				   "%s record without its %s (the thread's records end)",
-				   tt_kind_names[st->pending],
+				   tt_kind_name(st->pending),
 				   st->pending == TT_REC_DESCRIBE ? "TEXT records" : "VALUE record");
 	if (st->depth > 0) {
 		const struct tt_scope *in = &st->stack[st->depth - 1];
@@ -579,29 +523,28 @@ int tt_decoder_finish_thread(struct tt_decoder *d, const struct tt_thread *t)
 				tt_thread_label(t, who, sizeof(who)), st->depth, len,
 				in->site ? in->site->name.ptr : fn, in->offset);
 	}
-	st->too_deep = 0;
-	while (st->depth > 0)
+	for (uint32_t n = tt_scopes_finish(&st->scopes); n > 0; n--)
 		if (tt_close_scope(d, st, t, st->last_ts, TT_EV_UNTERMINATED) < 0)
 			return -1;
 	/* at or after its last event (the runs stopped at each): what is left */
 	if (tt_decoder_emit_marks(d, st, INT64_MAX) < 0)
 		return -1;
-	if (st->too_deep_total)
+	if (sc->too_deep_total)
 		tt_decoder_warn(d, "%s: %" PRIu64 " scopes nested deeper than %u levels left out "
 				"(first at offset %" PRIu64 "); the scopes around them keep their times",
-				tt_thread_label(t, who, sizeof(who)), st->too_deep_total, TT_MAX_DEPTH,
-				st->first_too_deep);
-	if (st->unmatched > st->unmatched_exits)
+				tt_thread_label(t, who, sizeof(who)), sc->too_deep_total, TT_MAX_DEPTH,
+				sc->first_too_deep);
+	if (sc->unmatched > sc->unmatched_exits)
 		tt_decoder_warn(d, "%s: %" PRIu64 " ends with no open scope, ignored (first at offset %"
 				PRIu64 ")", tt_thread_label(t, who, sizeof(who)),
-				st->unmatched - st->unmatched_exits, st->first_unmatched);
-	if (st->unmatched_exits) {
+				sc->unmatched - sc->unmatched_exits, sc->first_unmatched);
+	if (sc->unmatched_exits) {
 		char fn[512];
-		size_t len = tt_func_label(d->trace, st, st->unmatched_exit_func, st->unmatched_exit_tsc, fn,
-					    sizeof(fn));
+		size_t len = tt_func_label(d->trace, st, sc->unmatched_exit_key & ~TT_KEY_FUNC,
+					   sc->unmatched_exit_tsc, fn, sizeof(fn));
 		tt_decoder_warn(d, "%s: %" PRIu64 " function exits with no entry, ignored (first: %.*s "
 				"at offset %" PRIu64 ")", tt_thread_label(t, who, sizeof(who)),
-				st->unmatched_exits, (int)len, fn, st->first_unmatched_exit);
+				sc->unmatched_exits, (int)len, fn, sc->first_unmatched_exit);
 	}
 	if (st->clamped)
 		tt_decoder_warn(d, "%s: %" PRIu64 " timestamps went backwards and were clamped "
@@ -627,17 +570,17 @@ int tt_decoder_finish_thread(struct tt_decoder *d, const struct tt_thread *t)
 		tt_decoder_warn(d, "%s: %" PRIu64 " runs of dropped events (%" PRIu64 " events) shown "
 				"as slices \"%s\"; %" PRIu64 " scopes that ended in them closed at their "
 				"start and flagged \"unterminated\"", tt_thread_label(t, who, sizeof(who)),
-				st->gaps, st->gap_events, t->file->gap_site->name.ptr, st->gap_closed);
-	if (st->unbegun_opened)
+				st->gaps, st->gap_events, t->file->gap_site->name.ptr, sc->gap_closed);
+	if (sc->unbegun)
 		tt_decoder_warn(d, "%s: %" PRIu64 " scopes whose beginning was not recorded (before "
 				"its oldest kept event, or among dropped events) shown from the first time "
 				"they are known open and flagged \"unbegun\"",
-				tt_thread_label(t, who, sizeof(who)), st->unbegun_opened);
-	d->sum.unmatched += st->unmatched;
+				tt_thread_label(t, who, sizeof(who)), sc->unbegun);
+	d->sum.unmatched += sc->unmatched;
 	d->sum.clamped += st->clamped;
 	struct tt_thread_summary ts = {
-		.events = st->events, .unmatched = st->unmatched, .clamped = st->clamped,
-		.unterminated = st->unterminated, .unbegun = st->unbegun_opened, .gaps = st->gaps,
+		.events = st->events, .unmatched = sc->unmatched, .clamped = st->clamped,
+		.unterminated = st->unterminated, .unbegun = sc->unbegun, .gaps = st->gaps,
 		.gap_events = st->gap_events, .first_ts = st->first_ts,
 		.last_ts = st->started ? st->last_ts : 0,
 	};
@@ -649,33 +592,10 @@ int tt_decoder_finish_thread(struct tt_decoder *d, const struct tt_thread *t)
 int tt_decoder_scan_unbegun(struct tt_thread_state *st)
 {
 	const struct tt_thread *t = st->thread;
-	uint64_t depth = 0;
-	uint32_t cap = 0;
-	for (size_t s = 0; s < t->nsections; s++) {
-		const struct tt_events *ev = &t->sections[s];
-		const struct tt_record *records = tt_section_records(t, s);
-		for (size_t i = 0; i < ev->count; i++) {
-			uint64_t word = records[i].word;
-			unsigned kind = TT_RECORD_KIND(word);
-			bool opens = kind == TT_REC_BEGIN || kind == TT_REC_BEGIN_ARG ||
-				     kind == TT_REC_FUNC_ENTER || kind == TT_REC_ENDBEGIN;
-			bool closes = kind == TT_REC_END || kind == TT_REC_ENDBEGIN || kind == TT_REC_FUNC_EXIT;
-			if (closes && depth > 0) {
-				depth--;
-			} else if (closes && st->nunbegun < TT_MAX_DEPTH) {
-				/* (past as deep as the decoder keeps, the rest are unmatched ends) */
-				if (st->nunbegun == cap) {
-					cap = cap ? 2 * cap : 16;
-					uint64_t *p = realloc(st->unbegun, cap * sizeof(*p));
-					if (!p)
-						return tt_error("out of memory for %u scopes", cap);
-					st->unbegun = p;
-				}
-				st->unbegun[st->nunbegun++] = kind == TT_REC_FUNC_EXIT ? TT_RECORD_PAYLOAD(word) : 0;
-			}
-			depth += opens;
-		}
-	}
+	/* (past as deep as the decoder keeps, the rest are unmatched ends) */
+	st->unbegun.max = TT_MAX_DEPTH;
+	for (size_t s = 0; s < t->nsections; s++)
+		if (tt_unbegun_scan(&st->unbegun, tt_section_records(t, s), t->sections[s].count) < 0)
+			return tt_error("out of memory for %u scopes", 2 * st->unbegun.cap);
 	return 0;
 }
-

@@ -641,7 +641,7 @@ static int tt_read_sched(struct tt_file *f, struct tt_cursor *c)
 			       si.since_ns < floor ? "before the run or its thread's last state"
 						  : "after its first state");
 	int64_t last = t->has_states ? t->states_last : INT64_MIN;
-	t->nstates += tt__sched_head(&last, si.lost, si.since_ns, &first, count ? 1 : 0,
+	t->nstates += tt_sched_head(&last, si.lost, si.since_ns, &first, count ? 1 : 0,
 				     t->states + t->nstates);
 	t->states_lost += si.lost;
 	for (uint64_t i = 0; i < count; i++) {

@@ -119,12 +119,12 @@ static struct tt_diff_scope *tt_diff_scope(struct tt_diff *d, const char *thread
 	return s;
 }
 
-static int64_t tt_entry_metric(const struct tt__entry *e, enum tt_diff_metric m)
+static int64_t tt_entry_metric(const struct tt_an_entry *e, enum tt_diff_metric m)
 {
 	switch (m) {
 	case TT_DIFF_TOTAL: return e->total;
 	case TT_DIFF_CALLS: return e->calls > INT64_MAX ? INT64_MAX : (int64_t)e->calls;
-	default: return tt__hist_percentile(&e->hist, e->calls, tt_diff_permille[m], e->min, e->max);
+	default: return tt_an_hist_percentile(&e->hist, e->calls, tt_diff_permille[m], e->min, e->max);
 	}
 }
 
@@ -133,13 +133,13 @@ static int64_t tt_side_metric(const struct tt_diff_side *s, enum tt_diff_metric 
 	switch (m) {
 	case TT_DIFF_TOTAL: return s->total;
 	case TT_DIFF_CALLS: return s->calls > INT64_MAX ? INT64_MAX : (int64_t)s->calls;
-	default: return tt__hist_percentile(&s->hist, s->calls, tt_diff_permille[m], s->min, s->max);
+	default: return tt_an_hist_percentile(&s->hist, s->calls, tt_diff_permille[m], s->min, s->max);
 	}
 }
 
 int64_t tt_diff_percentile(const struct tt_diff_side *s, unsigned permille)
 {
-	return tt__hist_percentile(&s->hist, s->calls, permille, s->min, s->max);
+	return tt_an_hist_percentile(&s->hist, s->calls, permille, s->min, s->max);
 }
 
 static void tt_add_sat(int64_t *acc, int64_t v)
@@ -150,7 +150,7 @@ static void tt_add_sat(int64_t *acc, int64_t v)
 
 /* What a thread is matched by between runs: its name; the main thread's, unless the
  * program named it, is its program's, which two builds need not share: "main". */
-static struct tt_str tt_thread_key(const struct tt__thread_analysis *th)
+static struct tt_str tt_thread_key(const struct tt_an_thread *th)
 {
 	const struct tt_thread *t = th->ctx;
 	const struct tt_process *p = &t->file->process;
@@ -161,12 +161,12 @@ static struct tt_str tt_thread_key(const struct tt__thread_analysis *th)
 }
 
 /* Adds the table of run `r` of `side` to the scopes; 0 or -1. */
-static int tt_diff_add_table(struct tt_diff *d, int side, size_t r, const struct tt__table *t,
+static int tt_diff_add_table(struct tt_diff *d, int side, size_t r, const struct tt_an_table *t,
 			     const struct tt_summary *sum)
 {
 	d->dropped[side] += sum->dropped;
 	for (size_t i = 0; i < t->n; i++) {
-		const struct tt__entry *e = &t->entries[i];
+		const struct tt_an_entry *e = &t->entries[i];
 		struct tt_str thread = e->thread ? tt_thread_key(e->thread) : (struct tt_str){0};
 		struct tt_diff_scope *scope = tt_diff_scope(d, thread.ptr, thread.len, e->name);
 		if (!scope)
@@ -182,7 +182,7 @@ static int tt_diff_add_table(struct tt_diff *d, int side, size_t r, const struct
 		tt_add_sat(&s->calls_total, e->calls_total);
 		s->min = e->min < s->min ? e->min : s->min;
 		s->max = e->max > s->max ? e->max : s->max;
-		if (tt__hist_merge(&s->hist, &e->hist) < 0)
+		if (tt_an_hist_merge(&s->hist, &e->hist) < 0)
 			return tt_error("out of memory for the histograms");
 		int64_t v = tt_entry_metric(e, d->o->metric);
 		if (d->o->metric >= TT_DIFF_TOTAL)
@@ -330,7 +330,7 @@ struct tt_diff_run {
 	size_t run;
 };
 
-static int tt_diff_add_locked(void *ctx, struct tt__table *t, const struct tt_summary *sum)
+static int tt_diff_add_locked(void *ctx, struct tt_an_table *t, const struct tt_summary *sum)
 {
 	struct tt_diff_run *run = ctx;
 	pthread_mutex_lock(&run->jobs->lock);

@@ -53,11 +53,11 @@ static const char *const tt_diff_headings[TT_DIFF_COLUMNS] = {
 static void tt_side_cells(const struct tt_diff_side *s, char cells[TT_DIFF_COLUMNS][32])
 {
 	snprintf(cells[0], 32, "%" PRIu64, s->calls);
-	tt__fmt_ns(cells[1], s->total);
-	tt__fmt_ns(cells[2], s->self);
+	tt_an_fmt_ns(cells[1], s->total);
+	tt_an_fmt_ns(cells[2], s->self);
 	for (int i = 0; i < 3; i++)
-		tt__fmt_ns(cells[3 + i], s->calls ? tt_diff_percentile(s, tt_diff_permille[i]) : 0);
-	tt__fmt_ns(cells[6], s->calls ? s->max : 0);
+		tt_an_fmt_ns(cells[3 + i], s->calls ? tt_diff_percentile(s, tt_diff_permille[i]) : 0);
+	tt_an_fmt_ns(cells[6], s->calls ? s->max : 0);
 	snprintf(cells[7], 32, "%" PRIu32, s->runs);
 }
 
@@ -220,13 +220,13 @@ static void tt_diff_markdown(FILE *out, const struct tt_diff *d, const char *sum
 }
 
 /* A side of a scope as a row of report's table, for its plot. */
-static int tt_side_entry(struct tt__entry *e, const struct tt_diff_scope *s, int side)
+static int tt_side_entry(struct tt_an_entry *e, const struct tt_diff_scope *s, int side)
 {
 	char name[1024];
 	tt_shown_name(name, sizeof name, s);
 	const struct tt_diff_side *v = &s->side[side];
 	size_t len = strlen(name) + 8;
-	*e = (struct tt__entry){
+	*e = (struct tt_an_entry){
 		.name = malloc(len), .calls = v->calls, .total = v->total, .self = v->self,
 		.children = v->total - v->self, .min = v->min, .max = v->max,
 		.mean = v->calls_total / (int64_t)v->calls, .p50 = tt_diff_percentile(v, 500),
@@ -241,7 +241,7 @@ static int tt_side_entry(struct tt__entry *e, const struct tt_diff_scope *s, int
 
 static int tt_diff_svg(FILE *out, const struct tt_diff *d)
 {
-	struct tt__table t = {.entries = calloc(2 * TT_DIFF_SVG_CHANGES, sizeof(struct tt__entry))};
+	struct tt_an_table t = {.entries = calloc(2 * TT_DIFF_SVG_CHANGES, sizeof(struct tt_an_entry))};
 	int rc = t.entries ? 0 : -1;
 	for (size_t i = 0; rc == 0 && i < d->n && t.n < 2 * TT_DIFF_SVG_CHANGES; i++) {
 		const struct tt_diff_scope *s = &d->scopes[i];
@@ -258,7 +258,7 @@ static int tt_diff_svg(FILE *out, const struct tt_diff *d)
 			 d->o->paths[TT_BASE], d->o->paths[TT_NEW], t.n / 2, d->n);
 		tt_table_svg(out, &t, title);
 	}
-	tt__table_free(&t);
+	tt_an_table_free(&t);
 	return rc < 0 ? tt_error("out of memory") : 0;
 }
 

@@ -24,7 +24,7 @@ static size_t tt_frames_slot(const struct tt_frame_stats *fs, uint64_t key)
 	return i;
 }
 
-void tt_frames_scope(struct tt_frame_stats *fs, const struct tt__thread_analysis *th, uint64_t key,
+void tt_frames_scope(struct tt_frame_stats *fs, const struct tt_an_thread *th, uint64_t key,
 		     int64_t self)
 {
 	if (!fs->site || fs->oom || !key)
@@ -102,7 +102,7 @@ void tt_frames_mark(struct tt_frame_stats *fs, const struct tt_event *e)
 		fs->min = e->dur < fs->min ? e->dur : fs->min;
 		fs->max = e->dur > fs->max ? e->dur : fs->max;
 		fs->total += e->dur;
-		if (tt__hist_add(&fs->hist, e->dur) < 0)
+		if (tt_an_hist_add(&fs->hist, e->dur) < 0)
 			fs->oom = true;
 		tt_frames_keep_worst(fs, e->value - 1, e->ts - e->dur, e->dur);
 	}
@@ -113,7 +113,7 @@ void tt_frames_mark(struct tt_frame_stats *fs, const struct tt_event *e)
 	}
 }
 
-int tt_frames_print(const struct tt_frame_stats *fs, const struct tt__analysis *an, FILE *out)
+int tt_frames_print(const struct tt_frame_stats *fs, const struct tt_an *an, FILE *out)
 {
 	char a[32], b[32], c[32], d[32], m[32];
 	if (!fs->site || fs->frames == 0) {
@@ -122,24 +122,24 @@ int tt_frames_print(const struct tt_frame_stats *fs, const struct tt__analysis *
 	}
 	int64_t mean = fs->total / (int64_t)fs->frames;
 	fprintf(out, "frames: %" PRIu64 " frames of \"%.*s\", %s in all\n", fs->frames,
-		(int)fs->site->name.len, fs->site->name.ptr, tt__fmt_ns(a, fs->total));
-	fprintf(out, "frame time: mean %s  p50 %s  p95 %s  p99 %s  max %s\n", tt__fmt_ns(m, mean),
-		tt__fmt_ns(a, tt__hist_percentile(&fs->hist, fs->frames, 500, fs->min, fs->max)),
-		tt__fmt_ns(b, tt__hist_percentile(&fs->hist, fs->frames, 950, fs->min, fs->max)),
-		tt__fmt_ns(c, tt__hist_percentile(&fs->hist, fs->frames, 990, fs->min, fs->max)),
-		tt__fmt_ns(d, fs->max));
+		(int)fs->site->name.len, fs->site->name.ptr, tt_an_fmt_ns(a, fs->total));
+	fprintf(out, "frame time: mean %s  p50 %s  p95 %s  p99 %s  max %s\n", tt_an_fmt_ns(m, mean),
+		tt_an_fmt_ns(a, tt_an_hist_percentile(&fs->hist, fs->frames, 500, fs->min, fs->max)),
+		tt_an_fmt_ns(b, tt_an_hist_percentile(&fs->hist, fs->frames, 950, fs->min, fs->max)),
+		tt_an_fmt_ns(c, tt_an_hist_percentile(&fs->hist, fs->frames, 990, fs->min, fs->max)),
+		tt_an_fmt_ns(d, fs->max));
 	if (fs->budget > 0)
 		fprintf(out, "over the budget of %s: %" PRIu64 " frames (%.1f%%)\n",
-			tt__fmt_ns(a, fs->budget), fs->over, 100.0 * (double)fs->over / (double)fs->frames);
+			tt_an_fmt_ns(a, fs->budget), fs->over, 100.0 * (double)fs->over / (double)fs->frames);
 	fprintf(out, "worst frames, with the scopes that took the most of them (self time):\n");
 	for (size_t i = 0; i < fs->nworst; i++) {
 		const struct tt_worst_frame *w = &fs->worst[i];
-		fprintf(out, "  frame %" PRIu64 " took %s at %s:", w->number, tt__fmt_ns(a, w->dur),
-			tt__fmt_ns(b, w->start));
+		fprintf(out, "  frame %" PRIu64 " took %s at %s:", w->number, tt_an_fmt_ns(a, w->dur),
+			tt_an_fmt_ns(b, w->start));
 		for (size_t k = 0; k < w->ntop; k++) {
 			char name[512];
 			an->name(an->ctx, w->top[k].thread, w->top[k].key, name, sizeof name);
-			fprintf(out, "%s %s %s", k ? "," : "", name, tt__fmt_ns(a, w->top[k].self));
+			fprintf(out, "%s %s %s", k ? "," : "", name, tt_an_fmt_ns(a, w->top[k].self));
 		}
 		fputc('\n', out);
 	}

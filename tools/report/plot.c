@@ -24,7 +24,7 @@ static double tt_plot_x(int64_t ns, double lo, double hi)
 	return left + (v - lo) / (hi - lo) * (right - left);
 }
 
-void tt_table_svg(FILE *out, const struct tt__table *t, const char *title)
+void tt_table_svg(FILE *out, const struct tt_an_table *t, const char *title)
 {
 	size_t rows = t->n < TT_PLOT_ROWS ? t->n : TT_PLOT_ROWS;
 	int64_t min = INT64_MAX, max = 1, self = 0;
@@ -61,13 +61,13 @@ void tt_table_svg(FILE *out, const struct tt__table *t, const char *title)
 			unit[e / 3 < 3 ? e / 3 : 3]);
 	}
 	for (size_t i = 0; i < rows; i++) {
-		const struct tt__entry *r = &t->entries[i];
+		const struct tt_an_entry *r = &t->entries[i];
 		double y = TT_PLOT_TOP + (double)i * TT_PLOT_ROW, mid = y + TT_PLOT_ROW / 2.0;
 		char p50[32], p99[32], self_s[32];
 		fprintf(out, "<g><title>");
 		tt_xml_text(out, r->name, SIZE_MAX);
 		fprintf(out, ": %" PRIu64 " calls, self %s, p50 %s, p99 %s</title>\n", r->calls,
-			tt__fmt_ns(self_s, r->self), tt__fmt_ns(p50, r->p50), tt__fmt_ns(p99, r->p99));
+			tt_an_fmt_ns(self_s, r->self), tt_an_fmt_ns(p50, r->p50), tt_an_fmt_ns(p99, r->p99));
 		double share = self ? (double)r->self / (double)self : 0;
 		fprintf(out, "<rect x=\"10\" y=\"%.1f\" width=\"%.1f\" height=\"%d\" fill=\"#f3d7b5\"/>"
 			"<text x=\"14\" y=\"%.1f\">", y + 2, share * (TT_PLOT_NAME - 20), TT_PLOT_ROW - 4,

@@ -1,6 +1,6 @@
 /* `ticktrace report`, `ticktrace spikes` and convert's spike marks: one sink turns
- * the decoder's events into the calls of the analysis state machine that the runtime
- * shares (src/analysis.h), one per thread. */
+ * the decoder's events into the calls of the analysis library that the runtime
+ * shares (src/common/analysis/analysis.h), one per thread. */
 #include "report.h"
 
 #include <inttypes.h>
@@ -15,13 +15,13 @@
 
 bool tt_thresholds_given(const struct tt_thresholds *th)
 {
-	return th->global != TT__NO_THRESHOLD || th->file;
+	return th->global != TT_AN_NO_THRESHOLD || th->file;
 }
 
 void tt_thresholds_free(struct tt_thresholds *th)
 {
-	struct tt__thresholds table = {th->rules, th->nrules, th->text};
-	tt__thresholds_free(&table);
+	struct tt_an_thresholds table = {th->rules, th->nrules, th->text};
+	tt_an_thresholds_free(&table);
 	th->rules = NULL;
 	th->nrules = 0;
 	th->text = NULL;
@@ -31,12 +31,12 @@ int tt_thresholds_load(struct tt_thresholds *th)
 {
 	if (!th->file)
 		return 0;
-	struct tt__thresholds table;
-	struct tt__thresholds_problem problem;
-	if (tt__thresholds_load(&table, th->file, &problem) < 0) {
+	struct tt_an_thresholds table;
+	struct tt_an_thresholds_problem problem;
+	if (tt_an_thresholds_load(&table, th->file, &problem) < 0) {
 		char why[512];
-		tt_error("%s: %s", th->file, tt__thresholds_problem_text(&problem, why, sizeof why));
-		tt__thresholds_free(&table);
+		tt_error("%s: %s", th->file, tt_an_thresholds_problem_text(&problem, why, sizeof why));
+		tt_an_thresholds_free(&table);
 		return -1;
 	}
 	th->rules = table.rules;
@@ -47,13 +47,13 @@ int tt_thresholds_load(struct tt_thresholds *th)
 
 /* ---- the sink ---- */
 
-struct tt_an_sink {
+struct tt_ps_sink {
 	struct tt_sink sink;
 	struct tt_sink *inner; /* convert: the writer, which gets every event and the marks */
 	const struct tt_trace *trace;
-	struct tt__analysis an;
-	struct tt__thread_analysis *threads; /* by thread id */
-	struct tt__thread_analysis **list;   /* the same, for tt__table_build */
+	struct tt_an an;
+	struct tt_an_thread *threads; /* by thread id */
+	struct tt_an_thread **list;   /* the same, for tt_an_table_build */
 	size_t nthreads;
 	FILE *out;                           /* spikes, as they come */
 	enum tt_report_format format;
@@ -66,7 +66,7 @@ struct tt_an_sink {
 	struct tt_buf names;
 	/* spikes of snapshots: each file's snapshot spike, by file (NULL: not a spike's) */
 	struct tt_snap_spike *snaps;
-	struct tt_sink_ops snap_ops; /* spikes of a trace with snapshots: tt_an_ops but one */
+	struct tt_sink_ops snap_ops; /* spikes of a trace with snapshots: tt_ps_ops but one */
 };
 
 /* A snapshot's spike (the one its runtime wrote it for): `spikes` reports it as the
@@ -84,38 +84,38 @@ struct tt_snap_spike {
  * one that none lists, by its address. */
 #define TT_KEY_FUNC_SITE (UINT64_C(1) << 62)
 
-static size_t tt_an_name(void *ctx, const struct tt__thread_analysis *th, uint64_t key, char *buf,
+static size_t tt_ps_name(void *ctx, const struct tt_an_thread *th, uint64_t key, char *buf,
 			 size_t cap)
 {
-	struct tt_an_sink *a = ctx;
+	struct tt_ps_sink *a = ctx;
 	(void)th;
 	uint32_t at;
-	if ((key & TT__KEY_FUNC) && !(key & TT_KEY_FUNC_SITE)) {
-		int n = snprintf(buf, cap, "%s", tt_map_get(&a->func_names, key & ~TT__KEY_FUNC, &at) ?
+	if ((key & TT_KEY_FUNC) && !(key & TT_KEY_FUNC_SITE)) {
+		int n = snprintf(buf, cap, "%s", tt_map_get(&a->func_names, key & ~TT_KEY_FUNC, &at) ?
 							 a->names.p + at : "?");
 		return n < 0 ? 0 : (size_t)n >= cap ? cap - 1 : (size_t)n;
 	}
-	const struct tt_site *s = (const struct tt_site *)(uintptr_t)(key & ~(TT__KEY_FUNC | TT_KEY_FUNC_SITE));
+	const struct tt_site *s = (const struct tt_site *)(uintptr_t)(key & ~(TT_KEY_FUNC | TT_KEY_FUNC_SITE));
 	size_t n = s->name.len < cap - 1 ? s->name.len : cap - 1;
 	memcpy(buf, s->name.ptr, n);
 	buf[n] = 0;
 	return n;
 }
 
-static uint64_t tt_an_key(const struct tt_event *e)
+static uint64_t tt_ps_key(const struct tt_event *e)
 {
 	if (!(e->flags & TT_EV_FUNC))
 		return (uint64_t)(uintptr_t)e->site;
-	return TT__KEY_FUNC | (e->site ? TT_KEY_FUNC_SITE | (uint64_t)(uintptr_t)e->site : e->func);
+	return TT_KEY_FUNC | (e->site ? TT_KEY_FUNC_SITE | (uint64_t)(uintptr_t)e->site : e->func);
 }
 
 #define TT_FORWARD(a, op, ...)                                                     \
 	((a)->inner && (a)->inner->ops->op ? (a)->inner->ops->op((a)->inner, __VA_ARGS__) : 0)
 
-static int tt_an_failed(struct tt_an_sink *a);
+static int tt_ps_failed(struct tt_ps_sink *a);
 
 /* The spikes the trace's snapshots were written for. */
-static int tt_an_snapshots(struct tt_an_sink *a, const struct tt_trace *t)
+static int tt_ps_snapshots(struct tt_ps_sink *a, const struct tt_trace *t)
 {
 	for (size_t i = 0; i < t->nfiles; i++) {
 		const struct tt_file *f = &t->files[i];
@@ -135,7 +135,7 @@ static int tt_an_snapshots(struct tt_an_sink *a, const struct tt_trace *t)
 
 /* The snapshot spike `s` is, or NULL: a spike of its thread that began and ended
  * where it did (decode.h: TT_MARK_SLACK_NS). */
-static struct tt_snap_spike *tt_an_snap_of(const struct tt_an_sink *a, const struct tt__spike *s)
+static struct tt_snap_spike *tt_ps_snap_of(const struct tt_ps_sink *a, const struct tt_an_spike *s)
 {
 	const struct tt_thread *t = s->thread->ctx;
 	struct tt_snap_spike *snap = a->snaps ? &a->snaps[t->file - a->trace->files] : NULL;
@@ -147,7 +147,7 @@ static struct tt_snap_spike *tt_an_snap_of(const struct tt_an_sink *a, const str
 /* A scope opens where a snapshot's spike began, on its thread, with its name (a
  * function's: any): it takes the snapshot's threshold. Short scopes of its name may
  * begin as near: they take it too, and are no spike. */
-static int tt_an_snap_open(struct tt_an_sink *a, const struct tt_event *e)
+static int tt_ps_snap_open(struct tt_ps_sink *a, const struct tt_event *e)
 {
 	struct tt_snap_spike *snap = &a->snaps[e->thread->file - a->trace->files];
 	const struct tt_snapshot *ss = snap->snapshot;
@@ -155,13 +155,13 @@ static int tt_an_snap_open(struct tt_an_sink *a, const struct tt_event *e)
 	    (e->site && !e->site->is_func &&
 	     (e->site->name.len != ss->name.len || memcmp(e->site->name.ptr, ss->name.ptr, ss->name.len))))
 		return 0;
-	return tt__scope_note(&a->threads[e->thread->id], TT_REC_THRESHOLD,
-			      (uint64_t)ss->info.threshold_ns, NULL, 0) < 0 ? tt_an_failed(a) : 0;
+	return tt_an_scope_note(&a->threads[e->thread->id], TT_REC_THRESHOLD,
+			      (uint64_t)ss->info.threshold_ns, NULL, 0) < 0 ? tt_ps_failed(a) : 0;
 }
 
-static int tt_an_start(struct tt_sink *s, const struct tt_trace *t)
+static int tt_ps_start(struct tt_sink *s, const struct tt_trace *t)
 {
-	struct tt_an_sink *a = (struct tt_an_sink *)s;
+	struct tt_ps_sink *a = (struct tt_ps_sink *)s;
 	a->trace = t;
 	a->threads = calloc(t->nthreads ? t->nthreads : 1, sizeof(*a->threads));
 	a->list = calloc(t->nthreads ? t->nthreads : 1, sizeof(*a->list));
@@ -172,8 +172,8 @@ static int tt_an_start(struct tt_sink *s, const struct tt_trace *t)
 		const struct tt_file *f = &t->files[i];
 		for (size_t k = 0; k < f->nthreads; k++) {
 			const struct tt_thread *th = &f->threads[k];
-			struct tt__thread_analysis *ta = &a->threads[th->id];
-			tt__thread_analysis_init(ta, &a->an, (void *)th);
+			struct tt_an_thread *ta = &a->threads[th->id];
+			tt_an_thread_init(ta, &a->an, (void *)th);
 			ta->pid = f->process.pid;
 			ta->tid = th->tid;
 			ta->name = th->name.ptr;
@@ -181,22 +181,22 @@ static int tt_an_start(struct tt_sink *s, const struct tt_trace *t)
 			a->list[th->id] = ta;
 			/* (the reader marks lost states: TT_SCHED_UNKNOWN) */
 			if ((th->flags & TT_THREAD_SCHED) &&
-			    tt__thread_states(ta, th->states, th->nstates, t->base_ns) < 0)
-				return tt_an_failed(a);
+			    tt_an_thread_states(ta, th->states, th->nstates, t->base_ns) < 0)
+				return tt_ps_failed(a);
 		}
 	}
-	if (a->an.find_spikes && tt_an_snapshots(a, t) < 0)
+	if (a->an.find_spikes && tt_ps_snapshots(a, t) < 0)
 		return -1;
 	return TT_FORWARD(a, start, t);
 }
 
-static int tt_an_failed(struct tt_an_sink *a)
+static int tt_ps_failed(struct tt_ps_sink *a)
 {
 	return a->an.oom ? tt_error("out of memory for the analysis") : -1;
 }
 
 /* Keeps the name of a function no FUNCS section lists, the first time it opens. */
-static int tt_an_keep_func_name(struct tt_an_sink *a, const struct tt_event *e)
+static int tt_ps_keep_func_name(struct tt_ps_sink *a, const struct tt_event *e)
 {
 	uint32_t at;
 	if (tt_map_get(&a->func_names, e->func, &at))
@@ -208,27 +208,27 @@ static int tt_an_keep_func_name(struct tt_an_sink *a, const struct tt_event *e)
 	return a->names.oom || tt_map_put(&a->func_names, e->func, at) < 0 ? tt_error("out of memory") : 0;
 }
 
-static int tt_an_slice_begin(struct tt_sink *s, const struct tt_event *e)
+static int tt_ps_slice_begin(struct tt_sink *s, const struct tt_event *e)
 {
-	struct tt_an_sink *a = (struct tt_an_sink *)s;
-	if (tt_event_naming(e) == TT_NAMED_BY_FUNC && tt_an_keep_func_name(a, e) < 0)
+	struct tt_ps_sink *a = (struct tt_ps_sink *)s;
+	if (tt_event_naming(e) == TT_NAMED_BY_FUNC && tt_ps_keep_func_name(a, e) < 0)
 		return -1;
-	if (tt__scope_open(&a->threads[e->thread->id], tt_an_key(e), e->ts) < 0)
-		return tt_an_failed(a);
+	if (tt_an_scope_open(&a->threads[e->thread->id], tt_ps_key(e), e->ts) < 0)
+		return tt_ps_failed(a);
 	return TT_FORWARD(a, slice_begin, e);
 }
 
-static int tt_an_slice_end(struct tt_sink *s, const struct tt_event *e)
+static int tt_ps_slice_end(struct tt_sink *s, const struct tt_event *e)
 {
-	struct tt_an_sink *a = (struct tt_an_sink *)s;
+	struct tt_ps_sink *a = (struct tt_ps_sink *)s;
 	if (TT_FORWARD(a, slice_end, e) < 0)
 		return -1;
-	return tt__scope_close(&a->threads[e->thread->id], e->ts + e->dur) < 0 ? tt_an_failed(a) : 0;
+	return tt_an_scope_close(&a->threads[e->thread->id], e->ts + e->dur) < 0 ? tt_ps_failed(a) : 0;
 }
 
-static int tt_an_note(struct tt_sink *s, const struct tt_event *e)
+static int tt_ps_note(struct tt_sink *s, const struct tt_event *e)
 {
-	struct tt_an_sink *a = (struct tt_an_sink *)s;
+	struct tt_ps_sink *a = (struct tt_ps_sink *)s;
 	static const unsigned kinds[][2] = {
 		{TT_EV_THRESHOLD, TT_REC_THRESHOLD}, {TT_EV_CHILDREN_THRESHOLD, TT_REC_CHILDREN_THRESHOLD},
 		{TT_EV_IGNORE, TT_REC_IGNORE},       {TT_EV_IGNORE_CHILDREN, TT_REC_IGNORE_CHILDREN},
@@ -241,61 +241,61 @@ static int tt_an_note(struct tt_sink *s, const struct tt_event *e)
 	a->threshold_notes += kind == TT_REC_THRESHOLD || kind == TT_REC_CHILDREN_THRESHOLD ||
 			      kind == TT_REC_PARENTS_THRESHOLD;
 	size_t len = kind == TT_REC_DESCRIBE ? (size_t)e->value : 0;
-	if (tt__scope_note(&a->threads[e->thread->id], kind, e->value, e->text, len) < 0)
-		return tt_an_failed(a);
+	if (tt_an_scope_note(&a->threads[e->thread->id], kind, e->value, e->text, len) < 0)
+		return tt_ps_failed(a);
 	return TT_FORWARD(a, note, e);
 }
 
-static int tt_an_frame(struct tt_sink *s, const struct tt_event *e)
+static int tt_ps_frame(struct tt_sink *s, const struct tt_event *e)
 {
-	struct tt_an_sink *a = (struct tt_an_sink *)s;
-	tt__frame_mark(&a->an, e->func, e->ts);
+	struct tt_ps_sink *a = (struct tt_ps_sink *)s;
+	tt_an_frame_mark(&a->an, e->func, e->ts);
 	if (a->frames)
 		tt_frames_mark(a->frames, e);
 	return TT_FORWARD(a, frame, e);
 }
 
-static int tt_an_instant(struct tt_sink *s, const struct tt_event *e)
+static int tt_ps_instant(struct tt_sink *s, const struct tt_event *e)
 {
-	return TT_FORWARD((struct tt_an_sink *)s, instant, e);
+	return TT_FORWARD((struct tt_ps_sink *)s, instant, e);
 }
 
-static int tt_an_counter(struct tt_sink *s, const struct tt_event *e)
+static int tt_ps_counter(struct tt_sink *s, const struct tt_event *e)
 {
-	return TT_FORWARD((struct tt_an_sink *)s, counter, e);
+	return TT_FORWARD((struct tt_ps_sink *)s, counter, e);
 }
 
-static int tt_an_flow(struct tt_sink *s, const struct tt_event *e)
+static int tt_ps_flow(struct tt_sink *s, const struct tt_event *e)
 {
-	return TT_FORWARD((struct tt_an_sink *)s, flow, e);
+	return TT_FORWARD((struct tt_ps_sink *)s, flow, e);
 }
 
-static int tt_an_thread_end(struct tt_sink *s, const struct tt_thread *t,
+static int tt_ps_thread_end(struct tt_sink *s, const struct tt_thread *t,
 			    const struct tt_thread_summary *sum)
 {
-	return TT_FORWARD((struct tt_an_sink *)s, thread_end, t, sum);
+	return TT_FORWARD((struct tt_ps_sink *)s, thread_end, t, sum);
 }
 
-static void tt_an_warning(struct tt_sink *s, const char *message)
+static void tt_ps_warning(struct tt_sink *s, const char *message)
 {
-	struct tt_an_sink *a = (struct tt_an_sink *)s;
+	struct tt_ps_sink *a = (struct tt_ps_sink *)s;
 	/* (alone, for report and spikes: the pipeline prints them) */
 	if (a->inner && a->inner->ops->warning)
 		a->inner->ops->warning(a->inner, message);
 }
 
-static int tt_an_finish(struct tt_sink *s, const struct tt_summary *sum)
+static int tt_ps_finish(struct tt_sink *s, const struct tt_summary *sum)
 {
-	struct tt_an_sink *a = (struct tt_an_sink *)s;
+	struct tt_ps_sink *a = (struct tt_ps_sink *)s;
 	a->sum = *sum;
 	return TT_FORWARD(a, finish, sum);
 }
 
-static void tt_an_destroy(struct tt_sink *s)
+static void tt_ps_destroy(struct tt_sink *s)
 {
-	struct tt_an_sink *a = (struct tt_an_sink *)s;
+	struct tt_ps_sink *a = (struct tt_ps_sink *)s;
 	for (size_t i = 0; i < a->nthreads; i++) /* the trace may be closed by now */
-		tt__thread_analysis_free(&a->threads[i]);
+		tt_an_thread_free(&a->threads[i]);
 	free(a->threads);
 	free(a->list);
 	tt_map_free(&a->func_names);
@@ -305,51 +305,51 @@ static void tt_an_destroy(struct tt_sink *s)
 }
 
 /* spikes of a trace with snapshots: a snapshot's spike takes its threshold as it opens */
-static int tt_an_slice_begin_snap(struct tt_sink *s, const struct tt_event *e)
+static int tt_ps_slice_begin_snap(struct tt_sink *s, const struct tt_event *e)
 {
-	return tt_an_slice_begin(s, e) < 0 ? -1 : tt_an_snap_open((struct tt_an_sink *)s, e);
+	return tt_ps_slice_begin(s, e) < 0 ? -1 : tt_ps_snap_open((struct tt_ps_sink *)s, e);
 }
 
 /* report and spikes: no sink inside, so only what the analysis takes */
-static const struct tt_sink_ops tt_an_ops = {
-	.start = tt_an_start,
-	.slice_begin = tt_an_slice_begin,
-	.slice_end = tt_an_slice_end,
-	.note = tt_an_note,
-	.frame = tt_an_frame,
-	.warning = tt_an_warning,
-	.finish = tt_an_finish,
-	.destroy = tt_an_destroy,
+static const struct tt_sink_ops tt_ps_ops = {
+	.start = tt_ps_start,
+	.slice_begin = tt_ps_slice_begin,
+	.slice_end = tt_ps_slice_end,
+	.note = tt_ps_note,
+	.frame = tt_ps_frame,
+	.warning = tt_ps_warning,
+	.finish = tt_ps_finish,
+	.destroy = tt_ps_destroy,
 };
 
 /* convert: everything, passed on */
-static const struct tt_sink_ops tt_an_wrap_ops = {
-	.start = tt_an_start,
-	.slice_begin = tt_an_slice_begin,
-	.slice_end = tt_an_slice_end,
-	.instant = tt_an_instant,
-	.counter = tt_an_counter,
-	.flow = tt_an_flow,
-	.note = tt_an_note,
-	.frame = tt_an_frame,
-	.thread_end = tt_an_thread_end,
-	.warning = tt_an_warning,
-	.finish = tt_an_finish,
-	.destroy = tt_an_destroy,
+static const struct tt_sink_ops tt_ps_wrap_ops = {
+	.start = tt_ps_start,
+	.slice_begin = tt_ps_slice_begin,
+	.slice_end = tt_ps_slice_end,
+	.instant = tt_ps_instant,
+	.counter = tt_ps_counter,
+	.flow = tt_ps_flow,
+	.note = tt_ps_note,
+	.frame = tt_ps_frame,
+	.thread_end = tt_ps_thread_end,
+	.warning = tt_ps_warning,
+	.finish = tt_ps_finish,
+	.destroy = tt_ps_destroy,
 };
 
-static struct tt_an_sink *tt_an_new(struct tt_sink *inner, const struct tt_thresholds *th)
+static struct tt_ps_sink *tt_ps_new(struct tt_sink *inner, const struct tt_thresholds *th)
 {
-	struct tt_an_sink *a = calloc(1, sizeof(*a));
+	struct tt_ps_sink *a = calloc(1, sizeof(*a));
 	if (!a)
 		return NULL;
-	a->sink.ops = inner ? &tt_an_wrap_ops : &tt_an_ops;
+	a->sink.ops = inner ? &tt_ps_wrap_ops : &tt_ps_ops;
 	a->inner = inner;
-	a->an = (struct tt__analysis){
-		.threshold = th ? th->global : TT__NO_THRESHOLD,
+	a->an = (struct tt_an){
+		.threshold = th ? th->global : TT_AN_NO_THRESHOLD,
 		.rules = th ? th->rules : NULL,
 		.nrules = th ? th->nrules : 0,
-		.name = tt_an_name,
+		.name = tt_ps_name,
 		.ctx = a,
 	};
 	return a;
@@ -369,14 +369,14 @@ void tt_json_add_text(cJSON *obj, const char *key, const char *text, size_t n)
 	free(clean);
 }
 
-static void tt_json_thread_fields(cJSON *obj, const struct tt__thread_analysis *th)
+static void tt_json_thread_fields(cJSON *obj, const struct tt_an_thread *th)
 {
 	cJSON_AddNumberToObject(obj, "pid", th->pid);
 	cJSON_AddNumberToObject(obj, "tid", th->tid);
 	tt_json_add_text(obj, "thread", th->name ? th->name : "", th->name ? th->name_len : 0);
 }
 
-static cJSON *tt_table_json(const struct tt__table *t, const struct tt_an_sink *a,
+static cJSON *tt_table_json(const struct tt_an_table *t, const struct tt_ps_sink *a,
 			    const struct tt_report_opts *o)
 {
 	cJSON *root = cJSON_CreateObject();
@@ -384,14 +384,14 @@ static cJSON *tt_table_json(const struct tt__table *t, const struct tt_an_sink *
 	cJSON_AddNumberToObject(root, "events", (double)a->sum.events);
 	cJSON_AddNumberToObject(root, "dropped", (double)a->sum.dropped);
 	cJSON_AddNumberToObject(root, "unterminated", (double)a->sum.unterminated);
-	cJSON_AddStringToObject(root, "sort", tt__sort_name(o->sort));
+	cJSON_AddStringToObject(root, "sort", tt_an_sort_name(o->sort));
 	cJSON_AddBoolToObject(root, "by_thread", o->by_thread);
 	cJSON_AddStringToObject(root, "percentiles", "nearest rank, from a log-linear histogram: "
 				"within 1/64 of the exact value");
 	cJSON_AddNumberToObject(root, "call_overhead_ns", (double)t->overhead_ns);
 	cJSON *rows = cJSON_AddArrayToObject(root, "rows");
 	for (size_t i = 0; rows && i < t->n; i++) {
-		const struct tt__entry *e = &t->entries[i];
+		const struct tt_an_entry *e = &t->entries[i];
 		cJSON *row = cJSON_CreateObject();
 		if (e->thread)
 			tt_json_thread_fields(row, e->thread);
@@ -433,27 +433,27 @@ static int tt_print_json(FILE *out, cJSON *root)
 	return 0;
 }
 
-static void tt_an_closed(void *ctx, const struct tt__thread_analysis *th, uint64_t key, int64_t self)
+static void tt_ps_closed(void *ctx, const struct tt_an_thread *th, uint64_t key, int64_t self)
 {
-	struct tt_an_sink *a = ctx;
+	struct tt_ps_sink *a = ctx;
 	tt_frames_scope(a->frames, th, key, self);
 }
 
 /* The calls TICKTRACE_MIN_DUR erased as they returned (FILTERED sections), into their
  * functions' rows: the profile adds up. */
-static int tt_an_filtered(struct tt_an_sink *a)
+static int tt_ps_filtered(struct tt_ps_sink *a)
 {
 	const struct tt_trace *trace = a->trace;
 	for (size_t f = 0; f < trace->nfiles; f++)
 		for (size_t i = 0; i < trace->files[f].nthreads; i++) {
 			const struct tt_thread *t = &trace->files[f].threads[i];
-			struct tt__thread_analysis *th = a->list[t->id];
+			struct tt_an_thread *th = a->list[t->id];
 			for (size_t k = 0; th && k < t->nfiltered; k++) {
 				const struct tt_filtered_fn *fn = &t->filtered[k];
 				const struct tt_site *s = tt_file_site(t->file, fn->address, UINT64_MAX - 1);
-				uint64_t key = TT__KEY_FUNC | (s && s->is_func ? TT_KEY_FUNC_SITE |
+				uint64_t key = TT_KEY_FUNC | (s && s->is_func ? TT_KEY_FUNC_SITE |
 							      (uint64_t)(uintptr_t)s : fn->address);
-				if (tt__add_filtered(th, key, fn->calls,
+				if (tt_an_add_filtered(th, key, fn->calls,
 						     tt_clock_span(&t->file->clock, fn->ticks)) < 0)
 					return tt_error("out of memory for the filtered calls");
 			}
@@ -461,40 +461,40 @@ static int tt_an_filtered(struct tt_an_sink *a)
 	return 0;
 }
 
-static int tt_report_done(struct tt_an_sink *a, struct tt_report_opts *o)
+static int tt_report_done(struct tt_ps_sink *a, struct tt_report_opts *o)
 {
 	if (a->frames)
 		return tt_frames_print(a->frames, &a->an, a->out) < 0 ? tt_error("out of memory") : 0;
-	if (tt_an_filtered(a) < 0)
+	if (tt_ps_filtered(a) < 0)
 		return -1;
-	struct tt__table t;
-	if (tt__table_build(&t, a->list, a->trace->nthreads, o->by_thread, o->sort) < 0)
+	struct tt_an_table t;
+	if (tt_an_table_build(&t, a->list, a->trace->nthreads, o->by_thread, o->sort) < 0)
 		return tt_error("out of memory for the table");
 	int rc = 0;
 	switch (o->format) {
-	case TT_REPORT_CSV: tt__table_csv(a->out, &t); break;
+	case TT_REPORT_CSV: tt_an_table_csv(a->out, &t); break;
 	case TT_REPORT_JSON: rc = tt_print_json(a->out, tt_table_json(&t, a, o)); break;
 	case TT_REPORT_SVG: {
 		char title[512];
 		snprintf(title, sizeof(title), "ticktrace report: %s%s, %zu names, %" PRIu64 " calls, sorted by %s",
-			 o->inputs[0], o->ninputs > 1 ? " ..." : "", t.n, t.calls, tt__sort_name(o->sort));
+			 o->inputs[0], o->ninputs > 1 ? " ..." : "", t.n, t.calls, tt_an_sort_name(o->sort));
 		tt_table_svg(a->out, &t, title);
 		break;
 	}
 	default:
-		tt__table_print(a->out, &t);
+		tt_an_table_print(a->out, &t);
 		if (a->sum.dropped)
 			fprintf(a->out, "(%" PRIu64 " events were dropped while recording: not counted)\n",
 				a->sum.dropped);
 		break;
 	}
-	tt__table_free(&t);
+	tt_an_table_free(&t);
 	return rc;
 }
 
 /* ---- spikes ---- */
 
-static cJSON *tt_spike_json(struct tt_an_sink *a, const struct tt__spike *s)
+static cJSON *tt_spike_json(struct tt_ps_sink *a, const struct tt_an_spike *s)
 {
 	char name[512];
 	cJSON *root = cJSON_CreateObject();
@@ -503,7 +503,7 @@ static cJSON *tt_spike_json(struct tt_an_sink *a, const struct tt__spike *s)
 	cJSON_AddNumberToObject(root, "start_ns", (double)s->start);
 	cJSON_AddNumberToObject(root, "dur_ns", (double)s->dur);
 	cJSON_AddNumberToObject(root, "threshold_ns", (double)s->threshold);
-	cJSON_AddStringToObject(root, "threshold_from", tt__spike_threshold_from(s));
+	cJSON_AddStringToObject(root, "threshold_from", tt_an_spike_threshold_from(s));
 	cJSON_AddNumberToObject(root, "explained_ns", (double)s->explained);
 	if (s->has_split) {
 		cJSON_AddNumberToObject(root, "on_cpu_ns", (double)s->split.on_cpu);
@@ -529,28 +529,28 @@ static cJSON *tt_spike_json(struct tt_an_sink *a, const struct tt__spike *s)
 }
 
 /* The line that says which snapshot a spike is the spike of. */
-static void tt_snap_said(struct tt_an_sink *a, const struct tt_snap_spike *snap)
+static void tt_snap_said(struct tt_ps_sink *a, const struct tt_snap_spike *snap)
 {
 	fprintf(a->out, "  the spike snapshot %" PRIu64 " was written for (", snap->snapshot->info.number);
 	tt_put_escaped(a->out, snap->file->path, strlen(snap->file->path));
 	fputs(")\n", a->out);
 }
 
-static int tt_spike_print(void *ctx, const struct tt__spike *s)
+static int tt_spike_print(void *ctx, const struct tt_an_spike *s)
 {
-	struct tt_an_sink *a = ctx;
-	struct tt_snap_spike *snap = tt_an_snap_of(a, s);
+	struct tt_ps_sink *a = ctx;
+	struct tt_snap_spike *snap = tt_ps_snap_of(a, s);
 	if (!snap) {
 		if (a->format == TT_REPORT_JSON)
 			return tt_print_json(a->out, tt_spike_json(a, s));
-		tt__spike_print(a->out, s);
+		tt_an_spike_print(a->out, s);
 		return 0;
 	}
 	/* the snapshot's: its threshold as the runtime had it, said in its words */
 	snap->reported = true;
-	struct tt__spike own = *s;
+	struct tt_an_spike own = *s;
 	own.threshold = snap->snapshot->info.threshold_ns;
-	own.source = TT__FROM_GLOBAL;
+	own.source = TT_AN_FROM_GLOBAL;
 	const char *global_from = a->an.global_from;
 	a->an.global_from = tt_snapshot_threshold_from(snap->snapshot);
 	int rc = 0;
@@ -559,7 +559,7 @@ static int tt_spike_print(void *ctx, const struct tt__spike *s)
 		cJSON_AddNumberToObject(json, "snapshot", (double)snap->snapshot->info.number);
 		rc = tt_print_json(a->out, json);
 	} else {
-		tt__spike_print(a->out, &own);
+		tt_an_spike_print(a->out, &own);
 		tt_snap_said(a, snap);
 	}
 	a->an.global_from = global_from;
@@ -568,7 +568,7 @@ static int tt_spike_print(void *ctx, const struct tt__spike *s)
 
 /* A snapshot's spike the analysis did not find (its scope began before the window
  * the snapshot kept, the ring cut it): as its SNAPSHOT section says it. */
-static int tt_snap_print(struct tt_an_sink *a, struct tt_snap_spike *snap)
+static int tt_snap_print(struct tt_ps_sink *a, struct tt_snap_spike *snap)
 {
 	const struct tt_snapshot *ss = snap->snapshot;
 	const struct tt_snapshot_info *si = &ss->info;
@@ -597,26 +597,26 @@ static int tt_snap_print(struct tt_an_sink *a, struct tt_snap_spike *snap)
 	char d[32], th[32], at[32];
 	fputs("spike: ", a->out);
 	tt_put_escaped(a->out, ss->name.ptr, ss->name.len);
-	fprintf(a->out, " took %s (threshold %s, %s) thread ", tt__fmt_ns(d, dur),
-		tt__fmt_ns(th, si->threshold_ns), tt_snapshot_threshold_from(ss));
+	fprintf(a->out, " took %s (threshold %s, %s) thread ", tt_an_fmt_ns(d, dur),
+		tt_an_fmt_ns(th, si->threshold_ns), tt_snapshot_threshold_from(ss));
 	tt_put_escaped(a->out, t->name.ptr, t->name.len);
-	fprintf(a->out, " (tid %" PRIu32 ") at %s\n", t->tid, tt__fmt_ns(at, snap->begin));
+	fprintf(a->out, " (tid %" PRIu32 ") at %s\n", t->tid, tt_an_fmt_ns(at, snap->begin));
 	if (si->has_split)
-		fprintf(a->out, "  on CPU %s, preempted %s, blocked %s\n", tt__fmt_ns(d, si->on_cpu_ns),
-			tt__fmt_ns(th, si->preempted_ns), tt__fmt_ns(at, si->blocked_ns));
+		fprintf(a->out, "  on CPU %s, preempted %s, blocked %s\n", tt_an_fmt_ns(d, si->on_cpu_ns),
+			tt_an_fmt_ns(th, si->preempted_ns), tt_an_fmt_ns(at, si->blocked_ns));
 	tt_snap_said(a, snap);
 	fputs("  (its scope is not whole in the snapshot: as the snapshot says it)\n", a->out);
 	return 0;
 }
 
-static int tt_spikes_done(struct tt_an_sink *a, struct tt_report_opts *o)
+static int tt_spikes_done(struct tt_ps_sink *a, struct tt_report_opts *o)
 {
 	if (o->suggest) {
-		struct tt__table t;
-		if (tt__table_build(&t, a->list, a->trace->nthreads, false, TT__SORT_SELF) < 0)
+		struct tt_an_table t;
+		if (tt_an_table_build(&t, a->list, a->trace->nthreads, false, TT_AN_SORT_SELF) < 0)
 			return tt_error("out of memory for the table");
 		tt_suggest_print(&t, o->thresholds.global, a->out);
-		tt__table_free(&t);
+		tt_an_table_free(&t);
 		return 0;
 	}
 	bool snapshots = false;
@@ -637,7 +637,7 @@ static int tt_spikes_done(struct tt_an_sink *a, struct tt_report_opts *o)
 int tt_analyse(const struct tt_trace *t, struct tt_report_opts *o, bool spikes, FILE *out,
 	       struct tt_summary *sum)
 {
-	struct tt_an_sink *a = tt_an_new(NULL, spikes ? &o->thresholds : NULL);
+	struct tt_ps_sink *a = tt_ps_new(NULL, spikes ? &o->thresholds : NULL);
 	if (!a)
 		return tt_error("out of memory");
 	a->out = out;
@@ -646,8 +646,8 @@ int tt_analyse(const struct tt_trace *t, struct tt_report_opts *o, bool spikes, 
 	} else if (spikes) {
 		for (size_t i = 0; i < t->nfiles; i++)
 			if (t->files[i].snapshot && t->files[i].snapshot->info.kind == TT_SNAPSHOT_SPIKE) {
-				a->snap_ops = tt_an_ops;
-				a->snap_ops.slice_begin = tt_an_slice_begin_snap;
+				a->snap_ops = tt_ps_ops;
+				a->snap_ops.slice_begin = tt_ps_slice_begin_snap;
 				a->sink.ops = &a->snap_ops;
 			}
 		a->an.find_spikes = true;
@@ -661,7 +661,7 @@ int tt_analyse(const struct tt_trace *t, struct tt_report_opts *o, bool spikes, 
 	if (!spikes && o->frames) {
 		tt_frames_init(&frames, o->budget);
 		a->frames = &frames;
-		a->an.closed = tt_an_closed;
+		a->an.closed = tt_ps_closed;
 	}
 	struct tt_sink *filter = NULL;
 	if (tt_filter_active(&o->filter) && !(filter = tt_filter_sink_new(&a->sink, &o->filter))) {
@@ -680,9 +680,9 @@ int tt_analyse(const struct tt_trace *t, struct tt_report_opts *o, bool spikes, 
 }
 
 int tt_profile_table(struct tt_session *r, const struct tt_filter *filter, bool by_thread,
-		     int (*use)(void *ctx, struct tt__table *t, const struct tt_summary *sum), void *ctx)
+		     int (*use)(void *ctx, struct tt_an_table *t, const struct tt_summary *sum), void *ctx)
 {
-	struct tt_an_sink *a = tt_an_new(NULL, NULL);
+	struct tt_ps_sink *a = tt_ps_new(NULL, NULL);
 	struct tt_sink *filtered = NULL;
 	int rc = a ? 0 : tt_error("out of memory");
 	if (rc == 0 && filter && tt_filter_active(filter) && !(filtered = tt_filter_sink_new(&a->sink, filter)))
@@ -692,12 +692,12 @@ int tt_profile_table(struct tt_session *r, const struct tt_filter *filter, bool 
 		struct tt_sink *first = filtered ? filtered : &a->sink;
 		rc = tt_session_decode(r, &first, 1);
 	}
-	struct tt__table t;
-	if (rc == 0 && tt__table_build(&t, a->list, a->trace->nthreads, by_thread, TT__SORT_NAME) < 0)
+	struct tt_an_table t;
+	if (rc == 0 && tt_an_table_build(&t, a->list, a->trace->nthreads, by_thread, TT_AN_SORT_NAME) < 0)
 		rc = tt_error("out of memory for the table");
 	else if (rc == 0) {
 		rc = use(ctx, &t, &r->sum);
-		tt__table_free(&t);
+		tt_an_table_free(&t);
 	}
 	tt_sink_free(filtered);
 	if (a)
@@ -707,14 +707,14 @@ int tt_profile_table(struct tt_session *r, const struct tt_filter *filter, bool 
 
 /* ---- convert's marks ---- */
 
-static int tt_spike_mark(void *ctx, const struct tt__spike *s)
+static int tt_spike_mark(void *ctx, const struct tt_an_spike *s)
 {
-	struct tt_an_sink *a = ctx;
-	if (tt_an_snap_of(a, s)) /* marked by the decoder, with its arguments */
+	struct tt_ps_sink *a = ctx;
+	if (tt_ps_snap_of(a, s)) /* marked by the decoder, with its arguments */
 		return 0;
 	char name[512], text[600], dur[32];
 	a->an.name(a, s->thread, s->key, name, sizeof(name));
-	snprintf(text, sizeof(text), "spike: %s took %s", name, tt__fmt_ns(dur, s->dur));
+	snprintf(text, sizeof(text), "spike: %s took %s", name, tt_an_fmt_ns(dur, s->dur));
 	struct tt_event e = {
 		.thread = s->thread->ctx, .ts = s->start + s->dur, .depth = s->depth, .flags = TT_EV_NAMED,
 		.text = text,
@@ -724,7 +724,7 @@ static int tt_spike_mark(void *ctx, const struct tt__spike *s)
 
 struct tt_sink *tt_spike_mark_sink_new(struct tt_sink *inner, const struct tt_thresholds *thresholds)
 {
-	struct tt_an_sink *a = tt_an_new(inner, thresholds);
+	struct tt_ps_sink *a = tt_ps_new(inner, thresholds);
 	if (!a)
 		return NULL;
 	a->an.find_spikes = true;

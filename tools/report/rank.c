@@ -3,12 +3,12 @@
 
 #include <math.h>
 
-static uint64_t tt_hist_count(const struct tt__hist *h, uint32_t b)
+static uint64_t tt_hist_count(const struct tt_an_hist *h, uint32_t b)
 {
 	return h->counts && b >= h->lo && b < h->hi ? h->counts[b - h->lo] : 0;
 }
 
-static uint64_t tt_hist_calls(const struct tt__hist *h)
+static uint64_t tt_hist_calls(const struct tt_an_hist *h)
 {
 	uint64_t n = 0;
 	for (uint32_t b = h->lo; h->counts && b < h->hi; b++)
@@ -16,7 +16,7 @@ static uint64_t tt_hist_calls(const struct tt__hist *h)
 	return n;
 }
 
-void tt_rank_test(const struct tt__hist *base, const struct tt__hist *new, struct tt_rank_test *r)
+void tt_rank_test(const struct tt_an_hist *base, const struct tt_an_hist *new, struct tt_rank_test *r)
 {
 	*r = (struct tt_rank_test){.base_calls = tt_hist_calls(base), .new_calls = tt_hist_calls(new),
 				   .superiority = 0.5, .p_value = 1};

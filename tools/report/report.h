@@ -1,6 +1,6 @@
 /* tools/report: the analyses over decoded events: the flat profile, the spikes and
  * convert's spike marks (profile.c: one sink into the analysis library the runtime
- * shares, src/analysis/analysis.h), frame times (frames.c), suggested markup
+ * shares, src/common/analysis/analysis.h), frame times (frames.c), suggested markup
  * (suggest.c), the profile as an SVG plot (plot.c). */
 #ifndef TT_TOOLS_REPORT_H
 #define TT_TOOLS_REPORT_H
@@ -14,15 +14,15 @@
 
 /* `ticktrace report` (the flat profile) and `ticktrace spikes`, and the spike marks
  * that `convert` adds to a trace: the decoder's events into the analysis that the
- * runtime shares (src/analysis/analysis.h). */
+ * runtime shares (src/common/analysis/analysis.h). */
 
 /* Spike thresholds from the command line: a global one, and a file of lines
  * "PATTERN DURATION" ("GameTick 16.6ms", "script_* 0.1ms"; # starts a comment). */
 struct tt_thresholds {
-	int64_t global; /* TT__NO_THRESHOLD: none */
+	int64_t global; /* TT_AN_NO_THRESHOLD: none */
 	const char *file; /* NULL: none */
 	/* what tt_thresholds_load read from the file */
-	struct tt__threshold_rule *rules;
+	struct tt_an_threshold_rule *rules;
 	size_t nrules;
 	char *text;
 };
@@ -37,7 +37,7 @@ enum tt_report_format { TT_REPORT_TEXT, TT_REPORT_CSV, TT_REPORT_JSON, TT_REPORT
 
 /* The table as an SVG plot (plot.c): the first rows' durations on a log
  * axis, their self time. */
-void tt_table_svg(FILE *out, const struct tt__table *t, const char *title);
+void tt_table_svg(FILE *out, const struct tt_an_table *t, const char *title);
 
 struct tt_report_opts {
 	char *const *inputs;
@@ -46,7 +46,7 @@ struct tt_report_opts {
 	bool force;
 	bool quiet;         /* no summary line on stderr (warnings are still printed) */
 	enum tt_report_format format; /* spikes: text or JSON (one object a line) */
-	enum tt__sort sort;
+	enum tt_an_sort sort;
 	bool by_thread;
 	struct tt_thresholds thresholds; /* spikes */
 	uint32_t depth;     /* spikes: the innermost scopes shown of each (0: all) */
@@ -81,7 +81,7 @@ struct tt_sink *tt_spike_mark_sink_new(struct tt_sink *inner, const struct tt_th
 
 struct tt_frame_scope {
 	uint64_t key;
-	const struct tt__thread_analysis *thread; /* for its name */
+	const struct tt_an_thread *thread; /* for its name */
 	int64_t self;
 };
 
@@ -99,7 +99,7 @@ struct tt_frame_stats {
 	uint64_t frames;            /* frames that ended */
 	uint64_t over;              /* of them, longer than budget */
 	int64_t min, max, total;
-	struct tt__hist hist;
+	struct tt_an_hist hist;
 	/* the frame in progress: self time by scope key (open addressing) */
 	struct tt_frame_scope *scopes;
 	size_t cap, count;
@@ -113,10 +113,10 @@ void tt_frames_free(struct tt_frame_stats *fs);
 /* A frame boundary (the decoder's frame event). */
 void tt_frames_mark(struct tt_frame_stats *fs, const struct tt_event *e);
 /* A scope closed with `self` ns of its own. */
-void tt_frames_scope(struct tt_frame_stats *fs, const struct tt__thread_analysis *th, uint64_t key,
+void tt_frames_scope(struct tt_frame_stats *fs, const struct tt_an_thread *th, uint64_t key,
 		     int64_t self);
 /* The report as text; names from `an`. 0, or -1 when memory ran out. */
-int tt_frames_print(const struct tt_frame_stats *fs, const struct tt__analysis *an, FILE *out);
+int tt_frames_print(const struct tt_frame_stats *fs, const struct tt_an *an, FILE *out);
 
 /* `ticktrace spikes --suggest`: the markup worth adding to a run, PET's "suggested
  * markup", from its flat profile against the global threshold: thresholds of their
@@ -126,8 +126,8 @@ int tt_frames_print(const struct tt_frame_stats *fs, const struct tt__analysis *
  * make most of the events. */
 
 /* The suggestions for the table's entries (built with an analysis whose global
- * threshold is `threshold`, or TT__NO_THRESHOLD), as text. */
-void tt_suggest_print(const struct tt__table *t, int64_t threshold, FILE *out);
+ * threshold is `threshold`, or TT_AN_NO_THRESHOLD), as text. */
+void tt_suggest_print(const struct tt_an_table *t, int64_t threshold, FILE *out);
 
 /* A string member. cJSON writes bytes as they are, and JSON text is UTF-8 (RFC 8259):
  * bytes that are not become U+FFFD, as in the converter's output. Out of memory, the
@@ -140,7 +140,7 @@ void tt_json_add_text(struct cJSON *obj, const char *key, const char *text, size
  * with the decoder's totals while the trace is open (a by-thread entry's thread
  * points into it). 0, or -1 after reporting the problem (or what `use` returned). */
 int tt_profile_table(struct tt_session *r, const struct tt_filter *filter, bool by_thread,
-		     int (*use)(void *ctx, struct tt__table *t, const struct tt_summary *sum), void *ctx);
+		     int (*use)(void *ctx, struct tt_an_table *t, const struct tt_summary *sum), void *ctx);
 
 /* ---- `ticktrace diff` (diff.c, diff_write.c, rank.c) ---- */
 
@@ -159,7 +159,7 @@ struct tt_rank_test {
 };
 
 /* Compares the calls of `base` with those of `new`. */
-void tt_rank_test(const struct tt__hist *base, const struct tt__hist *new, struct tt_rank_test *r);
+void tt_rank_test(const struct tt_an_hist *base, const struct tt_an_hist *new, struct tt_rank_test *r);
 
 /* Two runs' flat profiles compared scope by scope: per scope the change of a
  * statistic, whether the calls' durations moved beyond their spread (the rank test),
@@ -185,7 +185,7 @@ enum { TT_BASE, TT_NEW };
 struct tt_diff_side {
 	uint64_t calls;
 	int64_t total, self, calls_total, min, max;
-	struct tt__hist hist;
+	struct tt_an_hist hist;
 	uint32_t runs;    /* runs that called it */
 	size_t last_run;  /* the last of them, + 1 */
 	int64_t *per_run; /* the metric in each run of the side, or TT_DIFF_ABSENT */

@@ -23,8 +23,8 @@ static int64_t tt_round_up(int64_t ns)
 
 static int tt_calls_cmp(const void *a, const void *b)
 {
-	const struct tt__entry *x = *(const struct tt__entry *const *)a;
-	const struct tt__entry *y = *(const struct tt__entry *const *)b;
+	const struct tt_an_entry *x = *(const struct tt_an_entry *const *)a;
+	const struct tt_an_entry *y = *(const struct tt_an_entry *const *)b;
 	return (x->calls < y->calls) - (x->calls > y->calls);
 }
 
@@ -38,13 +38,13 @@ static size_t tt_exclude_name(const char *name)
 }
 
 /* The suggestions of thresholds and of TT_IGNORE; how many. */
-static size_t tt_suggest_thresholds(const struct tt__table *t, FILE *out)
+static size_t tt_suggest_thresholds(const struct tt_an_table *t, FILE *out)
 {
 	char a[32], b[32];
 	size_t count = 0;
 	bool any = false;
 	for (size_t i = 0; i < t->n; i++) {
-		const struct tt__entry *e = &t->entries[i];
+		const struct tt_an_entry *e = &t->entries[i];
 		if (e->calls < TT_SUGGEST_MIN_CALLS || 2 * e->over <= e->calls)
 			continue;
 		if (!any)
@@ -54,11 +54,11 @@ static size_t tt_suggest_thresholds(const struct tt__table *t, FILE *out)
 		int64_t ns = tt_round_up(e->p99);
 		fprintf(out, "  %s: %" PRIu64 " of %" PRIu64 " calls over, p50 %s: TT_THRESHOLD_NS(%" PRId64
 			") in it (its p99), or the line \"%s %s\" in a --thresholds file\n", e->name, e->over,
-			e->calls, tt__fmt_ns(a, e->p50), ns, e->name, tt__fmt_ns(b, ns));
+			e->calls, tt_an_fmt_ns(a, e->p50), ns, e->name, tt_an_fmt_ns(b, ns));
 	}
 	any = false;
 	for (size_t i = 0; i < t->n; i++) {
-		const struct tt__entry *e = &t->entries[i];
+		const struct tt_an_entry *e = &t->entries[i];
 		if (e->calls >= TT_SUGGEST_MIN_CALLS || e->over < e->calls || 2 * e->children <= e->total)
 			continue;
 		if (!any)
@@ -66,15 +66,15 @@ static size_t tt_suggest_thresholds(const struct tt__table *t, FILE *out)
 		any = true;
 		count++;
 		fprintf(out, "  %s: %" PRIu64 " calls, %s in all, %s of it in scopes inside\n", e->name,
-			e->calls, tt__fmt_ns(a, e->total), tt__fmt_ns(b, e->children));
+			e->calls, tt_an_fmt_ns(a, e->total), tt_an_fmt_ns(b, e->children));
 	}
 	return count;
 }
 
 /* The functions to leave out of -finstrument-functions, and the flag; how many. */
-static size_t tt_suggest_exclude(const struct tt__table *t, FILE *out)
+static size_t tt_suggest_exclude(const struct tt_an_table *t, FILE *out)
 {
-	const struct tt__entry **funcs = calloc(t->n ? t->n : 1, sizeof *funcs);
+	const struct tt_an_entry **funcs = calloc(t->n ? t->n : 1, sizeof *funcs);
 	if (!funcs)
 		return 0;
 	size_t n = 0;
@@ -95,11 +95,11 @@ static size_t tt_suggest_exclude(const struct tt__table *t, FILE *out)
 	if (n) {
 		char a[32];
 		fprintf(out, "leave out of -finstrument-functions (median within %d x what recording "
-			"a call costs here, %" PRId64 " ns; %.1f%% of the calls):\n", TT__NEAR_OVERHEAD,
+			"a call costs here, %" PRId64 " ns; %.1f%% of the calls):\n", TT_AN_NEAR_OVERHEAD,
 			t->overhead_ns, 100.0 * (double)left_out / (double)calls);
 		for (size_t i = 0; i < n; i++)
 			fprintf(out, "  %s: %" PRIu64 " calls, median %s\n", funcs[i]->name, funcs[i]->calls,
-				tt__fmt_ns(a, funcs[i]->p50));
+				tt_an_fmt_ns(a, funcs[i]->p50));
 		fputs("  -finstrument-functions-exclude-function-list=", out);
 		for (size_t i = 0; i < n; i++)
 			fprintf(out, "%s%.*s", i ? "," : "", (int)tt_exclude_name(funcs[i]->name),
@@ -110,14 +110,14 @@ static size_t tt_suggest_exclude(const struct tt__table *t, FILE *out)
 	return n;
 }
 
-void tt_suggest_print(const struct tt__table *t, int64_t threshold, FILE *out)
+void tt_suggest_print(const struct tt_an_table *t, int64_t threshold, FILE *out)
 {
 	char a[32];
-	if (threshold == TT__NO_THRESHOLD)
+	if (threshold == TT_AN_NO_THRESHOLD)
 		fputs("suggested markup (no --threshold: no thresholds to suggest):\n", out);
 	else
-		fprintf(out, "suggested markup (global threshold %s):\n", tt__fmt_ns(a, threshold));
-	size_t count = threshold != TT__NO_THRESHOLD ? tt_suggest_thresholds(t, out) : 0;
+		fprintf(out, "suggested markup (global threshold %s):\n", tt_an_fmt_ns(a, threshold));
+	size_t count = threshold != TT_AN_NO_THRESHOLD ? tt_suggest_thresholds(t, out) : 0;
 	if (count + tt_suggest_exclude(t, out) == 0)
 		fputs("  none\n", out);
 }

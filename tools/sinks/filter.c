@@ -299,12 +299,12 @@ static int tt_filter_finish(struct tt_sink *s, const struct tt_summary *sum)
 	if ((fs->f.has_from || fs->f.has_to) && (fs->f.from > fs->last_ts || fs->f.to < fs->first_ts))
 		tt_warn("the filter keeps nothing: no event of the chosen threads between %s and %s "
 			"(theirs span %s to %s from the run's start)",
-			fs->f.has_from ? tt__fmt_ns(a, fs->f.from) : "the start",
-			fs->f.has_to ? tt__fmt_ns(b, fs->f.to) : "the end", tt__fmt_ns(c, fs->first_ts),
-			tt__fmt_ns(d, fs->last_ts));
+			fs->f.has_from ? tt_an_fmt_ns(a, fs->f.from) : "the start",
+			fs->f.has_to ? tt_an_fmt_ns(b, fs->f.to) : "the end", tt_an_fmt_ns(c, fs->first_ts),
+			tt_an_fmt_ns(d, fs->last_ts));
 	else
 		tt_warn("the filter keeps nothing: no slice of the chosen threads in the window "
-			"lasts %s or more", tt__fmt_ns(a, fs->f.min_dur));
+			"lasts %s or more", tt_an_fmt_ns(a, fs->f.min_dur));
 	return TT_FORWARD(fs, finish, sum);
 }
 

@@ -373,8 +373,8 @@ static int tt_svg_frame(struct tt_flame *fl, FILE *out, uint32_t node, const uin
 	fprintf(out, "<g><title>");
 	tt_xml_text(out, name, SIZE_MAX);
 	fprintf(out, ": %s (%.2f%%), self %s</title><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
-		"height=\"%d\" fill=\"rgb(%u,%u,%u)\" rx=\"2\"/>", tt__fmt_ns(total, (int64_t)n->total),
-		100.0 * (double)n->total / (double)fl->nodes[0].total, tt__fmt_ns(self, (int64_t)n->self),
+		"height=\"%d\" fill=\"rgb(%u,%u,%u)\" rx=\"2\"/>", tt_an_fmt_ns(total, (int64_t)n->total),
+		100.0 * (double)n->total / (double)fl->nodes[0].total, tt_an_fmt_ns(self, (int64_t)n->self),
 		TT_SVG_PAD + x * svg->scale, y, w, TT_SVG_ROW - 1, 205 + (unsigned)(h % 50),
 		(unsigned)((h >> 8) % 180), (unsigned)((h >> 16) % 55));
 	size_t fits = (size_t)((w - 6) / TT_SVG_CHAR);
@@ -407,7 +407,7 @@ static int tt_flame_svg(struct tt_flame *fl, FILE *out, const char *title, uint3
 	tt_xml_text(out, title, SIZE_MAX);
 	fprintf(out, "</text>\n<text x=\"%d\" y=\"38\">%s of self time; a frame's width is its "
 		"time and its callees', hover for figures</text>\n",
-		TT_SVG_PAD, tt__fmt_ns(total, (int64_t)all));
+		TT_SVG_PAD, tt_an_fmt_ns(total, (int64_t)all));
 	int rc = tt_flame_walk(fl, out, tt_svg_frame, &svg);
 	fputs("</svg>\n", out);
 	return rc;

@@ -514,7 +514,7 @@ static int tt_json_states(struct tt_json *j, const struct tt_trace *t, const str
 		const struct tt_sched_state *st = &th->states[i];
 		uint32_t cpu = tt_state_cpu(th, i);
 		/* what no switch says (tt_state_cpu), as in the .pftrace: not shown */
-		if (st->what == TT_SCHED_UNKNOWN || cpu == TT__NO_CPU)
+		if (st->what == TT_SCHED_UNKNOWN || cpu == TT_NO_CPU)
 			continue;
 		if (!named && tt_json_states_track(j, th, pid, tid) < 0)
 			return -1;

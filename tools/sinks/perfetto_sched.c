@@ -28,9 +28,9 @@ static bool tt_pf_is_out(const struct tt_sched_state *st)
 uint32_t tt_state_cpu(const struct tt_thread *th, size_t i)
 {
 	const struct tt_sched_state *st = &th->states[i];
-	if (st->cpu != TT__NO_CPU || st->what != TT_SCHED_RUNNING || i + 1 >= th->nstates)
+	if (st->cpu != TT_NO_CPU || st->what != TT_SCHED_RUNNING || i + 1 >= th->nstates)
 		return st->cpu;
-	return tt_pf_is_out(&th->states[i + 1]) ? th->states[i + 1].cpu : TT__NO_CPU;
+	return tt_pf_is_out(&th->states[i + 1]) ? th->states[i + 1].cpu : TT_NO_CPU;
 }
 
 /* One sched_switch into bundle w, on its CPU at `ns`: `prev` leaves it (to `prev_state`)
@@ -113,7 +113,7 @@ static bool tt_pf_run(const struct tt_thread *th, size_t i, struct tt_pf_run *r)
 		r->what = (uint8_t)st->what;
 		return true;
 	}
-	if (st->what != TT_SCHED_RUNNING || cpu == TT__NO_CPU)
+	if (st->what != TT_SCHED_RUNNING || cpu == TT_NO_CPU)
 		return false;
 	if (i + 1 < th->nstates) {
 		const struct tt_sched_state *next = &th->states[i + 1];

@@ -111,8 +111,8 @@ int tt_flame_write(struct tt_sink *flame, FILE *out, bool svg, const char *title
 		   size_t *stacks);
 
 /* The CPU of th->states[i]: its own, or, for a RUNNING state no switch in gives
- * (TT__NO_CPU: running since its switches were asked for), that of the switch out
- * that ends it, since every switch from then on is there; TT__NO_CPU when neither
+ * (TT_NO_CPU: running since its switches were asked for), that of the switch out
+ * that ends it, since every switch from then on is there; TT_NO_CPU when neither
  * says (perfetto_sched.c). */
 uint32_t tt_state_cpu(const struct tt_thread *th, size_t i);
 #endif

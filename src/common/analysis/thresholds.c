@@ -10,23 +10,23 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "analysis.h"
+#include "analysis_internal.h"
 
-static int tt__thresholds_fail(struct tt__thresholds_problem *p, enum tt__thresholds_what what,
-			       size_t line, const char *text)
+static int tt_an_thresholds_fail(struct tt_an_thresholds_problem *p, enum tt_an_thresholds_what what,
+				 size_t line, const char *text)
 {
-	*p = (struct tt__thresholds_problem){.what = what, .line = line, .text = text};
+	*p = (struct tt_an_thresholds_problem){.what = what, .line = line, .text = text};
 	return -1;
 }
 
 /* The whole of a regular file, NUL-terminated; NULL with the problem in *p. Never
  * blocks on a FIFO nor reads a device such as /dev/zero without end. */
-static char *tt__read_text(const char *path, struct tt__thresholds_problem *p)
+static char *tt_an_read_text(const char *path, struct tt_an_thresholds_problem *p)
 {
 	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	struct stat st;
 	if (fd < 0 || fstat(fd, &st) < 0) {
-		tt__thresholds_fail(p, TT__THRESHOLDS_UNREADABLE, 0, NULL);
+		tt_an_thresholds_fail(p, TT_AN_THRESHOLDS_UNREADABLE, 0, NULL);
 		p->err = errno;
 		if (fd >= 0)
 			close(fd);
@@ -34,11 +34,11 @@ static char *tt__read_text(const char *path, struct tt__thresholds_problem *p)
 	}
 	char *text = NULL;
 	if (!S_ISREG(st.st_mode))
-		tt__thresholds_fail(p, TT__THRESHOLDS_NOT_FILE, 0, NULL);
-	else if (st.st_size > TT__THRESHOLDS_MAX_BYTES)
-		tt__thresholds_fail(p, TT__THRESHOLDS_TOO_BIG, 0, NULL);
+		tt_an_thresholds_fail(p, TT_AN_THRESHOLDS_NOT_FILE, 0, NULL);
+	else if (st.st_size > TT_AN_THRESHOLDS_MAX_BYTES)
+		tt_an_thresholds_fail(p, TT_AN_THRESHOLDS_TOO_BIG, 0, NULL);
 	else if (!(text = malloc((size_t)st.st_size + 1)))
-		tt__thresholds_fail(p, TT__THRESHOLDS_OOM, 0, NULL);
+		tt_an_thresholds_fail(p, TT_AN_THRESHOLDS_OOM, 0, NULL);
 	/* (A file that grows meanwhile is read up to the size it had.) */
 	size_t len = 0;
 	while (text && len < (size_t)st.st_size) {
@@ -46,7 +46,7 @@ static char *tt__read_text(const char *path, struct tt__thresholds_problem *p)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0) {
-			tt__thresholds_fail(p, TT__THRESHOLDS_UNREADABLE, 0, NULL);
+			tt_an_thresholds_fail(p, TT_AN_THRESHOLDS_UNREADABLE, 0, NULL);
 			p->err = n < 0 ? errno : EIO;
 			free(text);
 			text = NULL;
@@ -61,14 +61,14 @@ static char *tt__read_text(const char *path, struct tt__thresholds_problem *p)
 }
 
 /* Cuts t->text into lines and fills t->rules; the patterns point into the text. */
-static int tt__thresholds_parse(struct tt__thresholds *t, struct tt__thresholds_problem *p)
+static int tt_an_thresholds_parse(struct tt_an_thresholds *t, struct tt_an_thresholds_problem *p)
 {
 	size_t lines = 1;
 	for (const char *c = t->text; *c; c++)
 		lines += *c == '\n';
 	t->rules = calloc(lines, sizeof(*t->rules));
 	if (!t->rules)
-		return tt__thresholds_fail(p, TT__THRESHOLDS_OOM, 0, NULL);
+		return tt_an_thresholds_fail(p, TT_AN_THRESHOLDS_OOM, 0, NULL);
 	char *line = t->text;
 	for (size_t number = 1; line; number++) {
 		char *next = strchr(line, '\n');
@@ -91,53 +91,53 @@ static int tt__thresholds_parse(struct tt__thresholds *t, struct tt__thresholds_
 			while (pattern_end > line && isspace((unsigned char)pattern_end[-1]))
 				pattern_end--;
 			if (pattern_end == line)
-				return tt__thresholds_fail(p, TT__THRESHOLDS_NO_PATTERN, number, line);
+				return tt_an_thresholds_fail(p, TT_AN_THRESHOLDS_NO_PATTERN, number, line);
 			*pattern_end = 0;
-			struct tt__threshold_rule *r = &t->rules[t->nrules++];
+			struct tt_an_threshold_rule *r = &t->rules[t->nrules++];
 			r->pattern = line;
-			if (tt__parse_duration(space, &r->ns) < 0)
-				return tt__thresholds_fail(p, TT__THRESHOLDS_NO_DURATION, number, space);
+			if (tt_an_parse_duration(space, &r->ns) < 0)
+				return tt_an_thresholds_fail(p, TT_AN_THRESHOLDS_NO_DURATION, number, space);
 		}
 		line = next;
 	}
 	return 0;
 }
 
-int tt__thresholds_load(struct tt__thresholds *t, const char *path, struct tt__thresholds_problem *p)
+int tt_an_thresholds_load(struct tt_an_thresholds *t, const char *path, struct tt_an_thresholds_problem *p)
 {
-	*t = (struct tt__thresholds){0};
-	t->text = tt__read_text(path, p);
+	*t = (struct tt_an_thresholds){0};
+	t->text = tt_an_read_text(path, p);
 	if (!t->text)
 		return -1;
-	return tt__thresholds_parse(t, p);
+	return tt_an_thresholds_parse(t, p);
 }
 
-void tt__thresholds_free(struct tt__thresholds *t)
+void tt_an_thresholds_free(struct tt_an_thresholds *t)
 {
 	free(t->rules);
 	free(t->text);
-	*t = (struct tt__thresholds){0};
+	*t = (struct tt_an_thresholds){0};
 }
 
-const char *tt__thresholds_problem_text(const struct tt__thresholds_problem *p, char *buf, size_t cap)
+const char *tt_an_thresholds_problem_text(const struct tt_an_thresholds_problem *p, char *buf, size_t cap)
 {
 	switch (p->what) {
-	case TT__THRESHOLDS_UNREADABLE:
+	case TT_AN_THRESHOLDS_UNREADABLE:
 		snprintf(buf, cap, "cannot read: %s", strerror(p->err));
 		break;
-	case TT__THRESHOLDS_NOT_FILE:
+	case TT_AN_THRESHOLDS_NOT_FILE:
 		snprintf(buf, cap, "not a regular file");
 		break;
-	case TT__THRESHOLDS_TOO_BIG:
-		snprintf(buf, cap, "more than %d bytes", TT__THRESHOLDS_MAX_BYTES);
+	case TT_AN_THRESHOLDS_TOO_BIG:
+		snprintf(buf, cap, "more than %d bytes", TT_AN_THRESHOLDS_MAX_BYTES);
 		break;
-	case TT__THRESHOLDS_OOM:
+	case TT_AN_THRESHOLDS_OOM:
 		snprintf(buf, cap, "out of memory");
 		break;
-	case TT__THRESHOLDS_NO_PATTERN:
+	case TT_AN_THRESHOLDS_NO_PATTERN:
 		snprintf(buf, cap, "line %zu: \"%s\" is not \"NAME-PATTERN DURATION\"", p->line, p->text);
 		break;
-	case TT__THRESHOLDS_NO_DURATION:
+	case TT_AN_THRESHOLDS_NO_DURATION:
 		snprintf(buf, cap, "line %zu: \"%s\" is not a duration (a number with ns, us, ms or s)",
 			 p->line, p->text);
 		break;

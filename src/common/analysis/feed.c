@@ -1,62 +1,61 @@
 /* Raw records into a thread's analysis (analysis.h), for the runtime, which has no
- * decoder: the scope rules are the decoder's (tools/decode/state.c), on trusted records. */
+ * decoder: the scopes open and close by the decoder's rules, the scope machine
+ * (common.h), on trusted records. */
 #include <string.h>
 
-#include "analysis.h"
+#include "analysis_internal.h"
 
-/* FUNC_EXIT closes its FUNC_ENTER and whatever was left open inside it (a longjmp, an
- * exception); without one open, it is unmatched. */
-static int tt__feed_func_exit(struct tt__feed *f, uint64_t key, int64_t ts)
+/* A scope opens, if the machine keeps it. */
+static int tt_an_feed_open(struct tt_an_feed *f, uint64_t key, int64_t ts)
 {
-	struct tt__thread_analysis *th = f->th;
-	uint32_t i = th->depth;
-	while (i > 0 && th->stack[i - 1].key != key)
-		i--;
-	if (i == 0) {
-		f->unmatched++;
-		return 0;
-	}
-	while (th->depth >= i)
-		if (tt__scope_close(th, ts) < 0)
+	int kept = tt_scopes_open(&f->scopes, key, 0);
+	if (kept < 0)
+		f->th->an->oom = true;
+	return kept <= 0 ? kept : tt_an_scope_open(f->th, key, ts);
+}
+
+/* The innermost n scopes close. */
+static int tt_an_feed_close(struct tt_an_feed *f, uint32_t n, int64_t ts)
+{
+	for (; n > 0; n--)
+		if (tt_an_scope_close(f->th, ts) < 0)
 			return -1;
 	return 0;
 }
 
 /* One record that has a time. */
-static int tt__feed_one(struct tt__feed *f, unsigned kind, uint64_t payload, int64_t ts)
+static int tt_an_feed_one(struct tt_an_feed *f, unsigned kind, uint64_t payload, int64_t ts)
 {
-	struct tt__thread_analysis *th = f->th;
+	struct tt_an_thread *th = f->th;
 	switch (kind) {
 	case TT_REC_END:
 	case TT_REC_ENDBEGIN:
-		if (th->depth == 0)
-			f->unmatched++;
-		else if (tt__scope_close(th, ts) < 0)
+		if (tt_an_feed_close(f, tt_scopes_end(&f->scopes, 0), ts) < 0)
 			return -1;
-		return kind == TT_REC_END ? 0 : tt__scope_open(th, payload, ts);
+		return kind == TT_REC_END ? 0 : tt_an_feed_open(f, payload, ts);
 	case TT_REC_BEGIN:
-		return tt__scope_open(th, payload, ts);
+		return tt_an_feed_open(f, payload, ts);
 	case TT_REC_BEGIN_ARG:
 		f->pending = TT_REC_VALUE;
-		return tt__scope_open(th, payload, ts);
+		return tt_an_feed_open(f, payload, ts);
 	case TT_REC_FUNC_ENTER:
-		return tt__scope_open(th, payload | TT__KEY_FUNC, ts);
+		return tt_an_feed_open(f, payload | TT_KEY_FUNC, ts);
 	case TT_REC_FUNC_EXIT:
-		return tt__feed_func_exit(f, payload | TT__KEY_FUNC, ts);
+		return tt_an_feed_close(f, tt_scopes_func_exit(&f->scopes, payload | TT_KEY_FUNC, 0, 0), ts);
 	case TT_REC_THRESHOLD:
 	case TT_REC_CHILDREN_THRESHOLD:
 	case TT_REC_IGNORE:
 	case TT_REC_IGNORE_CHILDREN:
 	case TT_REC_PARENTS_THRESHOLD:
-		return tt__scope_note(th, kind, payload, NULL, 0);
+		return tt_an_scope_note(th, kind, payload, NULL, 0);
 	case TT_REC_FRAME:
-		tt__frame_mark(th->an, payload, ts);
+		tt_an_frame_mark(th->an, payload, ts);
 		return 0;
 	case TT_REC_DESCRIBE:
 		f->text_want = payload > TT_DESCRIBE_MAX ? TT_DESCRIBE_MAX : (uint32_t)payload;
 		f->text_len = 0;
 		if (f->text_want == 0)
-			return tt__scope_note(th, kind, 0, "", 0);
+			return tt_an_scope_note(th, kind, 0, "", 0);
 		f->pending = TT_REC_TEXT;
 		return 0;
 	default:
@@ -66,7 +65,7 @@ static int tt__feed_one(struct tt__feed *f, unsigned kind, uint64_t payload, int
 	}
 }
 
-int tt__feed_records(struct tt__feed *f, const struct tt_record *r, size_t n)
+int tt_an_feed_records(struct tt_an_feed *f, const struct tt_record *r, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		unsigned kind = TT_RECORD_KIND(r[i].word);
@@ -78,7 +77,7 @@ int tt__feed_records(struct tt__feed *f, const struct tt_record *r, size_t n)
 			if (f->text_len < f->text_want)
 				continue;
 			f->pending = 0;
-			if (tt__scope_note(f->th, TT_REC_DESCRIBE, f->text_want, f->text, f->text_want) < 0)
+			if (tt_an_scope_note(f->th, TT_REC_DESCRIBE, f->text_want, f->text, f->text_want) < 0)
 				return -1;
 			continue;
 		}
@@ -89,22 +88,24 @@ int tt__feed_records(struct tt__feed *f, const struct tt_record *r, size_t n)
 		 * earlier TSC after a later one: keep the thread's time monotonic. */
 		uint64_t tsc = f->started && r[i].tsc < f->last_tsc ? f->last_tsc : r[i].tsc;
 		if (!f->started || tsc != f->last_tsc)
-			f->last_ns = f->ns(f->clock, tsc);
+			f->last_ns = tt_clock_ns(f->clock, tsc);
 		f->last_tsc = tsc;
 		f->started = true;
 		if (f->key && payload && (TT_RECORD_HAS_SITE(kind) || kind == TT_REC_FUNC_ENTER ||
 					  kind == TT_REC_FUNC_EXIT))
 			payload = f->key(payload, r[i].tsc);
-		if (tt__feed_one(f, kind, payload, f->last_ns) < 0)
+		if (tt_an_feed_one(f, kind, payload, f->last_ns) < 0)
 			return -1;
 	}
 	return 0;
 }
 
-int tt__feed_finish(struct tt__feed *f)
+int tt_an_feed_finish(struct tt_an_feed *f)
 {
-	while (f->th->depth)
-		if (tt__scope_close(f->th, f->last_ns) < 0)
-			return -1;
-	return 0;
+	return tt_an_feed_close(f, tt_scopes_finish(&f->scopes), f->last_ns);
+}
+
+void tt_an_feed_free(struct tt_an_feed *f)
+{
+	tt_scopes_free(&f->scopes);
 }

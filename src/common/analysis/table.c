@@ -6,92 +6,92 @@
 #include <time.h>
 #include <x86intrin.h>
 
-#include "analysis.h"
+#include "analysis_internal.h"
 
-static const char *const tt__sorts[] = {
-	[TT__SORT_SELF] = "self",   [TT__SORT_TOTAL] = "total", [TT__SORT_CHILDREN] = "children",
-	[TT__SORT_CALLS] = "calls", [TT__SORT_MIN] = "min",     [TT__SORT_MAX] = "max",
-	[TT__SORT_MEAN] = "mean",   [TT__SORT_P50] = "p50",     [TT__SORT_P95] = "p95",
-	[TT__SORT_P99] = "p99",     [TT__SORT_NAME] = "name",
+static const char *const tt_an_sorts[] = {
+	[TT_AN_SORT_SELF] = "self",   [TT_AN_SORT_TOTAL] = "total", [TT_AN_SORT_CHILDREN] = "children",
+	[TT_AN_SORT_CALLS] = "calls", [TT_AN_SORT_MIN] = "min",     [TT_AN_SORT_MAX] = "max",
+	[TT_AN_SORT_MEAN] = "mean",   [TT_AN_SORT_P50] = "p50",     [TT_AN_SORT_P95] = "p95",
+	[TT_AN_SORT_P99] = "p99",     [TT_AN_SORT_NAME] = "name",
 };
 
-const char tt__sort_names[] = "self, total, children, calls, min, max, mean, p50, p95, p99, name";
+const char tt_an_sort_names[] = "self, total, children, calls, min, max, mean, p50, p95, p99, name";
 
-const char *tt__sort_name(enum tt__sort sort)
+const char *tt_an_sort_name(enum tt_an_sort sort)
 {
-	return tt__sorts[sort];
+	return tt_an_sorts[sort];
 }
 
-int tt__sort_named(const char *name)
+int tt_an_sort_named(const char *name)
 {
-	for (size_t i = 0; i < sizeof(tt__sorts) / sizeof(tt__sorts[0]); i++)
-		if (strcmp(name, tt__sorts[i]) == 0)
+	for (size_t i = 0; i < sizeof(tt_an_sorts) / sizeof(tt_an_sorts[0]); i++)
+		if (strcmp(name, tt_an_sorts[i]) == 0)
 			return (int)i;
 	return -1;
 }
 
 /* A row with its name and its thread's place in the list. */
-struct tt__item {
+struct tt_an_item {
 	char *name;
 	size_t thread;
-	const struct tt__thread_analysis *th;
-	const struct tt__row *row;
+	const struct tt_an_thread *th;
+	const struct tt_an_row *row;
 };
 
-static int tt__item_cmp(const void *a, const void *b)
+static int tt_an_item_cmp(const void *a, const void *b)
 {
-	const struct tt__item *x = a, *y = b;
+	const struct tt_an_item *x = a, *y = b;
 	if (x->thread != y->thread)
 		return x->thread < y->thread ? -1 : 1;
 	return strcmp(x->name, y->name);
 }
 
 /* The sort's value of an entry, biggest first (calls and times). */
-static int64_t tt__sort_value(const struct tt__entry *e, enum tt__sort sort)
+static int64_t tt_an_sort_value(const struct tt_an_entry *e, enum tt_an_sort sort)
 {
 	switch (sort) {
-	case TT__SORT_TOTAL: return e->total;
-	case TT__SORT_CHILDREN: return e->children;
-	case TT__SORT_CALLS: return e->calls > INT64_MAX ? INT64_MAX : (int64_t)e->calls;
-	case TT__SORT_MIN: return e->min;
-	case TT__SORT_MAX: return e->max;
-	case TT__SORT_MEAN: return e->mean;
-	case TT__SORT_P50: return e->p50;
-	case TT__SORT_P95: return e->p95;
-	case TT__SORT_P99: return e->p99;
+	case TT_AN_SORT_TOTAL: return e->total;
+	case TT_AN_SORT_CHILDREN: return e->children;
+	case TT_AN_SORT_CALLS: return e->calls > INT64_MAX ? INT64_MAX : (int64_t)e->calls;
+	case TT_AN_SORT_MIN: return e->min;
+	case TT_AN_SORT_MAX: return e->max;
+	case TT_AN_SORT_MEAN: return e->mean;
+	case TT_AN_SORT_P50: return e->p50;
+	case TT_AN_SORT_P95: return e->p95;
+	case TT_AN_SORT_P99: return e->p99;
 	default: return e->self;
 	}
 }
 
-static int tt__entry_cmp(const void *a, const void *b, void *sort_by)
+static int tt_an_entry_cmp(const void *a, const void *b, void *sort_by)
 {
-	const struct tt__entry *x = a, *y = b;
-	enum tt__sort sort = *(const enum tt__sort *)sort_by;
+	const struct tt_an_entry *x = a, *y = b;
+	enum tt_an_sort sort = *(const enum tt_an_sort *)sort_by;
 	if (x->thread != y->thread) /* groups keep the threads' order: pointers into one array */
 		return x->thread < y->thread ? -1 : 1;
-	if (sort != TT__SORT_NAME) {
-		int64_t u = tt__sort_value(x, sort), v = tt__sort_value(y, sort);
+	if (sort != TT_AN_SORT_NAME) {
+		int64_t u = tt_an_sort_value(x, sort), v = tt_an_sort_value(y, sort);
 		if (u != v)
 			return u > v ? -1 : 1;
 	}
 	return strcmp(x->name, y->name);
 }
 
-static void tt__sum_sat(int64_t *acc, int64_t v)
+static void tt_an_sum_sat(int64_t *acc, int64_t v)
 {
 	if (__builtin_add_overflow(*acc, v, acc))
 		*acc = INT64_MAX;
 }
 
 /* One entry from the items [first, last) that share a name (and thread). */
-static int tt__entry_merge(struct tt__entry *e, struct tt__item *first, struct tt__item *last,
-			   bool by_thread)
+static int tt_an_entry_merge(struct tt_an_entry *e, struct tt_an_item *first, struct tt_an_item *last,
+			     bool by_thread)
 {
-	*e = (struct tt__entry){.name = first->name, .thread = by_thread ? first->th : NULL,
+	*e = (struct tt_an_entry){.name = first->name, .thread = by_thread ? first->th : NULL,
 				.min = INT64_MAX, .max = 0};
 	first->name = NULL; /* the entry owns it now */
-	for (struct tt__item *it = first; it < last; it++) {
-		const struct tt__row *r = it->row;
+	for (struct tt_an_item *it = first; it < last; it++) {
+		const struct tt_an_row *r = it->row;
 		e->calls += r->calls;
 		e->filtered += r->filtered;
 		if (__builtin_add_overflow(e->total, r->total, &e->total))
@@ -103,97 +103,97 @@ static int tt__entry_merge(struct tt__entry *e, struct tt__item *first, struct t
 		e->min = r->min < e->min ? r->min : e->min;
 		e->max = r->max > e->max ? r->max : e->max;
 		e->over += r->over;
-		e->is_func |= (r->key & TT__KEY_FUNC) != 0;
+		e->is_func |= (r->key & TT_KEY_FUNC) != 0;
 		if (r->split) {
 			e->split = true;
-			tt__sum_sat(&e->on_cpu, r->split_total - r->preempted - r->blocked);
-			tt__sum_sat(&e->preempted, r->preempted);
-			tt__sum_sat(&e->blocked, r->blocked);
+			tt_an_sum_sat(&e->on_cpu, r->split_total - r->preempted - r->blocked);
+			tt_an_sum_sat(&e->preempted, r->preempted);
+			tt_an_sum_sat(&e->blocked, r->blocked);
 		}
-		if (tt__hist_merge(&e->hist, &r->hist) < 0)
+		if (tt_an_hist_merge(&e->hist, &r->hist) < 0)
 			return -1;
 	}
 	e->children = e->total - e->self;
-	tt__sum_sat(&e->off_cpu, e->preempted);
-	tt__sum_sat(&e->off_cpu, e->blocked);
+	tt_an_sum_sat(&e->off_cpu, e->preempted);
+	tt_an_sum_sat(&e->off_cpu, e->blocked);
 	e->mean = e->calls ? e->calls_total / (int64_t)e->calls : 0;
 	const uint64_t measured = e->calls - e->filtered; /* erased calls are in no histogram */
 	if (!measured)
 		e->min = 0;
-	e->p50 = tt__hist_percentile(&e->hist, measured, 500, e->min, e->max);
-	e->p95 = tt__hist_percentile(&e->hist, measured, 950, e->min, e->max);
-	e->p99 = tt__hist_percentile(&e->hist, measured, 990, e->min, e->max);
+	e->p50 = tt_an_hist_percentile(&e->hist, measured, 500, e->min, e->max);
+	e->p95 = tt_an_hist_percentile(&e->hist, measured, 950, e->min, e->max);
+	e->p99 = tt_an_hist_percentile(&e->hist, measured, 990, e->min, e->max);
 	return 0;
 }
 
-static int64_t tt__now_ns(void)
+static int64_t tt_an_now_ns(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-static int tt__i64_cmp(const void *a, const void *b)
+static int tt_an_i64_cmp(const void *a, const void *b)
 {
 	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
 	return (x > y) - (x < y);
 }
 
-int64_t tt__call_overhead_ns(void)
+int64_t tt_an_call_overhead_ns(void)
 {
 	enum { ROUNDS = 15, READS = 2000 };
 	int64_t ps[ROUNDS]; /* picoseconds per read */
 	for (int r = 0; r < ROUNDS; r++) {
 		uint64_t sink = 0;
-		int64_t t0 = tt__now_ns();
+		int64_t t0 = tt_an_now_ns();
 		for (int i = 0; i < READS; i++)
 			sink += __rdtsc();
-		ps[r] = (tt__now_ns() - t0) * 1000 / READS;
+		ps[r] = (tt_an_now_ns() - t0) * 1000 / READS;
 		__asm__ volatile("" : : "r"(sink));
 	}
-	qsort(ps, ROUNDS, sizeof ps[0], tt__i64_cmp);
+	qsort(ps, ROUNDS, sizeof ps[0], tt_an_i64_cmp);
 	int64_t ns = (2 * ps[ROUNDS / 2] + 500) / 1000; /* a begin and an end */
 	return ns > 0 ? ns : 1;
 }
 
-int tt__table_build(struct tt__table *t, struct tt__thread_analysis *const *threads, size_t n,
-		    bool by_thread, enum tt__sort sort)
+int tt_an_table_build(struct tt_an_table *t, struct tt_an_thread *const *threads, size_t n,
+		      bool by_thread, enum tt_an_sort sort)
 {
-	*t = (struct tt__table){.threads = n, .overhead_ns = tt__call_overhead_ns()};
+	*t = (struct tt_an_table){.threads = n, .overhead_ns = tt_an_call_overhead_ns()};
 	size_t nitems = 0, k = 0;
 	for (size_t i = 0; i < n; i++)
 		nitems += threads[i]->nrows;
-	struct tt__item *items = calloc(nitems ? nitems : 1, sizeof(*items));
+	struct tt_an_item *items = calloc(nitems ? nitems : 1, sizeof(*items));
 	int rc = items ? 0 : -1;
 	for (size_t i = 0; i < n && rc == 0; i++) {
-		struct tt__thread_analysis *th = threads[i];
-		tt__counts_flush(th);
+		struct tt_an_thread *th = threads[i];
+		tt_an_counts_flush(th);
 		for (uint32_t r = 0; r < th->nrows && rc == 0; r++) {
 			if (!th->rows[r].calls)
 				continue;
 			char name[512];
 			size_t len = th->an->name(th->an->ctx, th, th->rows[r].key, name, sizeof(name));
-			items[k] = (struct tt__item){.name = strndup(name, len), .thread = by_thread ? i : 0,
-						     .th = th, .row = &th->rows[r]};
+			items[k] = (struct tt_an_item){.name = strndup(name, len), .thread = by_thread ? i : 0,
+						       .th = th, .row = &th->rows[r]};
 			rc = items[k++].name ? 0 : -1;
 		}
 	}
 	if (rc == 0) {
-		qsort(items, k, sizeof(*items), tt__item_cmp);
+		qsort(items, k, sizeof(*items), tt_an_item_cmp);
 		t->entries = calloc(k ? k : 1, sizeof(*t->entries));
 		rc = t->entries ? 0 : -1;
 	}
 	for (size_t i = 0; i < k && rc == 0;) {
 		size_t j = i + 1;
-		while (j < k && tt__item_cmp(&items[i], &items[j]) == 0)
+		while (j < k && tt_an_item_cmp(&items[i], &items[j]) == 0)
 			j++;
-		rc = tt__entry_merge(&t->entries[t->n++], &items[i], &items[j], by_thread);
-		struct tt__entry *e = &t->entries[t->n - 1];
+		rc = tt_an_entry_merge(&t->entries[t->n++], &items[i], &items[j], by_thread);
+		struct tt_an_entry *e = &t->entries[t->n - 1];
 		t->calls += e->calls;
 		t->filtered += e->filtered;
 		/* the median, not the mean: a few calls preempted on a busy machine would take
 		 * the mean of a million short ones far above what they cost */
-		e->near_overhead = e->p50 < TT__NEAR_OVERHEAD * t->overhead_ns;
+		e->near_overhead = e->p50 < TT_AN_NEAR_OVERHEAD * t->overhead_ns;
 		t->near_overhead += e->near_overhead;
 		t->split |= e->split;
 		i = j;
@@ -202,74 +202,74 @@ int tt__table_build(struct tt__table *t, struct tt__thread_analysis *const *thre
 		free(items[i].name);
 	free(items);
 	if (rc < 0) {
-		tt__table_free(t);
+		tt_an_table_free(t);
 		return -1;
 	}
-	qsort_r(t->entries, t->n, sizeof(*t->entries), tt__entry_cmp, &sort);
+	qsort_r(t->entries, t->n, sizeof(*t->entries), tt_an_entry_cmp, &sort);
 	return 0;
 }
 
-void tt__table_free(struct tt__table *t)
+void tt_an_table_free(struct tt_an_table *t)
 {
 	for (size_t i = 0; t->entries && i < t->n; i++) {
 		free(t->entries[i].name);
 		free(t->entries[i].hist.counts);
 	}
 	free(t->entries);
-	*t = (struct tt__table){0};
+	*t = (struct tt_an_table){0};
 }
 
 /* ---- text ---- */
 
-#define TT__COLUMNS 12 /* the last two with states only: */
-#define TT__SPLIT_COLUMNS 2
-#define TT__NAME_MAX 60 /* wider names are cut in the text table (whole in CSV, JSON) */
+#define TT_AN_COLUMNS 12 /* the last two with states only: */
+#define TT_AN_SPLIT_COLUMNS 2
+#define TT_AN_NAME_MAX 60 /* wider names are cut in the text table (whole in CSV, JSON) */
 
-static const char *const tt__headings[TT__COLUMNS] = {
+static const char *const tt_an_headings[TT_AN_COLUMNS] = {
 	"calls", "total", "self", "children", "min", "max", "mean", "p50", "p95", "p99",
 	"on cpu", "off cpu",
 };
 
-static void tt__cells(const struct tt__entry *e, char cells[TT__COLUMNS][32])
+static void tt_an_cells(const struct tt_an_entry *e, char cells[TT_AN_COLUMNS][32])
 {
 	static const int unmeasured[] = {4, 5, 7, 8, 9}; /* min, max, p50, p95, p99 */
-	const int64_t times[TT__COLUMNS - 1] = {e->total, e->self, e->children, e->min, e->max,
+	const int64_t times[TT_AN_COLUMNS - 1] = {e->total, e->self, e->children, e->min, e->max,
 						 e->mean, e->p50, e->p95, e->p99, e->on_cpu, e->off_cpu};
 	snprintf(cells[0], 32, "%" PRIu64, e->calls);
-	for (int i = 0; i < TT__COLUMNS - 1; i++)
-		tt__fmt_ns(cells[i + 1], times[i]);
+	for (int i = 0; i < TT_AN_COLUMNS - 1; i++)
+		tt_an_fmt_ns(cells[i + 1], times[i]);
 	if (e->calls == e->filtered) /* every call erased: no min, max or percentile measured */
 		for (size_t i = 0; i < sizeof unmeasured / sizeof unmeasured[0]; i++)
 			snprintf(cells[unmeasured[i]], 32, "-");
 	if (!e->split) /* its thread's states are not known */
-		for (int i = TT__COLUMNS - TT__SPLIT_COLUMNS; i < TT__COLUMNS; i++)
+		for (int i = TT_AN_COLUMNS - TT_AN_SPLIT_COLUMNS; i < TT_AN_COLUMNS; i++)
 			snprintf(cells[i], 32, "-");
 }
 
 /* Bytes of the name shown: control characters become '?', long names are cut. */
-static int tt__name_width(const char *name)
+static int tt_an_name_width(const char *name)
 {
 	size_t n = strlen(name);
-	return (int)(n > TT__NAME_MAX ? TT__NAME_MAX : n);
+	return (int)(n > TT_AN_NAME_MAX ? TT_AN_NAME_MAX : n);
 }
 
-static void tt__print_thread(FILE *out, const struct tt__thread_analysis *th)
+static void tt_an_print_thread(FILE *out, const struct tt_an_thread *th)
 {
 	fprintf(out, "\nthread %.*s (tid %" PRIu32 ", pid %" PRIu32 ")\n", (int)th->name_len,
 		th->name, th->tid, th->pid);
 }
 
-void tt__table_print(FILE *out, const struct tt__table *t)
+void tt_an_table_print(FILE *out, const struct tt_an_table *t)
 {
-	const int columns = t->split ? TT__COLUMNS : TT__COLUMNS - TT__SPLIT_COLUMNS;
-	int width[TT__COLUMNS + 1] = {4};
-	char cells[TT__COLUMNS][32];
+	const int columns = t->split ? TT_AN_COLUMNS : TT_AN_COLUMNS - TT_AN_SPLIT_COLUMNS;
+	int width[TT_AN_COLUMNS + 1] = {4};
+	char cells[TT_AN_COLUMNS][32];
 	for (int c = 0; c < columns; c++)
-		width[c + 1] = (int)strlen(tt__headings[c]);
+		width[c + 1] = (int)strlen(tt_an_headings[c]);
 	for (size_t i = 0; i < t->n; i++) {
-		int w = tt__name_width(t->entries[i].name);
+		int w = tt_an_name_width(t->entries[i].name);
 		width[0] = w > width[0] ? w : width[0];
-		tt__cells(&t->entries[i], cells);
+		tt_an_cells(&t->entries[i], cells);
 		for (int c = 0; c < columns; c++) {
 			int cw = (int)strlen(cells[c]);
 			width[c + 1] = cw > width[c + 1] ? cw : width[c + 1];
@@ -277,25 +277,25 @@ void tt__table_print(FILE *out, const struct tt__table *t)
 	}
 	fprintf(out, "flat profile: %zu names, %" PRIu64 " calls, %zu threads\n", t->n, t->calls,
 		t->threads);
-	const struct tt__thread_analysis *group = NULL;
+	const struct tt_an_thread *group = NULL;
 	for (size_t i = 0; i <= t->n; i++) {
-		const struct tt__entry *e = i < t->n ? &t->entries[i] : NULL;
+		const struct tt_an_entry *e = i < t->n ? &t->entries[i] : NULL;
 		if (i == 0 || (e && e->thread != group)) {
 			if (e && e->thread)
-				tt__print_thread(out, e->thread);
+				tt_an_print_thread(out, e->thread);
 			fprintf(out, "%-*s", width[0], "name");
 			for (int c = 0; c < columns; c++)
-				fprintf(out, "  %*s", width[c + 1], tt__headings[c]);
+				fprintf(out, "  %*s", width[c + 1], tt_an_headings[c]);
 			fputc('\n', out);
 			group = e ? e->thread : NULL;
 		}
 		if (!e)
 			break;
-		int w = tt__name_width(e->name);
+		int w = tt_an_name_width(e->name);
 		for (int k = 0; k < w; k++)
 			fputc((unsigned char)e->name[k] < 0x20 || e->name[k] == 0x7f ? '?' : e->name[k], out);
 		fprintf(out, "%*s", width[0] - w, "");
-		tt__cells(e, cells);
+		tt_an_cells(e, cells);
 		for (int c = 0; c < columns; c++)
 			fprintf(out, "  %*s", width[c + 1], cells[c]);
 		fputs(e->near_overhead ? "  ~\n" : "\n", out);
@@ -306,13 +306,13 @@ void tt__table_print(FILE *out, const struct tt__table *t)
 			"max and the percentiles)\n", t->filtered);
 	if (t->near_overhead)
 		fprintf(out, "~ median within %d x what recording a call costs here (%" PRId64
-			" ns, measured now): mostly the recorder's own time\n", TT__NEAR_OVERHEAD,
+			" ns, measured now): mostly the recorder's own time\n", TT_AN_NEAR_OVERHEAD,
 			t->overhead_ns);
 }
 
 /* ---- CSV ---- */
 
-static void tt__csv_field(FILE *out, const char *s, size_t n)
+static void tt_an_csv_field(FILE *out, const char *s, size_t n)
 {
 	fputc('"', out);
 	for (size_t i = 0; i < n; i++) {
@@ -323,7 +323,7 @@ static void tt__csv_field(FILE *out, const char *s, size_t n)
 	fputc('"', out);
 }
 
-void tt__table_csv(FILE *out, const struct tt__table *t)
+void tt_an_table_csv(FILE *out, const struct tt_an_table *t)
 {
 	bool by_thread = t->n && t->entries[0].thread;
 	if (by_thread)
@@ -331,13 +331,13 @@ void tt__table_csv(FILE *out, const struct tt__table *t)
 	fputs("name,calls,total_ns,self_ns,children_ns,min_ns,max_ns,mean_ns,p50_ns,p95_ns,p99_ns\r\n",
 	      out);
 	for (size_t i = 0; i < t->n; i++) {
-		const struct tt__entry *e = &t->entries[i];
+		const struct tt_an_entry *e = &t->entries[i];
 		if (by_thread) {
 			fprintf(out, "%" PRIu32 ",%" PRIu32 ",", e->thread->pid, e->thread->tid);
-			tt__csv_field(out, e->thread->name, e->thread->name_len);
+			tt_an_csv_field(out, e->thread->name, e->thread->name_len);
 			fputc(',', out);
 		}
-		tt__csv_field(out, e->name, strlen(e->name));
+		tt_an_csv_field(out, e->name, strlen(e->name));
 		fprintf(out, ",%" PRIu64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64
 			",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 "\r\n",
 			e->calls, e->total, e->self, e->children, e->min, e->max, e->mean, e->p50, e->p95,

@@ -5,12 +5,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis.h"
+#include "analysis_internal.h"
 
-int tt__thread_states(struct tt__thread_analysis *th, const struct tt_sched_state *states,
-		      size_t n, int64_t offset_ns)
+int tt_an_thread_states(struct tt_an_thread *th, const struct tt_sched_state *states,
+			size_t n, int64_t offset_ns)
 {
-	struct tt__states *h = &th->states;
+	struct tt_an_states *h = &th->states;
 	h->known = true;
 	if (h->from > h->n / 2) { /* what no open scope needs any more */
 		memmove(h->at, h->at + h->from, (h->n - h->from) * sizeof *h->at);
@@ -40,36 +40,18 @@ int tt__thread_states(struct tt__thread_analysis *th, const struct tt_sched_stat
 	return 0;
 }
 
-size_t tt__sched_head(int64_t *last_ns, uint64_t lost, int64_t since_ns,
-		      const struct tt_sched_state *states, size_t n, struct tt_sched_state head[2])
-{
-	size_t k = 0;
-	if (lost || *last_ns == INT64_MIN || since_ns > *last_ns) {
-		head[k++] = (struct tt_sched_state){.ns = *last_ns, .what = TT_SCHED_UNKNOWN};
-		/* every switch from since_ns on is here: up to a first switch out, it ran */
-		if (n && states[0].what != TT_SCHED_RUNNING && since_ns < states[0].ns)
-			head[k++] = (struct tt_sched_state){.ns = since_ns, .cpu = TT__NO_CPU,
-							    .what = TT_SCHED_RUNNING};
-	}
-	if (n)
-		*last_ns = states[n - 1].ns;
-	else if (*last_ns == INT64_MIN)
-		*last_ns = since_ns;
-	return k;
-}
-
-int tt__thread_sched_section(struct tt__thread_analysis *th, uint64_t lost, int64_t since_ns,
-			     const struct tt_sched_state *states, size_t n, int64_t offset_ns)
+int tt_an_thread_sched_section(struct tt_an_thread *th, uint64_t lost, int64_t since_ns,
+			       const struct tt_sched_state *states, size_t n, int64_t offset_ns)
 {
 	struct tt_sched_state head[2];
-	size_t k = tt__sched_head(&th->states.last_ns, lost, since_ns, states, n, head);
-	if (tt__thread_states(th, head, k, offset_ns) < 0)
+	size_t k = tt_sched_head(&th->states.last_ns, lost, since_ns, states, n, head);
+	if (tt_an_thread_states(th, head, k, offset_ns) < 0)
 		return -1;
-	return tt__thread_states(th, states, n, offset_ns);
+	return tt_an_thread_states(th, states, n, offset_ns);
 }
 
 /* The first state after `ns` (h->n: none). */
-static size_t tt__states_after(const struct tt__states *h, int64_t ns)
+static size_t tt_an_states_after(const struct tt_an_states *h, int64_t ns)
 {
 	size_t lo = h->from, hi = h->n;
 	while (lo < hi) {
@@ -82,14 +64,14 @@ static size_t tt__states_after(const struct tt__states *h, int64_t ns)
 	return lo;
 }
 
-bool tt__split(const struct tt__thread_analysis *th, int64_t start, int64_t end,
-	       struct tt__split *split)
+bool tt_an_split(const struct tt_an_thread *th, int64_t start, int64_t end,
+		 struct tt_an_split *split)
 {
-	const struct tt__states *h = &th->states;
-	*split = (struct tt__split){0};
+	const struct tt_an_states *h = &th->states;
+	*split = (struct tt_an_split){0};
 	if (!h->known)
 		return false;
-	size_t i = tt__states_after(h, start);
+	size_t i = tt_an_states_after(h, start);
 	/* Before the first state no more is known than that the thread ran. */
 	uint32_t what = i > h->from ? h->at[i - 1].what : TT_SCHED_RUNNING;
 	int64_t at = start;
@@ -109,17 +91,17 @@ bool tt__split(const struct tt__thread_analysis *th, int64_t start, int64_t end,
 	return true;
 }
 
-void tt__states_forget_before(struct tt__thread_analysis *th, int64_t ns)
+void tt_an_states_forget_before(struct tt_an_thread *th, int64_t ns)
 {
-	struct tt__states *h = &th->states;
-	size_t i = tt__states_after(h, ns);
+	struct tt_an_states *h = &th->states;
+	size_t i = tt_an_states_after(h, ns);
 	/* keep the state in force at ns */
 	if (i > h->from)
 		h->from = i - 1;
 }
 
-void tt__states_free(struct tt__states *h)
+void tt_an_states_free(struct tt_an_states *h)
 {
 	free(h->at);
-	*h = (struct tt__states){.last_ns = INT64_MIN};
+	*h = (struct tt_an_states){.last_ns = INT64_MIN};
 }

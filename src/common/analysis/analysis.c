@@ -1,16 +1,16 @@
-/* The per-thread state machine of the flat profile and the spike detector
- * (analysis.h): scopes open and close, rows and histograms, thresholds, spikes. */
+/* A thread's analysis, the flat profile and the spike detector (analysis.h): the times
+ * of the scopes it is told open and close, rows and histograms, thresholds, spikes. */
 #include <errno.h>
 #include <fnmatch.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis.h"
+#include "analysis_internal.h"
 
 /* ---- saturating time arithmetic: a hostile file may hold any times ---- */
 
-static void tt__add_sat(int64_t *acc, int64_t v)
+static void tt_an_add_sat(int64_t *acc, int64_t v)
 {
 	if (__builtin_add_overflow(*acc, v, acc))
 		*acc = v < 0 ? INT64_MIN : INT64_MAX;
@@ -20,35 +20,35 @@ static void tt__add_sat(int64_t *acc, int64_t v)
 
 /* 32 buckets per power of two: bucket b < 64 holds the value b; above, the top six
  * bits of the value (a one and five more) and its exponent. */
-#define TT__SUB_BITS 5
-#define TT__SUB (1u << TT__SUB_BITS)
-#define TT__BUCKETS ((64u - TT__SUB_BITS) * TT__SUB)
+#define TT_AN_SUB_BITS 5
+#define TT_AN_SUB (1u << TT_AN_SUB_BITS)
+#define TT_AN_BUCKETS ((64u - TT_AN_SUB_BITS) * TT_AN_SUB)
 
-static uint32_t tt__bucket(int64_t ns)
+static uint32_t tt_an_bucket(int64_t ns)
 {
 	uint64_t v = ns < 0 ? 0 : (uint64_t)ns;
-	if (v < 2 * TT__SUB)
+	if (v < 2 * TT_AN_SUB)
 		return (uint32_t)v;
 	unsigned e = 63u - (unsigned)__builtin_clzll(v); /* >= 6 */
-	unsigned shift = e - TT__SUB_BITS;
-	return (shift + 1) * TT__SUB + (uint32_t)((v >> shift) - TT__SUB);
+	unsigned shift = e - TT_AN_SUB_BITS;
+	return (shift + 1) * TT_AN_SUB + (uint32_t)((v >> shift) - TT_AN_SUB);
 }
 
 /* The values of bucket b: [low, low + width). */
-static void tt__bucket_range(uint32_t b, int64_t *low, int64_t *width)
+static void tt_an_bucket_range(uint32_t b, int64_t *low, int64_t *width)
 {
-	if (b < 2 * TT__SUB) {
+	if (b < 2 * TT_AN_SUB) {
 		*low = b;
 		*width = 1;
 		return;
 	}
-	unsigned shift = b / TT__SUB - 1;
-	*low = (int64_t)((uint64_t)(b % TT__SUB + TT__SUB) << shift);
+	unsigned shift = b / TT_AN_SUB - 1;
+	*low = (int64_t)((uint64_t)(b % TT_AN_SUB + TT_AN_SUB) << shift);
 	*width = INT64_C(1) << shift;
 }
 
 /* Makes room for buckets [lo, hi); 0 or -1. */
-static int tt__hist_cover(struct tt__hist *h, uint32_t lo, uint32_t hi)
+static int tt_an_hist_cover(struct tt_an_hist *h, uint32_t lo, uint32_t hi)
 {
 	if (h->counts && lo >= h->lo && hi <= h->hi)
 		return 0;
@@ -69,32 +69,32 @@ static int tt__hist_cover(struct tt__hist *h, uint32_t lo, uint32_t hi)
 }
 
 /* The bucket of `ns`, with room made for it in h; -1 when out of memory. */
-static int64_t tt__hist_room(struct tt__hist *h, int64_t ns)
+static int64_t tt_an_hist_room(struct tt_an_hist *h, int64_t ns)
 {
-	uint32_t b = tt__bucket(ns);
+	uint32_t b = tt_an_bucket(ns);
 	if (!h->counts || b < h->lo || b >= h->hi) {
 		/* grow by octaves, so that a row's histogram is reallocated a few times */
-		uint32_t lo = b / TT__SUB * TT__SUB, hi = lo + TT__SUB;
-		if (tt__hist_cover(h, lo, hi) < 0)
+		uint32_t lo = b / TT_AN_SUB * TT_AN_SUB, hi = lo + TT_AN_SUB;
+		if (tt_an_hist_cover(h, lo, hi) < 0)
 			return -1;
 	}
 	return b;
 }
 
-int tt__hist_add(struct tt__hist *h, int64_t ns)
+int tt_an_hist_add(struct tt_an_hist *h, int64_t ns)
 {
-	int64_t b = tt__hist_room(h, ns);
+	int64_t b = tt_an_hist_room(h, ns);
 	if (b < 0)
 		return -1;
 	h->counts[b - h->lo]++;
 	return 0;
 }
 
-int tt__hist_merge(struct tt__hist *into, const struct tt__hist *from)
+int tt_an_hist_merge(struct tt_an_hist *into, const struct tt_an_hist *from)
 {
 	if (!from->counts)
 		return 0;
-	if (tt__hist_cover(into, from->lo, from->hi) < 0)
+	if (tt_an_hist_cover(into, from->lo, from->hi) < 0)
 		return -1;
 	for (uint32_t b = from->lo; b < from->hi; b++)
 		into->counts[b - into->lo] += from->counts[b - from->lo];
@@ -103,8 +103,8 @@ int tt__hist_merge(struct tt__hist *into, const struct tt__hist *from)
 
 /* The nearest-rank value at `permille` of `calls` values: the middle of its bucket,
  * within [min, max]. */
-int64_t tt__hist_percentile(const struct tt__hist *h, uint64_t calls, unsigned permille,
-			    int64_t min, int64_t max)
+int64_t tt_an_hist_percentile(const struct tt_an_hist *h, uint64_t calls, unsigned permille,
+			      int64_t min, int64_t max)
 {
 	if (!calls || !h->counts)
 		return 0;
@@ -117,7 +117,7 @@ int64_t tt__hist_percentile(const struct tt__hist *h, uint64_t calls, unsigned p
 		seen += h->counts[b - h->lo];
 		if (seen >= rank) {
 			int64_t low, width;
-			tt__bucket_range(b, &low, &width);
+			tt_an_bucket_range(b, &low, &width);
 			int64_t v = low + (width - 1) / 2;
 			return v < min ? min : v > max ? max : v;
 		}
@@ -127,19 +127,19 @@ int64_t tt__hist_percentile(const struct tt__hist *h, uint64_t calls, unsigned p
 
 /* ---- rows by key ---- */
 
-static uint32_t tt__hash(uint64_t key, uint32_t cap)
+static uint32_t tt_an_hash(uint64_t key, uint32_t cap)
 {
 	return (uint32_t)((key * UINT64_C(0x9E3779B97F4A7C15)) >> 32) & (cap - 1);
 }
 
-static int tt__index_grow(struct tt__thread_analysis *th)
+static int tt_an_index_grow(struct tt_an_thread *th)
 {
 	uint32_t cap = th->index_cap ? 2 * th->index_cap : 64;
 	uint32_t *index = calloc(cap, sizeof(*index));
 	if (!index)
 		return -1;
 	for (uint32_t r = 0; r < th->nrows; r++) {
-		uint32_t h = tt__hash(th->rows[r].key, cap);
+		uint32_t h = tt_an_hash(th->rows[r].key, cap);
 		while (index[h])
 			h = (h + 1) & (cap - 1);
 		index[h] = r + 1;
@@ -150,36 +150,36 @@ static int tt__index_grow(struct tt__thread_analysis *th)
 	return 0;
 }
 
-static int tt__group_row(struct tt__thread_analysis *th, uint32_t row);
+static int tt_an_group_row(struct tt_an_thread *th, uint32_t row);
 
 /* The row of `key`, made if new; -1 when out of memory. */
-static int64_t tt__row_for(struct tt__thread_analysis *th, uint64_t key)
+static int64_t tt_an_row_for(struct tt_an_thread *th, uint64_t key)
 {
-	if (2 * (th->nrows + 1) > th->index_cap && tt__index_grow(th) < 0)
+	if (2 * (th->nrows + 1) > th->index_cap && tt_an_index_grow(th) < 0)
 		return -1;
-	uint32_t h = tt__hash(key, th->index_cap);
+	uint32_t h = tt_an_hash(key, th->index_cap);
 	for (; th->index[h]; h = (h + 1) & (th->index_cap - 1))
 		if (th->rows[th->index[h] - 1].key == key)
 			return th->index[h] - 1;
 	if (th->nrows == th->rows_cap) {
 		uint32_t cap = th->rows_cap ? 2 * th->rows_cap : 32;
-		struct tt__row *rows = realloc(th->rows, cap * sizeof(*rows));
+		struct tt_an_row *rows = realloc(th->rows, cap * sizeof(*rows));
 		if (!rows)
 			return -1;
 		th->rows = rows;
 		th->rows_cap = cap;
 	}
-	th->rows[th->nrows] = (struct tt__row){.key = key, .min = INT64_MAX};
+	th->rows[th->nrows] = (struct tt_an_row){.key = key, .min = INT64_MAX};
 	th->index[h] = ++th->nrows;
-	return tt__group_row(th, th->nrows - 1) < 0 ? -1 : (int64_t)th->nrows - 1;
+	return tt_an_group_row(th, th->nrows - 1) < 0 ? -1 : (int64_t)th->nrows - 1;
 }
 
-int tt__add_filtered(struct tt__thread_analysis *th, uint64_t key, uint64_t calls, int64_t ns)
+int tt_an_add_filtered(struct tt_an_thread *th, uint64_t key, uint64_t calls, int64_t ns)
 {
-	int64_t at = tt__row_for(th, key);
+	int64_t at = tt_an_row_for(th, key);
 	if (at < 0)
 		return -1;
-	struct tt__row *r = &th->rows[at];
+	struct tt_an_row *r = &th->rows[at];
 	r->calls += calls;
 	r->filtered += calls;
 	if (__builtin_add_overflow(r->total, ns, &r->total))
@@ -194,20 +194,20 @@ int tt__add_filtered(struct tt__thread_analysis *th, uint64_t key, uint64_t call
 /* Rows of keys with one name share the first one's open count: a name nested in
  * itself, by one key or another (a function, and the TT_FUNC inside it), counts in
  * its total once. 0, or -1 when out of memory. */
-static int tt__group_row(struct tt__thread_analysis *th, uint32_t row)
+static int tt_an_group_row(struct tt_an_thread *th, uint32_t row)
 {
 	th->rows[row].same_name = row;
 	if (!th->an->profile)
 		return 0;
 	if (2 * (th->ngroups + 1) > th->groups_cap) {
 		uint32_t cap = th->groups_cap ? 2 * th->groups_cap : 64;
-		struct tt__name_group *groups = calloc(cap, sizeof(*groups));
+		struct tt_an_name_group *groups = calloc(cap, sizeof(*groups));
 		if (!groups)
 			return -1;
 		for (uint32_t i = 0; i < th->groups_cap; i++) {
 			if (!th->groups[i].row)
 				continue;
-			uint32_t h = tt__hash(th->groups[i].hash, cap);
+			uint32_t h = tt_an_hash(th->groups[i].hash, cap);
 			while (groups[h].row)
 				h = (h + 1) & (cap - 1);
 			groups[h] = th->groups[i];
@@ -221,39 +221,39 @@ static int tt__group_row(struct tt__thread_analysis *th, uint32_t row)
 	uint64_t hash = UINT64_C(14695981039346656037);
 	for (size_t i = 0; i < len; i++)
 		hash = (hash ^ (unsigned char)name[i]) * UINT64_C(1099511628211);
-	uint32_t h = tt__hash(hash, th->groups_cap);
+	uint32_t h = tt_an_hash(hash, th->groups_cap);
 	for (; th->groups[h].row; h = (h + 1) & (th->groups_cap - 1)) {
 		if (th->groups[h].hash == hash && strcmp(th->groups[h].name, name) == 0) {
 			th->rows[row].same_name = th->groups[h].row - 1;
 			return 0;
 		}
 	}
-	th->groups[h] = (struct tt__name_group){.hash = hash, .name = strdup(name), .row = row + 1};
+	th->groups[h] = (struct tt_an_name_group){.hash = hash, .name = strdup(name), .row = row + 1};
 	th->ngroups++;
 	return th->groups[h].name ? 0 : -1;
 }
 
-/* ---- the state machine ---- */
+/* ---- a thread's scopes ---- */
 
-void tt__counts_flush(struct tt__thread_analysis *th)
+void tt_an_counts_flush(struct tt_an_thread *th)
 {
 	for (uint32_t i = 0; i < th->npending; i++) {
-		const struct tt__hist *h = &th->rows[th->pending[i].row].hist;
+		const struct tt_an_hist *h = &th->rows[th->pending[i].row].hist;
 		__builtin_prefetch(&h->counts[th->pending[i].bucket - h->lo], 1);
 	}
 	for (uint32_t i = 0; i < th->npending; i++) {
-		struct tt__hist *h = &th->rows[th->pending[i].row].hist;
+		struct tt_an_hist *h = &th->rows[th->pending[i].row].hist;
 		h->counts[th->pending[i].bucket - h->lo]++;
 	}
 	th->npending = 0;
 }
 
-void tt__thread_analysis_init(struct tt__thread_analysis *th, struct tt__analysis *an, void *ctx)
+void tt_an_thread_init(struct tt_an_thread *th, struct tt_an *an, void *ctx)
 {
-	*th = (struct tt__thread_analysis){.an = an, .ctx = ctx, .states.last_ns = INT64_MIN};
+	*th = (struct tt_an_thread){.an = an, .ctx = ctx, .states.last_ns = INT64_MIN};
 }
 
-void tt__thread_analysis_free(struct tt__thread_analysis *th)
+void tt_an_thread_free(struct tt_an_thread *th)
 {
 	for (uint32_t r = 0; r < th->nrows; r++)
 		free(th->rows[r].hist.counts);
@@ -271,47 +271,47 @@ void tt__thread_analysis_free(struct tt__thread_analysis *th)
 	th->stack = NULL;
 	th->text = NULL;
 	th->nrows = th->depth = th->text_len = 0;
-	tt__states_free(&th->states);
+	tt_an_states_free(&th->states);
 }
 
-static int tt__oom(struct tt__thread_analysis *th)
+static int tt_an_oom(struct tt_an_thread *th)
 {
 	th->an->oom = true;
 	return -1;
 }
 
-int tt__scope_open(struct tt__thread_analysis *th, uint64_t key, int64_t ts)
+int tt_an_scope_open(struct tt_an_thread *th, uint64_t key, int64_t ts)
 {
 	if (th->depth == th->cap) {
 		uint32_t cap = th->cap ? 2 * th->cap : 64;
-		struct tt__frame *stack = realloc(th->stack, cap * sizeof(*stack));
+		struct tt_an_frame *stack = realloc(th->stack, cap * sizeof(*stack));
 		if (!stack)
-			return tt__oom(th);
+			return tt_an_oom(th);
 		th->stack = stack;
 		th->cap = cap;
 	}
-	int64_t row = tt__row_for(th, key);
+	int64_t row = tt_an_row_for(th, key);
 	if (row < 0)
-		return tt__oom(th);
+		return tt_an_oom(th);
 	th->rows[th->rows[row].same_name].open++;
-	const struct tt__frame *parent = th->depth ? &th->stack[th->depth - 1] : NULL;
-	uint32_t below = parent && (parent->flags & TT__IGNORE_BELOW) ? TT__IGNORED | TT__IGNORE_BELOW : 0;
-	th->stack[th->depth++] = (struct tt__frame){
-		.key = key, .start = ts, .threshold = TT__NO_THRESHOLD,
-		.inherited = parent ? parent->inherited : TT__NO_THRESHOLD,
+	const struct tt_an_frame *parent = th->depth ? &th->stack[th->depth - 1] : NULL;
+	uint32_t below = parent && (parent->flags & TT_AN_IGNORE_BELOW) ? TT_AN_IGNORED | TT_AN_IGNORE_BELOW : 0;
+	th->stack[th->depth++] = (struct tt_an_frame){
+		.key = key, .start = ts, .threshold = TT_AN_NO_THRESHOLD,
+		.inherited = parent ? parent->inherited : TT_AN_NO_THRESHOLD,
 		.row = (uint32_t)row, .flags = below, .text_at = th->text_len,
 	};
 	return 0;
 }
 
 /* The first rule whose pattern matches the row's name, looked up once per row. */
-static int64_t tt__table_threshold(struct tt__thread_analysis *th, struct tt__row *row)
+static int64_t tt_an_table_threshold(struct tt_an_thread *th, struct tt_an_row *row)
 {
-	struct tt__analysis *an = th->an;
+	struct tt_an *an = th->an;
 	if (!row->looked_up) {
 		char name[512];
 		an->name(an->ctx, th, row->key, name, sizeof(name));
-		row->name_threshold = TT__NO_THRESHOLD;
+		row->name_threshold = TT_AN_NO_THRESHOLD;
 		for (size_t i = 0; i < an->nrules; i++) {
 			if (fnmatch(an->rules[i].pattern, name, 0) == 0) {
 				row->name_threshold = an->rules[i].ns;
@@ -323,30 +323,30 @@ static int64_t tt__table_threshold(struct tt__thread_analysis *th, struct tt__ro
 	return row->name_threshold;
 }
 
-static int64_t tt__threshold_of(struct tt__thread_analysis *th, const struct tt__frame *f,
-				enum tt__threshold_source *source)
+static int64_t tt_an_threshold_of(struct tt_an_thread *th, const struct tt_an_frame *f,
+				enum tt_an_threshold_source *source)
 {
 	int64_t by_name;
-	if (f->threshold != TT__NO_THRESHOLD) {
-		*source = TT__FROM_CODE;
+	if (f->threshold != TT_AN_NO_THRESHOLD) {
+		*source = TT_AN_FROM_CODE;
 		return f->threshold;
 	}
-	if (th->an->nrules && (by_name = tt__table_threshold(th, &th->rows[f->row])) != TT__NO_THRESHOLD) {
-		*source = TT__FROM_TABLE;
+	if (th->an->nrules && (by_name = tt_an_table_threshold(th, &th->rows[f->row])) != TT_AN_NO_THRESHOLD) {
+		*source = TT_AN_FROM_TABLE;
 		return by_name;
 	}
-	const struct tt__frame *parent = f > th->stack ? f - 1 : NULL;
-	if (parent && parent->inherited != TT__NO_THRESHOLD) {
-		*source = TT__FROM_CHILDREN;
+	const struct tt_an_frame *parent = f > th->stack ? f - 1 : NULL;
+	if (parent && parent->inherited != TT_AN_NO_THRESHOLD) {
+		*source = TT_AN_FROM_CHILDREN;
 		return parent->inherited;
 	}
-	*source = TT__FROM_GLOBAL;
+	*source = TT_AN_FROM_GLOBAL;
 	return th->an->threshold;
 }
 
-void tt__frame_mark(struct tt__analysis *an, uint64_t key, int64_t ts)
+void tt_an_frame_mark(struct tt_an *an, uint64_t key, int64_t ts)
 {
-	struct tt__frames *f = &an->frames;
+	struct tt_an_frames *f = &an->frames;
 	if (f->count == 0) {
 		f->key = key;
 		f->first = ts;
@@ -354,56 +354,56 @@ void tt__frame_mark(struct tt__analysis *an, uint64_t key, int64_t ts)
 		return;
 	}
 	f->last = ts;
-	f->at[f->count++ % TT__FRAME_MARKS] = ts;
+	f->at[f->count++ % TT_AN_FRAME_MARKS] = ts;
 }
 
 /* The frame `ts` is in (0: before the first mark), and the mean frame length. */
-static uint64_t tt__frame_at(const struct tt__frames *f, int64_t ts, int64_t *mean)
+static uint64_t tt_an_frame_at(const struct tt_an_frames *f, int64_t ts, int64_t *mean)
 {
 	*mean = f->count > 1 ? (f->last - f->first) / (int64_t)(f->count - 1) : 0;
 	uint64_t n = f->count;
-	uint64_t oldest = n > TT__FRAME_MARKS ? n - TT__FRAME_MARKS : 0;
-	while (n > oldest && f->at[(n - 1) % TT__FRAME_MARKS] > ts)
+	uint64_t oldest = n > TT_AN_FRAME_MARKS ? n - TT_AN_FRAME_MARKS : 0;
+	while (n > oldest && f->at[(n - 1) % TT_AN_FRAME_MARKS] > ts)
 		n--;
 	return n;
 }
 
 /* Whether the scope just closed (stack[depth], its parent below it) spiked: reports
  * it, and passes the explained time up. */
-static int tt__check_spike(struct tt__thread_analysis *th, const struct tt__frame *f, int64_t dur)
+static int tt_an_check_spike(struct tt_an_thread *th, const struct tt_an_frame *f, int64_t dur)
 {
-	struct tt__frame *parent = th->depth ? &th->stack[th->depth - 1] : NULL;
-	enum tt__threshold_source source;
-	int64_t threshold = f->flags & TT__IGNORED ? TT__NO_THRESHOLD : tt__threshold_of(th, f, &source);
-	if (threshold == TT__NO_THRESHOLD || dur - f->explained <= threshold) {
+	struct tt_an_frame *parent = th->depth ? &th->stack[th->depth - 1] : NULL;
+	enum tt_an_threshold_source source;
+	int64_t threshold = f->flags & TT_AN_IGNORED ? TT_AN_NO_THRESHOLD : tt_an_threshold_of(th, f, &source);
+	if (threshold == TT_AN_NO_THRESHOLD || dur - f->explained <= threshold) {
 		if (parent)
-			tt__add_sat(&parent->explained, f->explained);
+			tt_an_add_sat(&parent->explained, f->explained);
 		return 0;
 	}
 	if (parent)
-		tt__add_sat(&parent->explained, dur);
+		tt_an_add_sat(&parent->explained, dur);
 	th->spikes++;
 	th->an->spikes_found++;
-	struct tt__spike s = {
+	struct tt_an_spike s = {
 		.thread = th, .key = f->key, .start = f->start, .dur = dur, .threshold = threshold,
 		.source = source, .explained = f->explained,
 		.text = f->text_len ? th->text + f->text_at : NULL, .text_len = f->text_len,
 		.stack = th->stack, .depth = th->depth,
 	};
-	s.frame = tt__frame_at(&th->an->frames, f->start, &s.frame_ns);
-	s.has_split = tt__split(th, f->start, f->start + dur, &s.split);
+	s.frame = tt_an_frame_at(&th->an->frames, f->start, &s.frame_ns);
+	s.has_split = tt_an_split(th, f->start, f->start + dur, &s.split);
 	return th->an->spike ? th->an->spike(th->an->ctx, &s) : 0;
 }
 
-int tt__scope_close(struct tt__thread_analysis *th, int64_t end)
+int tt_an_scope_close(struct tt_an_thread *th, int64_t end)
 {
 	if (th->depth == 0)
 		return 0;
-	const struct tt__frame *f = &th->stack[--th->depth];
+	const struct tt_an_frame *f = &th->stack[--th->depth];
 	int64_t dur;
 	if (__builtin_sub_overflow(end, f->start, &dur) || dur < 0)
 		dur = dur < 0 ? 0 : INT64_MAX;
-	struct tt__row *row = &th->rows[f->row];
+	struct tt_an_row *row = &th->rows[f->row];
 	uint32_t *open = &th->rows[row->same_name].open;
 	--*open;
 	if (th->an->profile) {
@@ -411,51 +411,51 @@ int tt__scope_close(struct tt__thread_analysis *th, int64_t end)
 		/* recursion: the total is the outermost activation's, which holds the others;
 		 * the per-call figures take every call */
 		if (*open == 0)
-			tt__add_sat(&row->total, dur);
-		tt__add_sat(&row->calls_total, dur);
-		row->over += th->an->threshold != TT__NO_THRESHOLD && dur > th->an->threshold;
-		tt__add_sat(&row->self, dur - (f->children < dur ? f->children : dur));
+			tt_an_add_sat(&row->total, dur);
+		tt_an_add_sat(&row->calls_total, dur);
+		row->over += th->an->threshold != TT_AN_NO_THRESHOLD && dur > th->an->threshold;
+		tt_an_add_sat(&row->self, dur - (f->children < dur ? f->children : dur));
 		if (dur < row->min)
 			row->min = dur;
 		if (dur > row->max)
 			row->max = dur;
-		int64_t bucket = tt__hist_room(&row->hist, dur);
+		int64_t bucket = tt_an_hist_room(&row->hist, dur);
 		if (bucket < 0)
-			return tt__oom(th);
-		if (th->npending == TT__PENDING_COUNTS)
-			tt__counts_flush(th);
-		th->pending[th->npending++] = (struct tt__pending_count){f->row, (uint32_t)bucket};
-		struct tt__split split;
-		if (*open == 0 && tt__split(th, f->start, end, &split)) {
-			tt__add_sat(&row->split_total, dur);
-			tt__add_sat(&row->preempted, split.preempted);
-			tt__add_sat(&row->blocked, split.blocked);
+			return tt_an_oom(th);
+		if (th->npending == TT_AN_PENDING_COUNTS)
+			tt_an_counts_flush(th);
+		th->pending[th->npending++] = (struct tt_an_pending_count){f->row, (uint32_t)bucket};
+		struct tt_an_split split;
+		if (*open == 0 && tt_an_split(th, f->start, end, &split)) {
+			tt_an_add_sat(&row->split_total, dur);
+			tt_an_add_sat(&row->preempted, split.preempted);
+			tt_an_add_sat(&row->blocked, split.blocked);
 			row->split = true;
 		}
 	}
 	if (th->an->closed)
 		th->an->closed(th->an->ctx, th, f->key, dur - (f->children < dur ? f->children : dur));
 	if (th->depth)
-		tt__add_sat(&th->stack[th->depth - 1].children, dur);
-	int rc = th->an->find_spikes ? tt__check_spike(th, f, dur) : 0;
+		tt_an_add_sat(&th->stack[th->depth - 1].children, dur);
+	int rc = th->an->find_spikes ? tt_an_check_spike(th, f, dur) : 0;
 	th->text_len = f->text_at; /* its description, and its children's, are done */
 	if (th->depth == 0)
-		tt__states_forget_before(th, end);
+		tt_an_states_forget_before(th, end);
 	return rc;
 }
 
-int tt__scope_note(struct tt__thread_analysis *th, unsigned kind, uint64_t value,
-		   const char *text, size_t len)
+int tt_an_scope_note(struct tt_an_thread *th, unsigned kind, uint64_t value,
+		     const char *text, size_t len)
 {
 	if (th->depth == 0)
 		return 0;
-	struct tt__frame *f = &th->stack[th->depth - 1];
+	struct tt_an_frame *f = &th->stack[th->depth - 1];
 	int64_t ns = value > INT64_MAX ? INT64_MAX : (int64_t)value;
 	switch (kind) {
 	case TT_REC_THRESHOLD: f->threshold = ns; break;
 	case TT_REC_CHILDREN_THRESHOLD: f->inherited = ns; break;
-	case TT_REC_IGNORE: f->flags |= TT__IGNORED; break;
-	case TT_REC_IGNORE_CHILDREN: f->flags |= TT__IGNORE_BELOW; break;
+	case TT_REC_IGNORE: f->flags |= TT_AN_IGNORED; break;
+	case TT_REC_IGNORE_CHILDREN: f->flags |= TT_AN_IGNORE_BELOW; break;
 	case TT_REC_PARENTS_THRESHOLD:
 		for (uint32_t i = 0; i < th->depth; i++)
 			th->stack[i].threshold = ns;
@@ -471,7 +471,7 @@ int tt__scope_note(struct tt__thread_analysis *th, unsigned kind, uint64_t value
 				cap *= 2;
 			char *grown = realloc(th->text, cap);
 			if (!grown)
-				return tt__oom(th);
+				return tt_an_oom(th);
 			th->text = grown;
 			th->text_cap = cap;
 		}
@@ -487,7 +487,7 @@ int tt__scope_note(struct tt__thread_analysis *th, unsigned kind, uint64_t value
 
 /* ---- printing ---- */
 
-char *tt__fmt_ns(char buf[32], int64_t ns)
+char *tt_an_fmt_ns(char buf[32], int64_t ns)
 {
 	static const struct {
 		int64_t ns;
@@ -510,54 +510,54 @@ char *tt__fmt_ns(char buf[32], int64_t ns)
 }
 
 /* Text as it may go on one line of a terminal: control characters become '?'. */
-static void tt__print_clean(FILE *out, const char *s, size_t n)
+static void tt_an_print_clean(FILE *out, const char *s, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
 		fputc((unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i], out);
 }
 
-static void tt__print_name(FILE *out, const struct tt__thread_analysis *th, uint64_t key)
+static void tt_an_print_name(FILE *out, const struct tt_an_thread *th, uint64_t key)
 {
 	char name[512];
 	size_t n = th->an->name(th->an->ctx, th, key, name, sizeof(name));
-	tt__print_clean(out, name, n);
+	tt_an_print_clean(out, name, n);
 }
 
-static const char *const tt__source_names[] = {
-	[TT__FROM_CODE] = "TT_THRESHOLD_NS", [TT__FROM_TABLE] = "thresholds file",
-	[TT__FROM_CHILDREN] = "TT_CHILDREN_THRESHOLD_NS", [TT__FROM_GLOBAL] = "--threshold",
+static const char *const tt_an_source_names[] = {
+	[TT_AN_FROM_CODE] = "TT_THRESHOLD_NS", [TT_AN_FROM_TABLE] = "thresholds file",
+	[TT_AN_FROM_CHILDREN] = "TT_CHILDREN_THRESHOLD_NS", [TT_AN_FROM_GLOBAL] = "--threshold",
 };
 
-const char *tt__spike_threshold_from(const struct tt__spike *s)
+const char *tt_an_spike_threshold_from(const struct tt_an_spike *s)
 {
 	const char *global = s->thread->an->global_from;
-	return s->source == TT__FROM_GLOBAL && global ? global : tt__source_names[s->source];
+	return s->source == TT_AN_FROM_GLOBAL && global ? global : tt_an_source_names[s->source];
 }
 
-void tt__spike_print(FILE *out, const struct tt__spike *s)
+void tt_an_spike_print(FILE *out, const struct tt_an_spike *s)
 {
-	const struct tt__thread_analysis *th = s->thread;
+	const struct tt_an_thread *th = s->thread;
 	char a[32], b[32], c[32];
 	fputs("spike: ", out);
-	tt__print_name(out, th, s->key);
+	tt_an_print_name(out, th, s->key);
 	/* PET's words: "@ frame 2323 takes 16.576 ms (0.995 frames)" */
 	if (s->frame)
 		fprintf(out, " @ frame %" PRIu64, s->frame);
-	fprintf(out, " took %s", tt__fmt_ns(a, s->dur));
+	fprintf(out, " took %s", tt_an_fmt_ns(a, s->dur));
 	if (s->frame_ns)
 		fprintf(out, " (%.3f frames)", (double)s->dur / (double)s->frame_ns);
-	fprintf(out, " (threshold %s, %s) thread ", tt__fmt_ns(b, s->threshold),
-		tt__spike_threshold_from(s));
+	fprintf(out, " (threshold %s, %s) thread ", tt_an_fmt_ns(b, s->threshold),
+		tt_an_spike_threshold_from(s));
 	if (th->name_len)
-		tt__print_clean(out, th->name, th->name_len);
-	fprintf(out, " (tid %" PRIu32 ") at %s", th->tid, tt__fmt_ns(c, s->start));
+		tt_an_print_clean(out, th->name, th->name_len);
+	fprintf(out, " (tid %" PRIu32 ") at %s", th->tid, tt_an_fmt_ns(c, s->start));
 	if (s->explained)
-		fprintf(out, "; %s of it in spikes above", tt__fmt_ns(a, s->explained));
+		fprintf(out, "; %s of it in spikes above", tt_an_fmt_ns(a, s->explained));
 	fputc('\n', out);
 	if (s->has_split) {
 		char d[32];
-		fprintf(out, "  on CPU %s, preempted %s, blocked %s\n", tt__fmt_ns(b, s->split.on_cpu),
-			tt__fmt_ns(c, s->split.preempted), tt__fmt_ns(d, s->split.blocked));
+		fprintf(out, "  on CPU %s, preempted %s, blocked %s\n", tt_an_fmt_ns(b, s->split.on_cpu),
+			tt_an_fmt_ns(c, s->split.preempted), tt_an_fmt_ns(d, s->split.blocked));
 	}
 	/* one scope a line, the innermost print_depth of them (the spike's own included) */
 	int64_t end = s->start + s->dur;
@@ -568,20 +568,20 @@ void tt__spike_print(FILE *out, const struct tt__spike *s)
 	}
 	for (uint32_t i = first; i < s->depth; i++) {
 		fprintf(out, "  %" PRIu32 ") ", i);
-		tt__print_name(out, th, s->stack[i].key);
-		fprintf(out, " %s\n", tt__fmt_ns(a, end - s->stack[i].start));
+		tt_an_print_name(out, th, s->stack[i].key);
+		fprintf(out, " %s\n", tt_an_fmt_ns(a, end - s->stack[i].start));
 	}
 	fprintf(out, "  %" PRIu32 ") ", s->depth);
-	tt__print_name(out, th, s->key);
-	fprintf(out, " %s\n", tt__fmt_ns(a, s->dur));
+	tt_an_print_name(out, th, s->key);
+	fprintf(out, " %s\n", tt_an_fmt_ns(a, s->dur));
 	if (s->text) {
 		fputs("  description: ", out);
-		tt__print_clean(out, s->text, s->text_len);
+		tt_an_print_clean(out, s->text, s->text_len);
 		fputc('\n', out);
 	}
 }
 
-int tt__parse_duration(const char *text, int64_t *ns)
+int tt_an_parse_duration(const char *text, int64_t *ns)
 {
 	static const struct {
 		const char *unit;

@@ -1,0 +1,355 @@
+/* The flat profile and the spike detector: one implementation, compiled into the
+ * runtime (TICKTRACE_REPORT at exit, and the live spikes of stream mode) and into
+ * the tools (`ticktrace report`, `ticktrace spikes`, `convert --threshold`).
+ *
+ * Each thread's analysis is fed its scopes in order: tt_an_scope_open,
+ * tt_an_scope_close (the innermost), tt_an_scope_note, as the scope machine
+ * (common.h) opens and closes them. It keeps, per scope key, the profile row (calls,
+ * total, self, min, max, a histogram for percentiles), and reports each spike through
+ * a callback when the spiking scope ends, so it needs neither the whole trace nor the
+ * future. The tools feed it from the decoder's events; the runtime from raw records
+ * (tt_an_feed_records). Memory grows with the keys and the nesting depth, never with
+ * events. This header is the library's face (names tt_an_); analysis_internal.h is
+ * what only its files share.
+ *
+ * Spikes. A scope spikes when it lasts longer than its threshold, the first of:
+ *   1. its own TT_THRESHOLD_NS;
+ *   2. the first line of the thresholds table whose pattern matches its name;
+ *   3. the TT_CHILDREN_THRESHOLD_NS of the nearest enclosing scope that set one;
+ *   4. the global threshold.
+ * A scope with none never spikes; nor does one with TT_IGNORE, or nested (at any
+ * depth) in one with TT_IGNORE_CHILDREN. The deepest scope explains the time: a
+ * spike is reported when it ends, and the time of the spikes reported inside a scope
+ * counts as explained; the scope itself is reported only if its time less the
+ * explained time still exceeds its threshold. So a parent slow only because of a
+ * child that spiked is not shown again, and one slow for other reasons as well is,
+ * with the explained part stated.
+ *
+ * Times are integer nanoseconds; a profile row's children time is total - self,
+ * exactly. Percentiles come from a log-linear histogram: 32 buckets per power of two
+ * (exact below 64 ns), reported as the middle of the bucket that holds the
+ * nearest-rank value, clamped to min..max: within 1/64 (1.6%) of the exact value;
+ * exact when that value is the smallest or the largest. */
+#ifndef TT_ANALYSIS_H
+#define TT_ANALYSIS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "../common.h"
+
+#define TT_AN_NO_THRESHOLD INT64_C(-1)
+
+/* ---- percentiles ---- */
+
+struct tt_an_hist {
+	uint64_t *counts; /* buckets [lo, hi) */
+	uint32_t lo, hi;
+};
+
+/* Counts one value; 0, or -1 when out of memory. */
+int tt_an_hist_add(struct tt_an_hist *h, int64_t ns);
+/* Adds `from`'s counts; 0, or -1 when out of memory. */
+int tt_an_hist_merge(struct tt_an_hist *into, const struct tt_an_hist *from);
+/* The nearest-rank value at `permille` of `calls` values (analysis.h's precision). */
+int64_t tt_an_hist_percentile(const struct tt_an_hist *h, uint64_t calls, unsigned permille,
+			      int64_t min, int64_t max);
+
+/* ---- a thread's open scopes ---- */
+
+struct tt_an_frame {
+	uint64_t key;
+	int64_t start;
+	int64_t children;  /* ns in its closed children */
+	int64_t explained; /* ns of the spikes reported inside it */
+	int64_t threshold; /* TT_THRESHOLD_NS, or TT_AN_NO_THRESHOLD */
+	int64_t inherited; /* for scopes nested in it: TT_CHILDREN_THRESHOLD_NS here or above */
+	uint32_t row;
+	uint32_t flags;    /* analysis_internal.h: enum tt_an_frame_flags */
+	uint32_t text_at, text_len; /* its TT_DESCRIBE, in the thread's text */
+};
+
+struct tt_an;
+
+/* A closed scope's duration, bucketed, not yet counted in its row's histogram. */
+struct tt_an_pending_count {
+	uint32_t row, bucket;
+};
+#define TT_AN_PENDING_COUNTS 64
+/* A thread's states (states.c), those that a scope still open may need. */
+struct tt_an_states {
+	bool known;    /* the thread's states are recorded */
+	int64_t last_ns; /* the last state's, as its SCHED section had it (INT64_MIN: none) */
+	struct tt_sched_state *at; /* [from, n), ns on the analysis's clock */
+	size_t from, n, cap;
+};
+
+/* How a time span of a thread split: on CPU, preempted, blocked (their sum). */
+struct tt_an_split {
+	int64_t on_cpu, preempted, blocked;
+};
+
+/* ---- a thread's analysis ---- */
+
+struct tt_an_row;
+struct tt_an_name_group;
+
+struct tt_an_thread {
+	struct tt_an *an;
+	void *ctx;        /* the caller's thread, for its callbacks */
+	uint32_t pid, tid;
+	const char *name; /* not NUL-terminated */
+	uint32_t name_len;
+	struct tt_an_frame *stack;
+	uint32_t depth, cap;
+	char *text;       /* the descriptions of the open scopes, back to back */
+	uint32_t text_len, text_cap;
+	struct tt_an_row *rows;
+	uint32_t nrows, rows_cap;
+	uint32_t *index;  /* open addressing by key: row + 1, 0 empty */
+	uint32_t index_cap;
+	/* Histogram counts are added a batch at a time (tt_an_counts_flush), each batch's
+		     * counters fetched together: with thousands of rows each counter is a cache miss
+		     * of its own, which one by one would stall the decoding between them. */
+	struct tt_an_pending_count pending[TT_AN_PENDING_COUNTS];
+	uint32_t npending;
+	uint64_t spikes;
+	/* The profile's names, the first row of each: open addressing, 0 empty */
+	struct tt_an_name_group *groups;
+	uint32_t ngroups, groups_cap;
+	struct tt_an_states states;
+};
+
+/* Where a spike's threshold came from (the numbered list above). */
+enum tt_an_threshold_source {
+	TT_AN_FROM_CODE = 1,     /* TT_THRESHOLD_NS */
+	TT_AN_FROM_TABLE = 2,    /* a line of the thresholds table */
+	TT_AN_FROM_CHILDREN = 3, /* TT_CHILDREN_THRESHOLD_NS of an enclosing scope */
+	TT_AN_FROM_GLOBAL = 4,   /* the global threshold */
+};
+
+/* One spike, valid during the callback. */
+struct tt_an_spike {
+	struct tt_an_thread *thread;
+	uint64_t key;
+	int64_t start, dur, threshold;
+	enum tt_an_threshold_source source;
+	int64_t explained;          /* ns of it in spikes reported before, inside it */
+	const char *text;           /* its TT_DESCRIBE (text_len bytes), or NULL */
+	uint32_t text_len;
+	const struct tt_an_frame *stack; /* the scopes around it, outermost first, still open */
+	uint32_t depth;
+	uint64_t frame;   /* TT_FRAME_MARK: the frame it began in (from 1), or 0: none yet */
+	int64_t frame_ns; /* the mean length of the frames so far, or 0 */
+	bool has_split;   /* the thread's states tell how its time split: */
+	struct tt_an_split split;
+};
+
+/* The frames of a run (TT_FRAME_MARK), as far as spikes need them: which frame a time
+ * is in, for the frames of the first key marked. The last TT_AN_FRAME_MARKS marks are
+ * kept: a spike that began before them is said to be in the oldest. */
+#define TT_AN_FRAME_MARKS 64
+struct tt_an_frames {
+	uint64_t key;   /* whose frames these are */
+	uint64_t count; /* marks so far */
+	int64_t first, last;
+	int64_t at[TT_AN_FRAME_MARKS]; /* the latest marks, by count % TT_AN_FRAME_MARKS */
+};
+
+/* A line of the thresholds table: names that match `pattern` (fnmatch: * ? [...]). */
+struct tt_an_threshold_rule {
+	const char *pattern;
+	int64_t ns;
+};
+
+/* The thresholds table read from a file of lines "NAME-PATTERN DURATION" ("GameTick
+ * 16.6ms", "script_* 0.1ms"; '#' starts a comment), by the tools (--thresholds) and
+ * the runtime (TICKTRACE_SPIKE_THRESHOLDS) alike (thresholds.c). */
+struct tt_an_thresholds {
+	struct tt_an_threshold_rule *rules;
+	size_t nrules;
+	char *text; /* the file's text, which the patterns point into */
+};
+
+enum tt_an_thresholds_what {
+	TT_AN_THRESHOLDS_UNREADABLE, /* err: the errno */
+	TT_AN_THRESHOLDS_NOT_FILE,   /* a device, FIFO or directory: never read */
+	TT_AN_THRESHOLDS_TOO_BIG,    /* more than TT_AN_THRESHOLDS_MAX_BYTES */
+	TT_AN_THRESHOLDS_OOM,
+	TT_AN_THRESHOLDS_NO_PATTERN,  /* text: the line, a single word */
+	TT_AN_THRESHOLDS_NO_DURATION, /* text: the line's last word */
+};
+
+/* What is wrong with a thresholds file: the caller names the file and says it. */
+struct tt_an_thresholds_problem {
+	enum tt_an_thresholds_what what;
+	int err;
+	size_t line;      /* from 1; 0 when not about a line */
+	const char *text; /* in the table's text: valid until tt_an_thresholds_free */
+};
+
+/* Reads the file at `path` into `t`; 0, or -1 with `problem` filled in (then `t` still
+ * needs tt_an_thresholds_free). Prints nothing. */
+int tt_an_thresholds_load(struct tt_an_thresholds *t, const char *path,
+			struct tt_an_thresholds_problem *problem);
+void tt_an_thresholds_free(struct tt_an_thresholds *t);
+/* The problem in words, without the file's name: "line 3: \"GameTick\" is not
+ * \"NAME-PATTERN DURATION\"", "cannot read: No such file or directory"; returns buf. */
+const char *tt_an_thresholds_problem_text(const struct tt_an_thresholds_problem *problem, char *buf,
+					size_t cap);
+
+struct tt_an {
+	bool profile; /* keep the profile rows */
+	bool find_spikes;
+	int64_t threshold; /* the global one, or TT_AN_NO_THRESHOLD */
+	const char *global_from; /* how output names where it came from; NULL: "--threshold" */
+	const struct tt_an_threshold_rule *rules;
+	size_t nrules;
+	/* Writes the name of `key` into buf (NUL-terminated, at most cap bytes) and
+	      * returns its length. */
+	size_t (*name)(void *ctx, const struct tt_an_thread *th, uint64_t key, char *buf,
+		       size_t cap);
+	/* When set: a scope closed, with `self` ns of its own (report --frames). */
+	void (*closed)(void *ctx, const struct tt_an_thread *th, uint64_t key, int64_t self);
+	/* A spike; < 0 stops the analysis (the callback reported why). */
+	int (*spike)(void *ctx, const struct tt_an_spike *spike);
+	void *ctx;
+	uint64_t spikes_found; /* over all threads */
+	struct tt_an_frames frames;
+	uint32_t print_depth; /* tt_an_spike_print: the innermost scopes shown (0: all) */
+	bool oom;        /* memory ran out: the results are incomplete */
+};
+
+void tt_an_thread_init(struct tt_an_thread *th, struct tt_an *an, void *ctx);
+void tt_an_thread_free(struct tt_an_thread *th);
+
+/* A thread's scopes. Each returns 0, or < 0 when out of memory (an->oom is set) or
+ * when the spike callback failed. Times must not go backwards on a thread. */
+int tt_an_scope_open(struct tt_an_thread *th, uint64_t key, int64_t ts);
+/* Closes the innermost open scope at `end` (nothing open: nothing happens). */
+int tt_an_scope_close(struct tt_an_thread *th, int64_t end);
+/* A note on the innermost open scope: TT_REC_THRESHOLD to TT_REC_IGNORE_CHILDREN with
+ * its value, or TT_REC_DESCRIBE with its text; or on every open scope:
+ * TT_REC_PARENTS_THRESHOLD. */
+int tt_an_scope_note(struct tt_an_thread *th, unsigned kind, uint64_t value,
+		     const char *text, size_t len);
+
+/* A frame boundary at ts, of the frames named by `key` (others than the first key
+ * marked are not counted). Marks must come in time order. */
+void tt_an_frame_mark(struct tt_an *an, uint64_t key, int64_t ts);
+
+/* Where a spike's threshold came from, as output names it: "TT_THRESHOLD_NS",
+ * "thresholds file", ... */
+const char *tt_an_spike_threshold_from(const struct tt_an_spike *s);
+
+/* Prints a spike as `ticktrace spikes` does: a line about it, a line for each scope
+ * around it (with how long it had been open when the spike ended) and itself, the
+ * innermost an->print_depth of them, and its description if it has one. */
+void tt_an_spike_print(FILE *out, const struct tt_an_spike *spike);
+
+/* "1.5ms", "200us", "20ns", "2s", "2" (seconds) into ns; 0 or -1. */
+int tt_an_parse_duration(const char *text, int64_t *ns);
+
+/* "12.851 ms", "850 ns", "4.216 s": three decimals, the largest unit under the value. */
+char *tt_an_fmt_ns(char buf[32], int64_t ns);
+
+/* ---- the table ---- */
+
+enum tt_an_sort {
+	TT_AN_SORT_SELF, TT_AN_SORT_TOTAL, TT_AN_SORT_CHILDREN, TT_AN_SORT_CALLS, TT_AN_SORT_MIN,
+	TT_AN_SORT_MAX, TT_AN_SORT_MEAN, TT_AN_SORT_P50, TT_AN_SORT_P95, TT_AN_SORT_P99, TT_AN_SORT_NAME,
+};
+
+/* "self", "total", ...: the sort, or -1; and the other way. */
+int tt_an_sort_named(const char *name);
+const char *tt_an_sort_name(enum tt_an_sort sort);
+/* The names, for usage texts: "self, total, ..." */
+extern const char tt_an_sort_names[];
+
+/* A line of the table: a name (on one thread with by_thread) and its merged rows. */
+struct tt_an_entry {
+	char *name;
+	const struct tt_an_thread *thread; /* by_thread; else NULL */
+	uint64_t calls;
+	int64_t total, self, children, min, max, mean, p50, p95, p99;
+	int64_t calls_total; /* the sum of every call's duration (recursion: above total) */
+	bool near_overhead;  /* p50 within TT_AN_NEAR_OVERHEAD x the call overhead */
+	bool is_func;        /* a function (-finstrument-functions) */
+	uint64_t over;       /* calls longer than the global threshold */
+	struct tt_an_hist hist; /* every call's duration (`diff` compares them); the table's */
+	/* With split: of total, on CPU and off it (preempted + blocked), where its
+		    * thread's states tell (the rest of total is known as neither) */
+	bool split;
+	int64_t on_cpu, off_cpu, preempted, blocked;
+	uint64_t filtered; /* of calls, erased as they returned (struct tt_an_row) */
+};
+
+struct tt_an_table {
+	struct tt_an_entry *entries;
+	size_t n;
+	size_t threads;
+	uint64_t calls; /* over all entries */
+	int64_t overhead_ns;  /* what recording a call costs on this machine (measured) */
+	size_t near_overhead; /* entries whose p50 is within TT_AN_NEAR_OVERHEAD x it */
+	bool split;           /* an entry has states: the table shows on and off CPU */
+	uint64_t filtered;    /* of calls, erased as they returned */
+};
+
+/* Rows whose median call is within this many times the call overhead are flagged: their
+ * time is mostly the recorder's own (a 28 ns MEM_isLittleEndian is not real work). */
+#define TT_AN_NEAR_OVERHEAD 3
+
+/* The rows of `n` threads merged by name (and thread, with by_thread: then grouped
+ * by thread in the order given), sorted. 0, or -1 when out of memory. */
+/* Calls of `key` that TICKTRACE_MIN_DUR erased as they returned (a FILTERED section):
+ * `calls` of `ns` together, counted in its row; 0, or -1 when out of memory. */
+int tt_an_add_filtered(struct tt_an_thread *th, uint64_t key, uint64_t calls, int64_t ns);
+int tt_an_table_build(struct tt_an_table *t, struct tt_an_thread *const *threads, size_t n,
+		      bool by_thread, enum tt_an_sort sort);
+void tt_an_table_free(struct tt_an_table *t);
+/* As an aligned text table, or CSV (RFC 4180, integer nanoseconds). */
+void tt_an_table_print(FILE *out, const struct tt_an_table *t);
+void tt_an_table_csv(FILE *out, const struct tt_an_table *t);
+
+/* ---- the thread's states (states.c) ---- */
+
+/* Adds the thread's next states (time order, after those given before), their ns
+ * less offset_ns on the analysis's clock. Give them before the events they cover: a
+ * scope's split is taken when it closes. 0, or -1 when out of memory. */
+int tt_an_thread_states(struct tt_an_thread *th, const struct tt_sched_state *states,
+			size_t n, int64_t offset_ns);
+/* A SCHED section's states, as tt_an_thread_states adds them, with what its head says
+ * (common.h: tt_sched_head). */
+int tt_an_thread_sched_section(struct tt_an_thread *th, uint64_t lost, int64_t since_ns,
+			       const struct tt_sched_state *states, size_t n, int64_t offset_ns);
+
+/* ---- from raw records (the runtime) ---- */
+
+/* Feeds one thread's records, in recorded order and in as many pieces as they come,
+ * into its analysis, as the tools' decoder does: scopes open and close as the
+ * scope machine (common.h) says, notes go to the innermost, times that go backwards
+ * are held at the last one. */
+struct tt_an_feed {
+	struct tt_an_thread *th;
+	const struct tt_clock *clock; /* a record's time */
+	/* The key of the site or function a record made at `tsc` names (NULL: its
+		   * address): the runtime tells apart libraries loaded one after the other at
+		   * the same address. */
+	uint64_t (*key)(uint64_t address, uint64_t tsc);
+	unsigned pending;   /* VALUE: skip one; TEXT: collect text_want bytes */
+	uint32_t text_want, text_len;
+	char text[TT_DESCRIBE_MAX + TT_TEXT_BYTES];
+	uint64_t last_tsc;
+	int64_t last_ns;
+	bool started;
+	struct tt_scopes scopes; /* (unmatched: ends with no open scope to close) */
+};
+
+int tt_an_feed_records(struct tt_an_feed *f, const struct tt_record *r, size_t n);
+/* Closes what is still open at the last time seen. */
+int tt_an_feed_finish(struct tt_an_feed *f);
+void tt_an_feed_free(struct tt_an_feed *f);
+
+#endif

@@ -1,0 +1,65 @@
+/* What only the analysis library's own files share (analysis.h is its face): the
+ * profile's rows, a scope's flags, the batching of histogram counts, what recording a
+ * call costs, and the thread's states as the spikes read them. */
+#ifndef TT_ANALYSIS_INTERNAL_H
+#define TT_ANALYSIS_INTERNAL_H
+
+#include "analysis.h"
+
+/* ---- the flat profile (analysis.c, table.c) ---- */
+
+struct tt_an_row {
+	uint64_t key;
+	uint64_t calls;
+	int64_t total, self; /* children = total - self */
+	int64_t calls_total; /* every call's duration, nested calls of itself too: the mean's */
+	uint32_t open;       /* scopes of its name open now (more than one: recursion) */
+	uint32_t same_name;  /* the first row of its name on the thread, which counts open */
+	uint64_t over;       /* calls longer than the global threshold */
+	int64_t min, max;
+	struct tt_an_hist hist;
+	int64_t name_threshold; /* the thresholds table's, once looked up */
+	bool looked_up;
+	/* Of total, the part the thread's states cover (split_total), and of it the time
+	 * preempted and blocked */
+	int64_t split_total, preempted, blocked;
+	bool split;         /* some of its calls had states */
+	uint64_t filtered;  /* of calls, erased as they returned (TICKTRACE_MIN_DUR): in
+	                     * total, self and the mean, not in min, max or hist */
+};
+
+/* The profile's names, the first row of each (table.c). */
+struct tt_an_name_group {
+	uint64_t hash;
+	char *name;
+	uint32_t row; /* + 1 */
+};
+
+/* struct tt_an_frame's flags */
+enum tt_an_frame_flags {
+	TT_AN_IGNORED = 1u << 0,      /* TT_IGNORE, or inside TT_IGNORE_CHILDREN */
+	TT_AN_IGNORE_BELOW = 1u << 1, /* TT_IGNORE_CHILDREN here or above */
+};
+
+/* Counts the closed scopes' durations still pending in their rows' histograms (the
+ * table does before it reads them). */
+void tt_an_counts_flush(struct tt_an_thread *th);
+
+/* What recording a call (a begin and an end) costs here, in ns: two RDTSCs, which an
+ * event costs within a few percent (ticktrace-bench), timed now, the median of 15
+ * rounds. */
+int64_t tt_an_call_overhead_ns(void);
+
+/* A thresholds file is a few lines written by hand: more is not one. */
+#define TT_AN_THRESHOLDS_MAX_BYTES (1 << 20)
+
+/* ---- the thread's states (states.c) ---- */
+
+/* How [start, end) split, if the states cover it (false: not known). */
+bool tt_an_split(const struct tt_an_thread *th, int64_t start, int64_t end,
+		 struct tt_an_split *split);
+/* No scope open before ns will close: what came before it is no longer needed. */
+void tt_an_states_forget_before(struct tt_an_thread *th, int64_t ns);
+void tt_an_states_free(struct tt_an_states *h);
+
+#endif /* TT_ANALYSIS_INTERNAL_H */

@@ -1,0 +1,182 @@
+/* The floor: what the runtime (src/) and the tools (tools/) both know beyond the raw
+ * format's structs (include/ticktrace/format.h), written once below both:
+ *
+ *   the record kinds' roles   which open and close scopes, their names in messages
+ *   the clock                 TSC ticks to nanoseconds, exact integer arithmetic (clock.c)
+ *   a SCHED section's head    what it says before its own states (sched.c)
+ *   the scope machine         how a thread's records open and close scopes (scopes.c)
+ *
+ * The analysis library (analysis/analysis.h) sits on it. Nothing here is API: the
+ * runtime builds it hidden, as the rest of itself. Names: tt_ and the thing's name
+ * (tt_clock_, tt_sched_, tt_kind_), never tt__. */
+#ifndef TT_COMMON_H
+#define TT_COMMON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <ticktrace/format.h>
+
+/* ---- the record kinds' roles ---- */
+
+/* A scope's key: the address of its call-site descriptor, or a function's address
+ * with this bit set (-finstrument-functions). */
+#define TT_KEY_FUNC (UINT64_C(1) << 63)
+
+/* The kinds a reader knows; any other is an error in a file. */
+#define TT_RECORD_KNOWN(kind)                                                      \
+	((kind) <= TT_REC_FUNC_EXIT ||                                             \
+	 ((kind) >= TT_REC_THRESHOLD && (kind) <= TT_REC_PARENTS_THRESHOLD))
+/* Kinds that open a scope, and that close one (ENDBEGIN does both). */
+#define TT_RECORD_OPENS(kind)                                                      \
+	((kind) == TT_REC_BEGIN || (kind) == TT_REC_BEGIN_ARG ||                       \
+	 (kind) == TT_REC_FUNC_ENTER || (kind) == TT_REC_ENDBEGIN)
+#define TT_RECORD_CLOSES(kind)                                                     \
+	((kind) == TT_REC_END || (kind) == TT_REC_ENDBEGIN || (kind) == TT_REC_FUNC_EXIT)
+
+/* The name of a kind that more records follow (a VALUE, or TEXT), for messages about
+ * them: "BEGIN_ARG", "DESCRIBE", ...; NULL for the others. */
+const char *tt_kind_name(unsigned kind);
+
+/* ---- the clock: TSC ticks to nanoseconds ---- */
+
+/* Exact integer arithmetic in 128 bits, never a double: ns = ns0 + (tsc - tsc0) *
+ * 1e9 / hz, rounded toward tsc0. */
+struct tt_clock {
+	uint64_t tsc0;  /* the anchor's TSC */
+	int64_t ns0;    /* its reading of the clock (the tools: CLOCK_MONOTONIC; the
+	                 * runtime's analyses: 0, so ns since the anchor) */
+	uint64_t hz;    /* ticks per second */
+	uint64_t mult;  /* floor(1e9 * 2^shift / hz) */
+	unsigned shift;
+	int exact_div;  /* correct the multiply to the exact floor */
+};
+
+/* A clock at `hz` ticks a second from the anchor (tsc0, ns0); 0, or -1 when hz is 0 or
+ * beyond any clock (above 2^62). */
+int tt_clock_set(struct tt_clock *c, uint64_t tsc0, int64_t ns0, uint64_t hz);
+
+/* From a validated file header; 0, or -1 with *why set when the header's clock
+ * fields cannot be used. */
+int tt_clock_init(struct tt_clock *c, const struct tt_file_header *h, const char **why);
+
+/* Nanoseconds in `ticks` ticks, saturated at INT64_MAX (a hostile file may hold any
+ * TSC). */
+static inline int64_t tt_clock_span(const struct tt_clock *c, uint64_t ticks)
+{
+	unsigned __int128 q = ((unsigned __int128)ticks * c->mult) >> c->shift;
+	if (q > INT64_MAX)
+		return INT64_MAX;
+	if (c->exact_div) {
+		/* q is floor(ticks * 1e9 / hz) or at most two less, so the remainder
+		 * ticks * 1e9 - q * hz is below 3 * hz and exact in 64-bit arithmetic
+		 * modulo 2^64: step up to the exact floor. */
+		uint64_t r = ticks * UINT64_C(1000000000) - (uint64_t)q * c->hz;
+		for (int i = 0; i < 2 && r >= c->hz; i++) {
+			q++;
+			r -= c->hz;
+		}
+	}
+	return (int64_t)q;
+}
+
+/* The clock's nanoseconds at `tsc`, saturated; inline, as the converter calls it for
+ * every record. */
+static inline int64_t tt_clock_ns(const struct tt_clock *c, uint64_t tsc)
+{
+	int64_t ns;
+	if (tsc >= c->tsc0) {
+		if (__builtin_add_overflow(c->ns0, tt_clock_span(c, tsc - c->tsc0), &ns))
+			return INT64_MAX;
+	} else if (__builtin_sub_overflow(c->ns0, tt_clock_span(c, c->tsc0 - tsc), &ns)) {
+		return INT64_MIN;
+	}
+	return ns;
+}
+
+/* ---- a SCHED section's head ---- */
+
+/* A RUNNING state's cpu when no switch says it (format.h: tt_sched_state). */
+#define TT_NO_CPU UINT32_MAX
+
+/* What a SCHED section (format.h: tt_sched_info) says before its own states, for a
+ * thread whose last state so far is at *last_ns (INT64_MIN: none yet; updated): where
+ * nothing is known, a TT_SCHED_UNKNOWN state from *last_ns (or the very start); then,
+ * when its first state is a switch out, a RUNNING one at since_ns (cpu TT_NO_CPU: no
+ * switch says it, but every switch from since_ns on is there). 0 to 2 into head. */
+size_t tt_sched_head(int64_t *last_ns, uint64_t lost, int64_t since_ns,
+		     const struct tt_sched_state *states, size_t n, struct tt_sched_state head[2]);
+
+/* ---- the scope machine ---- */
+
+/* How a thread's records open and close scopes, one machine that the tools' decoder
+ * and the runtime's analysis both drive:
+ *   - BEGIN, BEGIN_ARG and FUNC_ENTER open one; END closes the innermost; ENDBEGIN
+ *     closes the innermost and opens one; an end with nothing open is unmatched;
+ *   - FUNC_EXIT closes its FUNC_ENTER and whatever was left open inside it (a longjmp,
+ *     an exception, flagged unterminated), or the innermost scope a run of lost events
+ *     began of no known function (its entry was lost); else it is unmatched;
+ *   - a run of lost events closes the scopes that ended in it (unterminated) and opens
+ *     those begun in it and still open after it (unbegun), as do the scopes a thread's
+ *     records close without opening them (a ring's window: tt_unbegun_scan);
+ *   - nested deeper than max_depth, scopes are left out: their ends close them, notes
+ *     on them are dropped, the scopes around them keep their times.
+ * The machine keeps each open scope's key and decides; the driver keeps beside it what
+ * it needs of each scope (the decoder its event, the analysis its row) and opens and
+ * closes as told. Offsets are the driver's, for its messages (the runtime's: 0). */
+
+/* The key of a scope a run of lost events began, of no known function. */
+#define TT_KEY_UNBEGUN UINT64_MAX
+
+struct tt_scopes {
+	uint64_t *keys;      /* of the open scopes, outermost first */
+	uint32_t depth, cap;
+	uint32_t max_depth;  /* deeper ones are left out; 0: no limit */
+	uint64_t too_deep;   /* scopes left out, open now */
+	uint64_t too_deep_total, first_too_deep;
+	uint64_t unmatched, first_unmatched;   /* ends with nothing to close, FUNC_EXITs too */
+	uint64_t unmatched_exits, first_unmatched_exit; /* FUNC_EXITs with no FUNC_ENTER */
+	uint64_t unmatched_exit_key, unmatched_exit_tsc; /* the first's */
+	uint64_t gap_closed; /* scopes that ended in runs of lost events */
+	uint64_t unbegun;    /* scopes opened whose beginning was not recorded */
+};
+
+/* A scope begins: 1, the driver opens it; 0, it is left out (too deep); -1, out of
+ * memory. */
+int tt_scopes_open(struct tt_scopes *s, uint64_t key, uint64_t offset);
+/* A scope whose beginning was not recorded opens: its function's key, or
+ * TT_KEY_UNBEGUN; as tt_scopes_open. */
+int tt_scopes_unbegun(struct tt_scopes *s, uint64_t key, uint64_t offset);
+/* END (and ENDBEGIN's end): true, the driver closes its innermost scope; false,
+ * nothing to close (a scope left out ended, or the end is unmatched). */
+bool tt_scopes_end(struct tt_scopes *s, uint64_t offset);
+/* FUNC_EXIT of the function whose key is `key`, recorded at `tsc`: how many of the
+ * driver's innermost scopes close, all but the last of them unterminated; 0: none (a
+ * scope left out ended, or the exit is unmatched). */
+uint32_t tt_scopes_func_exit(struct tt_scopes *s, uint64_t key, uint64_t offset, uint64_t tsc);
+/* A run of lost events in which `closes` of the scopes open before it ended: how many
+ * of the driver's innermost scopes close, unterminated (the scopes left out go first). */
+uint32_t tt_scopes_gap(struct tt_scopes *s, uint32_t closes);
+/* The thread's records end: how many scopes are still open, which the driver closes,
+ * unterminated; the machine is then empty. */
+uint32_t tt_scopes_finish(struct tt_scopes *s);
+/* Whether a note goes to a scope that is left out (it is dropped then). */
+static inline bool tt_scopes_left_out(const struct tt_scopes *s)
+{
+	return s->too_deep != 0;
+}
+void tt_scopes_free(struct tt_scopes *s);
+
+/* The scopes a thread's records close without opening them, from one pass over its
+ * records (in as many pieces as they come) before they are decoded: each one's
+ * function (FUNC_EXIT) or 0, outermost first in keys[n - 1 .. 0]. */
+struct tt_unbegun_scan {
+	uint64_t *keys;
+	uint32_t n, cap, max; /* at most max of them (past it, ends are unmatched) */
+	uint64_t depth;
+};
+/* 0, or -1 when out of memory. */
+int tt_unbegun_scan(struct tt_unbegun_scan *u, const struct tt_record *r, size_t n);
+
+#endif /* TT_COMMON_H */
