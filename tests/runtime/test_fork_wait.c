@@ -3,7 +3,7 @@
  * snapshot's write held it for the whole write (fork waited 404-427 ms). Starts
  * fork_wait_prog (argv[1]), which forks over and over while snapshots are written
  * to FIFOs it reads slowly, in modes ring and stop; its longest fork must stay well
- * under the same run's shortest snapshot write (a ratio of the run's own times: the
+ * under the same run's longest snapshot write, during which it forked (a ratio of the run's own times: the
  * machine may be loaded).
  *
  *   test_fork_wait PROG
@@ -22,7 +22,7 @@
 
 static const char *tt_prog;
 
-/* The longest fork is at most this share of the shortest write: before the fix, a
+/* The longest fork is at most this share of the longest write: before the fix, a
  * fork that came during a write waited for most of it (a share near 1). */
 #define TT_FORK_SHARE_MAX 0.4
 
@@ -47,7 +47,7 @@ static void tt_fork_during_snapshots(const char *mode, const char *buffer)
 	int snapshots = 0;
 	unsigned forks = 0;
 	double write_ms = 0, fork_ms = 0;
-	if (status != 0 || sscanf(line, "snapshots %d write_ms_min %lf forks %u fork_ms_max %lf", &snapshots,
+	if (status != 0 || sscanf(line, "snapshots %d write_ms_max %lf forks %u fork_ms_max %lf", &snapshots,
 				  &write_ms, &forks, &fork_ms) != 4)
 		fail_msg("%s: status %d, output \"%s\", stderr:\n%s", mode, status, line, text ? text : "");
 	print_message("%s: %s", mode, line);
