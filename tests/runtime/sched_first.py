@@ -22,15 +22,10 @@ import subprocess
 import sys
 import tempfile
 
+from verdict import check, verdict
+
 PROG, TOOL, LATE_PROG, PLUGIN = sys.argv[1:5]
 MS = 1000000
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
 
 
 def spikes_of(path):
@@ -140,9 +135,7 @@ def main():
                 run(tmp, "stop", 65534)
             else:
                 print("not as nobody: the program is not searchable by nobody")
-    if failures:
-        sys.exit("%d failures" % len(failures))
-    print("ok")
+    sys.exit(verdict())
 
 
 def parents(path):

@@ -19,16 +19,10 @@ import tempfile
 import time
 from fractions import Fraction
 
+from verdict import check, verdict
+
 PROG = sys.argv[1]
 KEEP = 16
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
-    return cond
 
 
 def run(tmp, label, args):
@@ -154,8 +148,7 @@ def main():
     keep_worst("grow", ["grow"])
     keep_worst("shuffle", ["shuffle"])
     files_limited()
-    print(f"{len(failures)} failed" if failures else "ok")
-    return 1 if failures else 0
+    return verdict()
 
 
 if __name__ == "__main__":
