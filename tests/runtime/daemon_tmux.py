@@ -5,7 +5,8 @@ its socket and the panes' terminals at the numbers ticktrace's files had. With t
 runtime preloaded in modes stop, ring and stream, with TICKTRACE_LIVE=1, and under
 `ticktrace record`: the pane shows what it shows in a plain run (ticktrace's writes,
 landing on the terminal, typed into the pane), and every trace file reads.
-Skipped without tmux. Usage: daemon_tmux.py LIBTICKTRACE TICKTRACE"""
+Skipped without tmux, and in a sanitizer build (its runtime would have to come first
+in Debian's tmux). Usage: daemon_tmux.py LIBTICKTRACE TICKTRACE SANITIZE"""
 import glob
 import os
 import shutil
@@ -18,6 +19,7 @@ from runs import SETTINGS as RUNTIME_SETTINGS
 from verdict import check, verdict
 
 LIB, TOOL = (os.path.abspath(p) for p in sys.argv[1:3])
+SANITIZE = sys.argv[3]
 TMUX = shutil.which("tmux")
 SETTINGS = [("plain", {"TICKTRACE": "0"})] + RUNTIME_SETTINGS
 
@@ -63,6 +65,10 @@ def pane(workdir, settings):
 def main():
     if not TMUX:
         print("SKIP: no tmux")
+        sys.exit(77)
+    if SANITIZE != "none":
+        print("SKIP: a library built with -fsanitize=%s preloaded into Debian's tmux, which "
+              "is not, would need the sanitizer's runtime loaded first" % SANITIZE)
         sys.exit(77)
     with tempfile.TemporaryDirectory(prefix="tt-daemon-tmux-") as tmp:
         plain = None
