@@ -26,6 +26,7 @@ FILE_RING, FILE_SNAPSHOT = 1 << 9, 1 << 12
 SNAPSHOT_SPIKE, SNAPSHOT_TRIGGER = 1, 2
 THRESHOLD_FROM_GLOBAL = 4
 SCHED_RUNNING, SCHED_PREEMPTED, SCHED_BLOCKED = 0, 1, 2
+NO_CPU = (1 << 32) - 1  # a RUNNING state no switch says (common.h: TT_NO_CPU)
 # struct tt_snapshot_info: kind, thread_index, number, from_tsc, to_tsc, begin_tsc,
 # end_tsc, threshold_ns, threshold_from, has_split, on_cpu_ns, preempted_ns,
 # blocked_ns, name_len, cuts
@@ -126,11 +127,16 @@ class Ttr:
         elif kind == SEC_SCHED:
             index, _, lost, since = struct.unpack_from("<IIQq", body)
             s = self.sched.setdefault(index, {"states": [], "unknown": []})
-            # not known: back to the last state before (or from the start), until
-            # since_ns, when switches were lost or not asked for yet
-            if lost or not s["states"]:
-                s["unknown"].append((s["states"][-1][0] if s["states"] else -1 << 63, since))
-            s["states"] += list(struct.iter_unpack("<qII", body[32:]))
+            states = list(struct.iter_unpack("<qII", body[32:]))
+            # as common/sched.c's tt_sched_head reads it: not known, back to the last
+            # state before (or from the start), until since_ns, when switches were lost
+            # or not asked for yet; then, up to a first switch out, it ran
+            last = s["states"][-1][0] if s["states"] else None
+            if lost or last is None or since > last:
+                s["unknown"].append((-1 << 63 if last is None else last, since))
+                if states and states[0][2] != SCHED_RUNNING and since < states[0][0]:
+                    s["states"].append((since, NO_CPU, SCHED_RUNNING))
+            s["states"] += states
         elif kind == SEC_SNAPSHOT:
             fields = SNAPSHOT_INFO.unpack_from(body)
             keys = ("kind thread_index number from_tsc to_tsc begin_tsc end_tsc threshold_ns "
