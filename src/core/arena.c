@@ -177,12 +177,10 @@ void tt__chunk_free(struct tt__chunk *chunk)
 	tt__free_chunks = chunk;
 }
 
-void tt__chunk_to_clean(struct tt__slot *slot, struct tt__chunk *chunk)
+/* Core lock held: to tt-clean's queue, or cleaned here when the queue is full. */
+static void tt__chunk_queue(struct tt__slot *slot, struct tt__chunk *chunk)
 {
-	if (__atomic_load_n(&tt__readers, __ATOMIC_SEQ_CST)) {
-		chunk->next = slot->deferred;
-		slot->deferred = chunk;
-	} else if (tt__to_clean_count < TT__CLEAN_QUEUE) {
+	if (tt__to_clean_count < TT__CLEAN_QUEUE) {
 		tt__to_clean[tt__to_clean_count++] = (struct tt__to_clean){chunk, slot};
 		/* A wake-up costs this thread a system call: one for a few chunks (and
 		 * readers, a dump and the exit clean the queue first). */
@@ -196,12 +194,26 @@ void tt__chunk_to_clean(struct tt__slot *slot, struct tt__chunk *chunk)
 	}
 }
 
+void tt__chunk_to_clean(struct tt__slot *slot, struct tt__chunk *chunk)
+{
+	if (!__atomic_load_n(&tt__readers, __ATOMIC_SEQ_CST)) {
+		tt__chunk_queue(slot, chunk);
+		return;
+	}
+	/* The ring recycles a thread's oldest chunk each time, so the deferred ones are
+	 * the chain's old part, from slot->deferred on: their links stay as they were,
+	 * and a reader at one of them goes on into the chunks that follow it. */
+	if (!slot->deferred_count++)
+		slot->deferred = chunk;
+}
+
 uint64_t tt__deferred_events(struct tt__slot *slot, uint64_t from_tsc, uint64_t to_tsc,
 			     uint64_t *first_tsc, uint64_t *last_tsc)
 {
 	struct tt__recycled in = {0};
 	tt__core_lock(1);
-	for (const struct tt__chunk *chunk = slot->deferred; chunk; chunk = chunk->next) {
+	const struct tt__chunk *chunk = slot->deferred;
+	for (uint64_t i = 0; i < slot->deferred_count; i++, chunk = chunk->next) {
 		const struct tt_record *r = (const struct tt_record *)(chunk + 1);
 		const struct tt_record *end = (const struct tt_record *)((const char *)chunk + chunk->size);
 		for (; r < end; r++)
@@ -240,17 +252,21 @@ void tt__reading(int begin)
 	     slot = __atomic_load_n(&slot->next, __ATOMIC_ACQUIRE)) {
 		tt__core_lock(1);
 		struct tt__chunk *chunk = slot->deferred;
+		uint64_t count = slot->deferred_count;
 		slot->deferred = NULL;
+		slot->deferred_count = 0;
 		tt__core_lock(0);
-		while (chunk) {
-			struct tt__chunk *next = chunk->next;
+		for (; count; count--) {
+			struct tt__chunk *next = chunk->next; /* (cleaning zeroes the header) */
 			struct tt__recycled held;
 			int clean = tt__clean_chunk(slot, chunk, &held);
 			tt__core_lock(1);
+			/* (not clean: an event in it still being written, so it waits in the
+			 * queue; no reader begun since can have found it out of the chain) */
 			if (clean)
 				tt__chunk_cleaned(slot, chunk, &held);
 			else
-				tt__chunk_to_clean(slot, chunk); /* (an event in it still being written) */
+				tt__chunk_queue(slot, chunk);
 			tt__core_lock(0);
 			chunk = next;
 		}

@@ -149,7 +149,8 @@ struct tt__slot {
 	struct tt__spikes_thread *spikes; /* mode stream, TICKTRACE_SPIKES: its detector */
 	struct tt__sched sched;
 	struct tt__overwrites overwrites;
-	struct tt__chunk *deferred; /* recycled while read, to clean after (arena.c) */
+	struct tt__chunk *deferred; /* recycled while read, to clean after (arena.c): */
+	uint64_t deferred_count;    /* chunks linked from `deferred` on */
 };
 
 /* Mode stream: the drain thread and the exiting thread that compacts its last chunk

@@ -251,6 +251,7 @@ static void test_readers_keep_chunks(void **state)
 	tt__registry_first = slot; /* (tt__reading(0) cleans every slot's deferred chunks) */
 	struct tt__chunk *early = tt_chunk_of(slot, 100, 20);
 	struct tt__chunk *late = tt_chunk_of(slot, 500, 30);
+	early->next = late; /* (the ring recycles a thread's chunks in their order) */
 	struct tt__chunk *copy = malloc(TT__CHUNK_SIZE);
 	assert_non_null(copy);
 	memcpy(copy, early, TT__CHUNK_SIZE);
@@ -294,6 +295,50 @@ static void test_readers_keep_chunks(void **state)
 	free(early);
 	free(late);
 	free(copy);
+	free(slot);
+}
+
+/* A reader at a chunk the ring recycles goes on through the thread's chunks in their
+ * order: recycling while it reads leaves each chunk's link as it was (the deferred
+ * chunks were linked through those links, and a reader at the oldest went on into
+ * one recycled before it, or stopped). */
+static void test_reader_keeps_its_way(void **state)
+{
+	(void)state;
+	struct tt__slot *slot = tt_slot_new();
+	tt__registry_first = slot;
+	struct tt__chunk *chain[3];
+	for (int i = 0; i < 3; i++)
+		chain[i] = tt_chunk_of(slot, 100 * (uint64_t)(i + 1), 10);
+	chain[0]->next = chain[1];
+	chain[1]->next = chain[2];
+	slot->first = chain[0];
+	tt__reading(1);
+	const struct tt__chunk *at = slot->first; /* where the reader is */
+	for (int i = 0; i < 2; i++) { /* as tt__recycle_oldest does */
+		tt__core_lock(1);
+		struct tt__chunk *oldest = slot->first;
+		slot->first = oldest->next;
+		tt__chunk_to_clean(slot, oldest);
+		tt__core_lock(0);
+	}
+	assert_ptr_equal(at->next, chain[1]);
+	assert_ptr_equal(at->next->next, chain[2]);
+	uint64_t first, last;
+	assert_int_equal(tt__deferred_events(slot, 0, UINT64_MAX, &first, &last), 20);
+	assert_int_equal(first, 100);
+	assert_int_equal(last, 209);
+	tt__reading(0);
+	assert_true(tt_zeroed(chain[0]));
+	assert_true(tt_zeroed(chain[1]));
+	assert_false(tt_zeroed(chain[2]));
+	assert_int_equal(slot->dropped[TT_DROP_OVERWRITTEN], 20);
+	assert_null(slot->deferred);
+	assert_ptr_equal(tt_alloc(), chain[1]);
+	assert_ptr_equal(tt_alloc(), chain[0]);
+	tt__registry_first = NULL;
+	for (int i = 0; i < 3; i++)
+		free(chain[i]);
 	free(slot);
 }
 
@@ -350,6 +395,7 @@ int main(void)
 		cmocka_unit_test_setup(test_late_chunk, tt_setup),
 		cmocka_unit_test_setup(test_recycle_queued, tt_setup),
 		cmocka_unit_test_setup(test_readers_keep_chunks, tt_setup),
+		cmocka_unit_test_setup(test_reader_keeps_its_way, tt_setup),
 		cmocka_unit_test_setup(test_ring_recycles_oldest, tt_setup),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
