@@ -501,7 +501,7 @@ static void tt__spikes_poll(bool last)
 	/* The last look: tt-spikes, which may look again before the log is closed, finds
 	 * nothing more to do (its detectors would be made again, and never freed). */
 	if (last)
-		sp->on = false;
+		tt__spikes_finish(); /* (under the lock: tt-spikes may be about to look) */
 	tt__unlock(&sp->poll_lock);
 	tt__writing_end(&writing);
 	tt__restore_signals(&old);
@@ -522,11 +522,11 @@ void tt__spikes_last(void)
 {
 	/* Not on a crash: tt-spikes may be what crashed, its lock held. */
 	int crash = __atomic_load_n(&tt__crash_signal, __ATOMIC_ACQUIRE);
-	if (tt__spikes.on && crash) {
+	bool on = __atomic_load_n(&tt__spikes.on, __ATOMIC_ACQUIRE); /* (tt-spikes may look) */
+	if (on && crash) {
 		tt__snapshots_crashed(crash);
-	} else if (tt__spikes.on) {
+	} else if (on) {
 		tt__spikes_poll(true);
-		tt__spikes_finish();
 	}
 }
 
@@ -540,7 +540,7 @@ void tt__spikes_finish(void)
 			sp->path, sp->lost, sp->entries, strerror(sp->lost_errno));
 	sp->out = NULL;
 	sp->lost = sp->entries = 0;
-	sp->on = false;
+	__atomic_store_n(&sp->on, false, __ATOMIC_RELEASE);
 	sp->an.rules = NULL;
 	sp->an.nrules = 0;
 	tt_an_thresholds_free(&sp->table);
