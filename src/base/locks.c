@@ -10,6 +10,7 @@ static const char *const tt__lock_names[] = {
 	[TT__LOCK_STREAM_DUMP] = "stream's dump",
 	[TT__LOCK_STREAM] = "stream's requests",
 	[TT__LOCK_SPIKES_POLL] = "spikes' poll",
+	[TT__LOCK_WORK] = "background work's",
 	[TT__LOCK_BACKGROUND] = "background",
 	[TT__LOCK_CLEAN] = "clean",
 	[TT__LOCK_RETIRED] = "retired libraries'",
