@@ -16,9 +16,12 @@ offset taken out (one boot: exact), each process labelled with its host and the
 machines in otherData. The receiver's file then made another boot's (its boot id
 changed): placed through the wall clocks, every receive is where the exact merge put
 it give or take the uncertainty said, which is said; --offset HOST=TIME moves that
-host's events by TIME, and names no other.
+host's events by TIME, and names no other. Both merges as .pftrace too (issue 33.3):
+each machine a Perfetto machine named after its host, every packet of the second
+with its machine_id, its clock snapshot bringing it where the JSON has it
+(check-perfetto.py: the same slices, no clock or track error).
 
-Usage: machine.py PROG TICKTRACE [merge]   (PROG: flows_prog)"""
+Usage: machine.py PROG TICKTRACE [merge CHECK_PERFETTO SCHEMA]   (PROG: flows_prog)"""
 import ctypes
 import json
 import os
@@ -34,6 +37,7 @@ import ttr
 
 PROG, TOOL = sys.argv[1:3]
 PART = sys.argv[3] if len(sys.argv) > 3 else "machine"
+CHECK_PERFETTO, SCHEMA = sys.argv[4:6] if len(sys.argv) > 5 else (None, None)
 STA_UNSYNC, TIME_ERROR = 0x40, 5
 failures = []
 
@@ -150,6 +154,25 @@ def converted(tmp, files, *options):
     return (json.load(open(out)) if c.returncode == 0 else None), c.stderr
 
 
+def as_perfetto(tmp, files, hosts, *options):
+    """The merge as .pftrace, checked against its JSON (merged.json) by check-perfetto:
+    a machine per host, named so, the same slices where the JSON has them."""
+    out = os.path.join(tmp, "merged.pftrace")
+    c = subprocess.run([TOOL, "convert", "--force", "-q", *files, "-o", out, *options],
+                       capture_output=True, text=True, timeout=120)
+    check(c.returncode == 0, "convert to .pftrace: %s" % c.stderr)
+    if c.returncode != 0:
+        return
+    c = subprocess.run([sys.executable, CHECK_PERFETTO, out, SCHEMA, os.path.join(tmp, "merged.json")],
+                       capture_output=True, text=True, timeout=300)
+    if c.returncode == 77:
+        print("(not checked as .pftrace: %s)" % c.stdout.strip())
+        return
+    said = re.search(r"^machines: (.*)$", c.stdout, re.M)
+    check(c.returncode == 0 and said and said.group(1) == "0 %s, 1 %s" % hosts,
+          "the .pftrace of %s: %s%s" % (" ".join(options) or "the merge", c.stdout[-3000:], c.stderr))
+
+
 def gaps(trace):
     """Each flow's receive less its send (us), by id; the hosts the processes are labelled with."""
     ends = {"flow_out": {}, "flow_in": {}}
@@ -196,6 +219,7 @@ def merge(tmp):
           "one boot's machines: %s" % machines)
     check("host %s: the first's boot, exact; its time namespace's +86400.000000000 s taken out"
           % other in said, "convert does not say the namespace taken out: %s" % said)
+    as_perfetto(tmp, [send, receive], (host, other))
     # The receiver's file another boot's: placed by the wall clocks, said how well.
     data = bytearray(open(receive, "rb").read())
     at = ttr.HEADER
@@ -221,6 +245,7 @@ def merge(tmp):
           % (worst, uncertainty))
     if uncertainty is None:
         return None
+    as_perfetto(tmp, [send, far], (host, other))
     check(("placed by %s" % m["placed_by"]) in said and
           "off by up to %d.%09d s" % divmod(uncertainty, 10**9) in said and
           ("UNSYNCHRONIZED" in said) == unsync,
@@ -232,6 +257,7 @@ def merge(tmp):
         check(all(abs(moved[i] - placed[i] + 1500) < 0.002 for i in placed),
               "--offset -1.5ms: the receives moved by %s us" % sorted({moved[i] - placed[i] for i in placed})[:3])
         check("(of which --offset -0.001500000 s)" in said, "--offset not said: %s" % said)
+        as_perfetto(tmp, [send, far], (host, other), "--offset", other + "=-1.5ms")
     # A wall clock far beyond any (damage): said, nothing placed.
     struct.pack_into("<qq", data, at + 16 + 128 + 8, -2**63 + 1, -2**63 + 1)
     wild = os.path.join(tmp, "wild.ttr")
