@@ -173,7 +173,19 @@ def as_perfetto(tmp, files, hosts, *options):
           "the .pftrace of %s: %s%s" % (" ".join(options) or "the merge", c.stdout[-3000:], c.stderr))
 
 
-def gaps(trace):
+def another_boot(path, out):
+    """The raw file at `path` made another boot's (its boot id changed), written to
+    `out`: its bytes, and where its MACHINE section is."""
+    data = bytearray(open(path, "rb").read())
+    at = ttr.HEADER
+    while struct.unpack_from("<I", data, at)[0] != ttr.SEC_MACHINE:
+        at += 16 + ((struct.unpack_from("<Q", data, at + 8)[0] + 15) & ~15)
+    data[at + 16 + 24] ^= 0xff  # boot_id's first byte
+    open(out, "wb").write(data)
+    return data, at
+
+
+def gaps(trace, flows=200):
     """Each flow's receive less its send (us), by id; the hosts the processes are labelled with."""
     ends = {"flow_out": {}, "flow_in": {}}
     hosts = {}
@@ -183,7 +195,7 @@ def gaps(trace):
         elif e.get("name") == "process_labels":
             hosts[e["pid"]] = e["args"]["labels"]
     sent, got = ends["flow_out"], ends["flow_in"]
-    check(len(sent) == len(got) == 200 and set(sent) == set(got),
+    check(len(sent) == len(got) == flows and set(sent) == set(got),
           "flows: %d sent, %d received" % (len(sent), len(got)))
     return {i: got[i] - sent[i] for i in sent if i in got}, hosts
 
@@ -221,13 +233,8 @@ def merge(tmp):
           % other in said, "convert does not say the namespace taken out: %s" % said)
     as_perfetto(tmp, [send, receive], (host, other))
     # The receiver's file another boot's: placed by the wall clocks, said how well.
-    data = bytearray(open(receive, "rb").read())
-    at = ttr.HEADER
-    while struct.unpack_from("<I", data, at)[0] != ttr.SEC_MACHINE:
-        at += 16 + ((struct.unpack_from("<Q", data, at + 8)[0] + 15) & ~15)
-    data[at + 16 + 24] ^= 0xff  # boot_id's first byte
     far = os.path.join(tmp, "far-boot.ttr")
-    open(far, "wb").write(data)
+    data, at = another_boot(receive, far)
     trace, said = converted(tmp, [send, far])
     if not trace:
         return None
@@ -272,7 +279,62 @@ def merge(tmp):
     check(c.returncode == 1 and "--offset nowhere: no file was recorded on a host of that name"
           in c.stderr and not os.path.exists(os.path.join(tmp, "x.json")),
           "--offset of no host: %d %s" % (c.returncode, c.stderr))
+    align(tmp, wrap, host, other)
     return None
+
+
+def align(tmp, wrap, host, other):
+    """--align flows (issue 33.2): 200 round trips between this host and the namespace,
+    flows both ways. One boot: the window the flows leave holds the exact placement and
+    none arrives before it left. The namespace's file another boot's and its clock put
+    1 s early (--offset): its 200 receives are said to arrive before they left, and
+    counted; --align flows places it back within the window its flows leave, said, every
+    receive after its send, each where the exact merge has it give or take the
+    uncertainty said (half the window's width)."""
+    ping, pong = os.path.join(tmp, "ping.ttr"), os.path.join(tmp, "pong.ttr")
+    to_pong, to_ping = os.pipe(), os.pipe()
+    a = subprocess.Popen([PROG, "ping", "200"], stdin=to_ping[0], stdout=to_pong[1],
+                         env=dict(os.environ, TICKTRACE_OUT=ping))
+    b = subprocess.Popen([*wrap, PROG, "pong", "200"], stdin=to_pong[0], stdout=to_ping[1],
+                         env=dict(os.environ, TICKTRACE_OUT=pong))
+    for fd in (*to_pong, *to_ping):
+        os.close(fd)
+    check(a.wait(timeout=120) == 0 and b.wait(timeout=120) == 0,
+          "flows_prog ping/pong: %s %s" % (a.returncode, b.returncode))
+    trace, said = converted(tmp, [ping, pong], "--align", "flows")
+    if not trace:
+        return
+    exact, _ = gaps(trace, 400)
+    m = {m["host"]: m for m in trace["otherData"]["machines"]}[other]
+    lo, hi = m.get("flows_window_ns", (1, -1))
+    check(m["placed_by"] == "CLOCK_MONOTONIC" and lo <= 0 <= hi and min(exact.values()) > 0,
+          "one boot, --align flows: the window %s .. %s ns, receives %.3f us after their sends "
+          "at the least: %s" % (lo, hi, min(exact.values()), m))
+    check("the window its flows leave: " in said and "arrive before they left" not in said,
+          "one boot, --align flows: %s" % said)
+    far = os.path.join(tmp, "pong-far.ttr")
+    another_boot(pong, far)
+    trace, said = converted(tmp, [ping, far], "--offset", other + "=-1s")
+    if not trace:
+        return
+    early = sum(1 for gap in gaps(trace, 400)[0].values() if gap < 0)
+    check(early == 200 and "warning: 200 of the 400 flows between machines arrive before they left"
+          " (by up to 0.99" in said and ("host %s and host %s" % (host, other)) in said,
+          "a clock 1 s early: %d flows arrive before they left; said: %s" % (early, said))
+    trace, said = converted(tmp, [ping, far], "--offset", other + "=-1s", "--align", "flows")
+    if not trace:
+        return
+    aligned, _ = gaps(trace, 400)
+    m = {m["host"]: m for m in trace["otherData"]["machines"]}[other]
+    lo, hi = m.get("flows_window_ns", (1, -1))
+    worst = max(abs(aligned[i] - exact[i]) * 1000 for i in exact)
+    check(m["placed_by"] == "flows" and lo <= 0 <= hi and abs(m["uncertainty_ns"] - (hi - lo) / 2) <= 1
+          and worst <= m["uncertainty_ns"] + 1 and min(aligned.values()) >= 0,
+          "--align flows: %s; receives %.0f ns at most from the exact merge's, %.3f us after "
+          "their sends at the least" % (m, worst, min(aligned.values())))
+    check(("host %s: placed by flows" % other) in said and "(the window its flows leave: " in said
+          and "arrive before they left" not in said, "--align flows said: %s" % said)
+    as_perfetto(tmp, [ping, far], (host, other), "--offset", other + "=-1s", "--align", "flows")
 
 
 def parents(path):

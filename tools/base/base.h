@@ -48,6 +48,8 @@ struct tt_map {
 int tt_map_put(struct tt_map *m, uint64_t key, uint32_t value);
 /* True and *value set when the key is present. */
 bool tt_map_get(const struct tt_map *m, uint64_t key, uint32_t *value);
+/* Removes the key, if present. */
+void tt_map_del(struct tt_map *m, uint64_t key);
 void tt_map_free(struct tt_map *m);
 
 /* Output: a large buffer filled by hand-written formatters, handed to a writer thread
