@@ -55,6 +55,10 @@ static const char tt_convert_usage[] =
 	"                      their send and receive times leave (NTP's four timestamps),\n"
 	"                      within half its width; said on stderr. Flows between\n"
 	"                      machines that arrive before they left are always said\n"
+	"      --compress      Perfetto: the packets deflated in bundles (compressed_packets,\n"
+	"                      which trace_processor and the UI read): a tenth of the bytes\n"
+	"                      or less, at twice the CPU time (deflated by the output's\n"
+	"                      writer thread, beside the conversion)\n"
 	"      --split N       write time-contiguous shards OUTPUT.0001.EXT ... of at most\n"
 	"                      N slices each (N from 1; more only where more begin at one\n"
 	"                      nanosecond), each a whole trace that opens alone, with every\n"
@@ -397,6 +401,11 @@ static int tt_convert_shards(struct tt_session *run, const struct tt_convert_opt
 			rc = -1;
 			break;
 		}
+		if (opts->compress && tt_perfetto_compress(&out) < 0) {
+			tt_out_finish(&out, -1);
+			rc = -1;
+			break;
+		}
 		struct tt_chain chain;
 		struct tt_sink *first =
 			tt_chain_new(&chain, opts, tt_writer_new(format, &out, opts), &window, thresholds);
@@ -449,6 +458,8 @@ int tt_convert(const struct tt_convert_opts *opts, struct tt_summary *sum)
 	if (format == TT_FORMAT_PERFETTO && opts->filter.min_dur > 0)
 		return tt_error("--min-dur works with JSON output only: Perfetto's format needs a "
 				"slice's begin before its duration is known");
+	if (format != TT_FORMAT_PERFETTO && opts->compress)
+		return tt_error("--compress works with Perfetto output only (.pftrace)");
 	/* --split: a first pass that only counts, then one output a shard */
 	struct tt_session_opts ro = {.inputs = opts->inputs, .ninputs = opts->ninputs,
 				 .debug_dir = opts->debug_dir,
@@ -471,6 +482,8 @@ int tt_convert(const struct tt_convert_opts *opts, struct tt_summary *sum)
 		rc = tt_thresholds_load(&thresholds);
 	if (rc == 0 && !opts->split)
 		rc = tt_session_output(&run);
+	if (rc == 0 && !opts->split && opts->compress)
+		rc = tt_perfetto_compress(&run.out);
 	if (rc == 0 && !opts->split) {
 		sinks[0] = tt_chain_new(&chain, opts, tt_writer_new(format, &run.out, opts), NULL,
 					&thresholds);
@@ -511,7 +524,7 @@ int tt_convert(const struct tt_convert_opts *opts, struct tt_summary *sum)
 }
 
 enum { OPT_FROM = 256, OPT_TO, OPT_THREAD, OPT_MIN_DUR, OPT_THRESHOLD, OPT_THRESHOLDS,
-       OPT_SPIKES, OPT_DEBUG_DIR, OPT_CLIP, OPT_OFFSET, OPT_SPLIT, OPT_ALIGN };
+       OPT_SPIKES, OPT_DEBUG_DIR, OPT_CLIP, OPT_OFFSET, OPT_SPLIT, OPT_ALIGN, OPT_COMPRESS };
 const struct option tt_convert_options[] = {
 	{"output", required_argument, NULL, 'o'}, {"force", no_argument, NULL, 'f'},
 	{"format", required_argument, NULL, 'F'}, {"quiet", no_argument, NULL, 'q'},
@@ -526,6 +539,7 @@ const struct option tt_convert_options[] = {
 	{"clip", no_argument, NULL, OPT_CLIP}, {"offset", required_argument, NULL, OPT_OFFSET},
 	{"split", required_argument, NULL, OPT_SPLIT},
 	{"align", required_argument, NULL, OPT_ALIGN},
+	{"compress", no_argument, NULL, OPT_COMPRESS},
 	{NULL, 0, NULL, 0},
 };
 
@@ -592,6 +606,7 @@ int tt_cmd_convert(int argc, char **argv)
 								      "slices a shard, 1 or more");
 			break;
 		}
+		case OPT_COMPRESS: opts.compress = true; break;
 		case OPT_ALIGN:
 			opts.align_flows = tt_value_index(tt_align_names, optarg) == 0;
 			if (!opts.align_flows)
