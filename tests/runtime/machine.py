@@ -22,7 +22,9 @@ with its machine_id, its clock snapshot bringing it where the JSON has it
 (check-perfetto.py: the same slices, no clock or track error).
 
 Usage: machine.py PROG TICKTRACE [merge CHECK_PERFETTO SCHEMA]   (PROG: flows_prog)"""
+import csv
 import ctypes
+import io
 import json
 import os
 import re
@@ -171,6 +173,28 @@ def as_perfetto(tmp, files, hosts, *options):
     said = re.search(r"^machines: (.*)$", c.stdout, re.M)
     check(c.returncode == 0 and said and said.group(1) == "0 %s, 1 %s" % hosts,
           "the .pftrace of %s: %s%s" % (" ".join(options) or "the merge", c.stdout[-3000:], c.stderr))
+    loaded_by_trace_processor(tmp, out, " ".join(options) or "the merge")
+
+
+def loaded_by_trace_processor(tmp, trace, label):
+    """Where Perfetto's trace_processor_shell is ($TICKTRACE_TRACE_PROCESSOR, or
+    ~/.cache/ticktrace/trace_processor_shell): it loads the trace with no error or
+    data-loss stat, the processes on two machines."""
+    tp = os.environ.get("TICKTRACE_TRACE_PROCESSOR") or \
+        os.path.expanduser("~/.cache/ticktrace/trace_processor_shell")
+    if not os.access(tp, os.X_OK):
+        return
+    pids = [str(m["pids"][0]) for m in json.load(open(os.path.join(tmp, "merged.json")))
+            ["otherData"]["machines"]]
+    query = os.path.join(tmp, "q.sql")
+    with open(query, "w") as f:
+        f.write("SELECT 'machines' AS k, COUNT(DISTINCT COALESCE(machine_id, -1)) AS v FROM process "
+                "WHERE pid IN (%s) UNION ALL SELECT 'errors', COUNT(*) FROM stats WHERE value > 0 "
+                "AND severity IN ('error', 'data_loss');\n" % ", ".join(pids))
+    c = subprocess.run([tp, "query", "-f", query, trace], capture_output=True, text=True, timeout=300)
+    rows = {r[0]: r[1] for r in csv.reader(io.StringIO(c.stdout)) if len(r) == 2}
+    check(c.returncode == 0 and rows.get("machines") == "2" and rows.get("errors") == "0",
+          "trace_processor on %s: %s %s" % (label, rows, c.stderr[-2000:]))
 
 
 def another_boot(path, out):
