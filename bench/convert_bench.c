@@ -143,7 +143,7 @@ static int tt_cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-enum { TT_BENCH_JSON, TT_BENCH_PERFETTO, TT_BENCH_REPORT, TT_BENCH_KINDS };
+enum { TT_BENCH_JSON, TT_BENCH_PERFETTO, TT_BENCH_REPORT, TT_BENCH_COMPRESSED, TT_BENCH_KINDS };
 
 /* One conversion (or report) in a child process: its wall time and peak RSS (KiB). */
 static int tt_bench_convert_once(int kind, char *in, const char *out, double *seconds, long *rss_kb)
@@ -154,6 +154,7 @@ static int tt_bench_convert_once(int kind, char *in, const char *out, double *se
 	if (pid == 0) {
 		struct tt_convert_opts opts = {
 			.inputs = &in, .ninputs = 1, .output = out, .quiet = true,
+			.compress = kind == TT_BENCH_COMPRESSED,
 		};
 		struct tt_report_opts report = {
 			.inputs = &in, .ninputs = 1, .output = out, .quiet = true,
@@ -205,7 +206,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	char in[4096], outs[TT_BENCH_KINDS][4096];
-	static const char *const ext[TT_BENCH_KINDS] = {"json", "pftrace", "txt"};
+	static const char *const ext[TT_BENCH_KINDS] = {"json", "pftrace", "txt", "z.pftrace"};
 	snprintf(in, sizeof(in), "%s/tt-convert-bench-%d.ttr", dir, (int)getpid());
 	for (int k = 0; k < TT_BENCH_KINDS; k++)
 		snprintf(outs[k], sizeof(outs[k]), "%s/tt-convert-bench-%d.%s", dir, (int)getpid(), ext[k]);
@@ -220,7 +221,7 @@ int main(int argc, char **argv)
 	/* JSON, Perfetto and the report alternate, so that all see the same machine load. */
 	double rates[TT_BENCH_KINDS][99];
 	long rss_kb = 0;
-	long long sizes[TT_BENCH_KINDS] = {-1, -1, -1};
+	long long sizes[TT_BENCH_KINDS] = {-1, -1, -1, -1};
 	int rc = 0;
 	for (int i = 0; i < repeats && rc == 0; i++) {
 		for (int f = 0; f < TT_BENCH_KINDS && rc == 0; f++) {
@@ -251,9 +252,12 @@ int main(int argc, char **argv)
 	       "\"report_events_per_s\": %.0f, \"report_vs_json\": %.2f, "
 	       "\"convert_peak_rss_mb\": %.1f, \"events\": %" PRIu64 ", \"threads\": %u, "
 	       "\"repeats\": %d, \"raw_bytes\": %lld, \"json_bytes\": %lld, "
-	       "\"perfetto_bytes\": %lld, \"perfetto_bytes_per_event\": %.2f}\n",
+	       "\"perfetto_bytes\": %lld, \"perfetto_bytes_per_event\": %.2f, "
+	       "\"convert_perfetto_compressed_events_per_s\": %.0f, "
+	       "\"perfetto_compressed_bytes_per_event\": %.2f}\n",
 	       json, rates[TT_BENCH_PERFETTO][repeats / 2], report, report / json,
 	       (double)rss_kb / 1024.0, n, threads, repeats, raw, sizes[0], sizes[1],
-	       (double)sizes[1] / (double)n);
+	       (double)sizes[1] / (double)n, rates[TT_BENCH_COMPRESSED][repeats / 2],
+	       (double)sizes[TT_BENCH_COMPRESSED] / (double)n);
 	return 0;
 }

@@ -8,7 +8,11 @@ time, complete events longest first, then the rest in file order), slices nested
 a stack of at most 512, an instant and a slice that end where another event begins
 closed before it, flows bound to the slice on top (JSON: by id, category and name
 over the whole trace, never started twice; protobuf: flow_ids and
-terminating_flow_ids), clock snapshots that must not go backwards. It requires
+terminating_flow_ids), clock snapshots that must not go backwards. Machines
+(TracePacket.machine_id; importers/proto/proto_trace_reader.cc, common/clock_tracker.cc):
+each machine's sequences, tracks and snapshots its own, an event on a track its
+machine did not describe an error, a machine's times brought onto the first's through
+its REALTIME (BOOTTIME without one), one without a snapshot an error. It requires
 what both give to be the same (slices with their depth and duration, their
 arguments, arrows, counters, thread names) and neither to have anything Perfetto
 counts as an error. Thread states: the protobuf's ftrace sched_switch events (BOOTTIME,
@@ -77,6 +81,7 @@ class Importer:
         self.arrows = []    # (slice out, slice in)
         self.args = Counter()  # (tid, name, ts, key, value) of each slice's arguments
         self.errors = Counter()
+        self.machines = {}  # protobuf: machine id -> its name
 
     def add_args(self, s, pairs):
         for key, value in pairs:
@@ -146,20 +151,27 @@ class Importer:
 
 def load_protobuf(packets):
     """The protobuf as trace_processor's proto importer loads it."""
-    tracks = {}      # uuid -> ('thread', pid, tid, name) | ('process', ...) | ('counter', name)
-    seqs = {}        # sequence id -> {'track', 'delta', 'last', 'names'}
-    snapshots = []   # [{clock id: ts}] of global clocks, in file order
-    events = []      # (ts, file order, track, event, names)
-    switches = []    # (BOOTTIME ts, cpu, sched_switch)
+    tracks = {}      # (machine, uuid) -> ('thread', pid, tid, name) | ('process', ...) | ('counter', name)
+    seqs = {}        # (machine, sequence id) -> {'track', 'delta', 'last', 'names'}
+    snapshots = {}   # machine -> [{clock id: ts}] of global clocks, in file order
+    events = []      # (ts, file order, (machine, track), event, names)
+    switches = []    # (BOOTTIME ts, (machine, cpu), sched_switch)
+    machines = {0: None}  # machine id -> its name (SystemInfo.machine_name)
     for order, pkt in enumerate(packets):
+        machine = one(pkt, 'machine_id', 0)
+        machines.setdefault(machine, None)
+        info = one(pkt, 'system_info')
+        if info:
+            machines[machine] = one(info, 'machine_name')
         bundle = one(pkt, 'ftrace_events')
         if bundle:
             for fe in bundle.get('event', []):
-                switches.append((one(fe, 'timestamp'), one(bundle, 'cpu'), one(fe, 'sched_switch')))
+                switches.append((one(fe, 'timestamp'), (machine, one(bundle, 'cpu')),
+                                 one(fe, 'sched_switch')))
             continue
         td = one(pkt, 'track_descriptor')
         if td:
-            uuid = one(td, 'uuid')
+            uuid = (machine, one(td, 'uuid'))
             if 'thread' in td:
                 th = one(td, 'thread')
                 tracks[uuid] = ('thread', one(th, 'pid'), one(th, 'tid'), one(th, 'thread_name', ''))
@@ -172,10 +184,11 @@ def load_protobuf(packets):
         snap = one(pkt, 'clock_snapshot')
         seq = one(pkt, 'trusted_packet_sequence_id')
         if snap and seq is None:
-            snapshots.append({one(c, 'clock_id'): one(c, 'timestamp') for c in snap['clocks']})
+            snapshots.setdefault(machine, []).append(
+                {one(c, 'clock_id'): one(c, 'timestamp') for c in snap['clocks']})
         if seq is None:
             continue
-        st = seqs.setdefault(seq, {'names': {}, 'track': None, 'delta': False, 'last': 0})
+        st = seqs.setdefault((machine, seq), {'names': {}, 'track': None, 'delta': False, 'last': 0})
         if one(pkt, 'sequence_flags', 0) & 1:
             st['names'] = {}
         defaults = one(pkt, 'trace_packet_defaults')
@@ -201,22 +214,40 @@ def load_protobuf(packets):
         name = one(ev, 'name')
         if name is None:
             name = st['names'].get(one(ev, 'name_iid'))
-        events.append((ts, order, one(ev, 'track_uuid', st['track']), ev, name))
+        events.append((ts, order, (machine, one(ev, 'track_uuid', st['track'])), ev, name))
     errors = Counter()
     # ClockSynchronizer: a clock that goes backwards between snapshots of the same
     # clocks breaks conversions; snapshots with different offsets move events.
-    for a, b in zip(snapshots, snapshots[1:]):
-        for clock in set(a) & set(b):
-            if b[clock] < a[clock]:
-                errors[f'invalid_clock_snapshots ({GLOBAL_CLOCKS.get(clock, clock)} backwards)'] += 1
-    offsets = {tuple(s[c] - s[3] for c in sorted(s)) for s in snapshots if 3 in s}
-    if len(offsets) > 1:
-        errors[f'clock snapshots with {len(offsets)} different offsets (events move)'] += 1
+    for machine, snaps in snapshots.items():
+        for a, b in zip(snaps, snaps[1:]):
+            for clock in set(a) & set(b):
+                if b[clock] < a[clock]:
+                    errors[f'invalid_clock_snapshots ({GLOBAL_CLOCKS.get(clock, clock)} backwards)'] += 1
+        offsets = {tuple(s[c] - s[3] for c in sorted(s)) for s in snaps if 3 in s}
+        if len(offsets) > 1:
+            errors[f'clock snapshots with {len(offsets)} different offsets (events move)'] += 1
+    # Another machine's MONOTONIC reaches the first's through REALTIME, which
+    # trace_processor takes as one clock on every machine (BOOTTIME without it).
+    shift = {}
+    for machine in set(machines) - {0}:
+        own, first = (snapshots.get(m, [{}])[0] for m in (machine, 0))
+        via = 1 if 1 in own and 1 in first else 6
+        if 3 not in own or via not in own or 3 not in first or via not in first:
+            errors[f'clock_sync_failure: machine {machine} has no snapshot relating it'] += 1
+            continue
+        shift[machine] = (own[via] - own[3]) - (first[via] - first[3])
+    for i, (ts, order, track, ev, name) in enumerate(events):
+        events[i] = (ts + shift.get(track[0], 0), order, track, ev, name)
+    switches = [(ts + shift.get(cpu[0], 0), cpu, sw) for ts, cpu, sw in switches]
     imp = Importer()
+    imp.machines = machines
     imp.errors.update(errors)
     counters = []
     active = {}  # flow id -> slice
     for ts, _, track, ev, name in sorted(events, key=lambda e: (e[0], e[1])):
+        if track not in tracks:
+            imp.errors[f'an event on track {track[1]}, which machine {track[0]} did not describe'] += 1
+            continue
         kind = one(ev, 'type')
         if kind == 'TYPE_COUNTER':
             counters.append((tracks[track][1], ts, one(ev, 'counter_value')))
@@ -240,7 +271,7 @@ def load_protobuf(packets):
                 if fid in active:
                     imp.arrows.append((active.pop(fid), s))
     threads = {t[2]: t[3] for t in tracks.values() if t[0] == 'thread'}
-    states = thread_state(imp, threads, switches, snapshots)
+    states = thread_state(imp, threads, switches, snapshots.get(0, []))
     return imp, counters, threads, states
 
 
@@ -259,12 +290,12 @@ def thread_state(imp, threads, switches, snapshots):
     snap = snapshots[0] if snapshots else {}
     boot_to_mono = snap.get(6, 0) - snap.get(3, 0)
     rows, on = {}, {}
-    for ts, cpu, sw in sorted(switches, key=lambda s: s[0]):
+    for ts, (machine, cpu), sw in sorted(switches, key=lambda s: s[0]):
         ts -= boot_to_mono
         prev, nxt = one(sw, 'prev_pid'), one(sw, 'next_pid')
-        if cpu in on and on[cpu] != prev:
+        if (machine, cpu) in on and on[(machine, cpu)] != prev:
             imp.errors['mismatched_sched_switch_tids'] += 1
-        on[cpu] = nxt
+        on[(machine, cpu)] = nxt
         for tid in (prev, nxt):
             if tid and tid not in threads:
                 imp.errors[f'sched_switch of tid {tid}, a thread the trace does not have'] += 1
@@ -424,6 +455,8 @@ def main():
     print(f'perfetto: {len(packets)} packets, {len(pb.slices)} slices and instants on '
           f'{len(pb_threads)} threads, {len(pb_counters)} counter samples, '
           f'{sum(pb_arrows.values())} arrows')
+    if len(pb.machines) > 1:
+        print('machines: ' + ', '.join(f'{k} {v}' for k, v in sorted(pb.machines.items())))
     for tid, lst in sorted(depth.items())[:8]:
         print(f'  tid {tid}: ' + ', '.join(lst[:12]))
     if problems:

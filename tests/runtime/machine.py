@@ -16,10 +16,15 @@ offset taken out (one boot: exact), each process labelled with its host and the
 machines in otherData. The receiver's file then made another boot's (its boot id
 changed): placed through the wall clocks, every receive is where the exact merge put
 it give or take the uncertainty said, which is said; --offset HOST=TIME moves that
-host's events by TIME, and names no other.
+host's events by TIME, and names no other. Both merges as .pftrace too (issue 33.3):
+each machine a Perfetto machine named after its host, every packet of the second
+with its machine_id, its clock snapshot bringing it where the JSON has it
+(check-perfetto.py: the same slices, no clock or track error).
 
-Usage: machine.py PROG TICKTRACE [merge]   (PROG: flows_prog)"""
+Usage: machine.py PROG TICKTRACE [merge CHECK_PERFETTO SCHEMA]   (PROG: flows_prog)"""
+import csv
 import ctypes
+import io
 import json
 import os
 import re
@@ -34,6 +39,7 @@ import ttr
 
 PROG, TOOL = sys.argv[1:3]
 PART = sys.argv[3] if len(sys.argv) > 3 else "machine"
+CHECK_PERFETTO, SCHEMA = sys.argv[4:6] if len(sys.argv) > 5 else (None, None)
 STA_UNSYNC, TIME_ERROR = 0x40, 5
 failures = []
 
@@ -150,7 +156,60 @@ def converted(tmp, files, *options):
     return (json.load(open(out)) if c.returncode == 0 else None), c.stderr
 
 
-def gaps(trace):
+def as_perfetto(tmp, files, hosts, *options):
+    """The merge as .pftrace, checked against its JSON (merged.json) by check-perfetto:
+    a machine per host, named so, the same slices where the JSON has them."""
+    out = os.path.join(tmp, "merged.pftrace")
+    c = subprocess.run([TOOL, "convert", "--force", "-q", *files, "-o", out, *options],
+                       capture_output=True, text=True, timeout=120)
+    check(c.returncode == 0, "convert to .pftrace: %s" % c.stderr)
+    if c.returncode != 0:
+        return
+    c = subprocess.run([sys.executable, CHECK_PERFETTO, out, SCHEMA, os.path.join(tmp, "merged.json")],
+                       capture_output=True, text=True, timeout=300)
+    if c.returncode == 77:
+        print("(not checked as .pftrace: %s)" % c.stdout.strip())
+        return
+    said = re.search(r"^machines: (.*)$", c.stdout, re.M)
+    check(c.returncode == 0 and said and said.group(1) == "0 %s, 1 %s" % hosts,
+          "the .pftrace of %s: %s%s" % (" ".join(options) or "the merge", c.stdout[-3000:], c.stderr))
+    loaded_by_trace_processor(tmp, out, " ".join(options) or "the merge")
+
+
+def loaded_by_trace_processor(tmp, trace, label):
+    """Where Perfetto's trace_processor_shell is ($TICKTRACE_TRACE_PROCESSOR, or
+    ~/.cache/ticktrace/trace_processor_shell): it loads the trace with no error or
+    data-loss stat, the processes on two machines."""
+    tp = os.environ.get("TICKTRACE_TRACE_PROCESSOR") or \
+        os.path.expanduser("~/.cache/ticktrace/trace_processor_shell")
+    if not os.access(tp, os.X_OK):
+        return
+    pids = [str(m["pids"][0]) for m in json.load(open(os.path.join(tmp, "merged.json")))
+            ["otherData"]["machines"]]
+    query = os.path.join(tmp, "q.sql")
+    with open(query, "w") as f:
+        f.write("SELECT 'machines' AS k, COUNT(DISTINCT COALESCE(machine_id, -1)) AS v FROM process "
+                "WHERE pid IN (%s) UNION ALL SELECT 'errors', COUNT(*) FROM stats WHERE value > 0 "
+                "AND severity IN ('error', 'data_loss');\n" % ", ".join(pids))
+    c = subprocess.run([tp, "query", "-f", query, trace], capture_output=True, text=True, timeout=300)
+    rows = {r[0]: r[1] for r in csv.reader(io.StringIO(c.stdout)) if len(r) == 2}
+    check(c.returncode == 0 and rows.get("machines") == "2" and rows.get("errors") == "0",
+          "trace_processor on %s: %s %s" % (label, rows, c.stderr[-2000:]))
+
+
+def another_boot(path, out):
+    """The raw file at `path` made another boot's (its boot id changed), written to
+    `out`: its bytes, and where its MACHINE section is."""
+    data = bytearray(open(path, "rb").read())
+    at = ttr.HEADER
+    while struct.unpack_from("<I", data, at)[0] != ttr.SEC_MACHINE:
+        at += 16 + ((struct.unpack_from("<Q", data, at + 8)[0] + 15) & ~15)
+    data[at + 16 + 24] ^= 0xff  # boot_id's first byte
+    open(out, "wb").write(data)
+    return data, at
+
+
+def gaps(trace, flows=200):
     """Each flow's receive less its send (us), by id; the hosts the processes are labelled with."""
     ends = {"flow_out": {}, "flow_in": {}}
     hosts = {}
@@ -160,7 +219,7 @@ def gaps(trace):
         elif e.get("name") == "process_labels":
             hosts[e["pid"]] = e["args"]["labels"]
     sent, got = ends["flow_out"], ends["flow_in"]
-    check(len(sent) == len(got) == 200 and set(sent) == set(got),
+    check(len(sent) == len(got) == flows and set(sent) == set(got),
           "flows: %d sent, %d received" % (len(sent), len(got)))
     return {i: got[i] - sent[i] for i in sent if i in got}, hosts
 
@@ -196,14 +255,10 @@ def merge(tmp):
           "one boot's machines: %s" % machines)
     check("host %s: the first's boot, exact; its time namespace's +86400.000000000 s taken out"
           % other in said, "convert does not say the namespace taken out: %s" % said)
+    as_perfetto(tmp, [send, receive], (host, other))
     # The receiver's file another boot's: placed by the wall clocks, said how well.
-    data = bytearray(open(receive, "rb").read())
-    at = ttr.HEADER
-    while struct.unpack_from("<I", data, at)[0] != ttr.SEC_MACHINE:
-        at += 16 + ((struct.unpack_from("<Q", data, at + 8)[0] + 15) & ~15)
-    data[at + 16 + 24] ^= 0xff  # boot_id's first byte
     far = os.path.join(tmp, "far-boot.ttr")
-    open(far, "wb").write(data)
+    data, at = another_boot(receive, far)
     trace, said = converted(tmp, [send, far])
     if not trace:
         return None
@@ -221,6 +276,7 @@ def merge(tmp):
           % (worst, uncertainty))
     if uncertainty is None:
         return None
+    as_perfetto(tmp, [send, far], (host, other))
     check(("placed by %s" % m["placed_by"]) in said and
           "off by up to %d.%09d s" % divmod(uncertainty, 10**9) in said and
           ("UNSYNCHRONIZED" in said) == unsync,
@@ -232,6 +288,7 @@ def merge(tmp):
         check(all(abs(moved[i] - placed[i] + 1500) < 0.002 for i in placed),
               "--offset -1.5ms: the receives moved by %s us" % sorted({moved[i] - placed[i] for i in placed})[:3])
         check("(of which --offset -0.001500000 s)" in said, "--offset not said: %s" % said)
+        as_perfetto(tmp, [send, far], (host, other), "--offset", other + "=-1.5ms")
     # A wall clock far beyond any (damage): said, nothing placed.
     struct.pack_into("<qq", data, at + 16 + 128 + 8, -2**63 + 1, -2**63 + 1)
     wild = os.path.join(tmp, "wild.ttr")
@@ -246,7 +303,62 @@ def merge(tmp):
     check(c.returncode == 1 and "--offset nowhere: no file was recorded on a host of that name"
           in c.stderr and not os.path.exists(os.path.join(tmp, "x.json")),
           "--offset of no host: %d %s" % (c.returncode, c.stderr))
+    align(tmp, wrap, host, other)
     return None
+
+
+def align(tmp, wrap, host, other):
+    """--align flows (issue 33.2): 200 round trips between this host and the namespace,
+    flows both ways. One boot: the window the flows leave holds the exact placement and
+    none arrives before it left. The namespace's file another boot's and its clock put
+    1 s early (--offset): its 200 receives are said to arrive before they left, and
+    counted; --align flows places it back within the window its flows leave, said, every
+    receive after its send, each where the exact merge has it give or take the
+    uncertainty said (half the window's width)."""
+    ping, pong = os.path.join(tmp, "ping.ttr"), os.path.join(tmp, "pong.ttr")
+    to_pong, to_ping = os.pipe(), os.pipe()
+    a = subprocess.Popen([PROG, "ping", "200"], stdin=to_ping[0], stdout=to_pong[1],
+                         env=dict(os.environ, TICKTRACE_OUT=ping))
+    b = subprocess.Popen([*wrap, PROG, "pong", "200"], stdin=to_pong[0], stdout=to_ping[1],
+                         env=dict(os.environ, TICKTRACE_OUT=pong))
+    for fd in (*to_pong, *to_ping):
+        os.close(fd)
+    check(a.wait(timeout=120) == 0 and b.wait(timeout=120) == 0,
+          "flows_prog ping/pong: %s %s" % (a.returncode, b.returncode))
+    trace, said = converted(tmp, [ping, pong], "--align", "flows")
+    if not trace:
+        return
+    exact, _ = gaps(trace, 400)
+    m = {m["host"]: m for m in trace["otherData"]["machines"]}[other]
+    lo, hi = m.get("flows_window_ns", (1, -1))
+    check(m["placed_by"] == "CLOCK_MONOTONIC" and lo <= 0 <= hi and min(exact.values()) > 0,
+          "one boot, --align flows: the window %s .. %s ns, receives %.3f us after their sends "
+          "at the least: %s" % (lo, hi, min(exact.values()), m))
+    check("the window its flows leave: " in said and "arrive before they left" not in said,
+          "one boot, --align flows: %s" % said)
+    far = os.path.join(tmp, "pong-far.ttr")
+    another_boot(pong, far)
+    trace, said = converted(tmp, [ping, far], "--offset", other + "=-1s")
+    if not trace:
+        return
+    early = sum(1 for gap in gaps(trace, 400)[0].values() if gap < 0)
+    check(early == 200 and "warning: 200 of the 400 flows between machines arrive before they left"
+          " (by up to 0.99" in said and ("host %s and host %s" % (host, other)) in said,
+          "a clock 1 s early: %d flows arrive before they left; said: %s" % (early, said))
+    trace, said = converted(tmp, [ping, far], "--offset", other + "=-1s", "--align", "flows")
+    if not trace:
+        return
+    aligned, _ = gaps(trace, 400)
+    m = {m["host"]: m for m in trace["otherData"]["machines"]}[other]
+    lo, hi = m.get("flows_window_ns", (1, -1))
+    worst = max(abs(aligned[i] - exact[i]) * 1000 for i in exact)
+    check(m["placed_by"] == "flows" and lo <= 0 <= hi and abs(m["uncertainty_ns"] - (hi - lo) / 2) <= 1
+          and worst <= m["uncertainty_ns"] + 1 and min(aligned.values()) >= 0,
+          "--align flows: %s; receives %.0f ns at most from the exact merge's, %.3f us after "
+          "their sends at the least" % (m, worst, min(aligned.values())))
+    check(("host %s: placed by flows" % other) in said and "(the window its flows leave: " in said
+          and "arrive before they left" not in said, "--align flows said: %s" % said)
+    as_perfetto(tmp, [ping, far], (host, other), "--offset", other + "=-1s", "--align", "flows")
 
 
 def parents(path):

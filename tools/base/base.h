@@ -48,6 +48,8 @@ struct tt_map {
 int tt_map_put(struct tt_map *m, uint64_t key, uint32_t value);
 /* True and *value set when the key is present. */
 bool tt_map_get(const struct tt_map *m, uint64_t key, uint32_t *value);
+/* Removes the key, if present. */
+void tt_map_del(struct tt_map *m, uint64_t key);
 void tt_map_free(struct tt_map *m);
 
 /* Output: a large buffer filled by hand-written formatters, handed to a writer thread
@@ -78,6 +80,13 @@ struct tt_out {
 	char *tmp;        /* the temporary file, until it is renamed or removed */
 	bool force;
 	uint64_t written; /* bytes passed to write(2) */
+	/* Set by a format that packs its bytes (Perfetto's compressed packets): the writer
+	 * writes what pack makes of each buffer handed to it and of the bytes written past
+	 * the buffers, in order (n 0: the end, what it holds back), in its own memory; NULL
+	 * when out of memory. pack_free frees pack_ctx with the output. */
+	const char *(*pack)(void *ctx, const char *p, size_t n, size_t *packed);
+	void (*pack_free)(void *ctx);
+	void *pack_ctx;
 };
 
 /* Opens a regular file to read, never blocking: a FIFO or a device a file names (and a

@@ -65,6 +65,27 @@ bool tt_map_get(const struct tt_map *m, uint64_t key, uint32_t *value)
 	return true;
 }
 
+void tt_map_del(struct tt_map *m, uint64_t key)
+{
+	if (m->cap == 0)
+		return;
+	size_t mask = m->cap - 1, i = tt_map_find(m, key);
+	if (m->values[i] == 0)
+		return;
+	m->values[i] = 0;
+	m->count--;
+	/* the keys after it that probing would no longer reach move back into the gap */
+	for (size_t j = (i + 1) & mask; m->values[j] != 0; j = (j + 1) & mask) {
+		size_t home = tt_map_slot(m->keys[j], m->cap);
+		if (((j - home) & mask) >= ((j - i) & mask)) {
+			m->keys[i] = m->keys[j];
+			m->values[i] = m->values[j];
+			m->values[j] = 0;
+			i = j;
+		}
+	}
+}
+
 void tt_map_free(struct tt_map *m)
 {
 	free(m->keys);

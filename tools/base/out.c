@@ -132,6 +132,22 @@ static void tt_write_all(struct tt_out *o, const char *p, size_t n)
 	}
 }
 
+/* Writes p, packed first if the format packs its bytes. */
+static void tt_write_packed(struct tt_out *o, const char *p, size_t n)
+{
+	if (o->pack) {
+		p = o->pack(o->pack_ctx, p, n, &n);
+		if (!p) {
+			pthread_mutex_lock(&o->lock);
+			if (!o->error)
+				o->error = ENOMEM;
+			pthread_mutex_unlock(&o->lock);
+			return;
+		}
+	}
+	tt_write_all(o, p, n);
+}
+
 static void *tt_out_writer(void *arg)
 {
 	struct tt_out *o = arg;
@@ -146,7 +162,7 @@ static void *tt_out_writer(void *arg)
 		bool failed = o->error != 0; /* after a failure, the rest is dropped */
 		pthread_mutex_unlock(&o->lock);
 		if (!failed)
-			tt_write_all(o, p, n);
+			tt_write_packed(o, p, n);
 		pthread_mutex_lock(&o->lock);
 		o->pending = NULL;
 		pthread_cond_broadcast(&o->cond);
@@ -185,7 +201,7 @@ void tt_out_bytes(struct tt_out *o, const void *p, size_t n)
 	if (n > TT_OUT_BUFFER / 2) {
 		tt_out_flush(o);
 		tt_out_wait_idle(o);
-		tt_write_all(o, p, n);
+		tt_write_packed(o, p, n);
 		return;
 	}
 	tt_out_reserve(o, n);
@@ -297,6 +313,8 @@ static void tt_out_release(struct tt_out *o)
 	}
 	pthread_mutex_destroy(&o->lock);
 	pthread_cond_destroy(&o->cond);
+	if (o->pack_free)
+		o->pack_free(o->pack_ctx);
 	if (o->tmp) {
 		unlink(o->tmp);
 		tt_keep_on_signal(o->tmp);
@@ -422,6 +440,8 @@ static int tt_out_commit(struct tt_out *o)
 {
 	tt_out_flush(o);
 	tt_out_wait_idle(o);
+	if (o->pack && !o->error)
+		tt_write_packed(o, NULL, 0);
 	if (o->error) {
 		tt_error("%s: write failed: %s", o->path, strerror(o->error));
 		tt_out_release(o);

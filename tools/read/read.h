@@ -264,7 +264,9 @@ typedef int (*tt_symbolize_fn)(void *ctx, const struct tt_file *file, uint64_t a
 struct tt_machine {
 	const struct tt_file *file; /* its first file (MACHINE section, host name) */
 	const char *clock;          /* how it is placed: "CLOCK_MONOTONIC" (the first file's
-	                             * boot: exact), "CLOCK_TAI" or "CLOCK_REALTIME" */
+	                             * boot: exact), "CLOCK_TAI" or "CLOCK_REALTIME", or
+	                             * "flows" (--align flows: by its flows with a machine
+	                             * placed before, within [flows_lo_ns, flows_hi_ns]) */
 	int64_t offset_ns;  /* added to its files' times: placement and --offset, not the
 	                     * time namespace's offsets, which each file's own times lose too */
 	int64_t given_ns;   /* --offset's part of it */
@@ -272,6 +274,9 @@ struct tt_machine {
 	 * kernels say them (0: exact; -1: not known) */
 	int64_t uncertainty_ns;
 	bool unsynchronized; /* the kernel calls its clock unsynchronized */
+	int64_t flows_ns;    /* the flows' part of offset_ns */
+	bool flows_window;   /* --align flows found its window: */
+	int64_t flows_lo_ns, flows_hi_ns;
 };
 
 /* Several raw files (processes) on one timeline: the first file's machine's
@@ -300,6 +305,8 @@ int tt_trace_open(struct tt_trace *t, char *const *paths, size_t n);
  * offset of their clock: --offset HOST=TIME); 0, or -1 (said) where no file's host
  * is `host`. */
 int tt_trace_offset(struct tt_trace *t, const char *host, int64_t ns);
+/* Moves the files of machine k by `ns` more (its offset_ns too). */
+void tt_trace_move(struct tt_trace *t, size_t k, int64_t ns);
 /* The same for one file already in memory (8-byte aligned; it must outlive t). */
 int tt_trace_load(struct tt_trace *t, const char *name, const uint8_t *data, size_t size);
 void tt_trace_close(struct tt_trace *t);

@@ -150,16 +150,21 @@ int tt_trace_offset(struct tt_trace *t, const char *host, int64_t ns)
 		if (strlen(host) != m->host_name_len || memcmp(host, m->host_name, m->host_name_len))
 			continue;
 		found = true;
-		mc->offset_ns += ns;
 		mc->given_ns += ns;
-		for (size_t i = 0; i < t->nfiles; i++)
-			if (t->files[i].machine_index == k)
-				tt_file_shift(&t->files[i], ns);
+		tt_trace_move(t, k, ns);
 	}
 	if (!found)
 		return tt_error("--offset %s: no file was recorded on a host of that name", host);
-	tt_trace_rebase(t);
 	return 0;
+}
+
+void tt_trace_move(struct tt_trace *t, size_t k, int64_t ns)
+{
+	t->machines[k].offset_ns += ns;
+	for (size_t i = 0; i < t->nfiles; i++)
+		if (t->files[i].machine_index == k)
+			tt_file_shift(&t->files[i], ns);
+	tt_trace_rebase(t);
 }
 
 int tt_trace_open(struct tt_trace *t, char *const *paths, size_t n)

@@ -69,6 +69,43 @@ int tt_analyse(const struct tt_trace *t, struct tt_report_opts *o, bool spikes, 
  * it; `inner` stays the caller's to free. NULL when out of memory. */
 struct tt_sink *tt_spike_mark_sink_new(struct tt_sink *inner, const struct tt_thresholds *thresholds);
 
+/* Flows between machines (align.c): what the flows between machines a < b say of b's
+ * offset from a, as the machines are placed (NTP's four timestamps). */
+struct tt_flow_pair {
+	uint64_t a_to_b, b_to_a; /* flows each way */
+	/* b's times must move by at least lo (its flows from a arrive after they left)
+	 * and at most hi (its flows to a): INT64_MIN, INT64_MAX without flows that way */
+	int64_t lo, hi;
+	uint64_t early;   /* flows either way that arrive before they left */
+	int64_t earliest; /* by how much the earliest of them does (0: none) */
+};
+/* A flow from a to b (a_to_b) or from b to a, sent and received at those times. */
+void tt_flow_pair_add(struct tt_flow_pair *p, bool a_to_b, int64_t sent, int64_t received);
+/* Flows both ways that agree (lo <= hi): b's offset bounded on both sides. */
+bool tt_flow_pair_bounded(const struct tt_flow_pair *p);
+
+#define TT_FLOW_NOT_PLACED UINT32_MAX
+/* Where the flows place a machine: moved by shift_ns (0 for a fixed one) from where it
+ * was, by its flows with machine `by`, which leave it the window [lo_ns, hi_ns] around
+ * where it now is (a machine moved: the window's middle). `by` TT_FLOW_NOT_PLACED: no
+ * machine known before it has flows both ways with it that agree; known: where it is
+ * now is known (the first, a fixed one, one placed by its flows). */
+struct tt_flow_place {
+	uint32_t by;
+	bool known;
+	int64_t shift_ns, lo_ns, hi_ns;
+};
+/* Places machines 1..n-1 in turn, each by the first machine before it known whose
+ * flows with it bound it both ways (pairs[a * n + b], a < b: tt_flow_bounds_pairs); a
+ * machine fixed[k] (exact already; fixed may be NULL) stays, its window said. */
+void tt_flow_align(const struct tt_flow_pair *pairs, size_t n, const bool *fixed,
+		   struct tt_flow_place *place);
+/* A sink that pairs the flows of n machines by id (the FLOW_IN with the latest FLOW_OUT
+ * of its id on another machine; a FLOW_IN before any, with the next FLOW_OUT): NULL
+ * when out of memory. Its pairs, as above, once the decoding ended. */
+struct tt_sink *tt_flow_bounds_new(size_t nmachines);
+const struct tt_flow_pair *tt_flow_bounds_pairs(const struct tt_sink *sink);
+
 /* `ticktrace report --frames`: the frame times of a run (TT_FRAME_MARK), their
  * distribution, the frames over a budget, and the scopes that took the most of the
  * worst frames. Fed by the report's sink: the frame boundaries, and each scope's self

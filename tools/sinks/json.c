@@ -655,6 +655,15 @@ static void tt_json_machines(struct tt_buf *b, const struct tt_trace *t)
 			TT_BUF_LIT(b, "null");
 		else
 			tt_buf_i64(b, mc->uncertainty_ns);
+		if (mc->flows_window) { /* --align flows */
+			TT_BUF_LIT(b, ",\"flows_offset_ns\":");
+			tt_buf_i64(b, mc->flows_ns);
+			TT_BUF_LIT(b, ",\"flows_window_ns\":[");
+			tt_buf_i64(b, mc->flows_lo_ns);
+			TT_BUF_LIT(b, ",");
+			tt_buf_i64(b, mc->flows_hi_ns);
+			TT_BUF_LIT(b, "]");
+		}
 		TT_BUF_LIT(b, ",\"time_namespace_ns\":");
 		tt_buf_i64(b, m->timens_monotonic_ns);
 		if (m->flags & TT_MACHINE_START_CLOCK && m->start.state >= 0) {

@@ -23,7 +23,7 @@
 enum {
 	PKT_TIMESTAMP = 8, PKT_SEQUENCE_ID = 10, PKT_TRACK_EVENT = 11, PKT_INTERNED_DATA = 12,
 	PKT_SEQUENCE_FLAGS = 13, PKT_CLOCK_SNAPSHOT = 6, PKT_DEFAULTS = 59, PKT_TRACK_DESCRIPTOR = 60,
-	PKT_FIRST_ON_SEQUENCE = 87,
+	PKT_FIRST_ON_SEQUENCE = 87, PKT_SYSTEM_INFO = 45, SI_MACHINE_NAME = 17,
 	TE_TYPE = 9, TE_TRACK_UUID = 11, TE_NAME_IID = 10, TE_NAME = 23, TE_CATEGORY_IIDS = 3,
 	TE_COUNTER_VALUE = 30, TE_FLOW_IDS = 47, TE_TERMINATING_FLOW_IDS = 48,
 	TE_DEBUG_ANNOTATIONS = 4, TE_SOURCE_LOCATION_IID = 34,
@@ -59,6 +59,7 @@ struct tt_pf_held {
 struct tt_pf_seq {
 	uint64_t track; /* the thread's track */
 	uint32_t id;
+	uint32_t machine; /* its Perfetto machine: tt_file.machine_index (0: the first) */
 	bool delta;     /* timestamps on TT_PF_DELTA_CLOCK */
 	int64_t last;   /* the last timestamp (CLOCK_MONOTONIC ns) */
 	uint8_t *interned; /* a bit per site: its name and location sent on this sequence */
@@ -75,7 +76,7 @@ struct tt_perfetto {
 	struct tt_out *out;
 	const struct tt_trace *trace;
 	struct tt_pf_seq *threads; /* by thread id */
-	struct tt_pf_seq flows;
+	struct tt_pf_seq *flows;   /* by machine */
 	uint64_t *counter_uuid;       /* by site id: its counter track, once described */
 	uint64_t frame_tracks;        /* frames' threads described: those numbered below it */
 	struct tt_buf scratch;         /* packets with strings or of any length */
@@ -87,9 +88,19 @@ static uint64_t tt_pf_process_uuid(size_t file)
 	return (uint64_t)(file + 1) << 40;
 }
 
+/* Writes the scratch packet, on `machine`: every packet of a machine but the first
+ * says which (TracePacket.machine_id), as trace_processor keeps each machine's
+ * processes, tracks, sequences and clocks apart by it. */
+static int tt_pf_write(struct tt_perfetto *p, uint32_t machine)
+{
+	if (machine)
+		tt_pb_uint(&p->scratch, PB_PACKET_MACHINE_ID, machine);
+	return tt_pb_write_packet(p->out, &p->scratch);
+}
+
 /* A TrackDescriptor packet for a process, a thread or a counter. */
-static int tt_pf_descriptor(struct tt_perfetto *p, uint64_t uuid, uint64_t parent, unsigned kind,
-			    uint32_t pid, uint32_t tid, struct tt_str name)
+static int tt_pf_descriptor(struct tt_perfetto *p, uint32_t machine, uint64_t uuid, uint64_t parent,
+			    unsigned kind, uint32_t pid, uint32_t tid, struct tt_str name)
 {
 	struct tt_buf *w = &p->scratch;
 	tt_pb_reset(w);
@@ -115,7 +126,7 @@ static int tt_pf_descriptor(struct tt_perfetto *p, uint64_t uuid, uint64_t paren
 	if (kind == TD_COUNTER)
 		tt_pb_text(w, TD_NAME, name);
 	tt_pb_close(w, td, PKT_TRACK_DESCRIPTOR);
-	return tt_pb_write_packet(p->out, w);
+	return tt_pf_write(p, machine);
 }
 
 /* The trace's one clock snapshot: CLOCK_MONOTONIC (our timestamps) against BOOTTIME
@@ -123,7 +134,7 @@ static int tt_pf_descriptor(struct tt_perfetto *p, uint64_t uuid, uint64_t paren
  * every event of a trace whose snapshots make a clock go backwards (merged runs that
  * overlap, files given later-first), and because anchors taken at different moments
  * differ by a few ns in their offsets, which would shift slices between them. */
-static int tt_pf_clocks(struct tt_perfetto *p, const struct tt_anchor *a)
+static int tt_pf_clocks(struct tt_perfetto *p, uint32_t machine, const struct tt_anchor *a)
 {
 	struct tt_buf *w = &p->scratch;
 	tt_pb_reset(w);
@@ -147,7 +158,31 @@ static int tt_pf_clocks(struct tt_perfetto *p, const struct tt_anchor *a)
 	}
 	tt_pb_close(w, cs, PKT_CLOCK_SNAPSHOT);
 	tt_pb_uint(w, PKT_TIMESTAMP, (uint64_t)clocks[1].ns);
-	return tt_pb_write_packet(p->out, w);
+	return tt_pf_write(p, machine);
+}
+
+/* Each machine's clock snapshot and, where the trace has several, its name (its host's;
+ * SystemInfo.machine_name). Every machine's snapshot is the same: the trace's times
+ * are the first machine's CLOCK_MONOTONIC, the others placed on it (tt_machine), and
+ * trace_processor relates a machine to the first through its REALTIME, as it is
+ * written here: so they stay where the converter placed them. */
+static int tt_pf_machines(struct tt_perfetto *p, const struct tt_anchor *anchor)
+{
+	const struct tt_trace *t = p->trace;
+	for (uint32_t k = 0; k < (t->nmachines ? t->nmachines : 1); k++) {
+		if (tt_pf_clocks(p, k, anchor) < 0)
+			return -1;
+		if (t->nmachines < 2 || !t->machines[k].file->machine.host_name_len)
+			continue;
+		const struct tt_machine_info *m = &t->machines[k].file->machine;
+		tt_pb_reset(&p->scratch);
+		size_t si = tt_pb_open(&p->scratch);
+		tt_pb_text(&p->scratch, SI_MACHINE_NAME, (struct tt_str){m->host_name, m->host_name_len});
+		tt_pb_close(&p->scratch, si, PKT_SYSTEM_INFO);
+		if (tt_pf_write(p, k) < 0)
+			return -1;
+	}
+	return 0;
 }
 
 /* The first packet of a sequence: clears incremental state, sets the defaults (the
@@ -186,7 +221,7 @@ static int tt_pf_sequence_start(struct tt_perfetto *p, const struct tt_pf_seq *s
 	tt_pb_bytes(w, IID_NAME, cat, sizeof(cat) - 1);
 	tt_pb_close(w, c, ID_CATEGORIES);
 	tt_pb_close(w, id, PKT_INTERNED_DATA);
-	return tt_pb_write_packet(p->out, w);
+	return tt_pf_write(p, sq->machine);
 }
 
 static int tt_pf_start(struct tt_sink *sink, const struct tt_trace *t)
@@ -197,31 +232,38 @@ static int tt_pf_start(struct tt_sink *sink, const struct tt_trace *t)
 	p->counter_uuid = calloc(t->nsites ? t->nsites : 1, sizeof(*p->counter_uuid));
 	if (!p->threads || !p->counter_uuid)
 		return tt_error("out of memory for %zu threads", t->nthreads);
-	const struct tt_anchor *anchor = &t->files[0].header.start; /* the earliest */
+	/* the earliest of the first machine's: its REALTIME is the first machine's wall clock */
+	const struct tt_anchor *anchor = &t->files[0].header.start;
 	for (size_t i = 1; i < t->nfiles; i++)
-		if (t->files[i].header.start.monotonic_ns < anchor->monotonic_ns)
+		if (t->files[i].header.start.monotonic_ns < anchor->monotonic_ns &&
+		    t->files[i].machine_index == 0)
 			anchor = &t->files[i].header.start;
-	if (t->nfiles && tt_pf_clocks(p, anchor) < 0)
+	p->flows = calloc(t->nmachines ? t->nmachines : 1, sizeof(*p->flows));
+	if (!p->flows)
+		return tt_error("out of memory for %zu machines", t->nmachines);
+	if (t->nfiles && tt_pf_machines(p, anchor) < 0)
 		return -1;
 	for (size_t i = 0; i < t->nfiles; i++) {
 		const struct tt_file *f = &t->files[i];
 		uint64_t puuid = tt_pf_process_uuid(i);
-		if (tt_pf_descriptor(p, puuid, 0, TD_PROCESS, f->process.pid, 0, f->process.name) < 0)
+		if (tt_pf_descriptor(p, f->machine_index, puuid, 0, TD_PROCESS, f->process.pid, 0,
+				     f->process.name) < 0)
 			return -1;
 		for (size_t k = 0; k < f->nthreads; k++) {
 			const struct tt_thread *th = &f->threads[k];
 			struct tt_pf_seq *sq = &p->threads[th->id];
 			/* sequence ids: one per thread, trace-wide; 0 is invalid */
 			*sq = (struct tt_pf_seq){.track = puuid | (th->id + 1), .id = th->id + 1,
-						 .delta = true, .last = t->base_ns, .end_ts = INT64_MIN};
+						 .machine = f->machine_index, .delta = true,
+						 .last = t->base_ns, .end_ts = INT64_MIN};
 			uint64_t end_tsc;
 			if (tt_thread_last_tsc(th, &end_tsc))
 				sq->end_ts = tt_rebase(tt_clock_ns(&f->clock, end_tsc), t->base_ns);
 			sq->interned = calloc((t->nsites + 7) / 8 + 1, 1);
 			if (!sq->interned)
 				return tt_error("out of memory for %zu threads", t->nthreads);
-			if (tt_pf_descriptor(p, sq->track, puuid, TD_THREAD, f->process.pid, th->tid,
-					     th->name) < 0 ||
+			if (tt_pf_descriptor(p, sq->machine, sq->track, puuid, TD_THREAD, f->process.pid,
+					     th->tid, th->name) < 0 ||
 			    tt_pf_sequence_start(p, sq) < 0)
 				return -1;
 		}
@@ -229,8 +271,13 @@ static int tt_pf_start(struct tt_sink *sink, const struct tt_trace *t)
 	int64_t boot_offset = t->nfiles && anchor->boottime_ns ? anchor->boottime_ns - anchor->monotonic_ns : 0;
 	if (tt_pf_states(p->out, &p->scratch, t, boot_offset) < 0)
 		return -1;
-	p->flows = (struct tt_pf_seq){.id = (uint32_t)t->nthreads + 1};
-	return tt_pf_sequence_start(p, &p->flows);
+	/* flows and frames: a sequence per machine, as their tracks are the machine's */
+	int rc = 0;
+	for (uint32_t k = 0; k < (t->nmachines ? t->nmachines : 1) && rc == 0; k++) {
+		p->flows[k] = (struct tt_pf_seq){.id = (uint32_t)t->nthreads + 1 + k, .machine = k};
+		rc = tt_pf_sequence_start(p, &p->flows[k]);
+	}
+	return rc;
 }
 
 /* The common part of an event packet: timestamp and sequence. */
@@ -292,9 +339,10 @@ static void tt_pf_mark_arg(struct tt_buf *w, const struct tt_mark_arg *a)
 }
 
 /* Starts a packet written straight into the output buffer, on a thread's sequence:
- * the gap for its tag and length, the timestamp's delta and the sequence id, in
+ * the gap for its tag and length, the timestamp's delta, the sequence id and a
+ * machine's but the first's id, in
  * `room` bytes reserved: the rooms of the packet's fields, summed at compile time. */
-#define TT_PF_DIRECT_ROOM (PB_MESSAGE_ROOM + 2 * PB_UINT_ROOM)
+#define TT_PF_DIRECT_ROOM (PB_MESSAGE_ROOM + 3 * PB_UINT_ROOM)
 static inline uint8_t *tt_pf_direct(struct tt_perfetto *p, struct tt_pf_seq *sq, int64_t rel_ts,
 				    size_t room)
 {
@@ -303,7 +351,8 @@ static inline uint8_t *tt_pf_direct(struct tt_perfetto *p, struct tt_pf_seq *sq,
 	uint8_t *q = pb_open((uint8_t *)p->out->buf + p->out->len);
 	q = pb_uint(q, PKT_TIMESTAMP, (uint64_t)ts - (uint64_t)sq->last);
 	sq->last = ts;
-	return pb_uint(q, PKT_SEQUENCE_ID, sq->id);
+	q = pb_uint(q, PKT_SEQUENCE_ID, sq->id);
+	return __builtin_expect(sq->machine == 0, 1) ? q : pb_uint(q, PB_PACKET_MACHINE_ID, sq->machine);
 }
 
 /* Ends a packet begun by tt_pf_direct. */
@@ -410,7 +459,7 @@ static int tt_pf_event(struct tt_perfetto *p, const struct tt_event *e, unsigned
 		}
 	}
 	tt_pb_close(w, te, PKT_TRACK_EVENT);
-	return tt_pb_write_packet(p->out, w);
+	return tt_pf_write(p, th->machine);
 }
 
 /* A slice begin or an instant on its thread's sequence. Inline: the plain case is
@@ -602,7 +651,7 @@ static int tt_pf_flow(struct tt_sink *sink, const struct tt_event *e)
 		return 0;
 	if (sq->nheld && tt_pf_release(p, sq) < 0)
 		return -1;
-	return tt_pf_event(p, e, TYPE_INSTANT, sq->track, &p->flows);
+	return tt_pf_event(p, e, TYPE_INSTANT, sq->track, &p->flows[sq->machine]);
 }
 
 static int tt_pf_thread_end(struct tt_sink *sink, const struct tt_thread *t,
@@ -633,8 +682,8 @@ static int tt_pf_counter(struct tt_sink *sink, const struct tt_event *e)
 	if (!p->counter_uuid[s->id]) {
 		size_t file = (size_t)(e->thread->file - p->trace->files);
 		p->counter_uuid[s->id] = (uint64_t)s->id + 1;
-		if (tt_pf_descriptor(p, p->counter_uuid[s->id], tt_pf_process_uuid(file), TD_COUNTER, 0,
-				     0, s->name) < 0)
+		if (tt_pf_descriptor(p, e->thread->file->machine_index, p->counter_uuid[s->id],
+				     tt_pf_process_uuid(file), TD_COUNTER, 0, 0, s->name) < 0)
 			return -1;
 	}
 	/* on the thread's sequence, whose timestamps only go forward */
@@ -663,7 +712,7 @@ static int tt_pf_frame(struct tt_sink *sink, const struct tt_event *e)
 	size_t file = (size_t)(e->thread->file - p->trace->files);
 	uint64_t uuid = UINT64_C(3) << 62 | e->func;
 	if (e->func >= p->frame_tracks) {
-		if (tt_pf_descriptor(p, uuid, tt_pf_process_uuid(file), TD_THREAD,
+		if (tt_pf_descriptor(p, e->thread->file->machine_index, uuid, tt_pf_process_uuid(file), TD_THREAD,
 				     e->thread->file->process.pid, TT_FRAMES_TID(e->func), e->site->name) < 0)
 			return -1;
 		p->frame_tracks = e->func + 1;
@@ -674,9 +723,10 @@ static int tt_pf_frame(struct tt_sink *sink, const struct tt_event *e)
 	struct tt_event begin = {.thread = e->thread, .ts = e->ts - e->dur, .flags = TT_EV_NAMED,
 				 .text = name};
 	struct tt_event end = {.thread = e->thread, .ts = e->ts};
-	if (tt_pf_event(p, &begin, TYPE_SLICE_BEGIN, uuid, &p->flows) < 0)
+	struct tt_pf_seq *flows = &p->flows[e->thread->file->machine_index];
+	if (tt_pf_event(p, &begin, TYPE_SLICE_BEGIN, uuid, flows) < 0)
 		return -1;
-	return tt_pf_event(p, &end, TYPE_SLICE_END, uuid, &p->flows);
+	return tt_pf_event(p, &end, TYPE_SLICE_END, uuid, flows);
 }
 
 static void tt_pf_destroy(struct tt_sink *sink)
@@ -694,6 +744,7 @@ static void tt_pf_destroy(struct tt_sink *sink)
 			free(sq->interned);
 		}
 	free(p->threads);
+	free(p->flows);
 	free(p->counter_uuid);
 	free(p->scratch.p);
 	free(p);

@@ -76,11 +76,19 @@ struct tt_pf_run {
 static int tt_pf_run_order(const void *a, const void *b)
 {
 	const struct tt_pf_run *x = a, *y = b;
+	uint32_t xm = x->th->file->machine_index, ym = y->th->file->machine_index;
+	if (xm != ym)
+		return xm < ym ? -1 : 1;
 	if (x->cpu != y->cpu)
 		return x->cpu < y->cpu ? -1 : 1;
 	if (x->in != y->in)
 		return x->in < y->in ? -1 : 1;
 	return (x->th->id > y->th->id) - (x->th->id < y->th->id);
+}
+
+static bool tt_pf_same_cpu(const struct tt_pf_run *a, const struct tt_pf_run *b)
+{
+	return a->cpu == b->cpu && a->th->file->machine_index == b->th->file->machine_index;
 }
 
 /* What a thread is when its run ends, by its switch out or before (another comes on
@@ -177,13 +185,15 @@ int tt_pf_states(struct tt_out *out, struct tt_buf *w, const struct tt_trace *t,
 	qsort(runs, (size_t)n, sizeof(*runs), tt_pf_run_order);
 	int rc = 0;
 	for (ptrdiff_t i = 0; i < n && rc == 0;) {
-		uint32_t cpu = runs[i].cpu;
+		/* a CPU of a machine: each machine's switches on its own (TracePacket.machine_id) */
+		const struct tt_pf_run *first = &runs[i];
+		uint32_t cpu = first->cpu, machine = first->th->file->machine_index;
 		const struct tt_pf_run *on = NULL; /* the run on the CPU, not yet switched out */
-		while (i < n && runs[i].cpu == cpu && rc == 0) {
+		while (i < n && tt_pf_same_cpu(&runs[i], first) && rc == 0) {
 			tt_pb_reset(w);
 			size_t bundle = tt_pb_open(w);
 			tt_pb_uint(w, FEB_CPU, cpu);
-			for (size_t events = 0; i < n && runs[i].cpu == cpu && events < TT_PF_BUNDLE_EVENTS;
+			for (size_t events = 0; i < n && tt_pf_same_cpu(&runs[i], first) && events < TT_PF_BUNDLE_EVENTS;
 			     i++, events += 2) {
 				const struct tt_pf_run *r = &runs[i];
 				if (on && on->ends != TT_PF_OPEN && on->end <= r->in) {
@@ -195,11 +205,13 @@ int tt_pf_states(struct tt_out *out, struct tt_buf *w, const struct tt_trace *t,
 					     on ? tt_pf_left(on) : TASK_RUNNING, r->th);
 				on = r;
 			}
-			if (on && on->ends != TT_PF_OPEN && (i == n || runs[i].cpu != cpu)) {
+			if (on && on->ends != TT_PF_OPEN && (i == n || !tt_pf_same_cpu(&runs[i], first))) {
 				tt_pf_switch(w, on->end + boot_offset, on->th, tt_pf_left(on), NULL);
 				on = NULL;
 			}
 			tt_pb_close(w, bundle, PKT_FTRACE_EVENTS);
+			if (machine)
+				tt_pb_uint(w, PB_PACKET_MACHINE_ID, machine);
 			rc = tt_pb_write_packet(out, w);
 		}
 	}

@@ -1,6 +1,8 @@
 /* Perfetto's protobuf wire format: what of it runs out of line (protobuf_internal.h
  * inline). */
+#include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 #include "protobuf_internal.h"
 
@@ -30,5 +32,124 @@ int tt_pb_write_packet(struct tt_out *out, const struct tt_buf *w)
 	tt_out_reserve(out, (size_t)(h - head) + w->len);
 	tt_out_lit(out, (const char *)head, (size_t)(h - head));
 	tt_out_lit(out, (const char *)w->p, w->len);
+	return 0;
+}
+
+/* ---- Compressed packets: tt_perfetto_compress ---- */
+
+/* A bundle's packets before deflate: Perfetto's service makes bundles whose packet
+ * is below 512 KB; compressed, this many bytes of ours are far below that (a packet
+ * longer than it is a bundle alone). */
+#define TT_PB_BUNDLE (256u << 10)
+enum { PKT_COMPRESSED_PACKETS = 50 };
+
+struct tt_pb_packer {
+	z_stream z;
+	struct tt_buf packed; /* what the call gives back */
+	struct tt_buf carry;  /* a packet the last buffer ended inside of */
+};
+
+/* One bundle: p's n bytes of whole packets, deflated into a compressed_packets packet
+ * at the end of k->packed; false when out of memory. */
+static bool tt_pb_bundle(struct tt_pb_packer *k, const char *p, size_t n)
+{
+	size_t bound = deflateBound(&k->z, (uLong)n), head = 2 * PB_HEAD_ROOM;
+	uint8_t *q = (uint8_t *)tt_buf_room(&k->packed, head + bound);
+	if (!q || deflateReset(&k->z) != Z_OK)
+		return false;
+	k->z.next_in = (Bytef *)(uintptr_t)p;
+	k->z.avail_in = (uInt)n;
+	k->z.next_out = q + head;
+	k->z.avail_out = (uInt)bound;
+	if (deflate(&k->z, Z_FINISH) != Z_STREAM_END)
+		return false;
+	size_t zn = (size_t)(k->z.next_out - (q + head));
+	/* the packet's head before the deflated bytes: Trace.packet, then its one field */
+	uint8_t h[2 * PB_HEAD_ROOM];
+	uint8_t *inner = pb_varint(pb_tag(h + PB_HEAD_ROOM, PKT_COMPRESSED_PACKETS, WT_LEN), zn);
+	size_t inner_n = (size_t)(inner - (h + PB_HEAD_ROOM));
+	uint8_t *outer = pb_varint(pb_tag(h, PB_TRACE_PACKET, WT_LEN), inner_n + zn);
+	size_t outer_n = (size_t)(outer - h);
+	memmove(q, h, outer_n);
+	memmove(q + outer_n, h + PB_HEAD_ROOM, inner_n);
+	memmove(q + outer_n + inner_n, q + head, zn);
+	k->packed.len += outer_n + inner_n + zn;
+	return true;
+}
+
+/* The length of the packet at p (n bytes on), or 0 when p holds only part of it. */
+static size_t tt_pb_packet_at(const uint8_t *p, size_t n)
+{
+	uint64_t len = 0;
+	for (size_t i = 1, shift = 0; i < n && i <= PB_HEAD_ROOM; i++, shift += 7) {
+		len |= (uint64_t)(p[i] & 0x7f) << shift;
+		if (!(p[i] & 0x80))
+			return len <= n - i - 1 ? (size_t)len + i + 1 : 0;
+	}
+	return 0;
+}
+
+/* Deflates the whole packets of p in bundles; keeps a packet it holds only the start
+ * of for the next call (n 0: the end, which gives it back as it is). */
+static const char *tt_pb_pack(void *ctx, const char *p, size_t n, size_t *packed)
+{
+	struct tt_pb_packer *k = ctx;
+	k->packed.len = 0;
+	if (n == 0) {
+		*packed = k->carry.len;
+		return k->carry.p ? k->carry.p : "";
+	}
+	if (k->carry.len) { /* (rare: only a packet longer than half a buffer is cut) */
+		tt_buf_add(&k->carry, p, n);
+		if (k->carry.oom)
+			return NULL;
+		p = k->carry.p;
+		n = k->carry.len;
+	}
+	size_t at = 0;
+	while (at < n) {
+		size_t end = at, len;
+		while (end < n && (len = tt_pb_packet_at((const uint8_t *)p + end, n - end)) &&
+		       (end == at || end - at + len <= TT_PB_BUNDLE))
+			end += len;
+		if (end == at)
+			break; /* a packet cut: kept for the next call */
+		if (!tt_pb_bundle(k, p + at, end - at))
+			return NULL;
+		at = end;
+	}
+	if (p == k->carry.p) {
+		memmove(k->carry.p, p + at, n - at);
+		k->carry.len = n - at;
+	} else {
+		k->carry.len = 0;
+		tt_buf_add(&k->carry, p + at, n - at);
+		if (k->carry.oom)
+			return NULL;
+	}
+	*packed = k->packed.len;
+	return k->packed.p ? k->packed.p : "";
+}
+
+static void tt_pb_packer_free(void *ctx)
+{
+	struct tt_pb_packer *k = ctx;
+	deflateEnd(&k->z);
+	free(k->packed.p);
+	free(k->carry.p);
+	free(k);
+}
+
+int tt_perfetto_compress(struct tt_out *out)
+{
+	struct tt_pb_packer *k = calloc(1, sizeof(*k));
+	/* level 1: the fastest; on ticktrace's packets it deflates about as well as 6 */
+	if (!k || deflateInit(&k->z, 1) != Z_OK) {
+		free(k);
+		return tt_error("out of memory");
+	}
+	out->pack = tt_pb_pack;
+	out->pack_free = tt_pb_packer_free;
+	out->pack_ctx = k;
 	return 0;
 }

@@ -16,7 +16,10 @@
 #include "sinks.h"
 
 enum { WT_VARINT = 0, WT_FIXED64 = 1, WT_LEN = 2 };
-enum { PB_TRACE_PACKET = 1 }; /* Trace.packet */
+enum {
+	PB_TRACE_PACKET = 1,       /* Trace.packet */
+	PB_PACKET_MACHINE_ID = 98, /* TracePacket.machine_id: any packet of a machine but the first */
+};
 
 #define PB_TAG_ROOM 2     /* a field number below 2048 */
 #define PB_VARINT_ROOM 10 /* a 64-bit value */

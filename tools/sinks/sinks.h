@@ -82,6 +82,11 @@ struct tt_sink *tt_json_sink_new(struct tt_out *out, bool source);
 
 /* Perfetto's protobuf TrackEvent format (FORMATS.md, tools/perfetto_trace.proto). */
 struct tt_sink *tt_perfetto_sink_new(struct tt_out *out);
+/* The Perfetto writer's output (before anything is written to it) packed: its packets
+ * deflated in bundles of about TT_PB_BUNDLE bytes (TracePacket.compressed_packets,
+ * which trace_processor and the UI read), by the output's writer thread. 0, or -1
+ * after reporting (no memory). */
+int tt_perfetto_compress(struct tt_out *out);
 
 /* What the filter sink keeps: events of the named threads (tid or name; none named:
  * all) in [from, to] (ns since the trace start), slices of min_dur ns or more
