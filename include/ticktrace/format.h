@@ -223,10 +223,13 @@ enum tt_section_type {
 	 * threads without what they did; a file without one reads as it did, which is
 	 * why the version stays. */
 	TT_SEC_SCHED = 0x43,
-	/* struct tt_snapshot_info, its name, then snapshot_info.cuts struct tt_snapshot_cut:
-	 * the file is a snapshot (TICKTRACE_SNAPSHOTS), the records of every thread from
-	 * from_tsc to to_tsc around a spike or a tt_trigger() call, written while the
-	 * program ran. Once, after PROCESS; the header has TT_FILE_SNAPSHOT. */
+	/* struct tt_snapshot_info, its name, then snapshot_info.cuts struct tt_snapshot_cut,
+	 * then struct tt_snapshot_split: the file is a snapshot (TICKTRACE_SNAPSHOTS), the
+	 * records of every thread from from_tsc to to_tsc around a spike or a tt_trigger()
+	 * call, written while the program ran. Once, after PROCESS; the header has
+	 * TT_FILE_SNAPSHOT. A section that ends at its cuts is the first version's (its
+	 * split, where it has one, covers the whole spike); a longer one than
+	 * tt_snapshot_split is a later version's: a reader takes the fields it knows. */
 	TT_SEC_SNAPSHOT = 0x44,
 	/* struct tt_machine_info: the machine the run ran on (its name and ids), the
 	 * clocks the run's times are on, and how they relate to its machine's and to the
@@ -528,7 +531,8 @@ struct tt_snapshot_info {
 	uint64_t end_tsc;      /* the scope ended; a trigger: the same as begin_tsc */
 	int64_t threshold_ns;  /* the spike's threshold; 0 for a trigger */
 	uint32_t threshold_from; /* enum tt_snapshot_threshold_from */
-	uint32_t has_split;    /* 1: the three times below are known (the thread's states) */
+	uint32_t has_split;    /* 1: the thread had states: the three times below and
+	                        * tt_snapshot_split's unknown_ns split the spike */
 	int64_t on_cpu_ns;     /* of the spike's duration: running */
 	int64_t preempted_ns;  /* switched out while it could run */
 	int64_t blocked_ns;    /* switched out to wait */
@@ -553,6 +557,19 @@ struct tt_snapshot_cut {
 	uint64_t lost_to_tsc;
 };
 _Static_assert(sizeof(struct tt_snapshot_cut) == 32, "snapshot cut layout");
+
+/* The rest of a spike's split (tt_snapshot_info.has_split), after the cuts: 0s
+ * without a split, and for a trigger. */
+struct tt_snapshot_split {
+	int64_t dur_ns;     /* the spike's duration as the detector measured it, which
+	                     * on_cpu_ns + preempted_ns + blocked_ns + unknown_ns make up
+	                     * (begin_tsc..end_tsc, on the file's clock, may differ by a
+	                     * few ns: the detector's clock is measured as the run goes) */
+	int64_t unknown_ns; /* of it, what no state covers: before the thread's states were
+	                     * asked for, or switches the kernel lost or ticktrace's store
+	                     * recycled */
+};
+_Static_assert(sizeof(struct tt_snapshot_split) == 16, "snapshot split layout");
 
 struct tt_end_info {
 	uint64_t threads;  /* THREAD sections written */

@@ -105,7 +105,8 @@ static void tt__spikes_json(FILE *out, const struct tt_an_spike *s)
 		s->start, s->dur, s->threshold, tt_an_spike_threshold_from(s), s->explained);
 	if (s->has_split)
 		fprintf(out, ",\"on_cpu_ns\":%" PRId64 ",\"preempted_ns\":%" PRId64
-			",\"blocked_ns\":%" PRId64, s->split.on_cpu, s->split.preempted, s->split.blocked);
+			",\"blocked_ns\":%" PRId64 ",\"unknown_ns\":%" PRId64, s->split.on_cpu,
+			s->split.preempted, s->split.blocked, s->split.unknown);
 	if (s->text) {
 		fputs(",\"description\":", out);
 		tt__spikes_json_str(out, s->text, s->text_len);

@@ -138,7 +138,7 @@ static void tt_print_snapshot(FILE *out, const struct tt_file *f, const struct t
 {
 	const struct tt_snapshot *s = f->snapshot;
 	const struct tt_snapshot_info *si = &s->info;
-	char a[32], b[32], c[32];
+	char a[32], b[32];
 	fprintf(out, "  snapshot: number %" PRIu64 ", of a %s: \"", si->number, tt_snapshot_kind_name(s));
 	tt_print_str(out, s->name, 0);
 	fputs("\" on ", out);
@@ -146,7 +146,7 @@ static void tt_print_snapshot(FILE *out, const struct tt_file *f, const struct t
 		tt_print_thread(out, s->thread);
 	else
 		fputs("a thread that never recorded", out);
-	int64_t dur = tt_clock_ns(&f->clock, si->end_tsc) - tt_clock_ns(&f->clock, si->begin_tsc);
+	int64_t dur = s->split.dur_ns;
 	if (si->kind == TT_SNAPSHOT_TRIGGER) {
 		fputs(", tt_trigger called at ", out);
 		tt_print_tsc(out, f, in, si->begin_tsc);
@@ -157,9 +157,10 @@ static void tt_print_snapshot(FILE *out, const struct tt_file *f, const struct t
 		fprintf(out, ", took %s, threshold %s (%s)\n", tt_an_fmt_ns(a, dur),
 			tt_an_fmt_ns(b, si->threshold_ns), tt_snapshot_threshold_from(s));
 	}
-	if (si->has_split)
-		fprintf(out, "            on CPU %s, preempted %s, blocked %s\n", tt_an_fmt_ns(a, si->on_cpu_ns),
-			tt_an_fmt_ns(b, si->preempted_ns), tt_an_fmt_ns(c, si->blocked_ns));
+	if (si->has_split) {
+		struct tt_an_split split = tt_snapshot_an_split(s);
+		tt_an_split_print(out, "            ", &split);
+	}
 	fputs("    window: ", out);
 	tt_print_tsc(out, f, in, si->from_tsc);
 	fputs(" .. ", out);
