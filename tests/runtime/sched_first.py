@@ -2,7 +2,7 @@
 """States from a thread's first event (issue 35.1): sched_first_prog's main, 60 short
 threads and a forked child each begin a sleeping scope with their first event. Every
 one's spike (`ticktrace spikes --json`, 1 ms threshold) is split (on CPU + preempted +
-blocked = its duration), mostly blocked; the states cover the scope from its first
+blocked = its duration, nothing unknown), mostly blocked; the states cover the scope from its first
 event; the run says no thread went without, or had tt-sched ask late. In modes stop
 and stream, and as nobody where the test runs as root.
 
@@ -46,8 +46,10 @@ def split(what, spikes, tid, scope, asleep_ns):
     check(on is not None, "%s: %s (tid %d), its first scope, has no split: %s" % (what, scope, tid, sp))
     if on is None:
         return
-    check(on + pre + blk == sp["dur_ns"],
-          "%s: %s: %d + %d + %d is not its %d ns" % (what, scope, on, pre, blk, sp["dur_ns"]))
+    unknown = sp["unknown_ns"]
+    check(on + pre + blk + unknown == sp["dur_ns"] and unknown == 0,
+          "%s: %s: %d + %d + %d + %d unknown is not its %d ns, all known"
+          % (what, scope, on, pre, blk, unknown, sp["dur_ns"]))
     check(blk >= asleep_ns * 9 // 10,
           "%s: %s (tid %d) slept %d ns, blocked only %d" % (what, scope, tid, asleep_ns, blk))
 

@@ -31,6 +31,7 @@ NO_CPU = (1 << 32) - 1  # a RUNNING state no switch says (common.h: TT_NO_CPU)
 # end_tsc, threshold_ns, threshold_from, has_split, on_cpu_ns, preempted_ns,
 # blocked_ns, name_len, cuts
 SNAPSHOT_INFO = struct.Struct("<IIQQQQQqIIqqqII")
+SNAPSHOT_SPLIT = struct.Struct("<qq")  # struct tt_snapshot_split: dur_ns, unknown_ns
 SNAPSHOT_CUT = struct.Struct("<IIQQQ")  # thread_index, reserved, events, lost_from, lost_to
 
 # struct tt_machine_info (224 bytes) ends with two struct tt_clock_reading
@@ -152,6 +153,10 @@ class Ttr:
                 snap["cut"][index] = {"events": events, "lost_from_tsc": lost_from,
                                       "lost_to_tsc": lost_to}
                 pos += SNAPSHOT_CUT.size
+            # struct tt_snapshot_split, where this version wrote one: the duration the
+            # split makes up, and its unknown part
+            if len(body) >= pos + SNAPSHOT_SPLIT.size:
+                snap["dur_ns"], snap["unknown_ns"] = SNAPSHOT_SPLIT.unpack_from(body, pos)
             self.snapshot = snap
         elif kind == SEC_MACHINE:
             self.timens = struct.unpack_from("<qq", body, 8)
