@@ -368,7 +368,28 @@ enum tt_thread_flags {
 	 * A streamed file's THREAD section may be written before the kernel was asked:
 	 * its THREAD_TOTALS has the flag, and its SCHED sections follow that THREAD. */
 	TT_THREAD_SCHED = 1u << 3,
+	/* Without TT_THREAD_SCHED, why it has none: an enum tt_no_states in these bits
+	 * (TT_THREAD_NO_STATES), and with TT_NO_STATES_REFUSED the errno perf_event_open
+	 * gave in those (TT_THREAD_NO_STATES_ERRNO). 0: not said (a file from before). */
+	TT_THREAD_NO_STATES_MASK = 7u << 4,
+	TT_THREAD_NO_STATES_ERRNO_MASK = 0xffu << 8,
 };
+
+enum tt_no_states {
+	TT_NO_STATES_UNSAID = 0,
+	TT_NO_STATES_OFF = 1,       /* TICKTRACE_SCHED=0 */
+	TT_NO_STATES_REFUSED = 2,   /* the kernel refused perf_event_open (its errno) */
+	/* The thread (made by raw clone, or before ticktrace started: tt-sched asks for its
+	 * switches at its next drain) ended, or the file was written, before they were
+	 * asked for. */
+	TT_NO_STATES_TOO_SHORT = 3,
+	TT_NO_STATES_NOT_ASKED = 4, /* ticktrace could not start the thread that drains them */
+};
+
+#define TT_THREAD_NO_STATES(flags) (((flags) & TT_THREAD_NO_STATES_MASK) >> 4)
+#define TT_THREAD_NO_STATES_ERRNO(flags) (((flags) & TT_THREAD_NO_STATES_ERRNO_MASK) >> 8)
+#define TT_THREAD_NO_STATES_FLAGS(why, err) \
+	((uint32_t)(why) << 4 | ((uint32_t)(err) & 0xffu) << 8)
 
 /* Followed by (size - sizeof(struct tt_events_info)) / 16 records of one thread, in
  * the order they were reserved. */

@@ -99,13 +99,11 @@ static void tt_print_tsc(FILE *out, const struct tt_file *f, const struct tt_inf
  * how many were lost; and how many threads have none. */
 static void tt_print_states(FILE *out, const struct tt_file *f, const struct tt_info_sink *in)
 {
-	size_t without = 0, with = 0;
+	size_t with = 0;
 	for (size_t i = 0; i < f->nthreads; i++) {
 		const struct tt_thread *th = &f->threads[i];
-		if (!th->has_states) {
-			without += !(th->flags & TT_THREAD_RUNTIME);
+		if (!th->has_states)
 			continue;
-		}
 		if (!with++)
 			fprintf(out, "  thread states (their switches, from the kernel):\n  %8s  %-20s %12s "
 				"%10s  %s\n", "tid", "name", "switches", "lost", "known from (since the trace start)");
@@ -128,9 +126,32 @@ static void tt_print_states(FILE *out, const struct tt_file *f, const struct tt_
 			fprintf(out, "none\n");
 		}
 	}
-	if (without)
-		fprintf(out, "  %zu thread%s without states (TICKTRACE_SCHED=0, or the kernel refused: "
-			"the run said why)\n", without, without == 1 ? "" : "s");
+	/* those without, by why: each reason once, with how many threads (a few reasons
+	 * at most: refusals by errno) */
+	enum { TT_WHYS = 16 };
+	uint32_t whys[TT_WHYS];
+	size_t counts[TT_WHYS] = {0}, nwhys = 0, others = 0;
+	for (size_t i = 0; i < f->nthreads; i++) {
+		const struct tt_thread *th = &f->threads[i];
+		if (th->has_states || (th->flags & TT_THREAD_RUNTIME))
+			continue;
+		uint32_t why = th->flags & (TT_THREAD_NO_STATES_MASK | TT_THREAD_NO_STATES_ERRNO_MASK);
+		size_t k = 0;
+		while (k < nwhys && whys[k] != why)
+			k++;
+		if (k == nwhys && nwhys < TT_WHYS)
+			whys[nwhys++] = why;
+		others += k == nwhys;
+		if (k < nwhys)
+			counts[k]++;
+	}
+	for (size_t k = 0; k < nwhys; k++) {
+		char text[160];
+		fprintf(out, "  %zu thread%s without states: %s\n", counts[k], counts[k] == 1 ? "" : "s",
+			tt_sched_none_text(whys[k], text, sizeof text));
+	}
+	if (others)
+		fprintf(out, "  %zu threads without states for other reasons\n", others);
 }
 
 /* What a snapshot is: why it was written, its window, the threads it cut. */

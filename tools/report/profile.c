@@ -186,6 +186,7 @@ static int tt_ps_start(struct tt_sink *s, const struct tt_trace *t)
 			ta->tid = th->tid;
 			ta->name = th->name.ptr;
 			ta->name_len = th->name.len;
+			ta->no_states = th->flags;
 			a->list[th->id] = ta;
 			/* (the reader marks lost states: TT_SCHED_UNKNOWN) */
 			if ((th->flags & TT_THREAD_SCHED) &&
@@ -523,6 +524,10 @@ static cJSON *tt_spike_json(struct tt_ps_sink *a, const struct tt_an_spike *s)
 		cJSON_AddNumberToObject(root, "preempted_ns", (double)s->split.preempted);
 		cJSON_AddNumberToObject(root, "blocked_ns", (double)s->split.blocked);
 		cJSON_AddNumberToObject(root, "unknown_ns", (double)s->split.unknown);
+	} else {
+		char why[160];
+		cJSON_AddStringToObject(root, "no_split", tt_sched_none_text(s->thread->no_states, why,
+									    sizeof why));
 	}
 	if (s->frame)
 		cJSON_AddNumberToObject(root, "frame", (double)s->frame);

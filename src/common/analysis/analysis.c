@@ -563,8 +563,11 @@ void tt_an_spike_print(FILE *out, const struct tt_an_spike *s)
 	if (s->explained)
 		fprintf(out, "; %s of it in spikes above", tt_an_fmt_ns(a, s->explained));
 	fputc('\n', out);
+	char why[160];
 	if (s->has_split)
 		tt_an_split_print(out, "  ", &s->split);
+	else
+		fprintf(out, "  no split: %s\n", tt_sched_none_text(th->no_states, why, sizeof why));
 	/* one scope a line, the innermost print_depth of them (the spike's own included) */
 	int64_t end = s->start + s->dur;
 	uint32_t limit = th->an->print_depth, first = 0;

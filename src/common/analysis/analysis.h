@@ -122,6 +122,9 @@ struct tt_an_thread {
 	struct tt_an_name_group *groups;
 	uint32_t ngroups, groups_cap;
 	struct tt_an_states states;
+	/* Without states: why, as its THREAD flags say it (format.h: enum tt_no_states;
+	 * common.h: tt_sched_none_text), for the spikes and the table to say */
+	uint32_t no_states;
 };
 
 /* Where a spike's threshold came from (the numbered list above). */
@@ -246,9 +249,10 @@ void tt_an_frame_mark(struct tt_an *an, uint64_t key, int64_t ts);
  * "thresholds file", ... */
 const char *tt_an_spike_threshold_from(const struct tt_an_spike *s);
 
-/* Prints a spike as `ticktrace spikes` does: a line about it, a line for each scope
- * around it (with how long it had been open when the spike ended) and itself, the
- * innermost an->print_depth of them, and its description if it has one. */
+/* Prints a spike as `ticktrace spikes` does: a line about it, its split (or why it
+ * has none), a line for each scope around it (with how long it had been open when the
+ * spike ended) and itself, the innermost an->print_depth of them, and its
+ * description if it has one. */
 void tt_an_spike_print(FILE *out, const struct tt_an_spike *spike);
 
 /* A spike's split, as its line under the spike: `indent`, then "on CPU ..., preempted
@@ -302,6 +306,9 @@ struct tt_an_table {
 	size_t near_overhead; /* entries whose p50 is within TT_AN_NEAR_OVERHEAD x it */
 	bool split;           /* an entry has states: the table shows on and off CPU */
 	bool unknown;         /* of those, one with time neither: the table shows it too */
+	/* A thread with calls and no states, the first (NULL: none): without split, the
+	 * table says why */
+	const struct tt_an_thread *no_states;
 	uint64_t filtered;    /* of calls, erased as they returned */
 };
 

@@ -169,6 +169,8 @@ int tt_an_table_build(struct tt_an_table *t, struct tt_an_thread *const *threads
 	for (size_t i = 0; i < n && rc == 0; i++) {
 		struct tt_an_thread *th = threads[i];
 		tt_an_counts_flush(th);
+		if (!th->states.known && th->nrows && !t->no_states)
+			t->no_states = th;
 		for (uint32_t r = 0; r < th->nrows && rc == 0; r++) {
 			if (!th->rows[r].calls)
 				continue;
@@ -309,6 +311,11 @@ void tt_an_table_print(FILE *out, const struct tt_an_table *t)
 		fprintf(out, "(%" PRIu64 " of the calls returned within TICKTRACE_MIN_DUR and were "
 			"erased as they did: counted in calls, total, self and the mean, not in min, "
 			"max and the percentiles)\n", t->filtered);
+	char why[160];
+	if (!t->split && t->no_states)
+		fprintf(out, "(no on cpu and off cpu: no thread has states; thread %.*s (tid %" PRIu32
+			"): %s)\n", (int)t->no_states->name_len, t->no_states->name, t->no_states->tid,
+			tt_sched_none_text(t->no_states->no_states, why, sizeof why));
 	if (t->unknown)
 		fputs("(on cpu and off cpu: the time their threads' states cover; unknown: the rest, "
 		      "before a thread's states were asked for, in switches the kernel lost, or on a "
