@@ -505,8 +505,9 @@ int tt__sched_start(int off)
 	if (err) {
 		tt__sched_off_why = TT_NO_STATES_NOT_ASKED;
 		tt__sched_off = 1;
-	} else
+	} else {
 		__atomic_store_n(&tt__sched_ready, 1, __ATOMIC_RELEASE);
+	}
 	return err;
 }
 

@@ -398,6 +398,10 @@ static cJSON *tt_table_json(const struct tt_an_table *t, const struct tt_ps_sink
 	cJSON_AddNumberToObject(root, "dropped", (double)a->sum.dropped);
 	cJSON_AddNumberToObject(root, "unterminated", (double)a->sum.unterminated);
 	cJSON_AddStringToObject(root, "sort", tt_an_sort_name(o->sort));
+	char why[160];
+	if (!t->split && t->no_states) /* (the table's line under it) */
+		cJSON_AddStringToObject(root, "no_split", tt_sched_none_text(t->no_states->no_states, why,
+									    sizeof why));
 	cJSON_AddBoolToObject(root, "by_thread", o->by_thread);
 	cJSON_AddStringToObject(root, "percentiles", "nearest rank, from a log-linear histogram: "
 				"within 1/64 of the exact value");
@@ -608,6 +612,9 @@ static int tt_snap_print(struct tt_ps_sink *a, struct tt_snap_spike *snap)
 		};
 		for (size_t i = 0; i < (si->has_split ? 8 : 4); i++)
 			cJSON_AddNumberToObject(root, fields[i].key, (double)fields[i].v);
+		char why[160];
+		if (!si->has_split)
+			cJSON_AddStringToObject(root, "no_split", tt_sched_none_text(t->flags, why, sizeof why));
 		cJSON_AddStringToObject(root, "threshold_from", tt_snapshot_threshold_from(ss));
 		cJSON_AddNumberToObject(root, "snapshot", (double)si->number);
 		cJSON_AddArrayToObject(root, "stack");
@@ -623,6 +630,9 @@ static int tt_snap_print(struct tt_ps_sink *a, struct tt_snap_spike *snap)
 	if (si->has_split) {
 		struct tt_an_split split = tt_snapshot_an_split(ss);
 		tt_an_split_print(a->out, "  ", &split);
+	} else {
+		char why[160];
+		fprintf(a->out, "  no split: %s\n", tt_sched_none_text(t->flags, why, sizeof why));
 	}
 	tt_snap_said(a, snap);
 	fputs("  (its scope is not whole in the snapshot: as the snapshot says it)\n", a->out);
