@@ -42,7 +42,7 @@ const char *tt_sched_none_text(uint32_t thread_flags, char *buf, size_t cap)
 		snprintf(buf, cap, "ticktrace could not start tt-sched, which asks for thread states");
 		break;
 	default:
-		snprintf(buf, cap, "its thread has no states (the file does not say why: written before "
+		snprintf(buf, cap, "the file does not say why its thread has no states (written before "
 			 "ticktrace said)");
 		break;
 	}

@@ -5,6 +5,7 @@
  *  - a spike's split: switches lost are unknown, a thread without states has none;
  *  - convert's spike marks; malformed notes and thresholds files are errors that name
  *    the file and the place. */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdbool.h>
 #include <stdarg.h>
@@ -223,6 +224,8 @@ static void test_planted_spikes_found_with_their_stacks(void **state)
 	const char *text[] = {
 		("spike: CreateMeshes took 13.000 ms (threshold 1.000 ms, thresholds file) thread "
 		 "MainThread (tid 101) at 22.000 ms\n"
+		 "  no split: the file does not say why its thread has no states (written before "
+		 "ticktrace said)\n"
 		 "  0) main 35.000 ms\n  1) GameTick 15.000 ms\n  2) ScriptStep 14.000 ms\n"
 		 "  3) CreateMeshes 13.000 ms\n"
 		 "  description: mesh rock.obj, 12000 triangles\n"),
@@ -236,6 +239,8 @@ static void test_planted_spikes_found_with_their_stacks(void **state)
 	RUN_OK(&r, "spikes", fx->in, "--thresholds", fx->aux, "--depth", "2");
 	const char *shallow[] = {
 		("MainThread (tid 101) at 22.000 ms\n"
+		 "  no split: the file does not say why its thread has no states (written before "
+		 "ticktrace said)\n"
 		 "  ... 2 scopes around them\n"
 		 "  2) ScriptStep 14.000 ms\n"
 		 "  3) CreateMeshes 13.000 ms\n"
@@ -374,7 +379,8 @@ static void test_convert_marks_spikes(void **state)
 /* CLOCK_MONOTONIC of t ns after the start (tick 1000 is 5 s). */
 #define MONO(t) (INT64_C(5000000000) + (t))
 
-/* Thread 101 ("worker", with states) and 102 ("plain", none) each in load_level for
+/* Thread 101 ("worker", with states) and 102 ("plain", none: the kernel refused) each
+ * in load_level for
  * [0, 10 ms]. 101's switches: on CPU, blocked [1, 2 ms], then 7 lost (its kernel ring
  * full) until it was preempted at 6 ms, on CPU again from 7 ms. */
 static void split_workload(const char *path)
@@ -402,15 +408,17 @@ static void split_workload(const char *path)
 	tt_tw_events(&w, 0, 0, t1.r, t1.n);
 	tt_tw_sched(&w, 0, 0, MONO(0), before, N(before));
 	tt_tw_sched(&w, 0, 7, MONO(6 * MS), after, N(after)); /* (lost: since its first) */
-	tt_tw_thread(&w, 1, 102, "plain", t2.n, 0);
+	const struct tt_thread_info plain = {.index = 1, .tid = 102, .events = t2.n,
+					     .flags = TT_THREAD_NO_STATES_FLAGS(TT_NO_STATES_REFUSED, EACCES)};
+	tt_tw_thread_info(&w, &plain, "plain");
 	tt_tw_events(&w, 1, 0, t2.r, t2.n);
 	tt_tw_end(&w);
 	assert_int_equal(tt_tw_close(&w), 0);
 }
 
 /* The span of switches the kernel lost is unknown, not made up: the split makes up
- * the spike's duration; a thread without states has no split; report's columns
- * count only the time states cover and say the rest. */
+ * the spike's duration; a thread without states has no split, and its spikes and
+ * info say why; report's columns count only the time states cover and say the rest. */
 static void test_split_unknown(void **state)
 {
 	struct tt_fixture *fx = *state;
@@ -438,12 +446,21 @@ static void test_split_unknown(void **state)
 	assert_int_equal(num(worker, "unknown_ns"), 4 * MS);
 	assert_null(cJSON_GetObjectItemCaseSensitive(plain, "on_cpu_ns"));
 	assert_null(cJSON_GetObjectItemCaseSensitive(plain, "unknown_ns"));
+	assert_string_equal(str(plain, "no_split"),
+			    "the kernel refused its thread states (perf_event_open: Permission denied)");
 	cJSON_Delete(worker);
 	cJSON_Delete(plain);
 
 	RUN_OK(&r, "spikes", fx->in, "-q", "--threshold", "1ms");
-	const char *text[] = {"  on CPU 4.000 ms, preempted 1.000 ms, blocked 1.000 ms, unknown 4.000 ms\n"};
+	const char *text[] = {"  on CPU 4.000 ms, preempted 1.000 ms, blocked 1.000 ms, unknown 4.000 ms\n",
+			      "  no split: the kernel refused its thread states (perf_event_open: "
+			      "Permission denied)\n"};
 	assert_out_has(&r, text, N(text));
+	free(r.out);
+	RUN_OK(&r, "info", fx->in);
+	const char *info[] = {"  1 thread without states: the kernel refused its thread states "
+			      "(perf_event_open: Permission denied)\n"};
+	assert_out_has(&r, info, N(info));
 	free(r.out);
 
 	/* of 20 ms: 4 on CPU, 2 off it, 14 unknown (4 lost, 10 on the thread without states) */

@@ -458,8 +458,8 @@ static void test_info(void **state)
 			  "       tid  name                     switches       lost  known from (since the "
 			  "trace start)\n"
 			  "       101  producer                        5          0  0.000009000 s\n"
-			  "  1 thread without states (TICKTRACE_SCHED=0, or the kernel refused: the run "
-			  "said why)\n");
+			  "  1 thread without states: the file does not say why its thread has no "
+			  "states (written before ticktrace said)\n");
 	free(r.out);
 
 	struct tt_snapshot_info info = {.kind = TT_SNAPSHOT_TRIGGER, .thread_index = 1, .number = 2,
