@@ -5,7 +5,7 @@ alone (not through the tools: what the runtime wrote, not what the tools make of
     f.threads[index]     {"tid", "events", "dropped": [by cause], "flags", "name"}
     f.events[index]      [Event(tsc, kind, payload, value)], VALUE records folded in
     f.sites[address]     the site's name
-    f.sched[index]       {"states": [(ns, cpu, what)], "unknown": [(from_ns, to_ns)]}
+    f.sched[index]       {"states": [(ns, cpu, what)], "unknown": [(from_ns, to_ns)], "lost": N}
     f.snapshot           the SNAPSHOT section, or None
     f.filtered[index]    {"min_dur_ns", "fns": {address: (calls, ticks)}} (FILTERED)
     f.ns(tsc)            CLOCK_MONOTONIC ns, as the tools convert it
@@ -127,7 +127,8 @@ class Ttr:
                 pos += name_len + file_len + func_len
         elif kind == SEC_SCHED:
             index, _, lost, since = struct.unpack_from("<IIQq", body)
-            s = self.sched.setdefault(index, {"states": [], "unknown": []})
+            s = self.sched.setdefault(index, {"states": [], "unknown": [], "lost": 0})
+            s["lost"] += lost
             states = list(struct.iter_unpack("<qII", body[32:]))
             # as common/sched.c's tt_sched_head reads it: not known, back to the last
             # state before (or from the start), until since_ns, when switches were lost
