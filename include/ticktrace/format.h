@@ -223,10 +223,13 @@ enum tt_section_type {
 	 * threads without what they did; a file without one reads as it did, which is
 	 * why the version stays. */
 	TT_SEC_SCHED = 0x43,
-	/* struct tt_snapshot_info, its name, then snapshot_info.cuts struct tt_snapshot_cut:
-	 * the file is a snapshot (TICKTRACE_SNAPSHOTS), the records of every thread from
-	 * from_tsc to to_tsc around a spike or a tt_trigger() call, written while the
-	 * program ran. Once, after PROCESS; the header has TT_FILE_SNAPSHOT. */
+	/* struct tt_snapshot_info, its name, then snapshot_info.cuts struct tt_snapshot_cut,
+	 * then struct tt_snapshot_split: the file is a snapshot (TICKTRACE_SNAPSHOTS), the
+	 * records of every thread from from_tsc to to_tsc around a spike or a tt_trigger()
+	 * call, written while the program ran. Once, after PROCESS; the header has
+	 * TT_FILE_SNAPSHOT. A section that ends at its cuts is the first version's (its
+	 * split, where it has one, covers the whole spike); a longer one than
+	 * tt_snapshot_split is a later version's: a reader takes the fields it knows. */
 	TT_SEC_SNAPSHOT = 0x44,
 	/* struct tt_machine_info: the machine the run ran on (its name and ids), the
 	 * clocks the run's times are on, and how they relate to its machine's and to the
@@ -365,7 +368,28 @@ enum tt_thread_flags {
 	 * A streamed file's THREAD section may be written before the kernel was asked:
 	 * its THREAD_TOTALS has the flag, and its SCHED sections follow that THREAD. */
 	TT_THREAD_SCHED = 1u << 3,
+	/* Without TT_THREAD_SCHED, why it has none: an enum tt_no_states in these bits
+	 * (TT_THREAD_NO_STATES), and with TT_NO_STATES_REFUSED the errno perf_event_open
+	 * gave in those (TT_THREAD_NO_STATES_ERRNO). 0: not said (a file from before). */
+	TT_THREAD_NO_STATES_MASK = 7u << 4,
+	TT_THREAD_NO_STATES_ERRNO_MASK = 0xffu << 8,
 };
+
+enum tt_no_states {
+	TT_NO_STATES_UNSAID = 0,
+	TT_NO_STATES_OFF = 1,       /* TICKTRACE_SCHED=0 */
+	TT_NO_STATES_REFUSED = 2,   /* the kernel refused perf_event_open (its errno) */
+	/* The thread (made by raw clone, or before ticktrace started: tt-sched asks for its
+	 * switches at its next drain) ended, or the file was written, before they were
+	 * asked for. */
+	TT_NO_STATES_TOO_SHORT = 3,
+	TT_NO_STATES_NOT_ASKED = 4, /* ticktrace could not start the thread that drains them */
+};
+
+#define TT_THREAD_NO_STATES(flags) (((flags) & TT_THREAD_NO_STATES_MASK) >> 4)
+#define TT_THREAD_NO_STATES_ERRNO(flags) (((flags) & TT_THREAD_NO_STATES_ERRNO_MASK) >> 8)
+#define TT_THREAD_NO_STATES_FLAGS(why, err) \
+	((uint32_t)(why) << 4 | ((uint32_t)(err) & 0xffu) << 8)
 
 /* Followed by (size - sizeof(struct tt_events_info)) / 16 records of one thread, in
  * the order they were reserved. */
@@ -528,7 +552,8 @@ struct tt_snapshot_info {
 	uint64_t end_tsc;      /* the scope ended; a trigger: the same as begin_tsc */
 	int64_t threshold_ns;  /* the spike's threshold; 0 for a trigger */
 	uint32_t threshold_from; /* enum tt_snapshot_threshold_from */
-	uint32_t has_split;    /* 1: the three times below are known (the thread's states) */
+	uint32_t has_split;    /* 1: the thread had states: the three times below and
+	                        * tt_snapshot_split's unknown_ns split the spike */
 	int64_t on_cpu_ns;     /* of the spike's duration: running */
 	int64_t preempted_ns;  /* switched out while it could run */
 	int64_t blocked_ns;    /* switched out to wait */
@@ -553,6 +578,19 @@ struct tt_snapshot_cut {
 	uint64_t lost_to_tsc;
 };
 _Static_assert(sizeof(struct tt_snapshot_cut) == 32, "snapshot cut layout");
+
+/* The rest of a spike's split (tt_snapshot_info.has_split), after the cuts: 0s
+ * without a split, and for a trigger. */
+struct tt_snapshot_split {
+	int64_t dur_ns;     /* the spike's duration as the detector measured it, which
+	                     * on_cpu_ns + preempted_ns + blocked_ns + unknown_ns make up
+	                     * (begin_tsc..end_tsc, on the file's clock, may differ by a
+	                     * few ns: the detector's clock is measured as the run goes) */
+	int64_t unknown_ns; /* of it, what no state covers: before the thread's states were
+	                     * asked for, or switches the kernel lost or ticktrace's store
+	                     * recycled */
+};
+_Static_assert(sizeof(struct tt_snapshot_split) == 16, "snapshot split layout");
 
 struct tt_end_info {
 	uint64_t threads;  /* THREAD sections written */

@@ -3,7 +3,8 @@
  *
  *   the record kinds' roles   which open and close scopes, their names in messages
  *   the clock                 TSC ticks to nanoseconds, exact integer arithmetic (clock.c)
- *   a SCHED section's head    what it says before its own states (sched.c)
+ *   a SCHED section's head    what it says before its own states, and why a thread
+ *                             has none (sched.c)
  *   the scope machine         how a thread's records open and close scopes (scopes.c)
  *
  * The analysis library (analysis/analysis.h) sits on it. Nothing here is API: the
@@ -107,6 +108,11 @@ static inline int64_t tt_clock_ns(const struct tt_clock *c, uint64_t tsc)
  * switch says it, but every switch from since_ns on is there). 0 to 2 into head. */
 size_t tt_sched_head(int64_t *last_ns, uint64_t lost, int64_t since_ns,
 		     const struct tt_sched_state *states, size_t n, struct tt_sched_state head[2]);
+
+/* Why a thread has no states, in words, from its THREAD flags (format.h: enum
+ * tt_no_states): "the kernel refused its thread states (perf_event_open: Permission
+ * denied)", "thread states are off (TICKTRACE_SCHED=0)", ...; returns buf. */
+const char *tt_sched_none_text(uint32_t thread_flags, char *buf, size_t cap);
 
 /* ---- the scope machine ---- */
 

@@ -1,5 +1,9 @@
 /* What a SCHED section says before its own states (common.h): the tools' reader and
- * the runtime's analysis read a thread's states through it alike. */
+ * the runtime's analysis read a thread's states through it alike; and why a thread
+ * has none, as both say it. */
+#include <stdio.h>
+#include <string.h>
+
 #include "common.h"
 
 size_t tt_sched_head(int64_t *last_ns, uint64_t lost, int64_t since_ns,
@@ -18,4 +22,29 @@ size_t tt_sched_head(int64_t *last_ns, uint64_t lost, int64_t since_ns,
 	else if (*last_ns == INT64_MIN)
 		*last_ns = since_ns;
 	return k;
+}
+
+const char *tt_sched_none_text(uint32_t thread_flags, char *buf, size_t cap)
+{
+	switch (TT_THREAD_NO_STATES(thread_flags)) {
+	case TT_NO_STATES_OFF:
+		snprintf(buf, cap, "thread states are off (TICKTRACE_SCHED=0)");
+		break;
+	case TT_NO_STATES_REFUSED:
+		snprintf(buf, cap, "the kernel refused its thread states (perf_event_open: %s)",
+			 strerror((int)TT_THREAD_NO_STATES_ERRNO(thread_flags)));
+		break;
+	case TT_NO_STATES_TOO_SHORT:
+		snprintf(buf, cap, "its thread ended before its states were asked for (a thread "
+			 "not made by pthread_create: tt-sched asks at its next drain)");
+		break;
+	case TT_NO_STATES_NOT_ASKED:
+		snprintf(buf, cap, "ticktrace could not start tt-sched, which asks for thread states");
+		break;
+	default:
+		snprintf(buf, cap, "the file does not say why its thread has no states (written before "
+			 "ticktrace said)");
+		break;
+	}
+	return buf;
 }

@@ -45,6 +45,9 @@ struct tt__sched {
 	int wanted;             /* registered, not exited: tt-sched asks for its switches */
 	int asked;              /* tt-sched did (once) */
 	int on;                 /* it has states: TT_THREAD_SCHED */
+	/* Without them, why (format.h: enum tt_no_states; the errno of a refusal): what
+	 * its THREAD section says (tt__sched_no_states) */
+	int none, none_err;
 	uint64_t blocks;
 	struct tt__sched_block *first, *last;
 	uint64_t lost; /* lost since the last block began (for the next one) */
@@ -353,6 +356,9 @@ void tt__sched_thread_starts(void) TT__HIDDEN;
 /* At exit: which threads went without states and why, where more than the one said;
  * how many had tt-sched ask for theirs (not started by pthread_create). */
 void tt__sched_say_refused(void) TT__HIDDEN;
+/* A slot's THREAD flags for why it has no states (TT_THREAD_NO_STATES_FLAGS), 0 when
+ * it has them. */
+uint32_t tt__sched_no_states(const struct tt__slot *slot) TT__HIDDEN;
 /* The kernel's rings into the stores: of `only`, or of every thread (NULL), which
  * first asks for those of the threads not asked for yet. */
 void tt__sched_drain(struct tt__slot *only) TT__HIDDEN;

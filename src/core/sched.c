@@ -55,6 +55,7 @@ static struct tt__lock tt__sched = TT__LOCK_INIT(TT__LOCK_SCHED);
 static struct tt__sched_block *tt__sched_free, *tt__sched_free_small; /* lock held */
 static struct tt__slab tt__sched_slab = {.slab_size = 64 * 1024}; /* the small ones */
 static int tt__sched_off;       /* TICKTRACE_SCHED=0, or the kernel said no for good */
+static int tt__sched_off_why, tt__sched_off_err; /* which (enum tt_no_states; its errno) */
 static uint32_t tt__sched_wake; /* futex word: bumped to stop the drain's sleep */
 static int tt__sched_wanted; /* threads that want their switches recorded */
 static uint64_t tt__sched_block_seq; /* lock held */
@@ -65,6 +66,7 @@ static unsigned tt__sched_late; /* threads that had tt-sched ask: said at exit *
  * taken by its first event; closed at its exit by the key's destructor otherwise. */
 struct tt__sched_early {
 	struct tt__switches sw; /* map NULL: refused (its first event has tt-sched ask again) */
+	int err;                /* the refusal's -errno */
 	int64_t since_ns;       /* when the kernel was asked */
 	int held; /* (a fork's child forgets its parent's: tt__sched_after_fork) */
 };
@@ -97,8 +99,11 @@ static struct {
 static void tt__sched_refused(const struct tt__slot *slot, int err, int denied)
 {
 	/* Not allowed for any thread: do not ask again. */
-	if (denied)
-		tt__sched_off = 1;
+	if (denied) {
+		tt__sched_off_why = TT_NO_STATES_REFUSED;
+		tt__sched_off_err = -err;
+		__atomic_store_n(&tt__sched_off, 1, __ATOMIC_RELEASE);
+	}
 	if (tt__sched_refusals.threads < TT__SCHED_REFUSED_NAMED)
 		tt__sched_refusals.tids[tt__sched_refusals.threads] = slot->tid;
 	tt__sched_refusals.threads++;
@@ -170,7 +175,8 @@ void tt__sched_thread_starts(void)
 	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
 	int denied;
 	/* (refused: its first event has tt-sched ask again, which says why) */
-	if (tt__switches_open(&e->sw, (int)gettid(), &denied) == 0)
+	e->err = tt__switches_open(&e->sw, (int)gettid(), &denied);
+	if (e->err == 0)
 		/* after the kernel began to record: every switch from now on is there */
 		e->since_ns = tt__clock_ns(CLOCK_MONOTONIC);
 	pthread_setcancelstate(cancel, NULL);
@@ -186,12 +192,17 @@ void tt__sched_open(struct tt__slot *slot)
 	s->sw.map = NULL;
 	struct tt__sched_early *e = tt__sched_mine.held ? &tt__sched_mine : NULL;
 	tt__sched_mine.held = 0;
-	if (__atomic_load_n(&tt__sched_off, __ATOMIC_RELAXED)) {
+	if (__atomic_load_n(&tt__sched_off, __ATOMIC_ACQUIRE)) {
 		if (e)
 			tt__switches_close(&e->sw);
+		s->none = tt__sched_off_why;
+		s->none_err = tt__sched_off_err;
 		return;
 	}
 	s->wanted = 1;
+	/* until tt-sched asks (a refusal as it started: it asks again) */
+	s->none = e && !e->sw.map ? TT_NO_STATES_REFUSED : TT_NO_STATES_TOO_SHORT;
+	s->none_err = e && !e->sw.map ? -e->err : 0;
 	int idle = __atomic_fetch_add(&tt__sched_wanted, 1, __ATOMIC_RELAXED) == 0;
 	if (e && e->sw.map) {
 		/* Asked for as the thread started: tt-sched only drains them. */
@@ -216,11 +227,16 @@ static void tt__sched_ask(struct tt__slot *slot)
 	if (!s->wanted || s->sw.map || s->asked)
 		return;
 	s->asked = 1;
-	if (tt__sched_off)
+	if (tt__sched_off) {
+		s->none = tt__sched_off_why;
+		s->none_err = tt__sched_off_err;
 		return;
+	}
 	int denied;
 	int err = tt__switches_open(&s->sw, (int)slot->tid, &denied);
 	if (err) {
+		s->none = TT_NO_STATES_REFUSED;
+		s->none_err = -err;
 		tt__sched_refused(slot, err, denied);
 		return;
 	}
@@ -471,18 +487,27 @@ static void *tt__sched_main(void *unused)
 }
 
 
+uint32_t tt__sched_no_states(const struct tt__slot *slot)
+{
+	const struct tt__sched *s = &slot->sched;
+	return s->on ? 0 : TT_THREAD_NO_STATES_FLAGS(s->none, s->none_err);
+}
+
 int tt__sched_start(int off)
 {
 	tt__sched_off = off;
+	tt__sched_off_why = TT_NO_STATES_OFF;
 	if (off)
 		return 0;
 	int err = -pthread_key_create(&tt__sched_early_key, tt__sched_early_gone);
 	if (!err)
 		err = tt__start_thread(NULL, tt__sched_main, NULL, 1, 1);
-	if (err)
+	if (err) {
+		tt__sched_off_why = TT_NO_STATES_NOT_ASKED;
 		tt__sched_off = 1;
-	else
+	} else {
 		__atomic_store_n(&tt__sched_ready, 1, __ATOMIC_RELEASE);
+	}
 	return err;
 }
 
@@ -498,8 +523,10 @@ void tt__sched_after_fork(void)
 	tt__sched_wanted = 0;
 	tt__sched_late = 0;
 	memset(&tt__sched_refusals, 0, sizeof tt__sched_refusals); /* the parent's threads' */
-	if (!tt__sched_off && tt__start_thread(NULL, tt__sched_main, NULL, 1, 0) < 0)
+	if (!tt__sched_off && tt__start_thread(NULL, tt__sched_main, NULL, 1, 0) < 0) {
+		tt__sched_off_why = TT_NO_STATES_NOT_ASKED;
 		tt__sched_off = 1;
+	}
 	/* (the parent's ring, which the kernel does not copy: this thread asks again once
 	 * the child's run has its clocks, tt__sched_thread_starts) */
 	tt__sched_mine.held = 0;

@@ -86,6 +86,7 @@ static int tt__report_thread(struct tt_an_thread *th, struct tt__slot *slot,
 {
 	if (tt__report_states(th, slot) < 0)
 		return -1;
+	th->no_states = tt__sched_no_states(slot);
 	struct tt_an_feed feed = {.th = th, .clock = clock, .key = tt__record_key};
 	for (const struct tt__chunk *chunk = slot->first; chunk;
 	     chunk = __atomic_load_n(&chunk->next, __ATOMIC_ACQUIRE)) {

@@ -461,7 +461,7 @@ void tt__snapshot_spike(const struct tt_an_spike *s, const struct tt_clock *cloc
 		.threshold_ns = s->threshold, .threshold_from = (uint32_t)s->source,
 		.has_split = s->has_split, .on_cpu_ns = s->split.on_cpu,
 		.preempted_ns = s->split.preempted, .blocked_ns = s->split.blocked,
-	}};
+	}, .split = {.dur_ns = s->dur, .unknown_ns = s->split.unknown}};
 	tt__snapshot_window(sn, &w, clock);
 	tt__snapshot_wait(sn, due, &w, name, (size_t)(k - sn->kept));
 }

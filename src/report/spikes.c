@@ -105,7 +105,14 @@ static void tt__spikes_json(FILE *out, const struct tt_an_spike *s)
 		s->start, s->dur, s->threshold, tt_an_spike_threshold_from(s), s->explained);
 	if (s->has_split)
 		fprintf(out, ",\"on_cpu_ns\":%" PRId64 ",\"preempted_ns\":%" PRId64
-			",\"blocked_ns\":%" PRId64, s->split.on_cpu, s->split.preempted, s->split.blocked);
+			",\"blocked_ns\":%" PRId64 ",\"unknown_ns\":%" PRId64, s->split.on_cpu,
+			s->split.preempted, s->split.blocked, s->split.unknown);
+	char why[160];
+	if (!s->has_split) {
+		fputs(",\"no_split\":", out);
+		tt_sched_none_text(th->no_states, why, sizeof why);
+		tt__spikes_json_str(out, why, strlen(why));
+	}
 	if (s->text) {
 		fputs(",\"description\":", out);
 		tt__spikes_json_str(out, s->text, s->text_len);
@@ -145,7 +152,8 @@ static void tt__spikes_flush(struct tt__spikes *sp)
 static int tt__spikes_found(void *ctx, const struct tt_an_spike *spike)
 {
 	struct tt__spikes *sp = ctx;
-	const struct tt__spikes_thread *t = spike->thread->ctx;
+	struct tt__spikes_thread *t = spike->thread->ctx;
+	t->th.no_states = tt__sched_no_states(t->slot); /* (said as it is now) */
 	tt__snapshot_spike(spike, &sp->clock, t->slot->index);
 	if (!sp->out)
 		return 0;

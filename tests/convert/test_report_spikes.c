@@ -2,8 +2,10 @@
  * so that every time is exact:
  *  - planted slow calls at known depths: every one is found with its stack, nothing
  *    else, with thresholds from each source combined as documented;
+ *  - a spike's split: switches lost are unknown, a thread without states has none;
  *  - convert's spike marks; malformed notes and thresholds files are errors that name
  *    the file and the place. */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdbool.h>
 #include <stdarg.h>
@@ -222,6 +224,8 @@ static void test_planted_spikes_found_with_their_stacks(void **state)
 	const char *text[] = {
 		("spike: CreateMeshes took 13.000 ms (threshold 1.000 ms, thresholds file) thread "
 		 "MainThread (tid 101) at 22.000 ms\n"
+		 "  no split: the file does not say why its thread has no states (written before "
+		 "ticktrace said)\n"
 		 "  0) main 35.000 ms\n  1) GameTick 15.000 ms\n  2) ScriptStep 14.000 ms\n"
 		 "  3) CreateMeshes 13.000 ms\n"
 		 "  description: mesh rock.obj, 12000 triangles\n"),
@@ -235,6 +239,8 @@ static void test_planted_spikes_found_with_their_stacks(void **state)
 	RUN_OK(&r, "spikes", fx->in, "--thresholds", fx->aux, "--depth", "2");
 	const char *shallow[] = {
 		("MainThread (tid 101) at 22.000 ms\n"
+		 "  no split: the file does not say why its thread has no states (written before "
+		 "ticktrace said)\n"
 		 "  ... 2 scopes around them\n"
 		 "  2) ScriptStep 14.000 ms\n"
 		 "  3) CreateMeshes 13.000 ms\n"
@@ -368,6 +374,113 @@ static void test_convert_marks_spikes(void **state)
 	cJSON_Delete(root);
 }
 
+/* ---- the split ---- */
+
+/* CLOCK_MONOTONIC of t ns after the start (tick 1000 is 5 s). */
+#define MONO(t) (INT64_C(5000000000) + (t))
+
+/* Thread 101 ("worker", with states) and 102 ("plain", none: the kernel refused) each
+ * in load_level for
+ * [0, 10 ms]. 101's switches: on CPU, blocked [1, 2 ms], then 7 lost (its kernel ring
+ * full) until it was preempted at 6 ms, on CPU again from 7 ms. */
+static void split_workload(const char *path)
+{
+	t1.n = t2.n = 0;
+	begin(&t1, S_LOAD, 0);
+	end(&t1, 10 * MS);
+	begin(&t2, S_LOAD, 0);
+	end(&t2, 10 * MS);
+	static const struct tt_sched_state before[] = {
+		{MONO(0), 0, TT_SCHED_RUNNING}, {MONO(1 * MS), 0, TT_SCHED_BLOCKED},
+		{MONO(2 * MS), 1, TT_SCHED_RUNNING},
+	};
+	static const struct tt_sched_state after[] = {
+		{MONO(6 * MS), 1, TT_SCHED_PREEMPTED}, {MONO(7 * MS), 1, TT_SCHED_RUNNING},
+	};
+	struct tt_tw w;
+	assert_int_equal(tt_tw_open_file(&w, path), 0);
+	tt_tw_header(&w, NULL);
+	tt_tw_process(&w, 4242, "game");
+	tt_tw_sites(&w, sites, N(sites));
+	const struct tt_thread_info worker = {.index = 0, .tid = 101, .events = t1.n,
+					      .flags = TT_THREAD_SCHED};
+	tt_tw_thread_info(&w, &worker, "worker");
+	tt_tw_events(&w, 0, 0, t1.r, t1.n);
+	tt_tw_sched(&w, 0, 0, MONO(0), before, N(before));
+	tt_tw_sched(&w, 0, 7, MONO(6 * MS), after, N(after)); /* (lost: since its first) */
+	const struct tt_thread_info plain = {.index = 1, .tid = 102, .events = t2.n,
+					     .flags = TT_THREAD_NO_STATES_FLAGS(TT_NO_STATES_REFUSED, EACCES)};
+	tt_tw_thread_info(&w, &plain, "plain");
+	tt_tw_events(&w, 1, 0, t2.r, t2.n);
+	tt_tw_end(&w);
+	assert_int_equal(tt_tw_close(&w), 0);
+}
+
+/* The span of switches the kernel lost is unknown, not made up: the split makes up
+ * the spike's duration; a thread without states has no split, and its spikes and
+ * info say why; report's columns count only the time states cover and say the rest. */
+static void test_split_unknown(void **state)
+{
+	struct tt_fixture *fx = *state;
+	split_workload(fx->in);
+	struct tt_run r;
+	RUN_OK(&r, "spikes", fx->in, "-q", "--threshold", "1ms", "--json");
+	cJSON *worker = NULL, *plain = NULL;
+	for (char *line = strtok(r.out, "\n"); line; line = strtok(NULL, "\n")) {
+		cJSON *spike = cJSON_Parse(line);
+		assert_non_null(spike);
+		if (num(spike, "tid") == 101 && !worker)
+			worker = spike;
+		else if (num(spike, "tid") == 102 && !plain)
+			plain = spike;
+		else
+			fail_msg("a spike more: %s", line);
+	}
+	free(r.out);
+	assert_non_null(worker);
+	assert_non_null(plain);
+	assert_int_equal(num(worker, "dur_ns"), 10 * MS);
+	assert_int_equal(num(worker, "on_cpu_ns"), 4 * MS);
+	assert_int_equal(num(worker, "blocked_ns"), 1 * MS);
+	assert_int_equal(num(worker, "preempted_ns"), 1 * MS);
+	assert_int_equal(num(worker, "unknown_ns"), 4 * MS);
+	assert_null(cJSON_GetObjectItemCaseSensitive(plain, "on_cpu_ns"));
+	assert_null(cJSON_GetObjectItemCaseSensitive(plain, "unknown_ns"));
+	assert_string_equal(str(plain, "no_split"),
+			    "the kernel refused its thread states (perf_event_open: Permission denied)");
+	cJSON_Delete(worker);
+	cJSON_Delete(plain);
+
+	RUN_OK(&r, "spikes", fx->in, "-q", "--threshold", "1ms");
+	const char *text[] = {"  on CPU 4.000 ms, preempted 1.000 ms, blocked 1.000 ms, unknown 4.000 ms\n",
+			      "  no split: the kernel refused its thread states (perf_event_open: "
+			      "Permission denied)\n"};
+	assert_out_has(&r, text, N(text));
+	free(r.out);
+	RUN_OK(&r, "info", fx->in);
+	const char *info[] = {"  1 thread without states: the kernel refused its thread states "
+			      "(perf_event_open: Permission denied)\n"};
+	assert_out_has(&r, info, N(info));
+	free(r.out);
+
+	/* of 20 ms: 4 on CPU, 2 off it, 14 unknown (4 lost, 10 on the thread without states) */
+	RUN_OK(&r, "report", fx->in, "-q", "--json");
+	cJSON *root = cJSON_Parse(r.out);
+	free(r.out);
+	const cJSON *row = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(root, "rows"), 0);
+	assert_string_equal(str(row, "name"), "load_level");
+	assert_int_equal(num(row, "total_ns"), 20 * MS);
+	assert_int_equal(num(row, "on_cpu_ns"), 4 * MS);
+	assert_int_equal(num(row, "off_cpu_ns"), 2 * MS);
+	assert_int_equal(num(row, "unknown_ns"), 14 * MS);
+	cJSON_Delete(root);
+	RUN_OK(&r, "report", fx->in, "-q");
+	const char *table[] = {"on cpu   off cpu    unknown\n",
+			       "4.000 ms  2.000 ms  14.000 ms\n", "unknown: the rest"};
+	assert_out_has(&r, table, N(table));
+	free(r.out);
+}
+
 /* ---- bad input ---- */
 
 static void expect_error(struct tt_fixture *fx, const char *const *args, const char *msg)
@@ -464,6 +577,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_empty_description, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_json_output_is_utf8, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_convert_marks_spikes, setup, tt_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_split_unknown, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_bad_notes_and_thresholds, setup, tt_fixture_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

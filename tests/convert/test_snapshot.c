@@ -65,6 +65,8 @@ static const struct tt_snapshot_cut worker_cut = {
 
 /* Where the builder put the SNAPSHOT section's payload, for the tests that damage it. */
 static uint64_t snapshot_at;
+/* What the builder ends the section with (NULL: nothing, as the first version) */
+static const struct tt_snapshot_split *snapshot_split;
 /* where a field of it is, with a name of at most 8 bytes */
 #define INFO(field) (snapshot_at + offsetof(struct tt_snapshot_info, field))
 #define CUT(field) (snapshot_at + sizeof(struct tt_snapshot_info) + 8 + offsetof(struct tt_snapshot_cut, field))
@@ -93,7 +95,7 @@ static void build_with(struct tt_tw *w, const struct tt_snapshot_info *info, con
 	tt_tw_header(w, &h);
 	tt_tw_process(w, 4242, "demo");
 	snapshot_at = (uint64_t)ftell(w->fp) + sizeof(struct tt_section_header);
-	tt_tw_snapshot(w, info, name, cuts, ncuts);
+	tt_tw_snapshot_split(w, info, name, cuts, ncuts, snapshot_split);
 	tt_tw_sites(w, tt_demo_sites, tt_demo_nsites);
 	struct tt_thread_info t0 = {.index = 0, .tid = 101, .events = N(producer),
 				    .flags = TT_THREAD_WRAPPED | TT_THREAD_SCHED};
@@ -446,7 +448,7 @@ static void test_info(void **state)
 	assert_has(r.out, "  snapshot: number 3, of a spike: \"work\" on tid 101 (producer)\n"
 			  "    spike:  began at 0.000029000 s, took 500.000 us, threshold 100.000 us "
 			  "(TT_THRESHOLD_NS)\n"
-			  "            on CPU 300.000 us, preempted 100.000 us, blocked 100.000 us\n"
+			  "            on CPU 300.000 us, preempted 100.000 us, blocked 100.000 us, unknown 0 ns\n"
 			  "    window: 0.000009000 s .. 0.000699000 s (690.000 us)\n"
 			  "    window cut: tid 102 (worker): 1234 events overwritten from 0.000007000 s "
 			  "to 0.000049000 s\n");
@@ -456,8 +458,8 @@ static void test_info(void **state)
 			  "       tid  name                     switches       lost  known from (since the "
 			  "trace start)\n"
 			  "       101  producer                        5          0  0.000009000 s\n"
-			  "  1 thread without states (TICKTRACE_SCHED=0, or the kernel refused: the run "
-			  "said why)\n");
+			  "  1 thread without states: the file does not say why its thread has no "
+			  "states (written before ticktrace said)\n");
 	free(r.out);
 
 	struct tt_snapshot_info info = {.kind = TT_SNAPSHOT_TRIGGER, .thread_index = 1, .number = 2,
@@ -484,7 +486,7 @@ static void test_spikes(void **state)
 	char want[1024];
 	snprintf(want, sizeof want, "spike: work took 500.000 us (threshold 100.000 us, TT_THRESHOLD_NS) "
 		 "thread producer (tid 101) at 29.000 us\n"
-		 "  on CPU 300.000 us, preempted 100.000 us, blocked 100.000 us\n"
+		 "  on CPU 300.000 us, preempted 100.000 us, blocked 100.000 us, unknown 0 ns\n"
 		 "  0) (begun before it was recorded) 510.000 us\n"
 		 "  1) work 500.000 us\n"
 		 "  the spike snapshot 3 was written for (%s)\n"
@@ -546,7 +548,7 @@ static void test_spikes_unbegun(void **state)
 	char want[1024];
 	snprintf(want, sizeof want, "spike: work took 515.000 us (threshold 100.000 us, TT_THRESHOLD_NS) "
 		 "thread producer (tid 101) at 14.000 us\n"
-		 "  on CPU 300.000 us, preempted 100.000 us, blocked 100.000 us\n"
+		 "  on CPU 300.000 us, preempted 100.000 us, blocked 100.000 us, unknown 0 ns\n"
 		 "  the spike snapshot 3 was written for (%s)\n"
 		 "  (its scope is not whole in the snapshot: as the snapshot says it)\n"
 		 "1 spikes\n", fx->in);
@@ -557,7 +559,7 @@ static void test_spikes_unbegun(void **state)
 	assert_string_equal(r.out, "{\"name\":\"work\",\"pid\":4242,\"tid\":101,\"thread\":\"producer\","
 				   "\"start_ns\":14000,\"dur_ns\":515000,\"threshold_ns\":100000,"
 				   "\"explained_ns\":0,\"on_cpu_ns\":300000,\"preempted_ns\":100000,"
-				   "\"blocked_ns\":100000,\"threshold_from\":\"TT_THRESHOLD_NS\","
+				   "\"blocked_ns\":100000,\"unknown_ns\":0,\"threshold_from\":\"TT_THRESHOLD_NS\","
 				   "\"snapshot\":3,\"stack\":[]}\n");
 	free(r.out);
 }
@@ -638,6 +640,66 @@ static void expect_refused(struct tt_fixture *fx, const void *data, size_t size,
 }
 
 
+/* A snapshot as this version writes it ends with the rest of its split: the duration
+ * the split makes up (the detector's, a few ns off begin_tsc..end_tsc) and the part
+ * of it no state covered, which every place that shows the spike says; a split that
+ * does not make up that duration is refused. */
+static void test_split_unknown(void **state)
+{
+	struct tt_fixture *fx = *state;
+	struct tt_snapshot_info info = spike_info;
+	info.blocked_ns = 40000;
+	const struct tt_snapshot_split split = {.dur_ns = 500007, .unknown_ns = 60007};
+	snapshot_split = &split;
+	save(fx->in, &info, "work", true);
+	cJSON *root = convert_both(fx);
+	const cJSON *mark = instant(root, "spike: work took 500.007 us", 101);
+	assert_int_equal(arg_number(mark, "dur_ns"), 500007);
+	assert_int_equal(arg_number(mark, "blocked_ns"), 40000);
+	assert_int_equal(arg_number(mark, "unknown_ns"), 60007);
+	cJSON_Delete(root);
+	/* (the refusals below find the input alone in the directory) */
+	tt_sh("rm -f '%s/run.pftrace' '%s/perfetto.out' '%s'", fx->dir, fx->dir, fx->out);
+
+	struct tt_run r;
+	TT_RUN(&r, "info", fx->in);
+	assert_int_equal(r.status, 0);
+	assert_has(r.out, "took 500.007 us, threshold 100.000 us (TT_THRESHOLD_NS)\n"
+			  "            on CPU 300.000 us, preempted 100.000 us, blocked 40.000 us, "
+			  "unknown 60.007 us\n");
+	free(r.out);
+	/* (a spike whose scope is not whole in the snapshot: spikes says it as the
+	 * snapshot does; a whole one it splits by the thread's states in the file) */
+	info.begin_tsc = 15000;
+	save(fx->in, &info, "work", true);
+	TT_RUN(&r, "spikes", fx->in, "-q");
+	assert_int_equal(r.status, 0);
+	assert_has(r.out, "spike: work took 500.007 us (threshold 100.000 us, TT_THRESHOLD_NS) "
+			  "thread producer (tid 101) at 14.000 us\n"
+			  "  on CPU 300.000 us, preempted 100.000 us, blocked 40.000 us, unknown 60.007 us\n");
+	free(r.out);
+	TT_RUN(&r, "spikes", fx->in, "-q", "--json");
+	assert_int_equal(r.status, 0);
+	assert_has(r.out, "\"dur_ns\":500007,");
+	assert_has(r.out, "\"blocked_ns\":40000,\"unknown_ns\":60007,");
+	free(r.out);
+
+	const uint64_t split_at = snapshot_at + sizeof(struct tt_snapshot_info) + 8 +
+				  sizeof(struct tt_snapshot_cut);
+	const struct tt_snapshot_split short_by_one = {.dur_ns = 500007, .unknown_ns = 60006};
+	snapshot_split = &short_by_one;
+	info.begin_tsc = spike_info.begin_tsc;
+	save(fx->in, &info, "work", true);
+	expect_refused_file(fx, split_at + offsetof(struct tt_snapshot_split, unknown_ns),
+			    "SNAPSHOT split (on CPU 300000 ns, preempted 100000 ns, blocked 40000 ns, "
+			    "unknown 60006 ns) does not make up its spike's 500007 ns");
+	info.has_split = 0;
+	save(fx->in, &info, "work", true);
+	expect_refused_file(fx, split_at + offsetof(struct tt_snapshot_split, unknown_ns),
+			    "SNAPSHOT without a split says 60006 ns of it are unknown");
+	snapshot_split = NULL;
+}
+
 /* Each field of the section damaged, one at a time, in the good file: refused at
  * the field's offset, by every command that reads the file. */
 static void test_malformed_fields(void **state)
@@ -670,8 +732,8 @@ static void test_malformed_fields(void **state)
 		 "which has no THREAD section"},
 		{INFO(thread_index), 9, 4, 0, "SNAPSHOT of thread index 9, which has no THREAD section"},
 		{INFO(name_len), 9, 4, snapshot_at, "SNAPSHOT section of 136 bytes, but its name (9 bytes, "
-		 "padded to 8) and 1 cuts take 144"},
-		{INFO(cuts), 2, 4, snapshot_at, "and 2 cuts take 168"},
+		 "padded to 8), 1 cuts and the rest of its split take 160"},
+		{INFO(cuts), 2, 4, snapshot_at, "2 cuts and the rest of its split take 184"},
 		{CUT(thread_index), 7, 4, 0, "SNAPSHOT cut 0 of thread index 7, which has no THREAD section"},
 		{CUT(thread_index), 0, 4, CUT(events), "SNAPSHOT cut 0 lost 1234 events of thread index 0, "
 		 "which counts 0 overwritten"},
@@ -775,6 +837,7 @@ static void test_malformed_sections(void **state)
 
 static int setup(void **state)
 {
+	snapshot_split = NULL;
 	return tt_fixture_setup(state, "snap.ttr", "snap.json");
 }
 
@@ -801,6 +864,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_spikes_unbegun, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_report, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_two_snapshots, setup, tt_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_split_unknown, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_malformed_fields, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_malformed_sections, setup, tt_fixture_teardown),
 	};

@@ -80,13 +80,18 @@ void tt_tw_events(struct tt_tw *w, uint32_t index, uint64_t first_record,
 /* A SCHED section: a thread's states (its THREAD section must carry TT_THREAD_SCHED). */
 void tt_tw_sched(struct tt_tw *w, uint32_t index, uint64_t lost, int64_t since_ns,
 		 const struct tt_sched_state *states, size_t n);
-/* A SNAPSHOT section (the header must carry TT_FILE_SNAPSHOT): `info` with its
- * name_len and cuts set from `name` and the n `cuts`. */
 /* A FILTERED section: `count` as given (not checked against n). */
 void tt_tw_filtered(struct tt_tw *w, uint32_t index, uint32_t count, uint64_t min_dur_ns,
 		    const struct tt_filtered_fn *fns, size_t n);
+/* A SNAPSHOT section (the header must carry TT_FILE_SNAPSHOT): `info` with its
+ * name_len and cuts set from `name` and the n `cuts`. */
 void tt_tw_snapshot(struct tt_tw *w, const struct tt_snapshot_info *info, const char *name,
 		    const struct tt_snapshot_cut *cuts, size_t n);
+/* The same, ending with `split` (tt_snapshot_split), as this version writes it;
+ * tt_tw_snapshot's ends at its cuts, as the first version's. */
+void tt_tw_snapshot_split(struct tt_tw *w, const struct tt_snapshot_info *info, const char *name,
+			  const struct tt_snapshot_cut *cuts, size_t n,
+			  const struct tt_snapshot_split *split);
 void tt_tw_events_packed(struct tt_tw *w, uint32_t index, uint64_t first_record, uint64_t records,
 			 const uint8_t *bytes, size_t size);
 void tt_tw_thread_info(struct tt_tw *w, const struct tt_thread_info *ti, const char *name);

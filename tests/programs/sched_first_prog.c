@@ -8,8 +8,8 @@
  *   sleeps 3 ms (its own file: TICKTRACE_OUT.PID)                 {"child": TID, "pid": PID}
  *
  * With the argument "pingpong": two threads hand a byte back and forth through pipes
- * for 2.5 s, an event per hop, switching tens of thousands of times a second
- * ({"hops": N}); with "pingpong-idle", resting 5 ms between hops (a program that
+ * for 2.5 s, in a scope "pingpong", an event per hop, switching tens of thousands of
+ * times a second ({"hops": N}); with "pingpong-idle", resting 5 ms between hops (a program that
  * mostly sleeps: some hundreds of switches a second, which cost it next to nothing). */
 #include <pthread.h>
 #include <stdio.h>
@@ -61,6 +61,7 @@ static int pingpong(long rest_ms)
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	long hops = 0;
 	char byte = 1;
+	TT_BEGIN("pingpong"); /* (a scope that switches more than the kernel's ring may hold) */
 	do {
 		TT_INSTANT("hop");
 		if (write(pipes[0][1], &byte, 1) != 1 || read(pipes[1][0], &byte, 1) != 1)
@@ -70,6 +71,7 @@ static int pingpong(long rest_ms)
 			nap_ms(rest_ms);
 		clock_gettime(CLOCK_MONOTONIC, &now);
 	} while ((now.tv_sec - t0.tv_sec) * 1000000000L + (now.tv_nsec - t0.tv_nsec) < 2500000000L);
+	TT_END();
 	byte = 0;
 	if (write(pipes[0][1], &byte, 1) != 1 || pthread_join(t, NULL))
 		return 1;

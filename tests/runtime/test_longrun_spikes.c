@@ -47,8 +47,20 @@ static void tt_lr_same_spike(const cJSON *a, const cJSON *b)
 	for (int i = 0; i < cJSON_GetArraySize(stack_a); i++)
 		assert_string_equal(cJSON_GetObjectItem(cJSON_GetArrayItem(stack_a, i), "name")->valuestring,
 				    cJSON_GetObjectItem(cJSON_GetArrayItem(stack_b, i), "name")->valuestring);
-	/* The same split from the same thread states, where the file has them. */
-	static const char *const split[] = {"on_cpu_ns", "preempted_ns", "blocked_ns"};
+	/* The same split from the same thread states, where the file has them, each
+	 * making up its spike's duration. */
+	static const char *const split[] = {"on_cpu_ns", "preempted_ns", "blocked_ns", "unknown_ns"};
+	const cJSON *spikes[] = {a, b};
+	for (size_t k = 0; k < 2; k++) {
+		if (!cJSON_GetObjectItem(spikes[k], split[0]))
+			continue;
+		double sum = 0;
+		for (size_t i = 0; i < sizeof split / sizeof split[0]; i++)
+			sum += cJSON_GetObjectItem(spikes[k], split[i])->valuedouble;
+		if (sum != cJSON_GetObjectItem(spikes[k], "dur_ns")->valuedouble)
+			fail_msg("a split (%.0f ns) does not make up its spike: %s", sum,
+				 cJSON_PrintUnformatted(spikes[k]));
+	}
 	for (size_t i = 0; i < sizeof split / sizeof split[0]; i++) {
 		const cJSON *in_b = cJSON_GetObjectItem(b, split[i]), *in_a = cJSON_GetObjectItem(a, split[i]);
 		if (!in_b)

@@ -5,7 +5,7 @@ alone (not through the tools: what the runtime wrote, not what the tools make of
     f.threads[index]     {"tid", "events", "dropped": [by cause], "flags", "name"}
     f.events[index]      [Event(tsc, kind, payload, value)], VALUE records folded in
     f.sites[address]     the site's name
-    f.sched[index]       {"states": [(ns, cpu, what)], "unknown": [(from_ns, to_ns)]}
+    f.sched[index]       {"states": [(ns, cpu, what)], "unknown": [(from_ns, to_ns)], "lost": N}
     f.snapshot           the SNAPSHOT section, or None
     f.filtered[index]    {"min_dur_ns", "fns": {address: (calls, ticks)}} (FILTERED)
     f.ns(tsc)            CLOCK_MONOTONIC ns, as the tools convert it
@@ -31,6 +31,7 @@ NO_CPU = (1 << 32) - 1  # a RUNNING state no switch says (common.h: TT_NO_CPU)
 # end_tsc, threshold_ns, threshold_from, has_split, on_cpu_ns, preempted_ns,
 # blocked_ns, name_len, cuts
 SNAPSHOT_INFO = struct.Struct("<IIQQQQQqIIqqqII")
+SNAPSHOT_SPLIT = struct.Struct("<qq")  # struct tt_snapshot_split: dur_ns, unknown_ns
 SNAPSHOT_CUT = struct.Struct("<IIQQQ")  # thread_index, reserved, events, lost_from, lost_to
 
 # struct tt_machine_info (224 bytes) ends with two struct tt_clock_reading
@@ -126,7 +127,8 @@ class Ttr:
                 pos += name_len + file_len + func_len
         elif kind == SEC_SCHED:
             index, _, lost, since = struct.unpack_from("<IIQq", body)
-            s = self.sched.setdefault(index, {"states": [], "unknown": []})
+            s = self.sched.setdefault(index, {"states": [], "unknown": [], "lost": 0})
+            s["lost"] += lost
             states = list(struct.iter_unpack("<qII", body[32:]))
             # as common/sched.c's tt_sched_head reads it: not known, back to the last
             # state before (or from the start), until since_ns, when switches were lost
@@ -152,6 +154,10 @@ class Ttr:
                 snap["cut"][index] = {"events": events, "lost_from_tsc": lost_from,
                                       "lost_to_tsc": lost_to}
                 pos += SNAPSHOT_CUT.size
+            # struct tt_snapshot_split, where this version wrote one: the duration the
+            # split makes up, and its unknown part
+            if len(body) >= pos + SNAPSHOT_SPLIT.size:
+                snap["dur_ns"], snap["unknown_ns"] = SNAPSHOT_SPLIT.unpack_from(body, pos)
             self.snapshot = snap
         elif kind == SEC_MACHINE:
             self.timens = struct.unpack_from("<qq", body, 8)

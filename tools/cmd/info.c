@@ -99,13 +99,11 @@ static void tt_print_tsc(FILE *out, const struct tt_file *f, const struct tt_inf
  * how many were lost; and how many threads have none. */
 static void tt_print_states(FILE *out, const struct tt_file *f, const struct tt_info_sink *in)
 {
-	size_t without = 0, with = 0;
+	size_t with = 0;
 	for (size_t i = 0; i < f->nthreads; i++) {
 		const struct tt_thread *th = &f->threads[i];
-		if (!th->has_states) {
-			without += !(th->flags & TT_THREAD_RUNTIME);
+		if (!th->has_states)
 			continue;
-		}
 		if (!with++)
 			fprintf(out, "  thread states (their switches, from the kernel):\n  %8s  %-20s %12s "
 				"%10s  %s\n", "tid", "name", "switches", "lost", "known from (since the trace start)");
@@ -128,9 +126,32 @@ static void tt_print_states(FILE *out, const struct tt_file *f, const struct tt_
 			fprintf(out, "none\n");
 		}
 	}
-	if (without)
-		fprintf(out, "  %zu thread%s without states (TICKTRACE_SCHED=0, or the kernel refused: "
-			"the run said why)\n", without, without == 1 ? "" : "s");
+	/* those without, by why: each reason once, with how many threads (a few reasons
+	 * at most: refusals by errno) */
+	enum { TT_WHYS = 16 };
+	uint32_t whys[TT_WHYS];
+	size_t counts[TT_WHYS] = {0}, nwhys = 0, others = 0;
+	for (size_t i = 0; i < f->nthreads; i++) {
+		const struct tt_thread *th = &f->threads[i];
+		if (th->has_states || (th->flags & TT_THREAD_RUNTIME))
+			continue;
+		uint32_t why = th->flags & (TT_THREAD_NO_STATES_MASK | TT_THREAD_NO_STATES_ERRNO_MASK);
+		size_t k = 0;
+		while (k < nwhys && whys[k] != why)
+			k++;
+		if (k == nwhys && nwhys < TT_WHYS)
+			whys[nwhys++] = why;
+		others += k == nwhys;
+		if (k < nwhys)
+			counts[k]++;
+	}
+	for (size_t k = 0; k < nwhys; k++) {
+		char text[160];
+		fprintf(out, "  %zu thread%s without states: %s\n", counts[k], counts[k] == 1 ? "" : "s",
+			tt_sched_none_text(whys[k], text, sizeof text));
+	}
+	if (others)
+		fprintf(out, "  %zu threads without states for other reasons\n", others);
 }
 
 /* What a snapshot is: why it was written, its window, the threads it cut. */
@@ -138,7 +159,7 @@ static void tt_print_snapshot(FILE *out, const struct tt_file *f, const struct t
 {
 	const struct tt_snapshot *s = f->snapshot;
 	const struct tt_snapshot_info *si = &s->info;
-	char a[32], b[32], c[32];
+	char a[32], b[32];
 	fprintf(out, "  snapshot: number %" PRIu64 ", of a %s: \"", si->number, tt_snapshot_kind_name(s));
 	tt_print_str(out, s->name, 0);
 	fputs("\" on ", out);
@@ -146,7 +167,7 @@ static void tt_print_snapshot(FILE *out, const struct tt_file *f, const struct t
 		tt_print_thread(out, s->thread);
 	else
 		fputs("a thread that never recorded", out);
-	int64_t dur = tt_clock_ns(&f->clock, si->end_tsc) - tt_clock_ns(&f->clock, si->begin_tsc);
+	int64_t dur = s->split.dur_ns;
 	if (si->kind == TT_SNAPSHOT_TRIGGER) {
 		fputs(", tt_trigger called at ", out);
 		tt_print_tsc(out, f, in, si->begin_tsc);
@@ -157,9 +178,10 @@ static void tt_print_snapshot(FILE *out, const struct tt_file *f, const struct t
 		fprintf(out, ", took %s, threshold %s (%s)\n", tt_an_fmt_ns(a, dur),
 			tt_an_fmt_ns(b, si->threshold_ns), tt_snapshot_threshold_from(s));
 	}
-	if (si->has_split)
-		fprintf(out, "            on CPU %s, preempted %s, blocked %s\n", tt_an_fmt_ns(a, si->on_cpu_ns),
-			tt_an_fmt_ns(b, si->preempted_ns), tt_an_fmt_ns(c, si->blocked_ns));
+	if (si->has_split) {
+		struct tt_an_split split = tt_snapshot_an_split(s);
+		tt_an_split_print(out, "            ", &split);
+	}
 	fputs("    window: ", out);
 	tt_print_tsc(out, f, in, si->from_tsc);
 	fputs(" .. ", out);

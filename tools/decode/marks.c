@@ -109,7 +109,7 @@ static int tt_mark_snapshot(struct tt_decoder *d, const struct tt_file *f)
 	tt_mark_number(m, "snapshot", (int64_t)si->number);
 	if (si->kind == TT_SNAPSHOT_TRIGGER)
 		return tt_asprintf(&m->name, "trigger: %.*s%s", len, s->name.ptr, cut);
-	int64_t dur = tt_clock_ns(&f->clock, si->end_tsc) - tt_clock_ns(&f->clock, si->begin_tsc);
+	int64_t dur = s->split.dur_ns;
 	char took[32];
 	tt_mark_number(m, "dur_ns", dur);
 	tt_mark_number(m, "threshold_ns", si->threshold_ns);
@@ -119,6 +119,7 @@ static int tt_mark_snapshot(struct tt_decoder *d, const struct tt_file *f)
 		tt_mark_number(m, "on_cpu_ns", si->on_cpu_ns);
 		tt_mark_number(m, "preempted_ns", si->preempted_ns);
 		tt_mark_number(m, "blocked_ns", si->blocked_ns);
+		tt_mark_number(m, "unknown_ns", s->split.unknown_ns);
 	}
 	return tt_asprintf(&m->name, "spike: %.*s%s took %s", len, s->name.ptr, cut, tt_an_fmt_ns(took, dur));
 }

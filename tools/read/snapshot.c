@@ -30,6 +30,12 @@ const char *tt_snapshot_kind_name(const struct tt_snapshot *s)
 	return s->info.kind == TT_SNAPSHOT_SPIKE ? "spike" : "trigger";
 }
 
+struct tt_an_split tt_snapshot_an_split(const struct tt_snapshot *s)
+{
+	return (struct tt_an_split){s->info.on_cpu_ns, s->info.preempted_ns, s->info.blocked_ns,
+				    s->split.unknown_ns};
+}
+
 /* Whether a TSC the snapshot says an event had is outside the times a record may
  * hold (a damaged field, which would put its marks anywhere). */
 static bool tt_snapshot_tsc_bad(const struct tt_file *f, uint64_t tsc)
@@ -96,6 +102,30 @@ static int tt_snapshot_check_info(struct tt_file *f, const struct tt_snapshot_in
 #undef TT_AT
 }
 
+/* The rest of the split: the spike's duration, which its split makes up. */
+static int tt_snapshot_check_split(struct tt_file *f, const struct tt_snapshot_info *si,
+				   const struct tt_snapshot_split *split, uint64_t at)
+{
+#define TT_AT(field) (at + offsetof(struct tt_snapshot_split, field))
+	if (split->dur_ns < 0 || split->unknown_ns < 0)
+		return TT_FAIL(f, TT_AT(dur_ns), "SNAPSHOT of a spike of %" PRId64 " ns, %" PRId64
+			       " ns of it unknown", split->dur_ns, split->unknown_ns);
+	if (!si->has_split && split->unknown_ns)
+		return TT_FAIL(f, TT_AT(unknown_ns), "SNAPSHOT without a split says %" PRId64
+			       " ns of it are unknown", split->unknown_ns);
+	int64_t sum = 0;
+	bool over = __builtin_add_overflow(si->on_cpu_ns, si->preempted_ns, &sum) ||
+		    __builtin_add_overflow(sum, si->blocked_ns, &sum) ||
+		    __builtin_add_overflow(sum, split->unknown_ns, &sum);
+	if (si->has_split && (over || sum != split->dur_ns))
+		return TT_FAIL(f, TT_AT(unknown_ns), "SNAPSHOT split (on CPU %" PRId64 " ns, preempted %"
+			       PRId64 " ns, blocked %" PRId64 " ns, unknown %" PRId64 " ns) does not make "
+			       "up its spike's %" PRId64 " ns", si->on_cpu_ns, si->preempted_ns,
+			       si->blocked_ns, split->unknown_ns, split->dur_ns);
+	return 0;
+#undef TT_AT
+}
+
 int tt_file_read_snapshot(struct tt_file *f, uint64_t at, uint64_t size, bool after_process)
 {
 	if (f->snapshot)
@@ -114,12 +144,20 @@ int tt_file_read_snapshot(struct tt_file *f, uint64_t at, uint64_t size, bool af
 			       "header (%zu)", size, sizeof si);
 	memcpy(&si, f->data + at, sizeof si);
 	uint64_t want = sizeof si + TT_PAD8(si.name_len) + (uint64_t)si.cuts * sizeof(struct tt_snapshot_cut);
-	if (size != want)
+	/* (the first version's ends at its cuts: no tt_snapshot_split) */
+	if (size != want && size < want + sizeof(struct tt_snapshot_split))
 		return TT_FAIL(f, at, "SNAPSHOT section of %" PRIu64 " bytes, but its name (%" PRIu32
-			       " bytes, padded to 8) and %" PRIu32 " cuts take %" PRIu64, size,
-			       si.name_len, si.cuts, want);
+			       " bytes, padded to 8), %" PRIu32 " cuts and the rest of its split take %"
+			       PRIu64, size, si.name_len, si.cuts, want + sizeof(struct tt_snapshot_split));
 	if (tt_snapshot_check_info(f, &si, at) < 0)
 		return -1;
+	struct tt_snapshot_split split = {
+		.dur_ns = tt_clock_ns(&f->clock, si.end_tsc) - tt_clock_ns(&f->clock, si.begin_tsc)};
+	if (size != want) {
+		memcpy(&split, f->data + at + want, sizeof split);
+		if (tt_snapshot_check_split(f, &si, &split, at + want) < 0)
+			return -1;
+	}
 	struct tt_snapshot *s = calloc(1, sizeof *s);
 	if (!s || (si.cuts && !(s->cuts = calloc(si.cuts, sizeof *s->cuts)))) {
 		free(s);
@@ -127,6 +165,7 @@ int tt_file_read_snapshot(struct tt_file *f, uint64_t at, uint64_t size, bool af
 	}
 	f->snapshot = s;
 	s->info = si;
+	s->split = split;
 	s->at = at;
 	s->name = (struct tt_str){(const char *)f->data + at + sizeof si, si.name_len};
 	uint64_t cuts_at = at + sizeof si + TT_PAD8(si.name_len);

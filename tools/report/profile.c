@@ -67,6 +67,14 @@ struct tt_ps_sink {
 	/* spikes of snapshots: each file's snapshot spike, by file (NULL: not a spike's) */
 	struct tt_snap_spike *snaps;
 	struct tt_sink_ops snap_ops; /* spikes of a trace with snapshots: tt_ps_ops but one */
+	struct tt_spike_args *mark_args; /* convert's marks': valid until the decoding ends */
+};
+
+/* A spike mark's arguments (convert --threshold), as a snapshot's mark has them. */
+#define TT_SPIKE_ARGS 7
+struct tt_spike_args {
+	struct tt_spike_args *next;
+	struct tt_mark_arg args[TT_SPIKE_ARGS + 1]; /* (the last with no key) */
 };
 
 /* A snapshot's spike (the one its runtime wrote it for): `spikes` reports it as the
@@ -178,6 +186,7 @@ static int tt_ps_start(struct tt_sink *s, const struct tt_trace *t)
 			ta->tid = th->tid;
 			ta->name = th->name.ptr;
 			ta->name_len = th->name.len;
+			ta->no_states = th->flags;
 			a->list[th->id] = ta;
 			/* (the reader marks lost states: TT_SCHED_UNKNOWN) */
 			if ((th->flags & TT_THREAD_SCHED) &&
@@ -301,6 +310,10 @@ static void tt_ps_destroy(struct tt_sink *s)
 	tt_map_free(&a->func_names);
 	tt_buf_free(&a->names);
 	free(a->snaps);
+	for (struct tt_spike_args *m = a->mark_args, *next; m; m = next) {
+		next = m->next;
+		free(m);
+	}
 	free(a);
 }
 
@@ -385,6 +398,10 @@ static cJSON *tt_table_json(const struct tt_an_table *t, const struct tt_ps_sink
 	cJSON_AddNumberToObject(root, "dropped", (double)a->sum.dropped);
 	cJSON_AddNumberToObject(root, "unterminated", (double)a->sum.unterminated);
 	cJSON_AddStringToObject(root, "sort", tt_an_sort_name(o->sort));
+	char why[160];
+	if (!t->split && t->no_states) /* (the table's line under it) */
+		cJSON_AddStringToObject(root, "no_split", tt_sched_none_text(t->no_states->no_states, why,
+									    sizeof why));
 	cJSON_AddBoolToObject(root, "by_thread", o->by_thread);
 	cJSON_AddStringToObject(root, "percentiles", "nearest rank, from a log-linear histogram: "
 				"within 1/64 of the exact value");
@@ -409,11 +426,12 @@ static cJSON *tt_table_json(const struct tt_an_table *t, const struct tt_ps_sink
 			cJSON_AddNumberToObject(row, fields[f].key, fields[f].v);
 		if (e->near_overhead)
 			cJSON_AddBoolToObject(row, "near_overhead", true);
-		if (e->split) { /* of total_ns, where its thread's states tell */
+		if (e->split) { /* of total_ns, where its threads' states tell; the rest unknown */
 			cJSON_AddNumberToObject(row, "on_cpu_ns", (double)e->on_cpu);
 			cJSON_AddNumberToObject(row, "off_cpu_ns", (double)e->off_cpu);
 			cJSON_AddNumberToObject(row, "preempted_ns", (double)e->preempted);
 			cJSON_AddNumberToObject(row, "blocked_ns", (double)e->blocked);
+			cJSON_AddNumberToObject(row, "unknown_ns", (double)e->unknown);
 		}
 		cJSON_AddItemToArray(rows, row);
 	}
@@ -509,6 +527,11 @@ static cJSON *tt_spike_json(struct tt_ps_sink *a, const struct tt_an_spike *s)
 		cJSON_AddNumberToObject(root, "on_cpu_ns", (double)s->split.on_cpu);
 		cJSON_AddNumberToObject(root, "preempted_ns", (double)s->split.preempted);
 		cJSON_AddNumberToObject(root, "blocked_ns", (double)s->split.blocked);
+		cJSON_AddNumberToObject(root, "unknown_ns", (double)s->split.unknown);
+	} else {
+		char why[160];
+		cJSON_AddStringToObject(root, "no_split", tt_sched_none_text(s->thread->no_states, why,
+									    sizeof why));
 	}
 	if (s->frame)
 		cJSON_AddNumberToObject(root, "frame", (double)s->frame);
@@ -573,7 +596,7 @@ static int tt_snap_print(struct tt_ps_sink *a, struct tt_snap_spike *snap)
 	const struct tt_snapshot *ss = snap->snapshot;
 	const struct tt_snapshot_info *si = &ss->info;
 	const struct tt_thread *t = ss->thread;
-	int64_t dur = snap->end - snap->begin;
+	int64_t dur = ss->split.dur_ns;
 	a->an.spikes_found++;
 	if (a->format == TT_REPORT_JSON) {
 		cJSON *root = cJSON_CreateObject();
@@ -585,10 +608,13 @@ static int tt_snap_print(struct tt_ps_sink *a, struct tt_snap_spike *snap)
 		} fields[] = {
 			{"start_ns", snap->begin}, {"dur_ns", dur}, {"threshold_ns", si->threshold_ns},
 			{"explained_ns", 0}, {"on_cpu_ns", si->on_cpu_ns}, {"preempted_ns", si->preempted_ns},
-			{"blocked_ns", si->blocked_ns},
+			{"blocked_ns", si->blocked_ns}, {"unknown_ns", ss->split.unknown_ns},
 		};
-		for (size_t i = 0; i < (si->has_split ? 7 : 4); i++)
+		for (size_t i = 0; i < (si->has_split ? 8 : 4); i++)
 			cJSON_AddNumberToObject(root, fields[i].key, (double)fields[i].v);
+		char why[160];
+		if (!si->has_split)
+			cJSON_AddStringToObject(root, "no_split", tt_sched_none_text(t->flags, why, sizeof why));
 		cJSON_AddStringToObject(root, "threshold_from", tt_snapshot_threshold_from(ss));
 		cJSON_AddNumberToObject(root, "snapshot", (double)si->number);
 		cJSON_AddArrayToObject(root, "stack");
@@ -601,9 +627,13 @@ static int tt_snap_print(struct tt_ps_sink *a, struct tt_snap_spike *snap)
 		tt_an_fmt_ns(th, si->threshold_ns), tt_snapshot_threshold_from(ss));
 	tt_put_escaped(a->out, t->name.ptr, t->name.len);
 	fprintf(a->out, " (tid %" PRIu32 ") at %s\n", t->tid, tt_an_fmt_ns(at, snap->begin));
-	if (si->has_split)
-		fprintf(a->out, "  on CPU %s, preempted %s, blocked %s\n", tt_an_fmt_ns(d, si->on_cpu_ns),
-			tt_an_fmt_ns(th, si->preempted_ns), tt_an_fmt_ns(at, si->blocked_ns));
+	if (si->has_split) {
+		struct tt_an_split split = tt_snapshot_an_split(ss);
+		tt_an_split_print(a->out, "  ", &split);
+	} else {
+		char why[160];
+		fprintf(a->out, "  no split: %s\n", tt_sched_none_text(t->flags, why, sizeof why));
+	}
 	tt_snap_said(a, snap);
 	fputs("  (its scope is not whole in the snapshot: as the snapshot says it)\n", a->out);
 	return 0;
@@ -715,9 +745,20 @@ static int tt_spike_mark(void *ctx, const struct tt_an_spike *s)
 	char name[512], text[600], dur[32];
 	a->an.name(a, s->thread, s->key, name, sizeof(name));
 	snprintf(text, sizeof(text), "spike: %s took %s", name, tt_an_fmt_ns(dur, s->dur));
+	struct tt_spike_args *m = calloc(1, sizeof *m);
+	if (!m)
+		return tt_error("out of memory");
+	m->next = a->mark_args;
+	a->mark_args = m;
+	const struct tt_mark_arg args[TT_SPIKE_ARGS] = {
+		{"dur_ns", NULL, s->dur}, {"threshold_ns", NULL, s->threshold},
+		{"threshold_from", tt_an_spike_threshold_from(s), 0}, {"on_cpu_ns", NULL, s->split.on_cpu}, {"preempted_ns", NULL, s->split.preempted},
+		{"blocked_ns", NULL, s->split.blocked}, {"unknown_ns", NULL, s->split.unknown},
+	};
+	memcpy(m->args, args, (s->has_split ? TT_SPIKE_ARGS : 3) * sizeof *args);
 	struct tt_event e = {
 		.thread = s->thread->ctx, .ts = s->start + s->dur, .depth = s->depth, .flags = TT_EV_NAMED,
-		.text = text,
+		.text = text, .args = m->args,
 	};
 	return TT_FORWARD(a, instant, &e);
 }

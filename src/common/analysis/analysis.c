@@ -430,6 +430,7 @@ int tt_an_scope_close(struct tt_an_thread *th, int64_t end)
 			tt_an_add_sat(&row->split_total, dur);
 			tt_an_add_sat(&row->preempted, split.preempted);
 			tt_an_add_sat(&row->blocked, split.blocked);
+			tt_an_add_sat(&row->unknown, split.unknown);
 			row->split = true;
 		}
 	}
@@ -509,6 +510,14 @@ char *tt_an_fmt_ns(char buf[32], int64_t ns)
 	return buf;
 }
 
+void tt_an_split_print(FILE *out, const char *indent, const struct tt_an_split *split)
+{
+	char a[32], b[32], c[32], d[32];
+	fprintf(out, "%son CPU %s, preempted %s, blocked %s, unknown %s\n", indent, tt_an_fmt_ns(a, split->on_cpu),
+		tt_an_fmt_ns(b, split->preempted), tt_an_fmt_ns(c, split->blocked),
+		tt_an_fmt_ns(d, split->unknown));
+}
+
 /* Text as it may go on one line of a terminal: control characters become '?'. */
 static void tt_an_print_clean(FILE *out, const char *s, size_t n)
 {
@@ -554,11 +563,11 @@ void tt_an_spike_print(FILE *out, const struct tt_an_spike *s)
 	if (s->explained)
 		fprintf(out, "; %s of it in spikes above", tt_an_fmt_ns(a, s->explained));
 	fputc('\n', out);
-	if (s->has_split) {
-		char d[32];
-		fprintf(out, "  on CPU %s, preempted %s, blocked %s\n", tt_an_fmt_ns(b, s->split.on_cpu),
-			tt_an_fmt_ns(c, s->split.preempted), tt_an_fmt_ns(d, s->split.blocked));
-	}
+	char why[160];
+	if (s->has_split)
+		tt_an_split_print(out, "  ", &s->split);
+	else
+		fprintf(out, "  no split: %s\n", tt_sched_none_text(th->no_states, why, sizeof why));
 	/* one scope a line, the innermost print_depth of them (the spike's own included) */
 	int64_t end = s->start + s->dur;
 	uint32_t limit = th->an->print_depth, first = 0;

@@ -86,9 +86,11 @@ struct tt_an_states {
 	size_t from, n, cap;
 };
 
-/* How a time span of a thread split: on CPU, preempted, blocked (their sum). */
+/* How a time span of a thread split: on CPU, preempted, blocked, and unknown: the time
+ * no state covers (before the thread's states were asked for, or switches the kernel
+ * lost, its ring full, or that a ring's store recycled). Their sum is the span. */
 struct tt_an_split {
-	int64_t on_cpu, preempted, blocked;
+	int64_t on_cpu, preempted, blocked, unknown;
 };
 
 /* ---- a thread's analysis ---- */
@@ -120,6 +122,9 @@ struct tt_an_thread {
 	struct tt_an_name_group *groups;
 	uint32_t ngroups, groups_cap;
 	struct tt_an_states states;
+	/* Without states: why, as its THREAD flags say it (format.h: enum tt_no_states;
+	 * common.h: tt_sched_none_text), for the spikes and the table to say */
+	uint32_t no_states;
 };
 
 /* Where a spike's threshold came from (the numbered list above). */
@@ -143,7 +148,7 @@ struct tt_an_spike {
 	uint32_t depth;
 	uint64_t frame;   /* TT_FRAME_MARK: the frame it began in (from 1), or 0: none yet */
 	int64_t frame_ns; /* the mean length of the frames so far, or 0 */
-	bool has_split;   /* the thread's states tell how its time split: */
+	bool has_split;   /* the thread has states: how its time split (false: no split) */
 	struct tt_an_split split;
 };
 
@@ -244,10 +249,15 @@ void tt_an_frame_mark(struct tt_an *an, uint64_t key, int64_t ts);
  * "thresholds file", ... */
 const char *tt_an_spike_threshold_from(const struct tt_an_spike *s);
 
-/* Prints a spike as `ticktrace spikes` does: a line about it, a line for each scope
- * around it (with how long it had been open when the spike ended) and itself, the
- * innermost an->print_depth of them, and its description if it has one. */
+/* Prints a spike as `ticktrace spikes` does: a line about it, its split (or why it
+ * has none), a line for each scope around it (with how long it had been open when the
+ * spike ended) and itself, the innermost an->print_depth of them, and its
+ * description if it has one. */
 void tt_an_spike_print(FILE *out, const struct tt_an_spike *spike);
+
+/* A spike's split, as its line under the spike: `indent`, then "on CPU ..., preempted
+ * ..., blocked ..., unknown ...". */
+void tt_an_split_print(FILE *out, const char *indent, const struct tt_an_split *split);
 
 /* "1.5ms", "200us", "20ns", "2s", "2" (seconds) into ns; 0 or -1. */
 int tt_an_parse_duration(const char *text, int64_t *ns);
@@ -280,9 +290,10 @@ struct tt_an_entry {
 	uint64_t over;       /* calls longer than the global threshold */
 	struct tt_an_hist hist; /* every call's duration (`diff` compares them); the table's */
 	/* With split: of total, on CPU and off it (preempted + blocked), where its
-		    * thread's states tell (the rest of total is known as neither) */
+		    * thread's states tell; unknown, the rest of total (no state covers it, or its
+		    * thread has none) */
 	bool split;
-	int64_t on_cpu, off_cpu, preempted, blocked;
+	int64_t on_cpu, off_cpu, preempted, blocked, unknown;
 	uint64_t filtered; /* of calls, erased as they returned (struct tt_an_row) */
 };
 
@@ -294,6 +305,10 @@ struct tt_an_table {
 	int64_t overhead_ns;  /* what recording a call costs on this machine (measured) */
 	size_t near_overhead; /* entries whose p50 is within TT_AN_NEAR_OVERHEAD x it */
 	bool split;           /* an entry has states: the table shows on and off CPU */
+	bool unknown;         /* of those, one with time neither: the table shows it too */
+	/* A thread with calls and no states, the first (NULL: none): without split, the
+	 * table says why */
+	const struct tt_an_thread *no_states;
 	uint64_t filtered;    /* of calls, erased as they returned */
 };
 

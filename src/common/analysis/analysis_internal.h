@@ -20,9 +20,9 @@ struct tt_an_row {
 	struct tt_an_hist hist;
 	int64_t name_threshold; /* the thresholds table's, once looked up */
 	bool looked_up;
-	/* Of total, the part the thread's states cover (split_total), and of it the time
-	 * preempted and blocked */
-	int64_t split_total, preempted, blocked;
+	/* Of total, the calls' of a thread with states (split_total), and of it the time
+	 * preempted, blocked and unknown (no state covers it) */
+	int64_t split_total, preempted, blocked, unknown;
 	bool split;         /* some of its calls had states */
 	uint64_t filtered;  /* of calls, erased as they returned (TICKTRACE_MIN_DUR): in
 	                     * total, self and the mean, not in min, max or hist */
@@ -55,7 +55,7 @@ int64_t tt_an_call_overhead_ns(void);
 
 /* ---- the thread's states (states.c) ---- */
 
-/* How [start, end) split, if the states cover it (false: not known). */
+/* How [start, end) split (analysis.h: tt_an_split); false: the thread has no states. */
 bool tt_an_split(const struct tt_an_thread *th, int64_t start, int64_t end,
 		 struct tt_an_split *split);
 /* No scope open before ns will close: what came before it is no longer needed. */

@@ -72,15 +72,14 @@ bool tt_an_split(const struct tt_an_thread *th, int64_t start, int64_t end,
 	if (!h->known)
 		return false;
 	size_t i = tt_an_states_after(h, start);
-	/* Before the first state no more is known than that the thread ran. */
-	uint32_t what = i > h->from ? h->at[i - 1].what : TT_SCHED_RUNNING;
+	/* (before the first state: not known) */
+	uint32_t what = i > h->from ? h->at[i - 1].what : TT_SCHED_UNKNOWN;
 	int64_t at = start;
 	for (;; i++) {
-		if (what == TT_SCHED_UNKNOWN)
-			return false;
 		int64_t next = i < h->n && h->at[i].ns < end ? h->at[i].ns : end;
 		int64_t *into = what == TT_SCHED_PREEMPTED ? &split->preempted
 			      : what == TT_SCHED_BLOCKED   ? &split->blocked
+			      : what == TT_SCHED_UNKNOWN   ? &split->unknown
 							   : &split->on_cpu;
 		*into += next - at;
 		at = next;

@@ -106,7 +106,7 @@ static int tt_an_entry_merge(struct tt_an_entry *e, struct tt_an_item *first, st
 		e->is_func |= (r->key & TT_KEY_FUNC) != 0;
 		if (r->split) {
 			e->split = true;
-			tt_an_sum_sat(&e->on_cpu, r->split_total - r->preempted - r->blocked);
+			tt_an_sum_sat(&e->on_cpu, r->split_total - r->preempted - r->blocked - r->unknown);
 			tt_an_sum_sat(&e->preempted, r->preempted);
 			tt_an_sum_sat(&e->blocked, r->blocked);
 		}
@@ -116,6 +116,7 @@ static int tt_an_entry_merge(struct tt_an_entry *e, struct tt_an_item *first, st
 	e->children = e->total - e->self;
 	tt_an_sum_sat(&e->off_cpu, e->preempted);
 	tt_an_sum_sat(&e->off_cpu, e->blocked);
+	e->unknown = e->split ? e->total - e->on_cpu - e->off_cpu : 0;
 	e->mean = e->calls ? e->calls_total / (int64_t)e->calls : 0;
 	const uint64_t measured = e->calls - e->filtered; /* erased calls are in no histogram */
 	if (!measured)
@@ -168,6 +169,8 @@ int tt_an_table_build(struct tt_an_table *t, struct tt_an_thread *const *threads
 	for (size_t i = 0; i < n && rc == 0; i++) {
 		struct tt_an_thread *th = threads[i];
 		tt_an_counts_flush(th);
+		if (!th->states.known && th->nrows && !t->no_states)
+			t->no_states = th;
 		for (uint32_t r = 0; r < th->nrows && rc == 0; r++) {
 			if (!th->rows[r].calls)
 				continue;
@@ -196,6 +199,7 @@ int tt_an_table_build(struct tt_an_table *t, struct tt_an_thread *const *threads
 		e->near_overhead = e->p50 < TT_AN_NEAR_OVERHEAD * t->overhead_ns;
 		t->near_overhead += e->near_overhead;
 		t->split |= e->split;
+		t->unknown |= e->unknown > 0;
 		i = j;
 	}
 	for (size_t i = 0; i < k; i++)
@@ -221,20 +225,22 @@ void tt_an_table_free(struct tt_an_table *t)
 
 /* ---- text ---- */
 
-#define TT_AN_COLUMNS 12 /* the last two with states only: */
-#define TT_AN_SPLIT_COLUMNS 2
+#define TT_AN_COLUMNS 13 /* the last three with states only (the last, where some time is
+			  * neither on nor off CPU): */
+#define TT_AN_SPLIT_COLUMNS 3
 #define TT_AN_NAME_MAX 60 /* wider names are cut in the text table (whole in CSV, JSON) */
 
 static const char *const tt_an_headings[TT_AN_COLUMNS] = {
 	"calls", "total", "self", "children", "min", "max", "mean", "p50", "p95", "p99",
-	"on cpu", "off cpu",
+	"on cpu", "off cpu", "unknown",
 };
 
 static void tt_an_cells(const struct tt_an_entry *e, char cells[TT_AN_COLUMNS][32])
 {
 	static const int unmeasured[] = {4, 5, 7, 8, 9}; /* min, max, p50, p95, p99 */
 	const int64_t times[TT_AN_COLUMNS - 1] = {e->total, e->self, e->children, e->min, e->max,
-						 e->mean, e->p50, e->p95, e->p99, e->on_cpu, e->off_cpu};
+						 e->mean, e->p50, e->p95, e->p99, e->on_cpu, e->off_cpu,
+						 e->unknown};
 	snprintf(cells[0], 32, "%" PRIu64, e->calls);
 	for (int i = 0; i < TT_AN_COLUMNS - 1; i++)
 		tt_an_fmt_ns(cells[i + 1], times[i]);
@@ -261,7 +267,8 @@ static void tt_an_print_thread(FILE *out, const struct tt_an_thread *th)
 
 void tt_an_table_print(FILE *out, const struct tt_an_table *t)
 {
-	const int columns = t->split ? TT_AN_COLUMNS : TT_AN_COLUMNS - TT_AN_SPLIT_COLUMNS;
+	const int columns = !t->split ? TT_AN_COLUMNS - TT_AN_SPLIT_COLUMNS
+			    : t->unknown ? TT_AN_COLUMNS : TT_AN_COLUMNS - 1;
 	int width[TT_AN_COLUMNS + 1] = {4};
 	char cells[TT_AN_COLUMNS][32];
 	for (int c = 0; c < columns; c++)
@@ -304,6 +311,15 @@ void tt_an_table_print(FILE *out, const struct tt_an_table *t)
 		fprintf(out, "(%" PRIu64 " of the calls returned within TICKTRACE_MIN_DUR and were "
 			"erased as they did: counted in calls, total, self and the mean, not in min, "
 			"max and the percentiles)\n", t->filtered);
+	char why[160];
+	if (!t->split && t->no_states)
+		fprintf(out, "(no on cpu and off cpu: no thread has states; thread %.*s (tid %" PRIu32
+			"): %s)\n", (int)t->no_states->name_len, t->no_states->name, t->no_states->tid,
+			tt_sched_none_text(t->no_states->no_states, why, sizeof why));
+	if (t->unknown)
+		fputs("(on cpu and off cpu: the time their threads' states cover; unknown: the rest, "
+		      "before a thread's states were asked for, in switches the kernel lost, or on a "
+		      "thread without states)\n", out);
 	if (t->near_overhead)
 		fprintf(out, "~ median within %d x what recording a call costs here (%" PRId64
 			" ns, measured now): mostly the recorder's own time\n", TT_AN_NEAR_OVERHEAD,
