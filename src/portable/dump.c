@@ -221,6 +221,8 @@ static void tt__out_thread(struct tt__file *file, struct tt__slot *s, struct tt_
 		snprintf(name, sizeof name, "%s", s->name);
 	else
 		tt_os_thread_name_of(s->tid, name, sizeof name);
+	if (!name[0]) /* (unnamed: the program's name, as a Linux thread's comm is) */
+		tt_os_process_name(name, sizeof name);
 	info.name_len = tt__len(name);
 	tt__section(file, TT_SEC_THREAD, sizeof info + info.name_len);
 	tt__put(file, &info, sizeof info);

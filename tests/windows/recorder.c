@@ -5,9 +5,13 @@
  * left: each must still record into a buffer of its own. Run by recorder.py under
  * Wine, whose check converts its file on Linux.
  *
- *   recorder.exe OUT.ttr [SEQUENTIAL_THREADS] */
+ *   recorder.exe OUT.ttr|--at-exit [SEQUENTIAL_THREADS]
+ *
+ * OUT.ttr: written by tt_dump; --at-exit: by the exit, where TICKTRACE_OUT says.
+ * Prints how many of the sequential threads had a TEB an earlier one had had. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <windows.h>
 
 #include "ticktrace.h"
@@ -47,9 +51,15 @@ static DWORD WINAPI tt_consumer(void *arg)
 	return 0;
 }
 
+#define TT_SEQUENTIAL_MAX 1000
+static void *tt_tebs[TT_SEQUENTIAL_MAX];
+
 /* One of the threads started one after another. */
 static DWORD WINAPI tt_sequential(void *arg)
 {
+	void *teb; /* (NtCurrentTeb(), which GCC 12 warns about) */
+	__asm__("mov %%gs:0x30, %0" : "=r"(teb));
+	tt_tebs[(uintptr_t)arg - 1] = teb;
 	TT_SCOPE("sequential");
 	TT_COUNTER("sequence", (int64_t)(uintptr_t)arg);
 	return 0;
@@ -72,6 +82,10 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	int sequential = argc > 2 ? atoi(argv[2]) : 0;
+	if (sequential < 0 || sequential > TT_SEQUENTIAL_MAX) {
+		fprintf(stderr, "recorder: at most %d sequential threads\n", TT_SEQUENTIAL_MAX);
+		return 2;
+	}
 	tt_thread_name("main");
 	TT_SCOPE("main");
 	tt_handoff = CreateEventW(NULL, TRUE, FALSE, NULL);
@@ -85,6 +99,16 @@ int main(int argc, char **argv)
 		WaitForSingleObject(t, INFINITE);
 		CloseHandle(t);
 	}
+	int reused = 0;
+	for (int i = 0; i < sequential; i++)
+		for (int j = 0; j < i; j++)
+			if (tt_tebs[j] == tt_tebs[i]) {
+				reused++;
+				break;
+			}
+	printf("reused TEBs: %d\n", reused);
+	if (strcmp(argv[1], "--at-exit") == 0)
+		return 0;
 	int rc = tt_dump(argv[1]);
 	if (rc < 0) {
 		fprintf(stderr, "recorder: tt_dump(%s): %d\n", argv[1], rc);
