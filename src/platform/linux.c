@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -127,6 +128,12 @@ int tt_os_commit(void *at, size_t size)
 }
 
 /* ---- files ---- */
+
+int tt_os_is_device(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 && (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode));
+}
 
 int tt_os_rename(const char *from, const char *to)
 {

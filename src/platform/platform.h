@@ -49,6 +49,9 @@ int tt_os_commit(void *at, size_t size);
 
 /* ---- files ---- */
 
+/* Whether `path` is a device or a pipe (NUL, a console; /dev/null, a FIFO), which a
+ * file is written into in place rather than under a temporary name renamed. */
+int tt_os_is_device(const char *path);
 /* Replaces `to` with `from` in one step (a file written under a temporary name):
  * 0 or -errno. */
 int tt_os_rename(const char *from, const char *to);

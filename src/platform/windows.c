@@ -142,6 +142,19 @@ int tt_os_commit(void *at, size_t size)
 
 /* ---- files ---- */
 
+int tt_os_is_device(const char *path)
+{
+	wchar_t wpath[MAX_PATH];
+	if (!MultiByteToWideChar(CP_UTF8, 0, path, -1, wpath, MAX_PATH))
+		return 0;
+	HANDLE f = CreateFileW(wpath, 0, FILE_SHARE_READ | FILE_SHARE_WRITE, NULL, OPEN_EXISTING, 0, NULL);
+	if (f == INVALID_HANDLE_VALUE)
+		return 0;
+	DWORD type = GetFileType(f);
+	CloseHandle(f);
+	return type == FILE_TYPE_CHAR || type == FILE_TYPE_PIPE;
+}
+
 int tt_os_rename(const char *from, const char *to)
 {
 	wchar_t wfrom[MAX_PATH], wto[MAX_PATH];

@@ -266,8 +266,11 @@ static void tt__file_header(struct tt_file_header *h)
 int tt__write_file(const char *path)
 {
 	char temp[1100];
+	int in_place = tt_os_is_device(path); /* (NUL: nothing to rename) */
 	if (snprintf(temp, sizeof temp, "%s.%u.tmp", path, (unsigned)tt_os_process_id()) >= (int)sizeof temp)
 		return -ENAMETOOLONG;
+	if (in_place)
+		snprintf(temp, sizeof temp, "%s", path);
 	struct tt__file file = {fopen(temp, "wb"), 0};
 	if (!file.f)
 		return errno ? -errno : -EIO;
@@ -299,9 +302,9 @@ int tt__write_file(const char *path)
 	free(funcs.at);
 	if (fclose(file.f) != 0 && !rc)
 		rc = -EIO;
-	if (!rc)
+	if (!rc && !in_place)
 		rc = tt_os_rename(temp, path);
-	if (rc)
+	if (rc && !in_place)
 		remove(temp);
 	return rc;
 }

@@ -49,6 +49,7 @@ static void tt_name_self(const char *name)
 	describe(GetCurrentThread(), wide);
 }
 #define TT_PROGRAM "test_platform.exe"
+#define TT_NULL_DEVICE "NUL"
 #else
 #include <pthread.h>
 typedef pthread_t tt_thread;
@@ -78,6 +79,7 @@ static void tt_name_self(const char *name)
 	pthread_setname_np(pthread_self(), name);
 }
 #define TT_PROGRAM "test_platform"
+#define TT_NULL_DEVICE "/dev/null"
 #endif
 
 struct tt_seen {
@@ -167,7 +169,7 @@ static void test_memory(void **state)
 	assert_int_equal(at[3 * 65536 - 1], 0x5a);
 }
 
-/* A rename replaces the file there. */
+/* A rename replaces the file there; the null device is a device, a file is not. */
 static void test_rename(void **state)
 {
 	(void)state;
@@ -188,9 +190,11 @@ static void test_rename(void **state)
 	assert_non_null(f);
 	assert_int_equal(fread(text, 1, sizeof text, f), 3);
 	fclose(f);
+	assert_false(tt_os_is_device(to));
 	remove(to);
 	assert_string_equal(text, "new");
 	assert_null(fopen(from, "rb"));
+	assert_true(tt_os_is_device(TT_NULL_DEVICE));
 }
 
 /* Clocks that go forward, the wall clock after 2020, an anchor on both. */

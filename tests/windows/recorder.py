@@ -5,7 +5,7 @@ converts each on Linux with `ticktrace convert` to JSON and .pftrace: the scopes
 argument, instants, counters, flows and thread names the program recorded, a thread of
 its own for each of the threads started one after another (which Windows gives the TEBs
 of those before), nothing dropped, and the .pftrace the same as the JSON
-(check-perfetto.py).
+(check-perfetto.py). And TICKTRACE_OUT=NUL: written into, without a word.
 
     recorder.py WRAPPER RECORDER.EXE LIBTICKTRACE.DLL CHECK_PERFETTO SCHEMA
 
@@ -107,6 +107,11 @@ def main():
             run([sys.executable, check_perfetto, pf, schema, json_path, "--flows", "3"])
             print(f"{how}: {ttr} converted and checked; {reused} of {SEQUENTIAL} threads "
                   f"had a TEB an earlier one had had")
+        # The null device takes the file in place (there is nothing to rename it to).
+        env = dict(os.environ, TICKTRACE_OUT="NUL")
+        p = run([wrapper, exe, "--at-exit", "1"], env=env, cwd=d)
+        if "ticktrace:" in p.stderr:
+            fail(f"TICKTRACE_OUT=NUL: {p.stderr}")
 
 
 main()
