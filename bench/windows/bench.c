@@ -19,6 +19,7 @@
 
 #define TT_BENCH_PAIRS 500000
 #define TT_BENCH_PAIRS_CHILD "--pairs-child"
+#define TT_BENCH_BUFFER "16777216" /* events per thread: room for every measured one */
 
 static int64_t tt_bench_now_ns(void)
 {
@@ -161,6 +162,19 @@ int main(int argc, char **argv)
 {
 	if (argc == 2 && strcmp(argv[1], TT_BENCH_PAIRS_CHILD) == 0)
 		return tt_bench_pairs_child();
+	char self[MAX_PATH];
+	GetModuleFileNameA(NULL, self, sizeof self);
+	/* The buffer size is read when the library starts, before main: set it and start
+	 * again, so that every measured event fits and none is dropped. */
+	if (!getenv("TICKTRACE_BUFFER")) {
+		_putenv("TICKTRACE_BUFFER=" TT_BENCH_BUFFER);
+		if (!getenv("TICKTRACE_OUT"))
+			_putenv("TICKTRACE_OUT=NUL");
+		intptr_t rc = _spawnv(_P_WAIT, self, (const char *const *)argv);
+		if (rc < 0)
+			perror("ticktrace-bench: _spawnv");
+		return rc < 0 ? 1 : (int)rc;
+	}
 	int repeats = 11;
 	const char *json_path = NULL;
 	for (int i = 1; i < argc; i++) {
@@ -177,7 +191,6 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ticktrace-bench: --repeats takes 1 to 1000\n");
 		return 2;
 	}
-	/* Every measured event fits the default buffer (1,048,576 events a thread). */
 	double *v[5];
 	for (int k = 0; k < 5; k++)
 		v[k] = calloc((size_t)repeats, sizeof(double));
@@ -188,8 +201,6 @@ int main(int argc, char **argv)
 		v[3][r] = tt_bench_on_thread(TT_BENCH_ENDBEGIN);
 		v[4][r] = tt_bench_on_thread(TT_BENCH_PAUSED);
 	}
-	char self[MAX_PATH];
-	GetModuleFileNameA(NULL, self, sizeof self);
 	struct {
 		const char *key;
 		double value;
