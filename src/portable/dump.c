@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "portable/portable.h"
+#include "pretty_name.h"
 
 /* A set of addresses (sites, functions), open addressing; 0 is no address. */
 struct tt__set {
@@ -120,14 +121,26 @@ static void tt__out_modules(struct tt__file *file)
 	tt__pad(file, modules.bytes);
 }
 
+/* The name a site is shown by: its own, or (TT_FUNC in C++) the qualified name made
+ * from the __PRETTY_FUNCTION__ it holds, in buf. */
+static const char *tt__site_name(const struct tt_callsite *site, char *buf, size_t cap)
+{
+	if (!(site->flags & TT__SITE_PRETTY) || !site->name)
+		return site->name;
+	tt_pretty_name(site->name, buf, cap);
+	return buf;
+}
+
 static void tt__out_sites(struct tt__file *file, const struct tt__set *sites)
 {
+	char shown[1024];
 	uint64_t bytes = sizeof(uint64_t), args = 0, arg_bytes = sizeof(uint64_t);
 	for (size_t i = 0; i < sites->cap; i++) {
 		const struct tt_callsite *s = (const void *)(uintptr_t)sites->at[i];
 		if (!s)
 			continue;
-		bytes += sizeof(struct tt_site_info) + tt__len(s->name) + tt__len(s->file) + tt__len(s->func);
+		bytes += sizeof(struct tt_site_info) + tt__len(tt__site_name(s, shown, sizeof shown)) +
+			 tt__len(s->file) + tt__len(s->func);
 		if (s->flags & (TT__SITE_ARG_NAME | TT__SITE_SIGNED_ARG)) {
 			args++;
 			arg_bytes += sizeof(struct tt_arg_name_info) +
@@ -141,10 +154,11 @@ static void tt__out_sites(struct tt__file *file, const struct tt__set *sites)
 		const struct tt_callsite *s = (const void *)(uintptr_t)sites->at[i];
 		if (!s)
 			continue;
-		struct tt_site_info info = {sites->at[i], s->line, tt__len(s->name), tt__len(s->file),
+		const char *name = tt__site_name(s, shown, sizeof shown);
+		struct tt_site_info info = {sites->at[i], s->line, tt__len(name), tt__len(s->file),
 					    tt__len(s->func)};
 		tt__put(file, &info, sizeof info);
-		tt__put(file, s->name, info.name_len);
+		tt__put(file, name, info.name_len);
 		tt__put(file, s->file, info.file_len);
 		tt__put(file, s->func, info.func_len);
 	}

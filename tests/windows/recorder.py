@@ -114,4 +114,5 @@ def main():
             fail(f"TICKTRACE_OUT=NUL: {p.stderr}")
 
 
-main()
+if __name__ == "__main__":
+    main()
