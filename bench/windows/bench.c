@@ -15,33 +15,12 @@
 #include <cJSON.h>
 
 #include "../median.h"
+#include "../timing.h"
 #include "ticktrace.h"
 
 #define TT_BENCH_PAIRS 500000
 #define TT_BENCH_PAIRS_CHILD "--pairs-child"
 #define TT_BENCH_BUFFER "16777216" /* events per thread: room for every measured one */
-
-static int64_t tt_bench_now_ns(void)
-{
-	LARGE_INTEGER now, hz;
-	QueryPerformanceCounter(&now);
-	QueryPerformanceFrequency(&hz);
-	return (int64_t)((double)now.QuadPart * 1e9 / (double)hz.QuadPart);
-}
-
-static double tt_bench_rdtsc(void)
-{
-	uint64_t sink = 0;
-	int64_t t0 = tt_bench_now_ns();
-	for (int i = 0; i < 2 * TT_BENCH_PAIRS; i++) {
-		uint32_t lo, hi;
-		__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
-		sink += lo;
-	}
-	int64_t t1 = tt_bench_now_ns();
-	__asm__ volatile("" : : "r"(sink));
-	return (double)(t1 - t0) / (2 * TT_BENCH_PAIRS);
-}
 
 /* The floor: an inline RDTSC and one bounded 16-byte store into a buffer (a static one:
  * mingw's thread-local storage is emulated, 27 ns an access). */
@@ -66,27 +45,6 @@ static double tt_bench_floor(void)
 		__asm__ volatile("" : : : "memory");
 	}
 	return (double)(tt_bench_now_ns() - t0) / (2.0 * TT_BENCH_PAIRS);
-}
-
-static double tt_bench_pairs(int pairs)
-{
-	int64_t t0 = tt_bench_now_ns();
-	for (int i = 0; i < pairs; i++) {
-		TT_BEGIN("pair");
-		TT_END();
-	}
-	return (double)(tt_bench_now_ns() - t0) / (2.0 * pairs);
-}
-
-static double tt_bench_endbegin(int pairs)
-{
-	TT_BEGIN("first");
-	int64_t t0 = tt_bench_now_ns();
-	for (int i = 0; i < pairs; i++)
-		TT_ENDBEGIN("next");
-	double ns = (double)(tt_bench_now_ns() - t0) / (2.0 * pairs);
-	TT_END();
-	return ns;
 }
 
 enum tt_bench_kind { TT_BENCH_WARM, TT_BENCH_ENDBEGIN, TT_BENCH_PAUSED };
@@ -195,7 +153,7 @@ int main(int argc, char **argv)
 	for (int k = 0; k < 5; k++)
 		v[k] = calloc((size_t)repeats, sizeof(double));
 	for (int r = 0; r < repeats; r++) {
-		v[0][r] = tt_bench_rdtsc();
+		v[0][r] = tt_bench_rdtsc(2 * TT_BENCH_PAIRS);
 		v[1][r] = tt_bench_floor();
 		v[2][r] = tt_bench_on_thread(TT_BENCH_WARM);
 		v[3][r] = tt_bench_on_thread(TT_BENCH_ENDBEGIN);

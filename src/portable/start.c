@@ -113,33 +113,38 @@ int tt_dump(const char *path)
 	return tt__write_file(path);
 }
 
-void tt_thread_name(const char *name)
+/* The calling thread's slot, registered if need be, the lock held; NULL (not held)
+ * when recording is off for the run or there is no memory for it. */
+static struct tt__slot *tt__self_locked(void)
 {
 	if (!__atomic_load_n(&tt__run.started, __ATOMIC_ACQUIRE))
 		tt__start();
 	if (tt__run.off)
-		return;
+		return NULL;
 	tt_os_lock(&tt__lock);
 	struct tt__slot *slot = tt__self(1);
-	if (slot) {
-		snprintf(slot->name, sizeof slot->name, "%s", name);
-		slot->named = 1;
-	}
+	if (!slot)
+		tt_os_unlock(&tt__lock);
+	return slot;
+}
+
+void tt_thread_name(const char *name)
+{
+	struct tt__slot *slot = tt__self_locked();
+	if (!slot)
+		return;
+	snprintf(slot->name, sizeof slot->name, "%s", name);
+	slot->named = 1;
 	tt_os_unlock(&tt__lock);
 }
 
 static void tt__pause_self(int paused)
 {
-	if (!__atomic_load_n(&tt__run.started, __ATOMIC_ACQUIRE))
-		tt__start();
-	if (tt__run.off)
+	struct tt__slot *slot = tt__self_locked();
+	if (!slot)
 		return;
-	tt_os_lock(&tt__lock);
-	struct tt__slot *slot = tt__self(1);
-	if (slot) {
-		slot->paused = paused;
-		tt__set_limit(slot);
-	}
+	slot->paused = paused;
+	tt__set_limit(slot);
 	tt_os_unlock(&tt__lock);
 }
 
