@@ -190,6 +190,7 @@ static void tt__out_funcs(struct tt__file *file, const struct tt__set *funcs)
 	for (size_t i = 0; i < funcs->cap; i++)
 		if (funcs->at[i])
 			tt__put(file, &funcs->at[i], sizeof funcs->at[i]);
+	tt__pad(file, bytes);
 }
 
 /* Lock held: every thread's records named in the sets; how many records there are. */
