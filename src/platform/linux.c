@@ -8,6 +8,7 @@
 #include <linux/futex.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -79,6 +80,33 @@ int tt_os_on_thread_exit(void (*exit)(void *arg), void *arg)
 	return -pthread_setspecific(tt_os_exit_key, arg);
 }
 
+struct tt_os_start {
+	void (*main)(void *arg);
+	void *arg;
+};
+
+static void *tt_os_thread_main(void *p)
+{
+	struct tt_os_start start = *(struct tt_os_start *)p;
+	free(p);
+	start.main(start.arg);
+	return NULL;
+}
+
+int tt_os_thread_start(void (*main)(void *arg), void *arg)
+{
+	struct tt_os_start *start = malloc(sizeof *start);
+	if (!start)
+		return -ENOMEM;
+	*start = (struct tt_os_start){main, arg};
+	/* (kept loaded: the runtime's library is linked -z nodelete) */
+	pthread_t thread;
+	int err = tt__start_thread(&thread, tt_os_thread_main, start, 1, 0);
+	if (err)
+		free(start);
+	return err;
+}
+
 /* ---- locks: a futex word, 0 free, 1 taken, 2 taken with waiters (Drepper's) ---- */
 
 void tt_os_lock(struct tt_os_lock *lock)
@@ -102,6 +130,17 @@ void tt_os_unlock(struct tt_os_lock *lock)
 		syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
 
+void tt_os_wait(uint32_t *word, uint32_t value, uint32_t ms)
+{
+	struct timespec timeout = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000};
+	syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, value, &timeout, NULL, 0);
+}
+
+void tt_os_wake(uint32_t *word)
+{
+	syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
 /* ---- memory ---- */
 
 void *tt_os_reserve(size_t size)
@@ -123,7 +162,7 @@ int tt_os_commit(void *at, size_t size)
 		return -ENOMEM;
 	if (madvise(at, size, MADV_POPULATE_WRITE) != 0) /* (before Linux 5.14: by hand) */
 		for (size_t off = 0; off < size; off += (size_t)sysconf(_SC_PAGESIZE))
-			((volatile char *)at)[off] = 0;
+			__atomic_fetch_or((char *)at + off, 0, __ATOMIC_RELAXED);
 	return 0;
 }
 

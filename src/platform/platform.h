@@ -28,7 +28,11 @@ size_t tt_os_thread_name_of(uint32_t tid, char *name, size_t size);
  * which must not be made twice on one thread. 0 or -errno. */
 int tt_os_on_thread_exit(void (*exit)(void *arg), void *arg);
 
-/* ---- locks ---- */
+/* Starts a thread of ticktrace's own, detached, running main(arg); the module it runs
+ * in is kept loaded from then on (a DLL unloaded under it would crash it). 0 or -errno. */
+int tt_os_thread_start(void (*main)(void *arg), void *arg);
+
+/* ---- locks, and waiting for a word to change ---- */
 
 /* A lock that needs no initialization but zeroes and never allocates: an SRW lock,
  * a futex word. Not recursive. */
@@ -37,14 +41,19 @@ struct tt_os_lock {
 };
 void tt_os_lock(struct tt_os_lock *lock);
 void tt_os_unlock(struct tt_os_lock *lock);
+/* Waits while *word is `value`, for ms milliseconds at most (WaitOnAddress; a futex);
+ * tt_os_wake wakes a thread waiting on it. */
+void tt_os_wait(uint32_t *word, uint32_t value, uint32_t ms);
+void tt_os_wake(uint32_t *word);
 
 /* ---- memory ---- */
 
 /* Address space for `size` bytes, aligned to 64 KiB, no memory behind it yet (NULL
  * when refused). */
 void *tt_os_reserve(size_t size);
-/* Memory behind [at, at + size) of a reservation, zeroed and faulted in, so that the
- * hot path never takes a page fault there: 0 or -ENOMEM. */
+/* Memory behind [at, at + size) of a reservation, faulted in, so that the hot path
+ * never takes a page fault there: 0 or -ENOMEM. Zero when first committed; committed
+ * again, what is there is left as it is (a thread may be writing into it). */
 int tt_os_commit(void *at, size_t size);
 
 /* ---- files ---- */

@@ -106,6 +106,38 @@ int tt_os_on_thread_exit(void (*exit)(void *arg), void *arg)
 	return FlsSetValue(tt_os_exit_index, arg) ? 0 : -ENOMEM;
 }
 
+struct tt_os_start {
+	void (*main)(void *arg);
+	void *arg;
+};
+
+static DWORD WINAPI tt_os_thread_main(void *p)
+{
+	struct tt_os_start start = *(struct tt_os_start *)p;
+	HeapFree(GetProcessHeap(), 0, p);
+	start.main(start.arg);
+	return 0;
+}
+
+int tt_os_thread_start(void (*main)(void *arg), void *arg)
+{
+	HMODULE self;
+	if (!GetModuleHandleExW(GET_MODULE_HANDLE_EX_FLAG_FROM_ADDRESS | GET_MODULE_HANDLE_EX_FLAG_PIN,
+				(LPCWSTR)(void *)tt_os_thread_main, &self))
+		return -EINVAL;
+	struct tt_os_start *start = HeapAlloc(GetProcessHeap(), 0, sizeof *start);
+	if (!start)
+		return -ENOMEM;
+	*start = (struct tt_os_start){main, arg};
+	HANDLE thread = CreateThread(NULL, 64 * 1024, tt_os_thread_main, start, 0, NULL);
+	if (!thread) {
+		HeapFree(GetProcessHeap(), 0, start);
+		return -EAGAIN;
+	}
+	CloseHandle(thread);
+	return 0;
+}
+
 /* ---- locks ---- */
 
 _Static_assert(sizeof(SRWLOCK) == sizeof(struct tt_os_lock), "an SRW lock is a pointer");
@@ -120,6 +152,16 @@ void tt_os_unlock(struct tt_os_lock *lock)
 	ReleaseSRWLockExclusive((PSRWLOCK)lock);
 }
 
+void tt_os_wait(uint32_t *word, uint32_t value, uint32_t ms)
+{
+	WaitOnAddress(word, &value, sizeof value, ms);
+}
+
+void tt_os_wake(uint32_t *word)
+{
+	WakeByAddressSingle(word);
+}
+
 /* ---- memory ---- */
 
 void *tt_os_reserve(size_t size)
@@ -132,11 +174,12 @@ int tt_os_commit(void *at, size_t size)
 {
 	if (!VirtualAlloc(at, size, MEM_COMMIT, PAGE_READWRITE))
 		return -ENOMEM;
-	/* Committed pages are zero but not yet there: each one written once now. */
+	/* Committed pages are zero but not yet there: each one written once now, by an
+	 * atomic or of 0 that changes nothing a thread wrote there. */
 	SYSTEM_INFO info;
 	GetSystemInfo(&info);
 	for (size_t off = 0; off < size; off += info.dwPageSize)
-		((volatile char *)at)[off] = 0;
+		__atomic_fetch_or((char *)at + off, 0, __ATOMIC_RELAXED);
 	return 0;
 }
 

@@ -65,7 +65,9 @@ struct tt__slot {
 struct tt__run {
 	int started, off;        /* TICKTRACE=0 */
 	uint64_t chunk_budget;   /* TICKTRACE_BUFFER in chunks, per thread */
-	char *next, *arena_end;  /* the arena, reserved; committed up to `next` */
+	char *next, *arena_end;  /* the arena, reserved; taken up to `next` */
+	char *ready;             /* faulted in up to there, by tt-prefault (atomic) */
+	uint32_t prefault_wanted; /* bumped to wake tt-prefault (atomic) */
 	struct tt__slot *first, *last;
 	uint32_t threads;
 	uint64_t unregistered_dropped;
@@ -83,6 +85,9 @@ void tt__chunk_close(struct tt__slot *slot); /* lock held: the current chunk's s
 /* Lock held: the calling thread's slot; registered now with `make` (NULL without
  * memory), else NULL before its first event. */
 struct tt__slot *tt__self(int make);
+
+/* Start-up: tt-prefault, which faults the arena in ahead of the threads. */
+void tt__prefault_start(void);
 
 /* start.c */
 void tt__start(void); /* once, from the constructor or a first event */

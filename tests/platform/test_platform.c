@@ -129,6 +129,29 @@ static void test_threads(void **state)
 	assert_int_equal(b.exits, 1);
 }
 
+static uint32_t tt_started_word;
+
+static void tt_started(void *arg)
+{
+	__atomic_store_n(&tt_started_word, (uint32_t)(uintptr_t)arg, __ATOMIC_RELEASE);
+	tt_os_wake(&tt_started_word);
+}
+
+/* A thread of ticktrace's own runs its function; a waiter on a word wakes when the word
+ * changes, and a wait on a word that holds another value returns at once. */
+static void test_own_thread(void **state)
+{
+	(void)state;
+	assert_int_equal(tt_os_thread_start(tt_started, (void *)(uintptr_t)7), 0);
+	int64_t deadline = tt_os_monotonic_ns() + INT64_C(60) * 1000000000;
+	while (__atomic_load_n(&tt_started_word, __ATOMIC_ACQUIRE) != 7 && tt_os_monotonic_ns() < deadline)
+		tt_os_wait(&tt_started_word, 0, 1000);
+	assert_int_equal(tt_started_word, 7);
+	int64_t before = tt_os_monotonic_ns();
+	tt_os_wait(&tt_started_word, 0, 10000);
+	assert_true(tt_os_monotonic_ns() - before < INT64_C(5) * 1000000000);
+}
+
 static struct tt_os_lock tt_lock;
 static long tt_counter;
 
@@ -245,7 +268,7 @@ static void test_process(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_threads), cmocka_unit_test(test_lock),
+		cmocka_unit_test(test_threads), cmocka_unit_test(test_own_thread), cmocka_unit_test(test_lock),
 		cmocka_unit_test(test_memory),  cmocka_unit_test(test_rename),
 		cmocka_unit_test(test_time),    cmocka_unit_test(test_process),
 	};
