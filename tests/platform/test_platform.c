@@ -48,10 +48,24 @@ static void tt_name_self(const char *name)
 	assert_non_null(describe);
 	describe(GetCurrentThread(), wide);
 }
+/* A directory of this test's own in the user's temporary directory. */
+static void tt_temp_dir(char *dir, size_t size)
+{
+	char base[MAX_PATH];
+	GetTempPathA(sizeof base, base);
+	snprintf(dir, size, "%stt-platform-%lu", base, GetCurrentProcessId());
+	assert_true(CreateDirectoryA(dir, NULL));
+}
+static void tt_temp_dir_remove(const char *dir)
+{
+	RemoveDirectoryA(dir);
+}
 #define TT_PROGRAM "test_platform.exe"
 #define TT_NULL_DEVICE "NUL"
 #else
 #include <pthread.h>
+#include <stdlib.h>
+#include <unistd.h>
 typedef pthread_t tt_thread;
 struct tt_start {
 	void (*fn)(void *);
@@ -77,6 +91,18 @@ static void tt_thread_join(tt_thread t)
 static void tt_name_self(const char *name)
 {
 	pthread_setname_np(pthread_self(), name);
+}
+/* A directory of this test's own under TMPDIR (a killed test leaves one empty
+ * directory at most: the files are removed as the test goes). */
+static void tt_temp_dir(char *dir, size_t size)
+{
+	const char *tmp = getenv("TMPDIR");
+	snprintf(dir, size, "%s/tt-platform-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	assert_non_null(mkdtemp(dir));
+}
+static void tt_temp_dir_remove(const char *dir)
+{
+	rmdir(dir);
 }
 #define TT_PROGRAM "test_platform"
 #define TT_NULL_DEVICE "/dev/null"
@@ -196,9 +222,10 @@ static void test_memory(void **state)
 static void test_rename(void **state)
 {
 	(void)state;
-	char from[64], to[64];
-	snprintf(from, sizeof from, "tt-platform-%u.tmp", tt_os_process_id());
-	snprintf(to, sizeof to, "tt-platform-%u.ttr", tt_os_process_id());
+	char dir[512], from[600], to[600];
+	tt_temp_dir(dir, sizeof dir);
+	snprintf(from, sizeof from, "%s/t.tmp", dir);
+	snprintf(to, sizeof to, "%s/t.ttr", dir);
 	FILE *f = fopen(to, "wb");
 	assert_non_null(f);
 	fputs("old", f);
@@ -218,6 +245,7 @@ static void test_rename(void **state)
 	assert_string_equal(text, "new");
 	assert_null(fopen(from, "rb"));
 	assert_true(tt_os_is_device(TT_NULL_DEVICE));
+	tt_temp_dir_remove(dir);
 }
 
 /* Clocks that go forward, the wall clock after 2020, an anchor on both. */
