@@ -34,12 +34,20 @@ struct tt__hot {
 	char *limit;
 	struct tt__slot *slot;
 	void *filters; /* (TICKTRACE_MIN_DUR: not on this runtime; always NULL) */
+	/* MSVC's /Gh /GH hooks (asm/penter_win64.asm): the functions _penter entered, for
+	 * _pexit to name; top counts on past end while calls nest deeper than it holds. */
+	uintptr_t *penter_top, *penter_end, *penter_base;
 } __attribute__((aligned(64)));
 _Static_assert(sizeof(struct tt__hot) == 64 && __builtin_offsetof(struct tt__hot, owner) == 0 &&
 		       __builtin_offsetof(struct tt__hot, cursor) == 8 &&
 		       __builtin_offsetof(struct tt__hot, limit) == 16,
 	       "asm/hot.inc HOT_OWNER, HOT_CURSOR, HOT_LIMIT, HOT_SHIFT");
 _Static_assert(sizeof(struct tt__chunk) == 16, "asm/hot.inc TT_CHUNK_HEADER");
+_Static_assert(__builtin_offsetof(struct tt__hot, penter_top) == 40 &&
+		       __builtin_offsetof(struct tt__hot, penter_end) == 48 &&
+		       __builtin_offsetof(struct tt__hot, penter_base) == 56,
+	       "asm/penter_win64.asm HOT_PENTER_TOP, HOT_PENTER_END, HOT_PENTER_BASE");
+#define TT__PENTER_DEPTH 1024 /* calls _pexit can name, nested */
 
 extern struct tt__hot tt__tls_table[TT__TABLE_SIZE];
 extern struct tt__hot_global {
@@ -59,6 +67,7 @@ struct tt__slot {
 	uint32_t drop_cause; /* without a chunk: why (enum tt_drop_cause) */
 	char name[64];
 	struct tt__slot *next; /* registration order */
+	uintptr_t penter[TT__PENTER_DEPTH]; /* the functions _penter entered, innermost last */
 };
 
 /* The run's settings and state (start.c), under tt__lock but where said. */
@@ -85,6 +94,15 @@ void tt__chunk_close(struct tt__slot *slot); /* lock held: the current chunk's s
 /* Lock held: the calling thread's slot; registered now with `make` (NULL without
  * memory), else NULL before its first event. */
 struct tt__slot *tt__self(int make);
+
+/* _penter and _pexit (asm/penter_win64.asm) when the thread's entry is not its own
+ * (its first event, another thread in it) or calls nest deeper than its stack of
+ * functions: the function `fn` entered; a function returns. */
+void tt__penter_slow(uint64_t fn);
+void tt__pexit_slow(void);
+/* The -finstrument-functions hooks (asm/record_win64.asm), which they record through. */
+void __cyg_profile_func_enter(void *fn, void *call_site);
+void __cyg_profile_func_exit(void *fn, void *call_site);
 
 /* Start-up: tt-prefault, which faults the arena in ahead of the threads. */
 void tt__prefault_start(void);

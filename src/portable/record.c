@@ -166,6 +166,8 @@ static struct tt__slot *tt__register(uintptr_t key)
 	 * slow path, into a copy of its own. */
 	slot->hot = entry->owner ? &slot->own : entry;
 	slot->hot->slot = slot;
+	slot->hot->penter_base = slot->hot->penter_top = slot->penter;
+	slot->hot->penter_end = slot->penter + TT__PENTER_DEPTH;
 	if (tt_os_on_thread_exit(tt__thread_exit, slot) != 0)
 		return NULL; /* (an exit unseen would leave its entry to a later thread) */
 	if (tt__run.last)
@@ -231,4 +233,45 @@ void tt__record_slow_win64(uint64_t word, uint64_t value, uint64_t tsc, struct t
 		tt__set_limit(slot);
 	}
 	tt_os_unlock(&tt__lock);
+}
+
+/* _penter's and _pexit's records: as the -finstrument-functions hooks', whose slow path
+ * registers the thread. */
+void tt__penter_slow(uint64_t fn)
+{
+	tt_os_lock(&tt__lock);
+	struct tt__slot *slot = tt__self(0);
+	if (slot && slot->hot->penter_top >= slot->hot->penter_end) {
+		/* deeper than its stack: the exit could not be named, so neither is recorded:
+		 * counted */
+		slot->dropped[TT_DROP_NO_MEMORY]++;
+		slot->hot->penter_top++;
+		tt_os_unlock(&tt__lock);
+		return;
+	}
+	tt_os_unlock(&tt__lock);
+	__cyg_profile_func_enter((void *)(uintptr_t)fn, NULL); /* (registers the thread) */
+	tt_os_lock(&tt__lock);
+	slot = tt__self(0);
+	if (slot)
+		*slot->hot->penter_top++ = (uintptr_t)fn;
+	tt_os_unlock(&tt__lock);
+}
+
+void tt__pexit_slow(void)
+{
+	tt_os_lock(&tt__lock);
+	struct tt__slot *slot = tt__self(0);
+	uintptr_t fn = 0;
+	if (slot && slot->hot->penter_top > slot->hot->penter_base) {
+		struct tt__hot *hot = slot->hot;
+		hot->penter_top--;
+		if (hot->penter_top < hot->penter_end)
+			fn = *hot->penter_top;
+		else
+			slot->dropped[TT_DROP_NO_MEMORY]++;
+	}
+	tt_os_unlock(&tt__lock);
+	if (fn)
+		__cyg_profile_func_exit((void *)fn, NULL);
 }

@@ -1,10 +1,14 @@
 #!/usr/bin/env python3
-"""A Windows program built with -finstrument-functions (instrumented.exe under Wine),
-its file converted on Linux: one call of main around three of middle, each around one
-of leaf, every one a function of the program (named by its offset in the .exe: the
-tools do not read PE files yet).
+"""A Windows program whose functions record their calls (under Wine), its file
+converted on Linux: built with -finstrument-functions (instrumented.exe), one call of
+main around three of middle, each around one of leaf; or calling MSVC's _penter and
+_pexit (hooked.exe), three calls of tt_hooked, each around one of tt_hooked_leaf, and
+three of tt_hooked_half. Every one a function of the program (named by its offset in
+the .exe: the tools do not read PE files yet).
 
-    instrumented.py WRAPPER INSTRUMENTED.EXE
+    instrumented.py WRAPPER EXE CALLS...
+
+CALLS: the calls of each function, in any order (1 3 3; 3 3 3).
 
 The Linux `ticktrace` as recorder.py finds it; without it, or Wine, exit 77."""
 import json
@@ -19,7 +23,9 @@ from recorder import fail, run, tool  # noqa: E402
 
 def main():
     wrapper, exe = sys.argv[1:3]
+    want = sorted(int(n) for n in sys.argv[3:])
     exe = os.path.abspath(exe)
+    program = os.path.basename(exe)
     ticktrace = tool()
     with tempfile.TemporaryDirectory(prefix="tt-win-instrumented-") as d:
         env = dict(os.environ, TICKTRACE_OUT="instrumented.ttr")
@@ -30,24 +36,26 @@ def main():
         events = events["traceEvents"] if isinstance(events, dict) else events
         slices = sorted((e for e in events if e["ph"] == "X"), key=lambda e: (e["ts"], -e["dur"]))
         calls = Counter(e["name"] for e in slices)
-        if sorted(calls.values()) != [1, 3, 3] or not all("instrumented.exe+0x" in n for n in calls):
-            fail(f"{ttr}: calls {dict(calls)}: not one main and three of middle and leaf")
-        main_name = next(n for n, c in calls.items() if c == 1)
-        outer = next(e for e in slices if e["name"] == main_name)
-        # each of the three middles holds a leaf; all lie within main
+        if sorted(calls.values()) != want or not all(f"{program}+0x" in n for n in calls):
+            fail(f"{ttr}: calls {dict(calls)}, not {want} of functions of {program}")
+
+        def within(i, h):
+            return h["ts"] <= i["ts"] and i["ts"] + i["dur"] <= h["ts"] + h["dur"]
+
+        # two functions of three calls, each call of one within a call of the other
         threes = [n for n, c in calls.items() if c == 3]
-        for a, b in (threes, threes[::-1]):
-            inner = [e for e in slices if e["name"] == b]
-            holders = [e for e in slices if e["name"] == a]
-            if all(any(h["ts"] <= i["ts"] and i["ts"] + i["dur"] <= h["ts"] + h["dur"]
-                       for h in holders) for i in inner):
-                break
-        else:
-            fail(f"{ttr}: no function's calls lie within the other's: {slices}")
-        for e in slices:
-            if not (outer["ts"] <= e["ts"] and e["ts"] + e["dur"] <= outer["ts"] + outer["dur"]):
-                fail(f"{ttr}: {e['name']} lies outside main")
-        print(f"main {main_name}, {a} around {b}, three times")
+        pairs = [(a, b) for a in threes for b in threes if a != b and all(
+            any(within(i, h) for h in slices if h["name"] == a)
+            for i in slices if i["name"] == b)]
+        if not pairs:
+            fail(f"{ttr}: no function's calls lie within another's: {slices}")
+        a, b = pairs[0]
+        # one of a single call (main) holds all the others
+        for name in (n for n, c in calls.items() if c == 1):
+            outer = next(e for e in slices if e["name"] == name)
+            if not all(within(e, outer) for e in slices):
+                fail(f"{ttr}: a call lies outside {name}'s")
+        print(f"{program}: {dict(calls)}; {a} around {b}")
 
 
 if __name__ == "__main__":
