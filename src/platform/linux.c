@@ -7,6 +7,7 @@
 #include <link.h>
 #include <linux/futex.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -130,6 +131,13 @@ void tt_os_unlock(struct tt_os_lock *lock)
 		syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
 
+int tt_os_trylock(struct tt_os_lock *lock)
+{
+	int free = 0;
+	return __atomic_compare_exchange_n((int *)&lock->word, &free, 1, 0, __ATOMIC_ACQUIRE,
+					   __ATOMIC_RELAXED);
+}
+
 void tt_os_wait(uint32_t *word, uint32_t value, uint32_t ms)
 {
 	struct timespec timeout = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000};
@@ -199,6 +207,31 @@ int64_t tt_os_realtime_ns(void)
 void tt_os_anchor(struct tt_anchor *anchor)
 {
 	tt__anchor_now(anchor);
+}
+
+static void (*tt_os_crashed)(int signal);
+static const int tt_os_fatal[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
+static struct sigaction tt_os_fatal_before[sizeof tt_os_fatal / sizeof tt_os_fatal[0]];
+
+static void tt_os_crash_handler(int signal)
+{
+	static int once;
+	if (!__atomic_exchange_n(&once, 1, __ATOMIC_ACQ_REL))
+		tt_os_crashed(signal);
+	for (size_t i = 0; i < sizeof tt_os_fatal / sizeof tt_os_fatal[0]; i++)
+		if (tt_os_fatal[i] == signal)
+			sigaction(signal, &tt_os_fatal_before[i], NULL);
+	raise(signal); /* (the handler before, or the default: the process dies of it) */
+}
+
+int tt_os_on_crash(void (*crashed)(int signal))
+{
+	tt_os_crashed = crashed;
+	struct sigaction sa = {.sa_handler = tt_os_crash_handler};
+	for (size_t i = 0; i < sizeof tt_os_fatal / sizeof tt_os_fatal[0]; i++)
+		if (sigaction(tt_os_fatal[i], &sa, &tt_os_fatal_before[i]) != 0)
+			return -errno;
+	return 0;
 }
 
 /* ---- the process ---- */

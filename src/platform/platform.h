@@ -41,6 +41,7 @@ struct tt_os_lock {
 };
 void tt_os_lock(struct tt_os_lock *lock);
 void tt_os_unlock(struct tt_os_lock *lock);
+int tt_os_trylock(struct tt_os_lock *lock); /* 1: taken; 0: another holds it */
 /* Waits while *word is `value`, for ms milliseconds at most (WaitOnAddress; a futex);
  * tt_os_wake wakes a thread waiting on it. */
 void tt_os_wait(uint32_t *word, uint32_t value, uint32_t ms);
@@ -73,6 +74,12 @@ int64_t tt_os_realtime_ns(void);  /* since 1970: GetSystemTimePreciseAsFileTime;
 /* The TSC and the clocks, read as close together as it can (the tightest of a few
  * tries, the TSC in the middle of the monotonic clock's reading). */
 void tt_os_anchor(struct tt_anchor *anchor);
+
+/* Calls crashed(signal) once when the process dies of a fault nobody handles (an
+ * unhandled exception: its code as the nearest signal, SIGSEGV for an access
+ * violation; a fatal signal), on the faulting thread, before the system ends it:
+ * the handlers installed before are kept and called after. 0 or -errno. */
+int tt_os_on_crash(void (*crashed)(int signal));
 
 /* ---- the process ---- */
 

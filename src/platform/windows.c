@@ -3,6 +3,7 @@
  * (GetThreadDescription, 10 1607; QueryInterruptTimePrecise, 10) are looked up, and
  * missing they say nothing rather than fail. */
 #include <errno.h>
+#include <signal.h>
 #include <string.h>
 #include <intrin.h>
 #include <windows.h>
@@ -152,6 +153,11 @@ void tt_os_unlock(struct tt_os_lock *lock)
 	ReleaseSRWLockExclusive((PSRWLOCK)lock);
 }
 
+int tt_os_trylock(struct tt_os_lock *lock)
+{
+	return TryAcquireSRWLockExclusive((PSRWLOCK)lock) != 0;
+}
+
 void tt_os_wait(uint32_t *word, uint32_t value, uint32_t ms)
 {
 	WaitOnAddress(word, &value, sizeof value, ms);
@@ -266,6 +272,34 @@ void tt_os_anchor(struct tt_anchor *anchor)
 	int64_t mono = tt_os_monotonic_ns();
 	anchor->boottime_ns = anchor->monotonic_ns + (tt_os_boottime_ns() - mono);
 	anchor->realtime_ns = anchor->monotonic_ns + (tt_os_realtime_ns() - mono);
+}
+
+static void (*tt_os_crashed)(int signal);
+static LPTOP_LEVEL_EXCEPTION_FILTER tt_os_crash_next;
+
+static LONG WINAPI tt_os_crash_filter(EXCEPTION_POINTERS *e)
+{
+	static LONG once;
+	DWORD code = e->ExceptionRecord->ExceptionCode;
+	int signal = SIGABRT;
+	if (code == EXCEPTION_ACCESS_VIOLATION || code == EXCEPTION_STACK_OVERFLOW ||
+	    code == EXCEPTION_IN_PAGE_ERROR || code == EXCEPTION_ARRAY_BOUNDS_EXCEEDED)
+		signal = SIGSEGV;
+	else if (code == EXCEPTION_ILLEGAL_INSTRUCTION || code == EXCEPTION_PRIV_INSTRUCTION)
+		signal = SIGILL;
+	else if (code == EXCEPTION_INT_DIVIDE_BY_ZERO || code == EXCEPTION_INT_OVERFLOW ||
+		 (code >= EXCEPTION_FLT_DENORMAL_OPERAND && code <= EXCEPTION_FLT_UNDERFLOW))
+		signal = SIGFPE;
+	if (InterlockedExchange(&once, 1) == 0)
+		tt_os_crashed(signal);
+	return tt_os_crash_next ? tt_os_crash_next(e) : EXCEPTION_CONTINUE_SEARCH;
+}
+
+int tt_os_on_crash(void (*crashed)(int signal))
+{
+	tt_os_crashed = crashed;
+	tt_os_crash_next = SetUnhandledExceptionFilter(tt_os_crash_filter);
+	return 0;
 }
 
 /* ---- the process ---- */

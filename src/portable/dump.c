@@ -278,7 +278,7 @@ static void tt__file_header(struct tt_file_header *h)
 	h->unregistered_dropped = tt__run.unregistered_dropped;
 }
 
-int tt__write_file(const char *path)
+int tt__write_file(const char *path, int crash_signal)
 {
 	char temp[1100];
 	int in_place = tt_os_is_device(path); /* (NUL: nothing to rename) */
@@ -291,7 +291,14 @@ int tt__write_file(const char *path)
 		return errno ? -errno : -EIO;
 	struct tt__set sites = {0}, funcs = {0};
 	struct tt_end_info end_info = {0};
-	tt_os_lock(&tt__lock);
+	/* (a crash in the slow path holds the lock: its records are not to be had) */
+	if (!crash_signal)
+		tt_os_lock(&tt__lock);
+	else if (!tt_os_trylock(&tt__lock)) {
+		fclose(file.f);
+		remove(temp);
+		return -EDEADLK;
+	}
 	for (struct tt__slot *s = tt__run.first; s; s = s->next)
 		if (!s->exited)
 			tt__chunk_close(s);
@@ -299,6 +306,10 @@ int tt__write_file(const char *path)
 	if (rc == 0) {
 		struct tt_file_header header;
 		tt__file_header(&header);
+		if (crash_signal) {
+			header.flags |= TT_FILE_CRASHED;
+			header.crash_signal = (uint32_t)crash_signal;
+		}
 		tt__put(&file, &header, sizeof header);
 		tt__out_process(&file);
 		tt__out_modules(&file);

@@ -110,7 +110,8 @@ void tt__prefault_start(void);
 /* start.c */
 void tt__start(void); /* once, from the constructor or a first event */
 
-/* dump.c: every thread's records so far into `path` (written beside it, renamed). */
-int tt__write_file(const char *path);
+/* dump.c: every thread's records so far into `path` (written beside it, renamed); with
+ * crash_signal, as the process dies of it (TT_FILE_CRASHED). */
+int tt__write_file(const char *path, int crash_signal);
 
 #endif /* TT_PORTABLE_H */

@@ -32,6 +32,24 @@ static uint64_t tt__buffer_events(void)
 	return n;
 }
 
+/* The default file: TICKTRACE_OUT, %p its pid, or ticktrace-PID.ttr. */
+static void tt__default_path(char *path, size_t size)
+{
+	const char *pattern = getenv("TICKTRACE_OUT");
+	if (!pattern || !*pattern)
+		pattern = "ticktrace-%p.ttr";
+	size_t len = 0;
+	for (const char *p = pattern; *p && len + 1 < size; p++) {
+		if (p[0] == '%' && p[1] == 'p') {
+			len += (size_t)snprintf(path + len, size - len, "%" PRIu32, tt_os_process_id());
+			p++;
+		} else {
+			path[len++] = *p;
+		}
+	}
+	path[len < size ? len : size - 1] = 0;
+}
+
 static void tt__exit(void)
 {
 	if (tt__run.off)
@@ -39,6 +57,17 @@ static void tt__exit(void)
 	int rc = tt_dump(NULL);
 	if (rc < 0)
 		fprintf(stderr, "ticktrace: the trace was not written: %s\n", strerror(-rc));
+}
+
+/* The process dies of a fault: what was recorded, in the default file, as at exit. */
+static void tt__crashed(int signal)
+{
+	char path[1024];
+	tt__default_path(path, sizeof path);
+	int rc = tt__write_file(path, signal);
+	if (rc < 0)
+		fprintf(stderr, "ticktrace: the process crashed (signal %d); the trace was not "
+				"written: %s\n", signal, strerror(-rc));
 }
 
 void tt__start(void)
@@ -74,31 +103,16 @@ void tt__start(void)
 		tt__prefault_start();
 	__atomic_store_n(&tt__run.started, 1, __ATOMIC_RELEASE);
 	tt_os_unlock(&tt__lock);
-	if (!tt__run.off)
+	if (!tt__run.off) {
 		atexit(tt__exit); /* (a DLL's atexit runs as it is detached) */
+		if (tt_os_on_crash(tt__crashed) != 0)
+			fprintf(stderr, "ticktrace: no crash handler: a crash leaves no trace\n");
+	}
 }
 
 __attribute__((constructor)) static void tt__constructor(void)
 {
 	tt__start();
-}
-
-/* The default file: TICKTRACE_OUT, %p its pid, or ticktrace-PID.ttr. */
-static void tt__default_path(char *path, size_t size)
-{
-	const char *pattern = getenv("TICKTRACE_OUT");
-	if (!pattern || !*pattern)
-		pattern = "ticktrace-%p.ttr";
-	size_t len = 0;
-	for (const char *p = pattern; *p && len + 1 < size; p++) {
-		if (p[0] == '%' && p[1] == 'p') {
-			len += (size_t)snprintf(path + len, size - len, "%" PRIu32, tt_os_process_id());
-			p++;
-		} else {
-			path[len++] = *p;
-		}
-	}
-	path[len < size ? len : size - 1] = 0;
 }
 
 int tt_dump(const char *path)
@@ -112,7 +126,7 @@ int tt_dump(const char *path)
 		tt__default_path(fallback, sizeof fallback);
 		path = fallback;
 	}
-	return tt__write_file(path);
+	return tt__write_file(path, 0);
 }
 
 /* The calling thread's slot, registered if need be, the lock held; NULL (not held)

@@ -5,9 +5,10 @@
  * left: each must still record into a buffer of its own. Run by recorder.py under
  * Wine, whose check converts its file on Linux.
  *
- *   recorder.exe OUT.ttr|--at-exit [SEQUENTIAL_THREADS]
+ *   recorder.exe OUT.ttr|--at-exit|--crash [SEQUENTIAL_THREADS]
  *
- * OUT.ttr: written by tt_dump; --at-exit: by the exit, where TICKTRACE_OUT says.
+ * OUT.ttr: written by tt_dump; --at-exit: by the exit, where TICKTRACE_OUT says;
+ * --crash: by the crash handler, as the program dies of an access violation.
  * Prints how many of the sequential threads had a TEB an earlier one had had. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -109,6 +110,11 @@ int main(int argc, char **argv)
 	printf("reused TEBs: %d\n", reused);
 	if (strcmp(argv[1], "--at-exit") == 0)
 		return 0;
+	if (strcmp(argv[1], "--crash") == 0) {
+		fflush(stdout);
+		int *volatile nowhere = NULL;
+		*nowhere = 1; /* an access violation nobody handles */
+	}
 	int rc = tt_dump(argv[1]);
 	if (rc < 0) {
 		fprintf(stderr, "recorder: tt_dump(%s): %d\n", argv[1], rc);

@@ -107,6 +107,22 @@ def main():
             run([sys.executable, check_perfetto, pf, schema, json_path, "--flows", "3"])
             print(f"{how}: {ttr} converted and checked; {reused} of {SEQUENTIAL} threads "
                   f"had a TEB an earlier one had had")
+        # A crash: the file written as the program dies, said as a crash (SIGSEGV for
+        # the access violation), with what it recorded.
+        ttr = os.path.join(d, "crash.ttr")
+        # (Wine's debugger, which would say it all again and exit 0, left out)
+        env = dict(os.environ, TICKTRACE_OUT=wine_path(ttr), WINEDLLOVERRIDES="winedbg.exe=d")
+        p = subprocess.run([wrapper, exe, "--crash", str(SEQUENTIAL)], env=env, cwd=d,
+                           capture_output=True, text=True, timeout=300)
+        if p.returncode == 0 or not os.path.exists(ttr):
+            fail(f"--crash: exit {p.returncode}, file written: {os.path.exists(ttr)}\n{p.stderr}")
+        info = run([ticktrace, "info", ttr]).stdout
+        if "the run crashed (signal 11" not in info:
+            fail(f"{ttr}: not said as a crash of signal 11:\n{info}")
+        json_path = os.path.join(d, "crash.json")
+        run([ticktrace, "convert", ttr, "-o", json_path])
+        check(ttr, json_path, 0)
+        print(f"crash: {ttr} written as the program died, converted and checked")
         # The null device takes the file in place (there is nothing to rename it to).
         env = dict(os.environ, TICKTRACE_OUT="NUL")
         p = run([wrapper, exe, "--at-exit", "1"], env=env, cwd=d)
