@@ -64,6 +64,7 @@ static void tt_temp_dir_remove(const char *dir)
 #define TT_NULL_DEVICE "NUL"
 #else
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <unistd.h>
 typedef pthread_t tt_thread;
@@ -201,6 +202,9 @@ static void test_lock(void **state)
 	tt_thread_join(t1);
 	tt_thread_join(t2);
 	assert_int_equal(tt_counter, 400000);
+	assert_true(tt_os_trylock(&tt_lock));
+	assert_false(tt_os_trylock(&tt_lock));
+	tt_os_unlock(&tt_lock);
 }
 
 /* Reserved on 64 KiB, committed memory zeroed and writable. */
@@ -293,12 +297,52 @@ static void test_process(void **state)
 	assert_non_null(strstr(found.path, "test_platform"));
 }
 
+#ifndef _WIN32
+#include <sys/wait.h>
+static int tt_crash_pipe;
+static void tt_crash_seen(int signal)
+{
+	unsigned char sig = (unsigned char)signal;
+	(void)!write(tt_crash_pipe, &sig, 1);
+}
+
+/* A child dies of SIGSEGV: the callback hears of it first, and the child still dies of
+ * it. (Windows: windows_recorder's --crash.) */
+static void test_crash(void **state)
+{
+	(void)state;
+	int fds[2];
+	assert_int_equal(pipe(fds), 0);
+	pid_t child = fork();
+	assert_true(child >= 0);
+	if (child == 0) {
+		tt_crash_pipe = fds[1];
+		signal(SIGSEGV, SIG_DFL); /* (cmocka's handler out of the way: the system's is after ours) */
+		if (tt_os_on_crash(tt_crash_seen) != 0)
+			_exit(3);
+		raise(SIGSEGV);
+		_exit(4);
+	}
+	close(fds[1]);
+	int status;
+	assert_int_equal(waitpid(child, &status, 0), child);
+	unsigned char sig = 0;
+	assert_int_equal(read(fds[0], &sig, 1), 1);
+	close(fds[0]);
+	assert_int_equal(sig, SIGSEGV);
+	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV);
+}
+#endif
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_threads), cmocka_unit_test(test_own_thread), cmocka_unit_test(test_lock),
 		cmocka_unit_test(test_memory),  cmocka_unit_test(test_rename),
 		cmocka_unit_test(test_time),    cmocka_unit_test(test_process),
+#ifndef _WIN32
+		cmocka_unit_test(test_crash),
+#endif
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
