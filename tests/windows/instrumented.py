@@ -18,10 +18,11 @@ import tempfile
 from collections import Counter
 
 sys.path.insert(0, os.path.dirname(__file__))
-from recorder import fail, run, tool  # noqa: E402
+from recorder import clean_on_term, fail, run, tool  # noqa: E402
 
 
 def main():
+    clean_on_term()
     wrapper, exe = sys.argv[1:3]
     want = sorted(int(n) for n in sys.argv[3:])
     exe = os.path.abspath(exe)

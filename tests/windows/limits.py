@@ -14,7 +14,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(__file__))
-from recorder import fail, run, tool, wine_path  # noqa: E402
+from recorder import clean_on_term, fail, run, tool, wine_path  # noqa: E402
 
 FLOOD = 20000
 KEPT = 2 * 4095  # two 64 KiB chunks of records
@@ -23,6 +23,7 @@ BEFORE = 4
 
 
 def main():
+    clean_on_term()
     wrapper, exe = sys.argv[1:3]
     exe = os.path.abspath(exe)
     ticktrace = tool()

@@ -13,13 +13,18 @@ The Linux `ticktrace` is $TT_TEST_TOOL (.ci/run sets it), else build/tools/tickt
 the source tree; without one, or without Wine, exit 77."""
 import json
 import os
-import shutil
+import signal
 import subprocess
 import sys
 import tempfile
 from collections import Counter
 
 SEQUENTIAL = 40
+
+
+def clean_on_term():
+    """A test meson ends (SIGTERM at its timeout) removes its directory as it leaves."""
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
 
 
 def fail(message):
@@ -82,6 +87,7 @@ def wine_path(path):
 
 
 def main():
+    clean_on_term()
     wrapper, exe, dll, check_perfetto, schema = sys.argv[1:6]
     exe = os.path.abspath(exe)
     ticktrace = tool()
