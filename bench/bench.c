@@ -33,31 +33,6 @@
 
 /* ---- the loops: each returns nanoseconds per event ---- */
 
-static double tt_bench_rdtsc(void)
-{
-	uint64_t sink = 0;
-	int64_t t0 = tt_bench_now_ns();
-	for (int i = 0; i < 2 * TT_BENCH_PAIRS; i++) {
-		uint32_t lo, hi;
-		__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
-		sink += lo;
-	}
-	int64_t t1 = tt_bench_now_ns();
-	__asm__ volatile("" : : "r"(sink));
-	return (double)(t1 - t0) / (2 * TT_BENCH_PAIRS);
-}
-
-static double tt_bench_endbegin(int pairs)
-{
-	TT_BEGIN("first");
-	int64_t t0 = tt_bench_now_ns();
-	for (int i = 0; i < pairs; i++)
-		TT_ENDBEGIN("next");
-	double ns = (double)(tt_bench_now_ns() - t0) / (2.0 * pairs); /* an end and a begin */
-	TT_END();
-	return ns;
-}
-
 /* floor_ns: the least a recorder of this design can cost on this host, the issue's
  * "minimal recorder": an inline RDTSC and one 16-byte store into a thread-local
  * buffer, bounds-checked, with no call, lookup or reservation. */
@@ -412,7 +387,7 @@ int main(int argc, char **argv)
 	double *detour_rdtsc = calloc((size_t)repeats, sizeof(double));
 	/* Interleaved, so that a noisy moment on a shared machine touches every figure. */
 	for (int r = 0; r < repeats; r++) {
-		rdtsc[r] = tt_bench_rdtsc();
+		rdtsc[r] = tt_bench_rdtsc(2 * TT_BENCH_PAIRS);
 		floor[r] = tt_bench_floor();
 		warm[r] = tt_bench_on_thread(TT_BENCH_WARM);
 		paused[r] = tt_bench_on_thread(TT_BENCH_PAUSED);

@@ -49,7 +49,20 @@ struct tt_callsite {
 #define TT__CAT2(a, b) a##b
 #define TT__CAT(a, b) TT__CAT2(a, b)
 #define TT__INLINE static inline __attribute__((always_inline, no_instrument_function))
+/* Windows: a program linked with libticktrace.dll takes each function's address from
+ * its import table (dllimport), not through a stub that jumps there (a second jump per
+ * event); one linked with the static library defines TT_STATIC (its meson dependency and
+ * the README's command do). */
+#if defined(_WIN32) && !defined(TT_STATIC)
+#define TT__IMPORT __declspec(dllimport)
+#else
+#define TT__IMPORT
+#endif
+#ifdef _WIN32
+#define TT_API TT__IMPORT
+#else
 #define TT_API __attribute__((visibility("default")))
+#endif
 
 /* The value macros take integers: a floating-point value would be cut to an integer
  * without a word (0.75 recorded as 0), so it is refused where it is written, in the
@@ -105,7 +118,7 @@ template <> struct tt__signed<long long> { enum { value = 1 }; };
 #ifndef TT__NOPLT
 #define TT__NOPLT
 #endif
-#define TT__HOT __attribute__((nothrow, leaf, no_instrument_function)) TT__NOPLT
+#define TT__HOT __attribute__((nothrow, leaf, no_instrument_function)) TT__NOPLT TT__IMPORT
 TT__HOT void tt__begin(const struct tt_callsite *site);
 TT__HOT void tt__end(void);
 TT__HOT void tt__endbegin(const struct tt_callsite *site);

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 
 #include "core/core.h"
+#include "pretty_name.h"
 
 /* buffer.c: a file's bytes, buffered, and section headers */
 struct tt__out {
@@ -285,7 +286,6 @@ void tt__names_after_fork(void) TT__HIDDEN;
 /* The name a site is shown by: its own, or (TT__SITE_PRETTY) the qualified name made
  * from the __PRETTY_FUNCTION__ it holds, in buf. */
 const char *tt__site_name(const struct tt_callsite *site, char *buf, size_t cap) TT__HIDDEN;
-size_t tt__pretty_name(const char *pretty, char *buf, size_t cap) TT__HIDDEN;
 #define TT__NAME_MAX 1024 /* bytes kept of a name made from __PRETTY_FUNCTION__ */
 
 #endif /* TT_WRITER_H */

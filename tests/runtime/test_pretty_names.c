@@ -1,5 +1,5 @@
 /* C++'s TT_FUNC names: __PRETTY_FUNCTION__ as GCC and clang write it, made the
- * qualified name the trace shows (src/writer/names.c). */
+ * qualified name the trace shows (src/common/pretty_name.c). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -35,12 +35,12 @@ static void test_pretty_names(void **state)
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		char buf[256];
-		size_t len = tt__pretty_name(cases[i][0], buf, sizeof buf);
+		size_t len = tt_pretty_name(cases[i][0], buf, sizeof buf);
 		assert_string_equal(buf, cases[i][1]);
 		assert_int_equal(len, strlen(cases[i][1]));
 	}
 	char small[8]; /* cut to fit, still terminated */
-	assert_int_equal(tt__pretty_name("int Queue::pop()", small, sizeof small), 7);
+	assert_int_equal(tt_pretty_name("int Queue::pop()", small, sizeof small), 7);
 	assert_string_equal(small, "Queue::");
 }
 

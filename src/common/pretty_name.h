@@ -1,0 +1,14 @@
+/* A C++ function's name as ticktrace shows it, from its __PRETTY_FUNCTION__ (TT_FUNC's
+ * descriptors, TT__SITE_PRETTY): the qualified name, with the values of its template
+ * parameters ("int Queue<T>::pop() [with T = long]" is "Queue<long>::pop"). The Linux
+ * runtime's writer (writer/names.c) and the Windows runtime (portable/dump.c) name
+ * sites by it. Below src/ (its include path is tt_record_protocol_inc's). Not installed. */
+#ifndef TT_PRETTY_NAME_H
+#define TT_PRETTY_NAME_H
+
+#include <stddef.h>
+
+/* The name made from `pretty` into buf (cut to cap - 1 bytes, NUL-ended): its length. */
+size_t tt_pretty_name(const char *pretty, char *buf, size_t cap);
+
+#endif /* TT_PRETTY_NAME_H */

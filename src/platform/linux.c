@@ -1,0 +1,309 @@
+/* The platform layer on Linux (platform.h): thin wrappers over what the runtime's base
+ * layer does already (its clocks and anchors, tt__read_file), glibc and the kernel. */
+#include <dlfcn.h>
+#include <elf.h>
+#include <errno.h>
+#include <limits.h>
+#include <link.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "base/base.h"
+#include "platform/platform.h"
+
+/* ---- threads ---- */
+
+uintptr_t tt_os_thread_key(void)
+{
+	uintptr_t tp; /* (as asm/record.asm reads it) */
+	__asm__("mov %%fs:0x10, %0" : "=r"(tp));
+	return tp;
+}
+
+uint32_t tt_os_thread_id(void)
+{
+	return (uint32_t)syscall(SYS_gettid);
+}
+
+/* `len` bytes of a name read from the kernel, its newline cut, NUL-ended. */
+static size_t tt_os_name_end(char *name, size_t len)
+{
+	while (len && (name[len - 1] == '\n' || name[len - 1] == 0))
+		len--;
+	name[len] = 0;
+	return len;
+}
+
+size_t tt_os_thread_name(char *name, size_t size)
+{
+	char comm[17] = {0}; /* (TASK_COMM_LEN and a NUL) */
+	if (!size)
+		return 0;
+	prctl(PR_GET_NAME, comm);
+	snprintf(name, size, "%s", comm);
+	return strlen(name);
+}
+
+size_t tt_os_thread_name_of(uint32_t tid, char *name, size_t size)
+{
+	char path[64];
+	if (!size)
+		return 0;
+	snprintf(path, sizeof path, "/proc/self/task/%u/comm", tid);
+	return tt_os_name_end(name, tt__read_file(path, name, size - 1));
+}
+
+static pthread_once_t tt_os_exit_once = PTHREAD_ONCE_INIT;
+static pthread_key_t tt_os_exit_key;
+static void (*tt_os_exit_fn)(void *arg);
+static int tt_os_exit_err;
+
+static void tt_os_exit_alloc(void)
+{
+	tt_os_exit_err = pthread_key_create(&tt_os_exit_key, tt_os_exit_fn);
+}
+
+int tt_os_on_thread_exit(void (*exit)(void *arg), void *arg)
+{
+	__atomic_store_n(&tt_os_exit_fn, exit, __ATOMIC_RELAXED); /* (the first caller's) */
+	pthread_once(&tt_os_exit_once, tt_os_exit_alloc);
+	if (tt_os_exit_err)
+		return -tt_os_exit_err;
+	return -pthread_setspecific(tt_os_exit_key, arg);
+}
+
+struct tt_os_start {
+	void (*main)(void *arg);
+	void *arg;
+};
+
+static void *tt_os_thread_main(void *p)
+{
+	struct tt_os_start start = *(struct tt_os_start *)p;
+	free(p);
+	start.main(start.arg);
+	return NULL;
+}
+
+int tt_os_thread_start(void (*main)(void *arg), void *arg)
+{
+	struct tt_os_start *start = malloc(sizeof *start);
+	if (!start)
+		return -ENOMEM;
+	*start = (struct tt_os_start){main, arg};
+	/* (kept loaded: the runtime's library is linked -z nodelete) */
+	pthread_t thread;
+	int err = tt__start_thread(&thread, tt_os_thread_main, start, 1, 0);
+	if (err)
+		free(start);
+	return err;
+}
+
+/* ---- locks: a futex word, 0 free, 1 taken, 2 taken with waiters (Drepper's) ---- */
+
+void tt_os_lock(struct tt_os_lock *lock)
+{
+	int *word = (int *)&lock->word;
+	int c = 0;
+	if (__atomic_compare_exchange_n(word, &c, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+		return;
+	if (c != 2)
+		c = __atomic_exchange_n(word, 2, __ATOMIC_ACQUIRE);
+	while (c != 0) {
+		syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, 2, NULL, NULL, 0);
+		c = __atomic_exchange_n(word, 2, __ATOMIC_ACQUIRE);
+	}
+}
+
+void tt_os_unlock(struct tt_os_lock *lock)
+{
+	int *word = (int *)&lock->word;
+	if (__atomic_exchange_n(word, 0, __ATOMIC_RELEASE) == 2)
+		syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+int tt_os_trylock(struct tt_os_lock *lock)
+{
+	int free = 0;
+	return __atomic_compare_exchange_n((int *)&lock->word, &free, 1, 0, __ATOMIC_ACQUIRE,
+					   __ATOMIC_RELAXED);
+}
+
+void tt_os_wait(uint32_t *word, uint32_t value, uint32_t ms)
+{
+	struct timespec timeout = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000};
+	syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, value, &timeout, NULL, 0);
+}
+
+void tt_os_wake(uint32_t *word)
+{
+	syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+/* ---- memory ---- */
+
+void *tt_os_reserve(size_t size)
+{
+	const size_t align = 64 * 1024;
+	char *map = mmap(NULL, size + align, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (map == MAP_FAILED)
+		return NULL;
+	char *at = (char *)(((uintptr_t)map + align - 1) & ~(uintptr_t)(align - 1));
+	if (at > map)
+		munmap(map, (size_t)(at - map));
+	munmap(at + size, (size_t)(map + align - at));
+	return at;
+}
+
+int tt_os_commit(void *at, size_t size)
+{
+	if (mprotect(at, size, PROT_READ | PROT_WRITE) != 0)
+		return -ENOMEM;
+	if (madvise(at, size, MADV_POPULATE_WRITE) != 0) /* (before Linux 5.14: by hand) */
+		for (size_t off = 0; off < size; off += (size_t)sysconf(_SC_PAGESIZE))
+			__atomic_fetch_or((char *)at + off, 0, __ATOMIC_RELAXED);
+	return 0;
+}
+
+/* ---- files ---- */
+
+int tt_os_is_device(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 && (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode));
+}
+
+int tt_os_rename(const char *from, const char *to)
+{
+	return rename(from, to) == 0 ? 0 : -errno;
+}
+
+/* ---- time ---- */
+
+int64_t tt_os_monotonic_ns(void)
+{
+	return tt__clock_ns(CLOCK_MONOTONIC);
+}
+
+int64_t tt_os_boottime_ns(void)
+{
+	return tt__clock_ns(CLOCK_BOOTTIME);
+}
+
+int64_t tt_os_realtime_ns(void)
+{
+	return tt__clock_ns(CLOCK_REALTIME);
+}
+
+void tt_os_anchor(struct tt_anchor *anchor)
+{
+	tt__anchor_now(anchor);
+}
+
+static void (*tt_os_crashed)(int signal);
+static const int tt_os_fatal[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
+static struct sigaction tt_os_fatal_before[sizeof tt_os_fatal / sizeof tt_os_fatal[0]];
+
+static void tt_os_crash_handler(int signal)
+{
+	static int once;
+	if (!__atomic_exchange_n(&once, 1, __ATOMIC_ACQ_REL))
+		tt_os_crashed(signal);
+	for (size_t i = 0; i < sizeof tt_os_fatal / sizeof tt_os_fatal[0]; i++)
+		if (tt_os_fatal[i] == signal)
+			sigaction(signal, &tt_os_fatal_before[i], NULL);
+	raise(signal); /* (the handler before, or the default: the process dies of it) */
+}
+
+int tt_os_on_crash(void (*crashed)(int signal))
+{
+	tt_os_crashed = crashed;
+	struct sigaction sa = {.sa_handler = tt_os_crash_handler};
+	for (size_t i = 0; i < sizeof tt_os_fatal / sizeof tt_os_fatal[0]; i++)
+		if (sigaction(tt_os_fatal[i], &sa, &tt_os_fatal_before[i]) != 0)
+			return -errno;
+	return 0;
+}
+
+/* ---- the process ---- */
+
+uint32_t tt_os_process_id(void)
+{
+	return (uint32_t)getpid();
+}
+
+size_t tt_os_process_name(char *name, size_t size)
+{
+	if (!size)
+		return 0;
+	return tt_os_name_end(name, tt__read_file("/proc/self/comm", name, size - 1));
+}
+
+struct tt_os_walk {
+	int (*each)(const struct tt_os_module *module, void *arg);
+	void *arg;
+};
+
+/* The GNU build id among the object's notes, or NULL. */
+static const uint8_t *tt_os_build_id(const struct dl_phdr_info *info, uint32_t *len)
+{
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_NOTE)
+			continue;
+		const char *p = (const char *)(info->dlpi_addr + ph->p_vaddr), *end = p + ph->p_memsz;
+		while (p + sizeof(ElfW(Nhdr)) <= end) {
+			const ElfW(Nhdr) *n = (const void *)p;
+			const char *desc = p + sizeof *n + ((n->n_namesz + 3) & ~3u);
+			if (n->n_type == NT_GNU_BUILD_ID && n->n_namesz == 4 && !memcmp(p + sizeof *n, "GNU", 4)) {
+				*len = n->n_descsz;
+				return (const uint8_t *)desc;
+			}
+			p = desc + ((n->n_descsz + 3) & ~3u);
+		}
+	}
+	*len = 0;
+	return NULL;
+}
+
+static int tt_os_module_of(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	struct tt_os_walk *walk = arg;
+	char exe[PATH_MAX];
+	const char *path = info->dlpi_name;
+	if (!path || !*path) { /* the program itself */
+		ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+		exe[n > 0 ? n : 0] = 0;
+		path = exe;
+	}
+	struct tt_os_module m = {.path = path};
+	m.build_id = tt_os_build_id(info, &m.build_id_len);
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+			continue;
+		m.start = info->dlpi_addr + ph->p_vaddr;
+		m.end = m.start + ph->p_memsz;
+		m.file_offset = ph->p_offset;
+		int rc = walk->each(&m, walk->arg);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+int tt_os_modules(int (*each)(const struct tt_os_module *module, void *arg), void *arg)
+{
+	struct tt_os_walk walk = {each, arg};
+	return dl_iterate_phdr(tt_os_module_of, &walk);
+}

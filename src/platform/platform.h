@@ -1,0 +1,102 @@
+/* ticktrace's platform layer: what the runtime needs of an operating system, one file
+ * per system (windows.c, linux.c), the same face. Threads and their ids and names,
+ * locks, memory reserved and committed and faulted in, files, time and the clock
+ * anchors, the process and its modules. Below everything of the runtime that runs on
+ * more than Linux (the Windows runtime, src/portable/); names tt_os_. Never installed. */
+#ifndef TT_PLATFORM_H
+#define TT_PLATFORM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ticktrace/format.h"
+
+/* ---- threads ---- */
+
+/* The hot path's key of the calling thread (asm/): the TEB's self pointer
+ * (gs:[0x30]) on Windows, the thread pointer (%fs:0x10) on Linux. */
+uintptr_t tt_os_thread_key(void);
+uint32_t tt_os_thread_id(void);
+/* The calling thread's name (GetThreadDescription; the kernel's comm): its length,
+ * cut to size - 1 and ended with NUL; 0 when it has none. */
+size_t tt_os_thread_name(char *name, size_t size);
+/* Thread `tid` of this process, by id: the same, for a thread that may not be the
+ * caller. */
+size_t tt_os_thread_name_of(uint32_t tid, char *name, size_t size);
+/* Calls exit(arg) as the calling thread exits (its fiber local storage's callback;
+ * a thread-specific key's destructor): once per call of this function on a thread,
+ * which must not be made twice on one thread. 0 or -errno. */
+int tt_os_on_thread_exit(void (*exit)(void *arg), void *arg);
+
+/* Starts a thread of ticktrace's own, detached, running main(arg); the module it runs
+ * in is kept loaded from then on (a DLL unloaded under it would crash it). 0 or -errno. */
+int tt_os_thread_start(void (*main)(void *arg), void *arg);
+
+/* ---- locks, and waiting for a word to change ---- */
+
+/* A lock that needs no initialization but zeroes and never allocates: an SRW lock,
+ * a futex word. Not recursive. */
+struct tt_os_lock {
+	void *word;
+};
+void tt_os_lock(struct tt_os_lock *lock);
+void tt_os_unlock(struct tt_os_lock *lock);
+int tt_os_trylock(struct tt_os_lock *lock); /* 1: taken; 0: another holds it */
+/* Waits while *word is `value`, for ms milliseconds at most (WaitOnAddress; a futex);
+ * tt_os_wake wakes a thread waiting on it. */
+void tt_os_wait(uint32_t *word, uint32_t value, uint32_t ms);
+void tt_os_wake(uint32_t *word);
+
+/* ---- memory ---- */
+
+/* Address space for `size` bytes, aligned to 64 KiB, no memory behind it yet (NULL
+ * when refused). */
+void *tt_os_reserve(size_t size);
+/* Memory behind [at, at + size) of a reservation, faulted in, so that the hot path
+ * never takes a page fault there: 0 or -ENOMEM. Zero when first committed; committed
+ * again, what is there is left as it is (a thread may be writing into it). */
+int tt_os_commit(void *at, size_t size);
+
+/* ---- files ---- */
+
+/* Whether `path` is a device or a pipe (NUL, a console; /dev/null, a FIFO), which a
+ * file is written into in place rather than under a temporary name renamed. */
+int tt_os_is_device(const char *path);
+/* Replaces `to` with `from` in one step (a file written under a temporary name):
+ * 0 or -errno. */
+int tt_os_rename(const char *from, const char *to);
+
+/* ---- time ---- */
+
+int64_t tt_os_monotonic_ns(void); /* QueryPerformanceCounter; CLOCK_MONOTONIC */
+int64_t tt_os_boottime_ns(void);  /* with time asleep: QueryInterruptTime; CLOCK_BOOTTIME */
+int64_t tt_os_realtime_ns(void);  /* since 1970: GetSystemTimePreciseAsFileTime; CLOCK_REALTIME */
+/* The TSC and the clocks, read as close together as it can (the tightest of a few
+ * tries, the TSC in the middle of the monotonic clock's reading). */
+void tt_os_anchor(struct tt_anchor *anchor);
+
+/* Calls crashed(signal) once when the process dies of a fault nobody handles (an
+ * unhandled exception: its code as the nearest signal, SIGSEGV for an access
+ * violation; a fatal signal), on the faulting thread, before the system ends it:
+ * the handlers installed before are kept and called after. 0 or -errno. */
+int tt_os_on_crash(void (*crashed)(int signal));
+
+/* ---- the process ---- */
+
+uint32_t tt_os_process_id(void);
+/* The program's name (its file's, without the directory); length, as tt_os_thread_name. */
+size_t tt_os_process_name(char *name, size_t size);
+
+/* A module mapped in this process: for each executable range of each, `each` is
+ * called with its path (UTF-8), the range, its offset in the file, and its build id
+ * (Windows: the CodeView record's GUID and age; Linux: the ELF note), until it
+ * returns non-zero. 0, or what `each` returned. */
+struct tt_os_module {
+	const char *path;
+	uint64_t start, end, file_offset;
+	const uint8_t *build_id;
+	uint32_t build_id_len;
+};
+int tt_os_modules(int (*each)(const struct tt_os_module *module, void *arg), void *arg);
+
+#endif /* TT_PLATFORM_H */

@@ -1,0 +1,390 @@
+/* The platform layer on Windows x64 (platform.h): Win32 alone, nothing of the C
+ * library's threads or POSIX emulation. Functions Windows gained later
+ * (GetThreadDescription, 10 1607; QueryInterruptTimePrecise, 10) are looked up, and
+ * missing they say nothing rather than fail. */
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+#include <intrin.h>
+#include <windows.h>
+#include <psapi.h>
+
+#include "platform/platform.h"
+
+/* ---- threads ---- */
+
+uintptr_t tt_os_thread_key(void)
+{
+	uintptr_t self; /* (as asm/record_win64.asm reads it; __readgsqword(0x30) warns) */
+	__asm__("mov %%gs:0x30, %0" : "=r"(self));
+	return self;
+}
+
+uint32_t tt_os_thread_id(void)
+{
+	return GetCurrentThreadId();
+}
+
+static FARPROC tt_os_kernel_function(const char *name)
+{
+	HMODULE kernel = GetModuleHandleW(L"kernelbase.dll");
+	FARPROC fn = kernel ? GetProcAddress(kernel, name) : NULL;
+	if (!fn && (kernel = GetModuleHandleW(L"kernel32.dll")))
+		fn = GetProcAddress(kernel, name);
+	return fn;
+}
+
+/* UTF-16 to UTF-8, cut to size - 1 bytes, NUL-ended: the length. */
+static size_t tt_os_utf8(const wchar_t *text, char *out, size_t size)
+{
+	if (!size)
+		return 0;
+	int n = WideCharToMultiByte(CP_UTF8, 0, text, -1, out, (int)size, NULL, NULL);
+	if (n <= 0) {
+		/* too long for `out`: the whole, then cut */
+		char whole[1024];
+		n = WideCharToMultiByte(CP_UTF8, 0, text, -1, whole, sizeof whole, NULL, NULL);
+		if (n <= 0)
+			n = 1, whole[0] = 0;
+		size_t len = strlen(whole) < size - 1 ? strlen(whole) : size - 1;
+		memcpy(out, whole, len);
+		out[len] = 0;
+		return len;
+	}
+	return (size_t)n - 1;
+}
+
+static size_t tt_os_thread_name_by(HANDLE thread, char *name, size_t size)
+{
+	typedef HRESULT(WINAPI * describe_fn)(HANDLE, PWSTR *);
+	describe_fn describe = (describe_fn)(void (*)(void))tt_os_kernel_function("GetThreadDescription");
+	PWSTR text = NULL;
+	size_t len = 0;
+	if (size)
+		name[0] = 0;
+	if (describe && SUCCEEDED(describe(thread, &text)) && text) {
+		len = tt_os_utf8(text, name, size);
+		LocalFree(text);
+	}
+	return len;
+}
+
+size_t tt_os_thread_name(char *name, size_t size)
+{
+	return tt_os_thread_name_by(GetCurrentThread(), name, size);
+}
+
+size_t tt_os_thread_name_of(uint32_t tid, char *name, size_t size)
+{
+	HANDLE thread = OpenThread(THREAD_QUERY_LIMITED_INFORMATION, FALSE, tid);
+	if (!thread) {
+		if (size)
+			name[0] = 0;
+		return 0;
+	}
+	size_t len = tt_os_thread_name_by(thread, name, size);
+	CloseHandle(thread);
+	return len;
+}
+
+/* One fiber local storage index, whose callback Windows calls as each thread that set
+ * a value exits (in a DLL and in a program linked with the static library alike). */
+static INIT_ONCE tt_os_exit_once = INIT_ONCE_STATIC_INIT;
+static DWORD tt_os_exit_index = FLS_OUT_OF_INDEXES;
+
+static BOOL CALLBACK tt_os_exit_alloc(PINIT_ONCE once, PVOID exit, PVOID *unused)
+{
+	(void)once;
+	(void)unused;
+	tt_os_exit_index = FlsAlloc((PFLS_CALLBACK_FUNCTION)exit);
+	return tt_os_exit_index != FLS_OUT_OF_INDEXES;
+}
+
+int tt_os_on_thread_exit(void (*exit)(void *arg), void *arg)
+{
+	if (!InitOnceExecuteOnce(&tt_os_exit_once, tt_os_exit_alloc, (PVOID)exit, NULL))
+		return -EAGAIN;
+	return FlsSetValue(tt_os_exit_index, arg) ? 0 : -ENOMEM;
+}
+
+struct tt_os_start {
+	void (*main)(void *arg);
+	void *arg;
+};
+
+static DWORD WINAPI tt_os_thread_main(void *p)
+{
+	struct tt_os_start start = *(struct tt_os_start *)p;
+	HeapFree(GetProcessHeap(), 0, p);
+	start.main(start.arg);
+	return 0;
+}
+
+int tt_os_thread_start(void (*main)(void *arg), void *arg)
+{
+	HMODULE self;
+	if (!GetModuleHandleExW(GET_MODULE_HANDLE_EX_FLAG_FROM_ADDRESS | GET_MODULE_HANDLE_EX_FLAG_PIN,
+				(LPCWSTR)(void *)tt_os_thread_main, &self))
+		return -EINVAL;
+	struct tt_os_start *start = HeapAlloc(GetProcessHeap(), 0, sizeof *start);
+	if (!start)
+		return -ENOMEM;
+	*start = (struct tt_os_start){main, arg};
+	HANDLE thread = CreateThread(NULL, 64 * 1024, tt_os_thread_main, start, 0, NULL);
+	if (!thread) {
+		HeapFree(GetProcessHeap(), 0, start);
+		return -EAGAIN;
+	}
+	CloseHandle(thread);
+	return 0;
+}
+
+/* ---- locks ---- */
+
+_Static_assert(sizeof(SRWLOCK) == sizeof(struct tt_os_lock), "an SRW lock is a pointer");
+
+void tt_os_lock(struct tt_os_lock *lock)
+{
+	AcquireSRWLockExclusive((PSRWLOCK)lock);
+}
+
+void tt_os_unlock(struct tt_os_lock *lock)
+{
+	ReleaseSRWLockExclusive((PSRWLOCK)lock);
+}
+
+int tt_os_trylock(struct tt_os_lock *lock)
+{
+	return TryAcquireSRWLockExclusive((PSRWLOCK)lock) != 0;
+}
+
+void tt_os_wait(uint32_t *word, uint32_t value, uint32_t ms)
+{
+	WaitOnAddress(word, &value, sizeof value, ms);
+}
+
+void tt_os_wake(uint32_t *word)
+{
+	WakeByAddressSingle(word);
+}
+
+/* ---- memory ---- */
+
+void *tt_os_reserve(size_t size)
+{
+	/* (VirtualAlloc's regions start on the 64 KiB allocation granularity) */
+	return VirtualAlloc(NULL, size, MEM_RESERVE, PAGE_NOACCESS);
+}
+
+int tt_os_commit(void *at, size_t size)
+{
+	if (!VirtualAlloc(at, size, MEM_COMMIT, PAGE_READWRITE))
+		return -ENOMEM;
+	/* Committed pages are zero but not yet there: each one written once now, by an
+	 * atomic or of 0 that changes nothing a thread wrote there. */
+	SYSTEM_INFO info;
+	GetSystemInfo(&info);
+	for (size_t off = 0; off < size; off += info.dwPageSize)
+		__atomic_fetch_or((char *)at + off, 0, __ATOMIC_RELAXED);
+	return 0;
+}
+
+/* ---- files ---- */
+
+int tt_os_is_device(const char *path)
+{
+	wchar_t wpath[MAX_PATH];
+	if (!MultiByteToWideChar(CP_UTF8, 0, path, -1, wpath, MAX_PATH))
+		return 0;
+	HANDLE f = CreateFileW(wpath, 0, FILE_SHARE_READ | FILE_SHARE_WRITE, NULL, OPEN_EXISTING, 0, NULL);
+	if (f == INVALID_HANDLE_VALUE)
+		return 0;
+	DWORD type = GetFileType(f);
+	CloseHandle(f);
+	return type == FILE_TYPE_CHAR || type == FILE_TYPE_PIPE;
+}
+
+int tt_os_rename(const char *from, const char *to)
+{
+	wchar_t wfrom[MAX_PATH], wto[MAX_PATH];
+	if (!MultiByteToWideChar(CP_UTF8, 0, from, -1, wfrom, MAX_PATH) ||
+	    !MultiByteToWideChar(CP_UTF8, 0, to, -1, wto, MAX_PATH))
+		return -ENAMETOOLONG;
+	if (MoveFileExW(wfrom, wto, MOVEFILE_REPLACE_EXISTING | MOVEFILE_WRITE_THROUGH))
+		return 0;
+	return GetLastError() == ERROR_ACCESS_DENIED ? -EACCES : -EIO;
+}
+
+/* ---- time ---- */
+
+static int64_t tt_os_ticks_ns(uint64_t ticks, uint64_t hz)
+{
+	return (int64_t)(ticks / hz * 1000000000u + ticks % hz * 1000000000u / hz);
+}
+
+int64_t tt_os_monotonic_ns(void)
+{
+	LARGE_INTEGER now, hz;
+	QueryPerformanceCounter(&now);
+	QueryPerformanceFrequency(&hz);
+	return tt_os_ticks_ns((uint64_t)now.QuadPart, (uint64_t)hz.QuadPart);
+}
+
+int64_t tt_os_boottime_ns(void)
+{
+	typedef void(WINAPI * interrupt_time_fn)(PULONGLONG);
+	static interrupt_time_fn interrupt_time;
+	static int looked;
+	if (!__atomic_load_n(&looked, __ATOMIC_ACQUIRE)) {
+		interrupt_time = (interrupt_time_fn)(void (*)(void))tt_os_kernel_function(
+			"QueryInterruptTimePrecise");
+		__atomic_store_n(&looked, 1, __ATOMIC_RELEASE);
+	}
+	if (!interrupt_time) /* (older Windows, Wine: milliseconds) */
+		return (int64_t)GetTickCount64() * 1000000;
+	ULONGLONG units; /* 100 ns since boot, time asleep included */
+	interrupt_time(&units);
+	return (int64_t)units * 100;
+}
+
+int64_t tt_os_realtime_ns(void)
+{
+	FILETIME now; /* 100 ns since 1601 */
+	GetSystemTimePreciseAsFileTime(&now);
+	uint64_t units = (uint64_t)now.dwHighDateTime << 32 | now.dwLowDateTime;
+	return (int64_t)(units - UINT64_C(116444736000000000)) * 100;
+}
+
+void tt_os_anchor(struct tt_anchor *anchor)
+{
+	uint64_t best_gap = UINT64_MAX;
+	for (int i = 0; i < 5; i++) {
+		uint64_t before = __rdtsc();
+		int64_t mono = tt_os_monotonic_ns();
+		uint64_t after = __rdtsc();
+		if (after - before < best_gap) {
+			best_gap = after - before;
+			anchor->tsc = before + (after - before) / 2;
+			anchor->monotonic_ns = mono;
+		}
+	}
+	/* The other clocks as offsets from monotonic, read back to back. */
+	int64_t mono = tt_os_monotonic_ns();
+	anchor->boottime_ns = anchor->monotonic_ns + (tt_os_boottime_ns() - mono);
+	anchor->realtime_ns = anchor->monotonic_ns + (tt_os_realtime_ns() - mono);
+}
+
+static void (*tt_os_crashed)(int signal);
+static LPTOP_LEVEL_EXCEPTION_FILTER tt_os_crash_next;
+
+static LONG WINAPI tt_os_crash_filter(EXCEPTION_POINTERS *e)
+{
+	static LONG once;
+	DWORD code = e->ExceptionRecord->ExceptionCode;
+	int signal = SIGABRT;
+	if (code == EXCEPTION_ACCESS_VIOLATION || code == EXCEPTION_STACK_OVERFLOW ||
+	    code == EXCEPTION_IN_PAGE_ERROR || code == EXCEPTION_ARRAY_BOUNDS_EXCEEDED)
+		signal = SIGSEGV;
+	else if (code == EXCEPTION_ILLEGAL_INSTRUCTION || code == EXCEPTION_PRIV_INSTRUCTION)
+		signal = SIGILL;
+	else if (code == EXCEPTION_INT_DIVIDE_BY_ZERO || code == EXCEPTION_INT_OVERFLOW ||
+		 (code >= EXCEPTION_FLT_DENORMAL_OPERAND && code <= EXCEPTION_FLT_UNDERFLOW))
+		signal = SIGFPE;
+	if (InterlockedExchange(&once, 1) == 0)
+		tt_os_crashed(signal);
+	return tt_os_crash_next ? tt_os_crash_next(e) : EXCEPTION_CONTINUE_SEARCH;
+}
+
+int tt_os_on_crash(void (*crashed)(int signal))
+{
+	tt_os_crashed = crashed;
+	tt_os_crash_next = SetUnhandledExceptionFilter(tt_os_crash_filter);
+	return 0;
+}
+
+/* ---- the process ---- */
+
+uint32_t tt_os_process_id(void)
+{
+	return GetCurrentProcessId();
+}
+
+size_t tt_os_process_name(char *name, size_t size)
+{
+	wchar_t path[MAX_PATH];
+	DWORD n = GetModuleFileNameW(NULL, path, MAX_PATH);
+	if (!n || n == MAX_PATH) {
+		if (size)
+			name[0] = 0;
+		return 0;
+	}
+	const wchar_t *base = path;
+	for (const wchar_t *p = path; *p; p++)
+		if (*p == L'\\' || *p == L'/')
+			base = p + 1;
+	return tt_os_utf8(base, name, size);
+}
+
+/* A CodeView record (the linker's, with --build-id for GNU ld): "RSDS", the GUID,
+ * the age, then the PDB's path. */
+struct tt_os_codeview {
+	DWORD signature;
+	uint8_t guid_age[20];
+};
+
+/* The module's build id: its CodeView record's GUID and age, or NULL. */
+static const uint8_t *tt_os_build_id(const uint8_t *base, const IMAGE_NT_HEADERS64 *nt)
+{
+	const IMAGE_DATA_DIRECTORY *dir =
+		&nt->OptionalHeader.DataDirectory[IMAGE_DIRECTORY_ENTRY_DEBUG];
+	if (nt->OptionalHeader.NumberOfRvaAndSizes <= IMAGE_DIRECTORY_ENTRY_DEBUG || !dir->Size)
+		return NULL;
+	const IMAGE_DEBUG_DIRECTORY *debug = (const void *)(base + dir->VirtualAddress);
+	for (size_t i = 0; i < dir->Size / sizeof *debug; i++) {
+		if (debug[i].Type != IMAGE_DEBUG_TYPE_CODEVIEW || !debug[i].AddressOfRawData ||
+		    debug[i].SizeOfData < sizeof(struct tt_os_codeview))
+			continue;
+		const struct tt_os_codeview *cv = (const void *)(base + debug[i].AddressOfRawData);
+		if (cv->signature == 0x53445352) /* "RSDS" */
+			return cv->guid_age;
+	}
+	return NULL;
+}
+
+int tt_os_modules(int (*each)(const struct tt_os_module *module, void *arg), void *arg)
+{
+	HMODULE modules[1024];
+	DWORD bytes = 0;
+	if (!K32EnumProcessModules(GetCurrentProcess(), modules, sizeof modules, &bytes))
+		return 0;
+	for (size_t m = 0; m < bytes / sizeof modules[0] && m < 1024; m++) {
+		const uint8_t *base = (const uint8_t *)modules[m];
+		const IMAGE_DOS_HEADER *dos = (const void *)base;
+		const IMAGE_NT_HEADERS64 *nt = (const void *)(base + dos->e_lfanew);
+		if (dos->e_magic != IMAGE_DOS_SIGNATURE || nt->Signature != IMAGE_NT_SIGNATURE)
+			continue;
+		wchar_t wpath[MAX_PATH];
+		char path[3 * MAX_PATH];
+		if (!GetModuleFileNameW(modules[m], wpath, MAX_PATH))
+			continue;
+		tt_os_utf8(wpath, path, sizeof path);
+		const uint8_t *build_id = tt_os_build_id(base, nt);
+		const IMAGE_SECTION_HEADER *sec = IMAGE_FIRST_SECTION(nt);
+		for (unsigned s = 0; s < nt->FileHeader.NumberOfSections; s++) {
+			if (!(sec[s].Characteristics & IMAGE_SCN_MEM_EXECUTE))
+				continue;
+			struct tt_os_module module = {
+				.path = path,
+				.start = (uint64_t)(uintptr_t)(base + sec[s].VirtualAddress),
+				.end = (uint64_t)(uintptr_t)(base + sec[s].VirtualAddress + sec[s].Misc.VirtualSize),
+				.file_offset = sec[s].PointerToRawData,
+				.build_id = build_id,
+				.build_id_len = build_id ? 20 : 0,
+			};
+			int rc = each(&module, arg);
+			if (rc)
+				return rc;
+		}
+	}
+	return 0;
+}

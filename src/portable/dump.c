@@ -1,0 +1,336 @@
+/* The raw file (include/ticktrace/format.h), whole: header, PROCESS, MODULES, the call
+ * sites and functions the records name, each thread's THREAD and EVENTS, END. Written
+ * beside `path` under a temporary name and renamed, so that no half-written file is
+ * ever left under the name. Threads may go on recording meanwhile: what each had
+ * reserved when the dump began is written. */
+#include <errno.h>
+#include <intrin.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "portable/portable.h"
+#include "pretty_name.h"
+
+/* A set of addresses (sites, functions), open addressing; 0 is no address. */
+struct tt__set {
+	uint64_t *at;
+	size_t cap, count;
+};
+
+static int tt__set_add(struct tt__set *set, uint64_t address)
+{
+	if (2 * (set->count + 1) > set->cap) {
+		struct tt__set grown = {calloc(set->cap ? 2 * set->cap : 256, sizeof(uint64_t)),
+					set->cap ? 2 * set->cap : 256, 0};
+		if (!grown.at)
+			return -ENOMEM;
+		for (size_t i = 0; i < set->cap; i++)
+			if (set->at[i])
+				tt__set_add(&grown, set->at[i]);
+		free(set->at);
+		*set = grown;
+	}
+	size_t i = (size_t)((address * UINT64_C(0x9E3779B97F4A7C15)) >> 32) & (set->cap - 1);
+	while (set->at[i] && set->at[i] != address)
+		i = (i + 1) & (set->cap - 1);
+	if (!set->at[i]) {
+		set->at[i] = address;
+		set->count++;
+	}
+	return 0;
+}
+
+/* A chunk's records: [begin, end). */
+static const struct tt_record *tt__records(const struct tt__chunk *chunk, const struct tt_record **end)
+{
+	*end = (const struct tt_record *)((const char *)chunk + chunk->size);
+	return (const struct tt_record *)(chunk + 1);
+}
+
+struct tt__file {
+	FILE *f;
+	int err;
+};
+
+static void tt__put(struct tt__file *file, const void *data, size_t size)
+{
+	if (size && fwrite(data, 1, size, file->f) != size && !file->err)
+		file->err = errno ? -errno : -EIO;
+}
+
+static void tt__section(struct tt__file *file, uint32_t type, uint64_t size)
+{
+	struct tt_section_header h = {.type = type, .size = size};
+	tt__put(file, &h, sizeof h);
+}
+
+static void tt__pad(struct tt__file *file, uint64_t size)
+{
+	static const char zeros[16];
+	tt__put(file, zeros, TT_SECTION_PADDED(size) - size);
+}
+
+static uint32_t tt__len(const char *s)
+{
+	return s ? (uint32_t)strlen(s) : 0;
+}
+
+static void tt__out_process(struct tt__file *file)
+{
+	char name[256];
+	struct tt_process_info info = {.pid = tt_os_process_id()};
+	info.name_len = (uint32_t)tt_os_process_name(name, sizeof name);
+	tt__section(file, TT_SEC_PROCESS, sizeof info + info.name_len);
+	tt__put(file, &info, sizeof info);
+	tt__put(file, name, info.name_len);
+	tt__pad(file, sizeof info + info.name_len);
+}
+
+/* MODULES: counted in one walk, written in the next. */
+struct tt__modules {
+	struct tt__file *file;
+	uint64_t count, bytes;
+};
+
+static int tt__module_size(const struct tt_os_module *m, void *arg)
+{
+	struct tt__modules *modules = arg;
+	modules->count++;
+	modules->bytes += sizeof(struct tt_module_info) + strlen(m->path) + m->build_id_len;
+	return 0;
+}
+
+static int tt__module_out(const struct tt_os_module *m, void *arg)
+{
+	struct tt__modules *modules = arg;
+	struct tt_module_info info = {m->start, m->end, m->file_offset, tt__len(m->path), m->build_id_len};
+	tt__put(modules->file, &info, sizeof info);
+	tt__put(modules->file, m->path, info.path_len);
+	tt__put(modules->file, m->build_id, m->build_id_len);
+	return 0;
+}
+
+static void tt__out_modules(struct tt__file *file)
+{
+	struct tt__modules modules = {file, 0, sizeof(uint64_t)};
+	tt_os_modules(tt__module_size, &modules);
+	tt__section(file, TT_SEC_MODULES, modules.bytes);
+	tt__put(file, &modules.count, sizeof modules.count);
+	tt_os_modules(tt__module_out, &modules);
+	tt__pad(file, modules.bytes);
+}
+
+/* The name a site is shown by: its own, or (TT_FUNC in C++) the qualified name made
+ * from the __PRETTY_FUNCTION__ it holds, in buf. */
+static const char *tt__site_name(const struct tt_callsite *site, char *buf, size_t cap)
+{
+	if (!(site->flags & TT__SITE_PRETTY) || !site->name)
+		return site->name;
+	tt_pretty_name(site->name, buf, cap);
+	return buf;
+}
+
+static void tt__out_sites(struct tt__file *file, const struct tt__set *sites)
+{
+	char shown[1024];
+	uint64_t bytes = sizeof(uint64_t), args = 0, arg_bytes = sizeof(uint64_t);
+	for (size_t i = 0; i < sites->cap; i++) {
+		const struct tt_callsite *s = (const void *)(uintptr_t)sites->at[i];
+		if (!s)
+			continue;
+		bytes += sizeof(struct tt_site_info) + tt__len(tt__site_name(s, shown, sizeof shown)) +
+			 tt__len(s->file) + tt__len(s->func);
+		if (s->flags & (TT__SITE_ARG_NAME | TT__SITE_SIGNED_ARG)) {
+			args++;
+			arg_bytes += sizeof(struct tt_arg_name_info) +
+				     (s->flags & TT__SITE_ARG_NAME ? tt__len(s->arg_name) : 0);
+		}
+	}
+	tt__section(file, TT_SEC_SITES, bytes);
+	uint64_t count = sites->count;
+	tt__put(file, &count, sizeof count);
+	for (size_t i = 0; i < sites->cap; i++) {
+		const struct tt_callsite *s = (const void *)(uintptr_t)sites->at[i];
+		if (!s)
+			continue;
+		const char *name = tt__site_name(s, shown, sizeof shown);
+		struct tt_site_info info = {sites->at[i], s->line, tt__len(name), tt__len(s->file),
+					    tt__len(s->func)};
+		tt__put(file, &info, sizeof info);
+		tt__put(file, name, info.name_len);
+		tt__put(file, s->file, info.file_len);
+		tt__put(file, s->func, info.func_len);
+	}
+	tt__pad(file, bytes);
+	if (!args)
+		return;
+	tt__section(file, TT_SEC_ARG_NAMES, arg_bytes);
+	tt__put(file, &args, sizeof args);
+	for (size_t i = 0; i < sites->cap; i++) {
+		const struct tt_callsite *s = (const void *)(uintptr_t)sites->at[i];
+		if (!s || !(s->flags & (TT__SITE_ARG_NAME | TT__SITE_SIGNED_ARG)))
+			continue;
+		const char *name = s->flags & TT__SITE_ARG_NAME ? s->arg_name : NULL;
+		struct tt_arg_name_info info = {sites->at[i], tt__len(name),
+						s->flags & TT__SITE_SIGNED_ARG ? TT_ARG_SIGNED : 0};
+		tt__put(file, &info, sizeof info);
+		tt__put(file, name, info.name_len);
+	}
+	tt__pad(file, arg_bytes);
+}
+
+static void tt__out_funcs(struct tt__file *file, const struct tt__set *funcs)
+{
+	if (!funcs->count)
+		return;
+	uint64_t bytes = sizeof(uint64_t) * (1 + funcs->count), count = funcs->count;
+	tt__section(file, TT_SEC_FUNCS, bytes);
+	tt__put(file, &count, sizeof count);
+	for (size_t i = 0; i < funcs->cap; i++)
+		if (funcs->at[i])
+			tt__put(file, &funcs->at[i], sizeof funcs->at[i]);
+	tt__pad(file, bytes);
+}
+
+/* Lock held: every thread's records named in the sets; how many records there are. */
+static int tt__collect(struct tt__set *sites, struct tt__set *funcs)
+{
+	for (struct tt__slot *s = tt__run.first; s; s = s->next)
+		for (const struct tt__chunk *c = s->first; c; c = c->next) {
+			const struct tt_record *end, *r = tt__records(c, &end);
+			for (; r < end; r++) {
+				unsigned kind = TT_RECORD_KIND(r->word);
+				uint64_t payload = TT_RECORD_PAYLOAD(r->word);
+				int rc = 0;
+				if (TT_RECORD_HAS_SITE(kind) && payload)
+					rc = tt__set_add(sites, payload);
+				else if (kind == TT_REC_FUNC_ENTER && payload)
+					rc = tt__set_add(funcs, payload);
+				if (TT_RECORD_HAS_VALUE(kind))
+					r++; /* (its VALUE record) */
+				if (rc)
+					return rc;
+			}
+		}
+	return 0;
+}
+
+static uint64_t tt__dropped(const struct tt__slot *s)
+{
+	uint64_t n = 0;
+	for (int i = 0; i < TT_DROP_CAUSES; i++)
+		n += s->dropped[i];
+	return n;
+}
+
+static void tt__out_thread(struct tt__file *file, struct tt__slot *s, struct tt_end_info *end_info)
+{
+	struct tt_thread_info info = {.index = s->index, .tid = s->tid,
+				      .flags = s->exited ? TT_THREAD_EXITED : 0};
+	for (const struct tt__chunk *c = s->first; c; c = c->next)
+		info.events += (c->size - sizeof *c) / sizeof(struct tt_record);
+	memcpy(info.dropped, s->dropped, sizeof info.dropped);
+	char name[sizeof s->name];
+	if (s->named || s->exited)
+		snprintf(name, sizeof name, "%s", s->name);
+	else
+		tt_os_thread_name_of(s->tid, name, sizeof name);
+	if (!name[0]) /* (unnamed: the program's name, as a Linux thread's comm is) */
+		tt_os_process_name(name, sizeof name);
+	info.name_len = tt__len(name);
+	tt__section(file, TT_SEC_THREAD, sizeof info + info.name_len);
+	tt__put(file, &info, sizeof info);
+	tt__put(file, name, info.name_len);
+	tt__pad(file, sizeof info + info.name_len);
+	uint64_t first = 0;
+	for (const struct tt__chunk *c = s->first; c; c = c->next) {
+		uint64_t bytes = c->size - sizeof *c;
+		if (!bytes)
+			continue;
+		struct tt_events_info events = {.thread_index = s->index, .first_record = first};
+		tt__section(file, TT_SEC_EVENTS, sizeof events + bytes);
+		tt__put(file, &events, sizeof events);
+		tt__put(file, c + 1, bytes);
+		first += bytes / sizeof(struct tt_record);
+	}
+	end_info->threads++;
+	end_info->records += first;
+	end_info->dropped += tt__dropped(s);
+}
+
+static void tt__file_header(struct tt_file_header *h)
+{
+	memset(h, 0, sizeof *h);
+	memcpy(h->magic, TT_FILE_MAGIC, TT_FILE_MAGIC_LEN);
+	h->version = TT_FILE_VERSION;
+	h->header_size = sizeof *h;
+	int cpu[4];
+	__cpuid(cpu, 0x80000007);
+	h->flags = cpu[3] & (1 << 8) ? TT_FILE_INVARIANT_TSC : 0;
+	h->tsc_source = TT_TSC_ANCHORS;
+	h->start = tt__run.start;
+	tt_os_anchor(&h->end);
+	int64_t ns = h->end.monotonic_ns - h->start.monotonic_ns;
+	if (ns > 0)
+		h->tsc_hz = (uint64_t)((unsigned __int128)(h->end.tsc - h->start.tsc) * 1000000000u / (uint64_t)ns);
+	h->pid = tt_os_process_id();
+	h->unregistered_dropped = tt__run.unregistered_dropped;
+}
+
+int tt__write_file(const char *path, int crash_signal)
+{
+	char temp[1100];
+	int in_place = tt_os_is_device(path); /* (NUL: nothing to rename) */
+	if (snprintf(temp, sizeof temp, "%s.%u.tmp", path, (unsigned)tt_os_process_id()) >= (int)sizeof temp)
+		return -ENAMETOOLONG;
+	if (in_place)
+		snprintf(temp, sizeof temp, "%s", path);
+	struct tt__file file = {fopen(temp, "wb"), 0};
+	if (!file.f)
+		return errno ? -errno : -EIO;
+	struct tt__set sites = {0}, funcs = {0};
+	struct tt_end_info end_info = {0};
+	/* (a crash in the slow path holds the lock: its records are not to be had) */
+	if (!crash_signal)
+		tt_os_lock(&tt__lock);
+	else if (!tt_os_trylock(&tt__lock)) {
+		fclose(file.f);
+		remove(temp);
+		return -EDEADLK;
+	}
+	for (struct tt__slot *s = tt__run.first; s; s = s->next)
+		if (!s->exited)
+			tt__chunk_close(s);
+	int rc = tt__collect(&sites, &funcs);
+	if (rc == 0) {
+		struct tt_file_header header;
+		tt__file_header(&header);
+		if (crash_signal) {
+			header.flags |= TT_FILE_CRASHED;
+			header.crash_signal = (uint32_t)crash_signal;
+		}
+		tt__put(&file, &header, sizeof header);
+		tt__out_process(&file);
+		tt__out_modules(&file);
+		tt__out_sites(&file, &sites);
+		tt__out_funcs(&file, &funcs);
+		for (struct tt__slot *s = tt__run.first; s; s = s->next)
+			tt__out_thread(&file, s, &end_info);
+		end_info.sites = sites.count;
+		tt__section(&file, TT_SEC_END, sizeof end_info);
+		tt__put(&file, &end_info, sizeof end_info);
+		tt__pad(&file, sizeof end_info);
+		rc = file.err;
+	}
+	tt_os_unlock(&tt__lock);
+	free(sites.at);
+	free(funcs.at);
+	if (fclose(file.f) != 0 && !rc)
+		rc = -EIO;
+	if (!rc && !in_place)
+		rc = tt_os_rename(temp, path);
+	if (rc && !in_place)
+		remove(temp);
+	return rc;
+}

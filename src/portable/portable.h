@@ -1,0 +1,117 @@
+/* ticktrace's runtime on the platform layer alone (platform/platform.h), in mode stop:
+ * the one Windows builds today. The hot path's table and the threads' slots, their
+ * chunks, the slow path (record.c); the raw file (dump.c); start-up, exit and the
+ * public controls (start.c). The Linux runtime (core/ and above) is not built on it
+ * yet. Never installed; names tt__. */
+#ifndef TT_PORTABLE_H
+#define TT_PORTABLE_H
+
+#include <stdint.h>
+
+#include "platform/platform.h"
+#include "ticktrace.h"
+
+/* The hot path's view, as asm/hot.inc and core/core.h lay it out. */
+#define TT__CHUNK_SIZE (64u * 1024u)
+#define TT__TABLE_SIZE 65536u
+#define TT__TABLE_INDEX_SHIFT 12
+#define TT__LIMIT_OFF ((char *)1)
+#define TT__LIMIT_DROP ((char *)2) /* dropping without a chunk: every event counted */
+#define TT__HOT_OFF 1u
+#define TT__HOT_TAGGED 2u
+
+struct tt__chunk {
+	struct tt__chunk *next; /* the thread's next, in recording order */
+	uint32_t size;          /* bytes used, this header included (while recording into
+	                         * it: up to the cursor) */
+	uint32_t thread;
+};
+
+struct tt__slot;
+struct tt__hot {
+	uintptr_t owner; /* tt_os_thread_key() of its thread; 0: free */
+	char *cursor;
+	char *limit;
+	struct tt__slot *slot;
+	void *filters; /* (TICKTRACE_MIN_DUR: not on this runtime; always NULL) */
+	/* MSVC's /Gh /GH hooks (asm/penter_win64.asm): the functions _penter entered, for
+	 * _pexit to name; top counts on past end while calls nest deeper than it holds. */
+	uintptr_t *penter_top, *penter_end, *penter_base;
+} __attribute__((aligned(64)));
+_Static_assert(sizeof(struct tt__hot) == 64 && __builtin_offsetof(struct tt__hot, owner) == 0 &&
+		       __builtin_offsetof(struct tt__hot, cursor) == 8 &&
+		       __builtin_offsetof(struct tt__hot, limit) == 16,
+	       "asm/hot.inc HOT_OWNER, HOT_CURSOR, HOT_LIMIT, HOT_SHIFT");
+_Static_assert(sizeof(struct tt__chunk) == 16, "asm/hot.inc TT_CHUNK_HEADER");
+_Static_assert(__builtin_offsetof(struct tt__hot, penter_top) == 40 &&
+		       __builtin_offsetof(struct tt__hot, penter_end) == 48 &&
+		       __builtin_offsetof(struct tt__hot, penter_base) == 56,
+	       "asm/penter_win64.asm HOT_PENTER_TOP, HOT_PENTER_END, HOT_PENTER_BASE");
+#define TT__PENTER_DEPTH 1024 /* calls _pexit can name, nested */
+
+extern struct tt__hot tt__tls_table[TT__TABLE_SIZE];
+extern struct tt__hot_global {
+	uint32_t unusual; /* TT__HOT_OFF, plus TT__HOT_TAGGED per tagged limit */
+} __attribute__((aligned(64))) tt__hot_global;
+
+/* One recording thread. */
+struct tt__slot {
+	struct tt__hot *hot; /* its table entry, or &own when the entry is another thread's */
+	struct tt__hot own;  /* (then every event comes to the slow path, which writes here) */
+	char *chunk_end;     /* the limit while it records */
+	struct tt__chunk *first, *current;
+	uint64_t chunks;
+	uint64_t dropped[TT_DROP_CAUSES];
+	uint32_t tid, index;
+	int exited, paused, tagged, named;
+	uint32_t drop_cause; /* without a chunk: why (enum tt_drop_cause) */
+	char name[64];
+	struct tt__slot *next; /* registration order */
+	uintptr_t penter[TT__PENTER_DEPTH]; /* the functions _penter entered, innermost last */
+};
+
+/* The run's settings and state (start.c), under tt__lock but where said. */
+struct tt__run {
+	int started, off;        /* TICKTRACE=0 */
+	uint64_t chunk_budget;   /* TICKTRACE_BUFFER in chunks, per thread */
+	char *next, *arena_end;  /* the arena, reserved; taken up to `next` */
+	char *ready;             /* faulted in up to there, by tt-prefault (atomic) */
+	uint32_t prefault_wanted; /* bumped to wake tt-prefault (atomic) */
+	struct tt__slot *first, *last;
+	uint32_t threads;
+	uint64_t unregistered_dropped;
+	struct tt_anchor start;
+};
+extern struct tt__run tt__run;
+extern struct tt_os_lock tt__lock;
+
+/* record.c */
+/* The slow path (asm/record_win64.asm): a thread's first event, a full chunk, another
+ * thread in its entry, a full buffer. */
+void tt__record_slow_win64(uint64_t word, uint64_t value, uint64_t tsc, struct tt__hot *entry);
+void tt__set_limit(struct tt__slot *slot); /* lock held: the limit its state says */
+void tt__chunk_close(struct tt__slot *slot); /* lock held: the current chunk's size */
+/* Lock held: the calling thread's slot; registered now with `make` (NULL without
+ * memory), else NULL before its first event. */
+struct tt__slot *tt__self(int make);
+
+/* _penter and _pexit (asm/penter_win64.asm) when the thread's entry is not its own
+ * (its first event, another thread in it) or calls nest deeper than its stack of
+ * functions: the function `fn` entered; a function returns. */
+void tt__penter_slow(uint64_t fn);
+void tt__pexit_slow(void);
+/* The -finstrument-functions hooks (asm/record_win64.asm), which they record through. */
+void __cyg_profile_func_enter(void *fn, void *call_site);
+void __cyg_profile_func_exit(void *fn, void *call_site);
+
+/* Start-up: tt-prefault, which faults the arena in ahead of the threads. */
+void tt__prefault_start(void);
+
+/* start.c */
+void tt__start(void); /* once, from the constructor or a first event */
+
+/* dump.c: every thread's records so far into `path` (written beside it, renamed); with
+ * crash_signal, as the process dies of it (TT_FILE_CRASHED). */
+int tt__write_file(const char *path, int crash_signal);
+
+#endif /* TT_PORTABLE_H */

@@ -1,0 +1,277 @@
+/* The hot path's table, the threads' slots and chunks, and the slow path the emitters
+ * jump to when the common case does not hold. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "portable/portable.h"
+
+struct tt__hot tt__tls_table[TT__TABLE_SIZE];
+struct tt__hot_global tt__hot_global;
+
+/* Lock held: the limit the slot's state says, and the count of tagged limits that
+ * the hot path checks before its clock. */
+void tt__set_limit(struct tt__slot *slot)
+{
+	char *limit = slot->chunk_end;
+	if (slot->paused)
+		limit = TT__LIMIT_OFF;
+	else if (!slot->chunk_end)
+		limit = TT__LIMIT_DROP;
+	int tagged = limit == TT__LIMIT_OFF || limit == TT__LIMIT_DROP;
+	if (tagged != slot->tagged) {
+		if (tagged)
+			__atomic_add_fetch(&tt__hot_global.unusual, TT__HOT_TAGGED, __ATOMIC_RELAXED);
+		else
+			__atomic_sub_fetch(&tt__hot_global.unusual, TT__HOT_TAGGED, __ATOMIC_RELAXED);
+		slot->tagged = tagged;
+	}
+	__atomic_store_n(&slot->hot->limit, limit, __ATOMIC_RELEASE);
+}
+
+void tt__chunk_close(struct tt__slot *slot)
+{
+	if (!slot->current || !slot->chunk_end)
+		return;
+	/* (a reservation that failed moved the cursor past the end until its slow path) */
+	char *end = slot->hot->cursor < slot->chunk_end ? slot->hot->cursor : slot->chunk_end;
+	slot->current->size = (uint32_t)(end - (char *)slot->current);
+}
+
+/* tt-prefault keeps the arena faulted in this far past the next chunk, so that a
+ * thread taking a chunk never waits for its pages (a thread faulting its own pages in
+ * cost 0.4 x RDTSC an event under Wine); in steps of TT__PREFAULT_STEP. */
+#define TT__PREFAULT_AHEAD (16u << 20)
+#define TT__PREFAULT_STEP (1u << 20)
+
+/* Never takes the lock: a thread ExitProcess ends while it holds it would keep the
+ * exit's dump waiting for ever. */
+static void tt__prefault(void *unused)
+{
+	(void)unused;
+	for (;;) {
+		uint32_t wanted = __atomic_load_n(&tt__run.prefault_wanted, __ATOMIC_ACQUIRE);
+		char *from = __atomic_load_n(&tt__run.ready, __ATOMIC_ACQUIRE);
+		char *next = __atomic_load_n(&tt__run.next, __ATOMIC_RELAXED);
+		if (from >= tt__run.arena_end || from - next >= (ptrdiff_t)TT__PREFAULT_AHEAD) {
+			tt_os_wait(&tt__run.prefault_wanted, wanted, 1000);
+			continue;
+		}
+		size_t step = (size_t)(tt__run.arena_end - from) < TT__PREFAULT_STEP
+				      ? (size_t)(tt__run.arena_end - from)
+				      : TT__PREFAULT_STEP;
+		/* (a chunk in it handed out meanwhile is committed by the slow path too, which
+		 * changes nothing the thread writes) */
+		if (tt_os_commit(from, step) != 0)
+			return; /* (the slow path commits what it takes) */
+		__atomic_store_n(&tt__run.ready, from + step, __ATOMIC_RELEASE);
+	}
+}
+
+void tt__prefault_start(void)
+{
+	tt__run.ready = tt__run.next;
+	if (tt_os_thread_start(tt__prefault, NULL) != 0)
+		fprintf(stderr, "ticktrace: no thread to fault buffers in ahead: each thread does "
+				"as it takes a chunk\n");
+}
+
+/* Lock held: `size` bytes of the arena, faulted in (chunks and blocks of slots), or
+ * NULL once it is used up. */
+static void *tt__arena_take(size_t size)
+{
+	if (tt__run.arena_end - tt__run.next < (ptrdiff_t)size)
+		return NULL;
+	char *ready = __atomic_load_n(&tt__run.ready, __ATOMIC_ACQUIRE);
+	if (tt__run.next + size > ready && tt_os_commit(tt__run.next, size) != 0)
+		return NULL;
+	void *at = tt__run.next;
+	__atomic_store_n(&tt__run.next, tt__run.next + size, __ATOMIC_RELAXED);
+	if (ready - tt__run.next < (ptrdiff_t)(TT__PREFAULT_AHEAD / 2)) {
+		__atomic_add_fetch(&tt__run.prefault_wanted, 1, __ATOMIC_RELEASE);
+		tt_os_wake(&tt__run.prefault_wanted);
+	}
+	return at;
+}
+
+/* Lock held: the slot's next chunk (0), or -ENOBUFS once its budget or the arena is
+ * used up (its events dropped from then on, counted by the cause). */
+static int tt__next_chunk(struct tt__slot *slot)
+{
+	tt__chunk_close(slot);
+	slot->chunk_end = NULL;
+	struct tt__chunk *chunk = NULL;
+	if (slot->chunks >= tt__run.chunk_budget)
+		slot->drop_cause = TT_DROP_FULL;
+	else if (!(chunk = tt__arena_take(TT__CHUNK_SIZE)))
+		slot->drop_cause = TT_DROP_NO_MEMORY;
+	if (!chunk)
+		return -ENOBUFS;
+	chunk->thread = slot->index;
+	chunk->size = TT__CHUNK_SIZE;
+	if (slot->current)
+		slot->current->next = chunk;
+	else
+		slot->first = chunk;
+	slot->current = chunk;
+	slot->chunks++;
+	slot->hot->cursor = (char *)(chunk + 1);
+	slot->chunk_end = (char *)chunk + TT__CHUNK_SIZE;
+	return 0;
+}
+
+/* The thread is gone (its fiber local storage's callback): its name kept, its entry
+ * free for the next thread, which may have the same TEB. */
+static void tt__thread_exit(void *arg)
+{
+	struct tt__slot *slot = arg;
+	char name[sizeof slot->name];
+	size_t len = tt_os_thread_name(name, sizeof name);
+	tt_os_lock(&tt__lock);
+	if (!slot->named && len)
+		memcpy(slot->name, name, len + 1);
+	tt__chunk_close(slot);
+	slot->exited = 1;
+	if (slot->tagged) /* (an exited thread's limit is nobody's business) */
+		__atomic_sub_fetch(&tt__hot_global.unusual, TT__HOT_TAGGED, __ATOMIC_RELAXED);
+	slot->tagged = 0;
+	struct tt__hot *entry = slot->hot;
+	slot->own = *entry;
+	slot->hot = &slot->own;
+	if (entry != &slot->own) {
+		__atomic_store_n(&entry->limit, NULL, __ATOMIC_RELAXED);
+		__atomic_store_n(&entry->owner, 0, __ATOMIC_RELEASE);
+	}
+	tt_os_unlock(&tt__lock);
+}
+
+/* Lock held: the calling thread's slot, registered now; NULL without memory. */
+static struct tt__slot *tt__register(uintptr_t key)
+{
+	static char *slots, *slots_end; /* the block slots are carved from */
+	size_t size = (sizeof(struct tt__slot) + 63) & ~(size_t)63;
+	if (slots_end - slots < (ptrdiff_t)size) {
+		char *block = tt__arena_take(TT__CHUNK_SIZE);
+		if (!block)
+			return NULL;
+		slots = block;
+		slots_end = block + TT__CHUNK_SIZE;
+	}
+	struct tt__slot *slot = (struct tt__slot *)slots;
+	slots += size;
+	slot->tid = tt_os_thread_id();
+	slot->index = tt__run.threads++;
+	struct tt__hot *entry = &tt__tls_table[(key >> TT__TABLE_INDEX_SHIFT) % TT__TABLE_SIZE];
+	/* A live thread alike in the index keeps its entry: this one records through the
+	 * slow path, into a copy of its own. */
+	slot->hot = entry->owner ? &slot->own : entry;
+	slot->hot->slot = slot;
+	slot->hot->penter_base = slot->hot->penter_top = slot->penter;
+	slot->hot->penter_end = slot->penter + TT__PENTER_DEPTH;
+	if (tt_os_on_thread_exit(tt__thread_exit, slot) != 0)
+		return NULL; /* (an exit unseen would leave its entry to a later thread) */
+	if (tt__run.last)
+		tt__run.last->next = slot;
+	else
+		tt__run.first = slot;
+	tt__run.last = slot;
+	tt__next_chunk(slot); /* (without one, its events are counted as dropped) */
+	tt__set_limit(slot);
+	__atomic_store_n(&slot->hot->owner, key, __ATOMIC_RELEASE);
+	return slot;
+}
+
+struct tt__slot *tt__self(int make)
+{
+	uintptr_t key = tt_os_thread_key();
+	for (struct tt__slot *s = tt__run.first; s; s = s->next)
+		if (!s->exited && s->hot->owner == key)
+			return s;
+	return make ? tt__register(key) : NULL;
+}
+
+void tt__record_slow_win64(uint64_t word, uint64_t value, uint64_t tsc, struct tt__hot *entry)
+{
+	unsigned kind = TT_RECORD_KIND(word);
+	size_t size = TT_RECORD_HAS_VALUE(kind) ? 32 : 16;
+	if (!__atomic_load_n(&tt__run.started, __ATOMIC_ACQUIRE))
+		tt__start();
+	if (tt__run.off || (__atomic_load_n(&tt__hot_global.unusual, __ATOMIC_RELAXED) & TT__HOT_OFF))
+		return;
+	tt_os_lock(&tt__lock);
+	struct tt__slot *slot = entry ? entry->slot : tt__self(1);
+	if (!slot) {
+		tt__run.unregistered_dropped++;
+		tt_os_unlock(&tt__lock);
+		return;
+	}
+	struct tt__hot *hot = slot->hot;
+	if (entry)
+		hot->cursor -= size; /* the reservation that did not fit, undone */
+	if (slot->paused) {
+		tt_os_unlock(&tt__lock);
+		return;
+	}
+	for (;;) {
+		if (!slot->chunk_end) {
+			slot->dropped[slot->drop_cause]++;
+			break;
+		}
+		char *where = hot->cursor;
+		if ((size_t)(slot->chunk_end - where) >= size) {
+			struct tt_record *r = (struct tt_record *)where;
+			r[0].tsc = tsc;
+			r[0].word = word;
+			if (size == 32) {
+				r[1].tsc = value;
+				r[1].word = TT_RECORD_WORD(TT_REC_VALUE, 0);
+			}
+			hot->cursor = where + size;
+			break;
+		}
+		tt__next_chunk(slot);
+		tt__set_limit(slot);
+	}
+	tt_os_unlock(&tt__lock);
+}
+
+/* _penter's and _pexit's records: as the -finstrument-functions hooks', whose slow path
+ * registers the thread. */
+void tt__penter_slow(uint64_t fn)
+{
+	tt_os_lock(&tt__lock);
+	struct tt__slot *slot = tt__self(0);
+	if (slot && slot->hot->penter_top >= slot->hot->penter_end) {
+		/* deeper than its stack: the exit could not be named, so neither is recorded:
+		 * counted */
+		slot->dropped[TT_DROP_NO_MEMORY]++;
+		slot->hot->penter_top++;
+		tt_os_unlock(&tt__lock);
+		return;
+	}
+	tt_os_unlock(&tt__lock);
+	__cyg_profile_func_enter((void *)(uintptr_t)fn, NULL); /* (registers the thread) */
+	tt_os_lock(&tt__lock);
+	slot = tt__self(0);
+	if (slot)
+		*slot->hot->penter_top++ = (uintptr_t)fn;
+	tt_os_unlock(&tt__lock);
+}
+
+void tt__pexit_slow(void)
+{
+	tt_os_lock(&tt__lock);
+	struct tt__slot *slot = tt__self(0);
+	uintptr_t fn = 0;
+	if (slot && slot->hot->penter_top > slot->hot->penter_base) {
+		struct tt__hot *hot = slot->hot;
+		hot->penter_top--;
+		if (hot->penter_top < hot->penter_end)
+			fn = *hot->penter_top;
+		else
+			slot->dropped[TT_DROP_NO_MEMORY]++;
+	}
+	tt_os_unlock(&tt__lock);
+	if (fn)
+		__cyg_profile_func_exit((void *)fn, NULL);
+}

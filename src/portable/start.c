@@ -1,0 +1,192 @@
+/* Start-up (before main, or a thread's first event if that comes first), the dump at
+ * exit, and the public controls. Environment: TICKTRACE=0, TICKTRACE_BUFFER (events
+ * per thread), TICKTRACE_OUT (%p: the pid); TICKTRACE_MODE must be stop, the one
+ * mode this runtime has. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "portable/portable.h"
+
+#define TT__DEFAULT_BUFFER_EVENTS (UINT64_C(1) << 20)
+/* Address space for every thread's chunks: reserved, committed as threads take them. */
+#define TT__ARENA_BYTES (UINT64_C(4) << 30)
+
+struct tt__run tt__run;
+struct tt_os_lock tt__lock;
+
+static uint64_t tt__buffer_events(void)
+{
+	const char *text = getenv("TICKTRACE_BUFFER");
+	if (!text || !*text)
+		return TT__DEFAULT_BUFFER_EVENTS;
+	char *end;
+	unsigned long long n = strtoull(text, &end, 10);
+	if (*end || n == 0) {
+		fprintf(stderr, "ticktrace: TICKTRACE_BUFFER=%s is not a number of events; using %" PRIu64 "\n",
+			text, TT__DEFAULT_BUFFER_EVENTS);
+		return TT__DEFAULT_BUFFER_EVENTS;
+	}
+	return n;
+}
+
+/* The default file: TICKTRACE_OUT, %p its pid, or ticktrace-PID.ttr. */
+static void tt__default_path(char *path, size_t size)
+{
+	const char *pattern = getenv("TICKTRACE_OUT");
+	if (!pattern || !*pattern)
+		pattern = "ticktrace-%p.ttr";
+	size_t len = 0;
+	for (const char *p = pattern; *p && len + 1 < size; p++) {
+		if (p[0] == '%' && p[1] == 'p') {
+			len += (size_t)snprintf(path + len, size - len, "%" PRIu32, tt_os_process_id());
+			p++;
+		} else {
+			path[len++] = *p;
+		}
+	}
+	path[len < size ? len : size - 1] = 0;
+}
+
+static void tt__exit(void)
+{
+	if (tt__run.off)
+		return;
+	int rc = tt_dump(NULL);
+	if (rc < 0)
+		fprintf(stderr, "ticktrace: the trace was not written: %s\n", strerror(-rc));
+}
+
+/* The process dies of a fault: what was recorded, in the default file, as at exit. */
+static void tt__crashed(int signal)
+{
+	char path[1024];
+	tt__default_path(path, sizeof path);
+	int rc = tt__write_file(path, signal);
+	if (rc < 0)
+		fprintf(stderr, "ticktrace: the process crashed (signal %d); the trace was not "
+				"written: %s\n", signal, strerror(-rc));
+}
+
+void tt__start(void)
+{
+	tt_os_lock(&tt__lock);
+	if (tt__run.started) {
+		tt_os_unlock(&tt__lock);
+		return;
+	}
+	const char *on = getenv("TICKTRACE");
+	const char *mode = getenv("TICKTRACE_MODE");
+	tt__run.off = on && strcmp(on, "0") == 0;
+	if (!tt__run.off && mode && *mode && strcmp(mode, "stop") != 0) {
+		fprintf(stderr, "ticktrace: TICKTRACE_MODE=%s: this platform has mode stop alone; "
+				"recording is off\n", mode);
+		tt__run.off = 1;
+	}
+	uint64_t records = tt__buffer_events();
+	uint64_t per_chunk = (TT__CHUNK_SIZE - sizeof(struct tt__chunk)) / sizeof(struct tt_record);
+	tt__run.chunk_budget = (records + per_chunk - 1) / per_chunk;
+	if (!tt__run.off) {
+		tt__run.next = tt_os_reserve(TT__ARENA_BYTES);
+		tt__run.arena_end = tt__run.next ? tt__run.next + TT__ARENA_BYTES : NULL;
+		if (!tt__run.next) {
+			fprintf(stderr, "ticktrace: no address space for the buffers; recording is off\n");
+			tt__run.off = 1;
+		}
+	}
+	if (tt__run.off)
+		__atomic_or_fetch(&tt__hot_global.unusual, TT__HOT_OFF, __ATOMIC_RELAXED);
+	tt_os_anchor(&tt__run.start);
+	if (!tt__run.off)
+		tt__prefault_start();
+	__atomic_store_n(&tt__run.started, 1, __ATOMIC_RELEASE);
+	tt_os_unlock(&tt__lock);
+	if (!tt__run.off) {
+		atexit(tt__exit); /* (a DLL's atexit runs as it is detached) */
+		if (tt_os_on_crash(tt__crashed) != 0)
+			fprintf(stderr, "ticktrace: no crash handler: a crash leaves no trace\n");
+	}
+}
+
+__attribute__((constructor)) static void tt__constructor(void)
+{
+	tt__start();
+}
+
+int tt_dump(const char *path)
+{
+	if (!__atomic_load_n(&tt__run.started, __ATOMIC_ACQUIRE))
+		tt__start();
+	if (tt__run.off)
+		return -ECANCELED;
+	char fallback[1024];
+	if (!path) {
+		tt__default_path(fallback, sizeof fallback);
+		path = fallback;
+	}
+	return tt__write_file(path, 0);
+}
+
+/* The calling thread's slot, registered if need be, the lock held; NULL (not held)
+ * when recording is off for the run or there is no memory for it. */
+static struct tt__slot *tt__self_locked(void)
+{
+	if (!__atomic_load_n(&tt__run.started, __ATOMIC_ACQUIRE))
+		tt__start();
+	if (tt__run.off)
+		return NULL;
+	tt_os_lock(&tt__lock);
+	struct tt__slot *slot = tt__self(1);
+	if (!slot)
+		tt_os_unlock(&tt__lock);
+	return slot;
+}
+
+void tt_thread_name(const char *name)
+{
+	struct tt__slot *slot = tt__self_locked();
+	if (!slot)
+		return;
+	snprintf(slot->name, sizeof slot->name, "%s", name);
+	slot->named = 1;
+	tt_os_unlock(&tt__lock);
+}
+
+static void tt__pause_self(int paused)
+{
+	struct tt__slot *slot = tt__self_locked();
+	if (!slot)
+		return;
+	slot->paused = paused;
+	tt__set_limit(slot);
+	tt_os_unlock(&tt__lock);
+}
+
+void tt_pause(void)
+{
+	tt__pause_self(1);
+}
+
+void tt_resume(void)
+{
+	tt__pause_self(0);
+}
+
+void tt_enable(void)
+{
+	if (!tt__run.off)
+		__atomic_and_fetch(&tt__hot_global.unusual, ~TT__HOT_OFF, __ATOMIC_RELAXED);
+}
+
+void tt_disable(void)
+{
+	__atomic_or_fetch(&tt__hot_global.unusual, TT__HOT_OFF, __ATOMIC_RELAXED);
+}
+
+int tt_trigger(const char *why)
+{
+	(void)why;
+	return tt__run.off ? -ECANCELED : -ENOTCONN; /* (no snapshots on this runtime) */
+}

@@ -1,0 +1,348 @@
+/* The platform layer (src/platform/platform.h) against its contract, the same test on
+ * each system: Linux in the suite, Windows under Wine (tests/windows/). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "platform/platform.h"
+
+#ifdef _WIN32
+#include <windows.h>
+typedef HANDLE tt_thread;
+static void tt_thread_start(tt_thread *t, void (*fn)(void *), void *arg);
+struct tt_start {
+	void (*fn)(void *);
+	void *arg;
+};
+static DWORD WINAPI tt_thread_main(void *p)
+{
+	struct tt_start *s = p;
+	s->fn(s->arg);
+	return 0;
+}
+static void tt_thread_start(tt_thread *t, void (*fn)(void *), void *arg)
+{
+	static struct tt_start starts[8];
+	static int n;
+	starts[n] = (struct tt_start){fn, arg};
+	*t = CreateThread(NULL, 0, tt_thread_main, &starts[n++], 0, NULL);
+	assert_non_null(*t);
+}
+static void tt_thread_join(tt_thread t)
+{
+	WaitForSingleObject(t, INFINITE);
+	CloseHandle(t);
+}
+static void tt_name_self(const char *name)
+{
+	typedef HRESULT(WINAPI * describe_fn)(HANDLE, PCWSTR);
+	describe_fn describe = (describe_fn)(void (*)(void))GetProcAddress(
+		GetModuleHandleW(L"kernel32.dll"), "SetThreadDescription");
+	wchar_t wide[64];
+	MultiByteToWideChar(CP_UTF8, 0, name, -1, wide, 64);
+	assert_non_null(describe);
+	describe(GetCurrentThread(), wide);
+}
+/* A directory of this test's own in the user's temporary directory. */
+static void tt_temp_dir(char *dir, size_t size)
+{
+	char base[MAX_PATH];
+	GetTempPathA(sizeof base, base);
+	snprintf(dir, size, "%stt-platform-%lu", base, GetCurrentProcessId());
+	assert_true(CreateDirectoryA(dir, NULL));
+}
+static void tt_temp_dir_remove(const char *dir)
+{
+	RemoveDirectoryA(dir);
+}
+#define TT_PROGRAM "test_platform.exe"
+#define TT_NULL_DEVICE "NUL"
+#else
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <unistd.h>
+typedef pthread_t tt_thread;
+struct tt_start {
+	void (*fn)(void *);
+	void *arg;
+};
+static void *tt_thread_main(void *p)
+{
+	struct tt_start *s = p;
+	s->fn(s->arg);
+	return NULL;
+}
+static void tt_thread_start(tt_thread *t, void (*fn)(void *), void *arg)
+{
+	static struct tt_start starts[8];
+	static int n;
+	starts[n] = (struct tt_start){fn, arg};
+	assert_int_equal(pthread_create(t, NULL, tt_thread_main, &starts[n++]), 0);
+}
+static void tt_thread_join(tt_thread t)
+{
+	pthread_join(t, NULL);
+}
+static void tt_name_self(const char *name)
+{
+	pthread_setname_np(pthread_self(), name);
+}
+/* A directory of this test's own under TMPDIR (a killed test leaves one empty
+ * directory at most: the files are removed as the test goes). */
+static void tt_temp_dir(char *dir, size_t size)
+{
+	const char *tmp = getenv("TMPDIR");
+	snprintf(dir, size, "%s/tt-platform-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	assert_non_null(mkdtemp(dir));
+}
+static void tt_temp_dir_remove(const char *dir)
+{
+	rmdir(dir);
+}
+#define TT_PROGRAM "test_platform"
+#define TT_NULL_DEVICE "/dev/null"
+#endif
+
+struct tt_seen {
+	uintptr_t key;
+	uint32_t tid;
+	char name[64];
+	char name_by_id[64];
+	int exits;
+	void *exit_arg;
+};
+
+static void tt_on_exit(void *arg)
+{
+	struct tt_seen *seen = arg;
+	seen->exits++;
+	seen->exit_arg = arg;
+}
+
+static void tt_look(void *arg)
+{
+	struct tt_seen *seen = arg;
+	seen->key = tt_os_thread_key();
+	seen->tid = tt_os_thread_id();
+	tt_name_self("tt-looker");
+	tt_os_thread_name(seen->name, sizeof seen->name);
+	tt_os_thread_name_of(seen->tid, seen->name_by_id, sizeof seen->name_by_id);
+	assert_int_equal(tt_os_on_thread_exit(tt_on_exit, seen), 0);
+}
+
+/* Each thread its key, id and name; the exit callback once, with its argument. */
+static void test_threads(void **state)
+{
+	(void)state;
+	struct tt_seen a = {0}, b = {0};
+	tt_thread ta, tb;
+	tt_thread_start(&ta, tt_look, &a);
+	tt_thread_join(ta);
+	tt_thread_start(&tb, tt_look, &b);
+	tt_thread_join(tb);
+	assert_true(a.key != 0 && a.key != tt_os_thread_key());
+	assert_true(a.tid != 0 && a.tid != b.tid && a.tid != tt_os_thread_id());
+	assert_int_equal(tt_os_thread_key(), tt_os_thread_key());
+	assert_string_equal(a.name, "tt-looker");
+	assert_string_equal(a.name_by_id, "tt-looker");
+	assert_int_equal(a.exits, 1);
+	assert_ptr_equal(a.exit_arg, &a);
+	assert_int_equal(b.exits, 1);
+}
+
+static uint32_t tt_started_word;
+
+static void tt_started(void *arg)
+{
+	__atomic_store_n(&tt_started_word, (uint32_t)(uintptr_t)arg, __ATOMIC_RELEASE);
+	tt_os_wake(&tt_started_word);
+}
+
+/* A thread of ticktrace's own runs its function; a waiter on a word wakes when the word
+ * changes, and a wait on a word that holds another value returns at once. */
+static void test_own_thread(void **state)
+{
+	(void)state;
+	assert_int_equal(tt_os_thread_start(tt_started, (void *)(uintptr_t)7), 0);
+	int64_t deadline = tt_os_monotonic_ns() + INT64_C(60) * 1000000000;
+	while (__atomic_load_n(&tt_started_word, __ATOMIC_ACQUIRE) != 7 && tt_os_monotonic_ns() < deadline)
+		tt_os_wait(&tt_started_word, 0, 1000);
+	assert_int_equal(tt_started_word, 7);
+	int64_t before = tt_os_monotonic_ns();
+	tt_os_wait(&tt_started_word, 0, 10000);
+	assert_true(tt_os_monotonic_ns() - before < INT64_C(5) * 1000000000);
+}
+
+static struct tt_os_lock tt_lock;
+static long tt_counter;
+
+static void tt_count(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < 200000; i++) {
+		tt_os_lock(&tt_lock);
+		tt_counter++;
+		tt_os_unlock(&tt_lock);
+	}
+}
+
+/* Two threads' increments under the lock: none lost. */
+static void test_lock(void **state)
+{
+	(void)state;
+	tt_thread t1, t2;
+	tt_thread_start(&t1, tt_count, NULL);
+	tt_thread_start(&t2, tt_count, NULL);
+	tt_thread_join(t1);
+	tt_thread_join(t2);
+	assert_int_equal(tt_counter, 400000);
+	assert_true(tt_os_trylock(&tt_lock));
+	assert_false(tt_os_trylock(&tt_lock));
+	tt_os_unlock(&tt_lock);
+}
+
+/* Reserved on 64 KiB, committed memory zeroed and writable. */
+static void test_memory(void **state)
+{
+	(void)state;
+	const size_t size = 4u << 20;
+	char *at = tt_os_reserve(size);
+	assert_non_null(at);
+	assert_int_equal((uintptr_t)at % 65536, 0);
+	assert_int_equal(tt_os_commit(at + 65536, 2 * 65536), 0);
+	for (size_t i = 65536; i < 3 * 65536; i += 512)
+		assert_int_equal(at[i], 0);
+	memset(at + 65536, 0x5a, 2 * 65536);
+	assert_int_equal(at[3 * 65536 - 1], 0x5a);
+}
+
+/* A rename replaces the file there; the null device is a device, a file is not. */
+static void test_rename(void **state)
+{
+	(void)state;
+	char dir[512], from[600], to[600];
+	tt_temp_dir(dir, sizeof dir);
+	snprintf(from, sizeof from, "%s/t.tmp", dir);
+	snprintf(to, sizeof to, "%s/t.ttr", dir);
+	FILE *f = fopen(to, "wb");
+	assert_non_null(f);
+	fputs("old", f);
+	fclose(f);
+	f = fopen(from, "wb");
+	assert_non_null(f);
+	fputs("new", f);
+	fclose(f);
+	assert_int_equal(tt_os_rename(from, to), 0);
+	char text[8] = {0};
+	f = fopen(to, "rb");
+	assert_non_null(f);
+	assert_int_equal(fread(text, 1, sizeof text, f), 3);
+	fclose(f);
+	assert_false(tt_os_is_device(to));
+	remove(to);
+	assert_string_equal(text, "new");
+	assert_null(fopen(from, "rb"));
+	assert_true(tt_os_is_device(TT_NULL_DEVICE));
+	tt_temp_dir_remove(dir);
+}
+
+/* Clocks that go forward, the wall clock after 2020, an anchor on both. */
+static void test_time(void **state)
+{
+	(void)state;
+	int64_t m0 = tt_os_monotonic_ns(), m1 = tt_os_monotonic_ns();
+	assert_true(m0 > 0 && m1 >= m0);
+	assert_true(tt_os_realtime_ns() > INT64_C(1577836800) * 1000000000);
+	assert_true(tt_os_boottime_ns() > 0);
+	struct tt_anchor a, b;
+	tt_os_anchor(&a);
+	tt_os_anchor(&b);
+	assert_true(a.tsc != 0 && b.tsc > a.tsc);
+	assert_true(b.monotonic_ns >= a.monotonic_ns && a.monotonic_ns >= m1);
+	assert_true(a.realtime_ns > INT64_C(1577836800) * 1000000000);
+}
+
+struct tt_found {
+	uint64_t address;
+	int hits;
+	char path[512];
+};
+
+static int tt_find(const struct tt_os_module *m, void *arg)
+{
+	struct tt_found *found = arg;
+	if (m->start <= found->address && found->address < m->end) {
+		found->hits++;
+		snprintf(found->path, sizeof found->path, "%s", m->path);
+	}
+	return 0;
+}
+
+/* The program, by its name; its code among the modules. */
+static void test_process(void **state)
+{
+	(void)state;
+	char name[64];
+	assert_true(tt_os_process_name(name, sizeof name) > 0);
+	assert_string_equal(name, TT_PROGRAM);
+	struct tt_found found = {(uint64_t)(uintptr_t)&test_process, 0, ""};
+	assert_int_equal(tt_os_modules(tt_find, &found), 0);
+	assert_int_equal(found.hits, 1);
+	assert_non_null(strstr(found.path, "test_platform"));
+}
+
+#ifndef _WIN32
+#include <sys/wait.h>
+static int tt_crash_pipe;
+static void tt_crash_seen(int signal)
+{
+	unsigned char sig = (unsigned char)signal;
+	(void)!write(tt_crash_pipe, &sig, 1);
+}
+
+/* A child dies of SIGSEGV: the callback hears of it first, and the child still dies of
+ * it. (Windows: windows_recorder's --crash.) */
+static void test_crash(void **state)
+{
+	(void)state;
+	int fds[2];
+	assert_int_equal(pipe(fds), 0);
+	pid_t child = fork();
+	assert_true(child >= 0);
+	if (child == 0) {
+		tt_crash_pipe = fds[1];
+		signal(SIGSEGV, SIG_DFL); /* (cmocka's handler out of the way: the system's is after ours) */
+		if (tt_os_on_crash(tt_crash_seen) != 0)
+			_exit(3);
+		raise(SIGSEGV);
+		_exit(4);
+	}
+	close(fds[1]);
+	int status;
+	assert_int_equal(waitpid(child, &status, 0), child);
+	unsigned char sig = 0;
+	assert_int_equal(read(fds[0], &sig, 1), 1);
+	close(fds[0]);
+	assert_int_equal(sig, SIGSEGV);
+	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV);
+}
+#endif
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_threads), cmocka_unit_test(test_own_thread), cmocka_unit_test(test_lock),
+		cmocka_unit_test(test_memory),  cmocka_unit_test(test_rename),
+		cmocka_unit_test(test_time),    cmocka_unit_test(test_process),
+#ifndef _WIN32
+		cmocka_unit_test(test_crash),
+#endif
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,63 @@
+#!/usr/bin/env python3
+"""A Windows program whose functions record their calls (under Wine), its file
+converted on Linux: built with -finstrument-functions (instrumented.exe), one call of
+main around three of middle, each around one of leaf; or calling MSVC's _penter and
+_pexit (hooked.exe), three calls of tt_hooked, each around one of tt_hooked_leaf, and
+three of tt_hooked_half. Every one a function of the program (named by its offset in
+the .exe: the tools do not read PE files yet).
+
+    instrumented.py WRAPPER EXE CALLS...
+
+CALLS: the calls of each function, in any order (1 3 3; 3 3 3).
+
+The Linux `ticktrace` as recorder.py finds it; without it, or Wine, exit 77."""
+import json
+import os
+import sys
+import tempfile
+from collections import Counter
+
+sys.path.insert(0, os.path.dirname(__file__))
+from recorder import clean_on_term, fail, run, tool  # noqa: E402
+
+
+def main():
+    clean_on_term()
+    wrapper, exe = sys.argv[1:3]
+    want = sorted(int(n) for n in sys.argv[3:])
+    exe = os.path.abspath(exe)
+    program = os.path.basename(exe)
+    ticktrace = tool()
+    with tempfile.TemporaryDirectory(prefix="tt-win-instrumented-") as d:
+        env = dict(os.environ, TICKTRACE_OUT="instrumented.ttr")
+        run([wrapper, exe], env=env, cwd=d)
+        ttr, out = os.path.join(d, "instrumented.ttr"), os.path.join(d, "instrumented.json")
+        run([ticktrace, "convert", ttr, "-o", out])
+        events = json.load(open(out))
+        events = events["traceEvents"] if isinstance(events, dict) else events
+        slices = sorted((e for e in events if e["ph"] == "X"), key=lambda e: (e["ts"], -e["dur"]))
+        calls = Counter(e["name"] for e in slices)
+        if sorted(calls.values()) != want or not all(f"{program}+0x" in n for n in calls):
+            fail(f"{ttr}: calls {dict(calls)}, not {want} of functions of {program}")
+
+        def within(i, h):
+            return h["ts"] <= i["ts"] and i["ts"] + i["dur"] <= h["ts"] + h["dur"]
+
+        # two functions of three calls, each call of one within a call of the other
+        threes = [n for n, c in calls.items() if c == 3]
+        pairs = [(a, b) for a in threes for b in threes if a != b and all(
+            any(within(i, h) for h in slices if h["name"] == a)
+            for i in slices if i["name"] == b)]
+        if not pairs:
+            fail(f"{ttr}: no function's calls lie within another's: {slices}")
+        a, b = pairs[0]
+        # one of a single call (main) holds all the others
+        for name in (n for n, c in calls.items() if c == 1):
+            outer = next(e for e in slices if e["name"] == name)
+            if not all(within(e, outer) for e in slices):
+                fail(f"{ttr}: a call lies outside {name}'s")
+        print(f"{program}: {dict(calls)}; {a} around {b}")
+
+
+if __name__ == "__main__":
+    main()
