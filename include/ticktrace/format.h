@@ -245,6 +245,15 @@ enum tt_section_type {
 	 * counted per function, not recorded. Each function is in a FUNCS section. At
 	 * most one per thread, in a file written whole (not streamed, not a snapshot). */
 	TT_SEC_FILTERED = 0x46,
+	/* The same two structs: the calls of one thread dropped with its buffer used up
+	 * (mode stop), counted per function as they were dropped (min_dur_ns 0, each
+	 * function's ticks 0: their times were not taken), in TICKTRACE_MIN_DUR's table,
+	 * so only where it is on (the zero-markup build's default); a function whose place
+	 * there another holds, and the last 4,095 events a thread dropped, are counted in
+	 * the END section alone. So that `ticktrace spikes --suggest` ranks functions by
+	 * the whole run's calls, not by the calls the buffer kept. At most one per thread,
+	 * after its FILTERED section if any, in a file written whole. */
+	TT_SEC_DROPPED_CALLS = 0x47,
 	/* struct tt_thread_info, then the name: a thread's final totals, name and flags,
 	 * replacing those of its THREAD section (streamed files, where a thread's THREAD
 	 * section is written before its events are known). */

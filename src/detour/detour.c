@@ -339,8 +339,44 @@ static void tt__detour_list(const struct tt__detour *d, const struct tt__detour_
 	free(name);
 }
 
+/* TT_ENV_EXCLUDE's patterns, one a line (# starts a comment), into d->excludes. A
+ * file that cannot be read is said, and nothing is left out. */
+static void tt__detour_read_excludes(struct tt__detour *d)
+{
+	const char *path = getenv(TT_ENV_EXCLUDE);
+	if (!path || !*path)
+		return;
+	FILE *f = fopen(path, "re");
+	if (!f) {
+		fprintf(stderr, "ticktrace: %s=%s: %s: no function left out\n", TT_ENV_EXCLUDE, path,
+			strerror(errno));
+		return;
+	}
+	char *line = NULL;
+	size_t cap = 0;
+	while (getline(&line, &cap, f) >= 0) {
+		line[strcspn(line, "#\r\n")] = 0;
+		char *start = line + strspn(line, " \t");
+		size_t len = strlen(start);
+		while (len && (start[len - 1] == ' ' || start[len - 1] == '\t'))
+			start[--len] = 0;
+		char **more = len ? realloc(d->excludes, (d->nexcludes + 1) * sizeof(*more)) : NULL;
+		if (more && (more[d->nexcludes] = strdup(start))) {
+			d->excludes = more;
+			d->nexcludes++;
+		} else if (more) {
+			d->excludes = more;
+		}
+	}
+	free(line);
+	fclose(f);
+}
+
 static void tt__detour_free(struct tt__detour *d)
 {
+	for (size_t i = 0; i < d->nexcludes; i++)
+		free(d->excludes[i]);
+	free(d->excludes);
 	for (size_t i = 0; i < d->nfns; i++)
 		free(d->fns[i].name);
 	for (size_t i = 0; i < d->nmodules; i++) {
@@ -429,6 +465,7 @@ __attribute__((constructor)) static void tt__detour_start(void)
 		d.patterns = patterns;
 		d.patterns[d.npatterns++] = p;
 	}
+	tt__detour_read_excludes(&d);
 	d.pattern_hits = calloc(d.npatterns + 1, sizeof(*d.pattern_hits));
 	d.pattern_notes = calloc(d.npatterns + 1, sizeof(*d.pattern_notes));
 	if (!d.pattern_hits || !d.pattern_notes || tt__detour_collect(&d) < 0)
@@ -502,6 +539,9 @@ __attribute__((constructor)) static void tt__detour_start(void)
 	if (says && d.only_ours)
 		fprintf(stderr, "ticktrace: %zu matching functions of libraries the program does not "
 			"load, which only ticktrace's detour library needs, left alone\n", d.only_ours);
+	if (d.excluded)
+		fprintf(stderr, "ticktrace: %zu functions left unpatched, as %s=%s names them\n",
+			d.excluded, TT_ENV_EXCLUDE, getenv(TT_ENV_EXCLUDE));
 	if (d.listing) {
 		fprintf(stderr, "ticktrace: --list: %zu functions would be patched; %zu could not be\n",
 			to_record - d.refused, d.refused);

@@ -192,6 +192,9 @@ struct tt__detour {
 	int hooked;     /* a module of the program's calls -finstrument-functions' hooks */
 	const char *main_path;
 	int listing; /* record --list (TT_ENV_DETOUR_LIST): said, nothing patched, then exit */
+	char **excludes; /* TT_ENV_EXCLUDE's patterns: never patched */
+	size_t nexcludes;
+	size_t excluded; /* functions left unpatched for them */
 };
 
 /* symbols.c. The last part of a path (a module's file name). */
