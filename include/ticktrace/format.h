@@ -45,6 +45,12 @@ _Static_assert(sizeof(struct tt_record) == 16, "a record is 16 bytes");
 #define TT_RECORD_KIND(word) ((unsigned)((word) >> TT_KIND_SHIFT))
 #define TT_RECORD_PAYLOAD(word) ((word) & TT_PAYLOAD_MASK)
 #define TT_RECORD_WORD(kind, payload) (((uint64_t)(kind) << TT_KIND_SHIFT) | (uint64_t)(payload))
+/* In a FUNC_ENTER or FUNC_EXIT payload: a call the program made into a shared library
+ * through its GOT (libticktrace-detour, TICKTRACE_LIBCALLS). The address below this
+ * bit is the program's GOT slot the call went through; the tools name the call
+ * IMPORT@LIBRARY from the program's relocation of that slot and the library its
+ * symbol's version needs (IMPORT@plt where no version says). */
+#define TT_FUNC_LIBRARY_CALL (UINT64_C(1) << 55)
 
 enum tt_record_kind {
 	TT_REC_PAD = 0,         /* never written (all zero): skip */

@@ -91,6 +91,12 @@
  * (--min-dur); read by the runtime as it starts (lifecycle/config.c). */
 #define TT_ENV_MIN_DUR "TICKTRACE_MIN_DUR"
 
+/* "0": the calls the program makes into shared libraries through its GOT (fopen,
+ * malloc) are not recorded; "1": they are, as scopes named fopen@libc.so.6. Set by the
+ * user; read by the detour library as it starts (libcalls.c), in the zero-markup
+ * build and under record. */
+#define TT_ENV_LIBCALLS "TICKTRACE_LIBCALLS"
+
 /* A file of function names (shell patterns, one a line; # starts a comment) that
  * the patcher leaves unpatched: in the zero-markup build the functions `ticktrace
  * spikes --suggest --exclude-list FILE` found too short to record; with record -f

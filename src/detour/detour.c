@@ -482,11 +482,15 @@ __attribute__((constructor)) static void tt__detour_start(void)
 			"ticktrace-instrument), but none of its functions has the NOPs that "
 			"-fpatchable-function-entry=5 puts at its entry (compiled without `pkg-config "
 			"--cflags ticktrace-instrument`?): nothing is recorded\n");
-	size_t to_record = 0; /* the unwinders need watching only when some are */
+	size_t to_record = 0;
 	for (size_t i = 0; i < d.nfns; i++)
 		to_record += !d.fns[i].watch;
+	/* The unwinders need watching only when some calls go through the trampolines:
+	 * patched functions, or the program's library calls. */
+	int libcalls = tt__detour_libcalls_wanted();
+	int trampolines = to_record || libcalls;
 	int says = tt__detour_says();
-	int others = d.nfns ? tt__detour_others() : 0;
+	int others = d.nfns || libcalls ? tt__detour_others() : 0;
 	if (others < 0)
 		fprintf(stderr, "ticktrace: nothing patched: the program's threads cannot be counted "
 			"(/proc/self/task), and a patch is safe only while no other thread runs\n");
@@ -494,17 +498,17 @@ __attribute__((constructor)) static void tt__detour_start(void)
 		fprintf(stderr, "ticktrace: nothing patched: the program already runs %d other thread%s "
 			"(a library's constructor started them), which may be running the code a patch "
 			"overwrites\n", others, others > 1 ? "s" : "");
-	else if (to_record && d.unseen_unwinder)
+	else if (trampolines && d.unseen_unwinder)
 		fprintf(stderr, "ticktrace: %s carries its own unwinder, which cannot be found with its "
 			"symbols stripped: an unwind through a patched function would stop there "
 			"(ending the program); nothing patched\n", d.main_path);
-	int patching = !others && !(to_record && d.unseen_unwinder);
+	int patching = !others && !(trampolines && d.unseen_unwinder);
 	if (!patching)
 		d.refused = to_record;
 	for (size_t i = 0; patching && i < d.nfns; i++) {
 		char why[256];
 		struct tt__detour_fn *fn = &d.fns[i];
-		if ((fn->watch && !to_record) || tt__detour_patch(&d, fn, why, sizeof why) == 0) {
+		if ((fn->watch && !trampolines) || tt__detour_patch(&d, fn, why, sizeof why) == 0) {
 			if (d.listing && !fn->watch)
 				tt__detour_list(&d, fn, NULL);
 			continue;
@@ -520,6 +524,14 @@ __attribute__((constructor)) static void tt__detour_start(void)
 	}
 	if (patching && to_record)
 		tt__detour_hand_names(&d);
+	int hooked = patching && libcalls ? tt__detour_library_calls(&d) : 0;
+	if (hooked < 0)
+		fprintf(stderr, "ticktrace: the program's library calls are not recorded: %s\n",
+			strerror(-hooked));
+	else if (hooked && ((says && !d.every_sled) || d.listing)) /* (record's, or --list) */
+		fprintf(stderr, "ticktrace: the program's calls of %d library functions %s recorded as "
+			"FUNCTION@LIBRARY (%s=0: not)\n", hooked, d.listing ? "would be" : "are",
+			TT_ENV_LIBCALLS);
 	for (size_t i = 0; i < d.nmodules; i++)
 		if (d.modules[i].stubs && mprotect(d.modules[i].stubs, d.modules[i].stubs_size,
 						   PROT_READ | PROT_EXEC) != 0)

@@ -197,6 +197,16 @@ struct tt__detour {
 	size_t excluded; /* functions left unpatched for them */
 };
 
+/* symbols.c. Whether TT_ENV_EXCLUDE names the function: its symbol `name`, or its
+ * demangled name `plain` (or NULL) with or without its parameters; counted. */
+int tt__detour_excluded(struct tt__detour *d, const char *name, const char *plain) TT__DETOUR_HIDDEN;
+
+/* libcalls.c. Whether TICKTRACE_LIBCALLS asks for the calls the program makes into
+ * shared libraries; and the program's PLT slots pointed at stubs that record them
+ * (with d->listing, counted only): how many, or -errno. */
+int tt__detour_libcalls_wanted(void) TT__DETOUR_HIDDEN;
+int tt__detour_library_calls(struct tt__detour *d) TT__DETOUR_HIDDEN;
+
 /* symbols.c. The last part of a path (a module's file name). */
 const char *tt__detour_base(const char *path) TT__DETOUR_HIDDEN;
 /* The functions to patch, from every module mapped now (with `every_sled`, that of

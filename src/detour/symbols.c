@@ -284,7 +284,7 @@ static int tt__detour_fde_around(uint64_t begin, uint64_t range, void *arg)
  * them. */
 /* Whether TT_ENV_EXCLUDE names the function: its symbol, or its demangled name with
  * or without its parameters (as `spikes --suggest` writes it); counted. */
-static int tt__detour_excluded(struct tt__detour *d, const char *name, const char *plain)
+int tt__detour_excluded(struct tt__detour *d, const char *name, const char *plain)
 {
 	size_t bare = plain ? strcspn(plain, "(") : 0;
 	char *without = plain && plain[bare] ? strndup(plain, bare) : NULL;

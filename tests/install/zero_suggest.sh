@@ -7,6 +7,7 @@
 # and slow() (2 us, kept) every twentieth: tiny's calls are erased as they return
 # (TICKTRACE_MIN_DUR's default) until slow's fill the small buffer, and dropped after.
 # Before, --suggest saw tiny in neither: it ranked only the calls the trace kept.
+# (Its library calls, clock_gettime's, are left out: TICKTRACE_LIBCALLS=0; libcalls.sh.)
 #   zero_suggest.sh BUILD_DIR SANITIZE  (TT_TEST_TOOL: the ticktrace command)
 set -eu
 . "$(dirname "$0")/scratch_install.sh"
@@ -38,7 +39,7 @@ int main(void)
 PROG
 gcc -std=c11 -O2 -g -o zero zero.c $(pkg-config --cflags --libs ticktrace-instrument)
 # 65,536 records: slow's first 32,000 calls or so
-LD_LIBRARY_PATH=$libdir TICKTRACE_BUFFER=65536 TICKTRACE_OUT=$root/run.ttr ./zero 2>run.err ||
+LD_LIBRARY_PATH=$libdir TICKTRACE_LIBCALLS=0 TICKTRACE_BUFFER=65536 TICKTRACE_OUT=$root/run.ttr ./zero 2>run.err ||
 	{ cat run.err >&2; echo "FAIL: the program exits $?" >&2; exit 1; }
 grep -q 'events dropped' run.err || { cat run.err >&2; echo "FAIL: the buffer was not used up" >&2; exit 1; }
 printf '# mine\nuser_fn   # kept as it is\n' >exclude.txt
@@ -60,7 +61,7 @@ cp exclude.txt before.txt
 grep -q 'exclude.txt: added 0 of them; 1 it named already' again.out || { cat again.out >&2; fail "the second round added something"; }
 cmp -s before.txt exclude.txt || fail "the second round changed exclude.txt"
 # the next run leaves tiny unpatched and records the rest
-LD_LIBRARY_PATH=$libdir TICKTRACE_EXCLUDE=$root/exclude.txt TICKTRACE_BUFFER=65536 \
+LD_LIBRARY_PATH=$libdir TICKTRACE_LIBCALLS=0 TICKTRACE_EXCLUDE=$root/exclude.txt TICKTRACE_BUFFER=65536 \
 	TICKTRACE_OUT=$root/next.ttr ./zero 2>next.err || fail "the second run exits $?"
 grep -q 'ticktrace: 1 functions left unpatched, as TICKTRACE_EXCLUDE=.*exclude.txt names them' next.err ||
 	{ cat next.err >&2; fail "the second run does not say what it left unpatched"; }
