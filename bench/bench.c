@@ -599,6 +599,9 @@ int main(int argc, char **argv)
 		 "the plain build's (target <= 1.5 and <= uftrace_cpu_ratio; null: not run here)", NULL, 0, NULL},
 		{"uftrace_cpu_ratio", "x", tt_bench_real(real, "uftrace_cpu_ratio"), 0,
 		 "the same Lua built with -pg under uftrace record, the same run", NULL, 0, NULL},
+		{"zero_markup_no_libcalls_cpu_ratio", "x", tt_bench_real(real, "zero_markup_no_libcalls_cpu_ratio"), 0,
+		 "the zero-markup Lua with TICKTRACE_LIBCALLS=0: against zero_markup_cpu_ratio, what "
+		 "recording its library calls costs", NULL, 0, NULL},
 	};
 	struct tt_bench_row all[sizeof rows / sizeof rows[0] + sizeof rest / sizeof rest[0]];
 	memcpy(all, rows, sizeof rows);

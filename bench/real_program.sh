@@ -5,7 +5,8 @@
 #   plain     Debian's compiler flags alone
 #   zero      plus the flags of the installed ticktrace-instrument.pc: CFLAGS from
 #             --cflags, LDFLAGS from --libs (so in the LDFLAGS-first order); run with
-#             ticktrace's default settings
+#             ticktrace's default settings, and again with TICKTRACE_LIBCALLS=0
+#             (its library calls not recorded: what recording them costs)
 #   uftrace   plus -pg, run under `uftrace record` with its defaults
 # and timed in the same run on a script that calls small functions all the time (the
 # worst case for a per-call recorder): the CPU time (user + system, the children's
@@ -91,10 +92,12 @@ cpu() {
 median() { sort -n | awk '{a[NR] = $1} END {printf "%.3f", a[int((NR + 1) / 2)]}'; }
 : >"$root/expected"
 (cd "$runs" && "$work/plain/src/lua" "$work/work.lua" >"$root/expected")
-plain=() zero=() uft=()
+plain=() zero=() nolib=() uft=()
 for _ in $(seq "$repeats"); do
 	plain+=("$(cpu "$work/plain/src/lua" "$work/work.lua")")
 	zero+=("$(cpu env LD_LIBRARY_PATH="$libdir" "$work/zero/src/lua" "$work/work.lua")")
+	nolib+=("$(cpu env LD_LIBRARY_PATH="$libdir" TICKTRACE_LIBCALLS=0 \
+		"$work/zero/src/lua" "$work/work.lua")")
 	uft+=("$(cpu uftrace record -d "$runs/uftrace.data" "$work/pg/src/lua" "$work/work.lua")")
 done
 # the zero-markup build recorded Lua's own functions (its last run's file)
@@ -105,16 +108,20 @@ trace=$(ls "$runs"/*.ttr 2>/dev/null | head -n 1)
 	{ cat "$root/report" >&2; echo "real_program.sh: luaV_execute is not in the zero-markup trace" >&2; exit 1; }
 p=$(printf '%s\n' "${plain[@]}" | median)
 z=$(printf '%s\n' "${zero[@]}" | median)
+n=$(printf '%s\n' "${nolib[@]}" | median)
 u=$(printf '%s\n' "${uft[@]}" | median)
 zr=$(awk -v z="$z" -v p="$p" 'BEGIN {printf "%.3f", z / p}')
 ur=$(awk -v u="$u" -v p="$p" 'BEGIN {printf "%.3f", u / p}')
+nr=$(awk -v n="$n" -v p="$p" 'BEGIN {printf "%.3f", n / p}')
 {
-	echo "lua $version, Lua's Makefile, CPU seconds, medians of $repeats runs: plain $p, zero-markup $z, uftrace record (-pg) $u"
-	echo "zero_markup_cpu_ratio $zr (target <= 1.5 and <= uftrace's $ur)"
+	echo "lua $version, Lua's Makefile, CPU seconds, medians of $repeats runs: plain $p, zero-markup $z" \
+		"($n with TICKTRACE_LIBCALLS=0), uftrace record (-pg) $u"
+	echo "zero_markup_cpu_ratio $zr (target <= 1.5 and <= uftrace's $ur); without the library calls $nr"
 	echo "the zero-markup run said at exit:"
 	grep -m3 'ticktrace:' "$root/stderr" || echo "(nothing)"
 } >&2
-result=$(printf '{"zero_markup_cpu_ratio": %s, "uftrace_cpu_ratio": %s, "real_plain_cpu_s": %s}' "$zr" "$ur" "$p")
+result=$(printf '{"zero_markup_cpu_ratio": %s, "uftrace_cpu_ratio": %s, "zero_markup_no_libcalls_cpu_ratio": %s, "real_plain_cpu_s": %s}' \
+	"$zr" "$ur" "$nr" "$p")
 case $json in
 '') ;;
 -) echo "$result" ;;

@@ -21,11 +21,16 @@
 #include "detour.h"
 
 /* Functions whose calls are not hooked: they return twice, or on another stack, or
- * share the caller's (vfork), or are the loader's and ticktrace's own business. */
+ * share the caller's (vfork), or never return (a scope left open until the end), or
+ * unwind, or are the loader's and ticktrace's own business. */
 static const char *const tt__libcalls_left[] = {
 	"setjmp", "_setjmp", "sigsetjmp", "__sigsetjmp", "vfork", "getcontext", "setcontext",
 	"swapcontext", "makecontext", "__libc_start_main", "__cxa_finalize", "dlopen", "dlclose",
 	"dlsym", "dlvsym", "dladdr", "dladdr1", "dl_iterate_phdr", "__tls_get_addr",
+	"exit", "_exit", "_Exit", "quick_exit", "abort", "pthread_exit", "longjmp", "_longjmp",
+	"siglongjmp", "__longjmp_chk", "__stack_chk_fail", "__assert_fail", "__fortify_fail",
+	"err", "errx", "verr", "verrx", "__cxa_throw", "__cxa_rethrow", "_Unwind_Resume",
+	"_Unwind_RaiseException", "_Unwind_ForcedUnwind", "__cxa_end_catch", "__cxa_begin_catch",
 };
 
 static int tt__libcalls_hooked(const char *name)
@@ -72,6 +77,29 @@ static uintptr_t tt__libcalls_ptr(const struct tt__libcalls_program *p, uintptr_
 	return v < p->base ? v + p->base : v;
 }
 
+/* The version of symbol `index` the program needs (memcpy@GLIBC_2.2.5 where it was
+ * linked so), or NULL. */
+static const char *tt__libcalls_version(uintptr_t strtab, uintptr_t versym, uintptr_t verneed,
+					size_t verneednum, size_t index)
+{
+	if (!versym || !verneed)
+		return NULL;
+	ElfW(Half) ver = ((const ElfW(Versym) *)versym)[index] & 0x7fff;
+	const char *at = (const char *)verneed;
+	for (size_t i = 0; ver > 1 && i < verneednum; i++) {
+		const ElfW(Verneed) *need = (const ElfW(Verneed) *)at;
+		const char *aux_at = at + need->vn_aux;
+		for (unsigned j = 0; j < need->vn_cnt; j++) {
+			const ElfW(Vernaux) *aux = (const ElfW(Vernaux) *)aux_at;
+			if (aux->vna_other == ver)
+				return (const char *)strtab + aux->vna_name;
+			aux_at += aux->vna_next;
+		}
+		at += need->vn_next;
+	}
+	return NULL;
+}
+
 /* Whether TICKTRACE_LIBCALLS asks for the library calls (by default: on). */
 int tt__detour_libcalls_wanted(void)
 {
@@ -84,8 +112,8 @@ int tt__detour_library_calls(struct tt__detour *d)
 {
 	struct tt__libcalls_program p = {0};
 	dl_iterate_phdr(tt__libcalls_main, &p);
-	uintptr_t jmprel = 0, strtab = 0, symtab = 0;
-	size_t pltrelsz = 0;
+	uintptr_t jmprel = 0, strtab = 0, symtab = 0, versym = 0, verneed = 0;
+	size_t pltrelsz = 0, verneednum = 0;
 	for (const ElfW(Dyn) *dyn = p.dynamic; dyn && dyn->d_tag != DT_NULL; dyn++) {
 		if (dyn->d_tag == DT_JMPREL)
 			jmprel = tt__libcalls_ptr(&p, dyn->d_un.d_ptr);
@@ -95,6 +123,12 @@ int tt__detour_library_calls(struct tt__detour *d)
 			strtab = tt__libcalls_ptr(&p, dyn->d_un.d_ptr);
 		else if (dyn->d_tag == DT_SYMTAB)
 			symtab = tt__libcalls_ptr(&p, dyn->d_un.d_ptr);
+		else if (dyn->d_tag == DT_VERSYM)
+			versym = tt__libcalls_ptr(&p, dyn->d_un.d_ptr);
+		else if (dyn->d_tag == DT_VERNEED)
+			verneed = tt__libcalls_ptr(&p, dyn->d_un.d_ptr);
+		else if (dyn->d_tag == DT_VERNEEDNUM)
+			verneednum = dyn->d_un.d_val;
 	}
 	size_t n = jmprel && strtab && symtab ? pltrelsz / sizeof(ElfW(Rela)) : 0;
 	if (!n)
@@ -122,8 +156,14 @@ int tt__detour_library_calls(struct tt__detour *d)
 		uintptr_t *slot = (uintptr_t *)(p.base + rela[i].r_offset);
 		if (!*name || !tt__libcalls_hooked(name))
 			continue;
-		/* Bound already (-z now), or found as the loader would bind it. */
-		uintptr_t target = *slot >= p.low && *slot < p.high ? (uintptr_t)dlsym(RTLD_DEFAULT, name) : *slot;
+		/* Bound already (-z now), or found as the loader would bind it: the version
+		 * the program needs */
+		uintptr_t target = *slot;
+		if (target >= p.low && target < p.high) {
+			size_t index = ELF64_R_SYM(rela[i].r_info);
+			const char *version = tt__libcalls_version(strtab, versym, verneed, verneednum, index);
+			target = (uintptr_t)(version ? dlvsym(RTLD_DEFAULT, name, version) : dlsym(RTLD_DEFAULT, name));
+		}
 		Dl_info where;
 		if (!target || !dladdr((void *)target, &where) || !where.dli_fname ||
 		    strstr(where.dli_fname, "libticktrace"))
