@@ -49,8 +49,9 @@ _Static_assert(sizeof(struct tt_record) == 16, "a record is 16 bytes");
  * through its GOT (libticktrace-detour, TICKTRACE_LIBCALLS). The address below this
  * bit is the program's GOT slot the call went through; the tools name the call
  * IMPORT@LIBRARY from the program's relocation of that slot and the library its
- * symbol's version needs (IMPORT@plt where no version says). */
-#define TT_FUNC_LIBRARY_CALL (UINT64_C(1) << 55)
+ * symbol's version needs (IMPORT@plt where no version says). Bit 47: user-space
+ * addresses fit below it, and the runtime keeps bits 48 and up for its own. */
+#define TT_FUNC_LIBRARY_CALL (UINT64_C(1) << 47)
 
 enum tt_record_kind {
 	TT_REC_PAD = 0,         /* never written (all zero): skip */

@@ -304,7 +304,7 @@ static int tt__detour_patch(struct tt__detour *d, struct tt__detour_fn *fn, char
  * Those with no symbol (patched by address) are left out: module+0xOFFSET names them. */
 static void tt__detour_hand_names(const struct tt__detour *d)
 {
-	struct tt__patched_function *named = calloc(d->nfns + 1, sizeof *named);
+	struct tt__patched_function *named = calloc(d->nfns + d->nlibcalls + 1, sizeof *named);
 	size_t n = 0;
 	for (size_t i = 0; named && i < d->nfns; i++) {
 		const struct tt__detour_fn *fn = &d->fns[i];
@@ -315,6 +315,9 @@ static void tt__detour_hand_names(const struct tt__detour *d)
 		if (symbol && off == 0 && (named[n].name = tt__symbol_name(symbol)))
 			named[n++].address = fn->addr;
 	}
+	for (size_t i = 0; named && i < d->nlibcalls; i++)
+		if ((named[n].name = strdup(d->libcalls[i].name)))
+			named[n++].address = d->libcalls[i].address;
 	int err = named ? tt__patched_names(named, n) : -ENOMEM;
 	if (err)
 		fprintf(stderr, "ticktrace: the patched functions' names were not handed to the runtime "
@@ -374,6 +377,9 @@ static void tt__detour_read_excludes(struct tt__detour *d)
 
 static void tt__detour_free(struct tt__detour *d)
 {
+	for (size_t i = 0; i < d->nlibcalls; i++)
+		free((char *)d->libcalls[i].name);
+	free(d->libcalls);
 	for (size_t i = 0; i < d->nexcludes; i++)
 		free(d->excludes[i]);
 	free(d->excludes);
@@ -522,9 +528,9 @@ __attribute__((constructor)) static void tt__detour_start(void)
 						    "ticktrace: not patched: %s (%s): %s\n",
 				fn->name, tt__detour_base(d.modules[fn->module].path), why);
 	}
-	if (patching && to_record)
-		tt__detour_hand_names(&d);
 	int hooked = patching && libcalls ? tt__detour_library_calls(&d) : 0;
+	if (patching && (to_record || hooked > 0))
+		tt__detour_hand_names(&d);
 	if (hooked < 0)
 		fprintf(stderr, "ticktrace: the program's library calls are not recorded: %s\n",
 			strerror(-hooked));

@@ -192,6 +192,9 @@ struct tt__detour {
 	int hooked;     /* a module of the program's calls -finstrument-functions' hooks */
 	const char *main_path;
 	int listing; /* record --list (TT_ENV_DETOUR_LIST): said, nothing patched, then exit */
+	struct tt__patched_function *libcalls; /* the library calls hooked, as the tools name
+	                                        * them (libcalls.c): handed to the runtime */
+	size_t nlibcalls;
 	char **excludes; /* TT_ENV_EXCLUDE's patterns: never patched */
 	size_t nexcludes;
 	size_t excluded; /* functions left unpatched for them */

@@ -148,6 +148,10 @@ int tt__detour_library_calls(struct tt__detour *d)
 	const ElfW(Sym) *syms = (const ElfW(Sym) *)symtab;
 	uintptr_t *slots[n];
 	uintptr_t targets[n];
+	if (!(d->libcalls = calloc(n, sizeof *d->libcalls))) {
+		munmap(stubs, area);
+		return -ENOMEM;
+	}
 	for (size_t i = 0; i < n; i++) {
 		if (ELF64_R_TYPE(rela[i].r_info) != R_X86_64_JUMP_SLOT)
 			continue;
@@ -168,10 +172,15 @@ int tt__detour_library_calls(struct tt__detour *d)
 		if (!target || !dladdr((void *)target, &where) || !where.dli_fname ||
 		    strstr(where.dli_fname, "libticktrace"))
 			continue; /* (ticktrace's own, such as pthread_create: its calls stay its own) */
-		char named[256]; /* as the tools name it, and TT_ENV_EXCLUDE may */
-		snprintf(named, sizeof named, "%s@%s", name, tt__detour_base(where.dli_fname));
-		if (tt__detour_excluded(d, named, NULL))
+		char *named; /* as the tools name it, and TT_ENV_EXCLUDE may */
+		if (asprintf(&named, "%s@%s", name, tt__detour_base(where.dli_fname)) < 0)
 			continue;
+		if (tt__detour_excluded(d, named, NULL)) {
+			free(named);
+			continue;
+		}
+		d->libcalls[d->nlibcalls++] =
+			(struct tt__patched_function){.address = (uintptr_t)slot | TT_FUNC_LIBRARY_CALL, .name = named};
 		struct tt__detour_stub *stub = (struct tt__detour_stub *)(stubs + hooked * stub_size);
 		*stub = (struct tt__detour_stub){
 			.self = (uintptr_t)stub,

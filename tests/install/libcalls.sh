@@ -4,7 +4,7 @@
 # run, and built plainly and run under `ticktrace record -f work`: each call is a
 # slice named fopen@libc.so.6 (the program's import and the library its version
 # needs, not the alias _IO_fopen its address has), inside work; TICKTRACE_LIBCALLS=0
-# leaves them out, TICKTRACE_EXCLUDE the one it names.
+# leaves them out, TICKTRACE_EXCLUDE the one it names. The report at exit names them alike.
 #   libcalls.sh BUILD_DIR SANITIZE  (TT_TEST_TOOL: the ticktrace command)
 set -eu
 . "$(dirname "$0")/scratch_install.sh"
@@ -49,8 +49,10 @@ sys.exit(0 if len(work) == 1 and len(calls) == 1 and
 PY
 	done
 }
-LD_LIBRARY_PATH=$libdir TICKTRACE_MIN_DUR=0 TICKTRACE_OUT=$root/zero.ttr ./zero 2>zero.err ||
-	{ cat zero.err >&2; fail "the zero-markup program exits $?"; }
+LD_LIBRARY_PATH=$libdir TICKTRACE_MIN_DUR=0 TICKTRACE_REPORT=$root/report.txt TICKTRACE_OUT=$root/zero.ttr \
+	./zero 2>zero.err || { cat zero.err >&2; fail "the zero-markup program exits $?"; }
+# the program's own report at exit names them as the converter does
+grep -q '^fopen@libc.so.6 ' report.txt || { cat report.txt >&2; fail "the report at exit does not name fopen@libc.so.6"; }
 "$TT_TEST_TOOL" convert -q zero.ttr -o zero.json
 check zero.json "the zero-markup build"
 LD_LIBRARY_PATH=$libdir TICKTRACE_LIBCALLS=0 TICKTRACE_MIN_DUR=0 TICKTRACE_OUT=$root/off.ttr ./zero ||

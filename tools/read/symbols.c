@@ -560,10 +560,10 @@ int tt_symbols_lookup(void *ctx, const struct tt_file *file, uint64_t address, u
 	if (!sf)
 		return -1;
 	/* an address is named once per library that held it (user-space addresses fit
-	 * in 47 bits; the module's number goes above) */
+	 * in 47 bits, a library call's tag is bit 47; the module's number goes above) */
 	bool library_call = (address & TT_FUNC_LIBRARY_CALL) != 0;
 	const struct tt_module *m = tt_file_module(file, address & ~TT_FUNC_LIBRARY_CALL, tsc);
-	uint64_t key = address ^ (m ? (uint64_t)(m - file->modules + 1) << 47 : 0);
+	uint64_t key = address ^ (m ? (uint64_t)(m - file->modules + 1) << 48 : 0);
 	uint32_t at;
 	if (!tt_map_get(&sf->found, key, &at)) {
 		struct tt_sym_result r = {0};
