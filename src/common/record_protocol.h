@@ -92,9 +92,9 @@
 #define TT_ENV_MIN_DUR "TICKTRACE_MIN_DUR"
 
 /* "0": the calls the program makes into shared libraries through its GOT (fopen,
- * malloc) are not recorded; "1": they are, as scopes named fopen@libc.so.6. Set by the
- * user; read by the detour library as it starts (libcalls.c), in the zero-markup
- * build and under record. */
+ * malloc) are not recorded; "1": they are, as scopes named fopen@libc.so.6. Unset: in
+ * the zero-markup build, not under record -f. Set by the user; read by the detour
+ * library as it starts (libcalls.c). */
 #define TT_ENV_LIBCALLS "TICKTRACE_LIBCALLS"
 
 /* A file of function names (shell patterns, one a line; # starts a comment) that

@@ -493,7 +493,7 @@ __attribute__((constructor)) static void tt__detour_start(void)
 		to_record += !d.fns[i].watch;
 	/* The unwinders need watching only when some calls go through the trampolines:
 	 * patched functions, or the program's library calls. */
-	int libcalls = tt__detour_libcalls_wanted();
+	int libcalls = tt__detour_libcalls_wanted(d.every_sled);
 	int trampolines = to_record || libcalls;
 	int says = tt__detour_says();
 	int others = d.nfns || libcalls ? tt__detour_others() : 0;

@@ -205,9 +205,9 @@ struct tt__detour {
 int tt__detour_excluded(struct tt__detour *d, const char *name, const char *plain) TT__DETOUR_HIDDEN;
 
 /* libcalls.c. Whether TICKTRACE_LIBCALLS asks for the calls the program makes into
- * shared libraries; and the program's PLT slots pointed at stubs that record them
+ * shared libraries (unset: in the zero-markup build, `every_sled`); and the program's PLT slots pointed at stubs that record them
  * (with d->listing, counted only): how many, or -errno. */
-int tt__detour_libcalls_wanted(void) TT__DETOUR_HIDDEN;
+int tt__detour_libcalls_wanted(int every_sled) TT__DETOUR_HIDDEN;
 int tt__detour_library_calls(struct tt__detour *d) TT__DETOUR_HIDDEN;
 
 /* symbols.c. The last part of a path (a module's file name). */

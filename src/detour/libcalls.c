@@ -33,10 +33,16 @@ static const char *const tt__libcalls_left[] = {
 	"_Unwind_RaiseException", "_Unwind_ForcedUnwind", "__cxa_end_catch", "__cxa_begin_catch",
 };
 
+/* Prefixes of the same: ticktrace's and the compiler's hooks, a sanitizer's runtime. */
+static const char *const tt__libcalls_left_prefixes[] = {
+	"tt_", "__cyg_profile_", "__asan_", "__ubsan_", "__tsan_", "__lsan_", "__msan_", "__sanitizer_",
+};
+
 static int tt__libcalls_hooked(const char *name)
 {
-	if (strncmp(name, "tt_", 3) == 0 || strncmp(name, "__cyg_profile_", 14) == 0)
-		return 0;
+	for (size_t i = 0; i < sizeof tt__libcalls_left_prefixes / sizeof tt__libcalls_left_prefixes[0]; i++)
+		if (strncmp(name, tt__libcalls_left_prefixes[i], strlen(tt__libcalls_left_prefixes[i])) == 0)
+			return 0;
 	for (size_t i = 0; i < sizeof tt__libcalls_left / sizeof tt__libcalls_left[0]; i++)
 		if (strcmp(name, tt__libcalls_left[i]) == 0)
 			return 0;
@@ -100,11 +106,13 @@ static const char *tt__libcalls_version(uintptr_t strtab, uintptr_t versym, uint
 	return NULL;
 }
 
-/* Whether TICKTRACE_LIBCALLS asks for the library calls (by default: on). */
-int tt__detour_libcalls_wanted(void)
+/* Whether TICKTRACE_LIBCALLS asks for the library calls; by default, in the
+ * zero-markup build (`every_sled`), which records every call, and not under record
+ * -f, whose patterns say what to record. */
+int tt__detour_libcalls_wanted(int every_sled)
 {
 	const char *env = getenv(TT_ENV_LIBCALLS);
-	return !env || strcmp(env, "0") != 0;
+	return env && *env ? strcmp(env, "0") != 0 : every_sled;
 }
 
 /* Points the program's PLT slots at stubs; how many, or -errno. */
@@ -168,8 +176,12 @@ int tt__detour_library_calls(struct tt__detour *d)
 			const char *version = tt__libcalls_version(strtab, versym, verneed, verneednum, index);
 			target = (uintptr_t)(version ? dlvsym(RTLD_DEFAULT, name, version) : dlsym(RTLD_DEFAULT, name));
 		}
+		/* (a program not position-independent defines a function whose address it
+		 * takes at its PLT entry, which dlsym finds: that goes through the slot, to the
+		 * stub, and round again) */
 		Dl_info where;
-		if (!target || !dladdr((void *)target, &where) || !where.dli_fname ||
+		if (!target || (target >= p.low && target < p.high) || !dladdr((void *)target, &where) ||
+		    !where.dli_fname ||
 		    strstr(where.dli_fname, "libticktrace"))
 			continue; /* (ticktrace's own, such as pthread_create: its calls stay its own) */
 		char *named; /* as the tools name it, and TT_ENV_EXCLUDE may */

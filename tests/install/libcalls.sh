@@ -1,7 +1,8 @@
 #!/bin/sh
 # Library calls recorded without naming each: a program that calls fopen, fread,
 # malloc, free and fclose, built with ticktrace-instrument (the zero-markup build) and
-# run, and built plainly and run under `ticktrace record -f work`: each call is a
+# run, and built plainly and run under `TICKTRACE_LIBCALLS=1 ticktrace record -f work`
+# (not unasked there): each call is a
 # slice named fopen@libc.so.6 (the program's import and the library its version
 # needs, not the alias _IO_fopen its address has), inside work; TICKTRACE_LIBCALLS=0
 # leaves them out, TICKTRACE_EXCLUDE the one it names. The report at exit names them alike.
@@ -29,7 +30,21 @@ int main(int argc, char **argv)
 	return work(argv[0]) == 4096 ? 0 : 1;
 }
 PROG
+# A program not position-independent that takes a library function's address: the
+# function is defined at its PLT entry, which goes through the slot (before: round
+# and round, until the shadow stack was full, for ever).
+cat >address.c <<'PROG'
+#include <stdio.h>
+int (*volatile say)(const char *);
+int main(void)
+{
+	say = puts; /* (its address taken in code: the PLT entry is puts's address) */
+	say("through the pointer");
+	return puts("through the PLT") < 0;
+}
+PROG
 gcc -std=c11 -O2 -g -o zero calls.c $(pkg-config --cflags --libs ticktrace-instrument)
+gcc -std=c11 -O2 -g -fno-pie -no-pie -o address address.c $(pkg-config --cflags --libs ticktrace-instrument)
 gcc -std=c11 -O2 -g -o plain calls.c
 failures=0
 fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
@@ -66,11 +81,20 @@ LD_LIBRARY_PATH=$libdir TICKTRACE_EXCLUDE=$root/skip.txt TICKTRACE_MIN_DUR=0 TIC
 "$TT_TEST_TOOL" convert -q skip.ttr -o skip.json
 grep -q '"name":"fopen@libc.so.6"' skip.json || fail "TICKTRACE_EXCLUDE=malloc@libc.so.6: no fopen"
 ! grep -q '"name":"malloc@libc.so.6"' skip.json || fail "TICKTRACE_EXCLUDE=malloc@libc.so.6: malloc recorded"
-"$TT_TEST_TOOL" record -f work --min-dur 0 -o record.ttr -- ./plain 2>record.err ||
+LD_LIBRARY_PATH=$libdir timeout 60 ./address >address.out 2>address.err && rc=0 || rc=$?
+[ "$rc" = 0 ] || { cat address.err >&2; fail "the program not position-independent exits $rc (124: it hung)"; }
+[ "$(cat address.out)" = "$(printf 'through the pointer\nthrough the PLT')" ] || fail "address.c printed otherwise"
+# under record -f, when asked (its patterns say what to record)
+"$TT_TEST_TOOL" record -f work --min-dur 0 -o asked.ttr -- ./plain 2>asked.err ||
+	{ cat asked.err >&2; fail "record exits $?"; }
+"$TT_TEST_TOOL" convert -q asked.ttr -o asked.json
+grep -q '"name":"work"' asked.json || fail "record -f work: no work"
+! grep -q '@libc.so.6' asked.json || fail "record -f work: library calls recorded unasked"
+TICKTRACE_LIBCALLS=1 "$TT_TEST_TOOL" record -f work --min-dur 0 -o record.ttr -- ./plain 2>record.err ||
 	{ cat record.err >&2; fail "record exits $?"; }
 grep -q 'calls of 5 library functions are recorded as FUNCTION@LIBRARY' record.err ||
 	{ cat record.err >&2; fail "record does not say the library calls are recorded"; }
 "$TT_TEST_TOOL" convert -q record.ttr -o record.json
-check record.json "record -f work"
+check record.json "TICKTRACE_LIBCALLS=1 record -f work"
 [ "$failures" = 0 ] || exit 1
 echo "library calls: fopen, fread, malloc, free and fclose as NAME@libc.so.6 inside work, built and under record"
