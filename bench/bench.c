@@ -2,14 +2,17 @@
  * run. Every figure is the median over --repeats runs; every traced loop runs on a
  * new thread, so it records into a buffer of its own.
  *
- *   ticktrace-bench [--repeats N] [--json FILE]
- */
+ *   ticktrace-bench [--repeats N] [--json FILE] [--hot]
+ *
+ * Without --hot it runs bench/real_program.sh too (zero_markup_cpu_ratio). */
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -233,6 +236,25 @@ static cJSON *tt_bench_convert(void)
 	return cJSON_Parse(text);
 }
 
+/* zero_markup_cpu_ratio and uftrace_cpu_ratio from bench/real_program.sh, run as a child
+ * with 5 repeats (its uftrace runs take seconds each): NULL where it cannot run here
+ * (exit 77: no deb-src, no uftrace, a sanitizer build; it says why), and *failed set
+ * where it failed. */
+static cJSON *tt_bench_real_program(int *failed)
+{
+	FILE *child = popen("bash " TT_BENCH_REAL_PROGRAM " " TT_BENCH_BUILD_ROOT " 5 --json -", "r");
+	if (!child) {
+		*failed = 1;
+		return NULL;
+	}
+	static char text[1 << 12];
+	size_t len = fread(text, 1, sizeof text - 1, child);
+	text[len] = 0;
+	int status = pclose(child);
+	*failed = !(WIFEXITED(status) && (WEXITSTATUS(status) == 0 || WEXITSTATUS(status) == 77));
+	return status == 0 ? cJSON_Parse(text) : NULL;
+}
+
 static double tt_bench_number(const cJSON *object, const char *key)
 {
 	const cJSON *item = cJSON_GetObjectItemCaseSensitive(object, key);
@@ -241,6 +263,13 @@ static double tt_bench_number(const cJSON *object, const char *key)
 		exit(1);
 	}
 	return item->valuedouble;
+}
+
+/* A figure of real_program.sh's; NAN (null in the JSON) where it did not run. */
+static double tt_bench_real(const cJSON *real, const char *key)
+{
+	const cJSON *item = cJSON_GetObjectItemCaseSensitive(real, key);
+	return cJSON_IsNumber(item) ? item->valuedouble : NAN;
 }
 
 /* A name made at run time (TT_INSTANT_DYN: the name's lookup and one event), 16
@@ -417,7 +446,7 @@ int main(int argc, char **argv)
 	struct tt_bench_snapshot snapshot = {0};
 	double stream_ns = 0;
 	uint64_t stream_dropped = 0;
-	cJSON *convert = NULL;
+	cJSON *convert = NULL, *real = NULL;
 	if (!hot_only) {
 		int err = tt_bench_sample_overhead(&overhead);
 		if (err) {
@@ -432,6 +461,12 @@ int main(int argc, char **argv)
 		convert = tt_bench_convert();
 		if (!convert) {
 			fprintf(stderr, "ticktrace-bench: %s failed\n", TT_BENCH_CONVERT_TOOL);
+			return 1;
+		}
+		int failed;
+		real = tt_bench_real_program(&failed);
+		if (failed) {
+			fprintf(stderr, "ticktrace-bench: %s failed\n", TT_BENCH_REAL_PROGRAM);
 			return 1;
 		}
 	}
@@ -540,6 +575,14 @@ int main(int argc, char **argv)
 		{"thread_start_us", "us", thread_start.us, 0, start_what, NULL, 0, NULL},
 		{"event_during_snapshot_ns", "ns", snapshot.during_ns, 1.10, during_what, &rows[WARM], 0, NULL},
 		{"snapshot_ms", "ms", snapshot.snapshot_ms, 0, snapshot_what, NULL, 0, NULL},
+		{"zero_markup_cpu_ratio", "x", tt_bench_real(real, "zero_markup_cpu_ratio"), 0,
+		 "Lua 5.4 built with ticktrace-instrument's flags, default settings: its CPU time over "
+		 "the plain build's (target <= 1.5 and <= uftrace_cpu_ratio; null: not run here)", NULL, 0, NULL},
+		{"uftrace_cpu_ratio", "x", tt_bench_real(real, "uftrace_cpu_ratio"), 0,
+		 "the same Lua built with -pg under uftrace record, the same run", NULL, 0, NULL},
+		{"zero_markup_no_libcalls_cpu_ratio", "x", tt_bench_real(real, "zero_markup_no_libcalls_cpu_ratio"), 0,
+		 "the zero-markup Lua with TICKTRACE_LIBCALLS=0: against zero_markup_cpu_ratio, what "
+		 "recording its library calls costs", NULL, 0, NULL},
 	};
 	struct tt_bench_row all[sizeof rows / sizeof rows[0] + sizeof rest / sizeof rest[0]];
 	memcpy(all, rows, sizeof rows);

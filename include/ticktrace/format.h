@@ -45,6 +45,13 @@ _Static_assert(sizeof(struct tt_record) == 16, "a record is 16 bytes");
 #define TT_RECORD_KIND(word) ((unsigned)((word) >> TT_KIND_SHIFT))
 #define TT_RECORD_PAYLOAD(word) ((word) & TT_PAYLOAD_MASK)
 #define TT_RECORD_WORD(kind, payload) (((uint64_t)(kind) << TT_KIND_SHIFT) | (uint64_t)(payload))
+/* In a FUNC_ENTER or FUNC_EXIT payload: a call the program made into a shared library
+ * through its GOT (libticktrace-detour, TICKTRACE_LIBCALLS). The address below this
+ * bit is the program's GOT slot the call went through; the tools name the call
+ * IMPORT@LIBRARY from the program's relocation of that slot and the library its
+ * symbol's version needs (IMPORT@plt where no version says). Bit 47: user-space
+ * addresses fit below it, and the runtime keeps bits 48 and up for its own. */
+#define TT_FUNC_LIBRARY_CALL (UINT64_C(1) << 47)
 
 enum tt_record_kind {
 	TT_REC_PAD = 0,         /* never written (all zero): skip */
@@ -248,6 +255,15 @@ enum tt_section_type {
 	 * counted per function, not recorded. Each function is in a FUNCS section. At
 	 * most one per thread, in a file written whole (not streamed, not a snapshot). */
 	TT_SEC_FILTERED = 0x46,
+	/* The same two structs: the calls of one thread dropped with its buffer used up
+	 * (mode stop), counted per function as they were dropped (min_dur_ns 0, each
+	 * function's ticks 0: their times were not taken), in TICKTRACE_MIN_DUR's table,
+	 * so only where it is on (the zero-markup build's default); a function whose place
+	 * there another holds, and the last 4,095 events a thread dropped, are counted in
+	 * the END section alone. So that `ticktrace spikes --suggest` ranks functions by
+	 * the whole run's calls, not by the calls the buffer kept. At most one per thread,
+	 * after its FILTERED section if any, in a file written whole. */
+	TT_SEC_DROPPED_CALLS = 0x47,
 	/* struct tt_thread_info, then the name: a thread's final totals, name and flags,
 	 * replacing those of its THREAD section (streamed files, where a thread's THREAD
 	 * section is written before its events are known). */

@@ -91,6 +91,19 @@
  * (--min-dur); read by the runtime as it starts (lifecycle/config.c). */
 #define TT_ENV_MIN_DUR "TICKTRACE_MIN_DUR"
 
+/* "0": the calls the program makes into shared libraries through its GOT (fopen,
+ * malloc) are not recorded; "1": they are, as scopes named fopen@libc.so.6. Unset: in
+ * the zero-markup build, not under record -f. Set by the user; read by the detour
+ * library as it starts (libcalls.c). */
+#define TT_ENV_LIBCALLS "TICKTRACE_LIBCALLS"
+
+/* A file of function names (shell patterns, one a line; # starts a comment) that
+ * the patcher leaves unpatched: in the zero-markup build the functions `ticktrace
+ * spikes --suggest --exclude-list FILE` found too short to record; with record -f
+ * exceptions to its patterns. Set by the user; read by the detour library as it
+ * starts (detour.c). */
+#define TT_ENV_EXCLUDE "TICKTRACE_EXCLUDE"
+
 /* ---- between the two preloaded libraries ---- */
 
 /* Whether `tid` (a kernel thread id) is one of ticktrace's own threads: defined and

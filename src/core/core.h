@@ -86,12 +86,14 @@ struct tt__hot {
  * nothing inside (its FUNC_ENTER is the last record of its chunk), is erased by the
  * exit hook (asm/hot.inc TT_FILTER_SHORT), and counted here, in the entry its
  * address's bits 4..12 pick. A call whose entry another function holds is recorded:
- * nothing is lost. Written at the dump (TT_SEC_FILTERED). */
+ * nothing is lost. Written at the dump (TT_SEC_FILTERED, TT_SEC_DROPPED_CALLS). */
 #define TT__FILTER_FUNCS 512
 struct tt__filtered_fn {
 	uint64_t word; /* the FUNC_EXIT record's word (kind and address); 0: free */
 	uint64_t calls, ticks;
-	uint64_t unused;
+	uint64_t dropped; /* calls dropped with the buffer used up (mode stop): counted
+	                   * from the scratch chunk as it fills (slow_path.c), so that
+	                   * `spikes --suggest` ranks the whole run (TT_SEC_DROPPED_CALLS) */
 };
 struct tt__filters {
 	uint64_t min_ticks;

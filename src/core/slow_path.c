@@ -141,6 +141,29 @@ static void tt__scratch_scan(const struct tt__slot *slot, uint64_t *dropped, str
 	*dropped += count;
 }
 
+/* The calls in the full scratch chunk, `end` its cursor, counted per function in the
+ * thread's table (TICKTRACE_MIN_DUR's, when it has one), claiming a free entry as the
+ * exit hooks do: what the buffer kept is the run's first events, and `spikes
+ * --suggest` ranks functions by the whole run's calls. A function whose entry another
+ * holds is counted as dropped only. The owner, signals blocked: nothing else writes. */
+static void tt__scratch_calls(const struct tt__slot *slot, const char *end)
+{
+	struct tt__filters *filters = slot->filters;
+	const struct tt_record *r = (const struct tt_record *)(slot->scratch + 1);
+	if (!filters || end > (const char *)slot->scratch + TT__CHUNK_SIZE)
+		return;
+	for (; r < (const struct tt_record *)end; r++) {
+		if (TT_RECORD_KIND(r->word) != TT_REC_FUNC_ENTER)
+			continue;
+		uint64_t word = r->word ^ TT_RECORD_WORD(TT_REC_FUNC_ENTER ^ TT_REC_FUNC_EXIT, 0);
+		struct tt__filtered_fn *fn = &filters->fn[(word >> 4) & (TT__FILTER_FUNCS - 1)];
+		if (fn->word == 0)
+			__atomic_store_n(&fn->word, word, __ATOMIC_RELAXED);
+		if (fn->word == word)
+			__atomic_store_n(&fn->dropped, fn->dropped + 1, __ATOMIC_RELAXED);
+	}
+}
+
 /* Core lock held, signals blocked, the owner thread: counts the events in the full
  * scratch chunk as dropped and starts it again. `now` is the time of the event that
  * found it full: the gap's end as far as known (its events have no time). */
@@ -152,6 +175,7 @@ static void tt__scratch_fold(struct tt__slot *slot, uint64_t now)
 	uint64_t dropped = 0;
 	struct tt__gap gap = slot->gap;
 	tt__scratch_scan(slot, &dropped, &gap);
+	tt__scratch_calls(slot, __atomic_load_n(&slot->hot->cursor, __ATOMIC_ACQUIRE));
 	if (gap.count && now > gap.last_tsc)
 		gap.last_tsc = now;
 	__atomic_store_n(&slot->dropped[slot->drop_cause], slot->dropped[slot->drop_cause] + dropped,

@@ -304,7 +304,7 @@ static int tt__detour_patch(struct tt__detour *d, struct tt__detour_fn *fn, char
  * Those with no symbol (patched by address) are left out: module+0xOFFSET names them. */
 static void tt__detour_hand_names(const struct tt__detour *d)
 {
-	struct tt__patched_function *named = calloc(d->nfns + 1, sizeof *named);
+	struct tt__patched_function *named = calloc(d->nfns + d->nlibcalls + 1, sizeof *named);
 	size_t n = 0;
 	for (size_t i = 0; named && i < d->nfns; i++) {
 		const struct tt__detour_fn *fn = &d->fns[i];
@@ -315,6 +315,9 @@ static void tt__detour_hand_names(const struct tt__detour *d)
 		if (symbol && off == 0 && (named[n].name = tt__symbol_name(symbol)))
 			named[n++].address = fn->addr;
 	}
+	for (size_t i = 0; named && i < d->nlibcalls; i++)
+		if ((named[n].name = strdup(d->libcalls[i].name)))
+			named[n++].address = d->libcalls[i].address;
 	int err = named ? tt__patched_names(named, n) : -ENOMEM;
 	if (err)
 		fprintf(stderr, "ticktrace: the patched functions' names were not handed to the runtime "
@@ -339,8 +342,47 @@ static void tt__detour_list(const struct tt__detour *d, const struct tt__detour_
 	free(name);
 }
 
+/* TT_ENV_EXCLUDE's patterns, one a line (# starts a comment), into d->excludes. A
+ * file that cannot be read is said, and nothing is left out. */
+static void tt__detour_read_excludes(struct tt__detour *d)
+{
+	const char *path = getenv(TT_ENV_EXCLUDE);
+	if (!path || !*path)
+		return;
+	FILE *f = fopen(path, "re");
+	if (!f) {
+		fprintf(stderr, "ticktrace: %s=%s: %s: no function left out\n", TT_ENV_EXCLUDE, path,
+			strerror(errno));
+		return;
+	}
+	char *line = NULL;
+	size_t cap = 0;
+	while (getline(&line, &cap, f) >= 0) {
+		line[strcspn(line, "#\r\n")] = 0;
+		char *start = line + strspn(line, " \t");
+		size_t len = strlen(start);
+		while (len && (start[len - 1] == ' ' || start[len - 1] == '\t'))
+			start[--len] = 0;
+		char **more = len ? realloc(d->excludes, (d->nexcludes + 1) * sizeof(*more)) : NULL;
+		if (more && (more[d->nexcludes] = strdup(start))) {
+			d->excludes = more;
+			d->nexcludes++;
+		} else if (more) {
+			d->excludes = more;
+		}
+	}
+	free(line);
+	fclose(f);
+}
+
 static void tt__detour_free(struct tt__detour *d)
 {
+	for (size_t i = 0; i < d->nlibcalls; i++)
+		free((char *)d->libcalls[i].name);
+	free(d->libcalls);
+	for (size_t i = 0; i < d->nexcludes; i++)
+		free(d->excludes[i]);
+	free(d->excludes);
 	for (size_t i = 0; i < d->nfns; i++)
 		free(d->fns[i].name);
 	for (size_t i = 0; i < d->nmodules; i++) {
@@ -429,6 +471,7 @@ __attribute__((constructor)) static void tt__detour_start(void)
 		d.patterns = patterns;
 		d.patterns[d.npatterns++] = p;
 	}
+	tt__detour_read_excludes(&d);
 	d.pattern_hits = calloc(d.npatterns + 1, sizeof(*d.pattern_hits));
 	d.pattern_notes = calloc(d.npatterns + 1, sizeof(*d.pattern_notes));
 	if (!d.pattern_hits || !d.pattern_notes || tt__detour_collect(&d) < 0)
@@ -445,11 +488,15 @@ __attribute__((constructor)) static void tt__detour_start(void)
 			"ticktrace-instrument), but none of its functions has the NOPs that "
 			"-fpatchable-function-entry=5 puts at its entry (compiled without `pkg-config "
 			"--cflags ticktrace-instrument`?): nothing is recorded\n");
-	size_t to_record = 0; /* the unwinders need watching only when some are */
+	size_t to_record = 0;
 	for (size_t i = 0; i < d.nfns; i++)
 		to_record += !d.fns[i].watch;
+	/* The unwinders need watching only when some calls go through the trampolines:
+	 * patched functions, or the program's library calls. */
+	int libcalls = tt__detour_libcalls_wanted(d.every_sled);
+	int trampolines = to_record || libcalls;
 	int says = tt__detour_says();
-	int others = d.nfns ? tt__detour_others() : 0;
+	int others = d.nfns || libcalls ? tt__detour_others() : 0;
 	if (others < 0)
 		fprintf(stderr, "ticktrace: nothing patched: the program's threads cannot be counted "
 			"(/proc/self/task), and a patch is safe only while no other thread runs\n");
@@ -457,17 +504,17 @@ __attribute__((constructor)) static void tt__detour_start(void)
 		fprintf(stderr, "ticktrace: nothing patched: the program already runs %d other thread%s "
 			"(a library's constructor started them), which may be running the code a patch "
 			"overwrites\n", others, others > 1 ? "s" : "");
-	else if (to_record && d.unseen_unwinder)
+	else if (trampolines && d.unseen_unwinder)
 		fprintf(stderr, "ticktrace: %s carries its own unwinder, which cannot be found with its "
 			"symbols stripped: an unwind through a patched function would stop there "
 			"(ending the program); nothing patched\n", d.main_path);
-	int patching = !others && !(to_record && d.unseen_unwinder);
+	int patching = !others && !(trampolines && d.unseen_unwinder);
 	if (!patching)
 		d.refused = to_record;
 	for (size_t i = 0; patching && i < d.nfns; i++) {
 		char why[256];
 		struct tt__detour_fn *fn = &d.fns[i];
-		if ((fn->watch && !to_record) || tt__detour_patch(&d, fn, why, sizeof why) == 0) {
+		if ((fn->watch && !trampolines) || tt__detour_patch(&d, fn, why, sizeof why) == 0) {
 			if (d.listing && !fn->watch)
 				tt__detour_list(&d, fn, NULL);
 			continue;
@@ -481,8 +528,16 @@ __attribute__((constructor)) static void tt__detour_start(void)
 						    "ticktrace: not patched: %s (%s): %s\n",
 				fn->name, tt__detour_base(d.modules[fn->module].path), why);
 	}
-	if (patching && to_record)
+	int hooked = patching && libcalls ? tt__detour_library_calls(&d) : 0;
+	if (patching && (to_record || hooked > 0))
 		tt__detour_hand_names(&d);
+	if (hooked < 0)
+		fprintf(stderr, "ticktrace: the program's library calls are not recorded: %s\n",
+			strerror(-hooked));
+	else if (hooked && ((says && !d.every_sled) || d.listing)) /* (record's, or --list) */
+		fprintf(stderr, "ticktrace: the program's calls of %d library functions %s recorded as "
+			"FUNCTION@LIBRARY (%s=0: not)\n", hooked, d.listing ? "would be" : "are",
+			TT_ENV_LIBCALLS);
 	for (size_t i = 0; i < d.nmodules; i++)
 		if (d.modules[i].stubs && mprotect(d.modules[i].stubs, d.modules[i].stubs_size,
 						   PROT_READ | PROT_EXEC) != 0)
@@ -502,6 +557,9 @@ __attribute__((constructor)) static void tt__detour_start(void)
 	if (says && d.only_ours)
 		fprintf(stderr, "ticktrace: %zu matching functions of libraries the program does not "
 			"load, which only ticktrace's detour library needs, left alone\n", d.only_ours);
+	if (d.excluded)
+		fprintf(stderr, "ticktrace: %zu functions left unpatched, as %s=%s names them\n",
+			d.excluded, TT_ENV_EXCLUDE, getenv(TT_ENV_EXCLUDE));
 	if (d.listing) {
 		fprintf(stderr, "ticktrace: --list: %zu functions would be patched; %zu could not be\n",
 			to_record - d.refused, d.refused);

@@ -192,7 +192,23 @@ struct tt__detour {
 	int hooked;     /* a module of the program's calls -finstrument-functions' hooks */
 	const char *main_path;
 	int listing; /* record --list (TT_ENV_DETOUR_LIST): said, nothing patched, then exit */
+	struct tt__patched_function *libcalls; /* the library calls hooked, as the tools name
+	                                        * them (libcalls.c): handed to the runtime */
+	size_t nlibcalls;
+	char **excludes; /* TT_ENV_EXCLUDE's patterns: never patched */
+	size_t nexcludes;
+	size_t excluded; /* functions left unpatched for them */
 };
+
+/* symbols.c. Whether TT_ENV_EXCLUDE names the function: its symbol `name`, or its
+ * demangled name `plain` (or NULL) with or without its parameters; counted. */
+int tt__detour_excluded(struct tt__detour *d, const char *name, const char *plain) TT__DETOUR_HIDDEN;
+
+/* libcalls.c. Whether TICKTRACE_LIBCALLS asks for the calls the program makes into
+ * shared libraries (unset: in the zero-markup build, `every_sled`); and the program's PLT slots pointed at stubs that record them
+ * (with d->listing, counted only): how many, or -errno. */
+int tt__detour_libcalls_wanted(int every_sled) TT__DETOUR_HIDDEN;
+int tt__detour_library_calls(struct tt__detour *d) TT__DETOUR_HIDDEN;
 
 /* symbols.c. The last part of a path (a module's file name). */
 const char *tt__detour_base(const char *path) TT__DETOUR_HIDDEN;

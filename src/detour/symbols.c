@@ -282,20 +282,46 @@ static int tt__detour_fde_around(uint64_t begin, uint64_t range, void *arg)
 /* (libsupc++'s demangler, linked into this library (meson.build says why), declared in
  * symbol_name.h): C++ names match in their demangled form too, as the converter shows
  * them. */
-static int tt__detour_matches(struct tt__detour *d, const char *name)
+/* Whether TT_ENV_EXCLUDE names the function: its symbol, or its demangled name with
+ * or without its parameters (as `spikes --suggest` writes it); counted. */
+int tt__detour_excluded(struct tt__detour *d, const char *name, const char *plain)
+{
+	size_t bare = plain ? strcspn(plain, "(") : 0;
+	char *without = plain && plain[bare] ? strndup(plain, bare) : NULL;
+	int hit = 0;
+	for (size_t p = 0; !hit && p < d->nexcludes; p++)
+		hit = fnmatch(d->excludes[p], name, 0) == 0 || (plain && fnmatch(d->excludes[p], plain, 0) == 0) ||
+		      (without && fnmatch(d->excludes[p], without, 0) == 0);
+	free(without);
+	d->excluded += hit;
+	return hit;
+}
+
+/* Whether `name` matches -f's patterns (or, with none, the zero-markup build's every
+ * function: `every`) and no TT_ENV_EXCLUDE pattern. */
+static int tt__detour_matches_any(struct tt__detour *d, const char *name, int every)
 {
 	int status = -1;
 	char *plain = strncmp(name, "_Z", 2) == 0 ? __cxa_demangle(name, NULL, NULL, &status) : NULL;
-	int hit = 0;
+	if (status != 0) {
+		free(plain);
+		plain = NULL;
+	}
+	int hit = every;
 	for (size_t p = 0; p < d->npatterns; p++)
 		if (strncmp(d->patterns[p], "0x", 2) != 0 &&
-		    (fnmatch(d->patterns[p], name, 0) == 0 ||
-		     (plain && status == 0 && fnmatch(d->patterns[p], plain, 0) == 0))) {
+		    (fnmatch(d->patterns[p], name, 0) == 0 || (plain && fnmatch(d->patterns[p], plain, 0) == 0))) {
 			d->pattern_hits[p]++;
 			hit = 1;
 		}
+	hit = hit && !tt__detour_excluded(d, name, plain);
 	free(plain);
 	return hit;
+}
+
+static int tt__detour_matches(struct tt__detour *d, const char *name)
+{
+	return tt__detour_matches_any(d, name, 0);
 }
 
 /* One module's name for the loader and what it needs, from its dynamic section. */
@@ -612,7 +638,7 @@ static int tt__detour_module_cb(Dwfl_Module *mod, void **user, const char *name,
 	d->hooked |= hooked;
 	for (size_t i = 0; d->every_sled && !untouchable && !only_ours && !hooked && i < m->nsleds; i++) {
 		const char *fn = dwfl_module_addrname(mod, m->sleds[i]);
-		if (fn && tt__detour_part_of_unwinder(fn, NULL))
+		if (fn && (tt__detour_part_of_unwinder(fn, NULL) || !tt__detour_matches_any(d, fn, 1)))
 			continue;
 		if (tt__detour_add(d, m->sleds[i], TT__DETOUR_SLED_MAX, fn ? fn : "(a function without a symbol)",
 				   index, 0) < 0)

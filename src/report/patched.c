@@ -45,7 +45,9 @@ int tt__patched_names(const struct tt__patched_function *fns, size_t n)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
 		Dl_info info;
-		if (dladdr1((void *)fns[i].address, &info, (void **)&modules[i], RTLD_DL_LINKMAP) && modules[i])
+		/* (a library call's: the program's GOT slot, TT_FUNC_LIBRARY_CALL) */
+		if (dladdr1((void *)(fns[i].address & ~TT_FUNC_LIBRARY_CALL), &info, (void **)&modules[i],
+			    RTLD_DL_LINKMAP) && modules[i])
 			bytes += strlen(fns[i].name) + strlen(modules[i]->l_name) + 2;
 		else
 			modules[i] = NULL; /* (in no module the loader knows: left out) */

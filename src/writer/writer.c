@@ -136,12 +136,18 @@ static int tt__copy_window(struct tt__window *window, struct tt__thread_snapshot
 	return err;
 }
 
-/* TICKTRACE_MIN_DUR: the functions whose short calls a thread's exit hooks erased. */
-static size_t tt__filtered_count(const struct tt__slot *slot)
+/* A function's calls in the thread's table (struct tt__filters): those its exit hooks
+ * erased (TICKTRACE_MIN_DUR), or with `dropped`, those dropped with the buffer used up. */
+static uint64_t tt__table_calls(const struct tt__filtered_fn *fn, bool dropped)
+{
+	return __atomic_load_n(dropped ? &fn->dropped : &fn->calls, __ATOMIC_RELAXED);
+}
+
+static size_t tt__table_count(const struct tt__slot *slot, bool dropped)
 {
 	size_t n = 0;
 	for (size_t i = 0; slot->filters && i < TT__FILTER_FUNCS; i++)
-		n += __atomic_load_n(&slot->filters->fn[i].calls, __ATOMIC_RELAXED) != 0;
+		n += tt__table_calls(&slot->filters->fn[i], dropped) != 0;
 	return n;
 }
 
@@ -149,30 +155,31 @@ static int tt__filtered_names(struct tt__site_set *names, const struct tt__slot 
 {
 	for (size_t i = 0; slot->filters && i < TT__FILTER_FUNCS; i++) {
 		const struct tt__filtered_fn *fn = &slot->filters->fn[i];
-		if (__atomic_load_n(&fn->calls, __ATOMIC_RELAXED) &&
+		if ((tt__table_calls(fn, false) || tt__table_calls(fn, true)) &&
 		    tt__site_set_add(names, TT_RECORD_PAYLOAD(fn->word) | TT__FUNC_TAG) < 0)
 			return -ENOMEM;
 	}
 	return 0;
 }
 
-/* A FILTERED section, when the thread's hooks erased calls. (Counted as they are now:
- * a call the thread erases while this runs may be in it or not.) */
-static void tt__out_filtered(struct tt__out *out, const struct tt__slot *slot)
+/* A FILTERED section, when the thread's hooks erased calls, or with `dropped` a
+ * DROPPED_CALLS section, when it dropped calls. (Counted as they are now: a call the
+ * thread erases or drops while this runs may be in it or not.) */
+static void tt__out_filtered(struct tt__out *out, const struct tt__slot *slot, bool dropped)
 {
 	struct tt_filtered_info info = {.thread_index = slot->index,
-					.count = (uint32_t)tt__filtered_count(slot),
-					.min_dur_ns = tt__config.min_dur_ns};
+					.count = (uint32_t)tt__table_count(slot, dropped),
+					.min_dur_ns = dropped ? 0 : tt__config.min_dur_ns};
 	if (!info.count)
 		return;
 	uint64_t size = sizeof info + info.count * sizeof(struct tt_filtered_fn);
-	tt__out_section(out, TT_SEC_FILTERED, size);
+	tt__out_section(out, dropped ? TT_SEC_DROPPED_CALLS : TT_SEC_FILTERED, size);
 	tt__out(out, &info, sizeof info);
 	for (size_t i = 0, n = 0; i < TT__FILTER_FUNCS && n < info.count; i++) {
 		const struct tt__filtered_fn *fn = &slot->filters->fn[i];
 		struct tt_filtered_fn one = {.address = TT_RECORD_PAYLOAD(fn->word),
-					     .calls = __atomic_load_n(&fn->calls, __ATOMIC_RELAXED),
-					     .ticks = __atomic_load_n(&fn->ticks, __ATOMIC_RELAXED)};
+					     .calls = tt__table_calls(fn, dropped),
+					     .ticks = dropped ? 0 : __atomic_load_n(&fn->ticks, __ATOMIC_RELAXED)};
 		if (!one.calls)
 			continue;
 		tt__out(out, &one, sizeof one);
@@ -258,8 +265,10 @@ static int tt__write_to(struct tt__out *out, struct tt__window *window)
 		tt__out_thread(out, &snaps[i], &end.dropped);
 		if (window)
 			tt__out_sched_window(out, snaps[i].slot, window->from_ns, window->to_ns);
-		else
-			tt__out_filtered(out, snaps[i].slot);
+		else {
+			tt__out_filtered(out, snaps[i].slot, false);
+			tt__out_filtered(out, snaps[i].slot, true);
+		}
 		end.records += snaps[i].records;
 	}
 	tt__out_end(out, &end);

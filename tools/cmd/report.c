@@ -124,7 +124,13 @@ static const char tt_spikes_usage[] =
 	"                         long calls that hold others, and the GCC flag that leaves\n"
 	"                         out of -finstrument-functions the functions whose median\n"
 	"                         call is within 3 x what recording a call costs here, when\n"
-	"                         they make most of the calls\n"
+	"                         they make most of the calls; calls counted over the\n"
+	"                         whole run (those TICKTRACE_MIN_DUR erased, and those\n"
+	"                         dropped with a buffer full, in the zero-markup build)\n"
+	"      --exclude-list FILE  with --suggest: those functions merged into FILE\n"
+	"                         (made if need be), the lines it had kept, what it added\n"
+	"                         said; the zero-markup build leaves the functions it\n"
+	"                         names unpatched when run with TICKTRACE_EXCLUDE=FILE\n"
 	"  -q, --quiet            no summary line on stderr\n"
 	"      --debug-dir DIR    where to look for debug info first (see convert)\n"
 	"  -h, --help             this text\n"
@@ -133,7 +139,7 @@ static const char tt_spikes_usage[] =
 
 enum { OPT_SORT = 256, OPT_BY_THREAD, OPT_CSV, OPT_JSON, OPT_THRESHOLD, OPT_THRESHOLDS,
        OPT_FRAMES, OPT_BUDGET, OPT_DEPTH, OPT_SUGGEST, OPT_SVG, OPT_DEBUG_DIR, OPT_FROM, OPT_TO,
-       OPT_THREAD };
+       OPT_THREAD, OPT_EXCLUDE_LIST };
 const struct option tt_report_options[] = {
 	{"output", required_argument, NULL, 'o'}, {"force", no_argument, NULL, 'f'},
 	{"quiet", no_argument, NULL, 'q'},        {"help", no_argument, NULL, 'h'},
@@ -153,6 +159,7 @@ const struct option tt_spikes_options[] = {
 	{"threshold", required_argument, NULL, OPT_THRESHOLD},
 	{"thresholds", required_argument, NULL, OPT_THRESHOLDS},
 	{"depth", required_argument, NULL, OPT_DEPTH}, {"suggest", no_argument, NULL, OPT_SUGGEST},
+	{"exclude-list", required_argument, NULL, OPT_EXCLUDE_LIST},
 	{"debug-dir", required_argument, NULL, OPT_DEBUG_DIR},
 	{NULL, 0, NULL, 0},
 };
@@ -166,6 +173,7 @@ const struct tt_cmd_arg tt_report_args[] = {
 const struct tt_cmd_arg tt_spikes_args[] = {
 	{'o', TT_ARG_FILE, NULL},
 	{OPT_THRESHOLDS, TT_ARG_FILE, NULL},
+	{OPT_EXCLUDE_LIST, TT_ARG_FILE, NULL},
 	{OPT_DEBUG_DIR, TT_ARG_DIR, NULL},
 	{0, 0, NULL},
 };
@@ -197,6 +205,7 @@ static int tt_cmd_analysis_into(int argc, char **argv, bool spikes, const char *
 		case OPT_FRAMES: o.frames = true; break;
 		case OPT_DEBUG_DIR: o.debug_dir = optarg; break;
 		case OPT_SUGGEST: o.suggest = true; break;
+		case OPT_EXCLUDE_LIST: o.exclude_list = optarg; break;
 		case OPT_DEPTH: {
 			char *end;
 			unsigned long depth = strtoul(optarg, &end, 10);
@@ -229,6 +238,8 @@ static int tt_cmd_analysis_into(int argc, char **argv, bool spikes, const char *
 	o.ninputs = (size_t)(argc - optind);
 	if (o.filter.has_from && o.filter.has_to && o.filter.from > o.filter.to)
 		return tt_usage_error(usage, "report: --from is after --to");
+	if (o.exclude_list && !o.suggest)
+		return tt_usage_error(usage, "spikes: --exclude-list goes with --suggest");
 	int rc = spikes ? tt_spikes(&o) : tt_report(&o);
 	tt_thresholds_free(&o.thresholds);
 	return rc == 0 ? 0 : 1;

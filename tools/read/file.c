@@ -72,6 +72,7 @@ void tt_file_close(struct tt_file *f)
 		free(f->threads[i].sections);
 		free(f->threads[i].states);
 		free(f->threads[i].filtered);
+		free(f->threads[i].dropped_calls);
 		if (f->threads[i].unpacked)
 			free(f->threads[i].unpacked->records);
 		free(f->threads[i].unpacked);

@@ -105,6 +105,10 @@ struct tt_thread {
 	struct tt_filtered_fn *filtered;
 	size_t nfiltered;
 	uint64_t filtered_min_ns;
+	/* Its calls dropped with its buffer used up, per function (its DROPPED_CALLS
+	 * section; NULL: none; each one's ticks 0) */
+	struct tt_filtered_fn *dropped_calls;
+	size_t ndropped_calls;
 };
 
 struct tt_module {

@@ -573,39 +573,47 @@ static int tt_read_events(struct tt_file *f, struct tt_cursor *c)
 			     r, at);
 }
 
-/* TICKTRACE_MIN_DUR's erased calls of a thread, per function. */
-static int tt_read_filtered(struct tt_file *f, struct tt_cursor *c)
+/* TICKTRACE_MIN_DUR's erased calls of a thread, per function (FILTERED), or with
+ * `dropped` the calls it dropped with its buffer used up (DROPPED_CALLS). */
+static int tt_read_filtered(struct tt_file *f, struct tt_cursor *c, bool dropped)
 {
+	const char *what = dropped ? "DROPPED_CALLS" : "FILTERED";
 	struct tt_filtered_info fi;
 	uint64_t at = c->pos;
 	if (!tt_cursor_take(c, &fi, sizeof(fi)))
-		return TT_FAIL(f, at, "FILTERED section too small for its header");
+		return TT_FAIL(f, at, "%s section too small for its header", what);
 	if (c->end - c->pos != (uint64_t)fi.count * sizeof(struct tt_filtered_fn))
 		return TT_FAIL(f, at + offsetof(struct tt_filtered_info, count),
-			       "FILTERED section of %" PRIu64 " bytes does not hold its %" PRIu32
-			       " functions", c->end - c->pos, fi.count);
-	if (!fi.min_dur_ns)
+			       "%s section of %" PRIu64 " bytes does not hold its %" PRIu32
+			       " functions", what, c->end - c->pos, fi.count);
+	if (!fi.min_dur_ns != dropped)
 		return TT_FAIL(f, at + offsetof(struct tt_filtered_info, min_dur_ns),
-			       "FILTERED section with no min_dur_ns");
-	struct tt_thread *t = tt_thread_named(f, fi.thread_index, at, "FILTERED");
+			       dropped ? "DROPPED_CALLS section with a min_dur_ns" :
+				       "FILTERED section with no min_dur_ns");
+	struct tt_thread *t = tt_thread_named(f, fi.thread_index, at, what);
 	if (!t)
 		return -1;
-	if (t->filtered)
-		return TT_FAIL(f, at, "a second FILTERED section of thread index %" PRIu32,
+	struct tt_filtered_fn **fns = dropped ? &t->dropped_calls : &t->filtered;
+	if (*fns)
+		return TT_FAIL(f, at, "a second %s section of thread index %" PRIu32, what,
 			       fi.thread_index);
-	if (!(t->filtered = calloc(fi.count ? fi.count : 1, sizeof(*t->filtered))))
+	if (!(*fns = calloc(fi.count ? fi.count : 1, sizeof(**fns))))
 		return TT_FAIL(f, at, "out of memory for %" PRIu32 " functions", fi.count);
 	for (uint32_t i = 0; i < fi.count; i++) {
 		uint64_t pos = c->pos + i * sizeof(struct tt_filtered_fn);
-		struct tt_filtered_fn *fn = &t->filtered[i];
+		struct tt_filtered_fn *fn = &(*fns)[i];
 		memcpy(fn, f->data + pos, sizeof *fn);
 		if (!fn->address || !fn->calls)
 			return TT_FAIL(f, pos + (fn->address ? offsetof(struct tt_filtered_fn, calls) : 0),
-				       "FILTERED function %" PRIu32 " of thread index %" PRIu32 " has no %s",
-				       i, fi.thread_index, fn->address ? "calls" : "address");
+				       "%s function %" PRIu32 " of thread index %" PRIu32 " has no %s",
+				       what, i, fi.thread_index, fn->address ? "calls" : "address");
 	}
-	t->nfiltered = fi.count;
-	t->filtered_min_ns = fi.min_dur_ns;
+	if (dropped) {
+		t->ndropped_calls = fi.count;
+	} else {
+		t->nfiltered = fi.count;
+		t->filtered_min_ns = fi.min_dur_ns;
+	}
 	c->pos = c->end;
 	return 0;
 }
@@ -853,7 +861,8 @@ int tt_file_read_sections(struct tt_file *f)
 		case TT_SEC_ARG_NAMES: rc = tt_read_arg_names(f, &c, UINT64_MAX); break;
 		case TT_SEC_UNLOADED: rc = tt_read_unloaded(f, &c, off, &site_cap, &module_cap); break;
 		case TT_SEC_SCHED: rc = tt_read_sched(f, &c); break;
-		case TT_SEC_FILTERED: rc = tt_read_filtered(f, &c); break;
+		case TT_SEC_FILTERED: rc = tt_read_filtered(f, &c, false); break;
+		case TT_SEC_DROPPED_CALLS: rc = tt_read_filtered(f, &c, true); break;
 		case TT_SEC_SNAPSHOT: rc = tt_file_read_snapshot(f, c.pos, sh.size, seen_process); break;
 		case TT_SEC_MACHINE: rc = tt_read_machine(f, &c, seen_process, &seen_machine); break;
 		default:

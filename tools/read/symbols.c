@@ -469,9 +469,72 @@ static struct tt_sym_module *tt_sym_module_at(struct tt_symbols *s, struct tt_sy
 	return sm;
 }
 
-/* Names `address` from module `m` of the file (NULL: none holds it). */
+/* The library the version of symbol `index` needs (its .gnu.version entry, found in
+ * .gnu.version_r), or NULL. */
+static const char *tt_symbol_library(Elf *elf, size_t index)
+{
+	GElf_Versym ver = 0;
+	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn)) != NULL;) {
+		GElf_Shdr sh;
+		Elf_Data *data = elf_getdata(scn, NULL);
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_GNU_versym && data)
+			gelf_getversym(data, (int)index, &ver);
+	}
+	ver &= 0x7fff;
+	for (Elf_Scn *scn = NULL; ver > 1 && (scn = elf_nextscn(elf, scn)) != NULL;) {
+		GElf_Shdr sh;
+		Elf_Data *data = elf_getdata(scn, NULL);
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_GNU_verneed || !data)
+			continue;
+		GElf_Verneed need;
+		for (int at = 0, i = 0; i < (int)sh.sh_info && gelf_getverneed(data, at, &need); i++) {
+			GElf_Vernaux aux;
+			for (int a = at + (int)need.vn_aux, j = 0; j < need.vn_cnt && gelf_getvernaux(data, a, &aux);
+			     j++, a += (int)aux.vna_next)
+				if (aux.vna_other == ver)
+					return elf_strptr(elf, sh.sh_link, need.vn_file);
+			at += (int)need.vn_next;
+		}
+	}
+	return NULL;
+}
+
+/* A library call (TT_FUNC_LIBRARY_CALL): the program's GOT slot at `address`
+ * (libdwfl's) named IMPORT@LIBRARY from its PLT relocation, IMPORT@plt where no
+ * version names the library; as any address where no relocation is there. */
+static int tt_name_library_call(struct tt_elf *e, Dwarf_Addr address, struct tt_sym_result *r)
+{
+	GElf_Addr bias;
+	Elf *elf = dwfl_module_getelf(e->mod, &bias);
+	GElf_Addr vaddr = address - e->dwfl_bias;
+	for (Elf_Scn *scn = NULL; elf && (scn = elf_nextscn(elf, scn)) != NULL;) {
+		GElf_Shdr sh, symsh;
+		Elf_Data *data = elf_getdata(scn, NULL), *syms;
+		Elf_Scn *symscn;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA || !data || !sh.sh_entsize ||
+		    !(symscn = elf_getscn(elf, sh.sh_link)) || !gelf_getshdr(symscn, &symsh) ||
+		    !(syms = elf_getdata(symscn, NULL)))
+			continue;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Rela rela;
+			GElf_Sym sym;
+			if (!gelf_getrela(data, (int)i, &rela) || rela.r_offset != vaddr ||
+			    GELF_R_TYPE(rela.r_info) != R_X86_64_JUMP_SLOT ||
+			    !gelf_getsym(syms, (int)GELF_R_SYM(rela.r_info), &sym))
+				continue;
+			const char *name = elf_strptr(elf, symsh.sh_link, sym.st_name);
+			const char *library = tt_symbol_library(elf, GELF_R_SYM(rela.r_info));
+			if (name)
+				return tt_asprintf(&r->name, "%s@%s", name, library ? library : "plt");
+		}
+	}
+	return tt_name_from_elf(e, address, r);
+}
+
+/* Names `address` from module `m` of the file (NULL: none holds it); `library_call`:
+ * the GOT slot of one (TT_FUNC_LIBRARY_CALL). */
 static int tt_resolve(struct tt_symbols *s, struct tt_sym_file *sf, uint64_t address,
-		      const struct tt_module *m, struct tt_sym_result *r)
+		      const struct tt_module *m, bool library_call, struct tt_sym_result *r)
 {
 	const struct tt_file *f = sf->file;
 	if (m) {
@@ -479,7 +542,7 @@ static int tt_resolve(struct tt_symbols *s, struct tt_sym_file *sf, uint64_t add
 		if (!sm)
 			return -1;
 		if (sm->elf)
-			return tt_name_from_elf(sm->elf, address - sm->bias, r);
+			return (library_call ? tt_name_library_call : tt_name_from_elf)(sm->elf, address - sm->bias, r);
 		/* The file that ran is not at hand: its offset in that file. */
 		const char *slash = memrchr(m->path.ptr, '/', m->path.len);
 		const char *base = slash ? slash + 1 : m->path.ptr;
@@ -497,9 +560,10 @@ int tt_symbols_lookup(void *ctx, const struct tt_file *file, uint64_t address, u
 	if (!sf)
 		return -1;
 	/* an address is named once per library that held it (user-space addresses fit
-	 * in 47 bits; the module's number goes above) */
-	const struct tt_module *m = tt_file_module(file, address, tsc);
-	uint64_t key = address ^ (m ? (uint64_t)(m - file->modules + 1) << 47 : 0);
+	 * in 47 bits, a library call's tag is bit 47; the module's number goes above) */
+	bool library_call = (address & TT_FUNC_LIBRARY_CALL) != 0;
+	const struct tt_module *m = tt_file_module(file, address & ~TT_FUNC_LIBRARY_CALL, tsc);
+	uint64_t key = address ^ (m ? (uint64_t)(m - file->modules + 1) << 48 : 0);
 	uint32_t at;
 	if (!tt_map_get(&sf->found, key, &at)) {
 		struct tt_sym_result r = {0};
@@ -511,7 +575,7 @@ int tt_symbols_lookup(void *ctx, const struct tt_file *file, uint64_t address, u
 			s->results = grown;
 			s->results_cap = cap;
 		}
-		if (tt_resolve(s, sf, address, m, &r) < 0 ||
+		if (tt_resolve(s, sf, address & ~TT_FUNC_LIBRARY_CALL, m, library_call, &r) < 0 ||
 		    tt_map_put(&sf->found, key, (uint32_t)s->nresults) < 0) {
 			free(r.name);
 			free(r.file);

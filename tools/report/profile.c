@@ -458,21 +458,26 @@ static void tt_ps_closed(void *ctx, const struct tt_an_thread *th, uint64_t key,
 }
 
 /* The calls TICKTRACE_MIN_DUR erased as they returned (FILTERED sections), into their
- * functions' rows: the profile adds up. */
-static int tt_ps_filtered(struct tt_ps_sink *a)
+ * functions' rows: the profile adds up. With `dropped`, the calls dropped with a
+ * buffer used up (DROPPED_CALLS sections) too, counted apart (`spikes --suggest`
+ * ranks the whole run's calls). */
+static int tt_ps_filtered(struct tt_ps_sink *a, bool dropped)
 {
 	const struct tt_trace *trace = a->trace;
 	for (size_t f = 0; f < trace->nfiles; f++)
 		for (size_t i = 0; i < trace->files[f].nthreads; i++) {
 			const struct tt_thread *t = &trace->files[f].threads[i];
 			struct tt_an_thread *th = a->list[t->id];
-			for (size_t k = 0; th && k < t->nfiltered; k++) {
-				const struct tt_filtered_fn *fn = &t->filtered[k];
+			size_t nfiltered = t->nfiltered, n = nfiltered + (dropped ? t->ndropped_calls : 0);
+			for (size_t k = 0; th && k < n; k++) {
+				const struct tt_filtered_fn *fn =
+					k < nfiltered ? &t->filtered[k] : &t->dropped_calls[k - nfiltered];
 				const struct tt_site *s = tt_file_site(t->file, fn->address, UINT64_MAX - 1);
 				uint64_t key = TT_KEY_FUNC | (s && s->is_func ? TT_KEY_FUNC_SITE |
 							      (uint64_t)(uintptr_t)s : fn->address);
-				if (tt_an_add_filtered(th, key, fn->calls,
-						     tt_clock_span(&t->file->clock, fn->ticks)) < 0)
+				if ((k < nfiltered ? tt_an_add_filtered(th, key, fn->calls,
+									tt_clock_span(&t->file->clock, fn->ticks))
+						   : tt_an_add_dropped(th, key, fn->calls)) < 0)
 					return tt_error("out of memory for the filtered calls");
 			}
 		}
@@ -483,7 +488,7 @@ static int tt_report_done(struct tt_ps_sink *a, struct tt_report_opts *o)
 {
 	if (a->frames)
 		return tt_frames_print(a->frames, &a->an, a->out) < 0 ? tt_error("out of memory") : 0;
-	if (tt_ps_filtered(a) < 0)
+	if (tt_ps_filtered(a, false) < 0)
 		return -1;
 	struct tt_an_table t;
 	if (tt_an_table_build(&t, a->list, a->trace->nthreads, o->by_thread, o->sort) < 0)
@@ -643,11 +648,13 @@ static int tt_spikes_done(struct tt_ps_sink *a, struct tt_report_opts *o)
 {
 	if (o->suggest) {
 		struct tt_an_table t;
+		if (tt_ps_filtered(a, true) < 0)
+			return -1;
 		if (tt_an_table_build(&t, a->list, a->trace->nthreads, false, TT_AN_SORT_SELF) < 0)
 			return tt_error("out of memory for the table");
-		tt_suggest_print(&t, o->thresholds.global, a->out);
+		int rc = tt_suggest_print(&t, o->thresholds.global, o->exclude_list, a->out);
 		tt_an_table_free(&t);
-		return 0;
+		return rc;
 	}
 	bool snapshots = false;
 	for (size_t i = 0; a->snaps && i < a->trace->nfiles; i++) {

@@ -51,6 +51,7 @@ struct tt_report_opts {
 	struct tt_thresholds thresholds; /* spikes */
 	uint32_t depth;     /* spikes: the innermost scopes shown of each (0: all) */
 	bool suggest;       /* spikes: the markup worth adding, instead of the spikes */
+	const char *exclude_list; /* spikes --suggest: the exclude list to merge into */
 	bool frames;        /* report: the frame times instead of the flat profile */
 	int64_t budget;     /* report --frames: a frame's budget (0: none) */
 	const char *debug_dir; /* searched for debug info first (NULL: the system's only) */
@@ -163,8 +164,12 @@ int tt_frames_print(const struct tt_frame_stats *fs, const struct tt_an *an, FIL
  * make most of the events. */
 
 /* The suggestions for the table's entries (built with an analysis whose global
- * threshold is `threshold`, or TT_AN_NO_THRESHOLD), as text. */
-void tt_suggest_print(const struct tt_an_table *t, int64_t threshold, FILE *out);
+ * threshold is `threshold`, or TT_AN_NO_THRESHOLD), as text; with `exclude_list` (a
+ * path, or NULL) the functions to leave out merged into that file, and what it added
+ * said. Functions are ranked by the whole run's calls: the trace's, those
+ * TICKTRACE_MIN_DUR erased and those dropped with a buffer full. 0, or -1 after saying
+ * why. */
+int tt_suggest_print(const struct tt_an_table *t, int64_t threshold, const char *exclude_list, FILE *out);
 
 /* A string member. cJSON writes bytes as they are, and JSON text is UTF-8 (RFC 8259):
  * bytes that are not become U+FFFD, as in the converter's output. Out of memory, the

@@ -191,6 +191,15 @@ int tt_an_add_filtered(struct tt_an_thread *th, uint64_t key, uint64_t calls, in
 	return 0;
 }
 
+int tt_an_add_dropped(struct tt_an_thread *th, uint64_t key, uint64_t calls)
+{
+	int64_t at = tt_an_row_for(th, key);
+	if (at < 0)
+		return -1;
+	th->rows[at].dropped += calls;
+	return 0;
+}
+
 /* Rows of keys with one name share the first one's open count: a name nested in
  * itself, by one key or another (a function, and the TT_FUNC inside it), counts in
  * its total once. 0, or -1 when out of memory. */

@@ -295,6 +295,7 @@ struct tt_an_entry {
 	bool split;
 	int64_t on_cpu, off_cpu, preempted, blocked, unknown;
 	uint64_t filtered; /* of calls, erased as they returned (struct tt_an_row) */
+	uint64_t dropped;  /* calls dropped with the buffer used up, besides `calls` */
 };
 
 struct tt_an_table {
@@ -321,6 +322,9 @@ struct tt_an_table {
 /* Calls of `key` that TICKTRACE_MIN_DUR erased as they returned (a FILTERED section):
  * `calls` of `ns` together, counted in its row; 0, or -1 when out of memory. */
 int tt_an_add_filtered(struct tt_an_thread *th, uint64_t key, uint64_t calls, int64_t ns);
+/* Calls of `key` dropped with the buffer used up (a DROPPED_CALLS section), counted in
+ * its row's `dropped` alone (their times are not known); 0, or -1 when out of memory. */
+int tt_an_add_dropped(struct tt_an_thread *th, uint64_t key, uint64_t calls);
 int tt_an_table_build(struct tt_an_table *t, struct tt_an_thread *const *threads, size_t n,
 		      bool by_thread, enum tt_an_sort sort);
 void tt_an_table_free(struct tt_an_table *t);

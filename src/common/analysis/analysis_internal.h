@@ -26,6 +26,7 @@ struct tt_an_row {
 	bool split;         /* some of its calls had states */
 	uint64_t filtered;  /* of calls, erased as they returned (TICKTRACE_MIN_DUR): in
 	                     * total, self and the mean, not in min, max or hist */
+	uint64_t dropped;   /* calls dropped with the buffer used up: in no other field */
 };
 
 /* The profile's names, the first row of each (table.c). */

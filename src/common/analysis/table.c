@@ -94,6 +94,7 @@ static int tt_an_entry_merge(struct tt_an_entry *e, struct tt_an_item *first, st
 		const struct tt_an_row *r = it->row;
 		e->calls += r->calls;
 		e->filtered += r->filtered;
+		e->dropped += r->dropped;
 		if (__builtin_add_overflow(e->total, r->total, &e->total))
 			e->total = INT64_MAX;
 		if (__builtin_add_overflow(e->self, r->self, &e->self))

@@ -1,0 +1,100 @@
+#!/bin/sh
+# Library calls recorded without naming each: a program that calls fopen, fread,
+# malloc, free and fclose, built with ticktrace-instrument (the zero-markup build) and
+# run, and built plainly and run under `TICKTRACE_LIBCALLS=1 ticktrace record -f work`
+# (not unasked there): each call is a
+# slice named fopen@libc.so.6 (the program's import and the library its version
+# needs, not the alias _IO_fopen its address has), inside work; TICKTRACE_LIBCALLS=0
+# leaves them out, TICKTRACE_EXCLUDE the one it names. The report at exit names them alike.
+#   libcalls.sh BUILD_DIR SANITIZE  (TT_TEST_TOOL: the ticktrace command)
+set -eu
+. "$(dirname "$0")/scratch_install.sh"
+scratch_install "$1" "${2:-none}"
+cat >calls.c <<'PROG'
+#include <stdio.h>
+#include <stdlib.h>
+__attribute__((noinline)) long work(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return -1;
+	char *buf = malloc(4096);
+	long n = (long)fread(buf, 1, 4096, f);
+	free(buf);
+	fclose(f);
+	return n;
+}
+int main(int argc, char **argv)
+{
+	(void)argc;
+	return work(argv[0]) == 4096 ? 0 : 1;
+}
+PROG
+# A program not position-independent that takes a library function's address: the
+# function is defined at its PLT entry, which goes through the slot (before: round
+# and round, until the shadow stack was full, for ever).
+cat >address.c <<'PROG'
+#include <stdio.h>
+int (*volatile say)(const char *);
+int main(void)
+{
+	say = puts; /* (its address taken in code: the PLT entry is puts's address) */
+	say("through the pointer");
+	return puts("through the PLT") < 0;
+}
+PROG
+gcc -std=c11 -O2 -g -o zero calls.c $(pkg-config --cflags --libs ticktrace-instrument)
+gcc -std=c11 -O2 -g -fno-pie -no-pie -o address address.c $(pkg-config --cflags --libs ticktrace-instrument)
+gcc -std=c11 -O2 -g -o plain calls.c
+failures=0
+fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
+# check JSON WHAT: each library call a slice of its own, inside work's
+check() {
+	for call in fopen@libc.so.6 fread@libc.so.6 malloc@libc.so.6 free@libc.so.6 fclose@libc.so.6; do
+		python3 - "$1" "$call" <<'PY' || fail "$2: no $call inside work"
+import json, sys
+events = json.load(open(sys.argv[1]))
+events = events["traceEvents"] if isinstance(events, dict) else events
+slices = [e for e in events if e.get("ph") == "X"]
+work = [e for e in slices if e["name"] == "work"]
+calls = [e for e in slices if e["name"] == sys.argv[2]]
+sys.exit(0 if len(work) == 1 and len(calls) == 1 and
+         work[0]["ts"] <= calls[0]["ts"] and calls[0]["ts"] + calls[0]["dur"] <= work[0]["ts"] + work[0]["dur"]
+         else 1)
+PY
+	done
+}
+LD_LIBRARY_PATH=$libdir TICKTRACE_MIN_DUR=0 TICKTRACE_REPORT=$root/report.txt TICKTRACE_OUT=$root/zero.ttr \
+	./zero 2>zero.err || { cat zero.err >&2; fail "the zero-markup program exits $?"; }
+# the program's own report at exit names them as the converter does
+grep -q '^fopen@libc.so.6 ' report.txt || { cat report.txt >&2; fail "the report at exit does not name fopen@libc.so.6"; }
+"$TT_TEST_TOOL" convert -q zero.ttr -o zero.json
+check zero.json "the zero-markup build"
+LD_LIBRARY_PATH=$libdir TICKTRACE_LIBCALLS=0 TICKTRACE_MIN_DUR=0 TICKTRACE_OUT=$root/off.ttr ./zero ||
+	fail "the zero-markup program with TICKTRACE_LIBCALLS=0 exits $?"
+"$TT_TEST_TOOL" convert -q off.ttr -o off.json
+grep -q '"name":"work"' off.json || fail "TICKTRACE_LIBCALLS=0: no work"
+! grep -q '@libc.so.6' off.json || fail "TICKTRACE_LIBCALLS=0: library calls recorded"
+echo 'malloc@libc.so.6' >skip.txt
+LD_LIBRARY_PATH=$libdir TICKTRACE_EXCLUDE=$root/skip.txt TICKTRACE_MIN_DUR=0 TICKTRACE_OUT=$root/skip.ttr ./zero 2>skip.err ||
+	fail "the zero-markup program with TICKTRACE_EXCLUDE exits $?"
+"$TT_TEST_TOOL" convert -q skip.ttr -o skip.json
+grep -q '"name":"fopen@libc.so.6"' skip.json || fail "TICKTRACE_EXCLUDE=malloc@libc.so.6: no fopen"
+! grep -q '"name":"malloc@libc.so.6"' skip.json || fail "TICKTRACE_EXCLUDE=malloc@libc.so.6: malloc recorded"
+LD_LIBRARY_PATH=$libdir timeout 60 ./address >address.out 2>address.err && rc=0 || rc=$?
+[ "$rc" = 0 ] || { cat address.err >&2; fail "the program not position-independent exits $rc (124: it hung)"; }
+[ "$(cat address.out)" = "$(printf 'through the pointer\nthrough the PLT')" ] || fail "address.c printed otherwise"
+# under record -f, when asked (its patterns say what to record)
+"$TT_TEST_TOOL" record -f work --min-dur 0 -o asked.ttr -- ./plain 2>asked.err ||
+	{ cat asked.err >&2; fail "record exits $?"; }
+"$TT_TEST_TOOL" convert -q asked.ttr -o asked.json
+grep -q '"name":"work"' asked.json || fail "record -f work: no work"
+! grep -q '@libc.so.6' asked.json || fail "record -f work: library calls recorded unasked"
+TICKTRACE_LIBCALLS=1 "$TT_TEST_TOOL" record -f work --min-dur 0 -o record.ttr -- ./plain 2>record.err ||
+	{ cat record.err >&2; fail "record exits $?"; }
+grep -q 'calls of 5 library functions are recorded as FUNCTION@LIBRARY' record.err ||
+	{ cat record.err >&2; fail "record does not say the library calls are recorded"; }
+"$TT_TEST_TOOL" convert -q record.ttr -o record.json
+check record.json "TICKTRACE_LIBCALLS=1 record -f work"
+[ "$failures" = 0 ] || exit 1
+echo "library calls: fopen, fread, malloc, free and fclose as NAME@libc.so.6 inside work, built and under record"

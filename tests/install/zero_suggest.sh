@@ -1,0 +1,72 @@
+#!/bin/sh
+# One round of `spikes --suggest --exclude-list` on a zero-markup program: functions
+# ranked by the whole run's calls (those TICKTRACE_MIN_DUR erased and those dropped
+# once the buffer was used up, not only the first events the buffer kept), merged into
+# the user's list (their lines kept, what it added said), and the next run, with
+# TICKTRACE_EXCLUDE, leaves them unpatched. The program calls tiny() two million times
+# and slow() (2 us, kept) every twentieth: tiny's calls are erased as they return
+# (TICKTRACE_MIN_DUR's default) until slow's fill the small buffer, and dropped after.
+# Before, --suggest saw tiny in neither: it ranked only the calls the trace kept.
+# (Its library calls, clock_gettime's, are left out: TICKTRACE_LIBCALLS=0; libcalls.sh.)
+#   zero_suggest.sh BUILD_DIR SANITIZE  (TT_TEST_TOOL: the ticktrace command)
+set -eu
+. "$(dirname "$0")/scratch_install.sh"
+scratch_install "$1" "${2:-none}"
+cat >zero.c <<'PROG'
+#define _POSIX_C_SOURCE 200809L
+#include <time.h>
+__attribute__((noinline)) int tiny(int x)
+{
+	__asm__ volatile("" : "+r"(x));
+	return x + 1;
+}
+__attribute__((noinline)) int slow(int x)
+{
+	struct timespec t0, t;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	while ((t.tv_sec - t0.tv_sec) * 1000000000L + t.tv_nsec - t0.tv_nsec < 2000);
+	return x;
+}
+int main(void)
+{
+	int sum = 0;
+	for (int i = 0; i < 2000000; i++)
+		sum += tiny(i) + (i % 20 ? 0 : slow(i));
+	return sum == 0;
+}
+PROG
+gcc -std=c11 -O2 -g -o zero zero.c $(pkg-config --cflags --libs ticktrace-instrument)
+# 65,536 records: slow's first 32,000 calls or so
+LD_LIBRARY_PATH=$libdir TICKTRACE_LIBCALLS=0 TICKTRACE_BUFFER=65536 TICKTRACE_OUT=$root/run.ttr ./zero 2>run.err ||
+	{ cat run.err >&2; echo "FAIL: the program exits $?" >&2; exit 1; }
+grep -q 'events dropped' run.err || { cat run.err >&2; echo "FAIL: the buffer was not used up" >&2; exit 1; }
+printf '# mine\nuser_fn   # kept as it is\n' >exclude.txt
+"$TT_TEST_TOOL" spikes -q --suggest --exclude-list exclude.txt run.ttr >suggest.out
+cat suggest.out
+failures=0
+fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
+calls=$(sed -n 's/^  tiny: \([0-9]*\) calls.*/\1/p' suggest.out)
+[ -n "$calls" ] || fail "tiny is not suggested"
+[ "${calls:-0}" -ge 1990000 ] || fail "tiny's calls counted $calls, not the run's 2,000,000 (within a dropped chunk)"
+grep -q '^  exclude.txt: added 1 of them (tiny); 0 it named already' suggest.out ||
+	fail "what it added to exclude.txt is not said"
+[ "$(sed -n 1,2p exclude.txt)" = "$(printf '# mine\nuser_fn   # kept as it is')" ] ||
+	fail "the user's lines of exclude.txt are not kept as they were"
+grep -qx tiny exclude.txt || fail "tiny is not in exclude.txt"
+# a second round adds nothing, and keeps the file
+cp exclude.txt before.txt
+"$TT_TEST_TOOL" spikes -q --suggest --exclude-list exclude.txt run.ttr >again.out
+grep -q 'exclude.txt: added 0 of them; 1 it named already' again.out || { cat again.out >&2; fail "the second round added something"; }
+cmp -s before.txt exclude.txt || fail "the second round changed exclude.txt"
+# the next run leaves tiny unpatched and records the rest
+LD_LIBRARY_PATH=$libdir TICKTRACE_LIBCALLS=0 TICKTRACE_EXCLUDE=$root/exclude.txt TICKTRACE_BUFFER=65536 \
+	TICKTRACE_OUT=$root/next.ttr ./zero 2>next.err || fail "the second run exits $?"
+grep -q 'ticktrace: 1 functions left unpatched, as TICKTRACE_EXCLUDE=.*exclude.txt names them' next.err ||
+	{ cat next.err >&2; fail "the second run does not say what it left unpatched"; }
+"$TT_TEST_TOOL" convert -q next.ttr -o next.json
+grep -q '"name":"slow"' next.json || fail "slow is not in the second run's trace"
+! grep -q '"name":"tiny"' next.json || fail "tiny is in the second run's trace"
+[ "$failures" = 0 ] || exit 1
+echo "one round: tiny ranked by its $calls calls, added to the user's list, left unpatched in the next run"
