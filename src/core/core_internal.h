@@ -99,4 +99,11 @@ void tt__sched_open(struct tt__slot *slot) TT__HIDDEN;
 void tt__sched_thread_exited(struct tt__slot *slot) TT__HIDDEN;
 int tt__sched_any(void) TT__HIDDEN; /* whether a thread has its switches recorded */
 
+/* counters.c (tt-sched, every millisecond while tt__counters_on): the counters of the
+ * threads inside a scope open a while, read. */
+void tt__counters_tick(void) TT__HIDDEN;
+/* Lock held: its files closed (the thread exited, or a fork's child), its readings
+ * let go too with `release`. */
+void tt__counters_close(struct tt__counters *c, int release) TT__HIDDEN;
+
 #endif /* TT_CORE_INTERNAL_H */

@@ -183,6 +183,9 @@ static int tt_ps_start(struct tt_sink *s, const struct tt_trace *t)
 			if ((th->flags & TT_THREAD_SCHED) &&
 			    tt_an_thread_states(ta, th->states, th->nstates, t->base_ns) < 0)
 				return tt_ps_failed(a);
+			if (tt_an_thread_counters(ta, th->counters, th->ncounters, th->counters_steal,
+						  t->base_ns) < 0)
+				return tt_ps_failed(a);
 		}
 	}
 	if (a->an.find_spikes && tt_ps_snapshots(a, t) < 0)
@@ -509,6 +512,14 @@ static cJSON *tt_spike_json(struct tt_ps_sink *a, const struct tt_an_spike *s)
 		cJSON_AddNumberToObject(root, "on_cpu_ns", (double)s->split.on_cpu);
 		cJSON_AddNumberToObject(root, "preempted_ns", (double)s->split.preempted);
 		cJSON_AddNumberToObject(root, "blocked_ns", (double)s->split.blocked);
+		cJSON_AddStringToObject(root, "causes_from", tt_an_causes_from_name(s->causes.from));
+		cJSON_AddNumberToObject(root, "causes_error_ns", (double)s->causes.error_ns);
+	}
+	if (s->causes.stolen_known)
+		cJSON_AddNumberToObject(root, "stolen_ns", (double)s->causes.stolen_ns);
+	if (s->causes.faults) {
+		cJSON_AddNumberToObject(root, "minor_faults", (double)s->causes.minor_faults);
+		cJSON_AddNumberToObject(root, "major_faults", (double)s->causes.major_faults);
 	}
 	if (s->frame)
 		cJSON_AddNumberToObject(root, "frame", (double)s->frame);
