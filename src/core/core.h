@@ -409,6 +409,10 @@ typedef void (*tt__counters_fn)(void *ctx, struct tt__slot *slot, uint64_t lost,
 void tt__counters_sections(struct tt__slot *slot, uint64_t *at, tt__counters_fn fn, void *ctx) TT__HIDDEN;
 /* The same, lock not held (the live spike log). */
 void tt__counters_read_new(struct tt__slot *slot, uint64_t *at, tt__counters_fn fn, void *ctx) TT__HIDDEN;
+/* Lock held: a thread inside a scope watched has its counters read now (by the
+ * calling thread: at a dump, or its exit), so that a reader has the reading after its
+ * spike. */
+void tt__counters_read_now(struct tt__slot *slot) TT__HIDDEN;
 /* Lock held: the readings given are written (mode stream): the store empties. */
 void tt__counters_written(struct tt__slot *slot) TT__HIDDEN;
 

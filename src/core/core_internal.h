@@ -102,8 +102,8 @@ int tt__sched_any(void) TT__HIDDEN; /* whether a thread has its switches recorde
 /* counters.c (tt-sched, every millisecond while tt__counters_on): the counters of the
  * threads inside a scope open a while, read. */
 void tt__counters_tick(void) TT__HIDDEN;
-/* Lock held: its files closed (the thread exited, or a fork's child), its readings
- * let go too with `release`. */
-void tt__counters_close(struct tt__counters *c, int release) TT__HIDDEN;
+/* Lock held: a slot's readings let go, its files handed to tt-sched to close (`ours`:
+ * they are this process's tt-sched's, not a fork's parent's). */
+void tt__counters_forget(struct tt__counters *c, int ours) TT__HIDDEN;
 
 #endif /* TT_CORE_INTERNAL_H */

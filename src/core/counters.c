@@ -23,6 +23,12 @@
 int tt__counters_on; /* tt-sched reads the threads' counters */
 int tt__counters_steal; /* format.h: TT_SCHEDSTAT_STEAL */
 
+/* Descriptors of tt-sched's table that only it may close (another thread's close
+ * would close the program's files of those numbers): handed over (lock held). */
+#define TT__COUNTERS_TO_CLOSE 64
+static struct tt__schedstat tt__counters_to_close[TT__COUNTERS_TO_CLOSE];
+static unsigned tt__counters_closing;
+
 /* Lock held: one more reading in the thread's store, or counted as lost. */
 static struct tt_schedstat_sample *tt__counters_room(struct tt__counters *c)
 {
@@ -50,6 +56,17 @@ static struct tt_schedstat_sample *tt__counters_room(struct tt__counters *c)
 	return &c->at[c->n];
 }
 
+/* Lock held: a reading into the thread's store, or counted as lost. */
+static void tt__counters_keep(struct tt__counters *c, const struct tt_schedstat_sample *reading)
+{
+	struct tt_schedstat_sample *to = tt__counters_room(c);
+	if (to)
+		*to = *reading;
+	else
+		c->lost++;
+	c->n += !!to;
+}
+
 /* Lock held: reads the thread's counters now into its store. */
 static void tt__counters_read(struct tt__slot *slot)
 {
@@ -59,14 +76,24 @@ static void tt__counters_read(struct tt__slot *slot)
 		return;
 	}
 	struct tt_schedstat_sample reading;
-	if (tt__schedstat_read(&c->files, &reading) < 0)
+	if (tt__schedstat_read(&c->files, &reading) == 0)
+		tt__counters_keep(c, &reading);
+}
+
+void tt__counters_read_now(struct tt__slot *slot)
+{
+	struct tt__counters *c = &slot->sched.counters;
+	if (!c->watched || c->gone)
 		return;
-	struct tt_schedstat_sample *to = tt__counters_room(c);
-	if (to)
-		*to = reading;
-	else
-		c->lost++;
-	c->n += !!to;
+	/* (descriptors of the calling thread's table, for a moment) */
+	struct tt__schedstat files;
+	struct tt_schedstat_sample reading;
+	if (tt__schedstat_open(&files, slot->tid) < 0)
+		return;
+	int read = tt__schedstat_read(&files, &reading);
+	tt__schedstat_close(&files);
+	if (read == 0)
+		tt__counters_keep(c, &reading);
 }
 
 /* The time of the thread's last record that has one, and whether it opened a scope
@@ -105,10 +132,14 @@ void tt__counters_tick(void)
 	uint64_t after_ticks = hz / (1000000000 / TT__COUNTERS_AFTER_NS);
 	sigset_t old;
 	tt__sched_lock(&old);
+	while (tt__counters_closing)
+		tt__schedstat_close(&tt__counters_to_close[--tt__counters_closing]);
 	for (struct tt__slot *slot = tt__registry_head(); slot;
 	     slot = __atomic_load_n(&slot->next, __ATOMIC_ACQUIRE)) {
 		struct tt__sched *s = &slot->sched;
 		struct tt__counters *c = &s->counters;
+		if (!s->wanted) /* (exited: its files go, here in tt-sched's table) */
+			tt__schedstat_close(&c->files);
 		if (!s->wanted || c->gone || (s->sw.map && !tt__counters_steal))
 			continue;
 		int opens = 0;
@@ -135,15 +166,14 @@ void tt__counters_tick(void)
 	tt__sched_unlock(&old);
 }
 
-void tt__counters_close(struct tt__counters *c, int release)
+void tt__counters_forget(struct tt__counters *c, int ours)
 {
-	tt__schedstat_close(&c->files);
-	c->watched = 0;
-	if (release) {
-		if (c->at)
-			munmap(c->at, c->cap * sizeof *c->at);
-		*c = (struct tt__counters){.files = {.schedstat_fd = -1, .stat_fd = -1}};
-	}
+	/* (one more than the list holds stays open: tt-sched's table, not the program's) */
+	if (ours && c->files.schedstat_fd >= 0 && tt__counters_closing < TT__COUNTERS_TO_CLOSE)
+		tt__counters_to_close[tt__counters_closing++] = c->files;
+	if (c->at)
+		munmap(c->at, c->cap * sizeof *c->at);
+	*c = (struct tt__counters){.files = {.schedstat_fd = -1, .stat_fd = -1}};
 }
 
 void tt__counters_sections(struct tt__slot *slot, uint64_t *at, tt__counters_fn fn, void *ctx)
@@ -167,6 +197,7 @@ void tt__counters_read_new(struct tt__slot *slot, uint64_t *at, tt__counters_fn 
 {
 	sigset_t old;
 	tt__sched_lock(&old);
+	tt__counters_read_now(slot);
 	tt__counters_sections(slot, at, fn, ctx);
 	tt__sched_unlock(&old);
 }

@@ -211,7 +211,7 @@ void tt__sched_open(struct tt__slot *slot)
 		s->asked = s->on = 1;
 		if (!idle)
 			return;
-	} else if (!e) {
+	} else if (!e && !__atomic_load_n(&tt__sched_off, __ATOMIC_RELAXED)) {
 		/* Made otherwise: tt-sched asks the kernel for it (tens of microseconds, which
 		 * the thread's first event does not wait for): its switches from then on. */
 		__atomic_add_fetch(&tt__sched_late, 1, __ATOMIC_RELAXED);
@@ -340,7 +340,7 @@ void tt__sched_thread_exited(struct tt__slot *slot)
 	tt__sched_lock(&old);
 	tt__sched_drain_slot(slot);
 	tt__switches_close(&slot->sched.sw);
-	tt__counters_close(&slot->sched.counters, 0);
+	tt__counters_read_now(slot); /* (its files: tt-sched closes them, in its own table) */
 	slot->sched.wanted = 0; /* its tid may be another thread's from now on */
 	__atomic_sub_fetch(&tt__sched_wanted, 1, __ATOMIC_RELAXED);
 	tt__sched_unlock(&old);
@@ -523,7 +523,7 @@ void tt__sched_after_fork(void)
 	tt__lock_reset(&tt__sched);
 	for (struct tt__slot *slot = tt__registry_head(); slot; slot = slot->next) {
 		tt__switches_close(&slot->sched.sw);
-		tt__counters_close(&slot->sched.counters, 1);
+		tt__counters_forget(&slot->sched.counters, 0);
 		tt__sched_release(&slot->sched);
 	}
 	tt__sched_wanted = 0;

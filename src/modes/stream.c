@@ -381,7 +381,7 @@ static int tt__stream_pass(struct tt__stream *st, int partial)
 		int exited = __atomic_load_n(&slot->flags, __ATOMIC_ACQUIRE) & TT__SLOT_EXITED;
 		/* Its states up to now first: the spike detector needs them before the
 		 * records they cover. */
-		if (slot->sched.on) {
+		if (slot->sched.on || __atomic_load_n(&tt__counters_on, __ATOMIC_RELAXED)) {
 			tt__stream_thread_section(st, slot);
 			tt__out_sched(st->out, slot, 1, tt__spikes_states, tt__spikes_counters, NULL);
 		}

@@ -218,6 +218,7 @@ void tt__out_sched(struct tt__out *out, struct tt__slot *slot, int release, tt__
 		}
 	}
 	uint64_t from = 0;
+	tt__counters_read_now(slot);
 	tt__counters_sections(slot, &from, tt__out_counters_section, &so);
 	if (release)
 		tt__counters_written(slot);

@@ -140,29 +140,47 @@ static size_t tt_an_counters_from(const struct tt_an_counters *c, int64_t ns)
 }
 
 /* A counter at a moment `x` the thread ran (it recorded an event then), between the
- * readings before and after it: the middle of what they allow, and how wide that is.
- * Its CPU time grows at most as fast as the clock, either way. Its wait on a run
- * queue is counted as each wait ends: since the thread ran at x, a wait counted
- * after x began after x (the reading after bounds it), but one counted before x may
- * have begun before the reading before (which bounds nothing of it). */
+ * readings before and after it: what they allow, and how wide that is. Its CPU time
+ * grows at most as fast as the clock, either way. Its wait on a run queue is counted
+ * as each wait ends: since the thread ran at x, a wait counted after x began after x
+ * (the reading after bounds it), but one counted before x may have begun before the
+ * reading before (which bounds nothing of it). Within what they allow, the value is
+ * `guess` (the counter's pace inside the spike, carried to its edge), else the middle. */
 struct tt_an_estimate {
 	int64_t value, width;
 };
 
+#define TT_AN_NO_GUESS INT64_MIN
+
 static struct tt_an_estimate tt_an_counter_at(const struct tt_schedstat_sample *lo, int64_t at_lo,
 					      const struct tt_schedstat_sample *hi, int64_t at_hi,
-					      int64_t x, bool ahead_bound)
+					      int64_t x, bool ahead_bound, int64_t guess, int64_t span)
 {
 	int64_t low = hi ? at_hi - (hi->ns - x) : at_lo, high = hi ? at_hi : INT64_MAX;
 	if (lo && low < at_lo)
 		low = at_lo;
 	if (lo && ahead_bound && at_lo + (x - lo->ns) < high)
 		high = at_lo + (x - lo->ns);
-	if (!hi && !ahead_bound) /* (no bound above: the reading before, as a guess) */
-		high = at_lo + (x - lo->ns);
+	if (!hi && !ahead_bound) /* (no bound above but the spike's length: `span`) */
+		high = at_lo + span;
 	if (high < low)
 		high = low;
-	return (struct tt_an_estimate){low + (high - low) / 2, high - low};
+	int64_t value = guess == TT_AN_NO_GUESS ? low + (high - low) / 2
+		      : guess < low ? low : guess > high ? high : guess;
+	return (struct tt_an_estimate){value, high - low};
+}
+
+/* A counter at x at the pace it had from reading a to reading b (inside the spike),
+ * carried from `from` (a or b); TT_AN_NO_GUESS without two readings. */
+static int64_t tt_an_paced(const struct tt_schedstat_sample *a, const struct tt_schedstat_sample *b,
+			   size_t field, bool from_b, int64_t x)
+{
+	if (!a || !b || b->ns <= a->ns)
+		return TT_AN_NO_GUESS;
+	int64_t va = (int64_t) * (const uint64_t *)((const char *)a + field);
+	int64_t vb = (int64_t) * (const uint64_t *)((const char *)b + field);
+	double pace = (double)(vb - va) / (double)(b->ns - a->ns);
+	return from_b ? vb - (int64_t)(pace * (double)(b->ns - x)) : va + (int64_t)(pace * (double)(x - a->ns));
 }
 
 /* How [start, end) split by the counters read around it; false: no reading after its
@@ -178,13 +196,25 @@ static bool tt_an_counters_split(const struct tt_an_counters *c, int64_t start, 
 	const struct tt_schedstat_sample *e_hi = k < c->n ? &c->at[k] : NULL;
 	if (!s_hi || !e_lo || (!s_lo && s_hi->ns > end))
 		return false;
-#define TT_AN_AT(lo, hi, x, field, ahead_bound)                                            \
-	tt_an_counter_at(lo, lo ? (int64_t)lo->field : 0, hi, hi ? (int64_t)hi->field : 0, x, ahead_bound)
-	struct tt_an_estimate run_s = TT_AN_AT(s_lo, s_hi, start, run_ns, true);
-	struct tt_an_estimate run_e = TT_AN_AT(e_lo, e_hi, end, run_ns, true);
-	struct tt_an_estimate wait_s = TT_AN_AT(s_lo, s_hi, start, wait_ns, false);
-	struct tt_an_estimate wait_e = TT_AN_AT(e_lo, e_hi, end, wait_ns, false);
+	/* The pace inside it: from its first reading to the next one (before its end, or
+	 * the one after it), back to its start; from the reading before its last to its
+	 * last, on to its end. */
+	const struct tt_schedstat_sample *s_next = i + 1 < c->n && s_hi->ns < end ? &c->at[i + 1] : NULL;
+	const struct tt_schedstat_sample *e_prev = k >= c->from + 2 && e_lo->ns > start ? &c->at[k - 2] : NULL;
+#define TT_AN_AT(lo, hi, x, field, ahead_bound, guess)                                           \
+	tt_an_counter_at(lo, lo ? (int64_t)lo->field : 0, hi, hi ? (int64_t)hi->field : 0, x, ahead_bound, \
+			 guess, end - start)
+#define TT_AN_FIELD(field) offsetof(struct tt_schedstat_sample, field)
+	struct tt_an_estimate run_s = TT_AN_AT(s_lo, s_hi, start, run_ns, true,
+					       tt_an_paced(s_hi, s_next, TT_AN_FIELD(run_ns), false, start));
+	struct tt_an_estimate run_e = TT_AN_AT(e_lo, e_hi, end, run_ns, true,
+					       tt_an_paced(e_prev, e_lo, TT_AN_FIELD(run_ns), true, end));
+	struct tt_an_estimate wait_s = TT_AN_AT(s_lo, s_hi, start, wait_ns, false,
+						tt_an_paced(s_hi, s_next, TT_AN_FIELD(wait_ns), false, start));
+	struct tt_an_estimate wait_e = TT_AN_AT(e_lo, e_hi, end, wait_ns, false,
+						tt_an_paced(e_prev, e_lo, TT_AN_FIELD(wait_ns), true, end));
 #undef TT_AN_AT
+#undef TT_AN_FIELD
 	int64_t dur = end - start;
 	int64_t on = run_e.value - run_s.value, pre = wait_e.value - wait_s.value;
 	on = on < 0 ? 0 : on > dur ? dur : on;
