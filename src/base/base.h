@@ -178,8 +178,9 @@ struct tt__schedstat {
 /* Opens thread `tid`'s /proc files (kept open: in a table of descriptors of the
  * caller's own, tt__fd_private_table): 0 or -errno. */
 int tt__schedstat_open(struct tt__schedstat *s, uint32_t tid) TT__HIDDEN;
-/* Its counters now (format.h: struct tt_schedstat_sample): 0, or -1 (it exited). */
-int tt__schedstat_read(struct tt__schedstat *s, struct tt_schedstat_sample *out) TT__HIDDEN;
+/* Its counters now (format.h: struct tt_schedstat_sample; the page faults only with
+ * `faults`: the dearest part, left as they are in *out without): 0, or -1 (it exited). */
+int tt__schedstat_read(struct tt__schedstat *s, struct tt_schedstat_sample *out, int faults) TT__HIDDEN;
 void tt__schedstat_close(struct tt__schedstat *s) TT__HIDDEN;
 /* Whether the kernel accounts stolen time (format.h: TT_SCHEDSTAT_STEAL). */
 int tt__schedstat_steal_accounted(void) TT__HIDDEN;

@@ -63,7 +63,7 @@ static int tt__stat_faults(const char *text, uint64_t *minflt, uint64_t *majflt)
 	return 0;
 }
 
-int tt__schedstat_read(struct tt__schedstat *s, struct tt_schedstat_sample *out)
+int tt__schedstat_read(struct tt__schedstat *s, struct tt_schedstat_sample *out, int faults)
 {
 	char text[512];
 	struct timespec cpu, now;
@@ -76,12 +76,14 @@ int tt__schedstat_read(struct tt__schedstat *s, struct tt_schedstat_sample *out)
 		return -1;
 	out->wait_ns = wait;
 	out->timeslices = slices;
-	n = pread(s->stat_fd, text, sizeof text - 1, 0);
-	if (n <= 0)
-		return -1;
-	text[n] = 0;
-	if (tt__stat_faults(text, &out->minflt, &out->majflt) < 0)
-		return -1;
+	if (faults) {
+		n = pread(s->stat_fd, text, sizeof text - 1, 0);
+		if (n <= 0)
+			return -1;
+		text[n] = 0;
+		if (tt__stat_faults(text, &out->minflt, &out->majflt) < 0)
+			return -1;
+	}
 	/* The CPU time and the clock last, together: the file reads above lie before them. */
 	if (clock_gettime(tt__thread_cpu_clock(s->tid), &cpu) != 0)
 		return -1;

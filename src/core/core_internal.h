@@ -98,6 +98,9 @@ void tt__sched_open(struct tt__slot *slot) TT__HIDDEN;
 /* The calling thread exits: its last states into its store, its event closed. */
 void tt__sched_thread_exited(struct tt__slot *slot) TT__HIDDEN;
 int tt__sched_any(void) TT__HIDDEN; /* whether a thread has its switches recorded */
+/* The same lock, taken by a thread whose signals are all blocked (tt-sched). */
+void tt__sched_lock_held_signals(void) TT__HIDDEN;
+void tt__sched_unlock_held_signals(void) TT__HIDDEN;
 
 /* counters.c (tt-sched, every millisecond while tt__counters_on): the counters of the
  * threads inside a scope open a while, read. */

@@ -67,16 +67,23 @@ static void tt__counters_keep(struct tt__counters *c, const struct tt_schedstat_
 	c->n += !!to;
 }
 
-/* Lock held: reads the thread's counters now into its store. */
-static void tt__counters_read(struct tt__slot *slot)
+/* Lock held: reads the thread's counters now into its store; the page faults (the
+ * dearest file) only with `faults`, else as the last reading had them. A spike's
+ * faults are counted between its readings nearest its start and its end: the first
+ * of a watch and the one after it. */
+static void tt__counters_read(struct tt__slot *slot, int faults)
 {
 	struct tt__counters *c = &slot->sched.counters;
 	if (c->files.schedstat_fd < 0 && tt__schedstat_open(&c->files, slot->tid) < 0) {
 		c->gone = 1; /* (its /proc files are gone: it exited) */
 		return;
 	}
-	struct tt_schedstat_sample reading;
-	if (tt__schedstat_read(&c->files, &reading) == 0)
+	struct tt_schedstat_sample reading = {0};
+	if (c->n) {
+		reading.minflt = c->at[c->n - 1].minflt;
+		reading.majflt = c->at[c->n - 1].majflt;
+	}
+	if (tt__schedstat_read(&c->files, &reading, faults || !c->n) == 0)
 		tt__counters_keep(c, &reading);
 }
 
@@ -90,7 +97,7 @@ void tt__counters_read_now(struct tt__slot *slot)
 	struct tt_schedstat_sample reading;
 	if (tt__schedstat_open(&files, slot->tid) < 0)
 		return;
-	int read = tt__schedstat_read(&files, &reading);
+	int read = tt__schedstat_read(&files, &reading, 1);
 	tt__schedstat_close(&files);
 	if (read == 0)
 		tt__counters_keep(c, &reading);
@@ -130,8 +137,8 @@ void tt__counters_tick(void)
 	if (!hz)
 		return;
 	uint64_t after_ticks = hz / (1000000000 / TT__COUNTERS_AFTER_NS);
-	sigset_t old;
-	tt__sched_lock(&old);
+	/* (tt-sched's signals are blocked: the lock alone, two system calls fewer a tick) */
+	tt__sched_lock_held_signals();
 	while (tt__counters_closing)
 		tt__schedstat_close(&tt__counters_to_close[--tt__counters_closing]);
 	for (struct tt__slot *slot = tt__registry_head(); slot;
@@ -146,10 +153,10 @@ void tt__counters_tick(void)
 		uint64_t last = tt__counters_last(slot, &opens);
 		if (c->watched) {
 			if (last != c->watched) { /* it recorded again: the reading after */
-				tt__counters_read(slot);
+				tt__counters_read(slot, 1);
 				c->watched = 0;
 			} else if (now.monotonic_ns >= c->next_ns) {
-				tt__counters_read(slot);
+				tt__counters_read(slot, 0);
 				int64_t open_ns = now.monotonic_ns - c->since_ns;
 				c->next_ns = now.monotonic_ns + (open_ns / 8 > TT__COUNTERS_AFTER_NS
 								 ? open_ns / 8 : TT__COUNTERS_AFTER_NS);
@@ -161,9 +168,9 @@ void tt__counters_tick(void)
 		c->watched = last;
 		c->since_ns = now.monotonic_ns - (int64_t)((now.tsc - last) * 1000000000.0 / (double)hz);
 		c->next_ns = now.monotonic_ns + TT__COUNTERS_AFTER_NS;
-		tt__counters_read(slot);
+		tt__counters_read(slot, 1);
 	}
-	tt__sched_unlock(&old);
+	tt__sched_unlock_held_signals();
 }
 
 void tt__counters_forget(struct tt__counters *c, int ours)

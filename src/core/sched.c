@@ -86,6 +86,16 @@ void tt__sched_unlock(const sigset_t *old)
 	tt__restore_signals(old);
 }
 
+void tt__sched_lock_held_signals(void)
+{
+	tt__lock(&tt__sched);
+}
+
+void tt__sched_unlock_held_signals(void)
+{
+	tt__unlock(&tt__sched);
+}
+
 /* Threads that went without states, and why (lock held): said at exit (tt-sched,
  * in a table of descriptors of its own, has no stderr). */
 #define TT__SCHED_REFUSED_NAMED 8
