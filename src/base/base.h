@@ -173,7 +173,7 @@ void tt__switches_close(struct tt__switches *s) TT__HIDDEN;
 /* schedstat.c: a thread's own counters, read by another thread of the process */
 struct tt__schedstat {
 	int schedstat_fd, stat_fd; /* -1: not open */
-	uint32_t tid;
+	uint32_t tid; /* 0: not open (a slot not yet set up holds zeros) */
 };
 /* Opens thread `tid`'s /proc files (kept open: in a table of descriptors of the
  * caller's own, tt__fd_private_table): 0 or -errno. */

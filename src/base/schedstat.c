@@ -44,6 +44,7 @@ void tt__schedstat_close(struct tt__schedstat *s)
 	if (s->stat_fd >= 0)
 		close(s->stat_fd);
 	s->schedstat_fd = s->stat_fd = -1;
+	s->tid = 0;
 }
 
 /* stat's fields 10 (minflt) and 12 (majflt), counted from the field after the

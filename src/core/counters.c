@@ -74,7 +74,7 @@ static void tt__counters_keep(struct tt__counters *c, const struct tt_schedstat_
 static void tt__counters_read(struct tt__slot *slot, int faults)
 {
 	struct tt__counters *c = &slot->sched.counters;
-	if (c->files.schedstat_fd < 0 && tt__schedstat_open(&c->files, slot->tid) < 0) {
+	if (!c->files.tid && tt__schedstat_open(&c->files, slot->tid) < 0) {
 		c->gone = 1; /* (its /proc files are gone: it exited) */
 		return;
 	}
@@ -145,7 +145,7 @@ void tt__counters_tick(void)
 	     slot = __atomic_load_n(&slot->next, __ATOMIC_ACQUIRE)) {
 		struct tt__sched *s = &slot->sched;
 		struct tt__counters *c = &s->counters;
-		if (!s->wanted) /* (exited: its files go, here in tt-sched's table) */
+		if (!s->wanted && c->files.tid) /* (exited: its files go, here in tt-sched's table) */
 			tt__schedstat_close(&c->files);
 		if (!s->wanted || c->gone || (s->sw.map && !tt__counters_steal))
 			continue;
@@ -176,7 +176,7 @@ void tt__counters_tick(void)
 void tt__counters_forget(struct tt__counters *c, int ours)
 {
 	/* (one more than the list holds stays open: tt-sched's table, not the program's) */
-	if (ours && c->files.schedstat_fd >= 0 && tt__counters_closing < TT__COUNTERS_TO_CLOSE)
+	if (ours && c->files.tid && tt__counters_closing < TT__COUNTERS_TO_CLOSE)
 		tt__counters_to_close[tt__counters_closing++] = c->files;
 	if (c->at)
 		munmap(c->at, c->cap * sizeof *c->at);

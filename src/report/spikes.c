@@ -315,15 +315,21 @@ void tt__spikes_feed(struct tt__slot *slot, const struct tt_record *begin, const
 	}
 }
 
+/* The detector of a slot whose states or counters come, while it runs (NULL: not). */
+static struct tt__spikes_thread *tt__spikes_running(struct tt__slot *slot)
+{
+	struct tt__spikes *sp = &tt__spikes;
+	if (!sp->on || sp->an.oom)
+		return NULL;
+	tt__spikes_clock(sp);
+	return tt__spikes_thread(slot);
+}
+
 void tt__spikes_states(void *ctx, struct tt__slot *slot, uint64_t lost, int64_t since_ns,
 		       const struct tt_sched_state *states, size_t n)
 {
 	(void)ctx;
-	struct tt__spikes *sp = &tt__spikes;
-	if (!sp->on || sp->an.oom)
-		return;
-	tt__spikes_clock(sp);
-	struct tt__spikes_thread *t = tt__spikes_thread(slot);
+	struct tt__spikes_thread *t = tt__spikes_running(slot);
 	/* On the detector's clock: ns since the start anchor. */
 	if (t)
 		tt_an_thread_sched_section(&t->th, lost, since_ns, states, n, tt__start_anchor.monotonic_ns);
@@ -334,11 +340,7 @@ void tt__spikes_counters(void *ctx, struct tt__slot *slot, uint64_t lost,
 {
 	(void)ctx;
 	(void)lost; /* (a missing reading only makes a split coarser, which it says) */
-	struct tt__spikes *sp = &tt__spikes;
-	if (!sp->on || sp->an.oom)
-		return;
-	tt__spikes_clock(sp);
-	struct tt__spikes_thread *t = tt__spikes_thread(slot);
+	struct tt__spikes_thread *t = tt__spikes_running(slot);
 	if (t)
 		tt_an_thread_counters(&t->th, readings, n, tt__counters_steal,
 				      tt__start_anchor.monotonic_ns);

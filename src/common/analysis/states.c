@@ -7,28 +7,39 @@
 
 #include "analysis_internal.h"
 
+/* Room for `more` items after the n of *at (items of `size` bytes), those before
+ * `*from` (no open scope needs them any more) let go first once they are half: 0, or
+ * -1 with an->oom set. */
+static int tt_an_room(struct tt_an *an, void **at, size_t *from, size_t *n, size_t *cap, size_t more,
+		      size_t size)
+{
+	if (*from > *n / 2) {
+		memmove(*at, (char *)*at + *from * size, (*n - *from) * size);
+		*n -= *from;
+		*from = 0;
+	}
+	if (*n + more <= *cap)
+		return 0;
+	size_t grown_cap = *cap ? 2 * *cap : 256;
+	while (grown_cap < *n + more)
+		grown_cap *= 2;
+	void *grown = realloc(*at, grown_cap * size);
+	if (!grown) {
+		an->oom = true;
+		return -1;
+	}
+	*at = grown;
+	*cap = grown_cap;
+	return 0;
+}
+
 int tt_an_thread_states(struct tt_an_thread *th, const struct tt_sched_state *states,
 			size_t n, int64_t offset_ns)
 {
 	struct tt_an_states *h = &th->states;
 	h->known = true;
-	if (h->from > h->n / 2) { /* what no open scope needs any more */
-		memmove(h->at, h->at + h->from, (h->n - h->from) * sizeof *h->at);
-		h->n -= h->from;
-		h->from = 0;
-	}
-	if (h->n + n > h->cap) {
-		size_t cap = h->cap ? 2 * h->cap : 256;
-		while (cap < h->n + n)
-			cap *= 2;
-		struct tt_sched_state *grown = realloc(h->at, cap * sizeof *grown);
-		if (!grown) {
-			th->an->oom = true;
-			return -1;
-		}
-		h->at = grown;
-		h->cap = cap;
-	}
+	if (tt_an_room(th->an, (void **)&h->at, &h->from, &h->n, &h->cap, n, sizeof *h->at) < 0)
+		return -1;
 	for (size_t i = 0; i < n; i++) {
 		struct tt_sched_state s = states[i];
 		if (s.ns != INT64_MIN) /* (not known from the very start) */
@@ -98,23 +109,8 @@ int tt_an_thread_counters(struct tt_an_thread *th, const struct tt_schedstat_sam
 {
 	struct tt_an_counters *c = &th->counters;
 	c->steal = steal;
-	if (c->from > c->n / 2) { /* what no open scope needs any more */
-		memmove(c->at, c->at + c->from, (c->n - c->from) * sizeof *c->at);
-		c->n -= c->from;
-		c->from = 0;
-	}
-	if (c->n + n > c->cap) {
-		size_t cap = c->cap ? 2 * c->cap : 64;
-		while (cap < c->n + n)
-			cap *= 2;
-		struct tt_schedstat_sample *grown = realloc(c->at, cap * sizeof *grown);
-		if (!grown) {
-			th->an->oom = true;
-			return -1;
-		}
-		c->at = grown;
-		c->cap = cap;
-	}
+	if (tt_an_room(th->an, (void **)&c->at, &c->from, &c->n, &c->cap, n, sizeof *c->at) < 0)
+		return -1;
 	for (size_t i = 0; i < n; i++) {
 		struct tt_schedstat_sample r = readings[i];
 		r.ns -= offset_ns;
