@@ -6,7 +6,7 @@
  * every millisecond would cost more than the recording: tt-sched looks at each
  * thread's last record instead (memory, no system call), and reads the counters of a
  * thread whose last record opened a scope TT__COUNTERS_AFTER_NS ago or more: then
- * while it stays open (each TT__COUNTERS_AFTER_NS, or an eighth of the time it has
+ * while it stays open (each TT__COUNTERS_BETWEEN_NS, or a quarter of the time it has
  * been open), and once as soon as it records again. A spike of a few milliseconds
  * gets readings near its start and its end; how near says the split's resolution
  * (common/analysis/states.c). The readings are kept per thread (sched lock), and
@@ -17,6 +17,10 @@
 #include "core/core_internal.h"
 
 #define TT__COUNTERS_AFTER_NS 1000000 /* a scope this old is watched */
+/* and read again this often, or each quarter of the time it has been open: what a
+ * spike's edges need is its first reading and the one after it; those between give
+ * the pace near its end */
+#define TT__COUNTERS_BETWEEN_NS 4000000
 #define TT__COUNTERS_FIRST 256        /* readings a thread's store holds at first */
 #define TT__COUNTERS_MAX 65536        /* and at most (3 MiB): mode stop keeps the first */
 
@@ -158,8 +162,8 @@ void tt__counters_tick(void)
 			} else if (now.monotonic_ns >= c->next_ns) {
 				tt__counters_read(slot, 0);
 				int64_t open_ns = now.monotonic_ns - c->since_ns;
-				c->next_ns = now.monotonic_ns + (open_ns / 8 > TT__COUNTERS_AFTER_NS
-								 ? open_ns / 8 : TT__COUNTERS_AFTER_NS);
+				c->next_ns = now.monotonic_ns + (open_ns / 4 > TT__COUNTERS_BETWEEN_NS
+								 ? open_ns / 4 : TT__COUNTERS_BETWEEN_NS);
 			}
 			continue;
 		}
@@ -167,7 +171,7 @@ void tt__counters_tick(void)
 			continue;
 		c->watched = last;
 		c->since_ns = now.monotonic_ns - (int64_t)((now.tsc - last) * 1000000000.0 / (double)hz);
-		c->next_ns = now.monotonic_ns + TT__COUNTERS_AFTER_NS;
+		c->next_ns = now.monotonic_ns + TT__COUNTERS_BETWEEN_NS;
 		tt__counters_read(slot, 1);
 	}
 	tt__sched_unlock_held_signals();
