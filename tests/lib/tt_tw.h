@@ -80,6 +80,10 @@ void tt_tw_events(struct tt_tw *w, uint32_t index, uint64_t first_record,
 /* A SCHED section: a thread's states (its THREAD section must carry TT_THREAD_SCHED). */
 void tt_tw_sched(struct tt_tw *w, uint32_t index, uint64_t lost, int64_t since_ns,
 		 const struct tt_sched_state *states, size_t n);
+/* A SCHEDSTAT section: a thread's counters' readings, with `flags` (enum
+ * tt_schedstat_flags, not checked). */
+void tt_tw_schedstat(struct tt_tw *w, uint32_t index, uint32_t flags,
+		     const struct tt_schedstat_sample *readings, size_t n);
 /* A SNAPSHOT section (the header must carry TT_FILE_SNAPSHOT): `info` with its
  * name_len and cuts set from `name` and the n `cuts`. */
 /* A FILTERED section: `count` as given (not checked against n). */
