@@ -351,6 +351,7 @@ void tt__sched_thread_exited(struct tt__slot *slot)
 	tt__sched_drain_slot(slot);
 	tt__switches_close(&slot->sched.sw);
 	tt__counters_read_now(slot); /* (its files: tt-sched closes them, in its own table) */
+	slot->sched.counters.watched = 0; /* (read for the last time) */
 	slot->sched.wanted = 0; /* its tid may be another thread's from now on */
 	__atomic_sub_fetch(&tt__sched_wanted, 1, __ATOMIC_RELAXED);
 	tt__sched_unlock(&old);
