@@ -179,7 +179,7 @@ void tt__counters_tick(void)
 
 void tt__counters_forget(struct tt__counters *c, int ours)
 {
-	/* (one more than the list holds stays open: tt-sched's table, not the program's) */
+	/* (past what the list holds, they stay open: in tt-sched's table, out of the program's way) */
 	if (ours && c->files.tid && tt__counters_closing < TT__COUNTERS_TO_CLOSE)
 		tt__counters_to_close[tt__counters_closing++] = c->files;
 	if (c->at)

@@ -26,6 +26,9 @@
 
 #define TT__SCHED_DRAIN_NS 10000000 /* 10 ms: a ring of 512 switches, 51,200 a second */
 #define TT__COUNTERS_PERIOD_NS 1000000 /* tt-sched's look at the threads' last records */
+/* and where the counters only tell stolen time apart, beside the switches: a coarser
+ * resolution for it, half the looks' cost */
+#define TT__COUNTERS_BESIDE_NS 2000000
 /* A store's first block is small (14 states): threads that come and go by the
  * thousand, their states waiting for mode stream's writer, keep little memory. Then
  * pages. */
@@ -499,7 +502,9 @@ static void *tt__sched_main(void *unused)
 		if (counters)
 			tt__counters_tick();
 		/* (woken early by a thread that needs asking for) */
-		struct timespec period = {0, counters ? TT__COUNTERS_PERIOD_NS : TT__SCHED_DRAIN_NS};
+		struct timespec period = {0, !counters ? TT__SCHED_DRAIN_NS
+					     : __atomic_load_n(&tt__sched_off, __ATOMIC_RELAXED) ? TT__COUNTERS_PERIOD_NS
+					     : TT__COUNTERS_BESIDE_NS};
 		syscall(SYS_futex, &tt__sched_wake, FUTEX_WAIT_PRIVATE, seq, &period, NULL, 0);
 	}
 	return NULL;

@@ -114,7 +114,8 @@ struct tt_an_causes {
 	bool faults;        /* the counters were read around it: */
 	uint64_t minor_faults, major_faults; /* from the reading nearest its start to the
 	                                      * one nearest its end */
-	bool stolen_known;  /* switches and a CPU time that leaves steal out (TT_SCHEDSTAT_STEAL): */
+	bool stolen_known;  /* switches and a CPU time that leaves steal out (TT_SCHEDSTAT_STEAL),
+	                     * read near enough (within half its time on CPU): */
 	int64_t stolen_ns;  /* of on_cpu, the time the hypervisor ran something else */
 };
 

@@ -240,8 +240,9 @@ void tt_an_causes(const struct tt_an_thread *th, int64_t start, int64_t end, boo
 	bool counters = tt_an_counters_split(&th->counters, start, end, &by_counters, &counted, &cpu);
 	if (*has_split) {
 		causes->from = TT_AN_CAUSES_SWITCHES;
-		/* The switches count as on CPU what the hypervisor took; the CPU time not. */
-		if (counters && th->counters.steal) {
+		/* The switches count as on CPU what the hypervisor took; the CPU time not.
+		 * (Said where the readings bound it within half the time on CPU.) */
+		if (counters && th->counters.steal && cpu.width <= split->on_cpu) {
 			int64_t stolen = split->on_cpu - cpu.value;
 			causes->stolen_known = true;
 			causes->stolen_ns = stolen < 0 ? 0 : stolen > split->on_cpu ? split->on_cpu : stolen;
