@@ -116,7 +116,7 @@ static void *tt_bench_sched_drain(void *arg)
 	return NULL;
 }
 
-static void tt_bench_sched_work(long n)
+void tt_bench_sched_work(long n)
 {
 	uint64_t x = 1;
 	for (long i = 0; i < n; i++) {
@@ -126,7 +126,7 @@ static void tt_bench_sched_work(long n)
 }
 
 /* The loop count for TT_BENCH_SCHED_WORK_NS here: the fastest of a few timings. */
-static long tt_bench_sched_calibrate(void)
+long tt_bench_sched_calibrate(void)
 {
 	const long n = 1000000;
 	int64_t best = INT64_MAX;

@@ -29,6 +29,10 @@ int tt_bench_sched_overhead(int repeats, struct tt_bench_sched *out);
 int tt_bench_sched_child(long work, int own_events);
 #define TT_BENCH_SCHED_CHILD "--sched-child"
 
+/* A fixed piece of CPU work, `n` loops; the loop count for about 9 us of it here. */
+void tt_bench_sched_work(long n);
+long tt_bench_sched_calibrate(void);
+
 struct tt_bench_thread_start {
 	double us;     /* thread_start_us: on_us - off_us */
 	double on_us;  /* median over children of each's median, ticktrace on */

@@ -5,7 +5,7 @@
  * tt_section_header followed by `size` payload bytes, padded with zeros to a multiple
  * of 16 so that records stay 16-byte aligned in the file. Order:
  *
- *   header | PROCESS | MACHINE | MODULES | SITES | FUNCS | THREAD | EVENTS... | SCHED... | THREAD | ... | END
+ *   header | PROCESS | MACHINE | MODULES | SITES | FUNCS | THREAD | EVENTS... | SCHED... | SCHEDSTAT... | THREAD | ... | END
  *
  * A THREAD section precedes the EVENTS sections that name its index. SITES may appear
  * more than once (a later one adds descriptors), always before the first record that
@@ -264,6 +264,17 @@ enum tt_section_type {
 	 * the whole run's calls, not by the calls the buffer kept. At most one per thread,
 	 * after its FILTERED section if any, in a file written whole. */
 	TT_SEC_DROPPED_CALLS = 0x47,
+	/* struct tt_schedstat_info, then struct tt_schedstat_sample readings: what the
+	 * kernel counts of a thread of its own without privilege (its CPU time,
+	 * /proc/self/task/TID/schedstat's run-queue wait and timeslices, /proc/.../stat's
+	 * page faults), read by ticktrace's thread tt-sched while the thread is inside a
+	 * scope open a millisecond or more, and once after it closed. The second source of
+	 * a spike's causes, where perf_event_open is refused (and beside the switches, the
+	 * CPU time that tells stolen time apart). After a THREAD section of its index; a
+	 * thread may have several, their readings in time order, each section's after the
+	 * last one's. Readers older than it refuse a file that holds one (an unknown
+	 * section type, at its offset); the version stays. */
+	TT_SEC_SCHEDSTAT = 0x48,
 	/* struct tt_thread_info, then the name: a thread's final totals, name and flags,
 	 * replacing those of its THREAD section (streamed files, where a thread's THREAD
 	 * section is written before its events are known). */
@@ -479,6 +490,33 @@ struct tt_sched_state {
 	uint32_t what; /* enum tt_sched_what */
 };
 _Static_assert(sizeof(struct tt_sched_state) == 16, "sched state layout");
+
+/* A thread's readings of its own counters (TT_SEC_SCHEDSTAT). Each counter only
+ * grows: between two readings, the thread ran (run_ns), waited on a run queue
+ * (wait_ns, counted when the wait ends) and slept the rest of the time between. */
+struct tt_schedstat_info {
+	uint32_t thread_index;
+	uint32_t flags; /* enum tt_schedstat_flags */
+	uint64_t lost;  /* readings lost before this section's first (a full store) */
+};
+_Static_assert(sizeof(struct tt_schedstat_info) == 16, "schedstat info layout");
+
+enum tt_schedstat_flags {
+	/* The kernel accounts stolen time (the paravirt steal clock: /proc/stat's steal
+	 * was above zero at the start): run_ns leaves out the time the hypervisor ran
+	 * something else while the thread had its CPU, which its switches count as on
+	 * CPU. Without it, the two agree and stolen time is not known. */
+	TT_SCHEDSTAT_STEAL = 1u << 0,
+};
+
+struct tt_schedstat_sample {
+	int64_t ns;          /* CLOCK_MONOTONIC when read (the run's clock, as the anchors) */
+	uint64_t run_ns;     /* the thread's CPU time (CLOCK_THREAD_CPUTIME_ID) */
+	uint64_t wait_ns;    /* schedstat's second field: time on a run queue */
+	uint64_t timeslices; /* schedstat's third: times it was given a CPU */
+	uint64_t minflt, majflt; /* stat's fields 10 and 12: minor and major page faults */
+};
+_Static_assert(sizeof(struct tt_schedstat_sample) == 48, "schedstat sample layout");
 
 /* The machine's wall clocks at one of the run's anchors, and how good the kernel says
  * they are (adjtimex(2) with no change asked). CLOCK_TAI is CLOCK_REALTIME plus the

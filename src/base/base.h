@@ -14,6 +14,7 @@
 #include "record_protocol.h"
 #include "ticktrace.h"
 #include "ticktrace/format.h"
+#include "common/common.h" /* the floor: the record kinds' roles */
 
 #define TT__HIDDEN __attribute__((visibility("hidden")))
 
@@ -168,6 +169,21 @@ int tt__switches_open(struct tt__switches *s, int tid, int *denied) TT__HIDDEN;
  * One caller at a time. */
 size_t tt__switches_read(struct tt__switches *s, struct tt_sched_state *out, size_t cap) TT__HIDDEN;
 void tt__switches_close(struct tt__switches *s) TT__HIDDEN;
+
+/* schedstat.c: a thread's own counters, read by another thread of the process */
+struct tt__schedstat {
+	int schedstat_fd, stat_fd; /* -1: not open */
+	uint32_t tid; /* 0: not open (a slot not yet set up holds zeros) */
+};
+/* Opens thread `tid`'s /proc files (kept open: in a table of descriptors of the
+ * caller's own, tt__fd_private_table): 0 or -errno. */
+int tt__schedstat_open(struct tt__schedstat *s, uint32_t tid) TT__HIDDEN;
+/* Its counters now (format.h: struct tt_schedstat_sample; the page faults only with
+ * `faults`: the dearest part, left as they are in *out without): 0, or -1 (it exited). */
+int tt__schedstat_read(struct tt__schedstat *s, struct tt_schedstat_sample *out, int faults) TT__HIDDEN;
+void tt__schedstat_close(struct tt__schedstat *s) TT__HIDDEN;
+/* Whether the kernel accounts stolen time (format.h: TT_SCHEDSTAT_STEAL). */
+int tt__schedstat_steal_accounted(void) TT__HIDDEN;
 
 /* slab.c: memory for the slow path, which must not call malloc (a signal handler may
  * have interrupted it): bump allocation from private mmap'd slabs, never freed. The

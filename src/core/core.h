@@ -39,8 +39,21 @@ struct tt__gap {
 	int busy;                   /* being updated: a signal handler then only counts */
 };
 
+/* The sched lock's: a thread's counters, read by tt-sched (counters.c). */
+struct tt__counters {
+	struct tt__schedstat files; /* its /proc files, tt-sched's descriptors */
+	struct tt_schedstat_sample *at; /* the readings kept (mmap'd) */
+	uint32_t n, cap;
+	uint64_t base;     /* readings before at[0]: written (mode stream), or gone (ring) */
+	uint64_t lost;     /* readings its full store had no room for (mode stop) */
+	uint64_t watched;  /* the TSC of the record that opened the scope watched, or 0 */
+	int64_t since_ns, next_ns; /* when that scope opened; the next reading due */
+	int gone;          /* its files could not be opened: it exited */
+};
+
 /* The sched lock's: the kernel's ring for the thread, and the states taken from it. */
 struct tt__sched {
+	struct tt__counters counters;
 	struct tt__switches sw; /* fd -1: none (not yet, refused, or the thread exited) */
 	int wanted;             /* registered, not exited: tt-sched asks for its switches */
 	int asked;              /* tt-sched did (once) */
@@ -186,6 +199,9 @@ struct tt__config {
 	unsigned memory_aside_part;
 	const struct tt__mode_ops *mode; /* TICKTRACE_MODE: tt__mode once started */
 	int sched_off;          /* TICKTRACE_SCHED=0: no thread states */
+	int sched_only;         /* TICKTRACE_SCHED=switches or schedstat: that source alone
+	                         * (enum tt__sched_source); 0: the switches, the counters
+	                         * where they are refused or where the kernel accounts steal */
 	uint64_t min_dur_ns;    /* TICKTRACE_MIN_DUR: shorter calls erased as they return */
 	uint64_t min_dur_ticks; /* the same in TSC ticks; 0: nothing erased */
 	int live_reader;        /* tt-spikes reads the chunks as threads record into them
@@ -349,8 +365,9 @@ extern __thread int tt__in_slow_path TT__HIDDEN __attribute__((tls_model("initia
 size_t tt__gap_records(const struct tt__slot *slot, struct tt_record out[2]) TT__HIDDEN;
 
 /* sched.c: thread states (TICKTRACE_SCHED) */
-/* Start-up: the drain thread, unless `off`. 0 or -errno. */
-int tt__sched_start(int off) TT__HIDDEN;
+/* Start-up: the drain thread, unless `off`; `only`: one source (enum
+ * tt__sched_source), or 0. 0 or -errno. */
+int tt__sched_start(int off, int only) TT__HIDDEN;
 /* The calling thread, as it starts (the program's threads, the first thread, a fork's
  * child; signals may come): asks the kernel for its switches, which its first event
  * takes (tt__sched_open), once tt-sched runs; nothing when states are off. */
@@ -387,5 +404,25 @@ void tt__sched_read_new(struct tt__slot *slot, struct tt__sched_cursor *at, tt__
 /* Lock held: the store's blocks back to the free list (written, or a fork's child). */
 void tt__sched_release(struct tt__sched *s) TT__HIDDEN;
 void tt__sched_after_fork(void) TT__HIDDEN; /* in the child, before the registry's reset */
+
+enum tt__sched_source { TT__SCHED_SWITCHES = 1, TT__SCHED_SCHEDSTAT = 2 };
+
+/* counters.c: the threads' counters, thread states' second source */
+extern int tt__counters_on TT__HIDDEN;    /* tt-sched reads them (TICKTRACE_SCHED) */
+extern int tt__counters_steal TT__HIDDEN; /* format.h: TT_SCHEDSTAT_STEAL */
+/* Lock held: the slot's readings from the `*at`-th the thread had (0: from the first
+ * kept), one call with those the store still holds and those lost before them; *at
+ * moves past them. */
+typedef void (*tt__counters_fn)(void *ctx, struct tt__slot *slot, uint64_t lost,
+				const struct tt_schedstat_sample *readings, size_t n);
+void tt__counters_sections(struct tt__slot *slot, uint64_t *at, tt__counters_fn fn, void *ctx) TT__HIDDEN;
+/* The same, lock not held (the live spike log). */
+void tt__counters_read_new(struct tt__slot *slot, uint64_t *at, tt__counters_fn fn, void *ctx) TT__HIDDEN;
+/* Lock held: a thread inside a scope watched has its counters read now (by the
+ * calling thread: at a dump, or its exit), so that a reader has the reading after its
+ * spike. */
+void tt__counters_read_now(struct tt__slot *slot) TT__HIDDEN;
+/* Lock held: the readings given are written (mode stream): the store empties. */
+void tt__counters_written(struct tt__slot *slot) TT__HIDDEN;
 
 #endif /* TT_CORE_H */

@@ -98,5 +98,15 @@ void tt__sched_open(struct tt__slot *slot) TT__HIDDEN;
 /* The calling thread exits: its last states into its store, its event closed. */
 void tt__sched_thread_exited(struct tt__slot *slot) TT__HIDDEN;
 int tt__sched_any(void) TT__HIDDEN; /* whether a thread has its switches recorded */
+/* The same lock, taken by a thread whose signals are all blocked (tt-sched). */
+void tt__sched_lock_held_signals(void) TT__HIDDEN;
+void tt__sched_unlock_held_signals(void) TT__HIDDEN;
+
+/* counters.c (tt-sched, every millisecond while tt__counters_on): the counters of the
+ * threads inside a scope open a while, read. */
+void tt__counters_tick(void) TT__HIDDEN;
+/* Lock held: a slot's readings let go, its files handed to tt-sched to close (`ours`:
+ * they are this process's tt-sched's, not a fork's parent's). */
+void tt__counters_forget(struct tt__counters *c, int ours) TT__HIDDEN;
 
 #endif /* TT_CORE_INTERNAL_H */

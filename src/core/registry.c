@@ -138,6 +138,7 @@ void tt__registry_recycle(struct tt__slot *prev, struct tt__slot *slot)
 	sigset_t old, sched_old;
 	tt__sched_lock(&sched_old);
 	tt__sched_release(&slot->sched);
+	tt__counters_forget(&slot->sched.counters, 1);
 	tt__registry_lock(&old);
 	/* Another thread may have taken its entry over since it exited. */
 	struct tt__slot *expected = slot;

@@ -25,6 +25,10 @@
 #include "core/core_internal.h"
 
 #define TT__SCHED_DRAIN_NS 10000000 /* 10 ms: a ring of 512 switches, 51,200 a second */
+#define TT__COUNTERS_PERIOD_NS 1000000 /* tt-sched's look at the threads' last records */
+/* and where the counters only tell stolen time apart, beside the switches: a coarser
+ * resolution for it, half the looks' cost */
+#define TT__COUNTERS_BESIDE_NS 2000000
 /* A store's first block is small (14 states): threads that come and go by the
  * thousand, their states waiting for mode stream's writer, keep little memory. Then
  * pages. */
@@ -54,8 +58,10 @@ static int tt__sched_price_set;
 static struct tt__lock tt__sched = TT__LOCK_INIT(TT__LOCK_SCHED);
 static struct tt__sched_block *tt__sched_free, *tt__sched_free_small; /* lock held */
 static struct tt__slab tt__sched_slab = {.slab_size = 64 * 1024}; /* the small ones */
-static int tt__sched_off;       /* TICKTRACE_SCHED=0, or the kernel said no for good */
+static int tt__sched_off;       /* no switches: TICKTRACE_SCHED=0 or schedstat, or the
+                                 * kernel said no for good */
 static int tt__sched_off_why, tt__sched_off_err; /* which (enum tt_no_states; its errno) */
+static int tt__sched_counters_allowed; /* not TICKTRACE_SCHED=switches */
 static uint32_t tt__sched_wake; /* futex word: bumped to stop the drain's sleep */
 static int tt__sched_wanted; /* threads that want their switches recorded */
 static uint64_t tt__sched_block_seq; /* lock held */
@@ -85,6 +91,16 @@ void tt__sched_unlock(const sigset_t *old)
 	tt__restore_signals(old);
 }
 
+void tt__sched_lock_held_signals(void)
+{
+	tt__lock(&tt__sched);
+}
+
+void tt__sched_unlock_held_signals(void)
+{
+	tt__unlock(&tt__sched);
+}
+
 /* Threads that went without states, and why (lock held): said at exit (tt-sched,
  * in a table of descriptors of its own, has no stderr). */
 #define TT__SCHED_REFUSED_NAMED 8
@@ -98,11 +114,13 @@ static struct {
 /* tt-sched: the thread counted. */
 static void tt__sched_refused(const struct tt__slot *slot, int err, int denied)
 {
-	/* Not allowed for any thread: do not ask again. */
+	/* Not allowed for any thread: do not ask again; the counters say instead. */
 	if (denied) {
 		tt__sched_off_why = TT_NO_STATES_REFUSED;
 		tt__sched_off_err = -err;
 		__atomic_store_n(&tt__sched_off, 1, __ATOMIC_RELEASE);
+		if (tt__sched_counters_allowed)
+			__atomic_store_n(&tt__counters_on, 1, __ATOMIC_RELEASE);
 	}
 	if (tt__sched_refusals.threads < TT__SCHED_REFUSED_NAMED)
 		tt__sched_refusals.tids[tt__sched_refusals.threads] = slot->tid;
@@ -138,7 +156,10 @@ void tt__sched_say_refused(void)
 					tt__sched_refusals.err_threads[i], strerror(-tt__sched_refusals.errs[i]));
 		len += snprintf(line + len, sizeof line - (size_t)len, ")");
 	}
-	if (n)
+	if (n && __atomic_load_n(&tt__counters_on, __ATOMIC_ACQUIRE))
+		fprintf(stderr, "%s: their spikes' causes come from their own counters instead "
+			"(schedstat: coarser, each split says its resolution)\n", line);
+	else if (n)
 		fprintf(stderr, "%s: the trace says when threads ran only for those that have them\n", line);
 	if (__atomic_load_n(&tt__sched_price_set, __ATOMIC_ACQUIRE))
 		fputs(tt__sched_price, stderr);
@@ -190,9 +211,11 @@ void tt__sched_open(struct tt__slot *slot)
 {
 	struct tt__sched *s = &slot->sched;
 	s->sw.map = NULL;
+	s->counters.files.schedstat_fd = s->counters.files.stat_fd = -1;
 	struct tt__sched_early *e = tt__sched_mine.held ? &tt__sched_mine : NULL;
 	tt__sched_mine.held = 0;
-	if (__atomic_load_n(&tt__sched_off, __ATOMIC_ACQUIRE)) {
+	if (__atomic_load_n(&tt__sched_off, __ATOMIC_ACQUIRE) &&
+	    !__atomic_load_n(&tt__counters_on, __ATOMIC_ACQUIRE)) {
 		if (e)
 			tt__switches_close(&e->sw);
 		s->none = tt__sched_off_why;
@@ -211,7 +234,7 @@ void tt__sched_open(struct tt__slot *slot)
 		s->asked = s->on = 1;
 		if (!idle)
 			return;
-	} else if (!e) {
+	} else if (!e && !__atomic_load_n(&tt__sched_off, __ATOMIC_RELAXED)) {
 		/* Made otherwise: tt-sched asks the kernel for it (tens of microseconds, which
 		 * the thread's first event does not wait for): its switches from then on. */
 		__atomic_add_fetch(&tt__sched_late, 1, __ATOMIC_RELAXED);
@@ -345,6 +368,8 @@ void tt__sched_thread_exited(struct tt__slot *slot)
 	tt__sched_lock(&old);
 	tt__sched_drain_slot(slot);
 	tt__switches_close(&slot->sched.sw);
+	tt__counters_read_now(slot); /* (its files: tt-sched closes them, in its own table) */
+	slot->sched.counters.watched = 0; /* (read for the last time) */
 	slot->sched.wanted = 0; /* its tid may be another thread's from now on */
 	__atomic_sub_fetch(&tt__sched_wanted, 1, __ATOMIC_RELAXED);
 	tt__sched_unlock(&old);
@@ -468,8 +493,12 @@ static void *tt__sched_main(void *unused)
 	/* Its perf descriptors, open for a moment each, out of the program's table: a
 	 * program that closes every descriptor (a daemon starting) and opens its own
 	 * while one is open would have its file closed in its place. */
-	tt__fd_private_table();
+	if (tt__fd_private_table() < 0)
+		/* (the counters' files kept open in the program's table could be closed, and
+		 * their numbers reused, behind tt-sched's back) */
+		__atomic_store_n(&tt__counters_on, 0, __ATOMIC_RELEASE), tt__sched_counters_allowed = 0;
 	struct tt__sched_weight weight = {0};
+	int64_t drained_ns = 0;
 	for (;;) {
 		uint32_t seq = __atomic_load_n(&tt__sched_wake, __ATOMIC_ACQUIRE);
 		if (!tt__sched_any()) {
@@ -477,10 +506,20 @@ static void *tt__sched_main(void *unused)
 			syscall(SYS_futex, &tt__sched_wake, FUTEX_WAIT_PRIVATE, seq, NULL, NULL, 0);
 			continue;
 		}
-		tt__sched_drain(NULL);
-		tt__sched_weigh(&weight);
+		/* The counters every millisecond, the switches every TT__SCHED_DRAIN_NS. */
+		int counters = __atomic_load_n(&tt__counters_on, __ATOMIC_ACQUIRE);
+		int64_t now = counters ? tt__clock_ns(CLOCK_MONOTONIC) : 0;
+		if (!counters || now - drained_ns >= TT__SCHED_DRAIN_NS) {
+			tt__sched_drain(NULL);
+			tt__sched_weigh(&weight);
+			drained_ns = now;
+		}
+		if (counters)
+			tt__counters_tick();
 		/* (woken early by a thread that needs asking for) */
-		struct timespec period = {0, TT__SCHED_DRAIN_NS};
+		struct timespec period = {0, !counters ? TT__SCHED_DRAIN_NS
+					     : __atomic_load_n(&tt__sched_off, __ATOMIC_RELAXED) ? TT__COUNTERS_PERIOD_NS
+					     : TT__COUNTERS_BESIDE_NS};
 		syscall(SYS_futex, &tt__sched_wake, FUTEX_WAIT_PRIVATE, seq, &period, NULL, 0);
 	}
 	return NULL;
@@ -493,10 +532,16 @@ uint32_t tt__sched_no_states(const struct tt__slot *slot)
 	return s->on ? 0 : TT_THREAD_NO_STATES_FLAGS(s->none, s->none_err);
 }
 
-int tt__sched_start(int off)
+int tt__sched_start(int off, int only)
 {
-	tt__sched_off = off;
+	tt__sched_off = off || only == TT__SCHED_SCHEDSTAT;
 	tt__sched_off_why = TT_NO_STATES_OFF;
+	tt__sched_counters_allowed = !off && only != TT__SCHED_SWITCHES;
+	/* (read whatever the source: the counters' readings say it) */
+	tt__counters_steal = tt__schedstat_steal_accounted();
+	/* The counters from the start where they are the source, or where they tell stolen
+	 * time apart; else once the kernel refuses the switches. */
+	tt__counters_on = only == TT__SCHED_SCHEDSTAT || (tt__sched_counters_allowed && tt__counters_steal);
 	if (off)
 		return 0;
 	int err = -pthread_key_create(&tt__sched_early_key, tt__sched_early_gone);
@@ -505,6 +550,7 @@ int tt__sched_start(int off)
 	if (err) {
 		tt__sched_off_why = TT_NO_STATES_NOT_ASKED;
 		tt__sched_off = 1;
+		tt__counters_on = 0;
 	} else {
 		__atomic_store_n(&tt__sched_ready, 1, __ATOMIC_RELEASE);
 	}
@@ -518,14 +564,16 @@ void tt__sched_after_fork(void)
 	tt__lock_reset(&tt__sched);
 	for (struct tt__slot *slot = tt__registry_head(); slot; slot = slot->next) {
 		tt__switches_close(&slot->sched.sw);
+		tt__counters_forget(&slot->sched.counters, 0);
 		tt__sched_release(&slot->sched);
 	}
 	tt__sched_wanted = 0;
 	tt__sched_late = 0;
 	memset(&tt__sched_refusals, 0, sizeof tt__sched_refusals); /* the parent's threads' */
-	if (!tt__sched_off && tt__start_thread(NULL, tt__sched_main, NULL, 1, 0) < 0) {
+	if ((!tt__sched_off || tt__counters_on) && tt__start_thread(NULL, tt__sched_main, NULL, 1, 0) < 0) {
 		tt__sched_off_why = TT_NO_STATES_NOT_ASKED;
 		tt__sched_off = 1;
+		tt__counters_on = 0;
 	}
 	/* (the parent's ring, which the kernel does not copy: this thread asks again once
 	 * the child's run has its clocks, tt__sched_thread_starts) */

@@ -107,6 +107,10 @@ void tt__config_read(void)
 	tt__config.mode = tt__mode_ops_by_name(getenv(TT_ENV_MODE));
 	const char *sched = getenv("TICKTRACE_SCHED");
 	tt__config.sched_off = sched && strcmp(sched, "0") == 0;
+	tt__config.sched_only = !sched                       ? 0
+			      : strcmp(sched, "switches") == 0  ? TT__SCHED_SWITCHES
+			      : strcmp(sched, "schedstat") == 0 ? TT__SCHED_SCHEDSTAT
+								: 0;
 	tt__config_min_dur(getenv(TT_ENV_MIN_DUR), 0);
 	/* Streaming and recycling need a chunk to record into while another is written
 	 * or recycled. */

@@ -150,7 +150,7 @@ static void tt__init_once_guarded(void)
 		tt__config.off = 1;
 		return;
 	}
-	if (tt__sched_start(tt__config.sched_off) < 0)
+	if (tt__sched_start(tt__config.sched_off, tt__config.sched_only) < 0)
 		fprintf(stderr, "ticktrace: no thread for thread states: the trace has none\n");
 	if (tt__signals_init() < 0)
 		fprintf(stderr, "ticktrace: no service thread: no trace on signals or crashes\n");

@@ -341,7 +341,7 @@ static void tt__stream_retire_slot(struct tt__stream *st, struct tt__slot *slot)
 	size_t gap_records = tt__gap_records(slot, gap);
 	if (gap_records || !slot->streamed)
 		tt__stream_records(st, slot, gap, gap + gap_records, 1);
-	tt__out_sched(st->out, slot, 1, tt__spikes_states, NULL);
+	tt__out_sched(st->out, slot, 1, tt__spikes_states, tt__spikes_counters, NULL);
 	tt__out_thread_info(st->out, TT_SEC_THREAD_TOTALS, slot, slot->written, &st->end.dropped);
 	tt__spikes_retire(slot);
 }
@@ -381,9 +381,9 @@ static int tt__stream_pass(struct tt__stream *st, int partial)
 		int exited = __atomic_load_n(&slot->flags, __ATOMIC_ACQUIRE) & TT__SLOT_EXITED;
 		/* Its states up to now first: the spike detector needs them before the
 		 * records they cover. */
-		if (slot->sched.on) {
+		if (slot->sched.on || __atomic_load_n(&tt__counters_on, __ATOMIC_RELAXED)) {
 			tt__stream_thread_section(st, slot);
-			tt__out_sched(st->out, slot, 1, tt__spikes_states, NULL);
+			tt__out_sched(st->out, slot, 1, tt__spikes_states, tt__spikes_counters, NULL);
 		}
 		recycled += tt__stream_drain_chunks(st, slot, partial || exited);
 		const struct tt_record *begin, *end;

@@ -30,6 +30,10 @@ void tt__spikes_feed(struct tt__slot *slot, const struct tt_record *begin,
 /* A slot's states, as they are written (tt__states_seen): before the records they cover. */
 void tt__spikes_states(void *ctx, struct tt__slot *slot, uint64_t lost, int64_t since_ns,
 		       const struct tt_sched_state *states, size_t n) TT__HIDDEN;
+/* A slot's counters' readings, as they are written or read: before the records they
+ * cover, as its states. */
+void tt__spikes_counters(void *ctx, struct tt__slot *slot, uint64_t lost,
+			 const struct tt_schedstat_sample *readings, size_t n) TT__HIDDEN;
 void tt__spikes_retire(struct tt__slot *slot) TT__HIDDEN; /* its records are all written */
 void tt__spikes_finish(void) TT__HIDDEN;
 /* At exit (not a draining mode): the records tt-spikes has not read yet, then the

@@ -46,6 +46,7 @@ struct tt__spikes_thread {
 	uint64_t kept;                /* events read that its chunks still hold */
 	uint64_t overwritten;         /* its TT_DROP_OVERWRITTEN when last read */
 	struct tt__sched_cursor states;
+	uint64_t counters;            /* its counters' readings read */
 	bool retired;                 /* it exited, and all it recorded was read */
 };
 
@@ -105,8 +106,14 @@ static void tt__spikes_json(FILE *out, const struct tt_an_spike *s)
 		s->start, s->dur, s->threshold, tt_an_spike_threshold_from(s), s->explained);
 	if (s->has_split)
 		fprintf(out, ",\"on_cpu_ns\":%" PRId64 ",\"preempted_ns\":%" PRId64
-			",\"blocked_ns\":%" PRId64 ",\"unknown_ns\":%" PRId64, s->split.on_cpu,
-			s->split.preempted, s->split.blocked, s->split.unknown);
+			",\"blocked_ns\":%" PRId64 ",\"unknown_ns\":%" PRId64 ",\"causes_from\":\"%s\""
+			",\"causes_error_ns\":%" PRId64, s->split.on_cpu, s->split.preempted, s->split.blocked,
+			s->split.unknown, tt_an_causes_from_name(s->causes.from), s->causes.error_ns);
+	if (s->causes.stolen_known)
+		fprintf(out, ",\"stolen_ns\":%" PRId64, s->causes.stolen_ns);
+	if (s->causes.faults)
+		fprintf(out, ",\"minor_faults\":%" PRIu64 ",\"major_faults\":%" PRIu64,
+			s->causes.minor_faults, s->causes.major_faults);
 	char why[160];
 	if (!s->has_split) {
 		fputs(",\"no_split\":", out);
@@ -315,18 +322,35 @@ void tt__spikes_feed(struct tt__slot *slot, const struct tt_record *begin, const
 	}
 }
 
+/* The detector of a slot whose states or counters come, while it runs (NULL: not). */
+static struct tt__spikes_thread *tt__spikes_running(struct tt__slot *slot)
+{
+	struct tt__spikes *sp = &tt__spikes;
+	if (!sp->on || sp->an.oom)
+		return NULL;
+	tt__spikes_clock(sp);
+	return tt__spikes_thread(slot);
+}
+
 void tt__spikes_states(void *ctx, struct tt__slot *slot, uint64_t lost, int64_t since_ns,
 		       const struct tt_sched_state *states, size_t n)
 {
 	(void)ctx;
-	struct tt__spikes *sp = &tt__spikes;
-	if (!sp->on || sp->an.oom)
-		return;
-	tt__spikes_clock(sp);
-	struct tt__spikes_thread *t = tt__spikes_thread(slot);
+	struct tt__spikes_thread *t = tt__spikes_running(slot);
 	/* On the detector's clock: ns since the start anchor. */
 	if (t)
 		tt_an_thread_sched_section(&t->th, lost, since_ns, states, n, tt__start_anchor.monotonic_ns);
+}
+
+void tt__spikes_counters(void *ctx, struct tt__slot *slot, uint64_t lost,
+			 const struct tt_schedstat_sample *readings, size_t n)
+{
+	(void)ctx;
+	(void)lost; /* (a missing reading only makes a split coarser, which it says) */
+	struct tt__spikes_thread *t = tt__spikes_running(slot);
+	if (t)
+		tt_an_thread_counters(&t->th, readings, n, tt__counters_steal,
+				      tt__start_anchor.monotonic_ns);
 }
 
 static void tt__spikes_forget(struct tt__slot *slot)
@@ -472,6 +496,7 @@ static bool tt__spikes_poll_slot(struct tt__spikes *sp, struct tt__slot *slot, b
 	size_t n = tt__spikes_take(sp, t, &whole);
 	/* (after a restart, which forgets them; before the records they cover) */
 	tt__sched_read_new(slot, &t->states, tt__spikes_states, NULL);
+	tt__counters_read_new(slot, &t->counters, tt__spikes_counters, NULL);
 	tt__spikes_feed(slot, tt__spikes_copy, tt__spikes_copy + n);
 	if (whole && (exited || last)) {
 		tt_an_feed_finish(&t->feed);

@@ -155,6 +155,7 @@ void tt__out_events_packed(struct tt__out *out, const struct tt__slot *slot, uin
 struct tt__sched_out {
 	struct tt__out *out;
 	tt__sched_section_fn seen;
+	tt__counters_fn seen_counters;
 	void *ctx;
 };
 
@@ -185,20 +186,42 @@ static void tt__out_sched_section(void *arg, struct tt__slot *slot, uint64_t los
 		so->seen(so->ctx, slot, lost, since_ns, states, n);
 }
 
-void tt__out_sched(struct tt__out *out, struct tt__slot *slot, int release, tt__sched_section_fn seen,
-		   void *ctx)
+/* One SCHEDSTAT section: a thread's counters, read by tt-sched. */
+static void tt__out_counters_section(void *arg, struct tt__slot *slot, uint64_t lost,
+				     const struct tt_schedstat_sample *readings, size_t n)
 {
-	if (!slot->sched.on)
-		return;
+	struct tt__sched_out *so = arg;
+	struct tt_schedstat_info info = {
+		.thread_index = slot->index,
+		.flags = tt__counters_steal ? TT_SCHEDSTAT_STEAL : 0,
+		.lost = lost,
+	};
+	tt__out_section(so->out, TT_SEC_SCHEDSTAT, sizeof info + n * sizeof *readings);
+	tt__out(so->out, &info, sizeof info);
+	tt__out(so->out, readings, n * sizeof *readings);
+	if (so->seen_counters)
+		so->seen_counters(so->ctx, slot, lost, readings, n);
+}
+
+void tt__out_sched(struct tt__out *out, struct tt__slot *slot, int release, tt__sched_section_fn seen,
+		   tt__counters_fn seen_counters, void *ctx)
+{
 	sigset_t old;
 	tt__sched_lock(&old);
-	tt__sched_drain_slot(slot);
-	struct tt__sched_out so = {.out = out, .seen = seen, .ctx = ctx};
-	tt__sched_sections(slot, tt__out_sched_section, &so);
-	if (release) {
-		tt__sched_release(&slot->sched);
-		slot->sched.lost = 0;
+	struct tt__sched_out so = {.out = out, .seen = seen, .seen_counters = seen_counters, .ctx = ctx};
+	if (slot->sched.on) {
+		tt__sched_drain_slot(slot);
+		tt__sched_sections(slot, tt__out_sched_section, &so);
+		if (release) {
+			tt__sched_release(&slot->sched);
+			slot->sched.lost = 0;
+		}
 	}
+	uint64_t from = 0;
+	tt__counters_read_now(slot);
+	tt__counters_sections(slot, &from, tt__out_counters_section, &so);
+	if (release)
+		tt__counters_written(slot);
 	tt__sched_unlock(&old);
 }
 
@@ -218,7 +241,7 @@ void tt__out_thread(struct tt__out *out, const struct tt__thread_snapshot *snap,
 	if (snap->gap_records)
 		tt__out_events(out, snap->slot, first, snap->gap, snap->gap + snap->gap_records);
 	if (!snap->windowed)
-		tt__out_sched(out, snap->slot, 0, NULL, NULL);
+		tt__out_sched(out, snap->slot, 0, NULL, NULL, NULL);
 }
 
 static bool tt__timed_after(const struct tt_record *r, uint64_t tsc)
@@ -469,13 +492,36 @@ static void tt__sched_window_section(void *arg, struct tt__slot *slot, uint64_t 
 	w->started = true;
 }
 
+/* A thread's counters' readings in the window, and the last before it and the first
+ * after it (what a spike at its edges is split by). */
+static void tt__counters_window_section(void *arg, struct tt__slot *slot, uint64_t lost,
+					const struct tt_schedstat_sample *readings, size_t n)
+{
+	(void)lost; /* (of readings before the window) */
+	const struct tt__sched_window *w = arg;
+	size_t first = 0, last = 0;
+	while (first + 1 < n && readings[first + 1].ns <= w->from_ns)
+		first++;
+	while (last < n && readings[last].ns <= w->to_ns)
+		last++;
+	last += last < n;
+	if (last <= first)
+		return;
+	struct tt__sched_out so = {.out = w->out};
+	tt__out_counters_section(&so, slot, 0, readings + first, last - first);
+}
+
 void tt__out_sched_window(struct tt__out *out, struct tt__slot *slot, int64_t from_ns, int64_t to_ns)
 {
-	if (!slot->sched.on)
-		return;
 	struct tt__sched_window w = {.out = out, .from_ns = from_ns, .to_ns = to_ns};
 	sigset_t old;
 	tt__sched_lock(&old);
+	uint64_t from = 0;
+	tt__counters_sections(slot, &from, tt__counters_window_section, &w);
+	if (!slot->sched.on) {
+		tt__sched_unlock(&old);
+		return;
+	}
 	tt__sched_drain_slot(slot);
 	tt__sched_sections(slot, tt__sched_window_section, &w);
 	tt__sched_unlock(&old);

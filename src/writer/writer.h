@@ -155,10 +155,11 @@ void tt__window_cut(struct tt__thread_snapshot *snap, uint64_t from_tsc, uint64_
 void tt__out_sched_window(struct tt__out *out, struct tt__slot *slot, int64_t from_ns,
 			  int64_t to_ns) TT__HIDDEN;
 /* A thread's states so far as SCHED sections (none without them), the kernel's ring
- * drained first; with `release`, gone from its store once written (mode stream).
- * `seen` (may be NULL) is handed each section as tt_sched_info says it. */
+ * drained first, then its counters' readings as SCHEDSTAT sections; with `release`,
+ * gone from its stores once written (mode stream). `seen` and `seen_counters` (may be
+ * NULL) are handed each section as tt_sched_info and tt_schedstat_info say it. */
 void tt__out_sched(struct tt__out *out, struct tt__slot *slot, int release,
-		   tt__sched_section_fn seen, void *ctx) TT__HIDDEN;
+		   tt__sched_section_fn seen, tt__counters_fn seen_counters, void *ctx) TT__HIDDEN;
 /* 0 or -ENOMEM (snap->extents to be freed either way). */
 int tt__snapshot_thread(struct tt__thread_snapshot *snap, struct tt__slot *slot) TT__HIDDEN;
 /* THREAD and the EVENTS of a snapshot. */

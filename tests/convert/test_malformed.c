@@ -415,6 +415,73 @@ static void test_bad_sched(void **state)
 	}
 }
 
+/* SCHEDSTAT sections (the threads' counters) damaged: refused at their offset; a
+ * whole one splits a spike the readings around it bound (`spikes --json`: from
+ * "schedstat", within what they allow) and leaves one they cannot bound without. */
+static void test_bad_schedstat(void **state)
+{
+	struct fixture *fx = *state;
+	/* at main's start (5000001000 ns) and 2 us after its end: 2 us on CPU, 0.5 us queued */
+	static const struct {
+		uint32_t index, flags;
+		struct tt_schedstat_sample readings[2];
+		size_t cut; /* bytes cut off the section's payload */
+		const char *want;
+	} cases[] = {
+		{0, 0, {{5000006000, 2000, 500, 2, 1, 0}, {5000001000, 2500, 500, 2, 1, 0}}, 0,
+		 "reading at 5000001000 ns of thread index 0 is before the one before it, or counts less"},
+		{0, 0, {{5000001000, 2000, 500, 2, 1, 0}, {5000006000, 1000, 500, 2, 1, 0}}, 0,
+		 "or counts less"},
+		{0, 2, {{5000001000, 0, 0, 1, 0, 0}, {5000006000, 2000, 500, 2, 3, 1}}, 0,
+		 "SCHEDSTAT section with unknown flags 0x2"},
+		{0, 0, {{5000001000, 0, 0, 1, 0, 0}, {5000006000, 2000, 500, 2, 3, 1}}, 8,
+		 "SCHEDSTAT payload of 88 bytes is not whole readings"},
+		{5, 0, {{5000001000, 0, 0, 1, 0, 0}, {5000006000, 2000, 500, 2, 3, 1}}, 0,
+		 "SCHEDSTAT for thread index 5, which has no THREAD section before it"},
+		{0, 0, {{5000001000, 0, 0, 1, 0, 0}, {5000006000, 2000, 500, 2, 3, 1}}, 0, NULL},
+	};
+	for (size_t i = 0; i < N(cases); i++) {
+		struct tt_tw w;
+		open_sites(&w);
+		tt_tw_thread(&w, 0, 101, "main", N(t0), 0);
+		tt_tw_events(&w, 0, 0, t0, N(t0));
+		tt_tw_schedstat(&w, cases[i].index, cases[i].flags, cases[i].readings, 2);
+		tt_tw_end(&w);
+		assert_int_equal(tt_tw_close(&w), 0);
+		if (cases[i].cut) { /* the section says fewer bytes, its padding stays */
+			uint64_t at = w.sections[4] + offsetof(struct tt_section_header, size);
+			uint64_t size = sizeof(struct tt_schedstat_info) + 2 * sizeof(struct tt_schedstat_sample) -
+					cases[i].cut;
+			memcpy(w.data + at, &size, sizeof size);
+		}
+		if (cases[i].want) {
+			expect_failure(fx, w.data, w.size, cases[i].want);
+			tt_tw_free(&w);
+			continue;
+		}
+		assert_int_equal(tt_tw_save(fx->in, w.data, w.size), 0);
+		struct tt_run r;
+		TT_RUN(&r, "spikes", fx->in, "--json", "--threshold", "1ns");
+		assert_int_equal(r.status, 0);
+		/* the child (5000002000 to 5000003000 ns) first: the readings bound its parts
+		 * no nearer than its length, and it has no split; then main (5000001000 to
+		 * 5000004000), read at its start and 2 us after its end: 1 us on CPU (the
+		 * pace between the readings), within 1.25 us (the half-widths: 0 at its start,
+		 * 2 us of CPU time and 0.5 us of wait at its end) */
+		char *main_line = strstr(r.out, "\"name\":\"main\"");
+		assert_non_null(main_line);
+		assert_non_null(strstr(main_line, "\"on_cpu_ns\":1000,\"preempted_ns\":250,\"blocked_ns\":1750,\"unknown_ns\":0,"
+						  "\"causes_from\":\"schedstat\",\"causes_error_ns\":1250"));
+		assert_non_null(strstr(main_line, "\"minor_faults\":3,\"major_faults\":1"));
+		char *child_line = strstr(r.out, "\"name\":\"child\"");
+		assert_non_null(child_line);
+		assert_true(child_line < main_line && !memmem(child_line, (size_t)(main_line - child_line),
+							       "on_cpu_ns", 9));
+		free(r.out);
+		tt_tw_free(&w);
+	}
+}
+
 /* MACHINE sections (a time namespace's offsets) damaged: refused at their offset; a
  * whole one, longer than this version's (a later one's fields), converts the states
  * that are on the namespace's clock. */
@@ -745,6 +812,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_bad_funcs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_arg_names, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_sched, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bad_schedstat, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_machine, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_filtered, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_machine_fields, setup, teardown),

@@ -220,6 +220,15 @@ void tt_tw_sched(struct tt_tw *w, uint32_t index, uint64_t lost, int64_t since_n
 	fwrite(states, sizeof(*states), n, w->fp);
 }
 
+void tt_tw_schedstat(struct tt_tw *w, uint32_t index, uint32_t flags,
+		     const struct tt_schedstat_sample *readings, size_t n)
+{
+	struct tt_schedstat_info si = {.thread_index = index, .flags = flags};
+	tt_tw_section(w, TT_SEC_SCHEDSTAT, sizeof(si) + n * sizeof(*readings));
+	fwrite(&si, sizeof(si), 1, w->fp);
+	fwrite(readings, sizeof(*readings), n, w->fp);
+}
+
 void tt_tw_filtered(struct tt_tw *w, uint32_t index, uint32_t count, uint64_t min_dur_ns,
 		    const struct tt_filtered_fn *fns, size_t n)
 {

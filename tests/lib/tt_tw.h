@@ -80,6 +80,10 @@ void tt_tw_events(struct tt_tw *w, uint32_t index, uint64_t first_record,
 /* A SCHED section: a thread's states (its THREAD section must carry TT_THREAD_SCHED). */
 void tt_tw_sched(struct tt_tw *w, uint32_t index, uint64_t lost, int64_t since_ns,
 		 const struct tt_sched_state *states, size_t n);
+/* A SCHEDSTAT section: a thread's counters' readings, with `flags` (enum
+ * tt_schedstat_flags, not checked). */
+void tt_tw_schedstat(struct tt_tw *w, uint32_t index, uint32_t flags,
+		     const struct tt_schedstat_sample *readings, size_t n);
 /* A FILTERED section: `count` as given (not checked against n). */
 void tt_tw_filtered(struct tt_tw *w, uint32_t index, uint32_t count, uint64_t min_dur_ns,
 		    const struct tt_filtered_fn *fns, size_t n);

@@ -11,9 +11,10 @@
  * waiting on a run queue (/proc/self/task/TID/schedstat), and its voluntary and
  * involuntary switches (getrusage(RUSAGE_THREAD)).
  *
- *   seccomp    as sleep, perf_event_open denied (EACCES) by a seccomp filter set
- *              before ticktrace starts (PR_SET_SECCOMP's filter, on every thread:
- *              SECCOMP_FILTER_FLAG_TSYNC; then the program again, under it)
+ *   seccomp [WHAT]  as WHAT (sleep, lock or spin; sleep by default), perf_event_open
+ *              denied (EACCES) by a seccomp filter set before ticktrace starts
+ *              (PR_SET_SECCOMP's filter, on every thread: SECCOMP_FILTER_FLAG_TSYNC;
+ *              then the program again, under it)
  *
  * Snapshots (TICKTRACE_SNAPSHOTS=DIR, which the program polls for the files it
  * expects before it goes on):
@@ -408,13 +409,13 @@ int main(int argc, char **argv)
 		 * program again (the system call, not ticktrace's execve, which would end this
 		 * image's run in the same file), whose ticktrace starts under it. */
 		deny_perf();
-		char *again[] = {argv[0], "seccomp-denied", NULL};
+		char *again[] = {argv[0], "seccomp-denied", argc > 2 ? argv[2] : "sleep", NULL};
 		syscall(SYS_execve, "/proc/self/exe", again, environ);
 		perror("sched_causes_prog: execve");
 		return 1;
 	}
-	if (strcmp(what, "seccomp-denied") == 0)
-		what = "sleep";
+	if (strcmp(what, "seccomp-denied") == 0 && argc > 2)
+		what = argv[2];
 	if (strcmp(what, "sleep") == 0) {
 		TT_INSTANT("main starts");
 		AROUND("sleep3", sleep_ms(3));

@@ -8,6 +8,8 @@ alone (not through the tools: what the runtime wrote, not what the tools make of
     f.sched[index]       {"states": [(ns, cpu, what)], "unknown": [(from_ns, to_ns)], "lost": N}
     f.snapshot           the SNAPSHOT section, or None
     f.filtered[index]    {"min_dur_ns", "fns": {address: (calls, ticks)}} (FILTERED)
+    f.counters[index]    {"flags", "readings": [Reading(ns, run_ns, wait_ns, timeslices,
+                          minflt, majflt)]} (SCHEDSTAT)
     f.ns(tsc)            CLOCK_MONOTONIC ns, as the tools convert it
 """
 import struct
@@ -16,7 +18,9 @@ from collections import namedtuple
 HEADER = 144
 SEC_PROCESS, SEC_SITES, SEC_THREAD, SEC_EVENTS, SEC_END = 1, 2, 4, 5, 6
 SEC_EVENTS_PACKED, SEC_SCHED, SEC_SNAPSHOT, SEC_MACHINE = 0x61, 0x43, 0x44, 0x45
-SEC_FILTERED = 0x46
+SEC_FILTERED, SEC_SCHEDSTAT = 0x46, 0x48
+SCHEDSTAT_STEAL = 1
+Reading = namedtuple("Reading", "ns run_ns wait_ns timeslices minflt majflt")
 REC_BEGIN, REC_END, REC_INSTANT, REC_INSTANT_ARG, REC_COUNTER = 1, 2, 4, 6, 7
 REC_FUNC_ENTER, REC_FUNC_EXIT = 10, 11
 REC_VALUE, REC_TEXT = 15, 21
@@ -85,7 +89,7 @@ class Ttr:
         self.end = struct.unpack_from("<Qq", data, 72)
         self.pid = struct.unpack_from("<I", data, 104)[0]
         self.threads, self.events, self.sites, self.sched = {}, {}, {}, {}
-        self.filtered = {}
+        self.filtered, self.counters = {}, {}
         self.snapshot, self.has_end = None, False
         self.timens = (0, 0)  # a time namespace's CLOCK_MONOTONIC and BOOTTIME offsets
         self.machine = None  # the MACHINE section's host, ids and clock readings (format.h)
@@ -167,6 +171,10 @@ class Ttr:
             fns = {a: (calls, ticks) for a, calls, ticks in
                    struct.iter_unpack("<QQQ", body[16:16 + 24 * count])}
             self.filtered[index] = {"min_dur_ns": min_dur, "fns": fns}
+        elif kind == SEC_SCHEDSTAT:
+            index, flags, _lost = struct.unpack_from("<IIQ", body)
+            c = self.counters.setdefault(index, {"flags": flags, "readings": []})
+            c["readings"] += [Reading(*r) for r in struct.iter_unpack("<qQQQQQ", body[16:])]
         elif kind == SEC_END:
             self.has_end = True
 

@@ -95,6 +95,32 @@ static void tt_print_tsc(FILE *out, const struct tt_file *f, const struct tt_inf
 	tt_print_seconds(out, tt_clock_ns(&f->clock, tsc) - in->base_ns);
 }
 
+/* The threads' counters (SCHEDSTAT): how many readings, of how many threads, and
+ * whether the run could tell stolen time (its kernel accounts it, and the switches
+ * say the time on CPU it is a part of). */
+static void tt_print_counters(FILE *out, const struct tt_file *f, bool switches)
+{
+	size_t threads = 0, readings = 0;
+	uint64_t lost = 0;
+	bool steal = false;
+	for (size_t i = 0; i < f->nthreads; i++) {
+		const struct tt_thread *th = &f->threads[i];
+		threads += th->ncounters > 0;
+		readings += th->ncounters;
+		lost += th->counters_lost;
+		steal |= th->counters_steal;
+	}
+	if (threads)
+		fprintf(out, "  thread counters (schedstat, read in long scopes): %zu readings of %zu "
+			"thread%s, %" PRIu64 " lost\n", readings, threads, threads == 1 ? "" : "s", lost);
+	fprintf(out, "  stolen time: %s\n",
+		!threads ? "not known (no counters read: TICKTRACE_SCHED=switches, or a kernel that "
+			   "accounts no steal)"
+		: !steal ? "none to tell (the kernel accounted no steal when the run began)"
+		: switches ? "told apart (the kernel accounts steal; switches and CPU time)"
+			   : "not told apart (the kernel accounts steal, but no switches: it counts as blocked)");
+}
+
 /* Each thread's states (TT_THREAD_SCHED): how many switches, known from when, and
  * how many were lost; and how many threads have none. */
 static void tt_print_states(FILE *out, const struct tt_file *f, const struct tt_info_sink *in)
@@ -152,6 +178,7 @@ static void tt_print_states(FILE *out, const struct tt_file *f, const struct tt_
 	}
 	if (others)
 		fprintf(out, "  %zu threads without states for other reasons\n", others);
+	tt_print_counters(out, f, with > 0);
 }
 
 /* What a snapshot is: why it was written, its window, the threads it cut. */
@@ -180,7 +207,7 @@ static void tt_print_snapshot(FILE *out, const struct tt_file *f, const struct t
 	}
 	if (si->has_split) {
 		struct tt_an_split split = tt_snapshot_an_split(s);
-		tt_an_split_print(out, "            ", &split);
+		tt_an_split_print(out, "            ", &split, false);
 	}
 	fputs("    window: ", out);
 	tt_print_tsc(out, f, in, si->from_tsc);

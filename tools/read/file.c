@@ -71,6 +71,7 @@ void tt_file_close(struct tt_file *f)
 	for (size_t i = 0; i < f->nthreads; i++) {
 		free(f->threads[i].sections);
 		free(f->threads[i].states);
+		free(f->threads[i].counters);
 		free(f->threads[i].filtered);
 		free(f->threads[i].dropped_calls);
 		if (f->threads[i].unpacked)

@@ -100,6 +100,11 @@ struct tt_thread {
 	uint64_t states_lost;
 	bool has_states;
 	int64_t states_last; /* the last state's time, or the first section's since_ns */
+	/* Its counters' readings (SCHEDSTAT sections), in time order, ns as its states' */
+	struct tt_schedstat_sample *counters;
+	size_t ncounters, counters_cap;
+	uint64_t counters_lost;
+	bool counters_steal; /* TT_SCHEDSTAT_STEAL */
 	/* Its calls TICKTRACE_MIN_DUR erased as they returned, per function (its
 	 * FILTERED section; NULL: none), and the threshold. */
 	struct tt_filtered_fn *filtered;

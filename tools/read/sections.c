@@ -674,6 +674,43 @@ static int tt_read_sched(struct tt_file *f, struct tt_cursor *c)
 	return 0;
 }
 
+/* A thread's counters' readings, read by the runtime's tt-sched (format.h). */
+static int tt_read_schedstat(struct tt_file *f, struct tt_cursor *c)
+{
+	struct tt_schedstat_info si;
+	uint64_t at = c->pos;
+	if (!tt_cursor_take(c, &si, sizeof(si)))
+		return TT_FAIL(f, at, "SCHEDSTAT section too small for its header");
+	if ((c->end - c->pos) % sizeof(struct tt_schedstat_sample) != 0)
+		return TT_FAIL(f, at, "SCHEDSTAT payload of %" PRIu64 " bytes is not whole readings",
+			       c->end - c->pos);
+	if (si.flags & ~(uint32_t)TT_SCHEDSTAT_STEAL)
+		return TT_FAIL(f, at + offsetof(struct tt_schedstat_info, flags),
+			       "SCHEDSTAT section with unknown flags 0x%" PRIx32, si.flags);
+	struct tt_thread *t = tt_thread_named(f, si.thread_index, at, "SCHEDSTAT");
+	if (!t)
+		return -1;
+	uint64_t count = (c->end - c->pos) / sizeof(struct tt_schedstat_sample);
+	if (tt_reserve_n(&t->counters, &t->counters_cap, t->ncounters, count,
+			 sizeof(*t->counters)) < 0)
+		return TT_FAIL(f, at, "out of memory for %" PRIu64 " readings", count);
+	for (uint64_t i = 0; i < count; i++) {
+		uint64_t pos = c->pos + i * sizeof(struct tt_schedstat_sample);
+		struct tt_schedstat_sample r;
+		memcpy(&r, f->data + pos, sizeof r);
+		const struct tt_schedstat_sample *prev = t->ncounters ? &t->counters[t->ncounters - 1] : NULL;
+		if (prev && (r.ns < prev->ns || r.run_ns < prev->run_ns || r.wait_ns < prev->wait_ns ||
+			     r.timeslices < prev->timeslices || r.minflt < prev->minflt || r.majflt < prev->majflt))
+			return TT_FAIL(f, pos, "reading at %" PRId64 " ns of thread index %" PRIu32
+				       " is before the one before it, or counts less", r.ns, si.thread_index);
+		t->counters[t->ncounters++] = r;
+	}
+	t->counters_lost += si.lost;
+	t->counters_steal = si.flags & TT_SCHEDSTAT_STEAL;
+	c->pos = c->end;
+	return 0;
+}
+
 /* The thread's buffer for its packed sections, room for `count` records. */
 static struct tt_unpacked *tt_unpacked_for(struct tt_thread *t, size_t count)
 {
@@ -861,6 +898,7 @@ int tt_file_read_sections(struct tt_file *f)
 		case TT_SEC_ARG_NAMES: rc = tt_read_arg_names(f, &c, UINT64_MAX); break;
 		case TT_SEC_UNLOADED: rc = tt_read_unloaded(f, &c, off, &site_cap, &module_cap); break;
 		case TT_SEC_SCHED: rc = tt_read_sched(f, &c); break;
+		case TT_SEC_SCHEDSTAT: rc = tt_read_schedstat(f, &c); break;
 		case TT_SEC_FILTERED: rc = tt_read_filtered(f, &c, false); break;
 		case TT_SEC_DROPPED_CALLS: rc = tt_read_filtered(f, &c, true); break;
 		case TT_SEC_SNAPSHOT: rc = tt_file_read_snapshot(f, c.pos, sh.size, seen_process); break;

@@ -49,6 +49,8 @@ static void tt_file_shift(struct tt_file *f, int64_t ns)
 			if (th->states[k].ns != INT64_MIN) /* (not known from the very start) */
 				th->states[k].ns += ns;
 		th->states_last += ns;
+		for (size_t k = 0; k < th->ncounters; k++)
+			th->counters[k].ns += ns;
 	}
 }
 

@@ -192,6 +192,9 @@ static int tt_ps_start(struct tt_sink *s, const struct tt_trace *t)
 			if ((th->flags & TT_THREAD_SCHED) &&
 			    tt_an_thread_states(ta, th->states, th->nstates, t->base_ns) < 0)
 				return tt_ps_failed(a);
+			if (tt_an_thread_counters(ta, th->counters, th->ncounters, th->counters_steal,
+						  t->base_ns) < 0)
+				return tt_ps_failed(a);
 		}
 	}
 	if (a->an.find_spikes && tt_ps_snapshots(a, t) < 0)
@@ -533,10 +536,18 @@ static cJSON *tt_spike_json(struct tt_ps_sink *a, const struct tt_an_spike *s)
 		cJSON_AddNumberToObject(root, "preempted_ns", (double)s->split.preempted);
 		cJSON_AddNumberToObject(root, "blocked_ns", (double)s->split.blocked);
 		cJSON_AddNumberToObject(root, "unknown_ns", (double)s->split.unknown);
+		cJSON_AddStringToObject(root, "causes_from", tt_an_causes_from_name(s->causes.from));
+		cJSON_AddNumberToObject(root, "causes_error_ns", (double)s->causes.error_ns);
 	} else {
 		char why[160];
 		cJSON_AddStringToObject(root, "no_split", tt_sched_none_text(s->thread->no_states, why,
 									    sizeof why));
+	}
+	if (s->causes.stolen_known)
+		cJSON_AddNumberToObject(root, "stolen_ns", (double)s->causes.stolen_ns);
+	if (s->causes.faults) {
+		cJSON_AddNumberToObject(root, "minor_faults", (double)s->causes.minor_faults);
+		cJSON_AddNumberToObject(root, "major_faults", (double)s->causes.major_faults);
 	}
 	if (s->frame)
 		cJSON_AddNumberToObject(root, "frame", (double)s->frame);
@@ -634,7 +645,7 @@ static int tt_snap_print(struct tt_ps_sink *a, struct tt_snap_spike *snap)
 	fprintf(a->out, " (tid %" PRIu32 ") at %s\n", t->tid, tt_an_fmt_ns(at, snap->begin));
 	if (si->has_split) {
 		struct tt_an_split split = tt_snapshot_an_split(ss);
-		tt_an_split_print(a->out, "  ", &split);
+		tt_an_split_print(a->out, "  ", &split, false);
 	} else {
 		char why[160];
 		fprintf(a->out, "  no split: %s\n", tt_sched_none_text(t->flags, why, sizeof why));

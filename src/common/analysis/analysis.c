@@ -280,7 +280,7 @@ void tt_an_thread_free(struct tt_an_thread *th)
 	th->stack = NULL;
 	th->text = NULL;
 	th->nrows = th->depth = th->text_len = 0;
-	tt_an_states_free(&th->states);
+	tt_an_states_free(th);
 }
 
 static int tt_an_oom(struct tt_an_thread *th)
@@ -401,6 +401,7 @@ static int tt_an_check_spike(struct tt_an_thread *th, const struct tt_an_frame *
 	};
 	s.frame = tt_an_frame_at(&th->an->frames, f->start, &s.frame_ns);
 	s.has_split = tt_an_split(th, f->start, f->start + dur, &s.split);
+	tt_an_causes(th, f->start, f->start + dur, &s.has_split, &s.split, &s.causes);
 	return th->an->spike ? th->an->spike(th->an->ctx, &s) : 0;
 }
 
@@ -519,12 +520,14 @@ char *tt_an_fmt_ns(char buf[32], int64_t ns)
 	return buf;
 }
 
-void tt_an_split_print(FILE *out, const char *indent, const struct tt_an_split *split)
+void tt_an_split_print(FILE *out, const char *indent, const struct tt_an_split *split, bool approximate)
 {
 	char a[32], b[32], c[32], d[32];
-	fprintf(out, "%son CPU %s, preempted %s, blocked %s, unknown %s\n", indent, tt_an_fmt_ns(a, split->on_cpu),
-		tt_an_fmt_ns(b, split->preempted), tt_an_fmt_ns(c, split->blocked),
-		tt_an_fmt_ns(d, split->unknown));
+	/* "~": approximate, from the counters read around it */
+	const char *near = approximate ? "~" : "";
+	fprintf(out, "%son CPU %s%s, preempted %s%s, blocked %s%s, unknown %s\n", indent, near,
+		tt_an_fmt_ns(a, split->on_cpu), near, tt_an_fmt_ns(b, split->preempted), near,
+		tt_an_fmt_ns(c, split->blocked), tt_an_fmt_ns(d, split->unknown));
 }
 
 /* Text as it may go on one line of a terminal: control characters become '?'. */
@@ -552,6 +555,32 @@ const char *tt_an_spike_threshold_from(const struct tt_an_spike *s)
 	return s->source == TT_AN_FROM_GLOBAL && global ? global : tt_an_source_names[s->source];
 }
 
+/* The line under a spike's split that says what else its causes tell: the source and
+ * resolution of an approximate split, the time stolen, the page faults. */
+static void tt_an_causes_print(FILE *out, const struct tt_an_spike *s)
+{
+	const struct tt_an_causes *c = &s->causes;
+	bool stolen = c->stolen_known && c->stolen_ns > 0;
+	bool faults = c->faults && (c->minor_faults || c->major_faults);
+	if (c->from != TT_AN_CAUSES_SCHEDSTAT && !stolen && !faults)
+		return;
+	char a[32], b[32];
+	const char *sep = "  ";
+	if (c->from == TT_AN_CAUSES_SCHEDSTAT) {
+		fprintf(out, "%s(from the thread's counters, each within %s)", sep, tt_an_fmt_ns(a, c->error_ns));
+		sep = "; ";
+	}
+	if (stolen) {
+		fprintf(out, "%sof it on CPU, stolen by the hypervisor ~%s (within %s)", sep,
+			tt_an_fmt_ns(a, c->stolen_ns), tt_an_fmt_ns(b, c->error_ns));
+		sep = "; ";
+	}
+	if (faults)
+		fprintf(out, "%spage faults: %" PRIu64 " minor, %" PRIu64 " major", sep, c->minor_faults,
+			c->major_faults);
+	fputc('\n', out);
+}
+
 void tt_an_spike_print(FILE *out, const struct tt_an_spike *s)
 {
 	const struct tt_an_thread *th = s->thread;
@@ -574,9 +603,10 @@ void tt_an_spike_print(FILE *out, const struct tt_an_spike *s)
 	fputc('\n', out);
 	char why[160];
 	if (s->has_split)
-		tt_an_split_print(out, "  ", &s->split);
+		tt_an_split_print(out, "  ", &s->split, s->causes.from == TT_AN_CAUSES_SCHEDSTAT);
 	else
 		fprintf(out, "  no split: %s\n", tt_sched_none_text(th->no_states, why, sizeof why));
+	tt_an_causes_print(out, s);
 	/* one scope a line, the innermost print_depth of them (the spike's own included) */
 	int64_t end = s->start + s->dur;
 	uint32_t limit = th->an->print_depth, first = 0;

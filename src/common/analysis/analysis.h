@@ -93,6 +93,37 @@ struct tt_an_split {
 	int64_t on_cpu, preempted, blocked, unknown;
 };
 
+/* A thread's counters' readings (format.h: TT_SEC_SCHEDSTAT, states.c), those that a
+ * scope still open may need: the split's second source. */
+struct tt_an_counters {
+	struct tt_schedstat_sample *at; /* [from, n), ns on the analysis's clock */
+	size_t from, n, cap;
+	bool steal; /* TT_SCHEDSTAT_STEAL: their CPU time leaves stolen time out */
+};
+
+/* Where a spike's split came from, and how far it is to be trusted. */
+enum tt_an_causes_from {
+	TT_AN_CAUSES_NONE = 0,
+	TT_AN_CAUSES_SWITCHES,  /* the thread's switches (SCHED): exact */
+	TT_AN_CAUSES_SCHEDSTAT, /* its counters' readings around it: within error_ns */
+};
+
+/* What a spike's split says beside its three parts. */
+struct tt_an_causes {
+	enum tt_an_causes_from from;
+	int64_t error_ns;   /* each part within this of the kernel's figure (0: exact), and
+	                     * stolen_ns too where it is known */
+	bool faults;        /* the counters were read around it: */
+	uint64_t minor_faults, major_faults; /* from the reading nearest its start to the
+	                                      * one nearest its end */
+	bool stolen_known;  /* switches and a CPU time that leaves steal out (TT_SCHEDSTAT_STEAL),
+	                     * read near enough (within half its time on CPU): */
+	int64_t stolen_ns;  /* of on_cpu, the time the hypervisor ran something else */
+};
+
+/* The names output gives a split's source: "switches", "schedstat" (NULL: none). */
+const char *tt_an_causes_from_name(enum tt_an_causes_from from);
+
 /* ---- a thread's analysis ---- */
 
 struct tt_an_row;
@@ -125,6 +156,7 @@ struct tt_an_thread {
 	/* Without states: why, as its THREAD flags say it (format.h: enum tt_no_states;
 	 * common.h: tt_sched_none_text), for the spikes and the table to say */
 	uint32_t no_states;
+	struct tt_an_counters counters;
 };
 
 /* Where a spike's threshold came from (the numbered list above). */
@@ -150,6 +182,7 @@ struct tt_an_spike {
 	int64_t frame_ns; /* the mean length of the frames so far, or 0 */
 	bool has_split;   /* the thread has states: how its time split (false: no split) */
 	struct tt_an_split split;
+	struct tt_an_causes causes; /* from where, how exact; page faults, stolen time */
 };
 
 /* The frames of a run (TT_FRAME_MARK), as far as spikes need them: which frame a time
@@ -256,8 +289,8 @@ const char *tt_an_spike_threshold_from(const struct tt_an_spike *s);
 void tt_an_spike_print(FILE *out, const struct tt_an_spike *spike);
 
 /* A spike's split, as its line under the spike: `indent`, then "on CPU ..., preempted
- * ..., blocked ..., unknown ...". */
-void tt_an_split_print(FILE *out, const char *indent, const struct tt_an_split *split);
+ * ..., blocked ..., unknown ..." (approximate: each part but unknown after a "~"). */
+void tt_an_split_print(FILE *out, const char *indent, const struct tt_an_split *split, bool approximate);
 
 /* "1.5ms", "200us", "20ns", "2s", "2" (seconds) into ns; 0 or -1. */
 int tt_an_parse_duration(const char *text, int64_t *ns);
@@ -343,6 +376,12 @@ int tt_an_thread_states(struct tt_an_thread *th, const struct tt_sched_state *st
  * (common.h: tt_sched_head). */
 int tt_an_thread_sched_section(struct tt_an_thread *th, uint64_t lost, int64_t since_ns,
 			       const struct tt_sched_state *states, size_t n, int64_t offset_ns);
+
+/* Adds the thread's next counters' readings (time order, after those given before),
+ * their ns less offset_ns on the analysis's clock; `steal`: TT_SCHEDSTAT_STEAL. Give
+ * them before the events they cover. 0, or -1 when out of memory. */
+int tt_an_thread_counters(struct tt_an_thread *th, const struct tt_schedstat_sample *readings,
+			  size_t n, bool steal, int64_t offset_ns);
 
 /* ---- from raw records (the runtime) ---- */
 

@@ -59,8 +59,13 @@ int64_t tt_an_call_overhead_ns(void);
 /* How [start, end) split (analysis.h: tt_an_split); false: the thread has no states. */
 bool tt_an_split(const struct tt_an_thread *th, int64_t start, int64_t end,
 		 struct tt_an_split *split);
+/* The causes of a spike [start, end): *split as tt_an_split gives it (has_split), or
+ * from the counters where the switches do not tell (then has_split set); what else
+ * they say. */
+void tt_an_causes(const struct tt_an_thread *th, int64_t start, int64_t end, bool *has_split,
+		  struct tt_an_split *split, struct tt_an_causes *causes);
 /* No scope open before ns will close: what came before it is no longer needed. */
 void tt_an_states_forget_before(struct tt_an_thread *th, int64_t ns);
-void tt_an_states_free(struct tt_an_states *h);
+void tt_an_states_free(struct tt_an_thread *th); /* its states and readings */
 
 #endif /* TT_ANALYSIS_INTERNAL_H */

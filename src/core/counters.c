@@ -1,0 +1,214 @@
+/* Thread states' second source (TICKTRACE_SCHED): a thread's own counters (base/
+ * schedstat.c: its CPU time, its wait on a run queue, its timeslices and page
+ * faults), read by tt-sched, out of the threads' way, where perf_event_open is
+ * refused (or TICKTRACE_SCHED=schedstat), and beside the switches where the kernel
+ * accounts stolen time (their CPU time tells it apart). A reading of every thread
+ * every millisecond would cost more than the recording: tt-sched looks at each
+ * thread's last record instead (memory, no system call), and reads the counters of a
+ * thread whose last record opened a scope TT__COUNTERS_AFTER_NS ago or more: then
+ * while it stays open (each TT__COUNTERS_BETWEEN_NS, or a quarter of the time it has
+ * been open), and once as soon as it records again. A spike of a few milliseconds
+ * gets readings near its start and its end; how near says the split's resolution
+ * (common/analysis/states.c). The readings are kept per thread (sched lock), and
+ * written as SCHEDSTAT sections. */
+#include <string.h>
+#include <sys/mman.h>
+
+#include "core/core_internal.h"
+
+#define TT__COUNTERS_AFTER_NS 1000000 /* a scope this old is watched */
+/* and read again this often, or each quarter of the time it has been open: what a
+ * spike's edges need is its first reading and the one after it; those between give
+ * the pace near its end */
+#define TT__COUNTERS_BETWEEN_NS 4000000
+#define TT__COUNTERS_FIRST 256        /* readings a thread's store holds at first */
+#define TT__COUNTERS_MAX 65536        /* and at most (3 MiB): mode stop keeps the first */
+
+int tt__counters_on; /* tt-sched reads the threads' counters */
+int tt__counters_steal; /* format.h: TT_SCHEDSTAT_STEAL */
+
+/* Descriptors of tt-sched's table that only it may close (another thread's close
+ * would close the program's files of those numbers): handed over (lock held). */
+#define TT__COUNTERS_TO_CLOSE 64
+static struct tt__schedstat tt__counters_to_close[TT__COUNTERS_TO_CLOSE];
+static unsigned tt__counters_closing;
+
+/* Lock held: one more reading in the thread's store, or counted as lost. */
+static struct tt_schedstat_sample *tt__counters_room(struct tt__counters *c)
+{
+	if (c->n == c->cap) {
+		if (c->cap >= TT__COUNTERS_MAX) {
+			if (!tt__config.mode->recycle_oldest)
+				return NULL;
+			/* A ring's: its oldest half goes */
+			uint32_t half = c->n / 2;
+			memmove(c->at, c->at + half, (c->n - half) * sizeof *c->at);
+			c->n -= half;
+			c->base += half;
+		} else {
+			size_t cap = c->cap ? 2u * c->cap : TT__COUNTERS_FIRST;
+			void *grown = c->at ? mremap(c->at, c->cap * sizeof *c->at, cap * sizeof *c->at,
+						     MREMAP_MAYMOVE)
+					    : mmap(NULL, cap * sizeof *c->at, PROT_READ | PROT_WRITE,
+						   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+			if (grown == MAP_FAILED)
+				return NULL;
+			c->at = grown;
+			c->cap = (uint32_t)cap;
+		}
+	}
+	return &c->at[c->n];
+}
+
+/* Lock held: a reading into the thread's store, or counted as lost. */
+static void tt__counters_keep(struct tt__counters *c, const struct tt_schedstat_sample *reading)
+{
+	struct tt_schedstat_sample *to = tt__counters_room(c);
+	if (to)
+		*to = *reading;
+	else
+		c->lost++;
+	c->n += !!to;
+}
+
+/* Lock held: reads the thread's counters now into its store; the page faults (the
+ * dearest file) only with `faults`, else as the last reading had them. A spike's
+ * faults are counted between its readings nearest its start and its end: the first
+ * of a watch and the one after it. */
+static void tt__counters_read(struct tt__slot *slot, int faults)
+{
+	struct tt__counters *c = &slot->sched.counters;
+	if (!c->files.tid && tt__schedstat_open(&c->files, slot->tid) < 0) {
+		c->gone = 1; /* (its /proc files are gone: it exited) */
+		return;
+	}
+	struct tt_schedstat_sample reading = {0};
+	if (c->n) {
+		reading.minflt = c->at[c->n - 1].minflt;
+		reading.majflt = c->at[c->n - 1].majflt;
+	}
+	if (tt__schedstat_read(&c->files, &reading, faults || !c->n) == 0)
+		tt__counters_keep(c, &reading);
+}
+
+void tt__counters_read_now(struct tt__slot *slot)
+{
+	struct tt__counters *c = &slot->sched.counters;
+	if (!c->watched || c->gone)
+		return;
+	/* (descriptors of the calling thread's table, for a moment) */
+	struct tt__schedstat files;
+	struct tt_schedstat_sample reading;
+	if (tt__schedstat_open(&files, slot->tid) < 0)
+		return;
+	int read = tt__schedstat_read(&files, &reading, 1);
+	tt__schedstat_close(&files);
+	if (read == 0)
+		tt__counters_keep(c, &reading);
+}
+
+/* The time of the thread's last record that has one, and whether it opened a scope
+ * (0: none seen). Read while the thread may be writing: a record not written yet, or
+ * left from a chunk's earlier use, only makes a reading more or one less. */
+static uint64_t tt__counters_last(const struct tt__slot *slot, int *opens)
+{
+	const struct tt__hot *hot = __atomic_load_n(&slot->hot, __ATOMIC_ACQUIRE);
+	const char *cursor = __atomic_load_n(&hot->cursor, __ATOMIC_RELAXED);
+	const struct tt__chunk *chunk = slot->current;
+	if (!cursor || !chunk || cursor <= (const char *)(chunk + 1) ||
+	    cursor > (const char *)chunk + TT__CHUNK_SIZE)
+		return 0;
+	/* (a scope's notes and values follow its record) */
+	for (const struct tt_record *r = (const struct tt_record *)cursor - 1;
+	     r >= (const struct tt_record *)(chunk + 1) && r > (const struct tt_record *)cursor - 8; r--) {
+		struct tt_record rec;
+		rec.tsc = __atomic_load_n(&r->tsc, __ATOMIC_RELAXED);
+		rec.word = __atomic_load_n(&r->word, __ATOMIC_RELAXED);
+		unsigned kind = TT_RECORD_KIND(rec.word);
+		if (TT_RECORD_HAS_TIME(kind) || kind == TT_REC_END || kind == TT_REC_FUNC_EXIT) {
+			*opens = TT_RECORD_OPENS(kind);
+			return rec.tsc;
+		}
+	}
+	return 0;
+}
+
+void tt__counters_tick(void)
+{
+	struct tt_anchor now;
+	tt__anchor_now(&now);
+	uint64_t hz = tt__anchor_hz(&tt__start_anchor, &now);
+	if (!hz)
+		return;
+	uint64_t after_ticks = hz / (1000000000 / TT__COUNTERS_AFTER_NS);
+	/* (tt-sched's signals are blocked: the lock alone, two system calls fewer a tick) */
+	tt__sched_lock_held_signals();
+	while (tt__counters_closing)
+		tt__schedstat_close(&tt__counters_to_close[--tt__counters_closing]);
+	for (struct tt__slot *slot = tt__registry_head(); slot;
+	     slot = __atomic_load_n(&slot->next, __ATOMIC_ACQUIRE)) {
+		struct tt__sched *s = &slot->sched;
+		struct tt__counters *c = &s->counters;
+		if (!s->wanted && c->files.tid) /* (exited: its files go, here in tt-sched's table) */
+			tt__schedstat_close(&c->files);
+		if (!s->wanted || c->gone || (s->sw.map && !tt__counters_steal))
+			continue;
+		int opens = 0;
+		uint64_t last = tt__counters_last(slot, &opens);
+		if (c->watched) {
+			if (last != c->watched) { /* it recorded again: the reading after */
+				tt__counters_read(slot, 1);
+				c->watched = 0;
+			} else if (now.monotonic_ns >= c->next_ns) {
+				tt__counters_read(slot, 0);
+				int64_t open_ns = now.monotonic_ns - c->since_ns;
+				c->next_ns = now.monotonic_ns + (open_ns / 4 > TT__COUNTERS_BETWEEN_NS
+								 ? open_ns / 4 : TT__COUNTERS_BETWEEN_NS);
+			}
+			continue;
+		}
+		if (!opens || !last || now.tsc < last || now.tsc - last < after_ticks)
+			continue;
+		c->watched = last;
+		c->since_ns = now.monotonic_ns - (int64_t)((now.tsc - last) * 1000000000.0 / (double)hz);
+		c->next_ns = now.monotonic_ns + TT__COUNTERS_BETWEEN_NS;
+		tt__counters_read(slot, 1);
+	}
+	tt__sched_unlock_held_signals();
+}
+
+void tt__counters_forget(struct tt__counters *c, int ours)
+{
+	/* (past what the list holds, they stay open: in tt-sched's table, out of the program's way) */
+	if (ours && c->files.tid && tt__counters_closing < TT__COUNTERS_TO_CLOSE)
+		tt__counters_to_close[tt__counters_closing++] = c->files;
+	if (c->at)
+		munmap(c->at, c->cap * sizeof *c->at);
+	*c = (struct tt__counters){.files = {.schedstat_fd = -1, .stat_fd = -1}};
+}
+
+void tt__counters_sections(struct tt__slot *slot, uint64_t *at, tt__counters_fn fn, void *ctx)
+{
+	struct tt__counters *c = &slot->sched.counters;
+	uint64_t from = *at > c->base ? *at - c->base : 0;
+	if (from < c->n)
+		fn(ctx, slot, from ? 0 : c->lost, c->at + from, c->n - from);
+	*at = c->base + c->n;
+}
+
+void tt__counters_written(struct tt__slot *slot)
+{
+	struct tt__counters *c = &slot->sched.counters;
+	c->base += c->n;
+	c->n = 0;
+	c->lost = 0;
+}
+
+void tt__counters_read_new(struct tt__slot *slot, uint64_t *at, tt__counters_fn fn, void *ctx)
+{
+	sigset_t old;
+	tt__sched_lock(&old);
+	tt__counters_read_now(slot);
+	tt__counters_sections(slot, at, fn, ctx);
+	tt__sched_unlock(&old);
+}
