@@ -108,7 +108,7 @@ static void tt__scratch_scan(const struct tt__slot *slot, uint64_t *dropped, str
 	const struct tt__hot *hot = __atomic_load_n(&slot->hot, __ATOMIC_ACQUIRE);
 	const char *cursor = __atomic_load_n(&hot->cursor, __ATOMIC_ACQUIRE);
 	const struct tt_record *begin = (const struct tt_record *)(slot->scratch + 1);
-	const struct tt_record *end = (const struct tt_record *)((const char *)slot->scratch + TT__CHUNK_SIZE);
+	const struct tt_record *end = (const struct tt_record *)((const char *)slot->scratch + TT__SCRATCH_SIZE);
 	if (cursor < (const char *)begin || cursor > (const char *)end)
 		return; /* not recording into it */
 	end = (const struct tt_record *)cursor;
@@ -223,6 +223,16 @@ static void tt__reservation_failed(struct tt__slot *slot, const struct tt_record
 	 * handler may have turned it off since. */
 	if (__atomic_load_n(&slot->hot->limit, __ATOMIC_ACQUIRE) == TT__LIMIT_OFF)
 		return;
+	/* Dropping with no scratch chunk (the run's memory was used up first), and no
+	 * chunk come back since the last look: counted as it is, without blocking
+	 * signals or the lock, which cost microseconds an event. */
+	if ((__atomic_load_n(&slot->flags, __ATOMIC_ACQUIRE) & TT__SLOT_EXHAUSTED) &&
+	    !__atomic_load_n(&slot->scratch, __ATOMIC_ACQUIRE) &&
+	    __atomic_load_n(&tt__chunk_returns, __ATOMIC_ACQUIRE) ==
+		    __atomic_load_n(&slot->returns_seen, __ATOMIC_RELAXED)) {
+		tt__count_drop(slot, records);
+		return;
+	}
 	/* The chunk is full, the scratch chunk is, or the drain freed one. Signals stay
 	 * blocked while we move to the next one, so a handler never sees a half-switched
 	 * slot. */
@@ -235,6 +245,7 @@ static void tt__reservation_failed(struct tt__slot *slot, const struct tt_record
 			if (tt__resume(slot))
 				continue;
 			tt__publish_limit(slot); /* (the drain may have sent us here) */
+			__atomic_store_n(&slot->returns_seen, tt__chunk_returns, __ATOMIC_RELAXED);
 			if (!slot->scratch || !tt__try_record(slot, records, size, &where))
 				tt__count_drop(slot, records);
 			break;
@@ -257,6 +268,9 @@ uint64_t tt__unregistered_drops;
 /* Set while this thread runs the parts of the slow path that may reach code which
  * records (core.h says why). */
 __thread int tt__in_slow_path;
+
+/* 1 + tt__chunk_returns when this thread last failed to register; 0: never. */
+static __thread uint32_t tt__unregistered_at __attribute__((tls_model("initial-exec")));
 
 static void tt__count_reentered(struct tt__slot *slot)
 {
@@ -287,9 +301,13 @@ static void tt__record_in(struct tt__slot *slot, struct tt_record *records, uint
 		uintptr_t tp = tt__thread_pointer();
 		slot = tt__find_slot(tp);
 		int registered = !slot;
-		if (!slot)
+		/* A thread that could not register tries again once a chunk came back;
+		 * meanwhile its events are counted without the registry's lock. */
+		uint32_t returns = __atomic_load_n(&tt__chunk_returns, __ATOMIC_ACQUIRE);
+		if (!slot && tt__unregistered_at != returns + 1)
 			slot = tt__register_thread(tp);
 		if (!slot) {
+			tt__unregistered_at = returns + 1;
 			__atomic_add_fetch(&tt__unregistered_drops, 1, __ATOMIC_RELAXED);
 			return;
 		}
