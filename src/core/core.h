@@ -123,6 +123,9 @@ struct tt__slot {
 	struct tt__chunk *first, *current;
 	uint64_t chunks;  /* chunks taken, against the thread's budget */
 	uint64_t dropped[TT_DROP_CAUSES];
+	/* Of dropped[TT_DROP_BEHIND]: the records the output lost (a full disk, a file
+	 * size limit, its descriptor taken), which the mode says with their cause. */
+	uint64_t lost_by_output;
 	uint32_t tid;
 	uint32_t index;   /* the thread's number, in registration order */
 	uint32_t table_index; /* its entry in tt__tls_table */

@@ -361,6 +361,8 @@ void tt__say_drops(void)
 		uint64_t dropped[TT_DROP_CAUSES], lost = 0;
 		struct tt__gap gap;
 		tt__drops_now(slot, dropped, &gap);
+		/* (what the output lost, the mode said with its cause) */
+		dropped[TT_DROP_BEHIND] -= __atomic_load_n(&slot->lost_by_output, __ATOMIC_RELAXED);
 		for (int i = 0; i < TT_DROP_CAUSES; i++) {
 			if (i == TT_DROP_OVERWRITTEN) /* mode ring's purpose, not a loss */
 				continue;

@@ -175,8 +175,9 @@ static int tt__stream_room(struct tt__stream *st, uint64_t bytes)
 		return 1;
 	}
 	st->disk_full = -errno;
-	fprintf(stderr, "ticktrace: %s: %s: events from now on are counted as dropped (cause: "
-		"disk behind), the file ends with every thread's counts\n", st->path, strerror(errno));
+	fprintf(stderr, "ticktrace: %s: %s: events from now on are counted as dropped (in the "
+		"file: cause 'disk behind'), the file ends with every thread's counts\n", st->path,
+		strerror(errno));
 	return 0;
 }
 
@@ -191,6 +192,7 @@ static void tt__stream_lose(struct tt__stream *st, struct tt__slot *slot,
 		events += TT_RECORD_HAS_TIME(kind) && kind != TT_REC_DROPPED;
 	}
 	__atomic_add_fetch(&slot->dropped[TT_DROP_BEHIND], events, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&slot->lost_by_output, events, __ATOMIC_RELAXED);
 	st->lost_events += events;
 }
 
@@ -577,6 +579,10 @@ int tt__stream_finish(void)
 	if (st->said_taken)
 		fprintf(stderr, "ticktrace: %s: %" PRIu64 " events not in the trace, which ended when "
 			"the program took its descriptor\n", st->path, st->lost_events);
+	else if (st->lost_events)
+		fprintf(stderr, "ticktrace: %s: %" PRIu64 " events not in the trace, whose writes "
+			"failed (%s)\n", st->path, st->lost_events,
+			strerror(-(st->disk_full ? st->disk_full : st->out->err)));
 	int err = st->said_taken ? 0 : st->out->err;
 	int closed = tt__fd_close(&st->out->file);
 	return err ? err : st->said_taken ? 0 : closed;
