@@ -184,6 +184,12 @@ static bool tt__snapshots_open(struct tt__snapshots *sn)
 			strerror(errno));
 		return false;
 	}
+	char why[160];
+	if (!tt__dir_ours(sn->dir, why, sizeof why)) {
+		fprintf(stderr, "ticktrace: TICKTRACE_SNAPSHOTS=%s is not yours: %s; no snapshots\n",
+			sn->dir, why);
+		return false;
+	}
 	sn->before_ns = tt__snapshot_duration("TICKTRACE_SNAPSHOT_BEFORE", TT__SNAPSHOT_BEFORE_NS);
 	sn->after_ns = tt__snapshot_duration("TICKTRACE_SNAPSHOT_AFTER", TT__SNAPSHOT_AFTER_NS);
 	sn->max = tt__snapshot_max();
