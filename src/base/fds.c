@@ -5,7 +5,19 @@
  * numbers a program takes first, remembers which file it is, checks before each use
  * that the number still is that file, and never closes a number it cannot prove its
  * own. Its descriptors take a quarter of the soft RLIMIT_NOFILE at most (the numbers
- * from three quarters up): the rest is the program's, as without ticktrace. */
+ * from three quarters up): the rest is the program's, as without ticktrace.
+ *
+ * What a check cannot close: it and the call it allows are two system calls, and a
+ * thread of the program's that puts a file of its own at ticktrace's number between
+ * them (dup2 over it, or a close and an open that reach that high) has that one call
+ * act on its file. So each check is the last thing before its call (no lock let go,
+ * nothing allocated, nothing said between them): the window is one system call's
+ * return and the next one's entry, at a number the program reaches only by naming it
+ * or by holding three quarters of its limit; the next check finds the number taken.
+ * Closing it would take the kernel's help: a descriptor table of ticktrace's own
+ * (unshare(CLONE_FILES), as tt-sched has, which would part ticktrace's writing
+ * threads from the program's stderr and /dev/fd names) or io_uring's registered
+ * files. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>

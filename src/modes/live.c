@@ -98,16 +98,14 @@ static int tt__live_own(struct tt__live *lv)
  * system cannot reserve (fallocate), the file is only made that long. */
 static int tt__live_reserve(struct tt__live *lv, uint64_t from, uint64_t to)
 {
-	if (tt__live_own(lv))
-		return -EBADF;
-	int fd = lv->out->file.fd;
 	int rc;
 	tt__background_io(1);
-	do
-		rc = fallocate(fd, 0, (off_t)from, (off_t)(to - from));
+	do /* (checked last before each call: fds.c) */
+		rc = tt__live_own(lv) ? (errno = EBADF, -1) :
+		     fallocate(lv->out->file.fd, 0, (off_t)from, (off_t)(to - from));
 	while (rc < 0 && errno == EINTR);
 	if (rc < 0 && (errno == EOPNOTSUPP || errno == ENOSYS))
-		rc = ftruncate(fd, (off_t)to);
+		rc = tt__live_own(lv) ? (errno = EBADF, -1) : ftruncate(lv->out->file.fd, (off_t)to);
 	int err = rc < 0 ? -errno : 0;
 	tt__background_io(0);
 	return err;

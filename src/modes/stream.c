@@ -119,11 +119,12 @@ void tt__stream_thread_exited(struct tt__slot *slot)
 static void tt__stream_refresh_header(struct tt__stream *st)
 {
 	struct tt_file_header header;
-	if (st->in_place || tt__out_own(st->out))
+	if (st->in_place)
 		return;
 	tt__file_header(&header, TT_FILE_STREAMED);
 	tt__background_io(1);
-	ssize_t written = pwrite(st->out->file.fd, &header, sizeof header, 0);
+	/* (checked last before the call: fds.c) */
+	ssize_t written = tt__out_own(st->out) ? -1 : pwrite(st->out->file.fd, &header, sizeof header, 0);
 	tt__background_io(0);
 	if (written != (ssize_t)sizeof header && !st->out->err)
 		st->out->err = -EIO;
@@ -135,14 +136,11 @@ static void tt__stream_refresh_header(struct tt__stream *st)
 /* Reserves the file's blocks up to offset `to`; 0 or -1 with errno. */
 static int tt__stream_reserve(struct tt__stream *st, uint64_t to)
 {
-	if (tt__out_own(st->out)) {
-		errno = EBADF;
-		return -1;
-	}
 	int rc;
 	tt__background_io(1);
-	do
-		rc = fallocate(st->out->file.fd, FALLOC_FL_KEEP_SIZE, (off_t)st->out->offset,
+	do /* (checked last before each call: fds.c) */
+		rc = tt__out_own(st->out) ? (errno = EBADF, -1) :
+		     fallocate(st->out->file.fd, FALLOC_FL_KEEP_SIZE, (off_t)st->out->offset,
 			       (off_t)(to - st->out->offset));
 	while (rc < 0 && errno == EINTR);
 	int err = errno;
