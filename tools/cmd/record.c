@@ -406,20 +406,39 @@ static size_t tt_rec_files(const char *list, char ***files)
 	return n;
 }
 
+/* Whether the process that keeps the live file at `path` still runs (one that
+ * outlived the program: a daemon), by the pid its header names. */
+static bool tt_rec_live_running(const char *path)
+{
+	const char *why;
+	int fd = tt_open_regular(path, &why);
+	struct tt_file_header h;
+	bool read = fd >= 0 && pread(fd, &h, sizeof h, 0) == (ssize_t)sizeof h &&
+		    memcmp(h.magic, TT_FILE_MAGIC, TT_FILE_MAGIC_LEN) == 0 && h.pid > 0;
+	if (fd >= 0)
+		close(fd);
+	return read && (kill((pid_t)h.pid, 0) == 0 || errno == EPERM);
+}
+
 /* What the run wrote, every file named: converted (-c), or the command that would. */
 static int tt_rec_report(const struct tt_rec_opts *o, char **files, size_t nfiles, int rc)
 {
 	fprintf(stderr, "ticktrace: recorded %s", nfiles > 1 ? "the program and those it started, "
 		"one file each:" : "");
-	size_t killed = 0;
+	size_t killed = 0, running = 0;
 	for (size_t i = 0; i < nfiles; i++) {
 		size_t n = strlen(files[i]);
-		killed += n > 5 && strcmp(files[i] + n - 5, ".live") == 0;
+		if (n > 5 && strcmp(files[i] + n - 5, ".live") == 0)
+			tt_rec_live_running(files[i]) ? running++ : killed++;
 		fprintf(stderr, "%s%s", nfiles > 1 ? " " : "", files[i]);
 	}
 	if (killed)
 		fprintf(stderr, " (%zu .live: the buffers of a process that wrote no trace: killed, or it could not)",
 			killed);
+	if (running)
+		fprintf(stderr, " (%zu .live of a process that still runs, having outlived %s (a daemon): "
+			"what it recorded so far; it writes its trace, named without .live, when it ends, "
+			"and those it starts theirs)", running, o->argv[0]);
 	if (!o->convert) {
 		fprintf(stderr, "; see %s with: ticktrace convert",
 			nfiles > 1 ? "them on one timeline" : "it");
