@@ -363,6 +363,17 @@ static int tt_out_open_in_place(const char *path)
 	return fd;
 }
 
+void tt_standard_fds(void)
+{
+	for (int fd = 0; fd <= 2; fd++)
+		if (fcntl(fd, F_GETFD) < 0 && errno == EBADF) {
+			/* (the lowest free number: this one) */
+			int null = open("/dev/null", fd ? O_WRONLY : O_RDONLY);
+			if (null >= 0 && null != fd)
+				close(null);
+		}
+}
+
 int tt_open_regular(const char *path, const char **why)
 {
 	/* (O_NONBLOCK changes nothing for a regular file's reads.) */
