@@ -382,37 +382,37 @@ void tt__say_drops(void)
 		all += total[i];
 	if (!all)
 		return;
-	fprintf(stderr, "ticktrace: %" PRIu64 " events dropped", all);
+	fprintf(tt__err, "ticktrace: %" PRIu64 " events dropped", all);
 	for (int i = 0; i < TT_DROP_CAUSES; i++)
 		if (total[i])
-			fprintf(stderr, ", %" PRIu64 " because %s", total[i], causes[i]);
+			fprintf(tt__err, ", %" PRIu64 " because %s", total[i], causes[i]);
 	if (unregistered)
-		fprintf(stderr, ", %" PRIu64 " of threads that had no buffer", unregistered);
+		fprintf(tt__err, ", %" PRIu64 " of threads that had no buffer", unregistered);
 	if (with_drops)
-		fprintf(stderr, "; on %u thread%s: %s%s", with_drops, with_drops > 1 ? "s" : "", threads,
+		fprintf(tt__err, "; on %u thread%s: %s%s", with_drops, with_drops > 1 ? "s" : "", threads,
 			with_drops > 4 ? ", ..." : "");
-	fprintf(stderr, "\n");
+	fprintf(tt__err, "\n");
 	if (total[TT_DROP_FULL] && tt__mode->recycle_oldest)
-		fprintf(stderr, "ticktrace: dumps held the rings while threads filled them twice "
+		fprintf(tt__err, "ticktrace: dumps held the rings while threads filled them twice "
 			"over (TICKTRACE_BUFFER %" PRIu64 " records, or 16 MiB): dump less often\n",
 			tt__config.buffer_events);
 	else if (total[TT_DROP_FULL])
-		fprintf(stderr, "ticktrace: each thread kept its first %" PRIu64 " records "
+		fprintf(tt__err, "ticktrace: each thread kept its first %" PRIu64 " records "
 			"(TICKTRACE_BUFFER=%" PRIu64 ", in whole chunks of %zu): set it larger, or "
 			"TICKTRACE_MODE=ring to keep the latest, or TICKTRACE_MODE=stream to keep "
 			"them all\n", (uint64_t)tt__config.chunk_budget * TT__CHUNK_RECORDS,
 			tt__config.buffer_events, (size_t)TT__CHUNK_RECORDS);
 	uint64_t aside = tt__arena_set_aside_bytes();
 	if (tt__arena_full() && aside)
-		fprintf(stderr, "ticktrace: the buffers of all threads together reached their part "
+		fprintf(tt__err, "ticktrace: the buffers of all threads together reached their part "
 			"of the run's memory budget, %" PRIu64 " of %" PRIu64 " KiB (TICKTRACE_MEMORY; "
 			"the rest is kept for the snapshots' copies): set it larger, or TICKTRACE_BUFFER "
 			"smaller\n", (tt__arena_bytes() - aside) >> 10, tt__arena_bytes() >> 10);
 	else if (tt__arena_full())
-		fprintf(stderr, "ticktrace: the buffers of all threads together reached the run's "
+		fprintf(tt__err, "ticktrace: the buffers of all threads together reached the run's "
 			"memory budget, %" PRIu64 " MiB (TICKTRACE_MEMORY): set it larger, or "
 			"TICKTRACE_BUFFER smaller, or TICKTRACE_MODE=stream\n", tt__config.memory_bytes >> 20);
 	if (total[TT_DROP_BEHIND])
-		fprintf(stderr, "ticktrace: the drain thread could not write as fast as threads "
+		fprintf(tt__err, "ticktrace: the drain thread could not write as fast as threads "
 			"recorded: a larger TICKTRACE_BUFFER absorbs bursts, a faster disk the rest\n");
 }

@@ -87,7 +87,7 @@ static int tt__live_own(struct tt__live *lv)
 	if (!tt__out_own(lv->out))
 		return 0;
 	lv->lost = 1;
-	fprintf(stderr, "ticktrace: %s: the program closed the live file's descriptor and the file "
+	fprintf(tt__err, "ticktrace: %s: the program closed the live file's descriptor and the file "
 		"is not there by its name: threads get no more buffers (their events are counted as "
 		"dropped), and a SIGKILL loses the names since\n", lv->path);
 	return -EBADF;
@@ -136,7 +136,7 @@ int tt__live_start(void)
 		err = tt__live_reserve(lv, TT__LIVE_CHUNKS_AT, TT__LIVE_CHUNKS_AT + TT__LIVE_GROW);
 	lv->arena_bytes = TT__LIVE_GROW;
 	if (err) {
-		fprintf(stderr, "ticktrace: %s: no room for a live file (%s): the buffers are in "
+		fprintf(tt__err, "ticktrace: %s: no room for a live file (%s): the buffers are in "
 			"memory, and a SIGKILL loses them\n", lv->path, strerror(-err));
 		unlink(lv->path);
 		tt__fd_close(&lv->out->file);
@@ -188,7 +188,7 @@ int tt__live_cover(uint64_t arena_bytes)
 	if (err) {
 		/* Threads get no more chunks: their events are counted as dropped. */
 		if (!lv->said_full && !lv->lost)
-			fprintf(stderr, "ticktrace: %s: no room for more buffers (%s): events from "
+			fprintf(tt__err, "ticktrace: %s: no room for more buffers (%s): events from "
 				"now on are counted as dropped\n", lv->path, strerror(-err));
 		lv->said_full = 1;
 		return err;
@@ -280,7 +280,7 @@ void tt__live_tick(void)
 		 * then names those threads and sites by number. */
 		if (err || lv->out->offset + lv->out->len > TT__LIVE_CHUNKS_AT) {
 			lv->full = 1;
-			fprintf(stderr, "ticktrace: %s: no more room for thread and site names\n", lv->path);
+			fprintf(tt__err, "ticktrace: %s: no more room for thread and site names\n", lv->path);
 		} else if (tt__live_commit(lv) < 0) {
 			lv->full = 1;
 		}
@@ -310,7 +310,7 @@ int tt__live_after_fork(void)
 	int err = tt__live_start();
 	tt__writing_end(&writing);
 	if (err < 0)
-		fprintf(stderr, "ticktrace: the child process %d has no live file\n", (int)getpid());
+		fprintf(tt__err, "ticktrace: the child process %d has no live file\n", (int)getpid());
 	return lv->fd;
 }
 

@@ -173,7 +173,7 @@ static int tt__stream_room(struct tt__stream *st, uint64_t bytes)
 		return 1;
 	}
 	st->disk_full = -errno;
-	fprintf(stderr, "ticktrace: %s: %s: events from now on are counted as dropped (in the "
+	fprintf(tt__err, "ticktrace: %s: %s: events from now on are counted as dropped (in the "
 		"file: cause 'disk behind'), the file ends with every thread's counts\n", st->path,
 		strerror(errno));
 	return 0;
@@ -354,7 +354,7 @@ static void tt__stream_say_taken(struct tt__stream *st)
 	if (st->out->err != -EBADF || st->said_taken)
 		return;
 	st->said_taken = 1;
-	fprintf(stderr, "ticktrace: %s: the program closed the trace's descriptor and the file "
+	fprintf(tt__err, "ticktrace: %s: the program closed the trace's descriptor and the file "
 		"is not there by its name: the trace ends here, events from now on are counted "
 		"as dropped\n", st->path);
 }
@@ -532,7 +532,7 @@ int tt__stream_start(void)
 {
 	int err = tt__stream_open(&tt__stream);
 	if (err)
-		fprintf(stderr, "ticktrace: cannot stream the trace (%s); recording is off\n",
+		fprintf(tt__err, "ticktrace: cannot stream the trace (%s); recording is off\n",
 			strerror(-err));
 	return err;
 }
@@ -575,10 +575,10 @@ int tt__stream_finish(void)
 	/* Taken by the program: said, and the file cut, once; what that lost, at the end
 	 * (the file cannot say it: the counts of threads gone since are nowhere else). */
 	if (st->said_taken)
-		fprintf(stderr, "ticktrace: %s: %" PRIu64 " events not in the trace, which ended when "
+		fprintf(tt__err, "ticktrace: %s: %" PRIu64 " events not in the trace, which ended when "
 			"the program took its descriptor\n", st->path, st->lost_events);
 	else if (st->lost_events)
-		fprintf(stderr, "ticktrace: %s: %" PRIu64 " events not in the trace, whose writes "
+		fprintf(tt__err, "ticktrace: %s: %" PRIu64 " events not in the trace, whose writes "
 			"failed (%s)\n", st->path, st->lost_events,
 			strerror(-(st->disk_full ? st->disk_full : st->out->err)));
 	int err = st->said_taken ? 0 : st->out->err;
@@ -601,6 +601,6 @@ void tt__stream_after_fork(void)
 	*st = (struct tt__stream){0};
 	tt__spikes_after_fork();
 	if (tt__stream_open(st) < 0)
-		fprintf(stderr, "ticktrace: the child process %d cannot stream its trace\n",
+		fprintf(tt__err, "ticktrace: the child process %d cannot stream its trace\n",
 			(int)getpid());
 }
