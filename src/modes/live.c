@@ -88,7 +88,8 @@ static int tt__live_own(struct tt__live *lv)
 		return 0;
 	lv->lost = 1;
 	fprintf(tt__err, "ticktrace: %s: the program closed the live file's descriptor and the file "
-		"is not there by its name: threads get no more buffers (their events are counted as "
+		"could not be kept again (not there by its name, or its new number taken too): "
+		"threads get no more buffers (their events are counted as "
 		"dropped), and a SIGKILL loses the names since\n", lv->path);
 	return -EBADF;
 }

@@ -355,7 +355,8 @@ static void tt__stream_say_taken(struct tt__stream *st)
 		return;
 	st->said_taken = 1;
 	fprintf(tt__err, "ticktrace: %s: the program closed the trace's descriptor and the file "
-		"is not there by its name: the trace ends here, events from now on are counted "
+		"could not be kept again (not there by its name, or its new number taken too): the "
+		"trace ends here, events from now on are counted "
 		"as dropped\n", st->path);
 }
 
