@@ -517,7 +517,7 @@ int main(int argc, char **argv)
 		{"patchable_call_overhead_ns", "ns", patchable_ns, 3, detour_what[1], NULL, 0, NULL},
 		{"event_dropped_ns", "ns", dropped_ns, 1.0,
 		 "per event into a full buffer, mode stop (counted, not kept)", &rows[WARM], 0, NULL},
-		{"event_dropped_no_memory_ns", "ns", no_memory_ns, 3.0,
+		{"event_dropped_no_memory_ns", "ns", no_memory_ns, 4.0,
 		 "per event once TICKTRACE_MEMORY is used up (counted, not kept): the slower of the thread "
 		 "that used it up and one that came after it (no buffer)", NULL, 0, NULL},
 		{"event_off_ns", "ns", paused_ns > off_process_ns ? paused_ns : off_process_ns, 0.25, off_what, NULL, 0, NULL},

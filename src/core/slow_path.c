@@ -292,6 +292,14 @@ static void tt__record_in(struct tt__slot *slot, struct tt_record *records, uint
 		return;
 	}
 	if (!slot) {
+		/* A thread that could not register tries again once a chunk came back;
+		 * meanwhile its events are only counted: no lookup, no lock. */
+		uint32_t returns = __atomic_load_n(&tt__chunk_returns, __ATOMIC_ACQUIRE);
+		if (tt__unregistered_at == returns + 1) {
+			if (__atomic_load_n(&tt__recording, __ATOMIC_RELAXED))
+				__atomic_add_fetch(&tt__unregistered_drops, 1, __ATOMIC_RELAXED);
+			return;
+		}
 		/* The thread's first event may come before the constructor ran. */
 		const struct tt__mode_ops *mode = __atomic_load_n(&tt__mode, __ATOMIC_ACQUIRE);
 		if (mode->start)
@@ -301,10 +309,7 @@ static void tt__record_in(struct tt__slot *slot, struct tt_record *records, uint
 		uintptr_t tp = tt__thread_pointer();
 		slot = tt__find_slot(tp);
 		int registered = !slot;
-		/* A thread that could not register tries again once a chunk came back;
-		 * meanwhile its events are counted without the registry's lock. */
-		uint32_t returns = __atomic_load_n(&tt__chunk_returns, __ATOMIC_ACQUIRE);
-		if (!slot && tt__unregistered_at != returns + 1)
+		if (!slot)
 			slot = tt__register_thread(tp);
 		if (!slot) {
 			tt__unregistered_at = returns + 1;
