@@ -69,22 +69,40 @@ static double tt_bench_floor(void)
 #define TT_BENCH_PAIRS_CHILD "--pairs-child"
 #define TT_BENCH_PAIRS_ROUNDS 500
 
-static int tt_bench_pairs_child(void)
+static double tt_bench_pairs_rounds(void)
 {
 	static double round_ns[TT_BENCH_PAIRS_ROUNDS];
-	/* Twice the child's buffer: in mode stop, the rest is dropped. */
-	tt_bench_pairs(2 * 65536);
 	for (int r = 0; r < TT_BENCH_PAIRS_ROUNDS; r++)
 		round_ns[r] = tt_bench_pairs(TT_BENCH_PAIRS / 50);
-	printf("%.4f\n", tt_bench_median(round_ns, TT_BENCH_PAIRS_ROUNDS));
+	return tt_bench_median(round_ns, TT_BENCH_PAIRS_ROUNDS);
+}
+
+static void *tt_bench_pairs_late(void *ns)
+{
+	*(double *)ns = tt_bench_pairs_rounds();
+	return NULL;
+}
+
+/* `late`: also a thread that starts once the first filled the run's memory (it gets no
+ * buffer); the slower of the two. */
+static int tt_bench_pairs_child(int late)
+{
+	/* Twice the child's buffer (or its memory): in mode stop, the rest is dropped. */
+	tt_bench_pairs(2 * 65536);
+	double ns = tt_bench_pairs_rounds(), late_ns = 0;
+	pthread_t thread;
+	if (late && (pthread_create(&thread, NULL, tt_bench_pairs_late, &late_ns) ||
+		     pthread_join(thread, NULL)))
+		return 1;
+	printf("%.4f\n", ns > late_ns ? ns : late_ns);
 	return 0;
 }
 
-static double tt_bench_pairs_in_child(const char *env)
+static double tt_bench_pairs_in_child(const char *env, int late)
 {
 	char cmd[4200];
-	snprintf(cmd, sizeof cmd, "%s TICKTRACE_OUT=/dev/null /proc/%d/exe " TT_BENCH_PAIRS_CHILD, env,
-		 (int)getpid());
+	snprintf(cmd, sizeof cmd, "%s TICKTRACE_OUT=/dev/null /proc/%d/exe " TT_BENCH_PAIRS_CHILD "%s",
+		 env, (int)getpid(), late ? " late" : "");
 	FILE *child = popen(cmd, "r");
 	double ns = -1;
 	if (!child || fscanf(child, "%lf", &ns) != 1)
@@ -372,8 +390,8 @@ int main(int argc, char **argv)
 	}
 	if (argc == 2 && strcmp(argv[1], TT_BENCH_CYG_CHILD) == 0)
 		return tt_bench_cyg_child();
-	if (argc == 2 && strcmp(argv[1], TT_BENCH_PAIRS_CHILD) == 0)
-		return tt_bench_pairs_child();
+	if (argc >= 2 && argc <= 3 && strcmp(argv[1], TT_BENCH_PAIRS_CHILD) == 0)
+		return tt_bench_pairs_child(argc == 3 && strcmp(argv[2], "late") == 0);
 	if (argc == 2 && strcmp(argv[1], TT_BENCH_DETOUR_CHILD) == 0)
 		return tt_bench_detour_child();
 	if (argc == 4 && strcmp(argv[1], TT_BENCH_SCHED_CHILD) == 0)
@@ -433,8 +451,10 @@ int main(int argc, char **argv)
 	}
 	/* A full buffer, and recording off for the whole process, in processes of their own:
 	 * 64 KiB chunks of 4,095 records, so 65,536 records take 17 chunks. */
-	double dropped_ns = tt_bench_pairs_in_child("TICKTRACE_BUFFER=65536");
-	double off_process_ns = tt_bench_pairs_in_child("TICKTRACE=0 TICKTRACE_BUFFER=65536");
+	double dropped_ns = tt_bench_pairs_in_child("TICKTRACE_BUFFER=65536", 0);
+	/* The run's memory (1 MiB, 16 chunks) used up by the first thread. */
+	double no_memory_ns = tt_bench_pairs_in_child("TICKTRACE_MEMORY=1M", 1);
+	double off_process_ns = tt_bench_pairs_in_child("TICKTRACE=0 TICKTRACE_BUFFER=65536", 0);
 	double unused;
 	double cyg_off_ns = tt_bench_cyg_overhead("TICKTRACE=0", &unused);
 	/* every call of the benchmark's callee is shorter than that: erased at its exit */
@@ -512,6 +532,9 @@ int main(int argc, char **argv)
 		{"patchable_call_overhead_ns", "ns", patchable_ns, 3, detour_what[1], NULL, 0, NULL},
 		{"event_dropped_ns", "ns", dropped_ns, 1.0,
 		 "per event into a full buffer, mode stop (counted, not kept)", &rows[WARM], 0, NULL},
+		{"event_dropped_no_memory_ns", "ns", no_memory_ns, 4.0,
+		 "per event once TICKTRACE_MEMORY is used up (counted, not kept): the slower of the thread "
+		 "that used it up and one that came after it (no buffer)", NULL, 0, NULL},
 		{"event_off_ns", "ns", paused_ns > off_process_ns ? paused_ns : off_process_ns, 0.25, off_what, NULL, 0, NULL},
 		{"min_dur_filtered_call_ns", "ns", filtered_ns, 3, "what an instrumented call adds "
 		 "when TICKTRACE_MIN_DUR erases it at its exit (both hooks, the rewind, its count)",

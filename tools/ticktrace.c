@@ -44,6 +44,7 @@ static void tt_usage(FILE *out)
 
 int main(int argc, char **argv)
 {
+	tt_standard_fds();
 	if (argc < 2) {
 		tt_usage(stderr);
 		return TT_EXIT_USAGE;

@@ -148,6 +148,15 @@ void tt__fd_forget(struct tt__fd *f) TT__HIDDEN;
 /* A stdio stream writing to f, which checks it before each write; fclose closes it
  * as tt__fd_close does. NULL with errno. */
 FILE *tt__fd_stdio(struct tt__fd *f) TT__HIDDEN;
+/* Where ticktrace says its lines (tt__err): the program's standard error, number 2,
+ * while it is the file it was when ticktrace started, or one lines are written to (a
+ * terminal, a pipe, a socket, a file open for appending: a log put there); never a
+ * file the program opened at number 2 after closing it (a daemon's data file): the
+ * line is then left unsaid. Whole lines, each in one write. tt__err_start notes the
+ * file at start (before it, and where no stream can be made, tt__err is stderr). */
+void tt__err_start(void) TT__HIDDEN;
+FILE *tt__err_stream(void) TT__HIDDEN;
+#define tt__err (tt__err_stream())
 /* The calling thread, one of ticktrace's, gets a table of descriptors of its own,
  * empty (not even stderr): what it opens there is out of the program's reach (its
  * closefrom, close_range, loops of close, dup2) and takes none of its RLIMIT_NOFILE

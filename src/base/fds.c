@@ -5,7 +5,19 @@
  * numbers a program takes first, remembers which file it is, checks before each use
  * that the number still is that file, and never closes a number it cannot prove its
  * own. Its descriptors take a quarter of the soft RLIMIT_NOFILE at most (the numbers
- * from three quarters up): the rest is the program's, as without ticktrace. */
+ * from three quarters up): the rest is the program's, as without ticktrace.
+ *
+ * What a check cannot close: it and the call it allows are two system calls, and a
+ * thread of the program's that puts a file of its own at ticktrace's number between
+ * them (dup2 over it, or a close and an open that reach that high) has that one call
+ * act on its file. So each check is the last thing before its call (no lock let go,
+ * nothing allocated, nothing said between them): the window is one system call's
+ * return and the next one's entry, at a number the program reaches only by naming it
+ * or by holding three quarters of its limit; the next check finds the number taken.
+ * Closing it would take the kernel's help: a descriptor table of ticktrace's own
+ * (unshare(CLONE_FILES), as tt-sched has, which would part ticktrace's writing
+ * threads from the program's stderr and /dev/fd names) or io_uring's registered
+ * files. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -179,6 +191,56 @@ FILE *tt__fd_stdio(struct tt__fd *f)
 {
 	return fopencookie(f, "w", (cookie_io_functions_t){.write = tt__fd_stdio_write,
 							  .close = tt__fd_stdio_close});
+}
+
+static struct tt__fd tt__err_was = {.fd = -1}; /* number 2 when ticktrace started */
+static FILE *tt__err_file;
+
+/* Whether number 2 is where ticktrace's lines go (base.h). */
+static int tt__err_fits(void)
+{
+	struct stat st;
+	if (fstat(2, &st) < 0)
+		return 0;
+	if (tt__err_was.fd == 2 && st.st_dev == tt__err_was.dev && st.st_ino == tt__err_was.ino)
+		return 1;
+	if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))
+		return 1;
+	int flags = fcntl(2, F_GETFL);
+	return flags >= 0 && (flags & O_APPEND);
+}
+
+static ssize_t tt__err_write(void *cookie, const char *buf, size_t size)
+{
+	(void)cookie;
+	int saved_errno = errno;
+	for (size_t done = 0; done < size && tt__err_fits();) {
+		ssize_t n = write(2, buf + done, size - done);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break; /* (as stderr: a line that cannot be said is let go) */
+		done += (size_t)n;
+	}
+	errno = saved_errno;
+	return (ssize_t)size;
+}
+
+void tt__err_start(void)
+{
+	if (tt__err_file)
+		return;
+	struct stat st;
+	if (fstat(2, &st) == 0)
+		tt__err_was = (struct tt__fd){.fd = 2, .dev = st.st_dev, .ino = st.st_ino};
+	tt__err_file = fopencookie(NULL, "w", (cookie_io_functions_t){.write = tt__err_write});
+	if (tt__err_file)
+		setvbuf(tt__err_file, NULL, _IOLBF, 1024);
+}
+
+FILE *tt__err_stream(void)
+{
+	return tt__err_file ? tt__err_file : stderr;
 }
 
 int tt__fd_private_table(void)

@@ -171,10 +171,18 @@ static void tt__chunk_cleaned(struct tt__slot *slot, struct tt__chunk *chunk, co
 	tt__chunk_free(chunk);
 }
 
+uint32_t tt__chunk_returns;
+
+void tt__chunk_returned(void)
+{
+	__atomic_add_fetch(&tt__chunk_returns, 1, __ATOMIC_RELEASE);
+}
+
 void tt__chunk_free(struct tt__chunk *chunk)
 {
 	chunk->next = tt__free_chunks;
 	tt__free_chunks = chunk;
+	tt__chunk_returned();
 }
 
 /* Core lock held: to tt-clean's queue, or cleaned here when the queue is full. */
@@ -485,6 +493,7 @@ void tt__arena_reset_after_fork(void)
 	tt__prefault_ahead = TT__PREFAULT_AHEAD_MIN;
 	tt__recent_use = (struct tt__recent_use){0};
 	tt__to_clean_count = 0; /* the parent's threads' chunks */
+	tt__chunk_returned(); /* (a new arena, or the parent's chunks, are the child's now) */
 	tt__start_arena_threads(0);
 }
 
@@ -501,6 +510,7 @@ uint64_t tt__arena_set_aside(uint64_t bytes)
 	if (tt__arena_end != tt__arena_base) { /* (a child's arena may have none) */
 		__atomic_store_n(&tt__arena_end, end, __ATOMIC_RELEASE); /* (tt-prefault reads it) */
 		tt__arena_aside = (uint64_t)(tt__arena_mapped_end - end);
+		tt__chunk_returned(); /* (what is set aside no more is the buffers') */
 	}
 	uint64_t aside = tt__arena_aside;
 	tt__core_lock(0);

@@ -21,6 +21,8 @@ void tt__hold_chunks(int hold)
 	tt__registry_lock(&old);
 	tt__core_lock(1);
 	tt__dumps_running += hold ? 1 : -1;
+	if (!hold)
+		tt__chunk_returned(); /* (the rings may recycle again) */
 	tt__core_lock(0);
 	tt__registry_unlock(&old);
 }
@@ -82,7 +84,7 @@ void tt__publish_limit(struct tt__slot *slot)
 	else if (!__atomic_load_n(&tt__recording, __ATOMIC_SEQ_CST) || (flags & TT__SLOT_PAUSED))
 		limit = TT__LIMIT_OFF;
 	else if (flags & TT__SLOT_EXHAUSTED)
-		limit = (char *)((uintptr_t)slot->scratch + (slot->scratch ? TT__CHUNK_SIZE : 0) +
+		limit = (char *)((uintptr_t)slot->scratch + (slot->scratch ? TT__SCRATCH_SIZE : 0) +
 				 TT__LIMIT_DROP);
 	/* Counted before the tag shows and uncounted after it is gone; a hot path that
 	 * misses the count meanwhile fails its bounds check on the tag and goes slow. */
@@ -197,12 +199,7 @@ int tt__next_chunk(struct tt__slot *slot)
 	}
 	if (!chunk) {
 		slot->drop_cause = cause;
-		/* Dropped events go on into a scratch chunk of the thread's own (slow_path.c). */
-		if (!slot->scratch && (slot->scratch = tt__chunk_alloc())) {
-			slot->scratch->thread = slot->index;
-			/* Not a chunk of kept records: a live file's reader skips it. */
-			slot->scratch->size = 0;
-		}
+		/* Dropped events go on into the thread's scratch chunk (slow_path.c). */
 		if (!dropping && slot->scratch)
 			__atomic_store_n(&slot->hot->cursor, (char *)(slot->scratch + 1), __ATOMIC_RELEASE);
 		__atomic_or_fetch(&slot->flags, TT__SLOT_EXHAUSTED, __ATOMIC_RELEASE);
@@ -246,6 +243,8 @@ void tt__chunk_drained(struct tt__slot *slot, int recycle)
 	__atomic_store_n(&slot->chunks, slot->chunks - 1, __ATOMIC_RELEASE);
 	if (recycle && !compacted)
 		tt__chunk_free(chunk);
+	else
+		tt__chunk_returned(); /* (one off its thread's budget) */
 	/* A thread dropping events for want of a chunk takes the slow path at its next
 	 * event, which gives it this one. */
 	if ((__atomic_load_n(&slot->flags, __ATOMIC_ACQUIRE) & TT__SLOT_EXHAUSTED) &&

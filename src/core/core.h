@@ -13,6 +13,9 @@
 /* Buffers are made of chunks taken from one arena; a chunk starts with its header. */
 #define TT__CHUNK_SIZE (64u * 1024u)
 #define TT__CHUNK_RECORDS ((TT__CHUNK_SIZE - sizeof(struct tt__chunk)) / sizeof(struct tt_record))
+/* A thread's scratch chunk (struct tt__slot): a fold of what it dropped costs a few
+ * microseconds every 1,023 events. */
+#define TT__SCRATCH_SIZE (16u * 1024u)
 
 struct tt__chunk {
 	struct tt__chunk *next; /* the owning thread's next chunk, in recording order */
@@ -138,6 +141,9 @@ struct tt__slot {
 	struct tt__chunk *first, *current;
 	uint64_t chunks;  /* chunks taken, against the thread's budget */
 	uint64_t dropped[TT_DROP_CAUSES];
+	/* Of dropped[TT_DROP_BEHIND]: the records the output lost (a full disk, a file
+	 * size limit, its descriptor taken), which the mode says with their cause. */
+	uint64_t lost_by_output;
 	uint32_t tid;
 	uint32_t index;   /* the thread's number, in registration order */
 	uint32_t table_index; /* its entry in tt__tls_table */
@@ -149,10 +155,17 @@ struct tt__slot {
 	struct tt__slot *next; /* registry list, in registration order */
 	struct tt__gap gap;    /* events dropped (owner thread, slow path), up to the scratch */
 	/* Once EXHAUSTED, events go on being written by the hot path, at its cost, into
-	 * this chunk of its own, which the slow path counts as dropped when it is full
-	 * (slow_path.c); odd `scratch_seq` while it counts. */
+	 * this scratch chunk of its own, which the slow path counts as dropped when it is
+	 * full (slow_path.c); odd `scratch_seq` while it counts. Its TT__SCRATCH_SIZE
+	 * bytes end a chunk-aligned block of address space given as the thread registers,
+	 * outside the run's budget, so that a thread dropping for want of memory has it:
+	 * its pages are faulted in only once the thread drops. */
 	struct tt__chunk *scratch;
 	uint32_t scratch_seq;
+	/* Dropping without a scratch chunk (none could be mapped): tt__chunk_returns when
+	 * the slow path last looked for a chunk under the lock; until it changes, each
+	 * event is counted without the lock. */
+	uint32_t returns_seen;
 	struct tt__filters *filters; /* TICKTRACE_MIN_DUR (kept when the slot is recycled) */
 	/* Mode stream, the drain thread's: how far `first` is written, how many records
 	 * are, and whether the THREAD section is. */

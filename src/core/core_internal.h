@@ -53,6 +53,11 @@ int tt__chunks_fd(void) TT__HIDDEN;
 struct tt__chunk *tt__chunk_alloc(void) TT__HIDDEN;
 /* Core lock held: a zeroed chunk back to the free list. */
 void tt__chunk_free(struct tt__chunk *chunk) TT__HIDDEN;
+/* Bumped (core lock held) whenever a thread with no chunk may get one again: a chunk
+ * freed, a drained one off a thread's budget, a dump's hold on the rings let go. A
+ * thread that found none drops its events without the lock until it changes. */
+extern uint32_t tt__chunk_returns TT__HIDDEN;
+void tt__chunk_returned(void) TT__HIDDEN;
 /* Core lock held: the thread numbered `thread` took a chunk (for tt-prefault, which
  * waits for a free core while every core records). */
 void tt__chunk_taken(uint32_t thread) TT__HIDDEN;

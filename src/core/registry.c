@@ -157,6 +157,25 @@ void tt__registry_recycle(struct tt__slot *prev, struct tt__slot *slot)
 	tt__sched_unlock(&sched_old);
 }
 
+/* Registry lock held: a thread's scratch chunk (core.h), the last TT__SCRATCH_SIZE
+ * bytes of a chunk-aligned block of its own, so that a stale limit the hot path read
+ * never lets a record through into another chunk's memory. */
+static struct tt__chunk *tt__scratch_new(void)
+{
+	static char *next, *end;
+	if (next == end) {
+		size_t size = 64 * TT__CHUNK_SIZE;
+		char *p = mmap(NULL, size + TT__CHUNK_SIZE, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (p == MAP_FAILED)
+			return NULL;
+		next = (char *)(((uintptr_t)p + TT__CHUNK_SIZE - 1) & ~(uintptr_t)(TT__CHUNK_SIZE - 1));
+		end = next + size;
+	}
+	next += TT__CHUNK_SIZE;
+	return (struct tt__chunk *)(next - TT__SCRATCH_SIZE);
+}
+
 /* Called by the slow path on a thread's first event. Returns NULL when the thread
  * cannot record (no memory, 65,536 live threads). */
 struct tt__slot *tt__register_thread(uintptr_t tp)
@@ -183,7 +202,7 @@ struct tt__slot *tt__register_thread(uintptr_t tp)
 	struct tt__chunk *scratch = slot->scratch; /* a recycled slot's: use it again */
 	struct tt__filters *filters = slot->filters;
 	memset(slot, 0, sizeof *slot);
-	slot->scratch = scratch;
+	slot->scratch = scratch ? scratch : tt__scratch_new();
 	/* (mode stream writes a thread's records as it goes, and no FILTERED section, and
 	 * tt-spikes reads them as they are written: their calls are all kept) */
 	if (tt__config.min_dur_ticks && !tt__config.mode->drains && !tt__config.live_reader &&

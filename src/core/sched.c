@@ -157,14 +157,14 @@ void tt__sched_say_refused(void)
 		len += snprintf(line + len, sizeof line - (size_t)len, ")");
 	}
 	if (n && __atomic_load_n(&tt__counters_on, __ATOMIC_ACQUIRE))
-		fprintf(stderr, "%s: their spikes' causes come from their own counters instead "
+		fprintf(tt__err, "%s: their spikes' causes come from their own counters instead "
 			"(schedstat: coarser, each split says its resolution)\n", line);
 	else if (n)
-		fprintf(stderr, "%s: the trace says when threads ran only for those that have them\n", line);
+		fprintf(tt__err, "%s: the trace says when threads ran only for those that have them\n", line);
 	if (__atomic_load_n(&tt__sched_price_set, __ATOMIC_ACQUIRE))
-		fputs(tt__sched_price, stderr);
+		fputs(tt__sched_price, tt__err);
 	if (tt__sched_late)
-		fprintf(stderr, "ticktrace: %u threads not started by pthread_create after ticktrace "
+		fprintf(tt__err, "ticktrace: %u threads not started by pthread_create after ticktrace "
 			"started (raw clone, or earlier) had their thread states asked for by tt-sched "
 			"at their first event: none for what they did until then\n", tt__sched_late);
 	tt__sched_unlock(&old);

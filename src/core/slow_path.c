@@ -108,7 +108,7 @@ static void tt__scratch_scan(const struct tt__slot *slot, uint64_t *dropped, str
 	const struct tt__hot *hot = __atomic_load_n(&slot->hot, __ATOMIC_ACQUIRE);
 	const char *cursor = __atomic_load_n(&hot->cursor, __ATOMIC_ACQUIRE);
 	const struct tt_record *begin = (const struct tt_record *)(slot->scratch + 1);
-	const struct tt_record *end = (const struct tt_record *)((const char *)slot->scratch + TT__CHUNK_SIZE);
+	const struct tt_record *end = (const struct tt_record *)((const char *)slot->scratch + TT__SCRATCH_SIZE);
 	if (cursor < (const char *)begin || cursor > (const char *)end)
 		return; /* not recording into it */
 	end = (const struct tt_record *)cursor;
@@ -247,6 +247,16 @@ static void tt__reservation_failed(struct tt__slot *slot, const struct tt_record
 	 * handler may have turned it off since. */
 	if (__atomic_load_n(&slot->hot->limit, __ATOMIC_ACQUIRE) == TT__LIMIT_OFF)
 		return;
+	/* Dropping with no scratch chunk (the run's memory was used up first), and no
+	 * chunk come back since the last look: counted as it is, without blocking
+	 * signals or the lock, which cost microseconds an event. */
+	if ((__atomic_load_n(&slot->flags, __ATOMIC_ACQUIRE) & TT__SLOT_EXHAUSTED) &&
+	    !__atomic_load_n(&slot->scratch, __ATOMIC_ACQUIRE) &&
+	    __atomic_load_n(&tt__chunk_returns, __ATOMIC_ACQUIRE) ==
+		    __atomic_load_n(&slot->returns_seen, __ATOMIC_RELAXED)) {
+		tt__count_drop(slot, records);
+		return;
+	}
 	/* The chunk is full, the scratch chunk is, or the drain freed one. Signals stay
 	 * blocked while we move to the next one, so a handler never sees a half-switched
 	 * slot. */
@@ -259,6 +269,7 @@ static void tt__reservation_failed(struct tt__slot *slot, const struct tt_record
 			if (tt__resume(slot))
 				continue;
 			tt__publish_limit(slot); /* (the drain may have sent us here) */
+			__atomic_store_n(&slot->returns_seen, tt__chunk_returns, __ATOMIC_RELAXED);
 			if (!slot->scratch || !tt__try_record(slot, records, size, &where))
 				tt__count_drop(slot, records);
 			break;
@@ -282,6 +293,9 @@ uint64_t tt__unregistered_drops;
  * records (core.h says why). */
 __thread int tt__in_slow_path;
 
+/* 1 + tt__chunk_returns when this thread last failed to register; 0: never. */
+static __thread uint32_t tt__unregistered_at __attribute__((tls_model("initial-exec")));
+
 static void tt__count_reentered(struct tt__slot *slot)
 {
 	if (!slot)
@@ -302,6 +316,14 @@ static void tt__record_in(struct tt__slot *slot, struct tt_record *records, uint
 		return;
 	}
 	if (!slot) {
+		/* A thread that could not register tries again once a chunk came back;
+		 * meanwhile its events are only counted: no lookup, no lock. */
+		uint32_t returns = __atomic_load_n(&tt__chunk_returns, __ATOMIC_ACQUIRE);
+		if (tt__unregistered_at == returns + 1) {
+			if (__atomic_load_n(&tt__recording, __ATOMIC_RELAXED))
+				__atomic_add_fetch(&tt__unregistered_drops, 1, __ATOMIC_RELAXED);
+			return;
+		}
 		/* The thread's first event may come before the constructor ran. */
 		const struct tt__mode_ops *mode = __atomic_load_n(&tt__mode, __ATOMIC_ACQUIRE);
 		if (mode->start)
@@ -314,6 +336,7 @@ static void tt__record_in(struct tt__slot *slot, struct tt_record *records, uint
 		if (!slot)
 			slot = tt__register_thread(tp);
 		if (!slot) {
+			tt__unregistered_at = returns + 1;
 			__atomic_add_fetch(&tt__unregistered_drops, 1, __ATOMIC_RELAXED);
 			return;
 		}
@@ -367,6 +390,8 @@ void tt__say_drops(void)
 		uint64_t dropped[TT_DROP_CAUSES], lost = 0;
 		struct tt__gap gap;
 		tt__drops_now(slot, dropped, &gap);
+		/* (what the output lost, the mode said with its cause) */
+		dropped[TT_DROP_BEHIND] -= __atomic_load_n(&slot->lost_by_output, __ATOMIC_RELAXED);
 		for (int i = 0; i < TT_DROP_CAUSES; i++) {
 			if (i == TT_DROP_OVERWRITTEN) /* mode ring's purpose, not a loss */
 				continue;
@@ -386,37 +411,37 @@ void tt__say_drops(void)
 		all += total[i];
 	if (!all)
 		return;
-	fprintf(stderr, "ticktrace: %" PRIu64 " events dropped", all);
+	fprintf(tt__err, "ticktrace: %" PRIu64 " events dropped", all);
 	for (int i = 0; i < TT_DROP_CAUSES; i++)
 		if (total[i])
-			fprintf(stderr, ", %" PRIu64 " because %s", total[i], causes[i]);
+			fprintf(tt__err, ", %" PRIu64 " because %s", total[i], causes[i]);
 	if (unregistered)
-		fprintf(stderr, ", %" PRIu64 " of threads that had no buffer", unregistered);
+		fprintf(tt__err, ", %" PRIu64 " of threads that had no buffer", unregistered);
 	if (with_drops)
-		fprintf(stderr, "; on %u thread%s: %s%s", with_drops, with_drops > 1 ? "s" : "", threads,
+		fprintf(tt__err, "; on %u thread%s: %s%s", with_drops, with_drops > 1 ? "s" : "", threads,
 			with_drops > 4 ? ", ..." : "");
-	fprintf(stderr, "\n");
+	fprintf(tt__err, "\n");
 	if (total[TT_DROP_FULL] && tt__mode->recycle_oldest)
-		fprintf(stderr, "ticktrace: dumps held the rings while threads filled them twice "
+		fprintf(tt__err, "ticktrace: dumps held the rings while threads filled them twice "
 			"over (TICKTRACE_BUFFER %" PRIu64 " records, or 16 MiB): dump less often\n",
 			tt__config.buffer_events);
 	else if (total[TT_DROP_FULL])
-		fprintf(stderr, "ticktrace: each thread kept its first %" PRIu64 " records "
+		fprintf(tt__err, "ticktrace: each thread kept its first %" PRIu64 " records "
 			"(TICKTRACE_BUFFER=%" PRIu64 ", in whole chunks of %zu): set it larger, or "
 			"TICKTRACE_MODE=ring to keep the latest, or TICKTRACE_MODE=stream to keep "
 			"them all\n", (uint64_t)tt__config.chunk_budget * TT__CHUNK_RECORDS,
 			tt__config.buffer_events, (size_t)TT__CHUNK_RECORDS);
 	uint64_t aside = tt__arena_set_aside_bytes();
 	if (tt__arena_full() && aside)
-		fprintf(stderr, "ticktrace: the buffers of all threads together reached their part "
+		fprintf(tt__err, "ticktrace: the buffers of all threads together reached their part "
 			"of the run's memory budget, %" PRIu64 " of %" PRIu64 " KiB (TICKTRACE_MEMORY; "
 			"the rest is kept for the snapshots' copies): set it larger, or TICKTRACE_BUFFER "
 			"smaller\n", (tt__arena_bytes() - aside) >> 10, tt__arena_bytes() >> 10);
 	else if (tt__arena_full())
-		fprintf(stderr, "ticktrace: the buffers of all threads together reached the run's "
+		fprintf(tt__err, "ticktrace: the buffers of all threads together reached the run's "
 			"memory budget, %" PRIu64 " MiB (TICKTRACE_MEMORY): set it larger, or "
 			"TICKTRACE_BUFFER smaller, or TICKTRACE_MODE=stream\n", tt__config.memory_bytes >> 20);
 	if (total[TT_DROP_BEHIND])
-		fprintf(stderr, "ticktrace: the drain thread could not write as fast as threads "
+		fprintf(tt__err, "ticktrace: the drain thread could not write as fast as threads "
 			"recorded: a larger TICKTRACE_BUFFER absorbs bursts, a faster disk the rest\n");
 }

@@ -17,7 +17,7 @@ static uint64_t tt__parse_buffer(const char *text)
 	errno = 0;
 	unsigned long long events = strtoull(text, &end, 10);
 	if (errno || end == text || *end || events == 0 || events > (UINT64_C(1) << 36)) {
-		fprintf(stderr,
+		fprintf(tt__err,
 			"ticktrace: TICKTRACE_BUFFER=%s is not a number of events from 1 to 2^36; "
 			"using %" PRIu64 "\n",
 			text, TT__DEFAULT_BUFFER_EVENTS);
@@ -47,7 +47,7 @@ static uint64_t tt__parse_memory(const char *text)
 	if (errno || end == text || *end || text[0] == '-' || bytes > (UINT64_MAX >> 30) ||
 	    (bytes << shift) < TT__MEMORY_MIN) {
 		uint64_t fallback = tt__default_memory();
-		fprintf(stderr, "ticktrace: TICKTRACE_MEMORY=%s is not a size of 1M or more (bytes, or "
+		fprintf(tt__err, "ticktrace: TICKTRACE_MEMORY=%s is not a size of 1M or more (bytes, or "
 			"with K, M or G); using %" PRIu64 "M\n", text, fallback >> 20);
 		return fallback;
 	}
@@ -71,7 +71,7 @@ static void tt__config_min_dur(const char *text, uint64_t fallback_ns)
 {
 	int64_t ns = (int64_t)fallback_ns;
 	if (text && *text && tt_an_parse_duration(text, &ns) < 0) {
-		fprintf(stderr, "ticktrace: TICKTRACE_MIN_DUR=%s is not a duration (such as 500ns, "
+		fprintf(tt__err, "ticktrace: TICKTRACE_MIN_DUR=%s is not a duration (such as 500ns, "
 			"2us, 1ms; 0: every call kept); keeping every call\n", text);
 		ns = 0;
 	}

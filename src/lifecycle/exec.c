@@ -48,7 +48,7 @@ static void *tt__before_exec(const char *name)
 static int tt__exec_failed(const char *name)
 {
 	int err = errno;
-	fprintf(stderr, "ticktrace: %s failed: the trace was written before it, and nothing more "
+	fprintf(tt__err, "ticktrace: %s failed: the trace was written before it, and nothing more "
 		"is recorded\n", name);
 	errno = err;
 	return -1;

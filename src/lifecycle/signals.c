@@ -55,7 +55,7 @@ static void tt__service_dump(void)
 		tt__background_work(0);
 	char path[4096];
 	if (err)
-		fprintf(stderr, "ticktrace: could not write the trace on signal %d to %s: %s\n",
+		fprintf(tt__err, "ticktrace: could not write the trace on signal %d to %s: %s\n",
 			crash ? crash : tt__dump_signal,
 			tt__default_path(path, sizeof path) == 0 ? path : TT_ENV_OUT, strerror(-err));
 }
@@ -184,7 +184,7 @@ int tt__signals_init(void)
 		if (tt__dump_signal == SIGKILL || tt__dump_signal == SIGSTOP)
 			tt__dump_signal = 0;
 		if (!tt__dump_signal)
-			fprintf(stderr, "ticktrace: TICKTRACE_DUMP_SIGNAL=%s is not a signal ticktrace "
+			fprintf(tt__err, "ticktrace: TICKTRACE_DUMP_SIGNAL=%s is not a signal ticktrace "
 				"can take (USR1, USR2, HUP, QUIT, PWR, WINCH, URG, or the number of a "
 				"signal that is neither a crash's nor KILL or STOP)\n", dump);
 	}
@@ -212,5 +212,5 @@ void tt__signals_after_fork(void)
 	__atomic_store_n(&tt__done, 0, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&tt__crash_signal, 0, __ATOMIC_SEQ_CST);
 	if (tt__start_thread(NULL, tt__service_main, NULL, 1, 0) < 0)
-		fprintf(stderr, "ticktrace: the child process %d has no service thread\n", (int)getpid());
+		fprintf(tt__err, "ticktrace: the child process %d has no service thread\n", (int)getpid());
 }

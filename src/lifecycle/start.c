@@ -29,7 +29,7 @@ void tt__finish(void)
 	int err = tt__mode->finish();
 	char path[4096];
 	if (err)
-		fprintf(stderr, "ticktrace: could not write the trace at exit to %s: %s\n",
+		fprintf(tt__err, "ticktrace: could not write the trace at exit to %s: %s\n",
 			tt__default_path(path, sizeof path) == 0 ? path : TT_ENV_OUT, strerror(-err));
 	/* Whatever threads still record goes nowhere now. (An exec that fails goes on
 	 * without recording: its events would go nowhere.) */
@@ -109,7 +109,7 @@ int daemon(int nochdir, int noclose)
 	tt__in_daemon = 0;
 	if (ret < 0 && getpid() == parent && !tt__config.off) {
 		int err = errno;
-		fprintf(stderr, "ticktrace: daemon failed: the trace was written before it, and "
+		fprintf(tt__err, "ticktrace: daemon failed: the trace was written before it, and "
 			"nothing more is recorded\n");
 		errno = err;
 	}
@@ -118,6 +118,7 @@ int daemon(int nochdir, int noclose)
 
 static void tt__init_once_guarded(void)
 {
+	tt__err_start(); /* (first: what start-up says goes there) */
 	tt__clock_start();
 	tt__config_read();
 	__atomic_store_n(&tt__mode, tt__config.mode, __ATOMIC_RELEASE);
@@ -125,7 +126,7 @@ static void tt__init_once_guarded(void)
 		return;
 	tt__resolve_out();
 	if (tt__registry_init() < 0) {
-		fprintf(stderr, "ticktrace: no thread key; recording is off\n");
+		fprintf(tt__err, "ticktrace: no thread key; recording is off\n");
 		tt__config.off = 1;
 		return;
 	}
@@ -133,27 +134,27 @@ static void tt__init_once_guarded(void)
 		tt__mode->prepare();
 	tt__config.memory_aside_part = tt__snapshots_memory_part();
 	if (tt__arena_init() < 0) {
-		fprintf(stderr, "ticktrace: no memory for trace buffers; recording is off\n");
+		fprintf(tt__err, "ticktrace: no memory for trace buffers; recording is off\n");
 		tt__live_finish(); /* (never to hold a buffer: not left for a killed run's) */
 		tt__config.off = 1;
 		return;
 	}
 	const char *report = getenv("TICKTRACE_REPORT");
 	if (report && *report && tt__mode->drains)
-		fprintf(stderr, "ticktrace: TICKTRACE_REPORT needs TICKTRACE_MODE stop or ring (a "
+		fprintf(tt__err, "ticktrace: TICKTRACE_REPORT needs TICKTRACE_MODE stop or ring (a "
 			"stream's events leave memory as they are written); `ticktrace report` "
 			"reads the streamed file\n");
 	int spikes = tt__spikes_start();
 	if (spikes)
-		fprintf(stderr, "ticktrace: cannot log spikes (TICKTRACE_SPIKES): %s\n", strerror(-spikes));
+		fprintf(tt__err, "ticktrace: cannot log spikes (TICKTRACE_SPIKES): %s\n", strerror(-spikes));
 	if (tt__mode->begin && tt__mode->begin() < 0) {
 		tt__config.off = 1;
 		return;
 	}
 	if (tt__sched_start(tt__config.sched_off, tt__config.sched_only) < 0)
-		fprintf(stderr, "ticktrace: no thread for thread states: the trace has none\n");
+		fprintf(tt__err, "ticktrace: no thread for thread states: the trace has none\n");
 	if (tt__signals_init() < 0)
-		fprintf(stderr, "ticktrace: no service thread: no trace on signals or crashes\n");
+		fprintf(tt__err, "ticktrace: no service thread: no trace on signals or crashes\n");
 	pthread_atfork(tt__before_fork, tt__after_fork_in_parent, tt__after_fork_in_child);
 	tt__owner_pid = getpid();
 	atexit(tt__at_exit);

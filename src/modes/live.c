@@ -87,8 +87,9 @@ static int tt__live_own(struct tt__live *lv)
 	if (!tt__out_own(lv->out))
 		return 0;
 	lv->lost = 1;
-	fprintf(stderr, "ticktrace: %s: the program closed the live file's descriptor and the file "
-		"is not there by its name: threads get no more buffers (their events are counted as "
+	fprintf(tt__err, "ticktrace: %s: the program closed the live file's descriptor and the file "
+		"could not be kept again (not there by its name, or its new number taken too): "
+		"threads get no more buffers (their events are counted as "
 		"dropped), and a SIGKILL loses the names since\n", lv->path);
 	return -EBADF;
 }
@@ -98,16 +99,14 @@ static int tt__live_own(struct tt__live *lv)
  * system cannot reserve (fallocate), the file is only made that long. */
 static int tt__live_reserve(struct tt__live *lv, uint64_t from, uint64_t to)
 {
-	if (tt__live_own(lv))
-		return -EBADF;
-	int fd = lv->out->file.fd;
 	int rc;
 	tt__background_io(1);
-	do
-		rc = fallocate(fd, 0, (off_t)from, (off_t)(to - from));
+	do /* (checked last before each call: fds.c) */
+		rc = tt__live_own(lv) ? (errno = EBADF, -1) :
+		     fallocate(lv->out->file.fd, 0, (off_t)from, (off_t)(to - from));
 	while (rc < 0 && errno == EINTR);
 	if (rc < 0 && (errno == EOPNOTSUPP || errno == ENOSYS))
-		rc = ftruncate(fd, (off_t)to);
+		rc = tt__live_own(lv) ? (errno = EBADF, -1) : ftruncate(lv->out->file.fd, (off_t)to);
 	int err = rc < 0 ? -errno : 0;
 	tt__background_io(0);
 	return err;
@@ -138,7 +137,7 @@ int tt__live_start(void)
 		err = tt__live_reserve(lv, TT__LIVE_CHUNKS_AT, TT__LIVE_CHUNKS_AT + TT__LIVE_GROW);
 	lv->arena_bytes = TT__LIVE_GROW;
 	if (err) {
-		fprintf(stderr, "ticktrace: %s: no room for a live file (%s): the buffers are in "
+		fprintf(tt__err, "ticktrace: %s: no room for a live file (%s): the buffers are in "
 			"memory, and a SIGKILL loses them\n", lv->path, strerror(-err));
 		unlink(lv->path);
 		tt__fd_close(&lv->out->file);
@@ -190,7 +189,7 @@ int tt__live_cover(uint64_t arena_bytes)
 	if (err) {
 		/* Threads get no more chunks: their events are counted as dropped. */
 		if (!lv->said_full && !lv->lost)
-			fprintf(stderr, "ticktrace: %s: no room for more buffers (%s): events from "
+			fprintf(tt__err, "ticktrace: %s: no room for more buffers (%s): events from "
 				"now on are counted as dropped\n", lv->path, strerror(-err));
 		lv->said_full = 1;
 		return err;
@@ -282,7 +281,7 @@ void tt__live_tick(void)
 		 * then names those threads and sites by number. */
 		if (err || lv->out->offset + lv->out->len > TT__LIVE_CHUNKS_AT) {
 			lv->full = 1;
-			fprintf(stderr, "ticktrace: %s: no more room for thread and site names\n", lv->path);
+			fprintf(tt__err, "ticktrace: %s: no more room for thread and site names\n", lv->path);
 		} else if (tt__live_commit(lv) < 0) {
 			lv->full = 1;
 		}
@@ -312,7 +311,7 @@ int tt__live_after_fork(void)
 	int err = tt__live_start();
 	tt__writing_end(&writing);
 	if (err < 0)
-		fprintf(stderr, "ticktrace: the child process %d has no live file\n", (int)getpid());
+		fprintf(tt__err, "ticktrace: the child process %d has no live file\n", (int)getpid());
 	return lv->fd;
 }
 

@@ -29,7 +29,7 @@ static void tt__prepare_live(void)
 	int err = tt__live_start();
 	tt__writing_end(&writing);
 	if (err)
-		fprintf(stderr, "ticktrace: no live file (%s): a run killed by SIGKILL will "
+		fprintf(tt__err, "ticktrace: no live file (%s): a run killed by SIGKILL will "
 			"leave no trace\n", strerror(-err));
 }
 
@@ -77,7 +77,7 @@ const struct tt__mode_ops *tt__mode_ops_by_name(const char *name)
 	for (size_t i = 0, len = 0; i < count && len < sizeof names; i++)
 		len += (size_t)snprintf(names + len, sizeof names - len, "%s%s",
 					!i ? "" : i + 1 < count ? ", " : " or ", tt__modes[i].name);
-	fprintf(stderr, "ticktrace: TICKTRACE_MODE=%s is not %s; using %s\n", name, names,
+	fprintf(tt__err, "ticktrace: TICKTRACE_MODE=%s is not %s; using %s\n", name, names,
 		tt__modes[0].name);
 	return tt__modes[0].ops;
 }

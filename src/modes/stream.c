@@ -119,11 +119,12 @@ void tt__stream_thread_exited(struct tt__slot *slot)
 static void tt__stream_refresh_header(struct tt__stream *st)
 {
 	struct tt_file_header header;
-	if (st->in_place || tt__out_own(st->out))
+	if (st->in_place)
 		return;
 	tt__file_header(&header, TT_FILE_STREAMED);
 	tt__background_io(1);
-	ssize_t written = pwrite(st->out->file.fd, &header, sizeof header, 0);
+	/* (checked last before the call: fds.c) */
+	ssize_t written = tt__out_own(st->out) ? -1 : pwrite(st->out->file.fd, &header, sizeof header, 0);
 	tt__background_io(0);
 	if (written != (ssize_t)sizeof header && !st->out->err)
 		st->out->err = -EIO;
@@ -135,14 +136,11 @@ static void tt__stream_refresh_header(struct tt__stream *st)
 /* Reserves the file's blocks up to offset `to`; 0 or -1 with errno. */
 static int tt__stream_reserve(struct tt__stream *st, uint64_t to)
 {
-	if (tt__out_own(st->out)) {
-		errno = EBADF;
-		return -1;
-	}
 	int rc;
 	tt__background_io(1);
-	do
-		rc = fallocate(st->out->file.fd, FALLOC_FL_KEEP_SIZE, (off_t)st->out->offset,
+	do /* (checked last before each call: fds.c) */
+		rc = tt__out_own(st->out) ? (errno = EBADF, -1) :
+		     fallocate(st->out->file.fd, FALLOC_FL_KEEP_SIZE, (off_t)st->out->offset,
 			       (off_t)(to - st->out->offset));
 	while (rc < 0 && errno == EINTR);
 	int err = errno;
@@ -175,8 +173,9 @@ static int tt__stream_room(struct tt__stream *st, uint64_t bytes)
 		return 1;
 	}
 	st->disk_full = -errno;
-	fprintf(stderr, "ticktrace: %s: %s: events from now on are counted as dropped (cause: "
-		"disk behind), the file ends with every thread's counts\n", st->path, strerror(errno));
+	fprintf(tt__err, "ticktrace: %s: %s: events from now on are counted as dropped (in the "
+		"file: cause 'disk behind'), the file ends with every thread's counts\n", st->path,
+		strerror(errno));
 	return 0;
 }
 
@@ -191,6 +190,7 @@ static void tt__stream_lose(struct tt__stream *st, struct tt__slot *slot,
 		events += TT_RECORD_HAS_TIME(kind) && kind != TT_REC_DROPPED;
 	}
 	__atomic_add_fetch(&slot->dropped[TT_DROP_BEHIND], events, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&slot->lost_by_output, events, __ATOMIC_RELAXED);
 	st->lost_events += events;
 }
 
@@ -354,8 +354,9 @@ static void tt__stream_say_taken(struct tt__stream *st)
 	if (st->out->err != -EBADF || st->said_taken)
 		return;
 	st->said_taken = 1;
-	fprintf(stderr, "ticktrace: %s: the program closed the trace's descriptor and the file "
-		"is not there by its name: the trace ends here, events from now on are counted "
+	fprintf(tt__err, "ticktrace: %s: the program closed the trace's descriptor and the file "
+		"could not be kept again (not there by its name, or its new number taken too): the "
+		"trace ends here, events from now on are counted "
 		"as dropped\n", st->path);
 }
 
@@ -532,7 +533,7 @@ int tt__stream_start(void)
 {
 	int err = tt__stream_open(&tt__stream);
 	if (err)
-		fprintf(stderr, "ticktrace: cannot stream the trace (%s); recording is off\n",
+		fprintf(tt__err, "ticktrace: cannot stream the trace (%s); recording is off\n",
 			strerror(-err));
 	return err;
 }
@@ -575,8 +576,12 @@ int tt__stream_finish(void)
 	/* Taken by the program: said, and the file cut, once; what that lost, at the end
 	 * (the file cannot say it: the counts of threads gone since are nowhere else). */
 	if (st->said_taken)
-		fprintf(stderr, "ticktrace: %s: %" PRIu64 " events not in the trace, which ended when "
+		fprintf(tt__err, "ticktrace: %s: %" PRIu64 " events not in the trace, which ended when "
 			"the program took its descriptor\n", st->path, st->lost_events);
+	else if (st->lost_events)
+		fprintf(tt__err, "ticktrace: %s: %" PRIu64 " events not in the trace, whose writes "
+			"failed (%s)\n", st->path, st->lost_events,
+			strerror(-(st->disk_full ? st->disk_full : st->out->err)));
 	int err = st->said_taken ? 0 : st->out->err;
 	int closed = tt__fd_close(&st->out->file);
 	return err ? err : st->said_taken ? 0 : closed;
@@ -597,6 +602,6 @@ void tt__stream_after_fork(void)
 	*st = (struct tt__stream){0};
 	tt__spikes_after_fork();
 	if (tt__stream_open(st) < 0)
-		fprintf(stderr, "ticktrace: the child process %d cannot stream its trace\n",
+		fprintf(tt__err, "ticktrace: the child process %d cannot stream its trace\n",
 			(int)getpid());
 }

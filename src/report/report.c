@@ -162,7 +162,7 @@ static int tt__report_out(struct tt__out *out, void *arg)
 static int tt__report_write(const char *dest, const struct tt_an_table *t, uint64_t dropped)
 {
 	if (strcmp(dest, "stderr") == 0) {
-		tt__report_print(stderr, t, false, dropped);
+		tt__report_print(tt__err, t, false, dropped);
 		return 0;
 	}
 	char path[4096];
@@ -228,7 +228,7 @@ void tt__report_at_exit(void)
 	if (!err)
 		err = tt__report_write(dest, &table, dropped);
 	if (err)
-		fprintf(stderr, "ticktrace: could not write the report (TICKTRACE_REPORT=%s): %s\n", dest,
+		fprintf(tt__err, "ticktrace: could not write the report (TICKTRACE_REPORT=%s): %s\n", dest,
 			strerror(-err));
 	tt_an_table_free(&table);
 	for (size_t i = 0; i < n; i++)

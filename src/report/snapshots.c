@@ -119,7 +119,7 @@ static int64_t tt__snapshot_duration(const char *var, int64_t fallback)
 		return fallback;
 	if (tt_an_parse_duration(text, &ns) == 0 && ns >= 0)
 		return ns;
-	fprintf(stderr, "ticktrace: %s=%s is not a time (100ms, 1.5s); using %" PRId64 "ms\n", var,
+	fprintf(tt__err, "ticktrace: %s=%s is not a time (100ms, 1.5s); using %" PRId64 "ms\n", var,
 		text, fallback / 1000000);
 	return fallback;
 }
@@ -134,7 +134,7 @@ static uint64_t tt__snapshot_max(void)
 	unsigned long long max = strtoull(text, &end, 10);
 	if (!errno && end != text && !*end && *text != '-' && max <= 1000000)
 		return max;
-	fprintf(stderr, "ticktrace: TICKTRACE_SNAPSHOT_MAX=%s is not a number from 0 to 1000000; "
+	fprintf(tt__err, "ticktrace: TICKTRACE_SNAPSHOT_MAX=%s is not a number from 0 to 1000000; "
 		"using %d\n", text, TT__SNAPSHOT_MAX);
 	return TT__SNAPSHOT_MAX;
 }
@@ -167,21 +167,27 @@ static bool tt__snapshots_open(struct tt__snapshots *sn)
 	if (!dir || !*dir)
 		return false;
 	if (tt__mode->drains) {
-		fprintf(stderr, "ticktrace: TICKTRACE_SNAPSHOTS needs TICKTRACE_MODE ring or stop (a "
+		fprintf(tt__err, "ticktrace: TICKTRACE_SNAPSHOTS needs TICKTRACE_MODE ring or stop (a "
 			"stream keeps every record in its file): no snapshots\n");
 		return false;
 	}
 	/* (one directory for the processes of a run: a file's name says whose it is) */
 	if (tt__expand_pid(dir, sn->dir, sizeof sn->dir) < 0) {
-		fprintf(stderr, "ticktrace: TICKTRACE_SNAPSHOTS=%s is too long: no snapshots\n", dir);
+		fprintf(tt__err, "ticktrace: TICKTRACE_SNAPSHOTS=%s is too long: no snapshots\n", dir);
 		return false;
 	}
 	struct stat st;
 	errno = 0;
 	if ((mkdir(sn->dir, 0700) < 0 && errno != EEXIST) || stat(sn->dir, &st) < 0 ||
 	    (!S_ISDIR(st.st_mode) && (errno = ENOTDIR)) || access(sn->dir, W_OK | X_OK) < 0) {
-		fprintf(stderr, "ticktrace: TICKTRACE_SNAPSHOTS=%s: %s: no snapshots\n", sn->dir,
+		fprintf(tt__err, "ticktrace: TICKTRACE_SNAPSHOTS=%s: %s: no snapshots\n", sn->dir,
 			strerror(errno));
+		return false;
+	}
+	char why[160];
+	if (!tt__dir_ours(sn->dir, why, sizeof why)) {
+		fprintf(tt__err, "ticktrace: TICKTRACE_SNAPSHOTS=%s is not yours: %s; no snapshots\n",
+			sn->dir, why);
 		return false;
 	}
 	sn->before_ns = tt__snapshot_duration("TICKTRACE_SNAPSHOT_BEFORE", TT__SNAPSHOT_BEFORE_NS);
@@ -517,11 +523,11 @@ static int tt__snapshot_write(struct tt__snapshots *sn, struct tt__window *w)
 	if (sn->failed++)
 		return err;
 	if (err == -ENOBUFS)
-		fprintf(stderr, "ticktrace: snapshot %s not written: the threads' records from its spike "
+		fprintf(tt__err, "ticktrace: snapshot %s not written: the threads' records from its spike "
 			"or trigger on pass the %" PRIu64 " MiB of TICKTRACE_MEMORY kept for the copies\n",
 			path, sn->copies_bytes >> 20);
 	else
-		fprintf(stderr, "ticktrace: snapshot %s not written: %s\n", path, strerror(-err));
+		fprintf(tt__err, "ticktrace: snapshot %s not written: %s\n", path, strerror(-err));
 	return err;
 }
 
@@ -539,7 +545,7 @@ static void tt__kept_written(struct tt__snapshots *sn, struct tt__kept *k, int e
 		if (unlink(path) == 0 || errno == ENOENT)
 			sn->removed++;
 		else if (!sn->not_removed++)
-			fprintf(stderr, "ticktrace: snapshot %s, replaced by a worse spike's, not removed: "
+			fprintf(tt__err, "ticktrace: snapshot %s, replaced by a worse spike's, not removed: "
 				"%s\n", path, strerror(errno));
 		k->written = true;
 	} else {
@@ -579,13 +585,13 @@ void tt__snapshots_take(const struct tt_clock *clock, bool last)
 		return;
 	uint64_t files = sn->written - sn->removed;
 	if (files)
-		fprintf(stderr, "ticktrace: %" PRIu64 " snapshot%s in %s\n", files, files == 1 ? "" : "s",
+		fprintf(tt__err, "ticktrace: %" PRIu64 " snapshot%s in %s\n", files, files == 1 ? "" : "s",
 			sn->dir);
 	size_t kept = 0;
 	for (size_t i = 0; i < sn->nkept; i++)
 		kept += sn->kept[i].written;
 	if (sn->replaced || sn->skipped)
-		fprintf(stderr, "ticktrace: of %" PRIu64 " spikes, the snapshots keep the %zu worst "
+		fprintf(tt__err, "ticktrace: of %" PRIu64 " spikes, the snapshots keep the %zu worst "
 			"(TICKTRACE_SNAPSHOT_MAX, by duration over threshold): %" PRIu64 " replaced by "
 			"worse ones (%" PRIu64 " before they were written), %" PRIu64 " not worse than "
 			"those kept, not taken\n", sn->spikes, kept, sn->replaced, sn->replaced_waiting,
@@ -594,24 +600,24 @@ void tt__snapshots_take(const struct tt_clock *clock, bool last)
 	uint64_t busy = __atomic_load_n(&sn->busy, __ATOMIC_RELAXED);
 	uint64_t triggers_busy = __atomic_load_n(&sn->triggers_busy, __ATOMIC_RELAXED);
 	if (over_max)
-		fprintf(stderr, "ticktrace: %" PRIu64 " trigger%s had no snapshot: "
+		fprintf(tt__err, "ticktrace: %" PRIu64 " trigger%s had no snapshot: "
 			"TICKTRACE_SNAPSHOT_MAX=%" PRIu64 " were taken\n", over_max,
 			over_max == 1 ? "" : "s", sn->max);
 	if (busy)
-		fprintf(stderr, "ticktrace: %" PRIu64 " spike%s and trigger%s had no snapshot: more than "
+		fprintf(tt__err, "ticktrace: %" PRIu64 " spike%s and trigger%s had no snapshot: more than "
 			"%d waited for their window to end at once\n", busy, busy == 1 ? "" : "s",
 			busy == 1 ? "" : "s", TT__SNAPSHOTS_WAITING);
 	if (triggers_busy)
-		fprintf(stderr, "ticktrace: %" PRIu64 " trigger%s had no snapshot: more than %d were called "
+		fprintf(tt__err, "ticktrace: %" PRIu64 " trigger%s had no snapshot: more than %d were called "
 			"within one look of tt-spikes (20 ms)\n", triggers_busy, triggers_busy == 1 ? "" : "s",
 			TT__TRIGGERS);
 	if (sn->shortened)
-		fprintf(stderr, "ticktrace: %" PRIu64 " snapshot%s began later than TICKTRACE_SNAPSHOT_BEFORE "
+		fprintf(tt__err, "ticktrace: %" PRIu64 " snapshot%s began later than TICKTRACE_SNAPSHOT_BEFORE "
 			"asked: the threads' records of the window passed the %" PRIu64 " MiB of "
 			"TICKTRACE_MEMORY kept for the copies\n", sn->shortened, sn->shortened == 1 ? "" : "s",
 			sn->copies_bytes >> 20);
 	if (sn->failed)
-		fprintf(stderr, "ticktrace: %" PRIu64 " snapshot%s could not be written (the first said "
+		fprintf(tt__err, "ticktrace: %" PRIu64 " snapshot%s could not be written (the first said "
 			"why)\n", sn->failed, sn->failed == 1 ? "" : "s");
 }
 
@@ -628,7 +634,7 @@ void tt__snapshots_crashed(int sig)
 	for (size_t i = 0; i < TT__TRIGGERS; i++)
 		promised += __atomic_load_n(&sn->triggers[i].state, __ATOMIC_SEQ_CST) >= TT__TRIGGER_READY;
 	if (promised)
-		fprintf(stderr, "ticktrace: %zu snapshot%s of spikes and triggers taken (tt_trigger returned "
+		fprintf(tt__err, "ticktrace: %zu snapshot%s of spikes and triggers taken (tt_trigger returned "
 			"0) not written: the program died of signal %d before their windows ended\n",
 			promised, promised == 1 ? "" : "s", sig);
 }

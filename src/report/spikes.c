@@ -141,8 +141,8 @@ static void tt__spikes_flush(struct tt__spikes *sp)
 {
 	/* (stderr is the program's: its error state is left alone, and a loss there could
 	 * be said nowhere) */
-	if (sp->out == stderr) {
-		fflush(stderr);
+	if (sp->out == tt__err) {
+		fflush(tt__err);
 		return;
 	}
 	sp->entries++;
@@ -189,7 +189,7 @@ static void tt__spikes_read_thresholds(struct tt_an_thresholds *table)
 	if (tt_an_thresholds_load(table, path, &problem) == 0)
 		return;
 	char why[512];
-	fprintf(stderr, "ticktrace: TICKTRACE_SPIKE_THRESHOLDS=%s: %s; spikes are logged without "
+	fprintf(tt__err, "ticktrace: TICKTRACE_SPIKE_THRESHOLDS=%s: %s; spikes are logged without "
 		"it\n", path, tt_an_thresholds_problem_text(&problem, why, sizeof why));
 	tt_an_thresholds_free(table);
 }
@@ -207,14 +207,14 @@ int tt__spikes_start(void)
 	int64_t threshold = TT_AN_NO_THRESHOLD;
 	const char *text = getenv("TICKTRACE_SPIKE_THRESHOLD");
 	if (text && *text && tt_an_parse_duration(text, &threshold) < 0) {
-		fprintf(stderr, "ticktrace: TICKTRACE_SPIKE_THRESHOLD=%s is not a time (1.5ms, 200us, "
+		fprintf(tt__err, "ticktrace: TICKTRACE_SPIKE_THRESHOLD=%s is not a time (1.5ms, 200us, "
 			"2s)\n", text);
 		threshold = TT_AN_NO_THRESHOLD;
 	}
 	if (!dest || !*dest) {
 		sp->out = NULL; /* snapshots only */
 	} else if (strcmp(dest, "stderr") == 0) {
-		sp->out = stderr;
+		sp->out = tt__err;
 		snprintf(sp->path, sizeof sp->path, "stderr");
 	} else {
 		char *path = sp->path;
@@ -566,10 +566,10 @@ void tt__spikes_last(void)
 void tt__spikes_finish(void)
 {
 	struct tt__spikes *sp = &tt__spikes;
-	if (sp->out && sp->out != stderr)
+	if (sp->out && sp->out != tt__err)
 		fclose(sp->out);
 	if (sp->lost)
-		fprintf(stderr, "ticktrace: spike log %s: %" PRIu64 " of %" PRIu64 " entries lost (%s)\n",
+		fprintf(tt__err, "ticktrace: spike log %s: %" PRIu64 " of %" PRIu64 " entries lost (%s)\n",
 			sp->path, sp->lost, sp->entries, strerror(sp->lost_errno));
 	sp->out = NULL;
 	sp->lost = sp->entries = 0;
@@ -585,12 +585,12 @@ void tt__spikes_after_fork(void)
 	struct tt__spikes *sp = &tt__spikes;
 	if (!sp->on)
 		return;
-	if (sp->out && sp->out != stderr)
+	if (sp->out && sp->out != tt__err)
 		fclose(sp->out);
 	tt__snapshots_after_fork();
 	struct tt_an_thresholds table = sp->table;
 	*sp = (struct tt__spikes){.table = table, .table_read = true,
 				  .poll_lock = TT__LOCK_INIT(TT__LOCK_SPIKES_POLL)};
 	if (tt__spikes_start() < 0)
-		fprintf(stderr, "ticktrace: the child process %d cannot log its spikes\n", (int)getpid());
+		fprintf(tt__err, "ticktrace: the child process %d cannot log its spikes\n", (int)getpid());
 }

@@ -36,11 +36,14 @@ int tt__out_own(struct tt__out *out)
 static void tt__out_raw(struct tt__out *out, const void *data, size_t size, uint64_t at)
 {
 	const char *p = data;
-	while (size && !out->err && tt__out_own_at(out, at) == 0) {
+	while (size && !out->err) {
 		tt__background_io(1); /* (a fork need not wait for the write) */
-		ssize_t n = write(out->file.fd, p, size);
+		/* Checked last before the call: nothing between them (fds.c). */
+		ssize_t n = tt__out_own_at(out, at) == 0 ? write(out->file.fd, p, size) : 0;
 		int err = n < 0 ? errno : EIO;
 		tt__background_io(0);
+		if (out->err)
+			return;
 		if (n < 0 && err == EINTR)
 			continue;
 		/* (closed since it was checked: checked again) */

@@ -174,6 +174,29 @@ static int tt__trusted(const struct stat *st)
 	return st->st_uid == geteuid() || st->st_uid == 0;
 }
 
+int tt__dir_ours(const char *dir, char *why, size_t cap)
+{
+	struct stat st;
+	if (lstat(dir, &st) == 0 && S_ISLNK(st.st_mode) && !tt__trusted(&st)) {
+		snprintf(why, cap, "a link of another user's (uid %u)", (unsigned)st.st_uid);
+		return 0;
+	}
+	if (stat(dir, &st) < 0) {
+		snprintf(why, cap, "%s", strerror(errno));
+		return 0;
+	}
+	if (!tt__trusted(&st)) {
+		snprintf(why, cap, "another user's (uid %u)", (unsigned)st.st_uid);
+		return 0;
+	}
+	if ((st.st_mode & S_IWOTH) && !(st.st_mode & S_ISVTX)) {
+		snprintf(why, cap, "writable by every user, without the sticky bit (mode %04o): "
+			 "another user could replace its files", (unsigned)(st.st_mode & 07777));
+		return 0;
+	}
+	return 1;
+}
+
 int tt__output_in_place(const char *path)
 {
 	if (tt__named_descriptor(path) >= 0)

@@ -242,11 +242,11 @@ struct tt__retired_lib *tt__retire_library(uintptr_t base, const char *name)
 		tt__hold_chunks(0);
 	}
 	if (err == -ENOSPC)
-		fprintf(stderr, "ticktrace: more than %d libraries unloaded: call sites and functions "
+		fprintf(tt__err, "ticktrace: more than %d libraries unloaded: call sites and functions "
 			"of %s may be named after a library loaded later at its addresses\n",
 			TT__RETIRED_MAX, name);
 	else if (err)
-		fprintf(stderr, "ticktrace: no memory to keep the call sites of %s, which is being "
+		fprintf(tt__err, "ticktrace: no memory to keep the call sites of %s, which is being "
 			"unloaded: they are named \"(unloaded library)\"\n", name);
 	if (err || !lib->ranges.count) {
 		tt__retired_free(lib);

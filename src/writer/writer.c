@@ -103,7 +103,7 @@ static void tt__say_ring_too_small(const struct tt__thread_snapshot *snap, const
 	uint64_t needed = (uint64_t)((unsigned __int128)snap->held_records * (now - w->info.from_tsc) / span);
 	needed = (needed / TT__CHUNK_RECORDS + 2) * TT__CHUNK_RECORDS; /* (the ring recycles chunks) */
 	const struct tt__slot *slot = snap->slot;
-	fprintf(stderr, "ticktrace: thread %" PRIu32 " (%.*s) records %" PRIu64 " events/s: a snapshot "
+	fprintf(tt__err, "ticktrace: thread %" PRIu32 " (%.*s) records %" PRIu64 " events/s: a snapshot "
 		"window of %" PRId64 " ms needs TICKTRACE_BUFFER=%" PRIu64 " (it is %" PRIu64 "), or it "
 		"is overwritten before it is copied: its snapshots hold none of its events\n",
 		slot->tid, (int)strnlen(slot->name, sizeof slot->name), slot->name, rate,

@@ -3,8 +3,11 @@
 the fly (served as NAME.pftrace, the same bytes `convert` writes, its temporary
 directory gone afterwards); a JSON trace is served as it is; a file that is not a
 trace is refused with status 1, before any port is opened. Stopped by Ctrl-C
-(SIGINT), SIGTERM or SIGHUP while it serves, it dies of the signal and leaves no
-temporary directory (issue 30 item 12: it left the converted trace).
+(SIGINT), SIGTERM, SIGHUP or any signal whose default ends a process (SIGQUIT, SIGUSR1,
+SIGALRM, a real-time one...) while it serves, or by SIGPIPE as it prints to a pipe
+whose reader left, it dies of the signal and leaves no temporary directory (issue 30
+item 12 and round 4: it left the converted trace); a signal it was started ignoring
+(nohup's SIGHUP) stays ignored.
 
   open_kinds.py PROGRAM   (PROGRAM records a trace; TT_TEST_TOOL: the command)"""
 import os
@@ -34,12 +37,14 @@ def serve(path, tmpdir):
     return url.rsplit('/', 1)[1], body, ''.join(lines) + rest
 
 
-def stopped(path, tmpdir, sig):
+def stopped(path, tmpdir, sig, ignored=False):
     """Runs `open` on a raw file until it serves, then sends it `sig`; what it left in
-    tmpdir."""
+    tmpdir. `ignored`: started with `sig` ignored, it goes on serving (fetched, it
+    ends as usual)."""
     env = dict(os.environ, TMPDIR=tmpdir)
+    ignore = (lambda: signal.signal(sig, signal.SIG_IGN)) if ignored else None
     p = subprocess.Popen([tool, 'open', '--port', '0', path], stdout=subprocess.PIPE, text=True,
-                         env=env)
+                         env=env, preexec_fn=ignore)
     try:
         # ready when it printed the URL (after converting, with its socket listening)
         for line in p.stdout:
@@ -48,12 +53,30 @@ def stopped(path, tmpdir, sig):
         else:
             raise AssertionError(f'open ended (status {p.wait(timeout=30)}) before serving')
         p.send_signal(sig)
+        if ignored:  # (one that ended it fails the fetch, or its status)
+            urllib.request.urlopen(line.split('?url=')[1].strip(), timeout=30).read()
+            sig = 0
         status = p.wait(timeout=30)
     finally:
         if p.poll() is None:
             p.kill()
             p.wait()
-    assert status == -sig, f'open stopped by {sig.name}: status {status}, not killed by it'
+    assert status == -sig, f'open stopped by signal {sig}: status {status}, not killed by it'
+    return os.listdir(tmpdir)
+
+
+def reader_left(path, tmpdir):
+    """Runs `open` with its standard output a pipe whose reader left: SIGPIPE as it says
+    what it serves. What it left in tmpdir."""
+    env = dict(os.environ, TMPDIR=tmpdir)
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    restore = lambda: signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # (python ignores it)
+    p = subprocess.Popen([tool, 'open', '--port', '0', path], stdout=write_end, env=env,
+                         preexec_fn=restore)
+    os.close(write_end)
+    status = p.wait(timeout=60)
+    assert status == -signal.SIGPIPE, f'open printing into a closed pipe: status {status}'
     return os.listdir(tmpdir)
 
 
@@ -72,9 +95,15 @@ def main():
         assert 'converted to Perfetto' in out, out
         assert os.listdir(scratch) == [], f'left behind: {os.listdir(scratch)}'
 
-        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1,
+                    signal.SIGUSR2, signal.SIGALRM, signal.SIGVTALRM, signal.SIGPROF,
+                    signal.SIGXCPU, signal.SIGRTMIN + 3):
             left = stopped(ttr, scratch, sig)
-            assert left == [], f'stopped by {sig.name}, open left {left} in TMPDIR'
+            assert left == [], f'stopped by signal {sig}, open left {left} in TMPDIR'
+        left = reader_left(ttr, scratch)
+        assert left == [], f'stopped by SIGPIPE, open left {left} in TMPDIR'
+        left = stopped(ttr, scratch, signal.SIGHUP, ignored=True)
+        assert left == [], f'served with SIGHUP ignored, open left {left} in TMPDIR'
 
         json = os.path.join(d, 'run.json')
         subprocess.run([tool, 'convert', '-q', ttr, '-o', json], check=True)

@@ -4,7 +4,9 @@ daemonizes (daemon()) and closes every descriptor past stderr (closefrom), then 
 its socket and the panes' terminals at the numbers ticktrace's files had. With the
 runtime preloaded in modes stop, ring and stream, with TICKTRACE_LIVE=1, and under
 `ticktrace record`: the pane shows what it shows in a plain run (ticktrace's writes,
-landing on the terminal, typed into the pane), and every trace file reads.
+landing on the terminal, typed into the pane), and every trace file reads; `record`,
+which ends with the tmux client, says the server's live file is of a process that
+still runs (not one killed).
 Skipped without tmux, and in a sanitizer build (its runtime would have to come first
 in Debian's tmux). Usage: daemon_tmux.py LIBTICKTRACE TICKTRACE SANITIZE"""
 import glob
@@ -80,6 +82,10 @@ def main():
                 check("\n45\n" in plain, "plain: the pane shows 1..45: %r" % plain)
                 continue
             check(text == plain, "%s: the pane differs from a plain run's: %r" % (what, text))
+            if settings is None:  # record's summary, said when the tmux client ended
+                check("killed, or it could not" not in err and
+                      "of a process that still runs, having outlived" in err,
+                      "record: the server, still running then, said to run on (not killed): %s" % err)
             # (the pane's shell and commands, traced too, wrote theirs)
             traces = [t for t in glob.glob(os.path.join(workdir, "run*.ttr*")) if not t.endswith(".live")]
             check(server and any(server in os.path.basename(t) for t in traces),

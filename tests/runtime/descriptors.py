@@ -17,7 +17,11 @@ program can open, under a soft RLIMIT_NOFILE of 64: as many as in a plain run. A
 nobody with no RLIMIT_MEMLOCK (where the test runs as root), perf's locked memory
 runs out after a few threads' rings: which threads went without states, and why, is
 said at exit.
-Usage: descriptors.py PROG TICKTRACE"""
+`stdio_taken_prog data`: a program that closes 0..2 too and opens its data files at
+0, 1 and 2 has none of ticktrace's lines (its drops, said at exit) written into them,
+in every mode and under `record`; `stdio_taken_prog log`, whose number 2 is its log
+open for appending, has them there, as its stderr.
+Usage: descriptors.py PROG TICKTRACE STDIO_PROG"""
 import glob
 import os
 import pwd
@@ -30,7 +34,7 @@ import tempfile
 from runs import SETTINGS
 from verdict import check, verdict
 
-PROG, TOOL = (os.path.abspath(p) for p in sys.argv[1:3])
+PROG, TOOL, STDIO_PROG = (os.path.abspath(p) for p in sys.argv[1:4])
 WORKER_EVENTS = 2 * (20000 + 300000)  # descriptors_prog.c: scopes before and after
 LOSS_SAID = "the program closed the"
 
@@ -135,6 +139,36 @@ def limit(tmp):
     print("as nobody, no locked memory: %s" % (said.group(0) if said else p.stderr))
 
 
+def stdio(tmp):
+    for what, settings in SETTINGS:
+        if settings is not None:
+            settings = dict(settings, TICKTRACE_BUFFER="10000")
+        for how in ("data", "log"):
+            workdir = tempfile.mkdtemp(dir=tmp)
+            env = {k: v for k, v in os.environ.items() if not k.startswith("TICKTRACE")}
+            env.update(settings or {}, TICKTRACE_OUT=os.path.join(workdir, "run-%p.ttr"))
+            cmd = [STDIO_PROG, how, workdir]
+            if settings is None:
+                cmd = [TOOL, "record", "-o", os.path.join(workdir, "run.ttr"), "--"] + cmd
+                env["TICKTRACE_BUFFER"] = "10000"
+            p = subprocess.run(cmd, env=env, cwd=workdir, capture_output=True, timeout=120)
+            files = {name: open(os.path.join(workdir, name), "rb").read()
+                     for name in sorted(os.listdir(workdir)) if name[:4] in ("data", "log-")}
+            name = "stdio %s, %s" % (how, what)
+            check(p.returncode == 0, "%s: exit %d" % (name, p.returncode))
+            line = b"the program's own line\n"
+            data = {k: v for k, v in files.items() if k.startswith("data")}
+            check(all(v == line for v in data.values()) and len(data) == (3 if how == "data" else 2),
+                  "%s: ticktrace's lines in the program's data files: %s" % (name, data))
+            if how == "log":
+                log = files.get("log-2", b"")
+                # (a ring drops nothing: it has nothing to say)
+                said = b"ticktrace: " in log and b"events dropped" in log
+                check(log.startswith(line) and (said or "ring" in what),
+                      "%s: ticktrace's lines in the program's log (its stderr): %r" % (name, log))
+            print("%s: the program's files as it wrote them" % name)
+
+
 def main():
     with tempfile.TemporaryDirectory(prefix="tt-descriptors-") as tmp:
         for how in ("closefrom", "close_range", "loop", "dup2"):
@@ -146,6 +180,7 @@ def main():
             if how == "closefrom":
                 profile(tmp, own_files(workdir))
         limit(tmp)
+        stdio(tmp)
     sys.exit(verdict())
 
 

@@ -404,7 +404,7 @@ US = 1000
 def fresh_dir(path):
     shutil.rmtree(path, ignore_errors=True)
     os.mkdir(path)
-    os.chmod(path, 0o777)  # nobody's run writes there too
+    os.chmod(path, 0o1777)  # nobody's run writes there too (sticky, as /tmp)
 
 
 def file_name(kind, pid, number, name):

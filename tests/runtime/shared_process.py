@@ -9,7 +9,9 @@ users: a FIFO another local user (nobody) planted at each output's path in a sha
   sticky directory (trace, stream, live file, spike log, report, snapshot) reads
   nothing; a FIFO of root's is written in place for a run as nobody; a FIFO of the
   user's that no one reads from holds the program at exit for no more than a few
-  seconds, and says so. As root only (77 otherwise).
+  seconds, and says so; a snapshots' directory of nobody's, nobody's link, or one open
+  to every user without the sticky bit, has nothing written into it, said. As root
+  only (77 otherwise).
 losses: the spike log that cannot be written (/dev/full, RLIMIT_FSIZE, a FIFO whose
   reader takes nothing, which never holds the program) counts its lost entries and
   says them at exit; mode ring with a buffer too small for the snapshot
@@ -149,8 +151,11 @@ def users(tmp):
     shared = os.path.join(tmp, "shared")
     os.mkdir(shared)
     os.chmod(shared, 0o1777)  # as /tmp
+    # The snapshots' directory is the user's (root's), sticky and open to every user:
+    # nobody plants a FIFO in it.
     snaps = os.path.join(shared, "snaps")
-    subprocess.run(["mkdir", "-m", "1777", snaps], check=True, preexec_fn=as_nobody)
+    os.mkdir(snaps)
+    os.chmod(snaps, 0o1777)
 
     # nobody's FIFOs at every output's name; the program (root) writes none of them.
     outputs = {
@@ -185,6 +190,38 @@ def users(tmp):
         st = os.lstat(path) if os.path.lexists(path) else None
         check(kind == "live file" and not st or st and stat.S_ISREG(st.st_mode) and st.st_uid == 0,
               f"{kind}: nobody's FIFO replaced by root's file ({st}): {err}")
+
+    # A snapshots' directory that is not the user's: nobody's, nobody's link to the
+    # user's own, or one every user may write into without the sticky bit. No
+    # snapshot is written into it, and the run says why.
+    theirs = os.path.join(shared, "nobodys-snaps")
+    subprocess.run(["mkdir", "-m", "0755", theirs], check=True, preexec_fn=as_nobody)
+    open_to_all = os.path.join(tmp, "open-snaps")
+    os.mkdir(open_to_all)
+    os.chmod(open_to_all, 0o777)
+    own = os.path.join(tmp, "own-snaps")
+    os.mkdir(own, 0o700)
+    link = os.path.join(shared, "link-snaps")
+    subprocess.run(["ln", "-s", own, link], check=True, preexec_fn=as_nobody)
+    refused = {theirs: f"another user's (uid {NOBODY.pw_uid})",
+               open_to_all: "writable by every user, without the sticky bit (mode 0777): another user "
+                            "could replace its files",
+               link: f"a link of another user's (uid {NOBODY.pw_uid})"}
+    for where, why in refused.items():
+        p, pid = start_waiting(dict(TICKTRACE_OUT=os.path.join(tmp, "t4.ttr"), TICKTRACE_MODE="ring",
+                                    TICKTRACE_SNAPSHOTS=where, TICKTRACE_SNAPSHOT_AFTER="1ms"))
+        status, err = finish(p)
+        files = os.listdir(where)
+        print(f"snapshots into {where}: exit {status}, files {files}: {err.strip()}")
+        check(status == 0 and not files, f"{where}: no snapshot written into it: {files}")
+        check(f"TICKTRACE_SNAPSHOTS={where} is not yours: {why}; no snapshots" in err,
+              f"{where}: said why it is not the user's: {err}")
+    # (the same run, into a directory of the user's, writes its trigger's snapshot)
+    p, pid = start_waiting(dict(TICKTRACE_OUT=os.path.join(tmp, "t4.ttr"), TICKTRACE_MODE="ring",
+                                TICKTRACE_SNAPSHOTS=own, TICKTRACE_SNAPSHOT_AFTER="1ms"))
+    status, err = finish(p)
+    check(status == 0 and os.listdir(own) == [f"trigger-{pid}-1-planted.ttr"],
+          f"the user's own directory: its snapshot written: {os.listdir(own)}: {err}")
 
     # The other way: a run as nobody writes through root's FIFO (the system's).
     usage = subprocess.run([PROG], capture_output=True, preexec_fn=as_nobody, timeout=60)

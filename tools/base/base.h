@@ -89,14 +89,20 @@ struct tt_out {
 	void *pack_ctx;
 };
 
+/* Standard input, output and error, where one was closed (`ticktrace convert ... >&-
+ * 2>&-`), open on /dev/null: else the first file the command opens takes its number,
+ * and what is said on stderr or printed goes into that file (a trace being written). */
+void tt_standard_fds(void);
+
 /* Opens a regular file to read, never blocking: a FIFO or a device a file names (and a
  * file can come from anyone) is refused, not waited on. Its descriptor (close-on-exec),
  * or -1 with *why set to the reason ("not a regular file", or strerror). */
 int tt_open_regular(const char *path, const char **why);
 
-/* `path` (a file, or an empty directory) is removed when SIGINT, SIGTERM or SIGHUP
- * ends the command, until tt_keep_on_signal: the paths named last go first. A few at
- * once (the output's temporary file among them): more are not removed. */
+/* `path` (a file, or an empty directory) is removed when a signal that ends the
+ * command ends it (SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGPIPE...: out.c), until
+ * tt_keep_on_signal: the paths named last go first. A few at once (the output's
+ * temporary file among them): more are not removed. */
 void tt_remove_on_signal(const char *path);
 void tt_keep_on_signal(const char *path);
 

@@ -208,7 +208,7 @@ void tt_out_bytes(struct tt_out *o, const void *p, size_t n)
 	tt_out_lit(o, p, n);
 }
 
-/* What SIGINT, SIGTERM or SIGHUP removes before the command dies of it, the last
+/* What a signal that ends the command removes before the command dies of it, the last
  * named first: the output's temporary file, `open`'s converted trace and its
  * directory. Changed with those signals blocked; the handler reads it alone. */
 #define TT_DOOMED_MAX 4
@@ -224,28 +224,47 @@ static void tt_doomed_on_signal(int sig)
 	raise(sig);
 }
 
-static const int tt_doomed_signals[] = {SIGINT, SIGTERM, SIGHUP};
+/* Every signal whose default ends the process (the real-time ones too), but the faults
+ * a crash raises (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS), whose handlers
+ * are a debugger's or a sanitizer's. */
+static const int tt_doomed_signals[] = {SIGHUP, SIGINT, SIGQUIT, SIGABRT, SIGUSR1, SIGUSR2, SIGPIPE,
+					SIGALRM, SIGTERM, SIGSTKFLT, SIGXCPU, SIGXFSZ, SIGVTALRM,
+					SIGPROF, SIGIO, SIGPWR};
+
+static void tt_doomed_set(sigset_t *set)
+{
+	sigemptyset(set);
+	for (size_t i = 0; i < sizeof tt_doomed_signals / sizeof *tt_doomed_signals; i++)
+		sigaddset(set, tt_doomed_signals[i]);
+	for (int sig = SIGRTMIN; sig <= SIGRTMAX; sig++)
+		sigaddset(set, sig);
+}
 
 /* Blocks those signals; the mask before in `old`. */
 static void tt_doomed_block(sigset_t *old)
 {
 	sigset_t set;
-	sigemptyset(&set);
-	for (size_t i = 0; i < sizeof tt_doomed_signals / sizeof *tt_doomed_signals; i++)
-		sigaddset(&set, tt_doomed_signals[i]);
+	tt_doomed_set(&set);
 	pthread_sigmask(SIG_BLOCK, &set, old);
 }
 
 void tt_remove_on_signal(const char *path)
 {
-	sigset_t old;
+	sigset_t old, set;
 	tt_doomed_block(&old);
 	if (tt_ndoomed < TT_DOOMED_MAX && strlen(path) < sizeof tt_doomed[0]) {
 		strcpy(tt_doomed[tt_ndoomed], path);
 		tt_ndoomed = tt_ndoomed + 1;
 	}
-	for (size_t i = 0; i < sizeof tt_doomed_signals / sizeof *tt_doomed_signals; i++)
-		signal(tt_doomed_signals[i], tt_doomed_on_signal);
+	/* Only where the signal would end the command: one the caller ignores (nohup's
+	 * SIGHUP) or handles stays so. */
+	tt_doomed_set(&set);
+	for (int sig = 1; sig < NSIG; sig++) {
+		struct sigaction was;
+		if (sigismember(&set, sig) == 1 && sigaction(sig, NULL, &was) == 0 && was.sa_handler == SIG_DFL &&
+		    !(was.sa_flags & SA_SIGINFO))
+			signal(sig, tt_doomed_on_signal);
+	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
@@ -360,6 +379,17 @@ static int tt_out_open_in_place(const char *path)
 		return -1;
 	}
 	return fd;
+}
+
+void tt_standard_fds(void)
+{
+	for (int fd = 0; fd <= 2; fd++)
+		if (fcntl(fd, F_GETFD) < 0 && errno == EBADF) {
+			/* (the lowest free number: this one) */
+			int null = open("/dev/null", fd ? O_WRONLY : O_RDONLY);
+			if (null >= 0 && null != fd)
+				close(null);
+		}
 }
 
 int tt_open_regular(const char *path, const char **why)

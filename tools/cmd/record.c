@@ -406,20 +406,48 @@ static size_t tt_rec_files(const char *list, char ***files)
 	return n;
 }
 
+/* The process that keeps the live file at `path`, as its header names it; 0 unknown. */
+static pid_t tt_rec_live_pid(const char *path)
+{
+	const char *why;
+	int fd = tt_open_regular(path, &why);
+	struct tt_file_header h;
+	bool read = fd >= 0 && pread(fd, &h, sizeof h, 0) == (ssize_t)sizeof h &&
+		    memcmp(h.magic, TT_FILE_MAGIC, TT_FILE_MAGIC_LEN) == 0 && h.pid > 0;
+	if (fd >= 0)
+		close(fd);
+	return read ? (pid_t)h.pid : 0;
+}
+
 /* What the run wrote, every file named: converted (-c), or the command that would. */
-static int tt_rec_report(const struct tt_rec_opts *o, char **files, size_t nfiles, int rc)
+/* `program`: the program's pid, 0 once it was killed (it exited otherwise). */
+static int tt_rec_report(const struct tt_rec_opts *o, char **files, size_t nfiles, int rc,
+			 pid_t program)
 {
 	fprintf(stderr, "ticktrace: recorded %s", nfiles > 1 ? "the program and those it started, "
 		"one file each:" : "");
-	size_t killed = 0;
+	size_t killed = 0, running = 0, left = 0;
 	for (size_t i = 0; i < nfiles; i++) {
 		size_t n = strlen(files[i]);
-		killed += n > 5 && strcmp(files[i] + n - 5, ".live") == 0;
+		pid_t pid = n > 5 && strcmp(files[i] + n - 5, ".live") == 0 ? tt_rec_live_pid(files[i]) : -1;
+		if (pid >= 0 && program && pid == program)
+			left++;
+		else if (pid > 0 && (kill(pid, 0) == 0 || errno == EPERM))
+			running++;
+		else if (pid >= 0)
+			killed++;
 		fprintf(stderr, "%s%s", nfiles > 1 ? " " : "", files[i]);
 	}
+	if (left)
+		fprintf(stderr, " (.live: %s left by _exit, which skips exit handlers and so writes no "
+			"trace (as a shell does): its buffers hold what it recorded)", o->argv[0]);
 	if (killed)
 		fprintf(stderr, " (%zu .live: the buffers of a process that wrote no trace: killed, or it could not)",
 			killed);
+	if (running)
+		fprintf(stderr, " (%zu .live of a process that still runs, having outlived %s (a daemon): "
+			"what it recorded so far; it writes its trace, named without .live, when it ends, "
+			"and those it starts theirs)", running, o->argv[0]);
 	if (!o->convert) {
 		fprintf(stderr, "; see %s with: ticktrace convert",
 			nfiles > 1 ? "them on one timeline" : "it");
@@ -537,7 +565,7 @@ int tt_rec_run(const struct tt_rec_opts *o)
 	size_t nfiles = tt_rec_files(list, &files);
 	struct stat there;
 	if (nfiles)
-		rc = tt_rec_report(o, files, nfiles, rc);
+		rc = tt_rec_report(o, files, nfiles, rc, WIFSIGNALED(status) ? 0 : pid);
 	else {
 		/* (a file at a name with no %p that is not this run's: planted, never read) */
 		fprintf(stderr, "ticktrace: record: %s wrote no trace at %s (TICKTRACE=0, or it "
