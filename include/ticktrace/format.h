@@ -463,7 +463,8 @@ static inline uint64_t tt_unzigzag(uint64_t coded)
  * thread did is not known: `lost` switches were lost there (the kernel's buffer for the
  * thread was full, or ticktrace's store for it), or, before the thread's first state,
  * the kernel had not been asked for them yet (since_ns: when it was). A section with
- * no state says that `lost` were lost after the thread's last one. */
+ * no state says that `lost` were lost after the thread's last one; with none lost,
+ * and as its thread's first, that the thread never left its CPU from since_ns on. */
 struct tt_sched_info {
 	uint32_t thread_index;
 	uint32_t reserved;

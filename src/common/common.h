@@ -104,8 +104,9 @@ static inline int64_t tt_clock_ns(const struct tt_clock *c, uint64_t tsc)
 /* What a SCHED section (format.h: tt_sched_info) says before its own states, for a
  * thread whose last state so far is at *last_ns (INT64_MIN: none yet; updated): where
  * nothing is known, a TT_SCHED_UNKNOWN state from *last_ns (or the very start); then,
- * when its first state is a switch out, a RUNNING one at since_ns (cpu TT_NO_CPU: no
- * switch says it, but every switch from since_ns on is there). 0 to 2 into head. */
+ * when its first state is a switch out, or it has none and nothing was lost (the
+ * thread never left its CPU), a RUNNING one at since_ns (cpu TT_NO_CPU: no switch
+ * says it, but every switch from since_ns on is there). 0 to 2 into head. */
 size_t tt_sched_head(int64_t *last_ns, uint64_t lost, int64_t since_ns,
 		     const struct tt_sched_state *states, size_t n, struct tt_sched_state head[2]);
 

@@ -69,6 +69,7 @@ struct tt__sched {
 	uint64_t lost; /* lost since the last block began (for the next one) */
 	int64_t since_ns; /* a first block holds every switch from then on: when the kernel
 	                   * was asked, or the last state of the blocks written and gone */
+	int said;         /* mode stream: a SCHED section of it is in the file */
 };
 
 /* Mode ring, while snapshots are taken: what the ring overwrote of a thread, so that

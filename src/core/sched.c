@@ -383,12 +383,14 @@ static void tt__sched_walk(struct tt__slot *slot, const struct tt__sched_block *
 {
 	const struct tt__sched *s = &slot->sched;
 	int64_t last_ns = skip ? from->states[skip - 1].ns : s->since_ns;
+	bool said = false;
 	for (const struct tt__sched_block *b = from ? from : s->first; b; b = b->next, skip = 0) {
 		if (at)
 			*at = (struct tt__sched_cursor){b, b->seq, b->count};
 		uint64_t lost = b == from ? 0 : b->lost_before;
 		if (b->count == skip && !lost)
 			continue;
+		said = true;
 		int64_t since = skip ? last_ns
 			      : b->since_ns != TT__SINCE_FIRST ? b->since_ns
 			      : b->count ? b->states[0].ns : last_ns;
@@ -400,8 +402,15 @@ static void tt__sched_walk(struct tt__slot *slot, const struct tt__sched_block *
 		last_ns = b->count ? b->states[b->count - 1].ns : last_ns;
 	}
 	/* States lost after the last one kept (mode stop, its store full). */
-	if (s->lost && !at)
+	if (s->lost && !at) {
 		fn(ctx, slot, s->lost, last_ns, NULL, 0);
+		said = true;
+	}
+	/* A thread that never left its CPU since the kernel was asked (a short run on an
+	 * idle CPU) has no state, and is known all the same: a section without states
+	 * says it ran from since_ns on (once in a stream's file). */
+	if (!said && !from && s->on && !s->said)
+		fn(ctx, slot, 0, s->since_ns, NULL, 0);
 }
 
 void tt__sched_sections(struct tt__slot *slot, tt__sched_section_fn fn, void *ctx)

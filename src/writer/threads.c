@@ -213,6 +213,7 @@ void tt__out_sched(struct tt__out *out, struct tt__slot *slot, int release, tt__
 		tt__sched_drain_slot(slot);
 		tt__sched_sections(slot, tt__out_sched_section, &so);
 		if (release) {
+			slot->sched.said = 1;
 			tt__sched_release(&slot->sched);
 			slot->sched.lost = 0;
 		}
@@ -480,6 +481,13 @@ static void tt__sched_window_section(void *arg, struct tt__slot *slot, uint64_t 
 	 * before it, only what it holds from the window on, after the state the thread
 	 * was in then. */
 	bool since_inside = since_ns > w->from_ns;
+	if (!n && !lost && since_ns <= w->to_ns) { /* it never left its CPU (tt__sched_walk) */
+		struct tt_sched_info ran = {.thread_index = slot->index,
+					    .since_ns = since_inside ? since_ns : w->from_ns};
+		tt__out_sched_states(w->out, &ran, NULL, NULL, 0);
+		w->started = true;
+		return;
+	}
 	if (since_ns > w->to_ns || (first == last && !(since_inside && lost)))
 		return;
 	struct tt_sched_info info = {

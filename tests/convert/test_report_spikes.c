@@ -416,6 +416,40 @@ static void split_workload(const char *path)
 	assert_int_equal(tt_tw_close(&w), 0);
 }
 
+/* A thread that never left its CPU after the kernel was asked has no state; its one
+ * SCHED section, without states and with nothing lost, says it ran all along (a short
+ * run on an idle CPU: its spikes had no split, and no word why). */
+static void test_never_switched(void **state)
+{
+	struct tt_fixture *fx = *state;
+	t1.n = 0;
+	begin(&t1, S_LOAD, 2 * MS);
+	end(&t1, 12 * MS);
+	struct tt_tw w;
+	assert_int_equal(tt_tw_open_file(&w, fx->in), 0);
+	tt_tw_header(&w, NULL);
+	tt_tw_process(&w, 4242, "game");
+	tt_tw_sites(&w, sites, N(sites));
+	const struct tt_thread_info worker = {.index = 0, .tid = 101, .events = t1.n,
+					      .flags = TT_THREAD_SCHED};
+	tt_tw_thread_info(&w, &worker, "worker");
+	tt_tw_events(&w, 0, 0, t1.r, t1.n);
+	tt_tw_sched(&w, 0, 0, MONO(1 * MS), NULL, 0);
+	tt_tw_end(&w);
+	assert_int_equal(tt_tw_close(&w), 0);
+	struct tt_run r;
+	RUN_OK(&r, "spikes", fx->in, "-q", "--threshold", "1ms", "--json");
+	cJSON *spike = cJSON_Parse(r.out);
+	free(r.out);
+	assert_non_null(spike);
+	assert_int_equal(num(spike, "dur_ns"), 10 * MS);
+	assert_int_equal(num(spike, "on_cpu_ns"), 10 * MS);
+	assert_int_equal(num(spike, "preempted_ns"), 0);
+	assert_int_equal(num(spike, "blocked_ns"), 0);
+	assert_int_equal(num(spike, "unknown_ns"), 0);
+	cJSON_Delete(spike);
+}
+
 /* The span of switches the kernel lost is unknown, not made up: the split makes up
  * the spike's duration; a thread without states has no split, and its spikes and
  * info say why; report's columns count only the time states cover and say the rest. */
@@ -578,6 +612,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_json_output_is_utf8, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_convert_marks_spikes, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_split_unknown, setup, tt_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_never_switched, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_bad_notes_and_thresholds, setup, tt_fixture_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -140,7 +140,7 @@ class Ttr:
             last = s["states"][-1][0] if s["states"] else None
             if lost or last is None or since > last:
                 s["unknown"].append((-1 << 63 if last is None else last, since))
-                if states and states[0][2] != SCHED_RUNNING and since < states[0][0]:
+                if (states[0][2] != SCHED_RUNNING and since < states[0][0]) if states else not lost:
                     s["states"].append((since, NO_CPU, SCHED_RUNNING))
             s["states"] += states
         elif kind == SEC_SNAPSHOT:
