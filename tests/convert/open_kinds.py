@@ -42,7 +42,10 @@ def stopped(path, tmpdir, sig, ignored=False):
     tmpdir. `ignored`: started with `sig` ignored, it goes on serving (fetched, it
     ends as usual)."""
     env = dict(os.environ, TMPDIR=tmpdir)
-    ignore = (lambda: signal.signal(sig, signal.SIG_IGN)) if ignored else None
+    # (its default otherwise, whatever the test inherited: under nohup SIGHUP came
+    # ignored, open rightly kept it so, and went on serving)
+    disposition = signal.SIG_IGN if ignored else signal.SIG_DFL
+    ignore = lambda: signal.signal(sig, disposition)
     p = subprocess.Popen([tool, 'open', '--port', '0', path], stdout=subprocess.PIPE, text=True,
                          env=env, preexec_fn=ignore)
     try:
