@@ -343,7 +343,9 @@ static void tt__detour_list(const struct tt__detour *d, const struct tt__detour_
 }
 
 /* TT_ENV_EXCLUDE's patterns, one a line (# starts a comment), into d->excludes. A
- * file that cannot be read is said, and nothing is left out. */
+ * file that cannot be read is said (one that opens but does not read, a directory,
+ * too: getline's failure is not its end), and nothing is left out, or only what was
+ * read before. */
 static void tt__detour_read_excludes(struct tt__detour *d)
 {
 	const char *path = getenv(TT_ENV_EXCLUDE);
@@ -371,8 +373,15 @@ static void tt__detour_read_excludes(struct tt__detour *d)
 			d->excludes = more;
 		}
 	}
+	int err = ferror(f) ? errno : 0;
 	free(line);
 	fclose(f);
+	if (err && !d->nexcludes)
+		fprintf(stderr, "ticktrace: %s=%s: %s: no function left out\n", TT_ENV_EXCLUDE, path,
+			strerror(err));
+	else if (err)
+		fprintf(stderr, "ticktrace: %s=%s: %s: only its first %zu patterns read\n",
+			TT_ENV_EXCLUDE, path, strerror(err), d->nexcludes);
 }
 
 static void tt__detour_free(struct tt__detour *d)

@@ -3,7 +3,8 @@
 slices, each a whole trace that loads alone (check-perfetto.py: the .pftrace shard
 against the JSON shard), every thread named in each, the shards' slices those of the
 whole run, once each (a scope open across every boundary belongs to the first shard);
-bad --split values refused; a damaged input, or a shard that cannot be written, leaves
+bad --split values refused; --force over an earlier split into more shards removes
+those past the new last; a damaged input, or a shard that cannot be written, leaves
 no shard behind; a trace past what the Perfetto UI loads, converted whole, says so,
 and `open` serves its first shard, or the one named (--shard K), saying which.
 
@@ -124,6 +125,25 @@ def check_split(d, ttr):
           % (len(js), SPLIT, len(all_scopes)))
 
 
+def check_resplit(d, ttr):
+    """--force over an earlier split into more shards: the shards past the new last one
+    go, or a glob of the shards reads the old run's tail as this one's."""
+    before = shards(d, 'json')
+    whole = len(scopes_of(load_json(os.path.join(d, 'whole.json'))))
+    r = run(['convert', ttr, '--split', str(3 * SPLIT), '--force', '-o', os.path.join(d, 'out.json')])
+    if r.returncode != 0:
+        fail('--split again with --force: status %d: %s' % (r.returncode, r.stderr))
+    after = shards(d, 'json')
+    held = sum(len(scopes_of(load_json(j))) for j in after)
+    if len(after) >= len(before) or held != whole:
+        fail('a split into fewer shards over %d: %d shards holding %d slices, the run %d' %
+             (len(before), len(after), held, whole))
+    if 'removed %d shards' % (len(before) - len(after)) not in r.stderr:
+        fail('the shards of the earlier split removed unsaid: ' + r.stderr)
+    print('--force over a split into more shards: %d shards, the %d past them removed, said'
+          % (len(after), len(before) - len(after)))
+
+
 def check_refused(d, ttr):
     for bad in ('0', '-5', 'abc', '1.5', '', '12x', '99999999999999999999999'):
         r = run(['convert', ttr, '--split', bad, '-o', os.path.join(d, 'bad.pftrace')])
@@ -226,6 +246,7 @@ def main():
         ttr = record(d, 'run.ttr', THREADS, SCOPES)
         check_refused(d, ttr)
         check_split(d, ttr)
+        check_resplit(d, ttr)
         check_nothing_left(d, ttr)
         check_huge(d)
 

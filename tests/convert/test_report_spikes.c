@@ -515,6 +515,37 @@ static void test_split_unknown(void **state)
 	free(r.out);
 }
 
+/* A thread whose switches were asked for but that never switched before the file was
+ * written (a run of a few ms: TT_THREAD_SCHED, no SCHED section) is one with states,
+ * none of them, as spikes and report read it: info said "without states: the file
+ * does not say why (written before ticktrace said)", of a file that said. */
+static void test_asked_no_switch(void **state)
+{
+	struct tt_fixture *fx = *state;
+	t1.n = 0;
+	begin(&t1, S_LOAD, 0);
+	end(&t1, 3 * MS);
+	struct tt_tw w;
+	assert_int_equal(tt_tw_open_file(&w, fx->in), 0);
+	tt_tw_header(&w, NULL);
+	tt_tw_process(&w, 4242, "app");
+	tt_tw_sites(&w, sites, N(sites));
+	const struct tt_thread_info quiet = {.index = 0, .tid = 101, .events = t1.n,
+					     .flags = TT_THREAD_SCHED};
+	tt_tw_thread_info(&w, &quiet, "quiet");
+	tt_tw_events(&w, 0, 0, t1.r, t1.n);
+	tt_tw_end(&w);
+	assert_int_equal(tt_tw_close(&w), 0);
+	struct tt_run r;
+	RUN_OK(&r, "info", fx->in);
+	const char *info[] = {"  thread states (their switches, from the kernel):\n",
+			      "       101  quiet                           0          0  none\n"};
+	assert_out_has(&r, info, N(info));
+	if (strstr(r.out, "without states"))
+		fail_msg("a thread whose states were asked for said without them:\n%s", r.out);
+	free(r.out);
+}
+
 /* ---- bad input ---- */
 
 static void expect_error(struct tt_fixture *fx, const char *const *args, const char *msg)
@@ -613,6 +644,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_convert_marks_spikes, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_split_unknown, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_never_switched, setup, tt_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_asked_no_switch, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_bad_notes_and_thresholds, setup, tt_fixture_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

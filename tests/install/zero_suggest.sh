@@ -68,5 +68,10 @@ grep -q 'ticktrace: 1 functions left unpatched, as TICKTRACE_EXCLUDE=.*exclude.t
 "$TT_TEST_TOOL" convert -q next.ttr -o next.json
 grep -q '"name":"slow"' next.json || fail "slow is not in the second run's trace"
 ! grep -q '"name":"tiny"' next.json || fail "tiny is in the second run's trace"
+# a list that opens but does not read (a directory): said, as a file that does not open is
+LD_LIBRARY_PATH=$libdir TICKTRACE_LIBCALLS=0 TICKTRACE_EXCLUDE=$root TICKTRACE_BUFFER=65536 \
+	TICKTRACE_OUT=$root/dir.ttr ./zero 2>dir.err || fail "the run with a directory for a list exits $?"
+grep -q "TICKTRACE_EXCLUDE=$root: Is a directory: no function left out" dir.err ||
+	{ cat dir.err >&2; fail "a directory for TICKTRACE_EXCLUDE is not said"; }
 [ "$failures" = 0 ] || exit 1
 echo "one round: tiny ranked by its $calls calls, added to the user's list, left unpatched in the next run"

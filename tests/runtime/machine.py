@@ -16,7 +16,8 @@ offset taken out (one boot: exact), each process labelled with its host and the
 machines in otherData. The receiver's file then made another boot's (its boot id
 changed): placed through the wall clocks, every receive is where the exact merge put
 it give or take the uncertainty said, which is said; --offset HOST=TIME moves that
-host's events by TIME, and names no other. Both merges as .pftrace too (issue 33.3):
+host's events by TIME, names no other, and no offset of a century or more, alone or
+summed. Both merges as .pftrace too (issue 33.3):
 each machine a Perfetto machine named after its host, every packet of the second
 with its machine_id, its clock snapshot bringing it where the JSON has it
 (check-perfetto.py: the same slices, no clock or track error).
@@ -303,6 +304,15 @@ def merge(tmp):
     check(c.returncode == 1 and "--offset nowhere: no file was recorded on a host of that name"
           in c.stderr and not os.path.exists(os.path.join(tmp, "x.json")),
           "--offset of no host: %d %s" % (c.returncode, c.stderr))
+    # offsets past any clock's, alone or summed (two of 285 years wrapped around to -14
+    # years, placed so unsaid): refused, no output
+    for offsets in (["--offset", other + "=-9000000000s"],
+                    ["--offset", other + "=9000000000s", "--offset", other + "=9000000000s"]):
+        c = subprocess.run([TOOL, "convert", send, far, "-o", os.path.join(tmp, "x.json"), *offsets],
+                           capture_output=True, text=True, timeout=60)
+        check(c.returncode == 1 and "--offset %s: more than a century in all" % other in c.stderr
+              and not os.path.exists(os.path.join(tmp, "x.json")),
+              "%s: %d %s" % (" ".join(offsets), c.returncode, c.stderr))
     align(tmp, wrap, host, other)
     return None
 

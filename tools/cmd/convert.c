@@ -51,7 +51,8 @@ static const char tt_convert_usage[] =
 	"                      the thresholds set in the code. Without any of them, no\n"
 	"                      spikes are looked for.\n"
 	"      --offset HOST=TIME  the runs recorded on HOST moved by TIME (a known offset\n"
-	"                      of its clock; TIME may be negative: -1.5ms); repeatable\n"
+	"                      of its clock; TIME may be negative: -1.5ms); repeatable:\n"
+	"                      a host's add up, to less than a century\n"
 	"      --align flows   place the runs of other machines by the flows between them\n"
 	"                      and the machines placed before (a first pass over the\n"
 	"                      run): where flows go both ways, at the middle of the window\n"
@@ -69,7 +70,9 @@ static const char tt_convert_usage[] =
 	"                      is in the shard where it begins, so the shards' slices add\n"
 	"                      up to the run's. Without it, a trace of more than 3000000\n"
 	"                      slices (what the Perfetto UI loads in a browser tab) is\n"
-	"                      said on stderr. On error no shard is left behind\n"
+	"                      said on stderr. On error no shard is left behind; with\n"
+	"                      --force, the shards an earlier split wrote past the last\n"
+	"                      of this one are removed (said)\n"
 	"      --debug-dir DIR look for debug info here first (DIR/.build-id/xx/yyyy.debug,\n"
 	"                      or by name), then in /usr/lib/debug; functions recorded with\n"
 	"                      -finstrument-functions are named from the binaries' symbols\n"
@@ -364,6 +367,18 @@ bool tt_shard_name(char *buf, size_t cap, const char *output, unsigned k)
 	return n >= 0 && (size_t)n < cap;
 }
 
+/* --force over an earlier split into more shards: those past the k just written
+ * (OUTPUT.k+1.EXT on, while they exist) removed, or they would read as this run's
+ * later shards. How many. */
+static unsigned tt_remove_stale_shards(const char *output, unsigned k)
+{
+	char name[4096];
+	unsigned removed = 0;
+	while (tt_shard_name(name, sizeof(name), output, ++k) && unlink(name) == 0)
+		removed++;
+	return removed;
+}
+
 /* --split's shards, after a first pass gave the begins of the slices, sorted:
  * shard k holds the slices begun in [its first begin, the next shard's) (a slice
  * open across a boundary belongs, whole, to the shard where it begins), at most
@@ -433,6 +448,9 @@ static int tt_convert_shards(struct tt_session *run, const struct tt_convert_opt
 				unlink(name);
 		return -1;
 	}
+	unsigned stale = 0;
+	if (rc == 0 && !opts->shard && opts->force)
+		stale = tt_remove_stale_shards(opts->output, k);
 	if (rc == 0 && !opts->shard && !opts->quiet && !tt_diag_quiet)
 		fprintf(stderr, "ticktrace: %s%s -> %s ... %s: %u shards of at most %" PRIu64
 			" slices (%zu slices, %" PRIu64 " events, %" PRIu64 " threads, %" PRIu64
@@ -440,6 +458,9 @@ static int tt_convert_shards(struct tt_session *run, const struct tt_convert_opt
 			opts->inputs[0], opts->ninputs > 1 ? " ..." : "", first_name, name, k,
 			opts->split, b->n, run->sum.events, run->sum.threads, run->sum.dropped,
 			run->sum.warnings);
+	if (stale && !opts->quiet && !tt_diag_quiet)
+		fprintf(stderr, "ticktrace: removed %u shards past %s, of an earlier split of %s\n",
+			stale, name, opts->output);
 	return rc;
 }
 

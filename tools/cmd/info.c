@@ -122,13 +122,15 @@ static void tt_print_counters(FILE *out, const struct tt_file *f, bool switches)
 }
 
 /* Each thread's states (TT_THREAD_SCHED): how many switches, known from when, and
- * how many were lost; and how many threads have none. */
+ * how many were lost; and how many threads have none. A thread with the flag and no
+ * SCHED section (asked for, it never switched before the file was written) has
+ * states, none of them, as spikes and report read it. */
 static void tt_print_states(FILE *out, const struct tt_file *f, const struct tt_info_sink *in)
 {
 	size_t with = 0;
 	for (size_t i = 0; i < f->nthreads; i++) {
 		const struct tt_thread *th = &f->threads[i];
-		if (!th->has_states)
+		if (!(th->flags & TT_THREAD_SCHED))
 			continue;
 		if (!with++)
 			fprintf(out, "  thread states (their switches, from the kernel):\n  %8s  %-20s %12s "
@@ -159,7 +161,7 @@ static void tt_print_states(FILE *out, const struct tt_file *f, const struct tt_
 	size_t counts[TT_WHYS] = {0}, nwhys = 0, others = 0;
 	for (size_t i = 0; i < f->nthreads; i++) {
 		const struct tt_thread *th = &f->threads[i];
-		if (th->has_states || (th->flags & TT_THREAD_RUNTIME))
+		if (th->flags & (TT_THREAD_SCHED | TT_THREAD_RUNTIME))
 			continue;
 		uint32_t why = th->flags & (TT_THREAD_NO_STATES_MASK | TT_THREAD_NO_STATES_ERRNO_MASK);
 		size_t k = 0;

@@ -36,6 +36,14 @@ static void tt_trace_rebase(struct tt_trace *t)
 
 /* Every time of a file, from its TSC or read as such, moved by `ns` (a valid file's
  * are within a clock's range: a second of the machine's, moved, still are). */
+/* Clocks a century (2^62 ns, 146 years) apart or more are no clocks: damage, a hostile
+ * file, or a typo; within it, sums of two such times do not overflow. */
+static bool tt_within_century(int64_t ns)
+{
+	const int64_t century = INT64_C(1) << 62;
+	return ns <= century && ns >= -century;
+}
+
 static void tt_file_shift(struct tt_file *f, int64_t ns)
 {
 	f->clock.ns0 += ns;
@@ -122,10 +130,9 @@ static int tt_trace_place(struct tt_trace *t)
 				bool tai = tt_knows_tai(f) && tt_knows_tai(first);
 				mc->clock = tai ? "CLOCK_TAI" : "CLOCK_REALTIME";
 				/* (readings a century apart are no clocks: damage, or a hostile file) */
-				const int64_t century = INT64_C(1) << 62;
 				int64_t ours = tt_wall_less_monotonic(f, tai);
 				int64_t theirs = tt_wall_less_monotonic(first, tai);
-				if (ours > century || ours < -century || theirs > century || theirs < -century)
+				if (!tt_within_century(ours) || !tt_within_century(theirs))
 					return tt_error("%s: its wall clock and %s's are more than a century "
 							"apart: not placed on one timeline", f->path, first->path);
 				mc->offset_ns = ours - theirs;
@@ -152,7 +159,11 @@ int tt_trace_offset(struct tt_trace *t, const char *host, int64_t ns)
 		if (strlen(host) != m->host_name_len || memcmp(host, m->host_name, m->host_name_len))
 			continue;
 		found = true;
-		mc->given_ns += ns;
+		int64_t given;
+		if (__builtin_add_overflow(mc->given_ns, ns, &given) || !tt_within_century(given))
+			return tt_error("--offset %s: more than a century in all: no clock is that far "
+					"off", host);
+		mc->given_ns = given;
 		tt_trace_move(t, k, ns);
 	}
 	if (!found)
