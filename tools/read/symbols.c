@@ -518,7 +518,10 @@ static struct tt_sym_module *tt_sym_module_at(struct tt_symbols *s, struct tt_sy
 		else if (e->pe && tt_pe_section_rva(e->pe, m->file_offset, &rva)) {
 			sm->bias = m->start - rva; /* a process address - this: the address in the image */
 			sm->elf = e;
-		}
+		} else if (e->pe)
+			tt_warn("%s: no section at file offset 0x%" PRIx64 " as the program loaded it "
+				"(the file changed since, stripped?): its functions there are named by offset",
+				e->path, m->file_offset);
 	}
 	return sm;
 }
