@@ -16,6 +16,7 @@
 #define TT_PE_CLASS_STATIC 3
 #define TT_PE_DEBUG_CODEVIEW 2
 #define TT_PE_SCN_EXECUTE 0x20000000u
+#define TT_PE_MAX_SYMBOLS (1u << 26) /* 1.2 GB of symbols: more is damage */
 
 struct tt_pe_symbol {
 	uint32_t rva;
@@ -111,7 +112,8 @@ static int tt_pe_codeview(int fd, const uint8_t *sections, size_t nsections, uin
 }
 
 /* The functions of the COFF symbol table: its global symbols and those typed as
- * functions, in executable sections. 0, or -1 when out of memory. */
+ * functions, in executable sections. 0, -1 when out of memory, -2 when the table is
+ * cut short. */
 static int tt_pe_functions(struct tt_pe *pe, int fd, uint32_t table, uint32_t count, const uint8_t *sections,
 			   size_t nsections)
 {
@@ -122,7 +124,7 @@ static int tt_pe_functions(struct tt_pe *pe, int fd, uint32_t table, uint32_t co
 				   ? tt_pe_read(fd, table + (uint64_t)count * TT_PE_COFF_SYMBOL, strings_size)
 				   : NULL;
 	free(size_bytes);
-	int rc = syms ? 0 : -1;
+	int rc = syms ? 0 : -2;
 	if (syms && !(pe->symbols = calloc(count ? count : 1, sizeof(*pe->symbols))))
 		rc = -1;
 	for (uint32_t i = 0; rc == 0 && i < count; i += 1u + syms[(size_t)i * TT_PE_COFF_SYMBOL + 17]) {
@@ -194,7 +196,12 @@ struct tt_pe *tt_pe_load(int fd, const char *path, const struct tt_str *build_id
 			"the build id recorded): its functions are named by offset", path);
 		goto quiet;
 	}
-	if (symtab && nsyms && tt_pe_functions(pe, fd, symtab, nsyms, sections, nsections) != 0)
+	problem = "its symbol table is larger than any file";
+	if (nsyms > TT_PE_MAX_SYMBOLS)
+		goto bad;
+	int rc = symtab && nsyms ? tt_pe_functions(pe, fd, symtab, nsyms, sections, nsections) : 0;
+	problem = rc == -2 ? "its symbol table is cut short" : "out of memory";
+	if (rc != 0)
 		goto bad;
 	if (!pe->nsymbols)
 		tt_warn("%s: no COFF symbol table (stripped%s%s%s): its functions are named by "

@@ -603,7 +603,8 @@ static int tt_resolve(struct tt_symbols *s, struct tt_sym_file *sf, uint64_t add
 		if (sm->elf)
 			return (library_call ? tt_name_library_call : tt_name_from_elf)(sm->elf, address - sm->bias, r);
 		/* The file that ran is not at hand: its offset in that file. */
-		const char *slash = memrchr(m->path.ptr, '/', m->path.len);
+		bool windows = m->path.len > 2 && m->path.ptr[1] == ':' && m->path.ptr[2] == '\\';
+		const char *slash = memrchr(m->path.ptr, windows ? '\\' : '/', m->path.len);
 		const char *base = slash ? slash + 1 : m->path.ptr;
 		return tt_asprintf(&r->name, "%.*s+0x%" PRIx64, (int)(m->path.ptr + m->path.len - base), base,
 				   address - m->start + m->file_offset);
