@@ -267,7 +267,7 @@ static struct tt_elf *tt_elf_open(const struct tt_module *m)
 
 /* Where a Windows program's path (DRIVE:\\...) is here, malloc'd; NULL: not such a
  * path (or out of memory). Wine's drive Z: is the root; a file recorded on Windows
- * is looked for by its name in --debug-dir. */
+ * is looked for by its name in --debug-dir, else in the current directory. */
 static char *tt_windows_path(const struct tt_symbols *s, const char *path)
 {
 	if (!((path[0] | 0x20) >= 'a' && (path[0] | 0x20) <= 'z' && path[1] == ':' && path[2] == '\\'))
