@@ -15,6 +15,7 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "base/base.h"
@@ -246,6 +247,17 @@ size_t tt_os_process_name(char *name, size_t size)
 	if (!size)
 		return 0;
 	return tt_os_name_end(name, tt__read_file("/proc/self/comm", name, size - 1));
+}
+
+size_t tt_os_host_name(char *name, size_t size)
+{
+	struct utsname uts;
+	if (!size)
+		return 0;
+	if (uname(&uts) != 0)
+		uts.nodename[0] = 0;
+	snprintf(name, size, "%s", uts.nodename);
+	return strlen(name);
 }
 
 struct tt_os_walk {

@@ -86,6 +86,9 @@ int tt_os_on_crash(void (*crashed)(int signal));
 uint32_t tt_os_process_id(void);
 /* The program's name (its file's, without the directory); length, as tt_os_thread_name. */
 size_t tt_os_process_name(char *name, size_t size);
+/* The machine's host name (Windows: its DNS host name; Linux: uname's nodename);
+ * length, as tt_os_thread_name. */
+size_t tt_os_host_name(char *name, size_t size);
 
 /* A module mapped in this process: for each executable range of each, `each` is
  * called with its path (UTF-8), the range, its offset in the file, and its build id

@@ -325,6 +325,17 @@ size_t tt_os_process_name(char *name, size_t size)
 	return tt_os_utf8(base, name, size);
 }
 
+size_t tt_os_host_name(char *name, size_t size)
+{
+	DWORD n = (DWORD)size;
+	if (!size || !GetComputerNameExA(ComputerNameDnsHostname, name, &n)) {
+		if (size)
+			name[0] = 0;
+		return 0;
+	}
+	return n;
+}
+
 /* A CodeView record (the linker's, with --build-id for GNU ld): "RSDS", the GUID,
  * the age, then the PDB's path. */
 struct tt_os_codeview {

@@ -38,11 +38,47 @@ void tt__chunk_close(struct tt__slot *slot)
 	slot->current->size = (uint32_t)(end - (char *)slot->current);
 }
 
-/* tt-prefault keeps the arena faulted in this far past the next chunk, so that a
- * thread taking a chunk never waits for its pages (a thread faulting its own pages in
- * cost 0.4 x RDTSC an event under Wine); in steps of TT__PREFAULT_STEP. */
-#define TT__PREFAULT_AHEAD (16u << 20)
+/* tt-prefault keeps the arena faulted in past the next chunk, so that a thread taking
+ * a chunk never waits for its pages (a thread faulting its own pages in cost 0.4 x
+ * RDTSC an event under Wine, 0.6 x on fresh pages measured alone; pages faulted in
+ * before cost nothing). Large pages need a privilege (Wine refuses them), so each
+ * 4 KiB page is a fault: the window is what the threads took in about the last
+ * TT__PREFAULT_MEMORY_NS, as on Linux (core/arena.c), so that a burst like the last
+ * ones finds its memory ready (a fixed 16 MiB was used up within one benchmark
+ * round: event_warm_ns 1.4-1.9 x RDTSC). Never more than the arena already used, nor
+ * beyond TT__PREFAULT_AHEAD_MAX; faulted in steps of TT__PREFAULT_STEP. */
+#define TT__PREFAULT_AHEAD_MIN (16u << 20)
+#define TT__PREFAULT_AHEAD_MAX (256u << 20)
+#define TT__PREFAULT_MEMORY_NS 100000000
 #define TT__PREFAULT_STEP (1u << 20)
+
+static char *tt__arena_base;
+static size_t tt__prefault_ahead = TT__PREFAULT_AHEAD_MIN; /* atomic: the window */
+
+/* tt-prefault's: what the threads took lately, decaying over TT__PREFAULT_MEMORY_NS. */
+static struct {
+	char *next;
+	int64_t ns;
+	double bytes;
+} tt__recent_use;
+
+static size_t tt__prefault_window(char *next)
+{
+	int64_t now_ns = tt_os_monotonic_ns();
+	double kept = 1.0 - (double)(now_ns - tt__recent_use.ns) / TT__PREFAULT_MEMORY_NS;
+	tt__recent_use.bytes = tt__recent_use.bytes * (kept > 0 ? kept : 0) + (double)(next - tt__recent_use.next);
+	tt__recent_use.next = next;
+	tt__recent_use.ns = now_ns;
+	double ahead = tt__recent_use.bytes;
+	if (ahead > (double)(next - tt__arena_base))
+		ahead = (double)(next - tt__arena_base);
+	if (ahead > TT__PREFAULT_AHEAD_MAX)
+		ahead = TT__PREFAULT_AHEAD_MAX;
+	if (ahead < TT__PREFAULT_AHEAD_MIN)
+		ahead = TT__PREFAULT_AHEAD_MIN;
+	__atomic_store_n(&tt__prefault_ahead, (size_t)ahead, __ATOMIC_RELAXED);
+	return (size_t)ahead;
+}
 
 /* Never takes the lock: a thread ExitProcess ends while it holds it would keep the
  * exit's dump waiting for ever. */
@@ -53,8 +89,9 @@ static void tt__prefault(void *unused)
 		uint32_t wanted = __atomic_load_n(&tt__run.prefault_wanted, __ATOMIC_ACQUIRE);
 		char *from = __atomic_load_n(&tt__run.ready, __ATOMIC_ACQUIRE);
 		char *next = __atomic_load_n(&tt__run.next, __ATOMIC_RELAXED);
-		if (from >= tt__run.arena_end || from - next >= (ptrdiff_t)TT__PREFAULT_AHEAD) {
-			tt_os_wait(&tt__run.prefault_wanted, wanted, 1000);
+		size_t ahead = tt__prefault_window(next);
+		if (from >= tt__run.arena_end || from - next >= (ptrdiff_t)ahead) {
+			tt_os_wait(&tt__run.prefault_wanted, wanted, 100);
 			continue;
 		}
 		size_t step = (size_t)(tt__run.arena_end - from) < TT__PREFAULT_STEP
@@ -70,7 +107,8 @@ static void tt__prefault(void *unused)
 
 void tt__prefault_start(void)
 {
-	tt__run.ready = tt__run.next;
+	tt__run.ready = tt__arena_base = tt__recent_use.next = tt__run.next;
+	tt__recent_use.ns = tt_os_monotonic_ns();
 	if (tt_os_thread_start(tt__prefault, NULL) != 0)
 		fprintf(stderr, "ticktrace: no thread to fault buffers in ahead: each thread does "
 				"as it takes a chunk\n");
@@ -87,7 +125,7 @@ static void *tt__arena_take(size_t size)
 		return NULL;
 	void *at = tt__run.next;
 	__atomic_store_n(&tt__run.next, tt__run.next + size, __ATOMIC_RELAXED);
-	if (ready - tt__run.next < (ptrdiff_t)(TT__PREFAULT_AHEAD / 2)) {
+	if (ready - tt__run.next < (ptrdiff_t)(__atomic_load_n(&tt__prefault_ahead, __ATOMIC_RELAXED) / 2)) {
 		__atomic_add_fetch(&tt__run.prefault_wanted, 1, __ATOMIC_RELEASE);
 		tt_os_wake(&tt__run.prefault_wanted);
 	}

@@ -1,5 +1,6 @@
 /* The platform layer (src/platform/platform.h) against its contract, the same test on
  * each system: Linux in the suite, Windows under Wine (tests/windows/). */
+#include <ctype.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -295,6 +296,18 @@ static void test_process(void **state)
 	assert_int_equal(tt_os_modules(tt_find, &found), 0);
 	assert_int_equal(found.hits, 1);
 	assert_non_null(strstr(found.path, "test_platform"));
+	/* the host's name, as the system's own command gives it */
+	char host[256], said[256] = "";
+	size_t len = tt_os_host_name(host, sizeof host);
+	assert_true(len > 0 && len == strlen(host));
+	FILE *hostname = popen("hostname", "r");
+	assert_non_null(hostname);
+	assert_non_null(fgets(said, sizeof said, hostname));
+	pclose(hostname);
+	said[strcspn(said, "\r\n")] = 0;
+	assert_int_equal(strlen(host), strlen(said));
+	for (size_t i = 0; i < len; i++) /* (Wine's hostname says it in capitals) */
+		assert_int_equal(tolower((unsigned char)host[i]), tolower((unsigned char)said[i]));
 }
 
 #ifndef _WIN32

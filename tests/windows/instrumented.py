@@ -3,12 +3,12 @@
 converted on Linux: built with -finstrument-functions (instrumented.exe), one call of
 main around three of middle, each around one of leaf; or calling MSVC's _penter and
 _pexit (hooked.exe), three calls of tt_hooked, each around one of tt_hooked_leaf, and
-three of tt_hooked_half. Every one a function of the program (named by its offset in
-the .exe: the tools do not read PE files yet).
+three of tt_hooked_half. Each function named by the tools on Linux from the .exe's
+COFF symbol table (tools/read/pe.c), in convert's trace and in report's profile.
 
-    instrumented.py WRAPPER EXE CALLS...
+    instrumented.py WRAPPER EXE NAME=CALLS...
 
-CALLS: the calls of each function, in any order (1 3 3; 3 3 3).
+NAME=CALLS: each function and its calls (main=1 middle=3 leaf=3).
 
 The Linux `ticktrace` as recorder.py finds it; without it, or Wine, exit 77."""
 import json
@@ -24,7 +24,7 @@ from recorder import clean_on_term, fail, run, tool  # noqa: E402
 def main():
     clean_on_term()
     wrapper, exe = sys.argv[1:3]
-    want = sorted(int(n) for n in sys.argv[3:])
+    want = {name: int(calls) for name, calls in (a.split("=") for a in sys.argv[3:])}
     exe = os.path.abspath(exe)
     program = os.path.basename(exe)
     ticktrace = tool()
@@ -37,8 +37,13 @@ def main():
         events = events["traceEvents"] if isinstance(events, dict) else events
         slices = sorted((e for e in events if e["ph"] == "X"), key=lambda e: (e["ts"], -e["dur"]))
         calls = Counter(e["name"] for e in slices)
-        if sorted(calls.values()) != want or not all(f"{program}+0x" in n for n in calls):
-            fail(f"{ttr}: calls {dict(calls)}, not {want} of functions of {program}")
+        if dict(calls) != want:
+            fail(f"{ttr}: calls {dict(calls)}, not {want} (named from {program})")
+        report = run([ticktrace, "report", ttr]).stdout
+        rows = {line.split()[0]: int(line.split()[1]) for line in report.splitlines()[2:]
+                if len(line.split()) > 1 and line.split()[1].isdigit()}
+        if rows != want:
+            fail(f"{ttr}: report's rows {rows}, not {want}:\n{report}")
 
         def within(i, h):
             return h["ts"] <= i["ts"] and i["ts"] + i["dur"] <= h["ts"] + h["dur"]

@@ -11,9 +11,12 @@ of those before), nothing dropped, and the .pftrace the same as the JSON
 
 The Linux `ticktrace` is $TT_TEST_TOOL (.ci/run sets it), else build/tools/ticktrace of
 the source tree; without one, or without Wine, exit 77."""
+import datetime
 import json
 import os
+import re
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -113,6 +116,17 @@ def main():
             run([sys.executable, check_perfetto, pf, schema, json_path, "--flows", "3"])
             print(f"{how}: {ttr} converted and checked; {reused} of {SEQUENTIAL} threads "
                   f"had a TEB an earlier one had had")
+        # The MACHINE section: the host, and the wall clock at the start, which place
+        # the run beside other machines' runs.
+        info = run([ticktrace, "info", ttr]).stdout
+        host = socket.gethostname()
+        started = re.search(r"wall clock at start: (\S+ \S+) UTC", info)
+        if f"machine:  host {host}," not in info or not started:
+            fail(f"{ttr}: no host {host} or wall clock at start said:\n{info}")
+        at = datetime.datetime.strptime(started[1][:26], "%Y-%m-%d %H:%M:%S.%f")
+        ago = datetime.datetime.utcnow() - at
+        if not datetime.timedelta(0) <= ago <= datetime.timedelta(minutes=5):
+            fail(f"{ttr}: the run started at {at} UTC, {ago} ago")
         # A crash: the file written as the program dies, said as a crash (SIGSEGV for
         # the access violation), with what it recorded.
         ttr = os.path.join(d, "crash.ttr")

@@ -37,6 +37,19 @@ void tt_snapshot_free(struct tt_snapshot *s);
 const char *tt_unpack_records(const uint8_t *bytes, size_t size, size_t count,
 			      struct tt_record *out, size_t *bad, size_t *at);
 
+/* pe.c: a Windows program's functions from the COFF symbol table of its PE file
+ * (mingw-w64's; a PDB is not read). tt_pe_is: whether the file open at fd is a PE
+ * file. tt_pe_load: its sections and functions, checked against the build id the
+ * program ran with (its CodeView GUID and age); NULL after saying why (warned).
+ * tt_pe_section_rva: the address in the image of the section at `file_offset`.
+ * tt_pe_function: the function holding `rva`, *offset into it; NULL: none. */
+struct tt_pe;
+bool tt_pe_is(int fd);
+struct tt_pe *tt_pe_load(int fd, const char *path, const struct tt_str *build_id);
+void tt_pe_free(struct tt_pe *pe);
+bool tt_pe_section_rva(const struct tt_pe *pe, uint64_t file_offset, uint32_t *rva);
+const char *tt_pe_function(const struct tt_pe *pe, uint64_t rva, uint64_t *offset);
+
 /* lookup.c: the description of `address` whose span ends at `until`, or NULL. */
 struct tt_site *tt_file_site_until(const struct tt_file *f, uint64_t address, uint64_t until);
 

@@ -1,4 +1,4 @@
-#include "read.h"
+#include "read_internal.h"
 
 #include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
@@ -23,6 +23,7 @@ struct tt_elf {
 	Dwfl *dwfl;
 	Dwfl_Module *mod; /* NULL: unusable (said so once) */
 	GElf_Addr dwfl_bias; /* where libdwfl put the file: its address = vaddr + this */
+	struct tt_pe *pe;    /* a Windows program's file instead (mod NULL) */
 	/* Compilation units by address, for debug info without .debug_aranges (clang's),
 	 * where libdw finds no line by itself; built at the first such miss. */
 	struct tt_cu_range *cu_ranges;
@@ -220,6 +221,7 @@ void tt_symbols_free(struct tt_symbols *s)
 		struct tt_elf *e = s->elves[i];
 		if (e->dwfl)
 			dwfl_end(e->dwfl);
+		tt_pe_free(e->pe);
 		free(e->path);
 		free(e->build_id);
 		free(e->cu_ranges);
@@ -263,6 +265,24 @@ static struct tt_elf *tt_elf_open(const struct tt_module *m)
 	return e;
 }
 
+/* Where a Windows program's path (DRIVE:\\...) is here, malloc'd; NULL: not such a
+ * path (or out of memory). Wine's drive Z: is the root; a file recorded on Windows
+ * is looked for by its name in --debug-dir, else in the current directory. */
+static char *tt_windows_path(const struct tt_symbols *s, const char *path)
+{
+	if (!((path[0] | 0x20) >= 'a' && (path[0] | 0x20) <= 'z' && path[1] == ':' && path[2] == '\\'))
+		return NULL;
+	char *local = NULL;
+	if ((path[0] | 0x20) == 'z')
+		local = strdup(path + 2);
+	else if (asprintf(&local, "%s/%s", s->debug_dir ? s->debug_dir : ".", strrchr(path, '\\') + 1) < 0)
+		local = NULL;
+	for (char *c = local; c && *c; c++)
+		if (*c == '\\')
+			*c = '/';
+	return local;
+}
+
 static void tt_elf_load(struct tt_symbols *s, struct tt_elf *e)
 {
 	e->dwfl = dwfl_begin(&s->callbacks);
@@ -271,12 +291,22 @@ static void tt_elf_load(struct tt_symbols *s, struct tt_elf *e)
 	/* Opened here, not by libdwfl: the path comes from the raw file, and a FIFO there
 	 * would block libdwfl's open for ever. */
 	const char *why;
-	int fd = tt_open_regular(e->path, &why);
+	char *local = tt_windows_path(s, e->path);
+	int fd = tt_open_regular(local ? local : e->path, &why);
 	if (fd < 0) {
-		tt_warn("%s: cannot read it (%s): its functions are named %s+0xOFFSET, the offset "
-			"in the file", e->path, why, tt_basename(e->path));
+		tt_warn("%s: cannot read it (%s%s%s): its functions are named %s+0xOFFSET, the offset "
+			"in the file", e->path, local ? local : "", local ? ": " : "", why, tt_basename(e->path));
+		free(local);
 		return;
 	}
+	if (tt_pe_is(fd)) {
+		e->pe = tt_pe_load(fd, local ? local : e->path,
+				   &(struct tt_str){(const char *)e->build_id, e->build_id_len});
+		close(fd);
+		free(local);
+		return;
+	}
+	free(local);
 	dwfl_report_begin(e->dwfl);
 	/* At the file's own addresses: base 0 added to its p_vaddr; fd is libdwfl's now. */
 	Dwfl_Module *mod = dwfl_report_elf(e->dwfl, tt_basename(e->path), e->path, fd, 0, true);
@@ -452,6 +482,25 @@ static int tt_name_from_elf(struct tt_elf *e, Dwarf_Addr address, struct tt_sym_
 	return 0;
 }
 
+/* A Windows program's function at `rva`, named from its COFF symbols (no lines: its
+ * DWARF is not read yet), or by its offset in the image. */
+static int tt_name_from_pe(struct tt_elf *e, uint64_t rva, struct tt_sym_result *r)
+{
+	uint64_t off;
+	const char *symbol = tt_pe_function(e->pe, rva, &off);
+	const char *slash = strrchr(e->path, '\\');
+	if (!symbol)
+		return tt_asprintf(&r->name, "%s+0x%" PRIx64, slash ? slash + 1 : tt_basename(e->path), rva);
+	if (!(r->name = tt__symbol_name(symbol)))
+		return -1;
+	if (!off)
+		return 0;
+	char *name = r->name;
+	int rc = tt_asprintf(&r->name, "%s+0x%" PRIx64, name, off);
+	free(name);
+	return rc < 0 ? -1 : 0;
+}
+
 /* A file's module number i, its ELF file opened the first time; NULL when out of
  * memory. */
 static struct tt_sym_module *tt_sym_module_at(struct tt_symbols *s, struct tt_sym_file *sf, size_t i)
@@ -463,8 +512,16 @@ static struct tt_sym_module *tt_sym_module_at(struct tt_symbols *s, struct tt_sy
 		if (!e)
 			return NULL;
 		sm->resolved = true;
+		uint32_t rva;
 		if (e->mod && tt_module_bias(e, m, &sm->bias))
 			sm->elf = e;
+		else if (e->pe && tt_pe_section_rva(e->pe, m->file_offset, &rva)) {
+			sm->bias = m->start - rva; /* a process address - this: the address in the image */
+			sm->elf = e;
+		} else if (e->pe)
+			tt_warn("%s: no section at file offset 0x%" PRIx64 " as the program loaded it "
+				"(the file changed since, stripped?): its functions there are named by offset",
+				e->path, m->file_offset);
 	}
 	return sm;
 }
@@ -541,10 +598,13 @@ static int tt_resolve(struct tt_symbols *s, struct tt_sym_file *sf, uint64_t add
 		struct tt_sym_module *sm = tt_sym_module_at(s, sf, (size_t)(m - f->modules));
 		if (!sm)
 			return -1;
+		if (sm->elf && sm->elf->pe)
+			return tt_name_from_pe(sm->elf, address - sm->bias, r);
 		if (sm->elf)
 			return (library_call ? tt_name_library_call : tt_name_from_elf)(sm->elf, address - sm->bias, r);
 		/* The file that ran is not at hand: its offset in that file. */
-		const char *slash = memrchr(m->path.ptr, '/', m->path.len);
+		bool windows = m->path.len > 2 && m->path.ptr[1] == ':' && m->path.ptr[2] == '\\';
+		const char *slash = memrchr(m->path.ptr, windows ? '\\' : '/', m->path.len);
 		const char *base = slash ? slash + 1 : m->path.ptr;
 		return tt_asprintf(&r->name, "%.*s+0x%" PRIx64, (int)(m->path.ptr + m->path.len - base), base,
 				   address - m->start + m->file_offset);

@@ -1,0 +1,248 @@
+/* A Windows program's functions by name: the COFF symbol table mingw-w64's linker
+ * keeps in a PE file unless it is stripped (libelf and libdw read ELF alone). MSVC's
+ * programs keep theirs in a PDB, which is not read: said where it is named. */
+#include "read_internal.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define TT_PE_COFF_SYMBOL 18       /* bytes of a symbol table entry */
+#define TT_PE_SECTION 40           /* bytes of a section header */
+#define TT_PE_DEBUG_ENTRY 28       /* bytes of a debug directory entry */
+#define TT_PE_FUNCTION_TYPE 0x20   /* a symbol's type: a function (gcc's, not NASM's) */
+#define TT_PE_CLASS_EXTERNAL 2
+#define TT_PE_CLASS_STATIC 3
+#define TT_PE_DEBUG_CODEVIEW 2
+#define TT_PE_SCN_EXECUTE 0x20000000u
+#define TT_PE_MAX_SYMBOLS (1u << 26) /* 1.2 GB of symbols: more is damage */
+
+struct tt_pe_symbol {
+	uint32_t rva;
+	char *name;
+};
+
+struct tt_pe_section {
+	uint32_t rva, file_offset;
+};
+
+struct tt_pe {
+	struct tt_pe_section *sections;
+	size_t nsections;
+	struct tt_pe_symbol *symbols; /* functions, by address */
+	size_t nsymbols;
+};
+
+static uint16_t tt_le16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] | p[1] << 8);
+}
+
+static uint32_t tt_le32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* `n` bytes at `off` of the file, or NULL (out of memory, or not that long). */
+static uint8_t *tt_pe_read(int fd, uint64_t off, size_t n)
+{
+	uint8_t *p = malloc(n ? n : 1);
+	if (p && pread(fd, p, n, (off_t)off) != (ssize_t)n) {
+		free(p);
+		return NULL;
+	}
+	return p;
+}
+
+bool tt_pe_is(int fd)
+{
+	uint8_t mz[2];
+	return pread(fd, mz, 2, 0) == 2 && mz[0] == 'M' && mz[1] == 'Z';
+}
+
+void tt_pe_free(struct tt_pe *pe)
+{
+	if (!pe)
+		return;
+	for (size_t i = 0; i < pe->nsymbols; i++)
+		free(pe->symbols[i].name);
+	free(pe->symbols);
+	free(pe->sections);
+	free(pe);
+}
+
+static int tt_pe_symbol_cmp(const void *a, const void *b)
+{
+	const struct tt_pe_symbol *x = a, *y = b;
+	return x->rva < y->rva ? -1 : x->rva > y->rva;
+}
+
+/* The file's CodeView record (its debug directory's), checked against `build_id` (the
+ * GUID and age the program ran with; empty: not checked); its PDB's name into *pdb
+ * (malloc'd) when it names one. 0, or -1: another build. */
+static int tt_pe_codeview(int fd, const uint8_t *sections, size_t nsections, uint32_t dir_rva,
+			  uint32_t dir_size, const struct tt_str *build_id, char **pdb)
+{
+	for (size_t s = 0; s < nsections; s++) {
+		const uint8_t *sh = sections + s * TT_PE_SECTION;
+		uint32_t rva = tt_le32(sh + 12), size = tt_le32(sh + 16), raw = tt_le32(sh + 20);
+		if (dir_rva < rva || dir_rva - rva >= size || dir_size > 64 * TT_PE_DEBUG_ENTRY)
+			continue;
+		uint8_t *dir = tt_pe_read(fd, raw + (dir_rva - rva), dir_size);
+		for (size_t i = 0; dir && i + TT_PE_DEBUG_ENTRY <= dir_size; i += TT_PE_DEBUG_ENTRY) {
+			uint32_t type = tt_le32(dir + i + 12), len = tt_le32(dir + i + 16);
+			uint8_t *cv = type == TT_PE_DEBUG_CODEVIEW && len >= 24 && len < 4096
+					      ? tt_pe_read(fd, tt_le32(dir + i + 24), len)
+					      : NULL;
+			if (!cv || memcmp(cv, "RSDS", 4) != 0) {
+				free(cv);
+				continue;
+			}
+			int same = !build_id->len || (build_id->len == 20 && memcmp(cv + 4, build_id->ptr, 20) == 0);
+			if (len > 24 && cv[24])
+				*pdb = strndup((const char *)cv + 24, len - 24);
+			free(cv);
+			free(dir);
+			return same ? 0 : -1;
+		}
+		free(dir);
+	}
+	return build_id->len ? -1 : 0;
+}
+
+/* The functions of the COFF symbol table: its global symbols and those typed as
+ * functions, in executable sections. 0, -1 when out of memory, -2 when the table is
+ * cut short. */
+static int tt_pe_functions(struct tt_pe *pe, int fd, uint32_t table, uint32_t count, const uint8_t *sections,
+			   size_t nsections)
+{
+	uint8_t *syms = tt_pe_read(fd, table, (size_t)count * TT_PE_COFF_SYMBOL);
+	uint8_t *size_bytes = tt_pe_read(fd, table + (uint64_t)count * TT_PE_COFF_SYMBOL, 4);
+	uint32_t strings_size = size_bytes ? tt_le32(size_bytes) : 0;
+	uint8_t *strings = strings_size >= 4 && strings_size < (1u << 30)
+				   ? tt_pe_read(fd, table + (uint64_t)count * TT_PE_COFF_SYMBOL, strings_size)
+				   : NULL;
+	free(size_bytes);
+	int rc = syms ? 0 : -2;
+	if (syms && !(pe->symbols = calloc(count ? count : 1, sizeof(*pe->symbols))))
+		rc = -1;
+	for (uint32_t i = 0; rc == 0 && i < count; i += 1u + syms[(size_t)i * TT_PE_COFF_SYMBOL + 17]) {
+		const uint8_t *sym = syms + (size_t)i * TT_PE_COFF_SYMBOL;
+		uint16_t section = tt_le16(sym + 12), type = tt_le16(sym + 14);
+		uint8_t class = sym[16];
+		/* (an assembler's global labels are untyped; its local ones, static, are not
+		 * functions) */
+		bool function = class == TT_PE_CLASS_EXTERNAL ||
+				(class == TT_PE_CLASS_STATIC && type == TT_PE_FUNCTION_TYPE);
+		if (!function || section == 0 || section > nsections ||
+		    !(tt_le32(sections + (section - 1u) * TT_PE_SECTION + 36) & TT_PE_SCN_EXECUTE))
+			continue;
+		char *name;
+		if (tt_le32(sym) != 0) {
+			name = strndup((const char *)sym, 8);
+		} else {
+			uint32_t at = tt_le32(sym + 4);
+			if (!strings || at < 4 || at >= strings_size)
+				continue;
+			name = strndup((const char *)strings + at, strings_size - at);
+		}
+		if (!name) {
+			rc = -1;
+			break;
+		}
+		uint32_t rva = tt_le32(sections + (section - 1u) * TT_PE_SECTION + 12) + tt_le32(sym + 8);
+		pe->symbols[pe->nsymbols++] = (struct tt_pe_symbol){rva, name};
+	}
+	free(syms);
+	free(strings);
+	if (rc == 0)
+		qsort(pe->symbols, pe->nsymbols, sizeof(*pe->symbols), tt_pe_symbol_cmp);
+	return rc;
+}
+
+struct tt_pe *tt_pe_load(int fd, const char *path, const struct tt_str *build_id)
+{
+	uint8_t *dos = tt_pe_read(fd, 0, 64), *head = NULL, *sections = NULL;
+	uint32_t nt = dos ? tt_le32(dos + 60) : 0;
+	free(dos);
+	const char *problem = "not a PE file (no PE header)";
+	struct tt_pe *pe = NULL;
+	char *pdb = NULL;
+	/* the signature, the file header (20 bytes), the PE32+ optional header (240) */
+	if (!(head = tt_pe_read(fd, nt, 4 + 20 + 240)) || memcmp(head, "PE\0\0", 4) != 0)
+		goto bad;
+	problem = "not a 64-bit PE file";
+	uint16_t nsections = tt_le16(head + 6), optional_size = tt_le16(head + 20);
+	uint32_t symtab = tt_le32(head + 12), nsyms = tt_le32(head + 16);
+	const uint8_t *opt = head + 24;
+	if (tt_le16(opt) != 0x20b || optional_size < 240)
+		goto bad;
+	problem = "its section headers are cut short";
+	if (!(sections = tt_pe_read(fd, (uint64_t)nt + 24 + optional_size, (size_t)nsections * TT_PE_SECTION)))
+		goto bad;
+	problem = "out of memory";
+	if (!(pe = calloc(1, sizeof(*pe))) || !(pe->sections = calloc(nsections + 1u, sizeof(*pe->sections))))
+		goto bad;
+	for (size_t s = 0; s < nsections; s++)
+		pe->sections[pe->nsections++] =
+			(struct tt_pe_section){tt_le32(sections + s * TT_PE_SECTION + 12),
+					       tt_le32(sections + s * TT_PE_SECTION + 20)};
+	/* DataDirectory[6], the debug directory: the CodeView GUID and age */
+	uint32_t ndirs = tt_le32(opt + 108);
+	if (tt_pe_codeview(fd, sections, nsections, ndirs > 6 ? tt_le32(opt + 112 + 6 * 8) : 0,
+			   ndirs > 6 ? tt_le32(opt + 112 + 6 * 8 + 4) : 0, build_id, &pdb) != 0) {
+		tt_warn("%s: not the file the program ran (its CodeView GUID and age differ from "
+			"the build id recorded): its functions are named by offset", path);
+		goto quiet;
+	}
+	problem = "its symbol table is larger than any file";
+	if (nsyms > TT_PE_MAX_SYMBOLS)
+		goto bad;
+	int rc = symtab && nsyms ? tt_pe_functions(pe, fd, symtab, nsyms, sections, nsections) : 0;
+	problem = rc == -2 ? "its symbol table is cut short" : "out of memory";
+	if (rc != 0)
+		goto bad;
+	if (!pe->nsymbols)
+		tt_warn("%s: no COFF symbol table (stripped%s%s%s): its functions are named by "
+			"offset%s", path, pdb ? ", or built by MSVC; its symbols are in " : "",
+			pdb ? pdb : "", pdb ? ", a PDB" : "", pdb ? ", as ticktrace does not read PDB files" : "");
+	free(pdb);
+	free(head);
+	free(sections);
+	return pe;
+bad:
+	tt_warn("%s: cannot read it (%s): its functions are named by offset", path, problem);
+quiet:
+	free(pdb);
+	free(head);
+	free(sections);
+	tt_pe_free(pe);
+	return NULL;
+}
+
+bool tt_pe_section_rva(const struct tt_pe *pe, uint64_t file_offset, uint32_t *rva)
+{
+	for (size_t s = 0; s < pe->nsections; s++)
+		if (pe->sections[s].file_offset == file_offset) {
+			*rva = pe->sections[s].rva;
+			return true;
+		}
+	return false;
+}
+
+const char *tt_pe_function(const struct tt_pe *pe, uint64_t rva, uint64_t *offset)
+{
+	size_t lo = 0, hi = pe->nsymbols;
+	while (lo < hi) { /* the first symbol past rva */
+		size_t mid = lo + (hi - lo) / 2;
+		if (pe->symbols[mid].rva <= rva)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return NULL;
+	*offset = rva - pe->symbols[lo - 1].rva;
+	return pe->symbols[lo - 1].name;
+}
