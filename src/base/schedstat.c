@@ -18,7 +18,8 @@
  * CPUCLOCK_SCHED, per thread), which another thread of the process may read. */
 static clockid_t tt__thread_cpu_clock(uint32_t tid)
 {
-	return (clockid_t)((~(clockid_t)tid) << 3) | 2 | 4;
+	/* (unsigned: a negative value shifted left is undefined in C) */
+	return (clockid_t)(~tid << 3 | 2u | 4u);
 }
 
 int tt__schedstat_open(struct tt__schedstat *s, uint32_t tid)

@@ -217,7 +217,8 @@ void tt_tw_sched(struct tt_tw *w, uint32_t index, uint64_t lost, int64_t since_n
 	struct tt_sched_info si = {.thread_index = index, .lost = lost, .since_ns = since_ns};
 	tt_tw_section(w, TT_SEC_SCHED, sizeof(si) + n * sizeof(*states));
 	fwrite(&si, sizeof(si), 1, w->fp);
-	fwrite(states, sizeof(*states), n, w->fp);
+	if (n) /* (states may be NULL) */
+		fwrite(states, sizeof(*states), n, w->fp);
 }
 
 void tt_tw_schedstat(struct tt_tw *w, uint32_t index, uint32_t flags,
