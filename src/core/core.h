@@ -178,6 +178,7 @@ struct tt__slot {
 	                     * event that is not written (CLOCK_MONOTONIC), or 0 */
 	struct tt__chunk *live_chunk; /* live file: where the search for new sites stopped
 	                               * (with `drained`) */
+	struct tt_record live_first;  /* live file: that chunk's first record then */
 	struct tt__spikes_thread *spikes; /* mode stream, TICKTRACE_SPIKES: its detector */
 	struct tt__sched sched;
 	struct tt__overwrites overwrites;

@@ -227,7 +227,14 @@ static int tt__live_scan(struct tt__live *lv, struct tt__slot *slot)
 	struct tt__chunk *next = NULL;
 	if (chunk) {
 		tt__chunk_extent(slot, chunk, &begin, &end);
-		from = slot->drained && chunk == slot->live_chunk ? slot->drained : begin;
+		/* (where it stopped, if the chunk is the one it was: a ring may have recycled
+		 * it and handed it to the thread again, its records fewer) */
+		int same = slot->drained && chunk == slot->live_chunk && begin < end &&
+			   begin->tsc == slot->live_first.tsc && begin->word == slot->live_first.word &&
+			   slot->drained <= end;
+		from = same ? slot->drained : begin;
+		if (begin < end)
+			slot->live_first = *begin;
 		memcpy(copy, from, (size_t)(end - from) * sizeof *copy);
 		next = __atomic_load_n(&chunk->next, __ATOMIC_ACQUIRE);
 	}
