@@ -416,27 +416,37 @@ static void split_workload(const char *path)
 	assert_int_equal(tt_tw_close(&w), 0);
 }
 
+/* A run of one thread "quiet" (tid 101) whose states were asked for (TT_THREAD_SCHED),
+ * one "load_level" scope from `from` to `to`; with `ran_section`, the SCHED section that
+ * says it never left its CPU from 1 ms on (no state, nothing lost), else none (files
+ * written before the runtime said it). */
+static void asked_thread_file(const char *path, int64_t from, int64_t to, bool ran_section)
+{
+	t1.n = 0;
+	begin(&t1, S_LOAD, from);
+	end(&t1, to);
+	struct tt_tw w;
+	assert_int_equal(tt_tw_open_file(&w, path), 0);
+	tt_tw_header(&w, NULL);
+	tt_tw_process(&w, 4242, "app");
+	tt_tw_sites(&w, sites, N(sites));
+	const struct tt_thread_info quiet = {.index = 0, .tid = 101, .events = t1.n,
+					     .flags = TT_THREAD_SCHED};
+	tt_tw_thread_info(&w, &quiet, "quiet");
+	tt_tw_events(&w, 0, 0, t1.r, t1.n);
+	if (ran_section)
+		tt_tw_sched(&w, 0, 0, MONO(1 * MS), NULL, 0);
+	tt_tw_end(&w);
+	assert_int_equal(tt_tw_close(&w), 0);
+}
+
 /* A thread that never left its CPU after the kernel was asked has no state; its one
  * SCHED section, without states and with nothing lost, says it ran all along (a short
  * run on an idle CPU: its spikes had no split, and no word why). */
 static void test_never_switched(void **state)
 {
 	struct tt_fixture *fx = *state;
-	t1.n = 0;
-	begin(&t1, S_LOAD, 2 * MS);
-	end(&t1, 12 * MS);
-	struct tt_tw w;
-	assert_int_equal(tt_tw_open_file(&w, fx->in), 0);
-	tt_tw_header(&w, NULL);
-	tt_tw_process(&w, 4242, "game");
-	tt_tw_sites(&w, sites, N(sites));
-	const struct tt_thread_info worker = {.index = 0, .tid = 101, .events = t1.n,
-					      .flags = TT_THREAD_SCHED};
-	tt_tw_thread_info(&w, &worker, "worker");
-	tt_tw_events(&w, 0, 0, t1.r, t1.n);
-	tt_tw_sched(&w, 0, 0, MONO(1 * MS), NULL, 0);
-	tt_tw_end(&w);
-	assert_int_equal(tt_tw_close(&w), 0);
+	asked_thread_file(fx->in, 2 * MS, 12 * MS, true);
 	struct tt_run r;
 	RUN_OK(&r, "spikes", fx->in, "-q", "--threshold", "1ms", "--json");
 	cJSON *spike = cJSON_Parse(r.out);
@@ -522,20 +532,7 @@ static void test_split_unknown(void **state)
 static void test_asked_no_switch(void **state)
 {
 	struct tt_fixture *fx = *state;
-	t1.n = 0;
-	begin(&t1, S_LOAD, 0);
-	end(&t1, 3 * MS);
-	struct tt_tw w;
-	assert_int_equal(tt_tw_open_file(&w, fx->in), 0);
-	tt_tw_header(&w, NULL);
-	tt_tw_process(&w, 4242, "app");
-	tt_tw_sites(&w, sites, N(sites));
-	const struct tt_thread_info quiet = {.index = 0, .tid = 101, .events = t1.n,
-					     .flags = TT_THREAD_SCHED};
-	tt_tw_thread_info(&w, &quiet, "quiet");
-	tt_tw_events(&w, 0, 0, t1.r, t1.n);
-	tt_tw_end(&w);
-	assert_int_equal(tt_tw_close(&w), 0);
+	asked_thread_file(fx->in, 0, 3 * MS, false);
 	struct tt_run r;
 	RUN_OK(&r, "info", fx->in);
 	const char *info[] = {"  thread states (their switches, from the kernel):\n",
