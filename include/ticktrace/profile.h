@@ -26,6 +26,24 @@
  * Environment: TICKTRACE_PROFILE_NO_PERF=1 makes perf_event_open report EACCES, to
  * exercise the fallback where perf works.
  *
+ * Windows: the source is time alone (a hardware source: -ENODEV, or time with
+ * TT_PROFILE_ALLOW_TIME). With TT_PROFILE_ALL_THREADS the kernel's profile of the
+ * process samples (NtCreateProfile, NtSetIntervalProfile, NtStartProfile: every
+ * thread, buckets of 4 bytes or more, 32-bit counts; the interval, in units of
+ * 100 ns, is the system's for every profile of time; samples outside the range are
+ * not counted, so `outside` is 0 and effective_interval_ns is not known). Where
+ * ntdll lacks it (Wine) or refuses it (a bucket under 4 bytes, a range it will not
+ * take), and without TT_PROFILE_ALL_THREADS, a sampler thread of the profile's own
+ * suspends each thread sampled in turn every interval of wall time (rounded up to a
+ * millisecond: the system's timer), reads its instruction pointer (SuspendThread,
+ * GetThreadContext) and resumes it, as long as the thread's CPU time owes it a sample
+ * (one per interval of it): a thread that does not run is not sampled, so the samples
+ * are of time on CPU, as on Linux; the CPU time moves in the system's ticks (10 to
+ * 16 ms), and the samples a tick owes are taken in the milliseconds after it.
+ * TICKTRACE_PROFILE_NO_PERF=1 makes it take the sampler thread where
+ * the kernel's profile would serve. tt_profile_stats.mechanism says which sampled,
+ * and so does tt_profile_write's file.
+ *
  * Not async-signal-safe. Functions on one profile must not run concurrently; distinct
  * profiles are independent. With -DTT_DISABLE every function is an inline stub that
  * returns -ENOSYS (tt_profile_source_name: NULL), and the macros still work.
@@ -38,7 +56,13 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#ifndef _WIN32
 #define TT__PROFILE_API __attribute__((visibility("default")))
+#elif defined(TT_STATIC)
+#define TT__PROFILE_API
+#else
+#define TT__PROFILE_API __declspec(dllimport) /* libticktrace.dll's, as ticktrace.h's */
+#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -57,6 +81,8 @@ enum tt_profile_source {
 enum tt_profile_mechanism {
 	TT_PROFILE_PERF = 1,  /* perf_event_open ring buffer, drained by a thread */
 	TT_PROFILE_TIMER = 2, /* per-thread CPU-time timers and SIGPROF (the fallback) */
+	TT_PROFILE_NT_PROFILE = 3,     /* Windows: the kernel's profile (NtCreateProfile) */
+	TT_PROFILE_SAMPLER_THREAD = 4, /* Windows: a thread that suspends the others in turn */
 };
 
 /* Sample every thread of the process: perf samples the threads that exist at
@@ -167,7 +193,7 @@ TT__PROF_INLINE const char *tt_profile_source_name(enum tt_profile_source source
 /* Put the function that follows in section tt_prof_<sec> (sec: a C identifier), kept
  * out of line and kept by --gc-sections, so that TT_PROFILE_SECTION finds it. */
 #if defined(__has_attribute)
-#if __has_attribute(retain)
+#if __has_attribute(retain) && !defined(_WIN32) /* (PE: ignored, with a warning) */
 #define TT__PROF_RETAIN , retain
 #endif
 #if __has_attribute(noclone)

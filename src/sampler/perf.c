@@ -34,12 +34,6 @@ struct drain_start {
 	pid_t tid;
 };
 
-static bool perf_forbidden_by_env(void)
-{
-	const char *v = getenv("TICKTRACE_PROFILE_NO_PERF");
-	return v && *v && strcmp(v, "0") != 0;
-}
-
 static void fill_attr(const struct tt_profile *p, size_t data_size, struct perf_event_attr *a)
 {
 	static const uint64_t hw_config[] = {
@@ -322,7 +316,7 @@ static int open_events(struct tt_profile *p, const pid_t *tids, int ntids, size_
 
 int tt__perf_open(struct tt_profile *p)
 {
-	if (perf_forbidden_by_env())
+	if (tt__profile_no_kernel_sampler())
 		return -EACCES;
 	struct tt__perf *pf = &p->u.perf;
 	*pf = (struct tt__perf){.wake = {.fd = -1}};
@@ -412,3 +406,12 @@ void tt__perf_close(struct tt_profile *p)
 	tt__fd_close(&pf->wake);
 	pthread_mutex_destroy(&pf->drain_lock);
 }
+
+const struct tt__mechanism tt__perf_mechanism = {
+	.id = TT_PROFILE_PERF,
+	.start = tt__perf_start,
+	.stop = tt__perf_stop,
+	.collect = tt__perf_collect,
+	.cpu_ns = tt__perf_cpu_ns,
+	.close = tt__perf_close,
+};

@@ -1,8 +1,8 @@
-/* Self-profiling: the object, its arguments, and the choice of mechanism. The
- * mechanisms live in perf.c and timer.c. */
+/* Self-profiling: the object and its arguments. Which mechanism samples is the
+ * system's choice (linux.c, windows.c). */
 #include <errno.h>
 #include <stdlib.h>
-#include <unistd.h>
+#include <string.h>
 
 #include "sampler/sampler.h"
 
@@ -24,7 +24,7 @@ const char *tt_profile_source_name(enum tt_profile_source source)
 
 /* Time: 1 ms of CPU time. Hardware: about 1 ms of a core's work at a few GHz for
  * instructions and cycles; misses are rarer, so sample them more densely. */
-static uint64_t default_interval(enum tt_profile_source source)
+uint64_t tt__profile_default_interval(enum tt_profile_source source)
 {
 	switch (source) {
 	case TT_PROFILE_BRANCH_MISSES:
@@ -35,33 +35,10 @@ static uint64_t default_interval(enum tt_profile_source source)
 	}
 }
 
-static bool perf_denied(int rc)
+bool tt__profile_no_kernel_sampler(void)
 {
-	return rc == -EACCES || rc == -EPERM || rc == -ENOSYS;
-}
-
-/* Use perf; where it is denied, timers (time only); a hardware source the machine
- * lacks becomes time if the caller allowed it. */
-static int open_mechanism(struct tt_profile *p)
-{
-	int rc = tt__perf_open(p);
-	if (rc != 0 && p->source != TT_PROFILE_TIME &&
-	    (p->flags & TT_PROFILE_ALLOW_TIME) && (rc == -ENODEV || perf_denied(rc))) {
-		p->source = TT_PROFILE_TIME;
-		p->interval = default_interval(TT_PROFILE_TIME);
-		if (rc == -ENODEV)
-			rc = tt__perf_open(p);
-	}
-	if (rc == 0) {
-		p->mechanism = TT_PROFILE_PERF;
-		return 0;
-	}
-	if (!perf_denied(rc) || p->source != TT_PROFILE_TIME)
-		return rc;
-	rc = tt__timer_open(p);
-	if (rc == 0)
-		p->mechanism = TT_PROFILE_TIMER;
-	return rc;
+	const char *v = getenv("TICKTRACE_PROFILE_NO_PERF");
+	return v && *v && strcmp(v, "0") != 0;
 }
 
 int tt_profile_create(struct tt_profile **out, const struct tt_profile_config *cfg)
@@ -82,10 +59,9 @@ int tt_profile_create(struct tt_profile **out, const struct tt_profile_config *c
 	p->nbuckets = ((cfg->size - 1) >> p->shift) + 1; /* ceil without overflow */
 	p->counts = calloc(p->nbuckets, sizeof(*p->counts));
 	p->source = cfg->source;
-	p->interval = cfg->interval ? cfg->interval : default_interval(cfg->source);
+	p->interval = cfg->interval ? cfg->interval : tt__profile_default_interval(cfg->source);
 	p->flags = cfg->flags;
-	p->owner_tid = gettid();
-	int rc = p->counts ? open_mechanism(p) : -ENOMEM;
+	int rc = p->counts ? tt__mechanism_open(p) : -ENOMEM;
 	if (rc != 0) {
 		free(p->counts);
 		free(p);
@@ -99,7 +75,7 @@ int tt_profile_start(struct tt_profile *p)
 {
 	if (p->running)
 		return -EALREADY;
-	int rc = p->mechanism == TT_PROFILE_PERF ? tt__perf_start(p) : tt__timer_start(p);
+	int rc = p->mechanism->start(p);
 	if (rc == 0)
 		p->running = true;
 	return rc;
@@ -109,7 +85,7 @@ int tt_profile_stop(struct tt_profile *p)
 {
 	if (!p->running)
 		return -EALREADY;
-	int rc = p->mechanism == TT_PROFILE_PERF ? tt__perf_stop(p) : tt__timer_stop(p);
+	int rc = p->mechanism->stop(p);
 	p->running = false;
 	return rc;
 }
@@ -117,8 +93,7 @@ int tt_profile_stop(struct tt_profile *p)
 int tt_profile_read(struct tt_profile *p, uint64_t *counts, size_t n,
 		    struct tt_profile_stats *stats)
 {
-	if (p->mechanism == TT_PROFILE_PERF)
-		tt__perf_collect(p);
+	tt__profile_collect(p);
 	uint64_t samples = 0;
 	for (size_t i = 0; i < p->nbuckets; i++) {
 		uint64_t c = __atomic_load_n(&p->counts[i], __ATOMIC_RELAXED);
@@ -135,10 +110,10 @@ int tt_profile_read(struct tt_profile *p, uint64_t *counts, size_t n,
 		.interval = p->interval,
 		.buckets = p->nbuckets,
 		.source = p->source,
-		.mechanism = p->mechanism,
+		.mechanism = p->mechanism->id,
 	};
 	if (p->source == TT_PROFILE_TIME) {
-		stats->cpu_ns = p->mechanism == TT_PROFILE_PERF ? tt__perf_cpu_ns(p) : tt__timer_cpu_ns(p);
+		stats->cpu_ns = p->mechanism->cpu_ns(p);
 		uint64_t taken = stats->samples + stats->outside + stats->lost;
 		stats->effective_interval_ns = taken ? stats->cpu_ns / taken : 0;
 	}
@@ -151,10 +126,7 @@ void tt_profile_close(struct tt_profile *p)
 		return;
 	if (p->running)
 		tt_profile_stop(p);
-	if (p->mechanism == TT_PROFILE_PERF)
-		tt__perf_close(p);
-	else
-		tt__timer_close(p);
+	p->mechanism->close(p);
 	free(p->counts);
 	free(p);
 }

@@ -1,15 +1,40 @@
 /* Private to src/sampler/ (and the bucket tests): the profile object shared by
- * the core, the perf mechanism and the timer fallback. */
+ * the core (profile.c) and each system's mechanisms: Linux's perf events (perf.c) and
+ * timer fallback (timer.c), chosen by linux.c; Windows' kernel profile
+ * (NtCreateProfile) and sampler thread (suspend.c), chosen by windows.c. */
 #ifndef TT_SAMPLER_H
 #define TT_SAMPLER_H
 
-#include <pthread.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
+
+#include "ticktrace/profile.h"
+
+#ifdef _WIN32
+/* NtCreateProfile's: the kernel counts into `buffer` (32-bit buckets of the profile's
+ * layout) while started; `counted` is what was folded into the profile's counts. */
+struct tt__nt_profile {
+	void *handle;         /* the profile object */
+	uint32_t *buffer;
+	uint64_t cpu_start_ns; /* the process's CPU time at tt_profile_start */
+};
+
+/* The sampler thread's (suspend.c): the threads it samples, each suspended in turn. */
+struct tt__suspend {
+	void *thread;           /* the sampler thread, while started */
+	void *quit;             /* an event that stops it */
+	void **targets;         /* thread handles */
+	uint64_t *sampled_ns;   /* each target's CPU time sampled for so far */
+	uint64_t *cpu_start_ns; /* each target's CPU time at tt_profile_start */
+	size_t ntargets;
+	uint32_t wait_ms;       /* between ticks */
+};
+#else
+#include <pthread.h>
 #include <time.h>
 
 #include "base/base.h"
-#include "ticktrace/profile.h"
 
 struct tt__perf_ring {
 	size_t event;       /* the event (in fds) whose mmap this is; others SET_OUTPUT into it */
@@ -46,6 +71,20 @@ struct tt__timer {
 	struct tt__timer_thread *threads;
 	size_t nthreads;
 };
+#endif
+
+/* A way to take samples: start, stop (every sample taken so far counted on return),
+ * collect (count what is pending: perf's ring buffers, the kernel's profile buffer;
+ * NULL where samples are counted as they are taken), cpu_ns (CPU time sampled so
+ * far) and close. */
+struct tt__mechanism {
+	enum tt_profile_mechanism id;
+	int (*start)(struct tt_profile *p);
+	int (*stop)(struct tt_profile *p);
+	void (*collect)(struct tt_profile *p);
+	uint64_t (*cpu_ns)(struct tt_profile *p);
+	void (*close)(struct tt_profile *p);
+};
 
 struct tt_profile {
 	uintptr_t start;
@@ -57,14 +96,19 @@ struct tt_profile {
 	uint64_t lost;
 	uint64_t cpu_ns;        /* completed windows (timer); perf reads its counters */
 	enum tt_profile_source source;
-	enum tt_profile_mechanism mechanism;
+	const struct tt__mechanism *mechanism;
 	uint64_t interval;
 	unsigned flags;
 	pid_t owner_tid;        /* the thread sampled without TT_PROFILE_ALL_THREADS */
 	bool running;
 	union {
+#ifdef _WIN32
+		struct tt__nt_profile nt;
+		struct tt__suspend suspend;
+#else
 		struct tt__perf perf;
 		struct tt__timer timer;
+#endif
 	} u;
 };
 
@@ -78,10 +122,39 @@ static inline void tt__profile_account(struct tt_profile *p, uintptr_t ip)
 		__atomic_fetch_add(&p->outside, 1, __ATOMIC_RELAXED);
 }
 
-/* Each mechanism: open (0 or -errno, nothing left allocated on failure), start, stop
- * (every sample taken so far counted on return), collect (count what is pending:
- * the perf ring buffers; nothing for timers), cpu_ns (CPU time sampled so far) and
- * close. */
+/* Counts the samples pending (the mechanism's collect). */
+static inline void tt__profile_collect(struct tt_profile *p)
+{
+	if (p->mechanism->collect)
+		p->mechanism->collect(p);
+}
+
+/* TICKTRACE_PROFILE_NO_PERF: the kernel's sampler (perf; Windows' profile) is not
+ * asked, to exercise the fallback where it would serve. */
+bool tt__profile_no_kernel_sampler(void);
+
+/* tt_profile_write's text (write.c), once the system found the executable range that
+ * holds the profile (its file, run-time bounds, offset in the file); `sampler`: a
+ * line that says how it sampled, or NULL. */
+int tt__profile_emit(struct tt_profile *p, FILE *out, uintptr_t start, uintptr_t end,
+		     uintptr_t file_offset, const char *path, const char *sampler);
+
+/* The interval a source is sampled at when none is asked for. */
+uint64_t tt__profile_default_interval(enum tt_profile_source source);
+
+/* The system's choice (linux.c, windows.c): opens the mechanism that serves p's
+ * source, interval and flags (a hardware source p was allowed to give up becomes time
+ * there), sets p->mechanism and p->owner_tid: 0, or -errno with nothing left
+ * allocated. */
+int tt__mechanism_open(struct tt_profile *p);
+
+#ifdef _WIN32
+int tt__nt_profile_open(struct tt_profile *p);
+extern const struct tt__mechanism tt__nt_profile_mechanism;
+int tt__suspend_open(struct tt_profile *p);
+extern const struct tt__mechanism tt__suspend_mechanism;
+#else
+/* Each mechanism's open: 0 or -errno, nothing left allocated on failure. */
 int tt__perf_open(struct tt_profile *p);
 int tt__perf_start(struct tt_profile *p);
 int tt__perf_stop(struct tt_profile *p);
@@ -94,5 +167,7 @@ int tt__timer_start(struct tt_profile *p);
 int tt__timer_stop(struct tt_profile *p);
 uint64_t tt__timer_cpu_ns(struct tt_profile *p);
 void tt__timer_close(struct tt_profile *p);
+extern const struct tt__mechanism tt__perf_mechanism, tt__timer_mechanism;
+#endif
 
 #endif

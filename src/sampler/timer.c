@@ -208,3 +208,12 @@ void tt__timer_close(struct tt_profile *p)
 		sched_yield();
 	pthread_mutex_unlock(&slot_lock);
 }
+
+const struct tt__mechanism tt__timer_mechanism = {
+	.id = TT_PROFILE_TIMER,
+	.start = tt__timer_start,
+	.stop = tt__timer_stop,
+	.collect = NULL,
+	.cpu_ns = tt__timer_cpu_ns,
+	.close = tt__timer_close,
+};

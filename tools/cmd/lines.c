@@ -13,9 +13,10 @@ struct tt_bucket {
 	uint64_t address, count;
 };
 
-/* Reads the file: its module (path into module_path, 4096 bytes) and buckets
+/* Reads the file: its module (path into module_path, 4096 bytes), how it was sampled
+ * (a Windows profile's third line: into sampler, 64 bytes; else empty) and buckets
  * (*buckets malloc'ed); 0 or -1 (reported). */
-static int tt_lines_read(const char *path, struct tt_module *m, char *module_path,
+static int tt_lines_read(const char *path, struct tt_module *m, char *module_path, char *sampler,
 			 struct tt_bucket **buckets, size_t *n)
 {
 	FILE *in = fopen(path, "r");
@@ -30,12 +31,14 @@ static int tt_lines_read(const char *path, struct tt_module *m, char *module_pat
 		rc = tt_error_at(path, 0, "not a profile from tt_profile_write (its first line is "
 				 "\"ticktrace profile 1\")");
 	} else if (!fgets(line, sizeof(line), in) ||
-		   sscanf(line, "module %" SCNx64 " %" SCNx64 " %" SCNx64 " %4095[^\n]", &m->start,
+		   sscanf(line, "module %" SCNx64 " %" SCNx64 " %" SCNx64 " %4095[^\r\n]", &m->start,
 			  &m->end, &m->file_offset, module_path) != 4) {
 		rc = tt_error("%s: line 2: not \"module START END FILE_OFFSET PATH\"", path);
 	}
 	for (unsigned no = 3; rc == 0 && fgets(line, sizeof(line), in); no++) {
 		struct tt_bucket b;
+		if (no == 3 && sscanf(line, "sampler %63s", sampler) == 1)
+			continue;
 		if (sscanf(line, "%" SCNx64 " %" SCNu64, &b.address, &b.count) != 2) {
 			rc = tt_error("%s: line %u: not \"ADDRESS COUNT\"", path, no);
 			break;
@@ -56,10 +59,10 @@ static int tt_lines_read(const char *path, struct tt_module *m, char *module_pat
 int tt_lines(const char *path, const char *debug_dir, FILE *out)
 {
 	struct tt_module m = {.until = UINT64_MAX};
-	char module_path[4096] = "";
+	char module_path[4096] = "", sampler[64] = "";
 	struct tt_bucket *b = NULL;
 	size_t n = 0;
-	if (tt_lines_read(path, &m, module_path, &b, &n) < 0) {
+	if (tt_lines_read(path, &m, module_path, sampler, &b, &n) < 0) {
 		free(b);
 		return -1;
 	}
@@ -72,7 +75,8 @@ int tt_lines(const char *path, const char *debug_dir, FILE *out)
 	uint64_t total = 0;
 	for (size_t i = 0; i < n; i++)
 		total += b[i].count;
-	fprintf(out, "%s: %" PRIu64 " samples in %zu buckets of %s\n", path, total, n, module_path);
+	fprintf(out, "%s: %" PRIu64 " samples in %zu buckets of %s%s%s\n", path, total, n, module_path,
+		sampler[0] ? ", sampled by " : "", sampler);
 	fprintf(out, "%10s %7s  %-18s  %-32s %s\n", "samples", "%", "address", "where", "function");
 	int rc = 0;
 	for (size_t i = 0; i < n && rc == 0; i++) {

@@ -20,6 +20,8 @@
 
 struct tt_pe_symbol {
 	uint32_t rva;
+	bool typed; /* a function by its type: before an untyped label at its address
+	             * (the linker's __start_SECTION) */
 	char *name;
 };
 
@@ -75,7 +77,9 @@ void tt_pe_free(struct tt_pe *pe)
 static int tt_pe_symbol_cmp(const void *a, const void *b)
 {
 	const struct tt_pe_symbol *x = a, *y = b;
-	return x->rva < y->rva ? -1 : x->rva > y->rva;
+	if (x->rva != y->rva)
+		return x->rva < y->rva ? -1 : 1;
+	return (int)x->typed - (int)y->typed; /* (a lookup takes the last of those at one address) */
 }
 
 /* The file's CodeView record (its debug directory's), checked against `build_id` (the
@@ -152,7 +156,7 @@ static int tt_pe_functions(struct tt_pe *pe, int fd, uint32_t table, uint32_t co
 			break;
 		}
 		uint32_t rva = tt_le32(sections + (section - 1u) * TT_PE_SECTION + 12) + tt_le32(sym + 8);
-		pe->symbols[pe->nsymbols++] = (struct tt_pe_symbol){rva, name};
+		pe->symbols[pe->nsymbols++] = (struct tt_pe_symbol){rva, type == TT_PE_FUNCTION_TYPE, name};
 	}
 	free(syms);
 	free(strings);

@@ -1,0 +1,106 @@
+/* tt_profile_* on Windows, run by profile.py under Wine:
+ *   profile.exe sampler-thread OUT   one thread's hot loop, through the sampler thread
+ *   profile.exe nt-profile OUT       every thread's, through the kernel's profile
+ *                                    (NtCreateProfile): exit 77 where ntdll lacks it
+ *                                    (Wine), which only real Windows has
+ * Each checks what it can see itself (samples in the range, most of them on the hot
+ * loop's bucket, the mechanism said, a thread that sleeps not sampled) and writes
+ * the profile with tt_profile_write to OUT for `ticktrace lines`. Built with -g. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <windows.h>
+
+#include <ticktrace.h>
+
+static volatile unsigned long sink;
+
+TT_PROFILED(winhot) void win_hot_loop(unsigned long n)
+{
+	for (unsigned long i = 0; i < n; i++)
+		sink += i * i; /* the line where the time goes */
+}
+
+static uint64_t thread_cpu_ns(void)
+{
+	FILETIME created, exited, kernel, user;
+	GetThreadTimes(GetCurrentThread(), &created, &exited, &kernel, &user);
+	return ((uint64_t)kernel.dwHighDateTime << 32 | kernel.dwLowDateTime) * 100 +
+	       ((uint64_t)user.dwHighDateTime << 32 | user.dwLowDateTime) * 100;
+}
+
+static int fail(const char *what, long long got)
+{
+	fprintf(stderr, "profile: %s (%lld)\n", what, got);
+	return 1;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 3)
+		return fail("usage: profile.exe sampler-thread|nt-profile OUT", argc);
+	int nt = strcmp(argv[1], "nt-profile") == 0;
+	HMODULE ntdll = GetModuleHandleW(L"ntdll.dll");
+	if (nt && !GetProcAddress(ntdll, "NtCreateProfile")) {
+		fprintf(stderr, "profile: ntdll has no NtCreateProfile (%s): the kernel's profile needs "
+		       "real Windows; not run\n", GetProcAddress(ntdll, "wine_get_version") ? "Wine" : "?");
+		return 77;
+	}
+	struct tt_profile_config cfg = {.bucket_size = 4, .interval = 1000000,
+					.flags = nt ? TT_PROFILE_ALL_THREADS : 0};
+	TT_PROFILE_SECTION(&cfg, winhot);
+	struct tt_profile *p;
+	int rc = tt_profile_create(&p, &cfg);
+	if (rc != 0)
+		return fail("tt_profile_create", rc);
+	struct tt_profile_stats st;
+	tt_profile_read(p, NULL, 0, &st);
+	enum tt_profile_mechanism want = nt ? TT_PROFILE_NT_PROFILE : TT_PROFILE_SAMPLER_THREAD;
+	if (st.mechanism != want)
+		return fail("not the mechanism asked for", st.mechanism);
+	if ((rc = tt_profile_start(p)) != 0)
+		return fail("tt_profile_start", rc);
+	if (tt_profile_start(p) != -EALREADY)
+		return fail("started twice", 0);
+	/* 0.2 s of CPU time in the loop, a sleep of 0.5 s, 0.2 s more */
+	struct tt_profile_stats before, after;
+	for (int round = 0; round < 2; round++) {
+		for (uint64_t until = thread_cpu_ns() + 200000000; thread_cpu_ns() < until;)
+			win_hot_loop(2000000);
+		if (round == 0) {
+			tt_profile_read(p, NULL, 0, &before);
+			Sleep(500);
+			tt_profile_read(p, NULL, 0, &after);
+		}
+	}
+	if ((rc = tt_profile_stop(p)) != 0)
+		return fail("tt_profile_stop", rc);
+	uint64_t counts[4096] = {0};
+	tt_profile_read(p, counts, 4096, &st);
+	uintptr_t start = (uintptr_t)cfg.start;
+	uint64_t in_hot = 0; /* the loop's buckets: the range is the loop alone */
+	for (size_t i = ((uintptr_t)win_hot_loop - start) / 4; i < st.buckets && i < 4096; i++)
+		in_hot += counts[i];
+	uint64_t asleep = after.samples + after.outside - before.samples - before.outside;
+	printf("profile: %s: %llu samples in range (%llu in the hot loop), %llu outside, %llu "
+	       "while asleep, interval %llu ns, cpu %llu ns, effective %llu ns\n", argv[1],
+	       (unsigned long long)st.samples, (unsigned long long)in_hot,
+	       (unsigned long long)st.outside, (unsigned long long)asleep,
+	       (unsigned long long)st.interval, (unsigned long long)st.cpu_ns,
+	       (unsigned long long)st.effective_interval_ns);
+	/* 0.4 s of CPU at 1 ms: a loaded machine gives the loop far fewer ticks, never none */
+	if (st.samples < 20 || in_hot * 10 < st.samples * 9)
+		return fail("the hot loop does not hold 90 % of 20 samples or more", (long long)in_hot);
+	/* the 0.5 s asleep would be 500 samples if a thread that did not run were sampled;
+	 * a step of its CPU time (10 to 16 ms) owes samples taken as it went to sleep */
+	if (asleep > 30)
+		return fail("samples while the thread slept", (long long)asleep);
+	if (st.cpu_ns < 400000000)
+		return fail("CPU time sampled below the 0.4 s the loop ran", (long long)st.cpu_ns);
+	FILE *out = fopen(argv[2], "w"); /* (text mode, as a user's: lines end in CR LF) */
+	rc = out ? tt_profile_write(p, out) : -1;
+	if (out)
+		fclose(out);
+	tt_profile_close(p);
+	return rc == 0 ? 0 : fail("tt_profile_write", rc);
+}

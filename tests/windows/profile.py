@@ -1,0 +1,49 @@
+#!/usr/bin/env python3
+"""tt_profile_* on Windows (profile.exe, under Wine): the program checks its own
+samples; its tt_profile_write file, read by the Linux `ticktrace lines`, says which
+mechanism sampled, and names the hot loop's buckets by function (the .exe's COFF
+symbols) and by file:line (its DWARF), the loop's line holding most samples.
+
+    profile.py WRAPPER EXE sampler-thread|nt-profile
+
+Exit 77 where the mechanism needs real Windows (nt-profile under Wine), or without
+Wine or the Linux `ticktrace` (as recorder.py finds it)."""
+import os
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(__file__))
+from recorder import clean_on_term, fail, run, tool  # noqa: E402
+
+
+def main():
+    clean_on_term()
+    wrapper, exe, mechanism = sys.argv[1:4]
+    exe = os.path.abspath(exe)
+    ticktrace = tool()
+    source = os.path.join(os.path.dirname(os.path.abspath(__file__)), "profile.c")
+    hot_line = next(i for i, text in enumerate(open(source), 1)
+                    if "the line where the time goes" in text)
+    with tempfile.TemporaryDirectory(prefix="tt-win-profile-") as d:
+        out = os.path.join(d, "profile.txt")
+        print(run([wrapper, exe, mechanism, out]).stdout, end="")
+        head = open(out).read().splitlines()[:3]
+        if head[0] != "ticktrace profile 1" or head[2] != f"sampler {mechanism}":
+            fail(f"{out}: its head is {head}")
+        lines = run([ticktrace, "lines", out]).stdout
+        print(lines, end="")
+        if f"sampled by {mechanism}" not in lines.splitlines()[0]:
+            fail(f"lines does not say the profile was sampled by {mechanism}")
+        rows = [r.split() for r in lines.splitlines()[2:]]
+        total = sum(int(r[0]) for r in rows)
+        in_loop = sum(int(r[0]) for r in rows if r[-1].startswith("win_hot_loop"))
+        on_line = sum(int(r[0]) for r in rows if r[3].endswith(f"profile.c:{hot_line}"))
+        if not total or in_loop * 10 < total * 9:
+            fail(f"win_hot_loop named in {in_loop} of {total} samples")
+        if on_line * 2 <= total:
+            fail(f"profile.c:{hot_line} (the hot loop's line) holds {on_line} of {total} samples")
+        print(f"{mechanism}: {on_line} of {total} samples on profile.c:{hot_line}")
+
+
+if __name__ == "__main__":
+    main()
