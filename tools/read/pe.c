@@ -1,6 +1,7 @@
 /* A Windows program's functions by name: the COFF symbol table mingw-w64's linker
- * keeps in a PE file unless it is stripped (libelf and libdw read ELF alone). MSVC's
- * programs keep theirs in a PDB, which is not read: said where it is named. */
+ * keeps in a PE file unless it is stripped (libelf and libdw read ELF alone), and
+ * their lines from its DWARF sections (pe_dwarf.c). MSVC's programs keep theirs in a
+ * PDB, which is not read: said where it is named. */
 #include "read_internal.h"
 
 #include <inttypes.h>
@@ -30,6 +31,8 @@ struct tt_pe_section {
 };
 
 struct tt_pe {
+	uint64_t image_base;        /* where its DWARF's addresses put it */
+	struct tt_pe_dwarf *dwarf;  /* NULL: none */
 	struct tt_pe_section *sections;
 	size_t nsections;
 	struct tt_pe_symbol *symbols; /* functions, by address */
@@ -71,6 +74,7 @@ void tt_pe_free(struct tt_pe *pe)
 		free(pe->symbols[i].name);
 	free(pe->symbols);
 	free(pe->sections);
+	tt_pe_dwarf_free(pe->dwarf);
 	free(pe);
 }
 
@@ -80,6 +84,17 @@ static int tt_pe_symbol_cmp(const void *a, const void *b)
 	if (x->rva != y->rva)
 		return x->rva < y->rva ? -1 : 1;
 	return (int)x->typed - (int)y->typed; /* (a lookup takes the last of those at one address) */
+}
+
+/* The COFF string table after the `count` symbols at `table` (its size first, itself
+ * counted), malloc'd, *size its bytes; NULL: none, or cut short. */
+static uint8_t *tt_pe_strings(int fd, uint32_t table, uint32_t count, uint32_t *size)
+{
+	uint64_t at = table + (uint64_t)count * TT_PE_COFF_SYMBOL;
+	uint8_t *size_bytes = table ? tt_pe_read(fd, at, 4) : NULL;
+	*size = size_bytes ? tt_le32(size_bytes) : 0;
+	free(size_bytes);
+	return *size >= 4 && *size < (1u << 30) ? tt_pe_read(fd, at, *size) : NULL;
 }
 
 /* The file's CodeView record (its debug directory's), checked against `build_id` (the
@@ -122,12 +137,8 @@ static int tt_pe_functions(struct tt_pe *pe, int fd, uint32_t table, uint32_t co
 			   size_t nsections)
 {
 	uint8_t *syms = tt_pe_read(fd, table, (size_t)count * TT_PE_COFF_SYMBOL);
-	uint8_t *size_bytes = tt_pe_read(fd, table + (uint64_t)count * TT_PE_COFF_SYMBOL, 4);
-	uint32_t strings_size = size_bytes ? tt_le32(size_bytes) : 0;
-	uint8_t *strings = strings_size >= 4 && strings_size < (1u << 30)
-				   ? tt_pe_read(fd, table + (uint64_t)count * TT_PE_COFF_SYMBOL, strings_size)
-				   : NULL;
-	free(size_bytes);
+	uint32_t strings_size;
+	uint8_t *strings = tt_pe_strings(fd, table, count, &strings_size);
 	int rc = syms ? 0 : -2;
 	if (syms && !(pe->symbols = calloc(count ? count : 1, sizeof(*pe->symbols))))
 		rc = -1;
@@ -163,6 +174,34 @@ static int tt_pe_functions(struct tt_pe *pe, int fd, uint32_t table, uint32_t co
 	if (rc == 0)
 		qsort(pe->symbols, pe->nsymbols, sizeof(*pe->symbols), tt_pe_symbol_cmp);
 	return rc;
+}
+
+/* The DWARF of the file's .debug_* sections (their long names are in the string
+ * table: "/OFFSET"), or NULL. */
+static struct tt_pe_dwarf *tt_pe_dwarf(int fd, const uint8_t *sections, size_t nsections,
+				       uint32_t symtab, uint32_t nsyms)
+{
+	uint32_t strings_size;
+	uint8_t *strings = tt_pe_strings(fd, symtab, nsyms, &strings_size);
+	struct tt_pe_debug_section *debug = calloc(nsections + 1, sizeof(*debug));
+	size_t n = 0;
+	for (size_t i = 0; debug && i < nsections; i++) {
+		const uint8_t *sh = sections + i * TT_PE_SECTION;
+		char name[9] = {0};
+		memcpy(name, sh, 8);
+		unsigned long at = name[0] == '/' ? strtoul(name + 1, NULL, 10) : 0;
+		const char *full = at ? (strings && at >= 4 && at < strings_size ? (const char *)strings + at : "") : name;
+		uint32_t size = tt_le32(sh + 8), raw = tt_le32(sh + 16); /* its bytes; in the file, padded */
+		if (strncmp(full, ".debug_", 7) != 0 || strnlen(full, 64) == 64)
+			continue;
+		snprintf(debug[n].name, sizeof debug[n].name, "%s", full);
+		debug[n].file_offset = tt_le32(sh + 20);
+		debug[n++].size = size && size < raw ? size : raw;
+	}
+	struct tt_pe_dwarf *dwarf = debug ? tt_pe_dwarf_open(fd, debug, n) : NULL;
+	free(debug);
+	free(strings);
+	return dwarf;
 }
 
 struct tt_pe *tt_pe_load(int fd, const char *path, const struct tt_str *build_id)
@@ -207,6 +246,8 @@ struct tt_pe *tt_pe_load(int fd, const char *path, const struct tt_str *build_id
 	problem = rc == -2 ? "its symbol table is cut short" : "out of memory";
 	if (rc != 0)
 		goto bad;
+	pe->image_base = (uint64_t)tt_le32(opt + 24) | (uint64_t)tt_le32(opt + 28) << 32;
+	pe->dwarf = tt_pe_dwarf(fd, sections, nsections, symtab, nsyms);
 	if (!pe->nsymbols)
 		tt_warn("%s: no COFF symbol table (stripped%s%s%s): its functions are named by "
 			"offset%s", path, pdb ? ", or built by MSVC; its symbols are in " : "",
@@ -249,4 +290,10 @@ const char *tt_pe_function(const struct tt_pe *pe, uint64_t rva, uint64_t *offse
 		return NULL;
 	*offset = rva - pe->symbols[lo - 1].rva;
 	return pe->symbols[lo - 1].name;
+}
+
+const char *tt_pe_line(const struct tt_pe *pe, uint64_t rva, uint32_t *line)
+{
+	*line = 0;
+	return pe->dwarf ? tt_pe_dwarf_line(pe->dwarf, pe->image_base + rva, line) : NULL;
 }

@@ -49,6 +49,22 @@ struct tt_pe *tt_pe_load(int fd, const char *path, const struct tt_str *build_id
 void tt_pe_free(struct tt_pe *pe);
 bool tt_pe_section_rva(const struct tt_pe *pe, uint64_t file_offset, uint32_t *rva);
 const char *tt_pe_function(const struct tt_pe *pe, uint64_t rva, uint64_t *offset);
+/* tt_pe_line: the source file and *line of `rva` from the file's DWARF (mingw-w64's
+ * gcc leaves it in .debug_* sections); NULL: none says. */
+const char *tt_pe_line(const struct tt_pe *pe, uint64_t rva, uint32_t *line);
+
+/* pe_dwarf.c: a PE file's DWARF, read by libdw from its .debug_* sections wrapped in
+ * an ELF image made in memory. tt_pe_dwarf_open: NULL when there are none, or they
+ * cannot be read; tt_pe_dwarf_line: the source file and *line of `address` (the
+ * image's at its preferred base), NULL: none. */
+struct tt_pe_debug_section {
+	char name[64];
+	uint64_t file_offset, size;
+};
+struct tt_pe_dwarf;
+struct tt_pe_dwarf *tt_pe_dwarf_open(int fd, const struct tt_pe_debug_section *sections, size_t n);
+void tt_pe_dwarf_free(struct tt_pe_dwarf *d);
+const char *tt_pe_dwarf_line(struct tt_pe_dwarf *d, uint64_t address, uint32_t *line);
 
 /* lookup.c: the description of `address` whose span ends at `until`, or NULL. */
 struct tt_site *tt_file_site_until(const struct tt_file *f, uint64_t address, uint64_t until);

@@ -482,10 +482,17 @@ static int tt_name_from_elf(struct tt_elf *e, Dwarf_Addr address, struct tt_sym_
 	return 0;
 }
 
-/* A Windows program's function at `rva`, named from its COFF symbols (no lines: its
- * DWARF is not read yet), or by its offset in the image. */
+/* A Windows program's function at `rva`, named from its COFF symbols, or by its offset
+ * in the image; its file:line from its DWARF where it has some. */
 static int tt_name_from_pe(struct tt_elf *e, uint64_t rva, struct tt_sym_result *r)
 {
+	uint32_t line;
+	const char *src = tt_pe_line(e->pe, rva, &line);
+	if (src) {
+		if (!(r->file = strdup(src)))
+			return -1;
+		r->line = line;
+	}
 	uint64_t off;
 	const char *symbol = tt_pe_function(e->pe, rva, &off);
 	const char *slash = strrchr(e->path, '\\');
