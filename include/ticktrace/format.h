@@ -411,6 +411,9 @@ enum tt_no_states {
 	 * asked for. */
 	TT_NO_STATES_TOO_SHORT = 3,
 	TT_NO_STATES_NOT_ASKED = 4, /* ticktrace could not start the thread that drains them */
+	/* Windows: a thread's switches come from the ETW kernel logger alone, which needs an
+	 * administrator; not read (the thread's CPU time is: TT_SCHEDSTAT_RUN_ONLY). */
+	TT_NO_STATES_WINDOWS = 5,
 };
 
 #define TT_THREAD_NO_STATES(flags) (((flags) & TT_THREAD_NO_STATES_MASK) >> 4)
@@ -508,7 +511,18 @@ enum tt_schedstat_flags {
 	 * something else while the thread had its CPU, which its switches count as on
 	 * CPU. Without it, the two agree and stolen time is not known. */
 	TT_SCHEDSTAT_STEAL = 1u << 0,
+	/* Only run_ns was read: Windows, whose counters a thread of the process may read
+	 * without an administrator are its CPU time (its cycle time at the TSC's rate
+	 * where QueryThreadCycleTime answers; else its times, GetThreadTimes, in steps of
+	 * the system's tick, which the readings are spaced by). wait_ns, timeslices and
+	 * the faults are 0, not counted: the time off CPU is not told apart into
+	 * preempted and blocked. */
+	TT_SCHEDSTAT_RUN_ONLY = 1u << 1,
+	/* run_ns moves in steps of the system's tick (Windows' thread times): each value
+	 * may be behind by up to TT_SCHEDSTAT_TICK_NS, the default tick (Wine's: 10 ms). */
+	TT_SCHEDSTAT_TICK_STEPS = 1u << 2,
 };
+#define TT_SCHEDSTAT_TICK_NS 15625000
 
 struct tt_schedstat_sample {
 	int64_t ns;          /* CLOCK_MONOTONIC when read (the run's clock, as the anchors) */

@@ -251,7 +251,9 @@ static uint64_t tt__dropped(const struct tt__slot *s)
 static void tt__out_thread(struct tt__file *file, struct tt__slot *s, struct tt_end_info *end_info)
 {
 	struct tt_thread_info info = {.index = s->index, .tid = s->tid,
-				      .flags = s->exited ? TT_THREAD_EXITED : 0};
+				      .flags = (s->exited ? TT_THREAD_EXITED : 0) |
+					       TT_THREAD_NO_STATES_FLAGS(tt__counters_off() ? TT_NO_STATES_OFF
+										   : TT_NO_STATES_WINDOWS, 0)};
 	for (const struct tt__chunk *c = s->first; c; c = c->next)
 		info.events += (c->size - sizeof *c) / sizeof(struct tt_record);
 	memcpy(info.dropped, s->dropped, sizeof info.dropped);
@@ -277,6 +279,15 @@ static void tt__out_thread(struct tt__file *file, struct tt__slot *s, struct tt_
 		tt__put(file, &events, sizeof events);
 		tt__put(file, c + 1, bytes);
 		first += bytes / sizeof(struct tt_record);
+	}
+	size_t readings;
+	struct tt_schedstat_info counters;
+	struct tt_schedstat_sample *at = tt__counters_copy(s, &readings, &counters);
+	if (at) { /* (16 and 48 bytes a reading: no padding) */
+		tt__section(file, TT_SEC_SCHEDSTAT, sizeof counters + readings * sizeof *at);
+		tt__put(file, &counters, sizeof counters);
+		tt__put(file, at, readings * sizeof *at);
+		free(at);
 	}
 	end_info->threads++;
 	end_info->records += first;

@@ -107,6 +107,15 @@ void __cyg_profile_func_exit(void *fn, void *call_site);
 /* Start-up: tt-prefault, which faults the arena in ahead of the threads. */
 void tt__prefault_start(void);
 
+/* counters.c: each thread's CPU time, read by tt-sched (started here, unless
+ * TICKTRACE_SCHED=0) for spikes' split. tt__counters_copy (tt__lock held, at a
+ * dump): slot s's readings, one more taken now, malloc'd, *n of them, and their
+ * SCHEDSTAT section's head; NULL: none. */
+void tt__counters_start(void);
+int tt__counters_off(void); /* TICKTRACE_SCHED=0 */
+struct tt_schedstat_sample *tt__counters_copy(const struct tt__slot *s, size_t *n,
+					      struct tt_schedstat_info *info);
+
 /* start.c */
 void tt__start(void); /* once, from the constructor or a first event */
 

@@ -99,8 +99,10 @@ void tt__start(void)
 	if (tt__run.off)
 		__atomic_or_fetch(&tt__hot_global.unusual, TT__HOT_OFF, __ATOMIC_RELAXED);
 	tt_os_anchor(&tt__run.start);
-	if (!tt__run.off)
+	if (!tt__run.off) {
 		tt__prefault_start();
+		tt__counters_start();
+	}
 	__atomic_store_n(&tt__run.started, 1, __ATOMIC_RELEASE);
 	tt_os_unlock(&tt__lock);
 	if (!tt__run.off) {

@@ -349,7 +349,7 @@ void tt__spikes_counters(void *ctx, struct tt__slot *slot, uint64_t lost,
 	(void)lost; /* (a missing reading only makes a split coarser, which it says) */
 	struct tt__spikes_thread *t = tt__spikes_running(slot);
 	if (t)
-		tt_an_thread_counters(&t->th, readings, n, tt__counters_steal,
+		tt_an_thread_counters(&t->th, readings, n, tt__counters_steal ? TT_SCHEDSTAT_STEAL : 0,
 				      tt__start_anchor.monotonic_ns);
 }
 

@@ -103,16 +103,23 @@ static void tt_print_counters(FILE *out, const struct tt_file *f, bool switches)
 	size_t threads = 0, readings = 0;
 	uint64_t lost = 0;
 	bool steal = false;
+	uint32_t run_only = 0; /* (Windows': the flags of one thread's tell the run's) */
 	for (size_t i = 0; i < f->nthreads; i++) {
 		const struct tt_thread *th = &f->threads[i];
 		threads += th->ncounters > 0;
 		readings += th->ncounters;
 		lost += th->counters_lost;
-		steal |= th->counters_steal;
+		steal |= (th->counters_flags & TT_SCHEDSTAT_STEAL) != 0;
+		if (th->counters_flags & TT_SCHEDSTAT_RUN_ONLY)
+			run_only = th->counters_flags;
 	}
 	if (threads)
-		fprintf(out, "  thread counters (schedstat, read in long scopes): %zu readings of %zu "
-			"thread%s, %" PRIu64 " lost\n", readings, threads, threads == 1 ? "" : "s", lost);
+		fprintf(out, "  thread counters (%s): %zu readings of %zu thread%s, %" PRIu64 " lost\n",
+			!run_only ? "schedstat, read in long scopes"
+			: run_only & TT_SCHEDSTAT_TICK_STEPS ? "Windows: CPU time alone, its thread times, "
+							       "in steps of the system's tick"
+							     : "Windows: CPU time alone, its cycle time",
+			readings, threads, threads == 1 ? "" : "s", lost);
 	fprintf(out, "  stolen time: %s\n",
 		!threads ? "not known (no counters read: TICKTRACE_SCHED=switches, or a kernel that "
 			   "accounts no steal)"

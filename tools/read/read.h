@@ -104,7 +104,7 @@ struct tt_thread {
 	struct tt_schedstat_sample *counters;
 	size_t ncounters, counters_cap;
 	uint64_t counters_lost;
-	bool counters_steal; /* TT_SCHEDSTAT_STEAL */
+	uint32_t counters_flags; /* enum tt_schedstat_flags */
 	/* Its calls TICKTRACE_MIN_DUR erased as they returned, per function (its
 	 * FILTERED section; NULL: none), and the threshold. */
 	struct tt_filtered_fn *filtered;

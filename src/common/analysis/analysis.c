@@ -562,12 +562,17 @@ static void tt_an_causes_print(FILE *out, const struct tt_an_spike *s)
 	const struct tt_an_causes *c = &s->causes;
 	bool stolen = c->stolen_known && c->stolen_ns > 0;
 	bool faults = c->faults && (c->minor_faults || c->major_faults);
-	if (c->from != TT_AN_CAUSES_SCHEDSTAT && !stolen && !faults)
+	if (c->from != TT_AN_CAUSES_SCHEDSTAT && c->from != TT_AN_CAUSES_THREAD_TIMES && !stolen && !faults)
 		return;
 	char a[32], b[32];
 	const char *sep = "  ";
 	if (c->from == TT_AN_CAUSES_SCHEDSTAT) {
 		fprintf(out, "%s(from the thread's counters, each within %s)", sep, tt_an_fmt_ns(a, c->error_ns));
+		sep = "; ";
+	} else if (c->from == TT_AN_CAUSES_THREAD_TIMES) {
+		fprintf(out, "%s(on CPU from the thread's CPU time, within %s; the rest off CPU, "
+			"preempted or blocked not told apart: Windows counts no switches without an "
+			"administrator)", sep, tt_an_fmt_ns(a, c->error_ns));
 		sep = "; ";
 	}
 	if (stolen) {
@@ -603,7 +608,8 @@ void tt_an_spike_print(FILE *out, const struct tt_an_spike *s)
 	fputc('\n', out);
 	char why[160];
 	if (s->has_split)
-		tt_an_split_print(out, "  ", &s->split, s->causes.from == TT_AN_CAUSES_SCHEDSTAT);
+		tt_an_split_print(out, "  ", &s->split, s->causes.from == TT_AN_CAUSES_SCHEDSTAT ||
+								s->causes.from == TT_AN_CAUSES_THREAD_TIMES);
 	else
 		fprintf(out, "  no split: %s\n", tt_sched_none_text(th->no_states, why, sizeof why));
 	tt_an_causes_print(out, s);

@@ -99,6 +99,8 @@ struct tt_an_counters {
 	struct tt_schedstat_sample *at; /* [from, n), ns on the analysis's clock */
 	size_t from, n, cap;
 	bool steal; /* TT_SCHEDSTAT_STEAL: their CPU time leaves stolen time out */
+	bool run_only; /* TT_SCHEDSTAT_RUN_ONLY: CPU time alone (Windows) */
+	bool tick_steps; /* TT_SCHEDSTAT_TICK_STEPS: each value up to a tick behind */
 };
 
 /* Where a spike's split came from, and how far it is to be trusted. */
@@ -106,6 +108,9 @@ enum tt_an_causes_from {
 	TT_AN_CAUSES_NONE = 0,
 	TT_AN_CAUSES_SWITCHES,  /* the thread's switches (SCHED): exact */
 	TT_AN_CAUSES_SCHEDSTAT, /* its counters' readings around it: within error_ns */
+	TT_AN_CAUSES_THREAD_TIMES, /* its CPU time alone read around it (Windows): on CPU
+	                            * within error_ns, the rest unknown (off CPU, preempted
+	                            * or blocked not told apart) */
 };
 
 /* What a spike's split says beside its three parts. */
@@ -121,7 +126,8 @@ struct tt_an_causes {
 	int64_t stolen_ns;  /* of on_cpu, the time the hypervisor ran something else */
 };
 
-/* The names output gives a split's source: "switches", "schedstat" (NULL: none). */
+/* The names output gives a split's source: "switches", "schedstat", "thread-times"
+ * (NULL: none). */
 const char *tt_an_causes_from_name(enum tt_an_causes_from from);
 
 /* ---- a thread's analysis ---- */
@@ -378,10 +384,11 @@ int tt_an_thread_sched_section(struct tt_an_thread *th, uint64_t lost, int64_t s
 			       const struct tt_sched_state *states, size_t n, int64_t offset_ns);
 
 /* Adds the thread's next counters' readings (time order, after those given before),
- * their ns less offset_ns on the analysis's clock; `steal`: TT_SCHEDSTAT_STEAL. Give
- * them before the events they cover. 0, or -1 when out of memory. */
+ * their ns less offset_ns on the analysis's clock; `flags`: their section's (format.h:
+ * enum tt_schedstat_flags). Give them before the events they cover. 0, or -1 when out
+ * of memory. */
 int tt_an_thread_counters(struct tt_an_thread *th, const struct tt_schedstat_sample *readings,
-			  size_t n, bool steal, int64_t offset_ns);
+			  size_t n, uint32_t flags, int64_t offset_ns);
 
 /* ---- from raw records (the runtime) ---- */
 

@@ -104,10 +104,12 @@ bool tt_an_split(const struct tt_an_thread *th, int64_t start, int64_t end,
 /* ---- the counters: the second source ---- */
 
 int tt_an_thread_counters(struct tt_an_thread *th, const struct tt_schedstat_sample *readings,
-			  size_t n, bool steal, int64_t offset_ns)
+			  size_t n, uint32_t flags, int64_t offset_ns)
 {
 	struct tt_an_counters *c = &th->counters;
-	c->steal = steal;
+	c->steal = flags & TT_SCHEDSTAT_STEAL;
+	c->run_only = flags & TT_SCHEDSTAT_RUN_ONLY;
+	c->tick_steps = flags & TT_SCHEDSTAT_TICK_STEPS;
 	if (tt_an_room(th->an, (void **)&c->at, &c->from, &c->n, &c->cap, n, sizeof *c->at) < 0)
 		return -1;
 	for (size_t i = 0; i < n; i++) {
@@ -213,9 +215,14 @@ static bool tt_an_counters_split(const struct tt_an_counters *c, int64_t start, 
 	int64_t dur = end - start;
 	int64_t on = run_e.value - run_s.value, pre = wait_e.value - wait_s.value;
 	on = on < 0 ? 0 : on > dur ? dur : on;
+	*cpu = (struct tt_an_estimate){on, run_s.width + run_e.width};
+	if (c->run_only) { /* (off CPU, not told apart: unknown) */
+		*split = (struct tt_an_split){on, 0, 0, dur - on};
+		causes->error_ns = (run_s.width + run_e.width) / 2 + (c->tick_steps ? TT_SCHEDSTAT_TICK_NS : 0);
+		return true;
+	}
 	pre = pre < 0 ? 0 : pre > dur - on ? dur - on : pre;
 	*split = (struct tt_an_split){on, pre, dur - on - pre, 0}; /* (the counters cover it all) */
-	*cpu = (struct tt_an_estimate){on, run_s.width + run_e.width};
 	/* Each half-width bounds its part's error; blocked, the rest, has both parts'. */
 	causes->error_ns = (run_s.width + run_e.width + wait_s.width + wait_e.width) / 2;
 	/* The faults from the reading nearest its start to the one nearest its end. */
@@ -250,7 +257,7 @@ void tt_an_causes(const struct tt_an_thread *th, int64_t start, int64_t end, boo
 	} else if (counters && counted.error_ns < end - start) { /* (else it says nothing) */
 		*has_split = true;
 		*split = by_counters;
-		causes->from = TT_AN_CAUSES_SCHEDSTAT;
+		causes->from = th->counters.run_only ? TT_AN_CAUSES_THREAD_TIMES : TT_AN_CAUSES_SCHEDSTAT;
 		causes->error_ns = counted.error_ns;
 	}
 	if (counters) {
@@ -262,7 +269,12 @@ void tt_an_causes(const struct tt_an_thread *th, int64_t start, int64_t end, boo
 
 const char *tt_an_causes_from_name(enum tt_an_causes_from from)
 {
-	return from == TT_AN_CAUSES_SWITCHES ? "switches" : from == TT_AN_CAUSES_SCHEDSTAT ? "schedstat" : NULL;
+	switch (from) {
+	case TT_AN_CAUSES_SWITCHES: return "switches";
+	case TT_AN_CAUSES_SCHEDSTAT: return "schedstat";
+	case TT_AN_CAUSES_THREAD_TIMES: return "thread-times";
+	default: return NULL;
+	}
 }
 
 void tt_an_states_forget_before(struct tt_an_thread *th, int64_t ns)

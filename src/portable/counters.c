@@ -1,0 +1,207 @@
+/* Windows' thread counters, the coarser split of a spike's time: a thread's context
+ * switches come only from the ETW kernel logger, which needs an administrator
+ * (not read yet); what any thread of the process may read is each thread's CPU time. The
+ * thread tt-sched reads every recording thread's, as Linux's counters are read
+ * (TT_SEC_SCHEDSTAT, TT_SCHEDSTAT_RUN_ONLY: run_ns alone): its cycle time at the
+ * TSC's rate where QueryThreadCycleTime answers, every 4 ms; else (Wine) its times
+ * (GetThreadTimes), which move in steps of the system's tick, every 16 ms. A reading
+ * that says what the one before it said stretches that one (only the last of a
+ * still stretch and the first after it matter to a split). The readings of a thread
+ * are kept in a ring of TT__READINGS (the oldest given up, counted as lost); one
+ * more is read as the thread exits and at each dump. TICKTRACE_SCHED=0: none.
+ *
+ * Locks: tt-sched takes tt__lock to list the threads, lets it go, then takes
+ * tt__counters.lock to read and store; the dump holds tt__lock and tries
+ * tt__counters.lock (a tt-sched ended with it held as the process exits would hold
+ * it for ever: the readings are then left out, said). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <windows.h>
+#include <intrin.h>
+
+#include "portable/portable.h"
+
+#define TT__READINGS 65536u /* a busy thread's 4 minutes at 4 ms */
+#define TT__CYCLES_MS 4
+#define TT__TIMES_MS 16
+
+struct tt__thread_counters {
+	uint32_t tid;
+	int done;    /* its last reading taken, its handle closed */
+	HANDLE thread;
+	struct tt_schedstat_sample *at; /* a ring: [first, first + n) */
+	size_t first, n;
+	uint64_t lost;
+};
+
+static struct {
+	struct tt_os_lock lock;
+	struct tt__thread_counters **of; /* by slot index */
+	size_t cap;
+	int cycles; /* QueryThreadCycleTime answers */
+	int off;    /* TICKTRACE_SCHED=0 */
+} tt__counters;
+
+/* The thread's CPU time in ns; false where it cannot be read. */
+static int tt__cpu_ns(HANDLE thread, uint64_t *ns)
+{
+	ULONG64 cycles;
+	if (tt__counters.cycles && QueryThreadCycleTime(thread, &cycles)) {
+		/* at the TSC's rate since the run began (the anchors' clock) */
+		uint64_t tsc = __rdtsc() - tt__run.start.tsc;
+		int64_t clock = tt_os_monotonic_ns() - tt__run.start.monotonic_ns;
+		if (!tsc || clock <= 0)
+			return 0;
+		*ns = (uint64_t)((unsigned __int128)cycles * (uint64_t)clock / tsc);
+		return 1;
+	}
+	FILETIME created, exited, kernel, user;
+	if (!GetThreadTimes(thread, &created, &exited, &kernel, &user))
+		return 0;
+	*ns = (((uint64_t)kernel.dwHighDateTime << 32 | kernel.dwLowDateTime) +
+	       ((uint64_t)user.dwHighDateTime << 32 | user.dwLowDateTime)) * 100;
+	return 1;
+}
+
+/* tt__counters.lock held: thread `index`'s store, made at its first reading (NULL
+ * without memory). */
+static struct tt__thread_counters *tt__store(uint32_t index, uint32_t tid)
+{
+	if (index >= tt__counters.cap) {
+		size_t cap = tt__counters.cap ? tt__counters.cap : 64;
+		while (cap <= index)
+			cap *= 2;
+		struct tt__thread_counters **grown = realloc(tt__counters.of, cap * sizeof(*grown));
+		if (!grown)
+			return NULL;
+		memset(grown + tt__counters.cap, 0, (cap - tt__counters.cap) * sizeof(*grown));
+		tt__counters.of = grown;
+		tt__counters.cap = cap;
+	}
+	struct tt__thread_counters *c = tt__counters.of[index];
+	if (!c && (c = calloc(1, sizeof(*c)))) {
+		c->tid = tid;
+		c->thread = OpenThread(THREAD_QUERY_LIMITED_INFORMATION, FALSE, tid);
+		c->at = malloc(TT__READINGS * sizeof(*c->at));
+		if (!c->thread || !c->at) { /* (gone already, or no memory: nothing to read) */
+			if (c->thread)
+				CloseHandle(c->thread);
+			free(c->at);
+			c->at = NULL;
+			c->done = 1;
+		}
+		tt__counters.of[index] = c;
+	}
+	return c;
+}
+
+/* tt__counters.lock held: one more reading of the thread's (and its last, `last`). */
+static void tt__read(struct tt__thread_counters *c, int last)
+{
+	uint64_t run;
+	if (c->done || !tt__cpu_ns(c->thread, &run))
+		return;
+	struct tt_schedstat_sample r = {.ns = tt_os_monotonic_ns(), .run_ns = run};
+#define TT__AT(i) c->at[(c->first + (i)) % TT__READINGS]
+	if (c->n && r.run_ns < TT__AT(c->n - 1).run_ns) /* (the TSC's rate, refined, may */
+		r.run_ns = TT__AT(c->n - 1).run_ns;      /* put a count a little behind) */
+	if (c->n >= 2 && TT__AT(c->n - 1).run_ns == run && TT__AT(c->n - 2).run_ns == run) {
+		TT__AT(c->n - 1).ns = r.ns; /* still: the stretch goes on */
+	} else if (c->n < TT__READINGS) {
+		TT__AT(c->n) = r;
+		c->n++;
+	} else {
+		c->at[c->first] = r;
+		c->first = (c->first + 1) % TT__READINGS;
+		c->lost++;
+	}
+#undef TT__AT
+	if (last) {
+		CloseHandle(c->thread);
+		c->done = 1;
+	}
+}
+
+struct tt__listed {
+	uint32_t index, tid;
+	int exited;
+};
+
+static void tt__sched_main(void *arg)
+{
+	(void)arg;
+	struct tt__listed *list = NULL;
+	size_t cap = 0;
+	for (;;) {
+		Sleep(tt__counters.cycles ? TT__CYCLES_MS : TT__TIMES_MS);
+		size_t n = 0;
+		tt_os_lock(&tt__lock);
+		for (struct tt__slot *s = tt__run.first; s; s = s->next, n++) {
+			if (n == cap) {
+				size_t grown_cap = cap ? 2 * cap : 64;
+				struct tt__listed *grown = realloc(list, grown_cap * sizeof(*grown));
+				if (!grown)
+					break;
+				list = grown;
+				cap = grown_cap;
+			}
+			list[n] = (struct tt__listed){s->index, s->tid, s->exited};
+		}
+		tt_os_unlock(&tt__lock);
+		tt_os_lock(&tt__counters.lock);
+		for (size_t i = 0; i < n; i++) {
+			struct tt__thread_counters *c = tt__store(list[i].index, list[i].tid);
+			if (c)
+				tt__read(c, list[i].exited);
+		}
+		tt_os_unlock(&tt__counters.lock);
+	}
+}
+
+void tt__counters_start(void)
+{
+	const char *sched = getenv("TICKTRACE_SCHED");
+	tt__counters.off = sched && strcmp(sched, "0") == 0;
+	if (tt__counters.off)
+		return;
+	ULONG64 cycles;
+	tt__counters.cycles = QueryThreadCycleTime(GetCurrentThread(), &cycles) != 0;
+	if (tt_os_thread_start(tt__sched_main, NULL) != 0)
+		fprintf(stderr, "ticktrace: tt-sched did not start: spikes have no split\n");
+}
+
+int tt__counters_off(void)
+{
+	return tt__counters.off;
+}
+
+struct tt_schedstat_sample *tt__counters_copy(const struct tt__slot *s, size_t *n,
+					      struct tt_schedstat_info *info)
+{
+	*n = 0;
+	int taken = 0;
+	for (int tries = 0; tries < 50 && !(taken = tt_os_trylock(&tt__counters.lock)); tries++)
+		Sleep(1);
+	if (!taken) {
+		fprintf(stderr, "ticktrace: tt-sched holds its lock: thread %u's CPU time readings "
+				"are left out\n", (unsigned)s->tid);
+		return NULL;
+	}
+	struct tt__thread_counters *c = s->index < tt__counters.cap ? tt__counters.of[s->index] : NULL;
+	struct tt_schedstat_sample *copy = NULL;
+	if (c && !c->done)
+		tt__read(c, s->exited);
+	if (c && c->n && (copy = malloc(c->n * sizeof(*copy)))) {
+		for (size_t i = 0; i < c->n; i++)
+			copy[i] = c->at[(c->first + i) % TT__READINGS];
+		*n = c->n;
+		*info = (struct tt_schedstat_info){
+			.thread_index = s->index,
+			.flags = TT_SCHEDSTAT_RUN_ONLY | (tt__counters.cycles ? 0 : TT_SCHEDSTAT_TICK_STEPS),
+			.lost = c->lost};
+	}
+	tt_os_unlock(&tt__counters.lock);
+	return copy;
+}

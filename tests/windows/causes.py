@@ -1,0 +1,71 @@
+#!/usr/bin/env python3
+"""Spikes' causes in a Windows run (causes.exe, under Wine): its threads' CPU time,
+read by tt-sched (src/portable/counters.c), splits each spike into time on CPU and
+the rest, unknown (Windows counts no switches without an administrator: preempted and
+blocked are not told apart), said as such: causes_from "thread-times" and the error.
+A scope that computed 150 ms of CPU time is that much on CPU, within the error; one
+that slept, next to none. With TICKTRACE_SCHED=0 no spike has a split, and each says
+why.
+
+    causes.py WRAPPER EXE
+
+Without Wine or the Linux `ticktrace` (as recorder.py finds it), exit 77."""
+import json
+import os
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(__file__))
+from recorder import clean_on_term, fail, run, tool  # noqa: E402
+
+MS = 1000000
+
+
+def spikes(ticktrace, ttr):
+    out = run([ticktrace, "spikes", "--threshold", "50ms", "--json", ttr]).stdout
+    got = {s["name"]: s for s in map(json.loads, out.splitlines())}
+    if set(got) != {"compute", "sleep"}:
+        fail(f"{ttr}: spikes {sorted(got)}, not compute and sleep")
+    return got
+
+
+def main():
+    clean_on_term()
+    wrapper, exe = sys.argv[1:3]
+    exe = os.path.abspath(exe)
+    ticktrace = tool()
+    with tempfile.TemporaryDirectory(prefix="tt-win-causes-") as d:
+        ttr = os.path.join(d, "causes.ttr")
+        run([wrapper, exe, ttr])
+        got = spikes(ticktrace, ttr)
+        for name, s in got.items():
+            if s.get("causes_from") != "thread-times":
+                fail(f"{name}: causes_from {s.get('causes_from')}, not thread-times: {s}")
+            parts = s["on_cpu_ns"] + s["unknown_ns"]
+            if s["preempted_ns"] or s["blocked_ns"] or parts != s["dur_ns"]:
+                fail(f"{name}: the time off CPU told apart, or the parts do not sum: {s}")
+        compute, sleep = got["compute"], got["sleep"]
+        # (the loop stops once the thread's times say 150 ms more: one step of them late)
+        err = compute["causes_error_ns"]
+        if not 15 * MS <= err < compute["dur_ns"] or abs(compute["on_cpu_ns"] - 150 * MS) > err + 20 * MS:
+            fail(f"compute: on CPU {compute['on_cpu_ns']} ns, not 150 ms within {err} ns: {compute}")
+        if sleep["on_cpu_ns"] > sleep["causes_error_ns"] + 5 * MS:
+            fail(f"sleep: on CPU {sleep['on_cpu_ns']} ns, beyond its error: {sleep}")
+        info = run([ticktrace, "info", ttr]).stdout
+        if "Windows: CPU time alone" not in info or "ETW kernel logger" not in info:
+            fail(f"info does not say the counters are Windows' CPU time alone:\n{info}")
+        text = run([ticktrace, "spikes", "--threshold", "50ms", ttr]).stdout
+        if "preempted or blocked not told apart" not in text:
+            fail(f"spikes' text does not say the split is coarser:\n{text}")
+        print(f"compute: on CPU {compute['on_cpu_ns'] / MS:.1f} ms within {err / MS:.1f} ms of "
+              f"{compute['dur_ns'] / MS:.1f} ms; sleep: {sleep['on_cpu_ns'] / MS:.1f} ms")
+
+        off = os.path.join(d, "off.ttr")
+        run([wrapper, exe, off], env=dict(os.environ, TICKTRACE_SCHED="0"))
+        for name, s in spikes(ticktrace, off).items():
+            if "on_cpu_ns" in s or "TICKTRACE_SCHED=0" not in s.get("no_split", ""):
+                fail(f"{name} with TICKTRACE_SCHED=0: {s}")
+
+
+if __name__ == "__main__":
+    main()
