@@ -26,6 +26,7 @@ struct tt__suspend {
 	void *quit;             /* an event that stops it */
 	void **targets;         /* thread handles */
 	uint64_t *sampled_ns;   /* each target's CPU time sampled for so far */
+	uint64_t *seen_ns;      /* each target's CPU time as last read */
 	uint64_t *cpu_start_ns; /* each target's CPU time at tt_profile_start */
 	size_t ntargets;
 	uint32_t wait_ms;       /* between ticks */

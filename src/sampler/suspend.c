@@ -35,9 +35,10 @@ static void tt__targets_close(struct tt__suspend *s)
 		CloseHandle(s->targets[i]);
 	free(s->targets);
 	free(s->sampled_ns);
+	free(s->seen_ns);
 	free(s->cpu_start_ns);
 	s->targets = NULL;
-	s->sampled_ns = s->cpu_start_ns = NULL;
+	s->sampled_ns = s->seen_ns = s->cpu_start_ns = NULL;
 	s->ntargets = 0;
 }
 
@@ -53,7 +54,10 @@ static int tt__target_add(struct tt__suspend *s, DWORD tid, size_t *cap)
 		uint64_t *sampled = targets ? realloc(s->sampled_ns, grown * sizeof(*sampled)) : NULL;
 		if (sampled)
 			s->sampled_ns = sampled;
-		uint64_t *cpu = sampled ? realloc(s->cpu_start_ns, grown * sizeof(*cpu)) : NULL;
+		uint64_t *seen = sampled ? realloc(s->seen_ns, grown * sizeof(*seen)) : NULL;
+		if (seen)
+			s->seen_ns = seen;
+		uint64_t *cpu = seen ? realloc(s->cpu_start_ns, grown * sizeof(*cpu)) : NULL;
 		if (!cpu)
 			return -ENOMEM;
 		s->cpu_start_ns = cpu;
@@ -64,7 +68,8 @@ static int tt__target_add(struct tt__suspend *s, DWORD tid, size_t *cap)
 	if (!h)
 		return -ESRCH;
 	s->targets[s->ntargets] = h;
-	s->cpu_start_ns[s->ntargets] = s->sampled_ns[s->ntargets] = tt__thread_cpu_ns(h);
+	s->cpu_start_ns[s->ntargets] = s->sampled_ns[s->ntargets] = s->seen_ns[s->ntargets] =
+		tt__thread_cpu_ns(h);
 	s->ntargets++;
 	return 0;
 }
@@ -99,6 +104,8 @@ static DWORD WINAPI tt__sampler_main(void *arg)
 		for (size_t i = 0; i < s->ntargets; i++) {
 			HANDLE h = s->targets[i];
 			uint64_t cpu = tt__thread_cpu_ns(h);
+			if (cpu > s->seen_ns[i])
+				s->seen_ns[i] = cpu;
 			if (cpu < s->sampled_ns[i] + p->interval)
 				continue; /* it did not run an interval since its last sample */
 			s->sampled_ns[i] = cpu - s->sampled_ns[i] > TT__OWED_MAX_NS
@@ -143,12 +150,15 @@ static int tt__suspend_start(struct tt_profile *p)
 	return 0;
 }
 
-/* The CPU time of the threads sampled, in the window started last. */
+/* The CPU time of the threads sampled, in the window started last: as it is now, or
+ * as last seen (Wine gives none of a thread that exited). */
 static uint64_t tt__window_cpu_ns(const struct tt__suspend *s)
 {
 	uint64_t ns = 0;
-	for (size_t i = 0; i < s->ntargets; i++)
-		ns += tt__thread_cpu_ns(s->targets[i]) - s->cpu_start_ns[i];
+	for (size_t i = 0; i < s->ntargets; i++) {
+		uint64_t now = tt__thread_cpu_ns(s->targets[i]);
+		ns += (now > s->seen_ns[i] ? now : s->seen_ns[i]) - s->cpu_start_ns[i];
+	}
 	return ns;
 }
 

@@ -102,6 +102,8 @@ static const char tt_lines_usage[] =
 	"its samples and share, its address in the module's file (as addr2line -e takes\n"
 	"it), its source file:line and its function (function+0xOFFSET inside one), from\n"
 	"the module's symbols and debug info. Run it where the profiled binary is.\n"
+	"A Windows program's profile says how it was sampled (the kernel's profile, or a\n"
+	"sampler thread); its buckets are named from the .exe's COFF symbols and DWARF.\n"
 	"\n"
 	"      --debug-dir DIR where to look for debug info first (see convert)\n"
 	"  -h, --help          this text\n"
