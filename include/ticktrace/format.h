@@ -411,8 +411,9 @@ enum tt_no_states {
 	 * asked for. */
 	TT_NO_STATES_TOO_SHORT = 3,
 	TT_NO_STATES_NOT_ASKED = 4, /* ticktrace could not start the thread that drains them */
-	/* Windows: a thread's switches come from the ETW kernel logger alone, which needs an
-	 * administrator; not read (the thread's CPU time is: TT_SCHEDSTAT_RUN_ONLY). */
+	/* Windows: a thread's switches come from the kernel's events (ETW) alone, which need
+	 * an administrator: not elevated, or the session was refused, or the thread did not
+	 * switch once it was followed (its CPU time is read: TT_SCHEDSTAT_RUN_ONLY). */
 	TT_NO_STATES_WINDOWS = 5,
 };
 

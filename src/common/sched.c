@@ -43,8 +43,9 @@ const char *tt_sched_none_text(uint32_t thread_flags, char *buf, size_t cap)
 		snprintf(buf, cap, "ticktrace could not start tt-sched, which asks for thread states");
 		break;
 	case TT_NO_STATES_WINDOWS:
-		snprintf(buf, cap, "a Windows thread's switches come from the ETW kernel logger alone, "
-			 "which needs an administrator and is not read (its CPU time is)");
+		snprintf(buf, cap, "a Windows thread's switches come from the kernel's events (ETW) "
+			 "alone, which need an administrator: not elevated, or the session was refused "
+			 "(its CPU time is read)");
 		break;
 	default:
 		snprintf(buf, cap, "the file does not say why its thread has no states (written before "

@@ -1,6 +1,6 @@
 /* Windows' thread counters, the coarser split of a spike's time: a thread's context
- * switches come only from the ETW kernel logger, which needs an administrator
- * (not read yet); what any thread of the process may read is each thread's CPU time. The
+ * switches come only from the kernel's events (ETW), which need an administrator
+ * (etw.c, where the process is elevated); what any thread of the process may read is each thread's CPU time. The
  * thread tt-sched reads every recording thread's, as Linux's counters are read
  * (TT_SEC_SCHEDSTAT, TT_SCHEDSTAT_RUN_ONLY: run_ns alone): its cycle time at the
  * TSC's rate where QueryThreadCycleTime answers, every 4 ms; else (Wine) its times
@@ -82,6 +82,7 @@ static struct tt__thread_counters *tt__store(uint32_t index, uint32_t tid)
 	}
 	struct tt__thread_counters *c = tt__counters.of[index];
 	if (!c && (c = calloc(1, sizeof(*c)))) {
+		tt__etw_track(tid);
 		c->tid = tid;
 		c->thread = OpenThread(THREAD_QUERY_LIMITED_INFORMATION, FALSE, tid);
 		c->at = malloc(TT__READINGS * sizeof(*c->at));
@@ -97,17 +98,13 @@ static struct tt__thread_counters *tt__store(uint32_t index, uint32_t tid)
 	return c;
 }
 
-/* tt__counters.lock held: one more reading of the thread's (and its last, `last`). */
-static void tt__read(struct tt__thread_counters *c, int last)
+/* tt__counters.lock held: a reading of the thread's stored (its last, `last`). */
+static void tt__store_reading(struct tt__thread_counters *c, struct tt_schedstat_sample r, int last)
 {
-	uint64_t run;
-	if (c->done || !tt__cpu_ns(c->thread, &run))
-		return;
-	struct tt_schedstat_sample r = {.ns = tt_os_monotonic_ns(), .run_ns = run};
 #define TT__AT(i) c->at[(c->first + (i)) % TT__READINGS]
 	if (c->n && r.run_ns < TT__AT(c->n - 1).run_ns) /* (the TSC's rate, refined, may */
 		r.run_ns = TT__AT(c->n - 1).run_ns;      /* put a count a little behind) */
-	if (c->n >= 2 && TT__AT(c->n - 1).run_ns == run && TT__AT(c->n - 2).run_ns == run) {
+	if (c->n >= 2 && TT__AT(c->n - 1).run_ns == r.run_ns && TT__AT(c->n - 2).run_ns == r.run_ns) {
 		TT__AT(c->n - 1).ns = r.ns; /* still: the stretch goes on */
 	} else if (c->n < TT__READINGS) {
 		TT__AT(c->n) = r;
@@ -124,9 +121,21 @@ static void tt__read(struct tt__thread_counters *c, int last)
 	}
 }
 
+/* A reading of the thread's now; false where none can be had. */
+static int tt__reading(const struct tt__thread_counters *c, struct tt_schedstat_sample *r)
+{
+	uint64_t run;
+	if (c->done || !tt__cpu_ns(c->thread, &run))
+		return 0;
+	*r = (struct tt_schedstat_sample){.ns = tt_os_monotonic_ns(), .run_ns = run};
+	return 1;
+}
+
 struct tt__listed {
 	uint32_t index, tid;
-	int exited;
+	int exited, read;
+	struct tt__thread_counters *c;
+	struct tt_schedstat_sample r;
 };
 
 static void tt__sched_main(void *arg)
@@ -147,15 +156,22 @@ static void tt__sched_main(void *arg)
 				list = grown;
 				cap = grown_cap;
 			}
-			list[n] = (struct tt__listed){s->index, s->tid, s->exited};
+			list[n] = (struct tt__listed){.index = s->index, .tid = s->tid, .exited = s->exited};
 		}
 		tt_os_unlock(&tt__lock);
+		/* The readings taken without the lock (system calls, slow under Wine): a
+		 * process that exits ends tt-sched where it is, and a lock it held then would
+		 * keep the dump from the readings. (A store is only ever added to.) */
 		tt_os_lock(&tt__counters.lock);
-		for (size_t i = 0; i < n; i++) {
-			struct tt__thread_counters *c = tt__store(list[i].index, list[i].tid);
-			if (c)
-				tt__read(c, list[i].exited);
-		}
+		for (size_t i = 0; i < n; i++)
+			list[i].c = tt__store(list[i].index, list[i].tid);
+		tt_os_unlock(&tt__counters.lock);
+		for (size_t i = 0; i < n; i++)
+			list[i].read = list[i].c && tt__reading(list[i].c, &list[i].r);
+		tt_os_lock(&tt__counters.lock);
+		for (size_t i = 0; i < n; i++)
+			if (list[i].read)
+				tt__store_reading(list[i].c, list[i].r, list[i].exited);
 		tt_os_unlock(&tt__counters.lock);
 	}
 }
@@ -168,6 +184,7 @@ void tt__counters_start(void)
 		return;
 	ULONG64 cycles;
 	tt__counters.cycles = QueryThreadCycleTime(GetCurrentThread(), &cycles) != 0;
+	tt__etw_start();
 	if (tt_os_thread_start(tt__sched_main, NULL) != 0)
 		fprintf(stderr, "ticktrace: tt-sched did not start: spikes have no split\n");
 }
@@ -191,8 +208,9 @@ struct tt_schedstat_sample *tt__counters_copy(const struct tt__slot *s, size_t *
 	}
 	struct tt__thread_counters *c = s->index < tt__counters.cap ? tt__counters.of[s->index] : NULL;
 	struct tt_schedstat_sample *copy = NULL;
-	if (c && !c->done)
-		tt__read(c, s->exited);
+	struct tt_schedstat_sample now;
+	if (c && tt__reading(c, &now)) /* (its handle is tt-sched's to close) */
+		tt__store_reading(c, now, 0);
 	if (c && c->n && (copy = malloc(c->n * sizeof(*copy)))) {
 		for (size_t i = 0; i < c->n; i++)
 			copy[i] = c->at[(c->first + i) % TT__READINGS];

@@ -250,10 +250,15 @@ static uint64_t tt__dropped(const struct tt__slot *s)
 
 static void tt__out_thread(struct tt__file *file, struct tt__slot *s, struct tt_end_info *end_info)
 {
+	size_t nstates;
+	uint64_t states_lost = 0;
+	struct tt_sched_info sched;
+	struct tt_sched_state *states = tt__etw_states(s, &nstates, &sched, &states_lost);
 	struct tt_thread_info info = {.index = s->index, .tid = s->tid,
 				      .flags = (s->exited ? TT_THREAD_EXITED : 0) |
-					       TT_THREAD_NO_STATES_FLAGS(tt__counters_off() ? TT_NO_STATES_OFF
-										   : TT_NO_STATES_WINDOWS, 0)};
+					       (states ? TT_THREAD_SCHED
+						: TT_THREAD_NO_STATES_FLAGS(tt__counters_off() ? TT_NO_STATES_OFF
+											 : TT_NO_STATES_WINDOWS, 0))};
 	for (const struct tt__chunk *c = s->first; c; c = c->next)
 		info.events += (c->size - sizeof *c) / sizeof(struct tt_record);
 	memcpy(info.dropped, s->dropped, sizeof info.dropped);
@@ -279,6 +284,18 @@ static void tt__out_thread(struct tt__file *file, struct tt__slot *s, struct tt_
 		tt__put(file, &events, sizeof events);
 		tt__put(file, c + 1, bytes);
 		first += bytes / sizeof(struct tt_record);
+	}
+	if (states) { /* (16 and 32 bytes: no padding) */
+		tt__section(file, TT_SEC_SCHED, sizeof sched + nstates * sizeof *states);
+		tt__put(file, &sched, sizeof sched);
+		tt__put(file, states, nstates * sizeof *states);
+		if (states_lost) { /* (lost after its last state: a section of none says so) */
+			sched.lost = states_lost;
+			sched.since_ns = states[nstates - 1].ns;
+			tt__section(file, TT_SEC_SCHED, sizeof sched);
+			tt__put(file, &sched, sizeof sched);
+		}
+		free(states);
 	}
 	size_t readings;
 	struct tt_schedstat_info counters;
@@ -337,6 +354,8 @@ int tt__write_file(const char *path, int crash_signal)
 	for (struct tt__slot *s = tt__run.first; s; s = s->next)
 		if (!s->exited)
 			tt__chunk_close(s);
+	if (!crash_signal)
+		tt__etw_flush();
 	int rc = tt__collect(&sites, &funcs);
 	if (rc == 0) {
 		struct tt_file_header header;

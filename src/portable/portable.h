@@ -113,6 +113,17 @@ void tt__prefault_start(void);
  * SCHEDSTAT section's head; NULL: none. */
 void tt__counters_start(void);
 int tt__counters_off(void); /* TICKTRACE_SCHED=0 */
+
+/* etw.c: each thread's switches from an ETW session of ticktrace's own, where the
+ * process is elevated (tt__etw_start, from tt__counters_start); tt-sched names the
+ * threads to follow (tt__etw_track). At a dump (tt__lock held): tt__etw_flush once,
+ * then per thread tt__etw_states: its states, malloc'd, *n of them (NULL: none
+ * followed), their SCHED section's head, and how many were lost after the last. */
+void tt__etw_start(void);
+void tt__etw_track(uint32_t tid);
+void tt__etw_flush(void);
+struct tt_sched_state *tt__etw_states(const struct tt__slot *s, size_t *n, struct tt_sched_info *info,
+				      uint64_t *lost_after);
 struct tt_schedstat_sample *tt__counters_copy(const struct tt__slot *s, size_t *n,
 					      struct tt_schedstat_info *info);
 

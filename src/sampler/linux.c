@@ -37,17 +37,10 @@ int tt__mechanism_open(struct tt_profile *p)
 	return rc;
 }
 
-struct tt__segment {
-	uintptr_t address; /* in: an address of the range */
-	uintptr_t start, end, file_offset;
-	char path[4096];
-	bool found;
-};
-
 static int tt__find_segment(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	(void)size;
-	struct tt__segment *s = arg;
+	struct tt__code_range *s = arg;
 	for (int i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
 		uintptr_t start = info->dlpi_addr + ph->p_vaddr;
@@ -71,9 +64,9 @@ static int tt__find_segment(struct dl_phdr_info *info, size_t size, void *arg)
 
 int tt_profile_write(struct tt_profile *p, FILE *out)
 {
-	struct tt__segment seg = {.address = p->start};
+	struct tt__code_range seg = {.address = p->start};
 	dl_iterate_phdr(tt__find_segment, &seg);
 	if (!seg.found)
 		return -ENOENT;
-	return tt__profile_emit(p, out, seg.start, seg.end, seg.file_offset, seg.path, NULL);
+	return tt__profile_emit(p, out, &seg, NULL);
 }

@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #include "ticktrace/profile.h"
@@ -134,11 +135,19 @@ static inline void tt__profile_collect(struct tt_profile *p)
  * asked, to exercise the fallback where it would serve. */
 bool tt__profile_no_kernel_sampler(void);
 
-/* tt_profile_write's text (write.c), once the system found the executable range that
- * holds the profile (its file, run-time bounds, offset in the file); `sampler`: a
- * line that says how it sampled, or NULL. */
-int tt__profile_emit(struct tt_profile *p, FILE *out, uintptr_t start, uintptr_t end,
-		     uintptr_t file_offset, const char *path, const char *sampler);
+/* The executable range that holds an address (a segment; a PE section), as each
+ * system finds it for tt_profile_write. */
+struct tt__code_range {
+	uintptr_t address; /* in: an address of the range */
+	uintptr_t start, end, file_offset;
+	char path[4096];
+	bool found;
+};
+
+/* tt_profile_write's text (write.c), once the system found the range that holds the
+ * profile; `sampler`: a line that says how it sampled, or NULL. */
+int tt__profile_emit(struct tt_profile *p, FILE *out, const struct tt__code_range *range,
+		     const char *sampler);
 
 /* The interval a source is sampled at when none is asked for. */
 uint64_t tt__profile_default_interval(enum tt_profile_source source);

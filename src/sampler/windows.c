@@ -174,19 +174,12 @@ int tt__mechanism_open(struct tt_profile *p)
 	return rc;
 }
 
-struct tt__section {
-	uintptr_t address; /* in: an address of the range */
-	uintptr_t start, end, file_offset;
-	char path[4096];
-	bool found;
-};
-
 static int tt__find_section(const struct tt_os_module *m, void *arg)
 {
-	struct tt__section *s = arg;
+	struct tt__code_range *s = arg;
 	if (s->address < m->start || s->address >= m->end)
 		return 0;
-	*s = (struct tt__section){s->address, (uintptr_t)m->start, (uintptr_t)m->end,
+	*s = (struct tt__code_range){s->address, (uintptr_t)m->start, (uintptr_t)m->end,
 				  (uintptr_t)m->file_offset, "", true};
 	snprintf(s->path, sizeof s->path, "%s", m->path);
 	return 1;
@@ -194,10 +187,10 @@ static int tt__find_section(const struct tt_os_module *m, void *arg)
 
 int tt_profile_write(struct tt_profile *p, FILE *out)
 {
-	struct tt__section s = {.address = p->start};
+	struct tt__code_range s = {.address = p->start};
 	tt_os_modules(tt__find_section, &s);
 	if (!s.found)
 		return -ENOENT;
-	return tt__profile_emit(p, out, s.start, s.end, s.file_offset, s.path,
+	return tt__profile_emit(p, out, &s,
 				p->mechanism->id == TT_PROFILE_NT_PROFILE ? "nt-profile" : "sampler-thread");
 }

@@ -16,12 +16,12 @@
 
 #include "sampler/sampler.h"
 
-int tt__profile_emit(struct tt_profile *p, FILE *out, uintptr_t start, uintptr_t end,
-		     uintptr_t file_offset, const char *path, const char *sampler)
+int tt__profile_emit(struct tt_profile *p, FILE *out, const struct tt__code_range *range,
+		     const char *sampler)
 {
 	tt__profile_collect(p);
 	fprintf(out, "ticktrace profile 1\nmodule %#" PRIxPTR " %#" PRIxPTR " %#" PRIxPTR " %s\n",
-		start, end, file_offset, path);
+		range->start, range->end, range->file_offset, range->path);
 	if (sampler)
 		fprintf(out, "sampler %s\n", sampler);
 	for (size_t i = 0; i < p->nbuckets; i++) {

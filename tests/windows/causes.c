@@ -2,8 +2,13 @@
  * causes.py under Wine: a scope that computes for 150 ms of CPU time, then one that
  * sleeps 150 ms, each a spike over 50 ms whose split says how much of it was on CPU.
  *
- *   causes.exe OUT.ttr */
+ *   causes.exe [--etw] OUT.ttr
+ *
+ * --etw: the run its switches split (src/portable/etw.c), which needs real Windows and
+ * an administrator: exit 77 under Wine (whose ETW has no kernel events) or not
+ * elevated. */
 #include <stdio.h>
+#include <string.h>
 #include <windows.h>
 
 #include "ticktrace.h"
@@ -20,9 +25,26 @@ static uint64_t thread_cpu_ns(void)
 
 int main(int argc, char **argv)
 {
-	if (argc != 2) {
-		fprintf(stderr, "usage: causes.exe OUT.ttr\n");
+	int etw = argc == 3 && strcmp(argv[1], "--etw") == 0;
+	if (argc != 2 + etw) {
+		fprintf(stderr, "usage: causes.exe [--etw] OUT.ttr\n");
 		return 2;
+	}
+	if (etw && GetProcAddress(GetModuleHandleW(L"ntdll.dll"), "wine_get_version")) {
+		fprintf(stderr, "causes: Wine's ETW has no kernel events: switches need real Windows; "
+				"not run\n");
+		return 77;
+	}
+	HANDLE token;
+	TOKEN_ELEVATION elevation = {0};
+	DWORD size;
+	if (etw && OpenProcessToken(GetCurrentProcess(), TOKEN_QUERY, &token)) {
+		GetTokenInformation(token, TokenElevation, &elevation, sizeof elevation, &size);
+		CloseHandle(token);
+	}
+	if (etw && !elevation.TokenIsElevated) {
+		fprintf(stderr, "causes: not elevated: switches need an administrator; not run\n");
+		return 77;
 	}
 	Sleep(50); /* (readings before the first spike) */
 	{
@@ -36,7 +58,7 @@ int main(int argc, char **argv)
 		Sleep(150);
 	}
 	Sleep(50); /* (readings after the last) */
-	int rc = tt_dump(argv[1]);
+	int rc = tt_dump(argv[1 + etw]);
 	if (rc != 0)
 		fprintf(stderr, "causes: tt_dump: %d\n", rc);
 	return rc == 0 ? 0 : 1;

@@ -7,8 +7,11 @@ A scope that computed 150 ms of CPU time is that much on CPU, within the error; 
 that slept, next to none. With TICKTRACE_SCHED=0 no spike has a split, and each says
 why.
 
-    causes.py WRAPPER EXE
+    causes.py WRAPPER EXE [--etw]
 
+--etw: the run is split by its threads' switches (an ETW session of its own, src/portable/
+etw.c): causes_from "switches", the sleep blocked, the computation on CPU or preempted;
+it needs real Windows and an administrator (exit 77 otherwise, as under Wine).
 Without Wine or the Linux `ticktrace` (as recorder.py finds it), exit 77."""
 import json
 import os
@@ -29,6 +32,18 @@ def spikes(ticktrace, ttr):
     return got
 
 
+def switches(got):
+    for name, s in got.items():
+        if s.get("causes_from") != "switches":
+            fail(f"{name}: causes_from {s.get('causes_from')}, not switches: {s}")
+    compute, sleep = got["compute"], got["sleep"]
+    if (compute["on_cpu_ns"] + compute["preempted_ns"]) * 10 < compute["dur_ns"] * 9:
+        fail(f"compute: not on CPU or preempted for 90 % of it: {compute}")
+    if sleep["blocked_ns"] * 10 < sleep["dur_ns"] * 9:
+        fail(f"sleep: not blocked for 90 % of it: {sleep}")
+    print(f"compute: on CPU {compute['on_cpu_ns'] / MS:.1f} ms; sleep: blocked {sleep['blocked_ns'] / MS:.1f} ms")
+
+
 def main():
     clean_on_term()
     wrapper, exe = sys.argv[1:3]
@@ -36,6 +51,10 @@ def main():
     ticktrace = tool()
     with tempfile.TemporaryDirectory(prefix="tt-win-causes-") as d:
         ttr = os.path.join(d, "causes.ttr")
+        if sys.argv[3:] == ["--etw"]:
+            run([wrapper, exe, "--etw", ttr])
+            switches(spikes(ticktrace, ttr))
+            return
         run([wrapper, exe, ttr])
         got = spikes(ticktrace, ttr)
         for name, s in got.items():
@@ -52,7 +71,7 @@ def main():
         if sleep["on_cpu_ns"] > sleep["causes_error_ns"] + 5 * MS:
             fail(f"sleep: on CPU {sleep['on_cpu_ns']} ns, beyond its error: {sleep}")
         info = run([ticktrace, "info", ttr]).stdout
-        if "Windows: CPU time alone" not in info or "ETW kernel logger" not in info:
+        if "Windows: CPU time alone" not in info or "need an administrator" not in info:
             fail(f"info does not say the counters are Windows' CPU time alone:\n{info}")
         text = run([ticktrace, "spikes", "--threshold", "50ms", ttr]).stdout
         if "preempted or blocked not told apart" not in text:

@@ -9,6 +9,7 @@ symbols) and by file:line (its DWARF), the loop's line holding most samples.
 Exit 77 where the mechanism needs real Windows (nt-profile under Wine), or without
 Wine or the Linux `ticktrace` (as recorder.py finds it)."""
 import os
+import shutil
 import sys
 import tempfile
 
@@ -45,6 +46,13 @@ def main():
             fail(f"win_hot_loop named in {in_loop} of {total} samples")
         if on_line * 2 <= total:
             fail(f"profile.c:{hot_line} (the hot loop's line) holds {on_line} of {total} samples")
+        # the address column is the file's: mingw's addr2line finds the same line
+        addr2line = shutil.which("x86_64-w64-mingw32-addr2line")
+        if addr2line:
+            at = next(r[2] for r in rows if r[3].endswith(f"profile.c:{hot_line}"))
+            said = run([addr2line, "-e", exe, at]).stdout.strip()
+            if not said.endswith(f"profile.c:{hot_line}"):
+                fail(f"addr2line -e {exe} {at}: {said}, not profile.c:{hot_line}")
         print(f"{mechanism}: {on_line} of {total} samples on profile.c:{hot_line}")
 
 

@@ -81,14 +81,16 @@ int tt_lines(const char *path, const char *debug_dir, FILE *out)
 	int rc = 0;
 	for (size_t i = 0; i < n && rc == 0; i++) {
 		struct tt_symbol s;
-		if ((rc = tt_symbols_lookup(sym, &f, b[i].address, UINT64_MAX - 1, &s)) < 0)
+		uint64_t in_file;
+		if ((rc = tt_symbols_lookup(sym, &f, b[i].address, UINT64_MAX - 1, &s)) < 0 ||
+		    (rc = tt_symbols_file_address(sym, &f, b[i].address, UINT64_MAX - 1, &in_file)) < 0)
 			break;
 		char where[4200] = "?";
 		if (s.file)
 			snprintf(where, sizeof(where), "%s:%" PRIu32, s.file, s.line);
 		fprintf(out, "%10" PRIu64 " %6.2f%%  %#18" PRIx64 "  %-32s %s\n", b[i].count,
 			total ? 100.0 * (double)b[i].count / (double)total : 0.0,
-			b[i].address - m.start + m.file_offset, where, s.name ? s.name : "?");
+			in_file, where, s.name ? s.name : "?");
 	}
 	tt_symbols_free(sym);
 	free(b);

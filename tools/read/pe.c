@@ -292,6 +292,11 @@ const char *tt_pe_function(const struct tt_pe *pe, uint64_t rva, uint64_t *offse
 	return pe->symbols[lo - 1].name;
 }
 
+uint64_t tt_pe_image_base(const struct tt_pe *pe)
+{
+	return pe->image_base;
+}
+
 const char *tt_pe_line(const struct tt_pe *pe, uint64_t rva, uint32_t *line)
 {
 	*line = 0;

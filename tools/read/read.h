@@ -367,4 +367,10 @@ struct tt_symbols *tt_symbols_attach(struct tt_trace *t, const char *debug_dir);
 int tt_symbols_lookup(void *ctx, const struct tt_file *file, uint64_t address, uint64_t tsc,
 		      struct tt_symbol *out);
 
+/* Where a process address is in its module's file as addr2line -e takes it: an ELF
+ * file's, the offset in the module's segment plus its file offset; a PE file's, its
+ * address at the image's preferred base. -1 when out of memory. */
+int tt_symbols_file_address(struct tt_symbols *s, const struct tt_file *file, uint64_t address,
+			    uint64_t tsc, uint64_t *out);
+
 #endif

@@ -52,6 +52,7 @@ const char *tt_pe_function(const struct tt_pe *pe, uint64_t rva, uint64_t *offse
 /* tt_pe_line: the source file and *line of `rva` from the file's DWARF (mingw-w64's
  * gcc leaves it in .debug_* sections); NULL: none says. */
 const char *tt_pe_line(const struct tt_pe *pe, uint64_t rva, uint32_t *line);
+uint64_t tt_pe_image_base(const struct tt_pe *pe);
 
 /* pe_dwarf.c: a PE file's DWARF, read by libdw from its .debug_* sections wrapped in
  * an ELF image made in memory. tt_pe_dwarf_open: NULL when there are none, or they

@@ -784,3 +784,18 @@ struct tt_symbols *tt_symbols_attach(struct tt_trace *t, const char *debug_dir)
 		tt_describe_sites(s, &t->files[i]);
 	return s;
 }
+
+int tt_symbols_file_address(struct tt_symbols *s, const struct tt_file *file, uint64_t address,
+			    uint64_t tsc, uint64_t *out)
+{
+	const struct tt_module *m = tt_file_module(file, address, tsc);
+	struct tt_sym_file *sf = m ? tt_sym_file_for(s, file) : NULL;
+	struct tt_sym_module *sm = sf ? tt_sym_module_at(s, sf, (size_t)(m - file->modules)) : NULL;
+	if (m && !sm)
+		return -1;
+	if (sm && sm->elf && sm->elf->pe)
+		*out = tt_pe_image_base(sm->elf->pe) + (address - sm->bias);
+	else
+		*out = m ? address - m->start + m->file_offset : address;
+	return 0;
+}

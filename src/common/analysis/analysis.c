@@ -571,8 +571,8 @@ static void tt_an_causes_print(FILE *out, const struct tt_an_spike *s)
 		sep = "; ";
 	} else if (c->from == TT_AN_CAUSES_THREAD_TIMES) {
 		fprintf(out, "%s(on CPU from the thread's CPU time, within %s; the rest off CPU, "
-			"preempted or blocked not told apart: Windows counts no switches without an "
-			"administrator)", sep, tt_an_fmt_ns(a, c->error_ns));
+			"preempted or blocked not told apart: no switches were read, which Windows "
+			"gives an administrator alone)", sep, tt_an_fmt_ns(a, c->error_ns));
 		sep = "; ";
 	}
 	if (stolen) {
@@ -607,9 +607,11 @@ void tt_an_spike_print(FILE *out, const struct tt_an_spike *s)
 		fprintf(out, "; %s of it in spikes above", tt_an_fmt_ns(a, s->explained));
 	fputc('\n', out);
 	char why[160];
-	if (s->has_split)
-		tt_an_split_print(out, "  ", &s->split, s->causes.from == TT_AN_CAUSES_SCHEDSTAT ||
-								s->causes.from == TT_AN_CAUSES_THREAD_TIMES);
+	if (s->has_split && s->causes.from == TT_AN_CAUSES_THREAD_TIMES) /* (its CPU time alone) */
+		fprintf(out, "  on CPU ~%s, off CPU or unknown %s\n", tt_an_fmt_ns(a, s->split.on_cpu),
+			tt_an_fmt_ns(b, s->split.unknown));
+	else if (s->has_split)
+		tt_an_split_print(out, "  ", &s->split, s->causes.from == TT_AN_CAUSES_SCHEDSTAT);
 	else
 		fprintf(out, "  no split: %s\n", tt_sched_none_text(th->no_states, why, sizeof why));
 	tt_an_causes_print(out, s);
