@@ -543,6 +543,61 @@ static void test_asked_no_switch(void **state)
 	free(r.out);
 }
 
+/* A Windows run (src/portable/counters.c): no switches, its thread's CPU time alone,
+ * in steps of the system's tick. A spike of 40 ms, 20 of them on CPU by the readings at
+ * its edges, splits into on CPU and the rest unknown, preempted and blocked not told
+ * apart, within the readings' error and a tick; said so in the JSON, the text and
+ * info. (Before, the readings' zero wait split the rest as blocked.) */
+static void test_windows_cpu_time(void **state)
+{
+	struct tt_fixture *fx = *state;
+	t1.n = 0;
+	begin(&t1, S_LOAD, 10 * MS);
+	end(&t1, 50 * MS);
+	const struct tt_schedstat_sample readings[] = {
+		{MONO(5 * MS), 0, 0, 0, 0, 0},
+		{MONO(10 * MS), 2 * MS, 0, 0, 0, 0},
+		{MONO(50 * MS), 22 * MS, 0, 0, 0, 0},
+		{MONO(55 * MS), 22 * MS, 0, 0, 0, 0},
+	};
+	struct tt_tw w;
+	assert_int_equal(tt_tw_open_file(&w, fx->in), 0);
+	tt_tw_header(&w, NULL);
+	tt_tw_process(&w, 4242, "app.exe");
+	tt_tw_sites(&w, sites, N(sites));
+	const struct tt_thread_info windows = {.index = 0, .tid = 101, .events = t1.n,
+					       .flags = TT_THREAD_NO_STATES_FLAGS(TT_NO_STATES_WINDOWS, 0)};
+	tt_tw_thread_info(&w, &windows, "main");
+	tt_tw_events(&w, 0, 0, t1.r, t1.n);
+	tt_tw_schedstat(&w, 0, TT_SCHEDSTAT_RUN_ONLY | TT_SCHEDSTAT_TICK_STEPS, readings, N(readings));
+	tt_tw_end(&w);
+	assert_int_equal(tt_tw_close(&w), 0);
+
+	struct tt_run r;
+	RUN_OK(&r, "spikes", fx->in, "-q", "--threshold", "1ms", "--json");
+	cJSON *spike = cJSON_Parse(r.out);
+	free(r.out);
+	assert_non_null(spike);
+	assert_string_equal(str(spike, "causes_from"), "thread-times");
+	int64_t err = num(spike, "causes_error_ns");
+	assert_true(err >= TT_SCHEDSTAT_TICK_NS && err < 40 * MS);
+	assert_int_equal(num(spike, "on_cpu_ns"), 20 * MS);
+	assert_int_equal(num(spike, "preempted_ns"), 0);
+	assert_int_equal(num(spike, "blocked_ns"), 0);
+	assert_int_equal(num(spike, "unknown_ns"), 20 * MS);
+	cJSON_Delete(spike);
+	RUN_OK(&r, "spikes", fx->in, "-q", "--threshold", "1ms");
+	const char *text[] = {"  on CPU ~20.000 ms, off CPU or unknown 20.000 ms\n",
+			      "preempted or blocked not told apart"};
+	assert_out_has(&r, text, N(text));
+	free(r.out);
+	RUN_OK(&r, "info", fx->in);
+	const char *info[] = {"(Windows: CPU time alone, its thread times, in steps of the system's tick)",
+			      "a Windows thread's switches come from the kernel's events (ETW) alone"};
+	assert_out_has(&r, info, N(info));
+	free(r.out);
+}
+
 /* ---- bad input ---- */
 
 static void expect_error(struct tt_fixture *fx, const char *const *args, const char *msg)
@@ -642,6 +697,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_split_unknown, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_never_switched, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_asked_no_switch, setup, tt_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_windows_cpu_time, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_bad_notes_and_thresholds, setup, tt_fixture_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
