@@ -141,6 +141,8 @@ struct tt__listed {
 static void tt__sched_main(void *arg)
 {
 	(void)arg;
+	/* (here, not at start-up: a DLL starts under the loader's lock, and the run's) */
+	tt__etw_start();
 	struct tt__listed *list = NULL;
 	size_t cap = 0;
 	for (;;) {
@@ -184,7 +186,6 @@ void tt__counters_start(void)
 		return;
 	ULONG64 cycles;
 	tt__counters.cycles = QueryThreadCycleTime(GetCurrentThread(), &cycles) != 0;
-	tt__etw_start();
 	if (tt_os_thread_start(tt__sched_main, NULL) != 0)
 		fprintf(stderr, "ticktrace: tt-sched did not start: spikes have no split\n");
 }

@@ -203,13 +203,13 @@ void tt__etw_start(void)
 		tt__etw_stop();
 		return;
 	}
-	tt__etw.on = 1;
+	__atomic_store_n(&tt__etw.on, 1, __ATOMIC_RELEASE); /* (the dump's threads read it) */
 	atexit(tt__etw_stop); /* (after the dump at exit, registered after this) */
 }
 
 void tt__etw_track(uint32_t tid)
 {
-	if (!tt__etw.on)
+	if (!__atomic_load_n(&tt__etw.on, __ATOMIC_ACQUIRE))
 		return;
 	tt_os_lock(&tt__etw.lock);
 	struct tt__etw_thread *t = tt__etw_find(tid);
@@ -222,7 +222,7 @@ void tt__etw_track(uint32_t tid)
 
 void tt__etw_flush(void)
 {
-	if (!tt__etw.on)
+	if (!__atomic_load_n(&tt__etw.on, __ATOMIC_ACQUIRE))
 		return;
 	ControlTraceW(tt__etw.session, NULL, tt__etw.properties, EVENT_TRACE_CONTROL_FLUSH);
 	Sleep(30); /* (what the kernel's buffers held comes to tt-etw within a moment) */
@@ -232,7 +232,7 @@ struct tt_sched_state *tt__etw_states(const struct tt__slot *s, size_t *n, struc
 				      uint64_t *lost_after)
 {
 	*n = 0;
-	if (!tt__etw.on)
+	if (!__atomic_load_n(&tt__etw.on, __ATOMIC_ACQUIRE))
 		return NULL;
 	int taken = 0;
 	for (int tries = 0; tries < 50 && !(taken = tt_os_trylock(&tt__etw.lock)); tries++)

@@ -115,7 +115,7 @@ void tt__counters_start(void);
 int tt__counters_off(void); /* TICKTRACE_SCHED=0 */
 
 /* etw.c: each thread's switches from an ETW session of ticktrace's own, where the
- * process is elevated (tt__etw_start, from tt__counters_start); tt-sched names the
+ * process is elevated (tt__etw_start, as tt-sched starts); tt-sched names the
  * threads to follow (tt__etw_track). At a dump (tt__lock held): tt__etw_flush once,
  * then per thread tt__etw_states: its states, malloc'd, *n of them (NULL: none
  * followed), their SCHED section's head, and how many were lost after the last. */
