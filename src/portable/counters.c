@@ -65,37 +65,49 @@ static int tt__cpu_ns(HANDLE thread, uint64_t *ns)
 	return 1;
 }
 
-/* tt__counters.lock held: thread `index`'s store, made at its first reading (NULL
- * without memory). */
-static struct tt__thread_counters *tt__store(uint32_t index, uint32_t tid)
+/* A store for thread `tid`, made at its first reading (NULL without memory); one that
+ * cannot be read (gone already, no memory for its readings) is done from the start. */
+static struct tt__thread_counters *tt__store_new(uint32_t tid)
 {
-	if (index >= tt__counters.cap) {
-		size_t cap = tt__counters.cap ? tt__counters.cap : 64;
-		while (cap <= index)
-			cap *= 2;
-		struct tt__thread_counters **grown = realloc(tt__counters.of, cap * sizeof(*grown));
-		if (!grown)
-			return NULL;
-		memset(grown + tt__counters.cap, 0, (cap - tt__counters.cap) * sizeof(*grown));
-		tt__counters.of = grown;
-		tt__counters.cap = cap;
-	}
-	struct tt__thread_counters *c = tt__counters.of[index];
-	if (!c && (c = calloc(1, sizeof(*c)))) {
-		tt__etw_track(tid);
-		c->tid = tid;
-		c->thread = OpenThread(THREAD_QUERY_LIMITED_INFORMATION, FALSE, tid);
-		c->at = malloc(TT__READINGS * sizeof(*c->at));
-		if (!c->thread || !c->at) { /* (gone already, or no memory: nothing to read) */
-			if (c->thread)
-				CloseHandle(c->thread);
-			free(c->at);
-			c->at = NULL;
-			c->done = 1;
-		}
-		tt__counters.of[index] = c;
+	struct tt__thread_counters *c = calloc(1, sizeof(*c));
+	if (!c)
+		return NULL;
+	tt__etw_track(tid);
+	c->tid = tid;
+	c->thread = OpenThread(THREAD_QUERY_LIMITED_INFORMATION, FALSE, tid);
+	c->at = malloc(TT__READINGS * sizeof(*c->at));
+	if (!c->thread || !c->at) {
+		if (c->thread)
+			CloseHandle(c->thread);
+		free(c->at);
+		c->at = NULL;
+		c->done = 1;
 	}
 	return c;
+}
+
+/* Makes room in the table for slot `index`: its new array made outside the lock, put
+ * in place under it (the old one, freed after, into *old). 0 or -1 without memory. */
+static int tt__table_room(uint32_t index, struct tt__thread_counters ***old)
+{
+	*old = NULL;
+	size_t have = __atomic_load_n(&tt__counters.cap, __ATOMIC_RELAXED); /* (tt-sched's alone) */
+	if (index < have)
+		return 0;
+	size_t cap = have ? have : 64;
+	while (cap <= index)
+		cap *= 2;
+	struct tt__thread_counters **grown = calloc(cap, sizeof(*grown));
+	if (!grown)
+		return -1;
+	tt_os_lock(&tt__counters.lock);
+	if (have)
+		memcpy(grown, tt__counters.of, have * sizeof(*grown));
+	*old = tt__counters.of;
+	tt__counters.of = grown;
+	tt__counters.cap = cap;
+	tt_os_unlock(&tt__counters.lock);
+	return 0;
 }
 
 /* tt__counters.lock held: a reading of the thread's stored (its last, `last`). */
@@ -115,10 +127,8 @@ static void tt__store_reading(struct tt__thread_counters *c, struct tt_schedstat
 		c->lost++;
 	}
 #undef TT__AT
-	if (last) {
-		CloseHandle(c->thread);
-		c->done = 1;
-	}
+	if (last)
+		c->done = 1; /* (its handle closed by tt-sched, after the lock) */
 }
 
 /* A reading of the thread's now; false where none can be had. */
@@ -138,43 +148,63 @@ struct tt__listed {
 	struct tt_schedstat_sample r;
 };
 
+/* tt-sched's list of the recording threads (a copy taken under tt__lock, grown
+ * outside it): *n of them; false without memory. */
+static int tt__list_threads(struct tt__listed **list, size_t *cap, size_t *n)
+{
+	for (;;) {
+		int more = 0;
+		*n = 0;
+		tt_os_lock(&tt__lock);
+		for (struct tt__slot *s = tt__run.first; s && !(more = *n == *cap); s = s->next)
+			(*list)[(*n)++] = (struct tt__listed){.index = s->index, .tid = s->tid, .exited = s->exited};
+		tt_os_unlock(&tt__lock);
+		if (!more)
+			return 1;
+		size_t grown_cap = *cap ? 2 * *cap : 64;
+		struct tt__listed *grown = realloc(*list, grown_cap * sizeof(*grown));
+		if (!grown)
+			return 0;
+		*list = grown;
+		*cap = grown_cap;
+	}
+}
+
+/* Each tick: the readings, the stores and the table made, and handles closed, outside
+ * every lock, which tt-sched holds only to copy and store in memory: a process that
+ * exits ends tt-sched where it is, and a lock it held then would keep the dump from
+ * the readings (tt__counters.lock) or from everything (tt__lock). */
 static void tt__sched_main(void *arg)
 {
 	(void)arg;
 	/* (here, not at start-up: a DLL starts under the loader's lock, and the run's) */
 	tt__etw_start();
 	struct tt__listed *list = NULL;
-	size_t cap = 0;
+	size_t cap = 0, n;
 	for (;;) {
 		Sleep(tt__counters.cycles ? TT__CYCLES_MS : TT__TIMES_MS);
-		size_t n = 0;
-		tt_os_lock(&tt__lock);
-		for (struct tt__slot *s = tt__run.first; s; s = s->next, n++) {
-			if (n == cap) {
-				size_t grown_cap = cap ? 2 * cap : 64;
-				struct tt__listed *grown = realloc(list, grown_cap * sizeof(*grown));
-				if (!grown)
-					break;
-				list = grown;
-				cap = grown_cap;
+		if (!tt__list_threads(&list, &cap, &n))
+			continue;
+		for (size_t i = 0; i < n; i++) {
+			struct tt__thread_counters **old;
+			list[i].c = tt__table_room(list[i].index, &old) == 0 ? tt__counters.of[list[i].index] : NULL;
+			free(old);
+			if (!list[i].c && tt__counters.cap > list[i].index &&
+			    (list[i].c = tt__store_new(list[i].tid))) {
+				tt_os_lock(&tt__counters.lock);
+				tt__counters.of[list[i].index] = list[i].c;
+				tt_os_unlock(&tt__counters.lock);
 			}
-			list[n] = (struct tt__listed){.index = s->index, .tid = s->tid, .exited = s->exited};
-		}
-		tt_os_unlock(&tt__lock);
-		/* The readings taken without the lock (system calls, slow under Wine): a
-		 * process that exits ends tt-sched where it is, and a lock it held then would
-		 * keep the dump from the readings. (A store is only ever added to.) */
-		tt_os_lock(&tt__counters.lock);
-		for (size_t i = 0; i < n; i++)
-			list[i].c = tt__store(list[i].index, list[i].tid);
-		tt_os_unlock(&tt__counters.lock);
-		for (size_t i = 0; i < n; i++)
 			list[i].read = list[i].c && tt__reading(list[i].c, &list[i].r);
+		}
 		tt_os_lock(&tt__counters.lock);
 		for (size_t i = 0; i < n; i++)
 			if (list[i].read)
 				tt__store_reading(list[i].c, list[i].r, list[i].exited);
 		tt_os_unlock(&tt__counters.lock);
+		for (size_t i = 0; i < n; i++)
+			if (list[i].read && list[i].exited)
+				CloseHandle(list[i].c->thread);
 	}
 }
 
