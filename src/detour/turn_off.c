@@ -84,7 +84,8 @@ static void tt__detour_turned_at_exit(void)
 			tt__detour_turn_off_mask + 1, TT_ENV_TURN_OFF);
 	if (failed)
 		fprintf(stderr, "ticktrace: %" PRIu64 " functions to turn off stayed patched (their "
-			"code could not be written)\n", failed);
+			"code could not be made writable, or its first two bytes straddle two cache "
+			"lines): their calls were recorded or erased as before\n", failed);
 }
 
 /* After patching: K from TT_ENV_TURN_OFF (rounded up to a power of two), else the
@@ -130,8 +131,7 @@ static int tt__detour_unpatch_code(uintptr_t at, const uint8_t *was, size_t len)
 	__asm__ volatile("xchgw %0, %1" : "+m"(*(uint16_t *)at), "+r"(wait_here) : : "memory");
 	memcpy((uint8_t *)at + 2, was + 2, len - 2);
 	__asm__ volatile("xchgw %0, %1" : "+m"(*(uint16_t *)at), "+r"(head) : : "memory");
-	int err = mprotect((void *)first, last - first, PROT_READ | PROT_EXEC) != 0 ? -errno : 0;
-	return err;
+	return mprotect((void *)first, last - first, PROT_READ | PROT_EXEC) != 0 ? -errno : 0;
 }
 
 static int tt__detour_unpatch_slot(const struct tt__detour_undo *u)
