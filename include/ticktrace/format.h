@@ -275,6 +275,13 @@ enum tt_section_type {
 	 * last one's. Readers older than it refuse a file that holds one (an unknown
 	 * section type, at its offset); the version stays. */
 	TT_SEC_SCHEDSTAT = 0x48,
+	/* struct tt_turned_off_info, then count struct tt_turned_off_fn: the patched
+	 * functions the zero-markup build turned off as it ran (their patches undone), each
+	 * after a thread's TICKTRACE_MIN_DUR had erased `after_calls` of its calls: their
+	 * later calls, on every thread, were neither recorded nor counted. Each function is
+	 * in a FUNCS section; the calls erased before are in the threads' FILTERED
+	 * sections. At most one, in a file written whole. */
+	TT_SEC_TURNED_OFF = 0x49,
 	/* struct tt_thread_info, then the name: a thread's final totals, name and flags,
 	 * replacing those of its THREAD section (streamed files, where a thread's THREAD
 	 * section is written before its events are known). */
@@ -297,6 +304,19 @@ struct tt_filtered_fn {
 	uint64_t ticks;   /* their time together, in TSC ticks (each < min_dur_ns) */
 };
 _Static_assert(sizeof(struct tt_filtered_fn) == 24, "filtered function layout");
+
+struct tt_turned_off_info {
+	uint32_t count;       /* struct tt_turned_off_fn that follow */
+	uint32_t not_written; /* turned off beyond what the runtime keeps: not in the list */
+	uint64_t after_calls; /* erased calls of one thread that turn a function off */
+};
+_Static_assert(sizeof(struct tt_turned_off_info) == 16, "turned off info layout");
+
+struct tt_turned_off_fn {
+	uint64_t address; /* the function, as its FUNC_ENTER records name it */
+	uint64_t tsc;     /* when it was turned off */
+};
+_Static_assert(sizeof(struct tt_turned_off_fn) == 16, "turned off function layout");
 
 struct tt_section_header {
 	uint32_t type; /* enum tt_section_type */

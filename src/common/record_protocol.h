@@ -130,4 +130,19 @@ __attribute__((visibility("default"))) int tt__patched_names(const struct tt__pa
  * main (threads registered before keep every call). */
 __attribute__((visibility("default"))) void tt__min_dur_default(uint64_t ns);
 
+/* The patcher turned a patched function off (src/detour/turn_off.c) at `tsc`, after a
+ * thread's exit hook had erased `after_calls` of its calls (TT_ENV_TURN_OFF): its
+ * later calls are not recorded. Each function once; the runtime keeps it for the
+ * file's TURNED_OFF section. Defined and exported by the runtime (writer/turned_off.c);
+ * no lock, no allocation (called from the trampoline's rare path). */
+__attribute__((visibility("default"))) void tt__turned_off(uint64_t address, uint64_t tsc,
+							   uint64_t after_calls);
+
+/* How many calls of a patched function a thread's TICKTRACE_MIN_DUR erases (each short,
+ * nothing recorded inside) before the function is turned off: its patch undone, its
+ * later calls neither recorded nor counted (said at exit and in the file). "0": never.
+ * Unset: 1024 in the zero-markup build, never under record -f. Set by the user; read
+ * by the detour library as it starts (turn_off.c). */
+#define TT_ENV_TURN_OFF "TICKTRACE_TURN_OFF"
+
 #endif /* TT_RECORD_PROTOCOL_H */

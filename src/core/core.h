@@ -101,10 +101,15 @@ struct tt__hot {
 
 /* TICKTRACE_MIN_DUR: a function call that returns within min_ticks, having recorded
  * nothing inside (its FUNC_ENTER is the last record of its chunk), is erased by the
- * exit hook (asm/hot.inc TT_FILTER_SHORT), and counted here, in the entry its
- * address's bits 4..12 pick. A call whose entry another function holds is recorded:
- * nothing is lost. Written at the dump (TT_SEC_FILTERED, TT_SEC_DROPPED_CALLS). */
-#define TT__FILTER_FUNCS 512
+ * exit hook (asm/hot.inc TT_FILTER_SHORT), and counted here, in the first of the
+ * TT__FILTER_PROBES entries from the one its address's bits 4..13 pick that is its
+ * function's or free (tt__filter_entry). A call whose entries other functions hold is
+ * recorded: nothing is lost. (One entry each, 512 in all, left a program's busiest
+ * leaves unfiltered: two functions 8 KiB apart shared one.) Written at the dump
+ * (TT_SEC_FILTERED, TT_SEC_DROPPED_CALLS). */
+#define TT__FILTER_FUNCS 1024
+#define TT__FILTER_PROBES 4
+#define TT__FILTER_SLOTS (TT__FILTER_FUNCS + TT__FILTER_PROBES - 1)
 struct tt__filtered_fn {
 	uint64_t word; /* the FUNC_EXIT record's word (kind and address); 0: free */
 	uint64_t calls, ticks;
@@ -115,11 +120,11 @@ struct tt__filtered_fn {
 struct tt__filters {
 	uint64_t min_ticks;
 	uint64_t unused[3];
-	struct tt__filtered_fn fn[TT__FILTER_FUNCS];
+	struct tt__filtered_fn fn[TT__FILTER_SLOTS];
 };
 _Static_assert(sizeof(struct tt__filtered_fn) == 32 && sizeof(struct tt__filters) ==
-		       32 + 32 * TT__FILTER_FUNCS && TT__FILTER_FUNCS == 512,
-	       "asm/hot.inc TT_FILTER_SHORT");
+		       32 + 32 * TT__FILTER_SLOTS && TT__FILTER_FUNCS == 1024 && TT__FILTER_PROBES == 4,
+	       "asm/hot.inc TT_FILTER_SHORT, TT_FILTER_FUNCS, TT_FILTER_PROBES");
 /* Tags in a limit's low bits (asm/record.asm): recording off (the hot path returns at
  * once), or dropping (it writes into the scratch chunk whose end the limit is, without
  * a time). A dropping limit with no chunk sends every event to the slow path. */

@@ -157,6 +157,8 @@ static void tt__scratch_calls(const struct tt__slot *slot, const char *end)
 			continue;
 		uint64_t word = r->word ^ TT_RECORD_WORD(TT_REC_FUNC_ENTER ^ TT_REC_FUNC_EXIT, 0);
 		struct tt__filtered_fn *fn = &filters->fn[(word >> 4) & (TT__FILTER_FUNCS - 1)];
+		for (int probe = 1; probe < TT__FILTER_PROBES && fn->word && fn->word != word; probe++)
+			fn++;
 		if (fn->word == 0)
 			__atomic_store_n(&fn->word, word, __ATOMIC_RELAXED);
 		if (fn->word == word)

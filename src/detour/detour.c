@@ -283,6 +283,8 @@ static int tt__detour_patch(struct tt__detour *d, struct tt__detour_fn *fn, char
 	m->stubs_used += TT__DETOUR_STUB_MAX;
 	if (d->listing)
 		return 0; /* (record --list: what would be patched, nothing written) */
+	uint8_t was[32];
+	memcpy(was, code_at, (size_t)len);
 	int err = tt__detour_write_code(fn->addr, patch, (size_t)len);
 	if (err) {
 		snprintf(why, cap, "its code cannot be made writable: %s", strerror(-err));
@@ -290,6 +292,7 @@ static int tt__detour_patch(struct tt__detour *d, struct tt__detour_fn *fn, char
 	}
 	if (fn->watch)
 		return 0;
+	tt__detour_undoable(fn->addr, fn->addr, was, (size_t)len, 0);
 	fn->patched = 1;
 	if (nops >= TT__DETOUR_PATCH)
 		d->patched_patchable++;
@@ -580,6 +583,8 @@ __attribute__((constructor)) static void tt__detour_start(void)
 			"%zu at their patchable NOPs); %zu could not be\n",
 			d.patched_relocated + d.patched_patchable, d.patched_relocated,
 			d.patched_patchable, d.refused);
+	if (patching)
+		tt__detour_turn_off_start(d.every_sled);
 	atexit(tt__detour_at_exit);
 	tt__detour_free(&d);
 	free(text);

@@ -64,6 +64,17 @@ int tt__detour_says(void) TT__DETOUR_HIDDEN;
  * asked for. */
 #define TT__DETOUR_MIN_DUR_NS 1000
 
+/* turn_off.c: a patch that can be undone while the program runs, remembered as it is
+ * made (before main): the function its records name (`payload`), where the patch is
+ * (its entry, or a PLT slot: TT_FUNC_LIBRARY_CALL, `relro` when read-only) and the
+ * bytes it overwrote (a slot's: its target). */
+#define TT__DETOUR_UNDO_MAX 24
+void tt__detour_undoable(uint64_t payload, uintptr_t at, const void *was, size_t len, int relro)
+	TT__DETOUR_HIDDEN;
+/* After patching: TT_ENV_TURN_OFF, or the zero-markup build's default (`every_sled`);
+ * 0, or -1 after saying why. */
+int tt__detour_turn_off_start(int every_sled) TT__DETOUR_HIDDEN;
+
 /* trampoline.asm */
 void tt__detour_entry(void) TT__DETOUR_HIDDEN;
 void tt__detour_exit(void) TT__DETOUR_HIDDEN;

@@ -219,6 +219,9 @@ int tt__detour_library_calls(struct tt__detour *d)
 		__atomic_store_n(slots[i], targets[i], __ATOMIC_RELEASE);
 		if (relro)
 			mprotect((void *)at, page, PROT_READ);
+		const struct tt__detour_stub *stub = (const struct tt__detour_stub *)(stubs + i * stub_size);
+		tt__detour_undoable(TT_RECORD_PAYLOAD(stub->word), (uintptr_t)slots[i], &stub->go_on,
+				    sizeof stub->go_on, relro);
 	}
 	return (int)hooked;
 }

@@ -86,6 +86,8 @@ extern tt__tls_table_address
 extern tt__detour_shadow_grow
 extern tt__detour_settle_entry
 extern tt__detour_settle_exit
+extern tt__detour_turn_off
+extern tt__detour_turn_off_mask
 extern tt__detour_func_enter
 extern tt__detour_func_exit
 extern tt__record_slow_preserving
@@ -158,8 +160,11 @@ section .text
 ; (not this thread's entry, or dropping), and to `failed` with rdi = the word, rax =
 ; the time, rsi = the entry and rdx = the reservation when it does not fit its chunk.
 ; With `erased` (the exit), TICKTRACE_MIN_DUR's short calls are erased there instead
-; (hot.inc TT_FILTER_SHORT), with r8-r10 kept below the kept registers meanwhile.
-%macro RECORD 3-4
+; (hot.inc TT_FILTER_SHORT), with r8-r10 kept below the kept registers meanwhile; and
+; each K-th call of a function the thread erased goes to `turn_off` instead, with
+; rdi = the FUNC_EXIT word and rsi = the time (turn_off.c: the function may be turned
+; off; tt__detour_turn_off_mask is K - 1, or all ones: never).
+%macro RECORD 3-5
 
 	mov	rcx, [rsi + HOT_LIMIT]		; the chunk we may write into
 	test	cl, TT_LIMIT_TAGS
@@ -170,7 +175,7 @@ section .text
 	mov	rdx, [fs:0x10]			; the thread pointer: the owner
 	cmp	[rsi + HOT_OWNER], rdx
 	jne	%2
-%if %0 == 4
+%if %0 >= 4
 	cmp	qword [rsi + HOT_FILTERS], 0
 	je	%%kept
 	mov	[rsp - AT_FILTER - 8], r8
@@ -179,10 +184,20 @@ section .text
 	mov	r10, rcx
 	TT_FILTER_SHORT rsi, r8, r9, %%keep, %%erased
 %%erased:
+	mov	r9, [rel tt__detour_turn_off_mask]
+	test	[r8 + 8], r9			; the function's erased calls (struct tt__filtered_fn)
+	jz	%%turn_off
 	mov	r8, [rsp - AT_FILTER - 8]
 	mov	r9, [rsp - AT_FILTER - 16]
 	mov	r10, [rsp - AT_FILTER - 24]
 	jmp	%4
+%%turn_off:
+	mov	rdi, [r8]			; (its entry's word: the FUNC_EXIT's)
+	mov	rsi, rax
+	mov	r8, [rsp - AT_FILTER - 8]
+	mov	r9, [rsp - AT_FILTER - 16]
+	mov	r10, [rsp - AT_FILTER - 24]
+	jmp	%5
 %%keep:
 	mov	rcx, r10
 	mov	r8, [rsp - AT_FILTER - 8]
@@ -260,11 +275,16 @@ tt__detour_exit:
 	mov	[rax], rsi			; the real return address, back in P
 	mov	rsi, [fs:rdx + SH_HOT]
 	bts	rdi, TT_KIND_SHIFT		; FUNC_ENTER's word made FUNC_EXIT's
-	RECORD	.done, .by_emitter, .failed, .done
+	RECORD	.done, .by_emitter, .failed, .done, .turn_off
 .done:
 	KEEP	load, AT_EXIT
 	sub	rsp, 8
 	ret
+.turn_off:
+	SLOW	enter, AT_EXIT
+	CALL_C_KEEPING_XMM tt__detour_turn_off
+	SLOW	leave, AT_EXIT
+	jmp	.done
 .by_emitter:
 	SLOW	enter, AT_EXIT
 	call	[rel tt__detour_func_exit wrt ..got]

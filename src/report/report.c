@@ -99,7 +99,7 @@ static int tt__report_thread(struct tt_an_thread *th, struct tt__slot *slot,
 		}
 	}
 	/* the calls TICKTRACE_MIN_DUR erased, counted in their functions' rows */
-	for (size_t i = 0; slot->filters && i < TT__FILTER_FUNCS; i++) {
+	for (size_t i = 0; slot->filters && i < TT__FILTER_SLOTS; i++) {
 		const struct tt__filtered_fn *fn = &slot->filters->fn[i];
 		uint64_t calls = __atomic_load_n(&fn->calls, __ATOMIC_RELAXED);
 		int64_t ns = tt_clock_span(clock, __atomic_load_n(&fn->ticks, __ATOMIC_RELAXED));

@@ -146,14 +146,14 @@ static uint64_t tt__table_calls(const struct tt__filtered_fn *fn, bool dropped)
 static size_t tt__table_count(const struct tt__slot *slot, bool dropped)
 {
 	size_t n = 0;
-	for (size_t i = 0; slot->filters && i < TT__FILTER_FUNCS; i++)
+	for (size_t i = 0; slot->filters && i < TT__FILTER_SLOTS; i++)
 		n += tt__table_calls(&slot->filters->fn[i], dropped) != 0;
 	return n;
 }
 
 static int tt__filtered_names(struct tt__site_set *names, const struct tt__slot *slot)
 {
-	for (size_t i = 0; slot->filters && i < TT__FILTER_FUNCS; i++) {
+	for (size_t i = 0; slot->filters && i < TT__FILTER_SLOTS; i++) {
 		const struct tt__filtered_fn *fn = &slot->filters->fn[i];
 		if ((tt__table_calls(fn, false) || tt__table_calls(fn, true)) &&
 		    tt__site_set_add(names, TT_RECORD_PAYLOAD(fn->word) | TT__FUNC_TAG) < 0)
@@ -175,7 +175,7 @@ static void tt__out_filtered(struct tt__out *out, const struct tt__slot *slot, b
 	uint64_t size = sizeof info + info.count * sizeof(struct tt_filtered_fn);
 	tt__out_section(out, dropped ? TT_SEC_DROPPED_CALLS : TT_SEC_FILTERED, size);
 	tt__out(out, &info, sizeof info);
-	for (size_t i = 0, n = 0; i < TT__FILTER_FUNCS && n < info.count; i++) {
+	for (size_t i = 0, n = 0; i < TT__FILTER_SLOTS && n < info.count; i++) {
 		const struct tt__filtered_fn *fn = &slot->filters->fn[i];
 		struct tt_filtered_fn one = {.address = TT_RECORD_PAYLOAD(fn->word),
 					     .calls = tt__table_calls(fn, dropped),
@@ -243,6 +243,8 @@ static int tt__write_to(struct tt__out *out, struct tt__window *window)
 		err = tt__collect_names(&names, &snaps[i]);
 	for (size_t i = 0; i < threads && !err && !window; i++)
 		err = tt__filtered_names(&names, snaps[i].slot);
+	if (!err && !window)
+		err = tt__turned_off_names(&names);
 	if (err)
 		goto out;
 
@@ -271,6 +273,8 @@ static int tt__write_to(struct tt__out *out, struct tt__window *window)
 		}
 		end.records += snaps[i].records;
 	}
+	if (!window)
+		tt__out_turned_off(out);
 	tt__out_end(out, &end);
 	tt__out_flush(out);
 	err = out->err;

@@ -220,6 +220,10 @@ struct tt__site_set {
 /* 1: added, 0: already there, -ENOMEM */
 int tt__site_set_add(struct tt__site_set *set, uint64_t address) TT__HIDDEN;
 void tt__site_set_clear(struct tt__site_set *set) TT__HIDDEN;
+/* turned_off.c: the functions turned off (tt__turned_off) into `names`; their
+ * TURNED_OFF section, if any. */
+int tt__turned_off_names(struct tt__site_set *names) TT__HIDDEN;
+void tt__out_turned_off(struct tt__out *out) TT__HIDDEN;
 /* Adds the sites and functions that records [begin, end) name to `set`; those that
  * were not in it go to `fresh` too (when not NULL). With stop_unwritten, stops at the
  * first record its thread has not written yet (all zero). Returns where it stopped,

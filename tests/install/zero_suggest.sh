@@ -8,6 +8,7 @@
 # (TICKTRACE_MIN_DUR's default) until slow's fill the small buffer, and dropped after.
 # Before, --suggest saw tiny in neither: it ranked only the calls the trace kept.
 # (Its library calls, clock_gettime's, are left out: TICKTRACE_LIBCALLS=0; libcalls.sh.)
+# (tiny is kept patched, TICKTRACE_TURN_OFF=0: turned off, it is not dropped; zero_turn_off.sh.)
 #   zero_suggest.sh BUILD_DIR SANITIZE  (TT_TEST_TOOL: the ticktrace command)
 set -eu
 . "$(dirname "$0")/scratch_install.sh"
@@ -39,7 +40,7 @@ int main(void)
 PROG
 gcc -std=c11 -O2 -g -o zero zero.c $(pkg-config --cflags --libs ticktrace-instrument)
 # 65,536 records: slow's first 32,000 calls or so
-LD_LIBRARY_PATH=$libdir TICKTRACE_LIBCALLS=0 TICKTRACE_BUFFER=65536 TICKTRACE_OUT=$root/run.ttr ./zero 2>run.err ||
+LD_LIBRARY_PATH=$libdir TICKTRACE_LIBCALLS=0 TICKTRACE_TURN_OFF=0 TICKTRACE_BUFFER=65536 TICKTRACE_OUT=$root/run.ttr ./zero 2>run.err ||
 	{ cat run.err >&2; echo "FAIL: the program exits $?" >&2; exit 1; }
 grep -q 'events dropped' run.err || { cat run.err >&2; echo "FAIL: the buffer was not used up" >&2; exit 1; }
 printf '# mine\nuser_fn   # kept as it is\n' >exclude.txt

@@ -6,7 +6,8 @@
  *   0x20040  short, with a signal handler's instant inside
  *   0x20050  3 x 4095 short calls, each after an instant, so that some begin in the
  *            last record of a chunk and some in its first (4095 records a chunk)
- *   0x10000, 0x12000  100 short calls each: one entry of the table (bits 4..12)
+ *   0x42000, 0x46000, 0x4a000, 0x4e000, 0x52000  100 short calls each, in that order:
+ *            one first entry (bits 4..13), four probed: the fifth finds them all taken
  *   0x20060  one call of 200 us */
 #include <signal.h>
 #include <time.h>
@@ -51,10 +52,9 @@ int main(void)
 		TT_INSTANT("step");
 		call(0x20050);
 	}
-	for (int i = 0; i < 100; i++)
-		call(0x10000);
-	for (int i = 0; i < 100; i++)
-		call(0x12000);
+	for (unsigned long fn = 0x42000; fn <= 0x52000; fn += 0x4000)
+		for (int i = 0; i < 100; i++)
+			call(fn);
 	__cyg_profile_func_enter((void *)0x20060, 0);
 	for (long long start = now_ns(); now_ns() - start < 200000;)
 		;

@@ -68,6 +68,7 @@ void tt_file_close(struct tt_file *f)
 {
 	if (f->mapped)
 		munmap((void *)f->data, f->size);
+	free(f->turned_off);
 	for (size_t i = 0; i < f->nthreads; i++) {
 		free(f->threads[i].sections);
 		free(f->threads[i].states);

@@ -209,6 +209,11 @@ struct tt_file {
 	struct tt_machine_info machine;
 	bool machine_known;
 	uint32_t machine_index; /* its machine among its trace's (tt_trace.machines) */
+	/* The functions the run turned off (its TURNED_OFF section; NULL: none): their
+	 * later calls are in no record and no count. */
+	struct tt_turned_off_fn *turned_off;
+	size_t nturned_off;
+	struct tt_turned_off_info turned_off_info;
 };
 
 /* The kernel calls the clock of a reading unsynchronized (STA_UNSYNC, or TIME_ERROR):

@@ -618,6 +618,36 @@ static int tt_read_filtered(struct tt_file *f, struct tt_cursor *c, bool dropped
 	return 0;
 }
 
+/* The functions the run turned off (TURNED_OFF), each named in a FUNCS section. */
+static int tt_read_turned_off(struct tt_file *f, struct tt_cursor *c)
+{
+	struct tt_turned_off_info ti;
+	uint64_t at = c->pos;
+	if (f->turned_off)
+		return TT_FAIL(f, at, "a second TURNED_OFF section");
+	if (!tt_cursor_take(c, &ti, sizeof(ti)))
+		return TT_FAIL(f, at, "TURNED_OFF section too small for its header");
+	if (c->end - c->pos != (uint64_t)ti.count * sizeof(struct tt_turned_off_fn))
+		return TT_FAIL(f, at + offsetof(struct tt_turned_off_info, count),
+			       "TURNED_OFF section of %" PRIu64 " bytes does not hold its %" PRIu32
+			       " functions", c->end - c->pos, ti.count);
+	if (!ti.after_calls)
+		return TT_FAIL(f, at + offsetof(struct tt_turned_off_info, after_calls),
+			       "TURNED_OFF section with no after_calls");
+	if (!(f->turned_off = calloc(ti.count ? ti.count : 1, sizeof(*f->turned_off))))
+		return TT_FAIL(f, at, "out of memory for %" PRIu32 " functions", ti.count);
+	for (uint32_t i = 0; i < ti.count; i++) {
+		uint64_t pos = c->pos + i * sizeof(struct tt_turned_off_fn);
+		memcpy(&f->turned_off[i], f->data + pos, sizeof f->turned_off[i]);
+		if (!f->turned_off[i].address)
+			return TT_FAIL(f, pos, "TURNED_OFF function %" PRIu32 " has no address", i);
+	}
+	f->nturned_off = ti.count;
+	f->turned_off_info = ti;
+	c->pos = c->end;
+	return 0;
+}
+
 static int tt_read_sched(struct tt_file *f, struct tt_cursor *c)
 {
 	struct tt_sched_info si;
@@ -901,6 +931,7 @@ int tt_file_read_sections(struct tt_file *f)
 		case TT_SEC_SCHEDSTAT: rc = tt_read_schedstat(f, &c); break;
 		case TT_SEC_FILTERED: rc = tt_read_filtered(f, &c, false); break;
 		case TT_SEC_DROPPED_CALLS: rc = tt_read_filtered(f, &c, true); break;
+		case TT_SEC_TURNED_OFF: rc = tt_read_turned_off(f, &c); break;
 		case TT_SEC_SNAPSHOT: rc = tt_file_read_snapshot(f, c.pos, sh.size, seen_process); break;
 		case TT_SEC_MACHINE: rc = tt_read_machine(f, &c, seen_process, &seen_machine); break;
 		default:

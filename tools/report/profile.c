@@ -487,6 +487,42 @@ static int tt_ps_filtered(struct tt_ps_sink *a, bool dropped)
 	return 0;
 }
 
+/* The functions the run turned off (TURNED_OFF sections), each with the calls its
+ * threads erased before and when: what the table cannot count is said. */
+static void tt_ps_turned_off(const struct tt_ps_sink *a)
+{
+	const struct tt_trace *trace = a->trace;
+	for (size_t f = 0; f < trace->nfiles; f++) {
+		const struct tt_file *file = &trace->files[f];
+		size_t n = file->nturned_off + file->turned_off_info.not_written;
+		if (!n)
+			continue;
+		fprintf(a->out, "%s: %zu functions turned off as the run went, each once a thread's "
+			"TICKTRACE_MIN_DUR had erased %" PRIu64 " of its calls; their later calls were not "
+			"recorded nor counted (TICKTRACE_TURN_OFF=0: never)%s\n", file->path, n,
+			file->turned_off_info.after_calls, file->nturned_off ? ":" : "");
+		for (size_t k = 0; k < file->nturned_off; k++) {
+			const struct tt_turned_off_fn *fn = &file->turned_off[k];
+			uint64_t erased = 0;
+			for (size_t i = 0; i < file->nthreads; i++)
+				for (size_t j = 0; j < file->threads[i].nfiltered; j++)
+					if (file->threads[i].filtered[j].address == fn->address)
+						erased += file->threads[i].filtered[j].calls;
+			const struct tt_site *s = tt_file_site(file, fn->address, UINT64_MAX - 1);
+			char at[32];
+			tt_an_fmt_ns(at, tt_clock_ns(&file->clock, fn->tsc) - trace->base_ns);
+			if (s)
+				fprintf(a->out, "  %.*s", (int)s->name.len, s->name.ptr);
+			else
+				fprintf(a->out, "  0x%" PRIx64, fn->address);
+			fprintf(a->out, ": filtered %" PRIu64 " calls before it was turned off at %s\n", erased, at);
+		}
+		if (file->turned_off_info.not_written)
+			fprintf(a->out, "  (%" PRIu32 " more, which the run did not keep)\n",
+				file->turned_off_info.not_written);
+	}
+}
+
 static int tt_report_done(struct tt_ps_sink *a, struct tt_report_opts *o)
 {
 	if (a->frames)
@@ -512,6 +548,7 @@ static int tt_report_done(struct tt_ps_sink *a, struct tt_report_opts *o)
 		if (a->sum.dropped)
 			fprintf(a->out, "(%" PRIu64 " events were dropped while recording: not counted)\n",
 				a->sum.dropped);
+		tt_ps_turned_off(a);
 		break;
 	}
 	tt_an_table_free(&t);
