@@ -178,6 +178,24 @@ static int tt__libcalls_chosen(const struct tt__detour *d, const struct tt__libc
 	return 0;
 }
 
+/* Whether `target` is where a function to be patched starts: its own record names
+ * the call (d->fns is sorted by address). */
+static int tt__libcalls_recorded(const struct tt__detour *d, uintptr_t target)
+{
+	size_t low = 0, high = d->nfns;
+	while (low < high) {
+		size_t mid = low + (high - low) / 2;
+		if (d->fns[mid].addr < target)
+			low = mid + 1;
+		else
+			high = mid;
+	}
+	for (; low < d->nfns && d->fns[low].addr == target; low++)
+		if (!d->fns[low].watch)
+			return 1;
+	return 0;
+}
+
 /* The GOT slots among `slots` that the code of `o` only calls or jumps through (a
  * -fno-plt call: ff 15 / ff 25 and a rip-relative slot), marked in `called`. Any
  * other reference (the function's address loaded: mov, push, cmp) leaves the slot
@@ -231,7 +249,7 @@ struct tt__libcalls_slot {
  * -fno-plt call goes through (R_X86_64_GLOB_DAT of a function, only called); how
  * many, into `*out` (malloc'd), or -ENOMEM. */
 static ssize_t tt__libcalls_slots(const struct tt__libcalls_object *o, uintptr_t jmprel, size_t pltrelsz,
-				  uintptr_t rel, size_t relsz, const ElfW(Sym) *syms,
+				  uintptr_t rel, size_t relsz, const ElfW(Sym) *syms, uintptr_t strtab,
 				  struct tt__libcalls_slot **out)
 {
 	size_t nplt = jmprel ? pltrelsz / sizeof(ElfW(Rela)) : 0, ngot = rel ? relsz / sizeof(ElfW(Rela)) : 0;
@@ -252,10 +270,14 @@ static ssize_t tt__libcalls_slots(const struct tt__libcalls_object *o, uintptr_t
 	for (size_t i = 0; i < ngot; i++) {
 		size_t sym = ELF64_R_SYM(dyn[i].r_info);
 		int type = ELF64_ST_TYPE(syms[sym].st_info);
+		uintptr_t *slot = (uintptr_t *)(o->base + dyn[i].r_offset);
+		/* (left alone before the code is read: most programs' are only the weak
+		 * references the C runtime's start files make, unbound or never hooked) */
 		if (ELF64_R_TYPE(dyn[i].r_info) != R_X86_64_GLOB_DAT || syms[sym].st_shndx != SHN_UNDEF ||
-		    type == STT_OBJECT || type == STT_TLS || type == STT_COMMON)
+		    type == STT_OBJECT || type == STT_TLS || type == STT_COMMON || !*slot ||
+		    !tt__libcalls_hooked((const char *)strtab + syms[sym].st_name))
 			continue;
-		got[ncandidates] = (uintptr_t *)(o->base + dyn[i].r_offset);
+		got[ncandidates] = slot;
 		got_sym[ncandidates++] = sym;
 	}
 	tt__libcalls_only_called(o, got, ncandidates, called);
@@ -296,7 +318,7 @@ static int tt__libcalls_object(struct tt__detour *d, const struct tt__libcalls_o
 		return 0;
 	const ElfW(Sym) *syms = (const ElfW(Sym) *)symtab;
 	struct tt__libcalls_slot *found;
-	ssize_t n = tt__libcalls_slots(o, jmprel, pltrelsz, rel, relsz, syms, &found);
+	ssize_t n = tt__libcalls_slots(o, jmprel, pltrelsz, rel, relsz, syms, strtab, &found);
 	if (n <= 0)
 		return (int)n;
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
@@ -333,9 +355,10 @@ static int tt__libcalls_object(struct tt__detour *d, const struct tt__libcalls_o
 		/* (a program not position-independent defines a function whose address it
 		 * takes at its PLT entry, which dlsym finds: that goes through the slot, to the
 		 * stub, and round again; a library's call of its own exported function is its
-		 * own business) */
+		 * own business; a function patched records its calls itself) */
 		Dl_info where;
-		if (!target || (target >= o->low && target < o->high) || !dladdr((void *)target, &where) ||
+		if (!target || (target >= o->low && target < o->high) || tt__libcalls_recorded(d, target) ||
+		    !dladdr((void *)target, &where) ||
 		    !where.dli_fname ||
 		    strstr(where.dli_fname, "libticktrace"))
 			continue; /* (ticktrace's own, such as pthread_create: its calls stay its own) */

@@ -10,6 +10,8 @@
 # *fopen@GOTPCREL(%rip)`), whose function addresses stay the library's; and from the
 # program's own library (libwork.so, its work recorded), built with ticktrace-instrument
 # and plainly under record -f work; under record -f main, only with TICKTRACE_LIBCALLS=all.
+# The program's call of work, recorded in the library, is not recorded again as a
+# library call.
 #   libcalls.sh BUILD_DIR SANITIZE  (TT_TEST_TOOL: the ticktrace command)
 set -eu
 . "$(dirname "$0")/scratch_install.sh"
@@ -126,6 +128,8 @@ LD_LIBRARY_PATH=$libdir TICKTRACE_MIN_DUR=0 TICKTRACE_OUT=$root/sozero.ttr ./soz
 	{ cat sozero.err >&2; fail "the program with its work in libwork.so exits $?"; }
 "$TT_TEST_TOOL" convert -q sozero.ttr -o sozero.json
 check sozero.json "the zero-markup build, the calls made from libwork.so"
+grep -q '"name":"work"' sozero.json && ! grep -q '"name":"work@' sozero.json ||
+	fail "the program's call of work, recorded in libwork.so itself, is recorded twice (as work@...)"
 # under record -f, when asked (its patterns say what to record)
 "$TT_TEST_TOOL" record -f work --min-dur 0 -o asked.ttr -- ./plain 2>asked.err ||
 	{ cat asked.err >&2; fail "record exits $?"; }
