@@ -178,22 +178,19 @@ static int tt__libcalls_chosen(const struct tt__detour *d, const struct tt__libc
 	return 0;
 }
 
+static int tt__libcalls_cmp_fn(const void *key, const void *fn)
+{
+	uintptr_t a = *(const uintptr_t *)key, b = ((const struct tt__detour_fn *)fn)->addr;
+	return (a > b) - (a < b);
+}
+
 /* Whether `target` is where a function to be patched starts: its own record names
- * the call (d->fns is sorted by address). */
+ * the call (d->fns: sorted by address, one a place). */
 static int tt__libcalls_recorded(const struct tt__detour *d, uintptr_t target)
 {
-	size_t low = 0, high = d->nfns;
-	while (low < high) {
-		size_t mid = low + (high - low) / 2;
-		if (d->fns[mid].addr < target)
-			low = mid + 1;
-		else
-			high = mid;
-	}
-	for (; low < d->nfns && d->fns[low].addr == target; low++)
-		if (!d->fns[low].watch)
-			return 1;
-	return 0;
+	const struct tt__detour_fn *fn =
+		d->nfns ? bsearch(&target, d->fns, d->nfns, sizeof *d->fns, tt__libcalls_cmp_fn) : NULL;
+	return fn && !fn->watch;
 }
 
 /* The GOT slots among `slots` that the code of `o` only calls or jumps through (a
