@@ -221,6 +221,8 @@ static void tt__libcalls_only_called(const struct tt__libcalls_object *o, uintpt
 			int32_t disp;
 			memcpy(&disp, code + at, sizeof disp);
 			uintptr_t next = (uintptr_t)(code + at + 4), target = next + (intptr_t)disp;
+			if (target - (first - 4) > last - (first - 4))
+				continue; /* (nearly every place: one test) */
 			/* (an immediate after the displacement moves the target on: 1, 2 or 4) */
 			for (uintptr_t imm = 0; imm <= 4; imm += imm == 2 ? 2 : 1) {
 				uintptr_t slot = target + imm;
