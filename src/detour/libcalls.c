@@ -64,6 +64,7 @@ struct tt__libcalls_object {
 struct tt__libcalls_objects {
 	struct tt__libcalls_object *at;
 	size_t n;
+	int out_of_memory;
 };
 
 static int tt__libcalls_object_cb(struct dl_phdr_info *info, size_t size, void *data)
@@ -72,7 +73,7 @@ static int tt__libcalls_object_cb(struct dl_phdr_info *info, size_t size, void *
 	struct tt__libcalls_objects *all = data;
 	struct tt__libcalls_object *grown = realloc(all->at, (all->n + 1) * sizeof *grown);
 	if (!grown)
-		return 1;
+		return all->out_of_memory = 1;
 	all->at = grown;
 	struct tt__libcalls_object *o = &grown[all->n++];
 	*o = (struct tt__libcalls_object){.base = info->dlpi_addr, .low = UINTPTR_MAX,
@@ -381,8 +382,8 @@ static int tt__libcalls_object(struct tt__detour *d, const struct tt__libcalls_o
 		found[hooked].slot = slot;
 		found[hooked++].stub = (uintptr_t)stub->code;
 	}
-	if (mprotect(stubs, area, PROT_READ | PROT_EXEC) != 0) {
-		int err = errno;
+	if (!hooked || mprotect(stubs, area, PROT_READ | PROT_EXEC) != 0) {
+		int err = hooked ? errno : 0;
 		munmap(stubs, area);
 		free(found);
 		return -err;
@@ -409,7 +410,7 @@ int tt__detour_library_calls(struct tt__detour *d, int wanted)
 {
 	struct tt__libcalls_objects all = {0};
 	dl_iterate_phdr(tt__libcalls_object_cb, &all);
-	int hooked = 0;
+	int hooked = all.out_of_memory ? -ENOMEM : 0;
 	for (size_t i = 0; i < all.n && hooked >= 0; i++) {
 		if (!tt__libcalls_chosen(d, &all.at[i], i == 0, wanted)) /* (the first is the program) */
 			continue;
