@@ -523,6 +523,8 @@ __attribute__((constructor)) static void tt__detour_start(void)
 	int patching = !others && !(trampolines && d.unseen_unwinder);
 	if (!patching)
 		d.refused = to_record;
+	/* (before the patches: the code is read for the GOT slots it calls through) */
+	int hooked = patching && libcalls ? tt__detour_library_calls(&d, libcalls) : 0;
 	for (size_t i = 0; patching && i < d.nfns; i++) {
 		char why[256];
 		struct tt__detour_fn *fn = &d.fns[i];
@@ -540,11 +542,10 @@ __attribute__((constructor)) static void tt__detour_start(void)
 						    "ticktrace: not patched: %s (%s): %s\n",
 				fn->name, tt__detour_base(d.modules[fn->module].path), why);
 	}
-	int hooked = patching && libcalls ? tt__detour_library_calls(&d) : 0;
-	if (patching && (to_record || hooked > 0))
+	if (patching && (to_record || d.nlibcalls))
 		tt__detour_hand_names(&d);
 	if (hooked < 0)
-		fprintf(stderr, "ticktrace: the program's library calls are not recorded: %s\n",
+		fprintf(stderr, "ticktrace: the program's library calls are not all recorded: %s\n",
 			strerror(-hooked));
 	else if (hooked && ((says && !d.every_sled) || d.listing)) /* (record's, or --list) */
 		fprintf(stderr, "ticktrace: the program's calls of %d library functions %s recorded as "

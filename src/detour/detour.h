@@ -168,6 +168,9 @@ struct tt__detour_module {
 	size_t ncolds;
 	uintptr_t *sleds; /* -fpatchable-function-entry NOP areas, sorted */
 	size_t nsleds;
+	int programs;     /* the program's: not the loader's, the C library's, ticktrace's, nor
+	                   * one only the detour library needs */
+	int calls_hooks;  /* built with -finstrument-functions: its hooks record its calls */
 	uint8_t *stubs;   /* the module's stubs, near it; NULL: none yet */
 	size_t stubs_size, stubs_used;
 };
@@ -215,11 +218,14 @@ struct tt__detour {
  * demangled name `plain` (or NULL) with or without its parameters; counted. */
 int tt__detour_excluded(struct tt__detour *d, const char *name, const char *plain) TT__DETOUR_HIDDEN;
 
-/* libcalls.c. Whether TICKTRACE_LIBCALLS asks for the calls the program makes into
- * shared libraries (unset: in the zero-markup build, `every_sled`); and the program's PLT slots pointed at stubs that record them
- * (with d->listing, counted only): how many, or -errno. */
+/* libcalls.c. Which calls into shared libraries TICKTRACE_LIBCALLS asks for (unset:
+ * in the zero-markup build, `every_sled`): none, those of the program and of the
+ * libraries whose functions are recorded, or of every library of the program's; and
+ * their PLT and GOT slots pointed at stubs that record them (with d->listing, counted
+ * only): how many, or -errno. Before the functions are patched (their code is read). */
+enum { TT__LIBCALLS_NONE, TT__LIBCALLS_RECORDED, TT__LIBCALLS_ALL };
 int tt__detour_libcalls_wanted(int every_sled) TT__DETOUR_HIDDEN;
-int tt__detour_library_calls(struct tt__detour *d) TT__DETOUR_HIDDEN;
+int tt__detour_library_calls(struct tt__detour *d, int wanted) TT__DETOUR_HIDDEN;
 
 /* symbols.c. The last part of a path (a module's file name). */
 const char *tt__detour_base(const char *path) TT__DETOUR_HIDDEN;

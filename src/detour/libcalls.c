@@ -1,13 +1,16 @@
 /* The calls the program makes into shared libraries (fopen, fread, malloc), recorded
- * without naming each (TICKTRACE_LIBCALLS): each of the program's PLT slots in its GOT
- * (R_X86_64_JUMP_SLOT) is pointed at a stub of its own, which enters the trampolines
- * as a patched function's does and goes on to the function the slot would have
- * reached. The function itself is not touched, so the library's own calls of it (and
- * ticktrace's) are not recorded: only the program's. The record's word names the GOT
- * slot, with TT_FUNC_LIBRARY_CALL: the tools name it IMPORT@LIBRARY from the
- * program's relocation there (an IFUNC such as memcpy, or an alias such as fopen's
- * _IO_fopen, would be named otherwise by the address it reaches). Before main, while no
- * other thread runs (detour.c). */
+ * without naming each (TICKTRACE_LIBCALLS): each GOT slot the program calls through,
+ * its PLT's (R_X86_64_JUMP_SLOT) and, built with -fno-plt, those its code calls
+ * (R_X86_64_GLOB_DAT, `call *fopen@GOTPCREL(%rip)`), is pointed at a stub of its own,
+ * which enters the trampolines as a patched function's does and goes on to the
+ * function the slot would have reached. So are the slots of the program's own
+ * libraries whose functions are recorded (a program whose work is in its .so), or of
+ * all its libraries but the C runtime's when asked. The function itself is not
+ * touched, so the calls from elsewhere (the C library's own, ticktrace's) are not
+ * recorded. The record's word names the GOT slot, with TT_FUNC_LIBRARY_CALL: the
+ * tools name it IMPORT@LIBRARY from the relocation there (an IFUNC such as memcpy, or
+ * an alias such as fopen's _IO_fopen, would be named otherwise by the address it
+ * reaches). Before main, while no other thread runs (detour.c). */
 #include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
@@ -49,38 +52,52 @@ static int tt__libcalls_hooked(const char *name)
 	return 1;
 }
 
-struct tt__libcalls_program {
+/* A module as the loader mapped it. */
+struct tt__libcalls_object {
 	uintptr_t base, low, high;     /* its load bias, and the range its segments span */
 	uintptr_t relro, relro_end;    /* PT_GNU_RELRO: read-only once relocated */
 	const ElfW(Dyn) *dynamic;
+	const ElfW(Phdr) *phdr;
+	int phnum;
 };
 
-static int tt__libcalls_main(struct dl_phdr_info *info, size_t size, void *data)
+struct tt__libcalls_objects {
+	struct tt__libcalls_object *at;
+	size_t n;
+	int out_of_memory;
+};
+
+static int tt__libcalls_object_cb(struct dl_phdr_info *info, size_t size, void *data)
 {
 	(void)size;
-	struct tt__libcalls_program *p = data;
-	p->base = info->dlpi_addr;
-	p->low = UINTPTR_MAX;
+	struct tt__libcalls_objects *all = data;
+	struct tt__libcalls_object *grown = realloc(all->at, (all->n + 1) * sizeof *grown);
+	if (!grown)
+		return all->out_of_memory = 1;
+	all->at = grown;
+	struct tt__libcalls_object *o = &grown[all->n++];
+	*o = (struct tt__libcalls_object){.base = info->dlpi_addr, .low = UINTPTR_MAX,
+					  .phdr = info->dlpi_phdr, .phnum = info->dlpi_phnum};
 	for (int i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
 		uintptr_t start = info->dlpi_addr + ph->p_vaddr, end = start + ph->p_memsz;
 		if (ph->p_type == PT_LOAD) {
-			p->low = start < p->low ? start : p->low;
-			p->high = end > p->high ? end : p->high;
+			o->low = start < o->low ? start : o->low;
+			o->high = end > o->high ? end : o->high;
 		} else if (ph->p_type == PT_DYNAMIC) {
-			p->dynamic = (const ElfW(Dyn) *)start;
+			o->dynamic = (const ElfW(Dyn) *)start;
 		} else if (ph->p_type == PT_GNU_RELRO) {
-			p->relro = start;
-			p->relro_end = end;
+			o->relro = start;
+			o->relro_end = end;
 		}
 	}
-	return 1; /* the first is the program */
+	return 0;
 }
 
 /* A dynamic entry's address: the loader has relocated some of them in place. */
-static uintptr_t tt__libcalls_ptr(const struct tt__libcalls_program *p, uintptr_t v)
+static uintptr_t tt__libcalls_ptr(const struct tt__libcalls_object *o, uintptr_t v)
 {
-	return v < p->base ? v + p->base : v;
+	return v < o->base ? v + o->base : v;
 }
 
 /* The version of symbol `index` the program needs (memcpy@GLIBC_2.2.5 where it was
@@ -106,93 +123,254 @@ static const char *tt__libcalls_version(uintptr_t strtab, uintptr_t versym, uint
 	return NULL;
 }
 
-/* Whether TICKTRACE_LIBCALLS asks for the library calls; by default, in the
- * zero-markup build (`every_sled`), which records every call, and not under record
- * -f, whose patterns say what to record. */
+/* What TICKTRACE_LIBCALLS asks for; by default, in the zero-markup build
+ * (`every_sled`), which records every call, the calls of the modules recorded, and
+ * none under record -f, whose patterns say what to record. */
 int tt__detour_libcalls_wanted(int every_sled)
 {
 	const char *env = getenv(TT_ENV_LIBCALLS);
-	return env && *env ? strcmp(env, "0") != 0 : every_sled;
+	if (!env || !*env)
+		return every_sled ? TT__LIBCALLS_RECORDED : TT__LIBCALLS_NONE;
+	if (strcmp(env, "0") == 0)
+		return TT__LIBCALLS_NONE;
+	if (strcmp(env, "all") == 0)
+		return TT__LIBCALLS_ALL;
+	if (strcmp(env, "1") != 0)
+		fprintf(stderr, "ticktrace: %s=%s is not 0, 1 or all: taken as 1\n", TT_ENV_LIBCALLS, env);
+	return TT__LIBCALLS_RECORDED;
 }
 
-/* Points the program's PLT slots at stubs; how many, or -errno. */
-int tt__detour_library_calls(struct tt__detour *d)
+/* Libraries of the C and C++ runtimes beside the C library: their calls are the
+ * runtime's business (operator new's malloc), not the program's. */
+static int tt__libcalls_runtime(const char *path)
 {
-	struct tt__libcalls_program p = {0};
-	dl_iterate_phdr(tt__libcalls_main, &p);
-	uintptr_t jmprel = 0, strtab = 0, symtab = 0, versym = 0, verneed = 0;
-	size_t pltrelsz = 0, verneednum = 0;
-	for (const ElfW(Dyn) *dyn = p.dynamic; dyn && dyn->d_tag != DT_NULL; dyn++) {
+	static const char *const prefixes[] = {"libm.so", "libmvec.", "libpthread.", "libdl.", "librt.",
+					       "libresolv.", "libutil.", "libanl.", "libstdc++.", "libc++.",
+					       "libc++abi.", "libatomic."};
+	const char *base = tt__detour_base(path);
+	for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++)
+		if (strncmp(base, prefixes[i], strlen(prefixes[i])) == 0)
+			return 1;
+	return 0;
+}
+
+/* Whether the calls out of object `o` are hooked: the program's always; a library's
+ * when it is the program's (not the loader's, the C runtime's, ticktrace's, nor one
+ * only ticktrace needs) and `wanted` takes it: every such library, or those whose
+ * functions are recorded (patched, or calling -finstrument-functions' hooks). */
+static int tt__libcalls_chosen(const struct tt__detour *d, const struct tt__libcalls_object *o,
+			       int program, int wanted)
+{
+	if (program)
+		return 1;
+	for (size_t i = 0; i < d->nmodules; i++) {
+		const struct tt__detour_module *m = &d->modules[i];
+		if (o->low < m->low || o->low >= m->high)
+			continue;
+		if (!m->programs || tt__libcalls_runtime(m->path))
+			return 0;
+		if (wanted == TT__LIBCALLS_ALL || m->calls_hooks)
+			return 1;
+		for (size_t f = 0; f < d->nfns; f++)
+			if (d->fns[f].module == i && !d->fns[f].watch)
+				return 1;
+		return 0;
+	}
+	return 0;
+}
+
+static int tt__libcalls_cmp_fn(const void *key, const void *fn)
+{
+	uintptr_t a = *(const uintptr_t *)key, b = ((const struct tt__detour_fn *)fn)->addr;
+	return (a > b) - (a < b);
+}
+
+/* Whether `target` is where a function to be patched starts: its own record names
+ * the call (d->fns: sorted by address, one a place). */
+static int tt__libcalls_recorded(const struct tt__detour *d, uintptr_t target)
+{
+	const struct tt__detour_fn *fn =
+		d->nfns ? bsearch(&target, d->fns, d->nfns, sizeof *d->fns, tt__libcalls_cmp_fn) : NULL;
+	return fn && !fn->watch;
+}
+
+/* The GOT slots among `slots` that the code of `o` only calls or jumps through (a
+ * -fno-plt call: ff 15 / ff 25 and a rip-relative slot), marked in `called`. Any
+ * other reference (the function's address loaded: mov, push, cmp) leaves the slot
+ * alone, so that the address the program sees stays the function's own. */
+static void tt__libcalls_only_called(const struct tt__libcalls_object *o, uintptr_t *const *slots,
+				     size_t n, uint8_t *called)
+{
+	uintptr_t first = UINTPTR_MAX, last = 0;
+	for (size_t i = 0; i < n; i++) {
+		first = (uintptr_t)slots[i] < first ? (uintptr_t)slots[i] : first;
+		last = (uintptr_t)slots[i] > last ? (uintptr_t)slots[i] : last;
+	}
+	if (!n)
+		return;
+	/* 1: called, 2: referred to otherwise; by slot (GOT entries are 8 bytes apart) */
+	size_t span = (last - first) / sizeof(uintptr_t) + 1;
+	uint8_t *seen = calloc(span, 1);
+	if (!seen)
+		return; /* (none hooked) */
+	for (int p = 0; p < o->phnum; p++) {
+		const ElfW(Phdr) *ph = &o->phdr[p];
+		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X) || !(ph->p_flags & PF_R) || ph->p_filesz < 6)
+			continue;
+		const uint8_t *code = (const uint8_t *)(o->base + ph->p_vaddr);
+		for (size_t at = 2; at + 4 <= ph->p_filesz; at++) {
+			int32_t disp;
+			memcpy(&disp, code + at, sizeof disp);
+			uintptr_t next = (uintptr_t)(code + at + 4), target = next + (intptr_t)disp;
+			if (target - (first - 4) > last - (first - 4))
+				continue; /* (nearly every place: one test) */
+			/* (an immediate after the displacement moves the target on: 1, 2 or 4) */
+			for (uintptr_t imm = 0; imm <= 4; imm += imm == 2 ? 2 : 1) {
+				uintptr_t slot = target + imm;
+				if (slot < first || slot > last || (slot - first) % sizeof(uintptr_t))
+					continue;
+				int call = !imm && code[at - 2] == 0xff && (code[at - 1] == 0x15 || code[at - 1] == 0x25);
+				seen[(slot - first) / sizeof(uintptr_t)] |= call ? 1 : 2;
+			}
+		}
+	}
+	for (size_t i = 0; i < n; i++)
+		called[i] = seen[((uintptr_t)slots[i] - first) / sizeof(uintptr_t)] == 1;
+	free(seen);
+}
+
+struct tt__libcalls_slot {
+	uintptr_t *slot;
+	size_t sym;      /* its symbol's index */
+	uintptr_t stub;  /* what the slot is set to */
+};
+
+/* The slots of `o` to hook: its PLT's (R_X86_64_JUMP_SLOT), and those of its GOT a
+ * -fno-plt call goes through (R_X86_64_GLOB_DAT of a function, only called); how
+ * many, into `*out` (malloc'd), or -ENOMEM. */
+static ssize_t tt__libcalls_slots(const struct tt__libcalls_object *o, uintptr_t jmprel, size_t pltrelsz,
+				  uintptr_t rel, size_t relsz, const ElfW(Sym) *syms, uintptr_t strtab,
+				  struct tt__libcalls_slot **out)
+{
+	size_t nplt = jmprel ? pltrelsz / sizeof(ElfW(Rela)) : 0, ngot = rel ? relsz / sizeof(ElfW(Rela)) : 0;
+	struct tt__libcalls_slot *slots = malloc((nplt + ngot + 1) * sizeof *slots);
+	uintptr_t **got = malloc((ngot + 1) * sizeof *got);
+	size_t *got_sym = malloc((ngot + 1) * sizeof *got_sym);
+	uint8_t *called = calloc(ngot + 1, 1);
+	size_t n = 0, ncandidates = 0;
+	if (!slots || !got || !got_sym || !called) {
+		free(slots), free(got), free(got_sym), free(called);
+		return -ENOMEM;
+	}
+	const ElfW(Rela) *plt = (const ElfW(Rela) *)jmprel, *dyn = (const ElfW(Rela) *)rel;
+	for (size_t i = 0; i < nplt; i++)
+		if (ELF64_R_TYPE(plt[i].r_info) == R_X86_64_JUMP_SLOT)
+			slots[n++] = (struct tt__libcalls_slot){.slot = (uintptr_t *)(o->base + plt[i].r_offset),
+								 .sym = ELF64_R_SYM(plt[i].r_info)};
+	for (size_t i = 0; i < ngot; i++) {
+		size_t sym = ELF64_R_SYM(dyn[i].r_info);
+		int type = ELF64_ST_TYPE(syms[sym].st_info);
+		uintptr_t *slot = (uintptr_t *)(o->base + dyn[i].r_offset);
+		/* (left alone before the code is read: most programs' are only the weak
+		 * references the C runtime's start files make, unbound or never hooked) */
+		if (ELF64_R_TYPE(dyn[i].r_info) != R_X86_64_GLOB_DAT || syms[sym].st_shndx != SHN_UNDEF ||
+		    type == STT_OBJECT || type == STT_TLS || type == STT_COMMON || !*slot ||
+		    !tt__libcalls_hooked((const char *)strtab + syms[sym].st_name))
+			continue;
+		got[ncandidates] = slot;
+		got_sym[ncandidates++] = sym;
+	}
+	tt__libcalls_only_called(o, got, ncandidates, called);
+	for (size_t i = 0; i < ncandidates; i++)
+		if (called[i])
+			slots[n++] = (struct tt__libcalls_slot){.slot = got[i], .sym = got_sym[i]};
+	free(got), free(got_sym), free(called);
+	*out = slots;
+	return (ssize_t)n;
+}
+
+/* Points the chosen slots of object `o` at stubs; how many, or -errno. */
+static int tt__libcalls_object(struct tt__detour *d, const struct tt__libcalls_object *o)
+{
+	uintptr_t jmprel = 0, rel = 0, strtab = 0, symtab = 0, versym = 0, verneed = 0;
+	size_t pltrelsz = 0, relsz = 0, verneednum = 0;
+	for (const ElfW(Dyn) *dyn = o->dynamic; dyn && dyn->d_tag != DT_NULL; dyn++) {
 		if (dyn->d_tag == DT_JMPREL)
-			jmprel = tt__libcalls_ptr(&p, dyn->d_un.d_ptr);
+			jmprel = tt__libcalls_ptr(o, dyn->d_un.d_ptr);
 		else if (dyn->d_tag == DT_PLTRELSZ)
 			pltrelsz = dyn->d_un.d_val;
+		else if (dyn->d_tag == DT_RELA)
+			rel = tt__libcalls_ptr(o, dyn->d_un.d_ptr);
+		else if (dyn->d_tag == DT_RELASZ)
+			relsz = dyn->d_un.d_val;
 		else if (dyn->d_tag == DT_STRTAB)
-			strtab = tt__libcalls_ptr(&p, dyn->d_un.d_ptr);
+			strtab = tt__libcalls_ptr(o, dyn->d_un.d_ptr);
 		else if (dyn->d_tag == DT_SYMTAB)
-			symtab = tt__libcalls_ptr(&p, dyn->d_un.d_ptr);
+			symtab = tt__libcalls_ptr(o, dyn->d_un.d_ptr);
 		else if (dyn->d_tag == DT_VERSYM)
-			versym = tt__libcalls_ptr(&p, dyn->d_un.d_ptr);
+			versym = tt__libcalls_ptr(o, dyn->d_un.d_ptr);
 		else if (dyn->d_tag == DT_VERNEED)
-			verneed = tt__libcalls_ptr(&p, dyn->d_un.d_ptr);
+			verneed = tt__libcalls_ptr(o, dyn->d_un.d_ptr);
 		else if (dyn->d_tag == DT_VERNEEDNUM)
 			verneednum = dyn->d_un.d_val;
 	}
-	size_t n = jmprel && strtab && symtab ? pltrelsz / sizeof(ElfW(Rela)) : 0;
-	if (!n)
+	if (!strtab || !symtab || (!jmprel && !rel))
 		return 0;
+	const ElfW(Sym) *syms = (const ElfW(Sym) *)symtab;
+	struct tt__libcalls_slot *found;
+	ssize_t n = tt__libcalls_slots(o, jmprel, pltrelsz, rel, relsz, syms, strtab, &found);
+	if (n <= 0)
+		return (int)n;
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	size_t stub_size = (sizeof(struct tt__detour_stub) + 15) & ~(size_t)15;
-	size_t area = (n * stub_size + page - 1) / page * page;
+	size_t area = ((size_t)n * stub_size + page - 1) / page * page;
 	uint8_t *stubs = mmap(NULL, area, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (stubs == MAP_FAILED)
-		return -errno;
+	struct tt__patched_function *named = realloc(d->libcalls, (d->nlibcalls + (size_t)n) * sizeof *named);
+	if (named)
+		d->libcalls = named;
+	if (stubs == MAP_FAILED || !named) {
+		int err = stubs == MAP_FAILED ? errno : ENOMEM;
+		if (stubs != MAP_FAILED)
+			munmap(stubs, area);
+		free(found);
+		return -err;
+	}
 	static const uint8_t code[12] = {
 		0xff, 0x35, 0xda, 0xff, 0xff, 0xff, /* push qword [rip - 38]: self */
 		0xff, 0x25, 0xec, 0xff, 0xff, 0xff, /* jmp [rip - 20]: entry */
 	};
 	size_t hooked = 0;
-	const ElfW(Rela) *rela = (const ElfW(Rela) *)jmprel;
-	const ElfW(Sym) *syms = (const ElfW(Sym) *)symtab;
-	uintptr_t *slots[n];
-	uintptr_t targets[n];
-	if (!(d->libcalls = calloc(n, sizeof *d->libcalls))) {
-		munmap(stubs, area);
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < n; i++) {
-		if (ELF64_R_TYPE(rela[i].r_info) != R_X86_64_JUMP_SLOT)
-			continue;
-		const ElfW(Sym) *sym = &syms[ELF64_R_SYM(rela[i].r_info)];
-		const char *name = (const char *)strtab + sym->st_name;
-		uintptr_t *slot = (uintptr_t *)(p.base + rela[i].r_offset);
+	for (ssize_t i = 0; i < n; i++) {
+		const char *name = (const char *)strtab + syms[found[i].sym].st_name;
+		uintptr_t *slot = found[i].slot;
 		if (!*name || !tt__libcalls_hooked(name))
 			continue;
-		/* Bound already (-z now), or found as the loader would bind it: the version
-		 * the program needs */
+		/* Bound already (-z now, or a GOT slot), or found as the loader would bind it:
+		 * the version the object needs */
 		uintptr_t target = *slot;
-		if (target >= p.low && target < p.high) {
-			size_t index = ELF64_R_SYM(rela[i].r_info);
-			const char *version = tt__libcalls_version(strtab, versym, verneed, verneednum, index);
+		if (target >= o->low && target < o->high) {
+			const char *version = tt__libcalls_version(strtab, versym, verneed, verneednum, found[i].sym);
 			target = (uintptr_t)(version ? dlvsym(RTLD_DEFAULT, name, version) : dlsym(RTLD_DEFAULT, name));
 		}
 		/* (a program not position-independent defines a function whose address it
 		 * takes at its PLT entry, which dlsym finds: that goes through the slot, to the
-		 * stub, and round again) */
+		 * stub, and round again; a library's call of its own exported function is its
+		 * own business; a function patched records its calls itself) */
 		Dl_info where;
-		if (!target || (target >= p.low && target < p.high) || !dladdr((void *)target, &where) ||
+		if (!target || (target >= o->low && target < o->high) || tt__libcalls_recorded(d, target) ||
+		    !dladdr((void *)target, &where) ||
 		    !where.dli_fname ||
 		    strstr(where.dli_fname, "libticktrace"))
 			continue; /* (ticktrace's own, such as pthread_create: its calls stay its own) */
-		char *named; /* as the tools name it, and TT_ENV_EXCLUDE may */
-		if (asprintf(&named, "%s@%s", name, tt__detour_base(where.dli_fname)) < 0)
+		char *as_named; /* as the tools name it, and TT_ENV_EXCLUDE may */
+		if (asprintf(&as_named, "%s@%s", name, tt__detour_base(where.dli_fname)) < 0)
 			continue;
-		if (tt__detour_excluded(d, named, NULL)) {
-			free(named);
+		if (tt__detour_excluded(d, as_named, NULL)) {
+			free(as_named);
 			continue;
 		}
-		d->libcalls[d->nlibcalls++] =
-			(struct tt__patched_function){.address = (uintptr_t)slot | TT_FUNC_LIBRARY_CALL, .name = named};
+		d->libcalls[d->nlibcalls++] = (struct tt__patched_function){
+			.address = (uintptr_t)slot | TT_FUNC_LIBRARY_CALL, .name = as_named};
 		struct tt__detour_stub *stub = (struct tt__detour_stub *)(stubs + hooked * stub_size);
 		*stub = (struct tt__detour_stub){
 			.self = (uintptr_t)stub,
@@ -201,27 +379,47 @@ int tt__detour_library_calls(struct tt__detour *d)
 			.entry = (uintptr_t)tt__detour_entry,
 		};
 		memcpy(stub->code, code, sizeof code);
-		slots[hooked] = slot;
-		targets[hooked++] = (uintptr_t)stub->code;
+		found[hooked].slot = slot;
+		found[hooked++].stub = (uintptr_t)stub->code;
 	}
-	if (mprotect(stubs, area, PROT_READ | PROT_EXEC) != 0) {
-		int err = errno;
+	if (!hooked || mprotect(stubs, area, PROT_READ | PROT_EXEC) != 0) {
+		int err = hooked ? errno : 0;
 		munmap(stubs, area);
+		free(found);
 		return -err;
 	}
-	if (d->listing) /* (record --list: nothing written) */
-		return (int)hooked;
-	for (size_t i = 0; i < hooked; i++) {
-		uintptr_t at = (uintptr_t)slots[i] & ~(uintptr_t)(page - 1);
-		int relro = (uintptr_t)slots[i] >= p.relro && (uintptr_t)slots[i] < p.relro_end;
-		if (relro && mprotect((void *)at, page, PROT_READ | PROT_WRITE) != 0)
-			return -errno;
-		__atomic_store_n(slots[i], targets[i], __ATOMIC_RELEASE);
+	for (size_t i = 0; !d->listing && i < hooked; i++) { /* (record --list: nothing written) */
+		uintptr_t at = (uintptr_t)found[i].slot & ~(uintptr_t)(page - 1);
+		int relro = (uintptr_t)found[i].slot >= o->relro && (uintptr_t)found[i].slot < o->relro_end;
+		if (relro && mprotect((void *)at, page, PROT_READ | PROT_WRITE) != 0) {
+			int err = errno;
+			free(found);
+			return -err;
+		}
+		__atomic_store_n(found[i].slot, found[i].stub, __ATOMIC_RELEASE);
 		if (relro)
 			mprotect((void *)at, page, PROT_READ);
 		const struct tt__detour_stub *stub = (const struct tt__detour_stub *)(stubs + i * stub_size);
 		tt__detour_undoable(TT_RECORD_PAYLOAD(stub->word), (uintptr_t)slots[i], &stub->go_on,
 				    sizeof stub->go_on, relro);
 	}
+	free(found);
 	return (int)hooked;
+}
+
+/* Points the PLT and GOT slots of the program, and of the libraries `wanted` takes, at
+ * stubs; how many, or -errno. */
+int tt__detour_library_calls(struct tt__detour *d, int wanted)
+{
+	struct tt__libcalls_objects all = {0};
+	dl_iterate_phdr(tt__libcalls_object_cb, &all);
+	int hooked = all.out_of_memory ? -ENOMEM : 0;
+	for (size_t i = 0; i < all.n && hooked >= 0; i++) {
+		if (!tt__libcalls_chosen(d, &all.at[i], i == 0, wanted)) /* (the first is the program) */
+			continue;
+		int n = tt__libcalls_object(d, &all.at[i]);
+		hooked = n < 0 ? n : hooked + n;
+	}
+	free(all.at);
+	return hooked;
 }

@@ -636,6 +636,8 @@ static int tt__detour_module_cb(Dwfl_Module *mod, void **user, const char *name,
 	 * function's NOP area at its entry, named by its symbol where it has one; none in
 	 * a module whose calls the hooks record (both flags given: each call once) */
 	d->hooked |= hooked;
+	m->programs = !untouchable && !only_ours;
+	m->calls_hooks = hooked;
 	for (size_t i = 0; d->every_sled && !untouchable && !only_ours && !hooked && i < m->nsleds; i++) {
 		const char *fn = dwfl_module_addrname(mod, m->sleds[i]);
 		if (fn && (tt__detour_part_of_unwinder(fn, NULL) || !tt__detour_matches_any(d, fn, 1)))

@@ -6,6 +6,12 @@
 # slice named fopen@libc.so.6 (the program's import and the library its version
 # needs, not the alias _IO_fopen its address has), inside work; TICKTRACE_LIBCALLS=0
 # leaves them out, TICKTRACE_EXCLUDE the one it names. The report at exit names them alike.
+# The same calls from a program built with -fno-plt (through its GOT: `call
+# *fopen@GOTPCREL(%rip)`), whose function addresses stay the library's; and from the
+# program's own library (libwork.so, its work recorded), built with ticktrace-instrument
+# and plainly under record -f work; under record -f main, only with TICKTRACE_LIBCALLS=all.
+# The program's call of work, recorded in the library, is not recorded again as a
+# library call.
 #   libcalls.sh BUILD_DIR SANITIZE  (TT_TEST_TOOL: the ticktrace command)
 set -eu
 . "$(dirname "$0")/scratch_install.sh"
@@ -44,6 +50,34 @@ int main(void)
 }
 PROG
 gcc -std=c11 -O2 -g -o zero calls.c $(pkg-config --cflags --libs ticktrace-instrument)
+gcc -std=c11 -O2 -g -fno-plt -o noplt calls.c $(pkg-config --cflags --libs ticktrace-instrument)
+# -fno-plt, and the address of puts taken: the GOT slot read as a pointer is left alone
+cat >equal.c <<'PROG'
+#include <dlfcn.h>
+#include <stdio.h>
+int (*volatile say)(const char *);
+int main(void)
+{
+	say = puts;
+	return say != (int (*)(const char *))dlsym(RTLD_DEFAULT, "puts") || puts("called") < 0;
+}
+PROG
+gcc -std=c11 -O2 -g -fno-plt -o equal equal.c $(pkg-config --cflags --libs ticktrace-instrument)
+# the work in the program's own library, the program only calls it
+sed -n '/^#include/p; /^__attribute__/,/^}/p' calls.c >work.c
+cat >main.c <<'PROG'
+long work(const char *path);
+int main(int argc, char **argv)
+{
+	(void)argc;
+	return work(argv[0]) > 0 ? 0 : 1;
+}
+PROG
+gcc -std=c11 -O2 -g -fPIC -shared -o libwork.so work.c $(pkg-config --cflags --libs ticktrace-instrument)
+gcc -std=c11 -O2 -g -o sozero main.c -L. -lwork -Wl,-rpath,"$root" $(pkg-config --cflags --libs ticktrace-instrument)
+mkdir plainlib
+gcc -std=c11 -O2 -g -fPIC -shared -o plainlib/libwork.so work.c
+gcc -std=c11 -O2 -g -o soplain main.c -Lplainlib -lwork -Wl,-rpath,"$root/plainlib"
 gcc -std=c11 -O2 -g -fno-pie -no-pie -o address address.c $(pkg-config --cflags --libs ticktrace-instrument)
 gcc -std=c11 -O2 -g -o plain calls.c
 failures=0
@@ -84,6 +118,18 @@ grep -q '"name":"fopen@libc.so.6"' skip.json || fail "TICKTRACE_EXCLUDE=malloc@l
 LD_LIBRARY_PATH=$libdir timeout 60 ./address >address.out 2>address.err && rc=0 || rc=$?
 [ "$rc" = 0 ] || { cat address.err >&2; fail "the program not position-independent exits $rc (124: it hung)"; }
 [ "$(cat address.out)" = "$(printf 'through the pointer\nthrough the PLT')" ] || fail "address.c printed otherwise"
+LD_LIBRARY_PATH=$libdir TICKTRACE_MIN_DUR=0 TICKTRACE_OUT=$root/noplt.ttr ./noplt 2>noplt.err ||
+	{ cat noplt.err >&2; fail "the -fno-plt program exits $?"; }
+"$TT_TEST_TOOL" convert -q noplt.ttr -o noplt.json
+check noplt.json "the zero-markup build with -fno-plt"
+LD_LIBRARY_PATH=$libdir TICKTRACE_OUT=$root/equal.ttr ./equal >equal.out 2>equal.err && rc=0 || rc=$?
+[ "$rc" = 0 ] || { cat equal.err >&2; fail "-fno-plt: puts's address taken from the GOT is not puts's (exit $rc)"; }
+LD_LIBRARY_PATH=$libdir TICKTRACE_MIN_DUR=0 TICKTRACE_OUT=$root/sozero.ttr ./sozero 2>sozero.err ||
+	{ cat sozero.err >&2; fail "the program with its work in libwork.so exits $?"; }
+"$TT_TEST_TOOL" convert -q sozero.ttr -o sozero.json
+check sozero.json "the zero-markup build, the calls made from libwork.so"
+grep -q '"name":"work"' sozero.json && ! grep -q '"name":"work@' sozero.json ||
+	fail "the program's call of work, recorded in libwork.so itself, is recorded twice (as work@...)"
 # under record -f, when asked (its patterns say what to record)
 "$TT_TEST_TOOL" record -f work --min-dur 0 -o asked.ttr -- ./plain 2>asked.err ||
 	{ cat asked.err >&2; fail "record exits $?"; }
@@ -96,5 +142,19 @@ grep -q 'calls of 5 library functions are recorded as FUNCTION@LIBRARY' record.e
 	{ cat record.err >&2; fail "record does not say the library calls are recorded"; }
 "$TT_TEST_TOOL" convert -q record.ttr -o record.json
 check record.json "TICKTRACE_LIBCALLS=1 record -f work"
+TICKTRACE_LIBCALLS=1 "$TT_TEST_TOOL" record -f work --min-dur 0 -o sorecord.ttr -- ./soplain 2>sorecord.err ||
+	{ cat sorecord.err >&2; fail "record of the program with libwork.so exits $?"; }
+"$TT_TEST_TOOL" convert -q sorecord.ttr -o sorecord.json
+check sorecord.json "TICKTRACE_LIBCALLS=1 record -f work, work in libwork.so"
+# its library's calls when asked for all: libwork.so's functions are not recorded
+TICKTRACE_LIBCALLS=1 "$TT_TEST_TOOL" record -f main --min-dur 0 -o somain.ttr -- ./soplain 2>somain.err ||
+	{ cat somain.err >&2; fail "record -f main exits $?"; }
+"$TT_TEST_TOOL" convert -q somain.ttr -o somain.json
+grep -q '"name":"main"' somain.json || fail "record -f main: no main"
+! grep -q '"name":"fopen@libc.so.6"' somain.json || fail "TICKTRACE_LIBCALLS=1 record -f main: libwork.so's calls recorded"
+TICKTRACE_LIBCALLS=all "$TT_TEST_TOOL" record -f main --min-dur 0 -o soall.ttr -- ./soplain 2>soall.err ||
+	{ cat soall.err >&2; fail "TICKTRACE_LIBCALLS=all record -f main exits $?"; }
+"$TT_TEST_TOOL" convert -q soall.ttr -o soall.json
+grep -q '"name":"fopen@libc.so.6"' soall.json || fail "TICKTRACE_LIBCALLS=all record -f main: libwork.so's fopen not recorded"
 [ "$failures" = 0 ] || exit 1
-echo "library calls: fopen, fread, malloc, free and fclose as NAME@libc.so.6 inside work, built and under record"
+echo "library calls: fopen, fread, malloc, free and fclose as NAME@libc.so.6 inside work, built (-fno-plt too) and under record, from the program and from its library"

@@ -563,9 +563,10 @@ static const char *tt_symbol_library(Elf *elf, size_t index)
 	return NULL;
 }
 
-/* A library call (TT_FUNC_LIBRARY_CALL): the program's GOT slot at `address`
- * (libdwfl's) named IMPORT@LIBRARY from its PLT relocation, IMPORT@plt where no
- * version names the library; as any address where no relocation is there. */
+/* A library call (TT_FUNC_LIBRARY_CALL): the GOT slot at `address` (libdwfl's) of
+ * the program or one of its libraries, named IMPORT@LIBRARY from its relocation (the
+ * PLT's, or a -fno-plt call's GLOB_DAT), IMPORT@plt where no version names the
+ * library; as any address where no relocation is there. */
 static int tt_name_library_call(struct tt_elf *e, Dwarf_Addr address, struct tt_sym_result *r)
 {
 	GElf_Addr bias;
@@ -583,7 +584,8 @@ static int tt_name_library_call(struct tt_elf *e, Dwarf_Addr address, struct tt_
 			GElf_Rela rela;
 			GElf_Sym sym;
 			if (!gelf_getrela(data, (int)i, &rela) || rela.r_offset != vaddr ||
-			    GELF_R_TYPE(rela.r_info) != R_X86_64_JUMP_SLOT ||
+			    (GELF_R_TYPE(rela.r_info) != R_X86_64_JUMP_SLOT &&
+			     GELF_R_TYPE(rela.r_info) != R_X86_64_GLOB_DAT) ||
 			    !gelf_getsym(syms, (int)GELF_R_SYM(rela.r_info), &sym))
 				continue;
 			const char *name = elf_strptr(elf, symsh.sh_link, sym.st_name);
