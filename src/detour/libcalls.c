@@ -400,7 +400,7 @@ static int tt__libcalls_object(struct tt__detour *d, const struct tt__libcalls_o
 		if (relro)
 			mprotect((void *)at, page, PROT_READ);
 		const struct tt__detour_stub *stub = (const struct tt__detour_stub *)(stubs + i * stub_size);
-		tt__detour_undoable(TT_RECORD_PAYLOAD(stub->word), (uintptr_t)slots[i], &stub->go_on,
+		tt__detour_undoable(TT_RECORD_PAYLOAD(stub->word), (uintptr_t)found[i].slot, &stub->go_on,
 				    sizeof stub->go_on, relro);
 	}
 	free(found);
