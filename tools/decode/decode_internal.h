@@ -167,8 +167,9 @@ struct tt_decoder {
 /* Gives an event to every sink that takes it; stops at the first failure. */
 static inline int tt_dispatch(const struct tt_dispatch *to, const struct tt_event *e)
 {
+	size_t n = to->n; /* (read once: the calls could change it, as far as the compiler knows) */
 	int rc = 0;
-	for (size_t i = 0; i < to->n && rc == 0; i++)
+	for (size_t i = 0; i < n && rc == 0; i++)
 		rc = to->fn[i](to->sink[i], e);
 	return rc;
 }

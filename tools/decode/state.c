@@ -284,14 +284,15 @@ static int tt_complete(struct tt_decoder *d, struct tt_thread_state *st,
 
 /* The site (call site or function) at `address` for a record made at `tsc`, through
  * the thread's cache. */
-static const struct tt_site *tt_cached_site(struct tt_thread_state *st, uint64_t address,
-					    uint64_t tsc)
+static inline __attribute__((always_inline)) const struct tt_site *
+tt_cached_site(struct tt_thread_state *st, uint64_t address, uint64_t tsc)
 {
 	/* Fibonacci hashing: the high bits of the product, which every bit of the
 	 * address moves (sites a few bytes apart, or 2^k apart, land apart) */
 	const struct tt_site **slot =
 		&st->site_cache[(address * UINT64_C(0x9E3779B97F4A7C15)) >> (64 - TT_SITE_CACHE_BITS)];
-	if (*slot && (*slot)->address == address && tsc >= (*slot)->since && tsc < (*slot)->until)
+	if (__builtin_expect(*slot && (*slot)->address == address && tsc >= (*slot)->since &&
+			     tsc < (*slot)->until, 1))
 		return *slot;
 	const struct tt_site *s = tt_file_site(st->thread->file, address, tsc);
 	if (s)
