@@ -49,9 +49,10 @@ def inflated(path):
         packet, at = data[at:at + n], at + n
         field, i = varint(packet, 0)
         size, i = varint(packet, i)
-        check(tag == 0x0a and field == COMPRESSED_PACKETS and i + size == n,
-              '%s: a packet that is not one compressed_packets field (tag %#x, field %#x)'
-              % (path, tag, field))
+        if not (tag == 0x0a and field == COMPRESSED_PACKETS and i + size == n):
+            check(False, '%s: a packet that is not one compressed_packets field (tag %#x, field %#x)'
+                  % (path, tag, field))
+            return b'', 0
         out.append(zlib.decompress(packet[i:]))
         largest = max(largest, n)
     return b''.join(out), largest
