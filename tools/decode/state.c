@@ -429,8 +429,21 @@ void tt_decoder_fast_clock(struct tt_thread_state *st, int64_t base)
  * (st->done). The cursor, the section's records and where they are in the file stay
  * in locals (the sinks' calls could change anything behind a pointer, so the
  * compiler would reload them every record). */
+/* A run's events added to the thread's and the trace's counts, when it returns (not
+ * a store each record); a progress report where the trace's passed a multiple of
+ * TT_PROGRESS_EVENTS. */
+static void tt_count_events(struct tt_decoder *d, struct tt_thread_state *st, uint64_t events)
+{
+	uint64_t before = d->sum.events;
+	st->events += events;
+	d->sum.events += events;
+	if ((before ^ d->sum.events) >= TT_PROGRESS_EVENTS && d->trace->progress)
+		d->trace->progress(d->trace->progress_ctx, d->sum.events, d->records);
+}
+
 int tt_decoder_run(struct tt_decoder *d, struct tt_thread_state *st, int64_t limit)
 {
+	uint64_t events = 0; /* decoded in this run: counted at its end */
 	const struct tt_thread *t = st->thread;
 	const struct tt_file *f = t->file;
 	const int64_t base = d->trace->base_ns;
@@ -498,6 +511,7 @@ int tt_decoder_run(struct tt_decoder *d, struct tt_thread_state *st, int64_t lim
 				st->record = i;
 				st->next_ts = ts; /* another thread's events come first */
 				st->next_known = true;
+				tt_count_events(d, st, events);
 				return 0;
 			}
 			if (clamped && st->clamped++ == 0)
@@ -511,9 +525,7 @@ int tt_decoder_run(struct tt_decoder *d, struct tt_thread_state *st, int64_t lim
 			}
 			st->last_tsc = tsc;
 			st->last_ts = ts;
-			if ((++d->sum.events & (TT_PROGRESS_EVENTS - 1)) == 0 && d->trace->progress)
-				d->trace->progress(d->trace->progress_ctx, d->sum.events, d->records);
-			st->events++;
+			events++;
 			if (tt_decode_record(d, st, kind, payload, ts, offset) < 0)
 				return -1;
 		}
@@ -521,6 +533,7 @@ int tt_decoder_run(struct tt_decoder *d, struct tt_thread_state *st, int64_t lim
 									  ev->packed_size));
 	}
 	st->done = true;
+	tt_count_events(d, st, events);
 	return 0;
 }
 
