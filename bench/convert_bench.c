@@ -154,7 +154,7 @@ static int tt_bench_convert_once(int kind, char *in, const char *out, double *se
 	if (pid == 0) {
 		struct tt_convert_opts opts = {
 			.inputs = &in, .ninputs = 1, .output = out, .quiet = true,
-			.compress = kind == TT_BENCH_COMPRESSED,
+			.compress = kind == TT_BENCH_COMPRESSED ? TT_PACK_ALWAYS : TT_PACK_LARGE,
 		};
 		struct tt_report_opts report = {
 			.inputs = &in, .ninputs = 1, .output = out, .quiet = true,

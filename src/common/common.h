@@ -150,14 +150,31 @@ struct tt_scopes {
 };
 
 /* A scope begins: 1, the driver opens it; 0, it is left out (too deep); -1, out of
- * memory. */
-int tt_scopes_open(struct tt_scopes *s, uint64_t key, uint64_t offset);
+ * memory. Inline, as the converter opens millions a second; what is rare, out of line. */
+int tt__scopes_open_rare(struct tt_scopes *s, uint64_t key, uint64_t offset);
+static inline int tt_scopes_open(struct tt_scopes *s, uint64_t key, uint64_t offset)
+{
+	if (__builtin_expect(!s->too_deep && s->depth < s->cap &&
+			     (!s->max_depth || s->depth < s->max_depth), 1)) {
+		s->keys[s->depth++] = key;
+		return 1;
+	}
+	return tt__scopes_open_rare(s, key, offset);
+}
 /* A scope whose beginning was not recorded opens: its function's key, or
  * TT_KEY_UNBEGUN; as tt_scopes_open. */
 int tt_scopes_unbegun(struct tt_scopes *s, uint64_t key, uint64_t offset);
 /* END (and ENDBEGIN's end): true, the driver closes its innermost scope; false,
  * nothing to close (a scope left out ended, or the end is unmatched). */
-bool tt_scopes_end(struct tt_scopes *s, uint64_t offset);
+bool tt__scopes_end_rare(struct tt_scopes *s, uint64_t offset);
+static inline bool tt_scopes_end(struct tt_scopes *s, uint64_t offset)
+{
+	if (__builtin_expect(!s->too_deep && s->depth > 0, 1)) {
+		s->depth--;
+		return true;
+	}
+	return tt__scopes_end_rare(s, offset);
+}
 /* FUNC_EXIT of the function whose key is `key`, recorded at `tsc`: how many of the
  * driver's innermost scopes close, all but the last of them unterminated; 0: none (a
  * scope left out ended, or the exit is unmatched). */

@@ -4,7 +4,7 @@
 
 #include "common.h"
 
-int tt_scopes_open(struct tt_scopes *s, uint64_t key, uint64_t offset)
+int tt__scopes_open_rare(struct tt_scopes *s, uint64_t key, uint64_t offset)
 {
 	if (s->too_deep || (s->max_depth && s->depth == s->max_depth)) {
 		if (s->too_deep_total++ == 0)
@@ -46,7 +46,7 @@ static void tt_scopes_unmatched(struct tt_scopes *s, uint64_t offset)
 		s->first_unmatched = offset;
 }
 
-bool tt_scopes_end(struct tt_scopes *s, uint64_t offset)
+bool tt__scopes_end_rare(struct tt_scopes *s, uint64_t offset)
 {
 	if (tt_scopes_end_left_out(s))
 		return false;

@@ -98,7 +98,7 @@ struct tt_convert_opts {
 	int64_t *offset_ns;
 	size_t noffsets;
 	bool align_flows;        /* --align flows: machines placed by their flows (report/align.c) */
-	bool compress;           /* Perfetto: packets deflated in bundles (tt_perfetto_compress) */
+	enum tt_packing compress; /* Perfetto: packets deflated in bundles (tt_perfetto_compress) */
 	uint64_t split;          /* > 0: shards OUTPUT.0001.EXT ... of at most this many slices */
 	unsigned shard;          /* with split, > 0: that shard (from 1) alone, into OUTPUT */
 	unsigned *nshards;       /* with split: how many shards there are (may be NULL) */

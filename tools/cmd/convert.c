@@ -60,9 +60,12 @@ static const char tt_convert_usage[] =
 	"                      within half its width; said on stderr. Flows between\n"
 	"                      machines that arrive before they left are always said\n"
 	"      --compress      Perfetto: the packets deflated in bundles (compressed_packets,\n"
-	"                      which trace_processor and the UI read): a tenth of the bytes\n"
-	"                      or less, at twice the CPU time (deflated by the output's\n"
-	"                      writer thread, beside the conversion)\n"
+	"                      which trace_processor and the UI read) whatever the size,\n"
+	"                      and harder: the smallest file. By default a trace of 1 MiB\n"
+	"                      of packets or more is deflated, faster (a thirtieth of the\n"
+	"                      bytes or less; by the output's writer thread, beside the\n"
+	"                      conversion), a smaller one not\n"
+	"      --no-compress   Perfetto: plain packets whatever the size\n"
 	"      --split N       write time-contiguous shards OUTPUT.0001.EXT ... of at most\n"
 	"                      N slices each (N from 1; more only where more begin at one\n"
 	"                      nanosecond), each a whole trace that opens alone, with every\n"
@@ -419,7 +422,7 @@ static int tt_convert_shards(struct tt_session *run, const struct tt_convert_opt
 			rc = -1;
 			break;
 		}
-		if (opts->compress && tt_perfetto_compress(&out) < 0) {
+		if (format == TT_FORMAT_PERFETTO && tt_perfetto_compress(&out, opts->compress) < 0) {
 			tt_out_finish(&out, -1);
 			rc = -1;
 			break;
@@ -482,8 +485,9 @@ int tt_convert(const struct tt_convert_opts *opts, struct tt_summary *sum)
 	if (format == TT_FORMAT_PERFETTO && opts->filter.min_dur > 0)
 		return tt_error("--min-dur works with JSON output only: Perfetto's format needs a "
 				"slice's begin before its duration is known");
-	if (format != TT_FORMAT_PERFETTO && opts->compress)
-		return tt_error("--compress works with Perfetto output only (.pftrace)");
+	if (format != TT_FORMAT_PERFETTO && opts->compress != TT_PACK_LARGE)
+		return tt_error("--%s works with Perfetto output only (.pftrace)",
+				opts->compress == TT_PACK_ALWAYS ? "compress" : "no-compress");
 	/* --split: a first pass that only counts, then one output a shard */
 	struct tt_session_opts ro = {.inputs = opts->inputs, .ninputs = opts->ninputs,
 				 .debug_dir = opts->debug_dir,
@@ -506,8 +510,8 @@ int tt_convert(const struct tt_convert_opts *opts, struct tt_summary *sum)
 		rc = tt_thresholds_load(&thresholds);
 	if (rc == 0 && !opts->split)
 		rc = tt_session_output(&run);
-	if (rc == 0 && !opts->split && opts->compress)
-		rc = tt_perfetto_compress(&run.out);
+	if (rc == 0 && !opts->split && format == TT_FORMAT_PERFETTO)
+		rc = tt_perfetto_compress(&run.out, opts->compress);
 	if (rc == 0 && !opts->split) {
 		sinks[0] = tt_chain_new(&chain, opts, tt_writer_new(format, &run.out, opts), NULL,
 					&thresholds);
@@ -548,7 +552,8 @@ int tt_convert(const struct tt_convert_opts *opts, struct tt_summary *sum)
 }
 
 enum { OPT_FROM = 256, OPT_TO, OPT_THREAD, OPT_MIN_DUR, OPT_THRESHOLD, OPT_THRESHOLDS,
-       OPT_SPIKES, OPT_DEBUG_DIR, OPT_CLIP, OPT_OFFSET, OPT_SPLIT, OPT_ALIGN, OPT_COMPRESS };
+       OPT_SPIKES, OPT_DEBUG_DIR, OPT_CLIP, OPT_OFFSET, OPT_SPLIT, OPT_ALIGN, OPT_COMPRESS,
+       OPT_NO_COMPRESS };
 const struct option tt_convert_options[] = {
 	{"output", required_argument, NULL, 'o'}, {"force", no_argument, NULL, 'f'},
 	{"format", required_argument, NULL, 'F'}, {"quiet", no_argument, NULL, 'q'},
@@ -564,6 +569,7 @@ const struct option tt_convert_options[] = {
 	{"split", required_argument, NULL, OPT_SPLIT},
 	{"align", required_argument, NULL, OPT_ALIGN},
 	{"compress", no_argument, NULL, OPT_COMPRESS},
+	{"no-compress", no_argument, NULL, OPT_NO_COMPRESS},
 	{NULL, 0, NULL, 0},
 };
 
@@ -630,7 +636,8 @@ int tt_cmd_convert(int argc, char **argv)
 								      "slices a shard, 1 or more");
 			break;
 		}
-		case OPT_COMPRESS: opts.compress = true; break;
+		case OPT_COMPRESS: opts.compress = TT_PACK_ALWAYS; break;
+		case OPT_NO_COMPRESS: opts.compress = TT_PACK_NEVER; break;
 		case OPT_ALIGN:
 			opts.align_flows = tt_value_index(tt_align_names, optarg) == 0;
 			if (!opts.align_flows)

@@ -19,8 +19,9 @@
 /* At most this many flows held back: a window full of flows is flushed early. */
 #define TT_FLOW_BATCH 65536
 
-/* Entries in a thread's cache of call sites (a power of two). */
-#define TT_SITE_CACHE 64
+/* Entries in a thread's cache of call sites. */
+#define TT_SITE_CACHE_BITS 6
+#define TT_SITE_CACHE (1u << TT_SITE_CACHE_BITS)
 
 /* Events between two progress reports. */
 #define TT_PROGRESS_EVENTS (1u << 20)
@@ -81,6 +82,11 @@ struct tt_thread_state {
 	uint64_t last_tsc;
 	int64_t last_ts;
 	bool started;
+	/* TSCs from the clock's anchor up to fast_span ticks after it, as far as its
+	 * file's records may go, convert with nothing to saturate (tt_decoder_ts). */
+	bool fast_clock;
+	uint64_t fast_span;
+	int64_t fast_ns0; /* the anchor's time since the trace start */
 	/* A two-record kind waiting for its VALUE, or a DESCRIBE for its TEXT records. */
 	unsigned pending;
 	const struct tt_site *pending_site;
@@ -161,8 +167,9 @@ struct tt_decoder {
 /* Gives an event to every sink that takes it; stops at the first failure. */
 static inline int tt_dispatch(const struct tt_dispatch *to, const struct tt_event *e)
 {
+	size_t n = to->n; /* (read once: the calls could change it, as far as the compiler knows) */
 	int rc = 0;
-	for (size_t i = 0; i < to->n && rc == 0; i++)
+	for (size_t i = 0; i < n && rc == 0; i++)
 		rc = to->fn[i](to->sink[i], e);
 	return rc;
 }
@@ -179,6 +186,19 @@ static inline int tt_dispatch(const struct tt_dispatch *to, const struct tt_even
 		tt__rc;                                                                    \
 	})
 
+
+/* The time of a record at `tsc` on the thread, in ns since the trace start: within
+ * its fast range the span from the anchor alone, else saturated as a hostile clock
+ * needs. Inline: every record's. */
+static inline int64_t tt_decoder_ts(const struct tt_thread_state *st, const struct tt_clock *c,
+				    uint64_t tsc, int64_t base)
+{
+	if (__builtin_expect(st->fast_clock && tsc - c->tsc0 <= st->fast_span && tsc >= c->tsc0, 1))
+		return st->fast_ns0 + tt_clock_span(c, tsc - c->tsc0);
+	return tt_rebase(tt_clock_ns(c, tsc), base);
+}
+/* Sets the thread's fast range (merge.c, at the start). */
+void tt_decoder_fast_clock(struct tt_thread_state *st, int64_t base);
 
 /* state.c: one thread's state machine. Runs a thread until its next timed record is
  * later than `limit` (st->next_ts then holds that time) or its records end

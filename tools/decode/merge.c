@@ -94,6 +94,7 @@ static int tt_decoder_init(struct tt_decoder *d)
 			struct tt_thread_state *st = &d->threads[th->id];
 			st->thread = th;
 			st->scopes.max_depth = TT_MAX_DEPTH;
+			tt_decoder_fast_clock(st, t->base_ns);
 			if ((th->flags & TT_THREAD_WRAPPED) && tt_decoder_scan_unbegun(st) < 0)
 				return -1;
 			st->next_ts = th->has_first ? tt_rebase(tt_clock_ns(&f->clock, th->first_tsc), t->base_ns) :

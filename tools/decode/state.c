@@ -284,13 +284,15 @@ static int tt_complete(struct tt_decoder *d, struct tt_thread_state *st,
 
 /* The site (call site or function) at `address` for a record made at `tsc`, through
  * the thread's cache. */
-static const struct tt_site *tt_cached_site(struct tt_thread_state *st, uint64_t address,
-					    uint64_t tsc)
+static inline __attribute__((always_inline)) const struct tt_site *
+tt_cached_site(struct tt_thread_state *st, uint64_t address, uint64_t tsc)
 {
-	/* descriptors are static structs of 32 bytes or more, and functions seldom
-	 * shorter: their low bits vary little */
-	const struct tt_site **slot = &st->site_cache[(address >> 5) & (TT_SITE_CACHE - 1)];
-	if (*slot && (*slot)->address == address && tsc >= (*slot)->since && tsc < (*slot)->until)
+	/* Fibonacci hashing: the high bits of the product, which every bit of the
+	 * address moves (sites a few bytes apart, or 2^k apart, land apart) */
+	const struct tt_site **slot =
+		&st->site_cache[(address * UINT64_C(0x9E3779B97F4A7C15)) >> (64 - TT_SITE_CACHE_BITS)];
+	if (__builtin_expect(*slot && (*slot)->address == address && tsc >= (*slot)->since &&
+			     tsc < (*slot)->until, 1))
 		return *slot;
 	const struct tt_site *s = tt_file_site(st->thread->file, address, tsc);
 	if (s)
@@ -397,34 +399,77 @@ static int tt_decode_record(struct tt_decoder *d, struct tt_thread_state *st, un
 	return rc;
 }
 
+/* The kinds that stand alone with a time (TT_RECORD_KNOWN but PAD, VALUE and TEXT),
+ * as bits: one test tells a record the loop decodes from one it refuses or skips. */
+#define TT_KIND_BIT(k) (UINT32_C(1) << (k))
+#define TT_KIND_BITS(from, to) ((TT_KIND_BIT(to) << 1) - TT_KIND_BIT(from)) /* from..to */
+#define TT_TIMED_KINDS                                                            \
+	(TT_KIND_BITS(TT_REC_BEGIN, TT_REC_FUNC_EXIT) |                            \
+	 (TT_KIND_BITS(TT_REC_THRESHOLD, TT_REC_PARENTS_THRESHOLD) & ~TT_KIND_BIT(TT_REC_TEXT)))
+_Static_assert(TT_REC_PARENTS_THRESHOLD < 31 && TT_REC_VALUE > TT_REC_FUNC_EXIT &&
+	       TT_REC_VALUE < TT_REC_THRESHOLD && TT_REC_PAD < TT_REC_BEGIN,
+	       "TT_TIMED_KINDS: the kinds' numbers changed");
+
+void tt_decoder_fast_clock(struct tt_thread_state *st, int64_t base)
+{
+	const struct tt_file *f = st->thread->file;
+	const struct tt_clock *c = &f->clock;
+	/* the span only grows with the ticks: what holds at both ends holds between */
+	int64_t last = tt_clock_ns(c, f->tsc_max), first = c->ns0, rel;
+	st->fast_clock = f->tsc_max >= c->tsc0 && last != INT64_MAX &&
+			 !__builtin_sub_overflow(last, base, &rel) && rel < TT_TIME_LIMIT &&
+			 rel > -TT_TIME_LIMIT && !__builtin_sub_overflow(first, base, &rel) &&
+			 rel < TT_TIME_LIMIT && rel > -TT_TIME_LIMIT;
+	st->fast_span = st->fast_clock ? f->tsc_max - c->tsc0 : 0;
+	st->fast_ns0 = st->fast_clock ? first - base : 0;
+}
+
 /* Decodes one thread's records until its next timed record is later than `limit`
  * (then st->next_ts holds that time and the cursor stays on it), or its records end
- * (st->done). */
+ * (st->done). The cursor, the section's records and where they are in the file stay
+ * in locals (the sinks' calls could change anything behind a pointer, so the
+ * compiler would reload them every record). */
+/* A run's events added to the thread's and the trace's counts, when it returns (not
+ * a store each record); a progress report where the trace's passed a multiple of
+ * TT_PROGRESS_EVENTS. */
+static void tt_count_events(struct tt_decoder *d, struct tt_thread_state *st, uint64_t events)
+{
+	uint64_t before = d->sum.events;
+	st->events += events;
+	d->sum.events += events;
+	if ((before ^ d->sum.events) >= TT_PROGRESS_EVENTS && d->trace->progress)
+		d->trace->progress(d->trace->progress_ctx, d->sum.events, d->records);
+}
+
 int tt_decoder_run(struct tt_decoder *d, struct tt_thread_state *st, int64_t limit)
 {
+	uint64_t events = 0; /* decoded in this run: counted at its end */
 	const struct tt_thread *t = st->thread;
 	const struct tt_file *f = t->file;
-	int64_t base = d->trace->base_ns;
+	const int64_t base = d->trace->base_ns;
+	const uint64_t tsc_min = f->tsc_min, tsc_max = f->tsc_max;
 	for (; st->section < t->nsections; st->section++, st->record = 0) {
 		const struct tt_events *ev = &t->sections[st->section];
 		const struct tt_record *records = tt_section_records(t, st->section);
-		for (; st->record < ev->count; st->record++) {
-			if ((st->record & (TT_RELEASE_RECORDS - 1)) == 0 && st->record)
-				tt_file_release(f, tt_record_offset(ev, st->record - TT_RELEASE_RECORDS),
-						tt_record_offset(ev, st->record));
-			const struct tt_record *r = &records[st->record];
+		const size_t count = ev->count;
+		/* a packed section's records all have its offset */
+		const uint64_t at = ev->offset, stride = ev->records ? sizeof(struct tt_record) : 0;
+		for (size_t i = st->record; i < count; i++) {
+			if (__builtin_expect((i & (TT_RELEASE_RECORDS - 1)) == 0, 0) && i)
+				tt_file_release(f, at + (i - TT_RELEASE_RECORDS) * stride, at + i * stride);
+			const struct tt_record *r = &records[i];
 			unsigned kind = TT_RECORD_KIND(r->word);
 			uint64_t payload = TT_RECORD_PAYLOAD(r->word);
-			uint64_t offset = tt_record_offset(ev, st->record);
-			if (st->pending == TT_REC_DESCRIBE) {
-				if (kind != TT_REC_TEXT)
-					return tt_error_at(f->path, st->pending_offset,
-							   "DESCRIBE record without its TEXT records");
-				if (tt_describe_text(d, st, r) < 0)
-					return -1;
-				continue;
-			}
-			if (st->pending) {
+			uint64_t offset = at + i * stride;
+			if (__builtin_expect(st->pending != 0, 0)) {
+				if (st->pending == TT_REC_DESCRIBE) {
+					if (kind != TT_REC_TEXT)
+						return tt_error_at(f->path, st->pending_offset,
+								   "DESCRIBE record without its TEXT records");
+					if (tt_describe_text(d, st, r) < 0)
+						return -1;
+					continue;
+				}
 				if (kind != TT_REC_VALUE)
 					return tt_error_at(f->path, st->pending_offset,
 							   "%s record without its VALUE record",
@@ -433,19 +478,21 @@ int tt_decoder_run(struct tt_decoder *d, struct tt_thread_state *st, int64_t lim
 					return -1;
 				continue;
 			}
-			if (kind == TT_REC_PAD)
-				continue;
-			if (kind == TT_REC_VALUE || kind == TT_REC_TEXT)
-				return tt_error_at(f->path, offset, "%s record with no record before "
-						   "it that takes one", kind == TT_REC_VALUE ? "VALUE" : "TEXT");
-			if (!TT_RECORD_KNOWN(kind))
+			if (__builtin_expect(kind >= 32 || !(TT_TIMED_KINDS >> kind & 1), 0)) {
+				if (kind == TT_REC_PAD)
+					continue;
+				if (kind == TT_REC_VALUE || kind == TT_REC_TEXT)
+					return tt_error_at(f->path, offset, "%s record with no record "
+							   "before it that takes one",
+							   kind == TT_REC_VALUE ? "VALUE" : "TEXT");
 				return tt_error_at(f->path, offset, "unknown record kind %u", kind);
+			}
 			uint64_t tsc = r->tsc;
-			if (tsc < f->tsc_min || tsc > f->tsc_max)
+			if (tsc < tsc_min || tsc > tsc_max)
 				return tt_error_at(f->path, offset, "a record (kind %u) at TSC %" PRIu64
 						   ", %s the run (TSC %" PRIu64 " to %" PRIu64 "): a "
 						   "damaged record", kind, tsc,
-						   tsc < f->tsc_min ? "long before" : "long after",
+						   tsc < tsc_min ? "long before" : "long after",
 						   f->header.start.tsc, f->header.end.tsc);
 			/* A signal handler that interrupted the hot path can leave a record with
 			 * an earlier TSC after a later one: keep the thread's time monotonic. */
@@ -458,27 +505,27 @@ int tt_decoder_run(struct tt_decoder *d, struct tt_thread_state *st, int64_t lim
 				st->next_known = false;
 			} else {
 				ts = st->started && tsc == st->last_tsc ? st->last_ts :
-				     tt_rebase(tt_clock_ns(&f->clock, tsc), base);
+				     tt_decoder_ts(st, &f->clock, tsc, base);
 			}
 			if (ts > limit) {
+				st->record = i;
 				st->next_ts = ts; /* another thread's events come first */
 				st->next_known = true;
+				tt_count_events(d, st, events);
 				return 0;
 			}
 			if (clamped && st->clamped++ == 0)
 				st->first_clamped = offset;
-			if (!st->started) {
+			if (__builtin_expect(!st->started, 0)) {
 				st->first_ts = ts;
-				for (uint32_t i = st->unbegun.n; i > 0; i--)
-					if (tt_open_unbegun(d, st, t, ts, st->unbegun.keys[i - 1], offset) < 0)
+				for (uint32_t u = st->unbegun.n; u > 0; u--)
+					if (tt_open_unbegun(d, st, t, ts, st->unbegun.keys[u - 1], offset) < 0)
 						return -1;
+				st->started = true;
 			}
-			st->started = true;
 			st->last_tsc = tsc;
 			st->last_ts = ts;
-			if ((++d->sum.events & (TT_PROGRESS_EVENTS - 1)) == 0 && d->trace->progress)
-				d->trace->progress(d->trace->progress_ctx, d->sum.events, d->records);
-			st->events++;
+			events++;
 			if (tt_decode_record(d, st, kind, payload, ts, offset) < 0)
 				return -1;
 		}
@@ -486,6 +533,7 @@ int tt_decoder_run(struct tt_decoder *d, struct tt_thread_state *st, int64_t lim
 									  ev->packed_size));
 	}
 	st->done = true;
+	tt_count_events(d, st, events);
 	return 0;
 }
 

@@ -238,7 +238,10 @@ int tt_file_load(struct tt_file *f, const char *path, const uint8_t *data, size_
 const struct tt_record *tt_section_records(const struct tt_thread *t, size_t s);
 /* The TSC of the thread's last record that has one: true, or false when it has none. */
 bool tt_thread_last_tsc(const struct tt_thread *t, uint64_t *tsc);
-uint64_t tt_record_offset(const struct tt_events *ev, size_t i);
+static inline uint64_t tt_record_offset(const struct tt_events *ev, size_t i)
+{
+	return ev->offset + (ev->records ? i * sizeof(struct tt_record) : 0);
+}
 void tt_file_close(struct tt_file *f);
 
 /* Tells the kernel that bytes [from, to) of a mapped file will not be read again, so

@@ -63,11 +63,6 @@ const struct tt_record *tt_section_records(const struct tt_thread *t, size_t s)
 	return u->records;
 }
 
-uint64_t tt_record_offset(const struct tt_events *ev, size_t i)
-{
-	return ev->offset + (ev->records ? i * sizeof(struct tt_record) : 0);
-}
-
 bool tt_thread_last_tsc(const struct tt_thread *t, uint64_t *tsc)
 {
 	for (size_t s = t->nsections; s-- > 0;) {

@@ -84,9 +84,12 @@ struct tt_sink *tt_json_sink_new(struct tt_out *out, bool source);
 struct tt_sink *tt_perfetto_sink_new(struct tt_out *out);
 /* The Perfetto writer's output (before anything is written to it) packed: its packets
  * deflated in bundles of about TT_PB_BUNDLE bytes (TracePacket.compressed_packets,
- * which trace_processor and the UI read), by the output's writer thread. 0, or -1
+ * which trace_processor and the UI read), by the output's writer thread: a trace of
+ * a megabyte or more (TT_PACK_LARGE, the default: what a smaller one saves is not
+ * worth a reader that must inflate), any (TT_PACK_ALWAYS, harder), or none. 0, or -1
  * after reporting (no memory). */
-int tt_perfetto_compress(struct tt_out *out);
+enum tt_packing { TT_PACK_LARGE, TT_PACK_ALWAYS, TT_PACK_NEVER };
+int tt_perfetto_compress(struct tt_out *out, enum tt_packing how);
 
 /* What the filter sink keeps: events of the named threads (tid or name; none named:
  * all) in [from, to] (ns since the trace start), slices of min_dur ns or more
