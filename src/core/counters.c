@@ -82,16 +82,20 @@ static void tt__counters_keep(struct tt__counters *c, const struct tt_schedstat_
 	c->n += !!to;
 }
 
-/* The process's page faults (every thread's, those exited too: getrusage), read at
- * most once a tick, before any thread's stat that tick; 0: not read yet, or not
- * known. While it stays the same, so does every thread's count. */
+/* The page faults of the process's threads but tt-sched (every thread's, those exited
+ * too: getrusage, less tt-sched's own, whose stores fault as they grow), read at most
+ * once a tick, before any thread's stat that tick; 0: not read yet, or not known.
+ * While it stays the same, so does every thread's count. */
 static uint64_t tt__counters_tick_faults;
 
 static uint64_t tt__counters_process_faults(void)
 {
-	struct rusage ru;
-	if (!tt__counters_tick_faults && getrusage(RUSAGE_SELF, &ru) == 0)
-		tt__counters_tick_faults = 1 + (uint64_t)ru.ru_minflt + (uint64_t)ru.ru_majflt;
+	struct rusage all, own;
+	/* (its own first: a fault of its between the two can only make a change seen) */
+	if (!tt__counters_tick_faults && getrusage(RUSAGE_THREAD, &own) == 0 &&
+	    getrusage(RUSAGE_SELF, &all) == 0)
+		tt__counters_tick_faults = 1 + (uint64_t)(all.ru_minflt - own.ru_minflt) +
+					   (uint64_t)(all.ru_majflt - own.ru_majflt);
 	return tt__counters_tick_faults;
 }
 
