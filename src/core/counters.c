@@ -17,11 +17,11 @@
 
 #include "core/core_internal.h"
 
-/* A scope this old is watched: its first reading then, as near as tt-sched wakes
- * (at that moment where it saw the scope open at a look before: a millisecond
- * looked at once a millisecond read 1 to 2 ms into a spike). Spikes of a few
- * milliseconds keep their resolution (a reading 1.5 ms into the spike and one within a
- * look after it); scopes shorter, no spike, cost no reading. */
+/* A scope this old is watched, its first reading taken then: tt-sched wakes for it
+ * where a look saw the scope open before (1 ms, at the first look past it, read 1
+ * to 2 ms into a spike). A spike of a few milliseconds has its readings as near its
+ * edges as before (1.5 ms into it, and within a look after it); a scope shorter,
+ * most of them no spike, costs no reading. */
 #define TT__COUNTERS_AFTER_NS 1500000
 /* tt-sched wakes no sooner than this for a scope's first reading */
 #define TT__COUNTERS_NEAR_NS 50000
@@ -103,8 +103,8 @@ static uint64_t tt__counters_process_faults(void)
  * dearest file) only with `faults`, else as the last reading had them. A spike's
  * faults are counted between its readings nearest its start and its end: the first
  * of a watch and the one after it. Where no thread of the process faulted since the
- * thread's faults were read, they are what they were: stat is not read (the CPU time
- * of most of a watched scope's readings). */
+ * thread's faults were read, they are what they were: stat is not read (it was most
+ * of a reading's CPU time). */
 static void tt__counters_read(struct tt__slot *slot, int faults)
 {
 	struct tt__counters *c = &slot->sched.counters;
