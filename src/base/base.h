@@ -191,6 +191,9 @@ int tt__schedstat_open(struct tt__schedstat *s, uint32_t tid) TT__HIDDEN;
  * `faults`: the dearest part, left as they are in *out without): 0, or -1 (it exited). */
 int tt__schedstat_read(struct tt__schedstat *s, struct tt_schedstat_sample *out, int faults) TT__HIDDEN;
 void tt__schedstat_close(struct tt__schedstat *s) TT__HIDDEN;
+/* The calling thread's own counters now (thread `tid`: its schedstat opened for a
+ * moment, in the caller's table; its faults without stat): 0, or -1. */
+int tt__schedstat_read_own(uint32_t tid, struct tt_schedstat_sample *out) TT__HIDDEN;
 /* Whether the kernel accounts stolen time (format.h: TT_SCHEDSTAT_STEAL). */
 int tt__schedstat_steal_accounted(void) TT__HIDDEN;
 

@@ -11,6 +11,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -100,14 +101,51 @@ static int tt__schedstat_pread(int fd, char *text, size_t size)
 	return 0;
 }
 
+/* schedstat's wait on a run queue and timeslices (its run time is the CPU clock's);
+ * -1: it exited. */
+static int tt__schedstat_waits(int fd, struct tt_schedstat_sample *out)
+{
+	char text[128];
+	const char *p = text;
+	uint64_t run;
+	return tt__schedstat_pread(fd, text, sizeof text) < 0 || tt__next_u64(&p, &run) < 0 ||
+			       tt__next_u64(&p, &out->wait_ns) < 0 || tt__next_u64(&p, &out->timeslices) < 0
+		       ? -1 : 0;
+}
+
+/* The CPU time on `clock` and the monotonic clock, last, together: what was read
+ * before lies before them. */
+static int tt__schedstat_clocks(clockid_t clock, struct tt_schedstat_sample *out)
+{
+	struct timespec cpu, now;
+	if (clock_gettime(clock, &cpu) != 0)
+		return -1;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	out->run_ns = (uint64_t)cpu.tv_sec * 1000000000u + (uint64_t)cpu.tv_nsec;
+	out->ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+	return 0;
+}
+
+int tt__schedstat_read_own(uint32_t tid, struct tt_schedstat_sample *out)
+{
+	/* (its faults from getrusage: stat, the dearest file, is not opened) */
+	struct rusage own;
+	int fd = tt__schedstat_file(tid, "schedstat");
+	if (fd < 0)
+		return -1;
+	int waits = tt__schedstat_waits(fd, out);
+	close(fd);
+	if (waits < 0 || getrusage(RUSAGE_THREAD, &own) != 0)
+		return -1;
+	out->minflt = (uint64_t)own.ru_minflt;
+	out->majflt = (uint64_t)own.ru_majflt;
+	return tt__schedstat_clocks(CLOCK_THREAD_CPUTIME_ID, out);
+}
+
 int tt__schedstat_read(struct tt__schedstat *s, struct tt_schedstat_sample *out, int faults)
 {
 	char text[512];
-	struct timespec cpu, now;
-	const char *p = text;
-	uint64_t run;
-	if (tt__schedstat_pread(s->schedstat_fd, text, sizeof text) < 0 || tt__next_u64(&p, &run) < 0 ||
-	    tt__next_u64(&p, &out->wait_ns) < 0 || tt__next_u64(&p, &out->timeslices) < 0)
+	if (tt__schedstat_waits(s->schedstat_fd, out) < 0)
 		return -1; /* (the thread exited) */
 	if (faults) {
 		if (s->stat_fd < 0 && (s->stat_fd = tt__schedstat_file(s->tid, "stat")) < 0)
@@ -116,13 +154,7 @@ int tt__schedstat_read(struct tt__schedstat *s, struct tt_schedstat_sample *out,
 		    tt__stat_faults(text, &out->minflt, &out->majflt) < 0)
 			return -1;
 	}
-	/* The CPU time and the clock last, together: the file reads above lie before them. */
-	if (clock_gettime(tt__thread_cpu_clock(s->tid), &cpu) != 0)
-		return -1;
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	out->run_ns = (uint64_t)cpu.tv_sec * 1000000000u + (uint64_t)cpu.tv_nsec;
-	out->ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
-	return 0;
+	return tt__schedstat_clocks(tt__thread_cpu_clock(s->tid), out);
 }
 
 int tt__schedstat_steal_accounted(void)

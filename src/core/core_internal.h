@@ -61,6 +61,12 @@ void tt__chunk_returned(void) TT__HIDDEN;
 /* Core lock held: the thread numbered `thread` took a chunk (for tt-prefault, which
  * waits for a free core while every core records). */
 void tt__chunk_taken(uint32_t thread) TT__HIDDEN;
+/* tt-prefault's page faults of its faulting in (most of the process's faults while
+ * threads take chunks: MADV_POPULATE_WRITE's count as its own), summed, for the
+ * counters' fault gate, which leaves them out; tt__prefault_busy is odd while it
+ * faults and the sum is not known (both atomic). */
+extern uint32_t tt__prefault_busy TT__HIDDEN;
+extern uint64_t tt__prefault_faults TT__HIDDEN;
 /* Core lock held. Mode ring: the slot's oldest chunk, off its list, to count its
  * events as overwritten and zero before it is free again: queued for tt-clean, or
  * done here when the queue is full. */

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include "core/core_internal.h"
 
@@ -82,20 +83,29 @@ static void tt__counters_keep(struct tt__counters *c, const struct tt_schedstat_
 	c->n += !!to;
 }
 
-/* The page faults of the process's threads but tt-sched (every thread's, those exited
- * too: getrusage, less tt-sched's own, whose stores fault as they grow), read at most
- * once a tick, before any thread's stat that tick; 0: not read yet, or not known.
- * While it stays the same, so does every thread's count. */
+/* The page faults of the process's threads but tt-sched's and tt-prefault's (every
+ * thread's, those exited too: getrusage, less tt-sched's own, whose stores fault as
+ * they grow, and less tt-prefault's faulting in, which it sums: while threads take
+ * chunks it faulted between nearly every two ticks, and every thread's stat was
+ * read again), read at most once a tick, before any thread's stat that tick; 0: not
+ * read yet, or not known (tt-prefault faulting meanwhile). While it stays the same,
+ * so does every thread's count. */
 static uint64_t tt__counters_tick_faults;
 
 static uint64_t tt__counters_process_faults(void)
 {
 	struct rusage all, own;
+	if (tt__counters_tick_faults)
+		return tt__counters_tick_faults;
+	uint32_t busy = __atomic_load_n(&tt__prefault_busy, __ATOMIC_SEQ_CST);
 	/* (its own first: a fault of its between the two can only make a change seen) */
-	if (!tt__counters_tick_faults && getrusage(RUSAGE_THREAD, &own) == 0 &&
-	    getrusage(RUSAGE_SELF, &all) == 0)
-		tt__counters_tick_faults = 1 + (uint64_t)(all.ru_minflt - own.ru_minflt) +
-					   (uint64_t)(all.ru_majflt - own.ru_majflt);
+	if (busy % 2 || getrusage(RUSAGE_THREAD, &own) != 0 || getrusage(RUSAGE_SELF, &all) != 0)
+		return 0;
+	uint64_t prefault = __atomic_load_n(&tt__prefault_faults, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&tt__prefault_busy, __ATOMIC_SEQ_CST) != busy)
+		return 0;
+	tt__counters_tick_faults = 1 + (uint64_t)(all.ru_minflt - own.ru_minflt) +
+				   (uint64_t)(all.ru_majflt - own.ru_majflt) - prefault;
 	return tt__counters_tick_faults;
 }
 
@@ -130,13 +140,19 @@ void tt__counters_read_now(struct tt__slot *slot)
 	struct tt__counters *c = &slot->sched.counters;
 	if (!c->watched || c->gone)
 		return;
-	/* (descriptors of the calling thread's table, for a moment) */
+	/* (descriptors of the calling thread's table, for a moment; at its exit, the thread
+	 * reads its own: one file, not two, each thread's last scope) */
 	struct tt__schedstat files;
 	struct tt_schedstat_sample reading;
-	if (tt__schedstat_open(&files, slot->tid) < 0)
-		return;
-	int read = tt__schedstat_read(&files, &reading, 1);
-	tt__schedstat_close(&files);
+	int read;
+	if (slot->tid == (uint32_t)gettid()) {
+		read = tt__schedstat_read_own(slot->tid, &reading);
+	} else {
+		if (tt__schedstat_open(&files, slot->tid) < 0)
+			return;
+		read = tt__schedstat_read(&files, &reading, 1);
+		tt__schedstat_close(&files);
+	}
 	if (read == 0)
 		tt__counters_keep(c, &reading);
 }
