@@ -231,12 +231,13 @@ enum tt_section_type {
 	 * why the version stays. */
 	TT_SEC_SCHED = 0x43,
 	/* struct tt_snapshot_info, its name, then snapshot_info.cuts struct tt_snapshot_cut,
-	 * then struct tt_snapshot_split: the file is a snapshot (TICKTRACE_SNAPSHOTS), the
-	 * records of every thread from from_tsc to to_tsc around a spike or a tt_trigger()
+	 * then struct tt_snapshot_split and struct tt_snapshot_causes: the file is a
+	 * snapshot (TICKTRACE_SNAPSHOTS), the records of every thread from from_tsc to to_tsc around a spike or a tt_trigger()
 	 * call, written while the program ran. Once, after PROCESS; the header has
 	 * TT_FILE_SNAPSHOT. A section that ends at its cuts is the first version's (its
-	 * split, where it has one, covers the whole spike); a longer one than
-	 * tt_snapshot_split is a later version's: a reader takes the fields it knows. */
+	 * split, where it has one, covers the whole spike), one that ends at
+	 * tt_snapshot_split the second's (its split's source not said); a longer one than
+	 * tt_snapshot_causes is a later version's: a reader takes the fields it knows. */
 	TT_SEC_SNAPSHOT = 0x44,
 	/* struct tt_machine_info: the machine the run ran on (its name and ids), the
 	 * clocks the run's times are on, and how they relate to its machine's and to the
@@ -681,6 +682,32 @@ struct tt_snapshot_split {
 	                     * recycled */
 };
 _Static_assert(sizeof(struct tt_snapshot_split) == 16, "snapshot split layout");
+
+/* Where a spike's split came from (tt_snapshot_causes.from). */
+enum tt_snapshot_causes_from {
+	TT_CAUSES_NONE = 0,      /* no split, a trigger, or a section too old to say */
+	TT_CAUSES_SWITCHES = 1,  /* the thread's switches (SCHED): exact */
+	TT_CAUSES_SCHEDSTAT = 2, /* its counters read around it (SCHEDSTAT): within error_ns */
+	TT_CAUSES_THREAD_TIMES = 3, /* its CPU time alone read around it (Windows): on CPU
+	                             * within error_ns, the rest unknown */
+};
+enum tt_snapshot_causes_flags {
+	TT_CAUSES_FAULTS = 1u << 0, /* the counters were read around it: the fault counts */
+	TT_CAUSES_STOLEN = 1u << 1, /* stolen_ns is known */
+};
+/* What the spike's split says beside its parts, after tt_snapshot_split (a section
+ * that ends before it is an earlier version's, whose split's source is not said): 0s
+ * without a split, and for a trigger. */
+struct tt_snapshot_causes {
+	uint32_t from;          /* enum tt_snapshot_causes_from */
+	uint32_t flags;         /* enum tt_snapshot_causes_flags */
+	int64_t error_ns;       /* each part within this of the kernel's figure (0: exact), and
+	                         * stolen_ns too */
+	int64_t stolen_ns;      /* of on_cpu_ns, the time the hypervisor ran something else */
+	uint64_t minor_faults;  /* page faults from the reading nearest its start to the one */
+	uint64_t major_faults;  /* nearest its end */
+};
+_Static_assert(sizeof(struct tt_snapshot_causes) == 40, "snapshot causes layout");
 
 struct tt_end_info {
 	uint64_t threads;  /* THREAD sections written */

@@ -184,13 +184,16 @@ struct tt__schedstat {
 	int schedstat_fd, stat_fd; /* -1: not open */
 	uint32_t tid; /* 0: not open (a slot not yet set up holds zeros) */
 };
-/* Opens thread `tid`'s /proc files (kept open: in a table of descriptors of the
- * caller's own, tt__fd_private_table): 0 or -errno. */
+/* Opens thread `tid`'s schedstat (stat once its faults are first read; kept open: in
+ * a table of descriptors of the caller's own, tt__fd_private_table): 0 or -errno. */
 int tt__schedstat_open(struct tt__schedstat *s, uint32_t tid) TT__HIDDEN;
 /* Its counters now (format.h: struct tt_schedstat_sample; the page faults only with
  * `faults`: the dearest part, left as they are in *out without): 0, or -1 (it exited). */
 int tt__schedstat_read(struct tt__schedstat *s, struct tt_schedstat_sample *out, int faults) TT__HIDDEN;
 void tt__schedstat_close(struct tt__schedstat *s) TT__HIDDEN;
+/* The calling thread's own counters now (thread `tid`: its schedstat opened for a
+ * moment, in the caller's table; its faults without stat): 0, or -1. */
+int tt__schedstat_read_own(uint32_t tid, struct tt_schedstat_sample *out) TT__HIDDEN;
 /* Whether the kernel accounts stolen time (format.h: TT_SCHEDSTAT_STEAL). */
 int tt__schedstat_steal_accounted(void) TT__HIDDEN;
 

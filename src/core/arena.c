@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -99,6 +100,16 @@ static void *tt__arena_map(void *at, uint64_t size)
 static int tt__arena_cover(const char *end)
 {
 	return tt__chunks_fd() < 0 ? 0 : tt__mode->cover((uint64_t)(end - tt__arena_base));
+}
+
+uint32_t tt__prefault_busy;
+uint64_t tt__prefault_faults;
+
+/* The calling thread's page faults so far (0: not known). */
+static uint64_t tt__own_faults(void)
+{
+	struct rusage own;
+	return getrusage(RUSAGE_THREAD, &own) == 0 ? (uint64_t)(own.ru_minflt + own.ru_majflt) : 0;
 }
 
 static void tt__prefault(char *begin, size_t size)
@@ -390,8 +401,17 @@ static void *tt__prefault_main(void *unused)
 		int covered = tt__arena_cover(ready + step) == 0;
 		tt__core_lock(0);
 		tt__restore_signals(&old);
-		if (covered)
+		if (covered) {
+			/* (only these faults are summed: a stray one of tt-prefault's
+			 * elsewhere stays in the gate's count, which then only grows) */
+			__atomic_add_fetch(&tt__prefault_busy, 1, __ATOMIC_SEQ_CST);
+			uint64_t before = tt__own_faults();
 			tt__prefault(ready, step);
+			uint64_t after = tt__own_faults();
+			__atomic_add_fetch(&tt__prefault_faults, after > before ? after - before : 0,
+					   __ATOMIC_SEQ_CST);
+			__atomic_add_fetch(&tt__prefault_busy, 1, __ATOMIC_SEQ_CST);
+		}
 		__atomic_store_n(&tt__arena_ready, ready + step, __ATOMIC_RELEASE);
 	}
 	return NULL;
@@ -490,6 +510,9 @@ void tt__arena_reset_after_fork(void)
 	}
 	tt__prefault_sleeper.sleeping = 0;
 	tt__clean_sleeper.sleeping = 0;
+	/* (the child's process faults count from 0, and its tt-prefault was not faulting) */
+	tt__prefault_busy = 0;
+	tt__prefault_faults = 0;
 	tt__prefault_ahead = TT__PREFAULT_AHEAD_MIN;
 	tt__recent_use = (struct tt__recent_use){0};
 	tt__to_clean_count = 0; /* the parent's threads' chunks */

@@ -52,6 +52,7 @@ struct tt__counters {
 	uint64_t watched;  /* the TSC of the record that opened the scope watched, or 0 */
 	int64_t since_ns, next_ns; /* when that scope opened; the next reading due */
 	int gone;          /* its files could not be opened: it exited */
+	uint64_t faults_seen; /* the process's faults before its own were last read (0: unknown) */
 };
 
 /* The sched lock's: the kernel's ring for the thread, and the states taken from it. */

@@ -61,6 +61,12 @@ void tt__chunk_returned(void) TT__HIDDEN;
 /* Core lock held: the thread numbered `thread` took a chunk (for tt-prefault, which
  * waits for a free core while every core records). */
 void tt__chunk_taken(uint32_t thread) TT__HIDDEN;
+/* tt-prefault's page faults of its faulting in (most of the process's faults while
+ * threads take chunks: MADV_POPULATE_WRITE's count as its own), summed, for the
+ * counters' fault gate, which leaves them out; tt__prefault_busy is odd while it
+ * faults and the sum is not known (both atomic). */
+extern uint32_t tt__prefault_busy TT__HIDDEN;
+extern uint64_t tt__prefault_faults TT__HIDDEN;
 /* Core lock held. Mode ring: the slot's oldest chunk, off its list, to count its
  * events as overwritten and zero before it is free again: queued for tt-clean, or
  * done here when the queue is full. */
@@ -107,9 +113,10 @@ int tt__sched_any(void) TT__HIDDEN; /* whether a thread has its switches recorde
 void tt__sched_lock_held_signals(void) TT__HIDDEN;
 void tt__sched_unlock_held_signals(void) TT__HIDDEN;
 
-/* counters.c (tt-sched, every millisecond while tt__counters_on): the counters of the
- * threads inside a scope open a while, read. */
-void tt__counters_tick(void) TT__HIDDEN;
+/* counters.c (tt-sched, every `period_ns` at most while tt__counters_on): the counters
+ * of the threads inside a scope open a while, read; how long until the next look is
+ * due (a scope's first reading may be due sooner than period_ns). */
+int64_t tt__counters_tick(int64_t period_ns) TT__HIDDEN;
 /* Lock held: a slot's readings let go, its files handed to tt-sched to close (`ours`:
  * they are this process's tt-sched's, not a fork's parent's). */
 void tt__counters_forget(struct tt__counters *c, int ours) TT__HIDDEN;

@@ -13,15 +13,26 @@
  * written as SCHEDSTAT sections. */
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include "core/core_internal.h"
 
-#define TT__COUNTERS_AFTER_NS 1000000 /* a scope this old is watched */
+/* A scope this old is watched, its first reading taken then: tt-sched wakes for it
+ * where a look saw the scope open before (1 ms, at the first look past it, read 1
+ * to 2 ms into a spike). A spike of a few milliseconds has its readings as near its
+ * edges as before (1.5 ms into it, and within a look after it); a scope shorter,
+ * most of them no spike, costs no reading. */
+#define TT__COUNTERS_AFTER_NS 1500000
+/* tt-sched wakes no sooner than this for a scope's first reading */
+#define TT__COUNTERS_NEAR_NS 50000
 /* and read again this often, or each quarter of the time it has been open: what a
  * spike's edges need is its first reading and the one after it; those between give
  * the pace near its end */
 #define TT__COUNTERS_BETWEEN_NS 4000000
-#define TT__COUNTERS_FIRST 256        /* readings a thread's store holds at first */
+/* readings a thread's store holds at first: a page's (most threads need no more; a
+ * page is one fault, not three) */
+#define TT__COUNTERS_FIRST (4096 / sizeof(struct tt_schedstat_sample))
 #define TT__COUNTERS_MAX 65536        /* and at most (3 MiB): mode stop keeps the first */
 
 int tt__counters_on; /* tt-sched reads the threads' counters */
@@ -46,7 +57,8 @@ static struct tt_schedstat_sample *tt__counters_room(struct tt__counters *c)
 			c->n -= half;
 			c->base += half;
 		} else {
-			size_t cap = c->cap ? 2u * c->cap : TT__COUNTERS_FIRST;
+			size_t cap = !c->cap ? TT__COUNTERS_FIRST
+				   : 2u * c->cap < TT__COUNTERS_MAX ? 2u * c->cap : TT__COUNTERS_MAX;
 			void *grown = c->at ? mremap(c->at, c->cap * sizeof *c->at, cap * sizeof *c->at,
 						     MREMAP_MAYMOVE)
 					    : mmap(NULL, cap * sizeof *c->at, PROT_READ | PROT_WRITE,
@@ -71,10 +83,38 @@ static void tt__counters_keep(struct tt__counters *c, const struct tt_schedstat_
 	c->n += !!to;
 }
 
+/* The page faults of the process's threads but tt-sched's and tt-prefault's (every
+ * thread's, those exited too: getrusage, less tt-sched's own, whose stores fault as
+ * they grow, and less tt-prefault's faulting in, which it sums: while threads take
+ * chunks it faulted between nearly every two ticks, and every thread's stat was
+ * read again), read at most once a tick, before any thread's stat that tick; 0: not
+ * read yet, or not known (tt-prefault faulting meanwhile). While it stays the same,
+ * so does every thread's count. */
+static uint64_t tt__counters_tick_faults;
+
+static uint64_t tt__counters_process_faults(void)
+{
+	struct rusage all, own;
+	if (tt__counters_tick_faults)
+		return tt__counters_tick_faults;
+	uint32_t busy = __atomic_load_n(&tt__prefault_busy, __ATOMIC_SEQ_CST);
+	/* (its own first: a fault of its between the two can only make a change seen) */
+	if (busy % 2 || getrusage(RUSAGE_THREAD, &own) != 0 || getrusage(RUSAGE_SELF, &all) != 0)
+		return 0;
+	uint64_t prefault = __atomic_load_n(&tt__prefault_faults, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&tt__prefault_busy, __ATOMIC_SEQ_CST) != busy)
+		return 0;
+	tt__counters_tick_faults = 1 + (uint64_t)(all.ru_minflt - own.ru_minflt) +
+				   (uint64_t)(all.ru_majflt - own.ru_majflt) - prefault;
+	return tt__counters_tick_faults;
+}
+
 /* Lock held: reads the thread's counters now into its store; the page faults (the
  * dearest file) only with `faults`, else as the last reading had them. A spike's
  * faults are counted between its readings nearest its start and its end: the first
- * of a watch and the one after it. */
+ * of a watch and the one after it. Where no thread of the process faulted since the
+ * thread's faults were read, they are what they were: stat is not read (it was most
+ * of a reading's CPU time). */
 static void tt__counters_read(struct tt__slot *slot, int faults)
 {
 	struct tt__counters *c = &slot->sched.counters;
@@ -87,8 +127,12 @@ static void tt__counters_read(struct tt__slot *slot, int faults)
 		reading.minflt = c->at[c->n - 1].minflt;
 		reading.majflt = c->at[c->n - 1].majflt;
 	}
-	if (tt__schedstat_read(&c->files, &reading, faults || !c->n) == 0)
+	uint64_t process_faults = faults || !c->n ? tt__counters_process_faults() : 0;
+	faults = !c->n || (faults && (!process_faults || process_faults != c->faults_seen));
+	if (tt__schedstat_read(&c->files, &reading, faults) == 0) {
 		tt__counters_keep(c, &reading);
+		c->faults_seen = faults ? process_faults : c->faults_seen;
+	}
 }
 
 void tt__counters_read_now(struct tt__slot *slot)
@@ -96,13 +140,19 @@ void tt__counters_read_now(struct tt__slot *slot)
 	struct tt__counters *c = &slot->sched.counters;
 	if (!c->watched || c->gone)
 		return;
-	/* (descriptors of the calling thread's table, for a moment) */
+	/* (descriptors of the calling thread's table, for a moment; at its exit, the thread
+	 * reads its own: one file, not two, each thread's last scope) */
 	struct tt__schedstat files;
 	struct tt_schedstat_sample reading;
-	if (tt__schedstat_open(&files, slot->tid) < 0)
-		return;
-	int read = tt__schedstat_read(&files, &reading, 1);
-	tt__schedstat_close(&files);
+	int read;
+	if (slot->tid == (uint32_t)gettid()) {
+		read = tt__schedstat_read_own(slot->tid, &reading);
+	} else {
+		if (tt__schedstat_open(&files, slot->tid) < 0)
+			return;
+		read = tt__schedstat_read(&files, &reading, 1);
+		tt__schedstat_close(&files);
+	}
 	if (read == 0)
 		tt__counters_keep(c, &reading);
 }
@@ -133,14 +183,17 @@ static uint64_t tt__counters_last(const struct tt__slot *slot, int *opens)
 	return 0;
 }
 
-void tt__counters_tick(void)
+int64_t tt__counters_tick(int64_t period_ns)
 {
 	struct tt_anchor now;
 	tt__anchor_now(&now);
 	uint64_t hz = tt__anchor_hz(&tt__start_anchor, &now);
 	if (!hz)
-		return;
-	uint64_t after_ticks = hz / (1000000000 / TT__COUNTERS_AFTER_NS);
+		return period_ns;
+	int64_t due_ns = INT64_MAX; /* the soonest first reading due */
+	int watching = 0;
+	uint64_t after_ticks = (uint64_t)((double)hz * TT__COUNTERS_AFTER_NS / 1e9);
+	tt__counters_tick_faults = 0;
 	/* (tt-sched's signals are blocked: the lock alone, two system calls fewer a tick) */
 	tt__sched_lock_held_signals();
 	while (tt__counters_closing)
@@ -165,16 +218,31 @@ void tt__counters_tick(void)
 				c->next_ns = now.monotonic_ns + (open_ns / 4 > TT__COUNTERS_BETWEEN_NS
 								 ? open_ns / 4 : TT__COUNTERS_BETWEEN_NS);
 			}
+			watching |= c->watched != 0;
 			continue;
 		}
-		if (!opens || !last || now.tsc < last || now.tsc - last < after_ticks)
+		if (!opens || !last || now.tsc < last)
 			continue;
+		if (now.tsc - last < after_ticks) {
+			int64_t due = (int64_t)((after_ticks - (now.tsc - last)) * 1000000000.0 / (double)hz);
+			due_ns = due < due_ns ? due : due_ns;
+			continue;
+		}
+		watching = 1;
 		c->watched = last;
 		c->since_ns = now.monotonic_ns - (int64_t)((now.tsc - last) * 1000000000.0 / (double)hz);
 		c->next_ns = now.monotonic_ns + TT__COUNTERS_BETWEEN_NS;
 		tt__counters_read(slot, 1);
 	}
 	tt__sched_unlock_held_signals();
+	/* The next look: soon enough to see a watched scope end (its reading after), and
+	 * each first reading due when it is due. A scope that opens after this look is
+	 * seen at the next one before it is TT__COUNTERS_AFTER_NS old: with nothing
+	 * watched, the looks come no oftener than that (a third fewer). */
+	int64_t wait_ns = watching || period_ns > TT__COUNTERS_AFTER_NS ? period_ns : TT__COUNTERS_AFTER_NS;
+	if (due_ns < wait_ns)
+		wait_ns = due_ns > TT__COUNTERS_NEAR_NS ? due_ns : TT__COUNTERS_NEAR_NS;
+	return wait_ns;
 }
 
 void tt__counters_forget(struct tt__counters *c, int ours)

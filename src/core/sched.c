@@ -523,12 +523,13 @@ static void *tt__sched_main(void *unused)
 			tt__sched_weigh(&weight);
 			drained_ns = now;
 		}
+		int64_t wait_ns = !counters ? TT__SCHED_DRAIN_NS
+				: __atomic_load_n(&tt__sched_off, __ATOMIC_RELAXED) ? TT__COUNTERS_PERIOD_NS
+				: TT__COUNTERS_BESIDE_NS;
 		if (counters)
-			tt__counters_tick();
+			wait_ns = tt__counters_tick(wait_ns);
 		/* (woken early by a thread that needs asking for) */
-		struct timespec period = {0, !counters ? TT__SCHED_DRAIN_NS
-					     : __atomic_load_n(&tt__sched_off, __ATOMIC_RELAXED) ? TT__COUNTERS_PERIOD_NS
-					     : TT__COUNTERS_BESIDE_NS};
+		struct timespec period = {0, wait_ns};
 		syscall(SYS_futex, &tt__sched_wake, FUTEX_WAIT_PRIVATE, seq, &period, NULL, 0);
 	}
 	return NULL;

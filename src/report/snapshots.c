@@ -467,7 +467,12 @@ void tt__snapshot_spike(const struct tt_an_spike *s, const struct tt_clock *cloc
 		.threshold_ns = s->threshold, .threshold_from = (uint32_t)s->source,
 		.has_split = s->has_split, .on_cpu_ns = s->split.on_cpu,
 		.preempted_ns = s->split.preempted, .blocked_ns = s->split.blocked,
-	}, .split = {.dur_ns = s->dur, .unknown_ns = s->split.unknown}};
+	}, .split = {.dur_ns = s->dur, .unknown_ns = s->split.unknown}, .causes = {
+		.from = s->has_split ? (uint32_t)s->causes.from : TT_CAUSES_NONE,
+		.flags = (s->causes.faults ? TT_CAUSES_FAULTS : 0u) | (s->causes.stolen_known ? TT_CAUSES_STOLEN : 0u),
+		.error_ns = s->has_split ? s->causes.error_ns : 0, .stolen_ns = s->causes.stolen_ns,
+		.minor_faults = s->causes.minor_faults, .major_faults = s->causes.major_faults,
+	}};
 	tt__snapshot_window(sn, &w, clock);
 	tt__snapshot_wait(sn, due, &w, name, (size_t)(k - sn->kept));
 }

@@ -65,8 +65,10 @@ static const struct tt_snapshot_cut worker_cut = {
 
 /* Where the builder put the SNAPSHOT section's payload, for the tests that damage it. */
 static uint64_t snapshot_at;
-/* What the builder ends the section with (NULL: nothing, as the first version) */
+/* What the builder ends the section with (NULL: nothing, as the first version; the
+ * split without causes: as the second) */
 static const struct tt_snapshot_split *snapshot_split;
+static const struct tt_snapshot_causes *snapshot_causes;
 /* where a field of it is, with a name of at most 8 bytes */
 #define INFO(field) (snapshot_at + offsetof(struct tt_snapshot_info, field))
 #define CUT(field) (snapshot_at + sizeof(struct tt_snapshot_info) + 8 + offsetof(struct tt_snapshot_cut, field))
@@ -95,7 +97,7 @@ static void build_with(struct tt_tw *w, const struct tt_snapshot_info *info, con
 	tt_tw_header(w, &h);
 	tt_tw_process(w, 4242, "demo");
 	snapshot_at = (uint64_t)ftell(w->fp) + sizeof(struct tt_section_header);
-	tt_tw_snapshot_split(w, info, name, cuts, ncuts, snapshot_split);
+	tt_tw_snapshot_split(w, info, name, cuts, ncuts, snapshot_split, snapshot_causes);
 	tt_tw_sites(w, tt_demo_sites, tt_demo_nsites);
 	struct tt_thread_info t0 = {.index = 0, .tid = 101, .events = N(producer),
 				    .flags = TT_THREAD_WRAPPED | TT_THREAD_SCHED};
@@ -640,6 +642,16 @@ static void expect_refused(struct tt_fixture *fx, const void *data, size_t size,
 }
 
 
+/* The input converted to both formats (then removed: the refusals that follow find
+ * the input alone in the directory), and its spike's mark ("work", 500.007 us). */
+static cJSON *converted_spike(struct tt_fixture *fx, const cJSON **mark)
+{
+	cJSON *root = convert_both(fx);
+	*mark = instant(root, "spike: work took 500.007 us", 101);
+	tt_sh("rm -f '%s/run.pftrace' '%s/perfetto.out' '%s'", fx->dir, fx->dir, fx->out);
+	return root;
+}
+
 /* A snapshot as this version writes it ends with the rest of its split: the duration
  * the split makes up (the detector's, a few ns off begin_tsc..end_tsc) and the part
  * of it no state covered, which every place that shows the spike says; a split that
@@ -652,14 +664,12 @@ static void test_split_unknown(void **state)
 	const struct tt_snapshot_split split = {.dur_ns = 500007, .unknown_ns = 60007};
 	snapshot_split = &split;
 	save(fx->in, &info, "work", true);
-	cJSON *root = convert_both(fx);
-	const cJSON *mark = instant(root, "spike: work took 500.007 us", 101);
+	const cJSON *mark;
+	cJSON *root = converted_spike(fx, &mark);
 	assert_int_equal(arg_number(mark, "dur_ns"), 500007);
 	assert_int_equal(arg_number(mark, "blocked_ns"), 40000);
 	assert_int_equal(arg_number(mark, "unknown_ns"), 60007);
 	cJSON_Delete(root);
-	/* (the refusals below find the input alone in the directory) */
-	tt_sh("rm -f '%s/run.pftrace' '%s/perfetto.out' '%s'", fx->dir, fx->dir, fx->out);
 
 	struct tt_run r;
 	TT_RUN(&r, "info", fx->in);
@@ -700,6 +710,83 @@ static void test_split_unknown(void **state)
 	snapshot_split = NULL;
 }
 
+static const char *arg_text(const cJSON *ev, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(ev, "args"), key);
+	if (!cJSON_IsString(v))
+		fail_msg("%s: no text arg %s", cJSON_PrintUnformatted(ev), key);
+	return cJSON_GetStringValue(v);
+}
+
+/* A spike split from the thread's counters (perf refused): the snapshot says so after
+ * its split, with the resolution and the page faults, and every place that shows it
+ * says it: the mark's arguments (the keys of spikes --json), info and spikes with "~"
+ * and the line under the split. A source that is none of them, one that a snapshot
+ * without a split says, a resolution past the spike, and a section cut inside it are
+ * refused. */
+static void test_split_causes(void **state)
+{
+	struct tt_fixture *fx = *state;
+	struct tt_snapshot_info info = spike_info;
+	info.blocked_ns = 40000;
+	const struct tt_snapshot_split split = {.dur_ns = 500007, .unknown_ns = 60007};
+	struct tt_snapshot_causes causes = {.from = TT_CAUSES_SCHEDSTAT, .flags = TT_CAUSES_FAULTS,
+					    .error_ns = 12345, .minor_faults = 3, .major_faults = 1};
+	snapshot_split = &split;
+	snapshot_causes = &causes;
+	save(fx->in, &info, "work", true);
+	const cJSON *mark;
+	cJSON *root = converted_spike(fx, &mark);
+	assert_string_equal(arg_text(mark, "causes_from"), "schedstat");
+	assert_int_equal(arg_number(mark, "causes_error_ns"), 12345);
+	assert_int_equal(arg_number(mark, "minor_faults"), 3);
+	assert_int_equal(arg_number(mark, "major_faults"), 1);
+	assert_int_equal(arg_number(mark, "unknown_ns"), 60007);
+	cJSON_Delete(root);
+
+	struct tt_run r;
+	TT_RUN(&r, "info", fx->in);
+	assert_int_equal(r.status, 0);
+	assert_has(r.out, "            on CPU ~300.000 us, preempted ~100.000 us, blocked ~40.000 us, "
+			  "unknown 60.007 us\n"
+			  "            (from the thread's counters, each within 12.345 us); page faults: "
+			  "3 minor, 1 major\n");
+	free(r.out);
+	info.begin_tsc = 15000; /* (not whole in the snapshot: spikes says it as the snapshot does) */
+	save(fx->in, &info, "work", true);
+	TT_RUN(&r, "spikes", fx->in, "-q");
+	assert_int_equal(r.status, 0);
+	assert_has(r.out, "  on CPU ~300.000 us, preempted ~100.000 us, blocked ~40.000 us, unknown 60.007 us\n"
+			  "  (from the thread's counters, each within 12.345 us); page faults: 3 minor, 1 major\n");
+	free(r.out);
+	TT_RUN(&r, "spikes", fx->in, "-q", "--json");
+	assert_int_equal(r.status, 0);
+	assert_has(r.out, "\"causes_from\":\"schedstat\",\"causes_error_ns\":12345,"
+			  "\"minor_faults\":3,\"major_faults\":1");
+	free(r.out);
+	info.begin_tsc = spike_info.begin_tsc;
+
+	const uint64_t causes_at = snapshot_at + sizeof(struct tt_snapshot_info) + 8 +
+				   sizeof(struct tt_snapshot_cut) + sizeof(struct tt_snapshot_split);
+	causes.from = 3;
+	save(fx->in, &info, "work", true);
+	expect_refused_file(fx, causes_at, "SNAPSHOT split's source 3 (1: switches, 2: schedstat) "
+			    "for a snapshot with a split");
+	causes.from = TT_CAUSES_SCHEDSTAT;
+	causes.error_ns = 500008;
+	save(fx->in, &info, "work", true);
+	expect_refused_file(fx, causes_at + offsetof(struct tt_snapshot_causes, error_ns),
+			    "SNAPSHOT split within 500008 ns of a spike of 500007 ns");
+	causes.error_ns = 12345;
+	info.has_split = 0;
+	snapshot_split = &(const struct tt_snapshot_split){.dur_ns = 500007};
+	save(fx->in, &info, "work", true);
+	expect_refused_file(fx, causes_at, "SNAPSHOT split's source 2 (1: switches, 2: schedstat) "
+			    "for a snapshot without a split");
+	snapshot_split = NULL;
+	snapshot_causes = NULL;
+}
+
 /* Each field of the section damaged, one at a time, in the good file: refused at
  * the field's offset, by every command that reads the file. */
 static void test_malformed_fields(void **state)
@@ -732,8 +819,8 @@ static void test_malformed_fields(void **state)
 		 "which has no THREAD section"},
 		{INFO(thread_index), 9, 4, 0, "SNAPSHOT of thread index 9, which has no THREAD section"},
 		{INFO(name_len), 9, 4, snapshot_at, "SNAPSHOT section of 136 bytes, but its name (9 bytes, "
-		 "padded to 8), 1 cuts and the rest of its split take 160"},
-		{INFO(cuts), 2, 4, snapshot_at, "2 cuts and the rest of its split take 184"},
+		 "padded to 8), 1 cuts and the rest of its split take 200"},
+		{INFO(cuts), 2, 4, snapshot_at, "2 cuts and the rest of its split take 224"},
 		{CUT(thread_index), 7, 4, 0, "SNAPSHOT cut 0 of thread index 7, which has no THREAD section"},
 		{CUT(thread_index), 0, 4, CUT(events), "SNAPSHOT cut 0 lost 1234 events of thread index 0, "
 		 "which counts 0 overwritten"},
@@ -865,6 +952,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_report, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_two_snapshots, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_split_unknown, setup, tt_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_split_causes, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_malformed_fields, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_malformed_sections, setup, tt_fixture_teardown),
 	};

@@ -244,19 +244,20 @@ void tt_tw_filtered(struct tt_tw *w, uint32_t index, uint32_t count, uint64_t mi
 void tt_tw_snapshot(struct tt_tw *w, const struct tt_snapshot_info *info, const char *name,
 		    const struct tt_snapshot_cut *cuts, size_t n)
 {
-	tt_tw_snapshot_split(w, info, name, cuts, n, NULL);
+	tt_tw_snapshot_split(w, info, name, cuts, n, NULL, NULL);
 }
 
 void tt_tw_snapshot_split(struct tt_tw *w, const struct tt_snapshot_info *info, const char *name,
 			  const struct tt_snapshot_cut *cuts, size_t n,
-			  const struct tt_snapshot_split *split)
+			  const struct tt_snapshot_split *split, const struct tt_snapshot_causes *causes)
 {
 	static const char zeros[8];
 	struct tt_snapshot_info si = *info;
 	si.name_len = (uint32_t)strlen(name);
 	si.cuts = (uint32_t)n;
 	size_t padded = (si.name_len + 7u) & ~7u;
-	uint64_t size = sizeof(si) + padded + n * sizeof(*cuts) + (split ? sizeof(*split) : 0);
+	uint64_t size = sizeof(si) + padded + n * sizeof(*cuts) + (split ? sizeof(*split) : 0) +
+			(split && causes ? sizeof(*causes) : 0);
 	tt_tw_section(w, TT_SEC_SNAPSHOT, size);
 	fwrite(&si, sizeof(si), 1, w->fp);
 	fwrite(name, 1, si.name_len, w->fp);
@@ -265,6 +266,8 @@ void tt_tw_snapshot_split(struct tt_tw *w, const struct tt_snapshot_info *info, 
 		fwrite(cuts, sizeof(*cuts), n, w->fp);
 	if (split)
 		fwrite(split, sizeof(*split), 1, w->fp);
+	if (split && causes)
+		fwrite(causes, sizeof(*causes), 1, w->fp);
 	tt_tw_pad(w, size);
 }
 

@@ -304,7 +304,12 @@ def refused(tmp, user=None):
             env = {"TICKTRACE_MODE": mode}
             if mode == "stream":
                 env.update(TICKTRACE_SPIKES=live, TICKTRACE_SPIKE_THRESHOLD="1ms")
+            snaps = os.path.join(tmp, "seccomp-snaps") if (what, mode) == ("spin", "stop") else None
+            if snaps:  # (its spikes' snapshots, the live log beside them)
+                env.update(TICKTRACE_SNAPSHOTS=snaps, TICKTRACE_SPIKES=live, TICKTRACE_SPIKE_THRESHOLD="1ms")
             for attempt in range(5):
+                if snaps:
+                    fresh_dir(snaps)
                 kernel, spikes, err, out = run(tmp, "seccomp", user, env, args=(what,))
                 # (tt-sched kept off the CPUs for the scope's first milliseconds, on a
                 # loaded machine, reads nothing of it: a run again)
@@ -313,7 +318,7 @@ def refused(tmp, user=None):
                     break
                 print("%s: the cause did not happen, or a spike had no split (attempt %d): %s"
                       % (label, attempt + 1, kernel))
-            lines = [l for l in err.splitlines() if l.strip()]
+            lines = [l for l in err.splitlines() if l.strip() and not (snaps and " snapshots in " in l)]
             check(len(lines) == 1 and "no thread states" in lines[0] and "Permission denied" in lines[0]
                   and "counters instead" in lines[0], "%s: not one clean line: %r" % (label, err))
             if mode != "stream":  # (ttr.py reads no packed EVENTS)
@@ -327,10 +332,81 @@ def refused(tmp, user=None):
             for source, found in sources:
                 for k in kernel:
                     counters_agree(k, spike_of(found, k), "%s (%s)" % (label, source))
+            if snaps:
+                refused_snapshots(label, snaps, live, tmp)
+            if mode != "stream" and split:
+                refused_report(label, out, kernel)
     text = subprocess.run([TOOL, "spikes", "--threshold", "1ms", out], capture_output=True, text=True,
                           timeout=60)
     check(re.search(r"on CPU ~\S+ \S+, preempted ~", text.stdout) and "from the thread's counters" in text.stdout,
           "seccomp: the text does not mark the split approximate: %s" % text.stdout)
+
+
+def refused_report(label, out, kernel):
+    """`ticktrace report` of a run split by the counters: each planted scope's row
+    counts its time on and off CPU from them (causes_from "schedstat"), and what they
+    do not cover as unknown: the three make its total, and off CPU is what the kernel
+    counted within the spike's resolution."""
+    r = subprocess.run([TOOL, "report", "--json", out], capture_output=True, text=True, timeout=60)
+    rows = {x["name"]: x for x in json.loads(r.stdout)["rows"]} if r.returncode == 0 else {}
+    s = subprocess.run([TOOL, "spikes", "--json", "--threshold", "1ms", out], capture_output=True,
+                       text=True, timeout=60)
+    spikes = [json.loads(line) for line in s.stdout.splitlines()]
+    for scope in sorted({k["scope"] for k in kernel}):
+        ks = [k for k in kernel if k["scope"] == scope]
+        sps = [spike_of(spikes, k) or {} for k in ks]
+        if not all("on_cpu_ns" in sp for sp in sps):
+            continue
+        row = rows.get(scope, {})
+        covered = row.get("on_cpu_ns", -1) + row.get("off_cpu_ns", -1)
+        check(row.get("causes_from") == "schedstat" and covered + row.get("unknown_ns", -1) == row.get("total_ns"),
+              "%s: report's row of %s does not count the counters' split: %s %s" % (label, scope, row, r.stderr))
+        # (one call a thread: its split is its spike's)
+        off = sum(k["wall_ns"] - k["run_ns"] for k in ks)
+        err = sum(2 * sp["causes_error_ns"] + WINDOW_NS + k["wall_ns"] - sp["dur_ns"] for k, sp in zip(ks, sps))
+        check(abs(row.get("off_cpu_ns", -1) - off) <= err,
+              "%s: report's %s off CPU %s, the kernel's %d (within %d)" % (label, scope, row.get("off_cpu_ns"), off, err))
+        print("%s: report's %s: on CPU %s, off CPU %s, unknown %s of %s; the kernel's off CPU %d"
+              % (label, scope, row.get("on_cpu_ns"), row.get("off_cpu_ns"), row.get("unknown_ns"),
+                 row.get("total_ns"), off))
+    text = subprocess.run([TOOL, "report", out], capture_output=True, text=True, timeout=60).stdout
+    check(re.search(r" ~\S+ \S+ +~\S+", text) and "from the threads' counters" in text,
+          "%s: report's text does not mark the counters' split: %s" % (label, text))
+
+
+def refused_snapshots(label, d, live, work):
+    """The snapshots of spikes split from the counters say so, with the resolution the
+    live log gives the same spike: their SNAPSHOT sections (causes_from "schedstat",
+    causes_error_ns), their marks once converted (the keys of `spikes --json`, page
+    faults too), and `info` ("~": approximate)."""
+    logged = [json.loads(l) for l in open(live)] if os.path.exists(live) else []
+    files = snapshots_in(d)
+    told = 0
+    for name, f in sorted(files.items()):
+        if not f or not f.snapshot or f.snapshot["kind"] != ttr.SNAPSHOT_SPIKE:
+            continue
+        sp = snapshot_spike(f)
+        twin = [l for l in logged if l.get("tid") == sp["tid"] and l.get("name") == sp["name"]]
+        check(len(twin) == 1 and all(sp.get(k) == twin[0].get(k) for k in ("causes_from", "causes_error_ns")),
+              "%s: snapshot %s says %s; the live log %s" % (label, name, sp, twin))
+        if sp.get("causes_from") != "schedstat":
+            continue
+        told += 1
+        path, out = os.path.join(d, name), os.path.join(work, name + ".json")
+        c = subprocess.run([TOOL, "convert", "--force", path, "-o", out], capture_output=True, text=True,
+                           timeout=120)
+        marks = [e for e in json.load(open(out))["traceEvents"] if e.get("name", "").startswith("spike: ")] \
+            if c.returncode == 0 else []
+        args = marks[0].get("args", {}) if len(marks) == 1 else {}
+        check(args.get("causes_from") == "schedstat" and args.get("causes_error_ns") == sp["causes_error_ns"]
+              and "minor_faults" in args and "major_faults" in args,
+              "%s: %s's mark does not say its split's source: %s %s" % (label, name, marks, c.stderr))
+        info = subprocess.run([TOOL, "info", path], capture_output=True, text=True, timeout=60).stdout
+        check(re.search(r"on CPU ~\S+ \S+, preempted ~", info) and "from the thread's counters" in info,
+              "%s: info does not mark %s's split approximate: %s" % (label, name, info))
+        print("%s: snapshot %s: causes_from %s, within %d ns, its mark's %s" % (label, name, sp["causes_from"],
+                                                                          sp["causes_error_ns"], args))
+    check(told, "%s: no snapshot of a spike split from the counters: %s" % (label, sorted(files)))
 
 
 def stolen(tmp):
@@ -350,11 +426,12 @@ def stolen(tmp):
     # off the CPUs on a loaded machine, may read too far from a spike's edges: a run
     # again, at most twice)
     for attempt in range(3):
+        if attempt:
+            kernel, spikes, err, out = run(tmp, "spin")
         told = [k for k in kernel if "stolen_ns" in (spike_of(spikes, k) or {})]
         if told:
             break
         print("stolen: no spike read near enough (attempt %d): %s" % (attempt + 1, spikes))
-        kernel, spikes, err, out = run(tmp, "spin")
     check(told, "stolen: no spike says its stolen time in 3 runs: %s" % spikes)
     for k in told:
         sp = spike_of(spikes, k)
@@ -432,7 +509,8 @@ def snapshot_spike(f):
     sp = {"name": s["name"], "tid": thread["tid"], "dur_ns": s["dur_ns"]}
     if s["has_split"]:
         sp.update(on_cpu_ns=s["on_cpu_ns"], preempted_ns=s["preempted_ns"], blocked_ns=s["blocked_ns"],
-                  unknown_ns=s["unknown_ns"])
+                  unknown_ns=s["unknown_ns"], causes_from=ttr.CAUSES_FROM.get(s.get("causes_from")),
+                  causes_error_ns=s.get("causes_error_ns"))
         check(sum(sp[k] for k in ("on_cpu_ns", "preempted_ns", "blocked_ns", "unknown_ns")) == sp["dur_ns"],
               "snapshot %s: its split does not make up its duration: %s" % (s["name"], sp))
     return sp
@@ -614,7 +692,7 @@ def check_spike(label, f, run_file, live):
     if twin:
         l = twin[0]
         check(all(sp.get(k) == l.get(k) for k in ("dur_ns", "on_cpu_ns", "preempted_ns", "blocked_ns",
-                                                  "unknown_ns")) and
+                                                  "unknown_ns", "causes_from", "causes_error_ns")) and
               s["threshold_ns"] == l["threshold_ns"] == MS and
               s["threshold_from"] == ttr.THRESHOLD_FROM_GLOBAL,
               "%s: %s, threshold %d (from %d); the live log's %s"

@@ -36,6 +36,9 @@ NO_CPU = (1 << 32) - 1  # a RUNNING state no switch says (common.h: TT_NO_CPU)
 # blocked_ns, name_len, cuts
 SNAPSHOT_INFO = struct.Struct("<IIQQQQQqIIqqqII")
 SNAPSHOT_SPLIT = struct.Struct("<qq")  # struct tt_snapshot_split: dur_ns, unknown_ns
+# struct tt_snapshot_causes: from, flags, error_ns, stolen_ns, minor_faults, major_faults
+SNAPSHOT_CAUSES = struct.Struct("<IIqqQQ")
+CAUSES_FROM = {0: None, 1: "switches", 2: "schedstat"}
 SNAPSHOT_CUT = struct.Struct("<IIQQQ")  # thread_index, reserved, events, lost_from, lost_to
 
 # struct tt_machine_info (224 bytes) ends with two struct tt_clock_reading
@@ -162,6 +165,11 @@ class Ttr:
             # split makes up, and its unknown part
             if len(body) >= pos + SNAPSHOT_SPLIT.size:
                 snap["dur_ns"], snap["unknown_ns"] = SNAPSHOT_SPLIT.unpack_from(body, pos)
+            # struct tt_snapshot_causes, after it where this version wrote one
+            pos += SNAPSHOT_SPLIT.size
+            if len(body) >= pos + SNAPSHOT_CAUSES.size:
+                keys = "causes_from causes_flags causes_error_ns stolen_ns minor_faults major_faults".split()
+                snap.update(zip(keys, SNAPSHOT_CAUSES.unpack_from(body, pos)))
             self.snapshot = snap
         elif kind == SEC_MACHINE:
             self.timens = struct.unpack_from("<qq", body, 8)

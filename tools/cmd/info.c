@@ -216,7 +216,9 @@ static void tt_print_snapshot(FILE *out, const struct tt_file *f, const struct t
 	}
 	if (si->has_split) {
 		struct tt_an_split split = tt_snapshot_an_split(s);
-		tt_an_split_print(out, "            ", &split, false);
+		struct tt_an_causes causes = tt_snapshot_an_causes(s);
+		tt_an_split_print(out, "            ", &split, causes.from == TT_AN_CAUSES_SCHEDSTAT);
+		tt_an_causes_print(out, "            ", &causes);
 	}
 	fputs("    window: ", out);
 	tt_print_tsc(out, f, in, si->from_tsc);

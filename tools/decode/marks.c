@@ -39,6 +39,22 @@ static void tt_mark_number(struct tt_mark *m, const char *key, int64_t number)
 	m->args[m->nargs++] = (struct tt_mark_arg){.key = key, .number = number};
 }
 
+size_t tt_mark_causes_args(struct tt_mark_arg *args, const struct tt_an_causes *c)
+{
+	size_t n = 0;
+	if (c->from != TT_AN_CAUSES_NONE) {
+		args[n++] = (struct tt_mark_arg){.key = "causes_from", .text = tt_an_causes_from_name(c->from)};
+		args[n++] = (struct tt_mark_arg){.key = "causes_error_ns", .number = c->error_ns};
+	}
+	if (c->stolen_known)
+		args[n++] = (struct tt_mark_arg){.key = "stolen_ns", .number = c->stolen_ns};
+	if (c->faults) {
+		args[n++] = (struct tt_mark_arg){.key = "minor_faults", .number = (int64_t)c->minor_faults};
+		args[n++] = (struct tt_mark_arg){.key = "major_faults", .number = (int64_t)c->major_faults};
+	}
+	return n;
+}
+
 /* Whether the scope a record opens may be the spike's: the spike's name, or a
  * function's (named by its address in the runtime, by its symbol here). */
 static bool tt_mark_names(const struct tt_file *f, const struct tt_snapshot *s, const struct tt_record *r)
@@ -121,6 +137,8 @@ static int tt_mark_snapshot(struct tt_decoder *d, const struct tt_file *f)
 		tt_mark_number(m, "blocked_ns", si->blocked_ns);
 		tt_mark_number(m, "unknown_ns", s->split.unknown_ns);
 	}
+	struct tt_an_causes causes = tt_snapshot_an_causes(s);
+	m->nargs += (uint32_t)tt_mark_causes_args(m->args + m->nargs, &causes);
 	return tt_asprintf(&m->name, "spike: %.*s%s took %s", len, s->name.ptr, cut, tt_an_fmt_ns(took, dur));
 }
 

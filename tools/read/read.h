@@ -144,6 +144,9 @@ struct tt_snapshot {
 	/* The rest of its split; from a section without one (the first version's, whose
 	 * split covers the whole spike): begin_tsc..end_tsc, unknown 0 */
 	struct tt_snapshot_split split;
+	/* What else its split says; 0s from a section without it (the split's source not
+	 * said) */
+	struct tt_snapshot_causes causes;
 	struct tt_str name;             /* the spike's scope, or the trigger's why */
 	/* of the spike, or that called tt_trigger (NULL: a thread that never recorded,
 	 * TT_SNAPSHOT_NO_THREAD, which a trigger may be) */
@@ -154,8 +157,10 @@ struct tt_snapshot {
 
 /* "spike" or "trigger". */
 const char *tt_snapshot_kind_name(const struct tt_snapshot *s);
-/* A spike snapshot's split, as the analysis gives a spike's (info.has_split: it has one). */
+/* A spike snapshot's split, as the analysis gives a spike's (info.has_split: it has one),
+ * and what else it says (its source, resolution, stolen time and page faults). */
 struct tt_an_split tt_snapshot_an_split(const struct tt_snapshot *s);
+struct tt_an_causes tt_snapshot_an_causes(const struct tt_snapshot *s);
 /* Where a spike's threshold came from, in the runtime's words ("TT_THRESHOLD_NS",
  * "TICKTRACE_SPIKE_THRESHOLD", ...); "" for a trigger. */
 const char *tt_snapshot_threshold_from(const struct tt_snapshot *s);

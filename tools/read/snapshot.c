@@ -36,6 +36,17 @@ struct tt_an_split tt_snapshot_an_split(const struct tt_snapshot *s)
 				    s->split.unknown_ns};
 }
 
+struct tt_an_causes tt_snapshot_an_causes(const struct tt_snapshot *s)
+{
+	const struct tt_snapshot_causes *c = &s->causes;
+	return (struct tt_an_causes){
+		.from = (enum tt_an_causes_from)c->from, .error_ns = c->error_ns,
+		.faults = c->flags & TT_CAUSES_FAULTS, .minor_faults = c->minor_faults,
+		.major_faults = c->major_faults, .stolen_known = c->flags & TT_CAUSES_STOLEN,
+		.stolen_ns = c->stolen_ns,
+	};
+}
+
 /* Whether a TSC the snapshot says an event had is outside the times a record may
  * hold (a damaged field, which would put its marks anywhere). */
 static bool tt_snapshot_tsc_bad(const struct tt_file *f, uint64_t tsc)
@@ -126,6 +137,27 @@ static int tt_snapshot_check_split(struct tt_file *f, const struct tt_snapshot_i
 #undef TT_AT
 }
 
+/* What else the split says: a source it has (none without a split), a resolution
+ * within its duration, stolen time within its time on CPU. */
+static int tt_snapshot_check_causes(struct tt_file *f, const struct tt_snapshot_info *si,
+				    const struct tt_snapshot_split *split,
+				    const struct tt_snapshot_causes *c, uint64_t at)
+{
+#define TT_AT(field) (at + offsetof(struct tt_snapshot_causes, field))
+	if (c->from > TT_CAUSES_THREAD_TIMES || (c->from != TT_CAUSES_NONE) != (si->has_split != 0))
+		return TT_FAIL(f, TT_AT(from), "SNAPSHOT split's source %" PRIu32 " (1: switches, "
+			       "2: schedstat) for a snapshot %s a split", c->from,
+			       si->has_split ? "with" : "without");
+	if (c->error_ns < 0 || c->error_ns > split->dur_ns)
+		return TT_FAIL(f, TT_AT(error_ns), "SNAPSHOT split within %" PRId64 " ns of a spike of %"
+			       PRId64 " ns", c->error_ns, split->dur_ns);
+	if ((c->flags & TT_CAUSES_STOLEN) && (c->stolen_ns < 0 || c->stolen_ns > si->on_cpu_ns))
+		return TT_FAIL(f, TT_AT(stolen_ns), "SNAPSHOT split's stolen time %" PRId64 " ns is not "
+			       "within its %" PRId64 " ns on CPU", c->stolen_ns, si->on_cpu_ns);
+	return 0;
+#undef TT_AT
+}
+
 int tt_file_read_snapshot(struct tt_file *f, uint64_t at, uint64_t size, bool after_process)
 {
 	if (f->snapshot)
@@ -144,18 +176,27 @@ int tt_file_read_snapshot(struct tt_file *f, uint64_t at, uint64_t size, bool af
 			       "header (%zu)", size, sizeof si);
 	memcpy(&si, f->data + at, sizeof si);
 	uint64_t want = sizeof si + TT_PAD8(si.name_len) + (uint64_t)si.cuts * sizeof(struct tt_snapshot_cut);
-	/* (the first version's ends at its cuts: no tt_snapshot_split) */
-	if (size != want && size < want + sizeof(struct tt_snapshot_split))
+	/* (the first version's ends at its cuts: no tt_snapshot_split; the second's at it:
+	 * no tt_snapshot_causes) */
+	uint64_t with_split = want + sizeof(struct tt_snapshot_split);
+	uint64_t with_causes = with_split + sizeof(struct tt_snapshot_causes);
+	if (size != want && size != with_split && size < with_causes)
 		return TT_FAIL(f, at, "SNAPSHOT section of %" PRIu64 " bytes, but its name (%" PRIu32
 			       " bytes, padded to 8), %" PRIu32 " cuts and the rest of its split take %"
-			       PRIu64, size, si.name_len, si.cuts, want + sizeof(struct tt_snapshot_split));
+			       PRIu64, size, si.name_len, si.cuts, with_causes);
 	if (tt_snapshot_check_info(f, &si, at) < 0)
 		return -1;
 	struct tt_snapshot_split split = {
 		.dur_ns = tt_clock_ns(&f->clock, si.end_tsc) - tt_clock_ns(&f->clock, si.begin_tsc)};
+	struct tt_snapshot_causes causes = {0};
 	if (size != want) {
 		memcpy(&split, f->data + at + want, sizeof split);
 		if (tt_snapshot_check_split(f, &si, &split, at + want) < 0)
+			return -1;
+	}
+	if (size >= with_causes) {
+		memcpy(&causes, f->data + at + with_split, sizeof causes);
+		if (tt_snapshot_check_causes(f, &si, &split, &causes, at + with_split) < 0)
 			return -1;
 	}
 	struct tt_snapshot *s = calloc(1, sizeof *s);
@@ -166,6 +207,7 @@ int tt_file_read_snapshot(struct tt_file *f, uint64_t at, uint64_t size, bool af
 	f->snapshot = s;
 	s->info = si;
 	s->split = split;
+	s->causes = causes;
 	s->at = at;
 	s->name = (struct tt_str){(const char *)f->data + at + sizeof si, si.name_len};
 	uint64_t cuts_at = at + sizeof si + TT_PAD8(si.name_len);

@@ -71,7 +71,7 @@ struct tt_ps_sink {
 };
 
 /* A spike mark's arguments (convert --threshold), as a snapshot's mark has them. */
-#define TT_SPIKE_ARGS 7
+#define TT_SPIKE_ARGS (7 + TT_CAUSES_ARGS)
 struct tt_spike_args {
 	struct tt_spike_args *next;
 	struct tt_mark_arg args[TT_SPIKE_ARGS + 1]; /* (the last with no key) */
@@ -435,6 +435,8 @@ static cJSON *tt_table_json(const struct tt_an_table *t, const struct tt_ps_sink
 			cJSON_AddNumberToObject(row, "preempted_ns", (double)e->preempted);
 			cJSON_AddNumberToObject(row, "blocked_ns", (double)e->blocked);
 			cJSON_AddNumberToObject(row, "unknown_ns", (double)e->unknown);
+			if (e->approximate)
+				cJSON_AddStringToObject(row, "causes_from", "schedstat");
 		}
 		cJSON_AddItemToArray(rows, row);
 	}
@@ -557,6 +559,19 @@ static int tt_report_done(struct tt_ps_sink *a, struct tt_report_opts *o)
 
 /* ---- spikes ---- */
 
+/* A split's source and what else it says, under the keys its marks have. */
+static void tt_json_causes(cJSON *root, const struct tt_an_causes *c)
+{
+	struct tt_mark_arg args[TT_CAUSES_ARGS];
+	size_t n = tt_mark_causes_args(args, c);
+	for (size_t i = 0; i < n; i++) {
+		if (args[i].text)
+			cJSON_AddStringToObject(root, args[i].key, args[i].text);
+		else
+			cJSON_AddNumberToObject(root, args[i].key, (double)args[i].number);
+	}
+}
+
 static cJSON *tt_spike_json(struct tt_ps_sink *a, const struct tt_an_spike *s)
 {
 	char name[512];
@@ -573,19 +588,12 @@ static cJSON *tt_spike_json(struct tt_ps_sink *a, const struct tt_an_spike *s)
 		cJSON_AddNumberToObject(root, "preempted_ns", (double)s->split.preempted);
 		cJSON_AddNumberToObject(root, "blocked_ns", (double)s->split.blocked);
 		cJSON_AddNumberToObject(root, "unknown_ns", (double)s->split.unknown);
-		cJSON_AddStringToObject(root, "causes_from", tt_an_causes_from_name(s->causes.from));
-		cJSON_AddNumberToObject(root, "causes_error_ns", (double)s->causes.error_ns);
 	} else {
 		char why[160];
 		cJSON_AddStringToObject(root, "no_split", tt_sched_none_text(s->thread->no_states, why,
 									    sizeof why));
 	}
-	if (s->causes.stolen_known)
-		cJSON_AddNumberToObject(root, "stolen_ns", (double)s->causes.stolen_ns);
-	if (s->causes.faults) {
-		cJSON_AddNumberToObject(root, "minor_faults", (double)s->causes.minor_faults);
-		cJSON_AddNumberToObject(root, "major_faults", (double)s->causes.major_faults);
-	}
+	tt_json_causes(root, &s->causes);
 	if (s->frame)
 		cJSON_AddNumberToObject(root, "frame", (double)s->frame);
 	if (s->frame_ns)
@@ -668,6 +676,8 @@ static int tt_snap_print(struct tt_ps_sink *a, struct tt_snap_spike *snap)
 		char why[160];
 		if (!si->has_split)
 			cJSON_AddStringToObject(root, "no_split", tt_sched_none_text(t->flags, why, sizeof why));
+		struct tt_an_causes causes = tt_snapshot_an_causes(ss);
+		tt_json_causes(root, &causes);
 		cJSON_AddStringToObject(root, "threshold_from", tt_snapshot_threshold_from(ss));
 		cJSON_AddNumberToObject(root, "snapshot", (double)si->number);
 		cJSON_AddArrayToObject(root, "stack");
@@ -680,13 +690,15 @@ static int tt_snap_print(struct tt_ps_sink *a, struct tt_snap_spike *snap)
 		tt_an_fmt_ns(th, si->threshold_ns), tt_snapshot_threshold_from(ss));
 	tt_put_escaped(a->out, t->name.ptr, t->name.len);
 	fprintf(a->out, " (tid %" PRIu32 ") at %s\n", t->tid, tt_an_fmt_ns(at, snap->begin));
+	struct tt_an_causes causes = tt_snapshot_an_causes(ss);
 	if (si->has_split) {
 		struct tt_an_split split = tt_snapshot_an_split(ss);
-		tt_an_split_print(a->out, "  ", &split, false);
+		tt_an_split_print(a->out, "  ", &split, causes.from == TT_AN_CAUSES_SCHEDSTAT);
 	} else {
 		char why[160];
 		fprintf(a->out, "  no split: %s\n", tt_sched_none_text(t->flags, why, sizeof why));
 	}
+	tt_an_causes_print(a->out, "  ", &causes);
 	tt_snap_said(a, snap);
 	fputs("  (its scope is not whole in the snapshot: as the snapshot says it)\n", a->out);
 	return 0;
@@ -805,12 +817,14 @@ static int tt_spike_mark(void *ctx, const struct tt_an_spike *s)
 		return tt_error("out of memory");
 	m->next = a->mark_args;
 	a->mark_args = m;
-	const struct tt_mark_arg args[TT_SPIKE_ARGS] = {
+	const struct tt_mark_arg args[] = {
 		{"dur_ns", NULL, s->dur}, {"threshold_ns", NULL, s->threshold},
 		{"threshold_from", tt_an_spike_threshold_from(s), 0}, {"on_cpu_ns", NULL, s->split.on_cpu}, {"preempted_ns", NULL, s->split.preempted},
 		{"blocked_ns", NULL, s->split.blocked}, {"unknown_ns", NULL, s->split.unknown},
 	};
-	memcpy(m->args, args, (s->has_split ? TT_SPIKE_ARGS : 3) * sizeof *args);
+	size_t n = s->has_split ? sizeof args / sizeof *args : 3;
+	memcpy(m->args, args, n * sizeof *args);
+	tt_mark_causes_args(m->args + n, &s->causes);
 	struct tt_event e = {
 		.thread = s->thread->ctx, .ts = s->start + s->dur, .depth = s->depth, .flags = TT_EV_NAMED,
 		.text = text, .args = m->args,

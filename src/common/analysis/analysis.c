@@ -436,12 +436,14 @@ int tt_an_scope_close(struct tt_an_thread *th, int64_t end)
 			tt_an_counts_flush(th);
 		th->pending[th->npending++] = (struct tt_an_pending_count){f->row, (uint32_t)bucket};
 		struct tt_an_split split;
-		if (*open == 0 && tt_an_split(th, f->start, end, &split)) {
+		bool approximate;
+		if (*open == 0 && tt_an_call_split(th, f->start, end, &split, &approximate)) {
 			tt_an_add_sat(&row->split_total, dur);
 			tt_an_add_sat(&row->preempted, split.preempted);
 			tt_an_add_sat(&row->blocked, split.blocked);
 			tt_an_add_sat(&row->unknown, split.unknown);
 			row->split = true;
+			row->approximate |= approximate;
 		}
 	}
 	if (th->an->closed)
@@ -555,17 +557,14 @@ const char *tt_an_spike_threshold_from(const struct tt_an_spike *s)
 	return s->source == TT_AN_FROM_GLOBAL && global ? global : tt_an_source_names[s->source];
 }
 
-/* The line under a spike's split that says what else its causes tell: the source and
- * resolution of an approximate split, the time stolen, the page faults. */
-static void tt_an_causes_print(FILE *out, const struct tt_an_spike *s)
+void tt_an_causes_print(FILE *out, const char *indent, const struct tt_an_causes *c)
 {
-	const struct tt_an_causes *c = &s->causes;
 	bool stolen = c->stolen_known && c->stolen_ns > 0;
 	bool faults = c->faults && (c->minor_faults || c->major_faults);
 	if (c->from != TT_AN_CAUSES_SCHEDSTAT && c->from != TT_AN_CAUSES_THREAD_TIMES && !stolen && !faults)
 		return;
 	char a[32], b[32];
-	const char *sep = "  ";
+	const char *sep = indent;
 	if (c->from == TT_AN_CAUSES_SCHEDSTAT) {
 		fprintf(out, "%s(from the thread's counters, each within %s)", sep, tt_an_fmt_ns(a, c->error_ns));
 		sep = "; ";
@@ -614,7 +613,7 @@ void tt_an_spike_print(FILE *out, const struct tt_an_spike *s)
 		tt_an_split_print(out, "  ", &s->split, s->causes.from == TT_AN_CAUSES_SCHEDSTAT);
 	else
 		fprintf(out, "  no split: %s\n", tt_sched_none_text(th->no_states, why, sizeof why));
-	tt_an_causes_print(out, s);
+	tt_an_causes_print(out, "  ", &s->causes);
 	/* one scope a line, the innermost print_depth of them (the spike's own included) */
 	int64_t end = s->start + s->dur;
 	uint32_t limit = th->an->print_depth, first = 0;

@@ -104,13 +104,14 @@ struct tt_an_counters {
 };
 
 /* Where a spike's split came from, and how far it is to be trusted. */
-enum tt_an_causes_from {
-	TT_AN_CAUSES_NONE = 0,
-	TT_AN_CAUSES_SWITCHES,  /* the thread's switches (SCHED): exact */
-	TT_AN_CAUSES_SCHEDSTAT, /* its counters' readings around it: within error_ns */
-	TT_AN_CAUSES_THREAD_TIMES, /* its CPU time alone read around it (Windows): on CPU
-	                            * within error_ns, the rest unknown (off CPU, preempted
-	                            * or blocked not told apart) */
+enum tt_an_causes_from { /* (as a snapshot says it: format.h) */
+	TT_AN_CAUSES_NONE = TT_CAUSES_NONE,
+	TT_AN_CAUSES_SWITCHES = TT_CAUSES_SWITCHES,   /* the thread's switches (SCHED): exact */
+	TT_AN_CAUSES_SCHEDSTAT = TT_CAUSES_SCHEDSTAT, /* its counters' readings around it: within error_ns */
+	TT_AN_CAUSES_THREAD_TIMES = TT_CAUSES_THREAD_TIMES, /* its CPU time alone read around it
+	                                                     * (Windows): on CPU within error_ns, the
+	                                                     * rest unknown (off CPU, preempted or
+	                                                     * blocked not told apart) */
 };
 
 /* What a spike's split says beside its three parts. */
@@ -129,6 +130,10 @@ struct tt_an_causes {
 /* The names output gives a split's source: "switches", "schedstat", "thread-times"
  * (NULL: none). */
 const char *tt_an_causes_from_name(enum tt_an_causes_from from);
+/* The line under a split (at `indent`) that says what else its causes tell: the
+ * source and resolution of an approximate split, the time stolen, the page faults;
+ * nothing where they tell nothing. */
+void tt_an_causes_print(FILE *out, const char *indent, const struct tt_an_causes *c);
 
 /* ---- a thread's analysis ---- */
 
@@ -332,6 +337,8 @@ struct tt_an_entry {
 		    * thread's states tell; unknown, the rest of total (no state covers it, or its
 		    * thread has none) */
 	bool split;
+	bool approximate; /* some of it split by the counters (perf refused): within their
+	                   * resolution, each call's; spikes --json says it */
 	int64_t on_cpu, off_cpu, preempted, blocked, unknown;
 	uint64_t filtered; /* of calls, erased as they returned (struct tt_an_row) */
 	uint64_t dropped;  /* calls dropped with the buffer used up, besides `calls` */
@@ -346,6 +353,7 @@ struct tt_an_table {
 	size_t near_overhead; /* entries whose p50 is within TT_AN_NEAR_OVERHEAD x it */
 	bool split;           /* an entry has states: the table shows on and off CPU */
 	bool unknown;         /* of those, one with time neither: the table shows it too */
+	bool approximate;     /* of those, one split by the counters: "~" before its times */
 	/* A thread with calls and no states, the first (NULL: none): without split, the
 	 * table says why */
 	const struct tt_an_thread *no_states;

@@ -24,6 +24,7 @@ struct tt_an_row {
 	 * preempted, blocked and unknown (no state covers it) */
 	int64_t split_total, preempted, blocked, unknown;
 	bool split;         /* some of its calls had states */
+	bool approximate;   /* some of them split by the counters (within their resolution) */
 	uint64_t filtered;  /* of calls, erased as they returned (TICKTRACE_MIN_DUR): in
 	                     * total, self and the mean, not in min, max or hist */
 	uint64_t dropped;   /* calls dropped with the buffer used up: in no other field */
@@ -64,6 +65,11 @@ bool tt_an_split(const struct tt_an_thread *th, int64_t start, int64_t end,
  * they say. */
 void tt_an_causes(const struct tt_an_thread *th, int64_t start, int64_t end, bool *has_split,
 		  struct tt_an_split *split, struct tt_an_causes *causes);
+/* How a call [start, end) split for the flat profile: by the switches, or else by
+ * the counters (*approximate) where they tell it within its duration, else all of it
+ * unknown where the thread has readings; false: the thread has neither. */
+bool tt_an_call_split(const struct tt_an_thread *th, int64_t start, int64_t end,
+		      struct tt_an_split *split, bool *approximate);
 /* No scope open before ns will close: what came before it is no longer needed. */
 void tt_an_states_forget_before(struct tt_an_thread *th, int64_t ns);
 void tt_an_states_free(struct tt_an_thread *th); /* its states and readings */

@@ -267,6 +267,21 @@ void tt_an_causes(const struct tt_an_thread *th, int64_t start, int64_t end, boo
 	}
 }
 
+bool tt_an_call_split(const struct tt_an_thread *th, int64_t start, int64_t end,
+		      struct tt_an_split *split, bool *approximate)
+{
+	bool has = tt_an_split(th, start, end, split);
+	*approximate = false;
+	if (has || !th->counters.n)
+		return has;
+	struct tt_an_causes causes;
+	tt_an_causes(th, start, end, &has, split, &causes);
+	*approximate = has;
+	if (!has) /* (no reading near enough: not covered) */
+		*split = (struct tt_an_split){.unknown = end - start};
+	return true;
+}
+
 const char *tt_an_causes_from_name(enum tt_an_causes_from from)
 {
 	switch (from) {

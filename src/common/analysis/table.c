@@ -107,6 +107,7 @@ static int tt_an_entry_merge(struct tt_an_entry *e, struct tt_an_item *first, st
 		e->is_func |= (r->key & TT_KEY_FUNC) != 0;
 		if (r->split) {
 			e->split = true;
+			e->approximate |= r->approximate;
 			tt_an_sum_sat(&e->on_cpu, r->split_total - r->preempted - r->blocked - r->unknown);
 			tt_an_sum_sat(&e->preempted, r->preempted);
 			tt_an_sum_sat(&e->blocked, r->blocked);
@@ -201,6 +202,7 @@ int tt_an_table_build(struct tt_an_table *t, struct tt_an_thread *const *threads
 		t->near_overhead += e->near_overhead;
 		t->split |= e->split;
 		t->unknown |= e->unknown > 0;
+		t->approximate |= e->approximate;
 		i = j;
 	}
 	for (size_t i = 0; i < k; i++)
@@ -251,6 +253,12 @@ static void tt_an_cells(const struct tt_an_entry *e, char cells[TT_AN_COLUMNS][3
 	if (!e->split) /* its thread's states are not known */
 		for (int i = TT_AN_COLUMNS - TT_AN_SPLIT_COLUMNS; i < TT_AN_COLUMNS; i++)
 			snprintf(cells[i], 32, "-");
+	else if (e->approximate) /* on cpu and off cpu, from the counters */
+		for (int i = TT_AN_COLUMNS - TT_AN_SPLIT_COLUMNS; i < TT_AN_COLUMNS - 1; i++) {
+			char time[32];
+			memcpy(time, cells[i], sizeof time);
+			snprintf(cells[i], 32, "~%.30s", time);
+		}
 }
 
 /* Bytes of the name shown: control characters become '?', long names are cut. */
@@ -321,6 +329,10 @@ void tt_an_table_print(FILE *out, const struct tt_an_table *t)
 		fputs("(on cpu and off cpu: the time their threads' states cover; unknown: the rest, "
 		      "before a thread's states were asked for, in switches the kernel lost, or on a "
 		      "thread without states)\n", out);
+	if (t->approximate)
+		fputs("(~on cpu, ~off cpu: from the threads' counters read around the calls, where "
+		      "perf_event_open was refused: each call's split within their resolution; the calls "
+		      "they were not read near enough to tell are unknown)\n", out);
 	if (t->near_overhead)
 		fprintf(out, "~ median within %d x what recording a call costs here (%" PRId64
 			" ns, measured now): mostly the recorder's own time\n", TT_AN_NEAR_OVERHEAD,

@@ -1,0 +1,70 @@
+/* base/schedstat.c: a thread's counters read by another thread (its /proc files kept
+ * open) and by the thread itself at its exit (tt__schedstat_read_own: its faults from
+ * getrusage, not stat) say the same thing of it. */
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "base/base.h"
+
+#define PAGES 64
+
+static pthread_barrier_t step;
+static uint32_t helper_tid;
+static struct tt_schedstat_sample own_before, own_after;
+
+/* Reads its own counters, faults PAGES fresh pages in, reads them again, then waits
+ * (faulting nothing) while the main thread reads them from outside. */
+static void *helper(void *unused)
+{
+	(void)unused;
+	helper_tid = (uint32_t)gettid();
+	char *pages = mmap(NULL, PAGES * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(pages != MAP_FAILED);
+	assert_int_equal(tt__schedstat_read_own(helper_tid, &own_before), 0);
+	for (int i = 0; i < PAGES; i++)
+		pages[i * 4096] = 1;
+	assert_int_equal(tt__schedstat_read_own(helper_tid, &own_after), 0);
+	pthread_barrier_wait(&step); /* read from outside now */
+	pthread_barrier_wait(&step);
+	munmap(pages, PAGES * 4096);
+	return NULL;
+}
+
+static void test_own_reading_agrees_with_stat(void **state)
+{
+	(void)state;
+	pthread_t t;
+	pthread_barrier_init(&step, NULL, 2);
+	assert_int_equal(pthread_create(&t, NULL, helper, NULL), 0);
+	pthread_barrier_wait(&step);
+	struct tt__schedstat files;
+	struct tt_schedstat_sample outside;
+	assert_int_equal(tt__schedstat_open(&files, helper_tid), 0);
+	assert_int_equal(tt__schedstat_read(&files, &outside, 1), 0);
+	tt__schedstat_close(&files);
+	pthread_barrier_wait(&step);
+	pthread_join(t, NULL);
+	/* Its own faults count the pages it faulted in, as stat counts them: the
+	 * helper faulted nothing between its reading and ours (it waited). */
+	assert_true(own_after.minflt - own_before.minflt >= PAGES);
+	assert_true(own_after.minflt + own_after.majflt <= outside.minflt + outside.majflt);
+	assert_true(outside.minflt + outside.majflt - own_after.minflt - own_after.majflt < PAGES / 4);
+	assert_int_equal(own_after.majflt, outside.majflt);
+	/* The same CPU clock and run-queue wait, each only grown since */
+	assert_true(own_after.run_ns > own_before.run_ns && own_after.run_ns <= outside.run_ns);
+	assert_true(own_after.wait_ns <= outside.wait_ns && own_after.timeslices <= outside.timeslices);
+	assert_true(own_after.ns > own_before.ns && own_after.ns < outside.ns);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {cmocka_unit_test(test_own_reading_agrees_with_stat)};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
