@@ -64,6 +64,12 @@ static int tt__sched_off_why, tt__sched_off_err; /* which (enum tt_no_states; it
 static int tt__sched_counters_allowed; /* not TICKTRACE_SCHED=switches */
 static uint32_t tt__sched_wake; /* futex word: bumped to stop the drain's sleep */
 static int tt__sched_wanted; /* threads that want their switches recorded */
+/* tt-sched sleeps until woken: no thread has wanted states for TT__SCHED_LINGER_NS.
+ * Until then it wakes every period all the same, so that a program that starts its
+ * threads one after another (none recording meanwhile) does not pay a wake-up, and
+ * often a switch to tt-sched on its CPU, in each thread's start or first event. */
+static int tt__sched_dormant;
+#define TT__SCHED_LINGER_NS 1000000000
 static uint64_t tt__sched_block_seq; /* lock held */
 static uint64_t tt__sched_moved; /* states moved out of the kernel's rings, or lost there (lock held) */
 static int tt__sched_ready; /* tt-sched runs: threads ask for their switches as they start */
@@ -184,6 +190,16 @@ static void tt__sched_early_gone(void *unused)
 	tt__restore_signals(&old);
 }
 
+/* tt-sched woken if it sleeps for good (a thread's switches to drain soon). */
+static void tt__sched_rouse(void)
+{
+	/* (sequentially consistent: tt-sched stores dormant, then looks at the wanted) */
+	if (!__atomic_load_n(&tt__sched_dormant, __ATOMIC_SEQ_CST))
+		return;
+	__atomic_add_fetch(&tt__sched_wake, 1, __ATOMIC_RELEASE);
+	syscall(SYS_futex, &tt__sched_wake, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
 void tt__sched_thread_starts(void)
 {
 	if (!__atomic_load_n(&tt__sched_ready, __ATOMIC_ACQUIRE) ||
@@ -205,6 +221,9 @@ void tt__sched_thread_starts(void)
 	/* Last: an event in a signal handler from here on takes them. */
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	e->held = 1;
+	/* Here rather than in the thread's first event, which then finds tt-sched awake. */
+	if (e->err == 0)
+		tt__sched_rouse();
 }
 
 void tt__sched_open(struct tt__slot *slot)
@@ -226,21 +245,25 @@ void tt__sched_open(struct tt__slot *slot)
 	/* until tt-sched asks (a refusal as it started: it asks again) */
 	s->none = e && !e->sw.map ? TT_NO_STATES_REFUSED : TT_NO_STATES_TOO_SHORT;
 	s->none_err = e && !e->sw.map ? -e->err : 0;
-	int idle = __atomic_fetch_add(&tt__sched_wanted, 1, __ATOMIC_RELAXED) == 0;
+	__atomic_add_fetch(&tt__sched_wanted, 1, __ATOMIC_SEQ_CST);
 	if (e && e->sw.map) {
-		/* Asked for as the thread started: tt-sched only drains them. */
+		/* Asked for as the thread started: tt-sched only drains them, from its next
+		 * period on (woken as the thread started, it lingers). */
 		s->sw = e->sw;
 		s->since_ns = e->since_ns;
 		s->asked = s->on = 1;
-		if (!idle)
-			return;
-	} else if (!e && !__atomic_load_n(&tt__sched_off, __ATOMIC_RELAXED)) {
-		/* Made otherwise: tt-sched asks the kernel for it (tens of microseconds, which
-		 * the thread's first event does not wait for): its switches from then on. */
-		__atomic_add_fetch(&tt__sched_late, 1, __ATOMIC_RELAXED);
+	} else if (e || !__atomic_load_n(&tt__sched_off, __ATOMIC_RELAXED)) {
+		/* Refused as it started, or made otherwise: tt-sched asks the kernel for it now
+		 * (tens of microseconds, which the thread's first event does not wait for):
+		 * its switches from then on, or the refusal (then the counters, where allowed). */
+		if (!e)
+			__atomic_add_fetch(&tt__sched_late, 1, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&tt__sched_wake, 1, __ATOMIC_RELEASE);
+		syscall(SYS_futex, &tt__sched_wake, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+		return;
 	}
-	__atomic_add_fetch(&tt__sched_wake, 1, __ATOMIC_RELEASE);
-	syscall(SYS_futex, &tt__sched_wake, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	/* (the counters alone: read from tt-sched's next look on) */
+	tt__sched_rouse();
 }
 
 /* Lock held, tt-sched: asks the kernel for the switches of a thread that wants them. */
@@ -452,7 +475,7 @@ void tt__sched_release(struct tt__sched *s)
 
 int tt__sched_any(void)
 {
-	return __atomic_load_n(&tt__sched_wanted, __ATOMIC_RELAXED) > 0;
+	return __atomic_load_n(&tt__sched_wanted, __ATOMIC_SEQ_CST) > 0;
 }
 
 /* tt-sched, after a drain: where the threads switch so often that their states cost
@@ -507,17 +530,30 @@ static void *tt__sched_main(void *unused)
 		 * their numbers reused, behind tt-sched's back) */
 		__atomic_store_n(&tt__counters_on, 0, __ATOMIC_RELEASE), tt__sched_counters_allowed = 0;
 	struct tt__sched_weight weight = {0};
-	int64_t drained_ns = 0;
+	int64_t drained_ns = 0, wanted_ns = tt__clock_ns(CLOCK_MONOTONIC);
 	for (;;) {
 		uint32_t seq = __atomic_load_n(&tt__sched_wake, __ATOMIC_ACQUIRE);
-		if (!tt__sched_any()) {
-			/* no thread has states yet: sleep until one does */
-			syscall(SYS_futex, &tt__sched_wake, FUTEX_WAIT_PRIVATE, seq, NULL, NULL, 0);
-			continue;
-		}
+		int64_t now = tt__clock_ns(CLOCK_MONOTONIC);
 		/* The counters every millisecond, the switches every TT__SCHED_DRAIN_NS. */
 		int counters = __atomic_load_n(&tt__counters_on, __ATOMIC_ACQUIRE);
-		int64_t now = counters ? tt__clock_ns(CLOCK_MONOTONIC) : 0;
+		struct timespec period = {0, !counters ? TT__SCHED_DRAIN_NS
+					     : __atomic_load_n(&tt__sched_off, __ATOMIC_RELAXED) ? TT__COUNTERS_PERIOD_NS
+					     : TT__COUNTERS_BESIDE_NS};
+		if (!tt__sched_any()) {
+			/* No thread has states: a while in periods (a new one's first look as
+			 * soon as if it were awake), then asleep until one does. */
+			if (now - wanted_ns < TT__SCHED_LINGER_NS) {
+				syscall(SYS_futex, &tt__sched_wake, FUTEX_WAIT_PRIVATE, seq, &period, NULL, 0);
+				continue;
+			}
+			__atomic_store_n(&tt__sched_dormant, 1, __ATOMIC_SEQ_CST);
+			if (!tt__sched_any())
+				syscall(SYS_futex, &tt__sched_wake, FUTEX_WAIT_PRIVATE, seq, NULL, NULL, 0);
+			__atomic_store_n(&tt__sched_dormant, 0, __ATOMIC_RELAXED);
+			wanted_ns = tt__clock_ns(CLOCK_MONOTONIC);
+			continue;
+		}
+		wanted_ns = now;
 		if (!counters || now - drained_ns >= TT__SCHED_DRAIN_NS) {
 			tt__sched_drain(NULL);
 			tt__sched_weigh(&weight);
@@ -526,9 +562,6 @@ static void *tt__sched_main(void *unused)
 		if (counters)
 			tt__counters_tick();
 		/* (woken early by a thread that needs asking for) */
-		struct timespec period = {0, !counters ? TT__SCHED_DRAIN_NS
-					     : __atomic_load_n(&tt__sched_off, __ATOMIC_RELAXED) ? TT__COUNTERS_PERIOD_NS
-					     : TT__COUNTERS_BESIDE_NS};
 		syscall(SYS_futex, &tt__sched_wake, FUTEX_WAIT_PRIVATE, seq, &period, NULL, 0);
 	}
 	return NULL;
@@ -577,6 +610,7 @@ void tt__sched_after_fork(void)
 		tt__sched_release(&slot->sched);
 	}
 	tt__sched_wanted = 0;
+	tt__sched_dormant = 0; /* (the parent's tt-sched's) */
 	tt__sched_late = 0;
 	memset(&tt__sched_refusals, 0, sizeof tt__sched_refusals); /* the parent's threads' */
 	if ((!tt__sched_off || tt__counters_on) && tt__start_thread(NULL, tt__sched_main, NULL, 1, 0) < 0) {
