@@ -212,7 +212,7 @@ void tt__sched_thread_starts(void)
 	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
 	int denied;
 	/* (refused: its first event has tt-sched ask again, which says why) */
-	e->err = tt__switches_open(&e->sw, (int)gettid(), &denied);
+	e->err = tt__switches_open(&e->sw, 0, 1, &denied);
 	if (e->err == 0)
 		/* after the kernel began to record: every switch from now on is there */
 		e->since_ns = tt__clock_ns(CLOCK_MONOTONIC);
@@ -279,7 +279,7 @@ static void tt__sched_ask(struct tt__slot *slot)
 		return;
 	}
 	int denied;
-	int err = tt__switches_open(&s->sw, (int)slot->tid, &denied);
+	int err = tt__switches_open(&s->sw, (int)slot->tid, 0, &denied);
 	if (err) {
 		s->none = TT_NO_STATES_REFUSED;
 		s->none_err = -err;
@@ -378,6 +378,9 @@ void tt__sched_drain(struct tt__slot *only)
 		     slot = __atomic_load_n(&slot->next, __ATOMIC_ACQUIRE)) {
 			tt__sched_ask(slot);
 			tt__sched_drain_slot(slot);
+			/* (a thread that switches often: a larger ring) */
+			if (tt__switches_grow(&slot->sched.sw, (int)slot->tid) > 0)
+				tt__sched_drain_slot(slot);
 		}
 	}
 	tt__sched_unlock(&old);
