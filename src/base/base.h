@@ -157,10 +157,14 @@ FILE *tt__fd_stdio(struct tt__fd *f) TT__HIDDEN;
 void tt__err_start(void) TT__HIDDEN;
 FILE *tt__err_stream(void) TT__HIDDEN;
 #define tt__err (tt__err_stream())
+/* One whole line said there now: 1, or 0 (nowhere fit to say it). */
+int tt__err_say(const char *line) TT__HIDDEN;
 /* The calling thread, one of ticktrace's, gets a table of descriptors of its own,
  * empty (not even stderr): what it opens there is out of the program's reach (its
  * closefrom, close_range, loops of close, dup2) and takes none of its RLIMIT_NOFILE
- * numbers. 0, or -errno (seccomp, say): the thread shares the program's table. */
+ * numbers; what it says (tt__err) goes to the program's number 2 all the same, copied
+ * into its table for each line (pidfd_getfd, Linux 5.6). 0, or -errno (seccomp, say):
+ * the thread shares the program's table. */
 int tt__fd_private_table(void) TT__HIDDEN;
 
 /* switches.c: a thread's context switches, as the kernel records them */

@@ -50,8 +50,8 @@
 #define TT__SCHED_COST_WALL_PCT 1 /* of one CPU: 10 ms a second */
 #define TT__SCHED_WEIGH_NS 1000000000
 
-/* The price found, said at exit: tt-sched has no stderr (its descriptor table is its
- * own, emptied: tt__fd_private_table). */
+/* The price found, said by tt-sched as it finds it (a long run, or one killed, hears it
+ * while it matters), or at exit where tt-sched could not reach the program's stderr. */
 static char tt__sched_price[256];
 static int tt__sched_price_set;
 
@@ -107,8 +107,8 @@ void tt__sched_unlock_held_signals(void)
 	tt__unlock(&tt__sched);
 }
 
-/* Threads that went without states, and why (lock held): said at exit (tt-sched,
- * in a table of descriptors of its own, has no stderr). */
+/* Threads that went without states, and why (lock held): said at exit, one line for
+ * them all. */
 #define TT__SCHED_REFUSED_NAMED 8
 static struct {
 	unsigned threads;
@@ -515,7 +515,8 @@ static void tt__sched_weigh(struct tt__sched_weight *w)
 				 "%.0f%% of the program's CPU time (the kernel's switch records, about %d ns "
 				 "each, and their draining); TICKTRACE_SCHED=0 turns them off\n",
 				 records / 2 * 1e9 / (double)(now - w->wall_ns), pct, TT__SCHED_RECORD_NS);
-			__atomic_store_n(&tt__sched_price_set, 1, __ATOMIC_RELEASE);
+			if (!tt__err_say(tt__sched_price))
+				__atomic_store_n(&tt__sched_price_set, 1, __ATOMIC_RELEASE);
 		}
 	}
 	*w = (struct tt__sched_weight){now, cpu, own, moved, w->said};

@@ -10,7 +10,8 @@
  * With the argument "pingpong": two threads hand a byte back and forth through pipes
  * for 2.5 s, in a scope "pingpong", an event per hop, switching tens of thousands of
  * times a second ({"hops": N}); with "pingpong-idle", resting 5 ms between hops (a program that
- * mostly sleeps: some hundreds of switches a second, which cost it next to nothing). */
+ * mostly sleeps: some hundreds of switches a second, which cost it next to nothing);
+ * with "pingpong-long", the same as "pingpong" for 30 s (killed once it was told the price). */
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -50,7 +51,7 @@ static void *echo(void *unused)
 	return NULL;
 }
 
-static int pingpong(long rest_ms)
+static int pingpong(long rest_ms, long duration_ms)
 {
 	pthread_t t;
 	if (pipe(pipes[0]) || pipe(pipes[1]) || pthread_create(&t, NULL, echo, NULL)) {
@@ -70,7 +71,7 @@ static int pingpong(long rest_ms)
 		if (rest_ms)
 			nap_ms(rest_ms);
 		clock_gettime(CLOCK_MONOTONIC, &now);
-	} while ((now.tv_sec - t0.tv_sec) * 1000000000L + (now.tv_nsec - t0.tv_nsec) < 2500000000L);
+	} while ((now.tv_sec - t0.tv_sec) * 1000000000L + (now.tv_nsec - t0.tv_nsec) < duration_ms * 1000000L);
 	TT_END();
 	byte = 0;
 	if (write(pipes[0][1], &byte, 1) != 1 || pthread_join(t, NULL))
@@ -82,9 +83,11 @@ static int pingpong(long rest_ms)
 int main(int argc, char **argv)
 {
 	if (argc == 2 && strcmp(argv[1], "pingpong") == 0)
-		return pingpong(0);
+		return pingpong(0, 2500);
 	if (argc == 2 && strcmp(argv[1], "pingpong-idle") == 0)
-		return pingpong(5);
+		return pingpong(5, 2500);
+	if (argc == 2 && strcmp(argv[1], "pingpong-long") == 0)
+		return pingpong(0, 30000);
 	TT_BEGIN("startup");
 	nap_ms(300);
 	TT_END();
