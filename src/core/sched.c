@@ -18,7 +18,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -58,6 +57,9 @@ static int tt__sched_price_set;
 static struct tt__lock tt__sched = TT__LOCK_INIT(TT__LOCK_SCHED);
 static struct tt__sched_block *tt__sched_free, *tt__sched_free_small; /* lock held */
 static struct tt__slab tt__sched_slab = {.slab_size = 64 * 1024}; /* the small ones */
+/* The page-sized ones, 64 to a mapping: a thread that switches 50,000 times a second
+ * fills one every 2.5 ms (a system call each, mapped one by one). */
+static struct tt__slab tt__sched_block_slab = {.slab_size = 64 * TT__SCHED_BLOCK_BYTES};
 static int tt__sched_off;       /* no switches: TICKTRACE_SCHED=0 or schedstat, or the
                                  * kernel said no for good */
 static int tt__sched_off_why, tt__sched_off_err; /* which (enum tt_no_states; its errno) */
@@ -190,14 +192,18 @@ static void tt__sched_early_gone(void *unused)
 	tt__restore_signals(&old);
 }
 
+static void tt__sched_wake_up(void)
+{
+	__atomic_add_fetch(&tt__sched_wake, 1, __ATOMIC_RELEASE);
+	syscall(SYS_futex, &tt__sched_wake, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
 /* tt-sched woken if it sleeps for good (a thread's switches to drain soon). */
 static void tt__sched_rouse(void)
 {
 	/* (sequentially consistent: tt-sched stores dormant, then looks at the wanted) */
-	if (!__atomic_load_n(&tt__sched_dormant, __ATOMIC_SEQ_CST))
-		return;
-	__atomic_add_fetch(&tt__sched_wake, 1, __ATOMIC_RELEASE);
-	syscall(SYS_futex, &tt__sched_wake, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	if (__atomic_load_n(&tt__sched_dormant, __ATOMIC_SEQ_CST))
+		tt__sched_wake_up();
 }
 
 void tt__sched_thread_starts(void)
@@ -258,8 +264,7 @@ void tt__sched_open(struct tt__slot *slot)
 		 * its switches from then on, or the refusal (then the counters, where allowed). */
 		if (!e)
 			__atomic_add_fetch(&tt__sched_late, 1, __ATOMIC_RELAXED);
-		__atomic_add_fetch(&tt__sched_wake, 1, __ATOMIC_RELEASE);
-		syscall(SYS_futex, &tt__sched_wake, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+		tt__sched_wake_up();
 		return;
 	}
 	/* (the counters alone: read from tt-sched's next look on) */
@@ -322,8 +327,7 @@ static struct tt__sched_block *tt__sched_room(struct tt__sched *s)
 		b = tt__sched_free;
 		if (b)
 			tt__sched_free = b->next;
-		else if ((b = mmap(NULL, TT__SCHED_BLOCK_BYTES, PROT_READ | PROT_WRITE,
-				   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)) == MAP_FAILED)
+		else if (!(b = tt__slab_alloc(&tt__sched_block_slab, TT__SCHED_BLOCK_BYTES)))
 			return NULL;
 		b->cap = TT__SCHED_STATES(TT__SCHED_BLOCK_BYTES);
 	}
