@@ -254,21 +254,21 @@ void tt__sched_open(struct tt__slot *slot)
 	__atomic_add_fetch(&tt__sched_wanted, 1, __ATOMIC_SEQ_CST);
 	if (e && e->sw.map) {
 		/* Asked for as the thread started: tt-sched only drains them, from its next
-		 * period on (woken as the thread started, it lingers). */
+		 * period on. */
 		s->sw = e->sw;
 		s->since_ns = e->since_ns;
 		s->asked = s->on = 1;
-	} else if (e || !__atomic_load_n(&tt__sched_off, __ATOMIC_RELAXED)) {
-		/* Refused as it started, or made otherwise: tt-sched asks the kernel for it now
-		 * (tens of microseconds, which the thread's first event does not wait for):
-		 * its switches from then on, or the refusal (then the counters, where allowed). */
-		if (!e)
-			__atomic_add_fetch(&tt__sched_late, 1, __ATOMIC_RELAXED);
-		tt__sched_wake_up();
+		/* (woken as the thread started: it lingers) */
+		tt__sched_rouse();
 		return;
 	}
-	/* (the counters alone: read from tt-sched's next look on) */
-	tt__sched_rouse();
+	/* Refused as it started, or made otherwise: tt-sched asks the kernel for it now
+	 * (tens of microseconds, which the thread's first event does not wait for): its
+	 * switches from then on, or the refusal (then the counters, where allowed); or the
+	 * counters alone, from tt-sched's look now on. */
+	if (!e && !__atomic_load_n(&tt__sched_off, __ATOMIC_RELAXED))
+		__atomic_add_fetch(&tt__sched_late, 1, __ATOMIC_RELAXED);
+	tt__sched_wake_up();
 }
 
 /* Lock held, tt-sched: asks the kernel for the switches of a thread that wants them. */
