@@ -19,7 +19,8 @@
  * TT__SWITCHES_DRAIN_NS) empties long before a thread switches that often. A thread
  * asks for a quarter of it as it starts (mapping the ring is the dearest part of the
  * asking, ~0.6 us a page beside ~3 us); tt-sched gives the thread the larger one once
- * it fills half of that between two drains (3,200 switches a second). */
+ * it fills half of that between two drains (64 switches out and in in 10 ms: 6,400 a
+ * second). */
 #define TT__SWITCHES_DATA_PAGES 8
 #define TT__SWITCHES_SMALL_PAGES 2
 
