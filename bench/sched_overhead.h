@@ -10,13 +10,18 @@
 #define TT_BENCH_SCHED_OVERHEAD_H
 
 struct tt_bench_sched {
-	double pct;          /* sched_overhead_pct: median CPU per hop, on over off, - 1, in % */
+	double pct;          /* sched_overhead_pct: CPU per hop, on over off, - 1, in %: the
+	                      * median of the turns' */
 	double on_ns;        /* median process CPU time per hop, thread states on */
 	double off_ns;       /* the same, TICKTRACE_SCHED=0 */
 	double switches_per_s; /* median switches (a thread leaving its CPU) a second, states on */
 	double floor_pct;    /* sched_kernel_floor_pct: the same, the kernel's records alone */
 	double floor_on_ns;  /* median CPU per hop, no ticktrace, the benchmark's own perf events */
 	double floor_off_ns; /* the same without them */
+	double above_floor_pct; /* sched_above_floor_pct: what states add a hop beyond what the
+	                         * kernel's records add, over the hop without states, in %: the
+	                         * median of the turns' */
+	double above_floor_lo, above_floor_hi; /* where that median lies, 95 % sure */
 };
 
 /* Runs `repeats` children of each kind, in alternating order: 0, or -1 if a child

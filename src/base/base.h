@@ -157,10 +157,14 @@ FILE *tt__fd_stdio(struct tt__fd *f) TT__HIDDEN;
 void tt__err_start(void) TT__HIDDEN;
 FILE *tt__err_stream(void) TT__HIDDEN;
 #define tt__err (tt__err_stream())
+/* One whole line said there now: 1, or 0 (nowhere fit to say it). */
+int tt__err_say(const char *line) TT__HIDDEN;
 /* The calling thread, one of ticktrace's, gets a table of descriptors of its own,
  * empty (not even stderr): what it opens there is out of the program's reach (its
  * closefrom, close_range, loops of close, dup2) and takes none of its RLIMIT_NOFILE
- * numbers. 0, or -errno (seccomp, say): the thread shares the program's table. */
+ * numbers; what it says (tt__err) goes to the program's number 2 all the same, copied
+ * into its table for each line (pidfd_getfd, Linux 5.6). 0, or -errno (seccomp, say):
+ * the thread shares the program's table. */
 int tt__fd_private_table(void) TT__HIDDEN;
 
 /* switches.c: a thread's context switches, as the kernel records them */
@@ -168,12 +172,24 @@ struct tt__switches {
 	void *map;     /* the perf ring (NULL: none), which holds the event: no descriptor is kept */
 	size_t map_size;
 	uint64_t lost; /* switches the kernel could not write (the ring was full) */
+	uint64_t busiest;   /* the most bytes a read found waiting in the ring */
+	uint64_t last_time; /* the kernel's time of the last switch read */
+	void *larger;       /* a larger ring for the same thread, read once this one is empty */
+	size_t larger_size;
+	int grown;          /* a larger ring was asked for (once) */
 };
-/* Asks for those of thread `tid` of this process (one perf event and its ring): 0 or
- * -errno, with *denied set when
- * the kernel refuses such events to any thread (seccomp, perf_event_paranoid 3, no
- * perf), not for want of descriptors or locked memory (EMFILE; EPERM from mmap). */
-int tt__switches_open(struct tt__switches *s, int tid, int *denied) TT__HIDDEN;
+/* Asks for those of thread `tid` of this process, 0 the caller (one perf event and its
+ * ring; `small`: the ring a thread asks for as it starts, a quarter of the size, its
+ * mapping the most of the asking's cost, which tt__switches_grow makes larger where it
+ * fills): 0 or -errno, with *denied set when the kernel refuses such events to any
+ * thread (seccomp, perf_event_paranoid 3, no perf), not for want of descriptors or
+ * locked memory (EMFILE; EPERM from mmap). */
+int tt__switches_open(struct tt__switches *s, int tid, int small, int *denied) TT__HIDDEN;
+/* A small ring that a read found half full or more (or full: switches lost): a larger
+ * one for the same thread beside it, which reads go on from once the small one is
+ * empty, no switch lost or read twice. 1 asked for, 0 not needed, or -errno (the small
+ * one goes on). */
+int tt__switches_grow(struct tt__switches *s, int tid) TT__HIDDEN;
 /* Moves up to `cap` of the states recorded since into `out` (in time order); how many.
  * One caller at a time. */
 size_t tt__switches_read(struct tt__switches *s, struct tt_sched_state *out, size_t cap) TT__HIDDEN;

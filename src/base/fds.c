@@ -22,6 +22,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <sched.h>
+#include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -195,35 +196,67 @@ FILE *tt__fd_stdio(struct tt__fd *f)
 
 static struct tt__fd tt__err_was = {.fd = -1}; /* number 2 when ticktrace started */
 static FILE *tt__err_file;
+/* The calling thread has a table of descriptors of its own (tt__fd_private_table). */
+static __thread int tt__own_table __attribute__((tls_model("initial-exec")));
 
-/* Whether number 2 is where ticktrace's lines go (base.h). */
-static int tt__err_fits(void)
+/* Whether `fd` is where ticktrace's lines go (base.h), the program's number 2. */
+static int tt__err_fits(int fd)
 {
 	struct stat st;
-	if (fstat(2, &st) < 0)
+	if (fstat(fd, &st) < 0)
 		return 0;
 	if (tt__err_was.fd == 2 && st.st_dev == tt__err_was.dev && st.st_ino == tt__err_was.ino)
 		return 1;
 	if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))
 		return 1;
-	int flags = fcntl(2, F_GETFL);
+	int flags = fcntl(fd, F_GETFL);
 	return flags >= 0 && (flags & O_APPEND);
+}
+
+/* The program's number 2 for a thread with a table of its own: a copy of it in that
+ * table for one line (kept, it would hold a pipe the program let go open: a daemon's
+ * starter waiting for its end), or -1. */
+static int tt__err_fetch(void)
+{
+	int pidfd = (int)syscall(SYS_pidfd_open, getpid(), 0);
+	if (pidfd < 0)
+		return -1;
+	int fd = (int)syscall(SYS_pidfd_getfd, pidfd, 2, 0);
+	close(pidfd);
+	return fd;
+}
+
+/* Writes `size` bytes where ticktrace's lines go: 1, or 0 (not there to be said). */
+static int tt__err_put(const char *buf, size_t size)
+{
+	int saved_errno = errno;
+	int fd = tt__own_table ? tt__err_fetch() : 2;
+	int said = fd >= 0 && tt__err_fits(fd);
+	for (size_t done = 0; said && done < size;) {
+		ssize_t n = write(fd, buf + done, size - done);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			said = 0; /* (as stderr: a line that cannot be said is let go) */
+		else
+			done += (size_t)n;
+	}
+	if (fd >= 0 && fd != 2)
+		close(fd);
+	errno = saved_errno;
+	return said;
 }
 
 static ssize_t tt__err_write(void *cookie, const char *buf, size_t size)
 {
 	(void)cookie;
-	int saved_errno = errno;
-	for (size_t done = 0; done < size && tt__err_fits();) {
-		ssize_t n = write(2, buf + done, size - done);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break; /* (as stderr: a line that cannot be said is let go) */
-		done += (size_t)n;
-	}
-	errno = saved_errno;
+	tt__err_put(buf, size);
 	return (ssize_t)size;
+}
+
+int tt__err_say(const char *line)
+{
+	return tt__err_put(line, strlen(line));
 }
 
 void tt__err_start(void)
@@ -247,6 +280,7 @@ int tt__fd_private_table(void)
 {
 	if (unshare(CLONE_FILES) < 0)
 		return -errno;
+	tt__own_table = 1;
 	/* The copy holds the program's files open (a pipe's reader would wait on it for
 	 * its end): let every one go. (Before Linux 5.9, one by one.) */
 	if (syscall(SYS_close_range, 0u, ~0u, 0u) < 0) {

@@ -18,7 +18,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -50,20 +49,29 @@
 #define TT__SCHED_COST_WALL_PCT 1 /* of one CPU: 10 ms a second */
 #define TT__SCHED_WEIGH_NS 1000000000
 
-/* The price found, said at exit: tt-sched has no stderr (its descriptor table is its
- * own, emptied: tt__fd_private_table). */
+/* The price found, said by tt-sched as it finds it (a long run, or one killed, hears it
+ * while it matters), or at exit where tt-sched could not reach the program's stderr. */
 static char tt__sched_price[256];
 static int tt__sched_price_set;
 
 static struct tt__lock tt__sched = TT__LOCK_INIT(TT__LOCK_SCHED);
 static struct tt__sched_block *tt__sched_free, *tt__sched_free_small; /* lock held */
 static struct tt__slab tt__sched_slab = {.slab_size = 64 * 1024}; /* the small ones */
+/* The page-sized ones, 64 to a mapping: a thread that switches 50,000 times a second
+ * fills one every 2.5 ms (a system call each, mapped one by one). */
+static struct tt__slab tt__sched_block_slab = {.slab_size = 64 * TT__SCHED_BLOCK_BYTES};
 static int tt__sched_off;       /* no switches: TICKTRACE_SCHED=0 or schedstat, or the
                                  * kernel said no for good */
 static int tt__sched_off_why, tt__sched_off_err; /* which (enum tt_no_states; its errno) */
 static int tt__sched_counters_allowed; /* not TICKTRACE_SCHED=switches */
 static uint32_t tt__sched_wake; /* futex word: bumped to stop the drain's sleep */
 static int tt__sched_wanted; /* threads that want their switches recorded */
+/* tt-sched sleeps until woken: no thread has wanted states for TT__SCHED_LINGER_NS.
+ * Until then it wakes every period all the same, so that a program that starts its
+ * threads one after another (none recording meanwhile) does not pay a wake-up, and
+ * often a switch to tt-sched on its CPU, in each thread's start or first event. */
+static int tt__sched_dormant;
+#define TT__SCHED_LINGER_NS 1000000000
 static uint64_t tt__sched_block_seq; /* lock held */
 static uint64_t tt__sched_moved; /* states moved out of the kernel's rings, or lost there (lock held) */
 static int tt__sched_ready; /* tt-sched runs: threads ask for their switches as they start */
@@ -101,8 +109,8 @@ void tt__sched_unlock_held_signals(void)
 	tt__unlock(&tt__sched);
 }
 
-/* Threads that went without states, and why (lock held): said at exit (tt-sched,
- * in a table of descriptors of its own, has no stderr). */
+/* Threads that went without states, and why (lock held): said at exit, one line for
+ * them all. */
 #define TT__SCHED_REFUSED_NAMED 8
 static struct {
 	unsigned threads;
@@ -184,6 +192,20 @@ static void tt__sched_early_gone(void *unused)
 	tt__restore_signals(&old);
 }
 
+static void tt__sched_wake_up(void)
+{
+	__atomic_add_fetch(&tt__sched_wake, 1, __ATOMIC_RELEASE);
+	syscall(SYS_futex, &tt__sched_wake, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+/* tt-sched woken if it sleeps for good (a thread's switches to drain soon). */
+static void tt__sched_rouse(void)
+{
+	/* (sequentially consistent: tt-sched stores dormant, then looks at the wanted) */
+	if (__atomic_load_n(&tt__sched_dormant, __ATOMIC_SEQ_CST))
+		tt__sched_wake_up();
+}
+
 void tt__sched_thread_starts(void)
 {
 	if (!__atomic_load_n(&tt__sched_ready, __ATOMIC_ACQUIRE) ||
@@ -196,7 +218,7 @@ void tt__sched_thread_starts(void)
 	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
 	int denied;
 	/* (refused: its first event has tt-sched ask again, which says why) */
-	e->err = tt__switches_open(&e->sw, (int)gettid(), &denied);
+	e->err = tt__switches_open(&e->sw, 0, 1, &denied);
 	if (e->err == 0)
 		/* after the kernel began to record: every switch from now on is there */
 		e->since_ns = tt__clock_ns(CLOCK_MONOTONIC);
@@ -205,6 +227,9 @@ void tt__sched_thread_starts(void)
 	/* Last: an event in a signal handler from here on takes them. */
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	e->held = 1;
+	/* Here rather than in the thread's first event, which then finds tt-sched awake. */
+	if (e->err == 0)
+		tt__sched_rouse();
 }
 
 void tt__sched_open(struct tt__slot *slot)
@@ -226,21 +251,24 @@ void tt__sched_open(struct tt__slot *slot)
 	/* until tt-sched asks (a refusal as it started: it asks again) */
 	s->none = e && !e->sw.map ? TT_NO_STATES_REFUSED : TT_NO_STATES_TOO_SHORT;
 	s->none_err = e && !e->sw.map ? -e->err : 0;
-	int idle = __atomic_fetch_add(&tt__sched_wanted, 1, __ATOMIC_RELAXED) == 0;
+	__atomic_add_fetch(&tt__sched_wanted, 1, __ATOMIC_SEQ_CST);
 	if (e && e->sw.map) {
-		/* Asked for as the thread started: tt-sched only drains them. */
+		/* Asked for as the thread started: tt-sched only drains them, from its next
+		 * period on. */
 		s->sw = e->sw;
 		s->since_ns = e->since_ns;
 		s->asked = s->on = 1;
-		if (!idle)
-			return;
-	} else if (!e && !__atomic_load_n(&tt__sched_off, __ATOMIC_RELAXED)) {
-		/* Made otherwise: tt-sched asks the kernel for it (tens of microseconds, which
-		 * the thread's first event does not wait for): its switches from then on. */
-		__atomic_add_fetch(&tt__sched_late, 1, __ATOMIC_RELAXED);
+		/* (woken as the thread started: it lingers) */
+		tt__sched_rouse();
+		return;
 	}
-	__atomic_add_fetch(&tt__sched_wake, 1, __ATOMIC_RELEASE);
-	syscall(SYS_futex, &tt__sched_wake, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	/* Refused as it started, or made otherwise: tt-sched asks the kernel for it now
+	 * (tens of microseconds, which the thread's first event does not wait for): its
+	 * switches from then on, or the refusal (then the counters, where allowed); or the
+	 * counters alone, from tt-sched's look now on. */
+	if (!e && !__atomic_load_n(&tt__sched_off, __ATOMIC_RELAXED))
+		__atomic_add_fetch(&tt__sched_late, 1, __ATOMIC_RELAXED);
+	tt__sched_wake_up();
 }
 
 /* Lock held, tt-sched: asks the kernel for the switches of a thread that wants them. */
@@ -256,7 +284,7 @@ static void tt__sched_ask(struct tt__slot *slot)
 		return;
 	}
 	int denied;
-	int err = tt__switches_open(&s->sw, (int)slot->tid, &denied);
+	int err = tt__switches_open(&s->sw, (int)slot->tid, 0, &denied);
 	if (err) {
 		s->none = TT_NO_STATES_REFUSED;
 		s->none_err = -err;
@@ -299,8 +327,7 @@ static struct tt__sched_block *tt__sched_room(struct tt__sched *s)
 		b = tt__sched_free;
 		if (b)
 			tt__sched_free = b->next;
-		else if ((b = mmap(NULL, TT__SCHED_BLOCK_BYTES, PROT_READ | PROT_WRITE,
-				   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)) == MAP_FAILED)
+		else if (!(b = tt__slab_alloc(&tt__sched_block_slab, TT__SCHED_BLOCK_BYTES)))
 			return NULL;
 		b->cap = TT__SCHED_STATES(TT__SCHED_BLOCK_BYTES);
 	}
@@ -355,6 +382,9 @@ void tt__sched_drain(struct tt__slot *only)
 		     slot = __atomic_load_n(&slot->next, __ATOMIC_ACQUIRE)) {
 			tt__sched_ask(slot);
 			tt__sched_drain_slot(slot);
+			/* (a thread that switches often: a larger ring) */
+			if (tt__switches_grow(&slot->sched.sw, (int)slot->tid) > 0)
+				tt__sched_drain_slot(slot);
 		}
 	}
 	tt__sched_unlock(&old);
@@ -452,7 +482,7 @@ void tt__sched_release(struct tt__sched *s)
 
 int tt__sched_any(void)
 {
-	return __atomic_load_n(&tt__sched_wanted, __ATOMIC_RELAXED) > 0;
+	return __atomic_load_n(&tt__sched_wanted, __ATOMIC_SEQ_CST) > 0;
 }
 
 /* tt-sched, after a drain: where the threads switch so often that their states cost
@@ -489,7 +519,8 @@ static void tt__sched_weigh(struct tt__sched_weight *w)
 				 "%.0f%% of the program's CPU time (the kernel's switch records, about %d ns "
 				 "each, and their draining); TICKTRACE_SCHED=0 turns them off\n",
 				 records / 2 * 1e9 / (double)(now - w->wall_ns), pct, TT__SCHED_RECORD_NS);
-			__atomic_store_n(&tt__sched_price_set, 1, __ATOMIC_RELEASE);
+			if (!tt__err_say(tt__sched_price))
+				__atomic_store_n(&tt__sched_price_set, 1, __ATOMIC_RELEASE);
 		}
 	}
 	*w = (struct tt__sched_weight){now, cpu, own, moved, w->said};
@@ -507,29 +538,39 @@ static void *tt__sched_main(void *unused)
 		 * their numbers reused, behind tt-sched's back) */
 		__atomic_store_n(&tt__counters_on, 0, __ATOMIC_RELEASE), tt__sched_counters_allowed = 0;
 	struct tt__sched_weight weight = {0};
-	int64_t drained_ns = 0;
+	int64_t drained_ns = 0, wanted_ns = tt__clock_ns(CLOCK_MONOTONIC);
 	for (;;) {
 		uint32_t seq = __atomic_load_n(&tt__sched_wake, __ATOMIC_ACQUIRE);
-		if (!tt__sched_any()) {
-			/* no thread has states yet: sleep until one does */
-			syscall(SYS_futex, &tt__sched_wake, FUTEX_WAIT_PRIVATE, seq, NULL, NULL, 0);
-			continue;
-		}
+		int64_t now = tt__clock_ns(CLOCK_MONOTONIC);
 		/* The counters every millisecond, the switches every TT__SCHED_DRAIN_NS. */
 		int counters = __atomic_load_n(&tt__counters_on, __ATOMIC_ACQUIRE);
-		int64_t now = counters ? tt__clock_ns(CLOCK_MONOTONIC) : 0;
+		int64_t wait_ns = !counters ? TT__SCHED_DRAIN_NS
+				: __atomic_load_n(&tt__sched_off, __ATOMIC_RELAXED) ? TT__COUNTERS_PERIOD_NS
+				: TT__COUNTERS_BESIDE_NS;
+		struct timespec period = {0, wait_ns};
+		if (!tt__sched_any()) {
+			/* No thread has states: a while in periods (a new one's first look as
+			 * soon as if it were awake), then asleep until one does. */
+			if (now - wanted_ns < TT__SCHED_LINGER_NS) {
+				syscall(SYS_futex, &tt__sched_wake, FUTEX_WAIT_PRIVATE, seq, &period, NULL, 0);
+				continue;
+			}
+			__atomic_store_n(&tt__sched_dormant, 1, __ATOMIC_SEQ_CST);
+			if (!tt__sched_any())
+				syscall(SYS_futex, &tt__sched_wake, FUTEX_WAIT_PRIVATE, seq, NULL, NULL, 0);
+			__atomic_store_n(&tt__sched_dormant, 0, __ATOMIC_RELAXED);
+			wanted_ns = tt__clock_ns(CLOCK_MONOTONIC);
+			continue;
+		}
+		wanted_ns = now;
 		if (!counters || now - drained_ns >= TT__SCHED_DRAIN_NS) {
 			tt__sched_drain(NULL);
 			tt__sched_weigh(&weight);
 			drained_ns = now;
 		}
-		int64_t wait_ns = !counters ? TT__SCHED_DRAIN_NS
-				: __atomic_load_n(&tt__sched_off, __ATOMIC_RELAXED) ? TT__COUNTERS_PERIOD_NS
-				: TT__COUNTERS_BESIDE_NS;
-		if (counters)
-			wait_ns = tt__counters_tick(wait_ns);
+		if (counters) /* (it may want to be back sooner, for a scope due a reading) */
+			period.tv_nsec = tt__counters_tick(wait_ns);
 		/* (woken early by a thread that needs asking for) */
-		struct timespec period = {0, wait_ns};
 		syscall(SYS_futex, &tt__sched_wake, FUTEX_WAIT_PRIVATE, seq, &period, NULL, 0);
 	}
 	return NULL;
@@ -578,6 +619,7 @@ void tt__sched_after_fork(void)
 		tt__sched_release(&slot->sched);
 	}
 	tt__sched_wanted = 0;
+	tt__sched_dormant = 0; /* (the parent's tt-sched's) */
 	tt__sched_late = 0;
 	memset(&tt__sched_refusals, 0, sizeof tt__sched_refusals); /* the parent's threads' */
 	if ((!tt__sched_off || tt__counters_on) && tt__start_thread(NULL, tt__sched_main, NULL, 1, 0) < 0) {

@@ -19,8 +19,10 @@
  *
  *   descriptors_prog limit DIR
  *
- * 40 threads record a scope each and stay; then the program opens DIR/f-N for N up
- * to 57, as many as it can, and prints "opened N". */
+ * More threads than perf rings fit in the locked memory a user may give them without
+ * RLIMIT_MEMLOCK (perf_event_mlock_kb a CPU; a ring takes two pages at least) record
+ * a scope each and stay; then the program opens DIR/f-N for N up to 57, as many as it
+ * can, and prints "opened N". */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -39,7 +41,6 @@
 #define TT__WORKER_MORE 300000
 #define TT__OWN_FILES 8
 #define TT__ROUNDS 4
-#define TT__LIMIT_THREADS 40
 #define TT__LIMIT_FILES 57
 
 static pthread_barrier_t tt_recorded, tt_taken;
@@ -189,14 +190,33 @@ static int tt_daemon_like(const char *how, const char *dir)
 	return failed;
 }
 
+/* More threads than perf rings of two pages fit in a user's locked memory (16 more,
+ * 4,096 at most). */
+static int tt_limit_threads(void)
+{
+	long kb = 516; /* (the kernel's default) */
+	FILE *f = fopen("/proc/sys/kernel/perf_event_mlock_kb", "r");
+	if (f) {
+		if (fscanf(f, "%ld", &kb) != 1)
+			kb = 516;
+		fclose(f);
+	}
+	long rings = kb * sysconf(_SC_NPROCESSORS_ONLN) / (2 * sysconf(_SC_PAGESIZE) / 1024);
+	return rings + 16 < 4096 ? (int)rings + 16 : 4096;
+}
+
 static int tt_needs_all(const char *dir)
 {
-	pthread_t threads[TT__LIMIT_THREADS];
+	int n = tt_limit_threads();
+	pthread_t *threads = calloc((size_t)n, sizeof *threads);
 	pthread_barrier_t release;
-	pthread_barrier_init(&tt_recorded, NULL, TT__LIMIT_THREADS + 1);
-	pthread_barrier_init(&release, NULL, TT__LIMIT_THREADS + 1);
-	for (int i = 0; i < TT__LIMIT_THREADS; i++)
-		pthread_create(&threads[i], NULL, tt_stay, &release);
+	pthread_barrier_init(&tt_recorded, NULL, (unsigned)n + 1);
+	pthread_barrier_init(&release, NULL, (unsigned)n + 1);
+	for (int i = 0; i < n; i++)
+		if (!threads || pthread_create(&threads[i], NULL, tt_stay, &release) != 0) {
+			perror("descriptors_prog: limit");
+			return 1;
+		}
 	pthread_barrier_wait(&tt_recorded);
 	tt_pause_ms(200); /* tt-sched asks for every thread's switches meanwhile */
 	int opened = 0;
@@ -209,8 +229,9 @@ static int tt_needs_all(const char *dir)
 	printf("opened %d\n", opened);
 	fflush(stdout);
 	pthread_barrier_wait(&release);
-	for (int i = 0; i < TT__LIMIT_THREADS; i++)
+	for (int i = 0; i < n; i++)
 		pthread_join(threads[i], NULL);
+	free(threads);
 	return 0;
 }
 

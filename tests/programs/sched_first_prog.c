@@ -10,9 +10,15 @@
  * With the argument "pingpong": two threads hand a byte back and forth through pipes
  * for 2.5 s, in a scope "pingpong", an event per hop, switching tens of thousands of
  * times a second ({"hops": N}); with "pingpong-idle", resting 5 ms between hops (a program that
- * mostly sleeps: some hundreds of switches a second, which cost it next to nothing). */
+ * mostly sleeps: some hundreds of switches a second, which cost it next to nothing);
+ * with "pingpong-long", the same as "pingpong" for 30 s (killed once it was told the price).
+ *
+ * With "one-by-one": main records nothing and starts 100 threads, each as the last one
+ * ended, each recording one event: how often tt-sched went to sleep meanwhile (its
+ * voluntary switches) and how long it took ({"threads": 100, "sleeps": N, "ms": M}). */
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -50,7 +56,7 @@ static void *echo(void *unused)
 	return NULL;
 }
 
-static int pingpong(long rest_ms)
+static int pingpong(long rest_ms, long duration_ms)
 {
 	pthread_t t;
 	if (pipe(pipes[0]) || pipe(pipes[1]) || pthread_create(&t, NULL, echo, NULL)) {
@@ -70,7 +76,7 @@ static int pingpong(long rest_ms)
 		if (rest_ms)
 			nap_ms(rest_ms);
 		clock_gettime(CLOCK_MONOTONIC, &now);
-	} while ((now.tv_sec - t0.tv_sec) * 1000000000L + (now.tv_nsec - t0.tv_nsec) < 2500000000L);
+	} while ((now.tv_sec - t0.tv_sec) * 1000000000L + (now.tv_nsec - t0.tv_nsec) < duration_ms * 1000000L);
 	TT_END();
 	byte = 0;
 	if (write(pipes[0][1], &byte, 1) != 1 || pthread_join(t, NULL))
@@ -79,12 +85,68 @@ static int pingpong(long rest_ms)
 	return 0;
 }
 
+static void *one_event(void *unused)
+{
+	(void)unused;
+	TT_INSTANT("one");
+	return NULL;
+}
+
+/* tt-sched's voluntary switches so far, or -1 (not found). */
+static long tt_sched_sleeps(void)
+{
+	for (int tid = getpid(); tid < getpid() + 64; tid++) {
+		char path[64], comm[32] = "", status[4096];
+		snprintf(path, sizeof path, "/proc/self/task/%d/comm", tid);
+		FILE *f = fopen(path, "r");
+		if (!f)
+			continue;
+		int named = fgets(comm, sizeof comm, f) && strcmp(comm, "tt-sched\n") == 0;
+		fclose(f);
+		snprintf(path, sizeof path, "/proc/self/task/%d/status", tid);
+		if (!named || !(f = fopen(path, "r")))
+			continue;
+		size_t n = fread(status, 1, sizeof status - 1, f);
+		fclose(f);
+		status[n] = 0;
+		const char *at = strstr(status, "voluntary_ctxt_switches:");
+		return at ? atol(at + strlen("voluntary_ctxt_switches:")) : -1;
+	}
+	return -1;
+}
+
+static int one_by_one(void)
+{
+	enum { STARTS = 100 };
+	struct timespec t0, t1;
+	long before = tt_sched_sleeps();
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (int i = 0; i < STARTS; i++) {
+		pthread_t t;
+		if (pthread_create(&t, NULL, one_event, NULL) != 0 || pthread_join(t, NULL) != 0)
+			return 1;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	long after = tt_sched_sleeps();
+	if (before < 0 || after < 0) {
+		fprintf(stderr, "sched_first_prog: no thread tt-sched\n");
+		return 1;
+	}
+	printf("{\"threads\": %d, \"sleeps\": %ld, \"ms\": %.3f}\n", STARTS, after - before,
+	       (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc == 2 && strcmp(argv[1], "one-by-one") == 0)
+		return one_by_one();
 	if (argc == 2 && strcmp(argv[1], "pingpong") == 0)
-		return pingpong(0);
+		return pingpong(0, 2500);
 	if (argc == 2 && strcmp(argv[1], "pingpong-idle") == 0)
-		return pingpong(5);
+		return pingpong(5, 2500);
+	if (argc == 2 && strcmp(argv[1], "pingpong-long") == 0)
+		return pingpong(0, 30000);
 	TT_BEGIN("startup");
 	nap_ms(300);
 	TT_END();

@@ -12,8 +12,9 @@ events and drops add up to what it recorded) or stderr says it was lost.
 `descriptors_prog profile`: the same (closefrom) with a self-profile (perf, every
 thread) started before and closed after: its files as the plain closefrom run's.
 
-`descriptors_prog limit`: 40 threads that record, then as many of 57 files as the
-program can open, under a soft RLIMIT_NOFILE of 64: as many as in a plain run. As
+`descriptors_prog limit`: threads that record (more than a user's locked memory holds
+perf rings for), then as many of 57 files as the program can open, under a soft
+RLIMIT_NOFILE of 64: as many as in a plain run. As
 nobody with no RLIMIT_MEMLOCK (where the test runs as root), perf's locked memory
 runs out after a few threads' rings: which threads went without states, and why, is
 said at exit.

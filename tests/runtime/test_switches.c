@@ -1,0 +1,99 @@
+/* A thread's switches (base/switches.c), alone, with no runtime started (TICKTRACE=0):
+ * the small ring a thread asks for as it starts, made larger once it fills half of it,
+ * with no switch lost or read twice across the change, and the larger one's room in
+ * use after it. */
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include <cmocka.h>
+
+#include "base/base.h"
+
+#define RECORD_BYTES 32 /* a switch record: its header and sample_id */
+
+/* `n` times off the CPU and back: 2 n switch records at least. */
+static void tt_naps(int n)
+{
+	for (int i = 0; i < n; i++)
+		nanosleep(&(struct timespec){0, 20000}, NULL);
+}
+
+static struct tt_sched_state tt_states[8192];
+
+/* Everything in the ring(s): the states read, each checked against the one before
+ * (`*last`: the last one read so far): in time order, none twice, out and back in
+ * turns. */
+static size_t tt_read_all(struct tt__switches *s, struct tt_sched_state *last)
+{
+	size_t total = 0, n;
+	while ((n = tt__switches_read(s, tt_states, sizeof tt_states / sizeof tt_states[0])) > 0) {
+		for (size_t i = 0; i < n; i++) {
+			const struct tt_sched_state *st = &tt_states[i];
+			if (last->ns) {
+				assert_true(st->ns > last->ns); /* (read twice: the same time again) */
+				assert_true((st->what == TT_SCHED_RUNNING) != (last->what == TT_SCHED_RUNNING));
+			}
+			*last = *st;
+		}
+		total += n;
+	}
+	return total;
+}
+
+static void tt_small_ring_grows(void **state)
+{
+	(void)state;
+	struct tt__switches s;
+	int denied;
+	assert_int_equal(tt__switches_open(&s, 0, 1, &denied), 0);
+	const struct perf_event_mmap_page *meta = s.map;
+	uint64_t small_records = meta->data_size / RECORD_BYTES;
+	struct tt_sched_state last = {0};
+	/* A quarter of the small ring: no larger one needed. */
+	tt_naps((int)small_records / 8);
+	assert_true(tt_read_all(&s, &last) >= small_records / 4);
+	assert_int_equal(tt__switches_grow(&s, 0), 0);
+	/* Over half of it between two reads (with room for a busy machine's preemptions):
+	 * a larger one, which records from now on beside the small one until the small
+	 * one is read to its end. */
+	tt_naps((int)small_records * 5 / 16);
+	assert_true(tt_read_all(&s, &last) >= small_records * 5 / 8);
+	assert_int_equal(tt__switches_grow(&s, 0), 1);
+	assert_non_null(s.larger);
+	assert_int_equal(tt__switches_grow(&s, 0), 0); /* (once) */
+	/* Switches in both rings: each read once (in time order, tt_read_all). */
+	tt_naps(50);
+	assert_true(tt_read_all(&s, &last) >= 100);
+	assert_null(s.larger);
+	meta = s.map;
+	uint64_t large_records = meta->data_size / RECORD_BYTES;
+	assert_true(large_records >= 4 * small_records);
+	/* Twice what the small ring holds, between two reads: none lost. */
+	tt_naps((int)small_records);
+	assert_true(tt_read_all(&s, &last) >= 2 * small_records);
+	assert_int_equal(s.lost, 0);
+	tt__switches_close(&s);
+	assert_null(s.map);
+}
+
+int main(void)
+{
+	struct tt__switches probe;
+	int denied, err = tt__switches_open(&probe, 0, 1, &denied);
+	if (err) {
+		printf("perf_event_open refused here (%s): nothing to test\n", strerror(-err));
+		return 77;
+	}
+	tt__switches_close(&probe);
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(tt_small_ring_grows),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
