@@ -15,6 +15,7 @@
 #include "ticktrace.h"
 #include "ticktrace/format.h"
 #include "common/common.h" /* the floor: the record kinds' roles */
+#include "platform/platform.h" /* the operating system: clocks, waits, thread ids */
 
 #define TT__HIDDEN __attribute__((visibility("hidden")))
 
@@ -23,8 +24,6 @@
 #endif
 
 /* clock.c */
-int64_t tt__clock_ns(clockid_t id) TT__HIDDEN; /* the clock's reading in nanoseconds */
-void tt__anchor_now(struct tt_anchor *anchor) TT__HIDDEN;
 void tt__clock_fill_header(struct tt_file_header *header) TT__HIDDEN;
 /* TSC ticks per second from one anchor to a later one; 0 when no time passed. */
 uint64_t tt__anchor_hz(const struct tt_anchor *from, const struct tt_anchor *to) TT__HIDDEN;

@@ -5,7 +5,6 @@
  * memory comes from, the mode in use says (core.h: struct tt__mode_ops). */
 #include <errno.h>
 #include <sched.h>
-#include <linux/futex.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -44,7 +43,7 @@ static struct tt__chunk *tt__free_chunks; /* recycled, zeroed, faulted in */
 static struct tt__slab tt__small = {.slab_size = 1u << 20}; /* compacted chunks */
 /* A thread of the arena's asleep until woken, or until its timeout. */
 struct tt__sleeper {
-	uint32_t seq; /* futex word: bumped to wake it */
+	uint32_t seq; /* (tt_os_wait's word) bumped to wake it */
 	int sleeping;
 };
 static struct tt__sleeper tt__prefault_sleeper, tt__clean_sleeper;
@@ -115,16 +114,17 @@ static void tt__wake(struct tt__sleeper *s)
 {
 	if (__atomic_load_n(&s->sleeping, __ATOMIC_SEQ_CST)) {
 		__atomic_add_fetch(&s->seq, 1, __ATOMIC_SEQ_CST);
-		syscall(SYS_futex, &s->seq, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+		tt_os_wake(&s->seq);
 	}
 }
 
-/* Sleeps until woken since `seq` was read, or for `timeout` (NULL: no longer). */
-static void tt__sleep(struct tt__sleeper *s, uint32_t seq, const struct timespec *timeout)
+/* Sleeps until woken since `seq` was read, or for timeout_ns (TT_OS_FOREVER: no
+ * longer). */
+static void tt__sleep(struct tt__sleeper *s, uint32_t seq, int64_t timeout_ns)
 {
 	__atomic_store_n(&s->sleeping, 1, __ATOMIC_SEQ_CST);
 	if (__atomic_load_n(&s->seq, __ATOMIC_SEQ_CST) == seq)
-		syscall(SYS_futex, &s->seq, FUTEX_WAIT_PRIVATE, seq, timeout, NULL, 0);
+		tt_os_wait(&s->seq, seq, timeout_ns);
 	__atomic_store_n(&s->sleeping, 0, __ATOMIC_SEQ_CST);
 }
 
@@ -369,10 +369,10 @@ static void *tt__prefault_main(void *unused)
 		char *ready = __atomic_load_n(&tt__arena_ready, __ATOMIC_ACQUIRE);
 		if (ready < fresh)
 			ready = fresh; /* the writers overtook us: what they passed is theirs */
-		tt__size_prefault_window(fresh, tt__clock_ns(CLOCK_MONOTONIC));
+		tt__size_prefault_window(fresh, tt_os_monotonic_ns());
 		size_t left = (size_t)(ready - fresh);
 		if (ready >= tt__arena_end || left >= tt__prefault_ahead) {
-			tt__sleep(&tt__prefault_sleeper, seq, NULL);
+			tt__sleep(&tt__prefault_sleeper, seq, TT_OS_FOREVER);
 			continue;
 		}
 		/* While every core records, the zeroing would take one from a writer: it
@@ -406,7 +406,7 @@ static void *tt__clean_main(void *unused)
 	for (;;) {
 		uint32_t seq = __atomic_load_n(&tt__clean_sleeper.seq, __ATOMIC_SEQ_CST);
 		int waiting = tt__clean_queued();
-		tt__sleep(&tt__clean_sleeper, seq, waiting ? &(struct timespec){0, 1000000} : NULL);
+		tt__sleep(&tt__clean_sleeper, seq, waiting ? 1000000 : TT_OS_FOREVER);
 	}
 	return NULL;
 }

@@ -136,7 +136,7 @@ static uint64_t tt__counters_last(const struct tt__slot *slot, int *opens)
 void tt__counters_tick(void)
 {
 	struct tt_anchor now;
-	tt__anchor_now(&now);
+	tt_os_anchor(&now);
 	uint64_t hz = tt__anchor_hz(&tt__start_anchor, &now);
 	if (!hz)
 		return;

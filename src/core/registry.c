@@ -214,7 +214,7 @@ struct tt__slot *tt__register_thread(uintptr_t tp)
 	}
 	slot->filters = filters;
 	slot->hot = &slot->parked;
-	slot->tid = (uint32_t)gettid();
+	slot->tid = tt_os_thread_id();
 	slot->index = tt__thread_count;
 	tt__refresh_thread_name(slot);
 	int inserted = tt__table_insert(slot, tp) == 0;

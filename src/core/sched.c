@@ -14,7 +14,6 @@
  * program's (its limit, its closefrom). The recording threads never touch any of it
  * after registering, until they exit. */
 #include <errno.h>
-#include <linux/futex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,7 +61,7 @@ static int tt__sched_off;       /* no switches: TICKTRACE_SCHED=0 or schedstat, 
                                  * kernel said no for good */
 static int tt__sched_off_why, tt__sched_off_err; /* which (enum tt_no_states; its errno) */
 static int tt__sched_counters_allowed; /* not TICKTRACE_SCHED=switches */
-static uint32_t tt__sched_wake; /* futex word: bumped to stop the drain's sleep */
+static uint32_t tt__sched_wake; /* (tt_os_wait's word) bumped to stop the drain's sleep */
 static int tt__sched_wanted; /* threads that want their switches recorded */
 static uint64_t tt__sched_block_seq; /* lock held */
 static uint64_t tt__sched_moved; /* states moved out of the kernel's rings, or lost there (lock held) */
@@ -196,10 +195,10 @@ void tt__sched_thread_starts(void)
 	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
 	int denied;
 	/* (refused: its first event has tt-sched ask again, which says why) */
-	e->err = tt__switches_open(&e->sw, (int)gettid(), &denied);
+	e->err = tt__switches_open(&e->sw, (int)tt_os_thread_id(), &denied);
 	if (e->err == 0)
 		/* after the kernel began to record: every switch from now on is there */
-		e->since_ns = tt__clock_ns(CLOCK_MONOTONIC);
+		e->since_ns = tt_os_monotonic_ns();
 	pthread_setcancelstate(cancel, NULL);
 	pthread_setspecific(tt__sched_early_key, e);
 	/* Last: an event in a signal handler from here on takes them. */
@@ -240,7 +239,7 @@ void tt__sched_open(struct tt__slot *slot)
 		__atomic_add_fetch(&tt__sched_late, 1, __ATOMIC_RELAXED);
 	}
 	__atomic_add_fetch(&tt__sched_wake, 1, __ATOMIC_RELEASE);
-	syscall(SYS_futex, &tt__sched_wake, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	tt_os_wake(&tt__sched_wake);
 }
 
 /* Lock held, tt-sched: asks the kernel for the switches of a thread that wants them. */
@@ -264,7 +263,7 @@ static void tt__sched_ask(struct tt__slot *slot)
 		return;
 	}
 	/* (after the kernel began to record them: every switch from now on is there) */
-	s->since_ns = tt__clock_ns(CLOCK_MONOTONIC);
+	s->since_ns = tt_os_monotonic_ns();
 	s->on = 1;
 }
 
@@ -467,10 +466,10 @@ struct tt__sched_weight {
 
 static void tt__sched_weigh(struct tt__sched_weight *w)
 {
-	int64_t now = tt__clock_ns(CLOCK_MONOTONIC);
+	int64_t now = tt_os_monotonic_ns();
 	if (w->said || now - w->wall_ns < TT__SCHED_WEIGH_NS)
 		return;
-	int64_t cpu = tt__clock_ns(CLOCK_PROCESS_CPUTIME_ID), own = tt__clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	int64_t cpu = tt_os_process_cpu_ns(), own = tt_os_thread_cpu_ns();
 	uint64_t moved = __atomic_load_n(&tt__sched_moved, __ATOMIC_RELAXED);
 	if (w->wall_ns && cpu > w->cpu_ns) {
 		double records = (double)(moved - w->moved);
@@ -512,12 +511,12 @@ static void *tt__sched_main(void *unused)
 		uint32_t seq = __atomic_load_n(&tt__sched_wake, __ATOMIC_ACQUIRE);
 		if (!tt__sched_any()) {
 			/* no thread has states yet: sleep until one does */
-			syscall(SYS_futex, &tt__sched_wake, FUTEX_WAIT_PRIVATE, seq, NULL, NULL, 0);
+			tt_os_wait(&tt__sched_wake, seq, TT_OS_FOREVER);
 			continue;
 		}
 		/* The counters every millisecond, the switches every TT__SCHED_DRAIN_NS. */
 		int counters = __atomic_load_n(&tt__counters_on, __ATOMIC_ACQUIRE);
-		int64_t now = counters ? tt__clock_ns(CLOCK_MONOTONIC) : 0;
+		int64_t now = counters ? tt_os_monotonic_ns() : 0;
 		if (!counters || now - drained_ns >= TT__SCHED_DRAIN_NS) {
 			tt__sched_drain(NULL);
 			tt__sched_weigh(&weight);
@@ -526,10 +525,10 @@ static void *tt__sched_main(void *unused)
 		if (counters)
 			tt__counters_tick();
 		/* (woken early by a thread that needs asking for) */
-		struct timespec period = {0, !counters ? TT__SCHED_DRAIN_NS
-					     : __atomic_load_n(&tt__sched_off, __ATOMIC_RELAXED) ? TT__COUNTERS_PERIOD_NS
-					     : TT__COUNTERS_BESIDE_NS};
-		syscall(SYS_futex, &tt__sched_wake, FUTEX_WAIT_PRIVATE, seq, &period, NULL, 0);
+		int64_t period_ns = !counters ? TT__SCHED_DRAIN_NS
+				    : __atomic_load_n(&tt__sched_off, __ATOMIC_RELAXED) ? TT__COUNTERS_PERIOD_NS
+				    : TT__COUNTERS_BESIDE_NS;
+		tt_os_wait(&tt__sched_wake, seq, period_ns);
 	}
 	return NULL;
 }

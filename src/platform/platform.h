@@ -1,8 +1,9 @@
 /* ticktrace's platform layer: what the runtime needs of an operating system, one file
- * per system (windows.c, linux.c), the same face. Threads and their ids and names,
- * locks, memory reserved and committed and faulted in, files, time and the clock
- * anchors, the process and its modules. Below everything of the runtime that runs on
- * more than Linux (the Windows runtime, src/portable/); names tt_os_. Never installed. */
+ * per system (windows.c, linux.c), the same face, and what both sides share on it
+ * (anchor.c). Threads and their ids and names, locks, waiting on a word, memory
+ * reserved and committed and faulted in, files, time and the clock anchors, the
+ * process and its modules. The floor of the runtime on both systems: it calls nothing
+ * of ticktrace's but format.h; names tt_os_. Never installed. */
 #ifndef TT_PLATFORM_H
 #define TT_PLATFORM_H
 
@@ -42,10 +43,15 @@ struct tt_os_lock {
 void tt_os_lock(struct tt_os_lock *lock);
 void tt_os_unlock(struct tt_os_lock *lock);
 int tt_os_trylock(struct tt_os_lock *lock); /* 1: taken; 0: another holds it */
-/* Waits while *word is `value`, for ms milliseconds at most (WaitOnAddress; a futex);
- * tt_os_wake wakes a thread waiting on it. */
-void tt_os_wait(uint32_t *word, uint32_t value, uint32_t ms);
+/* Waits while *word is `value`, for timeout_ns at most (TT_OS_FOREVER: no longer;
+ * Windows rounds it up to milliseconds), or until woken (WaitOnAddress; a futex).
+ * May return early, spuriously: the caller looks at the word again. tt_os_wake wakes
+ * one thread waiting on the word, tt_os_wake_all every one; on Linux both are
+ * async-signal-safe. */
+#define TT_OS_FOREVER (-1)
+void tt_os_wait(uint32_t *word, uint32_t value, int64_t timeout_ns);
 void tt_os_wake(uint32_t *word);
+void tt_os_wake_all(uint32_t *word);
 
 /* ---- memory ---- */
 
@@ -71,9 +77,19 @@ int tt_os_rename(const char *from, const char *to);
 int64_t tt_os_monotonic_ns(void); /* QueryPerformanceCounter; CLOCK_MONOTONIC */
 int64_t tt_os_boottime_ns(void);  /* with time asleep: QueryInterruptTime; CLOCK_BOOTTIME */
 int64_t tt_os_realtime_ns(void);  /* since 1970: GetSystemTimePreciseAsFileTime; CLOCK_REALTIME */
+/* CPU time used so far (GetThreadTimes, GetProcessTimes; the CPU clocks): the
+ * calling thread's, the whole process's. */
+int64_t tt_os_thread_cpu_ns(void);
+int64_t tt_os_process_cpu_ns(void);
 /* The TSC and the clocks, read as close together as it can (the tightest of a few
- * tries, the TSC in the middle of the monotonic clock's reading). */
+ * tries, the TSC in the middle of the monotonic clock's reading): anchor.c, one for
+ * both systems, on the clocks above. */
 void tt_os_anchor(struct tt_anchor *anchor);
+/* The wall clocks at `anchor` (taken just before), as the MACHINE section holds them:
+ * REALTIME, TAI, and the system's word on their error (Linux: adjtimex; Windows says
+ * nothing: state -1, TAI taken as REALTIME, as Linux has it until an NTP daemon sets
+ * the offset). */
+void tt_os_clock_reading(const struct tt_anchor *anchor, struct tt_clock_reading *reading);
 
 /* Calls crashed(signal) once when the process dies of a fault nobody handles (an
  * unhandled exception: its code as the nearest signal, SIGSEGV for an access

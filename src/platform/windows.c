@@ -5,7 +5,6 @@
 #include <errno.h>
 #include <signal.h>
 #include <string.h>
-#include <intrin.h>
 #include <windows.h>
 #include <psapi.h>
 
@@ -158,14 +157,22 @@ int tt_os_trylock(struct tt_os_lock *lock)
 	return TryAcquireSRWLockExclusive((PSRWLOCK)lock) != 0;
 }
 
-void tt_os_wait(uint32_t *word, uint32_t value, uint32_t ms)
+void tt_os_wait(uint32_t *word, uint32_t value, int64_t timeout_ns)
 {
+	DWORD ms = INFINITE;
+	if (timeout_ns >= 0) /* (rounded up: a wait of less than a millisecond still waits) */
+		ms = timeout_ns / 1000000 >= INFINITE - 1 ? INFINITE - 1 : (DWORD)((timeout_ns + 999999) / 1000000);
 	WaitOnAddress(word, &value, sizeof value, ms);
 }
 
 void tt_os_wake(uint32_t *word)
 {
 	WakeByAddressSingle(word);
+}
+
+void tt_os_wake_all(uint32_t *word)
+{
+	WakeByAddressAll(word);
 }
 
 /* ---- memory ---- */
@@ -255,23 +262,32 @@ int64_t tt_os_realtime_ns(void)
 	return (int64_t)(units - UINT64_C(116444736000000000)) * 100;
 }
 
-void tt_os_anchor(struct tt_anchor *anchor)
+/* FILETIME's 100 ns units as nanoseconds. */
+static int64_t tt_os_filetime_ns(FILETIME t)
 {
-	uint64_t best_gap = UINT64_MAX;
-	for (int i = 0; i < 5; i++) {
-		uint64_t before = __rdtsc();
-		int64_t mono = tt_os_monotonic_ns();
-		uint64_t after = __rdtsc();
-		if (after - before < best_gap) {
-			best_gap = after - before;
-			anchor->tsc = before + (after - before) / 2;
-			anchor->monotonic_ns = mono;
-		}
-	}
-	/* The other clocks as offsets from monotonic, read back to back. */
-	int64_t mono = tt_os_monotonic_ns();
-	anchor->boottime_ns = anchor->monotonic_ns + (tt_os_boottime_ns() - mono);
-	anchor->realtime_ns = anchor->monotonic_ns + (tt_os_realtime_ns() - mono);
+	return (int64_t)((uint64_t)t.dwHighDateTime << 32 | t.dwLowDateTime) * 100;
+}
+
+int64_t tt_os_thread_cpu_ns(void)
+{
+	FILETIME created, exited, kernel, user;
+	if (!GetThreadTimes(GetCurrentThread(), &created, &exited, &kernel, &user))
+		return 0;
+	return tt_os_filetime_ns(kernel) + tt_os_filetime_ns(user);
+}
+
+int64_t tt_os_process_cpu_ns(void)
+{
+	FILETIME created, exited, kernel, user;
+	if (!GetProcessTimes(GetCurrentProcess(), &created, &exited, &kernel, &user))
+		return 0;
+	return tt_os_filetime_ns(kernel) + tt_os_filetime_ns(user);
+}
+
+void tt_os_clock_reading(const struct tt_anchor *anchor, struct tt_clock_reading *reading)
+{
+	*reading = (struct tt_clock_reading){
+		.tsc = anchor->tsc, .realtime_ns = anchor->realtime_ns, .tai_ns = anchor->realtime_ns, .state = -1};
 }
 
 static void (*tt_os_crashed)(int signal);

@@ -259,7 +259,7 @@ static void tt__spikes_restart(struct tt__spikes_thread *t);
 static void tt__spikes_clock(struct tt__spikes *sp)
 {
 	struct tt_anchor now;
-	tt__anchor_now(&now);
+	tt_os_anchor(&now);
 	if (sp->clock.hz && now.monotonic_ns - sp->measured_ns < TT__SPIKES_CLOCK_NS)
 		return;
 	uint64_t hz = tt__anchor_hz(&tt__start_anchor, &now);

@@ -97,7 +97,7 @@ static void tt__say_ring_too_small(const struct tt__thread_snapshot *snap, const
 	if (__atomic_exchange_n(&said, true, __ATOMIC_RELAXED) || !span || now <= w->info.from_tsc)
 		return;
 	struct tt_anchor at;
-	tt__anchor_now(&at);
+	tt_os_anchor(&at);
 	uint64_t hz = tt__anchor_hz(&tt__start_anchor, &at);
 	uint64_t rate = (uint64_t)((unsigned __int128)snap->held_records * hz / span);
 	uint64_t needed = (uint64_t)((unsigned __int128)snap->held_records * (now - w->info.from_tsc) / span);

@@ -173,11 +173,49 @@ static void test_own_thread(void **state)
 	assert_int_equal(tt_os_thread_start(tt_started, (void *)(uintptr_t)7), 0);
 	int64_t deadline = tt_os_monotonic_ns() + INT64_C(60) * 1000000000;
 	while (__atomic_load_n(&tt_started_word, __ATOMIC_ACQUIRE) != 7 && tt_os_monotonic_ns() < deadline)
-		tt_os_wait(&tt_started_word, 0, 1000);
+		tt_os_wait(&tt_started_word, 0, 1000000000);
 	assert_int_equal(tt_started_word, 7);
 	int64_t before = tt_os_monotonic_ns();
-	tt_os_wait(&tt_started_word, 0, 10000);
+	tt_os_wait(&tt_started_word, 0, INT64_C(10) * 1000000000);
 	assert_true(tt_os_monotonic_ns() - before < INT64_C(5) * 1000000000);
+}
+
+/* A wait on a word that does not change lasts its timeout, in nanoseconds (spurious
+ * wake-ups aside: waited again for what is left). */
+static void test_wait_timeout(void **state)
+{
+	(void)state;
+	uint32_t word = 0;
+	const int64_t timeout_ns = 30 * 1000000;
+	int64_t before = tt_os_monotonic_ns(), waited;
+	while ((waited = tt_os_monotonic_ns() - before) < timeout_ns / 2)
+		tt_os_wait(&word, 0, timeout_ns - waited);
+	assert_true(waited >= timeout_ns / 2 && waited < INT64_C(5) * 1000000000);
+}
+
+static uint32_t tt_go_word, tt_woken;
+
+static void tt_wait_for_go(void *arg)
+{
+	(void)arg;
+	while (!__atomic_load_n(&tt_go_word, __ATOMIC_ACQUIRE))
+		tt_os_wait(&tt_go_word, 0, TT_OS_FOREVER);
+	__atomic_add_fetch(&tt_woken, 1, __ATOMIC_RELEASE);
+}
+
+/* Threads waiting for ever on a word all wake when it changes and tt_os_wake_all is
+ * called. */
+static void test_wake_all(void **state)
+{
+	(void)state;
+	tt_thread t1, t2;
+	tt_thread_start(&t1, tt_wait_for_go, NULL);
+	tt_thread_start(&t2, tt_wait_for_go, NULL);
+	__atomic_store_n(&tt_go_word, 1, __ATOMIC_RELEASE);
+	tt_os_wake_all(&tt_go_word);
+	tt_thread_join(t1);
+	tt_thread_join(t2);
+	assert_int_equal(tt_woken, 2);
 }
 
 static struct tt_os_lock tt_lock;
@@ -267,6 +305,21 @@ static void test_time(void **state)
 	assert_true(a.tsc != 0 && b.tsc > a.tsc);
 	assert_true(b.monotonic_ns >= a.monotonic_ns && a.monotonic_ns >= m1);
 	assert_true(a.realtime_ns > INT64_C(1577836800) * 1000000000);
+	/* the wall clocks at an anchor: its TSC, its REALTIME, TAI within a minute of it
+	 * (ahead by its leap seconds; or the same clock, read a little apart) */
+	struct tt_clock_reading r;
+	tt_os_clock_reading(&b, &r);
+	assert_int_equal(r.tsc, b.tsc);
+	assert_int_equal(r.realtime_ns, b.realtime_ns);
+	assert_true(r.tai_ns - r.realtime_ns > -1000000 && r.tai_ns - r.realtime_ns < INT64_C(60) * 1000000000);
+	/* CPU time: a thread's own grows as it spins, the process's holds it */
+	int64_t cpu0 = tt_os_thread_cpu_ns(), wall0 = tt_os_monotonic_ns();
+	volatile uint64_t spin = 0;
+	while (tt_os_thread_cpu_ns() - cpu0 < 50 * 1000000 && tt_os_monotonic_ns() - wall0 < INT64_C(30) * 1000000000)
+		spin++;
+	int64_t cpu = tt_os_thread_cpu_ns() - cpu0;
+	assert_true(cpu >= 50 * 1000000);
+	assert_true(tt_os_process_cpu_ns() >= tt_os_thread_cpu_ns());
 }
 
 struct tt_found {
@@ -350,7 +403,8 @@ static void test_crash(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_threads), cmocka_unit_test(test_own_thread), cmocka_unit_test(test_lock),
+		cmocka_unit_test(test_threads), cmocka_unit_test(test_own_thread), cmocka_unit_test(test_wait_timeout),
+		cmocka_unit_test(test_wake_all),   cmocka_unit_test(test_lock),
 		cmocka_unit_test(test_memory),  cmocka_unit_test(test_rename),
 		cmocka_unit_test(test_time),    cmocka_unit_test(test_process),
 #ifndef _WIN32
