@@ -19,14 +19,8 @@
 
 #define TT__HIDDEN __attribute__((visibility("hidden")))
 
-#ifndef MADV_POPULATE_WRITE
-#define MADV_POPULATE_WRITE 23 /* (Linux 5.14; older kernels refuse it) */
-#endif
-
 /* clock.c */
 void tt__clock_fill_header(struct tt_file_header *header) TT__HIDDEN;
-/* TSC ticks per second from one anchor to a later one; 0 when no time passed. */
-uint64_t tt__anchor_hz(const struct tt_anchor *from, const struct tt_anchor *to) TT__HIDDEN;
 extern struct tt_anchor tt__start_anchor TT__HIDDEN;
 /* The run's machine and clocks (format.h: TT_SEC_MACHINE): its time namespace's
  * offsets, its name and ids, its wall clocks at the start anchor. */

@@ -3,7 +3,6 @@
  * dump; the tools interpolate between them. No sleeping calibration at start-up.
  * (The kernel's own factors in the perf mmap page were considered: on virtual
  * machines cap_user_time is often 0, and perf_event_open cost 9 ms here.) */
-#include <cpuid.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -27,14 +26,6 @@ size_t tt__read_file(const char *path, char *buf, size_t size)
 		len += (size_t)n;
 	tt__fd_close_opened(&opened);
 	return len;
-}
-
-static int tt__invariant_tsc(void)
-{
-	unsigned eax, ebx, ecx, edx;
-	if (!__get_cpuid(0x80000007, &eax, &ebx, &ecx, &edx))
-		return 0;
-	return (edx >> 8) & 1;
 }
 
 static int tt__kernel_uses_tsc(void)
@@ -122,17 +113,10 @@ void tt__clock_fill_header(struct tt_file_header *header)
 	header->start = tt__start_anchor;
 	tt_os_anchor(&header->end);
 	header->flags = 0;
-	if (tt__invariant_tsc())
+	if (tt_os_invariant_tsc())
 		header->flags |= TT_FILE_INVARIANT_TSC;
 	if (tt__kernel_uses_tsc())
 		header->flags |= TT_FILE_TSC_RELIABLE;
 	header->tsc_source = TT_TSC_ANCHORS;
-	header->tsc_hz = tt__anchor_hz(&header->start, &header->end);
-}
-
-uint64_t tt__anchor_hz(const struct tt_anchor *from, const struct tt_anchor *to)
-{
-	int64_t ns = to->monotonic_ns - from->monotonic_ns;
-	uint64_t ticks = to->tsc - from->tsc;
-	return ns > 0 ? (uint64_t)((unsigned __int128)ticks * 1000000000 / (uint64_t)ns) : 0;
+	header->tsc_hz = tt_os_anchor_hz(&header->start, &header->end);
 }

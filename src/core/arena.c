@@ -100,16 +100,6 @@ static int tt__arena_cover(const char *end)
 	return tt__chunks_fd() < 0 ? 0 : tt__mode->cover((uint64_t)(end - tt__arena_base));
 }
 
-static void tt__prefault(char *begin, size_t size)
-{
-	if (madvise(begin, size, MADV_POPULATE_WRITE) == 0)
-		return;
-	/* Before Linux 5.14: an atomic add of zero faults a page in for writing without
-	 * changing a byte that a recording thread may be writing at the same time. */
-	for (size_t off = 0; off < size; off += 4096)
-		__atomic_fetch_add(begin + off, 0, __ATOMIC_RELAXED);
-}
-
 static void tt__wake(struct tt__sleeper *s)
 {
 	if (__atomic_load_n(&s->sleeping, __ATOMIC_SEQ_CST)) {
@@ -391,7 +381,7 @@ static void *tt__prefault_main(void *unused)
 		tt__core_lock(0);
 		tt__restore_signals(&old);
 		if (covered)
-			tt__prefault(ready, step);
+			tt_os_fault_in(ready, step);
 		__atomic_store_n(&tt__arena_ready, ready + step, __ATOMIC_RELEASE);
 	}
 	return NULL;
@@ -465,7 +455,7 @@ int tt__arena_init(void)
 			madvise(tt__arena_base + TT__PREFAULT_STEP, size - TT__PREFAULT_STEP, MADV_HUGEPAGE);
 		if (tt__arena_cover(tt__arena_base + TT__CHUNK_SIZE) < 0)
 			return -ENOSPC;
-		tt__prefault(tt__arena_base, TT__CHUNK_SIZE);
+		tt_os_fault_in(tt__arena_base, TT__CHUNK_SIZE);
 		tt__arena_ready = tt__arena_base + TT__CHUNK_SIZE;
 		return tt__start_arena_threads(1);
 	}

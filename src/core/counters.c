@@ -12,7 +12,6 @@
  * (common/analysis/states.c). The readings are kept per thread (sched lock), and
  * written as SCHEDSTAT sections. */
 #include <string.h>
-#include <sys/mman.h>
 
 #include "core/core_internal.h"
 
@@ -47,12 +46,13 @@ static struct tt_schedstat_sample *tt__counters_room(struct tt__counters *c)
 			c->base += half;
 		} else {
 			size_t cap = c->cap ? 2u * c->cap : TT__COUNTERS_FIRST;
-			void *grown = c->at ? mremap(c->at, c->cap * sizeof *c->at, cap * sizeof *c->at,
-						     MREMAP_MAYMOVE)
-					    : mmap(NULL, cap * sizeof *c->at, PROT_READ | PROT_WRITE,
-						   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-			if (grown == MAP_FAILED)
+			void *grown = tt_os_alloc(cap * sizeof *c->at);
+			if (!grown)
 				return NULL;
+			if (c->at) {
+				memcpy(grown, c->at, c->n * sizeof *c->at);
+				tt_os_free(c->at, c->cap * sizeof *c->at);
+			}
 			c->at = grown;
 			c->cap = (uint32_t)cap;
 		}
@@ -137,7 +137,7 @@ void tt__counters_tick(void)
 {
 	struct tt_anchor now;
 	tt_os_anchor(&now);
-	uint64_t hz = tt__anchor_hz(&tt__start_anchor, &now);
+	uint64_t hz = tt_os_anchor_hz(&tt__start_anchor, &now);
 	if (!hz)
 		return;
 	uint64_t after_ticks = hz / (1000000000 / TT__COUNTERS_AFTER_NS);
@@ -183,7 +183,7 @@ void tt__counters_forget(struct tt__counters *c, int ours)
 	if (ours && c->files.tid && tt__counters_closing < TT__COUNTERS_TO_CLOSE)
 		tt__counters_to_close[tt__counters_closing++] = c->files;
 	if (c->at)
-		munmap(c->at, c->cap * sizeof *c->at);
+		tt_os_free(c->at, c->cap * sizeof *c->at);
 	*c = (struct tt__counters){.files = {.schedstat_fd = -1, .stat_fd = -1}};
 }
 

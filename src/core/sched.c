@@ -17,7 +17,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -298,8 +297,7 @@ static struct tt__sched_block *tt__sched_room(struct tt__sched *s)
 		b = tt__sched_free;
 		if (b)
 			tt__sched_free = b->next;
-		else if ((b = mmap(NULL, TT__SCHED_BLOCK_BYTES, PROT_READ | PROT_WRITE,
-				   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)) == MAP_FAILED)
+		else if (!(b = tt_os_alloc(TT__SCHED_BLOCK_BYTES)))
 			return NULL;
 		b->cap = TT__SCHED_STATES(TT__SCHED_BLOCK_BYTES);
 	}

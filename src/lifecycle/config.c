@@ -63,7 +63,7 @@ static uint64_t tt__ns_in_ticks(uint64_t ns)
 	do
 		tt_os_anchor(&to);
 	while (to.monotonic_ns - from.monotonic_ns < 100000);
-	return (uint64_t)((double)ns * (double)tt__anchor_hz(&from, &to) / 1e9 + 0.5);
+	return (uint64_t)((double)ns * (double)tt_os_anchor_hz(&from, &to) / 1e9 + 0.5);
 }
 
 /* TICKTRACE_MIN_DUR (or the zero-markup build's default, min_dur_default) */

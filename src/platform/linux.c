@@ -194,10 +194,33 @@ int tt_os_commit(void *at, size_t size)
 {
 	if (mprotect(at, size, PROT_READ | PROT_WRITE) != 0)
 		return -ENOMEM;
-	if (madvise(at, size, MADV_POPULATE_WRITE) != 0) /* (before Linux 5.14: by hand) */
-		for (size_t off = 0; off < size; off += (size_t)sysconf(_SC_PAGESIZE))
-			__atomic_fetch_or((char *)at + off, 0, __ATOMIC_RELAXED);
+	tt_os_fault_in(at, size);
 	return 0;
+}
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23 /* (Linux 5.14; older kernels refuse it) */
+#endif
+
+void tt_os_fault_in(void *at, size_t size)
+{
+	if (madvise(at, size, MADV_POPULATE_WRITE) == 0)
+		return;
+	/* Before Linux 5.14: an atomic add of zero faults a page in for writing without
+	 * changing a byte that a recording thread may be writing at the same time. */
+	for (size_t off = 0; off < size; off += (size_t)sysconf(_SC_PAGESIZE))
+		__atomic_fetch_add((char *)at + off, 0, __ATOMIC_RELAXED);
+}
+
+void *tt_os_alloc(size_t size)
+{
+	void *at = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	return at == MAP_FAILED ? NULL : at;
+}
+
+void tt_os_free(void *at, size_t size)
+{
+	munmap(at, size);
 }
 
 /* ---- files ---- */
@@ -353,11 +376,11 @@ static int tt_os_module_of(struct dl_phdr_info *info, size_t size, void *arg)
 		exe[n > 0 ? n : 0] = 0;
 		path = exe;
 	}
-	struct tt_os_module m = {.path = path};
+	struct tt_os_module m = {.path = path, .base = info->dlpi_addr};
 	m.build_id = tt_os_build_id(info, &m.build_id_len);
 	for (int i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+		if (ph->p_type != PT_LOAD)
 			continue;
 		m.start = info->dlpi_addr + ph->p_vaddr;
 		m.end = m.start + ph->p_memsz;
@@ -373,4 +396,18 @@ int tt_os_modules(int (*each)(const struct tt_os_module *module, void *arg), voi
 {
 	struct tt_os_walk walk = {each, arg};
 	return dl_iterate_phdr(tt_os_module_of, &walk);
+}
+
+static int tt_os_count_changes(struct dl_phdr_info *info, size_t size, void *data)
+{
+	if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs)
+		*(uint64_t *)data = info->dlpi_adds + info->dlpi_subs;
+	return 1;
+}
+
+uint64_t tt_os_modules_changes(void)
+{
+	uint64_t changes = 0;
+	dl_iterate_phdr(tt_os_count_changes, &changes);
+	return changes;
 }

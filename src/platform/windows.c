@@ -187,13 +187,29 @@ int tt_os_commit(void *at, size_t size)
 {
 	if (!VirtualAlloc(at, size, MEM_COMMIT, PAGE_READWRITE))
 		return -ENOMEM;
-	/* Committed pages are zero but not yet there: each one written once now, by an
-	 * atomic or of 0 that changes nothing a thread wrote there. */
+	tt_os_fault_in(at, size); /* (committed pages are zero, but not yet there) */
+	return 0;
+}
+
+void tt_os_fault_in(void *at, size_t size)
+{
+	/* each page written once, by an atomic add of 0 that changes nothing a thread
+	 * wrote there */
 	SYSTEM_INFO info;
 	GetSystemInfo(&info);
 	for (size_t off = 0; off < size; off += info.dwPageSize)
-		__atomic_fetch_or((char *)at + off, 0, __ATOMIC_RELAXED);
-	return 0;
+		__atomic_fetch_add((char *)at + off, 0, __ATOMIC_RELAXED);
+}
+
+void *tt_os_alloc(size_t size)
+{
+	return VirtualAlloc(NULL, size, MEM_RESERVE | MEM_COMMIT, PAGE_READWRITE);
+}
+
+void tt_os_free(void *at, size_t size)
+{
+	(void)size; /* (a region goes whole) */
+	VirtualFree(at, 0, MEM_RELEASE);
 }
 
 /* ---- files ---- */
@@ -378,13 +394,23 @@ static const uint8_t *tt_os_build_id(const uint8_t *base, const IMAGE_NT_HEADERS
 	return NULL;
 }
 
+#define TT_OS_MODULES_MAX 1024
+
+/* The loaded modules' handles (their image bases), TT_OS_MODULES_MAX at most: how many. */
+static size_t tt_os_module_handles(HMODULE modules[TT_OS_MODULES_MAX])
+{
+	DWORD bytes = 0;
+	if (!K32EnumProcessModules(GetCurrentProcess(), modules, TT_OS_MODULES_MAX * sizeof modules[0], &bytes))
+		return 0;
+	size_t n = bytes / sizeof modules[0];
+	return n < TT_OS_MODULES_MAX ? n : TT_OS_MODULES_MAX;
+}
+
 int tt_os_modules(int (*each)(const struct tt_os_module *module, void *arg), void *arg)
 {
-	HMODULE modules[1024];
-	DWORD bytes = 0;
-	if (!K32EnumProcessModules(GetCurrentProcess(), modules, sizeof modules, &bytes))
-		return 0;
-	for (size_t m = 0; m < bytes / sizeof modules[0] && m < 1024; m++) {
+	HMODULE modules[TT_OS_MODULES_MAX];
+	size_t n = tt_os_module_handles(modules);
+	for (size_t m = 0; m < n; m++) {
 		const uint8_t *base = (const uint8_t *)modules[m];
 		const IMAGE_DOS_HEADER *dos = (const void *)base;
 		const IMAGE_NT_HEADERS64 *nt = (const void *)(base + dos->e_lfanew);
@@ -402,6 +428,7 @@ int tt_os_modules(int (*each)(const struct tt_os_module *module, void *arg), voi
 				continue;
 			struct tt_os_module module = {
 				.path = path,
+				.base = (uint64_t)(uintptr_t)base,
 				.start = (uint64_t)(uintptr_t)(base + sec[s].VirtualAddress),
 				.end = (uint64_t)(uintptr_t)(base + sec[s].VirtualAddress + sec[s].Misc.VirtualSize),
 				.file_offset = sec[s].PointerToRawData,
@@ -414,4 +441,14 @@ int tt_os_modules(int (*each)(const struct tt_os_module *module, void *arg), voi
 		}
 	}
 	return 0;
+}
+
+uint64_t tt_os_modules_changes(void)
+{
+	HMODULE modules[TT_OS_MODULES_MAX];
+	size_t n = tt_os_module_handles(modules);
+	uint64_t hash = UINT64_C(14695981039346656037); /* (FNV-1a over the handles) */
+	for (size_t m = 0; m < n; m++)
+		hash = (hash ^ (uint64_t)(uintptr_t)modules[m]) * UINT64_C(1099511628211);
+	return hash;
 }

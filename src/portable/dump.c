@@ -279,15 +279,11 @@ static void tt__file_header(struct tt_file_header *h)
 	memcpy(h->magic, TT_FILE_MAGIC, TT_FILE_MAGIC_LEN);
 	h->version = TT_FILE_VERSION;
 	h->header_size = sizeof *h;
-	int cpu[4];
-	__cpuid(cpu, 0x80000007);
-	h->flags = cpu[3] & (1 << 8) ? TT_FILE_INVARIANT_TSC : 0;
+	h->flags = tt_os_invariant_tsc() ? TT_FILE_INVARIANT_TSC : 0;
 	h->tsc_source = TT_TSC_ANCHORS;
 	h->start = tt__run.start;
 	tt_os_anchor(&h->end);
-	int64_t ns = h->end.monotonic_ns - h->start.monotonic_ns;
-	if (ns > 0)
-		h->tsc_hz = (uint64_t)((unsigned __int128)(h->end.tsc - h->start.tsc) * 1000000000u / (uint64_t)ns);
+	h->tsc_hz = tt_os_anchor_hz(&h->start, &h->end);
 	h->pid = tt_os_process_id();
 	h->unregistered_dropped = tt__run.unregistered_dropped;
 }

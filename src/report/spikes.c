@@ -262,7 +262,7 @@ static void tt__spikes_clock(struct tt__spikes *sp)
 	tt_os_anchor(&now);
 	if (sp->clock.hz && now.monotonic_ns - sp->measured_ns < TT__SPIKES_CLOCK_NS)
 		return;
-	uint64_t hz = tt__anchor_hz(&tt__start_anchor, &now);
+	uint64_t hz = tt_os_anchor_hz(&tt__start_anchor, &now);
 	if (!hz)
 		hz = sp->clock.hz ? sp->clock.hz : 1000000000;
 	tt_clock_set(&sp->clock, tt__start_anchor.tsc, 0, hz);

@@ -63,6 +63,11 @@ static void tt_temp_dir_remove(const char *dir)
 }
 #define TT_PROGRAM "test_platform.exe"
 #define TT_NULL_DEVICE "NUL"
+/* A library of the system's that the test does not load otherwise. */
+static int tt_load_library(void)
+{
+	return LoadLibraryA("version.dll") != NULL;
+}
 #else
 #include <pthread.h>
 #include <signal.h>
@@ -108,6 +113,11 @@ static void tt_temp_dir_remove(const char *dir)
 }
 #define TT_PROGRAM "test_platform"
 #define TT_NULL_DEVICE "/dev/null"
+#include <dlfcn.h>
+static int tt_load_library(void)
+{
+	return dlopen("libresolv.so.2", RTLD_NOW) != NULL;
+}
 #endif
 
 struct tt_seen {
@@ -259,6 +269,20 @@ static void test_memory(void **state)
 		assert_int_equal(at[i], 0);
 	memset(at + 65536, 0x5a, 2 * 65536);
 	assert_int_equal(at[3 * 65536 - 1], 0x5a);
+	/* faulted in again, what was written stays */
+	tt_os_fault_in(at + 65536, 2 * 65536);
+	for (size_t i = 65536; i < 3 * 65536; i += 512)
+		assert_int_equal(at[i], 0x5a);
+	/* memory of the runtime's own: zeroed, writable, given back */
+	char *own = tt_os_alloc(1u << 20);
+	assert_non_null(own);
+	assert_int_equal((uintptr_t)own % 4096, 0);
+	for (size_t i = 0; i < (1u << 20); i += 4096)
+		assert_int_equal(own[i], 0);
+	memset(own, 0x33, 1u << 20);
+	tt_os_fault_in(own, 1u << 20);
+	assert_int_equal(own[(1u << 20) - 1], 0x33);
+	tt_os_free(own, 1u << 20);
 }
 
 /* A rename replaces the file there; the null device is a device, a file is not. */
@@ -326,6 +350,7 @@ struct tt_found {
 	uint64_t address;
 	int hits;
 	char path[512];
+	uint64_t base;
 };
 
 static int tt_find(const struct tt_os_module *m, void *arg)
@@ -334,6 +359,7 @@ static int tt_find(const struct tt_os_module *m, void *arg)
 	if (m->start <= found->address && found->address < m->end) {
 		found->hits++;
 		snprintf(found->path, sizeof found->path, "%s", m->path);
+		found->base = m->base;
 	}
 	return 0;
 }
@@ -345,10 +371,17 @@ static void test_process(void **state)
 	char name[64];
 	assert_true(tt_os_process_name(name, sizeof name) > 0);
 	assert_string_equal(name, TT_PROGRAM);
-	struct tt_found found = {(uint64_t)(uintptr_t)&test_process, 0, ""};
+	struct tt_found found = {.address = (uint64_t)(uintptr_t)&test_process};
 	assert_int_equal(tt_os_modules(tt_find, &found), 0);
 	assert_int_equal(found.hits, 1);
 	assert_non_null(strstr(found.path, "test_platform"));
+	/* its base at or below its code, near it (the program is small) */
+	assert_true(found.base <= found.address && found.address - found.base < (64u << 20));
+	/* the modules' count of changes holds still, and moves as a library is loaded */
+	uint64_t changes = tt_os_modules_changes();
+	assert_int_equal(tt_os_modules_changes(), changes);
+	assert_true(tt_load_library());
+	assert_true(tt_os_modules_changes() != changes);
 	/* the host's name, as the system's own command gives it */
 	char host[256], said[256] = "";
 	size_t len = tt_os_host_name(host, sizeof host);
