@@ -67,10 +67,10 @@ enum tt__lock_rank {
 	TT__LOCK_RANKS
 };
 struct tt__lock {
-	pthread_mutex_t mutex;
+	struct tt_os_lock os; /* (a futex word; an SRW lock) */
 	enum tt__lock_rank rank;
 };
-#define TT__LOCK_INIT(rank) {PTHREAD_MUTEX_INITIALIZER, (rank)}
+#define TT__LOCK_INIT(rank) {{0}, (rank)}
 void tt__lock(struct tt__lock *lock) TT__HIDDEN;
 void tt__unlock(struct tt__lock *lock) TT__HIDDEN;
 /* In a fork's child: unlocked, whichever thread of the parent's held it. */

@@ -55,11 +55,11 @@ void tt__background_io(int begin)
 {
 	if (!tt__background_mine)
 		return;
-	/* (the mutex alone: the work goes on holding it, as the order sees it) */
+	/* (the platform's lock alone: the work goes on holding it, as the order sees it) */
 	if (begin)
-		pthread_mutex_unlock(&tt__background.mutex);
+		tt_os_unlock(&tt__background.os);
 	else
-		pthread_mutex_lock(&tt__background.mutex);
+		tt_os_lock(&tt__background.os);
 }
 
 /* The signals a write raises in the thread that makes it: SIGXFSZ past RLIMIT_FSIZE,

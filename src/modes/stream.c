@@ -66,7 +66,8 @@ struct tt__stream {
 	/* A dump: requests and completions of a pass that writes everything, and
 	 * the copy it asks for (one dump at a time: dump_lock) */
 	struct tt__lock lock, dump_lock;
-	pthread_cond_t done_cond;
+	uint32_t done_seq; /* (tt_os_wait's word) bumped, under lock, as a dump is done
+			    * or the stream finishes */
 	uint64_t flush_requested, flush_done;
 	const char *dump_path;
 	int dump_err;
@@ -86,6 +87,13 @@ struct tt__stream {
 };
 
 static struct tt__stream tt__stream;
+
+/* Lock held: wakes every thread waiting for a dump (tt__stream_flush). */
+static void tt__stream_done(struct tt__stream *st)
+{
+	__atomic_add_fetch(&st->done_seq, 1, __ATOMIC_RELEASE);
+	tt_os_wake_all(&st->done_seq);
+}
 
 static void tt__stream_kick(struct tt__stream *st)
 {
@@ -471,7 +479,7 @@ static void *tt__stream_main(void *arg)
 			tt__lock(&st->lock);
 			st->flush_done = flush;
 			st->dump_err = dump_err;
-			pthread_cond_broadcast(&st->done_cond);
+			tt__stream_done(st);
 			tt__unlock(&st->lock);
 			continue;
 		}
@@ -523,7 +531,6 @@ static int tt__stream_open(struct tt__stream *st)
 	st->self.flags = TT__SLOT_RUNTIME;
 	st->lock = (struct tt__lock)TT__LOCK_INIT(TT__LOCK_STREAM);
 	st->dump_lock = (struct tt__lock)TT__LOCK_INIT(TT__LOCK_STREAM_DUMP);
-	pthread_cond_init(&st->done_cond, NULL);
 	if (!err)
 		err = tt__start_thread(&st->thread, tt__stream_main, st, 0, !tt__forked);
 	if (err) {
@@ -556,8 +563,12 @@ int tt__stream_flush(const char *path)
 	st->dump_err = 0;
 	uint64_t mine = ++st->flush_requested;
 	tt__stream_kick(st);
-	while (st->flush_done < mine && !st->finishing)
-		pthread_cond_wait(&st->done_cond, &st->lock.mutex);
+	while (st->flush_done < mine && !st->finishing) {
+		uint32_t seq = __atomic_load_n(&st->done_seq, __ATOMIC_ACQUIRE);
+		tt__unlock(&st->lock);
+		tt_os_wait(&st->done_seq, seq, TT_OS_FOREVER);
+		tt__lock(&st->lock);
+	}
 	int err = st->out->err ? st->out->err : st->dump_err;
 	/* Finishing (the program exits meanwhile), the drain may not have made the copy. */
 	if (path && st->flush_done < mine)
@@ -575,7 +586,7 @@ int tt__stream_finish(void)
 		return -ECANCELED;
 	tt__lock(&st->lock);
 	st->finishing = 1;
-	pthread_cond_broadcast(&st->done_cond);
+	tt__stream_done(st);
 	tt__unlock(&st->lock);
 	tt__stream_kick(st);
 	pthread_join(st->thread, NULL);
