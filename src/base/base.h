@@ -15,19 +15,12 @@
 #include "ticktrace.h"
 #include "ticktrace/format.h"
 #include "common/common.h" /* the floor: the record kinds' roles */
+#include "platform/platform.h" /* the operating system: clocks, waits, thread ids */
 
 #define TT__HIDDEN __attribute__((visibility("hidden")))
 
-#ifndef MADV_POPULATE_WRITE
-#define MADV_POPULATE_WRITE 23 /* (Linux 5.14; older kernels refuse it) */
-#endif
-
 /* clock.c */
-int64_t tt__clock_ns(clockid_t id) TT__HIDDEN; /* the clock's reading in nanoseconds */
-void tt__anchor_now(struct tt_anchor *anchor) TT__HIDDEN;
 void tt__clock_fill_header(struct tt_file_header *header) TT__HIDDEN;
-/* TSC ticks per second from one anchor to a later one; 0 when no time passed. */
-uint64_t tt__anchor_hz(const struct tt_anchor *from, const struct tt_anchor *to) TT__HIDDEN;
 extern struct tt_anchor tt__start_anchor TT__HIDDEN;
 /* The run's machine and clocks (format.h: TT_SEC_MACHINE): its time namespace's
  * offsets, its name and ids, its wall clocks at the start anchor. */
@@ -74,10 +67,10 @@ enum tt__lock_rank {
 	TT__LOCK_RANKS
 };
 struct tt__lock {
-	pthread_mutex_t mutex;
+	struct tt_os_lock os; /* (a futex word; an SRW lock) */
 	enum tt__lock_rank rank;
 };
-#define TT__LOCK_INIT(rank) {PTHREAD_MUTEX_INITIALIZER, (rank)}
+#define TT__LOCK_INIT(rank) {{0}, (rank)}
 void tt__lock(struct tt__lock *lock) TT__HIDDEN;
 void tt__unlock(struct tt__lock *lock) TT__HIDDEN;
 /* In a fork's child: unlocked, whichever thread of the parent's held it. */

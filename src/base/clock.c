@@ -3,14 +3,10 @@
  * dump; the tools interpolate between them. No sleeping calibration at start-up.
  * (The kernel's own factors in the perf mmap page were considered: on virtual
  * machines cap_user_time is often 0, and perf_event_open cost 9 ms here.) */
-#include <cpuid.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/timex.h>
-#include <sys/utsname.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "base/base.h"
@@ -30,48 +26,6 @@ size_t tt__read_file(const char *path, char *buf, size_t size)
 		len += (size_t)n;
 	tt__fd_close_opened(&opened);
 	return len;
-}
-
-static uint64_t tt__rdtsc(void)
-{
-	uint32_t lo, hi;
-	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
-	return ((uint64_t)hi << 32) | lo;
-}
-
-int64_t tt__clock_ns(clockid_t id)
-{
-	struct timespec ts;
-	clock_gettime(id, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-/* The TSC at the middle of the tightest of a few (tsc, clock, tsc) brackets. */
-void tt__anchor_now(struct tt_anchor *anchor)
-{
-	uint64_t best_gap = UINT64_MAX;
-	for (int i = 0; i < 5; i++) {
-		uint64_t before = tt__rdtsc();
-		int64_t mono = tt__clock_ns(CLOCK_MONOTONIC);
-		uint64_t after = tt__rdtsc();
-		if (after - before < best_gap) {
-			best_gap = after - before;
-			anchor->tsc = before + (after - before) / 2;
-			anchor->monotonic_ns = mono;
-		}
-	}
-	/* The other clocks as offsets from monotonic, read back to back. */
-	int64_t mono = tt__clock_ns(CLOCK_MONOTONIC);
-	anchor->boottime_ns = anchor->monotonic_ns + (tt__clock_ns(CLOCK_BOOTTIME) - mono);
-	anchor->realtime_ns = anchor->monotonic_ns + (tt__clock_ns(CLOCK_REALTIME) - mono);
-}
-
-static int tt__invariant_tsc(void)
-{
-	unsigned eax, ebx, ecx, edx;
-	if (!__get_cpuid(0x80000007, &eax, &ebx, &ecx, &edx))
-		return 0;
-	return (edx >> 8) & 1;
 }
 
 static int tt__kernel_uses_tsc(void)
@@ -132,47 +86,24 @@ static void tt__read_machine_ids(struct tt_machine_info *machine)
 {
 	tt__read_id("/proc/sys/kernel/random/boot_id", machine->boot_id);
 	tt__read_id("/etc/machine-id", machine->machine_id);
-	struct utsname uts;
-	if (uname(&uts) == 0) {
-		size_t len = strnlen(uts.nodename, sizeof machine->host_name);
-		memcpy(machine->host_name, uts.nodename, len);
-		machine->host_name_len = (uint32_t)len;
-	}
-}
-
-/* The wall clocks at an anchor just taken (read back to back with CLOCK_MONOTONIC,
- * as the anchor's own), and the kernel's word on them. */
-static void tt__clock_reading(const struct tt_anchor *anchor, struct tt_clock_reading *reading)
-{
-	int64_t mono = tt__clock_ns(CLOCK_MONOTONIC);
-	int64_t tai = tt__clock_ns(CLOCK_TAI);
-	struct timex tx = {0};
-	int state = adjtimex(&tx);
-	*reading = (struct tt_clock_reading){
-		.tsc = anchor->tsc,
-		.realtime_ns = anchor->realtime_ns,
-		.tai_ns = anchor->monotonic_ns + (tai - mono),
-		.state = state < 0 ? -1 : state,
-	};
-	if (state >= 0) {
-		reading->esterror_ns = (int64_t)tx.esterror * 1000;
-		reading->maxerror_ns = (int64_t)tx.maxerror * 1000;
-		reading->status = (uint32_t)tx.status;
-	}
+	char host[TT_HOST_NAME_MAX + 1];
+	size_t len = tt_os_host_name(host, sizeof host);
+	memcpy(machine->host_name, host, len);
+	machine->host_name_len = (uint32_t)len;
 }
 
 void tt__clock_reading_now(struct tt_clock_reading *reading)
 {
 	struct tt_anchor now;
-	tt__anchor_now(&now);
-	tt__clock_reading(&now, reading);
+	tt_os_anchor(&now);
+	tt_os_clock_reading(&now, reading);
 }
 
 void tt__clock_start(void)
 {
-	tt__anchor_now(&tt__start_anchor);
+	tt_os_anchor(&tt__start_anchor);
 	tt__read_timens(&tt__machine);
-	tt__clock_reading(&tt__start_anchor, &tt__machine.start);
+	tt_os_clock_reading(&tt__start_anchor, &tt__machine.start);
 	tt__machine.flags |= TT_MACHINE_START_CLOCK;
 	tt__read_machine_ids(&tt__machine);
 }
@@ -180,19 +111,12 @@ void tt__clock_start(void)
 void tt__clock_fill_header(struct tt_file_header *header)
 {
 	header->start = tt__start_anchor;
-	tt__anchor_now(&header->end);
+	tt_os_anchor(&header->end);
 	header->flags = 0;
-	if (tt__invariant_tsc())
+	if (tt_os_invariant_tsc())
 		header->flags |= TT_FILE_INVARIANT_TSC;
 	if (tt__kernel_uses_tsc())
 		header->flags |= TT_FILE_TSC_RELIABLE;
 	header->tsc_source = TT_TSC_ANCHORS;
-	header->tsc_hz = tt__anchor_hz(&header->start, &header->end);
-}
-
-uint64_t tt__anchor_hz(const struct tt_anchor *from, const struct tt_anchor *to)
-{
-	int64_t ns = to->monotonic_ns - from->monotonic_ns;
-	uint64_t ticks = to->tsc - from->tsc;
-	return ns > 0 ? (uint64_t)((unsigned __int128)ticks * 1000000000 / (uint64_t)ns) : 0;
+	header->tsc_hz = tt_os_anchor_hz(&header->start, &header->end);
 }

@@ -41,7 +41,7 @@ void tt__lock(struct tt__lock *lock)
 #ifdef TT_LOCK_CHECK
 	tt__lock_check(lock);
 #endif
-	pthread_mutex_lock(&lock->mutex);
+	tt_os_lock(&lock->os);
 #ifdef TT_LOCK_CHECK
 	tt__locks_held |= UINT32_C(1) << lock->rank;
 #endif
@@ -52,7 +52,7 @@ void tt__unlock(struct tt__lock *lock)
 #ifdef TT_LOCK_CHECK
 	tt__locks_held &= ~(UINT32_C(1) << lock->rank);
 #endif
-	pthread_mutex_unlock(&lock->mutex);
+	tt_os_unlock(&lock->os);
 }
 
 void tt__lock_reset(struct tt__lock *lock)
@@ -60,5 +60,5 @@ void tt__lock_reset(struct tt__lock *lock)
 #ifdef TT_LOCK_CHECK
 	tt__locks_held &= ~(UINT32_C(1) << lock->rank); /* (fork's, in the parent) */
 #endif
-	pthread_mutex_init(&lock->mutex, NULL);
+	lock->os = (struct tt_os_lock){0};
 }

@@ -1,6 +1,5 @@
 /* ticktrace's own threads: started with every signal blocked, and kept out of a fork
  * while they allocate; the signals their writes raise kept to the writing thread. */
-#include <linux/futex.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -56,11 +55,11 @@ void tt__background_io(int begin)
 {
 	if (!tt__background_mine)
 		return;
-	/* (the mutex alone: the work goes on holding it, as the order sees it) */
+	/* (the platform's lock alone: the work goes on holding it, as the order sees it) */
 	if (begin)
-		pthread_mutex_unlock(&tt__background.mutex);
+		tt_os_unlock(&tt__background.os);
 	else
-		pthread_mutex_lock(&tt__background.mutex);
+		tt_os_lock(&tt__background.os);
 }
 
 /* The signals a write raises in the thread that makes it: SIGXFSZ past RLIMIT_FSIZE,
@@ -113,7 +112,7 @@ void tt__background_reset_after_fork(void)
 	tt__background_mine = 0;
 }
 
-/* futex word: ticktrace's own threads that began to run */
+/* (tt_os_wait's word) ticktrace's own threads that began to run */
 static uint32_t tt__threads_started;
 /* their kernel ids, as many as fit (a child's after fork follow its parent's) */
 static pid_t tt__own_tids[16];
@@ -124,9 +123,9 @@ void tt__thread_running(const char *name)
 	prctl(PR_SET_NAME, name, 0, 0, 0);
 	uint32_t index = __atomic_fetch_add(&tt__own_count, 1, __ATOMIC_RELAXED);
 	if (index < sizeof tt__own_tids / sizeof tt__own_tids[0])
-		__atomic_store_n(&tt__own_tids[index], gettid(), __ATOMIC_RELAXED);
+		__atomic_store_n(&tt__own_tids[index], (pid_t)tt_os_thread_id(), __ATOMIC_RELAXED);
 	__atomic_add_fetch(&tt__threads_started, 1, __ATOMIC_RELEASE);
-	syscall(SYS_futex, &tt__threads_started, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
+	tt_os_wake_all(&tt__threads_started);
 }
 
 int tt__own_thread(pid_t tid)
@@ -171,7 +170,7 @@ int tt__start_thread(pthread_t *thread, void *(*main)(void *), void *arg, int de
 	 * sanitizer's allocator, held by a thread as it starts, would stay locked in the
 	 * child. (Not in a fork's child handler: the sanitizer may hold it until then.) */
 	while (wait && __atomic_load_n(&tt__threads_started, __ATOMIC_ACQUIRE) == before)
-		syscall(SYS_futex, &tt__threads_started, FUTEX_WAIT_PRIVATE, before, NULL, NULL, 0);
+		tt_os_wait(&tt__threads_started, before, TT_OS_FOREVER);
 	if (detached)
 		pthread_detach(id);
 	if (thread)

@@ -5,7 +5,6 @@
  * memory comes from, the mode in use says (core.h: struct tt__mode_ops). */
 #include <errno.h>
 #include <sched.h>
-#include <linux/futex.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -45,7 +44,7 @@ static struct tt__chunk *tt__free_chunks; /* recycled, zeroed, faulted in */
 static struct tt__slab tt__small = {.slab_size = 1u << 20}; /* compacted chunks */
 /* A thread of the arena's asleep until woken, or until its timeout. */
 struct tt__sleeper {
-	uint32_t seq; /* futex word: bumped to wake it */
+	uint32_t seq; /* (tt_os_wait's word) bumped to wake it */
 	int sleeping;
 };
 static struct tt__sleeper tt__prefault_sleeper, tt__clean_sleeper;
@@ -112,30 +111,21 @@ static uint64_t tt__own_faults(void)
 	return getrusage(RUSAGE_THREAD, &own) == 0 ? (uint64_t)(own.ru_minflt + own.ru_majflt) : 0;
 }
 
-static void tt__prefault(char *begin, size_t size)
-{
-	if (madvise(begin, size, MADV_POPULATE_WRITE) == 0)
-		return;
-	/* Before Linux 5.14: an atomic add of zero faults a page in for writing without
-	 * changing a byte that a recording thread may be writing at the same time. */
-	for (size_t off = 0; off < size; off += 4096)
-		__atomic_fetch_add(begin + off, 0, __ATOMIC_RELAXED);
-}
-
 static void tt__wake(struct tt__sleeper *s)
 {
 	if (__atomic_load_n(&s->sleeping, __ATOMIC_SEQ_CST)) {
 		__atomic_add_fetch(&s->seq, 1, __ATOMIC_SEQ_CST);
-		syscall(SYS_futex, &s->seq, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+		tt_os_wake(&s->seq);
 	}
 }
 
-/* Sleeps until woken since `seq` was read, or for `timeout` (NULL: no longer). */
-static void tt__sleep(struct tt__sleeper *s, uint32_t seq, const struct timespec *timeout)
+/* Sleeps until woken since `seq` was read, or for timeout_ns (TT_OS_FOREVER: no
+ * longer). */
+static void tt__sleep(struct tt__sleeper *s, uint32_t seq, int64_t timeout_ns)
 {
 	__atomic_store_n(&s->sleeping, 1, __ATOMIC_SEQ_CST);
 	if (__atomic_load_n(&s->seq, __ATOMIC_SEQ_CST) == seq)
-		syscall(SYS_futex, &s->seq, FUTEX_WAIT_PRIVATE, seq, timeout, NULL, 0);
+		tt_os_wait(&s->seq, seq, timeout_ns);
 	__atomic_store_n(&s->sleeping, 0, __ATOMIC_SEQ_CST);
 }
 
@@ -380,10 +370,10 @@ static void *tt__prefault_main(void *unused)
 		char *ready = __atomic_load_n(&tt__arena_ready, __ATOMIC_ACQUIRE);
 		if (ready < fresh)
 			ready = fresh; /* the writers overtook us: what they passed is theirs */
-		tt__size_prefault_window(fresh, tt__clock_ns(CLOCK_MONOTONIC));
+		tt__size_prefault_window(fresh, tt_os_monotonic_ns());
 		size_t left = (size_t)(ready - fresh);
 		if (ready >= tt__arena_end || left >= tt__prefault_ahead) {
-			tt__sleep(&tt__prefault_sleeper, seq, NULL);
+			tt__sleep(&tt__prefault_sleeper, seq, TT_OS_FOREVER);
 			continue;
 		}
 		/* While every core records, the zeroing would take one from a writer: it
@@ -406,7 +396,7 @@ static void *tt__prefault_main(void *unused)
 			 * elsewhere stays in the gate's count, which then only grows) */
 			__atomic_add_fetch(&tt__prefault_busy, 1, __ATOMIC_SEQ_CST);
 			uint64_t before = tt__own_faults();
-			tt__prefault(ready, step);
+			tt_os_fault_in(ready, step);
 			uint64_t after = tt__own_faults();
 			__atomic_add_fetch(&tt__prefault_faults, after > before ? after - before : 0,
 					   __ATOMIC_SEQ_CST);
@@ -426,7 +416,7 @@ static void *tt__clean_main(void *unused)
 	for (;;) {
 		uint32_t seq = __atomic_load_n(&tt__clean_sleeper.seq, __ATOMIC_SEQ_CST);
 		int waiting = tt__clean_queued();
-		tt__sleep(&tt__clean_sleeper, seq, waiting ? &(struct timespec){0, 1000000} : NULL);
+		tt__sleep(&tt__clean_sleeper, seq, waiting ? 1000000 : TT_OS_FOREVER);
 	}
 	return NULL;
 }
@@ -485,7 +475,7 @@ int tt__arena_init(void)
 			madvise(tt__arena_base + TT__PREFAULT_STEP, size - TT__PREFAULT_STEP, MADV_HUGEPAGE);
 		if (tt__arena_cover(tt__arena_base + TT__CHUNK_SIZE) < 0)
 			return -ENOSPC;
-		tt__prefault(tt__arena_base, TT__CHUNK_SIZE);
+		tt_os_fault_in(tt__arena_base, TT__CHUNK_SIZE);
 		tt__arena_ready = tt__arena_base + TT__CHUNK_SIZE;
 		return tt__start_arena_threads(1);
 	}

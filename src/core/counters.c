@@ -12,9 +12,7 @@
  * (common/analysis/states.c). The readings are kept per thread (sched lock), and
  * written as SCHEDSTAT sections. */
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/resource.h>
-#include <unistd.h>
 
 #include "core/core_internal.h"
 
@@ -59,12 +57,13 @@ static struct tt_schedstat_sample *tt__counters_room(struct tt__counters *c)
 		} else {
 			size_t cap = !c->cap ? TT__COUNTERS_FIRST
 				   : 2u * c->cap < TT__COUNTERS_MAX ? 2u * c->cap : TT__COUNTERS_MAX;
-			void *grown = c->at ? mremap(c->at, c->cap * sizeof *c->at, cap * sizeof *c->at,
-						     MREMAP_MAYMOVE)
-					    : mmap(NULL, cap * sizeof *c->at, PROT_READ | PROT_WRITE,
-						   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-			if (grown == MAP_FAILED)
+			void *grown = tt_os_alloc(cap * sizeof *c->at);
+			if (!grown)
 				return NULL;
+			if (c->at) {
+				memcpy(grown, c->at, c->n * sizeof *c->at);
+				tt_os_free(c->at, c->cap * sizeof *c->at);
+			}
 			c->at = grown;
 			c->cap = (uint32_t)cap;
 		}
@@ -186,8 +185,8 @@ static uint64_t tt__counters_last(const struct tt__slot *slot, int *opens)
 int64_t tt__counters_tick(int64_t period_ns)
 {
 	struct tt_anchor now;
-	tt__anchor_now(&now);
-	uint64_t hz = tt__anchor_hz(&tt__start_anchor, &now);
+	tt_os_anchor(&now);
+	uint64_t hz = tt_os_anchor_hz(&tt__start_anchor, &now);
 	if (!hz)
 		return period_ns;
 	int64_t due_ns = INT64_MAX; /* the soonest first reading due */
@@ -251,7 +250,7 @@ void tt__counters_forget(struct tt__counters *c, int ours)
 	if (ours && c->files.tid && tt__counters_closing < TT__COUNTERS_TO_CLOSE)
 		tt__counters_to_close[tt__counters_closing++] = c->files;
 	if (c->at)
-		munmap(c->at, c->cap * sizeof *c->at);
+		tt_os_free(c->at, c->cap * sizeof *c->at);
 	*c = (struct tt__counters){.files = {.schedstat_fd = -1, .stat_fd = -1}};
 }
 

@@ -165,9 +165,8 @@ static struct tt__chunk *tt__scratch_new(void)
 	static char *next, *end;
 	if (next == end) {
 		size_t size = 64 * TT__CHUNK_SIZE;
-		char *p = mmap(NULL, size + TT__CHUNK_SIZE, PROT_READ | PROT_WRITE,
-			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-		if (p == MAP_FAILED)
+		char *p = tt_os_alloc(size + TT__CHUNK_SIZE);
+		if (!p)
 			return NULL;
 		next = (char *)(((uintptr_t)p + TT__CHUNK_SIZE - 1) & ~(uintptr_t)(TT__CHUNK_SIZE - 1));
 		end = next + size;
@@ -214,7 +213,7 @@ struct tt__slot *tt__register_thread(uintptr_t tp)
 	}
 	slot->filters = filters;
 	slot->hot = &slot->parked;
-	slot->tid = (uint32_t)gettid();
+	slot->tid = tt_os_thread_id();
 	slot->index = tt__thread_count;
 	tt__refresh_thread_name(slot);
 	int inserted = tt__table_insert(slot, tp) == 0;

@@ -14,7 +14,6 @@
  * program's (its limit, its closefrom). The recording threads never touch any of it
  * after registering, until they exit. */
 #include <errno.h>
-#include <linux/futex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,7 +63,7 @@ static int tt__sched_off;       /* no switches: TICKTRACE_SCHED=0 or schedstat, 
                                  * kernel said no for good */
 static int tt__sched_off_why, tt__sched_off_err; /* which (enum tt_no_states; its errno) */
 static int tt__sched_counters_allowed; /* not TICKTRACE_SCHED=switches */
-static uint32_t tt__sched_wake; /* futex word: bumped to stop the drain's sleep */
+static uint32_t tt__sched_wake; /* (tt_os_wait's word) bumped to stop the drain's sleep */
 static int tt__sched_wanted; /* threads that want their switches recorded */
 /* tt-sched sleeps until woken: no thread has wanted states for TT__SCHED_LINGER_NS.
  * Until then it wakes every period all the same, so that a program that starts its
@@ -195,7 +194,7 @@ static void tt__sched_early_gone(void *unused)
 static void tt__sched_wake_up(void)
 {
 	__atomic_add_fetch(&tt__sched_wake, 1, __ATOMIC_RELEASE);
-	syscall(SYS_futex, &tt__sched_wake, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	tt_os_wake(&tt__sched_wake);
 }
 
 /* tt-sched woken if it sleeps for good (a thread's switches to drain soon). */
@@ -221,7 +220,7 @@ void tt__sched_thread_starts(void)
 	e->err = tt__switches_open(&e->sw, 0, 1, &denied);
 	if (e->err == 0)
 		/* after the kernel began to record: every switch from now on is there */
-		e->since_ns = tt__clock_ns(CLOCK_MONOTONIC);
+		e->since_ns = tt_os_monotonic_ns();
 	pthread_setcancelstate(cancel, NULL);
 	pthread_setspecific(tt__sched_early_key, e);
 	/* Last: an event in a signal handler from here on takes them. */
@@ -292,7 +291,7 @@ static void tt__sched_ask(struct tt__slot *slot)
 		return;
 	}
 	/* (after the kernel began to record them: every switch from now on is there) */
-	s->since_ns = tt__clock_ns(CLOCK_MONOTONIC);
+	s->since_ns = tt_os_monotonic_ns();
 	s->on = 1;
 }
 
@@ -497,10 +496,10 @@ struct tt__sched_weight {
 
 static void tt__sched_weigh(struct tt__sched_weight *w)
 {
-	int64_t now = tt__clock_ns(CLOCK_MONOTONIC);
+	int64_t now = tt_os_monotonic_ns();
 	if (w->said || now - w->wall_ns < TT__SCHED_WEIGH_NS)
 		return;
-	int64_t cpu = tt__clock_ns(CLOCK_PROCESS_CPUTIME_ID), own = tt__clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	int64_t cpu = tt_os_process_cpu_ns(), own = tt_os_thread_cpu_ns();
 	uint64_t moved = __atomic_load_n(&tt__sched_moved, __ATOMIC_RELAXED);
 	if (w->wall_ns && cpu > w->cpu_ns) {
 		double records = (double)(moved - w->moved);
@@ -538,28 +537,27 @@ static void *tt__sched_main(void *unused)
 		 * their numbers reused, behind tt-sched's back) */
 		__atomic_store_n(&tt__counters_on, 0, __ATOMIC_RELEASE), tt__sched_counters_allowed = 0;
 	struct tt__sched_weight weight = {0};
-	int64_t drained_ns = 0, wanted_ns = tt__clock_ns(CLOCK_MONOTONIC);
+	int64_t drained_ns = 0, wanted_ns = tt_os_monotonic_ns();
 	for (;;) {
 		uint32_t seq = __atomic_load_n(&tt__sched_wake, __ATOMIC_ACQUIRE);
-		int64_t now = tt__clock_ns(CLOCK_MONOTONIC);
+		int64_t now = tt_os_monotonic_ns();
 		/* The counters every millisecond, the switches every TT__SCHED_DRAIN_NS. */
 		int counters = __atomic_load_n(&tt__counters_on, __ATOMIC_ACQUIRE);
 		int64_t wait_ns = !counters ? TT__SCHED_DRAIN_NS
 				: __atomic_load_n(&tt__sched_off, __ATOMIC_RELAXED) ? TT__COUNTERS_PERIOD_NS
 				: TT__COUNTERS_BESIDE_NS;
-		struct timespec period = {0, wait_ns};
 		if (!tt__sched_any()) {
 			/* No thread has states: a while in periods (a new one's first look as
 			 * soon as if it were awake), then asleep until one does. */
 			if (now - wanted_ns < TT__SCHED_LINGER_NS) {
-				syscall(SYS_futex, &tt__sched_wake, FUTEX_WAIT_PRIVATE, seq, &period, NULL, 0);
+				tt_os_wait(&tt__sched_wake, seq, wait_ns);
 				continue;
 			}
 			__atomic_store_n(&tt__sched_dormant, 1, __ATOMIC_SEQ_CST);
 			if (!tt__sched_any())
-				syscall(SYS_futex, &tt__sched_wake, FUTEX_WAIT_PRIVATE, seq, NULL, NULL, 0);
+				tt_os_wait(&tt__sched_wake, seq, TT_OS_FOREVER);
 			__atomic_store_n(&tt__sched_dormant, 0, __ATOMIC_RELAXED);
-			wanted_ns = tt__clock_ns(CLOCK_MONOTONIC);
+			wanted_ns = tt_os_monotonic_ns();
 			continue;
 		}
 		wanted_ns = now;
@@ -569,9 +567,9 @@ static void *tt__sched_main(void *unused)
 			drained_ns = now;
 		}
 		if (counters) /* (it may want to be back sooner, for a scope due a reading) */
-			period.tv_nsec = tt__counters_tick(wait_ns);
+			wait_ns = tt__counters_tick(wait_ns);
 		/* (woken early by a thread that needs asking for) */
-		syscall(SYS_futex, &tt__sched_wake, FUTEX_WAIT_PRIVATE, seq, &period, NULL, 0);
+		tt_os_wait(&tt__sched_wake, seq, wait_ns);
 	}
 	return NULL;
 }

@@ -59,11 +59,11 @@ static uint64_t tt__parse_memory(const char *text)
 static uint64_t tt__ns_in_ticks(uint64_t ns)
 {
 	struct tt_anchor from, to;
-	tt__anchor_now(&from);
+	tt_os_anchor(&from);
 	do
-		tt__anchor_now(&to);
+		tt_os_anchor(&to);
 	while (to.monotonic_ns - from.monotonic_ns < 100000);
-	return (uint64_t)((double)ns * (double)tt__anchor_hz(&from, &to) / 1e9 + 0.5);
+	return (uint64_t)((double)ns * (double)tt_os_anchor_hz(&from, &to) / 1e9 + 0.5);
 }
 
 /* TICKTRACE_MIN_DUR (or the zero-markup build's default, min_dur_default) */

@@ -9,7 +9,6 @@
  *
  * A handler the program installs after ticktrace started replaces ticktrace's. */
 #include <errno.h>
-#include <linux/futex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,20 +24,15 @@ static const int tt__crash_signals[] = {SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL
 
 static struct sigaction tt__program_actions[NSIG]; /* what the program had installed */
 static int tt__dump_signal;
-static uint32_t tt__requests;  /* futex word: dumps asked for */
-static uint32_t tt__done;      /* futex word: dumps finished */
+static uint32_t tt__requests;  /* (tt_os_wait's word) dumps asked for */
+static uint32_t tt__done;      /* (tt_os_wait's word) dumps finished */
 static int tt__service_tid;
-
-static long tt__futex(uint32_t *word, int op, uint32_t value, const struct timespec *timeout)
-{
-	return syscall(SYS_futex, word, op, value, timeout, NULL, 0);
-}
 
 /* Async-signal-safe: asks the service thread for a dump; returns its number. */
 static uint32_t tt__request_dump(void)
 {
 	uint32_t mine = __atomic_add_fetch(&tt__requests, 1, __ATOMIC_SEQ_CST);
-	tt__futex(&tt__requests, FUTEX_WAKE_PRIVATE, 1, NULL);
+	tt_os_wake(&tt__requests);
 	return mine;
 }
 
@@ -64,18 +58,18 @@ static void *tt__service_main(void *unused)
 {
 	(void)unused;
 	tt__thread_running("tt-dump");
-	__atomic_store_n(&tt__service_tid, (int)gettid(), __ATOMIC_RELEASE);
+	__atomic_store_n(&tt__service_tid, (int)tt_os_thread_id(), __ATOMIC_RELEASE);
 	uint32_t handled = 0;
 	for (;;) {
 		uint32_t asked = __atomic_load_n(&tt__requests, __ATOMIC_SEQ_CST);
 		if (asked == handled) {
-			tt__futex(&tt__requests, FUTEX_WAIT_PRIVATE, asked, NULL);
+			tt_os_wait(&tt__requests, asked, TT_OS_FOREVER);
 			continue;
 		}
 		tt__service_dump();
 		handled = asked;
 		__atomic_store_n(&tt__done, handled, __ATOMIC_SEQ_CST);
-		tt__futex(&tt__done, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL);
+		tt_os_wake_all(&tt__done);
 	}
 	return NULL;
 }
@@ -100,8 +94,7 @@ static void tt__wait_dump(uint32_t mine)
 		clock_gettime(CLOCK_MONOTONIC, &now);
 		if (now.tv_sec - start.tv_sec >= TT__CRASH_WAIT_S)
 			return;
-		struct timespec step = {0, 100000000};
-		tt__futex(&tt__done, FUTEX_WAIT_PRIVATE, done, &step);
+		tt_os_wait(&tt__done, done, 100000000);
 	}
 }
 
@@ -140,9 +133,9 @@ static void tt__on_crash(int sig, siginfo_t *info, void *context)
 	/* The first crash writes the trace; a thread that crashes meanwhile waits too. */
 	if (__atomic_compare_exchange_n(&tt__crash_signal, &first, sig, 0, __ATOMIC_SEQ_CST,
 					__ATOMIC_SEQ_CST) &&
-	    (int)gettid() != __atomic_load_n(&tt__service_tid, __ATOMIC_ACQUIRE))
+	    (int)tt_os_thread_id() != __atomic_load_n(&tt__service_tid, __ATOMIC_ACQUIRE))
 		tt__wait_dump(tt__request_dump());
-	else if ((int)gettid() != __atomic_load_n(&tt__service_tid, __ATOMIC_ACQUIRE))
+	else if ((int)tt_os_thread_id() != __atomic_load_n(&tt__service_tid, __ATOMIC_ACQUIRE))
 		tt__wait_dump(__atomic_load_n(&tt__requests, __ATOMIC_SEQ_CST));
 	tt__chain(sig, info, context);
 	errno = saved_errno;

@@ -39,7 +39,7 @@ struct tt__live {
 	uint64_t arena_bytes;          /* the file holds this much of the arena */
 	struct tt__out *out;           /* descriptions, appended at header->live_sections_end */
 	struct tt__site_set sites, fresh;
-	uint64_t modules_changes; /* tt__modules_changes() when MODULES was last written */
+	uint64_t modules_changes; /* tt_os_modules_changes() when MODULES was last written */
 	int full;     /* no room left for descriptions */
 	int said_full; /* that the disk has no room for more chunks */
 	int lost; /* the program closed the file's descriptor, and the file is gone */
@@ -156,7 +156,7 @@ int tt__live_start(void)
 	if (lseek(lv->fd, (off_t)lv->out->offset, SEEK_SET) < 0)
 		goto fail;
 	tt__out_process(lv->out);
-	lv->modules_changes = tt__modules_changes();
+	lv->modules_changes = tt_os_modules_changes();
 	err = tt__out_modules(lv->out);
 	if (!err)
 		err = tt__live_commit(lv);
@@ -263,7 +263,7 @@ void tt__live_tick(void)
 	if (!lv->full && !tt__live_own(lv)) {
 		/* Libraries unloaded or loaded since: named offline after a SIGKILL too. */
 		int err = tt__out_unloaded(lv->out, &lv->sites);
-		uint64_t changes = tt__modules_changes();
+		uint64_t changes = tt_os_modules_changes();
 		if (!err && changes != lv->modules_changes) {
 			lv->modules_changes = changes;
 			err = tt__out_loaded_modules(lv->out);

@@ -22,7 +22,6 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <fcntl.h>
-#include <linux/futex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,13 +60,14 @@ struct tt__stream {
 	struct tt__site_set sites, fresh;
 	struct tt_end_info end;
 	struct tt__slot self; /* the drain thread, as the file shows it */
-	uint32_t wake_seq;    /* futex word: bumped to wake the drain */
+	uint32_t wake_seq;    /* (tt_os_wait's word) bumped to wake the drain */
 	int sleeping;
 	int finishing;        /* at exit: write everything, then END, and stop */
 	/* A dump: requests and completions of a pass that writes everything, and
 	 * the copy it asks for (one dump at a time: dump_lock) */
 	struct tt__lock lock, dump_lock;
-	pthread_cond_t done_cond;
+	uint32_t done_seq; /* (tt_os_wait's word) bumped, under lock, as a dump is done
+			    * or the stream finishes */
 	uint64_t flush_requested, flush_done;
 	const char *dump_path;
 	int dump_err;
@@ -88,10 +88,17 @@ struct tt__stream {
 
 static struct tt__stream tt__stream;
 
+/* Lock held: wakes every thread waiting for a dump (tt__stream_flush). */
+static void tt__stream_done(struct tt__stream *st)
+{
+	__atomic_add_fetch(&st->done_seq, 1, __ATOMIC_RELEASE);
+	tt_os_wake_all(&st->done_seq);
+}
+
 static void tt__stream_kick(struct tt__stream *st)
 {
 	__atomic_add_fetch(&st->wake_seq, 1, __ATOMIC_SEQ_CST);
-	syscall(SYS_futex, &st->wake_seq, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	tt_os_wake(&st->wake_seq);
 }
 
 static void tt__stream_wake(void)
@@ -268,7 +275,7 @@ static int tt__stream_drain_chunks(struct tt__stream *st, struct tt__slot *slot,
 		 * go on. */
 		int abandon = 0;
 		if (next && slot->drained != end) {
-			int64_t now = tt__clock_ns(CLOCK_MONOTONIC);
+			int64_t now = tt_os_monotonic_ns();
 			if (!slot->stalled_ns)
 				slot->stalled_ns = now;
 			abandon = now - slot->stalled_ns > TT__STREAM_STALL_NS ||
@@ -436,7 +443,7 @@ static void *tt__stream_main(void *arg)
 {
 	struct tt__stream *st = arg;
 	tt__thread_running("tt-drain");
-	st->self.tid = (uint32_t)gettid();
+	st->self.tid = tt_os_thread_id();
 	uint64_t ignored = 0;
 	tt__out_thread_info(st->out, TT_SEC_THREAD, &st->self, 0, &ignored);
 	st->end.threads++;
@@ -456,7 +463,7 @@ static void *tt__stream_main(void *arg)
 			tt__background_work(0);
 			return NULL;
 		}
-		int64_t now = tt__clock_ns(CLOCK_MONOTONIC);
+		int64_t now = tt_os_monotonic_ns();
 		int periodic = now - st->last_period_ns >= TT__STREAM_PERIOD_NS;
 		int recycled = tt__stream_pass(st, periodic || flush != st->flush_done);
 		if (periodic) {
@@ -472,7 +479,7 @@ static void *tt__stream_main(void *arg)
 			tt__lock(&st->lock);
 			st->flush_done = flush;
 			st->dump_err = dump_err;
-			pthread_cond_broadcast(&st->done_cond);
+			tt__stream_done(st);
 			tt__unlock(&st->lock);
 			continue;
 		}
@@ -480,8 +487,7 @@ static void *tt__stream_main(void *arg)
 			continue; /* more may have filled meanwhile */
 		__atomic_store_n(&st->sleeping, 1, __ATOMIC_SEQ_CST);
 		if (__atomic_load_n(&st->wake_seq, __ATOMIC_SEQ_CST) == seq) {
-			struct timespec timeout = {0, TT__STREAM_SLEEP_NS};
-			syscall(SYS_futex, &st->wake_seq, FUTEX_WAIT_PRIVATE, seq, &timeout, NULL, 0);
+			tt_os_wait(&st->wake_seq, seq, TT__STREAM_SLEEP_NS);
 		}
 		__atomic_store_n(&st->sleeping, 0, __ATOMIC_SEQ_CST);
 	}
@@ -518,14 +524,13 @@ static int tt__stream_open(struct tt__stream *st)
 	tt__writing_end(&writing);
 	if (!err)
 		err = st->out->err;
-	st->last_period_ns = tt__clock_ns(CLOCK_MONOTONIC);
+	st->last_period_ns = tt_os_monotonic_ns();
 	snprintf(st->self.name, sizeof st->self.name, "tt-drain");
 	st->self.named = 1;
 	st->self.index = UINT32_MAX; /* never a recording thread's */
 	st->self.flags = TT__SLOT_RUNTIME;
 	st->lock = (struct tt__lock)TT__LOCK_INIT(TT__LOCK_STREAM);
 	st->dump_lock = (struct tt__lock)TT__LOCK_INIT(TT__LOCK_STREAM_DUMP);
-	pthread_cond_init(&st->done_cond, NULL);
 	if (!err)
 		err = tt__start_thread(&st->thread, tt__stream_main, st, 0, !tt__forked);
 	if (err) {
@@ -558,8 +563,12 @@ int tt__stream_flush(const char *path)
 	st->dump_err = 0;
 	uint64_t mine = ++st->flush_requested;
 	tt__stream_kick(st);
-	while (st->flush_done < mine && !st->finishing)
-		pthread_cond_wait(&st->done_cond, &st->lock.mutex);
+	while (st->flush_done < mine && !st->finishing) {
+		uint32_t seq = __atomic_load_n(&st->done_seq, __ATOMIC_ACQUIRE);
+		tt__unlock(&st->lock);
+		tt_os_wait(&st->done_seq, seq, TT_OS_FOREVER);
+		tt__lock(&st->lock);
+	}
 	int err = st->out->err ? st->out->err : st->dump_err;
 	/* Finishing (the program exits meanwhile), the drain may not have made the copy. */
 	if (path && st->flush_done < mine)
@@ -577,7 +586,7 @@ int tt__stream_finish(void)
 		return -ECANCELED;
 	tt__lock(&st->lock);
 	st->finishing = 1;
-	pthread_cond_broadcast(&st->done_cond);
+	tt__stream_done(st);
 	tt__unlock(&st->lock);
 	tt__stream_kick(st);
 	pthread_join(st->thread, NULL);

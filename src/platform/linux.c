@@ -1,8 +1,9 @@
-/* The platform layer on Linux (platform.h): thin wrappers over what the runtime's base
- * layer does already (its clocks and anchors, tt__read_file), glibc and the kernel. */
+/* The platform layer on Linux (platform.h): glibc and the kernel, below the runtime's
+ * base layer. */
 #include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <link.h>
 #include <linux/futex.h>
@@ -15,10 +16,11 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/timex.h>
 #include <sys/utsname.h>
+#include <time.h>
 #include <unistd.h>
 
-#include "base/base.h"
 #include "platform/platform.h"
 
 /* ---- threads ---- */
@@ -35,9 +37,20 @@ uint32_t tt_os_thread_id(void)
 	return (uint32_t)syscall(SYS_gettid);
 }
 
-/* `len` bytes of a name read from the kernel, its newline cut, NUL-ended. */
-static size_t tt_os_name_end(char *name, size_t len)
+/* A name the kernel keeps in a small file (comm): its length, cut to size - 1 and
+ * ended with NUL, its newline cut; 0 when it does not read. */
+static size_t tt_os_read_name(const char *path, char *name, size_t size)
 {
+	if (!size)
+		return 0;
+	size_t len = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		ssize_t n;
+		while (len < size - 1 && (n = read(fd, name + len, size - 1 - len)) > 0)
+			len += (size_t)n;
+		close(fd);
+	}
 	while (len && (name[len - 1] == '\n' || name[len - 1] == 0))
 		len--;
 	name[len] = 0;
@@ -57,10 +70,8 @@ size_t tt_os_thread_name(char *name, size_t size)
 size_t tt_os_thread_name_of(uint32_t tid, char *name, size_t size)
 {
 	char path[64];
-	if (!size)
-		return 0;
 	snprintf(path, sizeof path, "/proc/self/task/%u/comm", tid);
-	return tt_os_name_end(name, tt__read_file(path, name, size - 1));
+	return tt_os_read_name(path, name, size);
 }
 
 static pthread_once_t tt_os_exit_once = PTHREAD_ONCE_INIT;
@@ -102,11 +113,20 @@ int tt_os_thread_start(void (*main)(void *arg), void *arg)
 		return -ENOMEM;
 	*start = (struct tt_os_start){main, arg};
 	/* (kept loaded: the runtime's library is linked -z nodelete) */
+	pthread_attr_t attr;
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	/* The thread inherits a full signal mask: the program's signals are not for it. */
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
 	pthread_t thread;
-	int err = tt__start_thread(&thread, tt_os_thread_main, start, 1, 0);
+	int err = pthread_create(&thread, &attr, tt_os_thread_main, start);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_attr_destroy(&attr);
 	if (err)
 		free(start);
-	return err;
+	return -err;
 }
 
 /* ---- locks: a futex word, 0 free, 1 taken, 2 taken with waiters (Drepper's) ---- */
@@ -139,15 +159,20 @@ int tt_os_trylock(struct tt_os_lock *lock)
 					   __ATOMIC_RELAXED);
 }
 
-void tt_os_wait(uint32_t *word, uint32_t value, uint32_t ms)
+void tt_os_wait(uint32_t *word, uint32_t value, int64_t timeout_ns)
 {
-	struct timespec timeout = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000};
-	syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, value, &timeout, NULL, 0);
+	struct timespec timeout = {(time_t)(timeout_ns / 1000000000), (long)(timeout_ns % 1000000000)};
+	syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, value, timeout_ns < 0 ? NULL : &timeout, NULL, 0);
 }
 
 void tt_os_wake(uint32_t *word)
 {
 	syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+void tt_os_wake_all(uint32_t *word)
+{
+	syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
 }
 
 /* ---- memory ---- */
@@ -169,10 +194,33 @@ int tt_os_commit(void *at, size_t size)
 {
 	if (mprotect(at, size, PROT_READ | PROT_WRITE) != 0)
 		return -ENOMEM;
-	if (madvise(at, size, MADV_POPULATE_WRITE) != 0) /* (before Linux 5.14: by hand) */
-		for (size_t off = 0; off < size; off += (size_t)sysconf(_SC_PAGESIZE))
-			__atomic_fetch_or((char *)at + off, 0, __ATOMIC_RELAXED);
+	tt_os_fault_in(at, size);
 	return 0;
+}
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23 /* (Linux 5.14; older kernels refuse it) */
+#endif
+
+void tt_os_fault_in(void *at, size_t size)
+{
+	if (madvise(at, size, MADV_POPULATE_WRITE) == 0)
+		return;
+	/* Before Linux 5.14: an atomic add of zero faults a page in for writing without
+	 * changing a byte that a recording thread may be writing at the same time. */
+	for (size_t off = 0; off < size; off += (size_t)sysconf(_SC_PAGESIZE))
+		__atomic_fetch_add((char *)at + off, 0, __ATOMIC_RELAXED);
+}
+
+void *tt_os_alloc(size_t size)
+{
+	void *at = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	return at == MAP_FAILED ? NULL : at;
+}
+
+void tt_os_free(void *at, size_t size)
+{
+	munmap(at, size);
 }
 
 /* ---- files ---- */
@@ -190,24 +238,56 @@ int tt_os_rename(const char *from, const char *to)
 
 /* ---- time ---- */
 
+static int64_t tt_os_clock_ns(clockid_t id)
+{
+	struct timespec ts;
+	clock_gettime(id, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
 int64_t tt_os_monotonic_ns(void)
 {
-	return tt__clock_ns(CLOCK_MONOTONIC);
+	return tt_os_clock_ns(CLOCK_MONOTONIC);
 }
 
 int64_t tt_os_boottime_ns(void)
 {
-	return tt__clock_ns(CLOCK_BOOTTIME);
+	return tt_os_clock_ns(CLOCK_BOOTTIME);
 }
 
 int64_t tt_os_realtime_ns(void)
 {
-	return tt__clock_ns(CLOCK_REALTIME);
+	return tt_os_clock_ns(CLOCK_REALTIME);
 }
 
-void tt_os_anchor(struct tt_anchor *anchor)
+int64_t tt_os_thread_cpu_ns(void)
 {
-	tt__anchor_now(anchor);
+	return tt_os_clock_ns(CLOCK_THREAD_CPUTIME_ID);
+}
+
+int64_t tt_os_process_cpu_ns(void)
+{
+	return tt_os_clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+}
+
+/* TAI read back to back with CLOCK_MONOTONIC, as the anchor's own clocks are. */
+void tt_os_clock_reading(const struct tt_anchor *anchor, struct tt_clock_reading *reading)
+{
+	int64_t mono = tt_os_monotonic_ns();
+	int64_t tai = tt_os_clock_ns(CLOCK_TAI);
+	struct timex tx = {0};
+	int state = adjtimex(&tx);
+	*reading = (struct tt_clock_reading){
+		.tsc = anchor->tsc,
+		.realtime_ns = anchor->realtime_ns,
+		.tai_ns = anchor->monotonic_ns + (tai - mono),
+		.state = state < 0 ? -1 : state,
+	};
+	if (state >= 0) {
+		reading->esterror_ns = (int64_t)tx.esterror * 1000;
+		reading->maxerror_ns = (int64_t)tx.maxerror * 1000;
+		reading->status = (uint32_t)tx.status;
+	}
 }
 
 static void (*tt_os_crashed)(int signal);
@@ -244,9 +324,7 @@ uint32_t tt_os_process_id(void)
 
 size_t tt_os_process_name(char *name, size_t size)
 {
-	if (!size)
-		return 0;
-	return tt_os_name_end(name, tt__read_file("/proc/self/comm", name, size - 1));
+	return tt_os_read_name("/proc/self/comm", name, size);
 }
 
 size_t tt_os_host_name(char *name, size_t size)
@@ -298,11 +376,11 @@ static int tt_os_module_of(struct dl_phdr_info *info, size_t size, void *arg)
 		exe[n > 0 ? n : 0] = 0;
 		path = exe;
 	}
-	struct tt_os_module m = {.path = path};
+	struct tt_os_module m = {.path = path, .base = info->dlpi_addr};
 	m.build_id = tt_os_build_id(info, &m.build_id_len);
 	for (int i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+		if (ph->p_type != PT_LOAD)
 			continue;
 		m.start = info->dlpi_addr + ph->p_vaddr;
 		m.end = m.start + ph->p_memsz;
@@ -318,4 +396,18 @@ int tt_os_modules(int (*each)(const struct tt_os_module *module, void *arg), voi
 {
 	struct tt_os_walk walk = {each, arg};
 	return dl_iterate_phdr(tt_os_module_of, &walk);
+}
+
+static int tt_os_count_changes(struct dl_phdr_info *info, size_t size, void *data)
+{
+	if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs)
+		*(uint64_t *)data = info->dlpi_adds + info->dlpi_subs;
+	return 1;
+}
+
+uint64_t tt_os_modules_changes(void)
+{
+	uint64_t changes = 0;
+	dl_iterate_phdr(tt_os_count_changes, &changes);
+	return changes;
 }

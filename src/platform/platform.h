@@ -1,8 +1,9 @@
 /* ticktrace's platform layer: what the runtime needs of an operating system, one file
- * per system (windows.c, linux.c), the same face. Threads and their ids and names,
- * locks, memory reserved and committed and faulted in, files, time and the clock
- * anchors, the process and its modules. Below everything of the runtime that runs on
- * more than Linux (the Windows runtime, src/portable/); names tt_os_. Never installed. */
+ * per system (windows.c, linux.c), the same face, and what both sides share on it
+ * (anchor.c). Threads and their ids and names, locks, waiting on a word, memory
+ * reserved and committed and faulted in, files, time and the clock anchors, the
+ * process and its modules. The floor of the runtime on both systems: it calls nothing
+ * of ticktrace's but format.h; names tt_os_. Never installed. */
 #ifndef TT_PLATFORM_H
 #define TT_PLATFORM_H
 
@@ -42,10 +43,15 @@ struct tt_os_lock {
 void tt_os_lock(struct tt_os_lock *lock);
 void tt_os_unlock(struct tt_os_lock *lock);
 int tt_os_trylock(struct tt_os_lock *lock); /* 1: taken; 0: another holds it */
-/* Waits while *word is `value`, for ms milliseconds at most (WaitOnAddress; a futex);
- * tt_os_wake wakes a thread waiting on it. */
-void tt_os_wait(uint32_t *word, uint32_t value, uint32_t ms);
+/* Waits while *word is `value`, for timeout_ns at most (TT_OS_FOREVER: no longer;
+ * Windows rounds it up to milliseconds), or until woken (WaitOnAddress; a futex).
+ * May return early, spuriously: the caller looks at the word again. tt_os_wake wakes
+ * one thread waiting on the word, tt_os_wake_all every one; on Linux both are
+ * async-signal-safe. */
+#define TT_OS_FOREVER (-1)
+void tt_os_wait(uint32_t *word, uint32_t value, int64_t timeout_ns);
 void tt_os_wake(uint32_t *word);
+void tt_os_wake_all(uint32_t *word);
 
 /* ---- memory ---- */
 
@@ -56,6 +62,15 @@ void *tt_os_reserve(size_t size);
  * never takes a page fault there: 0 or -ENOMEM. Zero when first committed; committed
  * again, what is there is left as it is (a thread may be writing into it). */
 int tt_os_commit(void *at, size_t size);
+/* Faults [at, at + size) of memory already there in for writing, changing no byte (a
+ * thread may be writing into it): MADV_POPULATE_WRITE, else an atomic add of zero to
+ * each page. */
+void tt_os_fault_in(void *at, size_t size);
+/* `size` bytes of zeroed memory of the runtime's own, page-aligned, each page there
+ * as it is first touched (nothing charged before: MAP_NORESERVE); NULL when refused.
+ * tt_os_free gives back a block from tt_os_alloc, whole, with the size it had. */
+void *tt_os_alloc(size_t size);
+void tt_os_free(void *at, size_t size);
 
 /* ---- files ---- */
 
@@ -71,9 +86,23 @@ int tt_os_rename(const char *from, const char *to);
 int64_t tt_os_monotonic_ns(void); /* QueryPerformanceCounter; CLOCK_MONOTONIC */
 int64_t tt_os_boottime_ns(void);  /* with time asleep: QueryInterruptTime; CLOCK_BOOTTIME */
 int64_t tt_os_realtime_ns(void);  /* since 1970: GetSystemTimePreciseAsFileTime; CLOCK_REALTIME */
+/* CPU time used so far (GetThreadTimes, GetProcessTimes; the CPU clocks): the
+ * calling thread's, the whole process's. */
+int64_t tt_os_thread_cpu_ns(void);
+int64_t tt_os_process_cpu_ns(void);
 /* The TSC and the clocks, read as close together as it can (the tightest of a few
- * tries, the TSC in the middle of the monotonic clock's reading). */
+ * tries, the TSC in the middle of the monotonic clock's reading): anchor.c, one for
+ * both systems, on the clocks above. */
 void tt_os_anchor(struct tt_anchor *anchor);
+/* TSC ticks per second from one anchor to a later one; 0 when no time passed. */
+uint64_t tt_os_anchor_hz(const struct tt_anchor *from, const struct tt_anchor *to);
+/* Whether the CPU says its TSC runs at a constant rate in every state (CPUID). */
+int tt_os_invariant_tsc(void);
+/* The wall clocks at `anchor` (taken just before), as the MACHINE section holds them:
+ * REALTIME, TAI, and the system's word on their error (Linux: adjtimex; Windows says
+ * nothing: state -1, TAI taken as REALTIME, as Linux has it until an NTP daemon sets
+ * the offset). */
+void tt_os_clock_reading(const struct tt_anchor *anchor, struct tt_clock_reading *reading);
 
 /* Calls crashed(signal) once when the process dies of a fault nobody handles (an
  * unhandled exception: its code as the nearest signal, SIGSEGV for an access
@@ -90,16 +119,22 @@ size_t tt_os_process_name(char *name, size_t size);
  * length, as tt_os_thread_name. */
 size_t tt_os_host_name(char *name, size_t size);
 
-/* A module mapped in this process: for each executable range of each, `each` is
- * called with its path (UTF-8), the range, its offset in the file, and its build id
- * (Windows: the CodeView record's GUID and age; Linux: the ELF note), until it
- * returns non-zero. 0, or what `each` returned. */
+/* The modules mapped in this process: for each range of each, `each` is called with
+ * the module's path (UTF-8; the program's file for the program), its base (where it
+ * was loaded: the ELF load bias, the PE image base), the range, its offset in the
+ * file, and its build id (Windows: the CodeView record's GUID and age; Linux: the ELF
+ * note), until it returns non-zero. The ranges: Linux gives every loadable segment
+ * (code, and the data call sites' descriptors live in), Windows its executable
+ * sections (its runtime writes every site it names). 0, or what `each` returned. */
 struct tt_os_module {
 	const char *path;
-	uint64_t start, end, file_offset;
+	uint64_t base, start, end, file_offset;
 	const uint8_t *build_id;
 	uint32_t build_id_len;
 };
 int tt_os_modules(int (*each)(const struct tt_os_module *module, void *arg), void *arg);
+/* A number that changes as modules are loaded or unloaded (Linux: the loader's count
+ * of both; Windows: the loaded modules' handles, hashed). */
+uint64_t tt_os_modules_changes(void);
 
 #endif /* TT_PLATFORM_H */

@@ -5,7 +5,6 @@
 #include <errno.h>
 #include <signal.h>
 #include <string.h>
-#include <intrin.h>
 #include <windows.h>
 #include <psapi.h>
 
@@ -158,14 +157,22 @@ int tt_os_trylock(struct tt_os_lock *lock)
 	return TryAcquireSRWLockExclusive((PSRWLOCK)lock) != 0;
 }
 
-void tt_os_wait(uint32_t *word, uint32_t value, uint32_t ms)
+void tt_os_wait(uint32_t *word, uint32_t value, int64_t timeout_ns)
 {
+	DWORD ms = INFINITE;
+	if (timeout_ns >= 0) /* (rounded up: a wait of less than a millisecond still waits) */
+		ms = timeout_ns / 1000000 >= INFINITE - 1 ? INFINITE - 1 : (DWORD)((timeout_ns + 999999) / 1000000);
 	WaitOnAddress(word, &value, sizeof value, ms);
 }
 
 void tt_os_wake(uint32_t *word)
 {
 	WakeByAddressSingle(word);
+}
+
+void tt_os_wake_all(uint32_t *word)
+{
+	WakeByAddressAll(word);
 }
 
 /* ---- memory ---- */
@@ -180,13 +187,29 @@ int tt_os_commit(void *at, size_t size)
 {
 	if (!VirtualAlloc(at, size, MEM_COMMIT, PAGE_READWRITE))
 		return -ENOMEM;
-	/* Committed pages are zero but not yet there: each one written once now, by an
-	 * atomic or of 0 that changes nothing a thread wrote there. */
+	tt_os_fault_in(at, size); /* (committed pages are zero, but not yet there) */
+	return 0;
+}
+
+void tt_os_fault_in(void *at, size_t size)
+{
+	/* each page written once, by an atomic add of 0 that changes nothing a thread
+	 * wrote there */
 	SYSTEM_INFO info;
 	GetSystemInfo(&info);
 	for (size_t off = 0; off < size; off += info.dwPageSize)
-		__atomic_fetch_or((char *)at + off, 0, __ATOMIC_RELAXED);
-	return 0;
+		__atomic_fetch_add((char *)at + off, 0, __ATOMIC_RELAXED);
+}
+
+void *tt_os_alloc(size_t size)
+{
+	return VirtualAlloc(NULL, size, MEM_RESERVE | MEM_COMMIT, PAGE_READWRITE);
+}
+
+void tt_os_free(void *at, size_t size)
+{
+	(void)size; /* (a region goes whole) */
+	VirtualFree(at, 0, MEM_RELEASE);
 }
 
 /* ---- files ---- */
@@ -255,23 +278,32 @@ int64_t tt_os_realtime_ns(void)
 	return (int64_t)(units - UINT64_C(116444736000000000)) * 100;
 }
 
-void tt_os_anchor(struct tt_anchor *anchor)
+/* FILETIME's 100 ns units as nanoseconds. */
+static int64_t tt_os_filetime_ns(FILETIME t)
 {
-	uint64_t best_gap = UINT64_MAX;
-	for (int i = 0; i < 5; i++) {
-		uint64_t before = __rdtsc();
-		int64_t mono = tt_os_monotonic_ns();
-		uint64_t after = __rdtsc();
-		if (after - before < best_gap) {
-			best_gap = after - before;
-			anchor->tsc = before + (after - before) / 2;
-			anchor->monotonic_ns = mono;
-		}
-	}
-	/* The other clocks as offsets from monotonic, read back to back. */
-	int64_t mono = tt_os_monotonic_ns();
-	anchor->boottime_ns = anchor->monotonic_ns + (tt_os_boottime_ns() - mono);
-	anchor->realtime_ns = anchor->monotonic_ns + (tt_os_realtime_ns() - mono);
+	return (int64_t)((uint64_t)t.dwHighDateTime << 32 | t.dwLowDateTime) * 100;
+}
+
+int64_t tt_os_thread_cpu_ns(void)
+{
+	FILETIME created, exited, kernel, user;
+	if (!GetThreadTimes(GetCurrentThread(), &created, &exited, &kernel, &user))
+		return 0;
+	return tt_os_filetime_ns(kernel) + tt_os_filetime_ns(user);
+}
+
+int64_t tt_os_process_cpu_ns(void)
+{
+	FILETIME created, exited, kernel, user;
+	if (!GetProcessTimes(GetCurrentProcess(), &created, &exited, &kernel, &user))
+		return 0;
+	return tt_os_filetime_ns(kernel) + tt_os_filetime_ns(user);
+}
+
+void tt_os_clock_reading(const struct tt_anchor *anchor, struct tt_clock_reading *reading)
+{
+	*reading = (struct tt_clock_reading){
+		.tsc = anchor->tsc, .realtime_ns = anchor->realtime_ns, .tai_ns = anchor->realtime_ns, .state = -1};
 }
 
 static void (*tt_os_crashed)(int signal);
@@ -362,13 +394,23 @@ static const uint8_t *tt_os_build_id(const uint8_t *base, const IMAGE_NT_HEADERS
 	return NULL;
 }
 
+#define TT_OS_MODULES_MAX 1024
+
+/* The loaded modules' handles (their image bases), TT_OS_MODULES_MAX at most: how many. */
+static size_t tt_os_module_handles(HMODULE modules[TT_OS_MODULES_MAX])
+{
+	DWORD bytes = 0;
+	if (!K32EnumProcessModules(GetCurrentProcess(), modules, TT_OS_MODULES_MAX * sizeof modules[0], &bytes))
+		return 0;
+	size_t n = bytes / sizeof modules[0];
+	return n < TT_OS_MODULES_MAX ? n : TT_OS_MODULES_MAX;
+}
+
 int tt_os_modules(int (*each)(const struct tt_os_module *module, void *arg), void *arg)
 {
-	HMODULE modules[1024];
-	DWORD bytes = 0;
-	if (!K32EnumProcessModules(GetCurrentProcess(), modules, sizeof modules, &bytes))
-		return 0;
-	for (size_t m = 0; m < bytes / sizeof modules[0] && m < 1024; m++) {
+	HMODULE modules[TT_OS_MODULES_MAX];
+	size_t n = tt_os_module_handles(modules);
+	for (size_t m = 0; m < n; m++) {
 		const uint8_t *base = (const uint8_t *)modules[m];
 		const IMAGE_DOS_HEADER *dos = (const void *)base;
 		const IMAGE_NT_HEADERS64 *nt = (const void *)(base + dos->e_lfanew);
@@ -386,6 +428,7 @@ int tt_os_modules(int (*each)(const struct tt_os_module *module, void *arg), voi
 				continue;
 			struct tt_os_module module = {
 				.path = path,
+				.base = (uint64_t)(uintptr_t)base,
 				.start = (uint64_t)(uintptr_t)(base + sec[s].VirtualAddress),
 				.end = (uint64_t)(uintptr_t)(base + sec[s].VirtualAddress + sec[s].Misc.VirtualSize),
 				.file_offset = sec[s].PointerToRawData,
@@ -398,4 +441,14 @@ int tt_os_modules(int (*each)(const struct tt_os_module *module, void *arg), voi
 		}
 	}
 	return 0;
+}
+
+uint64_t tt_os_modules_changes(void)
+{
+	HMODULE modules[TT_OS_MODULES_MAX];
+	size_t n = tt_os_module_handles(modules);
+	uint64_t hash = UINT64_C(14695981039346656037); /* (FNV-1a over the handles) */
+	for (size_t m = 0; m < n; m++)
+		hash = (hash ^ (uint64_t)(uintptr_t)modules[m]) * UINT64_C(1099511628211);
+	return hash;
 }

@@ -4,7 +4,6 @@
  * ever left under the name. Threads may go on recording meanwhile: what each had
  * reserved when the dump began is written. */
 #include <errno.h>
-#include <intrin.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,13 +75,6 @@ static uint32_t tt__len(const char *s)
 	return s ? (uint32_t)strlen(s) : 0;
 }
 
-/* A wall clock reading at `anchor`. */
-static void tt__clock_reading(const struct tt_anchor *anchor, struct tt_clock_reading *reading)
-{
-	*reading = (struct tt_clock_reading){
-		.tsc = anchor->tsc, .realtime_ns = anchor->realtime_ns, .tai_ns = anchor->realtime_ns, .state = -1};
-}
-
 /* PROCESS and MACHINE. */
 static void tt__out_process(struct tt__file *file)
 {
@@ -94,9 +86,7 @@ static void tt__out_process(struct tt__file *file)
 	tt__put(file, name, info.name_len);
 	tt__pad(file, sizeof info + info.name_len);
 	/* MACHINE: the host, and the wall clock (GetSystemTimePreciseAsFileTime) at the
-	 * start anchor and now, which place the run beside other machines' runs. Windows
-	 * says nothing of its clock's error (state -1: not known) nor of TAI (taken as
-	 * REALTIME, as Linux has it until an NTP daemon sets the offset). */
+	 * start anchor and now, which place the run beside other machines' runs. */
 	struct tt_machine_info machine = {.flags = TT_MACHINE_START_CLOCK | TT_MACHINE_WRITTEN_CLOCK};
 	char host[256];
 	size_t host_len = tt_os_host_name(host, sizeof host);
@@ -104,8 +94,8 @@ static void tt__out_process(struct tt__file *file)
 	memcpy(machine.host_name, host, machine.host_name_len);
 	struct tt_anchor now;
 	tt_os_anchor(&now);
-	tt__clock_reading(&tt__run.start, &machine.start);
-	tt__clock_reading(&now, &machine.written);
+	tt_os_clock_reading(&tt__run.start, &machine.start);
+	tt_os_clock_reading(&now, &machine.written);
 	tt__section(file, TT_SEC_MACHINE, sizeof machine);
 	tt__put(file, &machine, sizeof machine);
 	tt__pad(file, sizeof machine);
@@ -317,15 +307,11 @@ static void tt__file_header(struct tt_file_header *h)
 	memcpy(h->magic, TT_FILE_MAGIC, TT_FILE_MAGIC_LEN);
 	h->version = TT_FILE_VERSION;
 	h->header_size = sizeof *h;
-	int cpu[4];
-	__cpuid(cpu, 0x80000007);
-	h->flags = cpu[3] & (1 << 8) ? TT_FILE_INVARIANT_TSC : 0;
+	h->flags = tt_os_invariant_tsc() ? TT_FILE_INVARIANT_TSC : 0;
 	h->tsc_source = TT_TSC_ANCHORS;
 	h->start = tt__run.start;
 	tt_os_anchor(&h->end);
-	int64_t ns = h->end.monotonic_ns - h->start.monotonic_ns;
-	if (ns > 0)
-		h->tsc_hz = (uint64_t)((unsigned __int128)(h->end.tsc - h->start.tsc) * 1000000000u / (uint64_t)ns);
+	h->tsc_hz = tt_os_anchor_hz(&h->start, &h->end);
 	h->pid = tt_os_process_id();
 	h->unregistered_dropped = tt__run.unregistered_dropped;
 }

@@ -91,7 +91,7 @@ static void tt__prefault(void *unused)
 		char *next = __atomic_load_n(&tt__run.next, __ATOMIC_RELAXED);
 		size_t ahead = tt__prefault_window(next);
 		if (from >= tt__run.arena_end || from - next >= (ptrdiff_t)ahead) {
-			tt_os_wait(&tt__run.prefault_wanted, wanted, 100);
+			tt_os_wait(&tt__run.prefault_wanted, wanted, 100 * 1000000);
 			continue;
 		}
 		size_t step = (size_t)(tt__run.arena_end - from) < TT__PREFAULT_STEP

@@ -144,10 +144,10 @@ static uint64_t tt__snapshot_max(void)
 static uint64_t tt__rough_hz(void)
 {
 	struct tt_anchor now;
-	tt__anchor_now(&now);
+	tt_os_anchor(&now);
 	if (now.monotonic_ns - tt__start_anchor.monotonic_ns < 10000)
 		return UINT64_C(3000000000); /* (too short a span to measure) */
-	return tt__anchor_hz(&tt__start_anchor, &now);
+	return tt_os_anchor_hz(&tt__start_anchor, &now);
 }
 
 static uint64_t tt__ticks(int64_t ns, uint64_t hz)

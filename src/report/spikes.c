@@ -259,10 +259,10 @@ static void tt__spikes_restart(struct tt__spikes_thread *t);
 static void tt__spikes_clock(struct tt__spikes *sp)
 {
 	struct tt_anchor now;
-	tt__anchor_now(&now);
+	tt_os_anchor(&now);
 	if (sp->clock.hz && now.monotonic_ns - sp->measured_ns < TT__SPIKES_CLOCK_NS)
 		return;
-	uint64_t hz = tt__anchor_hz(&tt__start_anchor, &now);
+	uint64_t hz = tt_os_anchor_hz(&tt__start_anchor, &now);
 	if (!hz)
 		hz = sp->clock.hz ? sp->clock.hz : 1000000000;
 	tt_clock_set(&sp->clock, tt__start_anchor.tsc, 0, hz);

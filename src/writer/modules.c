@@ -1,9 +1,6 @@
 /* PROCESS, MACHINE (src/base/clock.c reads it), and MODULES: the loadable segments of every module loaded, with its path
  * and build id, by which the tools name functions and read call sites offline. */
-#include <elf.h>
 #include <errno.h>
-#include <limits.h>
-#include <link.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -59,60 +56,23 @@ static void tt__modules_append(struct tt__modules *m, const void *data, size_t s
 	m->len += size;
 }
 
-static size_t tt__build_id(const struct dl_phdr_info *info, const unsigned char **id)
+/* Every loadable segment (tt_os_modules): functions are named from the code's, and
+ * call sites that the run had not described from the data's (descriptors are static
+ * data). */
+int tt__add_module(const struct tt_os_module *module, void *data)
 {
-	for (int i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		if (ph->p_type != PT_NOTE)
-			continue;
-		const char *p = (const char *)(info->dlpi_addr + ph->p_vaddr);
-		const char *end = p + ph->p_memsz;
-		while (p + sizeof(ElfW(Nhdr)) <= end) {
-			const ElfW(Nhdr) *note = (const ElfW(Nhdr) *)p;
-			const char *name = p + sizeof *note;
-			const char *desc = name + ((note->n_namesz + 3) & ~3u);
-			if (note->n_type == NT_GNU_BUILD_ID && note->n_namesz == 4 &&
-			    memcmp(name, "GNU", 4) == 0) {
-				*id = (const unsigned char *)desc;
-				return note->n_descsz;
-			}
-			p = desc + ((note->n_descsz + 3) & ~3u);
-		}
-	}
-	return 0;
-}
-
-/* Every loadable segment: functions are named from the code's, and call sites that
- * the run had not described from the data's (descriptors are static data). */
-int tt__add_module(struct dl_phdr_info *info, size_t size, void *data)
-{
-	(void)size;
 	struct tt__modules *m = data;
-	char exe[PATH_MAX];
-	const char *path = info->dlpi_name;
-	if (!path || !*path) {
-		ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-		exe[n > 0 ? n : 0] = 0;
-		path = exe;
-	}
-	const unsigned char *build_id = NULL;
-	size_t build_id_len = tt__build_id(info, &build_id);
-	for (int i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		if (ph->p_type != PT_LOAD)
-			continue;
-		struct tt_module_info mod = {
-			.start = info->dlpi_addr + ph->p_vaddr,
-			.end = info->dlpi_addr + ph->p_vaddr + ph->p_memsz,
-			.file_offset = ph->p_offset,
-			.path_len = (uint32_t)strlen(path),
-			.build_id_len = (uint32_t)build_id_len,
-		};
-		tt__modules_append(m, &mod, sizeof mod);
-		tt__modules_append(m, path, mod.path_len);
-		tt__modules_append(m, build_id, build_id_len);
-		m->count++;
-	}
+	struct tt_module_info mod = {
+		.start = module->start,
+		.end = module->end,
+		.file_offset = module->file_offset,
+		.path_len = (uint32_t)strlen(module->path),
+		.build_id_len = module->build_id_len,
+	};
+	tt__modules_append(m, &mod, sizeof mod);
+	tt__modules_append(m, module->path, mod.path_len);
+	tt__modules_append(m, module->build_id, module->build_id_len);
+	m->count++;
 	return 0;
 }
 
@@ -132,20 +92,9 @@ static void tt__ranges_add(struct tt__ranges *r, uint64_t start, uint64_t end)
 	r->range[r->count++][1] = end;
 }
 
-void tt__ranges_of(struct tt__ranges *r, const struct dl_phdr_info *info)
+int tt__add_loaded(const struct tt_os_module *module, void *data)
 {
-	for (int i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		if (ph->p_type == PT_LOAD)
-			tt__ranges_add(r, info->dlpi_addr + ph->p_vaddr,
-				       info->dlpi_addr + ph->p_vaddr + ph->p_memsz);
-	}
-}
-
-int tt__add_loaded(struct dl_phdr_info *info, size_t size, void *data)
-{
-	(void)size;
-	tt__ranges_of(data, info);
+	tt__ranges_add(data, module->start, module->end);
 	return 0;
 }
 
@@ -170,23 +119,9 @@ void tt__out_module_list(struct tt__out *out, const struct tt__modules *m, uint6
 int tt__out_loaded_modules(struct tt__out *out)
 {
 	struct tt__modules m = {0};
-	dl_iterate_phdr(tt__add_module, &m);
+	tt_os_modules(tt__add_module, &m);
 	if (!m.err)
 		tt__out_module_list(out, &m, 0);
 	free(m.data);
 	return m.err;
-}
-
-static int tt__count_changes(struct dl_phdr_info *info, size_t size, void *data)
-{
-	if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs)
-		*(uint64_t *)data = info->dlpi_adds + info->dlpi_subs;
-	return 1;
-}
-
-uint64_t tt__modules_changes(void)
-{
-	uint64_t changes = 0;
-	dl_iterate_phdr(tt__count_changes, &changes);
-	return changes;
 }

@@ -11,7 +11,6 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "writer.h"
 
@@ -72,15 +71,13 @@ static void *tt__names_alloc(size_t size)
 {
 	size = (size + 15) & ~(size_t)15;
 	if (size > TT__NAMES_SLAB / 4) {
-		void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		return p == MAP_FAILED ? NULL : p;
+		return tt_os_alloc(size);
 	}
 	if ((size_t)(tt__names_end - tt__names_next) < size) {
 		if (tt__names_nslabs == TT__NAMES_MAX_SLABS)
 			return NULL;
-		void *p = mmap(NULL, TT__NAMES_SLAB, PROT_READ | PROT_WRITE,
-			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (p == MAP_FAILED)
+		void *p = tt_os_alloc(TT__NAMES_SLAB);
+		if (!p)
 			return NULL;
 		tt__names_next = p;
 		tt__names_end = tt__names_next + TT__NAMES_SLAB;

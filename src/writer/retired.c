@@ -5,7 +5,6 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <inttypes.h>
-#include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,21 +94,21 @@ const struct tt_callsite *tt__site_descriptor(uint64_t address, const struct tt_
 		       &tt__unloaded_site;
 }
 
-static int tt__find_retiring(struct dl_phdr_info *info, size_t size, void *data)
+/* The module being unloaded (by its base and its path): its ranges. */
+static int tt__is_loaded(const struct tt_os_module *module, void *data)
 {
-	struct tt__retired_lib *lib = data;
-	if (info->dlpi_addr != lib->base || !info->dlpi_name || strcmp(info->dlpi_name, lib->name) != 0)
-		return 0;
-	tt__add_module(info, size, &lib->modules);
-	tt__ranges_of(&lib->ranges, info);
-	return 1;
+	const struct tt__retired_lib *lib = data;
+	return module->base == lib->base && strcmp(module->path, lib->name) == 0;
 }
 
-static int tt__is_loaded(struct dl_phdr_info *info, size_t size, void *data)
+static int tt__find_retiring(const struct tt_os_module *module, void *data)
 {
-	(void)size;
-	const struct tt__retired_lib *lib = data;
-	return info->dlpi_addr == lib->base && info->dlpi_name && strcmp(info->dlpi_name, lib->name) == 0;
+	struct tt__retired_lib *lib = data;
+	if (tt__is_loaded(module, lib)) {
+		tt__add_module(module, &lib->modules);
+		tt__add_loaded(module, &lib->ranges);
+	}
+	return 0;
 }
 
 static char *tt__copy(const char *s)
@@ -223,7 +222,7 @@ struct tt__retired_lib *tt__retire_library(uintptr_t base, const char *name)
 		if (tt__nretired == TT__RETIRED_MAX)
 			err = -ENOSPC;
 		else
-			dl_iterate_phdr(tt__find_retiring, lib);
+			tt_os_modules(tt__find_retiring, lib);
 		err = err ? err : lib->ranges.err ? lib->ranges.err : lib->modules.err;
 		size_t published = __atomic_load_n(&tt__retired_published, __ATOMIC_ACQUIRE);
 		for (struct tt__slot *slot = tt__registry_head(); slot && lib->ranges.count && !err;
@@ -263,7 +262,7 @@ void tt__library_unloaded(struct tt__retired_lib *lib)
 	uint64_t now = __builtin_ia32_rdtsc();
 	tt__lock(&tt__retired_lock);
 	/* Still loaded (opened more than once, or RTLD_NODELETE): nothing was unloaded. */
-	if (dl_iterate_phdr(tt__is_loaded, lib)) {
+	if (tt_os_modules(tt__is_loaded, lib)) {
 		lib->ranges.count = 0;
 		lib->modules.count = 0;
 		lib->modules.len = 0;

@@ -2,7 +2,6 @@
  * addresses (tagged with the generation of a library unloaded since, retired.c), and
  * the SITES, ARG_NAMES and FUNCS sections that describe them. */
 #include <errno.h>
-#include <link.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -245,7 +244,7 @@ void tt__out_names(struct tt__out *out, const struct tt__site_set *set,
 void tt__out_sites(struct tt__out *out, const struct tt__site_set *set)
 {
 	struct tt__ranges loaded = {0};
-	dl_iterate_phdr(tt__add_loaded, &loaded);
+	tt_os_modules(tt__add_loaded, &loaded);
 	tt__out_names(out, set, loaded.err ? NULL : &loaded);
 	free(loaded.range);
 }

@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "writer/writer.h"
 
@@ -379,19 +378,16 @@ void tt__copy_room_make(struct tt__copy_room *room)
 	     slot = __atomic_load_n(&slot->next, __ATOMIC_ACQUIRE))
 		if (!(__atomic_load_n(&slot->flags, __ATOMIC_ACQUIRE) & TT__SLOT_EXITED))
 			chunks += __atomic_load_n(&slot->chunks, __ATOMIC_RELAXED) + TT__COPY_SPARE_CHUNKS;
-	void *at = bytes ? mmap(NULL, bytes, PROT_READ | PROT_WRITE,
-				MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0) : MAP_FAILED;
-	*room = at == MAP_FAILED ? (struct tt__copy_room){0} :
-				   (struct tt__copy_room){at, 0, bytes / sizeof(struct tt_record)};
+	void *at = bytes ? tt_os_alloc(bytes) : NULL;
+	*room = !at ? (struct tt__copy_room){0} : (struct tt__copy_room){at, 0, bytes / sizeof(struct tt_record)};
 	if (room->cap)
-		madvise(at, chunks * TT__CHUNK_SIZE < bytes ? chunks * TT__CHUNK_SIZE : bytes,
-			MADV_POPULATE_WRITE);
+		tt_os_fault_in(at, chunks * TT__CHUNK_SIZE < bytes ? chunks * TT__CHUNK_SIZE : bytes);
 }
 
 void tt__copy_room_free(struct tt__copy_room *room)
 {
 	if (room->cap)
-		munmap(room->at, room->cap * sizeof *room->at);
+		tt_os_free(room->at, room->cap * sizeof *room->at);
 	*room = (struct tt__copy_room){0};
 }
 

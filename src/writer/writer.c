@@ -3,7 +3,6 @@
  * described once. Records go from the chunks to the file without a copy. */
 #include <errno.h>
 #include <inttypes.h>
-#include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,8 +98,8 @@ static void tt__say_ring_too_small(const struct tt__thread_snapshot *snap, const
 	if (__atomic_exchange_n(&said, true, __ATOMIC_RELAXED) || !span || now <= w->info.from_tsc)
 		return;
 	struct tt_anchor at;
-	tt__anchor_now(&at);
-	uint64_t hz = tt__anchor_hz(&tt__start_anchor, &at);
+	tt_os_anchor(&at);
+	uint64_t hz = tt_os_anchor_hz(&tt__start_anchor, &at);
 	uint64_t rate = (uint64_t)((unsigned __int128)snap->held_records * hz / span);
 	uint64_t needed = (uint64_t)((unsigned __int128)snap->held_records * (now - w->info.from_tsc) / span);
 	needed = (needed / TT__CHUNK_RECORDS + 2) * TT__CHUNK_RECORDS; /* (the ring recycles chunks) */
@@ -259,7 +258,7 @@ static int tt__write_to(struct tt__out *out, struct tt__window *window)
 		goto out;
 	/* Descriptors are read where their library is still loaded, or from the copies
 	 * that dlclose left. */
-	dl_iterate_phdr(tt__add_loaded, &loaded);
+	tt_os_modules(tt__add_loaded, &loaded);
 	err = loaded.err;
 	if (err)
 		goto out;

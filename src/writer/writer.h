@@ -176,8 +176,6 @@ void tt__out_thread(struct tt__out *out, const struct tt__thread_snapshot *snap,
 void tt__out_process(struct tt__out *out) TT__HIDDEN;
 /* MODULES of those loaded now. */
 int tt__out_loaded_modules(struct tt__out *out) TT__HIDDEN;
-/* A number that changes whenever a library is loaded or unloaded. */
-uint64_t tt__modules_changes(void) TT__HIDDEN;
 /* Address ranges of every segment of the loaded modules, taken at the dump. */
 struct tt__ranges {
 	uint64_t (*range)[2]; /* [start, end) */
@@ -191,12 +189,10 @@ struct tt__modules {
 	uint64_t count;
 	int err;
 };
-struct dl_phdr_info;
-/* dl_iterate_phdr callbacks: a module's entries into a struct tt__modules, its
- * loadable segments into a struct tt__ranges. */
-int tt__add_module(struct dl_phdr_info *info, size_t size, void *data) TT__HIDDEN;
-int tt__add_loaded(struct dl_phdr_info *info, size_t size, void *data) TT__HIDDEN;
-void tt__ranges_of(struct tt__ranges *r, const struct dl_phdr_info *info) TT__HIDDEN;
+/* tt_os_modules callbacks: a module's range as an entry into a struct tt__modules;
+ * as a range into a struct tt__ranges. */
+int tt__add_module(const struct tt_os_module *module, void *data) TT__HIDDEN;
+int tt__add_loaded(const struct tt_os_module *module, void *data) TT__HIDDEN;
 bool tt__ranges_hold(const struct tt__ranges *r, uint64_t address) TT__HIDDEN;
 /* MODULES with the entries of `m`, within an UNLOADED section when `until` is not 0. */
 void tt__out_module_list(struct tt__out *out, const struct tt__modules *m,

@@ -63,6 +63,11 @@ static void tt_temp_dir_remove(const char *dir)
 }
 #define TT_PROGRAM "test_platform.exe"
 #define TT_NULL_DEVICE "NUL"
+/* A library of the system's that the test does not load otherwise. */
+static int tt_load_library(void)
+{
+	return LoadLibraryA("version.dll") != NULL;
+}
 #else
 #include <pthread.h>
 #include <signal.h>
@@ -108,6 +113,11 @@ static void tt_temp_dir_remove(const char *dir)
 }
 #define TT_PROGRAM "test_platform"
 #define TT_NULL_DEVICE "/dev/null"
+#include <dlfcn.h>
+static int tt_load_library(void)
+{
+	return dlopen("libresolv.so.2", RTLD_NOW) != NULL;
+}
 #endif
 
 struct tt_seen {
@@ -173,11 +183,49 @@ static void test_own_thread(void **state)
 	assert_int_equal(tt_os_thread_start(tt_started, (void *)(uintptr_t)7), 0);
 	int64_t deadline = tt_os_monotonic_ns() + INT64_C(60) * 1000000000;
 	while (__atomic_load_n(&tt_started_word, __ATOMIC_ACQUIRE) != 7 && tt_os_monotonic_ns() < deadline)
-		tt_os_wait(&tt_started_word, 0, 1000);
+		tt_os_wait(&tt_started_word, 0, 1000000000);
 	assert_int_equal(tt_started_word, 7);
 	int64_t before = tt_os_monotonic_ns();
-	tt_os_wait(&tt_started_word, 0, 10000);
+	tt_os_wait(&tt_started_word, 0, INT64_C(10) * 1000000000);
 	assert_true(tt_os_monotonic_ns() - before < INT64_C(5) * 1000000000);
+}
+
+/* A wait on a word that does not change lasts its timeout, in nanoseconds (spurious
+ * wake-ups aside: waited again for what is left). */
+static void test_wait_timeout(void **state)
+{
+	(void)state;
+	uint32_t word = 0;
+	const int64_t timeout_ns = 30 * 1000000;
+	int64_t before = tt_os_monotonic_ns(), waited;
+	while ((waited = tt_os_monotonic_ns() - before) < timeout_ns / 2)
+		tt_os_wait(&word, 0, timeout_ns - waited);
+	assert_true(waited >= timeout_ns / 2 && waited < INT64_C(5) * 1000000000);
+}
+
+static uint32_t tt_go_word, tt_woken;
+
+static void tt_wait_for_go(void *arg)
+{
+	(void)arg;
+	while (!__atomic_load_n(&tt_go_word, __ATOMIC_ACQUIRE))
+		tt_os_wait(&tt_go_word, 0, TT_OS_FOREVER);
+	__atomic_add_fetch(&tt_woken, 1, __ATOMIC_RELEASE);
+}
+
+/* Threads waiting for ever on a word all wake when it changes and tt_os_wake_all is
+ * called. */
+static void test_wake_all(void **state)
+{
+	(void)state;
+	tt_thread t1, t2;
+	tt_thread_start(&t1, tt_wait_for_go, NULL);
+	tt_thread_start(&t2, tt_wait_for_go, NULL);
+	__atomic_store_n(&tt_go_word, 1, __ATOMIC_RELEASE);
+	tt_os_wake_all(&tt_go_word);
+	tt_thread_join(t1);
+	tt_thread_join(t2);
+	assert_int_equal(tt_woken, 2);
 }
 
 static struct tt_os_lock tt_lock;
@@ -221,6 +269,20 @@ static void test_memory(void **state)
 		assert_int_equal(at[i], 0);
 	memset(at + 65536, 0x5a, 2 * 65536);
 	assert_int_equal(at[3 * 65536 - 1], 0x5a);
+	/* faulted in again, what was written stays */
+	tt_os_fault_in(at + 65536, 2 * 65536);
+	for (size_t i = 65536; i < 3 * 65536; i += 512)
+		assert_int_equal(at[i], 0x5a);
+	/* memory of the runtime's own: zeroed, writable, given back */
+	char *own = tt_os_alloc(1u << 20);
+	assert_non_null(own);
+	assert_int_equal((uintptr_t)own % 4096, 0);
+	for (size_t i = 0; i < (1u << 20); i += 4096)
+		assert_int_equal(own[i], 0);
+	memset(own, 0x33, 1u << 20);
+	tt_os_fault_in(own, 1u << 20);
+	assert_int_equal(own[(1u << 20) - 1], 0x33);
+	tt_os_free(own, 1u << 20);
 }
 
 /* A rename replaces the file there; the null device is a device, a file is not. */
@@ -267,12 +329,28 @@ static void test_time(void **state)
 	assert_true(a.tsc != 0 && b.tsc > a.tsc);
 	assert_true(b.monotonic_ns >= a.monotonic_ns && a.monotonic_ns >= m1);
 	assert_true(a.realtime_ns > INT64_C(1577836800) * 1000000000);
+	/* the wall clocks at an anchor: its TSC, its REALTIME, TAI within a minute of it
+	 * (ahead by its leap seconds; or the same clock, read a little apart) */
+	struct tt_clock_reading r;
+	tt_os_clock_reading(&b, &r);
+	assert_int_equal(r.tsc, b.tsc);
+	assert_int_equal(r.realtime_ns, b.realtime_ns);
+	assert_true(r.tai_ns - r.realtime_ns > -1000000 && r.tai_ns - r.realtime_ns < INT64_C(60) * 1000000000);
+	/* CPU time: a thread's own grows as it spins, the process's holds it */
+	int64_t cpu0 = tt_os_thread_cpu_ns(), wall0 = tt_os_monotonic_ns();
+	volatile uint64_t spin = 0;
+	while (tt_os_thread_cpu_ns() - cpu0 < 50 * 1000000 && tt_os_monotonic_ns() - wall0 < INT64_C(30) * 1000000000)
+		spin++;
+	int64_t cpu = tt_os_thread_cpu_ns() - cpu0;
+	assert_true(cpu >= 50 * 1000000);
+	assert_true(tt_os_process_cpu_ns() >= tt_os_thread_cpu_ns());
 }
 
 struct tt_found {
 	uint64_t address;
 	int hits;
 	char path[512];
+	uint64_t base;
 };
 
 static int tt_find(const struct tt_os_module *m, void *arg)
@@ -281,6 +359,7 @@ static int tt_find(const struct tt_os_module *m, void *arg)
 	if (m->start <= found->address && found->address < m->end) {
 		found->hits++;
 		snprintf(found->path, sizeof found->path, "%s", m->path);
+		found->base = m->base;
 	}
 	return 0;
 }
@@ -292,10 +371,17 @@ static void test_process(void **state)
 	char name[64];
 	assert_true(tt_os_process_name(name, sizeof name) > 0);
 	assert_string_equal(name, TT_PROGRAM);
-	struct tt_found found = {(uint64_t)(uintptr_t)&test_process, 0, ""};
+	struct tt_found found = {.address = (uint64_t)(uintptr_t)&test_process};
 	assert_int_equal(tt_os_modules(tt_find, &found), 0);
 	assert_int_equal(found.hits, 1);
 	assert_non_null(strstr(found.path, "test_platform"));
+	/* its base at or below its code, near it (the program is small) */
+	assert_true(found.base <= found.address && found.address - found.base < (64u << 20));
+	/* the modules' count of changes holds still, and moves as a library is loaded */
+	uint64_t changes = tt_os_modules_changes();
+	assert_int_equal(tt_os_modules_changes(), changes);
+	assert_true(tt_load_library());
+	assert_true(tt_os_modules_changes() != changes);
 	/* the host's name, as the system's own command gives it */
 	char host[256], said[256] = "";
 	size_t len = tt_os_host_name(host, sizeof host);
@@ -350,7 +436,8 @@ static void test_crash(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_threads), cmocka_unit_test(test_own_thread), cmocka_unit_test(test_lock),
+		cmocka_unit_test(test_threads), cmocka_unit_test(test_own_thread), cmocka_unit_test(test_wait_timeout),
+		cmocka_unit_test(test_wake_all),   cmocka_unit_test(test_lock),
 		cmocka_unit_test(test_memory),  cmocka_unit_test(test_rename),
 		cmocka_unit_test(test_time),    cmocka_unit_test(test_process),
 #ifndef _WIN32
