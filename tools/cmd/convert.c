@@ -32,7 +32,8 @@ static const char tt_convert_usage[] =
 	"                      (a third more bytes; the Perfetto format always has them)\n"
 	"      --from TIME     keep what happens from TIME after the trace start on\n"
 	"      --to TIME       ... up to TIME after the trace start (slices that overlap\n"
-	"                      the window are kept whole)\n"
+	"                      the window are kept whole; the threads' states are cut\n"
+	"                      at its edges, and --thread keeps those of its threads)\n"
 	"      --clip          cut the slices that cross --from or --to at the window's\n"
 	"                      edge, flagged clipped_begin or clipped_end in their args\n"
 	"      --thread T      keep the threads whose tid or name is T (repeatable)\n"
@@ -68,7 +69,8 @@ static const char tt_convert_usage[] =
 	"                      nanosecond), each a whole trace that opens alone, with every\n"
 	"                      process, thread and name; a slice open across a boundary\n"
 	"                      is in the shard where it begins, so the shards' slices add\n"
-	"                      up to the run's. Without it, a trace of more than 3000000\n"
+	"                      up to the run's; the threads' states are cut at the\n"
+	"                      shards' edges, and add up too. Without it, a trace of more than 3000000\n"
 	"                      slices (what the Perfetto UI loads in a browser tab) is\n"
 	"                      said on stderr. On error no shard is left behind; with\n"
 	"                      --force, the shards an earlier split wrote past the last\n"
@@ -322,12 +324,14 @@ struct tt_chain {
 	struct tt_sink *writer, *filter, *shard, *marks;
 };
 
+/* The writer first: it may read, to its end, the trace a filter showed it (the
+ * filter's, cut_states) */
 static void tt_chain_free(struct tt_chain *c)
 {
-	tt_sink_free(c->marks);
-	tt_sink_free(c->filter);
-	tt_sink_free(c->shard);
 	tt_sink_free(c->writer);
+	tt_sink_free(c->shard);
+	tt_sink_free(c->filter);
+	tt_sink_free(c->marks);
 	*c = (struct tt_chain){0};
 }
 
@@ -337,10 +341,13 @@ static struct tt_sink *tt_chain_new(struct tt_chain *c, const struct tt_convert_
 {
 	*c = (struct tt_chain){.writer = writer};
 	struct tt_sink *first = writer;
+	/* each window cuts the threads' states the writer shows to its own */
+	struct tt_filter window = shard ? *shard : (struct tt_filter){0}, user = opts->filter;
+	window.cut_states = user.cut_states = true;
 	if (first && shard)
-		first = c->shard = tt_filter_sink_new(first, shard);
+		first = c->shard = tt_filter_sink_new(first, &window);
 	if (first && tt_filter_active(&opts->filter))
-		first = c->filter = tt_filter_sink_new(first, &opts->filter);
+		first = c->filter = tt_filter_sink_new(first, &user);
 	if (first && opts->spikes)
 		first = c->marks = tt_spike_mark_sink_new(first, thresholds);
 	if (!first) {
