@@ -8,7 +8,8 @@ and stream (which writes the section at its start), as root and as nobody; then 
 in a UTS namespace with a host name of its own (unshare --uts; exit 77 after the rest
 passed where that is refused) says its own name, on the same boot.
 
-With PART `merge` (issue 33.2): a process on this host sends 200 numbered flows
+With PART `merge` (issue 33.2): two processes of this host merged, each flow one arrow
+between them (JSON and .pftrace). Then a process on this host sends 200 numbered flows
 (flows_prog) through a pipe to one in a time namespace a day ahead with a host name of
 its own (unshare --time --monotonic 86400 --boottime 86400 --uts; REALTIME shared;
 exit 77 where it is refused); merged, every receive is after its send, the namespace's
@@ -157,24 +158,26 @@ def converted(tmp, files, *options):
     return (json.load(open(out)) if c.returncode == 0 else None), c.stderr
 
 
-def as_perfetto(tmp, files, hosts, *options):
+def as_perfetto(tmp, files, hosts, *options, flows=200):
     """The merge as .pftrace, checked against its JSON (merged.json) by check-perfetto:
-    a machine per host, named so, the same slices where the JSON has them."""
+    a machine per host, named so, the same slices where the JSON has them, an arrow a flow."""
     out = os.path.join(tmp, "merged.pftrace")
     c = subprocess.run([TOOL, "convert", "--force", "-q", *files, "-o", out, *options],
                        capture_output=True, text=True, timeout=120)
     check(c.returncode == 0, "convert to .pftrace: %s" % c.stderr)
     if c.returncode != 0:
         return
-    c = subprocess.run([sys.executable, CHECK_PERFETTO, out, SCHEMA, os.path.join(tmp, "merged.json")],
-                       capture_output=True, text=True, timeout=300)
+    c = subprocess.run([sys.executable, CHECK_PERFETTO, out, SCHEMA, os.path.join(tmp, "merged.json"),
+                        "--flows", str(flows)], capture_output=True, text=True, timeout=300)
     if c.returncode == 77:
         print("(not checked as .pftrace: %s)" % c.stdout.strip())
         return
     said = re.search(r"^machines: (.*)$", c.stdout, re.M)
-    check(c.returncode == 0 and said and said.group(1) == "0 %s, 1 %s" % hosts,
+    check(c.returncode == 0 and (said.group(1) if said else None) == (
+        "0 %s, 1 %s" % hosts if len(hosts) == 2 else None),
           "the .pftrace of %s: %s%s" % (" ".join(options) or "the merge", c.stdout[-3000:], c.stderr))
-    loaded_by_trace_processor(tmp, out, " ".join(options) or "the merge")
+    if len(hosts) == 2:
+        loaded_by_trace_processor(tmp, out, " ".join(options) or "the merge")
 
 
 def loaded_by_trace_processor(tmp, trace, label):
@@ -210,30 +213,32 @@ def another_boot(path, out):
     return data, at
 
 
-def gaps(trace, flows=200):
-    """Each flow's receive less its send (us), by id; the hosts the processes are labelled with."""
+def gaps(trace, flows=200, arrows=True):
+    """Each flow's receive less its send (us), by id; the hosts the processes are labelled with.
+    With `arrows`, each flow is one arrow from its send's process to its receive's (the
+    JSON's "s" and "f" of one id, in two processes), as the receive came after the send."""
     ends = {"flow_out": {}, "flow_in": {}}
     hosts = {}
+    arrow_ends = {"s": {}, "f": {}}
     for e in trace["traceEvents"]:
         if e.get("name") in ends:
             ends[e["name"]][e["args"]["id"]] = e["ts"]
         elif e.get("name") == "process_labels":
             hosts[e["pid"]] = e["args"]["labels"]
+        elif e.get("ph") in arrow_ends:
+            arrow_ends[e["ph"]][e["id"]] = e["pid"]
     sent, got = ends["flow_out"], ends["flow_in"]
     check(len(sent) == len(got) == flows and set(sent) == set(got),
           "flows: %d sent, %d received" % (len(sent), len(got)))
+    across = sum(1 for i, pid in arrow_ends["s"].items() if arrow_ends["f"].get(i, pid) != pid)
+    check(not arrows or across == flows, "%d arrows between the processes for %d flows (%d starts, "
+          "%d ends)" % (across, flows, len(arrow_ends["s"]), len(arrow_ends["f"])))
     return {i: got[i] - sent[i] for i in sent if i in got}, hosts
 
 
-def merge(tmp):
-    other = "tt-far-%d" % os.getpid()
-    wrap = ["unshare", "--time", "--monotonic", "86400", "--boottime", "86400", "--uts", "--",
-            "sh", "-c", 'hostname "$0" && exec "$@"', other]
-    probe = subprocess.run([*wrap, "true"], capture_output=True, text=True, timeout=60)
-    if probe.returncode != 0:
-        return ("unshare --time --uts is refused here (it needs CAP_SYS_ADMIN and a kernel with "
-                "time namespaces, 5.6 or later): " + probe.stderr.strip())
-    send, receive = os.path.join(tmp, "send.ttr"), os.path.join(tmp, "receive.ttr")
+def send_receive(tmp, label, wrap=()):
+    """200 flows through a pipe from a process of this host to one under `wrap`: their files."""
+    send, receive = (os.path.join(tmp, label + end + ".ttr") for end in ("send", "receive"))
     sender = subprocess.Popen([PROG, "send", "200"], stdout=subprocess.PIPE,
                               env=dict(os.environ, TICKTRACE_OUT=send))
     receiver = subprocess.run([*wrap, PROG, "receive", "200"], stdin=sender.stdout,
@@ -241,6 +246,29 @@ def merge(tmp):
     sender.stdout.close()
     check(sender.wait(timeout=120) == 0 and receiver.returncode == 0,
           "flows_prog: sender %s, receiver %s" % (sender.returncode, receiver.returncode))
+    return send, receive
+
+
+def one_machine(tmp):
+    """Two processes of this host: merged, each flow one arrow from the sender's process
+    to the receiver's, in the JSON and the .pftrace (each end had an arrow of its own)."""
+    files = send_receive(tmp, "local-")
+    trace, _ = converted(tmp, files)
+    if trace:
+        gaps(trace)
+        as_perfetto(tmp, files, (os.uname().nodename,))
+
+
+def merge(tmp):
+    one_machine(tmp)
+    other = "tt-far-%d" % os.getpid()
+    wrap = ["unshare", "--time", "--monotonic", "86400", "--boottime", "86400", "--uts", "--",
+            "sh", "-c", 'hostname "$0" && exec "$@"', other]
+    probe = subprocess.run([*wrap, "true"], capture_output=True, text=True, timeout=60)
+    if probe.returncode != 0:
+        return ("unshare --time --uts is refused here (it needs CAP_SYS_ADMIN and a kernel with "
+                "time namespaces, 5.6 or later): " + probe.stderr.strip())
+    send, receive = send_receive(tmp, "", wrap)
     host = os.uname().nodename
     trace, said = converted(tmp, [send, receive])
     if not trace:
@@ -351,7 +379,7 @@ def align(tmp, wrap, host, other):
     trace, said = converted(tmp, [ping, far], "--offset", other + "=-1s")
     if not trace:
         return
-    early = sum(1 for gap in gaps(trace, 400)[0].values() if gap < 0)
+    early = sum(1 for gap in gaps(trace, 400, arrows=False)[0].values() if gap < 0)
     check(early == 200 and "warning: 200 of the 400 flows between machines arrive before they left"
           " (by up to 0.99" in said and ("host %s and host %s" % (host, other)) in said,
           "a clock 1 s early: %d flows arrive before they left; said: %s" % (early, said))
@@ -368,7 +396,7 @@ def align(tmp, wrap, host, other):
           "their sends at the least" % (m, worst, min(aligned.values())))
     check(("host %s: placed by flows" % other) in said and "(the window its flows leave: " in said
           and "arrive before they left" not in said, "--align flows said: %s" % said)
-    as_perfetto(tmp, [ping, far], (host, other), "--offset", other + "=-1s", "--align", "flows")
+    as_perfetto(tmp, [ping, far], (host, other), "--offset", other + "=-1s", "--align", "flows", flows=400)
 
 
 def parents(path):
