@@ -174,16 +174,16 @@ def as_perfetto(tmp, files, hosts, *options, flows=200):
         return
     said = re.search(r"^machines: (.*)$", c.stdout, re.M)
     check(c.returncode == 0 and (said.group(1) if said else None) == (
-        "0 %s, 1 %s" % hosts if len(hosts) == 2 else None),
+        ", ".join("%d %s" % h for h in enumerate(hosts)) if len(hosts) > 1 else None),
           "the .pftrace of %s: %s%s" % (" ".join(options) or "the merge", c.stdout[-3000:], c.stderr))
-    if len(hosts) == 2:
-        loaded_by_trace_processor(tmp, out, " ".join(options) or "the merge")
+    if len(hosts) > 1:
+        loaded_by_trace_processor(tmp, out, " ".join(options) or "the merge", len(hosts))
 
 
-def loaded_by_trace_processor(tmp, trace, label):
+def loaded_by_trace_processor(tmp, trace, label, machines=2):
     """Where Perfetto's trace_processor_shell is ($TICKTRACE_TRACE_PROCESSOR, or
     ~/.cache/ticktrace/trace_processor_shell): it loads the trace with no error or
-    data-loss stat, the processes on two machines."""
+    data-loss stat, the processes on their machines."""
     tp = os.environ.get("TICKTRACE_TRACE_PROCESSOR") or \
         os.path.expanduser("~/.cache/ticktrace/trace_processor_shell")
     if not os.access(tp, os.X_OK):
@@ -197,18 +197,18 @@ def loaded_by_trace_processor(tmp, trace, label):
                 "AND severity IN ('error', 'data_loss');\n" % ", ".join(pids))
     c = subprocess.run([tp, "query", "-f", query, trace], capture_output=True, text=True, timeout=300)
     rows = {r[0]: r[1] for r in csv.reader(io.StringIO(c.stdout)) if len(r) == 2}
-    check(c.returncode == 0 and rows.get("machines") == "2" and rows.get("errors") == "0",
+    check(c.returncode == 0 and rows.get("machines") == str(machines) and rows.get("errors") == "0",
           "trace_processor on %s: %s %s" % (label, rows, c.stderr[-2000:]))
 
 
-def another_boot(path, out):
-    """The raw file at `path` made another boot's (its boot id changed), written to
-    `out`: its bytes, and where its MACHINE section is."""
+def another_boot(path, out, flip=0xff):
+    """The raw file at `path` made another boot's (its boot id's first byte xor `flip`),
+    written to `out`: its bytes, and where its MACHINE section is."""
     data = bytearray(open(path, "rb").read())
     at = ttr.HEADER
     while struct.unpack_from("<I", data, at)[0] != ttr.SEC_MACHINE:
         at += 16 + ((struct.unpack_from("<Q", data, at + 8)[0] + 15) & ~15)
-    data[at + 16 + 24] ^= 0xff  # boot_id's first byte
+    data[at + 16 + 24] ^= flip
     open(out, "wb").write(data)
     return data, at
 
@@ -345,6 +345,68 @@ def merge(tmp):
     return None
 
 
+def ping_pong(tmp, label, wrap_ping, wrap_pong, base=0):
+    """200 round trips (ids from base on) between a process under `wrap_ping` and one
+    under `wrap_pong`: their files."""
+    ping, pong = (os.path.join(tmp, label + end + ".ttr") for end in ("ping", "pong"))
+    to_pong, to_ping = os.pipe(), os.pipe()
+    a = subprocess.Popen([*wrap_ping, PROG, "ping", "200", str(base)], stdin=to_ping[0],
+                         stdout=to_pong[1], env=dict(os.environ, TICKTRACE_OUT=ping))
+    b = subprocess.Popen([*wrap_pong, PROG, "pong", "200", str(base)], stdin=to_pong[0],
+                         stdout=to_ping[1], env=dict(os.environ, TICKTRACE_OUT=pong))
+    for fd in (*to_pong, *to_ping):
+        os.close(fd)
+    check(a.wait(timeout=120) == 0 and b.wait(timeout=120) == 0,
+          "flows_prog ping/pong: %s %s" % (a.returncode, b.returncode))
+    return ping, pong
+
+
+def namespace(name, days):
+    """A time namespace `days` ahead with its own host name."""
+    ahead = str(86400 * days)
+    return ["unshare", "--time", "--monotonic", ahead, "--boottime", ahead, "--uts", "--",
+            "sh", "-c", 'hostname "$0" && exec "$@"', name]
+
+
+def three_machines(tmp, host):
+    """--align flows machine by machine: this host (A) makes round trips with machine B
+    (two processes in time namespaces of one name), B with C (another); A and C none.
+    Listed A, C, B: C has no flows with a machine before it, and is placed through B
+    once B is. B's and C's files other boots', their clocks put -1 s and +2 s off: both
+    placed by their flows, C against B with B's uncertainty and its own; each of the 800
+    receives after its send, where the exact merge (one boot) has it give or take the
+    uncertainty said."""
+    b, c = "tt-b-%d" % os.getpid(), "tt-c-%d" % os.getpid()
+    a_ping, b_pong = ping_pong(tmp, "ab-", (), namespace(b, 1))
+    b_ping, c_pong = ping_pong(tmp, "bc-", namespace(b, 1), namespace(c, 2), 1000)
+    files = [a_ping, c_pong, b_pong, b_ping]
+    trace, said = converted(tmp, files)
+    if not trace:
+        return
+    exact, _ = gaps(trace, 800)
+    far = [files[0]]
+    for path, flip in zip(files[1:], (0x0f, 0xff, 0xff)):
+        far.append(path.replace(".ttr", "-far.ttr"))
+        another_boot(path, far[-1], flip)
+    options = ["--offset", b + "=-1s", "--offset", c + "=2s", "--align", "flows"]
+    trace, said = converted(tmp, far, *options)
+    if not trace:
+        return
+    aligned, _ = gaps(trace, 800)
+    machines = trace["otherData"]["machines"]
+    m = {m["host"]: m for m in machines}
+    worst = max(abs(aligned[i] - exact[i]) * 1000 for i in exact)
+    check([mc["host"] for mc in machines] == [host, c, b] and
+          all(m[h]["placed_by"] == "flows" for h in (b, c)) and m[b]["flows_with"] == 0 and
+          m[c]["flows_with"] == 2 and m[c]["uncertainty_ns"] > m[b]["uncertainty_ns"] and
+          worst <= m[c]["uncertainty_ns"] + 1 and min(aligned.values()) >= 0,
+          "three machines, --align flows: %s; receives %.0f ns at most from the exact merge's, "
+          "%.3f us after their sends at the least; said: %s" % (machines, worst, min(aligned.values()), said))
+    check(("host %s: placed by flows" % c) in said and ("against host %s" % b) in said and
+          "arrive before they left" not in said, "three machines, --align flows said: %s" % said)
+    as_perfetto(tmp, far, (host, c, b), *options, flows=800)
+
+
 def align(tmp, wrap, host, other):
     """--align flows (issue 33.2): 200 round trips between this host and the namespace,
     flows both ways. One boot: the window the flows leave holds the exact placement and
@@ -353,16 +415,7 @@ def align(tmp, wrap, host, other):
     counted; --align flows places it back within the window its flows leave, said, every
     receive after its send, each where the exact merge has it give or take the
     uncertainty said (half the window's width)."""
-    ping, pong = os.path.join(tmp, "ping.ttr"), os.path.join(tmp, "pong.ttr")
-    to_pong, to_ping = os.pipe(), os.pipe()
-    a = subprocess.Popen([PROG, "ping", "200"], stdin=to_ping[0], stdout=to_pong[1],
-                         env=dict(os.environ, TICKTRACE_OUT=ping))
-    b = subprocess.Popen([*wrap, PROG, "pong", "200"], stdin=to_pong[0], stdout=to_ping[1],
-                         env=dict(os.environ, TICKTRACE_OUT=pong))
-    for fd in (*to_pong, *to_ping):
-        os.close(fd)
-    check(a.wait(timeout=120) == 0 and b.wait(timeout=120) == 0,
-          "flows_prog ping/pong: %s %s" % (a.returncode, b.returncode))
+    ping, pong = ping_pong(tmp, "", (), wrap)
     trace, said = converted(tmp, [ping, pong], "--align", "flows")
     if not trace:
         return
@@ -397,6 +450,7 @@ def align(tmp, wrap, host, other):
     check(("host %s: placed by flows" % other) in said and "(the window its flows leave: " in said
           and "arrive before they left" not in said, "--align flows said: %s" % said)
     as_perfetto(tmp, [ping, far], (host, other), "--offset", other + "=-1s", "--align", "flows", flows=400)
+    three_machines(tmp, host)
 
 
 def parents(path):

@@ -55,11 +55,14 @@ static const char tt_convert_usage[] =
 	"                      of its clock; TIME may be negative: -1.5ms); repeatable:\n"
 	"                      a host's add up, to less than a century\n"
 	"      --align flows   place the runs of other machines by the flows between them\n"
-	"                      and the machines placed before (a first pass over the\n"
-	"                      run): where flows go both ways, at the middle of the window\n"
-	"                      their send and receive times leave (NTP's four timestamps),\n"
-	"                      within half its width; said on stderr. Flows between\n"
-	"                      machines that arrive before they left are always said\n"
+	"                      and the machines placed (a first pass over the run),\n"
+	"                      machine by machine, through the others where a machine\n"
+	"                      has flows with the first only by way of them: where flows\n"
+	"                      go both ways, at the middle of the window their send and\n"
+	"                      receive times leave (NTP's four timestamps), within half\n"
+	"                      its width (and the uncertainty of the machine it is placed\n"
+	"                      against); said on stderr. Flows between machines that\n"
+	"                      arrive before they left are always said\n"
 	"      --compress      Perfetto: the packets deflated in bundles (compressed_packets,\n"
 	"                      which trace_processor and the UI read): a tenth of the bytes\n"
 	"                      or less, at twice the CPU time (deflated by the output's\n"
@@ -117,13 +120,26 @@ static enum tt_format tt_format_for(const struct tt_convert_opts *opts)
 		       TT_FORMAT_JSON;
 }
 
-/* The window that --align flows found a machine's flows leave it. */
-static void tt_say_window(const struct tt_machine *mc)
+static void tt_put_host(FILE *out, const struct tt_machine *mc)
+{
+	const struct tt_machine_info *m = &mc->file->machine;
+	fprintf(out, "host ");
+	tt_put_escaped(out, m->host_name_len ? m->host_name : "(not known)",
+		       m->host_name_len ? m->host_name_len : 11);
+}
+
+/* The window that --align flows found a machine's flows leave it, and against which
+ * machine where that is not the first (a chain: their uncertainties add up). */
+static void tt_say_window(const struct tt_trace *t, const struct tt_machine *mc)
 {
 	fprintf(stderr, "the window its flows leave: ");
 	tt_print_offset(stderr, mc->flows_lo_ns);
 	fprintf(stderr, " .. ");
 	tt_print_offset(stderr, mc->flows_hi_ns);
+	if (mc->flows_with) {
+		fprintf(stderr, ", against ");
+		tt_put_host(stderr, &t->machines[mc->flows_with]);
+	}
 }
 
 /* How runs of several machines were placed, and how far off that may be; a machine
@@ -140,9 +156,8 @@ static void tt_say_machines(const struct tt_trace *t)
 	for (size_t k = 0; k < t->nmachines; k++) {
 		const struct tt_machine *mc = &t->machines[k];
 		const struct tt_machine_info *m = &mc->file->machine;
-		fprintf(stderr, "ticktrace:   host ");
-		tt_put_escaped(stderr, m->host_name_len ? m->host_name : "(not known)",
-			       m->host_name_len ? m->host_name_len : 11);
+		fprintf(stderr, "ticktrace:   ");
+		tt_put_host(stderr, mc);
 		if (!strcmp(mc->clock, "CLOCK_MONOTONIC") && !mc->given_ns) {
 			fprintf(stderr, ": %s, exact", k ? "the first's boot" : "the first");
 		} else {
@@ -164,7 +179,7 @@ static void tt_say_machines(const struct tt_trace *t)
 				fprintf(stderr, ", off by up to ");
 				tt_print_seconds(stderr, mc->uncertainty_ns);
 				fprintf(stderr, " (");
-				tt_say_window(mc);
+				tt_say_window(t, mc);
 				fputc(')', stderr);
 			} else if (mc->uncertainty_ns) {
 				fprintf(stderr, ", off by up to ");
@@ -174,7 +189,7 @@ static void tt_say_machines(const struct tt_trace *t)
 		}
 		if (mc->flows_window && strcmp(mc->clock, "flows")) {
 			fprintf(stderr, "; ");
-			tt_say_window(mc);
+			tt_say_window(t, mc);
 		}
 		if (m->timens_monotonic_ns) {
 			fprintf(stderr, "; its time namespace's ");
@@ -189,18 +204,12 @@ static void tt_say_machines(const struct tt_trace *t)
 	}
 }
 
-static void tt_put_host(FILE *out, const struct tt_machine *mc)
-{
-	const struct tt_machine_info *m = &mc->file->machine;
-	fprintf(out, "host ");
-	tt_put_escaped(out, m->host_name_len ? m->host_name : "(not known)",
-		       m->host_name_len ? m->host_name_len : 11);
-}
 
 /* --align flows: a first pass pairs the flows between machines (report/align.c); each
- * machine whose flows with one placed before it go both ways moves to the middle of
- * the window they leave, and its uncertainty is half its width. A machine of the
- * first's boot stays (exact): the window its flows leave is said. */
+ * machine whose flows with one placed go both ways moves to the middle of the window
+ * they leave, machine by machine (through the others: a chain), and its uncertainty
+ * is half its width, plus that of the machine it was placed against. A machine of
+ * the first's boot stays (exact): the window its flows leave is said. */
 static int tt_align_by_flows(struct tt_trace *t)
 {
 	size_t n = t->nmachines;
@@ -223,16 +232,16 @@ static int tt_align_by_flows(struct tt_trace *t)
 			if (pl->by == TT_FLOW_NOT_PLACED) {
 				fprintf(stderr, "ticktrace: warning: --align flows: ");
 				tt_put_host(stderr, mc);
-				fprintf(stderr, " stays where %s placed it: no machine placed before it has "
-					"flows with it both ways that agree\n", mc->clock);
-				for (size_t j = 0; j < k; j++) {
-					const struct tt_flow_pair *p = &pairs[j * n + k];
-					if (!p->a_to_b && !p->b_to_a)
+				fprintf(stderr, " stays where %s placed it: no machine placed has flows "
+					"with it both ways that agree\n", mc->clock);
+				for (size_t j = 0; j < n; j++) {
+					const struct tt_flow_pair *p = &pairs[j < k ? j * n + k : k * n + j];
+					if (j == k || (!p->a_to_b && !p->b_to_a))
 						continue;
 					fprintf(stderr, "ticktrace:   with ");
 					tt_put_host(stderr, &t->machines[j]);
 					fprintf(stderr, ": %" PRIu64 " flows to it, %" PRIu64 " from it%s\n",
-						p->a_to_b, p->b_to_a,
+						j < k ? p->a_to_b : p->b_to_a, j < k ? p->b_to_a : p->a_to_b,
 						p->a_to_b && p->b_to_a ? ", which disagree (clocks that drift apart, "
 						"or flows of one id that are not one message)" : "");
 				}
@@ -241,12 +250,13 @@ static int tt_align_by_flows(struct tt_trace *t)
 			mc->flows_window = true;
 			mc->flows_lo_ns = pl->lo_ns;
 			mc->flows_hi_ns = pl->hi_ns;
+			mc->flows_with = pl->by;
 			if (fixed[k])
 				continue;
 			tt_trace_move(t, k, pl->shift_ns);
 			mc->flows_ns = pl->shift_ns;
 			mc->clock = "flows";
-			mc->uncertainty_ns = pl->hi_ns / 2 - pl->lo_ns / 2;
+			mc->uncertainty_ns = pl->uncertainty_ns;
 		}
 	}
 	tt_sink_free(bounds);

@@ -291,6 +291,7 @@ struct tt_machine {
 	int64_t flows_ns;    /* the flows' part of offset_ns */
 	bool flows_window;   /* --align flows found its window: */
 	int64_t flows_lo_ns, flows_hi_ns;
+	uint32_t flows_with; /* against this machine's (placed before it, or the first) */
 };
 
 /* Several raw files (processes) on one timeline: the first file's machine's
