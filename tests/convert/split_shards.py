@@ -10,8 +10,14 @@ those past the new last; a damaged input, or a shard that cannot be written, lea
 no shard behind; a trace past what the Perfetto UI loads, converted whole, says so,
 and `open` serves its first shard, or the one named (--shard K), saying which.
 
-  split_shards.py SHARDS_PROG CHECK_PERFETTO SCHEMA   (TT_TEST_TOOL: the command)"""
+Where Perfetto's trace_processor_shell is, tools/query_shards.py (the documented
+example of one query over all shards) counts and times the slices of every name over
+the shards as the whole run has them.
+
+  split_shards.py SHARDS_PROG CHECK_PERFETTO SCHEMA QUERY_SHARDS   (TT_TEST_TOOL: the command)"""
+import csv
 import glob
+import io
 import json
 import os
 import re
@@ -22,7 +28,7 @@ import tempfile
 import urllib.request
 
 tool = os.environ['TT_TEST_TOOL']
-prog, check_perfetto, schema = sys.argv[1:4]
+prog, check_perfetto, schema, query_shards = sys.argv[1:5]
 THREADS, SCOPES, SPLIT = 3, 50000, 5000
 UI_SLICES = 3000000  # what the converter warns above, without --split
 
@@ -125,6 +131,31 @@ def check_split(d, ttr):
              (pf_slices, len(whole_scopes) + whole_points))
     print('%d shards of at most %d slices: each loads, names every thread, %d slices in all, once each'
           % (len(js), SPLIT, len(all_scopes)))
+    check_query(pf, whole_events)
+
+
+def check_query(pf, whole_events):
+    """query_shards.py over the .pftrace shards: each name's slices (and instants, which
+    trace_processor keeps as slices of no length), counted and timed, the whole run's."""
+    tp = os.environ.get('TICKTRACE_TRACE_PROCESSOR') or \
+        os.path.expanduser('~/.cache/ticktrace/trace_processor_shell')
+    if not os.access(tp, os.X_OK):
+        print('query_shards.py not tried: no trace_processor_shell at %s' % tp)
+        return
+    c = subprocess.run([sys.executable, query_shards, '--trace-processor', tp, '--sum', '1',
+                        'select name, count(*) as calls, sum(dur) as total_ns from slice group by name']
+                       + pf, capture_output=True, text=True, timeout=600)
+    got = {r[0]: (int(r[1]), int(r[2])) for r in list(csv.reader(io.StringIO(c.stdout)))[1:]}
+    want = {}
+    for e in whole_events:
+        if e.get('ph') in ('X', 'i') and e.get('cat') != 'sched':
+            calls, total = want.get(e['name'], (0, 0))
+            want[e['name']] = (calls + 1, total + round(e.get('dur', 0) * 1000))
+    if c.returncode != 0 or got != want:
+        fail('query_shards.py over %d shards: %s, the whole run %s: %s'
+             % (len(pf), sorted(got.items()), sorted(want.items()), c.stderr))
+    print('query_shards.py: one query over the %d shards, each name\'s calls and time the whole run\'s'
+          % len(pf))
 
 
 def states_of(events):
