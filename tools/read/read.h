@@ -209,6 +209,7 @@ struct tt_file {
 	struct tt_machine_info machine;
 	bool machine_known;
 	uint32_t machine_index; /* its machine among its trace's (tt_trace.machines) */
+	uint32_t index;         /* its place among its trace's files */
 };
 
 /* The kernel calls the clock of a reading unsynchronized (STA_UNSYNC, or TIME_ERROR):

@@ -120,8 +120,9 @@ static size_t tt_states_cut(const struct tt_thread *th, int64_t lo, int64_t hi,
  * files and threads, but each thread's states (the writers show them whole at their
  * start) cut to the window, and none of a thread not chosen; so that --from/--to and
  * each shard of --split carry the states of their time only, and the shards' states
- * add up to the run's. The view's threads are copies: events still point to t's,
- * which sinks know by id. Freed with the filter, which goes after the inner sink. */
+ * add up to the run's. The view's files and threads are copies: events still point
+ * to t's, which sinks know by their index and id, never by their address. Freed with
+ * the filter, which goes after the inner sink. */
 static int tt_filter_view(struct tt_filter_sink *fs, const struct tt_trace *t)
 {
 	int64_t lo = INT64_MIN, hi = INT64_MAX;
