@@ -186,7 +186,8 @@ def check_states(d):
     """Threads that sleep every 200 steps: their states cross every shard's edge. Each
     shard holds the states of its own time only (cut at its edges: the next shard's
     states begin where its own end), and those of all shards add up to the whole run's;
-    --from/--to cut them to the window. Each carried every state of the run before."""
+    --from/--to cut them to the window, and --thread keeps its thread's only. Each
+    carried every state of the run before."""
     ttr = record(d, 'naps.ttr', THREADS, 20000, '200')
     whole = os.path.join(d, 'naps.json')
     r = run(['convert', '-q', ttr, '-o', whole])
@@ -232,8 +233,16 @@ def check_states(d):
         fail('--from %dns --to %dns: states outside the window: %s' % (lo, hi, outside[:4]))
     same_totals(state_totals(kept), state_totals(all_states, lo / 1000, (hi + 1) / 1000), 2,
                 '--from/--to')
+    one = os.path.join(d, 'one.json')
+    r = run(['convert', '-q', ttr, '--thread', 'worker-1', '-o', one])
+    events = load_json(one) if r.returncode == 0 else fail('--thread: ' + r.stderr)
+    tid = {e['tid'] for e in events if e.get('ph') == 'X' and e.get('cat') != 'sched'}
+    theirs = {s[0] for s in states_of(events)}
+    if len(tid) != 1 or len(theirs) != 1 or 'worker-1 (states)' not in thread_names(events):
+        fail('--thread worker-1: the states of tids %s, its slices\' %s' % (sorted(theirs), sorted(tid)))
     print('thread states: %d shards hold %d pieces of the run\'s %d, adding up to its; '
-          '--from/--to keep %d, cut to the window' % (len(js), len(held), len(all_states), len(kept)))
+          '--from/--to keep %d, cut to the window; --thread those of its thread'
+          % (len(js), len(held), len(all_states), len(kept)))
     return None
 
 
