@@ -165,6 +165,9 @@ def as_perfetto(tmp, files, hosts, *options, flows=200):
     c = subprocess.run([TOOL, "convert", "--force", "-q", *files, "-o", out, *options],
                        capture_output=True, text=True, timeout=120)
     check(c.returncode == 0, "convert to .pftrace: %s" % c.stderr)
+    # trace_processor links flow ids within a machine only: said where flows cross
+    between = "%d flows between machines: Perfetto links flows within a machine only" % flows
+    check((between in c.stderr) == (len(hosts) > 1), "%s: %s" % (between, c.stderr))
     if c.returncode != 0:
         return
     c = subprocess.run([sys.executable, CHECK_PERFETTO, out, SCHEMA, os.path.join(tmp, "merged.json"),

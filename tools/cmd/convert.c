@@ -288,6 +288,24 @@ static void tt_say_early_flows(const struct tt_trace *t, const struct tt_sink *b
 		}
 }
 
+/* Flows between machines into a .pftrace: Perfetto's trace_processor, and so its UI,
+ * links flow ids within a machine only (each machine_id has a flow tracker of its own,
+ * in its sources of 2026): their arrows are in the file but not drawn. Said, with
+ * where they are. */
+static void tt_say_flows_between_machines(const struct tt_trace *t, const struct tt_sink *bounds)
+{
+	size_t n = t->nmachines;
+	const struct tt_flow_pair *pairs = tt_flow_bounds_pairs(bounds);
+	uint64_t flows = 0;
+	for (size_t a = 0; a < n; a++)
+		for (size_t b = a + 1; b < n; b++)
+			flows += pairs[a * n + b].a_to_b + pairs[a * n + b].b_to_a;
+	if (flows)
+		tt_warn("%" PRIu64 " flows between machines: Perfetto links flows within a machine "
+			"only (a flow tracker per machine), so the .pftrace's arrows between machines "
+			"are not drawn; the JSON's are (-o OUT.json)", flows);
+}
+
 /* The begin time of every slice the conversion writes (what the writer is given:
  * after the filter and the spike marks), counted, and kept for --split. */
 struct tt_begins {
@@ -545,6 +563,8 @@ int tt_convert(const struct tt_convert_opts *opts, struct tt_summary *sum)
 		rc = tt_session_decode(&run, sinks, nsinks);
 	if (rc == 0 && bounds)
 		tt_say_early_flows(&run.trace, bounds);
+	if (rc == 0 && bounds && format == TT_FORMAT_PERFETTO)
+		tt_say_flows_between_machines(&run.trace, bounds);
 	/* (the sinks go while the trace they read is still open) */
 	tt_chain_free(&chain);
 	tt_sink_free(bounds);
