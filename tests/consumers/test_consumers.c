@@ -139,9 +139,9 @@ static int tt_case_merged_file(const char *path, unsigned k)
 }
 
 /* A parent and the child it forked: the child's run lies inside the parent's, its
- * anchors taken later; the child takes a flow id the parent passed out, which links
- * nothing across processes. `path` is the child's file, given first; the parent's
- * is beside it. */
+ * anchors taken later; the child takes a flow id the parent passed out, with none of
+ * its own waiting: one arrow across the two processes. `path` is the child's file,
+ * given first; the parent's is beside it. */
 static int tt_case_forked(const char *path)
 {
 	struct tt_file_header h;
@@ -402,7 +402,7 @@ static int tt_cases_write(struct tt_case *cases, const char *dir)
 			return -1;
 	if (tt_case_one(c++, dir, "chain", tt_case_chain, 8) < 0)
 		return -1;
-	if (tt_case_one(c, dir, "forked", tt_case_forked, 0) < 0) /* the child's file first */
+	if (tt_case_one(c, dir, "forked", tt_case_forked, 1) < 0) /* the child's file first */
 		return -1;
 	c->inputs[1] = tt_case_path(dir, "forked.ttr.parent");
 	c++->ninputs = 2;

@@ -2,14 +2,22 @@
 """convert --split (issue 33 item 4): a run cut into time-contiguous shards of at most N
 slices, each a whole trace that loads alone (check-perfetto.py: the .pftrace shard
 against the JSON shard), every thread named in each, the shards' slices those of the
-whole run, once each (a scope open across every boundary belongs to the first shard);
+whole run, once each (a scope open across every boundary belongs to the first shard),
+and the threads' states (a run whose threads sleep all along) cut at each shard's
+edges, adding up to the whole run's, as --from/--to cut them to their window;
 bad --split values refused; --force over an earlier split into more shards removes
 those past the new last; a damaged input, or a shard that cannot be written, leaves
 no shard behind; a trace past what the Perfetto UI loads, converted whole, says so,
 and `open` serves its first shard, or the one named (--shard K), saying which.
 
-  split_shards.py SHARDS_PROG CHECK_PERFETTO SCHEMA   (TT_TEST_TOOL: the command)"""
+Where Perfetto's trace_processor_shell is, tools/query_shards.py (the documented
+example of one query over all shards) counts and times the slices of every name over
+the shards as the whole run has them.
+
+  split_shards.py SHARDS_PROG CHECK_PERFETTO SCHEMA QUERY_SHARDS   (TT_TEST_TOOL: the command)"""
+import csv
 import glob
+import io
 import json
 import os
 import re
@@ -20,7 +28,7 @@ import tempfile
 import urllib.request
 
 tool = os.environ['TT_TEST_TOOL']
-prog, check_perfetto, schema = sys.argv[1:4]
+prog, check_perfetto, schema, query_shards = sys.argv[1:5]
 THREADS, SCOPES, SPLIT = 3, 50000, 5000
 UI_SLICES = 3000000  # what the converter warns above, without --split
 
@@ -34,11 +42,11 @@ def run(args, **kw):
     return subprocess.run([tool] + args, capture_output=True, text=True, timeout=240, **kw)
 
 
-def record(d, name, threads, scopes):
+def record(d, name, threads, scopes, *nap):
     """All of it: each thread's buffer holds its records (a stream's writes may fall behind
     on a loaded machine, and drop)."""
     ttr = os.path.join(d, name)
-    subprocess.run([prog, str(threads), str(scopes)], check=True, timeout=120,
+    subprocess.run([prog, str(threads), str(scopes), *nap], check=True, timeout=120,
                    env=dict(os.environ, TICKTRACE_OUT=ttr, TICKTRACE_MODE='stop',
                             TICKTRACE_BUFFER=str(2 * scopes + 8192)))
     return ttr
@@ -123,6 +131,119 @@ def check_split(d, ttr):
              (pf_slices, len(whole_scopes) + whole_points))
     print('%d shards of at most %d slices: each loads, names every thread, %d slices in all, once each'
           % (len(js), SPLIT, len(all_scopes)))
+    check_query(pf, whole_events)
+
+
+def check_query(pf, whole_events):
+    """query_shards.py over the .pftrace shards: each name's slices (and instants, which
+    trace_processor keeps as slices of no length), counted and timed, the whole run's."""
+    tp = os.environ.get('TICKTRACE_TRACE_PROCESSOR') or \
+        os.path.expanduser('~/.cache/ticktrace/trace_processor_shell')
+    if not os.access(tp, os.X_OK):
+        print('query_shards.py not tried: no trace_processor_shell at %s' % tp)
+        return
+    c = subprocess.run([sys.executable, query_shards, '--trace-processor', tp, '--sum', '1',
+                        'select name, count(*) as calls, sum(dur) as total_ns from slice group by name']
+                       + pf, capture_output=True, text=True, timeout=600)
+    got = {r[0]: (int(r[1]), int(r[2])) for r in list(csv.reader(io.StringIO(c.stdout)))[1:]}
+    want = {}
+    for e in whole_events:
+        if e.get('ph') in ('X', 'i') and e.get('cat') != 'sched':
+            calls, total = want.get(e['name'], (0, 0))
+            want[e['name']] = (calls + 1, total + round(e.get('dur', 0) * 1000))
+    if c.returncode != 0 or got != want:
+        fail('query_shards.py over %d shards: %s, the whole run %s: %s'
+             % (len(pf), sorted(got.items()), sorted(want.items()), c.stderr))
+    print('query_shards.py: one query over the %d shards, each name\'s calls and time the whole run\'s'
+          % len(pf))
+
+
+def states_of(events):
+    """The thread states' slices (cat "sched"): [(tid, name, ts, dur)] in us."""
+    return [(e['tid'], e['name'], e['ts'], e['dur']) for e in events
+            if e.get('ph') == 'X' and e.get('cat') == 'sched']
+
+
+def state_totals(states, lo=float('-inf'), hi=float('inf')):
+    """Each (tid, state)'s time within [lo, hi), us."""
+    totals = {}
+    for tid, name, ts, dur in states:
+        part = min(ts + dur, hi) - max(ts, lo)
+        if part > 0:
+            totals[(tid, name)] = totals.get((tid, name), 0) + part
+    return totals
+
+
+def same_totals(got, want, pieces, what):
+    """Within the JSON's rounding: a thousandth of a us a piece."""
+    worst = max(abs(got.get(k, 0) - want.get(k, 0)) for k in set(got) | set(want))
+    if not want or worst > 0.002 * (pieces + 1):
+        fail('%s: the states %s, the whole run\'s %s (off by up to %.3f us)' %
+             (what, sorted(got.items())[:4], sorted(want.items())[:4], worst))
+
+
+def check_states(d):
+    """Threads that sleep every 200 steps: their states cross every shard's edge. Each
+    shard holds the states of its own time only (cut at its edges: the next shard's
+    states begin where its own end), and those of all shards add up to the whole run's;
+    --from/--to cut them to the window, and --thread keeps its thread's only. Each
+    carried every state of the run before."""
+    ttr = record(d, 'naps.ttr', THREADS, 20000, '200')
+    whole = os.path.join(d, 'naps.json')
+    r = run(['convert', '-q', ttr, '-o', whole])
+    if r.returncode != 0:
+        fail('the run with naps: ' + r.stderr)
+    all_states = states_of(load_json(whole))
+    if len({s[0] for s in all_states}) < THREADS:
+        skip = 'the kernel gave no thread states (perf_event_open refused?): %d states' % len(all_states)
+        return skip
+    for ext in ('json', 'pftrace'):
+        r = run(['convert', '-q', ttr, '--split', str(SPLIT), '-o', os.path.join(d, 'naps.' + ext)])
+        if r.returncode != 0:
+            fail('--split of the run with naps: ' + r.stderr)
+    js, pf = shards_named(d, 'naps', 'json'), shards_named(d, 'naps', 'pftrace')
+    if len(js) < 10:
+        fail('the run with naps in %d shards' % len(js))
+    held, ends = [], {}
+    for k, j in enumerate(js):
+        mine = states_of(load_json(j))
+        for tid, name, ts, dur in mine:
+            if ts < ends.get(tid, float('-inf')) - 0.001:
+                fail('%s: a state of tid %d at %s us, before where the shard before\'s end (%s us)'
+                     % (j, tid, ts, ends[tid]))
+        for tid in {s[0] for s in mine}:
+            ends[tid] = max(ts + dur for t, _, ts, dur in mine if t == tid)
+        held += mine
+        if k in (0, len(js) // 2, len(js) - 1):  # the .pftrace's states as the JSON's
+            c = subprocess.run([sys.executable, check_perfetto, pf[k], schema, j], capture_output=True,
+                               text=True, timeout=240)
+            if c.returncode not in (0, 77):
+                fail('%s does not load as its JSON shard does: %s%s' % (pf[k], c.stdout[-2000:], c.stderr))
+    same_totals(state_totals(held), state_totals(all_states), len(js), 'the %d shards' % len(js))
+    begin = min(s[2] for s in all_states)
+    span = max(s[2] + s[3] for s in all_states) - begin
+    lo, hi = int((begin + span * 0.3) * 1000), int((begin + span * 0.6) * 1000)
+    window = os.path.join(d, 'window.json')
+    r = run(['convert', '-q', ttr, '--from', '%dns' % lo, '--to', '%dns' % hi, '-o', window])
+    if r.returncode != 0:
+        fail('--from/--to: ' + r.stderr)
+    kept = states_of(load_json(window))
+    outside = [s for s in kept if s[2] < lo / 1000 - 0.001 or s[2] + s[3] > (hi + 1) / 1000 + 0.001]
+    if outside:
+        fail('--from %dns --to %dns: states outside the window: %s' % (lo, hi, outside[:4]))
+    same_totals(state_totals(kept), state_totals(all_states, lo / 1000, (hi + 1) / 1000), 2,
+                '--from/--to')
+    one = os.path.join(d, 'one.json')
+    r = run(['convert', '-q', ttr, '--thread', 'worker-1', '-o', one])
+    events = load_json(one) if r.returncode == 0 else fail('--thread: ' + r.stderr)
+    tid = {e['tid'] for e in events if e.get('ph') == 'X' and e.get('cat') != 'sched'}
+    theirs = {s[0] for s in states_of(events)}
+    if len(tid) != 1 or len(theirs) != 1 or 'worker-1 (states)' not in thread_names(events):
+        fail('--thread worker-1: the states of tids %s, its slices\' %s' % (sorted(theirs), sorted(tid)))
+    print('thread states: %d shards hold %d pieces of the run\'s %d, adding up to its; '
+          '--from/--to keep %d, cut to the window; --thread those of its thread'
+          % (len(js), len(held), len(all_states), len(kept)))
+    return None
 
 
 def check_resplit(d, ttr):
@@ -248,7 +369,11 @@ def main():
         check_split(d, ttr)
         check_resplit(d, ttr)
         check_nothing_left(d, ttr)
+        skipped = check_states(d)
         check_huge(d)
+    if skipped:
+        print('SKIP: ' + skipped)
+        sys.exit(77)
 
 
 main()

@@ -98,6 +98,32 @@ static void chained_and_fixed(void **state)
 	assert_int_equal(place[2].shift_ns, 50);
 }
 
+/* Three machines listed A, C, B: C has flows both ways with B only, B with A. C is
+ * placed through B once B is (it was left where it was: no machine before it in the
+ * list had flows with it), its window against B's, its uncertainty B's and its own. */
+static void chained_through_a_later_one(void **state)
+{
+	(void)state;
+	struct tt_flow_pair pairs[9];
+	for (size_t i = 0; i < 9; i++)
+		pairs[i] = empty();
+	tt_flow_pair_add(&pairs[0 * 3 + 2], true, 0, 1000);     /* B from A: at least -1000 */
+	tt_flow_pair_add(&pairs[0 * 3 + 2], false, 2000, 2100); /* at most +100 */
+	tt_flow_pair_add(&pairs[1 * 3 + 2], true, 0, -40);      /* B from C: at least +40 */
+	tt_flow_pair_add(&pairs[1 * 3 + 2], false, 0, 60);      /* at most +60 */
+	struct tt_flow_place place[3];
+	tt_flow_align(pairs, 3, NULL, place);
+	assert_int_equal(place[2].by, 0);
+	assert_int_equal(place[2].shift_ns, -450);
+	assert_int_equal(place[2].uncertainty_ns, 550);
+	assert_int_equal(place[1].by, 2);
+	/* C from B: [-60, -40] after B's -450 */
+	assert_int_equal(place[1].shift_ns, -450 - 50);
+	assert_int_equal(place[1].lo_ns, -10);
+	assert_int_equal(place[1].hi_ns, 10);
+	assert_int_equal(place[1].uncertainty_ns, 550 + 10);
+}
+
 /* Bounds at the ends of the times the decoder gives (TT_TIME_LIMIT, 2^61 ns): the
  * middle without overflow, rounded toward the window's inside. */
 static void far_bounds(void **state)
@@ -163,7 +189,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(window_of_both_ways), cmocka_unit_test(early_flows),
-		cmocka_unit_test(chained_and_fixed),   cmocka_unit_test(far_bounds),
+		cmocka_unit_test(chained_and_fixed),   cmocka_unit_test(chained_through_a_later_one),
+		cmocka_unit_test(far_bounds),
 		cmocka_unit_test(sink_pairs_by_id),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

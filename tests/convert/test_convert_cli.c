@@ -183,6 +183,71 @@ static void test_merge_processes(void **state)
 	free(r.out);
 }
 
+/* Flows between processes: a FLOW_IN ends the latest FLOW_OUT of its id in its own
+ * process, and where its process has none waiting, the latest of another's (a message
+ * that carried its id): one arrow across the two, where each end had an arrow of its
+ * own before. Process 6363 ends its own 1 though 5353 sent a 1 later, and 5353's 7. */
+static void test_flows_between_processes(void **state)
+{
+	struct tt_fixture *fx = *state;
+	static const struct tt_record sender[] = {
+		R(TT_REC_FLOW_OUT, 0, 12000), R(TT_REC_VALUE, 0, 1),
+		R(TT_REC_FLOW_OUT, 0, 13000), R(TT_REC_VALUE, 0, 7),
+		R(TT_REC_FLOW_OUT, 0, 15000), R(TT_REC_VALUE, 0, 1),
+	};
+	static const struct tt_record receiver[] = {
+		R(TT_REC_FLOW_OUT, 0, 14000), R(TT_REC_VALUE, 0, 1),
+		R(TT_REC_FLOW_IN, 0, 16000), R(TT_REC_VALUE, 0, 1),
+		R(TT_REC_FLOW_IN, 0, 17000), R(TT_REC_VALUE, 0, 7),
+	};
+	char path[2][160];
+	for (int k = 0; k < 2; k++) {
+		snprintf(path[k], sizeof(path[k]), "%s/p%d.ttr", fx->dir, k);
+		struct tt_file_header h;
+		tt_tw_default_header(&h);
+		h.pid = k ? 6363 : 5353;
+		h.tsc_hz = 2000000000;
+		h.start = (struct tt_anchor){.tsc = 10000, .monotonic_ns = 5000003000};
+		h.end = (struct tt_anchor){.tsc = 10000 + 2000000000, .monotonic_ns = 6000003000};
+		struct tt_tw w;
+		assert_int_equal(tt_tw_open_file(&w, path[k]), 0);
+		tt_tw_header(&w, &h);
+		tt_tw_process(&w, k ? 6363 : 5353, k ? "receiver" : "sender");
+		tt_tw_sites(&w, tt_demo_sites, tt_demo_nsites);
+		tt_tw_thread(&w, 0, k ? 6364 : 5354, "main", 6, 0);
+		tt_tw_events(&w, 0, 0, k ? receiver : sender, 6);
+		tt_tw_end(&w);
+		assert_int_equal(tt_tw_close(&w), 0);
+	}
+	struct tt_run r;
+	TT_RUN(&r, "convert", path[0], path[1], "-o", fx->out);
+	if (r.status != 0)
+		fail_msg("convert: status %d: %s", r.status, r.err);
+	free(r.out);
+	cJSON *root = tt_json_load(fx->out);
+	/* the arrows' ends in time order: 4 starts, 2 ends */
+	const char *start_id[4] = {0}, *end_id[2] = {0};
+	int start_pid[4] = {0}, starts = 0, ends = 0;
+	const cJSON *ev;
+	cJSON_ArrayForEach(ev, field(root, "traceEvents"))
+	{
+		const char *ph = field(ev, "ph")->valuestring;
+		if (!strcmp(ph, "s") && starts < 4) {
+			start_pid[starts] = (int)field(ev, "pid")->valuedouble;
+			start_id[starts++] = field(ev, "id")->valuestring;
+		} else if (!strcmp(ph, "f") && ends < 2) {
+			end_id[ends++] = field(ev, "id")->valuestring;
+		}
+	}
+	assert_int_equal(starts, 4);
+	assert_int_equal(ends, 2);
+	assert_int_equal(start_pid[2], 6363);
+	assert_string_equal(end_id[0], start_id[2]); /* its own 1 */
+	assert_int_equal(start_pid[1], 5353);
+	assert_string_equal(end_id[1], start_id[1]); /* the sender's 7 */
+	cJSON_Delete(root);
+}
+
 /* `-o` where another user planted something in a shared directory: a link to a
  * device, a FIFO. Neither is written through: it exists (--force), and --force
  * replaces it with a file of the user's. A FIFO of the user's that no one reads is
@@ -514,6 +579,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_merge_processes, setup, tt_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_flows_between_processes, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_library_loaded_where_another_was, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_library_named_by_time, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_warnings_escape_names, setup, tt_fixture_teardown),

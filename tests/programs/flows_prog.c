@@ -6,6 +6,7 @@
  *                          scope "receive"
  *   flows_prog ping N      N round trips, flows both ways: send 2i - 1, receive 2i
  *   flows_prog pong N      the other end: receive 2i - 1, send 2i
+ *   ... N BASE             the ids BASE + those: conversations of their own
  *
  * A receive comes after its send (the pipe orders them): on one timeline, a flow_in
  * before its flow_out is a clock misplaced. */
@@ -38,21 +39,22 @@ int main(int argc, char **argv)
 {
 	static const char *const modes[] = {"send", "receive", "ping", "pong"};
 	int mode = -1;
-	for (int m = 0; argc == 3 && m < 4; m++)
+	for (int m = 0; (argc == 3 || argc == 4) && m < 4; m++)
 		if (!strcmp(argv[1], modes[m]))
 			mode = m;
 	if (mode < 0) {
-		fprintf(stderr, "usage: flows_prog send|receive|ping|pong N\n");
+		fprintf(stderr, "usage: flows_prog send|receive|ping|pong N [BASE]\n");
 		return 2;
 	}
 	uint64_t n = strtoull(argv[2], NULL, 10);
+	uint64_t base = argc == 4 ? strtoull(argv[3], NULL, 10) : 0;
 	for (uint64_t i = 1; i <= n; i++) {
 		int rc = 0;
 		switch (mode) {
-		case 0: rc = send_one(i); break;
+		case 0: rc = send_one(base + i); break;
 		case 1: rc = receive_one(); break;
-		case 2: rc = send_one(2 * i - 1) < 0 ? -1 : receive_one(); break;
-		default: rc = receive_one() < 0 ? -1 : send_one(2 * i); break;
+		case 2: rc = send_one(base + 2 * i - 1) < 0 ? -1 : receive_one(); break;
+		default: rc = receive_one() < 0 ? -1 : send_one(base + 2 * i); break;
 		}
 		if (rc < 0)
 			return 1;

@@ -2,7 +2,10 @@
  * scope "run" open all along around SCOPES scopes "step", every 1000th with an
  * instant "mark" inside; the main thread "main" records a scope "setup" first.
  *
- *   shards_prog THREADS SCOPES   (TICKTRACE_OUT: where the run goes)
+ *   shards_prog THREADS SCOPES [NAP]   (TICKTRACE_OUT: where the run goes)
+ *
+ * With NAP, every NAPth step sleeps 20 us: the threads leave their CPUs all along
+ * the run, so that their states cross every shard's boundary.
  *
  * "run" crosses every shard's boundary: it belongs to the first shard, whole, and
  * the later shards hold its children without it. */
@@ -10,10 +13,11 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "ticktrace.h"
 
-static unsigned long scopes;
+static unsigned long scopes, nap;
 
 static void *worker(void *arg)
 {
@@ -25,6 +29,8 @@ static void *worker(void *arg)
 		TT_BEGIN("step");
 		if (i % 1000 == 0)
 			TT_INSTANT("mark");
+		if (nap && i % nap == nap - 1)
+			nanosleep(&(struct timespec){.tv_nsec = 20000}, NULL);
 		TT_END();
 	}
 	TT_END();
@@ -33,12 +39,13 @@ static void *worker(void *arg)
 
 int main(int argc, char **argv)
 {
-	if (argc != 3) {
-		fputs("usage: shards_prog THREADS SCOPES\n", stderr);
+	if (argc != 3 && argc != 4) {
+		fputs("usage: shards_prog THREADS SCOPES [NAP]\n", stderr);
 		return 2;
 	}
 	unsigned threads = (unsigned)strtoul(argv[1], NULL, 10);
 	scopes = strtoul(argv[2], NULL, 10);
+	nap = argc == 4 ? strtoul(argv[3], NULL, 10) : 0;
 	tt_thread_name("main");
 	TT_BEGIN("setup");
 	TT_END();

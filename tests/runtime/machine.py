@@ -8,7 +8,8 @@ and stream (which writes the section at its start), as root and as nobody; then 
 in a UTS namespace with a host name of its own (unshare --uts; exit 77 after the rest
 passed where that is refused) says its own name, on the same boot.
 
-With PART `merge` (issue 33.2): a process on this host sends 200 numbered flows
+With PART `merge` (issue 33.2): two processes of this host merged, each flow one arrow
+between them (JSON and .pftrace). Then a process on this host sends 200 numbered flows
 (flows_prog) through a pipe to one in a time namespace a day ahead with a host name of
 its own (unshare --time --monotonic 86400 --boottime 86400 --uts; REALTIME shared;
 exit 77 where it is refused); merged, every receive is after its send, the namespace's
@@ -157,30 +158,35 @@ def converted(tmp, files, *options):
     return (json.load(open(out)) if c.returncode == 0 else None), c.stderr
 
 
-def as_perfetto(tmp, files, hosts, *options):
+def as_perfetto(tmp, files, hosts, *options, flows=200):
     """The merge as .pftrace, checked against its JSON (merged.json) by check-perfetto:
-    a machine per host, named so, the same slices where the JSON has them."""
+    a machine per host, named so, the same slices where the JSON has them, an arrow a flow."""
     out = os.path.join(tmp, "merged.pftrace")
     c = subprocess.run([TOOL, "convert", "--force", "-q", *files, "-o", out, *options],
                        capture_output=True, text=True, timeout=120)
     check(c.returncode == 0, "convert to .pftrace: %s" % c.stderr)
+    # trace_processor links flow ids within a machine only: said where flows cross
+    between = "%d flows between machines: Perfetto links flows within a machine only" % flows
+    check((between in c.stderr) == (len(hosts) > 1), "%s: %s" % (between, c.stderr))
     if c.returncode != 0:
         return
-    c = subprocess.run([sys.executable, CHECK_PERFETTO, out, SCHEMA, os.path.join(tmp, "merged.json")],
-                       capture_output=True, text=True, timeout=300)
+    c = subprocess.run([sys.executable, CHECK_PERFETTO, out, SCHEMA, os.path.join(tmp, "merged.json"),
+                        "--flows", str(flows)], capture_output=True, text=True, timeout=300)
     if c.returncode == 77:
         print("(not checked as .pftrace: %s)" % c.stdout.strip())
         return
     said = re.search(r"^machines: (.*)$", c.stdout, re.M)
-    check(c.returncode == 0 and said and said.group(1) == "0 %s, 1 %s" % hosts,
+    check(c.returncode == 0 and (said.group(1) if said else None) == (
+        ", ".join("%d %s" % h for h in enumerate(hosts)) if len(hosts) > 1 else None),
           "the .pftrace of %s: %s%s" % (" ".join(options) or "the merge", c.stdout[-3000:], c.stderr))
-    loaded_by_trace_processor(tmp, out, " ".join(options) or "the merge")
+    if len(hosts) > 1:
+        loaded_by_trace_processor(tmp, out, " ".join(options) or "the merge", len(hosts))
 
 
-def loaded_by_trace_processor(tmp, trace, label):
+def loaded_by_trace_processor(tmp, trace, label, machines=2):
     """Where Perfetto's trace_processor_shell is ($TICKTRACE_TRACE_PROCESSOR, or
     ~/.cache/ticktrace/trace_processor_shell): it loads the trace with no error or
-    data-loss stat, the processes on two machines."""
+    data-loss stat, the processes on their machines."""
     tp = os.environ.get("TICKTRACE_TRACE_PROCESSOR") or \
         os.path.expanduser("~/.cache/ticktrace/trace_processor_shell")
     if not os.access(tp, os.X_OK):
@@ -194,46 +200,48 @@ def loaded_by_trace_processor(tmp, trace, label):
                 "AND severity IN ('error', 'data_loss');\n" % ", ".join(pids))
     c = subprocess.run([tp, "query", "-f", query, trace], capture_output=True, text=True, timeout=300)
     rows = {r[0]: r[1] for r in csv.reader(io.StringIO(c.stdout)) if len(r) == 2}
-    check(c.returncode == 0 and rows.get("machines") == "2" and rows.get("errors") == "0",
+    check(c.returncode == 0 and rows.get("machines") == str(machines) and rows.get("errors") == "0",
           "trace_processor on %s: %s %s" % (label, rows, c.stderr[-2000:]))
 
 
-def another_boot(path, out):
-    """The raw file at `path` made another boot's (its boot id changed), written to
-    `out`: its bytes, and where its MACHINE section is."""
+def another_boot(path, out, flip=0xff):
+    """The raw file at `path` made another boot's (its boot id's first byte xor `flip`),
+    written to `out`: its bytes, and where its MACHINE section is."""
     data = bytearray(open(path, "rb").read())
     at = ttr.HEADER
     while struct.unpack_from("<I", data, at)[0] != ttr.SEC_MACHINE:
         at += 16 + ((struct.unpack_from("<Q", data, at + 8)[0] + 15) & ~15)
-    data[at + 16 + 24] ^= 0xff  # boot_id's first byte
+    data[at + 16 + 24] ^= flip
     open(out, "wb").write(data)
     return data, at
 
 
-def gaps(trace, flows=200):
-    """Each flow's receive less its send (us), by id; the hosts the processes are labelled with."""
+def gaps(trace, flows=200, arrows=True):
+    """Each flow's receive less its send (us), by id; the hosts the processes are labelled with.
+    With `arrows`, each flow is one arrow from its send's process to its receive's (the
+    JSON's "s" and "f" of one id, in two processes), as the receive came after the send."""
     ends = {"flow_out": {}, "flow_in": {}}
     hosts = {}
+    arrow_ends = {"s": {}, "f": {}}
     for e in trace["traceEvents"]:
         if e.get("name") in ends:
             ends[e["name"]][e["args"]["id"]] = e["ts"]
         elif e.get("name") == "process_labels":
             hosts[e["pid"]] = e["args"]["labels"]
+        elif e.get("ph") in arrow_ends:
+            arrow_ends[e["ph"]][e["id"]] = e["pid"]
     sent, got = ends["flow_out"], ends["flow_in"]
     check(len(sent) == len(got) == flows and set(sent) == set(got),
           "flows: %d sent, %d received" % (len(sent), len(got)))
+    across = sum(1 for i, pid in arrow_ends["s"].items() if arrow_ends["f"].get(i, pid) != pid)
+    check(not arrows or across == flows, "%d arrows between the processes for %d flows (%d starts, "
+          "%d ends)" % (across, flows, len(arrow_ends["s"]), len(arrow_ends["f"])))
     return {i: got[i] - sent[i] for i in sent if i in got}, hosts
 
 
-def merge(tmp):
-    other = "tt-far-%d" % os.getpid()
-    wrap = ["unshare", "--time", "--monotonic", "86400", "--boottime", "86400", "--uts", "--",
-            "sh", "-c", 'hostname "$0" && exec "$@"', other]
-    probe = subprocess.run([*wrap, "true"], capture_output=True, text=True, timeout=60)
-    if probe.returncode != 0:
-        return ("unshare --time --uts is refused here (it needs CAP_SYS_ADMIN and a kernel with "
-                "time namespaces, 5.6 or later): " + probe.stderr.strip())
-    send, receive = os.path.join(tmp, "send.ttr"), os.path.join(tmp, "receive.ttr")
+def send_receive(tmp, label, wrap=()):
+    """200 flows through a pipe from a process of this host to one under `wrap`: their files."""
+    send, receive = (os.path.join(tmp, label + end + ".ttr") for end in ("send", "receive"))
     sender = subprocess.Popen([PROG, "send", "200"], stdout=subprocess.PIPE,
                               env=dict(os.environ, TICKTRACE_OUT=send))
     receiver = subprocess.run([*wrap, PROG, "receive", "200"], stdin=sender.stdout,
@@ -241,6 +249,29 @@ def merge(tmp):
     sender.stdout.close()
     check(sender.wait(timeout=120) == 0 and receiver.returncode == 0,
           "flows_prog: sender %s, receiver %s" % (sender.returncode, receiver.returncode))
+    return send, receive
+
+
+def one_machine(tmp):
+    """Two processes of this host: merged, each flow one arrow from the sender's process
+    to the receiver's, in the JSON and the .pftrace (each end had an arrow of its own)."""
+    files = send_receive(tmp, "local-")
+    trace, _ = converted(tmp, files)
+    if trace:
+        gaps(trace)
+        as_perfetto(tmp, files, (os.uname().nodename,))
+
+
+def merge(tmp):
+    one_machine(tmp)
+    other = "tt-far-%d" % os.getpid()
+    wrap = ["unshare", "--time", "--monotonic", "86400", "--boottime", "86400", "--uts", "--",
+            "sh", "-c", 'hostname "$0" && exec "$@"', other]
+    probe = subprocess.run([*wrap, "true"], capture_output=True, text=True, timeout=60)
+    if probe.returncode != 0:
+        return ("unshare --time --uts is refused here (it needs CAP_SYS_ADMIN and a kernel with "
+                "time namespaces, 5.6 or later): " + probe.stderr.strip())
+    send, receive = send_receive(tmp, "", wrap)
     host = os.uname().nodename
     trace, said = converted(tmp, [send, receive])
     if not trace:
@@ -317,6 +348,68 @@ def merge(tmp):
     return None
 
 
+def ping_pong(tmp, label, wrap_ping, wrap_pong, base=0):
+    """200 round trips (ids from base on) between a process under `wrap_ping` and one
+    under `wrap_pong`: their files."""
+    ping, pong = (os.path.join(tmp, label + end + ".ttr") for end in ("ping", "pong"))
+    to_pong, to_ping = os.pipe(), os.pipe()
+    a = subprocess.Popen([*wrap_ping, PROG, "ping", "200", str(base)], stdin=to_ping[0],
+                         stdout=to_pong[1], env=dict(os.environ, TICKTRACE_OUT=ping))
+    b = subprocess.Popen([*wrap_pong, PROG, "pong", "200", str(base)], stdin=to_pong[0],
+                         stdout=to_ping[1], env=dict(os.environ, TICKTRACE_OUT=pong))
+    for fd in (*to_pong, *to_ping):
+        os.close(fd)
+    check(a.wait(timeout=120) == 0 and b.wait(timeout=120) == 0,
+          "flows_prog ping/pong: %s %s" % (a.returncode, b.returncode))
+    return ping, pong
+
+
+def namespace(name, days):
+    """A time namespace `days` ahead with its own host name."""
+    ahead = str(86400 * days)
+    return ["unshare", "--time", "--monotonic", ahead, "--boottime", ahead, "--uts", "--",
+            "sh", "-c", 'hostname "$0" && exec "$@"', name]
+
+
+def three_machines(tmp, host):
+    """--align flows machine by machine: this host (A) makes round trips with machine B
+    (two processes in time namespaces of one name), B with C (another); A and C none.
+    Listed A, C, B: C has no flows with a machine before it, and is placed through B
+    once B is. B's and C's files other boots', their clocks put -1 s and +2 s off: both
+    placed by their flows, C against B with B's uncertainty and its own; each of the 800
+    receives after its send, where the exact merge (one boot) has it give or take the
+    uncertainty said."""
+    b, c = "tt-b-%d" % os.getpid(), "tt-c-%d" % os.getpid()
+    a_ping, b_pong = ping_pong(tmp, "ab-", (), namespace(b, 1))
+    b_ping, c_pong = ping_pong(tmp, "bc-", namespace(b, 1), namespace(c, 2), 1000)
+    files = [a_ping, c_pong, b_pong, b_ping]
+    trace, said = converted(tmp, files)
+    if not trace:
+        return
+    exact, _ = gaps(trace, 800)
+    far = [files[0]]
+    for path, flip in zip(files[1:], (0x0f, 0xff, 0xff)):
+        far.append(path.replace(".ttr", "-far.ttr"))
+        another_boot(path, far[-1], flip)
+    options = ["--offset", b + "=-1s", "--offset", c + "=2s", "--align", "flows"]
+    trace, said = converted(tmp, far, *options)
+    if not trace:
+        return
+    aligned, _ = gaps(trace, 800)
+    machines = trace["otherData"]["machines"]
+    m = {m["host"]: m for m in machines}
+    worst = max(abs(aligned[i] - exact[i]) * 1000 for i in exact)
+    check([mc["host"] for mc in machines] == [host, c, b] and
+          all(m[h]["placed_by"] == "flows" for h in (b, c)) and m[b]["flows_with"] == 0 and
+          m[c]["flows_with"] == 2 and m[c]["uncertainty_ns"] > m[b]["uncertainty_ns"] and
+          worst <= m[c]["uncertainty_ns"] + 1 and min(aligned.values()) >= 0,
+          "three machines, --align flows: %s; receives %.0f ns at most from the exact merge's, "
+          "%.3f us after their sends at the least; said: %s" % (machines, worst, min(aligned.values()), said))
+    check(("host %s: placed by flows" % c) in said and ("against host %s" % b) in said and
+          "arrive before they left" not in said, "three machines, --align flows said: %s" % said)
+    as_perfetto(tmp, far, (host, c, b), *options, flows=800)
+
+
 def align(tmp, wrap, host, other):
     """--align flows (issue 33.2): 200 round trips between this host and the namespace,
     flows both ways. One boot: the window the flows leave holds the exact placement and
@@ -325,16 +418,7 @@ def align(tmp, wrap, host, other):
     counted; --align flows places it back within the window its flows leave, said, every
     receive after its send, each where the exact merge has it give or take the
     uncertainty said (half the window's width)."""
-    ping, pong = os.path.join(tmp, "ping.ttr"), os.path.join(tmp, "pong.ttr")
-    to_pong, to_ping = os.pipe(), os.pipe()
-    a = subprocess.Popen([PROG, "ping", "200"], stdin=to_ping[0], stdout=to_pong[1],
-                         env=dict(os.environ, TICKTRACE_OUT=ping))
-    b = subprocess.Popen([*wrap, PROG, "pong", "200"], stdin=to_pong[0], stdout=to_ping[1],
-                         env=dict(os.environ, TICKTRACE_OUT=pong))
-    for fd in (*to_pong, *to_ping):
-        os.close(fd)
-    check(a.wait(timeout=120) == 0 and b.wait(timeout=120) == 0,
-          "flows_prog ping/pong: %s %s" % (a.returncode, b.returncode))
+    ping, pong = ping_pong(tmp, "", (), wrap)
     trace, said = converted(tmp, [ping, pong], "--align", "flows")
     if not trace:
         return
@@ -351,7 +435,7 @@ def align(tmp, wrap, host, other):
     trace, said = converted(tmp, [ping, far], "--offset", other + "=-1s")
     if not trace:
         return
-    early = sum(1 for gap in gaps(trace, 400)[0].values() if gap < 0)
+    early = sum(1 for gap in gaps(trace, 400, arrows=False)[0].values() if gap < 0)
     check(early == 200 and "warning: 200 of the 400 flows between machines arrive before they left"
           " (by up to 0.99" in said and ("host %s and host %s" % (host, other)) in said,
           "a clock 1 s early: %d flows arrive before they left; said: %s" % (early, said))
@@ -368,7 +452,8 @@ def align(tmp, wrap, host, other):
           "their sends at the least" % (m, worst, min(aligned.values())))
     check(("host %s: placed by flows" % other) in said and "(the window its flows leave: " in said
           and "arrive before they left" not in said, "--align flows said: %s" % said)
-    as_perfetto(tmp, [ping, far], (host, other), "--offset", other + "=-1s", "--align", "flows")
+    as_perfetto(tmp, [ping, far], (host, other), "--offset", other + "=-1s", "--align", "flows", flows=400)
+    three_machines(tmp, host)
 
 
 def parents(path):

@@ -32,7 +32,8 @@ static const char tt_convert_usage[] =
 	"                      (a third more bytes; the Perfetto format always has them)\n"
 	"      --from TIME     keep what happens from TIME after the trace start on\n"
 	"      --to TIME       ... up to TIME after the trace start (slices that overlap\n"
-	"                      the window are kept whole)\n"
+	"                      the window are kept whole; the threads' states are cut\n"
+	"                      at its edges, and --thread keeps those of its threads)\n"
 	"      --clip          cut the slices that cross --from or --to at the window's\n"
 	"                      edge, flagged clipped_begin or clipped_end in their args\n"
 	"      --thread T      keep the threads whose tid or name is T (repeatable)\n"
@@ -56,11 +57,14 @@ static const char tt_convert_usage[] =
 	"                      of its clock; TIME may be negative: -1.5ms); repeatable:\n"
 	"                      a host's add up, to less than a century\n"
 	"      --align flows   place the runs of other machines by the flows between them\n"
-	"                      and the machines placed before (a first pass over the\n"
-	"                      run): where flows go both ways, at the middle of the window\n"
-	"                      their send and receive times leave (NTP's four timestamps),\n"
-	"                      within half its width; said on stderr. Flows between\n"
-	"                      machines that arrive before they left are always said\n"
+	"                      and the machines placed (a first pass over the run),\n"
+	"                      machine by machine, through the others where a machine\n"
+	"                      has flows with the first only by way of them: where flows\n"
+	"                      go both ways, at the middle of the window their send and\n"
+	"                      receive times leave (NTP's four timestamps), within half\n"
+	"                      its width (and the uncertainty of the machine it is placed\n"
+	"                      against); said on stderr. Flows between machines that\n"
+	"                      arrive before they left are always said\n"
 	"      --compress      Perfetto: the packets deflated in bundles (compressed_packets,\n"
 	"                      which trace_processor and the UI read) whatever the size,\n"
 	"                      and harder: the smallest file. By default a trace of 1 MiB\n"
@@ -73,11 +77,12 @@ static const char tt_convert_usage[] =
 	"                      nanosecond), each a whole trace that opens alone, with every\n"
 	"                      process, thread and name; a slice open across a boundary\n"
 	"                      is in the shard where it begins, so the shards' slices add\n"
-	"                      up to the run's. Without it, a trace of more than 3000000\n"
-	"                      slices (what the Perfetto UI loads in a browser tab) is\n"
-	"                      said on stderr. On error no shard is left behind; with\n"
-	"                      --force, the shards an earlier split wrote past the last\n"
-	"                      of this one are removed (said)\n"
+	"                      up to the run's; the threads' states are cut at the\n"
+	"                      shards' edges, and add up too. Without it, a trace of\n"
+	"                      more than 3000000 slices (what the Perfetto UI loads in a\n"
+	"                      browser tab) is said on stderr. On error no shard is left\n"
+	"                      behind; with --force, the shards an earlier split wrote\n"
+	"                      past the last of this one are removed (said)\n"
 	"      --debug-dir DIR look for debug info here first (DIR/.build-id/xx/yyyy.debug,\n"
 	"                      or by name), then in /usr/lib/debug; functions recorded with\n"
 	"                      -finstrument-functions are named from the binaries' symbols\n"
@@ -120,13 +125,26 @@ static enum tt_format tt_format_for(const struct tt_convert_opts *opts)
 		       TT_FORMAT_JSON;
 }
 
-/* The window that --align flows found a machine's flows leave it. */
-static void tt_say_window(const struct tt_machine *mc)
+static void tt_put_host(FILE *out, const struct tt_machine *mc)
+{
+	const struct tt_machine_info *m = &mc->file->machine;
+	fprintf(out, "host ");
+	tt_put_escaped(out, m->host_name_len ? m->host_name : "(not known)",
+		       m->host_name_len ? m->host_name_len : 11);
+}
+
+/* The window that --align flows found a machine's flows leave it, and against which
+ * machine where that is not the first (a chain: their uncertainties add up). */
+static void tt_say_window(const struct tt_trace *t, const struct tt_machine *mc)
 {
 	fprintf(stderr, "the window its flows leave: ");
 	tt_print_offset(stderr, mc->flows_lo_ns);
 	fprintf(stderr, " .. ");
 	tt_print_offset(stderr, mc->flows_hi_ns);
+	if (mc->flows_with) {
+		fprintf(stderr, ", against ");
+		tt_put_host(stderr, &t->machines[mc->flows_with]);
+	}
 }
 
 /* How runs of several machines were placed, and how far off that may be; a machine
@@ -143,9 +161,8 @@ static void tt_say_machines(const struct tt_trace *t)
 	for (size_t k = 0; k < t->nmachines; k++) {
 		const struct tt_machine *mc = &t->machines[k];
 		const struct tt_machine_info *m = &mc->file->machine;
-		fprintf(stderr, "ticktrace:   host ");
-		tt_put_escaped(stderr, m->host_name_len ? m->host_name : "(not known)",
-			       m->host_name_len ? m->host_name_len : 11);
+		fprintf(stderr, "ticktrace:   ");
+		tt_put_host(stderr, mc);
 		if (!strcmp(mc->clock, "CLOCK_MONOTONIC") && !mc->given_ns) {
 			fprintf(stderr, ": %s, exact", k ? "the first's boot" : "the first");
 		} else {
@@ -167,7 +184,7 @@ static void tt_say_machines(const struct tt_trace *t)
 				fprintf(stderr, ", off by up to ");
 				tt_print_seconds(stderr, mc->uncertainty_ns);
 				fprintf(stderr, " (");
-				tt_say_window(mc);
+				tt_say_window(t, mc);
 				fputc(')', stderr);
 			} else if (mc->uncertainty_ns) {
 				fprintf(stderr, ", off by up to ");
@@ -177,7 +194,7 @@ static void tt_say_machines(const struct tt_trace *t)
 		}
 		if (mc->flows_window && strcmp(mc->clock, "flows")) {
 			fprintf(stderr, "; ");
-			tt_say_window(mc);
+			tt_say_window(t, mc);
 		}
 		if (m->timens_monotonic_ns) {
 			fprintf(stderr, "; its time namespace's ");
@@ -192,18 +209,12 @@ static void tt_say_machines(const struct tt_trace *t)
 	}
 }
 
-static void tt_put_host(FILE *out, const struct tt_machine *mc)
-{
-	const struct tt_machine_info *m = &mc->file->machine;
-	fprintf(out, "host ");
-	tt_put_escaped(out, m->host_name_len ? m->host_name : "(not known)",
-		       m->host_name_len ? m->host_name_len : 11);
-}
 
 /* --align flows: a first pass pairs the flows between machines (report/align.c); each
- * machine whose flows with one placed before it go both ways moves to the middle of
- * the window they leave, and its uncertainty is half its width. A machine of the
- * first's boot stays (exact): the window its flows leave is said. */
+ * machine whose flows with one placed go both ways moves to the middle of the window
+ * they leave, machine by machine (through the others: a chain), and its uncertainty
+ * is half its width, plus that of the machine it was placed against. A machine of
+ * the first's boot stays (exact): the window its flows leave is said. */
 static int tt_align_by_flows(struct tt_trace *t)
 {
 	size_t n = t->nmachines;
@@ -226,16 +237,16 @@ static int tt_align_by_flows(struct tt_trace *t)
 			if (pl->by == TT_FLOW_NOT_PLACED) {
 				fprintf(stderr, "ticktrace: warning: --align flows: ");
 				tt_put_host(stderr, mc);
-				fprintf(stderr, " stays where %s placed it: no machine placed before it has "
-					"flows with it both ways that agree\n", mc->clock);
-				for (size_t j = 0; j < k; j++) {
-					const struct tt_flow_pair *p = &pairs[j * n + k];
-					if (!p->a_to_b && !p->b_to_a)
+				fprintf(stderr, " stays where %s placed it: no machine placed has flows "
+					"with it both ways that agree\n", mc->clock);
+				for (size_t j = 0; j < n; j++) {
+					const struct tt_flow_pair *p = &pairs[j < k ? j * n + k : k * n + j];
+					if (j == k || (!p->a_to_b && !p->b_to_a))
 						continue;
 					fprintf(stderr, "ticktrace:   with ");
 					tt_put_host(stderr, &t->machines[j]);
 					fprintf(stderr, ": %" PRIu64 " flows to it, %" PRIu64 " from it%s\n",
-						p->a_to_b, p->b_to_a,
+						j < k ? p->a_to_b : p->b_to_a, j < k ? p->b_to_a : p->a_to_b,
 						p->a_to_b && p->b_to_a ? ", which disagree (clocks that drift apart, "
 						"or flows of one id that are not one message)" : "");
 				}
@@ -244,12 +255,13 @@ static int tt_align_by_flows(struct tt_trace *t)
 			mc->flows_window = true;
 			mc->flows_lo_ns = pl->lo_ns;
 			mc->flows_hi_ns = pl->hi_ns;
+			mc->flows_with = pl->by;
 			if (fixed[k])
 				continue;
 			tt_trace_move(t, k, pl->shift_ns);
 			mc->flows_ns = pl->shift_ns;
 			mc->clock = "flows";
-			mc->uncertainty_ns = pl->hi_ns / 2 - pl->lo_ns / 2;
+			mc->uncertainty_ns = pl->uncertainty_ns;
 		}
 	}
 	tt_sink_free(bounds);
@@ -279,6 +291,24 @@ static void tt_say_early_flows(const struct tt_trace *t, const struct tt_sink *b
 			tt_put_host(stderr, &t->machines[b]);
 			fputc('\n', stderr);
 		}
+}
+
+/* Flows between machines into a .pftrace: Perfetto's trace_processor, and so its UI,
+ * links flow ids within a machine only (each machine_id has a flow tracker of its own,
+ * in its sources of 2026): their arrows are in the file but not drawn. Said, with
+ * where they are. */
+static void tt_say_flows_between_machines(const struct tt_trace *t, const struct tt_sink *bounds)
+{
+	size_t n = t->nmachines;
+	const struct tt_flow_pair *pairs = tt_flow_bounds_pairs(bounds);
+	uint64_t flows = 0;
+	for (size_t a = 0; a < n; a++)
+		for (size_t b = a + 1; b < n; b++)
+			flows += pairs[a * n + b].a_to_b + pairs[a * n + b].b_to_a;
+	if (flows)
+		tt_warn("%" PRIu64 " flows between machines: Perfetto links flows within a machine "
+			"only (a flow tracker per machine), so the .pftrace's arrows between machines "
+			"are not drawn; the JSON's are (-o OUT.json)", flows);
 }
 
 /* The begin time of every slice the conversion writes (what the writer is given:
@@ -327,12 +357,14 @@ struct tt_chain {
 	struct tt_sink *writer, *filter, *shard, *marks;
 };
 
+/* The writer first: it may read, to its end, the trace a filter showed it (the
+ * filter's, cut_states) */
 static void tt_chain_free(struct tt_chain *c)
 {
-	tt_sink_free(c->marks);
-	tt_sink_free(c->filter);
-	tt_sink_free(c->shard);
 	tt_sink_free(c->writer);
+	tt_sink_free(c->shard);
+	tt_sink_free(c->filter);
+	tt_sink_free(c->marks);
 	*c = (struct tt_chain){0};
 }
 
@@ -342,10 +374,13 @@ static struct tt_sink *tt_chain_new(struct tt_chain *c, const struct tt_convert_
 {
 	*c = (struct tt_chain){.writer = writer};
 	struct tt_sink *first = writer;
+	/* each window cuts the threads' states the writer shows to its own */
+	struct tt_filter window = shard ? *shard : (struct tt_filter){0}, user = opts->filter;
+	window.cut_states = user.cut_states = true;
 	if (first && shard)
-		first = c->shard = tt_filter_sink_new(first, shard);
+		first = c->shard = tt_filter_sink_new(first, &window);
 	if (first && tt_filter_active(&opts->filter))
-		first = c->filter = tt_filter_sink_new(first, &opts->filter);
+		first = c->filter = tt_filter_sink_new(first, &user);
 	if (first && opts->spikes)
 		first = c->marks = tt_spike_mark_sink_new(first, thresholds);
 	if (!first) {
@@ -534,6 +569,8 @@ int tt_convert(const struct tt_convert_opts *opts, struct tt_summary *sum)
 		rc = tt_session_decode(&run, sinks, nsinks);
 	if (rc == 0 && bounds)
 		tt_say_early_flows(&run.trace, bounds);
+	if (rc == 0 && bounds && format == TT_FORMAT_PERFETTO)
+		tt_say_flows_between_machines(&run.trace, bounds);
 	/* (the sinks go while the trace they read is still open) */
 	tt_chain_free(&chain);
 	tt_sink_free(bounds);

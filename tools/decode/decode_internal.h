@@ -121,10 +121,13 @@ struct tt_heap_entry {
 	uint32_t id;
 };
 
+/* The latest FLOW_OUT of an id waiting for its FLOW_IN: in its process (file: the
+ * sender), and in any process (file NULL) */
 struct tt_flow_link {
 	const struct tt_file *file;
 	uint64_t id;
 	uint64_t link;
+	const struct tt_file *sender;
 };
 
 /* The sinks that take one kind of event, gathered at the start so that each event

@@ -1,6 +1,8 @@
 /* Flow linking: the flows of a window held back, sorted by time over all threads,
  * and each given its arrow (tt_event.link) from the latest FLOW_OUT of its process
- * with the same id, so an id passed on through several hops draws each hop. */
+ * with the same id, so an id passed on through several hops draws each hop; where
+ * its process has none waiting, from the latest of any other process (a message
+ * between processes, or machines, that carried its id along). */
 #include <stdlib.h>
 
 #include "decode_internal.h"
@@ -65,22 +67,50 @@ static void tt_link_erase(struct tt_decoder *d, size_t i)
 	}
 }
 
+static void tt_link_put(struct tt_decoder *d, struct tt_flow_link l)
+{
+	struct tt_flow_link *at = &d->links[tt_link_slot(d, l.file, l.id)];
+	if (!at->link)
+		d->nlinks++;
+	*at = l;
+}
+
+/* The FLOW_OUT waiting under (key, id), taken into *l; false when none waits. */
+static bool tt_link_take(struct tt_decoder *d, const struct tt_file *key, uint64_t id,
+			 struct tt_flow_link *l)
+{
+	size_t i = tt_link_slot(d, key, id);
+	*l = d->links[i];
+	if (l->link)
+		tt_link_erase(d, i);
+	return l->link != 0;
+}
+
+/* (key, id) no longer waits for the FLOW_IN that ended `link`. */
+static void tt_link_drop(struct tt_decoder *d, const struct tt_file *key, uint64_t id, uint64_t link)
+{
+	size_t i = tt_link_slot(d, key, id);
+	if (d->links[i].link == link)
+		tt_link_erase(d, i);
+}
+
 /* Gives a flow its link (tt_event.link), in time order. */
 static int tt_flow_link(struct tt_decoder *d, struct tt_event *e)
 {
-	if ((d->nlinks + 1) * 2 > d->links_cap && tt_links_grow(d) < 0)
+	if ((d->nlinks + 2) * 2 > d->links_cap && tt_links_grow(d) < 0)
 		return -1;
 	const struct tt_file *f = e->thread->file;
-	size_t i = tt_link_slot(d, f, e->value);
-	struct tt_flow_link *l = &d->links[i];
+	struct tt_flow_link l;
 	if (e->flags & TT_EV_FLOW_OUT) {
 		e->link = ++d->last_link;
-		if (!l->link)
-			d->nlinks++;
-		*l = (struct tt_flow_link){f, e->value, e->link};
-	} else if (l->link) {
-		e->link = l->link;
-		tt_link_erase(d, i);
+		tt_link_put(d, (struct tt_flow_link){f, e->value, e->link, f});
+		tt_link_put(d, (struct tt_flow_link){NULL, e->value, e->link, f});
+	} else if (tt_link_take(d, f, e->value, &l)) {
+		e->link = l.link; /* its own process's */
+		tt_link_drop(d, NULL, e->value, l.link);
+	} else if (tt_link_take(d, NULL, e->value, &l)) {
+		e->link = l.link; /* another process's */
+		tt_link_drop(d, l.sender, e->value, l.link);
 	} else {
 		e->link = ++d->last_link; /* no FLOW_OUT before it: an arrow with no start */
 	}

@@ -219,6 +219,7 @@ struct tt_file {
 	struct tt_turned_off_fn *turned_off;
 	size_t nturned_off;
 	struct tt_turned_off_info turned_off_info;
+	uint32_t index;         /* its place among its trace's files */
 };
 
 /* The kernel calls the clock of a reading unsynchronized (STA_UNSYNC, or TIME_ERROR):
@@ -304,6 +305,7 @@ struct tt_machine {
 	int64_t flows_ns;    /* the flows' part of offset_ns */
 	bool flows_window;   /* --align flows found its window: */
 	int64_t flows_lo_ns, flows_hi_ns;
+	uint32_t flows_with; /* against this machine's (placed before it, or the first) */
 };
 
 /* Several raw files (processes) on one timeline: the first file's machine's

@@ -12,6 +12,7 @@
  * arrays by id). */
 static void tt_trace_add(struct tt_trace *t, struct tt_file *f)
 {
+	f->index = (uint32_t)(f - t->files);
 	for (size_t j = 0; j < f->nsites; j++)
 		f->sites[j].id = (uint32_t)t->nsites++;
 	for (size_t j = 0; j < f->nthreads; j++)

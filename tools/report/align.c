@@ -40,6 +40,19 @@ bool tt_flow_pair_bounded(const struct tt_flow_pair *p)
 	return p->a_to_b && p->b_to_a && p->lo <= p->hi;
 }
 
+/* The window pairs (a, b) leave b's offset from a, seen from the other side when b
+ * is the one known: [-hi, -lo]. */
+static bool tt_flow_window(const struct tt_flow_pair *pairs, size_t n, size_t known, size_t k,
+			   int64_t *lo, int64_t *hi)
+{
+	const struct tt_flow_pair *p = &pairs[known < k ? known * n + k : k * n + known];
+	if (!tt_flow_pair_bounded(p))
+		return false;
+	*lo = known < k ? p->lo : -p->hi;
+	*hi = known < k ? p->hi : -p->lo;
+	return true;
+}
+
 void tt_flow_align(const struct tt_flow_pair *pairs, size_t n, const bool *fixed,
 		   struct tt_flow_place *place)
 {
@@ -47,21 +60,30 @@ void tt_flow_align(const struct tt_flow_pair *pairs, size_t n, const bool *fixed
 		place[k] = (struct tt_flow_place){.by = TT_FLOW_NOT_PLACED};
 		place[k].known = k == 0 || (fixed && fixed[k]);
 	}
-	for (size_t k = 1; k < n; k++)
-		for (size_t j = 0; j < k; j++) {
-			const struct tt_flow_pair *p = &pairs[j * n + k];
-			if (!place[j].known || !tt_flow_pair_bounded(p))
+	for (bool more = true; more;) {
+		more = false;
+		for (size_t k = 1; k < n; k++) {
+			int64_t lo, hi;
+			size_t j = 0;
+			if (place[k].by != TT_FLOW_NOT_PLACED)
 				continue;
+			while (j < n && (j == k || !place[j].known || !tt_flow_window(pairs, n, j, k, &lo, &hi)))
+				j++;
+			if (j == n)
+				continue;
+			bool exact = place[k].known; /* (fixed: it stays, its window said) */
 			/* (halves first: the bounds may be as far apart as two TT_TIME_LIMITs) */
-			int64_t middle = p->lo / 2 + p->hi / 2 + (p->lo % 2 + p->hi % 2) / 2;
-			int64_t shift = place[k].known ? 0 : place[j].shift_ns + middle;
-			place[k] = (struct tt_flow_place){
-				.by = (uint32_t)j, .known = true, .shift_ns = shift,
-				.lo_ns = place[j].shift_ns + p->lo - shift,
-				.hi_ns = place[j].shift_ns + p->hi - shift,
-			};
-			break;
+			int64_t middle = lo / 2 + hi / 2 + (lo % 2 + hi % 2) / 2;
+			int64_t shift = exact ? 0 : place[j].shift_ns + middle;
+			struct tt_flow_place *pl = &place[k];
+			*pl = (struct tt_flow_place){.by = (uint32_t)j, .known = true, .shift_ns = shift,
+						     .lo_ns = place[j].shift_ns + lo - shift,
+						     .hi_ns = place[j].shift_ns + hi - shift};
+			if (!exact)
+				pl->uncertainty_ns = place[j].uncertainty_ns + (pl->hi_ns / 2 - pl->lo_ns / 2);
+			more = true;
 		}
+	}
 }
 
 /* ---- the sink: flows paired by id over the machines ---- */

@@ -88,17 +88,22 @@ bool tt_flow_pair_bounded(const struct tt_flow_pair *p);
 #define TT_FLOW_NOT_PLACED UINT32_MAX
 /* Where the flows place a machine: moved by shift_ns (0 for a fixed one) from where it
  * was, by its flows with machine `by`, which leave it the window [lo_ns, hi_ns] around
- * where it now is (a machine moved: the window's middle). `by` TT_FLOW_NOT_PLACED: no
- * machine known before it has flows both ways with it that agree; known: where it is
- * now is known (the first, a fixed one, one placed by its flows). */
+ * where it now is (a machine moved: the window's middle), and how far from the first
+ * machine's clock that may be: half the window's width, plus the uncertainty of `by`
+ * where that was placed by its flows too (a chain). `by` TT_FLOW_NOT_PLACED: no
+ * machine known has flows both ways with it that agree; known: where it is now is
+ * known (the first, a fixed one, one placed by its flows). */
 struct tt_flow_place {
 	uint32_t by;
 	bool known;
 	int64_t shift_ns, lo_ns, hi_ns;
+	int64_t uncertainty_ns;
 };
-/* Places machines 1..n-1 in turn, each by the first machine before it known whose
- * flows with it bound it both ways (pairs[a * n + b], a < b: tt_flow_bounds_pairs); a
- * machine fixed[k] (exact already; fixed may be NULL) stays, its window said. */
+/* Places machines 1..n-1 machine by machine, each by the first machine known whose
+ * flows with it bound it both ways (pairs[a * n + b], a < b: tt_flow_bounds_pairs),
+ * in as many rounds as it takes: a machine whose flows go only to one placed after
+ * it in the list is placed through that one. A machine fixed[k] (exact already;
+ * fixed may be NULL) stays, its window said. */
 void tt_flow_align(const struct tt_flow_pair *pairs, size_t n, const bool *fixed,
 		   struct tt_flow_place *place);
 /* A sink that pairs the flows of n machines by id (the FLOW_IN with the latest FLOW_OUT

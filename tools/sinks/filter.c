@@ -41,6 +41,10 @@ struct tt_filter_sink {
 	struct tt_sink sink;
 	struct tt_sink *inner;
 	struct tt_filter f;
+	/* With f.cut_states: the trace as the inner sink is shown it (tt_filter_view) */
+	struct tt_trace view;
+	struct tt_thread *view_threads;
+	struct tt_sched_state *view_states;
 	struct tt_filter_thread *threads; /* by thread id */
 	size_t nthreads;
 	/* Whether anything was kept, and when the chosen threads' events were: a filter
@@ -85,6 +89,76 @@ static bool tt_thread_chosen(const struct tt_filter *f, const struct tt_thread *
 	return false;
 }
 
+/* Thread th's states within [lo, hi) (ns on its clock), into out: the first moved to
+ * lo where it began before, and an unknown state at hi where a later one begins there
+ * or after, so that each piece ends where the window does (the last state, which
+ * nothing ends, gets no end here either). A RUNNING state whose CPU only its switch
+ * out says (tt_state_cpu) keeps it, that switch perhaps past hi. How many. */
+static size_t tt_states_cut(const struct tt_thread *th, int64_t lo, int64_t hi,
+			    struct tt_sched_state *out)
+{
+	size_t n = 0, i, first = 0, past = th->nstates;
+	while (first < past) { /* the first state that ends after lo */
+		size_t mid = first + (past - first) / 2;
+		if (mid + 1 < th->nstates && th->states[mid + 1].ns <= lo)
+			first = mid + 1;
+		else
+			past = mid;
+	}
+	for (i = first; i < th->nstates && th->states[i].ns < hi; i++) {
+		out[n] = th->states[i];
+		out[n].cpu = tt_state_cpu(th, i);
+		out[n].ns = out[n].ns > lo ? out[n].ns : lo;
+		n++;
+	}
+	if (n && i < th->nstates)
+		out[n++] = (struct tt_sched_state){.ns = hi, .cpu = TT_NO_CPU, .what = TT_SCHED_UNKNOWN};
+	return n;
+}
+
+/* With cut_states: the trace t as the inner sink is shown it, in fs->view: the same
+ * files and threads, but each thread's states (the writers show them whole at their
+ * start) cut to the window, and none of a thread not chosen; so that --from/--to and
+ * each shard of --split carry the states of their time only, and the shards' states
+ * add up to the run's. The view's files and threads are copies: events still point
+ * to t's, which sinks know by their index and id, never by their address. Freed with
+ * the filter, which goes after the inner sink. */
+static int tt_filter_view(struct tt_filter_sink *fs, const struct tt_trace *t)
+{
+	int64_t lo = INT64_MIN, hi = INT64_MAX;
+	if (fs->f.has_from && __builtin_add_overflow(t->base_ns, fs->f.from, &lo))
+		lo = fs->f.from < 0 ? INT64_MIN : INT64_MAX;
+	/* (to is the window's last ns: it ends at the next) */
+	if (fs->f.has_to && (__builtin_add_overflow(t->base_ns, fs->f.to, &hi) ||
+			     __builtin_add_overflow(hi, 1, &hi)))
+		hi = fs->f.to < 0 ? INT64_MIN : INT64_MAX;
+	size_t states = 0;
+	for (size_t i = 0; i < t->nfiles; i++)
+		for (size_t k = 0; k < t->files[i].nthreads; k++)
+			states += t->files[i].threads[k].nstates + 1; /* (and an end) */
+	fs->view = *t;
+	fs->view.files = calloc(t->nfiles ? t->nfiles : 1, sizeof(*fs->view.files));
+	fs->view_threads = calloc(t->nthreads ? t->nthreads : 1, sizeof(*fs->view_threads));
+	fs->view_states = malloc((states ? states : 1) * sizeof(*fs->view_states));
+	if (!fs->view.files || !fs->view_threads || !fs->view_states)
+		return tt_error("out of memory for the threads' states");
+	struct tt_thread *th = fs->view_threads;
+	struct tt_sched_state *st = fs->view_states;
+	for (size_t i = 0; i < t->nfiles; i++) {
+		struct tt_file *f = &fs->view.files[i];
+		*f = t->files[i];
+		f->threads = th;
+		for (size_t k = 0; k < f->nthreads; k++, th++) {
+			*th = t->files[i].threads[k];
+			th->states = st;
+			th->nstates = fs->threads[th->id].chosen ? tt_states_cut(&t->files[i].threads[k], lo, hi, st) : 0;
+			th->states_cap = th->nstates;
+			st += th->nstates;
+		}
+	}
+	return 0;
+}
+
 static int tt_filter_start(struct tt_sink *s, const struct tt_trace *t)
 {
 	struct tt_filter_sink *fs = (struct tt_filter_sink *)s;
@@ -107,7 +181,10 @@ static int tt_filter_start(struct tt_sink *s, const struct tt_trace *t)
 			tt_warn("--thread %s: no thread has that tid or name (`ticktrace info` lists "
 				"them)", fs->f.threads[a]);
 	}
-	return fs->inner->ops->start ? fs->inner->ops->start(fs->inner, t) : 0;
+	if (fs->f.cut_states && tt_filter_view(fs, t) < 0)
+		return -1;
+	const struct tt_trace *shown = fs->f.cut_states ? &fs->view : t;
+	return fs->inner->ops->start ? fs->inner->ops->start(fs->inner, shown) : 0;
 }
 
 #define TT_FORWARD(fs, op, ...) ((fs)->inner->ops->op ? (fs)->inner->ops->op((fs)->inner, __VA_ARGS__) : 0)
@@ -316,6 +393,9 @@ static void tt_filter_destroy(struct tt_sink *s)
 		free(fs->threads[i].pending);
 	}
 	free(fs->threads);
+	free(fs->view.files);
+	free(fs->view_threads);
+	free(fs->view_states);
 	free(fs);
 }
 

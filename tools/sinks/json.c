@@ -677,7 +677,8 @@ static void tt_json_machines(struct tt_buf *b, const struct tt_trace *t)
 			tt_buf_i64(b, mc->flows_lo_ns);
 			TT_BUF_LIT(b, ",");
 			tt_buf_i64(b, mc->flows_hi_ns);
-			TT_BUF_LIT(b, "]");
+			TT_BUF_LIT(b, "],\"flows_with\":");
+			tt_buf_u64(b, mc->flows_with); /* (the machine its flows place it against) */
 		}
 		TT_BUF_LIT(b, ",\"time_namespace_ns\":");
 		tt_buf_i64(b, m->timens_monotonic_ns);

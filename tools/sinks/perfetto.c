@@ -680,10 +680,9 @@ static int tt_pf_counter(struct tt_sink *sink, const struct tt_event *e)
 	struct tt_perfetto *p = (struct tt_perfetto *)sink;
 	const struct tt_site *s = e->site;
 	if (!p->counter_uuid[s->id]) {
-		size_t file = (size_t)(e->thread->file - p->trace->files);
 		p->counter_uuid[s->id] = (uint64_t)s->id + 1;
 		if (tt_pf_descriptor(p, e->thread->file->machine_index, p->counter_uuid[s->id],
-				     tt_pf_process_uuid(file), TD_COUNTER, 0, 0, s->name) < 0)
+				     tt_pf_process_uuid(e->thread->file->index), TD_COUNTER, 0, 0, s->name) < 0)
 			return -1;
 	}
 	/* on the thread's sequence, whose timestamps only go forward */
@@ -709,10 +708,10 @@ static int tt_pf_frame(struct tt_sink *sink, const struct tt_event *e)
 	struct tt_perfetto *p = (struct tt_perfetto *)sink;
 	if (e->value < 2)
 		return 0;
-	size_t file = (size_t)(e->thread->file - p->trace->files);
 	uint64_t uuid = UINT64_C(3) << 62 | e->func;
 	if (e->func >= p->frame_tracks) {
-		if (tt_pf_descriptor(p, e->thread->file->machine_index, uuid, tt_pf_process_uuid(file), TD_THREAD,
+		if (tt_pf_descriptor(p, e->thread->file->machine_index, uuid,
+				     tt_pf_process_uuid(e->thread->file->index), TD_THREAD,
 				     e->thread->file->process.pid, TT_FRAMES_TID(e->func), e->site->name) < 0)
 			return -1;
 		p->frame_tracks = e->func + 1;

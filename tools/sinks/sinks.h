@@ -102,6 +102,9 @@ struct tt_filter {
 	int64_t min_dur;
 	bool clip; /* cut slices at [from, to] (flagged TT_EV_CLIPPED_*), not keep them whole */
 	bool by_begin; /* keep the slices that begin in [from, to], not those overlapping it */
+	/* The threads' states too (convert's writers, which show them at their start):
+	 * each chosen thread's cut at the window's edges, none of the others' */
+	bool cut_states;
 };
 
 /* Passes to `inner` only what the filter keeps (filter.c); `inner` stays the
