@@ -768,10 +768,10 @@ static void test_split_causes(void **state)
 
 	const uint64_t causes_at = snapshot_at + sizeof(struct tt_snapshot_info) + 8 +
 				   sizeof(struct tt_snapshot_cut) + sizeof(struct tt_snapshot_split);
-	causes.from = 3;
+	causes.from = TT_CAUSES_THREAD_TIMES + 1;
 	save(fx->in, &info, "work", true);
-	expect_refused_file(fx, causes_at, "SNAPSHOT split's source 3 (1: switches, 2: schedstat) "
-			    "for a snapshot with a split");
+	expect_refused_file(fx, causes_at, "SNAPSHOT split's source 4 (1: switches, 2: schedstat, "
+			    "3: thread times) for a snapshot with a split");
 	causes.from = TT_CAUSES_SCHEDSTAT;
 	causes.error_ns = 500008;
 	save(fx->in, &info, "work", true);
@@ -781,8 +781,8 @@ static void test_split_causes(void **state)
 	info.has_split = 0;
 	snapshot_split = &(const struct tt_snapshot_split){.dur_ns = 500007};
 	save(fx->in, &info, "work", true);
-	expect_refused_file(fx, causes_at, "SNAPSHOT split's source 2 (1: switches, 2: schedstat) "
-			    "for a snapshot without a split");
+	expect_refused_file(fx, causes_at, "SNAPSHOT split's source 2 (1: switches, 2: schedstat, "
+			    "3: thread times) for a snapshot without a split");
 	snapshot_split = NULL;
 	snapshot_causes = NULL;
 }

@@ -146,7 +146,7 @@ static int tt_snapshot_check_causes(struct tt_file *f, const struct tt_snapshot_
 #define TT_AT(field) (at + offsetof(struct tt_snapshot_causes, field))
 	if (c->from > TT_CAUSES_THREAD_TIMES || (c->from != TT_CAUSES_NONE) != (si->has_split != 0))
 		return TT_FAIL(f, TT_AT(from), "SNAPSHOT split's source %" PRIu32 " (1: switches, "
-			       "2: schedstat) for a snapshot %s a split", c->from,
+			       "2: schedstat, 3: thread times) for a snapshot %s a split", c->from,
 			       si->has_split ? "with" : "without");
 	if (c->error_ns < 0 || c->error_ns > split->dur_ns)
 		return TT_FAIL(f, TT_AT(error_ns), "SNAPSHOT split within %" PRId64 " ns of a spike of %"
