@@ -165,11 +165,11 @@ static void tt_tmpdirs_remove_and_die(int sig)
 	raise(sig);
 }
 
-/* Removes what killed tests of this user left in /tmp: directories whose maker's pid
+/* Removes what killed tests of this user left in `base`: directories whose maker's pid
  * no longer runs. */
-static void tt_tmpdirs_reap(void)
+static void tt_tmpdirs_reap(const char *base)
 {
-	DIR *tmp = opendir("/tmp");
+	DIR *tmp = opendir(base);
 	struct dirent *de;
 	while (tmp && (de = readdir(tmp))) {
 		long pid;
@@ -186,17 +186,18 @@ static void tt_tmpdirs_reap(void)
 		closedir(tmp);
 }
 
-void tt_tmpdir(char *dir, size_t cap)
+void tt_tmpdir_in(const char *base, char *dir, size_t cap)
 {
 	static int first = 1;
 	if (first) {
 		first = 0;
-		tt_tmpdirs_reap();
+		tt_tmpdirs_reap("/tmp");
+		tt_tmpdirs_reap("/dev/shm");
 		static const int ending[] = {SIGHUP, SIGINT, SIGTERM};
 		for (size_t i = 0; i < sizeof ending / sizeof ending[0]; i++)
 			signal(ending[i], tt_tmpdirs_remove_and_die);
 	}
-	snprintf(dir, cap, "/tmp/" TT_TMPDIR_PREFIX "%ld-XXXXXX", (long)getpid());
+	snprintf(dir, cap, "%s/" TT_TMPDIR_PREFIX "%ld-XXXXXX", base, (long)getpid());
 	if (!mkdtemp(dir))
 		abort();
 	for (size_t i = 0; i < TT_TMPDIRS_MAX; i++)
@@ -204,6 +205,11 @@ void tt_tmpdir(char *dir, size_t cap)
 			strcpy(tt_tmpdirs[i], dir);
 			break;
 		}
+}
+
+void tt_tmpdir(char *dir, size_t cap)
+{
+	tt_tmpdir_in("/tmp", dir, cap);
 }
 
 void tt_rmdir(const char *dir)

@@ -44,6 +44,9 @@ int tt_child_wait(struct tt_child *c, int seconds);
 /* A fresh directory for a test's files ("/tmp/tt-test-XXXXXX"); removed with all
  * it holds by tt_rmdir. */
 void tt_tmpdir(char *dir, size_t cap);
+/* The same under `base` (a memory file system, /dev/shm, for a test whose figures a
+ * busy disk would move), removed alike. */
+void tt_tmpdir_in(const char *base, char *dir, size_t cap);
 void tt_rmdir(const char *dir);
 /* A cmocka fixture: a fresh directory and the paths of a test's input, output and
  * one more file in it. */
