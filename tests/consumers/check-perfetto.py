@@ -23,12 +23,14 @@ for what the converter's synthetic switches change (thread_states.py).
 
     check-perfetto.py TRACE.pftrace SCHEMA.proto TRACE.json [--flows N]
 
+Packets deflated in compressed_packets (the default above 1 MiB) are inflated first.
 --flows N: exactly N arrows. Exit status: 0 same content, 1 a difference, an error
 or a decoding failure, 77 no protoc."""
 import json
 import shutil
 import subprocess
 import sys
+import zlib
 from collections import Counter
 
 import thread_states
@@ -38,6 +40,58 @@ MAX_DEPTH = 512  # SliceTracker::kMaxDepth
 # own field there), and the flow ids of the JSON's flow slices (flow_ids there).
 JSON_ONLY_ARGS = ('src', 'id')
 GLOBAL_CLOCKS = {1: 'REALTIME', 3: 'MONOTONIC', 6: 'BOOTTIME'}
+
+
+def varint(data, at):
+    """The varint at `at` and where it ends."""
+    value = shift = 0
+    while True:
+        byte = data[at]
+        at += 1
+        value |= (byte & 0x7f) << shift
+        if byte < 0x80:
+            return value, at
+        shift += 7
+
+
+def fields(data):
+    """A message's fields: (number, wire type, start of the field, its payload)."""
+    at = 0
+    while at < len(data):
+        start = at
+        key, at = varint(data, at)
+        number, wire = key >> 3, key & 7
+        if wire == 0:
+            _, at = varint(data, at)
+            yield number, wire, start, None, at
+        elif wire == 1:
+            at += 8
+            yield number, wire, start, None, at
+        elif wire == 5:
+            at += 4
+            yield number, wire, start, None, at
+        elif wire == 2:
+            size, at = varint(data, at)
+            yield number, wire, start, data[at:at + size], at + size
+            at += size
+        else:
+            raise ValueError(f'wire type {wire} at offset {start}')
+
+
+def inflated(trace):
+    """The trace with every TracePacket.compressed_packets (field 50: a Trace of packets,
+    deflated in zlib's format, as trace_processor reads it) put in its packet's place."""
+    out = bytearray()
+    for number, _, start, payload, end in fields(trace):
+        compressed = None
+        if number == 1 and payload is not None:
+            compressed = [p for n, w, _, p, _ in fields(payload) if n == 50 and w == 2]
+        if compressed:
+            for block in compressed:
+                out += inflated(zlib.decompress(block))
+        else:
+            out += trace[start:end]
+    return bytes(out)
 
 
 def parse_text_format(text):
@@ -409,8 +463,9 @@ def main():
         print('skip: protoc is not installed (Debian: protobuf-compiler)')
         return 77
     with open(trace, 'rb') as f:
-        out = subprocess.run([protoc, '--decode=perfetto.protos.Trace', '-I', schema.rsplit('/', 1)[0],
-                              schema], stdin=f, capture_output=True)
+        data = inflated(f.read())
+    out = subprocess.run([protoc, '--decode=perfetto.protos.Trace', '-I', schema.rsplit('/', 1)[0],
+                          schema], input=data, capture_output=True)
     if out.returncode != 0 or out.stderr:
         print(f'FAIL protoc: {out.stderr.decode()}')
         return 1
