@@ -262,8 +262,30 @@ def one_machine(tmp):
         as_perfetto(tmp, files, (os.uname().nodename,))
 
 
+def renamed_host(tmp):
+    """A process renamed by `unshare --uts` (as a container is), on this boot and in its
+    time namespace: the same machine, named by the first file's host, each process
+    labelled with its own name, and every flow an arrow in the .pftrace too (Perfetto
+    links flows within a machine only: as two machines, all 200 were dropped)."""
+    renamed = "tt-renamed-%d" % os.getpid()
+    wrap = ["unshare", "--uts", "--", "sh", "-c", 'hostname "$0" && exec "$@"', renamed]
+    if subprocess.run([*wrap, "true"], capture_output=True, timeout=60).returncode != 0:
+        return
+    files = send_receive(tmp, "renamed-", wrap)
+    host = os.uname().nodename
+    trace, _ = converted(tmp, files)
+    if trace:
+        _, hosts = gaps(trace)
+        check(sorted(hosts.values()) == sorted(["host " + host, "host " + renamed]),
+              "a renamed host's process labels: %s" % hosts)
+        machines = [m["host"] for m in trace["otherData"].get("machines", [])]
+        check(machines in ([host], []), "a renamed host on this boot: machines %s" % machines)
+        as_perfetto(tmp, files, (host,))
+
+
 def merge(tmp):
     one_machine(tmp)
+    renamed_host(tmp)
     other = "tt-far-%d" % os.getpid()
     wrap = ["unshare", "--time", "--monotonic", "86400", "--boottime", "86400", "--uts", "--",
             "sh", "-c", 'hostname "$0" && exec "$@"', other]

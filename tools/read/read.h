@@ -286,7 +286,7 @@ typedef int (*tt_symbolize_fn)(void *ctx, const struct tt_file *file, uint64_t a
 			       uint64_t tsc, struct tt_symbol *out);
 
 /* A machine of a trace: the runs of one boot (one CLOCK_MONOTONIC, time namespaces
- * taken out) under one host name. The first file's boot is the trace's timeline;
+ * taken out) in one time namespace, whatever host names they had (named by the first's). The first file's boot is the trace's timeline;
  * another boot is placed on it through the wall clocks at its first file's start,
  * CLOCK_TAI where both machines' kernels know TAI, else CLOCK_REALTIME. */
 struct tt_machine {
