@@ -452,6 +452,22 @@ static void tt__detour_at_exit(void)
 			"deeper than a thread's %u on its shadow stack\n", lost, TT__DETOUR_SHADOW_FRAMES);
 }
 
+/* In a forked child (after libticktrace's own handler, registered before: its new
+ * file and start anchor): the forking thread's recorded calls are still open in it
+ * (fork@libc.so.6, main), and its first records would be their exits, with no entry
+ * in its file. Its run starts inside them: each entered again now, outermost first. */
+static void tt__detour_after_fork_in_child(void)
+{
+	struct tt__detour_shadow *sh = &tt__detour_shadow;
+	if (!sh->top)
+		return;
+	struct tt__detour_frame *f = sh->top - 1;
+	while (f->slot != UINTPTR_MAX) /* (the sentinel, under the thread's first call) */
+		f--;
+	for (f++; f < sh->top; f++)
+		tt__detour_func_enter(f->word);
+}
+
 __attribute__((constructor)) static void tt__detour_start(void)
 {
 	tt__detour_no_follow();
@@ -586,6 +602,8 @@ __attribute__((constructor)) static void tt__detour_start(void)
 			d.patched_patchable, d.refused);
 	if (patching)
 		tt__detour_turn_off_start(d.every_sled);
+	if (patching && (to_record || d.nlibcalls))
+		pthread_atfork(NULL, NULL, tt__detour_after_fork_in_child);
 	atexit(tt__detour_at_exit);
 	tt__detour_free(&d);
 	free(text);

@@ -83,8 +83,9 @@ void tt__detour_exit(void) TT__DETOUR_HIDDEN;
  * thread, 0 for the others. */
 void tt__detour_unwinding(void) TT__DETOUR_HIDDEN;
 #define TT__DETOUR_ENDS_CALLS 1
-/* libticktrace's hook (asm/record.asm), called as a C function: records FUNC_EXIT
- * for the function of a frame's `word`. */
+/* libticktrace's hooks (asm/record.asm), called as C functions: record FUNC_ENTER
+ * and FUNC_EXIT for the function of a frame's `word`. */
+void tt__detour_func_enter(uint64_t word);
 void tt__detour_func_exit(uint64_t word);
 
 /* detour.c: a return found no frame of the thread's for its slot: says so, aborts. */

@@ -376,11 +376,29 @@ static int tt__detour_program_cb(struct dl_phdr_info *info, size_t size, void *a
 	return 1;
 }
 
+/* Whether the module is ticktrace's own or one of its libraries: what it needs
+ * (libdw, libelf and their decompressors) is not the program's for that. */
+static int tt__detour_ticktraces(const struct tt__detour_link *l)
+{
+	static const char *const prefixes[] = {"libticktrace", "libZydis", "libZycore"};
+	const char *file = dwfl_module_info(l->mod, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+	const char *base = tt__detour_base(file ? file : l->soname);
+	for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++)
+		if (strncmp(base, prefixes[i], strlen(prefixes[i])) == 0)
+			return 1;
+	return 0;
+}
+
+/* (the zero-markup build links libticktrace-detour into the program: the walk stops
+ * at it, else libdw's calls into libelf, made while the patcher reads the symbols,
+ * would be taken for the program's) */
 static void tt__detour_needs_too(struct tt__detour *d, struct tt__detour_link *l)
 {
 	if (l->program_needs)
 		return;
 	l->program_needs = 1;
+	if (tt__detour_ticktraces(l))
+		return;
 	for (size_t i = 0; i < l->nneeded; i++)
 		for (size_t j = 0; j < d->nlinks; j++)
 			if (strcmp(d->links[j].soname, l->needed[i]) == 0)

@@ -11,7 +11,7 @@
 # program's own library (libwork.so, its work recorded), built with ticktrace-instrument
 # and plainly under record -f work; under record -f main, only with TICKTRACE_LIBCALLS=all.
 # The program's call of work, recorded in the library, is not recorded again as a
-# library call.
+# library call. TICKTRACE_LIBCALLS=all leaves out the libraries only ticktrace needs.
 #   libcalls.sh BUILD_DIR SANITIZE  (TT_TEST_TOOL: the ticktrace command)
 set -eu
 . "$(dirname "$0")/scratch_install.sh"
@@ -156,5 +156,14 @@ TICKTRACE_LIBCALLS=all "$TT_TEST_TOOL" record -f main --min-dur 0 -o soall.ttr -
 	{ cat soall.err >&2; fail "TICKTRACE_LIBCALLS=all record -f main exits $?"; }
 "$TT_TEST_TOOL" convert -q soall.ttr -o soall.json
 grep -q '"name":"fopen@libc.so.6"' soall.json || fail "TICKTRACE_LIBCALLS=all record -f main: libwork.so's fopen not recorded"
+# all: the program's libraries' calls, not those of the libraries only ticktrace's
+# detour library (linked by the zero-markup build) needs: libdw's into libelf while
+# it reads the symbols were recorded as the program's (gelf_getsymshndx@libelf.so.1)
+LD_LIBRARY_PATH=$libdir TICKTRACE_LIBCALLS=all TICKTRACE_MIN_DUR=0 TICKTRACE_OUT=$root/all.ttr ./zero 2>all.err ||
+	{ cat all.err >&2; fail "the zero-markup program with TICKTRACE_LIBCALLS=all exits $?"; }
+"$TT_TEST_TOOL" convert -q all.ttr -o all.json
+check all.json "the zero-markup build with TICKTRACE_LIBCALLS=all"
+! grep -Eo '"name":"[^"]*@lib(elf|dw|z|lzma|bz2|zstd|Zy)[^"]*"' all.json | sort -u | grep . >&2 ||
+	fail "TICKTRACE_LIBCALLS=all: ticktrace's own libraries' calls recorded as the program's"
 [ "$failures" = 0 ] || exit 1
 echo "library calls: fopen, fread, malloc, free and fclose as NAME@libc.so.6 inside work, built (-fno-plt too) and under record, from the program and from its library"

@@ -511,13 +511,17 @@ static void tt_ps_turned_off(const struct tt_ps_sink *a)
 					if (file->threads[i].filtered[j].address == fn->address)
 						erased += file->threads[i].filtered[j].calls;
 			const struct tt_site *s = tt_file_site(file, fn->address, UINT64_MAX - 1);
-			char at[32];
-			tt_an_fmt_ns(at, tt_clock_ns(&file->clock, fn->tsc) - trace->base_ns);
+			/* (before the file's anchor: a forked child's parent turned it off) */
+			char at[48] = "before this process began";
+			if (fn->tsc >= file->clock.tsc0) {
+				memcpy(at, "at ", 3);
+				tt_an_fmt_ns(at + 3, tt_clock_ns(&file->clock, fn->tsc) - trace->base_ns);
+			}
 			if (s)
 				fprintf(a->out, "  %.*s", (int)s->name.len, s->name.ptr);
 			else
 				fprintf(a->out, "  0x%" PRIx64, fn->address);
-			fprintf(a->out, ": filtered %" PRIu64 " calls before it was turned off at %s\n", erased, at);
+			fprintf(a->out, ": filtered %" PRIu64 " calls before it was turned off %s\n", erased, at);
 		}
 		if (file->turned_off_info.not_written)
 			fprintf(a->out, "  (%" PRIu32 " more, which the run did not keep)\n",
