@@ -173,8 +173,26 @@ static size_t tt__detour_first_sym_from(const struct tt__detour_module *m, uintp
 	return lo;
 }
 
+/* -fcf-protection puts an endbr64 at a function's start, before its
+ * -fpatchable-function-entry NOPs (gcc and clang): where `sled`, the NOPs, follow
+ * one at the start of a symbol, that start, which calls enter and the converter
+ * names; otherwise `sled`. */
+static uintptr_t tt__detour_entry_of(const struct tt__detour_module *m, uintptr_t sled)
+{
+	static const uint8_t endbr64[] = {0xf3, 0x0f, 0x1e, 0xfa};
+	uintptr_t start = sled - sizeof endbr64;
+	size_t at = tt__detour_first_sym_from(m, start);
+	return at < m->nsyms && m->syms[at].addr == start &&
+			       memcmp((const void *)start, endbr64, sizeof endbr64) == 0 ?
+		       start :
+		       sled;
+}
+
+/* Whether another symbol starts inside the `len` bytes the patch overwrites, or the
+ * function lies inside another's extent (other than its own, from `entry` on, where
+ * that is before its NOPs): -1 with the reason, or 0. */
 static int tt__detour_overlaps(const struct tt__detour_module *m, const struct tt__detour_fn *fn,
-			       int len, char *why, size_t cap)
+			       uintptr_t entry, int len, char *why, size_t cap)
 {
 	size_t lo = tt__detour_first_sym_from(m, fn->addr);
 	for (size_t i = lo; i < m->nsyms && m->syms[i].addr < fn->addr + (uintptr_t)len; i++)
@@ -188,6 +206,8 @@ static int tt__detour_overlaps(const struct tt__detour_module *m, const struct t
 	size_t outer = lo - 1;
 	while (m->syms[outer].end <= fn->addr)
 		outer--;
+	if (m->syms[outer].addr == entry)
+		return 0;
 	snprintf(why, cap, "it lies at +%" PRIuPTR " inside %s, whose code runs through the bytes the "
 		 "patch overwrites", fn->addr - m->syms[outer].addr, m->syms[outer].name);
 	return -1;
@@ -248,14 +268,15 @@ static int tt__detour_patch(struct tt__detour *d, struct tt__detour_fn *fn, char
 		0xff, 0x35, 0xda, 0xff, 0xff, 0xff, /* push qword [rip - 38]: self */
 		0xff, 0x25, 0xec, 0xff, 0xff, 0xff, /* jmp [rip - 20]: entry */
 	};
+	int nops = sled && fn->addr - *sled < 64 ? tt__detour_nops(code_at, fn->size) : 0;
+	fn->entry = nops >= TT__DETOUR_PATCH ? tt__detour_entry_of(m, fn->addr) : fn->addr;
 	uint64_t ends_calls = strcmp(fn->name, "_Unwind_ForcedUnwind") == 0 ? TT__DETOUR_ENDS_CALLS : 0;
 	*stub = fn->watch ? (struct tt__detour_stub){.self = (uintptr_t)stub, .word = ends_calls,
 						     .entry = (uintptr_t)tt__detour_unwinding} :
 			    (struct tt__detour_stub){.self = (uintptr_t)stub,
-						     .word = TT__DETOUR_ENTER_WORD(fn->addr),
+						     .word = TT__DETOUR_ENTER_WORD(fn->entry),
 						     .entry = (uintptr_t)tt__detour_entry};
 	memcpy(stub->code, code, sizeof code);
-	int nops = sled && fn->addr - *sled < 64 ? tt__detour_nops(code_at, fn->size) : 0;
 	if (nops >= TT__DETOUR_PATCH) {
 		/* -fpatchable-function-entry: the function goes on after the jump */
 		len = TT__DETOUR_PATCH;
@@ -270,7 +291,7 @@ static int tt__detour_patch(struct tt__detour *d, struct tt__detour_fn *fn, char
 			return -1;
 		stub->go_on = (uintptr_t)stub->moved;
 	}
-	if (tt__detour_overlaps(m, fn, len, why, cap) < 0)
+	if (tt__detour_overlaps(m, fn, fn->entry, len, why, cap) < 0)
 		return -1;
 	int32_t disp;
 	if (!tt__detour_reach((uintptr_t)stub->code, fn->addr + TT__DETOUR_PATCH, &disp)) {
@@ -292,7 +313,7 @@ static int tt__detour_patch(struct tt__detour *d, struct tt__detour_fn *fn, char
 	}
 	if (fn->watch)
 		return 0;
-	tt__detour_undoable(fn->addr, fn->addr, was, (size_t)len, 0);
+	tt__detour_undoable(fn->entry, fn->addr, was, (size_t)len, 0);
 	fn->patched = 1;
 	if (nops >= TT__DETOUR_PATCH)
 		d->patched_patchable++;
@@ -313,10 +334,10 @@ static void tt__detour_hand_names(const struct tt__detour *d)
 		const struct tt__detour_fn *fn = &d->fns[i];
 		GElf_Off off;
 		GElf_Sym sym;
-		const char *symbol = fn->patched ? dwfl_module_addrinfo(d->modules[fn->module].mod, fn->addr,
+		const char *symbol = fn->patched ? dwfl_module_addrinfo(d->modules[fn->module].mod, fn->entry,
 									&off, &sym, NULL, NULL, NULL) : NULL;
 		if (symbol && off == 0 && (named[n].name = tt__symbol_name(symbol)))
-			named[n++].address = fn->addr;
+			named[n++].address = fn->entry;
 	}
 	for (size_t i = 0; named && i < d->nlibcalls; i++)
 		if ((named[n].name = strdup(d->libcalls[i].name)))

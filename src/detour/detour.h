@@ -144,12 +144,13 @@ int tt__detour_nops(const uint8_t *code, uint64_t size) TT__DETOUR_HIDDEN;
 
 /* One function to patch. */
 struct tt__detour_fn {
-	uintptr_t addr;
+	uintptr_t addr; /* where it is patched */
 	uint64_t size;
 	char *name;
 	size_t module; /* index in the module table */
 	int watch;     /* an unwinder's entry point, watched rather than recorded */
 	int patched;   /* recorded from now on */
+	uintptr_t entry; /* its start, which its calls record: addr, or its endbr64 before */
 };
 
 /* A symbol of a module, for the check that no other entry lies inside a patch. */

@@ -89,7 +89,7 @@ static int tt__detour_add(struct tt__detour *d, uintptr_t addr, uint64_t size, c
 	char *copy = strdup(name);
 	if (!copy)
 		return -ENOMEM;
-	d->fns[d->nfns++] = (struct tt__detour_fn){addr, size, copy, module, watch, 0};
+	d->fns[d->nfns++] = (struct tt__detour_fn){addr, size, copy, module, watch, 0, addr};
 	return 0;
 }
 
