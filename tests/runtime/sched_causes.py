@@ -342,6 +342,21 @@ def refused(tmp, user=None):
           "seccomp: the text does not mark the split approximate: %s" % text.stdout)
 
 
+def refused_short(tmp):
+    """perf_event_open denied by seccomp, 200 short pthread_create'd threads (most end
+    before tt-sched looks at them, each refused as it started): the exit line counts all
+    201 threads by their refusal, and the file says each was refused, none "not made by
+    pthread_create"."""
+    _, _, err, out = run(tmp, "seccomp", args=("short",))
+    check(re.search(r"\b201 threads had no thread states\b.*201 for Permission denied", err),
+          "seccomp short: the exit line does not count the 201 threads: %r" % err)
+    info = subprocess.run([TOOL, "info", out], capture_output=True, text=True, timeout=60)
+    check(info.returncode == 0 and "201 threads without states: the kernel refused" in info.stdout
+          and "pthread_create" not in info.stdout,
+          "seccomp short: info does not say all 201 were refused: %s"
+          % [l for l in info.stdout.splitlines() if "without states" in l])
+
+
 def refused_report(label, out, kernel):
     """`ticktrace report` of a run split by the counters: each planted scope's row
     counts its time on and off CPU from them (causes_from "schedstat"), and what they
@@ -1001,6 +1016,7 @@ with tempfile.TemporaryDirectory() as tmp:
         causes(tmp)
         consumers(tmp)
         refused(tmp)
+        refused_short(tmp)
         stolen(tmp)
         unprivileged(tmp, lambda tmp, user: causes(tmp, user, ("stop",)) if user else causes(tmp))
         unprivileged(tmp, refused)
