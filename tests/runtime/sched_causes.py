@@ -357,6 +357,37 @@ def refused_short(tmp):
           % [l for l in info.stdout.splitlines() if "without states" in l])
 
 
+def killed_live(tmp):
+    """A live file (TICKTRACE_LIVE=1, as record sets it) of a run killed by SIGKILL after
+    a 3 ms sleep: no thread states are in it (the run kept them in memory), and spikes,
+    info and convert say so rather than a split all unknown."""
+    out = os.path.join(tmp, "killed.ttr")
+    env = dict(os.environ, TICKTRACE_OUT=out, TICKTRACE_LIVE="1")
+    p = subprocess.Popen([PROG, "hang"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:  # (its scope's kernel line, then this)
+        hung = p.stdout.readline()
+        while hung and "hung" not in hung:
+            hung = p.stdout.readline()
+    finally:
+        p.kill()
+        p.communicate(timeout=60)
+    check(hung.strip() == '{"hung": 1}', "killed live: the program did not record its sleep: %r" % hung)
+    live = out + ".live"
+    s = subprocess.run([TOOL, "spikes", "--json", "--threshold", "1ms", live],
+                       capture_output=True, text=True, timeout=60)
+    spikes = [json.loads(l) for l in s.stdout.splitlines()]
+    check(s.returncode == 0 and any(sp["name"] == "sleep3" for sp in spikes) and
+          all("on_cpu_ns" not in sp and "live file" in sp.get("no_split", "") for sp in spikes),
+          "killed live: the spikes do not say the states were lost: %s %s" % (s.stdout, s.stderr))
+    info = subprocess.run([TOOL, "info", live], capture_output=True, text=True, timeout=60)
+    check("without states: a live file" in info.stdout,
+          "killed live: info does not say why: %s" % [l for l in info.stdout.splitlines() if "states" in l])
+    c = subprocess.run([TOOL, "convert", live, "-o", os.path.join(tmp, "killed.json")],
+                       capture_output=True, text=True, timeout=60)
+    check(c.returncode == 0 and "thread states (in its memory until its end) are missing" in c.stderr,
+          "killed live: convert does not say the states are missing: %s" % c.stderr)
+
+
 def refused_report(label, out, kernel):
     """`ticktrace report` of a run split by the counters: each planted scope's row
     counts its time on and off CPU from them (causes_from "schedstat"), and what they
@@ -1017,6 +1048,7 @@ with tempfile.TemporaryDirectory() as tmp:
         consumers(tmp)
         refused(tmp)
         refused_short(tmp)
+        killed_live(tmp)
         stolen(tmp)
         unprivileged(tmp, lambda tmp, user: causes(tmp, user, ("stop",)) if user else causes(tmp))
         unprivileged(tmp, refused)
