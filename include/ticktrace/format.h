@@ -436,6 +436,10 @@ enum tt_no_states {
 	 * an administrator: not elevated, or the session was refused, or the thread did not
 	 * switch once it was followed (its CPU time is read: TT_SCHEDSTAT_RUN_ONLY). */
 	TT_NO_STATES_WINDOWS = 5,
+	/* Said by the reader, never written: a live file (TT_FILE_LIVE) holds no SCHED
+	 * sections, the run keeps its threads' states in memory until it writes its trace
+	 * (killed first: they are gone). */
+	TT_NO_STATES_LIVE = 6,
 };
 
 #define TT_THREAD_NO_STATES(flags) (((flags) & TT_THREAD_NO_STATES_MASK) >> 4)

@@ -117,9 +117,14 @@ static struct {
 	int errs[4];             /* the distinct reasons (-errno) */
 	unsigned err_threads[4]; /* and how many threads each */
 } tt__sched_refusals;
+/* Threads refused as they started, or after perf was refused for every thread, and
+ * never asked by tt-sched (most end first): counted as they start, unnamed (their
+ * registration holds the registry's lock, which goes after the sched lock). */
+static unsigned tt__sched_refused_unasked;
+static int tt__sched_refused_unasked_err; /* (-errno: the last one's) */
 
 /* tt-sched: the thread counted. */
-static void tt__sched_refused(const struct tt__slot *slot, int err, int denied)
+static void tt__sched_refused(const struct tt__slot *slot, int err, int denied, int counted)
 {
 	/* Not allowed for any thread: do not ask again; the counters say instead. */
 	if (denied) {
@@ -129,6 +134,8 @@ static void tt__sched_refused(const struct tt__slot *slot, int err, int denied)
 		if (tt__sched_counters_allowed)
 			__atomic_store_n(&tt__counters_on, 1, __ATOMIC_RELEASE);
 	}
+	if (counted)
+		return;
 	if (tt__sched_refusals.threads < TT__SCHED_REFUSED_NAMED)
 		tt__sched_refusals.tids[tt__sched_refusals.threads] = slot->tid;
 	tt__sched_refusals.threads++;
@@ -145,19 +152,31 @@ void tt__sched_say_refused(void)
 {
 	sigset_t old;
 	tt__sched_lock(&old);
-	unsigned n = tt__sched_refusals.threads;
+	unsigned unasked = __atomic_load_n(&tt__sched_refused_unasked, __ATOMIC_RELAXED);
+	if (unasked) {
+		int err = __atomic_load_n(&tt__sched_refused_unasked_err, __ATOMIC_RELAXED);
+		for (int i = 0; i < 4; i++) {
+			if (tt__sched_refusals.errs[i] && tt__sched_refusals.errs[i] != err)
+				continue;
+			tt__sched_refusals.errs[i] = err;
+			tt__sched_refusals.err_threads[i] += unasked;
+			break;
+		}
+	}
+	unsigned named = tt__sched_refusals.threads, n = named + unasked;
 	char line[512];
 	int len = 0;
-	if (n == 1) {
+	if (n == 1 && named == 1) {
 		len = snprintf(line, sizeof line, "ticktrace: no thread states for thread %u (perf_event_open: %s)",
 			       tt__sched_refusals.tids[0], strerror(-tt__sched_refusals.errs[0]));
-	} else if (n > 1) {
-		len = snprintf(line, sizeof line, "ticktrace: %u threads had no thread states (tid", n);
-		for (unsigned i = 0; i < n && i < TT__SCHED_REFUSED_NAMED; i++)
+	} else if (n) {
+		len = snprintf(line, sizeof line, "ticktrace: %u thread%s had no thread states (%s", n,
+			       n > 1 ? "s" : "", named ? "tid" : "");
+		for (unsigned i = 0; i < named && i < TT__SCHED_REFUSED_NAMED; i++)
 			len += snprintf(line + len, sizeof line - (size_t)len, "%s %u", i ? "," : "",
 					tt__sched_refusals.tids[i]);
-		len += snprintf(line + len, sizeof line - (size_t)len, "%s; perf_event_open:",
-				n > TT__SCHED_REFUSED_NAMED ? ", ..." : "");
+		len += snprintf(line + len, sizeof line - (size_t)len, "%s%sperf_event_open:",
+				n > TT__SCHED_REFUSED_NAMED && named ? ", ..." : "", named ? "; " : "");
 		for (int i = 0; i < 4 && tt__sched_refusals.errs[i]; i++)
 			len += snprintf(line + len, sizeof line - (size_t)len, "%s %u for %s", i ? "," : "",
 					tt__sched_refusals.err_threads[i], strerror(-tt__sched_refusals.errs[i]));
@@ -247,9 +266,18 @@ void tt__sched_open(struct tt__slot *slot)
 		return;
 	}
 	s->wanted = 1;
-	/* until tt-sched asks (a refusal as it started: it asks again) */
-	s->none = e && !e->sw.map ? TT_NO_STATES_REFUSED : TT_NO_STATES_TOO_SHORT;
-	s->none_err = e && !e->sw.map ? -e->err : 0;
+	/* Until tt-sched asks (a refusal as it started: it asks again), what a thread that
+	 * ends first says: refused as it started, or for every thread (tt-sched does not ask
+	 * again; the counters, where allowed, are its source), else not asked yet. */
+	s->none = TT_NO_STATES_TOO_SHORT, s->none_err = 0;
+	if (e && !e->sw.map)
+		s->none = TT_NO_STATES_REFUSED, s->none_err = -e->err;
+	else if (!e && __atomic_load_n(&tt__sched_off, __ATOMIC_ACQUIRE))
+		s->none = tt__sched_off_why, s->none_err = tt__sched_off_err;
+	if (s->none == TT_NO_STATES_REFUSED) {
+		__atomic_store_n(&tt__sched_refused_unasked_err, -s->none_err, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&tt__sched_refused_unasked, 1, __ATOMIC_RELAXED);
+	}
 	__atomic_add_fetch(&tt__sched_wanted, 1, __ATOMIC_SEQ_CST);
 	if (e && e->sw.map) {
 		/* Asked for as the thread started: tt-sched only drains them, from its next
@@ -277,9 +305,12 @@ static void tt__sched_ask(struct tt__slot *slot)
 	if (!s->wanted || s->sw.map || s->asked)
 		return;
 	s->asked = 1;
+	int counted = s->none == TT_NO_STATES_REFUSED; /* (as it started) */
 	if (tt__sched_off) {
 		s->none = tt__sched_off_why;
 		s->none_err = tt__sched_off_err;
+		if (s->none == TT_NO_STATES_REFUSED)
+			tt__sched_refused(slot, -s->none_err, 0, counted);
 		return;
 	}
 	int denied;
@@ -287,7 +318,7 @@ static void tt__sched_ask(struct tt__slot *slot)
 	if (err) {
 		s->none = TT_NO_STATES_REFUSED;
 		s->none_err = -err;
-		tt__sched_refused(slot, err, denied);
+		tt__sched_refused(slot, err, denied, counted);
 		return;
 	}
 	/* (after the kernel began to record them: every switch from now on is there) */
@@ -620,6 +651,7 @@ void tt__sched_after_fork(void)
 	tt__sched_dormant = 0; /* (the parent's tt-sched's) */
 	tt__sched_late = 0;
 	memset(&tt__sched_refusals, 0, sizeof tt__sched_refusals); /* the parent's threads' */
+	tt__sched_refused_unasked = 0;
 	if ((!tt__sched_off || tt__counters_on) && tt__start_thread(NULL, tt__sched_main, NULL, 1, 0) < 0) {
 		tt__sched_off_why = TT_NO_STATES_NOT_ASKED;
 		tt__sched_off = 1;

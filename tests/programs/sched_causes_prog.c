@@ -11,6 +11,9 @@
  * waiting on a run queue (/proc/self/task/TID/schedstat), and its voluntary and
  * involuntary switches (getrusage(RUSAGE_THREAD)).
  *
+ *   short      SHORT_THREADS pthread_create'd threads, 50 at a time, each one
+ *              instant "short" and gone (most end before tt-sched looks at them)
+ *   hang       as sleep, then a line {"hung": 1} and a wait to be killed
  *   seccomp [WHAT]  as WHAT (sleep, lock or spin; sleep by default), perf_event_open
  *              denied (EACCES) by a seccomp filter set before ticktrace starts
  *              (PR_SET_SECCOMP's filter, on every thread: SECCOMP_FILTER_FLAG_TSYNC;
@@ -174,6 +177,27 @@ static void *spinner(void *unused)
 	atomic_fetch_add(&spun, 1);
 	stay_until_the_end();
 	return NULL;
+}
+
+#define SHORT_THREADS 200
+
+static void *short_thread(void *unused)
+{
+	(void)unused;
+	TT_INSTANT("short");
+	return NULL;
+}
+
+static void short_threads(void)
+{
+	TT_INSTANT("main starts");
+	for (int r = 0; r < SHORT_THREADS / 50; r++) {
+		pthread_t t[50];
+		for (int i = 0; i < 50; i++)
+			pthread_create(&t[i], NULL, short_thread, NULL);
+		for (int i = 0; i < 50; i++)
+			pthread_join(t[i], NULL);
+	}
 }
 
 /* perf_event_open fails with EACCES from now on, in every thread of the process. */
@@ -435,6 +459,15 @@ int main(int argc, char **argv)
 			pthread_create(&t[i], NULL, spinner, NULL);
 		for (int i = 0; i < 2; i++)
 			pthread_join(t[i], NULL);
+	} else if (strcmp(what, "hang") == 0) {
+		TT_INSTANT("main starts");
+		AROUND("sleep3", sleep_ms(3));
+		printf("{\"hung\": 1}\n");
+		fflush(stdout);
+		for (;;)
+			pause();
+	} else if (strcmp(what, "short") == 0) {
+		short_threads();
 	} else if (strcmp(what, "snapshots") == 0 && argc > 2) {
 		snapshots(argv[2]);
 	} else if (strcmp(what, "snapcap") == 0) {
@@ -442,7 +475,7 @@ int main(int argc, char **argv)
 	} else if (strcmp(what, "flatout") == 0 && argc > 2) {
 		flatout(argv[2]);
 	} else {
-		fprintf(stderr, "usage: sched_causes_prog sleep|lock|spin|seccomp|snapshots TABLE|"
+		fprintf(stderr, "usage: sched_causes_prog sleep|lock|spin|hang|short|seccomp|snapshots TABLE|"
 			"snapcap|flatout TABLE\n");
 		return 2;
 	}

@@ -342,6 +342,52 @@ def refused(tmp, user=None):
           "seccomp: the text does not mark the split approximate: %s" % text.stdout)
 
 
+def refused_short(tmp):
+    """perf_event_open denied by seccomp, 200 short pthread_create'd threads (most end
+    before tt-sched looks at them, each refused as it started): the exit line counts all
+    201 threads by their refusal, and the file says each was refused, none "not made by
+    pthread_create"."""
+    _, _, err, out = run(tmp, "seccomp", args=("short",))
+    check(re.search(r"\b201 threads had no thread states\b.*201 for Permission denied", err),
+          "seccomp short: the exit line does not count the 201 threads: %r" % err)
+    info = subprocess.run([TOOL, "info", out], capture_output=True, text=True, timeout=60)
+    check(info.returncode == 0 and "201 threads without states: the kernel refused" in info.stdout
+          and "pthread_create" not in info.stdout,
+          "seccomp short: info does not say all 201 were refused: %s"
+          % [l for l in info.stdout.splitlines() if "without states" in l])
+
+
+def killed_live(tmp):
+    """A live file (TICKTRACE_LIVE=1, as record sets it) of a run killed by SIGKILL after
+    a 3 ms sleep: no thread states are in it (the run kept them in memory), and spikes,
+    info and convert say so rather than a split all unknown."""
+    out = os.path.join(tmp, "killed.ttr")
+    env = dict(os.environ, TICKTRACE_OUT=out, TICKTRACE_LIVE="1")
+    p = subprocess.Popen([PROG, "hang"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:  # (its scope's kernel line, then this)
+        hung = p.stdout.readline()
+        while hung and "hung" not in hung:
+            hung = p.stdout.readline()
+    finally:
+        p.kill()
+        p.communicate(timeout=60)
+    check(hung.strip() == '{"hung": 1}', "killed live: the program did not record its sleep: %r" % hung)
+    live = out + ".live"
+    s = subprocess.run([TOOL, "spikes", "--json", "--threshold", "1ms", live],
+                       capture_output=True, text=True, timeout=60)
+    spikes = [json.loads(l) for l in s.stdout.splitlines()]
+    check(s.returncode == 0 and any(sp["name"] == "sleep3" for sp in spikes) and
+          all("on_cpu_ns" not in sp and "live file" in sp.get("no_split", "") for sp in spikes),
+          "killed live: the spikes do not say the states were lost: %s %s" % (s.stdout, s.stderr))
+    info = subprocess.run([TOOL, "info", live], capture_output=True, text=True, timeout=60)
+    check("without states: a live file" in info.stdout,
+          "killed live: info does not say why: %s" % [l for l in info.stdout.splitlines() if "states" in l])
+    c = subprocess.run([TOOL, "convert", live, "-o", os.path.join(tmp, "killed.json")],
+                       capture_output=True, text=True, timeout=60)
+    check(c.returncode == 0 and "thread states (in its memory until its end) are missing" in c.stderr,
+          "killed live: convert does not say the states are missing: %s" % c.stderr)
+
+
 def refused_report(label, out, kernel):
     """`ticktrace report` of a run split by the counters: each planted scope's row
     counts its time on and off CPU from them (causes_from "schedstat"), and what they
@@ -1001,6 +1047,8 @@ with tempfile.TemporaryDirectory() as tmp:
         causes(tmp)
         consumers(tmp)
         refused(tmp)
+        refused_short(tmp)
+        killed_live(tmp)
         stolen(tmp)
         unprivileged(tmp, lambda tmp, user: causes(tmp, user, ("stop",)) if user else causes(tmp))
         unprivileged(tmp, refused)

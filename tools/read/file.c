@@ -10,6 +10,18 @@
 
 #include "read_internal.h"
 
+/* A live file's thread has no states (they are in the run's memory), though its
+ * THREAD section may say it has them: it says why instead (its own refusal kept). */
+static void tt_file_live_states_lost(struct tt_thread *t)
+{
+	uint32_t why = TT_THREAD_NO_STATES(t->flags);
+	if (t->has_states || (why != TT_NO_STATES_UNSAID && why != TT_NO_STATES_TOO_SHORT &&
+			      !(t->flags & TT_THREAD_SCHED)))
+		return;
+	t->flags &= ~(uint32_t)(TT_THREAD_SCHED | TT_THREAD_NO_STATES_MASK | TT_THREAD_NO_STATES_ERRNO_MASK);
+	t->flags |= TT_THREAD_NO_STATES_FLAGS(TT_NO_STATES_LIVE, 0);
+}
+
 /* Reads the file in memory; a mapped one is released as it is read. */
 static int tt_file_parse(struct tt_file *f, const char *path, const uint8_t *data, size_t size,
 			 bool mapped)
@@ -20,6 +32,8 @@ static int tt_file_parse(struct tt_file *f, const char *path, const uint8_t *dat
 	if ((f->header.flags & TT_FILE_LIVE) && (tt_file_read_live_chunks(f) < 0 || tt_file_name_unknown_sites(f) < 0))
 		return -1;
 	for (size_t i = 0; i < f->nthreads; i++) {
+		if (f->header.flags & TT_FILE_LIVE)
+			tt_file_live_states_lost(&f->threads[i]);
 		if (f->cut_short && (f->header.flags & TT_FILE_STREAMED))
 			tt_file_count_gaps(f, &f->threads[i]);
 		tt_file_trim_cut_event(f, &f->threads[i]);
