@@ -105,14 +105,18 @@ def split_agrees(k, sp):
     check(on + pre + blk + unknown == dur and unknown == 0,
           "%s: %d + %d + %d + %d unknown is not its %d ns, all known" % (name, on, pre, blk, unknown, dur))
     # The kernel leaves interrupts and (in a VM) stolen time out of a thread's CPU
-    # time while it holds its CPU: up to 2% of the scope on a loaded machine.
-    slack = k["wall_ns"] - dur + WINDOW_NS + dur // 50
+    # time while it holds its CPU: up to 2% of the scope on a loaded machine, and more
+    # where the hypervisor is busy (CI's machine: 4.8 ms of a 17 ms spin). A thread that
+    # never slept (no voluntary switch) had on a CPU all its time the switches call on
+    # CPU: what its CPU time lacks of that, the hypervisor took.
+    stolen = max(0, on - k["run_ns"]) if k["nvcsw"] == 0 else 0
+    slack = k["wall_ns"] - dur + WINDOW_NS + dur // 50 + stolen
     off_kernel = k["wall_ns"] - k["run_ns"]
     check(off_kernel - slack <= pre + blk <= off_kernel + WINDOW_NS,
           "%s: off CPU %d ns, the kernel's %d (slack %d)" % (name, pre + blk, off_kernel, slack))
     check(pre <= k["wait_ns"] + WINDOW_NS,
           "%s: preempted %d ns, above the run-queue wait %d" % (name, pre, k["wait_ns"]))
-    asleep_kernel = off_kernel - k["wait_ns"]
+    asleep_kernel = off_kernel - k["wait_ns"] - stolen
     check(blk >= asleep_kernel - slack,
           "%s: blocked %d ns, the kernel had it asleep %d" % (name, blk, asleep_kernel))
     if k["nivcsw"] == 0:
