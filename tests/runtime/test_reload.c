@@ -41,10 +41,17 @@ static int run_prog(const char *dir, const char *mode, const char *const *settin
 {
 	char err[160];
 	snprintf(err, sizeof(err), "%s/prog.err", dir);
-	struct tt_child c;
-	if (tt_child_spawn(&c, prog, settings, (const char *const[]){alpha, gamma_lib, mode, NULL}, err) < 0)
-		return -1;
-	int status = tt_child_wait(&c, 60);
+	/* 77: the loader put gamma elsewhere this time (the live file's mapping or a thread
+	 * of ticktrace's took alpha's place: CI's clang run, once); nothing was tested, so
+	 * again; its callers skip if it never does */
+	int status = 77;
+	for (int attempt = 0; attempt < 5 && status == 77; attempt++) {
+		struct tt_child c;
+		if (tt_child_spawn(&c, prog, settings, (const char *const[]){alpha, gamma_lib, mode, NULL},
+				   err) < 0)
+			return -1;
+		status = tt_child_wait(&c, 60);
+	}
 	if (status != 0 && status != 128 + 9)
 		tt_sh("cat '%s' >&2", err);
 	return status;
@@ -111,8 +118,13 @@ static void reload_in_mode(const char *mode, const char *how)
 	bool stream = strcmp(mode, "stream") == 0;
 	snprintf(own, sizeof(own), "%s/own.txt", dir);
 	snprintf(own_setting, sizeof(own_setting), "%s=%s", stream ? "TICKTRACE_SPIKES" : "TICKTRACE_REPORT", own);
-	assert_int_equal(run_prog(dir, how, (const char *const[]){out, mode_setting, own_setting,
-								     "TICKTRACE_SPIKE_THRESHOLD=0", NULL}), 0);
+	int status = run_prog(dir, how, (const char *const[]){out, mode_setting, own_setting,
+							       "TICKTRACE_SPIKE_THRESHOLD=0", NULL});
+	if (status == 77) {
+		tt_rmdir(dir);
+		skip();
+	}
+	assert_int_equal(status, 0);
 	check_names(dir, ttr);
 	static const char *const spikes[] = {"spike: alpha_run", "spike: alpha_scope",
 					     "spike: libreload_alpha.so+0x", "spike: gamma_run",
@@ -158,7 +170,12 @@ static void test_reload_killed(void **state)
 	snprintf(ttr, sizeof(ttr), "%s/run.ttr", dir);
 	snprintf(live, sizeof(live), "%s.live", ttr);
 	snprintf(out, sizeof(out), "TICKTRACE_OUT=%s", ttr);
-	assert_int_equal(run_prog(dir, "kill", (const char *const[]){out, "TICKTRACE_LIVE=1", NULL}), 128 + 9);
+	int status = run_prog(dir, "kill", (const char *const[]){out, "TICKTRACE_LIVE=1", NULL});
+	if (status == 77) {
+		tt_rmdir(dir);
+		skip();
+	}
+	assert_int_equal(status, 128 + 9);
 	check_names(dir, live);
 	tt_rmdir(dir);
 }
