@@ -17,6 +17,10 @@ import sys
 import tempfile
 import zlib
 
+sys.dont_write_bytecode = True  # no caches in the source tree
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'consumers'))
+varint = __import__('check-perfetto').varint  # one reader of protobuf's framing
+
 tool = os.environ['TT_TEST_TOOL']
 prog = sys.argv[1]
 COMPRESSED_PACKETS = 50 << 3 | 2
@@ -27,17 +31,6 @@ def check(cond, what):
     if not cond:
         failures.append(what)
         print('FAIL:', what)
-
-
-def varint(b, i):
-    v = shift = 0
-    while True:
-        c = b[i]
-        i += 1
-        v |= (c & 0x7f) << shift
-        shift += 7
-        if c < 0x80:
-            return v, i
 
 
 def inflated(path):
