@@ -103,14 +103,24 @@ struct tt__hot {
 /* TICKTRACE_MIN_DUR: a function call that returns within min_ticks, having recorded
  * nothing inside (its FUNC_ENTER is the last record of its chunk), is erased by the
  * exit hook (asm/hot.inc TT_FILTER_SHORT), and counted here, in the first of the
- * TT__FILTER_PROBES entries from the one its address's bits 4..13 pick that is its
- * function's or free (tt__filter_entry). A call whose entries other functions hold is
- * recorded: nothing is lost. (One entry each, 512 in all, left a program's busiest
- * leaves unfiltered: two functions 8 KiB apart shared one.) Written at the dump
- * (TT_SEC_FILTERED, TT_SEC_DROPPED_CALLS). */
-#define TT__FILTER_FUNCS 1024
-#define TT__FILTER_PROBES 4
+ * TT__FILTER_PROBES entries from tt__filter_home(its word) that is its function's or
+ * free. A call whose entries other functions hold is recorded: nothing is lost, but
+ * its function is then never erased nor turned off, so the home is a hash of the
+ * whole word: its address's bits 4..13 gave neighbours neighbouring homes, and a
+ * row of small functions and library calls (GOT slots 8 bytes apart share those
+ * bits) erased once each filled every entry a busy leaf could take (Lua's strcoll,
+ * l_strcmp and sort_comp, once a Lua tail call's luaD_pretailcall took the last
+ * one: 38 M events dropped). Written at the dump (TT_SEC_FILTERED,
+ * TT_SEC_DROPPED_CALLS). */
+#define TT__FILTER_BITS 10
+#define TT__FILTER_FUNCS (1 << TT__FILTER_BITS)
+#define TT__FILTER_PROBES 8
 #define TT__FILTER_SLOTS (TT__FILTER_FUNCS + TT__FILTER_PROBES - 1)
+#define TT__FILTER_HASH UINT64_C(0x9E3779B97F4A7C15) /* 2^64 / the golden ratio */
+static inline unsigned tt__filter_home(uint64_t word)
+{
+	return (unsigned)((word * TT__FILTER_HASH) >> (64 - TT__FILTER_BITS));
+}
 struct tt__filtered_fn {
 	uint64_t word; /* the FUNC_EXIT record's word (kind and address); 0: free */
 	uint64_t calls, ticks;
@@ -124,8 +134,9 @@ struct tt__filters {
 	struct tt__filtered_fn fn[TT__FILTER_SLOTS];
 };
 _Static_assert(sizeof(struct tt__filtered_fn) == 32 && sizeof(struct tt__filters) ==
-		       32 + 32 * TT__FILTER_SLOTS && TT__FILTER_FUNCS == 1024 && TT__FILTER_PROBES == 4,
-	       "asm/hot.inc TT_FILTER_SHORT, TT_FILTER_FUNCS, TT_FILTER_PROBES");
+		       32 + 32 * TT__FILTER_SLOTS && TT__FILTER_BITS == 10 && TT__FILTER_PROBES == 8 &&
+		       TT__FILTER_HASH == UINT64_C(0x9E3779B97F4A7C15),
+	       "asm/hot.inc TT_FILTER_SHORT, TT_FILTER_BITS, TT_FILTER_PROBES, TT_FILTER_HASH");
 /* Tags in a limit's low bits (asm/record.asm): recording off (the hot path returns at
  * once), or dropping (it writes into the scratch chunk whose end the limit is, without
  * a time). A dropping limit with no chunk sends every event to the slow path. */

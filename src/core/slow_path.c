@@ -156,7 +156,7 @@ static void tt__scratch_calls(const struct tt__slot *slot, const char *end)
 		if (TT_RECORD_KIND(r->word) != TT_REC_FUNC_ENTER)
 			continue;
 		uint64_t word = r->word ^ TT_RECORD_WORD(TT_REC_FUNC_ENTER ^ TT_REC_FUNC_EXIT, 0);
-		struct tt__filtered_fn *fn = &filters->fn[(word >> 4) & (TT__FILTER_FUNCS - 1)];
+		struct tt__filtered_fn *fn = &filters->fn[tt__filter_home(word)];
 		for (int probe = 1; probe < TT__FILTER_PROBES && fn->word && fn->word != word; probe++)
 			fn++;
 		if (fn->word == 0)

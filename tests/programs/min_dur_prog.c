@@ -6,8 +6,10 @@
  *   0x20040  short, with a signal handler's instant inside
  *   0x20050  3 x 4095 short calls, each after an instant, so that some begin in the
  *            last record of a chunk and some in its first (4095 records a chunk)
- *   0x42000, 0x46000, 0x4a000, 0x4e000, 0x52000  100 short calls each, in that order:
- *            one first entry (bits 4..13), four probed: the fifth finds them all taken
+ *   SHARED   100 short calls each, in that order: nine functions whose FUNC_EXIT
+ *            words hash to one home (core.h tt__filter_home), eight probed from
+ *            there (none of the other functions' homes among them): the ninth finds
+ *            them all taken
  *   0x20060  one call of 200 us */
 #include <signal.h>
 #include <time.h>
@@ -52,9 +54,11 @@ int main(void)
 		TT_INSTANT("step");
 		call(0x20050);
 	}
-	for (unsigned long fn = 0x42000; fn <= 0x52000; fn += 0x4000)
+	static const unsigned long shared[] = {0x40000, 0x41430, 0x4a0f0, 0x4b520, 0x4c950,
+					       0x55610, 0x56a40, 0x57e70, 0x60b30};
+	for (unsigned k = 0; k < sizeof shared / sizeof *shared; k++)
 		for (int i = 0; i < 100; i++)
-			call(fn);
+			call(shared[k]);
 	__cyg_profile_func_enter((void *)0x20060, 0);
 	for (long long start = now_ns(); now_ns() - start < 200000;)
 		;

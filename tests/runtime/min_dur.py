@@ -6,8 +6,8 @@ min_dur_prog plants each case with made-up function addresses (its comment lists
 them). Checked, with TICKTRACE_MIN_DUR=1us: 1000 short calls erased and counted; a
 short call around an erased one erased too; one with a signal handler's event inside
 kept; calls across chunk boundaries (a begin in a chunk's last record, or its
-first) erased, and the events between them kept; of five functions that share a table entry, the
-first four erased (the entries probed), the fifth's calls kept; a long call kept; a kept call with nothing inside never shorter than
+first) erased, and the events between them kept; of nine functions that share a table entry, the
+first eight erased (the entries probed), the ninth's calls kept; a long call kept; a kept call with nothing inside never shorter than
 the threshold; every kept or erased call accounted for, and each
 erased call's time under the threshold; `ticktrace report` counts them and says so;
 convert says how many are not in the trace.
@@ -26,10 +26,10 @@ import ttr  # noqa: E402
 PROG, TOOL = sys.argv[1:3]
 failures = []
 A, B, C, D, E, LONG = 0x20010, 0x20020, 0x20030, 0x20040, 0x20050, 0x20060
-# five functions alike in their address's bits 4..13: the four entries probed from
-# there go to the first four, the fifth's calls are kept
-X, X2, X3, X4, Y = 0x42000, 0x46000, 0x4a000, 0x4e000, 0x52000
-CALLS = {A: 1000, B: 1, C: 1, D: 1, E: 3 * 4095, X: 100, X2: 100, X3: 100, X4: 100, Y: 100, LONG: 1}
+# nine functions whose words hash to one home in the table (min_dur_prog's SHARED):
+# the eight entries probed from there go to the first eight, the ninth's calls are kept
+*XS, Y = 0x40000, 0x41430, 0x4a0f0, 0x4b520, 0x4c950, 0x55610, 0x56a40, 0x57e70, 0x60b30
+CALLS = {A: 1000, B: 1, C: 1, D: 1, E: 3 * 4095, **{x: 100 for x in XS}, Y: 100, LONG: 1}
 
 
 def check(cond, what):
@@ -109,14 +109,14 @@ with tempfile.TemporaryDirectory() as tmp:
     filtered = f.filtered.get(index, {"min_dur_ns": 0, "fns": {}})
     erased = {a: c for a, (c, _) in filtered["fns"].items()}
     check(filtered["min_dur_ns"] == 1000, "min_dur_ns %d, not 1000" % filtered["min_dur_ns"])
-    for fn in (A, E, X, X2, X3, X4):
+    for fn in (A, E, *XS):
         check(erased.get(fn, 0) >= CALLS[fn] * 9 // 10, "0x%x: erased %s of %d" % (fn, erased.get(fn), CALLS[fn]))
     check(erased.get(B, 0) + erased.get(C, 0) >= 1, "neither B nor C (inside B) erased")
     check(kept.get(D) == 1 and D not in erased, "D, a handler's event inside: kept %s, erased %s"
           % (kept.get(D), erased.get(D)))
     steps = sum(1 for e in f.events[index] if f.name(e) == "step")
     check(steps == 3 * 4095, "%d instants between E's calls, not %d" % (steps, 3 * 4095))
-    check(kept.get(Y) == 100 and Y not in erased, "Y, whose four entries X to X4 hold: kept %s, erased %s"
+    check(kept.get(Y) == 100 and Y not in erased, "Y, whose eight entries XS hold: kept %s, erased %s"
           % (kept.get(Y), erased.get(Y)))
     check(kept.get(LONG) == 1 and LONG not in erased, "the long call: kept %s" % kept.get(LONG))
     for fn, calls in CALLS.items():
