@@ -114,15 +114,13 @@ TT__DETOUR_HIDDEN void tt__detour_put_back_returns(uint64_t ends_calls)
 	}
 }
 
-/* Memory for a module's stubs within 32-bit reach of all of it; 0 or -errno. */
-static int tt__detour_stub_area(struct tt__detour_module *m, size_t nfns)
+void *tt__detour_near(uintptr_t low, uintptr_t high, size_t size)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
-	size_t size = (nfns * TT__DETOUR_STUB_MAX + page - 1) / page * page;
 	const uintptr_t step = 1u << 20, reach = (uintptr_t)1 << 31;
-	for (uintptr_t off = step; off < reach - (m->high - m->low) - size; off += step) {
-		uintptr_t tries[2] = {m->low > off + size ? (m->low - off - size) & ~(page - 1) : 0,
-				      (m->high + off + page - 1) & ~(page - 1)};
+	for (uintptr_t off = step; off < reach - (high - low) - size; off += step) {
+		uintptr_t tries[2] = {low > off + size ? (low - off - size) & ~(page - 1) : 0,
+				      (high + off + page - 1) & ~(page - 1)};
 		for (int t = 0; t < 2; t++) {
 			if (!tries[t])
 				continue;
@@ -134,16 +132,39 @@ static int tt__detour_stub_area(struct tt__detour_module *m, size_t nfns)
 				munmap(p, size);
 				continue;
 			}
-			m->stubs = p;
-			m->stubs_size = size;
-			return 0;
+			return p;
 		}
 	}
-	return -ENOMEM;
+	return NULL;
 }
 
-/* Writes `len` bytes over code, the page(s) writable only meanwhile; 0 or -errno. */
-static int tt__detour_write_code(uintptr_t at, const uint8_t *bytes, size_t len)
+int tt__detour_keep_area(struct tt__detour *d, void *at, size_t size)
+{
+	struct tt__detour_area *more = realloc(d->areas, (d->nareas + 1) * sizeof *more);
+	if (!more)
+		return -ENOMEM;
+	d->areas = more;
+	d->areas[d->nareas++] = (struct tt__detour_area){(uintptr_t)at, size};
+	return 0;
+}
+
+/* Memory for a module's stubs within 32-bit reach of all of it; 0 or -errno. */
+static int tt__detour_stub_area(struct tt__detour *d, struct tt__detour_module *m, size_t nfns)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	size_t size = (nfns * TT__DETOUR_STUB_MAX + page - 1) / page * page;
+	void *p = tt__detour_near(m->low, m->high, size);
+	if (!p || tt__detour_keep_area(d, p, size) < 0) {
+		if (p)
+			munmap(p, size);
+		return -ENOMEM;
+	}
+	m->stubs = p;
+	m->stubs_size = size;
+	return 0;
+}
+
+int tt__detour_write_code(uintptr_t at, const uint8_t *bytes, size_t len)
 {
 	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
 	uintptr_t first = at & ~(page - 1), last = (at + len + page - 1) & ~(page - 1);
@@ -255,7 +276,7 @@ static int tt__detour_patch(struct tt__detour *d, struct tt__detour_fn *fn, char
 	size_t in_module = 0; /* functions to patch in it: the stubs it needs at most */
 	for (size_t i = 0; !m->stubs && i < d->nfns; i++)
 		in_module += d->fns[i].module == fn->module;
-	if (!m->stubs && tt__detour_stub_area(m, in_module) < 0) {
+	if (!m->stubs && tt__detour_stub_area(d, m, in_module) < 0) {
 		snprintf(why, cap, "no memory for its trampoline within 2 GB of %s", m->path);
 		return -1;
 	}
@@ -313,7 +334,7 @@ static int tt__detour_patch(struct tt__detour *d, struct tt__detour_fn *fn, char
 	}
 	if (fn->watch)
 		return 0;
-	tt__detour_undoable(fn->entry, fn->addr, was, (size_t)len, 0);
+	tt__detour_undoable(fn->entry, fn->addr, was, (size_t)len, d->later ? TT__UNDO_LATER : 0);
 	fn->patched = 1;
 	if (nops >= TT__DETOUR_PATCH)
 		d->patched_patchable++;
@@ -408,8 +429,9 @@ static void tt__detour_read_excludes(struct tt__detour *d)
 			TT_ENV_EXCLUDE, path, strerror(err), d->nexcludes);
 }
 
-static void tt__detour_free(struct tt__detour *d)
+void tt__detour_free(struct tt__detour *d)
 {
+	free(d->areas);
 	for (size_t i = 0; i < d->nlibcalls; i++)
 		free((char *)d->libcalls[i].name);
 	free(d->libcalls);

@@ -63,6 +63,13 @@ int main(void)
 }
 PROG
 gcc -std=c11 -O2 -g -fno-plt -o equal equal.c $(pkg-config --cflags --libs ticktrace-instrument)
+# the same with the PLT: ld calls puts through a .plt.got entry (`jmp *slot`), the slot
+# the program reads puts's address from; and its layout with -z ibtplt (endbr64 first)
+gcc -std=c11 -O2 -g -o pltgot equal.c $(pkg-config --cflags --libs ticktrace-instrument)
+gcc -std=c11 -O2 -g -fcf-protection -Wl,-z,ibtplt -o pltgot_ibt equal.c $(pkg-config --cflags --libs ticktrace-instrument)
+for prog in pltgot pltgot_ibt; do
+	readelf -SW $prog | grep -q ' \.plt\.got ' || { echo "FAIL: ld made no .plt.got in $prog: nothing tested" >&2; exit 1; }
+done
 # the work in the program's own library, the program only calls it
 sed -n '/^#include/p; /^__attribute__/,/^}/p' calls.c >work.c
 cat >main.c <<'PROG'
@@ -122,8 +129,16 @@ LD_LIBRARY_PATH=$libdir TICKTRACE_MIN_DUR=0 TICKTRACE_OUT=$root/noplt.ttr ./nopl
 	{ cat noplt.err >&2; fail "the -fno-plt program exits $?"; }
 "$TT_TEST_TOOL" convert -q noplt.ttr -o noplt.json
 check noplt.json "the zero-markup build with -fno-plt"
-LD_LIBRARY_PATH=$libdir TICKTRACE_OUT=$root/equal.ttr ./equal >equal.out 2>equal.err && rc=0 || rc=$?
-[ "$rc" = 0 ] || { cat equal.err >&2; fail "-fno-plt: puts's address taken from the GOT is not puts's (exit $rc)"; }
+# the slot read for puts's address stays puts's (the calls through it are patched
+# where they are), and the calls are recorded: -fno-plt's `call *slot`, .plt.got's jmp
+for prog in equal pltgot pltgot_ibt; do
+	LD_LIBRARY_PATH=$libdir TICKTRACE_MIN_DUR=0 TICKTRACE_OUT=$root/$prog.ttr ./$prog >$prog.out 2>$prog.err && rc=0 || rc=$?
+	[ "$rc" = 0 ] || { cat $prog.err >&2; fail "$prog: puts's address read from the GOT is not puts's (exit $rc)"; }
+	[ "$(cat $prog.out)" = called ] || fail "$prog printed $(cat $prog.out)"
+	"$TT_TEST_TOOL" convert -q $prog.ttr -o $prog.json
+	grep -q '"name":"puts@libc.so.6"' $prog.json ||
+		fail "$prog: the call of puts through the GOT slot whose address the program reads is not recorded"
+done
 LD_LIBRARY_PATH=$libdir TICKTRACE_MIN_DUR=0 TICKTRACE_OUT=$root/sozero.ttr ./sozero 2>sozero.err ||
 	{ cat sozero.err >&2; fail "the program with its work in libwork.so exits $?"; }
 "$TT_TEST_TOOL" convert -q sozero.ttr -o sozero.json
