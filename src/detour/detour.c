@@ -138,13 +138,13 @@ void *tt__detour_near(uintptr_t low, uintptr_t high, size_t size)
 	return NULL;
 }
 
-int tt__detour_keep_area(struct tt__detour *d, void *at, size_t size)
+int tt__detour_keep_area(struct tt__detour *d, uintptr_t owner, void *at, size_t size)
 {
 	struct tt__detour_area *more = realloc(d->areas, (d->nareas + 1) * sizeof *more);
 	if (!more)
 		return -ENOMEM;
 	d->areas = more;
-	d->areas[d->nareas++] = (struct tt__detour_area){(uintptr_t)at, size};
+	d->areas[d->nareas++] = (struct tt__detour_area){owner, (uintptr_t)at, size};
 	return 0;
 }
 
@@ -154,7 +154,7 @@ static int tt__detour_stub_area(struct tt__detour *d, struct tt__detour_module *
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	size_t size = (nfns * TT__DETOUR_STUB_MAX + page - 1) / page * page;
 	void *p = tt__detour_near(m->low, m->high, size);
-	if (!p || tt__detour_keep_area(d, p, size) < 0) {
+	if (!p || tt__detour_keep_area(d, m->low, p, size) < 0) {
 		if (p)
 			munmap(p, size);
 		return -ENOMEM;
@@ -387,6 +387,32 @@ static void tt__detour_list(const struct tt__detour *d, const struct tt__detour_
 	free(name);
 }
 
+void tt__detour_patch_all(struct tt__detour *d, int trampolines, int says)
+{
+	for (size_t i = 0; i < d->nfns; i++) {
+		char why[256];
+		struct tt__detour_fn *fn = &d->fns[i];
+		if ((fn->watch && !trampolines) || tt__detour_patch(d, fn, why, sizeof why) == 0) {
+			if (d->listing && !fn->watch)
+				tt__detour_list(d, fn, NULL);
+			continue;
+		}
+		d->refused += !fn->watch;
+		if (d->listing && !fn->watch)
+			tt__detour_list(d, fn, why);
+		else if (says)
+			fprintf(stderr, fn->watch ? "ticktrace: the unwinder's %s (%s) cannot be watched: %s; an "
+						    "unwind through a patched function there stops at it\n" :
+						    "ticktrace: not patched: %s (%s): %s\n",
+				fn->name, tt__detour_base(d->modules[fn->module].path), why);
+	}
+	for (size_t i = 0; i < d->nmodules; i++)
+		if (d->modules[i].stubs && mprotect(d->modules[i].stubs, d->modules[i].stubs_size,
+						    PROT_READ | PROT_EXEC) != 0)
+			fprintf(stderr, "ticktrace: the trampolines of %s stay writable: %s\n",
+				d->modules[i].path, strerror(errno));
+}
+
 /* TT_ENV_EXCLUDE's patterns, one a line (# starts a comment), into d->excludes. A
  * file that cannot be read is said (one that opens but does not read, a directory,
  * too: getline's failure is not its end), and nothing is left out, or only what was
@@ -584,23 +610,8 @@ __attribute__((constructor)) static void tt__detour_start(void)
 		d.refused = to_record;
 	/* (before the patches: the code is read for the GOT slots it calls through) */
 	int hooked = patching && libcalls ? tt__detour_library_calls(&d, libcalls) : 0;
-	for (size_t i = 0; patching && i < d.nfns; i++) {
-		char why[256];
-		struct tt__detour_fn *fn = &d.fns[i];
-		if ((fn->watch && !trampolines) || tt__detour_patch(&d, fn, why, sizeof why) == 0) {
-			if (d.listing && !fn->watch)
-				tt__detour_list(&d, fn, NULL);
-			continue;
-		}
-		d.refused += !fn->watch;
-		if (d.listing && !fn->watch)
-			tt__detour_list(&d, fn, why);
-		else if (says)
-			fprintf(stderr, fn->watch ? "ticktrace: the unwinder's %s (%s) cannot be watched: %s; an "
-						    "unwind through a patched function there stops at it\n" :
-						    "ticktrace: not patched: %s (%s): %s\n",
-				fn->name, tt__detour_base(d.modules[fn->module].path), why);
-	}
+	if (patching)
+		tt__detour_patch_all(&d, trampolines, says);
 	if (patching && (to_record || d.nlibcalls))
 		tt__detour_hand_names(&d);
 	if (hooked < 0)
@@ -610,11 +621,6 @@ __attribute__((constructor)) static void tt__detour_start(void)
 		fprintf(stderr, "ticktrace: the program's calls of %d library functions %s recorded as "
 			"FUNCTION@LIBRARY (%s=0: not)\n", hooked, d.listing ? "would be" : "are",
 			TT_ENV_LIBCALLS);
-	for (size_t i = 0; i < d.nmodules; i++)
-		if (d.modules[i].stubs && mprotect(d.modules[i].stubs, d.modules[i].stubs_size,
-						   PROT_READ | PROT_EXEC) != 0)
-			fprintf(stderr, "ticktrace: the trampolines of %s stay writable: %s\n",
-				d.modules[i].path, strerror(errno));
 	for (size_t p = 0; says && p < d.npatterns; p++)
 		if (!d.pattern_hits[p])
 			fprintf(stderr, "ticktrace: -f %s %s\n", d.patterns[p],
@@ -648,6 +654,8 @@ __attribute__((constructor)) static void tt__detour_start(void)
 	if (patching && (to_record || d.nlibcalls))
 		pthread_atfork(NULL, NULL, tt__detour_after_fork_in_child);
 	atexit(tt__detour_at_exit);
+	if (patching) /* (the libraries loaded later: as these) */
+		text = tt__detour_later_start(&d, libcalls, trampolines, says, text);
 	tt__detour_free(&d);
 	free(text);
 	return;

@@ -199,10 +199,15 @@ struct tt__detour_link {
 	int program_needs;    /* the program, a library of the user's preload, or one they need */
 };
 
-/* Memory the patcher mapped (stubs): at a dlopen, unmapped when its library goes. */
+/* Memory the patcher mapped for the stubs of the module at `owner`: at a dlopen,
+ * unmapped when that library goes. */
 struct tt__detour_area {
-	uintptr_t at;
+	uintptr_t owner, at;
 	size_t size;
+};
+
+struct tt__detour_range {
+	uintptr_t low, high;
 };
 
 struct tt__detour {
@@ -231,7 +236,9 @@ struct tt__detour {
 	char **excludes; /* TT_ENV_EXCLUDE's patterns: never patched */
 	size_t nexcludes;
 	size_t excluded; /* functions left unpatched for them */
-	int later; /* at a dlopen (dlopen.c): the modules it brought alone, other threads may run */
+	int later; /* at a dlopen (dlopen.c): other threads may run */
+	const struct tt__detour_range *brought; /* then: the modules it brought, the only ones */
+	size_t nbrought;
 	struct tt__detour_area *areas; /* the stubs' */
 	size_t nareas;
 };
@@ -239,13 +246,26 @@ struct tt__detour {
 /* detour.c. Memory (`size` bytes, read-write) within 32-bit reach of all of
  * [low, high), or NULL. */
 void *tt__detour_near(uintptr_t low, uintptr_t high, size_t size) TT__DETOUR_HIDDEN;
-/* Adds the mapping to d->areas; 0 or -ENOMEM. */
-int tt__detour_keep_area(struct tt__detour *d, void *at, size_t size) TT__DETOUR_HIDDEN;
+/* Adds the mapping, for the module at `owner`, to d->areas; 0 or -ENOMEM. */
+int tt__detour_keep_area(struct tt__detour *d, uintptr_t owner, void *at, size_t size) TT__DETOUR_HIDDEN;
 /* Writes `len` bytes over code, the page(s) writable only meanwhile (and executable
  * throughout); 0 or -errno. */
 int tt__detour_write_code(uintptr_t at, const uint8_t *bytes, size_t len) TT__DETOUR_HIDDEN;
 /* Frees what `d` holds (not the stubs). */
 void tt__detour_free(struct tt__detour *d) TT__DETOUR_HIDDEN;
+/* Patches d->fns (watching the unwinders' when `trampolines`), listed with
+ * d->listing, refusals said when `says`; the stubs made read-only and executable. */
+void tt__detour_patch_all(struct tt__detour *d, int trampolines, int says) TT__DETOUR_HIDDEN;
+
+/* dlopen.c. After the constructor patched (`d` as it did, `libcalls` as
+ * tt__detour_libcalls_wanted gave, `says` whether it said what it refused, `text` the
+ * patterns' text): what the libraries dlopen loads later need, taken from `d` (its
+ * patterns, excludes, the functions it patched); the text is kept (NULL returned)
+ * or given back. */
+char *tt__detour_later_start(struct tt__detour *d, int libcalls, int trampolines, int says, char *text)
+	TT__DETOUR_HIDDEN;
+/* Whether `target` is where a function patched at start or at a dlopen starts. */
+int tt__detour_patched_before(uintptr_t target) TT__DETOUR_HIDDEN;
 
 /* symbols.c. Whether TT_ENV_EXCLUDE names the function: its symbol `name`, or its
  * demangled name `plain` (or NULL) with or without its parameters; counted. */

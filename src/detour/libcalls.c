@@ -3,14 +3,19 @@
  * its PLT's (R_X86_64_JUMP_SLOT) and, built with -fno-plt, those its code calls
  * (R_X86_64_GLOB_DAT, `call *fopen@GOTPCREL(%rip)`), is pointed at a stub of its own,
  * which enters the trampolines as a patched function's does and goes on to the
- * function the slot would have reached. So are the slots of the program's own
+ * function the slot would have reached. A GOT slot the code also reads the function's
+ * address from (`mov puts@GOTPCREL(%rip)`: a pointer the program may compare with the
+ * library's) keeps it: the calls through it are rewritten instead, each `call *slot`
+ * and `jmp *slot` (-fno-plt's, and the .plt.got entries ld makes for a function both
+ * called and whose address is taken) made a direct call or jump to the stub. So are the slots of the program's own
  * libraries whose functions are recorded (a program whose work is in its .so), or of
  * all its libraries but the C runtime's when asked. The function itself is not
  * touched, so the calls from elsewhere (the C library's own, ticktrace's) are not
  * recorded. The record's word names the GOT slot, with TT_FUNC_LIBRARY_CALL: the
  * tools name it IMPORT@LIBRARY from the relocation there (an IFUNC such as memcpy, or
  * an alias such as fopen's _IO_fopen, would be named otherwise by the address it
- * reaches). Before main, while no other thread runs (detour.c). */
+ * reaches). Before main, while no other thread runs (detour.c), and for a library
+ * loaded later as dlopen returns (dlopen.c). */
 #include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
@@ -185,13 +190,14 @@ static int tt__libcalls_cmp_fn(const void *key, const void *fn)
 	return (a > b) - (a < b);
 }
 
-/* Whether `target` is where a function to be patched starts: its own record names
- * the call (d->fns: sorted by address, one a place). */
+/* Whether `target` is where a function to be patched starts (d->fns: sorted by
+ * address, one a place), or one patched before this dlopen: its own record names the
+ * call. */
 static int tt__libcalls_recorded(const struct tt__detour *d, uintptr_t target)
 {
 	const struct tt__detour_fn *fn =
 		d->nfns ? bsearch(&target, d->fns, d->nfns, sizeof *d->fns, tt__libcalls_cmp_fn) : NULL;
-	return fn && !fn->watch;
+	return (fn && !fn->watch) || (d->later && tt__detour_patched_before(target));
 }
 
 
@@ -473,7 +479,7 @@ static int tt__libcalls_object(struct tt__detour *d, const struct tt__libcalls_o
 	struct tt__patched_function *named = realloc(d->libcalls, (d->nlibcalls + (size_t)n) * sizeof *named);
 	if (named)
 		d->libcalls = named;
-	if (!stubs || !named || tt__detour_keep_area(d, stubs, area) < 0) {
+	if (!stubs || !named || tt__detour_keep_area(d, o->low, stubs, area) < 0) {
 		if (stubs)
 			munmap(stubs, area);
 		free(found), free(uses.uses), free(uses.sites);

@@ -5,7 +5,7 @@
  * neither recorded nor counted: the runtime keeps when each function was turned off
  * (tt__turned_off: the file's TURNED_OFF section, which `ticktrace report` says), and
  * the run says how many at exit. A program library call (libcalls.c) is turned off by
- * pointing its PLT slot back at the function.
+ * pointing its GOT slot back at the function, or its call sites back through the slot.
  *
  * trampoline.asm calls tt__detour_turn_off from the exit hook each K-th call of a
  * function it erased on a thread, out of line. Another thread may be running the
