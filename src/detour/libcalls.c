@@ -191,13 +191,20 @@ static int tt__libcalls_cmp_fn(const void *key, const void *fn)
 }
 
 /* Whether `target` is where a function to be patched starts (d->fns: sorted by
- * address, one a place), or one patched before this dlopen: its own record names the
- * call. */
+ * address, one a place; with -fcf-protection, its NOPs after its endbr64), or one
+ * patched before this dlopen: its own record names the call. */
 static int tt__libcalls_recorded(const struct tt__detour *d, uintptr_t target)
 {
-	const struct tt__detour_fn *fn =
-		d->nfns ? bsearch(&target, d->fns, d->nfns, sizeof *d->fns, tt__libcalls_cmp_fn) : NULL;
-	return (fn && !fn->watch) || (d->later && tt__detour_patched_before(target));
+	static const uint8_t endbr64[] = {0xf3, 0x0f, 0x1e, 0xfa};
+	uintptr_t nops = memcmp((const void *)target, endbr64, sizeof endbr64) == 0 ? target + sizeof endbr64 : target;
+	for (int i = 0; i < 2; i++) {
+		uintptr_t at = i ? nops : target;
+		const struct tt__detour_fn *fn =
+			d->nfns ? bsearch(&at, d->fns, d->nfns, sizeof *d->fns, tt__libcalls_cmp_fn) : NULL;
+		if ((fn && !fn->watch) || (d->later && tt__detour_patched_before(at)))
+			return 1;
+	}
+	return 0;
 }
 
 

@@ -82,6 +82,11 @@ int main(int argc, char **argv)
 PROG
 gcc -std=c11 -O2 -g -fPIC -shared -o libwork.so work.c $(pkg-config --cflags --libs ticktrace-instrument)
 gcc -std=c11 -O2 -g -o sozero main.c -L. -lwork -Wl,-rpath,"$root" $(pkg-config --cflags --libs ticktrace-instrument)
+# the same with -fcf-protection: work's endbr64 before its NOPs (before: the program's
+# call of work recorded twice, as work and work@plt)
+mkdir cf
+gcc -std=c11 -O2 -g -fcf-protection -fPIC -shared -o cf/libwork.so work.c $(pkg-config --cflags --libs ticktrace-instrument)
+gcc -std=c11 -O2 -g -fcf-protection -o sozero_cf main.c -Lcf -lwork -Wl,-rpath,"$root/cf" $(pkg-config --cflags --libs ticktrace-instrument)
 mkdir plainlib
 gcc -std=c11 -O2 -g -fPIC -shared -o plainlib/libwork.so work.c
 gcc -std=c11 -O2 -g -o soplain main.c -Lplainlib -lwork -Wl,-rpath,"$root/plainlib"
@@ -145,6 +150,12 @@ LD_LIBRARY_PATH=$libdir TICKTRACE_MIN_DUR=0 TICKTRACE_OUT=$root/sozero.ttr ./soz
 check sozero.json "the zero-markup build, the calls made from libwork.so"
 grep -q '"name":"work"' sozero.json && ! grep -q '"name":"work@' sozero.json ||
 	fail "the program's call of work, recorded in libwork.so itself, is recorded twice (as work@...)"
+LD_LIBRARY_PATH=$libdir TICKTRACE_MIN_DUR=0 TICKTRACE_OUT=$root/sozero_cf.ttr ./sozero_cf 2>sozero_cf.err ||
+	{ cat sozero_cf.err >&2; fail "the program with its work in libwork.so, -fcf-protection, exits $?"; }
+"$TT_TEST_TOOL" convert -q sozero_cf.ttr -o sozero_cf.json
+check sozero_cf.json "the zero-markup build with -fcf-protection, the calls made from libwork.so"
+grep -q '"name":"work"' sozero_cf.json && ! grep -q '"name":"work@' sozero_cf.json ||
+	fail "-fcf-protection: the program's call of work, recorded in libwork.so itself, is recorded twice (as work@...)"
 # under record -f, when asked (its patterns say what to record)
 "$TT_TEST_TOOL" record -f work --min-dur 0 -o asked.ttr -- ./plain 2>asked.err ||
 	{ cat asked.err >&2; fail "record exits $?"; }
