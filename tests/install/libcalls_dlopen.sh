@@ -7,10 +7,11 @@
 # TICKTRACE_LIBCALLS=1. The program loads it, calls it, closes it, twice, and goes on
 # calling (nothing of the closed plugin's stubs is entered). Before, nothing of a
 # library loaded after start was recorded.
-# dlclose forgets the plugin's patches: its tiny() turned off (TICKTRACE_TURN_OFF=64)
-# in the first load is turned off again in the second, loaded at the same addresses
-# (before: the first load's entry, turned off, stood for the second's, which stayed
-# patched for ever).
+# Its library calls are named after it once it is closed (before: 0x... of its slot).
+# Two threads load, call and close it at once while a third's short calls are turned
+# off. dlclose forgets a plugin's patches: its tiny() turned off (TICKTRACE_TURN_OFF=64)
+# in the first load is turned off again in the second, and a second plugin loaded at
+# the first's addresses keeps calling its own getppid once turned off.
 #   libcalls_dlopen.sh BUILD_DIR SANITIZE  (TT_TEST_TOOL: the ticktrace command)
 set -eu
 . "$(dirname "$0")/scratch_install.sh"
@@ -90,6 +91,58 @@ int main(void)
 	return wrong != 0;
 }
 PROG
+# threads that load, call and close the plugin at once (one's dlclose leaves it loaded
+# for the other), beside one whose short calls are turned off meanwhile
+cat >threads.c <<'PROG'
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <unistd.h>
+__attribute__((noinline)) int short_call(int x)
+{
+	__asm__ volatile("" : "+r"(x));
+	return x + 1;
+}
+static volatile int loading = 2;
+static void *calls(void *arg)
+{
+	long sum = 0;
+	(void)arg;
+	while (__atomic_load_n(&loading, __ATOMIC_ACQUIRE))
+		sum += short_call((int)sum) + getpid();
+	return NULL;
+}
+static void *loads(void *arg)
+{
+	long bad = 0;
+	for (int i = 0; i < 20; i++) {
+		void *plugin = dlopen("./libplugin.so", RTLD_NOW | RTLD_LOCAL);
+		long (*work)(const char *) = plugin ? (long (*)(const char *))dlsym(plugin, "plugin_work") : NULL;
+		int (*tiny)(int) = plugin ? (int (*)(int))dlsym(plugin, "tiny") : NULL;
+		bad += !work || !tiny || work(arg) != 4096;
+		for (int j = 0; tiny && j < 1000; j++)
+			bad += tiny(j) != j + 1;
+		if (plugin)
+			dlclose(plugin);
+	}
+	__atomic_sub_fetch(&loading, 1, __ATOMIC_RELEASE);
+	return (void *)bad;
+}
+int main(int argc, char **argv)
+{
+	pthread_t t[3];
+	void *bad[2];
+	(void)argc;
+	pthread_create(&t[0], NULL, calls, NULL);
+	pthread_create(&t[1], NULL, loads, argv[0]);
+	pthread_create(&t[2], NULL, loads, argv[0]);
+	pthread_join(t[1], &bad[0]);
+	pthread_join(t[2], &bad[1]);
+	pthread_join(t[0], NULL);
+	return bad[0] || bad[1];
+}
+PROG
+gcc -std=c11 -O2 -g -pthread -o threads threads.c $(pkg-config --cflags --libs ticktrace-instrument)
 for lib in a b; do
 	gcc -std=c11 -O2 -g -fPIC -shared -o lib$lib.so $lib.c $(pkg-config --cflags --libs ticktrace-instrument)
 done
@@ -149,6 +202,11 @@ else
 	grep -q '^ticktrace: 2 functions turned off' off.err ||
 		{ cat off.err >&2; fail "tiny() of the plugin loaded again at the same addresses is not turned off again"; }
 fi
+LD_LIBRARY_PATH=$libdir TICKTRACE_TURN_OFF=64 TICKTRACE_OUT=$root/threads.ttr timeout 120 ./threads 2>threads.err && rc=0 || rc=$?
+[ "$rc" = 0 ] || { cat threads.err >&2; fail "threads loading the plugin at once exit $rc (124: it hung)"; }
+"$TT_TEST_TOOL" convert -q threads.ttr -o threads.json
+[ "$(grep -o '"name":"plugin_work"' threads.json | wc -l)" = 40 ] ||
+	fail "threads loading the plugin at once: $(grep -o '"name":"plugin_work"' threads.json | wc -l) plugin_work slices, not 40"
 LD_LIBRARY_PATH=$libdir TICKTRACE_TURN_OFF=64 TICKTRACE_OUT=$root/twice.ttr ./twice >twice.out 2>twice.err && rc=0 || rc=$?
 if [ "$(grep -c "^f at $(sed -n 's/^f at //p' twice.out | head -n 1)\$" twice.out)" != 2 ]; then
 	echo "libb.so is loaded elsewhere than liba.so was: what dlclose forgets is not seen" >&2
