@@ -141,6 +141,17 @@ static int tt__later_scan_cb(struct dl_phdr_info *info, size_t size, void *arg)
 	return 0;
 }
 
+/* fork: no other thread holds the lock while the process is copied */
+static void tt__later_hold(void)
+{
+	pthread_mutex_lock(&tt__later.lock);
+}
+
+static void tt__later_let_go(void)
+{
+	pthread_mutex_unlock(&tt__later.lock);
+}
+
 char *tt__detour_later_start(struct tt__detour *d, int libcalls, int trampolines, int says, char *text)
 {
 	tt__later_add_patched(d);
@@ -160,6 +171,7 @@ char *tt__detour_later_start(struct tt__detour *d, int libcalls, int trampolines
 	tt__later.nexcludes = d->nexcludes;
 	d->patterns = d->excludes = NULL;
 	d->npatterns = d->nexcludes = 0;
+	pthread_atfork(tt__later_hold, tt__later_let_go, tt__later_let_go);
 	__atomic_store_n(&tt__later.on, 1, __ATOMIC_RELEASE);
 	return NULL;
 }
@@ -212,13 +224,13 @@ __attribute__((visibility("default"))) void *dlopen(const char *file, int mode)
 	if (!handle || tt__later_inside || !__atomic_load_n(&tt__later.on, __ATOMIC_ACQUIRE))
 		return handle;
 	tt__later_inside = 1;
-	pthread_mutex_lock(&tt__later.lock);
+	tt__later_hold();
 	struct tt__later_scan scan = {0};
 	dl_iterate_phdr(tt__later_scan_cb, &scan);
 	if (scan.nfresh)
 		tt__later_patch(scan.fresh, scan.nfresh);
 	free(scan.fresh);
-	pthread_mutex_unlock(&tt__later.lock);
+	tt__later_let_go();
 	tt__later_inside = 0;
 	return handle;
 }
@@ -265,9 +277,9 @@ __attribute__((visibility("default"))) int dlclose(void *handle)
 	tt__detour_unloading(1);
 	int rc = next(handle);
 	tt__later_inside = 1;
-	pthread_mutex_lock(&tt__later.lock);
+	tt__later_hold();
 	tt__later_gone();
-	pthread_mutex_unlock(&tt__later.lock);
+	tt__later_let_go();
 	tt__later_inside = 0;
 	tt__detour_unloading(0);
 	return rc;

@@ -216,6 +216,7 @@ enum { TT__GOT_CALLED = 1, TT__GOT_READ = 2 };
 /* A call or jump through a GOT slot: the ff of `call *slot(%rip)` / `jmp *slot(%rip)`. */
 struct tt__libcalls_site {
 	uintptr_t at;
+	uintptr_t segment; /* where its code's segment starts */
 	size_t slot; /* its index among the slots asked about */
 };
 
@@ -281,7 +282,8 @@ static int tt__libcalls_uses(const struct tt__libcalls_object *o, uintptr_t *con
 					}
 					u->sites = more;
 				}
-				u->sites[u->nsites++] = (struct tt__libcalls_site){(uintptr_t)(code + at - 2), index[k]};
+				u->sites[u->nsites++] = (struct tt__libcalls_site){(uintptr_t)(code + at - 2),
+										   (uintptr_t)code, index[k]};
 			}
 		}
 	}
@@ -351,13 +353,14 @@ static ssize_t tt__libcalls_slots(const struct tt__libcalls_object *o, uintptr_t
 	return (ssize_t)n;
 }
 
-/* Whether the call or jump through a GOT slot at `site` (its ff) may be rewritten:
+/* Whether the call or jump through a GOT slot at `one` (its ff) may be rewritten:
  * an instruction of a function of module `m` (decoded from the function's start:
  * not bytes inside another instruction, nor after a prefix of its own), or the jump of
  * a .plt.got entry, which no symbol covers (its layout checked: ld's, without and with
  * -z ibt). */
-static int tt__libcalls_sure(const struct tt__detour_module *m, uintptr_t site)
+static int tt__libcalls_sure(const struct tt__detour_module *m, const struct tt__libcalls_site *one)
 {
+	uintptr_t site = one->at;
 	size_t lo = 0, hi = m ? m->nsyms : 0;
 	while (lo < hi) { /* (the first symbol after the site) */
 		size_t mid = (lo + hi) / 2;
@@ -374,7 +377,7 @@ static int tt__libcalls_sure(const struct tt__detour_module *m, uintptr_t site)
 	}
 	static const uint8_t endbr64[] = {0xf3, 0x0f, 0x1e, 0xfa};
 	const uint8_t *at = (const uint8_t *)site;
-	return at[1] == 0x25 &&
+	return at[1] == 0x25 && site >= one->segment + 5 &&
 	       ((site % 8 == 0 && at[6] == 0x66 && at[7] == 0x90) ||                   /* jmp; xchg ax, ax */
 		((site - 4) % 16 == 0 && memcmp(at - 4, endbr64, sizeof endbr64) == 0) || /* endbr64; jmp */
 		((site - 5) % 16 == 0 && at[-1] == 0xf2 && memcmp(at - 5, endbr64, sizeof endbr64) == 0));
@@ -415,7 +418,7 @@ static int tt__libcalls_point(const struct tt__detour *d, const struct tt__libca
 		int any = 0;
 		for (size_t i = 0; i < uses->nsites; i++) {
 			uint8_t was[6];
-			if (uses->sites[i].slot != index || !tt__libcalls_sure(m, uses->sites[i].at) ||
+			if (uses->sites[i].slot != index || !tt__libcalls_sure(m, &uses->sites[i]) ||
 			    tt__libcalls_rewrite(uses->sites[i].at, (uintptr_t)stub->code, d->listing, was) < 0)
 				continue;
 			any = 1;

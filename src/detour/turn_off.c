@@ -19,6 +19,7 @@
  * waits, so that a handler on this thread cannot call the function and wait forever. */
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -146,6 +147,14 @@ static void tt__detour_turned_at_exit(void)
 			"lines): their calls were recorded or erased as before\n", failed);
 }
 
+/* In a child forked while another thread turned a function off or changed the table:
+ * that thread is not there to let go. */
+static void tt__undo_after_fork_in_child(void)
+{
+	tt__turn_off_busy = 0;
+	tt__unloading = 0;
+}
+
 /* After patching: K from TT_ENV_TURN_OFF (rounded up to a power of two), else the
  * zero-markup build's default (`every_sled`); 0 or -1 after saying why. */
 int tt__detour_turn_off_start(int every_sled)
@@ -171,6 +180,7 @@ int tt__detour_turn_off_start(int every_sled)
 	if (tt__nundo)
 		qsort(tt__undo, tt__nundo, sizeof *tt__undo, tt__undo_order);
 	tt__undo_sorted = 1; /* (a dlopen's patches are put in order) */
+	pthread_atfork(NULL, NULL, tt__undo_after_fork_in_child);
 	tt__detour_turn_off_mask = pow2 - 1;
 	atexit(tt__detour_turned_at_exit);
 	return 0;
