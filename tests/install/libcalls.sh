@@ -144,18 +144,15 @@ for prog in equal pltgot pltgot_ibt; do
 	grep -q '"name":"puts@libc.so.6"' $prog.json ||
 		fail "$prog: the call of puts through the GOT slot whose address the program reads is not recorded"
 done
-LD_LIBRARY_PATH=$libdir TICKTRACE_MIN_DUR=0 TICKTRACE_OUT=$root/sozero.ttr ./sozero 2>sozero.err ||
-	{ cat sozero.err >&2; fail "the program with its work in libwork.so exits $?"; }
-"$TT_TEST_TOOL" convert -q sozero.ttr -o sozero.json
-check sozero.json "the zero-markup build, the calls made from libwork.so"
-grep -q '"name":"work"' sozero.json && ! grep -q '"name":"work@' sozero.json ||
-	fail "the program's call of work, recorded in libwork.so itself, is recorded twice (as work@...)"
-LD_LIBRARY_PATH=$libdir TICKTRACE_MIN_DUR=0 TICKTRACE_OUT=$root/sozero_cf.ttr ./sozero_cf 2>sozero_cf.err ||
-	{ cat sozero_cf.err >&2; fail "the program with its work in libwork.so, -fcf-protection, exits $?"; }
-"$TT_TEST_TOOL" convert -q sozero_cf.ttr -o sozero_cf.json
-check sozero_cf.json "the zero-markup build with -fcf-protection, the calls made from libwork.so"
-grep -q '"name":"work"' sozero_cf.json && ! grep -q '"name":"work@' sozero_cf.json ||
-	fail "-fcf-protection: the program's call of work, recorded in libwork.so itself, is recorded twice (as work@...)"
+# (sozero_cf: -fcf-protection)
+for prog in sozero sozero_cf; do
+	LD_LIBRARY_PATH=$libdir TICKTRACE_MIN_DUR=0 TICKTRACE_OUT=$root/$prog.ttr ./$prog 2>$prog.err ||
+		{ cat $prog.err >&2; fail "$prog, its work in libwork.so, exits $?"; }
+	"$TT_TEST_TOOL" convert -q $prog.ttr -o $prog.json
+	check $prog.json "$prog: the zero-markup build, the calls made from libwork.so"
+	grep -q '"name":"work"' $prog.json && ! grep -q '"name":"work@' $prog.json ||
+		fail "$prog: the program's call of work, recorded in libwork.so itself, is recorded twice (as work@...)"
+done
 # under record -f, when asked (its patterns say what to record)
 "$TT_TEST_TOOL" record -f work --min-dur 0 -o asked.ttr -- ./plain 2>asked.err ||
 	{ cat asked.err >&2; fail "record exits $?"; }
