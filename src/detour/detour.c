@@ -114,40 +114,6 @@ TT__DETOUR_HIDDEN void tt__detour_put_back_returns(uint64_t ends_calls)
 	}
 }
 
-void *tt__detour_near(uintptr_t low, uintptr_t high, size_t size)
-{
-	size_t page = (size_t)sysconf(_SC_PAGESIZE);
-	const uintptr_t step = 1u << 20, reach = (uintptr_t)1 << 31;
-	for (uintptr_t off = step; off < reach - (high - low) - size; off += step) {
-		uintptr_t tries[2] = {low > off + size ? (low - off - size) & ~(page - 1) : 0,
-				      (high + off + page - 1) & ~(page - 1)};
-		for (int t = 0; t < 2; t++) {
-			if (!tries[t])
-				continue;
-			void *p = mmap((void *)tries[t], size, PROT_READ | PROT_WRITE,
-				       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
-			if (p == MAP_FAILED)
-				continue;
-			if ((uintptr_t)p != tries[t]) { /* an old kernel took it as a hint */
-				munmap(p, size);
-				continue;
-			}
-			return p;
-		}
-	}
-	return NULL;
-}
-
-int tt__detour_keep_area(struct tt__detour *d, uintptr_t owner, void *at, size_t size)
-{
-	struct tt__detour_area *more = realloc(d->areas, (d->nareas + 1) * sizeof *more);
-	if (!more)
-		return -ENOMEM;
-	d->areas = more;
-	d->areas[d->nareas++] = (struct tt__detour_area){owner, (uintptr_t)at, size};
-	return 0;
-}
-
 /* Memory for a module's stubs within 32-bit reach of all of it; 0 or -errno. */
 static int tt__detour_stub_area(struct tt__detour *d, struct tt__detour_module *m, size_t nfns)
 {
@@ -161,19 +127,6 @@ static int tt__detour_stub_area(struct tt__detour *d, struct tt__detour_module *
 	}
 	m->stubs = p;
 	m->stubs_size = size;
-	return 0;
-}
-
-int tt__detour_write_code(uintptr_t at, const uint8_t *bytes, size_t len)
-{
-	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
-	uintptr_t first = at & ~(page - 1), last = (at + len + page - 1) & ~(page - 1);
-	if (mprotect((void *)first, last - first, PROT_READ | PROT_WRITE | PROT_EXEC) != 0)
-		return -errno;
-	memcpy((void *)at, bytes, len);
-	if (mprotect((void *)first, last - first, PROT_READ | PROT_EXEC) != 0)
-		return -errno;
-	__builtin___clear_cache((char *)at, (char *)at + len);
 	return 0;
 }
 
@@ -537,6 +490,26 @@ static void tt__detour_after_fork_in_child(void)
 		tt__detour_func_enter(f->word);
 }
 
+/* Leaves the libraries dlopen loads later what patching them as the program was
+ * needs (tt__detour_later), taken from `d`; the text kept (NULL returned), or given
+ * back when the modules loaded now cannot be listed (those are then left as they are). */
+static char *tt__detour_hand_over(struct tt__detour *d, int libcalls, int trampolines, int says, char *text)
+{
+	struct tt__detour_later *later = &tt__detour_later;
+	tt__detour_add_patched(d);
+	ssize_t n = tt__detour_objects(&later->objects);
+	if (n < 0 || (d->main_path && !(later->main_path = strdup(d->main_path))))
+		return text;
+	*later = (struct tt__detour_later){
+		.every_sled = d->every_sled, .libcalls = libcalls, .trampolines = trampolines, .says = says,
+		.text = text, .main_path = later->main_path, .patterns = d->patterns, .npatterns = d->npatterns,
+		.excludes = d->excludes, .nexcludes = d->nexcludes, .objects = later->objects, .nobjects = (size_t)n};
+	d->patterns = d->excludes = NULL;
+	d->npatterns = d->nexcludes = 0;
+	__atomic_store_n(&later->on, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
 __attribute__((constructor)) static void tt__detour_start(void)
 {
 	tt__detour_no_follow();
@@ -655,7 +628,7 @@ __attribute__((constructor)) static void tt__detour_start(void)
 		pthread_atfork(NULL, NULL, tt__detour_after_fork_in_child);
 	atexit(tt__detour_at_exit);
 	if (patching) /* (the libraries loaded later: as these) */
-		text = tt__detour_later_start(&d, libcalls, trampolines, says, text);
+		text = tt__detour_hand_over(&d, libcalls, trampolines, says, text);
 	tt__detour_free(&d);
 	free(text);
 	return;

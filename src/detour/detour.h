@@ -243,7 +243,7 @@ struct tt__detour {
 	size_t nareas;
 };
 
-/* detour.c. Memory (`size` bytes, read-write) within 32-bit reach of all of
+/* code.c. Memory (`size` bytes, read-write) within 32-bit reach of all of
  * [low, high), or NULL. */
 void *tt__detour_near(uintptr_t low, uintptr_t high, size_t size) TT__DETOUR_HIDDEN;
 /* Adds the mapping, for the module at `owner`, to d->areas; 0 or -ENOMEM. */
@@ -251,21 +251,42 @@ int tt__detour_keep_area(struct tt__detour *d, uintptr_t owner, void *at, size_t
 /* Writes `len` bytes over code, the page(s) writable only meanwhile (and executable
  * throughout); 0 or -errno. */
 int tt__detour_write_code(uintptr_t at, const uint8_t *bytes, size_t len) TT__DETOUR_HIDDEN;
-/* Frees what `d` holds (not the stubs). */
+/* Adds the functions of `d` that were patched to those patched so far; whether
+ * `target` is where one starts (its entry, or its patch); those in [low, high)
+ * forgotten (a library unloaded). */
+void tt__detour_add_patched(const struct tt__detour *d) TT__DETOUR_HIDDEN;
+int tt__detour_patched_before(uintptr_t target) TT__DETOUR_HIDDEN;
+void tt__detour_forget_patched(uintptr_t low, uintptr_t high) TT__DETOUR_HIDDEN;
+
+/* detour.c. Frees what `d` holds (not the stubs). */
 void tt__detour_free(struct tt__detour *d) TT__DETOUR_HIDDEN;
 /* Patches d->fns (watching the unwinders' when `trampolines`), listed with
  * d->listing, refusals said when `says`; the stubs made read-only and executable. */
 void tt__detour_patch_all(struct tt__detour *d, int trampolines, int says) TT__DETOUR_HIDDEN;
 
-/* dlopen.c. After the constructor patched (`d` as it did, `libcalls` as
- * tt__detour_libcalls_wanted gave, `says` whether it said what it refused, `text` the
- * patterns' text): what the libraries dlopen loads later need, taken from `d` (its
- * patterns, excludes, the functions it patched); the text is kept (NULL returned)
- * or given back. */
-char *tt__detour_later_start(struct tt__detour *d, int libcalls, int trampolines, int says, char *text)
-	TT__DETOUR_HIDDEN;
-/* Whether `target` is where a function patched at start or at a dlopen starts. */
-int tt__detour_patched_before(uintptr_t target) TT__DETOUR_HIDDEN;
+/* A module as dl_iterate_phdr shows it: which it is (its dynamic section and where it
+ * lies), and the stubs made for it at a dlopen. */
+struct tt__detour_object {
+	const void *dynamic;
+	struct tt__detour_range range;
+	struct tt__detour_area *areas;
+	size_t nareas;
+};
+/* libcalls.c. The modules loaded now, into *out (malloc'd): how many, or -ENOMEM. */
+ssize_t tt__detour_objects(struct tt__detour_object **out) TT__DETOUR_HIDDEN;
+
+/* What the constructor leaves for the libraries dlopen loads later (dlopen.c), once
+ * it patched (`on`): its settings (the patterns in `text`, which they point into) and
+ * the modules loaded then, taken from its `struct tt__detour`. */
+struct tt__detour_later {
+	int on, every_sled, libcalls, trampolines, says;
+	char *text, *main_path;
+	char **patterns, **excludes;
+	size_t npatterns, nexcludes;
+	struct tt__detour_object *objects; /* and those loaded since (under dlopen.c's lock) */
+	size_t nobjects;
+};
+extern struct tt__detour_later tt__detour_later TT__DETOUR_HIDDEN;
 
 /* symbols.c. Whether TT_ENV_EXCLUDE names the function: its symbol `name`, or its
  * demangled name `plain` (or NULL) with or without its parameters; counted. */

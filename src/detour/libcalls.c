@@ -201,7 +201,7 @@ static int tt__libcalls_recorded(const struct tt__detour *d, uintptr_t target)
 		uintptr_t at = i ? nops : target;
 		const struct tt__detour_fn *fn =
 			d->nfns ? bsearch(&at, d->fns, d->nfns, sizeof *d->fns, tt__libcalls_cmp_fn) : NULL;
-		if ((fn && !fn->watch) || (d->later && tt__detour_patched_before(at)))
+		if ((fn && !fn->watch) || tt__detour_patched_before(at))
 			return 1;
 	}
 	return 0;
@@ -550,6 +550,18 @@ static int tt__libcalls_object(struct tt__detour *d, const struct tt__libcalls_o
 						      (const struct tt__detour_stub *)found[i].stub);
 	free(found), free(uses.uses), free(uses.sites);
 	return pointed;
+}
+
+ssize_t tt__detour_objects(struct tt__detour_object **out)
+{
+	struct tt__libcalls_objects all = {0};
+	dl_iterate_phdr(tt__libcalls_object_cb, &all);
+	*out = all.out_of_memory ? NULL : calloc(all.n + 1, sizeof **out);
+	for (size_t i = 0; *out && i < all.n; i++)
+		(*out)[i] = (struct tt__detour_object){.dynamic = all.at[i].dynamic,
+						       .range = {all.at[i].low, all.at[i].high}};
+	free(all.at);
+	return *out ? (ssize_t)all.n : -ENOMEM;
 }
 
 /* Points the PLT and GOT slots of the program, and of the libraries `wanted` takes, at
