@@ -39,7 +39,7 @@ TT__DETOUR_HIDDEN uint64_t tt__detour_turn_off_mask = UINT64_MAX;
 
 struct tt__detour_undo {
 	uint64_t payload; /* the function as its records name it (a slot: with TT_FUNC_LIBRARY_CALL) */
-	uintptr_t at;     /* its entry, or its PLT slot */
+	uintptr_t at;     /* its entry, a call site, or a GOT slot */
 	uint8_t was[TT__DETOUR_UNDO_MAX]; /* the bytes the patch overwrote (a slot: its target) */
 	uint8_t len;
 	uint8_t how;  /* TT__UNDO_* */
@@ -225,7 +225,7 @@ TT__DETOUR_HIDDEN void tt__detour_turn_off(uint64_t word, uint64_t tsc)
 	uint64_t payload = TT_RECORD_PAYLOAD(word);
 	if (__atomic_exchange_n(&tt__turn_off_busy, 1, __ATOMIC_ACQUIRE))
 		return; /* (busy: its next K-th call tries again) */
-	/* (one patch, or a library call's every call site: TT__UNDO_SITE) */
+	/* (one patch, or each call site of a library call patched at its call sites) */
 	size_t first = tt__undo_find(payload), end = first;
 	while (end < tt__nundo && tt__undo[end].payload == payload && !tt__undo[end].state)
 		end++;
