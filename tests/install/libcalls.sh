@@ -7,7 +7,10 @@
 # needs, not the alias _IO_fopen its address has), inside work; TICKTRACE_LIBCALLS=0
 # leaves them out, TICKTRACE_EXCLUDE the one it names. The report at exit names them alike.
 # The same calls from a program built with -fno-plt (through its GOT: `call
-# *fopen@GOTPCREL(%rip)`), whose function addresses stay the library's; and from the
+# *fopen@GOTPCREL(%rip)`), whose function addresses stay the library's, also where the
+# program reads puts's address from the slot it calls through (the calls rewritten, the
+# slot left: -fno-plt's, and ld's .plt.got entries, with -z ibtplt too; turned off,
+# put back as they were); before, such calls were not recorded; and from the
 # program's own library (libwork.so, its work recorded), built with ticktrace-instrument
 # and plainly under record -f work; under record -f main, only with TICKTRACE_LIBCALLS=all.
 # The program's call of work, recorded in the library, is not recorded again as a
@@ -70,6 +73,22 @@ gcc -std=c11 -O2 -g -fcf-protection -Wl,-z,ibtplt -o pltgot_ibt equal.c $(pkg-co
 for prog in pltgot pltgot_ibt; do
 	readelf -SW $prog | grep -q ' \.plt\.got ' || { echo "FAIL: ld made no .plt.got in $prog: nothing tested" >&2; exit 1; }
 done
+# -fno-plt, abs's address read, abs called short 100,000 times: recorded at its call
+# site, which is put back once turned off (TICKTRACE_TURN_OFF=64) while the program
+# runs, and still reaches abs
+cat >often.c <<'PROG'
+#include <dlfcn.h>
+#include <stdlib.h>
+int main(void)
+{
+	int (*volatile a)(int) = abs;
+	long sum = 0;
+	for (int i = 0; i < 100000; i++)
+		sum += abs(-i);
+	return a != (int (*)(int))dlsym(RTLD_DEFAULT, "abs") || sum != 4999950000L;
+}
+PROG
+gcc -std=c11 -O2 -g -fno-plt -fno-builtin -o often often.c $(pkg-config --cflags --libs ticktrace-instrument)
 # the work in the program's own library, the program only calls it
 sed -n '/^#include/p; /^__attribute__/,/^}/p' calls.c >work.c
 cat >main.c <<'PROG'
@@ -144,6 +163,11 @@ for prog in equal pltgot pltgot_ibt; do
 	grep -q '"name":"puts@libc.so.6"' $prog.json ||
 		fail "$prog: the call of puts through the GOT slot whose address the program reads is not recorded"
 done
+LD_LIBRARY_PATH=$libdir TICKTRACE_TURN_OFF=64 TICKTRACE_OUT=$root/often.ttr ./often 2>often.err ||
+	{ cat often.err >&2; fail "-fno-plt, abs turned off at its call site: the program exits $?"; }
+"$TT_TEST_TOOL" report often.ttr >often.txt 2>&1
+grep -q 'abs@libc.so.6: filtered 64 calls before it was turned off' often.txt ||
+	{ cat often.txt >&2; fail "-fno-plt, abs's address read: its calls not recorded, nor turned off"; }
 # (sozero_cf: -fcf-protection)
 for prog in sozero sozero_cf; do
 	LD_LIBRARY_PATH=$libdir TICKTRACE_MIN_DUR=0 TICKTRACE_OUT=$root/$prog.ttr ./$prog 2>$prog.err ||
