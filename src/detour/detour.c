@@ -115,44 +115,18 @@ TT__DETOUR_HIDDEN void tt__detour_put_back_returns(uint64_t ends_calls)
 }
 
 /* Memory for a module's stubs within 32-bit reach of all of it; 0 or -errno. */
-static int tt__detour_stub_area(struct tt__detour_module *m, size_t nfns)
+static int tt__detour_stub_area(struct tt__detour *d, struct tt__detour_module *m, size_t nfns)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	size_t size = (nfns * TT__DETOUR_STUB_MAX + page - 1) / page * page;
-	const uintptr_t step = 1u << 20, reach = (uintptr_t)1 << 31;
-	for (uintptr_t off = step; off < reach - (m->high - m->low) - size; off += step) {
-		uintptr_t tries[2] = {m->low > off + size ? (m->low - off - size) & ~(page - 1) : 0,
-				      (m->high + off + page - 1) & ~(page - 1)};
-		for (int t = 0; t < 2; t++) {
-			if (!tries[t])
-				continue;
-			void *p = mmap((void *)tries[t], size, PROT_READ | PROT_WRITE,
-				       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
-			if (p == MAP_FAILED)
-				continue;
-			if ((uintptr_t)p != tries[t]) { /* an old kernel took it as a hint */
-				munmap(p, size);
-				continue;
-			}
-			m->stubs = p;
-			m->stubs_size = size;
-			return 0;
-		}
+	void *p = tt__detour_near(m->low, m->high, size);
+	if (!p || tt__detour_keep_area(d, m->low, p, size) < 0) {
+		if (p)
+			munmap(p, size);
+		return -ENOMEM;
 	}
-	return -ENOMEM;
-}
-
-/* Writes `len` bytes over code, the page(s) writable only meanwhile; 0 or -errno. */
-static int tt__detour_write_code(uintptr_t at, const uint8_t *bytes, size_t len)
-{
-	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
-	uintptr_t first = at & ~(page - 1), last = (at + len + page - 1) & ~(page - 1);
-	if (mprotect((void *)first, last - first, PROT_READ | PROT_WRITE | PROT_EXEC) != 0)
-		return -errno;
-	memcpy((void *)at, bytes, len);
-	if (mprotect((void *)first, last - first, PROT_READ | PROT_EXEC) != 0)
-		return -errno;
-	__builtin___clear_cache((char *)at, (char *)at + len);
+	m->stubs = p;
+	m->stubs_size = size;
 	return 0;
 }
 
@@ -255,7 +229,7 @@ static int tt__detour_patch(struct tt__detour *d, struct tt__detour_fn *fn, char
 	size_t in_module = 0; /* functions to patch in it: the stubs it needs at most */
 	for (size_t i = 0; !m->stubs && i < d->nfns; i++)
 		in_module += d->fns[i].module == fn->module;
-	if (!m->stubs && tt__detour_stub_area(m, in_module) < 0) {
+	if (!m->stubs && tt__detour_stub_area(d, m, in_module) < 0) {
 		snprintf(why, cap, "no memory for its trampoline within 2 GB of %s", m->path);
 		return -1;
 	}
@@ -313,7 +287,7 @@ static int tt__detour_patch(struct tt__detour *d, struct tt__detour_fn *fn, char
 	}
 	if (fn->watch)
 		return 0;
-	tt__detour_undoable(fn->entry, fn->addr, was, (size_t)len, 0);
+	tt__detour_undoable(fn->entry, fn->addr, was, (size_t)len, d->later ? TT__UNDO_LATER : 0);
 	fn->patched = 1;
 	if (nops >= TT__DETOUR_PATCH)
 		d->patched_patchable++;
@@ -366,6 +340,32 @@ static void tt__detour_list(const struct tt__detour *d, const struct tt__detour_
 	free(name);
 }
 
+void tt__detour_patch_all(struct tt__detour *d, int trampolines, int says)
+{
+	for (size_t i = 0; i < d->nfns; i++) {
+		char why[256];
+		struct tt__detour_fn *fn = &d->fns[i];
+		if ((fn->watch && !trampolines) || tt__detour_patch(d, fn, why, sizeof why) == 0) {
+			if (d->listing && !fn->watch)
+				tt__detour_list(d, fn, NULL);
+			continue;
+		}
+		d->refused += !fn->watch;
+		if (d->listing && !fn->watch)
+			tt__detour_list(d, fn, why);
+		else if (says)
+			fprintf(stderr, fn->watch ? "ticktrace: the unwinder's %s (%s) cannot be watched: %s; an "
+						    "unwind through a patched function there stops at it\n" :
+						    "ticktrace: not patched: %s (%s): %s\n",
+				fn->name, tt__detour_base(d->modules[fn->module].path), why);
+	}
+	for (size_t i = 0; i < d->nmodules; i++)
+		if (d->modules[i].stubs && mprotect(d->modules[i].stubs, d->modules[i].stubs_size,
+						    PROT_READ | PROT_EXEC) != 0)
+			fprintf(stderr, "ticktrace: the trampolines of %s stay writable: %s\n",
+				d->modules[i].path, strerror(errno));
+}
+
 /* TT_ENV_EXCLUDE's patterns, one a line (# starts a comment), into d->excludes. A
  * file that cannot be read is said (one that opens but does not read, a directory,
  * too: getline's failure is not its end), and nothing is left out, or only what was
@@ -408,8 +408,9 @@ static void tt__detour_read_excludes(struct tt__detour *d)
 			TT_ENV_EXCLUDE, path, strerror(err), d->nexcludes);
 }
 
-static void tt__detour_free(struct tt__detour *d)
+void tt__detour_free(struct tt__detour *d)
 {
+	free(d->areas);
 	for (size_t i = 0; i < d->nlibcalls; i++)
 		free((char *)d->libcalls[i].name);
 	free(d->libcalls);
@@ -489,6 +490,26 @@ static void tt__detour_after_fork_in_child(void)
 		tt__detour_func_enter(f->word);
 }
 
+/* Leaves the libraries dlopen loads later what patching them as the program was
+ * needs (tt__detour_later), taken from `d`; the text kept (NULL returned), or given
+ * back when the modules loaded now cannot be listed (those are then left as they are). */
+static char *tt__detour_hand_over(struct tt__detour *d, int libcalls, int trampolines, int says, char *text)
+{
+	struct tt__detour_later *later = &tt__detour_later;
+	tt__detour_add_patched(d);
+	ssize_t n = tt__detour_objects(&later->objects);
+	if (n < 0 || (d->main_path && !(later->main_path = strdup(d->main_path))))
+		return text;
+	*later = (struct tt__detour_later){
+		.every_sled = d->every_sled, .libcalls = libcalls, .trampolines = trampolines, .says = says,
+		.text = text, .main_path = later->main_path, .patterns = d->patterns, .npatterns = d->npatterns,
+		.excludes = d->excludes, .nexcludes = d->nexcludes, .objects = later->objects, .nobjects = (size_t)n};
+	d->patterns = d->excludes = NULL;
+	d->npatterns = d->nexcludes = 0;
+	__atomic_store_n(&later->on, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
 __attribute__((constructor)) static void tt__detour_start(void)
 {
 	tt__detour_no_follow();
@@ -562,23 +583,8 @@ __attribute__((constructor)) static void tt__detour_start(void)
 		d.refused = to_record;
 	/* (before the patches: the code is read for the GOT slots it calls through) */
 	int hooked = patching && libcalls ? tt__detour_library_calls(&d, libcalls) : 0;
-	for (size_t i = 0; patching && i < d.nfns; i++) {
-		char why[256];
-		struct tt__detour_fn *fn = &d.fns[i];
-		if ((fn->watch && !trampolines) || tt__detour_patch(&d, fn, why, sizeof why) == 0) {
-			if (d.listing && !fn->watch)
-				tt__detour_list(&d, fn, NULL);
-			continue;
-		}
-		d.refused += !fn->watch;
-		if (d.listing && !fn->watch)
-			tt__detour_list(&d, fn, why);
-		else if (says)
-			fprintf(stderr, fn->watch ? "ticktrace: the unwinder's %s (%s) cannot be watched: %s; an "
-						    "unwind through a patched function there stops at it\n" :
-						    "ticktrace: not patched: %s (%s): %s\n",
-				fn->name, tt__detour_base(d.modules[fn->module].path), why);
-	}
+	if (patching)
+		tt__detour_patch_all(&d, trampolines, says);
 	if (patching && (to_record || d.nlibcalls))
 		tt__detour_hand_names(&d);
 	if (hooked < 0)
@@ -588,11 +594,6 @@ __attribute__((constructor)) static void tt__detour_start(void)
 		fprintf(stderr, "ticktrace: the program's calls of %d library functions %s recorded as "
 			"FUNCTION@LIBRARY (%s=0: not)\n", hooked, d.listing ? "would be" : "are",
 			TT_ENV_LIBCALLS);
-	for (size_t i = 0; i < d.nmodules; i++)
-		if (d.modules[i].stubs && mprotect(d.modules[i].stubs, d.modules[i].stubs_size,
-						   PROT_READ | PROT_EXEC) != 0)
-			fprintf(stderr, "ticktrace: the trampolines of %s stay writable: %s\n",
-				d.modules[i].path, strerror(errno));
 	for (size_t p = 0; says && p < d.npatterns; p++)
 		if (!d.pattern_hits[p])
 			fprintf(stderr, "ticktrace: -f %s %s\n", d.patterns[p],
@@ -626,6 +627,8 @@ __attribute__((constructor)) static void tt__detour_start(void)
 	if (patching && (to_record || d.nlibcalls))
 		pthread_atfork(NULL, NULL, tt__detour_after_fork_in_child);
 	atexit(tt__detour_at_exit);
+	if (patching) /* (the libraries loaded later: as these) */
+		text = tt__detour_hand_over(&d, libcalls, trampolines, says, text);
 	tt__detour_free(&d);
 	free(text);
 	return;

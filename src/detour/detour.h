@@ -65,12 +65,20 @@ int tt__detour_says(void) TT__DETOUR_HIDDEN;
 #define TT__DETOUR_MIN_DUR_NS 1000
 
 /* turn_off.c: a patch that can be undone while the program runs, remembered as it is
- * made (before main): the function its records name (`payload`), where the patch is
- * (its entry, or a PLT slot: TT_FUNC_LIBRARY_CALL, `relro` when read-only) and the
- * bytes it overwrote (a slot's: its target). */
+ * made (before main, or at a dlopen: TT__UNDO_LATER): the function its records name
+ * (`payload`), where the patch is (its entry, a call site of a library call, or its GOT
+ * slot: TT__UNDO_SLOT, TT__UNDO_RELRO when read-only) and the bytes it overwrote (a
+ * slot's: its target). A library call patched at several call sites has one for each. */
 #define TT__DETOUR_UNDO_MAX 24
-void tt__detour_undoable(uint64_t payload, uintptr_t at, const void *was, size_t len, int relro)
+enum { TT__UNDO_RELRO = 1, TT__UNDO_SLOT = 2, TT__UNDO_LATER = 4 };
+void tt__detour_undoable(uint64_t payload, uintptr_t at, const void *was, size_t len, unsigned how)
 	TT__DETOUR_HIDDEN;
+/* A dlclose begins (1) or has returned (0): meanwhile no patch made at a dlopen is
+ * undone (its library may be going). */
+void tt__detour_unloading(int begins) TT__DETOUR_HIDDEN;
+/* A library unloaded: its patches, in [low, high), forgotten, so that none is undone
+ * into what is mapped there next. */
+void tt__detour_forget(uintptr_t low, uintptr_t high) TT__DETOUR_HIDDEN;
 /* After patching: TT_ENV_TURN_OFF, or the zero-markup build's default (`every_sled`);
  * 0, or -1 after saying why. */
 int tt__detour_turn_off_start(int every_sled) TT__DETOUR_HIDDEN;
@@ -141,6 +149,9 @@ int tt__detour_relocate(const uint8_t *code, uintptr_t addr, int len, uint8_t *o
 int tt__detour_reach(uintptr_t target, uintptr_t next, int32_t *disp) TT__DETOUR_HIDDEN;
 /* Bytes of NOP instructions at `code` (at most `size`). */
 int tt__detour_nops(const uint8_t *code, uint64_t size) TT__DETOUR_HIDDEN;
+/* Whether an instruction starts `at` bytes into `code` (a function's `size` bytes,
+ * decoded one instruction after another from its start). */
+int tt__detour_starts_instruction(const uint8_t *code, uint64_t size, uint64_t at) TT__DETOUR_HIDDEN;
 
 /* One function to patch. */
 struct tt__detour_fn {
@@ -188,6 +199,17 @@ struct tt__detour_link {
 	int program_needs;    /* the program, a library of the user's preload, or one they need */
 };
 
+/* Memory the patcher mapped for the stubs of the module at `owner`: at a dlopen,
+ * unmapped when that library goes. */
+struct tt__detour_area {
+	uintptr_t owner, at;
+	size_t size;
+};
+
+struct tt__detour_range {
+	uintptr_t low, high;
+};
+
 struct tt__detour {
 	Dwfl *dwfl; /* kept while patching: the symbols' names are its */
 	char **patterns;
@@ -214,7 +236,57 @@ struct tt__detour {
 	char **excludes; /* TT_ENV_EXCLUDE's patterns: never patched */
 	size_t nexcludes;
 	size_t excluded; /* functions left unpatched for them */
+	int later; /* at a dlopen (dlopen.c): other threads may run */
+	const struct tt__detour_range *brought; /* then: the modules it brought, the only ones */
+	size_t nbrought;
+	struct tt__detour_area *areas; /* the stubs' */
+	size_t nareas;
 };
+
+/* code.c. Memory (`size` bytes, read-write) within 32-bit reach of all of
+ * [low, high), or NULL. */
+void *tt__detour_near(uintptr_t low, uintptr_t high, size_t size) TT__DETOUR_HIDDEN;
+/* Adds the mapping, for the module at `owner`, to d->areas; 0 or -ENOMEM. */
+int tt__detour_keep_area(struct tt__detour *d, uintptr_t owner, void *at, size_t size) TT__DETOUR_HIDDEN;
+/* Writes `len` bytes over code, the page(s) writable only meanwhile (and executable
+ * throughout); 0 or -errno. */
+int tt__detour_write_code(uintptr_t at, const uint8_t *bytes, size_t len) TT__DETOUR_HIDDEN;
+/* Adds the functions of `d` that were patched to those patched so far; whether
+ * `target` is where one starts (its entry, or its patch); those in [low, high)
+ * forgotten (a library unloaded). */
+void tt__detour_add_patched(const struct tt__detour *d) TT__DETOUR_HIDDEN;
+int tt__detour_patched_before(uintptr_t target) TT__DETOUR_HIDDEN;
+void tt__detour_forget_patched(uintptr_t low, uintptr_t high) TT__DETOUR_HIDDEN;
+
+/* detour.c. Frees what `d` holds (not the stubs). */
+void tt__detour_free(struct tt__detour *d) TT__DETOUR_HIDDEN;
+/* Patches d->fns (watching the unwinders' when `trampolines`), listed with
+ * d->listing, refusals said when `says`; the stubs made read-only and executable. */
+void tt__detour_patch_all(struct tt__detour *d, int trampolines, int says) TT__DETOUR_HIDDEN;
+
+/* A module as dl_iterate_phdr shows it: which it is (its dynamic section and where it
+ * lies), and the stubs made for it at a dlopen. */
+struct tt__detour_object {
+	const void *dynamic;
+	struct tt__detour_range range;
+	struct tt__detour_area *areas;
+	size_t nareas;
+};
+/* libcalls.c. The modules loaded now, into *out (malloc'd): how many, or -ENOMEM. */
+ssize_t tt__detour_objects(struct tt__detour_object **out) TT__DETOUR_HIDDEN;
+
+/* What the constructor leaves for the libraries dlopen loads later (dlopen.c), once
+ * it patched (`on`): its settings (the patterns in `text`, which they point into) and
+ * the modules loaded then, taken from its `struct tt__detour`. */
+struct tt__detour_later {
+	int on, every_sled, libcalls, trampolines, says;
+	char *text, *main_path;
+	char **patterns, **excludes;
+	size_t npatterns, nexcludes;
+	struct tt__detour_object *objects; /* and those loaded since (under dlopen.c's lock) */
+	size_t nobjects;
+};
+extern struct tt__detour_later tt__detour_later TT__DETOUR_HIDDEN;
 
 /* symbols.c. Whether TT_ENV_EXCLUDE names the function: its symbol `name`, or its
  * demangled name `plain` (or NULL) with or without its parameters; counted. */

@@ -67,6 +67,15 @@ int tt__detour_nops(const uint8_t *code, uint64_t size)
 	return (int)at;
 }
 
+int tt__detour_starts_instruction(const uint8_t *code, uint64_t size, uint64_t at)
+{
+	uint64_t off = 0;
+	ZydisDecodedInstruction insn;
+	while (off < at && tt__detour_decode(code + off, size - off, &insn) == 0)
+		off += insn.length;
+	return off == at;
+}
+
 int tt__detour_plan(const uint8_t *code, uint64_t size, uintptr_t addr, char *why, size_t cap)
 {
 	if (size < TT__DETOUR_PATCH) {

@@ -554,6 +554,11 @@ static int tt__detour_module_cb(Dwfl_Module *mod, void **user, const char *name,
 {
 	(void)user;
 	struct tt__detour *d = arg;
+	int brought = 0; /* at a dlopen (d->later): one of the modules it brought, the program's */
+	for (size_t i = 0; i < d->nbrought; i++)
+		brought |= (uintptr_t)low >= d->brought[i].low && (uintptr_t)low < d->brought[i].high;
+	if (d->later && !brought)
+		return DWARF_CB_OK;
 	struct tt__detour_module *modules =
 		realloc(d->modules, (d->nmodules + 1) * sizeof(*modules));
 	if (!modules)
@@ -567,7 +572,7 @@ static int tt__detour_module_cb(Dwfl_Module *mod, void **user, const char *name,
 	if (!m->path)
 		return DWARF_CB_ABORT;
 	int untouchable = tt__detour_untouchable(name);
-	int only_ours = !untouchable && !tt__detour_program_needs(d, mod);
+	int only_ours = !untouchable && !brought && !tt__detour_program_needs(d, mod);
 	int is_main = d->main_path && strcmp(name, d->main_path) == 0;
 	int nsyms = dwfl_module_getsymtab(mod);
 	const char *file = NULL; /* of the local symbols that follow */

@@ -5,7 +5,7 @@
  * neither recorded nor counted: the runtime keeps when each function was turned off
  * (tt__turned_off: the file's TURNED_OFF section, which `ticktrace report` says), and
  * the run says how many at exit. A program library call (libcalls.c) is turned off by
- * pointing its PLT slot back at the function.
+ * pointing its GOT slot back at the function, or its call sites back through the slot.
  *
  * trampoline.asm calls tt__detour_turn_off from the exit hook each K-th call of a
  * function it erased on a thread, out of line. Another thread may be running the
@@ -19,6 +19,8 @@
  * waits, so that a handler on this thread cannot call the function and wait forever. */
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,40 +39,97 @@ TT__DETOUR_HIDDEN uint64_t tt__detour_turn_off_mask = UINT64_MAX;
 
 struct tt__detour_undo {
 	uint64_t payload; /* the function as its records name it (a slot: with TT_FUNC_LIBRARY_CALL) */
-	uintptr_t at;     /* its entry, or its PLT slot */
+	uintptr_t at;     /* its entry, a call site, or a GOT slot */
 	uint8_t was[TT__DETOUR_UNDO_MAX]; /* the bytes the patch overwrote (a slot: its target) */
 	uint8_t len;
-	int8_t relro; /* a slot in PT_GNU_RELRO: read-only but while written */
+	uint8_t how;  /* TT__UNDO_* */
 	int8_t state; /* 0: patched, 1: turned off, -1: cannot be */
 };
 
+/* Sorted by payload once turn-off starts; the table is changed (a dlopen, a dlclose)
+ * and searched (a turn-off) only while tt__turn_off_busy is held. */
 static struct tt__detour_undo *tt__undo;
 static size_t tt__nundo, tt__undo_cap;
+static int tt__undo_sorted;
 static int tt__turn_off_busy;        /* one turns off at a time (the others' calls retry) */
+static int tt__unloading;            /* a dlclose runs: no later patch is undone meanwhile */
 static uint64_t tt__turned, tt__turn_off_failed;
 
-/* While the constructor patches (no other thread runs): remembers how to undo a patch. */
-void tt__detour_undoable(uint64_t payload, uintptr_t at, const void *was, size_t len, int relro)
+/* Holds tt__turn_off_busy, for a change of the table: a turn-off holds it only for a
+ * few system calls. */
+static void tt__undo_hold(void)
 {
-	if (len > TT__DETOUR_UNDO_MAX)
-		return; /* (never turned off) */
-	if (tt__nundo == tt__undo_cap) {
-		size_t cap = tt__undo_cap ? 2 * tt__undo_cap : 256;
-		struct tt__detour_undo *more = realloc(tt__undo, cap * sizeof *more);
-		if (!more)
-			return;
-		tt__undo = more;
-		tt__undo_cap = cap;
-	}
-	struct tt__detour_undo *u = &tt__undo[tt__nundo++];
-	*u = (struct tt__detour_undo){.payload = payload, .at = at, .len = (uint8_t)len, .relro = (int8_t)relro};
-	memcpy(u->was, was, len);
+	while (__atomic_exchange_n(&tt__turn_off_busy, 1, __ATOMIC_ACQUIRE))
+		sched_yield();
+}
+
+static void tt__undo_let_go(void)
+{
+	__atomic_store_n(&tt__turn_off_busy, 0, __ATOMIC_RELEASE);
 }
 
 static int tt__undo_order(const void *a, const void *b)
 {
 	uint64_t x = ((const struct tt__detour_undo *)a)->payload, y = ((const struct tt__detour_undo *)b)->payload;
 	return x < y ? -1 : x > y;
+}
+
+/* The first entry whose payload is not below `payload`. */
+static size_t tt__undo_find(uint64_t payload)
+{
+	size_t lo = 0, hi = tt__nundo;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (tt__undo[mid].payload < payload)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+void tt__detour_undoable(uint64_t payload, uintptr_t at, const void *was, size_t len, unsigned how)
+{
+	int later = (how & TT__UNDO_LATER) != 0;
+	if (len > TT__DETOUR_UNDO_MAX)
+		return; /* (never turned off) */
+	if (later)
+		tt__undo_hold();
+	if (tt__nundo == tt__undo_cap) {
+		size_t cap = tt__undo_cap ? 2 * tt__undo_cap : 256;
+		struct tt__detour_undo *more = realloc(tt__undo, cap * sizeof *more);
+		if (!more)
+			goto done;
+		tt__undo = more;
+		tt__undo_cap = cap;
+	}
+	size_t at_index = tt__undo_sorted ? tt__undo_find(payload) : tt__nundo;
+	memmove(&tt__undo[at_index + 1], &tt__undo[at_index], (tt__nundo - at_index) * sizeof *tt__undo);
+	tt__nundo++;
+	struct tt__detour_undo *u = &tt__undo[at_index];
+	*u = (struct tt__detour_undo){.payload = payload, .at = at, .len = (uint8_t)len, .how = (uint8_t)how};
+	memcpy(u->was, was, len);
+done:
+	if (later)
+		tt__undo_let_go();
+}
+
+void tt__detour_unloading(int begins)
+{
+	tt__undo_hold();
+	tt__unloading += begins ? 1 : -1;
+	tt__undo_let_go();
+}
+
+void tt__detour_forget(uintptr_t low, uintptr_t high)
+{
+	tt__undo_hold();
+	size_t kept = 0;
+	for (size_t i = 0; i < tt__nundo; i++)
+		if (tt__undo[i].at < low || tt__undo[i].at >= high)
+			tt__undo[kept++] = tt__undo[i];
+	tt__nundo = kept;
+	tt__undo_let_go();
 }
 
 static void tt__detour_turned_at_exit(void)
@@ -86,6 +145,14 @@ static void tt__detour_turned_at_exit(void)
 		fprintf(stderr, "ticktrace: %" PRIu64 " functions to turn off stayed patched (their "
 			"code could not be made writable, or its first two bytes straddle two cache "
 			"lines): their calls were recorded or erased as before\n", failed);
+}
+
+/* In a child forked while another thread turned a function off or changed the table:
+ * that thread is not there to let go. */
+static void tt__undo_after_fork_in_child(void)
+{
+	tt__turn_off_busy = 0;
+	tt__unloading = 0;
 }
 
 /* After patching: K from TT_ENV_TURN_OFF (rounded up to a power of two), else the
@@ -105,12 +172,15 @@ int tt__detour_turn_off_start(int every_sled)
 		}
 		k = n;
 	}
-	if (!k || !tt__nundo)
+	if (!k)
 		return 0;
 	uint64_t pow2 = 1;
 	while (pow2 < k)
 		pow2 <<= 1;
-	qsort(tt__undo, tt__nundo, sizeof *tt__undo, tt__undo_order);
+	if (tt__nundo)
+		qsort(tt__undo, tt__nundo, sizeof *tt__undo, tt__undo_order);
+	tt__undo_sorted = 1; /* (a dlopen's patches are put in order) */
+	pthread_atfork(NULL, NULL, tt__undo_after_fork_in_child);
 	tt__detour_turn_off_mask = pow2 - 1;
 	atexit(tt__detour_turned_at_exit);
 	return 0;
@@ -137,12 +207,13 @@ static int tt__detour_unpatch_code(uintptr_t at, const uint8_t *was, size_t len)
 static int tt__detour_unpatch_slot(const struct tt__detour_undo *u)
 {
 	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE), first = u->at & ~(page - 1);
-	if (u->relro && mprotect((void *)first, page, PROT_READ | PROT_WRITE) != 0)
+	int relro = (u->how & TT__UNDO_RELRO) != 0;
+	if (relro && mprotect((void *)first, page, PROT_READ | PROT_WRITE) != 0)
 		return -errno;
 	uintptr_t target;
 	memcpy(&target, u->was, sizeof target);
 	__atomic_store_n((uintptr_t *)u->at, target, __ATOMIC_RELEASE);
-	if (u->relro && mprotect((void *)first, page, PROT_READ) != 0)
+	if (relro && mprotect((void *)first, page, PROT_READ) != 0)
 		return -errno;
 	return 0;
 }
@@ -152,34 +223,34 @@ static int tt__detour_unpatch_slot(const struct tt__detour_undo *u)
 TT__DETOUR_HIDDEN void tt__detour_turn_off(uint64_t word, uint64_t tsc)
 {
 	uint64_t payload = TT_RECORD_PAYLOAD(word);
-	size_t lo = 0, hi = tt__nundo;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (tt__undo[mid].payload < payload)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	struct tt__detour_undo *u = lo < tt__nundo && tt__undo[lo].payload == payload ? &tt__undo[lo] : NULL;
-	if (!u || __atomic_load_n(&u->state, __ATOMIC_ACQUIRE) ||
-	    __atomic_exchange_n(&tt__turn_off_busy, 1, __ATOMIC_ACQUIRE))
+	if (__atomic_exchange_n(&tt__turn_off_busy, 1, __ATOMIC_ACQUIRE))
 		return; /* (busy: its next K-th call tries again) */
-	int saved = errno;
+	/* (one patch, or each call site of a library call patched at its call sites) */
+	size_t first = tt__undo_find(payload), end = first;
+	while (end < tt__nundo && tt__undo[end].payload == payload && !tt__undo[end].state)
+		end++;
+	if (end == first || ((tt__undo[first].how & TT__UNDO_LATER) && tt__unloading)) {
+		tt__undo_let_go();
+		return; /* (a dlclose may be unmapping it: its next K-th call tries again) */
+	}
+	int saved = errno, err = 0;
 	sigset_t all, was;
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &was);
-	int err = u->state ? 0 : payload & TT_FUNC_LIBRARY_CALL ? tt__detour_unpatch_slot(u) :
-				    tt__detour_unpatch_code(u->at, u->was, u->len);
-	if (!u->state) {
-		__atomic_store_n(&u->state, err ? -1 : 1, __ATOMIC_RELEASE);
-		if (err)
-			__atomic_add_fetch(&tt__turn_off_failed, 1, __ATOMIC_RELAXED);
-		else {
-			__atomic_add_fetch(&tt__turned, 1, __ATOMIC_RELAXED);
-			tt__turned_off(payload, tsc, tt__detour_turn_off_mask + 1);
-		}
+	for (size_t i = first; i < end; i++) {
+		struct tt__detour_undo *u = &tt__undo[i];
+		int one = u->how & TT__UNDO_SLOT ? tt__detour_unpatch_slot(u) :
+						    tt__detour_unpatch_code(u->at, u->was, u->len);
+		u->state = one ? -1 : 1;
+		err = err ? err : one;
+	}
+	if (err)
+		__atomic_add_fetch(&tt__turn_off_failed, 1, __ATOMIC_RELAXED);
+	else {
+		__atomic_add_fetch(&tt__turned, 1, __ATOMIC_RELAXED);
+		tt__turned_off(payload, tsc, tt__detour_turn_off_mask + 1);
 	}
 	pthread_sigmask(SIG_SETMASK, &was, NULL);
-	__atomic_store_n(&tt__turn_off_busy, 0, __ATOMIC_RELEASE);
+	tt__undo_let_go();
 	errno = saved;
 }

@@ -54,12 +54,13 @@ static size_t tt__retired_published;
 static const struct tt_callsite tt__unloaded_site = {"(unloaded library)", "", "", 0, 0, NULL};
 
 /* The generation of a record at `address` made at `tsc`, among the first `limit`
- * libraries unloaded: k when the k-th was loaded there then, 0 when none was. */
+ * libraries unloaded: k when the k-th was loaded there then, 0 when none was. (A
+ * library call's address is its GOT slot's, tagged.) */
 size_t tt__generation(uint64_t address, uint64_t tsc, size_t limit)
 {
 	for (size_t k = 0; k < limit; k++) {
 		const struct tt__retired_lib *lib = tt__retired[k];
-		if (tsc < lib->until && tt__ranges_hold(&lib->ranges, address))
+		if (tsc < lib->until && tt__ranges_hold(&lib->ranges, address & ~TT_FUNC_LIBRARY_CALL))
 			return k + 1;
 	}
 	return 0;

@@ -7,7 +7,10 @@
 # needs, not the alias _IO_fopen its address has), inside work; TICKTRACE_LIBCALLS=0
 # leaves them out, TICKTRACE_EXCLUDE the one it names. The report at exit names them alike.
 # The same calls from a program built with -fno-plt (through its GOT: `call
-# *fopen@GOTPCREL(%rip)`), whose function addresses stay the library's; and from the
+# *fopen@GOTPCREL(%rip)`), whose function addresses stay the library's, also where the
+# program reads puts's address from the slot it calls through (the calls rewritten, the
+# slot left: -fno-plt's, and ld's .plt.got entries, with -z ibtplt too; turned off,
+# put back as they were); before, such calls were not recorded; and from the
 # program's own library (libwork.so, its work recorded), built with ticktrace-instrument
 # and plainly under record -f work; under record -f main, only with TICKTRACE_LIBCALLS=all.
 # The program's call of work, recorded in the library, is not recorded again as a
@@ -63,6 +66,29 @@ int main(void)
 }
 PROG
 gcc -std=c11 -O2 -g -fno-plt -o equal equal.c $(pkg-config --cflags --libs ticktrace-instrument)
+# the same with the PLT: ld calls puts through a .plt.got entry (`jmp *slot`), the slot
+# the program reads puts's address from; and its layout with -z ibtplt (endbr64 first)
+gcc -std=c11 -O2 -g -o pltgot equal.c $(pkg-config --cflags --libs ticktrace-instrument)
+gcc -std=c11 -O2 -g -fcf-protection -Wl,-z,ibtplt -o pltgot_ibt equal.c $(pkg-config --cflags --libs ticktrace-instrument)
+for prog in pltgot pltgot_ibt; do
+	readelf -SW $prog | grep -q ' \.plt\.got ' || { echo "FAIL: ld made no .plt.got in $prog: nothing tested" >&2; exit 1; }
+done
+# -fno-plt, abs's address read, abs called short 100,000 times: recorded at its call
+# site, which is put back once turned off (TICKTRACE_TURN_OFF=64) while the program
+# runs, and still reaches abs
+cat >often.c <<'PROG'
+#include <dlfcn.h>
+#include <stdlib.h>
+int main(void)
+{
+	int (*volatile a)(int) = abs;
+	long sum = 0;
+	for (int i = 0; i < 100000; i++)
+		sum += abs(-i);
+	return a != (int (*)(int))dlsym(RTLD_DEFAULT, "abs") || sum != 4999950000L;
+}
+PROG
+gcc -std=c11 -O2 -g -fno-plt -fno-builtin -o often often.c $(pkg-config --cflags --libs ticktrace-instrument)
 # the work in the program's own library, the program only calls it
 sed -n '/^#include/p; /^__attribute__/,/^}/p' calls.c >work.c
 cat >main.c <<'PROG'
@@ -75,6 +101,11 @@ int main(int argc, char **argv)
 PROG
 gcc -std=c11 -O2 -g -fPIC -shared -o libwork.so work.c $(pkg-config --cflags --libs ticktrace-instrument)
 gcc -std=c11 -O2 -g -o sozero main.c -L. -lwork -Wl,-rpath,"$root" $(pkg-config --cflags --libs ticktrace-instrument)
+# the same with -fcf-protection: work's endbr64 before its NOPs (before: the program's
+# call of work recorded twice, as work and work@plt)
+mkdir cf
+gcc -std=c11 -O2 -g -fcf-protection -fPIC -shared -o cf/libwork.so work.c $(pkg-config --cflags --libs ticktrace-instrument)
+gcc -std=c11 -O2 -g -fcf-protection -o sozero_cf main.c -Lcf -lwork -Wl,-rpath,"$root/cf" $(pkg-config --cflags --libs ticktrace-instrument)
 mkdir plainlib
 gcc -std=c11 -O2 -g -fPIC -shared -o plainlib/libwork.so work.c
 gcc -std=c11 -O2 -g -o soplain main.c -Lplainlib -lwork -Wl,-rpath,"$root/plainlib"
@@ -122,14 +153,30 @@ LD_LIBRARY_PATH=$libdir TICKTRACE_MIN_DUR=0 TICKTRACE_OUT=$root/noplt.ttr ./nopl
 	{ cat noplt.err >&2; fail "the -fno-plt program exits $?"; }
 "$TT_TEST_TOOL" convert -q noplt.ttr -o noplt.json
 check noplt.json "the zero-markup build with -fno-plt"
-LD_LIBRARY_PATH=$libdir TICKTRACE_OUT=$root/equal.ttr ./equal >equal.out 2>equal.err && rc=0 || rc=$?
-[ "$rc" = 0 ] || { cat equal.err >&2; fail "-fno-plt: puts's address taken from the GOT is not puts's (exit $rc)"; }
-LD_LIBRARY_PATH=$libdir TICKTRACE_MIN_DUR=0 TICKTRACE_OUT=$root/sozero.ttr ./sozero 2>sozero.err ||
-	{ cat sozero.err >&2; fail "the program with its work in libwork.so exits $?"; }
-"$TT_TEST_TOOL" convert -q sozero.ttr -o sozero.json
-check sozero.json "the zero-markup build, the calls made from libwork.so"
-grep -q '"name":"work"' sozero.json && ! grep -q '"name":"work@' sozero.json ||
-	fail "the program's call of work, recorded in libwork.so itself, is recorded twice (as work@...)"
+# the slot read for puts's address stays puts's (the calls through it are patched
+# where they are), and the calls are recorded: -fno-plt's `call *slot`, .plt.got's jmp
+for prog in equal pltgot pltgot_ibt; do
+	LD_LIBRARY_PATH=$libdir TICKTRACE_MIN_DUR=0 TICKTRACE_OUT=$root/$prog.ttr ./$prog >$prog.out 2>$prog.err && rc=0 || rc=$?
+	[ "$rc" = 0 ] || { cat $prog.err >&2; fail "$prog: puts's address read from the GOT is not puts's (exit $rc)"; }
+	[ "$(cat $prog.out)" = called ] || fail "$prog printed $(cat $prog.out)"
+	"$TT_TEST_TOOL" convert -q $prog.ttr -o $prog.json
+	grep -q '"name":"puts@libc.so.6"' $prog.json ||
+		fail "$prog: the call of puts through the GOT slot whose address the program reads is not recorded"
+done
+LD_LIBRARY_PATH=$libdir TICKTRACE_TURN_OFF=64 TICKTRACE_OUT=$root/often.ttr ./often 2>often.err ||
+	{ cat often.err >&2; fail "-fno-plt, abs turned off at its call site: the program exits $?"; }
+"$TT_TEST_TOOL" report often.ttr >often.txt 2>&1
+grep -q 'abs@libc.so.6: filtered 64 calls before it was turned off' often.txt ||
+	{ cat often.txt >&2; fail "-fno-plt, abs's address read: its calls not recorded, nor turned off"; }
+# (sozero_cf: -fcf-protection)
+for prog in sozero sozero_cf; do
+	LD_LIBRARY_PATH=$libdir TICKTRACE_MIN_DUR=0 TICKTRACE_OUT=$root/$prog.ttr ./$prog 2>$prog.err ||
+		{ cat $prog.err >&2; fail "$prog, its work in libwork.so, exits $?"; }
+	"$TT_TEST_TOOL" convert -q $prog.ttr -o $prog.json
+	check $prog.json "$prog: the zero-markup build, the calls made from libwork.so"
+	grep -q '"name":"work"' $prog.json && ! grep -q '"name":"work@' $prog.json ||
+		fail "$prog: the program's call of work, recorded in libwork.so itself, is recorded twice (as work@...)"
+done
 # under record -f, when asked (its patterns say what to record)
 "$TT_TEST_TOOL" record -f work --min-dur 0 -o asked.ttr -- ./plain 2>asked.err ||
 	{ cat asked.err >&2; fail "record exits $?"; }
