@@ -156,23 +156,6 @@ static int tt__detour_write_code(uintptr_t at, const uint8_t *bytes, size_t len)
 	return 0;
 }
 
-/* Whether another entry of the module makes a patch of `len` bytes unsafe: a symbol
- * starting inside them (an alternate entry, which would land inside the jump), or
- * one whose extent holds the function (its code runs into what the patch overwrites);
- * -1 with the reason, or 0. */
-static size_t tt__detour_first_sym_from(const struct tt__detour_module *m, uintptr_t addr)
-{
-	size_t lo = 0, hi = m->nsyms;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (m->syms[mid].addr < addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
 /* -fcf-protection puts an endbr64 at a function's start, before its
  * -fpatchable-function-entry NOPs (gcc and clang): where `sled`, the NOPs, follow
  * one at the start of a symbol, that start, which calls enter and the converter
@@ -322,34 +305,117 @@ static int tt__detour_patch(struct tt__detour *d, struct tt__detour_fn *fn, char
 	return 0;
 }
 
-/* Hands the runtime the names of the functions patched as the converter shows them
- * (the symbol it finds at the address, tt__symbol_name): the running program's spike
- * log and snapshots name them as the converter will, where the dynamic symbols cannot.
- * Those with no symbol (patched by address) are left out: module+0xOFFSET names them. */
+/* What the runtime may ask to be named while the program runs (tt__detour_name): each
+ * patched function's entry with its symbol's name (copied: elfutils' strings go with
+ * dwfl_end), each hooked library call's slot with its name; sorted by address. Made
+ * as the constructor ends, then never changed nor freed: any thread reads it. */
+struct tt__detour_named {
+	uint64_t address;
+	const char *name;
+	int symbol; /* a symbol, named by tt__symbol_name when asked; else the name itself */
+};
+static struct tt__detour_named *tt__detour_names;
+static size_t tt__detour_nnames;
+
+static int tt__detour_cmp_named(const void *a, const void *b)
+{
+	const struct tt__detour_named *x = a, *y = b;
+	return (x->address > y->address) - (x->address < y->address);
+}
+
+/* (tt__patched_namer_fn) */
+static size_t tt__detour_name(uint64_t address, char *buf, size_t cap)
+{
+	size_t lo = 0, hi = tt__detour_nnames;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (tt__detour_names[mid].address < address)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == tt__detour_nnames || tt__detour_names[lo].address != address || !cap)
+		return 0;
+	const struct tt__detour_named *e = &tt__detour_names[lo];
+	char *demangled = e->symbol ? tt__symbol_name(e->name) : NULL;
+	int n = snprintf(buf, cap, "%s", demangled ? demangled : e->name);
+	free(demangled);
+	return n < 0 ? 0 : (size_t)n >= cap ? cap - 1 : (size_t)n;
+}
+
+/* The index of the module that holds `address`, or d->nmodules. */
+static size_t tt__detour_module_of(const struct tt__detour *d, uintptr_t address)
+{
+	for (size_t i = 0; i < d->nmodules; i++)
+		if (address >= d->modules[i].low && address < d->modules[i].high)
+			return i;
+	return d->nmodules;
+}
+
+/* Hands the runtime tt__detour_name, which names the functions patched as the converter
+ * shows them (the symbol at the address, tt__symbol_name), so that the running
+ * program's spike log and snapshots name them as the converter will, where the dynamic
+ * symbols cannot. Each symbol is found by a binary search of its module's sorted
+ * symbols and nothing is named now: most runs never ask. Those with no symbol (patched
+ * by address) are left out: module+0xOFFSET names them. */
 static void tt__detour_hand_names(const struct tt__detour *d)
 {
-	struct tt__patched_function *named = calloc(d->nfns + d->nlibcalls + 1, sizeof *named);
-	size_t n = 0;
-	for (size_t i = 0; named && i < d->nfns; i++) {
+	size_t n = 0, bytes = 0;
+	const struct tt__detour_sym **symbols = calloc(d->nfns + 1, sizeof *symbols);
+	for (size_t i = 0; symbols && i < d->nfns; i++) {
 		const struct tt__detour_fn *fn = &d->fns[i];
-		GElf_Off off;
-		GElf_Sym sym;
-		const char *symbol = fn->patched ? dwfl_module_addrinfo(d->modules[fn->module].mod, fn->entry,
-									&off, &sym, NULL, NULL, NULL) : NULL;
-		if (symbol && off == 0 && (named[n].name = tt__symbol_name(symbol)))
-			named[n++].address = fn->entry;
+		const struct tt__detour_sym *sym = fn->patched ?
+			tt__detour_symbol_at(&d->modules[fn->module], fn->entry) : NULL;
+		if (sym && sym->addr == fn->entry) {
+			symbols[i] = sym;
+			n++;
+			bytes += strlen(sym->name) + 1;
+		}
 	}
-	for (size_t i = 0; named && i < d->nlibcalls; i++)
-		if ((named[n].name = strdup(d->libcalls[i].name)))
-			named[n++].address = d->libcalls[i].address;
-	int err = named ? tt__patched_names(named, n) : -ENOMEM;
+	for (size_t i = 0; i < d->nlibcalls; i++)
+		bytes += strlen(d->libcalls[i].name) + 1;
+	n += d->nlibcalls;
+	struct tt__detour_named *named = symbols ? malloc(n * sizeof *named + bytes + 1) : NULL;
+	/* one address in each module with a name in it, for the runtime to know the module by */
+	uint8_t *in_module = calloc(d->nmodules + 1, 1);
+	uintptr_t *modules = calloc(d->nmodules + 1, sizeof *modules);
+	size_t nmodules = 0;
+	int err = named && in_module && modules ? 0 : -ENOMEM;
+	char *strings = named ? (char *)(named + n) : NULL;
+	n = 0;
+	for (size_t i = 0; !err && i < d->nfns + d->nlibcalls; i++) {
+		const char *name = i < d->nfns ? (symbols[i] ? symbols[i]->name : NULL) :
+						 d->libcalls[i - d->nfns].name;
+		uint64_t address = i < d->nfns ? d->fns[i].entry : d->libcalls[i - d->nfns].address;
+		size_t module = i < d->nfns ? d->fns[i].module :
+					      tt__detour_module_of(d, address & ~(uint64_t)TT_FUNC_LIBRARY_CALL);
+		if (!name)
+			continue;
+		named[n++] = (struct tt__detour_named){.address = address, .name = strings, .symbol = i < d->nfns};
+		strings = stpcpy(strings, name) + 1;
+		if (module < d->nmodules && !in_module[module]) {
+			in_module[module] = 1;
+			modules[nmodules++] = (uintptr_t)(address & ~(uint64_t)TT_FUNC_LIBRARY_CALL);
+		}
+	}
+	if (!err && n)
+		qsort(named, n, sizeof *named, tt__detour_cmp_named);
+	tt__detour_names = named;
+	tt__detour_nnames = n;
+	if (!err)
+		err = tt__patched_namer(tt__detour_name, modules, nmodules);
 	if (err)
 		fprintf(stderr, "ticktrace: the patched functions' names were not handed to the runtime "
 			"(%s): while the program runs, the spike log and snapshots name them "
 			"module+0xOFFSET\n", strerror(-err));
-	for (size_t i = 0; named && i < n; i++)
-		free((char *)named[i].name);
-	free(named);
+	if (err) {
+		free(named);
+		tt__detour_names = NULL;
+		tt__detour_nnames = 0;
+	}
+	free(symbols);
+	free(in_module);
+	free(modules);
 }
 
 /* record --list: one function that would be patched, as the converter names it, its
@@ -360,7 +426,7 @@ static void tt__detour_list(const struct tt__detour *d, const struct tt__detour_
 	const struct tt__detour_module *m = &d->modules[fn->module];
 	GElf_Addr bias = 0;
 	dwfl_module_getelf(m->mod, &bias);
-	char *name = tt__detour_name_at(m->mod, fn->addr, fn->addr - bias);
+	char *name = tt__detour_name_at(m, fn->addr, fn->addr - bias);
 	printf("%s\t%s\t0x%" PRIx64 "\t%" PRIu64 "%s%s\n", name ? name : fn->name, tt__detour_base(m->path),
 	       (uint64_t)(fn->addr - bias), fn->size, why ? "\tnot patched: " : "", why ? why : "");
 	free(name);
