@@ -33,6 +33,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <link.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,6 +45,9 @@
 
 __thread struct tt__detour_shadow tt__detour_shadow;
 intptr_t tt__detour_shadow_offset;
+
+/* Bytes a patch overwrites at most (whole instructions covering TT__DETOUR_PATCH). */
+#define TT__DETOUR_PATCH_MAX 32
 
 /* Calls a thread's shadow stack holds: deeper ones are not recorded (counted). */
 #define TT__DETOUR_SHADOW_FRAMES (1u << 20)
@@ -142,16 +146,66 @@ static int tt__detour_stub_area(struct tt__detour_module *m, size_t nfns)
 	return -ENOMEM;
 }
 
-/* Writes `len` bytes over code, the page(s) writable only meanwhile; 0 or -errno. */
-static int tt__detour_write_code(uintptr_t at, const uint8_t *bytes, size_t len)
+/* The code pages writable while the constructor patches, [first, last): made so at the
+ * first patch in an executable segment, as far as the segment's last function to patch
+ * reaches (the functions are patched in address order), and read-execute again once a
+ * patch falls outside them, or all are made (tt__detour_code_written): a few mprotect
+ * calls a module rather than two a function (zstd's 1,000 functions took 6 ms of its
+ * start-up so). */
+static uintptr_t tt__detour_writable_first, tt__detour_writable_last;
+
+/* The writable pages back to read-execute; 0 or -errno. */
+static int tt__detour_code_written(void)
 {
-	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
-	uintptr_t first = at & ~(page - 1), last = (at + len + page - 1) & ~(page - 1);
-	if (mprotect((void *)first, last - first, PROT_READ | PROT_WRITE | PROT_EXEC) != 0)
-		return -errno;
+	uintptr_t first = tt__detour_writable_first, last = tt__detour_writable_last;
+	tt__detour_writable_first = tt__detour_writable_last = 0;
+	return first == last || mprotect((void *)first, last - first, PROT_READ | PROT_EXEC) == 0 ? 0 : -errno;
+}
+
+/* The executable segment that holds `address` (dl_iterate_phdr's callback). */
+struct tt__detour_segment {
+	uintptr_t address, low, high;
+};
+
+static int tt__detour_segment_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	struct tt__detour_segment *s = arg;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t low = info->dlpi_addr + ph->p_vaddr;
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && s->address - low < ph->p_memsz) {
+			s->low = low;
+			s->high = low + ph->p_memsz;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* Writes `len` bytes over the code of `fn` (one of d->fns), its pages writable until
+ * tt__detour_code_written or the next write past them; 0 or -errno. */
+static int tt__detour_write_code(const struct tt__detour *d, const struct tt__detour_fn *fn,
+				 const uint8_t *bytes, size_t len)
+{
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE), at = fn->addr;
+	if (at < tt__detour_writable_first || at + len > tt__detour_writable_last) {
+		int err = tt__detour_code_written();
+		if (err)
+			return err;
+		/* (pages between two of the segment's functions are the segment's: read-execute) */
+		struct tt__detour_segment seg = {.address = at, .low = at, .high = at + len};
+		dl_iterate_phdr(tt__detour_segment_cb, &seg);
+		uintptr_t reach = at + len;
+		for (const struct tt__detour_fn *next = fn + 1; next < d->fns + d->nfns && next->addr < seg.high; next++)
+			reach = next->addr + TT__DETOUR_PATCH_MAX < seg.high ? next->addr + TT__DETOUR_PATCH_MAX : seg.high;
+		uintptr_t first = at & ~(page - 1), last = (reach + page - 1) & ~(page - 1);
+		if (mprotect((void *)first, last - first, PROT_READ | PROT_WRITE | PROT_EXEC) != 0)
+			return -errno;
+		tt__detour_writable_first = first;
+		tt__detour_writable_last = last;
+	}
 	memcpy((void *)at, bytes, len);
-	if (mprotect((void *)first, last - first, PROT_READ | PROT_EXEC) != 0)
-		return -errno;
 	__builtin___clear_cache((char *)at, (char *)at + len);
 	return 0;
 }
@@ -221,7 +275,7 @@ static int tt__detour_patch(struct tt__detour *d, struct tt__detour_fn *fn, char
 {
 	struct tt__detour_module *m = &d->modules[fn->module];
 	const uint8_t *code_at = (const uint8_t *)fn->addr;
-	uint8_t patch[32];
+	uint8_t patch[TT__DETOUR_PATCH_MAX];
 	int len;
 	uintptr_t *sled = NULL;
 	if (m->nsleds) { /* the nearest NOP area at or before the function */
@@ -287,9 +341,9 @@ static int tt__detour_patch(struct tt__detour *d, struct tt__detour_fn *fn, char
 	m->stubs_used += TT__DETOUR_STUB_MAX;
 	if (d->listing)
 		return 0; /* (record --list: what would be patched, nothing written) */
-	uint8_t was[32];
+	uint8_t was[TT__DETOUR_PATCH_MAX];
 	memcpy(was, code_at, (size_t)len);
-	int err = tt__detour_write_code(fn->addr, patch, (size_t)len);
+	int err = tt__detour_write_code(d, fn, patch, (size_t)len);
 	if (err) {
 		snprintf(why, cap, "its code cannot be made writable: %s", strerror(-err));
 		return -1;
@@ -645,6 +699,9 @@ __attribute__((constructor)) static void tt__detour_start(void)
 						    "ticktrace: not patched: %s (%s): %s\n",
 				fn->name, tt__detour_base(d.modules[fn->module].path), why);
 	}
+	int err = tt__detour_code_written();
+	if (err)
+		fprintf(stderr, "ticktrace: the patched code stays writable: %s\n", strerror(-err));
 	if (patching && (to_record || d.nlibcalls))
 		tt__detour_hand_names(&d);
 	if (hooked < 0)
