@@ -270,6 +270,18 @@ static int tt__detour_cold_jumps(const struct tt__detour_module *m, const struct
 	return 0;
 }
 
+/* Bytes of NOP instructions at a function's entry, enough of them to patch: GCC's
+ * and clang's -fpatchable-function-entry NOPs are one-byte ones, counted without
+ * decoding each (two decodes a function were a tenth of a zero-markup start-up's
+ * patching); others are decoded. */
+static int tt__detour_sled_nops(const uint8_t *code, uint64_t size)
+{
+	uint64_t ones = 0;
+	while (ones < size && ones < TT__DETOUR_PATCH && code[ones] == 0x90)
+		ones++;
+	return ones == TT__DETOUR_PATCH ? (int)ones : tt__detour_nops(code, size);
+}
+
 /* Patches one function; 0, or -1 with the reason in `why`. */
 static int tt__detour_patch(struct tt__detour *d, struct tt__detour_fn *fn, char *why, size_t cap)
 {
@@ -305,7 +317,7 @@ static int tt__detour_patch(struct tt__detour *d, struct tt__detour_fn *fn, char
 		0xff, 0x35, 0xda, 0xff, 0xff, 0xff, /* push qword [rip - 38]: self */
 		0xff, 0x25, 0xec, 0xff, 0xff, 0xff, /* jmp [rip - 20]: entry */
 	};
-	int nops = sled && fn->addr - *sled < 64 ? tt__detour_nops(code_at, fn->size) : 0;
+	int nops = sled && fn->addr - *sled < 64 ? tt__detour_sled_nops(code_at, fn->size) : 0;
 	fn->entry = nops >= TT__DETOUR_PATCH ? tt__detour_entry_of(m, fn->addr) : fn->addr;
 	uint64_t ends_calls = strcmp(fn->name, "_Unwind_ForcedUnwind") == 0 ? TT__DETOUR_ENDS_CALLS : 0;
 	*stub = fn->watch ? (struct tt__detour_stub){.self = (uintptr_t)stub, .word = ends_calls,
