@@ -4,7 +4,7 @@
  *
  *   ticktrace-bench [--repeats N] [--json FILE] [--hot]
  *
- * Without --hot it runs bench/real_program.sh too (zero_markup_cpu_ratio). */
+ * Without --hot it runs bench/real_program.sh too (zero_markup_cpu_ratio, zero_markup_start_ms). */
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -255,10 +255,10 @@ static cJSON *tt_bench_convert(void)
 	return cJSON_Parse(text);
 }
 
-/* zero_markup_cpu_ratio and uftrace_cpu_ratio from bench/real_program.sh, run as a child
- * with 5 repeats (its uftrace runs take seconds each): NULL where it cannot run here
- * (exit 77: no deb-src, no uftrace, a sanitizer build; it says why), and *failed set
- * where it failed. */
+/* zero_markup_cpu_ratio, uftrace_cpu_ratio and zero_markup_start_ms from
+ * bench/real_program.sh, run as a child with 5 repeats (its uftrace runs take seconds
+ * each): NULL where it cannot run here (exit 77: no deb-src, no uftrace, a sanitizer
+ * build; it says why), and *failed set where it failed. */
 static cJSON *tt_bench_real_program(int *failed)
 {
 	FILE *child = popen("bash " TT_BENCH_REAL_PROGRAM " " TT_BENCH_BUILD_ROOT " 5 --json -", "r");
@@ -623,6 +623,9 @@ int main(int argc, char **argv)
 		{"zero_markup_no_libcalls_cpu_ratio", "x", tt_bench_real(real, "zero_markup_no_libcalls_cpu_ratio"), 0,
 		 "the zero-markup Lua with TICKTRACE_LIBCALLS=0: against zero_markup_cpu_ratio, what "
 		 "recording its library calls costs", NULL, 0, NULL},
+		{"zero_markup_start_ms", "ms", tt_bench_real(real, "zero_markup_start_ms"), 0,
+		 "the CPU a zero-markup Lua process that does nothing (lua -e '') takes more than the "
+		 "plain build's, the same run (a test suite of small runs pays it each time)", NULL, 0, NULL},
 	};
 	struct tt_bench_row all[sizeof rows / sizeof rows[0] + sizeof rest / sizeof rest[0]];
 	memcpy(all, rows, sizeof rows);

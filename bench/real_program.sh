@@ -12,10 +12,14 @@
 # worst case for a per-call recorder): the CPU time (user + system, the children's
 # included: ticktrace's threads, uftrace's writers) of each, the median of REPEATS runs,
 # the three in turns. Each zero-markup run must leave a trace naming Lua's functions.
+# And what a zero-markup process costs to start and end (a test suite of many small
+# runs pays it each time): `lua -e ''` 20 times in a row, plain and zero-markup, in
+# turns, REPEATS times; the difference of the medians of their CPU time a process.
 #
 #   bench/real_program.sh BUILD_DIR [REPEATS] [--json FILE|-]
 #
-# --json writes {"zero_markup_cpu_ratio": ..., "uftrace_cpu_ratio": ..., ...} (ticktrace-bench
+# --json writes {"zero_markup_cpu_ratio": ..., "uftrace_cpu_ratio": ..., "zero_markup_start_ms": ...,
+# ...} (ticktrace-bench
 # runs it so and takes its keys). Exits 77 when it cannot run here (no deb-src, no
 # uftrace, a sanitizer build), saying why. BUILD_DIR is installed into a scratch root;
 # the sources and the plain and -pg builds are kept in $TT_REAL_DIR (default
@@ -90,15 +94,28 @@ cpu() {
 	echo "$times" | awk '{printf "%.3f\n", $1 + $2}'
 }
 median() { sort -n | awk '{a[NR] = $1} END {printf "%.3f", a[int((NR + 1) / 2)]}'; }
+# start_ms CMD...: the CPU milliseconds a process of CMD (which does nothing) takes,
+# over $starts runs in a row in $root/starts (their traces left there)
+starts=20
+start_ms() {
+	local TIMEFORMAT='%3U %3S' times
+	times=$( { time (cd "$root/starts" && for _ in $(seq $starts); do
+		"$@" >/dev/null 2>>"$root/stderr" || exit 1
+	done); } 2>&1) || { cat "$root/stderr" >&2; echo "real_program.sh: $* failed" >&2; exit 1; }
+	echo "$times" | awk -v n=$starts '{printf "%.3f\n", ($1 + $2) * 1000 / n}'
+}
+mkdir -p "$root/starts"
 : >"$root/expected"
 (cd "$runs" && "$work/plain/src/lua" "$work/work.lua" >"$root/expected")
-plain=() zero=() nolib=() uft=()
+plain=() zero=() nolib=() uft=() plain_start=() zero_start=()
 for _ in $(seq "$repeats"); do
 	plain+=("$(cpu "$work/plain/src/lua" "$work/work.lua")")
 	zero+=("$(cpu env LD_LIBRARY_PATH="$libdir" "$work/zero/src/lua" "$work/work.lua")")
 	nolib+=("$(cpu env LD_LIBRARY_PATH="$libdir" TICKTRACE_LIBCALLS=0 \
 		"$work/zero/src/lua" "$work/work.lua")")
 	uft+=("$(cpu uftrace record -d "$runs/uftrace.data" "$work/pg/src/lua" "$work/work.lua")")
+	plain_start+=("$(start_ms env LD_LIBRARY_PATH="$libdir" "$work/plain/src/lua" -e '')")
+	zero_start+=("$(start_ms env LD_LIBRARY_PATH="$libdir" "$work/zero/src/lua" -e '')")
 done
 # the zero-markup build recorded Lua's own functions (its last run's file)
 trace=$(ls "$runs"/*.ttr 2>/dev/null | head -n 1)
@@ -113,15 +130,20 @@ u=$(printf '%s\n' "${uft[@]}" | median)
 zr=$(awk -v z="$z" -v p="$p" 'BEGIN {printf "%.3f", z / p}')
 ur=$(awk -v u="$u" -v p="$p" 'BEGIN {printf "%.3f", u / p}')
 nr=$(awk -v n="$n" -v p="$p" 'BEGIN {printf "%.3f", n / p}')
+ps=$(printf '%s\n' "${plain_start[@]}" | median)
+zs=$(printf '%s\n' "${zero_start[@]}" | median)
+sr=$(awk -v z="$zs" -v p="$ps" 'BEGIN {printf "%.3f", z - p}')
 {
 	echo "lua $version, Lua's Makefile, CPU seconds, medians of $repeats runs: plain $p, zero-markup $z" \
 		"($n with TICKTRACE_LIBCALLS=0), uftrace record (-pg) $u"
 	echo "zero_markup_cpu_ratio $zr (target <= 1.5 and <= uftrace's $ur); without the library calls $nr"
+	echo "zero_markup_start_ms $sr: a process that does nothing (lua -e '') took $zs ms of CPU, $ps ms" \
+		"plain (medians of $repeats rounds of $starts)"
 	echo "the zero-markup run said at exit:"
 	grep -m3 'ticktrace:' "$root/stderr" || echo "(nothing)"
 } >&2
-result=$(printf '{"zero_markup_cpu_ratio": %s, "uftrace_cpu_ratio": %s, "zero_markup_no_libcalls_cpu_ratio": %s, "real_plain_cpu_s": %s}' \
-	"$zr" "$ur" "$nr" "$p")
+result=$(printf '{"zero_markup_cpu_ratio": %s, "uftrace_cpu_ratio": %s, "zero_markup_no_libcalls_cpu_ratio": %s, "real_plain_cpu_s": %s, "zero_markup_start_ms": %s}' \
+	"$zr" "$ur" "$nr" "$p" "$sr")
 case $json in
 '') ;;
 -) echo "$result" ;;

@@ -111,19 +111,21 @@
  * no thread of the program's but the first runs (ticktrace's run none of its code). */
 __attribute__((visibility("default"))) int tt__own_thread(pid_t tid);
 
-/* A function the patcher patched, named as the converter names it (symbol_name.h). */
-struct tt__patched_function {
-	uintptr_t address;
-	const char *name;
-};
-/* The patcher, as it patches, hands the runtime the names of the functions it patched
- * (those with a symbol: one patched by address has none), which the runtime copies:
- * its live spike log, snapshots and report at exit name them as the converter does,
- * where the program's dynamic symbols do not (a static function, a program built
- * without -rdynamic). Defined and exported by the runtime (report/patched.c); 0, or
+/* The patcher's name for the function it patched, or the library call it hooked
+ * (TT_FUNC_LIBRARY_CALL), whose records carry `address`, as the converter names it
+ * (symbol_name.h), into `buf` (`cap` bytes, cut short): its length, or 0 where it
+ * patched nothing or knows no symbol (a function patched by address). Any thread may
+ * ask, at any time; the name is made only when asked. */
+typedef size_t (*tt__patched_namer_fn)(uint64_t address, char *buf, size_t cap);
+/* The patcher, once it has patched, hands the runtime its namer and an address inside
+ * each module it patched in: the live spike log, snapshots and report at exit name
+ * what it patched as the converter does, where the program's dynamic symbols do not (a
+ * static function, a program built without -rdynamic), while those modules stay as
+ * loaded then (their link maps' names and biases). Nothing is named before main: most
+ * runs never ask. Defined and exported by the runtime (report/patched.c); 0, or
  * -ENOMEM, or -EALREADY (once a process). */
-__attribute__((visibility("default"))) int tt__patched_names(const struct tt__patched_function *fns,
-							     size_t n);
+__attribute__((visibility("default"))) int tt__patched_namer(tt__patched_namer_fn namer,
+							     const uintptr_t *modules, size_t n);
 
 /* TT_ENV_MIN_DUR when the environment sets none: defined and exported by the runtime
  * (lifecycle/config.c) for the patcher, which sets the zero-markup build's before

@@ -33,6 +33,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <link.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,6 +45,9 @@
 
 __thread struct tt__detour_shadow tt__detour_shadow;
 intptr_t tt__detour_shadow_offset;
+
+/* Bytes a patch overwrites at most (whole instructions covering TT__DETOUR_PATCH). */
+#define TT__DETOUR_PATCH_MAX 32
 
 /* Calls a thread's shadow stack holds: deeper ones are not recorded (counted). */
 #define TT__DETOUR_SHADOW_FRAMES (1u << 20)
@@ -130,21 +134,68 @@ static int tt__detour_stub_area(struct tt__detour *d, struct tt__detour_module *
 	return 0;
 }
 
-/* Whether another entry of the module makes a patch of `len` bytes unsafe: a symbol
- * starting inside them (an alternate entry, which would land inside the jump), or
- * one whose extent holds the function (its code runs into what the patch overwrites);
- * -1 with the reason, or 0. */
-static size_t tt__detour_first_sym_from(const struct tt__detour_module *m, uintptr_t addr)
+/* The code pages writable while the constructor patches, [first, last): made so at the
+ * first patch in an executable segment, as far as the segment's last function to patch
+ * reaches (the functions are patched in address order), and read-execute again once a
+ * patch falls outside them, or all are made (tt__detour_code_written): a few mprotect
+ * calls a module rather than two a function (zstd's 1,000 functions took 6 ms of its
+ * start-up so). */
+static uintptr_t tt__detour_writable_first, tt__detour_writable_last;
+
+/* The writable pages back to read-execute; 0 or -errno. */
+static int tt__detour_code_written(void)
 {
-	size_t lo = 0, hi = m->nsyms;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (m->syms[mid].addr < addr)
-			lo = mid + 1;
-		else
-			hi = mid;
+	uintptr_t first = tt__detour_writable_first, last = tt__detour_writable_last;
+	tt__detour_writable_first = tt__detour_writable_last = 0;
+	return first == last || mprotect((void *)first, last - first, PROT_READ | PROT_EXEC) == 0 ? 0 : -errno;
+}
+
+/* The executable segment that holds `address` (dl_iterate_phdr's callback). */
+struct tt__detour_segment {
+	uintptr_t address, low, high;
+};
+
+static int tt__detour_segment_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	struct tt__detour_segment *s = arg;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t low = info->dlpi_addr + ph->p_vaddr;
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && s->address - low < ph->p_memsz) {
+			s->low = low;
+			s->high = low + ph->p_memsz;
+			return 1;
+		}
 	}
-	return lo;
+	return 0;
+}
+
+/* Writes `len` bytes over the code of `fn` (one of d->fns), its pages writable until
+ * tt__detour_code_written or the next write past them; 0 or -errno. */
+static int tt__detour_write_patch(const struct tt__detour *d, const struct tt__detour_fn *fn,
+				  const uint8_t *bytes, size_t len)
+{
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE), at = fn->addr;
+	if (at < tt__detour_writable_first || at + len > tt__detour_writable_last) {
+		int err = tt__detour_code_written();
+		if (err)
+			return err;
+		/* (pages between two of the segment's functions are the segment's: read-execute) */
+		struct tt__detour_segment seg = {.address = at, .low = at, .high = at + len};
+		dl_iterate_phdr(tt__detour_segment_cb, &seg);
+		uintptr_t reach = at + len;
+		for (const struct tt__detour_fn *next = fn + 1; next < d->fns + d->nfns && next->addr < seg.high; next++)
+			reach = next->addr + TT__DETOUR_PATCH_MAX < seg.high ? next->addr + TT__DETOUR_PATCH_MAX : seg.high;
+		uintptr_t first = at & ~(page - 1), last = (reach + page - 1) & ~(page - 1);
+		if (mprotect((void *)first, last - first, PROT_READ | PROT_WRITE | PROT_EXEC) != 0)
+			return -errno;
+		tt__detour_writable_first = first;
+		tt__detour_writable_last = last;
+	}
+	memcpy((void *)at, bytes, len);
+	__builtin___clear_cache((char *)at, (char *)at + len);
+	return 0;
 }
 
 /* -fcf-protection puts an endbr64 at a function's start, before its
@@ -207,12 +258,24 @@ static int tt__detour_cold_jumps(const struct tt__detour_module *m, const struct
 	return 0;
 }
 
+/* Bytes of NOP instructions at a function's entry, enough of them to patch: GCC's
+ * and clang's -fpatchable-function-entry NOPs are one-byte ones, counted without
+ * decoding each (two decodes a function were a tenth of a zero-markup start-up's
+ * patching); others are decoded. */
+static int tt__detour_sled_nops(const uint8_t *code, uint64_t size)
+{
+	uint64_t ones = 0;
+	while (ones < size && ones < TT__DETOUR_PATCH && code[ones] == 0x90)
+		ones++;
+	return ones == TT__DETOUR_PATCH ? (int)ones : tt__detour_nops(code, size);
+}
+
 /* Patches one function; 0, or -1 with the reason in `why`. */
 static int tt__detour_patch(struct tt__detour *d, struct tt__detour_fn *fn, char *why, size_t cap)
 {
 	struct tt__detour_module *m = &d->modules[fn->module];
 	const uint8_t *code_at = (const uint8_t *)fn->addr;
-	uint8_t patch[32];
+	uint8_t patch[TT__DETOUR_PATCH_MAX];
 	int len;
 	uintptr_t *sled = NULL;
 	if (m->nsleds) { /* the nearest NOP area at or before the function */
@@ -242,7 +305,7 @@ static int tt__detour_patch(struct tt__detour *d, struct tt__detour_fn *fn, char
 		0xff, 0x35, 0xda, 0xff, 0xff, 0xff, /* push qword [rip - 38]: self */
 		0xff, 0x25, 0xec, 0xff, 0xff, 0xff, /* jmp [rip - 20]: entry */
 	};
-	int nops = sled && fn->addr - *sled < 64 ? tt__detour_nops(code_at, fn->size) : 0;
+	int nops = sled && fn->addr - *sled < 64 ? tt__detour_sled_nops(code_at, fn->size) : 0;
 	fn->entry = nops >= TT__DETOUR_PATCH ? tt__detour_entry_of(m, fn->addr) : fn->addr;
 	uint64_t ends_calls = strcmp(fn->name, "_Unwind_ForcedUnwind") == 0 ? TT__DETOUR_ENDS_CALLS : 0;
 	*stub = fn->watch ? (struct tt__detour_stub){.self = (uintptr_t)stub, .word = ends_calls,
@@ -278,9 +341,9 @@ static int tt__detour_patch(struct tt__detour *d, struct tt__detour_fn *fn, char
 	m->stubs_used += TT__DETOUR_STUB_MAX;
 	if (d->listing)
 		return 0; /* (record --list: what would be patched, nothing written) */
-	uint8_t was[32];
+	uint8_t was[TT__DETOUR_PATCH_MAX];
 	memcpy(was, code_at, (size_t)len);
-	int err = tt__detour_write_code(fn->addr, patch, (size_t)len);
+	int err = tt__detour_write_patch(d, fn, patch, (size_t)len);
 	if (err) {
 		snprintf(why, cap, "its code cannot be made writable: %s", strerror(-err));
 		return -1;
@@ -296,34 +359,117 @@ static int tt__detour_patch(struct tt__detour *d, struct tt__detour_fn *fn, char
 	return 0;
 }
 
-/* Hands the runtime the names of the functions patched as the converter shows them
- * (the symbol it finds at the address, tt__symbol_name): the running program's spike
- * log and snapshots name them as the converter will, where the dynamic symbols cannot.
- * Those with no symbol (patched by address) are left out: module+0xOFFSET names them. */
+/* What the runtime may ask to be named while the program runs (tt__detour_name): each
+ * patched function's entry with its symbol's name (copied: elfutils' strings go with
+ * dwfl_end), each hooked library call's slot with its name; sorted by address. Made
+ * as the constructor ends, then never changed nor freed: any thread reads it. */
+struct tt__detour_named {
+	uint64_t address;
+	const char *name;
+	int symbol; /* a symbol, named by tt__symbol_name when asked; else the name itself */
+};
+static struct tt__detour_named *tt__detour_names;
+static size_t tt__detour_nnames;
+
+static int tt__detour_cmp_named(const void *a, const void *b)
+{
+	const struct tt__detour_named *x = a, *y = b;
+	return (x->address > y->address) - (x->address < y->address);
+}
+
+/* (tt__patched_namer_fn) */
+static size_t tt__detour_name(uint64_t address, char *buf, size_t cap)
+{
+	size_t lo = 0, hi = tt__detour_nnames;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (tt__detour_names[mid].address < address)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == tt__detour_nnames || tt__detour_names[lo].address != address || !cap)
+		return 0;
+	const struct tt__detour_named *e = &tt__detour_names[lo];
+	char *demangled = e->symbol ? tt__symbol_name(e->name) : NULL;
+	int n = snprintf(buf, cap, "%s", demangled ? demangled : e->name);
+	free(demangled);
+	return n < 0 ? 0 : (size_t)n >= cap ? cap - 1 : (size_t)n;
+}
+
+/* The index of the module that holds `address`, or d->nmodules. */
+static size_t tt__detour_module_of(const struct tt__detour *d, uintptr_t address)
+{
+	for (size_t i = 0; i < d->nmodules; i++)
+		if (address >= d->modules[i].low && address < d->modules[i].high)
+			return i;
+	return d->nmodules;
+}
+
+/* Hands the runtime tt__detour_name, which names the functions patched as the converter
+ * shows them (the symbol at the address, tt__symbol_name), so that the running
+ * program's spike log and snapshots name them as the converter will, where the dynamic
+ * symbols cannot. Each symbol is found by a binary search of its module's sorted
+ * symbols and nothing is named now: most runs never ask. Those with no symbol (patched
+ * by address) are left out: module+0xOFFSET names them. */
 static void tt__detour_hand_names(const struct tt__detour *d)
 {
-	struct tt__patched_function *named = calloc(d->nfns + d->nlibcalls + 1, sizeof *named);
-	size_t n = 0;
-	for (size_t i = 0; named && i < d->nfns; i++) {
+	size_t n = 0, bytes = 0;
+	const struct tt__detour_sym **symbols = calloc(d->nfns + 1, sizeof *symbols);
+	for (size_t i = 0; symbols && i < d->nfns; i++) {
 		const struct tt__detour_fn *fn = &d->fns[i];
-		GElf_Off off;
-		GElf_Sym sym;
-		const char *symbol = fn->patched ? dwfl_module_addrinfo(d->modules[fn->module].mod, fn->entry,
-									&off, &sym, NULL, NULL, NULL) : NULL;
-		if (symbol && off == 0 && (named[n].name = tt__symbol_name(symbol)))
-			named[n++].address = fn->entry;
+		const struct tt__detour_sym *sym = fn->patched ?
+			tt__detour_symbol_at(&d->modules[fn->module], fn->entry) : NULL;
+		if (sym && sym->addr == fn->entry) {
+			symbols[i] = sym;
+			n++;
+			bytes += strlen(sym->name) + 1;
+		}
 	}
-	for (size_t i = 0; named && i < d->nlibcalls; i++)
-		if ((named[n].name = strdup(d->libcalls[i].name)))
-			named[n++].address = d->libcalls[i].address;
-	int err = named ? tt__patched_names(named, n) : -ENOMEM;
+	for (size_t i = 0; i < d->nlibcalls; i++)
+		bytes += strlen(d->libcalls[i].name) + 1;
+	n += d->nlibcalls;
+	struct tt__detour_named *named = symbols ? malloc(n * sizeof *named + bytes + 1) : NULL;
+	/* one address in each module with a name in it, for the runtime to know the module by */
+	uint8_t *in_module = calloc(d->nmodules + 1, 1);
+	uintptr_t *modules = calloc(d->nmodules + 1, sizeof *modules);
+	size_t nmodules = 0;
+	int err = named && in_module && modules ? 0 : -ENOMEM;
+	char *strings = named ? (char *)(named + n) : NULL;
+	n = 0;
+	for (size_t i = 0; !err && i < d->nfns + d->nlibcalls; i++) {
+		const char *name = i < d->nfns ? (symbols[i] ? symbols[i]->name : NULL) :
+						 d->libcalls[i - d->nfns].name;
+		uint64_t address = i < d->nfns ? d->fns[i].entry : d->libcalls[i - d->nfns].address;
+		size_t module = i < d->nfns ? d->fns[i].module :
+					      tt__detour_module_of(d, address & ~(uint64_t)TT_FUNC_LIBRARY_CALL);
+		if (!name)
+			continue;
+		named[n++] = (struct tt__detour_named){.address = address, .name = strings, .symbol = i < d->nfns};
+		strings = stpcpy(strings, name) + 1;
+		if (module < d->nmodules && !in_module[module]) {
+			in_module[module] = 1;
+			modules[nmodules++] = (uintptr_t)(address & ~(uint64_t)TT_FUNC_LIBRARY_CALL);
+		}
+	}
+	if (!err && n)
+		qsort(named, n, sizeof *named, tt__detour_cmp_named);
+	tt__detour_names = named;
+	tt__detour_nnames = n;
+	if (!err)
+		err = tt__patched_namer(tt__detour_name, modules, nmodules);
 	if (err)
 		fprintf(stderr, "ticktrace: the patched functions' names were not handed to the runtime "
 			"(%s): while the program runs, the spike log and snapshots name them "
 			"module+0xOFFSET\n", strerror(-err));
-	for (size_t i = 0; named && i < n; i++)
-		free((char *)named[i].name);
-	free(named);
+	if (err) {
+		free(named);
+		tt__detour_names = NULL;
+		tt__detour_nnames = 0;
+	}
+	free(symbols);
+	free(in_module);
+	free(modules);
 }
 
 /* record --list: one function that would be patched, as the converter names it, its
@@ -334,7 +480,7 @@ static void tt__detour_list(const struct tt__detour *d, const struct tt__detour_
 	const struct tt__detour_module *m = &d->modules[fn->module];
 	GElf_Addr bias = 0;
 	dwfl_module_getelf(m->mod, &bias);
-	char *name = tt__detour_name_at(m->mod, fn->addr, fn->addr - bias);
+	char *name = tt__detour_name_at(m, fn->addr, fn->addr - bias);
 	printf("%s\t%s\t0x%" PRIx64 "\t%" PRIu64 "%s%s\n", name ? name : fn->name, tt__detour_base(m->path),
 	       (uint64_t)(fn->addr - bias), fn->size, why ? "\tnot patched: " : "", why ? why : "");
 	free(name);
@@ -359,6 +505,9 @@ void tt__detour_patch_all(struct tt__detour *d, int trampolines, int says)
 						    "ticktrace: not patched: %s (%s): %s\n",
 				fn->name, tt__detour_base(d->modules[fn->module].path), why);
 	}
+	int err = tt__detour_code_written();
+	if (err)
+		fprintf(stderr, "ticktrace: the patched code stays writable: %s\n", strerror(-err));
 	for (size_t i = 0; i < d->nmodules; i++)
 		if (d->modules[i].stubs && mprotect(d->modules[i].stubs, d->modules[i].stubs_size,
 						    PROT_READ | PROT_EXEC) != 0)

@@ -164,11 +164,14 @@ struct tt__detour_fn {
 	uintptr_t entry; /* its start, which its calls record: addr, or its endbr64 before */
 };
 
-/* A symbol of a module, for the check that no other entry lies inside a patch. */
+/* A symbol of a module: for the check that no other entry lies inside a patch, and
+ * for the names of what is patched. */
 struct tt__detour_sym {
 	uintptr_t addr, end;
 	uintptr_t reach; /* the highest `end` of this symbol and all before it */
 	const char *name; /* elfutils' (valid until dwfl_end) */
+	uint32_t index;   /* in the module's symbol table */
+	uint8_t bind;     /* STB_* */
 };
 
 struct tt__detour_module {
@@ -210,6 +213,13 @@ struct tt__detour_range {
 	uintptr_t low, high;
 };
 
+/* A library call hooked (libcalls.c): its records' address (its slot's, with
+ * TT_FUNC_LIBRARY_CALL) and its name as the tools give it. */
+struct tt__patched_function {
+	uintptr_t address;
+	const char *name;
+};
+
 struct tt__detour {
 	Dwfl *dwfl; /* kept while patching: the symbols' names are its */
 	char **patterns;
@@ -230,8 +240,8 @@ struct tt__detour {
 	int hooked;     /* a module of the program's calls -finstrument-functions' hooks */
 	const char *main_path;
 	int listing; /* record --list (TT_ENV_DETOUR_LIST): said, nothing patched, then exit */
-	struct tt__patched_function *libcalls; /* the library calls hooked, as the tools name
-	                                        * them (libcalls.c): handed to the runtime */
+	struct tt__patched_function *libcalls; /* the library calls hooked (libcalls.c): named
+	                                        * for the runtime */
 	size_t nlibcalls;
 	char **excludes; /* TT_ENV_EXCLUDE's patterns: never patched */
 	size_t nexcludes;
@@ -307,8 +317,16 @@ const char *tt__detour_base(const char *path) TT__DETOUR_HIDDEN;
  * the zero-markup build, left set only when the program links this library); 0 or
  * -errno. */
 int tt__detour_collect(struct tt__detour *d) TT__DETOUR_HIDDEN;
-/* The name the converter gives the function of `mod` that starts at `addr` (`vaddr`
+/* The first of a module's symbols (m->syms) that starts at or after `addr`. */
+size_t tt__detour_first_sym_from(const struct tt__detour_module *m, uintptr_t addr) TT__DETOUR_HIDDEN;
+/* The symbol that names `addr` of a module, the one the converter's elfutils
+ * (dwfl_module_addrinfo) gives, but found by a binary search of the module's sorted
+ * symbols where elfutils reads its whole table for each address; NULL: none. */
+const struct tt__detour_sym *tt__detour_symbol_at(const struct tt__detour_module *m, uintptr_t addr)
+	TT__DETOUR_HIDDEN;
+/* The name the converter gives the function of `m` that starts at `addr` (`vaddr`
  * in its file): its symbol's, else module+0xOFFSET; malloc'd, NULL: no memory. */
-char *tt__detour_name_at(Dwfl_Module *mod, Dwarf_Addr addr, uint64_t vaddr) TT__DETOUR_HIDDEN;
+char *tt__detour_name_at(const struct tt__detour_module *m, uintptr_t addr, uint64_t vaddr)
+	TT__DETOUR_HIDDEN;
 
 #endif

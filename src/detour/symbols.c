@@ -99,6 +99,90 @@ static int tt__detour_cmp_addr(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* By address; at one address, in the symbol table's order. */
+static int tt__detour_cmp_sym(const void *a, const void *b)
+{
+	const struct tt__detour_sym *x = a, *y = b;
+	int by_addr = tt__detour_cmp_addr(&x->addr, &y->addr);
+	return by_addr ? by_addr : (x->index > y->index) - (x->index < y->index);
+}
+
+size_t tt__detour_first_sym_from(const struct tt__detour_module *m, uintptr_t addr)
+{
+	size_t lo = 0, hi = m->nsyms;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (m->syms[mid].addr < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* elfutils' order of preference among symbols (dwfl_module_addrsym). */
+static int tt__detour_binding_value(const struct tt__detour_sym *s)
+{
+	switch (s->bind) {
+	case STB_GLOBAL: return 3;
+	case STB_WEAK: return 2;
+	case STB_LOCAL: return 1;
+	default: return 0;
+	}
+}
+
+/* elfutils' pick among the symbols that hold an address, taken in the table's order:
+ * the nearest start, a stronger binding, a shorter extent at the same start. */
+static const struct tt__detour_sym *tt__detour_pick(const struct tt__detour_sym *best,
+						    const struct tt__detour_sym *s)
+{
+	if (!best || best->addr < s->addr || tt__detour_binding_value(best) < tt__detour_binding_value(s))
+		return s;
+	if (best->addr == s->addr && best->end - best->addr > s->end - s->addr &&
+	    tt__detour_binding_value(best) <= tt__detour_binding_value(s))
+		return s;
+	return best;
+}
+
+/* The symbols holding `addr` are few (a function and its aliases, rarely one inside
+ * another): more than this many are not all weighed. */
+#define TT__DETOUR_HOLDERS 32
+
+const struct tt__detour_sym *tt__detour_symbol_at(const struct tt__detour_module *m, uintptr_t addr)
+{
+	size_t below = tt__detour_first_sym_from(m, addr + 1); /* those starting at or before addr */
+	const struct tt__detour_sym *holders[TT__DETOUR_HOLDERS];
+	size_t n = 0;
+	/* (`reach`: no symbol before one whose reach is at or below addr holds it) */
+	for (size_t i = below; i-- > 0 && m->syms[i].reach > addr && n < TT__DETOUR_HOLDERS;)
+		if (m->syms[i].end > addr && m->syms[i].name[0])
+			holders[n++] = &m->syms[i];
+	/* In the table's order, the globals first, the locals only when no global holds it */
+	for (size_t a = 1; a < n; a++)
+		for (size_t b = a; b > 0 && holders[b - 1]->index > holders[b]->index; b--) {
+			const struct tt__detour_sym *t = holders[b];
+			holders[b] = holders[b - 1];
+			holders[b - 1] = t;
+		}
+	const struct tt__detour_sym *best = NULL;
+	for (int locals = 0; locals < 2 && !best; locals++)
+		for (size_t i = 0; i < n; i++)
+			if ((holders[i]->bind == STB_LOCAL) == locals)
+				best = tt__detour_pick(best, holders[i]);
+	if (best || !below)
+		return best;
+	/* No symbol with a size holds it: a label (no size) there, if nothing before it
+	 * reaches past it */
+	uintptr_t label = m->syms[below - 1].reach;
+	for (size_t i = tt__detour_first_sym_from(m, label); i < below && m->syms[i].addr == label; i++)
+		if (m->syms[i].end == label && m->syms[i].name[0] &&
+		    (!best || (best->bind == STB_LOCAL && m->syms[i].bind != STB_LOCAL) ||
+		     ((best->bind == STB_LOCAL) == (m->syms[i].bind == STB_LOCAL) &&
+		      tt__detour_binding_value(best) < tt__detour_binding_value(&m->syms[i]))))
+			best = &m->syms[i];
+	return best;
+}
+
 /* By address; at one address, a watched entry point first (it is the one kept). */
 static int tt__detour_cmp_fn(const void *a, const void *b)
 {
@@ -458,16 +542,13 @@ static int tt__detour_program_needs(const struct tt__detour *d, Dwfl_Module *mod
 	return 1;
 }
 
-char *tt__detour_name_at(Dwfl_Module *mod, Dwarf_Addr addr, uint64_t vaddr)
+char *tt__detour_name_at(const struct tt__detour_module *m, uintptr_t addr, uint64_t vaddr)
 {
-	GElf_Off off;
-	GElf_Sym sym;
-	const char *symbol = dwfl_module_addrinfo(mod, addr, &off, &sym, NULL, NULL, NULL);
-	const char *file = dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+	const struct tt__detour_sym *symbol = tt__detour_symbol_at(m, addr);
 	char *name = NULL;
-	if (symbol && off == 0)
-		return tt__symbol_name(symbol);
-	return asprintf(&name, "%s+0x%" PRIx64, tt__detour_base(file), vaddr) < 0 ? NULL : name;
+	if (symbol && symbol->addr == addr)
+		return tt__symbol_name(symbol->name);
+	return asprintf(&name, "%s+0x%" PRIx64, tt__detour_base(m->path), vaddr) < 0 ? NULL : name;
 }
 
 /* Whether a call enters the code at `vaddr` (of the module's file), by its CFI there:
@@ -494,7 +575,6 @@ static int tt__detour_called_there(Dwarf_CFI *cfi, uint64_t vaddr)
  * converter names them; matched and added as the named ones. */
 struct tt__detour_unnamed {
 	struct tt__detour *d;
-	Dwfl_Module *mod;
 	size_t index;
 	GElf_Addr bias;
 	uint64_t entry; /* _start, entered with no return address */
@@ -522,12 +602,11 @@ static int tt__detour_in_plt(Elf *elf, uint64_t vaddr)
 static int tt__detour_unnamed_cb(uint64_t begin, uint64_t range, void *arg)
 {
 	struct tt__detour_unnamed *u = arg;
-	GElf_Off off;
-	GElf_Sym sym;
-	if (begin == u->entry || tt__detour_in_plt(u->elf, begin) || dwfl_module_addrinfo(u->mod, begin + u->bias, &off, &sym, NULL, NULL, NULL) ||
+	const struct tt__detour_module *m = &u->d->modules[u->index];
+	if (begin == u->entry || tt__detour_in_plt(u->elf, begin) || tt__detour_symbol_at(m, begin + u->bias) ||
 	    !tt__detour_called_there(u->cfi, begin))
 		return 0;
-	char *name = tt__detour_name_at(u->mod, begin + u->bias, begin);
+	char *name = tt__detour_name_at(m, begin + u->bias, begin);
 	int rc = name ? 0 : -ENOMEM;
 	if (name && tt__detour_matches(u->d, name))
 		rc = tt__detour_add(u->d, (uintptr_t)(begin + u->bias), range, name, u->index, 0);
@@ -537,7 +616,7 @@ static int tt__detour_unnamed_cb(uint64_t begin, uint64_t range, void *arg)
 
 static int tt__detour_unnamed(struct tt__detour *d, Dwfl_Module *mod, size_t index)
 {
-	struct tt__detour_unnamed u = {.d = d, .mod = mod, .index = index};
+	struct tt__detour_unnamed u = {.d = d, .index = index};
 	Elf *elf = u.elf = dwfl_module_getelf(mod, &u.bias);
 	GElf_Ehdr ehdr;
 	Dwarf_Addr cfi_bias;
@@ -599,7 +678,8 @@ static int tt__detour_module_cb(Dwfl_Module *mod, void **user, const char *name,
 		if (m->syms && sname && shndx != SHN_UNDEF && shndx != SHN_ABS && type != STT_TLS &&
 		    type != STT_SECTION && type != STT_FILE) {
 			struct tt__detour_sym one = {.addr = (uintptr_t)addr,
-						     .end = (uintptr_t)(addr + sym.st_size), .name = sname};
+						     .end = (uintptr_t)(addr + sym.st_size), .name = sname,
+						     .index = (uint32_t)i, .bind = (uint8_t)GELF_ST_BIND(sym.st_info)};
 			m->syms[m->nsyms++] = one;
 			if (type == STT_FUNC && strstr(sname, ".cold"))
 				m->colds[m->ncolds++] = one;
@@ -620,12 +700,18 @@ static int tt__detour_module_cb(Dwfl_Module *mod, void **user, const char *name,
 		else if (tt__detour_add(d, (uintptr_t)addr, sym.st_size, sname, index, 0) < 0)
 			return DWARF_CB_ABORT;
 	}
+	if (m->nsyms)
+		qsort(m->syms, m->nsyms, sizeof(*m->syms), tt__detour_cmp_sym);
+	for (size_t i = 0; i < m->nsyms; i++)
+		m->syms[i].reach = i && m->syms[i - 1].reach > m->syms[i].end ? m->syms[i - 1].reach :
+										  m->syms[i].end;
 	/* A program that finds FDEs itself and enters personality routines carries an
 	 * unwinder (static libgcc or LLVM's): when its symbols do not show it (stripped),
 	 * it cannot be watched. */
 	if (is_main && finds_frames && !watched && tt__detour_has_personality(mod))
 		d->unseen_unwinder = 1;
-	if (is_main && tt__detour_unnamed(d, mod, index) < 0)
+	/* (without patterns, none of them would match: the zero-markup build patches its NOPs) */
+	if (is_main && d->npatterns && tt__detour_unnamed(d, mod, index) < 0)
 		return DWARF_CB_ABORT;
 	/* 0xADDR: an address of the program itself, its extent from .eh_frame */
 	for (size_t p = 0; is_main && p < d->npatterns; p++) {
@@ -642,7 +728,7 @@ static int tt__detour_module_cb(Dwfl_Module *mod, void **user, const char *name,
 		if (!tt__detour_each_fde(mod, tt__detour_fde_around, &at) || !dwfl_module_getelf(mod, &bias))
 			continue; /* said at the end: no match */
 		if (at.begin != vaddr) { /* said at the end, with the function's start */
-			char *name = tt__detour_name_at(mod, at.begin + bias, at.begin);
+			char *name = tt__detour_name_at(m, at.begin + bias, at.begin);
 			free(d->pattern_notes[p]);
 			if (name && asprintf(&d->pattern_notes[p], "is inside %s, which starts at 0x%" PRIx64
 					     " (-f 0x%" PRIx64 " patches it)", name, at.begin, at.begin) < 0)
@@ -662,18 +748,14 @@ static int tt__detour_module_cb(Dwfl_Module *mod, void **user, const char *name,
 	m->programs = !untouchable && !only_ours;
 	m->calls_hooks = hooked;
 	for (size_t i = 0; d->every_sled && !untouchable && !only_ours && !hooked && i < m->nsleds; i++) {
-		const char *fn = dwfl_module_addrname(mod, m->sleds[i]);
+		const struct tt__detour_sym *holder = tt__detour_symbol_at(m, m->sleds[i]);
+		const char *fn = holder ? holder->name : NULL;
 		if (fn && (tt__detour_part_of_unwinder(fn, NULL) || !tt__detour_matches_any(d, fn, 1)))
 			continue;
 		if (tt__detour_add(d, m->sleds[i], TT__DETOUR_SLED_MAX, fn ? fn : "(a function without a symbol)",
 				   index, 0) < 0)
 			return DWARF_CB_ABORT;
 	}
-	if (m->nsyms)
-		qsort(m->syms, m->nsyms, sizeof(*m->syms), tt__detour_cmp_addr);
-	for (size_t i = 0; i < m->nsyms; i++)
-		m->syms[i].reach = i && m->syms[i - 1].reach > m->syms[i].end ? m->syms[i - 1].reach :
-										  m->syms[i].end;
 	return DWARF_CB_OK;
 }
 

@@ -37,7 +37,7 @@ size_t tt__report_name(void *ctx, const struct tt_an_thread *th, uint64_t key, c
 	char exe[4096];
 	int n;
 	char name[TT__NAME_MAX];
-	const char *patched;
+	size_t patched;
 	uint64_t address = key & TT__ADDRESS_MASK;
 	/* of a library unloaded since (tt__record_key), or where none is loaded now */
 	size_t named = tt__unloaded_name(address, TT__GEN(key), key & TT_KEY_FUNC, buf, cap);
@@ -49,8 +49,8 @@ size_t tt__report_name(void *ctx, const struct tt_an_thread *th, uint64_t key, c
 	else if (!dladdr1((void *)(uintptr_t)(address & ~TT_FUNC_LIBRARY_CALL), &info, (void **)&module,
 			  RTLD_DL_LINKMAP) || !module)
 		n = snprintf(buf, cap, "0x%" PRIx64, address);
-	else if ((patched = tt__patched_name(address, module)))
-		n = snprintf(buf, cap, "%s", patched);
+	else if ((patched = tt__patched_name(address, module, buf, cap)))
+		return patched;
 	else if (info.dli_sname && info.dli_saddr == (void *)(uintptr_t)address)
 		n = snprintf(buf, cap, "%s", info.dli_sname);
 	else /* not in the dynamic symbols (static): as convert names it, for addr2line -e */

@@ -15,10 +15,12 @@ size_t tt__report_name(void *ctx, const struct tt_an_thread *th, uint64_t key, c
 		       size_t cap) TT__HIDDEN;
 
 /* patched.c: the name of a function `ticktrace record -f` patched at `address`, in
- * `module` (dladdr1's link map), as the patcher handed it over (tt__patched_names), or
- * NULL: none patched there, or in a module unloaded since. */
+ * `module` (dladdr1's link map), asked of the patcher (tt__patched_namer), into `buf`
+ * (`cap` bytes, cut short): its length, or 0: none patched there, or in a module
+ * unloaded since. */
 struct link_map;
-const char *tt__patched_name(uint64_t address, const struct link_map *module) TT__HIDDEN;
+size_t tt__patched_name(uint64_t address, const struct link_map *module, char *buf, size_t cap)
+	TT__HIDDEN;
 
 /* spikes.c: TICKTRACE_SPIKES: the spike detector, fed by the drain thread of a
  * draining mode (stream) as it writes, or else by tt-spikes from the chunks; each

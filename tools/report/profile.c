@@ -716,7 +716,7 @@ static int tt_spikes_done(struct tt_ps_sink *a, struct tt_report_opts *o)
 			return -1;
 		if (tt_an_table_build(&t, a->list, a->trace->nthreads, false, TT_AN_SORT_SELF) < 0)
 			return tt_error("out of memory for the table");
-		int rc = tt_suggest_print(&t, o->thresholds.global, o->exclude_list, a->out);
+		int rc = tt_suggest_print(&t, a->trace, o->thresholds.global, o->exclude_list, a->out);
 		tt_an_table_free(&t);
 		return rc;
 	}

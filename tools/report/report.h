@@ -172,9 +172,11 @@ int tt_frames_print(const struct tt_frame_stats *fs, const struct tt_an *an, FIL
  * threshold is `threshold`, or TT_AN_NO_THRESHOLD), as text; with `exclude_list` (a
  * path, or NULL) the functions to leave out merged into that file, and what it added
  * said. Functions are ranked by the whole run's calls: the trace's, those
- * TICKTRACE_MIN_DUR erased and those dropped with a buffer full. 0, or -1 after saying
- * why. */
-int tt_suggest_print(const struct tt_an_table *t, int64_t threshold, const char *exclude_list, FILE *out);
+ * TICKTRACE_MIN_DUR erased and those dropped with a buffer full; those `trace` turned
+ * off as it ran (TURNED_OFF) are left out too, whatever their share. 0, or -1 after
+ * saying why. */
+int tt_suggest_print(const struct tt_an_table *t, const struct tt_trace *trace, int64_t threshold,
+		     const char *exclude_list, FILE *out);
 
 /* A string member. cJSON writes bytes as they are, and JSON text is UTF-8 (RFC 8259):
  * bytes that are not become U+FFFD, as in the converter's output. Out of memory, the

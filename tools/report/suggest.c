@@ -80,10 +80,18 @@ static size_t tt_suggest_thresholds(const struct tt_an_table *t, FILE *out)
 	return count;
 }
 
+/* A function to leave out: ranked short over the run, or turned off as it went. */
+struct tt_left_out {
+	const char *name;            /* the table's name for it, or the trace's */
+	const struct tt_an_entry *e; /* its row of the table; NULL: the trace kept none */
+	bool ranked;                 /* short, and among those that make most of the calls */
+	bool turned_off;             /* the run turned it off (TURNED_OFF) */
+};
+
 /* An exclude list (TICKTRACE_EXCLUDE): the lines it had, and the names the new ones. */
 struct tt_exclude_list {
 	char *had;    /* the file's text, as it was; NULL: none */
-	const struct tt_an_entry **added;
+	const struct tt_left_out **added;
 	size_t nadded;
 };
 
@@ -121,7 +129,7 @@ static int tt_exclude_write(void *ctx, FILE *out)
 /* `funcs` merged into the exclude list at `path`: the user's lines kept as they were,
  * the functions it does not name yet added at its end, and said. 0, or -1 after
  * saying why (the file as it was). */
-static int tt_exclude_merge(const char *path, const struct tt_an_entry **funcs, size_t n, FILE *out)
+static int tt_exclude_merge(const char *path, const struct tt_left_out *funcs, size_t n, FILE *out)
 {
 	struct tt_exclude_list l = {.added = calloc(n ? n : 1, sizeof *l.added)};
 	const char *why = NULL;
@@ -141,11 +149,11 @@ static int tt_exclude_merge(const char *path, const struct tt_an_entry **funcs, 
 	}
 	size_t kept = 0;
 	for (size_t i = 0; rc == 0 && i < n; i++) {
-		size_t len = tt_exclude_name(funcs[i]->name);
-		if (l.had && tt_exclude_listed(l.had, funcs[i]->name, len))
+		size_t len = tt_exclude_name(funcs[i].name);
+		if (l.had && tt_exclude_listed(l.had, funcs[i].name, len))
 			kept++;
 		else
-			l.added[l.nadded++] = funcs[i];
+			l.added[l.nadded++] = &funcs[i];
 	}
 	struct tt_out o;
 	if (rc == 0 && (rc = tt_out_open(&o, path, true)) == 0)
@@ -163,13 +171,62 @@ static int tt_exclude_merge(const char *path, const struct tt_an_entry **funcs, 
 	return rc;
 }
 
+/* The functions the run turned off (its files' TURNED_OFF sections), added to `funcs`
+ * (`n` there, room for `cap`) or marked there, each once: a function turned off pays
+ * for its patch until then, in every process, and was short on most of a thread's
+ * calls, whatever its share of the calls counted. Their names are the trace's, which
+ * live as long as it; one with none (an address alone) cannot be left out by name.
+ * The new count. */
+static size_t tt_suggest_turned_off(const struct tt_an_table *t, const struct tt_trace *trace,
+				    struct tt_left_out *funcs, size_t n, size_t cap, char **names)
+{
+	for (size_t f = 0; f < trace->nfiles; f++) {
+		const struct tt_file *file = &trace->files[f];
+		for (size_t k = 0; k < file->nturned_off; k++) {
+			const struct tt_site *site = tt_file_site(file, file->turned_off[k].address, UINT64_MAX - 1);
+			if (!site || !site->name.len)
+				continue;
+			size_t len = site->name.len;
+			size_t at = 0;
+			while (at < n && (strncmp(funcs[at].name, site->name.ptr, len) != 0 || funcs[at].name[len]))
+				at++;
+			const struct tt_an_entry *e = NULL;
+			for (size_t i = 0; at == n && !e && i < t->n; i++)
+				if (t->entries[i].is_func && strncmp(t->entries[i].name, site->name.ptr, len) == 0 &&
+				    !t->entries[i].name[len])
+					e = &t->entries[i];
+			if (at == n && n < cap) {
+				char *name = e ? NULL : strndup(site->name.ptr, len);
+				if (!e && !name)
+					continue; /* (out of memory: one said less) */
+				names[n] = name;
+				funcs[n++] = (struct tt_left_out){.name = e ? e->name : name, .e = e};
+			}
+			if (at < n)
+				funcs[at].turned_off = true;
+		}
+	}
+	return n;
+}
+
 /* The functions to leave out of -finstrument-functions, and the flag, and with
  * `exclude_list` merged into that file; how many, or -1 after saying why. */
-static int64_t tt_suggest_exclude(const struct tt_an_table *t, const char *exclude_list, FILE *out)
+static int64_t tt_suggest_exclude(const struct tt_an_table *t, const struct tt_trace *trace,
+				  const char *exclude_list, FILE *out)
 {
-	const struct tt_an_entry **funcs = calloc(t->n ? t->n : 1, sizeof *funcs);
-	if (!funcs)
+	size_t turned = 0;
+	for (size_t f = 0; f < trace->nfiles; f++)
+		turned += trace->files[f].nturned_off;
+	size_t cap = t->n + turned + 1;
+	const struct tt_an_entry **ranked = calloc(t->n + 1, sizeof *ranked);
+	struct tt_left_out *funcs = calloc(cap, sizeof *funcs);
+	char **names = calloc(cap, sizeof *names); /* those the trace alone names, copied */
+	if (!ranked || !funcs || !names) {
+		free(ranked);
+		free(funcs);
+		free(names);
 		return tt_error("out of memory");
+	}
 	size_t n = 0;
 	uint64_t calls = 0, left_out = 0, dropped = 0;
 	for (size_t i = 0; i < t->n; i++) {
@@ -181,47 +238,73 @@ static int64_t tt_suggest_exclude(const struct tt_an_table *t, const char *exclu
 		 * (A function with dropped calls alone: how long they take is not known.) */
 		bool is_short = e->near_overhead || 2 * e->filtered > e->calls;
 		if (e->is_func && e->calls && is_short && tt_exclude_name(e->name))
-			funcs[n++] = e;
+			ranked[n++] = e;
 	}
-	qsort(funcs, n, sizeof *funcs, tt_calls_cmp);
-	while (n > 0 && tt_run_calls(funcs[n - 1]) * 1000 < calls * TT_SUGGEST_MIN_SHARE)
+	qsort(ranked, n, sizeof *ranked, tt_calls_cmp);
+	while (n > 0 && tt_run_calls(ranked[n - 1]) * 1000 < calls * TT_SUGGEST_MIN_SHARE)
 		n--;
 	for (size_t i = 0; i < n; i++)
-		left_out += tt_run_calls(funcs[i]);
+		left_out += tt_run_calls(ranked[i]);
 	if (!n || 2 * left_out <= calls)
 		n = 0;
+	for (size_t i = 0; i < n; i++)
+		funcs[i] = (struct tt_left_out){.name = ranked[i]->name, .e = ranked[i], .ranked = true};
+	size_t nranked = n;
+	n = tt_suggest_turned_off(t, trace, funcs, n, cap, names);
+	size_t listed = 0; /* (those GCC's list can name) */
+	for (size_t i = 0; i < n; i++)
+		if (tt_exclude_name(funcs[i].name))
+			funcs[listed++] = funcs[i];
+	n = listed;
 	int rc = 0;
-	if (n) {
-		char a[32];
+	char a[32];
+	if (nranked)
 		fprintf(out, "leave out of -finstrument-functions (median within %d x what recording "
 			"a call costs here, %" PRId64 " ns, or most calls erased as shorter than "
 			"TICKTRACE_MIN_DUR; %.1f%% of the run's calls%s):\n", TT_AN_NEAR_OVERHEAD,
 			t->overhead_ns, 100.0 * (double)left_out / (double)calls,
 			dropped ? ", those dropped with the buffer full counted too" : "");
-		for (size_t i = 0; i < n; i++) {
-			fprintf(out, "  %s: %" PRIu64 " calls", funcs[i]->name, tt_run_calls(funcs[i]));
-			if (funcs[i]->dropped)
-				fprintf(out, " (%" PRIu64 " dropped)", funcs[i]->dropped);
-			if (2 * funcs[i]->filtered > funcs[i]->calls)
-				fprintf(out, ", %" PRIu64 " erased as they returned\n", funcs[i]->filtered);
-			else
-				fprintf(out, ", median %s\n", tt_an_fmt_ns(a, funcs[i]->p50));
+	for (size_t i = 0; i < n; i++) {
+		const struct tt_an_entry *e = funcs[i].e;
+		if (!funcs[i].ranked && (i == 0 || funcs[i - 1].ranked))
+			fprintf(out, "%s, as the run turned them off (TICKTRACE_TURN_OFF: most of a thread's "
+				"calls erased as shorter than TICKTRACE_MIN_DUR; each patch costs until then):\n",
+				nranked ? "and" : "leave out");
+		fprintf(out, "  %s", funcs[i].name);
+		if (!e) {
+			fputs(": turned off, no calls kept\n", out);
+			continue;
 		}
+		fprintf(out, ": %" PRIu64 " calls", tt_run_calls(e));
+		if (e->dropped)
+			fprintf(out, " (%" PRIu64 " dropped)", e->dropped);
+		if (2 * e->filtered > e->calls)
+			fprintf(out, ", %" PRIu64 " erased as they returned", e->filtered);
+		else
+			fprintf(out, ", median %s", tt_an_fmt_ns(a, e->p50));
+		fputs(funcs[i].turned_off ? (funcs[i].ranked ? ", turned off\n" : " before it was turned off\n") :
+					    "\n", out);
+	}
+	if (n) {
 		fputs("  -finstrument-functions-exclude-function-list=", out);
 		for (size_t i = 0; i < n; i++)
-			fprintf(out, "%s%.*s", i ? "," : "", (int)tt_exclude_name(funcs[i]->name),
-				funcs[i]->name);
+			fprintf(out, "%s%.*s", i ? "," : "", (int)tt_exclude_name(funcs[i].name), funcs[i].name);
 		fputc('\n', out);
 		if (exclude_list)
 			rc = tt_exclude_merge(exclude_list, funcs, n, out);
 	} else if (exclude_list) {
 		fprintf(out, "  %s: nothing to add, left as it was\n", exclude_list);
 	}
+	for (size_t i = 0; i < cap; i++)
+		free(names[i]);
+	free(names);
+	free(ranked);
 	free(funcs);
 	return rc < 0 ? -1 : (int64_t)n;
 }
 
-int tt_suggest_print(const struct tt_an_table *t, int64_t threshold, const char *exclude_list, FILE *out)
+int tt_suggest_print(const struct tt_an_table *t, const struct tt_trace *trace, int64_t threshold,
+		     const char *exclude_list, FILE *out)
 {
 	char a[32];
 	if (threshold == TT_AN_NO_THRESHOLD)
@@ -229,7 +312,7 @@ int tt_suggest_print(const struct tt_an_table *t, int64_t threshold, const char 
 	else
 		fprintf(out, "suggested markup (global threshold %s):\n", tt_an_fmt_ns(a, threshold));
 	size_t count = threshold != TT_AN_NO_THRESHOLD ? tt_suggest_thresholds(t, out) : 0;
-	int64_t left_out = tt_suggest_exclude(t, exclude_list, out);
+	int64_t left_out = tt_suggest_exclude(t, trace, exclude_list, out);
 	if (left_out < 0)
 		return -1;
 	if (count + (size_t)left_out == 0)
