@@ -1,0 +1,175 @@
+/* The live file (modes stop and ring, TICKTRACE_LIVE=1), as on Linux (modes/live.c):
+ * the threads' chunks are a shared mapping of TICKTRACE_OUT with ".live" appended
+ * (tt_os_file_map: a file mapping on Windows), so that what a program recorded
+ * outlives it when TerminateProcess ends it with no handler run: the system keeps
+ * what was written to the mapping. The layout is format.h's TT_FILE_LIVE:
+ *
+ *   header | PROCESS | MACHINE | MODULES | THREAD... | SITES... (up to TT__LIVE_CHUNKS_AT)
+ *   | the chunks, each with its thread's index, mapped TT__LIVE_GROW at a time
+ *
+ * The header and the descriptions are a mapping too; tt-live, every
+ * TT__LIVE_PERIOD_NS, appends THREAD sections for new threads and SITES for the call
+ * sites their records use first, then moves live_sections_end past them and
+ * refreshes the end anchor. A run that ends (or dies of a crash whose handler writes
+ * the trace) writes its raw file as ever and removes the live file. What a killed
+ * run loses: the names of threads and sites first used in the last period (the
+ * converter names them by number and address), and the threads' dropped counts. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "portable/portable.h"
+
+/* Where the chunks begin: room for descriptions before them. */
+#define TT__LIVE_CHUNKS_AT (UINT64_C(16) << 20)
+/* The chunks are mapped (and the file grown) in steps this large. */
+#define TT__LIVE_GROW (UINT64_C(16) << 20)
+#define TT__LIVE_PERIOD_NS 100000000
+
+static struct {
+	char path[1100];
+	struct tt_os_file file;
+	struct tt_file_header *header; /* the mapping's start: the descriptions follow */
+	struct tt__file out;           /* the descriptions, up to TT__LIVE_CHUNKS_AT */
+	char *next, *end;              /* the chunks' mapping not handed out yet */
+	uint64_t mapped;               /* bytes of chunks mapped */
+	struct tt__set sites, fresh, funcs;
+	int full, finished;
+} tt__live;
+
+/* Lock held: the descriptions written so far counted as the file's. */
+static void tt__live_commit(void)
+{
+	if (tt__live.out.err) {
+		if (!tt__live.full)
+			fprintf(stderr, "ticktrace: %s: no more room for thread and site names\n", tt__live.path);
+		tt__live.full = 1;
+		return;
+	}
+	__atomic_store_n(&tt__live.header->live_sections_end, tt__live.out.len, __ATOMIC_RELEASE);
+}
+
+/* Lock held: the sites slot s's records use that are not described yet, from where
+ * the last look stopped (its first chunk when a ring recycled that one). */
+static void tt__live_scan(struct tt__slot *s)
+{
+	const struct tt__chunk *c = s->first;
+	while (c && c != s->scanned_chunk)
+		c = c->next;
+	uint32_t from = c ? s->scanned : sizeof *c;
+	if (!c)
+		c = s->first;
+	for (; c; c = c->next, from = sizeof *c) {
+		const char *end = (const char *)c + c->size;
+		if (c == s->current) {
+			const char *cursor = __atomic_load_n(&s->hot->cursor, __ATOMIC_ACQUIRE);
+			if (cursor >= (const char *)(c + 1) && cursor < end)
+				end = cursor;
+		}
+		const struct tt_record *r = (const struct tt_record *)((const char *)c + from);
+		const struct tt_record *last = (const struct tt_record *)end;
+		/* (the record the thread is writing now is zero until it is written) */
+		while (last > r && __atomic_load_n(&last[-1].word, __ATOMIC_ACQUIRE) == 0)
+			last--;
+		if (r < last && tt__records_named(r, last, &tt__live.sites, &tt__live.funcs, &tt__live.fresh) < 0)
+			tt__live.out.err = -ENOMEM;
+		s->scanned_chunk = c;
+		s->scanned = (uint32_t)((const char *)last - (const char *)c);
+	}
+}
+
+/* Lock held: the descriptions brought up to date, and the end anchor. */
+static void tt__live_tick(void)
+{
+	if (!tt__live.full) {
+		for (struct tt__slot *s = tt__run.first; s; s = s->next) {
+			if (!s->described)
+				tt__out_thread_info(&tt__live.out, TT_SEC_THREAD, s, 0, 0);
+			s->described = 1;
+			tt__live_scan(s);
+		}
+		if (tt__live.fresh.count) {
+			tt__out_sites(&tt__live.out, &tt__live.fresh);
+			memset(tt__live.fresh.at, 0, tt__live.fresh.cap * sizeof *tt__live.fresh.at);
+			tt__live.fresh.count = 0;
+		}
+		tt__live_commit();
+	}
+	struct tt_file_header now;
+	tt__file_header(&now);
+	tt__live.header->end = now.end;
+	tt__live.header->tsc_hz = now.tsc_hz;
+}
+
+static void tt__live_main(void *unused)
+{
+	(void)unused;
+	uint32_t never = 0;
+	for (;;) {
+		tt_os_wait(&never, 0, TT__LIVE_PERIOD_NS);
+		tt_os_lock(&tt__lock);
+		if (!tt__live.finished)
+			tt__live_tick();
+		tt_os_unlock(&tt__lock);
+	}
+}
+
+int tt__live_start(void)
+{
+	if (!tt__run.live)
+		return 0;
+	char path[1024];
+	tt__default_path(path, sizeof path);
+	snprintf(tt__live.path, sizeof tt__live.path, "%s.live", path);
+	int err = tt_os_file_create(tt__live.path, &tt__live.file);
+	char *head = err ? NULL : tt_os_file_map(&tt__live.file, 0, TT__LIVE_CHUNKS_AT);
+	if (!err && !head) {
+		err = -ENOSPC;
+		remove(tt__live.path);
+	}
+	if (err) { /* (as on Linux: the buffers in memory, the loss said) */
+		fprintf(stderr, "ticktrace: %s: no live file (%s): the buffers are in memory, and a "
+				"process ended by TerminateProcess loses them\n", tt__live.path, strerror(-err));
+		tt__run.live = 0;
+		return 0;
+	}
+	tt__live.header = (struct tt_file_header *)head;
+	tt__live.out = (struct tt__file){.mem = head, .cap = TT__LIVE_CHUNKS_AT};
+	struct tt_file_header h;
+	tt__file_header(&h);
+	h.flags |= TT_FILE_LIVE;
+	h.live_chunks_at = TT__LIVE_CHUNKS_AT;
+	tt__put(&tt__live.out, &h, sizeof h);
+	tt__out_process(&tt__live.out);
+	tt__out_modules(&tt__live.out);
+	tt__live_commit();
+	if (tt_os_thread_start(tt__live_main, NULL) != 0)
+		fprintf(stderr, "ticktrace: %s: no thread to describe the live file: threads and "
+				"sites are named by number and address after a kill\n", tt__live.path);
+	return 0;
+}
+
+void *tt__live_take(void)
+{
+	if (tt__live.next == tt__live.end) {
+		char *at = tt_os_file_map(&tt__live.file, TT__LIVE_CHUNKS_AT + tt__live.mapped, TT__LIVE_GROW);
+		if (!at)
+			return NULL; /* (its events counted as dropped for want of memory) */
+		tt__live.mapped += TT__LIVE_GROW;
+		tt__live.next = at;
+		tt__live.end = at + TT__LIVE_GROW;
+	}
+	void *chunk = tt__live.next;
+	tt__live.next += TT__CHUNK_SIZE;
+	return chunk;
+}
+
+void tt__live_finish(void)
+{
+	tt_os_lock(&tt__lock);
+	tt__live.finished = 1;
+	tt_os_unlock(&tt__lock);
+	/* The mappings stay: threads may record until the process ends. */
+	remove(tt__live.path);
+}
