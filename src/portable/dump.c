@@ -271,15 +271,15 @@ void tt__out_thread_info(struct tt__file *file, uint32_t type, const struct tt__
 }
 
 void tt__out_events(struct tt__file *file, const struct tt__slot *s, uint64_t first_record,
-		    const struct tt__chunk *c)
+		    const struct tt_record *r, const struct tt_record *end)
 {
-	uint64_t bytes = c->size - sizeof *c;
+	uint64_t bytes = (uint64_t)(end - r) * sizeof *r;
 	if (!bytes)
 		return;
 	struct tt_events_info events = {.thread_index = s->index, .first_record = first_record};
 	tt__section(file, TT_SEC_EVENTS, sizeof events + bytes);
 	tt__put(file, &events, sizeof events);
-	tt__put(file, c + 1, bytes);
+	tt__put(file, r, bytes);
 }
 
 void tt__thread_states(const struct tt__slot *s, struct tt__states *st)
@@ -327,8 +327,9 @@ static void tt__out_thread(struct tt__file *file, struct tt__slot *s, struct tt_
 	tt__out_thread_info(file, TT_SEC_THREAD, s, records, states.states != NULL);
 	uint64_t first = 0;
 	for (const struct tt__chunk *c = s->first; c; c = c->next) {
-		tt__out_events(file, s, first, c);
-		first += (c->size - sizeof *c) / sizeof(struct tt_record);
+		const struct tt_record *end, *r = tt__records(c, &end);
+		tt__out_events(file, s, first, r, end);
+		first += (uint64_t)(end - r);
 	}
 	tt__out_thread_states(file, s, &states);
 	tt__end_add(end_info, s, first);

@@ -55,27 +55,19 @@ static void tt__live_commit(void)
 static void tt__live_scan(struct tt__slot *s)
 {
 	const struct tt__chunk *c = s->first;
-	while (c && c != s->scanned_chunk)
+	while (c && c != s->seen_chunk)
 		c = c->next;
-	uint32_t from = c ? s->scanned : sizeof *c;
+	uint32_t from = c ? s->seen : sizeof *c;
 	if (!c)
 		c = s->first;
 	for (; c; c = c->next, from = sizeof *c) {
-		const char *end = (const char *)c + c->size;
-		if (c == s->current) {
-			const char *cursor = __atomic_load_n(&s->hot->cursor, __ATOMIC_ACQUIRE);
-			if (cursor >= (const char *)(c + 1) && cursor < end)
-				end = cursor;
-		}
 		const struct tt_record *r = (const struct tt_record *)((const char *)c + from);
-		const struct tt_record *last = (const struct tt_record *)end;
-		/* (the record the thread is writing now is zero until it is written) */
-		while (last > r && __atomic_load_n(&last[-1].word, __ATOMIC_ACQUIRE) == 0)
-			last--;
+		const struct tt_record *last = tt__chunk_end(s, c);
+		last = last > r ? tt_written_end(r, last) : r;
 		if (r < last && tt__records_named(r, last, &tt__live.sites, &tt__live.funcs, &tt__live.fresh) < 0)
 			tt__live.out.err = -ENOMEM;
-		s->scanned_chunk = c;
-		s->scanned = (uint32_t)((const char *)last - (const char *)c);
+		s->seen_chunk = c;
+		s->seen = (uint32_t)((const char *)last - (const char *)c);
 	}
 }
 

@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "common.h"
 #include "platform/platform.h"
 #include "ticktrace.h"
 
@@ -69,10 +70,10 @@ struct tt__slot {
 	int wrapped;    /* mode ring: its oldest chunk was recycled */
 	int described;  /* stream, live file: its THREAD section is written */
 	uint64_t written; /* stream: its records in the file */
-	/* live file: where the look for the sites its records use stopped (a chunk of
-	 * its, and the record in it) */
-	const struct tt__chunk *scanned_chunk;
-	uint32_t scanned;
+	/* Where the live file's look for the sites its records use, or the stream's
+	 * writing, stopped: a chunk of its, and the byte in it. */
+	const struct tt__chunk *seen_chunk;
+	uint32_t seen;
 	uint32_t drop_cause; /* without a chunk: why (enum tt_drop_cause) */
 	char name[64];
 	struct tt__slot *next; /* registration order */
@@ -206,9 +207,12 @@ void tt__out_funcs(struct tt__file *file, const struct tt__set *funcs);
  * switches follow. */
 void tt__out_thread_info(struct tt__file *file, uint32_t type, const struct tt__slot *s, uint64_t events,
 			 int sched);
-/* EVENTS: chunk c's records, the first the thread's first_record-th. */
+/* EVENTS: records [r, end) of slot s, the first its first_record-th. */
 void tt__out_events(struct tt__file *file, const struct tt__slot *s, uint64_t first_record,
-		    const struct tt__chunk *c);
+		    const struct tt_record *r, const struct tt_record *end);
+/* Lock held: where the records slot s wrote into chunk c end now (its cursor while it
+ * records into it: events it is writing are left to tt_written_end). */
+const struct tt_record *tt__chunk_end(const struct tt__slot *s, const struct tt__chunk *c);
 /* A thread's switches (etw.c), taken before its THREAD section says whether it has
  * them, and written (SCHED, then its SCHEDSTAT) after its events, and freed. */
 struct tt__states {

@@ -29,6 +29,17 @@ void tt__set_limit(struct tt__slot *slot)
 	__atomic_store_n(&slot->hot->limit, limit, __ATOMIC_RELEASE);
 }
 
+const struct tt_record *tt__chunk_end(const struct tt__slot *s, const struct tt__chunk *c)
+{
+	const char *end = (const char *)c + c->size;
+	if (c == s->current && s->chunk_end) {
+		const char *cursor = __atomic_load_n(&s->hot->cursor, __ATOMIC_ACQUIRE);
+		if (cursor < end) /* (past it: a reservation that did not fit) */
+			end = cursor;
+	}
+	return (const struct tt_record *)end;
+}
+
 void tt__chunk_close(struct tt__slot *slot)
 {
 	if (!slot->current || !slot->chunk_end)
@@ -159,6 +170,8 @@ static struct tt__chunk *tt__recycle_oldest(struct tt__slot *slot)
 		if (TT_RECORD_HAS_TIME(TT_RECORD_KIND(r->word)))
 			slot->dropped[TT_DROP_OVERWRITTEN]++;
 	memset(oldest, 0, TT__CHUNK_SIZE);
+	if (slot->seen_chunk == oldest) /* (the live file's look starts again from the first) */
+		slot->seen_chunk = NULL;
 	slot->wrapped = 1;
 	return oldest;
 }

@@ -11,9 +11,9 @@
  * THREAD section comes before its first EVENTS, its THREAD_TOTALS (events, drops,
  * final name) at the end, where the header is written again with the end anchor. A
  * thread whose chunks all wait for tt-stream drops events (TT_DROP_BEHIND) until it
- * wrote one. A run ended by TerminateProcess leaves the file up to its last section:
- * the full chunks written before (not, as on Linux, what the threads' current chunks
- * held: those are written at the end alone). */
+ * wrote one. Each pass (a chunk filled, or TT__STREAM_PERIOD_NS passed) writes what
+ * the threads recorded so far into their current chunks too, so that a run ended by
+ * TerminateProcess leaves a file the converter reads up to its last section. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,27 +32,37 @@ static struct {
 	int finished;
 } tt__stream;
 
-/* Slot s's chunks [head, stop) into the file, each after the SITES its records use
- * first, the first after the slot's THREAD section. */
-static void tt__stream_out(struct tt__slot *s, struct tt__chunk *head, const struct tt__chunk *stop)
+/* Slot s's records [r, end) of chunk c, after the SITES they use first (and the
+ * slot's THREAD section, before its first); where they end noted as seen. */
+static void tt__stream_records(struct tt__slot *s, const struct tt__chunk *c, const struct tt_record *end)
 {
 	struct tt__file *out = &tt__stream.out;
 	if (!s->described)
 		tt__out_thread_info(out, TT_SEC_THREAD, s, 0, 0);
 	s->described = 1;
+	const struct tt_record *r = (const struct tt_record *)((const char *)c + (c == s->seen_chunk ? s->seen
+												  : sizeof *c));
+	if (end <= r)
+		return;
+	if (tt__records_named(r, end, &tt__stream.sites, &tt__stream.funcs, &tt__stream.fresh) < 0 && !out->err)
+		out->err = -ENOMEM;
+	if (tt__stream.fresh.count) {
+		tt__out_sites(out, &tt__stream.fresh);
+		memset(tt__stream.fresh.at, 0, tt__stream.fresh.cap * sizeof *tt__stream.fresh.at);
+		tt__stream.fresh.count = 0;
+	}
+	tt__out_events(out, s, s->written, r, end);
+	s->written += (uint64_t)(end - r);
+	s->seen_chunk = c;
+	s->seen = (uint32_t)((const char *)end - (const char *)c);
+}
+
+/* Slot s's chunks [head, stop), whole. */
+static void tt__stream_out(struct tt__slot *s, struct tt__chunk *head, const struct tt__chunk *stop)
+{
 	for (const struct tt__chunk *c = head; c != stop; c = c->next) {
-		const struct tt_record *r = (const struct tt_record *)(c + 1);
-		const struct tt_record *end = (const struct tt_record *)((const char *)c + c->size);
-		if (tt__records_named(r, end, &tt__stream.sites, &tt__stream.funcs, &tt__stream.fresh) < 0 &&
-		    !out->err)
-			out->err = -ENOMEM;
-		if (tt__stream.fresh.count) {
-			tt__out_sites(out, &tt__stream.fresh);
-			memset(tt__stream.fresh.at, 0, tt__stream.fresh.cap * sizeof *tt__stream.fresh.at);
-			tt__stream.fresh.count = 0;
-		}
-		tt__out_events(out, s, s->written, c);
-		s->written += (uint64_t)(end - r);
+		tt__stream_records(s, c, (const struct tt_record *)((const char *)c + c->size));
+		s->seen_chunk = NULL; /* (given back, it may be this slot's again) */
 	}
 }
 
@@ -68,10 +78,13 @@ static void tt__stream_pass(void)
 			last = c;
 		if (n)
 			s->first = stop;
+		/* (the current chunk: up to where its thread reserved; what it writes now
+		 * is left to the next pass) */
+		const struct tt_record *now = stop ? tt__chunk_end(s, stop) : NULL;
 		tt_os_unlock(&tt__lock);
-		if (!n && s->described)
-			continue;
 		tt__stream_out(s, n ? head : NULL, n ? stop : NULL);
+		if (stop)
+			tt__stream_records(s, stop, tt_written_end((const struct tt_record *)(stop + 1), now));
 		if (!n)
 			continue;
 		tt_os_lock(&tt__lock);

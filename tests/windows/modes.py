@@ -7,7 +7,9 @@ ring:   TICKTRACE_BUFFER far below N: the ring wraps, keeps the last events (seq
         values a run that ends at N-1), and the rest is counted as overwritten (kept +
         overwritten = N); at exit, by tt_dump, and as the process dies of an
         unhandled exception.
-stream: a run ten times the buffer: every event in the file, none dropped.
+stream: a run ten times the buffer: every event in the file, none dropped; ended by
+        TerminateProcess, the file holds every event recorded before (tt-stream
+        writes what the current chunks hold too).
 live:   TICKTRACE_LIVE=1, the process ended by TerminateProcess (no handler runs):
         the live file holds every event, its thread named (modes stop and ring: the
         ring's last events); a run that ends writes its trace and removes the live
@@ -97,6 +99,15 @@ def stream(ticktrace, wrapper, exe, d):
     if "mode stream" not in info:
         fail(f"stream: the file does not say mode stream:\n{info}")
     print(f"stream: all {n} events of a run {n // buffer} times the buffer written")
+    ttr = os.path.join(d, "stream-kill.ttr")
+    n = 100000
+    program(wrapper, exe, d, {"TICKTRACE_MODE": "stream", "TICKTRACE_BUFFER": str(buffer),
+                              "TICKTRACE_OUT": wine_path(ttr)}, n, "kill", pace=500, want_rc=9)
+    values, names, stderr = convert(ticktrace, ttr, d)
+    if values != list(range(n)) or "worker" not in names:
+        fail(f"stream, killed: {len(values)} of {n} events ({values[:3]} .. {values[-3:]}), "
+             f"threads {names}: {stderr}")
+    print(f"stream, killed: all {n} events in the file")
 
 
 def live(ticktrace, wrapper, exe, d):
