@@ -151,11 +151,30 @@ int tt__stream_flush(void)
 	return err;
 }
 
+/* busy, waited for TT__STREAM_END_WAIT_MS at most: ExitProcess ends every other thread
+ * before a DLL's atexit runs, and a tt-stream ended while it wrote never lets it go
+ * (nor the FILE's own lock: the file then stays as it was, up to its last whole
+ * section, which the converter reads). */
+#define TT__STREAM_END_WAIT_MS 1000
+static int tt__stream_take(void)
+{
+	uint32_t never = 0;
+	for (int ms = 0; ms < TT__STREAM_END_WAIT_MS; ms++) {
+		if (tt_os_trylock(&tt__stream.busy))
+			return 1;
+		tt_os_wait(&never, 0, 1000000);
+	}
+	fprintf(stderr, "ticktrace: %s: tt-stream was ended as it wrote (the process exiting): the "
+			"file ends at its last whole section, without its end\n", tt__stream.path);
+	return 0;
+}
+
 int tt__stream_finish(int crash_signal)
 {
 	/* (a crash while tt-stream writes, or in the slow path: the file as it stands) */
 	if (!crash_signal) {
-		tt_os_lock(&tt__stream.busy);
+		if (!tt__stream_take())
+			return -EDEADLK;
 		tt_os_lock(&tt__lock);
 	} else if (!tt_os_trylock(&tt__stream.busy)) {
 		return -EDEADLK;
