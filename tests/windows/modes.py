@@ -9,7 +9,8 @@ ring:   TICKTRACE_BUFFER far below N: the ring wraps, keeps the last events (seq
         unhandled exception.
 stream: a run ten times the buffer: every event in the file, none dropped; ended by
         TerminateProcess, the file holds every event recorded before (tt-stream
-        writes what the current chunks hold too).
+        writes what the current chunks hold too); dying of an unhandled exception,
+        the file is ended, every event in it, said as a crash.
 live:   TICKTRACE_LIVE=1, the process ended by TerminateProcess (no handler runs):
         the live file holds every event, its thread named (modes stop and ring: the
         ring's last events); a run that ends writes its trace and removes the live
@@ -108,6 +109,15 @@ def stream(ticktrace, wrapper, exe, d):
         fail(f"stream, killed: {len(values)} of {n} events ({values[:3]} .. {values[-3:]}), "
              f"threads {names}: {stderr}")
     print(f"stream, killed: all {n} events in the file")
+    ttr = os.path.join(d, "stream-crash.ttr")
+    program(wrapper, exe, d, {"TICKTRACE_MODE": "stream", "TICKTRACE_BUFFER": str(buffer),
+                              "TICKTRACE_OUT": wine_path(ttr), "WINEDLLOVERRIDES": "winedbg.exe=d"},
+            n, "crash", pace=500, want_rc=None)
+    values, names, stderr = convert(ticktrace, ttr, d)
+    info = run([ticktrace, "info", ttr]).stdout
+    if values != list(range(n)) or "the run crashed (signal 11" not in info:
+        fail(f"stream, crash: {len(values)} of {n} events ({values[:3]} .. {values[-3:]}):\n{info}")
+    print(f"stream, crash: all {n} events in the file, said as a crash")
 
 
 def live(ticktrace, wrapper, exe, d):
