@@ -107,10 +107,10 @@ static void tt__live_main(void *unused)
 	}
 }
 
-int tt__live_start(void)
+void tt__live_start(void)
 {
 	if (!tt__run.live)
-		return 0;
+		return;
 	char path[1024];
 	tt__default_path(path, sizeof path);
 	snprintf(tt__live.path, sizeof tt__live.path, "%s.live", path);
@@ -124,7 +124,7 @@ int tt__live_start(void)
 		fprintf(stderr, "ticktrace: %s: no live file (%s): the buffers are in memory, and a "
 				"process ended by TerminateProcess loses them\n", tt__live.path, strerror(-err));
 		tt__run.live = 0;
-		return 0;
+		return;
 	}
 	tt__live.header = (struct tt_file_header *)head;
 	tt__live.out = (struct tt__file){.mem = head, .cap = TT__LIVE_CHUNKS_AT};
@@ -139,7 +139,6 @@ int tt__live_start(void)
 	if (tt_os_thread_start(tt__live_main, NULL) != 0)
 		fprintf(stderr, "ticktrace: %s: no thread to describe the live file: threads and "
 				"sites are named by number and address after a kill\n", tt__live.path);
-	return 0;
 }
 
 void *tt__live_take(void)

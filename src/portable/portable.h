@@ -156,7 +156,8 @@ void tt__default_path(char *path, size_t size);
 /* live.c: TICKTRACE_LIVE=1 (modes stop and ring): the chunks a shared mapping of
  * the file TICKTRACE_OUT.live, which outlives a process TerminateProcess ends, with
  * what describes them so far; tt-live brings the descriptions up to date. */
-int tt__live_start(void);     /* lock held: 0 (none wanted, or made) or -errno */
+/* Lock held: made when wanted; where it cannot be, said, and the buffers in memory. */
+void tt__live_start(void);
 void *tt__live_take(void);    /* lock held: a chunk of the file, or NULL */
 void tt__live_finish(void);   /* the trace is written: the live file is removed */
 

@@ -132,18 +132,16 @@ void tt__start(void)
 	if (tt__run.off)
 		__atomic_or_fetch(&tt__hot_global.unusual, TT__HOT_OFF, __ATOMIC_RELAXED);
 	tt_os_anchor(&tt__run.start);
-	if (!tt__run.off) {
-		int rc = tt__run.mode == TT__MODE_STREAM ? tt__stream_start() : tt__live_start();
-		if (rc < 0) {
-			char path[1024];
-			tt__default_path(path, sizeof path);
-			fprintf(stderr, "ticktrace: %s%s: %s; recording is off\n", path,
-				tt__run.mode == TT__MODE_STREAM ? "" : ".live", strerror(-rc));
-			tt__run.off = 1;
-			__atomic_or_fetch(&tt__hot_global.unusual, TT__HOT_OFF, __ATOMIC_RELAXED);
-		}
+	int rc;
+	if (!tt__run.off && tt__run.mode == TT__MODE_STREAM && (rc = tt__stream_start()) < 0) {
+		char path[1024];
+		tt__default_path(path, sizeof path);
+		fprintf(stderr, "ticktrace: %s: %s; recording is off\n", path, strerror(-rc));
+		tt__run.off = 1;
+		__atomic_or_fetch(&tt__hot_global.unusual, TT__HOT_OFF, __ATOMIC_RELAXED);
 	}
 	if (!tt__run.off) {
+		tt__live_start();
 		if (!tt__run.live)
 			tt__prefault_start();
 		tt__counters_start();

@@ -14,7 +14,8 @@ stream: a run ten times the buffer: every event in the file, none dropped; ended
 live:   TICKTRACE_LIVE=1, the process ended by TerminateProcess (no handler runs):
         the live file holds every event, its thread named (modes stop and ring: the
         ring's last events); a run that ends writes its trace and removes the live
-        file.
+        file; a file already there by the live file's name is left alone, said, and
+        the run's buffers are in memory.
 
     modes.py WRAPPER MODES.EXE ring|stream|live
 
@@ -151,6 +152,16 @@ def live(ticktrace, wrapper, exe, d):
     if values != list(range(1000)):
         fail(f"live, exit: {len(values)} of 1000 events")
     print("live, exit: the trace written, the live file removed")
+    ttr = os.path.join(d, "live-taken.ttr")
+    with open(ttr + ".live", "w") as f:
+        f.write("another's")
+    p = program(wrapper, exe, d, {"TICKTRACE_LIVE": "1", "TICKTRACE_OUT": wine_path(ttr)}, 1000, "exit")
+    values, _, _ = convert(ticktrace, ttr, d)
+    if open(ttr + ".live").read() != "another's" or "no live file" not in p.stderr or \
+            values != list(range(1000)):
+        fail(f"live, name taken: {len(values)} of 1000 events, the file there: "
+             f"{open(ttr + '.live').read()[:20]!r}, said: {p.stderr}")
+    print("live, name taken: left alone, said, the trace written from memory")
 
 
 def main():
