@@ -21,19 +21,12 @@
 
 #include "portable/portable.h"
 
-/* Where the chunks begin: room for descriptions before them. */
-#define TT__LIVE_CHUNKS_AT (UINT64_C(16) << 20)
-/* The chunks are mapped (and the file grown) in steps this large. */
-#define TT__LIVE_GROW (UINT64_C(16) << 20)
 #define TT__LIVE_PERIOD_NS 100000000
 
 static struct {
 	char path[1100];
-	struct tt_os_file file;
 	struct tt_file_header *header; /* the mapping's start: the descriptions follow */
 	struct tt__file out;           /* the descriptions, up to TT__LIVE_CHUNKS_AT */
-	char *next, *end;              /* the chunks' mapping not handed out yet */
-	uint64_t mapped;               /* bytes of chunks mapped */
 	struct tt__set sites, fresh, funcs;
 	int full, finished;
 } tt__live;
@@ -107,15 +100,13 @@ static void tt__live_main(void *unused)
 	}
 }
 
-void tt__live_start(void)
+void tt__live_start(const char *path)
 {
 	if (!tt__run.live)
 		return;
-	char path[1024];
-	tt__default_path(path, sizeof path);
-	snprintf(tt__live.path, sizeof tt__live.path, "%s.live", path);
-	int err = tt_os_file_create(tt__live.path, &tt__live.file);
-	char *head = err ? NULL : tt_os_file_map(&tt__live.file, 0, TT__LIVE_CHUNKS_AT);
+	snprintf(tt__live.path, sizeof tt__live.path, "%s", path);
+	int err = tt_os_file_create(tt__live.path, &tt__run.live_file);
+	char *head = err ? NULL : tt_os_file_map(&tt__run.live_file, 0, TT__LIVE_CHUNKS_AT);
 	if (!err && !head) {
 		err = -ENOSPC;
 		remove(tt__live.path);
@@ -139,21 +130,6 @@ void tt__live_start(void)
 	if (tt_os_thread_start(tt__live_main, NULL) != 0)
 		fprintf(stderr, "ticktrace: %s: no thread to describe the live file: threads and "
 				"sites are named by number and address after a kill\n", tt__live.path);
-}
-
-void *tt__live_take(void)
-{
-	if (tt__live.next == tt__live.end) {
-		char *at = tt_os_file_map(&tt__live.file, TT__LIVE_CHUNKS_AT + tt__live.mapped, TT__LIVE_GROW);
-		if (!at)
-			return NULL; /* (its events counted as dropped for want of memory) */
-		tt__live.mapped += TT__LIVE_GROW;
-		tt__live.next = at;
-		tt__live.end = at + TT__LIVE_GROW;
-	}
-	void *chunk = tt__live.next;
-	tt__live.next += TT__CHUNK_SIZE;
-	return chunk;
 }
 
 void tt__live_finish(void)

@@ -92,6 +92,7 @@ struct tt__run {
 	int started, off;        /* TICKTRACE=0 */
 	enum tt__mode mode;
 	int live;                /* the chunks are a live file's (live.c) */
+	struct tt_os_file live_file;
 	struct tt__chunk *free_chunks; /* stream: chunks written, for the next to take */
 	uint32_t stream_wanted;  /* bumped to wake tt-stream (atomic) */
 	uint64_t chunk_budget;   /* TICKTRACE_BUFFER in chunks, per thread */
@@ -150,22 +151,22 @@ struct tt_schedstat_sample *tt__counters_copy(const struct tt__slot *s, size_t *
 
 /* start.c */
 void tt__start(void); /* once, from the constructor or a first event */
-/* The default file: TICKTRACE_OUT, %p its pid, or ticktrace-PID.ttr. */
-void tt__default_path(char *path, size_t size);
-
 /* live.c: TICKTRACE_LIVE=1 (modes stop and ring): the chunks a shared mapping of
- * the file TICKTRACE_OUT.live, which outlives a process TerminateProcess ends, with
- * what describes them so far; tt-live brings the descriptions up to date. */
-/* Lock held: made when wanted; where it cannot be, said, and the buffers in memory. */
-void tt__live_start(void);
-void *tt__live_take(void);    /* lock held: a chunk of the file, or NULL */
-void tt__live_finish(void);   /* the trace is written: the live file is removed */
+ * the file `path` (TICKTRACE_OUT.live), which outlives a process TerminateProcess
+ * ends, from TT__LIVE_CHUNKS_AT on (tt__run.live_file: record.c maps them,
+ * TT__LIVE_GROW at a time), with what describes them so far before; tt-live brings
+ * the descriptions up to date. tt__live_start, lock held: made when wanted; where it
+ * cannot be, said, and the buffers in memory. */
+#define TT__LIVE_CHUNKS_AT (UINT64_C(16) << 20)
+#define TT__LIVE_GROW (UINT64_C(16) << 20)
+void tt__live_start(const char *path);
+void tt__live_finish(void); /* the trace is written: the live file is removed */
 
-/* stream.c: mode stream. tt__stream_start (lock held) creates the file and starts
- * tt-stream; tt__stream_flush writes every full chunk now (tt_dump); tt__stream_finish
- * writes every thread's records and the file's end, at exit or as the process dies of
- * crash_signal. 0 or -errno. */
-int tt__stream_start(void);
+/* stream.c: mode stream. tt__stream_start (lock held) creates the file `path` and
+ * starts tt-stream; tt__stream_flush writes every full chunk now (tt_dump);
+ * tt__stream_finish writes every thread's records and the file's end, at exit or as
+ * the process dies of crash_signal. 0 or -errno. */
+int tt__stream_start(const char *path);
 int tt__stream_flush(void);
 int tt__stream_finish(int crash_signal);
 

@@ -143,6 +143,26 @@ static void *tt__arena_take(size_t size)
 	return at;
 }
 
+/* Lock held: a chunk of the live file (live.c), its mappings made TT__LIVE_GROW at a
+ * time; NULL once the file cannot grow (the events counted as dropped for want of
+ * memory). */
+static void *tt__live_take(void)
+{
+	static char *next, *end; /* mapped, not handed out yet */
+	static uint64_t mapped;
+	if (next == end) {
+		char *at = tt_os_file_map(&tt__run.live_file, TT__LIVE_CHUNKS_AT + mapped, TT__LIVE_GROW);
+		if (!at)
+			return NULL;
+		mapped += TT__LIVE_GROW;
+		next = at;
+		end = at + TT__LIVE_GROW;
+	}
+	void *chunk = next;
+	next += TT__CHUNK_SIZE;
+	return chunk;
+}
+
 struct tt__chunk *tt__chunk_take(void)
 {
 	struct tt__chunk *chunk = tt__run.free_chunks;

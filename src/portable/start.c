@@ -33,7 +33,8 @@ static uint64_t tt__buffer_events(void)
 	return n;
 }
 
-void tt__default_path(char *path, size_t size)
+/* The default file: TICKTRACE_OUT, %p its pid, or ticktrace-PID.ttr. */
+static void tt__default_path(char *path, size_t size)
 {
 	const char *pattern = getenv("TICKTRACE_OUT");
 	if (!pattern || !*pattern)
@@ -132,16 +133,16 @@ void tt__start(void)
 	if (tt__run.off)
 		__atomic_or_fetch(&tt__hot_global.unusual, TT__HOT_OFF, __ATOMIC_RELAXED);
 	tt_os_anchor(&tt__run.start);
+	char path[1030];
+	tt__default_path(path, sizeof path - 5);
 	int rc;
-	if (!tt__run.off && tt__run.mode == TT__MODE_STREAM && (rc = tt__stream_start()) < 0) {
-		char path[1024];
-		tt__default_path(path, sizeof path);
+	if (!tt__run.off && tt__run.mode == TT__MODE_STREAM && (rc = tt__stream_start(path)) < 0) {
 		fprintf(stderr, "ticktrace: %s: %s; recording is off\n", path, strerror(-rc));
 		tt__run.off = 1;
 		__atomic_or_fetch(&tt__hot_global.unusual, TT__HOT_OFF, __ATOMIC_RELAXED);
 	}
 	if (!tt__run.off) {
-		tt__live_start();
+		tt__live_start(strcat(path, ".live"));
 		if (!tt__run.live)
 			tt__prefault_start();
 		tt__counters_start();

@@ -123,9 +123,9 @@ static void tt__stream_header(int crash_signal)
 	tt__put(&tt__stream.out, &h, sizeof h);
 }
 
-int tt__stream_start(void)
+int tt__stream_start(const char *path)
 {
-	tt__default_path(tt__stream.path, sizeof tt__stream.path);
+	snprintf(tt__stream.path, sizeof tt__stream.path, "%s", path);
 	tt__stream.out.f = fopen(tt__stream.path, "wb");
 	if (!tt__stream.out.f)
 		return errno ? -errno : -EIO;
