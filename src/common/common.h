@@ -40,6 +40,12 @@
  * them: "BEGIN_ARG", "DESCRIBE", ...; NULL for the others. */
 const char *tt_kind_name(unsigned kind);
 
+/* Where the events written in [first, last) of a thread's buffer end, read while its
+ * thread may be writing: reserved records not yet written (zero) left out, and an
+ * event whose first record is written but not the VALUE or TEXT records after it.
+ * (The runtimes' readers: a dump, the live file, a stream, the spike detector.) */
+const struct tt_record *tt_written_end(const struct tt_record *first, const struct tt_record *last);
+
 /* ---- the clock: TSC ticks to nanoseconds ---- */
 
 /* Exact integer arithmetic in 128 bits, never a double: ns = ns0 + (tsc - tsc0) *

@@ -1,4 +1,5 @@
-/* The record kinds' names in messages (common.h). */
+/* The record kinds' names in messages, and where a buffer's written events end
+ * (common.h). */
 #include "common.h"
 
 static const char *const tt_kind_names[TT_REC_KIND_MAX + 1] = {
@@ -11,4 +12,26 @@ static const char *const tt_kind_names[TT_REC_KIND_MAX + 1] = {
 const char *tt_kind_name(unsigned kind)
 {
 	return kind <= TT_REC_KIND_MAX ? tt_kind_names[kind] : NULL;
+}
+
+const struct tt_record *tt_written_end(const struct tt_record *first, const struct tt_record *last)
+{
+	while (last > first && __atomic_load_n(&last[-1].word, __ATOMIC_ACQUIRE) == 0)
+		last--;
+	/* (an event never spans two chunks: its VALUE or TEXT records follow it here) */
+	const struct tt_record *start = last;
+	while (start > first && last - start <= TT_TEXT_RECORDS(TT_DESCRIBE_MAX)) {
+		unsigned kind = TT_RECORD_KIND(__atomic_load_n(&start[-1].word, __ATOMIC_ACQUIRE));
+		if (kind != TT_REC_VALUE && kind != TT_REC_TEXT)
+			break;
+		start--;
+	}
+	if (start == first)
+		return last;
+	uint64_t word = __atomic_load_n(&start[-1].word, __ATOMIC_ACQUIRE);
+	unsigned kind = TT_RECORD_KIND(word);
+	uint64_t bytes = TT_RECORD_PAYLOAD(word);
+	uint64_t after = TT_RECORD_HAS_VALUE(kind) ? 1 :
+			 kind == TT_REC_DESCRIBE && bytes <= TT_DESCRIBE_MAX ? TT_TEXT_RECORDS(bytes) : 0;
+	return (uint64_t)(last - start) < after ? start - 1 : last;
 }

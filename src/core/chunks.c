@@ -257,29 +257,6 @@ void tt__chunk_drained(struct tt__slot *slot, int recycle)
 		free(chunk);
 }
 
-/* The end of the last whole event in [first, last): the thread may be writing its
- * last one while it is read, its first record written and the VALUE or TEXT records
- * after it not yet. (An event never spans two chunks.) */
-static const struct tt_record *tt__whole_events_end(const struct tt_record *first,
-						    const struct tt_record *last)
-{
-	const struct tt_record *start = last;
-	while (start > first && last - start <= TT_TEXT_RECORDS(TT_DESCRIBE_MAX)) {
-		unsigned kind = TT_RECORD_KIND(__atomic_load_n(&start[-1].word, __ATOMIC_ACQUIRE));
-		if (kind != TT_REC_VALUE && kind != TT_REC_TEXT)
-			break;
-		start--;
-	}
-	if (start == first)
-		return last;
-	uint64_t word = __atomic_load_n(&start[-1].word, __ATOMIC_ACQUIRE);
-	unsigned kind = TT_RECORD_KIND(word);
-	uint64_t bytes = TT_RECORD_PAYLOAD(word);
-	uint64_t after = TT_RECORD_HAS_VALUE(kind) ? 1 :
-			 kind == TT_REC_DESCRIBE && bytes <= TT_DESCRIBE_MAX ? TT_TEXT_RECORDS(bytes) : 0;
-	return (uint64_t)(last - start) < after ? start - 1 : last;
-}
-
 void tt__chunk_extent(const struct tt__slot *slot, const struct tt__chunk *chunk,
 		      const struct tt_record **begin, const struct tt_record **end)
 {
@@ -294,10 +271,8 @@ void tt__chunk_extent(const struct tt__slot *slot, const struct tt__chunk *chunk
 		if (cursor >= first && cursor < last)
 			last = cursor;
 	}
-	/* Space reserved by an event that did not fit at the end of the chunk, or not
-	 * yet written, is all zero. */
-	while (last > first && last[-1].word == 0)
-		last--;
+	/* (space reserved by an event that did not fit at the end of the chunk, or not
+	 * yet written, is all zero) */
 	*begin = first;
-	*end = tt__whole_events_end(first, last);
+	*end = tt_written_end(first, last);
 }

@@ -236,6 +236,25 @@ int tt_os_rename(const char *from, const char *to)
 	return rename(from, to) == 0 ? 0 : -errno;
 }
 
+int tt_os_file_create(const char *path, struct tt_os_file *file)
+{
+	int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	file->handle = fd;
+	return 0;
+}
+
+void *tt_os_file_map(struct tt_os_file *file, uint64_t offset, size_t size)
+{
+	struct stat st;
+	int fd = (int)file->handle;
+	if (fstat(fd, &st) != 0 || ((uint64_t)st.st_size < offset + size && ftruncate(fd, (off_t)(offset + size)) != 0))
+		return NULL;
+	void *at = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)offset);
+	return at == MAP_FAILED ? NULL : at;
+}
+
 /* ---- time ---- */
 
 static int64_t tt_os_clock_ns(clockid_t id)

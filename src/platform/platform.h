@@ -81,6 +81,19 @@ int tt_os_is_device(const char *path);
  * 0 or -errno. */
 int tt_os_rename(const char *from, const char *to);
 
+/* A file mapped into memory, shared: what is written to the memory is the file's, and
+ * stays there when the process is killed (SIGKILL, TerminateProcess) with no handler
+ * run (the live file). tt_os_file_create makes `path`, new (-EEXIST when there is one),
+ * empty, and opens it for tt_os_file_map: 0 or -errno. tt_os_file_map maps
+ * [offset, offset + size) of it for reading and writing (offset a multiple of 64 KiB),
+ * the file made that long first if it is shorter (the new bytes zero); NULL when
+ * refused. The file's removal by name (remove) leaves its mappings as they are. */
+struct tt_os_file {
+	intptr_t handle; /* a descriptor; a HANDLE */
+};
+int tt_os_file_create(const char *path, struct tt_os_file *file);
+void *tt_os_file_map(struct tt_os_file *file, uint64_t offset, size_t size);
+
 /* ---- time ---- */
 
 int64_t tt_os_monotonic_ns(void); /* QueryPerformanceCounter; CLOCK_MONOTONIC */

@@ -238,6 +238,41 @@ int tt_os_rename(const char *from, const char *to)
 	return GetLastError() == ERROR_ACCESS_DENIED ? -EACCES : -EIO;
 }
 
+int tt_os_file_create(const char *path, struct tt_os_file *file)
+{
+	wchar_t wpath[MAX_PATH];
+	if (!MultiByteToWideChar(CP_UTF8, 0, path, -1, wpath, MAX_PATH))
+		return -ENAMETOOLONG;
+	/* (FILE_SHARE_DELETE: removed by its name while mapped, as on Linux) */
+	HANDLE f = CreateFileW(wpath, GENERIC_READ | GENERIC_WRITE,
+			       FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, NULL, CREATE_NEW,
+			       FILE_ATTRIBUTE_NORMAL, NULL);
+	if (f == INVALID_HANDLE_VALUE) {
+		DWORD err = GetLastError();
+		return err == ERROR_FILE_EXISTS || err == ERROR_ALREADY_EXISTS ? -EEXIST :
+		       err == ERROR_ACCESS_DENIED ? -EACCES : -EIO;
+	}
+	file->handle = (intptr_t)f;
+	return 0;
+}
+
+void *tt_os_file_map(struct tt_os_file *file, uint64_t offset, size_t size)
+{
+	/* A section as long as the file, or as offset + size when that is longer (which
+	 * makes the file that long); the view keeps the section. */
+	LARGE_INTEGER now;
+	if (!GetFileSizeEx((HANDLE)file->handle, &now))
+		return NULL;
+	uint64_t length = (uint64_t)now.QuadPart > offset + size ? (uint64_t)now.QuadPart : offset + size;
+	HANDLE section = CreateFileMappingW((HANDLE)file->handle, NULL, PAGE_READWRITE, (DWORD)(length >> 32),
+					    (DWORD)length, NULL);
+	if (!section)
+		return NULL;
+	void *at = MapViewOfFile(section, FILE_MAP_WRITE, (DWORD)(offset >> 32), (DWORD)offset, size);
+	CloseHandle(section);
+	return at;
+}
+
 /* ---- time ---- */
 
 static int64_t tt_os_ticks_ns(uint64_t ticks, uint64_t hz)

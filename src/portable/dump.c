@@ -11,13 +11,7 @@
 #include "portable/portable.h"
 #include "pretty_name.h"
 
-/* A set of addresses (sites, functions), open addressing; 0 is no address. */
-struct tt__set {
-	uint64_t *at;
-	size_t cap, count;
-};
-
-static int tt__set_add(struct tt__set *set, uint64_t address)
+int tt__set_add(struct tt__set *set, uint64_t address)
 {
 	if (2 * (set->count + 1) > set->cap) {
 		struct tt__set grown = {calloc(set->cap ? 2 * set->cap : 256, sizeof(uint64_t)),
@@ -33,11 +27,11 @@ static int tt__set_add(struct tt__set *set, uint64_t address)
 	size_t i = (size_t)((address * UINT64_C(0x9E3779B97F4A7C15)) >> 32) & (set->cap - 1);
 	while (set->at[i] && set->at[i] != address)
 		i = (i + 1) & (set->cap - 1);
-	if (!set->at[i]) {
-		set->at[i] = address;
-		set->count++;
-	}
-	return 0;
+	if (set->at[i])
+		return 0;
+	set->at[i] = address;
+	set->count++;
+	return 1;
 }
 
 /* A chunk's records: [begin, end). */
@@ -47,24 +41,28 @@ static const struct tt_record *tt__records(const struct tt__chunk *chunk, const 
 	return (const struct tt_record *)(chunk + 1);
 }
 
-struct tt__file {
-	FILE *f;
-	int err;
-};
-
-static void tt__put(struct tt__file *file, const void *data, size_t size)
+void tt__put(struct tt__file *file, const void *data, size_t size)
 {
-	if (size && fwrite(data, 1, size, file->f) != size && !file->err)
+	if (!size)
+		return;
+	if (!file->f) {
+		if (file->cap - file->len >= size)
+			memcpy(file->mem + file->len, data, size);
+		else if (!file->err)
+			file->err = -ENOSPC;
+	} else if (fwrite(data, 1, size, file->f) != size && !file->err) {
 		file->err = errno ? -errno : -EIO;
+	}
+	file->len += size;
 }
 
-static void tt__section(struct tt__file *file, uint32_t type, uint64_t size)
+void tt__section(struct tt__file *file, uint32_t type, uint64_t size)
 {
 	struct tt_section_header h = {.type = type, .size = size};
 	tt__put(file, &h, sizeof h);
 }
 
-static void tt__pad(struct tt__file *file, uint64_t size)
+void tt__pad(struct tt__file *file, uint64_t size)
 {
 	static const char zeros[16];
 	tt__put(file, zeros, TT_SECTION_PADDED(size) - size);
@@ -76,7 +74,7 @@ static uint32_t tt__len(const char *s)
 }
 
 /* PROCESS and MACHINE. */
-static void tt__out_process(struct tt__file *file)
+void tt__out_process(struct tt__file *file)
 {
 	char name[256];
 	struct tt_process_info info = {.pid = tt_os_process_id()};
@@ -125,7 +123,7 @@ static int tt__module_out(const struct tt_os_module *m, void *arg)
 	return 0;
 }
 
-static void tt__out_modules(struct tt__file *file)
+void tt__out_modules(struct tt__file *file)
 {
 	struct tt__modules modules = {file, 0, sizeof(uint64_t)};
 	tt_os_modules(tt__module_size, &modules);
@@ -145,7 +143,7 @@ static const char *tt__site_name(const struct tt_callsite *site, char *buf, size
 	return buf;
 }
 
-static void tt__out_sites(struct tt__file *file, const struct tt__set *sites)
+void tt__out_sites(struct tt__file *file, const struct tt__set *sites)
 {
 	char shown[1024];
 	uint64_t bytes = sizeof(uint64_t), args = 0, arg_bytes = sizeof(uint64_t);
@@ -194,7 +192,7 @@ static void tt__out_sites(struct tt__file *file, const struct tt__set *sites)
 	tt__pad(file, arg_bytes);
 }
 
-static void tt__out_funcs(struct tt__file *file, const struct tt__set *funcs)
+void tt__out_funcs(struct tt__file *file, const struct tt__set *funcs)
 {
 	if (!funcs->count)
 		return;
@@ -207,25 +205,35 @@ static void tt__out_funcs(struct tt__file *file, const struct tt__set *funcs)
 	tt__pad(file, bytes);
 }
 
-/* Lock held: every thread's records named in the sets; how many records there are. */
+int tt__records_named(const struct tt_record *r, const struct tt_record *end, struct tt__set *sites,
+		      struct tt__set *funcs, struct tt__set *fresh)
+{
+	for (; r < end; r++) {
+		uint64_t word = __atomic_load_n(&r->word, __ATOMIC_ACQUIRE);
+		unsigned kind = TT_RECORD_KIND(word);
+		uint64_t payload = TT_RECORD_PAYLOAD(word);
+		int rc = 0;
+		if (TT_RECORD_HAS_SITE(kind) && payload && (rc = tt__set_add(sites, payload)) == 1 && fresh)
+			rc = tt__set_add(fresh, payload);
+		else if (kind == TT_REC_FUNC_ENTER && payload)
+			rc = tt__set_add(funcs, payload);
+		if (TT_RECORD_HAS_VALUE(kind))
+			r++; /* (its VALUE record) */
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* Lock held: every thread's records named in the sets. */
 static int tt__collect(struct tt__set *sites, struct tt__set *funcs)
 {
 	for (struct tt__slot *s = tt__run.first; s; s = s->next)
 		for (const struct tt__chunk *c = s->first; c; c = c->next) {
 			const struct tt_record *end, *r = tt__records(c, &end);
-			for (; r < end; r++) {
-				unsigned kind = TT_RECORD_KIND(r->word);
-				uint64_t payload = TT_RECORD_PAYLOAD(r->word);
-				int rc = 0;
-				if (TT_RECORD_HAS_SITE(kind) && payload)
-					rc = tt__set_add(sites, payload);
-				else if (kind == TT_REC_FUNC_ENTER && payload)
-					rc = tt__set_add(funcs, payload);
-				if (TT_RECORD_HAS_VALUE(kind))
-					r++; /* (its VALUE record) */
-				if (rc)
-					return rc;
-			}
+			int rc = tt__records_named(r, end, sites, funcs, NULL);
+			if (rc < 0)
+				return rc;
 		}
 	return 0;
 }
@@ -238,19 +246,15 @@ static uint64_t tt__dropped(const struct tt__slot *s)
 	return n;
 }
 
-static void tt__out_thread(struct tt__file *file, struct tt__slot *s, struct tt_end_info *end_info)
+void tt__out_thread_info(struct tt__file *file, uint32_t type, const struct tt__slot *s, uint64_t events,
+			 int sched)
 {
-	size_t nstates;
-	uint64_t states_lost = 0;
-	struct tt_sched_info sched;
-	struct tt_sched_state *states = tt__etw_states(s, &nstates, &sched, &states_lost);
-	struct tt_thread_info info = {.index = s->index, .tid = s->tid,
+	struct tt_thread_info info = {.index = s->index, .tid = s->tid, .events = events,
 				      .flags = (s->exited ? TT_THREAD_EXITED : 0) |
-					       (states ? TT_THREAD_SCHED
+					       (s->wrapped ? TT_THREAD_WRAPPED : 0) |
+					       (sched ? TT_THREAD_SCHED
 						: TT_THREAD_NO_STATES_FLAGS(tt__counters_off() ? TT_NO_STATES_OFF
 											 : TT_NO_STATES_WINDOWS, 0))};
-	for (const struct tt__chunk *c = s->first; c; c = c->next)
-		info.events += (c->size - sizeof *c) / sizeof(struct tt_record);
 	memcpy(info.dropped, s->dropped, sizeof info.dropped);
 	char name[sizeof s->name];
 	if (s->named || s->exited)
@@ -260,21 +264,36 @@ static void tt__out_thread(struct tt__file *file, struct tt__slot *s, struct tt_
 	if (!name[0]) /* (unnamed: the program's name, as a Linux thread's comm is) */
 		tt_os_process_name(name, sizeof name);
 	info.name_len = tt__len(name);
-	tt__section(file, TT_SEC_THREAD, sizeof info + info.name_len);
+	tt__section(file, type, sizeof info + info.name_len);
 	tt__put(file, &info, sizeof info);
 	tt__put(file, name, info.name_len);
 	tt__pad(file, sizeof info + info.name_len);
-	uint64_t first = 0;
-	for (const struct tt__chunk *c = s->first; c; c = c->next) {
-		uint64_t bytes = c->size - sizeof *c;
-		if (!bytes)
-			continue;
-		struct tt_events_info events = {.thread_index = s->index, .first_record = first};
-		tt__section(file, TT_SEC_EVENTS, sizeof events + bytes);
-		tt__put(file, &events, sizeof events);
-		tt__put(file, c + 1, bytes);
-		first += bytes / sizeof(struct tt_record);
-	}
+}
+
+void tt__out_events(struct tt__file *file, const struct tt__slot *s, uint64_t first_record,
+		    const struct tt_record *r, const struct tt_record *end)
+{
+	uint64_t bytes = (uint64_t)(end - r) * sizeof *r;
+	if (!bytes)
+		return;
+	struct tt_events_info events = {.thread_index = s->index, .first_record = first_record};
+	tt__section(file, TT_SEC_EVENTS, sizeof events + bytes);
+	tt__put(file, &events, sizeof events);
+	tt__put(file, r, bytes);
+}
+
+void tt__thread_states(const struct tt__slot *s, struct tt__states *st)
+{
+	st->lost = 0;
+	st->states = tt__etw_states(s, &st->n, &st->info, &st->lost);
+}
+
+void tt__out_thread_states(struct tt__file *file, const struct tt__slot *s, struct tt__states *st)
+{
+	size_t nstates = st->n;
+	uint64_t states_lost = st->lost;
+	struct tt_sched_info sched = st->info;
+	struct tt_sched_state *states = st->states;
 	if (states) { /* (16 and 32 bytes: no padding) */
 		tt__section(file, TT_SEC_SCHED, sizeof sched + nstates * sizeof *states);
 		tt__put(file, &sched, sizeof sched);
@@ -296,18 +315,41 @@ static void tt__out_thread(struct tt__file *file, struct tt__slot *s, struct tt_
 		tt__put(file, at, readings * sizeof *at);
 		free(at);
 	}
+}
+
+static void tt__out_thread(struct tt__file *file, struct tt__slot *s, struct tt_end_info *end_info)
+{
+	uint64_t records = 0;
+	for (const struct tt__chunk *c = s->first; c; c = c->next)
+		records += (c->size - sizeof *c) / sizeof(struct tt_record);
+	struct tt__states states;
+	tt__thread_states(s, &states);
+	tt__out_thread_info(file, TT_SEC_THREAD, s, records, states.states != NULL);
+	uint64_t first = 0;
+	for (const struct tt__chunk *c = s->first; c; c = c->next) {
+		const struct tt_record *end, *r = tt__records(c, &end);
+		tt__out_events(file, s, first, r, end);
+		first += (uint64_t)(end - r);
+	}
+	tt__out_thread_states(file, s, &states);
+	tt__end_add(end_info, s, first);
+}
+
+void tt__end_add(struct tt_end_info *end_info, const struct tt__slot *s, uint64_t records)
+{
 	end_info->threads++;
-	end_info->records += first;
+	end_info->records += records;
 	end_info->dropped += tt__dropped(s);
 }
 
-static void tt__file_header(struct tt_file_header *h)
+void tt__file_header(struct tt_file_header *h)
 {
 	memset(h, 0, sizeof *h);
 	memcpy(h->magic, TT_FILE_MAGIC, TT_FILE_MAGIC_LEN);
 	h->version = TT_FILE_VERSION;
 	h->header_size = sizeof *h;
-	h->flags = tt_os_invariant_tsc() ? TT_FILE_INVARIANT_TSC : 0;
+	h->flags = (tt_os_invariant_tsc() ? TT_FILE_INVARIANT_TSC : 0) |
+		   (tt__run.mode == TT__MODE_RING ? TT_FILE_RING : 0);
 	h->tsc_source = TT_TSC_ANCHORS;
 	h->start = tt__run.start;
 	tt_os_anchor(&h->end);
@@ -324,7 +366,7 @@ int tt__write_file(const char *path, int crash_signal)
 		return -ENAMETOOLONG;
 	if (in_place)
 		snprintf(temp, sizeof temp, "%s", path);
-	struct tt__file file = {fopen(temp, "wb"), 0};
+	struct tt__file file = {.f = fopen(temp, "wb")};
 	if (!file.f)
 		return errno ? -errno : -EIO;
 	struct tt__set sites = {0}, funcs = {0};

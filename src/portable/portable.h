@@ -1,13 +1,16 @@
-/* ticktrace's runtime on the platform layer alone (platform/platform.h), in mode stop:
- * the one Windows builds today. The hot path's table and the threads' slots, their
- * chunks, the slow path (record.c); the raw file (dump.c); start-up, exit and the
- * public controls (start.c). The Linux runtime (core/ and above) is not built on it
- * yet. Never installed; names tt__. */
+/* ticktrace's runtime on the platform layer alone (platform/platform.h), in modes stop,
+ * ring and stream: the one Windows builds today. The hot path's table and the threads'
+ * slots, their chunks, the slow path (record.c); the raw file (dump.c); the live file
+ * (live.c); mode stream's drain (stream.c); start-up, exit and the public controls
+ * (start.c). The Linux runtime (core/ and above) is not built on it yet. Never
+ * installed; names tt__. */
 #ifndef TT_PORTABLE_H
 #define TT_PORTABLE_H
 
 #include <stdint.h>
+#include <stdio.h>
 
+#include "common.h"
 #include "platform/platform.h"
 #include "ticktrace.h"
 
@@ -64,15 +67,34 @@ struct tt__slot {
 	uint64_t dropped[TT_DROP_CAUSES];
 	uint32_t tid, index;
 	int exited, paused, tagged, named;
+	int wrapped;    /* mode ring: its oldest chunk was recycled */
+	int described;  /* stream, live file: its THREAD section is written */
+	uint64_t written; /* stream: its records in the file */
+	/* Where the live file's look for the sites its records use, or the stream's
+	 * writing, stopped: a chunk of its, and the byte in it. */
+	const struct tt__chunk *seen_chunk;
+	uint32_t seen;
 	uint32_t drop_cause; /* without a chunk: why (enum tt_drop_cause) */
 	char name[64];
 	struct tt__slot *next; /* registration order */
 	uintptr_t penter[TT__PENTER_DEPTH]; /* the functions _penter entered, innermost last */
 };
 
+/* TICKTRACE_MODE: what a thread whose budget is used up does. */
+enum tt__mode {
+	TT__MODE_STOP,   /* keeps its first events, drops the rest (counted) */
+	TT__MODE_RING,   /* recycles its oldest chunk (its events counted as overwritten) */
+	TT__MODE_STREAM, /* its full chunks are written to the file by tt-stream, and freed */
+};
+
 /* The run's settings and state (start.c), under tt__lock but where said. */
 struct tt__run {
 	int started, off;        /* TICKTRACE=0 */
+	enum tt__mode mode;
+	int live;                /* the chunks are a live file's (live.c) */
+	struct tt_os_file live_file;
+	struct tt__chunk *free_chunks; /* stream: chunks written, for the next to take */
+	uint32_t stream_wanted;  /* bumped to wake tt-stream (atomic) */
 	uint64_t chunk_budget;   /* TICKTRACE_BUFFER in chunks, per thread */
 	char *next, *arena_end;  /* the arena, reserved; taken up to `next` */
 	char *ready;             /* faulted in up to there, by tt-prefault (atomic) */
@@ -129,9 +151,80 @@ struct tt_schedstat_sample *tt__counters_copy(const struct tt__slot *s, size_t *
 
 /* start.c */
 void tt__start(void); /* once, from the constructor or a first event */
+/* live.c: TICKTRACE_LIVE=1 (modes stop and ring): the chunks a shared mapping of
+ * the file `path` (TICKTRACE_OUT.live), which outlives a process TerminateProcess
+ * ends, from TT__LIVE_CHUNKS_AT on (tt__run.live_file: record.c maps them,
+ * TT__LIVE_GROW at a time), with what describes them so far before; tt-live brings
+ * the descriptions up to date. tt__live_start, lock held: made when wanted; where it
+ * cannot be, said, and the buffers in memory. */
+#define TT__LIVE_CHUNKS_AT (UINT64_C(16) << 20)
+#define TT__LIVE_GROW (UINT64_C(16) << 20)
+void tt__live_start(const char *path);
+void tt__live_finish(void); /* the trace is written: the live file is removed */
+
+/* stream.c: mode stream. tt__stream_start (lock held) creates the file `path` and
+ * starts tt-stream; tt__stream_flush writes every full chunk now (tt_dump);
+ * tt__stream_finish writes every thread's records and the file's end, at exit or as
+ * the process dies of crash_signal. 0 or -errno. */
+int tt__stream_start(const char *path);
+int tt__stream_flush(void);
+int tt__stream_finish(int crash_signal);
+
+/* record.c: lock held, a chunk for a slot (from those stream wrote, the live file or
+ * the arena), or NULL. */
+struct tt__chunk *tt__chunk_take(void);
 
 /* dump.c: every thread's records so far into `path` (written beside it, renamed); with
  * crash_signal, as the process dies of it (TT_FILE_CRASHED). */
 int tt__write_file(const char *path, int crash_signal);
+
+/* dump.c's pieces, which the live file and the stream write too: a file's bytes go to
+ * a FILE, or without one to memory (mem, cap: -ENOSPC past it); len counts them. */
+struct tt__file {
+	FILE *f;
+	char *mem;
+	uint64_t len, cap;
+	int err;
+};
+void tt__put(struct tt__file *file, const void *data, size_t size);
+void tt__section(struct tt__file *file, uint32_t type, uint64_t size);
+void tt__pad(struct tt__file *file, uint64_t size);
+void tt__file_header(struct tt_file_header *h); /* (the end anchor taken now) */
+void tt__out_process(struct tt__file *file);   /* PROCESS and MACHINE */
+void tt__out_modules(struct tt__file *file);
+/* A set of addresses (sites, functions), open addressing; 0 is no address.
+ * tt__set_add: 1 added, 0 there already, -ENOMEM. */
+struct tt__set {
+	uint64_t *at;
+	size_t cap, count;
+};
+int tt__set_add(struct tt__set *set, uint64_t address);
+/* The sites and functions records [r, end) name, into the sets; each site new to
+ * `sites` into `fresh` too (unless NULL). A record not yet written (0) names nothing. */
+int tt__records_named(const struct tt_record *r, const struct tt_record *end, struct tt__set *sites,
+		      struct tt__set *funcs, struct tt__set *fresh);
+void tt__out_sites(struct tt__file *file, const struct tt__set *sites); /* SITES, ARG_NAMES */
+void tt__out_funcs(struct tt__file *file, const struct tt__set *funcs);
+/* THREAD or THREAD_TOTALS (type) of slot s with `events` records, `sched`: its
+ * switches follow. */
+void tt__out_thread_info(struct tt__file *file, uint32_t type, const struct tt__slot *s, uint64_t events,
+			 int sched);
+/* EVENTS: records [r, end) of slot s, the first its first_record-th. */
+void tt__out_events(struct tt__file *file, const struct tt__slot *s, uint64_t first_record,
+		    const struct tt_record *r, const struct tt_record *end);
+/* Lock held: where the records slot s wrote into chunk c end now (its cursor while it
+ * records into it: events it is writing are left to tt_written_end). */
+const struct tt_record *tt__chunk_end(const struct tt__slot *s, const struct tt__chunk *c);
+/* A thread's switches (etw.c), taken before its THREAD section says whether it has
+ * them, and written (SCHED, then its SCHEDSTAT) after its events, and freed. */
+struct tt__states {
+	struct tt_sched_state *states;
+	size_t n;
+	struct tt_sched_info info;
+	uint64_t lost;
+};
+void tt__thread_states(const struct tt__slot *s, struct tt__states *st);
+void tt__out_thread_states(struct tt__file *file, const struct tt__slot *s, struct tt__states *st);
+void tt__end_add(struct tt_end_info *end_info, const struct tt__slot *s, uint64_t records);
 
 #endif /* TT_PORTABLE_H */

@@ -29,6 +29,17 @@ void tt__set_limit(struct tt__slot *slot)
 	__atomic_store_n(&slot->hot->limit, limit, __ATOMIC_RELEASE);
 }
 
+const struct tt_record *tt__chunk_end(const struct tt__slot *s, const struct tt__chunk *c)
+{
+	const char *end = (const char *)c + c->size;
+	if (c == s->current && s->chunk_end) {
+		const char *cursor = __atomic_load_n(&s->hot->cursor, __ATOMIC_ACQUIRE);
+		if (cursor < end) /* (past it: a reservation that did not fit) */
+			end = cursor;
+	}
+	return (const struct tt_record *)end;
+}
+
 void tt__chunk_close(struct tt__slot *slot)
 {
 	if (!slot->current || !slot->chunk_end)
@@ -132,17 +143,78 @@ static void *tt__arena_take(size_t size)
 	return at;
 }
 
+/* Lock held: a chunk of the live file (live.c), its mappings made TT__LIVE_GROW at a
+ * time; NULL once the file cannot grow (the events counted as dropped for want of
+ * memory). */
+static void *tt__live_take(void)
+{
+	static char *next, *end; /* mapped, not handed out yet */
+	static uint64_t mapped;
+	if (next == end) {
+		char *at = tt_os_file_map(&tt__run.live_file, TT__LIVE_CHUNKS_AT + mapped, TT__LIVE_GROW);
+		if (!at)
+			return NULL;
+		mapped += TT__LIVE_GROW;
+		next = at;
+		end = at + TT__LIVE_GROW;
+	}
+	void *chunk = next;
+	next += TT__CHUNK_SIZE;
+	return chunk;
+}
+
+struct tt__chunk *tt__chunk_take(void)
+{
+	struct tt__chunk *chunk = tt__run.free_chunks;
+	if (chunk) {
+		tt__run.free_chunks = chunk->next;
+		memset(chunk, 0, sizeof *chunk);
+		return chunk;
+	}
+	return tt__run.live ? tt__live_take() : tt__arena_take(TT__CHUNK_SIZE);
+}
+
+/* Lock held, mode ring, a thread whose budget is used up: its oldest chunk, its
+ * events counted as overwritten, zeroed (a live file's reader takes a chunk's records
+ * up to its last not zero), for it to record into again. (Zeroed here, on the
+ * thread's slow path: 64 KiB a chunk, ~1 ns an event; Linux's tt-clean does it
+ * aside.) */
+static struct tt__chunk *tt__recycle_oldest(struct tt__slot *slot)
+{
+	struct tt__chunk *oldest = slot->first;
+	slot->first = oldest->next;
+	slot->chunks--;
+	const struct tt_record *r = (const struct tt_record *)(oldest + 1);
+	const struct tt_record *end = (const struct tt_record *)((char *)oldest + oldest->size);
+	for (; r < end; r++)
+		if (TT_RECORD_HAS_TIME(TT_RECORD_KIND(r->word)))
+			slot->dropped[TT_DROP_OVERWRITTEN]++;
+	memset(oldest, 0, TT__CHUNK_SIZE);
+	if (slot->seen_chunk == oldest) /* (the live file's look starts again from the first) */
+		slot->seen_chunk = NULL;
+	slot->wrapped = 1;
+	return oldest;
+}
+
 /* Lock held: the slot's next chunk (0), or -ENOBUFS once its budget or the arena is
- * used up (its events dropped from then on, counted by the cause). */
+ * used up (its events dropped from then on, counted by the cause): mode stop's full
+ * buffer, mode stream's chunks all waiting for tt-stream. */
 static int tt__next_chunk(struct tt__slot *slot)
 {
 	tt__chunk_close(slot);
+	int filled = slot->chunk_end != NULL;
 	slot->chunk_end = NULL;
 	struct tt__chunk *chunk = NULL;
-	if (slot->chunks >= tt__run.chunk_budget)
-		slot->drop_cause = TT_DROP_FULL;
-	else if (!(chunk = tt__arena_take(TT__CHUNK_SIZE)))
+	if (slot->chunks >= tt__run.chunk_budget && tt__run.mode == TT__MODE_RING && slot->first != slot->current)
+		chunk = tt__recycle_oldest(slot);
+	else if (slot->chunks >= tt__run.chunk_budget)
+		slot->drop_cause = tt__run.mode == TT__MODE_STREAM ? TT_DROP_BEHIND : TT_DROP_FULL;
+	else if (!(chunk = tt__chunk_take()))
 		slot->drop_cause = TT_DROP_NO_MEMORY;
+	if (tt__run.mode == TT__MODE_STREAM && filled) { /* (a full chunk to write) */
+		__atomic_add_fetch(&tt__run.stream_wanted, 1, __ATOMIC_RELEASE);
+		tt_os_wake(&tt__run.stream_wanted);
+	}
 	if (!chunk)
 		return -ENOBUFS;
 	chunk->thread = slot->index;
@@ -189,7 +261,8 @@ static struct tt__slot *tt__register(uintptr_t key)
 	static char *slots, *slots_end; /* the block slots are carved from */
 	size_t size = (sizeof(struct tt__slot) + 63) & ~(size_t)63;
 	if (slots_end - slots < (ptrdiff_t)size) {
-		char *block = tt__arena_take(TT__CHUNK_SIZE);
+		/* (not in a live file, whose reader takes every block there for a chunk) */
+		char *block = tt__run.live ? tt_os_alloc(TT__CHUNK_SIZE) : tt__arena_take(TT__CHUNK_SIZE);
 		if (!block)
 			return NULL;
 		slots = block;
@@ -251,8 +324,12 @@ void tt__record_slow_win64(uint64_t word, uint64_t value, uint64_t tsc, struct t
 		return;
 	}
 	for (;;) {
+		/* A stream's thread records again once tt-stream wrote a chunk of its: from
+		 * its next event (this one, dropping, has no time). */
 		if (!slot->chunk_end) {
 			slot->dropped[slot->drop_cause]++;
+			if (slot->drop_cause == TT_DROP_BEHIND && tt__next_chunk(slot) == 0)
+				tt__set_limit(slot);
 			break;
 		}
 		char *where = hot->cursor;

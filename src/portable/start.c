@@ -1,7 +1,7 @@
 /* Start-up (before main, or a thread's first event if that comes first), the dump at
  * exit, and the public controls. Environment: TICKTRACE=0, TICKTRACE_BUFFER (events
- * per thread), TICKTRACE_OUT (%p: the pid); TICKTRACE_MODE must be stop, the one
- * mode this runtime has. */
+ * per thread), TICKTRACE_OUT (%p: the pid), TICKTRACE_MODE (stop, ring, stream),
+ * TICKTRACE_LIVE=1 (modes stop and ring: live.c). */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "portable/portable.h"
+#include "record_protocol.h"
 
 #define TT__DEFAULT_BUFFER_EVENTS (UINT64_C(1) << 20)
 /* Address space for every thread's chunks: reserved, committed as threads take them. */
@@ -50,24 +51,59 @@ static void tt__default_path(char *path, size_t size)
 	path[len < size ? len : size - 1] = 0;
 }
 
+/* The run's end (crash_signal 0) or the process dying of a fault: what was recorded,
+ * in the default file (mode stream: the streamed file's end); a live file, once the
+ * trace is written, removed. */
+static int tt__run_end(int crash_signal)
+{
+	if (tt__run.mode == TT__MODE_STREAM)
+		return tt__stream_finish(crash_signal);
+	char path[1024];
+	tt__default_path(path, sizeof path);
+	int rc = tt__write_file(path, crash_signal);
+	if (rc == 0 && tt__run.live)
+		tt__live_finish();
+	return rc;
+}
+
 static void tt__exit(void)
 {
 	if (tt__run.off)
 		return;
-	int rc = tt_dump(NULL);
+	int rc = tt__run_end(0);
 	if (rc < 0)
 		fprintf(stderr, "ticktrace: the trace was not written: %s\n", strerror(-rc));
 }
 
-/* The process dies of a fault: what was recorded, in the default file, as at exit. */
 static void tt__crashed(int signal)
 {
-	char path[1024];
-	tt__default_path(path, sizeof path);
-	int rc = tt__write_file(path, signal);
+	int rc = tt__run_end(signal);
 	if (rc < 0)
 		fprintf(stderr, "ticktrace: the process crashed (signal %d); the trace was not "
 				"written: %s\n", signal, strerror(-rc));
+}
+
+/* TICKTRACE_MODE and TICKTRACE_LIVE: 0, or -EINVAL said. */
+static int tt__mode_from_env(void)
+{
+	static const char *const names[] = {[TT__MODE_STOP] = "stop", [TT__MODE_RING] = "ring",
+					    [TT__MODE_STREAM] = "stream"};
+	const char *mode = getenv("TICKTRACE_MODE");
+	tt__run.mode = TT__MODE_STOP;
+	if (mode && *mode) {
+		size_t i = 0;
+		while (i < sizeof names / sizeof *names && strcmp(mode, names[i]) != 0)
+			i++;
+		if (i == sizeof names / sizeof *names) {
+			fprintf(stderr, "ticktrace: TICKTRACE_MODE=%s: not a mode (stop, ring, stream); "
+					"recording is off\n", mode);
+			return -EINVAL;
+		}
+		tt__run.mode = (enum tt__mode)i;
+	}
+	const char *live = getenv(TT_ENV_LIVE);
+	tt__run.live = live && strcmp(live, "1") == 0 && tt__run.mode != TT__MODE_STREAM;
+	return 0;
 }
 
 void tt__start(void)
@@ -78,16 +114,14 @@ void tt__start(void)
 		return;
 	}
 	const char *on = getenv("TICKTRACE");
-	const char *mode = getenv("TICKTRACE_MODE");
-	tt__run.off = on && strcmp(on, "0") == 0;
-	if (!tt__run.off && mode && *mode && strcmp(mode, "stop") != 0) {
-		fprintf(stderr, "ticktrace: TICKTRACE_MODE=%s: this platform has mode stop alone; "
-				"recording is off\n", mode);
-		tt__run.off = 1;
-	}
+	tt__run.off = (on && strcmp(on, "0") == 0) || tt__mode_from_env() != 0;
 	uint64_t records = tt__buffer_events();
 	uint64_t per_chunk = (TT__CHUNK_SIZE - sizeof(struct tt__chunk)) / sizeof(struct tt_record);
 	tt__run.chunk_budget = (records + per_chunk - 1) / per_chunk;
+	/* (a ring recycles a chunk other than the one it records into; a stream writes
+	 * one while its thread records into another) */
+	if (tt__run.mode != TT__MODE_STOP && tt__run.chunk_budget < 2)
+		tt__run.chunk_budget = 2;
 	if (!tt__run.off) {
 		tt__run.next = tt_os_reserve(TT__ARENA_BYTES);
 		tt__run.arena_end = tt__run.next ? tt__run.next + TT__ARENA_BYTES : NULL;
@@ -99,8 +133,18 @@ void tt__start(void)
 	if (tt__run.off)
 		__atomic_or_fetch(&tt__hot_global.unusual, TT__HOT_OFF, __ATOMIC_RELAXED);
 	tt_os_anchor(&tt__run.start);
+	char path[1030];
+	tt__default_path(path, sizeof path - 5);
+	int rc;
+	if (!tt__run.off && tt__run.mode == TT__MODE_STREAM && (rc = tt__stream_start(path)) < 0) {
+		fprintf(stderr, "ticktrace: %s: %s; recording is off\n", path, strerror(-rc));
+		tt__run.off = 1;
+		__atomic_or_fetch(&tt__hot_global.unusual, TT__HOT_OFF, __ATOMIC_RELAXED);
+	}
 	if (!tt__run.off) {
-		tt__prefault_start();
+		tt__live_start(strcat(path, ".live"));
+		if (!tt__run.live)
+			tt__prefault_start();
 		tt__counters_start();
 	}
 	__atomic_store_n(&tt__run.started, 1, __ATOMIC_RELEASE);
@@ -123,6 +167,8 @@ int tt_dump(const char *path)
 		tt__start();
 	if (tt__run.off)
 		return -ECANCELED;
+	if (tt__run.mode == TT__MODE_STREAM) /* (the file is the stream's) */
+		return path ? -ENOTSUP : tt__stream_flush();
 	char fallback[1024];
 	if (!path) {
 		tt__default_path(fallback, sizeof fallback);

@@ -1,6 +1,7 @@
 /* The platform layer (src/platform/platform.h) against its contract, the same test on
  * each system: Linux in the suite, Windows under Wine (tests/windows/). */
 #include <ctype.h>
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -61,6 +62,12 @@ static void tt_temp_dir_remove(const char *dir)
 {
 	RemoveDirectoryA(dir);
 }
+static void tt_file_unmap(struct tt_os_file *file, void *at, size_t size)
+{
+	(void)size;
+	UnmapViewOfFile(at);
+	CloseHandle((HANDLE)file->handle);
+}
 #define TT_PROGRAM "test_platform.exe"
 #define TT_NULL_DEVICE "NUL"
 /* A library of the system's that the test does not load otherwise. */
@@ -110,6 +117,12 @@ static void tt_temp_dir(char *dir, size_t size)
 static void tt_temp_dir_remove(const char *dir)
 {
 	rmdir(dir);
+}
+#include <sys/mman.h>
+static void tt_file_unmap(struct tt_os_file *file, void *at, size_t size)
+{
+	munmap(at, size);
+	close((int)file->handle);
 }
 #define TT_PROGRAM "test_platform"
 #define TT_NULL_DEVICE "/dev/null"
@@ -315,6 +328,41 @@ static void test_rename(void **state)
 	tt_temp_dir_remove(dir);
 }
 
+/* A file mapped in two places: what is written to the memory is in the file, the file
+ * grown to the later view's end, its bytes between zero; made once, not twice. */
+static void test_file_map(void **state)
+{
+	(void)state;
+	char dir[512], path[600];
+	tt_temp_dir(dir, sizeof dir);
+	snprintf(path, sizeof path, "%s/t.live", dir);
+	struct tt_os_file file, again;
+	assert_int_equal(tt_os_file_create(path, &file), 0);
+	assert_int_equal(tt_os_file_create(path, &again), -EEXIST);
+	enum { VIEW = 64 * 1024, LATER = 4 * VIEW };
+	char *head = tt_os_file_map(&file, 0, VIEW);
+	char *tail = tt_os_file_map(&file, LATER, VIEW);
+	assert_non_null(head);
+	assert_non_null(tail);
+	memcpy(head, "head", 4);
+	memcpy(tail + VIEW - 4, "tail", 4);
+	static char text[LATER + VIEW];
+	FILE *f = fopen(path, "rb");
+	assert_non_null(f);
+	size_t got = fread(text, 1, sizeof text, f);
+	fclose(f);
+	tt_file_unmap(&file, head, VIEW);
+	tt_file_unmap(&file, tail, VIEW);
+	remove(path);
+	tt_temp_dir_remove(dir);
+	assert_int_equal(got, LATER + VIEW);
+	assert_memory_equal(text, "head", 4);
+	assert_memory_equal(text + LATER + VIEW - 4, "tail", 4);
+	for (size_t i = 4; i < LATER + VIEW - 4; i++)
+		if (text[i])
+			fail_msg("byte %u of the file is %d, not 0", (unsigned)i, text[i]);
+}
+
 /* Clocks that go forward, the wall clock after 2020, an anchor on both. */
 static void test_time(void **state)
 {
@@ -439,6 +487,7 @@ int main(void)
 		cmocka_unit_test(test_threads), cmocka_unit_test(test_own_thread), cmocka_unit_test(test_wait_timeout),
 		cmocka_unit_test(test_wake_all),   cmocka_unit_test(test_lock),
 		cmocka_unit_test(test_memory),  cmocka_unit_test(test_rename),
+		cmocka_unit_test(test_file_map),
 		cmocka_unit_test(test_time),    cmocka_unit_test(test_process),
 #ifndef _WIN32
 		cmocka_unit_test(test_crash),

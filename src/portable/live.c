@@ -1,0 +1,142 @@
+/* The live file (modes stop and ring, TICKTRACE_LIVE=1), as on Linux (modes/live.c):
+ * the threads' chunks are a shared mapping of TICKTRACE_OUT with ".live" appended
+ * (tt_os_file_map: a file mapping on Windows), so that what a program recorded
+ * outlives it when TerminateProcess ends it with no handler run: the system keeps
+ * what was written to the mapping. The layout is format.h's TT_FILE_LIVE:
+ *
+ *   header | PROCESS | MACHINE | MODULES | THREAD... | SITES... (up to TT__LIVE_CHUNKS_AT)
+ *   | the chunks, each with its thread's index, mapped TT__LIVE_GROW at a time
+ *
+ * The header and the descriptions are a mapping too; tt-live, every
+ * TT__LIVE_PERIOD_NS, appends THREAD sections for new threads and SITES for the call
+ * sites their records use first, then moves live_sections_end past them and
+ * refreshes the end anchor. A run that ends (or dies of a crash whose handler writes
+ * the trace) writes its raw file as ever and removes the live file. What a killed
+ * run loses: the names of threads and sites first used in the last period (the
+ * converter names them by number and address), and the threads' dropped counts. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "portable/portable.h"
+
+#define TT__LIVE_PERIOD_NS 100000000
+
+static struct {
+	char path[1100];
+	struct tt_file_header *header; /* the mapping's start: the descriptions follow */
+	struct tt__file out;           /* the descriptions, up to TT__LIVE_CHUNKS_AT */
+	struct tt__set sites, fresh, funcs;
+	int full, finished;
+} tt__live;
+
+/* Lock held: the descriptions written so far counted as the file's. */
+static void tt__live_commit(void)
+{
+	if (tt__live.out.err) {
+		if (!tt__live.full)
+			fprintf(stderr, "ticktrace: %s: no more room for thread and site names\n", tt__live.path);
+		tt__live.full = 1;
+		return;
+	}
+	__atomic_store_n(&tt__live.header->live_sections_end, tt__live.out.len, __ATOMIC_RELEASE);
+}
+
+/* Lock held: the sites slot s's records use that are not described yet, from where
+ * the last look stopped (its first chunk when a ring recycled that one). */
+static void tt__live_scan(struct tt__slot *s)
+{
+	const struct tt__chunk *c = s->first;
+	while (c && c != s->seen_chunk)
+		c = c->next;
+	uint32_t from = c ? s->seen : sizeof *c;
+	if (!c)
+		c = s->first;
+	for (; c; c = c->next, from = sizeof *c) {
+		const struct tt_record *r = (const struct tt_record *)((const char *)c + from);
+		const struct tt_record *last = tt__chunk_end(s, c);
+		last = last > r ? tt_written_end(r, last) : r;
+		if (r < last && tt__records_named(r, last, &tt__live.sites, &tt__live.funcs, &tt__live.fresh) < 0)
+			tt__live.out.err = -ENOMEM;
+		s->seen_chunk = c;
+		s->seen = (uint32_t)((const char *)last - (const char *)c);
+	}
+}
+
+/* Lock held: the descriptions brought up to date, and the end anchor. */
+static void tt__live_tick(void)
+{
+	if (!tt__live.full) {
+		for (struct tt__slot *s = tt__run.first; s; s = s->next) {
+			if (!s->described)
+				tt__out_thread_info(&tt__live.out, TT_SEC_THREAD, s, 0, 0);
+			s->described = 1;
+			tt__live_scan(s);
+		}
+		if (tt__live.fresh.count) {
+			tt__out_sites(&tt__live.out, &tt__live.fresh);
+			memset(tt__live.fresh.at, 0, tt__live.fresh.cap * sizeof *tt__live.fresh.at);
+			tt__live.fresh.count = 0;
+		}
+		tt__live_commit();
+	}
+	struct tt_file_header now;
+	tt__file_header(&now);
+	tt__live.header->end = now.end;
+	tt__live.header->tsc_hz = now.tsc_hz;
+}
+
+static void tt__live_main(void *unused)
+{
+	(void)unused;
+	uint32_t never = 0;
+	for (;;) {
+		tt_os_wait(&never, 0, TT__LIVE_PERIOD_NS);
+		tt_os_lock(&tt__lock);
+		if (!tt__live.finished)
+			tt__live_tick();
+		tt_os_unlock(&tt__lock);
+	}
+}
+
+void tt__live_start(const char *path)
+{
+	if (!tt__run.live)
+		return;
+	snprintf(tt__live.path, sizeof tt__live.path, "%s", path);
+	int err = tt_os_file_create(tt__live.path, &tt__run.live_file);
+	char *head = err ? NULL : tt_os_file_map(&tt__run.live_file, 0, TT__LIVE_CHUNKS_AT);
+	if (!err && !head) {
+		err = -ENOSPC;
+		remove(tt__live.path);
+	}
+	if (err) { /* (as on Linux: the buffers in memory, the loss said) */
+		fprintf(stderr, "ticktrace: %s: no live file (%s): the buffers are in memory, and a "
+				"process ended by TerminateProcess loses them\n", tt__live.path, strerror(-err));
+		tt__run.live = 0;
+		return;
+	}
+	tt__live.header = (struct tt_file_header *)head;
+	tt__live.out = (struct tt__file){.mem = head, .cap = TT__LIVE_CHUNKS_AT};
+	struct tt_file_header h;
+	tt__file_header(&h);
+	h.flags |= TT_FILE_LIVE;
+	h.live_chunks_at = TT__LIVE_CHUNKS_AT;
+	tt__put(&tt__live.out, &h, sizeof h);
+	tt__out_process(&tt__live.out);
+	tt__out_modules(&tt__live.out);
+	tt__live_commit();
+	if (tt_os_thread_start(tt__live_main, NULL) != 0)
+		fprintf(stderr, "ticktrace: %s: no thread to describe the live file: threads and "
+				"sites are named by number and address after a kill\n", tt__live.path);
+}
+
+void tt__live_finish(void)
+{
+	tt_os_lock(&tt__lock);
+	tt__live.finished = 1;
+	tt_os_unlock(&tt__lock);
+	/* The mappings stay: threads may record until the process ends. */
+	remove(tt__live.path);
+}

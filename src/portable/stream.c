@@ -1,0 +1,220 @@
+/* Mode stream, as on Linux (modes/stream.c): the thread tt-stream writes every
+ * thread's full chunks into the raw file while the program runs, and gives them back
+ * for threads to take again, so that memory stays bounded however long the run. The
+ * file is created at start under its final name with the TT_FILE_STREAMED flag;
+ * sections are appended as chunks are written:
+ *
+ *   header | PROCESS | MACHINE | MODULES | { THREAD | SITES | EVENTS }...
+ *          | THREAD_TOTALS (and SCHED, SCHEDSTAT)... | FUNCS | END
+ *
+ * A SITES section describes the sites the EVENTS after it use first; a thread's
+ * THREAD section comes before its first EVENTS, its THREAD_TOTALS (events, drops,
+ * final name) at the end, where the header is written again with the end anchor. A
+ * thread whose chunks all wait for tt-stream drops events (TT_DROP_BEHIND) until it
+ * wrote one. Each pass (a chunk filled, or TT__STREAM_PERIOD_NS passed) writes what
+ * the threads recorded so far into their current chunks too, so that a run ended by
+ * TerminateProcess leaves a file the converter reads up to its last section. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "portable/portable.h"
+
+/* tt-stream looks for full chunks this often when no thread woke it. */
+#define TT__STREAM_PERIOD_NS 100000000
+
+static struct {
+	char path[1024];
+	struct tt__file out;
+	struct tt_os_lock busy; /* one writer at a time: tt-stream, a flush, the end */
+	struct tt__set sites, funcs, fresh;
+	int finished;
+} tt__stream;
+
+/* Slot s's records [r, end) of chunk c, after the SITES they use first (and the
+ * slot's THREAD section, before its first); where they end noted as seen. */
+static void tt__stream_records(struct tt__slot *s, const struct tt__chunk *c, const struct tt_record *end)
+{
+	struct tt__file *out = &tt__stream.out;
+	if (!s->described)
+		tt__out_thread_info(out, TT_SEC_THREAD, s, 0, 0);
+	s->described = 1;
+	const struct tt_record *r = (const struct tt_record *)((const char *)c + (c == s->seen_chunk ? s->seen
+												  : sizeof *c));
+	if (end <= r)
+		return;
+	if (tt__records_named(r, end, &tt__stream.sites, &tt__stream.funcs, &tt__stream.fresh) < 0 && !out->err)
+		out->err = -ENOMEM;
+	if (tt__stream.fresh.count) {
+		tt__out_sites(out, &tt__stream.fresh);
+		memset(tt__stream.fresh.at, 0, tt__stream.fresh.cap * sizeof *tt__stream.fresh.at);
+		tt__stream.fresh.count = 0;
+	}
+	tt__out_events(out, s, s->written, r, end);
+	s->written += (uint64_t)(end - r);
+	s->seen_chunk = c;
+	s->seen = (uint32_t)((const char *)end - (const char *)c);
+}
+
+/* Slot s's chunks [head, stop), whole. */
+static void tt__stream_out(struct tt__slot *s, struct tt__chunk *head, const struct tt__chunk *stop)
+{
+	for (const struct tt__chunk *c = head; c != stop; c = c->next) {
+		tt__stream_records(s, c, (const struct tt_record *)((const char *)c + c->size));
+		s->seen_chunk = NULL; /* (given back, it may be this slot's again) */
+	}
+}
+
+/* busy held: every thread's full chunks written and given back. */
+static void tt__stream_pass(void)
+{
+	for (struct tt__slot *s = __atomic_load_n(&tt__run.first, __ATOMIC_ACQUIRE); s;
+	     s = __atomic_load_n(&s->next, __ATOMIC_ACQUIRE)) {
+		tt_os_lock(&tt__lock);
+		struct tt__chunk *head = s->first, *last = NULL, *stop = s->current;
+		uint64_t n = 0;
+		for (struct tt__chunk *c = head; c && c != stop; c = c->next, n++)
+			last = c;
+		if (n)
+			s->first = stop;
+		/* (the current chunk: up to where its thread reserved; what it writes now
+		 * is left to the next pass) */
+		const struct tt_record *now = stop ? tt__chunk_end(s, stop) : NULL;
+		tt_os_unlock(&tt__lock);
+		tt__stream_out(s, n ? head : NULL, n ? stop : NULL);
+		if (stop)
+			tt__stream_records(s, stop, tt_written_end((const struct tt_record *)(stop + 1), now));
+		if (!n)
+			continue;
+		tt_os_lock(&tt__lock);
+		last->next = tt__run.free_chunks;
+		tt__run.free_chunks = head;
+		s->chunks -= n;
+		tt_os_unlock(&tt__lock);
+	}
+	if (tt__stream.out.f && fflush(tt__stream.out.f) != 0 && !tt__stream.out.err)
+		tt__stream.out.err = -EIO;
+}
+
+static void tt__stream_main(void *unused)
+{
+	(void)unused;
+	for (;;) {
+		uint32_t wanted = __atomic_load_n(&tt__run.stream_wanted, __ATOMIC_ACQUIRE);
+		tt_os_lock(&tt__stream.busy);
+		int finished = tt__stream.finished;
+		if (!finished)
+			tt__stream_pass();
+		tt_os_unlock(&tt__stream.busy);
+		if (finished)
+			return;
+		tt_os_wait(&tt__run.stream_wanted, wanted, TT__STREAM_PERIOD_NS);
+	}
+}
+
+/* The header, at the file's start: with the end anchor taken now. */
+static void tt__stream_header(int crash_signal)
+{
+	struct tt_file_header h;
+	tt__file_header(&h);
+	h.flags |= TT_FILE_STREAMED | (crash_signal ? TT_FILE_CRASHED : 0);
+	h.crash_signal = (uint32_t)crash_signal;
+	tt__put(&tt__stream.out, &h, sizeof h);
+}
+
+int tt__stream_start(const char *path)
+{
+	snprintf(tt__stream.path, sizeof tt__stream.path, "%s", path);
+	tt__stream.out.f = fopen(tt__stream.path, "wb");
+	if (!tt__stream.out.f)
+		return errno ? -errno : -EIO;
+	tt__stream_header(0);
+	tt__out_process(&tt__stream.out);
+	tt__out_modules(&tt__stream.out);
+	fflush(tt__stream.out.f);
+	int err = tt__stream.out.err ? tt__stream.out.err : tt_os_thread_start(tt__stream_main, NULL);
+	if (err) {
+		fclose(tt__stream.out.f);
+		remove(tt__stream.path);
+	}
+	return err;
+}
+
+int tt__stream_flush(void)
+{
+	tt_os_lock(&tt__stream.busy);
+	if (!tt__stream.finished)
+		tt__stream_pass();
+	int err = tt__stream.out.err;
+	tt_os_unlock(&tt__stream.busy);
+	return err;
+}
+
+/* busy, waited for TT__STREAM_END_WAIT_MS at most: ExitProcess ends every other thread
+ * before a DLL's atexit runs, and a tt-stream ended while it wrote never lets it go
+ * (nor the FILE's own lock: the file then stays as it was, up to its last whole
+ * section, which the converter reads). */
+#define TT__STREAM_END_WAIT_MS 1000
+static int tt__stream_take(void)
+{
+	uint32_t never = 0;
+	for (int ms = 0; ms < TT__STREAM_END_WAIT_MS; ms++) {
+		if (tt_os_trylock(&tt__stream.busy))
+			return 1;
+		tt_os_wait(&never, 0, 1000000);
+	}
+	fprintf(stderr, "ticktrace: %s: tt-stream was ended as it wrote (the process exiting): the "
+			"file ends at its last whole section, without its end\n", tt__stream.path);
+	return 0;
+}
+
+int tt__stream_finish(int crash_signal)
+{
+	/* (a crash while tt-stream writes, or in the slow path: the file as it stands) */
+	if (!crash_signal) {
+		if (!tt__stream_take())
+			return -EDEADLK;
+		tt_os_lock(&tt__lock);
+	} else if (!tt_os_trylock(&tt__stream.busy)) {
+		return -EDEADLK;
+	} else if (!tt_os_trylock(&tt__lock)) {
+		tt_os_unlock(&tt__stream.busy);
+		return -EDEADLK;
+	}
+	int err = 0;
+	if (!tt__stream.finished) {
+		tt__stream.finished = 1;
+		struct tt__file *out = &tt__stream.out;
+		struct tt_end_info end_info = {0};
+		/* Every chunk left, the current ones as far as their threads got (they are
+		 * not given back: threads may record until the process ends). */
+		for (struct tt__slot *s = tt__run.first; s; s = s->next) {
+			if (!s->exited)
+				tt__chunk_close(s);
+			tt__stream_out(s, s->first, NULL);
+		}
+		for (struct tt__slot *s = tt__run.first; s; s = s->next) {
+			struct tt__states states;
+			tt__thread_states(s, &states);
+			tt__out_thread_info(out, TT_SEC_THREAD_TOTALS, s, s->written, states.states != NULL);
+			tt__out_thread_states(out, s, &states);
+			tt__end_add(&end_info, s, s->written);
+		}
+		tt__out_funcs(out, &tt__stream.funcs);
+		end_info.sites = tt__stream.sites.count;
+		tt__section(out, TT_SEC_END, sizeof end_info);
+		tt__put(out, &end_info, sizeof end_info);
+		tt__pad(out, sizeof end_info);
+		/* (a device, NUL, has no start to go back to) */
+		if (!tt_os_is_device(tt__stream.path) && fseek(out->f, 0, SEEK_SET) == 0)
+			tt__stream_header(crash_signal);
+		err = out->err;
+		if (fclose(out->f) != 0 && !err)
+			err = -EIO;
+		out->f = NULL;
+	}
+	tt_os_unlock(&tt__lock);
+	tt_os_unlock(&tt__stream.busy);
+	return err;
+}

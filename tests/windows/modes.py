@@ -1,0 +1,177 @@
+#!/usr/bin/env python3
+"""Modes ring and stream and the live file on Windows (modes.exe under Wine, each file
+converted on Linux by `ticktrace convert`). modes.exe's thread "worker" records the
+counter seq = 0 .. N-1.
+
+ring:   TICKTRACE_BUFFER far below N: the ring wraps, keeps the last events (seq's
+        values a run that ends at N-1), and the rest is counted as overwritten (kept +
+        overwritten = N); at exit, by tt_dump, and as the process dies of an
+        unhandled exception.
+stream: a run ten times the buffer: every event in the file, none dropped; ended by
+        TerminateProcess, the file holds every event recorded before (tt-stream
+        writes what the current chunks hold too); dying of an unhandled exception,
+        the file is ended, every event in it, said as a crash.
+live:   TICKTRACE_LIVE=1, the process ended by TerminateProcess (no handler runs):
+        the live file holds every event, its thread named (modes stop and ring: the
+        ring's last events); a run that ends writes its trace and removes the live
+        file; a file already there by the live file's name is left alone, said, and
+        the run's buffers are in memory.
+
+    modes.py WRAPPER MODES.EXE ring|stream|live
+
+The Linux `ticktrace` as recorder.py finds it; without it, or Wine, exit 77."""
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(__file__))
+from recorder import clean_on_term, fail, run, tool, wine_path  # noqa: E402
+
+
+def convert(ticktrace, path, d):
+    """seq's values in the order converted, the threads' names, convert's stderr."""
+    out = os.path.join(d, os.path.basename(path) + ".json")
+    conv = run([ticktrace, "convert", path, "-o", out, "--force"])
+    events = json.load(open(out))
+    events = events["traceEvents"] if isinstance(events, dict) else events
+    values = [e["args"]["value"] for e in events if e["ph"] == "C" and e["name"] == "seq"]
+    names = {e["args"]["name"] for e in events if e["ph"] == "M" and e["name"] == "thread_name"}
+    return values, names, conv.stderr
+
+
+def program(wrapper, exe, d, env, n, how, pace=0, want_rc=0):
+    env = dict(os.environ, **env)
+    p = subprocess.run([wrapper, exe, str(n), how, str(pace)], env=env, cwd=d,
+                       capture_output=True, text=True, timeout=300)
+    if p.returncode == 77:
+        print(p.stderr, end="", file=sys.stderr)
+        sys.exit(77)
+    if want_rc is not None and p.returncode != want_rc:
+        fail(f"modes.exe {n} {how}: exit {p.returncode}, not {want_rc}\n{p.stderr}")
+    return p
+
+
+def check_tail(what, values, n, stderr):
+    """A ring's: the last events, one run ending at n-1, the rest said overwritten."""
+    if not values or values != list(range(n - len(values), n)):
+        fail(f"{what}: seq's values are not the last ones up to {n - 1}: "
+             f"{len(values)} values, {values[:3]} .. {values[-3:]}")
+    if len(values) >= n:
+        fail(f"{what}: the ring kept all {n} events: it never wrapped")
+    said = re.search(r"(\d+) older ones of \d+ threads were overwritten", stderr)
+    if not said or int(said.group(1)) != n - len(values):
+        fail(f"{what}: {n - len(values)} overwritten expected, convert said: {stderr}")
+
+
+def ring(ticktrace, wrapper, exe, d):
+    n = 50000
+    for how, rc in (("exit", 0), ("dump", 0), ("crash", None)):
+        ttr = os.path.join(d, f"ring-{how}.ttr")
+        # (Wine's debugger, which would say the crash again and exit 0, left out)
+        p = program(wrapper, exe, d, {"TICKTRACE_MODE": "ring", "TICKTRACE_BUFFER": "10000",
+                                      "TICKTRACE_OUT": wine_path(ttr),
+                                      "WINEDLLOVERRIDES": "winedbg.exe=d"}, n, how, want_rc=rc)
+        if how == "crash" and p.returncode == 0:
+            fail("modes.exe crash: exit 0 (no access violation?)")
+        if not os.path.exists(ttr):
+            fail(f"ring, {how}: no {ttr} written\n{p.stderr}")
+        values, names, stderr = convert(ticktrace, ttr, d)
+        check_tail(f"ring, {how}", values, n, stderr)
+        if "worker" not in names:
+            fail(f"ring, {how}: no thread named worker: {names}")
+        info = run([ticktrace, "info", ttr]).stdout
+        if how == "crash" and "the run crashed (signal 11" not in info:
+            fail(f"ring, crash: the file does not say the run crashed:\n{info}")
+        print(f"ring, {how}: the last {len(values)} of {n} kept, {n - len(values)} overwritten")
+
+
+def stream(ticktrace, wrapper, exe, d):
+    n, buffer = 400000, 40000
+    ttr = os.path.join(d, "stream.ttr")
+    program(wrapper, exe, d, {"TICKTRACE_MODE": "stream", "TICKTRACE_BUFFER": str(buffer),
+                              "TICKTRACE_OUT": wine_path(ttr)}, n, "exit", pace=500)
+    values, names, stderr = convert(ticktrace, ttr, d)
+    if sorted(values) != list(range(n)) or " 0 dropped" not in stderr:
+        fail(f"stream: {len(values)} of {n} events in the file ({values[:3]} .. "
+             f"{values[-3:]}): {stderr}")
+    info = run([ticktrace, "info", ttr]).stdout
+    if "mode stream" not in info:
+        fail(f"stream: the file does not say mode stream:\n{info}")
+    print(f"stream: all {n} events of a run {n // buffer} times the buffer written")
+    ttr = os.path.join(d, "stream-kill.ttr")
+    n = 100000
+    program(wrapper, exe, d, {"TICKTRACE_MODE": "stream", "TICKTRACE_BUFFER": str(buffer),
+                              "TICKTRACE_OUT": wine_path(ttr)}, n, "kill", pace=500, want_rc=9)
+    values, names, stderr = convert(ticktrace, ttr, d)
+    if values != list(range(n)) or "worker" not in names:
+        fail(f"stream, killed: {len(values)} of {n} events ({values[:3]} .. {values[-3:]}), "
+             f"threads {names}: {stderr}")
+    print(f"stream, killed: all {n} events in the file")
+    ttr = os.path.join(d, "stream-crash.ttr")
+    program(wrapper, exe, d, {"TICKTRACE_MODE": "stream", "TICKTRACE_BUFFER": str(buffer),
+                              "TICKTRACE_OUT": wine_path(ttr), "WINEDLLOVERRIDES": "winedbg.exe=d"},
+            n, "crash", pace=500, want_rc=None)
+    values, names, stderr = convert(ticktrace, ttr, d)
+    info = run([ticktrace, "info", ttr]).stdout
+    if values != list(range(n)) or "the run crashed (signal 11" not in info:
+        fail(f"stream, crash: {len(values)} of {n} events ({values[:3]} .. {values[-3:]}):\n{info}")
+    print(f"stream, crash: all {n} events in the file, said as a crash")
+
+
+def live(ticktrace, wrapper, exe, d):
+    # modes stop and ring, killed: TerminateProcess leaves the live file alone
+    for mode, n, buffer in (("stop", 30000, 100000), ("ring", 50000, 10000)):
+        ttr = os.path.join(d, f"live-{mode}.ttr")
+        program(wrapper, exe, d, {"TICKTRACE_MODE": mode, "TICKTRACE_LIVE": "1",
+                                  "TICKTRACE_BUFFER": str(buffer),
+                                  "TICKTRACE_OUT": wine_path(ttr)}, n, "kill", want_rc=9)
+        if os.path.exists(ttr) or not os.path.exists(ttr + ".live"):
+            fail(f"live, {mode}: killed, {ttr}: {os.path.exists(ttr)}, .live: "
+                 f"{os.path.exists(ttr + '.live')} (want the live file alone)")
+        values, names, stderr = convert(ticktrace, ttr + ".live", d)
+        if "killed" not in stderr:
+            fail(f"live, {mode}: convert does not say the run was killed: {stderr}")
+        if mode == "stop" and values != list(range(n)):
+            fail(f"live, stop: {len(values)} of {n} events: {values[:3]} .. {values[-3:]}")
+        if mode == "ring":
+            if not values or values != list(range(n - len(values), n)) or len(values) >= n:
+                fail(f"live, ring: not the ring's last events: {len(values)}, "
+                     f"{values[:3]} .. {values[-3:]}")
+        if "worker" not in names:
+            fail(f"live, {mode}: the thread is not named worker: {names}")
+        print(f"live, {mode}: TerminateProcess left {len(values)} of {n} events, named")
+    # a run that ends writes its trace and removes the live file
+    ttr = os.path.join(d, "live-exit.ttr")
+    program(wrapper, exe, d, {"TICKTRACE_LIVE": "1", "TICKTRACE_OUT": wine_path(ttr)}, 1000, "exit")
+    if not os.path.exists(ttr) or os.path.exists(ttr + ".live"):
+        fail(f"live, exit: {ttr}: {os.path.exists(ttr)}, .live left: {os.path.exists(ttr + '.live')}")
+    values, _, _ = convert(ticktrace, ttr, d)
+    if values != list(range(1000)):
+        fail(f"live, exit: {len(values)} of 1000 events")
+    print("live, exit: the trace written, the live file removed")
+    ttr = os.path.join(d, "live-taken.ttr")
+    with open(ttr + ".live", "w") as f:
+        f.write("another's")
+    p = program(wrapper, exe, d, {"TICKTRACE_LIVE": "1", "TICKTRACE_OUT": wine_path(ttr)}, 1000, "exit")
+    values, _, _ = convert(ticktrace, ttr, d)
+    if open(ttr + ".live").read() != "another's" or "no live file" not in p.stderr or \
+            values != list(range(1000)):
+        fail(f"live, name taken: {len(values)} of 1000 events, the file there: "
+             f"{open(ttr + '.live').read()[:20]!r}, said: {p.stderr}")
+    print("live, name taken: left alone, said, the trace written from memory")
+
+
+def main():
+    clean_on_term()
+    wrapper, exe, case = sys.argv[1:4]
+    exe = os.path.abspath(exe)
+    ticktrace = tool()
+    with tempfile.TemporaryDirectory(prefix="tt-win-modes-") as d:
+        {"ring": ring, "stream": stream, "live": live}[case](ticktrace, wrapper, exe, d)
+
+
+if __name__ == "__main__":
+    main()
