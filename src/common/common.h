@@ -13,6 +13,7 @@
 #ifndef TT_COMMON_H
 #define TT_COMMON_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -39,6 +40,13 @@
 /* The name of a kind that more records follow (a VALUE, or TEXT), for messages about
  * them: "BEGIN_ARG", "DESCRIBE", ...; NULL for the others. */
 const char *tt_kind_name(unsigned kind);
+
+/* A scope's description (TT_DESCRIBE) as the runtimes record it: `fmt` formatted (cut
+ * at TT_DESCRIBE_MAX bytes, where a character begins), a DESCRIBE record at `tsc` and
+ * its TEXT records, into `records` (TT_DESCRIBE_RECORDS of them); how many, 0 when
+ * the text cannot be formatted. errno unchanged (describe.c). */
+#define TT_DESCRIBE_RECORDS (1 + TT_TEXT_RECORDS(TT_DESCRIBE_MAX))
+size_t tt_describe_records(struct tt_record *records, uint64_t tsc, const char *fmt, va_list ap);
 
 /* ---- the clock: TSC ticks to nanoseconds ---- */
 
