@@ -21,6 +21,7 @@
 #include "child.h"
 #include "cyg_overhead.h"
 #include "detour_overhead.h"
+#include "file_bytes.h"
 #include "median.h"
 #include "sample_overhead.h"
 #include "sched_overhead.h"
@@ -185,27 +186,6 @@ static double tt_bench_two_threads(void)
 		pthread_join(threads[i], NULL);
 	pthread_barrier_destroy(&start);
 	return (jobs[0].result + jobs[1].result) / 2;
-}
-
-/* Bytes the records of `events` events take in a dumped file, and the whole file's
- * growth per event: from two dumps, before and after recording them. */
-static int tt_bench_file_bytes(const char *path, uint64_t *record_bytes, uint64_t *file_bytes)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	struct tt_file_header header;
-	off_t off = sizeof header;
-	*record_bytes = 0;
-	struct tt_section_header section;
-	while (pread(fd, &section, sizeof section, off) == (ssize_t)sizeof section) {
-		if (section.type == TT_SEC_EVENTS)
-			*record_bytes += section.size - sizeof(struct tt_events_info);
-		off += (off_t)(sizeof section + TT_SECTION_PADDED(section.size));
-	}
-	*file_bytes = (uint64_t)off;
-	close(fd);
-	return 0;
 }
 
 struct tt_bench_bytes {
