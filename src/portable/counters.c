@@ -57,12 +57,9 @@ static int tt__cpu_ns(HANDLE thread, uint64_t *ns)
 		*ns = (uint64_t)((unsigned __int128)cycles * (uint64_t)clock / tsc);
 		return 1;
 	}
-	FILETIME created, exited, kernel, user;
-	if (!GetThreadTimes(thread, &created, &exited, &kernel, &user))
-		return 0;
-	*ns = (((uint64_t)kernel.dwHighDateTime << 32 | kernel.dwLowDateTime) +
-	       ((uint64_t)user.dwHighDateTime << 32 | user.dwLowDateTime)) * 100;
-	return 1;
+	int64_t times = tt_os_thread_cpu_ns_of((uintptr_t)thread);
+	*ns = (uint64_t)times;
+	return times >= 0;
 }
 
 /* A store for thread `tid`, made at its first reading (NULL without memory); one that
@@ -74,11 +71,11 @@ static struct tt__thread_counters *tt__store_new(uint32_t tid)
 		return NULL;
 	tt__etw_track(tid);
 	c->tid = tid;
-	c->thread = OpenThread(THREAD_QUERY_LIMITED_INFORMATION, FALSE, tid);
+	c->thread = (HANDLE)tt_os_thread_open(tid);
 	c->at = malloc(TT__READINGS * sizeof(*c->at));
 	if (!c->thread || !c->at) {
 		if (c->thread)
-			CloseHandle(c->thread);
+			tt_os_thread_close((uintptr_t)c->thread);
 		free(c->at);
 		c->at = NULL;
 		c->done = 1;
@@ -204,7 +201,7 @@ static void tt__sched_main(void *arg)
 		tt_os_unlock(&tt__counters.lock);
 		for (size_t i = 0; i < n; i++)
 			if (list[i].read && list[i].exited)
-				CloseHandle(list[i].c->thread);
+				tt_os_thread_close((uintptr_t)list[i].c->thread);
 	}
 }
 
