@@ -32,8 +32,6 @@
 #include "ticktrace/format.h"
 #include "timing.h"
 
-#define TT_BENCH_PAIRS 500000          /* begin/end pairs per warm measurement */
-#define TT_BENCH_COLD_EVENTS 4194304   /* the first events of a new thread */
 #define TT_BENCH_BUFFER "16777216"     /* events per thread: room for all of the above */
 
 /* ---- the loops: each returns nanoseconds per event ---- */
@@ -119,8 +117,6 @@ static double tt_bench_pairs_in_child(const char *env, int late)
 
 /* ---- each measurement on a thread of its own ---- */
 
-enum tt_bench_kind { TT_BENCH_WARM, TT_BENCH_COLD, TT_BENCH_FIRST, TT_BENCH_ENDBEGIN, TT_BENCH_PAUSED };
-
 struct tt_bench_job {
 	enum tt_bench_kind kind;
 	pthread_barrier_t *start; /* NULL, or a barrier shared with a concurrent job */
@@ -132,32 +128,7 @@ static void *tt_bench_thread(void *arg)
 	struct tt_bench_job *job = arg;
 	if (job->start)
 		pthread_barrier_wait(job->start);
-	switch (job->kind) {
-	case TT_BENCH_WARM:
-		tt_bench_pairs(TT_BENCH_PAIRS / 10); /* the thread's buffer is in use */
-		job->result = tt_bench_pairs(TT_BENCH_PAIRS);
-		break;
-	case TT_BENCH_COLD:
-		/* Includes the thread's first event and registration. */
-		job->result = tt_bench_pairs(TT_BENCH_COLD_EVENTS / 2);
-		break;
-	case TT_BENCH_FIRST: {
-		int64_t t0 = tt_bench_now_ns();
-		TT_INSTANT("first");
-		job->result = (double)(tt_bench_now_ns() - t0) / 1000.0; /* us */
-		break;
-	}
-	case TT_BENCH_ENDBEGIN:
-		tt_bench_pairs(TT_BENCH_PAIRS / 10);
-		job->result = tt_bench_endbegin(TT_BENCH_PAIRS);
-		break;
-	case TT_BENCH_PAUSED:
-		tt_bench_pairs(TT_BENCH_PAIRS / 10);
-		tt_pause();
-		job->result = tt_bench_pairs(TT_BENCH_PAIRS);
-		tt_resume();
-		break;
-	}
+	job->result = tt_bench_kind_run(job->kind);
 	return NULL;
 }
 

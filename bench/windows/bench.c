@@ -27,8 +27,6 @@
 #include "../timing.h"
 #include "ticktrace.h"
 
-#define TT_BENCH_PAIRS 500000
-#define TT_BENCH_COLD_EVENTS 4194304 /* the first events of a new thread */
 #define TT_BENCH_PAIRS_CHILD "--pairs-child"
 #define TT_BENCH_THREAD_START_CHILD "--thread-start-child"
 #define TT_BENCH_BUFFER "16777216" /* events per thread: room for every measured one */
@@ -59,7 +57,6 @@ static double tt_bench_floor(void)
 	return (double)(tt_bench_now_ns() - t0) / (2.0 * TT_BENCH_PAIRS);
 }
 
-enum tt_bench_kind { TT_BENCH_WARM, TT_BENCH_COLD, TT_BENCH_FIRST, TT_BENCH_ENDBEGIN, TT_BENCH_PAUSED };
 struct tt_bench_job {
 	enum tt_bench_kind kind;
 	volatile LONG *start; /* NULL, or a count of jobs yet to start, shared with another */
@@ -74,32 +71,7 @@ static DWORD WINAPI tt_bench_thread(void *arg)
 		while (*job->start > 0)
 			YieldProcessor();
 	}
-	switch (job->kind) {
-	case TT_BENCH_WARM:
-		tt_bench_pairs(TT_BENCH_PAIRS / 10); /* the thread's buffer is in use */
-		job->result = tt_bench_pairs(TT_BENCH_PAIRS);
-		break;
-	case TT_BENCH_COLD:
-		/* Includes the thread's first event and registration. */
-		job->result = tt_bench_pairs(TT_BENCH_COLD_EVENTS / 2);
-		break;
-	case TT_BENCH_FIRST: {
-		int64_t t0 = tt_bench_now_ns();
-		TT_INSTANT("first");
-		job->result = (double)(tt_bench_now_ns() - t0) / 1000.0; /* us */
-		break;
-	}
-	case TT_BENCH_ENDBEGIN:
-		tt_bench_pairs(TT_BENCH_PAIRS / 10);
-		job->result = tt_bench_endbegin(TT_BENCH_PAIRS);
-		break;
-	case TT_BENCH_PAUSED:
-		tt_bench_pairs(TT_BENCH_PAIRS / 10);
-		tt_pause();
-		job->result = tt_bench_pairs(TT_BENCH_PAIRS);
-		tt_resume();
-		break;
-	}
+	job->result = tt_bench_kind_run(job->kind);
 	return 0;
 }
 

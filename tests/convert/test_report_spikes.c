@@ -543,6 +543,25 @@ static void test_asked_no_switch(void **state)
 	free(r.out);
 }
 
+/* A Windows run of t1's records: thread main without states (Windows'), its counters'
+ * readings with `flags`. */
+static void windows_run(struct tt_fixture *fx, uint32_t flags, const struct tt_schedstat_sample *readings,
+			size_t n)
+{
+	struct tt_tw w;
+	assert_int_equal(tt_tw_open_file(&w, fx->in), 0);
+	tt_tw_header(&w, NULL);
+	tt_tw_process(&w, 4242, "app.exe");
+	tt_tw_sites(&w, sites, N(sites));
+	const struct tt_thread_info windows = {.index = 0, .tid = 101, .events = t1.n,
+					       .flags = TT_THREAD_NO_STATES_FLAGS(TT_NO_STATES_WINDOWS, 0)};
+	tt_tw_thread_info(&w, &windows, "main");
+	tt_tw_events(&w, 0, 0, t1.r, t1.n);
+	tt_tw_schedstat(&w, 0, flags, readings, n);
+	tt_tw_end(&w);
+	assert_int_equal(tt_tw_close(&w), 0);
+}
+
 /* A Windows run (src/portable/counters.c): no switches, its thread's CPU time alone,
  * in steps of the system's tick. A spike of 40 ms, 20 of them on CPU by the readings at
  * its edges, splits into on CPU and the rest unknown, preempted and blocked not told
@@ -560,18 +579,7 @@ static void test_windows_cpu_time(void **state)
 		{MONO(50 * MS), 22 * MS, 0, 0, 0, 0},
 		{MONO(55 * MS), 22 * MS, 0, 0, 0, 0},
 	};
-	struct tt_tw w;
-	assert_int_equal(tt_tw_open_file(&w, fx->in), 0);
-	tt_tw_header(&w, NULL);
-	tt_tw_process(&w, 4242, "app.exe");
-	tt_tw_sites(&w, sites, N(sites));
-	const struct tt_thread_info windows = {.index = 0, .tid = 101, .events = t1.n,
-					       .flags = TT_THREAD_NO_STATES_FLAGS(TT_NO_STATES_WINDOWS, 0)};
-	tt_tw_thread_info(&w, &windows, "main");
-	tt_tw_events(&w, 0, 0, t1.r, t1.n);
-	tt_tw_schedstat(&w, 0, TT_SCHEDSTAT_RUN_ONLY | TT_SCHEDSTAT_TICK_STEPS, readings, N(readings));
-	tt_tw_end(&w);
-	assert_int_equal(tt_tw_close(&w), 0);
+	windows_run(fx, TT_SCHEDSTAT_RUN_ONLY | TT_SCHEDSTAT_TICK_STEPS, readings, N(readings));
 
 	struct tt_run r;
 	RUN_OK(&r, "spikes", fx->in, "-q", "--threshold", "1ms", "--json");
@@ -615,18 +623,7 @@ static void windows_switches_run(struct tt_fixture *fx, uint64_t switches_inside
 		{MONO(50 * MS), 22 * MS, 0, 7 + switches_inside + switches_after, 0, 0},
 		{MONO(55 * MS), 22 * MS, 0, 7 + switches_inside + switches_after, 0, 0},
 	};
-	struct tt_tw w;
-	assert_int_equal(tt_tw_open_file(&w, fx->in), 0);
-	tt_tw_header(&w, NULL);
-	tt_tw_process(&w, 4242, "app.exe");
-	tt_tw_sites(&w, sites, N(sites));
-	const struct tt_thread_info windows = {.index = 0, .tid = 101, .events = t1.n,
-					       .flags = TT_THREAD_NO_STATES_FLAGS(TT_NO_STATES_WINDOWS, 0)};
-	tt_tw_thread_info(&w, &windows, "main");
-	tt_tw_events(&w, 0, 0, t1.r, t1.n);
-	tt_tw_schedstat(&w, 0, TT_SCHEDSTAT_RUN_ONLY | TT_SCHEDSTAT_SWITCH_COUNT, readings, N(readings));
-	tt_tw_end(&w);
-	assert_int_equal(tt_tw_close(&w), 0);
+	windows_run(fx, TT_SCHEDSTAT_RUN_ONLY | TT_SCHEDSTAT_SWITCH_COUNT, readings, N(readings));
 }
 
 static void test_windows_switch_count(void **state)
