@@ -8,7 +8,7 @@
 
 #include <stdint.h>
 
-#include "common.h" /* (the floor below both runtimes: a description's records) */
+#include "common.h"
 #include "platform/platform.h"
 #include "ticktrace.h"
 
