@@ -21,6 +21,7 @@
 #include "child.h"
 #include "cyg_overhead.h"
 #include "detour_overhead.h"
+#include "file_bytes.h"
 #include "median.h"
 #include "sample_overhead.h"
 #include "sched_overhead.h"
@@ -31,8 +32,6 @@
 #include "ticktrace/format.h"
 #include "timing.h"
 
-#define TT_BENCH_PAIRS 500000          /* begin/end pairs per warm measurement */
-#define TT_BENCH_COLD_EVENTS 4194304   /* the first events of a new thread */
 #define TT_BENCH_BUFFER "16777216"     /* events per thread: room for all of the above */
 
 /* ---- the loops: each returns nanoseconds per event ---- */
@@ -118,8 +117,6 @@ static double tt_bench_pairs_in_child(const char *env, int late)
 
 /* ---- each measurement on a thread of its own ---- */
 
-enum tt_bench_kind { TT_BENCH_WARM, TT_BENCH_COLD, TT_BENCH_FIRST, TT_BENCH_ENDBEGIN, TT_BENCH_PAUSED };
-
 struct tt_bench_job {
 	enum tt_bench_kind kind;
 	pthread_barrier_t *start; /* NULL, or a barrier shared with a concurrent job */
@@ -131,32 +128,7 @@ static void *tt_bench_thread(void *arg)
 	struct tt_bench_job *job = arg;
 	if (job->start)
 		pthread_barrier_wait(job->start);
-	switch (job->kind) {
-	case TT_BENCH_WARM:
-		tt_bench_pairs(TT_BENCH_PAIRS / 10); /* the thread's buffer is in use */
-		job->result = tt_bench_pairs(TT_BENCH_PAIRS);
-		break;
-	case TT_BENCH_COLD:
-		/* Includes the thread's first event and registration. */
-		job->result = tt_bench_pairs(TT_BENCH_COLD_EVENTS / 2);
-		break;
-	case TT_BENCH_FIRST: {
-		int64_t t0 = tt_bench_now_ns();
-		TT_INSTANT("first");
-		job->result = (double)(tt_bench_now_ns() - t0) / 1000.0; /* us */
-		break;
-	}
-	case TT_BENCH_ENDBEGIN:
-		tt_bench_pairs(TT_BENCH_PAIRS / 10);
-		job->result = tt_bench_endbegin(TT_BENCH_PAIRS);
-		break;
-	case TT_BENCH_PAUSED:
-		tt_bench_pairs(TT_BENCH_PAIRS / 10);
-		tt_pause();
-		job->result = tt_bench_pairs(TT_BENCH_PAIRS);
-		tt_resume();
-		break;
-	}
+	job->result = tt_bench_kind_run(job->kind);
 	return NULL;
 }
 
@@ -185,27 +157,6 @@ static double tt_bench_two_threads(void)
 		pthread_join(threads[i], NULL);
 	pthread_barrier_destroy(&start);
 	return (jobs[0].result + jobs[1].result) / 2;
-}
-
-/* Bytes the records of `events` events take in a dumped file, and the whole file's
- * growth per event: from two dumps, before and after recording them. */
-static int tt_bench_file_bytes(const char *path, uint64_t *record_bytes, uint64_t *file_bytes)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	struct tt_file_header header;
-	off_t off = sizeof header;
-	*record_bytes = 0;
-	struct tt_section_header section;
-	while (pread(fd, &section, sizeof section, off) == (ssize_t)sizeof section) {
-		if (section.type == TT_SEC_EVENTS)
-			*record_bytes += section.size - sizeof(struct tt_events_info);
-		off += (off_t)(sizeof section + TT_SECTION_PADDED(section.size));
-	}
-	*file_bytes = (uint64_t)off;
-	close(fd);
-	return 0;
 }
 
 struct tt_bench_bytes {

@@ -77,4 +77,47 @@ static inline double tt_bench_endbegin(int pairs)
 	return ns;
 }
 
+#define TT_BENCH_PAIRS 500000        /* begin/end pairs per warm measurement */
+#define TT_BENCH_COLD_EVENTS 4194304 /* the first events of a new thread */
+
+/* What each measurement on a thread of its own times, on that thread: */
+enum tt_bench_kind {
+	TT_BENCH_WARM,     /* begin/end pairs once its buffer is in use: ns per event */
+	TT_BENCH_COLD,     /* its first events, its registration with them: ns per event */
+	TT_BENCH_FIRST,    /* its first event: microseconds */
+	TT_BENCH_ENDBEGIN, /* TT_ENDBEGIN: ns per event */
+	TT_BENCH_PAUSED,   /* pairs after tt_pause: ns per event */
+};
+
+static inline double tt_bench_kind_run(enum tt_bench_kind kind)
+{
+	double result = 0;
+	switch (kind) {
+	case TT_BENCH_WARM:
+		tt_bench_pairs(TT_BENCH_PAIRS / 10); /* the thread's buffer is in use */
+		result = tt_bench_pairs(TT_BENCH_PAIRS);
+		break;
+	case TT_BENCH_COLD:
+		result = tt_bench_pairs(TT_BENCH_COLD_EVENTS / 2);
+		break;
+	case TT_BENCH_FIRST: {
+		int64_t t0 = tt_bench_now_ns();
+		TT_INSTANT("first");
+		result = (double)(tt_bench_now_ns() - t0) / 1000.0;
+		break;
+	}
+	case TT_BENCH_ENDBEGIN:
+		tt_bench_pairs(TT_BENCH_PAIRS / 10);
+		result = tt_bench_endbegin(TT_BENCH_PAIRS);
+		break;
+	case TT_BENCH_PAUSED:
+		tt_bench_pairs(TT_BENCH_PAIRS / 10);
+		tt_pause();
+		result = tt_bench_pairs(TT_BENCH_PAIRS);
+		tt_resume();
+		break;
+	}
+	return result;
+}
+
 #endif

@@ -1,8 +1,13 @@
-/* ticktrace-bench.exe: the hot path's figures on Windows x64 (the Linux benchmark's
- * keys for them, bench/bench.c measures alike): a bare RDTSC, the floor (an inline
- * RDTSC and one bounded 16-byte store), begin/end pairs on a warm thread, TT_ENDBEGIN,
- * events into a full buffer (a child with a small TICKTRACE_BUFFER) and while paused.
- * Medians of interleaved repeats, so that a noisy moment touches every figure.
+/* ticktrace-bench.exe: the Linux benchmark's keys on Windows x64 where they apply
+ * (bench/bench.c measures alike; bench/README.md says each): a bare RDTSC, the floor (an
+ * inline RDTSC and one bounded 16-byte store), begin/end pairs on a warm thread and on
+ * a new one, a thread's first event and what ticktrace adds to its start, TT_ENDBEGIN,
+ * two threads at once, -finstrument-functions' calls, events into a full buffer (a
+ * child with a small TICKTRACE_BUFFER) and with recording off, bytes per event, the
+ * self-profiler's cost. Medians of interleaved repeats, so that a noisy moment touches
+ * every figure. Not here: what Windows' runtime has not (TICKTRACE_MEMORY,
+ * TICKTRACE_MIN_DUR, _DYN names, the detour, thread states, snapshots) and the tools'
+ * figures (Linux's).
  *
  *   ticktrace-bench.exe [--repeats N] [--json FILE] */
 #include <process.h>
@@ -14,13 +19,18 @@
 
 #include <cJSON.h>
 
+#include "../child.h"
+#include "../cyg_overhead.h"
+#include "../file_bytes.h"
 #include "../median.h"
+#include "../sample_overhead.h"
 #include "../timing.h"
 #include "ticktrace.h"
 
-#define TT_BENCH_PAIRS 500000
 #define TT_BENCH_PAIRS_CHILD "--pairs-child"
+#define TT_BENCH_THREAD_START_CHILD "--thread-start-child"
 #define TT_BENCH_BUFFER "16777216" /* events per thread: room for every measured one */
+#define TT_BENCH_THREAD_STARTS 301
 
 /* The floor: an inline RDTSC and one bounded 16-byte store into a buffer (a static one:
  * mingw's thread-local storage is emulated, 27 ns an access). */
@@ -47,46 +57,57 @@ static double tt_bench_floor(void)
 	return (double)(tt_bench_now_ns() - t0) / (2.0 * TT_BENCH_PAIRS);
 }
 
-enum tt_bench_kind { TT_BENCH_WARM, TT_BENCH_ENDBEGIN, TT_BENCH_PAUSED };
 struct tt_bench_job {
 	enum tt_bench_kind kind;
+	volatile LONG *start; /* NULL, or a count of jobs yet to start, shared with another */
 	double result;
 };
 
 static DWORD WINAPI tt_bench_thread(void *arg)
 {
 	struct tt_bench_job *job = arg;
-	tt_bench_pairs(TT_BENCH_PAIRS / 10); /* the thread's buffer is in use */
-	switch (job->kind) {
-	case TT_BENCH_WARM:
-		job->result = tt_bench_pairs(TT_BENCH_PAIRS);
-		break;
-	case TT_BENCH_ENDBEGIN:
-		job->result = tt_bench_endbegin(TT_BENCH_PAIRS);
-		break;
-	case TT_BENCH_PAUSED:
-		tt_pause();
-		job->result = tt_bench_pairs(TT_BENCH_PAIRS);
-		tt_resume();
-		break;
+	if (job->start) { /* (both threads go at once) */
+		InterlockedDecrement(job->start);
+		while (*job->start > 0)
+			YieldProcessor();
 	}
+	job->result = tt_bench_kind_run(job->kind);
 	return 0;
 }
 
-static double tt_bench_on_thread(enum tt_bench_kind kind)
+static HANDLE tt_bench_start(LPTHREAD_START_ROUTINE fn, void *arg)
 {
-	struct tt_bench_job job = {kind, 0};
-	HANDLE t = CreateThread(NULL, 0, tt_bench_thread, &job, 0, NULL);
+	HANDLE t = CreateThread(NULL, 0, fn, arg, 0, NULL);
 	if (!t) {
 		fprintf(stderr, "ticktrace-bench: CreateThread failed (%lu)\n", GetLastError());
 		exit(1);
 	}
+	return t;
+}
+
+static double tt_bench_on_thread(enum tt_bench_kind kind)
+{
+	struct tt_bench_job job = {kind, NULL, 0};
+	HANDLE t = tt_bench_start(tt_bench_thread, &job);
 	WaitForSingleObject(t, INFINITE);
 	CloseHandle(t);
 	return job.result;
 }
 
-/* In a child whose buffer holds 65,536 events: pairs past it, each dropped (counted). */
+/* Two threads recording at once: per event per thread, the mean of the two. */
+static double tt_bench_two_threads(void)
+{
+	volatile LONG start = 2;
+	struct tt_bench_job jobs[2] = {{TT_BENCH_WARM, &start, 0}, {TT_BENCH_WARM, &start, 0}};
+	HANDLE threads[2] = {tt_bench_start(tt_bench_thread, &jobs[0]), tt_bench_start(tt_bench_thread, &jobs[1])};
+	WaitForMultipleObjects(2, threads, TRUE, INFINITE);
+	CloseHandle(threads[0]);
+	CloseHandle(threads[1]);
+	return (jobs[0].result + jobs[1].result) / 2;
+}
+
+/* In a child whose buffer holds 65,536 events (or with TICKTRACE=0): pairs past it,
+ * each dropped (counted). */
 static int tt_bench_pairs_child(void)
 {
 	static double round_ns[101];
@@ -97,34 +118,85 @@ static int tt_bench_pairs_child(void)
 	return 0;
 }
 
-static double tt_bench_dropped(const char *self)
+/* thread_start_us: CreateThread until the new thread's first event returns, a few
+ * hundred times in a child (with ticktrace on, or TICKTRACE=0): its median. */
+static DWORD WINAPI tt_bench_first_event(void *arg)
 {
-	char cmd[2048];
-	/* (cmd.exe's own quoting: the whole line in quotes) */
-	snprintf(cmd, sizeof cmd, "\"set TICKTRACE_BUFFER=65536&& set TICKTRACE_OUT=NUL&& \"%s\" %s\"", self,
-		 TT_BENCH_PAIRS_CHILD);
-	FILE *child = _popen(cmd, "r");
-	double ns = -1;
-	if (!child || fscanf(child, "%lf", &ns) != 1)
-		ns = -1;
-	if (child && _pclose(child) != 0)
-		ns = -1;
-	if (ns < 0) {
-		fprintf(stderr, "ticktrace-bench: the %s child failed\n", TT_BENCH_PAIRS_CHILD);
+	TT_INSTANT("first");
+	*(int64_t *)arg = tt_bench_now_ns();
+	return 0;
+}
+
+static int tt_bench_thread_start_child(void)
+{
+	static double us[TT_BENCH_THREAD_STARTS];
+	for (int i = 0; i < TT_BENCH_THREAD_STARTS; i++) {
+		int64_t t0 = tt_bench_now_ns(), first;
+		HANDLE t = tt_bench_start(tt_bench_first_event, &first);
+		WaitForSingleObject(t, INFINITE);
+		CloseHandle(t);
+		us[i] = (double)(first - t0) / 1000.0;
+	}
+	printf("%.3f\n", tt_bench_median(us, TT_BENCH_THREAD_STARTS));
+	return 0;
+}
+
+/* The children's medians: ticktrace on against TICKTRACE=0, which goes first in turns
+ * (so that drift favours neither); on - off. */
+static double tt_bench_thread_start(int repeats, double *on_us, double *off_us)
+{
+	double *on = calloc((size_t)repeats, sizeof(double)), *off = calloc((size_t)repeats, sizeof(double));
+	for (int r = 0; r < repeats; r++)
+		for (int turn = 0; turn < 2; turn++) {
+			int is_off = (r + turn) % 2;
+			if (tt_bench_child(is_off ? "TICKTRACE=0" : "", TT_BENCH_THREAD_START_CHILD, 1,
+					   is_off ? &off[r] : &on[r]))
+				exit(1);
+		}
+	*on_us = tt_bench_median(on, repeats);
+	*off_us = tt_bench_median(off, repeats);
+	free(on);
+	free(off);
+	return *on_us - *off_us;
+}
+
+static double tt_bench_pairs_in_child(const char *env)
+{
+	double ns;
+	if (tt_bench_child(env, TT_BENCH_PAIRS_CHILD, 1, &ns))
+		exit(1);
+	return ns;
+}
+
+/* Bytes per event in the file: two dumps, before and after a warm job. */
+static void tt_bench_bytes_per_event(double *records, double *file)
+{
+	char before[MAX_PATH], after[MAX_PATH];
+	snprintf(before, sizeof before, "%s\\ticktrace-bench-%lu-0.ttr", tt_bench_dir(), GetCurrentProcessId());
+	snprintf(after, sizeof after, "%s\\ticktrace-bench-%lu-1.ttr", tt_bench_dir(), GetCurrentProcessId());
+	uint64_t rec0, rec1, file0, file1;
+	int err = tt_dump(before);
+	tt_bench_on_thread(TT_BENCH_WARM);
+	if (err || tt_dump(after) || tt_bench_file_bytes(before, &rec0, &file0) ||
+	    tt_bench_file_bytes(after, &rec1, &file1)) {
+		fprintf(stderr, "ticktrace-bench: could not dump to %s\n", before);
 		exit(1);
 	}
-	return ns;
+	remove(before);
+	remove(after);
+	/* A warm job records its warm-up too. */
+	double events = 2.0 * TT_BENCH_PAIRS * 1.1;
+	*records = (double)(rec1 - rec0) / events;
+	*file = (double)(file1 - file0) / events;
 }
 
 int main(int argc, char **argv)
 {
-	if (argc == 2 && strcmp(argv[1], TT_BENCH_PAIRS_CHILD) == 0)
-		return tt_bench_pairs_child();
-	char self[MAX_PATH];
-	GetModuleFileNameA(NULL, self, sizeof self);
 	/* The buffer size is read when the library starts, before main: set it and start
 	 * again, so that every measured event fits and none is dropped. */
 	if (!getenv("TICKTRACE_BUFFER")) {
+		char self[MAX_PATH];
+		GetModuleFileNameA(NULL, self, sizeof self);
 		_putenv("TICKTRACE_BUFFER=" TT_BENCH_BUFFER);
 		if (!getenv("TICKTRACE_OUT"))
 			_putenv("TICKTRACE_OUT=NUL");
@@ -133,6 +205,12 @@ int main(int argc, char **argv)
 			perror("ticktrace-bench: _spawnv");
 		return rc < 0 ? 1 : (int)rc;
 	}
+	if (argc == 2 && strcmp(argv[1], TT_BENCH_PAIRS_CHILD) == 0)
+		return tt_bench_pairs_child();
+	if (argc == 2 && strcmp(argv[1], TT_BENCH_CYG_CHILD) == 0)
+		return tt_bench_cyg_child();
+	if (argc == 2 && strcmp(argv[1], TT_BENCH_THREAD_START_CHILD) == 0)
+		return tt_bench_thread_start_child();
 	int repeats = 11;
 	const char *json_path = NULL;
 	for (int i = 1; i < argc; i++) {
@@ -149,34 +227,84 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ticktrace-bench: --repeats takes 1 to 1000\n");
 		return 2;
 	}
-	double *v[5];
-	for (int k = 0; k < 5; k++)
+	/* (first: the file is small, before the repeats' events) */
+	double bytes_records, bytes_file;
+	tt_bench_bytes_per_event(&bytes_records, &bytes_file);
+	enum { RDTSC, FLOOR, WARM, COLD, FIRST, ENDBEGIN, TWO, PAUSED, CYG, CYG_RDTSC, KINDS };
+	double *v[KINDS];
+	for (int k = 0; k < KINDS; k++)
 		v[k] = calloc((size_t)repeats, sizeof(double));
 	for (int r = 0; r < repeats; r++) {
-		v[0][r] = tt_bench_rdtsc(2 * TT_BENCH_PAIRS);
-		v[1][r] = tt_bench_floor();
-		v[2][r] = tt_bench_on_thread(TT_BENCH_WARM);
-		v[3][r] = tt_bench_on_thread(TT_BENCH_ENDBEGIN);
-		v[4][r] = tt_bench_on_thread(TT_BENCH_PAUSED);
+		v[RDTSC][r] = tt_bench_rdtsc(2 * TT_BENCH_PAIRS);
+		v[FLOOR][r] = tt_bench_floor();
+		v[WARM][r] = tt_bench_on_thread(TT_BENCH_WARM);
+		v[COLD][r] = tt_bench_on_thread(TT_BENCH_COLD);
+		v[FIRST][r] = tt_bench_on_thread(TT_BENCH_FIRST);
+		v[ENDBEGIN][r] = tt_bench_on_thread(TT_BENCH_ENDBEGIN);
+		v[TWO][r] = tt_bench_two_threads();
+		v[PAUSED][r] = tt_bench_on_thread(TT_BENCH_PAUSED);
+		v[CYG][r] = tt_bench_cyg_overhead("", &v[CYG_RDTSC][r]);
+		if (v[CYG][r] < 0)
+			return 1; /* (said by tt_bench_child) */
 	}
+	double dropped_ns = tt_bench_pairs_in_child("TICKTRACE_BUFFER=65536");
+	double off_process_ns = tt_bench_pairs_in_child("TICKTRACE=0 TICKTRACE_BUFFER=65536");
+	double unused;
+	double cyg_off_ns = tt_bench_cyg_overhead("TICKTRACE=0", &unused);
+	double start_on_us, start_off_us;
+	double thread_start_us = tt_bench_thread_start(repeats, &start_on_us, &start_off_us);
+	struct tt_bench_overhead overhead;
+	int err = tt_bench_sample_overhead(&overhead);
+	if (cyg_off_ns < 0 || err) {
+		fprintf(stderr, "ticktrace-bench: %s\n", err ? "the self-profiler failed" : "the TICKTRACE=0 child failed");
+		return 1;
+	}
+	double paused_ns = tt_bench_median(v[PAUSED], repeats);
+	double cyg_ns = tt_bench_median(v[CYG], repeats);
+	char off_what[160], cyg_what[160], start_what[160], sample_what[160];
+	snprintf(off_what, sizeof off_what,
+		 "recording off, per event: the slower of tt_pause (%.3f ns) and TICKTRACE=0 (%.3f ns)",
+		 paused_ns, off_process_ns);
+	snprintf(cyg_what, sizeof cyg_what,
+		 "what -finstrument-functions adds to a call (two events), 10,000,000 calls; "
+		 "%.2f x a bare RDTSC timed alike", cyg_ns / tt_bench_median(v[CYG_RDTSC], repeats));
+	snprintf(start_what, sizeof start_what,
+		 "what ticktrace adds to CreateThread and the thread's first event: %.1f us, against %.1f us off",
+		 start_on_us, start_off_us);
+	snprintf(sample_what, sizeof sample_what, "slowdown of a loop self-profiled at 1 ms (%s, %llu samples)",
+		 overhead.mechanism == TT_PROFILE_NT_PROFILE ? "the kernel's profile" : "the sampler thread",
+		 (unsigned long long)overhead.samples);
 	struct {
-		const char *key;
+		const char *key, *unit;
 		double value;
 		const char *what;
 	} rows[] = {
-		{"rdtsc_ns", tt_bench_median(v[0], repeats), "a bare RDTSC, per read"},
-		{"floor_ns", tt_bench_median(v[1], repeats), "inline RDTSC + one bounded 16-byte store, per event"},
-		{"event_warm_ns", tt_bench_median(v[2], repeats), "begin/end pairs, per event (target <= 1.20 x rdtsc)"},
-		{"endbegin_ns", tt_bench_median(v[3], repeats), "TT_ENDBEGIN, per event (an end and a begin)"},
-		{"event_dropped_ns", tt_bench_dropped(self), "per event into a full buffer, mode stop (counted, not kept)"},
-		{"event_off_ns", tt_bench_median(v[4], repeats), "recording off (tt_pause), per event"},
+		{"rdtsc_ns", "ns", tt_bench_median(v[RDTSC], repeats), "a bare RDTSC, per read"},
+		{"floor_ns", "ns", tt_bench_median(v[FLOOR], repeats), "inline RDTSC + one bounded 16-byte store, per event"},
+		{"event_warm_ns", "ns", tt_bench_median(v[WARM], repeats), "begin/end pairs, per event (target <= 1.20 x rdtsc)"},
+		{"event_cold_ns", "ns", tt_bench_median(v[COLD], repeats), "first 4,194,304 events of a new thread, per event"},
+		{"first_event_us", "us", tt_bench_median(v[FIRST], repeats), "first event of a new thread (target <= 20 us)"},
+		{"thread_start_us", "us", thread_start_us, start_what},
+		{"endbegin_ns", "ns", tt_bench_median(v[ENDBEGIN], repeats), "TT_ENDBEGIN, per event (an end and a begin)"},
+		{"event_2threads_ns", "ns", tt_bench_median(v[TWO], repeats), "per event per thread, two threads at once"},
+		{"cyg_call_overhead_ns", "ns", cyg_ns, cyg_what},
+		{"event_dropped_ns", "ns", dropped_ns, "per event into a full buffer, mode stop (counted, not kept)"},
+		{"event_off_ns", "ns", paused_ns > off_process_ns ? paused_ns : off_process_ns, off_what},
+		{"cyg_off_ns", "ns", cyg_off_ns, "what an instrumented call adds with TICKTRACE=0"},
+		{"bytes_per_event", "B", bytes_records, "record bytes per event in the file"},
+		{"file_bytes_per_event", "B", bytes_file, "file growth per event, headers included"},
+		{"sample_overhead_pct", "%", overhead.pct, sample_what},
 	};
 	double rdtsc = rows[0].value;
 	cJSON *root = cJSON_CreateObject();
-	printf("%-20s %10s %8s  %s\n", "key", "value", "/rdtsc", "what");
+	printf("%-22s %12s %8s  %s\n", "key", "value", "/rdtsc", "what");
 	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
-		printf("%-20s %10.3f ns %5.3f  %s\n", rows[i].key, rows[i].value, rows[i].value / rdtsc,
-		       rows[i].what);
+		printf("%-22s %9.3f %-2s", rows[i].key, rows[i].value, rows[i].unit);
+		if (strcmp(rows[i].unit, "ns") == 0)
+			printf(" %8.3f", rows[i].value / rdtsc);
+		else
+			printf(" %8s", "");
+		printf("  %s\n", rows[i].what);
 		cJSON_AddNumberToObject(root, rows[i].key, rows[i].value);
 	}
 	if (json_path) {

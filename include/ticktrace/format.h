@@ -547,6 +547,13 @@ enum tt_schedstat_flags {
 	/* run_ns moves in steps of the system's tick (Windows' thread times): each value
 	 * may be behind by up to TT_SCHEDSTAT_TICK_NS, the default tick (Wine's: 10 ms). */
 	TT_SCHEDSTAT_TICK_STEPS = 1u << 2,
+	/* With TT_SCHEDSTAT_RUN_ONLY: timeslices holds the thread's context switches so
+	 * far (Windows: SYSTEM_THREAD_INFORMATION's ContextSwitches, which
+	 * NtQueryInformationThread's ThreadSystemThreadInformation gives any thread of the
+	 * process without an administrator, where ntdll has it; Wine 8's lacks it). A
+	 * count that does not move from a reading before a scope to one after it says the
+	 * scheduler kept the thread on CPU throughout. */
+	TT_SCHEDSTAT_SWITCH_COUNT = 1u << 3,
 };
 #define TT_SCHEDSTAT_TICK_NS 15625000
 

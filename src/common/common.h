@@ -13,6 +13,7 @@
 #ifndef TT_COMMON_H
 #define TT_COMMON_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -45,6 +46,13 @@ const char *tt_kind_name(unsigned kind);
  * event whose first record is written but not the VALUE or TEXT records after it.
  * (The runtimes' readers: a dump, the live file, a stream, the spike detector.) */
 const struct tt_record *tt_written_end(const struct tt_record *first, const struct tt_record *last);
+
+/* A scope's description (TT_DESCRIBE) as the runtimes record it: `fmt` formatted (cut
+ * at TT_DESCRIBE_MAX bytes, where a character begins), a DESCRIBE record at `tsc` and
+ * its TEXT records, into `records` (TT_DESCRIBE_RECORDS of them); how many, 0 when
+ * the text cannot be formatted. errno unchanged (describe.c). */
+#define TT_DESCRIBE_RECORDS (1 + TT_TEXT_RECORDS(TT_DESCRIBE_MAX))
+size_t tt_describe_records(struct tt_record *records, uint64_t tsc, const char *fmt, va_list ap);
 
 /* ---- the clock: TSC ticks to nanoseconds ---- */
 

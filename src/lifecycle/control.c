@@ -18,35 +18,13 @@ _Static_assert(TT_REC_THRESHOLD == 16 && TT_REC_CHILDREN_THRESHOLD == 17 &&
 void tt__describe(const char *fmt, ...)
 {
 	uint64_t tsc = __rdtsc(); /* when it was described, like any event */
-	int saved_errno = errno;
-	char text[TT_DESCRIBE_MAX + 2]; /* one byte past the limit, to see where it cuts */
+	struct tt_record records[TT_DESCRIBE_RECORDS];
 	va_list ap;
 	va_start(ap, fmt);
-	int n = vsnprintf(text, sizeof text, fmt, ap);
+	size_t n = tt_describe_records(records, tsc, fmt, ap);
 	va_end(ap);
-	errno = saved_errno;
-	if (n < 0)
-		return;
-	size_t len = (size_t)n;
-	if (len > TT_DESCRIBE_MAX) {
-		/* cut where a character begins, not inside one */
-		len = TT_DESCRIBE_MAX;
-		while (len > 0 && ((unsigned char)text[len] & 0xC0) == 0x80)
-			len--;
-	}
-	struct tt_record records[1 + TT_TEXT_RECORDS(TT_DESCRIBE_MAX)];
-	records[0] = (struct tt_record){tsc, TT_RECORD_WORD(TT_REC_DESCRIBE, len)};
-	size_t texts = TT_TEXT_RECORDS(len);
-	for (size_t i = 0; i < texts; i++) {
-		unsigned char bytes[16] = {0};
-		size_t at = i * TT_TEXT_BYTES;
-		memcpy(bytes, text + at, len - at < TT_TEXT_BYTES ? len - at : TT_TEXT_BYTES);
-		uint64_t payload = 0;
-		memcpy(&records[1 + i].tsc, bytes, 8);
-		memcpy(&payload, bytes + 8, 7);
-		records[1 + i].word = TT_RECORD_WORD(TT_REC_TEXT, payload);
-	}
-	tt__record_many(records, 1 + texts);
+	if (n)
+		tt__record_many(records, n);
 }
 
 /* The calling thread's slot, registered now if need be; NULL when ticktrace is off or

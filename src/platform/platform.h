@@ -103,6 +103,14 @@ int64_t tt_os_realtime_ns(void);  /* since 1970: GetSystemTimePreciseAsFileTime;
  * calling thread's, the whole process's. */
 int64_t tt_os_thread_cpu_ns(void);
 int64_t tt_os_process_cpu_ns(void);
+/* Another thread of the process, by its id (tt_os_thread_id), opened to read its CPU
+ * time until tt_os_thread_close: a HANDLE with THREAD_QUERY_LIMITED_INFORMATION
+ * (Windows; any handle with that right reads too), its CPU clock's id (Linux); 0 when
+ * it cannot be opened. tt_os_thread_cpu_ns_of: its CPU time so far, -1 when it cannot
+ * be read. */
+uintptr_t tt_os_thread_open(uint32_t tid);
+int64_t tt_os_thread_cpu_ns_of(uintptr_t thread);
+void tt_os_thread_close(uintptr_t thread);
 /* The TSC and the clocks, read as close together as it can (the tightest of a few
  * tries, the TSC in the middle of the monotonic clock's reading): anchor.c, one for
  * both systems, on the clocks above. */

@@ -321,10 +321,8 @@ static int64_t tt_os_filetime_ns(FILETIME t)
 
 int64_t tt_os_thread_cpu_ns(void)
 {
-	FILETIME created, exited, kernel, user;
-	if (!GetThreadTimes(GetCurrentThread(), &created, &exited, &kernel, &user))
-		return 0;
-	return tt_os_filetime_ns(kernel) + tt_os_filetime_ns(user);
+	int64_t ns = tt_os_thread_cpu_ns_of((uintptr_t)GetCurrentThread());
+	return ns < 0 ? 0 : ns;
 }
 
 int64_t tt_os_process_cpu_ns(void)
@@ -333,6 +331,25 @@ int64_t tt_os_process_cpu_ns(void)
 	if (!GetProcessTimes(GetCurrentProcess(), &created, &exited, &kernel, &user))
 		return 0;
 	return tt_os_filetime_ns(kernel) + tt_os_filetime_ns(user);
+}
+
+uintptr_t tt_os_thread_open(uint32_t tid)
+{
+	HANDLE thread = OpenThread(THREAD_QUERY_LIMITED_INFORMATION, FALSE, tid);
+	return (uintptr_t)thread;
+}
+
+int64_t tt_os_thread_cpu_ns_of(uintptr_t thread)
+{
+	FILETIME created, exited, kernel, user;
+	if (!GetThreadTimes((HANDLE)thread, &created, &exited, &kernel, &user))
+		return -1;
+	return tt_os_filetime_ns(kernel) + tt_os_filetime_ns(user);
+}
+
+void tt_os_thread_close(uintptr_t thread)
+{
+	CloseHandle((HANDLE)thread);
 }
 
 void tt_os_clock_reading(const struct tt_anchor *anchor, struct tt_clock_reading *reading)

@@ -1,8 +1,11 @@
 /* Windows' thread counters, the coarser split of a spike's time: a thread's context
- * switches come only from the kernel's events (ETW), which need an administrator
- * (etw.c, where the process is elevated); what any thread of the process may read is each thread's CPU time. The
- * thread tt-sched reads every recording thread's, as Linux's counters are read
- * (TT_SEC_SCHEDSTAT, TT_SCHEDSTAT_RUN_ONLY: run_ns alone): its cycle time at the
+ * switches, each with its reason, come only from the kernel's events (ETW), which
+ * need an administrator (etw.c, where the process is elevated); what any thread of
+ * the process may read is each thread's CPU time and, where ntdll answers
+ * ThreadSystemThreadInformation (not Wine), how many times it was switched in
+ * (TT_SCHEDSTAT_SWITCH_COUNT, in timeslices): none across a spike says it was on CPU
+ * throughout. The thread tt-sched reads every recording thread's, as Linux's counters
+ * are read (TT_SEC_SCHEDSTAT, TT_SCHEDSTAT_RUN_ONLY): its cycle time at the
  * TSC's rate where QueryThreadCycleTime answers, every 4 ms; else (Wine) its times
  * (GetThreadTimes), which move in steps of the system's tick, every 16 ms. A reading
  * that says what the one before it said stretches that one (only the last of a
@@ -36,13 +39,41 @@ struct tt__thread_counters {
 	uint64_t lost;
 };
 
+/* ntdll's NtQueryInformationThread, class ThreadSystemThreadInformation: the thread's
+ * SYSTEM_THREAD_INFORMATION, one system call (Windows 10's later builds and 11; Wine 8
+ * answers STATUS_NOT_IMPLEMENTED, and its whole-system SystemProcessInformation counts
+ * no switches: 0). */
+#define TT__THREAD_SYSTEM_INFORMATION 40
+struct tt__system_thread_information { /* (winternl.h's SYSTEM_THREAD_INFORMATION) */
+	LARGE_INTEGER kernel_time, user_time, create_time;
+	ULONG wait_time;
+	void *start_address;
+	HANDLE process, thread;
+	LONG priority, base_priority;
+	ULONG context_switches, state, wait_reason;
+};
+_Static_assert(sizeof(struct tt__system_thread_information) == 80, "the class's length, which ntdll demands");
+typedef LONG(NTAPI *tt__query_thread_fn)(HANDLE, ULONG, void *, ULONG, ULONG *);
+
 static struct {
 	struct tt_os_lock lock;
 	struct tt__thread_counters **of; /* by slot index */
 	size_t cap;
 	int cycles; /* QueryThreadCycleTime answers */
+	tt__query_thread_fn query_thread; /* it answers ThreadSystemThreadInformation, or NULL */
 	int off;    /* TICKTRACE_SCHED=0 */
 } tt__counters;
+
+/* The thread's context switches so far; false where ntdll does not say. */
+static int tt__switches(HANDLE thread, uint64_t *switches)
+{
+	struct tt__system_thread_information info;
+	if (!tt__counters.query_thread ||
+	    tt__counters.query_thread(thread, TT__THREAD_SYSTEM_INFORMATION, &info, sizeof info, NULL) < 0)
+		return 0;
+	*switches = info.context_switches;
+	return 1;
+}
 
 /* The thread's CPU time in ns; false where it cannot be read. */
 static int tt__cpu_ns(HANDLE thread, uint64_t *ns)
@@ -57,12 +88,9 @@ static int tt__cpu_ns(HANDLE thread, uint64_t *ns)
 		*ns = (uint64_t)((unsigned __int128)cycles * (uint64_t)clock / tsc);
 		return 1;
 	}
-	FILETIME created, exited, kernel, user;
-	if (!GetThreadTimes(thread, &created, &exited, &kernel, &user))
-		return 0;
-	*ns = (((uint64_t)kernel.dwHighDateTime << 32 | kernel.dwLowDateTime) +
-	       ((uint64_t)user.dwHighDateTime << 32 | user.dwLowDateTime)) * 100;
-	return 1;
+	int64_t times = tt_os_thread_cpu_ns_of((uintptr_t)thread);
+	*ns = (uint64_t)times;
+	return times >= 0;
 }
 
 /* A store for thread `tid`, made at its first reading (NULL without memory); one that
@@ -74,11 +102,11 @@ static struct tt__thread_counters *tt__store_new(uint32_t tid)
 		return NULL;
 	tt__etw_track(tid);
 	c->tid = tid;
-	c->thread = OpenThread(THREAD_QUERY_LIMITED_INFORMATION, FALSE, tid);
+	c->thread = (HANDLE)tt_os_thread_open(tid);
 	c->at = malloc(TT__READINGS * sizeof(*c->at));
 	if (!c->thread || !c->at) {
 		if (c->thread)
-			CloseHandle(c->thread);
+			tt_os_thread_close((uintptr_t)c->thread);
 		free(c->at);
 		c->at = NULL;
 		c->done = 1;
@@ -116,7 +144,8 @@ static void tt__store_reading(struct tt__thread_counters *c, struct tt_schedstat
 #define TT__AT(i) c->at[(c->first + (i)) % TT__READINGS]
 	if (c->n && r.run_ns < TT__AT(c->n - 1).run_ns) /* (the TSC's rate, refined, may */
 		r.run_ns = TT__AT(c->n - 1).run_ns;      /* put a count a little behind) */
-	if (c->n >= 2 && TT__AT(c->n - 1).run_ns == r.run_ns && TT__AT(c->n - 2).run_ns == r.run_ns) {
+#define TT__SAME(a, b) ((a).run_ns == (b).run_ns && (a).timeslices == (b).timeslices)
+	if (c->n >= 2 && TT__SAME(TT__AT(c->n - 1), r) && TT__SAME(TT__AT(c->n - 2), r)) {
 		TT__AT(c->n - 1).ns = r.ns; /* still: the stretch goes on */
 	} else if (c->n < TT__READINGS) {
 		TT__AT(c->n) = r;
@@ -126,6 +155,7 @@ static void tt__store_reading(struct tt__thread_counters *c, struct tt_schedstat
 		c->first = (c->first + 1) % TT__READINGS;
 		c->lost++;
 	}
+#undef TT__SAME
 #undef TT__AT
 	if (last)
 		c->done = 1; /* (its handle closed by tt-sched, after the lock) */
@@ -134,10 +164,11 @@ static void tt__store_reading(struct tt__thread_counters *c, struct tt_schedstat
 /* A reading of the thread's now; false where none can be had. */
 static int tt__reading(const struct tt__thread_counters *c, struct tt_schedstat_sample *r)
 {
-	uint64_t run;
-	if (c->done || !tt__cpu_ns(c->thread, &run))
+	uint64_t run, switches = 0;
+	if (c->done || !tt__cpu_ns(c->thread, &run) ||
+	    (tt__counters.query_thread && !tt__switches(c->thread, &switches)))
 		return 0;
-	*r = (struct tt_schedstat_sample){.ns = tt_os_monotonic_ns(), .run_ns = run};
+	*r = (struct tt_schedstat_sample){.ns = tt_os_monotonic_ns(), .run_ns = run, .timeslices = switches};
 	return 1;
 }
 
@@ -204,7 +235,7 @@ static void tt__sched_main(void *arg)
 		tt_os_unlock(&tt__counters.lock);
 		for (size_t i = 0; i < n; i++)
 			if (list[i].read && list[i].exited)
-				CloseHandle(list[i].c->thread);
+				tt_os_thread_close((uintptr_t)list[i].c->thread);
 	}
 }
 
@@ -216,6 +247,11 @@ void tt__counters_start(void)
 		return;
 	ULONG64 cycles;
 	tt__counters.cycles = QueryThreadCycleTime(GetCurrentThread(), &cycles) != 0;
+	tt__counters.query_thread =
+		(tt__query_thread_fn)(void (*)(void))GetProcAddress(GetModuleHandleA("ntdll.dll"), "NtQueryInformationThread");
+	uint64_t switches;
+	if (!tt__switches(GetCurrentThread(), &switches))
+		tt__counters.query_thread = NULL;
 	if (tt_os_thread_start(tt__sched_main, NULL) != 0)
 		fprintf(stderr, "ticktrace: tt-sched did not start: spikes have no split\n");
 }
@@ -248,7 +284,8 @@ struct tt_schedstat_sample *tt__counters_copy(const struct tt__slot *s, size_t *
 		*n = c->n;
 		*info = (struct tt_schedstat_info){
 			.thread_index = s->index,
-			.flags = TT_SCHEDSTAT_RUN_ONLY | (tt__counters.cycles ? 0 : TT_SCHEDSTAT_TICK_STEPS),
+			.flags = TT_SCHEDSTAT_RUN_ONLY | (tt__counters.cycles ? 0 : TT_SCHEDSTAT_TICK_STEPS) |
+				 (tt__counters.query_thread ? TT_SCHEDSTAT_SWITCH_COUNT : 0),
 			.lost = c->lost};
 	}
 	tt_os_unlock(&tt__counters.lock);

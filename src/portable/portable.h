@@ -111,6 +111,8 @@ extern struct tt_os_lock tt__lock;
 /* The slow path (asm/record_win64.asm): a thread's first event, a full chunk, another
  * thread in its entry, a full buffer. */
 void tt__record_slow_win64(uint64_t word, uint64_t value, uint64_t tsc, struct tt__hot *entry);
+/* Records that belong together (TT_DESCRIBE's and its text's), in one chunk. */
+void tt__record_many(const struct tt_record *records, size_t n);
 void tt__set_limit(struct tt__slot *slot); /* lock held: the limit its state says */
 void tt__chunk_close(struct tt__slot *slot); /* lock held: the current chunk's size */
 /* Lock held: the calling thread's slot; registered now with `make` (NULL without

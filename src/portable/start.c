@@ -4,9 +4,11 @@
  * TICKTRACE_LIVE=1 (modes stop and ring: live.c). */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <intrin.h>
 
 #include "portable/portable.h"
 #include "record_protocol.h"
@@ -200,6 +202,18 @@ void tt_thread_name(const char *name)
 	snprintf(slot->name, sizeof slot->name, "%s", name);
 	slot->named = 1;
 	tt_os_unlock(&tt__lock);
+}
+
+void tt__describe(const char *fmt, ...)
+{
+	uint64_t tsc = __rdtsc(); /* when it was described, like any event */
+	struct tt_record records[TT_DESCRIBE_RECORDS];
+	va_list ap;
+	va_start(ap, fmt);
+	size_t n = tt_describe_records(records, tsc, fmt, ap);
+	va_end(ap);
+	if (n)
+		tt__record_many(records, n);
 }
 
 static void tt__pause_self(int paused)

@@ -13,6 +13,7 @@
 #include <windows.h>
 #include <tlhelp32.h>
 
+#include "platform/platform.h"
 #include "sampler/sampler.h"
 
 /* CPU time owed samples, at most: what a loaded machine's late ticks could not take
@@ -21,12 +22,8 @@
 
 static uint64_t tt__thread_cpu_ns(HANDLE thread)
 {
-	FILETIME created, exited, kernel, user;
-	if (!GetThreadTimes(thread, &created, &exited, &kernel, &user))
-		return 0;
-	uint64_t k = (uint64_t)kernel.dwHighDateTime << 32 | kernel.dwLowDateTime;
-	uint64_t u = (uint64_t)user.dwHighDateTime << 32 | user.dwLowDateTime;
-	return (k + u) * 100;
+	int64_t ns = tt_os_thread_cpu_ns_of((uintptr_t)thread);
+	return ns < 0 ? 0 : (uint64_t)ns;
 }
 
 static void tt__targets_close(struct tt__suspend *s)

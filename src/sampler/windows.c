@@ -61,16 +61,6 @@ static int tt__nt_errno(LONG status)
 	}
 }
 
-static uint64_t tt__process_cpu_ns(void)
-{
-	FILETIME created, exited, kernel, user;
-	if (!GetProcessTimes(GetCurrentProcess(), &created, &exited, &kernel, &user))
-		return 0;
-	uint64_t k = (uint64_t)kernel.dwHighDateTime << 32 | kernel.dwLowDateTime;
-	uint64_t u = (uint64_t)user.dwHighDateTime << 32 | user.dwLowDateTime;
-	return (k + u) * 100;
-}
-
 int tt__nt_profile_open(struct tt_profile *p)
 {
 	struct tt__ntdll nt;
@@ -106,7 +96,7 @@ static int tt__nt_profile_start(struct tt_profile *p)
 	nt.set_interval(units ? units : 1, TT__NT_PROFILE_TIME);
 	if (nt.query_interval(TT__NT_PROFILE_TIME, &units) >= 0 && units)
 		p->interval = (uint64_t)units * 100;
-	p->u.nt.cpu_start_ns = tt__process_cpu_ns();
+	p->u.nt.cpu_start_ns = (uint64_t)tt_os_process_cpu_ns();
 	LONG status = nt.start(p->u.nt.handle);
 	return status < 0 ? tt__nt_errno(status) : 0;
 }
@@ -125,7 +115,7 @@ static int tt__nt_profile_stop(struct tt_profile *p)
 	struct tt__ntdll nt;
 	tt__ntdll_profile(&nt);
 	LONG status = nt.stop(p->u.nt.handle);
-	p->cpu_ns += tt__process_cpu_ns() - p->u.nt.cpu_start_ns;
+	p->cpu_ns += (uint64_t)tt_os_process_cpu_ns() - p->u.nt.cpu_start_ns;
 	tt__nt_profile_collect(p);
 	return status < 0 ? tt__nt_errno(status) : 0;
 }
@@ -133,7 +123,7 @@ static int tt__nt_profile_stop(struct tt_profile *p)
 /* The process's CPU time: the profile samples all of it. */
 static uint64_t tt__nt_profile_cpu_ns(struct tt_profile *p)
 {
-	return p->cpu_ns + (p->running ? tt__process_cpu_ns() - p->u.nt.cpu_start_ns : 0);
+	return p->cpu_ns + (p->running ? (uint64_t)tt_os_process_cpu_ns() - p->u.nt.cpu_start_ns : 0);
 }
 
 static void tt__nt_profile_close(struct tt_profile *p)

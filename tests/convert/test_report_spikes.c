@@ -543,6 +543,25 @@ static void test_asked_no_switch(void **state)
 	free(r.out);
 }
 
+/* A Windows run of t1's records: thread main without states (Windows'), its counters'
+ * readings with `flags`. */
+static void windows_run(struct tt_fixture *fx, uint32_t flags, const struct tt_schedstat_sample *readings,
+			size_t n)
+{
+	struct tt_tw w;
+	assert_int_equal(tt_tw_open_file(&w, fx->in), 0);
+	tt_tw_header(&w, NULL);
+	tt_tw_process(&w, 4242, "app.exe");
+	tt_tw_sites(&w, sites, N(sites));
+	const struct tt_thread_info windows = {.index = 0, .tid = 101, .events = t1.n,
+					       .flags = TT_THREAD_NO_STATES_FLAGS(TT_NO_STATES_WINDOWS, 0)};
+	tt_tw_thread_info(&w, &windows, "main");
+	tt_tw_events(&w, 0, 0, t1.r, t1.n);
+	tt_tw_schedstat(&w, 0, flags, readings, n);
+	tt_tw_end(&w);
+	assert_int_equal(tt_tw_close(&w), 0);
+}
+
 /* A Windows run (src/portable/counters.c): no switches, its thread's CPU time alone,
  * in steps of the system's tick. A spike of 40 ms, 20 of them on CPU by the readings at
  * its edges, splits into on CPU and the rest unknown, preempted and blocked not told
@@ -560,18 +579,7 @@ static void test_windows_cpu_time(void **state)
 		{MONO(50 * MS), 22 * MS, 0, 0, 0, 0},
 		{MONO(55 * MS), 22 * MS, 0, 0, 0, 0},
 	};
-	struct tt_tw w;
-	assert_int_equal(tt_tw_open_file(&w, fx->in), 0);
-	tt_tw_header(&w, NULL);
-	tt_tw_process(&w, 4242, "app.exe");
-	tt_tw_sites(&w, sites, N(sites));
-	const struct tt_thread_info windows = {.index = 0, .tid = 101, .events = t1.n,
-					       .flags = TT_THREAD_NO_STATES_FLAGS(TT_NO_STATES_WINDOWS, 0)};
-	tt_tw_thread_info(&w, &windows, "main");
-	tt_tw_events(&w, 0, 0, t1.r, t1.n);
-	tt_tw_schedstat(&w, 0, TT_SCHEDSTAT_RUN_ONLY | TT_SCHEDSTAT_TICK_STEPS, readings, N(readings));
-	tt_tw_end(&w);
-	assert_int_equal(tt_tw_close(&w), 0);
+	windows_run(fx, TT_SCHEDSTAT_RUN_ONLY | TT_SCHEDSTAT_TICK_STEPS, readings, N(readings));
 
 	struct tt_run r;
 	RUN_OK(&r, "spikes", fx->in, "-q", "--threshold", "1ms", "--json");
@@ -595,6 +603,65 @@ static void test_windows_cpu_time(void **state)
 	const char *info[] = {"(Windows: CPU time alone, its thread times, in steps of the system's tick)",
 			      "a Windows thread's switches come from the kernel's events (ETW) alone"};
 	assert_out_has(&r, info, N(info));
+	free(r.out);
+}
+
+/* A Windows run whose ntdll counts its threads' switches (TT_SCHEDSTAT_SWITCH_COUNT,
+ * src/portable/counters.c): the same 40 ms spike, 20 ms of CPU time. With no switch
+ * from the reading before it to the one after, it was on CPU throughout and the CPU
+ * time it lacks is stolen; with switches, the rest stays off CPU or unknown, their
+ * number said. (Before, both split as the CPU time alone.) */
+static void windows_switches_run(struct tt_fixture *fx, uint64_t switches_inside, uint64_t switches_after)
+{
+	t1.n = 0;
+	begin(&t1, S_LOAD, 10 * MS);
+	end(&t1, 50 * MS);
+	const struct tt_schedstat_sample readings[] = {
+		{MONO(5 * MS), 0, 0, 7, 0, 0},
+		{MONO(10 * MS), 2 * MS, 0, 7, 0, 0},
+		{MONO(30 * MS), 12 * MS, 0, 7 + switches_inside, 0, 0},
+		{MONO(50 * MS), 22 * MS, 0, 7 + switches_inside + switches_after, 0, 0},
+		{MONO(55 * MS), 22 * MS, 0, 7 + switches_inside + switches_after, 0, 0},
+	};
+	windows_run(fx, TT_SCHEDSTAT_RUN_ONLY | TT_SCHEDSTAT_SWITCH_COUNT, readings, N(readings));
+}
+
+static void test_windows_switch_count(void **state)
+{
+	struct tt_fixture *fx = *state;
+	windows_switches_run(fx, 0, 0);
+	struct tt_run r;
+	RUN_OK(&r, "spikes", fx->in, "-q", "--threshold", "1ms", "--json");
+	cJSON *spike = cJSON_Parse(r.out);
+	free(r.out);
+	assert_non_null(spike);
+	assert_string_equal(str(spike, "causes_from"), "thread-times");
+	assert_int_equal(num(spike, "on_cpu_ns"), 40 * MS);
+	assert_int_equal(num(spike, "unknown_ns"), 0);
+	assert_int_equal(num(spike, "stolen_ns"), 20 * MS);
+	cJSON_Delete(spike);
+	RUN_OK(&r, "spikes", fx->in, "-q", "--threshold", "1ms");
+	const char *still[] = {"(on CPU throughout: the thread's switch count did not move"};
+	assert_out_has(&r, still, N(still));
+	free(r.out);
+	RUN_OK(&r, "info", fx->in);
+	const char *info[] = {"(Windows: CPU time and the count of switches)"};
+	assert_out_has(&r, info, N(info));
+	free(r.out);
+
+	/* 2 switches between the readings inside it, 1 more before the one at its end */
+	windows_switches_run(fx, 2, 1);
+	RUN_OK(&r, "spikes", fx->in, "-q", "--threshold", "1ms", "--json");
+	spike = cJSON_Parse(r.out);
+	free(r.out);
+	assert_non_null(spike);
+	assert_int_equal(num(spike, "on_cpu_ns"), 20 * MS);
+	assert_int_equal(num(spike, "unknown_ns"), 20 * MS);
+	assert_null(cJSON_GetObjectItem(spike, "stolen_ns"));
+	cJSON_Delete(spike);
+	RUN_OK(&r, "spikes", fx->in, "-q", "--threshold", "1ms");
+	const char *moved[] = {"switched out 2 to 3 times"};
+	assert_out_has(&r, moved, N(moved));
 	free(r.out);
 }
 
@@ -698,6 +765,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_never_switched, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_asked_no_switch, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_windows_cpu_time, setup, tt_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_windows_switch_count, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_bad_notes_and_thresholds, setup, tt_fixture_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -394,6 +394,51 @@ static void test_time(void **state)
 	assert_true(tt_os_process_cpu_ns() >= tt_os_thread_cpu_ns());
 }
 
+static uint32_t tt_spinner_tid, tt_spinner_stop;
+
+/* Spins until told to stop, its id published. */
+static void tt_spinner(void *arg)
+{
+	(void)arg;
+	__atomic_store_n(&tt_spinner_tid, tt_os_thread_id(), __ATOMIC_RELEASE);
+	tt_os_wake(&tt_spinner_tid);
+	volatile uint64_t spin = 0;
+	while (!__atomic_load_n(&tt_spinner_stop, __ATOMIC_ACQUIRE))
+		spin++;
+	__atomic_store_n(&tt_spinner_stop, 2, __ATOMIC_RELEASE);
+	tt_os_wake(&tt_spinner_stop);
+}
+
+/* Another thread's CPU time, read by its id: it grows as that thread spins, by what
+ * this thread does not spend; a thread that is not there cannot be read. */
+static void test_thread_cpu_of(void **state)
+{
+	(void)state;
+	assert_int_equal(tt_os_thread_start(tt_spinner, NULL), 0);
+	int64_t deadline = tt_os_monotonic_ns() + INT64_C(60) * 1000000000;
+	while (!__atomic_load_n(&tt_spinner_tid, __ATOMIC_ACQUIRE) && tt_os_monotonic_ns() < deadline)
+		tt_os_wait(&tt_spinner_tid, 0, 1000000000);
+	uintptr_t spinner = tt_os_thread_open(tt_spinner_tid);
+	assert_true(spinner != 0);
+	int64_t first = tt_os_thread_cpu_ns_of(spinner), own0 = tt_os_thread_cpu_ns(), now = first;
+	assert_true(first >= 0);
+	while (now - first < 50 * 1000000 && tt_os_monotonic_ns() < deadline) {
+		tt_os_wait(&tt_spinner_stop, 0, 5 * 1000000); /* (asleep meanwhile) */
+		now = tt_os_thread_cpu_ns_of(spinner);
+	}
+	assert_true(now - first >= 50 * 1000000);
+	assert_true(tt_os_thread_cpu_ns() - own0 < now - first);
+	__atomic_store_n(&tt_spinner_stop, 1, __ATOMIC_RELEASE);
+	while (__atomic_load_n(&tt_spinner_stop, __ATOMIC_ACQUIRE) != 2 && tt_os_monotonic_ns() < deadline)
+		tt_os_wait(&tt_spinner_stop, 1, 1000000000);
+	tt_os_thread_close(spinner);
+	/* (no thread has this id: Windows' are multiples of 4, Linux's at most 2^22) */
+	uintptr_t none = tt_os_thread_open(UINT32_C(0xFFFFFFF1));
+	assert_true(none == 0 || tt_os_thread_cpu_ns_of(none) == -1);
+	if (none)
+		tt_os_thread_close(none);
+}
+
 struct tt_found {
 	uint64_t address;
 	int hits;
@@ -488,7 +533,7 @@ int main(void)
 		cmocka_unit_test(test_wake_all),   cmocka_unit_test(test_lock),
 		cmocka_unit_test(test_memory),  cmocka_unit_test(test_rename),
 		cmocka_unit_test(test_file_map),
-		cmocka_unit_test(test_time),    cmocka_unit_test(test_process),
+		cmocka_unit_test(test_time),    cmocka_unit_test(test_thread_cpu_of), cmocka_unit_test(test_process),
 #ifndef _WIN32
 		cmocka_unit_test(test_crash),
 #endif

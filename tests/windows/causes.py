@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """Spikes' causes in a Windows run (causes.exe, under Wine): its threads' CPU time,
 read by tt-sched (src/portable/counters.c), splits each spike into time on CPU and
-the rest, unknown (Windows counts no switches without an administrator: preempted and
-blocked are not told apart), said as such: causes_from "thread-times" and the error.
+the rest, unknown (Windows gives no switch's reason without an administrator: preempted
+and blocked are not told apart), said as such: causes_from "thread-times" and the error;
+where ntdll counts the threads' switches (real Windows; Wine does not), the sleep's
+said.
 A scope that computed 150 ms of CPU time is that much on CPU, within the error; one
 that slept, next to none. With TICKTRACE_SCHED=0 no spike has a split, and each says
 why.
@@ -71,11 +73,15 @@ def main():
         if sleep["on_cpu_ns"] > sleep["causes_error_ns"] + 5 * MS:
             fail(f"sleep: on CPU {sleep['on_cpu_ns']} ns, beyond its error: {sleep}")
         info = run([ticktrace, "info", ttr]).stdout
-        if "Windows: CPU time alone" not in info or "need an administrator" not in info:
-            fail(f"info does not say the counters are Windows' CPU time alone:\n{info}")
+        # (the count of switches where ntdll gives it: real Windows, not Wine)
+        counted = "Windows: CPU time and the count of switches" in info
+        if not (counted or "Windows: CPU time alone" in info) or "need an administrator" not in info:
+            fail(f"info does not say the counters are Windows' CPU time:\n{info}")
         text = run([ticktrace, "spikes", "--threshold", "50ms", ttr]).stdout
         if "preempted or blocked not told apart" not in text:
             fail(f"spikes' text does not say the split is coarser:\n{text}")
+        if counted and "switched out" not in text:
+            fail(f"the sleep's switches not counted:\n{text}")
         print(f"compute: on CPU {compute['on_cpu_ns'] / MS:.1f} ms within {err / MS:.1f} ms of "
               f"{compute['dur_ns'] / MS:.1f} ms; sleep: {sleep['on_cpu_ns'] / MS:.1f} ms")
 

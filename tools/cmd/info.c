@@ -116,6 +116,7 @@ static void tt_print_counters(FILE *out, const struct tt_file *f, bool switches)
 	if (threads)
 		fprintf(out, "  thread counters (%s): %zu readings of %zu thread%s, %" PRIu64 " lost\n",
 			!run_only ? "schedstat, read in long scopes"
+			: run_only & TT_SCHEDSTAT_SWITCH_COUNT ? "Windows: CPU time and the count of switches"
 			: run_only & TT_SCHEDSTAT_TICK_STEPS ? "Windows: CPU time alone, its thread times, "
 							       "in steps of the system's tick"
 							     : "Windows: CPU time alone, its cycle time",

@@ -714,7 +714,8 @@ static int tt_read_schedstat(struct tt_file *f, struct tt_cursor *c)
 	if ((c->end - c->pos) % sizeof(struct tt_schedstat_sample) != 0)
 		return TT_FAIL(f, at, "SCHEDSTAT payload of %" PRIu64 " bytes is not whole readings",
 			       c->end - c->pos);
-	if (si.flags & ~(uint32_t)(TT_SCHEDSTAT_STEAL | TT_SCHEDSTAT_RUN_ONLY | TT_SCHEDSTAT_TICK_STEPS))
+	if (si.flags & ~(uint32_t)(TT_SCHEDSTAT_STEAL | TT_SCHEDSTAT_RUN_ONLY | TT_SCHEDSTAT_TICK_STEPS |
+				   TT_SCHEDSTAT_SWITCH_COUNT))
 		return TT_FAIL(f, at + offsetof(struct tt_schedstat_info, flags),
 			       "SCHEDSTAT section with unknown flags 0x%" PRIx32, si.flags);
 	struct tt_thread *t = tt_thread_named(f, si.thread_index, at, "SCHEDSTAT");

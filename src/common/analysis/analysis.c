@@ -568,6 +568,16 @@ void tt_an_causes_print(FILE *out, const char *indent, const struct tt_an_causes
 	if (c->from == TT_AN_CAUSES_SCHEDSTAT) {
 		fprintf(out, "%s(from the thread's counters, each within %s)", sep, tt_an_fmt_ns(a, c->error_ns));
 		sep = "; ";
+	} else if (c->from == TT_AN_CAUSES_THREAD_TIMES && c->switches_counted && !c->switches_max) {
+		fprintf(out, "%s(on CPU throughout: the thread's switch count did not move from before it "
+			"to after it)", sep);
+		sep = "; ";
+	} else if (c->from == TT_AN_CAUSES_THREAD_TIMES && c->switches_counted) {
+		fprintf(out, "%s(on CPU from the thread's CPU time, within %s; the rest off CPU, "
+			"switched out %" PRIu64 " to %" PRIu64 " times, preempted or blocked not told "
+			"apart: Windows gives the switches' reasons to an administrator alone)", sep,
+			tt_an_fmt_ns(a, c->error_ns), c->switches_min, c->switches_max);
+		sep = "; ";
 	} else if (c->from == TT_AN_CAUSES_THREAD_TIMES) {
 		fprintf(out, "%s(on CPU from the thread's CPU time, within %s; the rest off CPU, "
 			"preempted or blocked not told apart: no switches were read, which Windows "

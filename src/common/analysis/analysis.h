@@ -101,6 +101,7 @@ struct tt_an_counters {
 	bool steal; /* TT_SCHEDSTAT_STEAL: their CPU time leaves stolen time out */
 	bool run_only; /* TT_SCHEDSTAT_RUN_ONLY: CPU time alone (Windows) */
 	bool tick_steps; /* TT_SCHEDSTAT_TICK_STEPS: each value up to a tick behind */
+	bool switch_count; /* TT_SCHEDSTAT_SWITCH_COUNT: timeslices counts its switches */
 };
 
 /* Where a spike's split came from, and how far it is to be trusted. */
@@ -125,6 +126,11 @@ struct tt_an_causes {
 	bool stolen_known;  /* switches and a CPU time that leaves steal out (TT_SCHEDSTAT_STEAL),
 	                     * read near enough (within half its time on CPU): */
 	int64_t stolen_ns;  /* of on_cpu, the time the hypervisor ran something else */
+	/* thread-times with switch counts (TT_SCHEDSTAT_SWITCH_COUNT): the thread was
+	 * switched in at least switches_min and at most switches_max times inside it (0
+	 * and 0: on CPU throughout, what its CPU time lacks stolen) */
+	bool switches_counted;
+	uint64_t switches_min, switches_max;
 };
 
 /* The names output gives a split's source: "switches", "schedstat", "thread-times"

@@ -110,6 +110,7 @@ int tt_an_thread_counters(struct tt_an_thread *th, const struct tt_schedstat_sam
 	c->steal = flags & TT_SCHEDSTAT_STEAL;
 	c->run_only = flags & TT_SCHEDSTAT_RUN_ONLY;
 	c->tick_steps = flags & TT_SCHEDSTAT_TICK_STEPS;
+	c->switch_count = c->run_only && (flags & TT_SCHEDSTAT_SWITCH_COUNT);
 	if (tt_an_room(th->an, (void **)&c->at, &c->from, &c->n, &c->cap, n, sizeof *c->at) < 0)
 		return -1;
 	for (size_t i = 0; i < n; i++) {
@@ -219,6 +220,20 @@ static bool tt_an_counters_split(const struct tt_an_counters *c, int64_t start, 
 	if (c->run_only) { /* (off CPU, not told apart: unknown) */
 		*split = (struct tt_an_split){on, 0, 0, dur - on};
 		causes->error_ns = (run_s.width + run_e.width) / 2 + (c->tick_steps ? TT_SCHEDSTAT_TICK_NS : 0);
+		/* Its switches in from the readings inside it (at least) to those around it
+		 * (at most). None: it ran at both edges and was never switched out between,
+		 * on CPU throughout by the scheduler; what its CPU time lacks, the
+		 * hypervisor's or the interrupts'. */
+		if (c->switch_count && s_lo && e_hi) {
+			causes->switches_counted = true;
+			causes->switches_max = e_hi->timeslices - s_lo->timeslices;
+			causes->switches_min = s_hi->ns <= e_lo->ns ? e_lo->timeslices - s_hi->timeslices : 0;
+			if (!causes->switches_max) {
+				*split = (struct tt_an_split){dur, 0, 0, 0};
+				causes->stolen_known = true;
+				causes->stolen_ns = dur - on;
+			}
+		}
 		return true;
 	}
 	pre = pre < 0 ? 0 : pre > dur - on ? dur - on : pre;
@@ -259,6 +274,11 @@ void tt_an_causes(const struct tt_an_thread *th, int64_t start, int64_t end, boo
 		*split = by_counters;
 		causes->from = th->counters.run_only ? TT_AN_CAUSES_THREAD_TIMES : TT_AN_CAUSES_SCHEDSTAT;
 		causes->error_ns = counted.error_ns;
+		causes->switches_counted = counted.switches_counted;
+		causes->switches_min = counted.switches_min;
+		causes->switches_max = counted.switches_max;
+		causes->stolen_known = counted.stolen_known;
+		causes->stolen_ns = counted.stolen_ns;
 	}
 	if (counters) {
 		causes->faults = counted.faults;
