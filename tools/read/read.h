@@ -330,9 +330,10 @@ struct tt_trace {
 /* Opens and validates every file; 0, or -1 after reporting the problem.
  * tt_trace_close is needed either way. */
 int tt_trace_open(struct tt_trace *t, char *const *paths, size_t n);
-/* Moves the files of the machines whose host name is `host` by `ns` more (a known
- * offset of their clock: --offset HOST=TIME); 0, or -1 (said) where no file's host
- * is `host`. */
+/* Moves the files of the machines that have a file recorded on host `host` by `ns`
+ * more (a known offset of their clock: --offset HOST=TIME; a machine renamed by
+ * `unshare --uts` goes by any of its names); 0, or -1 (said) where no file's host is
+ * `host`. */
 int tt_trace_offset(struct tt_trace *t, const char *host, int64_t ns);
 /* Moves the files of machine k by `ns` more (its offset_ns too). */
 void tt_trace_move(struct tt_trace *t, size_t k, int64_t ns);

@@ -645,6 +645,34 @@ static void tt_buf_hex(struct tt_buf *b, const uint8_t *bytes, size_t n)
 
 /* The machines the files were recorded on, their clocks' errors and the offsets
  * that placed them (tt_machine): otherData's "machines". */
+static bool tt_same_host(const struct tt_machine_info *a, const struct tt_machine_info *b)
+{
+	return a->host_name_len == b->host_name_len && !memcmp(a->host_name, b->host_name, a->host_name_len);
+}
+
+/* The other names of machine k's host, each once: its files recorded where `unshare
+ * --uts` or a container renamed it ("also_named"; none, the usual case: no key). */
+static void tt_json_also_named(struct tt_buf *b, const struct tt_trace *t, size_t k)
+{
+	const struct tt_machine_info *first = &t->machines[k].file->machine;
+	size_t n = 0;
+	for (size_t i = 0; i < t->nfiles; i++) {
+		const struct tt_machine_info *m = &t->files[i].machine;
+		size_t seen = 0;
+		while (seen < i && !(t->files[seen].machine_index == k && tt_same_host(&t->files[seen].machine, m)))
+			seen++;
+		if (t->files[i].machine_index != k || tt_same_host(m, first) || seen < i)
+			continue;
+		if (n++)
+			TT_BUF_LIT(b, ",");
+		else
+			TT_BUF_LIT(b, ",\"also_named\":[");
+		tt_json_escape_str(b, (struct tt_str){m->host_name, m->host_name_len});
+	}
+	if (n)
+		TT_BUF_LIT(b, "]");
+}
+
 static void tt_json_machines(struct tt_buf *b, const struct tt_trace *t)
 {
 	TT_BUF_LIT(b, ",\"machines\":[");
@@ -655,6 +683,7 @@ static void tt_json_machines(struct tt_buf *b, const struct tt_trace *t)
 			TT_BUF_LIT(b, ",");
 		TT_BUF_LIT(b, "{\"host\":");
 		tt_json_escape_str(b, (struct tt_str){m->host_name, m->host_name_len});
+		tt_json_also_named(b, t, k);
 		TT_BUF_LIT(b, ",\"boot_id\":\"");
 		tt_buf_hex(b, m->boot_id, sizeof m->boot_id);
 		TT_BUF_LIT(b, "\",\"machine_id\":\"");
