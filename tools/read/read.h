@@ -318,6 +318,9 @@ struct tt_trace {
 	int64_t base_ns; /* CLOCK_MONOTONIC of ts 0: the earliest anchor or event */
 	size_t nsites;   /* site ids are below this, over all files */
 	size_t nthreads; /* thread ids likewise */
+	/* The writers show the threads' states at the finish, not at the start: a --split
+	 * shard's view (filter.c), whose end, where they are cut, is known only then */
+	bool states_at_finish;
 	/* Names function addresses (tt_trace_symbolize); NULL: "0x...". */
 	tt_symbolize_fn symbolize;
 	void *symbolize_ctx;

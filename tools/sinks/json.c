@@ -553,6 +553,17 @@ static int tt_json_states(struct tt_json *j, const struct tt_trace *t, const str
 	return 0;
 }
 
+static int tt_json_all_states(struct tt_json *j, const struct tt_trace *t)
+{
+	for (size_t i = 0; i < t->nfiles; i++)
+		for (size_t k = 0; k < t->files[i].nthreads; k++) {
+			const struct tt_thread *th = &t->files[i].threads[k];
+			if ((th->flags & TT_THREAD_SCHED) && tt_json_states(j, t, th) < 0)
+				return -1;
+		}
+	return 0;
+}
+
 /* Escapes every site's and thread's strings once, into fragments. */
 static int tt_json_start(struct tt_sink *sink, const struct tt_trace *t)
 {
@@ -618,13 +629,7 @@ static int tt_json_start(struct tt_sink *sink, const struct tt_trace *t)
 	}
 	tt_out_bytes(j->out, meta.p, meta.len);
 	tt_buf_free(&meta);
-	for (size_t i = 0; i < t->nfiles; i++)
-		for (size_t k = 0; k < t->files[i].nthreads; k++) {
-			const struct tt_thread *th = &t->files[i].threads[k];
-			if ((th->flags & TT_THREAD_SCHED) && tt_json_states(j, t, th) < 0)
-				return -1;
-		}
-	return 0;
+	return t->states_at_finish ? 0 : tt_json_all_states(j, t);
 }
 
 static void tt_buf_i64(struct tt_buf *b, int64_t v)
@@ -736,6 +741,8 @@ static int tt_json_finish(struct tt_sink *sink, const struct tt_summary *sum)
 {
 	struct tt_json *j = (struct tt_json *)sink;
 	const struct tt_trace *t = j->trace;
+	if (t->states_at_finish && tt_json_all_states(j, t) < 0)
+		return -1;
 	char folded[256];
 	if (tt_folded_message(&j->folded, folded, sizeof(folded))) {
 		tt_warn("%s", folded);
