@@ -311,28 +311,6 @@ static void tt_say_flows_between_machines(const struct tt_trace *t, const struct
 			"are not drawn; the JSON's are (-o OUT.json)", flows);
 }
 
-/* The slices the conversion writes (what the writer is given: after the filter and
- * the spike marks), counted. */
-struct tt_begins {
-	struct tt_sink sink;
-	size_t n;
-};
-
-static int tt_begins_add(struct tt_sink *s, const struct tt_event *e)
-{
-	(void)e;
-	((struct tt_begins *)s)->n++;
-	return 0;
-}
-
-static void tt_begins_destroy(struct tt_sink *s)
-{
-	(void)s; /* the caller's, on its stack */
-}
-
-static const struct tt_sink_ops tt_begins_ops = {.slice_end = tt_begins_add,
-						 .destroy = tt_begins_destroy};
-
 /* The sinks of one output: writer, the user's filter, the shard's window, the spike
  * marks, each wrapping the next; NULL after reporting (out of memory). */
 struct tt_chain {
@@ -904,10 +882,9 @@ int tt_convert(const struct tt_convert_opts *opts, struct tt_summary *sum)
 				 .output = opts->split ? NULL : opts->output,
 				 .force = opts->force, .quiet = opts->quiet};
 	struct tt_session run;
-	struct tt_begins begins = {.sink.ops = &tt_begins_ops};
 	struct tt_splitter splitter = {.sink.ops = &tt_splitter_ops, .opts = opts, .format = format};
 	struct tt_chain chain = {0};
-	struct tt_sink *sinks[3] = {NULL, &begins.sink}, *bounds = NULL;
+	struct tt_sink *sinks[2] = {NULL}, *bounds = NULL;
 	/* the thresholds are the caller's; the rules read from their file, ours */
 	struct tt_thresholds thresholds = opts->thresholds;
 	int rc = tt_session_open(&run, &ro);
@@ -933,7 +910,7 @@ int tt_convert(const struct tt_convert_opts *opts, struct tt_summary *sum)
 		chain.writer = NULL; /* (on the stack) */
 		rc = sinks[0] ? 0 : -1;
 	}
-	size_t nsinks = opts->split ? 1 : 2;
+	size_t nsinks = 1;
 	/* flows between machines paired, to say those that arrive before they left */
 	if (rc == 0 && run.trace.nmachines > 1) {
 		sinks[nsinks++] = bounds = tt_flow_bounds_new(run.trace.nmachines);
@@ -956,7 +933,7 @@ int tt_convert(const struct tt_convert_opts *opts, struct tt_summary *sum)
 	if (rc == 0 && format == TT_FORMAT_JSON && !opts->split)
 		tt_json_size_check(opts, opts->output, run.out.written); /* (what the commit wrote) */
 	if (rc == 0 && !opts->split && !tt_filter_active(&opts->filter))
-		tt_slice_count_check(opts, begins.n); /* (it counted the whole run) */
+		tt_slice_count_check(opts, run.sum.slices); /* (no filter: the writer's) */
 	tt_thresholds_free(&thresholds);
 	if (sum)
 		*sum = run.sum;

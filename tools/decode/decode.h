@@ -117,6 +117,7 @@ struct tt_summary {
 	uint64_t unbegun;      /* slices opened by the decoder (TT_EV_UNBEGUN) */
 	uint64_t gaps;         /* runs of lost events shown on their thread */
 	uint64_t warnings;
+	uint64_t slices;       /* slices ended (slice_end's, before any filter) */
 };
 
 /* One thread's totals, when its records end. */
