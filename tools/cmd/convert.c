@@ -715,14 +715,16 @@ static int tt_split_send(struct tt_splitter *sp, struct tt_held_event *h)
 		}
 		return rc;
 	}
-	struct tt_shard *sh = tt_shard_at(sp, e->ts); /* (a slice's ts is its begin) */
+	struct tt_open_slices *o = &sp->opened[e->thread->id];
+	/* a slice's end goes where its begin went: the shard of its begin time */
+	struct tt_shard *sh = h->kind == TT_HOLD_END && o->n > e->depth ? o->shard[e->depth] :
+										tt_shard_at(sp, e->ts);
 	if (!sh && h->kind == TT_HOLD_BEGIN)
 		sh = sp->open[0]; /* held back by --from past its shard's end: the oldest open */
-	struct tt_open_slices *o = &sp->opened[e->thread->id];
 	if (h->kind == TT_HOLD_BEGIN || h->kind == TT_HOLD_END)
 		tt_slices_close(o, e->depth);
 	if (!sh)
-		return 0; /* the end of such a slice, or a point of its time: not shown */
+		return 0; /* a point of a time whose shard is finished (--from's held begins') */
 	if (h->kind == TT_HOLD_BEGIN) {
 		if (!tt_grow((void **)&o->shard, &o->cap, (size_t)e->depth + 1, sizeof(*o->shard)))
 			return tt_error("out of memory");
