@@ -423,7 +423,8 @@ struct tt_splitter {
 	const struct tt_convert_opts *opts;
 	enum tt_format format;
 	const struct tt_thresholds *thresholds;
-	const struct tt_trace *trace;
+	const struct tt_trace *trace; /* (what the user's filter shows: gone with it) */
+	size_t nthreads;
 	struct tt_shard **open; /* by number */
 	size_t nopen, open_cap;
 	unsigned made;          /* shards begun */
@@ -764,6 +765,7 @@ static int tt_split_start(struct tt_sink *s, const struct tt_trace *t)
 {
 	struct tt_splitter *sp = (struct tt_splitter *)s;
 	sp->trace = t;
+	sp->nthreads = t->nthreads;
 	sp->ended = calloc(t->nthreads ? t->nthreads : 1, sizeof(*sp->ended));
 	sp->opened = calloc(t->nthreads ? t->nthreads : 1, sizeof(*sp->opened));
 	if (!sp->ended || !sp->opened)
@@ -794,7 +796,7 @@ static void tt_split_destroy(struct tt_sink *s)
 	free(sp->begins);
 	free(sp->text.p);
 	free(sp->ended);
-	for (size_t i = 0; sp->opened && i < sp->trace->nthreads; i++)
+	for (size_t i = 0; sp->opened && i < sp->nthreads; i++)
 		free(sp->opened[i].shard);
 	free(sp->opened);
 }
