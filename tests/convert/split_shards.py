@@ -361,6 +361,30 @@ def check_huge(d):
     print('open serves the first shard of a huge run, or the one named, and says so')
 
 
+def check_filtered(d, ttr):
+    """--split after --thread and --from (the user's filter before the shards, once): the
+    shards' slices are the filtered conversion's; a slice's begin the filter holds back
+    until its thread's first event in the window still ends in the shard it went to."""
+    events = load_json(os.path.join(d, 'whole.json'))
+    times = sorted(s[2] for s in scopes_of(events))
+    start = '%dus' % (times[len(times) // 3] - times[0])  # a third into the run
+    sub = os.path.join(d, 'filtered')
+    os.mkdir(sub)
+    args = ['--thread', 'worker-1', '--from', start]
+    r = run(['convert', '-q', ttr, '-o', os.path.join(sub, 'whole.json')] + args)
+    r2 = run(['convert', '-q', ttr, '--split', str(SPLIT // 4), '-o', os.path.join(sub, 'f.json')] + args)
+    if r.returncode or r2.returncode:
+        fail('--split %s: status %d, %d: %s%s' % (' '.join(args), r.returncode, r2.returncode,
+                                                    r.stderr, r2.stderr))
+    want = sorted(scopes_of(load_json(os.path.join(sub, 'whole.json'))))
+    got = sorted(sum((scopes_of(load_json(j)) for j in shards_named(sub, 'f', 'json')), []))
+    if got != want or len(shards_named(sub, 'f', 'json')) < 2:
+        fail('--split %s: %d slices in %d shards, the filtered run %d' % (
+            ' '.join(args), len(got), len(shards_named(sub, 'f', 'json')), len(want)))
+    print('--split after --thread and --from: %d shards holding the %d slices kept' % (
+        len(shards_named(sub, 'f', 'json')), len(want)))
+
+
 def peak_rss_mb(args):
     """The command's status and its peak memory (MB), run by a child of its own."""
     probe = ('import resource, subprocess, sys; '
@@ -402,6 +426,7 @@ def main():
         ttr = record(d, 'run.ttr', THREADS, SCOPES)
         check_refused(d, ttr)
         check_split(d, ttr)
+        check_filtered(d, ttr)
         check_resplit(d, ttr)
         check_nothing_left(d, ttr)
         skipped = check_states(d)
