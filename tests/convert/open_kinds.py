@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """ticktrace open by what the file is: a raw file is converted to Perfetto's format on
-the fly (served as NAME.pftrace, the same bytes `convert` writes, its temporary
-directory gone afterwards); a JSON trace is served as it is; a file that is not a
-trace is refused with status 1, before any port is opened. Stopped by Ctrl-C
+the fly (served as NAME.pftrace, the same bytes `convert --split` writes as its first
+shard, its temporary directory gone afterwards); a JSON trace is served as it is; a
+file that is not a trace is refused with status 1, before any port is opened. Stopped by Ctrl-C
 (SIGINT), SIGTERM, SIGHUP or any signal whose default ends a process (SIGQUIT, SIGUSR1,
 SIGALRM, a real-time one...) while it serves, or by SIGPIPE as it prints to a pipe
 whose reader left, it dies of the signal and leaves no temporary directory (issue 30
@@ -87,8 +87,11 @@ def main():
     with tempfile.TemporaryDirectory() as d:
         ttr = os.path.join(d, 'run.ttr')
         subprocess.run([sys.argv[1]], check=True, env=dict(os.environ, TICKTRACE_OUT=ttr))
-        pftrace = os.path.join(d, 'run.pftrace')
-        subprocess.run([tool, 'convert', '-q', ttr, '-o', pftrace], check=True)
+        # open serves the first shard of what the Perfetto UI loads (the whole of a run
+        # this small): what convert --split writes
+        subprocess.run([tool, 'convert', '-q', ttr, '--split', '3000000', '-o',
+                        os.path.join(d, 'run.pftrace')], check=True)
+        pftrace = os.path.join(d, 'run.0001.pftrace')
         scratch = os.path.join(d, 'tmp')
         os.mkdir(scratch)
 

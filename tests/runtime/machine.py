@@ -283,6 +283,18 @@ def renamed_host(tmp):
         machines = [m["host"] for m in trace["otherData"].get("machines", [])]
         check(machines in ([host], []), "a renamed host on this boot: machines %s" % machines)
         as_perfetto(tmp, files, (host,))
+        # --offset by the renamed name moves its machine (both files: one boot), as by
+        # the first's; the machine lists its other name
+        for name in (renamed, host):
+            moved, _ = converted(tmp, files, "--offset", name + "=1ms")
+            if not moved:
+                continue
+            other = moved["otherData"]
+            check(other["start_monotonic_ns"] - trace["otherData"]["start_monotonic_ns"] == 10**6,
+                  "--offset %s=1ms: the start moved from %d to %d" % (
+                      name, trace["otherData"]["start_monotonic_ns"], other["start_monotonic_ns"]))
+            check([(m["host"], m.get("also_named"), m["given_offset_ns"]) for m in other["machines"]]
+                  == [(host, [renamed], 10**6)], "--offset %s: machines %s" % (name, other["machines"]))
 
 
 def merge(tmp):

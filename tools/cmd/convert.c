@@ -311,46 +311,6 @@ static void tt_say_flows_between_machines(const struct tt_trace *t, const struct
 			"are not drawn; the JSON's are (-o OUT.json)", flows);
 }
 
-/* The begin time of every slice the conversion writes (what the writer is given:
- * after the filter and the spike marks), counted, and kept for --split. */
-struct tt_begins {
-	struct tt_sink sink;
-	bool keep;
-	int64_t *ts;
-	size_t n, cap;
-};
-
-static int tt_begins_add(struct tt_sink *s, const struct tt_event *e)
-{
-	struct tt_begins *b = (struct tt_begins *)s;
-	if (b->keep && b->n == b->cap) {
-		size_t cap = b->cap ? b->cap * 2 : 1u << 16;
-		int64_t *ts = realloc(b->ts, cap * sizeof(*ts));
-		if (!ts)
-			return tt_error("out of memory (the begins of %zu slices, for --split)", b->n);
-		b->ts = ts;
-		b->cap = cap;
-	}
-	if (b->keep)
-		b->ts[b->n] = e->ts; /* (a slice's ts is its begin) */
-	b->n++;
-	return 0;
-}
-
-static void tt_begins_destroy(struct tt_sink *s)
-{
-	(void)s; /* the caller's, on its stack */
-}
-
-static const struct tt_sink_ops tt_begins_ops = {.slice_end = tt_begins_add,
-						 .destroy = tt_begins_destroy};
-
-static int tt_cmp_i64(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-	return (x > y) - (x < y);
-}
-
 /* The sinks of one output: writer, the user's filter, the shard's window, the spike
  * marks, each wrapping the next; NULL after reporting (out of memory). */
 struct tt_chain {
@@ -419,88 +379,483 @@ static unsigned tt_remove_stale_shards(const char *output, unsigned k)
 	return removed;
 }
 
-/* --split's shards, after a first pass gave the begins of the slices, sorted:
- * shard k holds the slices begun in [its first begin, the next shard's) (a slice
- * open across a boundary belongs, whole, to the shard where it begins), at most
- * opts->split of them unless more begin at one nanosecond; the first shard reaches
- * back to the run's start, the last to its end, so the instants and counters outside
- * all slices are kept too. Each shard is a whole conversion of the run through a
- * window (filter.c, by_begin): its processes, threads, names and clock are all
- * there, and it opens alone. A failure removes the shards already written. */
-static int tt_convert_shards(struct tt_session *run, const struct tt_convert_opts *opts,
-			     enum tt_format format, const struct tt_thresholds *thresholds,
-			     const struct tt_begins *b)
+/* --split in one pass: the shards written as the decoding goes. Shard k holds the
+ * slices begun in [its first begin, the next shard's) (a slice open across a boundary
+ * belongs, whole, to the shard where it begins), at most opts->split of them unless
+ * more begin at one nanosecond, and the instants, counters, flows and frames of that
+ * time; the first reaches back to the run's start, the last to its end. Each is a
+ * whole trace through a window (filter.c, by_begin): processes, threads, names and
+ * clock, and its threads' states cut to it (written at its finish: its end is known
+ * only when the next shard begins). The decoder's threads come window by window
+ * (`advance`: every event up to a time has come), one thread after the other inside
+ * a window, so a window's events are held until its end, when its begins, sorted,
+ * say where shards begin; then each event goes to its shard. A shard is finished
+ * (its file renamed into place) as soon as the decoding is past its end and every
+ * slice begun in it has ended: memory grows with the shards still open (those with
+ * a scope open, such as a thread's outermost) and a window's events, never with
+ * the run. A failure removes the shards already written. */
+enum tt_held_kind { TT_HOLD_BEGIN, TT_HOLD_END, TT_HOLD_INSTANT, TT_HOLD_COUNTER, TT_HOLD_FLOW,
+		    TT_HOLD_FRAME, TT_HOLD_THREAD_END, TT_HOLD_WARNING };
+
+/* An event held until its window ends; its strings copied into the splitter's
+ * `text` (at offsets: the copy may move as it grows). */
+struct tt_held_event {
+	enum tt_held_kind kind;
+	struct tt_event e;
+	struct tt_thread_summary thread_sum; /* TT_HOLD_THREAD_END: of e.thread */
+	size_t text_at, name_at;             /* in text: e.text's copy, e.func_name's */
+};
+
+struct tt_shard {
+	unsigned number;    /* from 1 */
+	bool has_from, has_to;
+	int64_t from, to;   /* its window: its first begin, the next shard's less 1 */
+	uint64_t open;      /* slices begun in it not yet ended */
+	bool written;       /* a file (not only counted: --shard K writes one) */
+	struct tt_out out;
+	struct tt_chain chain;
+	struct tt_sink *first; /* the chain's head */
+	char name[4096];
+};
+
+struct tt_splitter {
+	struct tt_sink sink;
+	const struct tt_convert_opts *opts;
+	enum tt_format format;
+	const struct tt_thresholds *thresholds;
+	const struct tt_trace *trace; /* (what the user's filter shows: gone with it) */
+	size_t nthreads;
+	struct tt_shard **open; /* by number */
+	size_t nopen, open_cap;
+	unsigned made;          /* shards begun */
+	uint64_t have;          /* slices begun in the newest */
+	bool full;              /* the newest is full: the next begin begins a shard */
+	uint64_t slices;        /* begun in all */
+	unsigned *done;         /* the shards written, renamed into place */
+	size_t ndone, done_cap;
+	struct tt_held_event *held; /* the window's events */
+	size_t nheld, held_cap;
+	int64_t *begins;        /* the window's begins, sorted at its end */
+	size_t nbegins, begins_cap;
+	struct tt_buf text;
+	bool *ended;            /* by thread id: its thread_end came */
+	/* By thread id: the shards of its open slices, by depth (a slice whose end the
+	 * user's --min-dur drops is closed by the next begin or end at its depth or above) */
+	struct tt_open_slices {
+		struct tt_shard **shard;
+		size_t n, cap;
+	} *opened;
+	char first_name[4096], last_name[4096];
+};
+
+static bool tt_grow(void **p, size_t *cap, size_t need, size_t size)
 {
-	size_t per = opts->split, start = 0;
-	unsigned k = 0;
+	if (need <= *cap)
+		return true;
+	size_t cap2 = *cap ? *cap * 2 : 256;
+	while (cap2 < need)
+		cap2 *= 2;
+	void *q = realloc(*p, cap2 * size);
+	if (!q)
+		return false;
+	*p = q;
+	*cap = cap2;
+	return true;
+}
+
+/* The shard whose window holds ts: the newest begun at ts or before; NULL when it
+ * is finished (a slice's begin that a user's --from held back until its thread's
+ * first event in the window) */
+static struct tt_shard *tt_shard_at(struct tt_splitter *sp, int64_t ts)
+{
+	for (size_t i = sp->nopen; i-- > 0;)
+		if (!sp->open[i]->has_from || sp->open[i]->from <= ts)
+			return sp->open[i]->has_to && sp->open[i]->to < ts ? NULL : sp->open[i];
+	return NULL;
+}
+
+/* Begins shard `number` at `from` (has_from: not the first), the one before it ending
+ * there. */
+static int tt_shard_begin(struct tt_splitter *sp, bool has_from, int64_t from)
+{
+	const struct tt_convert_opts *opts = sp->opts;
+	struct tt_shard *sh = calloc(1, sizeof(*sh));
+	if (!sh || !tt_grow((void **)&sp->open, &sp->open_cap, sp->nopen + 1, sizeof(*sp->open))) {
+		free(sh);
+		return tt_error("out of memory");
+	}
+	*sh = (struct tt_shard){.number = ++sp->made, .has_from = has_from, .from = from};
+	if (sp->nopen) {
+		struct tt_shard *before = sp->open[sp->nopen - 1];
+		before->has_to = true;
+		before->to = from - 1;
+		if (before->chain.shard)
+			tt_filter_set_end(before->chain.shard, before->to);
+	}
+	sp->open[sp->nopen++] = sh;
+	sp->have = 0;
+	sp->full = false;
+	if (opts->shard && opts->shard != sh->number)
+		return 0; /* only counted */
+	if (opts->shard)
+		snprintf(sh->name, sizeof(sh->name), "%s", opts->output);
+	else if (!tt_shard_name(sh->name, sizeof(sh->name), opts->output, sh->number))
+		return tt_error("%s: the name is too long for its shards", opts->output);
+	if (tt_out_open(&sh->out, sh->name, opts->force) < 0)
+		return -1;
+	sh->written = true;
+	if (sp->format == TT_FORMAT_PERFETTO && tt_perfetto_compress(&sh->out, opts->compress) < 0)
+		return -1;
+	/* (the user's filter and the spike marks are before the splitter, once for all) */
+	struct tt_filter window = {.by_begin = true, .has_from = has_from, .from = from,
+				   .cut_states = true, .open_end = true};
+	sh->chain.writer = tt_writer_new(sp->format, &sh->out, opts);
+	sh->first = sh->chain.shard = sh->chain.writer ? tt_filter_sink_new(sh->chain.writer, &window) : NULL;
+	if (!sh->first)
+		return tt_error("out of memory");
+	return sh->first->ops->start ? sh->first->ops->start(sh->first, sp->trace) : 0;
+}
+
+/* Writes what the shard still owes and renames it into place. */
+static int tt_shard_finish(struct tt_splitter *sp, struct tt_shard *sh, const struct tt_summary *sum)
+{
 	int rc = 0;
-	char name[4096], first_name[4096] = "";
-	do {
-		size_t next = start + per < b->n ? start + per : b->n;
-		while (next < b->n && next > start && b->ts[next - 1] == b->ts[next])
-			next--; /* slices begun at one time stay in one shard */
-		while (next == start && next < b->n && b->ts[next] == b->ts[start])
-			next++; /* more than N begin at one time: the shard is bigger */
-		struct tt_filter window = {.by_begin = true, .has_from = start > 0,
-					   .from = start > 0 ? b->ts[start] : 0,
-					   .has_to = next < b->n,
-					   .to = next < b->n ? b->ts[next] - 1 : 0};
-		start = next;
-		if (opts->shard && opts->shard != ++k)
-			continue;
-		if (opts->shard)
-			snprintf(name, sizeof(name), "%s", opts->output);
-		else if (!tt_shard_name(name, sizeof(name), opts->output, ++k)) {
-			rc = tt_error("%s: the name is too long for its shards", opts->output);
-			break;
+	if (sh->first) {
+		/* what a thread holds at its latest time goes out at its end (Perfetto) */
+		static const struct tt_thread_summary none;
+		for (size_t i = 0; i < sp->trace->nfiles && rc == 0; i++)
+			for (size_t k = 0; k < sp->trace->files[i].nthreads && rc == 0; k++) {
+				const struct tt_thread *th = &sp->trace->files[i].threads[k];
+				if (!sp->ended[th->id] && sh->first->ops->thread_end)
+					rc = sh->first->ops->thread_end(sh->first, th, &none);
+			}
+		if (rc == 0 && sh->first->ops->finish)
+			rc = sh->first->ops->finish(sh->first, sum);
+	}
+	tt_chain_free(&sh->chain);
+	sh->first = NULL;
+	if (sh->written) {
+		sh->written = false;
+		rc = tt_out_finish(&sh->out, rc);
+		if (rc == 0 && sp->format == TT_FORMAT_JSON)
+			tt_json_size_check(sp->opts, sh->name, sh->out.written);
+		if (rc == 0 && !tt_grow((void **)&sp->done, &sp->done_cap, sp->ndone + 1, sizeof(*sp->done)))
+			rc = tt_error("out of memory");
+		if (rc == 0)
+			sp->done[sp->ndone++] = sh->number;
+		if (rc == 0 && sh->number == 1)
+			memcpy(sp->first_name, sh->name, sizeof(sh->name));
+		if (rc == 0)
+			memcpy(sp->last_name, sh->name, sizeof(sh->name));
+	}
+	return rc;
+}
+
+/* Finishes the open shards that nothing more can come to: the decoding past their
+ * end, none of their slices open (all of them at the run's end: `all`). */
+static int tt_shards_finish(struct tt_splitter *sp, int64_t now, bool all, const struct tt_summary *sum)
+{
+	size_t kept = 0;
+	int rc = 0;
+	for (size_t i = 0; i < sp->nopen; i++) {
+		struct tt_shard *sh = sp->open[i];
+		if (rc == 0 && (all || (sh->has_to && sh->to < now && sh->open == 0))) {
+			rc = tt_shard_finish(sp, sh, sum);
+			free(sh);
+		} else {
+			sp->open[kept++] = sh;
 		}
-		struct tt_out out;
-		if (tt_out_open(&out, name, opts->force) < 0) {
-			rc = -1;
-			break;
+	}
+	sp->nopen = kept;
+	return rc;
+}
+
+static int tt_cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* Where the window's begins (sorted, b[0..n)) begin shards: a shard takes up to
+ * opts->split slices, slices begun at one time stay in one shard, and more than
+ * that many begun at one time make it bigger. Earlier windows' begins are all
+ * before b[0]. */
+static int tt_shards_cut(struct tt_splitter *sp, const int64_t *b, size_t n)
+{
+	uint64_t per = sp->opts->split;
+	size_t i = 0; /* the newest shard's first begin in this window (0: perhaps earlier) */
+	if (n && sp->full && tt_shard_begin(sp, true, b[0]) < 0)
+		return -1;
+	while (i < n) {
+		if (sp->have + (n - i) <= per) {
+			sp->have += n - i;
+			sp->full = sp->have >= per;
+			return 0;
 		}
-		if (format == TT_FORMAT_PERFETTO && tt_perfetto_compress(&out, opts->compress) < 0) {
-			tt_out_finish(&out, -1);
-			rc = -1;
-			break;
+		size_t next = i + (size_t)(per - sp->have);
+		size_t lowest = sp->have ? 0 : i; /* (a shard begun in an earlier window may end at b[0]) */
+		while (next > lowest && b[next - 1] == b[next])
+			next--;
+		if (next == i && sp->have == 0) {
+			while (next < n && b[next] == b[i])
+				next++; /* more than N begin at one time: the shard is bigger */
+			if (next == n) {
+				sp->have = n - i;
+				sp->full = true;
+				return 0;
+			}
 		}
-		struct tt_chain chain;
-		struct tt_sink *first =
-			tt_chain_new(&chain, opts, tt_writer_new(format, &out, opts), &window, thresholds);
-		/* the first pass printed the run's warnings: here they go into the shard only */
-		rc = first ? tt_decode(&run->trace, &first, 1) : -1;
-		tt_chain_free(&chain);
-		rc = tt_out_finish(&out, rc);
-		if (rc == 0 && format == TT_FORMAT_JSON)
-			tt_json_size_check(opts, name, out.written);
-		if (k == 1)
-			memcpy(first_name, name, sizeof(name));
-	} while (rc == 0 && start < b->n);
+		if (tt_shard_begin(sp, true, b[next]) < 0)
+			return -1;
+		i = next;
+	}
+	return 0;
+}
+
+static struct tt_held_event *tt_hold(struct tt_splitter *sp, enum tt_held_kind kind,
+				     const struct tt_event *e)
+{
+	if (!tt_grow((void **)&sp->held, &sp->held_cap, sp->nheld + 1, sizeof(*sp->held))) {
+		tt_error("out of memory for a window of %zu events (--split)", sp->nheld);
+		return NULL;
+	}
+	struct tt_held_event *h = &sp->held[sp->nheld++];
+	h->kind = kind;
+	h->text_at = h->name_at = SIZE_MAX;
+	if (!e)
+		return h;
+	h->e = *e;
+	/* the strings an event points to are the decoder's only during the call */
+	if (tt_event_naming(e) == TT_NAMED_BY_FUNC && e->func_name.ptr) {
+		h->name_at = sp->text.len;
+		tt_buf_add(&sp->text, e->func_name.ptr, e->func_name.len);
+	}
+	if (e->flags & TT_EV_NAMED) {
+		h->text_at = sp->text.len;
+		tt_buf_add(&sp->text, e->text, strlen(e->text) + 1);
+	} else if (e->flags & (TT_EV_DESCRIBED | TT_EV_DESCRIBE)) {
+		h->text_at = sp->text.len;
+		tt_buf_add(&sp->text, e->text, e->text_len);
+	}
+	if (sp->text.oom) {
+		tt_error("out of memory for a window's names (--split)");
+		return NULL;
+	}
+	return h;
+}
+
+static int tt_split_begin(struct tt_sink *s, const struct tt_event *e)
+{
+	struct tt_splitter *sp = (struct tt_splitter *)s;
+	if (!tt_grow((void **)&sp->begins, &sp->begins_cap, sp->nbegins + 1, sizeof(*sp->begins)))
+		return tt_error("out of memory for a window's slices (--split)");
+	sp->begins[sp->nbegins++] = e->ts;
+	sp->slices++;
+	return tt_hold(sp, TT_HOLD_BEGIN, e) ? 0 : -1;
+}
+
+#define TT_SPLIT_HOLD(fn, kind)                                                \
+	static int fn(struct tt_sink *s, const struct tt_event *e)                 \
+	{                                                                          \
+		return tt_hold((struct tt_splitter *)s, kind, e) ? 0 : -1;             \
+	}
+TT_SPLIT_HOLD(tt_split_end, TT_HOLD_END)
+TT_SPLIT_HOLD(tt_split_instant, TT_HOLD_INSTANT)
+TT_SPLIT_HOLD(tt_split_counter, TT_HOLD_COUNTER)
+TT_SPLIT_HOLD(tt_split_flow, TT_HOLD_FLOW)
+TT_SPLIT_HOLD(tt_split_frame, TT_HOLD_FRAME)
+
+static int tt_split_thread_end(struct tt_sink *s, const struct tt_thread *t,
+			       const struct tt_thread_summary *sum)
+{
+	struct tt_held_event *h = tt_hold((struct tt_splitter *)s, TT_HOLD_THREAD_END, NULL);
+	if (h) {
+		h->e = (struct tt_event){.thread = t};
+		h->thread_sum = *sum;
+	}
+	return h ? 0 : -1;
+}
+
+static void tt_split_warning(struct tt_sink *s, const char *message)
+{
+	struct tt_splitter *sp = (struct tt_splitter *)s;
+	struct tt_held_event *h = tt_hold(sp, TT_HOLD_WARNING, NULL);
+	if (h) {
+		h->text_at = sp->text.len;
+		tt_buf_add(&sp->text, message, strlen(message) + 1);
+	}
+}
+
+/* The slices open on a thread at `depth` and deeper have ended. */
+static void tt_slices_close(struct tt_open_slices *o, uint32_t depth)
+{
+	for (; o->n > depth; o->n--)
+		o->shard[o->n - 1]->open--;
+}
+
+/* One held event to its shard (or, a thread's end or a warning, to every shard open). */
+static int tt_split_send(struct tt_splitter *sp, struct tt_held_event *h)
+{
+	struct tt_event *e = &h->e;
+	if (h->text_at != SIZE_MAX)
+		e->text = sp->text.p + h->text_at;
+	if (h->name_at != SIZE_MAX)
+		e->func_name.ptr = sp->text.p + h->name_at;
+	if (h->kind == TT_HOLD_THREAD_END || h->kind == TT_HOLD_WARNING) {
+		if (h->kind == TT_HOLD_THREAD_END) {
+			sp->ended[e->thread->id] = true;
+			tt_slices_close(&sp->opened[e->thread->id], 0);
+		}
+		int rc = 0;
+		for (size_t i = 0; i < sp->nopen && rc == 0; i++) {
+			struct tt_sink *f = sp->open[i]->first;
+			if (f && h->kind == TT_HOLD_WARNING && f->ops->warning)
+				f->ops->warning(f, e->text);
+			else if (f && h->kind == TT_HOLD_THREAD_END && f->ops->thread_end)
+				rc = f->ops->thread_end(f, e->thread, &h->thread_sum);
+		}
+		return rc;
+	}
+	struct tt_open_slices *o = &sp->opened[e->thread->id];
+	/* a slice's end goes where its begin went: the shard of its begin time */
+	struct tt_shard *sh = h->kind == TT_HOLD_END && o->n > e->depth ? o->shard[e->depth] :
+										tt_shard_at(sp, e->ts);
+	if (!sh && h->kind == TT_HOLD_BEGIN)
+		sh = sp->open[0]; /* held back by --from past its shard's end: the oldest open */
+	if (h->kind == TT_HOLD_BEGIN || h->kind == TT_HOLD_END)
+		tt_slices_close(o, e->depth);
+	if (!sh)
+		return 0; /* a point of a time whose shard is finished (--from's held begins') */
+	if (h->kind == TT_HOLD_BEGIN) {
+		if (!tt_grow((void **)&o->shard, &o->cap, (size_t)e->depth + 1, sizeof(*o->shard)))
+			return tt_error("out of memory");
+		o->shard[e->depth] = sh;
+		o->n = e->depth + 1;
+		sh->open++;
+	}
+	struct tt_sink *f = sh->first;
+	if (!f)
+		return 0;
+	switch (h->kind) {
+	case TT_HOLD_BEGIN: return f->ops->slice_begin ? f->ops->slice_begin(f, e) : 0;
+	case TT_HOLD_END: return f->ops->slice_end ? f->ops->slice_end(f, e) : 0;
+	case TT_HOLD_INSTANT: return f->ops->instant ? f->ops->instant(f, e) : 0;
+	case TT_HOLD_COUNTER: return f->ops->counter ? f->ops->counter(f, e) : 0;
+	case TT_HOLD_FLOW: return f->ops->flow ? f->ops->flow(f, e) : 0;
+	case TT_HOLD_FRAME: return f->ops->frame ? f->ops->frame(f, e) : 0;
+	default: return 0;
+	}
+}
+
+/* A window's end: its begins say where shards begin, its events go to theirs, and
+ * the shards the decoding is past are finished. */
+static int tt_split_advance(struct tt_sink *s, int64_t ts, const struct tt_summary *so_far)
+{
+	struct tt_splitter *sp = (struct tt_splitter *)s;
+	qsort(sp->begins, sp->nbegins, sizeof(*sp->begins), tt_cmp_i64);
+	int rc = tt_shards_cut(sp, sp->begins, sp->nbegins);
+	for (size_t i = 0; i < sp->nheld && rc == 0; i++)
+		rc = tt_split_send(sp, &sp->held[i]);
+	sp->nheld = sp->nbegins = 0;
+	sp->text.len = 0;
+	return rc < 0 ? rc : tt_shards_finish(sp, ts, false, so_far);
+}
+
+static int tt_split_start(struct tt_sink *s, const struct tt_trace *t)
+{
+	struct tt_splitter *sp = (struct tt_splitter *)s;
+	sp->trace = t;
+	sp->nthreads = t->nthreads;
+	sp->ended = calloc(t->nthreads ? t->nthreads : 1, sizeof(*sp->ended));
+	sp->opened = calloc(t->nthreads ? t->nthreads : 1, sizeof(*sp->opened));
+	if (!sp->ended || !sp->opened)
+		return tt_error("out of memory");
+	return tt_shard_begin(sp, false, 0);
+}
+
+static int tt_split_finish(struct tt_sink *s, const struct tt_summary *sum)
+{
+	struct tt_splitter *sp = (struct tt_splitter *)s;
+	int rc = tt_split_advance(s, INT64_MAX, sum);
+	return rc < 0 ? rc : tt_shards_finish(sp, INT64_MAX, true, sum);
+}
+
+/* Frees the splitter; after a failure, its open shards abandoned (no file; those
+ * written are tt_split_done's). */
+static void tt_split_destroy(struct tt_sink *s)
+{
+	struct tt_splitter *sp = (struct tt_splitter *)s;
+	for (size_t i = 0; i < sp->nopen; i++) {
+		tt_chain_free(&sp->open[i]->chain);
+		if (sp->open[i]->written)
+			tt_out_finish(&sp->open[i]->out, -1);
+		free(sp->open[i]);
+	}
+	free(sp->open);
+	free(sp->held);
+	free(sp->begins);
+	free(sp->text.p);
+	free(sp->ended);
+	for (size_t i = 0; sp->opened && i < sp->nthreads; i++)
+		free(sp->opened[i].shard);
+	free(sp->opened);
+}
+
+static const struct tt_sink_ops tt_splitter_ops = {
+	.start = tt_split_start,
+	.slice_begin = tt_split_begin,
+	.slice_end = tt_split_end,
+	.instant = tt_split_instant,
+	.counter = tt_split_counter,
+	.flow = tt_split_flow,
+	.frame = tt_split_frame,
+	.thread_end = tt_split_thread_end,
+	.advance = tt_split_advance,
+	.warning = tt_split_warning,
+	.finish = tt_split_finish,
+	.destroy = tt_split_destroy,
+};
+
+/* After the decoding: the shards' count, what a failure leaves (nothing), what
+ * --force removes, and the summary line. */
+static int tt_split_report(struct tt_splitter *sp, struct tt_session *run, int rc)
+{
+	const struct tt_convert_opts *opts = sp->opts;
+	char name[4096];
+	unsigned k = sp->made;
 	if (opts->nshards)
 		*opts->nshards = k;
 	if (rc == 0 && opts->shard > k)
 		return tt_error("%s: %u shards of at most %" PRIu64 " slices: there is no shard %u",
 				opts->inputs[0], k, opts->split, opts->shard);
-	if (rc < 0 && !opts->shard) {
-		/* the shard that failed was never renamed into place: only those before it */
-		for (unsigned i = 1; i < k; i++)
-			if (tt_shard_name(name, sizeof(name), opts->output, i))
+	if (rc < 0) {
+		for (size_t i = 0; i < sp->ndone && !opts->shard; i++)
+			if (tt_shard_name(name, sizeof(name), opts->output, sp->done[i]))
 				unlink(name);
+		if (opts->shard && sp->ndone)
+			unlink(opts->output);
 		return -1;
 	}
 	unsigned stale = 0;
-	if (rc == 0 && !opts->shard && opts->force)
+	if (!opts->shard && opts->force)
 		stale = tt_remove_stale_shards(opts->output, k);
-	if (rc == 0 && !opts->shard && !opts->quiet && !tt_diag_quiet)
+	if (!opts->shard && !opts->quiet && !tt_diag_quiet)
 		fprintf(stderr, "ticktrace: %s%s -> %s ... %s: %u shards of at most %" PRIu64
-			" slices (%zu slices, %" PRIu64 " events, %" PRIu64 " threads, %" PRIu64
+			" slices (%" PRIu64 " slices, %" PRIu64 " events, %" PRIu64 " threads, %" PRIu64
 			" dropped, %" PRIu64 " warnings)\n",
-			opts->inputs[0], opts->ninputs > 1 ? " ..." : "", first_name, name, k,
-			opts->split, b->n, run->sum.events, run->sum.threads, run->sum.dropped,
+			opts->inputs[0], opts->ninputs > 1 ? " ..." : "", sp->first_name, sp->last_name, k,
+			opts->split, sp->slices, run->sum.events, run->sum.threads, run->sum.dropped,
 			run->sum.warnings);
 	if (stale && !opts->quiet && !tt_diag_quiet)
 		fprintf(stderr, "ticktrace: removed %u shards past %s, of an earlier split of %s\n",
-			stale, name, opts->output);
+			stale, sp->last_name, opts->output);
+	return 0;
+}
+
+static int tt_split_done(struct tt_splitter *sp, struct tt_session *run, int rc)
+{
+	rc = tt_split_report(sp, run, rc);
+	free(sp->done);
 	return rc;
 }
 
@@ -525,15 +880,15 @@ int tt_convert(const struct tt_convert_opts *opts, struct tt_summary *sum)
 	if (format != TT_FORMAT_PERFETTO && opts->compress != TT_PACK_LARGE)
 		return tt_error("--%s works with Perfetto output only (.pftrace)",
 				opts->compress == TT_PACK_ALWAYS ? "compress" : "no-compress");
-	/* --split: a first pass that only counts, then one output a shard */
+	/* --split: the shards written by the splitter as the one pass goes */
 	struct tt_session_opts ro = {.inputs = opts->inputs, .ninputs = opts->ninputs,
 				 .debug_dir = opts->debug_dir,
 				 .output = opts->split ? NULL : opts->output,
 				 .force = opts->force, .quiet = opts->quiet};
 	struct tt_session run;
-	struct tt_begins begins = {.sink.ops = &tt_begins_ops, .keep = opts->split > 0};
+	struct tt_splitter splitter = {.sink.ops = &tt_splitter_ops, .opts = opts, .format = format};
 	struct tt_chain chain = {0};
-	struct tt_sink *sinks[3] = {NULL, &begins.sink}, *bounds = NULL;
+	struct tt_sink *sinks[2] = {NULL}, *bounds = NULL;
 	/* the thresholds are the caller's; the rules read from their file, ours */
 	struct tt_thresholds thresholds = opts->thresholds;
 	int rc = tt_session_open(&run, &ro);
@@ -554,12 +909,12 @@ int tt_convert(const struct tt_convert_opts *opts, struct tt_summary *sum)
 					&thresholds);
 		rc = sinks[0] ? 0 : -1;
 	} else if (rc == 0) {
-		/* what the writer would be given: the same filter and marks before the count */
-		sinks[0] = tt_chain_new(&chain, opts, &begins.sink, NULL, &thresholds);
+		/* the user's filter and the spike marks once, before the shards */
+		sinks[0] = tt_chain_new(&chain, opts, &splitter.sink, NULL, &thresholds);
 		chain.writer = NULL; /* (on the stack) */
 		rc = sinks[0] ? 0 : -1;
 	}
-	size_t nsinks = opts->split ? 1 : 2;
+	size_t nsinks = 1;
 	/* flows between machines paired, to say those that arrive before they left */
 	if (rc == 0 && run.trace.nmachines > 1) {
 		sinks[nsinks++] = bounds = tt_flow_bounds_new(run.trace.nmachines);
@@ -574,16 +929,15 @@ int tt_convert(const struct tt_convert_opts *opts, struct tt_summary *sum)
 	/* (the sinks go while the trace they read is still open) */
 	tt_chain_free(&chain);
 	tt_sink_free(bounds);
-	if (rc == 0 && opts->split) {
-		qsort(begins.ts, begins.n, sizeof(*begins.ts), tt_cmp_i64);
-		rc = tt_convert_shards(&run, opts, format, &thresholds, &begins);
+	if (opts->split) {
+		tt_split_destroy(&splitter.sink); /* (after a failure: the shards open abandoned) */
+		rc = tt_split_done(&splitter, &run, rc);
 	}
 	rc = tt_session_close(&run, rc);
 	if (rc == 0 && format == TT_FORMAT_JSON && !opts->split)
 		tt_json_size_check(opts, opts->output, run.out.written); /* (what the commit wrote) */
 	if (rc == 0 && !opts->split && !tt_filter_active(&opts->filter))
-		tt_slice_count_check(opts, begins.n); /* (it counted the whole run) */
-	free(begins.ts);
+		tt_slice_count_check(opts, run.sum.slices); /* (no filter: the writer's) */
 	tt_thresholds_free(&thresholds);
 	if (sum)
 		*sum = run.sum;

@@ -117,6 +117,7 @@ struct tt_summary {
 	uint64_t unbegun;      /* slices opened by the decoder (TT_EV_UNBEGUN) */
 	uint64_t gaps;         /* runs of lost events shown on their thread */
 	uint64_t warnings;
+	uint64_t slices;       /* slices ended (slice_end's, before any filter) */
 };
 
 /* One thread's totals, when its records end. */
@@ -154,6 +155,11 @@ struct tt_sink_ops {
 	 * (their track) from 0 over the trace, for sinks that keep state per track. The
 	 * trace writers show them as slices on a thread of their own, TT_FRAMES_TID. */
 	int (*frame)(struct tt_sink *s, const struct tt_event *e);
+	/* Every event at or before `ts` has come: after each of the decoder's windows
+	 * (instants, counters, flows and slice begins at `ts` or before; ends of slices
+	 * begun then may come later); so_far: the run's totals up to here. For a sink that
+	 * cuts the run by time as it goes (convert --split). */
+	int (*advance)(struct tt_sink *s, int64_t ts, const struct tt_summary *so_far);
 	/* A thread's records ended (its open scopes are closed by then). */
 	int (*thread_end)(struct tt_sink *s, const struct tt_thread *t,
 			  const struct tt_thread_summary *sum);

@@ -68,7 +68,7 @@ static int tt_decode_merged(struct tt_decoder *d)
 			}
 			tt_heap_down(d, 0);
 		}
-		if (tt_decoder_flush_flows(d) < 0)
+		if (tt_decoder_flush_flows(d) < 0 || TT_EMIT(d, advance, last, &d->sum) < 0)
 			return -1;
 		if (d->sum.events - d->released_at >= TT_RELEASE_BEHIND_EVENTS)
 			tt_decoder_release_behind(d);

@@ -99,6 +99,7 @@ static int tt_close_scope(struct tt_decoder *d, struct tt_thread_state *st,
 		d->sum.unterminated++;
 		st->unterminated++;
 	}
+	d->sum.slices++;
 	tt_name_func(d, &e);
 	return tt_dispatch(&d->slice_end, &e);
 }

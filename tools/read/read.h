@@ -318,6 +318,9 @@ struct tt_trace {
 	int64_t base_ns; /* CLOCK_MONOTONIC of ts 0: the earliest anchor or event */
 	size_t nsites;   /* site ids are below this, over all files */
 	size_t nthreads; /* thread ids likewise */
+	/* The writers show the threads' states at the finish, not at the start: a --split
+	 * shard's view (filter.c), whose end, where they are cut, is known only then */
+	bool states_at_finish;
 	/* Names function addresses (tt_trace_symbolize); NULL: "0x...". */
 	tt_symbolize_fn symbolize;
 	void *symbolize_ctx;
@@ -330,9 +333,10 @@ struct tt_trace {
 /* Opens and validates every file; 0, or -1 after reporting the problem.
  * tt_trace_close is needed either way. */
 int tt_trace_open(struct tt_trace *t, char *const *paths, size_t n);
-/* Moves the files of the machines whose host name is `host` by `ns` more (a known
- * offset of their clock: --offset HOST=TIME); 0, or -1 (said) where no file's host
- * is `host`. */
+/* Moves the files of the machines that have a file recorded on host `host` by `ns`
+ * more (a known offset of their clock: --offset HOST=TIME; a machine renamed by
+ * `unshare --uts` goes by any of its names); 0, or -1 (said) where no file's host is
+ * `host`. */
 int tt_trace_offset(struct tt_trace *t, const char *host, int64_t ns);
 /* Moves the files of machine k by `ns` more (its offset_ns too). */
 void tt_trace_move(struct tt_trace *t, size_t k, int64_t ns);

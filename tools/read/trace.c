@@ -155,13 +155,25 @@ static int tt_trace_place(struct tt_trace *t)
 	return 0;
 }
 
+/* Whether a file of machine k was recorded on a host named `host`: a machine is a
+ * boot, and `unshare --uts` or a container renames its host, not the machine. */
+static bool tt_machine_named(const struct tt_trace *t, size_t k, const char *host)
+{
+	for (size_t i = 0; i < t->nfiles; i++) {
+		const struct tt_machine_info *m = &t->files[i].machine;
+		if (t->files[i].machine_index == k && strlen(host) == m->host_name_len &&
+		    !memcmp(host, m->host_name, m->host_name_len))
+			return true;
+	}
+	return false;
+}
+
 int tt_trace_offset(struct tt_trace *t, const char *host, int64_t ns)
 {
 	bool found = false;
 	for (size_t k = 0; k < t->nmachines; k++) {
 		struct tt_machine *mc = &t->machines[k];
-		const struct tt_machine_info *m = &mc->file->machine;
-		if (strlen(host) != m->host_name_len || memcmp(host, m->host_name, m->host_name_len))
+		if (!tt_machine_named(t, k, host))
 			continue;
 		found = true;
 		int64_t given;

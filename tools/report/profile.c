@@ -288,6 +288,11 @@ static int tt_ps_thread_end(struct tt_sink *s, const struct tt_thread *t,
 	return TT_FORWARD((struct tt_ps_sink *)s, thread_end, t, sum);
 }
 
+static int tt_ps_advance(struct tt_sink *s, int64_t ts, const struct tt_summary *so_far)
+{
+	return TT_FORWARD((struct tt_ps_sink *)s, advance, ts, so_far);
+}
+
 static void tt_ps_warning(struct tt_sink *s, const char *message)
 {
 	struct tt_ps_sink *a = (struct tt_ps_sink *)s;
@@ -349,6 +354,7 @@ static const struct tt_sink_ops tt_ps_wrap_ops = {
 	.note = tt_ps_note,
 	.frame = tt_ps_frame,
 	.thread_end = tt_ps_thread_end,
+	.advance = tt_ps_advance,
 	.warning = tt_ps_warning,
 	.finish = tt_ps_finish,
 	.destroy = tt_ps_destroy,

@@ -43,6 +43,7 @@ struct tt_filter_sink {
 	struct tt_filter f;
 	/* With f.cut_states: the trace as the inner sink is shown it (tt_filter_view) */
 	struct tt_trace view;
+	const struct tt_trace *trace; /* the trace it was shown (tt_filter_set_end cuts again) */
 	struct tt_thread *view_threads;
 	struct tt_sched_state *view_states;
 	struct tt_filter_thread *threads; /* by thread id */
@@ -123,7 +124,29 @@ static size_t tt_states_cut(const struct tt_thread *th, int64_t lo, int64_t hi,
  * add up to the run's. The view's files and threads are copies: events still point
  * to t's, which sinks know by their index and id, never by their address. Freed with
  * the filter, which goes after the inner sink. */
+static void tt_filter_cut(struct tt_filter_sink *fs, const struct tt_trace *t);
+
 static int tt_filter_view(struct tt_filter_sink *fs, const struct tt_trace *t)
+{
+	size_t states = 0;
+	fs->trace = t;
+	for (size_t i = 0; i < t->nfiles; i++)
+		for (size_t k = 0; k < t->files[i].nthreads; k++)
+			states += t->files[i].threads[k].nstates + 1; /* (and an end) */
+	fs->view = *t;
+	fs->view.states_at_finish = fs->f.open_end;
+	fs->view.files = calloc(t->nfiles ? t->nfiles : 1, sizeof(*fs->view.files));
+	fs->view_threads = calloc(t->nthreads ? t->nthreads : 1, sizeof(*fs->view_threads));
+	fs->view_states = malloc((states ? states : 1) * sizeof(*fs->view_states));
+	if (!fs->view.files || !fs->view_threads || !fs->view_states)
+		return tt_error("out of memory for the threads' states");
+	tt_filter_cut(fs, t);
+	return 0;
+}
+
+/* The view's states cut to the window as it is now (again, once a shard's end is
+ * known: tt_filter_set_end). */
+static void tt_filter_cut(struct tt_filter_sink *fs, const struct tt_trace *t)
 {
 	int64_t lo = INT64_MIN, hi = INT64_MAX;
 	if (fs->f.has_from && __builtin_add_overflow(t->base_ns, fs->f.from, &lo))
@@ -132,16 +155,6 @@ static int tt_filter_view(struct tt_filter_sink *fs, const struct tt_trace *t)
 	if (fs->f.has_to && (__builtin_add_overflow(t->base_ns, fs->f.to, &hi) ||
 			     __builtin_add_overflow(hi, 1, &hi)))
 		hi = fs->f.to < 0 ? INT64_MIN : INT64_MAX;
-	size_t states = 0;
-	for (size_t i = 0; i < t->nfiles; i++)
-		for (size_t k = 0; k < t->files[i].nthreads; k++)
-			states += t->files[i].threads[k].nstates + 1; /* (and an end) */
-	fs->view = *t;
-	fs->view.files = calloc(t->nfiles ? t->nfiles : 1, sizeof(*fs->view.files));
-	fs->view_threads = calloc(t->nthreads ? t->nthreads : 1, sizeof(*fs->view_threads));
-	fs->view_states = malloc((states ? states : 1) * sizeof(*fs->view_states));
-	if (!fs->view.files || !fs->view_threads || !fs->view_states)
-		return tt_error("out of memory for the threads' states");
 	struct tt_thread *th = fs->view_threads;
 	struct tt_sched_state *st = fs->view_states;
 	for (size_t i = 0; i < t->nfiles; i++) {
@@ -156,7 +169,15 @@ static int tt_filter_view(struct tt_filter_sink *fs, const struct tt_trace *t)
 			st += th->nstates;
 		}
 	}
-	return 0;
+}
+
+void tt_filter_set_end(struct tt_sink *s, int64_t to)
+{
+	struct tt_filter_sink *fs = (struct tt_filter_sink *)s;
+	fs->f.has_to = true;
+	fs->f.to = to;
+	if (fs->f.cut_states && fs->trace)
+		tt_filter_cut(fs, fs->trace);
 }
 
 static int tt_filter_start(struct tt_sink *s, const struct tt_trace *t)
@@ -221,6 +242,8 @@ static int tt_filter_begin(struct tt_sink *s, const struct tt_event *e)
 	if (e->depth >= th->cap) {
 		uint32_t cap = th->cap ? th->cap * 2 : 64;
 		uint8_t *fate = realloc(th->fate, cap);
+		if (fate) /* (a parent this filter never saw: begun before a shard's filter was made) */
+			memset(fate + th->cap, TT_PENDING, cap - th->cap);
 		if (fate)
 			th->fate = fate;
 		struct tt_event *pending = realloc(th->pending, cap * sizeof(*pending));
@@ -360,6 +383,11 @@ static int tt_filter_thread_end(struct tt_sink *s, const struct tt_thread *t,
 	return rc < 0 ? rc : TT_FORWARD(fs, thread_end, t, sum);
 }
 
+static int tt_filter_advance(struct tt_sink *s, int64_t ts, const struct tt_summary *so_far)
+{
+	return TT_FORWARD((struct tt_filter_sink *)s, advance, ts, so_far);
+}
+
 static void tt_filter_warning(struct tt_sink *s, const char *message)
 {
 	struct tt_filter_sink *fs = (struct tt_filter_sink *)s;
@@ -408,6 +436,7 @@ static const struct tt_sink_ops tt_filter_ops = {
 	.flow = tt_filter_flow,
 	.frame = tt_filter_frame,
 	.thread_end = tt_filter_thread_end,
+	.advance = tt_filter_advance,
 	.warning = tt_filter_warning,
 	.finish = tt_filter_finish,
 	.destroy = tt_filter_destroy,

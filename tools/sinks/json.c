@@ -553,6 +553,17 @@ static int tt_json_states(struct tt_json *j, const struct tt_trace *t, const str
 	return 0;
 }
 
+static int tt_json_all_states(struct tt_json *j, const struct tt_trace *t)
+{
+	for (size_t i = 0; i < t->nfiles; i++)
+		for (size_t k = 0; k < t->files[i].nthreads; k++) {
+			const struct tt_thread *th = &t->files[i].threads[k];
+			if ((th->flags & TT_THREAD_SCHED) && tt_json_states(j, t, th) < 0)
+				return -1;
+		}
+	return 0;
+}
+
 /* Escapes every site's and thread's strings once, into fragments. */
 static int tt_json_start(struct tt_sink *sink, const struct tt_trace *t)
 {
@@ -618,13 +629,7 @@ static int tt_json_start(struct tt_sink *sink, const struct tt_trace *t)
 	}
 	tt_out_bytes(j->out, meta.p, meta.len);
 	tt_buf_free(&meta);
-	for (size_t i = 0; i < t->nfiles; i++)
-		for (size_t k = 0; k < t->files[i].nthreads; k++) {
-			const struct tt_thread *th = &t->files[i].threads[k];
-			if ((th->flags & TT_THREAD_SCHED) && tt_json_states(j, t, th) < 0)
-				return -1;
-		}
-	return 0;
+	return t->states_at_finish ? 0 : tt_json_all_states(j, t);
 }
 
 static void tt_buf_i64(struct tt_buf *b, int64_t v)
@@ -645,6 +650,34 @@ static void tt_buf_hex(struct tt_buf *b, const uint8_t *bytes, size_t n)
 
 /* The machines the files were recorded on, their clocks' errors and the offsets
  * that placed them (tt_machine): otherData's "machines". */
+static bool tt_same_host(const struct tt_machine_info *a, const struct tt_machine_info *b)
+{
+	return a->host_name_len == b->host_name_len && !memcmp(a->host_name, b->host_name, a->host_name_len);
+}
+
+/* The other names of machine k's host, each once: its files recorded where `unshare
+ * --uts` or a container renamed it ("also_named"; none, the usual case: no key). */
+static void tt_json_also_named(struct tt_buf *b, const struct tt_trace *t, size_t k)
+{
+	const struct tt_machine_info *first = &t->machines[k].file->machine;
+	size_t n = 0;
+	for (size_t i = 0; i < t->nfiles; i++) {
+		const struct tt_machine_info *m = &t->files[i].machine;
+		size_t seen = 0;
+		while (seen < i && !(t->files[seen].machine_index == k && tt_same_host(&t->files[seen].machine, m)))
+			seen++;
+		if (t->files[i].machine_index != k || tt_same_host(m, first) || seen < i)
+			continue;
+		if (n++)
+			TT_BUF_LIT(b, ",");
+		else
+			TT_BUF_LIT(b, ",\"also_named\":[");
+		tt_json_escape_str(b, (struct tt_str){m->host_name, m->host_name_len});
+	}
+	if (n)
+		TT_BUF_LIT(b, "]");
+}
+
 static void tt_json_machines(struct tt_buf *b, const struct tt_trace *t)
 {
 	TT_BUF_LIT(b, ",\"machines\":[");
@@ -655,6 +688,7 @@ static void tt_json_machines(struct tt_buf *b, const struct tt_trace *t)
 			TT_BUF_LIT(b, ",");
 		TT_BUF_LIT(b, "{\"host\":");
 		tt_json_escape_str(b, (struct tt_str){m->host_name, m->host_name_len});
+		tt_json_also_named(b, t, k);
 		TT_BUF_LIT(b, ",\"boot_id\":\"");
 		tt_buf_hex(b, m->boot_id, sizeof m->boot_id);
 		TT_BUF_LIT(b, "\",\"machine_id\":\"");
@@ -707,6 +741,8 @@ static int tt_json_finish(struct tt_sink *sink, const struct tt_summary *sum)
 {
 	struct tt_json *j = (struct tt_json *)sink;
 	const struct tt_trace *t = j->trace;
+	if (t->states_at_finish && tt_json_all_states(j, t) < 0)
+		return -1;
 	char folded[256];
 	if (tt_folded_message(&j->folded, folded, sizeof(folded))) {
 		tt_warn("%s", folded);

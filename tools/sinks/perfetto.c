@@ -81,6 +81,7 @@ struct tt_perfetto {
 	uint64_t frame_tracks;        /* frames' threads described: those numbered below it */
 	struct tt_buf scratch;         /* packets with strings or of any length */
 	struct tt_folded folded;      /* left out: nested deeper than Perfetto shows */
+	int64_t boot_offset;          /* BOOTTIME less CLOCK_MONOTONIC, for the states */
 };
 
 static uint64_t tt_pf_process_uuid(size_t file)
@@ -268,8 +269,8 @@ static int tt_pf_start(struct tt_sink *sink, const struct tt_trace *t)
 				return -1;
 		}
 	}
-	int64_t boot_offset = t->nfiles && anchor->boottime_ns ? anchor->boottime_ns - anchor->monotonic_ns : 0;
-	if (tt_pf_states(p->out, &p->scratch, t, boot_offset) < 0)
+	p->boot_offset = t->nfiles && anchor->boottime_ns ? anchor->boottime_ns - anchor->monotonic_ns : 0;
+	if (!t->states_at_finish && tt_pf_states(p->out, &p->scratch, t, p->boot_offset) < 0)
 		return -1;
 	/* flows and frames: a sequence per machine, as their tracks are the machine's */
 	int rc = 0;
@@ -669,7 +670,7 @@ static int tt_pf_finish(struct tt_sink *sink, const struct tt_summary *sum)
 	char folded[256];
 	if (tt_folded_message(&p->folded, folded, sizeof(folded)))
 		tt_warn("%s", folded);
-	return 0;
+	return p->trace->states_at_finish ? tt_pf_states(p->out, &p->scratch, p->trace, p->boot_offset) : 0;
 }
 
 /* Counters go on a track per process and name, described at first use. Its uuid is

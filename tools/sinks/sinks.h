@@ -105,11 +105,17 @@ struct tt_filter {
 	/* The threads' states too (convert's writers, which show them at their start):
 	 * each chosen thread's cut at the window's edges, none of the others' */
 	bool cut_states;
+	/* A --split shard's, whose end is known only later (tt_filter_set_end): the
+	 * trace it shows says its states come at the finish (tt_trace.states_at_finish) */
+	bool open_end;
 };
 
 /* Passes to `inner` only what the filter keeps (filter.c); `inner` stays the
  * caller's to free. */
 struct tt_sink *tt_filter_sink_new(struct tt_sink *inner, const struct tt_filter *f);
+/* Ends a filter's window at `to` (ns since the trace start, the last kept), its
+ * threads' states cut there: a --split shard's, once the next shard begins. */
+void tt_filter_set_end(struct tt_sink *filter, int64_t to);
 /* Whether the filter keeps less than everything. */
 bool tt_filter_active(const struct tt_filter *f);
 
