@@ -276,19 +276,32 @@ FILE *tt__err_stream(void)
 	return tt__err_file ? tt__err_file : stderr;
 }
 
+/* Closes the calling thread's descriptors first to last. (Before Linux 5.9, one by one.) */
+static void tt__close_range(unsigned first, unsigned last)
+{
+	if (syscall(SYS_close_range, first, last, 0u) == 0)
+		return;
+	int floor, share;
+	tt__fd_share(&floor, &share);
+	for (int fd = (int)first; fd < floor + share && (unsigned)fd <= last; fd++)
+		close(fd);
+}
+
 int tt__fd_private_table(void)
 {
 	if (unshare(CLONE_FILES) < 0)
 		return -errno;
 	tt__own_table = 1;
 	/* The copy holds the program's files open (a pipe's reader would wait on it for
-	 * its end): let every one go. (Before Linux 5.9, one by one.) */
-	if (syscall(SYS_close_range, 0u, ~0u, 0u) < 0) {
-		int floor, share;
-		tt__fd_share(&floor, &share);
-		for (int fd = 0; fd < floor + share; fd++)
-			close(fd);
-	}
+	 * its end): let every one go. A sanitizer build
+	 * keeps number 2, where the sanitizers write their reports (raw writes, not
+	 * tt__err's): the program's stderr as it was, held open by this thread. */
+#ifdef TT_SANITIZED
+	tt__close_range(0, 1);
+	tt__close_range(3, ~0u);
+#else
+	tt__close_range(0, ~0u);
+#endif
 	return 0;
 }
 

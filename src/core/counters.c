@@ -17,17 +17,20 @@
 #include "core/core_internal.h"
 
 /* A scope this old is watched, its first reading taken then: tt-sched wakes for it
- * where a look saw the scope open before (1 ms, at the first look past it, read 1
- * to 2 ms into a spike). A spike of a few milliseconds has its readings as near its
- * edges as before (1.5 ms into it, and within a look after it); a scope shorter,
- * most of them no spike, costs no reading. */
-#define TT__COUNTERS_AFTER_NS 1500000
+ * where a look saw the scope open before. A split's error is at most two thirds of
+ * the gaps from its edges to the readings after them (common/analysis/states.c): a
+ * spike of 5 ms, read 2 ms into it and within a look after it (1 ms, and 0.75 ms
+ * more for a tt-sched kept off the CPUs), is split within half its length; a scope
+ * shorter, most of them no spike (a 2 ms sleep, a mutex's wait), costs no reading. */
+#define TT__COUNTERS_AFTER_NS 2000000
 /* tt-sched wakes no sooner than this for a scope's first reading */
 #define TT__COUNTERS_NEAR_NS 50000
 /* and read again this often, or each quarter of the time it has been open: what a
- * spike's edges need is its first reading and the one after it; those between give
- * the pace near its end */
-#define TT__COUNTERS_BETWEEN_NS 4000000
+ * spike's edges need is its first reading and the one after it (the end's error is
+ * two thirds of the wait for that one); those between give the pace near its end,
+ * and bound its CPU time there if the one after comes late (every 4 ms, the
+ * benchmark's schedstat_overhead_pct was 4.2 %, now 3.3 %) */
+#define TT__COUNTERS_BETWEEN_NS 8000000
 /* readings a thread's store holds at first: a page's (most threads need no more; a
  * page is one fault, not three) */
 #define TT__COUNTERS_FIRST (4096 / sizeof(struct tt_schedstat_sample))

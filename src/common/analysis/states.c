@@ -137,35 +137,140 @@ static size_t tt_an_counters_from(const struct tt_an_counters *c, int64_t ns)
 	return lo;
 }
 
-/* A counter at a moment `x` the thread ran (it recorded an event then), between the
- * readings before and after it: what they allow, and how wide that is. Its CPU time
- * grows at most as fast as the clock, either way. Its wait on a run queue is counted
- * as each wait ends: since the thread ran at x, a wait counted after x began after x
- * (the reading after bounds it), but one counted before x may have begun before the
- * reading before (which bounds nothing of it). Within what they allow, the value is
- * `guess` (the counter's pace inside the spike, carried to its edge), else the middle. */
+/* The thread's CPU time r and run-queue wait w at a moment `x` it ran (it recorded an
+ * event then), from the readings before (`lo`) and after (`hi`) it: what they allow.
+ * Both only grow, from 0. Its CPU time grows at most as fast as the clock. Its wait is
+ * counted as each wait ends: since the thread ran at x, a wait counted after x began
+ * after x, and with the time it ran after x it fits between x and hi (r + w is at
+ * most hi's by hi - x); a wait counted before x may have begun before lo (which bounds
+ * nothing of it). The three intervals, of r, w and r + w, make a hexagon (or less). */
+struct tt_an_edge {
+	int64_t lo[3], hi[3]; /* [0] r, [1] w, [2] r + w */
+	int64_t at[3];        /* the estimate: the hexagon's centre (below) */
+	int64_t err[3];       /* how far each of the three may be from it */
+};
+
+/* The thread's CPU time over a spike, for its stolen time: its value and twice how far
+ * it may be from the kernel's. */
 struct tt_an_estimate {
 	int64_t value, width;
 };
 
 #define TT_AN_NO_GUESS INT64_MIN
+#define TT_AN_UNBOUNDED (INT64_MAX / 4)
 
-static struct tt_an_estimate tt_an_counter_at(const struct tt_schedstat_sample *lo, int64_t at_lo,
-					      const struct tt_schedstat_sample *hi, int64_t at_hi,
-					      int64_t x, bool ahead_bound, int64_t guess, int64_t span)
+/* `since`: a moment the thread is known to have run at or after which lo was read
+ * (the spike's start, for its end with no reading after it), or TT_AN_NO_GUESS. */
+static void tt_an_edge_bounds(struct tt_an_edge *e, const struct tt_schedstat_sample *lo,
+			      const struct tt_schedstat_sample *hi, int64_t x, int64_t since, bool run_only)
 {
-	int64_t low = hi ? at_hi - (hi->ns - x) : at_lo, high = hi ? at_hi : INT64_MAX;
-	if (lo && low < at_lo)
-		low = at_lo;
-	if (lo && ahead_bound && at_lo + (x - lo->ns) < high)
-		high = at_lo + (x - lo->ns);
-	if (!hi && !ahead_bound) /* (no bound above but the spike's length: `span`) */
-		high = at_lo + span;
-	if (high < low)
-		high = low;
-	int64_t value = guess == TT_AN_NO_GUESS ? low + (high - low) / 2
-		      : guess < low ? low : guess > high ? high : guess;
-	return (struct tt_an_estimate){value, high - low};
+	for (int i = 0; i < 3; i++) {
+		e->lo[i] = 0;
+		e->hi[i] = TT_AN_UNBOUNDED;
+	}
+	if (hi) {
+		int64_t gap = hi->ns - x > 0 ? hi->ns - x : 0;
+		int64_t r = (int64_t)hi->run_ns, w = (int64_t)hi->wait_ns;
+		e->hi[0] = r, e->lo[0] = r - gap > 0 ? r - gap : 0;
+		e->hi[1] = w, e->lo[1] = w - gap > 0 ? w - gap : 0;
+		e->hi[2] = r + w, e->lo[2] = r + w - gap > 0 ? r + w - gap : 0;
+	}
+	if (lo) {
+		int64_t r = (int64_t)lo->run_ns, w = (int64_t)lo->wait_ns;
+		int64_t past = x - lo->ns > 0 ? x - lo->ns : 0;
+		e->lo[0] = r > e->lo[0] ? r : e->lo[0];
+		e->hi[0] = r + past < e->hi[0] ? r + past : e->hi[0];
+		e->lo[1] = w > e->lo[1] ? w : e->lo[1];
+		e->lo[2] = r + w > e->lo[2] ? r + w : e->lo[2];
+		if (since != TT_AN_NO_GUESS && since <= lo->ns) { /* (its waits since lo began after since) */
+			int64_t span = x - since;
+			e->hi[1] = w + span < e->hi[1] ? w + span : e->hi[1];
+			e->hi[2] = r + w + span < e->hi[2] ? r + w + span : e->hi[2];
+		}
+	}
+	if (run_only) { /* (no wait read: r alone) */
+		e->lo[1] = e->hi[1] = 0;
+		e->lo[2] = e->lo[0], e->hi[2] = e->hi[0];
+	}
+}
+
+/* Each of the edge's intervals as narrow as the other two allow; false (and nothing
+ * changed) where they leave nothing: readings that disagree (a kernel's rounding). */
+static bool tt_an_edge_tighten(struct tt_an_edge *e)
+{
+	int64_t r_lo = e->lo[2] - e->hi[1] > e->lo[0] ? e->lo[2] - e->hi[1] : e->lo[0];
+	int64_t r_hi = e->hi[2] - e->lo[1] < e->hi[0] ? e->hi[2] - e->lo[1] : e->hi[0];
+	int64_t w_lo = e->lo[2] - e->hi[0] > e->lo[1] ? e->lo[2] - e->hi[0] : e->lo[1];
+	int64_t w_hi = e->hi[2] - e->lo[0] < e->hi[1] ? e->hi[2] - e->lo[0] : e->hi[1];
+	int64_t s_lo = e->lo[0] + e->lo[1] > e->lo[2] ? e->lo[0] + e->lo[1] : e->lo[2];
+	int64_t s_hi = e->hi[0] + e->hi[1] < e->hi[2] ? e->hi[0] + e->hi[1] : e->hi[2];
+	if (r_lo > r_hi || w_lo > w_hi || s_lo > s_hi)
+		return false;
+	e->lo[0] = r_lo, e->hi[0] = r_hi;
+	e->lo[1] = w_lo, e->hi[1] = w_hi;
+	e->lo[2] = s_lo, e->hi[2] = s_hi;
+	return true;
+}
+
+/* The two edges of a spike `dur` long, each narrowed by the other: r, w and r + w
+ * grow by 0 to dur across it (a thread that never slept in it has its start's r + w
+ * pinned by its end's, however late its first reading came). */
+static void tt_an_edges_tighten(struct tt_an_edge *s, struct tt_an_edge *e, int64_t dur)
+{
+	struct tt_an_edge *edge[2] = {s, e};
+	for (int k = 0; k < 2; k++) {
+		if (tt_an_edge_tighten(edge[k]))
+			continue;
+		/* (the sum's interval left out; a reading's clocks taken a moment apart) */
+		for (int i = 0; i < 2; i++)
+			if (edge[k]->hi[i] < edge[k]->lo[i])
+				edge[k]->hi[i] = edge[k]->lo[i];
+		edge[k]->lo[2] = edge[k]->lo[0] + edge[k]->lo[1];
+		edge[k]->hi[2] = edge[k]->hi[0] + edge[k]->hi[1];
+	}
+	struct tt_an_edge s2 = *s, e2 = *e;
+	for (int i = 0; i < 3; i++) {
+		s2.lo[i] = e->lo[i] - dur > s->lo[i] ? e->lo[i] - dur : s->lo[i];
+		s2.hi[i] = e->hi[i] < s->hi[i] ? e->hi[i] : s->hi[i];
+		e2.lo[i] = s->lo[i] > e->lo[i] ? s->lo[i] : e->lo[i];
+		e2.hi[i] = s->hi[i] + dur < e->hi[i] ? s->hi[i] + dur : e->hi[i];
+	}
+	if (tt_an_edge_tighten(&s2) && tt_an_edge_tighten(&e2))
+		*s = s2, *e = e2;
+}
+
+static int64_t tt_an_clamp(int64_t v, int64_t lo, int64_t hi)
+{
+	return v < lo ? lo : v > hi ? hi : v;
+}
+
+/* The estimate whose farthest point of the hexagon is nearest, each of r, w and r + w
+ * counted (the three parts of a split are their differences across the spike): the
+ * least radius R such that r's interval lies within R of it, w's and r + w's too;
+ * among the estimates that reach it, the nearest to `guess` (r and w: the counters'
+ * pace inside the spike carried to its edge), else the middle. A reading long after
+ * x leaves each of r and w anywhere in [0, gap] but their sum too: R is two thirds
+ * of the gap, where the intervals alone would say all of it. */
+static void tt_an_edge_estimate(struct tt_an_edge *e, int64_t guess_r, int64_t guess_w)
+{
+	int64_t R = 0;
+	for (int i = 0; i < 3; i++)
+		R = (e->hi[i] - e->lo[i] + 1) / 2 > R ? (e->hi[i] - e->lo[i] + 1) / 2 : R;
+	int64_t a = (e->hi[0] + e->hi[1] - e->lo[2] + 2) / 3, b = (e->hi[2] - e->lo[0] - e->lo[1] + 2) / 3;
+	R = a > R ? a : R;
+	R = b > R ? b : R;
+	/* r + w within R of every sum, r and w each of theirs */
+	int64_t sum_lo = e->hi[0] + e->hi[1] - 2 * R, sum_hi = e->lo[0] + e->lo[1] + 2 * R;
+	sum_lo = e->hi[2] - R > sum_lo ? e->hi[2] - R : sum_lo;
+	sum_hi = e->lo[2] + R < sum_hi ? e->lo[2] + R : sum_hi;
+	bool guessed = guess_r != TT_AN_NO_GUESS && guess_w != TT_AN_NO_GUESS;
+	int64_t sum = tt_an_clamp(guessed ? guess_r + guess_w : sum_lo + (sum_hi - sum_lo) / 2, sum_lo, sum_hi);
+	int64_t r_lo = e->hi[0] - R > sum - (e->lo[1] + R) ? e->hi[0] - R : sum - (e->lo[1] + R);
+	int64_t r_hi = e->lo[0] + R < sum - (e->hi[1] - R) ? e->lo[0] + R : sum - (e->hi[1] - R);
+	int64_t r = tt_an_clamp(guessed ? guess_r : r_lo + (r_hi - r_lo) / 2, r_lo, r_hi);
+	e->at[0] = r, e->at[1] = sum - r, e->at[2] = sum;
+	for (int i = 0; i < 3; i++)
+		e->err[i] = e->at[i] - e->lo[i] > e->hi[i] - e->at[i] ? e->at[i] - e->lo[i] : e->hi[i] - e->at[i];
 }
 
 /* A counter at x at the pace it had from reading a to reading b (inside the spike),
@@ -199,27 +304,23 @@ static bool tt_an_counters_split(const struct tt_an_counters *c, int64_t start, 
 	 * last, on to its end. */
 	const struct tt_schedstat_sample *s_next = i + 1 < c->n && s_hi->ns < end ? &c->at[i + 1] : NULL;
 	const struct tt_schedstat_sample *e_prev = k >= c->from + 2 && e_lo->ns > start ? &c->at[k - 2] : NULL;
-#define TT_AN_AT(lo, hi, x, field, ahead_bound, guess)                                           \
-	tt_an_counter_at(lo, lo ? (int64_t)lo->field : 0, hi, hi ? (int64_t)hi->field : 0, x, ahead_bound, \
-			 guess, end - start)
 #define TT_AN_FIELD(field) offsetof(struct tt_schedstat_sample, field)
-	struct tt_an_estimate run_s = TT_AN_AT(s_lo, s_hi, start, run_ns, true,
-					       tt_an_paced(s_hi, s_next, TT_AN_FIELD(run_ns), false, start));
-	struct tt_an_estimate run_e = TT_AN_AT(e_lo, e_hi, end, run_ns, true,
-					       tt_an_paced(e_prev, e_lo, TT_AN_FIELD(run_ns), true, end));
-	struct tt_an_estimate wait_s = TT_AN_AT(s_lo, s_hi, start, wait_ns, false,
-						tt_an_paced(s_hi, s_next, TT_AN_FIELD(wait_ns), false, start));
-	struct tt_an_estimate wait_e = TT_AN_AT(e_lo, e_hi, end, wait_ns, false,
-						tt_an_paced(e_prev, e_lo, TT_AN_FIELD(wait_ns), true, end));
-#undef TT_AN_AT
+	struct tt_an_edge s, e;
+	tt_an_edge_bounds(&s, s_lo, s_hi, start, TT_AN_NO_GUESS, c->run_only);
+	tt_an_edge_bounds(&e, e_lo, e_hi, end, start, c->run_only);
+	tt_an_edges_tighten(&s, &e, end - start);
+	tt_an_edge_estimate(&s, tt_an_paced(s_hi, s_next, TT_AN_FIELD(run_ns), false, start),
+			    c->run_only ? 0 : tt_an_paced(s_hi, s_next, TT_AN_FIELD(wait_ns), false, start));
+	tt_an_edge_estimate(&e, tt_an_paced(e_prev, e_lo, TT_AN_FIELD(run_ns), true, end),
+			    c->run_only ? 0 : tt_an_paced(e_prev, e_lo, TT_AN_FIELD(wait_ns), true, end));
 #undef TT_AN_FIELD
 	int64_t dur = end - start;
-	int64_t on = run_e.value - run_s.value, pre = wait_e.value - wait_s.value;
+	int64_t on = e.at[0] - s.at[0], pre = e.at[1] - s.at[1];
 	on = on < 0 ? 0 : on > dur ? dur : on;
-	*cpu = (struct tt_an_estimate){on, run_s.width + run_e.width};
+	*cpu = (struct tt_an_estimate){on, 2 * (s.err[0] + e.err[0])};
 	if (c->run_only) { /* (off CPU, not told apart: unknown) */
 		*split = (struct tt_an_split){on, 0, 0, dur - on};
-		causes->error_ns = (run_s.width + run_e.width) / 2 + (c->tick_steps ? TT_SCHEDSTAT_TICK_NS : 0);
+		causes->error_ns = s.err[0] + e.err[0] + (c->tick_steps ? TT_SCHEDSTAT_TICK_NS : 0);
 		/* Its switches in from the readings inside it (at least) to those around it
 		 * (at most). None: it ran at both edges and was never switched out between,
 		 * on CPU throughout by the scheduler; what its CPU time lacks, the
@@ -238,8 +339,12 @@ static bool tt_an_counters_split(const struct tt_an_counters *c, int64_t start, 
 	}
 	pre = pre < 0 ? 0 : pre > dur - on ? dur - on : pre;
 	*split = (struct tt_an_split){on, pre, dur - on - pre, 0}; /* (the counters cover it all) */
-	/* Each half-width bounds its part's error; blocked, the rest, has both parts'. */
-	causes->error_ns = (run_s.width + run_e.width + wait_s.width + wait_e.width) / 2;
+	/* On CPU is r's difference, preempted w's, blocked (the rest) r + w's: each within
+	 * its two edges' errors (clamping into [0, dur] brings none farther). */
+	causes->error_ns = s.err[0] + e.err[0];
+	for (int p = 1; p < 3; p++)
+		if (s.err[p] + e.err[p] > causes->error_ns)
+			causes->error_ns = s.err[p] + e.err[p];
 	/* The faults from the reading nearest its start to the one nearest its end. */
 	const struct tt_schedstat_sample *from = !s_lo || (s_hi->ns - start < start - s_lo->ns) ? s_hi : s_lo;
 	const struct tt_schedstat_sample *to = !e_hi || (end - e_lo->ns < e_hi->ns - end) ? e_lo : e_hi;

@@ -1,0 +1,233 @@
+/* A spike's split from its thread's counters (src/common/analysis/states.c), against
+ * the truth of a thread whose life is known: its CPU time r, its run-queue wait w
+ * (counted as each wait ends, as schedstat counts it) and the rest (asleep, or the
+ * hypervisor's), read at chosen moments as tt-sched reads them. Every part of every
+ * split must lie within the resolution it states (causes_error_ns), and that
+ * resolution must say something where tt-sched read late: the first reading 10 ms
+ * into a 12 ms spin of a thread preempted half the time (the seccomp check of
+ * tests/runtime/sched_causes.py, which failed so in CI with a 10.7 ms error). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "analysis/analysis.h"
+
+#define US 1000
+#define MS 1000000
+#define KEY UINT64_C(0x401000)
+
+enum what { RUN, WAIT, ASLEEP };
+
+/* A thread's life from time 0: segments one after another. */
+struct life {
+	enum what what[128];
+	int64_t len[128];
+	int n;
+};
+
+/* Its r and w at t (a wait counts once it ended). */
+static void life_at(const struct life *l, int64_t t, int64_t *r, int64_t *w)
+{
+	int64_t at = 0;
+	*r = *w = 0;
+	for (int i = 0; i < l->n && at < t; at += l->len[i], i++) {
+		int64_t part = t - at < l->len[i] ? t - at : l->len[i];
+		if (l->what[i] == RUN)
+			*r += part;
+		else if (l->what[i] == WAIT && part == l->len[i])
+			*w += part;
+	}
+}
+
+static struct tt_schedstat_sample reading(const struct life *l, int64_t t)
+{
+	struct tt_schedstat_sample s = {.ns = t};
+	int64_t r, w;
+	life_at(l, t, &r, &w);
+	s.run_ns = (uint64_t)r;
+	s.wait_ns = (uint64_t)w;
+	return s;
+}
+
+struct caught {
+	int spikes;
+	struct tt_an_spike spike;
+};
+
+static int catch_spike(void *ctx, const struct tt_an_spike *s)
+{
+	struct caught *c = ctx;
+	c->spikes++;
+	c->spike = *s;
+	return 0;
+}
+
+static size_t no_name(void *ctx, const struct tt_an_thread *th, uint64_t key, char *buf, size_t cap)
+{
+	(void)ctx, (void)th, (void)key;
+	return (size_t)snprintf(buf, cap, "scope");
+}
+
+/* The split of [start, end) from readings at `at` (n of them, in time order); false:
+ * none given. */
+static bool split_of(const struct life *l, int64_t start, int64_t end, const int64_t *at, int n,
+		     struct tt_an_spike *out)
+{
+	struct caught c = {0};
+	struct tt_an an = {.find_spikes = true, .threshold = 1, .spike = catch_spike, .ctx = &c,
+			   .name = no_name};
+	struct tt_an_thread th;
+	tt_an_thread_init(&th, &an, NULL);
+	struct tt_schedstat_sample r[16];
+	for (int i = 0; i < n; i++)
+		r[i] = reading(l, at[i]);
+	assert_int_equal(tt_an_thread_counters(&th, r, (size_t)n, 0, 0), 0);
+	assert_int_equal(tt_an_scope_open(&th, KEY, start), 0);
+	assert_int_equal(tt_an_scope_close(&th, end), 0);
+	tt_an_thread_free(&th);
+	assert_int_equal(c.spikes, 1);
+	*out = c.spike;
+	return c.spike.has_split;
+}
+
+/* Each part within the stated error of the truth. */
+static void assert_within(const struct life *l, int64_t start, int64_t end, const struct tt_an_spike *s)
+{
+	int64_t r0, w0, r1, w1;
+	life_at(l, start, &r0, &w0);
+	life_at(l, end, &r1, &w1);
+	int64_t on = r1 - r0, pre = w1 - w0, blk = end - start - on - pre;
+	int64_t err = s->causes.error_ns;
+	assert_int_equal(s->causes.from, TT_AN_CAUSES_SCHEDSTAT);
+	assert_int_equal(s->split.on_cpu + s->split.preempted + s->split.blocked + s->split.unknown, end - start);
+	if (llabs(s->split.on_cpu - on) > err || llabs(s->split.preempted - pre) > err ||
+	    llabs(s->split.blocked - blk) > err)
+		fail_msg("split on %lld pre %lld blk %lld +-%lld; truth %lld %lld %lld",
+			 (long long)s->split.on_cpu, (long long)s->split.preempted, (long long)s->split.blocked,
+			 (long long)err, (long long)on, (long long)pre, (long long)blk);
+}
+
+/* Two threads pinned to one CPU spin 6 ms of CPU each: a new thread's 12 ms spike,
+ * preempted every half millisecond; tt-sched, starved, reads it first 10 ms in, and
+ * once more 0.7 ms after its end. Its resolution must be at most half its length. */
+static void test_late_first_reading(void **state)
+{
+	(void)state;
+	struct life l = {0};
+	l.what[l.n] = RUN, l.len[l.n++] = 100 * US; /* (its start, before the spike) */
+	for (int i = 0; i < 14; i++) {
+		l.what[l.n] = RUN, l.len[l.n++] = 500 * US;
+		l.what[l.n] = WAIT, l.len[l.n++] = 500 * US;
+	}
+	l.what[l.n] = RUN, l.len[l.n++] = 10 * MS;
+	int64_t start = 100 * US, end = start + 12 * MS + 250 * US; /* (inside a run) */
+	int64_t at[] = {start + 10 * MS, end + 700 * US};
+	struct tt_an_spike s;
+	assert_true(split_of(&l, start, end, at, 2, &s));
+	assert_within(&l, start, end, &s);
+	if (s.causes.error_ns > (end - start) / 2)
+		fail_msg("a resolution of %lld ns for a %lld ns spike", (long long)s.causes.error_ns,
+			 (long long)(end - start));
+}
+
+/* A thread preempted half the time, read 10 ms before a 6 ms spike, 3 ms into it and
+ * 0.3 ms after it: r and w each anywhere in a gap, but not both at once, so the
+ * resolution is two thirds of the gaps (2.2 ms), not all of them. */
+static void test_gap_two_thirds(void **state)
+{
+	(void)state;
+	struct life l = {0};
+	for (int i = 0; i < 40; i++) {
+		l.what[l.n] = RUN, l.len[l.n++] = 300 * US;
+		l.what[l.n] = WAIT, l.len[l.n++] = 300 * US;
+	}
+	int64_t start = 12 * MS + 100 * US, end = start + 6 * MS; /* (both inside runs) */
+	int64_t at[] = {start - 10 * MS, start + 3 * MS, end + 300 * US};
+	struct tt_an_spike s;
+	assert_true(split_of(&l, start, end, at, 3, &s));
+	assert_within(&l, start, end, &s);
+	if (s.causes.error_ns > 2 * (3 * MS + 300 * US) / 3 + 2)
+		fail_msg("a resolution of %lld ns from gaps of 3 and 0.3 ms", (long long)s.causes.error_ns);
+}
+
+static uint64_t rng = 88172645463325252u;
+
+static int64_t uniform(int64_t lo, int64_t hi)
+{
+	rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+	return lo + (int64_t)(rng % (uint64_t)(hi - lo + 1));
+}
+
+/* Random lives, spikes and readings: every part within what its split states. */
+static void test_random_lives_within_error(void **state)
+{
+	(void)state;
+	int split = 0;
+	for (int round = 0; round < 20000; round++) {
+		struct life l = {0};
+		l.n = (int)uniform(6, 40);
+		int64_t total = 0;
+		for (int i = 0; i < l.n; i++) {
+			l.what[i] = i % 2 == 0 ? RUN : (enum what)uniform(1, 2);
+			l.len[i] = uniform(10 * US, 4 * MS);
+			total += l.len[i];
+		}
+		/* the spike begins and ends in runs (the thread records its events) */
+		int a = 2 * (int)uniform(0, (l.n - 1) / 2), b = 2 * (int)uniform(0, (l.n - 1) / 2);
+		if (a > b) {
+			int t = a;
+			a = b, b = t;
+		}
+		int64_t at_a = 0, at_b = 0;
+		for (int i = 0; i < a; i++)
+			at_a += l.len[i];
+		for (int i = 0; i < b; i++)
+			at_b += l.len[i];
+		int64_t start = at_a + uniform(0, l.len[a] - 1), end = at_b + uniform(0, l.len[b] - 1);
+		if (end <= start)
+			continue;
+		int n = (int)uniform(1, 8);
+		int64_t at[16];
+		for (int i = 0; i < n; i++)
+			at[i] = uniform(0, total + 2 * MS);
+		for (int i = 1; i < n; i++) /* (in time order) */
+			for (int k = i; k > 0 && at[k] < at[k - 1]; k--) {
+				int64_t t = at[k];
+				at[k] = at[k - 1], at[k - 1] = t;
+			}
+		struct tt_an_spike s;
+		if (!split_of(&l, start, end, at, n, &s))
+			continue;
+		split++;
+		assert_within(&l, start, end, &s);
+		/* at most two thirds of the gaps from each edge to the reading after it */
+		int64_t gaps = 0, after_start = -1, after_end = -1;
+		for (int i = n - 1; i >= 0; i--) {
+			after_start = at[i] >= start ? at[i] : after_start;
+			after_end = at[i] >= end ? at[i] : after_end;
+		}
+		if (after_start >= 0 && after_end >= 0) {
+			gaps = after_start - start + after_end - end;
+			if (s.causes.error_ns > 2 * gaps / 3 + 2)
+				fail_msg("a resolution of %lld ns from gaps of %lld ns", (long long)s.causes.error_ns,
+					 (long long)gaps);
+		}
+	}
+	assert_true(split > 5000);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_late_first_reading),
+		cmocka_unit_test(test_gap_two_thirds),
+		cmocka_unit_test(test_random_lives_within_error),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
