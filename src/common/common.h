@@ -6,6 +6,7 @@
  *   a SCHED section's head    what it says before its own states, and why a thread
  *                             has none (sched.c)
  *   the scope machine         how a thread's records open and close scopes (scopes.c)
+ *   a user's text file        read whole, a regular file alone (read_file.c)
  *
  * The analysis library (analysis/analysis.h) sits on it. Nothing here is API: the
  * runtime builds it hidden, as the rest of itself. Names: tt_ and the thing's name
@@ -216,5 +217,13 @@ struct tt_unbegun_scan {
 };
 /* 0, or -1 when out of memory. */
 int tt_unbegun_scan(struct tt_unbegun_scan *u, const struct tt_record *r, size_t n);
+
+/* The whole of the regular file `path`, at most `max` bytes, into *text (malloc'd,
+ * NUL-terminated; its length in *len): 0, or -errno (-EFBIG: more than `max`; -ENOMEM),
+ * or TT_READ_NOT_REGULAR: a device, FIFO or directory, never read (no blocking on a
+ * FIFO, no /dev/zero read without end). tt_read_small_file_problem says which in words. */
+#define TT_READ_NOT_REGULAR (-4096)
+int tt_read_small_file(const char *path, size_t max, char **text, size_t *len);
+const char *tt_read_small_file_problem(int err);
 
 #endif /* TT_COMMON_H */

@@ -515,30 +515,35 @@ void tt__detour_patch_all(struct tt__detour *d, int trampolines, int says)
 				d->modules[i].path, strerror(errno));
 }
 
+/* An exclude list is a few hundred names: a file much larger was not meant. */
+#define TT__DETOUR_EXCLUDE_MAX (16u << 20)
+
 /* TT_ENV_EXCLUDE's patterns, one a line (# starts a comment), into d->excludes. A
- * file that cannot be read is said (one that opens but does not read, a directory,
- * too: getline's failure is not its end), and nothing is left out, or only what was
- * read before. */
+ * regular file alone is read (tt_read_small_file: a device or a FIFO named by mistake would
+ * hold the program before main); one that cannot be is said, and nothing is left
+ * out. */
 static void tt__detour_read_excludes(struct tt__detour *d)
 {
 	const char *path = getenv(TT_ENV_EXCLUDE);
 	if (!path || !*path)
 		return;
-	FILE *f = fopen(path, "re");
-	if (!f) {
-		fprintf(stderr, "ticktrace: %s=%s: %s: no function left out\n", TT_ENV_EXCLUDE, path,
-			strerror(errno));
+	char *text;
+	size_t len;
+	int err = tt_read_small_file(path, TT__DETOUR_EXCLUDE_MAX, &text, &len);
+	if (err) {
+		fprintf(stderr, "ticktrace: %s=%s: %s%s: no function left out\n", TT_ENV_EXCLUDE, path,
+			tt_read_small_file_problem(err), err == -EFBIG ? " (16 MiB)" : "");
 		return;
 	}
-	char *line = NULL;
-	size_t cap = 0;
-	while (getline(&line, &cap, f) >= 0) {
-		line[strcspn(line, "#\r\n")] = 0;
+	for (char *line = text, *next; line < text + len; line = next) {
+		next = line + strcspn(line, "\n");
+		*next++ = 0;
+		line[strcspn(line, "#\r")] = 0;
 		char *start = line + strspn(line, " \t");
-		size_t len = strlen(start);
-		while (len && (start[len - 1] == ' ' || start[len - 1] == '\t'))
-			start[--len] = 0;
-		char **more = len ? realloc(d->excludes, (d->nexcludes + 1) * sizeof(*more)) : NULL;
+		size_t n = strlen(start);
+		while (n && (start[n - 1] == ' ' || start[n - 1] == '\t'))
+			start[--n] = 0;
+		char **more = n ? realloc(d->excludes, (d->nexcludes + 1) * sizeof(*more)) : NULL;
 		if (more && (more[d->nexcludes] = strdup(start))) {
 			d->excludes = more;
 			d->nexcludes++;
@@ -546,15 +551,7 @@ static void tt__detour_read_excludes(struct tt__detour *d)
 			d->excludes = more;
 		}
 	}
-	int err = ferror(f) ? errno : 0;
-	free(line);
-	fclose(f);
-	if (err && !d->nexcludes)
-		fprintf(stderr, "ticktrace: %s=%s: %s: no function left out\n", TT_ENV_EXCLUDE, path,
-			strerror(err));
-	else if (err)
-		fprintf(stderr, "ticktrace: %s=%s: %s: only its first %zu patterns read\n",
-			TT_ENV_EXCLUDE, path, strerror(err), d->nexcludes);
+	free(text);
 }
 
 void tt__detour_free(struct tt__detour *d)

@@ -11,6 +11,7 @@
 #include <elfutils/libdwfl.h>
 #include <ticktrace/format.h>
 
+#include "common.h" /* (tt_read_small_file alone) */
 #include "record_protocol.h"
 #include "symbol_name.h"
 

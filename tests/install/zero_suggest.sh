@@ -73,8 +73,22 @@ grep -q '"name":"slow"' next.json || fail "slow is not in the second run's trace
 # a list that opens but does not read (a directory): said, as a file that does not open is
 LD_LIBRARY_PATH=$libdir TICKTRACE_LIBCALLS=0 TICKTRACE_EXCLUDE=$root TICKTRACE_BUFFER=65536 \
 	TICKTRACE_OUT=$root/dir.ttr ./zero 2>dir.err || fail "the run with a directory for a list exits $?"
-grep -q "TICKTRACE_EXCLUDE=$root: Is a directory: no function left out" dir.err ||
+grep -q "TICKTRACE_EXCLUDE=$root: not a regular file .*: no function left out" dir.err ||
 	{ cat dir.err >&2; fail "a directory for TICKTRACE_EXCLUDE is not said"; }
+# A device or a FIFO for a list: never read, said (a file larger than 16 MiB too), and the program runs. Before, the
+# list of /dev/zero grew without end (1.2 to 4 GB in 6 s; here, capped, until its
+# allocation failed) and a FIFO with no writer held the program before main for ever.
+mkfifo fifo
+truncate -s 17M big.txt
+for list in /dev/zero "$root/fifo" "$root/big.txt"; do
+	(ulimit -v 2000000 2>/dev/null || true
+	 LD_LIBRARY_PATH=$libdir TICKTRACE_LIBCALLS=0 TICKTRACE_EXCLUDE=$list TICKTRACE_BUFFER=65536 \
+		TICKTRACE_OUT=$root/dev.ttr timeout 60 ./zero 2>dev.err) && rc=0 || rc=$?
+	[ "$rc" = 0 ] || { cat dev.err >&2; fail "the run with $list for a list exits $rc (124: held for 60 s)"; }
+	case $list in *big.txt) why='larger than .* (16 MiB)' ;; *) why='not a regular file .*' ;; esac
+	grep -q "TICKTRACE_EXCLUDE=$list: $why: no function left out" dev.err ||
+		{ cat dev.err >&2; fail "$list for TICKTRACE_EXCLUDE is not said"; }
+done
 # A function the run turned off is left out too, whatever its share of the calls the
 # trace counts: tiny, turned off after TICKTRACE_TURN_OFF's 1,024 calls erased, beside
 # slow's 4,000 kept. Before, --suggest saw 1,024 short calls of some 5,000 (not most of

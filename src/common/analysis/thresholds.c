@@ -3,12 +3,9 @@
  * all. It prints nothing: each caller says what went wrong in its own words. */
 #include <ctype.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "analysis_internal.h"
 
@@ -19,48 +16,25 @@ static int tt_an_thresholds_fail(struct tt_an_thresholds_problem *p, enum tt_an_
 	return -1;
 }
 
-/* The whole of a regular file, NUL-terminated; NULL with the problem in *p. Never
- * blocks on a FIFO nor reads a device such as /dev/zero without end. */
+/* The file's text (tt_read_small_file); NULL with the problem in *p. */
 static char *tt_an_read_text(const char *path, struct tt_an_thresholds_problem *p)
 {
-	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	struct stat st;
-	if (fd < 0 || fstat(fd, &st) < 0) {
-		tt_an_thresholds_fail(p, TT_AN_THRESHOLDS_UNREADABLE, 0, NULL);
-		p->err = errno;
-		if (fd >= 0)
-			close(fd);
-		return NULL;
-	}
-	char *text = NULL;
-	if (!S_ISREG(st.st_mode))
+	char *text;
+	size_t len;
+	int err = tt_read_small_file(path, TT_AN_THRESHOLDS_MAX_BYTES, &text, &len);
+	if (err == TT_READ_NOT_REGULAR)
 		tt_an_thresholds_fail(p, TT_AN_THRESHOLDS_NOT_FILE, 0, NULL);
-	else if (st.st_size > TT_AN_THRESHOLDS_MAX_BYTES)
+	else if (err == -EFBIG)
 		tt_an_thresholds_fail(p, TT_AN_THRESHOLDS_TOO_BIG, 0, NULL);
-	else if (!(text = malloc((size_t)st.st_size + 1)))
+	else if (err == -ENOMEM)
 		tt_an_thresholds_fail(p, TT_AN_THRESHOLDS_OOM, 0, NULL);
-	/* (A file that grows meanwhile is read up to the size it had.) */
-	size_t len = 0;
-	while (text && len < (size_t)st.st_size) {
-		ssize_t n = read(fd, text + len, (size_t)st.st_size - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			tt_an_thresholds_fail(p, TT_AN_THRESHOLDS_UNREADABLE, 0, NULL);
-			p->err = n < 0 ? errno : EIO;
-			free(text);
-			text = NULL;
-			break;
-		}
-		len += (size_t)n;
+	else if (err) {
+		tt_an_thresholds_fail(p, TT_AN_THRESHOLDS_UNREADABLE, 0, NULL);
+		p->err = -err;
 	}
-	if (text)
-		text[len] = 0;
-	close(fd);
 	return text;
 }
 
-/* Cuts t->text into lines and fills t->rules; the patterns point into the text. */
 static int tt_an_thresholds_parse(struct tt_an_thresholds *t, struct tt_an_thresholds_problem *p)
 {
 	size_t lines = 1;
