@@ -16,6 +16,7 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <sys/timex.h>
 #include <sys/utsname.h>
 #include <time.h>
@@ -405,6 +406,70 @@ static const uint8_t *tt_os_build_id(const struct dl_phdr_info *info, uint32_t *
 	return NULL;
 }
 
+/* The mapping of this process that holds `at` (/proc/self/maps): its file's device,
+ * inode and path (" (deleted)" and all, as the kernel writes it) into `path`; 0, or
+ * -1 when none holds it or the list does not read. */
+static int tt_os_mapping_at(uintptr_t at, dev_t *dev, ino_t *ino, char *path, size_t cap)
+{
+	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	char buf[PATH_MAX + 256];
+	size_t len = 0;
+	int found = -1;
+	for (;;) {
+		char *nl = memchr(buf, '\n', len);
+		if (!nl) {
+			ssize_t n = len < sizeof buf - 1 ? read(fd, buf + len, sizeof buf - 1 - len) : 0;
+			if (n <= 0)
+				break; /* (a line longer than the buffer: no path that long is read) */
+			len += (size_t)n;
+			continue;
+		}
+		*nl = 0;
+		unsigned long start, end, major, minor, inode;
+		int name_at = 0;
+		if (sscanf(buf, "%lx-%lx %*s %*x %lx:%lx %lu %n", &start, &end, &major, &minor, &inode,
+			   &name_at) == 5 && at >= start && at < end) {
+			*dev = makedev(major, minor);
+			*ino = (ino_t)inode;
+			snprintf(path, cap, "%s", name_at ? buf + name_at : "");
+			found = 0;
+			break;
+		}
+		len -= (size_t)(nl + 1 - buf);
+		memmove(buf, nl + 1, len);
+	}
+	close(fd);
+	return found;
+}
+
+/* A module the loader found by a relative name (LD_LIBRARY_PATH=., dlopen("./x.so")),
+ * from the root, so that a trace read in another directory finds its file: in the
+ * working directory, when the file there is the one mapped (the loader's name kept:
+ * a link's, as it found it); else the mapped file's own path (the program changed
+ * directory since); else the name as it is. `at`: an address of its first segment. */
+static const char *tt_os_module_path(const char *name, uintptr_t at, char *buf, size_t cap)
+{
+	char mapped[PATH_MAX];
+	dev_t dev;
+	ino_t ino;
+	struct stat st;
+	if (tt_os_mapping_at(at, &dev, &ino, mapped, sizeof mapped) < 0)
+		return name;
+	while (name[0] == '.' && name[1] == '/')
+		name += 2;
+	size_t dir_len = getcwd(buf, cap) ? strlen(buf) : 0;
+	if (dir_len && snprintf(buf + dir_len, cap - dir_len, "%s%s", dir_len > 1 ? "/" : "", name) <
+			       (int)(cap - dir_len) &&
+	    stat(buf, &st) == 0 && st.st_dev == dev && st.st_ino == ino)
+		return buf;
+	if (mapped[0] != '/')
+		return name;
+	snprintf(buf, cap, "%s", mapped);
+	return buf;
+}
+
 static int tt_os_module_of(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	(void)size;
@@ -415,8 +480,16 @@ static int tt_os_module_of(struct dl_phdr_info *info, size_t size, void *arg)
 		ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
 		exe[n > 0 ? n : 0] = 0;
 		path = exe;
+	} else if (path[0] != '/' && strchr(path, '/')) { /* (no slash: the vDSO, no file) */
+		for (int i = 0; i < info->dlpi_phnum; i++)
+			if (info->dlpi_phdr[i].p_type == PT_LOAD) {
+				path = tt_os_module_path(path, info->dlpi_addr + info->dlpi_phdr[i].p_vaddr,
+							 exe, sizeof exe);
+				break;
+			}
 	}
-	struct tt_os_module m = {.path = path, .base = info->dlpi_addr};
+	struct tt_os_module m = {.path = path, .loaded_as = info->dlpi_name && *info->dlpi_name ? info->dlpi_name : path,
+				 .base = info->dlpi_addr};
 	m.build_id = tt_os_build_id(info, &m.build_id_len);
 	for (int i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];

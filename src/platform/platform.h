@@ -148,7 +148,9 @@ size_t tt_os_host_name(char *name, size_t size);
  * (code, and the data call sites' descriptors live in), Windows its executable
  * sections (its runtime writes every site it names). 0, or what `each` returned. */
 struct tt_os_module {
-	const char *path;
+	const char *path; /* from the root (Linux: a name the loader found relative to the
+	                   * working directory resolved) */
+	const char *loaded_as; /* the loader's own name for it (dlclose's link map's) */
 	uint64_t base, start, end, file_offset;
 	const uint8_t *build_id;
 	uint32_t build_id_len;

@@ -480,6 +480,7 @@ int tt_os_modules(int (*each)(const struct tt_os_module *module, void *arg), voi
 				continue;
 			struct tt_os_module module = {
 				.path = path,
+				.loaded_as = path,
 				.base = (uint64_t)(uintptr_t)base,
 				.start = (uint64_t)(uintptr_t)(base + sec[s].VirtualAddress),
 				.end = (uint64_t)(uintptr_t)(base + sec[s].VirtualAddress + sec[s].Misc.VirtualSize),

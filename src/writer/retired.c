@@ -95,11 +95,11 @@ const struct tt_callsite *tt__site_descriptor(uint64_t address, const struct tt_
 		       &tt__unloaded_site;
 }
 
-/* The module being unloaded (by its base and its path): its ranges. */
+/* The module being unloaded (by its base and the loader's name for it): its ranges. */
 static int tt__is_loaded(const struct tt_os_module *module, void *data)
 {
 	const struct tt__retired_lib *lib = data;
-	return module->base == lib->base && strcmp(module->path, lib->name) == 0;
+	return module->base == lib->base && strcmp(module->loaded_as, lib->name) == 0;
 }
 
 static int tt__find_retiring(const struct tt_os_module *module, void *data)

@@ -40,6 +40,12 @@
 #   keeps_all  a program whose one thread makes 1,400,000 events (more than a thread's
 #              TICKTRACE_BUFFER by default) loses none under record, which keeps every
 #              call by default (issue 32 item 7); a TICKTRACE_BUFFER the user sets holds.
+#   relative   a program run with LD_LIBRARY_PATH=. (bzip2's `make test`) whose library
+#              lies in its directory, and a plugin it dlopens as ./libplug.so and
+#              closes, then changes directory: reported from another directory, their
+#              functions are named
+#              (the MODULES paths are from the root; before, ./libwork.so: "cannot
+#              read it", every function libwork.so+0xOFFSET);
 #   record_cli.sh CASE CC DETOUR_SOURCES SANITIZE   (TT_TEST_TOOL: the ticktrace command;
 #   SANITIZE: the build's b_sanitize)
 set -eu
@@ -448,6 +454,64 @@ starts)
 	fi
 	no_leftovers
 	echo "starts: each process its own file, the program's under the name given, all named"
+	;;
+relative)
+	mkdir "$dir/run" "$dir/elsewhere"
+	cat >"$dir/run/work.c" <<'C'
+__attribute__((noinline)) int lib_work(int x)
+{
+	int sum = 0;
+	for (int i = 0; i < x; i++)
+		__asm__ volatile("add %1, %0" : "+r"(sum) : "r"(i));
+	return sum;
+}
+C
+	cat >"$dir/run/plug.c" <<'C'
+__attribute__((noinline)) int plug_work(int x)
+{
+	int sum = 0;
+	for (int i = 0; i < x; i++)
+		__asm__ volatile("sub %1, %0" : "+r"(sum) : "r"(i));
+	return sum;
+}
+C
+	cat >"$dir/run/main.c" <<'C'
+#include <dlfcn.h>
+#include <stdio.h>
+#include <unistd.h>
+int lib_work(int x);
+int main(void)
+{
+	void *plug = dlopen("./libplug.so", RTLD_NOW);
+	int (*plug_work)(int) = plug ? (int (*)(int))dlsym(plug, "plug_work") : 0;
+	if (!plug_work)
+		return 2;
+	int sum = 0;
+	for (int i = 0; i < 100; i++)
+		sum += lib_work(i) + plug_work(i);
+	dlclose(plug);
+	/* (libwork.so's path, written at exit, then from the file the process maps) */
+	if (chdir("/") != 0)
+		return 3;
+	printf("%d\n", sum);
+	return 0;
+}
+C
+	(cd "$dir/run" && "$cc" -O1 -fPIC -shared -o libwork.so work.c && "$cc" -O1 -fPIC -shared -o libplug.so plug.c &&
+		"$cc" -O1 -o main main.c -L. -lwork -ldl) || fail "the program does not build"
+	(cd "$dir/run" && LD_LIBRARY_PATH=. "$tool" record -f '*_work' -o t.ttr -- ./main >out 2>err) && rc=0 || rc=$?
+	[ "$rc" = 0 ] || { cat "$dir/run/err" >&2; fail "record -- ./main with LD_LIBRARY_PATH=. exits $rc"; }
+	(cd "$dir/elsewhere" && "$tool" report ../run/t.ttr >report 2>err) ||
+		{ cat "$dir/elsewhere/err" >&2; fail "report from another directory"; }
+	! grep -q 'cannot read it' "$dir/elsewhere/err" || { cat "$dir/elsewhere/err" >&2; fail "a module's file not found"; }
+	for fn in lib_work plug_work; do
+		grep -q "^$fn[[:space:]]" "$dir/elsewhere/report" ||
+			{ cat "$dir/elsewhere/report" "$dir/elsewhere/err" >&2; fail "$fn is not named in the report"; }
+	done
+	"$tool" info "$dir/run/t.ttr" >"$dir/info" 2>&1
+	! grep -q '\./lib' "$dir/info" || { cat "$dir/info" >&2; fail "a module's path is relative"; }
+	no_leftovers
+	echo "LD_LIBRARY_PATH=., ./libplug.so dlopened: their functions named from another directory"
 	;;
 names)
 	"$cc" -O1 -o "$dir/slow" "$src/slow.c"
