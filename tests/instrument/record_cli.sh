@@ -458,20 +458,11 @@ starts)
 relative)
 	mkdir "$dir/run" "$dir/elsewhere"
 	cat >"$dir/run/work.c" <<'C'
-__attribute__((noinline)) int lib_work(int x)
+__attribute__((noinline)) int WORK(int x)
 {
 	int sum = 0;
 	for (int i = 0; i < x; i++)
 		__asm__ volatile("add %1, %0" : "+r"(sum) : "r"(i));
-	return sum;
-}
-C
-	cat >"$dir/run/plug.c" <<'C'
-__attribute__((noinline)) int plug_work(int x)
-{
-	int sum = 0;
-	for (int i = 0; i < x; i++)
-		__asm__ volatile("sub %1, %0" : "+r"(sum) : "r"(i));
 	return sum;
 }
 C
@@ -497,7 +488,8 @@ int main(void)
 	return 0;
 }
 C
-	(cd "$dir/run" && "$cc" -O1 -fPIC -shared -o libwork.so work.c && "$cc" -O1 -fPIC -shared -o libplug.so plug.c &&
+	(cd "$dir/run" && "$cc" -O1 -fPIC -shared -DWORK=lib_work -o libwork.so work.c &&
+		"$cc" -O1 -fPIC -shared -DWORK=plug_work -o libplug.so work.c &&
 		"$cc" -O1 -o main main.c -L. -lwork -ldl) || fail "the program does not build"
 	(cd "$dir/run" && LD_LIBRARY_PATH=. "$tool" record -f '*_work' -o t.ttr -- ./main >out 2>err) && rc=0 || rc=$?
 	[ "$rc" = 0 ] || { cat "$dir/run/err" >&2; fail "record -- ./main with LD_LIBRARY_PATH=. exits $rc"; }
