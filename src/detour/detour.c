@@ -567,6 +567,7 @@ void tt__detour_free(struct tt__detour *d)
 		free(d->fns[i].name);
 	for (size_t i = 0; i < d->nmodules; i++) {
 		free(d->modules[i].path);
+		free(d->modules[i].label);
 		free(d->modules[i].sleds);
 		free(d->modules[i].syms);
 		free(d->modules[i].colds);

@@ -178,6 +178,7 @@ struct tt__detour_sym {
 struct tt__detour_module {
 	Dwfl_Module *mod; /* (valid until dwfl_end) */
 	char *path;
+	char *label; /* in the names module+0xOFFSET: the loader's name for its file */
 	uintptr_t low, high;
 	struct tt__detour_sym *syms; /* every symbol with an address, sorted */
 	size_t nsyms;

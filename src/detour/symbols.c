@@ -1,5 +1,6 @@
 /* libticktrace-detour: the functions to patch, found by name or address in the
  * symbols and .eh_frame of every module mapped (detour.c patches them). */
+#include <dlfcn.h>
 #include <dwarf.h>
 #include <errno.h>
 #include <fnmatch.h>
@@ -548,7 +549,7 @@ char *tt__detour_name_at(const struct tt__detour_module *m, uintptr_t addr, uint
 	char *name = NULL;
 	if (symbol && symbol->addr == addr)
 		return tt__symbol_name(symbol->name);
-	return asprintf(&name, "%s+0x%" PRIx64, tt__detour_base(m->path), vaddr) < 0 ? NULL : name;
+	return asprintf(&name, "%s+0x%" PRIx64, m->label, vaddr) < 0 ? NULL : name;
 }
 
 /* Whether a call enters the code at `vaddr` (of the module's file), by its CFI there:
@@ -570,7 +571,7 @@ static int tt__detour_called_there(Dwarf_CFI *cfi, uint64_t vaddr)
 	return called;
 }
 
-/* The program's functions that no symbol names (it is stripped, and no debug file or
+/* A module's functions that no symbol names (it is stripped, and no debug file or
  * MiniDebugInfo tells them): those its .eh_frame gives, named module+0xOFFSET as the
  * converter names them; matched and added as the named ones. */
 struct tt__detour_unnamed {
@@ -603,7 +604,7 @@ static int tt__detour_unnamed_cb(uint64_t begin, uint64_t range, void *arg)
 {
 	struct tt__detour_unnamed *u = arg;
 	const struct tt__detour_module *m = &u->d->modules[u->index];
-	if (begin == u->entry || tt__detour_in_plt(u->elf, begin) || tt__detour_symbol_at(m, begin + u->bias) ||
+	if (begin == u->entry || tt__detour_symbol_at(m, begin + u->bias) || tt__detour_in_plt(u->elf, begin) ||
 	    !tt__detour_called_there(u->cfi, begin))
 		return 0;
 	char *name = tt__detour_name_at(m, begin + u->bias, begin);
@@ -627,6 +628,30 @@ static int tt__detour_unnamed(struct tt__detour *d, Dwfl_Module *mod, size_t ind
 	return tt__detour_each_fde(mod, tt__detour_unnamed_cb, &u);
 }
 
+/* A module's label in the names module+0xOFFSET, the converter's: the name the loader
+ * gave its file, which MODULES records (a library's soname link, liblzma.so.5, not the
+ * file the link leads to, which the maps and libdwfl give; dladdr at its first byte
+ * tells it); the program's, its file's. Malloc'd. */
+static char *tt__detour_label(const char *path, uintptr_t low, int is_main)
+{
+	Dl_info info;
+	int named = !is_main && dladdr((void *)low, &info) && info.dli_fname && *info.dli_fname;
+	return strdup(tt__detour_base(named ? info.dli_fname : path));
+}
+
+/* Whether a pattern could name a function of the module `label` that no symbol names
+ * (LABEL+0xOFFSET): one that matches such a name (-f '*', 'liblzma*'), or names an
+ * offset ('*+0x1c40'); else a library's .eh_frame is not read for them. */
+static int tt__detour_could_name_unnamed(const struct tt__detour *d, const char *label)
+{
+	char sample[PATH_MAX];
+	snprintf(sample, sizeof sample, "%s+0x0", label);
+	for (size_t p = 0; p < d->npatterns; p++)
+		if (fnmatch(d->patterns[p], sample, 0) == 0 || strstr(d->patterns[p], "+0x"))
+			return 1;
+	return 0;
+}
+
 /* The functions of one module whose names match, and what it needs to know of it. */
 static int tt__detour_module_cb(Dwfl_Module *mod, void **user, const char *name, Dwarf_Addr low,
 				void *arg)
@@ -648,11 +673,12 @@ static int tt__detour_module_cb(Dwfl_Module *mod, void **user, const char *name,
 	Dwarf_Addr start, end;
 	dwfl_module_info(mod, NULL, &start, &end, NULL, NULL, NULL, NULL);
 	*m = (struct tt__detour_module){.mod = mod, .path = strdup(name), .low = (uintptr_t)low, .high = (uintptr_t)end};
-	if (!m->path)
-		return DWARF_CB_ABORT;
 	int untouchable = tt__detour_untouchable(name);
 	int only_ours = !untouchable && !brought && !tt__detour_program_needs(d, mod);
 	int is_main = d->main_path && strcmp(name, d->main_path) == 0;
+	m->label = tt__detour_label(name, (uintptr_t)low, is_main);
+	if (!m->path || !m->label)
+		return DWARF_CB_ABORT;
 	int nsyms = dwfl_module_getsymtab(mod);
 	const char *file = NULL; /* of the local symbols that follow */
 	int finds_frames = 0, watched = 0; /* what a static unwinder imports, what was found */
@@ -710,8 +736,13 @@ static int tt__detour_module_cb(Dwfl_Module *mod, void **user, const char *name,
 	 * it cannot be watched. */
 	if (is_main && finds_frames && !watched && tt__detour_has_personality(mod))
 		d->unseen_unwinder = 1;
-	/* (without patterns, none of them would match: the zero-markup build patches its NOPs) */
-	if (is_main && d->npatterns && tt__detour_unnamed(d, mod, index) < 0)
+	/* The functions no symbol names (stripped), from .eh_frame: the program's, and a
+	 * library's that is the program's when a pattern could name them and it cannot be
+	 * carrying an unwinder its symbols no longer show (without patterns, none would
+	 * match: the zero-markup build patches its NOPs) */
+	int unnamed = is_main || (!untouchable && !only_ours && tt__detour_could_name_unnamed(d, m->label) &&
+				  !(finds_frames && !watched && tt__detour_has_personality(mod)));
+	if (d->npatterns && unnamed && tt__detour_unnamed(d, mod, index) < 0)
 		return DWARF_CB_ABORT;
 	/* 0xADDR: an address of the program itself, its extent from .eh_frame */
 	for (size_t p = 0; is_main && p < d->npatterns; p++) {
