@@ -13,7 +13,8 @@
  * program ignores one (nohup), ticktrace takes none.
  *
  * A handler the program installs after ticktrace started replaces ticktrace's; and the
- * program asking (sigaction, signal) sees the action it had, not ticktrace's. */
+ * program asking (sigaction, signal) of SIGTERM, SIGINT or SIGHUP sees the action it
+ * had, not ticktrace's: one that installs its handler only over the default does. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
@@ -167,11 +168,16 @@ static int tt__signal_named(const char *text)
 	return *text && !*end && number > 0 && number < NSIG ? (int)number : 0;
 }
 
-/* The program's view of a signal ticktrace took for it: the action it had. */
+/* Whether `seen` is ticktrace's action for a signal that ends the program, which the
+ * program is shown as the action it had (the default). (A crash signal's is shown as
+ * it is: a handler of the program's that chains to the one it found then has the
+ * trace written.) */
 static int tt__taken_for_program(int sig, const struct sigaction *seen)
 {
-	return sig > 0 && sig < NSIG && (seen->sa_flags & SA_SIGINFO) &&
-	       seen->sa_sigaction == tt__on_crash;
+	int ends = 0;
+	for (size_t i = 0; i < sizeof tt__end_signals / sizeof tt__end_signals[0]; i++)
+		ends |= sig == tt__end_signals[i];
+	return ends && (seen->sa_flags & SA_SIGINFO) && seen->sa_sigaction == tt__on_crash;
 }
 
 typedef int (*tt__sigaction_fn)(int, const struct sigaction *, struct sigaction *);
@@ -204,7 +210,8 @@ __attribute__((visibility("default"))) tt__handler_fn signal(int sig, tt__handle
 	tt__find_next_signal_calls();
 	tt__handler_fn was = tt__next_signal(sig, handler);
 	/* (the C library returns a handler's sa_handler, which shares sa_sigaction's place) */
-	return sig > 0 && sig < NSIG && (uintptr_t)was == (uintptr_t)tt__on_crash ?
+	struct sigaction seen = {.sa_sigaction = tt__on_crash, .sa_flags = SA_SIGINFO};
+	return (uintptr_t)was == (uintptr_t)tt__on_crash && tt__taken_for_program(sig, &seen) ?
 		       tt__program_actions[sig].sa_handler : was;
 }
 
