@@ -84,10 +84,7 @@ void tt__restore_signals(const sigset_t *old) TT__HIDDEN;
 int tt__start_thread(pthread_t *thread, void *(*main)(void *), void *arg, int detached,
 		     int wait) TT__HIDDEN;
 void tt__thread_running(const char *name) TT__HIDDEN;
-/* Whether `main` is a function tt__start_thread started (the program's threads are
- * told apart from ticktrace's before they run). */
-int tt__own_thread_main(void *(*main)(void *)) TT__HIDDEN;
-/* (tt__own_thread, which the patcher calls: record_protocol.h) */
+/* (tt__own_thread and tt__own_thread_main, which the patcher calls: record_protocol.h) */
 /* Around work of ticktrace's own threads that allocates: one at a time, and not
  * while a fork runs. */
 void tt__background_work(int begin) TT__HIDDEN;

@@ -1,5 +1,9 @@
 /* Memory for the slow path, which must not call malloc: bump allocation from slabs of
- * the platform's pages (base.h). */
+ * the platform's pages (base.h); and how much address space the process may still map. */
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
 #include "base/base.h"
 
 void *tt__slab_alloc(struct tt__slab *slab, size_t size)
@@ -15,4 +19,23 @@ void *tt__slab_alloc(struct tt__slab *slab, size_t size)
 	void *block = slab->next;
 	slab->next += size;
 	return block;
+}
+
+uint64_t tt__address_room(void)
+{
+	struct rlimit limit;
+	if (getrlimit(RLIMIT_AS, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY)
+		return UINT64_MAX;
+	/* (statm's first field: the pages mapped now, VmSize) */
+	unsigned long long pages = 0;
+	int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+	char text[64] = {0};
+	if (fd >= 0) {
+		ssize_t got = read(fd, text, sizeof text - 1);
+		close(fd);
+		for (ssize_t i = 0; i < got && text[i] >= '0' && text[i] <= '9'; i++)
+			pages = pages * 10 + (unsigned long long)(text[i] - '0');
+	}
+	uint64_t mapped = (uint64_t)pages * (uint64_t)sysconf(_SC_PAGESIZE);
+	return limit.rlim_cur > mapped ? (uint64_t)limit.rlim_cur - mapped : 0;
 }

@@ -6,6 +6,9 @@
 
 #include "base/base.h"
 
+/* The stack of each thread of ticktrace's own under an address-space limit. */
+#define TT__OWN_STACK_LIMITED (1u << 20)
+
 void tt__block_signals(sigset_t *old)
 {
 	sigset_t all;
@@ -162,7 +165,15 @@ int tt__start_thread(pthread_t *thread, void *(*main)(void *), void *arg, int de
 	sigset_t old;
 	tt__block_signals(&old);
 	pthread_t id;
-	int err = pthread_create(&id, NULL, main, arg);
+	/* Under an address-space limit, a smaller stack than the default (RLIMIT_STACK,
+	 * 8 MiB each): the program keeps the room. */
+	pthread_attr_t attr;
+	int limited = tt__address_room() != UINT64_MAX && pthread_attr_init(&attr) == 0;
+	if (limited)
+		pthread_attr_setstacksize(&attr, TT__OWN_STACK_LIMITED);
+	int err = pthread_create(&id, limited ? &attr : NULL, main, arg);
+	if (limited)
+		pthread_attr_destroy(&attr);
 	tt__restore_signals(&old);
 	if (err)
 		return -err;

@@ -110,6 +110,16 @@
  * exported by the runtime (base/threads.c) for the patcher, which patches only while
  * no thread of the program's but the first runs (ticktrace's run none of its code). */
 __attribute__((visibility("default"))) int tt__own_thread(pid_t tid);
+/* Whether `main` is a function tt__start_thread started, one of ticktrace's own
+ * threads runs (base/threads.c; the program's threads are told apart from ticktrace's
+ * before they run): the patcher's pthread_create starts those as they are. */
+__attribute__((visibility("default"))) int tt__own_thread_main(void *(*main)(void *));
+
+/* The address space the process may still map under its limit (`ulimit -v`,
+ * RLIMIT_AS), in bytes, UINT64_MAX when it has none: defined and exported by the
+ * runtime (base/slab.c), which sizes its reservations to a share of it, as the
+ * patcher does its shadow stacks, so that the program keeps most of its room. */
+__attribute__((visibility("default"))) uint64_t tt__address_room(void);
 
 /* The patcher's name for the function it patched, or the library call it hooked
  * (TT_FUNC_LIBRARY_CALL), whose records carry `address`, as the converter names it

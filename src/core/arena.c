@@ -4,6 +4,8 @@
  * descriptions up to date (chunks.c hands chunks to threads). Where the arena's
  * memory comes from, the mode in use says (core.h: struct tt__mode_ops). */
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -447,6 +449,35 @@ static int tt__start_arena_threads(int wait)
 	return err;
 }
 
+/* Under an address-space limit (ulimit -v), the program keeps most of its room: the
+ * arena takes a share of what is free, said once, and below a useful size none. */
+#define TT__ARENA_ROOM_PART 4
+#define TT__ARENA_LIMITED_MIN (4u << 20)
+
+/* The arena's size (TICKTRACE_MEMORY, or what the limit leaves), or 0: none. */
+static uint64_t tt__arena_budget(void)
+{
+	uint64_t asked = tt__config.memory_bytes / TT__CHUNK_SIZE * TT__CHUNK_SIZE;
+	uint64_t room = tt__address_room();
+	if (room == UINT64_MAX || asked <= room / TT__ARENA_ROOM_PART)
+		return asked;
+	struct rlimit limit;
+	getrlimit(RLIMIT_AS, &limit);
+	uint64_t share = room / TT__ARENA_ROOM_PART / TT__CHUNK_SIZE * TT__CHUNK_SIZE;
+	if (share < TT__ARENA_LIMITED_MIN) {
+		fprintf(tt__err, "ticktrace: the address-space limit (ulimit -v, RLIMIT_AS: %" PRIu64
+			" MiB, %" PRIu64 " MiB of it free) leaves no room for trace buffers (a quarter of "
+			"what is free, %u MiB at least); recording is off\n", (uint64_t)limit.rlim_cur >> 20,
+			room >> 20, TT__ARENA_LIMITED_MIN >> 20);
+		return 0;
+	}
+	fprintf(tt__err, "ticktrace: the address-space limit (ulimit -v, RLIMIT_AS: %" PRIu64 " MiB, %"
+		PRIu64 " MiB of it free) leaves trace buffers %" PRIu64 " MiB (a quarter of what is "
+		"free) of the %" PRIu64 " MiB asked (TICKTRACE_MEMORY); events past them are dropped, "
+		"counted\n", (uint64_t)limit.rlim_cur >> 20, room >> 20, share >> 20, asked >> 20);
+	return share;
+}
+
 int tt__arena_init(void)
 {
 	cpu_set_t cpus; /* the cores this process may run on */
@@ -454,7 +485,9 @@ int tt__arena_init(void)
 									  sysconf(_SC_NPROCESSORS_ONLN);
 	/* The arena is the run's budget of memory for buffers (TICKTRACE_MEMORY): past it,
 	 * threads get no more chunks, and drop their events (TT_DROP_NO_MEMORY). */
-	uint64_t budget = tt__config.memory_bytes / TT__CHUNK_SIZE * TT__CHUNK_SIZE;
+	uint64_t budget = tt__arena_budget();
+	if (!budget)
+		return -E2BIG;
 	uint64_t largest = budget < TT__ARENA_MAX ? budget : TT__ARENA_MAX;
 	uint64_t smallest = largest < TT__ARENA_MIN ? largest : TT__ARENA_MIN;
 	for (uint64_t size = largest; size >= smallest && size >= TT__CHUNK_SIZE;

@@ -329,6 +329,7 @@ void tt__registry_recycle(struct tt__slot *prev, struct tt__slot *slot) TT__HIDD
 uintptr_t tt__thread_pointer(void) TT__HIDDEN;
 
 /* arena.c: the arena and its threads (tt-prefault, tt-clean, tt-live) */
+/* 0, -E2BIG: the address-space limit leaves no room (said), or -ENOMEM */
 int tt__arena_init(void) TT__HIDDEN;
 void tt__arena_reset_after_fork(void) TT__HIDDEN;
 uint64_t tt__arena_bytes(void) TT__HIDDEN; /* the arena: the run's memory budget */

@@ -439,6 +439,11 @@ void tt__say_drops(void)
 			"of the run's memory budget, %" PRIu64 " of %" PRIu64 " KiB (TICKTRACE_MEMORY; "
 			"the rest is kept for the snapshots' copies): set it larger, or TICKTRACE_BUFFER "
 			"smaller\n", (tt__arena_bytes() - aside) >> 10, tt__arena_bytes() >> 10);
+	else if (tt__arena_full() && tt__arena_bytes() < tt__config.memory_bytes)
+		fprintf(tt__err, "ticktrace: the buffers of all threads together reached the %" PRIu64
+			" MiB the process's address space left them (of the %" PRIu64 " MiB of "
+			"TICKTRACE_MEMORY): TICKTRACE_MODE=stream or ring keeps more\n",
+			tt__arena_bytes() >> 20, tt__config.memory_bytes >> 20);
 	else if (tt__arena_full())
 		fprintf(tt__err, "ticktrace: the buffers of all threads together reached the run's "
 			"memory budget, %" PRIu64 " MiB (TICKTRACE_MEMORY): set it larger, or "

@@ -49,16 +49,34 @@ intptr_t tt__detour_shadow_offset;
 /* Bytes a patch overwrites at most (whole instructions covering TT__DETOUR_PATCH). */
 #define TT__DETOUR_PATCH_MAX 32
 
-/* Calls a thread's shadow stack holds: deeper ones are not recorded (counted). */
+/* Calls a thread's shadow stack holds: deeper ones are not recorded (counted). Under
+ * an address-space limit (ulimit -v), fewer: a thread's takes at most
+ * 1/TT__DETOUR_SHADOW_ROOM_PART of the room left, so that the program keeps it. */
 #define TT__DETOUR_SHADOW_FRAMES (1u << 20)
+#define TT__DETOUR_SHADOW_ROOM_PART 64
+#define TT__DETOUR_SHADOW_FRAMES_MIN 256u
 
 static uint64_t tt__detour_too_deep; /* calls not recorded: shadow stack full */
+static uint32_t tt__detour_fewest_frames; /* the smallest shadow stack given, in calls */
+static uint64_t tt__detour_no_room; /* calls not recorded: no shadow stack to be had */
 static pthread_key_t tt__detour_key;
 
 static void tt__detour_thread_exit(void *base)
 {
-	munmap(base, (size_t)TT__DETOUR_SHADOW_FRAMES * sizeof(struct tt__detour_frame));
+	munmap(base, (size_t)((char *)tt__detour_shadow.end - (char *)base));
 	tt__detour_shadow.top = tt__detour_shadow.end = NULL;
+}
+
+/* The calls a new shadow stack holds: fewer under an address-space limit, 0 when not
+ * even TT__DETOUR_SHADOW_FRAMES_MIN fit its share. */
+static uint32_t tt__detour_shadow_frames(void)
+{
+	uint64_t room = tt__address_room();
+	if (room == UINT64_MAX)
+		return TT__DETOUR_SHADOW_FRAMES;
+	uint64_t frames = room / TT__DETOUR_SHADOW_ROOM_PART / sizeof(struct tt__detour_frame);
+	return frames >= TT__DETOUR_SHADOW_FRAMES ? TT__DETOUR_SHADOW_FRAMES :
+	       frames >= TT__DETOUR_SHADOW_FRAMES_MIN ? (uint32_t)frames : 0;
 }
 
 /* trampoline.asm, on a thread's first patched call and when its stack is full: the
@@ -71,17 +89,24 @@ TT__DETOUR_HIDDEN struct tt__detour_frame *tt__detour_shadow_grow(void)
 		return NULL;
 	}
 	int saved = errno;
-	size_t bytes = (size_t)TT__DETOUR_SHADOW_FRAMES * sizeof(struct tt__detour_frame);
-	struct tt__detour_frame *base = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
-					     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	uint32_t frames = tt__detour_shadow_frames();
+	size_t bytes = (size_t)frames * sizeof(struct tt__detour_frame);
+	struct tt__detour_frame *base = frames ? mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+						      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0) :
+						 MAP_FAILED;
 	if (base == MAP_FAILED) {
 		errno = saved;
-		__atomic_add_fetch(&tt__detour_too_deep, 1, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&tt__detour_no_room, 1, __ATOMIC_RELAXED);
 		return NULL;
 	}
+	uint32_t fewest = __atomic_load_n(&tt__detour_fewest_frames, __ATOMIC_RELAXED);
+	while ((!fewest || frames < fewest) &&
+	       !__atomic_compare_exchange_n(&tt__detour_fewest_frames, &fewest, frames, 0,
+					    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
 	base[0] = (struct tt__detour_frame){.slot = UINTPTR_MAX}; /* the sentinel */
 	pthread_setspecific(tt__detour_key, base);
-	sh->end = base + TT__DETOUR_SHADOW_FRAMES;
+	sh->end = base + frames;
 	sh->top = base + 1;
 	errno = saved;
 	return sh->top;
@@ -587,7 +612,7 @@ void tt__detour_free(struct tt__detour *d)
 }
 
 /* Threads of the program running now besides this one (ticktrace's own run none of
- * its code), or -1 when they cannot be counted. Patching is safe only when there are
+ * its code), or -errno when they cannot be counted. Patching is safe only when there are
  * none: another thread may be running the code a patch overwrites, and the write of
  * its bytes cannot be made safe for it. Writing them in an order a concurrent executor
  * survives (int3 first, then the rest, then the first byte, with a SIGTRAP handler,
@@ -602,7 +627,7 @@ static int tt__detour_others(void)
 {
 	DIR *dir = opendir("/proc/self/task");
 	if (!dir)
-		return -1;
+		return -errno;
 	pid_t self = gettid();
 	int others = 0;
 	for (struct dirent *e; (e = readdir(dir));) {
@@ -616,9 +641,18 @@ static int tt__detour_others(void)
 static void tt__detour_at_exit(void)
 {
 	uint64_t lost = __atomic_load_n(&tt__detour_too_deep, __ATOMIC_RELAXED);
+	uint32_t frames = __atomic_load_n(&tt__detour_fewest_frames, __ATOMIC_RELAXED);
 	if (lost)
 		fprintf(stderr, "ticktrace: %" PRIu64 " calls of patched functions were not recorded: "
-			"deeper than a thread's %u on its shadow stack\n", lost, TT__DETOUR_SHADOW_FRAMES);
+			"deeper than a thread's %u on its shadow stack%s\n", lost, frames,
+			frames < TT__DETOUR_SHADOW_FRAMES ? " (fewer than 1048576: the address-space "
+			"limit, ulimit -v, left less room)" : "");
+	uint64_t no_room = __atomic_load_n(&tt__detour_no_room, __ATOMIC_RELAXED);
+	if (no_room)
+		fprintf(stderr, "ticktrace: %" PRIu64 " calls of patched functions were not recorded: "
+			"their threads found no address space for a shadow stack (%s)\n", no_room,
+			tt__address_room() == UINT64_MAX ? "mmap refused it" :
+			"the address-space limit, ulimit -v, leaves too little room");
 }
 
 /* In a forked child (after libticktrace's own handler, registered before: its new
@@ -716,7 +750,8 @@ __attribute__((constructor)) static void tt__detour_start(void)
 	int others = d.nfns || libcalls ? tt__detour_others() : 0;
 	if (others < 0)
 		fprintf(stderr, "ticktrace: nothing patched: the program's threads cannot be counted "
-			"(/proc/self/task), and a patch is safe only while no other thread runs\n");
+			"(/proc/self/task: %s), and a patch is safe only while no other thread runs\n",
+			strerror(-others));
 	else if (others > 0)
 		fprintf(stderr, "ticktrace: nothing patched: the program already runs %d other thread%s "
 			"(a library's constructor started them), which may be running the code a patch "

@@ -167,7 +167,9 @@ __attribute__((visibility("default"))) int pthread_create(pthread_t *thread,
 	static tt__pthread_create_fn next;
 	if (!next)
 		next = (tt__pthread_create_fn)(uintptr_t)dlsym(RTLD_NEXT, "pthread_create");
-	struct tt__detour_start *start = malloc(sizeof(*start));
+	/* (ticktrace's own threads run no patched code; and a thread's first malloc or
+	 * free would reserve it an arena of 64 MiB of address space) */
+	struct tt__detour_start *start = tt__own_thread_main(main) ? NULL : malloc(sizeof(*start));
 	if (!start)
 		return next(thread, attr, main, arg);
 	*start = (struct tt__detour_start){main, arg};

@@ -7,7 +7,15 @@
  * on to the handler the program had installed before, or, where that was the
  * default action, the default action is restored and the signal raised again.
  *
- * A handler the program installs after ticktrace started replaces ticktrace's. */
+ * SIGTERM, SIGINT and SIGHUP (a `kill`, systemd's stop, Ctrl-C, a closed terminal)
+ * do the same where the program left their default action, which ends it: the trace
+ * is written, then the default action ends the program as it would have. Where the
+ * program ignores one (nohup), ticktrace takes none.
+ *
+ * A handler the program installs after ticktrace started replaces ticktrace's; and the
+ * program asking (sigaction, signal) of SIGTERM, SIGINT or SIGHUP sees the action it
+ * had, not ticktrace's: one that installs its handler only over the default does. */
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +29,8 @@
 #define TT__CRASH_WAIT_S 10
 
 static const int tt__crash_signals[] = {SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL};
+/* The signals that end a program by default, taken only while they do. */
+static const int tt__end_signals[] = {SIGTERM, SIGINT, SIGHUP};
 
 static struct sigaction tt__program_actions[NSIG]; /* what the program had installed */
 static int tt__dump_signal;
@@ -158,6 +168,53 @@ static int tt__signal_named(const char *text)
 	return *text && !*end && number > 0 && number < NSIG ? (int)number : 0;
 }
 
+/* Whether `seen` is ticktrace's action for a signal that ends the program, which the
+ * program is shown as the action it had (the default). (A crash signal's is shown as
+ * it is: a handler of the program's that chains to the one it found then has the
+ * trace written.) */
+static int tt__taken_for_program(int sig, const struct sigaction *seen)
+{
+	int ends = 0;
+	for (size_t i = 0; i < sizeof tt__end_signals / sizeof tt__end_signals[0]; i++)
+		ends |= sig == tt__end_signals[i];
+	return ends && (seen->sa_flags & SA_SIGINFO) && seen->sa_sigaction == tt__on_crash;
+}
+
+typedef int (*tt__sigaction_fn)(int, const struct sigaction *, struct sigaction *);
+typedef void (*tt__handler_fn)(int);
+static tt__sigaction_fn tt__next_sigaction;
+static tt__handler_fn (*tt__next_signal)(int, tt__handler_fn);
+
+/* The C library's own (found before any signal handler may call them: dlsym is not
+ * async-signal-safe). */
+static void tt__find_next_signal_calls(void)
+{
+	if (!tt__next_sigaction)
+		tt__next_sigaction = (tt__sigaction_fn)(uintptr_t)dlsym(RTLD_NEXT, "sigaction");
+	if (!tt__next_signal)
+		tt__next_signal = (tt__handler_fn(*)(int, tt__handler_fn))(uintptr_t)dlsym(RTLD_NEXT, "signal");
+}
+
+__attribute__((visibility("default"))) int sigaction(int sig, const struct sigaction *action,
+							 struct sigaction *old)
+{
+	tt__find_next_signal_calls();
+	int rc = tt__next_sigaction(sig, action, old);
+	if (rc == 0 && old && tt__taken_for_program(sig, old))
+		*old = tt__program_actions[sig];
+	return rc;
+}
+
+__attribute__((visibility("default"))) tt__handler_fn signal(int sig, tt__handler_fn handler)
+{
+	tt__find_next_signal_calls();
+	tt__handler_fn was = tt__next_signal(sig, handler);
+	/* (the C library returns a handler's sa_handler, which shares sa_sigaction's place) */
+	struct sigaction seen = {.sa_sigaction = tt__on_crash, .sa_flags = SA_SIGINFO};
+	return (uintptr_t)was == (uintptr_t)tt__on_crash && tt__taken_for_program(sig, &seen) ?
+		       tt__program_actions[sig].sa_handler : was;
+}
+
 static int tt__install(int sig, struct sigaction *action)
 {
 	sigfillset(&action->sa_mask);
@@ -184,6 +241,7 @@ int tt__signals_init(void)
 	int err = tt__start_thread(NULL, tt__service_main, NULL, 1, 1);
 	if (err)
 		return err;
+	tt__find_next_signal_calls();
 	if (tt__dump_signal) {
 		struct sigaction action = {.sa_handler = tt__on_dump_signal, .sa_flags = SA_RESTART};
 		tt__install(tt__dump_signal, &action);
@@ -191,9 +249,15 @@ int tt__signals_init(void)
 	const char *crash = getenv("TICKTRACE_CRASH");
 	if (crash && strcmp(crash, "0") == 0)
 		return 0;
-	for (size_t i = 0; i < sizeof tt__crash_signals / sizeof tt__crash_signals[0]; i++) {
-		struct sigaction action = {.sa_sigaction = tt__on_crash, .sa_flags = SA_SIGINFO | SA_ONSTACK};
+	struct sigaction action = {.sa_sigaction = tt__on_crash, .sa_flags = SA_SIGINFO | SA_ONSTACK};
+	for (size_t i = 0; i < sizeof tt__crash_signals / sizeof tt__crash_signals[0]; i++)
 		tt__install(tt__crash_signals[i], &action);
+	for (size_t i = 0; i < sizeof tt__end_signals / sizeof tt__end_signals[0]; i++) {
+		struct sigaction now;
+		int sig = tt__end_signals[i];
+		if (sig != tt__dump_signal && sigaction(sig, NULL, &now) == 0 &&
+		    !(now.sa_flags & SA_SIGINFO) && now.sa_handler == SIG_DFL)
+			tt__install(sig, &action);
 	}
 	return 0;
 }

@@ -133,8 +133,10 @@ static void tt__init_once_guarded(void)
 	if (tt__mode->prepare)
 		tt__mode->prepare();
 	tt__config.memory_aside_part = tt__snapshots_memory_part();
-	if (tt__arena_init() < 0) {
-		fprintf(tt__err, "ticktrace: no memory for trace buffers; recording is off\n");
+	int arena = tt__arena_init();
+	if (arena < 0) {
+		if (arena != -E2BIG) /* (else the address-space limit was named) */
+			fprintf(tt__err, "ticktrace: no memory for trace buffers; recording is off\n");
 		tt__live_finish(); /* (never to hold a buffer: not left for a killed run's) */
 		tt__config.off = 1;
 		return;

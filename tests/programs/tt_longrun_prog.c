@@ -100,6 +100,8 @@
  * With TT_PROG_OWN_HANDLER=1, the program installs a SIGSEGV and SIGABRT handler of its
  * own before ticktrace starts (where it is linked statically: the constructor runs
  * first), which prints "own handler" and returns.
+ * With TT_PROG_TERM_HANDLER=1, "hold" installs a SIGTERM handler of its own after
+ * ticktrace started (tt_prog_install_term_handler), which prints the same.
  */
 #include <pthread.h>
 #include <sched.h>
@@ -368,21 +370,44 @@ static void tt_prog_wait_to_be_killed(void)
 		pause();
 }
 
-static int tt_prog_hold(uint32_t events, const char *flush)
-{
-	tt_prog_record_seq(0, 0, events);
-	if (strcmp(flush, "0") != 0 && tt_dump(strcmp(flush, "1") == 0 ? NULL : flush) != 0)
-		return 1;
-	tt_prog_wait_to_be_killed();
-	return 0;
-}
-
 static void tt_prog_own_handler(int sig)
 {
 	(void)sig;
 	static const char said[] = "own handler\n";
 	if (write(1, said, sizeof said - 1) < 0)
 		_exit(3);
+}
+
+/* TT_PROG_TERM_HANDLER=1, once ticktrace runs: a SIGTERM handler of the program's own
+ * (SA_RESETHAND: a second SIGTERM ends it), installed as programs do, where SIGTERM
+ * and SIGINT have their default action; else it says what it found instead. */
+static void tt_prog_install_term_handler(void)
+{
+	const char *own = getenv("TT_PROG_TERM_HANDLER");
+	if (!own || strcmp(own, "1") != 0)
+		return;
+	struct sigaction was;
+	if (sigaction(SIGTERM, NULL, &was) != 0 || (was.sa_flags & SA_SIGINFO) ||
+	    was.sa_handler != SIG_DFL) {
+		printf("SIGTERM's action is not the default\n");
+		return;
+	}
+	if (signal(SIGINT, SIG_DFL) != SIG_DFL) {
+		printf("SIGINT's handler is not the default\n");
+		return;
+	}
+	struct sigaction action = {.sa_handler = tt_prog_own_handler, .sa_flags = SA_RESETHAND};
+	sigaction(SIGTERM, &action, NULL);
+}
+
+static int tt_prog_hold(uint32_t events, const char *flush)
+{
+	tt_prog_record_seq(0, 0, events);
+	if (strcmp(flush, "0") != 0 && tt_dump(strcmp(flush, "1") == 0 ? NULL : flush) != 0)
+		return 1;
+	tt_prog_install_term_handler();
+	tt_prog_wait_to_be_killed();
+	return 0;
 }
 
 __attribute__((constructor(101))) static void tt_prog_install_own_handler(void)

@@ -1,4 +1,5 @@
-/* Long runs that end by SIGKILL (modes stream and live) or by a crash.
+/* Long runs that end by SIGKILL (modes stream and live), by a crash, or by SIGTERM,
+ * SIGINT or SIGHUP.
  * Each test starts tt_longrun_prog (path in argv[1]) with the mode in its
  * environment, then reads the raw file it left with the tools' reader and
  * converts it with the ticktrace command ($TICKTRACE); see test_longrun.c. */
@@ -276,6 +277,76 @@ static void test_crash_chains_to_the_programs_handler(void **state)
 	tt_lr_check_crash("ring", "segv", SIGSEGV, true);
 }
 
+/* ---- runs ended by SIGTERM, SIGINT or SIGHUP ---- */
+
+/* "hold" in `mode`, ended by `sig` with its default action: the program dies of it as
+ * it would untraced, having written every event. */
+static void tt_lr_check_ended_by(const char *mode, int sig)
+{
+	char dir[64], path[128], setting[192], mode_setting[64], line[64] = "";
+	tt_lr_tmpfile(dir, sizeof dir, path, sizeof path);
+	snprintf(setting, sizeof setting, "TICKTRACE_OUT=%s", path);
+	snprintf(mode_setting, sizeof mode_setting, "TICKTRACE_MODE=%s", mode);
+	struct tt_lr_child c;
+	tt_lr_start(&c, TT_LR_SETTINGS(mode_setting, setting), TT_LR_SETTINGS("hold", "50000", "0"));
+	assert_non_null(fgets(line, sizeof line, c.out));
+	assert_string_equal(line, "ready\n");
+	kill(c.pid, sig);
+	assert_int_equal(tt_lr_wait(&c), 128 + sig);
+
+	struct tt_file f;
+	assert_int_equal(tt_file_open(&f, path), 0);
+	assert_int_equal(f.header.crash_signal, sig);
+	struct tt_lr_seq s;
+	tt_lr_walk_seq(tt_lr_only_thread(&f), &s, false);
+	assert_int_equal(s.kept, 50000);
+	tt_file_close(&f);
+	tt_lr_convert_says(dir, path, "the run was ended by signal");
+	tt_rmdir(dir);
+}
+
+static void test_sigterm_writes_the_trace(void **state)
+{
+	(void)state;
+	tt_lr_check_ended_by("stop", SIGTERM);
+	tt_lr_check_ended_by("ring", SIGTERM);
+	tt_lr_check_ended_by("stop", SIGINT);
+	tt_lr_check_ended_by("stop", SIGHUP);
+}
+
+/* A SIGTERM handler the program installs (finding the default action there) is the
+ * program's: it runs, the program goes on, ticktrace writes nothing; its second
+ * SIGTERM (SA_RESETHAND) ends the program by the default action, as untraced. */
+static void test_sigterm_handler_of_the_program_kept(void **state)
+{
+	(void)state;
+	char dir[64], path[128], setting[192], line[64] = "";
+	tt_lr_tmpfile(dir, sizeof dir, path, sizeof path);
+	snprintf(setting, sizeof setting, "TICKTRACE_OUT=%s", path);
+	struct tt_lr_child c;
+	tt_lr_start(&c, TT_LR_SETTINGS("TICKTRACE_MODE=stop", setting, "TT_PROG_TERM_HANDLER=1"),
+		    TT_LR_SETTINGS("hold", "1000", "0"));
+	const char *wrong = NULL;
+	if (!fgets(line, sizeof line, c.out) || strcmp(line, "ready\n") != 0)
+		wrong = "the program did not find SIGTERM's and SIGINT's default action";
+	else if (kill(c.pid, SIGTERM), !fgets(line, sizeof line, c.out) ||
+		 strcmp(line, "own handler\n") != 0)
+		wrong = "the program's SIGTERM handler did not run";
+	else if (waitpid(c.pid, NULL, WNOHANG) != 0)
+		wrong = "the program did not go on after its SIGTERM handler";
+	else if (access(path, F_OK) == 0)
+		wrong = "ticktrace wrote the trace on a SIGTERM the program handles";
+	if (wrong) { /* (the program waits to be killed) */
+		kill(c.pid, SIGKILL);
+		tt_lr_wait(&c);
+		fail_msg("%s (it said \"%s\")", wrong, line);
+	}
+	kill(c.pid, SIGTERM);
+	assert_int_equal(tt_lr_wait(&c), 128 + SIGTERM);
+	assert_int_not_equal(access(path, F_OK), 0);
+	tt_rmdir(dir);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -287,6 +358,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_crash_segv_every_mode),
 		cmocka_unit_test(test_crash_abort),
 		cmocka_unit_test(test_crash_chains_to_the_programs_handler),
+		cmocka_unit_test(test_sigterm_writes_the_trace),
+		cmocka_unit_test(test_sigterm_handler_of_the_program_kept),
 	};
 	return tt_lr_main(argc, argv, "test_longrun_killed", tests, sizeof tests / sizeof tests[0]);
 }

@@ -395,7 +395,10 @@ static void tt_print_file(FILE *out, const struct tt_file *f, const struct tt_in
 	fprintf(out, "  records:  %" PRIu64 ", dropped %" PRIu64 ", %zu threads, %zu call sites, "
 		"%zu functions, %zu modules\n", f->records, f->dropped + h->unregistered_dropped,
 		f->nthreads, f->nsites - f->nfuncs - (f->gap_site != NULL) - (f->unbegun_site != NULL), f->nfuncs, f->nmodules);
-	if (h->flags & TT_FILE_CRASHED)
+	if ((h->flags & TT_FILE_CRASHED) && tt_file_stopped_by_signal(f))
+		fprintf(out, "  ended:    by signal %" PRIu32 " (%s); ticktrace's handler wrote this "
+			"file\n", h->crash_signal, strsignal((int)h->crash_signal));
+	else if (h->flags & TT_FILE_CRASHED)
 		fprintf(out, "  ended:    the run crashed (signal %" PRIu32 ", %s); its crash handler "
 			"wrote this file\n", h->crash_signal, strsignal((int)h->crash_signal));
 	if (f->cut_short && tt_file_writer_running(f))

@@ -2,6 +2,7 @@
  * way to a site or a module), the modules that overlap, whether its writer still runs;
  * and the helpers the reader grows its arrays and releases its mapping with. */
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,6 +83,12 @@ const struct tt_module *tt_file_module(const struct tt_file *f, uint64_t address
 			found = m;
 	}
 	return found;
+}
+
+bool tt_file_stopped_by_signal(const struct tt_file *f)
+{
+	uint32_t sig = f->header.crash_signal;
+	return sig == SIGTERM || sig == SIGINT || sig == SIGHUP;
 }
 
 bool tt_file_writer_running(const struct tt_file *f)

@@ -258,6 +258,10 @@ void tt_file_release(const struct tt_file *f, uint64_t from, uint64_t to);
  * process with its pid and name is alive here): then the file is not a crash's. */
 bool tt_file_writer_running(const struct tt_file *f);
 
+/* Whether the signal a file's handler wrote it on (TT_FILE_CRASHED) is one that stops
+ * a program (SIGTERM, SIGINT, SIGHUP: a kill, Ctrl-C), not a crash's. */
+bool tt_file_stopped_by_signal(const struct tt_file *f);
+
 /* Grows the array at *pp (cap elements of elem bytes, count used) to hold one more;
  * 0, or -1 when out of memory. */
 int tt_reserve(void *pp, size_t *cap, size_t count, size_t elem);

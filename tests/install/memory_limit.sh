@@ -1,0 +1,79 @@
+#!/bin/sh
+# Under an address-space limit (ulimit -v, RLIMIT_AS) a traced program runs as it
+# would untraced: ticktrace's reservations (its arena, its threads' stacks, the
+# patcher's shadow stacks, the C library's malloc arenas its threads would make) once
+# took the room (a bzip2 -9 that ran in 50 MB untraced could not allocate at 400 MB).
+# A program with markup and a zero-markup one allocate half the limit and touch it,
+# at 100 MB and 400 MB (recording reduced, said with the limit named) and at 20 MB
+# (recording off, said); each must print what the untraced one prints and exit 0.
+#   memory_limit.sh BUILD_DIR SANITIZE  (TT_TEST_TOOL: the ticktrace command)
+set -eu
+. "$(dirname "$0")/scratch_install.sh"
+scratch_install "$1" "${2:-none}"
+cat >mem.c <<'PROG'
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#ifdef MARKUP
+#include <ticktrace.h>
+#define SCOPE(name) TT_SCOPE(name)
+#else
+#define SCOPE(name)
+#endif
+static __attribute__((noinline)) long depth(int n)
+{
+	SCOPE("depth");
+	return n ? depth(n - 1) + n : 0;
+}
+int main(int argc, char **argv)
+{
+	size_t bytes = (size_t)atol(argv[1]) << 20;
+	char *p = malloc(bytes);
+	if (argc != 2 || !p) {
+		fprintf(stderr, "mem: could not allocate %s MiB\n", argv[1]);
+		return 1;
+	}
+	memset(p, 1, bytes);
+	long sum = 0;
+	for (int i = 0; i < 20000; i++)
+		sum += depth(i % 100);
+	for (size_t i = 0; i < bytes; i += 4096)
+		sum += p[i];
+	printf("%ld\n", sum);
+	free(p);
+	return 0;
+}
+PROG
+gcc -std=c11 -O2 -g -o plain mem.c
+gcc -std=c11 -O2 -g -DMARKUP -o markup mem.c $(pkg-config --cflags --libs ticktrace)
+gcc -std=c11 -O2 -g -o zero mem.c $(pkg-config --cflags --libs ticktrace-instrument)
+failures=0
+fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
+for limit_kb in 20000 100000 400000; do
+	mib=$((limit_kb / 1024 / 2))
+	(ulimit -v $limit_kb && ./plain $mib) >plain.out 2>plain.err ||
+		{ echo "skipped: the untraced program does not run under ulimit -v $limit_kb: $(cat plain.err)" >&2; exit 77; }
+	for program in markup zero; do
+		run="$program under ulimit -v $limit_kb"
+		rm -f run.ttr
+		status=0
+		(ulimit -v $limit_kb && LD_LIBRARY_PATH=$libdir TICKTRACE_OUT=$root/run.ttr ./$program $mib) \
+			>run.out 2>run.err || status=$?
+		[ $status = 0 ] || { cat run.err >&2; fail "$run exits $status"; continue; }
+		cmp -s plain.out run.out || fail "$run printed $(cat run.out), the untraced one $(cat plain.out)"
+		said=$(grep -c "the address-space limit (ulimit -v, RLIMIT_AS: $((limit_kb / 1024)) MiB" run.err || true)
+		[ "$said" = 1 ] || { cat run.err >&2; fail "$run: the limit is said $said times, not once"; }
+		if [ $limit_kb = 20000 ]; then
+			grep -q "leaves no room for trace buffers.*recording is off" run.err ||
+				{ cat run.err >&2; fail "$run does not say recording is off"; }
+			[ ! -e run.ttr ] || fail "$run wrote a trace with recording off"
+		else
+			grep -q "leaves trace buffers [0-9]* MiB" run.err ||
+				{ cat run.err >&2; fail "$run does not say the buffers it kept"; }
+			"$TT_TEST_TOOL" info run.ttr >info.txt 2>&1 || { cat info.txt >&2; fail "$run: info fails"; }
+			grep -q "records: *[1-9]" info.txt || { cat info.txt >&2; fail "$run recorded nothing"; }
+		fi
+	done
+done
+[ "$failures" = 0 ] || exit 1
+echo "ok: both programs ran as untraced at 20, 100 and 400 MB, the limit said once"
