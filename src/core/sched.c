@@ -14,6 +14,7 @@
  * program's (its limit, its closefrom). The recording threads never touch any of it
  * after registering, until they exit. */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -188,6 +189,12 @@ void tt__sched_say_refused(void)
 		fprintf(tt__err, "%s: the trace says when threads ran only for those that have them\n", line);
 	if (__atomic_load_n(&tt__sched_price_set, __ATOMIC_ACQUIRE))
 		fputs(tt__sched_price, tt__err);
+	uint64_t unread = __atomic_load_n(&tt__counters_unread, __ATOMIC_RELAXED);
+	if (unread)
+		fprintf(tt__err, "ticktrace: tt-sched's reading of the threads' counters reached its "
+			"budget (%g%% of the program's CPU time and %g%% of one CPU's more): %" PRIu64
+			" scope%s open long enough to be read went unread, their spikes have no split\n",
+			TT__COUNTERS_BUDGET_PCT, TT__COUNTERS_BUDGET_WALL_PCT, unread, unread == 1 ? "" : "s");
 	if (tt__sched_late)
 		fprintf(tt__err, "ticktrace: %u threads not started by pthread_create after ticktrace "
 			"started (raw clone, or earlier) had their thread states asked for by tt-sched "
