@@ -55,18 +55,21 @@ static int tt__counters_woken_to_read; /* (its wake-up after that look is charge
 static uint64_t tt__counters_watches; /* scopes it began to read */
 /* the first scopes it reads are not held to the budget: a short run's few spikes are
  * each split, whatever their reading cost against the little CPU time it used */
-#define TT__COUNTERS_BUDGET_FREE 32
+#define TT__COUNTERS_BUDGET_FREE 8
 /* tt-sched's looks while it is over its budget and reads nothing */
 #define TT__COUNTERS_OVER_BUDGET_NS 10000000
 
-/* Whether tt-sched spent more than its budget. */
+/* Whether tt-sched spent more than its budget. The process's CPU time is read only
+ * past the budget it last found (a sum over every thread: 64 threads' took a tenth of
+ * tt-sched's time read each look); the budget only grows. */
 static int tt__counters_over_budget(int64_t now_ns)
 {
-	if (tt__counters_watches < TT__COUNTERS_BUDGET_FREE)
+	static double allowed_ns;
+	if (tt__counters_watches < TT__COUNTERS_BUDGET_FREE || (double)tt__counters_spent_ns <= allowed_ns)
 		return 0;
 	double cpu = (double)tt_os_process_cpu_ns(), wall = (double)(now_ns - tt__start_anchor.monotonic_ns);
-	return (double)tt__counters_spent_ns * 100 >
-	       cpu * TT__COUNTERS_BUDGET_PCT + wall * TT__COUNTERS_BUDGET_WALL_PCT;
+	allowed_ns = (cpu * TT__COUNTERS_BUDGET_PCT + wall * TT__COUNTERS_BUDGET_WALL_PCT) / 100;
+	return (double)tt__counters_spent_ns > allowed_ns;
 }
 
 int tt__counters_on; /* tt-sched reads the threads' counters */
