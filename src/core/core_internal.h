@@ -120,5 +120,7 @@ int64_t tt__counters_tick(int64_t period_ns) TT__HIDDEN;
 /* Lock held: a slot's readings let go, its files handed to tt-sched to close (`ours`:
  * they are this process's tt-sched's, not a fork's parent's). */
 void tt__counters_forget(struct tt__counters *c, int ours) TT__HIDDEN;
+/* In a fork's child: tt-sched's budget begins again. */
+void tt__counters_after_fork(void) TT__HIDDEN;
 
 #endif /* TT_CORE_INTERNAL_H */

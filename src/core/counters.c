@@ -59,17 +59,29 @@ static uint64_t tt__counters_watches; /* scopes it began to read */
 /* tt-sched's looks while it is over its budget and reads nothing */
 #define TT__COUNTERS_OVER_BUDGET_NS 10000000
 
+static double tt__counters_allowed_ns; /* the budget it last found */
+
 /* Whether tt-sched spent more than its budget. The process's CPU time is read only
  * past the budget it last found (a sum over every thread: 64 threads' took a tenth of
  * tt-sched's time read each look); the budget only grows. */
 static int tt__counters_over_budget(int64_t now_ns)
 {
-	static double allowed_ns;
-	if (tt__counters_watches < TT__COUNTERS_BUDGET_FREE || (double)tt__counters_spent_ns <= allowed_ns)
+	if (tt__counters_watches < TT__COUNTERS_BUDGET_FREE || (double)tt__counters_spent_ns <= tt__counters_allowed_ns)
 		return 0;
 	double cpu = (double)tt_os_process_cpu_ns(), wall = (double)(now_ns - tt__start_anchor.monotonic_ns);
-	allowed_ns = (cpu * TT__COUNTERS_BUDGET_PCT + wall * TT__COUNTERS_BUDGET_WALL_PCT) / 100;
-	return (double)tt__counters_spent_ns > allowed_ns;
+	tt__counters_allowed_ns = (cpu * TT__COUNTERS_BUDGET_PCT + wall * TT__COUNTERS_BUDGET_WALL_PCT) / 100;
+	return (double)tt__counters_spent_ns > tt__counters_allowed_ns;
+}
+
+void tt__counters_after_fork(void)
+{
+	/* (the child's tt-sched, its CPU time and the process's begin again; the parent's
+	 * unread scopes are the parent's to say) */
+	tt__counters_spent_ns = tt__counters_looked_ns = 0;
+	tt__counters_woken_to_read = 0;
+	tt__counters_watches = 0;
+	tt__counters_allowed_ns = 0;
+	tt__counters_unread = 0;
 }
 
 int tt__counters_on; /* tt-sched reads the threads' counters */

@@ -658,6 +658,7 @@ void tt__sched_after_fork(void)
 	tt__sched_late = 0;
 	memset(&tt__sched_refusals, 0, sizeof tt__sched_refusals); /* the parent's threads' */
 	tt__sched_refused_unasked = 0;
+	tt__counters_after_fork();
 	if ((!tt__sched_off || tt__counters_on) && tt__start_thread(NULL, tt__sched_main, NULL, 1, 0) < 0) {
 		tt__sched_off_why = TT_NO_STATES_NOT_ASKED;
 		tt__sched_off = 1;
