@@ -47,7 +47,9 @@
  * first reading), which cost as much as the readings; not the looks it takes anyway.
  * The scopes left unread are counted, said at exit and in the trace (their spikes
  * have no split); those watched already are read to their end. (The shares are in
- * core.h: sched.c says them.) */
+ * core.h: sched.c says them.) Only where the counters are the states' source: beside
+ * the switches (for stolen time) tt-sched's cost is theirs (sched_overhead_pct), and
+ * its drains between looks would be charged here. */
 uint64_t tt__counters_unread;
 static int64_t tt__counters_spent_ns;
 static int64_t tt__counters_looked_ns; /* tt-sched's CPU time as its last look ended */
@@ -233,7 +235,7 @@ static uint64_t tt__counters_last(const struct tt__slot *slot, int *opens)
 	return 0;
 }
 
-int64_t tt__counters_tick(int64_t period_ns)
+int64_t tt__counters_tick(int64_t period_ns, int alone)
 {
 	int64_t own_ns = tt_os_thread_cpu_ns();
 	if (tt__counters_woken_to_read)
@@ -247,7 +249,7 @@ int64_t tt__counters_tick(int64_t period_ns)
 	int watching = 0;
 	uint64_t after_ticks = (uint64_t)((double)hz * TT__COUNTERS_AFTER_NS / 1e9);
 	tt__counters_tick_faults = 0;
-	int over_budget = tt__counters_over_budget(now.monotonic_ns);
+	int over_budget = alone && tt__counters_over_budget(now.monotonic_ns);
 	/* (tt-sched's signals are blocked: the lock alone, two system calls fewer a tick) */
 	tt__sched_lock_held_signals();
 	while (tt__counters_closing)

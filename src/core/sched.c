@@ -604,7 +604,7 @@ static void *tt__sched_main(void *unused)
 			drained_ns = now;
 		}
 		if (counters) /* (it may want to be back sooner, for a scope due a reading) */
-			wait_ns = tt__counters_tick(wait_ns);
+			wait_ns = tt__counters_tick(wait_ns, __atomic_load_n(&tt__sched_off, __ATOMIC_RELAXED));
 		/* (woken early by a thread that needs asking for) */
 		tt_os_wait(&tt__sched_wake, seq, wait_ns);
 	}

@@ -16,6 +16,7 @@
  *   crowd      CROWD_THREADS threads, each CROWD_NAPS 3 ms sleeps in scope "nap" (no
  *              lines): more readings than tt-sched's budget allows against the
  *              little CPU time they use
+ *   crowdfork  as crowd, then a forked child as sleep ({"child_pid": its pid})
  *   hang       as sleep, then a line {"hung": 1} and a wait to be killed
  *   seccomp [WHAT]  as WHAT (sleep, lock or spin; sleep by default), perf_event_open
  *              denied (EACCES) by a seccomp filter set before ticktrace starts
@@ -54,6 +55,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <dirent.h>
 #include <time.h>
 #include <unistd.h>
@@ -497,6 +499,18 @@ int main(int argc, char **argv)
 		short_threads();
 	} else if (strcmp(what, "crowd") == 0) {
 		crowd();
+	} else if (strcmp(what, "crowdfork") == 0) {
+		crowd();
+		fflush(stdout);
+		pid_t child = fork();
+		if (child == 0) {
+			AROUND("sleep3", sleep_ms(3));
+			return 0;
+		}
+		int status;
+		if (child < 0 || waitpid(child, &status, 0) != child || !WIFEXITED(status) || WEXITSTATUS(status))
+			return 1;
+		printf("{\"child_pid\":%d}\n", (int)child);
 	} else if (strcmp(what, "snapshots") == 0 && argc > 2) {
 		snapshots(argv[2]);
 	} else if (strcmp(what, "snapcap") == 0) {
@@ -504,7 +518,7 @@ int main(int argc, char **argv)
 	} else if (strcmp(what, "flatout") == 0 && argc > 2) {
 		flatout(argv[2]);
 	} else {
-		fprintf(stderr, "usage: sched_causes_prog sleep|lock|spin|hang|short|crowd|seccomp|snapshots TABLE|"
+		fprintf(stderr, "usage: sched_causes_prog sleep|lock|spin|hang|short|crowd|crowdfork|seccomp|snapshots TABLE|"
 			"snapcap|flatout TABLE\n");
 		return 2;
 	}

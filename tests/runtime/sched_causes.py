@@ -388,6 +388,20 @@ def budget(tmp):
           "crowd: of %d naps, %d without a split (some, not all, expected)" % (len(naps), len(unsplit)))
 
 
+def budget_fork(tmp):
+    """As budget, then a forked child sleeps 3 ms in a scope: the child's tt-sched
+    begins its budget again (its CPU time and the process's start from zero there),
+    so its one scope is read (whether the readings split it depends on when tt-sched
+    ran), none left unread, and only the parent says it reached its budget."""
+    said = {}
+    _, _, err, out = run(tmp, "crowdfork", env_extra={"TICKTRACE_SCHED": "schedstat"}, said=said)
+    check(len(re.findall(r"reached its budget", err)) == 1,
+          "crowdfork: the budget not said once, by the parent alone: %r" % err)
+    counters = list(ttr.Ttr("%s.%d" % (out, said["child_pid"])).counters.values())
+    check(len(counters) == 1 and counters[0]["readings"] and not counters[0]["unread"],
+          "crowdfork: the child's counters: %s" % counters)
+
+
 def killed_live(tmp):
     """A live file (TICKTRACE_LIVE=1, as record sets it) of a run killed by SIGKILL after
     a 3 ms sleep: no thread states are in it (the run kept them in memory), and spikes,
@@ -1080,6 +1094,7 @@ with tempfile.TemporaryDirectory() as tmp:
         refused(tmp)
         refused_short(tmp)
         budget(tmp)
+        budget_fork(tmp)
         killed_live(tmp)
         stolen(tmp)
         unprivileged(tmp, lambda tmp, user: causes(tmp, user, ("stop",)) if user else causes(tmp))
