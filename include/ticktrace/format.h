@@ -554,7 +554,18 @@ enum tt_schedstat_flags {
 	 * count that does not move from a reading before a scope to one after it says the
 	 * scheduler kept the thread on CPU throughout. */
 	TT_SCHEDSTAT_SWITCH_COUNT = 1u << 3,
+	/* tt-sched reached its CPU budget (a share of the process's CPU time, measured by
+	 * itself) and left scopes of this thread that were open long enough to be read
+	 * unread: a struct tt_schedstat_budget follows the info, before the readings (a
+	 * section may then have none). Their spikes have no split. */
+	TT_SCHEDSTAT_BUDGET = 1u << 4,
 };
+
+struct tt_schedstat_budget {
+	uint64_t unread;   /* the thread's scopes left unread so far (each section: all since its start) */
+	uint64_t reserved; /* 0 */
+};
+_Static_assert(sizeof(struct tt_schedstat_budget) == 16, "schedstat budget layout");
 #define TT_SCHEDSTAT_TICK_NS 15625000
 
 struct tt_schedstat_sample {

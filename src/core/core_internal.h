@@ -115,10 +115,13 @@ void tt__sched_unlock_held_signals(void) TT__HIDDEN;
 
 /* counters.c (tt-sched, every `period_ns` at most while tt__counters_on): the counters
  * of the threads inside a scope open a while, read; how long until the next look is
- * due (a scope's first reading may be due sooner than period_ns). */
-int64_t tt__counters_tick(int64_t period_ns) TT__HIDDEN;
+ * due (a scope's first reading may be due sooner than period_ns). `alone`: the
+ * counters are the states' only source (no switches): held to tt-sched's budget. */
+int64_t tt__counters_tick(int64_t period_ns, int alone) TT__HIDDEN;
 /* Lock held: a slot's readings let go, its files handed to tt-sched to close (`ours`:
  * they are this process's tt-sched's, not a fork's parent's). */
 void tt__counters_forget(struct tt__counters *c, int ours) TT__HIDDEN;
+/* In a fork's child: tt-sched's budget begins again. */
+void tt__counters_after_fork(void) TT__HIDDEN;
 
 #endif /* TT_CORE_INTERNAL_H */

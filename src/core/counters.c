@@ -36,6 +36,56 @@
 #define TT__COUNTERS_FIRST (4096 / sizeof(struct tt_schedstat_sample))
 #define TT__COUNTERS_MAX 65536        /* and at most (3 MiB): mode stop keeps the first */
 
+/* tt-sched's CPU time for the counters' readings, past which it watches no new scope:
+ * a share of the process's CPU time, and a little of one CPU's time since the run
+ * began (a program that mostly sleeps has little CPU time of its own, which a few
+ * readings would seem large against). Its readings cost 4 to 10 us each, and where
+ * many threads want more CPUs than there are, every short sleep is a spike of
+ * milliseconds that needs two (the benchmark's 64 threads on 2 CPUs: some 1,300 a
+ * run, four times the issue's 1 %). Charged: its looks, and its wake-ups for a
+ * reading (each look a millisecond while a scope is watched, or one due early for a
+ * first reading), which cost as much as the readings; not the looks it takes anyway.
+ * The scopes left unread are counted, said at exit and in the trace (their spikes
+ * have no split); those watched already are read to their end. (The shares are in
+ * core.h: sched.c says them.) Only where the counters are the states' source: beside
+ * the switches (for stolen time) tt-sched's cost is theirs (sched_overhead_pct), and
+ * its drains between looks would be charged here. */
+uint64_t tt__counters_unread;
+static int64_t tt__counters_spent_ns;
+static int64_t tt__counters_looked_ns; /* tt-sched's CPU time as its last look ended */
+static int tt__counters_woken_to_read; /* (its wake-up after that look is charged) */
+static uint64_t tt__counters_watches; /* scopes it began to read */
+/* the first scopes it reads are not held to the budget: a short run's few spikes are
+ * each split, whatever their reading cost against the little CPU time it used */
+#define TT__COUNTERS_BUDGET_FREE 8
+/* tt-sched's looks while it is over its budget and reads nothing */
+#define TT__COUNTERS_OVER_BUDGET_NS 10000000
+
+static double tt__counters_allowed_ns; /* the budget it last found */
+
+/* Whether tt-sched spent more than its budget. The process's CPU time is read only
+ * past the budget it last found (a sum over every thread: 64 threads' took a tenth of
+ * tt-sched's time read each look); the budget only grows. */
+static int tt__counters_over_budget(int64_t now_ns)
+{
+	if (tt__counters_watches < TT__COUNTERS_BUDGET_FREE || (double)tt__counters_spent_ns <= tt__counters_allowed_ns)
+		return 0;
+	double cpu = (double)tt_os_process_cpu_ns(), wall = (double)(now_ns - tt__start_anchor.monotonic_ns);
+	tt__counters_allowed_ns = (cpu * TT__COUNTERS_BUDGET_PCT + wall * TT__COUNTERS_BUDGET_WALL_PCT) / 100;
+	return (double)tt__counters_spent_ns > tt__counters_allowed_ns;
+}
+
+void tt__counters_after_fork(void)
+{
+	/* (the child's tt-sched, its CPU time and the process's begin again; the parent's
+	 * unread scopes are the parent's to say) */
+	tt__counters_spent_ns = tt__counters_looked_ns = 0;
+	tt__counters_woken_to_read = 0;
+	tt__counters_watches = 0;
+	tt__counters_allowed_ns = 0;
+	tt__counters_unread = 0;
+}
+
 int tt__counters_on; /* tt-sched reads the threads' counters */
 int tt__counters_steal; /* format.h: TT_SCHEDSTAT_STEAL */
 
@@ -185,8 +235,11 @@ static uint64_t tt__counters_last(const struct tt__slot *slot, int *opens)
 	return 0;
 }
 
-int64_t tt__counters_tick(int64_t period_ns)
+int64_t tt__counters_tick(int64_t period_ns, int alone)
 {
+	int64_t own_ns = tt_os_thread_cpu_ns();
+	if (tt__counters_woken_to_read)
+		tt__counters_spent_ns += own_ns - tt__counters_looked_ns;
 	struct tt_anchor now;
 	tt_os_anchor(&now);
 	uint64_t hz = tt_os_anchor_hz(&tt__start_anchor, &now);
@@ -196,6 +249,7 @@ int64_t tt__counters_tick(int64_t period_ns)
 	int watching = 0;
 	uint64_t after_ticks = (uint64_t)((double)hz * TT__COUNTERS_AFTER_NS / 1e9);
 	tt__counters_tick_faults = 0;
+	int over_budget = alone && tt__counters_over_budget(now.monotonic_ns);
 	/* (tt-sched's signals are blocked: the lock alone, two system calls fewer a tick) */
 	tt__sched_lock_held_signals();
 	while (tt__counters_closing)
@@ -225,23 +279,37 @@ int64_t tt__counters_tick(int64_t period_ns)
 		}
 		if (!opens || !last || now.tsc < last)
 			continue;
+		if (over_budget) { /* (its first reading is not taken: counted once, when due) */
+			if (now.tsc - last >= after_ticks && c->unread_scope != last) {
+				c->unread_scope = last;
+				c->unread++;
+				__atomic_add_fetch(&tt__counters_unread, 1, __ATOMIC_RELAXED);
+			}
+			continue;
+		}
 		if (now.tsc - last < after_ticks) {
 			int64_t due = (int64_t)((after_ticks - (now.tsc - last)) * 1000000000.0 / (double)hz);
 			due_ns = due < due_ns ? due : due_ns;
 			continue;
 		}
 		watching = 1;
+		tt__counters_watches++;
 		c->watched = last;
 		c->since_ns = now.monotonic_ns - (int64_t)((now.tsc - last) * 1000000000.0 / (double)hz);
 		c->next_ns = now.monotonic_ns + TT__COUNTERS_BETWEEN_NS;
 		tt__counters_read(slot, 1);
 	}
 	tt__sched_unlock_held_signals();
+	tt__counters_looked_ns = tt_os_thread_cpu_ns();
+	tt__counters_spent_ns += tt__counters_looked_ns - own_ns;
 	/* The next look: soon enough to see a watched scope end (its reading after), and
 	 * each first reading due when it is due. A scope that opens after this look is
 	 * seen at the next one before it is TT__COUNTERS_AFTER_NS old: with nothing
 	 * watched, the looks come no oftener than that (a third fewer). */
 	int64_t wait_ns = watching || period_ns > TT__COUNTERS_AFTER_NS ? period_ns : TT__COUNTERS_AFTER_NS;
+	if (over_budget && !watching) /* (nothing to read: only its share to look at again) */
+		wait_ns = TT__COUNTERS_OVER_BUDGET_NS;
+	tt__counters_woken_to_read = watching || due_ns < wait_ns;
 	if (due_ns < wait_ns)
 		wait_ns = due_ns > TT__COUNTERS_NEAR_NS ? due_ns : TT__COUNTERS_NEAR_NS;
 	return wait_ns;
@@ -261,8 +329,10 @@ void tt__counters_sections(struct tt__slot *slot, uint64_t *at, tt__counters_fn 
 {
 	struct tt__counters *c = &slot->sched.counters;
 	uint64_t from = *at > c->base ? *at - c->base : 0;
-	if (from < c->n)
-		fn(ctx, slot, from ? 0 : c->lost, c->at + from, c->n - from);
+	/* (a thread with no reading new but scopes left unread since: a section of none,
+	 * which says them) */
+	if (from < c->n || c->unread > c->unread_written)
+		fn(ctx, slot, from ? 0 : c->lost, c->at ? c->at + from : NULL, from < c->n ? c->n - from : 0);
 	*at = c->base + c->n;
 }
 
@@ -272,6 +342,7 @@ void tt__counters_written(struct tt__slot *slot)
 	c->base += c->n;
 	c->n = 0;
 	c->lost = 0;
+	c->unread_written = c->unread;
 }
 
 void tt__counters_read_new(struct tt__slot *slot, uint64_t *at, tt__counters_fn fn, void *ctx)

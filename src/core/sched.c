@@ -14,6 +14,7 @@
  * program's (its limit, its closefrom). The recording threads never touch any of it
  * after registering, until they exit. */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -188,6 +189,12 @@ void tt__sched_say_refused(void)
 		fprintf(tt__err, "%s: the trace says when threads ran only for those that have them\n", line);
 	if (__atomic_load_n(&tt__sched_price_set, __ATOMIC_ACQUIRE))
 		fputs(tt__sched_price, tt__err);
+	uint64_t unread = __atomic_load_n(&tt__counters_unread, __ATOMIC_RELAXED);
+	if (unread)
+		fprintf(tt__err, "ticktrace: tt-sched's reading of the threads' counters reached its "
+			"budget (%g%% of the program's CPU time and %g%% of one CPU's more): %" PRIu64
+			" scope%s open long enough to be read went unread, their spikes have no split\n",
+			TT__COUNTERS_BUDGET_PCT, TT__COUNTERS_BUDGET_WALL_PCT, unread, unread == 1 ? "" : "s");
 	if (tt__sched_late)
 		fprintf(tt__err, "ticktrace: %u threads not started by pthread_create after ticktrace "
 			"started (raw clone, or earlier) had their thread states asked for by tt-sched "
@@ -597,7 +604,7 @@ static void *tt__sched_main(void *unused)
 			drained_ns = now;
 		}
 		if (counters) /* (it may want to be back sooner, for a scope due a reading) */
-			wait_ns = tt__counters_tick(wait_ns);
+			wait_ns = tt__counters_tick(wait_ns, __atomic_load_n(&tt__sched_off, __ATOMIC_RELAXED));
 		/* (woken early by a thread that needs asking for) */
 		tt_os_wait(&tt__sched_wake, seq, wait_ns);
 	}
@@ -651,6 +658,7 @@ void tt__sched_after_fork(void)
 	tt__sched_late = 0;
 	memset(&tt__sched_refusals, 0, sizeof tt__sched_refusals); /* the parent's threads' */
 	tt__sched_refused_unasked = 0;
+	tt__counters_after_fork();
 	if ((!tt__sched_off || tt__counters_on) && tt__start_thread(NULL, tt__sched_main, NULL, 1, 0) < 0) {
 		tt__sched_off_why = TT_NO_STATES_NOT_ASKED;
 		tt__sched_off = 1;

@@ -190,13 +190,17 @@ static void tt__out_counters_section(void *arg, struct tt__slot *slot, uint64_t 
 				     const struct tt_schedstat_sample *readings, size_t n)
 {
 	struct tt__sched_out *so = arg;
+	struct tt_schedstat_budget budget = {.unread = slot->sched.counters.unread};
 	struct tt_schedstat_info info = {
 		.thread_index = slot->index,
-		.flags = tt__counters_steal ? TT_SCHEDSTAT_STEAL : 0,
+		.flags = (tt__counters_steal ? TT_SCHEDSTAT_STEAL : 0) | (budget.unread ? TT_SCHEDSTAT_BUDGET : 0),
 		.lost = lost,
 	};
-	tt__out_section(so->out, TT_SEC_SCHEDSTAT, sizeof info + n * sizeof *readings);
+	size_t head = sizeof info + (budget.unread ? sizeof budget : 0);
+	tt__out_section(so->out, TT_SEC_SCHEDSTAT, head + n * sizeof *readings);
 	tt__out(so->out, &info, sizeof info);
+	if (budget.unread)
+		tt__out(so->out, &budget, sizeof budget);
 	tt__out(so->out, readings, n * sizeof *readings);
 	if (so->seen_counters)
 		so->seen_counters(so->ctx, slot, lost, readings, n);

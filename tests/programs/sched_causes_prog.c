@@ -13,6 +13,10 @@
  *
  *   short      SHORT_THREADS pthread_create'd threads, 50 at a time, each one
  *              instant "short" and gone (most end before tt-sched looks at them)
+ *   crowd      CROWD_THREADS threads, each CROWD_NAPS 3 ms sleeps in scope "nap" (no
+ *              lines): more readings than tt-sched's budget allows against the
+ *              little CPU time they use
+ *   crowdfork  as crowd, then a forked child as sleep ({"child_pid": its pid})
  *   hang       as sleep, then a line {"hung": 1} and a wait to be killed
  *   seccomp [WHAT]  as WHAT (sleep, lock or spin; sleep by default), perf_event_open
  *              denied (EACCES) by a seccomp filter set before ticktrace starts
@@ -51,6 +55,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <dirent.h>
 #include <time.h>
 #include <unistd.h>
@@ -198,6 +203,30 @@ static void short_threads(void)
 		for (int i = 0; i < 50; i++)
 			pthread_join(t[i], NULL);
 	}
+}
+
+#define CROWD_THREADS 64
+#define CROWD_NAPS 20
+
+/* Naps of 3 ms, each in a scope "nap": a spike whose counters tt-sched would read
+ * twice, against a few microseconds of the thread's CPU time. */
+static void *crowd_thread(void *unused)
+{
+	(void)unused;
+	for (int i = 0; i < CROWD_NAPS; i++) {
+		TT_SCOPE("nap");
+		sleep_ms(3);
+	}
+	return NULL;
+}
+
+static void crowd(void)
+{
+	pthread_t t[CROWD_THREADS];
+	for (int i = 0; i < CROWD_THREADS; i++)
+		pthread_create(&t[i], NULL, crowd_thread, NULL);
+	for (int i = 0; i < CROWD_THREADS; i++)
+		pthread_join(t[i], NULL);
 }
 
 /* perf_event_open fails with EACCES from now on, in every thread of the process. */
@@ -468,6 +497,20 @@ int main(int argc, char **argv)
 			pause();
 	} else if (strcmp(what, "short") == 0) {
 		short_threads();
+	} else if (strcmp(what, "crowd") == 0) {
+		crowd();
+	} else if (strcmp(what, "crowdfork") == 0) {
+		crowd();
+		fflush(stdout);
+		pid_t child = fork();
+		if (child == 0) {
+			AROUND("sleep3", sleep_ms(3));
+			return 0;
+		}
+		int status;
+		if (child < 0 || waitpid(child, &status, 0) != child || !WIFEXITED(status) || WEXITSTATUS(status))
+			return 1;
+		printf("{\"child_pid\":%d}\n", (int)child);
 	} else if (strcmp(what, "snapshots") == 0 && argc > 2) {
 		snapshots(argv[2]);
 	} else if (strcmp(what, "snapcap") == 0) {
@@ -475,7 +518,7 @@ int main(int argc, char **argv)
 	} else if (strcmp(what, "flatout") == 0 && argc > 2) {
 		flatout(argv[2]);
 	} else {
-		fprintf(stderr, "usage: sched_causes_prog sleep|lock|spin|hang|short|seccomp|snapshots TABLE|"
+		fprintf(stderr, "usage: sched_causes_prog sleep|lock|spin|hang|short|crowd|crowdfork|seccomp|snapshots TABLE|"
 			"snapcap|flatout TABLE\n");
 		return 2;
 	}

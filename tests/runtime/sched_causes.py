@@ -361,6 +361,47 @@ def refused_short(tmp):
           % [l for l in info.stdout.splitlines() if "without states" in l])
 
 
+def budget(tmp):
+    """64 threads napping 3 ms in scopes, with the counters as the source: their
+    readings cost more than tt-sched's budget allows against the little CPU time the
+    threads use, so tt-sched leaves scopes unread past it, and says so: once at exit,
+    with their count, which the file (each thread's SCHEDSTAT sections) and `info`
+    say too; those scopes have no split."""
+    _, spikes, err, out = run(tmp, "crowd", env_extra={"TICKTRACE_SCHED": "schedstat"})
+    said = re.findall(r"reached its budget .*?: (\d+) scopes? open long enough to be read "
+                      r"went unread, their spikes have no split", err)
+    check(len(said) == 1, "crowd: the budget not said once at exit: %r" % err)
+    if len(said) != 1:
+        return
+    unread = int(said[0])
+    counters = ttr.Ttr(out).counters.values()
+    check(unread > 0 and sum(c["unread"] for c in counters) == unread,
+          "crowd: the file's unread scopes %s, the exit line's %d"
+          % ([c["unread"] for c in counters], unread))
+    info = subprocess.run([TOOL, "info", out], capture_output=True, text=True, timeout=60)
+    check(info.returncode == 0 and ": %d scope%s open long enough to be read went unread"
+          % (unread, "" if unread == 1 else "s") in info.stdout,
+          "crowd: info does not say the %d unread scopes: %s" % (unread, info.stdout))
+    naps = [sp for sp in spikes if sp["name"] == "nap"]
+    unsplit = [sp for sp in naps if "on_cpu_ns" not in sp]
+    check(len(naps) == 64 * 20 and unsplit and len(unsplit) < len(naps),
+          "crowd: of %d naps, %d without a split (some, not all, expected)" % (len(naps), len(unsplit)))
+
+
+def budget_fork(tmp):
+    """As budget, then a forked child sleeps 3 ms in a scope: the child's tt-sched
+    begins its budget again (its CPU time and the process's start from zero there),
+    so its one scope is read (whether the readings split it depends on when tt-sched
+    ran), none left unread, and only the parent says it reached its budget."""
+    said = {}
+    _, _, err, out = run(tmp, "crowdfork", env_extra={"TICKTRACE_SCHED": "schedstat"}, said=said)
+    check(len(re.findall(r"reached its budget", err)) == 1,
+          "crowdfork: the budget not said once, by the parent alone: %r" % err)
+    counters = list(ttr.Ttr("%s.%d" % (out, said["child_pid"])).counters.values())
+    check(len(counters) == 1 and counters[0]["readings"] and not counters[0]["unread"],
+          "crowdfork: the child's counters: %s" % counters)
+
+
 def killed_live(tmp):
     """A live file (TICKTRACE_LIVE=1, as record sets it) of a run killed by SIGKILL after
     a 3 ms sleep: no thread states are in it (the run kept them in memory), and spikes,
@@ -1052,6 +1093,8 @@ with tempfile.TemporaryDirectory() as tmp:
         consumers(tmp)
         refused(tmp)
         refused_short(tmp)
+        budget(tmp)
+        budget_fork(tmp)
         killed_live(tmp)
         stolen(tmp)
         unprivileged(tmp, lambda tmp, user: causes(tmp, user, ("stop",)) if user else causes(tmp))

@@ -19,6 +19,7 @@ HEADER = 144
 SEC_PROCESS, SEC_SITES, SEC_THREAD, SEC_EVENTS, SEC_END = 1, 2, 4, 5, 6
 SEC_EVENTS_PACKED, SEC_SCHED, SEC_SNAPSHOT, SEC_MACHINE = 0x61, 0x43, 0x44, 0x45
 SEC_FILTERED, SEC_SCHEDSTAT = 0x46, 0x48
+SCHEDSTAT_BUDGET = 1 << 4  # format.h: TT_SCHEDSTAT_BUDGET
 SCHEDSTAT_STEAL = 1
 Reading = namedtuple("Reading", "ns run_ns wait_ns timeslices minflt majflt")
 REC_BEGIN, REC_END, REC_INSTANT, REC_INSTANT_ARG, REC_COUNTER = 1, 2, 4, 6, 7
@@ -181,8 +182,12 @@ class Ttr:
             self.filtered[index] = {"min_dur_ns": min_dur, "fns": fns}
         elif kind == SEC_SCHEDSTAT:
             index, flags, _lost = struct.unpack_from("<IIQ", body)
-            c = self.counters.setdefault(index, {"flags": flags, "readings": []})
-            c["readings"] += [Reading(*r) for r in struct.iter_unpack("<qQQQQQ", body[16:])]
+            c = self.counters.setdefault(index, {"flags": flags, "readings": [], "unread": 0})
+            at = 16
+            if flags & SCHEDSTAT_BUDGET:  # (the scopes tt-sched's budget left unread)
+                c["unread"] = max(c["unread"], struct.unpack_from("<Q", body, at)[0])
+                at += 16
+            c["readings"] += [Reading(*r) for r in struct.iter_unpack("<qQQQQQ", body[at:])]
         elif kind == SEC_END:
             self.has_end = True
 

@@ -101,7 +101,7 @@ static void tt_print_tsc(FILE *out, const struct tt_file *f, const struct tt_inf
 static void tt_print_counters(FILE *out, const struct tt_file *f, bool switches)
 {
 	size_t threads = 0, readings = 0;
-	uint64_t lost = 0;
+	uint64_t lost = 0, unread = 0;
 	bool steal = false;
 	uint32_t run_only = 0; /* (Windows': the flags of one thread's tell the run's) */
 	for (size_t i = 0; i < f->nthreads; i++) {
@@ -109,6 +109,7 @@ static void tt_print_counters(FILE *out, const struct tt_file *f, bool switches)
 		threads += th->ncounters > 0;
 		readings += th->ncounters;
 		lost += th->counters_lost;
+		unread += th->counters_unread;
 		steal |= (th->counters_flags & TT_SCHEDSTAT_STEAL) != 0;
 		if (th->counters_flags & TT_SCHEDSTAT_RUN_ONLY)
 			run_only = th->counters_flags;
@@ -121,6 +122,10 @@ static void tt_print_counters(FILE *out, const struct tt_file *f, bool switches)
 							       "in steps of the system's tick"
 							     : "Windows: CPU time alone, its cycle time",
 			readings, threads, threads == 1 ? "" : "s", lost);
+	if (unread)
+		fprintf(out, "  thread counters' budget: reached (tt-sched's CPU time against the "
+			"program's): %" PRIu64 " scope%s open long enough to be read went unread; "
+			"their spikes have no split\n", unread, unread == 1 ? "" : "s");
 	fprintf(out, "  stolen time: %s\n",
 		!threads ? "not known (no counters read: TICKTRACE_SCHED=switches, or a kernel that "
 			   "accounts no steal)"

@@ -711,13 +711,19 @@ static int tt_read_schedstat(struct tt_file *f, struct tt_cursor *c)
 	uint64_t at = c->pos;
 	if (!tt_cursor_take(c, &si, sizeof(si)))
 		return TT_FAIL(f, at, "SCHEDSTAT section too small for its header");
+	if (si.flags & ~(uint32_t)(TT_SCHEDSTAT_STEAL | TT_SCHEDSTAT_RUN_ONLY | TT_SCHEDSTAT_TICK_STEPS |
+				   TT_SCHEDSTAT_SWITCH_COUNT | TT_SCHEDSTAT_BUDGET))
+		return TT_FAIL(f, at + offsetof(struct tt_schedstat_info, flags),
+			       "SCHEDSTAT section with unknown flags 0x%" PRIx32, si.flags);
+	struct tt_schedstat_budget budget = {0};
+	if ((si.flags & TT_SCHEDSTAT_BUDGET) && !tt_cursor_take(c, &budget, sizeof budget))
+		return TT_FAIL(f, at, "SCHEDSTAT section too small for its budget's count");
+	if (budget.reserved)
+		return TT_FAIL(f, at + sizeof si + offsetof(struct tt_schedstat_budget, reserved),
+			       "SCHEDSTAT budget's reserved field is %" PRIu64 ", not 0", budget.reserved);
 	if ((c->end - c->pos) % sizeof(struct tt_schedstat_sample) != 0)
 		return TT_FAIL(f, at, "SCHEDSTAT payload of %" PRIu64 " bytes is not whole readings",
 			       c->end - c->pos);
-	if (si.flags & ~(uint32_t)(TT_SCHEDSTAT_STEAL | TT_SCHEDSTAT_RUN_ONLY | TT_SCHEDSTAT_TICK_STEPS |
-				   TT_SCHEDSTAT_SWITCH_COUNT))
-		return TT_FAIL(f, at + offsetof(struct tt_schedstat_info, flags),
-			       "SCHEDSTAT section with unknown flags 0x%" PRIx32, si.flags);
 	struct tt_thread *t = tt_thread_named(f, si.thread_index, at, "SCHEDSTAT");
 	if (!t)
 		return -1;
@@ -738,6 +744,8 @@ static int tt_read_schedstat(struct tt_file *f, struct tt_cursor *c)
 	}
 	t->counters_lost += si.lost;
 	t->counters_flags = si.flags;
+	/* (each section's count is the thread's since its start) */
+	t->counters_unread = budget.unread > t->counters_unread ? budget.unread : t->counters_unread;
 	c->pos = c->end;
 	return 0;
 }
