@@ -171,6 +171,8 @@ struct tt_decoder {
 static inline int tt_dispatch(const struct tt_dispatch *to, const struct tt_event *e)
 {
 	size_t n = to->n; /* (read once: the calls could change it, as far as the compiler knows) */
+	if (__builtin_expect(n == 1, 1)) /* one writer, as convert has: no loop around it */
+		return to->fn[0](to->sink[0], e);
 	int rc = 0;
 	for (size_t i = 0; i < n && rc == 0; i++)
 		rc = to->fn[i](to->sink[i], e);

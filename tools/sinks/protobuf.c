@@ -82,8 +82,11 @@ static bool tt_pb_bundle(struct tt_pb_packer *k, const char *p, size_t n)
 }
 
 /* The length of the packet at p (n bytes on), or 0 when p holds only part of it. */
-static size_t tt_pb_packet_at(const uint8_t *p, size_t n)
+static inline size_t tt_pb_packet_at(const uint8_t *p, size_t n)
 {
+	/* nearly every event's packet is below 128 bytes: a length of one byte */
+	if (__builtin_expect(n >= 2 && p[1] < 0x80, 1))
+		return (size_t)p[1] <= n - 2 ? (size_t)p[1] + 2 : 0;
 	uint64_t len = 0;
 	for (size_t i = 1, shift = 0; i < n && i <= PB_HEAD_ROOM; i++, shift += 7) {
 		len |= (uint64_t)(p[i] & 0x7f) << shift;
