@@ -352,6 +352,8 @@ static int tt__detour_patch(struct tt__detour *d, struct tt__detour_fn *fn, char
 		return 0;
 	tt__detour_undoable(fn->entry, fn->addr, was, (size_t)len, d->later ? TT__UNDO_LATER : 0);
 	fn->patched = 1;
+	if (!d->patched_patchable && !d->patched_relocated)
+		tt__detour_mark_patched();
 	if (nops >= TT__DETOUR_PATCH)
 		d->patched_patchable++;
 	else
@@ -702,17 +704,18 @@ __attribute__((constructor)) static void tt__detour_start(void)
 	}
 	if (d.every_sled)
 		tt__min_dur_default(TT__DETOUR_MIN_DUR_NS);
-	if (d.every_sled && !d.nfns && !d.hooked)
-		fprintf(stderr, "ticktrace: the program links libticktrace-detour (pkg-config "
-			"ticktrace-instrument), but none of its functions has the NOPs that "
-			"-fpatchable-function-entry=5 puts at its entry (compiled without `pkg-config "
-			"--cflags ticktrace-instrument`?): nothing is recorded\n");
-	size_t to_record = 0;
+	size_t to_record = 0; /* (the unwinders are watched, not recorded) */
 	for (size_t i = 0; i < d.nfns; i++)
 		to_record += !d.fns[i].watch;
 	/* The unwinders need watching only when some calls go through the trampolines:
 	 * patched functions, or the program's library calls. */
 	int libcalls = tt__detour_libcalls_wanted(d.every_sled);
+	if (d.every_sled && !to_record && !d.hooked)
+		fprintf(stderr, "ticktrace: the program links libticktrace-detour (pkg-config "
+			"ticktrace-instrument), but its code has no patchable entries (the NOPs that "
+			"-fpatchable-function-entry=5 puts at a function's entry): were `pkg-config "
+			"--cflags ticktrace-instrument` given to the compiler, not only to the link? "
+			"%s\n", libcalls ? "Only its library calls are recorded" : "Nothing is recorded");
 	int trampolines = to_record || libcalls;
 	int says = tt__detour_says();
 	int others = d.nfns || libcalls ? tt__detour_others() : 0;
@@ -732,6 +735,8 @@ __attribute__((constructor)) static void tt__detour_start(void)
 		d.refused = to_record;
 	/* (before the patches: the code is read for the GOT slots it calls through) */
 	int hooked = patching && libcalls ? tt__detour_library_calls(&d, libcalls) : 0;
+	if (hooked > 0)
+		tt__detour_mark_patched();
 	if (patching)
 		tt__detour_patch_all(&d, trampolines, says);
 	if (patching && (to_record || d.nlibcalls))

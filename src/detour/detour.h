@@ -58,6 +58,8 @@ extern intptr_t tt__detour_shadow_offset TT__DETOUR_HIDDEN;
  * patcher found (TT_ENV_DETOUR_ONCE: the first process of each program alone). */
 void tt__detour_no_follow(void) TT__DETOUR_HIDDEN;
 int tt__detour_says(void) TT__DETOUR_HIDDEN;
+/* Tells record that this process patched or hooked something (TT_DETOUR_PATCHED_MARKER). */
+void tt__detour_mark_patched(void) TT__DETOUR_HIDDEN;
 
 /* The zero-markup build's TICKTRACE_MIN_DUR: calls shorter are erased as they return,
  * and counted (the flat profile adds them up); uftrace's --time-filter does the same,
@@ -79,9 +81,9 @@ void tt__detour_unloading(int begins) TT__DETOUR_HIDDEN;
 /* A library unloaded: its patches, in [low, high), forgotten, so that none is undone
  * into what is mapped there next. */
 void tt__detour_forget(uintptr_t low, uintptr_t high) TT__DETOUR_HIDDEN;
-/* After patching: TT_ENV_TURN_OFF, or the zero-markup build's default (`every_sled`);
- * 0, or -1 after saying why. */
-int tt__detour_turn_off_start(int every_sled) TT__DETOUR_HIDDEN;
+/* After patching: TT_ENV_TURN_OFF, or the zero-markup build's default (`every_sled`):
+ * a bad value is said, and the default used. */
+void tt__detour_turn_off_start(int every_sled) TT__DETOUR_HIDDEN;
 
 /* trampoline.asm */
 void tt__detour_entry(void) TT__DETOUR_HIDDEN;
