@@ -107,12 +107,12 @@ int tt__detour_says(void)
 	return 1;
 }
 
-void tt__detour_mark_patched(void)
+void tt__detour_mark_matched(void)
 {
 	const char *dir = getenv(TT_ENV_DETOUR_ONCE);
 	char marker[PATH_MAX];
 	if (!dir || !*dir ||
-	    snprintf(marker, sizeof marker, "%s/" TT_DETOUR_PATCHED_MARKER, dir) >= (int)sizeof marker)
+	    snprintf(marker, sizeof marker, "%s/" TT_DETOUR_MATCHED_MARKER, dir) >= (int)sizeof marker)
 		return;
 	int fd = open(marker, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
 	if (fd >= 0)

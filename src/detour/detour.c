@@ -352,8 +352,6 @@ static int tt__detour_patch(struct tt__detour *d, struct tt__detour_fn *fn, char
 		return 0;
 	tt__detour_undoable(fn->entry, fn->addr, was, (size_t)len, d->later ? TT__UNDO_LATER : 0);
 	fn->patched = 1;
-	if (!d->patched_patchable && !d->patched_relocated)
-		tt__detour_mark_patched();
 	if (nops >= TT__DETOUR_PATCH)
 		d->patched_patchable++;
 	else
@@ -735,8 +733,6 @@ __attribute__((constructor)) static void tt__detour_start(void)
 		d.refused = to_record;
 	/* (before the patches: the code is read for the GOT slots it calls through) */
 	int hooked = patching && libcalls ? tt__detour_library_calls(&d, libcalls) : 0;
-	if (hooked > 0)
-		tt__detour_mark_patched();
 	if (patching)
 		tt__detour_patch_all(&d, trampolines, says);
 	if (patching && (to_record || d.nlibcalls))
@@ -748,6 +744,11 @@ __attribute__((constructor)) static void tt__detour_start(void)
 		fprintf(stderr, "ticktrace: the program's calls of %d library functions %s recorded as "
 			"FUNCTION@LIBRARY (%s=0: not)\n", hooked, d.listing ? "would be" : "are",
 			TT_ENV_LIBCALLS);
+	for (size_t p = 0; p < d.npatterns; p++)
+		if (d.pattern_hits[p]) {
+			tt__detour_mark_matched();
+			break;
+		}
 	for (size_t p = 0; says && p < d.npatterns; p++)
 		if (!d.pattern_hits[p])
 			fprintf(stderr, "ticktrace: -f %s %s\n", d.patterns[p],

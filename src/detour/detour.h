@@ -58,8 +58,8 @@ extern intptr_t tt__detour_shadow_offset TT__DETOUR_HIDDEN;
  * patcher found (TT_ENV_DETOUR_ONCE: the first process of each program alone). */
 void tt__detour_no_follow(void) TT__DETOUR_HIDDEN;
 int tt__detour_says(void) TT__DETOUR_HIDDEN;
-/* Tells record that this process patched or hooked something (TT_DETOUR_PATCHED_MARKER). */
-void tt__detour_mark_patched(void) TT__DETOUR_HIDDEN;
+/* Tells record that a -f pattern matched a function in this process (TT_DETOUR_MATCHED_MARKER). */
+void tt__detour_mark_matched(void) TT__DETOUR_HIDDEN;
 
 /* The zero-markup build's TICKTRACE_MIN_DUR: calls shorter are erased as they return,
  * and counted (the flat profile adds them up); uftrace's --time-filter does the same,
