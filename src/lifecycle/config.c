@@ -84,16 +84,6 @@ static void tt__config_min_dur(const char *text, uint64_t fallback_ns)
 	}
 	tt__config.min_dur_ns = (uint64_t)ns;
 	tt__config.min_dur_ticks = ns ? tt__ns_in_ticks((uint64_t)ns) : 0;
-	/* (core/registry.c: the drain writes a thread's current chunk as it goes, and a
-	 * streamed file has no FILTERED section to count what was erased) */
-	static bool said_stream;
-	if (ns && tt__config.mode->drains && !said_stream) {
-		said_stream = true;
-		char text[32];
-		fprintf(tt__err, "ticktrace: mode stream keeps every call: TICKTRACE_MIN_DUR=%s does "
-			"not erase short calls, and no function is turned off for them (modes stop "
-			"and ring do both)\n", tt_an_fmt_ns(text, ns));
-	}
 }
 
 void tt__min_dur_default(uint64_t ns)
