@@ -744,11 +744,7 @@ __attribute__((constructor)) static void tt__detour_start(void)
 		fprintf(stderr, "ticktrace: the program's calls of %d library functions %s recorded as "
 			"FUNCTION@LIBRARY (%s=0: not)\n", hooked, d.listing ? "would be" : "are",
 			TT_ENV_LIBCALLS);
-	for (size_t p = 0; p < d.npatterns; p++)
-		if (d.pattern_hits[p]) {
-			tt__detour_mark_matched();
-			break;
-		}
+	tt__detour_mark_matched(&d);
 	for (size_t p = 0; says && p < d.npatterns; p++)
 		if (!d.pattern_hits[p])
 			fprintf(stderr, "ticktrace: -f %s %s\n", d.patterns[p],

@@ -58,8 +58,6 @@ extern intptr_t tt__detour_shadow_offset TT__DETOUR_HIDDEN;
  * patcher found (TT_ENV_DETOUR_ONCE: the first process of each program alone). */
 void tt__detour_no_follow(void) TT__DETOUR_HIDDEN;
 int tt__detour_says(void) TT__DETOUR_HIDDEN;
-/* Tells record that a -f pattern matched a function in this process (TT_DETOUR_MATCHED_MARKER). */
-void tt__detour_mark_matched(void) TT__DETOUR_HIDDEN;
 
 /* The zero-markup build's TICKTRACE_MIN_DUR: calls shorter are erased as they return,
  * and counted (the flat profile adds them up); uftrace's --time-filter does the same,
@@ -254,6 +252,10 @@ struct tt__detour {
 	struct tt__detour_area *areas; /* the stubs' */
 	size_t nareas;
 };
+
+/* children.c: tells record that one of d's -f patterns matched a function in this
+ * process (TT_DETOUR_MATCHED_MARKER), when one did. */
+void tt__detour_mark_matched(const struct tt__detour *d) TT__DETOUR_HIDDEN;
 
 /* code.c. Memory (`size` bytes, read-write) within 32-bit reach of all of
  * [low, high), or NULL. */
