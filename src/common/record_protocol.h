@@ -63,6 +63,9 @@
  * that what it has to say is said once per program. Set by record (its directory of
  * the run); read and written by the patcher (detour/children.c). */
 #define TT_ENV_DETOUR_ONCE "TICKTRACE_DETOUR_ONCE"
+/* The marker, in that directory, of a run in one of whose processes a -f pattern
+ * matched a function: without it, record says no pattern matched (exit 1). */
+#define TT_DETOUR_MATCHED_MARKER "matched"
 
 /* "0" (--no-follow): the patcher takes itself and the runtime out of TT_ENV_PRELOAD,
  * and the program's children run untraced. Set by record; read by the patcher

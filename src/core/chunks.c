@@ -276,3 +276,14 @@ void tt__chunk_extent(const struct tt__slot *slot, const struct tt__chunk *chunk
 	*begin = first;
 	*end = tt_written_end(first, last);
 }
+
+const struct tt_record *tt__settled_end(const struct tt__slot *slot, const struct tt__chunk *chunk,
+					const struct tt_record *begin, const struct tt_record *end)
+{
+	if (!slot->filters || __atomic_load_n(&chunk->next, __ATOMIC_ACQUIRE))
+		return end; /* nothing erased, or a chunk its thread left: never written again */
+	while (end > begin &&
+	       TT_RECORD_KIND(__atomic_load_n(&end[-1].word, __ATOMIC_ACQUIRE)) == TT_REC_FUNC_ENTER)
+		end--;
+	return end;
+}

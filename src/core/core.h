@@ -240,8 +240,6 @@ struct tt__config {
 	                         * where they are refused or where the kernel accounts steal */
 	uint64_t min_dur_ns;    /* TICKTRACE_MIN_DUR: shorter calls erased as they return */
 	uint64_t min_dur_ticks; /* the same in TSC ticks; 0: nothing erased */
-	int live_reader;        /* tt-spikes reads the chunks as threads record into them
-	                         * (report/spikes.c): no call is erased, which it may have read */
 };
 
 extern struct tt__config tt__config TT__HIDDEN;
@@ -374,6 +372,12 @@ void tt__chunk_drained(struct tt__slot *slot, int recycle) TT__HIDDEN;
 /* The records of a chunk that were written: [begin, end). */
 void tt__chunk_extent(const struct tt__slot *slot, const struct tt__chunk *chunk,
 		      const struct tt_record **begin, const struct tt_record **end) TT__HIDDEN;
+/* Where a reader that follows a running thread (tt-spikes, mode stream's drain) may
+ * stop in [begin, end) of its current chunk: before the FUNC_ENTERs that end it, which
+ * TICKTRACE_MIN_DUR's exit hook may still erase and write over (a record before them
+ * stays: the cursor never moves back past a record that is no FUNC_ENTER). */
+const struct tt_record *tt__settled_end(const struct tt__slot *slot, const struct tt__chunk *chunk,
+					const struct tt_record *begin, const struct tt_record *end) TT__HIDDEN;
 
 /* slow_path.c: the hot path's slow path, and events recorded out of line */
 void tt__record_slow(uint64_t word, uint64_t value, uint64_t tsc, struct tt__hot *entry,

@@ -202,10 +202,9 @@ struct tt__slot *tt__register_thread(uintptr_t tp)
 	struct tt__filters *filters = slot->filters;
 	memset(slot, 0, sizeof *slot);
 	slot->scratch = scratch ? scratch : tt__scratch_new();
-	/* (mode stream writes a thread's records as it goes, and no FILTERED section, and
-	 * tt-spikes reads them as they are written: their calls are all kept) */
-	if (tt__config.min_dur_ticks && !tt__config.mode->drains && !tt__config.live_reader &&
-	    !filters)
+	/* (tt-spikes and mode stream's drain read what can no longer be erased as threads
+	 * record: tt__settled_end) */
+	if (tt__config.min_dur_ticks && !filters)
 		filters = tt__slab_alloc(&tt__filters_slab, sizeof *filters);
 	if (filters) { /* (none: its calls are all recorded) */
 		memset(filters, 0, sizeof *filters);

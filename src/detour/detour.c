@@ -734,17 +734,18 @@ __attribute__((constructor)) static void tt__detour_start(void)
 	}
 	if (d.every_sled)
 		tt__min_dur_default(TT__DETOUR_MIN_DUR_NS);
-	if (d.every_sled && !d.nfns && !d.hooked)
-		fprintf(stderr, "ticktrace: the program links libticktrace-detour (pkg-config "
-			"ticktrace-instrument), but none of its functions has the NOPs that "
-			"-fpatchable-function-entry=5 puts at its entry (compiled without `pkg-config "
-			"--cflags ticktrace-instrument`?): nothing is recorded\n");
-	size_t to_record = 0;
+	size_t to_record = 0; /* (the unwinders are watched, not recorded) */
 	for (size_t i = 0; i < d.nfns; i++)
 		to_record += !d.fns[i].watch;
 	/* The unwinders need watching only when some calls go through the trampolines:
 	 * patched functions, or the program's library calls. */
 	int libcalls = tt__detour_libcalls_wanted(d.every_sled);
+	if (d.every_sled && !to_record && !d.hooked)
+		fprintf(stderr, "ticktrace: the program links libticktrace-detour (pkg-config "
+			"ticktrace-instrument), but its code has no patchable entries (the NOPs that "
+			"-fpatchable-function-entry=5 puts at a function's entry): were `pkg-config "
+			"--cflags ticktrace-instrument` given to the compiler, not only to the link? "
+			"%s\n", libcalls ? "Only its library calls are recorded" : "Nothing is recorded");
 	int trampolines = to_record || libcalls;
 	int says = tt__detour_says();
 	int others = d.nfns || libcalls ? tt__detour_others() : 0;
@@ -776,6 +777,7 @@ __attribute__((constructor)) static void tt__detour_start(void)
 		fprintf(stderr, "ticktrace: the program's calls of %d library functions %s recorded as "
 			"FUNCTION@LIBRARY (%s=0: not)\n", hooked, d.listing ? "would be" : "are",
 			TT_ENV_LIBCALLS);
+	tt__detour_mark_matched(&d);
 	for (size_t p = 0; says && p < d.npatterns; p++)
 		if (!d.pattern_hits[p])
 			fprintf(stderr, "ticktrace: -f %s %s\n", d.patterns[p],

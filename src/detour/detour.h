@@ -80,9 +80,9 @@ void tt__detour_unloading(int begins) TT__DETOUR_HIDDEN;
 /* A library unloaded: its patches, in [low, high), forgotten, so that none is undone
  * into what is mapped there next. */
 void tt__detour_forget(uintptr_t low, uintptr_t high) TT__DETOUR_HIDDEN;
-/* After patching: TT_ENV_TURN_OFF, or the zero-markup build's default (`every_sled`);
- * 0, or -1 after saying why. */
-int tt__detour_turn_off_start(int every_sled) TT__DETOUR_HIDDEN;
+/* After patching: TT_ENV_TURN_OFF, or the zero-markup build's default (`every_sled`):
+ * a bad value is said, and the default used. */
+void tt__detour_turn_off_start(int every_sled) TT__DETOUR_HIDDEN;
 
 /* trampoline.asm */
 void tt__detour_entry(void) TT__DETOUR_HIDDEN;
@@ -254,6 +254,10 @@ struct tt__detour {
 	struct tt__detour_area *areas; /* the stubs' */
 	size_t nareas;
 };
+
+/* children.c: tells record that one of d's -f patterns matched a function in this
+ * process (TT_DETOUR_MATCHED_MARKER), when one did. */
+void tt__detour_mark_matched(const struct tt__detour *d) TT__DETOUR_HIDDEN;
 
 /* code.c. Memory (`size` bytes, read-write) within 32-bit reach of all of
  * [low, high), or NULL. */

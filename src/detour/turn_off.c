@@ -155,9 +155,9 @@ static void tt__undo_after_fork_in_child(void)
 	tt__unloading = 0;
 }
 
-/* After patching: K from TT_ENV_TURN_OFF (rounded up to a power of two), else the
- * zero-markup build's default (`every_sled`); 0 or -1 after saying why. */
-int tt__detour_turn_off_start(int every_sled)
+/* After patching: K from TT_ENV_TURN_OFF (rounded up to a power of two), else (unset,
+ * or not a number: said) the zero-markup build's default (`every_sled`). */
+void tt__detour_turn_off_start(int every_sled)
 {
 	const char *env = getenv(TT_ENV_TURN_OFF);
 	uint64_t k = every_sled ? TT__TURN_OFF_DEFAULT : 0;
@@ -165,15 +165,15 @@ int tt__detour_turn_off_start(int every_sled)
 		char *end;
 		errno = 0;
 		unsigned long long n = strtoull(env, &end, 10);
-		if (errno || *end || env[0] == '-' || n > (UINT64_C(1) << 62)) {
-			fprintf(stderr, "ticktrace: %s=%s is not a number of calls (0: never): no function "
-				"is turned off\n", TT_ENV_TURN_OFF, env);
-			return -1;
-		}
-		k = n;
+		if (errno || *end || env[0] == '-' || n > (UINT64_C(1) << 62))
+			fprintf(stderr, "ticktrace: %s=%s is not a number of calls (0: never); using the "
+				"default (%d in the zero-markup build, never otherwise)\n", TT_ENV_TURN_OFF,
+				env, TT__TURN_OFF_DEFAULT);
+		else
+			k = n;
 	}
 	if (!k)
-		return 0;
+		return;
 	uint64_t pow2 = 1;
 	while (pow2 < k)
 		pow2 <<= 1;
@@ -183,7 +183,6 @@ int tt__detour_turn_off_start(int every_sled)
 	pthread_atfork(NULL, NULL, tt__undo_after_fork_in_child);
 	tt__detour_turn_off_mask = pow2 - 1;
 	atexit(tt__detour_turned_at_exit);
-	return 0;
 }
 
 /* Writes `len` bytes over the code at `at`, while other threads may run it (the file's

@@ -1,6 +1,7 @@
 /* Configuration: the environment read once, at start-up, into tt__config (core.h). */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,14 +67,20 @@ static uint64_t tt__ns_in_ticks(uint64_t ns)
 	return (uint64_t)((double)ns * (double)tt_os_anchor_hz(&from, &to) / 1e9 + 0.5);
 }
 
-/* TICKTRACE_MIN_DUR (or the zero-markup build's default, min_dur_default) */
+/* TICKTRACE_MIN_DUR, or `fallback_ns` (the zero-markup build's default,
+ * min_dur_default) when it is unset or not a duration: a bad value is said once, where
+ * the environment is read, and never turns the filter off. */
+static bool tt__min_dur_invalid;
+
 static void tt__config_min_dur(const char *text, uint64_t fallback_ns)
 {
 	int64_t ns = (int64_t)fallback_ns;
-	if (text && *text && tt_an_parse_duration(text, &ns) < 0) {
+	if (text && *text && !tt__min_dur_invalid && tt_an_parse_duration(text, &ns) < 0) {
 		fprintf(tt__err, "ticktrace: TICKTRACE_MIN_DUR=%s is not a duration (such as 500ns, "
-			"2us, 1ms; 0: every call kept); keeping every call\n", text);
-		ns = 0;
+			"2us, 1ms; 0: every call kept); using the default (1us in the zero-markup "
+			"build, none otherwise)\n", text);
+		tt__min_dur_invalid = true;
+		ns = (int64_t)fallback_ns;
 	}
 	tt__config.min_dur_ns = (uint64_t)ns;
 	tt__config.min_dur_ticks = ns ? tt__ns_in_ticks((uint64_t)ns) : 0;
@@ -83,14 +90,36 @@ void tt__min_dur_default(uint64_t ns)
 {
 	tt__init();
 	const char *text = getenv(TT_ENV_MIN_DUR);
-	if (!tt__config.off && !text)
+	if (!tt__config.off && (!text || !*text || tt__min_dur_invalid))
 		tt__config_min_dur(NULL, ns);
+}
+
+/* TICKTRACE: 0 (off), 1 or unset (on). */
+static bool tt__config_off(const char *on)
+{
+	if (on && *on && strcmp(on, "0") != 0 && strcmp(on, "1") != 0)
+		fprintf(tt__err, "ticktrace: TICKTRACE=%s is not 0 (off) or 1 (on); recording on\n", on);
+	return on && strcmp(on, "0") == 0;
+}
+
+/* TICKTRACE_SCHED: 0, switches, schedstat, or 1 or unset (the default). */
+static void tt__config_sched(const char *sched)
+{
+	tt__config.sched_off = sched && strcmp(sched, "0") == 0;
+	tt__config.sched_only = !sched                       ? 0
+			      : strcmp(sched, "switches") == 0  ? TT__SCHED_SWITCHES
+			      : strcmp(sched, "schedstat") == 0 ? TT__SCHED_SCHEDSTAT
+								: 0;
+	if (sched && *sched && !tt__config.sched_off && !tt__config.sched_only &&
+	    strcmp(sched, "1") != 0)
+		fprintf(tt__err, "ticktrace: TICKTRACE_SCHED=%s is not 0, 1, switches or schedstat; "
+			"using the default (the switches where the kernel allows them, the threads' "
+			"counters where it refuses them)\n", sched);
 }
 
 void tt__config_read(void)
 {
-	const char *on = getenv("TICKTRACE");
-	tt__config.off = on && strcmp(on, "0") == 0;
+	tt__config.off = tt__config_off(getenv("TICKTRACE"));
 	const char *buffer = getenv(TT_ENV_BUFFER);
 	tt__config.buffer_events = buffer ? tt__parse_buffer(buffer) : TT__DEFAULT_BUFFER_EVENTS;
 	tt__config.chunk_budget =
@@ -105,12 +134,7 @@ void tt__config_read(void)
 	const char *memory = getenv("TICKTRACE_MEMORY");
 	tt__config.memory_bytes = memory && *memory ? tt__parse_memory(memory) : tt__default_memory();
 	tt__config.mode = tt__mode_ops_by_name(getenv(TT_ENV_MODE));
-	const char *sched = getenv("TICKTRACE_SCHED");
-	tt__config.sched_off = sched && strcmp(sched, "0") == 0;
-	tt__config.sched_only = !sched                       ? 0
-			      : strcmp(sched, "switches") == 0  ? TT__SCHED_SWITCHES
-			      : strcmp(sched, "schedstat") == 0 ? TT__SCHED_SCHEDSTAT
-								: 0;
+	tt__config_sched(getenv("TICKTRACE_SCHED"));
 	tt__config_min_dur(getenv(TT_ENV_MIN_DUR), 0);
 	/* Streaming and recycling need a chunk to record into while another is written
 	 * or recycled. */

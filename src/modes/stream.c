@@ -212,6 +212,17 @@ static void tt__stream_thread_section(struct tt__stream *st, struct tt__slot *sl
 	slot->streamed = 1;
 }
 
+/* The sites and functions records or tables named first since the last look: SITES
+ * (and FUNCS) before the sections that need them. */
+static void tt__stream_fresh_sites(struct tt__stream *st)
+{
+	if (!st->fresh.count)
+		return;
+	tt__out_sites(st->out, &st->fresh);
+	st->end.sites += st->fresh.count - st->fresh.funcs;
+	tt__site_set_clear(&st->fresh);
+}
+
 /* The records of a slot from `from` on that its thread has written, up to `end`:
  * the sites they use first, its THREAD section the first time, then the EVENTS.
  * Returns where it stopped: at a record not yet written (one being written now, or
@@ -236,11 +247,7 @@ static const struct tt_record *tt__stream_records(struct tt__stream *st, struct 
 		tt__site_set_clear(&st->fresh);
 		from = written;
 	}
-	if (st->fresh.count) {
-		tt__out_sites(st->out, &st->fresh);
-		st->end.sites += st->fresh.count - st->fresh.funcs;
-		tt__site_set_clear(&st->fresh);
-	}
+	tt__stream_fresh_sites(st);
 	tt__stream_thread_section(st, slot);
 	if (written > from) {
 		tt__out_events_packed(st->out, slot, slot->written, (uint64_t)(written - from),
@@ -253,8 +260,11 @@ static const struct tt_record *tt__stream_records(struct tt__stream *st, struct 
 }
 
 /* Writes a slot's full chunks and recycles them; with `partial`, also what its
- * current chunk holds so far. Returns how many chunks it recycled. */
-static int tt__stream_drain_chunks(struct tt__stream *st, struct tt__slot *slot, int partial)
+ * current chunk holds so far (of a thread that goes on, not the calls it entered
+ * last, which it may still erase: tt__settled_end). Returns how many chunks it
+ * recycled. */
+static int tt__stream_drain_chunks(struct tt__stream *st, struct tt__slot *slot, int partial,
+				   int exited)
 {
 	for (int recycled = 0;; recycled++) {
 		struct tt__chunk *chunk = __atomic_load_n(&slot->first, __ATOMIC_ACQUIRE);
@@ -266,6 +276,8 @@ static int tt__stream_drain_chunks(struct tt__stream *st, struct tt__slot *slot,
 			end = (const struct tt_record *)((const char *)chunk + chunk->size);
 		else
 			tt__chunk_extent(slot, chunk, &begin, &end);
+		if (!next && !exited)
+			end = tt__settled_end(slot, chunk, begin, end);
 		const struct tt_record *from = slot->drained ? slot->drained : begin;
 		slot->drained = tt__stream_records(st, slot, from, end, 1);
 		/* A full chunk is recycled once all its events are written. One whose event
@@ -349,6 +361,13 @@ static void tt__stream_retire_slot(struct tt__stream *st, struct tt__slot *slot)
 	if (gap_records || !slot->streamed)
 		tt__stream_records(st, slot, gap, gap + gap_records, 1);
 	tt__out_sched(st->out, slot, 1, tt__spikes_states, tt__spikes_counters, NULL);
+	/* the calls its exit hooks erased (TICKTRACE_MIN_DUR) and those it dropped, by
+	 * function: named first, as no record of theirs may have been */
+	if (tt__filtered_names(&st->sites, &st->fresh, slot) < 0)
+		st->out->err = -ENOMEM;
+	tt__stream_fresh_sites(st);
+	tt__out_filtered(st->out, slot, false);
+	tt__out_filtered(st->out, slot, true);
 	tt__out_thread_info(st->out, TT_SEC_THREAD_TOTALS, slot, slot->written, &st->end.dropped);
 	tt__spikes_retire(slot);
 }
@@ -393,7 +412,7 @@ static int tt__stream_pass(struct tt__stream *st, int partial)
 			tt__stream_thread_section(st, slot);
 			tt__out_sched(st->out, slot, 1, tt__spikes_states, tt__spikes_counters, NULL);
 		}
-		recycled += tt__stream_drain_chunks(st, slot, partial || exited);
+		recycled += tt__stream_drain_chunks(st, slot, partial || exited, exited);
 		const struct tt_record *begin, *end;
 		tt__chunk_extent(slot, slot->first, &begin, &end);
 		if (!exited || slot->first->next || slot->drained != end) {
@@ -428,6 +447,10 @@ static void tt__stream_end(struct tt__stream *st)
 						    __ATOMIC_ACQUIRE, __ATOMIC_RELAXED));
 		tt__stream_retire_slot(st, slot);
 	}
+	if (tt__turned_off_names(&st->sites, &st->fresh) < 0)
+		st->out->err = -ENOMEM;
+	tt__stream_fresh_sites(st);
+	tt__out_turned_off(st->out);
 	int err = tt__stream_out_end(st, st->out, &st->end);
 	if (err && !st->out->err)
 		st->out->err = err;

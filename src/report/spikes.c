@@ -203,7 +203,6 @@ int tt__spikes_start(void)
 	bool snapshots = tt__snapshots_start();
 	if ((!dest || !*dest) && !snapshots)
 		return 0;
-	tt__config.live_reader = 1;
 	int64_t threshold = TT_AN_NO_THRESHOLD;
 	const char *text = getenv("TICKTRACE_SPIKE_THRESHOLD");
 	if (text && *text && tt_an_parse_duration(text, &threshold) < 0) {
@@ -446,8 +445,10 @@ static const struct tt__chunk *tt__spikes_resume(struct tt__spikes *sp, struct t
 
 /* Copies the thread's next records (up to one not written yet, or the copy's room)
  * into tt__spikes_copy, chunks held; returns how many, *whole when they are all it
- * wrote. */
-static size_t tt__spikes_take(struct tt__spikes *sp, struct tt__spikes_thread *t, bool *whole)
+ * wrote. A thread that is `done` records no more; one that goes on may still erase
+ * the calls it entered last (TICKTRACE_MIN_DUR): those are read at a later look. */
+static size_t tt__spikes_take(struct tt__spikes *sp, struct tt__spikes_thread *t, bool done,
+			      bool *whole)
 {
 	const struct tt__slot *slot = t->slot;
 	size_t n = 0;
@@ -457,6 +458,8 @@ static size_t tt__spikes_take(struct tt__spikes *sp, struct tt__spikes_thread *t
 	for (; chunk; chunk = __atomic_load_n(&chunk->next, __ATOMIC_ACQUIRE)) {
 		const struct tt_record *begin, *end;
 		tt__chunk_extent(slot, chunk, &begin, &end);
+		if (!done)
+			end = tt__settled_end(slot, chunk, begin, end);
 		if (begin == end || n == TT__SPIKES_COPY_RECORDS) {
 			*whole = begin == end; /* its first record is not written yet */
 			break;
@@ -493,7 +496,7 @@ static bool tt__spikes_poll_slot(struct tt__spikes *sp, struct tt__slot *slot, b
 		return false;
 	/* Read first: once it says the thread exited, its records are all there. */
 	bool exited = __atomic_load_n(&slot->flags, __ATOMIC_ACQUIRE) & TT__SLOT_EXITED, whole;
-	size_t n = tt__spikes_take(sp, t, &whole);
+	size_t n = tt__spikes_take(sp, t, exited || last, &whole);
 	/* (after a restart, which forgets them; before the records they cover) */
 	tt__sched_read_new(slot, &t->states, tt__spikes_states, NULL);
 	tt__counters_read_new(slot, &t->counters, tt__spikes_counters, NULL);

@@ -43,6 +43,12 @@ int tt__site_set_add(struct tt__site_set *set, uint64_t address)
 	}
 }
 
+int tt__site_set_add_fresh(struct tt__site_set *set, struct tt__site_set *fresh, uint64_t address)
+{
+	int added = tt__site_set_add(set, address);
+	return added > 0 && fresh ? tt__site_set_add(fresh, address) : added;
+}
+
 void tt__site_set_clear(struct tt__site_set *set)
 {
 	size_t seen = set->retired_seen;
@@ -84,10 +90,7 @@ const struct tt_record *tt__sites_add(struct tt__site_set *set, struct tt__site_
 		if (!entry || entry == last)
 			continue;
 		last = entry;
-		int added = tt__site_set_add(set, last);
-		if (added > 0 && fresh)
-			added = tt__site_set_add(fresh, last);
-		if (added < 0)
+		if (tt__site_set_add_fresh(set, fresh, last) < 0)
 			return NULL;
 	}
 	return end;

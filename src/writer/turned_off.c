@@ -29,11 +29,11 @@ static uint32_t tt__turned_count(void)
 	return taken < TT__TURNED_OFF_MAX ? taken : TT__TURNED_OFF_MAX;
 }
 
-int tt__turned_off_names(struct tt__site_set *names)
+int tt__turned_off_names(struct tt__site_set *names, struct tt__site_set *fresh)
 {
 	for (uint32_t i = 0, n = tt__turned_count(); i < n; i++) {
 		uint64_t address = __atomic_load_n(&tt__turned[i].address, __ATOMIC_ACQUIRE);
-		if (address && tt__site_set_add(names, address | TT__FUNC_TAG) < 0)
+		if (address && tt__site_set_add_fresh(names, fresh, address | TT__FUNC_TAG) < 0)
 			return -ENOMEM;
 	}
 	return 0;

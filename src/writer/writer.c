@@ -152,12 +152,13 @@ static size_t tt__table_count(const struct tt__slot *slot, bool dropped)
 	return n;
 }
 
-static int tt__filtered_names(struct tt__site_set *names, const struct tt__slot *slot)
+int tt__filtered_names(struct tt__site_set *names, struct tt__site_set *fresh,
+		       const struct tt__slot *slot)
 {
 	for (size_t i = 0; slot->filters && i < TT__FILTER_SLOTS; i++) {
 		const struct tt__filtered_fn *fn = &slot->filters->fn[i];
 		if ((tt__table_calls(fn, false) || tt__table_calls(fn, true)) &&
-		    tt__site_set_add(names, TT_RECORD_PAYLOAD(fn->word) | TT__FUNC_TAG) < 0)
+		    tt__site_set_add_fresh(names, fresh, TT_RECORD_PAYLOAD(fn->word) | TT__FUNC_TAG) < 0)
 			return -ENOMEM;
 	}
 	return 0;
@@ -166,7 +167,7 @@ static int tt__filtered_names(struct tt__site_set *names, const struct tt__slot 
 /* A FILTERED section, when the thread's hooks erased calls, or with `dropped` a
  * DROPPED_CALLS section, when it dropped calls. (Counted as they are now: a call the
  * thread erases or drops while this runs may be in it or not.) */
-static void tt__out_filtered(struct tt__out *out, const struct tt__slot *slot, bool dropped)
+void tt__out_filtered(struct tt__out *out, const struct tt__slot *slot, bool dropped)
 {
 	struct tt_filtered_info info = {.thread_index = slot->index,
 					.count = (uint32_t)tt__table_count(slot, dropped),
@@ -243,9 +244,9 @@ static int tt__write_to(struct tt__out *out, struct tt__window *window)
 	for (size_t i = 0; i < threads && !err; i++)
 		err = tt__collect_names(&names, &snaps[i]);
 	for (size_t i = 0; i < threads && !err && !window; i++)
-		err = tt__filtered_names(&names, snaps[i].slot);
+		err = tt__filtered_names(&names, NULL, snaps[i].slot);
 	if (!err && !window)
-		err = tt__turned_off_names(&names);
+		err = tt__turned_off_names(&names, NULL);
 	if (err)
 		goto out;
 

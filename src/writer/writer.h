@@ -216,10 +216,13 @@ struct tt__site_set {
 #define TT__GEN(entry) ((size_t)(((entry) & ~TT__FUNC_TAG) >> TT__GEN_SHIFT))
 /* 1: added, 0: already there, -ENOMEM */
 int tt__site_set_add(struct tt__site_set *set, uint64_t address) TT__HIDDEN;
+/* The same, and into `fresh` too (when not NULL) when `set` did not have it. */
+int tt__site_set_add_fresh(struct tt__site_set *set, struct tt__site_set *fresh,
+			   uint64_t address) TT__HIDDEN;
 void tt__site_set_clear(struct tt__site_set *set) TT__HIDDEN;
-/* turned_off.c: the functions turned off (tt__turned_off) into `names`; their
- * TURNED_OFF section, if any. */
-int tt__turned_off_names(struct tt__site_set *names) TT__HIDDEN;
+/* turned_off.c: the functions turned off (tt__turned_off) into `names` (and `fresh`,
+ * as tt__site_set_add_fresh); their TURNED_OFF section, if any. */
+int tt__turned_off_names(struct tt__site_set *names, struct tt__site_set *fresh) TT__HIDDEN;
 void tt__out_turned_off(struct tt__out *out) TT__HIDDEN;
 /* Adds the sites and functions that records [begin, end) name to `set`; those that
  * were not in it go to `fresh` too (when not NULL). With stop_unwritten, stops at the
@@ -236,6 +239,12 @@ void tt__out_sites(struct tt__out *out, const struct tt__site_set *set) TT__HIDD
  * of them holds is named as unloaded; NULL: every descriptor is read where it is. */
 void tt__out_names(struct tt__out *out, const struct tt__site_set *set,
 		   const struct tt__ranges *loaded) TT__HIDDEN;
+/* writer.c: the functions of a thread's table (TICKTRACE_MIN_DUR's erased calls, and
+ * those dropped) into `names` (and `fresh`, as tt__site_set_add_fresh); 0 or -ENOMEM.
+ * Their FILTERED section, or with `dropped` their DROPPED_CALLS section, if any. */
+int tt__filtered_names(struct tt__site_set *names, struct tt__site_set *fresh,
+		       const struct tt__slot *slot) TT__HIDDEN;
+void tt__out_filtered(struct tt__out *out, const struct tt__slot *slot, bool dropped) TT__HIDDEN;
 /* A site's argument name (TT_BEGIN_NAMED_ARG), or NULL. */
 const char *tt__arg_name(const struct tt_callsite *site) TT__HIDDEN;
 

@@ -317,7 +317,7 @@ static void test_suggest(void **state)
 		"thresholds of their own (over the global threshold on most calls):\n",
 		"  tick: 50 of 50 calls over, p50 ",
 		"TT_IGNORE() candidates (every call over, mostly time in others):\n  main: 1 calls, ",
-		"leave out of -finstrument-functions (median within 3 x what recording a call costs here, ",
+		"leave out (median within 3 x what recording a call costs here, ",
 		"  mem_read: 100000 calls, median ",
 		"\n  -finstrument-functions-exclude-function-list=mem_read\n",
 	};

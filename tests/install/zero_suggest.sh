@@ -104,12 +104,51 @@ cat off.out
 grep -q '^leave out, as the run turned them off' off.out || fail "--suggest does not say what the run turned off"
 grep -q '^  tiny: 102[45] calls, 1024 erased as they returned before it was turned off$' off.out ||
 	fail "--suggest does not list tiny, turned off, with its calls"
-grep -q -- '-finstrument-functions-exclude-function-list=tiny$' off.out || fail "the flag does not name tiny"
+# (patched, not hooked: GCC's exclude flag would do nothing for it)
+! grep -q -- '-finstrument-functions' off.out || fail "a gcc flag is suggested for a patched build"
 grep -qx tiny off.txt || fail "tiny, turned off, is not in the exclude list"
 ! grep -q '^  slow' off.out || fail "slow, whose calls were kept, is suggested"
 LD_LIBRARY_PATH=$libdir TICKTRACE_LIBCALLS=0 TICKTRACE_EXCLUDE=$root/off.txt TICKTRACE_OUT=$root/off2.ttr \
 	./off 2>off2.err || fail "the run with tiny left out exits $?"
 grep -q 'ticktrace: 1 functions left unpatched' off2.err && ! grep -q 'turned off' off2.err ||
 	{ cat off2.err >&2; fail "the next run patched tiny again"; }
+# A patched build's short library calls: left out by TICKTRACE_EXCLUDE (which names
+# them FUNCTION@LIBRARY), never in a compiler flag, which does nothing for a build
+# patched at its -fpatchable-function-entry NOPs. Before, --suggest printed
+# -finstrument-functions-exclude-function-list=...,ferror@libc.so.6 for bzip2.
+cat >lib.c <<'PROG'
+#include <stdio.h>
+int main(void)
+{
+	int sum = 0;
+	for (int i = 0; i < 200000; i++)
+		sum += ferror(stdout);
+	return sum;
+}
+PROG
+gcc -std=c11 -O2 -g -o lib lib.c $(pkg-config --cflags --libs ticktrace-instrument)
+LD_LIBRARY_PATH=$libdir TICKTRACE_TURN_OFF=0 TICKTRACE_OUT=$root/lib.ttr ./lib 2>lib.err ||
+	{ cat lib.err >&2; fail "the program calling ferror exits $?"; }
+"$TT_TEST_TOOL" spikes -q --suggest lib.ttr >lib.out
+cat lib.out
+grep -q '^  ferror@libc.so.6: ' lib.out || fail "ferror@libc.so.6 is not suggested"
+grep -q '^  leave them unpatched with TICKTRACE_EXCLUDE=FILE' lib.out ||
+	fail "TICKTRACE_EXCLUDE is not suggested for a patched build"
+! grep -q -- '-finstrument-functions' lib.out || fail "a gcc flag is suggested for a patched build"
+"$TT_TEST_TOOL" spikes -q --suggest --exclude-list lib.txt lib.ttr >lib2.out
+grep -qx 'ferror@libc.so.6' lib.txt || { cat lib2.out >&2; fail "ferror@libc.so.6 is not in the exclude list"; }
+LD_LIBRARY_PATH=$libdir TICKTRACE_EXCLUDE=$root/lib.txt TICKTRACE_OUT=$root/lib2.ttr ./lib 2>lib2.err ||
+	fail "the run leaving ferror out exits $?"
+"$TT_TEST_TOOL" report lib2.ttr >lib2.rep 2>&1
+! grep -q 'ferror@' lib2.rep || { cat lib2.err lib2.rep >&2; fail "ferror is recorded with the list"; }
+# The hooks of -finstrument-functions (no patching): GCC's flag is what leaves tiny out.
+gcc -std=c11 -O2 -g -finstrument-functions -o hooked zero.c $(pkg-config --cflags --libs ticktrace)
+LD_LIBRARY_PATH=$libdir TICKTRACE_MIN_DUR=1us TICKTRACE_OUT=$root/hooked.ttr ./hooked 2>hooked.err ||
+	{ cat hooked.err >&2; fail "the hooked program exits $?"; }
+"$TT_TEST_TOOL" spikes -q --suggest hooked.ttr >hooked.out
+cat hooked.out
+grep -q -- '^  -finstrument-functions-exclude-function-list=tiny$' hooked.out ||
+	fail "the hooked build is not given GCC's flag naming tiny"
+! grep -q 'TICKTRACE_EXCLUDE' hooked.out || fail "TICKTRACE_EXCLUDE is suggested for a hooked build"
 [ "$failures" = 0 ] || exit 1
 echo "one round: tiny ranked by its $calls calls, added to the user's list, left unpatched in the next run"

@@ -12,7 +12,8 @@
 #   debugdata  stripped with a .gnu_debugdata (MiniDebugInfo, xz, as Fedora makes
 #              it): named work_*;
 #   address    -f 0xADDR inside a function: names the function (work_leaf, or
-#              work+0xOFFSET stripped) and where it starts; at its start, patched;
+#              work+0xOFFSET stripped) and where it starts, and record exits 1 (no
+#              pattern matched); at its start, patched;
 #   library    a stripped shared library (its soname a link to its file) with static
 #              functions: -f '*' patches them from its .eh_frame, named
 #              libsw.so.1+0xOFFSET (the loader's name, as the converter names them) in
@@ -45,12 +46,13 @@ events = events["traceEvents"] if isinstance(events, dict) else events
 n = collections.Counter(e["name"] for e in events if e.get("ph") == "X" and e.get("cat") == "ticktrace")
 print("\n".join("%s %d" % kv for kv in sorted(n.items())))' "$1"
 }
-# record -f $2... -- $1 in $dir (trace $dir/t.json, output $dir/out, stderr $dir/err).
+# record -f $2... -- $1 in $dir (trace $dir/t.json, output $dir/out, stderr $dir/err);
+# its exit status must be $want_rc (0 unless set: 1 where no pattern matches a function).
 record() {
 	prog=$1
 	shift
 	(cd "$dir" && "$tool" record "$@" -o t.ttr -c t.json --force -- "$prog" >out 2>err) && rc=0 || rc=$?
-	[ "$rc" = 0 ] || { cat "$dir/err" >&2; fail "record $* -- $prog exits $rc"; }
+	[ "$rc" = "${want_rc:-0}" ] || { cat "$dir/err" >&2; fail "record $* -- $prog exits $rc"; }
 	cmp -s "$dir/out" "$dir/plain" || fail "record $* -- $prog: output not the plain run's"
 }
 # What --list says for -f $2... -- $1, the program not run: "NAME MODULE ADDRESS SIZE".
@@ -149,6 +151,7 @@ address)
 	strip "$dir/s/work"
 	leaf=$(awk '$1 == "work_leaf" {print $2}' "$dir/ref.offsets")
 	inside=$(printf '%x' $((0x$leaf + 3)))
+	want_rc=1
 	record "$dir/ref/work" -f "0x$inside"
 	grep -qF -- "-f 0x$inside is inside work_leaf, which starts at 0x$leaf" "$dir/err" ||
 		{ cat "$dir/err" >&2; fail "-f 0x$inside does not say where work_leaf starts"; }
@@ -156,6 +159,7 @@ address)
 	grep -qF -- "-f 0x$inside is inside work+0x$leaf, which starts at 0x$leaf" "$dir/err" ||
 		{ cat "$dir/err" >&2; fail "-f 0x$inside (stripped) does not say where its function starts"; }
 	[ -z "$(calls "$dir/t.json")" ] || fail "-f 0x$inside patched: $(calls "$dir/t.json")"
+	want_rc=0
 	[ "$(list "$dir/s/work" -f "0x$leaf")" = "work+0x$leaf work 0x$leaf $(awk '$1 == "work_leaf" {print $4}' "$dir/ref.list")" ] ||
 		fail "--list -f 0x$leaf: $(cat "$dir/list")"
 	record "$dir/s/work" -f "0x$leaf"

@@ -257,6 +257,15 @@ static void by_address(void **state)
 	assert_non_null(root);
 	assert_int_equal(count_slices(root, name), 5); /* work_leaf's calls */
 	cJSON_Delete(root);
+	/* An address that matches no function, with no other pattern that does: said, and
+	 * record exits 1 though the program exits 0 (it exited 0 with an empty trace). */
+	unsigned long inside = strtoul(addr, NULL, 16) + 1;
+	assert_int_equal(tt_sh("'%s' record -f 0x%lx -o '%s/none.ttr' -- '%s/work' >/dev/null 2>'%s/err'",
+			       tool, inside, dir, dir, dir), 1);
+	err = slurp(dir, "err");
+	assert_non_null(strstr(err, "is inside work+"));
+	assert_non_null(strstr(err, "no -f pattern matched a function of"));
+	free(err);
 	tt_rmdir(dir);
 }
 

@@ -561,6 +561,14 @@ int tt_rec_run(const struct tt_rec_opts *o)
 			WTERMSIG(status));
 	if (got == 1 || is_static || o->list)
 		goto out; /* not run, run untraced (said so), or only listed */
+	char marker[PATH_MAX + sizeof TT_DETOUR_MATCHED_MARKER + 1];
+	snprintf(marker, sizeof marker, "%s/" TT_DETOUR_MATCHED_MARKER, dir);
+	if (o->npatterns && access(marker, F_OK) != 0) {
+		fprintf(stderr, "ticktrace: record: no -f pattern matched a function of %s or a program "
+			"it ran: the trace holds none of their calls (what each pattern missed is said "
+			"above)\n", o->argv[0]);
+		rc = rc ? rc : 1;
+	}
 	char **files;
 	size_t nfiles = tt_rec_files(list, &files);
 	struct stat there;

@@ -46,6 +46,30 @@ static size_t tt_exclude_name(const char *name)
 	return memchr(name, ',', n) || n == 0 ? 0 : n;
 }
 
+/* A library call (TICKTRACE_LIBCALLS' FUNCTION@LIBRARY): the patcher's, which only
+ * TICKTRACE_EXCLUDE leaves out; no compiler flag names it. */
+static bool tt_library_call(const char *name)
+{
+	return strchr(name, '@') != NULL;
+}
+
+/* Whether the run's functions were patched (the zero-markup build's
+ * -fpatchable-function-entry, record -f): its processes loaded libticktrace-detour,
+ * whose TICKTRACE_EXCLUDE leaves them unpatched. Otherwise -finstrument-functions'
+ * hooks recorded them, which only the compiler's exclude list leaves out. */
+static bool tt_run_patched(const struct tt_trace *trace)
+{
+	static const char detour[] = "libticktrace-detour";
+	for (size_t f = 0; f < trace->nfiles; f++)
+		for (size_t m = 0; m < trace->files[f].nmodules; m++) {
+			const struct tt_str *path = &trace->files[f].modules[m].path;
+			if (path->len >= sizeof detour - 1 &&
+			    memmem(path->ptr, path->len, detour, sizeof detour - 1))
+				return true;
+		}
+	return false;
+}
+
 /* The suggestions of thresholds and of TT_IGNORE; how many. */
 static size_t tt_suggest_thresholds(const struct tt_an_table *t, FILE *out)
 {
@@ -209,8 +233,10 @@ static size_t tt_suggest_turned_off(const struct tt_an_table *t, const struct tt
 	return n;
 }
 
-/* The functions to leave out of -finstrument-functions, and the flag, and with
- * `exclude_list` merged into that file; how many, or -1 after saying why. */
+/* The functions to leave out, and how for the build the run came from (patched:
+ * TICKTRACE_EXCLUDE's list; hooks: -finstrument-functions' exclude flag, library calls
+ * in the list alone), and with `exclude_list` merged into that file; how many, or -1
+ * after saying why. */
 static int64_t tt_suggest_exclude(const struct tt_an_table *t, const struct tt_trace *trace,
 				  const char *exclude_list, FILE *out)
 {
@@ -259,7 +285,7 @@ static int64_t tt_suggest_exclude(const struct tt_an_table *t, const struct tt_t
 	int rc = 0;
 	char a[32];
 	if (nranked)
-		fprintf(out, "leave out of -finstrument-functions (median within %d x what recording "
+		fprintf(out, "leave out (median within %d x what recording "
 			"a call costs here, %" PRId64 " ns, or most calls erased as shorter than "
 			"TICKTRACE_MIN_DUR; %.1f%% of the run's calls%s):\n", TT_AN_NEAR_OVERHEAD,
 			t->overhead_ns, 100.0 * (double)left_out / (double)calls,
@@ -285,16 +311,31 @@ static int64_t tt_suggest_exclude(const struct tt_an_table *t, const struct tt_t
 		fputs(funcs[i].turned_off ? (funcs[i].ranked ? ", turned off\n" : " before it was turned off\n") :
 					    "\n", out);
 	}
-	if (n) {
+	bool patched = tt_run_patched(trace);
+	size_t library_calls = 0;
+	for (size_t i = 0; i < n; i++)
+		library_calls += tt_library_call(funcs[i].name);
+	if (n && (patched || library_calls) && !exclude_list)
+		fprintf(out, "  %s with TICKTRACE_EXCLUDE=FILE, FILE naming one a line (--exclude-list "
+			"FILE writes it)%s\n", patched ? "leave them unpatched" : "leave the library calls out",
+			patched ? "" : ": no compiler flag leaves a library call out");
+	if (!patched && n > library_calls) {
 		fputs("  -finstrument-functions-exclude-function-list=", out);
-		for (size_t i = 0; i < n; i++)
-			fprintf(out, "%s%.*s", i ? "," : "", (int)tt_exclude_name(funcs[i].name), funcs[i].name);
+		for (size_t i = 0, k = 0; i < n; i++)
+			if (!tt_library_call(funcs[i].name))
+				fprintf(out, "%s%.*s", k++ ? "," : "", (int)tt_exclude_name(funcs[i].name),
+					funcs[i].name);
 		fputc('\n', out);
-		if (exclude_list)
-			rc = tt_exclude_merge(exclude_list, funcs, n, out);
-	} else if (exclude_list) {
-		fprintf(out, "  %s: nothing to add, left as it was\n", exclude_list);
 	}
+	/* (hooks: the list leaves out their library calls alone, the flag the rest) */
+	size_t to_list = patched ? n : 0;
+	for (size_t i = 0; !patched && i < n; i++)
+		if (tt_library_call(funcs[i].name))
+			funcs[to_list++] = funcs[i];
+	if (to_list && exclude_list)
+		rc = tt_exclude_merge(exclude_list, funcs, to_list, out);
+	else if (exclude_list)
+		fprintf(out, "  %s: nothing to add, left as it was\n", exclude_list);
 	for (size_t i = 0; i < cap; i++)
 		free(names[i]);
 	free(names);
