@@ -290,10 +290,13 @@ static void test_stream_thread_churn(void **state)
 	print_message("resident outside the arena after %d threads: %ld kB, after %d: %ld kB\n", THREADS / 10, early_kb,
 		      THREADS, end_kb);
 	/* A thread's slot alone is 256 bytes: 180,000 more threads kept would be 46 MB.
+	 * Below that, what a held-up writer has not written yet: each exited thread's
+	 * last events, compacted into a malloc'd block until tt-stream writes it (+9 to
+	 * 11 MB in three loaded suite runs today, 1 to 3 MB on a quiet machine).
 	 * (Not under AddressSanitizer: it keeps freed memory in quarantine, and state for
 	 * every thread that ever ran.) */
 	if (!TT_LR_ASAN)
-		assert_true(end_kb - early_kb < 8 * 1024);
+		assert_true(end_kb - early_kb < 24 * 1024);
 
 	struct tt_file f;
 	assert_int_equal(tt_file_open(&f, path), 0);
