@@ -208,11 +208,27 @@ void tt_out_bytes(struct tt_out *o, const void *p, size_t n)
 	tt_out_lit(o, p, n);
 }
 
+bool tt_grow(void **p, size_t *cap, size_t need, size_t size)
+{
+	if (need <= *cap)
+		return true;
+	size_t cap2 = *cap ? *cap * 2 : 256;
+	while (cap2 < need)
+		cap2 *= 2;
+	void *q = realloc(*p, cap2 * size);
+	if (!q)
+		return false;
+	*p = q;
+	*cap = cap2;
+	return true;
+}
+
 /* What a signal that ends the command removes before the command dies of it, the last
- * named first: the output's temporary file, `open`'s converted trace and its
- * directory. Changed with those signals blocked; the handler reads it alone. */
-#define TT_DOOMED_MAX 4
-static char tt_doomed[TT_DOOMED_MAX][4096];
+ * named first: the output's temporary file, the shards of a split finished so far,
+ * `open`'s converted trace and its directory. Changed with those signals blocked; the
+ * handler reads it alone. */
+static char **tt_doomed;
+static size_t tt_doomed_cap;
 static volatile sig_atomic_t tt_ndoomed;
 
 static void tt_doomed_on_signal(int sig)
@@ -252,10 +268,11 @@ void tt_remove_on_signal(const char *path)
 {
 	sigset_t old, set;
 	tt_doomed_block(&old);
-	if (tt_ndoomed < TT_DOOMED_MAX && strlen(path) < sizeof tt_doomed[0]) {
-		strcpy(tt_doomed[tt_ndoomed], path);
-		tt_ndoomed = tt_ndoomed + 1;
-	}
+	char *copy = strdup(path);
+	if (copy && tt_grow((void **)&tt_doomed, &tt_doomed_cap, (size_t)tt_ndoomed + 1, sizeof *tt_doomed))
+		tt_doomed[tt_ndoomed++] = copy;
+	else
+		free(copy);
 	/* Only where the signal would end the command: one the caller ignores (nohup's
 	 * SIGHUP) or handles stays so. */
 	tt_doomed_set(&set);
@@ -274,7 +291,8 @@ void tt_keep_on_signal(const char *path)
 	tt_doomed_block(&old);
 	for (int i = tt_ndoomed - 1; i >= 0; i--)
 		if (strcmp(tt_doomed[i], path) == 0) {
-			memmove(tt_doomed[i], tt_doomed[i + 1], (size_t)(tt_ndoomed - 1 - i) * sizeof tt_doomed[0]);
+			free(tt_doomed[i]);
+			memmove(&tt_doomed[i], &tt_doomed[i + 1], (size_t)(tt_ndoomed - 1 - i) * sizeof *tt_doomed);
 			tt_ndoomed = tt_ndoomed - 1;
 			break;
 		}

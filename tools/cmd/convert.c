@@ -448,21 +448,6 @@ struct tt_splitter {
 	char first_name[4096], last_name[4096];
 };
 
-static bool tt_grow(void **p, size_t *cap, size_t need, size_t size)
-{
-	if (need <= *cap)
-		return true;
-	size_t cap2 = *cap ? *cap * 2 : 256;
-	while (cap2 < need)
-		cap2 *= 2;
-	void *q = realloc(*p, cap2 * size);
-	if (!q)
-		return false;
-	*p = q;
-	*cap = cap2;
-	return true;
-}
-
 /* The shard whose window holds ts: the newest begun at ts or before; NULL when it
  * is finished (a slice's begin that a user's --from held back until its thread's
  * first event in the window) */
@@ -503,6 +488,9 @@ static int tt_shard_begin(struct tt_splitter *sp, bool has_from, int64_t from)
 		return tt_error("%s: the name is too long for its shards", opts->output);
 	if (tt_out_open(&sh->out, sh->name, opts->force) < 0)
 		return -1;
+	/* a signal from the moment it may be renamed into place to the split's end: no
+	 * partial set of shards that looks whole */
+	tt_remove_on_signal(sh->name);
 	sh->written = true;
 	if (sp->format == TT_FORMAT_PERFETTO && tt_perfetto_compress(&sh->out, opts->compress) < 0)
 		return -1;
@@ -543,6 +531,8 @@ static int tt_shard_finish(struct tt_splitter *sp, struct tt_shard *sh, const st
 			rc = tt_error("out of memory");
 		if (rc == 0)
 			sp->done[sp->ndone++] = sh->number;
+		else
+			tt_keep_on_signal(sh->name);
 		if (rc == 0 && sh->number == 1)
 			memcpy(sp->first_name, sh->name, sizeof(sh->name));
 		if (rc == 0)
@@ -836,6 +826,11 @@ static int tt_split_report(struct tt_splitter *sp, struct tt_session *run, int r
 			unlink(opts->output);
 		return -1;
 	}
+	for (size_t i = 0; i < sp->ndone; i++)
+		if (opts->shard)
+			tt_keep_on_signal(opts->output);
+		else if (tt_shard_name(name, sizeof(name), opts->output, sp->done[i]))
+			tt_keep_on_signal(name);
 	unsigned stale = 0;
 	if (!opts->shard && opts->force)
 		stale = tt_remove_stale_shards(opts->output, k);
