@@ -2,6 +2,7 @@
 
 #include <stdarg.h>
 #include <errno.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -299,18 +300,42 @@ void tt_keep_on_signal(const char *path)
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
+/* A temporary file of a command killed (SIGKILL, a crash) while it wrote `base` in
+ * `dir`: ".BASE.PID.XXXXXX" whose PID is no process's. Removed by the next command
+ * that writes the same output (a live PID's, another command's, is left alone). */
+static void tt_out_remove_stale(const char *dir, const char *base)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return;
+	size_t len = strlen(base);
+	for (struct dirent *e; (e = readdir(d));) {
+		const char *n = e->d_name;
+		if (n[0] != '.' || strncmp(n + 1, base, len) || n[len + 1] != '.')
+			continue;
+		char *end;
+		long pid = strtol(n + len + 2, &end, 10);
+		if (pid > 0 && end > n + len + 2 && *end == '.' && strlen(end) == 7 &&
+		    kill((pid_t)pid, 0) < 0 && errno == ESRCH)
+			unlinkat(dirfd(d), n, 0);
+	}
+	closedir(d);
+}
+
 /* A temporary file in the destination's directory, so the rename stays on one file
- * system: "dir/.name.XXXXXX". */
+ * system: "dir/.name.PID.XXXXXX" (its PID tells a later command it is stale). */
 static int tt_out_make_tmp(struct tt_out *o)
 {
 	const char *slash = strrchr(o->path, '/');
 	int dirlen = slash ? (int)(slash - o->path + 1) : 0;
 	const char *base = slash ? slash + 1 : o->path;
-	size_t cap = strlen(o->path) + 16;
+	size_t cap = strlen(o->path) + 32;
 	o->tmp = malloc(cap);
 	if (!o->tmp)
 		return tt_error("out of memory");
-	snprintf(o->tmp, cap, "%.*s.%s.XXXXXX", dirlen, o->path, base);
+	snprintf(o->tmp, cap, "%.*s", dirlen ? dirlen : 1, dirlen ? o->path : ".");
+	tt_out_remove_stale(o->tmp, base);
+	snprintf(o->tmp, cap, "%.*s.%s.%ld.XXXXXX", dirlen, o->path, base, (long)getpid());
 	o->fd = mkostemp(o->tmp, O_CLOEXEC);
 	if (o->fd < 0) {
 		int err = errno;
