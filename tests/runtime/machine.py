@@ -218,11 +218,18 @@ def another_boot(path, out, flip=0xff):
     return data, at
 
 
-def moved_machine(path, out, host, wall_s=0, boot_id=None):
+def moved_machine(path, out, host, wall_s=0, boot_id=None, pid=None):
     """The raw file at `path` made another machine's, written to `out`: its host name
     `host`, its boot id `boot_id` (16 bytes; None: its first byte flipped), its wall
-    clocks (REALTIME and TAI, at the start and as written) moved by `wall_s`."""
+    clocks (REALTIME and TAI, at the start and as written) moved by `wall_s`, its
+    process's pid `pid` (None: kept)."""
     data, at = another_boot(path, out)
+    if pid is not None:
+        struct.pack_into("<I", data, 104, pid)  # the header's, then the PROCESS section's
+        process = ttr.HEADER
+        while struct.unpack_from("<I", data, process)[0] != ttr.SEC_PROCESS:
+            process += 16 + ((struct.unpack_from("<Q", data, process + 8)[0] + 15) & ~15)
+        struct.pack_into("<I", data, process + 16, pid)
     m = at + 16
     if boot_id is not None:
         data[m + 24:m + 40] = boot_id
@@ -261,6 +268,20 @@ def placement(tmp):
     moved_machine(send, files[0], host, boot_id=bytes(16))
     moved_machine(receive, files[1], "winhost", boot_id=bytes(16))
     moved_machine(receive, files[2], host, boot_id=bytes(16))
+    # the same pid on two machines: two processes in the JSON too (viewers join by pid)
+    pid = ttr.Ttr(send).pid
+    other = os.path.join(tmp, "same-pid.ttr")
+    moved_machine(receive, other, "pidhost", pid=pid)
+    trace, said = converted(tmp, [send, other])
+    if trace:
+        names = {}
+        for e in trace["traceEvents"]:
+            if e.get("name") == "process_name":
+                names.setdefault(e["pid"], []).append(e["args"]["name"])
+        given = [f for f in trace["otherData"]["files"] if f.get("recorded_pid") == pid]
+        check(len(names) == 2 and all(len(n) == 1 for n in names.values()) and len(given) == 1
+              and given[0]["pid"] != pid and given[0]["pid"] in names,
+              "one pid on two machines: process names by pid %s; files %s" % (names, trace["otherData"]["files"]))
     for pair, machines in (((send, files[1]), 2), ((files[1], send), 2), ((files[0], files[1]), 2),
                            ((files[1], files[0]), 2), ((files[0], files[2]), 1)):
         trace, said = converted(tmp, list(pair))
