@@ -256,6 +256,11 @@ def placement(tmp):
     moved_machine(receive, west, "westhost", -int(uptime + 36000))
     trace, said = converted(tmp, [send, west])
     check(trace and "host westhost: placed by CLOCK_REALTIME, -" in said, "west: %s" % said)
+    # the warnings said (flows arriving before they left) are the summary's count
+    counted = re.search(r", (\d+) warnings\n", said)
+    check(said.count("warning: ") >= 1 and counted and int(counted.group(1)) == said.count("warning: "),
+          "west: %d warnings said, the summary counts %s" % (
+              said.count("warning: "), counted and counted.group(1)))
     as_perfetto(tmp, [send, west], (host, "westhost"), arrows=0)
     for offset in ("-3000000000s", "3000000000s"):
         out = os.path.join(tmp, "far.pftrace")

@@ -215,11 +215,12 @@ static void tt_say_machines(const struct tt_trace *t)
  * they leave, machine by machine (through the others: a chain), and its uncertainty
  * is half its width, plus that of the machine it was placed against. A machine of
  * the first's boot stays (exact): the window its flows leave is said. */
-static int tt_align_by_flows(struct tt_trace *t)
+static int tt_align_by_flows(struct tt_trace *t, uint64_t *warnings)
 {
 	size_t n = t->nmachines;
 	if (n < 2) {
 		tt_warn("--align flows: the runs are of one machine: nothing to align");
+		++*warnings;
 		return 0;
 	}
 	struct tt_sink *bounds = tt_flow_bounds_new(n);
@@ -235,6 +236,7 @@ static int tt_align_by_flows(struct tt_trace *t)
 			struct tt_machine *mc = &t->machines[k];
 			const struct tt_flow_place *pl = &place[k];
 			if (pl->by == TT_FLOW_NOT_PLACED) {
+				++*warnings;
 				fprintf(stderr, "ticktrace: warning: --align flows: ");
 				tt_put_host(stderr, mc);
 				fprintf(stderr, " stays where %s placed it: no machine placed has flows "
@@ -270,16 +272,18 @@ static int tt_align_by_flows(struct tt_trace *t)
 	return rc;
 }
 
-/* Flows between machines that arrive before they left, as placed: said, counted. */
-static void tt_say_early_flows(const struct tt_trace *t, const struct tt_sink *bounds)
+/* Flows between machines that arrive before they left, as placed: said; the warnings. */
+static uint64_t tt_say_early_flows(const struct tt_trace *t, const struct tt_sink *bounds)
 {
 	size_t n = t->nmachines;
+	uint64_t warnings = 0;
 	const struct tt_flow_pair *pairs = tt_flow_bounds_pairs(bounds);
 	for (size_t a = 0; a < n; a++)
 		for (size_t b = a + 1; b < n; b++) {
 			const struct tt_flow_pair *p = &pairs[a * n + b];
 			if (!p->early)
 				continue;
+			warnings++;
 			tt_warn("%" PRIu64 " of the %" PRIu64 " flows between machines arrive before they "
 				"left (by up to %" PRId64 ".%09" PRId64 " s): the clocks of the two are "
 				"placed off by more than that (--align flows places them by their flows, "
@@ -291,13 +295,14 @@ static void tt_say_early_flows(const struct tt_trace *t, const struct tt_sink *b
 			tt_put_host(stderr, &t->machines[b]);
 			fputc('\n', stderr);
 		}
+	return warnings;
 }
 
 /* Flows between machines into a .pftrace: Perfetto's trace_processor, and so its UI,
  * links flow ids within a machine only (each machine_id has a flow tracker of its own,
  * in its sources of 2026): their arrows are in the file but not drawn. Said, with
- * where they are. */
-static void tt_say_flows_between_machines(const struct tt_trace *t, const struct tt_sink *bounds)
+ * where they are. The warnings. */
+static uint64_t tt_say_flows_between_machines(const struct tt_trace *t, const struct tt_sink *bounds)
 {
 	size_t n = t->nmachines;
 	const struct tt_flow_pair *pairs = tt_flow_bounds_pairs(bounds);
@@ -309,6 +314,7 @@ static void tt_say_flows_between_machines(const struct tt_trace *t, const struct
 		tt_warn("%" PRIu64 " flows between machines: Perfetto links flows within a machine "
 			"only (a flow tracker per machine), so the .pftrace's arrows between machines "
 			"are not drawn; the JSON's are (-o OUT.json)", flows);
+	return flows ? 1 : 0;
 }
 
 /* The sinks of one output: writer, the user's filter, the shard's window, the spike
@@ -889,8 +895,9 @@ int tt_convert(const struct tt_convert_opts *opts, struct tt_summary *sum)
 	int rc = tt_session_open(&run, &ro);
 	for (size_t i = 0; rc == 0 && i < opts->noffsets; i++)
 		rc = tt_trace_offset(&run.trace, opts->offset_hosts[i], opts->offset_ns[i]);
+	uint64_t merge_warnings = 0; /* said before the decoding: in the summary's count */
 	if (rc == 0 && opts->align_flows)
-		rc = tt_align_by_flows(&run.trace);
+		rc = tt_align_by_flows(&run.trace, &merge_warnings);
 	if (rc == 0 && !opts->quiet)
 		tt_say_machines(&run.trace);
 	if (rc == 0)
@@ -918,9 +925,10 @@ int tt_convert(const struct tt_convert_opts *opts, struct tt_summary *sum)
 	if (rc == 0)
 		rc = tt_session_decode(&run, sinks, nsinks);
 	if (rc == 0 && bounds)
-		tt_say_early_flows(&run.trace, bounds);
+		merge_warnings += tt_say_early_flows(&run.trace, bounds);
 	if (rc == 0 && bounds && format == TT_FORMAT_PERFETTO)
-		tt_say_flows_between_machines(&run.trace, bounds);
+		merge_warnings += tt_say_flows_between_machines(&run.trace, bounds);
+	run.sum.warnings += merge_warnings;
 	/* (the sinks go while the trace they read is still open) */
 	tt_chain_free(&chain);
 	tt_sink_free(bounds);
