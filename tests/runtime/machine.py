@@ -23,7 +23,10 @@ each machine a Perfetto machine named after its host, every packet of the second
 with its machine_id, its clock snapshot bringing it where the JSON has it
 (check-perfetto.py: the same slices, no clock or track error).
 
-Usage: machine.py PROG TICKTRACE [merge CHECK_PERFETTO SCHEMA]   (PROG: flows_prog)"""
+With PART `placement`: placement(), its files' machines made by editing their MACHINE
+sections (no namespace needed).
+
+Usage: machine.py PROG TICKTRACE [merge|placement CHECK_PERFETTO SCHEMA]   (PROG: flows_prog)"""
 import csv
 import ctypes
 import io
