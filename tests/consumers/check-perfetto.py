@@ -293,6 +293,10 @@ def load_protobuf(packets):
     for i, (ts, order, track, ev, name) in enumerate(events):
         events[i] = (ts + shift.get(track[0], 0), order, track, ev, name)
     switches = [(ts + shift.get(cpu[0], 0), cpu, sw) for ts, cpu, sw in switches]
+    # trace_processor drops events before 0 (trace_sorter_negative_timestamp_dropped)
+    negative = sum(1 for ts, *_ in events if ts < 0) + sum(1 for ts, *_ in switches if ts < 0)
+    if negative:
+        errors['negative timestamps (trace_processor drops them)'] += negative
     imp = Importer()
     imp.machines = machines
     imp.errors.update(errors)

@@ -25,6 +25,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 import urllib.request
 
 tool = os.environ['TT_TEST_TOOL']
@@ -303,6 +304,41 @@ def check_nothing_left(d, ttr):
     print('a damaged run and a shard that cannot be written leave no shard behind')
 
 
+def check_killed(d):
+    """SIGTERM, SIGINT or SIGHUP once shards are written: the command dies of it and
+    leaves no shard (a partial set would look whole) and no temporary file."""
+    ttr = record(d, 'killed.ttr', 1, 1000000)
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGKILL):
+        out = os.path.join(d, 'killed', 'out.json')
+        os.makedirs(os.path.dirname(out), exist_ok=True)
+        p = subprocess.Popen([tool, 'convert', ttr, '--split', '20000', '-o', out],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 120
+        while not os.path.exists(os.path.join(d, 'killed', 'out.0002.json')) and p.poll() is None \
+                and time.monotonic() < deadline:
+            time.sleep(0.005)
+        if p.poll() is not None:
+            fail('--split of 50 shards ended (status %d) before shard 2 was seen: no signal '
+                 'sent' % p.returncode)
+        p.send_signal(sig)
+        status = p.wait(timeout=120)
+        left = os.listdir(os.path.dirname(out))
+        if sig == signal.SIGKILL:
+            # what no handler removes: the next split of the same output does (the temporaries
+            # of a process no longer there), and replaces the shards
+            if status != -sig or not [n for n in left if n.startswith('.')]:
+                fail('SIGKILL during --split: status %d, left %s (no temporary file)' % (status, left))
+            r = run(['convert', ttr, '--split', '20000', '--force', '-o', out])
+            left = [n for n in os.listdir(os.path.dirname(out)) if n.startswith('.')]
+            if r.returncode != 0 or left:
+                fail('the split after a SIGKILL: status %d, left %s: %s' % (r.returncode, left, r.stderr))
+        elif status != -sig or left:
+            fail('%s during --split: status %d, left %s' % (signal.Signals(sig).name, status, left))
+    os.unlink(ttr)
+    print('SIGTERM, SIGINT and SIGHUP during --split leave no shard and no temporary file; the '
+          'temporaries a SIGKILL leaves the next split of the output removes')
+
+
 def serve(path, *args):
     """Runs `open` on path, fetches what it serves; (body, what it printed)."""
     p = subprocess.Popen([tool, 'open', '--port', '0', path] + list(args), stdout=subprocess.PIPE,
@@ -429,6 +465,7 @@ def main():
         check_filtered(d, ttr)
         check_resplit(d, ttr)
         check_nothing_left(d, ttr)
+        check_killed(d)
         skipped = check_states(d)
         check_huge(d)
         check_memory(d)

@@ -23,7 +23,10 @@ each machine a Perfetto machine named after its host, every packet of the second
 with its machine_id, its clock snapshot bringing it where the JSON has it
 (check-perfetto.py: the same slices, no clock or track error).
 
-Usage: machine.py PROG TICKTRACE [merge CHECK_PERFETTO SCHEMA]   (PROG: flows_prog)"""
+With PART `placement`: placement(), its files' machines made by editing their MACHINE
+sections (no namespace needed).
+
+Usage: machine.py PROG TICKTRACE [merge|placement CHECK_PERFETTO SCHEMA]   (PROG: flows_prog)"""
 import csv
 import ctypes
 import io
@@ -216,6 +219,83 @@ def another_boot(path, out, flip=0xff):
     data[at + 16 + 24] ^= flip
     open(out, "wb").write(data)
     return data, at
+
+
+def moved_machine(path, out, host, wall_s=0, boot_id=None, pid=None):
+    """The raw file at `path` made another machine's, written to `out`: its host name
+    `host`, its boot id `boot_id` (16 bytes; None: its first byte flipped), its wall
+    clocks (REALTIME and TAI, at the start and as written) moved by `wall_s`, its
+    process's pid `pid` (None: kept)."""
+    data, at = another_boot(path, out)
+    if pid is not None:
+        struct.pack_into("<I", data, 104, pid)  # the header's, then the PROCESS section's
+        process = ttr.HEADER
+        while struct.unpack_from("<I", data, process)[0] != ttr.SEC_PROCESS:
+            process += 16 + ((struct.unpack_from("<Q", data, process + 8)[0] + 15) & ~15)
+        struct.pack_into("<I", data, process + 16, pid)
+    m = at + 16
+    if boot_id is not None:
+        data[m + 24:m + 40] = boot_id
+    name = host.encode()
+    struct.pack_into("<I", data, m + 56, len(name))
+    data[m + 64:m + 128] = name.ljust(64, b"\0")
+    for reading in (m + 128, m + 176):
+        realtime, tai = struct.unpack_from("<qq", data, reading + 8)
+        struct.pack_into("<qq", data, reading + 8, realtime + wall_s * 10**9, tai + wall_s * 10**9)
+    open(out, "wb").write(data)
+
+
+def placement(tmp):
+    """A machine whose wall clock puts it before the first machine's boot (10 h behind, the
+    first up for less): the .pftrace moves its clock so that no time is negative (which
+    trace_processor drops, unsaid), its snapshots consistent (check-perfetto and
+    trace_processor: no error, no data loss); --offset that spans more than the 2^61 ns a
+    .pftrace holds is refused with no output. Runs whose boot is not known (Windows) are one
+    machine by host name and machine id, whatever their order, never by a missing boot id."""
+    host = os.uname().nodename
+    send, receive = send_receive(tmp, "place-")
+    west = os.path.join(tmp, "west.ttr")
+    uptime = float(open("/proc/uptime").read().split()[0])
+    moved_machine(receive, west, "westhost", -int(uptime + 36000))
+    trace, said = converted(tmp, [send, west])
+    check(trace and "host westhost: placed by CLOCK_REALTIME, -" in said, "west: %s" % said)
+    # the warnings said (flows arriving before they left) are the summary's count
+    counted = re.search(r", (\d+) warnings\n", said)
+    check(said.count("warning: ") >= 1 and counted and int(counted.group(1)) == said.count("warning: "),
+          "west: %d warnings said, the summary counts %s" % (
+              said.count("warning: "), counted and counted.group(1)))
+    as_perfetto(tmp, [send, west], (host, "westhost"), arrows=0)
+    for offset in ("-3000000000s", "3000000000s"):
+        out = os.path.join(tmp, "far.pftrace")
+        c = subprocess.run([TOOL, "convert", send, west, "--offset", "westhost=" + offset, "-o", out],
+                           capture_output=True, text=True, timeout=120)
+        check(c.returncode != 0 and "more than a .pftrace's times hold" in c.stderr
+              and not os.path.exists(out), "--offset westhost=%s: exit %d, %s" % (offset, c.returncode, c.stderr))
+    # unknown boots: the receiver's file under another host name, both files' boot ids gone
+    files = [os.path.join(tmp, n) for n in ("win-a.ttr", "win-b.ttr", "win-c.ttr")]
+    moved_machine(send, files[0], host, boot_id=bytes(16))
+    moved_machine(receive, files[1], "winhost", boot_id=bytes(16))
+    moved_machine(receive, files[2], host, boot_id=bytes(16))
+    # the same pid on two machines: two processes in the JSON too (viewers join by pid)
+    pid = ttr.Ttr(send).pid
+    other = os.path.join(tmp, "same-pid.ttr")
+    moved_machine(receive, other, "pidhost", pid=pid)
+    trace, said = converted(tmp, [send, other])
+    if trace:
+        names = {}
+        for e in trace["traceEvents"]:
+            if e.get("name") == "process_name":
+                names.setdefault(e["pid"], []).append(e["args"]["name"])
+        given = [f for f in trace["otherData"]["files"] if f.get("recorded_pid") == pid]
+        check(len(names) == 2 and all(len(n) == 1 for n in names.values()) and len(given) == 1
+              and given[0]["pid"] != pid and given[0]["pid"] in names,
+              "one pid on two machines: process names by pid %s; files %s" % (names, trace["otherData"]["files"]))
+    for pair, machines in (((send, files[1]), 2), ((files[1], send), 2), ((files[0], files[1]), 2),
+                           ((files[1], files[0]), 2), ((files[0], files[2]), 1)):
+        trace, said = converted(tmp, list(pair))
+        got = trace and [m["host"] for m in trace["otherData"]["machines"]]
+        check(got and len(got) == machines, "unknown boots %s: machines %s; %s" % (
+            [os.path.basename(p) for p in pair], got, said))
 
 
 def gaps(trace, flows=200, arrows=True):
@@ -505,7 +585,7 @@ def parents(path):
 # Killed (meson's timeout sends SIGTERM first): the temporary folder removed on the way out.
 signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit("killed by signal %d" % signum))
 with tempfile.TemporaryDirectory() as tmp:
-    skipped = merge(tmp) if PART == "merge" else main(tmp)
+    skipped = merge(tmp) if PART == "merge" else placement(tmp) if PART == "placement" else main(tmp)
 if failures:
     sys.exit("%d failures" % len(failures))
 if skipped:

@@ -101,9 +101,11 @@ int tt_open_regular(const char *path, const char **why);
 
 /* `path` (a file, or an empty directory) is removed when a signal that ends the
  * command ends it (SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGPIPE...: out.c), until
- * tt_keep_on_signal: the paths named last go first. A few at once (the output's
- * temporary file among them): more are not removed. */
+ * tt_keep_on_signal: the paths named last go first (any number; out of memory, a
+ * path is not removed). */
 void tt_remove_on_signal(const char *path);
+/* *p (an array of *cap items of `size` bytes) grown to hold `need`: false, out of memory. */
+bool tt_grow(void **p, size_t *cap, size_t need, size_t size);
 void tt_keep_on_signal(const char *path);
 
 /* Opens `path` ("-": stdout). An existing regular file needs `force`; an existing

@@ -2,6 +2,7 @@
 
 #include <stdarg.h>
 #include <errno.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -226,11 +227,27 @@ void tt_out_bytes(struct tt_out *o, const void *p, size_t n)
 	tt_out_lit(o, p, n);
 }
 
+bool tt_grow(void **p, size_t *cap, size_t need, size_t size)
+{
+	if (need <= *cap)
+		return true;
+	size_t cap2 = *cap ? *cap * 2 : 256;
+	while (cap2 < need)
+		cap2 *= 2;
+	void *q = realloc(*p, cap2 * size);
+	if (!q)
+		return false;
+	*p = q;
+	*cap = cap2;
+	return true;
+}
+
 /* What a signal that ends the command removes before the command dies of it, the last
- * named first: the output's temporary file, `open`'s converted trace and its
- * directory. Changed with those signals blocked; the handler reads it alone. */
-#define TT_DOOMED_MAX 4
-static char tt_doomed[TT_DOOMED_MAX][4096];
+ * named first: the output's temporary file, the shards of a split finished so far,
+ * `open`'s converted trace and its directory. Changed with those signals blocked; the
+ * handler reads it alone. */
+static char **tt_doomed;
+static size_t tt_doomed_cap;
 static volatile sig_atomic_t tt_ndoomed;
 
 static void tt_doomed_on_signal(int sig)
@@ -270,10 +287,11 @@ void tt_remove_on_signal(const char *path)
 {
 	sigset_t old, set;
 	tt_doomed_block(&old);
-	if (tt_ndoomed < TT_DOOMED_MAX && strlen(path) < sizeof tt_doomed[0]) {
-		strcpy(tt_doomed[tt_ndoomed], path);
-		tt_ndoomed = tt_ndoomed + 1;
-	}
+	char *copy = strdup(path);
+	if (copy && tt_grow((void **)&tt_doomed, &tt_doomed_cap, (size_t)tt_ndoomed + 1, sizeof *tt_doomed))
+		tt_doomed[tt_ndoomed++] = copy;
+	else
+		free(copy);
 	/* Only where the signal would end the command: one the caller ignores (nohup's
 	 * SIGHUP) or handles stays so. */
 	tt_doomed_set(&set);
@@ -292,25 +310,50 @@ void tt_keep_on_signal(const char *path)
 	tt_doomed_block(&old);
 	for (int i = tt_ndoomed - 1; i >= 0; i--)
 		if (strcmp(tt_doomed[i], path) == 0) {
-			memmove(tt_doomed[i], tt_doomed[i + 1], (size_t)(tt_ndoomed - 1 - i) * sizeof tt_doomed[0]);
+			free(tt_doomed[i]);
+			memmove(&tt_doomed[i], &tt_doomed[i + 1], (size_t)(tt_ndoomed - 1 - i) * sizeof *tt_doomed);
 			tt_ndoomed = tt_ndoomed - 1;
 			break;
 		}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
+/* A temporary file of a command killed (SIGKILL, a crash) while it wrote `base` in
+ * `dir`: ".BASE.PID.XXXXXX" whose PID is no process's. Removed by the next command
+ * that writes the same output (a live PID's, another command's, is left alone). */
+static void tt_out_remove_stale(const char *dir, const char *base)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return;
+	size_t len = strlen(base);
+	for (struct dirent *e; (e = readdir(d));) {
+		const char *n = e->d_name;
+		if (n[0] != '.' || strncmp(n + 1, base, len) || n[len + 1] != '.')
+			continue;
+		char *end;
+		long pid = strtol(n + len + 2, &end, 10);
+		if (pid > 0 && end > n + len + 2 && *end == '.' && strlen(end) == 7 &&
+		    kill((pid_t)pid, 0) < 0 && errno == ESRCH)
+			unlinkat(dirfd(d), n, 0);
+	}
+	closedir(d);
+}
+
 /* A temporary file in the destination's directory, so the rename stays on one file
- * system: "dir/.name.XXXXXX". */
+ * system: "dir/.name.PID.XXXXXX" (its PID tells a later command it is stale). */
 static int tt_out_make_tmp(struct tt_out *o)
 {
 	const char *slash = strrchr(o->path, '/');
 	int dirlen = slash ? (int)(slash - o->path + 1) : 0;
 	const char *base = slash ? slash + 1 : o->path;
-	size_t cap = strlen(o->path) + 16;
+	size_t cap = strlen(o->path) + 32;
 	o->tmp = malloc(cap);
 	if (!o->tmp)
 		return tt_error("out of memory");
-	snprintf(o->tmp, cap, "%.*s.%s.XXXXXX", dirlen, o->path, base);
+	snprintf(o->tmp, cap, "%.*s", dirlen ? dirlen : 1, dirlen ? o->path : ".");
+	tt_out_remove_stale(o->tmp, base);
+	snprintf(o->tmp, cap, "%.*s.%s.%ld.XXXXXX", dirlen, o->path, base, (long)getpid());
 	o->fd = mkostemp(o->tmp, O_CLOEXEC);
 	if (o->fd < 0) {
 		int err = errno;

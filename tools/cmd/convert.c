@@ -215,11 +215,12 @@ static void tt_say_machines(const struct tt_trace *t)
  * they leave, machine by machine (through the others: a chain), and its uncertainty
  * is half its width, plus that of the machine it was placed against. A machine of
  * the first's boot stays (exact): the window its flows leave is said. */
-static int tt_align_by_flows(struct tt_trace *t)
+static int tt_align_by_flows(struct tt_trace *t, uint64_t *warnings)
 {
 	size_t n = t->nmachines;
 	if (n < 2) {
 		tt_warn("--align flows: the runs are of one machine: nothing to align");
+		++*warnings;
 		return 0;
 	}
 	struct tt_sink *bounds = tt_flow_bounds_new(n);
@@ -235,6 +236,7 @@ static int tt_align_by_flows(struct tt_trace *t)
 			struct tt_machine *mc = &t->machines[k];
 			const struct tt_flow_place *pl = &place[k];
 			if (pl->by == TT_FLOW_NOT_PLACED) {
+				++*warnings;
 				fprintf(stderr, "ticktrace: warning: --align flows: ");
 				tt_put_host(stderr, mc);
 				fprintf(stderr, " stays where %s placed it: no machine placed has flows "
@@ -270,16 +272,18 @@ static int tt_align_by_flows(struct tt_trace *t)
 	return rc;
 }
 
-/* Flows between machines that arrive before they left, as placed: said, counted. */
-static void tt_say_early_flows(const struct tt_trace *t, const struct tt_sink *bounds)
+/* Flows between machines that arrive before they left, as placed: said; the warnings. */
+static uint64_t tt_say_early_flows(const struct tt_trace *t, const struct tt_sink *bounds)
 {
 	size_t n = t->nmachines;
+	uint64_t warnings = 0;
 	const struct tt_flow_pair *pairs = tt_flow_bounds_pairs(bounds);
 	for (size_t a = 0; a < n; a++)
 		for (size_t b = a + 1; b < n; b++) {
 			const struct tt_flow_pair *p = &pairs[a * n + b];
 			if (!p->early)
 				continue;
+			warnings++;
 			tt_warn("%" PRIu64 " of the %" PRIu64 " flows between machines arrive before they "
 				"left (by up to %" PRId64 ".%09" PRId64 " s): the clocks of the two are "
 				"placed off by more than that (--align flows places them by their flows, "
@@ -291,13 +295,14 @@ static void tt_say_early_flows(const struct tt_trace *t, const struct tt_sink *b
 			tt_put_host(stderr, &t->machines[b]);
 			fputc('\n', stderr);
 		}
+	return warnings;
 }
 
 /* Flows between machines into a .pftrace: Perfetto's trace_processor, and so its UI,
  * links flow ids within a machine only (each machine_id has a flow tracker of its own,
  * in its sources of 2026): their arrows are in the file but not drawn. Said, with
- * where they are. */
-static void tt_say_flows_between_machines(const struct tt_trace *t, const struct tt_sink *bounds)
+ * where they are. The warnings. */
+static uint64_t tt_say_flows_between_machines(const struct tt_trace *t, const struct tt_sink *bounds)
 {
 	size_t n = t->nmachines;
 	const struct tt_flow_pair *pairs = tt_flow_bounds_pairs(bounds);
@@ -309,6 +314,7 @@ static void tt_say_flows_between_machines(const struct tt_trace *t, const struct
 		tt_warn("%" PRIu64 " flows between machines: Perfetto links flows within a machine "
 			"only (a flow tracker per machine), so the .pftrace's arrows between machines "
 			"are not drawn; the JSON's are (-o OUT.json)", flows);
+	return flows ? 1 : 0;
 }
 
 /* The sinks of one output: writer, the user's filter, the shard's window, the spike
@@ -448,21 +454,6 @@ struct tt_splitter {
 	char first_name[4096], last_name[4096];
 };
 
-static bool tt_grow(void **p, size_t *cap, size_t need, size_t size)
-{
-	if (need <= *cap)
-		return true;
-	size_t cap2 = *cap ? *cap * 2 : 256;
-	while (cap2 < need)
-		cap2 *= 2;
-	void *q = realloc(*p, cap2 * size);
-	if (!q)
-		return false;
-	*p = q;
-	*cap = cap2;
-	return true;
-}
-
 /* The shard whose window holds ts: the newest begun at ts or before; NULL when it
  * is finished (a slice's begin that a user's --from held back until its thread's
  * first event in the window) */
@@ -503,6 +494,9 @@ static int tt_shard_begin(struct tt_splitter *sp, bool has_from, int64_t from)
 		return tt_error("%s: the name is too long for its shards", opts->output);
 	if (tt_out_open(&sh->out, sh->name, opts->force) < 0)
 		return -1;
+	/* a signal from the moment it may be renamed into place to the split's end: no
+	 * partial set of shards that looks whole */
+	tt_remove_on_signal(sh->name);
 	sh->written = true;
 	if (sp->format == TT_FORMAT_PERFETTO && tt_perfetto_compress(&sh->out, opts->compress) < 0)
 		return -1;
@@ -543,6 +537,8 @@ static int tt_shard_finish(struct tt_splitter *sp, struct tt_shard *sh, const st
 			rc = tt_error("out of memory");
 		if (rc == 0)
 			sp->done[sp->ndone++] = sh->number;
+		else
+			tt_keep_on_signal(sh->name);
 		if (rc == 0 && sh->number == 1)
 			memcpy(sp->first_name, sh->name, sizeof(sh->name));
 		if (rc == 0)
@@ -836,6 +832,11 @@ static int tt_split_report(struct tt_splitter *sp, struct tt_session *run, int r
 			unlink(opts->output);
 		return -1;
 	}
+	for (size_t i = 0; i < sp->ndone; i++)
+		if (opts->shard)
+			tt_keep_on_signal(opts->output);
+		else if (tt_shard_name(name, sizeof(name), opts->output, sp->done[i]))
+			tt_keep_on_signal(name);
 	unsigned stale = 0;
 	if (!opts->shard && opts->force)
 		stale = tt_remove_stale_shards(opts->output, k);
@@ -894,8 +895,9 @@ int tt_convert(const struct tt_convert_opts *opts, struct tt_summary *sum)
 	int rc = tt_session_open(&run, &ro);
 	for (size_t i = 0; rc == 0 && i < opts->noffsets; i++)
 		rc = tt_trace_offset(&run.trace, opts->offset_hosts[i], opts->offset_ns[i]);
+	uint64_t merge_warnings = 0; /* said before the decoding: in the summary's count */
 	if (rc == 0 && opts->align_flows)
-		rc = tt_align_by_flows(&run.trace);
+		rc = tt_align_by_flows(&run.trace, &merge_warnings);
 	if (rc == 0 && !opts->quiet)
 		tt_say_machines(&run.trace);
 	if (rc == 0)
@@ -923,9 +925,10 @@ int tt_convert(const struct tt_convert_opts *opts, struct tt_summary *sum)
 	if (rc == 0)
 		rc = tt_session_decode(&run, sinks, nsinks);
 	if (rc == 0 && bounds)
-		tt_say_early_flows(&run.trace, bounds);
+		merge_warnings += tt_say_early_flows(&run.trace, bounds);
 	if (rc == 0 && bounds && format == TT_FORMAT_PERFETTO)
-		tt_say_flows_between_machines(&run.trace, bounds);
+		merge_warnings += tt_say_flows_between_machines(&run.trace, bounds);
+	run.sum.warnings += merge_warnings;
 	/* (the sinks go while the trace they read is still open) */
 	tt_chain_free(&chain);
 	tt_sink_free(bounds);

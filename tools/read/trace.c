@@ -63,18 +63,24 @@ static void tt_file_shift(struct tt_file *f, int64_t ns)
 	}
 }
 
-/* A file's boot id; one that does not say it is on the first file's (as files were). */
-static const uint8_t *tt_boot_of(const struct tt_trace *t, const struct tt_file *f)
+static bool tt_boot_known(const struct tt_file *f)
 {
 	static const uint8_t none[16];
-	if (f != &t->files[0] && (!f->machine_known || !memcmp(f->machine.boot_id, none, sizeof none)))
-		return tt_boot_of(t, &t->files[0]);
-	return f->machine_known ? f->machine.boot_id : none;
+	return f->machine_known && memcmp(f->machine.boot_id, none, sizeof none);
 }
 
-static bool tt_same_boot(const struct tt_trace *t, const struct tt_file *a, const struct tt_file *b)
+/* Two files of one boot (one CLOCK_MONOTONIC): by their boot ids where both have one;
+ * else (Windows runs, files of before the MACHINE section) by what else names the
+ * machine, the host name and machine id, never by a missing boot id alone, and the
+ * same whatever order the files come in. */
+static bool tt_same_boot(const struct tt_file *a, const struct tt_file *b)
 {
-	return !memcmp(tt_boot_of(t, a), tt_boot_of(t, b), 16);
+	const struct tt_machine_info *x = &a->machine, *y = &b->machine;
+	if (tt_boot_known(a) && tt_boot_known(b))
+		return !memcmp(x->boot_id, y->boot_id, sizeof x->boot_id);
+	return tt_boot_known(a) == tt_boot_known(b) && x->host_name_len == y->host_name_len &&
+	       !memcmp(x->host_name, y->host_name, x->host_name_len) &&
+	       !memcmp(x->machine_id, y->machine_id, sizeof x->machine_id);
 }
 
 /* A wall clock at a file's start anchor less its CLOCK_MONOTONIC there (its machine's,
@@ -112,7 +118,7 @@ static int tt_trace_place(struct tt_trace *t)
 		const struct tt_machine_info *m = &f->machine;
 		size_t k = 0;
 		while (k < t->nmachines &&
-		       !(tt_same_boot(t, t->machines[k].file, f) &&
+		       !(tt_same_boot(t->machines[k].file, f) &&
 			 t->machines[k].file->machine.timens_monotonic_ns == m->timens_monotonic_ns &&
 			 t->machines[k].file->machine.timens_boottime_ns == m->timens_boottime_ns))
 			k++;
@@ -125,7 +131,7 @@ static int tt_trace_place(struct tt_trace *t)
 								    tt_clock_unsynchronized(&m->start)};
 			/* another machine of the same boot is where it is */
 			size_t same = 0;
-			while (same < k && !tt_same_boot(t, t->machines[same].file, f))
+			while (same < k && !tt_same_boot(t->machines[same].file, f))
 				same++;
 			if (same < k) {
 				mc->offset_ns = t->machines[same].offset_ns;

@@ -22,6 +22,9 @@ struct tt_json {
 	struct tt_json_site *sites;   /* by site id */
 	uint32_t *thread_at;          /* by thread id: ,"pid":P,"tid":T, */
 	uint32_t *thread_len;
+	/* by file index: its process's pid here, the recorded one but where an earlier file
+	 * has it (another machine's or boot's process): viewers join processes by pid */
+	uint32_t *pid_of;
 	struct tt_buf warnings;       /* escaped JSON strings, comma-separated */
 	struct tt_buf scratch;
 	bool source;                  /* "src":"file:line" on every slice and instant */
@@ -378,7 +381,7 @@ static int tt_json_frame(struct tt_sink *sink, const struct tt_event *e)
 	struct tt_out *o = j->out;
 	if (e->value < 2)
 		return 0;
-	uint32_t pid = e->thread->file->process.pid, tid = TT_FRAMES_TID(e->func);
+	uint32_t pid = j->pid_of[e->thread->file->index], tid = TT_FRAMES_TID(e->func);
 	j->scratch.len = 0;
 	tt_json_escape_str(&j->scratch, e->site->name);
 	if (j->scratch.oom)
@@ -444,11 +447,11 @@ static void tt_json_meta_sort(struct tt_buf *b, const char *what, uint32_t pid, 
 	TT_BUF_LIT(b, "}}");
 }
 
-static void tt_json_metadata(struct tt_buf *b, const struct tt_trace *t)
+static void tt_json_metadata(struct tt_buf *b, const struct tt_trace *t, const uint32_t *pid_of)
 {
 	for (size_t i = 0; i < t->nfiles; i++) {
 		const struct tt_file *f = &t->files[i];
-		uint32_t pid = f->process.pid;
+		uint32_t pid = pid_of[i];
 		if (i)
 			TT_BUF_LIT(b, ",\n");
 		tt_json_meta(b, "process_name", pid, pid, "name");
@@ -519,7 +522,7 @@ static int tt_json_states(struct tt_json *j, const struct tt_trace *t, const str
 {
 	static const char *const names[] = {"Running", "Preempted", "Blocked"};
 	struct tt_out *o = j->out;
-	uint32_t pid = th->file->process.pid, tid = TT_STATES_TID(th->tid);
+	uint32_t pid = j->pid_of[th->file->index], tid = TT_STATES_TID(th->tid);
 	bool named = false; /* the track, from its first slice */
 	for (size_t i = 0; i + 1 < th->nstates; i++) {
 		const struct tt_sched_state *st = &th->states[i];
@@ -572,8 +575,28 @@ static int tt_json_start(struct tt_sink *sink, const struct tt_trace *t)
 	j->sites = calloc(t->nsites ? t->nsites : 1, sizeof(*j->sites));
 	j->thread_at = calloc(t->nthreads ? t->nthreads : 1, sizeof(*j->thread_at));
 	j->thread_len = calloc(t->nthreads ? t->nthreads : 1, sizeof(*j->thread_len));
-	if (!j->sites || !j->thread_at || !j->thread_len)
+	j->pid_of = calloc(t->nfiles ? t->nfiles : 1, sizeof(*j->pid_of));
+	if (!j->sites || !j->thread_at || !j->thread_len || !j->pid_of)
 		return tt_error("out of memory for %zu sites and %zu threads", t->nsites, t->nthreads);
+	uint32_t spare = 0; /* past every recorded pid: the pids given where two collide */
+	for (size_t i = 0; i < t->nfiles; i++)
+		if (t->files[i].process.pid >= spare)
+			spare = t->files[i].process.pid + 1;
+	for (size_t i = 0; i < t->nfiles; i++) {
+		const struct tt_file *f = &t->files[i];
+		size_t k = 0; /* an earlier file of its process (the same pid on its machine)? */
+		while (k < i && !(t->files[k].process.pid == f->process.pid &&
+				  t->files[k].machine_index == f->machine_index))
+			k++;
+		if (k < i) {
+			j->pid_of[i] = j->pid_of[k];
+			continue;
+		}
+		j->pid_of[i] = f->process.pid;
+		for (k = 0; k < i && j->pid_of[i] == f->process.pid; k++)
+			if (j->pid_of[k] == f->process.pid)
+				j->pid_of[i] = spare++;
+	}
 	struct tt_buf *b = &j->frags;
 	for (size_t i = 0; i < t->nfiles; i++) {
 		const struct tt_file *f = &t->files[i];
@@ -607,7 +630,7 @@ static int tt_json_start(struct tt_sink *sink, const struct tt_trace *t)
 			const struct tt_thread *th = &f->threads[k];
 			j->thread_at[th->id] = (uint32_t)b->len;
 			TT_BUF_LIT(b, ",\"pid\":");
-			tt_buf_u64(b, f->process.pid);
+			tt_buf_u64(b, j->pid_of[i]);
 			TT_BUF_LIT(b, ",\"tid\":");
 			tt_buf_u64(b, th->tid);
 			TT_BUF_LIT(b, ",");
@@ -622,7 +645,7 @@ static int tt_json_start(struct tt_sink *sink, const struct tt_trace *t)
 		memset(pad, 0, TT_JSON_FRAG_BLOCK);
 	struct tt_buf meta = {0};
 	TT_BUF_LIT(&meta, "{\"traceEvents\":[\n");
-	tt_json_metadata(&meta, t);
+	tt_json_metadata(&meta, t, j->pid_of);
 	if (b->oom || meta.oom) {
 		tt_buf_free(&meta);
 		return tt_error("out of memory");
@@ -678,7 +701,7 @@ static void tt_json_also_named(struct tt_buf *b, const struct tt_trace *t, size_
 		TT_BUF_LIT(b, "]");
 }
 
-static void tt_json_machines(struct tt_buf *b, const struct tt_trace *t)
+static void tt_json_machines(struct tt_buf *b, const struct tt_trace *t, const uint32_t *pid_of)
 {
 	TT_BUF_LIT(b, ",\"machines\":[");
 	for (size_t k = 0; k < t->nmachines; k++) {
@@ -730,7 +753,7 @@ static void tt_json_machines(struct tt_buf *b, const struct tt_trace *t)
 			if (t->files[i].machine_index == k) {
 				if (n++)
 					TT_BUF_LIT(b, ",");
-				tt_buf_u64(b, t->files[i].process.pid);
+				tt_buf_u64(b, pid_of[i]);
 			}
 		TT_BUF_LIT(b, "]}");
 	}
@@ -753,7 +776,7 @@ static int tt_json_finish(struct tt_sink *sink, const struct tt_summary *sum)
 		   "\"clock\":\"CLOCK_MONOTONIC\",\"start_monotonic_ns\":");
 	char num[24];
 	tt_buf_add(&b, num, (size_t)(tt_fmt_u64(num, (uint64_t)(t->base_ns < 0 ? 0 : t->base_ns)) - num));
-	tt_json_machines(&b, t);
+	tt_json_machines(&b, t, j->pid_of);
 	TT_BUF_LIT(&b, ",\"files\":[");
 	for (size_t i = 0; i < t->nfiles; i++) {
 		const struct tt_file *f = &t->files[i];
@@ -762,7 +785,11 @@ static int tt_json_finish(struct tt_sink *sink, const struct tt_summary *sum)
 		TT_BUF_LIT(&b, "{\"path\":");
 		tt_json_escape_c(&b, f->path);
 		TT_BUF_LIT(&b, ",\"pid\":");
-		tt_buf_u64(&b, f->process.pid);
+		tt_buf_u64(&b, j->pid_of[i]);
+		if (j->pid_of[i] != f->process.pid) { /* another file's process had its pid */
+			TT_BUF_LIT(&b, ",\"recorded_pid\":");
+			tt_buf_u64(&b, f->process.pid);
+		}
 		TT_BUF_LIT(&b, ",\"tsc_hz\":");
 		tt_buf_u64(&b, f->header.tsc_hz);
 		TT_BUF_LIT(&b, ",\"tsc_source\":\"anchors\",\"invariant_tsc\":");
@@ -806,6 +833,7 @@ static void tt_json_destroy(struct tt_sink *sink)
 	tt_buf_free(&j->scratch);
 	free(j->sites);
 	free(j->thread_at);
+	free(j->pid_of);
 	free(j->thread_len);
 	free(j);
 }

@@ -82,6 +82,11 @@ struct tt_perfetto {
 	struct tt_buf scratch;         /* packets with strings or of any length */
 	struct tt_folded folded;      /* left out: nested deeper than Perfetto shows */
 	int64_t boot_offset;          /* BOOTTIME less CLOCK_MONOTONIC, for the states */
+	/* The trace's ts 0 as written: its CLOCK_MONOTONIC moved up, where a machine placed
+	 * before the first's boot would have negative times (trace_processor drops them),
+	 * by shift_ns, and every clock snapshot's MONOTONIC and BOOTTIME with it (REALTIME
+	 * kept: the wall time of each event stays what it was). */
+	int64_t base_ns, shift_ns;
 };
 
 static uint64_t tt_pf_process_uuid(size_t file)
@@ -137,6 +142,7 @@ static int tt_pf_descriptor(struct tt_perfetto *p, uint32_t machine, uint64_t uu
  * differ by a few ns in their offsets, which would shift slices between them. */
 static int tt_pf_clocks(struct tt_perfetto *p, uint32_t machine, const struct tt_anchor *a)
 {
+	int64_t monotonic = a->monotonic_ns + p->shift_ns;
 	struct tt_buf *w = &p->scratch;
 	tt_pb_reset(w);
 	size_t cs = tt_pb_open(w);
@@ -144,9 +150,9 @@ static int tt_pf_clocks(struct tt_perfetto *p, uint32_t machine, const struct tt
 		unsigned id;
 		int64_t ns;
 	} clocks[] = {
-		{CLOCK_MONOTONIC_ID, a->monotonic_ns},
+		{CLOCK_MONOTONIC_ID, monotonic},
 		/* a file without BOOTTIME: assume no suspend since boot */
-		{CLOCK_BOOTTIME_ID, a->boottime_ns ? a->boottime_ns : a->monotonic_ns},
+		{CLOCK_BOOTTIME_ID, a->boottime_ns ? a->boottime_ns + p->shift_ns : monotonic},
 		{CLOCK_REALTIME_ID, a->realtime_ns},
 	};
 	for (size_t i = 0; i < 3; i++) {
@@ -225,6 +231,23 @@ static int tt_pf_sequence_start(struct tt_perfetto *p, const struct tt_pf_seq *s
 	return tt_pf_write(p, sq->machine);
 }
 
+/* The trace's latest time: its files' end anchors and threads' last records. */
+static int64_t tt_pf_latest(const struct tt_trace *t)
+{
+	int64_t latest = t->base_ns;
+	for (size_t i = 0; i < t->nfiles; i++) {
+		const struct tt_file *f = &t->files[i];
+		if (f->header.end.monotonic_ns > latest)
+			latest = f->header.end.monotonic_ns;
+		for (size_t k = 0; k < f->nthreads; k++) {
+			uint64_t tsc;
+			if (tt_thread_last_tsc(&f->threads[k], &tsc) && tt_clock_ns(&f->clock, tsc) > latest)
+				latest = tt_clock_ns(&f->clock, tsc);
+		}
+	}
+	return latest;
+}
+
 static int tt_pf_start(struct tt_sink *sink, const struct tt_trace *t)
 {
 	struct tt_perfetto *p = (struct tt_perfetto *)sink;
@@ -239,6 +262,16 @@ static int tt_pf_start(struct tt_sink *sink, const struct tt_trace *t)
 		if (t->files[i].header.start.monotonic_ns < anchor->monotonic_ns &&
 		    t->files[i].machine_index == 0)
 			anchor = &t->files[i].header.start;
+	p->shift_ns = t->base_ns < 0 ? -t->base_ns : 0;
+	p->base_ns = t->base_ns + p->shift_ns;
+	/* trace_processor holds times below 2^61 ns (73 years): later ones it clamps there,
+	 * their slices piled on one instant */
+	int64_t latest = tt_pf_latest(t), limit = INT64_C(1) << 61;
+	if (latest - t->base_ns >= limit - p->base_ns)
+		return tt_error("the trace spans %.0f s from its earliest time to its latest (its "
+				"machines' clocks placed that far apart, or --offset): more than a "
+				".pftrace's times hold (below 2^61 ns, 73 years); -o OUT.json holds it",
+				(double)(latest - t->base_ns) / 1e9);
 	p->flows = calloc(t->nmachines ? t->nmachines : 1, sizeof(*p->flows));
 	if (!p->flows)
 		return tt_error("out of memory for %zu machines", t->nmachines);
@@ -256,7 +289,7 @@ static int tt_pf_start(struct tt_sink *sink, const struct tt_trace *t)
 			/* sequence ids: one per thread, trace-wide; 0 is invalid */
 			*sq = (struct tt_pf_seq){.track = puuid | (th->id + 1), .id = th->id + 1,
 						 .machine = f->machine_index, .delta = true,
-						 .last = t->base_ns, .end_ts = INT64_MIN};
+						 .last = p->base_ns, .end_ts = INT64_MIN};
 			uint64_t end_tsc;
 			if (tt_thread_last_tsc(th, &end_tsc))
 				sq->end_ts = tt_rebase(tt_clock_ns(&f->clock, end_tsc), t->base_ns);
@@ -270,7 +303,7 @@ static int tt_pf_start(struct tt_sink *sink, const struct tt_trace *t)
 		}
 	}
 	p->boot_offset = t->nfiles && anchor->boottime_ns ? anchor->boottime_ns - anchor->monotonic_ns : 0;
-	if (!t->states_at_finish && tt_pf_states(p->out, &p->scratch, t, p->boot_offset) < 0)
+	if (!t->states_at_finish && tt_pf_states(p->out, &p->scratch, t, p->boot_offset + p->shift_ns) < 0)
 		return -1;
 	/* flows and frames: a sequence per machine, as their tracks are the machine's */
 	int rc = 0;
@@ -347,7 +380,7 @@ static void tt_pf_mark_arg(struct tt_buf *w, const struct tt_mark_arg *a)
 static inline uint8_t *tt_pf_direct(struct tt_perfetto *p, struct tt_pf_seq *sq, int64_t rel_ts,
 				    size_t room)
 {
-	int64_t ts = (int64_t)((uint64_t)p->trace->base_ns + (uint64_t)rel_ts);
+	int64_t ts = (int64_t)((uint64_t)p->base_ns + (uint64_t)rel_ts);
 	tt_out_reserve(p->out, room);
 	uint8_t *q = pb_open((uint8_t *)p->out->buf + p->out->len);
 	q = pb_uint(q, PKT_TIMESTAMP, (uint64_t)ts - (uint64_t)sq->last);
@@ -410,7 +443,7 @@ static int tt_pf_event(struct tt_perfetto *p, const struct tt_event *e, unsigned
 	enum tt_naming naming = tt_event_naming(e);
 	struct tt_buf *w = &p->scratch;
 	tt_pb_reset(w);
-	tt_pf_head(w, p->trace->base_ns, e, th);
+	tt_pf_head(w, p->base_ns, e, th);
 	if (type != TYPE_SLICE_END && naming == TT_NAMED_BY_SITE &&
 	    !(th->interned[s->id / 8] & (1u << (s->id % 8))))
 		tt_pf_intern(th, s, w);
@@ -670,7 +703,7 @@ static int tt_pf_finish(struct tt_sink *sink, const struct tt_summary *sum)
 	char folded[256];
 	if (tt_folded_message(&p->folded, folded, sizeof(folded)))
 		tt_warn("%s", folded);
-	return p->trace->states_at_finish ? tt_pf_states(p->out, &p->scratch, p->trace, p->boot_offset) : 0;
+	return p->trace->states_at_finish ? tt_pf_states(p->out, &p->scratch, p->trace, p->boot_offset + p->shift_ns) : 0;
 }
 
 /* Counters go on a track per process and name, described at first use. Its uuid is
