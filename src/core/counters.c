@@ -137,11 +137,17 @@ static void tt__counters_read(struct tt__slot *slot, int faults)
 	}
 }
 
-void tt__counters_read_now(struct tt__slot *slot)
+/* Whether tt-sched reads the slot's counters (lock held). */
+static int tt__counters_read_for(const struct tt__slot *slot)
+{
+	const struct tt__sched *s = &slot->sched;
+	return tt__counters_on && s->wanted && !s->counters.gone && (!s->sw.map || tt__counters_steal);
+}
+
+/* Lock held: its counters read now, by the calling thread, watched or not. */
+static void tt__counters_read_here(struct tt__slot *slot)
 {
 	struct tt__counters *c = &slot->sched.counters;
-	if (!c->watched || c->gone)
-		return;
 	/* (descriptors of the calling thread's table, for a moment; at its exit, the thread
 	 * reads its own: one file, not two, each thread's last scope) */
 	struct tt__schedstat files;
@@ -157,6 +163,14 @@ void tt__counters_read_now(struct tt__slot *slot)
 	}
 	if (read == 0)
 		tt__counters_keep(c, &reading);
+}
+
+void tt__counters_read_now(struct tt__slot *slot)
+{
+	struct tt__counters *c = &slot->sched.counters;
+	if (!c->watched || c->gone)
+		return;
+	tt__counters_read_here(slot);
 }
 
 /* The time of the thread's last record that has one, and whether it opened a scope
@@ -206,7 +220,7 @@ int64_t tt__counters_tick(int64_t period_ns)
 		struct tt__counters *c = &s->counters;
 		if (!s->wanted && c->files.tid) /* (exited: its files go, here in tt-sched's table) */
 			tt__schedstat_close(&c->files);
-		if (!s->wanted || c->gone || (s->sw.map && !tt__counters_steal))
+		if (!tt__counters_read_for(slot))
 			continue;
 		int opens = 0;
 		uint64_t last = tt__counters_last(slot, &opens);
@@ -274,11 +288,14 @@ void tt__counters_written(struct tt__slot *slot)
 	c->lost = 0;
 }
 
-void tt__counters_read_new(struct tt__slot *slot, uint64_t *at, tt__counters_fn fn, void *ctx)
+void tt__counters_read_new(struct tt__slot *slot, int recorded, uint64_t *at, tt__counters_fn fn, void *ctx)
 {
 	sigset_t old;
 	tt__sched_lock(&old);
-	tt__counters_read_now(slot);
+	if (recorded && tt__counters_read_for(slot))
+		tt__counters_read_here(slot);
+	else
+		tt__counters_read_now(slot);
 	tt__counters_sections(slot, at, fn, ctx);
 	tt__sched_unlock(&old);
 }
