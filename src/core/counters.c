@@ -5,9 +5,11 @@
  * accounts stolen time (their CPU time tells it apart). A reading of every thread
  * every millisecond would cost more than the recording: tt-sched looks at each
  * thread's last record instead (memory, no system call), and reads the counters of a
- * thread whose last record opened a scope TT__COUNTERS_AFTER_NS ago or more: then
- * while it stays open (each TT__COUNTERS_BETWEEN_NS, or a quarter of the time it has
- * been open), and once as soon as it records again. A spike of a few milliseconds
+ * thread whose last record is TT__COUNTERS_AFTER_NS old or more (a scope's open, or
+ * a call's return into a scope that goes on without another record: a thread
+ * recording nothing is inside a scope, or idle): then while it stays so (each
+ * TT__COUNTERS_BETWEEN_NS, or a quarter of the time it has been so), and once as
+ * soon as it records again. A spike of a few milliseconds
  * gets readings near its start and its end; how near says the split's resolution
  * (common/analysis/states.c). The readings are kept per thread (sched lock), and
  * written as SCHEDSTAT sections. */
@@ -173,10 +175,9 @@ void tt__counters_read_now(struct tt__slot *slot)
 	tt__counters_read_here(slot);
 }
 
-/* The time of the thread's last record that has one, and whether it opened a scope
- * (0: none seen). Read while the thread may be writing: a record not written yet, or
+/* The time of the thread's last record that has one (0: none seen). Read while the thread may be writing: a record not written yet, or
  * left from a chunk's earlier use, only makes a reading more or one less. */
-static uint64_t tt__counters_last(const struct tt__slot *slot, int *opens)
+static uint64_t tt__counters_last(const struct tt__slot *slot)
 {
 	const struct tt__hot *hot = __atomic_load_n(&slot->hot, __ATOMIC_ACQUIRE);
 	const char *cursor = __atomic_load_n(&hot->cursor, __ATOMIC_RELAXED);
@@ -191,10 +192,8 @@ static uint64_t tt__counters_last(const struct tt__slot *slot, int *opens)
 		rec.tsc = __atomic_load_n(&r->tsc, __ATOMIC_RELAXED);
 		rec.word = __atomic_load_n(&r->word, __ATOMIC_RELAXED);
 		unsigned kind = TT_RECORD_KIND(rec.word);
-		if (TT_RECORD_HAS_TIME(kind) || kind == TT_REC_END || kind == TT_REC_FUNC_EXIT) {
-			*opens = TT_RECORD_OPENS(kind);
+		if (TT_RECORD_HAS_TIME(kind) || kind == TT_REC_END || kind == TT_REC_FUNC_EXIT)
 			return rec.tsc;
-		}
 	}
 	return 0;
 }
@@ -222,8 +221,7 @@ int64_t tt__counters_tick(int64_t period_ns)
 			tt__schedstat_close(&c->files);
 		if (!tt__counters_read_for(slot))
 			continue;
-		int opens = 0;
-		uint64_t last = tt__counters_last(slot, &opens);
+		uint64_t last = tt__counters_last(slot);
 		if (c->watched) {
 			if (last != c->watched) { /* it recorded again: the reading after */
 				tt__counters_read(slot, 1);
@@ -237,7 +235,7 @@ int64_t tt__counters_tick(int64_t period_ns)
 			watching |= c->watched != 0;
 			continue;
 		}
-		if (!opens || !last || now.tsc < last)
+		if (!last || now.tsc < last)
 			continue;
 		if (now.tsc - last < after_ticks) {
 			int64_t due = (int64_t)((after_ticks - (now.tsc - last)) * 1000000000.0 / (double)hz);

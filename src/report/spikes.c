@@ -495,8 +495,9 @@ static size_t tt__spikes_take(struct tt__spikes *sp, struct tt__spikes_thread *t
 }
 
 /* A thread's states, then the records it wrote since the last look, to its detector;
- * whether there is more to read now. */
-static bool tt__spikes_poll_slot(struct tt__spikes *sp, struct tt__slot *slot, bool last)
+ * whether there is more to read now. `final`: the look reads no more of it after these
+ * (its counters are read once a look, after its records). */
+static bool tt__spikes_poll_slot(struct tt__spikes *sp, struct tt__slot *slot, bool last, bool final)
 {
 	struct tt__spikes_thread *t = tt__spikes_thread(slot);
 	if (!t || t->retired)
@@ -506,7 +507,8 @@ static bool tt__spikes_poll_slot(struct tt__spikes *sp, struct tt__slot *slot, b
 	size_t n = tt__spikes_take(sp, t, &whole);
 	/* (before the records they cover) */
 	tt__sched_read_new(slot, &t->states, tt__spikes_states, NULL);
-	tt__counters_read_new(slot, n > 0, &t->counters, tt__spikes_counters, NULL);
+	tt__counters_read_new(slot, n > 0 && (final || n < TT__SPIKES_COPY_RECORDS), &t->counters,
+			      tt__spikes_counters, NULL);
 	tt__spikes_feed(slot, tt__spikes_copy, tt__spikes_copy + n);
 	if (whole && (exited || last)) {
 		tt_an_feed_finish(&t->feed);
@@ -533,7 +535,8 @@ static void tt__spikes_poll(bool last)
 	     slot = __atomic_load_n(&slot->next, __ATOMIC_ACQUIRE)) {
 		if (__atomic_load_n(&slot->flags, __ATOMIC_ACQUIRE) & TT__SLOT_RUNTIME)
 			continue;
-		for (int i = 0; i < TT__SPIKES_COPIES && tt__spikes_poll_slot(sp, slot, last); i++)
+		for (int i = 0; i < TT__SPIKES_COPIES && tt__spikes_poll_slot(sp, slot, last, i + 1 == TT__SPIKES_COPIES);
+		     i++)
 			;
 		if (last)
 			tt__spikes_forget(slot);
