@@ -6,6 +6,7 @@
  * resolution must say something where tt-sched read late: the first reading 10 ms
  * into a 12 ms spin of a thread preempted half the time (the seccomp check of
  * tests/runtime/sched_causes.py, which failed so in CI with a 10.7 ms error). */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -84,6 +85,7 @@ static bool split_of(const struct life *l, int64_t start, int64_t end, const int
 			   .name = no_name};
 	struct tt_an_thread th;
 	tt_an_thread_init(&th, &an, NULL);
+	th.no_states = TT_THREAD_NO_STATES_FLAGS(TT_NO_STATES_REFUSED, EACCES); /* (the counters' case) */
 	struct tt_schedstat_sample r[16];
 	for (int i = 0; i < n; i++)
 		r[i] = reading(l, at[i]);
@@ -222,12 +224,47 @@ static void test_random_lives_within_error(void **state)
 	assert_true(split > 5000);
 }
 
+/* The reason a spike read around gives for its missing split. */
+static void assert_no_split_says(const struct life *l, int64_t start, int64_t end, const int64_t *at, int n,
+				 const char *want)
+{
+	struct tt_an_spike s;
+	assert_false(split_of(l, start, end, at, n, &s));
+	char why[160];
+	assert_string_equal(tt_an_no_split_text(&s, why, sizeof why), want);
+}
+
+/* A function that works alone after a first call (bzip2's generateMTFValues), its
+ * thread's counters read 13 ms before it and 58 ms after: no split, and the reason is
+ * the readings, not perf_event_open's refusal (the thread has its counters). With
+ * no reading at all, the thread's own reason. */
+static void test_no_split_says_why(void **state)
+{
+	(void)state;
+	struct life l = {0};
+	for (int i = 0; i < 60; i++) {
+		l.what[l.n] = RUN, l.len[l.n++] = 2 * MS;
+		l.what[l.n] = WAIT, l.len[l.n++] = MS;
+	}
+	int64_t start = 30 * MS + 100 * US, end = start + 30 * MS;
+	int64_t around[] = {start - 13 * MS, end + 58 * MS};
+	assert_no_split_says(&l, start, end, around, 2,
+			     "no counters reading inside it (the nearest 13.000 ms before it, 58.000 ms after it)");
+	int64_t before[] = {start - 13 * MS};
+	assert_no_split_says(&l, start, end, before, 1, "no counters reading after its start");
+	int64_t after[] = {end + 1 * MS};
+	assert_no_split_says(&l, start, end, after, 1, "no counters reading before its end");
+	assert_no_split_says(&l, start, end, NULL, 0,
+			     "the kernel refused its thread states (perf_event_open: Permission denied)");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_late_first_reading),
 		cmocka_unit_test(test_gap_two_thirds),
 		cmocka_unit_test(test_random_lives_within_error),
+		cmocka_unit_test(test_no_split_says_why),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

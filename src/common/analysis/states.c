@@ -287,7 +287,9 @@ static int64_t tt_an_paced(const struct tt_schedstat_sample *a, const struct tt_
 }
 
 /* How [start, end) split by the counters read around it; false: no reading after its
- * start, or none before its end. */
+ * start, or none before its end. causes->miss: why it would say nothing (where any
+ * was read); miss_start_ns and miss_end_ns: how far from its edges the readings that
+ * bound them are (inside it where there are, else outside). */
 static bool tt_an_counters_split(const struct tt_an_counters *c, int64_t start, int64_t end,
 				 struct tt_an_split *split, struct tt_an_causes *causes,
 				 struct tt_an_estimate *cpu)
@@ -297,8 +299,14 @@ static bool tt_an_counters_split(const struct tt_an_counters *c, int64_t start, 
 	const struct tt_schedstat_sample *s_hi = i < c->n ? &c->at[i] : NULL;
 	const struct tt_schedstat_sample *e_lo = k > c->from ? &c->at[k - 1] : NULL;
 	const struct tt_schedstat_sample *e_hi = k < c->n ? &c->at[k] : NULL;
-	if (!s_hi || !e_lo || (!s_lo && s_hi->ns > end))
+	if (!s_hi || !e_lo || (!s_lo && s_hi->ns > end)) {
+		causes->miss = !c->n ? TT_AN_MISS_NONE : !s_hi ? TT_AN_MISS_NOT_AFTER : TT_AN_MISS_NOT_BEFORE;
 		return false;
+	}
+	bool inside = s_hi->ns < end;
+	causes->miss = inside ? TT_AN_MISS_TOO_FAR : TT_AN_MISS_NOT_INSIDE; /* (if too coarse) */
+	causes->miss_start_ns = inside || !s_lo ? s_hi->ns - start : start - s_lo->ns;
+	causes->miss_end_ns = inside || !e_hi ? end - e_lo->ns : e_hi->ns - end;
 	/* The pace inside it: from its first reading to the next one (before its end, or
 	 * the one after it), back to its start; from the reading before its last to its
 	 * last, on to its end. */
@@ -374,7 +382,11 @@ void tt_an_causes(const struct tt_an_thread *th, int64_t start, int64_t end, boo
 			causes->stolen_ns = stolen < 0 ? 0 : stolen > split->on_cpu ? split->on_cpu : stolen;
 			causes->error_ns = cpu.width / 2;
 		}
-	} else if (counters && counted.error_ns < end - start) { /* (else it says nothing) */
+	} else if (!counters || counted.error_ns >= end - start) { /* (it says nothing: why) */
+		causes->miss = counted.miss;
+		causes->miss_start_ns = counted.miss_start_ns;
+		causes->miss_end_ns = counted.miss_end_ns;
+	} else {
 		*has_split = true;
 		*split = by_counters;
 		causes->from = th->counters.run_only ? TT_AN_CAUSES_THREAD_TIMES : TT_AN_CAUSES_SCHEDSTAT;
