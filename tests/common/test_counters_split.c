@@ -224,6 +224,35 @@ static void test_random_lives_within_error(void **state)
 	assert_true(split > 5000);
 }
 
+/* A 257 ms spike of a thread that runs 5 ms, waits 1 ms for a CPU and sleeps 1 ms by
+ * turns (bzip2's mainSort on a loaded machine), read 2 ms into it and each 18 ms
+ * after, none after its end yet (the live log finds it first): a wait under way at
+ * its last reading began after the one before (the thread ran between them: its CPU
+ * time grew), not anywhere since its start, so its resolution comes from the gaps
+ * of its first reading and of its last two (it was 21.5 ms; now 11.5). */
+static void test_long_spike_read_inside(void **state)
+{
+	(void)state;
+	struct life l = {0};
+	for (int i = 0; i < 42; i++) {
+		l.what[l.n] = RUN, l.len[l.n++] = 5 * MS;
+		l.what[l.n] = WAIT, l.len[l.n++] = MS;
+		l.what[l.n] = ASLEEP, l.len[l.n++] = MS;
+	}
+	int64_t start = 500 * US, end = start + 257 * MS;
+	int64_t at[16];
+	int n = 0;
+	for (int64_t t = start + 2 * MS; t < end && n < 16; t += 18 * MS)
+		at[n++] = t;
+	struct tt_an_spike s;
+	assert_true(split_of(&l, start, end, at, n, &s));
+	assert_within(&l, start, end, &s);
+	int64_t bound = 2 * (at[0] - start) / 3 + 2 * (end - at[n - 2]) / 3 + 1;
+	if (s.causes.error_ns > bound)
+		fail_msg("a resolution of %lld ns for a 257 ms spike read inside every 18 ms (at most %lld)",
+			 (long long)s.causes.error_ns, (long long)bound);
+}
+
 /* The reason a spike read around gives for its missing split. */
 static void assert_no_split_says(const struct life *l, int64_t start, int64_t end, const int64_t *at, int n,
 				 const char *want)
@@ -265,6 +294,7 @@ int main(void)
 		cmocka_unit_test(test_gap_two_thirds),
 		cmocka_unit_test(test_random_lives_within_error),
 		cmocka_unit_test(test_no_split_says_why),
+		cmocka_unit_test(test_long_spike_read_inside),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -315,7 +315,11 @@ static bool tt_an_counters_split(const struct tt_an_counters *c, int64_t start, 
 #define TT_AN_FIELD(field) offsetof(struct tt_schedstat_sample, field)
 	struct tt_an_edge s, e;
 	tt_an_edge_bounds(&s, s_lo, s_hi, start, TT_AN_NO_GUESS, c->run_only);
-	tt_an_edge_bounds(&e, e_lo, e_hi, end, start, c->run_only);
+	/* The thread ran at its start, and at or after a reading its CPU time grew after
+	 * (its slice then running, or one after): the later of the two bounds the waits
+	 * counted after its last reading (a wait then under way began after it). */
+	int64_t ran = e_prev && e_prev->ns > start && e_lo->run_ns > e_prev->run_ns ? e_prev->ns : start;
+	tt_an_edge_bounds(&e, e_lo, e_hi, end, ran, c->run_only);
 	tt_an_edges_tighten(&s, &e, end - start);
 	tt_an_edge_estimate(&s, tt_an_paced(s_hi, s_next, TT_AN_FIELD(run_ns), false, start),
 			    c->run_only ? 0 : tt_an_paced(s_hi, s_next, TT_AN_FIELD(wait_ns), false, start));
