@@ -224,6 +224,17 @@ static void test_random_lives_within_error(void **state)
 	assert_true(split > 5000);
 }
 
+/* n turns of running, waiting for a CPU and (asleep > 0) sleeping, after l's life. */
+static void turns(struct life *l, int n, int64_t run, int64_t wait, int64_t asleep)
+{
+	for (int i = 0; i < n; i++) {
+		l->what[l->n] = RUN, l->len[l->n++] = run;
+		l->what[l->n] = WAIT, l->len[l->n++] = wait;
+		if (asleep > 0)
+			l->what[l->n] = ASLEEP, l->len[l->n++] = asleep;
+	}
+}
+
 /* A 257 ms spike of a thread that runs 5 ms, waits 1 ms for a CPU and sleeps 1 ms by
  * turns (bzip2's mainSort on a loaded machine), read 2 ms into it and each 18 ms
  * after, none after its end yet (the live log finds it first): a wait under way at
@@ -234,11 +245,7 @@ static void test_long_spike_read_inside(void **state)
 {
 	(void)state;
 	struct life l = {0};
-	for (int i = 0; i < 42; i++) {
-		l.what[l.n] = RUN, l.len[l.n++] = 5 * MS;
-		l.what[l.n] = WAIT, l.len[l.n++] = MS;
-		l.what[l.n] = ASLEEP, l.len[l.n++] = MS;
-	}
+	turns(&l, 42, 5 * MS, MS, MS);
 	int64_t start = 500 * US, end = start + 257 * MS;
 	int64_t at[16];
 	int n = 0;
@@ -271,10 +278,7 @@ static void test_no_split_says_why(void **state)
 {
 	(void)state;
 	struct life l = {0};
-	for (int i = 0; i < 60; i++) {
-		l.what[l.n] = RUN, l.len[l.n++] = 2 * MS;
-		l.what[l.n] = WAIT, l.len[l.n++] = MS;
-	}
+	turns(&l, 60, 2 * MS, MS, 0);
 	int64_t start = 30 * MS + 100 * US, end = start + 30 * MS;
 	int64_t around[] = {start - 13 * MS, end + 58 * MS};
 	assert_no_split_says(&l, start, end, around, 2,
