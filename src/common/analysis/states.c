@@ -159,8 +159,9 @@ struct tt_an_estimate {
 #define TT_AN_NO_GUESS INT64_MIN
 #define TT_AN_UNBOUNDED (INT64_MAX / 4)
 
-/* `since`: a moment the thread is known to have run at or after which lo was read
- * (the spike's start, for its end with no reading after it), or TT_AN_NO_GUESS. */
+/* `since`: a moment the thread is known to have run at or after, at or before lo was
+ * read (for its end: the spike's start, or a reading inside it its CPU time grew
+ * after), or TT_AN_NO_GUESS. */
 static void tt_an_edge_bounds(struct tt_an_edge *e, const struct tt_schedstat_sample *lo,
 			      const struct tt_schedstat_sample *hi, int64_t x, int64_t since, bool run_only)
 {
