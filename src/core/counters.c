@@ -5,9 +5,11 @@
  * accounts stolen time (their CPU time tells it apart). A reading of every thread
  * every millisecond would cost more than the recording: tt-sched looks at each
  * thread's last record instead (memory, no system call), and reads the counters of a
- * thread whose last record opened a scope TT__COUNTERS_AFTER_NS ago or more: then
- * while it stays open (each TT__COUNTERS_BETWEEN_NS, or a quarter of the time it has
- * been open), and once as soon as it records again. A spike of a few milliseconds
+ * thread whose last record is TT__COUNTERS_AFTER_NS old or more (a scope's open, or
+ * a call's return into a scope that goes on without another record: a thread
+ * recording nothing is inside a scope, or idle): then while it stays so (each
+ * TT__COUNTERS_BETWEEN_NS, or a quarter of the time it has been so), and once as
+ * soon as it records again. A spike of a few milliseconds
  * gets readings near its start and its end; how near says the split's resolution
  * (common/analysis/states.c). The readings are kept per thread (sched lock), and
  * written as SCHEDSTAT sections. */
@@ -187,11 +189,17 @@ static void tt__counters_read(struct tt__slot *slot, int faults)
 	}
 }
 
-void tt__counters_read_now(struct tt__slot *slot)
+/* Whether tt-sched reads the slot's counters (lock held). */
+static int tt__counters_read_for(const struct tt__slot *slot)
+{
+	const struct tt__sched *s = &slot->sched;
+	return tt__counters_on && s->wanted && !s->counters.gone && (!s->sw.map || tt__counters_steal);
+}
+
+/* Lock held: its counters read now, by the calling thread, watched or not. */
+static void tt__counters_read_here(struct tt__slot *slot)
 {
 	struct tt__counters *c = &slot->sched.counters;
-	if (!c->watched || c->gone)
-		return;
 	/* (descriptors of the calling thread's table, for a moment; at its exit, the thread
 	 * reads its own: one file, not two, each thread's last scope) */
 	struct tt__schedstat files;
@@ -209,10 +217,17 @@ void tt__counters_read_now(struct tt__slot *slot)
 		tt__counters_keep(c, &reading);
 }
 
-/* The time of the thread's last record that has one, and whether it opened a scope
- * (0: none seen). Read while the thread may be writing: a record not written yet, or
+void tt__counters_read_now(struct tt__slot *slot)
+{
+	struct tt__counters *c = &slot->sched.counters;
+	if (!c->watched || c->gone)
+		return;
+	tt__counters_read_here(slot);
+}
+
+/* The time of the thread's last record that has one (0: none seen). Read while the thread may be writing: a record not written yet, or
  * left from a chunk's earlier use, only makes a reading more or one less. */
-static uint64_t tt__counters_last(const struct tt__slot *slot, int *opens)
+static uint64_t tt__counters_last(const struct tt__slot *slot)
 {
 	const struct tt__hot *hot = __atomic_load_n(&slot->hot, __ATOMIC_ACQUIRE);
 	const char *cursor = __atomic_load_n(&hot->cursor, __ATOMIC_RELAXED);
@@ -227,10 +242,8 @@ static uint64_t tt__counters_last(const struct tt__slot *slot, int *opens)
 		rec.tsc = __atomic_load_n(&r->tsc, __ATOMIC_RELAXED);
 		rec.word = __atomic_load_n(&r->word, __ATOMIC_RELAXED);
 		unsigned kind = TT_RECORD_KIND(rec.word);
-		if (TT_RECORD_HAS_TIME(kind) || kind == TT_REC_END || kind == TT_REC_FUNC_EXIT) {
-			*opens = TT_RECORD_OPENS(kind);
+		if (TT_RECORD_HAS_TIME(kind) || kind == TT_REC_END || kind == TT_REC_FUNC_EXIT)
 			return rec.tsc;
-		}
 	}
 	return 0;
 }
@@ -260,10 +273,9 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 		struct tt__counters *c = &s->counters;
 		if (!s->wanted && c->files.tid) /* (exited: its files go, here in tt-sched's table) */
 			tt__schedstat_close(&c->files);
-		if (!s->wanted || c->gone || (s->sw.map && !tt__counters_steal))
+		if (!tt__counters_read_for(slot))
 			continue;
-		int opens = 0;
-		uint64_t last = tt__counters_last(slot, &opens);
+		uint64_t last = tt__counters_last(slot);
 		if (c->watched) {
 			if (last != c->watched) { /* it recorded again: the reading after */
 				tt__counters_read(slot, 1);
@@ -277,7 +289,7 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 			watching |= c->watched != 0;
 			continue;
 		}
-		if (!opens || !last || now.tsc < last)
+		if (!last || now.tsc < last)
 			continue;
 		if (over_budget) { /* (its first reading is not taken: counted once, when due) */
 			if (now.tsc - last >= after_ticks && c->unread_scope != last) {
@@ -345,11 +357,14 @@ void tt__counters_written(struct tt__slot *slot)
 	c->unread_written = c->unread;
 }
 
-void tt__counters_read_new(struct tt__slot *slot, uint64_t *at, tt__counters_fn fn, void *ctx)
+void tt__counters_read_new(struct tt__slot *slot, int recorded, uint64_t *at, tt__counters_fn fn, void *ctx)
 {
 	sigset_t old;
 	tt__sched_lock(&old);
-	tt__counters_read_now(slot);
+	if (recorded && tt__counters_read_for(slot))
+		tt__counters_read_here(slot);
+	else
+		tt__counters_read_now(slot);
 	tt__counters_sections(slot, at, fn, ctx);
 	tt__sched_unlock(&old);
 }

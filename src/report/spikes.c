@@ -117,7 +117,7 @@ static void tt__spikes_json(FILE *out, const struct tt_an_spike *s)
 	char why[160];
 	if (!s->has_split) {
 		fputs(",\"no_split\":", out);
-		tt_sched_none_text(th->no_states, why, sizeof why);
+		tt_an_no_split_text(s, why, sizeof why);
 		tt__spikes_json_str(out, why, strlen(why));
 	}
 	if (s->text) {
@@ -283,15 +283,25 @@ static struct tt__spikes_thread *tt__spikes_thread(struct tt__slot *slot)
 }
 
 /* A thread's detector from scratch: which scopes were open is not known (after a
- * gap). */
+ * gap). Its states and counters' readings are kept: facts about the thread, not
+ * about the records lost, and those of the records after the gap were read already
+ * (tt-spikes reads them up to now, the records a few chunks at a time). */
 static void tt__spikes_restart(struct tt__spikes_thread *t)
 {
 	struct tt__spikes *sp = &tt__spikes;
+	struct tt_an_states states = {.last_ns = INT64_MIN};
+	struct tt_an_counters counters = {0};
 	if (t->feed.th) {
+		states = t->th.states;
+		counters = t->th.counters;
+		t->th.states = (struct tt_an_states){0};
+		t->th.counters = (struct tt_an_counters){0};
 		tt_an_thread_free(&t->th);
 		tt_an_feed_free(&t->feed);
 	}
 	tt_an_thread_init(&t->th, &sp->an, t);
+	t->th.states = states;
+	t->th.counters = counters;
 	t->th.pid = (uint32_t)getpid();
 	t->th.tid = t->slot->tid;
 	t->th.name = t->slot->name;
@@ -488,8 +498,9 @@ static size_t tt__spikes_take(struct tt__spikes *sp, struct tt__spikes_thread *t
 }
 
 /* A thread's states, then the records it wrote since the last look, to its detector;
- * whether there is more to read now. */
-static bool tt__spikes_poll_slot(struct tt__spikes *sp, struct tt__slot *slot, bool last)
+ * whether there is more to read now. `final`: the look reads no more of it after these
+ * (its counters are read once a look, after its records). */
+static bool tt__spikes_poll_slot(struct tt__spikes *sp, struct tt__slot *slot, bool last, bool final)
 {
 	struct tt__spikes_thread *t = tt__spikes_thread(slot);
 	if (!t || t->retired)
@@ -497,9 +508,10 @@ static bool tt__spikes_poll_slot(struct tt__spikes *sp, struct tt__slot *slot, b
 	/* Read first: once it says the thread exited, its records are all there. */
 	bool exited = __atomic_load_n(&slot->flags, __ATOMIC_ACQUIRE) & TT__SLOT_EXITED, whole;
 	size_t n = tt__spikes_take(sp, t, exited || last, &whole);
-	/* (after a restart, which forgets them; before the records they cover) */
+	/* (before the records they cover) */
 	tt__sched_read_new(slot, &t->states, tt__spikes_states, NULL);
-	tt__counters_read_new(slot, &t->counters, tt__spikes_counters, NULL);
+	tt__counters_read_new(slot, n > 0 && (final || n < TT__SPIKES_COPY_RECORDS), &t->counters,
+			      tt__spikes_counters, NULL);
 	tt__spikes_feed(slot, tt__spikes_copy, tt__spikes_copy + n);
 	if (whole && (exited || last)) {
 		tt_an_feed_finish(&t->feed);
@@ -526,7 +538,8 @@ static void tt__spikes_poll(bool last)
 	     slot = __atomic_load_n(&slot->next, __ATOMIC_ACQUIRE)) {
 		if (__atomic_load_n(&slot->flags, __ATOMIC_ACQUIRE) & TT__SLOT_RUNTIME)
 			continue;
-		for (int i = 0; i < TT__SPIKES_COPIES && tt__spikes_poll_slot(sp, slot, last); i++)
+		for (int i = 0; i < TT__SPIKES_COPIES && tt__spikes_poll_slot(sp, slot, last, i + 1 == TT__SPIKES_COPIES);
+		     i++)
 			;
 		if (last)
 			tt__spikes_forget(slot);

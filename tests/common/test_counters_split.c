@@ -6,6 +6,7 @@
  * resolution must say something where tt-sched read late: the first reading 10 ms
  * into a 12 ms spin of a thread preempted half the time (the seccomp check of
  * tests/runtime/sched_causes.py, which failed so in CI with a 10.7 ms error). */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -84,6 +85,7 @@ static bool split_of(const struct life *l, int64_t start, int64_t end, const int
 			   .name = no_name};
 	struct tt_an_thread th;
 	tt_an_thread_init(&th, &an, NULL);
+	th.no_states = TT_THREAD_NO_STATES_FLAGS(TT_NO_STATES_REFUSED, EACCES); /* (the counters' case) */
 	struct tt_schedstat_sample r[16];
 	for (int i = 0; i < n; i++)
 		r[i] = reading(l, at[i]);
@@ -222,12 +224,81 @@ static void test_random_lives_within_error(void **state)
 	assert_true(split > 5000);
 }
 
+/* n turns of running, waiting for a CPU and (asleep > 0) sleeping, after l's life. */
+static void turns(struct life *l, int n, int64_t run, int64_t wait, int64_t asleep)
+{
+	for (int i = 0; i < n; i++) {
+		l->what[l->n] = RUN, l->len[l->n++] = run;
+		l->what[l->n] = WAIT, l->len[l->n++] = wait;
+		if (asleep > 0)
+			l->what[l->n] = ASLEEP, l->len[l->n++] = asleep;
+	}
+}
+
+/* A 257 ms spike of a thread that runs 5 ms, waits 1 ms for a CPU and sleeps 1 ms by
+ * turns (bzip2's mainSort on a loaded machine), read 2 ms into it and each 18 ms
+ * after, none after its end yet (the live log finds it first): a wait under way at
+ * its last reading began after the one before (the thread ran between them: its CPU
+ * time grew), not anywhere since its start, so its resolution comes from the gaps
+ * of its first reading and of its last two (it was 21.5 ms; now 11.5). */
+static void test_long_spike_read_inside(void **state)
+{
+	(void)state;
+	struct life l = {0};
+	turns(&l, 42, 5 * MS, MS, MS);
+	int64_t start = 500 * US, end = start + 257 * MS;
+	int64_t at[16];
+	int n = 0;
+	for (int64_t t = start + 2 * MS; t < end && n < 16; t += 18 * MS)
+		at[n++] = t;
+	struct tt_an_spike s;
+	assert_true(split_of(&l, start, end, at, n, &s));
+	assert_within(&l, start, end, &s);
+	int64_t bound = 2 * (at[0] - start) / 3 + 2 * (end - at[n - 2]) / 3 + 1;
+	if (s.causes.error_ns > bound)
+		fail_msg("a resolution of %lld ns for a 257 ms spike read inside every 18 ms (at most %lld)",
+			 (long long)s.causes.error_ns, (long long)bound);
+}
+
+/* The reason a spike read around gives for its missing split. */
+static void assert_no_split_says(const struct life *l, int64_t start, int64_t end, const int64_t *at, int n,
+				 const char *want)
+{
+	struct tt_an_spike s;
+	assert_false(split_of(l, start, end, at, n, &s));
+	char why[160];
+	assert_string_equal(tt_an_no_split_text(&s, why, sizeof why), want);
+}
+
+/* A function that works alone after a first call (bzip2's generateMTFValues), its
+ * thread's counters read 13 ms before it and 58 ms after: no split, and the reason is
+ * the readings, not perf_event_open's refusal (the thread has its counters). With
+ * no reading at all, the thread's own reason. */
+static void test_no_split_says_why(void **state)
+{
+	(void)state;
+	struct life l = {0};
+	turns(&l, 60, 2 * MS, MS, 0);
+	int64_t start = 30 * MS + 100 * US, end = start + 30 * MS;
+	int64_t around[] = {start - 13 * MS, end + 58 * MS};
+	assert_no_split_says(&l, start, end, around, 2,
+			     "no counters reading inside it (the nearest 13.000 ms before it, 58.000 ms after it)");
+	int64_t before[] = {start - 13 * MS};
+	assert_no_split_says(&l, start, end, before, 1, "no counters reading after its start");
+	int64_t after[] = {end + 1 * MS};
+	assert_no_split_says(&l, start, end, after, 1, "no counters reading before its end");
+	assert_no_split_says(&l, start, end, NULL, 0,
+			     "the kernel refused its thread states (perf_event_open: Permission denied)");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_late_first_reading),
 		cmocka_unit_test(test_gap_two_thirds),
 		cmocka_unit_test(test_random_lives_within_error),
+		cmocka_unit_test(test_no_split_says_why),
+		cmocka_unit_test(test_long_spike_read_inside),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

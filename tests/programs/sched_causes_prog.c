@@ -11,6 +11,11 @@
  * waiting on a run queue (/proc/self/task/TID/schedstat), and its voluntary and
  * involuntary switches (getrusage(RUSAGE_THREAD)).
  *
+ *   work       scopes a live spike log splits from the counters alone where tt-sched
+ *              sees no scope open: "afterwork" records a scope "helper" first, then
+ *              spins 40 ms of CPU recording nothing (its last record a scope's end);
+ *              "dense" spins 200 ms of CPU recording a scope "step" each few us,
+ *              and 150 ms more after it
  *   short      SHORT_THREADS pthread_create'd threads, 50 at a time, each one
  *              instant "short" and gone (most end before tt-sched looks at them)
  *   crowd      CROWD_THREADS threads, each CROWD_NAPS 3 ms sleeps in scope "nap" (no
@@ -182,6 +187,23 @@ static void *spinner(void *unused)
 	atomic_fetch_add(&spun, 1);
 	stay_until_the_end();
 	return NULL;
+}
+
+static void afterwork(void)
+{
+	TT_BEGIN("helper");
+	TT_END();
+	spin_cpu(40000000);
+}
+
+static void steps(long long ns)
+{
+	long long until = now_ns(CLOCK_THREAD_CPUTIME_ID) + ns;
+	while (now_ns(CLOCK_THREAD_CPUTIME_ID) < until) {
+		TT_BEGIN("step");
+		spin_cpu(2000);
+		TT_END();
+	}
 }
 
 #define SHORT_THREADS 200
@@ -488,6 +510,11 @@ int main(int argc, char **argv)
 			pthread_create(&t[i], NULL, spinner, NULL);
 		for (int i = 0; i < 2; i++)
 			pthread_join(t[i], NULL);
+	} else if (strcmp(what, "work") == 0) {
+		TT_INSTANT("main starts");
+		AROUND("afterwork", afterwork());
+		AROUND("dense", steps(200000000));
+		steps(150000000); /* (no scope tt-sched watches right after it) */
 	} else if (strcmp(what, "hang") == 0) {
 		TT_INSTANT("main starts");
 		AROUND("sleep3", sleep_ms(3));
@@ -518,7 +545,7 @@ int main(int argc, char **argv)
 	} else if (strcmp(what, "flatout") == 0 && argc > 2) {
 		flatout(argv[2]);
 	} else {
-		fprintf(stderr, "usage: sched_causes_prog sleep|lock|spin|hang|short|crowd|crowdfork|seccomp|snapshots TABLE|"
+		fprintf(stderr, "usage: sched_causes_prog sleep|lock|spin|work|hang|short|crowd|crowdfork|seccomp|snapshots TABLE|"
 			"snapcap|flatout TABLE\n");
 		return 2;
 	}

@@ -402,6 +402,45 @@ def budget_fork(tmp):
           "crowdfork: the child's counters: %s" % counters)
 
 
+def refused_live(tmp):
+    """perf_event_open denied by seccomp, mode ring, the live spike log (tt-spikes): a
+    scope that works alone after a first call ("afterwork": its thread's last record a
+    scope's end, as bzip2's generateMTFValues after makeMaps_e) and a long one with a
+    scope each few us ("dense", as bzip2's mainSort), neither seen open by tt-sched
+    from the thread's last record, each split from the counters read inside and after
+    it, within a few ms (5) however long, as the kernel's figures say."""
+    FEW_MS = 5 * MS
+    live = os.path.join(tmp, "work.jsonl")
+    env = {"TICKTRACE_MODE": "ring", "TICKTRACE_SPIKES": live, "TICKTRACE_SPIKE_THRESHOLD": "20ms"}
+    for attempt in range(5):
+        kernel, _, err, _ = run(tmp, "seccomp", env_extra=env, args=("work",))
+        found = [json.loads(l) for l in open(live)] if os.path.exists(live) else []
+        got = [(k, next((sp for sp in found if sp.get("name") == k["scope"]), None)) for k in kernel]
+        if all(sp and "on_cpu_ns" in sp and sp["causes_error_ns"] <= FEW_MS for _, sp in got):
+            break
+        # (tt-sched or tt-spikes kept off the CPUs on a loaded machine: a run again)
+        print("seccomp work (live): a spike without a fine split (attempt %d): %s" % (attempt + 1, found))
+    check(sorted(k["scope"] for k, _ in got) == ["afterwork", "dense"], "seccomp work: scopes %s" % kernel)
+    for k, sp in got:
+        name = "seccomp work (live): %s" % k["scope"]
+        if not sp or "on_cpu_ns" not in sp:
+            check(False, "%s: no split: %s" % (name, sp))
+            continue
+        dur, err, on, pre = sp["dur_ns"], sp["causes_error_ns"], sp["on_cpu_ns"], sp["preempted_ns"]
+        check(sp["causes_from"] == "schedstat" and err <= FEW_MS,
+              "%s: a resolution of %d ns for %d ns: %s" % (name, err, dur, sp))
+        check(on + pre + sp["blocked_ns"] + sp["unknown_ns"] == dur, "%s: does not add up: %s" % (name, sp))
+        tol = err + WINDOW_NS + dur // 50
+        # (the kernel's window beyond the scope: at least what its own figures exceed it by)
+        excess = max(k["wall_ns"], k["run_ns"] + k["wait_ns"]) - dur
+        check(k["run_ns"] - excess - tol <= on <= k["run_ns"] + tol,
+              "%s: on CPU %d ns, the kernel's %d (within %d)" % (name, on, k["run_ns"], tol))
+        check(k["wait_ns"] - excess - tol <= pre <= k["wait_ns"] + tol,
+              "%s: preempted %d ns, the run-queue wait %d (within %d)" % (name, pre, k["wait_ns"], tol))
+        print("%-34s dur %9d on %9d pre %9d +-%8d | kernel wall %9d cpu %9d rq %9d"
+              % (name, dur, on, pre, err, k["wall_ns"], k["run_ns"], k["wait_ns"]))
+
+
 def killed_live(tmp):
     """A live file (TICKTRACE_LIVE=1, as record sets it) of a run killed by SIGKILL after
     a 3 ms sleep: no thread states are in it (the run kept them in memory), and spikes,
@@ -1095,6 +1134,7 @@ with tempfile.TemporaryDirectory() as tmp:
         refused_short(tmp)
         budget(tmp)
         budget_fork(tmp)
+        refused_live(tmp)
         killed_live(tmp)
         stolen(tmp)
         unprivileged(tmp, lambda tmp, user: causes(tmp, user, ("stop",)) if user else causes(tmp))

@@ -600,8 +600,7 @@ static cJSON *tt_spike_json(struct tt_ps_sink *a, const struct tt_an_spike *s)
 		cJSON_AddNumberToObject(root, "unknown_ns", (double)s->split.unknown);
 	} else {
 		char why[160];
-		cJSON_AddStringToObject(root, "no_split", tt_sched_none_text(s->thread->no_states, why,
-									    sizeof why));
+		cJSON_AddStringToObject(root, "no_split", tt_an_no_split_text(s, why, sizeof why));
 	}
 	tt_json_causes(root, &s->causes);
 	if (s->frame)

@@ -557,6 +557,31 @@ const char *tt_an_spike_threshold_from(const struct tt_an_spike *s)
 	return s->source == TT_AN_FROM_GLOBAL && global ? global : tt_an_source_names[s->source];
 }
 
+const char *tt_an_no_split_text(const struct tt_an_spike *s, char *buf, size_t cap)
+{
+	const struct tt_an_causes *c = &s->causes;
+	char a[32], b[32];
+	switch (c->miss) {
+	case TT_AN_MISS_NOT_AFTER:
+		snprintf(buf, cap, "no counters reading after its start");
+		break;
+	case TT_AN_MISS_NOT_BEFORE:
+		snprintf(buf, cap, "no counters reading before its end");
+		break;
+	case TT_AN_MISS_NOT_INSIDE:
+		snprintf(buf, cap, "no counters reading inside it (the nearest %s before it, %s after it)",
+			 tt_an_fmt_ns(a, c->miss_start_ns), tt_an_fmt_ns(b, c->miss_end_ns));
+		break;
+	case TT_AN_MISS_TOO_FAR:
+		snprintf(buf, cap, "its counters were read too far inside it (%s after its start, %s "
+			 "before its end)", tt_an_fmt_ns(a, c->miss_start_ns), tt_an_fmt_ns(b, c->miss_end_ns));
+		break;
+	default:
+		return tt_sched_none_text(s->thread->no_states, buf, cap);
+	}
+	return buf;
+}
+
 void tt_an_causes_print(FILE *out, const char *indent, const struct tt_an_causes *c)
 {
 	bool stolen = c->stolen_known && c->stolen_ns > 0;
@@ -622,7 +647,7 @@ void tt_an_spike_print(FILE *out, const struct tt_an_spike *s)
 	else if (s->has_split)
 		tt_an_split_print(out, "  ", &s->split, s->causes.from == TT_AN_CAUSES_SCHEDSTAT);
 	else
-		fprintf(out, "  no split: %s\n", tt_sched_none_text(th->no_states, why, sizeof why));
+		fprintf(out, "  no split: %s\n", tt_an_no_split_text(s, why, sizeof why));
 	tt_an_causes_print(out, "  ", &s->causes);
 	/* one scope a line, the innermost print_depth of them (the spike's own included) */
 	int64_t end = s->start + s->dur;

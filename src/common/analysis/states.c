@@ -159,8 +159,9 @@ struct tt_an_estimate {
 #define TT_AN_NO_GUESS INT64_MIN
 #define TT_AN_UNBOUNDED (INT64_MAX / 4)
 
-/* `since`: a moment the thread is known to have run at or after which lo was read
- * (the spike's start, for its end with no reading after it), or TT_AN_NO_GUESS. */
+/* `since`: a moment the thread is known to have run at or after, at or before lo was
+ * read (for its end: the spike's start, or a reading inside it its CPU time grew
+ * after), or TT_AN_NO_GUESS. */
 static void tt_an_edge_bounds(struct tt_an_edge *e, const struct tt_schedstat_sample *lo,
 			      const struct tt_schedstat_sample *hi, int64_t x, int64_t since, bool run_only)
 {
@@ -287,7 +288,9 @@ static int64_t tt_an_paced(const struct tt_schedstat_sample *a, const struct tt_
 }
 
 /* How [start, end) split by the counters read around it; false: no reading after its
- * start, or none before its end. */
+ * start, or none before its end. causes->miss: why it would say nothing (where any
+ * was read); miss_start_ns and miss_end_ns: how far from its edges the readings that
+ * bound them are (inside it where there are, else outside). */
 static bool tt_an_counters_split(const struct tt_an_counters *c, int64_t start, int64_t end,
 				 struct tt_an_split *split, struct tt_an_causes *causes,
 				 struct tt_an_estimate *cpu)
@@ -297,8 +300,14 @@ static bool tt_an_counters_split(const struct tt_an_counters *c, int64_t start, 
 	const struct tt_schedstat_sample *s_hi = i < c->n ? &c->at[i] : NULL;
 	const struct tt_schedstat_sample *e_lo = k > c->from ? &c->at[k - 1] : NULL;
 	const struct tt_schedstat_sample *e_hi = k < c->n ? &c->at[k] : NULL;
-	if (!s_hi || !e_lo || (!s_lo && s_hi->ns > end))
+	if (!s_hi || !e_lo || (!s_lo && s_hi->ns > end)) {
+		causes->miss = !c->n ? TT_AN_MISS_NONE : !s_hi ? TT_AN_MISS_NOT_AFTER : TT_AN_MISS_NOT_BEFORE;
 		return false;
+	}
+	bool inside = s_hi->ns < end;
+	causes->miss = inside ? TT_AN_MISS_TOO_FAR : TT_AN_MISS_NOT_INSIDE; /* (if too coarse) */
+	causes->miss_start_ns = inside || !s_lo ? s_hi->ns - start : start - s_lo->ns;
+	causes->miss_end_ns = inside || !e_hi ? end - e_lo->ns : e_hi->ns - end;
 	/* The pace inside it: from its first reading to the next one (before its end, or
 	 * the one after it), back to its start; from the reading before its last to its
 	 * last, on to its end. */
@@ -307,7 +316,11 @@ static bool tt_an_counters_split(const struct tt_an_counters *c, int64_t start, 
 #define TT_AN_FIELD(field) offsetof(struct tt_schedstat_sample, field)
 	struct tt_an_edge s, e;
 	tt_an_edge_bounds(&s, s_lo, s_hi, start, TT_AN_NO_GUESS, c->run_only);
-	tt_an_edge_bounds(&e, e_lo, e_hi, end, start, c->run_only);
+	/* The thread ran at its start, and at or after a reading its CPU time grew after
+	 * (its slice then running, or one after): the later of the two bounds the waits
+	 * counted after its last reading (a wait then under way began after it). */
+	int64_t ran = e_prev && e_prev->ns > start && e_lo->run_ns > e_prev->run_ns ? e_prev->ns : start;
+	tt_an_edge_bounds(&e, e_lo, e_hi, end, ran, c->run_only);
 	tt_an_edges_tighten(&s, &e, end - start);
 	tt_an_edge_estimate(&s, tt_an_paced(s_hi, s_next, TT_AN_FIELD(run_ns), false, start),
 			    c->run_only ? 0 : tt_an_paced(s_hi, s_next, TT_AN_FIELD(wait_ns), false, start));
@@ -374,7 +387,11 @@ void tt_an_causes(const struct tt_an_thread *th, int64_t start, int64_t end, boo
 			causes->stolen_ns = stolen < 0 ? 0 : stolen > split->on_cpu ? split->on_cpu : stolen;
 			causes->error_ns = cpu.width / 2;
 		}
-	} else if (counters && counted.error_ns < end - start) { /* (else it says nothing) */
+	} else if (!counters || counted.error_ns >= end - start) { /* (it says nothing: why) */
+		causes->miss = counted.miss;
+		causes->miss_start_ns = counted.miss_start_ns;
+		causes->miss_end_ns = counted.miss_end_ns;
+	} else {
 		*has_split = true;
 		*split = by_counters;
 		causes->from = th->counters.run_only ? TT_AN_CAUSES_THREAD_TIMES : TT_AN_CAUSES_SCHEDSTAT;
