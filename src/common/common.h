@@ -6,6 +6,8 @@
  *   a SCHED section's head    what it says before its own states, and why a thread
  *                             has none (sched.c)
  *   the scope machine         how a thread's records open and close scopes (scopes.c)
+ *   settings                  what both runtimes read alike from the environment
+ *                             (settings.c)
  *
  * The analysis library (analysis/analysis.h) sits on it. Nothing here is API: the
  * runtime builds it hidden, as the rest of itself. Names: tt_ and the thing's name
@@ -17,6 +19,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <ticktrace/format.h>
 
@@ -127,6 +130,8 @@ size_t tt_sched_head(int64_t *last_ns, uint64_t lost, int64_t since_ns,
 /* Why a thread has no states, in words, from its THREAD flags (format.h: enum
  * tt_no_states): "the kernel refused its thread states (perf_event_open: Permission
  * denied)", "thread states are off (TICKTRACE_SCHED=0)", ...; returns buf. */
+/* (TT_SCHED_NONE_TEXT bytes hold the longest: Windows' is 165 characters) */
+#define TT_SCHED_NONE_TEXT 256
 const char *tt_sched_none_text(uint32_t thread_flags, char *buf, size_t cap);
 
 /* ---- the scope machine ---- */
@@ -216,5 +221,14 @@ struct tt_unbegun_scan {
 };
 /* 0, or -1 when out of memory. */
 int tt_unbegun_scan(struct tt_unbegun_scan *u, const struct tt_record *r, size_t n);
+
+/* ---- settings both runtimes read ---- */
+
+/* TICKTRACE_BUFFER (record_protocol.h: TT_ENV_BUFFER): events kept per thread, 1 to
+ * 2^36; NULL (unset) is the default, and text that is not such a number is said to
+ * `err` and the default taken. */
+#define TT_BUFFER_EVENTS_DEFAULT (UINT64_C(1) << 20)
+#define TT_BUFFER_EVENTS_MAX (UINT64_C(1) << 36)
+uint64_t tt_buffer_events(const char *text, FILE *err);
 
 #endif /* TT_COMMON_H */

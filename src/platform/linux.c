@@ -236,6 +236,25 @@ int tt_os_rename(const char *from, const char *to)
 	return rename(from, to) == 0 ? 0 : -errno;
 }
 
+FILE *tt_os_fopen(const char *path, const char *mode)
+{
+	return fopen(path, mode);
+}
+
+int tt_os_remove(const char *path)
+{
+	return remove(path) == 0 ? 0 : -errno;
+}
+
+const char *tt_os_getenv(const char *name, char *value, size_t size)
+{
+	const char *text = getenv(name);
+	if (!text)
+		return NULL;
+	snprintf(value, size, "%s", text);
+	return value;
+}
+
 int tt_os_file_create(const char *path, struct tt_os_file *file)
 {
 	int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);

@@ -182,7 +182,7 @@ static void tt_print_states(FILE *out, const struct tt_file *f, const struct tt_
 			counts[k]++;
 	}
 	for (size_t k = 0; k < nwhys; k++) {
-		char text[160];
+		char text[TT_SCHED_NONE_TEXT];
 		fprintf(out, "  %zu thread%s without states: %s\n", counts[k], counts[k] == 1 ? "" : "s",
 			tt_sched_none_text(whys[k], text, sizeof text));
 	}
