@@ -54,14 +54,15 @@ def main():
         if p.returncode != 3 or os.path.exists(off):
             fail(f"TICKTRACE=0: exit {p.returncode} (not 3), file {os.path.exists(off)}")
         for bad in BAD_BUFFERS:
-            ttr = os.path.join(d, "bad.ttr")
+            ttr = os.path.join(d, f"bad{BAD_BUFFERS.index(bad)}.ttr")
             env = dict(os.environ, TICKTRACE_BUFFER=bad, TICKTRACE_OUT="NUL")
             p = run([wrapper, exe, wine_path(ttr), str(FLOOD)], env=env, cwd=d)
             said = (f"ticktrace: TICKTRACE_BUFFER={bad} is not a number of events from 1 to "
                     f"2^36; using 1048576")
             if said not in p.stderr:
                 fail(f"TICKTRACE_BUFFER={bad}: not refused as on Linux ({said}): {p.stderr}")
-            conv = run([ticktrace, "convert", ttr, "-o", out])
+            out = os.path.join(d, f"bad{BAD_BUFFERS.index(bad)}.json")
+            run([ticktrace, "convert", ttr, "-o", out])
             events = json.load(open(out))
             events = events["traceEvents"] if isinstance(events, dict) else events
             kept = sum(1 for e in events if e["ph"] == "i" and e["name"] == "flood")

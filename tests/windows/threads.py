@@ -4,7 +4,7 @@ library): 64 threads in batches of 8, each naming itself and recording 100 scope
 several times; each run must end within TIMEOUT seconds (it deadlocked in most runs:
 registration under ticktrace's lock against a thread's exit under Windows' lock of
 fiber local storage) and its file, converted on Linux, must hold every thread, named,
-and every scope.
+and every scope. And TICKTRACE_OUT's name as named, beyond the ANSI code page.
 
     threads.py WRAPPER THREADS_DLL.EXE THREADS_STATIC.EXE
 
@@ -57,8 +57,28 @@ def main():
                     fail(f"{exe} run {n + 1}: {scopes} scopes (not {THREADS * SCOPES}), "
                          f"threads not named: {sorted(missing)}")
                 os.remove(ttr)
+                os.remove(out)
         print(f"{2 * RUNS} runs of {THREADS} threads, {AT_ONCE} at once, each done, "
               f"every thread and scope recorded")
+        out_names(wrapper, os.path.abspath(sys.argv[2]), d)
+
+
+def out_names(wrapper, exe, d):
+    """TICKTRACE_OUT beyond the ANSI code page: the file by that very name (getenv's
+    text wrote Omega.ttr for Ωmega.ttr, and refused trâce-ü.ttr with "Input/output
+    error"); a file that cannot be written: said with its path, as on Linux."""
+    for name in ("trâce-ü.ttr", "Ωmega.ttr"):
+        ttr = os.path.join(d, name)
+        run([wrapper, exe, "1", "1", "1"], env=dict(os.environ, TICKTRACE_OUT=wine_path(ttr)), cwd=d)
+        if not os.path.exists(ttr):
+            fail(f"TICKTRACE_OUT={name}: no such file; written: {sorted(os.listdir(d))}")
+        os.remove(ttr)
+    missing = wine_path(os.path.join(d, "no-such-dir", "x.ttr"))
+    p = subprocess.run([wrapper, exe, "1", "1", "1"], env=dict(os.environ, TICKTRACE_OUT=missing),
+                       cwd=d, capture_output=True, text=True, timeout=TIMEOUT)
+    if f"ticktrace: could not write the trace at exit to {missing}: " not in p.stderr:
+        fail(f"a file that cannot be written not said with its path: {p.stderr}")
+    print("TICKTRACE_OUT: non-ASCII names written as named; a failure names the path")
 
 
 if __name__ == "__main__":
