@@ -222,6 +222,13 @@ struct tt_unbegun_scan {
 /* 0, or -1 when out of memory. */
 int tt_unbegun_scan(struct tt_unbegun_scan *u, const struct tt_record *r, size_t n);
 
+/* ---- a crash's cause ---- */
+
+/* The file header's crash_signal in words: "signal 11 (Segmentation fault)", or a
+ * Windows exception's "exception 0xC0000005 (access violation)"; returns buf. */
+#define TT_CRASH_TEXT 96
+const char *tt_crash_text(uint32_t crash, char *buf, size_t cap);
+
 /* ---- settings both runtimes read ---- */
 
 /* TICKTRACE_BUFFER (record_protocol.h: TT_ENV_BUFFER): events kept per thread, 1 to

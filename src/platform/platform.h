@@ -135,11 +135,12 @@ int tt_os_invariant_tsc(void);
  * the offset). */
 void tt_os_clock_reading(const struct tt_anchor *anchor, struct tt_clock_reading *reading);
 
-/* Calls crashed(signal) once when the process dies of a fault nobody handles (an
- * unhandled exception: its code as the nearest signal, SIGSEGV for an access
- * violation; a fatal signal), on the faulting thread, before the system ends it:
- * the handlers installed before are kept and called after. 0 or -errno. */
-int tt_os_on_crash(void (*crashed)(int signal));
+/* Calls crashed(cause) once when the process dies of a fault nobody handles (a fatal
+ * signal: its number; an unhandled exception: its code, 0xC0000005 for an access
+ * violation, which no signal number reaches: format.h's crash_signal), on the
+ * faulting thread, before the system ends it: the handlers installed before are kept
+ * and called after. 0 or -errno. */
+int tt_os_on_crash(void (*crashed)(uint32_t cause));
 
 /* ---- the process ---- */
 

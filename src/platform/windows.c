@@ -420,28 +420,18 @@ void tt_os_clock_reading(const struct tt_anchor *anchor, struct tt_clock_reading
 		.tsc = anchor->tsc, .realtime_ns = anchor->realtime_ns, .tai_ns = anchor->realtime_ns, .state = -1};
 }
 
-static void (*tt_os_crashed)(int signal);
+static void (*tt_os_crashed)(uint32_t cause);
 static LPTOP_LEVEL_EXCEPTION_FILTER tt_os_crash_next;
 
 static LONG WINAPI tt_os_crash_filter(EXCEPTION_POINTERS *e)
 {
 	static LONG once;
-	DWORD code = e->ExceptionRecord->ExceptionCode;
-	int signal = SIGABRT;
-	if (code == EXCEPTION_ACCESS_VIOLATION || code == EXCEPTION_STACK_OVERFLOW ||
-	    code == EXCEPTION_IN_PAGE_ERROR || code == EXCEPTION_ARRAY_BOUNDS_EXCEEDED)
-		signal = SIGSEGV;
-	else if (code == EXCEPTION_ILLEGAL_INSTRUCTION || code == EXCEPTION_PRIV_INSTRUCTION)
-		signal = SIGILL;
-	else if (code == EXCEPTION_INT_DIVIDE_BY_ZERO || code == EXCEPTION_INT_OVERFLOW ||
-		 (code >= EXCEPTION_FLT_DENORMAL_OPERAND && code <= EXCEPTION_FLT_UNDERFLOW))
-		signal = SIGFPE;
 	if (InterlockedExchange(&once, 1) == 0)
-		tt_os_crashed(signal);
+		tt_os_crashed((uint32_t)e->ExceptionRecord->ExceptionCode);
 	return tt_os_crash_next ? tt_os_crash_next(e) : EXCEPTION_CONTINUE_SEARCH;
 }
 
-int tt_os_on_crash(void (*crashed)(int signal))
+int tt_os_on_crash(void (*crashed)(uint32_t cause))
 {
 	tt_os_crashed = crashed;
 	tt_os_crash_next = SetUnhandledExceptionFilter(tt_os_crash_filter);

@@ -63,13 +63,14 @@ static void tt__exit(void)
 			strerror(-rc));
 }
 
-static void tt__crashed(int signal)
+/* (`exception`: its code, which the file keeps as its crash_signal) */
+static void tt__crashed(uint32_t exception)
 {
 	char path[1024];
-	int rc = tt__run_end(signal, path, sizeof path);
+	int rc = tt__run_end((int)exception, path, sizeof path);
 	if (rc < 0)
-		fprintf(stderr, "ticktrace: could not write the trace on signal %d to %s: %s\n", signal,
-			path, strerror(-rc));
+		fprintf(stderr, "ticktrace: could not write the trace on exception 0x%08" PRIX32 " to %s: %s\n",
+			exception, path, strerror(-rc));
 }
 
 /* TICKTRACE_MODE and TICKTRACE_LIVE: 0, or -EINVAL said. */
