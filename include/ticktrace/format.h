@@ -170,6 +170,9 @@ struct tt_live_chunk {
 };
 _Static_assert(sizeof(struct tt_live_chunk) == 16, "live chunk header layout");
 
+/* A crash_signal that is a Windows exception's code (NTSTATUS: its high bit set). */
+#define TT_CRASH_EXCEPTION(crash) ((crash) >= UINT32_C(0x80000000))
+
 struct tt_file_header {
 	char magic[TT_FILE_MAGIC_LEN]; /* TT_FILE_MAGIC */
 	uint32_t version;              /* TT_FILE_VERSION */
@@ -181,7 +184,10 @@ struct tt_file_header {
 	struct tt_anchor start; /* taken when the runtime initialized */
 	struct tt_anchor end;   /* taken when the file was written */
 	uint32_t pid;
-	uint32_t crash_signal; /* with TT_FILE_CRASHED: the signal the program died of */
+	uint32_t crash_signal; /* with TT_FILE_CRASHED: the signal the program died of, or
+	                        * on Windows the exception's code (0xC0000005: an access
+	                        * violation), which no signal number reaches:
+	                        * TT_CRASH_EXCEPTION */
 	uint64_t unregistered_dropped; /* events lost before their thread had a buffer */
 	/* With TT_FILE_LIVE: the sections end at live_sections_end (no END: the run
 	 * never finished), and the threads' chunks follow from live_chunks_at, each

@@ -7,6 +7,8 @@
  *                             has none (sched.c)
  *   the scope machine         how a thread's records open and close scopes (scopes.c)
  *   a user's text file        read whole, a regular file alone (read_file.c)
+ *   settings                  what both runtimes read alike from the environment
+ *                             (settings.c)
  *
  * The analysis library (analysis/analysis.h) sits on it. Nothing here is API: the
  * runtime builds it hidden, as the rest of itself. Names: tt_ and the thing's name
@@ -18,6 +20,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <ticktrace/format.h>
 
@@ -128,6 +131,8 @@ size_t tt_sched_head(int64_t *last_ns, uint64_t lost, int64_t since_ns,
 /* Why a thread has no states, in words, from its THREAD flags (format.h: enum
  * tt_no_states): "the kernel refused its thread states (perf_event_open: Permission
  * denied)", "thread states are off (TICKTRACE_SCHED=0)", ...; returns buf. */
+/* (TT_SCHED_NONE_TEXT bytes hold the longest: Windows' is 165 characters) */
+#define TT_SCHED_NONE_TEXT 256
 const char *tt_sched_none_text(uint32_t thread_flags, char *buf, size_t cap);
 
 /* ---- the scope machine ---- */
@@ -225,5 +230,21 @@ int tt_unbegun_scan(struct tt_unbegun_scan *u, const struct tt_record *r, size_t
 #define TT_READ_NOT_REGULAR (-4096)
 int tt_read_small_file(const char *path, size_t max, char **text, size_t *len);
 const char *tt_read_small_file_problem(int err);
+
+/* ---- a crash's cause ---- */
+
+/* The file header's crash_signal in words: "signal 11 (Segmentation fault)", or a
+ * Windows exception's "exception 0xC0000005 (access violation)"; returns buf. */
+#define TT_CRASH_TEXT 96
+const char *tt_crash_text(uint32_t crash, char *buf, size_t cap);
+
+/* ---- settings both runtimes read ---- */
+
+/* TICKTRACE_BUFFER (record_protocol.h: TT_ENV_BUFFER): events kept per thread, 1 to
+ * 2^36; NULL (unset) is the default, and text that is not such a number is said to
+ * `err` and the default taken. */
+#define TT_BUFFER_EVENTS_DEFAULT (UINT64_C(1) << 20)
+#define TT_BUFFER_EVENTS_MAX (UINT64_C(1) << 36)
+uint64_t tt_buffer_events(const char *text, FILE *err);
 
 #endif /* TT_COMMON_H */

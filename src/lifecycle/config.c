@@ -9,23 +9,7 @@
 
 #include "lifecycle/lifecycle.h"
 
-#define TT__DEFAULT_BUFFER_EVENTS (UINT64_C(1) << 20)
 #define TT__MEMORY_MIN (UINT64_C(1) << 20)
-
-static uint64_t tt__parse_buffer(const char *text)
-{
-	char *end;
-	errno = 0;
-	unsigned long long events = strtoull(text, &end, 10);
-	if (errno || end == text || *end || events == 0 || events > (UINT64_C(1) << 36)) {
-		fprintf(tt__err,
-			"ticktrace: TICKTRACE_BUFFER=%s is not a number of events from 1 to 2^36; "
-			"using %" PRIu64 "\n",
-			text, TT__DEFAULT_BUFFER_EVENTS);
-		return TT__DEFAULT_BUFFER_EVENTS;
-	}
-	return events;
-}
 
 /* The run's memory for buffers by default: a quarter of the machine's. */
 static uint64_t tt__default_memory(void)
@@ -120,8 +104,7 @@ static void tt__config_sched(const char *sched)
 void tt__config_read(void)
 {
 	tt__config.off = tt__config_off(getenv("TICKTRACE"));
-	const char *buffer = getenv(TT_ENV_BUFFER);
-	tt__config.buffer_events = buffer ? tt__parse_buffer(buffer) : TT__DEFAULT_BUFFER_EVENTS;
+	tt__config.buffer_events = tt_buffer_events(getenv(TT_ENV_BUFFER), tt__err);
 	tt__config.chunk_budget =
 		(tt__config.buffer_events + TT__CHUNK_RECORDS - 1) / TT__CHUNK_RECORDS;
 	/* Set by the image this process exec'd from (exec.c): "PID:N"; a child that

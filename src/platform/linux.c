@@ -237,6 +237,25 @@ int tt_os_rename(const char *from, const char *to)
 	return rename(from, to) == 0 ? 0 : -errno;
 }
 
+FILE *tt_os_fopen(const char *path, const char *mode)
+{
+	return fopen(path, mode);
+}
+
+int tt_os_remove(const char *path)
+{
+	return remove(path) == 0 ? 0 : -errno;
+}
+
+const char *tt_os_getenv(const char *name, char *value, size_t size)
+{
+	const char *text = getenv(name);
+	if (!text)
+		return NULL;
+	snprintf(value, size, "%s", text);
+	return value;
+}
+
 int tt_os_file_create(const char *path, struct tt_os_file *file)
 {
 	int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
@@ -331,7 +350,7 @@ void tt_os_clock_reading(const struct tt_anchor *anchor, struct tt_clock_reading
 	}
 }
 
-static void (*tt_os_crashed)(int signal);
+static void (*tt_os_crashed)(uint32_t cause);
 static const int tt_os_fatal[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
 static struct sigaction tt_os_fatal_before[sizeof tt_os_fatal / sizeof tt_os_fatal[0]];
 
@@ -339,14 +358,14 @@ static void tt_os_crash_handler(int signal)
 {
 	static int once;
 	if (!__atomic_exchange_n(&once, 1, __ATOMIC_ACQ_REL))
-		tt_os_crashed(signal);
+		tt_os_crashed((uint32_t)signal);
 	for (size_t i = 0; i < sizeof tt_os_fatal / sizeof tt_os_fatal[0]; i++)
 		if (tt_os_fatal[i] == signal)
 			sigaction(signal, &tt_os_fatal_before[i], NULL);
 	raise(signal); /* (the handler before, or the default: the process dies of it) */
 }
 
-int tt_os_on_crash(void (*crashed)(int signal))
+int tt_os_on_crash(void (*crashed)(uint32_t cause))
 {
 	tt_os_crashed = crashed;
 	struct sigaction sa = {.sa_handler = tt_os_crash_handler};

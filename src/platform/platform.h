@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "ticktrace/format.h"
 
@@ -25,8 +26,10 @@ size_t tt_os_thread_name(char *name, size_t size);
  * caller. */
 size_t tt_os_thread_name_of(uint32_t tid, char *name, size_t size);
 /* Calls exit(arg) as the calling thread exits (its fiber local storage's callback;
- * a thread-specific key's destructor): once per call of this function on a thread,
- * which must not be made twice on one thread. 0 or -errno. */
+ * a thread-specific key's destructor): once, however often a thread calls this with
+ * the same exit and arg (the calls after the first cheap, no lock taken). Never
+ * with a lock the exit takes held: Windows calls the callbacks under a lock of its
+ * own, which a thread's first call takes. 0 or -errno. */
 int tt_os_on_thread_exit(void (*exit)(void *arg), void *arg);
 
 /* Starts a thread of ticktrace's own, detached, running main(arg); the module it runs
@@ -80,6 +83,13 @@ int tt_os_is_device(const char *path);
 /* Replaces `to` with `from` in one step (a file written under a temporary name):
  * 0 or -errno. */
 int tt_os_rename(const char *from, const char *to);
+/* fopen and remove (0 or -errno) of a path in UTF-8: Windows' wide calls, so that any
+ * name goes, not only the ANSI code page's. */
+FILE *tt_os_fopen(const char *path, const char *mode);
+int tt_os_remove(const char *path);
+/* The environment variable `name` in UTF-8 (Windows': read as UTF-16), cut to
+ * size - 1 bytes, in `value`; NULL when it is not set. */
+const char *tt_os_getenv(const char *name, char *value, size_t size);
 
 /* A file mapped into memory, shared: what is written to the memory is the file's, and
  * stays there when the process is killed (SIGKILL, TerminateProcess) with no handler
@@ -125,11 +135,12 @@ int tt_os_invariant_tsc(void);
  * the offset). */
 void tt_os_clock_reading(const struct tt_anchor *anchor, struct tt_clock_reading *reading);
 
-/* Calls crashed(signal) once when the process dies of a fault nobody handles (an
- * unhandled exception: its code as the nearest signal, SIGSEGV for an access
- * violation; a fatal signal), on the faulting thread, before the system ends it:
- * the handlers installed before are kept and called after. 0 or -errno. */
-int tt_os_on_crash(void (*crashed)(int signal));
+/* Calls crashed(cause) once when the process dies of a fault nobody handles (a fatal
+ * signal: its number; an unhandled exception: its code, 0xC0000005 for an access
+ * violation, which no signal number reaches: format.h's crash_signal), on the
+ * faulting thread, before the system ends it: the handlers installed before are kept
+ * and called after. 0 or -errno. */
+int tt_os_on_crash(void (*crashed)(uint32_t cause));
 
 /* ---- the process ---- */
 

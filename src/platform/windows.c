@@ -53,10 +53,26 @@ static size_t tt_os_utf8(const wchar_t *text, char *out, size_t size)
 	return (size_t)n - 1;
 }
 
+/* GetThreadDescription (Windows 10 1607 on), looked up once: never by a thread's exit
+ * callback, which runs under the lock of fiber local storage, where the loader's lock
+ * that GetProcAddress takes deadlocked against threads starting. */
+typedef HRESULT(WINAPI *tt_os_describe_fn)(HANDLE, PWSTR *);
+static INIT_ONCE tt_os_describe_once = INIT_ONCE_STATIC_INIT;
+static tt_os_describe_fn tt_os_describe;
+
+static BOOL CALLBACK tt_os_describe_find(PINIT_ONCE once, PVOID unused, PVOID *unused_too)
+{
+	(void)once;
+	(void)unused;
+	(void)unused_too;
+	tt_os_describe = (tt_os_describe_fn)(void (*)(void))tt_os_kernel_function("GetThreadDescription");
+	return TRUE;
+}
+
 static size_t tt_os_thread_name_by(HANDLE thread, char *name, size_t size)
 {
-	typedef HRESULT(WINAPI * describe_fn)(HANDLE, PWSTR *);
-	describe_fn describe = (describe_fn)(void (*)(void))tt_os_kernel_function("GetThreadDescription");
+	InitOnceExecuteOnce(&tt_os_describe_once, tt_os_describe_find, NULL, NULL);
+	tt_os_describe_fn describe = tt_os_describe;
 	PWSTR text = NULL;
 	size_t len = 0;
 	if (size)
@@ -95,6 +111,7 @@ static BOOL CALLBACK tt_os_exit_alloc(PINIT_ONCE once, PVOID exit, PVOID *unused
 {
 	(void)once;
 	(void)unused;
+	InitOnceExecuteOnce(&tt_os_describe_once, tt_os_describe_find, NULL, NULL); /* (for the callback) */
 	tt_os_exit_index = FlsAlloc((PFLS_CALLBACK_FUNCTION)exit);
 	return tt_os_exit_index != FLS_OUT_OF_INDEXES;
 }
@@ -103,6 +120,8 @@ int tt_os_on_thread_exit(void (*exit)(void *arg), void *arg)
 {
 	if (!InitOnceExecuteOnce(&tt_os_exit_once, tt_os_exit_alloc, (PVOID)exit, NULL))
 		return -EAGAIN;
+	if (FlsGetValue(tt_os_exit_index) == arg) /* (set already: no lock taken) */
+		return 0;
 	return FlsSetValue(tt_os_exit_index, arg) ? 0 : -ENOMEM;
 }
 
@@ -238,6 +257,49 @@ int tt_os_rename(const char *from, const char *to)
 	return GetLastError() == ERROR_ACCESS_DENIED ? -EACCES : -EIO;
 }
 
+FILE *tt_os_fopen(const char *path, const char *mode)
+{
+	wchar_t wpath[MAX_PATH], wmode[8];
+	if (!MultiByteToWideChar(CP_UTF8, 0, path, -1, wpath, MAX_PATH) ||
+	    !MultiByteToWideChar(CP_UTF8, 0, mode, -1, wmode, 8)) {
+		errno = ENAMETOOLONG;
+		return NULL;
+	}
+	return _wfopen(wpath, wmode);
+}
+
+int tt_os_remove(const char *path)
+{
+	wchar_t wpath[MAX_PATH];
+	if (!MultiByteToWideChar(CP_UTF8, 0, path, -1, wpath, MAX_PATH))
+		return -ENAMETOOLONG;
+	return _wremove(wpath) == 0 ? 0 : -errno;
+}
+
+/* (getenv's text is in the ANSI code page: a name not in it came out changed, "Ωmega"
+ * as "Omega", or as bytes the UTF-8 calls refused) */
+const char *tt_os_getenv(const char *name, char *value, size_t size)
+{
+	wchar_t wname[64], wvalue[MAX_PATH];
+	if (!MultiByteToWideChar(CP_UTF8, 0, name, -1, wname, 64))
+		return NULL;
+	SetLastError(0);
+	DWORD n = GetEnvironmentVariableW(wname, wvalue, MAX_PATH);
+	if (n == 0 && GetLastError() == ERROR_ENVVAR_NOT_FOUND)
+		return NULL;
+	if (n >= MAX_PATH) { /* (longer than any path: cut) */
+		wchar_t *whole = HeapAlloc(GetProcessHeap(), 0, n * sizeof *whole);
+		if (!whole)
+			return NULL;
+		GetEnvironmentVariableW(wname, whole, n);
+		tt_os_utf8(whole, value, size);
+		HeapFree(GetProcessHeap(), 0, whole);
+		return value;
+	}
+	tt_os_utf8(wvalue, value, size);
+	return value;
+}
+
 int tt_os_file_create(const char *path, struct tt_os_file *file)
 {
 	wchar_t wpath[MAX_PATH];
@@ -358,28 +420,18 @@ void tt_os_clock_reading(const struct tt_anchor *anchor, struct tt_clock_reading
 		.tsc = anchor->tsc, .realtime_ns = anchor->realtime_ns, .tai_ns = anchor->realtime_ns, .state = -1};
 }
 
-static void (*tt_os_crashed)(int signal);
+static void (*tt_os_crashed)(uint32_t cause);
 static LPTOP_LEVEL_EXCEPTION_FILTER tt_os_crash_next;
 
 static LONG WINAPI tt_os_crash_filter(EXCEPTION_POINTERS *e)
 {
 	static LONG once;
-	DWORD code = e->ExceptionRecord->ExceptionCode;
-	int signal = SIGABRT;
-	if (code == EXCEPTION_ACCESS_VIOLATION || code == EXCEPTION_STACK_OVERFLOW ||
-	    code == EXCEPTION_IN_PAGE_ERROR || code == EXCEPTION_ARRAY_BOUNDS_EXCEEDED)
-		signal = SIGSEGV;
-	else if (code == EXCEPTION_ILLEGAL_INSTRUCTION || code == EXCEPTION_PRIV_INSTRUCTION)
-		signal = SIGILL;
-	else if (code == EXCEPTION_INT_DIVIDE_BY_ZERO || code == EXCEPTION_INT_OVERFLOW ||
-		 (code >= EXCEPTION_FLT_DENORMAL_OPERAND && code <= EXCEPTION_FLT_UNDERFLOW))
-		signal = SIGFPE;
 	if (InterlockedExchange(&once, 1) == 0)
-		tt_os_crashed(signal);
+		tt_os_crashed((uint32_t)e->ExceptionRecord->ExceptionCode);
 	return tt_os_crash_next ? tt_os_crash_next(e) : EXCEPTION_CONTINUE_SEARCH;
 }
 
-int tt_os_on_crash(void (*crashed)(int signal))
+int tt_os_on_crash(void (*crashed)(uint32_t cause))
 {
 	tt_os_crashed = crashed;
 	tt_os_crash_next = SetUnhandledExceptionFilter(tt_os_crash_filter);

@@ -366,7 +366,7 @@ int tt__write_file(const char *path, int crash_signal)
 		return -ENAMETOOLONG;
 	if (in_place)
 		snprintf(temp, sizeof temp, "%s", path);
-	struct tt__file file = {.f = fopen(temp, "wb")};
+	struct tt__file file = {.f = tt_os_fopen(temp, "wb")};
 	if (!file.f)
 		return errno ? -errno : -EIO;
 	struct tt__set sites = {0}, funcs = {0};
@@ -376,7 +376,7 @@ int tt__write_file(const char *path, int crash_signal)
 		tt_os_lock(&tt__lock);
 	else if (!tt_os_trylock(&tt__lock)) {
 		fclose(file.f);
-		remove(temp);
+		tt_os_remove(temp);
 		return -EDEADLK;
 	}
 	for (struct tt__slot *s = tt__run.first; s; s = s->next)
@@ -413,6 +413,6 @@ int tt__write_file(const char *path, int crash_signal)
 	if (!rc && !in_place)
 		rc = tt_os_rename(temp, path);
 	if (rc && !in_place)
-		remove(temp);
+		tt_os_remove(temp);
 	return rc;
 }

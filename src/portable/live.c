@@ -109,7 +109,7 @@ void tt__live_start(const char *path)
 	char *head = err ? NULL : tt_os_file_map(&tt__run.live_file, 0, TT__LIVE_CHUNKS_AT);
 	if (!err && !head) {
 		err = -ENOSPC;
-		remove(tt__live.path);
+		tt_os_remove(tt__live.path);
 	}
 	if (err) { /* (as on Linux: the buffers in memory, the loss said) */
 		fprintf(stderr, "ticktrace: %s: no live file (%s): the buffers are in memory, and a "
@@ -138,5 +138,5 @@ void tt__live_finish(void)
 	tt__live.finished = 1;
 	tt_os_unlock(&tt__lock);
 	/* The mappings stay: threads may record until the process ends. */
-	remove(tt__live.path);
+	tt_os_remove(tt__live.path);
 }

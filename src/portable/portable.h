@@ -116,8 +116,10 @@ void tt__record_many(const struct tt_record *records, size_t n);
 void tt__set_limit(struct tt__slot *slot); /* lock held: the limit its state says */
 void tt__chunk_close(struct tt__slot *slot); /* lock held: the current chunk's size */
 /* Lock held: the calling thread's slot; registered now with `make` (NULL without
- * memory), else NULL before its first event. */
+ * memory), else NULL before its first event. `make` only once tt__watch_exit, called
+ * before the lock, said 0. */
 struct tt__slot *tt__self(int make);
+int tt__watch_exit(void);
 
 /* _penter and _pexit (asm/penter_win64.asm) when the thread's entry is not its own
  * (its first event, another thread in it) or calls nest deeper than its stack of

@@ -230,14 +230,19 @@ static int tt__next_chunk(struct tt__slot *slot)
 	return 0;
 }
 
-/* The thread is gone (its fiber local storage's callback): its name kept, its entry
- * free for the next thread, which may have the same TEB. */
-static void tt__thread_exit(void *arg)
+/* The thread is gone (its fiber local storage's callback, on the exiting thread): its
+ * name kept, its entry free for the next thread, which may have the same TEB. */
+static void tt__thread_exit(void *unused)
 {
-	struct tt__slot *slot = arg;
-	char name[sizeof slot->name];
+	(void)unused;
+	char name[sizeof ((struct tt__slot *)0)->name];
 	size_t len = tt_os_thread_name(name, sizeof name);
 	tt_os_lock(&tt__lock);
+	struct tt__slot *slot = tt__self(0);
+	if (!slot) {
+		tt_os_unlock(&tt__lock);
+		return;
+	}
 	if (!slot->named && len)
 		memcpy(slot->name, name, len + 1);
 	tt__chunk_close(slot);
@@ -253,6 +258,16 @@ static void tt__thread_exit(void *arg)
 		__atomic_store_n(&entry->owner, 0, __ATOMIC_RELEASE);
 	}
 	tt_os_unlock(&tt__lock);
+}
+
+/* Before tt__lock, never under it: the calling thread's exit watched (0), which
+ * tt__self(1) then may register. Windows and Wine call the exit callbacks holding
+ * their lock of fiber local storage, which FlsSetValue takes for a thread's first
+ * value: set under tt__lock, a thread starting to record and one exiting (its callback
+ * waiting for tt__lock) deadlocked. The callback finds its slot by the thread's key. */
+int tt__watch_exit(void)
+{
+	return tt_os_on_thread_exit(tt__thread_exit, &tt__run);
 }
 
 /* Lock held: the calling thread's slot, registered now; NULL without memory. */
@@ -279,8 +294,6 @@ static struct tt__slot *tt__register(uintptr_t key)
 	slot->hot->slot = slot;
 	slot->hot->penter_base = slot->hot->penter_top = slot->penter;
 	slot->hot->penter_end = slot->penter + TT__PENTER_DEPTH;
-	if (tt_os_on_thread_exit(tt__thread_exit, slot) != 0)
-		return NULL; /* (an exit unseen would leave its entry to a later thread) */
 	if (tt__run.last)
 		tt__run.last->next = slot;
 	else
@@ -298,7 +311,7 @@ struct tt__slot *tt__self(int make)
 	for (struct tt__slot *s = tt__run.first; s; s = s->next)
 		if (!s->exited && s->hot->owner == key)
 			return s;
-	return make ? tt__register(key) : NULL;
+	return make ? tt__register(key) : NULL; /* (an exit unwatched would leave its entry to a later thread) */
 }
 
 /* `size` bytes of records into the calling thread's chunk, one after another (a chunk
@@ -310,8 +323,9 @@ static void tt__record_in(struct tt__hot *entry, const struct tt_record *records
 		tt__start();
 	if (tt__run.off || (__atomic_load_n(&tt__hot_global.unusual, __ATOMIC_RELAXED) & TT__HOT_OFF))
 		return;
+	int watched = entry || tt__watch_exit() == 0;
 	tt_os_lock(&tt__lock);
-	struct tt__slot *slot = entry ? entry->slot : tt__self(1);
+	struct tt__slot *slot = entry ? entry->slot : tt__self(watched);
 	if (!slot) {
 		tt__run.unregistered_dropped++;
 		tt_os_unlock(&tt__lock);

@@ -13,32 +13,17 @@
 #include "portable/portable.h"
 #include "record_protocol.h"
 
-#define TT__DEFAULT_BUFFER_EVENTS (UINT64_C(1) << 20)
 /* Address space for every thread's chunks: reserved, committed as threads take them. */
 #define TT__ARENA_BYTES (UINT64_C(4) << 30)
 
 struct tt__run tt__run;
 struct tt_os_lock tt__lock;
 
-static uint64_t tt__buffer_events(void)
-{
-	const char *text = getenv("TICKTRACE_BUFFER");
-	if (!text || !*text)
-		return TT__DEFAULT_BUFFER_EVENTS;
-	char *end;
-	unsigned long long n = strtoull(text, &end, 10);
-	if (*end || n == 0) {
-		fprintf(stderr, "ticktrace: TICKTRACE_BUFFER=%s is not a number of events; using %" PRIu64 "\n",
-			text, TT__DEFAULT_BUFFER_EVENTS);
-		return TT__DEFAULT_BUFFER_EVENTS;
-	}
-	return n;
-}
-
 /* The default file: TICKTRACE_OUT, %p its pid, or ticktrace-PID.ttr. */
 static void tt__default_path(char *path, size_t size)
 {
-	const char *pattern = getenv("TICKTRACE_OUT");
+	char out[1024];
+	const char *pattern = tt_os_getenv("TICKTRACE_OUT", out, sizeof out);
 	if (!pattern || !*pattern)
 		pattern = "ticktrace-%p.ttr";
 	size_t len = 0;
@@ -54,14 +39,13 @@ static void tt__default_path(char *path, size_t size)
 }
 
 /* The run's end (crash_signal 0) or the process dying of a fault: what was recorded,
- * in the default file (mode stream: the streamed file's end); a live file, once the
- * trace is written, removed. */
-static int tt__run_end(int crash_signal)
+ * in the default file, named in `path` (mode stream: the streamed file's end); a live
+ * file, once the trace is written, removed. */
+static int tt__run_end(int crash_signal, char *path, size_t size)
 {
+	tt__default_path(path, size);
 	if (tt__run.mode == TT__MODE_STREAM)
 		return tt__stream_finish(crash_signal);
-	char path[1024];
-	tt__default_path(path, sizeof path);
 	int rc = tt__write_file(path, crash_signal);
 	if (rc == 0 && tt__run.live)
 		tt__live_finish();
@@ -72,17 +56,21 @@ static void tt__exit(void)
 {
 	if (tt__run.off)
 		return;
-	int rc = tt__run_end(0);
-	if (rc < 0)
-		fprintf(stderr, "ticktrace: the trace was not written: %s\n", strerror(-rc));
+	char path[1024];
+	int rc = tt__run_end(0, path, sizeof path);
+	if (rc < 0) /* (Linux's words: lifecycle/start.c) */
+		fprintf(stderr, "ticktrace: could not write the trace at exit to %s: %s\n", path,
+			strerror(-rc));
 }
 
-static void tt__crashed(int signal)
+/* (`exception`: its code, which the file keeps as its crash_signal) */
+static void tt__crashed(uint32_t exception)
 {
-	int rc = tt__run_end(signal);
+	char path[1024];
+	int rc = tt__run_end((int)exception, path, sizeof path);
 	if (rc < 0)
-		fprintf(stderr, "ticktrace: the process crashed (signal %d); the trace was not "
-				"written: %s\n", signal, strerror(-rc));
+		fprintf(stderr, "ticktrace: could not write the trace on exception 0x%08" PRIX32 " to %s: %s\n",
+			exception, path, strerror(-rc));
 }
 
 /* TICKTRACE_MODE and TICKTRACE_LIVE: 0, or -EINVAL said. */
@@ -117,7 +105,7 @@ void tt__start(void)
 	}
 	const char *on = getenv("TICKTRACE");
 	tt__run.off = (on && strcmp(on, "0") == 0) || tt__mode_from_env() != 0;
-	uint64_t records = tt__buffer_events();
+	uint64_t records = tt_buffer_events(getenv(TT_ENV_BUFFER), stderr);
 	uint64_t per_chunk = (TT__CHUNK_SIZE - sizeof(struct tt__chunk)) / sizeof(struct tt_record);
 	tt__run.chunk_budget = (records + per_chunk - 1) / per_chunk;
 	/* (a ring recycles a chunk other than the one it records into; a stream writes
@@ -187,8 +175,9 @@ static struct tt__slot *tt__self_locked(void)
 		tt__start();
 	if (tt__run.off)
 		return NULL;
+	int watched = tt__watch_exit() == 0;
 	tt_os_lock(&tt__lock);
-	struct tt__slot *slot = tt__self(1);
+	struct tt__slot *slot = tt__self(watched);
 	if (!slot)
 		tt_os_unlock(&tt__lock);
 	return slot;

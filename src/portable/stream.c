@@ -126,7 +126,7 @@ static void tt__stream_header(int crash_signal)
 int tt__stream_start(const char *path)
 {
 	snprintf(tt__stream.path, sizeof tt__stream.path, "%s", path);
-	tt__stream.out.f = fopen(tt__stream.path, "wb");
+	tt__stream.out.f = tt_os_fopen(tt__stream.path, "wb");
 	if (!tt__stream.out.f)
 		return errno ? -errno : -EIO;
 	tt__stream_header(0);
@@ -136,7 +136,7 @@ int tt__stream_start(const char *path)
 	int err = tt__stream.out.err ? tt__stream.out.err : tt_os_thread_start(tt__stream_main, NULL);
 	if (err) {
 		fclose(tt__stream.out.f);
-		remove(tt__stream.path);
+		tt_os_remove(tt__stream.path);
 	}
 	return err;
 }

@@ -114,7 +114,7 @@ static void tt__spikes_json(FILE *out, const struct tt_an_spike *s)
 	if (s->causes.faults)
 		fprintf(out, ",\"minor_faults\":%" PRIu64 ",\"major_faults\":%" PRIu64,
 			s->causes.minor_faults, s->causes.major_faults);
-	char why[160];
+	char why[TT_SCHED_NONE_TEXT];
 	if (!s->has_split) {
 		fputs(",\"no_split\":", out);
 		tt_an_no_split_text(s, why, sizeof why);

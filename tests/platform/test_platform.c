@@ -492,9 +492,9 @@ static void test_process(void **state)
 #ifndef _WIN32
 #include <sys/wait.h>
 static int tt_crash_pipe;
-static void tt_crash_seen(int signal)
+static void tt_crash_seen(uint32_t cause)
 {
-	unsigned char sig = (unsigned char)signal;
+	unsigned char sig = (unsigned char)cause;
 	(void)!write(tt_crash_pipe, &sig, 1);
 }
 

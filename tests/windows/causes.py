@@ -77,6 +77,9 @@ def main():
         counted = "Windows: CPU time and the count of switches" in info
         if not (counted or "Windows: CPU time alone" in info) or "need an administrator" not in info:
             fail(f"info does not say the counters are Windows' CPU time:\n{info}")
+        # (the reason whole: a buffer of 160 bytes cut it at "(its CPU time is r")
+        if "not elevated, or the session was refused (its CPU time is read)\n" not in info:
+            fail(f"info does not give the reason for no switches whole:\n{info}")
         text = run([ticktrace, "spikes", "--threshold", "50ms", ttr]).stdout
         if "preempted or blocked not told apart" not in text:
             fail(f"spikes' text does not say the split is coarser:\n{text}")

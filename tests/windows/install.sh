@@ -20,10 +20,12 @@ root=$(mktemp -d "${TMPDIR:-/tmp}/tt-win-install.XXXXXX")
 trap 'rm -rf "$root"' EXIT
 trap 'exit 1' INT TERM
 meson install -C "$build" --destdir "$root/dest" --no-rebuild --quiet
-dll=$(find "$root/dest" -name libticktrace.dll)
-header=$(find "$root/dest" -name ticktrace.h)
-static=$(find "$root/dest" -name libticktrace.a)
-implib=$(find "$root/dest" -name libticktrace.dll.a)
+# (where the README says: under the prefix, /usr/local)
+prefix="$root/dest/usr/local"
+dll=$prefix/bin/libticktrace.dll
+header=$prefix/include/ticktrace.h
+static=$prefix/lib/libticktrace.a
+implib=$prefix/lib/libticktrace.dll.a
 for f in "$dll" "$header" "$static" "$implib" "$(dirname "$header")/ticktrace/format.h"; do
 	[ -f "$f" ] || { echo "install.sh: not installed: $f" >&2; exit 1; }
 done

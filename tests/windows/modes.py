@@ -83,7 +83,7 @@ def ring(ticktrace, wrapper, exe, d):
         if "worker" not in names:
             fail(f"ring, {how}: no thread named worker: {names}")
         info = run([ticktrace, "info", ttr]).stdout
-        if how == "crash" and "the run crashed (signal 11" not in info:
+        if how == "crash" and "the run crashed (exception 0xC0000005 (access violation))" not in info:
             fail(f"ring, crash: the file does not say the run crashed:\n{info}")
         print(f"ring, {how}: the last {len(values)} of {n} kept, {n - len(values)} overwritten")
 
@@ -116,7 +116,7 @@ def stream(ticktrace, wrapper, exe, d):
             n, "crash", pace=500, want_rc=None)
     values, names, stderr = convert(ticktrace, ttr, d)
     info = run([ticktrace, "info", ttr]).stdout
-    if values != list(range(n)) or "the run crashed (signal 11" not in info:
+    if values != list(range(n)) or "the run crashed (exception 0xC0000005 (access violation))" not in info:
         fail(f"stream, crash: {len(values)} of {n} events ({values[:3]} .. {values[-3:]}):\n{info}")
     print(f"stream, crash: all {n} events in the file, said as a crash")
 

@@ -187,7 +187,7 @@ static void tt_print_states(FILE *out, const struct tt_file *f, const struct tt_
 			counts[k]++;
 	}
 	for (size_t k = 0; k < nwhys; k++) {
-		char text[160];
+		char text[TT_SCHED_NONE_TEXT];
 		fprintf(out, "  %zu thread%s without states: %s\n", counts[k], counts[k] == 1 ? "" : "s",
 			tt_sched_none_text(whys[k], text, sizeof text));
 	}
@@ -400,12 +400,13 @@ static void tt_print_file(FILE *out, const struct tt_file *f, const struct tt_in
 	fprintf(out, "  records:  %" PRIu64 ", dropped %" PRIu64 ", %zu threads, %zu call sites, "
 		"%zu functions, %zu modules\n", f->records, f->dropped + h->unregistered_dropped,
 		f->nthreads, f->nsites - f->nfuncs - (f->gap_site != NULL) - (f->unbegun_site != NULL), f->nfuncs, f->nmodules);
+	char crash[TT_CRASH_TEXT];
 	if ((h->flags & TT_FILE_CRASHED) && tt_file_stopped_by_signal(f))
-		fprintf(out, "  ended:    by signal %" PRIu32 " (%s); ticktrace's handler wrote this "
-			"file\n", h->crash_signal, strsignal((int)h->crash_signal));
+		fprintf(out, "  ended:    by %s; ticktrace's handler wrote this file\n",
+			tt_crash_text(h->crash_signal, crash, sizeof crash));
 	else if (h->flags & TT_FILE_CRASHED)
-		fprintf(out, "  ended:    the run crashed (signal %" PRIu32 ", %s); its crash handler "
-			"wrote this file\n", h->crash_signal, strsignal((int)h->crash_signal));
+		fprintf(out, "  ended:    the run crashed (%s); its crash handler wrote this file\n",
+			tt_crash_text(h->crash_signal, crash, sizeof crash));
 	if (f->cut_short && tt_file_writer_running(f))
 		fprintf(out, "  ended:    not yet: process %" PRIu32 " is still writing it (read up "
 			"to offset %" PRIu64 ")\n", f->process.pid, f->cut_at);

@@ -154,15 +154,15 @@ int tt_decode(const struct tt_trace *t, struct tt_sink *const *sinks, size_t nsi
 					"to mark it on", f->path, snap->info.number, (int)snap->name.len,
 					snap->name.ptr, tt_rebase(tt_clock_ns(&f->clock, snap->info.begin_tsc),
 								   t->base_ns));
+		char crash[TT_CRASH_TEXT];
 		if ((f->header.flags & TT_FILE_CRASHED) && tt_file_stopped_by_signal(f))
-			tt_decoder_warn(&d, "%s: the run was ended by signal %" PRIu32 " (%s), and "
-					"ticktrace's handler wrote this file before the program died of it",
-					f->path, f->header.crash_signal,
-					strsignal((int)f->header.crash_signal));
+			tt_decoder_warn(&d, "%s: the run was ended by %s, and ticktrace's handler wrote "
+					"this file before the program died of it", f->path,
+					tt_crash_text(f->header.crash_signal, crash, sizeof crash));
 		else if (f->header.flags & TT_FILE_CRASHED)
-			tt_decoder_warn(&d, "%s: the run crashed: the program died of signal %" PRIu32
-					" (%s), and its crash handler wrote this file", f->path,
-					f->header.crash_signal, strsignal((int)f->header.crash_signal));
+			tt_decoder_warn(&d, "%s: the run crashed: the program died of %s, and its "
+					"crash handler wrote this file", f->path,
+					tt_crash_text(f->header.crash_signal, crash, sizeof crash));
 		bool running = (f->cut_short || (f->header.flags & TT_FILE_LIVE)) &&
 			       tt_file_writer_running(f);
 		if ((f->header.flags & TT_FILE_LIVE) && running)

@@ -407,7 +407,7 @@ static cJSON *tt_table_json(const struct tt_an_table *t, const struct tt_ps_sink
 	cJSON_AddNumberToObject(root, "dropped", (double)a->sum.dropped);
 	cJSON_AddNumberToObject(root, "unterminated", (double)a->sum.unterminated);
 	cJSON_AddStringToObject(root, "sort", tt_an_sort_name(o->sort));
-	char why[160];
+	char why[TT_SCHED_NONE_TEXT];
 	if (!t->split && t->no_states) /* (the table's line under it) */
 		cJSON_AddStringToObject(root, "no_split", tt_sched_none_text(t->no_states->no_states, why,
 									    sizeof why));
@@ -599,7 +599,7 @@ static cJSON *tt_spike_json(struct tt_ps_sink *a, const struct tt_an_spike *s)
 		cJSON_AddNumberToObject(root, "blocked_ns", (double)s->split.blocked);
 		cJSON_AddNumberToObject(root, "unknown_ns", (double)s->split.unknown);
 	} else {
-		char why[160];
+		char why[TT_SCHED_NONE_TEXT];
 		cJSON_AddStringToObject(root, "no_split", tt_an_no_split_text(s, why, sizeof why));
 	}
 	tt_json_causes(root, &s->causes);
@@ -682,7 +682,7 @@ static int tt_snap_print(struct tt_ps_sink *a, struct tt_snap_spike *snap)
 		};
 		for (size_t i = 0; i < (si->has_split ? 8 : 4); i++)
 			cJSON_AddNumberToObject(root, fields[i].key, (double)fields[i].v);
-		char why[160];
+		char why[TT_SCHED_NONE_TEXT];
 		if (!si->has_split)
 			cJSON_AddStringToObject(root, "no_split", tt_sched_none_text(t->flags, why, sizeof why));
 		struct tt_an_causes causes = tt_snapshot_an_causes(ss);
@@ -704,7 +704,7 @@ static int tt_snap_print(struct tt_ps_sink *a, struct tt_snap_spike *snap)
 		struct tt_an_split split = tt_snapshot_an_split(ss);
 		tt_an_split_print(a->out, "  ", &split, causes.from == TT_AN_CAUSES_SCHEDSTAT);
 	} else {
-		char why[160];
+		char why[TT_SCHED_NONE_TEXT];
 		fprintf(a->out, "  no split: %s\n", tt_sched_none_text(t->flags, why, sizeof why));
 	}
 	tt_an_causes_print(a->out, "  ", &causes);

@@ -640,7 +640,7 @@ void tt_an_spike_print(FILE *out, const struct tt_an_spike *s)
 	if (s->explained)
 		fprintf(out, "; %s of it in spikes above", tt_an_fmt_ns(a, s->explained));
 	fputc('\n', out);
-	char why[160];
+	char why[TT_SCHED_NONE_TEXT];
 	if (s->has_split && s->causes.from == TT_AN_CAUSES_THREAD_TIMES) /* (its CPU time alone) */
 		fprintf(out, "  on CPU ~%s, off CPU or unknown %s\n", tt_an_fmt_ns(a, s->split.on_cpu),
 			tt_an_fmt_ns(b, s->split.unknown));

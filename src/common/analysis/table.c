@@ -320,7 +320,7 @@ void tt_an_table_print(FILE *out, const struct tt_an_table *t)
 		fprintf(out, "(%" PRIu64 " of the calls returned within TICKTRACE_MIN_DUR and were "
 			"erased as they did: counted in calls, total, self and the mean, not in min, "
 			"max and the percentiles)\n", t->filtered);
-	char why[160];
+	char why[TT_SCHED_NONE_TEXT];
 	if (!t->split && t->no_states)
 		fprintf(out, "(no on cpu and off cpu: no thread has states; thread %.*s (tid %" PRIu32
 			"): %s)\n", (int)t->no_states->name_len, t->no_states->name, t->no_states->tid,
