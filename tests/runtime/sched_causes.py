@@ -316,8 +316,11 @@ def refused(tmp, user=None):
                     fresh_dir(snaps)
                 kernel, spikes, err, out = run(tmp, "seccomp", user, env, args=(what,))
                 # (tt-sched kept off the CPUs for the scope's first milliseconds, on a
-                # loaded machine, reads nothing of it: a run again)
-                split = all("on_cpu_ns" in (spike_of(spikes, k) or {}) for k in kernel)
+                # loaded machine, reads nothing of it: a run again; a spike under 5 ms
+                # may have no split, as counters_agree allows: a 2 ms mutex wait is
+                # not read at all since a scope's first reading is 2 ms in)
+                split = all(sp and ("on_cpu_ns" in sp or sp["dur_ns"] < 5 * MS)
+                            for sp in (spike_of(spikes, k) for k in kernel))
                 if all(CAUSES[k["scope"]][0](k) for k in kernel) and split:
                     break
                 print("%s: the cause did not happen, or a spike had no split (attempt %d): %s"
@@ -482,11 +485,13 @@ def refused_report(label, out, kernel):
     s = subprocess.run([TOOL, "spikes", "--json", "--threshold", "1ms", out], capture_output=True,
                        text=True, timeout=60)
     spikes = [json.loads(line) for line in s.stdout.splitlines()]
+    split_rows = 0
     for scope in sorted({k["scope"] for k in kernel}):
         ks = [k for k in kernel if k["scope"] == scope]
         sps = [spike_of(spikes, k) or {} for k in ks]
         if not all("on_cpu_ns" in sp for sp in sps):
             continue
+        split_rows += 1
         row = rows.get(scope, {})
         covered = row.get("on_cpu_ns", -1) + row.get("off_cpu_ns", -1)
         check(row.get("causes_from") == "schedstat" and covered + row.get("unknown_ns", -1) == row.get("total_ns"),
@@ -499,6 +504,8 @@ def refused_report(label, out, kernel):
         print("%s: report's %s: on CPU %s, off CPU %s, unknown %s of %s; the kernel's off CPU %d"
               % (label, scope, row.get("on_cpu_ns"), row.get("off_cpu_ns"), row.get("unknown_ns"),
                  row.get("total_ns"), off))
+    if not split_rows:  # (a 2 ms mutex wait the counters did not read: nothing to mark)
+        return
     text = subprocess.run([TOOL, "report", out], capture_output=True, text=True, timeout=60).stdout
     check(re.search(r" ~\S+ \S+ +~\S+", text) and "from the threads' counters" in text,
           "%s: report's text does not mark the counters' split: %s" % (label, text))
