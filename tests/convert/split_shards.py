@@ -14,7 +14,8 @@ Where Perfetto's trace_processor_shell is, tools/query_shards.py (the documented
 example of one query over all shards) counts and times the slices of every name over
 the shards as the whole run has them.
 
-  split_shards.py SHARDS_PROG CHECK_PERFETTO SCHEMA QUERY_SHARDS   (TT_TEST_TOOL: the command)"""
+  split_shards.py SHARDS_PROG CHECK_PERFETTO SCHEMA QUERY_SHARDS SANITIZE   (TT_TEST_TOOL: the command;
+  SANITIZE: meson's b_sanitize, none or a sanitizer: no memory bound under one)"""
 import csv
 import glob
 import io
@@ -29,7 +30,7 @@ import time
 import urllib.request
 
 tool = os.environ['TT_TEST_TOOL']
-prog, check_perfetto, schema, query_shards = sys.argv[1:5]
+prog, check_perfetto, schema, query_shards, sanitize = sys.argv[1:6]
 THREADS, SCOPES, SPLIT = 3, 50000, 5000
 UI_SLICES = 3000000  # what the converter warns above, without --split
 
@@ -448,7 +449,9 @@ def check_memory(d):
             slices, status, status2, shards_named(d, 'many')))
     # (a begin time a slice would be 62 MB more; two shards open, the first's "run"
     # scopes open all along, about 20)
-    if split - whole > 40:
+    # (not under a sanitizer: AddressSanitizer keeps freed memory in quarantine, 110 MB
+    # more here in CI's build, whatever the split holds)
+    if split - whole > 40 and sanitize == 'none':
         fail('--split of %d slices: %.0f MB at its peak, %.0f MB more than converting the '
              'run whole (%.0f MB)' % (slices, split, split - whole, whole))
     for f in shards_named(d, 'many') + [big]:

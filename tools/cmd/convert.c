@@ -748,7 +748,8 @@ static int tt_split_send(struct tt_splitter *sp, struct tt_held_event *h)
 static int tt_split_advance(struct tt_sink *s, int64_t ts, const struct tt_summary *so_far)
 {
 	struct tt_splitter *sp = (struct tt_splitter *)s;
-	qsort(sp->begins, sp->nbegins, sizeof(*sp->begins), tt_cmp_i64);
+	if (sp->nbegins) /* (a window with none has no array yet: qsort wants one) */
+		qsort(sp->begins, sp->nbegins, sizeof(*sp->begins), tt_cmp_i64);
 	int rc = tt_shards_cut(sp, sp->begins, sp->nbegins);
 	for (size_t i = 0; i < sp->nheld && rc == 0; i++)
 		rc = tt_split_send(sp, &sp->held[i]);
