@@ -15,7 +15,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(__file__))
-from recorder import clean_on_term, fail, run, tool, wine_path  # noqa: E402
+from recorder import clean_on_term, fail, json_events, run, tool, wine_path  # noqa: E402
 
 FLOOD = 20000
 KEPT = 2 * 4095  # two 64 KiB chunks of records
@@ -62,9 +62,7 @@ def main():
             if said not in p.stderr:
                 fail(f"TICKTRACE_BUFFER={bad}: not refused as on Linux ({said}): {p.stderr}")
             out = os.path.join(d, f"bad{BAD_BUFFERS.index(bad)}.json")
-            run([ticktrace, "convert", ttr, "-o", out])
-            events = json.load(open(out))
-            events = events["traceEvents"] if isinstance(events, dict) else events
+            events = json_events(ticktrace, ttr, out)
             kept = sum(1 for e in events if e["ph"] == "i" and e["name"] == "flood")
             if kept != FLOOD:
                 fail(f"TICKTRACE_BUFFER={bad}: {kept} of {FLOOD} flood events kept with the "

@@ -45,6 +45,13 @@ def run(cmd, **kw):
     return p
 
 
+def json_events(ticktrace, ttr, out):
+    """The run's events, converted on Linux to JSON at `out` (either JSON form)."""
+    run([ticktrace, "convert", ttr, "-o", out])
+    events = json.load(open(out))
+    return events["traceEvents"] if isinstance(events, dict) else events
+
+
 def tool():
     t = os.environ.get("TT_TEST_TOOL")
     if not t:

@@ -9,14 +9,13 @@ and every scope. And TICKTRACE_OUT's name as named, beyond the ANSI code page.
     threads.py WRAPPER THREADS_DLL.EXE THREADS_STATIC.EXE
 
 The Linux `ticktrace` as recorder.py finds it; without it, or Wine, exit 77."""
-import json
 import os
 import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(__file__))
-from recorder import clean_on_term, fail, run, tool, wine_path  # noqa: E402
+from recorder import clean_on_term, fail, json_events, run, tool, wine_path  # noqa: E402
 
 THREADS, AT_ONCE, SCOPES = 64, 8, 100
 RUNS = 4
@@ -46,9 +45,7 @@ def main():
                 if p.returncode != 0:
                     fail(f"{exe} run {n + 1}: exit {p.returncode}\n{p.stdout}{p.stderr}")
                 out = os.path.join(d, f"run{n}.json")
-                run([ticktrace, "convert", ttr, "-o", out])
-                events = json.load(open(out))
-                events = events["traceEvents"] if isinstance(events, dict) else events
+                events = json_events(ticktrace, ttr, out)
                 scopes = sum(1 for e in events if e["ph"] == "X" and e["name"] == "w")
                 names = {e["args"]["name"] for e in events
                          if e["ph"] == "M" and e["name"] == "thread_name"}
