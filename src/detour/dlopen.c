@@ -13,7 +13,16 @@
  * dlclose: while it runs, no patch of a library loaded later is undone (turn_off.c);
  * once a library is gone, its patches are forgotten (none is undone into what is
  * mapped there next) and its stubs unmapped: they are entered only from its own code
- * (its slots, its call sites, its functions' entries), which is gone too. The
+ * (its slots, its call sites, its functions' entries), which is gone too.
+ *
+ * The lock is held across the C library's dlopen and dlclose and what follows: else
+ * a library one thread's dlclose unloaded, and another's dlopen loaded again at the
+ * same addresses before the first forgot it, would be taken as known and not patched.
+ * It adds no wait the loader's own lock did not (held there too), but for a thread
+ * that holds the loader's lock outside these (a dlopen of the C library's own, a
+ * dlmopen) and calls dlopen from a constructor. What constructors and destructors
+ * load and unload (a dlopen inside the C library's) is passed on, and taken as the
+ * outer dlopen or dlclose looks, once the C library's returns. The
  * functions a program or library patched at start calls stay as they are: a library
  * loaded later binds no slot of theirs (its symbols come after theirs).
  *
@@ -33,8 +42,12 @@ struct tt__detour_later tt__detour_later;
 /* Held while the known modules change, and patching. */
 static pthread_mutex_t tt__later_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t tt__later_once = PTHREAD_ONCE_INIT;
-/* A dlopen of ticktrace's own (libdw's, as it looks for debug files) is passed on. */
+/* A dlopen of ticktrace's own (libdw's, as it looks for debug files), or one inside
+ * the C library's dlopen or dlclose, is passed on. */
 static __thread int tt__later_inside;
+/* The lock taken for a fork by this thread (not by one that forks from a constructor,
+ * which holds it already). */
+static __thread int tt__later_held_for_fork;
 
 static void tt__later_hold(void)
 {
@@ -46,10 +59,26 @@ static void tt__later_let_go(void)
 	pthread_mutex_unlock(&tt__later_lock);
 }
 
+static void tt__later_before_fork(void)
+{
+	if (!tt__later_inside) {
+		tt__later_hold();
+		tt__later_held_for_fork = 1;
+	}
+}
+
+static void tt__later_after_fork(void)
+{
+	if (tt__later_held_for_fork) {
+		tt__later_held_for_fork = 0;
+		tt__later_let_go();
+	}
+}
+
 /* fork: no other thread holds the lock while the process is copied */
 static void tt__later_at_fork(void)
 {
-	pthread_atfork(tt__later_hold, tt__later_let_go, tt__later_let_go);
+	pthread_atfork(tt__later_before_fork, tt__later_after_fork, tt__later_after_fork);
 }
 
 /* Where `o` is among `all` (`n`), or -1. */
@@ -158,13 +187,16 @@ __attribute__((visibility("default"))) void *dlopen(const char *file, int mode)
 	static void *(*next)(const char *, int);
 	if (!next)
 		next = (void *(*)(const char *, int))(uintptr_t)dlsym(RTLD_NEXT, "dlopen");
-	void *handle = next ? next(file, mode) : NULL;
-	if (!handle || tt__later_inside || !__atomic_load_n(&tt__detour_later.on, __ATOMIC_ACQUIRE))
-		return handle;
+	if (!next)
+		return NULL;
+	if (tt__later_inside || !__atomic_load_n(&tt__detour_later.on, __ATOMIC_ACQUIRE))
+		return next(file, mode);
 	pthread_once(&tt__later_once, tt__later_at_fork);
 	tt__later_inside = 1;
 	tt__later_hold();
-	tt__later_loaded();
+	void *handle = next(file, mode);
+	if (handle)
+		tt__later_loaded();
 	tt__later_let_go();
 	tt__later_inside = 0;
 	return handle;
@@ -179,13 +211,15 @@ __attribute__((visibility("default"))) int dlclose(void *handle)
 		return -1;
 	if (tt__later_inside || !__atomic_load_n(&tt__detour_later.on, __ATOMIC_ACQUIRE))
 		return next(handle);
-	tt__detour_unloading(1);
-	int rc = next(handle);
+	pthread_once(&tt__later_once, tt__later_at_fork);
 	tt__later_inside = 1;
 	tt__later_hold();
+	tt__detour_unloading(1);
+	int rc = next(handle);
 	tt__later_gone();
+	tt__later_loaded(); /* (what its destructors loaded) */
+	tt__detour_unloading(0);
 	tt__later_let_go();
 	tt__later_inside = 0;
-	tt__detour_unloading(0);
 	return rc;
 }
