@@ -17,8 +17,9 @@
 /* TICKTRACE_OUT as the run began: a relative one (the default is) in the directory
  * the program was in then, which it may leave before the file is written (daemon(0,
  * 0) moves to /). TICKTRACE_LIST likewise, read then: a program may clear its
- * environment. */
-static char tt__out_pattern[4096], tt__list_path[4096];
+ * environment. A TICKTRACE_OUT the program sets itself later is its choice, and
+ * taken (`tt__out_given`: the value the pattern was made from). */
+static char tt__out_pattern[4096], tt__out_given[4096], tt__list_path[4096];
 /* Under `ticktrace record`, this process is not the program it started: its files
  * are named apart, with its pid (TT_ENV_PROGRAM_PID). */
 static int tt__out_apart;
@@ -33,15 +34,21 @@ static void tt__in_start_dir(const char *path, const char *cwd, char *buf, size_
 		snprintf(buf, size, "%s", path);
 }
 
+/* The pattern from TICKTRACE_OUT as it is now; returns the current directory. */
+static void tt__resolve_pattern(char *cwd, size_t size)
+{
+	const char *given = getenv(TT_ENV_OUT);
+	snprintf(tt__out_given, sizeof tt__out_given, "%s", given ? given : "");
+	if (!getcwd(cwd, size))
+		cwd[0] = 0;
+	tt__in_start_dir(tt__out_given[0] ? tt__out_given : "ticktrace-%p.ttr", cwd,
+			 tt__out_pattern, sizeof tt__out_pattern);
+}
+
 void tt__resolve_out(void)
 {
-	const char *pattern = getenv(TT_ENV_OUT);
-	if (!pattern || !*pattern)
-		pattern = "ticktrace-%p.ttr";
 	char cwd[4096];
-	if (!getcwd(cwd, sizeof cwd))
-		cwd[0] = 0;
-	tt__in_start_dir(pattern, cwd, tt__out_pattern, sizeof tt__out_pattern);
+	tt__resolve_pattern(cwd, sizeof cwd);
 	const char *list = getenv(TT_ENV_LIST);
 	tt__list_path[0] = 0;
 	if (list && *list)
@@ -54,8 +61,13 @@ void tt__resolve_out(void)
 
 int tt__default_path(char *buf, size_t size)
 {
-	if (!tt__out_pattern[0])
+	const char *now = getenv(TT_ENV_OUT);
+	if (!tt__out_pattern[0]) {
 		tt__resolve_out();
+	} else if (now && *now && strcmp(now, tt__out_given) != 0) {
+		char cwd[4096];
+		tt__resolve_pattern(cwd, sizeof cwd);
+	}
 	return tt__expand_path(tt__out_pattern, buf, size);
 }
 
