@@ -21,7 +21,7 @@
  *   crowd      CROWD_THREADS threads, each CROWD_NAPS 3 ms sleeps in scope "nap" (no
  *              lines): more readings than tt-sched's budget allows against the
  *              little CPU time they use
- *   crowdfork  as crowd, then a forked child as sleep ({"child_pid": its pid})
+ *   crowdfork  as crowd, then a forked child sleeps 30 ms in scope "sleep30" ({"child_pid": its pid})
  *   hang       as sleep, then a line {"hung": 1} and a wait to be killed
  *   seccomp [WHAT]  as WHAT (sleep, lock or spin; sleep by default), perf_event_open
  *              denied (EACCES) by a seccomp filter set before ticktrace starts
@@ -530,8 +530,8 @@ int main(int argc, char **argv)
 		crowd();
 		fflush(stdout);
 		pid_t child = fork();
-		if (child == 0) {
-			AROUND("sleep3", sleep_ms(3));
+		if (child == 0) { /* (30 ms: tt-sched, new in the child, may start late on a loaded machine) */
+			AROUND("sleep30", sleep_ms(30));
 			return 0;
 		}
 		int status;

@@ -392,7 +392,7 @@ def budget(tmp):
 
 
 def budget_fork(tmp):
-    """As budget, then a forked child sleeps 3 ms in a scope: the child's tt-sched
+    """As budget, then a forked child sleeps 30 ms in a scope: the child's tt-sched
     begins its budget again (its CPU time and the process's start from zero there),
     so its one scope is read (whether the readings split it depends on when tt-sched
     ran), none left unread, and only the parent says it reached its budget."""
