@@ -77,8 +77,14 @@ static int tt__counters_over_budget(int64_t now_ns)
 	return (double)tt__counters_spent_ns > tt__counters_allowed_ns;
 }
 
+/* /proc/self/task in tt-sched's table, each thread's files opened in it; -1: not yet
+ * (or it could not be: by their whole paths) */
+static int tt__counters_task_dir = -1;
+
 void tt__counters_after_fork(void)
 {
+	/* (the parent's tt-sched's table and process: not the child's, nor closed here) */
+	tt__counters_task_dir = -1;
 	/* (the child's tt-sched, its CPU time and the process's begin again; the parent's
 	 * unread scopes are the parent's to say) */
 	tt__counters_spent_ns = tt__counters_looked_ns = 0;
@@ -172,7 +178,9 @@ static uint64_t tt__counters_process_faults(void)
 static void tt__counters_read(struct tt__slot *slot, int faults)
 {
 	struct tt__counters *c = &slot->sched.counters;
-	if (!c->files.tid && tt__schedstat_open(&c->files, slot->tid) < 0) {
+	if (!c->files.tid && tt__counters_task_dir < 0)
+		tt__counters_task_dir = tt__schedstat_task_dir();
+	if (!c->files.tid && tt__schedstat_open(&c->files, slot->tid, tt__counters_task_dir) < 0) {
 		c->gone = 1; /* (its /proc files are gone: it exited) */
 		return;
 	}
@@ -208,7 +216,7 @@ static void tt__counters_read_here(struct tt__slot *slot)
 	if (slot->tid == (uint32_t)gettid()) {
 		read = tt__schedstat_read_own(slot->tid, &reading);
 	} else {
-		if (tt__schedstat_open(&files, slot->tid) < 0)
+		if (tt__schedstat_open(&files, slot->tid, -1) < 0)
 			return;
 		read = tt__schedstat_read(&files, &reading, 1);
 		tt__schedstat_close(&files);
@@ -334,7 +342,7 @@ void tt__counters_forget(struct tt__counters *c, int ours)
 		tt__counters_to_close[tt__counters_closing++] = c->files;
 	if (c->at)
 		tt_os_free(c->at, c->cap * sizeof *c->at);
-	*c = (struct tt__counters){.files = {.schedstat_fd = -1, .stat_fd = -1}};
+	*c = (struct tt__counters){.files = {.schedstat_fd = -1, .stat_fd = -1, .dir = -1}};
 }
 
 void tt__counters_sections(struct tt__slot *slot, uint64_t *at, tt__counters_fn fn, void *ctx)
