@@ -35,7 +35,8 @@
 #define TT__COUNTERS_BETWEEN_NS 8000000
 /* readings a thread's store holds at first: a page's (most threads need no more; a
  * page is one fault, not three) */
-#define TT__COUNTERS_FIRST (4096 / sizeof(struct tt_schedstat_sample))
+#define TT__COUNTERS_FIRST_PAGE 4096
+#define TT__COUNTERS_FIRST (TT__COUNTERS_FIRST_PAGE / sizeof(struct tt_schedstat_sample))
 #define TT__COUNTERS_MAX 65536        /* and at most (3 MiB): mode stop keeps the first */
 
 /* tt-sched's CPU time for the counters' readings, past which it watches no new scope:
@@ -103,6 +104,36 @@ int tt__counters_steal; /* format.h: TT_SCHEDSTAT_STEAL */
 static struct tt__schedstat tt__counters_to_close[TT__COUNTERS_TO_CLOSE];
 static unsigned tt__counters_closing;
 
+/* A thread's first store (TT__COUNTERS_FIRST readings) comes from slabs of 16 and goes
+ * back to a list as the thread goes, not mmap'd and munmap'd a thread (in the
+ * benchmark's 64 threads, some 6 us each: a tenth of tt-sched's time); larger ones are
+ * the platform's pages. Lock held. */
+#define TT__COUNTERS_FIRST_BYTES (TT__COUNTERS_FIRST * sizeof(struct tt_schedstat_sample))
+/* (a page each: the slab aligns each to 64 bytes) */
+static struct tt__slab tt__counters_first_slab = {.slab_size = 16 * TT__COUNTERS_FIRST_PAGE};
+static void *tt__counters_first_free; /* each one's first word: the next's address */
+
+static struct tt_schedstat_sample *tt__counters_alloc(size_t cap)
+{
+	if (cap != TT__COUNTERS_FIRST)
+		return tt_os_alloc(cap * sizeof(struct tt_schedstat_sample));
+	void *store = tt__counters_first_free;
+	if (!store)
+		return tt__slab_alloc(&tt__counters_first_slab, TT__COUNTERS_FIRST_BYTES);
+	memcpy(&tt__counters_first_free, store, sizeof store);
+	return store;
+}
+
+static void tt__counters_free(struct tt_schedstat_sample *at, size_t cap)
+{
+	if (cap != TT__COUNTERS_FIRST) {
+		tt_os_free(at, cap * sizeof *at);
+		return;
+	}
+	memcpy(at, &tt__counters_first_free, sizeof tt__counters_first_free);
+	tt__counters_first_free = at;
+}
+
 /* Lock held: one more reading in the thread's store, or counted as lost. */
 static struct tt_schedstat_sample *tt__counters_room(struct tt__counters *c)
 {
@@ -118,12 +149,12 @@ static struct tt_schedstat_sample *tt__counters_room(struct tt__counters *c)
 		} else {
 			size_t cap = !c->cap ? TT__COUNTERS_FIRST
 				   : 2u * c->cap < TT__COUNTERS_MAX ? 2u * c->cap : TT__COUNTERS_MAX;
-			void *grown = tt_os_alloc(cap * sizeof *c->at);
+			struct tt_schedstat_sample *grown = tt__counters_alloc(cap);
 			if (!grown)
 				return NULL;
 			if (c->at) {
 				memcpy(grown, c->at, c->n * sizeof *c->at);
-				tt_os_free(c->at, c->cap * sizeof *c->at);
+				tt__counters_free(c->at, c->cap);
 			}
 			c->at = grown;
 			c->cap = (uint32_t)cap;
@@ -341,7 +372,7 @@ void tt__counters_forget(struct tt__counters *c, int ours)
 	if (ours && c->files.tid && tt__counters_closing < TT__COUNTERS_TO_CLOSE)
 		tt__counters_to_close[tt__counters_closing++] = c->files;
 	if (c->at)
-		tt_os_free(c->at, c->cap * sizeof *c->at);
+		tt__counters_free(c->at, c->cap);
 	*c = (struct tt__counters){.files = {.schedstat_fd = -1, .stat_fd = -1, .dir = -1}};
 }
 
