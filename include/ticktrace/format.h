@@ -446,6 +446,9 @@ enum tt_no_states {
 	 * sections, the run keeps its threads' states in memory until it writes its trace
 	 * (killed first: they are gone). */
 	TT_NO_STATES_LIVE = 6,
+	/* TICKTRACE_SCHED=schedstat: its switches not asked for, its counters the source
+	 * (SCHEDSTAT sections: one, of no reading maybe, for each such thread) */
+	TT_NO_STATES_COUNTERS = 7,
 };
 
 #define TT_THREAD_NO_STATES(flags) (((flags) & TT_THREAD_NO_STATES_MASK) >> 4)

@@ -57,6 +57,7 @@ struct tt__counters {
 	 * TT_SCHEDSTAT_BUDGET), and the last one's opening record's TSC */
 	uint64_t unread, unread_scope;
 	uint64_t unread_written; /* (as many as its last section written said) */
+	int written; /* a section of it was written (of no reading, maybe) */
 };
 
 /* The sched lock's: the kernel's ring for the thread, and the states taken from it. */

@@ -381,8 +381,11 @@ void tt__counters_sections(struct tt__slot *slot, uint64_t *at, tt__counters_fn 
 	struct tt__counters *c = &slot->sched.counters;
 	uint64_t from = *at > c->base ? *at - c->base : 0;
 	/* (a thread with no reading new but scopes left unread since: a section of none,
-	 * which says them) */
-	if (from < c->n || c->unread > c->unread_written)
+	 * which says them; and one whose states are its counters alone, none read yet: a
+	 * section of none, which says they were its source, so that its spikes say why
+	 * they have no split, not why it has no switches) */
+	int source_unread = tt__counters_on && !slot->sched.on && !c->written && !c->base && !c->n;
+	if (from < c->n || c->unread > c->unread_written || source_unread)
 		fn(ctx, slot, from ? 0 : c->lost, c->at ? c->at + from : NULL, from < c->n ? c->n - from : 0);
 	*at = c->base + c->n;
 }
@@ -394,6 +397,7 @@ void tt__counters_written(struct tt__slot *slot)
 	c->n = 0;
 	c->lost = 0;
 	c->unread_written = c->unread;
+	c->written = 1;
 }
 
 void tt__counters_read_new(struct tt__slot *slot, int recorded, uint64_t *at, tt__counters_fn fn, void *ctx)

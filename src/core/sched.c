@@ -621,7 +621,7 @@ uint32_t tt__sched_no_states(const struct tt__slot *slot)
 int tt__sched_start(int off, int only)
 {
 	tt__sched_off = off || only == TT__SCHED_SCHEDSTAT;
-	tt__sched_off_why = TT_NO_STATES_OFF;
+	tt__sched_off_why = off ? TT_NO_STATES_OFF : TT_NO_STATES_COUNTERS;
 	tt__sched_counters_allowed = !off && only != TT__SCHED_SWITCHES;
 	/* (read whatever the source: the counters' readings say it) */
 	tt__counters_steal = tt__schedstat_steal_accounted();

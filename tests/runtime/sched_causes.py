@@ -389,6 +389,22 @@ def budget(tmp):
     unsplit = [sp for sp in naps if "on_cpu_ns" not in sp]
     check(len(naps) == 64 * 20 and unsplit and len(unsplit) < len(naps),
           "crowd: of %d naps, %d without a split (some, not all, expected)" % (len(naps), len(unsplit)))
+    unsplit_said(unsplit, "crowd (TICKTRACE_SCHED=schedstat)")
+    check("64 threads without states: its switches were not asked for (TICKTRACE_SCHED=schedstat)"
+          in info.stdout, "crowd: info does not say the counters stood in: %s" % info.stdout)
+    # perf refused, the counters standing in: the same reasons
+    _, spikes, _, _ = run(tmp, "seccomp", args=("crowd",))
+    unsplit_said([sp for sp in spikes if sp["name"] == "nap" and "on_cpu_ns" not in sp], "crowd (seccomp)")
+
+
+def unsplit_said(unsplit, label):
+    """Spikes without a split where the counters were the source: each says what the
+    counters lacked (never that the states were off, nor only that perf was refused)."""
+    counters = re.compile(r"^(its thread's counters were never read|no counters reading|its counters "
+                          r"were read too far)")
+    wrong = [sp.get("no_split") for sp in unsplit if not counters.match(sp.get("no_split", ""))]
+    check(unsplit and not wrong, "%s: %d of %d unsplit spikes say no counters' reason: %s"
+          % (label, len(wrong), len(unsplit), sorted(set(wrong))))
 
 
 def budget_fork(tmp):
