@@ -571,7 +571,10 @@ enum tt_schedstat_flags {
 };
 
 struct tt_schedstat_budget {
-	uint64_t unread;   /* the thread's scopes left unread so far (each section: all since its start) */
+	/* the thread's scopes seen left unread so far (each section: all since its start);
+	 * at least: past its budget tt-sched looks seldom, and does not see a scope that
+	 * opens and ends between two looks */
+	uint64_t unread;
 	uint64_t reserved; /* 0 */
 };
 _Static_assert(sizeof(struct tt_schedstat_budget) == 16, "schedstat budget layout");

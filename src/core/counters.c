@@ -61,8 +61,6 @@ static uint64_t tt__counters_watches; /* scopes it began to read */
 /* the first scopes it reads are not held to the budget: a short run's few spikes are
  * each split, whatever their reading cost against the little CPU time it used */
 #define TT__COUNTERS_BUDGET_FREE 8
-/* tt-sched's looks while it is over its budget and reads nothing */
-#define TT__COUNTERS_OVER_BUDGET_NS 10000000
 
 static double tt__counters_allowed_ns; /* the budget it last found */
 
