@@ -446,6 +446,9 @@ enum tt_no_states {
 	 * sections, the run keeps its threads' states in memory until it writes its trace
 	 * (killed first: they are gone). */
 	TT_NO_STATES_LIVE = 6,
+	/* TICKTRACE_SCHED=schedstat: its switches not asked for, its counters the source
+	 * (SCHEDSTAT sections: one, of no reading maybe, for each such thread) */
+	TT_NO_STATES_COUNTERS = 7,
 };
 
 #define TT_THREAD_NO_STATES(flags) (((flags) & TT_THREAD_NO_STATES_MASK) >> 4)
@@ -568,7 +571,10 @@ enum tt_schedstat_flags {
 };
 
 struct tt_schedstat_budget {
-	uint64_t unread;   /* the thread's scopes left unread so far (each section: all since its start) */
+	/* the thread's scopes seen left unread so far (each section: all since its start);
+	 * at least: past its budget tt-sched looks seldom, and does not see a scope that
+	 * opens and ends between two looks */
+	uint64_t unread;
 	uint64_t reserved; /* 0 */
 };
 _Static_assert(sizeof(struct tt_schedstat_budget) == 16, "schedstat budget layout");

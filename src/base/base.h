@@ -188,11 +188,17 @@ void tt__switches_close(struct tt__switches *s) TT__HIDDEN;
 /* schedstat.c: a thread's own counters, read by another thread of the process */
 struct tt__schedstat {
 	int schedstat_fd, stat_fd; /* -1: not open */
+	int dir; /* opened in /proc/self/task's descriptor (tt__schedstat_task_dir), or -1 */
 	uint32_t tid; /* 0: not open (a slot not yet set up holds zeros) */
 };
+/* /proc/self/task opened in the caller's table (kept there: each thread's files
+ * opened in it cost a third of those opened by their whole path), or -1 with errno. */
+int tt__schedstat_task_dir(void) TT__HIDDEN;
 /* Opens thread `tid`'s schedstat (stat once its faults are first read; kept open: in
- * a table of descriptors of the caller's own, tt__fd_private_table): 0 or -errno. */
-int tt__schedstat_open(struct tt__schedstat *s, uint32_t tid) TT__HIDDEN;
+ * a table of descriptors of the caller's own, tt__fd_private_table), in `dir`
+ * (tt__schedstat_task_dir's, of the same table), or by its whole path where -1: 0 or
+ * -errno. */
+int tt__schedstat_open(struct tt__schedstat *s, uint32_t tid, int dir) TT__HIDDEN;
 /* Its counters now (format.h: struct tt_schedstat_sample; the page faults only with
  * `faults`: the dearest part, left as they are in *out without): 0, or -1 (it exited). */
 int tt__schedstat_read(struct tt__schedstat *s, struct tt_schedstat_sample *out, int faults) TT__HIDDEN;

@@ -47,6 +47,10 @@ const char *tt_sched_none_text(uint32_t thread_flags, char *buf, size_t cap)
 			 "alone, which need an administrator: not elevated, or the session was refused "
 			 "(its CPU time is read)");
 		break;
+	case TT_NO_STATES_COUNTERS:
+		snprintf(buf, cap, "its switches were not asked for (TICKTRACE_SCHED=schedstat): its "
+			 "counters stand in");
+		break;
 	case TT_NO_STATES_LIVE:
 		snprintf(buf, cap, "a live file (the run crashed, was killed, or still runs): its thread "
 			 "states were in the run's memory only, written with its trace at its end");

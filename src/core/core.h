@@ -57,6 +57,7 @@ struct tt__counters {
 	 * TT_SCHEDSTAT_BUDGET), and the last one's opening record's TSC */
 	uint64_t unread, unread_scope;
 	uint64_t unread_written; /* (as many as its last section written said) */
+	int written; /* a section of it was written (of no reading, maybe) */
 };
 
 /* The sched lock's: the kernel's ring for the thread, and the states taken from it. */
@@ -459,6 +460,9 @@ extern uint64_t tt__counters_unread TT__HIDDEN; /* every thread's scopes left un
  * 0.3 % 0.8 % (medians of 41 in turns, load 19 to 35). */
 #define TT__COUNTERS_BUDGET_PCT 0.3
 #define TT__COUNTERS_BUDGET_WALL_PCT 0.1
+/* tt-sched's looks while it is over its budget and reads nothing: a scope that opens
+ * and ends between two is not seen, and not counted unread */
+#define TT__COUNTERS_OVER_BUDGET_NS 10000000
 /* Lock held: the slot's readings from the `*at`-th the thread had (0: from the first
  * kept), one call with those the store still holds and those lost before them; *at
  * moves past them. */

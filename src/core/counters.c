@@ -35,7 +35,8 @@
 #define TT__COUNTERS_BETWEEN_NS 8000000
 /* readings a thread's store holds at first: a page's (most threads need no more; a
  * page is one fault, not three) */
-#define TT__COUNTERS_FIRST (4096 / sizeof(struct tt_schedstat_sample))
+#define TT__COUNTERS_FIRST_PAGE 4096
+#define TT__COUNTERS_FIRST (TT__COUNTERS_FIRST_PAGE / sizeof(struct tt_schedstat_sample))
 #define TT__COUNTERS_MAX 65536        /* and at most (3 MiB): mode stop keeps the first */
 
 /* tt-sched's CPU time for the counters' readings, past which it watches no new scope:
@@ -60,8 +61,6 @@ static uint64_t tt__counters_watches; /* scopes it began to read */
 /* the first scopes it reads are not held to the budget: a short run's few spikes are
  * each split, whatever their reading cost against the little CPU time it used */
 #define TT__COUNTERS_BUDGET_FREE 8
-/* tt-sched's looks while it is over its budget and reads nothing */
-#define TT__COUNTERS_OVER_BUDGET_NS 10000000
 
 static double tt__counters_allowed_ns; /* the budget it last found */
 
@@ -77,8 +76,14 @@ static int tt__counters_over_budget(int64_t now_ns)
 	return (double)tt__counters_spent_ns > tt__counters_allowed_ns;
 }
 
+/* /proc/self/task in tt-sched's table, each thread's files opened in it; -1: not yet
+ * (or it could not be: by their whole paths) */
+static int tt__counters_task_dir = -1;
+
 void tt__counters_after_fork(void)
 {
+	/* (the parent's tt-sched's table and process: not the child's, nor closed here) */
+	tt__counters_task_dir = -1;
 	/* (the child's tt-sched, its CPU time and the process's begin again; the parent's
 	 * unread scopes are the parent's to say) */
 	tt__counters_spent_ns = tt__counters_looked_ns = 0;
@@ -97,6 +102,36 @@ int tt__counters_steal; /* format.h: TT_SCHEDSTAT_STEAL */
 static struct tt__schedstat tt__counters_to_close[TT__COUNTERS_TO_CLOSE];
 static unsigned tt__counters_closing;
 
+/* A thread's first store (TT__COUNTERS_FIRST readings) comes from slabs of 16 and goes
+ * back to a list as the thread goes, not mmap'd and munmap'd a thread (in the
+ * benchmark's 64 threads, some 6 us each: a tenth of tt-sched's time); larger ones are
+ * the platform's pages. Lock held. */
+#define TT__COUNTERS_FIRST_BYTES (TT__COUNTERS_FIRST * sizeof(struct tt_schedstat_sample))
+/* (a page each: the slab aligns each to 64 bytes) */
+static struct tt__slab tt__counters_first_slab = {.slab_size = 16 * TT__COUNTERS_FIRST_PAGE};
+static void *tt__counters_first_free; /* each one's first word: the next's address */
+
+static struct tt_schedstat_sample *tt__counters_alloc(size_t cap)
+{
+	if (cap != TT__COUNTERS_FIRST)
+		return tt_os_alloc(cap * sizeof(struct tt_schedstat_sample));
+	void *store = tt__counters_first_free;
+	if (!store)
+		return tt__slab_alloc(&tt__counters_first_slab, TT__COUNTERS_FIRST_BYTES);
+	memcpy(&tt__counters_first_free, store, sizeof store);
+	return store;
+}
+
+static void tt__counters_free(struct tt_schedstat_sample *at, size_t cap)
+{
+	if (cap != TT__COUNTERS_FIRST) {
+		tt_os_free(at, cap * sizeof *at);
+		return;
+	}
+	memcpy(at, &tt__counters_first_free, sizeof tt__counters_first_free);
+	tt__counters_first_free = at;
+}
+
 /* Lock held: one more reading in the thread's store, or counted as lost. */
 static struct tt_schedstat_sample *tt__counters_room(struct tt__counters *c)
 {
@@ -112,12 +147,12 @@ static struct tt_schedstat_sample *tt__counters_room(struct tt__counters *c)
 		} else {
 			size_t cap = !c->cap ? TT__COUNTERS_FIRST
 				   : 2u * c->cap < TT__COUNTERS_MAX ? 2u * c->cap : TT__COUNTERS_MAX;
-			void *grown = tt_os_alloc(cap * sizeof *c->at);
+			struct tt_schedstat_sample *grown = tt__counters_alloc(cap);
 			if (!grown)
 				return NULL;
 			if (c->at) {
 				memcpy(grown, c->at, c->n * sizeof *c->at);
-				tt_os_free(c->at, c->cap * sizeof *c->at);
+				tt__counters_free(c->at, c->cap);
 			}
 			c->at = grown;
 			c->cap = (uint32_t)cap;
@@ -172,7 +207,9 @@ static uint64_t tt__counters_process_faults(void)
 static void tt__counters_read(struct tt__slot *slot, int faults)
 {
 	struct tt__counters *c = &slot->sched.counters;
-	if (!c->files.tid && tt__schedstat_open(&c->files, slot->tid) < 0) {
+	if (!c->files.tid && tt__counters_task_dir < 0)
+		tt__counters_task_dir = tt__schedstat_task_dir();
+	if (!c->files.tid && tt__schedstat_open(&c->files, slot->tid, tt__counters_task_dir) < 0) {
 		c->gone = 1; /* (its /proc files are gone: it exited) */
 		return;
 	}
@@ -208,7 +245,7 @@ static void tt__counters_read_here(struct tt__slot *slot)
 	if (slot->tid == (uint32_t)gettid()) {
 		read = tt__schedstat_read_own(slot->tid, &reading);
 	} else {
-		if (tt__schedstat_open(&files, slot->tid) < 0)
+		if (tt__schedstat_open(&files, slot->tid, -1) < 0)
 			return;
 		read = tt__schedstat_read(&files, &reading, 1);
 		tt__schedstat_close(&files);
@@ -333,8 +370,8 @@ void tt__counters_forget(struct tt__counters *c, int ours)
 	if (ours && c->files.tid && tt__counters_closing < TT__COUNTERS_TO_CLOSE)
 		tt__counters_to_close[tt__counters_closing++] = c->files;
 	if (c->at)
-		tt_os_free(c->at, c->cap * sizeof *c->at);
-	*c = (struct tt__counters){.files = {.schedstat_fd = -1, .stat_fd = -1}};
+		tt__counters_free(c->at, c->cap);
+	*c = (struct tt__counters){.files = {.schedstat_fd = -1, .stat_fd = -1, .dir = -1}};
 }
 
 void tt__counters_sections(struct tt__slot *slot, uint64_t *at, tt__counters_fn fn, void *ctx)
@@ -342,8 +379,11 @@ void tt__counters_sections(struct tt__slot *slot, uint64_t *at, tt__counters_fn 
 	struct tt__counters *c = &slot->sched.counters;
 	uint64_t from = *at > c->base ? *at - c->base : 0;
 	/* (a thread with no reading new but scopes left unread since: a section of none,
-	 * which says them) */
-	if (from < c->n || c->unread > c->unread_written)
+	 * which says them; and one whose states are its counters alone, none read yet: a
+	 * section of none, which says they were its source, so that its spikes say why
+	 * they have no split, not why it has no switches) */
+	int source_unread = tt__counters_on && !slot->sched.on && !c->written && !c->base && !c->n;
+	if (from < c->n || c->unread > c->unread_written || source_unread)
 		fn(ctx, slot, from ? 0 : c->lost, c->at ? c->at + from : NULL, from < c->n ? c->n - from : 0);
 	*at = c->base + c->n;
 }
@@ -355,6 +395,7 @@ void tt__counters_written(struct tt__slot *slot)
 	c->n = 0;
 	c->lost = 0;
 	c->unread_written = c->unread;
+	c->written = 1;
 }
 
 void tt__counters_read_new(struct tt__slot *slot, int recorded, uint64_t *at, tt__counters_fn fn, void *ctx)

@@ -192,9 +192,11 @@ void tt__sched_say_refused(void)
 	uint64_t unread = __atomic_load_n(&tt__counters_unread, __ATOMIC_RELAXED);
 	if (unread)
 		fprintf(tt__err, "ticktrace: tt-sched's reading of the threads' counters reached its "
-			"budget (%g%% of the program's CPU time and %g%% of one CPU's more): %" PRIu64
-			" scope%s open long enough to be read went unread, their spikes have no split\n",
-			TT__COUNTERS_BUDGET_PCT, TT__COUNTERS_BUDGET_WALL_PCT, unread, unread == 1 ? "" : "s");
+			"budget (%g%% of the program's CPU time and %g%% of one CPU's more): at least %" PRIu64
+			" scope%s open long enough to be read went unread (past it, it looks every %d ms, and "
+			"does not see those that open and end between), their spikes have no split\n",
+			TT__COUNTERS_BUDGET_PCT, TT__COUNTERS_BUDGET_WALL_PCT, unread, unread == 1 ? "" : "s",
+			TT__COUNTERS_OVER_BUDGET_NS / 1000000);
 	if (tt__sched_late)
 		fprintf(tt__err, "ticktrace: %u threads not started by pthread_create after ticktrace "
 			"started (raw clone, or earlier) had their thread states asked for by tt-sched "
@@ -621,7 +623,7 @@ uint32_t tt__sched_no_states(const struct tt__slot *slot)
 int tt__sched_start(int off, int only)
 {
 	tt__sched_off = off || only == TT__SCHED_SCHEDSTAT;
-	tt__sched_off_why = TT_NO_STATES_OFF;
+	tt__sched_off_why = off ? TT_NO_STATES_OFF : TT_NO_STATES_COUNTERS;
 	tt__sched_counters_allowed = !off && only != TT__SCHED_SWITCHES;
 	/* (read whatever the source: the counters' readings say it) */
 	tt__counters_steal = tt__schedstat_steal_accounted();

@@ -44,11 +44,21 @@ static void test_own_reading_agrees_with_stat(void **state)
 	pthread_barrier_init(&step, NULL, 2);
 	assert_int_equal(pthread_create(&t, NULL, helper, NULL), 0);
 	pthread_barrier_wait(&step);
-	struct tt__schedstat files;
-	struct tt_schedstat_sample outside;
-	assert_int_equal(tt__schedstat_open(&files, helper_tid), 0);
+	struct tt__schedstat files, in_dir;
+	struct tt_schedstat_sample outside, outside_in_dir;
+	assert_int_equal(tt__schedstat_open(&files, helper_tid, -1), 0);
 	assert_int_equal(tt__schedstat_read(&files, &outside, 1), 0);
 	tt__schedstat_close(&files);
+	/* opened in /proc/self/task's descriptor: the same files (the helper waits) */
+	int dir = tt__schedstat_task_dir();
+	assert_true(dir >= 0);
+	assert_int_equal(tt__schedstat_open(&in_dir, helper_tid, dir), 0);
+	assert_int_equal(tt__schedstat_read(&in_dir, &outside_in_dir, 1), 0);
+	tt__schedstat_close(&in_dir);
+	close(dir);
+	assert_true(outside_in_dir.minflt == outside.minflt && outside_in_dir.majflt == outside.majflt);
+	assert_true(outside_in_dir.wait_ns == outside.wait_ns && outside_in_dir.timeslices == outside.timeslices);
+	assert_true(outside_in_dir.run_ns >= outside.run_ns && outside_in_dir.ns > outside.ns);
 	pthread_barrier_wait(&step);
 	pthread_join(t, NULL);
 	/* Its own faults count the pages it faulted in, as stat counts them: the

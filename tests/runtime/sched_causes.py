@@ -316,15 +316,18 @@ def refused(tmp, user=None):
                     fresh_dir(snaps)
                 kernel, spikes, err, out = run(tmp, "seccomp", user, env, args=(what,))
                 # (tt-sched kept off the CPUs for the scope's first milliseconds, on a
-                # loaded machine, reads nothing of it: a run again; a spike under 5 ms
+                # loaded machine, reads nothing of it, or reads it late, its split
+                # then coarser than half its length: a run again; a spike under 5 ms
                 # may have no split, as counters_agree allows: a 2 ms mutex wait is
                 # not read at all since a scope's first reading is 2 ms in)
                 split = all(sp and ("on_cpu_ns" in sp or sp["dur_ns"] < 5 * MS)
                             for sp in (spike_of(spikes, k) for k in kernel))
-                if all(CAUSES[k["scope"]][0](k) for k in kernel) and split:
+                fine = all(sp["dur_ns"] < 5 * MS or sp["causes_error_ns"] <= sp["dur_ns"] // 2
+                           for sp in (spike_of(spikes, k) for k in kernel) if sp and "on_cpu_ns" in sp)
+                if all(CAUSES[k["scope"]][0](k) for k in kernel) and split and fine:
                     break
-                print("%s: the cause did not happen, or a spike had no split (attempt %d): %s"
-                      % (label, attempt + 1, kernel))
+                print("%s: the cause did not happen, or a spike had no split or a coarse one "
+                      "(attempt %d): %s %s" % (label, attempt + 1, kernel, spikes))
             lines = [l for l in err.splitlines() if l.strip() and not (snaps and " snapshots in " in l)]
             check(len(lines) == 1 and "no thread states" in lines[0] and "Permission denied" in lines[0]
                   and "counters instead" in lines[0], "%s: not one clean line: %r" % (label, err))
@@ -371,8 +374,8 @@ def budget(tmp):
     with their count, which the file (each thread's SCHEDSTAT sections) and `info`
     say too; those scopes have no split."""
     _, spikes, err, out = run(tmp, "crowd", env_extra={"TICKTRACE_SCHED": "schedstat"})
-    said = re.findall(r"reached its budget .*?: (\d+) scopes? open long enough to be read "
-                      r"went unread, their spikes have no split", err)
+    said = re.findall(r"reached its budget .*?: at least (\d+) scopes? open long enough to be read "
+                      r"went unread \(past it, it looks every 10 ms, .*\), their spikes have no split", err)
     check(len(said) == 1, "crowd: the budget not said once at exit: %r" % err)
     if len(said) != 1:
         return
@@ -382,13 +385,32 @@ def budget(tmp):
           "crowd: the file's unread scopes %s, the exit line's %d"
           % ([c["unread"] for c in counters], unread))
     info = subprocess.run([TOOL, "info", out], capture_output=True, text=True, timeout=60)
-    check(info.returncode == 0 and ": %d scope%s open long enough to be read went unread"
+    check(info.returncode == 0 and ": at least %d scope%s open long enough to be read went unread"
           % (unread, "" if unread == 1 else "s") in info.stdout,
           "crowd: info does not say the %d unread scopes: %s" % (unread, info.stdout))
     naps = [sp for sp in spikes if sp["name"] == "nap"]
     unsplit = [sp for sp in naps if "on_cpu_ns" not in sp]
     check(len(naps) == 64 * 20 and unsplit and len(unsplit) < len(naps),
           "crowd: of %d naps, %d without a split (some, not all, expected)" % (len(naps), len(unsplit)))
+    unsplit_said(unsplit, "crowd (TICKTRACE_SCHED=schedstat)")
+    # (those said unread are some of those with no split: tt-sched past its budget sees
+    # only the scopes open as it looks, every 10 ms)
+    check(unread <= len(unsplit), "crowd: %d said unread, %d without a split" % (unread, len(unsplit)))
+    check("64 threads without states: its switches were not asked for (TICKTRACE_SCHED=schedstat)"
+          in info.stdout, "crowd: info does not say the counters stood in: %s" % info.stdout)
+    # perf refused, the counters standing in: the same reasons
+    _, spikes, _, _ = run(tmp, "seccomp", args=("crowd",))
+    unsplit_said([sp for sp in spikes if sp["name"] == "nap" and "on_cpu_ns" not in sp], "crowd (seccomp)")
+
+
+def unsplit_said(unsplit, label):
+    """Spikes without a split where the counters were the source: each says what the
+    counters lacked (never that the states were off, nor only that perf was refused)."""
+    counters = re.compile(r"^(its thread's counters were never read|no counters reading|its counters "
+                          r"were read too far)")
+    wrong = [sp.get("no_split") for sp in unsplit if not counters.match(sp.get("no_split", ""))]
+    check(unsplit and not wrong, "%s: %d of %d unsplit spikes say no counters' reason: %s"
+          % (label, len(wrong), len(unsplit), sorted(set(wrong))))
 
 
 def budget_fork(tmp):

@@ -124,8 +124,9 @@ static void tt_print_counters(FILE *out, const struct tt_file *f, bool switches)
 			readings, threads, threads == 1 ? "" : "s", lost);
 	if (unread)
 		fprintf(out, "  thread counters' budget: reached (tt-sched's CPU time against the "
-			"program's): %" PRIu64 " scope%s open long enough to be read went unread; "
-			"their spikes have no split\n", unread, unread == 1 ? "" : "s");
+			"program's): at least %" PRIu64 " scope%s open long enough to be read went unread "
+			"(past it, its looks are far apart: those between are not seen); their spikes have "
+			"no split\n", unread, unread == 1 ? "" : "s");
 	fprintf(out, "  stolen time: %s\n",
 		!threads ? "not known (no counters read: TICKTRACE_SCHED=switches, or a kernel that "
 			   "accounts no steal)"

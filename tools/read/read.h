@@ -105,6 +105,7 @@ struct tt_thread {
 	size_t ncounters, counters_cap;
 	uint64_t counters_lost;
 	uint32_t counters_flags; /* enum tt_schedstat_flags */
+	bool has_counters; /* a SCHEDSTAT section (of no reading, maybe): they were its source */
 	uint64_t counters_unread; /* scopes tt-sched's budget left unread (TT_SCHEDSTAT_BUDGET) */
 	/* Its calls TICKTRACE_MIN_DUR erased as they returned, per function (its
 	 * FILTERED section; NULL: none), and the threshold. */

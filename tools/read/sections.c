@@ -744,6 +744,7 @@ static int tt_read_schedstat(struct tt_file *f, struct tt_cursor *c)
 	}
 	t->counters_lost += si.lost;
 	t->counters_flags = si.flags;
+	t->has_counters = true;
 	/* (each section's count is the thread's since its start) */
 	t->counters_unread = budget.unread > t->counters_unread ? budget.unread : t->counters_unread;
 	c->pos = c->end;

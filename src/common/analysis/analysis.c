@@ -577,7 +577,11 @@ const char *tt_an_no_split_text(const struct tt_an_spike *s, char *buf, size_t c
 			 "before its end)", tt_an_fmt_ns(a, c->miss_start_ns), tt_an_fmt_ns(b, c->miss_end_ns));
 		break;
 	default:
-		return tt_sched_none_text(s->thread->no_states, buf, cap);
+		if (s->thread->counters.source) /* (none read: its thread's flags say why it has no switches) */
+			snprintf(buf, cap, "its thread's counters were never read (tt-sched reads them inside a "
+				 "scope open 2 ms, while within its CPU budget: info says what it left unread)");
+		else
+			return tt_sched_none_text(s->thread->no_states, buf, cap);
 	}
 	return buf;
 }

@@ -102,6 +102,7 @@ struct tt_an_counters {
 	bool run_only; /* TT_SCHEDSTAT_RUN_ONLY: CPU time alone (Windows) */
 	bool tick_steps; /* TT_SCHEDSTAT_TICK_STEPS: each value up to a tick behind */
 	bool switch_count; /* TT_SCHEDSTAT_SWITCH_COUNT: timeslices counts its switches */
+	bool source; /* they were read for it (a SCHEDSTAT section, of none maybe) */
 };
 
 /* Where a spike's split came from, and how far it is to be trusted. */

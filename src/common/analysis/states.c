@@ -107,6 +107,7 @@ int tt_an_thread_counters(struct tt_an_thread *th, const struct tt_schedstat_sam
 			  size_t n, uint32_t flags, int64_t offset_ns)
 {
 	struct tt_an_counters *c = &th->counters;
+	c->source = true;
 	c->steal = flags & TT_SCHEDSTAT_STEAL;
 	c->run_only = flags & TT_SCHEDSTAT_RUN_ONLY;
 	c->tick_steps = flags & TT_SCHEDSTAT_TICK_STEPS;
