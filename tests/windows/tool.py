@@ -145,6 +145,12 @@ def main():
                     if open(os.path.join(d, f"w-{stem}.{ext}"), "rb").read() != \
                             open(os.path.join(d, f"l-{stem}.{ext}"), "rb").read():
                         fail(f"{ttr}: ticktrace.exe's .{ext} is not ticktrace's")
+                # to standard output (a pipe): the same bytes, none translated
+                piped = subprocess.run([wrapper, exe, "convert", ttr, "-F", "perfetto", "-o", "-"], cwd=d,
+                                       capture_output=True, timeout=300).stdout
+                if piped != open(os.path.join(d, f"l-{stem}.pftrace"), "rb").read():
+                    fail(f"{ttr}: ticktrace.exe's .pftrace on standard output is not ticktrace's "
+                         f"({len(piped)} bytes)")
                 for side, cmd in (("w", win), ("l", lin)):
                     cmd("convert", ttr, "--compress", "-o", f"{side}-{stem}-packed.pftrace")
                 if open(os.path.join(d, f"w-{stem}-packed.pftrace"), "rb").read() != \
