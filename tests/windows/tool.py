@@ -87,6 +87,22 @@ def compare_text(win_out, lin_out, what):
             fail(f"{what}: ticktrace.exe printed\n  {a}\nwhere ticktrace printed\n  {b}")
 
 
+def damaged_record(linux, d, data):
+    """A copy of the run with one record's kind made unknown (238), where the Linux
+    ticktrace finds it as it decodes: a record of 16 bytes whose last (its kind) is a
+    known one, taken from the end of the file back."""
+    for at in range(len(data) - 16, len(data) // 2, -8):
+        if data[at + 15] not in (1, 2):  # (a scope's begin or end)
+            continue
+        damaged = bytearray(data)
+        damaged[at + 15] = 238
+        open(os.path.join(d, "damaged.ttr"), "wb").write(damaged)
+        p = run_status([linux, "convert", "damaged.ttr", "-o", "-"], cwd=d)
+        if p.returncode == 1 and "unknown record kind 238" in p.stderr:
+            return "damaged.ttr"
+    fail("no record found to damage in markup.ttr")
+
+
 def run_status(cmd, **kw):
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=300, **kw)
     if p.returncode == 77:
@@ -166,7 +182,7 @@ def main():
         data = open(os.path.join(d, "markup.ttr"), "rb").read()
         open(os.path.join(d, "cut.ttr"), "wb").write(data[:len(data) // 2])
         before = set(os.listdir(d))
-        w, lo = win("convert", "cut.ttr", "-o", "cut.json"), lin("convert", "cut.ttr", "-o", "cut.json")
+        w, lo = win("convert", "cut.ttr", "-o", "cut-w.json"), lin("convert", "cut.ttr", "-o", "cut-l.json")
         if w.returncode != 1 or lo.returncode != 1:
             fail(f"a cut file: exit {w.returncode} (ticktrace.exe), {lo.returncode}, not 1")
         errors = [line for line in w.stderr.splitlines() if "error" in line]
@@ -175,6 +191,19 @@ def main():
             fail(f"a cut file: ticktrace.exe said\n{w.stderr}where ticktrace said\n{lo.stderr}")
         if set(os.listdir(d)) != before:
             fail(f"a cut file left {sorted(set(os.listdir(d)) - before)}")
+
+        # A record damaged (an unknown kind), found as the output is being written: the
+        # same error at its offset, and the temporary output removed.
+        bad = damaged_record(linux, d, data)
+        before = set(os.listdir(d))
+        # (outputs of their own: each command removes a temporary file of the output it
+        # writes whose process is gone)
+        w, lo = win("convert", bad, "-o", "bad-w.pftrace"), lin("convert", bad, "-o", "bad-l.pftrace")
+        errors = [line for line in w.stderr.splitlines() if "error" in line]
+        if w.returncode != 1 or not errors or errors != [line for line in lo.stderr.splitlines() if "error" in line]:
+            fail(f"a damaged record: exit {w.returncode}; ticktrace.exe said\n{w.stderr}where ticktrace said\n{lo.stderr}")
+        if set(os.listdir(d)) != before:
+            fail(f"a damaged record left {sorted(set(os.listdir(d)) - before)}")
 
         # An existing output: kept without --force, replaced with it.
         open(os.path.join(d, "kept.json"), "w").write("mine\n")
