@@ -37,6 +37,11 @@ void tt_snapshot_free(struct tt_snapshot *s);
 const char *tt_unpack_records(const uint8_t *bytes, size_t size, size_t count,
 			      struct tt_record *out, size_t *bad, size_t *at);
 
+/* Names a file's call sites the run had not described (a live file's) from the
+ * descriptors in the binaries its MODULES list (symbols.c; symbols_pe.c says it
+ * cannot). */
+void tt_symbols_describe_sites(struct tt_symbols *s, struct tt_file *f);
+
 /* pe.c: a Windows program's functions from the COFF symbol table of its PE file
  * (mingw-w64's; a PDB is not read). tt_pe_is: whether the file open at fd is a PE
  * file. tt_pe_load: its sections and functions, checked against the build id the

@@ -706,7 +706,7 @@ static bool tt_describe_site(struct tt_symbols *s, Elf *elf, GElf_Addr vaddr, st
  * is static data of the binary that recorded it, which the module holding its address
  * during its span names (files that list only code segments: any module of the span
  * whose file has data there). */
-static void tt_describe_sites(struct tt_symbols *s, struct tt_file *f)
+void tt_symbols_describe_sites(struct tt_symbols *s, struct tt_file *f)
 {
 	struct tt_sym_file *sf = tt_sym_file_for(s, f);
 	for (size_t k = 0; sf && k < f->nsites; k++) {
@@ -725,22 +725,6 @@ static void tt_describe_sites(struct tt_symbols *s, struct tt_file *f)
 				tt_describe_site(s, elf, site->address - sm->bias - sm->elf->dwfl_bias, site);
 		}
 	}
-}
-
-struct tt_symbols *tt_symbols_attach(struct tt_trace *t, const char *debug_dir)
-{
-	struct tt_symbols *s = tt_symbols_new(debug_dir);
-	if (!s) {
-		tt_error("out of memory for symbols");
-		return NULL;
-	}
-	if (tt_trace_symbolize(t, tt_symbols_lookup, s) < 0 || tt_trace_name_threads(t) < 0) {
-		tt_symbols_free(s);
-		return NULL;
-	}
-	for (size_t i = 0; i < t->nfiles; i++)
-		tt_describe_sites(s, &t->files[i]);
-	return s;
 }
 
 int tt_symbols_file_address(struct tt_symbols *s, const struct tt_file *file, uint64_t address,

@@ -165,20 +165,16 @@ int tt_symbols_lookup(void *ctx, const struct tt_file *file, uint64_t address, u
 	return 0;
 }
 
-struct tt_symbols *tt_symbols_attach(struct tt_trace *t, const char *debug_dir)
+void tt_symbols_describe_sites(struct tt_symbols *s, struct tt_file *f)
 {
-	struct tt_symbols *s = tt_symbols_new(debug_dir);
-	if (!s) {
-		tt_error("out of memory for symbols");
-		return NULL;
-	}
-	/* (call sites a live file left undescribed are named from ELF files alone, which
-	 * are not read here: they keep their addresses) */
-	if (tt_trace_symbolize(t, tt_symbols_lookup, s) < 0 || tt_trace_name_threads(t) < 0) {
-		tt_symbols_free(s);
-		return NULL;
-	}
-	return s;
+	(void)s;
+	size_t undescribed = 0;
+	for (size_t k = 0; k < f->nsites; k++)
+		undescribed += f->sites[k].undescribed;
+	if (undescribed)
+		tt_warn("%s: %zu call sites the run had not described are named by address: their "
+			"descriptors are in the program's ELF file, which ticktrace.exe does not read "
+			"(`ticktrace` on Linux names them)", f->path, undescribed);
 }
 
 int tt_symbols_file_address(struct tt_symbols *s, const struct tt_file *file, uint64_t address,
