@@ -89,6 +89,14 @@ struct tt_out {
 	void *pack_ctx;
 };
 
+/* A regular file's `size` bytes (fd open to read) mapped read-only whole, to be read
+ * front to back; NULL and errno (os_linux.c, os_windows.c). */
+const uint8_t *tt_os_map(int fd, size_t size);
+void tt_os_unmap(const uint8_t *p, size_t size);
+/* n bytes of a mapped file (whole pages), read: their memory given back (read again
+ * from the file if touched). */
+void tt_os_release(const uint8_t *p, size_t n);
+
 /* Standard input, output and error, where one was closed (`ticktrace convert ... >&-
  * 2>&-`), open on /dev/null: else the first file the command opens takes its number,
  * and what is said on stderr or printed goes into that file (a trace being written). */

@@ -1,11 +1,9 @@
-#include "base.h"
+#include "base_internal.h"
 
 #include <stdarg.h>
 #include <errno.h>
 #include <dirent.h>
 #include <fcntl.h>
-#include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -190,8 +188,7 @@ static void *tt_out_writer(void *arg)
 	return NULL;
 }
 
-/* Waits until the writer has written what it was handed. */
-static void tt_out_wait_idle(struct tt_out *o)
+void tt_out_wait_idle(struct tt_out *o)
 {
 	pthread_mutex_lock(&o->lock);
 	while (o->pending)
@@ -242,82 +239,6 @@ bool tt_grow(void **p, size_t *cap, size_t need, size_t size)
 	return true;
 }
 
-/* What a signal that ends the command removes before the command dies of it, the last
- * named first: the output's temporary file, the shards of a split finished so far,
- * `open`'s converted trace and its directory. Changed with those signals blocked; the
- * handler reads it alone. */
-static char **tt_doomed;
-static size_t tt_doomed_cap;
-static volatile sig_atomic_t tt_ndoomed;
-
-static void tt_doomed_on_signal(int sig)
-{
-	for (int i = tt_ndoomed - 1; i >= 0; i--)
-		if (unlink(tt_doomed[i]) < 0 && errno == EISDIR)
-			rmdir(tt_doomed[i]);
-	signal(sig, SIG_DFL);
-	raise(sig);
-}
-
-/* Every signal whose default ends the process (the real-time ones too), but the faults
- * a crash raises (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS), whose handlers
- * are a debugger's or a sanitizer's. */
-static const int tt_doomed_signals[] = {SIGHUP, SIGINT, SIGQUIT, SIGABRT, SIGUSR1, SIGUSR2, SIGPIPE,
-					SIGALRM, SIGTERM, SIGSTKFLT, SIGXCPU, SIGXFSZ, SIGVTALRM,
-					SIGPROF, SIGIO, SIGPWR};
-
-static void tt_doomed_set(sigset_t *set)
-{
-	sigemptyset(set);
-	for (size_t i = 0; i < sizeof tt_doomed_signals / sizeof *tt_doomed_signals; i++)
-		sigaddset(set, tt_doomed_signals[i]);
-	for (int sig = SIGRTMIN; sig <= SIGRTMAX; sig++)
-		sigaddset(set, sig);
-}
-
-/* Blocks those signals; the mask before in `old`. */
-static void tt_doomed_block(sigset_t *old)
-{
-	sigset_t set;
-	tt_doomed_set(&set);
-	pthread_sigmask(SIG_BLOCK, &set, old);
-}
-
-void tt_remove_on_signal(const char *path)
-{
-	sigset_t old, set;
-	tt_doomed_block(&old);
-	char *copy = strdup(path);
-	if (copy && tt_grow((void **)&tt_doomed, &tt_doomed_cap, (size_t)tt_ndoomed + 1, sizeof *tt_doomed))
-		tt_doomed[tt_ndoomed++] = copy;
-	else
-		free(copy);
-	/* Only where the signal would end the command: one the caller ignores (nohup's
-	 * SIGHUP) or handles stays so. */
-	tt_doomed_set(&set);
-	for (int sig = 1; sig < NSIG; sig++) {
-		struct sigaction was;
-		if (sigismember(&set, sig) == 1 && sigaction(sig, NULL, &was) == 0 && was.sa_handler == SIG_DFL &&
-		    !(was.sa_flags & SA_SIGINFO))
-			signal(sig, tt_doomed_on_signal);
-	}
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-}
-
-void tt_keep_on_signal(const char *path)
-{
-	sigset_t old;
-	tt_doomed_block(&old);
-	for (int i = tt_ndoomed - 1; i >= 0; i--)
-		if (strcmp(tt_doomed[i], path) == 0) {
-			free(tt_doomed[i]);
-			memmove(&tt_doomed[i], &tt_doomed[i + 1], (size_t)(tt_ndoomed - 1 - i) * sizeof *tt_doomed);
-			tt_ndoomed = tt_ndoomed - 1;
-			break;
-		}
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-}
-
 /* A temporary file of a command killed (SIGKILL, a crash) while it wrote `base` in
  * `dir`: ".BASE.PID.XXXXXX" whose PID is no process's. Removed by the next command
  * that writes the same output (a live PID's, another command's, is left alone). */
@@ -333,9 +254,13 @@ static void tt_out_remove_stale(const char *dir, const char *base)
 			continue;
 		char *end;
 		long pid = strtol(n + len + 2, &end, 10);
-		if (pid > 0 && end > n + len + 2 && *end == '.' && strlen(end) == 7 &&
-		    kill((pid_t)pid, 0) < 0 && errno == ESRCH)
-			unlinkat(dirfd(d), n, 0);
+		if (pid > 0 && end > n + len + 2 && *end == '.' && strlen(end) == 7 && tt_os_process_gone(pid)) {
+			char *path;
+			if (tt_asprintf(&path, "%s/%s", dir, n) >= 0) {
+				unlink(path);
+				free(path);
+			}
+		}
 	}
 	closedir(d);
 }
@@ -344,9 +269,8 @@ static void tt_out_remove_stale(const char *dir, const char *base)
  * system: "dir/.name.PID.XXXXXX" (its PID tells a later command it is stale). */
 static int tt_out_make_tmp(struct tt_out *o)
 {
-	const char *slash = strrchr(o->path, '/');
-	int dirlen = slash ? (int)(slash - o->path + 1) : 0;
-	const char *base = slash ? slash + 1 : o->path;
+	const char *base = tt_os_file_name(o->path);
+	int dirlen = (int)(base - o->path);
 	size_t cap = strlen(o->path) + 32;
 	o->tmp = malloc(cap);
 	if (!o->tmp)
@@ -354,7 +278,7 @@ static int tt_out_make_tmp(struct tt_out *o)
 	snprintf(o->tmp, cap, "%.*s", dirlen ? dirlen : 1, dirlen ? o->path : ".");
 	tt_out_remove_stale(o->tmp, base);
 	snprintf(o->tmp, cap, "%.*s.%s.%ld.XXXXXX", dirlen, o->path, base, (long)getpid());
-	o->fd = mkostemp(o->tmp, O_CLOEXEC);
+	o->fd = tt_os_create_tmp(o->tmp);
 	if (o->fd < 0) {
 		int err = errno;
 		free(o->tmp);
@@ -395,62 +319,17 @@ static void tt_out_release(struct tt_out *o)
 	pthread_cond_destroy(&o->cond);
 	if (o->pack_free)
 		o->pack_free(o->pack_ctx);
+	/* (closed first: Windows removes no open file) */
+	if (o->fd > STDERR_FILENO)
+		close(o->fd);
 	if (o->tmp) {
 		unlink(o->tmp);
 		tt_keep_on_signal(o->tmp);
 		free(o->tmp);
 	}
-	if (o->fd > STDERR_FILENO)
-		close(o->fd);
 	free(o->buf);
 	free(o->spare);
 	*o = (struct tt_out){.fd = -1, .written = o->written}; /* what was written stays known */
-}
-
-/* Whether a file's owner is the user or the system (root, as of /dev's nodes). */
-static bool tt_out_trusted(const struct stat *st)
-{
-	return st->st_uid == geteuid() || st->st_uid == 0;
-}
-
-/* Whether `path` is written in place: a device or FIFO of the user's or the
- * system's, or a link of theirs to one (/dev/stdout). Another user's, as planted in
- * a shared directory, is a file that exists there: --force replaces it, and nothing
- * is ever written through it. */
-static bool tt_out_in_place(const char *path)
-{
-	struct stat st;
-	if (lstat(path, &st) < 0)
-		return false;
-	if (S_ISLNK(st.st_mode) && (!tt_out_trusted(&st) || stat(path, &st) < 0))
-		return false;
-	return (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)) && tt_out_trusted(&st);
-}
-
-/* Opens a device or FIFO to write in place; a FIFO no one reads fails (ENXIO)
- * rather than hang. -1 and errno. */
-static int tt_out_open_in_place(const char *path)
-{
-	int fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
-	int flags = fd < 0 ? -1 : fcntl(fd, F_GETFL);
-	if (fd >= 0 && (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) < 0)) {
-		int err = errno;
-		close(fd);
-		errno = err;
-		return -1;
-	}
-	return fd;
-}
-
-void tt_standard_fds(void)
-{
-	for (int fd = 0; fd <= 2; fd++)
-		if (fcntl(fd, F_GETFD) < 0 && errno == EBADF) {
-			/* (the lowest free number: this one) */
-			int null = open("/dev/null", fd ? O_WRONLY : O_RDONLY);
-			if (null >= 0 && null != fd)
-				close(null);
-		}
 }
 
 int tt_open_regular(const char *path, const char **why)
@@ -480,9 +359,8 @@ int tt_out_open(struct tt_out *o, const char *path, bool force)
 		o->fd = STDOUT_FILENO;
 	} else if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
 		rc = tt_error("%s: is a directory", path);
-	} else if (tt_out_in_place(path)) {
+	} else if (tt_os_open_in_place(path, &o->fd)) {
 		/* a device or a pipe: written directly, nothing to rename */
-		o->fd = tt_out_open_in_place(path);
 		if (o->fd < 0)
 			rc = tt_error("%s: %s", path, errno == ENXIO ? "a FIFO no one reads" : strerror(errno));
 	} else if (!force && lstat(path, &st) == 0) {
@@ -495,15 +373,9 @@ int tt_out_open(struct tt_out *o, const char *path, bool force)
 	return rc;
 }
 
-static ssize_t tt_stream_write(void *cookie, const char *buf, size_t n)
-{
-	tt_out_bytes(cookie, buf, n);
-	return (ssize_t)n;
-}
-
 int tt_out_text(struct tt_out *o, int (*write)(void *ctx, FILE *out), void *ctx)
 {
-	FILE *stream = fopencookie(o, "w", (cookie_io_functions_t){.write = tt_stream_write});
+	FILE *stream = tt_os_out_stream(o);
 	if (!stream)
 		return tt_error("out of memory");
 	int rc = write(ctx, stream);
@@ -539,19 +411,8 @@ static int tt_out_commit(struct tt_out *o)
 		return -1;
 	}
 	if (o->tmp) {
-		/* mkostemp makes 0600, kept while it is written; the output gets the usual mode. */
-		mode_t mask = umask(0);
-		umask(mask);
-		fchmod(o->fd, 0666 & ~mask);
-		int rc = close(o->fd);
+		int rc = tt_os_commit_tmp(o->fd, o->tmp, o->path, o->force);
 		o->fd = -1;
-		if (rc == 0) {
-			/* Without --force, a file that appeared meanwhile is not replaced. */
-			rc = renameat2(AT_FDCWD, o->tmp, AT_FDCWD, o->path,
-				       o->force ? 0 : RENAME_NOREPLACE);
-			if (rc < 0 && errno == EINVAL && !o->force)
-				rc = rename(o->tmp, o->path); /* a file system without NOREPLACE */
-		}
 		if (rc < 0) {
 			tt_error("%s: %s", o->path, strerror(errno));
 			tt_out_release(o);

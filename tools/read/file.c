@@ -4,7 +4,6 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -63,15 +62,12 @@ int tt_file_open(struct tt_file *f, const char *path)
 	}
 	const uint8_t *data = NULL;
 	if (st.st_size > 0) {
-		void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-		if (m == MAP_FAILED) {
+		data = tt_os_map(fd, (size_t)st.st_size);
+		if (!data) {
 			int err = errno;
 			close(fd);
 			return tt_error("%s: cannot map: %s", path, strerror(err));
 		}
-		/* Records are read once, front to back. */
-		madvise(m, (size_t)st.st_size, MADV_SEQUENTIAL);
-		data = m;
 	}
 	close(fd);
 	return data ? tt_file_parse(f, path, data, (size_t)st.st_size, true) :
@@ -81,7 +77,7 @@ int tt_file_open(struct tt_file *f, const char *path)
 void tt_file_close(struct tt_file *f)
 {
 	if (f->mapped)
-		munmap((void *)f->data, f->size);
+		tt_os_unmap(f->data, f->size);
 	free(f->turned_off);
 	for (size_t i = 0; i < f->nthreads; i++) {
 		free(f->threads[i].sections);

@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include "read_internal.h"
@@ -57,7 +56,7 @@ void tt_file_release(const struct tt_file *f, uint64_t from, uint64_t to)
 	if (end > f->size)
 		end = f->size;
 	if (f->mapped && end > start)
-		madvise((void *)(f->data + start), end - start, MADV_DONTNEED);
+		tt_os_release(f->data + start, end - start);
 }
 
 const struct tt_site *tt_file_site(const struct tt_file *f, uint64_t address, uint64_t tsc)

@@ -9,6 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "symbol_name.h"
+
 #define TT_PE_COFF_SYMBOL 18       /* bytes of a symbol table entry */
 #define TT_PE_SECTION 40           /* bytes of a section header */
 #define TT_PE_DEBUG_ENTRY 28       /* bytes of a debug directory entry */
@@ -301,4 +303,42 @@ const char *tt_pe_line(const struct tt_pe *pe, uint64_t rva, uint32_t *line)
 {
 	*line = 0;
 	return pe->dwarf ? tt_pe_dwarf_line(pe->dwarf, pe->image_base + rva, line) : NULL;
+}
+
+char *tt_pe_local_path(const char *debug_dir, const char *path)
+{
+	if (!((path[0] | 0x20) >= 'a' && (path[0] | 0x20) <= 'z' && path[1] == ':' && path[2] == '\\'))
+		return NULL;
+	char *local = NULL;
+	if ((path[0] | 0x20) == 'z')
+		local = strdup(path + 2);
+	else if (tt_asprintf(&local, "%s/%s", debug_dir ? debug_dir : ".", strrchr(path, '\\') + 1) < 0)
+		local = NULL;
+	for (char *c = local; c && *c; c++)
+		if (*c == '\\')
+			*c = '/';
+	return local;
+}
+
+int tt_pe_name(const struct tt_pe *pe, const char *path, uint64_t rva, char **name, char **file, uint32_t *line)
+{
+	const char *src = tt_pe_line(pe, rva, line);
+	if (src && !(*file = strdup(src)))
+		return -1;
+	uint64_t off;
+	const char *symbol = tt_pe_function(pe, rva, &off);
+	if (!symbol) {
+		const char *slash = strrchr(path, '\\');
+		if (!slash)
+			slash = strrchr(path, '/');
+		return tt_asprintf(name, "%s+0x%" PRIx64, slash ? slash + 1 : path, rva);
+	}
+	if (!(*name = tt__symbol_name(symbol)))
+		return -1;
+	if (!off)
+		return 0;
+	char *plain = *name;
+	int rc = tt_asprintf(name, "%s+0x%" PRIx64, plain, off);
+	free(plain);
+	return rc < 0 ? -1 : 0;
 }

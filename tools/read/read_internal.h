@@ -37,6 +37,11 @@ void tt_snapshot_free(struct tt_snapshot *s);
 const char *tt_unpack_records(const uint8_t *bytes, size_t size, size_t count,
 			      struct tt_record *out, size_t *bad, size_t *at);
 
+/* Names a file's call sites the run had not described (a live file's) from the
+ * descriptors in the binaries its MODULES list (symbols.c; symbols_pe.c says it
+ * cannot). */
+void tt_symbols_describe_sites(struct tt_symbols *s, struct tt_file *f);
+
 /* pe.c: a Windows program's functions from the COFF symbol table of its PE file
  * (mingw-w64's; a PDB is not read). tt_pe_is: whether the file open at fd is a PE
  * file. tt_pe_load: its sections and functions, checked against the build id the
@@ -53,6 +58,16 @@ const char *tt_pe_function(const struct tt_pe *pe, uint64_t rva, uint64_t *offse
  * gcc leaves it in .debug_* sections); NULL: none says. */
 const char *tt_pe_line(const struct tt_pe *pe, uint64_t rva, uint32_t *line);
 uint64_t tt_pe_image_base(const struct tt_pe *pe);
+/* tt_pe_name: the function at `rva` of the file at `path` (as the run named it),
+ * named from its COFF symbols (demangled, "+0xOFF" inside one), else as PROGRAM+0xRVA;
+ * its source *file (malloc'd, left as it was where none says) and *line. 0, or -1 out
+ * of memory. */
+int tt_pe_name(const struct tt_pe *pe, const char *path, uint64_t rva, char **name, char **file, uint32_t *line);
+/* tt_pe_local_path: where a Windows program's path (DRIVE:\\...) is here, malloc'd;
+ * NULL: not such a path (or out of memory). Wine's drive Z: is the root; a file
+ * recorded on Windows is looked for by its name in `debug_dir`, else in the current
+ * directory. */
+char *tt_pe_local_path(const char *debug_dir, const char *path);
 
 /* pe_dwarf.c: a PE file's DWARF, read by libdw from its .debug_* sections wrapped in
  * an ELF image made in memory. tt_pe_dwarf_open: NULL when there are none, or they

@@ -9,11 +9,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/timex.h>
 #include <unistd.h>
 
+
+/* adjtimex's state and status bits as Linux's <sys/timex.h> has them: a MACHINE section
+ * holds what the recording kernel said, whichever system reads it. */
+#define TT_TIME_ERROR 5
+#define TT_STA_UNSYNC 0x0040
 
 /* Bytes validated between two releases of the mapping. */
 #define TT_RELEASE_BYTES (8u << 20)
@@ -166,7 +169,7 @@ static int tt_read_clock_reading(struct tt_file *f, uint64_t at, const struct tt
 		return TT_FAIL(f, at + offsetof(struct tt_clock_reading, maxerror_ns),
 			       "MACHINE section's %s clock's maximum error %" PRId64 " ns is below 0",
 			       which, r->maxerror_ns);
-	if (r->state < -1 || r->state > TIME_ERROR)
+	if (r->state < -1 || r->state > TT_TIME_ERROR)
 		return TT_FAIL(f, at + offsetof(struct tt_clock_reading, state),
 			       "MACHINE section's %s clock state %" PRId32 " is none adjtimex returns",
 			       which, r->state);
@@ -175,7 +178,7 @@ static int tt_read_clock_reading(struct tt_file *f, uint64_t at, const struct tt
 
 bool tt_clock_unsynchronized(const struct tt_clock_reading *r)
 {
-	return r->state == TIME_ERROR || (r->status & STA_UNSYNC);
+	return r->state == TT_TIME_ERROR || (r->status & TT_STA_UNSYNC);
 }
 
 /* The machine and its clocks: offsets that put its start before the machine's boot

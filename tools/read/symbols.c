@@ -265,24 +265,6 @@ static struct tt_elf *tt_elf_open(const struct tt_module *m)
 	return e;
 }
 
-/* Where a Windows program's path (DRIVE:\\...) is here, malloc'd; NULL: not such a
- * path (or out of memory). Wine's drive Z: is the root; a file recorded on Windows
- * is looked for by its name in --debug-dir, else in the current directory. */
-static char *tt_windows_path(const struct tt_symbols *s, const char *path)
-{
-	if (!((path[0] | 0x20) >= 'a' && (path[0] | 0x20) <= 'z' && path[1] == ':' && path[2] == '\\'))
-		return NULL;
-	char *local = NULL;
-	if ((path[0] | 0x20) == 'z')
-		local = strdup(path + 2);
-	else if (asprintf(&local, "%s/%s", s->debug_dir ? s->debug_dir : ".", strrchr(path, '\\') + 1) < 0)
-		local = NULL;
-	for (char *c = local; c && *c; c++)
-		if (*c == '\\')
-			*c = '/';
-	return local;
-}
-
 static void tt_elf_load(struct tt_symbols *s, struct tt_elf *e)
 {
 	e->dwfl = dwfl_begin(&s->callbacks);
@@ -291,7 +273,7 @@ static void tt_elf_load(struct tt_symbols *s, struct tt_elf *e)
 	/* Opened here, not by libdwfl: the path comes from the raw file, and a FIFO there
 	 * would block libdwfl's open for ever. */
 	const char *why;
-	char *local = tt_windows_path(s, e->path);
+	char *local = tt_pe_local_path(s->debug_dir, e->path);
 	int fd = tt_open_regular(local ? local : e->path, &why);
 	if (fd < 0) {
 		tt_warn("%s: cannot read it (%s%s%s): its functions are named %s+0xOFFSET, the offset "
@@ -482,32 +464,6 @@ static int tt_name_from_elf(struct tt_elf *e, Dwarf_Addr address, struct tt_sym_
 	return 0;
 }
 
-/* A Windows program's function at `rva`, named from its COFF symbols, or by its offset
- * in the image; its file:line from its DWARF where it has some. */
-static int tt_name_from_pe(struct tt_elf *e, uint64_t rva, struct tt_sym_result *r)
-{
-	uint32_t line;
-	const char *src = tt_pe_line(e->pe, rva, &line);
-	if (src) {
-		if (!(r->file = strdup(src)))
-			return -1;
-		r->line = line;
-	}
-	uint64_t off;
-	const char *symbol = tt_pe_function(e->pe, rva, &off);
-	const char *slash = strrchr(e->path, '\\');
-	if (!symbol)
-		return tt_asprintf(&r->name, "%s+0x%" PRIx64, slash ? slash + 1 : tt_basename(e->path), rva);
-	if (!(r->name = tt__symbol_name(symbol)))
-		return -1;
-	if (!off)
-		return 0;
-	char *name = r->name;
-	int rc = tt_asprintf(&r->name, "%s+0x%" PRIx64, name, off);
-	free(name);
-	return rc < 0 ? -1 : 0;
-}
-
 /* A file's module number i, its ELF file opened the first time; NULL when out of
  * memory. */
 static struct tt_sym_module *tt_sym_module_at(struct tt_symbols *s, struct tt_sym_file *sf, size_t i)
@@ -608,7 +564,7 @@ static int tt_resolve(struct tt_symbols *s, struct tt_sym_file *sf, uint64_t add
 		if (!sm)
 			return -1;
 		if (sm->elf && sm->elf->pe)
-			return tt_name_from_pe(sm->elf, address - sm->bias, r);
+			return tt_pe_name(sm->elf->pe, sm->elf->path, address - sm->bias, &r->name, &r->file, &r->line);
 		if (sm->elf)
 			return (library_call ? tt_name_library_call : tt_name_from_elf)(sm->elf, address - sm->bias, r);
 		/* The file that ran is not at hand: its offset in that file. */
@@ -750,7 +706,7 @@ static bool tt_describe_site(struct tt_symbols *s, Elf *elf, GElf_Addr vaddr, st
  * is static data of the binary that recorded it, which the module holding its address
  * during its span names (files that list only code segments: any module of the span
  * whose file has data there). */
-static void tt_describe_sites(struct tt_symbols *s, struct tt_file *f)
+void tt_symbols_describe_sites(struct tt_symbols *s, struct tt_file *f)
 {
 	struct tt_sym_file *sf = tt_sym_file_for(s, f);
 	for (size_t k = 0; sf && k < f->nsites; k++) {
@@ -769,22 +725,6 @@ static void tt_describe_sites(struct tt_symbols *s, struct tt_file *f)
 				tt_describe_site(s, elf, site->address - sm->bias - sm->elf->dwfl_bias, site);
 		}
 	}
-}
-
-struct tt_symbols *tt_symbols_attach(struct tt_trace *t, const char *debug_dir)
-{
-	struct tt_symbols *s = tt_symbols_new(debug_dir);
-	if (!s) {
-		tt_error("out of memory for symbols");
-		return NULL;
-	}
-	if (tt_trace_symbolize(t, tt_symbols_lookup, s) < 0 || tt_trace_name_threads(t) < 0) {
-		tt_symbols_free(s);
-		return NULL;
-	}
-	for (size_t i = 0; i < t->nfiles; i++)
-		tt_describe_sites(s, &t->files[i]);
-	return s;
 }
 
 int tt_symbols_file_address(struct tt_symbols *s, const struct tt_file *file, uint64_t address,

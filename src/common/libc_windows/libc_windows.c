@@ -1,0 +1,180 @@
+/* glibc's functions that mingw-w64 lacks (libc_windows.h), for the Windows build of
+ * the tools. */
+#include <errno.h>
+#include <io.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+#include <windows.h>
+
+#include "libc_windows.h"
+
+char *strndup(const char *s, size_t n)
+{
+	size_t len = strnlen(s, n);
+	char *copy = malloc(len + 1);
+	if (copy) {
+		memcpy(copy, s, len);
+		copy[len] = '\0';
+	}
+	return copy;
+}
+
+void *memmem(const void *hay, size_t hay_len, const void *needle, size_t needle_len)
+{
+	const char *p = hay, *end = p + hay_len;
+	if (needle_len == 0)
+		return (void *)hay;
+	while ((size_t)(end - p) >= needle_len) {
+		p = memchr(p, *(const char *)needle, (size_t)(end - p) - needle_len + 1);
+		if (!p)
+			return NULL;
+		if (memcmp(p, needle, needle_len) == 0)
+			return (void *)p;
+		p++;
+	}
+	return NULL;
+}
+
+ssize_t getdelim(char **line, size_t *cap, int delim, FILE *f)
+{
+	size_t len = 0;
+	for (int c; (c = getc(f)) != EOF;) {
+		if (len + 2 > *cap) {
+			size_t cap2 = *cap ? *cap * 2 : 128;
+			char *p = realloc(*line, cap2);
+			if (!p) {
+				errno = ENOMEM;
+				return -1;
+			}
+			*line = p;
+			*cap = cap2;
+		}
+		(*line)[len++] = (char)c;
+		if (c == delim)
+			break;
+	}
+	if (len == 0)
+		return -1;
+	(*line)[len] = '\0';
+	return (ssize_t)len;
+}
+
+ssize_t pread(int fd, void *buf, size_t n, off_t offset)
+{
+	HANDLE h = (HANDLE)_get_osfhandle(fd);
+	OVERLAPPED at = {.Offset = (DWORD)((uint64_t)offset & 0xffffffff), .OffsetHigh = (DWORD)((uint64_t)offset >> 32)};
+	DWORD got = 0;
+	if (h == INVALID_HANDLE_VALUE || n > 0xffffffff) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (!ReadFile(h, buf, (DWORD)n, &got, &at) && GetLastError() != ERROR_HANDLE_EOF) {
+		errno = EIO;
+		return -1;
+	}
+	return (ssize_t)got;
+}
+
+struct tt_qsort_r {
+	int (*cmp)(const void *, const void *, void *);
+	void *arg;
+};
+
+/* (qsort_s hands its context first) */
+static int tt_qsort_r_cmp(void *ctx, const void *a, const void *b)
+{
+	const struct tt_qsort_r *q = ctx;
+	return q->cmp(a, b, q->arg);
+}
+
+void qsort_r(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *, void *), void *arg)
+{
+	struct tt_qsort_r q = {cmp, arg};
+	qsort_s(base, n, size, tt_qsort_r_cmp, &q);
+}
+
+char *strsignal(int sig)
+{
+	static const char *const names[] = {
+		[1] = "Hangup", [2] = "Interrupt", [3] = "Quit", [4] = "Illegal instruction",
+		[5] = "Trace/breakpoint trap", [6] = "Aborted", [7] = "Bus error",
+		[8] = "Floating point exception", [9] = "Killed", [10] = "User defined signal 1",
+		[11] = "Segmentation fault", [12] = "User defined signal 2", [13] = "Broken pipe",
+		[14] = "Alarm clock", [15] = "Terminated", [16] = "Stack fault",
+		[24] = "CPU time limit exceeded", [25] = "File size limit exceeded",
+		[31] = "Bad system call"};
+	static char unknown[32];
+	if (sig > 0 && sig < (int)(sizeof names / sizeof *names) && names[sig])
+		return (char *)names[sig];
+	snprintf(unknown, sizeof unknown, "Unknown signal %d", sig);
+	return unknown;
+}
+
+int fnmatch(const char *pattern, const char *name, int flags)
+{
+	(void)flags;
+	for (;; pattern++, name++) {
+		switch (*pattern) {
+		case '\0':
+			return *name ? FNM_NOMATCH : 0;
+		case '*':
+			while (*pattern == '*')
+				pattern++;
+			for (;; name++) {
+				if (fnmatch(pattern, name, flags) == 0)
+					return 0;
+				if (!*name)
+					return FNM_NOMATCH;
+			}
+		case '?':
+			if (!*name)
+				return FNM_NOMATCH;
+			break;
+		case '[': {
+			if (!*name)
+				return FNM_NOMATCH;
+			const char *p = pattern + 1;
+			bool negate = *p == '!' || *p == '^', in = false;
+			p += negate;
+			for (bool first = true; *p && (*p != ']' || first); p++, first = false) {
+				unsigned char lo = (unsigned char)*p, hi = lo;
+				if (p[1] == '-' && p[2] && p[2] != ']') {
+					hi = (unsigned char)p[2];
+					p += 2;
+				}
+				if ((unsigned char)*name >= lo && (unsigned char)*name <= hi)
+					in = true;
+			}
+			if (!*p) { /* no closing bracket: a plain '[' */
+				if (*name != '[')
+					return FNM_NOMATCH;
+				break;
+			}
+			if (in == negate)
+				return FNM_NOMATCH;
+			pattern = p;
+			break;
+		}
+		case '\\':
+			if (pattern[1])
+				pattern++;
+			/* fall through */
+		default:
+			if (*pattern != *name)
+				return FNM_NOMATCH;
+		}
+	}
+}
+
+long sysconf(int name)
+{
+	SYSTEM_INFO si;
+	GetSystemInfo(&si);
+	if (name == _SC_PAGESIZE)
+		return (long)si.dwPageSize;
+	if (name == _SC_NPROCESSORS_ONLN)
+		return (long)si.dwNumberOfProcessors;
+	errno = EINVAL;
+	return -1;
+}

@@ -1,0 +1,46 @@
+/* What glibc gives the tools and the floor that mingw-w64's C runtime lacks, for the
+ * Windows build of `ticktrace.exe` alone: included before every file of it by the
+ * compiler (`-include`, tools/meson.build), so that the code stays glibc's, without a
+ * test of the system in it; `fnmatch.h` beside it stands for glibc's. Each as glibc's
+ * does it, for the uses the tools make. */
+#ifndef TT_LIBC_WINDOWS_H
+#define TT_LIBC_WINDOWS_H
+
+/* (mingw's time.h then declares gmtime_r; its stdio is C99's: %zu, %lld) */
+#define _POSIX_THREAD_SAFE_FUNCTIONS 200112L
+#define __USE_MINGW_ANSI_STDIO 1
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <time.h>
+
+/* No descriptor is inherited by a child (the tools start none), and no open of theirs
+ * blocks: both flags mean nothing here. */
+#define O_CLOEXEC 0
+#define O_NONBLOCK 0
+
+char *strndup(const char *s, size_t n);
+void *memmem(const void *hay, size_t hay_len, const void *needle, size_t needle_len);
+ssize_t getdelim(char **line, size_t *cap, int delim, FILE *f);
+ssize_t pread(int fd, void *buf, size_t n, off_t offset);
+void qsort_r(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *, void *), void *arg);
+/* Linux's signal names, for a crashed Linux run's signal */
+char *strsignal(int sig);
+/* `*`, `?` and `[...]` (`[!...]`, ranges), a backslash quoting the next character; no flags */
+int fnmatch(const char *pattern, const char *name, int flags);
+#define FNM_NOMATCH 1
+/* _SC_PAGESIZE and _SC_NPROCESSORS_ONLN alone */
+#define _SC_PAGESIZE 30
+#define _SC_NPROCESSORS_ONLN 84
+long sysconf(int name);
+/* (Windows' C runtime tells no link from its target) */
+static inline int lstat(const char *path, struct stat *st)
+{
+	return stat(path, st);
+}
+/* (a Linux run's crash_signal: SIGINT and SIGTERM mingw's signal.h has, the same) */
+#define SIGHUP 1
+
+#endif

@@ -1,0 +1,30 @@
+/* tools/base's inside: what out.c asks of the operating system's file (os_linux.c or
+ * os_windows.c, one of them built), the places where Linux and Windows write an output
+ * differently. */
+#ifndef TT_BASE_INTERNAL_H
+#define TT_BASE_INTERNAL_H
+
+#include "base.h"
+
+/* Where the file name in `path` begins: past its last directory separator ('/'; on
+ * Windows '\\' too). */
+const char *tt_os_file_name(const char *path);
+/* Creates the temporary file `tmpl` names ("...XXXXXX", the X's replaced) to write;
+ * its descriptor, or -1 and errno. */
+int tt_os_create_tmp(char *tmpl);
+/* Whether no process has the id `pid` (its temporary files are stale). */
+bool tt_os_process_gone(long pid);
+/* Whether `path` is written in place (a device or a FIFO, nothing renamed), and then
+ * its descriptor in *fd (-1 and errno when it cannot be opened). */
+bool tt_os_open_in_place(const char *path, int *fd);
+/* The temporary file `fd` (written, `tmp`) closed and renamed to `path`, replacing a
+ * file there only when `replace`. 0, or -1 and errno. */
+int tt_os_commit_tmp(int fd, const char *tmp, const char *path, bool replace);
+/* A stream whose bytes go to the output, in order after what is buffered; NULL out
+ * of memory. */
+FILE *tt_os_out_stream(struct tt_out *o);
+
+/* Waits until the output's writer has written what it was handed (out.c). */
+void tt_out_wait_idle(struct tt_out *o);
+
+#endif

@@ -1,0 +1,221 @@
+/* tools/base on Windows (base_internal.h; os_linux.c is Linux's): the input mapped
+ * (CreateFileMapping, MapViewOfFile), the output's temporary file made beside it and
+ * renamed into place without replacing (MoveFileExW), removed when Ctrl+C or a closed
+ * console ends the command; a device or a pipe written in place. Paths are the C
+ * runtime's, in the ANSI code page, as the command line gives them. */
+#include <errno.h>
+#include <fcntl.h>
+#include <io.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <windows.h>
+
+#include "base_internal.h"
+
+const uint8_t *tt_os_map(int fd, size_t size)
+{
+	HANDLE file = (HANDLE)_get_osfhandle(fd);
+	HANDLE mapping = CreateFileMappingW(file, NULL, PAGE_READONLY, 0, 0, NULL);
+	void *m = mapping ? MapViewOfFile(mapping, FILE_MAP_READ, 0, 0, size) : NULL;
+	if (mapping)
+		CloseHandle(mapping); /* (the view keeps it) */
+	if (!m)
+		errno = GetLastError() == ERROR_NOT_ENOUGH_MEMORY ? ENOMEM : EIO;
+	return m;
+}
+
+void tt_os_unmap(const uint8_t *p, size_t size)
+{
+	(void)size;
+	UnmapViewOfFile(p);
+}
+
+void tt_os_release(const uint8_t *p, size_t n)
+{
+	/* Pages not locked leave the working set: what MADV_DONTNEED does to a read-only
+	 * file's pages (it fails with ERROR_NOT_LOCKED, having done so). */
+	VirtualUnlock((void *)p, n);
+}
+
+/* A path of the command line (ANSI code page) in UTF-16; NULL out of memory. */
+static wchar_t *tt_wide(const char *path)
+{
+	int n = MultiByteToWideChar(CP_ACP, 0, path, -1, NULL, 0);
+	wchar_t *w = n > 0 ? malloc((size_t)n * sizeof *w) : NULL;
+	if (w && MultiByteToWideChar(CP_ACP, 0, path, -1, w, n) != n) {
+		free(w);
+		w = NULL;
+	}
+	return w;
+}
+
+static int tt_errno_of(DWORD error)
+{
+	switch (error) {
+	case ERROR_FILE_EXISTS:
+	case ERROR_ALREADY_EXISTS: return EEXIST;
+	case ERROR_FILE_NOT_FOUND:
+	case ERROR_PATH_NOT_FOUND: return ENOENT;
+	case ERROR_ACCESS_DENIED:
+	case ERROR_SHARING_VIOLATION: return EACCES;
+	case ERROR_NOT_ENOUGH_MEMORY: return ENOMEM;
+	case ERROR_DISK_FULL: return ENOSPC;
+	default: return EIO;
+	}
+}
+
+/* What Ctrl+C, Ctrl+Break or a closed console removes before the command ends: the
+ * output's temporary file, the shards of a split finished so far (the last named
+ * first). Files are made deletable while open (FILE_SHARE_DELETE), so the handler's
+ * thread removes them as the command goes on writing; a process ended by
+ * TerminateProcess leaves its temporary file to the next command (its PID gone). */
+static SRWLOCK tt_doomed_lock = SRWLOCK_INIT;
+static char **tt_doomed;
+static size_t tt_doomed_cap, tt_ndoomed;
+
+static BOOL WINAPI tt_doomed_on_ctrl(DWORD event)
+{
+	(void)event;
+	AcquireSRWLockExclusive(&tt_doomed_lock);
+	for (size_t i = tt_ndoomed; i-- > 0;)
+		if (!DeleteFileA(tt_doomed[i]))
+			RemoveDirectoryA(tt_doomed[i]);
+	tt_ndoomed = 0; /* (held: the command ends) */
+	return FALSE; /* the default handler ends the process */
+}
+
+void tt_remove_on_signal(const char *path)
+{
+	static bool handler_set;
+	AcquireSRWLockExclusive(&tt_doomed_lock);
+	if (!handler_set)
+		handler_set = SetConsoleCtrlHandler(tt_doomed_on_ctrl, TRUE);
+	char *copy = strdup(path);
+	if (copy && tt_grow((void **)&tt_doomed, &tt_doomed_cap, tt_ndoomed + 1, sizeof *tt_doomed))
+		tt_doomed[tt_ndoomed++] = copy;
+	else
+		free(copy);
+	ReleaseSRWLockExclusive(&tt_doomed_lock);
+}
+
+void tt_keep_on_signal(const char *path)
+{
+	AcquireSRWLockExclusive(&tt_doomed_lock);
+	for (size_t i = tt_ndoomed; i-- > 0;)
+		if (strcmp(tt_doomed[i], path) == 0) {
+			free(tt_doomed[i]);
+			memmove(&tt_doomed[i], &tt_doomed[i + 1], (tt_ndoomed - 1 - i) * sizeof *tt_doomed);
+			tt_ndoomed--;
+			break;
+		}
+	ReleaseSRWLockExclusive(&tt_doomed_lock);
+}
+
+void tt_standard_fds(void)
+{
+	/* Every file the command opens, and its standard streams, in binary: a trace's
+	 * bytes as they are, no "\r\n" for "\n" (Windows' C runtime translates by
+	 * default). */
+	_fmode = _O_BINARY;
+	for (int fd = 0; fd <= 2; fd++)
+		_setmode(fd, _O_BINARY);
+}
+
+const char *tt_os_file_name(const char *path)
+{
+	const char *slash = strrchr(path, '/'), *backslash = strrchr(path, '\\');
+	const char *last = slash > backslash ? slash : backslash;
+	if (!last && path[0] && path[1] == ':')
+		last = path + 1; /* "C:out.json": the drive's current directory */
+	return last ? last + 1 : path;
+}
+
+bool tt_os_open_in_place(const char *path, int *fd)
+{
+	/* A device (NUL, CON) or a pipe: what is not a file on a disk. */
+	HANDLE h = CreateFileA(path, GENERIC_WRITE, FILE_SHARE_READ | FILE_SHARE_WRITE, NULL, OPEN_EXISTING,
+			       FILE_ATTRIBUTE_NORMAL, NULL);
+	if (h == INVALID_HANDLE_VALUE)
+		return false;
+	if (GetFileType(h) == FILE_TYPE_DISK) {
+		CloseHandle(h);
+		return false;
+	}
+	*fd = _open_osfhandle((intptr_t)h, _O_WRONLY | _O_BINARY);
+	if (*fd < 0)
+		CloseHandle(h);
+	return true;
+}
+
+int tt_os_create_tmp(char *tmpl)
+{
+	static const char letters[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+	char *x = tmpl + strlen(tmpl) - 6;
+	LARGE_INTEGER now;
+	QueryPerformanceCounter(&now);
+	uint64_t seed = (uint64_t)now.QuadPart ^ ((uint64_t)GetCurrentProcessId() << 32);
+	for (int attempt = 0; attempt < 100; attempt++) {
+		for (int i = 0; i < 6; i++) {
+			seed = seed * 6364136223846793005u + 1442695040888963407u;
+			x[i] = letters[(seed >> 33) % (sizeof letters - 1)];
+		}
+		/* (deletable while open: tt_doomed_on_ctrl) */
+		HANDLE h = CreateFileA(tmpl, GENERIC_WRITE, FILE_SHARE_READ | FILE_SHARE_DELETE, NULL, CREATE_NEW,
+				       FILE_ATTRIBUTE_NORMAL, NULL);
+		if (h != INVALID_HANDLE_VALUE) {
+			int fd = _open_osfhandle((intptr_t)h, _O_WRONLY | _O_BINARY);
+			if (fd < 0)
+				CloseHandle(h);
+			return fd;
+		}
+		if (GetLastError() != ERROR_FILE_EXISTS) {
+			errno = tt_errno_of(GetLastError());
+			return -1;
+		}
+	}
+	errno = EEXIST;
+	return -1;
+}
+
+bool tt_os_process_gone(long pid)
+{
+	HANDLE h = OpenProcess(SYNCHRONIZE, FALSE, (DWORD)pid);
+	if (!h)
+		return GetLastError() == ERROR_INVALID_PARAMETER; /* no such process */
+	bool gone = WaitForSingleObject(h, 0) == WAIT_OBJECT_0;
+	CloseHandle(h);
+	return gone;
+}
+
+int tt_os_commit_tmp(int fd, const char *tmp, const char *path, bool replace)
+{
+	if (close(fd) < 0)
+		return -1;
+	wchar_t *from = tt_wide(tmp), *to = tt_wide(path);
+	int rc = 0;
+	/* Without --force, a file that appeared meanwhile is not replaced. */
+	if (!from || !to) {
+		errno = ENOMEM;
+		rc = -1;
+	} else if (!MoveFileExW(from, to, replace ? MOVEFILE_REPLACE_EXISTING : 0)) {
+		errno = tt_errno_of(GetLastError());
+		rc = -1;
+	}
+	free(from);
+	free(to);
+	return rc;
+}
+
+FILE *tt_os_out_stream(struct tt_out *o)
+{
+	/* Straight into the output, after what its writer has written: Windows has no
+	 * stream over functions of one's own (fopencookie). */
+	tt_out_flush(o);
+	tt_out_wait_idle(o);
+	int fd = _dup(o->fd);
+	FILE *stream = fd < 0 ? NULL : _fdopen(fd, "wb");
+	if (!stream && fd >= 0)
+		close(fd);
+	return stream;
+}
