@@ -133,16 +133,6 @@ void tt__out_modules(struct tt__file *file)
 	tt__pad(file, modules.bytes);
 }
 
-/* The name a site is shown by: its own, or (TT_FUNC in C++) the qualified name made
- * from the __PRETTY_FUNCTION__ it holds, in buf. */
-static const char *tt__site_name(const struct tt_callsite *site, char *buf, size_t cap)
-{
-	if (!(site->flags & TT__SITE_PRETTY) || !site->name)
-		return site->name;
-	tt_pretty_name(site->name, buf, cap);
-	return buf;
-}
-
 void tt__out_sites(struct tt__file *file, const struct tt__set *sites)
 {
 	char shown[1024];
@@ -151,7 +141,7 @@ void tt__out_sites(struct tt__file *file, const struct tt__set *sites)
 		const struct tt_callsite *s = (const void *)(uintptr_t)sites->at[i];
 		if (!s)
 			continue;
-		bytes += sizeof(struct tt_site_info) + tt__len(tt__site_name(s, shown, sizeof shown)) +
+		bytes += sizeof(struct tt_site_info) + tt__len(tt_site_name(s, shown, sizeof shown)) +
 			 tt__len(s->file) + tt__len(s->func);
 		if (s->flags & (TT__SITE_ARG_NAME | TT__SITE_SIGNED_ARG)) {
 			args++;
@@ -166,7 +156,7 @@ void tt__out_sites(struct tt__file *file, const struct tt__set *sites)
 		const struct tt_callsite *s = (const void *)(uintptr_t)sites->at[i];
 		if (!s)
 			continue;
-		const char *name = tt__site_name(s, shown, sizeof shown);
+		const char *name = tt_site_name(s, shown, sizeof shown);
 		struct tt_site_info info = {sites->at[i], s->line, tt__len(name), tt__len(s->file),
 					    tt__len(s->func)};
 		tt__put(file, &info, sizeof info);

@@ -355,7 +355,7 @@ size_t tt__unloaded_name(uint64_t address, size_t gen, bool func, char *buf, siz
 		if (tt__ranges_hold(&tt__retired[k]->ranges, address))
 			lib = tt__retired[k];
 	if (!func)
-		n = tt__name_out(cap, snprintf(buf, cap, "%s", tt__site_name(lib ? tt__lib_site(lib, address) :
+		n = tt__name_out(cap, snprintf(buf, cap, "%s", tt_site_name(lib ? tt__lib_site(lib, address) :
 										   &tt__unloaded_site, name, sizeof name)));
 	else if (lib && tt__lib_func(lib, address) && tt__lib_func(lib, address)->symbol)
 		n = tt__name_out(cap, snprintf(buf, cap, "%s", tt__lib_func(lib, address)->symbol));

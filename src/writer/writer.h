@@ -295,13 +295,11 @@ uint64_t tt__retired_until(size_t gen) TT__HIDDEN;
 const struct tt_callsite *tt__site_descriptor(uint64_t address,
 					      const struct tt__names_view *v) TT__HIDDEN;
 
-/* names.c: names made at run time (the _DYN macros), and C++'s TT_FUNC names */
+/* names.c: names made at run time (the _DYN macros; a site's shown name:
+ * pretty_name.h's tt_site_name) */
 /* Whether `address` is a descriptor that names.c made (the writer reads it). */
 bool tt__names_hold(uint64_t address) TT__HIDDEN;
 void tt__names_after_fork(void) TT__HIDDEN;
-/* The name a site is shown by: its own, or (TT__SITE_PRETTY) the qualified name made
- * from the __PRETTY_FUNCTION__ it holds, in buf. */
-const char *tt__site_name(const struct tt_callsite *site, char *buf, size_t cap) TT__HIDDEN;
 #define TT__NAME_MAX 1024 /* bytes kept of a name made from __PRETTY_FUNCTION__ */
 
 #endif /* TT_WRITER_H */
