@@ -182,20 +182,12 @@ struct tt__ranges {
 	size_t count, cap;
 	int err;
 };
-/* tt_module_info entries with their strings, back to back: a MODULES section's. */
-struct tt__modules {
-	char *data;
-	size_t len, cap;
-	uint64_t count;
-	int err;
-};
-/* tt_os_modules callbacks: a module's range as an entry into a struct tt__modules;
- * as a range into a struct tt__ranges. */
-int tt__add_module(const struct tt_os_module *module, void *data) TT__HIDDEN;
+/* A tt_os_modules callback: a module's range into a struct tt__ranges (a MODULES
+ * section's entries: platform.h's tt_os_module_list_add). */
 int tt__add_loaded(const struct tt_os_module *module, void *data) TT__HIDDEN;
 bool tt__ranges_hold(const struct tt__ranges *r, uint64_t address) TT__HIDDEN;
 /* MODULES with the entries of `m`, within an UNLOADED section when `until` is not 0. */
-void tt__out_module_list(struct tt__out *out, const struct tt__modules *m,
+void tt__out_module_list(struct tt__out *out, const struct tt_os_module_list *m,
 			 uint64_t until) TT__HIDDEN;
 
 /* sites.c: the call sites and functions records name, and their sections */
