@@ -242,17 +242,11 @@ static double tt_bench_real(const cJSON *real, const char *key)
 	return cJSON_IsNumber(item) ? item->valuedouble : NAN;
 }
 
-/* A name made at run time (TT_INSTANT_DYN: the name's lookup and one event), 16
- * script-like names in turn, each run on a new thread: the median per event. */
+/* A name made at run time (timing.h's TT_BENCH_DYNAMIC_NAME), each run on a new
+ * thread: the median per event. */
 static void *tt_bench_dynamic_name_thread(void *arg)
 {
-	char names[16][32];
-	for (int i = 0; i < 16; i++)
-		snprintf(names[i], sizeof names[i], "script_function_%d", i);
-	int64_t t0 = tt_bench_now_ns();
-	for (int i = 0; i < 2 * TT_BENCH_PAIRS; i++)
-		TT_INSTANT_DYN(names[i & 15]);
-	*(double *)arg = (double)(tt_bench_now_ns() - t0) / (2 * TT_BENCH_PAIRS);
+	*(double *)arg = tt_bench_kind_run(TT_BENCH_DYNAMIC_NAME);
 	return NULL;
 }
 

@@ -4,6 +4,7 @@
 #define TT_BENCH_TIMING_H
 
 #include <stdint.h>
+#include <stdio.h>
 #include <time.h>
 
 #include "ticktrace.h"
@@ -87,6 +88,8 @@ enum tt_bench_kind {
 	TT_BENCH_FIRST,    /* its first event: microseconds */
 	TT_BENCH_ENDBEGIN, /* TT_ENDBEGIN: ns per event */
 	TT_BENCH_PAUSED,   /* pairs after tt_pause: ns per event */
+	TT_BENCH_DYNAMIC_NAME, /* TT_INSTANT_DYN, 16 script-like names in turn: the name's
+	                        * lookup and one event, ns per event */
 };
 
 static inline double tt_bench_kind_run(enum tt_bench_kind kind)
@@ -116,6 +119,16 @@ static inline double tt_bench_kind_run(enum tt_bench_kind kind)
 		result = tt_bench_pairs(TT_BENCH_PAIRS);
 		tt_resume();
 		break;
+	case TT_BENCH_DYNAMIC_NAME: {
+		char names[16][32];
+		for (int i = 0; i < 16; i++)
+			snprintf(names[i], sizeof names[i], "script_function_%d", i);
+		int64_t t0 = tt_bench_now_ns();
+		for (int i = 0; i < 2 * TT_BENCH_PAIRS; i++)
+			TT_INSTANT_DYN(names[i & 15]);
+		result = (double)(tt_bench_now_ns() - t0) / (2 * TT_BENCH_PAIRS);
+		break;
+	}
 	}
 	return result;
 }

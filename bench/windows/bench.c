@@ -6,7 +6,7 @@
  * child with a small TICKTRACE_BUFFER) and with recording off, bytes per event, the
  * self-profiler's cost. Medians of interleaved repeats, so that a noisy moment touches
  * every figure. Not here: what Windows' runtime has not (TICKTRACE_MEMORY,
- * TICKTRACE_MIN_DUR, _DYN names, the detour, thread states, snapshots) and the tools'
+ * TICKTRACE_MIN_DUR, the detour, thread states, snapshots) and the tools'
  * figures (Linux's).
  *
  *   ticktrace-bench.exe [--repeats N] [--json FILE] */
@@ -230,7 +230,7 @@ int main(int argc, char **argv)
 	/* (first: the file is small, before the repeats' events) */
 	double bytes_records, bytes_file;
 	tt_bench_bytes_per_event(&bytes_records, &bytes_file);
-	enum { RDTSC, FLOOR, WARM, COLD, FIRST, ENDBEGIN, TWO, PAUSED, CYG, CYG_RDTSC, KINDS };
+	enum { RDTSC, FLOOR, WARM, COLD, FIRST, ENDBEGIN, TWO, PAUSED, DYN, CYG, CYG_RDTSC, KINDS };
 	double *v[KINDS];
 	for (int k = 0; k < KINDS; k++)
 		v[k] = calloc((size_t)repeats, sizeof(double));
@@ -243,6 +243,7 @@ int main(int argc, char **argv)
 		v[ENDBEGIN][r] = tt_bench_on_thread(TT_BENCH_ENDBEGIN);
 		v[TWO][r] = tt_bench_two_threads();
 		v[PAUSED][r] = tt_bench_on_thread(TT_BENCH_PAUSED);
+		v[DYN][r] = tt_bench_on_thread(TT_BENCH_DYNAMIC_NAME);
 		v[CYG][r] = tt_bench_cyg_overhead("", &v[CYG_RDTSC][r]);
 		if (v[CYG][r] < 0)
 			return 1; /* (said by tt_bench_child) */
@@ -287,6 +288,8 @@ int main(int argc, char **argv)
 		{"thread_start_us", "us", thread_start_us, start_what},
 		{"endbegin_ns", "ns", tt_bench_median(v[ENDBEGIN], repeats), "TT_ENDBEGIN, per event (an end and a begin)"},
 		{"event_2threads_ns", "ns", tt_bench_median(v[TWO], repeats), "per event per thread, two threads at once"},
+		{"event_dynamic_name_ns", "ns", tt_bench_median(v[DYN], repeats),
+		 "TT_INSTANT_DYN with 16 names in turn: the name's lookup and the event"},
 		{"cyg_call_overhead_ns", "ns", cyg_ns, cyg_what},
 		{"event_dropped_ns", "ns", dropped_ns, "per event into a full buffer, mode stop (counted, not kept)"},
 		{"event_off_ns", "ns", paused_ns > off_process_ns ? paused_ns : off_process_ns, off_what},

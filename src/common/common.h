@@ -9,6 +9,7 @@
  *   a user's text file        read whole, a regular file alone (read_file.c)
  *   settings                  what both runtimes read alike from the environment
  *                             (settings.c)
+ *   names made at run time    the _DYN macros' descriptors, both runtimes' (names.c)
  *
  * The analysis library (analysis/analysis.h) sits on it. Nothing here is API: the
  * runtime builds it hidden, as the rest of itself. Names: tt_ and the thing's name
@@ -246,5 +247,38 @@ const char *tt_crash_text(uint32_t crash, char *buf, size_t cap);
 #define TT_BUFFER_EVENTS_DEFAULT (UINT64_C(1) << 20)
 #define TT_BUFFER_EVENTS_MAX (UINT64_C(1) << 36)
 uint64_t tt_buffer_events(const char *text, FILE *err);
+
+/* ---- names made at run time ---- */
+
+/* The _DYN macros' names (names.c), each copied once into a call-site descriptor of
+ * its own, for both runtimes (tt__name: writer/names.c, portable/start.c). A lookup,
+ * tt_names_find, takes no lock: the name's descriptor, or NULL with `key` filled for
+ * tt_names_add, which the caller runs under its own lock (one adder at a time). Memory
+ * from `alloc` (never given back: a descriptor lives as long as the process); where
+ * there is none, one descriptor says so. tt_names_hold: whether `address` is a
+ * descriptor made here (the Linux writer reads only those and its modules'). */
+#define TT_NAMES_MAX_SLABS 4096 /* 4 GiB of names: beyond it, names are not kept */
+struct tt_callsite;
+struct tt_names_table;
+struct tt_names {
+	void *(*alloc)(size_t size);
+	struct tt_names_table *table; /* read with acquire loads */
+	size_t count;
+	char *next, *end;
+	char *slabs[TT_NAMES_MAX_SLABS];
+	size_t nslabs; /* read with acquire loads */
+};
+struct tt_name_key {
+	const struct tt_callsite *from; /* the macro's own descriptor */
+	const char *name;
+	size_t len;
+	bool cut; /* longer than TT_NAME_MAX: its first bytes and "..." */
+	uint64_t hash;
+};
+/* `len` (size_t)-1: up to its NUL; a NULL name is "(null)". */
+const struct tt_callsite *tt_names_find(const struct tt_names *names, const struct tt_callsite *from,
+					const char *name, size_t len, struct tt_name_key *key);
+const struct tt_callsite *tt_names_add(struct tt_names *names, const struct tt_name_key *key);
+bool tt_names_hold(const struct tt_names *names, uint64_t address);
 
 #endif /* TT_COMMON_H */

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "pretty_name.h"
+#include "ticktrace.h"
 
 static bool tt_pretty_ident_char(char c)
 {
@@ -171,4 +172,12 @@ size_t tt_pretty_name(const char *pretty, char *buf, size_t cap)
 			tt_pretty_put(buf, cap, &len, ">", 1);
 	}
 	return len;
+}
+
+const char *tt_site_name(const struct tt_callsite *site, char *buf, size_t cap)
+{
+	if (!(site->flags & TT__SITE_PRETTY) || !site->name)
+		return site->name;
+	tt_pretty_name(site->name, buf, cap);
+	return buf;
 }

@@ -11,4 +11,9 @@
 /* The name made from `pretty` into buf (cut to cap - 1 bytes, NUL-ended): its length. */
 size_t tt_pretty_name(const char *pretty, char *buf, size_t cap);
 
+/* The name a call site is shown by: its own, or (TT_FUNC in C++) the name made from the
+ * __PRETTY_FUNCTION__ it holds, in buf. */
+struct tt_callsite;
+const char *tt_site_name(const struct tt_callsite *site, char *buf, size_t cap);
+
 #endif /* TT_PRETTY_NAME_H */

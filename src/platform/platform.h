@@ -167,6 +167,17 @@ struct tt_os_module {
 	uint32_t build_id_len;
 };
 int tt_os_modules(int (*each)(const struct tt_os_module *module, void *arg), void *arg);
+/* The MODULES section's body (format.h) from tt_os_modules (modules.c, both systems):
+ * tt_os_module_list_add, its callback, appends each range as a struct tt_module_info,
+ * its path and its build id to `data` (malloc'd, grown; the caller frees it), and
+ * counts it; err is -ENOMEM once memory ran out (what follows is not kept). */
+struct tt_os_module_list {
+	char *data;
+	size_t len, cap;
+	uint64_t count;
+	int err;
+};
+int tt_os_module_list_add(const struct tt_os_module *module, void *list);
 /* A number that changes as modules are loaded or unloaded (Linux: the loader's count
  * of both; Windows: the loaded modules' handles, hashed). */
 uint64_t tt_os_modules_changes(void);

@@ -99,48 +99,23 @@ void tt__out_process(struct tt__file *file)
 	tt__pad(file, sizeof machine);
 }
 
-/* MODULES: counted in one walk, written in the next. */
-struct tt__modules {
-	struct tt__file *file;
-	uint64_t count, bytes;
-};
-
-static int tt__module_size(const struct tt_os_module *m, void *arg)
-{
-	struct tt__modules *modules = arg;
-	modules->count++;
-	modules->bytes += sizeof(struct tt_module_info) + strlen(m->path) + m->build_id_len;
-	return 0;
-}
-
-static int tt__module_out(const struct tt_os_module *m, void *arg)
-{
-	struct tt__modules *modules = arg;
-	struct tt_module_info info = {m->start, m->end, m->file_offset, tt__len(m->path), m->build_id_len};
-	tt__put(modules->file, &info, sizeof info);
-	tt__put(modules->file, m->path, info.path_len);
-	tt__put(modules->file, m->build_id, m->build_id_len);
-	return 0;
-}
-
+/* MODULES: the platform's list of them (one walk). */
 void tt__out_modules(struct tt__file *file)
 {
-	struct tt__modules modules = {file, 0, sizeof(uint64_t)};
-	tt_os_modules(tt__module_size, &modules);
-	tt__section(file, TT_SEC_MODULES, modules.bytes);
+	struct tt_os_module_list modules = {0};
+	tt_os_modules(tt_os_module_list_add, &modules);
+	if (modules.err) { /* (no memory: no section, the file said failed) */
+		if (!file->err)
+			file->err = modules.err;
+		free(modules.data);
+		return;
+	}
+	uint64_t bytes = sizeof modules.count + modules.len;
+	tt__section(file, TT_SEC_MODULES, bytes);
 	tt__put(file, &modules.count, sizeof modules.count);
-	tt_os_modules(tt__module_out, &modules);
-	tt__pad(file, modules.bytes);
-}
-
-/* The name a site is shown by: its own, or (TT_FUNC in C++) the qualified name made
- * from the __PRETTY_FUNCTION__ it holds, in buf. */
-static const char *tt__site_name(const struct tt_callsite *site, char *buf, size_t cap)
-{
-	if (!(site->flags & TT__SITE_PRETTY) || !site->name)
-		return site->name;
-	tt_pretty_name(site->name, buf, cap);
-	return buf;
+	tt__put(file, modules.data, modules.len);
+	tt__pad(file, bytes);
+	free(modules.data);
 }
 
 void tt__out_sites(struct tt__file *file, const struct tt__set *sites)
@@ -151,7 +126,7 @@ void tt__out_sites(struct tt__file *file, const struct tt__set *sites)
 		const struct tt_callsite *s = (const void *)(uintptr_t)sites->at[i];
 		if (!s)
 			continue;
-		bytes += sizeof(struct tt_site_info) + tt__len(tt__site_name(s, shown, sizeof shown)) +
+		bytes += sizeof(struct tt_site_info) + tt__len(tt_site_name(s, shown, sizeof shown)) +
 			 tt__len(s->file) + tt__len(s->func);
 		if (s->flags & (TT__SITE_ARG_NAME | TT__SITE_SIGNED_ARG)) {
 			args++;
@@ -166,7 +141,7 @@ void tt__out_sites(struct tt__file *file, const struct tt__set *sites)
 		const struct tt_callsite *s = (const void *)(uintptr_t)sites->at[i];
 		if (!s)
 			continue;
-		const char *name = tt__site_name(s, shown, sizeof shown);
+		const char *name = tt_site_name(s, shown, sizeof shown);
 		struct tt_site_info info = {sites->at[i], s->line, tt__len(name), tt__len(s->file),
 					    tt__len(s->func)};
 		tt__put(file, &info, sizeof info);

@@ -205,6 +205,28 @@ void tt__describe(const char *fmt, ...)
 		tt__record_many(records, n);
 }
 
+/* Names made at run time (the _DYN macros): Linux's table (common/names.c), added
+ * under a lock of their own. Recording off (TICKTRACE=0, tt_disable): no event names
+ * it, nothing is kept. */
+static struct tt_names tt__names = {.alloc = tt_os_alloc};
+static struct tt_os_lock tt__names_lock;
+
+const struct tt_callsite *tt__name(const struct tt_callsite *from, const char *name, size_t len)
+{
+	if (!__atomic_load_n(&tt__run.started, __ATOMIC_ACQUIRE))
+		tt__start();
+	if (__atomic_load_n(&tt__hot_global.unusual, __ATOMIC_RELAXED) & TT__HOT_OFF)
+		return from;
+	struct tt_name_key key;
+	const struct tt_callsite *found = tt_names_find(&tt__names, from, name, len, &key);
+	if (found)
+		return found;
+	tt_os_lock(&tt__names_lock);
+	const struct tt_callsite *site = tt_names_add(&tt__names, &key);
+	tt_os_unlock(&tt__names_lock);
+	return site;
+}
+
 static void tt__pause_self(int paused)
 {
 	struct tt__slot *slot = tt__self_locked();

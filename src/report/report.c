@@ -45,7 +45,7 @@ size_t tt__report_name(void *ctx, const struct tt_an_thread *th, uint64_t key, c
 		return named;
 	if (!(key & TT_KEY_FUNC))
 		n = snprintf(buf, cap, "%s",
-			     tt__site_name((const struct tt_callsite *)(uintptr_t)address, name, sizeof name));
+			     tt_site_name((const struct tt_callsite *)(uintptr_t)address, name, sizeof name));
 	else if (!dladdr1((void *)(uintptr_t)(address & ~TT_FUNC_LIBRARY_CALL), &info, (void **)&module,
 			  RTLD_DL_LINKMAP) || !module)
 		n = snprintf(buf, cap, "0x%" PRIx64, address);

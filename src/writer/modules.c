@@ -2,7 +2,6 @@
  * and build id, by which the tools name functions and read call sites offline. */
 #include <errno.h>
 #include <stdlib.h>
-#include <string.h>
 #include <unistd.h>
 
 #include "writer/writer.h"
@@ -36,46 +35,6 @@ void tt__out_process(struct tt__out *out)
 }
 
 
-static void tt__modules_append(struct tt__modules *m, const void *data, size_t size)
-{
-	if (m->err)
-		return;
-	if (m->len + size > m->cap) {
-		size_t cap = m->cap ? 2 * m->cap : 4096;
-		while (cap < m->len + size)
-			cap *= 2;
-		char *grown = realloc(m->data, cap);
-		if (!grown) {
-			m->err = -ENOMEM;
-			return;
-		}
-		m->data = grown;
-		m->cap = cap;
-	}
-	memcpy(m->data + m->len, data, size);
-	m->len += size;
-}
-
-/* Every loadable segment (tt_os_modules): functions are named from the code's, and
- * call sites that the run had not described from the data's (descriptors are static
- * data). */
-int tt__add_module(const struct tt_os_module *module, void *data)
-{
-	struct tt__modules *m = data;
-	struct tt_module_info mod = {
-		.start = module->start,
-		.end = module->end,
-		.file_offset = module->file_offset,
-		.path_len = (uint32_t)strlen(module->path),
-		.build_id_len = module->build_id_len,
-	};
-	tt__modules_append(m, &mod, sizeof mod);
-	tt__modules_append(m, module->path, mod.path_len);
-	tt__modules_append(m, module->build_id, module->build_id_len);
-	m->count++;
-	return 0;
-}
-
 static void tt__ranges_add(struct tt__ranges *r, uint64_t start, uint64_t end)
 {
 	if (r->count == r->cap) {
@@ -106,7 +65,7 @@ bool tt__ranges_hold(const struct tt__ranges *r, uint64_t address)
 	return false;
 }
 
-void tt__out_module_list(struct tt__out *out, const struct tt__modules *m, uint64_t until)
+void tt__out_module_list(struct tt__out *out, const struct tt_os_module_list *m, uint64_t until)
 {
 	uint64_t size = sizeof m->count + m->len;
 	tt__out_section_until(out, TT_SEC_MODULES, size, until);
@@ -118,8 +77,8 @@ void tt__out_module_list(struct tt__out *out, const struct tt__modules *m, uint6
 
 int tt__out_loaded_modules(struct tt__out *out)
 {
-	struct tt__modules m = {0};
-	tt_os_modules(tt__add_module, &m);
+	struct tt_os_module_list m = {0};
+	tt_os_modules(tt_os_module_list_add, &m);
 	if (!m.err)
 		tt__out_module_list(out, &m, 0);
 	free(m.data);

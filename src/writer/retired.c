@@ -31,7 +31,7 @@ struct tt__retired_lib {
 	char *name;
 	uint64_t until; /* TSC once dlclose returned; 0 while it runs */
 	struct tt__ranges ranges; /* its loadable segments; none: it stayed loaded */
-	struct tt__modules modules;
+	struct tt_os_module_list modules;
 	struct tt__retired_site *sites;
 	size_t nsites, sites_cap;
 	/* its functions that records name and their dynamic symbols (NULL: none, a
@@ -106,7 +106,7 @@ static int tt__find_retiring(const struct tt_os_module *module, void *data)
 {
 	struct tt__retired_lib *lib = data;
 	if (tt__is_loaded(module, lib)) {
-		tt__add_module(module, &lib->modules);
+		tt_os_module_list_add(module, &lib->modules);
 		tt__add_loaded(module, &lib->ranges);
 	}
 	return 0;
@@ -355,7 +355,7 @@ size_t tt__unloaded_name(uint64_t address, size_t gen, bool func, char *buf, siz
 		if (tt__ranges_hold(&tt__retired[k]->ranges, address))
 			lib = tt__retired[k];
 	if (!func)
-		n = tt__name_out(cap, snprintf(buf, cap, "%s", tt__site_name(lib ? tt__lib_site(lib, address) :
+		n = tt__name_out(cap, snprintf(buf, cap, "%s", tt_site_name(lib ? tt__lib_site(lib, address) :
 										   &tt__unloaded_site, name, sizeof name)));
 	else if (lib && tt__lib_func(lib, address) && tt__lib_func(lib, address)->symbol)
 		n = tt__name_out(cap, snprintf(buf, cap, "%s", tt__lib_func(lib, address)->symbol));

@@ -188,7 +188,7 @@ static void tt__out_generation(struct tt__out *out, const struct tt__site_set *s
 		const struct tt_callsite *site = tt__site_at(set->slots[i], v);
 		if (site) {
 			size += sizeof(struct tt_site_info) +
-				tt__strlen32(tt__site_name(site, name, sizeof name)) +
+				tt__strlen32(tt_site_name(site, name, sizeof name)) +
 				tt__strlen32(site->file) + tt__strlen32(site->func);
 			count++;
 		}
@@ -200,7 +200,7 @@ static void tt__out_generation(struct tt__out *out, const struct tt__site_set *s
 			const struct tt_callsite *site = tt__site_at(set->slots[i], v);
 			if (!site)
 				continue;
-			const char *shown = tt__site_name(site, name, sizeof name);
+			const char *shown = tt_site_name(site, name, sizeof name);
 			struct tt_site_info info = {
 				.address = set->slots[i] & TT__ADDRESS_MASK,
 				.line = site->line,

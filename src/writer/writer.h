@@ -182,20 +182,12 @@ struct tt__ranges {
 	size_t count, cap;
 	int err;
 };
-/* tt_module_info entries with their strings, back to back: a MODULES section's. */
-struct tt__modules {
-	char *data;
-	size_t len, cap;
-	uint64_t count;
-	int err;
-};
-/* tt_os_modules callbacks: a module's range as an entry into a struct tt__modules;
- * as a range into a struct tt__ranges. */
-int tt__add_module(const struct tt_os_module *module, void *data) TT__HIDDEN;
+/* A tt_os_modules callback: a module's range into a struct tt__ranges (a MODULES
+ * section's entries: platform.h's tt_os_module_list_add). */
 int tt__add_loaded(const struct tt_os_module *module, void *data) TT__HIDDEN;
 bool tt__ranges_hold(const struct tt__ranges *r, uint64_t address) TT__HIDDEN;
 /* MODULES with the entries of `m`, within an UNLOADED section when `until` is not 0. */
-void tt__out_module_list(struct tt__out *out, const struct tt__modules *m,
+void tt__out_module_list(struct tt__out *out, const struct tt_os_module_list *m,
 			 uint64_t until) TT__HIDDEN;
 
 /* sites.c: the call sites and functions records name, and their sections */
@@ -295,13 +287,11 @@ uint64_t tt__retired_until(size_t gen) TT__HIDDEN;
 const struct tt_callsite *tt__site_descriptor(uint64_t address,
 					      const struct tt__names_view *v) TT__HIDDEN;
 
-/* names.c: names made at run time (the _DYN macros), and C++'s TT_FUNC names */
+/* names.c: names made at run time (the _DYN macros; a site's shown name:
+ * pretty_name.h's tt_site_name) */
 /* Whether `address` is a descriptor that names.c made (the writer reads it). */
 bool tt__names_hold(uint64_t address) TT__HIDDEN;
 void tt__names_after_fork(void) TT__HIDDEN;
-/* The name a site is shown by: its own, or (TT__SITE_PRETTY) the qualified name made
- * from the __PRETTY_FUNCTION__ it holds, in buf. */
-const char *tt__site_name(const struct tt_callsite *site, char *buf, size_t cap) TT__HIDDEN;
 #define TT__NAME_MAX 1024 /* bytes kept of a name made from __PRETTY_FUNCTION__ */
 
 #endif /* TT_WRITER_H */

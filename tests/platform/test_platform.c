@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -489,6 +490,45 @@ static void test_process(void **state)
 		assert_int_equal(tolower((unsigned char)host[i]), tolower((unsigned char)said[i]));
 }
 
+static int tt_count_module(const struct tt_os_module *m, void *arg)
+{
+	(void)m;
+	++*(uint64_t *)arg;
+	return 0;
+}
+
+/* The modules as a MODULES section's body: an entry for each range the walk gives,
+ * back to back with its path and build id, the program's code in one of them. */
+static void test_module_list(void **state)
+{
+	(void)state;
+	struct tt_os_module_list list = {0};
+	uint64_t ranges = 0, address = (uint64_t)(uintptr_t)&test_module_list;
+	assert_int_equal(tt_os_modules(tt_count_module, &ranges), 0);
+	assert_int_equal(tt_os_modules(tt_os_module_list_add, &list), 0);
+	assert_int_equal(list.err, 0);
+	assert_int_equal(list.count, ranges);
+	size_t at = 0, program = 0;
+	for (uint64_t i = 0; i < list.count; i++) {
+		struct tt_module_info info;
+		assert_true(at + sizeof info <= list.len);
+		memcpy(&info, list.data + at, sizeof info);
+		const char *path = list.data + at + sizeof info;
+		assert_true(info.start < info.end && info.path_len > 0);
+		assert_int_equal(strnlen(path, info.path_len), info.path_len); /* (no NUL in it) */
+		if (info.start <= address && address < info.end) {
+			char named[1024];
+			snprintf(named, sizeof named, "%.*s", (int)info.path_len, path);
+			program++;
+			assert_non_null(strstr(named, "test_platform"));
+		}
+		at += sizeof info + info.path_len + info.build_id_len;
+	}
+	assert_int_equal(at, list.len);
+	assert_int_equal(program, 1);
+	free(list.data);
+}
+
 #ifndef _WIN32
 #include <sys/wait.h>
 static int tt_crash_pipe;
@@ -533,7 +573,7 @@ int main(void)
 		cmocka_unit_test(test_wake_all),   cmocka_unit_test(test_lock),
 		cmocka_unit_test(test_memory),  cmocka_unit_test(test_rename),
 		cmocka_unit_test(test_file_map),
-		cmocka_unit_test(test_time),    cmocka_unit_test(test_thread_cpu_of), cmocka_unit_test(test_process),
+		cmocka_unit_test(test_time),    cmocka_unit_test(test_thread_cpu_of), cmocka_unit_test(test_process), cmocka_unit_test(test_module_list),
 #ifndef _WIN32
 		cmocka_unit_test(test_crash),
 #endif

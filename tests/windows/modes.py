@@ -50,7 +50,7 @@ def program(wrapper, exe, d, env, n, how, pace=0, want_rc=0):
         print(p.stderr, end="", file=sys.stderr)
         sys.exit(77)
     if want_rc is not None and p.returncode != want_rc:
-        fail(f"modes.exe {n} {how}: exit {p.returncode}, not {want_rc}\n{p.stderr}")
+        fail(f"{os.path.basename(exe)} {n} {how}: exit {p.returncode}, not {want_rc}\n{p.stderr}")
     return p
 
 
