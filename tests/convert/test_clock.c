@@ -129,6 +129,22 @@ static void test_microseconds_text(void **state)
 		tt_out_char(&o, 0);
 		assert_string_equal(o.buf, want);
 	}
+	/* n / 10^places, against printf: every places from 0 to 19, n of every length */
+	for (int k = 0; k < 40000; k++) {
+		unsigned places = (unsigned)k % 20;
+		uint64_t n = next_random(&seed) >> (k / 20 % 64), unit = 1;
+		for (unsigned i = 0; i < places; i++)
+			unit *= 10;
+		if (places)
+			snprintf(want, sizeof(want), "%" PRIu64 ".%0*" PRIu64, n / unit, (int)places,
+				 n % unit);
+		else
+			snprintf(want, sizeof(want), "%" PRIu64 ".", n);
+		o.len = 0;
+		tt_out_decimal(&o, n, places);
+		tt_out_char(&o, 0);
+		assert_string_equal(o.buf, want);
+	}
 	o.len = 0;
 	tt_out_u64(&o, UINT64_MAX);
 	tt_out_char(&o, ' ');

@@ -149,6 +149,24 @@ void tt_out_us(struct tt_out *o, int64_t ns)
 
 void tt_out_decimal(struct tt_out *o, uint64_t n, unsigned places)
 {
+	if (__builtin_expect(n < UINT64_C(10000000000000000) && places < 16, 1)) {
+		/* n as sixteen digits, zeros in front: the whole part begins at its first
+		 * digit or at the one before the point, a zero, whichever comes first */
+		char digits[32] = {0}; /* (16 on: room for the 16-byte copies) */
+		uint64_t hi = tt_eight_digits((uint32_t)(n / 100000000)) | UINT64_C(0x3030303030303030);
+		uint64_t lo = tt_eight_digits((uint32_t)(n % 100000000)) | UINT64_C(0x3030303030303030);
+		memcpy(digits, &hi, 8);
+		memcpy(digits + 8, &lo, 8);
+		unsigned len = tt_digits(n), point = 16 - places;
+		unsigned from = 16 - len < point - 1 ? 16 - len : point - 1;
+		char *p = o->buf + o->len;
+		memcpy(p, digits + from, 16); /* (what passes the point is written over) */
+		p += point - from;
+		*p++ = '.';
+		memcpy(p, digits + point, 16);
+		o->len = (size_t)(p + places - o->buf);
+		return;
+	}
 	char digits[24];
 	size_t len = (size_t)(tt__fmt_u64(digits, n) - digits);
 	size_t whole = len > places ? len - places : 0;
