@@ -46,7 +46,7 @@ static void tt_name_func(struct tt_decoder *d, struct tt_event *e)
 /* Opens a scope, if the machine keeps it: its event pushed, and given to the sinks
  * from there. Its key is its function's (TT_EV_FUNC), else TT_KEY_UNBEGUN
  * (TT_EV_UNBEGUN), else its site's. */
-static int tt_open_scope(struct tt_decoder *d, struct tt_thread_state *st,
+static inline __attribute__((always_inline)) int tt_open_scope(struct tt_decoder *d, struct tt_thread_state *st,
 			 const struct tt_thread *t, int64_t ts, const struct tt_site *site,
 			 uint64_t func, uint64_t value, uint32_t flags, uint64_t offset)
 {
