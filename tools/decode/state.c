@@ -45,10 +45,12 @@ static void tt_name_func(struct tt_decoder *d, struct tt_event *e)
 
 /* Opens a scope, if the machine keeps it: its event pushed, and given to the sinks
  * from there. Its key is its function's (TT_EV_FUNC), else TT_KEY_UNBEGUN
- * (TT_EV_UNBEGUN), else its site's. */
-static inline __attribute__((always_inline)) int tt_open_scope(struct tt_decoder *d, struct tt_thread_state *st,
-			 const struct tt_thread *t, int64_t ts, const struct tt_site *site,
-			 uint64_t func, uint64_t value, uint32_t flags, uint64_t offset)
+ * (TT_EV_UNBEGUN), else its site's. Inline: every slice's, its callers' constant
+ * arguments folded away. */
+static inline __attribute__((always_inline)) int
+tt_open_scope(struct tt_decoder *d, struct tt_thread_state *st, const struct tt_thread *t,
+	      int64_t ts, const struct tt_site *site, uint64_t func, uint64_t value, uint32_t flags,
+	      uint64_t offset)
 {
 	uint64_t key = flags & TT_EV_FUNC ? func | TT_KEY_FUNC :
 		       flags & TT_EV_UNBEGUN ? TT_KEY_UNBEGUN : (uint64_t)(uintptr_t)site;
@@ -73,9 +75,10 @@ static inline __attribute__((always_inline)) int tt_open_scope(struct tt_decoder
 	return tt_dispatch(&d->slice_begin, e);
 }
 
-/* Closes the innermost scope at `ts`: its event, with its duration, to the sinks. */
-static int tt_close_scope(struct tt_decoder *d, struct tt_thread_state *st, int64_t ts,
-			  uint32_t flags)
+/* Closes the innermost scope at `ts`: its event, with its duration, to the sinks.
+ * Inline, as tt_open_scope. */
+static inline __attribute__((always_inline)) int
+tt_close_scope(struct tt_decoder *d, struct tt_thread_state *st, int64_t ts, uint32_t flags)
 {
 	struct tt_event *e = &st->stack[--st->depth];
 	e->dur = ts - e->ts;
