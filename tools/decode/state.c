@@ -66,11 +66,24 @@ tt_open_scope(struct tt_decoder *d, struct tt_thread_state *st, const struct tt_
 		st->stack = p;
 		st->cap = cap;
 	}
+	/* field by field, each a store of its own: a struct assigned whole is built apart
+	 * and copied in wide loads of the fields just stored, which stall, and the sinks'
+	 * loads of them then wait on the copy */
 	struct tt_event *e = &st->stack[st->depth];
-	*e = (struct tt_event){
-		.thread = t, .site = site, .func = func, .ts = ts, .value = value,
-		.depth = st->depth++, .flags = flags, .offset = offset,
-	};
+	e->thread = t;
+	e->site = site;
+	e->func = func;
+	e->ts = ts;
+	e->dur = 0;
+	e->value = value;
+	e->depth = st->depth++;
+	e->flags = flags;
+	e->offset = offset;
+	e->text = NULL;
+	e->text_len = 0;
+	e->scope_value = 0;
+	e->link = 0;
+	e->func_name = (struct tt_str){NULL, 0}; /* (and args) */
 	tt_name_func(d, e);
 	return tt_dispatch(&d->slice_begin, e);
 }

@@ -73,6 +73,19 @@ struct tt_pf_seq {
 	int64_t held_ts;
 };
 
+/* An instant written before its time was over (tt_pf_instant's fast lane): what it
+ * takes to hold it as before, when an event of its time comes after it or anything
+ * else is written (tt_pf_settle). sq NULL: none. */
+struct tt_pf_early {
+	struct tt_pf_seq *sq;
+	const struct tt_thread *thread;
+	const struct tt_site *site;
+	int64_t ts, last; /* its time; its sequence's time before it */
+	uint64_t value;
+	uint32_t depth, flags;
+	size_t at; /* where its packet begins in the output's buffer */
+};
+
 struct tt_perfetto {
 	struct tt_sink sink;
 	struct tt_out *out;
@@ -89,18 +102,7 @@ struct tt_perfetto {
 	 * by shift_ns, and every clock snapshot's MONOTONIC and BOOTTIME with it (REALTIME
 	 * kept: the wall time of each event stays what it was). */
 	int64_t base_ns, shift_ns;
-	/* An instant written before its time was over (tt_pf_instant's fast lane): what
-	 * it took to hold it as before, when an event of its time comes after it or
-	 * anything else is written (tt_pf_settle). sq NULL: none. */
-	struct {
-		struct tt_pf_seq *sq;
-		const struct tt_thread *thread;
-		const struct tt_site *site;
-		int64_t ts, last; /* its time; its sequence's time before it */
-		uint64_t value;
-		uint32_t depth, flags;
-		size_t at; /* where its packet begins in the output's buffer */
-	} early;
+	struct tt_pf_early early;
 };
 
 static uint64_t tt_pf_process_uuid(size_t file)
@@ -729,15 +731,10 @@ static int tt_pf_instant(struct tt_sink *sink, const struct tt_event *e)
 	/* Held, it would be written first thing at the thread's next event, if that is
 	 * later (nearly always): written now, early, and taken back otherwise. */
 	tt_out_reserve(p->out, TT_PF_PLAIN_ROOM);
-	p->early.sq = sq;
-	p->early.thread = e->thread;
-	p->early.site = e->site;
-	p->early.ts = e->ts;
-	p->early.last = sq->last;
-	p->early.value = e->value;
-	p->early.depth = e->depth;
-	p->early.flags = e->flags;
-	p->early.at = p->out->len;
+	p->early = (struct tt_pf_early){
+		.sq = sq, .thread = e->thread, .site = e->site, .ts = e->ts, .last = sq->last,
+		.value = e->value, .depth = e->depth, .flags = e->flags, .at = p->out->len,
+	};
 	tt_pf_plain(p, sq, e, TYPE_INSTANT);
 	return 0;
 }
