@@ -106,6 +106,46 @@ static void test_microseconds_text(void **state)
 		assert_string_equal(o.buf, cases[i].text);
 	}
 	o.len = 0;
+	/* against printf: both sides of every power of ten (the fast path's edge at 10^11
+	 * ns among them) and many values of every length, either sign */
+	char want[48];
+	uint64_t seed = 88172645463325252u, p = 1;
+	for (int k = 0; k < 19 * 3 + 40000; k++) {
+		int64_t ns;
+		if (k < 57) {
+			ns = (int64_t)(p + (uint64_t)(k % 3) - 1); /* 10^n - 1, 10^n, 10^n + 1 */
+			if (k % 3 == 2)
+				p *= 10;
+		} else {
+			ns = (int64_t)(next_random(&seed) >> (1 + k % 63));
+		}
+		if (k % 2)
+			ns = -ns;
+		uint64_t mag = ns < 0 ? -(uint64_t)ns : (uint64_t)ns;
+		snprintf(want, sizeof(want), "%s%" PRIu64 ".%03u", ns < 0 ? "-" : "", mag / 1000,
+			 (unsigned)(mag % 1000));
+		o.len = 0;
+		tt_out_us(&o, ns);
+		tt_out_char(&o, 0);
+		assert_string_equal(o.buf, want);
+	}
+	/* n / 10^places, against printf: every places from 0 to 19, n of every length */
+	for (int k = 0; k < 40000; k++) {
+		unsigned places = (unsigned)k % 20;
+		uint64_t n = next_random(&seed) >> (k / 20 % 64), unit = 1;
+		for (unsigned i = 0; i < places; i++)
+			unit *= 10;
+		if (places)
+			snprintf(want, sizeof(want), "%" PRIu64 ".%0*" PRIu64, n / unit, (int)places,
+				 n % unit);
+		else
+			snprintf(want, sizeof(want), "%" PRIu64 ".", n);
+		o.len = 0;
+		tt_out_decimal(&o, n, places);
+		tt_out_char(&o, 0);
+		assert_string_equal(o.buf, want);
+	}
+	o.len = 0;
 	tt_out_u64(&o, UINT64_MAX);
 	tt_out_char(&o, ' ');
 	tt_out_i64(&o, INT64_MIN);

@@ -18,6 +18,9 @@
 #include "tt_check.h"
 #include "cmd/cmd.h"
 #include "tt_demo.h"
+#include "tt_tw.h"
+
+#define R TT_TW_REC
 
 /* Runs tt_convert in this process with stderr into `err` (cap bytes); its status. */
 static int convert_capturing(const struct tt_convert_opts *opts, char *err, size_t cap)
@@ -416,6 +419,67 @@ static void test_report_plot(void **state)
 		fail_msg("no share bar of 96 px, or no axis from 100 ns to 10 us:\n%s", text);
 }
 
+/* An instant goes after what ends and begins at its time (as JSON's viewers order
+ * them), so the Perfetto writer holds it until its thread's time moves on, or writes
+ * it early and takes it back (tt_pf_settle): instants followed at their own time by
+ * an end, a begin, a new counter's first value and a known one's, a frame, another
+ * instant and the thread's end, on two threads whose events interleave; the .pftrace
+ * must hold what the JSON does, every instant in the same slice. */
+static void test_instants_held(void **state)
+{
+	struct tt_fixture *fx = *state;
+	static const struct tt_tw_site sites[] = {
+		{0x1000, "outer", "t.c", "f", 1}, {0x1010, "inner", "t.c", "f", 2},
+		{0x1020, "mark", "t.c", "f", 3},  {0x1030, "depth", "t.c", "f", 4},
+		{0x1040, "frame", "t.c", "f", 5},
+	};
+	enum { OUTER = 0x1000, INNER = 0x1010, MARK = 0x1020, DEPTH = 0x1030, FRAME = 0x1040 };
+	const struct tt_record a[] = {
+		R(TT_REC_BEGIN, OUTER, 1000), R(TT_REC_BEGIN, INNER, 1100),
+		R(TT_REC_INSTANT, MARK, 1200), R(TT_REC_END, 0, 1200),
+		R(TT_REC_INSTANT, MARK, 1300), R(TT_REC_BEGIN, INNER, 1300),
+		R(TT_REC_INSTANT, MARK, 1400), R(TT_REC_COUNTER, DEPTH, 1400), R(TT_REC_VALUE, 0, 5),
+		R(TT_REC_INSTANT, MARK, 1500), R(TT_REC_COUNTER, DEPTH, 1500), R(TT_REC_VALUE, 0, 6),
+		R(TT_REC_INSTANT, MARK, 1550), R(TT_REC_FRAME, FRAME, 1550),
+		R(TT_REC_INSTANT, MARK, 1560), R(TT_REC_FRAME, FRAME, 1560),
+		R(TT_REC_END, 0, 1600),
+		R(TT_REC_INSTANT, MARK, 1700), R(TT_REC_INSTANT, MARK, 1700), R(TT_REC_END, 0, 1700),
+		R(TT_REC_BEGIN, OUTER, 1800), R(TT_REC_INSTANT, MARK, 1900), R(TT_REC_END, 0, 2000),
+		R(TT_REC_INSTANT, MARK, 2100),
+	};
+	const struct tt_record b[] = {
+		R(TT_REC_BEGIN, OUTER, 1150), R(TT_REC_INSTANT, MARK, 1200), R(TT_REC_BEGIN, INNER, 1250),
+		R(TT_REC_INSTANT, MARK, 1300), R(TT_REC_END, 0, 1350), R(TT_REC_INSTANT, MARK, 1900),
+		R(TT_REC_END, 0, 1900), R(TT_REC_INSTANT, MARK, 1950),
+	};
+	struct tt_tw w;
+	assert_int_equal(tt_tw_open_file(&w, fx->in), 0);
+	tt_tw_header(&w, NULL);
+	tt_tw_process(&w, 4242, "held");
+	tt_tw_sites(&w, sites, sizeof(sites) / sizeof(sites[0]));
+	tt_tw_thread(&w, 0, 5000, "a", sizeof(a) / sizeof(a[0]), 0);
+	tt_tw_thread(&w, 1, 5001, "b", sizeof(b) / sizeof(b[0]), 0);
+	tt_tw_events(&w, 0, 0, a, sizeof(a) / sizeof(a[0]));
+	tt_tw_events(&w, 1, 0, b, sizeof(b) / sizeof(b[0]));
+	tt_tw_end(&w);
+	assert_int_equal(tt_tw_close(&w), 0);
+	struct tt_run r;
+	TT_RUN(&r, "convert", fx->in, "-o", fx->out, "-q");
+	assert_int_equal(r.status, 0);
+	free(r.out);
+	TT_RUN(&r, "convert", fx->in, "-o", fx->aux, "-F", "perfetto", "-q");
+	assert_int_equal(r.status, 0);
+	free(r.out);
+	cJSON *root = tt_json_load_checked(check_perfetto, perfetto_proto, fx->aux, fx->out, fx->dir);
+	assert_non_null(root);
+	char *listing = tt_json_thread_listing(root, "a");
+	assert_non_null(listing);
+	/* (phase, name, depth): the instants at an end's time outside the slice it ends */
+	assert_non_null(strstr(listing, "X inner 1\ni mark 1\n"));
+	free(listing);
+	cJSON_Delete(root);
+}
+
 static int setup(void **state)
 {
 	return tt_fixture_setup(state, "run.ttr", "run.json");
@@ -437,6 +501,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_flame, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_report_plot, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_json_too_large, setup, tt_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_instants_held, setup, tt_fixture_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -37,17 +37,6 @@
 #define TT_RELEASE_BEHIND_EVENTS (1u << 18)
 #define TT_RELEASE_BEHIND_MARGIN (8u << 20)
 
-struct tt_scope {
-	int64_t ts;
-	const struct tt_site *site;
-	uint64_t func;
-	uint64_t value;
-	uint64_t offset;
-	uint32_t flags;
-	uint32_t text_len;   /* TT_EV_DESCRIBED: its text, in the thread's descriptions */
-	int64_t scope_value; /* TT_EV_SCOPE_VALUE */
-};
-
 /* The frames of one name in one file (TT_FRAME_MARK): few, looked up by site. */
 struct tt_frame_series {
 	const struct tt_file *file;
@@ -75,9 +64,12 @@ struct tt_thread_state {
 	bool done;              /* no records left */
 	bool next_known;        /* next_ts is that record's exact time, not an estimate */
 	/* The scope machine (src/common/common.h) decides, with TT_MAX_DEPTH its
-	 * max_depth; the stack holds each open scope's event. */
+	 * max_depth; the stack holds each open scope's event, as its begin was given to
+	 * the sinks: its end is the same event with its duration, handed over in place
+	 * (no copy per scope; TT_EV_DESCRIBED's text_len and TT_EV_SCOPE_VALUE's value are
+	 * set on it while it is open). */
 	struct tt_scopes scopes;
-	struct tt_scope *stack;
+	struct tt_event *stack;
 	uint32_t depth, cap;
 	uint64_t last_tsc;
 	int64_t last_ts;

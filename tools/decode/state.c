@@ -43,13 +43,14 @@ static void tt_name_func(struct tt_decoder *d, struct tt_event *e)
 	e->func_name = (struct tt_str){d->func_name, (uint32_t)n};
 }
 
-/* Opens a scope, if the machine keeps it: pushes it and tells the sinks. The fields
- * come as values, written once into the frame and once into the event, never copied
- * from one to the other (a wide load of fields just stored stalls). Its key is its
- * function's (TT_EV_FUNC), else TT_KEY_UNBEGUN (TT_EV_UNBEGUN), else its site's. */
-static int tt_open_scope(struct tt_decoder *d, struct tt_thread_state *st,
-			 const struct tt_thread *t, int64_t ts, const struct tt_site *site,
-			 uint64_t func, uint64_t value, uint32_t flags, uint64_t offset)
+/* Opens a scope, if the machine keeps it: its event pushed, and given to the sinks
+ * from there. Its key is its function's (TT_EV_FUNC), else TT_KEY_UNBEGUN
+ * (TT_EV_UNBEGUN), else its site's. Inline: every slice's, its callers' constant
+ * arguments folded away. */
+static inline __attribute__((always_inline)) int
+tt_open_scope(struct tt_decoder *d, struct tt_thread_state *st, const struct tt_thread *t,
+	      int64_t ts, const struct tt_site *site, uint64_t func, uint64_t value, uint32_t flags,
+	      uint64_t offset)
 {
 	uint64_t key = flags & TT_EV_FUNC ? func | TT_KEY_FUNC :
 		       flags & TT_EV_UNBEGUN ? TT_KEY_UNBEGUN : (uint64_t)(uintptr_t)site;
@@ -59,60 +60,62 @@ static int tt_open_scope(struct tt_decoder *d, struct tt_thread_state *st,
 		return kept < 0 ? tt_error("out of memory for %u nested scopes", st->depth + 1) : 0;
 	if (st->depth == st->cap) {
 		uint32_t cap = st->cap ? st->cap * 2 : 64;
-		struct tt_scope *p = realloc(st->stack, cap * sizeof(*p));
+		struct tt_event *p = realloc(st->stack, cap * sizeof(*p));
 		if (!p)
 			return tt_error("out of memory for %u nested scopes", cap);
 		st->stack = p;
 		st->cap = cap;
 	}
-	struct tt_scope *fr = &st->stack[st->depth++];
-	fr->ts = ts;
-	fr->site = site;
-	fr->func = func;
-	fr->value = value;
-	fr->flags = flags;
-	fr->offset = offset;
-	fr->text_len = 0;
-	struct tt_event e = {
-		.thread = t, .site = site, .func = func, .ts = ts, .value = value,
-		.depth = st->depth - 1, .flags = flags, .offset = offset,
-	};
-	tt_name_func(d, &e);
-	return tt_dispatch(&d->slice_begin, &e);
+	/* field by field, each a store of its own: a struct assigned whole is built apart
+	 * and copied in wide loads of the fields just stored, which stall, and the sinks'
+	 * loads of them then wait on the copy */
+	struct tt_event *e = &st->stack[st->depth];
+	e->thread = t;
+	e->site = site;
+	e->func = func;
+	e->ts = ts;
+	e->dur = 0;
+	e->value = value;
+	e->depth = st->depth++;
+	e->flags = flags;
+	e->offset = offset;
+	e->text = NULL;
+	e->text_len = 0;
+	e->scope_value = 0;
+	e->link = 0;
+	e->func_name = (struct tt_str){NULL, 0}; /* (and args) */
+	tt_name_func(d, e);
+	return tt_dispatch(&d->slice_begin, e);
 }
 
-/* Closes the innermost scope at `ts`. */
-static int tt_close_scope(struct tt_decoder *d, struct tt_thread_state *st,
-			  const struct tt_thread *t, int64_t ts, uint32_t flags)
+/* Closes the innermost scope at `ts`: its event, with its duration, to the sinks.
+ * Inline, as tt_open_scope. */
+static inline __attribute__((always_inline)) int
+tt_close_scope(struct tt_decoder *d, struct tt_thread_state *st, int64_t ts, uint32_t flags)
 {
-	const struct tt_scope *fr = &st->stack[--st->depth];
-	struct tt_event e = {
-		.thread = t, .site = fr->site, .func = fr->func, .ts = fr->ts,
-		.dur = ts - fr->ts, .value = fr->value, .depth = st->depth,
-		.flags = fr->flags | flags, .offset = fr->offset, .scope_value = fr->scope_value,
-	};
-	if (fr->flags & TT_EV_DESCRIBED) {
-		e.text = st->described + (size_t)st->depth * TT_DESCRIBE_MAX;
-		e.text_len = fr->text_len;
-	}
+	struct tt_event *e = &st->stack[--st->depth];
+	e->dur = ts - e->ts;
+	e->flags |= flags;
+	if (e->flags & TT_EV_DESCRIBED)
+		e->text = st->described + (size_t)st->depth * TT_DESCRIBE_MAX;
 	if (flags & TT_EV_UNTERMINATED) {
 		d->sum.unterminated++;
 		st->unterminated++;
 	}
 	d->sum.slices++;
-	tt_name_func(d, &e);
-	return tt_dispatch(&d->slice_end, &e);
+	tt_name_func(d, e);
+	return tt_dispatch(&d->slice_end, e);
 }
 
 /* Closes the innermost n scopes at `ts`, the last as `flags` says and the others
  * unterminated (their ends were not recorded). */
-static int tt_close_scopes(struct tt_decoder *d, struct tt_thread_state *st,
-			   const struct tt_thread *t, uint32_t n, int64_t ts, uint32_t flags)
+static int tt_close_scopes(struct tt_decoder *d, struct tt_thread_state *st, uint32_t n,
+			   int64_t ts, uint32_t flags)
 {
 	for (; n > 1; n--)
-		if (tt_close_scope(d, st, t, ts, TT_EV_UNTERMINATED) < 0)
+		if (tt_close_scope(d, st, ts, TT_EV_UNTERMINATED) < 0)
 			return -1;
-	return n ? tt_close_scope(d, st, t, ts, flags) : 0;
+	return n ? tt_close_scope(d, st, ts, flags) : 0;
 }
 
 /* A note's event flag, by kind from TT_REC_THRESHOLD on. */
@@ -222,7 +225,7 @@ static int tt_gap(struct tt_decoder *d, struct tt_thread_state *st, const struct
 		return tt_error_at(f->path, offset, "a DROPPED record in a file that counts no "
 				   "dropped events");
 	uint32_t closes = tt_scopes_gap(&st->scopes, TT_GAP_CLOSES(depths));
-	if (tt_close_scopes(d, st, t, closes, ts, TT_EV_UNTERMINATED) < 0)
+	if (tt_close_scopes(d, st, closes, ts, TT_EV_UNTERMINATED) < 0)
 		return -1;
 	int64_t end = ts;
 	if (last_tsc > st->last_tsc) {
@@ -236,7 +239,7 @@ static int tt_gap(struct tt_decoder *d, struct tt_thread_state *st, const struct
 	st->gap_events += lost;
 	d->sum.gaps++;
 	if (tt_open_scope(d, st, t, ts, f->gap_site, 0, lost, TT_EV_ARG | TT_EV_GAP, offset) < 0 ||
-	    (tt_scopes_end(&st->scopes, offset) && tt_close_scope(d, st, t, end, 0) < 0))
+	    (tt_scopes_end(&st->scopes, offset) && tt_close_scope(d, st, end, 0) < 0))
 		return -1;
 	for (uint32_t i = TT_GAP_OPENS(depths); i > 0; i--)
 		if (tt_open_unbegun(d, st, t, end, 0, offset) < 0)
@@ -345,7 +348,7 @@ static int tt_decode_record(struct tt_decoder *d, struct tt_thread_state *st, un
 	case TT_REC_ENDBEGIN:
 	case TT_REC_END:
 		if (tt_scopes_end(&st->scopes, offset))
-			rc = tt_close_scope(d, st, t, ts, 0);
+			rc = tt_close_scope(d, st, ts, 0);
 		if (kind == TT_REC_END || rc < 0)
 			break;
 		/* ENDBEGIN opens its scope at the same time */
@@ -364,7 +367,7 @@ static int tt_decode_record(struct tt_decoder *d, struct tt_thread_state *st, un
 				   offset);
 		break;
 	case TT_REC_FUNC_EXIT:
-		rc = tt_close_scopes(d, st, t, tt_scopes_func_exit(&st->scopes, payload | TT_KEY_FUNC,
+		rc = tt_close_scopes(d, st, tt_scopes_func_exit(&st->scopes, payload | TT_KEY_FUNC,
 								   offset, st->last_tsc), ts, 0);
 		break;
 	case TT_REC_FRAME:
@@ -563,7 +566,7 @@ int tt_decoder_finish_thread(struct tt_decoder *d, const struct tt_thread *t)
 				   tt_kind_name(st->pending),
 				   st->pending == TT_REC_DESCRIBE ? "TEXT records" : "VALUE record");
 	if (st->depth > 0) {
-		const struct tt_scope *in = &st->stack[st->depth - 1];
+		const struct tt_event *in = &st->stack[st->depth - 1];
 		char fn[32];
 		int len = in->site ? (int)(in->site->name.len > 64 ? 64 : in->site->name.len) :
 			  (int)tt_trace_func_name(d->trace, t->file, in->func, fn, sizeof(fn));
@@ -573,7 +576,7 @@ int tt_decoder_finish_thread(struct tt_decoder *d, const struct tt_thread *t)
 				in->site ? in->site->name.ptr : fn, in->offset);
 	}
 	for (uint32_t n = tt_scopes_finish(&st->scopes); n > 0; n--)
-		if (tt_close_scope(d, st, t, st->last_ts, TT_EV_UNTERMINATED) < 0)
+		if (tt_close_scope(d, st, st->last_ts, TT_EV_UNTERMINATED) < 0)
 			return -1;
 	/* at or after its last event (the runs stopped at each): what is left */
 	if (tt_decoder_emit_marks(d, st, INT64_MAX) < 0)

@@ -127,7 +127,7 @@ _Static_assert(TT_JSON_FRAG_BLOCK * 4 < TT_OUT_SLACK, "an event's fragments over
 /* Starts an event: `,\n{"ph":"<ph>","ts":T`; the first event of the file is the
  * process_name metadata and so never comes here. `fixed` is the length of the
  * fragments the event will copy. */
-static void tt_json_head(struct tt_json *j, const char *lit, size_t lit_len, size_t fixed,
+static inline __attribute__((always_inline)) void tt_json_head(struct tt_json *j, const char *lit, size_t lit_len, size_t fixed,
 			 int64_t ts)
 {
 	struct tt_out *o = j->out;
@@ -145,15 +145,11 @@ static void tt_json_head(struct tt_json *j, const char *lit, size_t lit_len, siz
  * decimals that do, which differ from the duration by about an ulp of the end
  * (below 0.02 ns in a day-long trace), so a reader that rounds to nanoseconds, as
  * Perfetto does, still gets the duration. */
-static void tt_json_dur(struct tt_out *o, int64_t ts, int64_t dur)
+static __attribute__((noinline)) void tt_json_dur_places(struct tt_out *o, double start,
+							  double end, int64_t dur)
 {
 	static const double pow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,
 				       1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17};
-	double start = (double)ts / 1000, end = (double)(ts + dur) / 1000;
-	if (ts < 0 || dur <= 0 || start + (double)dur / 1000 == end) {
-		tt_out_us(o, dur);
-		return;
-	}
 	double want = end - start; /* exact when dur <= ts (Sterbenz) */
 	/* Decimals in steps of about half an ulp of the end or finer, 2^(e-54) for an
 	 * end in [2^(e-1), 2^e), where one of three neighbours parses into the doubles
@@ -184,14 +180,25 @@ static void tt_json_dur(struct tt_out *o, int64_t ts, int64_t dur)
 		tt_out_us(o, dur); /* (a slice much longer than its start time: rare, and close) */
 }
 
-static void tt_json_thread(struct tt_json *j, const struct tt_thread *t)
+/* Inline, the three decimals' case: every slice's. */
+static inline __attribute__((always_inline)) void tt_json_dur(struct tt_out *o, int64_t ts,
+							      int64_t dur)
+{
+	double start = (double)ts / 1000, end = (double)(ts + dur) / 1000;
+	if (ts < 0 || dur <= 0 || start + (double)dur / 1000 == end)
+		tt_out_us(o, dur);
+	else
+		tt_json_dur_places(o, start, end, dur);
+}
+
+static inline __attribute__((always_inline)) void tt_json_thread(struct tt_json *j, const struct tt_thread *t)
 {
 	tt_json_frag(j, j->thread_at[t->id], j->thread_len[t->id]);
 }
 
 /* The length of what tt_json_tail copies: a site's fragments, or a function's name
  * or an event's own name, which is escaped into j->scratch here. */
-static size_t tt_json_prepare(struct tt_json *j, const struct tt_event *e)
+static inline __attribute__((always_inline)) size_t tt_json_prepare(struct tt_json *j, const struct tt_event *e)
 {
 	if (tt_event_naming(e) != TT_NAMED_BY_SITE) {
 		struct tt_str name = tt_event_name(e);
@@ -238,7 +245,7 @@ static void tt_json_mark_arg(struct tt_json *j, bool *open, const struct tt_mark
 }
 
 /* Name, category and args of a slice or instant, then the closing braces. */
-static void tt_json_tail(struct tt_json *j, const struct tt_event *e)
+static inline __attribute__((always_inline)) void tt_json_tail(struct tt_json *j, const struct tt_event *e)
 {
 	struct tt_out *o = j->out;
 	bool open = false; /* the args object is open */

@@ -12,7 +12,9 @@
  * in file order. So that an instant at a slice's start or end has the same parent
  * in both formats, this writer holds a thread's instants at its latest time until
  * its time moves on, with the slices begun then that may end then too, and writes
- * them in that order (zero-length slices as instants). */
+ * them in that order (zero-length slices as instants). An instant alone, the common
+ * case, is written at once and taken back into the held ones only when something at
+ * its time, or on another thread, comes before it is known to stay (tt_pf_settle). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,6 +73,19 @@ struct tt_pf_seq {
 	int64_t held_ts;
 };
 
+/* An instant written before its time was over (tt_pf_instant's fast lane): what it
+ * takes to hold it as before, when an event of its time comes after it or anything
+ * else is written (tt_pf_settle). sq NULL: none. */
+struct tt_pf_early {
+	struct tt_pf_seq *sq;
+	const struct tt_thread *thread;
+	const struct tt_site *site;
+	int64_t ts, last; /* its time; its sequence's time before it */
+	uint64_t value;
+	uint32_t depth, flags;
+	size_t at; /* where its packet begins in the output's buffer */
+};
+
 struct tt_perfetto {
 	struct tt_sink sink;
 	struct tt_out *out;
@@ -87,6 +102,7 @@ struct tt_perfetto {
 	 * by shift_ns, and every clock snapshot's MONOTONIC and BOOTTIME with it (REALTIME
 	 * kept: the wall time of each event stays what it was). */
 	int64_t base_ns, shift_ns;
+	struct tt_pf_early early;
 };
 
 static uint64_t tt_pf_process_uuid(size_t file)
@@ -599,10 +615,41 @@ static int tt_pf_hold(struct tt_pf_seq *sq, const struct tt_event *e, enum tt_pf
 	return 0;
 }
 
+/* The early instant taken back out of the output and held, as it would have been:
+ * nothing was written after it (every callback settles it first). */
+static __attribute__((noinline)) int tt_pf_unwrite(struct tt_perfetto *p)
+{
+	struct tt_pf_seq *sq = p->early.sq;
+	p->early.sq = NULL;
+	p->out->len = p->early.at;
+	sq->last = p->early.last;
+	struct tt_event e = {.thread = p->early.thread, .site = p->early.site, .ts = p->early.ts,
+			     .value = p->early.value, .depth = p->early.depth,
+			     .flags = p->early.flags};
+	return tt_pf_hold(sq, &e, TT_HELD_POINT);
+}
+
+/* First in every callback: an early instant stays written when the callback is one
+ * that would have released it, held alone, before writing anything (`releases`: an
+ * event of its sequence after its time, or its thread's flow or end); else it is
+ * held, and the callback goes on as if it never was written. */
+static inline int tt_pf_settle(struct tt_perfetto *p, const struct tt_pf_seq *sq, bool releases)
+{
+	if (__builtin_expect(p->early.sq == NULL, 1))
+		return 0;
+	if (p->early.sq == sq && releases) {
+		p->early.sq = NULL;
+		return 0;
+	}
+	return tt_pf_unwrite(p);
+}
+
 static int tt_pf_slice_begin(struct tt_sink *sink, const struct tt_event *e)
 {
 	struct tt_perfetto *p = (struct tt_perfetto *)sink;
 	struct tt_pf_seq *sq = &p->threads[e->thread->id];
+	if (tt_pf_settle(p, sq, e->depth < TT_MAX_SHOWN_DEPTH && e->ts > p->early.ts) < 0)
+		return -1;
 	if (e->depth >= TT_MAX_SHOWN_DEPTH) /* counted at its end */
 		return 0;
 	if (tt_pf_advance(p, sq, e->ts) < 0)
@@ -643,7 +690,10 @@ static int tt_pf_slice_end(struct tt_sink *sink, const struct tt_event *e)
 {
 	struct tt_perfetto *p = (struct tt_perfetto *)sink;
 	struct tt_pf_seq *sq = &p->threads[e->thread->id];
-	if (tt_too_deep(e, &p->folded.slices))
+	bool too_deep = tt_too_deep(e, &p->folded.slices);
+	if (tt_pf_settle(p, sq, !too_deep && e->ts + e->dur > p->early.ts) < 0)
+		return -1;
+	if (too_deep)
 		return 0;
 	if (__builtin_expect(sq->nheld != 0, 0)) {
 		int rc = tt_pf_end_held(p, sq, e);
@@ -669,9 +719,24 @@ static int tt_pf_instant(struct tt_sink *sink, const struct tt_event *e)
 {
 	struct tt_perfetto *p = (struct tt_perfetto *)sink;
 	struct tt_pf_seq *sq = &p->threads[e->thread->id];
-	if (tt_too_deep(e, &p->folded.instants))
+	bool too_deep = tt_too_deep(e, &p->folded.instants);
+	if (tt_pf_settle(p, sq, !too_deep && e->ts > p->early.ts) < 0)
+		return -1;
+	if (too_deep)
 		return 0;
-	return tt_pf_advance(p, sq, e->ts) < 0 ? -1 : tt_pf_hold(sq, e, TT_HELD_POINT);
+	if (tt_pf_advance(p, sq, e->ts) < 0)
+		return -1;
+	if (sq->nheld || !tt_pf_is_plain(sq, e))
+		return tt_pf_hold(sq, e, TT_HELD_POINT);
+	/* Held, it would be written first thing at the thread's next event, if that is
+	 * later (nearly always): written now, early, and taken back otherwise. */
+	tt_out_reserve(p->out, TT_PF_PLAIN_ROOM);
+	p->early = (struct tt_pf_early){
+		.sq = sq, .thread = e->thread, .site = e->site, .ts = e->ts, .last = sq->last,
+		.value = e->value, .depth = e->depth, .flags = e->flags, .at = p->out->len,
+	};
+	tt_pf_plain(p, sq, e, TYPE_INSTANT);
+	return 0;
 }
 
 /* Flows come late (at the end of the decoder's window, when the thread has no more
@@ -681,7 +746,10 @@ static int tt_pf_flow(struct tt_sink *sink, const struct tt_event *e)
 {
 	struct tt_perfetto *p = (struct tt_perfetto *)sink;
 	struct tt_pf_seq *sq = &p->threads[e->thread->id];
-	if (tt_too_deep(e, &p->folded.flows))
+	bool too_deep = tt_too_deep(e, &p->folded.flows);
+	if (tt_pf_settle(p, sq, !too_deep) < 0)
+		return -1;
+	if (too_deep)
 		return 0;
 	if (sq->nheld && tt_pf_release(p, sq) < 0)
 		return -1;
@@ -693,6 +761,8 @@ static int tt_pf_thread_end(struct tt_sink *sink, const struct tt_thread *t,
 {
 	(void)sum;
 	struct tt_perfetto *p = (struct tt_perfetto *)sink;
+	if (tt_pf_settle(p, &p->threads[t->id], true) < 0)
+		return -1;
 	return tt_pf_release(p, &p->threads[t->id]);
 }
 
@@ -700,6 +770,8 @@ static int tt_pf_finish(struct tt_sink *sink, const struct tt_summary *sum)
 {
 	(void)sum;
 	struct tt_perfetto *p = (struct tt_perfetto *)sink;
+	if (tt_pf_settle(p, NULL, false) < 0)
+		return -1;
 	char folded[256];
 	if (tt_folded_message(&p->folded, folded, sizeof(folded)))
 		tt_warn("%s", folded);
@@ -713,6 +785,10 @@ static int tt_pf_counter(struct tt_sink *sink, const struct tt_event *e)
 {
 	struct tt_perfetto *p = (struct tt_perfetto *)sink;
 	const struct tt_site *s = e->site;
+	/* (a new counter's track is described before what the thread holds is written) */
+	if (tt_pf_settle(p, &p->threads[e->thread->id],
+			 p->counter_uuid[s->id] && e->ts > p->early.ts) < 0)
+		return -1;
 	if (!p->counter_uuid[s->id]) {
 		p->counter_uuid[s->id] = (uint64_t)s->id + 1;
 		if (tt_pf_descriptor(p, e->thread->file->machine_index, p->counter_uuid[s->id],
@@ -740,6 +816,8 @@ static int tt_pf_counter(struct tt_sink *sink, const struct tt_event *e)
 static int tt_pf_frame(struct tt_sink *sink, const struct tt_event *e)
 {
 	struct tt_perfetto *p = (struct tt_perfetto *)sink;
+	if (tt_pf_settle(p, NULL, false) < 0)
+		return -1;
 	if (e->value < 2)
 		return 0;
 	uint64_t uuid = UINT64_C(3) << 62 | e->func;
