@@ -40,6 +40,13 @@
  * fill up wakes it sooner. */
 #define TT__STREAM_SLEEP_NS 10000000
 
+/* Threads that exited and whose slots (2.8 KB each) and last events (compacted) wait
+ * for the drain: past this many, an exiting thread waits too, so that a drain held up
+ * does not leave memory growing with every thread the program starts and ends; for
+ * TT__STREAM_STALL_NS at most while the drain retires none (a reader that takes
+ * nothing: the program never waits long on it). */
+#define TT__STREAM_EXITED_MAX 1024
+
 /* Kept reserved on disk past what is written, so that the file's end (every
  * thread's totals, the modules, END) fits when the disk fills: this much, and this
  * much more per thread (its THREAD section and its totals). */
@@ -80,6 +87,9 @@ struct tt__stream {
 	int in_place; /* a device or FIFO: written in order, never rewritten */
 	int said_taken; /* that the program took the file's descriptor */
 	uint64_t lost_events; /* events of records never written (tt__stream_lose) */
+	int64_t exited;       /* threads exited whose slots are not retired yet */
+	uint32_t retired_seq; /* (tt_os_wait's word) bumped as the drain retires slots */
+	int exits_unheld;     /* an exit waited in vain: none wait until one is retired */
 	/* Records go to the file packed, a quarter of their bytes or less, so that the
 	 * drain keeps up with threads that record faster than the disk takes 16 bytes an
 	 * event; a chunk's worth at a time. */
@@ -118,7 +128,38 @@ void tt__stream_chunk_full(struct tt__slot *slot)
 void tt__stream_thread_exited(struct tt__slot *slot)
 {
 	(void)slot; /* the drain writes its last records out and recycles the slot */
+	struct tt__stream *st = &tt__stream;
+	int64_t waiting = __atomic_add_fetch(&st->exited, 1, __ATOMIC_SEQ_CST);
 	tt__stream_wake();
+	if (waiting <= TT__STREAM_EXITED_MAX || !st->running)
+		return;
+	int64_t until = tt_os_monotonic_ns() + TT__STREAM_STALL_NS;
+	for (uint32_t seen = __atomic_load_n(&st->retired_seq, __ATOMIC_ACQUIRE);;) {
+		uint32_t seq = __atomic_load_n(&st->retired_seq, __ATOMIC_ACQUIRE);
+		if (__atomic_load_n(&st->exited, __ATOMIC_SEQ_CST) <= TT__STREAM_EXITED_MAX ||
+		    __atomic_load_n(&st->exits_unheld, __ATOMIC_ACQUIRE) ||
+		    __atomic_load_n(&st->finishing, __ATOMIC_ACQUIRE))
+			return;
+		int64_t now = tt_os_monotonic_ns();
+		if (seq != seen) /* (the drain goes on: so does the wait) */
+			until = now + TT__STREAM_STALL_NS;
+		seen = seq;
+		if (now >= until) {
+			__atomic_store_n(&st->exits_unheld, 1, __ATOMIC_RELEASE);
+			return;
+		}
+		tt__stream_kick(st);
+		tt_os_wait(&st->retired_seq, seq, until - now);
+	}
+}
+
+/* Drain thread: `n` exited threads' slots retired; the exits that wait go on. */
+static void tt__stream_retired(struct tt__stream *st, int64_t n)
+{
+	__atomic_sub_fetch(&st->exited, n, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&st->exits_unheld, 0, __ATOMIC_RELEASE);
+	__atomic_add_fetch(&st->retired_seq, 1, __ATOMIC_RELEASE);
+	tt_os_wake_all(&st->retired_seq);
 }
 
 /* The file header again, with a fresh end anchor: a file cut short by a crash
@@ -389,7 +430,7 @@ static void tt__stream_say_taken(struct tt__stream *st)
 /* One pass over the threads; returns how many chunks it recycled. */
 static int tt__stream_pass(struct tt__stream *st, int partial)
 {
-	int recycled = 0;
+	int recycled = 0, retired = 0;
 	struct tt__slot *prev = NULL, *next;
 	/* libraries unloaded since the last pass, before any record made after it */
 	int err = tt__out_unloaded(st->out, &st->sites);
@@ -425,7 +466,10 @@ static int tt__stream_pass(struct tt__stream *st, int partial)
 		tt__chunk_drained(slot, 1);
 		tt__registry_recycle(prev, slot);
 		recycled++;
+		retired++;
 	}
+	if (retired)
+		tt__stream_retired(st, retired);
 	tt__out_flush(st->out);
 	tt__stream_say_taken(st);
 	return recycled;
@@ -611,6 +655,7 @@ int tt__stream_finish(void)
 	st->finishing = 1;
 	tt__stream_done(st);
 	tt__unlock(&st->lock);
+	tt__stream_retired(st, 0); /* (exits that wait go on) */
 	tt__stream_kick(st);
 	pthread_join(st->thread, NULL);
 	st->running = 0;

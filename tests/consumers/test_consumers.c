@@ -273,7 +273,10 @@ static int tt_case_ring(const char *path)
  * switch out ends (b, twice), switches lost after a switch out (b) and while it runs
  * (b, a section of none); two threads coming on one CPU at the same ns (b, e); a
  * thread coming on a CPU before the one there has left it (c onto b); a switch out at
- * the very ns the switches were asked for (d); a thread still running at the end (d). */
+ * the very ns the switches were asked for (d); a thread still running at the end (d);
+ * switches lost while a thread ran, its next state on a CPU numbered lower, which
+ * Perfetto takes first at one ns: a switch out (f), a switch in (g) (machines_merge
+ * under load, CI's clang run: "a synthetic state not after a Running row it cuts"). */
 static int tt_case_states(const char *path)
 {
 #define NS(x) (5000000000 + (x))
@@ -292,6 +295,10 @@ static int tt_case_states(const char *path)
 		{NS(4000), 1, BLK}, {NS(4200), 1, RUN}, {NS(4300), 1, PRE}, {NS(9500), 1, RUN},
 	};
 	static const struct tt_sched_state e[] = {{NS(5000), 0, RUN}, {NS(5500), 0, PRE}};
+	static const struct tt_sched_state f[] = {{NS(6000), 1, RUN}, {NS(6500), 0, PRE}};
+	static const struct tt_sched_state g[] = {
+		{NS(7000), 3, RUN}, {NS(7400), 2, RUN}, {NS(7800), 2, PRE},
+	};
 	const struct {
 		uint32_t tid, flags;
 		const char *name;
@@ -301,7 +308,8 @@ static int tt_case_states(const char *path)
 	} th[] = {
 		{801, TT_THREAD_EXITED, "a", NS(1500), a, N(a)}, {802, 0, "b", NS(1000), b, N(b)},
 		{803, 0, "c", NS(1000), c, N(c)}, {804, 0, "d", NS(4000), d, N(d)},
-		{805, 0, "e", NS(1000), e, N(e)},
+		{805, 0, "e", NS(1000), e, N(e)}, {806, 0, "f", NS(1000), f, N(f)},
+		{807, 0, "g", NS(1000), g, N(g)},
 	};
 	struct tt_tw w;
 	if (tt_tw_open_file(&w, path) < 0)

@@ -9,7 +9,8 @@ rows of (Running, R, S), and which the converter makes agree per CPU
 (tools/sinks/perfetto_sched.c): a thread still on a CPU when another comes on it, or
 whose run ends in lost switches, is taken off it by a synthetic switch, in the state
 of its own switch out when that comes later (moved to that time), dead (X) when it
-exited, else I (nothing known)."""
+exited, else I (nothing known); one whose next state is on another CPU (switches lost)
+1 ns before that state."""
 import bisect
 
 STATES_TID_BIT = 1 << 30

@@ -127,6 +127,12 @@ static bool tt_pf_run(const struct tt_thread *th, size_t i, struct tt_pf_run *r)
 		const struct tt_sched_state *next = &th->states[i + 1];
 		bool out = next->cpu == cpu && tt_pf_is_out(next);
 		r->end = next->ns;
+		/* Switches lost, the thread next on another CPU: it left this one by then.
+		 * Taken off 1 ns before, as Perfetto orders switches of one ns by CPU, not
+		 * by thread: else its switch on the other, if that CPU came first, would be
+		 * undone by this one (its state then this run's end). */
+		if (next->cpu != cpu && next->cpu != TT_NO_CPU && next->ns > st->ns)
+			r->end--;
 		r->ends = out ? TT_PF_OUT : TT_PF_UNSAID;
 		r->what = out ? (uint8_t)next->what : 0;
 	}
