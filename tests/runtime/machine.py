@@ -247,8 +247,9 @@ def moved_machine(path, out, host, wall_s=0, boot_id=None, pid=None):
 
 def placement(tmp):
     """A machine whose wall clock puts it before the first machine's boot (10 h behind, the
-    first up for less): the .pftrace moves its clock so that no time is negative (which
-    trace_processor drops, unsaid), its snapshots consistent (check-perfetto and
+    first up for less), or the first machine moved by --offset before its clock's zero:
+    the .pftrace moves its clock so that no time is negative (which trace_processor
+    drops, unsaid), its snapshots consistent (check-perfetto and
     trace_processor: no error, no data loss); --offset that spans more than the 2^61 ns a
     .pftrace holds is refused with no output. Runs whose boot is not known (Windows) are one
     machine by host name and machine id, whatever their order, never by a missing boot id."""
@@ -265,6 +266,11 @@ def placement(tmp):
           "west: %d warnings said, the summary counts %s" % (
               said.count("warning: "), counted and counted.group(1)))
     as_perfetto(tmp, [send, west], (host, "westhost"), arrows=0)
+    # the first machine moved before its own clock's zero (--offset): the .pftrace's
+    # clock moved up to 0 exactly, a clock snapshot that must still say CLOCK_MONOTONIC
+    early = "%s=-%ds" % (host, int(uptime + 50000))  # (before west: the earliest)
+    trace, said = converted(tmp, [send, west], "--offset", early)
+    as_perfetto(tmp, [send, west], (host, "westhost"), "--offset", early)
     for offset in ("-3000000000s", "3000000000s"):
         out = os.path.join(tmp, "far.pftrace")
         c = subprocess.run([TOOL, "convert", send, west, "--offset", "westhost=" + offset, "-o", out],
