@@ -115,6 +115,10 @@ int tt_out_open(struct tt_out *o, const char *path, bool force);
  * open output, which is then closed. 0, or -1 after reporting why (what `write`
  * returned, or a failed write); the caller commits or aborts. */
 int tt_out_text(struct tt_out *o, int (*write)(void *ctx, FILE *out), void *ctx);
+/* A command's exit status once what it printed to stdout (help, info, a listing) is
+ * written: a failed write (`info >/dev/full`) is said and fails a command that had
+ * succeeded, as a failed output file does (tt_out_text). */
+int tt_stdout_finish(int status);
 /* Ends the output: aborts it when rc < 0, else commits it. rc, or -1 when the commit
  * failed (reported). */
 int tt_out_finish(struct tt_out *o, int rc);

@@ -512,6 +512,17 @@ int tt_out_text(struct tt_out *o, int (*write)(void *ctx, FILE *out), void *ctx)
 	return rc;
 }
 
+int tt_stdout_finish(int status)
+{
+	bool flush_failed = fflush(stdout) != 0;
+	int err = errno;
+	if (!flush_failed && !ferror(stdout))
+		return status;
+	/* (an earlier write's error: its errno is gone) */
+	tt_error("stdout: write failed%s%s", flush_failed ? ": " : "", flush_failed ? strerror(err) : "");
+	return status ? status : 1;
+}
+
 void tt_xml_text(FILE *out, const char *s, size_t max)
 {
 	for (size_t i = 0; s[i] && i < max; i++) {
