@@ -111,6 +111,10 @@ void tt_keep_on_signal(const char *path);
 /* Opens `path` ("-": stdout). An existing regular file needs `force`; an existing
  * device or pipe is written directly. 0, or -1 after reporting why. */
 int tt_out_open(struct tt_out *o, const char *path, bool force);
+/* Refuses an output `path` ("-": stdout) that is one of the `n` inputs, by any name
+ * (a link, another path, stdout redirected onto it): writing it would replace what is
+ * being read. 0, or -1 after saying which input. */
+int tt_out_apart(const char *path, char *const *inputs, size_t n);
 /* What every command that writes text does: `write` prints into a stream over the
  * open output, which is then closed. 0, or -1 after reporting why (what `write`
  * returned, or a failed write); the caller commits or aborts. */

@@ -495,6 +495,19 @@ int tt_out_open(struct tt_out *o, const char *path, bool force)
 	return rc;
 }
 
+int tt_out_apart(const char *path, char *const *inputs, size_t n)
+{
+	bool is_stdout = strcmp(path, "-") == 0;
+	struct stat out, in;
+	if (is_stdout ? fstat(STDOUT_FILENO, &out) != 0 : stat(path, &out) != 0)
+		return 0; /* (not there yet: no input) */
+	for (size_t i = 0; i < n; i++)
+		if (stat(inputs[i], &in) == 0 && in.st_dev == out.st_dev && in.st_ino == out.st_ino)
+			return tt_error("%s: the same file as the input %s: the output would replace "
+					"it (write to another file)", is_stdout ? "stdout" : path, inputs[i]);
+	return 0;
+}
+
 static ssize_t tt_stream_write(void *cookie, const char *buf, size_t n)
 {
 	tt_out_bytes(cookie, buf, n);

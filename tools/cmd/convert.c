@@ -20,13 +20,15 @@ static const char tt_convert_usage[] =
 	"both know it, else CLOCK_REALTIME, as well as their kernels say those are:\n"
 	"said on stderr and in the JSON's otherData \"machines\").\n"
 	"The output is written under a temporary name and renamed when complete; on\n"
-	"error nothing is left behind.\n"
+	"error nothing is left behind. An output that is one of the inputs, by any name\n"
+	"(a link, stdout redirected onto it), is refused.\n"
 	"\n"
 	"  -o, --output FILE   where to write; '-' is standard output\n"
 	"  -f, --force         replace an existing output file\n"
 	"  -F, --format FMT    json, or perfetto (Perfetto's protobuf TrackEvent format);\n"
 	"                      by default .pftrace, .perfetto-trace and .pb outputs are\n"
-	"                      perfetto, anything else json\n"
+	"                      perfetto, anything else json (said on stderr where the\n"
+	"                      name is not .json; a raw file's, .ttr or .live, refused)\n"
 	"  -q, --quiet         no summary line (warnings are still printed)\n"
 	"  -s, --source        JSON: \"src\":\"file:line\" in every slice and instant\n"
 	"                      (a third more bytes; the Perfetto format always has them)\n"
@@ -123,6 +125,25 @@ static enum tt_format tt_format_for(const struct tt_convert_opts *opts)
 			       tt_ends_with(o, ".pb") ?
 		       TT_FORMAT_PERFETTO :
 		       TT_FORMAT_JSON;
+}
+
+/* An output whose name no format has (-F not given): a raw file's name refused, as
+ * every command would take the trace for a broken recording; another said, as JSON is
+ * then a guess (ticktrace(1): "anything else json"). 0, or -1 after saying why. */
+static int tt_output_name_check(const struct tt_convert_opts *opts, enum tt_format format)
+{
+	const char *base = strrchr(opts->output, '/');
+	base = base ? base + 1 : opts->output;
+	const char *ext = strrchr(base, '.');
+	if (opts->format != TT_FORMAT_AUTO || format != TT_FORMAT_JSON || !ext || ext == base ||
+	    strcmp(ext, ".json") == 0)
+		return 0;
+	if (strcmp(ext, ".ttr") == 0 || strcmp(ext, ".live") == 0)
+		return tt_error("%s: a raw file's name (%s), and convert writes a trace: name it "
+				".json or .pftrace (or -F json keeps the name)", opts->output, ext);
+	tt_warn("%s: written as JSON, as a name not .json, .pftrace, .perfetto-trace or .pb "
+		"is (-F json or -F perfetto chooses)", opts->output);
+	return 0;
 }
 
 static void tt_put_host(FILE *out, const struct tt_machine *mc)
@@ -492,7 +513,8 @@ static int tt_shard_begin(struct tt_splitter *sp, bool has_from, int64_t from)
 		snprintf(sh->name, sizeof(sh->name), "%s", opts->output);
 	else if (!tt_shard_name(sh->name, sizeof(sh->name), opts->output, sh->number))
 		return tt_error("%s: the name is too long for its shards", opts->output);
-	if (tt_out_open(&sh->out, sh->name, opts->force) < 0)
+	if (tt_out_apart(sh->name, opts->inputs, opts->ninputs) < 0 ||
+	    tt_out_open(&sh->out, sh->name, opts->force) < 0)
 		return -1;
 	/* a signal from the moment it may be renamed into place to the split's end: no
 	 * partial set of shards that looks whole */
@@ -905,6 +927,8 @@ int tt_convert(const struct tt_convert_opts *opts, struct tt_summary *sum)
 		rc = tt_thresholds_load(&thresholds);
 	if (rc == 0 && !opts->split)
 		rc = tt_session_output(&run);
+	if (rc == 0) /* (after: an output that is the input is refused as such first) */
+		rc = tt_output_name_check(opts, format);
 	if (rc == 0 && !opts->split && format == TT_FORMAT_PERFETTO)
 		rc = tt_perfetto_compress(&run.out, opts->compress);
 	if (rc == 0 && !opts->split) {
