@@ -221,6 +221,15 @@ def another_boot(path, out, flip=0xff):
     return data, at
 
 
+def with_pid(data, pid):
+    """The raw file's bytes `data` made a process `pid`'s."""
+    struct.pack_into("<I", data, 104, pid)  # the header's, then the PROCESS section's
+    process = ttr.HEADER
+    while struct.unpack_from("<I", data, process)[0] != ttr.SEC_PROCESS:
+        process += 16 + ((struct.unpack_from("<Q", data, process + 8)[0] + 15) & ~15)
+    struct.pack_into("<I", data, process + 16, pid)
+
+
 def moved_machine(path, out, host, wall_s=0, boot_id=None, pid=None):
     """The raw file at `path` made another machine's, written to `out`: its host name
     `host`, its boot id `boot_id` (16 bytes; None: its first byte flipped), its wall
@@ -228,11 +237,7 @@ def moved_machine(path, out, host, wall_s=0, boot_id=None, pid=None):
     process's pid `pid` (None: kept)."""
     data, at = another_boot(path, out)
     if pid is not None:
-        struct.pack_into("<I", data, 104, pid)  # the header's, then the PROCESS section's
-        process = ttr.HEADER
-        while struct.unpack_from("<I", data, process)[0] != ttr.SEC_PROCESS:
-            process += 16 + ((struct.unpack_from("<Q", data, process + 8)[0] + 15) & ~15)
-        struct.pack_into("<I", data, process + 16, pid)
+        with_pid(data, pid)
     m = at + 16
     if boot_id is not None:
         data[m + 24:m + 40] = boot_id
@@ -251,8 +256,10 @@ def placement(tmp):
     the .pftrace moves its clock so that no time is negative (which trace_processor
     drops, unsaid), its snapshots consistent (check-perfetto and
     trace_processor: no error, no data loss); --offset that spans more than the 2^61 ns a
-    .pftrace holds is refused with no output. Runs whose boot is not known (Windows) are one
-    machine by host name and machine id, whatever their order, never by a missing boot id."""
+    .pftrace holds is refused with no output. One pid on two machines, or twice on one at
+    the same time (PID namespaces), is two processes in the JSON. Runs whose boot is not
+    known (Windows) are one machine by host name and machine id, whatever their order,
+    never by a missing boot id."""
     host = os.uname().nodename
     send, receive = send_receive(tmp, "place-")
     west = os.path.join(tmp, "west.ttr")
@@ -296,6 +303,21 @@ def placement(tmp):
         check(len(names) == 2 and all(len(n) == 1 for n in names.values()) and len(given) == 1
               and given[0]["pid"] != pid and given[0]["pid"] in names,
               "one pid on two machines: process names by pid %s; files %s" % (names, trace["otherData"]["files"]))
+    # the same pid on one machine at the same time (PID namespaces: both pid 1): two
+    # processes in the JSON too, said (before: one, their slices on one track, unsaid)
+    namespaced = os.path.join(tmp, "namespaced.ttr")
+    data = bytearray(open(receive, "rb").read())
+    with_pid(data, pid)
+    open(namespaced, "wb").write(data)
+    trace, said = converted(tmp, [send, namespaced])
+    if trace:
+        pids = {e["pid"] for e in trace["traceEvents"] if e.get("ph") == "X"}
+        given = [f for f in trace["otherData"]["files"] if f.get("recorded_pid") == pid]
+        check(len(trace["otherData"]["machines"]) == 1 and len(pids) == 2 and len(given) == 1
+              and given[0]["pid"] in pids and "namespaced.ttr: its process %d is pid %d in the JSON"
+              % (pid, given[0]["pid"]) in said and "another PID namespace" in said,
+              "one pid twice on one machine: slices' pids %s; files %s; %s" % (
+                  pids, trace["otherData"]["files"], said))
     for pair, machines in (((send, files[1]), 2), ((files[1], send), 2), ((files[0], files[1]), 2),
                            ((files[1], files[0]), 2), ((files[0], files[2]), 1)):
         trace, said = converted(tmp, list(pair))

@@ -146,6 +146,34 @@ static int tt_output_name_check(const struct tt_convert_opts *opts, enum tt_form
 	return 0;
 }
 
+/* JSON: each process given another pid than its own (viewers join processes by pid)
+ * said, and whose process had it. The number said, or -1 after reporting why. */
+static int tt_say_pids(const struct tt_trace *t)
+{
+	uint32_t *pid_of = calloc(t->nfiles ? t->nfiles : 1, sizeof(*pid_of));
+	if (!pid_of)
+		return tt_error("out of memory for %zu files", t->nfiles);
+	tt_json_pids(t, pid_of);
+	int said = 0;
+	for (size_t i = 0; i < t->nfiles; i++) {
+		const struct tt_file *f = &t->files[i];
+		size_t k = 0; /* the file whose process kept the pid */
+		while (k < i && pid_of[k] != f->process.pid)
+			k++;
+		if (pid_of[i] == f->process.pid || k == i)
+			continue;
+		tt_warn("%s: its process %" PRIu32 " is pid %" PRIu32 " in the JSON (\"recorded_pid\" "
+			"in otherData), as %s's process had pid %" PRIu32 " %s", f->path,
+			f->process.pid, pid_of[i], t->files[k].path, f->process.pid,
+			t->files[k].machine_index == f->machine_index ?
+				"on the same machine at the same time (another PID namespace)" :
+				"on another machine");
+		said++;
+	}
+	free(pid_of);
+	return said;
+}
+
 static void tt_put_host(FILE *out, const struct tt_machine *mc)
 {
 	const struct tt_machine_info *m = &mc->file->machine;
@@ -923,6 +951,11 @@ int tt_convert(const struct tt_convert_opts *opts, struct tt_summary *sum)
 		rc = tt_align_by_flows(&run.trace, &merge_warnings);
 	if (rc == 0 && !opts->quiet)
 		tt_say_machines(&run.trace);
+	if (rc == 0 && format == TT_FORMAT_JSON) {
+		int said = tt_say_pids(&run.trace);
+		rc = said < 0 ? -1 : 0;
+		merge_warnings += said > 0 ? (uint64_t)said : 0;
+	}
 	if (rc == 0)
 		rc = tt_thresholds_load(&thresholds);
 	if (rc == 0 && !opts->split)
