@@ -564,7 +564,9 @@ def align(tmp, wrap, host, other):
     1 s early (--offset): its 200 receives are said to arrive before they left, and
     counted; --align flows places it back within the window its flows leave, said, every
     receive after its send, each where the exact merge has it give or take the
-    uncertainty said (half the window's width)."""
+    uncertainty said (half the window's width). One boot moved by --offset is placed
+    by its flows too; flows one way do not place it, and their early arrivals are said
+    without suggesting the --align flows given."""
     ping, pong = ping_pong(tmp, "", (), wrap)
     trace, said = converted(tmp, [ping, pong], "--align", "flows")
     if not trace:
@@ -577,6 +579,23 @@ def align(tmp, wrap, host, other):
           "at the least: %s" % (lo, hi, min(exact.values()), m))
     check("the window its flows leave: " in said and "arrive before they left" not in said,
           "one boot, --align flows: %s" % said)
+    # one boot moved by --offset: the flows place it back (they replace what --offset
+    # gave; before, it stayed 1 s off and the warning suggested the --align flows given)
+    trace, said = converted(tmp, [ping, pong], "--offset", other + "=-1s", "--align", "flows")
+    if trace:
+        m = {m["host"]: m for m in trace["otherData"]["machines"]}[other]
+        lo, hi = m.get("flows_window_ns", (1, -1))
+        check(m["placed_by"] == "flows" and lo <= 0 <= hi and abs(m["offset_ns"]) <= m["uncertainty_ns"]
+              and min(gaps(trace, 400)[0].values()) >= 0 and "arrive before they left" not in said
+              and "(of which --offset -1.000000000 s)" in said,
+              "one boot, --offset -1s --align flows: %s; %s" % (m, said))
+    # flows one way: not placed by them, said; the flows that arrive early are said without
+    # suggesting the --align flows given
+    send, receive = send_receive(tmp, "oneway-", wrap)
+    trace, said = converted(tmp, [send, receive], "--offset", other + "=-1s", "--align", "flows")
+    check(trace and "stays where CLOCK_MONOTONIC placed it" in said
+          and "200 of the 200 flows between machines arrive before they left" in said
+          and "--align flows places them" not in said, "flows one way, --align flows: %s" % said)
     far = os.path.join(tmp, "pong-far.ttr")
     another_boot(pong, far)
     trace, said = converted(tmp, [ping, far], "--offset", other + "=-1s")

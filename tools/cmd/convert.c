@@ -65,8 +65,11 @@ static const char tt_convert_usage[] =
 	"                      go both ways, at the middle of the window their send and\n"
 	"                      receive times leave (NTP's four timestamps), within half\n"
 	"                      its width (and the uncertainty of the machine it is placed\n"
-	"                      against); said on stderr. Flows between machines that\n"
-	"                      arrive before they left are always said\n"
+	"                      against); said on stderr. A placement by flows replaces\n"
+	"                      what --offset gave the machine (which stays where the\n"
+	"                      flows cannot place it); a machine of the first's boot\n"
+	"                      stays, exact, unless --offset moved it. Flows between\n"
+	"                      machines that arrive before they left are always said\n"
 	"      --compress      Perfetto: the packets deflated in bundles (compressed_packets,\n"
 	"                      which trace_processor and the UI read) whatever the size,\n"
 	"                      and harder: the smallest file. By default a trace of 1 MiB\n"
@@ -202,7 +205,8 @@ static void tt_say_machines(const struct tt_trace *t)
 {
 	bool by_wall = false;
 	for (size_t k = 0; k < t->nmachines; k++)
-		by_wall |= strcmp(t->machines[k].clock, "CLOCK_MONOTONIC") != 0;
+		by_wall |= !strcmp(t->machines[k].clock, "CLOCK_REALTIME") ||
+			   !strcmp(t->machines[k].clock, "CLOCK_TAI"); /* (not by flows) */
 	if (t->nmachines < 2)
 		return;
 	fprintf(stderr, "ticktrace: %zu machines, on the CLOCK_MONOTONIC of the first:\n",
@@ -262,8 +266,10 @@ static void tt_say_machines(const struct tt_trace *t)
 /* --align flows: a first pass pairs the flows between machines (report/align.c); each
  * machine whose flows with one placed go both ways moves to the middle of the window
  * they leave, machine by machine (through the others: a chain), and its uncertainty
- * is half its width, plus that of the machine it was placed against. A machine of
- * the first's boot stays (exact): the window its flows leave is said. */
+ * is half its width, plus that of the machine it was placed against, whatever
+ * --offset gave it (the flows measure; the offset stays where they cannot place it).
+ * A machine of the first's boot not moved by --offset stays (exact): the window its
+ * flows leave is said. */
 static int tt_align_by_flows(struct tt_trace *t, uint64_t *warnings)
 {
 	size_t n = t->nmachines;
@@ -279,7 +285,8 @@ static int tt_align_by_flows(struct tt_trace *t, uint64_t *warnings)
 	if (rc == 0) {
 		const struct tt_flow_pair *pairs = tt_flow_bounds_pairs(bounds);
 		for (size_t k = 0; k < n; k++)
-			fixed[k] = !strcmp(t->machines[k].clock, "CLOCK_MONOTONIC");
+			fixed[k] = !strcmp(t->machines[k].clock, "CLOCK_MONOTONIC") &&
+				   !t->machines[k].given_ns;
 		tt_flow_align(pairs, n, fixed, place);
 		for (size_t k = 1; k < n; k++) {
 			struct tt_machine *mc = &t->machines[k];
@@ -321,8 +328,10 @@ static int tt_align_by_flows(struct tt_trace *t, uint64_t *warnings)
 	return rc;
 }
 
-/* Flows between machines that arrive before they left, as placed: said; the warnings. */
-static uint64_t tt_say_early_flows(const struct tt_trace *t, const struct tt_sink *bounds)
+/* Flows between machines that arrive before they left, as placed: said, and what
+ * would place them (not --align flows where it was given); the warnings. */
+static uint64_t tt_say_early_flows(const struct tt_trace *t, const struct tt_sink *bounds,
+				   bool aligned)
 {
 	size_t n = t->nmachines;
 	uint64_t warnings = 0;
@@ -335,9 +344,10 @@ static uint64_t tt_say_early_flows(const struct tt_trace *t, const struct tt_sin
 			warnings++;
 			tt_warn("%" PRIu64 " of the %" PRIu64 " flows between machines arrive before they "
 				"left (by up to %" PRId64 ".%09" PRId64 " s): the clocks of the two are "
-				"placed off by more than that (--align flows places them by their flows, "
-				"--offset HOST=TIME by a known offset):", p->early, p->a_to_b + p->b_to_a,
-				p->earliest / 1000000000, p->earliest % 1000000000);
+				"placed off by more than that (%s--offset HOST=TIME by a known offset):",
+				p->early, p->a_to_b + p->b_to_a, p->earliest / 1000000000,
+				p->earliest % 1000000000,
+				aligned ? "" : "--align flows places them by their flows, ");
 			fputs("ticktrace:   ", stderr);
 			tt_put_host(stderr, &t->machines[a]);
 			fputs(" and ", stderr);
@@ -983,7 +993,7 @@ int tt_convert(const struct tt_convert_opts *opts, struct tt_summary *sum)
 	if (rc == 0)
 		rc = tt_session_decode(&run, sinks, nsinks);
 	if (rc == 0 && bounds)
-		merge_warnings += tt_say_early_flows(&run.trace, bounds);
+		merge_warnings += tt_say_early_flows(&run.trace, bounds, opts->align_flows);
 	if (rc == 0 && bounds && format == TT_FORMAT_PERFETTO)
 		merge_warnings += tt_say_flows_between_machines(&run.trace, bounds);
 	run.sum.warnings += merge_warnings;
