@@ -4,11 +4,13 @@ same path, ./path, a symbolic link, a hard link, stdout appended onto it, a --sp
 shard), is refused with the input named, status 1, the input untouched and nothing
 written (before, `convert g2.ttr -o g2.ttr --force` replaced the recording with JSON).
 An output named as a raw file (.ttr, .live) is refused unless -F says the format; a
-name of no format (.txt) is written as JSON and that is said (before: silently).
+name of no format (.txt) is written as JSON and that is said (before: silently). Out
+of memory for the output's buffers, the output is named.
 
-  output_names.py PROG   (tt_longrun_prog; TT_TEST_TOOL: the command)"""
+  output_names.py PROG SANITIZE   (tt_longrun_prog; TT_TEST_TOOL: the command)"""
 import hashlib
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -30,6 +32,29 @@ def digest(path):
 def convert(d, *args, stdout=subprocess.DEVNULL):
     return subprocess.run([tool, 'convert', '-q', *args], stdout=stdout, stderr=subprocess.PIPE,
                           text=True, timeout=120, cwd=d)
+
+
+def out_of_memory(d, run):
+    """Under an address-space limit too small for the output's buffers (ulimit -v), the
+    error names the output (before: "out of memory for the output buffers" alone). The
+    limits from 4 MiB up, until one converts: somewhere the buffers are what fails."""
+    if len(sys.argv) > 2 and sys.argv[2] != 'none':
+        return  # (a sanitizer's runtime reserves terabytes of address space)
+    said = None
+    for mib in range(4, 129, 2):
+        limit = mib << 20
+        p = subprocess.run([tool, 'convert', '-q', 'g2.ttr', '-o', 'oom.json'], cwd=d,
+                           capture_output=True, text=True, timeout=120,
+                           preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (limit, limit)))
+        if p.returncode == 0:
+            break
+        check(not os.path.exists(os.path.join(d, 'oom.json')), f'{mib} MiB: oom.json left behind')
+        if 'output buffers' in p.stderr:
+            said = p.stderr
+    check(said and 'oom.json: out of memory for its output buffers' in said,
+          f'ulimit -v: the output buffers\' error: {said!r}')
+    if os.path.exists(os.path.join(d, 'oom.json')):
+        os.unlink(os.path.join(d, 'oom.json'))
 
 
 def main():
@@ -69,6 +94,7 @@ def main():
         for name in ('out.json', 'out.pftrace'):
             p = convert(d, 'g2.ttr', '-o', name)
             check(p.returncode == 0 and p.stderr == '', f'-o {name}: {p.returncode}, {p.stderr!r}')
+        out_of_memory(d, run)
     for f in failures:
         print('FAIL:', f)
     sys.exit(1 if failures else 0)

@@ -373,10 +373,13 @@ static int tt_out_start(struct tt_out *o)
 	o->spare = malloc(TT_OUT_BUFFER);
 	pthread_mutex_init(&o->lock, NULL);
 	pthread_cond_init(&o->cond, NULL);
+	const char *name = strcmp(o->path, "-") ? o->path : "stdout";
 	if (!o->buf || !o->spare)
-		return tt_error("out of memory for the output buffers");
-	if (pthread_create(&o->writer, NULL, tt_out_writer, o) != 0)
-		return tt_error("cannot start the output thread");
+		return tt_error("%s: out of memory for its output buffers (2 of %d MiB)", name,
+				TT_OUT_BUFFER >> 20);
+	int err = pthread_create(&o->writer, NULL, tt_out_writer, o);
+	if (err)
+		return tt_error("%s: cannot start its writer thread: %s", name, strerror(err));
 	o->writer_running = true;
 	return 0;
 }
