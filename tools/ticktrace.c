@@ -42,9 +42,8 @@ static void tt_usage(FILE *out)
 	      "the version. Manual pages: ticktrace(1), and ticktrace(3) for the C API.\n", out);
 }
 
-int main(int argc, char **argv)
+static int tt_main(int argc, char **argv)
 {
-	tt_standard_fds();
 	if (argc < 2) {
 		tt_usage(stderr);
 		return TT_EXIT_USAGE;
@@ -71,4 +70,10 @@ int main(int argc, char **argv)
 			return tt_cmds[i].fn(argc - 1, argv + 1);
 	fprintf(stderr, "ticktrace: unknown command '%s'\nsee ticktrace help\n", cmd);
 	return TT_EXIT_USAGE;
+}
+
+int main(int argc, char **argv)
+{
+	tt_standard_fds();
+	return tt_stdout_finish(tt_main(argc, argv));
 }

@@ -798,7 +798,12 @@ __attribute__((constructor)) static void tt__detour_start(void)
 	if (d.listing) {
 		fprintf(stderr, "ticktrace: --list: %zu functions would be patched; %zu could not be\n",
 			to_record - d.refused, d.refused);
-		fflush(stdout);
+		/* the list is record --list's output: a failed write fails it (>/dev/full) */
+		if (fflush(stdout) != 0 || ferror(stdout)) {
+			fprintf(stderr, "ticktrace: --list: the list not written to stdout: %s\n",
+				strerror(errno));
+			_exit(1);
+		}
 		_exit(0);
 	}
 	if (says && !d.every_sled)

@@ -221,6 +221,15 @@ def another_boot(path, out, flip=0xff):
     return data, at
 
 
+def with_pid(data, pid):
+    """The raw file's bytes `data` made a process `pid`'s."""
+    struct.pack_into("<I", data, 104, pid)  # the header's, then the PROCESS section's
+    process = ttr.HEADER
+    while struct.unpack_from("<I", data, process)[0] != ttr.SEC_PROCESS:
+        process += 16 + ((struct.unpack_from("<Q", data, process + 8)[0] + 15) & ~15)
+    struct.pack_into("<I", data, process + 16, pid)
+
+
 def moved_machine(path, out, host, wall_s=0, boot_id=None, pid=None):
     """The raw file at `path` made another machine's, written to `out`: its host name
     `host`, its boot id `boot_id` (16 bytes; None: its first byte flipped), its wall
@@ -228,11 +237,7 @@ def moved_machine(path, out, host, wall_s=0, boot_id=None, pid=None):
     process's pid `pid` (None: kept)."""
     data, at = another_boot(path, out)
     if pid is not None:
-        struct.pack_into("<I", data, 104, pid)  # the header's, then the PROCESS section's
-        process = ttr.HEADER
-        while struct.unpack_from("<I", data, process)[0] != ttr.SEC_PROCESS:
-            process += 16 + ((struct.unpack_from("<Q", data, process + 8)[0] + 15) & ~15)
-        struct.pack_into("<I", data, process + 16, pid)
+        with_pid(data, pid)
     m = at + 16
     if boot_id is not None:
         data[m + 24:m + 40] = boot_id
@@ -247,11 +252,14 @@ def moved_machine(path, out, host, wall_s=0, boot_id=None, pid=None):
 
 def placement(tmp):
     """A machine whose wall clock puts it before the first machine's boot (10 h behind, the
-    first up for less): the .pftrace moves its clock so that no time is negative (which
-    trace_processor drops, unsaid), its snapshots consistent (check-perfetto and
+    first up for less), or the first machine moved by --offset before its clock's zero:
+    the .pftrace moves its clock so that no time is negative (which trace_processor
+    drops, unsaid), its snapshots consistent (check-perfetto and
     trace_processor: no error, no data loss); --offset that spans more than the 2^61 ns a
-    .pftrace holds is refused with no output. Runs whose boot is not known (Windows) are one
-    machine by host name and machine id, whatever their order, never by a missing boot id."""
+    .pftrace holds is refused with no output. One pid on two machines, or twice on one at
+    the same time (PID namespaces), is two processes in the JSON. Runs whose boot is not
+    known (Windows) are one machine by host name and machine id, whatever their order,
+    never by a missing boot id."""
     host = os.uname().nodename
     send, receive = send_receive(tmp, "place-")
     west = os.path.join(tmp, "west.ttr")
@@ -265,6 +273,11 @@ def placement(tmp):
           "west: %d warnings said, the summary counts %s" % (
               said.count("warning: "), counted and counted.group(1)))
     as_perfetto(tmp, [send, west], (host, "westhost"), arrows=0)
+    # the first machine moved before its own clock's zero (--offset): the .pftrace's
+    # clock moved up to 0 exactly, a clock snapshot that must still say CLOCK_MONOTONIC
+    early = "%s=-%ds" % (host, int(uptime + 50000))  # (before west: the earliest)
+    trace, said = converted(tmp, [send, west], "--offset", early)
+    as_perfetto(tmp, [send, west], (host, "westhost"), "--offset", early)
     for offset in ("-3000000000s", "3000000000s"):
         out = os.path.join(tmp, "far.pftrace")
         c = subprocess.run([TOOL, "convert", send, west, "--offset", "westhost=" + offset, "-o", out],
@@ -290,6 +303,21 @@ def placement(tmp):
         check(len(names) == 2 and all(len(n) == 1 for n in names.values()) and len(given) == 1
               and given[0]["pid"] != pid and given[0]["pid"] in names,
               "one pid on two machines: process names by pid %s; files %s" % (names, trace["otherData"]["files"]))
+    # the same pid on one machine at the same time (PID namespaces: both pid 1): two
+    # processes in the JSON too, said (before: one, their slices on one track, unsaid)
+    namespaced = os.path.join(tmp, "namespaced.ttr")
+    data = bytearray(open(receive, "rb").read())
+    with_pid(data, pid)
+    open(namespaced, "wb").write(data)
+    trace, said = converted(tmp, [send, namespaced])
+    if trace:
+        pids = {e["pid"] for e in trace["traceEvents"] if e.get("ph") == "X"}
+        given = [f for f in trace["otherData"]["files"] if f.get("recorded_pid") == pid]
+        check(len(trace["otherData"]["machines"]) == 1 and len(pids) == 2 and len(given) == 1
+              and given[0]["pid"] in pids and "namespaced.ttr: its process %d is pid %d in the JSON"
+              % (pid, given[0]["pid"]) in said and "another PID namespace" in said,
+              "one pid twice on one machine: slices' pids %s; files %s; %s" % (
+                  pids, trace["otherData"]["files"], said))
     for pair, machines in (((send, files[1]), 2), ((files[1], send), 2), ((files[0], files[1]), 2),
                            ((files[1], files[0]), 2), ((files[0], files[2]), 1)):
         trace, said = converted(tmp, list(pair))
@@ -536,7 +564,9 @@ def align(tmp, wrap, host, other):
     1 s early (--offset): its 200 receives are said to arrive before they left, and
     counted; --align flows places it back within the window its flows leave, said, every
     receive after its send, each where the exact merge has it give or take the
-    uncertainty said (half the window's width)."""
+    uncertainty said (half the window's width). One boot moved by --offset is placed
+    by its flows too; flows one way do not place it, and their early arrivals are said
+    without suggesting the --align flows given."""
     ping, pong = ping_pong(tmp, "", (), wrap)
     trace, said = converted(tmp, [ping, pong], "--align", "flows")
     if not trace:
@@ -549,6 +579,24 @@ def align(tmp, wrap, host, other):
           "at the least: %s" % (lo, hi, min(exact.values()), m))
     check("the window its flows leave: " in said and "arrive before they left" not in said,
           "one boot, --align flows: %s" % said)
+    # one boot moved by --offset: the flows place it back (they replace what --offset
+    # gave; before, it stayed 1 s off and the warning suggested the --align flows given)
+    trace, said = converted(tmp, [ping, pong], "--offset", other + "=-1s", "--align", "flows")
+    if trace:
+        m = {m["host"]: m for m in trace["otherData"]["machines"]}[other]
+        lo, hi = m.get("flows_window_ns", (1, -1))
+        check(m["placed_by"] == "flows" and lo <= 0 <= hi and abs(m["offset_ns"]) <= m["uncertainty_ns"]
+              and min(gaps(trace, 400)[0].values()) >= 0 and "arrive before they left" not in said
+              and "(of which --offset -1.000000000 s)" in said
+              and "corrects a known offset" not in said,  # (no wall clock placed them)
+              "one boot, --offset -1s --align flows: %s; %s" % (m, said))
+    # flows one way: not placed by them, said; the flows that arrive early are said without
+    # suggesting the --align flows given
+    send, receive = send_receive(tmp, "oneway-", wrap)
+    trace, said = converted(tmp, [send, receive], "--offset", other + "=-1s", "--align", "flows")
+    check(trace and "stays where CLOCK_MONOTONIC placed it" in said
+          and "200 of the 200 flows between machines arrive before they left" in said
+          and "--align flows places them" not in said, "flows one way, --align flows: %s" % said)
     far = os.path.join(tmp, "pong-far.ttr")
     another_boot(pong, far)
     trace, said = converted(tmp, [ping, far], "--offset", other + "=-1s")

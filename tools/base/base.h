@@ -119,10 +119,18 @@ void tt_keep_on_signal(const char *path);
 /* Opens `path` ("-": stdout). An existing regular file needs `force`; an existing
  * device or pipe is written directly. 0, or -1 after reporting why. */
 int tt_out_open(struct tt_out *o, const char *path, bool force);
+/* Refuses an output `path` ("-": stdout) that is one of the `n` inputs, by any name
+ * (a link, another path, stdout redirected onto it): writing it would replace what is
+ * being read. 0, or -1 after saying which input. */
+int tt_out_apart(const char *path, char *const *inputs, size_t n);
 /* What every command that writes text does: `write` prints into a stream over the
  * open output, which is then closed. 0, or -1 after reporting why (what `write`
  * returned, or a failed write); the caller commits or aborts. */
 int tt_out_text(struct tt_out *o, int (*write)(void *ctx, FILE *out), void *ctx);
+/* A command's exit status once what it printed to stdout (help, info, a listing) is
+ * written: a failed write (`info >/dev/full`) is said and fails a command that had
+ * succeeded, as a failed output file does (tt_out_text). */
+int tt_stdout_finish(int status);
 /* Ends the output: aborts it when rc < 0, else commits it. rc, or -1 when the commit
  * failed (reported). */
 int tt_out_finish(struct tt_out *o, int rc);

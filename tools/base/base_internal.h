@@ -20,6 +20,9 @@ bool tt_os_open_in_place(const char *path, int *fd);
 /* The temporary file `fd` (written, `tmp`) closed and renamed to `path`, replacing a
  * file there only when `replace`. 0, or -1 and errno. */
 int tt_os_commit_tmp(int fd, const char *tmp, const char *path, bool replace);
+/* Whether the output `path` ("-": standard output) is the file `input` already (by
+ * device and inode, or volume and file index: through any name or link). */
+bool tt_os_same_file(const char *path, const char *input);
 /* A stream whose bytes go to the output, in order after what is buffered; NULL out
  * of memory. */
 FILE *tt_os_out_stream(struct tt_out *o);

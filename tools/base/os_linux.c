@@ -205,3 +205,11 @@ FILE *tt_os_out_stream(struct tt_out *o)
 {
 	return fopencookie(o, "w", (cookie_io_functions_t){.write = tt_stream_write});
 }
+
+bool tt_os_same_file(const char *path, const char *input)
+{
+	struct stat out, in;
+	if (strcmp(path, "-") == 0 ? fstat(STDOUT_FILENO, &out) != 0 : stat(path, &out) != 0)
+		return false; /* (not there yet: no input) */
+	return stat(input, &in) == 0 && in.st_dev == out.st_dev && in.st_ino == out.st_ino;
+}

@@ -219,3 +219,35 @@ FILE *tt_os_out_stream(struct tt_out *o)
 		close(fd);
 	return stream;
 }
+
+/* The volume and file index of an open handle (mingw's stat has no inode). */
+static bool tt_file_id(HANDLE h, BY_HANDLE_FILE_INFORMATION *id)
+{
+	return h != INVALID_HANDLE_VALUE && GetFileInformationByHandle(h, id);
+}
+
+static HANDLE tt_open_to_look(const char *path)
+{
+	wchar_t *w = tt_wide(path);
+	HANDLE h = w ? CreateFileW(w, 0, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, NULL,
+				   OPEN_EXISTING, FILE_FLAG_BACKUP_SEMANTICS, NULL)
+		     : INVALID_HANDLE_VALUE;
+	free(w);
+	return h;
+}
+
+bool tt_os_same_file(const char *path, const char *input)
+{
+	bool is_stdout = strcmp(path, "-") == 0;
+	HANDLE out = is_stdout ? (HANDLE)_get_osfhandle(1) : tt_open_to_look(path);
+	HANDLE in = tt_open_to_look(input);
+	BY_HANDLE_FILE_INFORMATION a, b;
+	bool same = tt_file_id(out, &a) && tt_file_id(in, &b) &&
+		    a.dwVolumeSerialNumber == b.dwVolumeSerialNumber &&
+		    a.nFileIndexHigh == b.nFileIndexHigh && a.nFileIndexLow == b.nFileIndexLow;
+	if (!is_stdout && out != INVALID_HANDLE_VALUE)
+		CloseHandle(out);
+	if (in != INVALID_HANDLE_VALUE)
+		CloseHandle(in);
+	return same;
+}

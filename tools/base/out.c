@@ -345,10 +345,13 @@ static int tt_out_start(struct tt_out *o)
 	o->spare = malloc(TT_OUT_BUFFER);
 	pthread_mutex_init(&o->lock, NULL);
 	pthread_cond_init(&o->cond, NULL);
+	const char *name = strcmp(o->path, "-") ? o->path : "stdout";
 	if (!o->buf || !o->spare)
-		return tt_error("out of memory for the output buffers");
-	if (pthread_create(&o->writer, NULL, tt_out_writer, o) != 0)
-		return tt_error("cannot start the output thread");
+		return tt_error("%s: out of memory for its output buffers (2 of %d MiB)", name,
+				TT_OUT_BUFFER >> 20);
+	int err = pthread_create(&o->writer, NULL, tt_out_writer, o);
+	if (err)
+		return tt_error("%s: cannot start its writer thread: %s", name, strerror(err));
 	o->writer_running = true;
 	return 0;
 }
@@ -421,6 +424,16 @@ int tt_out_open(struct tt_out *o, const char *path, bool force)
 	return rc;
 }
 
+int tt_out_apart(const char *path, char *const *inputs, size_t n)
+{
+	bool is_stdout = strcmp(path, "-") == 0;
+	for (size_t i = 0; i < n; i++)
+		if (tt_os_same_file(path, inputs[i]))
+			return tt_error("%s: the same file as the input %s: the output would replace "
+					"it (write to another file)", is_stdout ? "stdout" : path, inputs[i]);
+	return 0;
+}
+
 int tt_out_text(struct tt_out *o, int (*write)(void *ctx, FILE *out), void *ctx)
 {
 	FILE *stream = tt_os_out_stream(o);
@@ -430,6 +443,17 @@ int tt_out_text(struct tt_out *o, int (*write)(void *ctx, FILE *out), void *ctx)
 	if (fclose(stream) != 0 && rc == 0)
 		rc = tt_error("%s: cannot write", strcmp(o->path, "-") ? o->path : "stdout");
 	return rc;
+}
+
+int tt_stdout_finish(int status)
+{
+	bool flush_failed = fflush(stdout) != 0;
+	int err = errno;
+	if (!flush_failed && !ferror(stdout))
+		return status;
+	/* (an earlier write's error: its errno is gone) */
+	tt_error("stdout: write failed%s%s", flush_failed ? ": " : "", flush_failed ? strerror(err) : "");
+	return status ? status : 1;
 }
 
 void tt_xml_text(FILE *out, const char *s, size_t max)

@@ -20,13 +20,15 @@ static const char tt_convert_usage[] =
 	"both know it, else CLOCK_REALTIME, as well as their kernels say those are:\n"
 	"said on stderr and in the JSON's otherData \"machines\").\n"
 	"The output is written under a temporary name and renamed when complete; on\n"
-	"error nothing is left behind.\n"
+	"error nothing is left behind. An output that is one of the inputs, by any name\n"
+	"(a link, stdout redirected onto it), is refused.\n"
 	"\n"
 	"  -o, --output FILE   where to write; '-' is standard output\n"
 	"  -f, --force         replace an existing output file\n"
 	"  -F, --format FMT    json, or perfetto (Perfetto's protobuf TrackEvent format);\n"
 	"                      by default .pftrace, .perfetto-trace and .pb outputs are\n"
-	"                      perfetto, anything else json\n"
+	"                      perfetto, anything else json (said on stderr where the\n"
+	"                      name is not .json; a raw file's, .ttr or .live, refused)\n"
 	"  -q, --quiet         no summary line (warnings are still printed)\n"
 	"  -s, --source        JSON: \"src\":\"file:line\" in every slice and instant\n"
 	"                      (a third more bytes; the Perfetto format always has them)\n"
@@ -63,8 +65,11 @@ static const char tt_convert_usage[] =
 	"                      go both ways, at the middle of the window their send and\n"
 	"                      receive times leave (NTP's four timestamps), within half\n"
 	"                      its width (and the uncertainty of the machine it is placed\n"
-	"                      against); said on stderr. Flows between machines that\n"
-	"                      arrive before they left are always said\n"
+	"                      against); said on stderr. A placement by flows replaces\n"
+	"                      what --offset gave the machine (which stays where the\n"
+	"                      flows cannot place it); a machine of the first's boot\n"
+	"                      stays, exact, unless --offset moved it. Flows between\n"
+	"                      machines that arrive before they left are always said\n"
 	"      --compress      Perfetto: the packets deflated in bundles (compressed_packets,\n"
 	"                      which trace_processor and the UI read) whatever the size,\n"
 	"                      and harder: the smallest file. By default a trace of 1 MiB\n"
@@ -125,6 +130,53 @@ static enum tt_format tt_format_for(const struct tt_convert_opts *opts)
 		       TT_FORMAT_JSON;
 }
 
+/* An output whose name no format has (-F not given): a raw file's name refused, as
+ * every command would take the trace for a broken recording; another said, as JSON is
+ * then a guess (ticktrace(1): "anything else json"). 0, or -1 after saying why. */
+static int tt_output_name_check(const struct tt_convert_opts *opts, enum tt_format format)
+{
+	const char *base = strrchr(opts->output, '/');
+	base = base ? base + 1 : opts->output;
+	const char *ext = strrchr(base, '.');
+	if (opts->format != TT_FORMAT_AUTO || format != TT_FORMAT_JSON || !ext || ext == base ||
+	    strcmp(ext, ".json") == 0)
+		return 0;
+	if (strcmp(ext, ".ttr") == 0 || strcmp(ext, ".live") == 0)
+		return tt_error("%s: a raw file's name (%s), and convert writes a trace: name it "
+				".json or .pftrace (or -F json keeps the name)", opts->output, ext);
+	tt_warn("%s: written as JSON, as a name not .json, .pftrace, .perfetto-trace or .pb "
+		"is (-F json or -F perfetto chooses)", opts->output);
+	return 0;
+}
+
+/* JSON: each process given another pid than its own (viewers join processes by pid)
+ * said, and whose process had it. The number said, or -1 after reporting why. */
+static int tt_say_pids(const struct tt_trace *t)
+{
+	uint32_t *pid_of = calloc(t->nfiles ? t->nfiles : 1, sizeof(*pid_of));
+	if (!pid_of)
+		return tt_error("out of memory for %zu files", t->nfiles);
+	tt_json_pids(t, pid_of);
+	int said = 0;
+	for (size_t i = 0; i < t->nfiles; i++) {
+		const struct tt_file *f = &t->files[i];
+		size_t k = 0; /* the file whose process kept the pid */
+		while (k < i && pid_of[k] != f->process.pid)
+			k++;
+		if (pid_of[i] == f->process.pid || k == i)
+			continue;
+		tt_warn("%s: its process %" PRIu32 " is pid %" PRIu32 " in the JSON (\"recorded_pid\" "
+			"in otherData), as %s's process had pid %" PRIu32 " %s", f->path,
+			f->process.pid, pid_of[i], t->files[k].path, f->process.pid,
+			t->files[k].machine_index == f->machine_index ?
+				"on the same machine at the same time (another PID namespace)" :
+				"on another machine");
+		said++;
+	}
+	free(pid_of);
+	return said;
+}
+
 static void tt_put_host(FILE *out, const struct tt_machine *mc)
 {
 	const struct tt_machine_info *m = &mc->file->machine;
@@ -153,7 +205,8 @@ static void tt_say_machines(const struct tt_trace *t)
 {
 	bool by_wall = false;
 	for (size_t k = 0; k < t->nmachines; k++)
-		by_wall |= strcmp(t->machines[k].clock, "CLOCK_MONOTONIC") != 0;
+		by_wall |= !strcmp(t->machines[k].clock, "CLOCK_REALTIME") ||
+			   !strcmp(t->machines[k].clock, "CLOCK_TAI"); /* (not by flows) */
 	if (t->nmachines < 2)
 		return;
 	fprintf(stderr, "ticktrace: %zu machines, on the CLOCK_MONOTONIC of the first:\n",
@@ -213,8 +266,10 @@ static void tt_say_machines(const struct tt_trace *t)
 /* --align flows: a first pass pairs the flows between machines (report/align.c); each
  * machine whose flows with one placed go both ways moves to the middle of the window
  * they leave, machine by machine (through the others: a chain), and its uncertainty
- * is half its width, plus that of the machine it was placed against. A machine of
- * the first's boot stays (exact): the window its flows leave is said. */
+ * is half its width, plus that of the machine it was placed against, whatever
+ * --offset gave it (the flows measure; the offset stays where they cannot place it).
+ * A machine of the first's boot not moved by --offset stays (exact): the window its
+ * flows leave is said. */
 static int tt_align_by_flows(struct tt_trace *t, uint64_t *warnings)
 {
 	size_t n = t->nmachines;
@@ -230,7 +285,8 @@ static int tt_align_by_flows(struct tt_trace *t, uint64_t *warnings)
 	if (rc == 0) {
 		const struct tt_flow_pair *pairs = tt_flow_bounds_pairs(bounds);
 		for (size_t k = 0; k < n; k++)
-			fixed[k] = !strcmp(t->machines[k].clock, "CLOCK_MONOTONIC");
+			fixed[k] = !strcmp(t->machines[k].clock, "CLOCK_MONOTONIC") &&
+				   !t->machines[k].given_ns;
 		tt_flow_align(pairs, n, fixed, place);
 		for (size_t k = 1; k < n; k++) {
 			struct tt_machine *mc = &t->machines[k];
@@ -272,8 +328,10 @@ static int tt_align_by_flows(struct tt_trace *t, uint64_t *warnings)
 	return rc;
 }
 
-/* Flows between machines that arrive before they left, as placed: said; the warnings. */
-static uint64_t tt_say_early_flows(const struct tt_trace *t, const struct tt_sink *bounds)
+/* Flows between machines that arrive before they left, as placed: said, and what
+ * would place them (not --align flows where it was given); the warnings. */
+static uint64_t tt_say_early_flows(const struct tt_trace *t, const struct tt_sink *bounds,
+				   bool aligned)
 {
 	size_t n = t->nmachines;
 	uint64_t warnings = 0;
@@ -286,9 +344,10 @@ static uint64_t tt_say_early_flows(const struct tt_trace *t, const struct tt_sin
 			warnings++;
 			tt_warn("%" PRIu64 " of the %" PRIu64 " flows between machines arrive before they "
 				"left (by up to %" PRId64 ".%09" PRId64 " s): the clocks of the two are "
-				"placed off by more than that (--align flows places them by their flows, "
-				"--offset HOST=TIME by a known offset):", p->early, p->a_to_b + p->b_to_a,
-				p->earliest / 1000000000, p->earliest % 1000000000);
+				"placed off by more than that (%s--offset HOST=TIME by a known offset):",
+				p->early, p->a_to_b + p->b_to_a, p->earliest / 1000000000,
+				p->earliest % 1000000000,
+				aligned ? "" : "--align flows places them by their flows, ");
 			fputs("ticktrace:   ", stderr);
 			tt_put_host(stderr, &t->machines[a]);
 			fputs(" and ", stderr);
@@ -492,7 +551,8 @@ static int tt_shard_begin(struct tt_splitter *sp, bool has_from, int64_t from)
 		snprintf(sh->name, sizeof(sh->name), "%s", opts->output);
 	else if (!tt_shard_name(sh->name, sizeof(sh->name), opts->output, sh->number))
 		return tt_error("%s: the name is too long for its shards", opts->output);
-	if (tt_out_open(&sh->out, sh->name, opts->force) < 0)
+	if (tt_out_apart(sh->name, opts->inputs, opts->ninputs) < 0 ||
+	    tt_out_open(&sh->out, sh->name, opts->force) < 0)
 		return -1;
 	/* a signal from the moment it may be renamed into place to the split's end: no
 	 * partial set of shards that looks whole */
@@ -901,10 +961,17 @@ int tt_convert(const struct tt_convert_opts *opts, struct tt_summary *sum)
 		rc = tt_align_by_flows(&run.trace, &merge_warnings);
 	if (rc == 0 && !opts->quiet)
 		tt_say_machines(&run.trace);
+	if (rc == 0 && format == TT_FORMAT_JSON) {
+		int said = tt_say_pids(&run.trace);
+		rc = said < 0 ? -1 : 0;
+		merge_warnings += said > 0 ? (uint64_t)said : 0;
+	}
 	if (rc == 0)
 		rc = tt_thresholds_load(&thresholds);
 	if (rc == 0 && !opts->split)
 		rc = tt_session_output(&run);
+	if (rc == 0) /* (after: an output that is the input is refused as such first) */
+		rc = tt_output_name_check(opts, format);
 	if (rc == 0 && !opts->split && format == TT_FORMAT_PERFETTO)
 		rc = tt_perfetto_compress(&run.out, opts->compress);
 	if (rc == 0 && !opts->split) {
@@ -926,7 +993,7 @@ int tt_convert(const struct tt_convert_opts *opts, struct tt_summary *sum)
 	if (rc == 0)
 		rc = tt_session_decode(&run, sinks, nsinks);
 	if (rc == 0 && bounds)
-		merge_warnings += tt_say_early_flows(&run.trace, bounds);
+		merge_warnings += tt_say_early_flows(&run.trace, bounds, opts->align_flows);
 	if (rc == 0 && bounds && format == TT_FORMAT_PERFETTO)
 		merge_warnings += tt_say_flows_between_machines(&run.trace, bounds);
 	run.sum.warnings += merge_warnings;

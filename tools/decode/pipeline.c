@@ -73,7 +73,8 @@ int tt_session_open(struct tt_session *r, const struct tt_session_opts *o)
 
 int tt_session_output(struct tt_session *r)
 {
-	if (tt_out_open(&r->out, r->opts->output, r->opts->force) < 0)
+	if (tt_out_apart(r->opts->output, r->opts->inputs, r->opts->ninputs) < 0 ||
+	    tt_out_open(&r->out, r->opts->output, r->opts->force) < 0)
 		return -1;
 	r->out_open = true;
 	return 0;

@@ -574,6 +574,41 @@ static int tt_json_all_states(struct tt_json *j, const struct tt_trace *t)
 	return 0;
 }
 
+/* Whether two files of one machine ran at the same time: then two processes, however
+ * their pids (PID namespaces: several pid 1), as a pid is one process at a time. An end
+ * not written (a killed run's) is open. */
+static bool tt_json_at_once(const struct tt_file *a, const struct tt_file *b)
+{
+	int64_t a_end = a->header.end.monotonic_ns, b_end = b->header.end.monotonic_ns;
+	return (a_end < a->header.start.monotonic_ns || b->header.start.monotonic_ns <= a_end) &&
+	       (b_end < b->header.start.monotonic_ns || a->header.start.monotonic_ns <= b_end);
+}
+
+void tt_json_pids(const struct tt_trace *t, uint32_t *pid_of)
+{
+	uint32_t spare = 0; /* past every recorded pid: the pids given where two collide */
+	for (size_t i = 0; i < t->nfiles; i++)
+		if (t->files[i].process.pid >= spare)
+			spare = t->files[i].process.pid + 1;
+	for (size_t i = 0; i < t->nfiles; i++) {
+		const struct tt_file *f = &t->files[i];
+		size_t k = 0; /* an earlier file of its process (its pid on its machine, before
+			       * or after it: an exec)? */
+		while (k < i && !(t->files[k].process.pid == f->process.pid &&
+				  t->files[k].machine_index == f->machine_index &&
+				  !tt_json_at_once(&t->files[k], f)))
+			k++;
+		if (k < i) {
+			pid_of[i] = pid_of[k];
+			continue;
+		}
+		pid_of[i] = f->process.pid;
+		for (k = 0; k < i && pid_of[i] == f->process.pid; k++)
+			if (pid_of[k] == f->process.pid)
+				pid_of[i] = spare++;
+	}
+}
+
 /* Escapes every site's and thread's strings once, into fragments. */
 static int tt_json_start(struct tt_sink *sink, const struct tt_trace *t)
 {
@@ -585,25 +620,7 @@ static int tt_json_start(struct tt_sink *sink, const struct tt_trace *t)
 	j->pid_of = calloc(t->nfiles ? t->nfiles : 1, sizeof(*j->pid_of));
 	if (!j->sites || !j->thread_at || !j->thread_len || !j->pid_of)
 		return tt_error("out of memory for %zu sites and %zu threads", t->nsites, t->nthreads);
-	uint32_t spare = 0; /* past every recorded pid: the pids given where two collide */
-	for (size_t i = 0; i < t->nfiles; i++)
-		if (t->files[i].process.pid >= spare)
-			spare = t->files[i].process.pid + 1;
-	for (size_t i = 0; i < t->nfiles; i++) {
-		const struct tt_file *f = &t->files[i];
-		size_t k = 0; /* an earlier file of its process (the same pid on its machine)? */
-		while (k < i && !(t->files[k].process.pid == f->process.pid &&
-				  t->files[k].machine_index == f->machine_index))
-			k++;
-		if (k < i) {
-			j->pid_of[i] = j->pid_of[k];
-			continue;
-		}
-		j->pid_of[i] = f->process.pid;
-		for (k = 0; k < i && j->pid_of[i] == f->process.pid; k++)
-			if (j->pid_of[k] == f->process.pid)
-				j->pid_of[i] = spare++;
-	}
+	tt_json_pids(t, j->pid_of);
 	struct tt_buf *b = &j->frags;
 	for (size_t i = 0; i < t->nfiles; i++) {
 		const struct tt_file *f = &t->files[i];

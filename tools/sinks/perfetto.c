@@ -162,17 +162,21 @@ static int tt_pf_clocks(struct tt_perfetto *p, uint32_t machine, const struct tt
 	struct tt_buf *w = &p->scratch;
 	tt_pb_reset(w);
 	size_t cs = tt_pb_open(w);
+	/* (taken: read from the anchor, whose 0 is a clock not read; a time moved to 0 by
+	 * shift_ns, a run placed before its clock's zero, is one) */
 	const struct {
 		unsigned id;
 		int64_t ns;
+		bool taken;
 	} clocks[] = {
-		{CLOCK_MONOTONIC_ID, monotonic},
+		{CLOCK_MONOTONIC_ID, monotonic, a->monotonic_ns != 0},
 		/* a file without BOOTTIME: assume no suspend since boot */
-		{CLOCK_BOOTTIME_ID, a->boottime_ns ? a->boottime_ns + p->shift_ns : monotonic},
-		{CLOCK_REALTIME_ID, a->realtime_ns},
+		{CLOCK_BOOTTIME_ID, a->boottime_ns ? a->boottime_ns + p->shift_ns : monotonic,
+		 a->boottime_ns != 0 || a->monotonic_ns != 0},
+		{CLOCK_REALTIME_ID, a->realtime_ns, a->realtime_ns != 0},
 	};
 	for (size_t i = 0; i < 3; i++) {
-		if (clocks[i].ns == 0) /* not taken */
+		if (!clocks[i].taken)
 			continue;
 		size_t c = tt_pb_open(w);
 		tt_pb_uint(w, CLK_ID, clocks[i].id);

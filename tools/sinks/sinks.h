@@ -79,6 +79,11 @@ static inline struct tt_str tt_event_name(const struct tt_event *e)
 /* `source`: each slice and instant carries its "file:line" as args.src (a third of
  * the file's bytes; Perfetto's format interns source locations instead). */
 struct tt_sink *tt_json_sink_new(struct tt_out *out, bool source);
+/* The pid each file's process has in the JSON (viewers join by pid): its own, or past
+ * every recorded pid where another process had it: on another machine, or on the same
+ * one at the same time (another PID namespace). Files of one process (an exec, the same
+ * pid on its machine one after the other) share it. */
+void tt_json_pids(const struct tt_trace *t, uint32_t *pid_of);
 
 /* Perfetto's protobuf TrackEvent format (FORMATS.md, tools/perfetto_trace.proto). */
 struct tt_sink *tt_perfetto_sink_new(struct tt_out *out);

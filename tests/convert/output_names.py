@@ -1,0 +1,103 @@
+#!/usr/bin/env python3
+"""convert's output and its inputs: an output that is one of the inputs, by any name (the
+same path, ./path, a symbolic link, a hard link, stdout appended onto it, a --split
+shard), is refused with the input named, status 1, the input untouched and nothing
+written (before, `convert g2.ttr -o g2.ttr --force` replaced the recording with JSON).
+An output named as a raw file (.ttr, .live) is refused unless -F says the format; a
+name of no format (.txt) is written as JSON and that is said (before: silently). Out
+of memory for the output's buffers, the output is named.
+
+  output_names.py PROG SANITIZE   (tt_longrun_prog; TT_TEST_TOOL: the command)"""
+import hashlib
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+
+tool = os.environ['TT_TEST_TOOL']
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+
+
+def digest(path):
+    with open(path, 'rb') as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+def convert(d, *args, stdout=subprocess.DEVNULL):
+    return subprocess.run([tool, 'convert', '-q', *args], stdout=stdout, stderr=subprocess.PIPE,
+                          text=True, timeout=120, cwd=d)
+
+
+def out_of_memory(d, run):
+    """Under an address-space limit too small for the output's buffers (ulimit -v), the
+    error names the output (before: "out of memory for the output buffers" alone). The
+    limits from 4 MiB up, until one converts: somewhere the buffers are what fails."""
+    if len(sys.argv) > 2 and sys.argv[2] != 'none':
+        return  # (a sanitizer's runtime reserves terabytes of address space)
+    said = None
+    for mib in range(4, 129, 2):
+        limit = mib << 20
+        p = subprocess.run([tool, 'convert', '-q', 'g2.ttr', '-o', 'oom.json'], cwd=d,
+                           capture_output=True, text=True, timeout=120,
+                           preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (limit, limit)))
+        if p.returncode == 0:
+            break
+        check(not os.path.exists(os.path.join(d, 'oom.json')), f'{mib} MiB: oom.json left behind')
+        if 'output buffers' in p.stderr:
+            said = p.stderr
+    check(said and 'oom.json: out of memory for its output buffers' in said,
+          f'ulimit -v: the output buffers\' error: {said!r}')
+    if os.path.exists(os.path.join(d, 'oom.json')):
+        os.unlink(os.path.join(d, 'oom.json'))
+
+
+def main():
+    with tempfile.TemporaryDirectory() as d:
+        run = os.path.join(d, 'g2.ttr')
+        subprocess.run([os.path.abspath(sys.argv[1]), 'seq', '2', '1000'],
+                       stdout=subprocess.DEVNULL, env=dict(os.environ, TICKTRACE_OUT=run), timeout=120)
+        before = digest(run)
+        os.symlink('g2.ttr', os.path.join(d, 'link.json'))
+        os.link(run, os.path.join(d, 'hard.json'))
+        os.link(run, os.path.join(d, 'shard.0001.json'))  # --split -o shard.json's first
+        for out, extra in (('g2.ttr', []), ('./g2.ttr', []), (run, []), ('link.json', []),
+                           ('hard.json', []), ('g2.ttr', ['-F', 'json']),
+                           ('shard.json', ['--split', '100'])):
+            p = convert(d, 'g2.ttr', '-o', out, '--force', *extra)
+            check(p.returncode == 1 and 'the same file as the input g2.ttr' in p.stderr,
+                  f'-o {out} {extra}: status {p.returncode}, {p.stderr!r}')
+            check(digest(run) == before, f'-o {out} {extra}: the input changed')
+        # stdout appended onto the input
+        with open(run, 'ab') as onto:
+            p = convert(d, 'g2.ttr', '-o', '-', stdout=onto)
+        check(p.returncode == 1 and 'stdout: the same file as the input g2.ttr' in p.stderr,
+              f'-o - >>g2.ttr: status {p.returncode}, {p.stderr!r}')
+        check(digest(run) == before, '-o - >>g2.ttr: the input changed')
+        check(sorted(os.listdir(d)) == ['g2.ttr', 'hard.json', 'link.json', 'shard.0001.json'],
+              f'left behind: {sorted(os.listdir(d))}')
+        # a raw file's name, refused unless -F chooses; a name of no format, said
+        for name in ('out.ttr', 'out.live'):
+            p = convert(d, 'g2.ttr', '-o', name)
+            check(p.returncode == 1 and "a raw file's name" in p.stderr and
+                  not os.path.exists(os.path.join(d, name)), f'-o {name}: {p.returncode}, {p.stderr!r}')
+        p = convert(d, 'g2.ttr', '-o', 'out.ttr', '-F', 'json')
+        check(p.returncode == 0 and p.stderr == '', f'-o out.ttr -F json: {p.returncode}, {p.stderr!r}')
+        p = convert(d, 'g2.ttr', '-o', 'out.txt')
+        check(p.returncode == 0 and 'out.txt: written as JSON' in p.stderr,
+              f'-o out.txt: {p.returncode}, {p.stderr!r}')
+        for name in ('out.json', 'out.pftrace'):
+            p = convert(d, 'g2.ttr', '-o', name)
+            check(p.returncode == 0 and p.stderr == '', f'-o {name}: {p.returncode}, {p.stderr!r}')
+        out_of_memory(d, run)
+    for f in failures:
+        print('FAIL:', f)
+    sys.exit(1 if failures else 0)
+
+
+main()
