@@ -151,7 +151,6 @@ void tt__registry_recycle(struct tt__slot *prev, struct tt__slot *slot)
 		__atomic_store_n(&tt__registry_first, next, __ATOMIC_RELEASE);
 	if (tt__registry_last == slot)
 		tt__registry_last = prev;
-	tt__drops_retire(slot);
 	slot->next = tt__free_slots;
 	tt__free_slots = slot;
 	tt__registry_unlock(&old);
@@ -254,7 +253,6 @@ void tt__registry_reset_after_fork(void)
 		memset(tt__tls_table, 0, sizeof tt__tls_table);
 	tt__registry_first = tt__registry_last = NULL;
 	tt__free_slots = NULL;
-	tt__drops_forget_retired();
 	/* The parent's threads' tags are gone with their slots. */
 	__atomic_and_fetch(&tt__hot_global.unusual, TT__HOT_OFF, __ATOMIC_SEQ_CST);
 	tt__thread_count = 0;

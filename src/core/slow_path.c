@@ -383,7 +383,8 @@ struct tt__drops_tally {
 };
 
 /* Those of threads whose slots were recycled (mode stream retires a thread's slot
- * once its records are written): gone from the registry by the exit. Registry lock. */
+ * once its records are written): gone from the registry by the exit. (Registry lock
+ * held, as the tally below.) */
 static struct tt__drops_tally tt__retired_drops;
 
 /* Registry lock held. */
@@ -408,7 +409,10 @@ static void tt__drops_tally_add(struct tt__drops_tally *t, const struct tt__slot
 
 void tt__drops_retire(const struct tt__slot *slot)
 {
+	sigset_t old;
+	tt__registry_lock(&old);
 	tt__drops_tally_add(&tt__retired_drops, slot);
+	tt__registry_unlock(&old);
 }
 
 void tt__drops_forget_retired(void)

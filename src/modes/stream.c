@@ -423,6 +423,7 @@ static int tt__stream_pass(struct tt__stream *st, int partial)
 		/* All written: its totals go out, and its chunk and slot serve new threads. */
 		tt__stream_retire_slot(st, slot);
 		tt__chunk_drained(slot, 1);
+		tt__drops_retire(slot); /* (said at exit, gone from the registry) */
 		tt__registry_recycle(prev, slot);
 		recycled++;
 	}
