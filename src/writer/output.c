@@ -333,7 +333,7 @@ int tt__create_new(const char *path)
 	return fd;
 }
 
-/* The run's own file, complete under the name `tmp` (fd open on it), put at `path`:
+/* The run's own file, under the name `tmp` (complete, or a stream's), put at `path`:
  * where nothing is; over a file there from before the run began, or the process's own
  * (a dump's), or a link; else beside it, with the pid before the extension, and said
  * (independent processes with one TICKTRACE_OUT, no %p: none loses its trace). The
