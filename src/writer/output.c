@@ -333,6 +333,15 @@ int tt__create_new(const char *path)
 	return fd;
 }
 
+/* Whether a file found at the run's name is the process's own or older than it. */
+static int tt__older_or_ours(const struct stat *there)
+{
+	return (there->st_dev == tt__placed_dev && there->st_ino == tt__placed_ino) ||
+	       there->st_mtim.tv_sec < tt__out_since.tv_sec ||
+	       (there->st_mtim.tv_sec == tt__out_since.tv_sec &&
+		there->st_mtim.tv_nsec < tt__out_since.tv_nsec);
+}
+
 /* The run's own file, under the name `tmp` (complete, or a stream's), put at `path`:
  * where nothing is; over a file there from before the run began, or the process's own
  * (a dump's), or a link; else beside it, with the pid before the extension, and said
@@ -353,14 +362,13 @@ static int tt__place_run_file(const char *tmp, char *path, size_t size)
 	} else {
 		struct stat there, now;
 		int old = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-		int replace = old < 0 ? errno == ELOOP :
+		/* (A link is replaced, as ever; a file this process may not read, another
+		 * user's, judged by its time alone: no stream of this user's writes it.) */
+		int replace = old < 0 ? errno == ELOOP || (errno == EACCES && lstat(path, &there) == 0 &&
+							  tt__older_or_ours(&there)) :
 			      flock(old, LOCK_EX | LOCK_NB) == 0 && fstat(old, &there) == 0 &&
 			      lstat(path, &now) == 0 && now.st_ino == there.st_ino &&
-			      now.st_dev == there.st_dev &&
-			      ((there.st_dev == tt__placed_dev && there.st_ino == tt__placed_ino) ||
-			       there.st_mtim.tv_sec < tt__out_since.tv_sec ||
-			       (there.st_mtim.tv_sec == tt__out_since.tv_sec &&
-				there.st_mtim.tv_nsec < tt__out_since.tv_nsec));
+			      now.st_dev == there.st_dev && tt__older_or_ours(&there);
 		char taken[4096];
 		snprintf(taken, sizeof taken, "%s", path);
 		if (!replace) {
