@@ -123,6 +123,15 @@ static struct {
 static unsigned tt__sched_refused_unasked;
 static int tt__sched_refused_unasked_err; /* (-errno: the last one's) */
 
+/* A thread refused before tt-sched asked for it (as it registers): counted. */
+static void tt__sched_count_unasked(const struct tt__sched *s)
+{
+	if (s->none != TT_NO_STATES_REFUSED)
+		return;
+	__atomic_store_n(&tt__sched_refused_unasked_err, -s->none_err, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&tt__sched_refused_unasked, 1, __ATOMIC_RELAXED);
+}
+
 /* tt-sched: the thread counted. */
 static void tt__sched_refused(const struct tt__slot *slot, int err, int denied, int counted)
 {
@@ -271,6 +280,9 @@ void tt__sched_open(struct tt__slot *slot)
 			tt__switches_close(&e->sw);
 		s->none = tt__sched_off_why;
 		s->none_err = tt__sched_off_err;
+		/* (perf refused for every thread, TICKTRACE_SCHED=switches: tt-sched never
+		 * asks it, and the exit says it all the same) */
+		tt__sched_count_unasked(s);
 		return;
 	}
 	s->wanted = 1;
@@ -282,10 +294,7 @@ void tt__sched_open(struct tt__slot *slot)
 		s->none = TT_NO_STATES_REFUSED, s->none_err = -e->err;
 	else if (!e && __atomic_load_n(&tt__sched_off, __ATOMIC_ACQUIRE))
 		s->none = tt__sched_off_why, s->none_err = tt__sched_off_err;
-	if (s->none == TT_NO_STATES_REFUSED) {
-		__atomic_store_n(&tt__sched_refused_unasked_err, -s->none_err, __ATOMIC_RELAXED);
-		__atomic_add_fetch(&tt__sched_refused_unasked, 1, __ATOMIC_RELAXED);
-	}
+	tt__sched_count_unasked(s);
 	__atomic_add_fetch(&tt__sched_wanted, 1, __ATOMIC_SEQ_CST);
 	if (e && e->sw.map) {
 		/* Asked for as the thread started: tt-sched only drains them, from its next

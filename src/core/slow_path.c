@@ -373,6 +373,53 @@ void tt__record_many(struct tt_record *records, size_t n)
 	errno = saved_errno;
 }
 
+/* A tally of threads' drops for tt__say_drops: by cause, and the first threads that
+ * dropped by name. */
+struct tt__drops_tally {
+	uint64_t total[TT_DROP_CAUSES];
+	unsigned with_drops;
+	size_t len;
+	char threads[256];
+};
+
+/* Those of threads whose slots were recycled (mode stream retires a thread's slot
+ * once its records are written): gone from the registry by the exit. (Registry lock
+ * held, as the tally below.) */
+static struct tt__drops_tally tt__retired_drops;
+
+/* Registry lock held. */
+static void tt__drops_tally_add(struct tt__drops_tally *t, const struct tt__slot *slot)
+{
+	uint64_t dropped[TT_DROP_CAUSES], lost = 0;
+	struct tt__gap gap;
+	tt__drops_now(slot, dropped, &gap);
+	/* (what the output lost, the mode said with its cause) */
+	dropped[TT_DROP_BEHIND] -= __atomic_load_n(&slot->lost_by_output, __ATOMIC_RELAXED);
+	for (int i = 0; i < TT_DROP_CAUSES; i++) {
+		if (i == TT_DROP_OVERWRITTEN) /* mode ring's purpose, not a loss */
+			continue;
+		t->total[i] += dropped[i];
+		lost += dropped[i];
+	}
+	if (lost && t->with_drops++ < 4 && t->len < sizeof t->threads)
+		t->len += (size_t)snprintf(t->threads + t->len, sizeof t->threads - t->len,
+					   "%s%s (tid %u) %" PRIu64, t->with_drops > 1 ? ", " : "",
+					   slot->name, slot->tid, lost);
+}
+
+void tt__drops_retire(const struct tt__slot *slot)
+{
+	sigset_t old;
+	tt__registry_lock(&old);
+	tt__drops_tally_add(&tt__retired_drops, slot);
+	tt__registry_unlock(&old);
+}
+
+void tt__drops_forget_retired(void)
+{
+	tt__retired_drops = (struct tt__drops_tally){0};
+}
+
 void tt__say_drops(void)
 {
 	static const char *const causes[TT_DROP_CAUSES] = {
@@ -381,32 +428,14 @@ void tt__say_drops(void)
 		[TT_DROP_BEHIND] = "the disk fell behind",
 		[TT_DROP_REENTERED] = "recorded from inside ticktrace",
 	};
-	uint64_t total[TT_DROP_CAUSES] = {0};
-	char threads[256] = "";
-	size_t len = 0;
-	unsigned with_drops = 0;
 	sigset_t old;
 	tt__registry_lock(&old);
+	struct tt__drops_tally tally = tt__retired_drops;
 	for (struct tt__slot *slot = tt__registry_head(); slot;
-	     slot = __atomic_load_n(&slot->next, __ATOMIC_ACQUIRE)) {
-		uint64_t dropped[TT_DROP_CAUSES], lost = 0;
-		struct tt__gap gap;
-		tt__drops_now(slot, dropped, &gap);
-		/* (what the output lost, the mode said with its cause) */
-		dropped[TT_DROP_BEHIND] -= __atomic_load_n(&slot->lost_by_output, __ATOMIC_RELAXED);
-		for (int i = 0; i < TT_DROP_CAUSES; i++) {
-			if (i == TT_DROP_OVERWRITTEN) /* mode ring's purpose, not a loss */
-				continue;
-			total[i] += dropped[i];
-			lost += dropped[i];
-		}
-		if (!lost)
-			continue;
-		if (with_drops++ < 4 && len < sizeof threads)
-			len += (size_t)snprintf(threads + len, sizeof threads - len, "%s%s (tid %u) %" PRIu64,
-						with_drops > 1 ? ", " : "", slot->name, slot->tid, lost);
-	}
+	     slot = __atomic_load_n(&slot->next, __ATOMIC_ACQUIRE))
+		tt__drops_tally_add(&tally, slot);
 	tt__registry_unlock(&old);
+	const uint64_t *total = tally.total;
 	uint64_t unregistered = __atomic_load_n(&tt__unregistered_drops, __ATOMIC_RELAXED);
 	uint64_t all = unregistered;
 	for (int i = 0; i < TT_DROP_CAUSES; i++)
@@ -419,9 +448,9 @@ void tt__say_drops(void)
 			fprintf(tt__err, ", %" PRIu64 " because %s", total[i], causes[i]);
 	if (unregistered)
 		fprintf(tt__err, ", %" PRIu64 " of threads that had no buffer", unregistered);
-	if (with_drops)
-		fprintf(tt__err, "; on %u thread%s: %s%s", with_drops, with_drops > 1 ? "s" : "", threads,
-			with_drops > 4 ? ", ..." : "");
+	if (tally.with_drops)
+		fprintf(tt__err, "; on %u thread%s: %s%s", tally.with_drops,
+			tally.with_drops > 1 ? "s" : "", tally.threads, tally.with_drops > 4 ? ", ..." : "");
 	fprintf(tt__err, "\n");
 	if (total[TT_DROP_FULL] && tt__mode->recycle_oldest)
 		fprintf(tt__err, "ticktrace: dumps held the rings while threads filled them twice "

@@ -464,6 +464,7 @@ static int tt__stream_pass(struct tt__stream *st, int partial)
 		/* All written: its totals go out, and its chunk and slot serve new threads. */
 		tt__stream_retire_slot(st, slot);
 		tt__chunk_drained(slot, 1);
+		tt__drops_retire(slot); /* (said at exit, gone from the registry) */
 		tt__registry_recycle(prev, slot);
 		recycled++;
 		retired++;
@@ -573,7 +574,7 @@ static int tt__stream_open(struct tt__stream *st)
 	 * place at once; a device or FIFO written in place, as it comes (no header
 	 * refresh). */
 	/* (Found again by its name if the program closes it: not a device's.) */
-	err = tt__fd_keep(&st->out->file, tt__open_output(st->path, &st->in_place));
+	err = tt__fd_keep(&st->out->file, tt__create_run_file(st->path, sizeof st->path, &st->in_place));
 	st->out->path = st->in_place ? NULL : st->path;
 	if (err) {
 		free(st->out);

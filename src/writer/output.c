@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -23,6 +24,12 @@ static char tt__out_pattern[4096], tt__out_given[4096], tt__list_path[4096];
 /* Under `ticktrace record`, this process is not the program it started: its files
  * are named apart, with its pid (TT_ENV_PROGRAM_PID). */
 static int tt__out_apart;
+/* When the run began (the precise clock: files' times may be finer than the coarse
+ * one), and the file this process put at its TICKTRACE_OUT (a dump's, which the exit
+ * replaces): a file changed there since, not its own, is another process's. */
+static struct timespec tt__out_since;
+static dev_t tt__placed_dev;
+static ino_t tt__placed_ino;
 
 /* `path` in `buf`, made absolute with `cwd` ("" when it cannot be: left as it is). */
 static void tt__in_start_dir(const char *path, const char *cwd, char *buf, size_t size)
@@ -57,6 +64,7 @@ void tt__resolve_out(void)
 	char *end;
 	long pid = program && *program ? strtol(program, &end, 10) : 0;
 	tt__out_apart = pid > 0 && !*end && pid != (long)getpid();
+	clock_gettime(CLOCK_REALTIME, &tt__out_since);
 }
 
 int tt__default_path(char *buf, size_t size)
@@ -95,6 +103,22 @@ int tt__expand_pid(const char *pattern, char *buf, size_t size)
 	return 0;
 }
 
+/* `tag` put before the file name's extension in `buf` (at its end without one); 0 or
+ * -ENAMETOOLONG. */
+static int tt__tag_name(char *buf, size_t size, const char *tag)
+{
+	size_t len = strlen(buf), n = strlen(tag);
+	char *base = strrchr(buf, '/');
+	base = base ? base + 1 : buf;
+	char *dot = strrchr(base, '.');
+	size_t at = dot && dot != base ? (size_t)(dot - buf) : len;
+	if (len + n >= size)
+		return -ENAMETOOLONG;
+	memmove(buf + at + n, buf + at, len - at + 1);
+	memcpy(buf + at, tag, n);
+	return 0;
+}
+
 int tt__expand_path(const char *pattern, char *buf, size_t size)
 {
 	int err = tt__expand_pid(pattern, buf, size);
@@ -107,17 +131,11 @@ int tt__expand_path(const char *pattern, char *buf, size_t size)
 	/* An exec'd image, at the same pid: .execN before the extension, so that
 	 * run.ttr's next image is run.exec1.ttr, found by *.ttr alike. */
 	if (tt__exec_image) {
-		char *base = strrchr(buf, '/');
-		base = base ? base + 1 : buf;
-		char *dot = strrchr(base, '.');
-		size_t at = dot && dot != base ? (size_t)(dot - buf) : len;
 		char tag[24];
-		int n = snprintf(tag, sizeof tag, ".exec%u", tt__exec_image);
-		if (len + (size_t)n >= size)
+		snprintf(tag, sizeof tag, ".exec%u", tt__exec_image);
+		if (tt__tag_name(buf, size, tag) < 0)
 			return -ENAMETOOLONG;
-		memmove(buf + at + n, buf + at, len - at + 1);
-		memcpy(buf + at, tag, (size_t)n);
-		len += (size_t)n;
+		len = strlen(buf);
 	}
 	/* A process other than the run's first writes a file of its own, even where the
 	 * name has no %p: a forked child, or under record any process but its program
@@ -315,7 +333,85 @@ int tt__create_new(const char *path)
 	return fd;
 }
 
-int tt__write_file_with(const char *path, tt__file_writer write, void *arg)
+/* Whether a file found at the run's name is the process's own or older than it. */
+static int tt__older_or_ours(const struct stat *there)
+{
+	return (there->st_dev == tt__placed_dev && there->st_ino == tt__placed_ino) ||
+	       there->st_mtim.tv_sec < tt__out_since.tv_sec ||
+	       (there->st_mtim.tv_sec == tt__out_since.tv_sec &&
+		there->st_mtim.tv_nsec < tt__out_since.tv_nsec);
+}
+
+/* The run's own file, under the name `tmp` (complete, or a stream's), put at `path`:
+ * where nothing is; over a file there from before the run began, or the process's own
+ * (a dump's), or a link; else beside it, with the pid before the extension, and said
+ * (independent processes with one TICKTRACE_OUT, no %p: none loses its trace). The
+ * file at `path` is held (flock) while it is judged and replaced, so that two that
+ * finish at once never both replace the same older file; a stream's is held for its
+ * whole run. 0 or -errno; `path` is where the file is. */
+static int tt__place_run_file(const char *tmp, char *path, size_t size)
+{
+	struct stat mine;
+	if (lstat(tmp, &mine) < 0)
+		return -errno;
+	int err = 0;
+	if (link(tmp, path) == 0) {
+		unlink(tmp);
+	} else if (errno != EEXIST) {
+		err = -errno;
+	} else {
+		struct stat there, now;
+		int old = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+		/* (A link is replaced, as ever; a file this process may not read, another
+		 * user's, judged by its time alone: no stream of this user's writes it.) */
+		int replace = old < 0 ? errno == ELOOP || (errno == EACCES && lstat(path, &there) == 0 &&
+							  tt__older_or_ours(&there)) :
+			      flock(old, LOCK_EX | LOCK_NB) == 0 && fstat(old, &there) == 0 &&
+			      lstat(path, &now) == 0 && now.st_ino == there.st_ino &&
+			      now.st_dev == there.st_dev && tt__older_or_ours(&there);
+		char taken[4096];
+		snprintf(taken, sizeof taken, "%s", path);
+		if (!replace) {
+			char tag[24];
+			snprintf(tag, sizeof tag, ".%d", (int)getpid());
+			err = tt__tag_name(path, size, tag);
+		}
+		if (!err && rename(tmp, path) < 0)
+			err = -errno;
+		if (old >= 0)
+			close(old);
+		if (!err && !replace)
+			fprintf(tt__err, "ticktrace: %s: another process put its trace there since this one "
+				"started (the same TICKTRACE_OUT, without %%p): this one's is %s\n",
+				taken, path);
+	}
+	if (!err)
+		tt__placed_dev = mine.st_dev, tt__placed_ino = mine.st_ino;
+	return err;
+}
+
+int tt__create_run_file(char *path, size_t size, int *in_place)
+{
+	*in_place = tt__output_in_place(path);
+	if (*in_place)
+		return tt__open_in_place(path);
+	char tmp[4096 + 16];
+	int fd = tt__create_replacing(path, tmp, sizeof tmp);
+	if (fd < 0)
+		return fd;
+	/* (Held while it is written: another process of the same name writes beside it.) */
+	int err = flock(fd, LOCK_EX | LOCK_NB) < 0 ? -errno : tt__place_run_file(tmp, path, size);
+	if (err) {
+		unlink(tmp);
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+/* tt__write_file_with, and with `run_size` the run's own file (tt__place_run_file,
+ * `path` a buffer of that size, rewritten where the file went beside). */
+static int tt__write_placed(char *path, size_t run_size, tt__file_writer write, void *arg)
 {
 	struct tt__out *out = malloc(sizeof *out);
 	if (!out)
@@ -350,15 +446,27 @@ int tt__write_file_with(const char *path, tt__file_writer write, void *arg)
 	/* (Named through /proc/self/fd/N: only while N is still the file written.) */
 	if (!err && unnamed)
 		err = tt__fd_ours(&kept) ? tt__name_unnamed(kept.fd, path, tmp, sizeof tmp) : -EBADF;
+	if (!err && unnamed && !tmp[0] && run_size && fstat(kept.fd, &st) == 0)
+		tt__placed_dev = st.st_dev, tt__placed_ino = st.st_ino; /* (named at once) */
 	int closed = tt__fd_close(&kept);
 	if (!err)
 		err = closed;
-	if (!err && tmp[0] && rename(tmp, path) < 0)
-		err = -errno;
+	if (!err && tmp[0])
+		err = run_size ? tt__place_run_file(tmp, path, run_size) : rename(tmp, path) < 0 ? -errno : 0;
 	if (err && tmp[0])
 		unlink(tmp);
 	free(out);
 	return err;
+}
+
+int tt__write_file_with(const char *path, tt__file_writer write, void *arg)
+{
+	return tt__write_placed((char *)path, 0, write, arg);
+}
+
+int tt__write_run_file_with(char *path, size_t size, tt__file_writer write, void *arg)
+{
+	return tt__write_placed(path, size, write, arg);
 }
 
 int tt__write_default_file(void)
@@ -366,7 +474,7 @@ int tt__write_default_file(void)
 	char path[4096];
 	int err = tt__default_path(path, sizeof path);
 	if (!err)
-		err = tt__write_file(path);
+		err = tt__write_run_file(path, sizeof path);
 	if (!err && !tt__output_in_place(path))
 		tt__list_written(path);
 	return err;

@@ -302,6 +302,11 @@ int tt__write_file(const char *path)
 	return tt__write_file_with(path, tt__write_file_of, NULL);
 }
 
+int tt__write_run_file(char *path, size_t size)
+{
+	return tt__write_run_file_with(path, size, tt__write_file_of, NULL);
+}
+
 int tt__write_window(const char *path, struct tt__window *window)
 {
 	return tt__write_file_with(path, tt__write_file_of, window);

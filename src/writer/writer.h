@@ -32,6 +32,8 @@ void tt__out_section_until(struct tt__out *out, uint32_t type, uint64_t size,
 
 /* writer.c: the whole file a dump writes */
 int tt__write_file(const char *path) TT__HIDDEN;
+/* The same, the run's own file (tt__write_run_file_with: `path` may be rewritten). */
+int tt__write_run_file(char *path, size_t size) TT__HIDDEN;
 void tt__file_header(struct tt_file_header *header, uint32_t flags) TT__HIDDEN;
 void tt__out_file_header(struct tt__out *out, uint32_t flags) TT__HIDDEN;
 void tt__out_end(struct tt__out *out, const struct tt_end_info *end) TT__HIDDEN;
@@ -59,6 +61,11 @@ int tt__expand_pid(const char *pattern, char *buf, size_t size) TT__HIDDEN;
  * complete; a device or a pipe in place) with `write`, which returns 0 or -errno. */
 typedef int (*tt__file_writer)(struct tt__out *out, void *arg);
 int tt__write_file_with(const char *path, tt__file_writer write, void *arg) TT__HIDDEN;
+/* The same for the run's own file at `path` (TICKTRACE_OUT expanded, in a buffer of
+ * `size`): where another process of the same name wrote there since this one began,
+ * or streams there now, written beside it with the pid before the extension, said, and
+ * `path` rewritten (output.c). */
+int tt__write_run_file_with(char *path, size_t size, tt__file_writer write, void *arg) TT__HIDDEN;
 /* Whether an output at `path` is written in place: one of the program's descriptors
  * by name (/dev/stdout, /proc/self/fd/N: whatever it is open on), a device or a FIFO,
  * or a link of the user's or the system's to one. Anything else is replaced. */
@@ -81,6 +88,9 @@ int tt__create_replacing(const char *path, char *tmp, size_t cap) TT__HIDDEN;
 int tt__open_output(const char *path, int *in_place) TT__HIDDEN;
 /* Only the first: always a new file. */
 int tt__create_new(const char *path) TT__HIDDEN;
+/* tt__open_output for the run's own streamed file, placed as tt__write_run_file_with
+ * places one, and held (flock) until it is closed. */
+int tt__create_run_file(char *path, size_t size, int *in_place) TT__HIDDEN;
 
 /* threads.c: the threads' sections and their records */
 /* THREAD (or THREAD_TOTALS) for a slot with `records` records in the file; adds its

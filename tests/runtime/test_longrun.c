@@ -173,6 +173,122 @@ static void test_stop_says_what_it_dropped(void **state)
 	tt_rmdir(dir);
 }
 
+/* Mode stream, a disk that falls behind threads recording flat out (two chunks a
+ * thread): at exit the program says, as mode stop does, how many events it dropped,
+ * why and what to do, the same count as the file's, though the threads that dropped
+ * them exited first (their slots recycled) and the exit code is 0. */
+static void test_stream_says_what_it_dropped(void **state)
+{
+	(void)state;
+	char dir[64], path[128], err[160], setting[192], line[160];
+	tt_lr_tmpfile(dir, sizeof dir, path, sizeof path);
+	snprintf(setting, sizeof setting, "TICKTRACE_OUT=%s", path);
+	snprintf(err, sizeof err, "%s/stderr", dir);
+	uint64_t lost = 0;
+	/* (A drain that keeps up, on a fast idle machine: more events, up to 3 tries.) */
+	for (int attempt = 0; attempt < 3 && !lost; attempt++) {
+		char events[16];
+		snprintf(events, sizeof events, "%d", 500000 << attempt);
+		struct tt_lr_child c;
+		tt_lr_spawn(&c, TT_LR_SETTINGS("TICKTRACE_MODE=stream", "TICKTRACE_BUFFER=8190", setting),
+			    TT_LR_SETTINGS("seq", "4", events), err);
+		assert_int_equal(tt_lr_wait(&c), 0);
+		struct tt_file f;
+		assert_int_equal(tt_file_open(&f, path), 0);
+		for (size_t i = 0; i < f.nthreads; i++)
+			lost += f.threads[i].dropped[TT_DROP_BEHIND];
+		tt_file_close(&f);
+	}
+	if (!lost)
+		skip(); /* (the drain kept up with 4 threads of 2 M events each) */
+	char *text = tt_read_text(err);
+	assert_non_null(text);
+	snprintf(line, sizeof line, "ticktrace: %llu events dropped, %llu because the disk fell behind",
+		 (unsigned long long)lost, (unsigned long long)lost);
+	if (!strstr(text, line) || !strstr(text, "seq-") || !strstr(text, "TICKTRACE_BUFFER"))
+		fail_msg("expected '%s' and the advice; stderr:\n%s", line, text);
+	free(text);
+	tt_rmdir(dir);
+}
+
+/* The pid of the process whose trace `path` is, or 0 where it is no trace. */
+static uint32_t tt_lr_trace_pid(const char *path)
+{
+	struct tt_file f;
+	if (tt_file_open(&f, path) != 0)
+		return 0;
+	uint32_t pid = f.process.pid;
+	tt_file_close(&f);
+	return pid;
+}
+
+/* Independent processes with one TICKTRACE_OUT (no %p), all running at once, in
+ * `mode`: one trace replaces the older file planted there (a run before theirs), the
+ * others go beside it as run.PID.ttr, each said on its process's stderr; none is
+ * lost (3 of 4 were, silently). A run after them replaces run.ttr again, silently. */
+static void tt_lr_check_same_out(const char *mode)
+{
+	enum { RUNS = 4 };
+	char dir[64], path[128], setting[192], mode_setting[64], err[RUNS][160], beside[192], line[32];
+	tt_lr_tmpfile(dir, sizeof dir, path, sizeof path);
+	snprintf(setting, sizeof setting, "TICKTRACE_OUT=%s", path);
+	snprintf(mode_setting, sizeof mode_setting, "TICKTRACE_MODE=%s", mode);
+	FILE *old = fopen(path, "w");
+	assert_non_null(old);
+	fputs("an older run's file\n", old);
+	fclose(old);
+	struct tt_lr_child c[RUNS];
+	for (int i = 0; i < RUNS; i++) {
+		snprintf(err[i], sizeof err[i], "%s/stderr%d", dir, i);
+		tt_lr_spawn(&c[i], TT_LR_SETTINGS(mode_setting, setting), TT_LR_SETTINGS("hold", "1000", "0"),
+			    err[i]);
+	}
+	/* All running before any ends: each began before the others wrote. */
+	for (int i = 0; i < RUNS; i++) {
+		assert_non_null(fgets(line, sizeof line, c[i].out));
+		assert_string_equal(line, "ready\n");
+	}
+	for (int i = 0; i < RUNS; i++)
+		kill(c[i].pid, SIGTERM);
+	for (int i = 0; i < RUNS; i++)
+		assert_int_equal(tt_lr_wait(&c[i]), 128 + SIGTERM);
+	int at_path = 0;
+	uint32_t first = tt_lr_trace_pid(path);
+	for (int i = 0; i < RUNS; i++) {
+		char *text = tt_read_text(err[i]);
+		assert_non_null(text);
+		snprintf(beside, sizeof beside, "%s/run.%d.ttr", dir, (int)c[i].pid);
+		if (first == (uint32_t)c[i].pid) {
+			at_path++;
+			if (strstr(text, "another process"))
+				fail_msg("%s said it went beside, its trace at %s:\n%s", mode, path, text);
+		} else if (tt_lr_trace_pid(beside) != (uint32_t)c[i].pid || !strstr(text, beside) ||
+			   !strstr(text, "another process put its trace there")) {
+			fail_msg("mode %s, pid %d: no trace at %s, or not said:\n%s", mode, (int)c[i].pid,
+				 beside, text);
+		}
+		free(text);
+	}
+	assert_int_equal(at_path, 1);
+	struct tt_lr_child after;
+	tt_lr_spawn(&after, TT_LR_SETTINGS(mode_setting, setting), TT_LR_SETTINGS("seq", "1", "10"), err[0]);
+	assert_int_equal(tt_lr_wait(&after), 0);
+	char *text = tt_read_text(err[0]);
+	assert_non_null(text);
+	snprintf(beside, sizeof beside, "%s/run.%d.ttr", dir, (int)after.pid);
+	if (tt_lr_trace_pid(path) != (uint32_t)after.pid || access(beside, F_OK) == 0 || text[0])
+		fail_msg("mode %s: a later run did not replace %s silently:\n%s", mode, path, text);
+	free(text);
+	tt_rmdir(dir);
+}
+
+static void test_same_out_never_replaces_another(void **state)
+{
+	(void)state;
+	tt_lr_check_same_out("stop");
+	tt_lr_check_same_out("stream");
+}
+
 /* Mode stop, threads that each fill their buffer: past the run's memory budget
  * (TICKTRACE_MEMORY), threads get no more buffers; every event is in the file or
  * counted, and the program says what to set. */
@@ -487,6 +603,8 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_stop_says_what_it_dropped),
 		cmocka_unit_test(test_stop_memory_budget),
+		cmocka_unit_test(test_stream_says_what_it_dropped),
+		cmocka_unit_test(test_same_out_never_replaces_another),
 		cmocka_unit_test(test_stream_every_event_written_or_counted),
 		cmocka_unit_test(test_stream_packs_every_value),
 		cmocka_unit_test(test_stream_thread_churn),
