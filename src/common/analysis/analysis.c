@@ -586,7 +586,7 @@ const char *tt_an_no_split_text(const struct tt_an_spike *s, char *buf, size_t c
 		return buf;
 	}
 	/* Unread for want of a reading: past its CPU budget tt-sched reads no new scope. */
-	if (s->thread->counters.budget && n > 0 && (size_t)n < cap)
+	if (c->miss_budget && n > 0 && (size_t)n < cap)
 		snprintf(buf + n, cap - (size_t)n, "; tt-sched's CPU budget left scopes of its thread "
 			 "unread, this one maybe (info says how many)");
 	return buf;

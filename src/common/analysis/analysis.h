@@ -143,6 +143,7 @@ struct tt_an_causes {
 		TT_AN_MISS_TOO_FAR,    /* those inside too far from its edges to bound it closer */
 	} miss;
 	int64_t miss_start_ns, miss_end_ns;
+	bool miss_budget; /* and tt-sched's CPU budget left scopes of its thread unread */
 };
 
 /* The names output gives a split's source: "switches", "schedstat", "thread-times"

@@ -393,6 +393,7 @@ void tt_an_causes(const struct tt_an_thread *th, int64_t start, int64_t end, boo
 		causes->miss = counted.miss;
 		causes->miss_start_ns = counted.miss_start_ns;
 		causes->miss_end_ns = counted.miss_end_ns;
+		causes->miss_budget = th->counters.budget;
 	} else {
 		*has_split = true;
 		*split = by_counters;
