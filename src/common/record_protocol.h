@@ -66,6 +66,10 @@
 /* The marker, in that directory, of a run in one of whose processes a -f pattern
  * matched a function: without it, record says no pattern matched (exit 1). */
 #define TT_DETOUR_MATCHED_MARKER "matched"
+/* The marker of a run in one of whose processes the patcher matched the -f patterns
+ * against the functions, and said what each missed: without it (the program ended
+ * first, or recording was off), record does not say they missed. */
+#define TT_DETOUR_LOOKED_MARKER "looked"
 
 /* "0" (--no-follow): the patcher takes itself and the runtime out of TT_ENV_PRELOAD,
  * and the program's children run untraced. Set by record; read by the patcher

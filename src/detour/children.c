@@ -107,17 +107,24 @@ int tt__detour_says(void)
 	return 1;
 }
 
-void tt__detour_mark_matched(const struct tt__detour *d)
+/* Leaves the marker `name` in record's directory of the run (TT_ENV_DETOUR_ONCE). */
+static void tt__detour_mark(const char *name)
 {
-	size_t p = 0;
-	while (p < d->npatterns && !d->pattern_hits[p])
-		p++;
 	const char *dir = getenv(TT_ENV_DETOUR_ONCE);
 	char marker[PATH_MAX];
-	if (p == d->npatterns || !dir || !*dir ||
-	    snprintf(marker, sizeof marker, "%s/" TT_DETOUR_MATCHED_MARKER, dir) >= (int)sizeof marker)
+	if (!dir || !*dir || snprintf(marker, sizeof marker, "%s/%s", dir, name) >= (int)sizeof marker)
 		return;
 	int fd = open(marker, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
 	if (fd >= 0)
 		close(fd);
+}
+
+void tt__detour_mark_patterns(const struct tt__detour *d)
+{
+	size_t p = 0;
+	while (d->pattern_hits && p < d->npatterns && !d->pattern_hits[p])
+		p++;
+	tt__detour_mark(TT_DETOUR_LOOKED_MARKER);
+	if (d->pattern_hits && p < d->npatterns)
+		tt__detour_mark(TT_DETOUR_MATCHED_MARKER);
 }

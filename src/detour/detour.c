@@ -777,7 +777,7 @@ __attribute__((constructor)) static void tt__detour_start(void)
 		fprintf(stderr, "ticktrace: the program's calls of %d library functions %s recorded as "
 			"FUNCTION@LIBRARY (%s=0: not)\n", hooked, d.listing ? "would be" : "are",
 			TT_ENV_LIBCALLS);
-	tt__detour_mark_matched(&d);
+	tt__detour_mark_patterns(&d);
 	for (size_t p = 0; says && p < d.npatterns; p++)
 		if (!d.pattern_hits[p])
 			fprintf(stderr, "ticktrace: -f %s %s\n", d.patterns[p],
@@ -824,6 +824,7 @@ __attribute__((constructor)) static void tt__detour_start(void)
 fail:
 	fprintf(stderr, "ticktrace: TICKTRACE_DETOUR: could not read the program's symbols; "
 		"nothing patched\n");
+	tt__detour_mark_patterns(&d); /* (what missed: all, as said) */
 	tt__detour_free(&d);
 	free(text);
 }

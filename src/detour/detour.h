@@ -255,9 +255,10 @@ struct tt__detour {
 	size_t nareas;
 };
 
-/* children.c: tells record that one of d's -f patterns matched a function in this
- * process (TT_DETOUR_MATCHED_MARKER), when one did. */
-void tt__detour_mark_matched(const struct tt__detour *d) TT__DETOUR_HIDDEN;
+/* children.c: tells record that this process matched d's -f patterns against its
+ * functions and said what each missed (TT_DETOUR_LOOKED_MARKER), and that one matched
+ * (TT_DETOUR_MATCHED_MARKER), when one did. */
+void tt__detour_mark_patterns(const struct tt__detour *d) TT__DETOUR_HIDDEN;
 
 /* code.c. Memory (`size` bytes, read-write) within 32-bit reach of all of
  * [low, high), or NULL. */

@@ -103,7 +103,7 @@ static void tt__later_patch(const struct tt__detour_range *fresh, size_t nfresh)
 		.pattern_notes = calloc(later->npatterns + 1, sizeof *d.pattern_notes),
 	};
 	if (d.pattern_hits && d.pattern_notes && tt__detour_collect(&d) == 0) {
-		tt__detour_mark_matched(&d);
+		tt__detour_mark_patterns(&d);
 		/* (before the patches: the code is read for the GOT slots it calls through) */
 		int hooked = later->libcalls ? tt__detour_library_calls(&d, later->libcalls) : 0;
 		tt__detour_patch_all(&d, later->trampolines, later->says);

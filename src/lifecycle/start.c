@@ -147,9 +147,7 @@ static void tt__init_once_guarded(void)
 		fprintf(tt__err, "ticktrace: TICKTRACE_REPORT needs TICKTRACE_MODE stop or ring (a "
 			"stream's events leave memory as they are written); `ticktrace report` "
 			"reads the streamed file\n");
-	int spikes = tt__spikes_start();
-	if (spikes)
-		fprintf(tt__err, "ticktrace: cannot log spikes (TICKTRACE_SPIKES): %s\n", strerror(-spikes));
+	tt__spikes_start();
 	if (tt__mode->begin && tt__mode->begin() < 0) {
 		tt__config.off = 1;
 		return;

@@ -25,7 +25,7 @@ size_t tt__patched_name(uint64_t address, const struct link_map *module, char *b
 /* spikes.c: TICKTRACE_SPIKES: the spike detector, fed by the drain thread of a
  * draining mode (stream) as it writes, or else by tt-spikes from the chunks; each
  * spike logged as it ends */
-int tt__spikes_start(void) TT__HIDDEN; /* 0 also when not asked for */
+void tt__spikes_start(void) TT__HIDDEN; /* a failure said */
 /* Records [begin, end) of a slot, just written. */
 void tt__spikes_feed(struct tt__slot *slot, const struct tt_record *begin,
 		     const struct tt_record *end) TT__HIDDEN;

@@ -196,18 +196,45 @@ static void tt__spikes_read_thresholds(struct tt_an_thresholds *table)
 
 static void *tt__spikes_main(void *unused);
 
-int tt__spikes_start(void)
+/* The log at the path made from TICKTRACE_SPIKES=dest (sp->path); 0 or -errno. */
+static int tt__spikes_open_log(struct tt__spikes *sp, const char *dest)
+{
+	char *path = sp->path;
+	int err = tt__expand_path(dest, path, sizeof sp->path);
+	if (err) {
+		*path = 0; /* (not a path: cut short) */
+		return err;
+	}
+	/* A new file renamed into place, as the trace: a link or a file planted
+	 * at PATH is replaced, not written through; a device or FIFO is written. */
+	int in_place;
+	err = tt__fd_keep(&sp->log, tt__open_output(path, &in_place));
+	if (err)
+		return err;
+	sp->out = tt__fd_stdio(&sp->log);
+	if (!sp->out) {
+		err = -errno;
+		tt__fd_close(&sp->log);
+		return err;
+	}
+	sp->json = tt__ends_with(path, ".jsonl") || tt__ends_with(path, ".json");
+	return 0;
+}
+
+void tt__spikes_start(void)
 {
 	struct tt__spikes *sp = &tt__spikes;
 	const char *dest = getenv("TICKTRACE_SPIKES");
 	bool snapshots = tt__snapshots_start();
 	if ((!dest || !*dest) && !snapshots)
-		return 0;
+		return;
 	int64_t threshold = TT_AN_NO_THRESHOLD;
 	const char *text = getenv("TICKTRACE_SPIKE_THRESHOLD");
 	if (text && *text && tt_an_parse_duration(text, &threshold) < 0) {
 		fprintf(tt__err, "ticktrace: TICKTRACE_SPIKE_THRESHOLD=%s is not a time (1.5ms, 200us, "
-			"2s)\n", text);
+			"2s: a number and its unit); using the default, none: only the thresholds in "
+			"the code (TT_THRESHOLD_NS) and TICKTRACE_SPIKE_THRESHOLDS' file find spikes "
+			"to log%s\n", text, snapshots ? " and snapshots to take" : "");
 		threshold = TT_AN_NO_THRESHOLD;
 	}
 	if (!dest || !*dest) {
@@ -216,23 +243,16 @@ int tt__spikes_start(void)
 		sp->out = tt__err;
 		snprintf(sp->path, sizeof sp->path, "stderr");
 	} else {
-		char *path = sp->path;
-		int err = tt__expand_path(dest, path, sizeof sp->path);
-		if (err)
-			return err;
-		/* A new file renamed into place, as the trace: a link or a file planted
-		 * at PATH is replaced, not written through; a device or FIFO is written. */
-		int in_place;
-		err = tt__fd_keep(&sp->log, tt__open_output(path, &in_place));
-		if (err)
-			return err;
-		sp->out = tt__fd_stdio(&sp->log);
-		if (!sp->out) {
-			err = -errno;
-			tt__fd_close(&sp->log);
-			return err;
+		int err = tt__spikes_open_log(sp, dest);
+		if (err) {
+			/* (the path as made from DEST: %p, an exec'd image's or a child's name) */
+			fprintf(tt__err, "ticktrace: cannot log spikes to %s (TICKTRACE_SPIKES=%s): %s%s\n",
+				*sp->path ? sp->path : dest, dest, strerror(-err),
+				snapshots ? "; snapshots are taken still" : "");
+			if (!snapshots)
+				return;
+			sp->out = NULL; /* (tt-spikes writes the snapshots, the triggers' too) */
 		}
-		sp->json = tt__ends_with(path, ".jsonl") || tt__ends_with(path, ".json");
 	}
 	if (!sp->table_read)
 		tt__spikes_read_thresholds(&sp->table);
@@ -247,7 +267,10 @@ int tt__spikes_start(void)
 	 * their records, which tt-spikes reads. Running (its tid known) before start-up
 	 * goes on: the zero-markup build's patcher, next, counts any thread not known as
 	 * ticktrace's as the program's and patches nothing. */
-	return tt__mode->drains ? 0 : tt__start_thread(NULL, tt__spikes_main, NULL, 1, !tt__forked);
+	int err = tt__mode->drains ? 0 : tt__start_thread(NULL, tt__spikes_main, NULL, 1, !tt__forked);
+	if (err)
+		fprintf(tt__err, "ticktrace: no thread for the spike detector (tt-spikes): %s: no spike "
+			"is logged nor snapshot taken\n", strerror(-err));
 }
 
 static void tt__spikes_forget(struct tt__slot *slot);
@@ -357,9 +380,11 @@ void tt__spikes_counters(void *ctx, struct tt__slot *slot, uint64_t lost,
 	(void)ctx;
 	(void)lost; /* (a missing reading only makes a split coarser, which it says) */
 	struct tt__spikes_thread *t = tt__spikes_running(slot);
+	/* (under the sched lock, as its sections are written: their flags) */
+	uint32_t flags = (tt__counters_steal ? TT_SCHEDSTAT_STEAL : 0) |
+			 (slot->sched.counters.unread ? TT_SCHEDSTAT_BUDGET : 0);
 	if (t)
-		tt_an_thread_counters(&t->th, readings, n, tt__counters_steal ? TT_SCHEDSTAT_STEAL : 0,
-				      tt__start_anchor.monotonic_ns);
+		tt_an_thread_counters(&t->th, readings, n, flags, tt__start_anchor.monotonic_ns);
 }
 
 static void tt__spikes_forget(struct tt__slot *slot)
@@ -607,6 +632,5 @@ void tt__spikes_after_fork(void)
 	struct tt_an_thresholds table = sp->table;
 	*sp = (struct tt__spikes){.table = table, .table_read = true,
 				  .poll_lock = TT__LOCK_INIT(TT__LOCK_SPIKES_POLL)};
-	if (tt__spikes_start() < 0)
-		fprintf(tt__err, "ticktrace: the child process %d cannot log its spikes\n", (int)getpid());
+	tt__spikes_start(); /* (a failure said, with the child's path) */
 }

@@ -89,8 +89,10 @@ static void tt__keep_chunks(const struct tt__window *window, int keep)
 }
 
 /* A thread whose ring overwrote its whole window before the window was copied (mode
- * ring with a buffer too small for it): said once a run, with the buffer the window
- * needs at the rate its ring held, from the window's start to the copy. */
+ * ring with a buffer too small for it): said once a run, with the buffer its ring
+ * needs to keep the window until the copy, at the rate the ring held: the records of
+ * the time from the window's start to the copy (later than the window's end: it is
+ * copied once it ended and tt-spikes came to it), in whole chunks. */
 static void tt__say_ring_too_small(const struct tt__thread_snapshot *snap, const struct tt__window *w)
 {
 	static bool said;
@@ -101,14 +103,18 @@ static void tt__say_ring_too_small(const struct tt__thread_snapshot *snap, const
 	tt_os_anchor(&at);
 	uint64_t hz = tt_os_anchor_hz(&tt__start_anchor, &at);
 	uint64_t rate = (uint64_t)((unsigned __int128)snap->held_records * hz / span);
+	uint64_t since_ms = (uint64_t)((unsigned __int128)(now - w->info.from_tsc) * 1000 / hz);
 	uint64_t needed = (uint64_t)((unsigned __int128)snap->held_records * (now - w->info.from_tsc) / span);
 	needed = (needed / TT__CHUNK_RECORDS + 2) * TT__CHUNK_RECORDS; /* (the ring recycles chunks) */
 	const struct tt__slot *slot = snap->slot;
-	fprintf(tt__err, "ticktrace: thread %" PRIu32 " (%.*s) records %" PRIu64 " events/s: a snapshot "
-		"window of %" PRId64 " ms needs TICKTRACE_BUFFER=%" PRIu64 " (it is %" PRIu64 "), or it "
-		"is overwritten before it is copied: its snapshots hold none of its events\n",
+	fprintf(tt__err, "ticktrace: thread %" PRIu32 " (%.*s) writes %" PRIu64 " records/s: a snapshot "
+		"window of %" PRId64 " ms began %" PRIu64 " ms before it was copied, and its ring keeps "
+		"that long only with TICKTRACE_BUFFER=%" PRIu64 " (16-byte records per thread: the "
+		"rate times %" PRIu64 " ms, in whole chunks; it is %" PRIu64 "); else the window is "
+		"overwritten before it is copied: its snapshots hold none of its events\n",
 		slot->tid, (int)strnlen(slot->name, sizeof slot->name), slot->name, rate,
-		(w->to_ns - w->from_ns + 500000) / 1000000, needed, tt__config.buffer_events);
+		(w->to_ns - w->from_ns + 500000) / 1000000, since_ms, needed, since_ms,
+		tt__config.buffer_events);
 }
 
 /* A window's threads, read (tt__reading): fitted to the room, copied, their cuts

@@ -46,6 +46,9 @@
 #              functions are named
 #              (the MODULES paths are from the root; before, ./libwork.so: "cannot
 #              read it", every function libwork.so+0xOFFSET);
+#   unmatched  patterns never matched (the program's loader failed, TICKTRACE=0): not
+#              said to have missed (issue 35's tester: "said above", nothing above);
+#              a pattern that misses said, one that matches not;
 #   record_cli.sh CASE CC DETOUR_SOURCES SANITIZE   (TT_TEST_TOOL: the ticktrace command;
 #   SANITIZE: the build's b_sanitize)
 set -eu
@@ -571,6 +574,36 @@ sys.exit(0 if len(marks) == 1 and marks[0].startswith("spike: " + sys.argv[2] + 
 	[ "$(live_names "$dir/bare.txt")" = "bare+0x$addr" ] && [ "$(long_names "$dir/b.json")" = "bare+0x$addr" ] ||
 		fail "stripped: the live log's $(live_names "$dir/bare.txt"), the converter's $(long_names "$dir/b.json")"
 	echo "names: the live log, the snapshots' files and marks name the patched functions as convert does"
+	;;
+unmatched)
+	# A program whose patterns were never matched against its functions is not said to
+	# have missed them (it said "what each pattern missed is said above", nothing above):
+	# ended first (its loader failed to find a library: no constructor ran), or run with
+	# TICKTRACE=0; a pattern that does miss is still said.
+	printf 'int gone(void) { return 1; }\n' >"$dir/gone.c"
+	printf 'int gone(void);\nint main(void) { return gone(); }\n' >"$dir/needs.c"
+	"$cc" -shared -fPIC -o "$dir/libgone.so" "$dir/gone.c"
+	"$cc" -O1 -o "$dir/needs" "$dir/needs.c" -L"$dir" -lgone
+	rm "$dir/libgone.so"
+	"$cc" -O1 -o "$dir/hello" "$src/hello.c"
+	cd "$dir"
+	"$tool" record -f work_leaf -o n.ttr -- ./needs >out 2>err && rc=0 || rc=$?
+	[ "$rc" = 127 ] || { cat err >&2; fail "needs: record exits $rc, not the loader's 127"; }
+	! grep -q "said above" err || { cat err >&2; fail "needs: said the misses were said above"; }
+	grep -qF "ticktrace: record: ./needs ended before the -f patterns were matched against its functions: nothing was patched" err ||
+		{ cat err >&2; fail "needs: not said that it ended before the patterns were matched"; }
+	TICKTRACE=0 "$tool" record -f work_leaf -o z.ttr -- ./hello >out 2>err && rc=0 || rc=$?
+	[ "$rc" = 5 ] || { cat err >&2; fail "TICKTRACE=0: record exits $rc, not the program's 5"; }
+	! grep -q "pattern" err || { cat err >&2; fail "TICKTRACE=0: said of the patterns"; }
+	grep -qF "wrote no trace at z.ttr (TICKTRACE=0" err || { cat err >&2; fail "TICKTRACE=0: the missing trace not said"; }
+	"$tool" record -f no_such_function -o m.ttr -- ./hello >out 2>err && rc=0 || rc=$?
+	[ "$rc" = 5 ] || { cat err >&2; fail "a missing pattern: record exits $rc, not the program's 5"; }
+	grep -qF -- "-f no_such_function matches no function" err &&
+		grep -qF "no -f pattern matched a function of ./hello or a program it ran: the trace holds none of their calls (what each pattern missed is said above)" err ||
+		{ cat err >&2; fail "a missing pattern: not said"; }
+	"$tool" record -f work_leaf -o w.ttr -- ./hello >out 2>err && rc=0 || rc=$?
+	[ "$rc" = 5 ] && ! grep -q "pattern" err || { cat err >&2; fail "work_leaf: record exits $rc"; }
+	echo "unmatched: the patterns' misses said only where they were matched"
 	;;
 *) fail "no case $case_" ;;
 esac

@@ -396,6 +396,18 @@ def budget(tmp):
     check(len(naps) == 64 * 20 and unsplit and len(unsplit) < len(naps),
           "crowd: of %d naps, %d without a split (some, not all, expected)" % (len(naps), len(unsplit)))
     unsplit_said(unsplit, "crowd (TICKTRACE_SCHED=schedstat)")
+    # A nap with no reading inside it, of a thread whose scopes the budget left unread,
+    # names the budget: it said only "no counters reading inside it (the nearest ...)"
+    # (a tester's 23 of 683 spikes of 20 ms and more, the run's 731 unread unsaid there).
+    f = ttr.Ttr(out)
+    over = {f.threads[i]["tid"] for i, c in f.counters.items() if c["unread"]}
+    missed = [sp for sp in unsplit if sp["tid"] in over and sp.get("no_split", "").startswith("no counters reading")]
+    unnamed = [sp["no_split"] for sp in missed if "tt-sched's CPU budget left scopes of its thread unread, "
+               "this one maybe (info says how many)" not in sp["no_split"]]
+    check(missed and not unnamed, "crowd: of %d naps with no reading in a thread past the budget, %d do not "
+          "name it: %s" % (len(missed), len(unnamed), sorted(set(unnamed))[:3]))
+    within = [sp["no_split"] for sp in unsplit if sp["tid"] not in over and "budget left" in sp.get("no_split", "")]
+    check(not within, "crowd: naps of threads the budget never stopped name it: %s" % within[:3])
     # (those said unread are some of those with no split: tt-sched past its budget sees
     # only the scopes open as it looks, every 10 ms)
     check(unread <= len(unsplit), "crowd: %d said unread, %d without a split" % (unread, len(unsplit)))

@@ -354,9 +354,19 @@ def losses(tmp):
         print(f"ring: (attempt {attempt + 1}) {held}: again")
     print(f"ring: exit {p.returncode}: {p.stderr.strip()}")
     check(p.returncode == 0, f"ring: exit {p.returncode}")
-    m = re.search(r"thread \d+ \(flat-out\) records (\d+) events/s: a snapshot window of "
-                  r"10[01] ms needs TICKTRACE_BUFFER=(\d+) \(it is 16384\)", p.stderr)
-    check(m and int(m.group(2)) > 16384, f"ring: the buffer the window needs said: {p.stderr}")
+    # (the buffer is the rate times the time from the window's start to its copy, which
+    # the message says: the tester's 749,844/s for a 200 ms window needed 1,732,185, the
+    # copy 2.3 s after the window's start, unsaid)
+    m = re.search(r"thread \d+ \(flat-out\) writes (\d+) records/s: a snapshot window of "
+                  r"(10[01]) ms began (\d+) ms before it was copied, and its ring keeps that long "
+                  r"only with TICKTRACE_BUFFER=(\d+) \(16-byte records per thread: the rate times "
+                  r"(\d+) ms, in whole chunks; it is 16384\)", p.stderr)
+    rate, window_ms, since_ms, needed, times_ms = (int(g) for g in m.groups()) if m else [0] * 5
+    chunk = 65536 // 16
+    least = rate * since_ms // 1000
+    check(m and needed > 16384 and times_ms == since_ms and since_ms >= window_ms - 1 and
+          least <= needed <= least + rate // 1000 + 3 * chunk,
+          f"ring: the buffer the window needs said, the rate times the time to the copy: {p.stderr}")
     files = os.listdir(snaps) if os.path.isdir(snaps) else []
     check(len(files) == 1, f"ring: one snapshot: {files}")
     for name in files:

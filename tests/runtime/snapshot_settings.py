@@ -111,6 +111,29 @@ def main():
             check(said in err, f"said: {said!r} in {err!r}")
         check(os.path.isdir(bad) and len(os.listdir(bad)) == 1, "the snapshot, with the defaults")
 
+        # TICKTRACE_SPIKE_THRESHOLD read as every time is (a bare number is none: it
+        # meant seconds, unsaid, and 20000000 no spike at all), a bad one said with what it
+        # means for the run; a spike log that cannot be made names its path, and the
+        # snapshots go on (the trigger's returned 0 and was never written: no tt-spikes).
+        for value in ("20000000", "0.02", "abc"):
+            named = os.path.join(tmp, "named-" + value)
+            log = os.path.join(tmp, "no-such-dir", "spikes-%p.log")
+            results, err = run(tmp, ["t"], TICKTRACE_SNAPSHOTS=named, TICKTRACE_SPIKES=log,
+                               TICKTRACE_SPIKE_THRESHOLD=value)
+            check(f"TICKTRACE_SPIKE_THRESHOLD={value} is not a time (1.5ms, 200us, 2s: a number and "
+                  "its unit); using the default, none: only the thresholds in the code "
+                  "(TT_THRESHOLD_NS) and TICKTRACE_SPIKE_THRESHOLDS' file find spikes to log and "
+                  "snapshots to take" in err, f"SPIKE_THRESHOLD={value}: said, and what it means: {err}")
+            files = os.listdir(named) if os.path.isdir(named) else []
+            pid = files[0].split("-")[1] if len(files) == 1 else "?"
+            check(results.get("t") == 0 and len(files) == 1, f"SPIKE_THRESHOLD={value}: {results} {files}")
+            check(f"cannot log spikes to {log.replace('%p', pid)} (TICKTRACE_SPIKES={log}): No such "
+                  "file or directory; snapshots are taken still" in err,
+                  f"SPIKE_THRESHOLD={value}: the log's path named: {err}")
+        results, err = run(tmp, ["t"], TICKTRACE_SNAPSHOTS=os.path.join(tmp, "named-ms"),
+                           TICKTRACE_SPIKE_THRESHOLD="20ms")
+        check(results.get("t") == 0 and "SPIKE_THRESHOLD" not in err, f"SPIKE_THRESHOLD=20ms: {err}")
+
         a_file = os.path.join(tmp, "a-file")
         open(a_file, "w").close()
         results, err = run(tmp, ["y"], TICKTRACE_SNAPSHOTS=a_file)

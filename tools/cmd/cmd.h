@@ -55,12 +55,11 @@ extern const struct tt_cmd_arg tt_convert_args[], tt_info_args[], tt_open_args[]
 int tt_cmd_complete(const struct tt_cmd *cmds, size_t n, int argc, char **argv, FILE *out);
 
 /* options.c: a usage error (msg, the usage's first line and "see ticktrace CMD --help",
- * on stderr): TT_EXIT_USAGE; a TIME option (a number and its unit, ns, us, ms or s; 0
- * alone too: "--from 1.5" or "nan" is refused), 0 or -1; --threshold TIME (global) or
- * --thresholds FILE, 0 or -1; the position of `name` in a list "a, b, c", or -1;
- * whether a path ends with `suffix` (formats by extension). */
+ * on stderr): TT_EXIT_USAGE; --threshold TIME (global) or --thresholds FILE, 0 or -1
+ * (a TIME option is read by tt_an_parse_duration, as the runtime's settings are: "--from
+ * 1.5" or "nan" is refused); the position of `name` in a list "a, b, c", or -1; whether
+ * a path ends with `suffix` (formats by extension). */
 int tt_usage_error(const char *usage, const char *msg);
-int tt_time_option(const char *arg, int64_t *ns);
 int tt_threshold_option(bool global, const char *arg, struct tt_thresholds *th);
 /* --from TIME (from) or --to TIME into the filter's window; 0, or -1 for a TIME that
  * is not one. */

@@ -1063,7 +1063,7 @@ int tt_cmd_convert(int argc, char **argv)
 		case OPT_MIN_DUR:
 			opts.filter.has_from |= c == OPT_FROM;
 			opts.filter.has_to |= c == OPT_TO;
-			if (tt_time_option(optarg, bound) < 0)
+			if (tt_an_parse_duration(optarg, bound) < 0)
 				rc = tt_usage_error(tt_convert_usage,
 						    "convert: a TIME is a number with ns, us, ms or s");
 			break;
@@ -1081,7 +1081,7 @@ int tt_cmd_convert(int argc, char **argv)
 			char *eq = strrchr(optarg, '=');
 			int64_t *ns = &opts.offset_ns[opts.noffsets];
 			bool negative = eq && eq[1] == '-';
-			if (!eq || eq == optarg || tt_time_option(eq + 1 + negative, ns) < 0) {
+			if (!eq || eq == optarg || tt_an_parse_duration(eq + 1 + negative, ns) < 0) {
 				rc = tt_usage_error(tt_convert_usage, "convert: --offset is HOST=TIME "
 						    "(a number with ns, us, ms or s; negative: -1.5ms)");
 				break;

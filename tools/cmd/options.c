@@ -1,5 +1,4 @@
 /* What the subcommands' option parsing shares. */
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,20 +18,11 @@ int tt_usage_error(const char *usage, const char *msg)
 	return TT_EXIT_USAGE;
 }
 
-int tt_time_option(const char *arg, int64_t *ns)
-{
-	char *end;
-	double v = strtod(arg, &end);
-	if (end == arg || !isfinite(v) || (*end == 0 && v != 0))
-		return -1;
-	return tt_an_parse_duration(arg, ns);
-}
-
 int tt_window_option(bool from, const char *arg, struct tt_filter *f)
 {
 	f->has_from |= from;
 	f->has_to |= !from;
-	return tt_time_option(arg, from ? &f->from : &f->to);
+	return tt_an_parse_duration(arg, from ? &f->from : &f->to);
 }
 
 /* --threshold TIME (global) or --thresholds FILE; 0, or -1 for a TIME that is not one. */
@@ -42,7 +32,7 @@ int tt_threshold_option(bool global, const char *arg, struct tt_thresholds *th)
 		th->file = arg;
 		return 0;
 	}
-	return tt_time_option(arg, &th->global);
+	return tt_an_parse_duration(arg, &th->global);
 }
 
 int tt_value_index(const char *list, const char *name)

@@ -561,12 +561,20 @@ int tt_rec_run(const struct tt_rec_opts *o)
 			WTERMSIG(status));
 	if (got == 1 || is_static || o->list)
 		goto out; /* not run, run untraced (said so), or only listed */
-	char marker[PATH_MAX + sizeof TT_DETOUR_MATCHED_MARKER + 1];
-	snprintf(marker, sizeof marker, "%s/" TT_DETOUR_MATCHED_MARKER, dir);
-	if (o->npatterns && access(marker, F_OK) != 0) {
-		fprintf(stderr, "ticktrace: record: no -f pattern matched a function of %s or a program "
-			"it ran: the trace holds none of their calls (what each pattern missed is said "
-			"above)\n", o->argv[0]);
+	char matched[PATH_MAX + sizeof TT_DETOUR_MATCHED_MARKER + 1];
+	char looked[PATH_MAX + sizeof TT_DETOUR_LOOKED_MARKER + 1];
+	snprintf(matched, sizeof matched, "%s/" TT_DETOUR_MATCHED_MARKER, dir);
+	snprintf(looked, sizeof looked, "%s/" TT_DETOUR_LOOKED_MARKER, dir);
+	const char *recording = getenv("TICKTRACE");
+	if (o->npatterns && access(matched, F_OK) != 0) {
+		/* (recording off: the patterns were never matched, and the missing trace is said) */
+		if (access(looked, F_OK) == 0)
+			fprintf(stderr, "ticktrace: record: no -f pattern matched a function of %s or a "
+				"program it ran: the trace holds none of their calls (what each pattern "
+				"missed is said above)\n", o->argv[0]);
+		else if (!recording || strcmp(recording, "0") != 0)
+			fprintf(stderr, "ticktrace: record: %s ended before the -f patterns were matched "
+				"against its functions: nothing was patched\n", o->argv[0]);
 		rc = rc ? rc : 1;
 	}
 	char **files;

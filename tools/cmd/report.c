@@ -222,7 +222,7 @@ static int tt_cmd_analysis_into(int argc, char **argv, bool spikes, const char *
 			break;
 		}
 		case OPT_BUDGET:
-			if (tt_time_option(optarg, &o.budget) < 0)
+			if (tt_an_parse_duration(optarg, &o.budget) < 0)
 				return tt_usage_error(usage, "report: --budget is a TIME");
 			break;
 		case OPT_THRESHOLD:

@@ -561,28 +561,34 @@ const char *tt_an_no_split_text(const struct tt_an_spike *s, char *buf, size_t c
 {
 	const struct tt_an_causes *c = &s->causes;
 	char a[32], b[32];
+	int n = 0;
 	switch (c->miss) {
 	case TT_AN_MISS_NOT_AFTER:
-		snprintf(buf, cap, "no counters reading after its start");
+		n = snprintf(buf, cap, "no counters reading after its start");
 		break;
 	case TT_AN_MISS_NOT_BEFORE:
-		snprintf(buf, cap, "no counters reading before its end");
+		n = snprintf(buf, cap, "no counters reading before its end");
 		break;
 	case TT_AN_MISS_NOT_INSIDE:
-		snprintf(buf, cap, "no counters reading inside it (the nearest %s before it, %s after it)",
-			 tt_an_fmt_ns(a, c->miss_start_ns), tt_an_fmt_ns(b, c->miss_end_ns));
+		n = snprintf(buf, cap, "no counters reading inside it (the nearest %s before it, %s after it)",
+			     tt_an_fmt_ns(a, c->miss_start_ns), tt_an_fmt_ns(b, c->miss_end_ns));
 		break;
 	case TT_AN_MISS_TOO_FAR:
 		snprintf(buf, cap, "its counters were read too far inside it (%s after its start, %s "
 			 "before its end)", tt_an_fmt_ns(a, c->miss_start_ns), tt_an_fmt_ns(b, c->miss_end_ns));
-		break;
+		return buf;
 	default:
 		if (s->thread->counters.source) /* (none read: its thread's flags say why it has no switches) */
 			snprintf(buf, cap, "its thread's counters were never read (tt-sched reads them inside a "
 				 "scope open 2 ms, while within its CPU budget: info says what it left unread)");
 		else
 			return tt_sched_none_text(s->thread->no_states, buf, cap);
+		return buf;
 	}
+	/* Unread for want of a reading: past its CPU budget tt-sched reads no new scope. */
+	if (c->miss_budget && n > 0 && (size_t)n < cap)
+		snprintf(buf + n, cap - (size_t)n, "; tt-sched's CPU budget left scopes of its thread "
+			 "unread, this one maybe (info says how many)");
 	return buf;
 }
 
@@ -680,11 +686,11 @@ int tt_an_parse_duration(const char *text, int64_t *ns)
 	static const struct {
 		const char *unit;
 		int64_t ns;
-	} units[] = {{"ns", 1}, {"us", 1000}, {"ms", 1000000}, {"s", 1000000000}, {"", 1000000000}};
+	} units[] = {{"ns", 1}, {"us", 1000}, {"ms", 1000000}, {"s", 1000000000}, {"", 1}};
 	char *end;
 	errno = 0;
 	double v = strtod(text, &end);
-	if (end == text || errno || !(v >= 0 && v <= 9.2e18)) /* (NaN too) */
+	if (end == text || errno || !(v >= 0 && v <= 9.2e18) || (!*end && v != 0)) /* (NaN too) */
 		return -1;
 	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
 		if (strcmp(end, units[i].unit) == 0) {

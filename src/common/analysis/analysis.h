@@ -102,6 +102,7 @@ struct tt_an_counters {
 	bool run_only; /* TT_SCHEDSTAT_RUN_ONLY: CPU time alone (Windows) */
 	bool tick_steps; /* TT_SCHEDSTAT_TICK_STEPS: each value up to a tick behind */
 	bool switch_count; /* TT_SCHEDSTAT_SWITCH_COUNT: timeslices counts its switches */
+	bool budget; /* TT_SCHEDSTAT_BUDGET: tt-sched's CPU budget left scopes of it unread */
 	bool source; /* they were read for it (a SCHEDSTAT section, of none maybe) */
 };
 
@@ -142,6 +143,7 @@ struct tt_an_causes {
 		TT_AN_MISS_TOO_FAR,    /* those inside too far from its edges to bound it closer */
 	} miss;
 	int64_t miss_start_ns, miss_end_ns;
+	bool miss_budget; /* and tt-sched's CPU budget left scopes of its thread unread */
 };
 
 /* The names output gives a split's source: "switches", "schedstat", "thread-times"
@@ -323,7 +325,8 @@ void tt_an_spike_print(FILE *out, const struct tt_an_spike *spike);
  * ..., blocked ..., unknown ..." (approximate: each part but unknown after a "~"). */
 void tt_an_split_print(FILE *out, const char *indent, const struct tt_an_split *split, bool approximate);
 
-/* "1.5ms", "200us", "20ns", "2s", "2" (seconds) into ns; 0 or -1. */
+/* "1.5ms", "200us", "20ns", "2s" or "0" into ns; 0 or -1. Every time setting and option
+ * is read by it: a number other than 0 needs its unit (a bare 20000000 is no time). */
 int tt_an_parse_duration(const char *text, int64_t *ns);
 
 /* "12.851 ms", "850 ns", "4.216 s": three decimals, the largest unit under the value. */

@@ -112,6 +112,7 @@ int tt_an_thread_counters(struct tt_an_thread *th, const struct tt_schedstat_sam
 	c->run_only = flags & TT_SCHEDSTAT_RUN_ONLY;
 	c->tick_steps = flags & TT_SCHEDSTAT_TICK_STEPS;
 	c->switch_count = c->run_only && (flags & TT_SCHEDSTAT_SWITCH_COUNT);
+	c->budget |= (flags & TT_SCHEDSTAT_BUDGET) != 0; /* (unread since the thread's start) */
 	if (tt_an_room(th->an, (void **)&c->at, &c->from, &c->n, &c->cap, n, sizeof *c->at) < 0)
 		return -1;
 	for (size_t i = 0; i < n; i++) {
@@ -392,6 +393,7 @@ void tt_an_causes(const struct tt_an_thread *th, int64_t start, int64_t end, boo
 		causes->miss = counted.miss;
 		causes->miss_start_ns = counted.miss_start_ns;
 		causes->miss_end_ns = counted.miss_end_ns;
+		causes->miss_budget = th->counters.budget;
 	} else {
 		*has_split = true;
 		*split = by_counters;
