@@ -16,6 +16,7 @@
  * With "one-by-one": main records nothing and starts 100 threads, each as the last one
  * ended, each recording one event: how often tt-sched went to sleep meanwhile (its
  * voluntary switches) and how long it took ({"threads": 100, "sleeps": N, "ms": M}). */
+#include <dirent.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -92,27 +93,45 @@ static void *one_event(void *unused)
 	return NULL;
 }
 
-/* tt-sched's voluntary switches so far, or -1 (not found). */
-static long tt_sched_sleeps(void)
+/* tt-sched's voluntary switches so far, or -1 (not found). Every task of the process
+ * is looked at: on a busy machine other processes' threads take the tids after ours. */
+static long tt_sched_sleeps_now(void)
 {
-	for (int tid = getpid(); tid < getpid() + 64; tid++) {
-		char path[64], comm[32] = "", status[4096];
-		snprintf(path, sizeof path, "/proc/self/task/%d/comm", tid);
-		FILE *f = fopen(path, "r");
+	DIR *tasks = opendir("/proc/self/task");
+	struct dirent *d;
+	long sleeps = -1;
+	while (tasks && sleeps < 0 && (d = readdir(tasks))) {
+		char path[300], comm[32] = "", status[4096];
+		snprintf(path, sizeof path, "/proc/self/task/%s/comm", d->d_name);
+		FILE *f = d->d_name[0] != '.' ? fopen(path, "r") : NULL;
 		if (!f)
 			continue;
 		int named = fgets(comm, sizeof comm, f) && strcmp(comm, "tt-sched\n") == 0;
 		fclose(f);
-		snprintf(path, sizeof path, "/proc/self/task/%d/status", tid);
+		snprintf(path, sizeof path, "/proc/self/task/%s/status", d->d_name);
 		if (!named || !(f = fopen(path, "r")))
 			continue;
 		size_t n = fread(status, 1, sizeof status - 1, f);
 		fclose(f);
 		status[n] = 0;
 		const char *at = strstr(status, "voluntary_ctxt_switches:");
-		return at ? atol(at + strlen("voluntary_ctxt_switches:")) : -1;
+		sleeps = at ? atol(at + strlen("voluntary_ctxt_switches:")) : -1;
 	}
-	return -1;
+	if (tasks)
+		closedir(tasks);
+	return sleeps;
+}
+
+/* The same, waiting up to 10 s for tt-sched to have named itself (it may not have run
+ * yet on a loaded machine). */
+static long tt_sched_sleeps(void)
+{
+	long sleeps = tt_sched_sleeps_now();
+	for (int ms = 0; sleeps < 0 && ms < 10000; ms += 10) {
+		nap_ms(10);
+		sleeps = tt_sched_sleeps_now();
+	}
+	return sleeps;
 }
 
 static int one_by_one(void)
