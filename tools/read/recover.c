@@ -25,7 +25,8 @@ static int tt_events_by_time(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* A thread whose THREAD section the run had not written yet. */
+/* A thread whose THREAD section the run had not written yet: who it is, as it
+ * wrote that itself when it registered (tid 0: not written, or a file from before). */
 static struct tt_thread *tt_live_thread(struct tt_file *f, uint32_t index, uint64_t at, size_t *cap)
 {
 	uint32_t pos;
@@ -34,6 +35,14 @@ static struct tt_thread *tt_live_thread(struct tt_file *f, uint32_t index, uint6
 	static const char unnamed[] = "(not yet described)";
 	struct tt_thread t = {.file = f, .index = index, .offset = at,
 			      .name = {unnamed, sizeof unnamed - 1}};
+	if (f->header.live_threads_at && index < TT_LIVE_THREADS) {
+		const struct tt_live_thread *who =
+			(const struct tt_live_thread *)(f->data + f->header.live_threads_at) + index;
+		t.tid = who->tid;
+		size_t len = strnlen(who->name, sizeof who->name);
+		if (t.tid && len)
+			t.name = (struct tt_str){who->name, (uint32_t)len};
+	}
 	if (f->nthreads >= UINT32_MAX / 2 || tt_reserve(&f->threads, cap, f->nthreads, sizeof(t)) < 0 ||
 	    tt_map_put(&f->thread_map, index, (uint32_t)f->nthreads) < 0) {
 		TT_FAIL(f, at, "out of memory for %zu threads", f->nthreads);
