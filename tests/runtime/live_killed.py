@@ -4,7 +4,9 @@
 file, by the tid and name it wrote as it registered. `info` lists each worker's tid and
 name; the .pftrace puts each one's slices on its own thread, none on tid 0, and
 trace_processor loads it with no error (every worker on one track: overlapping
-slices, slice_spill_overlapping_complete_event).
+slices, slice_spill_overlapping_complete_event). The same file without its threads'
+identities (a file from before them, or from a runtime that writes none): each
+worker still a thread of its own, of a tid said as not known, none 0.
 
 Usage: live_killed.py PROG TICKTRACE   (PROG: live_killed_prog)"""
 import csv
@@ -21,6 +23,7 @@ import ttr
 PROG, TOOL = sys.argv[1:3]
 THREADS, LOOPS = 4, 20000
 LIVE_SECTIONS_END = ttr.HEADER - 24  # format.h: struct tt_file_header
+LIVE_THREADS_AT = ttr.HEADER - 8
 failures = []
 
 
@@ -87,9 +90,42 @@ def trace_processor_threads(tmp, trace):
     return threads, stats
 
 
+def converted(tmp, live, name):
+    """The .pftrace of `live`, loaded in trace_processor (None where it is not)."""
+    trace = os.path.join(tmp, name + ".pftrace")
+    c = subprocess.run([TOOL, "convert", live, "-o", trace], capture_output=True,
+                       text=True, timeout=300)
+    check(c.returncode == 0, "convert %s: %s" % (live, c.stderr))
+    loaded = trace_processor_threads(tmp, trace)
+    if loaded:
+        check(not loaded[1], "%s: trace_processor's errors: %s" % (name, loaded[1]))
+        check(0 not in loaded[0], "%s: slices on tid 0: %s" % (name, (loaded[0].get(0),)))
+    return loaded
+
+
+def check_without_identities(tmp, live):
+    """The live file with live_threads_at 0: its workers apart, their tids not known."""
+    data = bytearray(open(live, "rb").read())
+    struct.pack_into("<Q", data, LIVE_THREADS_AT, 0)
+    old = os.path.join(tmp, "old.ttr.live")
+    open(old, "wb").write(data)
+    info = subprocess.run([TOOL, "info", old], capture_output=True, text=True, timeout=120)
+    unknown = re.findall(r"^\s*(\d+)\s+\(thread \d+, tid not known", info.stdout, re.M)
+    check(info.returncode == 0 and len(set(unknown)) == THREADS and "0" not in unknown,
+          "without identities, info does not list %d threads of tids not known, "
+          "none 0:\n%s%s" % (THREADS, info.stdout, info.stderr))
+    loaded = converted(tmp, old, "old")
+    if loaded:
+        for tid in unknown:
+            got = loaded[0].get(int(tid))
+            check(got and got[1] == 2 * LOOPS,
+                  "without identities, tid %s: %s, not its %d slices" % (tid, got, 2 * LOOPS))
+
+
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         live, workers = killed_run(tmp)
+        check_without_identities(tmp, live)
         info = subprocess.run([TOOL, "info", live], capture_output=True, text=True, timeout=120)
         check(info.returncode == 0, "info %s: %s" % (live, info.stderr))
         for tid, name in workers.items():
@@ -98,17 +134,10 @@ def main():
         check(not re.search(r"^\s*0\s", info.stdout, re.M), "info lists a thread of tid 0")
         if failures:
             print(info.stdout)
-        trace = os.path.join(tmp, "k.pftrace")
-        c = subprocess.run([TOOL, "convert", live, "-o", trace], capture_output=True,
-                           text=True, timeout=300)
-        check(c.returncode == 0, "convert %s: %s" % (live, c.stderr))
-        loaded = trace_processor_threads(tmp, trace)
+        loaded = converted(tmp, live, "k")
         if loaded:
-            threads, stats = loaded
-            check(not stats, "trace_processor's errors: %s" % stats)
-            check(0 not in threads, "slices on tid 0: %s" % (threads.get(0),))
             for tid, name in workers.items():
-                got = threads.get(tid)
+                got = loaded[0].get(tid)
                 check(got and got[0].startswith(name) and got[1] == 2 * LOOPS,
                       "worker %s (tid %d): %s, not its %d slices" % (name, tid, got, 2 * LOOPS))
     if failures:

@@ -908,7 +908,7 @@ int tt_file_read_sections(struct tt_file *f)
 			       f->header.live_chunks_at, f->size);
 	uint64_t threads_at = f->header.live_threads_at;
 	if (live && threads_at &&
-	    (threads_at < f->header.live_sections_end || threads_at % 8 ||
+	    (threads_at < f->header.live_sections_end || threads_at % 8 || threads_at > f->header.live_chunks_at ||
 	     f->header.live_chunks_at - threads_at < TT_LIVE_THREADS * sizeof(struct tt_live_thread)))
 		return TT_FAIL(f, offsetof(struct tt_file_header, live_threads_at),
 			       "live file: threads' identities at %" PRIu64 " are not between where its "
