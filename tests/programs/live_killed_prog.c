@@ -1,9 +1,8 @@
 /* Workers that record nested scopes, all at once, then the process kills itself by
  * SIGKILL before the live file's first description (tt-live's, 200 ms in): the
- * workers' chunks are all there is of them. Usage: live_killed_prog THREADS LOOPS;
- * prints each worker's tid and name ("tid NAME") before the kill. The main thread
- * records nothing. */
-#define _GNU_SOURCE
+ * workers' chunks are all there is of them; with `exit`, the process exits instead.
+ * Usage: live_killed_prog THREADS LOOPS [exit]; prints each worker's tid and name
+ * ("tid NAME") before the kill. The main thread records nothing. */
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -37,7 +36,7 @@ static void *worker(void *arg)
 
 int main(int argc, char **argv)
 {
-	if (argc != 3)
+	if (argc != 3 && argc != 4)
 		return 2;
 	int threads = atoi(argv[1]);
 	loops = atol(argv[2]);
@@ -50,6 +49,8 @@ int main(int argc, char **argv)
 	}
 	pthread_barrier_wait(&recorded);
 	fflush(stdout);
+	if (argc == 4)
+		exit(0); /* (the workers wait in pause: the trace is written at exit) */
 	raise(SIGKILL);
 	return 1;
 }
