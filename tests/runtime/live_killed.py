@@ -6,7 +6,9 @@ name; the .pftrace puts each one's slices on its own thread, none on tid 0, and
 trace_processor loads it with no error (every worker on one track: overlapping
 slices, slice_spill_overlapping_complete_event). The same file without its threads'
 identities (a file from before them, or from a runtime that writes none): each
-worker still a thread of its own, of a tid said as not known, none 0.
+worker still a thread of its own, of a tid said as not known, none 0. Workers that
+keep the process's name are named after their first scope ("PROG: outer"), which
+the killed run had not described (named from the binary first).
 
 Usage: live_killed.py PROG TICKTRACE   (PROG: live_killed_prog)"""
 import csv
@@ -45,14 +47,14 @@ def described(live):
     return count
 
 
-def killed_run(tmp):
+def killed_run(tmp, *how):
     """Runs the program until one run dies before any worker is described; returns
     its live file and {tid: name} of the workers."""
     for attempt in range(5):
-        out = os.path.join(tmp, "k%d.ttr" % attempt)
+        out = os.path.join(tmp, "k%s%d.ttr" % ("".join(how), attempt))
         env = dict(os.environ, TICKTRACE_LIVE="1", TICKTRACE_OUT=out)
-        c = subprocess.run([PROG, str(THREADS), str(LOOPS)], env=env, capture_output=True,
-                           text=True, timeout=120)
+        c = subprocess.run([PROG, str(THREADS), str(LOOPS)] + list(how), env=env,
+                           capture_output=True, text=True, timeout=120)
         if c.returncode != -9:
             sys.exit("%s exited %d, not killed: %s" % (PROG, c.returncode, c.stderr))
         workers = {int(t): n for t, n in (line.split() for line in c.stdout.splitlines())}
@@ -122,8 +124,23 @@ def check_without_identities(tmp, live):
                   "without identities, tid %s: %s, not its %d slices" % (tid, got, 2 * LOOPS))
 
 
+def check_unnamed(tmp):
+    """Workers with the process's name: each named after its first scope."""
+    live, workers = killed_run(tmp, "unnamed")
+    info = subprocess.run([TOOL, "info", live], capture_output=True, text=True, timeout=120)
+    loaded = converted(tmp, live, "unnamed")
+    for tid, name in workers.items():
+        check(re.search(r"^\s*%d\s+%s: outer\s" % (tid, re.escape(name)), info.stdout, re.M),
+              "info does not name worker %d \"%s: outer\":\n%s" % (tid, name, info.stdout))
+        if loaded:
+            got = loaded[0].get(tid)
+            check(got and got[0] == name + ": outer",
+                  "the .pftrace names worker %d %s, not \"%s: outer\"" % (tid, got, name))
+
+
 def main():
     with tempfile.TemporaryDirectory() as tmp:
+        check_unnamed(tmp)
         live, workers = killed_run(tmp)
         check_without_identities(tmp, live)
         info = subprocess.run([TOOL, "info", live], capture_output=True, text=True, timeout=120)
