@@ -170,6 +170,18 @@ struct tt_live_chunk {
 };
 _Static_assert(sizeof(struct tt_live_chunk) == 16, "live chunk header layout");
 
+/* Who a live file's thread is, written as it registers, before its first chunk holds
+ * a record (and its name again when tt_thread_name() sets it): a run killed before
+ * its THREAD section was written keeps the thread's tid. Entry i of the array at
+ * live_threads_at is thread index i's; tid 0: no thread registered there yet. */
+#define TT_LIVE_THREADS 16384
+struct tt_live_thread {
+	uint32_t tid;
+	uint32_t reserved;
+	char name[56]; /* NUL-terminated; empty: not known */
+};
+_Static_assert(sizeof(struct tt_live_thread) == 64, "live thread entry layout");
+
 /* A crash_signal that is a Windows exception's code (NTSTATUS: its high bit set). */
 #define TT_CRASH_EXCEPTION(crash) ((crash) >= UINT32_C(0x80000000))
 
@@ -194,7 +206,9 @@ struct tt_file_header {
 	 * TT_LIVE_CHUNK_SIZE bytes starting with a struct tt_live_chunk. */
 	uint64_t live_sections_end;
 	uint64_t live_chunks_at;
-	uint64_t reserved;
+	/* With TT_FILE_LIVE: TT_LIVE_THREADS struct tt_live_thread, between
+	 * live_sections_end and live_chunks_at (0: none, a file from before them). */
+	uint64_t live_threads_at;
 };
 _Static_assert(sizeof(struct tt_file_header) == 144, "file header layout");
 

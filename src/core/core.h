@@ -290,6 +290,9 @@ struct tt__mode_ops {
 	int (*cover)(uint64_t arena_bytes);
 	int (*chunks_after_fork)(void);
 	void (*tick)(void); /* thread tt-live, every 200 ms while chunks_fd() >= 0 */
+	/* A thread registered (before its first record) or tt_thread_name() named it,
+	 * registry lock held: who it is, where a SIGKILL leaves it (the live file). */
+	void (*identify)(struct tt__slot *slot);
 	/* What a full chunk does: the slot's thread moved on to a new one (core lock
 	 * held, signals blocked); what a thread's exit does. */
 	void (*chunk_full)(struct tt__slot *slot);

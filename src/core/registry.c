@@ -228,6 +228,8 @@ struct tt__slot *tt__register_thread(uintptr_t tp)
 		goto out;
 	}
 	tt__sched_open(slot);
+	if (tt__mode->identify)
+		tt__mode->identify(slot);
 	/* Last: the hot path takes an entry whose owner is the thread as complete. */
 	__atomic_store_n(&slot->hot->owner, tp, __ATOMIC_RELEASE);
 	tt__thread_count++;

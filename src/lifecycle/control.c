@@ -48,6 +48,8 @@ void tt_thread_name(const char *name)
 	tt__registry_lock(&old);
 	snprintf(slot->name, sizeof slot->name, "%s", name);
 	slot->named = 1;
+	if (tt__mode->identify)
+		tt__mode->identify(slot);
 	tt__registry_unlock(&old);
 }
 

@@ -4,15 +4,19 @@
  * the mapping. The file is laid out as format.h says for TT_FILE_LIVE:
  *
  *   header (a shared mapping too) | PROCESS | MODULES | THREAD... | SITES... | MODULES...
- *   ... up to TT__LIVE_CHUNKS_AT | the arena's chunks, each with its thread's index
+ *   ... | threads' identities (a shared mapping) | from TT__LIVE_CHUNKS_AT: the
+ *   arena's chunks, each with its thread's index
  *
+ * A thread writes its own identity (tid, name) as it registers, before it records:
+ * the chunks of a thread killed before tt-live described it are still its own.
  * Thread tt-live, every TT__LIVE_PERIOD_NS, appends THREAD sections for new
  * threads and SITES for the call sites their records use first (MODULES again when
  * libraries were loaded or unloaded since), then moves
  * live_sections_end past them and refreshes the end anchor. A run that ends normally
  * (or by a crash whose handler writes the trace) writes its raw file as ever and
- * removes the live file. What a SIGKILL still loses: names of threads and call sites
- * first used in the last period (the converter names them by number and address),
+ * removes the live file. What a SIGKILL still loses: names threads took since they
+ * registered (pthread_setname_np) and call sites first used in the last period (the
+ * converter names them by address),
  * threads' dropped counts, and events of threads that exited in stop and ring modes
  * once a dump compacted them... which a live run never does. */
 #include <errno.h>
@@ -29,6 +33,8 @@
 
 /* Where the chunks begin: room for descriptions before them. */
 #define TT__LIVE_CHUNKS_AT (UINT64_C(64) << 20)
+/* Where the threads' identities are, ending where the chunks begin. */
+#define TT__LIVE_THREADS_AT (TT__LIVE_CHUNKS_AT - TT_LIVE_THREADS * sizeof(struct tt_live_thread))
 /* The file grows in steps this large, ahead of the chunks handed out. */
 #define TT__LIVE_GROW (UINT64_C(16) << 20)
 
@@ -36,6 +42,7 @@ struct tt__live {
 	int fd; /* what the arena maps (-1: no live file); used through out->file */
 	char path[4096];
 	struct tt_file_header *header; /* shared mapping of the file's first page */
+	struct tt_live_thread *threads; /* shared mapping: TT_LIVE_THREADS at TT__LIVE_THREADS_AT */
 	uint64_t arena_bytes;          /* the file holds this much of the arena */
 	struct tt__out *out;           /* descriptions, appended at header->live_sections_end */
 	struct tt__site_set sites, fresh;
@@ -112,6 +119,14 @@ static int tt__live_reserve(struct tt__live *lv, uint64_t from, uint64_t to)
 	return err;
 }
 
+static void tt__live_unmap(struct tt__live *lv)
+{
+	if (lv->header)
+		munmap(lv->header, sizeof *lv->header);
+	if (lv->threads)
+		munmap(lv->threads, TT__LIVE_CHUNKS_AT - TT__LIVE_THREADS_AT);
+}
+
 int tt__live_start(void)
 {
 	struct tt__live *lv = &tt__live;
@@ -134,7 +149,7 @@ int tt__live_start(void)
 		goto fail;
 	err = tt__live_reserve(lv, 0, sizeof *lv->header);
 	if (!err)
-		err = tt__live_reserve(lv, TT__LIVE_CHUNKS_AT, TT__LIVE_CHUNKS_AT + TT__LIVE_GROW);
+		err = tt__live_reserve(lv, TT__LIVE_THREADS_AT, TT__LIVE_CHUNKS_AT + TT__LIVE_GROW);
 	lv->arena_bytes = TT__LIVE_GROW;
 	if (err) {
 		fprintf(tt__err, "ticktrace: %s: no room for a live file (%s): the buffers are in "
@@ -149,8 +164,14 @@ int tt__live_start(void)
 	if (page == MAP_FAILED)
 		goto fail;
 	lv->header = page;
+	page = mmap(NULL, TT__LIVE_CHUNKS_AT - TT__LIVE_THREADS_AT, PROT_READ | PROT_WRITE, MAP_SHARED,
+		    lv->fd, (off_t)TT__LIVE_THREADS_AT);
+	if (page == MAP_FAILED)
+		goto fail;
+	lv->threads = page;
 	tt__file_header(lv->header, TT_FILE_LIVE | tt__mode->file_flags);
 	lv->header->live_chunks_at = TT__LIVE_CHUNKS_AT;
+	lv->header->live_threads_at = TT__LIVE_THREADS_AT;
 	lv->out->path = lv->path;
 	lv->out->offset = sizeof *lv->header;
 	if (lseek(lv->fd, (off_t)lv->out->offset, SEEK_SET) < 0)
@@ -167,6 +188,7 @@ int tt__live_start(void)
 fail:
 	err = -errno;
 fail_err:
+	tt__live_unmap(lv);
 	if (lv->fd >= 0) {
 		unlink(lv->path);
 		tt__fd_close(&lv->out->file);
@@ -286,7 +308,7 @@ void tt__live_tick(void)
 		}
 		/* Descriptions that would reach the chunks are not written: the converter
 		 * then names those threads and sites by number. */
-		if (err || lv->out->offset + lv->out->len > TT__LIVE_CHUNKS_AT) {
+		if (err || lv->out->offset + lv->out->len > TT__LIVE_THREADS_AT) {
 			lv->full = 1;
 			fprintf(tt__err, "ticktrace: %s: no more room for thread and site names\n", lv->path);
 		} else if (tt__live_commit(lv) < 0) {
@@ -307,7 +329,7 @@ int tt__live_after_fork(void)
 	struct tt__live *lv = &tt__live;
 	if (lv->fd < 0)
 		return -1;
-	munmap(lv->header, sizeof *lv->header);
+	tt__live_unmap(lv);
 	tt__fd_close(&lv->out->file);
 	free(lv->out);
 	tt__site_set_clear(&lv->sites);
@@ -320,6 +342,19 @@ int tt__live_after_fork(void)
 	if (err < 0)
 		fprintf(tt__err, "ticktrace: the child process %d has no live file\n", (int)getpid());
 	return lv->fd;
+}
+
+void tt__live_identify(struct tt__slot *slot)
+{
+	struct tt__live *lv = &tt__live;
+	if (!lv->threads || lv->finished || slot->index >= TT_LIVE_THREADS)
+		return; /* (a thread past them: the converter says it is not described) */
+	struct tt_live_thread *entry = &lv->threads[slot->index];
+	size_t len = strnlen(slot->name, sizeof entry->name - 1);
+	memcpy(entry->name, slot->name, len);
+	entry->name[len] = 0;
+	/* Last: the reader takes an entry with its tid as complete. */
+	__atomic_store_n(&entry->tid, slot->tid, __ATOMIC_RELEASE);
 }
 
 void tt__live_finish(void)

@@ -39,7 +39,8 @@ static void tt__prepare_live(void)
 	.prepare = tt__prepare_live, .finish = tt__finish_whole, \
 	.chunks_fd = tt__live_fd, .chunks_at = tt__live_chunks_at, \
 	.cover = tt__live_cover, .chunks_after_fork = tt__live_after_fork, \
-	.tick = tt__live_tick, .dump = tt__dump_whole, .after_fork = tt__spikes_after_fork
+	.tick = tt__live_tick, .identify = tt__live_identify, .dump = tt__dump_whole, \
+	.after_fork = tt__spikes_after_fork
 
 /* Mode stop: a thread keeps its first chunks. */
 static const struct tt__mode_ops tt__stop_ops = {TT__WHOLE_FILE_OPS};

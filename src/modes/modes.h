@@ -17,6 +17,7 @@ int tt__live_fd(void) TT__HIDDEN;     /* the file the arena maps, or -1 */
 uint64_t tt__live_chunks_at(void) TT__HIDDEN; /* where in it */
 int tt__live_cover(uint64_t arena_bytes) TT__HIDDEN; /* core lock held; 0 or -errno */
 void tt__live_tick(void) TT__HIDDEN;  /* background thread: descriptions, end anchor */
+void tt__live_identify(struct tt__slot *slot) TT__HIDDEN; /* its tid and name, in the file */
 void tt__live_finish(void) TT__HIDDEN; /* the raw file is written: no more live file */
 int tt__live_after_fork(void) TT__HIDDEN; /* the child's own live file, or -1 */
 

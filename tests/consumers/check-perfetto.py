@@ -328,7 +328,11 @@ def load_protobuf(packets):
             for fid in ev.get('terminating_flow_ids', []):
                 if fid in active:
                     imp.arrows.append((active.pop(fid), s))
-    threads = {t[2]: t[3] for t in tracks.values() if t[0] == 'thread'}
+    # (a main thread that recorded nothing, named after its process: JSON has no such thread)
+    processes = {t[1]: t[2] for t in tracks.values() if t[0] == 'process'}
+    used = {e[2] for e in events}
+    threads = {t[2]: t[3] for uuid, t in tracks.items() if t[0] == 'thread' and
+               not (t[2] == t[1] and t[3] == processes.get(t[1]) and uuid not in used)}
     states = thread_state(imp, threads, switches, snapshots.get(0, []))
     return imp, counters, threads, states
 

@@ -48,7 +48,8 @@ UNION ALL
 SELECT 'counter', hex(ct.name), NULL, c.ts, c.value, NULL
   FROM counter c JOIN counter_track ct ON c.track_id = ct.id
 UNION ALL
-SELECT 'thread', hex(name), tid, NULL, NULL, NULL FROM thread WHERE tid != 0
+SELECT 'thread', hex(t.name), t.tid, hex(p.name), p.pid, NULL
+  FROM thread t LEFT JOIN process p USING (upid) WHERE t.tid != 0
 UNION ALL
 SELECT 'state', ts.state, t.tid, ts.ts, ts.dur, ts.cpu
   FROM thread_state ts JOIN thread t USING (utid) WHERE t.tid != 0
@@ -75,7 +76,7 @@ def load(tp, path, query_file):
     start = text.find('"k"')
     rows = list(csv.reader(io.StringIO(text[start:]))) if start >= 0 else []
     got = {'stat': [], 'slice': [], 'flow': [], 'counter': [], 'thread': {}, 'flag': Counter(),
-           'state': [], 'cpu': {}}
+           'state': [], 'cpu': {}, 'main': {}}
     for row in rows[1:]:
         if len(row) < 6:
             continue
@@ -90,6 +91,8 @@ def load(tp, path, query_file):
             got['counter'].append((re.sub(r' value$', '', utf8(a)), int(c), float(d)))
         elif k == 'thread':
             got['thread'][b] = utf8(a)
+            if b == d:
+                got['main'][b] = utf8(c)  # its process's name
         elif k == 'state':
             got['state'].append((b, a, int(c), int(d), None if e == '[NULL]' else int(e)))
         elif k == 'cpu':
@@ -216,7 +219,12 @@ def main():
                 problems.append(f'{name}: {what} differ:\n  json only     '
                                 f'{sorted((js[i] - pb[i]).elements(), key=str)[:5]}\n  protobuf only '
                                 f'{sorted((pb[i] - js[i]).elements(), key=str)[:5]}')
-        if loaded['json']['thread'] != loaded['pftrace']['thread']:
+        # (a main thread that recorded nothing: the .pftrace names it after its process,
+        # the JSON has no thread to name)
+        pb_threads = {tid: None if loaded['json']['thread'].get(tid, 0) is None and
+                      name == loaded['pftrace']['main'].get(tid) else name
+                      for tid, name in loaded['pftrace']['thread'].items()}
+        if loaded['json']['thread'] != pb_threads:
             problems.append(f'{name}: thread names differ: {loaded["json"]["thread"]} vs '
                             f'{loaded["pftrace"]["thread"]}')
         if loaded['json']['flag'] != loaded['pftrace']['flag']:

@@ -82,6 +82,38 @@ static void test_live_file(void **state)
 	free(r.out);
 }
 
+/* A live file whose threads' identities are not wholly between its descriptions and
+ * its chunks (past the chunks, over the descriptions, too near the chunks to hold
+ * them all) is refused at the header's field. */
+static void test_live_threads_out_of_place(void **state)
+{
+	struct tt_fixture *fx = *state;
+	static const struct tt_record rec[] = {R(TT_REC_BEGIN, S_MAIN, 2000), R(TT_REC_END, 0, 3000)};
+	struct tt_tw w;
+	open_flagged(&w, fx->in, TT_FILE_LIVE);
+	tt_tw_thread(&w, 0, 101, "producer", 0, 0);
+	tt_tw_live_chunk(&w, 0, rec, N(rec));
+	uint64_t chunks_at = w.live_chunks_at;
+	assert_int_equal(tt_tw_close(&w), 0);
+	const uint64_t wrong[] = {chunks_at + 16, 8, chunks_at}; /* (its sections end there) */
+	char where[64];
+	snprintf(where, sizeof where, "offset %zu", offsetof(struct tt_file_header, live_threads_at));
+	for (size_t i = 0; i < N(wrong); i++) {
+		FILE *fp = fopen(fx->in, "r+b");
+		assert_non_null(fp);
+		assert_int_equal(fseek(fp, offsetof(struct tt_file_header, live_threads_at), SEEK_SET), 0);
+		assert_int_equal(fwrite(&wrong[i], sizeof wrong[i], 1, fp), 1);
+		assert_int_equal(fclose(fp), 0);
+		struct tt_run r;
+		TT_RUN(&r, "convert", fx->in, "-o", fx->out);
+		assert_int_equal(r.status, 1);
+		assert_err_has(&r, where);
+		assert_err_has(&r, "threads' identities");
+		assert_int_not_equal(access(fx->out, F_OK), 0);
+		free(r.out);
+	}
+}
+
 /* Converts, reports and describes a file cut short inside its last event: each
  * must succeed, leave that event out and count it as dropped. */
 static void expect_cut_event_dropped(const struct tt_fixture *fx, const char *listing)
@@ -551,6 +583,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_round_trip, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_unregistered_drops_reported, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_live_file, setup, tt_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_live_threads_out_of_place, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_cut_in_half_event_dropped, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_killed_stream_counts_its_gaps, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_unterminated, setup, tt_fixture_teardown),

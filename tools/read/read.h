@@ -167,7 +167,11 @@ struct tt_an_causes tt_snapshot_an_causes(const struct tt_snapshot *s);
  * "TICKTRACE_SPIKE_THRESHOLD", ...); "" for a trigger. */
 const char *tt_snapshot_threshold_from(const struct tt_snapshot *s);
 
-/* A name the reader made (a live file's site not yet described). */
+/* The tid a live file's thread is given where the file does not say it (no
+ * tt_live_thread of its index written): each thread its own, far above those the
+ * systems give (Linux's are below 2^22), never 0 (the idle task's). */
+#define TT_LIVE_UNKNOWN_TID(index) (UINT32_C(0x7fffffff) - (index) % (UINT32_C(1) << 30))
+/* A name the reader made (a live file's site or thread not yet described). */
 struct tt_made_name {
 	struct tt_made_name *next;
 	char text[64];

@@ -25,15 +25,38 @@ static int tt_events_by_time(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* A thread whose THREAD section the run had not written yet. */
+/* A thread whose THREAD section the run had not written yet: who it is, as it
+ * wrote that itself when it registered; where it did not (a file from before, or
+ * from a runtime that does not, a thread past TT_LIVE_THREADS), a tid no system
+ * gives (TT_LIVE_UNKNOWN_TID), each its own, and a name that says it is not known. */
 static struct tt_thread *tt_live_thread(struct tt_file *f, uint32_t index, uint64_t at, size_t *cap)
 {
 	uint32_t pos;
 	if (tt_map_get(&f->thread_map, index, &pos))
 		return &f->threads[pos];
+	struct tt_thread t = {.file = f, .index = index, .offset = at};
+	if (f->header.live_threads_at && index < TT_LIVE_THREADS) {
+		const struct tt_live_thread *who =
+			(const struct tt_live_thread *)(f->data + f->header.live_threads_at) + index;
+		t.tid = who->tid;
+		t.name = (struct tt_str){who->name, (uint32_t)strnlen(who->name, sizeof who->name)};
+	}
 	static const char unnamed[] = "(not yet described)";
-	struct tt_thread t = {.file = f, .index = index, .offset = at,
-			      .name = {unnamed, sizeof unnamed - 1}};
+	if (t.tid && !t.name.len)
+		t.name = (struct tt_str){unnamed, sizeof unnamed - 1};
+	if (!t.tid) {
+		struct tt_made_name *made = malloc(sizeof(*made));
+		if (!made) {
+			TT_FAIL(f, at, "out of memory for %zu threads", f->nthreads);
+			return NULL;
+		}
+		made->next = f->made_names;
+		f->made_names = made;
+		int n = snprintf(made->text, sizeof(made->text),
+				 "(thread %" PRIu32 ", tid not known, not yet described)", index);
+		t.name = (struct tt_str){made->text, (uint32_t)n};
+		t.tid = TT_LIVE_UNKNOWN_TID(index);
+	}
 	if (f->nthreads >= UINT32_MAX / 2 || tt_reserve(&f->threads, cap, f->nthreads, sizeof(t)) < 0 ||
 	    tt_map_put(&f->thread_map, index, (uint32_t)f->nthreads) < 0) {
 		TT_FAIL(f, at, "out of memory for %zu threads", f->nthreads);

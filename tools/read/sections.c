@@ -906,6 +906,14 @@ int tt_file_read_sections(struct tt_file *f)
 			       "live file: sections end at %" PRIu64 " and chunks begin at %" PRIu64
 			       ", not in order within its %zu bytes", f->header.live_sections_end,
 			       f->header.live_chunks_at, f->size);
+	uint64_t threads_at = f->header.live_threads_at;
+	if (live && threads_at &&
+	    (threads_at < f->header.live_sections_end || threads_at % 8 || threads_at > f->header.live_chunks_at ||
+	     f->header.live_chunks_at - threads_at < TT_LIVE_THREADS * sizeof(struct tt_live_thread)))
+		return TT_FAIL(f, offsetof(struct tt_file_header, live_threads_at),
+			       "live file: threads' identities at %" PRIu64 " are not between where its "
+			       "sections end (%" PRIu64 ") and its chunks begin (%" PRIu64 ")",
+			       threads_at, f->header.live_sections_end, f->header.live_chunks_at);
 	for (;;) {
 		/* A live file's descriptions end where the run last completed them. */
 		if (live && off == f->header.live_sections_end) {

@@ -10,11 +10,17 @@ struct tt_symbols *tt_symbols_attach(struct tt_trace *t, const char *debug_dir)
 		tt_error("out of memory for symbols");
 		return NULL;
 	}
-	if (tt_trace_symbolize(t, tt_symbols_lookup, s) < 0 || tt_trace_name_threads(t) < 0) {
+	if (tt_trace_symbolize(t, tt_symbols_lookup, s) < 0) {
 		tt_symbols_free(s);
 		return NULL;
 	}
 	for (size_t i = 0; i < t->nfiles; i++)
 		tt_symbols_describe_sites(s, &t->files[i]);
+	/* (after the sites: a thread named after its first scope, which a killed run's
+	 * live file may not have described) */
+	if (tt_trace_name_threads(t) < 0) {
+		tt_symbols_free(s);
+		return NULL;
+	}
 	return s;
 }

@@ -151,6 +151,18 @@ static int tt_pf_descriptor(struct tt_perfetto *p, uint32_t machine, uint64_t uu
 	return tt_pf_write(p, machine);
 }
 
+/* trace_processor gives each process its main thread (tid = pid), unnamed unless a
+ * descriptor names it: one that recorded nothing is named after the process, as the
+ * system names it. Its track's uuid is past every recording thread's. */
+static int tt_pf_main_thread(struct tt_perfetto *p, const struct tt_file *f, uint64_t puuid)
+{
+	for (size_t k = 0; k < f->nthreads; k++)
+		if (f->threads[k].tid == f->process.pid)
+			return 0;
+	return tt_pf_descriptor(p, f->machine_index, puuid | ((UINT64_C(1) << 40) - 1), puuid,
+				TD_THREAD, f->process.pid, f->process.pid, f->process.name);
+}
+
 /* The trace's one clock snapshot: CLOCK_MONOTONIC (our timestamps) against BOOTTIME
  * (Perfetto's trace clock) and REALTIME, from one anchor. One, because Perfetto drops
  * every event of a trace whose snapshots make a clock go backwards (merged runs that
@@ -301,7 +313,8 @@ static int tt_pf_start(struct tt_sink *sink, const struct tt_trace *t)
 		const struct tt_file *f = &t->files[i];
 		uint64_t puuid = tt_pf_process_uuid(i);
 		if (tt_pf_descriptor(p, f->machine_index, puuid, 0, TD_PROCESS, f->process.pid, 0,
-				     f->process.name) < 0)
+				     f->process.name) < 0 ||
+		    tt_pf_main_thread(p, f, puuid) < 0)
 			return -1;
 		for (size_t k = 0; k < f->nthreads; k++) {
 			const struct tt_thread *th = &f->threads[k];
