@@ -177,9 +177,12 @@ static void check_slowed_only(cJSON *rows, int calls)
 	double pct = number(slowed, NULL, "change_pct");
 	assert_true(pct > 80 && pct < 120);
 	assert_true(number(slowed, NULL, "p_value") < 1e-6);
-	/* the largest significant increase of total time comes first */
-	assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetArrayItem(rows, 0), "name")),
-			    "slowed");
+	/* the largest significant increase of total time comes first: "slowed", or on a
+	 * loaded machine a control whose total grew more (below the gate's 20 %) */
+	cJSON *first = cJSON_GetArrayItem(rows, 0);
+	assert_true(first == slowed ||
+		    number(first, "new", "total_ns") - number(first, "base", "total_ns") >=
+			    number(slowed, "new", "total_ns") - number(slowed, "base", "total_ns"));
 	for (int i = 0; i < 2; i++) {
 		cJSON *other = scope(rows, i ? "noisy" : "steady");
 		assert_false(is_true(other, "regressed"));
