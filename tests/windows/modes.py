@@ -11,6 +11,10 @@ stream: a run ten times the buffer: every event in the file, none dropped; ended
         TerminateProcess, the file holds every event recorded before (tt-stream
         writes what the current chunks hold too); dying of an unhandled exception,
         the file is ended, every event in it, said as a crash.
+stream_pairs: PAIRS.EXE's scopes and counters as fast as its thread can, eight runs
+        (before the fix about half the files were refused): every file read (each counter's COUNTER record with
+        its VALUE: a chunk given back to be filled again held its old records, which
+        tt-stream took for written ones).
 live:   TICKTRACE_LIVE=1, the process ended by TerminateProcess (no handler runs):
         the live file holds every event, its thread named (modes stop and ring: the
         ring's last events); a run that ends writes its trace and removes the live
@@ -18,6 +22,7 @@ live:   TICKTRACE_LIVE=1, the process ended by TerminateProcess (no handler runs
         the run's buffers are in memory.
 
     modes.py WRAPPER MODES.EXE ring|stream|live
+    modes.py WRAPPER PAIRS.EXE stream_pairs
 
 The Linux `ticktrace` as recorder.py finds it; without it, or Wine, exit 77."""
 import json
@@ -121,6 +126,20 @@ def stream(ticktrace, wrapper, exe, d):
     print(f"stream, crash: all {n} events in the file, said as a crash")
 
 
+def stream_pairs(ticktrace, wrapper, exe, d):
+    n = 3000000
+    runs = 8
+    for i in range(runs):
+        ttr = os.path.join(d, f"pairs-{i}.ttr")
+        program(wrapper, exe, d, {"TICKTRACE_MODE": "stream", "TICKTRACE_OUT": wine_path(ttr)}, n, "exit")
+        info = subprocess.run([ticktrace, "info", ttr], capture_output=True, text=True, timeout=300)
+        if info.returncode != 0 or "error:" in info.stderr:
+            fail(f"stream_pairs, run {i + 1}: the file is not read: exit {info.returncode}\n"
+                 f"{info.stderr}")
+        os.remove(ttr)
+    print(f"stream_pairs: {runs} runs of {n} scopes and counters, each file read")
+
+
 def live(ticktrace, wrapper, exe, d):
     # modes stop and ring, killed: TerminateProcess leaves the live file alone
     for mode, n, buffer in (("stop", 30000, 100000), ("ring", 50000, 10000)):
@@ -170,7 +189,7 @@ def main():
     exe = os.path.abspath(exe)
     ticktrace = tool()
     with tempfile.TemporaryDirectory(prefix="tt-win-modes-") as d:
-        {"ring": ring, "stream": stream, "live": live}[case](ticktrace, wrapper, exe, d)
+        {"ring": ring, "stream": stream, "stream_pairs": stream_pairs, "live": live}[case](ticktrace, wrapper, exe, d)
 
 
 if __name__ == "__main__":
