@@ -14,7 +14,8 @@ stream: a run ten times the buffer: every event in the file, none dropped; ended
 stream_pairs: PAIRS.EXE's scopes and counters as fast as its thread can, eight runs
         (before the fix about half the files were refused): every file read (each counter's COUNTER record with
         its VALUE: a chunk given back to be filled again held its old records, which
-        tt-stream took for written ones).
+        tt-stream took for written ones); the drops said at exit in one line, with
+        the cause and what to change; mode stop's, counted as in its file.
 live:   TICKTRACE_LIVE=1, the process ended by TerminateProcess (no handler runs):
         the live file holds every event, its thread named (modes stop and ring: the
         ring's last events); a run that ends writes its trace and removes the live
@@ -131,13 +132,29 @@ def stream_pairs(ticktrace, wrapper, exe, d):
     runs = 8
     for i in range(runs):
         ttr = os.path.join(d, f"pairs-{i}.ttr")
-        program(wrapper, exe, d, {"TICKTRACE_MODE": "stream", "TICKTRACE_OUT": wine_path(ttr)}, n, "exit")
+        p = program(wrapper, exe, d, {"TICKTRACE_MODE": "stream", "TICKTRACE_OUT": wine_path(ttr)}, n,
+                    "exit")
         info = subprocess.run([ticktrace, "info", ttr], capture_output=True, text=True, timeout=300)
         if info.returncode != 0 or "error:" in info.stderr:
             fail(f"stream_pairs, run {i + 1}: the file is not read: exit {info.returncode}\n"
                  f"{info.stderr}")
+        behind = re.search(r"disk behind: ([1-9][0-9]*)", info.stderr)
+        if behind and not re.search(r"ticktrace: [0-9]+ events dropped, [0-9]+ because the disk "
+                                    r"fell behind: write to a faster disk", p.stderr):
+            fail(f"stream_pairs, run {i + 1}: {behind[1]} events dropped in the file, not said:\n"
+                 f"{p.stderr}")
         os.remove(ttr)
-    print(f"stream_pairs: {runs} runs of {n} scopes and counters, each file read")
+    # mode stop, a small buffer: the drops said at exit as the file counts them
+    ttr = os.path.join(d, "pairs-stop.ttr")
+    p = program(wrapper, exe, d, {"TICKTRACE_BUFFER": "4096", "TICKTRACE_OUT": wine_path(ttr)},
+                100000, "exit")
+    full = re.search(r"dropped ([0-9]+),", run([ticktrace, "info", ttr]).stdout)
+    said = f"ticktrace: {full[1] if full else '?'} events dropped, {full[1] if full else '?'} because " \
+           "the buffer was full: set TICKTRACE_BUFFER larger"
+    if not full or full[1] == "0" or said not in p.stderr:
+        fail(f"stream_pairs, mode stop: the file's drops ({full and full[1]}) not said as "
+             f"{said!r}:\n{p.stderr}")
+    print(f"stream_pairs: {runs} runs of {n} scopes and counters, each file read, the drops said")
 
 
 def live(ticktrace, wrapper, exe, d):
