@@ -89,9 +89,11 @@ static void tt__say_drops(void)
 	fprintf(stderr, "\n");
 }
 
+/* (once: tt_os_at_exit may call it twice) */
 static void tt__exit(void)
 {
-	if (tt__run.off)
+	static int ended;
+	if (tt__run.off || __atomic_exchange_n(&ended, 1, __ATOMIC_ACQ_REL))
 		return;
 	char path[1024];
 	int rc = tt__run_end(0, path, sizeof path);
@@ -178,7 +180,9 @@ void tt__start(void)
 	__atomic_store_n(&tt__run.started, 1, __ATOMIC_RELEASE);
 	tt_os_unlock(&tt__lock);
 	if (!tt__run.off) {
-		atexit(tt__exit); /* (a DLL's atexit runs as it is detached) */
+		/* (before ExitProcess ends tt-stream: a DLL's atexit runs only after, at its
+		 * detach, and found tt-stream ended while it wrote) */
+		tt_os_at_exit(tt__exit);
 		if (tt_os_on_crash(tt__crashed) != 0)
 			fprintf(stderr, "ticktrace: no crash handler: a crash leaves no trace\n");
 	}

@@ -15,7 +15,9 @@ stream_pairs: PAIRS.EXE's scopes and counters as fast as its thread can, eight r
         (before the fix about half the files were refused): every file read (each counter's COUNTER record with
         its VALUE: a chunk given back to be filled again held its old records, which
         tt-stream took for written ones); the drops said at exit in one line, with
-        the cause and what to change; mode stop's, counted as in its file.
+        the cause and what to change; mode stop's, counted as in its file; every
+        file ended at exit, with a buffer for every event too (tt-stream writing as
+        the program exits).
 live:   TICKTRACE_LIVE=1, the process ended by TerminateProcess (no handler runs):
         the live file holds every event, its thread named (modes stop and ring: the
         ring's last events); a run that ends writes its trace and removes the live
@@ -138,12 +140,25 @@ def stream_pairs(ticktrace, wrapper, exe, d):
         if info.returncode != 0 or "error:" in info.stderr:
             fail(f"stream_pairs, run {i + 1}: the file is not read: exit {info.returncode}\n"
                  f"{info.stderr}")
+        if "could not write the trace at exit" in p.stderr or "without its END" in info.stderr:
+            fail(f"stream_pairs, run {i + 1}: the file not ended at exit:\n{p.stderr}{info.stderr}")
         behind = re.search(r"disk behind: ([1-9][0-9]*)", info.stderr)
         if behind and not re.search(r"ticktrace: [0-9]+ events dropped, [0-9]+ because the disk "
                                     r"fell behind: write to a faster disk", p.stderr):
             fail(f"stream_pairs, run {i + 1}: {behind[1]} events dropped in the file, not said:\n"
                  f"{p.stderr}")
         os.remove(ttr)
+    # a buffer for every event: tt-stream still writing as the program exits (ended
+    # by ExitProcess as it wrote, before the end took its place, the file was left
+    # without its END, most of it lost): the file ended, every event in it
+    ttr = os.path.join(d, "pairs-big.ttr")
+    p = program(wrapper, exe, d, {"TICKTRACE_MODE": "stream", "TICKTRACE_BUFFER": "67108864",
+                                  "TICKTRACE_OUT": wine_path(ttr)}, n, "exit")
+    info = subprocess.run([ticktrace, "info", ttr], capture_output=True, text=True, timeout=300)
+    if info.returncode != 0 or f"records:  {4 * n}, dropped 0," not in info.stdout:
+        fail(f"stream_pairs, a buffer for every event: not all {4 * n} records in an ended file:\n"
+             f"{p.stderr}{info.stderr}{info.stdout}")
+    os.remove(ttr)
     # mode stop, a small buffer: the drops said at exit as the file counts them
     ttr = os.path.join(d, "pairs-stop.ttr")
     p = program(wrapper, exe, d, {"TICKTRACE_BUFFER": "4096", "TICKTRACE_OUT": wine_path(ttr)},
