@@ -94,6 +94,11 @@ int tt_os_on_thread_exit(void (*exit)(void *arg), void *arg)
 	return -pthread_setspecific(tt_os_exit_key, arg);
 }
 
+int tt_os_at_exit(void (*end)(void))
+{
+	return atexit(end) ? -ENOMEM : 0;
+}
+
 struct tt_os_start {
 	void (*main)(void *arg);
 	void *arg;

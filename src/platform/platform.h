@@ -32,6 +32,13 @@ size_t tt_os_thread_name_of(uint32_t tid, char *name, size_t size);
  * own, which a thread's first call takes. 0 or -errno. */
 int tt_os_on_thread_exit(void (*exit)(void *arg), void *arg);
 
+/* Calls end() as the program exits, while its other threads still run (Windows: in
+ * the process's C runtime, msvcrt's table, which exit() runs before ExitProcess ends
+ * every other thread; a DLL's own atexit runs only after, at its detach), and, where
+ * that table is not the program's, as atexit would: end() may run twice. The module
+ * is kept loaded from then on. 0 or -errno. */
+int tt_os_at_exit(void (*end)(void));
+
 /* Starts a thread of ticktrace's own, detached, running main(arg); the module it runs
  * in is kept loaded from then on (a DLL unloaded under it would crash it). 0 or -errno. */
 int tt_os_thread_start(void (*main)(void *arg), void *arg);

@@ -4,6 +4,7 @@
  * missing they say nothing rather than fail. */
 #include <errno.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <windows.h>
 #include <psapi.h>
@@ -123,6 +124,26 @@ int tt_os_on_thread_exit(void (*exit)(void *arg), void *arg)
 	if (FlsGetValue(tt_os_exit_index) == arg) /* (set already: no lock taken) */
 		return 0;
 	return FlsSetValue(tt_os_exit_index, arg) ? 0 : -ENOMEM;
+}
+
+static void (*tt_os_end)(void);
+
+static int __cdecl tt_os_end_onexit(void)
+{
+	tt_os_end();
+	return 0;
+}
+
+int tt_os_at_exit(void (*end)(void))
+{
+	tt_os_end = end;
+	HMODULE crt = GetModuleHandleA("msvcrt.dll"), self;
+	_onexit_t (*crt_onexit)(_onexit_t) =
+		crt ? (_onexit_t(*)(_onexit_t))(void (*)(void))GetProcAddress(crt, "_onexit") : NULL;
+	if (crt_onexit && GetModuleHandleExA(GET_MODULE_HANDLE_EX_FLAG_FROM_ADDRESS | GET_MODULE_HANDLE_EX_FLAG_PIN,
+					     (LPCSTR)(void *)tt_os_end_onexit, &self))
+		crt_onexit(tt_os_end_onexit);
+	return atexit(end) ? -ENOMEM : 0;
 }
 
 struct tt_os_start {

@@ -52,15 +52,55 @@ static int tt__run_end(int crash_signal, char *path, size_t size)
 	return rc;
 }
 
+/* The events the threads dropped, by cause, and what to change: one line, as Linux's
+ * tt__say_drops (core/slow_path.c). A ring's overwritten events are its way, not said.
+ * (No lock: at exit the other threads are gone or their counts only grow.) */
+static void tt__say_drops(void)
+{
+	static const char *const causes[TT_DROP_CAUSES] = {
+		[TT_DROP_FULL] = "the buffer was full",
+		[TT_DROP_NO_MEMORY] = "no memory for a buffer",
+		[TT_DROP_BEHIND] = "the disk fell behind",
+		[TT_DROP_REENTERED] = "recorded from inside ticktrace",
+	};
+	uint64_t total[TT_DROP_CAUSES] = {0};
+	uint64_t all = __atomic_load_n(&tt__run.unregistered_dropped, __ATOMIC_RELAXED);
+	for (struct tt__slot *s = __atomic_load_n(&tt__run.first, __ATOMIC_ACQUIRE); s;
+	     s = __atomic_load_n(&s->next, __ATOMIC_ACQUIRE))
+		for (int i = 0; i < TT_DROP_CAUSES; i++)
+			if (causes[i]) {
+				uint64_t n = __atomic_load_n(&s->dropped[i], __ATOMIC_RELAXED);
+				total[i] += n;
+				all += n;
+			}
+	if (!all)
+		return;
+	fprintf(stderr, "ticktrace: %" PRIu64 " events dropped", all);
+	for (int i = 0; i < TT_DROP_CAUSES; i++)
+		if (total[i])
+			fprintf(stderr, ", %" PRIu64 " because %s", total[i], causes[i]);
+	if (total[TT_DROP_BEHIND])
+		fprintf(stderr, ": write to a faster disk, or set TICKTRACE_BUFFER larger");
+	else if (total[TT_DROP_FULL])
+		fprintf(stderr, ": set TICKTRACE_BUFFER larger, or TICKTRACE_MODE=ring to keep the "
+			"latest, or TICKTRACE_MODE=stream to keep them all");
+	else if (total[TT_DROP_NO_MEMORY])
+		fprintf(stderr, ": set TICKTRACE_BUFFER smaller, or TICKTRACE_MODE=stream");
+	fprintf(stderr, "\n");
+}
+
+/* (once: tt_os_at_exit may call it twice) */
 static void tt__exit(void)
 {
-	if (tt__run.off)
+	static int ended;
+	if (tt__run.off || __atomic_exchange_n(&ended, 1, __ATOMIC_ACQ_REL))
 		return;
 	char path[1024];
 	int rc = tt__run_end(0, path, sizeof path);
 	if (rc < 0) /* (Linux's words: lifecycle/start.c) */
 		fprintf(stderr, "ticktrace: could not write the trace at exit to %s: %s\n", path,
 			strerror(-rc));
+	tt__say_drops();
 }
 
 /* (`exception`: its code, which the file keeps as its crash_signal) */
@@ -140,7 +180,9 @@ void tt__start(void)
 	__atomic_store_n(&tt__run.started, 1, __ATOMIC_RELEASE);
 	tt_os_unlock(&tt__lock);
 	if (!tt__run.off) {
-		atexit(tt__exit); /* (a DLL's atexit runs as it is detached) */
+		/* (before ExitProcess ends tt-stream: a DLL's atexit runs only after, at its
+		 * detach, and found tt-stream ended while it wrote) */
+		tt_os_at_exit(tt__exit);
 		if (tt_os_on_crash(tt__crashed) != 0)
 			fprintf(stderr, "ticktrace: no crash handler: a crash leaves no trace\n");
 	}

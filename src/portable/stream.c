@@ -87,6 +87,12 @@ static void tt__stream_pass(void)
 			tt__stream_records(s, stop, tt_written_end((const struct tt_record *)(stop + 1), now));
 		if (!n)
 			continue;
+		/* Zeroed before they are given back: a thread's reader (this pass, a dump)
+		 * takes a chunk's records up to the last one written, which tt_written_end
+		 * finds by the zeros after it; a chunk's old records there were taken as
+		 * written (a COUNTER followed by an old END, an old VALUE after a SCOPE). */
+		for (struct tt__chunk *c = head; c != stop; c = c->next)
+			memset(c + 1, 0, TT__CHUNK_SIZE - sizeof *c);
 		tt_os_lock(&tt__lock);
 		last->next = tt__run.free_chunks;
 		tt__run.free_chunks = head;

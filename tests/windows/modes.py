@@ -11,6 +11,13 @@ stream: a run ten times the buffer: every event in the file, none dropped; ended
         TerminateProcess, the file holds every event recorded before (tt-stream
         writes what the current chunks hold too); dying of an unhandled exception,
         the file is ended, every event in it, said as a crash.
+stream_pairs: PAIRS.EXE's scopes and counters as fast as its thread can, eight runs
+        (before the fix about half the files were refused): every file read (each counter's COUNTER record with
+        its VALUE: a chunk given back to be filled again held its old records, which
+        tt-stream took for written ones); the drops said at exit in one line, with
+        the cause and what to change; mode stop's, counted as in its file; every
+        file ended at exit, with a buffer for every event too (tt-stream writing as
+        the program exits).
 live:   TICKTRACE_LIVE=1, the process ended by TerminateProcess (no handler runs):
         the live file holds every event, its thread named (modes stop and ring: the
         ring's last events); a run that ends writes its trace and removes the live
@@ -18,6 +25,7 @@ live:   TICKTRACE_LIVE=1, the process ended by TerminateProcess (no handler runs
         the run's buffers are in memory.
 
     modes.py WRAPPER MODES.EXE ring|stream|live
+    modes.py WRAPPER PAIRS.EXE stream_pairs
 
 The Linux `ticktrace` as recorder.py finds it; without it, or Wine, exit 77."""
 import json
@@ -121,6 +129,49 @@ def stream(ticktrace, wrapper, exe, d):
     print(f"stream, crash: all {n} events in the file, said as a crash")
 
 
+def stream_pairs(ticktrace, wrapper, exe, d):
+    n = 3000000
+    runs = 8
+    for i in range(runs):
+        ttr = os.path.join(d, f"pairs-{i}.ttr")
+        p = program(wrapper, exe, d, {"TICKTRACE_MODE": "stream", "TICKTRACE_OUT": wine_path(ttr)}, n,
+                    "exit")
+        info = subprocess.run([ticktrace, "info", ttr], capture_output=True, text=True, timeout=300)
+        if info.returncode != 0 or "error:" in info.stderr:
+            fail(f"stream_pairs, run {i + 1}: the file is not read: exit {info.returncode}\n"
+                 f"{info.stderr}")
+        if "could not write the trace at exit" in p.stderr or "without its END" in info.stderr:
+            fail(f"stream_pairs, run {i + 1}: the file not ended at exit:\n{p.stderr}{info.stderr}")
+        behind = re.search(r"disk behind: ([1-9][0-9]*)", info.stderr)
+        if behind and not re.search(r"ticktrace: [0-9]+ events dropped, [0-9]+ because the disk "
+                                    r"fell behind: write to a faster disk", p.stderr):
+            fail(f"stream_pairs, run {i + 1}: {behind[1]} events dropped in the file, not said:\n"
+                 f"{p.stderr}")
+        os.remove(ttr)
+    # a buffer for every event: tt-stream still writing as the program exits (ended
+    # by ExitProcess as it wrote, before the end took its place, the file was left
+    # without its END, most of it lost): the file ended, every event in it
+    ttr = os.path.join(d, "pairs-big.ttr")
+    p = program(wrapper, exe, d, {"TICKTRACE_MODE": "stream", "TICKTRACE_BUFFER": "67108864",
+                                  "TICKTRACE_OUT": wine_path(ttr)}, n, "exit")
+    info = subprocess.run([ticktrace, "info", ttr], capture_output=True, text=True, timeout=300)
+    if info.returncode != 0 or f"records:  {4 * n}, dropped 0," not in info.stdout:
+        fail(f"stream_pairs, a buffer for every event: not all {4 * n} records in an ended file:\n"
+             f"{p.stderr}{info.stderr}{info.stdout}")
+    os.remove(ttr)
+    # mode stop, a small buffer: the drops said at exit as the file counts them
+    ttr = os.path.join(d, "pairs-stop.ttr")
+    p = program(wrapper, exe, d, {"TICKTRACE_BUFFER": "4096", "TICKTRACE_OUT": wine_path(ttr)},
+                100000, "exit")
+    full = re.search(r"dropped ([0-9]+),", run([ticktrace, "info", ttr]).stdout)
+    said = f"ticktrace: {full[1] if full else '?'} events dropped, {full[1] if full else '?'} because " \
+           "the buffer was full: set TICKTRACE_BUFFER larger"
+    if not full or full[1] == "0" or said not in p.stderr:
+        fail(f"stream_pairs, mode stop: the file's drops ({full and full[1]}) not said as "
+             f"{said!r}:\n{p.stderr}")
+    print(f"stream_pairs: {runs} runs of {n} scopes and counters, each file read, the drops said")
+
+
 def live(ticktrace, wrapper, exe, d):
     # modes stop and ring, killed: TerminateProcess leaves the live file alone
     for mode, n, buffer in (("stop", 30000, 100000), ("ring", 50000, 10000)):
@@ -170,7 +221,7 @@ def main():
     exe = os.path.abspath(exe)
     ticktrace = tool()
     with tempfile.TemporaryDirectory(prefix="tt-win-modes-") as d:
-        {"ring": ring, "stream": stream, "live": live}[case](ticktrace, wrapper, exe, d)
+        {"ring": ring, "stream": stream, "stream_pairs": stream_pairs, "live": live}[case](ticktrace, wrapper, exe, d)
 
 
 if __name__ == "__main__":
