@@ -75,5 +75,6 @@ static int tt_main(int argc, char **argv)
 int main(int argc, char **argv)
 {
 	tt_standard_fds();
+	tt_os_utf8_args(&argc, &argv);
 	return tt_stdout_finish(tt_main(argc, argv));
 }

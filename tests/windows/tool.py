@@ -104,7 +104,8 @@ def damaged_record(linux, d, data):
 
 
 def run_status(cmd, **kw):
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=300, **kw)
+    # (errors="replace": a path misread is said, not a traceback)
+    p = subprocess.run(cmd, capture_output=True, text=True, errors="replace", timeout=300, **kw)
     if p.returncode == 77:
         print(p.stderr, end="", file=sys.stderr)
         sys.exit(77)
@@ -180,6 +181,25 @@ def main():
                 if w.returncode != 0 or lo.returncode != 0:
                     fail(f"{what[0]} {ttr}: exit {w.returncode} (ticktrace.exe), {lo.returncode}\n{w.stderr}{lo.stderr}")
                 compare_text(w.stdout, lo.stdout, f"{what[0]} {ttr}")
+
+        # Paths beyond the ANSI code page (the command line taken as UTF-16, files opened
+        # by their UTF-8 name): a file in one, converted beside it, and a program's own
+        # .exe named from a folder so named (its functions named from its symbols).
+        odd = os.path.join(d, "dir ü 日本")
+        os.mkdir(odd)
+        os.link(os.path.join(d, "markup.ttr"), os.path.join(odd, "rün 日本.ttr"))
+        w = win("convert", "dir ü 日本/rün 日本.ttr", "-o", "dir ü 日本/ü.json")
+        lin("convert", "dir ü 日本/rün 日本.ttr", "-o", "dir ü 日本/l.json")
+        if w.returncode != 0 or open(os.path.join(odd, "ü.json"), "rb").read() != \
+                open(os.path.join(odd, "l.json"), "rb").read():
+            fail(f"a path in UTF-8: exit {w.returncode}\n{w.stderr}")
+        program = os.path.join(odd, "日本.exe")
+        os.link(instrumented, program)
+        run([wrapper, program], env=dict(env, TICKTRACE_OUT="日本.ttr"), cwd=odd)
+        w, lo = win("info", "dir ü 日本/日本.ttr"), lin("info", "dir ü 日本/日本.ttr")
+        if w.returncode != 0 or "+0x" in w.stdout:
+            fail(f"a program in a UTF-8 folder: exit {w.returncode}, not named:\n{w.stdout}{w.stderr}")
+        compare_text(w.stdout, lo.stdout, "info 日本.ttr")
 
         # Bad input: the same error, exit 1, nothing written.
         data = open(os.path.join(d, "markup.ttr"), "rb").read()

@@ -388,7 +388,8 @@ int tt_open_regular(const char *path, const char **why)
 	/* (O_NONBLOCK changes nothing for a regular file's reads.) */
 	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0) {
-		*why = strerror(errno);
+		/* (EISDIR: Windows' open of a directory, which Linux's opens) */
+		*why = errno == EISDIR ? "not a regular file" : strerror(errno);
 		return -1;
 	}
 	struct stat st;

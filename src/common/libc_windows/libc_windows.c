@@ -2,12 +2,77 @@
  * the tools. */
 #include <errno.h>
 #include <io.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 #include <windows.h>
 
 #include "libc_windows.h"
+
+wchar_t *tt_utf8_wide(const char *path)
+{
+	int n = MultiByteToWideChar(CP_UTF8, MB_ERR_INVALID_CHARS, path, -1, NULL, 0);
+	wchar_t *w = n > 0 ? malloc((size_t)n * sizeof *w) : NULL;
+	if (n <= 0)
+		errno = EINVAL; /* not UTF-8 */
+	else if (!w)
+		errno = ENOMEM;
+	else if (MultiByteToWideChar(CP_UTF8, MB_ERR_INVALID_CHARS, path, -1, w, n) != n) {
+		free(w);
+		w = NULL;
+		errno = EINVAL;
+	}
+	return w;
+}
+
+int tt_utf8_open(const char *path, int flags, ...)
+{
+	va_list ap;
+	va_start(ap, flags);
+	int mode = flags & O_CREAT ? va_arg(ap, int) : 0;
+	va_end(ap);
+	wchar_t *w = tt_utf8_wide(path);
+	int fd = w ? _wopen(w, flags, mode) : -1;
+	/* A directory: Linux opens it (and then finds it is no regular file); Windows
+	 * denies it access, which would say "Permission denied". */
+	int err = errno;
+	DWORD attributes = fd < 0 && err == EACCES ? GetFileAttributesW(w) : INVALID_FILE_ATTRIBUTES;
+	errno = attributes != INVALID_FILE_ATTRIBUTES && (attributes & FILE_ATTRIBUTE_DIRECTORY) ? EISDIR : err;
+	free(w);
+	return fd;
+}
+
+int tt_utf8_stat(const char *path, struct _stat64 *st)
+{
+	wchar_t *w = tt_utf8_wide(path);
+	if (!w)
+		return -1;
+	/* "dir/" is "dir", as on Linux (Windows' stat fails with the slash) */
+	size_t len = wcslen(w);
+	while (len > 1 && (w[len - 1] == L'/' || w[len - 1] == L'\\') && w[len - 2] != L':')
+		w[--len] = L'\0';
+	int rc = _wstat64(w, st);
+	free(w);
+	return rc;
+}
+
+FILE *tt_utf8_fopen(const char *path, const char *mode)
+{
+	wchar_t *w = tt_utf8_wide(path), *wmode = tt_utf8_wide(mode);
+	FILE *f = w && wmode ? _wfopen(w, wmode) : NULL;
+	free(w);
+	free(wmode);
+	return f;
+}
+
+int tt_utf8_unlink(const char *path)
+{
+	wchar_t *w = tt_utf8_wide(path);
+	int rc = w ? _wunlink(w) : -1;
+	free(w);
+	return rc;
+}
 
 char *strndup(const char *s, size_t n)
 {
