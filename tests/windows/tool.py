@@ -242,6 +242,13 @@ def main():
         if leftover:
             fail(f"temporary files left: {leftover}")
 
+        # A count's value refused as Linux refuses it (Windows' long is 32 bits: "-3" was
+        # 2^32 - 3 and taken).
+        for depth in ("-3", "4294967297", "18446744073709551615"):
+            w = win("spikes", "markup.ttr", "--threshold", "1ns", "--depth", depth)
+            if w.returncode != 2 or "--depth is a number of scopes, 1 or more" not in w.stderr:
+                fail(f"--depth {depth}: exit {w.returncode}, {w.stderr!r}")
+
         for cmd in ("record", "open"):
             w = win(cmd, "markup.ttr")
             if w.returncode != 2 or f"ticktrace {cmd}: not in ticktrace.exe" not in w.stderr:
