@@ -14,7 +14,9 @@ them by offset and says so).
   temporary file left; an existing output refused without --force, replaced with it;
 - record and open: not in ticktrace.exe, said, exit 2.
 
-    tool.py WRAPPER TICKTRACE.EXE RECORDER.EXE INSTRUMENTED.EXE LIBTICKTRACE.DLL
+- a C++ run's functions: named with their parameters once ("ns::twice(int)"), both tools;
+
+    tool.py WRAPPER TICKTRACE.EXE RECORDER.EXE INSTRUMENTED.EXE LIBTICKTRACE.DLL INSTRUMENTED_CPP.EXE
 
 The Linux `ticktrace` as recorder.py finds it ($TT_TEST_TOOL), and its build's
 bench/ticktrace-demo-instrumented; without them, or Wine, exit 77."""
@@ -114,7 +116,7 @@ def run_status(cmd, **kw):
 
 def main():
     clean_on_term()
-    wrapper, exe, recorder, instrumented, dll = (os.path.abspath(a) for a in sys.argv[1:6])
+    wrapper, exe, recorder, instrumented, dll, instrumented_cpp = (os.path.abspath(a) for a in sys.argv[1:7])
     linux = tool()
     bench = os.path.join(os.path.dirname(linux), "..", "bench")
     linux_demos = [os.path.abspath(os.path.join(bench, n)) for n in ("ticktrace-demo", "ticktrace-demo-instrumented")]
@@ -241,6 +243,14 @@ def main():
         leftover = [n for n in os.listdir(d) if n.startswith(".")]
         if leftover:
             fail(f"temporary files left: {leftover}")
+
+        # A C++ run: its names' parameter lists printed once, by both tools.
+        run([wrapper, instrumented_cpp], env=dict(env, TICKTRACE_OUT="cpp.ttr"), cwd=d)
+        w, lo = win("info", "cpp.ttr"), lin("info", "cpp.ttr")
+        for out in (w.stdout, lo.stdout):
+            if "ns::twice(int) " not in out or "(int)()" in out:
+                fail(f"a C++ run's names, not 'ns::twice(int)' once:\n{out}")
+        compare_text(w.stdout, lo.stdout, "info cpp.ttr")
 
         # A count's value refused as Linux refuses it (Windows' long is 32 bits: "-3" was
         # 2^32 - 3 and taken).
