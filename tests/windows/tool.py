@@ -23,6 +23,7 @@ bench/ticktrace-demo-instrumented; without them, or Wine, exit 77."""
 import json
 import os
 import re
+import signal
 import sys
 import tempfile
 
@@ -251,6 +252,16 @@ def main():
             if "ns::twice(int) " not in out or "(int)()" in out:
                 fail(f"a C++ run's names, not 'ns::twice(int)' once:\n{out}")
         compare_text(w.stdout, lo.stdout, "info cpp.ttr")
+
+        # Ctrl+C (SIGINT, which Wine makes one): exit 130, as on Linux, not 0. The
+        # command's first bytes read (it is running), then the pipe left full.
+        p = subprocess.Popen([wrapper, exe, "convert", "linux.ttr", "-o", "-"], cwd=d,
+                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        p.stdout.read(4096)
+        p.send_signal(signal.SIGINT)
+        if p.wait(timeout=60) != 130:
+            fail(f"Ctrl+C: exit {p.returncode}, not 130")
+        p.stdout.close()
 
         # A count's value refused as Linux refuses it (Windows' long is 32 bits: "-3" was
         # 2^32 - 3 and taken).

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <io.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,16 +95,17 @@ static BOOL WINAPI tt_doomed_on_ctrl(DWORD event)
 			RemoveDirectoryW(w);
 		free(w);
 	}
-	tt_ndoomed = 0; /* (held: the command ends) */
-	return FALSE; /* the default handler ends the process */
+	/* Ended here, as Linux's shell sees a command a signal ended: 128 + SIGINT for Ctrl+C
+	 * (and Ctrl+Break), 128 + SIGHUP for a console closed; Windows' default handler
+	 * would end it with STATUS_CONTROL_C_EXIT, or (Wine) 0, which reads as success.
+	 * (the lock held: nothing is removed or added after) */
+	TerminateProcess(GetCurrentProcess(), 128 + (event == CTRL_C_EVENT || event == CTRL_BREAK_EVENT ? SIGINT : SIGHUP));
+	return TRUE;
 }
 
 void tt_remove_on_signal(const char *path)
 {
-	static bool handler_set;
 	AcquireSRWLockExclusive(&tt_doomed_lock);
-	if (!handler_set)
-		handler_set = SetConsoleCtrlHandler(tt_doomed_on_ctrl, TRUE);
 	char *copy = strdup(path);
 	if (copy && tt_grow((void **)&tt_doomed, &tt_doomed_cap, tt_ndoomed + 1, sizeof *tt_doomed))
 		tt_doomed[tt_ndoomed++] = copy;
@@ -133,6 +135,8 @@ void tt_standard_fds(void)
 	_fmode = _O_BINARY;
 	for (int fd = 0; fd <= 2; fd++)
 		_setmode(fd, _O_BINARY);
+	/* Ctrl+C ends every command as on Linux (exit 130), its temporary files removed. */
+	SetConsoleCtrlHandler(tt_doomed_on_ctrl, TRUE);
 	/* What it prints is UTF-8 (names, paths): a console shows it so. */
 	SetConsoleOutputCP(CP_UTF8);
 }
