@@ -253,6 +253,19 @@ def main():
                 fail(f"a C++ run's names, not 'ns::twice(int)' once:\n{out}")
         compare_text(w.stdout, lo.stdout, "info cpp.ttr")
 
+        # Directories: one given as a trace is "not a regular file", and "db/" is the
+        # directory db (diff's runs), as on Linux (Windows' open said "Permission denied",
+        # its stat failed on the slash).
+        for side in ("da", "db"):
+            os.mkdir(os.path.join(d, side))
+            os.link(os.path.join(d, "markup.ttr"), os.path.join(d, side, "markup.ttr"))
+        for what in (["convert", "da", "-o", "da.json"], ["report", "da"], ["diff", "da", "db/"]):
+            w, lo = win(*what), lin(*what)
+            if w.returncode != lo.returncode or w.stdout != lo.stdout or \
+                    [x for x in w.stderr.splitlines() if "error" in x] != \
+                    [x for x in lo.stderr.splitlines() if "error" in x]:
+                fail(f"{' '.join(what)}: exit {w.returncode}, {lo.returncode} on Linux:\n{w.stdout}{w.stderr}\n{lo.stdout}{lo.stderr}")
+
         # Ctrl+C (SIGINT, which Wine makes one): exit 130, as on Linux, not 0. The
         # command's first bytes read (it is running), then the pipe left full.
         p = subprocess.Popen([wrapper, exe, "convert", "linux.ttr", "-o", "-"], cwd=d,
