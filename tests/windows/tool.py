@@ -276,6 +276,15 @@ def main():
             fail(f"Ctrl+C: exit {p.returncode}, not 130")
         p.stdout.close()
 
+        # A pipe its reader closed: said as Linux says EPIPE (Windows' C runtime: EINVAL).
+        p = subprocess.Popen([wrapper, exe, "convert", "linux.ttr", "-o", "-"], cwd=d,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        p.stdout.read(100)
+        p.stdout.close()
+        said = p.stderr.read().decode(errors="replace")
+        if p.wait(timeout=60) != 1 or "-: write failed: Broken pipe" not in said:
+            fail(f"a closed pipe: exit {p.returncode}, {said!r}")
+
         # A count's value refused as Linux refuses it (Windows' long is 32 bits: "-3" was
         # 2^32 - 3 and taken).
         for depth in ("-3", "4294967297", "18446744073709551615"):

@@ -435,12 +435,12 @@ int tt_out_apart(const char *path, char *const *inputs, size_t n)
 	return 0;
 }
 
-int tt_out_text(struct tt_out *o, int (*write)(void *ctx, FILE *out), void *ctx)
+int tt_out_text(struct tt_out *o, int (*print)(void *ctx, FILE *out), void *ctx)
 {
 	FILE *stream = tt_os_out_stream(o);
 	if (!stream)
 		return tt_error("out of memory");
-	int rc = write(ctx, stream);
+	int rc = print(ctx, stream);
 	if (fclose(stream) != 0 && rc == 0)
 		rc = tt_error("%s: cannot write", strcmp(o->path, "-") ? o->path : "stdout");
 	return rc;

@@ -74,6 +74,26 @@ int tt_utf8_unlink(const char *path)
 	return rc;
 }
 
+int tt_write(int fd, const void *buf, unsigned int n)
+{
+	/* WriteFile itself (every descriptor of the tools is binary, _fmode): the C
+	 * runtime's _write keeps no reason for a failure, EINVAL for a full disk or a
+	 * closed pipe */
+	HANDLE h = (HANDLE)_get_osfhandle(fd);
+	DWORD written;
+	if (h == INVALID_HANDLE_VALUE) {
+		errno = EBADF;
+		return -1;
+	}
+	if (WriteFile(h, buf, n, &written, NULL))
+		return (int)written;
+	DWORD error = GetLastError();
+	errno = error == ERROR_DISK_FULL || error == ERROR_HANDLE_DISK_FULL ? ENOSPC :
+		error == ERROR_NO_DATA || error == ERROR_BROKEN_PIPE || error == ERROR_PIPE_NOT_CONNECTED ? EPIPE :
+									    EIO;
+	return -1;
+}
+
 char *strndup(const char *s, size_t n)
 {
 	size_t len = strnlen(s, n);

@@ -31,6 +31,10 @@ int tt_utf8_unlink(const char *path);
 #define _stat64(path, st) tt_utf8_stat(path, st)
 #define fopen(path, mode) tt_utf8_fopen(path, mode)
 #define unlink(path) tt_utf8_unlink(path)
+/* write, its errors as Linux's: a full disk ENOSPC, a pipe closed at its reader's end
+ * EPIPE (Windows' C runtime says EINVAL for both) */
+int tt_write(int fd, const void *buf, unsigned int n);
+#define write(...) tt_write(__VA_ARGS__)
 
 /* No descriptor is inherited by a child (the tools start none), and no open of theirs
  * blocks: both flags mean nothing here. */
