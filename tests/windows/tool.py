@@ -292,6 +292,17 @@ def main():
             if w.returncode != 2 or "--depth is a number of scopes, 1 or more" not in w.stderr:
                 fail(f"--depth {depth}: exit {w.returncode}, {w.stderr!r}")
 
+        # Option errors said as glibc's getopt says them (mingw's named the .exe's path).
+        for what in (["flame", "markup.ttr", "--folded"], ["spikes", "markup.ttr", "--threshold"],
+                     ["info", "-z", "markup.ttr"], ["report", "markup.ttr", "--json=3"]):
+            w, lo = win(*what), lin(*what)
+            if w.returncode != 2 or w.stderr.splitlines()[:1] != lo.stderr.splitlines()[:1]:
+                fail(f"{' '.join(what)}: exit {w.returncode}, ticktrace.exe said\n{w.stderr}where ticktrace said\n{lo.stderr}")
+        # --help: the commands that are Linux's alone said so.
+        w = win("--help")
+        if [x.split()[0] for x in w.stdout.splitlines() if "(Linux only)" in x] != ["open", "record"]:
+            fail(f"--help names not open and record as Linux's alone:\n{w.stdout}")
+
         for cmd in ("record", "open"):
             w = win(cmd, "markup.ttr")
             if w.returncode != 2 or f"ticktrace {cmd}: not in ticktrace.exe" not in w.stderr:

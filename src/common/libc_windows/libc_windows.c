@@ -94,6 +94,34 @@ int tt_write(int fd, const void *buf, unsigned int n)
 	return -1;
 }
 
+int tt_getopt_long(int argc, char *const *argv, const char *shorts, const struct option *longs, int *index)
+{
+	opterr = 0;
+	int c = (getopt_long)(argc, argv, shorts, longs, index);
+	if (c != '?' && c != ':')
+		return c;
+	const char *arg = optind > 0 && optind <= argc ? argv[optind - 1] : "";
+	if (strncmp(arg, "--", 2) != 0) {
+		const char *known = optopt ? strchr(shorts, optopt) : NULL;
+		if (known)
+			fprintf(stderr, "%s: option requires an argument -- '%c'\n", argv[0], optopt);
+		else
+			fprintf(stderr, "%s: invalid option -- '%c'\n", argv[0], optopt);
+		return '?';
+	}
+	size_t len = strcspn(arg + 2, "=");
+	const struct option *o = longs;
+	while (o->name && (strlen(o->name) != len || strncmp(o->name, arg + 2, len) != 0))
+		o++;
+	if (!o->name)
+		fprintf(stderr, "%s: unrecognized option '%s'\n", argv[0], arg);
+	else if (arg[2 + len] == '=')
+		fprintf(stderr, "%s: option '--%s' doesn't allow an argument\n", argv[0], o->name);
+	else
+		fprintf(stderr, "%s: option '--%s' requires an argument\n", argv[0], o->name);
+	return '?';
+}
+
 char *strndup(const char *s, size_t n)
 {
 	size_t len = strnlen(s, n);

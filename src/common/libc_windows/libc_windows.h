@@ -10,6 +10,7 @@
 #define _POSIX_THREAD_SAFE_FUNCTIONS 200112L
 #define __USE_MINGW_ANSI_STDIO 1
 #include <fcntl.h>
+#include <getopt.h>
 #include <io.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +36,10 @@ int tt_utf8_unlink(const char *path);
  * EPIPE (Windows' C runtime says EINVAL for both) */
 int tt_write(int fd, const void *buf, unsigned int n);
 #define write(...) tt_write(__VA_ARGS__)
+/* getopt_long, its errors said as glibc's ("flame: unrecognized option '--folded'"), not
+ * mingw's (the .exe's path, "unknown option -- folded") */
+int tt_getopt_long(int argc, char *const *argv, const char *shorts, const struct option *longs, int *index);
+#define getopt_long(...) tt_getopt_long(__VA_ARGS__)
 
 /* No descriptor is inherited by a child (the tools start none), and no open of theirs
  * blocks: both flags mean nothing here. */
