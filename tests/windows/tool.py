@@ -253,6 +253,15 @@ def main():
                 fail(f"a C++ run's names, not 'ns::twice(int)' once:\n{out}")
         compare_text(w.stdout, lo.stdout, "info cpp.ttr")
 
+        # A path beyond MAX_PATH (260): written and read as on Linux ("\\?\" before it).
+        deep = os.path.join(*["d" * 100] * 3)
+        os.makedirs(os.path.join(d, deep))
+        w = win("convert", "markup.ttr", "-o", os.path.join(d, deep, "w.json"))
+        lin("convert", "markup.ttr", "-o", os.path.join(deep, "l.json"))
+        if w.returncode != 0 or open(os.path.join(d, deep, "w.json"), "rb").read() != \
+                open(os.path.join(d, deep, "l.json"), "rb").read():
+            fail(f"a path beyond MAX_PATH: exit {w.returncode}\n{w.stderr}")
+
         # Directories: one given as a trace is "not a regular file", and "db/" is the
         # directory db (diff's runs), as on Linux (Windows' open said "Permission denied",
         # its stat failed on the slash).

@@ -23,6 +23,25 @@ wchar_t *tt_utf8_wide(const char *path)
 		w = NULL;
 		errno = EINVAL;
 	}
+	/* A path beyond MAX_PATH (less the 12 characters a directory keeps for its 8.3
+	 * names) is taken whole with "\\?\" before its full form, as Linux takes one to
+	 * PATH_MAX. */
+	if (w && n > MAX_PATH - 12 && wcsncmp(w, L"\\\\?\\", 4) != 0) {
+		DWORD full = GetFullPathNameW(w, 0, NULL, NULL);
+		wchar_t *longer = full ? malloc((full + 8) * sizeof *longer) : NULL;
+		if (longer && GetFullPathNameW(w, full, longer + 8, NULL) < full) {
+			bool unc = longer[8] == L'\\' && longer[9] == L'\\';
+			/* "\\?\C:\..." or, a share's, "\\?\UNC\server\..." */
+			const wchar_t *lead = unc ? L"\\\\?\\UNC" : L"\\\\?\\";
+			size_t skip = unc ? 1 : 0, lead_len = wcslen(lead);
+			memmove(longer + lead_len, longer + 8 + skip, (wcslen(longer + 8 + skip) + 1) * sizeof *longer);
+			memcpy(longer, lead, lead_len * sizeof *longer);
+			free(w);
+			w = longer;
+		} else {
+			free(longer);
+		}
+	}
 	return w;
 }
 
