@@ -14,9 +14,9 @@ static const struct tt_cmd tt_cmds[] = {
 	 tt_convert_options, tt_convert_args, TT_RUNS},
 	{"info", tt_cmd_info, "what raw files hold: clock, process, threads, call sites",
 	 tt_info_options, tt_info_args, TT_RUNS},
-	{"open", tt_cmd_open, "serve a converted trace once to the Perfetto UI and print its URL",
+	{"open", tt_cmd_open, "(Linux only) serve a converted trace once to the Perfetto UI",
 	 tt_open_options, tt_open_args, "*.@(ttr|live|json|pftrace|perfetto-trace|pb)"},
-	{"record", tt_cmd_record, "run a program, recording the calls of functions patched in it",
+	{"record", tt_cmd_record, "(Linux only) run a program, recording the calls of its functions",
 	 tt_rec_options, tt_rec_args, "program"},
 	{"report", tt_cmd_report, "the flat profile: calls, total, self and children time, percentiles",
 	 tt_report_options, tt_report_args, TT_RUNS},
@@ -39,7 +39,8 @@ static void tt_usage(FILE *out)
 	fputs("  help      this text\n"
 	      "\n"
 	      "'ticktrace <command> --help' describes a command; 'ticktrace --version' prints\n"
-	      "the version. Manual pages: ticktrace(1), and ticktrace(3) for the C API.\n", out);
+	      "the version. Manual pages (Linux's install): ticktrace(1), and ticktrace(3) for\n"
+	      "the C API.\n", out);
 }
 
 static int tt_main(int argc, char **argv)
@@ -75,5 +76,6 @@ static int tt_main(int argc, char **argv)
 int main(int argc, char **argv)
 {
 	tt_standard_fds();
+	tt_os_utf8_args(&argc, &argv);
 	return tt_stdout_finish(tt_main(argc, argv));
 }

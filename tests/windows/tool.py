@@ -14,13 +14,16 @@ them by offset and says so).
   temporary file left; an existing output refused without --force, replaced with it;
 - record and open: not in ticktrace.exe, said, exit 2.
 
-    tool.py WRAPPER TICKTRACE.EXE RECORDER.EXE INSTRUMENTED.EXE LIBTICKTRACE.DLL
+- a C++ run's functions: named with their parameters once ("ns::twice(int)"), both tools;
+
+    tool.py WRAPPER TICKTRACE.EXE RECORDER.EXE INSTRUMENTED.EXE LIBTICKTRACE.DLL INSTRUMENTED_CPP.EXE
 
 The Linux `ticktrace` as recorder.py finds it ($TT_TEST_TOOL), and its build's
 bench/ticktrace-demo-instrumented; without them, or Wine, exit 77."""
 import json
 import os
 import re
+import signal
 import sys
 import tempfile
 
@@ -104,7 +107,8 @@ def damaged_record(linux, d, data):
 
 
 def run_status(cmd, **kw):
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=300, **kw)
+    # (errors="replace": a path misread is said, not a traceback)
+    p = subprocess.run(cmd, capture_output=True, text=True, errors="replace", timeout=300, **kw)
     if p.returncode == 77:
         print(p.stderr, end="", file=sys.stderr)
         sys.exit(77)
@@ -113,7 +117,7 @@ def run_status(cmd, **kw):
 
 def main():
     clean_on_term()
-    wrapper, exe, recorder, instrumented, dll = (os.path.abspath(a) for a in sys.argv[1:6])
+    wrapper, exe, recorder, instrumented, dll, instrumented_cpp = (os.path.abspath(a) for a in sys.argv[1:7])
     linux = tool()
     bench = os.path.join(os.path.dirname(linux), "..", "bench")
     linux_demos = [os.path.abspath(os.path.join(bench, n)) for n in ("ticktrace-demo", "ticktrace-demo-instrumented")]
@@ -181,6 +185,25 @@ def main():
                     fail(f"{what[0]} {ttr}: exit {w.returncode} (ticktrace.exe), {lo.returncode}\n{w.stderr}{lo.stderr}")
                 compare_text(w.stdout, lo.stdout, f"{what[0]} {ttr}")
 
+        # Paths beyond the ANSI code page (the command line taken as UTF-16, files opened
+        # by their UTF-8 name): a file in one, converted beside it, and a program's own
+        # .exe named from a folder so named (its functions named from its symbols).
+        odd = os.path.join(d, "dir ü 日本")
+        os.mkdir(odd)
+        os.link(os.path.join(d, "markup.ttr"), os.path.join(odd, "rün 日本.ttr"))
+        w = win("convert", "dir ü 日本/rün 日本.ttr", "-o", "dir ü 日本/ü.json")
+        lin("convert", "dir ü 日本/rün 日本.ttr", "-o", "dir ü 日本/l.json")
+        if w.returncode != 0 or open(os.path.join(odd, "ü.json"), "rb").read() != \
+                open(os.path.join(odd, "l.json"), "rb").read():
+            fail(f"a path in UTF-8: exit {w.returncode}\n{w.stderr}")
+        program = os.path.join(odd, "日本.exe")
+        os.link(instrumented, program)
+        run([wrapper, program], env=dict(env, TICKTRACE_OUT="日本.ttr"), cwd=odd)
+        w, lo = win("info", "dir ü 日本/日本.ttr"), lin("info", "dir ü 日本/日本.ttr")
+        if w.returncode != 0 or "+0x" in w.stdout:
+            fail(f"a program in a UTF-8 folder: exit {w.returncode}, not named:\n{w.stdout}{w.stderr}")
+        compare_text(w.stdout, lo.stdout, "info 日本.ttr")
+
         # Bad input: the same error, exit 1, nothing written.
         data = open(os.path.join(d, "markup.ttr"), "rb").read()
         open(os.path.join(d, "cut.ttr"), "wb").write(data[:len(data) // 2])
@@ -221,6 +244,73 @@ def main():
         leftover = [n for n in os.listdir(d) if n.startswith(".")]
         if leftover:
             fail(f"temporary files left: {leftover}")
+
+        # A C++ run: its names' parameter lists printed once, by both tools.
+        run([wrapper, instrumented_cpp], env=dict(env, TICKTRACE_OUT="cpp.ttr"), cwd=d)
+        w, lo = win("info", "cpp.ttr"), lin("info", "cpp.ttr")
+        for out in (w.stdout, lo.stdout):
+            if "ns::twice(int) " not in out or "(int)()" in out:
+                fail(f"a C++ run's names, not 'ns::twice(int)' once:\n{out}")
+        compare_text(w.stdout, lo.stdout, "info cpp.ttr")
+
+        # A path beyond MAX_PATH (260): written and read as on Linux ("\\?\" before it).
+        deep = os.path.join(*["d" * 100] * 3)
+        os.makedirs(os.path.join(d, deep))
+        w = win("convert", "markup.ttr", "-o", os.path.join(d, deep, "w.json"))
+        lin("convert", "markup.ttr", "-o", os.path.join(deep, "l.json"))
+        if w.returncode != 0 or open(os.path.join(d, deep, "w.json"), "rb").read() != \
+                open(os.path.join(d, deep, "l.json"), "rb").read():
+            fail(f"a path beyond MAX_PATH: exit {w.returncode}\n{w.stderr}")
+
+        # Directories: one given as a trace is "not a regular file", and "db/" is the
+        # directory db (diff's runs), as on Linux (Windows' open said "Permission denied",
+        # its stat failed on the slash).
+        for side in ("da", "db"):
+            os.mkdir(os.path.join(d, side))
+            os.link(os.path.join(d, "markup.ttr"), os.path.join(d, side, "markup.ttr"))
+        for what in (["convert", "da", "-o", "da.json"], ["report", "da"], ["diff", "da", "db/"]):
+            w, lo = win(*what), lin(*what)
+            if w.returncode != lo.returncode or w.stdout != lo.stdout or \
+                    [x for x in w.stderr.splitlines() if "error" in x] != \
+                    [x for x in lo.stderr.splitlines() if "error" in x]:
+                fail(f"{' '.join(what)}: exit {w.returncode}, {lo.returncode} on Linux:\n{w.stdout}{w.stderr}\n{lo.stdout}{lo.stderr}")
+
+        # Ctrl+C (SIGINT, which Wine makes one): exit 130, as on Linux, not 0. The
+        # command's first bytes read (it is running), then the pipe left full.
+        p = subprocess.Popen([wrapper, exe, "convert", "linux.ttr", "-o", "-"], cwd=d,
+                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        p.stdout.read(4096)
+        p.send_signal(signal.SIGINT)
+        if p.wait(timeout=60) != 130:
+            fail(f"Ctrl+C: exit {p.returncode}, not 130")
+        p.stdout.close()
+
+        # A pipe its reader closed: said as Linux says EPIPE (Windows' C runtime: EINVAL).
+        p = subprocess.Popen([wrapper, exe, "convert", "linux.ttr", "-o", "-"], cwd=d,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        p.stdout.read(100)
+        p.stdout.close()
+        said = p.stderr.read().decode(errors="replace")
+        if p.wait(timeout=60) != 1 or "-: write failed: Broken pipe" not in said:
+            fail(f"a closed pipe: exit {p.returncode}, {said!r}")
+
+        # A count's value refused as Linux refuses it (Windows' long is 32 bits: "-3" was
+        # 2^32 - 3 and taken).
+        for depth in ("-3", "4294967297", "18446744073709551615"):
+            w = win("spikes", "markup.ttr", "--threshold", "1ns", "--depth", depth)
+            if w.returncode != 2 or "--depth is a number of scopes, 1 or more" not in w.stderr:
+                fail(f"--depth {depth}: exit {w.returncode}, {w.stderr!r}")
+
+        # Option errors said as glibc's getopt says them (mingw's named the .exe's path).
+        for what in (["flame", "markup.ttr", "--folded"], ["spikes", "markup.ttr", "--threshold"],
+                     ["info", "-z", "markup.ttr"], ["report", "markup.ttr", "--json=3"]):
+            w, lo = win(*what), lin(*what)
+            if w.returncode != 2 or w.stderr.splitlines()[:1] != lo.stderr.splitlines()[:1]:
+                fail(f"{' '.join(what)}: exit {w.returncode}, ticktrace.exe said\n{w.stderr}where ticktrace said\n{lo.stderr}")
+        # --help: the commands that are Linux's alone said so.
+        w = win("--help")
+        if [x.split()[0] for x in w.stdout.splitlines() if "(Linux only)" in x] != ["open", "record"]:
+            fail(f"--help names not open and record as Linux's alone:\n{w.stdout}")
 
         for cmd in ("record", "open"):
             w = win(cmd, "markup.ttr")

@@ -101,6 +101,9 @@ void tt_os_release(const uint8_t *p, size_t n);
  * 2>&-`), open on /dev/null: else the first file the command opens takes its number,
  * and what is said on stderr or printed goes into that file (a trace being written). */
 void tt_standard_fds(void);
+/* The command's arguments in UTF-8: Windows' as its command line has them (UTF-16),
+ * not in the ANSI code page; Linux's as they are. */
+void tt_os_utf8_args(int *argc, char ***argv);
 
 /* Opens a regular file to read, never blocking: a FIFO or a device a file names (and a
  * file can come from anyone) is refused, not waited on. Its descriptor (close-on-exec),

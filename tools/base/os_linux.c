@@ -144,6 +144,11 @@ static int tt_out_open_in_place(const char *path)
 	return fd;
 }
 
+void tt_os_utf8_args(int *argc, char ***argv)
+{
+	(void)argc, (void)argv; /* (Linux's are bytes, UTF-8 in a UTF-8 locale, taken as they are) */
+}
+
 void tt_standard_fds(void)
 {
 	for (int fd = 0; fd <= 2; fd++)

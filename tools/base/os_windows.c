@@ -1,11 +1,13 @@
 /* tools/base on Windows (base_internal.h; os_linux.c is Linux's): the input mapped
  * (CreateFileMapping, MapViewOfFile), the output's temporary file made beside it and
  * renamed into place without replacing (MoveFileExW), removed when Ctrl+C or a closed
- * console ends the command; a device or a pipe written in place. Paths are the C
- * runtime's, in the ANSI code page, as the command line gives them. */
+ * console ends the command; a device or a pipe written in place. Paths are UTF-8, the
+ * command line's taken as UTF-16 (tt_os_utf8_args), each opened as UTF-16
+ * (tt_utf8_wide, libc_windows.h). */
 #include <errno.h>
 #include <fcntl.h>
 #include <io.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,16 +40,25 @@ void tt_os_release(const uint8_t *p, size_t n)
 	VirtualUnlock((void *)p, n);
 }
 
-/* A path of the command line (ANSI code page) in UTF-16; NULL out of memory. */
-static wchar_t *tt_wide(const char *path)
+void tt_os_utf8_args(int *argc, char ***argv)
 {
-	int n = MultiByteToWideChar(CP_ACP, 0, path, -1, NULL, 0);
-	wchar_t *w = n > 0 ? malloc((size_t)n * sizeof *w) : NULL;
-	if (w && MultiByteToWideChar(CP_ACP, 0, path, -1, w, n) != n) {
-		free(w);
-		w = NULL;
+	/* The command line as Windows keeps it, UTF-16, in UTF-8: the ANSI code page's
+	 * argv turns what it lacks into '?' or a look-alike ("worker-a" for "worker-α"). */
+	int n;
+	wchar_t **wide = CommandLineToArgvW(GetCommandLineW(), &n);
+	char **args = wide ? calloc((size_t)n + 1, sizeof *args) : NULL;
+	for (int i = 0; args && i < n; i++) {
+		int len = WideCharToMultiByte(CP_UTF8, 0, wide[i], -1, NULL, 0, NULL, NULL);
+		if (len <= 0 || !(args[i] = malloc((size_t)len)))
+			args = NULL; /* (the process ends soon: the ANSI argv instead) */
+		else
+			WideCharToMultiByte(CP_UTF8, 0, wide[i], -1, args[i], len, NULL, NULL);
 	}
-	return w;
+	if (args) {
+		*argc = n;
+		*argv = args;
+	}
+	LocalFree(wide);
 }
 
 static int tt_errno_of(DWORD error)
@@ -78,19 +89,23 @@ static BOOL WINAPI tt_doomed_on_ctrl(DWORD event)
 {
 	(void)event;
 	AcquireSRWLockExclusive(&tt_doomed_lock);
-	for (size_t i = tt_ndoomed; i-- > 0;)
-		if (!DeleteFileA(tt_doomed[i]))
-			RemoveDirectoryA(tt_doomed[i]);
-	tt_ndoomed = 0; /* (held: the command ends) */
-	return FALSE; /* the default handler ends the process */
+	for (size_t i = tt_ndoomed; i-- > 0;) {
+		wchar_t *w = tt_utf8_wide(tt_doomed[i]);
+		if (w && !DeleteFileW(w))
+			RemoveDirectoryW(w);
+		free(w);
+	}
+	/* Ended here, as Linux's shell sees a command a signal ended: 128 + SIGINT for Ctrl+C
+	 * (and Ctrl+Break), 128 + SIGHUP for a console closed; Windows' default handler
+	 * would end it with STATUS_CONTROL_C_EXIT, or (Wine) 0, which reads as success.
+	 * (the lock held: nothing is removed or added after) */
+	TerminateProcess(GetCurrentProcess(), 128 + (event == CTRL_C_EVENT || event == CTRL_BREAK_EVENT ? SIGINT : SIGHUP));
+	return TRUE;
 }
 
 void tt_remove_on_signal(const char *path)
 {
-	static bool handler_set;
 	AcquireSRWLockExclusive(&tt_doomed_lock);
-	if (!handler_set)
-		handler_set = SetConsoleCtrlHandler(tt_doomed_on_ctrl, TRUE);
 	char *copy = strdup(path);
 	if (copy && tt_grow((void **)&tt_doomed, &tt_doomed_cap, tt_ndoomed + 1, sizeof *tt_doomed))
 		tt_doomed[tt_ndoomed++] = copy;
@@ -120,6 +135,10 @@ void tt_standard_fds(void)
 	_fmode = _O_BINARY;
 	for (int fd = 0; fd <= 2; fd++)
 		_setmode(fd, _O_BINARY);
+	/* Ctrl+C ends every command as on Linux (exit 130), its temporary files removed. */
+	SetConsoleCtrlHandler(tt_doomed_on_ctrl, TRUE);
+	/* What it prints is UTF-8 (names, paths): a console shows it so. */
+	SetConsoleOutputCP(CP_UTF8);
 }
 
 const char *tt_os_file_name(const char *path)
@@ -134,8 +153,11 @@ const char *tt_os_file_name(const char *path)
 bool tt_os_open_in_place(const char *path, int *fd)
 {
 	/* A device (NUL, CON) or a pipe: what is not a file on a disk. */
-	HANDLE h = CreateFileA(path, GENERIC_WRITE, FILE_SHARE_READ | FILE_SHARE_WRITE, NULL, OPEN_EXISTING,
-			       FILE_ATTRIBUTE_NORMAL, NULL);
+	wchar_t *w = tt_utf8_wide(path);
+	HANDLE h = w ? CreateFileW(w, GENERIC_WRITE, FILE_SHARE_READ | FILE_SHARE_WRITE, NULL, OPEN_EXISTING,
+				   FILE_ATTRIBUTE_NORMAL, NULL)
+		     : INVALID_HANDLE_VALUE;
+	free(w);
 	if (h == INVALID_HANDLE_VALUE)
 		return false;
 	if (GetFileType(h) == FILE_TYPE_DISK) {
@@ -161,8 +183,12 @@ int tt_os_create_tmp(char *tmpl)
 			x[i] = letters[(seed >> 33) % (sizeof letters - 1)];
 		}
 		/* (deletable while open: tt_doomed_on_ctrl) */
-		HANDLE h = CreateFileA(tmpl, GENERIC_WRITE, FILE_SHARE_READ | FILE_SHARE_DELETE, NULL, CREATE_NEW,
+		wchar_t *w = tt_utf8_wide(tmpl);
+		if (!w)
+			return -1;
+		HANDLE h = CreateFileW(w, GENERIC_WRITE, FILE_SHARE_READ | FILE_SHARE_DELETE, NULL, CREATE_NEW,
 				       FILE_ATTRIBUTE_NORMAL, NULL);
+		free(w);
 		if (h != INVALID_HANDLE_VALUE) {
 			int fd = _open_osfhandle((intptr_t)h, _O_WRONLY | _O_BINARY);
 			if (fd < 0)
@@ -192,12 +218,11 @@ int tt_os_commit_tmp(int fd, const char *tmp, const char *path, bool replace)
 {
 	if (close(fd) < 0)
 		return -1;
-	wchar_t *from = tt_wide(tmp), *to = tt_wide(path);
+	wchar_t *from = tt_utf8_wide(tmp), *to = tt_utf8_wide(path);
 	int rc = 0;
 	/* Without --force, a file that appeared meanwhile is not replaced. */
 	if (!from || !to) {
-		errno = ENOMEM;
-		rc = -1;
+		rc = -1; /* (errno said) */
 	} else if (!MoveFileExW(from, to, replace ? MOVEFILE_REPLACE_EXISTING : 0)) {
 		errno = tt_errno_of(GetLastError());
 		rc = -1;
@@ -228,7 +253,7 @@ static bool tt_file_id(HANDLE h, BY_HANDLE_FILE_INFORMATION *id)
 
 static HANDLE tt_open_to_look(const char *path)
 {
-	wchar_t *w = tt_wide(path);
+	wchar_t *w = tt_utf8_wide(path);
 	HANDLE h = w ? CreateFileW(w, 0, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, NULL,
 				   OPEN_EXISTING, FILE_FLAG_BACKUP_SEMANTICS, NULL)
 		     : INVALID_HANDLE_VALUE;

@@ -388,7 +388,8 @@ int tt_open_regular(const char *path, const char **why)
 	/* (O_NONBLOCK changes nothing for a regular file's reads.) */
 	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0) {
-		*why = strerror(errno);
+		/* (EISDIR: Windows' open of a directory, which Linux's opens) */
+		*why = errno == EISDIR ? "not a regular file" : strerror(errno);
 		return -1;
 	}
 	struct stat st;
@@ -434,12 +435,12 @@ int tt_out_apart(const char *path, char *const *inputs, size_t n)
 	return 0;
 }
 
-int tt_out_text(struct tt_out *o, int (*write)(void *ctx, FILE *out), void *ctx)
+int tt_out_text(struct tt_out *o, int (*print)(void *ctx, FILE *out), void *ctx)
 {
 	FILE *stream = tt_os_out_stream(o);
 	if (!stream)
 		return tt_error("out of memory");
-	int rc = write(ctx, stream);
+	int rc = print(ctx, stream);
 	if (fclose(stream) != 0 && rc == 0)
 		rc = tt_error("%s: cannot write", strcmp(o->path, "-") ? o->path : "stdout");
 	return rc;

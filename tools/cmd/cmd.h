@@ -60,6 +60,9 @@ int tt_cmd_complete(const struct tt_cmd *cmds, size_t n, int argc, char **argv, 
  * 1.5" or "nan" is refused); the position of `name` in a list "a, b, c", or -1; whether
  * a path ends with `suffix` (formats by extension). */
 int tt_usage_error(const char *usage, const char *msg);
+/* A count option's decimal value from min to max (both tools' longs differ: Windows'
+ * are 32 bits); false for anything else ("-3", "4x", beyond max). */
+bool tt_count_option(const char *arg, uint64_t min, uint64_t max, uint64_t *value);
 int tt_threshold_option(bool global, const char *arg, struct tt_thresholds *th);
 /* --from TIME (from) or --to TIME into the filter's window; 0, or -1 for a TIME that
  * is not one. */

@@ -1092,10 +1092,7 @@ int tt_cmd_convert(int argc, char **argv)
 			break;
 		}
 		case OPT_SPLIT: {
-			char *end;
-			errno = 0;
-			opts.split = strtoull(optarg, &end, 10);
-			if (!isdigit((unsigned char)optarg[0]) || *end || errno || opts.split == 0)
+			if (!tt_count_option(optarg, 1, UINT64_MAX, &opts.split))
 				rc = tt_usage_error(tt_convert_usage, "convert: --split is a number of "
 								      "slices a shard, 1 or more");
 			break;

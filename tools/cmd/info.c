@@ -289,9 +289,12 @@ static void tt_print_sites(FILE *out, const struct tt_file *f, const struct tt_i
 			continue;
 		}
 		if (s->is_func) { /* named by its symbols */
+			/* (a C++ name has its parameters: "run(int)", not "run(int)()") */
+			bool has_params = memchr(s->name.ptr, '(', s->name.len) != NULL;
 			tt_print_str(out, s->name, 0);
-			fputs("()", out);
-			for (int pad = (int)s->name.len + 2; pad < 24; pad++)
+			if (!has_params)
+				fputs("()", out);
+			for (int pad = (int)s->name.len + (has_params ? 0 : 2); pad < 24; pad++)
 				fputc(' ', out);
 			fputc(' ', out);
 			tt_print_str(out, s->file, 0);
@@ -493,16 +496,17 @@ int tt_cmd_info(int argc, char **argv)
 	int c;
 	size_t sites = TT_INFO_SITES;
 	const char *debug_dir = NULL;
-	char *end;
 	while ((c = getopt_long(argc, argv, "hq", tt_info_options, NULL)) != -1) {
 		switch (c) {
 		case 'h': fputs(tt_info_usage, stdout); return 0;
 		case 'q': break;
-		case OPT_SITES:
-			sites = (size_t)strtoul(optarg, &end, 10);
-			if (*end || !*optarg || *optarg == '-')
+		case OPT_SITES: {
+			uint64_t n;
+			if (!tt_count_option(optarg, 0, SIZE_MAX, &n))
 				return tt_usage_error(tt_info_usage, "info: --sites is a number (0: all)");
+			sites = (size_t)n;
 			break;
+		}
 		case OPT_DEBUG_DIR: debug_dir = optarg; break;
 		default: return tt_usage_error(tt_info_usage, NULL);
 		}

@@ -1,4 +1,6 @@
 /* What the subcommands' option parsing shares. */
+#include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +18,19 @@ int tt_usage_error(const char *usage, const char *msg)
 	fprintf(stderr, "%.*s\nsee ticktrace %.*s%s--help\n", (int)strcspn(usage, "\n"), usage,
 		len, cmd, len ? " " : "");
 	return TT_EXIT_USAGE;
+}
+
+bool tt_count_option(const char *arg, uint64_t min, uint64_t max, uint64_t *value)
+{
+	/* (strtoull, not strtoul: long is 32 bits on Windows; a digit first: "-3" would be
+	 * 2^64 - 3, " 3" taken) */
+	char *end;
+	errno = 0;
+	unsigned long long n = strtoull(arg, &end, 10);
+	if (!isdigit((unsigned char)arg[0]) || *end || errno || n < min || n > max)
+		return false;
+	*value = n;
+	return true;
 }
 
 int tt_window_option(bool from, const char *arg, struct tt_filter *f)

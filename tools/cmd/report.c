@@ -214,9 +214,8 @@ static int tt_cmd_analysis_into(int argc, char **argv, bool spikes, const char *
 		case OPT_SUGGEST: o.suggest = true; break;
 		case OPT_EXCLUDE_LIST: o.exclude_list = optarg; break;
 		case OPT_DEPTH: {
-			char *end;
-			unsigned long depth = strtoul(optarg, &end, 10);
-			if (end == optarg || *end || depth == 0 || depth > UINT32_MAX)
+			uint64_t depth;
+			if (!tt_count_option(optarg, 1, UINT32_MAX, &depth))
 				return tt_usage_error(usage, "spikes: --depth is a number of scopes, 1 or more");
 			o.depth = (uint32_t)depth;
 			break;

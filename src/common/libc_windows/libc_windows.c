@@ -2,12 +2,144 @@
  * the tools. */
 #include <errno.h>
 #include <io.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 #include <windows.h>
 
 #include "libc_windows.h"
+
+wchar_t *tt_utf8_wide(const char *path)
+{
+	int n = MultiByteToWideChar(CP_UTF8, MB_ERR_INVALID_CHARS, path, -1, NULL, 0);
+	wchar_t *w = n > 0 ? malloc((size_t)n * sizeof *w) : NULL;
+	if (n <= 0)
+		errno = EINVAL; /* not UTF-8 */
+	else if (!w)
+		errno = ENOMEM;
+	else if (MultiByteToWideChar(CP_UTF8, MB_ERR_INVALID_CHARS, path, -1, w, n) != n) {
+		free(w);
+		w = NULL;
+		errno = EINVAL;
+	}
+	/* A path beyond MAX_PATH (less the 12 characters a directory keeps for its 8.3
+	 * names) is taken whole with "\\?\" before its full form, as Linux takes one to
+	 * PATH_MAX. */
+	if (w && n > MAX_PATH - 12 && wcsncmp(w, L"\\\\?\\", 4) != 0) {
+		DWORD full = GetFullPathNameW(w, 0, NULL, NULL);
+		wchar_t *longer = full ? malloc((full + 8) * sizeof *longer) : NULL;
+		if (longer && GetFullPathNameW(w, full, longer + 8, NULL) < full) {
+			bool unc = longer[8] == L'\\' && longer[9] == L'\\';
+			/* "\\?\C:\..." or, a share's, "\\?\UNC\server\..." */
+			const wchar_t *lead = unc ? L"\\\\?\\UNC" : L"\\\\?\\";
+			size_t skip = unc ? 1 : 0, lead_len = wcslen(lead);
+			memmove(longer + lead_len, longer + 8 + skip, (wcslen(longer + 8 + skip) + 1) * sizeof *longer);
+			memcpy(longer, lead, lead_len * sizeof *longer);
+			free(w);
+			w = longer;
+		} else {
+			free(longer);
+		}
+	}
+	return w;
+}
+
+int tt_utf8_open(const char *path, int flags, ...)
+{
+	va_list ap;
+	va_start(ap, flags);
+	int mode = flags & O_CREAT ? va_arg(ap, int) : 0;
+	va_end(ap);
+	wchar_t *w = tt_utf8_wide(path);
+	int fd = w ? _wopen(w, flags, mode) : -1;
+	/* A directory: Linux opens it (and then finds it is no regular file); Windows
+	 * denies it access, which would say "Permission denied". */
+	int err = errno;
+	DWORD attributes = fd < 0 && err == EACCES ? GetFileAttributesW(w) : INVALID_FILE_ATTRIBUTES;
+	errno = attributes != INVALID_FILE_ATTRIBUTES && (attributes & FILE_ATTRIBUTE_DIRECTORY) ? EISDIR : err;
+	free(w);
+	return fd;
+}
+
+int tt_utf8_stat(const char *path, struct _stat64 *st)
+{
+	wchar_t *w = tt_utf8_wide(path);
+	if (!w)
+		return -1;
+	/* "dir/" is "dir", as on Linux (Windows' stat fails with the slash) */
+	size_t len = wcslen(w);
+	while (len > 1 && (w[len - 1] == L'/' || w[len - 1] == L'\\') && w[len - 2] != L':')
+		w[--len] = L'\0';
+	int rc = _wstat64(w, st);
+	free(w);
+	return rc;
+}
+
+FILE *tt_utf8_fopen(const char *path, const char *mode)
+{
+	wchar_t *w = tt_utf8_wide(path), *wmode = tt_utf8_wide(mode);
+	FILE *f = w && wmode ? _wfopen(w, wmode) : NULL;
+	free(w);
+	free(wmode);
+	return f;
+}
+
+int tt_utf8_unlink(const char *path)
+{
+	wchar_t *w = tt_utf8_wide(path);
+	int rc = w ? _wunlink(w) : -1;
+	free(w);
+	return rc;
+}
+
+int tt_write(int fd, const void *buf, unsigned int n)
+{
+	/* WriteFile itself (every descriptor of the tools is binary, _fmode): the C
+	 * runtime's _write keeps no reason for a failure, EINVAL for a full disk or a
+	 * closed pipe */
+	HANDLE h = (HANDLE)_get_osfhandle(fd);
+	DWORD written;
+	if (h == INVALID_HANDLE_VALUE) {
+		errno = EBADF;
+		return -1;
+	}
+	if (WriteFile(h, buf, n, &written, NULL))
+		return (int)written;
+	DWORD error = GetLastError();
+	errno = error == ERROR_DISK_FULL || error == ERROR_HANDLE_DISK_FULL ? ENOSPC :
+		error == ERROR_NO_DATA || error == ERROR_BROKEN_PIPE || error == ERROR_PIPE_NOT_CONNECTED ? EPIPE :
+									    EIO;
+	return -1;
+}
+
+int tt_getopt_long(int argc, char *const *argv, const char *shorts, const struct option *longs, int *index)
+{
+	opterr = 0;
+	int c = (getopt_long)(argc, argv, shorts, longs, index);
+	if (c != '?' && c != ':')
+		return c;
+	const char *arg = optind > 0 && optind <= argc ? argv[optind - 1] : "";
+	if (strncmp(arg, "--", 2) != 0) {
+		const char *known = optopt ? strchr(shorts, optopt) : NULL;
+		if (known)
+			fprintf(stderr, "%s: option requires an argument -- '%c'\n", argv[0], optopt);
+		else
+			fprintf(stderr, "%s: invalid option -- '%c'\n", argv[0], optopt);
+		return '?';
+	}
+	size_t len = strcspn(arg + 2, "=");
+	const struct option *o = longs;
+	while (o->name && (strlen(o->name) != len || strncmp(o->name, arg + 2, len) != 0))
+		o++;
+	if (!o->name)
+		fprintf(stderr, "%s: unrecognized option '%s'\n", argv[0], arg);
+	else if (arg[2 + len] == '=')
+		fprintf(stderr, "%s: option '--%s' doesn't allow an argument\n", argv[0], o->name);
+	else
+		fprintf(stderr, "%s: option '--%s' requires an argument\n", argv[0], o->name);
+	return '?';
+}
 
 char *strndup(const char *s, size_t n)
 {

@@ -10,11 +10,36 @@
 #define _POSIX_THREAD_SAFE_FUNCTIONS 200112L
 #define __USE_MINGW_ANSI_STDIO 1
 #include <fcntl.h>
+#include <getopt.h>
+#include <io.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <time.h>
+#include <wchar.h>
+
+/* Paths are UTF-8, as on Linux (the command line's, made so by tt_os_utf8_args): the C
+ * runtime's functions take the ANSI code page, so each that a path goes to is its
+ * wide one's, the path turned to UTF-16 by tt_utf8_wide (NULL out of memory). (The
+ * headers that declare them come first, above; `stat` is mingw's `_stat64`.) */
+wchar_t *tt_utf8_wide(const char *path);
+int tt_utf8_open(const char *path, int flags, ...);
+int tt_utf8_stat(const char *path, struct _stat64 *st);
+FILE *tt_utf8_fopen(const char *path, const char *mode);
+int tt_utf8_unlink(const char *path);
+#define open(...) tt_utf8_open(__VA_ARGS__)
+#define _stat64(path, st) tt_utf8_stat(path, st)
+#define fopen(path, mode) tt_utf8_fopen(path, mode)
+#define unlink(path) tt_utf8_unlink(path)
+/* write, its errors as Linux's: a full disk ENOSPC, a pipe closed at its reader's end
+ * EPIPE (Windows' C runtime says EINVAL for both) */
+int tt_write(int fd, const void *buf, unsigned int n);
+#define write(...) tt_write(__VA_ARGS__)
+/* getopt_long, its errors said as glibc's ("flame: unrecognized option '--folded'"), not
+ * mingw's (the .exe's path, "unknown option -- folded") */
+int tt_getopt_long(int argc, char *const *argv, const char *shorts, const struct option *longs, int *index);
+#define getopt_long(...) tt_getopt_long(__VA_ARGS__)
 
 /* No descriptor is inherited by a child (the tools start none), and no open of theirs
  * blocks: both flags mean nothing here. */
