@@ -45,6 +45,9 @@
 /* The name of a kind that more records follow (a VALUE, or TEXT), for messages about
  * them: "BEGIN_ARG", "DESCRIBE", ...; NULL for the others. */
 const char *tt_kind_name(unsigned kind);
+/* Why events of a cause (TT_DROP_*) were dropped, for the runtimes' line at exit: "the
+ * buffer was full", ...; NULL for a cause no runtime says. */
+const char *tt_drop_cause_text(unsigned cause);
 
 /* Where the events written in [first, last) of a thread's buffer end, read while its
  * thread may be writing: reserved records not yet written (zero) left out, and an

@@ -14,6 +14,17 @@ const char *tt_kind_name(unsigned kind)
 	return kind <= TT_REC_KIND_MAX ? tt_kind_names[kind] : NULL;
 }
 
+const char *tt_drop_cause_text(unsigned cause)
+{
+	static const char *const texts[TT_DROP_CAUSES] = {
+		[TT_DROP_FULL] = "the buffer was full",
+		[TT_DROP_NO_MEMORY] = "no memory for a buffer",
+		[TT_DROP_BEHIND] = "the disk fell behind",
+		[TT_DROP_REENTERED] = "recorded from inside ticktrace",
+	};
+	return cause < TT_DROP_CAUSES ? texts[cause] : NULL;
+}
+
 const struct tt_record *tt_written_end(const struct tt_record *first, const struct tt_record *last)
 {
 	while (last > first && __atomic_load_n(&last[-1].word, __ATOMIC_ACQUIRE) == 0)

@@ -422,12 +422,6 @@ void tt__drops_forget_retired(void)
 
 void tt__say_drops(void)
 {
-	static const char *const causes[TT_DROP_CAUSES] = {
-		[TT_DROP_FULL] = "the buffer was full",
-		[TT_DROP_NO_MEMORY] = "no memory for a buffer",
-		[TT_DROP_BEHIND] = "the disk fell behind",
-		[TT_DROP_REENTERED] = "recorded from inside ticktrace",
-	};
 	sigset_t old;
 	tt__registry_lock(&old);
 	struct tt__drops_tally tally = tt__retired_drops;
@@ -445,7 +439,7 @@ void tt__say_drops(void)
 	fprintf(tt__err, "ticktrace: %" PRIu64 " events dropped", all);
 	for (int i = 0; i < TT_DROP_CAUSES; i++)
 		if (total[i])
-			fprintf(tt__err, ", %" PRIu64 " because %s", total[i], causes[i]);
+			fprintf(tt__err, ", %" PRIu64 " because %s", total[i], tt_drop_cause_text((unsigned)i));
 	if (unregistered)
 		fprintf(tt__err, ", %" PRIu64 " of threads that had no buffer", unregistered);
 	if (tally.with_drops)

@@ -57,18 +57,12 @@ static int tt__run_end(int crash_signal, char *path, size_t size)
  * (No lock: at exit the other threads are gone or their counts only grow.) */
 static void tt__say_drops(void)
 {
-	static const char *const causes[TT_DROP_CAUSES] = {
-		[TT_DROP_FULL] = "the buffer was full",
-		[TT_DROP_NO_MEMORY] = "no memory for a buffer",
-		[TT_DROP_BEHIND] = "the disk fell behind",
-		[TT_DROP_REENTERED] = "recorded from inside ticktrace",
-	};
 	uint64_t total[TT_DROP_CAUSES] = {0};
 	uint64_t all = __atomic_load_n(&tt__run.unregistered_dropped, __ATOMIC_RELAXED);
 	for (struct tt__slot *s = __atomic_load_n(&tt__run.first, __ATOMIC_ACQUIRE); s;
 	     s = __atomic_load_n(&s->next, __ATOMIC_ACQUIRE))
 		for (int i = 0; i < TT_DROP_CAUSES; i++)
-			if (causes[i]) {
+			if (tt_drop_cause_text((unsigned)i)) {
 				uint64_t n = __atomic_load_n(&s->dropped[i], __ATOMIC_RELAXED);
 				total[i] += n;
 				all += n;
@@ -78,7 +72,7 @@ static void tt__say_drops(void)
 	fprintf(stderr, "ticktrace: %" PRIu64 " events dropped", all);
 	for (int i = 0; i < TT_DROP_CAUSES; i++)
 		if (total[i])
-			fprintf(stderr, ", %" PRIu64 " because %s", total[i], causes[i]);
+			fprintf(stderr, ", %" PRIu64 " because %s", total[i], tt_drop_cause_text((unsigned)i));
 	if (total[TT_DROP_BEHIND])
 		fprintf(stderr, ": write to a faster disk, or set TICKTRACE_BUFFER larger");
 	else if (total[TT_DROP_FULL])
