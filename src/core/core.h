@@ -394,9 +394,10 @@ void tt__drops_now(const struct tt__slot *slot, uint64_t dropped[TT_DROP_CAUSES]
  * setting that would have kept them. */
 void tt__say_drops(void) TT__HIDDEN;
 /* A slot about to be recycled (tt__registry_recycle), whose drops the exit still
- * says; and in a fork's child, the parent's forgotten. */
+ * says; and in a fork's child, the parent's forgotten (its retired threads' and
+ * those of its threads that had no buffer). */
 void tt__drops_retire(const struct tt__slot *slot) TT__HIDDEN;
-void tt__drops_forget_retired(void) TT__HIDDEN;
+void tt__drops_forget_parents(void) TT__HIDDEN;
 /* Records one event of n records (at most a chunk) for the calling thread, out of
  * line: TT_DESCRIBE's text. The thread's first event is timed again (its time in
  * records[0] rewritten) after the thread's set-up. */
