@@ -26,7 +26,9 @@ with its machine_id, its clock snapshot bringing it where the JSON has it
 With PART `placement`: placement(), its files' machines made by editing their MACHINE
 sections (no namespace needed).
 
-Usage: machine.py PROG TICKTRACE [merge|placement CHECK_PERFETTO SCHEMA]   (PROG: flows_prog)"""
+With PART `real`: real(), two machines whose boot and machine ids differ.
+
+Usage: machine.py PROG TICKTRACE [merge|placement|real CHECK_PERFETTO SCHEMA]   (PROG: flows_prog)"""
 import csv
 import ctypes
 import io
@@ -623,6 +625,214 @@ def align(tmp, wrap, host, other):
     three_machines(tmp, host)
 
 
+def real_machine(tmp, host, days=1, user=None):
+    """A wrap for a run on another machine as the runtime sees one: a mount namespace
+    with a boot id and a machine id of its own bind-mounted over
+    /proc/sys/kernel/random/boot_id and /etc/machine-id, a UTS namespace named `host`,
+    a time namespace `days` ahead (CLOCK_REALTIME alone is shared: no namespace moves
+    it); the run as `user` (None: this one). Its ids (hex) beside it."""
+    ids = {}
+    for name in ("boot_id", "machine_id"):
+        ids[name] = os.urandom(16).hex()
+        path = os.path.join(tmp, "%s-%s" % (host, name))
+        with open(path, "w") as f:
+            f.write(ids[name] if name == "machine_id" else "%s-%s-%s-%s-%s" % (
+                ids[name][:8], ids[name][8:12], ids[name][12:16], ids[name][16:20], ids[name][20:]))
+            f.write("\n")
+        os.chmod(path, 0o644)
+        ids[name + "_path"] = path
+    ahead = str(86400 * days)
+    become = ["setpriv", "--reuid", str(user), "--regid", str(user), "--clear-groups"] if user else []
+    wrap = ["unshare", "--mount", "--propagation", "private", "--uts", "--time", "--monotonic", ahead,
+            "--boottime", ahead, "--", "sh", "-c",
+            'mount --bind "$1" /proc/sys/kernel/random/boot_id && mount --bind "$2" /etc/machine-id'
+            ' && hostname "$3" && shift 3 && exec "$@"', "sh", ids["boot_id_path"],
+            ids["machine_id_path"], host, *become]
+    return wrap, ids
+
+
+def set_clock_state(path, out, synchronized):
+    """The raw file at `path` written to `out` with its kernel's word on its clock (both
+    readings) made synchronized (TIME_OK, STA_UNSYNC clear, errors of 1 ms) or not
+    (TIME_ERROR, STA_UNSYNC, 16 s)."""
+    data = bytearray(open(path, "rb").read())
+    at = ttr.HEADER
+    while struct.unpack_from("<I", data, at)[0] != ttr.SEC_MACHINE:
+        at += 16 + ((struct.unpack_from("<Q", data, at + 8)[0] + 15) & ~15)
+    for reading in (at + 16 + 128, at + 16 + 176):
+        state, status = struct.unpack_from("<iI", data, reading + 40)
+        error = 10**6 if synchronized else 16 * 10**9
+        struct.pack_into("<qqiI", data, reading + 24, error, error, 0 if synchronized else TIME_ERROR,
+                         status & ~STA_UNSYNC if synchronized else status | STA_UNSYNC)
+    open(out, "wb").write(data)
+
+
+def machines_said(said):
+    """convert's lines on the machines: {host and what tells it apart: the rest of the line}."""
+    lines = {}
+    for line in said.splitlines():
+        found = re.match(r"ticktrace:   host (.*?): (.*)$", line)
+        if found:
+            lines[found.group(1)] = found.group(2)
+    return lines
+
+
+def real(tmp):
+    """Two real machines (issue 33's Done-when on runs whose boot ids and machine ids
+    differ, not one boot's time namespace): real_machine()'s namespace stands in for
+    the second, its runs recorded there, as nobody where the paths allow. Placed through
+    the wall clocks, each said with its uncertainty (every receive after its send by
+    less), the machines in info, the JSON and the .pftrace (trace_processor: two
+    machines, no error); a wall clock 3 s behind (made so in its file: no namespace moves
+    REALTIME) puts the receives before their sends, said; --offset takes it back, and
+    --align flows places it by its round trips within what it says. Then a second
+    machine with this host's own name: told apart everywhere by its machine id, and
+    --offset by that name refused as ambiguous, by a prefix of its machine id taken."""
+    host = os.uname().nodename
+    other = "tt-real-%d" % os.getpid()
+    user = None
+    if os.geteuid() == 0 and all(os.stat(d).st_mode & 0o001 for p in (PROG, TOOL)
+                                 for d in parents(os.path.abspath(p))):
+        os.chmod(tmp, 0o777)
+        user = 65534
+    wrap, ids = real_machine(tmp, other, user=user)
+    probe = subprocess.run([*wrap, "true"], capture_output=True, text=True, timeout=60)
+    if probe.returncode != 0:
+        return ("a mount, UTS and time namespace is refused here (unshare --mount --uts --time "
+                "needs CAP_SYS_ADMIN and a kernel with time namespaces, 5.6 or later): "
+                + probe.stderr.strip())
+    send, receive = send_receive(tmp, "real-", wrap)
+    _, m = ttr.read_machine(receive)
+    check(m and (m["host"], m["boot_id"], m["machine_id"]) == (other, ids["boot_id"], ids["machine_id"]),
+          "the other machine's file: %s, its ids %s" % (m, ids))
+    # info: both machines' identities
+    info = subprocess.run([TOOL, "info", send, receive], capture_output=True, text=True, timeout=60)
+    for name, boot, machine in ((host, own_id("/proc/sys/kernel/random/boot_id"), own_id("/etc/machine-id")),
+                                (other, ids["boot_id"], ids["machine_id"])):
+        want = "  machine:  host %s, machine id %s, boot id %s\n" % (name, machine or "not known", boot)
+        check(info.returncode == 0 and want in info.stdout, "info does not say %r: %s%s" % (
+            want, info.stdout, info.stderr))
+    trace, said = converted(tmp, [send, receive])
+    if not trace:
+        return None
+    placed, hosts = gaps(trace)
+    machines = {m["host"]: m for m in trace["otherData"].get("machines", [])}
+    far = machines.get(other, {})
+    state, status, _ = kernel_clock()
+    unsync = state == TIME_ERROR or bool(status & STA_UNSYNC)
+    uncertainty = far.get("uncertainty_ns")
+    check(set(machines) == {host, other} and far["boot_id"] == ids["boot_id"]
+          and far["machine_id"] == ids["machine_id"] and far["placed_by"] in ("CLOCK_REALTIME", "CLOCK_TAI")
+          and far["time_namespace_ns"] == 86400 * 10**9 and far["unsynchronized"] == unsync
+          and uncertainty == far["maxerror_ns"] + machines[host]["maxerror_ns"],
+          "two real machines: %s" % machines)
+    check(sorted(hosts.values()) == sorted(["host " + host, "host " + other]),
+          "the processes' host labels: %s" % hosts)
+    check(uncertainty is not None and all(0 < gap * 1000 < uncertainty for gap in placed.values()),
+          "receives %.3f .. %.3f us after their sends, the uncertainty said %s ns" % (
+              min(placed.values()), max(placed.values()), uncertainty))
+    lines = machines_said(said)
+    check(("placed by %s" % far.get("placed_by")) in lines.get(other, "") and
+          uncertainty is not None and "off by up to %d.%09d s" % divmod(uncertainty, 10**9) in lines[other]
+          and all(("UNSYNCHRONIZED" in lines.get(h, "")) == unsync for h in (host, other)),
+          "convert does not say the placement and its uncertainty: %s" % said)
+    as_perfetto(tmp, [send, receive], (host, other))
+    # A machine the kernel calls unsynchronized, beside one it does not: said of it alone
+    synced, unsynced = (os.path.join(tmp, n) for n in ("synced.ttr", "unsynced.ttr"))
+    set_clock_state(send, synced, True)
+    set_clock_state(receive, unsynced, False)
+    trace, said = converted(tmp, [synced, unsynced])
+    if trace:
+        lines = machines_said(said)
+        flags = {m["host"]: m["unsynchronized"] for m in trace["otherData"]["machines"]}
+        check("UNSYNCHRONIZED" in lines.get(other, "") and "UNSYNCHRONIZED" not in lines.get(host, "x")
+              and flags == {host: False, other: True}, "one machine unsynchronized: %s %s" % (flags, said))
+    # Its wall clock 3 s behind: its receives 3 s before their sends, said; --offset
+    # takes the 3 s back
+    behind = os.path.join(tmp, "behind.ttr")
+    moved_machine(receive, behind, other, -3, boot_id=bytes.fromhex(ids["boot_id"]))
+    trace, said = converted(tmp, [send, behind])
+    if trace:
+        early = gaps(trace, arrows=False)[0]
+        check(all(-3.1e6 < gap < -2.9e6 for gap in early.values()) and
+              "warning: 200 of the 200 flows between machines arrive before they left" in said,
+              "a wall clock 3 s behind: receives %.0f .. %.0f us after their sends; %s" % (
+                  min(early.values()), max(early.values()), said))
+    trace, said = converted(tmp, [send, behind], "--offset", other + "=3s")
+    if trace:
+        moved = gaps(trace)[0]
+        check(all(abs(moved[i] - placed[i]) < 0.002 for i in placed) and "arrive before" not in said,
+              "--offset %s=3s: the receives moved by %s us" % (
+                  other, sorted({round(moved[i] - placed[i], 3) for i in placed})[:3]))
+    real_align(tmp, wrap, ids, host, other)
+    same_host_name(tmp, host, user)
+    return None
+
+
+def real_align(tmp, wrap, ids, host, other):
+    """--align flows between two real machines, the second's wall clock 3 s behind: it is
+    placed by its round trips, every receive after its send, each where the wall clocks
+    (one REALTIME here, in truth) have it give or take the uncertainty said."""
+    ping, pong = ping_pong(tmp, "real-", (), wrap)
+    trace, _ = converted(tmp, [ping, pong])
+    if not trace:
+        return
+    walls = gaps(trace, 400)[0]
+    behind = os.path.join(tmp, "pong-behind.ttr")
+    moved_machine(pong, behind, other, -3, boot_id=bytes.fromhex(ids["boot_id"]))
+    trace, said = converted(tmp, [ping, behind], "--align", "flows")
+    if not trace:
+        return
+    aligned = gaps(trace, 400)[0]
+    m = {m["host"]: m for m in trace["otherData"]["machines"]}[other]
+    lo, hi = m.get("flows_window_ns", (1, -1))
+    worst = max(abs(aligned[i] - walls[i]) * 1000 for i in walls)
+    # (the wall clocks' own placement is as good as the readings beside the anchors: a
+    # microsecond, some more on a loaded machine)
+    check(m["placed_by"] == "flows" and lo <= hi and abs(m["uncertainty_ns"] - (hi - lo) / 2) <= 1
+          and worst <= m["uncertainty_ns"] + 10**5 and min(aligned.values()) >= 0
+          and "arrive before they left" not in said and ("host %s: placed by flows" % other) in said,
+          "two real machines, --align flows: %s; receives %.0f ns at most from the wall clocks' "
+          "placement, %.3f us after their sends at the least; %s" % (m, worst, min(aligned.values()), said))
+    as_perfetto(tmp, [ping, behind], (host, other), "--align", "flows", flows=400)
+
+
+def same_host_name(tmp, host, user):
+    """Another machine of this host's name (a clone, a reinstall): two machines told apart
+    by their machine ids wherever they are named; --offset by the host name refused (it
+    names two machines: which is said, with their ids), by a prefix of either's machine
+    id or boot id taken, moving that machine alone."""
+    wrap, ids = real_machine(tmp, host, user=user)
+    send, receive = send_receive(tmp, "twin-", wrap)
+    trace, said = converted(tmp, [send, receive])
+    if not trace:
+        return
+    ours = own_id("/etc/machine-id") or "0" * 32
+    theirs = ids["machine_id"]
+    names = ["%s (machine id %s)" % (host, ours[:8]), "%s (machine id %s)" % (host, theirs[:8])]
+    lines = machines_said(said)
+    check(sorted(lines) == sorted(names), "two machines named %s said as %s: %s" % (host, sorted(lines), said))
+    out = os.path.join(tmp, "x.json")
+    c = subprocess.run([TOOL, "convert", send, receive, "-o", out, "--offset", host + "=1s"],
+                       capture_output=True, text=True, timeout=60)
+    check(c.returncode == 1 and ("--offset %s: 2 machines have that host name" % host) in c.stderr
+          and ours[:8] in c.stderr and theirs[:8] in c.stderr and not os.path.exists(out),
+          "--offset of a host name two machines have: %d %s" % (c.returncode, c.stderr))
+    # (fewer than 4 digits could be a host name's typo: none of an id)
+    c = subprocess.run([TOOL, "convert", send, receive, "-o", out, "--offset", theirs[:3] + "=1s"],
+                       capture_output=True, text=True, timeout=60)
+    check(c.returncode == 1 and "--offset %s: no file was recorded on a host of that name, nor on a "
+          "machine whose machine id or boot id begins so" % theirs[:3] in c.stderr and not os.path.exists(out),
+          "--offset of 3 digits of a machine id: %d %s" % (c.returncode, c.stderr))
+    for prefix in (theirs[:8], ids["boot_id"][:6].upper()):
+        moved, said = converted(tmp, [send, receive], "--offset", prefix + "=1s")
+        if moved:
+            given = {m["machine_id"]: m["given_offset_ns"] for m in moved["otherData"]["machines"]}
+            check(given == {ours: 0, theirs: 10**9}, "--offset %s=1s: %s; %s" % (prefix, given, said))
+    # (the .pftrace's machines named as convert says them; checked against the last JSON)
+    as_perfetto(tmp, [send, receive], names, "--offset", prefix + "=1s")
+
+
 def parents(path):
     d = os.path.dirname(path)
     while d != "/":
@@ -633,7 +843,7 @@ def parents(path):
 # Killed (meson's timeout sends SIGTERM first): the temporary folder removed on the way out.
 signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit("killed by signal %d" % signum))
 with tempfile.TemporaryDirectory() as tmp:
-    skipped = merge(tmp) if PART == "merge" else placement(tmp) if PART == "placement" else main(tmp)
+    skipped = {"merge": merge, "placement": placement, "real": real}.get(PART, main)(tmp)
 if failures:
     sys.exit("%d failures" % len(failures))
 if skipped:

@@ -343,11 +343,18 @@ struct tt_trace {
 /* Opens and validates every file; 0, or -1 after reporting the problem.
  * tt_trace_close is needed either way. */
 int tt_trace_open(struct tt_trace *t, char *const *paths, size_t n);
-/* Moves the files of the machines that have a file recorded on host `host` by `ns`
- * more (a known offset of their clock: --offset HOST=TIME; a machine renamed by
- * `unshare --uts` goes by any of its names); 0, or -1 (said) where no file's host is
- * `host`. */
-int tt_trace_offset(struct tt_trace *t, const char *host, int64_t ns);
+/* Moves the files of the machine NAME names by `ns` more (a known offset of its clock:
+ * --offset NAME=TIME): the machine with a file recorded on a host of that name (a
+ * machine renamed by `unshare --uts` goes by any of its names), else the one whose
+ * machine id or boot id begins with it (4 hexadecimal digits or more). 0, or -1 (said) where
+ * NAME names none, or machines of two boots or more (a host name two machines have:
+ * each listed with its ids). Machines of one boot (time namespaces) move together. */
+int tt_trace_offset(struct tt_trace *t, const char *name, int64_t ns);
+/* What tells machine k apart from another boot's of its host name: "machine id", or
+ * "boot id" where the machine ids agree too, with the shortest beginning of it (8
+ * digits or more) that no other machine's has, in `prefix`; NULL (prefix "") where
+ * its host name alone does. */
+const char *tt_machine_key(const struct tt_trace *t, size_t k, char prefix[33]);
 /* Moves the files of machine k by `ns` more (its offset_ns too). */
 void tt_trace_move(struct tt_trace *t, size_t k, int64_t ns);
 /* The same for one file already in memory (8-byte aligned; it must outlive t). */

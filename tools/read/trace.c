@@ -174,23 +174,125 @@ static bool tt_machine_named(const struct tt_trace *t, size_t k, const char *hos
 	return false;
 }
 
-int tt_trace_offset(struct tt_trace *t, const char *host, int64_t ns)
+/* How many leading hexadecimal digits of two ids agree. */
+static size_t tt_id_digits_alike(const uint8_t *a, const uint8_t *b)
 {
-	bool found = false;
-	for (size_t k = 0; k < t->nmachines; k++) {
-		struct tt_machine *mc = &t->machines[k];
-		if (!tt_machine_named(t, k, host))
+	size_t n = 0;
+	while (n < 32 && ((a[n / 2] ^ b[n / 2]) & (n % 2 ? 0x0f : 0xf0)) == 0)
+		n++;
+	return n;
+}
+
+/* Whether `hex` (4 digits or more, either case: fewer could be a host name's typo)
+ * begins the id. */
+static bool tt_id_begins(const uint8_t id[16], const char *hex)
+{
+	static const uint8_t none[16];
+	size_t n = strlen(hex);
+	if (n < 4 || n > 32 || !memcmp(id, none, sizeof none))
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char c = hex[i] | 0x20;
+		int v = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+		if (v != ((id[i / 2] >> (i % 2 ? 0 : 4)) & 0x0f))
+			return false;
+	}
+	return true;
+}
+
+/* The first `digits` hexadecimal digits of an id, ended by a 0. */
+static void tt_id_hex(char *out, const uint8_t id[16], size_t digits)
+{
+	for (size_t i = 0; i < digits; i++)
+		out[i] = "0123456789abcdef"[(id[i / 2] >> (i % 2 ? 0 : 4)) & 0x0f];
+	out[digits] = 0;
+}
+
+const char *tt_machine_key(const struct tt_trace *t, size_t k, char prefix[33])
+{
+	const struct tt_machine_info *m = &t->machines[k].file->machine;
+	const char *what = NULL;
+	for (size_t j = 0; j < t->nmachines; j++) {
+		const struct tt_machine_info *o = &t->machines[j].file->machine;
+		if (j == k || tt_same_boot(t->machines[j].file, t->machines[k].file) ||
+		    o->host_name_len != m->host_name_len || memcmp(o->host_name, m->host_name, m->host_name_len))
 			continue;
-		found = true;
+		if (!memcmp(o->machine_id, m->machine_id, sizeof m->machine_id))
+			what = "boot id";
+		else if (!what)
+			what = "machine id";
+	}
+	prefix[0] = 0;
+	if (!what)
+		return NULL;
+	bool boot = !strcmp(what, "boot id");
+	const uint8_t *id = boot ? m->boot_id : m->machine_id;
+	size_t digits = 8;
+	for (size_t j = 0; j < t->nmachines; j++) {
+		const struct tt_machine_info *o = &t->machines[j].file->machine;
+		size_t alike = tt_id_digits_alike(id, boot ? o->boot_id : o->machine_id);
+		if (j != k && alike >= digits)
+			digits = alike < 32 ? alike + 1 : 32;
+	}
+	tt_id_hex(prefix, id, digits);
+	return what;
+}
+
+/* --offset's NAME: the machines with a file recorded on a host of that name, else those
+ * whose machine id or boot id begins with it; false where none is. */
+static bool tt_machine_chosen(const struct tt_trace *t, size_t k, const char *name, bool by_host)
+{
+	const struct tt_machine_info *m = &t->machines[k].file->machine;
+	return by_host ? tt_machine_named(t, k, name) :
+			 tt_id_begins(m->machine_id, name) || tt_id_begins(m->boot_id, name);
+}
+
+int tt_trace_offset(struct tt_trace *t, const char *name, int64_t ns)
+{
+	bool by_host = false;
+	for (size_t k = 0; k < t->nmachines; k++)
+		by_host |= tt_machine_named(t, k, name);
+	/* One machine, or several of one boot (its time namespaces): two boots would be
+	 * moved alike, which corrects neither */
+	size_t chosen = t->nmachines, boots = 0;
+	char list[1024] = ""; /* (a long list cut short: the error says how many) */
+	for (size_t k = 0; k < t->nmachines; k++) {
+		if (!tt_machine_chosen(t, k, name, by_host))
+			continue;
+		size_t j = chosen;
+		while (j < k && !(tt_machine_chosen(t, j, name, by_host) &&
+				  tt_same_boot(t->machines[j].file, t->machines[k].file)))
+			j++;
+		if (chosen == t->nmachines)
+			chosen = k;
+		else if (j < k)
+			continue;
+		const struct tt_machine_info *m = &t->machines[k].file->machine;
+		char machine_id[33], boot_id[33];
+		tt_id_hex(machine_id, m->machine_id, 32);
+		tt_id_hex(boot_id, m->boot_id, 32);
+		size_t len = strlen(list);
+		snprintf(list + len, sizeof list - len, "%shost %.*s, machine id %s, boot id %s",
+			 boots++ ? "; " : "", (int)m->host_name_len, m->host_name, machine_id, boot_id);
+	}
+	if (!boots)
+		return tt_error("--offset %s: no file was recorded on a host of that name, nor on a "
+				"machine whose machine id or boot id begins so", name);
+	if (boots > 1)
+		return tt_error("--offset %s: %zu machines %s (%s): --offset ID=TIME with the "
+				"beginning of one's machine id (or boot id, where those agree) says which",
+				name, boots, by_host ? "have that host name" : "have an id that begins so", list);
+	for (size_t k = chosen; k < t->nmachines; k++) {
+		struct tt_machine *mc = &t->machines[k];
+		if (!tt_machine_chosen(t, k, name, by_host))
+			continue;
 		int64_t given;
 		if (__builtin_add_overflow(mc->given_ns, ns, &given) || !tt_within_century(given))
 			return tt_error("--offset %s: more than a century in all: no clock is that far "
-					"off", host);
+					"off", name);
 		mc->given_ns = given;
 		tt_trace_move(t, k, ns);
 	}
-	if (!found)
-		return tt_error("--offset %s: no file was recorded on a host of that name", host);
 	return 0;
 }
 
