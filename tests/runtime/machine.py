@@ -687,7 +687,8 @@ def real(tmp):
     REALTIME) puts the receives before their sends, said; --offset takes it back, and
     --align flows places it by its round trips within what it says. Then a second
     machine with this host's own name: told apart everywhere by its machine id, and
-    --offset by that name refused as ambiguous, by a prefix of its machine id taken."""
+    --offset by that name refused as ambiguous, by a prefix of its machine id taken.
+    First, boottime_kept(): what trace_processor shows of a time namespace's BOOTTIME."""
     host = os.uname().nodename
     other = "tt-real-%d" % os.getpid()
     user = None
@@ -701,6 +702,7 @@ def real(tmp):
         return ("a mount, UTS and time namespace is refused here (unshare --mount --uts --time "
                 "needs CAP_SYS_ADMIN and a kernel with time namespaces, 5.6 or later): "
                 + probe.stderr.strip())
+    boottime_kept(tmp, host)
     send, receive = send_receive(tmp, "real-", wrap)
     _, m = ttr.read_machine(receive)
     check(m and (m["host"], m["boot_id"], m["machine_id"]) == (other, ids["boot_id"], ids["machine_id"]),
@@ -767,6 +769,74 @@ def real(tmp):
     real_align(tmp, wrap, ids, host, other)
     same_host_name(tmp, host, user)
     return None
+
+
+def trace_processor_lead(tmp, files, *options):
+    """The .pftrace of `files` as trace_processor places it (in CLOCK_BOOTTIME, through the
+    clock snapshots): its `send` slices' times less the JSON's (CLOCK_MONOTONIC), a set
+    of differences in ns (one, a whole trace's boot lead); None where
+    trace_processor_shell is not here."""
+    tp = os.environ.get("TICKTRACE_TRACE_PROCESSOR") or \
+        os.path.expanduser("~/.cache/ticktrace/trace_processor_shell")
+    if not os.access(tp, os.X_OK):
+        return None
+    trace, said = converted(tmp, files, *options)
+    out = os.path.join(tmp, "lead.pftrace")
+    c = subprocess.run([TOOL, "convert", "--force", "-q", *files, "-o", out, *options],
+                       capture_output=True, text=True, timeout=120)
+    check(c.returncode == 0 and trace, "convert %s: %s" % (" ".join(options), c.stderr))
+    if c.returncode != 0 or not trace:
+        return set()
+    base = trace["otherData"]["start_monotonic_ns"]
+    sends = sorted(base + round(e["ts"] * 1000) for e in trace["traceEvents"]
+                   if e.get("ph") == "X" and e["name"] == "send")
+    query = os.path.join(tmp, "lead.sql")
+    with open(query, "w") as f:
+        f.write("SELECT ts FROM slice WHERE name = 'send' ORDER BY ts;\n")
+    c = subprocess.run([tp, "query", "-f", query, out], capture_output=True, text=True, timeout=300)
+    shown = [int(r[0]) for r in csv.reader(io.StringIO(c.stdout)) if r and r[0].isdigit()]
+    check(c.returncode == 0 and len(shown) == len(sends) > 0,
+          "trace_processor on %s %s: %d send slices, the JSON's %d: %s" % (
+              " ".join(files), " ".join(options), len(shown), len(sends), c.stderr[-2000:]))
+    return {a - b for a, b in zip(shown, sends)}
+
+
+def boottime_kept(tmp, host):
+    """A run's CLOCK_BOOTTIME, which trace_processor shows every time in: in a time
+    namespace that moves BOOTTIME otherwise than MONOTONIC (--monotonic 86400 --boottime
+    3600), each clock's own offset taken out (before, MONOTONIC's out of both put
+    BOOTTIME 23 h before the boot: every slice dropped, unsaid); a file that read no
+    BOOTTIME (0, as a file of before the field) moved by --offset keeps none, so
+    BOOTTIME is taken to be MONOTONIC (before, the offset was taken for it: times near
+    0). Each slice where the JSON has it, less the machine's lead of BOOTTIME on
+    MONOTONIC as its file's anchor says it."""
+    apart = os.path.join(tmp, "boottime-apart.ttr")
+    c = subprocess.run(["unshare", "--time", "--monotonic", "86400", "--boottime", "3600",
+                        PROG, "send", "5"], env=dict(os.environ, TICKTRACE_OUT=apart),
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=120)
+    check(c.returncode == 0, "flows_prog in a time namespace: %s" % c.stderr)
+    data = bytearray(open(apart, "rb").read())
+    mono, boot = struct.unpack_from("<qq", data, 48)  # the header's start anchor
+    m_off, b_off = ttr.Ttr(apart).timens
+    lead = trace_processor_lead(tmp, [apart])
+    if lead is None:
+        print("(BOOTTIME not checked: no trace_processor_shell)")
+        return
+    want = (boot - b_off) - (mono - m_off)
+    check(lead and max(abs(d - want) for d in lead) <= 1,
+          "BOOTTIME %d s ahead in a time namespace: the slices %s ns after the JSON's, its "
+          "lead %d ns" % (b_off // 10**9, sorted(lead)[:3], want))
+    none = os.path.join(tmp, "no-boottime.ttr")
+    c = subprocess.run([PROG, "send", "5"], env=dict(os.environ, TICKTRACE_OUT=none),
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=120)
+    check(c.returncode == 0, "flows_prog: %s" % c.stderr)
+    data = bytearray(open(none, "rb").read())
+    struct.pack_into("<q", data, 56, 0)  # the start and end anchors' CLOCK_BOOTTIME
+    struct.pack_into("<q", data, 88, 0)
+    open(none, "wb").write(data)
+    lead = trace_processor_lead(tmp, [none], "--offset", host + "=1s")
+    check(lead == {0}, "no BOOTTIME, --offset %s=1s: the slices %s ns after the JSON's" % (
+        host, sorted(lead)[:3]))
 
 
 def real_align(tmp, wrap, ids, host, other):

@@ -35,8 +35,6 @@ static void tt_trace_rebase(struct tt_trace *t)
 	}
 }
 
-/* Every time of a file, from its TSC or read as such, moved by `ns` (a valid file's
- * are within a clock's range: a second of the machine's, moved, still are). */
 /* Clocks a century (2^62 ns, 146 years) apart or more are no clocks: damage, a hostile
  * file, or a typo; within it, sums of two such times do not overflow. */
 static bool tt_within_century(int64_t ns)
@@ -45,12 +43,16 @@ static bool tt_within_century(int64_t ns)
 	return ns <= century && ns >= -century;
 }
 
-static void tt_file_shift(struct tt_file *f, int64_t ns)
+/* Every time of a file, from its TSC or read as such, moved by `ns` (a valid file's
+ * are within a clock's range: a second of the machine's, moved, still are); its
+ * BOOTTIME anchors by `boot_ns`, where the run read them (0 is none, which the
+ * .pftrace takes for no suspend since boot, and which a shift must not make a time). */
+static void tt_file_shift_clocks(struct tt_file *f, int64_t ns, int64_t boot_ns)
 {
 	f->clock.ns0 += ns;
 	for (struct tt_anchor *a = &f->header.start; a; a = a == &f->header.start ? &f->header.end : NULL) {
 		a->monotonic_ns += ns;
-		a->boottime_ns += ns;
+		a->boottime_ns += a->boottime_ns ? boot_ns : 0;
 	}
 	for (size_t j = 0; j < f->nthreads; j++) {
 		struct tt_thread *th = &f->threads[j];
@@ -61,6 +63,11 @@ static void tt_file_shift(struct tt_file *f, int64_t ns)
 		for (size_t k = 0; k < th->ncounters; k++)
 			th->counters[k].ns += ns;
 	}
+}
+
+static void tt_file_shift(struct tt_file *f, int64_t ns)
+{
+	tt_file_shift_clocks(f, ns, ns);
 }
 
 static bool tt_boot_known(const struct tt_file *f)
@@ -123,7 +130,8 @@ static int tt_trace_place(struct tt_trace *t)
 			 t->machines[k].file->machine.timens_boottime_ns == m->timens_boottime_ns))
 			k++;
 		f->machine_index = (uint32_t)k;
-		tt_file_shift(f, -m->timens_monotonic_ns);
+		/* (each clock's own offset: a namespace may move them apart) */
+		tt_file_shift_clocks(f, -m->timens_monotonic_ns, -m->timens_boottime_ns);
 		if (k == t->nmachines) {
 			struct tt_machine *mc = &t->machines[t->nmachines++];
 			*mc = (struct tt_machine){.file = f, .clock = "CLOCK_MONOTONIC",
