@@ -882,6 +882,8 @@ def same_host_name(tmp, host, user):
     names = ["%s (machine id %s)" % (host, ours[:8]), "%s (machine id %s)" % (host, theirs[:8])]
     lines = machines_said(said)
     check(sorted(lines) == sorted(names), "two machines named %s said as %s: %s" % (host, sorted(lines), said))
+    labels = sorted(gaps(trace)[1].values())
+    check(labels == sorted("host " + n for n in names), "the twins' processes labelled %s" % labels)
     out = os.path.join(tmp, "x.json")
     c = subprocess.run([TOOL, "convert", send, receive, "-o", out, "--offset", host + "=1s"],
                        capture_output=True, text=True, timeout=60)
@@ -901,6 +903,21 @@ def same_host_name(tmp, host, user):
             check(given == {ours: 0, theirs: 10**9}, "--offset %s=1s: %s; %s" % (prefix, given, said))
     # (the .pftrace's machines named as convert says them; checked against the last JSON)
     as_perfetto(tmp, [send, receive], names, "--offset", prefix + "=1s")
+    # This machine rebooted between its runs (one machine id, two boot ids): told apart
+    # by the boot id, which --offset takes
+    rebooted = os.path.join(tmp, "rebooted.ttr")
+    boot_id = bytes(b ^ 0x5a for b in bytes.fromhex(own_id("/proc/sys/kernel/random/boot_id")))
+    moved_machine(send, rebooted, host, boot_id=boot_id, pid=ttr.Ttr(send).pid + 1)
+    trace, said = converted(tmp, [send, rebooted, receive])
+    if trace:
+        ours_boot = own_id("/proc/sys/kernel/random/boot_id")
+        want = ["%s (boot id %s)" % (host, ours_boot[:8]), "%s (boot id %s)" % (host, boot_id.hex()[:8]),
+                names[1]]
+        check(sorted(machines_said(said)) == sorted(want), "a rebooted twin said as %s: %s" % (
+            sorted(machines_said(said)), said))
+        moved, _ = converted(tmp, [send, rebooted, receive], "--offset", boot_id.hex()[:8] + "=1s")
+        given = moved and [m["given_offset_ns"] for m in moved["otherData"]["machines"]]
+        check(given == [0, 10**9, 0], "--offset %s=1s (a boot id): %s" % (boot_id.hex()[:8], given))
 
 
 def parents(path):

@@ -355,6 +355,10 @@ int tt_trace_offset(struct tt_trace *t, const char *name, int64_t ns);
  * digits or more) that no other machine's has, in `prefix`; NULL (prefix "") where
  * its host name alone does. */
 const char *tt_machine_key(const struct tt_trace *t, size_t k, char prefix[33]);
+/* Host name `host` of machine k as viewers show it: with what tells the machine apart
+ * where it needs telling ("vm (machine id 3d1219c7)"), in `buf`; its length. */
+#define TT_MACHINE_LABEL_MAX (TT_HOST_NAME_MAX + 48)
+size_t tt_machine_label(const struct tt_trace *t, size_t k, struct tt_str host, char *buf, size_t cap);
 /* Moves the files of machine k by `ns` more (its offset_ns too). */
 void tt_trace_move(struct tt_trace *t, size_t k, int64_t ns);
 /* The same for one file already in memory (8-byte aligned; it must outlive t). */

@@ -246,6 +246,15 @@ const char *tt_machine_key(const struct tt_trace *t, size_t k, char prefix[33])
 	return what;
 }
 
+size_t tt_machine_label(const struct tt_trace *t, size_t k, struct tt_str host, char *buf, size_t cap)
+{
+	char prefix[33];
+	const char *key = t->nmachines ? tt_machine_key(t, k, prefix) : NULL;
+	int len = key ? snprintf(buf, cap, "%.*s (%s %s)", (int)host.len, host.ptr, key, prefix) :
+			snprintf(buf, cap, "%.*s", (int)host.len, host.ptr);
+	return len < 0 ? 0 : (size_t)len >= cap ? cap - 1 : (size_t)len;
+}
+
 /* --offset's NAME: the machines with a file recorded on a host of that name, else those
  * whose machine id or boot id begins with it; false where none is. */
 static bool tt_machine_chosen(const struct tt_trace *t, size_t k, const char *name, bool by_host)

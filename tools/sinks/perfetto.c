@@ -215,11 +215,9 @@ static int tt_pf_machines(struct tt_perfetto *p, const struct tt_anchor *anchor)
 			continue;
 		const struct tt_machine_info *m = &t->machines[k].file->machine;
 		/* (another machine of its host name: told apart by its id, as convert says it) */
-		char name[sizeof m->host_name + 48], prefix[33];
-		const char *key = tt_machine_key(t, k, prefix);
-		int len = key ? snprintf(name, sizeof name, "%.*s (%s %s)", (int)m->host_name_len,
-					 m->host_name, key, prefix) :
-				snprintf(name, sizeof name, "%.*s", (int)m->host_name_len, m->host_name);
+		char name[TT_MACHINE_LABEL_MAX];
+		size_t len = tt_machine_label(t, k, (struct tt_str){m->host_name, m->host_name_len},
+					      name, sizeof name);
 		tt_pb_reset(&p->scratch);
 		size_t si = tt_pb_open(&p->scratch);
 		tt_pb_text(&p->scratch, SI_MACHINE_NAME, (struct tt_str){name, (uint32_t)len});
