@@ -323,6 +323,7 @@ struct tt_machine {
 struct tt_trace {
 	struct tt_file *files;
 	size_t nfiles;
+	const char *about_was; /* tt_diag_about's before it (its one file's), put back */
 	struct tt_machine *machines;
 	size_t nmachines;
 	int64_t base_ns; /* CLOCK_MONOTONIC of ts 0: the earliest anchor or event */

@@ -324,7 +324,9 @@ void tt_trace_move(struct tt_trace *t, size_t k, int64_t ns)
 
 int tt_trace_open(struct tt_trace *t, char *const *paths, size_t n)
 {
-	*t = (struct tt_trace){.files = calloc(n ? n : 1, sizeof(struct tt_file))};
+	/* (out of memory, the file named where there is one) */
+	*t = (struct tt_trace){.files = calloc(n ? n : 1, sizeof(struct tt_file)),
+			       .about_was = tt_diag_about(n == 1 ? paths[0] : NULL)};
 	if (!t->files)
 		return tt_error("out of memory");
 	for (size_t i = 0; i < n; i++) {
@@ -355,7 +357,8 @@ int tt_trace_open(struct tt_trace *t, char *const *paths, size_t n)
 
 int tt_trace_load(struct tt_trace *t, const char *name, const uint8_t *data, size_t size)
 {
-	*t = (struct tt_trace){.files = calloc(1, sizeof(struct tt_file)), .nfiles = 1};
+	*t = (struct tt_trace){.files = calloc(1, sizeof(struct tt_file)), .nfiles = 1,
+			       .about_was = tt_diag_about(name)};
 	if (!t->files)
 		return tt_error("out of memory");
 	if (tt_file_load(&t->files[0], name, data, size) < 0)
@@ -373,7 +376,8 @@ void tt_trace_close(struct tt_trace *t)
 		tt_file_close(&t->files[i]);
 	free(t->files);
 	free(t->machines);
-	*t = (struct tt_trace){0};
+	tt_diag_about(t->about_was);
+	*t = (struct tt_trace){.about_was = t->about_was};
 }
 
 static struct tt_str tt_str_of(const char *s)
