@@ -683,7 +683,8 @@ def real(tmp):
     the second, its runs recorded there, as nobody where the paths allow. Placed through
     the wall clocks, each said with its uncertainty (every receive after its send by
     less), the machines in info, the JSON and the .pftrace (trace_processor: two
-    machines, no error); a wall clock 3 s behind (made so in its file: no namespace moves
+    machines, no error); one unsynchronized, and one whose wall clock stepped during its
+    run, said of it alone; a wall clock 3 s behind (made so in its file: no namespace moves
     REALTIME) puts the receives before their sends, said; --offset takes it back, and
     --align flows places it by its round trips within what it says. Then a second
     machine with this host's own name: told apart everywhere by its machine id, and
@@ -749,6 +750,22 @@ def real(tmp):
         flags = {m["host"]: m["unsynchronized"] for m in trace["otherData"]["machines"]}
         check("UNSYNCHRONIZED" in lines.get(other, "") and "UNSYNCHRONIZED" not in lines.get(host, "x")
               and flags == {host: False, other: True}, "one machine unsynchronized: %s %s" % (flags, said))
+    # Its wall clock stepped back 2 s during its run (its reading as written 2 s behind
+    # the start's, against CLOCK_MONOTONIC): said of it alone, the start's taken
+    stepped = os.path.join(tmp, "stepped.ttr")
+    data, at = another_boot(receive, stepped)
+    data[at + 16 + 24:at + 16 + 40] = bytes.fromhex(ids["boot_id"])
+    realtime, tai = struct.unpack_from("<qq", data, at + 16 + 176 + 8)
+    struct.pack_into("<qq", data, at + 16 + 176 + 8, realtime - 2 * 10**9, tai - 2 * 10**9)
+    open(stepped, "wb").write(data)
+    trace, said = converted(tmp, [send, stepped])
+    if trace:
+        lines = machines_said(said)
+        step = re.search(r"its wall clock stepped -(\d+\.\d+) s during its run", lines.get(other, ""))
+        check(step and 1.99 < float(step.group(1)) < 2.01 and "stepped" not in lines.get(host, "x")
+              and "placed by the start's" in lines[other] and all(0 < gap * 1000 < uncertainty
+                                                               for gap in gaps(trace)[0].values()),
+              "a wall clock stepped back 2 s during the run: %s" % said)
     # Its wall clock 3 s behind: its receives 3 s before their sends, said; --offset
     # takes the 3 s back
     behind = os.path.join(tmp, "behind.ttr")

@@ -261,6 +261,12 @@ static void tt_say_machines(const struct tt_trace *t)
 			tt_print_offset(stderr, m->timens_monotonic_ns);
 			fprintf(stderr, " taken out");
 		}
+		if (mc->wall_step_ns && by_wall) {
+			fprintf(stderr, "; its wall clock stepped ");
+			tt_print_offset(stderr, mc->wall_step_ns);
+			fprintf(stderr, " during its run (against CLOCK_MONOTONIC, between its readings at "
+				"the start and as its file was written): placed by the start's");
+		}
 		char prefix[33]; /* (--offset's name for it: its host's, or its id's beginning) */
 		bool keyed = tt_machine_key(t, k, prefix) != NULL;
 		if (mc->unsynchronized && by_wall)

@@ -312,6 +312,9 @@ struct tt_machine {
 	 * kernels say them (0: exact; -1: not known) */
 	int64_t uncertainty_ns;
 	bool unsynchronized; /* the kernel calls its clock unsynchronized */
+	/* Its first file's wall clock moved so against CLOCK_MONOTONIC during the run,
+	 * beyond slewing (stepped): placed by its reading at the start; 0: not */
+	int64_t wall_step_ns;
 	int64_t flows_ns;    /* the flows' part of offset_ns */
 	bool flows_window;   /* --align flows found its window: */
 	int64_t flows_lo_ns, flows_hi_ns;

@@ -107,6 +107,25 @@ static bool tt_knows_tai(const struct tt_file *f)
 	return (f->machine.flags & TT_MACHINE_START_CLOCK) && r->tai_ns - r->realtime_ns >= 500000000;
 }
 
+/* How far a file's wall clock moved against CLOCK_MONOTONIC between its readings at
+ * start and as written, beyond what a kernel's slewing moves it (500 ppm, and a
+ * millisecond for the reads): a step (NTP's, or by hand) during the run; 0 where none,
+ * or not read. */
+static int64_t tt_wall_step(const struct tt_file *f)
+{
+	const struct tt_machine_info *m = &f->machine;
+	const uint32_t both = TT_MACHINE_START_CLOCK | TT_MACHINE_WRITTEN_CLOCK;
+	if ((m->flags & both) != both)
+		return 0;
+	int64_t elapsed = tt_clock_ns(&f->clock, m->written.tsc) - tt_clock_ns(&f->clock, m->start.tsc);
+	int64_t wall, moved;
+	if (__builtin_sub_overflow(m->written.realtime_ns, m->start.realtime_ns, &wall) ||
+	    __builtin_sub_overflow(wall, elapsed, &moved))
+		return wall < 0 ? INT64_MIN : INT64_MAX;
+	int64_t slew = elapsed / 2000 + 1000000;
+	return moved > slew || moved < -slew ? moved : 0;
+}
+
 /* Groups the files into machines and places each on the first file's machine's
  * CLOCK_MONOTONIC: a time namespace's offsets taken out of every file (exact), another
  * boot through the wall clocks, as well as their kernels say they are. A machine is a
@@ -135,6 +154,7 @@ static int tt_trace_place(struct tt_trace *t)
 		if (k == t->nmachines) {
 			struct tt_machine *mc = &t->machines[t->nmachines++];
 			*mc = (struct tt_machine){.file = f, .clock = "CLOCK_MONOTONIC",
+						  .wall_step_ns = tt_wall_step(f),
 						  .unsynchronized = (m->flags & TT_MACHINE_START_CLOCK) &&
 								    tt_clock_unsynchronized(&m->start)};
 			/* another machine of the same boot is where it is */
