@@ -773,10 +773,10 @@ def real(tmp):
     trace, said = converted(tmp, [send, behind])
     if trace:
         early = gaps(trace, arrows=False)[0]
-        check(all(-3.1e6 < gap < -2.9e6 for gap in early.values()) and
+        check(all(abs(early[i] - placed[i] + 3e6) < 0.002 for i in placed) and
               "warning: 200 of the 200 flows between machines arrive before they left" in said,
-              "a wall clock 3 s behind: receives %.0f .. %.0f us after their sends; %s" % (
-                  min(early.values()), max(early.values()), said))
+              "a wall clock 3 s behind: the receives moved by %s us; %s" % (
+                  sorted({round(early[i] - placed[i], 3) for i in placed})[:3], said))
     trace, said = converted(tmp, [send, behind], "--offset", other + "=3s")
     if trace:
         moved = gaps(trace)[0]
@@ -858,13 +858,16 @@ def boottime_kept(tmp, host):
 
 def real_align(tmp, wrap, ids, host, other):
     """--align flows between two real machines, the second's wall clock 3 s behind: it is
-    placed by its round trips, every receive after its send, each where the wall clocks
-    (one REALTIME here, in truth) have it give or take the uncertainty said."""
+    placed by its round trips, every receive after its send, each where the exact merge
+    has it give or take the uncertainty said (the exact: its file given this boot's id
+    back, one CLOCK_MONOTONIC, its time namespace's offset taken out)."""
     ping, pong = ping_pong(tmp, "real-", (), wrap)
-    trace, _ = converted(tmp, [ping, pong])
+    this_boot = os.path.join(tmp, "pong-this-boot.ttr")
+    moved_machine(pong, this_boot, other, boot_id=bytes.fromhex(own_id("/proc/sys/kernel/random/boot_id")))
+    trace, _ = converted(tmp, [ping, this_boot])
     if not trace:
         return
-    walls = gaps(trace, 400)[0]
+    exact = gaps(trace, 400)[0]
     behind = os.path.join(tmp, "pong-behind.ttr")
     moved_machine(pong, behind, other, -3, boot_id=bytes.fromhex(ids["boot_id"]))
     trace, said = converted(tmp, [ping, behind], "--align", "flows")
@@ -873,14 +876,12 @@ def real_align(tmp, wrap, ids, host, other):
     aligned = gaps(trace, 400)[0]
     m = {m["host"]: m for m in trace["otherData"]["machines"]}[other]
     lo, hi = m.get("flows_window_ns", (1, -1))
-    worst = max(abs(aligned[i] - walls[i]) * 1000 for i in walls)
-    # (the wall clocks' own placement is as good as the readings beside the anchors: a
-    # microsecond, some more on a loaded machine)
+    worst = max(abs(aligned[i] - exact[i]) * 1000 for i in exact)
     check(m["placed_by"] == "flows" and lo <= hi and abs(m["uncertainty_ns"] - (hi - lo) / 2) <= 1
-          and worst <= m["uncertainty_ns"] + 10**5 and min(aligned.values()) >= 0
+          and worst <= m["uncertainty_ns"] + 1 and min(aligned.values()) >= 0
           and "arrive before they left" not in said and ("host %s: placed by flows" % other) in said,
-          "two real machines, --align flows: %s; receives %.0f ns at most from the wall clocks' "
-          "placement, %.3f us after their sends at the least; %s" % (m, worst, min(aligned.values()), said))
+          "two real machines, --align flows: %s; receives %.0f ns at most from the exact merge's, "
+          "%.3f us after their sends at the least; %s" % (m, worst, min(aligned.values()), said))
     as_perfetto(tmp, [ping, behind], (host, other), "--align", "flows", flows=400)
 
 
