@@ -26,9 +26,10 @@ with its machine_id, its clock snapshot bringing it where the JSON has it
 With PART `placement`: placement(), its files' machines made by editing their MACHINE
 sections (no namespace needed).
 
-With PART `real`: real(), two machines whose boot and machine ids differ.
+With PART `real`: real(), two machines whose boot and machine ids differ; `redis`:
+redis(), Debian's redis client and server on two such machines.
 
-Usage: machine.py PROG TICKTRACE [merge|placement|real CHECK_PERFETTO SCHEMA]   (PROG: flows_prog)"""
+Usage: machine.py PROG TICKTRACE [merge|placement|real|redis CHECK_PERFETTO SCHEMA]   (PROG: flows_prog)"""
 import csv
 import ctypes
 import io
@@ -41,6 +42,7 @@ import sys
 import tempfile
 import struct
 import time
+from bisect import bisect_right as bisect
 
 import ttr
 
@@ -938,6 +940,96 @@ def same_host_name(tmp, host, user):
         check(given == [0, 10**9, 0], "--offset %s=1s (a boot id): %s" % (boot_id.hex()[:8], given))
 
 
+def redis(tmp):
+    """Issue 33's real client and server that nobody here wrote, on two real machines:
+    Debian's redis-server in real_machine()'s namespaces (its own boot and machine ids,
+    a day ahead), redis-benchmark on this host over loopback, each under `record -f`
+    (processCommand, redisGetReply). Merged: two machines, the server's placed through
+    the wall clocks, each process labelled with its host; one connection's requests in
+    turn, so the server's commands and the client's replies alternate: nearly every reply
+    the client reads comes after a command the server ran since the reply before (a
+    timeline a millisecond off would not interleave them). The .pftrace loads in
+    trace_processor with two machines and no error. Exit 77 where redis or the
+    namespaces are not here."""
+    import shutil
+    import socket
+    server_exe, bench_exe = shutil.which("redis-server"), shutil.which("redis-benchmark")
+    if not server_exe or not bench_exe:
+        return "redis-server and redis-benchmark are not installed (Debian: apt install redis)"
+    host = os.uname().nodename
+    other = "tt-redis-%d" % os.getpid()
+    wrap, ids = real_machine(tmp, other)
+    probe = subprocess.run([*wrap, "true"], capture_output=True, text=True, timeout=60)
+    if probe.returncode != 0:
+        return "a mount, UTS and time namespace is refused here: " + probe.stderr.strip()
+    listed = subprocess.run([TOOL, "record", "--list", "-f", "processCommand", "--", server_exe, "--version"],
+                            capture_output=True, text=True, timeout=120)
+    if "processCommand" not in listed.stdout:
+        return "this redis-server has no function processCommand: %s" % listed.stderr.strip()
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server_ttr, client_ttr = os.path.join(tmp, "server.ttr"), os.path.join(tmp, "client.ttr")
+    server = subprocess.Popen([*wrap, TOOL, "record", "-o", server_ttr, "-f", "processCommand", "--",
+                               server_exe, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+                               "--appendonly", "no", "--dir", tmp], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                check(time.monotonic() < deadline and server.poll() is None,
+                      "redis-server did not listen on %d" % port)
+                if failures:
+                    return None
+                time.sleep(0.1)
+        bench = subprocess.run([TOOL, "record", "-o", client_ttr, "-f", "redisGetReply", "--", bench_exe,
+                                "-p", str(port), "-n", "2000", "-c", "1", "-t", "set", "-q"],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=120)
+        check(bench.returncode == 0, "redis-benchmark under record: %d %s" % (bench.returncode, bench.stderr))
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+            s.sendall(b"SHUTDOWN NOSAVE\r\n")
+        server.wait(timeout=60)
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
+    check(server.returncode == 0, "redis-server under record: %s %s" % (server.returncode, server.stderr.read()))
+    trace, said = converted(tmp, [client_ttr, server_ttr])
+    if not trace:
+        return None
+    machines = {m["host"]: m for m in trace["otherData"]["machines"]}
+    far = machines.get(other, {})
+    check(set(machines) == {host, other} and far.get("boot_id") == ids["boot_id"]
+          and far.get("placed_by") in ("CLOCK_REALTIME", "CLOCK_TAI"), "redis's machines: %s" % machines)
+    labels, ends, begins = {}, [], []
+    for e in trace["traceEvents"]:
+        if e.get("name") == "process_labels":
+            labels[e["pid"]] = e["args"]["labels"]
+        elif e.get("ph") == "X" and e["name"] == "processCommand":
+            ends.append(e["ts"] + e["dur"])
+        elif e.get("ph") == "X" and e["name"] == "redisGetReply":
+            begins.append(e["ts"])
+    check(sorted(labels.values()) == sorted(["host " + host, "host " + other]), "redis's labels: %s" % labels)
+    ends.sort()
+    begins.sort()
+    alternate = sum(1 for before, reply in zip(begins, begins[1:])
+                    if any(before <= end <= reply for end in ends[bisect(ends, before) - 1:bisect(ends, reply)]))
+    check(len(ends) >= 2000 and len(begins) >= 2000 and alternate >= 0.95 * (len(begins) - 1),
+          "redis: %d commands, %d replies read, %d of them after a command since the reply before"
+          % (len(ends), len(begins), alternate))
+    out = os.path.join(tmp, "redis.pftrace")
+    c = subprocess.run([TOOL, "convert", "-q", client_ttr, server_ttr, "-o", out],
+                       capture_output=True, text=True, timeout=120)
+    check(c.returncode == 0, "redis to .pftrace: %s" % c.stderr)
+    if c.returncode == 0:
+        loaded_by_trace_processor(tmp, out, "redis", 2)
+    return None
+
+
 def parents(path):
     d = os.path.dirname(path)
     while d != "/":
@@ -948,7 +1040,7 @@ def parents(path):
 # Killed (meson's timeout sends SIGTERM first): the temporary folder removed on the way out.
 signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit("killed by signal %d" % signum))
 with tempfile.TemporaryDirectory() as tmp:
-    skipped = {"merge": merge, "placement": placement, "real": real}.get(PART, main)(tmp)
+    skipped = {"merge": merge, "placement": placement, "real": real, "redis": redis}.get(PART, main)(tmp)
 if failures:
     sys.exit("%d failures" % len(failures))
 if skipped:
