@@ -973,7 +973,7 @@ def redis(tmp):
     server = subprocess.Popen([*wrap, TOOL, "record", "-o", server_ttr, "-f", "processCommand", "--",
                                server_exe, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
                                "--appendonly", "no", "--dir", tmp], stdout=subprocess.DEVNULL,
-                              stderr=subprocess.PIPE, text=True)
+                              stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
         deadline = time.monotonic() + 60
         while True:
@@ -993,9 +993,9 @@ def redis(tmp):
         with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
             s.sendall(b"SHUTDOWN NOSAVE\r\n")
         server.wait(timeout=60)
-    finally:
+    finally:  # (killed: unshare's children, record and the server, with it)
         if server.poll() is None:
-            server.kill()
+            os.killpg(server.pid, signal.SIGKILL)
             server.wait()
     check(server.returncode == 0, "redis-server under record: %s %s" % (server.returncode, server.stderr.read()))
     trace, said = converted(tmp, [client_ttr, server_ttr])
