@@ -764,6 +764,9 @@ def real(tmp):
     if trace:
         lines = machines_said(said)
         step = re.search(r"its wall clock stepped -(\d+\.\d+) s during its run", lines.get(other, ""))
+        steps = {m["host"]: m.get("wall_clock_step_ns") for m in trace["otherData"]["machines"]}
+        check(steps[host] is None and -2.01e9 < (steps[other] or 0) < -1.99e9,
+              "the wall clock's step in otherData: %s" % steps)
         check(step and 1.99 < float(step.group(1)) < 2.01 and "stepped" not in lines.get(host, "x")
               and "placed by the start's" in lines[other] and all(0 < gap * 1000 < uncertainty
                                                                for gap in gaps(trace)[0].values()),

@@ -770,6 +770,10 @@ static void tt_json_machines(struct tt_buf *b, const struct tt_trace *t, const u
 			TT_BUF_LIT(b, ",\"maxerror_ns\":");
 			tt_buf_i64(b, m->start.maxerror_ns);
 		}
+		if (mc->wall_step_ns) { /* (stepped during its run: placed by the start's reading) */
+			TT_BUF_LIT(b, ",\"wall_clock_step_ns\":");
+			tt_buf_i64(b, mc->wall_step_ns);
+		}
 		if (mc->unsynchronized)
 			TT_BUF_LIT(b, ",\"unsynchronized\":true,\"pids\":[");
 		else
