@@ -310,8 +310,8 @@ void tt__sched_open(struct tt__slot *slot)
 	 * (tens of microseconds, which the thread's first event does not wait for): its
 	 * switches from then on, or the refusal (then the counters, where allowed). The
 	 * counters alone have nothing to ask: tt-sched's next look (at most a period away)
-	 * sees the thread's scopes as any other's; a wake-up a thread cost it 15 to 50 us
-	 * of CPU here, most of its time in the benchmark's 64 threads' first moments. */
+	 * sees the thread's scopes as any other's (a wake-up costs it 15 to 50 us of CPU
+	 * on a loaded VM: the benchmark's 64 threads woke it some 30 times a run). */
 	if (__atomic_load_n(&tt__sched_off, __ATOMIC_RELAXED)) {
 		tt__sched_rouse();
 		return;
