@@ -110,10 +110,10 @@ static int tt__live_reserve(struct tt__live *lv, uint64_t from, uint64_t to)
 	tt__background_io(1);
 	do /* (checked last before each call: fds.c) */
 		rc = tt__live_own(lv) ? (errno = EBADF, -1) :
-		     fallocate(lv->out->file.fd, 0, (off_t)from, (off_t)(to - from));
+		     fallocate(tt__fd_out(lv->out)->file.fd, 0, (off_t)from, (off_t)(to - from));
 	while (rc < 0 && errno == EINTR);
 	if (rc < 0 && (errno == EOPNOTSUPP || errno == ENOSYS))
-		rc = tt__live_own(lv) ? (errno = EBADF, -1) : ftruncate(lv->out->file.fd, (off_t)to);
+		rc = tt__live_own(lv) ? (errno = EBADF, -1) : ftruncate(tt__fd_out(lv->out)->file.fd, (off_t)to);
 	int err = rc < 0 ? -errno : 0;
 	tt__background_io(0);
 	return err;
@@ -136,13 +136,15 @@ int tt__live_start(void)
 		return err;
 	if (snprintf(lv->path, sizeof lv->path, "%s.live", path) >= (int)sizeof lv->path)
 		return -ENAMETOOLONG;
-	lv->out = calloc(1, sizeof *lv->out);
-	if (!lv->out)
+	struct tt__fd_out *file = malloc(sizeof *file);
+	if (!file)
 		return -ENOMEM;
-	err = tt__fd_keep(&lv->out->file, tt__create_new(lv->path));
+	tt__fd_out_init(file);
+	lv->out = &file->out;
+	err = tt__fd_keep(&tt__fd_out(lv->out)->file, tt__create_new(lv->path));
 	if (err)
 		goto fail_err;
-	lv->fd = lv->out->file.fd;
+	lv->fd = tt__fd_out(lv->out)->file.fd;
 	/* The header page and the first chunks must have their room on disk, or there
 	 * is no live file: the buffers are then in memory, as without TICKTRACE_LIVE. */
 	if (ftruncate(lv->fd, (off_t)TT__LIVE_CHUNKS_AT) < 0)
@@ -155,7 +157,7 @@ int tt__live_start(void)
 		fprintf(tt__err, "ticktrace: %s: no room for a live file (%s): the buffers are in "
 			"memory, and a SIGKILL loses them\n", lv->path, strerror(-err));
 		unlink(lv->path);
-		tt__fd_close(&lv->out->file);
+		tt__fd_close(&tt__fd_out(lv->out)->file);
 		free(lv->out);
 		*lv = (struct tt__live){.fd = -1};
 		return 0;
@@ -172,7 +174,7 @@ int tt__live_start(void)
 	tt__file_header(lv->header, TT_FILE_LIVE | tt__mode->file_flags);
 	lv->header->live_chunks_at = TT__LIVE_CHUNKS_AT;
 	lv->header->live_threads_at = TT__LIVE_THREADS_AT;
-	lv->out->path = lv->path;
+	tt__fd_out(lv->out)->path = lv->path;
 	lv->out->offset = sizeof *lv->header;
 	if (lseek(lv->fd, (off_t)lv->out->offset, SEEK_SET) < 0)
 		goto fail;
@@ -191,7 +193,7 @@ fail_err:
 	tt__live_unmap(lv);
 	if (lv->fd >= 0) {
 		unlink(lv->path);
-		tt__fd_close(&lv->out->file);
+		tt__fd_close(&tt__fd_out(lv->out)->file);
 	}
 	free(lv->out);
 	*lv = (struct tt__live){.fd = -1};
@@ -330,7 +332,7 @@ int tt__live_after_fork(void)
 	if (lv->fd < 0)
 		return -1;
 	tt__live_unmap(lv);
-	tt__fd_close(&lv->out->file);
+	tt__fd_close(&tt__fd_out(lv->out)->file);
 	free(lv->out);
 	tt__site_set_clear(&lv->sites);
 	tt__site_set_clear(&lv->fresh);

@@ -8,27 +8,22 @@
 #include "core/core.h"
 #include "pretty_name.h"
 
-/* buffer.c: a file's bytes, buffered, and section headers */
-struct tt__out {
+/* buffer.c: a file of ticktrace's written through a descriptor (Linux's struct
+ * tt__out, sections.h), its sink checking the descriptor before each write. */
+struct tt__fd_out {
+	struct tt__out out; /* (first: tt__fd_out) */
+	struct tt_os_sink sink;
 	struct tt__fd file; /* checked before each write (tt__out_own) */
 	const char *path;   /* where it is found again if the program closed it, or NULL */
-	int err; /* first error, as -errno; -EBADF: the descriptor is the program's now */
-	uint64_t offset; /* bytes written to fd, buffered ones included */
-	size_t len;
-	char buf[1 << 16];
 };
-void tt__out(struct tt__out *out, const void *data, size_t size) TT__HIDDEN;
-void tt__out_flush(struct tt__out *out) TT__HIDDEN;
-/* Before each use of out->file.fd: 0 while it is the file written (found again by
- * out->path if need be, at the offset written to); -EBADF once it is not, out->err
- * then set to it unless an error came first. */
+/* Emptied, its descriptor yet to be kept (file). */
+void tt__fd_out_init(struct tt__fd_out *f) TT__HIDDEN;
+/* The file of a struct tt__out that is a struct tt__fd_out's. */
+struct tt__fd_out *tt__fd_out(struct tt__out *out) TT__HIDDEN;
+/* Before each use of tt__fd_out(out)->file.fd: 0 while it is the file written (found
+ * again by its path if need be, at the offset written to); -EBADF once it is not,
+ * out->err then set to it unless an error came first. */
 int tt__out_own(struct tt__out *out) TT__HIDDEN;
-void tt__out_section(struct tt__out *out, uint32_t type, uint64_t size) TT__HIDDEN;
-void tt__out_pad(struct tt__out *out, uint64_t size) TT__HIDDEN;
-/* A section's header: within an UNLOADED section when `until` is not 0 (what it
- * describes held until then). */
-void tt__out_section_until(struct tt__out *out, uint32_t type, uint64_t size,
-			   uint64_t until) TT__HIDDEN;
 
 /* writer.c: the whole file a dump writes */
 int tt__write_file(const char *path) TT__HIDDEN;
@@ -36,7 +31,6 @@ int tt__write_file(const char *path) TT__HIDDEN;
 int tt__write_run_file(char *path, size_t size) TT__HIDDEN;
 void tt__file_header(struct tt_file_header *header, uint32_t flags) TT__HIDDEN;
 void tt__out_file_header(struct tt__out *out, uint32_t flags) TT__HIDDEN;
-void tt__out_end(struct tt__out *out, const struct tt_end_info *end) TT__HIDDEN;
 
 /* output.c: where a file goes, and how it gets there */
 /* Takes TICKTRACE_OUT, made absolute, for the rest of the run (at start-up). */
@@ -184,8 +178,6 @@ void tt__out_thread(struct tt__out *out, const struct tt__thread_snapshot *snap,
 
 /* modules.c: the process, the modules loaded and their segments */
 void tt__out_process(struct tt__out *out) TT__HIDDEN;
-/* MODULES of those loaded now. */
-int tt__out_loaded_modules(struct tt__out *out) TT__HIDDEN;
 /* Address ranges of every segment of the loaded modules, taken at the dump. */
 struct tt__ranges {
 	uint64_t (*range)[2]; /* [start, end) */
@@ -196,9 +188,6 @@ struct tt__ranges {
  * section's entries: platform.h's tt_os_module_list_add). */
 int tt__add_loaded(const struct tt_os_module *module, void *data) TT__HIDDEN;
 bool tt__ranges_hold(const struct tt__ranges *r, uint64_t address) TT__HIDDEN;
-/* MODULES with the entries of `m`, within an UNLOADED section when `until` is not 0. */
-void tt__out_module_list(struct tt__out *out, const struct tt_os_module_list *m,
-			 uint64_t until) TT__HIDDEN;
 
 /* sites.c: the call sites and functions records name, and their sections */
 /* The call sites and the instrumented functions (FUNC_ENTER addresses, tagged with

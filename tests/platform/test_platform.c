@@ -329,6 +329,57 @@ static void test_rename(void **state)
 	tt_temp_dir_remove(dir);
 }
 
+/* A file opened for writing is emptied first; its sink writes both parts of each put
+ * in order, none of an empty one, and from where the file was moved to; the null
+ * device takes any bytes. */
+static void test_file_sink(void **state)
+{
+	(void)state;
+	char dir[512], path[600];
+	tt_temp_dir(dir, sizeof dir);
+	snprintf(path, sizeof path, "%s/t.ttr", dir);
+	FILE *f = fopen(path, "wb");
+	assert_non_null(f);
+	fputs("an older file", f);
+	fclose(f);
+	struct tt_os_file file;
+	assert_int_equal(tt_os_file_open(path, &file), 0);
+	struct tt_os_file_sink sink;
+	tt_os_file_sink(&sink, file);
+	static char large[1 << 20];
+	memset(large, 'x', sizeof large);
+	assert_int_equal(sink.sink.put(&sink.sink, "hello", 5, " world", 6, 0), 0);
+	assert_int_equal(sink.sink.put(&sink.sink, NULL, 0, "!", 1, 11), 0);
+	assert_int_equal(sink.sink.put(&sink.sink, large, sizeof large, NULL, 0, 12), 0);
+	assert_int_equal(tt_os_file_seek(&sink.file, 0), 0);
+	assert_int_equal(sink.sink.put(&sink.sink, "J", 1, NULL, 0, 0), 0);
+	assert_int_equal(tt_os_file_close(&sink.file), 0);
+	static char text[sizeof large + 64];
+	f = fopen(path, "rb");
+	assert_non_null(f);
+	size_t got = fread(text, 1, sizeof text, f);
+	fclose(f);
+	assert_int_equal(got, 12 + sizeof large);
+	assert_memory_equal(text, "Jello world!", 12);
+	assert_memory_equal(text + 12, large, sizeof large);
+	assert_int_equal(tt_os_file_open(path, &file), 0); /* (emptied again) */
+	tt_os_file_sink(&sink, file);
+	assert_int_equal(sink.sink.put(&sink.sink, "ab", 2, NULL, 0, 0), 0);
+	assert_int_equal(tt_os_file_close(&sink.file), 0);
+	f = fopen(path, "rb");
+	assert_non_null(f);
+	got = fread(text, 1, sizeof text, f);
+	fclose(f);
+	remove(path);
+	tt_temp_dir_remove(dir);
+	assert_int_equal(got, 2);
+	assert_int_equal(tt_os_file_open(TT_NULL_DEVICE, &file), 0);
+	tt_os_file_sink(&sink, file);
+	assert_int_equal(sink.sink.put(&sink.sink, large, sizeof large, "end", 3, 0), 0);
+	assert_int_equal(tt_os_file_seek(&sink.file, 0), 0);
+	assert_int_equal(tt_os_file_close(&sink.file), 0);
+}
+
 /* A file mapped in two places: what is written to the memory is in the file, the file
  * grown to the later view's end, its bytes between zero; made once, not twice. */
 static void test_file_map(void **state)
@@ -572,7 +623,7 @@ int main(void)
 		cmocka_unit_test(test_threads), cmocka_unit_test(test_own_thread), cmocka_unit_test(test_wait_timeout),
 		cmocka_unit_test(test_wake_all),   cmocka_unit_test(test_lock),
 		cmocka_unit_test(test_memory),  cmocka_unit_test(test_rename),
-		cmocka_unit_test(test_file_map),
+		cmocka_unit_test(test_file_map), cmocka_unit_test(test_file_sink),
 		cmocka_unit_test(test_time),    cmocka_unit_test(test_thread_cpu_of), cmocka_unit_test(test_process), cmocka_unit_test(test_module_list),
 #ifndef _WIN32
 		cmocka_unit_test(test_crash),
