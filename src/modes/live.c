@@ -265,7 +265,8 @@ static int tt__live_scan(struct tt__live *lv, struct tt__slot *slot)
 	tt__hold_chunks(0);
 	if (!chunk)
 		return 0;
-	const struct tt_record *to = tt__sites_add(&lv->sites, &lv->fresh, copy, copy + (end - from), 1);
+	const struct tt_record *to = tt__sites_add(&lv->sites, &lv->fresh, copy, copy + (end - from), 1,
+						   tt__generation);
 	if (!to)
 		return -ENOMEM;
 	slot->live_chunk = chunk;

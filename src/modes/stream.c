@@ -272,7 +272,8 @@ static const struct tt_record *tt__stream_records(struct tt__stream *st, struct 
 						  const struct tt_record *from,
 						  const struct tt_record *end, int stop_unwritten)
 {
-	const struct tt_record *written = tt__sites_add(&st->sites, &st->fresh, from, end, stop_unwritten);
+	const struct tt_record *written = tt__sites_add(&st->sites, &st->fresh, from, end, stop_unwritten,
+							 tt__generation);
 	if (!written) {
 		st->out->err = -ENOMEM;
 		return from;
@@ -385,7 +386,7 @@ static int tt__stream_snapshot(struct tt__out *out, void *arg)
 		struct tt_record gap[2];
 		size_t gap_records = tt__gap_records(slot, gap);
 		if (gap_records)
-			tt__out_events(out, slot, slot->written, gap, gap + gap_records);
+			tt__out_events(out, slot->index, slot->written, gap, gap + gap_records);
 		end.records += gap_records;
 		tt__out_thread_info(out, TT_SEC_THREAD_TOTALS, slot, slot->written + gap_records,
 				    &end.dropped);

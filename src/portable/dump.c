@@ -11,29 +11,6 @@
 #include "portable/portable.h"
 #include "pretty_name.h"
 
-int tt__set_add(struct tt__set *set, uint64_t address)
-{
-	if (2 * (set->count + 1) > set->cap) {
-		struct tt__set grown = {calloc(set->cap ? 2 * set->cap : 256, sizeof(uint64_t)),
-					set->cap ? 2 * set->cap : 256, 0};
-		if (!grown.at)
-			return -ENOMEM;
-		for (size_t i = 0; i < set->cap; i++)
-			if (set->at[i])
-				tt__set_add(&grown, set->at[i]);
-		free(set->at);
-		*set = grown;
-	}
-	size_t i = (size_t)((address * UINT64_C(0x9E3779B97F4A7C15)) >> 32) & (set->cap - 1);
-	while (set->at[i] && set->at[i] != address)
-		i = (i + 1) & (set->cap - 1);
-	if (set->at[i])
-		return 0;
-	set->at[i] = address;
-	set->count++;
-	return 1;
-}
-
 /* A chunk's records: [begin, end). */
 static const struct tt_record *tt__records(const struct tt__chunk *chunk, const struct tt_record **end)
 {
@@ -72,97 +49,27 @@ void tt__out_process(struct tt__out *file)
 	tt__out_pad(file, sizeof machine);
 }
 
-void tt__out_sites(struct tt__out *file, const struct tt__set *sites)
+/* A site's descriptor: where its address points (no library's sites are copied: a
+ * Windows run keeps every one it names loaded). */
+static const struct tt_callsite *tt__site_here(uint64_t address, void *unused)
 {
-	char shown[1024];
-	uint64_t bytes = sizeof(uint64_t), args = 0, arg_bytes = sizeof(uint64_t);
-	for (size_t i = 0; i < sites->cap; i++) {
-		const struct tt_callsite *s = (const void *)(uintptr_t)sites->at[i];
-		if (!s)
-			continue;
-		bytes += sizeof(struct tt_site_info) + tt__len(tt_site_name(s, shown, sizeof shown)) +
-			 tt__len(s->file) + tt__len(s->func);
-		if (s->flags & (TT__SITE_ARG_NAME | TT__SITE_SIGNED_ARG)) {
-			args++;
-			arg_bytes += sizeof(struct tt_arg_name_info) +
-				     (s->flags & TT__SITE_ARG_NAME ? tt__len(s->arg_name) : 0);
-		}
-	}
-	tt__out_section(file, TT_SEC_SITES, bytes);
-	uint64_t count = sites->count;
-	tt__out(file, &count, sizeof count);
-	for (size_t i = 0; i < sites->cap; i++) {
-		const struct tt_callsite *s = (const void *)(uintptr_t)sites->at[i];
-		if (!s)
-			continue;
-		const char *name = tt_site_name(s, shown, sizeof shown);
-		struct tt_site_info info = {sites->at[i], s->line, tt__len(name), tt__len(s->file),
-					    tt__len(s->func)};
-		tt__out(file, &info, sizeof info);
-		tt__out(file, name, info.name_len);
-		tt__out(file, s->file, info.file_len);
-		tt__out(file, s->func, info.func_len);
-	}
-	tt__out_pad(file, bytes);
-	if (!args)
-		return;
-	tt__out_section(file, TT_SEC_ARG_NAMES, arg_bytes);
-	tt__out(file, &args, sizeof args);
-	for (size_t i = 0; i < sites->cap; i++) {
-		const struct tt_callsite *s = (const void *)(uintptr_t)sites->at[i];
-		if (!s || !(s->flags & (TT__SITE_ARG_NAME | TT__SITE_SIGNED_ARG)))
-			continue;
-		const char *name = s->flags & TT__SITE_ARG_NAME ? s->arg_name : NULL;
-		struct tt_arg_name_info info = {sites->at[i], tt__len(name),
-						s->flags & TT__SITE_SIGNED_ARG ? TT_ARG_SIGNED : 0};
-		tt__out(file, &info, sizeof info);
-		tt__out(file, name, info.name_len);
-	}
-	tt__out_pad(file, arg_bytes);
+	(void)unused;
+	return (const struct tt_callsite *)(uintptr_t)address;
 }
 
-void tt__out_funcs(struct tt__out *file, const struct tt__set *funcs)
+void tt__out_sites(struct tt__out *out, const struct tt__site_set *set)
 {
-	if (!funcs->count)
-		return;
-	uint64_t bytes = sizeof(uint64_t) * (1 + funcs->count), count = funcs->count;
-	tt__out_section(file, TT_SEC_FUNCS, bytes);
-	tt__out(file, &count, sizeof count);
-	for (size_t i = 0; i < funcs->cap; i++)
-		if (funcs->at[i])
-			tt__out(file, &funcs->at[i], sizeof funcs->at[i]);
-	tt__out_pad(file, bytes);
+	tt__out_site_sections(out, set, 0, 0, tt__site_here, NULL);
 }
 
-int tt__records_named(const struct tt_record *r, const struct tt_record *end, struct tt__set *sites,
-		      struct tt__set *funcs, struct tt__set *fresh)
-{
-	for (; r < end; r++) {
-		uint64_t word = __atomic_load_n(&r->word, __ATOMIC_ACQUIRE);
-		unsigned kind = TT_RECORD_KIND(word);
-		uint64_t payload = TT_RECORD_PAYLOAD(word);
-		int rc = 0;
-		if (TT_RECORD_HAS_SITE(kind) && payload && (rc = tt__set_add(sites, payload)) == 1 && fresh)
-			rc = tt__set_add(fresh, payload);
-		else if (kind == TT_REC_FUNC_ENTER && payload)
-			rc = tt__set_add(funcs, payload);
-		if (TT_RECORD_HAS_VALUE(kind))
-			r++; /* (its VALUE record) */
-		if (rc < 0)
-			return rc;
-	}
-	return 0;
-}
-
-/* Lock held: every thread's records named in the sets. */
-static int tt__collect(struct tt__set *sites, struct tt__set *funcs)
+/* Lock held: the sites and functions every thread's records name. */
+static int tt__collect(struct tt__site_set *names)
 {
 	for (struct tt__slot *s = tt__run.first; s; s = s->next)
 		for (const struct tt__chunk *c = s->first; c; c = c->next) {
 			const struct tt_record *end, *r = tt__records(c, &end);
-			int rc = tt__records_named(r, end, sites, funcs, NULL);
-			if (rc < 0)
-				return rc;
+			if (!tt__sites_add(names, NULL, r, end, 0, NULL))
+				return -ENOMEM;
 		}
 	return 0;
 }
@@ -197,18 +104,6 @@ void tt__out_thread_info(struct tt__out *file, uint32_t type, const struct tt__s
 	tt__out(file, &info, sizeof info);
 	tt__out(file, name, info.name_len);
 	tt__out_pad(file, sizeof info + info.name_len);
-}
-
-void tt__out_events(struct tt__out *file, const struct tt__slot *s, uint64_t first_record,
-		    const struct tt_record *r, const struct tt_record *end)
-{
-	uint64_t bytes = (uint64_t)(end - r) * sizeof *r;
-	if (!bytes)
-		return;
-	struct tt_events_info events = {.thread_index = s->index, .first_record = first_record};
-	tt__out_section(file, TT_SEC_EVENTS, sizeof events + bytes);
-	tt__out(file, &events, sizeof events);
-	tt__out(file, r, bytes);
 }
 
 void tt__thread_states(const struct tt__slot *s, struct tt__states *st)
@@ -257,7 +152,8 @@ static void tt__out_thread(struct tt__out *file, struct tt__slot *s, struct tt_e
 	uint64_t first = 0;
 	for (const struct tt__chunk *c = s->first; c; c = c->next) {
 		const struct tt_record *end, *r = tt__records(c, &end);
-		tt__out_events(file, s, first, r, end);
+		if (r < end)
+			tt__out_events(file, s->index, first, r, end);
 		first += (uint64_t)(end - r);
 	}
 	tt__out_thread_states(file, s, &states);
@@ -310,14 +206,14 @@ int tt__write_file(const char *path, int crash_signal)
 	}
 	tt_os_file_sink(&file, opened);
 	tt__out_to(&out, &file.sink);
-	struct tt__set sites = {0}, funcs = {0};
+	struct tt__site_set names = {0};
 	struct tt_end_info end_info = {0};
 	for (struct tt__slot *s = tt__run.first; s; s = s->next)
 		if (!s->exited)
 			tt__chunk_close(s);
 	if (!crash_signal)
 		tt__etw_flush();
-	rc = tt__collect(&sites, &funcs);
+	rc = tt__collect(&names);
 	if (rc == 0) {
 		struct tt_file_header header;
 		tt__file_header(&header);
@@ -328,19 +224,17 @@ int tt__write_file(const char *path, int crash_signal)
 		tt__out(&out, &header, sizeof header);
 		tt__out_process(&out);
 		rc = tt__out_loaded_modules(&out); /* (no memory: no section, the file said failed) */
-		tt__out_sites(&out, &sites);
-		tt__out_funcs(&out, &funcs);
+		tt__out_sites(&out, &names);
 		for (struct tt__slot *s = tt__run.first; s; s = s->next)
 			tt__out_thread(&out, s, &end_info);
-		end_info.sites = sites.count;
+		end_info.sites = names.count - names.funcs;
 		tt__out_end(&out, &end_info);
 		tt__out_flush(&out);
 		if (!rc)
 			rc = out.err;
 	}
 	tt_os_unlock(&tt__lock);
-	free(sites.at);
-	free(funcs.at);
+	tt__site_set_clear(&names);
 	int closed = tt_os_file_close(&file.file);
 	if (!rc)
 		rc = closed;

@@ -28,7 +28,7 @@ static struct {
 	struct tt_file_header *header; /* the mapping's start: the descriptions follow */
 	struct tt__out out;           /* the descriptions, up to TT__LIVE_CHUNKS_AT */
 	struct tt__mem_sink head;     /* (out's sink: the mapping) */
-	struct tt__set sites, fresh, funcs;
+	struct tt__site_set sites, fresh; /* (fresh: not described yet) */
 	int full, finished;
 } tt__live;
 
@@ -59,7 +59,7 @@ static void tt__live_scan(struct tt__slot *s)
 		const struct tt_record *r = (const struct tt_record *)((const char *)c + from);
 		const struct tt_record *last = tt__chunk_end(s, c);
 		last = last > r ? tt_written_end(r, last) : r;
-		if (r < last && tt__records_named(r, last, &tt__live.sites, &tt__live.funcs, &tt__live.fresh) < 0)
+		if (r < last && !tt__sites_add(&tt__live.sites, &tt__live.fresh, r, last, 0, NULL))
 			tt__live.out.err = -ENOMEM;
 		s->seen_chunk = c;
 		s->seen = (uint32_t)((const char *)last - (const char *)c);
@@ -78,8 +78,7 @@ static void tt__live_tick(void)
 		}
 		if (tt__live.fresh.count) {
 			tt__out_sites(&tt__live.out, &tt__live.fresh);
-			memset(tt__live.fresh.at, 0, tt__live.fresh.cap * sizeof *tt__live.fresh.at);
-			tt__live.fresh.count = 0;
+			tt__site_set_clear(&tt__live.fresh);
 		}
 		tt__live_commit();
 	}

@@ -186,26 +186,12 @@ int tt__write_file(const char *path, int crash_signal);
  * sections.h). */
 void tt__file_header(struct tt_file_header *h); /* (the end anchor taken now) */
 void tt__out_process(struct tt__out *file);   /* PROCESS and MACHINE */
-/* A set of addresses (sites, functions), open addressing; 0 is no address.
- * tt__set_add: 1 added, 0 there already, -ENOMEM. */
-struct tt__set {
-	uint64_t *at;
-	size_t cap, count;
-};
-int tt__set_add(struct tt__set *set, uint64_t address);
-/* The sites and functions records [r, end) name, into the sets; each site new to
- * `sites` into `fresh` too (unless NULL). A record not yet written (0) names nothing. */
-int tt__records_named(const struct tt_record *r, const struct tt_record *end, struct tt__set *sites,
-		      struct tt__set *funcs, struct tt__set *fresh);
-void tt__out_sites(struct tt__out *file, const struct tt__set *sites); /* SITES, ARG_NAMES */
-void tt__out_funcs(struct tt__out *file, const struct tt__set *funcs);
+/* SITES, ARG_NAMES and FUNCS of the set's entries (sections.h). */
+void tt__out_sites(struct tt__out *out, const struct tt__site_set *set);
 /* THREAD or THREAD_TOTALS (type) of slot s with `events` records, `sched`: its
  * switches follow. */
 void tt__out_thread_info(struct tt__out *file, uint32_t type, const struct tt__slot *s, uint64_t events,
 			 int sched);
-/* EVENTS: records [r, end) of slot s, the first its first_record-th. */
-void tt__out_events(struct tt__out *file, const struct tt__slot *s, uint64_t first_record,
-		    const struct tt_record *r, const struct tt_record *end);
 /* Lock held: where the records slot s wrote into chunk c end now (its cursor while it
  * records into it: events it is writing are left to tt_written_end). */
 const struct tt_record *tt__chunk_end(const struct tt__slot *s, const struct tt__chunk *c);

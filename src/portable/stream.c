@@ -4,10 +4,11 @@
  * file is created at start under its final name with the TT_FILE_STREAMED flag;
  * sections are appended as chunks are written:
  *
- *   header | PROCESS | MACHINE | MODULES | { THREAD | SITES | EVENTS }...
- *          | THREAD_TOTALS (and SCHED, SCHEDSTAT)... | FUNCS | END
+ *   header | PROCESS | MACHINE | MODULES | { THREAD | SITES (ARG_NAMES, FUNCS) | EVENTS }...
+ *          | THREAD_TOTALS (and SCHED, SCHEDSTAT)... | END
  *
- * A SITES section describes the sites the EVENTS after it use first; a thread's
+ * A SITES section (and FUNCS) describes the sites (functions) the EVENTS after it use
+ * first; a thread's
  * THREAD section comes before its first EVENTS, its THREAD_TOTALS (events, drops,
  * final name) at the end, where the header is written again with the end anchor. A
  * thread whose chunks all wait for tt-stream drops events (TT_DROP_BEHIND) until it
@@ -29,7 +30,7 @@ static struct {
 	struct tt__out out;
 	struct tt_os_file_sink file;
 	struct tt_os_lock busy; /* one writer at a time: tt-stream, a flush, the end */
-	struct tt__set sites, funcs, fresh;
+	struct tt__site_set sites, fresh; /* (fresh: not described yet) */
 	int finished;
 } tt__stream;
 
@@ -45,14 +46,13 @@ static void tt__stream_records(struct tt__slot *s, const struct tt__chunk *c, co
 												  : sizeof *c));
 	if (end <= r)
 		return;
-	if (tt__records_named(r, end, &tt__stream.sites, &tt__stream.funcs, &tt__stream.fresh) < 0 && !out->err)
+	if (!tt__sites_add(&tt__stream.sites, &tt__stream.fresh, r, end, 0, NULL) && !out->err)
 		out->err = -ENOMEM;
 	if (tt__stream.fresh.count) {
 		tt__out_sites(out, &tt__stream.fresh);
-		memset(tt__stream.fresh.at, 0, tt__stream.fresh.cap * sizeof *tt__stream.fresh.at);
-		tt__stream.fresh.count = 0;
+		tt__site_set_clear(&tt__stream.fresh);
 	}
-	tt__out_events(out, s, s->written, r, end);
+	tt__out_events(out, s->index, s->written, r, end);
 	s->written += (uint64_t)(end - r);
 	s->seen_chunk = c;
 	s->seen = (uint32_t)((const char *)end - (const char *)c);
@@ -211,8 +211,7 @@ int tt__stream_finish(int crash_signal)
 			tt__out_thread_states(out, s, &states);
 			tt__end_add(&end_info, s, s->written);
 		}
-		tt__out_funcs(out, &tt__stream.funcs);
-		end_info.sites = tt__stream.sites.count;
+		end_info.sites = tt__stream.sites.count - tt__stream.sites.funcs;
 		tt__out_end(out, &end_info);
 		tt__out_flush(out);
 		/* (a device, NUL, has no start to go back to) */

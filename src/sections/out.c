@@ -77,6 +77,16 @@ void tt__out_section_until(struct tt__out *out, uint32_t type, uint64_t size, ui
 	tt__out_section(out, type, size);
 }
 
+void tt__out_events(struct tt__out *out, uint32_t thread_index, uint64_t first,
+		    const struct tt_record *begin, const struct tt_record *end)
+{
+	uint64_t count = (uint64_t)(end - begin);
+	struct tt_events_info events = {.thread_index = thread_index, .first_record = first};
+	tt__out_section(out, TT_SEC_EVENTS, sizeof events + count * sizeof(struct tt_record));
+	tt__out(out, &events, sizeof events);
+	tt__out(out, begin, count * sizeof(struct tt_record));
+}
+
 void tt__out_end(struct tt__out *out, const struct tt_end_info *end)
 {
 	tt__out_section(out, TT_SEC_END, sizeof *end);

@@ -1,6 +1,7 @@
 /* ticktrace runtime, layer sections: a raw file's bytes (FORMATS.md), buffered into few
  * large writes onto a sink (platform.h), and the sections that need nothing of a
- * runtime's but what they are handed: headers and padding, MODULES, END. Below both
+ * runtime's but what they are handed: headers and padding, MODULES, EVENTS, the call
+ * sites' and functions' (SITES, ARG_NAMES, FUNCS), END. Below both
  * runtimes' writers (writer/ on Linux, portable/ on Windows), on the platform layer
  * alone. Never installed; names tt__. */
 #ifndef TT_SECTIONS_H
@@ -10,6 +11,8 @@
 #include <stdint.h>
 
 #include "platform/platform.h"
+#include "pretty_name.h"
+#include "ticktrace.h"
 
 #ifdef _WIN32
 #define TT__HIDDEN /* (a DLL exports what its .def names alone) */
@@ -42,6 +45,55 @@ void tt__out_module_list(struct tt__out *out, const struct tt_os_module_list *m,
 			 uint64_t until) TT__HIDDEN;
 /* MODULES of those loaded now; 0, or -ENOMEM (no section). */
 int tt__out_loaded_modules(struct tt__out *out) TT__HIDDEN;
+
+/* EVENTS: records [begin, end) of thread `thread_index`, the first being its record
+ * number `first`. */
+void tt__out_events(struct tt__out *out, uint32_t thread_index, uint64_t first,
+		    const struct tt_record *begin, const struct tt_record *end) TT__HIDDEN;
+
+/* sites.c: the call sites and functions records name, each once, and the SITES,
+ * ARG_NAMES and FUNCS sections that describe them. */
+struct tt__site_set {
+	uint64_t *slots; /* open addressing; 0 is empty */
+	size_t cap, count;
+	size_t funcs;    /* of count, functions */
+	/* Of the libraries unloaded (dlclose: Linux's writer), in order, the first this
+	 * many are told apart: an entry of a record made while the k-th of them held its
+	 * address is tagged with generation k (TT__GEN), one of a record made later with 0. */
+	size_t retired_seen;
+};
+#define TT__HASH_MULT UINT64_C(0x9E3779B97F4A7C15)
+#define TT__FUNC_TAG (UINT64_C(1) << 63)
+#define TT__GEN_SHIFT 48 /* user-space addresses fit in 47 bits */
+#define TT__ADDRESS_MASK ((UINT64_C(1) << TT__GEN_SHIFT) - 1)
+#define TT__GEN(entry) ((size_t)(((entry) & ~TT__FUNC_TAG) >> TT__GEN_SHIFT))
+#define TT__NAME_MAX 1024 /* bytes kept of a name made from __PRETTY_FUNCTION__ */
+/* 1: added, 0: already there, -ENOMEM */
+int tt__site_set_add(struct tt__site_set *set, uint64_t address) TT__HIDDEN;
+/* The same, and into `fresh` too (when not NULL) when `set` did not have it. */
+int tt__site_set_add_fresh(struct tt__site_set *set, struct tt__site_set *fresh,
+			   uint64_t address) TT__HIDDEN;
+void tt__site_set_clear(struct tt__site_set *set) TT__HIDDEN;
+/* The generation (k: the k-th library unloaded, among the first `limit`; 0: none) that
+ * held `address` when a record was made at `tsc` (Linux's writer: retired.c). */
+typedef size_t (*tt__generation_fn)(uint64_t address, uint64_t tsc, size_t limit);
+/* Adds the sites and functions that records [begin, end) name to `set`; those that
+ * were not in it go to `fresh` too (when not NULL), each tagged with its generation
+ * once the set tells libraries apart (retired_seen: `generation` then says it). With
+ * stop_unwritten, stops at the first record its thread has not written yet (all
+ * zero). Returns where it stopped, or NULL when out of memory. */
+const struct tt_record *tt__sites_add(struct tt__site_set *set, struct tt__site_set *fresh,
+				      const struct tt_record *begin, const struct tt_record *end,
+				      int stop_unwritten, tt__generation_fn generation) TT__HIDDEN;
+/* A site's argument name (TT_BEGIN_NAMED_ARG), or NULL. */
+const char *tt__arg_name(const struct tt_callsite *site) TT__HIDDEN;
+/* The descriptor of the site at `address` (arg: the caller's), or NULL: none to read. */
+typedef const struct tt_callsite *(*tt__site_fn)(uint64_t address, void *arg);
+/* SITES (always, for generation 0), ARG_NAMES and FUNCS (when any) of the set's
+ * entries of generation `gen`, each site's descriptor given by `describe`; within
+ * UNLOADED sections when `until` is not 0. */
+void tt__out_site_sections(struct tt__out *out, const struct tt__site_set *set, size_t gen,
+			   uint64_t until, tt__site_fn describe, void *arg) TT__HIDDEN;
 
 /* Memory as a sink: the bytes put at `at` of [mem, mem + cap), -ENOSPC past it (a
  * mapped file's head: Windows' live file). */

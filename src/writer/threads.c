@@ -98,16 +98,6 @@ void tt__out_thread_info(struct tt__out *out, uint32_t type, const struct tt__sl
 	tt__out_thread_info_of(out, type, slot, records, NULL, dropped_total);
 }
 
-void tt__out_events(struct tt__out *out, const struct tt__slot *slot, uint64_t first,
-		    const struct tt_record *begin, const struct tt_record *end)
-{
-	uint64_t count = (uint64_t)(end - begin);
-	struct tt_events_info events = {.thread_index = slot->index, .first_record = first};
-	tt__out_section(out, TT_SEC_EVENTS, sizeof events + count * sizeof(struct tt_record));
-	tt__out(out, &events, sizeof events);
-	tt__out(out, begin, count * sizeof(struct tt_record));
-}
-
 size_t tt__pack_records(uint8_t *buf, const struct tt_record *begin, const struct tt_record *end)
 {
 	uint64_t words[TT_PACKED_LITERAL] = {0};
@@ -239,11 +229,11 @@ void tt__out_thread(struct tt__out *out, const struct tt__thread_snapshot *snap,
 		const struct tt__extent *e = &snap->extents[c];
 		if (e->end == e->begin)
 			continue;
-		tt__out_events(out, snap->slot, first, e->begin, e->end);
+		tt__out_events(out, snap->slot->index, first, e->begin, e->end);
 		first += (uint64_t)(e->end - e->begin);
 	}
 	if (snap->gap_records)
-		tt__out_events(out, snap->slot, first, snap->gap, snap->gap + snap->gap_records);
+		tt__out_events(out, snap->slot->index, first, snap->gap, snap->gap + snap->gap_records);
 	if (!snap->windowed)
 		tt__out_sched(out, snap->slot, 0, NULL, NULL, NULL);
 }

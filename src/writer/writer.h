@@ -91,10 +91,6 @@ int tt__create_run_file(char *path, size_t size, int *in_place) TT__HIDDEN;
  * dropped counts to *dropped_total. */
 void tt__out_thread_info(struct tt__out *out, uint32_t type, const struct tt__slot *slot,
 			 uint64_t records, uint64_t *dropped_total) TT__HIDDEN;
-/* One EVENTS section: records [begin, end) of the slot, the first being its record
- * number `first`. */
-void tt__out_events(struct tt__out *out, const struct tt__slot *slot, uint64_t first,
-		    const struct tt_record *begin, const struct tt_record *end) TT__HIDDEN;
 /* Records packed (format.h: TT_SEC_EVENTS_PACKED) into buf, which has room for
  * TT_PACKED_MAX_RECORD bytes a record: the bytes used. */
 size_t tt__pack_records(uint8_t *buf, const struct tt_record *begin,
@@ -189,40 +185,13 @@ struct tt__ranges {
 int tt__add_loaded(const struct tt_os_module *module, void *data) TT__HIDDEN;
 bool tt__ranges_hold(const struct tt__ranges *r, uint64_t address) TT__HIDDEN;
 
-/* sites.c: the call sites and functions records name, and their sections */
-/* The call sites and the instrumented functions (FUNC_ENTER addresses, tagged with
- * TT__FUNC_TAG) that records name. */
-struct tt__site_set {
-	uint64_t *slots; /* open addressing; 0 is empty */
-	size_t cap, count;
-	size_t funcs;    /* of count, functions */
-	/* Of the libraries unloaded (dlclose), in order, the first this many are told
-	 * apart: an entry of a record made while the k-th of them held its address is
-	 * tagged with generation k (TT__GEN), one of a record made later with 0. */
-	size_t retired_seen;
-};
-#define TT__FUNC_TAG (UINT64_C(1) << 63)
-#define TT__GEN_SHIFT 48 /* user-space addresses fit in 47 bits */
-#define TT__ADDRESS_MASK ((UINT64_C(1) << TT__GEN_SHIFT) - 1)
-#define TT__GEN(entry) ((size_t)(((entry) & ~TT__FUNC_TAG) >> TT__GEN_SHIFT))
-/* 1: added, 0: already there, -ENOMEM */
-int tt__site_set_add(struct tt__site_set *set, uint64_t address) TT__HIDDEN;
-/* The same, and into `fresh` too (when not NULL) when `set` did not have it. */
-int tt__site_set_add_fresh(struct tt__site_set *set, struct tt__site_set *fresh,
-			   uint64_t address) TT__HIDDEN;
-void tt__site_set_clear(struct tt__site_set *set) TT__HIDDEN;
+/* sites.c: the call sites and functions records name (sets: sections.h), and their
+ * sections of every generation */
 /* turned_off.c: the functions turned off (tt__turned_off) into `names` (and `fresh`,
  * as tt__site_set_add_fresh); their TURNED_OFF section, if any. */
 int tt__turned_off_names(struct tt__site_set *names, struct tt__site_set *fresh) TT__HIDDEN;
 void tt__out_turned_off(struct tt__out *out) TT__HIDDEN;
-/* Adds the sites and functions that records [begin, end) name to `set`; those that
- * were not in it go to `fresh` too (when not NULL). With stop_unwritten, stops at the
- * first record its thread has not written yet (all zero). Returns where it stopped,
- * or NULL when out of memory. */
-const struct tt_record *tt__sites_add(struct tt__site_set *set, struct tt__site_set *fresh,
-				      const struct tt_record *begin, const struct tt_record *end,
-				      int stop_unwritten) TT__HIDDEN;
-/* The same for every record of a snapshot; 0 or -ENOMEM. */
+/* The sites and functions every record of a snapshot names, into `set`; 0 or -ENOMEM. */
 int tt__collect_names(struct tt__site_set *set, const struct tt__thread_snapshot *snap) TT__HIDDEN;
 /* SITES, and FUNCS when the set holds functions. */
 void tt__out_sites(struct tt__out *out, const struct tt__site_set *set) TT__HIDDEN;
@@ -236,8 +205,6 @@ void tt__out_names(struct tt__out *out, const struct tt__site_set *set,
 int tt__filtered_names(struct tt__site_set *names, struct tt__site_set *fresh,
 		       const struct tt__slot *slot) TT__HIDDEN;
 void tt__out_filtered(struct tt__out *out, const struct tt__slot *slot, bool dropped) TT__HIDDEN;
-/* A site's argument name (TT_BEGIN_NAMED_ARG), or NULL. */
-const char *tt__arg_name(const struct tt_callsite *site) TT__HIDDEN;
 
 /* retired.c: what a library closed with dlclose leaves for the file */
 #define TT__RETIRED_MAX 4096 /* libraries unloaded whose names are kept */
@@ -291,6 +258,5 @@ const struct tt_callsite *tt__site_descriptor(uint64_t address,
 /* Whether `address` is a descriptor that names.c made (the writer reads it). */
 bool tt__names_hold(uint64_t address) TT__HIDDEN;
 void tt__names_after_fork(void) TT__HIDDEN;
-#define TT__NAME_MAX 1024 /* bytes kept of a name made from __PRETTY_FUNCTION__ */
 
 #endif /* TT_WRITER_H */
