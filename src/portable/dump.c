@@ -9,18 +9,12 @@
 #include <string.h>
 
 #include "portable/portable.h"
-#include "pretty_name.h"
 
 /* A chunk's records: [begin, end). */
 static const struct tt_record *tt__records(const struct tt__chunk *chunk, const struct tt_record **end)
 {
 	*end = (const struct tt_record *)((const char *)chunk + chunk->size);
 	return (const struct tt_record *)(chunk + 1);
-}
-
-static uint32_t tt__len(const char *s)
-{
-	return s ? (uint32_t)strlen(s) : 0;
 }
 
 /* PROCESS and MACHINE. */
@@ -44,9 +38,7 @@ void tt__out_process(struct tt__out *file)
 	tt_os_anchor(&now);
 	tt_os_clock_reading(&tt__run.start, &machine.start);
 	tt_os_clock_reading(&now, &machine.written);
-	tt__out_section(file, TT_SEC_MACHINE, sizeof machine);
-	tt__out(file, &machine, sizeof machine);
-	tt__out_pad(file, sizeof machine);
+	tt__out_machine(file, &machine);
 }
 
 /* A site's descriptor: where its address points (no library's sites are copied: a
@@ -99,11 +91,7 @@ void tt__out_thread_info(struct tt__out *file, uint32_t type, const struct tt__s
 		tt_os_thread_name_of(s->tid, name, sizeof name);
 	if (!name[0]) /* (unnamed: the program's name, as a Linux thread's comm is) */
 		tt_os_process_name(name, sizeof name);
-	info.name_len = tt__len(name);
-	tt__out_section(file, type, sizeof info + info.name_len);
-	tt__out(file, &info, sizeof info);
-	tt__out(file, name, info.name_len);
-	tt__out_pad(file, sizeof info + info.name_len);
+	tt__out_thread_section(file, type, &info, name);
 }
 
 void tt__thread_states(const struct tt__slot *s, struct tt__states *st)
@@ -118,25 +106,20 @@ void tt__out_thread_states(struct tt__out *file, const struct tt__slot *s, struc
 	uint64_t states_lost = st->lost;
 	struct tt_sched_info sched = st->info;
 	struct tt_sched_state *states = st->states;
-	if (states) { /* (16 and 32 bytes: no padding) */
-		tt__out_section(file, TT_SEC_SCHED, sizeof sched + nstates * sizeof *states);
-		tt__out(file, &sched, sizeof sched);
-		tt__out(file, states, nstates * sizeof *states);
+	if (states) {
+		tt__out_sched_states(file, &sched, NULL, states, nstates);
 		if (states_lost) { /* (lost after its last state: a section of none says so) */
 			sched.lost = states_lost;
 			sched.since_ns = states[nstates - 1].ns;
-			tt__out_section(file, TT_SEC_SCHED, sizeof sched);
-			tt__out(file, &sched, sizeof sched);
+			tt__out_sched_states(file, &sched, NULL, NULL, 0);
 		}
 		free(states);
 	}
 	size_t readings;
 	struct tt_schedstat_info counters;
 	struct tt_schedstat_sample *at = tt__counters_copy(s, &readings, &counters);
-	if (at) { /* (16 and 48 bytes a reading: no padding) */
-		tt__out_section(file, TT_SEC_SCHEDSTAT, sizeof counters + readings * sizeof *at);
-		tt__out(file, &counters, sizeof counters);
-		tt__out(file, at, readings * sizeof *at);
+	if (at) {
+		tt__out_counters(file, &counters, NULL, at, readings);
 		free(at);
 	}
 }

@@ -2,6 +2,7 @@
  * without a copy), the headers and padding of its sections, and the sections that
  * need no more than they are handed: MODULES, END. */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -85,6 +86,53 @@ void tt__out_events(struct tt__out *out, uint32_t thread_index, uint64_t first,
 	tt__out_section(out, TT_SEC_EVENTS, sizeof events + count * sizeof(struct tt_record));
 	tt__out(out, &events, sizeof events);
 	tt__out(out, begin, count * sizeof(struct tt_record));
+}
+
+void tt__out_thread_section(struct tt__out *out, uint32_t type, struct tt_thread_info *info,
+			    const char *name)
+{
+	info->name_len = (uint32_t)strlen(name);
+	uint64_t size = sizeof *info + info->name_len;
+	tt__out_section(out, type, size);
+	tt__out(out, info, sizeof *info);
+	tt__out(out, name, info->name_len);
+	tt__out_pad(out, size);
+}
+
+void tt__out_sched_states(struct tt__out *out, const struct tt_sched_info *info,
+			  const struct tt_sched_state *carry, const struct tt_sched_state *states, size_t n)
+{
+	/* (16 and 32 bytes: no padding) */
+	tt__out_section(out, TT_SEC_SCHED, sizeof *info + (n + !!carry) * sizeof *states);
+	tt__out(out, info, sizeof *info);
+	if (carry) {
+		struct tt_sched_state at_start = *carry;
+		at_start.ns = info->since_ns;
+		tt__out(out, &at_start, sizeof at_start);
+	}
+	if (n)
+		tt__out(out, states, n * sizeof *states);
+}
+
+void tt__out_counters(struct tt__out *out, const struct tt_schedstat_info *info,
+		      const struct tt_schedstat_budget *budget, const struct tt_schedstat_sample *readings,
+		      size_t n)
+{
+	/* (no padding: every part a multiple of 8 bytes) */
+	bool budgeted = info->flags & TT_SCHEDSTAT_BUDGET;
+	size_t head = sizeof *info + (budgeted ? sizeof *budget : 0);
+	tt__out_section(out, TT_SEC_SCHEDSTAT, head + n * sizeof *readings);
+	tt__out(out, info, sizeof *info);
+	if (budgeted)
+		tt__out(out, budget, sizeof *budget);
+	tt__out(out, readings, n * sizeof *readings);
+}
+
+void tt__out_machine(struct tt__out *out, const struct tt_machine_info *machine)
+{
+	tt__out_section(out, TT_SEC_MACHINE, sizeof *machine);
+	tt__out(out, machine, sizeof *machine);
+	tt__out_pad(out, sizeof *machine);
 }
 
 void tt__out_end(struct tt__out *out, const struct tt_end_info *end)

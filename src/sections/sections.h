@@ -1,7 +1,8 @@
 /* ticktrace runtime, layer sections: a raw file's bytes (FORMATS.md), buffered into few
  * large writes onto a sink (platform.h), and the sections that need nothing of a
- * runtime's but what they are handed: headers and padding, MODULES, EVENTS, the call
- * sites' and functions' (SITES, ARG_NAMES, FUNCS), END. Below both
+ * runtime's but what they are handed: headers and padding, MACHINE, MODULES, THREAD,
+ * EVENTS, SCHED, SCHEDSTAT, the call sites' and functions' (SITES, ARG_NAMES, FUNCS),
+ * END. Below both
  * runtimes' writers (writer/ on Linux, portable/ on Windows), on the platform layer
  * alone. Never installed; names tt__. */
 #ifndef TT_SECTIONS_H
@@ -50,6 +51,22 @@ int tt__out_loaded_modules(struct tt__out *out) TT__HIDDEN;
  * number `first`. */
 void tt__out_events(struct tt__out *out, uint32_t thread_index, uint64_t first,
 		    const struct tt_record *begin, const struct tt_record *end) TT__HIDDEN;
+
+/* THREAD or THREAD_TOTALS (type): `info`, its name_len set to `name`'s, and `name`. */
+void tt__out_thread_section(struct tt__out *out, uint32_t type, struct tt_thread_info *info,
+			    const char *name) TT__HIDDEN;
+/* One SCHED section: `info`, the state the thread was in at its start (carry, moved
+ * to info->since_ns: a window's) when given, then `n` states. */
+void tt__out_sched_states(struct tt__out *out, const struct tt_sched_info *info,
+			  const struct tt_sched_state *carry, const struct tt_sched_state *states,
+			  size_t n) TT__HIDDEN;
+/* One SCHEDSTAT section: `info`, `budget` after it when info->flags say
+ * TT_SCHEDSTAT_BUDGET, then `n` readings. */
+void tt__out_counters(struct tt__out *out, const struct tt_schedstat_info *info,
+		      const struct tt_schedstat_budget *budget,
+		      const struct tt_schedstat_sample *readings, size_t n) TT__HIDDEN;
+/* MACHINE. */
+void tt__out_machine(struct tt__out *out, const struct tt_machine_info *machine) TT__HIDDEN;
 
 /* sites.c: the call sites and functions records name, each once, and the SITES,
  * ARG_NAMES and FUNCS sections that describe them. */

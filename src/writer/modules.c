@@ -29,9 +29,7 @@ void tt__out_process(struct tt__out *out)
 	struct tt_machine_info machine = tt__machine;
 	tt__clock_reading_now(&machine.written);
 	machine.flags |= TT_MACHINE_WRITTEN_CLOCK;
-	tt__out_section(out, TT_SEC_MACHINE, sizeof machine);
-	tt__out(out, &machine, sizeof machine);
-	tt__out_pad(out, sizeof machine);
+	tt__out_machine(out, &machine);
 }
 
 
