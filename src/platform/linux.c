@@ -302,6 +302,23 @@ int tt_os_file_close(struct tt_os_file *file)
 	return rc;
 }
 
+int tt_os_file_reserve(struct tt_os_file *file, uint64_t from, uint64_t to)
+{
+	if (fallocate((int)file->handle, 0, (off_t)from, (off_t)(to - from)) == 0)
+		return 0;
+	return errno == ENOSYS ? -EOPNOTSUPP : -errno;
+}
+
+int tt_os_file_resize(struct tt_os_file *file, uint64_t size)
+{
+	return ftruncate((int)file->handle, (off_t)size) == 0 ? 0 : -errno;
+}
+
+void tt_os_file_unmap(void *at, size_t size)
+{
+	munmap(at, size);
+}
+
 static int tt_os_file_put(struct tt_os_sink *sink, const void *a, size_t a_size, const void *b,
 			  size_t b_size, uint64_t at)
 {

@@ -117,6 +117,16 @@ void *tt_os_file_map(struct tt_os_file *file, uint64_t offset, size_t size);
 int tt_os_file_open(const char *path, struct tt_os_file *file);
 int tt_os_file_seek(struct tt_os_file *file, uint64_t offset);
 int tt_os_file_close(struct tt_os_file *file);
+/* Each one system call, so that a caller may check the file is still its own just
+ * before (Linux's descriptors: base/fds.c). tt_os_file_reserve gives bytes [from, to)
+ * their room on disk, the file made at least `to` long (a page of a shared mapping
+ * that the disk has no room for faults when written): 0, -EINTR (called again), or
+ * -EOPNOTSUPP where the file system cannot (then tt_os_file_resize, its length alone),
+ * or another -errno. tt_os_file_resize makes the file `size` long (the bytes past its
+ * end zero): 0 or -errno. tt_os_file_unmap gives back a view tt_os_file_map made. */
+int tt_os_file_reserve(struct tt_os_file *file, uint64_t from, uint64_t to);
+int tt_os_file_resize(struct tt_os_file *file, uint64_t size);
+void tt_os_file_unmap(void *at, size_t size);
 
 /* ---- a byte sink ---- */
 

@@ -397,6 +397,37 @@ int tt_os_file_close(struct tt_os_file *file)
 	return rc;
 }
 
+int tt_os_file_reserve(struct tt_os_file *file, uint64_t from, uint64_t to)
+{
+	(void)from; /* (an allocation covers the file from its start) */
+	FILE_ALLOCATION_INFO room = {.AllocationSize.QuadPart = (LONGLONG)to};
+	LARGE_INTEGER now;
+	HANDLE f = (HANDLE)file->handle;
+	if (!SetFileInformationByHandle(f, FileAllocationInfo, &room, sizeof room)) {
+		DWORD err = GetLastError();
+		/* (Wine: not implemented) */
+		return err == ERROR_INVALID_PARAMETER || err == ERROR_NOT_SUPPORTED ||
+				       err == ERROR_CALL_NOT_IMPLEMENTED || err == ERROR_INVALID_FUNCTION ?
+			       -EOPNOTSUPP : tt_os_file_error(err);
+	}
+	if (!GetFileSizeEx(f, &now))
+		return tt_os_file_error(GetLastError());
+	return (uint64_t)now.QuadPart >= to ? 0 : tt_os_file_resize(file, to);
+}
+
+int tt_os_file_resize(struct tt_os_file *file, uint64_t size)
+{
+	FILE_END_OF_FILE_INFO end = {.EndOfFile.QuadPart = (LONGLONG)size};
+	return SetFileInformationByHandle((HANDLE)file->handle, FileEndOfFileInfo, &end, sizeof end) ?
+		       0 : tt_os_file_error(GetLastError());
+}
+
+void tt_os_file_unmap(void *at, size_t size)
+{
+	(void)size; /* (a view goes whole) */
+	UnmapViewOfFile(at);
+}
+
 static int tt_os_file_put(struct tt_os_sink *sink, const void *a, size_t a_size, const void *b,
 			  size_t b_size, uint64_t at)
 {
