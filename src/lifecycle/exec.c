@@ -8,8 +8,9 @@
  * running the parent's exit handlers; its run, of its own file, ends first as before
  * an exec. So too in a process `ticktrace record` started that is not its program: a
  * shell (dash) leaves by _exit, and each of make's recipe shells left only its live
- * buffers, said as a run killed. (Not in the process that started the run: a program
- * that leaves by _exit skips exit handlers on purpose, maybe from a signal handler.) */
+ * buffers, said as a run killed. And in the process that started the run, which
+ * skips its own exit handlers on purpose, maybe from a signal handler, and wrote no
+ * trace and said nothing: its run ends by the service thread (async-signal-safe). */
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdarg.h>
@@ -183,6 +184,8 @@ __attribute__((noreturn)) static void tt__leave(const char *name, int status)
 {
 	if (__atomic_load_n(&tt__forked, __ATOMIC_ACQUIRE) || tt__out_is_apart())
 		tt__finish();
+	else if (!tt__config.off && !tt__in_vfork_child())
+		tt__finish_from_anywhere();
 	void (*next)(int) = (void (*)(int))dlsym(RTLD_NEXT, name);
 	if (next)
 		next(status);

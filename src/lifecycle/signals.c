@@ -37,6 +37,8 @@ static int tt__dump_signal;
 static uint32_t tt__requests;  /* (tt_os_wait's word) dumps asked for */
 static uint32_t tt__done;      /* (tt_os_wait's word) dumps finished */
 static int tt__service_tid;
+static int tt__service_started; /* (its tid is known once it runs) */
+static int tt__exit_asked; /* the program leaves by _exit: its run ends as at exit */
 
 /* Async-signal-safe: asks the service thread for a dump; returns its number. */
 static uint32_t tt__request_dump(void)
@@ -48,6 +50,10 @@ static uint32_t tt__request_dump(void)
 
 static void tt__service_dump(void)
 {
+	if (__atomic_load_n(&tt__exit_asked, __ATOMIC_ACQUIRE)) {
+		tt__finish(); /* (all of it, its lines at exit too: this thread may print) */
+		return;
+	}
 	int crash = __atomic_load_n(&tt__crash_signal, __ATOMIC_ACQUIRE);
 	/* The file is written by this thread of ticktrace's, unless a drain thread writes
 	 * it (holding what it holds itself). */
@@ -151,6 +157,15 @@ static void tt__on_crash(int sig, siginfo_t *info, void *context)
 	errno = saved_errno;
 }
 
+void tt__finish_from_anywhere(void)
+{
+	if (!__atomic_load_n(&tt__service_started, __ATOMIC_ACQUIRE) ||
+	    __atomic_load_n(&tt__service_tid, __ATOMIC_ACQUIRE) == (int)tt_os_thread_id())
+		return;
+	__atomic_store_n(&tt__exit_asked, 1, __ATOMIC_RELEASE);
+	tt__wait_dump(tt__request_dump());
+}
+
 /* A signal's number from its name ("SIGUSR2", "USR2") or its number; 0 if neither. */
 static int tt__signal_named(const char *text)
 {
@@ -241,6 +256,7 @@ int tt__signals_init(void)
 	int err = tt__start_thread(NULL, tt__service_main, NULL, 1, 1);
 	if (err)
 		return err;
+	__atomic_store_n(&tt__service_started, 1, __ATOMIC_RELEASE);
 	tt__find_next_signal_calls();
 	if (tt__dump_signal) {
 		struct sigaction action = {.sa_handler = tt__on_dump_signal, .sa_flags = SA_RESTART};
@@ -268,6 +284,10 @@ void tt__signals_after_fork(void)
 	__atomic_store_n(&tt__requests, 0, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&tt__done, 0, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&tt__crash_signal, 0, __ATOMIC_SEQ_CST);
-	if (tt__start_thread(NULL, tt__service_main, NULL, 1, 0) < 0)
+	__atomic_store_n(&tt__exit_asked, 0, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&tt__service_tid, 0, __ATOMIC_SEQ_CST); /* (the parent's) */
+	int started = tt__start_thread(NULL, tt__service_main, NULL, 1, 0) >= 0;
+	__atomic_store_n(&tt__service_started, started, __ATOMIC_RELEASE);
+	if (!started)
 		fprintf(tt__err, "ticktrace: the child process %d has no service thread\n", (int)getpid());
 }

@@ -439,8 +439,8 @@ static int tt_rec_report(const struct tt_rec_opts *o, char **files, size_t nfile
 		fprintf(stderr, "%s%s", nfiles > 1 ? " " : "", files[i]);
 	}
 	if (left)
-		fprintf(stderr, " (.live: %s left by _exit, which skips exit handlers and so writes no "
-			"trace (as a shell does): its buffers hold what it recorded)", o->argv[0]);
+		fprintf(stderr, " (.live: %s left by _exit before its trace was written (10 s at most: "
+			"ticktrace(7), PROCESSES): its buffers hold what it recorded)", o->argv[0]);
 	if (killed)
 		fprintf(stderr, " (%zu .live: the buffers of a process that wrote no trace: killed, or it could not)",
 			killed);

@@ -1,0 +1,33 @@
+#!/bin/sh
+# A program that leaves by _exit (no exit handler runs: forked workers, many daemons)
+# has its trace written, from main and from a signal handler; a vfork child's _exit
+# ends nothing of its parent's run. (Before: no file, nothing said.)
+# Usage: underscore_exit.sh PROG TICKTRACE
+set -u
+prog=$1 tool=$2
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT INT TERM
+fail=0
+for case in main:3:1000 handler:4: vfork:5:2000; do
+	how=${case%%:*} rest=${case#*:} status=${rest%%:*} scopes=${rest#*:}
+	pid=$(TICKTRACE_OUT="$dir/$how-%p.ttr" timeout 60 "$prog" "$how" 2>"$dir/$how.err")
+	rc=$?
+	if [ "$rc" != "$status" ]; then
+		echo "FAIL: $how: exit status $rc, not $status"; cat "$dir/$how.err"; fail=1; continue
+	fi
+	files=$(ls "$dir" | grep -c "^$how-.*\.ttr$")
+	if [ "$files" != 1 ] || [ ! -f "$dir/$how-$pid.ttr" ]; then
+		echo "FAIL: $how: $files trace files, not $how-$pid.ttr alone:"; ls "$dir"; cat "$dir/$how.err"
+		fail=1; continue
+	fi
+	if ! "$tool" report "$dir/$how-$pid.ttr" --csv >"$dir/$how.csv" 2>"$dir/$how.report"; then
+		echo "FAIL: $how: report:"; cat "$dir/$how.report"; fail=1; continue
+	fi
+	calls=$(sed -n 's/^"work",\([0-9]*\),.*/\1/p' "$dir/$how.csv")
+	if [ -z "$calls" ] || { [ -n "$scopes" ] && [ "$calls" != "$scopes" ]; } ||
+	   { [ -z "$scopes" ] && [ "$calls" -lt 1000 ]; }; then
+		echo "FAIL: $how: $calls work scopes in the trace, not ${scopes:-1000 or more}"; fail=1; continue
+	fi
+	echo "ok: $how: exit $rc, $calls scopes in $how-$pid.ttr"
+done
+exit $fail
