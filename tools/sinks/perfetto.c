@@ -486,7 +486,7 @@ static inline bool tt_pf_is_plain(const struct tt_pf_seq *sq, const struct tt_ev
  * interned name and location, the category, the argument if any. */
 #define TT_PF_PLAIN_ROOM                                                                   \
 	(TT_PF_DIRECT_ROOM + TT_PF_NAMED_ROOM + PB_MESSAGE_ROOM + PB_BYTES_ROOM(3) + PB_UINT_ROOM)
-static inline void tt_pf_plain(struct tt_perfetto *p, struct tt_pf_seq *sq,
+static inline __attribute__((always_inline)) void tt_pf_plain(struct tt_perfetto *p, struct tt_pf_seq *sq,
 			       const struct tt_event *e, unsigned type)
 {
 	const struct tt_pf_named *n = &p->named[e->site->id];
