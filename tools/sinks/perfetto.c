@@ -452,7 +452,8 @@ static void tt_pf_mark_arg(struct tt_buf *w, const struct tt_mark_arg *a)
  * the gap for its tag and length, the timestamp's delta, the sequence id and a
  * machine's but the first's id, in
  * `room` bytes reserved: the rooms of the packet's fields, summed at compile time. */
-#define TT_PF_DIRECT_ROOM (PB_MESSAGE_ROOM + PB_UINT_ROOM + TT_PF_TAIL_ROOM)
+#define TT_PF_DIRECT_ROOM (PB_MESSAGE_ROOM + 3 * PB_UINT_ROOM)
+_Static_assert(TT_PF_TAIL_ROOM <= 2 * PB_UINT_ROOM, "the tail's copy within the room");
 static inline uint8_t *tt_pf_direct(struct tt_perfetto *p, struct tt_pf_seq *sq, int64_t rel_ts,
 				    size_t room)
 {
@@ -485,7 +486,10 @@ static inline bool tt_pf_is_plain(const struct tt_pf_seq *sq, const struct tt_ev
 /* Most events (the same bytes tt_pf_event writes for them, in fewer instructions):
  * interned name and location, the category, the argument if any. */
 #define TT_PF_PLAIN_ROOM                                                                   \
-	(TT_PF_DIRECT_ROOM + TT_PF_NAMED_ROOM + PB_MESSAGE_ROOM + PB_BYTES_ROOM(3) + PB_UINT_ROOM)
+	(TT_PF_DIRECT_ROOM + PB_MESSAGE_ROOM + 4 * PB_UINT_ROOM +                            \
+	 PB_MESSAGE_ROOM + PB_BYTES_ROOM(3) + PB_UINT_ROOM)
+_Static_assert(TT_PF_NAMED_ROOM <= PB_MESSAGE_ROOM + 4 * PB_UINT_ROOM,
+	       "the named event's copy within the room");
 static inline __attribute__((always_inline)) void tt_pf_plain(struct tt_perfetto *p, struct tt_pf_seq *sq,
 			       const struct tt_event *e, unsigned type)
 {
