@@ -459,6 +459,7 @@ static inline uint8_t *tt_pf_direct(struct tt_perfetto *p, struct tt_pf_seq *sq,
 {
 	int64_t ts = (int64_t)((uint64_t)p->base_ns + (uint64_t)rel_ts);
 	tt_out_reserve(p->out, room);
+	tt_out_unit(p->out);
 	uint8_t *q = pb_open((uint8_t *)p->out->buf + p->out->len);
 	q = pb_uint(q, PKT_TIMESTAMP, (uint64_t)ts - (uint64_t)sq->last);
 	sq->last = ts;
