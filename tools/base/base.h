@@ -81,8 +81,8 @@ struct tt_out {
 	const char *pending; /* handed to the writer; NULL when it is idle */
 	size_t pending_len;
 	/* Where the buffer being filled is cut into pieces (ascending), where its piece
-	 * and its last unit begin; and the pending buffer's cuts */
-	size_t cuts[TT_OUT_CUTS], ncuts, piece_start, unit_start;
+	 * begins plus TT_OUT_PIECE, where its last unit begins; the pending buffer's cuts */
+	size_t cuts[TT_OUT_CUTS], ncuts, piece_limit, unit_start;
 	size_t pending_cuts[TT_OUT_CUTS], pending_ncuts;
 	bool quit;
 	int error;        /* the errno of the first failed write, or 0 */
@@ -168,7 +168,7 @@ void tt_out_cut(struct tt_out *o);
 /* A unit of a packing format begins here (after tt_out_reserve: in this buffer). */
 static inline void tt_out_unit(struct tt_out *o)
 {
-	if (__builtin_expect(o->len - o->piece_start > TT_OUT_PIECE, 0))
+	if (__builtin_expect(o->len > o->piece_limit, 0))
 		tt_out_cut(o);
 	o->unit_start = o->len;
 }

@@ -252,9 +252,9 @@ void tt_out_wait_idle(struct tt_out *o)
  * buffer is handed on. */
 void tt_out_cut(struct tt_out *o)
 {
-	if (o->unit_start > o->piece_start) {
+	if (o->unit_start > o->piece_limit - TT_OUT_PIECE) {
 		o->cuts[o->ncuts++] = o->unit_start;
-		o->piece_start = o->unit_start;
+		o->piece_limit = o->unit_start + TT_OUT_PIECE;
 	}
 }
 
@@ -262,7 +262,7 @@ void tt_out_flush(struct tt_out *o)
 {
 	if (o->len == 0)
 		return;
-	if (o->len - o->piece_start > TT_OUT_PIECE)
+	if (o->len > o->piece_limit)
 		tt_out_cut(o);
 	tt_out_wait_idle(o);
 	pthread_mutex_lock(&o->lock);
@@ -276,7 +276,8 @@ void tt_out_flush(struct tt_out *o)
 	o->spare = o->buf;
 	o->buf = next;
 	o->len = 0;
-	o->ncuts = o->piece_start = o->unit_start = 0;
+	o->ncuts = o->unit_start = 0;
+	o->piece_limit = TT_OUT_PIECE;
 }
 
 void tt_out_bytes(struct tt_out *o, const void *p, size_t n)
@@ -421,7 +422,7 @@ int tt_open_regular(const char *path, const char **why)
 
 int tt_out_open(struct tt_out *o, const char *path, bool force)
 {
-	*o = (struct tt_out){.fd = -1, .path = path, .force = force};
+	*o = (struct tt_out){.fd = -1, .path = path, .force = force, .piece_limit = TT_OUT_PIECE};
 	int rc = tt_out_start(o);
 	struct stat st;
 	if (rc < 0) {
