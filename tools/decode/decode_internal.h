@@ -71,6 +71,9 @@ struct tt_thread_state {
 	struct tt_scopes scopes;
 	struct tt_event *stack;
 	uint32_t depth, cap;
+	/* An INSTANT record's event, kept: only its site, time, depth and offset change
+	 * (the rest stays as set up, not cleared each time) */
+	struct tt_event instant;
 	uint64_t last_tsc;
 	int64_t last_ts;
 	bool started;

@@ -357,9 +357,12 @@ static int tt_decode_record(struct tt_decoder *d, struct tt_thread_state *st, un
 		rc = tt_open_scope(d, st, t, ts, site, 0, 0, 0, offset);
 		break;
 	case TT_REC_INSTANT: {
-		struct tt_event e = {.thread = t, .site = site, .ts = ts, .depth = st->depth,
-				     .offset = offset};
-		rc = tt_dispatch(&d->instant, &e);
+		struct tt_event *e = &st->instant;
+		e->site = site;
+		e->ts = ts;
+		e->depth = st->depth;
+		e->offset = offset;
+		rc = tt_dispatch(&d->instant, e);
 		break;
 	}
 	case TT_REC_FUNC_ENTER:
