@@ -427,7 +427,6 @@ void tt_decoder_fast_clock(struct tt_thread_state *st, int64_t base)
 			 !__builtin_sub_overflow(last, base, &rel) && rel < TT_TIME_LIMIT &&
 			 rel > -TT_TIME_LIMIT && !__builtin_sub_overflow(first, base, &rel) &&
 			 rel < TT_TIME_LIMIT && rel > -TT_TIME_LIMIT;
-	st->fast_span = st->fast_clock ? f->tsc_max - c->tsc0 : 0;
 	st->fast_ns0 = st->fast_clock ? first - base : 0;
 }
 
