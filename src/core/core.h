@@ -8,8 +8,6 @@
 
 #include "base/base.h"
 
-#define TT__HASH_MULT UINT64_C(0x9E3779B97F4A7C15) /* for the writer's address sets */
-
 /* Buffers are made of chunks taken from one arena; a chunk starts with its header. */
 #define TT__CHUNK_SIZE (64u * 1024u)
 #define TT__CHUNK_RECORDS ((TT__CHUNK_SIZE - sizeof(struct tt__chunk)) / sizeof(struct tt_record))
@@ -394,9 +392,10 @@ void tt__drops_now(const struct tt__slot *slot, uint64_t dropped[TT_DROP_CAUSES]
  * setting that would have kept them. */
 void tt__say_drops(void) TT__HIDDEN;
 /* A slot about to be recycled (tt__registry_recycle), whose drops the exit still
- * says; and in a fork's child, the parent's forgotten. */
+ * says; and in a fork's child, the parent's forgotten (its retired threads' and
+ * those of its threads that had no buffer). */
 void tt__drops_retire(const struct tt__slot *slot) TT__HIDDEN;
-void tt__drops_forget_retired(void) TT__HIDDEN;
+void tt__drops_forget_parents(void) TT__HIDDEN;
 /* Records one event of n records (at most a chunk) for the calling thread, out of
  * line: TT_DESCRIBE's text. The thread's first event is timed again (its time in
  * records[0] rewritten) after the thread's set-up. */

@@ -27,6 +27,13 @@
 #define TT__COUNTERS_AFTER_NS 2000000
 /* tt-sched wakes no sooner than this for a scope's first reading */
 #define TT__COUNTERS_NEAR_NS 50000
+/* While it watches a scope, its looks come each period: a scope whose first reading
+ * falls due before the next is read at this one, early, rather than woken for (each
+ * wake-up cost it 15 to 50 us of CPU on a loaded VM, as much as three readings; with
+ * 64 threads' scopes due at scattered moments, two or three wake-ups a period). An
+ * early first reading only narrows a spike's start; a scope it reads that ends before
+ * TT__COUNTERS_AFTER_NS costs a reading more. At most this much early: */
+#define TT__COUNTERS_EARLY_MAX_NS (TT__COUNTERS_AFTER_NS / 2)
 /* and read again this often, or each quarter of the time it has been open: what a
  * spike's edges need is its first reading and the one after it (the end's error is
  * two thirds of the wait for that one); those between give the pace near its end,
@@ -57,6 +64,7 @@ uint64_t tt__counters_unread;
 static int64_t tt__counters_spent_ns;
 static int64_t tt__counters_looked_ns; /* tt-sched's CPU time as its last look ended */
 static int tt__counters_woken_to_read; /* (its wake-up after that look is charged) */
+static int tt__counters_watching; /* that look left a scope watched: the next comes in a period */
 static uint64_t tt__counters_watches; /* scopes it began to read */
 /* the first scopes it reads are not held to the budget: a short run's few spikes are
  * each split, whatever their reading cost against the little CPU time it used */
@@ -87,7 +95,7 @@ void tt__counters_after_fork(void)
 	/* (the child's tt-sched, its CPU time and the process's begin again; the parent's
 	 * unread scopes are the parent's to say) */
 	tt__counters_spent_ns = tt__counters_looked_ns = 0;
-	tt__counters_woken_to_read = 0;
+	tt__counters_woken_to_read = tt__counters_watching = 0;
 	tt__counters_watches = 0;
 	tt__counters_allowed_ns = 0;
 	tt__counters_unread = 0;
@@ -298,6 +306,9 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 	int64_t due_ns = INT64_MAX; /* the soonest first reading due */
 	int watching = 0;
 	uint64_t after_ticks = (uint64_t)((double)hz * TT__COUNTERS_AFTER_NS / 1e9);
+	int64_t early_ns = !tt__counters_watching ? 0 : period_ns < TT__COUNTERS_EARLY_MAX_NS ? period_ns
+			 : TT__COUNTERS_EARLY_MAX_NS;
+	uint64_t read_ticks = after_ticks - (uint64_t)((double)hz * (double)early_ns / 1e9);
 	tt__counters_tick_faults = 0;
 	int over_budget = alone && tt__counters_over_budget(now.monotonic_ns);
 	/* (tt-sched's signals are blocked: the lock alone, two system calls fewer a tick) */
@@ -336,7 +347,7 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 			}
 			continue;
 		}
-		if (now.tsc - last < after_ticks) {
+		if (now.tsc - last < read_ticks) {
 			int64_t due = (int64_t)((after_ticks - (now.tsc - last)) * 1000000000.0 / (double)hz);
 			due_ns = due < due_ns ? due : due_ns;
 			continue;
@@ -358,6 +369,7 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 	int64_t wait_ns = watching || period_ns > TT__COUNTERS_AFTER_NS ? period_ns : TT__COUNTERS_AFTER_NS;
 	if (over_budget && !watching) /* (nothing to read: only its share to look at again) */
 		wait_ns = TT__COUNTERS_OVER_BUDGET_NS;
+	tt__counters_watching = watching;
 	tt__counters_woken_to_read = watching || due_ns < wait_ns;
 	if (due_ns < wait_ns)
 		wait_ns = due_ns > TT__COUNTERS_NEAR_NS ? due_ns : TT__COUNTERS_NEAR_NS;

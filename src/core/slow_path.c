@@ -415,9 +415,11 @@ void tt__drops_retire(const struct tt__slot *slot)
 	tt__registry_unlock(&old);
 }
 
-void tt__drops_forget_retired(void)
+void tt__drops_forget_parents(void)
 {
 	tt__retired_drops = (struct tt__drops_tally){0};
+	tt__unregistered_drops = 0;
+	tt__unregistered_at = 0; /* the child's memory is its own: it may register */
 }
 
 void tt__say_drops(void)

@@ -79,7 +79,7 @@ static void tt__after_fork_in_child(void)
 	tt__in_slow_path = 1;
 	tt__sched_after_fork();
 	tt__registry_reset_after_fork();
-	tt__drops_forget_retired();
+	tt__drops_forget_parents();
 	tt__names_after_fork();
 	tt__arena_reset_after_fork();
 	tt__clock_start();

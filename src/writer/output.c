@@ -151,16 +151,16 @@ int tt__expand_path(const char *pattern, char *buf, size_t size)
 /* Runs `write` on `out`, its file `fd` kept as ticktrace's (tt__fd_keep), and closes
  * it unless `named` (NULL), where it is left open for the caller to name: then the
  * kept file, which the caller closes. */
-static int tt__write_fd(struct tt__out *out, int fd, tt__file_writer write, void *arg,
+static int tt__write_fd(struct tt__fd_out *out, int fd, tt__file_writer write, void *arg,
 			struct tt__fd *named)
 {
-	*out = (struct tt__out){0};
+	tt__fd_out_init(out);
 	int err = tt__fd_keep(&out->file, fd);
 	if (err)
 		return err;
 	struct tt__writing writing;
 	tt__writing_begin(&writing);
-	err = write(out, arg);
+	err = write(&out->out, arg);
 	tt__writing_end(&writing);
 	if (named) {
 		*named = out->file;
@@ -413,7 +413,7 @@ int tt__create_run_file(char *path, size_t size, int *in_place)
  * `path` a buffer of that size, rewritten where the file went beside). */
 static int tt__write_placed(char *path, size_t run_size, tt__file_writer write, void *arg)
 {
-	struct tt__out *out = malloc(sizeof *out);
+	struct tt__fd_out *out = malloc(sizeof *out);
 	if (!out)
 		return -ENOMEM;
 	struct stat st;

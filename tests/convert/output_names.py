@@ -5,7 +5,8 @@ shard), is refused with the input named, status 1, the input untouched and nothi
 written (before, `convert g2.ttr -o g2.ttr --force` replaced the recording with JSON).
 An output named as a raw file (.ttr, .live) is refused unless -F says the format; a
 name of no format (.txt) is written as JSON and that is said (before: silently). Out
-of memory for the output's buffers, the output is named.
+of memory for the output's buffers, the output is named. diff's output likewise
+(diff_onto_input).
 
   output_names.py PROG SANITIZE   (tt_longrun_prog; TT_TEST_TOOL: the command)"""
 import hashlib
@@ -57,6 +58,60 @@ def out_of_memory(d, run):
         os.unlink(os.path.join(d, 'oom.json'))
 
 
+def out_of_memory_named(d):
+    """Every out-of-memory error names the file it is about, wherever the memory ran out
+    (before, ~90 of them named none): convert to JSON and .pftrace, report, flame and
+    info of g2.ttr under address-space limits from 4 MiB up, each error the input's or
+    the output's (stdout's buffers, stdout)."""
+    if len(sys.argv) > 2 and sys.argv[2] != 'none':
+        return
+    said = 0
+    for args, out in ((['convert', 'g2.ttr', '-o', 'oom.json'], 'oom.json'),
+                      (['convert', 'g2.ttr', '-o', 'oom.pftrace'], 'oom.pftrace'),
+                      (['report', 'g2.ttr'], None), (['flame', 'g2.ttr', '-o', 'oom.svg'], 'oom.svg'),
+                      (['info', 'g2.ttr'], None)):
+        for mib in range(4, 129, 2):
+            limit = mib << 20
+            p = subprocess.run([tool, *args, *(['--force'] if out else [])],
+                               cwd=d, capture_output=True, text=True, timeout=120,
+                               preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (limit, limit)))
+            for line in p.stderr.splitlines():
+                if 'out of memory' in line:
+                    said += 1
+                    check(line.startswith(('ticktrace: error: g2.ttr: ', 'ticktrace: error: %s: ' % (out or 'stdout'))),
+                          f'{" ".join(args)} in {mib} MiB: {line!r} names no file')
+            if p.returncode == 0:
+                break
+        if out and os.path.exists(os.path.join(d, out)):
+            os.unlink(os.path.join(d, out))
+    check(said > 0, 'no out-of-memory error met under any limit')
+
+
+def diff_onto_input(d, run, before):
+    """diff's output onto one of its runs, a file of either side or one in a side's
+    directory, by any name, or stdout appended onto it: refused alike (before, `diff
+    g2.ttr other.ttr -o g2.ttr --force` replaced the recording with the report)."""
+    other = os.path.join(d, 'other.ttr')
+    subprocess.run([os.path.abspath(sys.argv[1]), 'seq', '2', '1000'],
+                   stdout=subprocess.DEVNULL, env=dict(os.environ, TICKTRACE_OUT=other), timeout=120)
+    os.mkdir(os.path.join(d, 'runs'))
+    os.link(run, os.path.join(d, 'runs', 'a.ttr'))
+    for args in (('g2.ttr', 'other.ttr', '-o', 'g2.ttr'), ('other.ttr', 'g2.ttr', '-o', 'hard.json'),
+                 ('other.ttr', 'runs', '-o', 'link.json'), ('runs', 'other.ttr', '-o', run)):
+        p = subprocess.run([tool, 'diff', '-q', *args, '--force'], stdout=subprocess.DEVNULL,
+                           stderr=subprocess.PIPE, text=True, timeout=120, cwd=d)
+        check(p.returncode == 1 and 'the same file as the input ' in p.stderr and digest(run) == before,
+              f'diff {" ".join(args)}: status {p.returncode}, {p.stderr!r}')
+    with open(run, 'ab') as onto:
+        p = subprocess.run([tool, 'diff', '-q', 'g2.ttr', 'other.ttr'], stdout=onto,
+                           stderr=subprocess.PIPE, text=True, timeout=120, cwd=d)
+    check(p.returncode == 1 and 'stdout: the same file as the input g2.ttr' in p.stderr,
+          f'diff >>g2.ttr: status {p.returncode}, {p.stderr!r}')
+    check(digest(run) == before, 'diff >>g2.ttr: the input changed')
+    check(sorted(os.listdir(d)) == ['g2.ttr', 'hard.json', 'link.json', 'other.ttr', 'runs',
+                                    'shard.0001.json'], f'left behind: {sorted(os.listdir(d))}')
+
+
 def main():
     with tempfile.TemporaryDirectory() as d:
         run = os.path.join(d, 'g2.ttr')
@@ -81,6 +136,7 @@ def main():
         check(digest(run) == before, '-o - >>g2.ttr: the input changed')
         check(sorted(os.listdir(d)) == ['g2.ttr', 'hard.json', 'link.json', 'shard.0001.json'],
               f'left behind: {sorted(os.listdir(d))}')
+        diff_onto_input(d, run, before)
         # a raw file's name, refused unless -F chooses; a name of no format, said
         for name in ('out.ttr', 'out.live'):
             p = convert(d, 'g2.ttr', '-o', name)
@@ -95,6 +151,7 @@ def main():
             p = convert(d, 'g2.ttr', '-o', name)
             check(p.returncode == 0 and p.stderr == '', f'-o {name}: {p.returncode}, {p.stderr!r}')
         out_of_memory(d, run)
+        out_of_memory_named(d)
     for f in failures:
         print('FAIL:', f)
     sys.exit(1 if failures else 0)

@@ -15,7 +15,11 @@
  *
  * With "one-by-one": main records nothing and starts 100 threads, each as the last one
  * ended, each recording one event: how often tt-sched went to sleep meanwhile (its
- * voluntary switches) and how long it took ({"threads": 100, "sleeps": N, "ms": M}). */
+ * voluntary switches) and how long it took ({"threads": 100, "sleeps": N, "ms": M}).
+ *
+ * With "early": a thread sleeps 60 ms in a scope "long" (tt-sched watches it, looking
+ * each period), while main, from 3 ms on, sleeps 1.7 ms in each of 12 scopes "nap",
+ * 0.3 ms apart                                                   {"main": TID} */
 #include <dirent.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -34,6 +38,40 @@ static void nap_ms(long ms)
 	struct timespec t = {ms / 1000, (ms % 1000) * 1000000};
 	while (nanosleep(&t, &t) != 0)
 		;
+}
+
+static void nap_us(long us)
+{
+	struct timespec t = {0, us * 1000};
+	while (nanosleep(&t, &t) != 0)
+		;
+}
+
+static void *long_thread(void *unused)
+{
+	(void)unused;
+	TT_BEGIN("long");
+	nap_ms(60);
+	TT_END();
+	return NULL;
+}
+
+static int early(void)
+{
+	pthread_t t;
+	if (pthread_create(&t, NULL, long_thread, NULL) != 0) {
+		perror("sched_first_prog: early");
+		return 1;
+	}
+	nap_ms(3);
+	for (int i = 0; i < 12; i++) {
+		TT_BEGIN("nap");
+		nap_us(1700);
+		TT_END();
+		nap_us(300);
+	}
+	printf("{\"main\": %d}\n", (int)gettid());
+	return pthread_join(t, NULL) != 0;
 }
 
 static void *short_thread(void *unused)
@@ -160,6 +198,8 @@ int main(int argc, char **argv)
 {
 	if (argc == 2 && strcmp(argv[1], "one-by-one") == 0)
 		return one_by_one();
+	if (argc == 2 && strcmp(argv[1], "early") == 0)
+		return early();
 	if (argc == 2 && strcmp(argv[1], "pingpong") == 0)
 		return pingpong(0, 2500);
 	if (argc == 2 && strcmp(argv[1], "pingpong-idle") == 0)

@@ -26,7 +26,10 @@ with its machine_id, its clock snapshot bringing it where the JSON has it
 With PART `placement`: placement(), its files' machines made by editing their MACHINE
 sections (no namespace needed).
 
-Usage: machine.py PROG TICKTRACE [merge|placement CHECK_PERFETTO SCHEMA]   (PROG: flows_prog)"""
+With PART `real`: real(), two machines whose boot and machine ids differ; `redis`:
+redis(), Debian's redis client and server on two such machines.
+
+Usage: machine.py PROG TICKTRACE [merge|placement|real|redis CHECK_PERFETTO SCHEMA]   (PROG: flows_prog)"""
 import csv
 import ctypes
 import io
@@ -39,6 +42,7 @@ import sys
 import tempfile
 import struct
 import time
+from bisect import bisect_right as bisect
 
 import ttr
 
@@ -623,6 +627,412 @@ def align(tmp, wrap, host, other):
     three_machines(tmp, host)
 
 
+def real_machine(tmp, host, days=1, user=None):
+    """A wrap for a run on another machine as the runtime sees one: a mount namespace
+    with a boot id and a machine id of its own bind-mounted over
+    /proc/sys/kernel/random/boot_id and /etc/machine-id, a UTS namespace named `host`,
+    a time namespace `days` ahead (CLOCK_REALTIME alone is shared: no namespace moves
+    it); the run as `user` (None: this one). Its ids (hex) beside it."""
+    ids = {}
+    for name in ("boot_id", "machine_id"):
+        ids[name] = os.urandom(16).hex()
+        path = os.path.join(tmp, "%s-%s" % (host, name))
+        with open(path, "w") as f:
+            f.write(ids[name] if name == "machine_id" else "%s-%s-%s-%s-%s" % (
+                ids[name][:8], ids[name][8:12], ids[name][12:16], ids[name][16:20], ids[name][20:]))
+            f.write("\n")
+        os.chmod(path, 0o644)
+        ids[name + "_path"] = path
+    ahead = str(86400 * days)
+    become = ["setpriv", "--reuid", str(user), "--regid", str(user), "--clear-groups"] if user else []
+    wrap = ["unshare", "--mount", "--propagation", "private", "--uts", "--time", "--monotonic", ahead,
+            "--boottime", ahead, "--", "sh", "-c",
+            'mount --bind "$1" /proc/sys/kernel/random/boot_id && mount --bind "$2" /etc/machine-id'
+            ' && hostname "$3" && shift 3 && exec "$@"', "sh", ids["boot_id_path"],
+            ids["machine_id_path"], host, *become]
+    return wrap, ids
+
+
+def set_clock_state(path, out, synchronized):
+    """The raw file at `path` written to `out` with its kernel's word on its clock (both
+    readings) made synchronized (TIME_OK, STA_UNSYNC clear, errors of 1 ms) or not
+    (TIME_ERROR, STA_UNSYNC, 16 s)."""
+    data = bytearray(open(path, "rb").read())
+    at = ttr.HEADER
+    while struct.unpack_from("<I", data, at)[0] != ttr.SEC_MACHINE:
+        at += 16 + ((struct.unpack_from("<Q", data, at + 8)[0] + 15) & ~15)
+    for reading in (at + 16 + 128, at + 16 + 176):
+        state, status = struct.unpack_from("<iI", data, reading + 40)
+        error = 10**6 if synchronized else 16 * 10**9
+        struct.pack_into("<qqiI", data, reading + 24, error, error, 0 if synchronized else TIME_ERROR,
+                         status & ~STA_UNSYNC if synchronized else status | STA_UNSYNC)
+    open(out, "wb").write(data)
+
+
+def machines_said(said):
+    """convert's lines on the machines: {host and what tells it apart: the rest of the line}."""
+    lines = {}
+    for line in said.splitlines():
+        found = re.match(r"ticktrace:   host (.*?): (.*)$", line)
+        if found:
+            lines[found.group(1)] = found.group(2)
+    return lines
+
+
+def real(tmp):
+    """Two real machines (issue 33's Done-when on runs whose boot ids and machine ids
+    differ, not one boot's time namespace): real_machine()'s namespace stands in for
+    the second, its runs recorded there, as nobody where the paths allow. Placed through
+    the wall clocks, each said with its uncertainty (every receive after its send by
+    less), the machines in info, the JSON and the .pftrace (trace_processor: two
+    machines, no error); one unsynchronized, and one whose wall clock stepped during its
+    run, said of it alone; a wall clock 3 s behind (made so in its file: no namespace moves
+    REALTIME) puts the receives before their sends, said; --offset takes it back, and
+    --align flows places it by its round trips within what it says. Then a second
+    machine with this host's own name: told apart everywhere by its machine id, and
+    --offset by that name refused as ambiguous, by a prefix of its machine id taken.
+    First, boottime_kept(): what trace_processor shows of a time namespace's BOOTTIME."""
+    host = os.uname().nodename
+    other = "tt-real-%d" % os.getpid()
+    user = None
+    if os.geteuid() == 0 and all(os.stat(d).st_mode & 0o001 for p in (PROG, TOOL)
+                                 for d in parents(os.path.abspath(p))):
+        os.chmod(tmp, 0o777)
+        user = 65534
+    wrap, ids = real_machine(tmp, other, user=user)
+    probe = subprocess.run([*wrap, "true"], capture_output=True, text=True, timeout=60)
+    if probe.returncode != 0:
+        return ("a mount, UTS and time namespace is refused here (unshare --mount --uts --time "
+                "needs CAP_SYS_ADMIN and a kernel with time namespaces, 5.6 or later): "
+                + probe.stderr.strip())
+    boottime_kept(tmp, host)
+    send, receive = send_receive(tmp, "real-", wrap)
+    _, m = ttr.read_machine(receive)
+    check(m and (m["host"], m["boot_id"], m["machine_id"]) == (other, ids["boot_id"], ids["machine_id"]),
+          "the other machine's file: %s, its ids %s" % (m, ids))
+    # info: both machines' identities
+    info = subprocess.run([TOOL, "info", send, receive], capture_output=True, text=True, timeout=60)
+    for name, boot, machine in ((host, own_id("/proc/sys/kernel/random/boot_id"), own_id("/etc/machine-id")),
+                                (other, ids["boot_id"], ids["machine_id"])):
+        want = "  machine:  host %s, machine id %s, boot id %s\n" % (name, machine or "not known", boot)
+        check(info.returncode == 0 and want in info.stdout, "info does not say %r: %s%s" % (
+            want, info.stdout, info.stderr))
+    trace, said = converted(tmp, [send, receive])
+    if not trace:
+        return None
+    placed, hosts = gaps(trace)
+    machines = {m["host"]: m for m in trace["otherData"].get("machines", [])}
+    far = machines.get(other, {})
+    state, status, _ = kernel_clock()
+    unsync = state == TIME_ERROR or bool(status & STA_UNSYNC)
+    uncertainty = far.get("uncertainty_ns")
+    check(set(machines) == {host, other} and far["boot_id"] == ids["boot_id"]
+          and far["machine_id"] == ids["machine_id"] and far["placed_by"] in ("CLOCK_REALTIME", "CLOCK_TAI")
+          and far["time_namespace_ns"] == 86400 * 10**9 and far["unsynchronized"] == unsync
+          and uncertainty == far["maxerror_ns"] + machines[host]["maxerror_ns"],
+          "two real machines: %s" % machines)
+    check(sorted(hosts.values()) == sorted(["host " + host, "host " + other]),
+          "the processes' host labels: %s" % hosts)
+    check(uncertainty is not None and all(0 < gap * 1000 < uncertainty for gap in placed.values()),
+          "receives %.3f .. %.3f us after their sends, the uncertainty said %s ns" % (
+              min(placed.values()), max(placed.values()), uncertainty))
+    lines = machines_said(said)
+    check(("placed by %s" % far.get("placed_by")) in lines.get(other, "") and
+          uncertainty is not None and "off by up to %d.%09d s" % divmod(uncertainty, 10**9) in lines[other]
+          and all(("UNSYNCHRONIZED" in lines.get(h, "")) == unsync for h in (host, other)),
+          "convert does not say the placement and its uncertainty: %s" % said)
+    as_perfetto(tmp, [send, receive], (host, other))
+    # A machine the kernel calls unsynchronized, beside one it does not: said of it alone
+    synced, unsynced = (os.path.join(tmp, n) for n in ("synced.ttr", "unsynced.ttr"))
+    set_clock_state(send, synced, True)
+    set_clock_state(receive, unsynced, False)
+    trace, said = converted(tmp, [synced, unsynced])
+    if trace:
+        lines = machines_said(said)
+        flags = {m["host"]: m["unsynchronized"] for m in trace["otherData"]["machines"]}
+        check("UNSYNCHRONIZED" in lines.get(other, "") and "UNSYNCHRONIZED" not in lines.get(host, "x")
+              and flags == {host: False, other: True}, "one machine unsynchronized: %s %s" % (flags, said))
+    # Its wall clock stepped back 2 s during its run (its reading as written 2 s behind
+    # the start's, against CLOCK_MONOTONIC): said of it alone, the start's taken
+    stepped = os.path.join(tmp, "stepped.ttr")
+    data, at = another_boot(receive, stepped)
+    data[at + 16 + 24:at + 16 + 40] = bytes.fromhex(ids["boot_id"])
+    realtime, tai = struct.unpack_from("<qq", data, at + 16 + 176 + 8)
+    struct.pack_into("<qq", data, at + 16 + 176 + 8, realtime - 2 * 10**9, tai - 2 * 10**9)
+    open(stepped, "wb").write(data)
+    trace, said = converted(tmp, [send, stepped])
+    if trace:
+        lines = machines_said(said)
+        step = re.search(r"its wall clock stepped -(\d+\.\d+) s during its run", lines.get(other, ""))
+        steps = {m["host"]: m.get("wall_clock_step_ns") for m in trace["otherData"]["machines"]}
+        check(steps[host] is None and -2.01e9 < (steps[other] or 0) < -1.99e9,
+              "the wall clock's step in otherData: %s" % steps)
+        check(step and 1.99 < float(step.group(1)) < 2.01 and "stepped" not in lines.get(host, "x")
+              and "placed by the start's" in lines[other] and all(0 < gap * 1000 < uncertainty
+                                                               for gap in gaps(trace)[0].values()),
+              "a wall clock stepped back 2 s during the run: %s" % said)
+    # Its wall clock 3 s behind: its receives 3 s before their sends, said; --offset
+    # takes the 3 s back
+    behind = os.path.join(tmp, "behind.ttr")
+    moved_machine(receive, behind, other, -3, boot_id=bytes.fromhex(ids["boot_id"]))
+    trace, said = converted(tmp, [send, behind])
+    if trace:
+        early = gaps(trace, arrows=False)[0]
+        check(all(abs(early[i] - placed[i] + 3e6) < 0.002 for i in placed) and
+              "warning: 200 of the 200 flows between machines arrive before they left" in said,
+              "a wall clock 3 s behind: the receives moved by %s us; %s" % (
+                  sorted({round(early[i] - placed[i], 3) for i in placed})[:3], said))
+    trace, said = converted(tmp, [send, behind], "--offset", other + "=3s")
+    if trace:
+        moved = gaps(trace)[0]
+        check(all(abs(moved[i] - placed[i]) < 0.002 for i in placed) and "arrive before" not in said,
+              "--offset %s=3s: the receives moved by %s us" % (
+                  other, sorted({round(moved[i] - placed[i], 3) for i in placed})[:3]))
+    real_align(tmp, wrap, ids, host, other)
+    same_host_name(tmp, host, user)
+    return None
+
+
+def trace_processor_lead(tmp, files, *options):
+    """The .pftrace of `files` as trace_processor places it (in CLOCK_BOOTTIME, through the
+    clock snapshots): its `send` slices' times less the JSON's (CLOCK_MONOTONIC), a set
+    of differences in ns (one, a whole trace's boot lead); None where
+    trace_processor_shell is not here."""
+    tp = os.environ.get("TICKTRACE_TRACE_PROCESSOR") or \
+        os.path.expanduser("~/.cache/ticktrace/trace_processor_shell")
+    if not os.access(tp, os.X_OK):
+        return None
+    trace, said = converted(tmp, files, *options)
+    out = os.path.join(tmp, "lead.pftrace")
+    c = subprocess.run([TOOL, "convert", "--force", "-q", *files, "-o", out, *options],
+                       capture_output=True, text=True, timeout=120)
+    check(c.returncode == 0 and trace, "convert %s: %s" % (" ".join(options), c.stderr))
+    if c.returncode != 0 or not trace:
+        return set()
+    base = trace["otherData"]["start_monotonic_ns"]
+    sends = sorted(base + round(e["ts"] * 1000) for e in trace["traceEvents"]
+                   if e.get("ph") == "X" and e["name"] == "send")
+    query = os.path.join(tmp, "lead.sql")
+    with open(query, "w") as f:
+        f.write("SELECT ts FROM slice WHERE name = 'send' ORDER BY ts;\n")
+    c = subprocess.run([tp, "query", "-f", query, out], capture_output=True, text=True, timeout=300)
+    shown = [int(r[0]) for r in csv.reader(io.StringIO(c.stdout)) if r and r[0].isdigit()]
+    check(c.returncode == 0 and len(shown) == len(sends) > 0,
+          "trace_processor on %s %s: %d send slices, the JSON's %d: %s" % (
+              " ".join(files), " ".join(options), len(shown), len(sends), c.stderr[-2000:]))
+    return {a - b for a, b in zip(shown, sends)}
+
+
+def boottime_kept(tmp, host):
+    """A run's CLOCK_BOOTTIME, which trace_processor shows every time in: in a time
+    namespace that moves BOOTTIME otherwise than MONOTONIC (--monotonic 86400 --boottime
+    3600), each clock's own offset taken out (before, MONOTONIC's out of both put
+    BOOTTIME 23 h before the boot: every slice dropped, unsaid); a file that read no
+    BOOTTIME (0, as a file of before the field) moved by --offset keeps none, so
+    BOOTTIME is taken to be MONOTONIC (before, the offset was taken for it: times near
+    0). Each slice where the JSON has it, less the machine's lead of BOOTTIME on
+    MONOTONIC as its file's anchor says it."""
+    apart = os.path.join(tmp, "boottime-apart.ttr")
+    c = subprocess.run(["unshare", "--time", "--monotonic", "86400", "--boottime", "3600",
+                        PROG, "send", "5"], env=dict(os.environ, TICKTRACE_OUT=apart),
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=120)
+    check(c.returncode == 0, "flows_prog in a time namespace: %s" % c.stderr)
+    data = bytearray(open(apart, "rb").read())
+    mono, boot = struct.unpack_from("<qq", data, 48)  # the header's start anchor
+    m_off, b_off = ttr.Ttr(apart).timens
+    lead = trace_processor_lead(tmp, [apart])
+    if lead is None:
+        print("(BOOTTIME not checked: no trace_processor_shell)")
+        return
+    want = (boot - b_off) - (mono - m_off)
+    check(lead and max(abs(d - want) for d in lead) <= 1,
+          "BOOTTIME %d s ahead in a time namespace: the slices %s ns after the JSON's, its "
+          "lead %d ns" % (b_off // 10**9, sorted(lead)[:3], want))
+    none = os.path.join(tmp, "no-boottime.ttr")
+    c = subprocess.run([PROG, "send", "5"], env=dict(os.environ, TICKTRACE_OUT=none),
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=120)
+    check(c.returncode == 0, "flows_prog: %s" % c.stderr)
+    data = bytearray(open(none, "rb").read())
+    struct.pack_into("<q", data, 56, 0)  # the start and end anchors' CLOCK_BOOTTIME
+    struct.pack_into("<q", data, 88, 0)
+    open(none, "wb").write(data)
+    lead = trace_processor_lead(tmp, [none], "--offset", host + "=1s")
+    check(lead == {0}, "no BOOTTIME, --offset %s=1s: the slices %s ns after the JSON's" % (
+        host, sorted(lead)[:3]))
+
+
+def real_align(tmp, wrap, ids, host, other):
+    """--align flows between two real machines, the second's wall clock 3 s behind: it is
+    placed by its round trips, every receive after its send, each where the exact merge
+    has it give or take the uncertainty said (the exact: its file given this boot's id
+    back, one CLOCK_MONOTONIC, its time namespace's offset taken out)."""
+    ping, pong = ping_pong(tmp, "real-", (), wrap)
+    this_boot = os.path.join(tmp, "pong-this-boot.ttr")
+    moved_machine(pong, this_boot, other, boot_id=bytes.fromhex(own_id("/proc/sys/kernel/random/boot_id")))
+    trace, _ = converted(tmp, [ping, this_boot])
+    if not trace:
+        return
+    exact = gaps(trace, 400)[0]
+    behind = os.path.join(tmp, "pong-behind.ttr")
+    moved_machine(pong, behind, other, -3, boot_id=bytes.fromhex(ids["boot_id"]))
+    trace, said = converted(tmp, [ping, behind], "--align", "flows")
+    if not trace:
+        return
+    aligned = gaps(trace, 400)[0]
+    m = {m["host"]: m for m in trace["otherData"]["machines"]}[other]
+    lo, hi = m.get("flows_window_ns", (1, -1))
+    worst = max(abs(aligned[i] - exact[i]) * 1000 for i in exact)
+    check(m["placed_by"] == "flows" and lo <= hi and abs(m["uncertainty_ns"] - (hi - lo) / 2) <= 1
+          and worst <= m["uncertainty_ns"] + 1 and min(aligned.values()) >= 0
+          and "arrive before they left" not in said and ("host %s: placed by flows" % other) in said,
+          "two real machines, --align flows: %s; receives %.0f ns at most from the exact merge's, "
+          "%.3f us after their sends at the least; %s" % (m, worst, min(aligned.values()), said))
+    as_perfetto(tmp, [ping, behind], (host, other), "--align", "flows", flows=400)
+
+
+def same_host_name(tmp, host, user):
+    """Another machine of this host's name (a clone, a reinstall): two machines told apart
+    by their machine ids wherever they are named; --offset by the host name refused (it
+    names two machines: which is said, with their ids), by a prefix of either's machine
+    id or boot id taken, moving that machine alone."""
+    wrap, ids = real_machine(tmp, host, user=user)
+    send, receive = send_receive(tmp, "twin-", wrap)
+    trace, said = converted(tmp, [send, receive])
+    if not trace:
+        return
+    ours = own_id("/etc/machine-id") or "0" * 32
+    theirs = ids["machine_id"]
+    names = ["%s (machine id %s)" % (host, ours[:8]), "%s (machine id %s)" % (host, theirs[:8])]
+    lines = machines_said(said)
+    check(sorted(lines) == sorted(names), "two machines named %s said as %s: %s" % (host, sorted(lines), said))
+    labels = sorted(gaps(trace)[1].values())
+    check(labels == sorted("host " + n for n in names), "the twins' processes labelled %s" % labels)
+    out = os.path.join(tmp, "x.json")
+    c = subprocess.run([TOOL, "convert", send, receive, "-o", out, "--offset", host + "=1s"],
+                       capture_output=True, text=True, timeout=60)
+    check(c.returncode == 1 and ("--offset %s: 2 machines have that host name" % host) in c.stderr
+          and ours[:8] in c.stderr and theirs[:8] in c.stderr and not os.path.exists(out),
+          "--offset of a host name two machines have: %d %s" % (c.returncode, c.stderr))
+    # (fewer than 4 digits could be a host name's typo: none of an id)
+    c = subprocess.run([TOOL, "convert", send, receive, "-o", out, "--offset", theirs[:3] + "=1s"],
+                       capture_output=True, text=True, timeout=60)
+    check(c.returncode == 1 and "--offset %s: no file was recorded on a host of that name, nor on a "
+          "machine whose machine id or boot id begins so" % theirs[:3] in c.stderr and not os.path.exists(out),
+          "--offset of 3 digits of a machine id: %d %s" % (c.returncode, c.stderr))
+    for prefix in (theirs[:8], ids["boot_id"][:6].upper()):
+        moved, said = converted(tmp, [send, receive], "--offset", prefix + "=1s")
+        if moved:
+            given = {m["machine_id"]: m["given_offset_ns"] for m in moved["otherData"]["machines"]}
+            check(given == {ours: 0, theirs: 10**9}, "--offset %s=1s: %s; %s" % (prefix, given, said))
+    # (the .pftrace's machines named as convert says them; checked against the last JSON)
+    as_perfetto(tmp, [send, receive], names, "--offset", prefix + "=1s")
+    # This machine rebooted between its runs (one machine id, two boot ids): told apart
+    # by the boot id, which --offset takes
+    rebooted = os.path.join(tmp, "rebooted.ttr")
+    boot_id = bytes(b ^ 0x5a for b in bytes.fromhex(own_id("/proc/sys/kernel/random/boot_id")))
+    moved_machine(send, rebooted, host, boot_id=boot_id, pid=ttr.Ttr(send).pid + 1)
+    trace, said = converted(tmp, [send, rebooted, receive])
+    if trace:
+        ours_boot = own_id("/proc/sys/kernel/random/boot_id")
+        want = ["%s (boot id %s)" % (host, ours_boot[:8]), "%s (boot id %s)" % (host, boot_id.hex()[:8]),
+                names[1]]
+        check(sorted(machines_said(said)) == sorted(want), "a rebooted twin said as %s: %s" % (
+            sorted(machines_said(said)), said))
+        moved, _ = converted(tmp, [send, rebooted, receive], "--offset", boot_id.hex()[:8] + "=1s")
+        given = moved and [m["given_offset_ns"] for m in moved["otherData"]["machines"]]
+        check(given == [0, 10**9, 0], "--offset %s=1s (a boot id): %s" % (boot_id.hex()[:8], given))
+
+
+def redis(tmp):
+    """Issue 33's real client and server that nobody here wrote, on two real machines:
+    Debian's redis-server in real_machine()'s namespaces (its own boot and machine ids,
+    a day ahead), redis-benchmark on this host over loopback, each under `record -f`
+    (processCommand, redisGetReply). Merged: two machines, the server's placed through
+    the wall clocks, each process labelled with its host; one connection's requests in
+    turn, so the server's commands and the client's replies alternate: nearly every reply
+    the client reads comes after a command the server ran since the reply before (a
+    timeline a millisecond off would not interleave them). The .pftrace loads in
+    trace_processor with two machines and no error. Exit 77 where redis or the
+    namespaces are not here."""
+    import shutil
+    import socket
+    server_exe, bench_exe = shutil.which("redis-server"), shutil.which("redis-benchmark")
+    if not server_exe or not bench_exe:
+        return "redis-server and redis-benchmark are not installed (Debian: apt install redis)"
+    host = os.uname().nodename
+    other = "tt-redis-%d" % os.getpid()
+    wrap, ids = real_machine(tmp, other)
+    probe = subprocess.run([*wrap, "true"], capture_output=True, text=True, timeout=60)
+    if probe.returncode != 0:
+        return "a mount, UTS and time namespace is refused here: " + probe.stderr.strip()
+    listed = subprocess.run([TOOL, "record", "--list", "-f", "processCommand", "--", server_exe, "--version"],
+                            capture_output=True, text=True, timeout=120)
+    if "processCommand" not in listed.stdout:
+        return "this redis-server has no function processCommand: %s" % listed.stderr.strip()
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server_ttr, client_ttr = os.path.join(tmp, "server.ttr"), os.path.join(tmp, "client.ttr")
+    server = subprocess.Popen([*wrap, TOOL, "record", "-o", server_ttr, "-f", "processCommand", "--",
+                               server_exe, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+                               "--appendonly", "no", "--dir", tmp], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                check(time.monotonic() < deadline and server.poll() is None,
+                      "redis-server did not listen on %d" % port)
+                if failures:
+                    return None
+                time.sleep(0.1)
+        bench = subprocess.run([TOOL, "record", "-o", client_ttr, "-f", "redisGetReply", "--", bench_exe,
+                                "-p", str(port), "-n", "2000", "-c", "1", "-t", "set", "-q"],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=120)
+        check(bench.returncode == 0, "redis-benchmark under record: %d %s" % (bench.returncode, bench.stderr))
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+            s.sendall(b"SHUTDOWN NOSAVE\r\n")
+        server.wait(timeout=60)
+    finally:  # (killed: unshare's children, record and the server, with it)
+        if server.poll() is None:
+            os.killpg(server.pid, signal.SIGKILL)
+            server.wait()
+    check(server.returncode == 0, "redis-server under record: %s %s" % (server.returncode, server.stderr.read()))
+    trace, said = converted(tmp, [client_ttr, server_ttr])
+    if not trace:
+        return None
+    machines = {m["host"]: m for m in trace["otherData"]["machines"]}
+    far = machines.get(other, {})
+    check(set(machines) == {host, other} and far.get("boot_id") == ids["boot_id"]
+          and far.get("placed_by") in ("CLOCK_REALTIME", "CLOCK_TAI"), "redis's machines: %s" % machines)
+    labels, ends, begins = {}, [], []
+    for e in trace["traceEvents"]:
+        if e.get("name") == "process_labels":
+            labels[e["pid"]] = e["args"]["labels"]
+        elif e.get("ph") == "X" and e["name"] == "processCommand":
+            ends.append(e["ts"] + e["dur"])
+        elif e.get("ph") == "X" and e["name"] == "redisGetReply":
+            begins.append(e["ts"])
+    check(sorted(labels.values()) == sorted(["host " + host, "host " + other]), "redis's labels: %s" % labels)
+    ends.sort()
+    begins.sort()
+    alternate = sum(1 for before, reply in zip(begins, begins[1:])
+                    if any(before <= end <= reply for end in ends[bisect(ends, before) - 1:bisect(ends, reply)]))
+    check(len(ends) >= 2000 and len(begins) >= 2000 and alternate >= 0.95 * (len(begins) - 1),
+          "redis: %d commands, %d replies read, %d of them after a command since the reply before"
+          % (len(ends), len(begins), alternate))
+    out = os.path.join(tmp, "redis.pftrace")
+    c = subprocess.run([TOOL, "convert", "-q", client_ttr, server_ttr, "-o", out],
+                       capture_output=True, text=True, timeout=120)
+    check(c.returncode == 0, "redis to .pftrace: %s" % c.stderr)
+    if c.returncode == 0:
+        loaded_by_trace_processor(tmp, out, "redis", 2)
+    return None
+
+
 def parents(path):
     d = os.path.dirname(path)
     while d != "/":
@@ -633,7 +1043,7 @@ def parents(path):
 # Killed (meson's timeout sends SIGTERM first): the temporary folder removed on the way out.
 signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit("killed by signal %d" % signum))
 with tempfile.TemporaryDirectory() as tmp:
-    skipped = merge(tmp) if PART == "merge" else placement(tmp) if PART == "placement" else main(tmp)
+    skipped = {"merge": merge, "placement": placement, "real": real, "redis": redis}.get(PART, main)(tmp)
 if failures:
     sys.exit("%d failures" % len(failures))
 if skipped:

@@ -33,6 +33,11 @@ TT_PRINTF(3, 4) int tt_error_at(const char *path, uint64_t offset, const char *f
 TT_PRINTF(1, 2) int tt_error(const char *fmt, ...);
 /* "ticktrace: warning: problem" */
 TT_PRINTF(1, 2) void tt_warn(const char *fmt, ...);
+/* An out-of-memory error (one whose text begins "out of memory", which any step may
+ * meet) that names no file is said of the file it is about: the one being read, the
+ * trace's when it is one file, the output while it is written. Sets that file (NULL:
+ * none) and returns the one it replaces, to be put back. */
+const char *tt_diag_about(const char *path);
 
 /* A small open-addressing map from a 64-bit key to a 32-bit value: call-site addresses
  * to sites, thread indexes to threads. Grows with what it holds, never with events. */
@@ -89,6 +94,7 @@ struct tt_out {
 	const char *path; /* as given; "-" for stdout */
 	char *tmp;        /* the temporary file, until it is renamed or removed */
 	bool force;
+	const char *about_was; /* tt_diag_about's before it, put back as it is released */
 	uint64_t written; /* bytes passed to write(2) */
 	/* Set by a format that packs its bytes (Perfetto's compressed packets): the writer
 	 * writes what pack makes of each buffer handed to it and of the bytes written past

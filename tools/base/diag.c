@@ -24,11 +24,23 @@ size_t tt_put_escaped(FILE *out, const char *text, size_t n)
 	return width;
 }
 
+static const char *tt_diag_file;
+
+const char *tt_diag_about(const char *path)
+{
+	const char *was = tt_diag_file;
+	tt_diag_file = path;
+	return was;
+}
+
 static void tt_diag_vprint(const char *level, const char *path, const uint64_t *offset,
 			   const char *fmt, va_list ap)
 {
+	static const char oom[] = "out of memory";
 	if (tt_diag_quiet)
 		return;
+	if (!path && !strncmp(fmt, oom, sizeof oom - 1))
+		path = tt_diag_file;
 	fprintf(stderr, "ticktrace: %s: ", level);
 	if (path) {
 		tt_put_escaped(stderr, path, strlen(path));

@@ -400,7 +400,9 @@ static void tt_out_release(struct tt_out *o)
 	}
 	free(o->buf);
 	free(o->spare);
-	*o = (struct tt_out){.fd = -1, .written = o->written}; /* what was written stays known */
+	tt_diag_about(o->about_was);
+	/* what was written stays known */
+	*o = (struct tt_out){.fd = -1, .written = o->written, .about_was = o->about_was};
 }
 
 int tt_open_regular(const char *path, const char **why)
@@ -422,7 +424,9 @@ int tt_open_regular(const char *path, const char **why)
 
 int tt_out_open(struct tt_out *o, const char *path, bool force)
 {
-	*o = (struct tt_out){.fd = -1, .path = path, .force = force, .piece_limit = TT_OUT_PIECE};
+	*o = (struct tt_out){.fd = -1, .path = path, .force = force, .piece_limit = TT_OUT_PIECE,
+			     .about_was = tt_diag_about(NULL)};
+	tt_diag_about(strcmp(path, "-") ? path : o->about_was); /* (stdout: what it is of) */
 	int rc = tt_out_start(o);
 	struct stat st;
 	if (rc < 0) {

@@ -57,7 +57,10 @@ static const char tt_convert_usage[] =
 	"                      spikes are looked for.\n"
 	"      --offset HOST=TIME  the runs recorded on HOST moved by TIME (a known offset\n"
 	"                      of its clock; TIME may be negative: -1.5ms); repeatable:\n"
-	"                      a host's add up, to less than a century\n"
+	"                      a host's add up, to less than a century. A host name\n"
+	"                      that two machines have is refused: HOST may be the\n"
+	"                      beginning of a machine id or boot id instead (4 digits\n"
+	"                      or more), as convert names machines then\n"
 	"      --align flows   place the runs of other machines by the flows between them\n"
 	"                      and the machines placed (a first pass over the run),\n"
 	"                      machine by machine, through the others where a machine\n"
@@ -177,12 +180,16 @@ static int tt_say_pids(const struct tt_trace *t)
 	return said;
 }
 
-static void tt_put_host(FILE *out, const struct tt_machine *mc)
+static void tt_put_host(FILE *out, const struct tt_trace *t, size_t k)
 {
-	const struct tt_machine_info *m = &mc->file->machine;
+	const struct tt_machine_info *m = &t->machines[k].file->machine;
 	fprintf(out, "host ");
 	tt_put_escaped(out, m->host_name_len ? m->host_name : "(not known)",
 		       m->host_name_len ? m->host_name_len : 11);
+	char prefix[33];
+	const char *key = tt_machine_key(t, k, prefix);
+	if (key)
+		fprintf(out, " (%s %s)", key, prefix);
 }
 
 /* The window that --align flows found a machine's flows leave it, and against which
@@ -195,7 +202,7 @@ static void tt_say_window(const struct tt_trace *t, const struct tt_machine *mc)
 	tt_print_offset(stderr, mc->flows_hi_ns);
 	if (mc->flows_with) {
 		fprintf(stderr, ", against ");
-		tt_put_host(stderr, &t->machines[mc->flows_with]);
+		tt_put_host(stderr, t, mc->flows_with);
 	}
 }
 
@@ -215,7 +222,7 @@ static void tt_say_machines(const struct tt_trace *t)
 		const struct tt_machine *mc = &t->machines[k];
 		const struct tt_machine_info *m = &mc->file->machine;
 		fprintf(stderr, "ticktrace:   ");
-		tt_put_host(stderr, mc);
+		tt_put_host(stderr, t, k);
 		if (!strcmp(mc->clock, "CLOCK_MONOTONIC") && !mc->given_ns) {
 			fprintf(stderr, ": %s, exact", k ? "the first's boot" : "the first");
 		} else {
@@ -254,10 +261,18 @@ static void tt_say_machines(const struct tt_trace *t)
 			tt_print_offset(stderr, m->timens_monotonic_ns);
 			fprintf(stderr, " taken out");
 		}
+		if (mc->wall_step_ns && by_wall) {
+			fprintf(stderr, "; its wall clock stepped ");
+			tt_print_offset(stderr, mc->wall_step_ns);
+			fprintf(stderr, " during its run (against CLOCK_MONOTONIC, between its readings at "
+				"the start and as its file was written): placed by the start's");
+		}
+		char prefix[33]; /* (--offset's name for it: its host's, or its id's beginning) */
+		bool keyed = tt_machine_key(t, k, prefix) != NULL;
 		if (mc->unsynchronized && by_wall)
 			fprintf(stderr, "; its kernel calls its clock UNSYNCHRONIZED: its wall clock may be "
 				"off by any amount (--offset %.*s=TIME corrects a known offset)",
-				(int)m->host_name_len, m->host_name);
+				keyed ? (int)strlen(prefix) : (int)m->host_name_len, keyed ? prefix : m->host_name);
 		fputc('\n', stderr);
 	}
 }
@@ -294,7 +309,7 @@ static int tt_align_by_flows(struct tt_trace *t, uint64_t *warnings)
 			if (pl->by == TT_FLOW_NOT_PLACED) {
 				++*warnings;
 				fprintf(stderr, "ticktrace: warning: --align flows: ");
-				tt_put_host(stderr, mc);
+				tt_put_host(stderr, t, k);
 				fprintf(stderr, " stays where %s placed it: no machine placed has flows "
 					"with it both ways that agree\n", mc->clock);
 				for (size_t j = 0; j < n; j++) {
@@ -302,7 +317,7 @@ static int tt_align_by_flows(struct tt_trace *t, uint64_t *warnings)
 					if (j == k || (!p->a_to_b && !p->b_to_a))
 						continue;
 					fprintf(stderr, "ticktrace:   with ");
-					tt_put_host(stderr, &t->machines[j]);
+					tt_put_host(stderr, t, j);
 					fprintf(stderr, ": %" PRIu64 " flows to it, %" PRIu64 " from it%s\n",
 						j < k ? p->a_to_b : p->b_to_a, j < k ? p->b_to_a : p->a_to_b,
 						p->a_to_b && p->b_to_a ? ", which disagree (clocks that drift apart, "
@@ -349,9 +364,9 @@ static uint64_t tt_say_early_flows(const struct tt_trace *t, const struct tt_sin
 				p->earliest % 1000000000,
 				aligned ? "" : "--align flows places them by their flows, ");
 			fputs("ticktrace:   ", stderr);
-			tt_put_host(stderr, &t->machines[a]);
+			tt_put_host(stderr, t, a);
 			fputs(" and ", stderr);
-			tt_put_host(stderr, &t->machines[b]);
+			tt_put_host(stderr, t, b);
 			fputc('\n', stderr);
 		}
 	return warnings;

@@ -14,6 +14,8 @@ int tt_diff_run(const struct tt_diff_opts *o, const char *output, bool force, bo
 	struct tt_diff d;
 	int rc = tt_diff_compare(&d, o);
 	struct tt_out out;
+	for (int side = 0; side < 2 && rc == 0; side++) /* (its runs: a directory's too) */
+		rc = tt_out_apart(output, d.runs[side], d.nruns[side]);
 	if (rc == 0 && (rc = tt_out_open(&out, output, force)) == 0)
 		rc = tt_out_finish(&out, tt_out_text(&out, tt_diff_write, &d));
 	if (rc == 0 && !quiet && !tt_diag_quiet)

@@ -26,20 +26,22 @@ static int tt_file_parse(struct tt_file *f, const char *path, const uint8_t *dat
 			 bool mapped)
 {
 	*f = (struct tt_file){.path = path, .data = data, .size = size, .mapped = mapped};
-	if (tt_file_read_header(f) < 0 || tt_file_read_sections(f) < 0)
-		return -1;
-	if ((f->header.flags & TT_FILE_LIVE) && (tt_file_read_live_chunks(f) < 0 || tt_file_name_unknown_sites(f) < 0))
-		return -1;
-	for (size_t i = 0; i < f->nthreads; i++) {
+	const char *about_was = tt_diag_about(path);
+	int rc = tt_file_read_header(f) < 0 || tt_file_read_sections(f) < 0 ? -1 : 0;
+	if (rc == 0 && (f->header.flags & TT_FILE_LIVE) &&
+	    (tt_file_read_live_chunks(f) < 0 || tt_file_name_unknown_sites(f) < 0))
+		rc = -1;
+	for (size_t i = 0; rc == 0 && i < f->nthreads; i++) {
 		if (f->header.flags & TT_FILE_LIVE)
 			tt_file_live_states_lost(&f->threads[i]);
 		if (f->cut_short && (f->header.flags & TT_FILE_STREAMED))
 			tt_file_count_gaps(f, &f->threads[i]);
 		tt_file_trim_cut_event(f, &f->threads[i]);
 	}
-	if (tt_file_add_decoder_sites(f) < 0)
-		return -1;
-	return 0;
+	if (rc == 0 && tt_file_add_decoder_sites(f) < 0)
+		rc = -1;
+	tt_diag_about(about_was);
+	return rc;
 }
 
 int tt_file_load(struct tt_file *f, const char *path, const uint8_t *data, size_t size)

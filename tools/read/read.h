@@ -312,6 +312,9 @@ struct tt_machine {
 	 * kernels say them (0: exact; -1: not known) */
 	int64_t uncertainty_ns;
 	bool unsynchronized; /* the kernel calls its clock unsynchronized */
+	/* Its first file's wall clock moved so against CLOCK_MONOTONIC during the run,
+	 * beyond slewing (stepped): placed by its reading at the start; 0: not */
+	int64_t wall_step_ns;
 	int64_t flows_ns;    /* the flows' part of offset_ns */
 	bool flows_window;   /* --align flows found its window: */
 	int64_t flows_lo_ns, flows_hi_ns;
@@ -323,6 +326,7 @@ struct tt_machine {
 struct tt_trace {
 	struct tt_file *files;
 	size_t nfiles;
+	const char *about_was; /* tt_diag_about's before it (its one file's), put back */
 	struct tt_machine *machines;
 	size_t nmachines;
 	int64_t base_ns; /* CLOCK_MONOTONIC of ts 0: the earliest anchor or event */
@@ -343,11 +347,22 @@ struct tt_trace {
 /* Opens and validates every file; 0, or -1 after reporting the problem.
  * tt_trace_close is needed either way. */
 int tt_trace_open(struct tt_trace *t, char *const *paths, size_t n);
-/* Moves the files of the machines that have a file recorded on host `host` by `ns`
- * more (a known offset of their clock: --offset HOST=TIME; a machine renamed by
- * `unshare --uts` goes by any of its names); 0, or -1 (said) where no file's host is
- * `host`. */
-int tt_trace_offset(struct tt_trace *t, const char *host, int64_t ns);
+/* Moves the files of the machine NAME names by `ns` more (a known offset of its clock:
+ * --offset NAME=TIME): the machine with a file recorded on a host of that name (a
+ * machine renamed by `unshare --uts` goes by any of its names), else the one whose
+ * machine id or boot id begins with it (4 hexadecimal digits or more). 0, or -1 (said) where
+ * NAME names none, or machines of two boots or more (a host name two machines have:
+ * each listed with its ids). Machines of one boot (time namespaces) move together. */
+int tt_trace_offset(struct tt_trace *t, const char *name, int64_t ns);
+/* What tells machine k apart from another boot's of its host name: "machine id", or
+ * "boot id" where the machine ids agree too, with the shortest beginning of it (8
+ * digits or more) that no other machine's has, in `prefix`; NULL (prefix "") where
+ * its host name alone does. */
+const char *tt_machine_key(const struct tt_trace *t, size_t k, char prefix[33]);
+/* Host name `host` of machine k as viewers show it: with what tells the machine apart
+ * where it needs telling ("vm (machine id 3d1219c7)"), in `buf`; its length. */
+#define TT_MACHINE_LABEL_MAX (TT_HOST_NAME_MAX + 48)
+size_t tt_machine_label(const struct tt_trace *t, size_t k, struct tt_str host, char *buf, size_t cap);
 /* Moves the files of machine k by `ns` more (its offset_ns too). */
 void tt_trace_move(struct tt_trace *t, size_t k, int64_t ns);
 /* The same for one file already in memory (8-byte aligned; it must outlive t). */

@@ -35,8 +35,6 @@ static void tt_trace_rebase(struct tt_trace *t)
 	}
 }
 
-/* Every time of a file, from its TSC or read as such, moved by `ns` (a valid file's
- * are within a clock's range: a second of the machine's, moved, still are). */
 /* Clocks a century (2^62 ns, 146 years) apart or more are no clocks: damage, a hostile
  * file, or a typo; within it, sums of two such times do not overflow. */
 static bool tt_within_century(int64_t ns)
@@ -45,12 +43,16 @@ static bool tt_within_century(int64_t ns)
 	return ns <= century && ns >= -century;
 }
 
-static void tt_file_shift(struct tt_file *f, int64_t ns)
+/* Every time of a file, from its TSC or read as such, moved by `ns` (a valid file's
+ * are within a clock's range: a second of the machine's, moved, still are); its
+ * BOOTTIME anchors by `boot_ns`, where the run read them (0 is none, which the
+ * .pftrace takes for no suspend since boot, and which a shift must not make a time). */
+static void tt_file_shift_clocks(struct tt_file *f, int64_t ns, int64_t boot_ns)
 {
 	f->clock.ns0 += ns;
 	for (struct tt_anchor *a = &f->header.start; a; a = a == &f->header.start ? &f->header.end : NULL) {
 		a->monotonic_ns += ns;
-		a->boottime_ns += ns;
+		a->boottime_ns += a->boottime_ns ? boot_ns : 0;
 	}
 	for (size_t j = 0; j < f->nthreads; j++) {
 		struct tt_thread *th = &f->threads[j];
@@ -61,6 +63,11 @@ static void tt_file_shift(struct tt_file *f, int64_t ns)
 		for (size_t k = 0; k < th->ncounters; k++)
 			th->counters[k].ns += ns;
 	}
+}
+
+static void tt_file_shift(struct tt_file *f, int64_t ns)
+{
+	tt_file_shift_clocks(f, ns, ns);
 }
 
 static bool tt_boot_known(const struct tt_file *f)
@@ -100,6 +107,25 @@ static bool tt_knows_tai(const struct tt_file *f)
 	return (f->machine.flags & TT_MACHINE_START_CLOCK) && r->tai_ns - r->realtime_ns >= 500000000;
 }
 
+/* How far a file's wall clock moved against CLOCK_MONOTONIC between its readings at
+ * start and as written, beyond what a kernel's slewing moves it (500 ppm, and a
+ * millisecond for the reads): a step (NTP's, or by hand) during the run; 0 where none,
+ * or not read. */
+static int64_t tt_wall_step(const struct tt_file *f)
+{
+	const struct tt_machine_info *m = &f->machine;
+	const uint32_t both = TT_MACHINE_START_CLOCK | TT_MACHINE_WRITTEN_CLOCK;
+	if ((m->flags & both) != both)
+		return 0;
+	int64_t elapsed = tt_clock_ns(&f->clock, m->written.tsc) - tt_clock_ns(&f->clock, m->start.tsc);
+	int64_t wall, moved;
+	if (__builtin_sub_overflow(m->written.realtime_ns, m->start.realtime_ns, &wall) ||
+	    __builtin_sub_overflow(wall, elapsed, &moved))
+		return wall < 0 ? INT64_MIN : INT64_MAX;
+	int64_t slew = elapsed / 2000 + 1000000;
+	return moved > slew || moved < -slew ? moved : 0;
+}
+
 /* Groups the files into machines and places each on the first file's machine's
  * CLOCK_MONOTONIC: a time namespace's offsets taken out of every file (exact), another
  * boot through the wall clocks, as well as their kernels say they are. A machine is a
@@ -123,10 +149,12 @@ static int tt_trace_place(struct tt_trace *t)
 			 t->machines[k].file->machine.timens_boottime_ns == m->timens_boottime_ns))
 			k++;
 		f->machine_index = (uint32_t)k;
-		tt_file_shift(f, -m->timens_monotonic_ns);
+		/* (each clock's own offset: a namespace may move them apart) */
+		tt_file_shift_clocks(f, -m->timens_monotonic_ns, -m->timens_boottime_ns);
 		if (k == t->nmachines) {
 			struct tt_machine *mc = &t->machines[t->nmachines++];
 			*mc = (struct tt_machine){.file = f, .clock = "CLOCK_MONOTONIC",
+						  .wall_step_ns = tt_wall_step(f),
 						  .unsynchronized = (m->flags & TT_MACHINE_START_CLOCK) &&
 								    tt_clock_unsynchronized(&m->start)};
 			/* another machine of the same boot is where it is */
@@ -174,23 +202,134 @@ static bool tt_machine_named(const struct tt_trace *t, size_t k, const char *hos
 	return false;
 }
 
-int tt_trace_offset(struct tt_trace *t, const char *host, int64_t ns)
+/* How many leading hexadecimal digits of two ids agree. */
+static size_t tt_id_digits_alike(const uint8_t *a, const uint8_t *b)
 {
-	bool found = false;
-	for (size_t k = 0; k < t->nmachines; k++) {
-		struct tt_machine *mc = &t->machines[k];
-		if (!tt_machine_named(t, k, host))
+	size_t n = 0;
+	while (n < 32 && ((a[n / 2] ^ b[n / 2]) & (n % 2 ? 0x0f : 0xf0)) == 0)
+		n++;
+	return n;
+}
+
+/* Whether `hex` (4 digits or more, either case: fewer could be a host name's typo)
+ * begins the id. */
+static bool tt_id_begins(const uint8_t id[16], const char *hex)
+{
+	static const uint8_t none[16];
+	size_t n = strlen(hex);
+	if (n < 4 || n > 32 || !memcmp(id, none, sizeof none))
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char c = hex[i] | 0x20;
+		int v = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+		if (v != ((id[i / 2] >> (i % 2 ? 0 : 4)) & 0x0f))
+			return false;
+	}
+	return true;
+}
+
+/* The first `digits` hexadecimal digits of an id, ended by a 0. */
+static void tt_id_hex(char *out, const uint8_t id[16], size_t digits)
+{
+	for (size_t i = 0; i < digits; i++)
+		out[i] = "0123456789abcdef"[(id[i / 2] >> (i % 2 ? 0 : 4)) & 0x0f];
+	out[digits] = 0;
+}
+
+const char *tt_machine_key(const struct tt_trace *t, size_t k, char prefix[33])
+{
+	const struct tt_machine_info *m = &t->machines[k].file->machine;
+	const char *what = NULL;
+	for (size_t j = 0; j < t->nmachines; j++) {
+		const struct tt_machine_info *o = &t->machines[j].file->machine;
+		if (j == k || tt_same_boot(t->machines[j].file, t->machines[k].file) ||
+		    o->host_name_len != m->host_name_len || memcmp(o->host_name, m->host_name, m->host_name_len))
 			continue;
-		found = true;
+		if (!memcmp(o->machine_id, m->machine_id, sizeof m->machine_id))
+			what = "boot id";
+		else if (!what)
+			what = "machine id";
+	}
+	prefix[0] = 0;
+	if (!what)
+		return NULL;
+	bool boot = !strcmp(what, "boot id");
+	const uint8_t *id = boot ? m->boot_id : m->machine_id;
+	size_t digits = 8;
+	for (size_t j = 0; j < t->nmachines; j++) {
+		const struct tt_machine_info *o = &t->machines[j].file->machine;
+		size_t alike = tt_id_digits_alike(id, boot ? o->boot_id : o->machine_id);
+		if (j != k && alike >= digits)
+			digits = alike < 32 ? alike + 1 : 32;
+	}
+	tt_id_hex(prefix, id, digits);
+	return what;
+}
+
+size_t tt_machine_label(const struct tt_trace *t, size_t k, struct tt_str host, char *buf, size_t cap)
+{
+	char prefix[33];
+	const char *key = t->nmachines ? tt_machine_key(t, k, prefix) : NULL;
+	int len = key ? snprintf(buf, cap, "%.*s (%s %s)", (int)host.len, host.ptr, key, prefix) :
+			snprintf(buf, cap, "%.*s", (int)host.len, host.ptr);
+	return len < 0 ? 0 : (size_t)len >= cap ? cap - 1 : (size_t)len;
+}
+
+/* --offset's NAME: the machines with a file recorded on a host of that name, else those
+ * whose machine id or boot id begins with it; false where none is. */
+static bool tt_machine_chosen(const struct tt_trace *t, size_t k, const char *name, bool by_host)
+{
+	const struct tt_machine_info *m = &t->machines[k].file->machine;
+	return by_host ? tt_machine_named(t, k, name) :
+			 tt_id_begins(m->machine_id, name) || tt_id_begins(m->boot_id, name);
+}
+
+int tt_trace_offset(struct tt_trace *t, const char *name, int64_t ns)
+{
+	bool by_host = false;
+	for (size_t k = 0; k < t->nmachines; k++)
+		by_host |= tt_machine_named(t, k, name);
+	/* One machine, or several of one boot (its time namespaces): two boots would be
+	 * moved alike, which corrects neither */
+	size_t chosen = t->nmachines, boots = 0;
+	char list[1024] = ""; /* (a long list cut short: the error says how many) */
+	for (size_t k = 0; k < t->nmachines; k++) {
+		if (!tt_machine_chosen(t, k, name, by_host))
+			continue;
+		size_t j = chosen;
+		while (j < k && !(tt_machine_chosen(t, j, name, by_host) &&
+				  tt_same_boot(t->machines[j].file, t->machines[k].file)))
+			j++;
+		if (chosen == t->nmachines)
+			chosen = k;
+		else if (j < k)
+			continue;
+		const struct tt_machine_info *m = &t->machines[k].file->machine;
+		char machine_id[33], boot_id[33];
+		tt_id_hex(machine_id, m->machine_id, 32);
+		tt_id_hex(boot_id, m->boot_id, 32);
+		size_t len = strlen(list);
+		snprintf(list + len, sizeof list - len, "%shost %.*s, machine id %s, boot id %s",
+			 boots++ ? "; " : "", (int)m->host_name_len, m->host_name, machine_id, boot_id);
+	}
+	if (!boots)
+		return tt_error("--offset %s: no file was recorded on a host of that name, nor on a "
+				"machine whose machine id or boot id begins so", name);
+	if (boots > 1)
+		return tt_error("--offset %s: %zu machines %s (%s): --offset ID=TIME with the "
+				"beginning of one's machine id (or boot id, where those agree) says which",
+				name, boots, by_host ? "have that host name" : "have an id that begins so", list);
+	for (size_t k = chosen; k < t->nmachines; k++) {
+		struct tt_machine *mc = &t->machines[k];
+		if (!tt_machine_chosen(t, k, name, by_host))
+			continue;
 		int64_t given;
 		if (__builtin_add_overflow(mc->given_ns, ns, &given) || !tt_within_century(given))
 			return tt_error("--offset %s: more than a century in all: no clock is that far "
-					"off", host);
+					"off", name);
 		mc->given_ns = given;
 		tt_trace_move(t, k, ns);
 	}
-	if (!found)
-		return tt_error("--offset %s: no file was recorded on a host of that name", host);
 	return 0;
 }
 
@@ -205,7 +344,9 @@ void tt_trace_move(struct tt_trace *t, size_t k, int64_t ns)
 
 int tt_trace_open(struct tt_trace *t, char *const *paths, size_t n)
 {
-	*t = (struct tt_trace){.files = calloc(n ? n : 1, sizeof(struct tt_file))};
+	/* (out of memory, the file named where there is one) */
+	*t = (struct tt_trace){.files = calloc(n ? n : 1, sizeof(struct tt_file)),
+			       .about_was = tt_diag_about(n == 1 ? paths[0] : NULL)};
 	if (!t->files)
 		return tt_error("out of memory");
 	for (size_t i = 0; i < n; i++) {
@@ -236,7 +377,8 @@ int tt_trace_open(struct tt_trace *t, char *const *paths, size_t n)
 
 int tt_trace_load(struct tt_trace *t, const char *name, const uint8_t *data, size_t size)
 {
-	*t = (struct tt_trace){.files = calloc(1, sizeof(struct tt_file)), .nfiles = 1};
+	*t = (struct tt_trace){.files = calloc(1, sizeof(struct tt_file)), .nfiles = 1,
+			       .about_was = tt_diag_about(name)};
 	if (!t->files)
 		return tt_error("out of memory");
 	if (tt_file_load(&t->files[0], name, data, size) < 0)
@@ -254,7 +396,8 @@ void tt_trace_close(struct tt_trace *t)
 		tt_file_close(&t->files[i]);
 	free(t->files);
 	free(t->machines);
-	*t = (struct tt_trace){0};
+	tt_diag_about(t->about_was);
+	*t = (struct tt_trace){.about_was = t->about_was};
 }
 
 static struct tt_str tt_str_of(const char *s)

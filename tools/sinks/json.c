@@ -468,9 +468,10 @@ static void tt_json_metadata(struct tt_buf *b, const struct tt_trace *t, const u
 		if (f->machine.host_name_len) {
 			TT_BUF_LIT(b, ",\n");
 			tt_json_meta(b, "process_labels", pid, pid, "labels");
-			char label[sizeof f->machine.host_name + 8] = "host ";
-			memcpy(label + 5, f->machine.host_name, f->machine.host_name_len);
-			tt_json_escape_str(b, (struct tt_str){label, f->machine.host_name_len + 5});
+			char label[TT_MACHINE_LABEL_MAX + 8] = "host ";
+			size_t len = tt_machine_label(t, f->machine_index, (struct tt_str){f->machine.host_name,
+						      f->machine.host_name_len}, label + 5, sizeof label - 5);
+			tt_json_escape_str(b, (struct tt_str){label, (uint32_t)len + 5});
 			TT_BUF_LIT(b, "}}");
 		}
 		for (size_t k = 0; k < f->nthreads; k++) {
@@ -768,6 +769,10 @@ static void tt_json_machines(struct tt_buf *b, const struct tt_trace *t, const u
 			tt_buf_i64(b, m->start.esterror_ns);
 			TT_BUF_LIT(b, ",\"maxerror_ns\":");
 			tt_buf_i64(b, m->start.maxerror_ns);
+		}
+		if (mc->wall_step_ns) { /* (stepped during its run: placed by the start's reading) */
+			TT_BUF_LIT(b, ",\"wall_clock_step_ns\":");
+			tt_buf_i64(b, mc->wall_step_ns);
 		}
 		if (mc->unsynchronized)
 			TT_BUF_LIT(b, ",\"unsynchronized\":true,\"pids\":[");

@@ -232,9 +232,13 @@ static int tt_pf_machines(struct tt_perfetto *p, const struct tt_anchor *anchor)
 		if (t->nmachines < 2 || !t->machines[k].file->machine.host_name_len)
 			continue;
 		const struct tt_machine_info *m = &t->machines[k].file->machine;
+		/* (another machine of its host name: told apart by its id, as convert says it) */
+		char name[TT_MACHINE_LABEL_MAX];
+		size_t len = tt_machine_label(t, k, (struct tt_str){m->host_name, m->host_name_len},
+					      name, sizeof name);
 		tt_pb_reset(&p->scratch);
 		size_t si = tt_pb_open(&p->scratch);
-		tt_pb_text(&p->scratch, SI_MACHINE_NAME, (struct tt_str){m->host_name, m->host_name_len});
+		tt_pb_text(&p->scratch, SI_MACHINE_NAME, (struct tt_str){name, (uint32_t)len});
 		tt_pb_close(&p->scratch, si, PKT_SYSTEM_INFO);
 		if (tt_pf_write(p, k) < 0)
 			return -1;
