@@ -67,6 +67,12 @@ void tt_map_free(struct tt_map *m);
 /* Room every formatter may assume after tt_out_reserve(o, TT_OUT_SLACK): the
  * fixed-size parts of one event. Strings of any length go through tt_out_bytes. */
 #define TT_OUT_SLACK 1024u
+/* A packing format packs a buffer in pieces of whole units (Perfetto's packets): each
+ * as many units as fit in this many bytes, a longer unit a piece alone. The format
+ * says where each unit begins (tt_out_unit), so that the writer need not find them. */
+#define TT_OUT_PIECE (256u << 10)
+/* (a piece and the unit after it are longer than TT_OUT_PIECE together) */
+#define TT_OUT_CUTS (2 * TT_OUT_BUFFER / TT_OUT_PIECE + 1)
 
 struct tt_out {
 	int fd;
@@ -79,6 +85,10 @@ struct tt_out {
 	pthread_cond_t cond;
 	const char *pending; /* handed to the writer; NULL when it is idle */
 	size_t pending_len;
+	/* Where the buffer being filled is cut into pieces (ascending), where its piece
+	 * begins plus TT_OUT_PIECE, where its last unit begins; the pending buffer's cuts */
+	size_t cuts[TT_OUT_CUTS], ncuts, piece_limit, unit_start;
+	size_t pending_cuts[TT_OUT_CUTS], pending_ncuts;
 	bool quit;
 	int error;        /* the errno of the first failed write, or 0 */
 	const char *path; /* as given; "-" for stdout */
@@ -89,8 +99,11 @@ struct tt_out {
 	/* Set by a format that packs its bytes (Perfetto's compressed packets): the writer
 	 * writes what pack makes of each buffer handed to it and of the bytes written past
 	 * the buffers, in order (n 0: the end, what it holds back), in its own memory; NULL
-	 * when out of memory. pack_free frees pack_ctx with the output. */
-	const char *(*pack)(void *ctx, const char *p, size_t n, size_t *packed);
+	 * when out of memory. Each is whole units, cut into pieces where `cuts` says (a
+	 * buffer's; bytes written past the buffers are one piece). pack_free frees
+	 * pack_ctx with the output. */
+	const char *(*pack)(void *ctx, const char *p, size_t n, const size_t *cuts, size_t ncuts,
+			    size_t *packed);
 	void (*pack_free)(void *ctx);
 	void *pack_ctx;
 };
@@ -153,6 +166,17 @@ static inline void tt_out_reserve(struct tt_out *o, size_t n)
 {
 	if (TT_OUT_BUFFER - o->len < n)
 		tt_out_flush(o);
+}
+
+/* The piece ends before the unit that began last (out.c), as it does not fit. */
+void tt_out_cut(struct tt_out *o);
+
+/* A unit of a packing format begins here (after tt_out_reserve: in this buffer). */
+static inline void tt_out_unit(struct tt_out *o)
+{
+	if (__builtin_expect(o->len > o->piece_limit, 0))
+		tt_out_cut(o);
+	o->unit_start = o->len;
 }
 
 /* Bytes of any length. */

@@ -197,11 +197,13 @@ static void tt_write_all(struct tt_out *o, const char *p, size_t n)
 	}
 }
 
-/* Writes p, packed first if the format packs its bytes. */
-static void tt_write_packed(struct tt_out *o, const char *p, size_t n)
+/* Writes p, packed first if the format packs its bytes (cut into pieces where cuts
+ * says). */
+static void tt_write_packed(struct tt_out *o, const char *p, size_t n, const size_t *cuts,
+			    size_t ncuts)
 {
 	if (o->pack) {
-		p = o->pack(o->pack_ctx, p, n, &n);
+		p = o->pack(o->pack_ctx, p, n, cuts, ncuts, &n);
 		if (!p) {
 			pthread_mutex_lock(&o->lock);
 			if (!o->error)
@@ -227,7 +229,7 @@ static void *tt_out_writer(void *arg)
 		bool failed = o->error != 0; /* after a failure, the rest is dropped */
 		pthread_mutex_unlock(&o->lock);
 		if (!failed)
-			tt_write_packed(o, p, n);
+			tt_write_packed(o, p, n, o->pending_cuts, o->pending_ncuts);
 		pthread_mutex_lock(&o->lock);
 		o->pending = NULL;
 		pthread_cond_broadcast(&o->cond);
@@ -244,20 +246,38 @@ void tt_out_wait_idle(struct tt_out *o)
 	pthread_mutex_unlock(&o->lock);
 }
 
+/* Greedy, as a walk over the units would cut them: the piece is as long as its
+ * units fit; a unit that does not fit begins the next, a unit longer than a piece is
+ * one alone. Decided when the unit's end is known: when the next begins, or the
+ * buffer is handed on. */
+void tt_out_cut(struct tt_out *o)
+{
+	if (o->unit_start > o->piece_limit - TT_OUT_PIECE) {
+		o->cuts[o->ncuts++] = o->unit_start;
+		o->piece_limit = o->unit_start + TT_OUT_PIECE;
+	}
+}
+
 void tt_out_flush(struct tt_out *o)
 {
 	if (o->len == 0)
 		return;
+	if (o->len > o->piece_limit)
+		tt_out_cut(o);
 	tt_out_wait_idle(o);
 	pthread_mutex_lock(&o->lock);
 	o->pending = o->buf;
 	o->pending_len = o->len;
+	memcpy(o->pending_cuts, o->cuts, o->ncuts * sizeof(o->cuts[0]));
+	o->pending_ncuts = o->ncuts;
 	pthread_cond_broadcast(&o->cond);
 	pthread_mutex_unlock(&o->lock);
 	char *next = o->spare;
 	o->spare = o->buf;
 	o->buf = next;
 	o->len = 0;
+	o->ncuts = o->unit_start = 0;
+	o->piece_limit = TT_OUT_PIECE;
 }
 
 void tt_out_bytes(struct tt_out *o, const void *p, size_t n)
@@ -265,7 +285,7 @@ void tt_out_bytes(struct tt_out *o, const void *p, size_t n)
 	if (n > TT_OUT_BUFFER / 2) {
 		tt_out_flush(o);
 		tt_out_wait_idle(o);
-		tt_write_packed(o, p, n);
+		tt_write_packed(o, p, n, NULL, 0);
 		return;
 	}
 	tt_out_reserve(o, n);
@@ -404,7 +424,8 @@ int tt_open_regular(const char *path, const char **why)
 
 int tt_out_open(struct tt_out *o, const char *path, bool force)
 {
-	*o = (struct tt_out){.fd = -1, .path = path, .force = force, .about_was = tt_diag_about(NULL)};
+	*o = (struct tt_out){.fd = -1, .path = path, .force = force, .piece_limit = TT_OUT_PIECE,
+			     .about_was = tt_diag_about(NULL)};
 	tt_diag_about(strcmp(path, "-") ? path : o->about_was); /* (stdout: what it is of) */
 	int rc = tt_out_start(o);
 	struct stat st;
@@ -480,7 +501,7 @@ static int tt_out_commit(struct tt_out *o)
 	tt_out_flush(o);
 	tt_out_wait_idle(o);
 	if (o->pack && !o->error)
-		tt_write_packed(o, NULL, 0);
+		tt_write_packed(o, NULL, 0, NULL, 0);
 	if (o->error) {
 		tt_error("%s: write failed: %s", o->path, strerror(o->error));
 		tt_out_release(o);

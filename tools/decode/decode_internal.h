@@ -71,13 +71,15 @@ struct tt_thread_state {
 	struct tt_scopes scopes;
 	struct tt_event *stack;
 	uint32_t depth, cap;
+	/* An INSTANT record's event, kept: only its site, time, depth and offset change
+	 * (the rest stays as set up, not cleared each time) */
+	struct tt_event instant;
 	uint64_t last_tsc;
 	int64_t last_ts;
 	bool started;
-	/* TSCs from the clock's anchor up to fast_span ticks after it, as far as its
-	 * file's records may go, convert with nothing to saturate (tt_decoder_ts). */
+	/* TSCs from the clock's anchor up to its file's tsc_max, as far as its records may
+	 * go, convert with nothing to saturate (tt_decoder_ts). */
 	bool fast_clock;
-	uint64_t fast_span;
 	int64_t fast_ns0; /* the anchor's time since the trace start */
 	/* A two-record kind waiting for its VALUE, or a DESCRIBE for its TEXT records. */
 	unsigned pending;
@@ -184,13 +186,13 @@ static inline int tt_dispatch(const struct tt_dispatch *to, const struct tt_even
 	})
 
 
-/* The time of a record at `tsc` on the thread, in ns since the trace start: within
- * its fast range the span from the anchor alone, else saturated as a hostile clock
- * needs. Inline: every record's. */
+/* The time of a record at `tsc` (at most its file's tsc_max: the decoder's range check)
+ * on the thread, in ns since the trace start: within its fast range the span from the
+ * anchor alone, else saturated as a hostile clock needs. Inline: every record's. */
 static inline int64_t tt_decoder_ts(const struct tt_thread_state *st, const struct tt_clock *c,
 				    uint64_t tsc, int64_t base)
 {
-	if (__builtin_expect(st->fast_clock && tsc - c->tsc0 <= st->fast_span && tsc >= c->tsc0, 1))
+	if (__builtin_expect(st->fast_clock && tsc >= c->tsc0, 1))
 		return st->fast_ns0 + tt_clock_span(c, tsc - c->tsc0);
 	return tt_rebase(tt_clock_ns(c, tsc), base);
 }

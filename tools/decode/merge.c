@@ -93,6 +93,7 @@ static int tt_decoder_init(struct tt_decoder *d)
 			const struct tt_thread *th = &f->threads[k];
 			struct tt_thread_state *st = &d->threads[th->id];
 			st->thread = th;
+			st->instant.thread = th;
 			st->scopes.max_depth = TT_MAX_DEPTH;
 			tt_decoder_fast_clock(st, t->base_ns);
 			if ((th->flags & TT_THREAD_WRAPPED) && tt_decoder_scan_unbegun(st) < 0)

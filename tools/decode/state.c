@@ -357,9 +357,12 @@ static int tt_decode_record(struct tt_decoder *d, struct tt_thread_state *st, un
 		rc = tt_open_scope(d, st, t, ts, site, 0, 0, 0, offset);
 		break;
 	case TT_REC_INSTANT: {
-		struct tt_event e = {.thread = t, .site = site, .ts = ts, .depth = st->depth,
-				     .offset = offset};
-		rc = tt_dispatch(&d->instant, &e);
+		struct tt_event *e = &st->instant;
+		e->site = site;
+		e->ts = ts;
+		e->depth = st->depth;
+		e->offset = offset;
+		rc = tt_dispatch(&d->instant, e);
 		break;
 	}
 	case TT_REC_FUNC_ENTER:
@@ -424,7 +427,6 @@ void tt_decoder_fast_clock(struct tt_thread_state *st, int64_t base)
 			 !__builtin_sub_overflow(last, base, &rel) && rel < TT_TIME_LIMIT &&
 			 rel > -TT_TIME_LIMIT && !__builtin_sub_overflow(first, base, &rel) &&
 			 rel < TT_TIME_LIMIT && rel > -TT_TIME_LIMIT;
-	st->fast_span = st->fast_clock ? f->tsc_max - c->tsc0 : 0;
 	st->fast_ns0 = st->fast_clock ? first - base : 0;
 }
 

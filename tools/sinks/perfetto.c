@@ -49,6 +49,19 @@ enum { CLOCK_REALTIME_ID = 1, CLOCK_MONOTONIC_ID = 3, CLOCK_BOOTTIME_ID = 6 };
 enum { SEQ_CLEARED = 1 };
 #define TT_PB_CATEGORY_IID 1
 
+/* A thread sequence's tail (struct tt_pf_seq): its id and its machine's */
+#define TT_PF_TAIL_ROOM 16 /* two fields of 32-bit values: 2 * (PB_TAG_ROOM + 5) bytes */
+
+/* A site's named event as tt_pf_plain writes it, encoded once: the TrackEvent's tag
+ * and length, its type (TT_PF_NAMED_TYPE_AT), the interned name and location, the
+ * category. */
+#define TT_PF_NAMED_ROOM 24 /* 2 + 2 + 2 * (PB_TAG_ROOM + 5) + 2 bytes at most */
+#define TT_PF_NAMED_TYPE_AT 3
+struct tt_pf_named {
+	uint8_t b[TT_PF_NAMED_ROOM];
+	uint8_t len;
+};
+
 /* An event held back until its thread's time moves on. */
 enum tt_pf_hold_kind { TT_HELD_BEGIN, TT_HELD_POINT, TT_HELD_GONE };
 struct tt_pf_held {
@@ -71,6 +84,10 @@ struct tt_pf_seq {
 	size_t held_names;  /* of them with a function's name copied (func_name) */
 	int64_t end_ts;     /* of the thread's last record: what begins then is held */
 	int64_t held_ts;
+	/* What each packet written in place (tt_pf_direct) says after its timestamp: the
+	 * sequence id and a machine's but the first's id, encoded once */
+	uint8_t tail[TT_PF_TAIL_ROOM];
+	uint8_t tail_len;
 };
 
 /* An instant written before its time was over (tt_pf_instant's fast lane): what it
@@ -93,6 +110,7 @@ struct tt_perfetto {
 	struct tt_pf_seq *threads; /* by thread id */
 	struct tt_pf_seq *flows;   /* by machine */
 	uint64_t *counter_uuid;       /* by site id: its counter track, once described */
+	struct tt_pf_named *named;    /* by site id */
 	uint64_t frame_tracks;        /* frames' threads described: those numbered below it */
 	struct tt_buf scratch;         /* packets with strings or of any length */
 	struct tt_folded folded;      /* left out: nested deeper than Perfetto shows */
@@ -267,6 +285,26 @@ static int tt_pf_sequence_start(struct tt_perfetto *p, const struct tt_pf_seq *s
 	return tt_pf_write(p, sq->machine);
 }
 
+/* What tt_pf_direct writes after the timestamp of each packet of a thread's sequence. */
+static void tt_pf_seq_tail(struct tt_pf_seq *sq)
+{
+	uint8_t *q = pb_uint(sq->tail, PKT_SEQUENCE_ID, sq->id);
+	if (sq->machine)
+		q = pb_uint(q, PB_PACKET_MACHINE_ID, sq->machine);
+	sq->tail_len = (uint8_t)(q - sq->tail);
+}
+
+/* The TrackEvent tt_pf_plain writes for a slice begin of the site numbered `id` */
+static void tt_pf_named_init(struct tt_pf_named *n, uint32_t id)
+{
+	uint8_t *q = pb_open(n->b);
+	q = pb_uint(q, TE_TYPE, TYPE_SLICE_BEGIN);
+	q = pb_uint(q, TE_NAME_IID, (uint64_t)id + 1);
+	q = pb_uint(q, TE_SOURCE_LOCATION_IID, (uint64_t)id + 1);
+	q = pb_uint(q, TE_CATEGORY_IIDS, TT_PB_CATEGORY_IID);
+	n->len = (uint8_t)(pb_close(n->b, q, PKT_TRACK_EVENT) - n->b);
+}
+
 /* The trace's latest time: its files' end anchors and threads' last records. */
 static int64_t tt_pf_latest(const struct tt_trace *t)
 {
@@ -290,8 +328,12 @@ static int tt_pf_start(struct tt_sink *sink, const struct tt_trace *t)
 	p->trace = t;
 	p->threads = calloc(t->nthreads ? t->nthreads : 1, sizeof(*p->threads));
 	p->counter_uuid = calloc(t->nsites ? t->nsites : 1, sizeof(*p->counter_uuid));
-	if (!p->threads || !p->counter_uuid)
-		return tt_error("out of memory for %zu threads", t->nthreads);
+	p->named = malloc((t->nsites ? t->nsites : 1) * sizeof(*p->named));
+	if (!p->threads || !p->counter_uuid || !p->named)
+		return tt_error("out of memory for %zu threads and %zu call sites", t->nthreads,
+				t->nsites);
+	for (size_t i = 0; i < t->nsites; i++)
+		tt_pf_named_init(&p->named[i], (uint32_t)i);
 	/* the earliest of the first machine's: its REALTIME is the first machine's wall clock */
 	const struct tt_anchor *anchor = &t->files[0].header.start;
 	for (size_t i = 1; i < t->nfiles; i++)
@@ -327,6 +369,7 @@ static int tt_pf_start(struct tt_sink *sink, const struct tt_trace *t)
 			*sq = (struct tt_pf_seq){.track = puuid | (th->id + 1), .id = th->id + 1,
 						 .machine = f->machine_index, .delta = true,
 						 .last = p->base_ns, .end_ts = INT64_MIN};
+			tt_pf_seq_tail(sq);
 			uint64_t end_tsc;
 			if (tt_thread_last_tsc(th, &end_tsc))
 				sq->end_ts = tt_rebase(tt_clock_ns(&f->clock, end_tsc), t->base_ns);
@@ -414,16 +457,18 @@ static void tt_pf_mark_arg(struct tt_buf *w, const struct tt_mark_arg *a)
  * machine's but the first's id, in
  * `room` bytes reserved: the rooms of the packet's fields, summed at compile time. */
 #define TT_PF_DIRECT_ROOM (PB_MESSAGE_ROOM + 3 * PB_UINT_ROOM)
+_Static_assert(TT_PF_TAIL_ROOM <= 2 * PB_UINT_ROOM, "the tail's copy within the room");
 static inline uint8_t *tt_pf_direct(struct tt_perfetto *p, struct tt_pf_seq *sq, int64_t rel_ts,
 				    size_t room)
 {
 	int64_t ts = (int64_t)((uint64_t)p->base_ns + (uint64_t)rel_ts);
 	tt_out_reserve(p->out, room);
+	tt_out_unit(p->out);
 	uint8_t *q = pb_open((uint8_t *)p->out->buf + p->out->len);
 	q = pb_uint(q, PKT_TIMESTAMP, (uint64_t)ts - (uint64_t)sq->last);
 	sq->last = ts;
-	q = pb_uint(q, PKT_SEQUENCE_ID, sq->id);
-	return __builtin_expect(sq->machine == 0, 1) ? q : pb_uint(q, PB_PACKET_MACHINE_ID, sq->machine);
+	memcpy(q, sq->tail, TT_PF_TAIL_ROOM);
+	return q + sq->tail_len;
 }
 
 /* Ends a packet begun by tt_pf_direct. */
@@ -448,25 +493,26 @@ static inline bool tt_pf_is_plain(const struct tt_pf_seq *sq, const struct tt_ev
 #define TT_PF_PLAIN_ROOM                                                                   \
 	(TT_PF_DIRECT_ROOM + PB_MESSAGE_ROOM + 4 * PB_UINT_ROOM +                            \
 	 PB_MESSAGE_ROOM + PB_BYTES_ROOM(3) + PB_UINT_ROOM)
-static inline void tt_pf_plain(struct tt_perfetto *p, struct tt_pf_seq *sq,
+_Static_assert(TT_PF_NAMED_ROOM <= PB_MESSAGE_ROOM + 4 * PB_UINT_ROOM,
+	       "the named event's copy within the room");
+static inline __attribute__((always_inline)) void tt_pf_plain(struct tt_perfetto *p, struct tt_pf_seq *sq,
 			       const struct tt_event *e, unsigned type)
 {
-	uint64_t iid = e->site->id + 1;
+	const struct tt_pf_named *n = &p->named[e->site->id];
 	uint8_t *q = tt_pf_direct(p, sq, e->ts, TT_PF_PLAIN_ROOM);
 	uint8_t *te = q;
-	q = pb_open(q);
-	q = pb_uint(q, TE_TYPE, type);
-	q = pb_uint(q, TE_NAME_IID, iid);
-	q = pb_uint(q, TE_SOURCE_LOCATION_IID, iid);
-	q = pb_uint(q, TE_CATEGORY_IIDS, TT_PB_CATEGORY_IID);
+	memcpy(q, n->b, TT_PF_NAMED_ROOM);
+	q[TT_PF_NAMED_TYPE_AT] = (uint8_t)type;
+	q += n->len;
 	if (e->flags & TT_EV_ARG) {
 		uint8_t *da = q;
 		q = pb_open(q);
 		q = pb_bytes(q, DA_NAME, "arg", 3);
 		q = pb_uint(q, e->site->signed_arg ? DA_INT : DA_UINT, e->value);
 		q = pb_close(da, q, TE_DEBUG_ANNOTATIONS);
+		te[1] = (uint8_t)(q - (te + PB_GAP)); /* (below 128: one byte, as the template's) */
 	}
-	tt_pf_direct_end(p, pb_close(te, q, PKT_TRACK_EVENT));
+	tt_pf_direct_end(p, q);
 }
 
 /* Builds and writes one event packet: type, then what the event carries; on the
@@ -878,6 +924,7 @@ static void tt_pf_destroy(struct tt_sink *sink)
 	free(p->threads);
 	free(p->flows);
 	free(p->counter_uuid);
+	free(p->named);
 	free(p->scratch.p);
 	free(p);
 }

@@ -18,19 +18,26 @@ uint8_t *tt_pb_close_wide(uint8_t *start, uint8_t *end, unsigned field)
 	return start + h + n;
 }
 
-int tt_pb_write_packet(struct tt_out *out, const struct tt_buf *w)
+int tt_pb_write_packet(struct tt_out *out, struct tt_buf *w)
 {
 	if (w->oom)
 		return tt_error("out of memory");
 	uint8_t head[PB_HEAD_ROOM];
 	uint8_t *h = pb_varint(pb_tag(head, PB_TRACE_PACKET, WT_LEN), w->len);
+	size_t hn = (size_t)(h - head);
 	if (w->len > TT_OUT_BUFFER / 2) {
-		tt_out_bytes(out, head, (size_t)(h - head));
-		tt_out_bytes(out, w->p, w->len);
+		/* written past the buffers whole, its head moved in front: a unit of its own */
+		size_t n = w->len;
+		if (!tt_buf_room(w, hn))
+			return tt_error("out of memory");
+		memmove(w->p + hn, w->p, n);
+		memcpy(w->p, head, hn);
+		tt_out_bytes(out, w->p, hn + n);
 		return 0;
 	}
-	tt_out_reserve(out, (size_t)(h - head) + w->len);
-	tt_out_lit(out, (const char *)head, (size_t)(h - head));
+	tt_out_reserve(out, hn + w->len);
+	tt_out_unit(out);
+	tt_out_lit(out, (const char *)head, hn);
 	tt_out_lit(out, (const char *)w->p, w->len);
 	return 0;
 }
@@ -39,8 +46,9 @@ int tt_pb_write_packet(struct tt_out *out, const struct tt_buf *w)
 
 /* A bundle's packets before deflate: Perfetto's service makes bundles whose packet
  * is below 512 KB; compressed, this many bytes of ours are far below that (a packet
- * longer than it is a bundle alone). */
-#define TT_PB_BUNDLE (256u << 10)
+ * longer than it is a bundle alone). The output's pieces (tt_out_unit), found by
+ * the main thread as it writes the packets. */
+#define TT_PB_BUNDLE TT_OUT_PIECE
 /* By default a trace is deflated from this many bytes of packets on: below, the
  * bytes saved are not worth a reader that must inflate them. */
 #define TT_PB_LARGE (1u << 20)
@@ -51,9 +59,9 @@ enum { TT_PB_LEVEL_FAST = 1, TT_PB_LEVEL_SMALL = 6 };
 
 struct tt_pb_packer {
 	struct libdeflate_compressor *z;
-	bool deciding;        /* TT_PACK_LARGE: held in carry until it is large or ends */
+	bool deciding;        /* TT_PACK_LARGE: held until it is large or ends */
 	struct tt_buf packed; /* what the call gives back */
-	struct tt_buf carry;  /* a packet the last buffer ended inside of */
+	struct tt_buf held;   /* whole packets, while deciding */
 };
 
 /* One bundle: p's n bytes of whole packets, deflated (zlib's format, as Perfetto's
@@ -96,56 +104,55 @@ static inline size_t tt_pb_packet_at(const uint8_t *p, size_t n)
 	return 0;
 }
 
-/* Deflates the whole packets of p in bundles; keeps a packet it holds only the start
- * of for the next call (n 0: the end, which gives it back as it is). While deciding,
- * holds everything until TT_PB_LARGE bytes came (then deflated from the first) or
- * the end (then given back as it came). */
-static const char *tt_pb_pack(void *ctx, const char *p, size_t n, size_t *packed)
+/* What was held, whole packets, in bundles as the output cuts a buffer in pieces: by
+ * a walk over the packets, each length saying where the next is (once a trace, below
+ * TT_PB_LARGE bytes and the buffer that ends the holding). */
+static bool tt_pb_bundle_held(struct tt_pb_packer *k, const char *p, size_t n)
 {
-	struct tt_pb_packer *k = ctx;
-	k->packed.len = 0;
-	if (k->deciding && n && k->carry.len + n < TT_PB_LARGE) {
-		tt_buf_add(&k->carry, p, n);
-		*packed = 0;
-		return k->carry.oom ? NULL : "";
-	}
-	k->deciding = false;
-	if (n == 0) {
-		*packed = k->carry.len;
-		return k->carry.p ? k->carry.p : "";
-	}
-	if (k->carry.len) { /* (a packet longer than half a buffer is cut; and what was held) */
-		tt_buf_add(&k->carry, p, n);
-		if (k->carry.oom)
-			return NULL;
-		p = k->carry.p;
-		n = k->carry.len;
-	}
 	size_t at = 0;
 	while (at < n) {
 		size_t end = at, len;
 		while (end < n && (len = tt_pb_packet_at((const uint8_t *)p + end, n - end)) &&
-		       (end == at || end - at + len <= TT_PB_BUNDLE)) {
-			/* each length says where the next is, a chain of loads from lines the
-			 * main thread wrote on another core: those 4 KiB ahead asked for now
-			 * (the walk took a quarter of the writer thread; a fifth less) */
-			__builtin_prefetch(p + end + 4096);
+		       (end == at || end - at + len <= TT_PB_BUNDLE))
 			end += len;
+		if (end == at || !tt_pb_bundle(k, p + at, end - at))
+			return false; /* (a packet cut: none is, the output's units are whole) */
+		at = end;
+	}
+	return true;
+}
+
+/* Deflates p's whole packets in bundles, the pieces the output cut them in (n 0: the
+ * end). While deciding, holds everything until TT_PB_LARGE bytes came (then deflated
+ * from the first) or the end (then given back as it came). */
+static const char *tt_pb_pack(void *ctx, const char *p, size_t n, const size_t *cuts, size_t ncuts,
+			      size_t *packed)
+{
+	struct tt_pb_packer *k = ctx;
+	k->packed.len = 0;
+	if (k->deciding) {
+		if (n && k->held.len + n < TT_PB_LARGE) {
+			tt_buf_add(&k->held, p, n);
+			*packed = 0;
+			return k->held.oom ? NULL : "";
 		}
-		if (end == at)
-			break; /* a packet cut: kept for the next call */
+		k->deciding = false;
+		if (n == 0) {
+			*packed = k->held.len;
+			return k->held.p ? k->held.p : "";
+		}
+		if (k->held.len) {
+			tt_buf_add(&k->held, p, n);
+			if (k->held.oom || !tt_pb_bundle_held(k, k->held.p, k->held.len))
+				return NULL;
+			n = 0;
+		}
+	}
+	for (size_t i = 0, at = 0; at < n; i++) {
+		size_t end = i < ncuts ? cuts[i] : n;
 		if (!tt_pb_bundle(k, p + at, end - at))
 			return NULL;
 		at = end;
-	}
-	if (p == k->carry.p) {
-		memmove(k->carry.p, p + at, n - at);
-		k->carry.len = n - at;
-	} else {
-		k->carry.len = 0;
-		tt_buf_add(&k->carry, p + at, n - at);
-		if (k->carry.oom)
-			return NULL;
 	}
 	*packed = k->packed.len;
 	return k->packed.p ? k->packed.p : "";
@@ -156,7 +163,7 @@ static void tt_pb_packer_free(void *ctx)
 	struct tt_pb_packer *k = ctx;
 	libdeflate_free_compressor(k->z);
 	free(k->packed.p);
-	free(k->carry.p);
+	free(k->held.p);
 	free(k);
 }
 

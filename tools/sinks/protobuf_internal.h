@@ -178,7 +178,7 @@ static inline void tt_pb_close(struct tt_buf *w, size_t at, unsigned field)
 
 /* Writes w as one TracePacket: the Trace.packet tag, its length and its bytes; 0, or
  * -1 after reporting that there was no memory for all of it (protobuf.c). */
-int tt_pb_write_packet(struct tt_out *out, const struct tt_buf *w);
+int tt_pb_write_packet(struct tt_out *out, struct tt_buf *w);
 
 /* Every thread's states as ftrace sched_switch events, their times moved by
  * `boot_offset` (perfetto_sched.c), encoded in `scratch`; 0, or -1 after reporting. */
