@@ -86,15 +86,15 @@ static const char tt_convert_usage[] =
 	"                      are thread_state rows), those a shard's start cuts too (N\n"
 	"                      from 1; more only where more begin at one nanosecond, or\n"
 	"                      more states cross a shard's start), each a whole trace\n"
-	"                      that opens alone, with every process, thread and name;\n"
-	"                      a slice open across a boundary\n"
-	"                      is in the shard where it begins, so the shards' slices add\n"
-	"                      up to the run's; the threads' states are cut at the\n"
-	"                      shards' edges, and add up too. Without it, a trace of\n"
-	"                      more than 3000000 slices, counted so (what the Perfetto UI\n"
-	"                      loads in a browser tab), is said on stderr. On error no\n"
-	"                      shard is left behind; with --force, the shards an earlier\n"
-	"                      split wrote past the last of this one are removed (said)\n"
+	"                      that opens alone, with every process, thread and name; a\n"
+	"                      slice open across a boundary is in the shard where it\n"
+	"                      begins, so the shards' slices add up to the run's; the\n"
+	"                      threads' states are cut at the shards' edges, and add up\n"
+	"                      too. Without it, a trace of more than 3000000 slices,\n"
+	"                      counted so (what the Perfetto UI loads in a browser tab),\n"
+	"                      is said on stderr. On error no shard is left behind; with\n"
+	"                      --force, the shards an earlier split wrote past the last\n"
+	"                      of this one are removed (said)\n"
 	"      --debug-dir DIR look for debug info here first (DIR/.build-id/xx/yyyy.debug,\n"
 	"                      or by name), then in /usr/lib/debug; functions recorded with\n"
 	"                      -finstrument-functions are named from the binaries' symbols\n"
@@ -790,7 +790,7 @@ static int tt_split_count_states(struct tt_splitter *sp, int64_t ts)
 	return 0;
 }
 
-/* A slice, an instant or a flow's end: counted where it is, and held. */
+/* An event held; one that trace_processor keeps as a slice (`counts`) counted at its time. */
 #define TT_SPLIT_HOLD(fn, kind, counts)                                        \
 	static int fn(struct tt_sink *s, const struct tt_event *e)                 \
 	{                                                                          \
@@ -1096,7 +1096,8 @@ int tt_convert(const struct tt_convert_opts *opts, struct tt_summary *sum)
 		rc = tt_split_done(&splitter, &run, rc);
 	}
 	/* (no filter: the writer's; the states before the trace goes) */
-	uint64_t slices = run.sum.slices + run.sum.points + (rc == 0 ? tt_states_shown(&run.trace) : 0);
+	uint64_t slices = run.sum.slices + run.sum.points +
+			  (rc == 0 && !opts->split ? tt_states_shown(&run.trace) : 0);
 	rc = tt_session_close(&run, rc);
 	if (rc == 0 && format == TT_FORMAT_JSON && !opts->split)
 		tt_json_size_check(opts, opts->output, run.out.written); /* (what the commit wrote) */
