@@ -44,13 +44,13 @@ def run(args, **kw):
     return subprocess.run([tool] + args, capture_output=True, text=True, timeout=240, **kw)
 
 
-def record(d, name, threads, scopes, *nap):
+def record(d, name, threads, scopes, nap=0, marks=1000):
     """All of it: each thread's buffer holds its records (a stream's writes may fall behind
-    on a loaded machine, and drop)."""
+    on a loaded machine, and drop). An instant every `marks` steps; a nap every `nap`."""
     ttr = os.path.join(d, name)
-    subprocess.run([prog, str(threads), str(scopes), *nap], check=True, timeout=120,
+    subprocess.run([prog, str(threads), str(scopes), str(nap), str(marks)], check=True, timeout=120,
                    env=dict(os.environ, TICKTRACE_OUT=ttr, TICKTRACE_MODE='stop',
-                            TICKTRACE_BUFFER=str(2 * scopes + 8192)))
+                            TICKTRACE_BUFFER=str(2 * scopes + scopes // marks + 8192)))
     return ttr
 
 
@@ -105,8 +105,9 @@ def check_split(d, ttr):
     for p, j in zip(pf, js):
         events = load_json(j)
         mine = scopes_of(events)
-        if not 0 < len(mine) <= SPLIT:
-            fail('%s: %d slices, not 1 to %d' % (j, len(mine), SPLIT))
+        if not mine or len(tp_slices(events)) > SPLIT:
+            fail('%s: %d slices as trace_processor counts them (%d scopes), not 1 to %d'
+                 % (j, len(tp_slices(events)), len(mine), SPLIT))
         if not want <= thread_names(events):
             fail('%s: threads named %s, not all of %s' % (j, sorted(thread_names(events)), sorted(want)))
         first = min(s[2] for s in mine)
@@ -136,13 +137,80 @@ def check_split(d, ttr):
     check_query(pf, whole_events)
 
 
+def tp_slices(events):
+    """What trace_processor's slice table holds of a JSON trace: its complete slices
+    (the thread states' too) and instants."""
+    return [e for e in events if e.get('ph') in ('X', 'i')]
+
+
+def trace_processor():
+    tp = os.environ.get('TICKTRACE_TRACE_PROCESSOR') or \
+        os.path.expanduser('~/.cache/ticktrace/trace_processor_shell')
+    return tp if os.access(tp, os.X_OK) else None
+
+
+def tp_counts(tp, files):
+    """Each file's rows in trace_processor's slice table (query_shards.py, no --sum)."""
+    c = subprocess.run([sys.executable, query_shards, '--trace-processor', tp,
+                        'select count(*) as n from slice'] + files,
+                       capture_output=True, text=True, timeout=600)
+    rows = list(csv.reader(io.StringIO(c.stdout)))[1:]
+    if c.returncode != 0 or len(rows) != len(files):
+        fail('query_shards.py: status %d, %d rows for %d files: %s'
+             % (c.returncode, len(rows), len(files), c.stderr))
+    return [int(r[-1]) for r in rows]
+
+
+def check_counted(d):
+    """--split N counts slices as trace_processor does (instants are slices there, of no
+    length): a run of as many instants as scopes, split, has shards of at most N rows
+    in trace_processor's slice table, .pftrace and JSON alike (counted in the JSON
+    where trace_processor_shell is not), as many shards as those rows need, and
+    all the run's. Before, N counted scopes only: shards of twice N."""
+    ttr = record(d, 'points.ttr', THREADS, 10000, marks=1)
+    sub = os.path.join(d, 'points')
+    os.mkdir(sub)
+    r = run(['convert', '-q', ttr, '-o', os.path.join(sub, 'whole.json')])
+    r2 = run(['convert', '-q', ttr, '-o', os.path.join(sub, 'whole.pftrace')])
+    if r.returncode or r2.returncode:
+        fail('the run of instants: %s%s' % (r.stderr, r2.stderr))
+    whole_events = load_json(os.path.join(sub, 'whole.json'))
+    whole = len(tp_slices(whole_events))
+    points = len(scopes_of(whole_events)) + sum(1 for e in whole_events if e.get('ph') == 'i')
+    for ext in ('json', 'pftrace'):
+        r = run(['convert', '-q', ttr, '--split', str(SPLIT), '-o', os.path.join(sub, 'p.' + ext)])
+        if r.returncode:
+            fail('--split of the run of instants to %s: %s' % (ext, r.stderr))
+    js, pf = shards_named(sub, 'p', 'json'), shards_named(sub, 'p', 'pftrace')
+    # (the thread states cut at a shard's start are a slice more there)
+    counted = [len(tp_slices(load_json(j))) for j in js]
+    if max(counted) > SPLIT or sum(counted) < whole or len(js) < (whole + SPLIT - 1) // SPLIT:
+        fail('--split %d of %d slices, instants and states: JSON shards of %s'
+             % (SPLIT, whole, counted))
+    print('--split %d of a run of %d slices and instants: %d JSON shards of %d to %d'
+          % (SPLIT, whole, len(js), min(counted), max(counted)))
+    tp = trace_processor()
+    if not tp:
+        print('trace_processor\'s counts of the shards not checked: no trace_processor_shell')
+        return
+    got = tp_counts(tp, js)
+    if got != counted:
+        fail('trace_processor holds %s slices in the JSON shards, not %s' % (got, counted))
+    got = tp_counts(tp, pf)
+    want = tp_counts(tp, [os.path.join(sub, 'whole.pftrace')])[0]
+    if max(got) > SPLIT or sum(got) != want or want != points:
+        fail('--split %d: trace_processor holds %s slices in the .pftrace shards, %d in the '
+             'whole .pftrace, which has %d slices and instants' % (SPLIT, got, want, points))
+    print('trace_processor: the JSON shards\' slices as counted; %d .pftrace shards of %d to %d '
+          'slices, %d in all, the whole run\'s' % (len(pf), min(got), max(got), want))
+
+
 def check_query(pf, whole_events):
     """query_shards.py over the .pftrace shards: each name's slices (and instants, which
     trace_processor keeps as slices of no length), counted and timed, the whole run's."""
-    tp = os.environ.get('TICKTRACE_TRACE_PROCESSOR') or \
-        os.path.expanduser('~/.cache/ticktrace/trace_processor_shell')
-    if not os.access(tp, os.X_OK):
-        print('query_shards.py not tried: no trace_processor_shell at %s' % tp)
+    tp = trace_processor()
+    if not tp:
+        print('query_shards.py not tried: no trace_processor_shell')
         return
     c = subprocess.run([sys.executable, query_shards, '--trace-processor', tp, '--sum', '1',
                         'select name, count(*) as calls, sum(dur) as total_ns from slice group by name']
@@ -190,7 +258,7 @@ def check_states(d):
     states begin where its own end), and those of all shards add up to the whole run's;
     --from/--to cut them to the window, and --thread keeps its thread's only. Each
     carried every state of the run before."""
-    ttr = record(d, 'naps.ttr', THREADS, 20000, '200')
+    ttr = record(d, 'naps.ttr', THREADS, 20000, nap=200)
     whole = os.path.join(d, 'naps.json')
     r = run(['convert', '-q', ttr, '-o', whole])
     if r.returncode != 0:
@@ -208,7 +276,11 @@ def check_states(d):
         fail('the run with naps in %d shards' % len(js))
     held, ends = [], {}
     for k, j in enumerate(js):
-        mine = states_of(load_json(j))
+        events = load_json(j)
+        mine = states_of(events)
+        if len(tp_slices(events)) > SPLIT:
+            fail('%s: %d slices as trace_processor counts them (%d thread states), more than %d'
+                 % (j, len(tp_slices(events)), len(mine), SPLIT))
         for tid, name, ts, dur in mine:
             if ts < ends.get(tid, float('-inf')) - 0.001:
                 fail('%s: a state of tid %d at %s us, before where the shard before\'s end (%s us)'
@@ -368,15 +440,19 @@ def check_huge(d):
     r = run(['convert', small, '-o', os.path.join(d, 'small.pftrace')])
     if r.returncode != 0 or '--split' in r.stderr:
         fail('a small run: status %d: %s' % (r.returncode, r.stderr))
-    big = record(d, 'big.ttr', 1, UI_SLICES)  # and "setup" and "run": past the UI's slices
+    # half the UI's slices as scopes (and "setup" and "run"), half as instants: past them
+    # as trace_processor counts (and the thread states); the scopes alone were not
+    big = record(d, 'big.ttr', 1, UI_SLICES // 2, marks=1)
     for ext in ('pftrace', 'json'):
         r = run(['convert', big, '-o', os.path.join(d, 'big.' + ext)])
-        if r.returncode != 0 or ('%d slices' % (UI_SLICES + 2)) not in r.stderr or \
-                '--split 3000000' not in r.stderr:
-            fail('%d slices converted whole to %s: status %d, no advice: %s' %
+        said = re.search(r'big\.%s: (\d+) slices \(instants' % ext, r.stderr)
+        counted = int(said.group(1)) if said else 0
+        if r.returncode != 0 or '--split 3000000' not in r.stderr or counted < UI_SLICES + 2:
+            fail('%d slices and instants converted whole to %s: status %d, no advice: %s' %
                  (UI_SLICES + 2, ext, r.returncode, r.stderr))
         os.unlink(os.path.join(d, 'big.' + ext))
-    print('a trace past what the Perfetto UI loads, converted whole, says so and suggests --split')
+    print('a trace past what the Perfetto UI loads (its instants too), converted whole, says so '
+          'and suggests --split')
 
     r = run(['convert', '-q', big, '--split', str(UI_SLICES), '-o', os.path.join(d, 'big.pftrace')])
     if r.returncode != 0 or len(shards_named(d, 'big')) != 2:
@@ -464,6 +540,7 @@ def main():
     with tempfile.TemporaryDirectory() as d:
         ttr = record(d, 'run.ttr', THREADS, SCOPES)
         check_refused(d, ttr)
+        check_counted(d)
         check_split(d, ttr)
         check_filtered(d, ttr)
         check_resplit(d, ttr)

@@ -1,11 +1,12 @@
 /* The run `convert --split` is tested on: THREADS threads "worker-N" (named), each one
- * scope "run" open all along around SCOPES scopes "step", every 1000th with an
- * instant "mark" inside; the main thread "main" records a scope "setup" first.
+ * scope "run" open all along around SCOPES scopes "step", every MARKSth (1000th by
+ * default) with an instant "mark" inside; the main thread "main" records a scope
+ * "setup" first.
  *
- *   shards_prog THREADS SCOPES [NAP]   (TICKTRACE_OUT: where the run goes)
+ *   shards_prog THREADS SCOPES [NAP [MARKS]]   (TICKTRACE_OUT: where the run goes)
  *
- * With NAP, every NAPth step sleeps 20 us: the threads leave their CPUs all along
- * the run, so that their states cross every shard's boundary.
+ * With NAP (not 0), every NAPth step sleeps 20 us: the threads leave their CPUs all
+ * along the run, so that their states cross every shard's boundary.
  *
  * "run" crosses every shard's boundary: it belongs to the first shard, whole, and
  * the later shards hold its children without it. */
@@ -17,7 +18,7 @@
 
 #include "ticktrace.h"
 
-static unsigned long scopes, nap;
+static unsigned long scopes, nap, marks = 1000;
 
 static void *worker(void *arg)
 {
@@ -27,7 +28,7 @@ static void *worker(void *arg)
 	TT_BEGIN("run");
 	for (unsigned long i = 0; i < scopes; i++) {
 		TT_BEGIN("step");
-		if (i % 1000 == 0)
+		if (i % marks == 0)
 			TT_INSTANT("mark");
 		if (nap && i % nap == nap - 1)
 			nanosleep(&(struct timespec){.tv_nsec = 20000}, NULL);
@@ -39,13 +40,15 @@ static void *worker(void *arg)
 
 int main(int argc, char **argv)
 {
-	if (argc != 3 && argc != 4) {
-		fputs("usage: shards_prog THREADS SCOPES [NAP]\n", stderr);
+	if (argc < 3 || argc > 5 || (argc == 5 && strtoul(argv[4], NULL, 10) == 0)) {
+		fputs("usage: shards_prog THREADS SCOPES [NAP [MARKS]]\n", stderr);
 		return 2;
 	}
 	unsigned threads = (unsigned)strtoul(argv[1], NULL, 10);
 	scopes = strtoul(argv[2], NULL, 10);
-	nap = argc == 4 ? strtoul(argv[3], NULL, 10) : 0;
+	nap = argc >= 4 ? strtoul(argv[3], NULL, 10) : 0;
+	if (argc == 5)
+		marks = strtoul(argv[4], NULL, 10);
 	tt_thread_name("main");
 	TT_BEGIN("setup");
 	TT_END();

@@ -81,16 +81,20 @@ static const char tt_convert_usage[] =
 	"                      conversion), a smaller one not\n"
 	"      --no-compress   Perfetto: plain packets whatever the size\n"
 	"      --split N       write time-contiguous shards OUTPUT.0001.EXT ... of at most\n"
-	"                      N slices each (N from 1; more only where more begin at one\n"
-	"                      nanosecond), each a whole trace that opens alone, with every\n"
-	"                      process, thread and name; a slice open across a boundary\n"
-	"                      is in the shard where it begins, so the shards' slices add\n"
-	"                      up to the run's; the threads' states are cut at the\n"
-	"                      shards' edges, and add up too. Without it, a trace of\n"
-	"                      more than 3000000 slices (what the Perfetto UI loads in a\n"
-	"                      browser tab) is said on stderr. On error no shard is left\n"
-	"                      behind; with --force, the shards an earlier split wrote\n"
-	"                      past the last of this one are removed (said)\n"
+	"                      N slices each, what trace_processor holds: scopes, instants,\n"
+	"                      flows' ends, frames and the threads' states (a .pftrace's\n"
+	"                      are thread_state rows), those a shard's start cuts too (N\n"
+	"                      from 1; more only where more begin at one nanosecond, or\n"
+	"                      more states cross a shard's start), each a whole trace\n"
+	"                      that opens alone, with every process, thread and name; a\n"
+	"                      slice open across a boundary is in the shard where it\n"
+	"                      begins, so the shards' slices add up to the run's; the\n"
+	"                      threads' states are cut at the shards' edges, and add up\n"
+	"                      too. Without it, a trace of more than 3000000 slices,\n"
+	"                      counted so (what the Perfetto UI loads in a browser tab),\n"
+	"                      is said on stderr. On error no shard is left behind; with\n"
+	"                      --force, the shards an earlier split wrote past the last\n"
+	"                      of this one are removed (said)\n"
 	"      --debug-dir DIR look for debug info here first (DIR/.build-id/xx/yyyy.debug,\n"
 	"                      or by name), then in /usr/lib/debug; functions recorded with\n"
 	"                      -finstrument-functions are named from the binaries' symbols\n"
@@ -461,9 +465,12 @@ static unsigned tt_remove_stale_shards(const char *output, unsigned k)
 
 /* --split in one pass: the shards written as the decoding goes. Shard k holds the
  * slices begun in [its first begin, the next shard's) (a slice open across a boundary
- * belongs, whole, to the shard where it begins), at most opts->split of them unless
- * more begin at one nanosecond, and the instants, counters, flows and frames of that
- * time; the first reaches back to the run's start, the last to its end. Each is a
+ * belongs, whole, to the shard where it begins), and the instants, counters, flows
+ * and frames of that time; the first reaches back to the run's start, the last to its
+ * end. It holds at most opts->split slices as trace_processor counts them (unless more
+ * begin at one nanosecond): its slices, instants, flows' ends and frames, and the
+ * threads' states (slices of the JSON; rows the UI loads too from a .pftrace, where
+ * counting them keeps the two formats' shards alike), those cut at its start too. Each is a
  * whole trace through a window (filter.c, by_begin): processes, threads, names and
  * clock, and its threads' states cut to it (written at its finish: its end is known
  * only when the next shard begins). The decoder's threads come window by window
@@ -508,9 +515,11 @@ struct tt_splitter {
 	struct tt_shard **open; /* by number */
 	size_t nopen, open_cap;
 	unsigned made;          /* shards begun */
+	uint64_t room;          /* slices the newest takes: opts->split, less the states
+				 * across its start */
 	uint64_t have;          /* slices begun in the newest */
 	bool full;              /* the newest is full: the next begin begins a shard */
-	uint64_t slices;        /* begun in all */
+	uint64_t slices;        /* begun in all (trace_processor's: as `room` counts them) */
 	unsigned *done;         /* the shards written, renamed into place */
 	size_t ndone, done_cap;
 	struct tt_held_event *held; /* the window's events */
@@ -519,6 +528,7 @@ struct tt_splitter {
 	size_t nbegins, begins_cap;
 	struct tt_buf text;
 	bool *ended;            /* by thread id: its thread_end came */
+	size_t *state_next;     /* by thread id: its first state not counted yet */
 	/* By thread id: the shards of its open slices, by depth (a slice whose end the
 	 * user's --min-dur drops is closed by the next begin or end at its depth or above) */
 	struct tt_open_slices {
@@ -537,6 +547,38 @@ static struct tt_shard *tt_shard_at(struct tt_splitter *sp, int64_t ts)
 		if (!sp->open[i]->has_from || sp->open[i]->from <= ts)
 			return sp->open[i]->has_to && sp->open[i]->to < ts ? NULL : sp->open[i];
 	return NULL;
+}
+
+/* A trace's time ts as a state's (CLOCK_MONOTONIC ns: a thread's first may be long
+ * before the trace's start), saturated. */
+static int64_t tt_state_ns(const struct tt_trace *t, int64_t ts)
+{
+	int64_t ns;
+	return __builtin_add_overflow(t->base_ns, ts, &ns) ? (ts < 0 ? INT64_MIN : INT64_MAX) : ns;
+}
+
+/* The threads' states that begin before `from` and end after it, which a shard
+ * beginning there holds the rest of. */
+static uint64_t tt_states_across(const struct tt_splitter *sp, int64_t from)
+{
+	const struct tt_trace *t = sp->trace;
+	int64_t at = tt_state_ns(t, from);
+	uint64_t n = 0;
+	for (size_t i = 0; i < t->nfiles; i++)
+		for (size_t k = 0; k < t->files[i].nthreads; k++) {
+			const struct tt_thread *th = &t->files[i].threads[k];
+			size_t lo = 0, hi = th->nstates; /* the first state that begins at from or after */
+			while (lo < hi) {
+				size_t mid = lo + (hi - lo) / 2;
+				if (th->states[mid].ns < at)
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+			n += lo > 0 && (th->flags & TT_THREAD_SCHED) && tt_state_shown(th, lo - 1) &&
+			     th->states[lo].ns > at;
+		}
+	return n;
 }
 
 /* Begins shard `number` at `from` (has_from: not the first), the one before it ending
@@ -558,6 +600,8 @@ static int tt_shard_begin(struct tt_splitter *sp, bool has_from, int64_t from)
 			tt_filter_set_end(before->chain.shard, before->to);
 	}
 	sp->open[sp->nopen++] = sh;
+	uint64_t across = has_from ? tt_states_across(sp, from) : 0;
+	sp->room = across < opts->split ? opts->split - across : 1;
 	sp->have = 0;
 	sp->full = false;
 	if (opts->shard && opts->shard != sh->number)
@@ -648,22 +692,21 @@ static int tt_cmp_i64(const void *a, const void *b)
 }
 
 /* Where the window's begins (sorted, b[0..n)) begin shards: a shard takes up to
- * opts->split slices, slices begun at one time stay in one shard, and more than
+ * sp->room slices, slices begun at one time stay in one shard, and more than
  * that many begun at one time make it bigger. Earlier windows' begins are all
  * before b[0]. */
 static int tt_shards_cut(struct tt_splitter *sp, const int64_t *b, size_t n)
 {
-	uint64_t per = sp->opts->split;
 	size_t i = 0; /* the newest shard's first begin in this window (0: perhaps earlier) */
 	if (n && sp->full && tt_shard_begin(sp, true, b[0]) < 0)
 		return -1;
 	while (i < n) {
-		if (sp->have + (n - i) <= per) {
+		if (sp->have + (n - i) <= sp->room) {
 			sp->have += n - i;
-			sp->full = sp->have >= per;
+			sp->full = sp->have >= sp->room;
 			return 0;
 		}
-		size_t next = i + (size_t)(per - sp->have);
+		size_t next = i + (size_t)(sp->room - sp->have);
 		size_t lowest = sp->have ? 0 : i; /* (a shard begun in an earlier window may end at b[0]) */
 		while (next > lowest && b[next - 1] == b[next])
 			next--;
@@ -715,26 +758,53 @@ static struct tt_held_event *tt_hold(struct tt_splitter *sp, enum tt_held_kind k
 	return h;
 }
 
-static int tt_split_begin(struct tt_sink *s, const struct tt_event *e)
+/* A slice of trace_processor's table at ts, for the shards' cuts. */
+static int tt_split_count(struct tt_splitter *sp, int64_t ts)
 {
-	struct tt_splitter *sp = (struct tt_splitter *)s;
 	if (!tt_grow((void **)&sp->begins, &sp->begins_cap, sp->nbegins + 1, sizeof(*sp->begins)))
 		return tt_error("out of memory for a window's slices (--split)");
-	sp->begins[sp->nbegins++] = e->ts;
+	sp->begins[sp->nbegins++] = ts;
 	sp->slices++;
-	return tt_hold(sp, TT_HOLD_BEGIN, e) ? 0 : -1;
+	return 0;
 }
 
-#define TT_SPLIT_HOLD(fn, kind)                                                \
+/* The threads' states begun up to ts, counted. */
+static int tt_split_count_states(struct tt_splitter *sp, int64_t ts)
+{
+	const struct tt_trace *t = sp->trace;
+	int64_t until = tt_state_ns(t, ts);
+	for (size_t i = 0; i < t->nfiles; i++)
+		for (size_t k = 0; k < t->files[i].nthreads; k++) {
+			const struct tt_thread *th = &t->files[i].threads[k];
+			size_t *next = &sp->state_next[th->id];
+			for (; (th->flags & TT_THREAD_SCHED) && *next < th->nstates &&
+			       th->states[*next].ns <= until; ++*next)
+				if (tt_state_shown(th, *next)) {
+					int64_t ts_of; /* (one known from the very start: INT64_MIN) */
+					if (__builtin_sub_overflow(th->states[*next].ns, t->base_ns, &ts_of))
+						ts_of = INT64_MIN;
+					if (tt_split_count(sp, ts_of) < 0)
+						return -1;
+				}
+		}
+	return 0;
+}
+
+/* An event held; one that trace_processor keeps as a slice (`counts`) counted at its time. */
+#define TT_SPLIT_HOLD(fn, kind, counts)                                        \
 	static int fn(struct tt_sink *s, const struct tt_event *e)                 \
 	{                                                                          \
-		return tt_hold((struct tt_splitter *)s, kind, e) ? 0 : -1;             \
+		struct tt_splitter *sp = (struct tt_splitter *)s;                      \
+		if ((counts) && tt_split_count(sp, e->ts) < 0)                         \
+			return -1;                                                         \
+		return tt_hold(sp, kind, e) ? 0 : -1;                                  \
 	}
-TT_SPLIT_HOLD(tt_split_end, TT_HOLD_END)
-TT_SPLIT_HOLD(tt_split_instant, TT_HOLD_INSTANT)
-TT_SPLIT_HOLD(tt_split_counter, TT_HOLD_COUNTER)
-TT_SPLIT_HOLD(tt_split_flow, TT_HOLD_FLOW)
-TT_SPLIT_HOLD(tt_split_frame, TT_HOLD_FRAME)
+TT_SPLIT_HOLD(tt_split_begin, TT_HOLD_BEGIN, true)
+TT_SPLIT_HOLD(tt_split_end, TT_HOLD_END, false)
+TT_SPLIT_HOLD(tt_split_instant, TT_HOLD_INSTANT, true)
+TT_SPLIT_HOLD(tt_split_counter, TT_HOLD_COUNTER, false)
+TT_SPLIT_HOLD(tt_split_flow, TT_HOLD_FLOW, true)
+TT_SPLIT_HOLD(tt_split_frame, TT_HOLD_FRAME, e->value > 1) /* (the frame that ended: a slice) */
 
 static int tt_split_thread_end(struct tt_sink *s, const struct tt_thread *t,
 			       const struct tt_thread_summary *sum)
@@ -823,6 +893,8 @@ static int tt_split_send(struct tt_splitter *sp, struct tt_held_event *h)
 static int tt_split_advance(struct tt_sink *s, int64_t ts, const struct tt_summary *so_far)
 {
 	struct tt_splitter *sp = (struct tt_splitter *)s;
+	if (tt_split_count_states(sp, ts) < 0)
+		return -1;
 	if (sp->nbegins) /* (a window with none has no array yet: qsort wants one) */
 		qsort(sp->begins, sp->nbegins, sizeof(*sp->begins), tt_cmp_i64);
 	int rc = tt_shards_cut(sp, sp->begins, sp->nbegins);
@@ -840,7 +912,8 @@ static int tt_split_start(struct tt_sink *s, const struct tt_trace *t)
 	sp->nthreads = t->nthreads;
 	sp->ended = calloc(t->nthreads ? t->nthreads : 1, sizeof(*sp->ended));
 	sp->opened = calloc(t->nthreads ? t->nthreads : 1, sizeof(*sp->opened));
-	if (!sp->ended || !sp->opened)
+	sp->state_next = calloc(t->nthreads ? t->nthreads : 1, sizeof(*sp->state_next));
+	if (!sp->ended || !sp->opened || !sp->state_next)
 		return tt_error("out of memory");
 	return tt_shard_begin(sp, false, 0);
 }
@@ -868,6 +941,7 @@ static void tt_split_destroy(struct tt_sink *s)
 	free(sp->begins);
 	free(sp->text.p);
 	free(sp->ended);
+	free(sp->state_next);
 	for (size_t i = 0; sp->opened && i < sp->nthreads; i++)
 		free(sp->opened[i].shard);
 	free(sp->opened);
@@ -936,12 +1010,14 @@ static int tt_split_done(struct tt_splitter *sp, struct tt_session *run, int rc)
 	return rc;
 }
 
-/* A whole trace the Perfetto UI will not load says so, and what to do instead. */
+/* A whole trace the Perfetto UI will not load says so, and what to do instead: its
+ * slices counted as --split counts them. */
 static void tt_slice_count_check(const struct tt_convert_opts *opts, uint64_t slices)
 {
 	if (slices <= TT_UI_SLICE_LIMIT)
 		return;
-	tt_warn("%s: %" PRIu64 " slices, more than the ~%" PRIu64 " M the Perfetto UI loads in "
+	tt_warn("%s: %" PRIu64 " slices (instants, flows' ends and thread states included, as "
+		"trace_processor keeps them), more than the ~%" PRIu64 " M the Perfetto UI loads in "
 		"a browser tab (trace_processor keeps ~600 bytes a slice): split it into shards "
 		"that each open alone (--split %" PRIu64 "), or keep less (--from/--to, --thread)",
 		strcmp(opts->output, "-") ? opts->output : "stdout", slices,
@@ -1019,11 +1095,14 @@ int tt_convert(const struct tt_convert_opts *opts, struct tt_summary *sum)
 		tt_split_destroy(&splitter.sink); /* (after a failure: the shards open abandoned) */
 		rc = tt_split_done(&splitter, &run, rc);
 	}
+	/* (no filter: the writer's; the states before the trace goes) */
+	uint64_t slices = run.sum.slices + run.sum.points +
+			  (rc == 0 && !opts->split ? tt_states_shown(&run.trace) : 0);
 	rc = tt_session_close(&run, rc);
 	if (rc == 0 && format == TT_FORMAT_JSON && !opts->split)
 		tt_json_size_check(opts, opts->output, run.out.written); /* (what the commit wrote) */
 	if (rc == 0 && !opts->split && !tt_filter_active(&opts->filter))
-		tt_slice_count_check(opts, run.sum.slices); /* (no filter: the writer's) */
+		tt_slice_count_check(opts, slices);
 	tt_thresholds_free(&thresholds);
 	if (sum)
 		*sum = run.sum;

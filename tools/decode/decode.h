@@ -118,6 +118,8 @@ struct tt_summary {
 	uint64_t gaps;         /* runs of lost events shown on their thread */
 	uint64_t warnings;
 	uint64_t slices;       /* slices ended (slice_end's, before any filter) */
+	uint64_t points;       /* instants, flows' ends and frames (before any filter): slices
+				* too in trace_processor's table */
 };
 
 /* One thread's totals, when its records end. */

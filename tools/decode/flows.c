@@ -122,8 +122,10 @@ int tt_decoder_flush_flows(struct tt_decoder *d)
 	qsort(d->flows, d->nflows, sizeof(*d->flows), tt_flow_cmp);
 	int rc = 0;
 	for (size_t i = 0; i < d->nflows && rc == 0; i++)
-		if ((rc = tt_flow_link(d, &d->flows[i])) == 0)
+		if ((rc = tt_flow_link(d, &d->flows[i])) == 0) {
+			d->sum.points++;
 			rc = tt_dispatch(&d->flow, &d->flows[i]);
+		}
 	d->nflows = 0;
 	return rc;
 }

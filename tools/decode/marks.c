@@ -195,7 +195,7 @@ static int tt_mark_emit(struct tt_decoder *d, struct tt_thread_state *st)
 		.depth = st->depth, .flags = TT_EV_NAMED, .offset = m->offset,
 		.text = m->name, .args = m->args,
 	};
-	return tt_dispatch(&d->instant, &e);
+	return tt_dispatch_instant(d, &e);
 }
 
 int tt_decoder_emit_marks(struct tt_decoder *d, struct tt_thread_state *st, int64_t until)

@@ -169,6 +169,8 @@ static int tt_frame_mark(struct tt_decoder *d, struct tt_thread_state *st, const
 	f->last_ts = ts > f->last_ts || f->count == 1 ? ts : f->last_ts;
 	struct tt_event e = {.thread = st->thread, .site = site, .func = *of - 1, .ts = f->last_ts,
 			     .dur = dur, .value = f->count, .depth = st->depth, .offset = offset};
+	if (f->count > 1)
+		d->sum.points++; /* the frame that ended: a slice */
 	return tt_dispatch(&d->frame, &e);
 }
 
@@ -266,7 +268,7 @@ static int tt_complete(struct tt_decoder *d, struct tt_thread_state *st,
 		return tt_open_scope(d, st, t, ts, site, 0, value, TT_EV_ARG, offset);
 	}
 	case TT_REC_INSTANT_ARG:
-		return tt_dispatch(&d->instant, &e);
+		return tt_dispatch_instant(d, &e);
 	case TT_REC_COUNTER:
 		e.flags = 0;
 		return tt_dispatch(&d->counter, &e);
@@ -362,7 +364,7 @@ static int tt_decode_record(struct tt_decoder *d, struct tt_thread_state *st, un
 		e->ts = ts;
 		e->depth = st->depth;
 		e->offset = offset;
-		rc = tt_dispatch(&d->instant, e);
+		rc = tt_dispatch_instant(d, e);
 		break;
 	}
 	case TT_REC_FUNC_ENTER:

@@ -534,10 +534,10 @@ static int tt_json_states(struct tt_json *j, const struct tt_trace *t, const str
 	bool named = false; /* the track, from its first slice */
 	for (size_t i = 0; i + 1 < th->nstates; i++) {
 		const struct tt_sched_state *st = &th->states[i];
-		uint32_t cpu = tt_state_cpu(th, i);
 		/* what no switch says (tt_state_cpu), as in the .pftrace: not shown */
-		if (st->what == TT_SCHED_UNKNOWN || cpu == TT_NO_CPU)
+		if (!tt_state_shown(th, i))
 			continue;
+		uint32_t cpu = tt_state_cpu(th, i);
 		if (!named && tt_json_states_track(j, th, pid, tid) < 0)
 			return -1;
 		named = true;

@@ -33,6 +33,24 @@ uint32_t tt_state_cpu(const struct tt_thread *th, size_t i)
 	return tt_pf_is_out(&th->states[i + 1]) ? th->states[i + 1].cpu : TT_NO_CPU;
 }
 
+bool tt_state_shown(const struct tt_thread *th, size_t i)
+{
+	return i + 1 < th->nstates && th->states[i].what != TT_SCHED_UNKNOWN &&
+	       tt_state_cpu(th, i) != TT_NO_CPU;
+}
+
+uint64_t tt_states_shown(const struct tt_trace *t)
+{
+	uint64_t n = 0;
+	for (size_t i = 0; i < t->nfiles; i++)
+		for (size_t k = 0; k < t->files[i].nthreads; k++) {
+			const struct tt_thread *th = &t->files[i].threads[k];
+			for (size_t s = 0; (th->flags & TT_THREAD_SCHED) && s < th->nstates; s++)
+				n += tt_state_shown(th, s);
+		}
+	return n;
+}
+
 /* One sched_switch into bundle w, on its CPU at `ns`: `prev` leaves it (to `prev_state`)
  * and `next` comes on; NULL is the idle task (pid 0, "swapper"), which stands for
  * whatever ran that is not in the trace. */

@@ -137,4 +137,12 @@ int tt_flame_write(struct tt_sink *flame, FILE *out, bool svg, const char *title
  * that ends it, since every switch from then on is there; TT_NO_CPU when neither
  * says (perfetto_sched.c). */
 uint32_t tt_state_cpu(const struct tt_thread *th, size_t i);
+
+/* Whether the writers show th->states[i] (a slice on its thread's states track in
+ * JSON, a thread_state row of trace_processor's from a .pftrace): it has an end, and a
+ * state and CPU the switches say (perfetto_sched.c). */
+bool tt_state_shown(const struct tt_thread *th, size_t i);
+
+/* How many of a trace's states the writers show, whole (perfetto_sched.c). */
+uint64_t tt_states_shown(const struct tt_trace *t);
 #endif
