@@ -285,14 +285,25 @@ def main():
             fail(f"Ctrl+C: exit {p.returncode}, not 130")
         p.stdout.close()
 
-        # A pipe its reader closed: said as Linux says EPIPE (Windows' C runtime: EINVAL).
+        # A pipe its reader closed (`ticktrace.exe info x.ttr | head`): the command ends
+        # there, nothing said, exit 141, as Linux's at SIGPIPE (Windows' C runtime said
+        # "Invalid argument", exit 1). Closed while it writes, and before it starts: each
+        # way it writes (its stream, standard output, a text output).
         p = subprocess.Popen([wrapper, exe, "convert", "linux.ttr", "-o", "-"], cwd=d,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         p.stdout.read(100)
         p.stdout.close()
         said = p.stderr.read().decode(errors="replace")
-        if p.wait(timeout=60) != 1 or "-: write failed: Broken pipe" not in said:
-            fail(f"a closed pipe: exit {p.returncode}, {said!r}")
+        if p.wait(timeout=60) != 141 or said:
+            fail(f"a pipe closed while convert wrote: exit {p.returncode}, {said!r}")
+        for what in (["info", "markup.ttr"], ["report", "markup.ttr"], ["convert", "markup.ttr", "-o", "-"]):
+            reader, writer = os.pipe()
+            os.close(reader)
+            p = subprocess.run([wrapper, exe, *what], cwd=d, stdout=writer, stderr=subprocess.PIPE,
+                               text=True, errors="replace", timeout=300)
+            os.close(writer)
+            if p.returncode != 141 or p.stderr:
+                fail(f"{' '.join(what)} into a closed pipe: exit {p.returncode}, {p.stderr!r}")
 
         # A count's value refused as Linux refuses it (Windows' long is 32 bits: "-3" was
         # 2^32 - 3 and taken).

@@ -65,7 +65,9 @@ static inline int lstat(const char *path, struct stat *st)
 {
 	return stat(path, st);
 }
-/* (a Linux run's crash_signal: SIGINT and SIGTERM mingw's signal.h has, the same) */
+/* (a Linux run's crash_signal: SIGINT and SIGTERM mingw's signal.h has, the same; and
+ * the status 128 + SIGPIPE a closed pipe ends a command with, as Linux's) */
 #define SIGHUP 1
+#define SIGPIPE 13
 
 #endif
