@@ -203,6 +203,20 @@ def main():
         if w.returncode != 0 or "+0x" in w.stdout:
             fail(f"a program in a UTF-8 folder: exit {w.returncode}, not named:\n{w.stdout}{w.stderr}")
         compare_text(w.stdout, lo.stdout, "info 日本.ttr")
+        # Folders so named read too (each was opened by its ANSI name: diff said "cannot
+        # read the directory", a killed command's temporary stayed): diff's runs, and
+        # the temporary file a killed convert left beside its output.
+        w, lo = win("diff", "dir ü 日本", "dir ü 日本/"), lin("diff", "dir ü 日本", "dir ü 日本/")
+        if w.returncode != 0:
+            fail(f"diff of a folder in UTF-8: exit {w.returncode}\n{w.stderr}")
+        compare_text(w.stdout, lo.stdout, "diff of a folder in UTF-8")
+        stale = os.path.join(odd, ".ü.json.999999.AbC123")
+        open(stale, "w").close()
+        w = win("convert", "dir ü 日本/rün 日本.ttr", "-o", "dir ü 日本/ü.json", "--force")
+        if w.returncode != 0 or os.path.exists(stale):
+            fail(f"a killed convert's temporary in a UTF-8 folder: exit {w.returncode}, "
+                 f"{'left' if os.path.exists(stale) else 'removed'}\n{w.stderr}")
+
 
         # Bad input: the same error, exit 1, nothing written.
         data = open(os.path.join(d, "markup.ttr"), "rb").read()
