@@ -217,6 +217,16 @@ def main():
             fail(f"a killed convert's temporary in a UTF-8 folder: exit {w.returncode}, "
                  f"{'left' if os.path.exists(stale) else 'removed'}\n{w.stderr}")
 
+        # A program moved after its run (its Z: path gone): named from --debug-dir by
+        # both tools, which looked only where the run said it was.
+        os.mkdir(os.path.join(d, "built"))
+        os.link(instrumented, os.path.join(d, "built", "moved.exe"))
+        run([wrapper, os.path.join(d, "built", "moved.exe")], env=dict(env, TICKTRACE_OUT="moved.ttr"), cwd=d)
+        os.rename(os.path.join(d, "built"), os.path.join(d, "shipped"))
+        for side, info in (("ticktrace.exe", win), ("ticktrace", lin)):
+            p = info("info", "moved.ttr", "--debug-dir", "shipped")
+            if p.returncode != 0 or "+0x" in p.stdout or "middle" not in p.stdout:
+                fail(f"{side}: a moved program not named from --debug-dir: exit {p.returncode}\n{p.stdout}{p.stderr}")
 
         # Bad input: the same error, exit 1, nothing written.
         data = open(os.path.join(d, "markup.ttr"), "rb").read()
