@@ -13,4 +13,10 @@ int tt_bench_child(const char *env, const char *args, int n, double *figures);
  * may be memory). */
 const char *tt_bench_dir(void);
 
+#ifdef _WIN32
+/* How many children this process has started (ticktrace-bench.exe measures none of
+ * its own figures after one: bench/windows/bench.c says why). */
+int tt_bench_children_started(void);
+#endif
+
 #endif

@@ -7,8 +7,16 @@
 
 #include "../child.h"
 
+static int tt_bench_children;
+
+int tt_bench_children_started(void)
+{
+	return tt_bench_children;
+}
+
 int tt_bench_child(const char *env, const char *args, int n, double *figures)
 {
+	tt_bench_children++;
 	char self[MAX_PATH], cmd[8400], sets[4200] = "", vars[4200];
 	GetModuleFileNameA(NULL, self, sizeof self);
 	snprintf(vars, sizeof vars, "%s", env);

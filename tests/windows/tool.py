@@ -203,6 +203,30 @@ def main():
         if w.returncode != 0 or "+0x" in w.stdout:
             fail(f"a program in a UTF-8 folder: exit {w.returncode}, not named:\n{w.stdout}{w.stderr}")
         compare_text(w.stdout, lo.stdout, "info 日本.ttr")
+        # Folders so named read too (each was opened by its ANSI name: diff said "cannot
+        # read the directory", a killed command's temporary stayed): diff's runs, and
+        # the temporary file a killed convert left beside its output.
+        w, lo = win("diff", "dir ü 日本", "dir ü 日本/"), lin("diff", "dir ü 日本", "dir ü 日本/")
+        if w.returncode != 0:
+            fail(f"diff of a folder in UTF-8: exit {w.returncode}\n{w.stderr}")
+        compare_text(w.stdout, lo.stdout, "diff of a folder in UTF-8")
+        stale = os.path.join(odd, ".ü.json.999999.AbC123")
+        open(stale, "w").close()
+        w = win("convert", "dir ü 日本/rün 日本.ttr", "-o", "dir ü 日本/ü.json", "--force")
+        if w.returncode != 0 or os.path.exists(stale):
+            fail(f"a killed convert's temporary in a UTF-8 folder: exit {w.returncode}, "
+                 f"{'left' if os.path.exists(stale) else 'removed'}\n{w.stderr}")
+
+        # A program moved after its run (its Z: path gone): named from --debug-dir by
+        # both tools, which looked only where the run said it was.
+        os.mkdir(os.path.join(d, "built"))
+        os.link(instrumented, os.path.join(d, "built", "moved.exe"))
+        run([wrapper, os.path.join(d, "built", "moved.exe")], env=dict(env, TICKTRACE_OUT="moved.ttr"), cwd=d)
+        os.rename(os.path.join(d, "built"), os.path.join(d, "shipped"))
+        for side, info in (("ticktrace.exe", win), ("ticktrace", lin)):
+            p = info("info", "moved.ttr", "--debug-dir", "shipped")
+            if p.returncode != 0 or "+0x" in p.stdout or "middle" not in p.stdout:
+                fail(f"{side}: a moved program not named from --debug-dir: exit {p.returncode}\n{p.stdout}{p.stderr}")
 
         # Bad input: the same error, exit 1, nothing written.
         data = open(os.path.join(d, "markup.ttr"), "rb").read()
@@ -285,14 +309,25 @@ def main():
             fail(f"Ctrl+C: exit {p.returncode}, not 130")
         p.stdout.close()
 
-        # A pipe its reader closed: said as Linux says EPIPE (Windows' C runtime: EINVAL).
+        # A pipe its reader closed (`ticktrace.exe info x.ttr | head`): the command ends
+        # there, nothing said, exit 141, as Linux's at SIGPIPE (Windows' C runtime said
+        # "Invalid argument", exit 1). Closed while it writes, and before it starts: each
+        # way it writes (its stream, standard output, a text output).
         p = subprocess.Popen([wrapper, exe, "convert", "linux.ttr", "-o", "-"], cwd=d,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         p.stdout.read(100)
         p.stdout.close()
         said = p.stderr.read().decode(errors="replace")
-        if p.wait(timeout=60) != 1 or "-: write failed: Broken pipe" not in said:
-            fail(f"a closed pipe: exit {p.returncode}, {said!r}")
+        if p.wait(timeout=60) != 141 or said:
+            fail(f"a pipe closed while convert wrote: exit {p.returncode}, {said!r}")
+        for what in (["info", "markup.ttr"], ["report", "markup.ttr"], ["convert", "markup.ttr", "-o", "-"]):
+            reader, writer = os.pipe()
+            os.close(reader)
+            p = subprocess.run([wrapper, exe, *what], cwd=d, stdout=writer, stderr=subprocess.PIPE,
+                               text=True, errors="replace", timeout=300)
+            os.close(writer)
+            if p.returncode != 141 or p.stderr:
+                fail(f"{' '.join(what)} into a closed pipe: exit {p.returncode}, {p.stderr!r}")
 
         # A count's value refused as Linux refuses it (Windows' long is 32 bits: "-3" was
         # 2^32 - 3 and taken).

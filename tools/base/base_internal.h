@@ -23,6 +23,11 @@ int tt_os_commit_tmp(int fd, const char *tmp, const char *path, bool replace);
 /* Whether the output `path` ("-": standard output) is the file `input` already (by
  * device and inode, or volume and file index: through any name or link). */
 bool tt_os_same_file(const char *path, const char *input);
+/* A write to standard output failed (`err`, its errno): where its reader had closed
+ * the pipe, ends the command as Linux's SIGPIPE does (128 + 13, nothing said, its
+ * temporary files removed); else returns. (Linux's: SIGPIPE has ended it before, or
+ * is ignored, and then the error is said as other tools say it.) */
+void tt_os_end_on_closed_pipe(int err);
 /* A stream whose bytes go to the output, in order after what is buffered; NULL out
  * of memory. */
 FILE *tt_os_out_stream(struct tt_out *o);

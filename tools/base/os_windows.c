@@ -85,9 +85,10 @@ static SRWLOCK tt_doomed_lock = SRWLOCK_INIT;
 static char **tt_doomed;
 static size_t tt_doomed_cap, tt_ndoomed;
 
-static BOOL WINAPI tt_doomed_on_ctrl(DWORD event)
+/* Ends the command as Linux's shell sees one the signal `sig` ended (128 + sig), its
+ * temporary files removed. (the lock held: nothing is removed or added after) */
+static void tt_doomed_end(int sig)
 {
-	(void)event;
 	AcquireSRWLockExclusive(&tt_doomed_lock);
 	for (size_t i = tt_ndoomed; i-- > 0;) {
 		wchar_t *w = tt_utf8_wide(tt_doomed[i]);
@@ -95,12 +96,26 @@ static BOOL WINAPI tt_doomed_on_ctrl(DWORD event)
 			RemoveDirectoryW(w);
 		free(w);
 	}
-	/* Ended here, as Linux's shell sees a command a signal ended: 128 + SIGINT for Ctrl+C
-	 * (and Ctrl+Break), 128 + SIGHUP for a console closed; Windows' default handler
-	 * would end it with STATUS_CONTROL_C_EXIT, or (Wine) 0, which reads as success.
-	 * (the lock held: nothing is removed or added after) */
-	TerminateProcess(GetCurrentProcess(), 128 + (event == CTRL_C_EVENT || event == CTRL_BREAK_EVENT ? SIGINT : SIGHUP));
+	TerminateProcess(GetCurrentProcess(), 128 + sig);
+}
+
+static BOOL WINAPI tt_doomed_on_ctrl(DWORD event)
+{
+	/* 128 + SIGINT for Ctrl+C (and Ctrl+Break), 128 + SIGHUP for a console closed;
+	 * Windows' default handler would end it with STATUS_CONTROL_C_EXIT, or (Wine) 0,
+	 * which reads as success. */
+	tt_doomed_end(event == CTRL_C_EVENT || event == CTRL_BREAK_EVENT ? SIGINT : SIGHUP);
 	return TRUE;
+}
+
+void tt_os_end_on_closed_pipe(int err)
+{
+	/* (the C runtime's write says EINVAL for it; the reason stays in _doserrno: Windows'
+	 * ERROR_NO_DATA, Wine's ERROR_PIPE_NOT_CONNECTED) */
+	unsigned long why = _doserrno;
+	if (GetFileType((HANDLE)_get_osfhandle(1)) == FILE_TYPE_PIPE &&
+	    (err == EPIPE || why == ERROR_NO_DATA || why == ERROR_BROKEN_PIPE || why == ERROR_PIPE_NOT_CONNECTED))
+		tt_doomed_end(SIGPIPE);
 }
 
 void tt_remove_on_signal(const char *path)

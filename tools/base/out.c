@@ -465,8 +465,11 @@ int tt_out_text(struct tt_out *o, int (*print)(void *ctx, FILE *out), void *ctx)
 	if (!stream)
 		return tt_error("out of memory");
 	int rc = print(ctx, stream);
-	if (fclose(stream) != 0 && rc == 0)
+	if (fclose(stream) != 0 && rc == 0) {
+		if (strcmp(o->path, "-") == 0)
+			tt_os_end_on_closed_pipe(errno);
 		rc = tt_error("%s: cannot write", strcmp(o->path, "-") ? o->path : "stdout");
+	}
 	return rc;
 }
 
@@ -476,6 +479,7 @@ int tt_stdout_finish(int status)
 	int err = errno;
 	if (!flush_failed && !ferror(stdout))
 		return status;
+	tt_os_end_on_closed_pipe(flush_failed ? err : 0);
 	/* (an earlier write's error: its errno is gone) */
 	tt_error("stdout: write failed%s%s", flush_failed ? ": " : "", flush_failed ? strerror(err) : "");
 	return status ? status : 1;
@@ -503,6 +507,8 @@ static int tt_out_commit(struct tt_out *o)
 	if (o->pack && !o->error)
 		tt_write_packed(o, NULL, 0, NULL, 0);
 	if (o->error) {
+		if (strcmp(o->path, "-") == 0)
+			tt_os_end_on_closed_pipe(o->error);
 		tt_error("%s: write failed: %s", o->path, strerror(o->error));
 		tt_out_release(o);
 		return -1;

@@ -7,6 +7,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "symbol_name.h"
@@ -310,13 +311,18 @@ char *tt_pe_local_path(const char *debug_dir, const char *path)
 	if (!((path[0] | 0x20) >= 'a' && (path[0] | 0x20) <= 'z' && path[1] == ':' && path[2] == '\\'))
 		return NULL;
 	char *local = NULL;
-	if ((path[0] | 0x20) == 'z')
+	if ((path[0] | 0x20) == 'z') {
 		local = strdup(path + 2);
-	else if (tt_asprintf(&local, "%s/%s", debug_dir ? debug_dir : ".", strrchr(path, '\\') + 1) < 0)
+		for (char *c = local; c && *c; c++)
+			if (*c == '\\')
+				*c = '/';
+		struct stat st;
+		if (!local || !debug_dir || stat(local, &st) == 0)
+			return local;
+		free(local); /* (moved since: looked for in debug_dir) */
+	}
+	if (tt_asprintf(&local, "%s/%s", debug_dir ? debug_dir : ".", strrchr(path, '\\') + 1) < 0)
 		local = NULL;
-	for (char *c = local; c && *c; c++)
-		if (*c == '\\')
-			*c = '/';
 	return local;
 }
 

@@ -64,7 +64,8 @@ uint64_t tt_pe_image_base(const struct tt_pe *pe);
  * of memory. */
 int tt_pe_name(const struct tt_pe *pe, const char *path, uint64_t rva, char **name, char **file, uint32_t *line);
 /* tt_pe_local_path: where a Windows program's path (DRIVE:\\...) is here, malloc'd;
- * NULL: not such a path (or out of memory). Wine's drive Z: is the root; a file
+ * NULL: not such a path (or out of memory). Wine's drive Z: is the root (a file no
+ * longer there, moved, is looked for by its name in `debug_dir` when given); a file
  * recorded on Windows is looked for by its name in `debug_dir`, else in the current
  * directory. */
 char *tt_pe_local_path(const char *debug_dir, const char *path);

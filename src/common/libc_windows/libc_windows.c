@@ -93,6 +93,41 @@ int tt_utf8_unlink(const char *path)
 	return rc;
 }
 
+struct tt_utf8_dir {
+	_WDIR *wide;
+	struct tt_utf8_dirent entry;
+};
+
+tt_utf8_dir *tt_utf8_opendir(const char *path)
+{
+	wchar_t *w = tt_utf8_wide(path);
+	tt_utf8_dir *dir = w ? malloc(sizeof *dir) : NULL;
+	if (dir && !(dir->wide = _wopendir(w))) {
+		free(dir);
+		dir = NULL;
+	} else if (w && !dir) {
+		errno = ENOMEM;
+	}
+	free(w);
+	return dir;
+}
+
+struct tt_utf8_dirent *tt_utf8_readdir(tt_utf8_dir *dir)
+{
+	struct _wdirent *e = _wreaddir(dir->wide);
+	/* (every UTF-16 name fits: no name is skipped) */
+	if (!e || !WideCharToMultiByte(CP_UTF8, 0, e->d_name, -1, dir->entry.d_name, sizeof dir->entry.d_name, NULL, NULL))
+		return NULL;
+	return &dir->entry;
+}
+
+int tt_utf8_closedir(tt_utf8_dir *dir)
+{
+	int rc = _wclosedir(dir->wide);
+	free(dir);
+	return rc;
+}
+
 int tt_write(int fd, const void *buf, unsigned int n)
 {
 	/* WriteFile itself (every descriptor of the tools is binary, _fmode): the C

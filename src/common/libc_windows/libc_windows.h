@@ -9,6 +9,7 @@
 /* (mingw's time.h then declares gmtime_r; its stdio is C99's: %zu, %lld) */
 #define _POSIX_THREAD_SAFE_FUNCTIONS 200112L
 #define __USE_MINGW_ANSI_STDIO 1
+#include <dirent.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <io.h>
@@ -32,6 +33,20 @@ int tt_utf8_unlink(const char *path);
 #define _stat64(path, st) tt_utf8_stat(path, st)
 #define fopen(path, mode) tt_utf8_fopen(path, mode)
 #define unlink(path) tt_utf8_unlink(path)
+/* A directory's entries by their UTF-8 names (mingw's opendir and readdir are the
+ * ANSI code page's): a name of up to 260 UTF-16 units, 3 bytes each at most. */
+struct tt_utf8_dirent {
+	char d_name[3 * 260];
+};
+typedef struct tt_utf8_dir tt_utf8_dir;
+tt_utf8_dir *tt_utf8_opendir(const char *path);
+struct tt_utf8_dirent *tt_utf8_readdir(tt_utf8_dir *dir);
+int tt_utf8_closedir(tt_utf8_dir *dir);
+#define DIR tt_utf8_dir
+#define dirent tt_utf8_dirent
+#define opendir(path) tt_utf8_opendir(path)
+#define readdir(dir) tt_utf8_readdir(dir)
+#define closedir(dir) tt_utf8_closedir(dir)
 /* write, its errors as Linux's: a full disk ENOSPC, a pipe closed at its reader's end
  * EPIPE (Windows' C runtime says EINVAL for both) */
 int tt_write(int fd, const void *buf, unsigned int n);
@@ -65,7 +80,9 @@ static inline int lstat(const char *path, struct stat *st)
 {
 	return stat(path, st);
 }
-/* (a Linux run's crash_signal: SIGINT and SIGTERM mingw's signal.h has, the same) */
+/* (a Linux run's crash_signal: SIGINT and SIGTERM mingw's signal.h has, the same; and
+ * the status 128 + SIGPIPE a closed pipe ends a command with, as Linux's) */
 #define SIGHUP 1
+#define SIGPIPE 13
 
 #endif
