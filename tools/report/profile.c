@@ -600,7 +600,8 @@ static cJSON *tt_spike_json(struct tt_ps_sink *a, const struct tt_an_spike *s)
 		cJSON_AddNumberToObject(root, "unknown_ns", (double)s->split.unknown);
 	} else {
 		char why[TT_SCHED_NONE_TEXT];
-		cJSON_AddStringToObject(root, "no_split", tt_an_no_split_text(s, why, sizeof why));
+		cJSON_AddStringToObject(root, "no_split", tt_an_no_split_text(&s->causes, s->thread->no_states,
+									       why, sizeof why));
 	}
 	tt_json_causes(root, &s->causes);
 	if (s->frame)
@@ -683,9 +684,10 @@ static int tt_snap_print(struct tt_ps_sink *a, struct tt_snap_spike *snap)
 		for (size_t i = 0; i < (si->has_split ? 8 : 4); i++)
 			cJSON_AddNumberToObject(root, fields[i].key, (double)fields[i].v);
 		char why[TT_SCHED_NONE_TEXT];
-		if (!si->has_split)
-			cJSON_AddStringToObject(root, "no_split", tt_sched_none_text(t->flags, why, sizeof why));
 		struct tt_an_causes causes = tt_snapshot_an_causes(ss);
+		if (!si->has_split)
+			cJSON_AddStringToObject(root, "no_split",
+						tt_an_no_split_text(&causes, t->flags, why, sizeof why));
 		tt_json_causes(root, &causes);
 		cJSON_AddStringToObject(root, "threshold_from", tt_snapshot_threshold_from(ss));
 		cJSON_AddNumberToObject(root, "snapshot", (double)si->number);
@@ -705,7 +707,7 @@ static int tt_snap_print(struct tt_ps_sink *a, struct tt_snap_spike *snap)
 		tt_an_split_print(a->out, "  ", &split, causes.from == TT_AN_CAUSES_SCHEDSTAT);
 	} else {
 		char why[TT_SCHED_NONE_TEXT];
-		fprintf(a->out, "  no split: %s\n", tt_sched_none_text(t->flags, why, sizeof why));
+		fprintf(a->out, "  no split: %s\n", tt_an_no_split_text(&causes, t->flags, why, sizeof why));
 	}
 	tt_an_causes_print(a->out, "  ", &causes);
 	tt_snap_said(a, snap);
