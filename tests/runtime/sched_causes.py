@@ -413,9 +413,24 @@ def budget(tmp):
     check(unread <= len(unsplit), "crowd: %d said unread, %d without a split" % (unread, len(unsplit)))
     check("64 threads without states: its switches were not asked for (TICKTRACE_SCHED=schedstat)"
           in info.stdout, "crowd: info does not say the counters stood in: %s" % info.stdout)
-    # perf refused, the counters standing in: the same reasons
-    _, spikes, _, _ = run(tmp, "seccomp", args=("crowd",))
+    # perf refused, the counters standing in: the same reasons, and the snapshots of
+    # naps without a split say them as the live log does
+    snaps, live = os.path.join(tmp, "crowd-snaps"), os.path.join(tmp, "crowd-live.jsonl")
+    fresh_dir(snaps)
+    _, spikes, _, _ = run(tmp, "seccomp", args=("crowd",), env_extra={
+        "TICKTRACE_SNAPSHOTS": snaps, "TICKTRACE_SPIKES": live, "TICKTRACE_SPIKE_THRESHOLD": "1ms"})
     unsplit_said([sp for sp in spikes if sp["name"] == "nap" and "on_cpu_ns" not in sp], "crowd (seccomp)")
+    logged = [l for l in (json.loads(l) for l in open(live)) if "name" in l]  # (spike N: the Nth)
+    told = 0
+    for name, f in snapshots_in(snaps).items():
+        sp = snapshot_spike(f) if f and f.snapshot else None
+        twin = logged[f.snapshot["number"] - 1] if sp and f.snapshot["number"] <= len(logged) else {}
+        check(sp and (twin.get("tid"), twin.get("name")) == (sp["tid"], sp["name"]),
+              "crowd (seccomp): snapshot %s is not the live log's spike of its number: %s" % (name, twin))
+        if sp and "on_cpu_ns" not in sp and twin:
+            snapshot_unsplit_said("crowd (seccomp)", os.path.join(snaps, name), twin.get("no_split"), tmp)
+            told += 1
+    check(told, "crowd (seccomp): no snapshot of a nap without a split: %s" % sorted(os.listdir(snaps)))
 
 
 def unsplit_said(unsplit, label):
@@ -564,7 +579,7 @@ def refused_snapshots(label, d, live, work):
         check(len(twin) == 1 and all(sp.get(k) == twin[0].get(k) for k in ("causes_from", "causes_error_ns")),
               "%s: snapshot %s says %s; the live log %s" % (label, name, sp, twin))
         if "on_cpu_ns" not in sp and len(twin) == 1:
-            unsplit_said(label, os.path.join(d, name), twin[0].get("no_split"), work)
+            snapshot_unsplit_said(label, os.path.join(d, name), twin[0].get("no_split"), work)
         if sp.get("causes_from") != "schedstat":
             continue
         told += 1
@@ -585,7 +600,7 @@ def refused_snapshots(label, d, live, work):
     check(told, "%s: no snapshot of a spike split from the counters: %s" % (label, sorted(files)))
 
 
-def unsplit_said(label, path, why, work):
+def snapshot_unsplit_said(label, path, why, work):
     """A snapshot's spike without a split says why as the live log does (the counters'
     reason, not its thread's flags): `spikes --json` and `info` of the snapshot, and its
     mark once converted."""

@@ -75,6 +75,7 @@ struct tt_ps_sink {
 struct tt_spike_args {
 	struct tt_spike_args *next;
 	struct tt_mark_arg args[TT_SPIKE_ARGS + 1]; /* (the last with no key) */
+	char no_split[TT_SCHED_NONE_TEXT];          /* without a split: why (an argument's text) */
 };
 
 /* A snapshot's spike (the one its runtime wrote it for): `spikes` reports it as the
@@ -835,6 +836,10 @@ static int tt_spike_mark(void *ctx, const struct tt_an_spike *s)
 	};
 	size_t n = s->has_split ? sizeof args / sizeof *args : 3;
 	memcpy(m->args, args, n * sizeof *args);
+	if (!s->has_split)
+		m->args[n++] = (struct tt_mark_arg){
+			"no_split", tt_an_no_split_text(&s->causes, s->thread->no_states, m->no_split,
+							 sizeof m->no_split), 0};
 	tt_mark_causes_args(m->args + n, &s->causes);
 	struct tt_event e = {
 		.thread = s->thread->ctx, .ts = s->start + s->dur, .depth = s->depth, .flags = TT_EV_NAMED,
