@@ -5,6 +5,7 @@
  * the cut in both formats alike, spikes reports the snapshot's own spike without a
  * threshold, report works; and every field of the section damaged is refused at
  * its offset. */
+#include <errno.h>
 #include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -70,6 +71,8 @@ static uint64_t snapshot_at;
 static const struct tt_snapshot_split *snapshot_split;
 static const struct tt_snapshot_causes *snapshot_causes;
 static const struct tt_snapshot_unsplit *snapshot_unsplit;
+/* The producer without states (perf refused): no SCHED section */
+static bool producer_refused;
 /* where a field of it is, with a name of at most 8 bytes */
 #define INFO(field) (snapshot_at + offsetof(struct tt_snapshot_info, field))
 #define CUT(field) (snapshot_at + sizeof(struct tt_snapshot_info) + 8 + offsetof(struct tt_snapshot_cut, field))
@@ -100,11 +103,14 @@ static void build_with(struct tt_tw *w, const struct tt_snapshot_info *info, con
 	snapshot_at = (uint64_t)ftell(w->fp) + sizeof(struct tt_section_header);
 	tt_tw_snapshot_split(w, info, name, cuts, ncuts, snapshot_split, snapshot_causes, snapshot_unsplit);
 	tt_tw_sites(w, tt_demo_sites, tt_demo_nsites);
+	uint32_t why_states = producer_refused ? TT_THREAD_NO_STATES_FLAGS(TT_NO_STATES_REFUSED, EACCES)
+					       : TT_THREAD_SCHED;
 	struct tt_thread_info t0 = {.index = 0, .tid = 101, .events = N(producer),
-				    .flags = TT_THREAD_WRAPPED | TT_THREAD_SCHED};
+				    .flags = TT_THREAD_WRAPPED | why_states};
 	tt_tw_thread_info(w, &t0, "producer");
 	tt_tw_events(w, 0, 0, producer, N(producer));
-	tt_tw_sched(w, 0, 0, MONO(FROM), states, N(states));
+	if (!producer_refused)
+		tt_tw_sched(w, 0, 0, MONO(FROM), states, N(states));
 	struct tt_thread_info t1 = {.index = 1, .tid = 102, .events = work->n,
 				    .flags = TT_THREAD_WRAPPED};
 	t1.dropped[TT_DROP_OVERWRITTEN] = ncuts ? CUT_EVENTS : 0;
@@ -847,6 +853,28 @@ static void test_unsplit_said(void **state)
 	assert_has(r.out, "  no split: the file does not say why its thread has no states (written before "
 			  "ticktrace said)\n");
 	free(r.out);
+
+	/* a whole scope, of a thread without states whose counters the window holds none
+	 * of: the runtime's reason too, not the thread's (perf refused); the version
+	 * before, the thread's */
+	snapshot_unsplit = &unsplit;
+	producer_refused = true;
+	info.begin_tsc = spike_info.begin_tsc;
+	save(fx->in, &info, "work", true);
+	TT_RUN(&r, "spikes", fx->in, "-q");
+	assert_int_equal(r.status, 0);
+	snprintf(want, sizeof want, "thread producer (tid 101) at 29.000 us\n  no split: %s\n", why);
+	assert_has(r.out, want);
+	free(r.out);
+	snapshot_unsplit = NULL;
+	save(fx->in, &info, "work", true);
+	TT_RUN(&r, "spikes", fx->in, "-q");
+	assert_int_equal(r.status, 0);
+	assert_has(r.out, "  no split: the kernel refused its thread states (perf_event_open: "
+			  "Permission denied)\n");
+	free(r.out);
+	producer_refused = false;
+	info.begin_tsc = 15000;
 
 	snapshot_unsplit = &unsplit;
 	const uint64_t unsplit_at = snapshot_at + sizeof(struct tt_snapshot_info) + 8 +

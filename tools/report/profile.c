@@ -641,11 +641,20 @@ static int tt_spike_print(void *ctx, const struct tt_an_spike *s)
 		tt_an_spike_print(a->out, s);
 		return 0;
 	}
-	/* the snapshot's: its threshold as the runtime had it, said in its words */
+	/* the snapshot's: its threshold as the runtime had it, said in its words; without
+	 * a split, why as the runtime knew it (the window may hold none of the counters'
+	 * readings it went by) */
 	snap->reported = true;
 	struct tt_an_spike own = *s;
 	own.threshold = snap->snapshot->info.threshold_ns;
 	own.source = TT_AN_FROM_GLOBAL;
+	if (!own.has_split && snap->snapshot->unsplit.why != TT_UNSPLIT_THREAD) {
+		struct tt_an_causes said = tt_snapshot_an_causes(snap->snapshot);
+		own.causes.miss = said.miss;
+		own.causes.miss_start_ns = said.miss_start_ns;
+		own.causes.miss_end_ns = said.miss_end_ns;
+		own.causes.miss_budget = said.miss_budget;
+	}
 	const char *global_from = a->an.global_from;
 	a->an.global_from = tt_snapshot_threshold_from(snap->snapshot);
 	int rc = 0;
