@@ -794,6 +794,17 @@ static void test_split_causes(void **state)
 	snapshot_causes = NULL;
 }
 
+/* `spikes` of a snapshot of `info` (as the builder's settings make it) says `want`. */
+static void spikes_say(struct tt_fixture *fx, const struct tt_snapshot_info *info, const char *want)
+{
+	save(fx->in, info, "work", true);
+	struct tt_run r;
+	TT_RUN(&r, "spikes", fx->in, "-q");
+	assert_int_equal(r.status, 0);
+	assert_has(r.out, want);
+	free(r.out);
+}
+
 /* A spike without a split (here its scope not whole in the snapshot, which only the
  * SNAPSHOT section tells of): the snapshot says why as the run's detector knew it
  * (its thread's counters read, but none inside it, and tt-sched's budget reached),
@@ -818,14 +829,10 @@ static void test_unsplit_said(void **state)
 	snapshot_split = &split;
 	snapshot_causes = &causes;
 	snapshot_unsplit = &unsplit;
-	save(fx->in, &info, "work", true);
-	struct tt_run r;
-	TT_RUN(&r, "spikes", fx->in, "-q");
-	assert_int_equal(r.status, 0);
 	char want[512];
 	snprintf(want, sizeof want, "thread producer (tid 101) at 14.000 us\n  no split: %s\n", why);
-	assert_has(r.out, want);
-	free(r.out);
+	spikes_say(fx, &info, want);
+	struct tt_run r;
 	TT_RUN(&r, "spikes", fx->in, "-q", "--json");
 	assert_int_equal(r.status, 0);
 	cJSON *spike = cJSON_Parse(r.out);
@@ -847,12 +854,8 @@ static void test_unsplit_said(void **state)
 
 	/* the version before: its thread's flags (the producer's say nothing) */
 	snapshot_unsplit = NULL;
-	save(fx->in, &info, "work", true);
-	TT_RUN(&r, "spikes", fx->in, "-q");
-	assert_int_equal(r.status, 0);
-	assert_has(r.out, "  no split: the file does not say why its thread has no states (written before "
-			  "ticktrace said)\n");
-	free(r.out);
+	spikes_say(fx, &info, "  no split: the file does not say why its thread has no states (written "
+		   "before ticktrace said)\n");
 
 	/* a whole scope, of a thread without states whose counters the window holds none
 	 * of: the runtime's reason too, not the thread's (perf refused); the version
@@ -860,19 +863,11 @@ static void test_unsplit_said(void **state)
 	snapshot_unsplit = &unsplit;
 	producer_refused = true;
 	info.begin_tsc = spike_info.begin_tsc;
-	save(fx->in, &info, "work", true);
-	TT_RUN(&r, "spikes", fx->in, "-q");
-	assert_int_equal(r.status, 0);
 	snprintf(want, sizeof want, "thread producer (tid 101) at 29.000 us\n  no split: %s\n", why);
-	assert_has(r.out, want);
-	free(r.out);
+	spikes_say(fx, &info, want);
 	snapshot_unsplit = NULL;
-	save(fx->in, &info, "work", true);
-	TT_RUN(&r, "spikes", fx->in, "-q");
-	assert_int_equal(r.status, 0);
-	assert_has(r.out, "  no split: the kernel refused its thread states (perf_event_open: "
-			  "Permission denied)\n");
-	free(r.out);
+	spikes_say(fx, &info, "  no split: the kernel refused its thread states (perf_event_open: "
+		   "Permission denied)\n");
 	producer_refused = false;
 	info.begin_tsc = 15000;
 
