@@ -251,13 +251,16 @@ enum tt_section_type {
 	 * why the version stays. */
 	TT_SEC_SCHED = 0x43,
 	/* struct tt_snapshot_info, its name, then snapshot_info.cuts struct tt_snapshot_cut,
-	 * then struct tt_snapshot_split and struct tt_snapshot_causes: the file is a
-	 * snapshot (TICKTRACE_SNAPSHOTS), the records of every thread from from_tsc to to_tsc around a spike or a tt_trigger()
-	 * call, written while the program ran. Once, after PROCESS; the header has
+	 * then struct tt_snapshot_split, struct tt_snapshot_causes and struct
+	 * tt_snapshot_unsplit: the file is a snapshot (TICKTRACE_SNAPSHOTS), the records
+	 * of every thread from from_tsc to to_tsc around a spike or a tt_trigger() call,
+	 * written while the program ran. Once, after PROCESS; the header has
 	 * TT_FILE_SNAPSHOT. A section that ends at its cuts is the first version's (its
 	 * split, where it has one, covers the whole spike), one that ends at
-	 * tt_snapshot_split the second's (its split's source not said); a longer one than
-	 * tt_snapshot_causes is a later version's: a reader takes the fields it knows. */
+	 * tt_snapshot_split the second's (its split's source not said), one that ends at
+	 * tt_snapshot_causes the third's (why a spike has no split: its thread's flags); a
+	 * longer one than tt_snapshot_unsplit is a later version's: a reader takes the
+	 * fields it knows. */
 	TT_SEC_SNAPSHOT = 0x44,
 	/* struct tt_machine_info: the machine the run ran on (its name and ids), the
 	 * clocks the run's times are on, and how they relate to its machine's and to the
@@ -756,6 +759,37 @@ struct tt_snapshot_causes {
 	uint64_t major_faults;  /* nearest its end */
 };
 _Static_assert(sizeof(struct tt_snapshot_causes) == 40, "snapshot causes layout");
+
+/* Why a spike has no split (tt_snapshot_unsplit.why), as the run's detector knew it
+ * when it wrote the snapshot: `ticktrace spikes` on the run's file says the same. */
+enum tt_snapshot_unsplit_why {
+	/* Its thread has no states, and no counters were read for it: its THREAD flags say
+	 * why (TT_THREAD_NO_STATES). Also a spike with a split, and a trigger. */
+	TT_UNSPLIT_THREAD = 0,
+	TT_UNSPLIT_NOT_AFTER = 1,  /* its thread's counters: none read after its start */
+	TT_UNSPLIT_NOT_BEFORE = 2, /* none read before its end */
+	/* none read inside it: the nearest, start_ns before its start and end_ns after its
+	 * end, bound it no closer than its length */
+	TT_UNSPLIT_NOT_INSIDE = 3,
+	/* read inside it too far from its edges to bound it closer: the first start_ns
+	 * after its start, the last end_ns before its end */
+	TT_UNSPLIT_TOO_FAR = 4,
+	TT_UNSPLIT_NEVER_READ = 5, /* its thread's counters stand in, never read once */
+};
+enum tt_snapshot_unsplit_flags {
+	/* tt-sched's CPU budget left scopes of its thread unread (TT_SCHEDSTAT_BUDGET) */
+	TT_UNSPLIT_BUDGET = 1u << 0,
+};
+/* Why the spike has no split, after tt_snapshot_causes (a section that ends before it
+ * is an earlier version's: its thread's flags say why): 0s with a split, and for a
+ * trigger. */
+struct tt_snapshot_unsplit {
+	uint32_t why;     /* enum tt_snapshot_unsplit_why */
+	uint32_t flags;   /* enum tt_snapshot_unsplit_flags */
+	int64_t start_ns; /* TT_UNSPLIT_NOT_INSIDE, TT_UNSPLIT_TOO_FAR: the reading nearest */
+	int64_t end_ns;   /* its start, and its end, this far from it */
+};
+_Static_assert(sizeof(struct tt_snapshot_unsplit) == 24, "snapshot unsplit layout");
 
 struct tt_end_info {
 	uint64_t threads;  /* THREAD sections written */

@@ -473,6 +473,12 @@ void tt__snapshot_spike(const struct tt_an_spike *s, const struct tt_clock *cloc
 		.error_ns = s->has_split ? s->causes.error_ns : 0, .stolen_ns = s->causes.stolen_ns,
 		.minor_faults = s->causes.minor_faults, .major_faults = s->causes.major_faults,
 	}};
+	if (!s->has_split) /* (why, as the run's file cannot say it once its ring lost the scope) */
+		w.unsplit = (struct tt_snapshot_unsplit){
+			.why = (uint32_t)s->causes.miss,
+			.flags = s->causes.miss_budget ? TT_UNSPLIT_BUDGET : 0u,
+			.start_ns = s->causes.miss_start_ns, .end_ns = s->causes.miss_end_ns,
+		};
 	tt__snapshot_window(sn, &w, clock);
 	tt__snapshot_wait(sn, due, &w, name, (size_t)(k - sn->kept));
 }

@@ -117,7 +117,7 @@ static void tt__spikes_json(FILE *out, const struct tt_an_spike *s)
 	char why[TT_SCHED_NONE_TEXT];
 	if (!s->has_split) {
 		fputs(",\"no_split\":", out);
-		tt_an_no_split_text(s, why, sizeof why);
+		tt_an_no_split_text(&s->causes, th->no_states, why, sizeof why);
 		tt__spikes_json_str(out, why, strlen(why));
 	}
 	if (s->text) {

@@ -494,6 +494,29 @@ static void test_split_unknown(void **state)
 			    "the kernel refused its thread states (perf_event_open: Permission denied)");
 	cJSON_Delete(worker);
 	cJSON_Delete(plain);
+	/* convert --threshold's marks: the split, or why there is none */
+	RUN_OK(&r, "convert", fx->in, "-o", fx->out, "--threshold", "1ms");
+	free(r.out);
+	cJSON *root = tt_json_load(fx->out);
+	const cJSON *ev;
+	size_t marks = 0;
+	cJSON_ArrayForEach(ev, cJSON_GetObjectItemCaseSensitive(root, "traceEvents"))
+	{
+		if (strcmp(str(ev, "ph"), "i") || strcmp(str(ev, "name"), "spike: load_level took 10.000 ms"))
+			continue;
+		const cJSON *args = cJSON_GetObjectItemCaseSensitive(ev, "args");
+		marks++;
+		if (num(ev, "tid") == 101) {
+			assert_int_equal(num(args, "unknown_ns"), 4 * MS);
+			assert_null(cJSON_GetObjectItemCaseSensitive(args, "no_split"));
+		} else {
+			assert_string_equal(str(args, "no_split"), "the kernel refused its thread states "
+				       "(perf_event_open: Permission denied)");
+			assert_null(cJSON_GetObjectItemCaseSensitive(args, "on_cpu_ns"));
+		}
+	}
+	assert_int_equal(marks, 2);
+	cJSON_Delete(root);
 
 	RUN_OK(&r, "spikes", fx->in, "-q", "--threshold", "1ms");
 	const char *text[] = {"  on CPU 4.000 ms, preempted 1.000 ms, blocked 1.000 ms, unknown 4.000 ms\n",
@@ -509,7 +532,7 @@ static void test_split_unknown(void **state)
 
 	/* of 20 ms: 4 on CPU, 2 off it, 14 unknown (4 lost, 10 on the thread without states) */
 	RUN_OK(&r, "report", fx->in, "-q", "--json");
-	cJSON *root = cJSON_Parse(r.out);
+	root = cJSON_Parse(r.out);
 	free(r.out);
 	const cJSON *row = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(root, "rows"), 0);
 	assert_string_equal(str(row, "name"), "load_level");

@@ -5,6 +5,7 @@
  * the cut in both formats alike, spikes reports the snapshot's own spike without a
  * threshold, report works; and every field of the section damaged is refused at
  * its offset. */
+#include <errno.h>
 #include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -66,9 +67,12 @@ static const struct tt_snapshot_cut worker_cut = {
 /* Where the builder put the SNAPSHOT section's payload, for the tests that damage it. */
 static uint64_t snapshot_at;
 /* What the builder ends the section with (NULL: nothing, as the first version; the
- * split without causes: as the second) */
+ * split without causes: as the second; without unsplit: as the third) */
 static const struct tt_snapshot_split *snapshot_split;
 static const struct tt_snapshot_causes *snapshot_causes;
+static const struct tt_snapshot_unsplit *snapshot_unsplit;
+/* The producer without states (perf refused): no SCHED section */
+static bool producer_refused;
 /* where a field of it is, with a name of at most 8 bytes */
 #define INFO(field) (snapshot_at + offsetof(struct tt_snapshot_info, field))
 #define CUT(field) (snapshot_at + sizeof(struct tt_snapshot_info) + 8 + offsetof(struct tt_snapshot_cut, field))
@@ -97,13 +101,16 @@ static void build_with(struct tt_tw *w, const struct tt_snapshot_info *info, con
 	tt_tw_header(w, &h);
 	tt_tw_process(w, 4242, "demo");
 	snapshot_at = (uint64_t)ftell(w->fp) + sizeof(struct tt_section_header);
-	tt_tw_snapshot_split(w, info, name, cuts, ncuts, snapshot_split, snapshot_causes);
+	tt_tw_snapshot_split(w, info, name, cuts, ncuts, snapshot_split, snapshot_causes, snapshot_unsplit);
 	tt_tw_sites(w, tt_demo_sites, tt_demo_nsites);
+	uint32_t why_states = producer_refused ? TT_THREAD_NO_STATES_FLAGS(TT_NO_STATES_REFUSED, EACCES)
+					       : TT_THREAD_SCHED;
 	struct tt_thread_info t0 = {.index = 0, .tid = 101, .events = N(producer),
-				    .flags = TT_THREAD_WRAPPED | TT_THREAD_SCHED};
+				    .flags = TT_THREAD_WRAPPED | why_states};
 	tt_tw_thread_info(w, &t0, "producer");
 	tt_tw_events(w, 0, 0, producer, N(producer));
-	tt_tw_sched(w, 0, 0, MONO(FROM), states, N(states));
+	if (!producer_refused)
+		tt_tw_sched(w, 0, 0, MONO(FROM), states, N(states));
 	struct tt_thread_info t1 = {.index = 1, .tid = 102, .events = work->n,
 				    .flags = TT_THREAD_WRAPPED};
 	t1.dropped[TT_DROP_OVERWRITTEN] = ncuts ? CUT_EVENTS : 0;
@@ -787,6 +794,120 @@ static void test_split_causes(void **state)
 	snapshot_causes = NULL;
 }
 
+/* `spikes` of a snapshot of `info` (as the builder's settings make it) says `want`. */
+static void spikes_say(struct tt_fixture *fx, const struct tt_snapshot_info *info, const char *want)
+{
+	save(fx->in, info, "work", true);
+	struct tt_run r;
+	TT_RUN(&r, "spikes", fx->in, "-q");
+	assert_int_equal(r.status, 0);
+	assert_has(r.out, want);
+	free(r.out);
+}
+
+/* A spike without a split (here its scope not whole in the snapshot, which only the
+ * SNAPSHOT section tells of): the snapshot says why as the run's detector knew it
+ * (its thread's counters read, but none inside it, and tt-sched's budget reached),
+ * and every place that shows the spike says it as `spikes` on the run does, not its
+ * thread's flags: spikes (text and JSON), info, the mark (no_split). A section of the
+ * version before (no reason) says its thread's flags; a reason that is none, one
+ * beside a split, a negative distance, and a section cut inside it are refused. */
+static void test_unsplit_said(void **state)
+{
+	struct tt_fixture *fx = *state;
+	static const char why[] = "no counters reading inside it (the nearest 13.000 ms before it, "
+				  "58.000 ms after it); tt-sched's CPU budget left scopes of its thread "
+				  "unread, this one maybe (info says how many)";
+	struct tt_snapshot_info info = spike_info;
+	info.has_split = 0;
+	info.on_cpu_ns = info.preempted_ns = info.blocked_ns = 0;
+	info.begin_tsc = 15000; /* (before the producer's first record) */
+	const struct tt_snapshot_split split = {.dur_ns = 500007};
+	const struct tt_snapshot_causes causes = {0};
+	struct tt_snapshot_unsplit unsplit = {.why = TT_UNSPLIT_NOT_INSIDE, .flags = TT_UNSPLIT_BUDGET,
+					      .start_ns = 13000000, .end_ns = 58000000};
+	snapshot_split = &split;
+	snapshot_causes = &causes;
+	snapshot_unsplit = &unsplit;
+	char want[512];
+	snprintf(want, sizeof want, "thread producer (tid 101) at 14.000 us\n  no split: %s\n", why);
+	spikes_say(fx, &info, want);
+	struct tt_run r;
+	TT_RUN(&r, "spikes", fx->in, "-q", "--json");
+	assert_int_equal(r.status, 0);
+	cJSON *spike = cJSON_Parse(r.out);
+	assert_non_null(spike);
+	assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(spike, "no_split")), why);
+	assert_null(cJSON_GetObjectItemCaseSensitive(spike, "on_cpu_ns"));
+	cJSON_Delete(spike);
+	free(r.out);
+	TT_RUN(&r, "info", fx->in);
+	assert_int_equal(r.status, 0);
+	snprintf(want, sizeof want, "threshold 100.000 us (TT_THRESHOLD_NS)\n"
+		 "            no split: %s\n", why);
+	assert_has(r.out, want);
+	free(r.out);
+	const cJSON *mark;
+	cJSON *root = converted_spike(fx, &mark);
+	assert_string_equal(arg_text(mark, "no_split"), why);
+	cJSON_Delete(root);
+
+	/* the version before: its thread's flags (the producer's say nothing) */
+	snapshot_unsplit = NULL;
+	spikes_say(fx, &info, "  no split: the file does not say why its thread has no states (written "
+		   "before ticktrace said)\n");
+
+	/* a whole scope, of a thread without states whose counters the window holds none
+	 * of: the runtime's reason too, not the thread's (perf refused); the version
+	 * before, the thread's */
+	snapshot_unsplit = &unsplit;
+	producer_refused = true;
+	info.begin_tsc = spike_info.begin_tsc;
+	snprintf(want, sizeof want, "thread producer (tid 101) at 29.000 us\n  no split: %s\n", why);
+	spikes_say(fx, &info, want);
+	snapshot_unsplit = NULL;
+	spikes_say(fx, &info, "  no split: the kernel refused its thread states (perf_event_open: "
+		   "Permission denied)\n");
+	producer_refused = false;
+	info.begin_tsc = 15000;
+
+	snapshot_unsplit = &unsplit;
+	const uint64_t unsplit_at = snapshot_at + sizeof(struct tt_snapshot_info) + 8 +
+				    sizeof(struct tt_snapshot_cut) + sizeof(struct tt_snapshot_split) +
+				    sizeof(struct tt_snapshot_causes);
+	unsplit.why = TT_UNSPLIT_NEVER_READ + 1;
+	save(fx->in, &info, "work", true);
+	expect_refused_file(fx, unsplit_at, "SNAPSHOT says its spike has no split for reason 6, which is "
+			    "none (0 to 5)");
+	unsplit.why = TT_UNSPLIT_NOT_INSIDE;
+	unsplit.start_ns = -1;
+	save(fx->in, &info, "work", true);
+	expect_refused_file(fx, unsplit_at + offsetof(struct tt_snapshot_unsplit, start_ns), "SNAPSHOT "
+			    "says its spike's nearest counters readings were -1 ns from its start and "
+			    "58000000 ns from its end");
+	unsplit.start_ns = 13000000;
+	struct tt_snapshot_info with_split = spike_info;
+	const struct tt_snapshot_causes switches = {.from = TT_CAUSES_SWITCHES};
+	snapshot_causes = &switches;
+	snapshot_split = &(const struct tt_snapshot_split){.dur_ns = 500000};
+	save(fx->in, &with_split, "work", true);
+	expect_refused_file(fx, unsplit_at, "SNAPSHOT of a spike with a split says why it has no split "
+			    "(reason 3, flags 0x1)");
+	/* a section that ends inside it */
+	snapshot_causes = &causes;
+	snapshot_split = &split;
+	struct tt_tw cut;
+	build(&cut, &info, "work", true);
+	uint64_t size = unsplit_at + sizeof unsplit - snapshot_at - 6;
+	memcpy(cut.data + snapshot_at - 8, &size, sizeof size);
+	expect_refused(fx, cut.data, cut.size, snapshot_at, "SNAPSHOT section of 210 bytes, but its name "
+		       "(4 bytes, padded to 8), 1 cuts and the rest of its split take 216");
+	tt_tw_free(&cut);
+	snapshot_split = NULL;
+	snapshot_causes = NULL;
+	snapshot_unsplit = NULL;
+}
+
 /* Each field of the section damaged, one at a time, in the good file: refused at
  * the field's offset, by every command that reads the file. */
 static void test_malformed_fields(void **state)
@@ -819,8 +940,8 @@ static void test_malformed_fields(void **state)
 		 "which has no THREAD section"},
 		{INFO(thread_index), 9, 4, 0, "SNAPSHOT of thread index 9, which has no THREAD section"},
 		{INFO(name_len), 9, 4, snapshot_at, "SNAPSHOT section of 136 bytes, but its name (9 bytes, "
-		 "padded to 8), 1 cuts and the rest of its split take 200"},
-		{INFO(cuts), 2, 4, snapshot_at, "2 cuts and the rest of its split take 224"},
+		 "padded to 8), 1 cuts and the rest of its split take 224"},
+		{INFO(cuts), 2, 4, snapshot_at, "2 cuts and the rest of its split take 248"},
 		{CUT(thread_index), 7, 4, 0, "SNAPSHOT cut 0 of thread index 7, which has no THREAD section"},
 		{CUT(thread_index), 0, 4, CUT(events), "SNAPSHOT cut 0 lost 1234 events of thread index 0, "
 		 "which counts 0 overwritten"},
@@ -953,6 +1074,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_two_snapshots, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_split_unknown, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_split_causes, setup, tt_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_unsplit_said, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_malformed_fields, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_malformed_sections, setup, tt_fixture_teardown),
 	};

@@ -244,12 +244,13 @@ void tt_tw_filtered(struct tt_tw *w, uint32_t index, uint32_t count, uint64_t mi
 void tt_tw_snapshot(struct tt_tw *w, const struct tt_snapshot_info *info, const char *name,
 		    const struct tt_snapshot_cut *cuts, size_t n)
 {
-	tt_tw_snapshot_split(w, info, name, cuts, n, NULL, NULL);
+	tt_tw_snapshot_split(w, info, name, cuts, n, NULL, NULL, NULL);
 }
 
 void tt_tw_snapshot_split(struct tt_tw *w, const struct tt_snapshot_info *info, const char *name,
 			  const struct tt_snapshot_cut *cuts, size_t n,
-			  const struct tt_snapshot_split *split, const struct tt_snapshot_causes *causes)
+			  const struct tt_snapshot_split *split, const struct tt_snapshot_causes *causes,
+			  const struct tt_snapshot_unsplit *unsplit)
 {
 	static const char zeros[8];
 	struct tt_snapshot_info si = *info;
@@ -257,7 +258,8 @@ void tt_tw_snapshot_split(struct tt_tw *w, const struct tt_snapshot_info *info, 
 	si.cuts = (uint32_t)n;
 	size_t padded = (si.name_len + 7u) & ~7u;
 	uint64_t size = sizeof(si) + padded + n * sizeof(*cuts) + (split ? sizeof(*split) : 0) +
-			(split && causes ? sizeof(*causes) : 0);
+			(split && causes ? sizeof(*causes) : 0) +
+			(split && causes && unsplit ? sizeof(*unsplit) : 0);
 	tt_tw_section(w, TT_SEC_SNAPSHOT, size);
 	fwrite(&si, sizeof(si), 1, w->fp);
 	fwrite(name, 1, si.name_len, w->fp);
@@ -268,6 +270,8 @@ void tt_tw_snapshot_split(struct tt_tw *w, const struct tt_snapshot_info *info, 
 		fwrite(split, sizeof(*split), 1, w->fp);
 	if (split && causes)
 		fwrite(causes, sizeof(*causes), 1, w->fp);
+	if (split && causes && unsplit)
+		fwrite(unsplit, sizeof(*unsplit), 1, w->fp);
 	tt_tw_pad(w, size);
 }
 

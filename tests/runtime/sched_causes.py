@@ -413,9 +413,24 @@ def budget(tmp):
     check(unread <= len(unsplit), "crowd: %d said unread, %d without a split" % (unread, len(unsplit)))
     check("64 threads without states: its switches were not asked for (TICKTRACE_SCHED=schedstat)"
           in info.stdout, "crowd: info does not say the counters stood in: %s" % info.stdout)
-    # perf refused, the counters standing in: the same reasons
-    _, spikes, _, _ = run(tmp, "seccomp", args=("crowd",))
+    # perf refused, the counters standing in: the same reasons, and the snapshots of
+    # naps without a split say them as the live log does
+    snaps, live = os.path.join(tmp, "crowd-snaps"), os.path.join(tmp, "crowd-live.jsonl")
+    fresh_dir(snaps)
+    _, spikes, _, _ = run(tmp, "seccomp", args=("crowd",), env_extra={
+        "TICKTRACE_SNAPSHOTS": snaps, "TICKTRACE_SPIKES": live, "TICKTRACE_SPIKE_THRESHOLD": "1ms"})
     unsplit_said([sp for sp in spikes if sp["name"] == "nap" and "on_cpu_ns" not in sp], "crowd (seccomp)")
+    logged = [l for l in (json.loads(l) for l in open(live)) if "name" in l]  # (spike N: the Nth)
+    told = 0
+    for name, f in snapshots_in(snaps).items():
+        sp = snapshot_spike(f) if f and f.snapshot else None
+        twin = logged[f.snapshot["number"] - 1] if sp and f.snapshot["number"] <= len(logged) else {}
+        check(sp and (twin.get("tid"), twin.get("name")) == (sp["tid"], sp["name"]),
+              "crowd (seccomp): snapshot %s is not the live log's spike of its number: %s" % (name, twin))
+        if sp and "on_cpu_ns" not in sp and twin:
+            snapshot_unsplit_said("crowd (seccomp)", os.path.join(snaps, name), twin.get("no_split"), tmp)
+            told += 1
+    check(told, "crowd (seccomp): no snapshot of a nap without a split: %s" % sorted(os.listdir(snaps)))
 
 
 def unsplit_said(unsplit, label):
@@ -563,6 +578,8 @@ def refused_snapshots(label, d, live, work):
         twin = [l for l in logged if l.get("tid") == sp["tid"] and l.get("name") == sp["name"]]
         check(len(twin) == 1 and all(sp.get(k) == twin[0].get(k) for k in ("causes_from", "causes_error_ns")),
               "%s: snapshot %s says %s; the live log %s" % (label, name, sp, twin))
+        if "on_cpu_ns" not in sp and len(twin) == 1:
+            snapshot_unsplit_said(label, os.path.join(d, name), twin[0].get("no_split"), work)
         if sp.get("causes_from") != "schedstat":
             continue
         told += 1
@@ -581,6 +598,24 @@ def refused_snapshots(label, d, live, work):
         print("%s: snapshot %s: causes_from %s, within %d ns, its mark's %s" % (label, name, sp["causes_from"],
                                                                           sp["causes_error_ns"], args))
     check(told, "%s: no snapshot of a spike split from the counters: %s" % (label, sorted(files)))
+
+
+def snapshot_unsplit_said(label, path, why, work):
+    """A snapshot's spike without a split says why as the live log does (the counters'
+    reason, not its thread's flags): `spikes --json` and `info` of the snapshot, and its
+    mark once converted."""
+    s = subprocess.run([TOOL, "spikes", "--json", path], capture_output=True, text=True, timeout=60)
+    said = [json.loads(l).get("no_split") for l in s.stdout.splitlines() if "snapshot" in json.loads(l)]
+    info = subprocess.run([TOOL, "info", path], capture_output=True, text=True, timeout=60).stdout
+    out = os.path.join(work, os.path.basename(path) + ".json")
+    c = subprocess.run([TOOL, "convert", "--force", path, "-o", out], capture_output=True, text=True,
+                       timeout=120)
+    marks = [e.get("args", {}).get("no_split") for e in json.load(open(out))["traceEvents"]
+             if e.get("name", "").startswith("spike: ")] if c.returncode == 0 else []
+    check(why and said == [why] and ("no split: %s\n" % why) in info and marks == [why],
+          "%s: %s: the live log says no split because %r; spikes %r, mark %r, info %s"
+          % (label, path, why, said, marks, info))
+    print("%s: %s without a split says why as the live log: %s" % (label, os.path.basename(path), why))
 
 
 def stolen(tmp):
@@ -677,10 +712,13 @@ def snapshots_in(d):
 def snapshot_spike(f):
     """A spike snapshot's spike, with the keys of `ticktrace spikes --json` (its
     duration the detector's, which its split makes up: its own, from the TSC, is
-    checked beside it)."""
+    checked beside it). Its section says why it has no split (nothing beside one)."""
     s = f.snapshot
     thread = f.threads.get(s["thread_index"], {"tid": -1})
     sp = {"name": s["name"], "tid": thread["tid"], "dur_ns": s["dur_ns"]}
+    unsplit = [s.get(k) for k in ("unsplit_why", "unsplit_flags", "unsplit_start_ns", "unsplit_end_ns")]
+    check(None not in unsplit and (not s["has_split"] or not any(unsplit)),
+          "snapshot %s: why it has no split: %s (has_split %d)" % (s["name"], unsplit, s["has_split"]))
     if s["has_split"]:
         sp.update(on_cpu_ns=s["on_cpu_ns"], preempted_ns=s["preempted_ns"], blocked_ns=s["blocked_ns"],
                   unknown_ns=s["unknown_ns"], causes_from=ttr.CAUSES_FROM.get(s.get("causes_from")),

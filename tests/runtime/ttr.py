@@ -40,6 +40,9 @@ SNAPSHOT_SPLIT = struct.Struct("<qq")  # struct tt_snapshot_split: dur_ns, unkno
 # struct tt_snapshot_causes: from, flags, error_ns, stolen_ns, minor_faults, major_faults
 SNAPSHOT_CAUSES = struct.Struct("<IIqqQQ")
 CAUSES_FROM = {0: None, 1: "switches", 2: "schedstat"}
+# struct tt_snapshot_unsplit: why, flags, start_ns, end_ns (why a spike has no split)
+SNAPSHOT_UNSPLIT = struct.Struct("<IIqq")
+UNSPLIT_THREAD, UNSPLIT_NEVER_READ = 0, 5  # (its thread's flags say why; 1-4: the readings)
 SNAPSHOT_CUT = struct.Struct("<IIQQQ")  # thread_index, reserved, events, lost_from, lost_to
 
 # struct tt_machine_info (224 bytes) ends with two struct tt_clock_reading
@@ -171,6 +174,11 @@ class Ttr:
             if len(body) >= pos + SNAPSHOT_CAUSES.size:
                 keys = "causes_from causes_flags causes_error_ns stolen_ns minor_faults major_faults".split()
                 snap.update(zip(keys, SNAPSHOT_CAUSES.unpack_from(body, pos)))
+            # struct tt_snapshot_unsplit, after that where this version wrote one
+            pos += SNAPSHOT_CAUSES.size
+            if len(body) >= pos + SNAPSHOT_UNSPLIT.size:
+                keys = "unsplit_why unsplit_flags unsplit_start_ns unsplit_end_ns".split()
+                snap.update(zip(keys, SNAPSHOT_UNSPLIT.unpack_from(body, pos)))
             self.snapshot = snap
         elif kind == SEC_MACHINE:
             self.timens = struct.unpack_from("<qq", body, 8)

@@ -221,11 +221,15 @@ static void tt_print_snapshot(FILE *out, const struct tt_file *f, const struct t
 		fprintf(out, ", took %s, threshold %s (%s)\n", tt_an_fmt_ns(a, dur),
 			tt_an_fmt_ns(b, si->threshold_ns), tt_snapshot_threshold_from(s));
 	}
+	struct tt_an_causes causes = tt_snapshot_an_causes(s);
 	if (si->has_split) {
 		struct tt_an_split split = tt_snapshot_an_split(s);
-		struct tt_an_causes causes = tt_snapshot_an_causes(s);
 		tt_an_split_print(out, "            ", &split, causes.from == TT_AN_CAUSES_SCHEDSTAT);
 		tt_an_causes_print(out, "            ", &causes);
+	} else if (si->kind == TT_SNAPSHOT_SPIKE) {
+		char why[TT_SCHED_NONE_TEXT];
+		fprintf(out, "            no split: %s\n", tt_an_no_split_text(&causes, s->thread->flags, why,
+										 sizeof why));
 	}
 	fputs("    window: ", out);
 	tt_print_tsc(out, f, in, si->from_tsc);

@@ -131,13 +131,18 @@ static int tt_mark_snapshot(struct tt_decoder *d, const struct tt_file *f)
 	tt_mark_number(m, "threshold_ns", si->threshold_ns);
 	m->args[m->nargs++] = (struct tt_mark_arg){.key = "threshold_from",
 						   .text = tt_snapshot_threshold_from(s)};
+	struct tt_an_causes causes = tt_snapshot_an_causes(s);
 	if (si->has_split) {
 		tt_mark_number(m, "on_cpu_ns", si->on_cpu_ns);
 		tt_mark_number(m, "preempted_ns", si->preempted_ns);
 		tt_mark_number(m, "blocked_ns", si->blocked_ns);
 		tt_mark_number(m, "unknown_ns", s->split.unknown_ns);
+	} else {
+		char why[TT_SCHED_NONE_TEXT];
+		if (!(m->no_split = strdup(tt_an_no_split_text(&causes, s->thread->flags, why, sizeof why))))
+			return -1;
+		m->args[m->nargs++] = (struct tt_mark_arg){.key = "no_split", .text = m->no_split};
 	}
-	struct tt_an_causes causes = tt_snapshot_an_causes(s);
 	m->nargs += (uint32_t)tt_mark_causes_args(m->args + m->nargs, &causes);
 	return tt_asprintf(&m->name, "spike: %.*s%s took %s", len, s->name.ptr, cut, tt_an_fmt_ns(took, dur));
 }
@@ -208,7 +213,9 @@ int tt_decoder_emit_marks(struct tt_decoder *d, struct tt_thread_state *st, int6
 
 void tt_decoder_free_marks(struct tt_thread_state *st)
 {
-	for (uint32_t i = 0; i < st->nmarks; i++)
+	for (uint32_t i = 0; i < st->nmarks; i++) {
 		free(st->marks[i].name);
+		free(st->marks[i].no_split);
+	}
 	free(st->marks);
 }

@@ -149,6 +149,9 @@ struct tt_snapshot {
 	/* What else its split says; 0s from a section without it (the split's source not
 	 * said) */
 	struct tt_snapshot_causes causes;
+	/* Why its spike has no split; 0s from a section without it (its thread's flags
+	 * say why) */
+	struct tt_snapshot_unsplit unsplit;
 	struct tt_str name;             /* the spike's scope, or the trigger's why */
 	/* of the spike, or that called tt_trigger (NULL: a thread that never recorded,
 	 * TT_SNAPSHOT_NO_THREAD, which a trigger may be) */
@@ -160,7 +163,8 @@ struct tt_snapshot {
 /* "spike" or "trigger". */
 const char *tt_snapshot_kind_name(const struct tt_snapshot *s);
 /* A spike snapshot's split, as the analysis gives a spike's (info.has_split: it has one),
- * and what else it says (its source, resolution, stolen time and page faults). */
+ * and what else it says (its source, resolution, stolen time and page faults; without
+ * a split, why: tt_an_no_split_text with its thread's flags). */
 struct tt_an_split tt_snapshot_an_split(const struct tt_snapshot *s);
 struct tt_an_causes tt_snapshot_an_causes(const struct tt_snapshot *s);
 /* Where a spike's threshold came from, in the runtime's words ("TT_THRESHOLD_NS",

@@ -39,11 +39,14 @@ struct tt_an_split tt_snapshot_an_split(const struct tt_snapshot *s)
 struct tt_an_causes tt_snapshot_an_causes(const struct tt_snapshot *s)
 {
 	const struct tt_snapshot_causes *c = &s->causes;
+	const struct tt_snapshot_unsplit *u = &s->unsplit;
 	return (struct tt_an_causes){
 		.from = (enum tt_an_causes_from)c->from, .error_ns = c->error_ns,
 		.faults = c->flags & TT_CAUSES_FAULTS, .minor_faults = c->minor_faults,
 		.major_faults = c->major_faults, .stolen_known = c->flags & TT_CAUSES_STOLEN,
 		.stolen_ns = c->stolen_ns,
+		.miss = (enum tt_an_counters_miss)u->why, .miss_start_ns = u->start_ns,
+		.miss_end_ns = u->end_ns, .miss_budget = u->flags & TT_UNSPLIT_BUDGET,
 	};
 }
 
@@ -158,6 +161,28 @@ static int tt_snapshot_check_causes(struct tt_file *f, const struct tt_snapshot_
 #undef TT_AT
 }
 
+/* Why a spike has no split: a reason the format has, none with a split or for a
+ * trigger, the readings' distances not negative. */
+static int tt_snapshot_check_unsplit(struct tt_file *f, const struct tt_snapshot_info *si,
+				     const struct tt_snapshot_unsplit *u, uint64_t at)
+{
+#define TT_AT(field) (at + offsetof(struct tt_snapshot_unsplit, field))
+	if (u->why > TT_UNSPLIT_NEVER_READ)
+		return TT_FAIL(f, TT_AT(why), "SNAPSHOT says its spike has no split for reason %" PRIu32
+			       ", which is none (0 to %d)", u->why, TT_UNSPLIT_NEVER_READ);
+	bool none = si->has_split || si->kind == TT_SNAPSHOT_TRIGGER;
+	if (none && (u->why || u->flags || u->start_ns || u->end_ns))
+		return TT_FAIL(f, TT_AT(why), "SNAPSHOT of a %s says why it has no split (reason %"
+			       PRIu32 ", flags 0x%" PRIx32 ")",
+			       si->has_split ? "spike with a split" : "trigger", u->why, u->flags);
+	if (u->start_ns < 0 || u->end_ns < 0)
+		return TT_FAIL(f, TT_AT(start_ns), "SNAPSHOT says its spike's nearest counters readings "
+			       "were %" PRId64 " ns from its start and %" PRId64 " ns from its end",
+			       u->start_ns, u->end_ns);
+	return 0;
+#undef TT_AT
+}
+
 int tt_file_read_snapshot(struct tt_file *f, uint64_t at, uint64_t size, bool after_process)
 {
 	if (f->snapshot)
@@ -177,18 +202,20 @@ int tt_file_read_snapshot(struct tt_file *f, uint64_t at, uint64_t size, bool af
 	memcpy(&si, f->data + at, sizeof si);
 	uint64_t want = sizeof si + TT_PAD8(si.name_len) + (uint64_t)si.cuts * sizeof(struct tt_snapshot_cut);
 	/* (the first version's ends at its cuts: no tt_snapshot_split; the second's at it:
-	 * no tt_snapshot_causes) */
+	 * no tt_snapshot_causes; the third's at that: no tt_snapshot_unsplit) */
 	uint64_t with_split = want + sizeof(struct tt_snapshot_split);
 	uint64_t with_causes = with_split + sizeof(struct tt_snapshot_causes);
-	if (size != want && size != with_split && size < with_causes)
+	uint64_t with_unsplit = with_causes + sizeof(struct tt_snapshot_unsplit);
+	if (size != want && size != with_split && size != with_causes && size < with_unsplit)
 		return TT_FAIL(f, at, "SNAPSHOT section of %" PRIu64 " bytes, but its name (%" PRIu32
 			       " bytes, padded to 8), %" PRIu32 " cuts and the rest of its split take %"
-			       PRIu64, size, si.name_len, si.cuts, with_causes);
+			       PRIu64, size, si.name_len, si.cuts, with_unsplit);
 	if (tt_snapshot_check_info(f, &si, at) < 0)
 		return -1;
 	struct tt_snapshot_split split = {
 		.dur_ns = tt_clock_ns(&f->clock, si.end_tsc) - tt_clock_ns(&f->clock, si.begin_tsc)};
 	struct tt_snapshot_causes causes = {0};
+	struct tt_snapshot_unsplit unsplit = {0};
 	if (size != want) {
 		memcpy(&split, f->data + at + want, sizeof split);
 		if (tt_snapshot_check_split(f, &si, &split, at + want) < 0)
@@ -197,6 +224,11 @@ int tt_file_read_snapshot(struct tt_file *f, uint64_t at, uint64_t size, bool af
 	if (size >= with_causes) {
 		memcpy(&causes, f->data + at + with_split, sizeof causes);
 		if (tt_snapshot_check_causes(f, &si, &split, &causes, at + with_split) < 0)
+			return -1;
+	}
+	if (size >= with_unsplit) {
+		memcpy(&unsplit, f->data + at + with_causes, sizeof unsplit);
+		if (tt_snapshot_check_unsplit(f, &si, &unsplit, at + with_causes) < 0)
 			return -1;
 	}
 	struct tt_snapshot *s = calloc(1, sizeof *s);
@@ -208,6 +240,7 @@ int tt_file_read_snapshot(struct tt_file *f, uint64_t at, uint64_t size, bool af
 	s->info = si;
 	s->split = split;
 	s->causes = causes;
+	s->unsplit = unsplit;
 	s->at = at;
 	s->name = (struct tt_str){(const char *)f->data + at + sizeof si, si.name_len};
 	uint64_t cuts_at = at + sizeof si + TT_PAD8(si.name_len);

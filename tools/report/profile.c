@@ -75,6 +75,7 @@ struct tt_ps_sink {
 struct tt_spike_args {
 	struct tt_spike_args *next;
 	struct tt_mark_arg args[TT_SPIKE_ARGS + 1]; /* (the last with no key) */
+	char no_split[TT_SCHED_NONE_TEXT];          /* without a split: why (an argument's text) */
 };
 
 /* A snapshot's spike (the one its runtime wrote it for): `spikes` reports it as the
@@ -601,7 +602,8 @@ static cJSON *tt_spike_json(struct tt_ps_sink *a, const struct tt_an_spike *s)
 		cJSON_AddNumberToObject(root, "unknown_ns", (double)s->split.unknown);
 	} else {
 		char why[TT_SCHED_NONE_TEXT];
-		cJSON_AddStringToObject(root, "no_split", tt_an_no_split_text(s, why, sizeof why));
+		cJSON_AddStringToObject(root, "no_split", tt_an_no_split_text(&s->causes, s->thread->no_states,
+									       why, sizeof why));
 	}
 	tt_json_causes(root, &s->causes);
 	if (s->frame)
@@ -640,11 +642,20 @@ static int tt_spike_print(void *ctx, const struct tt_an_spike *s)
 		tt_an_spike_print(a->out, s);
 		return 0;
 	}
-	/* the snapshot's: its threshold as the runtime had it, said in its words */
+	/* the snapshot's: its threshold as the runtime had it, said in its words; without
+	 * a split, why as the runtime knew it (the window may hold none of the counters'
+	 * readings it went by) */
 	snap->reported = true;
 	struct tt_an_spike own = *s;
 	own.threshold = snap->snapshot->info.threshold_ns;
 	own.source = TT_AN_FROM_GLOBAL;
+	if (!own.has_split && snap->snapshot->unsplit.why != TT_UNSPLIT_THREAD) {
+		struct tt_an_causes said = tt_snapshot_an_causes(snap->snapshot);
+		own.causes.miss = said.miss;
+		own.causes.miss_start_ns = said.miss_start_ns;
+		own.causes.miss_end_ns = said.miss_end_ns;
+		own.causes.miss_budget = said.miss_budget;
+	}
 	const char *global_from = a->an.global_from;
 	a->an.global_from = tt_snapshot_threshold_from(snap->snapshot);
 	int rc = 0;
@@ -684,9 +695,10 @@ static int tt_snap_print(struct tt_ps_sink *a, struct tt_snap_spike *snap)
 		for (size_t i = 0; i < (si->has_split ? 8 : 4); i++)
 			cJSON_AddNumberToObject(root, fields[i].key, (double)fields[i].v);
 		char why[TT_SCHED_NONE_TEXT];
-		if (!si->has_split)
-			cJSON_AddStringToObject(root, "no_split", tt_sched_none_text(t->flags, why, sizeof why));
 		struct tt_an_causes causes = tt_snapshot_an_causes(ss);
+		if (!si->has_split)
+			cJSON_AddStringToObject(root, "no_split",
+						tt_an_no_split_text(&causes, t->flags, why, sizeof why));
 		tt_json_causes(root, &causes);
 		cJSON_AddStringToObject(root, "threshold_from", tt_snapshot_threshold_from(ss));
 		cJSON_AddNumberToObject(root, "snapshot", (double)si->number);
@@ -706,7 +718,7 @@ static int tt_snap_print(struct tt_ps_sink *a, struct tt_snap_spike *snap)
 		tt_an_split_print(a->out, "  ", &split, causes.from == TT_AN_CAUSES_SCHEDSTAT);
 	} else {
 		char why[TT_SCHED_NONE_TEXT];
-		fprintf(a->out, "  no split: %s\n", tt_sched_none_text(t->flags, why, sizeof why));
+		fprintf(a->out, "  no split: %s\n", tt_an_no_split_text(&causes, t->flags, why, sizeof why));
 	}
 	tt_an_causes_print(a->out, "  ", &causes);
 	tt_snap_said(a, snap);
@@ -834,6 +846,10 @@ static int tt_spike_mark(void *ctx, const struct tt_an_spike *s)
 	};
 	size_t n = s->has_split ? sizeof args / sizeof *args : 3;
 	memcpy(m->args, args, n * sizeof *args);
+	if (!s->has_split)
+		m->args[n++] = (struct tt_mark_arg){
+			"no_split", tt_an_no_split_text(&s->causes, s->thread->no_states, m->no_split,
+							 sizeof m->no_split), 0};
 	tt_mark_causes_args(m->args + n, &s->causes);
 	struct tt_event e = {
 		.thread = s->thread->ctx, .ts = s->start + s->dur, .depth = s->depth, .flags = TT_EV_NAMED,

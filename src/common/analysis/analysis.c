@@ -555,9 +555,8 @@ const char *tt_an_spike_threshold_from(const struct tt_an_spike *s)
 	return s->source == TT_AN_FROM_GLOBAL && global ? global : tt_an_source_names[s->source];
 }
 
-const char *tt_an_no_split_text(const struct tt_an_spike *s, char *buf, size_t cap)
+const char *tt_an_no_split_text(const struct tt_an_causes *c, uint32_t no_states, char *buf, size_t cap)
 {
-	const struct tt_an_causes *c = &s->causes;
 	char a[32], b[32];
 	int n = 0;
 	switch (c->miss) {
@@ -575,13 +574,12 @@ const char *tt_an_no_split_text(const struct tt_an_spike *s, char *buf, size_t c
 		snprintf(buf, cap, "its counters were read too far inside it (%s after its start, %s "
 			 "before its end)", tt_an_fmt_ns(a, c->miss_start_ns), tt_an_fmt_ns(b, c->miss_end_ns));
 		return buf;
-	default:
-		if (s->thread->counters.source) /* (none read: its thread's flags say why it has no switches) */
-			snprintf(buf, cap, "its thread's counters were never read (tt-sched reads them inside a "
-				 "scope open 2 ms, while within its CPU budget: info says what it left unread)");
-		else
-			return tt_sched_none_text(s->thread->no_states, buf, cap);
+	case TT_AN_MISS_NEVER_READ:
+		snprintf(buf, cap, "its thread's counters were never read (tt-sched reads them inside a "
+			 "scope open 2 ms, while within its CPU budget: info says what it left unread)");
 		return buf;
+	default: /* (no counters read for it: its thread's flags say why it has no switches) */
+		return tt_sched_none_text(no_states, buf, cap);
 	}
 	/* Unread for want of a reading: past its CPU budget tt-sched reads no new scope. */
 	if (c->miss_budget && n > 0 && (size_t)n < cap)
@@ -655,7 +653,8 @@ void tt_an_spike_print(FILE *out, const struct tt_an_spike *s)
 	else if (s->has_split)
 		tt_an_split_print(out, "  ", &s->split, s->causes.from == TT_AN_CAUSES_SCHEDSTAT);
 	else
-		fprintf(out, "  no split: %s\n", tt_an_no_split_text(s, why, sizeof why));
+		fprintf(out, "  no split: %s\n",
+			tt_an_no_split_text(&s->causes, th->no_states, why, sizeof why));
 	tt_an_causes_print(out, "  ", &s->causes);
 	/* one scope a line, the innermost print_depth of them (the spike's own included) */
 	int64_t end = s->start + s->dur;

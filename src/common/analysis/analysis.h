@@ -133,14 +133,18 @@ struct tt_an_causes {
 	 * and 0: on CPU throughout, what its CPU time lacks stolen) */
 	bool switches_counted;
 	uint64_t switches_min, switches_max;
-	/* No split although the thread's counters were read: why (tt_an_no_split_text),
-	 * and how far the readings nearest its edges were from them */
+	/* No split although the thread's counters were read for it: why
+	 * (tt_an_no_split_text), and how far the readings nearest its edges were from them
+	 * (as a snapshot says it: format.h) */
 	enum tt_an_counters_miss {
-		TT_AN_MISS_NONE,       /* (split, or no counters read) */
-		TT_AN_MISS_NOT_AFTER,  /* none read after its start */
-		TT_AN_MISS_NOT_BEFORE, /* none read before its end */
-		TT_AN_MISS_NOT_INSIDE, /* none inside it: those around it bound it no closer than its length */
-		TT_AN_MISS_TOO_FAR,    /* those inside too far from its edges to bound it closer */
+		TT_AN_MISS_NONE = TT_UNSPLIT_THREAD,           /* (split, or no counters read for it) */
+		TT_AN_MISS_NOT_AFTER = TT_UNSPLIT_NOT_AFTER,   /* none read after its start */
+		TT_AN_MISS_NOT_BEFORE = TT_UNSPLIT_NOT_BEFORE, /* none read before its end */
+		TT_AN_MISS_NOT_INSIDE = TT_UNSPLIT_NOT_INSIDE, /* none inside it: those around it
+		                                                * bound it no closer than its length */
+		TT_AN_MISS_TOO_FAR = TT_UNSPLIT_TOO_FAR,       /* those inside too far from its
+		                                                * edges to bound it closer */
+		TT_AN_MISS_NEVER_READ = TT_UNSPLIT_NEVER_READ, /* none read at all */
 	} miss;
 	int64_t miss_start_ns, miss_end_ns;
 	bool miss_budget; /* and tt-sched's CPU budget left scopes of its thread unread */
@@ -312,9 +316,10 @@ void tt_an_frame_mark(struct tt_an *an, uint64_t key, int64_t ts);
  * "thresholds file", ... */
 const char *tt_an_spike_threshold_from(const struct tt_an_spike *s);
 
-/* Why a spike has no split: where its thread's counters were read but not near
- * enough, that; else why the thread has no states (tt_sched_none_text). */
-const char *tt_an_no_split_text(const struct tt_an_spike *s, char *buf, size_t cap);
+/* Why a spike has no split, by its causes: where its thread's counters were read for
+ * it but not near enough, that; else why the thread has no states, by its flags
+ * (tt_an_thread.no_states: tt_sched_none_text). */
+const char *tt_an_no_split_text(const struct tt_an_causes *c, uint32_t no_states, char *buf, size_t cap);
 /* Prints a spike as `ticktrace spikes` does: a line about it, its split (or why it
  * has none), a line for each scope around it (with how long it had been open when the
  * spike ended) and itself, the innermost an->print_depth of them, and its

@@ -390,7 +390,8 @@ void tt_an_causes(const struct tt_an_thread *th, int64_t start, int64_t end, boo
 			causes->error_ns = cpu.width / 2;
 		}
 	} else if (!counters || counted.error_ns >= end - start) { /* (it says nothing: why) */
-		causes->miss = counted.miss;
+		causes->miss = counted.miss == TT_AN_MISS_NONE && th->counters.source ? TT_AN_MISS_NEVER_READ
+										      : counted.miss;
 		causes->miss_start_ns = counted.miss_start_ns;
 		causes->miss_end_ns = counted.miss_end_ns;
 		causes->miss_budget = th->counters.budget;
