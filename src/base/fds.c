@@ -259,6 +259,7 @@ static int tt__log_open(int *own)
 	*own = 0;
 	if (tt__log_fd.fd >= 0 && tt__fd_ours(&tt__log_fd))
 		return tt__log_fd.fd;
+	tt__fd_forget(&tt__log_fd); /* (a program that closed it: opened again by its name) */
 	/* Named by the first thread with a line to say; the others wait the moment it takes. */
 	int unnamed = 0;
 	if (__atomic_compare_exchange_n(&tt__log_named, &unnamed, 2, 0, __ATOMIC_ACQ_REL,
