@@ -113,7 +113,7 @@ static int tt__is_detour(const struct tt_os_module *module, void *arg)
 	return strncmp(base ? base + 1 : module->path, "libticktrace-detour.", 20) == 0;
 }
 
-static bool tt__zero_markup(void)
+static int tt__zero_markup(void)
 {
 	const char *list = getenv(TT_ENV_LIST), *detour = getenv(TT_ENV_DETOUR);
 	return (!list || !*list) && (!detour || !*detour) && tt_os_modules(tt__is_detour, NULL);
@@ -154,7 +154,7 @@ static void tt__config_log(const char *log)
 		tt__in_start_dir(log, getcwd(cwd, sizeof cwd) ? cwd : "", tt__log_pattern,
 				 sizeof tt__log_pattern);
 		where = TT__LOG_FILE;
-	} else if ((!log || !*log) && !isatty(2) && tt__zero_markup()) {
+	} else if ((!log || !*log) && !isatty(2) && tt__config.zero_markup) {
 		where = TT__LOG_FILE;
 	}
 	tt__err_to(where, tt__log_name);
@@ -162,6 +162,7 @@ static void tt__config_log(const char *log)
 
 void tt__config_read(void)
 {
+	tt__config.zero_markup = tt__zero_markup();
 	tt__config_log(getenv("TICKTRACE_LOG"));
 	tt__config.off = tt__config_off(getenv("TICKTRACE"));
 	tt__config.buffer_events = tt_buffer_events(getenv(TT_ENV_BUFFER), tt__err);
