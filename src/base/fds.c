@@ -310,8 +310,8 @@ static int tt__log_put(const char *buf, size_t size)
 	if (fd < 0) {
 		if (!__atomic_exchange_n(&given_up, 1, __ATOMIC_ACQ_REL) && fd == -1) {
 			char why[4600];
-			snprintf(why, sizeof why, "ticktrace: its log %s cannot be written (%s): its "
-				 "lines go to stderr (TICKTRACE_LOG)\n",
+			snprintf(why, sizeof why, "ticktrace: cannot write its log %s (%s): its lines "
+				 "go to stderr (TICKTRACE_LOG)\n",
 				 tt__log_name, strerror(errno));
 			tt__err_put(why, strlen(why));
 		}

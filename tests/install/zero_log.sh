@@ -42,6 +42,9 @@ static int work(const char *who)
 }
 int main(int argc, char **argv)
 {
+	if (argc > 1 && strcmp(argv[1], "close") == 0) /* (as a daemon does) */
+		for (int fd = 3; fd < 65536; fd++)
+			close(fd);
 	if (argc > 1 && strcmp(argv[1], "fork") == 0) {
 		pid_t child = fork();
 		if (child == 0)
@@ -110,8 +113,15 @@ set -- logs/zero-*.log
 pid=$(sed -n 's/^ *process: *\([0-9]*\) .*/\1/p' to_file/info)
 has "logs/zero-$pid.log" "$TURNED_OFF"
 run no_dir zero "" "TICKTRACE_LOG=$root/missing/zero.log"
-has no_dir/err "its log $root/missing/zero.log cannot be written (No such file or directory): its lines go to stderr"
+has no_dir/err "cannot write its log $root/missing/zero.log (No such file or directory): its lines go to stderr"
 has no_dir/err "$TURNED_OFF"
+
+# A program that closes every descriptor but 0..2 after ticktrace's first line (a bad
+# setting, said as it starts): the log opened again by its name for the lines at exit.
+run closing zero close TICKTRACE_MIN_DUR=1h
+same closing
+has closing/run.ttr.log "TICKTRACE_MIN_DUR=1h is not a duration"
+has closing/run.ttr.log "$TURNED_OFF"
 
 # Another user's file where the log would go: left alone, the lines on stderr.
 if [ "$(id -u)" = 0 ]; then
@@ -121,7 +131,7 @@ if [ "$(id -u)" = 0 ]; then
 	(cd theirs && env LD_LIBRARY_PATH=$libdir TICKTRACE_OUT=$root/theirs/run.ttr ../zero >out 2>err) ||
 		fail "theirs: the program exits $?"
 	[ ! -s theirs/run.ttr.log ] || fail "theirs: another user's file written into"
-	has theirs/err "cannot be written"
+	has theirs/err "cannot write its log $root/theirs/run.ttr.log"
 	has theirs/err "$TURNED_OFF"
 fi
 
