@@ -123,21 +123,20 @@ static int tt__zero_markup(void)
  * name and .log. */
 static char tt__log_pattern[4096];
 
-/* The log's name (base.h, tt__err_to): emptied by the run's first process alone; none
- * (stderr) beside a trace written to a device or a FIFO. */
+/* The log's name (base.h, tt__err_to). TICKTRACE_LOG's is emptied by the run's first
+ * process alone (its children and images may share it); one beside the trace is the
+ * process's own, emptied as its trace is replaced; none (stderr) beside a trace written
+ * to a device or a FIFO. */
 static int tt__log_name(char *buf, size_t size)
 {
-	if (tt__log_pattern[0]) {
-		if (tt__expand_pid(tt__log_pattern, buf, size) < 0)
-			return -1;
-	} else {
-		size_t len;
-		if (tt__default_path(buf, size) < 0 || tt__output_in_place(buf) ||
-		    (len = strlen(buf)) + sizeof ".log" > size)
-			return -1;
-		memcpy(buf + len, ".log", sizeof ".log");
-	}
-	return !tt__forked && !tt__exec_image;
+	if (tt__log_pattern[0])
+		return tt__expand_pid(tt__log_pattern, buf, size) < 0 ? -1 : !tt__forked && !tt__exec_image;
+	size_t len;
+	if (tt__default_path(buf, size) < 0 || tt__output_in_place(buf) ||
+	    (len = strlen(buf)) + sizeof ".log" > size)
+		return -1;
+	memcpy(buf + len, ".log", sizeof ".log");
+	return 1;
 }
 
 /* TICKTRACE_LOG: stderr, off, or a file; unset, stderr, but in the zero-markup build

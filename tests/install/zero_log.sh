@@ -5,7 +5,8 @@
 # at exit, and a test suite that compares it failed (Debian's jq 1.6, tests/shtest:
 # `jq ... 2> $d/out; cmp $d/out $d/expected`). On a terminal they stay there; a program
 # with markup keeps them on stderr; TICKTRACE_LOG=stderr, off or a file (%p) says where.
-# Each process of a fork its own log; a log that cannot be written (no such directory,
+# Each process (a fork, an exec) its own log, and a daemon that closed it has it opened
+# again; a log that cannot be written (no such directory,
 # another user's file) gives its lines to stderr, said.
 #   zero_log.sh BUILD_DIR SANITIZE  (TT_TEST_TOOL: the ticktrace command)
 set -eu
@@ -45,6 +46,11 @@ int main(int argc, char **argv)
 	if (argc > 1 && strcmp(argv[1], "close") == 0) /* (as a daemon does) */
 		for (int fd = 3; fd < 65536; fd++)
 			close(fd);
+	if (argc > 1 && strcmp(argv[1], "exec") == 0) {
+		work("before exec");
+		execl("/proc/self/exe", argv[0], "exec'd", (char *)NULL);
+		return 1;
+	}
 	if (argc > 1 && strcmp(argv[1], "fork") == 0) {
 		pid_t child = fork();
 		if (child == 0)
@@ -59,6 +65,7 @@ gcc -std=c11 -O2 -g -o zero prog.c $(pkg-config --cflags --libs ticktrace-instru
 gcc -std=c11 -O2 -g -DMARKUP -o markup prog.c $(pkg-config --cflags --libs ticktrace)
 ./plain >plain.out 2>plain.err
 ./plain fork >plain_fork.out 2>plain_fork.err
+./plain exec >plain_exec.out 2>plain_exec.err
 failures=0
 fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
 TURNED_OFF="functions turned off after 1024 short calls"
@@ -144,6 +151,12 @@ for log in fork/*.log; do
 	has "$log" "$TURNED_OFF"
 	[ -e "${log%.log}" ] || fail "fork: $log beside no trace"
 done
+
+# An exec'd image: its log beside its own trace.
+run exec zero exec
+same exec exec
+has exec/run.exec1.ttr.log "$TURNED_OFF"
+[ -e exec/run.exec1.ttr ] || fail "exec: no trace of the exec'd image: $(ls exec)"
 
 # A program with markup: its lines on stderr, as before (drops).
 run markup_run markup "" TICKTRACE_BUFFER=1000
