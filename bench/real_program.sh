@@ -139,8 +139,8 @@ sr=$(awk -v z="$zs" -v p="$ps" 'BEGIN {printf "%.3f", z - p}')
 	echo "zero_markup_cpu_ratio $zr (target <= 1.5 and <= uftrace's $ur); without the library calls $nr"
 	echo "zero_markup_start_ms $sr: a process that does nothing (lua -e '') took $zs ms of CPU, $ps ms" \
 		"plain (medians of $repeats rounds of $starts)"
-	echo "the zero-markup run said at exit:"
-	grep -m3 'ticktrace:' "$root/stderr" || echo "(nothing)"
+	echo "the zero-markup run said at exit (in its log beside the trace, TICKTRACE_LOG):"
+	cat "$root/stderr" "$runs"/*.log 2>/dev/null | grep -m3 'ticktrace:' || echo "(nothing)"
 } >&2
 result=$(printf '{"zero_markup_cpu_ratio": %s, "uftrace_cpu_ratio": %s, "zero_markup_no_libcalls_cpu_ratio": %s, "real_plain_cpu_s": %s, "zero_markup_start_ms": %s}' \
 	"$zr" "$ur" "$nr" "$p" "$sr")

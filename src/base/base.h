@@ -147,6 +147,16 @@ FILE *tt__err_stream(void) TT__HIDDEN;
 #define tt__err (tt__err_stream())
 /* One whole line said there now: 1, or 0 (nowhere fit to say it). */
 int tt__err_say(const char *line) TT__HIDDEN;
+/* Where the lines go from now on (TICKTRACE_LOG, lifecycle/config.c decides): the
+ * program's stderr as above; nowhere; or a file, whose name `name_of` gives into `buf`
+ * as the first line is said (1: the run's first process, which empties it; 0: added
+ * to, an image or a child of it; -1: none), made 0644 by this user (never through a
+ * link, never another user's file, a FIFO or a device), where what cannot be written
+ * (a directory not writable) sends the lines to stderr, said once. */
+enum { TT__LOG_STDERR, TT__LOG_OFF, TT__LOG_FILE };
+void tt__err_to(int where, int (*name_of)(char *buf, size_t size)) TT__HIDDEN;
+/* In a forked child: the parent's log let go; the child's named at its first line. */
+void tt__err_after_fork_in_child(void) TT__HIDDEN;
 /* The calling thread, one of ticktrace's, gets a table of descriptors of its own,
  * empty (not even stderr): what it opens there is out of the program's reach (its
  * closefrom, close_range, loops of close, dup2) and takes none of its RLIMIT_NOFILE

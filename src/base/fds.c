@@ -226,21 +226,118 @@ static int tt__err_fetch(void)
 	return fd;
 }
 
-/* Writes `size` bytes where ticktrace's lines go: 1, or 0 (not there to be said). */
-static int tt__err_put(const char *buf, size_t size)
+/* All of `size` bytes to `fd`: 1, or 0 (a write failed: the line is let go, as
+ * stderr lets it go). */
+static int tt__write_all(int fd, const char *buf, size_t size)
 {
-	int saved_errno = errno;
-	int fd = tt__own_table ? tt__err_fetch() : 2;
-	int said = fd >= 0 && tt__err_fits(fd);
-	for (size_t done = 0; said && done < size;) {
+	for (size_t done = 0; done < size;) {
 		ssize_t n = write(fd, buf + done, size - done);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
-			said = 0; /* (as stderr: a line that cannot be said is let go) */
-		else
-			done += (size_t)n;
+			return 0;
+		done += (size_t)n;
 	}
+	return 1;
+}
+
+/* The log (TT__LOG_FILE): named by tt__log_name_of as its first line is said, kept at
+ * a high number of the program's table (a thread with a table of its own opens it by
+ * its name for each line), given up for stderr where it cannot be written. */
+static int tt__log_where = TT__LOG_STDERR;
+static int (*tt__log_name_of)(char *buf, size_t size);
+static char tt__log_name[4096];
+static struct tt__fd tt__log_fd = {.fd = -1};
+static int tt__log_named;    /* tt__log_name set: 1; being set: 2; could not be: -1 */
+static int tt__log_to_empty; /* the run's first process empties its log as it opens it */
+
+/* The log's descriptor, open now; -1 with errno, or -2: no log for this run (its
+ * trace goes to a device). `own`: in the calling thread's own table (the caller
+ * closes it). */
+static int tt__log_open(int *own)
+{
+	*own = 0;
+	if (tt__log_fd.fd >= 0 && tt__fd_ours(&tt__log_fd))
+		return tt__log_fd.fd;
+	tt__fd_forget(&tt__log_fd); /* (a program that closed it: opened again by its name) */
+	/* Named by the first thread with a line to say; the others wait the moment it takes. */
+	int unnamed = 0;
+	if (__atomic_compare_exchange_n(&tt__log_named, &unnamed, 2, 0, __ATOMIC_ACQ_REL,
+					__ATOMIC_ACQUIRE)) {
+		int named = tt__log_name_of(tt__log_name, sizeof tt__log_name);
+		__atomic_store_n(&tt__log_to_empty, named > 0, __ATOMIC_RELEASE);
+		__atomic_store_n(&tt__log_named, named < 0 ? -1 : 1, __ATOMIC_RELEASE);
+	}
+	while (__atomic_load_n(&tt__log_named, __ATOMIC_ACQUIRE) == 2)
+		sched_yield();
+	if (tt__log_named < 0)
+		return -2;
+	/* Never through a link, never into a FIFO, a device or another user's file. */
+	int fd = open(tt__log_name, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_NONBLOCK |
+				      O_NOCTTY | O_CLOEXEC, 0644);
+	struct stat st;
+	if (fd >= 0 && (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
+			(__atomic_exchange_n(&tt__log_to_empty, 0, __ATOMIC_ACQ_REL) &&
+			 ftruncate(fd, 0) < 0))) {
+		close(fd);
+		errno = EPERM;
+		fd = -1;
+	}
+	if (fd < 0)
+		return -1;
+	/* Kept by one thread (another at it meanwhile, or one with a table of its own: for
+	 * this line only); tt__fd_keep closes `fd` (no high number free: -EMFILE). */
+	static int keeping;
+	if (tt__own_table || __atomic_exchange_n(&keeping, 1, __ATOMIC_ACQ_REL)) {
+		*own = 1;
+		return fd;
+	}
+	int err = tt__fd_keep(&tt__log_fd, fd);
+	int kept = tt__log_fd.fd;
+	__atomic_store_n(&keeping, 0, __ATOMIC_RELEASE);
+	errno = -err;
+	return err ? -1 : kept;
+}
+
+static int tt__err_put(const char *buf, size_t size);
+
+/* A line into the log: 1 said, 0 let go, -1 no log to be had (said on stderr instead,
+ * with why, once). */
+static int tt__log_put(const char *buf, size_t size)
+{
+	static int given_up;
+	int own, fd = given_up ? -1 : tt__log_open(&own);
+	if (fd < 0) {
+		if (!__atomic_exchange_n(&given_up, 1, __ATOMIC_ACQ_REL) && fd == -1) {
+			char why[4600];
+			snprintf(why, sizeof why, "ticktrace: cannot write its log %s (%s): its lines "
+				 "go to stderr (TICKTRACE_LOG)\n",
+				 tt__log_name, strerror(errno));
+			tt__err_put(why, strlen(why));
+		}
+		return -1;
+	}
+	int said = tt__write_all(fd, buf, size);
+	if (own)
+		close(fd);
+	return said;
+}
+
+/* Writes `size` bytes where ticktrace's lines go: 1, or 0 (not there to be said). */
+static int tt__err_put(const char *buf, size_t size)
+{
+	int saved_errno = errno;
+	int where = __atomic_load_n(&tt__log_where, __ATOMIC_ACQUIRE);
+	if (where == TT__LOG_OFF)
+		return 0;
+	if (where == TT__LOG_FILE) {
+		int said = tt__log_put(buf, size); /* (-1: stderr's after all) */
+		errno = saved_errno;
+		if (said >= 0)
+			return said;
+	}
+	int fd = tt__own_table ? tt__err_fetch() : 2;
+	int said = fd >= 0 && tt__err_fits(fd) && tt__write_all(fd, buf, size);
 	if (fd >= 0 && fd != 2)
 		close(fd);
 	errno = saved_errno;
@@ -274,6 +371,24 @@ void tt__err_start(void)
 FILE *tt__err_stream(void)
 {
 	return tt__err_file ? tt__err_file : stderr;
+}
+
+FILE *tt__log(void)
+{
+	return tt__err_stream();
+}
+
+void tt__err_to(int where, int (*name_of)(char *buf, size_t size))
+{
+	tt__log_name_of = name_of;
+	__atomic_store_n(&tt__log_where, where, __ATOMIC_RELEASE);
+}
+
+void tt__err_after_fork_in_child(void)
+{
+	/* (the parent's log, inherited: the child names and opens its own) */
+	tt__fd_close(&tt__log_fd);
+	tt__log_named = 0;
 }
 
 /* Closes the calling thread's descriptors first to last. (Before Linux 5.9, one by one.) */

@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 /* ---- the environment: each variable, who sets it, who reads it ---- */
@@ -127,6 +128,10 @@ __attribute__((visibility("default"))) int tt__own_thread_main(void *(*main)(voi
  * runtime (base/slab.c), which sizes its reservations to a share of it, as the
  * patcher does its shadow stacks, so that the program keeps most of its room. */
 __attribute__((visibility("default"))) uint64_t tt__address_room(void);
+
+/* Where ticktrace's lines go (TICKTRACE_LOG: the program's stderr, a file, nowhere),
+ * the patcher's as the runtime's: defined and exported by the runtime (base/fds.c). */
+__attribute__((visibility("default"))) FILE *tt__log(void);
 
 /* The patcher's name for the function it patched, or the library call it hooked
  * (TT_FUNC_LIBRARY_CALL), whose records carry `address`, as the converter names it

@@ -449,32 +449,43 @@ static int tt__start_arena_threads(int wait)
 	return err;
 }
 
-/* Under an address-space limit (ulimit -v), the program keeps most of its room: the
- * arena takes a share of what is free, said once, and below a useful size none. */
+/* Under an address-space limit (ulimit -v), the program keeps three quarters of the
+ * room free as ticktrace starts: ticktrace takes a quarter at most, all told. Its
+ * arena gets what is left of the quarter after what else it maps (measured under a
+ * limit: its threads' stacks, the first thread's scratch chunk, 3.2 MiB with markup;
+ * with the patcher's code and memory, 8.6 MiB in the zero-markup build, whose shadow
+ * stacks take 1/64 of the room more), said once, and below a useful size none: the
+ * arena alone took a quarter once, and a zero-markup lz4 that ran in 27 MiB failed. */
 #define TT__ARENA_ROOM_PART 4
 #define TT__ARENA_LIMITED_MIN (4u << 20)
+#define TT__ARENA_BESIDE (4u << 20)
+#define TT__ARENA_BESIDE_ZERO_MARKUP (10u << 20)
 
 /* The arena's size (TICKTRACE_MEMORY, or what the limit leaves), or 0: none. */
 static uint64_t tt__arena_budget(void)
 {
 	uint64_t asked = tt__config.memory_bytes / TT__CHUNK_SIZE * TT__CHUNK_SIZE;
 	uint64_t room = tt__address_room();
-	if (room == UINT64_MAX || asked <= room / TT__ARENA_ROOM_PART)
+	uint64_t beside = tt__config.zero_markup ? TT__ARENA_BESIDE_ZERO_MARKUP : TT__ARENA_BESIDE;
+	uint64_t quarter = room == UINT64_MAX ? UINT64_MAX : room / TT__ARENA_ROOM_PART;
+	if (quarter == UINT64_MAX || asked + beside <= quarter)
 		return asked;
 	struct rlimit limit;
 	getrlimit(RLIMIT_AS, &limit);
-	uint64_t share = room / TT__ARENA_ROOM_PART / TT__CHUNK_SIZE * TT__CHUNK_SIZE;
+	uint64_t share = quarter > beside ? (quarter - beside) / TT__CHUNK_SIZE * TT__CHUNK_SIZE : 0;
 	if (share < TT__ARENA_LIMITED_MIN) {
 		fprintf(tt__err, "ticktrace: the address-space limit (ulimit -v, RLIMIT_AS: %" PRIu64
-			" MiB, %" PRIu64 " MiB of it free) leaves no room for trace buffers (a quarter of "
-			"what is free, %u MiB at least); recording is off\n", (uint64_t)limit.rlim_cur >> 20,
-			room >> 20, TT__ARENA_LIMITED_MIN >> 20);
+			" MiB, %" PRIu64 " MiB of it free) leaves no room for trace buffers (ticktrace "
+			"takes at most a quarter of what is free: %" PRIu64 " MiB it maps besides them, "
+			"and %u MiB of buffers at least); recording is off\n",
+			(uint64_t)limit.rlim_cur >> 20, room >> 20, beside >> 20, TT__ARENA_LIMITED_MIN >> 20);
 		return 0;
 	}
 	fprintf(tt__err, "ticktrace: the address-space limit (ulimit -v, RLIMIT_AS: %" PRIu64 " MiB, %"
-		PRIu64 " MiB of it free) leaves trace buffers %" PRIu64 " MiB (a quarter of what is "
-		"free) of the %" PRIu64 " MiB asked (TICKTRACE_MEMORY); events past them are dropped, "
-		"counted\n", (uint64_t)limit.rlim_cur >> 20, room >> 20, share >> 20, asked >> 20);
+		PRIu64 " MiB of it free) leaves trace buffers %" PRIu64 " MiB (ticktrace takes at most a "
+		"quarter of what is free, %" PRIu64 " MiB of it besides them) of the %" PRIu64 " MiB asked "
+		"(TICKTRACE_MEMORY); events past them are dropped, counted\n",
+		(uint64_t)limit.rlim_cur >> 20, room >> 20, share >> 20, beside >> 20, asked >> 20);
 	return share;
 }
 

@@ -239,6 +239,7 @@ struct tt__config {
 	                         * where they are refused or where the kernel accounts steal */
 	uint64_t min_dur_ns;    /* TICKTRACE_MIN_DUR: shorter calls erased as they return */
 	uint64_t min_dur_ticks; /* the same in TSC ticks; 0: nothing erased */
+	int zero_markup;        /* the program links the patcher (pkg-config ticktrace-instrument) */
 };
 
 extern struct tt__config tt__config TT__HIDDEN;

@@ -101,7 +101,7 @@ int tt__detour_says(void)
 		char exe_path[PATH_MAX];
 		ssize_t n = readlink("/proc/self/exe", exe_path, sizeof exe_path - 1);
 		exe_path[n > 0 ? n : 0] = 0;
-		fprintf(stderr, "ticktrace: %s (pid %d), which the program started, is traced too:\n",
+		fprintf(tt__log(), "ticktrace: %s (pid %d), which the program started, is traced too:\n",
 			exe_path, (int)getpid());
 	}
 	return 1;

@@ -116,7 +116,7 @@ TT__DETOUR_HIDDEN struct tt__detour_frame *tt__detour_shadow_grow(void)
  * return address. */
 _Noreturn void tt__detour_lost(uintptr_t slot)
 {
-	fprintf(stderr, "ticktrace: a patched function returned through 0x%" PRIxPTR ", where no "
+	fprintf(tt__log(), "ticktrace: a patched function returned through 0x%" PRIxPTR ", where no "
 		"recorded call of this thread was (did the program switch stacks?); aborting\n", slot);
 	abort();
 }
@@ -484,7 +484,7 @@ static void tt__detour_hand_names(const struct tt__detour *d)
 	if (!err)
 		err = tt__patched_namer(tt__detour_name, modules, nmodules);
 	if (err)
-		fprintf(stderr, "ticktrace: the patched functions' names were not handed to the runtime "
+		fprintf(tt__log(), "ticktrace: the patched functions' names were not handed to the runtime "
 			"(%s): while the program runs, the spike log and snapshots name them "
 			"module+0xOFFSET\n", strerror(-err));
 	if (err) {
@@ -525,18 +525,18 @@ void tt__detour_patch_all(struct tt__detour *d, int trampolines, int says)
 		if (d->listing && !fn->watch)
 			tt__detour_list(d, fn, why);
 		else if (says)
-			fprintf(stderr, fn->watch ? "ticktrace: the unwinder's %s (%s) cannot be watched: %s; an "
+			fprintf(tt__log(), fn->watch ? "ticktrace: the unwinder's %s (%s) cannot be watched: %s; an "
 						    "unwind through a patched function there stops at it\n" :
 						    "ticktrace: not patched: %s (%s): %s\n",
 				fn->name, tt__detour_base(d->modules[fn->module].path), why);
 	}
 	int err = tt__detour_code_written();
 	if (err)
-		fprintf(stderr, "ticktrace: the patched code stays writable: %s\n", strerror(-err));
+		fprintf(tt__log(), "ticktrace: the patched code stays writable: %s\n", strerror(-err));
 	for (size_t i = 0; i < d->nmodules; i++)
 		if (d->modules[i].stubs && mprotect(d->modules[i].stubs, d->modules[i].stubs_size,
 						    PROT_READ | PROT_EXEC) != 0)
-			fprintf(stderr, "ticktrace: the trampolines of %s stay writable: %s\n",
+			fprintf(tt__log(), "ticktrace: the trampolines of %s stay writable: %s\n",
 				d->modules[i].path, strerror(errno));
 }
 
@@ -556,7 +556,7 @@ static void tt__detour_read_excludes(struct tt__detour *d)
 	size_t len;
 	int err = tt_read_small_file(path, TT__DETOUR_EXCLUDE_MAX, &text, &len);
 	if (err) {
-		fprintf(stderr, "ticktrace: %s=%s: %s%s: no function left out\n", TT_ENV_EXCLUDE, path,
+		fprintf(tt__log(), "ticktrace: %s=%s: %s%s: no function left out\n", TT_ENV_EXCLUDE, path,
 			tt_read_small_file_problem(err), err == -EFBIG ? " (16 MiB)" : "");
 		return;
 	}
@@ -643,13 +643,13 @@ static void tt__detour_at_exit(void)
 	uint64_t lost = __atomic_load_n(&tt__detour_too_deep, __ATOMIC_RELAXED);
 	uint32_t frames = __atomic_load_n(&tt__detour_fewest_frames, __ATOMIC_RELAXED);
 	if (lost)
-		fprintf(stderr, "ticktrace: %" PRIu64 " calls of patched functions were not recorded: "
+		fprintf(tt__log(), "ticktrace: %" PRIu64 " calls of patched functions were not recorded: "
 			"deeper than a thread's %u on its shadow stack%s\n", lost, frames,
 			frames < TT__DETOUR_SHADOW_FRAMES ? " (fewer than 1048576: the address-space "
 			"limit, ulimit -v, left less room)" : "");
 	uint64_t no_room = __atomic_load_n(&tt__detour_no_room, __ATOMIC_RELAXED);
 	if (no_room)
-		fprintf(stderr, "ticktrace: %" PRIu64 " calls of patched functions were not recorded: "
+		fprintf(tt__log(), "ticktrace: %" PRIu64 " calls of patched functions were not recorded: "
 			"their threads found no address space for a shadow stack (%s)\n", no_room,
 			tt__address_room() == UINT64_MAX ? "mmap refused it" :
 			"the address-space limit, ulimit -v, leaves too little room");
@@ -741,7 +741,7 @@ __attribute__((constructor)) static void tt__detour_start(void)
 	 * patched functions, or the program's library calls. */
 	int libcalls = tt__detour_libcalls_wanted(d.every_sled);
 	if (d.every_sled && !to_record && !d.hooked)
-		fprintf(stderr, "ticktrace: the program links libticktrace-detour (pkg-config "
+		fprintf(tt__log(), "ticktrace: the program links libticktrace-detour (pkg-config "
 			"ticktrace-instrument), but its code has no patchable entries (the NOPs that "
 			"-fpatchable-function-entry=5 puts at a function's entry): were `pkg-config "
 			"--cflags ticktrace-instrument` given to the compiler, not only to the link? "
@@ -750,15 +750,15 @@ __attribute__((constructor)) static void tt__detour_start(void)
 	int says = tt__detour_says();
 	int others = d.nfns || libcalls ? tt__detour_others() : 0;
 	if (others < 0)
-		fprintf(stderr, "ticktrace: nothing patched: the program's threads cannot be counted "
+		fprintf(tt__log(), "ticktrace: nothing patched: the program's threads cannot be counted "
 			"(/proc/self/task: %s), and a patch is safe only while no other thread runs\n",
 			strerror(-others));
 	else if (others > 0)
-		fprintf(stderr, "ticktrace: nothing patched: the program already runs %d other thread%s "
+		fprintf(tt__log(), "ticktrace: nothing patched: the program already runs %d other thread%s "
 			"(a library's constructor started them), which may be running the code a patch "
 			"overwrites\n", others, others > 1 ? "s" : "");
 	else if (trampolines && d.unseen_unwinder)
-		fprintf(stderr, "ticktrace: %s carries its own unwinder, which cannot be found with its "
+		fprintf(tt__log(), "ticktrace: %s carries its own unwinder, which cannot be found with its "
 			"symbols stripped: an unwind through a patched function would stop there "
 			"(ending the program); nothing patched\n", d.main_path);
 	int patching = !others && !(trampolines && d.unseen_unwinder);
@@ -771,43 +771,43 @@ __attribute__((constructor)) static void tt__detour_start(void)
 	if (patching && (to_record || d.nlibcalls))
 		tt__detour_hand_names(&d);
 	if (hooked < 0)
-		fprintf(stderr, "ticktrace: the program's library calls are not all recorded: %s\n",
+		fprintf(tt__log(), "ticktrace: the program's library calls are not all recorded: %s\n",
 			strerror(-hooked));
 	else if (hooked && ((says && !d.every_sled) || d.listing)) /* (record's, or --list) */
-		fprintf(stderr, "ticktrace: the program's calls of %d library functions %s recorded as "
+		fprintf(tt__log(), "ticktrace: the program's calls of %d library functions %s recorded as "
 			"FUNCTION@LIBRARY (%s=0: not)\n", hooked, d.listing ? "would be" : "are",
 			TT_ENV_LIBCALLS);
 	tt__detour_mark_patterns(&d);
 	for (size_t p = 0; says && p < d.npatterns; p++)
 		if (!d.pattern_hits[p])
-			fprintf(stderr, "ticktrace: -f %s %s\n", d.patterns[p],
+			fprintf(tt__log(), "ticktrace: -f %s %s\n", d.patterns[p],
 				d.pattern_notes[p] ? d.pattern_notes[p] :
 				strncmp(d.patterns[p], "0x", 2) == 0 ?
 					"is where no function of the program starts (by its .eh_frame)" :
 					"matches no function");
 	if (says && d.left_alone)
-		fprintf(stderr, "ticktrace: %zu matching functions of the C library, the loader, the "
+		fprintf(tt__log(), "ticktrace: %zu matching functions of the C library, the loader, the "
 			"unwinders or ticktrace's own libraries left alone (the recording and the "
 			"unwinding run through them)\n", d.left_alone);
 	if (says && d.only_ours)
-		fprintf(stderr, "ticktrace: %zu matching functions of libraries the program does not "
+		fprintf(tt__log(), "ticktrace: %zu matching functions of libraries the program does not "
 			"load, which only ticktrace's detour library needs, left alone\n", d.only_ours);
 	if (d.excluded)
-		fprintf(stderr, "ticktrace: %zu functions left unpatched, as %s=%s names them\n",
+		fprintf(tt__log(), "ticktrace: %zu functions left unpatched, as %s=%s names them\n",
 			d.excluded, TT_ENV_EXCLUDE, getenv(TT_ENV_EXCLUDE));
 	if (d.listing) {
-		fprintf(stderr, "ticktrace: --list: %zu functions would be patched; %zu could not be\n",
+		fprintf(tt__log(), "ticktrace: --list: %zu functions would be patched; %zu could not be\n",
 			to_record - d.refused, d.refused);
 		/* the list is record --list's output: a failed write fails it (>/dev/full) */
 		if (fflush(stdout) != 0 || ferror(stdout)) {
-			fprintf(stderr, "ticktrace: --list: the list not written to stdout: %s\n",
+			fprintf(tt__log(), "ticktrace: --list: the list not written to stdout: %s\n",
 				strerror(errno));
 			_exit(1);
 		}
 		_exit(0);
 	}
 	if (says && !d.every_sled)
-		fprintf(stderr, "ticktrace: patched %zu functions (%zu by moving their first instructions, "
+		fprintf(tt__log(), "ticktrace: patched %zu functions (%zu by moving their first instructions, "
 			"%zu at their patchable NOPs); %zu could not be\n",
 			d.patched_relocated + d.patched_patchable, d.patched_relocated,
 			d.patched_patchable, d.refused);
@@ -822,7 +822,7 @@ __attribute__((constructor)) static void tt__detour_start(void)
 	free(text);
 	return;
 fail:
-	fprintf(stderr, "ticktrace: TICKTRACE_DETOUR: could not read the program's symbols; "
+	fprintf(tt__log(), "ticktrace: TICKTRACE_DETOUR: could not read the program's symbols; "
 		"nothing patched\n");
 	tt__detour_mark_patterns(&d); /* (what missed: all, as said) */
 	tt__detour_free(&d);

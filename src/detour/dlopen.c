@@ -108,11 +108,11 @@ static void tt__later_patch(const struct tt__detour_range *fresh, size_t nfresh)
 		int hooked = later->libcalls ? tt__detour_library_calls(&d, later->libcalls) : 0;
 		tt__detour_patch_all(&d, later->trampolines, later->says);
 		if (hooked < 0)
-			fprintf(stderr, "ticktrace: the library calls of a library loaded with dlopen are "
+			fprintf(tt__log(), "ticktrace: the library calls of a library loaded with dlopen are "
 				"not all recorded: %s\n", strerror(-hooked));
 		tt__detour_add_patched(&d);
 	} else {
-		fprintf(stderr, "ticktrace: could not read the symbols of a library loaded with dlopen: "
+		fprintf(tt__log(), "ticktrace: could not read the symbols of a library loaded with dlopen: "
 			"its functions are not recorded\n");
 	}
 	for (size_t a = 0; a < d.nareas; a++)
@@ -148,7 +148,7 @@ static void tt__later_loaded(void)
 			fresh[nfresh++] = now[i].range;
 		}
 	if (n > 0 && (!known || !fresh))
-		fprintf(stderr, "ticktrace: no memory to patch a library loaded with dlopen: its "
+		fprintf(tt__log(), "ticktrace: no memory to patch a library loaded with dlopen: its "
 			"functions are not recorded\n");
 	if (nfresh)
 		tt__later_patch(fresh, nfresh);

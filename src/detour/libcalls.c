@@ -141,7 +141,7 @@ int tt__detour_libcalls_wanted(int every_sled)
 	if (strcmp(env, "all") == 0)
 		return TT__LIBCALLS_ALL;
 	if (strcmp(env, "1") != 0)
-		fprintf(stderr, "ticktrace: %s=%s is not 0, 1 or all: taken as 1\n", TT_ENV_LIBCALLS, env);
+		fprintf(tt__log(), "ticktrace: %s=%s is not 0, 1 or all: taken as 1\n", TT_ENV_LIBCALLS, env);
 	return TT__LIBCALLS_RECORDED;
 }
 

@@ -137,12 +137,12 @@ static void tt__detour_turned_at_exit(void)
 	uint64_t turned = __atomic_load_n(&tt__turned, __ATOMIC_RELAXED);
 	uint64_t failed = __atomic_load_n(&tt__turn_off_failed, __ATOMIC_RELAXED);
 	if (turned)
-		fprintf(stderr, "ticktrace: %" PRIu64 " functions turned off after %" PRIu64 " short calls "
+		fprintf(tt__log(), "ticktrace: %" PRIu64 " functions turned off after %" PRIu64 " short calls "
 			"each (erased as they returned, TICKTRACE_MIN_DUR): their later calls were not "
 			"recorded nor counted (`ticktrace report` names them; %s=0: never)\n", turned,
 			tt__detour_turn_off_mask + 1, TT_ENV_TURN_OFF);
 	if (failed)
-		fprintf(stderr, "ticktrace: %" PRIu64 " functions to turn off stayed patched (their "
+		fprintf(tt__log(), "ticktrace: %" PRIu64 " functions to turn off stayed patched (their "
 			"code could not be made writable, or its first two bytes straddle two cache "
 			"lines): their calls were recorded or erased as before\n", failed);
 }
@@ -166,7 +166,7 @@ void tt__detour_turn_off_start(int every_sled)
 		errno = 0;
 		unsigned long long n = strtoull(env, &end, 10);
 		if (errno || *end || env[0] == '-' || n > (UINT64_C(1) << 62))
-			fprintf(stderr, "ticktrace: %s=%s is not a number of calls (0: never); using the "
+			fprintf(tt__log(), "ticktrace: %s=%s is not a number of calls (0: never); using the "
 				"default (%d in the zero-markup build, never otherwise)\n", TT_ENV_TURN_OFF,
 				env, TT__TURN_OFF_DEFAULT);
 		else

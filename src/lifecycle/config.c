@@ -101,8 +101,68 @@ static void tt__config_sched(const char *sched)
 			"counters where it refuses them)\n", sched);
 }
 
+/* The zero-markup build: the program links libticktrace-detour (pkg-config
+ * ticktrace-instrument), which patches every function (its `every_sled`), not under
+ * `ticktrace record` (which preloads it, with TT_ENV_LIST) nor told what to patch
+ * (TT_ENV_DETOUR). Known here, before the patcher's constructor runs (the runtime's
+ * runs first): start-up's own lines go where the run's do. */
+static int tt__is_detour(const struct tt_os_module *module, void *arg)
+{
+	(void)arg;
+	const char *base = strrchr(module->path, '/');
+	return strncmp(base ? base + 1 : module->path, "libticktrace-detour.", 20) == 0;
+}
+
+static int tt__zero_markup(void)
+{
+	const char *list = getenv(TT_ENV_LIST), *detour = getenv(TT_ENV_DETOUR);
+	return (!list || !*list) && (!detour || !*detour) && tt_os_modules(tt__is_detour, NULL);
+}
+
+/* TICKTRACE_LOG's file, %p in it, made absolute as the run starts; "": the trace's
+ * name and .log. */
+static char tt__log_pattern[4096];
+
+/* The log's name (base.h, tt__err_to). TICKTRACE_LOG's is emptied by the run's first
+ * process alone (its children and images may share it); one beside the trace is the
+ * process's own, emptied as its trace is replaced; none (stderr) beside a trace written
+ * to a device or a FIFO. */
+static int tt__log_name(char *buf, size_t size)
+{
+	if (tt__log_pattern[0])
+		return tt__expand_pid(tt__log_pattern, buf, size) < 0 ? -1 : !tt__forked && !tt__exec_image;
+	size_t len;
+	if (tt__default_path(buf, size) < 0 || tt__output_in_place(buf) ||
+	    (len = strlen(buf)) + sizeof ".log" > size)
+		return -1;
+	memcpy(buf + len, ".log", sizeof ".log");
+	return 1;
+}
+
+/* TICKTRACE_LOG: stderr, off, or a file; unset, stderr, but in the zero-markup build
+ * where stderr is not a terminal a file beside the trace: the program's own output,
+ * which its tests may compare, stays as without ticktrace. */
+static void tt__config_log(const char *log)
+{
+	int where = TT__LOG_STDERR;
+	tt__log_pattern[0] = 0;
+	if (log && strcmp(log, "off") == 0) {
+		where = TT__LOG_OFF;
+	} else if (log && *log && strcmp(log, "stderr") != 0) {
+		char cwd[4096];
+		tt__in_start_dir(log, getcwd(cwd, sizeof cwd) ? cwd : "", tt__log_pattern,
+				 sizeof tt__log_pattern);
+		where = TT__LOG_FILE;
+	} else if ((!log || !*log) && !isatty(2) && tt__config.zero_markup) {
+		where = TT__LOG_FILE;
+	}
+	tt__err_to(where, tt__log_name);
+}
+
 void tt__config_read(void)
 {
+	tt__config.zero_markup = tt__zero_markup();
+	tt__config_log(getenv("TICKTRACE_LOG"));
 	tt__config.off = tt__config_off(getenv("TICKTRACE"));
 	tt__config.buffer_events = tt_buffer_events(getenv(TT_ENV_BUFFER), tt__err);
 	tt__config.chunk_budget =

@@ -72,6 +72,7 @@ static void tt__after_fork_in_child(void)
 	tt__forked = 1;
 	tt__exec_image = 0;
 	tt__owner_pid = getpid();
+	tt__err_after_fork_in_child();
 	/* What the reset calls may reach the program's own instrumented or patched code
 	 * (bash's getenv, for the live file's name): an event from there would register
 	 * this thread halfway, with a chunk of the parent's mapping that the arena's

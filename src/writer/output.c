@@ -31,8 +31,7 @@ static struct timespec tt__out_since;
 static dev_t tt__placed_dev;
 static ino_t tt__placed_ino;
 
-/* `path` in `buf`, made absolute with `cwd` ("" when it cannot be: left as it is). */
-static void tt__in_start_dir(const char *path, const char *cwd, char *buf, size_t size)
+void tt__in_start_dir(const char *path, const char *cwd, char *buf, size_t size)
 {
 	size_t len = path[0] == '/' ? 0 : strlen(cwd);
 	const char *slash = len && cwd[len - 1] != '/' ? "/" : "";

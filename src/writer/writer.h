@@ -36,6 +36,8 @@ void tt__out_file_header(struct tt__out *out, uint32_t flags) TT__HIDDEN;
 /* Takes TICKTRACE_OUT, made absolute, for the rest of the run (at start-up). */
 void tt__resolve_out(void) TT__HIDDEN;
 int tt__default_path(char *buf, size_t size) TT__HIDDEN; /* TICKTRACE_OUT, expanded */
+/* `path` in `buf`, made absolute with `cwd` ("" when it cannot be: left as it is). */
+void tt__in_start_dir(const char *path, const char *cwd, char *buf, size_t size) TT__HIDDEN;
 /* Under `ticktrace record`, this process is one the program started, not the program. */
 int tt__out_is_apart(void) TT__HIDDEN;
 /* The whole file at the default path (TICKTRACE_OUT), listed (tt__list_written);

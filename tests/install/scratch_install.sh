@@ -12,6 +12,9 @@ scratch_install() {
 	trap 'rm -rf "$root"' EXIT
 	trap 'exit 1' HUP INT TERM
 	unset CFLAGS LDFLAGS LD_PRELOAD TICKTRACE_OUT TICKTRACE_MIN_DUR TICKTRACE_DETOUR
+	# ticktrace's lines on stderr, where the tests read them (a zero-markup build's go
+	# to a file beside the trace by default: zero_log.sh tests that)
+	export TICKTRACE_LOG=stderr
 	DESTDIR=$root/dest meson install -C "$1" --no-rebuild --quiet
 	pc=$(dirname "$(find "$root/dest" -name ticktrace.pc | head -n 1)")
 	export PKG_CONFIG_PATH=$pc PKG_CONFIG_SYSROOT_DIR=$root/dest

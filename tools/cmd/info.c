@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "cmd.h"
@@ -372,6 +373,23 @@ static void tt_print_machine(FILE *out, const struct tt_file *f)
 		tt_print_clock_reading(out, "as written", &m->written);
 }
 
+/* The runtime's lines beside the trace (TICKTRACE_LOG's default in the zero-markup
+ * build: TRACE.log), written as this run ran or after: not one an earlier run left. */
+static void tt_print_log(FILE *out, const struct tt_file *f)
+{
+	char log[4096];
+	struct stat st;
+	if (snprintf(log, sizeof log, "%s.log", f->path) >= (int)sizeof log || stat(log, &st) < 0 ||
+	    !S_ISREG(st.st_mode))
+		return;
+	/* (in seconds: Windows' stat has no finer time) */
+	if ((f->machine.flags & TT_MACHINE_START_CLOCK) &&
+	    (int64_t)st.st_mtime < f->machine.start.realtime_ns / 1000000000)
+		return;
+	fprintf(out, "  log:      %s: ticktrace's own lines (TICKTRACE_LOG), %jd bytes\n", log,
+		(intmax_t)st.st_size);
+}
+
 static void tt_print_file(FILE *out, const struct tt_file *f, const struct tt_info_sink *in,
 			  size_t max_sites)
 {
@@ -408,6 +426,7 @@ static void tt_print_file(FILE *out, const struct tt_file *f, const struct tt_in
 	fprintf(out, "  records:  %" PRIu64 ", dropped %" PRIu64 ", %zu threads, %zu call sites, "
 		"%zu functions, %zu modules\n", f->records, f->dropped + h->unregistered_dropped,
 		f->nthreads, f->nsites - f->nfuncs - (f->gap_site != NULL) - (f->unbegun_site != NULL), f->nfuncs, f->nmodules);
+	tt_print_log(out, f);
 	char crash[TT_CRASH_TEXT];
 	if ((h->flags & TT_FILE_CRASHED) && tt_file_stopped_by_signal(f))
 		fprintf(out, "  ended:    by %s; ticktrace's handler wrote this file\n",
