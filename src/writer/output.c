@@ -21,12 +21,15 @@
  * environment. A TICKTRACE_OUT the program sets itself later is its choice, and
  * taken (`tt__out_given`: the value the pattern was made from). */
 static char tt__out_pattern[4096], tt__out_given[4096], tt__list_path[4096];
-/* Under `ticktrace record`, this process is not the program it started: its files
- * are named apart, with its pid (TT_ENV_PROGRAM_PID). */
+/* This process is not the run's first, though not forked by this image: under
+ * `ticktrace record`, not the program it started (TT_ENV_PROGRAM_PID); or an image a
+ * forked or vfork child exec'd (TT_ENV_EXEC_IMAGE). Its files are named apart, with
+ * its pid, as a forked child's are. */
 static int tt__out_apart;
 /* When the run began (the precise clock: files' times may be finer than the coarse
- * one), and the file this process put at its TICKTRACE_OUT (a dump's, which the exit
- * replaces): a file changed there since, not its own, is another process's. */
+ * one; an exec'd image's is its first image's), and the file this process put at its
+ * TICKTRACE_OUT (a dump's, which the exit replaces): a file changed there since, not
+ * its own, is another process's. */
 static struct timespec tt__out_since;
 static dev_t tt__placed_dev;
 static ino_t tt__placed_ino;
@@ -52,6 +55,34 @@ static void tt__resolve_pattern(char *cwd, size_t size)
 			 tt__out_pattern, sizeof tt__out_pattern);
 }
 
+/* What the image this process exec'd from told (TT_ENV_EXEC_IMAGE, "PID:N:APART:
+ * SECONDS.NANOSECONDS", tt__exec_image_setting): this image's number, whether the
+ * process is apart, and when its run began. A child that inherited it is another
+ * process, its first image. */
+static void tt__take_exec_image(void)
+{
+	const char *image = getenv(TT_ENV_EXEC_IMAGE);
+	long pid;
+	unsigned n;
+	int apart;
+	long long seconds;
+	long nanoseconds;
+	int fields = image ? sscanf(image, "%ld:%u:%d:%lld.%ld", &pid, &n, &apart, &seconds, &nanoseconds) : 0;
+	if (fields != 5 || pid != (long)getpid())
+		return;
+	tt__exec_image = n;
+	tt__out_apart |= apart;
+	tt__out_since = (struct timespec){.tv_sec = (time_t)seconds, .tv_nsec = nanoseconds};
+}
+
+int tt__exec_image_setting(char *buf, size_t size, int vfork_child)
+{
+	int n = snprintf(buf, size, "%s=%d:%u:%d:%lld.%09ld", TT_ENV_EXEC_IMAGE, (int)getpid(),
+			 vfork_child ? 0 : tt__exec_image + 1, vfork_child || tt__forked || tt__out_apart,
+			 (long long)tt__out_since.tv_sec, (long)tt__out_since.tv_nsec);
+	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+}
+
 void tt__resolve_out(void)
 {
 	char cwd[4096];
@@ -65,6 +96,7 @@ void tt__resolve_out(void)
 	long pid = program && *program ? strtol(program, &end, 10) : 0;
 	tt__out_apart = pid > 0 && !*end && pid != (long)getpid();
 	clock_gettime(CLOCK_REALTIME, &tt__out_since);
+	tt__take_exec_image();
 }
 
 int tt__default_path(char *buf, size_t size)
@@ -138,8 +170,8 @@ int tt__expand_path(const char *pattern, char *buf, size_t size)
 		len = strlen(buf);
 	}
 	/* A process other than the run's first writes a file of its own, even where the
-	 * name has no %p: a forked child, or under record any process but its program
-	 * (which its exec'd images keep: run.exec1.ttr.PID). */
+	 * name has no %p: a forked child, the images a forked or vfork child exec'd, or
+	 * under record any process but its program (run.ttr.PID, run.exec1.ttr.PID). */
 	if ((tt__forked || tt__out_apart) && !strstr(pattern, "%p")) {
 		int n = snprintf(buf + len, size - len, ".%d", (int)getpid());
 		if (n < 0 || (size_t)n >= size - len)

@@ -42,8 +42,12 @@ void tt__out_end(struct tt__out *out, const struct tt_end_info *end) TT__HIDDEN;
 /* Takes TICKTRACE_OUT, made absolute, for the rest of the run (at start-up). */
 void tt__resolve_out(void) TT__HIDDEN;
 int tt__default_path(char *buf, size_t size) TT__HIDDEN; /* TICKTRACE_OUT, expanded */
-/* Under `ticktrace record`, this process is one the program started, not the program. */
+/* This process is one the run's first started (under `ticktrace record`, one the
+ * program started), not forked by this image: an exec'd image of a child. */
 int tt__out_is_apart(void) TT__HIDDEN;
+/* "TICKTRACE_EXEC_IMAGE=..." for the environment of the image this process execs next
+ * (a vfork child's: its process's first), in `buf`; 0 or -ENAMETOOLONG. */
+int tt__exec_image_setting(char *buf, size_t size, int vfork_child) TT__HIDDEN;
 /* The whole file at the default path (TICKTRACE_OUT), listed (tt__list_written);
  * 0 or -errno. */
 int tt__write_default_file(void) TT__HIDDEN;
