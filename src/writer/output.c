@@ -422,23 +422,41 @@ static int tt__place_run_file(const char *tmp, char *path, size_t size)
 	return err;
 }
 
-int tt__create_run_file(char *path, size_t size, int *in_place)
+int tt__create_run_file(char *path, size_t size, int *in_place, struct tt__out *out,
+			tt__file_writer first, void *arg)
 {
 	*in_place = tt__output_in_place(path);
-	if (*in_place)
-		return tt__open_in_place(path);
-	char tmp[4096 + 16];
-	int fd = tt__create_replacing(path, tmp, sizeof tmp);
-	if (fd < 0)
-		return fd;
-	/* (Held while it is written: another process of the same name writes beside it.) */
-	int err = flock(fd, LOCK_EX | LOCK_NB) < 0 ? -errno : tt__place_run_file(tmp, path, size);
+	int fd = *in_place ? tt__open_in_place(path) : tt__open_unnamed(path);
+	char tmp[4096 + 16] = "";
+	int unnamed = !*in_place && fd >= 0;
+	if (!*in_place && !unnamed)
+		fd = tt__create_replacing(path, tmp, sizeof tmp);
+	int err = fd < 0 ? fd : tt__fd_keep(&out->file, fd);
 	if (err) {
-		unlink(tmp);
-		close(fd);
+		if (tmp[0])
+			unlink(tmp);
 		return err;
 	}
-	return fd;
+	/* Its beginning written before it has the name: a run killed meanwhile leaves no
+	 * file the tools cannot read (held while it is written: another process of the
+	 * same name writes beside it). */
+	if (!*in_place && flock(out->file.fd, LOCK_EX | LOCK_NB) < 0)
+		err = -errno;
+	if (!err)
+		err = first(out, arg);
+	if (!err && unnamed)
+		err = tt__name_unnamed(out->file.fd, path, tmp, sizeof tmp);
+	struct stat st;
+	if (!err && unnamed && !tmp[0] && fstat(out->file.fd, &st) == 0)
+		tt__placed_dev = st.st_dev, tt__placed_ino = st.st_ino; /* (named at once) */
+	if (!err && tmp[0])
+		err = tt__place_run_file(tmp, path, size);
+	if (err) {
+		if (tmp[0])
+			unlink(tmp);
+		tt__fd_close(&out->file);
+	}
+	return err;
 }
 
 /* tt__write_file_with, and with `run_size` the run's own file (tt__place_run_file,

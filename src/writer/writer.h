@@ -92,9 +92,11 @@ int tt__create_replacing(const char *path, char *tmp, size_t cap) TT__HIDDEN;
 int tt__open_output(const char *path, int *in_place) TT__HIDDEN;
 /* Only the first: always a new file. */
 int tt__create_new(const char *path) TT__HIDDEN;
-/* tt__open_output for the run's own streamed file, placed as tt__write_run_file_with
- * places one, and held (flock) until it is closed. */
-int tt__create_run_file(char *path, size_t size, int *in_place) TT__HIDDEN;
+/* tt__open_output for the run's own streamed file, kept in out->file: its beginning
+ * written by `first` before it is placed as tt__write_run_file_with places one, and
+ * held (flock) until it is closed. 0, or -errno (no file left). */
+int tt__create_run_file(char *path, size_t size, int *in_place, struct tt__out *out,
+			tt__file_writer first, void *arg) TT__HIDDEN;
 
 /* threads.c: the threads' sections and their records */
 /* THREAD (or THREAD_TOTALS) for a slot with `records` records in the file; adds its
