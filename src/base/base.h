@@ -15,9 +15,7 @@
 #include "ticktrace.h"
 #include "ticktrace/format.h"
 #include "common/common.h" /* the floor: the record kinds' roles */
-#include "platform/platform.h" /* the operating system: clocks, waits, thread ids */
-
-#define TT__HIDDEN __attribute__((visibility("hidden")))
+#include "sections/sections.h" /* a file's bytes and sections, on the operating system (platform.h: clocks, waits, thread ids) */
 
 /* clock.c */
 void tt__clock_fill_header(struct tt_file_header *header) TT__HIDDEN;

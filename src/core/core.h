@@ -8,8 +8,6 @@
 
 #include "base/base.h"
 
-#define TT__HASH_MULT UINT64_C(0x9E3779B97F4A7C15) /* for the writer's address sets */
-
 /* Buffers are made of chunks taken from one arena; a chunk starts with its header. */
 #define TT__CHUNK_SIZE (64u * 1024u)
 #define TT__CHUNK_RECORDS ((TT__CHUNK_SIZE - sizeof(struct tt__chunk)) / sizeof(struct tt_record))

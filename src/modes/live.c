@@ -24,7 +24,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -101,20 +100,22 @@ static int tt__live_own(struct tt__live *lv)
 	return -EBADF;
 }
 
+/* The file as the platform layer takes it: its descriptor now (tt__live_own). */
+#define TT__LIVE_FILE(lv) ((struct tt_os_file){tt__fd_out((lv)->out)->file.fd})
+
 /* Gives bytes [from, to) of the file their blocks on disk: a page of a shared mapping
  * that the disk has no room for faults with SIGBUS when written. Where the file
- * system cannot reserve (fallocate), the file is only made that long. */
+ * system cannot reserve (fallocate: tt_os_file_reserve), the file is only made that
+ * long. */
 static int tt__live_reserve(struct tt__live *lv, uint64_t from, uint64_t to)
 {
-	int rc;
+	int err;
 	tt__background_io(1);
 	do /* (checked last before each call: fds.c) */
-		rc = tt__live_own(lv) ? (errno = EBADF, -1) :
-		     fallocate(lv->out->file.fd, 0, (off_t)from, (off_t)(to - from));
-	while (rc < 0 && errno == EINTR);
-	if (rc < 0 && (errno == EOPNOTSUPP || errno == ENOSYS))
-		rc = tt__live_own(lv) ? (errno = EBADF, -1) : ftruncate(lv->out->file.fd, (off_t)to);
-	int err = rc < 0 ? -errno : 0;
+		err = tt__live_own(lv) ? -EBADF : tt_os_file_reserve(&TT__LIVE_FILE(lv), from, to);
+	while (err == -EINTR);
+	if (err == -EOPNOTSUPP)
+		err = tt__live_own(lv) ? -EBADF : tt_os_file_resize(&TT__LIVE_FILE(lv), to);
 	tt__background_io(0);
 	return err;
 }
@@ -122,9 +123,9 @@ static int tt__live_reserve(struct tt__live *lv, uint64_t from, uint64_t to)
 static void tt__live_unmap(struct tt__live *lv)
 {
 	if (lv->header)
-		munmap(lv->header, sizeof *lv->header);
+		tt_os_file_unmap(lv->header, sizeof *lv->header);
 	if (lv->threads)
-		munmap(lv->threads, TT__LIVE_CHUNKS_AT - TT__LIVE_THREADS_AT);
+		tt_os_file_unmap(lv->threads, TT__LIVE_CHUNKS_AT - TT__LIVE_THREADS_AT);
 }
 
 int tt__live_start(void)
@@ -136,17 +137,20 @@ int tt__live_start(void)
 		return err;
 	if (snprintf(lv->path, sizeof lv->path, "%s.live", path) >= (int)sizeof lv->path)
 		return -ENAMETOOLONG;
-	lv->out = calloc(1, sizeof *lv->out);
-	if (!lv->out)
+	struct tt__fd_out *file = malloc(sizeof *file);
+	if (!file)
 		return -ENOMEM;
-	err = tt__fd_keep(&lv->out->file, tt__create_new(lv->path));
+	tt__fd_out_init(file);
+	lv->out = &file->out;
+	err = tt__fd_keep(&tt__fd_out(lv->out)->file, tt__create_new(lv->path));
 	if (err)
 		goto fail_err;
-	lv->fd = lv->out->file.fd;
+	lv->fd = tt__fd_out(lv->out)->file.fd;
 	/* The header page and the first chunks must have their room on disk, or there
 	 * is no live file: the buffers are then in memory, as without TICKTRACE_LIVE. */
-	if (ftruncate(lv->fd, (off_t)TT__LIVE_CHUNKS_AT) < 0)
-		goto fail;
+	err = tt_os_file_resize(&TT__LIVE_FILE(lv), TT__LIVE_CHUNKS_AT);
+	if (err)
+		goto fail_err;
 	err = tt__live_reserve(lv, 0, sizeof *lv->header);
 	if (!err)
 		err = tt__live_reserve(lv, TT__LIVE_THREADS_AT, TT__LIVE_CHUNKS_AT + TT__LIVE_GROW);
@@ -154,28 +158,27 @@ int tt__live_start(void)
 	if (err) {
 		fprintf(tt__err, "ticktrace: %s: no room for a live file (%s): the buffers are in "
 			"memory, and a SIGKILL loses them\n", lv->path, strerror(-err));
-		unlink(lv->path);
-		tt__fd_close(&lv->out->file);
+		tt_os_remove(lv->path);
+		tt__fd_close(&tt__fd_out(lv->out)->file);
 		free(lv->out);
 		*lv = (struct tt__live){.fd = -1};
 		return 0;
 	}
-	void *page = mmap(NULL, sizeof *lv->header, PROT_READ | PROT_WRITE, MAP_SHARED, lv->fd, 0);
-	if (page == MAP_FAILED)
+	lv->header = tt_os_file_map(&TT__LIVE_FILE(lv), 0, sizeof *lv->header);
+	if (!lv->header)
 		goto fail;
-	lv->header = page;
-	page = mmap(NULL, TT__LIVE_CHUNKS_AT - TT__LIVE_THREADS_AT, PROT_READ | PROT_WRITE, MAP_SHARED,
-		    lv->fd, (off_t)TT__LIVE_THREADS_AT);
-	if (page == MAP_FAILED)
+	lv->threads = tt_os_file_map(&TT__LIVE_FILE(lv), TT__LIVE_THREADS_AT,
+				     TT__LIVE_CHUNKS_AT - TT__LIVE_THREADS_AT);
+	if (!lv->threads)
 		goto fail;
-	lv->threads = page;
 	tt__file_header(lv->header, TT_FILE_LIVE | tt__mode->file_flags);
 	lv->header->live_chunks_at = TT__LIVE_CHUNKS_AT;
 	lv->header->live_threads_at = TT__LIVE_THREADS_AT;
-	lv->out->path = lv->path;
+	tt__fd_out(lv->out)->path = lv->path;
 	lv->out->offset = sizeof *lv->header;
-	if (lseek(lv->fd, (off_t)lv->out->offset, SEEK_SET) < 0)
-		goto fail;
+	err = tt_os_file_seek(&TT__LIVE_FILE(lv), lv->out->offset);
+	if (err)
+		goto fail_err;
 	tt__out_process(lv->out);
 	lv->modules_changes = tt_os_modules_changes();
 	err = tt__out_modules(lv->out);
@@ -190,8 +193,8 @@ fail:
 fail_err:
 	tt__live_unmap(lv);
 	if (lv->fd >= 0) {
-		unlink(lv->path);
-		tt__fd_close(&lv->out->file);
+		tt_os_remove(lv->path);
+		tt__fd_close(&tt__fd_out(lv->out)->file);
 	}
 	free(lv->out);
 	*lv = (struct tt__live){.fd = -1};
@@ -263,7 +266,8 @@ static int tt__live_scan(struct tt__live *lv, struct tt__slot *slot)
 	tt__hold_chunks(0);
 	if (!chunk)
 		return 0;
-	const struct tt_record *to = tt__sites_add(&lv->sites, &lv->fresh, copy, copy + (end - from), 1);
+	const struct tt_record *to = tt__sites_add(&lv->sites, &lv->fresh, copy, copy + (end - from), 1,
+						   tt__generation);
 	if (!to)
 		return -ENOMEM;
 	slot->live_chunk = chunk;
@@ -330,7 +334,7 @@ int tt__live_after_fork(void)
 	if (lv->fd < 0)
 		return -1;
 	tt__live_unmap(lv);
-	tt__fd_close(&lv->out->file);
+	tt__fd_close(&tt__fd_out(lv->out)->file);
 	free(lv->out);
 	tt__site_set_clear(&lv->sites);
 	tt__site_set_clear(&lv->fresh);
@@ -365,6 +369,6 @@ void tt__live_finish(void)
 	/* The mapping and the descriptor stay: threads may still record until the process
 	 * ends, into chunks the file must go on holding (touching a shared mapping past
 	 * the end of its file is SIGBUS). */
-	unlink(lv->path);
+	tt_os_remove(lv->path);
 	lv->finished = 1;
 }

@@ -172,7 +172,7 @@ static void tt__stream_refresh_header(struct tt__stream *st)
 	tt__file_header(&header, TT_FILE_STREAMED);
 	tt__background_io(1);
 	/* (checked last before the call: fds.c) */
-	ssize_t written = tt__out_own(st->out) ? -1 : pwrite(st->out->file.fd, &header, sizeof header, 0);
+	ssize_t written = tt__out_own(st->out) ? -1 : pwrite(tt__fd_out(st->out)->file.fd, &header, sizeof header, 0);
 	tt__background_io(0);
 	if (written != (ssize_t)sizeof header && !st->out->err)
 		st->out->err = -EIO;
@@ -188,7 +188,7 @@ static int tt__stream_reserve(struct tt__stream *st, uint64_t to)
 	tt__background_io(1);
 	do /* (checked last before each call: fds.c) */
 		rc = tt__out_own(st->out) ? (errno = EBADF, -1) :
-		     fallocate(st->out->file.fd, FALLOC_FL_KEEP_SIZE, (off_t)st->out->offset,
+		     fallocate(tt__fd_out(st->out)->file.fd, FALLOC_FL_KEEP_SIZE, (off_t)st->out->offset,
 			       (off_t)(to - st->out->offset));
 	while (rc < 0 && errno == EINTR);
 	int err = errno;
@@ -272,7 +272,8 @@ static const struct tt_record *tt__stream_records(struct tt__stream *st, struct 
 						  const struct tt_record *from,
 						  const struct tt_record *end, int stop_unwritten)
 {
-	const struct tt_record *written = tt__sites_add(&st->sites, &st->fresh, from, end, stop_unwritten);
+	const struct tt_record *written = tt__sites_add(&st->sites, &st->fresh, from, end, stop_unwritten,
+							 tt__generation);
 	if (!written) {
 		st->out->err = -ENOMEM;
 		return from;
@@ -370,7 +371,7 @@ static int tt__stream_snapshot(struct tt__out *out, void *arg)
 		size_t want = size - at < sizeof out->buf ? (size_t)(size - at) : sizeof out->buf;
 		if (tt__out_own(st->out))
 			return st->out->err;
-		ssize_t n = pread(st->out->file.fd, out->buf, want, (off_t)at);
+		ssize_t n = pread(tt__fd_out(st->out)->file.fd, out->buf, want, (off_t)at);
 		if (n <= 0)
 			return n < 0 ? -errno : -EIO;
 		out->len = (size_t)n;
@@ -385,7 +386,7 @@ static int tt__stream_snapshot(struct tt__out *out, void *arg)
 		struct tt_record gap[2];
 		size_t gap_records = tt__gap_records(slot, gap);
 		if (gap_records)
-			tt__out_events(out, slot, slot->written, gap, gap + gap_records);
+			tt__out_events(out, slot->index, slot->written, gap, gap + gap_records);
 		end.records += gap_records;
 		tt__out_thread_info(out, TT_SEC_THREAD_TOTALS, slot, slot->written + gap_records,
 				    &end.dropped);
@@ -502,7 +503,7 @@ static void tt__stream_end(struct tt__stream *st)
 	tt__stream_refresh_header(st);
 	/* The blocks reserved past the end go back to the disk. */
 	if (!st->in_place && st->reserved_to > st->out->offset && !st->out->err &&
-	    !tt__out_own(st->out) && ftruncate(st->out->file.fd, (off_t)st->out->offset) < 0)
+	    !tt__out_own(st->out) && ftruncate(tt__fd_out(st->out)->file.fd, (off_t)st->out->offset) < 0)
 		st->out->err = -errno;
 	tt__spikes_finish();
 }
@@ -581,9 +582,11 @@ static int tt__stream_open(struct tt__stream *st)
 	int err = tt__default_path(st->path, sizeof st->path);
 	if (err)
 		return err;
-	st->out = calloc(1, sizeof *st->out);
-	if (!st->out)
+	struct tt__fd_out *file = malloc(sizeof *file);
+	if (!file)
 		return -ENOMEM;
+	tt__fd_out_init(file);
+	st->out = &file->out;
 	/* A new file (read too, for the copies a dump with a path makes) put in place
 	 * once its beginning is written; a device or FIFO written in place, as it comes
 	 * (no header refresh). */
@@ -595,7 +598,7 @@ static int tt__stream_open(struct tt__stream *st)
 		return err;
 	}
 	/* (Found again by its name if the program closes it: not a device's.) */
-	st->out->path = st->in_place ? NULL : st->path;
+	tt__fd_out(st->out)->path = st->in_place ? NULL : st->path;
 	if (!st->in_place)
 		tt__list_written(st->path);
 	st->last_period_ns = tt_os_monotonic_ns();
@@ -607,7 +610,7 @@ static int tt__stream_open(struct tt__stream *st)
 	st->dump_lock = (struct tt__lock)TT__LOCK_INIT(TT__LOCK_STREAM_DUMP);
 	err = tt__start_thread(&st->thread, tt__stream_main, st, 0, !tt__forked);
 	if (err) {
-		tt__fd_close(&st->out->file);
+		tt__fd_close(&tt__fd_out(st->out)->file);
 		free(st->out);
 		st->out = NULL;
 		return err;
@@ -675,7 +678,7 @@ int tt__stream_finish(void)
 			"failed (%s)\n", st->path, st->lost_events,
 			strerror(-(st->disk_full ? st->disk_full : st->out->err)));
 	int err = st->said_taken ? 0 : st->out->err;
-	int closed = tt__fd_close(&st->out->file);
+	int closed = tt__fd_close(&tt__fd_out(st->out)->file);
 	return err ? err : st->said_taken ? 0 : closed;
 }
 
@@ -687,7 +690,7 @@ void tt__stream_after_fork(void)
 	if (!st->running)
 		return;
 	/* The parent's buffered bytes and descriptor are the parent's. */
-	tt__fd_close(&st->out->file);
+	tt__fd_close(&tt__fd_out(st->out)->file);
 	free(st->out);
 	tt__site_set_clear(&st->sites);
 	tt__site_set_clear(&st->fresh);

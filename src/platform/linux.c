@@ -18,6 +18,7 @@
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/timex.h>
+#include <sys/uio.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
@@ -278,6 +279,71 @@ void *tt_os_file_map(struct tt_os_file *file, uint64_t offset, size_t size)
 		return NULL;
 	void *at = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)offset);
 	return at == MAP_FAILED ? NULL : at;
+}
+
+int tt_os_file_open(const char *path, struct tt_os_file *file)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	file->handle = fd;
+	return 0;
+}
+
+int tt_os_file_seek(struct tt_os_file *file, uint64_t offset)
+{
+	return lseek((int)file->handle, (off_t)offset, SEEK_SET) < 0 && errno != ESPIPE ? -errno : 0;
+}
+
+int tt_os_file_close(struct tt_os_file *file)
+{
+	int rc = close((int)file->handle) < 0 && errno != EINTR ? -errno : 0;
+	file->handle = -1;
+	return rc;
+}
+
+int tt_os_file_reserve(struct tt_os_file *file, uint64_t from, uint64_t to)
+{
+	if (fallocate((int)file->handle, 0, (off_t)from, (off_t)(to - from)) == 0)
+		return 0;
+	return errno == ENOSYS ? -EOPNOTSUPP : -errno;
+}
+
+int tt_os_file_resize(struct tt_os_file *file, uint64_t size)
+{
+	return ftruncate((int)file->handle, (off_t)size) == 0 ? 0 : -errno;
+}
+
+void tt_os_file_unmap(void *at, size_t size)
+{
+	munmap(at, size);
+}
+
+static int tt_os_file_put(struct tt_os_sink *sink, const void *a, size_t a_size, const void *b,
+			  size_t b_size, uint64_t at)
+{
+	(void)at; /* (written where the file is) */
+	int fd = (int)((struct tt_os_file_sink *)sink)->file.handle;
+	struct iovec iov[2] = {{(void *)a, a_size}, {(void *)b, b_size}}, *left = iov, *end = iov + 2;
+	for (size_t done = 0;;) { /* (done: bytes of `left` written) */
+		while (left < end && done >= left->iov_len)
+			done -= left++->iov_len;
+		if (left == end)
+			return 0;
+		left->iov_base = (char *)left->iov_base + done;
+		left->iov_len -= done;
+		ssize_t n = writev(fd, left, (int)(end - left));
+		if (n < 0 && errno == EINTR)
+			n = 0;
+		else if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		done = (size_t)n;
+	}
+}
+
+void tt_os_file_sink(struct tt_os_file_sink *sink, struct tt_os_file file)
+{
+	*sink = (struct tt_os_file_sink){.sink = {tt_os_file_put}, .file = file};
 }
 
 /* ---- time ---- */

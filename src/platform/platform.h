@@ -110,6 +110,42 @@ struct tt_os_file {
 };
 int tt_os_file_create(const char *path, struct tt_os_file *file);
 void *tt_os_file_map(struct tt_os_file *file, uint64_t offset, size_t size);
+/* `path` opened for writing from its start: a file made, or emptied, or a device
+ * (NUL, /dev/null) as it is; 0 or -errno. tt_os_file_seek moves where the next bytes
+ * go (a device's place is left as it is); tt_os_file_close: 0 or -errno (what the
+ * system had still to write, refused). */
+int tt_os_file_open(const char *path, struct tt_os_file *file);
+int tt_os_file_seek(struct tt_os_file *file, uint64_t offset);
+int tt_os_file_close(struct tt_os_file *file);
+/* Each one system call, so that a caller may check the file is still its own just
+ * before (Linux's descriptors: base/fds.c). tt_os_file_reserve gives bytes [from, to)
+ * their room on disk, the file made at least `to` long (a page of a shared mapping
+ * that the disk has no room for faults when written): 0, -EINTR (called again), or
+ * -EOPNOTSUPP where the file system cannot (then tt_os_file_resize, its length alone),
+ * or another -errno. tt_os_file_resize makes the file `size` long (the bytes past its
+ * end zero): 0 or -errno. tt_os_file_unmap gives back a view tt_os_file_map made. */
+int tt_os_file_reserve(struct tt_os_file *file, uint64_t from, uint64_t to);
+int tt_os_file_resize(struct tt_os_file *file, uint64_t size);
+void tt_os_file_unmap(void *at, size_t size);
+
+/* ---- a byte sink ---- */
+
+/* Where the bytes of a file the runtime writes go (the writer's buffer, struct tt__out,
+ * hands them on in few, large writes): `put` writes `a`, then `b` (either size may be
+ * 0), after the bytes put before, which end at byte `at` of the file; all of them, or
+ * -errno (then nothing more is put). A file's (below), or the runtime's own (a
+ * descriptor of ticktrace's checked before each write; memory: the writer's). */
+struct tt_os_sink {
+	int (*put)(struct tt_os_sink *sink, const void *a, size_t a_size, const void *b, size_t b_size,
+		   uint64_t at);
+};
+/* A file's sink: its bytes written where the file is (tt_os_file_seek), on from there
+ * (WriteFile; write and writev, a short write's rest written after it). */
+struct tt_os_file_sink {
+	struct tt_os_sink sink;
+	struct tt_os_file file;
+};
+void tt_os_file_sink(struct tt_os_file_sink *sink, struct tt_os_file file);
 
 /* ---- time ---- */
 

@@ -356,6 +356,103 @@ void *tt_os_file_map(struct tt_os_file *file, uint64_t offset, size_t size)
 	return at;
 }
 
+static int tt_os_file_error(DWORD err)
+{
+	return err == ERROR_ACCESS_DENIED ? -EACCES :
+	       err == ERROR_DISK_FULL || err == ERROR_HANDLE_DISK_FULL ? -ENOSPC :
+	       err == ERROR_PATH_NOT_FOUND || err == ERROR_FILE_NOT_FOUND ? -ENOENT : -EIO;
+}
+
+int tt_os_file_open(const char *path, struct tt_os_file *file)
+{
+	wchar_t wpath[MAX_PATH];
+	if (!MultiByteToWideChar(CP_UTF8, 0, path, -1, wpath, MAX_PATH))
+		return -ENAMETOOLONG;
+	/* (a device, NUL, opened as it is: OPEN_ALWAYS, emptied only when a file) */
+	HANDLE f = CreateFileW(wpath, GENERIC_WRITE, FILE_SHARE_READ | FILE_SHARE_DELETE, NULL, OPEN_ALWAYS,
+			       FILE_ATTRIBUTE_NORMAL, NULL);
+	if (f == INVALID_HANDLE_VALUE)
+		return tt_os_file_error(GetLastError());
+	if (GetFileType(f) == FILE_TYPE_DISK && !SetEndOfFile(f)) {
+		int err = tt_os_file_error(GetLastError());
+		CloseHandle(f);
+		return err;
+	}
+	file->handle = (intptr_t)f;
+	return 0;
+}
+
+int tt_os_file_seek(struct tt_os_file *file, uint64_t offset)
+{
+	LARGE_INTEGER to = {.QuadPart = (LONGLONG)offset};
+	if (GetFileType((HANDLE)file->handle) != FILE_TYPE_DISK)
+		return 0;
+	return SetFilePointerEx((HANDLE)file->handle, to, NULL, FILE_BEGIN) ? 0 : tt_os_file_error(GetLastError());
+}
+
+int tt_os_file_close(struct tt_os_file *file)
+{
+	int rc = CloseHandle((HANDLE)file->handle) ? 0 : tt_os_file_error(GetLastError());
+	file->handle = (intptr_t)INVALID_HANDLE_VALUE;
+	return rc;
+}
+
+int tt_os_file_reserve(struct tt_os_file *file, uint64_t from, uint64_t to)
+{
+	(void)from; /* (an allocation covers the file from its start) */
+	FILE_ALLOCATION_INFO room = {.AllocationSize.QuadPart = (LONGLONG)to};
+	LARGE_INTEGER now;
+	HANDLE f = (HANDLE)file->handle;
+	if (!SetFileInformationByHandle(f, FileAllocationInfo, &room, sizeof room)) {
+		DWORD err = GetLastError();
+		/* (Wine: not implemented) */
+		return err == ERROR_INVALID_PARAMETER || err == ERROR_NOT_SUPPORTED ||
+				       err == ERROR_CALL_NOT_IMPLEMENTED || err == ERROR_INVALID_FUNCTION ?
+			       -EOPNOTSUPP : tt_os_file_error(err);
+	}
+	if (!GetFileSizeEx(f, &now))
+		return tt_os_file_error(GetLastError());
+	return (uint64_t)now.QuadPart >= to ? 0 : tt_os_file_resize(file, to);
+}
+
+int tt_os_file_resize(struct tt_os_file *file, uint64_t size)
+{
+	FILE_END_OF_FILE_INFO end = {.EndOfFile.QuadPart = (LONGLONG)size};
+	return SetFileInformationByHandle((HANDLE)file->handle, FileEndOfFileInfo, &end, sizeof end) ?
+		       0 : tt_os_file_error(GetLastError());
+}
+
+void tt_os_file_unmap(void *at, size_t size)
+{
+	(void)size; /* (a view goes whole) */
+	UnmapViewOfFile(at);
+}
+
+static int tt_os_file_put(struct tt_os_sink *sink, const void *a, size_t a_size, const void *b,
+			  size_t b_size, uint64_t at)
+{
+	(void)at; /* (written where the file is) */
+	HANDLE f = (HANDLE)((struct tt_os_file_sink *)sink)->file.handle;
+	const char *part[2] = {a, b};
+	size_t size[2] = {a_size, b_size};
+	for (int i = 0; i < 2; i++)
+		while (size[i]) {
+			DWORD n, want = size[i] > (1u << 30) ? 1u << 30 : (DWORD)size[i];
+			if (!WriteFile(f, part[i], want, &n, NULL))
+				return tt_os_file_error(GetLastError());
+			if (!n)
+				return -EIO;
+			part[i] += n;
+			size[i] -= n;
+		}
+	return 0;
+}
+
+void tt_os_file_sink(struct tt_os_file_sink *sink, struct tt_os_file file)
+{
+	*sink = (struct tt_os_file_sink){.sink = {tt_os_file_put}, .file = file};
+}
+
 /* ---- time ---- */
 
 static int64_t tt_os_ticks_ns(uint64_t ticks, uint64_t hz)

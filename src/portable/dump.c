@@ -9,30 +9,6 @@
 #include <string.h>
 
 #include "portable/portable.h"
-#include "pretty_name.h"
-
-int tt__set_add(struct tt__set *set, uint64_t address)
-{
-	if (2 * (set->count + 1) > set->cap) {
-		struct tt__set grown = {calloc(set->cap ? 2 * set->cap : 256, sizeof(uint64_t)),
-					set->cap ? 2 * set->cap : 256, 0};
-		if (!grown.at)
-			return -ENOMEM;
-		for (size_t i = 0; i < set->cap; i++)
-			if (set->at[i])
-				tt__set_add(&grown, set->at[i]);
-		free(set->at);
-		*set = grown;
-	}
-	size_t i = (size_t)((address * UINT64_C(0x9E3779B97F4A7C15)) >> 32) & (set->cap - 1);
-	while (set->at[i] && set->at[i] != address)
-		i = (i + 1) & (set->cap - 1);
-	if (set->at[i])
-		return 0;
-	set->at[i] = address;
-	set->count++;
-	return 1;
-}
 
 /* A chunk's records: [begin, end). */
 static const struct tt_record *tt__records(const struct tt__chunk *chunk, const struct tt_record **end)
@@ -41,48 +17,16 @@ static const struct tt_record *tt__records(const struct tt__chunk *chunk, const 
 	return (const struct tt_record *)(chunk + 1);
 }
 
-void tt__put(struct tt__file *file, const void *data, size_t size)
-{
-	if (!size)
-		return;
-	if (!file->f) {
-		if (file->cap - file->len >= size)
-			memcpy(file->mem + file->len, data, size);
-		else if (!file->err)
-			file->err = -ENOSPC;
-	} else if (fwrite(data, 1, size, file->f) != size && !file->err) {
-		file->err = errno ? -errno : -EIO;
-	}
-	file->len += size;
-}
-
-void tt__section(struct tt__file *file, uint32_t type, uint64_t size)
-{
-	struct tt_section_header h = {.type = type, .size = size};
-	tt__put(file, &h, sizeof h);
-}
-
-void tt__pad(struct tt__file *file, uint64_t size)
-{
-	static const char zeros[16];
-	tt__put(file, zeros, TT_SECTION_PADDED(size) - size);
-}
-
-static uint32_t tt__len(const char *s)
-{
-	return s ? (uint32_t)strlen(s) : 0;
-}
-
 /* PROCESS and MACHINE. */
-void tt__out_process(struct tt__file *file)
+void tt__out_process(struct tt__out *file)
 {
 	char name[256];
 	struct tt_process_info info = {.pid = tt_os_process_id()};
 	info.name_len = (uint32_t)tt_os_process_name(name, sizeof name);
-	tt__section(file, TT_SEC_PROCESS, sizeof info + info.name_len);
-	tt__put(file, &info, sizeof info);
-	tt__put(file, name, info.name_len);
-	tt__pad(file, sizeof info + info.name_len);
+	tt__out_section(file, TT_SEC_PROCESS, sizeof info + info.name_len);
+	tt__out(file, &info, sizeof info);
+	tt__out(file, name, info.name_len);
+	tt__out_pad(file, sizeof info + info.name_len);
 	/* MACHINE: the host, and the wall clock (GetSystemTimePreciseAsFileTime) at the
 	 * start anchor and now, which place the run beside other machines' runs. */
 	struct tt_machine_info machine = {.flags = TT_MACHINE_START_CLOCK | TT_MACHINE_WRITTEN_CLOCK};
@@ -94,121 +38,30 @@ void tt__out_process(struct tt__file *file)
 	tt_os_anchor(&now);
 	tt_os_clock_reading(&tt__run.start, &machine.start);
 	tt_os_clock_reading(&now, &machine.written);
-	tt__section(file, TT_SEC_MACHINE, sizeof machine);
-	tt__put(file, &machine, sizeof machine);
-	tt__pad(file, sizeof machine);
+	tt__out_machine(file, &machine);
 }
 
-/* MODULES: the platform's list of them (one walk). */
-void tt__out_modules(struct tt__file *file)
+/* A site's descriptor: where its address points (no library's sites are copied: a
+ * Windows run keeps every one it names loaded). */
+static const struct tt_callsite *tt__site_here(uint64_t address, void *unused)
 {
-	struct tt_os_module_list modules = {0};
-	tt_os_modules(tt_os_module_list_add, &modules);
-	if (modules.err) { /* (no memory: no section, the file said failed) */
-		if (!file->err)
-			file->err = modules.err;
-		free(modules.data);
-		return;
-	}
-	uint64_t bytes = sizeof modules.count + modules.len;
-	tt__section(file, TT_SEC_MODULES, bytes);
-	tt__put(file, &modules.count, sizeof modules.count);
-	tt__put(file, modules.data, modules.len);
-	tt__pad(file, bytes);
-	free(modules.data);
+	(void)unused;
+	return (const struct tt_callsite *)(uintptr_t)address;
 }
 
-void tt__out_sites(struct tt__file *file, const struct tt__set *sites)
+void tt__out_sites(struct tt__out *out, const struct tt__site_set *set)
 {
-	char shown[1024];
-	uint64_t bytes = sizeof(uint64_t), args = 0, arg_bytes = sizeof(uint64_t);
-	for (size_t i = 0; i < sites->cap; i++) {
-		const struct tt_callsite *s = (const void *)(uintptr_t)sites->at[i];
-		if (!s)
-			continue;
-		bytes += sizeof(struct tt_site_info) + tt__len(tt_site_name(s, shown, sizeof shown)) +
-			 tt__len(s->file) + tt__len(s->func);
-		if (s->flags & (TT__SITE_ARG_NAME | TT__SITE_SIGNED_ARG)) {
-			args++;
-			arg_bytes += sizeof(struct tt_arg_name_info) +
-				     (s->flags & TT__SITE_ARG_NAME ? tt__len(s->arg_name) : 0);
-		}
-	}
-	tt__section(file, TT_SEC_SITES, bytes);
-	uint64_t count = sites->count;
-	tt__put(file, &count, sizeof count);
-	for (size_t i = 0; i < sites->cap; i++) {
-		const struct tt_callsite *s = (const void *)(uintptr_t)sites->at[i];
-		if (!s)
-			continue;
-		const char *name = tt_site_name(s, shown, sizeof shown);
-		struct tt_site_info info = {sites->at[i], s->line, tt__len(name), tt__len(s->file),
-					    tt__len(s->func)};
-		tt__put(file, &info, sizeof info);
-		tt__put(file, name, info.name_len);
-		tt__put(file, s->file, info.file_len);
-		tt__put(file, s->func, info.func_len);
-	}
-	tt__pad(file, bytes);
-	if (!args)
-		return;
-	tt__section(file, TT_SEC_ARG_NAMES, arg_bytes);
-	tt__put(file, &args, sizeof args);
-	for (size_t i = 0; i < sites->cap; i++) {
-		const struct tt_callsite *s = (const void *)(uintptr_t)sites->at[i];
-		if (!s || !(s->flags & (TT__SITE_ARG_NAME | TT__SITE_SIGNED_ARG)))
-			continue;
-		const char *name = s->flags & TT__SITE_ARG_NAME ? s->arg_name : NULL;
-		struct tt_arg_name_info info = {sites->at[i], tt__len(name),
-						s->flags & TT__SITE_SIGNED_ARG ? TT_ARG_SIGNED : 0};
-		tt__put(file, &info, sizeof info);
-		tt__put(file, name, info.name_len);
-	}
-	tt__pad(file, arg_bytes);
+	tt__out_site_sections(out, set, 0, 0, tt__site_here, NULL);
 }
 
-void tt__out_funcs(struct tt__file *file, const struct tt__set *funcs)
-{
-	if (!funcs->count)
-		return;
-	uint64_t bytes = sizeof(uint64_t) * (1 + funcs->count), count = funcs->count;
-	tt__section(file, TT_SEC_FUNCS, bytes);
-	tt__put(file, &count, sizeof count);
-	for (size_t i = 0; i < funcs->cap; i++)
-		if (funcs->at[i])
-			tt__put(file, &funcs->at[i], sizeof funcs->at[i]);
-	tt__pad(file, bytes);
-}
-
-int tt__records_named(const struct tt_record *r, const struct tt_record *end, struct tt__set *sites,
-		      struct tt__set *funcs, struct tt__set *fresh)
-{
-	for (; r < end; r++) {
-		uint64_t word = __atomic_load_n(&r->word, __ATOMIC_ACQUIRE);
-		unsigned kind = TT_RECORD_KIND(word);
-		uint64_t payload = TT_RECORD_PAYLOAD(word);
-		int rc = 0;
-		if (TT_RECORD_HAS_SITE(kind) && payload && (rc = tt__set_add(sites, payload)) == 1 && fresh)
-			rc = tt__set_add(fresh, payload);
-		else if (kind == TT_REC_FUNC_ENTER && payload)
-			rc = tt__set_add(funcs, payload);
-		if (TT_RECORD_HAS_VALUE(kind))
-			r++; /* (its VALUE record) */
-		if (rc < 0)
-			return rc;
-	}
-	return 0;
-}
-
-/* Lock held: every thread's records named in the sets. */
-static int tt__collect(struct tt__set *sites, struct tt__set *funcs)
+/* Lock held: the sites and functions every thread's records name. */
+static int tt__collect(struct tt__site_set *names)
 {
 	for (struct tt__slot *s = tt__run.first; s; s = s->next)
 		for (const struct tt__chunk *c = s->first; c; c = c->next) {
 			const struct tt_record *end, *r = tt__records(c, &end);
-			int rc = tt__records_named(r, end, sites, funcs, NULL);
-			if (rc < 0)
-				return rc;
+			if (!tt__sites_add(names, NULL, r, end, 0, NULL))
+				return -ENOMEM;
 		}
 	return 0;
 }
@@ -221,7 +74,7 @@ static uint64_t tt__dropped(const struct tt__slot *s)
 	return n;
 }
 
-void tt__out_thread_info(struct tt__file *file, uint32_t type, const struct tt__slot *s, uint64_t events,
+void tt__out_thread_info(struct tt__out *file, uint32_t type, const struct tt__slot *s, uint64_t events,
 			 int sched)
 {
 	struct tt_thread_info info = {.index = s->index, .tid = s->tid, .events = events,
@@ -238,23 +91,7 @@ void tt__out_thread_info(struct tt__file *file, uint32_t type, const struct tt__
 		tt_os_thread_name_of(s->tid, name, sizeof name);
 	if (!name[0]) /* (unnamed: the program's name, as a Linux thread's comm is) */
 		tt_os_process_name(name, sizeof name);
-	info.name_len = tt__len(name);
-	tt__section(file, type, sizeof info + info.name_len);
-	tt__put(file, &info, sizeof info);
-	tt__put(file, name, info.name_len);
-	tt__pad(file, sizeof info + info.name_len);
-}
-
-void tt__out_events(struct tt__file *file, const struct tt__slot *s, uint64_t first_record,
-		    const struct tt_record *r, const struct tt_record *end)
-{
-	uint64_t bytes = (uint64_t)(end - r) * sizeof *r;
-	if (!bytes)
-		return;
-	struct tt_events_info events = {.thread_index = s->index, .first_record = first_record};
-	tt__section(file, TT_SEC_EVENTS, sizeof events + bytes);
-	tt__put(file, &events, sizeof events);
-	tt__put(file, r, bytes);
+	tt__out_thread_section(file, type, &info, name);
 }
 
 void tt__thread_states(const struct tt__slot *s, struct tt__states *st)
@@ -263,36 +100,31 @@ void tt__thread_states(const struct tt__slot *s, struct tt__states *st)
 	st->states = tt__etw_states(s, &st->n, &st->info, &st->lost);
 }
 
-void tt__out_thread_states(struct tt__file *file, const struct tt__slot *s, struct tt__states *st)
+void tt__out_thread_states(struct tt__out *file, const struct tt__slot *s, struct tt__states *st)
 {
 	size_t nstates = st->n;
 	uint64_t states_lost = st->lost;
 	struct tt_sched_info sched = st->info;
 	struct tt_sched_state *states = st->states;
-	if (states) { /* (16 and 32 bytes: no padding) */
-		tt__section(file, TT_SEC_SCHED, sizeof sched + nstates * sizeof *states);
-		tt__put(file, &sched, sizeof sched);
-		tt__put(file, states, nstates * sizeof *states);
+	if (states) {
+		tt__out_sched_states(file, &sched, NULL, states, nstates);
 		if (states_lost) { /* (lost after its last state: a section of none says so) */
 			sched.lost = states_lost;
 			sched.since_ns = states[nstates - 1].ns;
-			tt__section(file, TT_SEC_SCHED, sizeof sched);
-			tt__put(file, &sched, sizeof sched);
+			tt__out_sched_states(file, &sched, NULL, NULL, 0);
 		}
 		free(states);
 	}
 	size_t readings;
 	struct tt_schedstat_info counters;
 	struct tt_schedstat_sample *at = tt__counters_copy(s, &readings, &counters);
-	if (at) { /* (16 and 48 bytes a reading: no padding) */
-		tt__section(file, TT_SEC_SCHEDSTAT, sizeof counters + readings * sizeof *at);
-		tt__put(file, &counters, sizeof counters);
-		tt__put(file, at, readings * sizeof *at);
+	if (at) {
+		tt__out_counters(file, &counters, NULL, at, readings);
 		free(at);
 	}
 }
 
-static void tt__out_thread(struct tt__file *file, struct tt__slot *s, struct tt_end_info *end_info)
+static void tt__out_thread(struct tt__out *file, struct tt__slot *s, struct tt_end_info *end_info)
 {
 	uint64_t records = 0;
 	for (const struct tt__chunk *c = s->first; c; c = c->next)
@@ -303,7 +135,8 @@ static void tt__out_thread(struct tt__file *file, struct tt__slot *s, struct tt_
 	uint64_t first = 0;
 	for (const struct tt__chunk *c = s->first; c; c = c->next) {
 		const struct tt_record *end, *r = tt__records(c, &end);
-		tt__out_events(file, s, first, r, end);
+		if (r < end)
+			tt__out_events(file, s->index, first, r, end);
 		first += (uint64_t)(end - r);
 	}
 	tt__out_thread_states(file, s, &states);
@@ -341,25 +174,29 @@ int tt__write_file(const char *path, int crash_signal)
 		return -ENAMETOOLONG;
 	if (in_place)
 		snprintf(temp, sizeof temp, "%s", path);
-	struct tt__file file = {.f = tt_os_fopen(temp, "wb")};
-	if (!file.f)
-		return errno ? -errno : -EIO;
-	struct tt__set sites = {0}, funcs = {0};
-	struct tt_end_info end_info = {0};
 	/* (a crash in the slow path holds the lock: its records are not to be had) */
 	if (!crash_signal)
 		tt_os_lock(&tt__lock);
-	else if (!tt_os_trylock(&tt__lock)) {
-		fclose(file.f);
-		tt_os_remove(temp);
+	else if (!tt_os_trylock(&tt__lock))
 		return -EDEADLK;
+	static struct tt__out out; /* (tt__lock held; too large for a crashed thread's stack) */
+	struct tt_os_file_sink file;
+	struct tt_os_file opened;
+	int rc = tt_os_file_open(temp, &opened);
+	if (rc) {
+		tt_os_unlock(&tt__lock);
+		return rc;
 	}
+	tt_os_file_sink(&file, opened);
+	tt__out_to(&out, &file.sink);
+	struct tt__site_set names = {0};
+	struct tt_end_info end_info = {0};
 	for (struct tt__slot *s = tt__run.first; s; s = s->next)
 		if (!s->exited)
 			tt__chunk_close(s);
 	if (!crash_signal)
 		tt__etw_flush();
-	int rc = tt__collect(&sites, &funcs);
+	rc = tt__collect(&names);
 	if (rc == 0) {
 		struct tt_file_header header;
 		tt__file_header(&header);
@@ -367,24 +204,23 @@ int tt__write_file(const char *path, int crash_signal)
 			header.flags |= TT_FILE_CRASHED;
 			header.crash_signal = (uint32_t)crash_signal;
 		}
-		tt__put(&file, &header, sizeof header);
-		tt__out_process(&file);
-		tt__out_modules(&file);
-		tt__out_sites(&file, &sites);
-		tt__out_funcs(&file, &funcs);
+		tt__out(&out, &header, sizeof header);
+		tt__out_process(&out);
+		rc = tt__out_loaded_modules(&out); /* (no memory: no section, the file said failed) */
+		tt__out_sites(&out, &names);
 		for (struct tt__slot *s = tt__run.first; s; s = s->next)
-			tt__out_thread(&file, s, &end_info);
-		end_info.sites = sites.count;
-		tt__section(&file, TT_SEC_END, sizeof end_info);
-		tt__put(&file, &end_info, sizeof end_info);
-		tt__pad(&file, sizeof end_info);
-		rc = file.err;
+			tt__out_thread(&out, s, &end_info);
+		end_info.sites = names.count - names.funcs;
+		tt__out_end(&out, &end_info);
+		tt__out_flush(&out);
+		if (!rc)
+			rc = out.err;
 	}
 	tt_os_unlock(&tt__lock);
-	free(sites.at);
-	free(funcs.at);
-	if (fclose(file.f) != 0 && !rc)
-		rc = -EIO;
+	tt__site_set_clear(&names);
+	int closed = tt_os_file_close(&file.file);
+	if (!rc)
+		rc = closed;
 	if (!rc && !in_place)
 		rc = tt_os_rename(temp, path);
 	if (rc && !in_place)

@@ -26,21 +26,23 @@
 static struct {
 	char path[1100];
 	struct tt_file_header *header; /* the mapping's start: the descriptions follow */
-	struct tt__file out;           /* the descriptions, up to TT__LIVE_CHUNKS_AT */
-	struct tt__set sites, fresh, funcs;
+	struct tt__out out;           /* the descriptions, up to TT__LIVE_CHUNKS_AT */
+	struct tt__mem_sink head;     /* (out's sink: the mapping) */
+	struct tt__site_set sites, fresh; /* (fresh: not described yet) */
 	int full, finished;
 } tt__live;
 
 /* Lock held: the descriptions written so far counted as the file's. */
 static void tt__live_commit(void)
 {
+	tt__out_flush(&tt__live.out);
 	if (tt__live.out.err) {
 		if (!tt__live.full)
 			fprintf(stderr, "ticktrace: %s: no more room for thread and site names\n", tt__live.path);
 		tt__live.full = 1;
 		return;
 	}
-	__atomic_store_n(&tt__live.header->live_sections_end, tt__live.out.len, __ATOMIC_RELEASE);
+	__atomic_store_n(&tt__live.header->live_sections_end, tt__live.out.offset, __ATOMIC_RELEASE);
 }
 
 /* Lock held: the sites slot s's records use that are not described yet, from where
@@ -57,7 +59,7 @@ static void tt__live_scan(struct tt__slot *s)
 		const struct tt_record *r = (const struct tt_record *)((const char *)c + from);
 		const struct tt_record *last = tt__chunk_end(s, c);
 		last = last > r ? tt_written_end(r, last) : r;
-		if (r < last && tt__records_named(r, last, &tt__live.sites, &tt__live.funcs, &tt__live.fresh) < 0)
+		if (r < last && !tt__sites_add(&tt__live.sites, &tt__live.fresh, r, last, 0, NULL))
 			tt__live.out.err = -ENOMEM;
 		s->seen_chunk = c;
 		s->seen = (uint32_t)((const char *)last - (const char *)c);
@@ -76,8 +78,7 @@ static void tt__live_tick(void)
 		}
 		if (tt__live.fresh.count) {
 			tt__out_sites(&tt__live.out, &tt__live.fresh);
-			memset(tt__live.fresh.at, 0, tt__live.fresh.cap * sizeof *tt__live.fresh.at);
-			tt__live.fresh.count = 0;
+			tt__site_set_clear(&tt__live.fresh);
 		}
 		tt__live_commit();
 	}
@@ -118,14 +119,17 @@ void tt__live_start(const char *path)
 		return;
 	}
 	tt__live.header = (struct tt_file_header *)head;
-	tt__live.out = (struct tt__file){.mem = head, .cap = TT__LIVE_CHUNKS_AT};
+	tt__mem_sink(&tt__live.head, head, TT__LIVE_CHUNKS_AT);
+	tt__out_to(&tt__live.out, &tt__live.head.sink);
 	struct tt_file_header h;
 	tt__file_header(&h);
 	h.flags |= TT_FILE_LIVE;
 	h.live_chunks_at = TT__LIVE_CHUNKS_AT;
-	tt__put(&tt__live.out, &h, sizeof h);
+	tt__out(&tt__live.out, &h, sizeof h);
 	tt__out_process(&tt__live.out);
-	tt__out_modules(&tt__live.out);
+	int modules = tt__out_loaded_modules(&tt__live.out);
+	if (modules && !tt__live.out.err) /* (no memory: no more descriptions) */
+		tt__live.out.err = modules;
 	tt__live_commit();
 	if (tt_os_thread_start(tt__live_main, NULL) != 0)
 		fprintf(stderr, "ticktrace: %s: no thread to describe the live file: threads and "

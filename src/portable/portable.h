@@ -11,7 +11,7 @@
 #include <stdio.h>
 
 #include "common.h"
-#include "platform/platform.h"
+#include "sections/sections.h"
 #include "ticktrace.h"
 
 /* The hot path's view, as asm/hot.inc and core/core.h lay it out. */
@@ -182,40 +182,16 @@ struct tt__chunk *tt__chunk_take(void);
  * crash_signal, as the process dies of it (TT_FILE_CRASHED). */
 int tt__write_file(const char *path, int crash_signal);
 
-/* dump.c's pieces, which the live file and the stream write too: a file's bytes go to
- * a FILE, or without one to memory (mem, cap: -ENOSPC past it); len counts them. */
-struct tt__file {
-	FILE *f;
-	char *mem;
-	uint64_t len, cap;
-	int err;
-};
-void tt__put(struct tt__file *file, const void *data, size_t size);
-void tt__section(struct tt__file *file, uint32_t type, uint64_t size);
-void tt__pad(struct tt__file *file, uint64_t size);
+/* dump.c's pieces, which the live file and the stream write too (onto a struct tt__out:
+ * sections.h). */
 void tt__file_header(struct tt_file_header *h); /* (the end anchor taken now) */
-void tt__out_process(struct tt__file *file);   /* PROCESS and MACHINE */
-void tt__out_modules(struct tt__file *file);
-/* A set of addresses (sites, functions), open addressing; 0 is no address.
- * tt__set_add: 1 added, 0 there already, -ENOMEM. */
-struct tt__set {
-	uint64_t *at;
-	size_t cap, count;
-};
-int tt__set_add(struct tt__set *set, uint64_t address);
-/* The sites and functions records [r, end) name, into the sets; each site new to
- * `sites` into `fresh` too (unless NULL). A record not yet written (0) names nothing. */
-int tt__records_named(const struct tt_record *r, const struct tt_record *end, struct tt__set *sites,
-		      struct tt__set *funcs, struct tt__set *fresh);
-void tt__out_sites(struct tt__file *file, const struct tt__set *sites); /* SITES, ARG_NAMES */
-void tt__out_funcs(struct tt__file *file, const struct tt__set *funcs);
+void tt__out_process(struct tt__out *file);   /* PROCESS and MACHINE */
+/* SITES, ARG_NAMES and FUNCS of the set's entries (sections.h). */
+void tt__out_sites(struct tt__out *out, const struct tt__site_set *set);
 /* THREAD or THREAD_TOTALS (type) of slot s with `events` records, `sched`: its
  * switches follow. */
-void tt__out_thread_info(struct tt__file *file, uint32_t type, const struct tt__slot *s, uint64_t events,
+void tt__out_thread_info(struct tt__out *file, uint32_t type, const struct tt__slot *s, uint64_t events,
 			 int sched);
-/* EVENTS: records [r, end) of slot s, the first its first_record-th. */
-void tt__out_events(struct tt__file *file, const struct tt__slot *s, uint64_t first_record,
-		    const struct tt_record *r, const struct tt_record *end);
 /* Lock held: where the records slot s wrote into chunk c end now (its cursor while it
  * records into it: events it is writing are left to tt_written_end). */
 const struct tt_record *tt__chunk_end(const struct tt__slot *s, const struct tt__chunk *c);
@@ -228,7 +204,7 @@ struct tt__states {
 	uint64_t lost;
 };
 void tt__thread_states(const struct tt__slot *s, struct tt__states *st);
-void tt__out_thread_states(struct tt__file *file, const struct tt__slot *s, struct tt__states *st);
+void tt__out_thread_states(struct tt__out *file, const struct tt__slot *s, struct tt__states *st);
 void tt__end_add(struct tt_end_info *end_info, const struct tt__slot *s, uint64_t records);
 
 #endif /* TT_PORTABLE_H */

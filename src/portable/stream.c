@@ -4,10 +4,11 @@
  * file is created at start under its final name with the TT_FILE_STREAMED flag;
  * sections are appended as chunks are written:
  *
- *   header | PROCESS | MACHINE | MODULES | { THREAD | SITES | EVENTS }...
- *          | THREAD_TOTALS (and SCHED, SCHEDSTAT)... | FUNCS | END
+ *   header | PROCESS | MACHINE | MODULES | { THREAD | SITES (ARG_NAMES, FUNCS) | EVENTS }...
+ *          | THREAD_TOTALS (and SCHED, SCHEDSTAT)... | END
  *
- * A SITES section describes the sites the EVENTS after it use first; a thread's
+ * A SITES section (and FUNCS) describes the sites (functions) the EVENTS after it use
+ * first; a thread's
  * THREAD section comes before its first EVENTS, its THREAD_TOTALS (events, drops,
  * final name) at the end, where the header is written again with the end anchor. A
  * thread whose chunks all wait for tt-stream drops events (TT_DROP_BEHIND) until it
@@ -26,9 +27,10 @@
 
 static struct {
 	char path[1024];
-	struct tt__file out;
+	struct tt__out out;
+	struct tt_os_file_sink file;
 	struct tt_os_lock busy; /* one writer at a time: tt-stream, a flush, the end */
-	struct tt__set sites, funcs, fresh;
+	struct tt__site_set sites, fresh; /* (fresh: not described yet) */
 	int finished;
 } tt__stream;
 
@@ -36,7 +38,7 @@ static struct {
  * slot's THREAD section, before its first); where they end noted as seen. */
 static void tt__stream_records(struct tt__slot *s, const struct tt__chunk *c, const struct tt_record *end)
 {
-	struct tt__file *out = &tt__stream.out;
+	struct tt__out *out = &tt__stream.out;
 	if (!s->described)
 		tt__out_thread_info(out, TT_SEC_THREAD, s, 0, 0);
 	s->described = 1;
@@ -44,14 +46,13 @@ static void tt__stream_records(struct tt__slot *s, const struct tt__chunk *c, co
 												  : sizeof *c));
 	if (end <= r)
 		return;
-	if (tt__records_named(r, end, &tt__stream.sites, &tt__stream.funcs, &tt__stream.fresh) < 0 && !out->err)
+	if (!tt__sites_add(&tt__stream.sites, &tt__stream.fresh, r, end, 0, NULL) && !out->err)
 		out->err = -ENOMEM;
 	if (tt__stream.fresh.count) {
 		tt__out_sites(out, &tt__stream.fresh);
-		memset(tt__stream.fresh.at, 0, tt__stream.fresh.cap * sizeof *tt__stream.fresh.at);
-		tt__stream.fresh.count = 0;
+		tt__site_set_clear(&tt__stream.fresh);
 	}
-	tt__out_events(out, s, s->written, r, end);
+	tt__out_events(out, s->index, s->written, r, end);
 	s->written += (uint64_t)(end - r);
 	s->seen_chunk = c;
 	s->seen = (uint32_t)((const char *)end - (const char *)c);
@@ -99,8 +100,7 @@ static void tt__stream_pass(void)
 		s->chunks -= n;
 		tt_os_unlock(&tt__lock);
 	}
-	if (tt__stream.out.f && fflush(tt__stream.out.f) != 0 && !tt__stream.out.err)
-		tt__stream.out.err = -EIO;
+	tt__out_flush(&tt__stream.out);
 }
 
 static void tt__stream_main(void *unused)
@@ -126,22 +126,26 @@ static void tt__stream_header(int crash_signal)
 	tt__file_header(&h);
 	h.flags |= TT_FILE_STREAMED | (crash_signal ? TT_FILE_CRASHED : 0);
 	h.crash_signal = (uint32_t)crash_signal;
-	tt__put(&tt__stream.out, &h, sizeof h);
+	tt__out(&tt__stream.out, &h, sizeof h);
 }
 
 int tt__stream_start(const char *path)
 {
 	snprintf(tt__stream.path, sizeof tt__stream.path, "%s", path);
-	tt__stream.out.f = tt_os_fopen(tt__stream.path, "wb");
-	if (!tt__stream.out.f)
-		return errno ? -errno : -EIO;
+	struct tt_os_file opened;
+	int err = tt_os_file_open(tt__stream.path, &opened);
+	if (err)
+		return err;
+	tt_os_file_sink(&tt__stream.file, opened);
+	tt__out_to(&tt__stream.out, &tt__stream.file.sink);
 	tt__stream_header(0);
 	tt__out_process(&tt__stream.out);
-	tt__out_modules(&tt__stream.out);
-	fflush(tt__stream.out.f);
-	int err = tt__stream.out.err ? tt__stream.out.err : tt_os_thread_start(tt__stream_main, NULL);
+	err = tt__out_loaded_modules(&tt__stream.out);
+	tt__out_flush(&tt__stream.out);
+	if (!err)
+		err = tt__stream.out.err ? tt__stream.out.err : tt_os_thread_start(tt__stream_main, NULL);
 	if (err) {
-		fclose(tt__stream.out.f);
+		tt_os_file_close(&tt__stream.file.file);
 		tt_os_remove(tt__stream.path);
 	}
 	return err;
@@ -191,7 +195,7 @@ int tt__stream_finish(int crash_signal)
 	int err = 0;
 	if (!tt__stream.finished) {
 		tt__stream.finished = 1;
-		struct tt__file *out = &tt__stream.out;
+		struct tt__out *out = &tt__stream.out;
 		struct tt_end_info end_info = {0};
 		/* Every chunk left, the current ones as far as their threads got (they are
 		 * not given back: threads may record until the process ends). */
@@ -207,18 +211,19 @@ int tt__stream_finish(int crash_signal)
 			tt__out_thread_states(out, s, &states);
 			tt__end_add(&end_info, s, s->written);
 		}
-		tt__out_funcs(out, &tt__stream.funcs);
-		end_info.sites = tt__stream.sites.count;
-		tt__section(out, TT_SEC_END, sizeof end_info);
-		tt__put(out, &end_info, sizeof end_info);
-		tt__pad(out, sizeof end_info);
+		end_info.sites = tt__stream.sites.count - tt__stream.sites.funcs;
+		tt__out_end(out, &end_info);
+		tt__out_flush(out);
 		/* (a device, NUL, has no start to go back to) */
-		if (!tt_os_is_device(tt__stream.path) && fseek(out->f, 0, SEEK_SET) == 0)
+		if (!out->err && !tt_os_is_device(tt__stream.path) &&
+		    tt_os_file_seek(&tt__stream.file.file, 0) == 0) {
 			tt__stream_header(crash_signal);
+			tt__out_flush(out);
+		}
 		err = out->err;
-		if (fclose(out->f) != 0 && !err)
-			err = -EIO;
-		out->f = NULL;
+		int closed = tt_os_file_close(&tt__stream.file.file);
+		if (!err)
+			err = closed;
 	}
 	tt_os_unlock(&tt__lock);
 	tt_os_unlock(&tt__stream.busy);

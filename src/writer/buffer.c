@@ -1,5 +1,6 @@
-/* A file's bytes, buffered into few system calls (records go from the chunks to the
- * file without a copy), and the headers and padding of its sections. */
+/* Linux's sink for a file of ticktrace's (struct tt__fd_out): its descriptor, checked
+ * before each write and found again by its path when the program took it; a device or
+ * FIFO's reader waited for, a while. */
 #include <errno.h>
 #include <poll.h>
 #include <string.h>
@@ -8,19 +9,23 @@
 
 #include "writer/writer.h"
 
-/* Writes this large go to the file directly. */
-#define TT__OUT_DIRECT 4096
 /* A FIFO or device written in place (non-blocking) whose reader takes nothing for this
  * long is given up (ETIMEDOUT): the program never waits on a reader. */
 #define TT__OUT_READER_WAIT_MS 10000
+
+struct tt__fd_out *tt__fd_out(struct tt__out *out)
+{
+	return (struct tt__fd_out *)out; /* (its first member) */
+}
 
 /* The descriptor checked, at file position `at` (found again by its path, it is
  * moved there). */
 static int tt__out_own_at(struct tt__out *out, uint64_t at)
 {
-	if (tt__fd_ours(&out->file))
+	struct tt__fd_out *f = tt__fd_out(out);
+	if (tt__fd_ours(&f->file))
 		return 0;
-	if (tt__fd_reopen(&out->file, out->path) == 0 && lseek(out->file.fd, (off_t)at, SEEK_SET) >= 0)
+	if (tt__fd_reopen(&f->file, f->path) == 0 && lseek(f->file.fd, (off_t)at, SEEK_SET) >= 0)
 		return 0;
 	if (!out->err)
 		out->err = -EBADF;
@@ -35,11 +40,12 @@ int tt__out_own(struct tt__out *out)
 /* `size` bytes at file position `at`. */
 static void tt__out_raw(struct tt__out *out, const void *data, size_t size, uint64_t at)
 {
+	int fd = -1;
 	const char *p = data;
 	while (size && !out->err) {
 		tt__background_io(1); /* (a fork need not wait for the write) */
 		/* Checked last before the call: nothing between them (fds.c). */
-		ssize_t n = tt__out_own_at(out, at) == 0 ? write(out->file.fd, p, size) : 0;
+		ssize_t n = tt__out_own_at(out, at) == 0 ? write(fd = tt__fd_out(out)->file.fd, p, size) : 0;
 		int err = n < 0 ? errno : EIO;
 		tt__background_io(0);
 		if (out->err)
@@ -47,10 +53,10 @@ static void tt__out_raw(struct tt__out *out, const void *data, size_t size, uint
 		if (n < 0 && err == EINTR)
 			continue;
 		/* (closed since it was checked: checked again) */
-		if (n < 0 && err == EBADF && !tt__fd_ours(&out->file))
+		if (n < 0 && err == EBADF && !tt__fd_ours(&tt__fd_out(out)->file))
 			continue;
 		if (n < 0 && err == EAGAIN) {
-			struct pollfd ready = {.fd = out->file.fd, .events = POLLOUT};
+			struct pollfd ready = {.fd = fd, .events = POLLOUT};
 			tt__background_io(1); /* (nor for the reader) */
 			int rc = poll(&ready, 1, TT__OUT_READER_WAIT_MS);
 			int poll_err = rc < 0 ? errno : 0;
@@ -71,67 +77,28 @@ static void tt__out_raw(struct tt__out *out, const void *data, size_t size, uint
 	}
 }
 
-void tt__out_flush(struct tt__out *out)
+/* The sink's put: both parts in one system call where it can. */
+static int tt__fd_put(struct tt_os_sink *sink, const void *a, size_t a_size, const void *b, size_t b_size,
+		      uint64_t at)
 {
-	tt__out_raw(out, out->buf, out->len, out->offset - out->len);
-	out->len = 0;
-}
-
-/* What is buffered, then `size` bytes at `data`, in one system call where it can. */
-static void tt__out_flush_with(struct tt__out *out, const void *data, size_t size)
-{
-	uint64_t at = out->offset - size - out->len;
-	struct iovec iov[2] = {{out->buf, out->len}, {(void *)data, size}};
+	struct tt__fd_out *f = (struct tt__fd_out *)((char *)sink - offsetof(struct tt__fd_out, sink));
+	struct tt__out *out = &f->out;
+	struct iovec iov[2] = {{(void *)a, a_size}, {(void *)b, b_size}};
 	tt__background_io(1);
-	ssize_t n = out->err || tt__out_own_at(out, at) ? 0 : writev(out->file.fd, iov, 2);
+	ssize_t n = out->err || tt__out_own_at(out, at) ? 0 :
+		    b_size ? writev(f->file.fd, iov, 2) : write(f->file.fd, a, a_size);
 	tt__background_io(0);
 	size_t done = n > 0 ? (size_t)n : 0;
 	/* What a short or interrupted write left, the slow way (it reports errors). */
-	size_t from_buf = done < out->len ? done : out->len;
-	tt__out_raw(out, out->buf + from_buf, out->len - from_buf, at + from_buf);
-	size_t from_data = done - from_buf;
-	tt__out_raw(out, (const char *)data + from_data, size - from_data, at + done);
-	out->len = 0;
+	size_t from_a = done < a_size ? done : a_size;
+	tt__out_raw(out, (const char *)a + from_a, a_size - from_a, at + from_a);
+	size_t from_b = done - from_a;
+	tt__out_raw(out, (const char *)b + from_b, b_size - from_b, at + done);
+	return out->err;
 }
 
-void tt__out(struct tt__out *out, const void *data, size_t size)
+void tt__fd_out_init(struct tt__fd_out *f)
 {
-	if (!size)
-		return; /* (data may then be NULL: a section with no states yet) */
-	out->offset += size;
-	/* Records go from the chunks to the file without a copy into the buffer. */
-	if (size >= TT__OUT_DIRECT) {
-		tt__out_flush_with(out, data, size);
-		return;
-	}
-	if (size > sizeof out->buf - out->len)
-		tt__out_flush(out);
-	memcpy(out->buf + out->len, data, size);
-	out->len += size;
+	*f = (struct tt__fd_out){.sink = {tt__fd_put}};
+	tt__out_to(&f->out, &f->sink);
 }
-
-void tt__out_section(struct tt__out *out, uint32_t type, uint64_t size)
-{
-	struct tt_section_header header = {.type = type, .size = size};
-	tt__out(out, &header, sizeof header);
-}
-
-void tt__out_pad(struct tt__out *out, uint64_t size)
-{
-	static const char zeros[16];
-	tt__out(out, zeros, TT_SECTION_PADDED(size) - size);
-}
-
-/* A section's header: within an UNLOADED section when `until` is not 0 (what it
- * describes held until then). */
-void tt__out_section_until(struct tt__out *out, uint32_t type, uint64_t size, uint64_t until)
-{
-	if (until) {
-		struct tt_unloaded_info info = {.until_tsc = until};
-		tt__out_section(out, TT_SEC_UNLOADED, sizeof info + sizeof(struct tt_section_header) +
-							      TT_SECTION_PADDED(size));
-		tt__out(out, &info, sizeof info);
-	}
-	tt__out_section(out, type, size);
-}
-

@@ -29,9 +29,7 @@ void tt__out_process(struct tt__out *out)
 	struct tt_machine_info machine = tt__machine;
 	tt__clock_reading_now(&machine.written);
 	machine.flags |= TT_MACHINE_WRITTEN_CLOCK;
-	tt__out_section(out, TT_SEC_MACHINE, sizeof machine);
-	tt__out(out, &machine, sizeof machine);
-	tt__out_pad(out, sizeof machine);
+	tt__out_machine(out, &machine);
 }
 
 
@@ -63,24 +61,4 @@ bool tt__ranges_hold(const struct tt__ranges *r, uint64_t address)
 		if (address >= r->range[i][0] && address < r->range[i][1])
 			return true;
 	return false;
-}
-
-void tt__out_module_list(struct tt__out *out, const struct tt_os_module_list *m, uint64_t until)
-{
-	uint64_t size = sizeof m->count + m->len;
-	tt__out_section_until(out, TT_SEC_MODULES, size, until);
-	tt__out(out, &m->count, sizeof m->count);
-	if (m->len) /* (none: no buffer at all) */
-		tt__out(out, m->data, m->len);
-	tt__out_pad(out, size);
-}
-
-int tt__out_loaded_modules(struct tt__out *out)
-{
-	struct tt_os_module_list m = {0};
-	tt_os_modules(tt_os_module_list_add, &m);
-	if (!m.err)
-		tt__out_module_list(out, &m, 0);
-	free(m.data);
-	return m.err;
 }

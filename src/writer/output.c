@@ -183,16 +183,16 @@ int tt__expand_path(const char *pattern, char *buf, size_t size)
 /* Runs `write` on `out`, its file `fd` kept as ticktrace's (tt__fd_keep), and closes
  * it unless `named` (NULL), where it is left open for the caller to name: then the
  * kept file, which the caller closes. */
-static int tt__write_fd(struct tt__out *out, int fd, tt__file_writer write, void *arg,
+static int tt__write_fd(struct tt__fd_out *out, int fd, tt__file_writer write, void *arg,
 			struct tt__fd *named)
 {
-	*out = (struct tt__out){0};
+	tt__fd_out_init(out);
 	int err = tt__fd_keep(&out->file, fd);
 	if (err)
 		return err;
 	struct tt__writing writing;
 	tt__writing_begin(&writing);
-	err = write(out, arg);
+	err = write(&out->out, arg);
 	tt__writing_end(&writing);
 	if (named) {
 		*named = out->file;
@@ -431,7 +431,8 @@ int tt__create_run_file(char *path, size_t size, int *in_place, struct tt__out *
 	int unnamed = !*in_place && fd >= 0;
 	if (!*in_place && !unnamed)
 		fd = tt__create_replacing(path, tmp, sizeof tmp);
-	int err = fd < 0 ? fd : tt__fd_keep(&out->file, fd);
+	struct tt__fd *kept = &tt__fd_out(out)->file;
+	int err = fd < 0 ? fd : tt__fd_keep(kept, fd);
 	if (err) {
 		if (tmp[0])
 			unlink(tmp);
@@ -440,21 +441,21 @@ int tt__create_run_file(char *path, size_t size, int *in_place, struct tt__out *
 	/* Its beginning written before it has the name: a run killed meanwhile leaves no
 	 * file the tools cannot read (held while it is written: another process of the
 	 * same name writes beside it). */
-	if (!*in_place && flock(out->file.fd, LOCK_EX | LOCK_NB) < 0)
+	if (!*in_place && flock(kept->fd, LOCK_EX | LOCK_NB) < 0)
 		err = -errno;
 	if (!err)
 		err = first(out, arg);
 	if (!err && unnamed)
-		err = tt__name_unnamed(out->file.fd, path, tmp, sizeof tmp);
+		err = tt__name_unnamed(kept->fd, path, tmp, sizeof tmp);
 	struct stat st;
-	if (!err && unnamed && !tmp[0] && fstat(out->file.fd, &st) == 0)
+	if (!err && unnamed && !tmp[0] && fstat(kept->fd, &st) == 0)
 		tt__placed_dev = st.st_dev, tt__placed_ino = st.st_ino; /* (named at once) */
 	if (!err && tmp[0])
 		err = tt__place_run_file(tmp, path, size);
 	if (err) {
 		if (tmp[0])
 			unlink(tmp);
-		tt__fd_close(&out->file);
+		tt__fd_close(kept);
 	}
 	return err;
 }
@@ -463,7 +464,7 @@ int tt__create_run_file(char *path, size_t size, int *in_place, struct tt__out *
  * `path` a buffer of that size, rewritten where the file went beside). */
 static int tt__write_placed(char *path, size_t run_size, tt__file_writer write, void *arg)
 {
-	struct tt__out *out = malloc(sizeof *out);
+	struct tt__fd_out *out = malloc(sizeof *out);
 	if (!out)
 		return -ENOMEM;
 	struct stat st;

@@ -69,7 +69,6 @@ static void tt__out_thread_info_of(struct tt__out *out, uint32_t type, const str
 		.index = slot->index,
 		.tid = slot->tid,
 		.events = records,
-		.name_len = (uint32_t)strlen(name),
 		.flags = (flags & TT__SLOT_EXITED ? TT_THREAD_EXITED : 0) |
 			 (flags & TT__SLOT_WRAPPED ? TT_THREAD_WRAPPED : 0) |
 			 (flags & TT__SLOT_RUNTIME ? TT_THREAD_RUNTIME : 0) |
@@ -85,27 +84,13 @@ static void tt__out_thread_info_of(struct tt__out *out, uint32_t type, const str
 	}
 	for (int i = 0; i < TT_DROP_CAUSES; i++)
 		*dropped_total += info.dropped[i];
-	uint64_t size = sizeof info + info.name_len;
-	tt__out_section(out, type, size);
-	tt__out(out, &info, sizeof info);
-	tt__out(out, name, info.name_len);
-	tt__out_pad(out, size);
+	tt__out_thread_section(out, type, &info, name);
 }
 
 void tt__out_thread_info(struct tt__out *out, uint32_t type, const struct tt__slot *slot,
 			 uint64_t records, uint64_t *dropped_total)
 {
 	tt__out_thread_info_of(out, type, slot, records, NULL, dropped_total);
-}
-
-void tt__out_events(struct tt__out *out, const struct tt__slot *slot, uint64_t first,
-		    const struct tt_record *begin, const struct tt_record *end)
-{
-	uint64_t count = (uint64_t)(end - begin);
-	struct tt_events_info events = {.thread_index = slot->index, .first_record = first};
-	tt__out_section(out, TT_SEC_EVENTS, sizeof events + count * sizeof(struct tt_record));
-	tt__out(out, &events, sizeof events);
-	tt__out(out, begin, count * sizeof(struct tt_record));
 }
 
 size_t tt__pack_records(uint8_t *buf, const struct tt_record *begin, const struct tt_record *end)
@@ -158,23 +143,6 @@ struct tt__sched_out {
 	void *ctx;
 };
 
-/* One SCHED section: the state the thread was in at its start (carry, moved to
- * since_ns: a window's), when given, then the states. */
-static void tt__out_sched_states(struct tt__out *out, const struct tt_sched_info *info,
-				  const struct tt_sched_state *carry, const struct tt_sched_state *states,
-				  size_t n)
-{
-	tt__out_section(out, TT_SEC_SCHED, sizeof *info + (n + !!carry) * sizeof *states);
-	tt__out(out, info, sizeof *info);
-	if (carry) {
-		struct tt_sched_state at_start = *carry;
-		at_start.ns = info->since_ns;
-		tt__out(out, &at_start, sizeof at_start);
-	}
-	if (n)
-		tt__out(out, states, n * sizeof *states);
-}
-
 static void tt__out_sched_section(void *arg, struct tt__slot *slot, uint64_t lost, int64_t since_ns,
 				  const struct tt_sched_state *states, size_t n)
 {
@@ -196,12 +164,7 @@ static void tt__out_counters_section(void *arg, struct tt__slot *slot, uint64_t 
 		.flags = (tt__counters_steal ? TT_SCHEDSTAT_STEAL : 0) | (budget.unread ? TT_SCHEDSTAT_BUDGET : 0),
 		.lost = lost,
 	};
-	size_t head = sizeof info + (budget.unread ? sizeof budget : 0);
-	tt__out_section(so->out, TT_SEC_SCHEDSTAT, head + n * sizeof *readings);
-	tt__out(so->out, &info, sizeof info);
-	if (budget.unread)
-		tt__out(so->out, &budget, sizeof budget);
-	tt__out(so->out, readings, n * sizeof *readings);
+	tt__out_counters(so->out, &info, &budget, readings, n);
 	if (so->seen_counters)
 		so->seen_counters(so->ctx, slot, lost, readings, n);
 }
@@ -239,11 +202,11 @@ void tt__out_thread(struct tt__out *out, const struct tt__thread_snapshot *snap,
 		const struct tt__extent *e = &snap->extents[c];
 		if (e->end == e->begin)
 			continue;
-		tt__out_events(out, snap->slot, first, e->begin, e->end);
+		tt__out_events(out, snap->slot->index, first, e->begin, e->end);
 		first += (uint64_t)(e->end - e->begin);
 	}
 	if (snap->gap_records)
-		tt__out_events(out, snap->slot, first, snap->gap, snap->gap + snap->gap_records);
+		tt__out_events(out, snap->slot->index, first, snap->gap, snap->gap + snap->gap_records);
 	if (!snap->windowed)
 		tt__out_sched(out, snap->slot, 0, NULL, NULL, NULL);
 }

@@ -34,13 +34,6 @@ void tt__out_file_header(struct tt__out *out, uint32_t flags)
 	tt__out(out, &header, sizeof header);
 }
 
-void tt__out_end(struct tt__out *out, const struct tt_end_info *end)
-{
-	tt__out_section(out, TT_SEC_END, sizeof *end);
-	tt__out(out, end, sizeof *end);
-	tt__out_pad(out, sizeof *end);
-}
-
 /* A snapshot's SNAPSHOT section: its window, and each thread's records that the ring
  * overwrote before the snapshot was taken, from the window's start on. */
 static int tt__out_snapshot(struct tt__out *out, const struct tt__window *w,

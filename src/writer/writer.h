@@ -8,27 +8,22 @@
 #include "core/core.h"
 #include "pretty_name.h"
 
-/* buffer.c: a file's bytes, buffered, and section headers */
-struct tt__out {
+/* buffer.c: a file of ticktrace's written through a descriptor (Linux's struct
+ * tt__out, sections.h), its sink checking the descriptor before each write. */
+struct tt__fd_out {
+	struct tt__out out; /* (first: tt__fd_out) */
+	struct tt_os_sink sink;
 	struct tt__fd file; /* checked before each write (tt__out_own) */
 	const char *path;   /* where it is found again if the program closed it, or NULL */
-	int err; /* first error, as -errno; -EBADF: the descriptor is the program's now */
-	uint64_t offset; /* bytes written to fd, buffered ones included */
-	size_t len;
-	char buf[1 << 16];
 };
-void tt__out(struct tt__out *out, const void *data, size_t size) TT__HIDDEN;
-void tt__out_flush(struct tt__out *out) TT__HIDDEN;
-/* Before each use of out->file.fd: 0 while it is the file written (found again by
- * out->path if need be, at the offset written to); -EBADF once it is not, out->err
- * then set to it unless an error came first. */
+/* Emptied, its descriptor yet to be kept (file). */
+void tt__fd_out_init(struct tt__fd_out *f) TT__HIDDEN;
+/* The file of a struct tt__out that is a struct tt__fd_out's. */
+struct tt__fd_out *tt__fd_out(struct tt__out *out) TT__HIDDEN;
+/* Before each use of tt__fd_out(out)->file.fd: 0 while it is the file written (found
+ * again by its path if need be, at the offset written to); -EBADF once it is not,
+ * out->err then set to it unless an error came first. */
 int tt__out_own(struct tt__out *out) TT__HIDDEN;
-void tt__out_section(struct tt__out *out, uint32_t type, uint64_t size) TT__HIDDEN;
-void tt__out_pad(struct tt__out *out, uint64_t size) TT__HIDDEN;
-/* A section's header: within an UNLOADED section when `until` is not 0 (what it
- * describes held until then). */
-void tt__out_section_until(struct tt__out *out, uint32_t type, uint64_t size,
-			   uint64_t until) TT__HIDDEN;
 
 /* writer.c: the whole file a dump writes */
 int tt__write_file(const char *path) TT__HIDDEN;
@@ -36,7 +31,6 @@ int tt__write_file(const char *path) TT__HIDDEN;
 int tt__write_run_file(char *path, size_t size) TT__HIDDEN;
 void tt__file_header(struct tt_file_header *header, uint32_t flags) TT__HIDDEN;
 void tt__out_file_header(struct tt__out *out, uint32_t flags) TT__HIDDEN;
-void tt__out_end(struct tt__out *out, const struct tt_end_info *end) TT__HIDDEN;
 
 /* output.c: where a file goes, and how it gets there */
 /* Takes TICKTRACE_OUT, made absolute, for the rest of the run (at start-up). */
@@ -92,9 +86,9 @@ int tt__create_replacing(const char *path, char *tmp, size_t cap) TT__HIDDEN;
 int tt__open_output(const char *path, int *in_place) TT__HIDDEN;
 /* Only the first: always a new file. */
 int tt__create_new(const char *path) TT__HIDDEN;
-/* tt__open_output for the run's own streamed file, kept in out->file: its beginning
- * written by `first` before it is placed as tt__write_run_file_with places one, and
- * held (flock) until it is closed. 0, or -errno (no file left). */
+/* tt__open_output for the run's own streamed file, kept in tt__fd_out(out): its
+ * beginning written by `first` before it is placed as tt__write_run_file_with places
+ * one, and held (flock) until it is closed. 0, or -errno (no file left). */
 int tt__create_run_file(char *path, size_t size, int *in_place, struct tt__out *out,
 			tt__file_writer first, void *arg) TT__HIDDEN;
 
@@ -103,10 +97,6 @@ int tt__create_run_file(char *path, size_t size, int *in_place, struct tt__out *
  * dropped counts to *dropped_total. */
 void tt__out_thread_info(struct tt__out *out, uint32_t type, const struct tt__slot *slot,
 			 uint64_t records, uint64_t *dropped_total) TT__HIDDEN;
-/* One EVENTS section: records [begin, end) of the slot, the first being its record
- * number `first`. */
-void tt__out_events(struct tt__out *out, const struct tt__slot *slot, uint64_t first,
-		    const struct tt_record *begin, const struct tt_record *end) TT__HIDDEN;
 /* Records packed (format.h: TT_SEC_EVENTS_PACKED) into buf, which has room for
  * TT_PACKED_MAX_RECORD bytes a record: the bytes used. */
 size_t tt__pack_records(uint8_t *buf, const struct tt_record *begin,
@@ -190,8 +180,6 @@ void tt__out_thread(struct tt__out *out, const struct tt__thread_snapshot *snap,
 
 /* modules.c: the process, the modules loaded and their segments */
 void tt__out_process(struct tt__out *out) TT__HIDDEN;
-/* MODULES of those loaded now. */
-int tt__out_loaded_modules(struct tt__out *out) TT__HIDDEN;
 /* Address ranges of every segment of the loaded modules, taken at the dump. */
 struct tt__ranges {
 	uint64_t (*range)[2]; /* [start, end) */
@@ -202,44 +190,14 @@ struct tt__ranges {
  * section's entries: platform.h's tt_os_module_list_add). */
 int tt__add_loaded(const struct tt_os_module *module, void *data) TT__HIDDEN;
 bool tt__ranges_hold(const struct tt__ranges *r, uint64_t address) TT__HIDDEN;
-/* MODULES with the entries of `m`, within an UNLOADED section when `until` is not 0. */
-void tt__out_module_list(struct tt__out *out, const struct tt_os_module_list *m,
-			 uint64_t until) TT__HIDDEN;
 
-/* sites.c: the call sites and functions records name, and their sections */
-/* The call sites and the instrumented functions (FUNC_ENTER addresses, tagged with
- * TT__FUNC_TAG) that records name. */
-struct tt__site_set {
-	uint64_t *slots; /* open addressing; 0 is empty */
-	size_t cap, count;
-	size_t funcs;    /* of count, functions */
-	/* Of the libraries unloaded (dlclose), in order, the first this many are told
-	 * apart: an entry of a record made while the k-th of them held its address is
-	 * tagged with generation k (TT__GEN), one of a record made later with 0. */
-	size_t retired_seen;
-};
-#define TT__FUNC_TAG (UINT64_C(1) << 63)
-#define TT__GEN_SHIFT 48 /* user-space addresses fit in 47 bits */
-#define TT__ADDRESS_MASK ((UINT64_C(1) << TT__GEN_SHIFT) - 1)
-#define TT__GEN(entry) ((size_t)(((entry) & ~TT__FUNC_TAG) >> TT__GEN_SHIFT))
-/* 1: added, 0: already there, -ENOMEM */
-int tt__site_set_add(struct tt__site_set *set, uint64_t address) TT__HIDDEN;
-/* The same, and into `fresh` too (when not NULL) when `set` did not have it. */
-int tt__site_set_add_fresh(struct tt__site_set *set, struct tt__site_set *fresh,
-			   uint64_t address) TT__HIDDEN;
-void tt__site_set_clear(struct tt__site_set *set) TT__HIDDEN;
+/* sites.c: the call sites and functions records name (sets: sections.h), and their
+ * sections of every generation */
 /* turned_off.c: the functions turned off (tt__turned_off) into `names` (and `fresh`,
  * as tt__site_set_add_fresh); their TURNED_OFF section, if any. */
 int tt__turned_off_names(struct tt__site_set *names, struct tt__site_set *fresh) TT__HIDDEN;
 void tt__out_turned_off(struct tt__out *out) TT__HIDDEN;
-/* Adds the sites and functions that records [begin, end) name to `set`; those that
- * were not in it go to `fresh` too (when not NULL). With stop_unwritten, stops at the
- * first record its thread has not written yet (all zero). Returns where it stopped,
- * or NULL when out of memory. */
-const struct tt_record *tt__sites_add(struct tt__site_set *set, struct tt__site_set *fresh,
-				      const struct tt_record *begin, const struct tt_record *end,
-				      int stop_unwritten) TT__HIDDEN;
-/* The same for every record of a snapshot; 0 or -ENOMEM. */
+/* The sites and functions every record of a snapshot names, into `set`; 0 or -ENOMEM. */
 int tt__collect_names(struct tt__site_set *set, const struct tt__thread_snapshot *snap) TT__HIDDEN;
 /* SITES, and FUNCS when the set holds functions. */
 void tt__out_sites(struct tt__out *out, const struct tt__site_set *set) TT__HIDDEN;
@@ -253,8 +211,6 @@ void tt__out_names(struct tt__out *out, const struct tt__site_set *set,
 int tt__filtered_names(struct tt__site_set *names, struct tt__site_set *fresh,
 		       const struct tt__slot *slot) TT__HIDDEN;
 void tt__out_filtered(struct tt__out *out, const struct tt__slot *slot, bool dropped) TT__HIDDEN;
-/* A site's argument name (TT_BEGIN_NAMED_ARG), or NULL. */
-const char *tt__arg_name(const struct tt_callsite *site) TT__HIDDEN;
 
 /* retired.c: what a library closed with dlclose leaves for the file */
 #define TT__RETIRED_MAX 4096 /* libraries unloaded whose names are kept */
@@ -308,6 +264,5 @@ const struct tt_callsite *tt__site_descriptor(uint64_t address,
 /* Whether `address` is a descriptor that names.c made (the writer reads it). */
 bool tt__names_hold(uint64_t address) TT__HIDDEN;
 void tt__names_after_fork(void) TT__HIDDEN;
-#define TT__NAME_MAX 1024 /* bytes kept of a name made from __PRETTY_FUNCTION__ */
 
 #endif /* TT_WRITER_H */

@@ -63,12 +63,6 @@ static void tt_temp_dir_remove(const char *dir)
 {
 	RemoveDirectoryA(dir);
 }
-static void tt_file_unmap(struct tt_os_file *file, void *at, size_t size)
-{
-	(void)size;
-	UnmapViewOfFile(at);
-	CloseHandle((HANDLE)file->handle);
-}
 #define TT_PROGRAM "test_platform.exe"
 #define TT_NULL_DEVICE "NUL"
 /* A library of the system's that the test does not load otherwise. */
@@ -118,12 +112,6 @@ static void tt_temp_dir(char *dir, size_t size)
 static void tt_temp_dir_remove(const char *dir)
 {
 	rmdir(dir);
-}
-#include <sys/mman.h>
-static void tt_file_unmap(struct tt_os_file *file, void *at, size_t size)
-{
-	munmap(at, size);
-	close((int)file->handle);
 }
 #define TT_PROGRAM "test_platform"
 #define TT_NULL_DEVICE "/dev/null"
@@ -329,6 +317,57 @@ static void test_rename(void **state)
 	tt_temp_dir_remove(dir);
 }
 
+/* A file opened for writing is emptied first; its sink writes both parts of each put
+ * in order, none of an empty one, and from where the file was moved to; the null
+ * device takes any bytes. */
+static void test_file_sink(void **state)
+{
+	(void)state;
+	char dir[512], path[600];
+	tt_temp_dir(dir, sizeof dir);
+	snprintf(path, sizeof path, "%s/t.ttr", dir);
+	FILE *f = fopen(path, "wb");
+	assert_non_null(f);
+	fputs("an older file", f);
+	fclose(f);
+	struct tt_os_file file;
+	assert_int_equal(tt_os_file_open(path, &file), 0);
+	struct tt_os_file_sink sink;
+	tt_os_file_sink(&sink, file);
+	static char large[1 << 20];
+	memset(large, 'x', sizeof large);
+	assert_int_equal(sink.sink.put(&sink.sink, "hello", 5, " world", 6, 0), 0);
+	assert_int_equal(sink.sink.put(&sink.sink, NULL, 0, "!", 1, 11), 0);
+	assert_int_equal(sink.sink.put(&sink.sink, large, sizeof large, NULL, 0, 12), 0);
+	assert_int_equal(tt_os_file_seek(&sink.file, 0), 0);
+	assert_int_equal(sink.sink.put(&sink.sink, "J", 1, NULL, 0, 0), 0);
+	assert_int_equal(tt_os_file_close(&sink.file), 0);
+	static char text[sizeof large + 64];
+	f = fopen(path, "rb");
+	assert_non_null(f);
+	size_t got = fread(text, 1, sizeof text, f);
+	fclose(f);
+	assert_int_equal(got, 12 + sizeof large);
+	assert_memory_equal(text, "Jello world!", 12);
+	assert_memory_equal(text + 12, large, sizeof large);
+	assert_int_equal(tt_os_file_open(path, &file), 0); /* (emptied again) */
+	tt_os_file_sink(&sink, file);
+	assert_int_equal(sink.sink.put(&sink.sink, "ab", 2, NULL, 0, 0), 0);
+	assert_int_equal(tt_os_file_close(&sink.file), 0);
+	f = fopen(path, "rb");
+	assert_non_null(f);
+	got = fread(text, 1, sizeof text, f);
+	fclose(f);
+	remove(path);
+	tt_temp_dir_remove(dir);
+	assert_int_equal(got, 2);
+	assert_int_equal(tt_os_file_open(TT_NULL_DEVICE, &file), 0);
+	tt_os_file_sink(&sink, file);
+	assert_int_equal(sink.sink.put(&sink.sink, large, sizeof large, "end", 3, 0), 0);
+	assert_int_equal(tt_os_file_seek(&sink.file, 0), 0);
+	assert_int_equal(tt_os_file_close(&sink.file), 0);
+}
+
 /* A file mapped in two places: what is written to the memory is in the file, the file
  * grown to the later view's end, its bytes between zero; made once, not twice. */
 static void test_file_map(void **state)
@@ -352,8 +391,9 @@ static void test_file_map(void **state)
 	assert_non_null(f);
 	size_t got = fread(text, 1, sizeof text, f);
 	fclose(f);
-	tt_file_unmap(&file, head, VIEW);
-	tt_file_unmap(&file, tail, VIEW);
+	tt_os_file_unmap(head, VIEW);
+	tt_os_file_unmap(tail, VIEW);
+	assert_int_equal(tt_os_file_close(&file), 0);
 	remove(path);
 	tt_temp_dir_remove(dir);
 	assert_int_equal(got, LATER + VIEW);
@@ -362,6 +402,56 @@ static void test_file_map(void **state)
 	for (size_t i = 4; i < LATER + VIEW - 4; i++)
 		if (text[i])
 			fail_msg("byte %u of the file is %d, not 0", (unsigned)i, text[i]);
+}
+
+/* A file's length in bytes, read by the C library. */
+static long tt_file_length(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	assert_non_null(f);
+	fseek(f, 0, SEEK_END);
+	long length = ftell(f);
+	fclose(f);
+	return length;
+}
+
+/* Room reserved makes the file that long at least (or the file system says it cannot,
+ * and resizing does); resized, it is that long; mapped after, written through, the
+ * view given back. */
+static void test_file_room(void **state)
+{
+	(void)state;
+	char dir[512], path[600];
+	tt_temp_dir(dir, sizeof dir);
+	snprintf(path, sizeof path, "%s/t.live", dir);
+	enum { ROOM = 256 * 1024, VIEW = 64 * 1024 };
+	struct tt_os_file file;
+	assert_int_equal(tt_os_file_create(path, &file), 0);
+	int rc;
+	while ((rc = tt_os_file_reserve(&file, VIEW, ROOM)) == -EINTR)
+		;
+	if (rc == -EOPNOTSUPP)
+		rc = tt_os_file_resize(&file, ROOM);
+	assert_int_equal(rc, 0);
+	long reserved = tt_file_length(path);
+	assert_int_equal(tt_os_file_resize(&file, VIEW), 0);
+	long resized = tt_file_length(path);
+	char *view = tt_os_file_map(&file, 0, VIEW);
+	assert_non_null(view);
+	memcpy(view + VIEW - 4, "last", 4);
+	tt_os_file_unmap(view, VIEW);
+	assert_int_equal(tt_os_file_close(&file), 0);
+	static char text[VIEW];
+	FILE *f = fopen(path, "rb");
+	assert_non_null(f);
+	size_t got = fread(text, 1, sizeof text, f);
+	fclose(f);
+	remove(path);
+	tt_temp_dir_remove(dir);
+	assert_true(reserved >= ROOM);
+	assert_int_equal(resized, VIEW);
+	assert_int_equal(got, VIEW);
+	assert_memory_equal(text + VIEW - 4, "last", 4);
 }
 
 /* Clocks that go forward, the wall clock after 2020, an anchor on both. */
@@ -572,7 +662,7 @@ int main(void)
 		cmocka_unit_test(test_threads), cmocka_unit_test(test_own_thread), cmocka_unit_test(test_wait_timeout),
 		cmocka_unit_test(test_wake_all),   cmocka_unit_test(test_lock),
 		cmocka_unit_test(test_memory),  cmocka_unit_test(test_rename),
-		cmocka_unit_test(test_file_map),
+		cmocka_unit_test(test_file_map), cmocka_unit_test(test_file_sink), cmocka_unit_test(test_file_room),
 		cmocka_unit_test(test_time),    cmocka_unit_test(test_thread_cpu_of), cmocka_unit_test(test_process), cmocka_unit_test(test_module_list),
 #ifndef _WIN32
 		cmocka_unit_test(test_crash),

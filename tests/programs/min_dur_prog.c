@@ -10,7 +10,9 @@
  *            words hash to one home (core.h tt__filter_home), eight probed from
  *            there (none of the other functions' homes among them): the ninth finds
  *            them all taken
- *   0x20060  one call of 200 us */
+ *   0x20060  one call of 200 us
+ * With the argument "nested" instead: 0x20000, a call of 20 us around 1000 short
+ * calls of 0x20010 (the profile's self times must add up to its total). */
 #include <signal.h>
 #include <time.h>
 
@@ -38,8 +40,22 @@ static long long now_ns(void)
 	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-int main(void)
+static void spin_us(long long us)
 {
+	for (long long start = now_ns(); now_ns() - start < us * 1000;)
+		;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 1 && argv[1][0] == 'n') { /* "nested" */
+		__cyg_profile_func_enter((void *)0x20000, 0);
+		for (int i = 0; i < 1000; i++)
+			call(0x20010);
+		spin_us(20);
+		__cyg_profile_func_exit((void *)0x20000, 0);
+		return 0;
+	}
 	signal(SIGUSR1, on_signal);
 	TT_INSTANT("start"); /* the thread's first event registers it: not inside a call */
 	for (int i = 0; i < 1000; i++)
@@ -60,8 +76,7 @@ int main(void)
 		for (int i = 0; i < 100; i++)
 			call(shared[k]);
 	__cyg_profile_func_enter((void *)0x20060, 0);
-	for (long long start = now_ns(); now_ns() - start < 200000;)
-		;
+	spin_us(200);
 	__cyg_profile_func_exit((void *)0x20060, 0);
 	return 0;
 }

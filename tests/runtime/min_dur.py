@@ -10,7 +10,9 @@ first) erased, and the events between them kept; of nine functions that share a 
 first eight erased (the entries probed), the ninth's calls kept; a long call kept; a kept call with nothing inside never shorter than
 the threshold; every kept or erased call accounted for, and each
 erased call's time under the threshold; `ticktrace report` counts them and says so;
-convert says how many are not in the trace.
+convert says how many are not in the trace; the profile adds up: an erased call's time
+is its caller's self (where the trace has it), never counted twice, and its function's
+row says how many calls were erased and their time.
 Without the setting, in mode stream, and with a bad value: every call recorded.
 `ticktrace record --min-dur` sets it for the program it runs; a bad value is usage.
 Usage: min_dur.py PROG TICKTRACE"""
@@ -38,13 +40,13 @@ def check(cond, what):
         print("FAIL:", what)
 
 
-def run(tmp, name, **env):
+def run(tmp, name, *args, **env):
     out = os.path.join(tmp, name + ".ttr")
     full = dict(os.environ, TICKTRACE_OUT=out, **env)
     for key in ("TICKTRACE_MIN_DUR", "TICKTRACE_SPIKES", "TICKTRACE_SNAPSHOTS"):
         if key not in env:
             full.pop(key, None)
-    p = subprocess.run([PROG], env=full, capture_output=True, text=True, timeout=60)
+    p = subprocess.run([PROG, *args], env=full, capture_output=True, text=True, timeout=60)
     check(p.returncode == 0, "%s: exits %d: %s" % (name, p.returncode, p.stderr))
     return out, p.stderr
 
@@ -136,6 +138,22 @@ with tempfile.TemporaryDirectory() as tmp:
                        text=True, timeout=60)
     said = "%d short calls erased as they returned" % sum(erased.values())
     check(said in p.stderr, "convert does not say \"%s\": %s" % (said, p.stderr))
+
+    # 1000 short calls erased inside a 20 us call: the self times add up to its total
+    path, err = run(tmp, "nested", "nested", TICKTRACE_MIN_DUR="1us")
+    p = subprocess.run([TOOL, "report", path, "--json"], capture_output=True, text=True, timeout=60)
+    rows = {r["name"]: r for r in json.loads(p.stdout)["rows"]}
+    outer, short = rows.get("0x20000", {}), rows.get("0x20010", {})
+    check(sum(r["self_ns"] for r in rows.values()) == outer.get("total_ns"),
+          "nested: the self times add up to %d ns, the run's one root call took %s ns: %s"
+          % (sum(r["self_ns"] for r in rows.values()), outer.get("total_ns"), rows))
+    check(short.get("calls") == 1000 and short.get("erased_calls", 0) >= 900 and short.get("erased_ns", 0) > 0,
+          "nested: 0x20010's row does not count its erased calls and their time: %s" % short)
+    p = subprocess.run([TOOL, "report", path, "--csv"], capture_output=True, text=True, timeout=60)
+    head, *lines = p.stdout.splitlines()
+    csv = {line.split(",")[0].strip('"'): dict(zip(head.split(","), line.split(","))) for line in lines}
+    check(csv.get("0x20010", {}).get("erased_calls") == str(short.get("erased_calls")),
+          "nested: --csv's erased_calls %s, --json's %s" % (csv.get("0x20010"), short.get("erased_calls")))
 
     for name, env in (("plain", {}), ("stream", {"TICKTRACE_MIN_DUR": "1us", "TICKTRACE_MODE": "stream"}),
                       ("bad", {"TICKTRACE_MIN_DUR": "soon"})):

@@ -430,6 +430,7 @@ static cJSON *tt_table_json(const struct tt_an_table *t, const struct tt_ps_sink
 			{"self_ns", (double)e->self}, {"children_ns", (double)e->children},
 			{"min_ns", (double)e->min}, {"max_ns", (double)e->max}, {"mean_ns", (double)e->mean},
 			{"p50_ns", (double)e->p50}, {"p95_ns", (double)e->p95}, {"p99_ns", (double)e->p99},
+			{"erased_calls", (double)e->filtered}, {"erased_ns", (double)e->filtered_ns},
 		};
 		for (size_t f = 0; f < sizeof(fields) / sizeof(fields[0]); f++)
 			cJSON_AddNumberToObject(row, fields[f].key, fields[f].v);

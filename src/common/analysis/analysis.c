@@ -182,10 +182,8 @@ int tt_an_add_filtered(struct tt_an_thread *th, uint64_t key, uint64_t calls, in
 	struct tt_an_row *r = &th->rows[at];
 	r->calls += calls;
 	r->filtered += calls;
-	if (__builtin_add_overflow(r->total, ns, &r->total))
-		r->total = INT64_MAX;
-	if (__builtin_add_overflow(r->self, ns, &r->self))
-		r->self = INT64_MAX;
+	if (__builtin_add_overflow(r->filtered_ns, ns, &r->filtered_ns))
+		r->filtered_ns = INT64_MAX;
 	if (__builtin_add_overflow(r->calls_total, ns, &r->calls_total))
 		r->calls_total = INT64_MAX;
 	return 0;

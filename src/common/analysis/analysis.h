@@ -364,6 +364,7 @@ struct tt_an_entry {
 	                   * resolution, each call's; spikes --json says it */
 	int64_t on_cpu, off_cpu, preempted, blocked, unknown;
 	uint64_t filtered; /* of calls, erased as they returned (struct tt_an_row) */
+	int64_t filtered_ns; /* their time, in their callers' self (struct tt_an_row) */
 	uint64_t dropped;  /* calls dropped with the buffer used up, besides `calls` */
 };
 

@@ -26,7 +26,9 @@ struct tt_an_row {
 	bool split;         /* some of its calls had states */
 	bool approximate;   /* some of them split by the counters (within their resolution) */
 	uint64_t filtered;  /* of calls, erased as they returned (TICKTRACE_MIN_DUR): in
-	                     * total, self and the mean, not in min, max or hist */
+	                     * the mean, not in min, max or hist */
+	int64_t filtered_ns; /* their time: in the mean, and in no row's total or self but
+	                      * their callers' (where the trace has it: never twice) */
 	uint64_t dropped;   /* calls dropped with the buffer used up: in no other field */
 };
 

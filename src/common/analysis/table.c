@@ -94,6 +94,7 @@ static int tt_an_entry_merge(struct tt_an_entry *e, struct tt_an_item *first, st
 		const struct tt_an_row *r = it->row;
 		e->calls += r->calls;
 		e->filtered += r->filtered;
+		tt_an_sum_sat(&e->filtered_ns, r->filtered_ns);
 		e->dropped += r->dropped;
 		if (__builtin_add_overflow(e->total, r->total, &e->total))
 			e->total = INT64_MAX;
@@ -228,33 +229,38 @@ void tt_an_table_free(struct tt_an_table *t)
 
 /* ---- text ---- */
 
-#define TT_AN_COLUMNS 13 /* the last three with states only (the last, where some time is
-			  * neither on nor off CPU): */
+#define TT_AN_COLUMNS 15 /* the three before the last two with states only (the third,
+			  * where some time is neither on nor off CPU); the last two where
+			  * TICKTRACE_MIN_DUR erased calls */
 #define TT_AN_SPLIT_COLUMNS 3
+#define TT_AN_ERASED_COLUMNS 2
+#define TT_AN_SPLIT_FIRST (TT_AN_COLUMNS - TT_AN_ERASED_COLUMNS - TT_AN_SPLIT_COLUMNS)
 #define TT_AN_NAME_MAX 60 /* wider names are cut in the text table (whole in CSV, JSON) */
 
 static const char *const tt_an_headings[TT_AN_COLUMNS] = {
 	"calls", "total", "self", "children", "min", "max", "mean", "p50", "p95", "p99",
-	"on cpu", "off cpu", "unknown",
+	"on cpu", "off cpu", "unknown", "erased", "erased time",
 };
 
 static void tt_an_cells(const struct tt_an_entry *e, char cells[TT_AN_COLUMNS][32])
 {
 	static const int unmeasured[] = {4, 5, 7, 8, 9}; /* min, max, p50, p95, p99 */
-	const int64_t times[TT_AN_COLUMNS - 1] = {e->total, e->self, e->children, e->min, e->max,
+	const int64_t times[TT_AN_COLUMNS - 2] = {e->total, e->self, e->children, e->min, e->max,
 						 e->mean, e->p50, e->p95, e->p99, e->on_cpu, e->off_cpu,
 						 e->unknown};
 	snprintf(cells[0], 32, "%" PRIu64, e->calls);
-	for (int i = 0; i < TT_AN_COLUMNS - 1; i++)
+	for (int i = 0; i < TT_AN_COLUMNS - 3; i++)
 		tt_an_fmt_ns(cells[i + 1], times[i]);
+	snprintf(cells[TT_AN_COLUMNS - 2], 32, "%" PRIu64, e->filtered);
+	tt_an_fmt_ns(cells[TT_AN_COLUMNS - 1], e->filtered_ns);
 	if (e->calls == e->filtered) /* every call erased: no min, max or percentile measured */
 		for (size_t i = 0; i < sizeof unmeasured / sizeof unmeasured[0]; i++)
 			snprintf(cells[unmeasured[i]], 32, "-");
 	if (!e->split) /* its thread's states are not known */
-		for (int i = TT_AN_COLUMNS - TT_AN_SPLIT_COLUMNS; i < TT_AN_COLUMNS; i++)
+		for (int i = TT_AN_SPLIT_FIRST; i < TT_AN_SPLIT_FIRST + TT_AN_SPLIT_COLUMNS; i++)
 			snprintf(cells[i], 32, "-");
 	else if (e->approximate) /* on cpu and off cpu, from the counters */
-		for (int i = TT_AN_COLUMNS - TT_AN_SPLIT_COLUMNS; i < TT_AN_COLUMNS - 1; i++) {
+		for (int i = TT_AN_SPLIT_FIRST; i < TT_AN_SPLIT_FIRST + 2; i++) {
 			char time[32];
 			memcpy(time, cells[i], sizeof time);
 			snprintf(cells[i], 32, "~%.30s", time);
@@ -274,20 +280,34 @@ static void tt_an_print_thread(FILE *out, const struct tt_an_thread *th)
 		th->name, th->tid, th->pid);
 }
 
+/* The table's columns, in order: those every table has, on and off CPU (and
+ * unknown) where states are known, the erased calls where there are some. */
+static int tt_an_columns(const struct tt_an_table *t, int shown[TT_AN_COLUMNS])
+{
+	int n = 0;
+	for (int c = 0; c < TT_AN_SPLIT_FIRST; c++)
+		shown[n++] = c;
+	for (int c = 0; t->split && c < TT_AN_SPLIT_COLUMNS - !t->unknown; c++)
+		shown[n++] = TT_AN_SPLIT_FIRST + c;
+	for (int c = 0; t->filtered && c < TT_AN_ERASED_COLUMNS; c++)
+		shown[n++] = TT_AN_COLUMNS - TT_AN_ERASED_COLUMNS + c;
+	return n;
+}
+
 void tt_an_table_print(FILE *out, const struct tt_an_table *t)
 {
-	const int columns = !t->split ? TT_AN_COLUMNS - TT_AN_SPLIT_COLUMNS
-			    : t->unknown ? TT_AN_COLUMNS : TT_AN_COLUMNS - 1;
+	int shown[TT_AN_COLUMNS];
+	const int columns = tt_an_columns(t, shown);
 	int width[TT_AN_COLUMNS + 1] = {4};
 	char cells[TT_AN_COLUMNS][32];
 	for (int c = 0; c < columns; c++)
-		width[c + 1] = (int)strlen(tt_an_headings[c]);
+		width[c + 1] = (int)strlen(tt_an_headings[shown[c]]);
 	for (size_t i = 0; i < t->n; i++) {
 		int w = tt_an_name_width(t->entries[i].name);
 		width[0] = w > width[0] ? w : width[0];
 		tt_an_cells(&t->entries[i], cells);
 		for (int c = 0; c < columns; c++) {
-			int cw = (int)strlen(cells[c]);
+			int cw = (int)strlen(cells[shown[c]]);
 			width[c + 1] = cw > width[c + 1] ? cw : width[c + 1];
 		}
 	}
@@ -301,7 +321,7 @@ void tt_an_table_print(FILE *out, const struct tt_an_table *t)
 				tt_an_print_thread(out, e->thread);
 			fprintf(out, "%-*s", width[0], "name");
 			for (int c = 0; c < columns; c++)
-				fprintf(out, "  %*s", width[c + 1], tt_an_headings[c]);
+				fprintf(out, "  %*s", width[c + 1], tt_an_headings[shown[c]]);
 			fputc('\n', out);
 			group = e ? e->thread : NULL;
 		}
@@ -313,12 +333,13 @@ void tt_an_table_print(FILE *out, const struct tt_an_table *t)
 		fprintf(out, "%*s", width[0] - w, "");
 		tt_an_cells(e, cells);
 		for (int c = 0; c < columns; c++)
-			fprintf(out, "  %*s", width[c + 1], cells[c]);
+			fprintf(out, "  %*s", width[c + 1], cells[shown[c]]);
 		fputs(e->near_overhead ? "  ~\n" : "\n", out);
 	}
 	if (t->filtered)
 		fprintf(out, "(%" PRIu64 " of the calls returned within TICKTRACE_MIN_DUR and were "
-			"erased as they did: counted in calls, total, self and the mean, not in min, "
+			"erased as they did: counted in calls, the mean and erased; their time is their "
+			"callers' self, where the trace has it, not their own total or self; not in min, "
 			"max and the percentiles)\n", t->filtered);
 	char why[TT_SCHED_NONE_TEXT];
 	if (!t->split && t->no_states)
@@ -357,8 +378,8 @@ void tt_an_table_csv(FILE *out, const struct tt_an_table *t)
 	bool by_thread = t->n && t->entries[0].thread;
 	if (by_thread)
 		fputs("pid,tid,thread,", out);
-	fputs("name,calls,total_ns,self_ns,children_ns,min_ns,max_ns,mean_ns,p50_ns,p95_ns,p99_ns\r\n",
-	      out);
+	fputs("name,calls,total_ns,self_ns,children_ns,min_ns,max_ns,mean_ns,p50_ns,p95_ns,p99_ns", out);
+	fputs(t->filtered ? ",erased_calls,erased_ns\r\n" : "\r\n", out); /* (as the text's columns) */
 	for (size_t i = 0; i < t->n; i++) {
 		const struct tt_an_entry *e = &t->entries[i];
 		if (by_thread) {
@@ -368,8 +389,10 @@ void tt_an_table_csv(FILE *out, const struct tt_an_table *t)
 		}
 		tt_an_csv_field(out, e->name, strlen(e->name));
 		fprintf(out, ",%" PRIu64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64
-			",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 "\r\n",
-			e->calls, e->total, e->self, e->children, e->min, e->max, e->mean, e->p50, e->p95,
-			e->p99);
+			",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64, e->calls, e->total, e->self,
+			e->children, e->min, e->max, e->mean, e->p50, e->p95, e->p99);
+		if (t->filtered)
+			fprintf(out, ",%" PRIu64 ",%" PRId64, e->filtered, e->filtered_ns);
+		fputs("\r\n", out);
 	}
 }
