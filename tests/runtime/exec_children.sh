@@ -34,3 +34,17 @@ for mode in stop stream; do
 	done
 	echo "ok: $mode:" $files
 done
+# A child whose exec the runtime did not see (posix_spawn) takes the names first: the
+# images of the run's first process write beside them, said, judged by when its run
+# began (image 5, begun after image 7 wrote run.exec1.ttr, replaced it as older).
+run=$dir/spawn
+mkdir "$run"
+TICKTRACE_OUT=$run/run.ttr timeout 60 "$prog" s 2>"$dir/err" || { cat "$dir/err"; fail "spawn: the program failed"; }
+files=$(cd "$run" && ls)
+images=$(for f in $files; do
+	"$tool" info "$run/$f" | sed -n 's/.*command line: [^ ]*exec_children_prog *\([0-9s]*\)$/\1/p'
+done | sort | tr '\n' ' ')
+[ "$images" = "5 6 7 s " ] || { cat "$dir/err"; fail "spawn: the files hold images $images: $files"; }
+[ "$(grep -c 'another process put its trace there' "$dir/err")" = 2 ] ||
+	{ cat "$dir/err"; fail "spawn: the two files written beside not both said"; }
+echo "ok: spawn:" $files
