@@ -156,6 +156,10 @@ enum tt_file_flags {
 	/* A snapshot: a window of the run around a spike or a trigger (TT_SEC_SNAPSHOT).
 	 * Every thread's records begin inside scopes begun before the window. */
 	TT_FILE_SNAPSHOT = 1u << 12,
+	/* TICKTRACE_MIN_DUR was on: calls shorter than it were erased as they returned,
+	 * counted in their threads' FILTERED sections, which a streamed file gets as each
+	 * thread exits and at the end, and a live file never: one cut short lacks them. */
+	TT_FILE_MIN_DUR = 1u << 13,
 };
 
 /* A chunk of a live file: its thread's records, [sizeof(struct tt_live_chunk), size)
@@ -277,7 +281,9 @@ enum tt_section_type {
 	 * thread (a THREAD section of its index before it) that TICKTRACE_MIN_DUR erased
 	 * as they returned, each shorter than min_dur_ns with nothing recorded inside:
 	 * counted per function, not recorded. Each function is in a FUNCS section. At
-	 * most one per thread, in a file written whole (not streamed, not a snapshot). */
+	 * most one per thread, in a file written whole, or in a streamed one as its thread
+	 * exits and at the end (TT_FILE_MIN_DUR: one cut short lacks some); not in a
+	 * snapshot. */
 	TT_SEC_FILTERED = 0x46,
 	/* The same two structs: the calls of one thread dropped with its buffer used up
 	 * (mode stop), counted per function as they were dropped (min_dur_ns 0, each

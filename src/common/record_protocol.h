@@ -40,10 +40,13 @@
  * read by the runtime as it starts (writer/output.c). */
 #define TT_ENV_PROGRAM_PID "TICKTRACE_PROGRAM_PID"
 
-/* "PID:N": the image that process PID execs next is its Nth since its run began, and
- * names its files apart (.execN). Set by the runtime in the environment an exec passes
- * on (lifecycle/exec.c); read by the runtime of the next image (lifecycle/config.c).
- * Not record's, but it names the files record lists. */
+/* "PID:N:APART:SECONDS.NANOSECONDS": the image that process PID execs next is its Nth
+ * since its run began, and names its files apart (.execN); with APART 1 the process is
+ * a child (forked, vfork'd, or apart under record), whose files have its pid as a
+ * forked child's do; its run began at that CLOCK_REALTIME time (a file put at its name
+ * since is another process's). Set by the runtime in the environment an exec passes on
+ * (lifecycle/exec.c); read by the runtime of the next image (writer/output.c). Not
+ * record's, but it names the files record lists. */
 #define TT_ENV_EXEC_IMAGE "TICKTRACE_EXEC_IMAGE"
 
 /* The functions to patch: -f's patterns, one a line. Set by record; read by the

@@ -167,13 +167,6 @@ void tt__config_read(void)
 	tt__config.buffer_events = tt_buffer_events(getenv(TT_ENV_BUFFER), tt__err);
 	tt__config.chunk_budget =
 		(tt__config.buffer_events + TT__CHUNK_RECORDS - 1) / TT__CHUNK_RECORDS;
-	/* Set by the image this process exec'd from (exec.c): "PID:N"; a child that
-	 * inherited it is another process, its first image. */
-	const char *image = getenv(TT_ENV_EXEC_IMAGE);
-	long pid;
-	unsigned n;
-	if (image && sscanf(image, "%ld:%u", &pid, &n) == 2 && pid == (long)getpid())
-		tt__exec_image = n;
 	const char *memory = getenv("TICKTRACE_MEMORY");
 	tt__config.memory_bytes = memory && *memory ? tt__parse_memory(memory) : tt__default_memory();
 	tt__config.mode = tt__mode_ops_by_name(getenv(TT_ENV_MODE));

@@ -56,9 +56,10 @@ static int tt__exec_failed(const char *name)
 }
 
 /* The environment of the next image: `envp` with TICKTRACE_EXEC_IMAGE (in `image`),
- * this pid and the image it will be, whose files then do not replace this one's
- * (writer.c); a vfork child's next image, its process's first, without it. NULL,
- * with no memory for it (the next image then takes this one's names). */
+ * this pid, the image it will be, whose files then do not replace this one's, and
+ * whether it is a child's, named apart as a forked child's files are (writer/output.c;
+ * a vfork child's: its process's first image, a child's). NULL, with no memory for it
+ * (the next image then takes this one's names). */
 static char **tt__exec_env(char *const envp[], char *image, size_t cap)
 {
 	static const char name[] = TT_ENV_EXEC_IMAGE "=";
@@ -72,8 +73,7 @@ static char **tt__exec_env(char *const envp[], char *image, size_t cap)
 	for (size_t i = 0; i < n; i++)
 		if (strncmp(envp[i], name, sizeof name - 1) != 0)
 			env[kept++] = envp[i];
-	snprintf(image, cap, "%s%d:%u", name, (int)getpid(), tt__exec_image + 1);
-	if (!tt__in_vfork_child())
+	if (tt__exec_image_setting(image, cap, tt__in_vfork_child()) == 0)
 		env[kept++] = image;
 	env[kept] = NULL;
 	return env;
@@ -87,7 +87,7 @@ static int tt__exec(const char *name, const char *next_name, const char *file, c
 		    char *const envp[])
 {
 	tt__execve_fn *next = (tt__execve_fn *)tt__before_exec(next_name);
-	char image[64];
+	char image[96];
 	char **env = tt__exec_env(envp, image, sizeof image);
 	if (next)
 		next(file, argv, env ? env : envp);
@@ -121,7 +121,7 @@ int fexecve(int fd, char *const argv[], char *const envp[])
 {
 	int (*next)(int, char *const[], char *const[]) =
 		(int (*)(int, char *const[], char *const[]))tt__before_exec("fexecve");
-	char image[64];
+	char image[96];
 	char **env = tt__exec_env(envp, image, sizeof image);
 	if (next)
 		next(fd, argv, env ? env : envp);

@@ -562,6 +562,20 @@ static void *tt__stream_main(void *arg)
 	}
 }
 
+/* What is known at start: the header, PROCESS, MODULES. */
+static int tt__stream_begin_file(struct tt__out *out, void *arg)
+{
+	(void)arg;
+	struct tt__writing writing;
+	tt__writing_begin(&writing);
+	tt__out_file_header(out, TT_FILE_STREAMED);
+	tt__out_process(out);
+	int err = tt__out_modules(out);
+	tt__out_flush(out);
+	tt__writing_end(&writing);
+	return err ? err : out->err;
+}
+
 /* Creates the file and writes what is known at start; then the drain thread. */
 static int tt__stream_open(struct tt__stream *st)
 {
@@ -573,28 +587,20 @@ static int tt__stream_open(struct tt__stream *st)
 		return -ENOMEM;
 	tt__fd_out_init(file);
 	st->out = &file->out;
-	/* A new file (read too, for the copies a dump with a path makes) renamed into
-	 * place at once; a device or FIFO written in place, as it comes (no header
-	 * refresh). */
-	/* (Found again by its name if the program closes it: not a device's.) */
-	err = tt__fd_keep(&tt__fd_out(st->out)->file, tt__create_run_file(st->path, sizeof st->path, &st->in_place));
-	tt__fd_out(st->out)->path = st->in_place ? NULL : st->path;
+	/* A new file (read too, for the copies a dump with a path makes) put in place
+	 * once its beginning is written; a device or FIFO written in place, as it comes
+	 * (no header refresh). */
+	err = tt__create_run_file(st->path, sizeof st->path, &st->in_place, st->out,
+				  tt__stream_begin_file, NULL);
 	if (err) {
 		free(st->out);
 		st->out = NULL;
 		return err;
 	}
+	/* (Found again by its name if the program closes it: not a device's.) */
+	tt__fd_out(st->out)->path = st->in_place ? NULL : st->path;
 	if (!st->in_place)
 		tt__list_written(st->path);
-	struct tt__writing writing;
-	tt__writing_begin(&writing);
-	tt__out_file_header(st->out, TT_FILE_STREAMED);
-	tt__out_process(st->out);
-	err = tt__out_modules(st->out);
-	tt__out_flush(st->out);
-	tt__writing_end(&writing);
-	if (!err)
-		err = st->out->err;
 	st->last_period_ns = tt_os_monotonic_ns();
 	snprintf(st->self.name, sizeof st->self.name, "tt-drain");
 	st->self.named = 1;
@@ -602,8 +608,7 @@ static int tt__stream_open(struct tt__stream *st)
 	st->self.flags = TT__SLOT_RUNTIME;
 	st->lock = (struct tt__lock)TT__LOCK_INIT(TT__LOCK_STREAM);
 	st->dump_lock = (struct tt__lock)TT__LOCK_INIT(TT__LOCK_STREAM_DUMP);
-	if (!err)
-		err = tt__start_thread(&st->thread, tt__stream_main, st, 0, !tt__forked);
+	err = tt__start_thread(&st->thread, tt__stream_main, st, 0, !tt__forked);
 	if (err) {
 		tt__fd_close(&tt__fd_out(st->out)->file);
 		free(st->out);

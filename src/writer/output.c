@@ -21,12 +21,15 @@
  * environment. A TICKTRACE_OUT the program sets itself later is its choice, and
  * taken (`tt__out_given`: the value the pattern was made from). */
 static char tt__out_pattern[4096], tt__out_given[4096], tt__list_path[4096];
-/* Under `ticktrace record`, this process is not the program it started: its files
- * are named apart, with its pid (TT_ENV_PROGRAM_PID). */
+/* This process is not the run's first, though not forked by this image: under
+ * `ticktrace record`, not the program it started (TT_ENV_PROGRAM_PID); or an image a
+ * forked or vfork child exec'd (TT_ENV_EXEC_IMAGE). Its files are named apart, with
+ * its pid, as a forked child's are. */
 static int tt__out_apart;
 /* When the run began (the precise clock: files' times may be finer than the coarse
- * one), and the file this process put at its TICKTRACE_OUT (a dump's, which the exit
- * replaces): a file changed there since, not its own, is another process's. */
+ * one; an exec'd image's is its first image's), and the file this process put at its
+ * TICKTRACE_OUT (a dump's, which the exit replaces): a file changed there since, not
+ * its own, is another process's. */
 static struct timespec tt__out_since;
 static dev_t tt__placed_dev;
 static ino_t tt__placed_ino;
@@ -51,6 +54,34 @@ static void tt__resolve_pattern(char *cwd, size_t size)
 			 tt__out_pattern, sizeof tt__out_pattern);
 }
 
+/* What the image this process exec'd from told (TT_ENV_EXEC_IMAGE, "PID:N:APART:
+ * SECONDS.NANOSECONDS", tt__exec_image_setting): this image's number, whether the
+ * process is apart, and when its run began. A child that inherited it is another
+ * process, its first image. */
+static void tt__take_exec_image(void)
+{
+	const char *image = getenv(TT_ENV_EXEC_IMAGE);
+	long pid;
+	unsigned n;
+	int apart;
+	long long seconds;
+	long nanoseconds;
+	int fields = image ? sscanf(image, "%ld:%u:%d:%lld.%ld", &pid, &n, &apart, &seconds, &nanoseconds) : 0;
+	if (fields != 5 || pid != (long)getpid())
+		return;
+	tt__exec_image = n;
+	tt__out_apart |= apart;
+	tt__out_since = (struct timespec){.tv_sec = (time_t)seconds, .tv_nsec = nanoseconds};
+}
+
+int tt__exec_image_setting(char *buf, size_t size, int vfork_child)
+{
+	int n = snprintf(buf, size, "%s=%d:%u:%d:%lld.%09ld", TT_ENV_EXEC_IMAGE, (int)getpid(),
+			 vfork_child ? 0 : tt__exec_image + 1, vfork_child || tt__forked || tt__out_apart,
+			 (long long)tt__out_since.tv_sec, (long)tt__out_since.tv_nsec);
+	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+}
+
 void tt__resolve_out(void)
 {
 	char cwd[4096];
@@ -64,6 +95,7 @@ void tt__resolve_out(void)
 	long pid = program && *program ? strtol(program, &end, 10) : 0;
 	tt__out_apart = pid > 0 && !*end && pid != (long)getpid();
 	clock_gettime(CLOCK_REALTIME, &tt__out_since);
+	tt__take_exec_image();
 }
 
 int tt__default_path(char *buf, size_t size)
@@ -137,8 +169,8 @@ int tt__expand_path(const char *pattern, char *buf, size_t size)
 		len = strlen(buf);
 	}
 	/* A process other than the run's first writes a file of its own, even where the
-	 * name has no %p: a forked child, or under record any process but its program
-	 * (which its exec'd images keep: run.exec1.ttr.PID). */
+	 * name has no %p: a forked child, the images a forked or vfork child exec'd, or
+	 * under record any process but its program (run.ttr.PID, run.exec1.ttr.PID). */
 	if ((tt__forked || tt__out_apart) && !strstr(pattern, "%p")) {
 		int n = snprintf(buf + len, size - len, ".%d", (int)getpid());
 		if (n < 0 || (size_t)n >= size - len)
@@ -389,23 +421,42 @@ static int tt__place_run_file(const char *tmp, char *path, size_t size)
 	return err;
 }
 
-int tt__create_run_file(char *path, size_t size, int *in_place)
+int tt__create_run_file(char *path, size_t size, int *in_place, struct tt__out *out,
+			tt__file_writer first, void *arg)
 {
 	*in_place = tt__output_in_place(path);
-	if (*in_place)
-		return tt__open_in_place(path);
-	char tmp[4096 + 16];
-	int fd = tt__create_replacing(path, tmp, sizeof tmp);
-	if (fd < 0)
-		return fd;
-	/* (Held while it is written: another process of the same name writes beside it.) */
-	int err = flock(fd, LOCK_EX | LOCK_NB) < 0 ? -errno : tt__place_run_file(tmp, path, size);
+	int fd = *in_place ? tt__open_in_place(path) : tt__open_unnamed(path);
+	char tmp[4096 + 16] = "";
+	int unnamed = !*in_place && fd >= 0;
+	if (!*in_place && !unnamed)
+		fd = tt__create_replacing(path, tmp, sizeof tmp);
+	struct tt__fd *kept = &tt__fd_out(out)->file;
+	int err = fd < 0 ? fd : tt__fd_keep(kept, fd);
 	if (err) {
-		unlink(tmp);
-		close(fd);
+		if (tmp[0])
+			unlink(tmp);
 		return err;
 	}
-	return fd;
+	/* Its beginning written before it has the name: a run killed meanwhile leaves no
+	 * file the tools cannot read (held while it is written: another process of the
+	 * same name writes beside it). */
+	if (!*in_place && flock(kept->fd, LOCK_EX | LOCK_NB) < 0)
+		err = -errno;
+	if (!err)
+		err = first(out, arg);
+	if (!err && unnamed)
+		err = tt__name_unnamed(kept->fd, path, tmp, sizeof tmp);
+	struct stat st;
+	if (!err && unnamed && !tmp[0] && fstat(kept->fd, &st) == 0)
+		tt__placed_dev = st.st_dev, tt__placed_ino = st.st_ino; /* (named at once) */
+	if (!err && tmp[0])
+		err = tt__place_run_file(tmp, path, size);
+	if (err) {
+		if (tmp[0])
+			unlink(tmp);
+		tt__fd_close(kept);
+	}
+	return err;
 }
 
 /* tt__write_file_with, and with `run_size` the run's own file (tt__place_run_file,

@@ -21,7 +21,7 @@ void tt__file_header(struct tt_file_header *header, uint32_t flags)
 	};
 	memcpy(header->magic, TT_FILE_MAGIC, TT_FILE_MAGIC_LEN);
 	tt__clock_fill_header(header);
-	header->flags |= flags;
+	header->flags |= flags | (tt__config.min_dur_ticks ? TT_FILE_MIN_DUR : 0);
 	header->crash_signal = (uint32_t)__atomic_load_n(&tt__crash_signal, __ATOMIC_ACQUIRE);
 	if (header->crash_signal)
 		header->flags |= TT_FILE_CRASHED;

@@ -38,8 +38,12 @@ void tt__resolve_out(void) TT__HIDDEN;
 int tt__default_path(char *buf, size_t size) TT__HIDDEN; /* TICKTRACE_OUT, expanded */
 /* `path` in `buf`, made absolute with `cwd` ("" when it cannot be: left as it is). */
 void tt__in_start_dir(const char *path, const char *cwd, char *buf, size_t size) TT__HIDDEN;
-/* Under `ticktrace record`, this process is one the program started, not the program. */
+/* This process is one the run's first started (under `ticktrace record`, one the
+ * program started), not forked by this image: an exec'd image of a child. */
 int tt__out_is_apart(void) TT__HIDDEN;
+/* "TICKTRACE_EXEC_IMAGE=..." for the environment of the image this process execs next
+ * (a vfork child's: its process's first), in `buf`; 0 or -ENAMETOOLONG. */
+int tt__exec_image_setting(char *buf, size_t size, int vfork_child) TT__HIDDEN;
 /* The whole file at the default path (TICKTRACE_OUT), listed (tt__list_written);
  * 0 or -errno. */
 int tt__write_default_file(void) TT__HIDDEN;
@@ -84,9 +88,11 @@ int tt__create_replacing(const char *path, char *tmp, size_t cap) TT__HIDDEN;
 int tt__open_output(const char *path, int *in_place) TT__HIDDEN;
 /* Only the first: always a new file. */
 int tt__create_new(const char *path) TT__HIDDEN;
-/* tt__open_output for the run's own streamed file, placed as tt__write_run_file_with
- * places one, and held (flock) until it is closed. */
-int tt__create_run_file(char *path, size_t size, int *in_place) TT__HIDDEN;
+/* tt__open_output for the run's own streamed file, kept in tt__fd_out(out): its
+ * beginning written by `first` before it is placed as tt__write_run_file_with places
+ * one, and held (flock) until it is closed. 0, or -errno (no file left). */
+int tt__create_run_file(char *path, size_t size, int *in_place, struct tt__out *out,
+			tt__file_writer first, void *arg) TT__HIDDEN;
 
 /* threads.c: the threads' sections and their records */
 /* THREAD (or THREAD_TOTALS) for a slot with `records` records in the file; adds its

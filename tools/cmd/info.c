@@ -440,6 +440,9 @@ static void tt_print_file(FILE *out, const struct tt_file *f, const struct tt_in
 	else if (f->cut_short)
 		fprintf(out, "  ended:    NO: the run crashed or was killed (no END section; read up to "
 			"offset %" PRIu64 ")\n", f->cut_at);
+	const char *erased = tt_file_erased_missing(f);
+	if (erased)
+		fprintf(out, "  erased:   %s\n", erased);
 	if (f->snapshot)
 		tt_print_snapshot(out, f, in);
 	if (h->unregistered_dropped)

@@ -184,6 +184,9 @@ int tt_decode(const struct tt_trace *t, struct tt_sink *const *sinks, size_t nsi
 					"its END section, after offset %" PRIu64 "; what was recorded but "
 					"not yet written then is lost (mode stream: chunks not yet drained, "
 					"and at most the last 0.2 s of each thread)", f->path, f->cut_at);
+		const char *erased = tt_file_erased_missing(f);
+		if (erased)
+			tt_decoder_warn(&d, "%s: %s", f->path, erased);
 	}
 	if (rc == 0)
 		rc = tt_decode_merged(&d);

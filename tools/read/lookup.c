@@ -90,6 +90,19 @@ bool tt_file_stopped_by_signal(const struct tt_file *f)
 	return sig == SIGTERM || sig == SIGINT || sig == SIGHUP;
 }
 
+const char *tt_file_erased_missing(const struct tt_file *f)
+{
+	if (!(f->header.flags & TT_FILE_MIN_DUR))
+		return NULL;
+	if (f->header.flags & TT_FILE_LIVE)
+		return "the calls TICKTRACE_MIN_DUR erased are not counted (a live file has no "
+		       "count of them)";
+	if (f->cut_short)
+		return "the calls TICKTRACE_MIN_DUR erased on threads that had not exited are not "
+		       "counted (a streamed file counts a thread's as it exits, and the rest at the end)";
+	return NULL;
+}
+
 bool tt_file_writer_running(const struct tt_file *f)
 {
 	char path[64], comm[32];

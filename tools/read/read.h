@@ -268,6 +268,10 @@ void tt_file_release(const struct tt_file *f, uint64_t from, uint64_t to);
  * process with its pid and name is alive here): then the file is not a crash's. */
 bool tt_file_writer_running(const struct tt_file *f);
 
+/* Why a file's calls that TICKTRACE_MIN_DUR erased are not all counted (a run killed
+ * before its threads' FILTERED sections were written: TT_FILE_MIN_DUR), or NULL. */
+const char *tt_file_erased_missing(const struct tt_file *f);
+
 /* Whether the signal a file's handler wrote it on (TT_FILE_CRASHED) is one that stops
  * a program (SIGTERM, SIGINT, SIGHUP: a kill, Ctrl-C), not a crash's. */
 bool tt_file_stopped_by_signal(const struct tt_file *f);
