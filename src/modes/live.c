@@ -146,6 +146,9 @@ int tt__live_start(void)
 	if (err)
 		goto fail_err;
 	lv->fd = tt__fd_out(lv->out)->file.fd;
+	/* Listed at once: a process stopped before its header is written leaves a file
+	 * that holds nothing, which record then removes. */
+	tt__list_written(lv->path);
 	/* The header page and the first chunks must have their room on disk, or there
 	 * is no live file: the buffers are then in memory, as without TICKTRACE_LIVE. */
 	err = tt_os_file_resize(&TT__LIVE_FILE(lv), TT__LIVE_CHUNKS_AT);
@@ -186,7 +189,6 @@ int tt__live_start(void)
 		err = tt__live_commit(lv);
 	if (err)
 		goto fail_err;
-	tt__list_written(lv->path); /* (a process killed leaves it, and no other file) */
 	return 0;
 fail:
 	err = -errno;

@@ -66,6 +66,17 @@ size_t tt__generation(uint64_t address, uint64_t tsc, size_t limit)
 	return 0;
 }
 
+uint64_t tt__run_count_entry(uint64_t address, size_t seen)
+{
+	uint64_t entry = address | TT__FUNC_TAG;
+	void *at = (void *)(uintptr_t)(address & ~TT_FUNC_LIBRARY_CALL);
+	Dl_info info;
+	for (size_t k = seen; k-- > 0;)
+		if (tt__ranges_hold(&tt__retired[k]->ranges, (uint64_t)(uintptr_t)at))
+			return dladdr(at, &info) ? entry : entry | (uint64_t)(k + 1) << TT__GEN_SHIFT;
+	return entry;
+}
+
 uint64_t tt__retired_until(size_t gen)
 {
 	return gen ? tt__retired[gen - 1]->until : 0;

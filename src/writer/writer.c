@@ -158,7 +158,8 @@ int tt__filtered_names(struct tt__site_set *names, struct tt__site_set *fresh,
 	for (size_t i = 0; slot->filters && i < TT__FILTER_SLOTS; i++) {
 		const struct tt__filtered_fn *fn = &slot->filters->fn[i];
 		if ((tt__table_calls(fn, false) || tt__table_calls(fn, true)) &&
-		    tt__site_set_add_fresh(names, fresh, TT_RECORD_PAYLOAD(fn->word) | TT__FUNC_TAG) < 0)
+		    tt__site_set_add_fresh(names, fresh, tt__run_count_entry(TT_RECORD_PAYLOAD(fn->word),
+									     names->retired_seen)) < 0)
 			return -ENOMEM;
 	}
 	return 0;

@@ -255,6 +255,11 @@ struct tt__names_view {
 /* The generation of a record at `address` made at `tsc`, among the first `limit`
  * libraries unloaded: k when the k-th was loaded there then, 0 when none was. */
 size_t tt__generation(uint64_t address, uint64_t tsc, size_t limit) TT__HIDDEN;
+/* A function whose calls a thread counted over the run (TICKTRACE_MIN_DUR's table),
+ * as a set's entry: where no library holds its address now, tagged with the last of
+ * the first `seen` libraries unloaded that held it, whose module names it (before: a
+ * closed plugin's library call whose calls were all erased was named 0x...). */
+uint64_t tt__run_count_entry(uint64_t address, size_t seen) TT__HIDDEN;
 /* When the library of generation `gen` was unloaded (0: the one loaded now). */
 uint64_t tt__retired_until(size_t gen) TT__HIDDEN;
 /* The descriptor of the site at `address` of the generation viewed: where it is, or

@@ -7,7 +7,8 @@
 # TICKTRACE_LIBCALLS=1. The program loads it, calls it, closes it, twice, and goes on
 # calling (nothing of the closed plugin's stubs is entered). Before, nothing of a
 # library loaded after start was recorded.
-# Its library calls are named after it once it is closed (before: 0x... of its slot).
+# Its library calls are named after it once it is closed (before: 0x... of its slot),
+# also where every call of theirs was erased as it returned (TICKTRACE_MIN_DUR).
 # Two threads load, call and close it at once while a third's short calls are turned
 # off. dlclose forgets a plugin's patches: its tiny() turned off (TICKTRACE_TURN_OFF=64)
 # in the first load is turned off again in the second, and a second plugin loaded at
@@ -238,6 +239,17 @@ LD_LIBRARY_PATH=$libdir TICKTRACE_MIN_DUR=0 TICKTRACE_TURN_OFF=0 TICKTRACE_OUT=$
 check zero.json "the zero-markup build: the plugin's functions and library calls not recorded" \
 	count fopen@libc.so.6 fread@libc.so.6 fclose@libc.so.6
 grep -q '"name":"puts@libc.so.6"' zero.json || fail "the program's own puts, after the plugin closed, not recorded"
+# every call erased as it returned (TICKTRACE_MIN_DUR far above any): the closed
+# plugin's functions and library calls are still named in the FILTERED counts
+# (before: 0x... of the function or GOT slot, no module held it at the run's end)
+LD_LIBRARY_PATH=$libdir TICKTRACE_MIN_DUR=100s TICKTRACE_TURN_OFF=0 TICKTRACE_OUT=$root/erased.ttr \
+	./zero >erased.out 2>erased.err || { cat erased.err >&2; fail "the zero-markup program, all erased, exits $?"; }
+"$TT_TEST_TOOL" report --csv erased.ttr >erased.csv 2>erased.report.err ||
+	{ cat erased.report.err >&2; fail "report of the erased run exits $?"; }
+for name in plugin_work count fopen@libc.so.6 fread@libc.so.6 fclose@libc.so.6; do
+	grep -q "^\"$name\",2," erased.csv || { cat erased.csv >&2; fail "the closed plugin's erased $name: not a row of 2 calls"; }
+done
+! grep -q '^"0x' erased.csv || { cat erased.csv >&2; fail "an erased function of the closed plugin named by its address"; }
 # under record -f, the patterns name the plugin's functions
 "$TT_TEST_TOOL" record -f 'plugin_*' --min-dur 0 -o asked.ttr -- ./plain/main >asked.out 2>asked.err ||
 	{ cat asked.err >&2; fail "record -f 'plugin_*' exits $?"; }

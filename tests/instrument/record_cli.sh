@@ -15,7 +15,8 @@
 #              needs (libdw, libelf, liblzma...);
 #   signals    SIGTERM to record goes on to the program; a program killed (SIGTERM,
 #              SIGKILL), which writes no trace, leaves its live buffers, named and
-#              converted; nothing left in TMPDIR;
+#              converted; nothing left in TMPDIR; one stopped (Ctrl-C) before its
+#              live file's header is written leaves none (record removes it, said);
 #   deep       a recursion deeper than record's shadow stack (1,048,576 calls): the
 #              calls beyond it counted, the program's result the same, the trace
 #              converted (the converter takes what record records);
@@ -301,6 +302,40 @@ signals)
 		[ ! -e "$dir/run/run.ttr.live" ] && ! grep -q '\.live' "$dir/run/err" ||
 			{ cat "$dir/run/err" >&2; fail "ulimit -v: a live file left by a run that recorded nothing"; }
 	fi
+	# Ctrl-C as the program begins recording: the live file made, its room being
+	# reserved, its header not yet written (a preload stops it there); record removes
+	# the file, which holds nothing, and says so (before: a .live left that no tool
+	# reads, "wrong magic", and "wrote no trace")
+	rm -f "$dir"/run/*
+	cat >"$dir/stop.c" <<'PROG'
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/types.h>
+#include <unistd.h>
+int fallocate64(int fd, int mode, off_t offset, off_t len)
+{
+	char link[64], path[4096];
+	snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+	ssize_t n = readlink(link, path, sizeof path);
+	if (n > 5 && memcmp(path + n - 5, ".live", 5) == 0)
+		raise(SIGINT);
+	int (*next)(int, int, off_t, off_t) = (int (*)(int, int, off_t, off_t))dlsym(RTLD_NEXT, "fallocate64");
+	return next(fd, mode, offset, len);
+}
+PROG
+	"$cc" -O1 -fPIC -shared -o "$dir/stop.so" "$dir/stop.c" -ldl
+	"$cc" -O1 -o "$dir/hello" "$src/hello.c"
+	(cd "$dir/run" && LD_PRELOAD="${LD_PRELOAD:+$LD_PRELOAD:}$dir/stop.so" \
+		"$tool" record -f '*' -o run.ttr -- ../hello >/dev/null 2>err) && rc=0 || rc=$?
+	[ "$rc" = 130 ] || { cat "$dir/run/err" >&2; fail "Ctrl-C at the live file's start: record exits $rc, not 130"; }
+	[ ! -e "$dir/run/run.ttr.live" ] ||
+		{ cat "$dir/run/err" >&2; fail "Ctrl-C at the live file's start: a live file left that holds nothing"; }
+	grep -q "removed .*run.ttr.live: its process was stopped as it began recording" "$dir/run/err" ||
+		{ cat "$dir/run/err" >&2; fail "Ctrl-C at the live file's start: the removed live file not said"; }
+	no_leftovers
 	echo "signals: passed on to the program; a killed one's live buffers read"
 	;;
 keeps_all)

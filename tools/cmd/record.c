@@ -369,6 +369,39 @@ static bool tt_rec_live_beside(const char *path)
 	       snprintf(live, sizeof live, "%s.live", path) < (int)sizeof live && tt_rec_ours(live, &st);
 }
 
+/* The header of the live file at `path`, once its process wrote it. */
+static bool tt_rec_live_header(const char *path, struct tt_file_header *h)
+{
+	const char *why;
+	int fd = tt_open_regular(path, &why);
+	bool read = fd >= 0 && pread(fd, h, sizeof *h, 0) == (ssize_t)sizeof *h &&
+		    memcmp(h->magic, TT_FILE_MAGIC, TT_FILE_MAGIC_LEN) == 0;
+	if (fd >= 0)
+		close(fd);
+	return read;
+}
+
+/* The process that keeps the live file at `path`, as its header names it; 0 unknown. */
+static pid_t tt_rec_live_pid(const char *path)
+{
+	struct tt_file_header h;
+	return tt_rec_live_header(path, &h) && h.pid > 0 ? (pid_t)h.pid : 0;
+}
+
+/* Whether the live file at `path` holds nothing: its process, gone, was stopped as it
+ * began recording, before its header or first descriptions were written (then no
+ * thread had a buffer in it). A file no tool reads, removed. */
+static bool tt_rec_live_empty(const char *path)
+{
+	size_t n = strlen(path);
+	struct tt_file_header h;
+	if (n <= 5 || strcmp(path + n - 5, ".live") != 0)
+		return false;
+	if (!tt_rec_live_header(path, &h))
+		return true;
+	return !h.live_sections_end && (h.pid <= 0 || (kill((pid_t)h.pid, 0) < 0 && errno == ESRCH));
+}
+
 /* The trace files the run wrote: those its processes listed (live files too, which
  * one that was killed leaves; the runtime lists what it creates, under the names it
  * gave them), each once (by inode: a process that exec'd wrote the same file twice).
@@ -386,6 +419,12 @@ static size_t tt_rec_files(const char *list, char ***files)
 		struct stat st;
 		if (!tt_rec_ours(line, &st) || tt_rec_live_beside(line))
 			continue;
+		if (tt_rec_live_empty(line)) {
+			fprintf(stderr, "ticktrace: record: removed %s: its process was stopped as it began "
+				"recording, before it recorded anything\n", line);
+			unlink(line);
+			continue;
+		}
 		bool again = false;
 		for (size_t i = 0; i < n; i++)
 			again |= seen[i].st_dev == st.st_dev && seen[i].st_ino == st.st_ino;
@@ -404,19 +443,6 @@ static size_t tt_rec_files(const char *list, char ***files)
 	if (f)
 		fclose(f);
 	return n;
-}
-
-/* The process that keeps the live file at `path`, as its header names it; 0 unknown. */
-static pid_t tt_rec_live_pid(const char *path)
-{
-	const char *why;
-	int fd = tt_open_regular(path, &why);
-	struct tt_file_header h;
-	bool read = fd >= 0 && pread(fd, &h, sizeof h, 0) == (ssize_t)sizeof h &&
-		    memcmp(h.magic, TT_FILE_MAGIC, TT_FILE_MAGIC_LEN) == 0 && h.pid > 0;
-	if (fd >= 0)
-		close(fd);
-	return read ? (pid_t)h.pid : 0;
 }
 
 /* What the run wrote, every file named: converted (-c), or the command that would. */

@@ -72,6 +72,18 @@ const struct tt_site *tt_file_site(const struct tt_file *f, uint64_t address, ui
 	return NULL;
 }
 
+const struct tt_site *tt_file_site_last(const struct tt_file *f, uint64_t address)
+{
+	const struct tt_site *last = NULL;
+	uint32_t pos;
+	if (!tt_map_get(&f->site_map, address, &pos))
+		return NULL;
+	for (uint32_t p = pos + 1; p; p = f->sites[p - 1].next_same)
+		if (!last || f->sites[p - 1].until > last->until)
+			last = &f->sites[p - 1];
+	return last;
+}
+
 const struct tt_module *tt_file_module(const struct tt_file *f, uint64_t address, uint64_t tsc)
 {
 	const struct tt_module *found = NULL;

@@ -286,6 +286,10 @@ int tt_reserve_n(void *pp, size_t *cap, size_t count, size_t more, size_t elem);
  * library loaded there then. NULL when none is described. Every name of an address
  * goes through here. */
 const struct tt_site *tt_file_site(const struct tt_file *f, uint64_t address, uint64_t tsc);
+/* The function at `address` whose calls a thread counted over the whole run (FILTERED,
+ * DROPPED_CALLS): of the library loaded there at the end, or where none was, of the
+ * last one unloaded that held it. NULL when none is described. */
+const struct tt_site *tt_file_site_last(const struct tt_file *f, uint64_t address);
 /* The module (segment of an ELF file) that held `address` at `tsc`, or NULL. */
 const struct tt_module *tt_file_module(const struct tt_file *f, uint64_t address, uint64_t tsc);
 

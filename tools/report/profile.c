@@ -485,7 +485,7 @@ static int tt_ps_filtered(struct tt_ps_sink *a, bool dropped)
 			for (size_t k = 0; th && k < n; k++) {
 				const struct tt_filtered_fn *fn =
 					k < nfiltered ? &t->filtered[k] : &t->dropped_calls[k - nfiltered];
-				const struct tt_site *s = tt_file_site(t->file, fn->address, UINT64_MAX - 1);
+				const struct tt_site *s = tt_file_site_last(t->file, fn->address);
 				uint64_t key = TT_KEY_FUNC | (s && s->is_func ? TT_KEY_FUNC_SITE |
 							      (uint64_t)(uintptr_t)s : fn->address);
 				if ((k < nfiltered ? tt_an_add_filtered(th, key, fn->calls,
