@@ -185,7 +185,7 @@ __attribute__((noreturn)) static void tt__leave(const char *name, int status)
 	if (__atomic_load_n(&tt__forked, __ATOMIC_ACQUIRE) || tt__out_is_apart())
 		tt__finish();
 	else if (!tt__config.off && !tt__in_vfork_child())
-		tt__finish_from_anywhere();
+		tt__finish_from_anywhere(tt__finish);
 	void (*next)(int) = (void (*)(int))dlsym(RTLD_NEXT, name);
 	if (next)
 		next(status);

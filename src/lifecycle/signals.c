@@ -38,7 +38,8 @@ static uint32_t tt__requests;  /* (tt_os_wait's word) dumps asked for */
 static uint32_t tt__done;      /* (tt_os_wait's word) dumps finished */
 static int tt__service_tid;
 static int tt__service_started; /* (its tid is known once it runs) */
-static int tt__exit_asked; /* the program leaves by _exit: its run ends as at exit */
+/* the program leaves by _exit: its run ends as at exit, by this (start.c's) */
+static void (*tt__exit_asked)(void);
 
 /* Async-signal-safe: asks the service thread for a dump; returns its number. */
 static uint32_t tt__request_dump(void)
@@ -50,8 +51,9 @@ static uint32_t tt__request_dump(void)
 
 static void tt__service_dump(void)
 {
-	if (__atomic_load_n(&tt__exit_asked, __ATOMIC_ACQUIRE)) {
-		tt__finish(); /* (all of it, its lines at exit too: this thread may print) */
+	void (*finish)(void) = __atomic_load_n(&tt__exit_asked, __ATOMIC_ACQUIRE);
+	if (finish) {
+		finish(); /* (all of it, its lines at exit too: this thread may print) */
 		return;
 	}
 	int crash = __atomic_load_n(&tt__crash_signal, __ATOMIC_ACQUIRE);
@@ -157,12 +159,12 @@ static void tt__on_crash(int sig, siginfo_t *info, void *context)
 	errno = saved_errno;
 }
 
-void tt__finish_from_anywhere(void)
+void tt__finish_from_anywhere(void (*finish)(void))
 {
 	if (!__atomic_load_n(&tt__service_started, __ATOMIC_ACQUIRE) ||
 	    __atomic_load_n(&tt__service_tid, __ATOMIC_ACQUIRE) == (int)tt_os_thread_id())
 		return;
-	__atomic_store_n(&tt__exit_asked, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&tt__exit_asked, finish, __ATOMIC_RELEASE);
 	tt__wait_dump(tt__request_dump());
 }
 
@@ -284,7 +286,7 @@ void tt__signals_after_fork(void)
 	__atomic_store_n(&tt__requests, 0, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&tt__done, 0, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&tt__crash_signal, 0, __ATOMIC_SEQ_CST);
-	__atomic_store_n(&tt__exit_asked, 0, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&tt__exit_asked, NULL, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&tt__service_tid, 0, __ATOMIC_SEQ_CST); /* (the parent's) */
 	int started = tt__start_thread(NULL, tt__service_main, NULL, 1, 0) >= 0;
 	__atomic_store_n(&tt__service_started, started, __ATOMIC_RELEASE);
