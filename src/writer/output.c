@@ -15,6 +15,8 @@
 
 #include "writer/writer.h"
 
+extern char **environ;
+
 /* TICKTRACE_OUT as the run began: a relative one (the default is) in the directory
  * the program was in then, which it may leave before the file is written (daemon(0,
  * 0) moves to /). TICKTRACE_LIST likewise, read then: a program may clear its
@@ -83,6 +85,31 @@ int tt__exec_image_setting(char *buf, size_t size, int vfork_child)
 	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
 }
 
+/* TT_ENV_PROGRAM_PID=this pid and the run's start, put in environ itself: not through
+ * setenv, which a program may define as its own (bash's, on a table it has not yet
+ * made at this constructor's time: bash then failed). */
+static void tt__export_first(void)
+{
+	static char first[96];
+	static const char name[] = TT_ENV_PROGRAM_PID "=";
+	snprintf(first, sizeof first, "%s%d:%lld.%09ld", name, (int)getpid(),
+		 (long long)tt__out_since.tv_sec, (long)tt__out_since.tv_nsec);
+	size_t n = 0;
+	for (; environ && environ[n]; n++)
+		if (strncmp(environ[n], name, sizeof name - 1) == 0) {
+			environ[n] = first;
+			return;
+		}
+	char **env = malloc((n + 2) * sizeof(*env));
+	if (!env)
+		return; /* (its children then take this process's names, as before) */
+	if (n)
+		memcpy(env, environ, n * sizeof(*env));
+	env[n] = first;
+	env[n + 1] = NULL;
+	environ = env;
+}
+
 void tt__resolve_out(void)
 {
 	char cwd[4096];
@@ -107,12 +134,8 @@ void tt__resolve_out(void)
 	tt__take_exec_image();
 	/* None, or this pid (record's program, an exec'd image of the first process):
 	 * this is the first, which tells every descendant so. */
-	if (!tt__out_apart && !tt__forked) {
-		char first[64];
-		snprintf(first, sizeof first, "%d:%lld.%09ld", (int)getpid(),
-			 (long long)tt__out_since.tv_sec, (long)tt__out_since.tv_nsec);
-		setenv(TT_ENV_PROGRAM_PID, first, 1);
-	}
+	if (!tt__out_apart && !tt__forked)
+		tt__export_first();
 }
 
 int tt__default_path(char *buf, size_t size)
