@@ -100,7 +100,9 @@ static void tt__export_first(void)
 			environ[n] = first;
 			return;
 		}
-	char **env = malloc((n + 2) * sizeof(*env));
+	/* (pages, kept as setenv's array is: not malloc's, whose bytes a program that
+	 * wraps it counts as its own) */
+	char **env = tt_os_alloc((n + 2) * sizeof(*env));
 	if (!env)
 		return; /* (its children then take this process's names, as before) */
 	if (n)
