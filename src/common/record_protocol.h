@@ -33,11 +33,14 @@
  * after the run, for its summary and -c. */
 #define TT_ENV_LIST "TICKTRACE_LIST"
 
-/* The pid of the program record started. Every process of another pid (one the
+/* "PID[:SECONDS.NANOSECONDS]": the run's first process, the program record started,
+ * and when its run began (CLOCK_REALTIME). Every process of another pid (one the
  * program started, however: fork, fork and exec, posix_spawn, vfork, a shell's, and
  * their exec'd images) puts its pid in its files' names where TT_ENV_OUT has no %p, as
- * a forked child does: no process of the run replaces another's file. Set by record;
- * read by the runtime as it starts (writer/output.c). */
+ * a forked child does, and judges a file's age by the run's start: no process of the
+ * run replaces another's file. Set by record (the pid); set by the runtime as it starts
+ * in a process that finds none or its own pid (the pid and start), so that a run
+ * without record is one too; read by the runtime as it starts (writer/output.c). */
 #define TT_ENV_PROGRAM_PID "TICKTRACE_PROGRAM_PID"
 
 /* "PID:N:APART:SECONDS.NANOSECONDS": the image that process PID execs next is its Nth

@@ -15,14 +15,17 @@
 
 #include "writer/writer.h"
 
+extern char **environ;
+
 /* TICKTRACE_OUT as the run began: a relative one (the default is) in the directory
  * the program was in then, which it may leave before the file is written (daemon(0,
  * 0) moves to /). TICKTRACE_LIST likewise, read then: a program may clear its
  * environment. A TICKTRACE_OUT the program sets itself later is its choice, and
  * taken (`tt__out_given`: the value the pattern was made from). */
 static char tt__out_pattern[4096], tt__out_given[4096], tt__list_path[4096];
-/* This process is not the run's first, though not forked by this image: under
- * `ticktrace record`, not the program it started (TT_ENV_PROGRAM_PID); or an image a
+/* This process is not the run's first, though not forked by this image: not the
+ * process TT_ENV_PROGRAM_PID names (record's program, or the first process of a run
+ * without record, which sets it); or an image a
  * forked or vfork child exec'd (TT_ENV_EXEC_IMAGE). Its files are named apart, with
  * its pid, as a forked child's are. */
 static int tt__out_apart;
@@ -82,6 +85,33 @@ int tt__exec_image_setting(char *buf, size_t size, int vfork_child)
 	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
 }
 
+/* TT_ENV_PROGRAM_PID=this pid and the run's start, put in environ itself: not through
+ * setenv, which a program may define as its own (bash's, on a table it has not yet
+ * made at this constructor's time: bash then failed). */
+static void tt__export_first(void)
+{
+	static char first[96];
+	static const char name[] = TT_ENV_PROGRAM_PID "=";
+	snprintf(first, sizeof first, "%s%d:%lld.%09ld", name, (int)getpid(),
+		 (long long)tt__out_since.tv_sec, (long)tt__out_since.tv_nsec);
+	size_t n = 0;
+	for (; environ && environ[n]; n++)
+		if (strncmp(environ[n], name, sizeof name - 1) == 0) {
+			environ[n] = first;
+			return;
+		}
+	/* (pages, kept as setenv's array is: not malloc's, whose bytes a program that
+	 * wraps it counts as its own) */
+	char **env = tt_os_alloc((n + 2) * sizeof(*env));
+	if (!env)
+		return; /* (its children then take this process's names, as before) */
+	if (n)
+		memcpy(env, environ, n * sizeof(*env));
+	env[n] = first;
+	env[n + 1] = NULL;
+	environ = env;
+}
+
 void tt__resolve_out(void)
 {
 	char cwd[4096];
@@ -90,12 +120,24 @@ void tt__resolve_out(void)
 	tt__list_path[0] = 0;
 	if (list && *list)
 		tt__in_start_dir(list, cwd, tt__list_path, sizeof tt__list_path);
-	const char *program = getenv(TT_ENV_PROGRAM_PID);
-	char *end;
-	long pid = program && *program ? strtol(program, &end, 10) : 0;
-	tt__out_apart = pid > 0 && !*end && pid != (long)getpid();
 	clock_gettime(CLOCK_REALTIME, &tt__out_since);
+	/* The run's first process, "PID[:SECONDS.NANOSECONDS]" (record gives the pid
+	 * alone): a process of another pid is one the run started, however (posix_spawn
+	 * and system exec inside the C library, unseen), and its files' age is judged by
+	 * the run's start. */
+	const char *program = getenv(TT_ENV_PROGRAM_PID);
+	long pid = 0;
+	long long seconds;
+	long nanoseconds;
+	int fields = program ? sscanf(program, "%ld:%lld.%ld", &pid, &seconds, &nanoseconds) : 0;
+	tt__out_apart = fields >= 1 && pid > 0 && pid != (long)getpid();
+	if (tt__out_apart && fields == 3)
+		tt__out_since = (struct timespec){.tv_sec = (time_t)seconds, .tv_nsec = nanoseconds};
 	tt__take_exec_image();
+	/* None, or this pid (record's program, an exec'd image of the first process):
+	 * this is the first, which tells every descendant so. */
+	if (!tt__out_apart && !tt__forked)
+		tt__export_first();
 }
 
 int tt__default_path(char *buf, size_t size)

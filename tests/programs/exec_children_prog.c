@@ -5,11 +5,12 @@
  *             itself as image 5
  * Ten files are due: image 0's, the three forked children's before their exec
  * (image 0's command line), and one for each of images 1 to 5.
- *   image s   starts image 6 by posix_spawn (whose exec the runtime does not see:
- *             image 6 is a process's first, not known as a child), waits, then
- *             execs itself as image 5; image 6 execs itself as image 7
- * Four files are due, each image's: image 6 takes run.ttr and image 7 run.exec1.ttr
- * while image s runs, whose two images then write beside them. */
+ *   image s   starts image 6 by posix_spawn three times in turn (execs the runtime
+ *             does not see), then image 8 by system(), then execs itself as image
+ *             5; image 6 execs itself as image 7
+ * Nine files are due, each image's: the spawned ones know from TICKTRACE_PROGRAM_PID,
+ * which image s sets, that they are the run's children (run.ttr.PID,
+ * run.exec1.ttr.PID), and none replaces another's. */
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,10 +42,20 @@ int main(int argc, char **argv)
 	if (image == 6)
 		return tt_exec_self("7");
 	if (argc > 1 && strcmp(argv[1], "s") == 0) {
-		pid_t spawned;
 		char *spawn_argv[] = {"exec_children_prog", "6", NULL};
-		if (posix_spawn(&spawned, "/proc/self/exe", NULL, NULL, spawn_argv, environ) != 0 ||
-		    !tt_waited(spawned))
+		for (int k = 0; k < 3; k++) {
+			pid_t spawned;
+			if (posix_spawn(&spawned, "/proc/self/exe", NULL, NULL, spawn_argv, environ) != 0 ||
+			    !tt_waited(spawned))
+				return 2;
+		}
+		char self[4096], command[4200];
+		ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+		if (len < 0)
+			return 2;
+		self[len] = 0;
+		snprintf(command, sizeof command, "'%s' 8", self);
+		if (system(command) != 0)
 			return 2;
 		return tt_exec_self("5");
 	}

@@ -74,7 +74,9 @@ static char *run_child(const char *self, const char *out, const char *report)
 	char **env = calloc(n + 3, sizeof(*env));
 	size_t k = 0;
 	for (size_t i = 0; i < n; i++)
-		if (strncmp(environ[i], "TICKTRACE_OUT=", 14) && strncmp(environ[i], "TICKTRACE_REPORT=", 17))
+		/* (a run of its own: not a child of this traced test's) */
+		if (strncmp(environ[i], "TICKTRACE_OUT=", 14) && strncmp(environ[i], "TICKTRACE_REPORT=", 17) &&
+		    strncmp(environ[i], "TICKTRACE_PROGRAM_PID=", 22))
 			env[k++] = environ[i];
 	env[k++] = out_env;
 	env[k++] = report_env;
