@@ -322,6 +322,9 @@ static void tt_bench_report(struct tt_bench_row *rows, int n, double rdtsc, cons
 
 int main(int argc, char **argv)
 {
+	/* Each child this starts is a run of its own, measured alone, not one this run
+	 * started (ticktrace(7): TICKTRACE_PROGRAM_PID): its file is where it says. */
+	unsetenv("TICKTRACE_PROGRAM_PID");
 	if (argc == 2 && strcmp(argv[1], "--stream-child") == 0)
 		return tt_bench_stream_child();
 	/* The buffer size is read when the library starts, before main: set it and start
