@@ -169,11 +169,21 @@ int tt__fd_private_table(void) TT__HIDDEN;
 struct tt__switches {
 	void *map;     /* the perf ring (NULL: none), which holds the event: no descriptor is kept */
 	size_t map_size;
-	uint64_t lost; /* switches the kernel could not write (the ring was full) */
+	/* A read stopped at switches the kernel could not write (the ring was full), after
+	 * the last state it gave: `gap` set, `lost` how many (the reader takes them, and
+	 * zeroes both; lost may be 0 where the reader had counted them, told_at) */
+	uint64_t lost;
+	int gap;
 	uint64_t busiest;   /* the most bytes a read found waiting in the ring */
 	uint64_t last_time; /* the kernel's time of the last switch read */
+	uint64_t skip_until; /* switches up to then were read from the small ring */
+	/* Where the kernel tells the switches it may have lost since a read found the ring
+	 * (nearly) full, none told yet (UINT64_MAX: nothing untold) */
+	uint64_t unsaid_at;
+	uint64_t told_at; /* where the reader counted one of those already (tt__switches_told) */
 	void *larger;       /* a larger ring for the same thread, read once this one is empty */
 	size_t larger_size;
+	uint64_t larger_from; /* the kernel's time once it was mapped */
 	int grown;          /* a larger ring was asked for (once) */
 };
 /* Asks for those of thread `tid` of this process, 0 the caller (one perf event and its
@@ -185,12 +195,22 @@ struct tt__switches {
 int tt__switches_open(struct tt__switches *s, int tid, int small, int *denied) TT__HIDDEN;
 /* A small ring that a read found half full or more (or full: switches lost): a larger
  * one for the same thread beside it, which reads go on from once the small one is
- * empty, no switch lost or read twice. 1 asked for, 0 not needed, or -errno (the small
- * one goes on). */
+ * read to its end and has told what it lost before the larger one began, no switch
+ * lost uncounted or read twice. 1 asked for, 0 not needed, or -errno (the small one
+ * goes on). */
 int tt__switches_grow(struct tt__switches *s, int tid) TT__HIDDEN;
 /* Moves up to `cap` of the states recorded since into `out` (in time order); how many.
- * One caller at a time. */
+ * It stops at switches the kernel lost: s->lost says how many were lost after the
+ * states given (the next read gives those after them). One caller at a time. */
 size_t tt__switches_read(struct tt__switches *s, struct tt_sched_state *out, size_t cap) TT__HIDDEN;
+/* Whether the kernel may have lost switches after the last state read and not said
+ * how many yet (a read found the ring full, and nothing written since was read: the
+ * kernel says so before the thread's next switch): 0 not, 1 so, 2 so and the reader
+ * counted one of them (tt__switches_told). */
+int tt__switches_unsaid(const struct tt__switches *s) TT__HIDDEN;
+/* The reader counted one switch of those untold as lost (it wrote the span after the
+ * last state as not known): the kernel's count, when it comes, is told one less. */
+void tt__switches_told(struct tt__switches *s) TT__HIDDEN;
 void tt__switches_close(struct tt__switches *s) TT__HIDDEN;
 
 /* schedstat.c: a thread's own counters, read by another thread of the process */

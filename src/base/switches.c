@@ -24,6 +24,12 @@
 #define TT__SWITCHES_DATA_PAGES 8
 #define TT__SWITCHES_SMALL_PAGES 2
 
+/* A ring this close to full when read (5 switch records' room or less) may have
+ * failed to take a switch: the kernel counts those it could not write, and tells
+ * the count (PERF_RECORD_LOST) only before the next record it writes. */
+#define TT__SWITCHES_UNSURE_BYTES 160
+#define TT__SWITCHES_SAID UINT64_MAX
+
 /* PERF_RECORD_SWITCH and PERF_RECORD_LOST end with sample_id (sample_id_all), whose
  * fields are those of sample_type in bit order: TID, TIME, CPU. */
 struct tt__sample_id {
@@ -77,6 +83,7 @@ int tt__switches_open(struct tt__switches *s, int tid, int small, int *denied)
 	s->map = tt__switches_ring(tid, small ? TT__SWITCHES_SMALL_PAGES : TT__SWITCHES_DATA_PAGES,
 				   &s->map_size, &err, denied);
 	s->grown = !small;
+	s->unsaid_at = s->told_at = TT__SWITCHES_SAID;
 	return err;
 }
 
@@ -93,6 +100,8 @@ int tt__switches_grow(struct tt__switches *s, int tid)
 	 * in both, and those read from the small one are skipped in the larger) */
 	int err, denied;
 	s->larger = tt__switches_ring(tid, TT__SWITCHES_DATA_PAGES, &s->larger_size, &err, &denied);
+	/* (mapped: it holds every switch from now on; on the kernel's clock) */
+	s->larger_from = (uint64_t)(tt_os_monotonic_ns() - tt__machine.timens_monotonic_ns);
 	return err ? err : 1;
 }
 
@@ -114,9 +123,23 @@ static void tt__ring_copy(void *dst, const char *data, uint64_t data_size, uint6
 	memcpy((char *)dst + first, data, size - first);
 }
 
-/* The ring's records from its tail on, up to `cap` states; how many. */
-static size_t tt__switches_read_ring(struct tt__switches *s, uint64_t skip_until, struct tt_sched_state *out,
-				     size_t cap)
+/* The larger ring takes over from the small one (which goes), from the small one's
+ * last switch read: those it has before are skipped. */
+static void tt__switches_hand_over(struct tt__switches *s)
+{
+	munmap(s->map, s->map_size);
+	s->map = s->larger;
+	s->map_size = s->larger_size;
+	s->larger = NULL;
+	s->skip_until = s->last_time;
+	s->unsaid_at = s->told_at = TT__SWITCHES_SAID; /* (its own read says) */
+}
+
+/* The ring's records from its tail on, up to `cap` states, up to the first switches
+ * lost (s->lost: how many); how many states, *to_end set where it read every record
+ * there was as it began. */
+static size_t tt__switches_read_ring(struct tt__switches *s, struct tt_sched_state *out, size_t cap,
+				     int *to_end)
 {
 	struct perf_event_mmap_page *meta = s->map;
 	const char *data = (const char *)s->map + meta->data_offset;
@@ -125,16 +148,26 @@ static size_t tt__switches_read_ring(struct tt__switches *s, uint64_t skip_until
 	uint64_t tail = meta->data_tail;
 	if (head - tail > s->busiest)
 		s->busiest = head - tail;
+	/* Full enough to have lost some: the kernel says how many at `head`, the next
+	 * record it writes once there is room. */
+	if (head - tail + TT__SWITCHES_UNSURE_BYTES > data_size)
+		s->unsaid_at = head;
 	size_t n = 0;
 	while (tail < head && n < cap) {
 		struct perf_event_header h;
 		tt__ring_copy(&h, data, data_size, tail, sizeof h);
 		if (h.size < sizeof h || h.size > head - tail)
 			break; /* never from the kernel: leave the rest */
+		/* (written after the ring was found full: any switch lost before is told) */
+		if (tail >= s->unsaid_at)
+			s->unsaid_at = TT__SWITCHES_SAID;
+		int told = tail == s->told_at;
+		if (tail >= s->told_at)
+			s->told_at = TT__SWITCHES_SAID;
 		struct tt__sample_id id;
 		if (h.type == PERF_RECORD_SWITCH && h.size >= sizeof h + sizeof id) {
 			tt__ring_copy(&id, data, data_size, tail + sizeof h, sizeof id);
-			if (id.time > skip_until) {
+			if (id.time > s->skip_until) {
 				s->last_time = id.time;
 				out[n++] = (struct tt_sched_state){
 					/* (the machine's clock, into the run's: a time namespace's) */
@@ -146,13 +179,21 @@ static size_t tt__switches_read_ring(struct tt__switches *s, uint64_t skip_until
 				};
 			}
 		} else if (h.type == PERF_RECORD_LOST && h.size >= sizeof h + 16) {
+			/* The small ring lost what came after its last switch read: where that
+			 * is after the larger one began, the larger one has them. */
+			if (s->larger && s->last_time >= s->larger_from)
+				break;
 			uint64_t lost;
 			tt__ring_copy(&lost, data, data_size, tail + sizeof h + 8, sizeof lost);
-			s->lost += lost;
+			s->lost += lost - (told && lost);
+			s->gap = 1;
 		}
 		tail += h.size;
+		if (s->gap)
+			break; /* (the states after it come after a span not known) */
 	}
 	__atomic_store_n(&meta->data_tail, tail, __ATOMIC_RELEASE);
+	*to_end = tail == head;
 	return n;
 }
 
@@ -160,17 +201,32 @@ size_t tt__switches_read(struct tt__switches *s, struct tt_sched_state *out, siz
 {
 	if (!s->map)
 		return 0;
-	size_t n = tt__switches_read_ring(s, 0, out, cap);
-	if (!s->larger || n == cap)
+	int to_end;
+	size_t n = tt__switches_read_ring(s, out, cap, &to_end);
+	if (!s->larger || n == cap || s->gap)
 		return n;
-	/* The small ring read to its end: the larger one from there on (the small one's
-	 * event ends with its mapping; what it wrote since is in the larger one too). */
-	const struct perf_event_mmap_page *meta = s->map;
-	if (__atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE) != meta->data_tail)
+	/* The small ring read to its end (or to switches the larger one has), and what it
+	 * lost before the larger one began told: the larger one from there on (the small
+	 * one's event ends with its mapping; what it wrote since is in the larger one too,
+	 * and so is what it lost after its last switch read, where that is after the
+	 * larger one began). */
+	int taken_over = s->last_time >= s->larger_from;
+	if (!taken_over && (!to_end || s->unsaid_at != TT__SWITCHES_SAID))
 		return n;
-	munmap(s->map, s->map_size);
-	s->map = s->larger;
-	s->map_size = s->larger_size;
-	s->larger = NULL;
-	return n + tt__switches_read_ring(s, s->last_time, out + n, cap - n);
+	tt__switches_hand_over(s);
+	return n + tt__switches_read_ring(s, out + n, cap - n, &to_end);
+}
+
+int tt__switches_unsaid(const struct tt__switches *s)
+{
+	/* (a larger ring still beside the small one after a read: the small one has not
+	 * said what it lost before the larger one began) */
+	if (!s->map || (s->unsaid_at == TT__SWITCHES_SAID && !s->larger))
+		return 0;
+	return s->told_at == s->unsaid_at && s->told_at != TT__SWITCHES_SAID ? 2 : 1;
+}
+
+void tt__switches_told(struct tt__switches *s)
+{
+	s->told_at = s->unsaid_at;
 }

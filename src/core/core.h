@@ -71,6 +71,7 @@ struct tt__sched {
 	uint64_t blocks;
 	struct tt__sched_block *first, *last;
 	uint64_t lost; /* lost since the last block began (for the next one) */
+	int gap;       /* and a span not known before the next one's first state */
 	int64_t since_ns; /* a first block holds every switch from then on: when the kernel
 	                   * was asked, or the last state of the blocks written and gone */
 	int said;         /* mode stream: a SCHED section of it is in the file */
@@ -431,6 +432,10 @@ uint32_t tt__sched_no_states(const struct tt__slot *slot) TT__HIDDEN;
  * first asks for those of the threads not asked for yet. */
 void tt__sched_drain(struct tt__slot *only) TT__HIDDEN;
 void tt__sched_drain_slot(struct tt__slot *slot) TT__HIDDEN; /* the same, lock held */
+/* The calling thread's switches drained before a dump at exit, what the kernel lost
+ * of them said (it says so before the thread's next switch: the thread naps, a few
+ * times at most, where its ring was found full). Lock not held. */
+void tt__sched_settle_self(void) TT__HIDDEN;
 /* Around reading or emptying stores (the writer), signals blocked. */
 void tt__sched_lock(sigset_t *old) TT__HIDDEN;
 void tt__sched_unlock(const sigset_t *old) TT__HIDDEN;

@@ -26,6 +26,10 @@ struct tt__sched_block {
 };
 
 #define TT__SINCE_FIRST INT64_MAX
+/* An entry of a block's states that is no state: switches the kernel lost there, `cpu`
+ * of them (0: a loss already counted, tt__switches_told), after the state before it,
+ * whose time its `ns` repeats. Never in a file: SCHED sections end at it. */
+#define TT__SCHED_LOST TT_SCHED_UNKNOWN
 
 /* Whether `size` bytes at `where` lie inside the live chunk that ends at `limit`
  * (NULL: none). The hot path makes the same check. */

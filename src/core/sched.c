@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/core_internal.h"
@@ -349,6 +350,15 @@ static void tt__sched_ask(struct tt__slot *slot)
 	s->on = 1;
 }
 
+/* The switches a block stood for: its states, and those lost before and among them. */
+static uint64_t tt__sched_block_switches(const struct tt__sched_block *b)
+{
+	uint64_t n = b->lost_before;
+	for (uint32_t i = 0; i < b->count; i++)
+		n += b->states[i].what == TT__SCHED_LOST ? b->states[i].cpu : 1;
+	return n;
+}
+
 /* Lock held: a block to fill, the store's last if it has room, or NULL (the state is
  * lost: mode stop, the store full). Mode ring recycles its oldest. */
 static struct tt__sched_block *tt__sched_room(struct tt__sched *s)
@@ -366,7 +376,7 @@ static struct tt__sched_block *tt__sched_room(struct tt__sched *s)
 			s->last = NULL;
 		/* What it held is gone from before the next block's first state. */
 		if (s->first) {
-			s->first->lost_before += b->lost_before + b->count;
+			s->first->lost_before += tt__sched_block_switches(b);
 			s->first->since_ns = TT__SINCE_FIRST;
 		}
 	} else if (!s->first) {
@@ -388,9 +398,10 @@ static struct tt__sched_block *tt__sched_room(struct tt__sched *s)
 	b->count = 0;
 	b->seq = ++tt__sched_block_seq;
 	b->lost_before = s->lost;
-	b->since_ns = s->lost ? TT__SINCE_FIRST
+	b->since_ns = s->lost || s->gap ? TT__SINCE_FIRST
 		    : s->last ? s->last->states[s->last->count - 1].ns : s->since_ns;
 	s->lost = 0;
+	s->gap = 0;
 	if (s->last)
 		s->last->next = b;
 	else
@@ -398,6 +409,31 @@ static struct tt__sched_block *tt__sched_room(struct tt__sched *s)
 	s->last = b;
 	s->blocks++;
 	return b;
+}
+
+/* Lock held: `lost` switches the kernel lost after the store's last state (0: counted
+ * already), before those read next: a mark among the states where the last block has
+ * room, else before the next block's first. */
+static void tt__sched_gap(struct tt__sched *s, uint64_t lost)
+{
+	struct tt__sched_block *b = s->last;
+	if (b && !b->count) {
+		b->lost_before += lost;
+		b->since_ns = TT__SINCE_FIRST;
+		return;
+	}
+	do {
+		if (!b || b->count == b->cap) {
+			s->lost += lost;
+			s->gap = 1;
+			return;
+		}
+		uint32_t some = lost > UINT32_MAX ? UINT32_MAX : (uint32_t)lost;
+		b->states[b->count] = (struct tt_sched_state){
+			.ns = b->states[b->count - 1].ns, .cpu = some, .what = TT__SCHED_LOST};
+		b->count++;
+		lost -= some;
+	} while (lost);
 }
 
 void tt__sched_drain_slot(struct tt__slot *slot)
@@ -413,14 +449,16 @@ void tt__sched_drain_slot(struct tt__slot *slot)
 		size_t n = tt__switches_read(&s->sw, to, cap);
 		/* (those the kernel lost, its ring full, count: it was asked to write them) */
 		tt__sched_moved += n + s->sw.lost;
-		s->lost += s->sw.lost;
-		s->sw.lost = 0;
 		if (b)
 			b->count += (uint32_t)n;
 		else
 			s->lost += n;
-		if (n < cap)
+		if (s->sw.gap)
+			tt__sched_gap(s, s->sw.lost);
+		else if (n < cap)
 			return;
+		s->sw.lost = 0;
+		s->sw.gap = 0;
 	}
 }
 
@@ -443,50 +481,109 @@ void tt__sched_drain(struct tt__slot *only)
 	tt__sched_unlock(&old);
 }
 
+/* The calling thread's own switches drained, with what the kernel lost of them said:
+ * where a read found its ring full, the kernel says how many it lost only before the
+ * thread's next switch, which a nap of the thread makes (a few tries, each some tens
+ * of microseconds: only a thread that switches faster than tt-sched drains). Lock not
+ * held; signals blocked. */
+static void tt__sched_settle(struct tt__slot *slot)
+{
+	for (int tries = 0;; tries++) {
+		tt__lock(&tt__sched);
+		tt__sched_drain_slot(slot);
+		int unsaid = tt__switches_unsaid(&slot->sched.sw);
+		tt__unlock(&tt__sched);
+		if (!unsaid || tries == 3)
+			return;
+		nanosleep(&(struct timespec){0, 1}, NULL);
+	}
+}
+
+void tt__sched_settle_self(void)
+{
+	sigset_t old;
+	tt__block_signals(&old);
+	uint32_t tid = tt_os_thread_id();
+	for (struct tt__slot *slot = tt__registry_head(); slot;
+	     slot = __atomic_load_n(&slot->next, __ATOMIC_ACQUIRE)) {
+		if (slot->tid == tid && slot->sched.wanted &&
+		    !(__atomic_load_n(&slot->flags, __ATOMIC_ACQUIRE) & TT__SLOT_EXITED)) {
+			tt__sched_settle(slot);
+			break;
+		}
+	}
+	tt__restore_signals(&old);
+}
+
 void tt__sched_thread_exited(struct tt__slot *slot)
 {
 	if (!slot->sched.wanted)
 		return;
 	sigset_t old;
-	tt__sched_lock(&old);
+	tt__block_signals(&old);
+	tt__sched_settle(slot);
+	tt__lock(&tt__sched);
 	tt__sched_drain_slot(slot);
+	/* (what the kernel still did not say: one lost, and the thread's end not known) */
+	if (tt__switches_unsaid(&slot->sched.sw))
+		slot->sched.lost++;
 	tt__switches_close(&slot->sched.sw);
 	tt__counters_read_now(slot); /* (its files: tt-sched closes them, in its own table) */
 	slot->sched.counters.watched = 0; /* (read for the last time) */
 	slot->sched.wanted = 0; /* its tid may be another thread's from now on */
 	__atomic_sub_fetch(&tt__sched_wanted, 1, __ATOMIC_RELAXED);
-	tt__sched_unlock(&old);
+	tt__unlock(&tt__sched);
+	tt__restore_signals(&old);
 }
 
 /* Lock held: the states from `from`'s state `skip` on, where a reader stopped (its
  * lost states were said then), or from the first block's (from NULL), as SCHED
- * sections say them; *at (NULL: none) moves past them. */
+ * sections say them: a section for each run of states between losses; *at (NULL:
+ * none) moves past them. */
 static void tt__sched_walk(struct tt__slot *slot, const struct tt__sched_block *from, uint32_t skip,
 			   tt__sched_section_fn fn, void *ctx, struct tt__sched_cursor *at)
 {
 	const struct tt__sched *s = &slot->sched;
 	int64_t last_ns = skip ? from->states[skip - 1].ns : s->since_ns;
-	bool said = false;
+	uint64_t lost = 0; /* lost since the last state said */
+	/* (a reader that stopped after a loss: what comes next follows a span not known) */
+	bool gap = skip && from->states[skip - 1].what == TT__SCHED_LOST, said = false;
 	for (const struct tt__sched_block *b = from ? from : s->first; b; b = b->next, skip = 0) {
 		if (at)
 			*at = (struct tt__sched_cursor){b, b->seq, b->count};
-		uint64_t lost = b == from ? 0 : b->lost_before;
-		if (b->count == skip && !lost)
-			continue;
-		said = true;
-		int64_t since = skip ? last_ns
-			      : b->since_ns != TT__SINCE_FIRST ? b->since_ns
-			      : b->count ? b->states[0].ns : last_ns;
-		/* The kernel recorded from a moment before since_ns was read: its first
-		 * states may be older. */
-		if (b->count > skip && b->states[skip].ns < since)
-			since = b->states[skip].ns;
-		fn(ctx, slot, lost, since, b->states + skip, b->count - skip);
-		last_ns = b->count ? b->states[b->count - 1].ns : last_ns;
+		if (b != from)
+			lost += b->lost_before;
+		int64_t since = skip ? last_ns : b->since_ns;
+		gap |= since == TT__SINCE_FIRST;
+		for (uint32_t i = skip; i < b->count;) {
+			uint32_t end = i;
+			while (end < b->count && b->states[end].what != TT__SCHED_LOST)
+				end++;
+			if (end > i) {
+				/* The kernel recorded from a moment before since_ns was read: its
+				 * first states may be older. */
+				if (gap || b->states[i].ns < since)
+					since = b->states[i].ns;
+				fn(ctx, slot, lost, since, b->states + i, end - i);
+				said = true;
+				lost = 0;
+				gap = false;
+				last_ns = b->states[end - 1].ns;
+			}
+			for (; end < b->count && b->states[end].what == TT__SCHED_LOST; end++) {
+				lost += b->states[end].cpu;
+				gap = true;
+			}
+			i = end;
+		}
 	}
-	/* States lost after the last one kept (mode stop, its store full). */
-	if (s->lost && !at) {
-		fn(ctx, slot, s->lost, last_ns, NULL, 0);
+	/* Lost after the last state kept: at the store's end, after a full store (mode
+	 * stop), and what the kernel may have lost and not said yet (as one, until it says
+	 * how many; counted once by a reader that takes the states away). */
+	int unsaid = tt__switches_unsaid(&s->sw);
+	lost += s->lost + (unsaid == 1);
+	if (lost) {
+		fn(ctx, slot, lost, last_ns, NULL, 0);
 		said = true;
 	}
 	/* A thread that never left its CPU since the kernel was asked (a short run on an
@@ -518,6 +615,9 @@ void tt__sched_read_new(struct tt__slot *slot, struct tt__sched_cursor *at, tt__
 
 void tt__sched_release(struct tt__sched *s)
 {
+	/* (the walk that wrote them counted what the kernel has not said yet as one) */
+	if (tt__switches_unsaid(&s->sw))
+		tt__switches_told(&s->sw);
 	for (struct tt__sched_block *b = s->first, *next; b; b = next) {
 		next = b->next;
 		/* The next block goes on from the last state written (the last block may

@@ -26,6 +26,8 @@ void tt__finish(void)
 	if (tt__config.off || getpid() != tt__owner_pid ||
 	    __atomic_exchange_n(&finished, 1, __ATOMIC_SEQ_CST))
 		return;
+	/* (the exiting thread's own switches told whole, before they are written) */
+	tt__sched_settle_self();
 	int err = tt__mode->finish();
 	char path[4096];
 	if (err)

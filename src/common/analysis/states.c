@@ -42,6 +42,10 @@ int tt_an_thread_states(struct tt_an_thread *th, const struct tt_sched_state *st
 		return -1;
 	for (size_t i = 0; i < n; i++) {
 		struct tt_sched_state s = states[i];
+		/* (not known since one already: a live reader is told of a loss at each look
+		 * until the kernel says how many) */
+		if (s.what == TT_SCHED_UNKNOWN && h->n && h->at[h->n - 1].what == TT_SCHED_UNKNOWN)
+			continue;
 		if (s.ns != INT64_MIN) /* (not known from the very start) */
 			s.ns -= offset_ns;
 		if (h->n && s.ns < h->at[h->n - 1].ns) /* never from the kernel */
