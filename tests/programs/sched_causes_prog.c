@@ -23,6 +23,12 @@
  *              little CPU time they use
  *   crowdfork  as crowd, then a forked child sleeps 30 ms in scope "sleep30" ({"child_pid": its pid})
  *   hang       as sleep, then a line {"hung": 1} and a wait to be killed
+ *   pingpong N M  main and a peer pass a byte back and forth over pipes N times (more
+ *              switches than the kernel's ring for a thread holds between two drains),
+ *              then main spins 15 ms of wall time in "pp_spin" while the peer sleeps
+ *              20 ms in "pp_sleep", M times more, and the peer sleeps 20 ms in
+ *              "pp_late"; a line {"switches": {TID: N}}: each thread's switches off
+ *              its CPU (voluntary and involuntary) from its start to its end
  *   seccomp [WHAT]  as WHAT (sleep, lock or spin; sleep by default), perf_event_open
  *              denied (EACCES) by a seccomp filter set before ticktrace starts
  *              (PR_SET_SECCOMP's filter, on every thread: SECCOMP_FILTER_FLAG_TSYNC;
@@ -187,6 +193,59 @@ static void *spinner(void *unused)
 	atomic_fetch_add(&spun, 1);
 	stay_until_the_end();
 	return NULL;
+}
+
+/* pingpong: main writes to the peer, the peer answers. */
+static int to_peer[2], to_main[2];
+
+static void pass(int in, int out, long times, int first)
+{
+	char c = 'x';
+	for (long i = 0; i < times; i++)
+		if ((!first && read(in, &c, 1) != 1) || write(out, &c, 1) != 1 || (first && read(in, &c, 1) != 1))
+			exit(1);
+}
+
+static long long switches_so_far(void)
+{
+	struct rusage ru;
+	getrusage(RUSAGE_THREAD, &ru);
+	return ru.ru_nvcsw + ru.ru_nivcsw;
+}
+
+static long pingpong_n, pingpong_m;
+static long long peer_switches;
+static pid_t peer_tid;
+
+static void *peer(void *unused)
+{
+	(void)unused;
+	long long since = switches_so_far();
+	pass(to_peer[0], to_main[1], pingpong_n, 0);
+	AROUND("pp_sleep", sleep_ms(20));
+	pass(to_peer[0], to_main[1], pingpong_m, 0);
+	AROUND("pp_late", sleep_ms(20));
+	peer_tid = gettid();
+	peer_switches = switches_so_far() - since;
+	return NULL;
+}
+
+static void pingpong(void)
+{
+	long long since = switches_so_far();
+	pthread_t t;
+	if (pipe(to_peer) || pipe(to_main) || pthread_create(&t, NULL, peer, NULL))
+		exit(1);
+	pass(to_main[0], to_peer[1], pingpong_n, 1);
+	AROUND("pp_spin", {
+		long long until = now_ns(CLOCK_MONOTONIC) + 15000000;
+		while (now_ns(CLOCK_MONOTONIC) < until)
+			;
+	});
+	pass(to_main[0], to_peer[1], pingpong_m, 1);
+	pthread_join(t, NULL);
+	printf("{\"switches\":{\"%d\":%lld,\"%d\":%lld}}\n", (int)gettid(), switches_so_far() - since,
+	       (int)peer_tid, peer_switches);
 }
 
 static void afterwork(void)
@@ -522,6 +581,10 @@ int main(int argc, char **argv)
 		fflush(stdout);
 		for (;;)
 			pause();
+	} else if (strcmp(what, "pingpong") == 0 && argc > 3) {
+		pingpong_n = atol(argv[2]);
+		pingpong_m = atol(argv[3]);
+		pingpong();
 	} else if (strcmp(what, "short") == 0) {
 		short_threads();
 	} else if (strcmp(what, "crowd") == 0) {
@@ -545,7 +608,7 @@ int main(int argc, char **argv)
 	} else if (strcmp(what, "flatout") == 0 && argc > 2) {
 		flatout(argv[2]);
 	} else {
-		fprintf(stderr, "usage: sched_causes_prog sleep|lock|spin|work|hang|short|crowd|crowdfork|seccomp|snapshots TABLE|"
+		fprintf(stderr, "usage: sched_causes_prog sleep|lock|spin|work|hang|pingpong N M|short|crowd|crowdfork|seccomp|snapshots TABLE|"
 			"snapcap|flatout TABLE\n");
 		return 2;
 	}

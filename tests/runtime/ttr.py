@@ -86,8 +86,10 @@ class BadFile(Exception):
 
 
 class Ttr:
-    def __init__(self, path):
-        self.path = path
+    def __init__(self, path, packed_events=False):
+        """packed_events: a streamed file's EVENTS sections (packed) left unread, its
+        other sections read (else refused)."""
+        self.path, self.packed_events = path, packed_events
         data = open(path, "rb").read()
         if len(data) < HEADER or data[:8] != b"TICKTRC\x1a":
             raise BadFile("%s: not a ticktrace raw file" % path)
@@ -126,7 +128,7 @@ class Ttr:
                     out[-1] = out[-1]._replace(value=tsc)
                 elif k not in (0, REC_VALUE, REC_TEXT):
                     out.append(Event(tsc, k, word & ((1 << 56) - 1), None))
-        elif kind == SEC_EVENTS_PACKED:
+        elif kind == SEC_EVENTS_PACKED and not self.packed_events:
             raise BadFile("%s: a packed EVENTS section at %d (mode stream): not read here"
                           % (self.path, at))
         elif kind == SEC_SITES:
