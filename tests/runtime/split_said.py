@@ -7,7 +7,8 @@ at exit (TICKTRACE_REPORT) and `report`.
 With its states (the default: asked for as the program starts), every spike has a
 split, and the split makes up its duration: on CPU + preempted + blocked + unknown.
 With TICKTRACE_SCHED=0 no spike has a split, and each place says the true reason
-(the states were off), as info does of the thread.
+(the states were off), as info does of the thread; info says since when the states
+are known as the file has them, not the thread's first switch.
 
 Usage: split_said.py APP TICKTRACE
 """
@@ -18,6 +19,7 @@ import subprocess
 import sys
 import tempfile
 
+import ttr
 from verdict import check, verdict
 
 APP, TOOL = sys.argv[1:3]
@@ -85,6 +87,18 @@ def one_run(tmp, states):
         for name, t in (("the report at exit", at_exit), ("report", table)):
             check(COLUMNS.search(t) and "no thread has states" not in t, "%s: %s:\n%s" % (what, name, t))
         check("without states" not in info, "%s: info: %s" % (what, info))
+        # info's "known from": since the states are known (its first SCHED section's
+        # since_ns, or its first state where the kernel's is earlier), as spikes read
+        # them, not its first switch
+        f = ttr.Ttr(out)
+        for index, sched in f.sched.items():
+            tid = f.threads[index]["tid"]
+            table = info[info.find("thread states (their switches"):]
+            row = re.search(r"^ +%d +.* (\d+)\.(\d{9}) s$" % tid, table, re.M)
+            known = int(row.group(1)) * 10**9 + int(row.group(2)) if row else None
+            check(sched["states"] and known == sched["states"][0][0] - f.start[1],
+                  "%s: info says thread %d's states known from %s ns, its file from %s:\n%s"
+                  % (what, tid, known, sched["states"][:1], info))
     else:
         for name, t in (("the report at exit", at_exit), ("report", table)):
             check(not COLUMNS.search(t) and ("): %s)\n" % OFF) in t, "%s: %s:\n%s" % (what, name, t))

@@ -150,19 +150,23 @@ static void tt_print_states(FILE *out, const struct tt_file *f, const struct tt_
 		if (!with++)
 			fprintf(out, "  thread states (their switches, from the kernel):\n  %8s  %-20s %12s "
 				"%10s  %s\n", "tid", "name", "switches", "lost", "known from (since the trace start)");
+		/* (known from its first state, the kernel's or the one its first section's
+		 * since_ns says, tt_sched_head: from when every switch is there, as spikes
+		 * read it) */
 		uint64_t switches = 0;
-		int64_t from = 0;
+		int64_t from = INT64_MIN;
 		for (size_t k = 0; k < th->nstates; k++) {
 			const struct tt_sched_state *st = &th->states[k];
-			if (st->what == TT_SCHED_UNKNOWN || st->cpu == TT_NO_CPU)
+			if (st->what == TT_SCHED_UNKNOWN)
 				continue;
-			if (!switches++)
+			if (from == INT64_MIN)
 				from = st->ns;
+			switches += st->cpu != TT_NO_CPU;
 		}
 		fprintf(out, "  %8" PRIu32 "  ", th->tid);
 		tt_print_str(out, th->name, 20);
 		fprintf(out, " %12" PRIu64 " %10" PRIu64 "  ", switches, th->states_lost);
-		if (switches) {
+		if (from != INT64_MIN) {
 			tt_print_seconds(out, from - in->base_ns);
 			fputc('\n', out);
 		} else {
