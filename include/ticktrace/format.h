@@ -758,8 +758,8 @@ enum tt_snapshot_causes_flags {
 struct tt_snapshot_causes {
 	uint32_t from;          /* enum tt_snapshot_causes_from */
 	uint32_t flags;         /* enum tt_snapshot_causes_flags */
-	int64_t error_ns;       /* each part within this of the kernel's figure (0: exact), and
-	                         * stolen_ns too */
+	int64_t error_ns;       /* each part within this of the kernel's figure, and stolen_ns
+	                         * too; from the switches (exact parts), stolen_ns's alone */
 	int64_t stolen_ns;      /* of on_cpu_ns, the time the hypervisor ran something else */
 	uint64_t minor_faults;  /* page faults from the reading nearest its start to the one */
 	uint64_t major_faults;  /* nearest its end */

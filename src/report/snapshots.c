@@ -470,7 +470,10 @@ void tt__snapshot_spike(const struct tt_an_spike *s, const struct tt_clock *cloc
 	}, .split = {.dur_ns = s->dur, .unknown_ns = s->split.unknown}, .causes = {
 		.from = s->has_split ? (uint32_t)s->causes.from : TT_CAUSES_NONE,
 		.flags = (s->causes.faults ? TT_CAUSES_FAULTS : 0u) | (s->causes.stolen_known ? TT_CAUSES_STOLEN : 0u),
-		.error_ns = s->has_split ? s->causes.error_ns : 0, .stolen_ns = s->causes.stolen_ns,
+		/* (the switches' parts are exact: the field holds their stolen time's error) */
+		.error_ns = !s->has_split ? 0
+			  : s->causes.from == TT_AN_CAUSES_SWITCHES ? s->causes.stolen_error_ns : s->causes.error_ns,
+		.stolen_ns = s->causes.stolen_ns,
 		.minor_faults = s->causes.minor_faults, .major_faults = s->causes.major_faults,
 	}};
 	if (!s->has_split) /* (why, as the run's file cannot say it once its ring lost the scope) */

@@ -110,7 +110,8 @@ static void tt__spikes_json(FILE *out, const struct tt_an_spike *s)
 			",\"causes_error_ns\":%" PRId64, s->split.on_cpu, s->split.preempted, s->split.blocked,
 			s->split.unknown, tt_an_causes_from_name(s->causes.from), s->causes.error_ns);
 	if (s->causes.stolen_known)
-		fprintf(out, ",\"stolen_ns\":%" PRId64, s->causes.stolen_ns);
+		fprintf(out, ",\"stolen_ns\":%" PRId64 ",\"stolen_error_ns\":%" PRId64, s->causes.stolen_ns,
+			s->causes.stolen_error_ns);
 	if (s->causes.faults)
 		fprintf(out, ",\"minor_faults\":%" PRIu64 ",\"major_faults\":%" PRIu64,
 			s->causes.minor_faults, s->causes.major_faults);

@@ -662,6 +662,9 @@ static void test_windows_switch_count(void **state)
 	assert_int_equal(num(spike, "on_cpu_ns"), 40 * MS);
 	assert_int_equal(num(spike, "unknown_ns"), 0);
 	assert_int_equal(num(spike, "stolen_ns"), 20 * MS);
+	/* (on CPU throughout: what the CPU time lacks is stolen, within the CPU time's
+	 * resolution, its parts' too) */
+	assert_int_equal(num(spike, "stolen_error_ns"), num(spike, "causes_error_ns"));
 	cJSON_Delete(spike);
 	RUN_OK(&r, "spikes", fx->in, "-q", "--threshold", "1ms");
 	const char *still[] = {"(on CPU throughout: the thread's switch count did not move"};

@@ -655,8 +655,12 @@ def stolen(tmp):
     for k in told:
         sp = spike_of(spikes, k)
         name = "stolen: %s (tid %d)" % (k["scope"], k["tid"])
-        on, st, err, dur = sp["on_cpu_ns"], sp["stolen_ns"], sp["causes_error_ns"], sp["dur_ns"]
-        excess, tol = k["wall_ns"] - dur, sp["causes_error_ns"] + WINDOW_NS + dur // 50
+        on, st, err, dur = sp["on_cpu_ns"], sp["stolen_ns"], sp.get("stolen_error_ns", -1), sp["dur_ns"]
+        excess, tol = k["wall_ns"] - dur, err + WINDOW_NS + dur // 50
+        # the switches' parts exact, the stolen time within its own error
+        check(sp["causes_from"] == "switches" and sp["causes_error_ns"] == 0 and 0 <= err <= on,
+              "%s: causes_error_ns %s, stolen_error_ns %s of a split from the switches"
+              % (name, sp["causes_error_ns"], err))
         # on CPU by the switches, less the CPU time the kernel counted over the scope
         check(0 <= st <= on and on - k["run_ns"] - tol <= st <= on - (k["run_ns"] - excess) + tol,
               "%s: stolen %d of %d on CPU, the kernel's CPU time %d (within %d)" % (name, st, on, k["run_ns"], tol))
@@ -733,6 +737,9 @@ def snapshot_spike(f):
         sp.update(on_cpu_ns=s["on_cpu_ns"], preempted_ns=s["preempted_ns"], blocked_ns=s["blocked_ns"],
                   unknown_ns=s["unknown_ns"], causes_from=ttr.CAUSES_FROM.get(s.get("causes_from")),
                   causes_error_ns=s.get("causes_error_ns"))
+        # (the switches' parts are exact: the field holds their stolen time's error)
+        if sp["causes_from"] == "switches":
+            sp["causes_error_ns"] = 0
         check(sum(sp[k] for k in ("on_cpu_ns", "preempted_ns", "blocked_ns", "unknown_ns")) == sp["dur_ns"],
               "snapshot %s: its split does not make up its duration: %s" % (s["name"], sp))
     return sp

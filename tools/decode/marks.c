@@ -46,8 +46,10 @@ size_t tt_mark_causes_args(struct tt_mark_arg *args, const struct tt_an_causes *
 		args[n++] = (struct tt_mark_arg){.key = "causes_from", .text = tt_an_causes_from_name(c->from)};
 		args[n++] = (struct tt_mark_arg){.key = "causes_error_ns", .number = c->error_ns};
 	}
-	if (c->stolen_known)
+	if (c->stolen_known) {
 		args[n++] = (struct tt_mark_arg){.key = "stolen_ns", .number = c->stolen_ns};
+		args[n++] = (struct tt_mark_arg){.key = "stolen_error_ns", .number = c->stolen_error_ns};
+	}
 	if (c->faults) {
 		args[n++] = (struct tt_mark_arg){.key = "minor_faults", .number = (int64_t)c->minor_faults};
 		args[n++] = (struct tt_mark_arg){.key = "major_faults", .number = (int64_t)c->major_faults};

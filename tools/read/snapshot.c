@@ -40,11 +40,12 @@ struct tt_an_causes tt_snapshot_an_causes(const struct tt_snapshot *s)
 {
 	const struct tt_snapshot_causes *c = &s->causes;
 	const struct tt_snapshot_unsplit *u = &s->unsplit;
+	bool switches = c->from == TT_CAUSES_SWITCHES; /* (exact: error_ns is its stolen time's) */
 	return (struct tt_an_causes){
-		.from = (enum tt_an_causes_from)c->from, .error_ns = c->error_ns,
+		.from = (enum tt_an_causes_from)c->from, .error_ns = switches ? 0 : c->error_ns,
 		.faults = c->flags & TT_CAUSES_FAULTS, .minor_faults = c->minor_faults,
 		.major_faults = c->major_faults, .stolen_known = c->flags & TT_CAUSES_STOLEN,
-		.stolen_ns = c->stolen_ns,
+		.stolen_ns = c->stolen_ns, .stolen_error_ns = c->error_ns,
 		.miss = (enum tt_an_counters_miss)u->why, .miss_start_ns = u->start_ns,
 		.miss_end_ns = u->end_ns, .miss_budget = u->flags & TT_UNSPLIT_BUDGET,
 	};

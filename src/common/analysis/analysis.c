@@ -617,7 +617,7 @@ void tt_an_causes_print(FILE *out, const char *indent, const struct tt_an_causes
 	}
 	if (stolen) {
 		fprintf(out, "%sof it on CPU, stolen by the hypervisor ~%s (within %s)", sep,
-			tt_an_fmt_ns(a, c->stolen_ns), tt_an_fmt_ns(b, c->error_ns));
+			tt_an_fmt_ns(a, c->stolen_ns), tt_an_fmt_ns(b, c->stolen_error_ns));
 		sep = "; ";
 	}
 	if (faults)

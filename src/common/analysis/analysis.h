@@ -120,14 +120,14 @@ enum tt_an_causes_from { /* (as a snapshot says it: format.h) */
 /* What a spike's split says beside its three parts. */
 struct tt_an_causes {
 	enum tt_an_causes_from from;
-	int64_t error_ns;   /* each part within this of the kernel's figure (0: exact), and
-	                     * stolen_ns too where it is known */
+	int64_t error_ns;   /* each part within this of the kernel's figure (0: exact) */
 	bool faults;        /* the counters were read around it: */
 	uint64_t minor_faults, major_faults; /* from the reading nearest its start to the
 	                                      * one nearest its end */
 	bool stolen_known;  /* switches and a CPU time that leaves steal out (TT_SCHEDSTAT_STEAL),
 	                     * read near enough (within half its time on CPU): */
 	int64_t stolen_ns;  /* of on_cpu, the time the hypervisor ran something else */
+	int64_t stolen_error_ns; /* stolen_ns within this (its CPU time's readings) */
 	/* thread-times with switch counts (TT_SCHEDSTAT_SWITCH_COUNT): the thread was
 	 * switched in at least switches_min and at most switches_max times inside it (0
 	 * and 0: on CPU throughout, what its CPU time lacks stolen) */

@@ -352,6 +352,7 @@ static bool tt_an_counters_split(const struct tt_an_counters *c, int64_t start, 
 				*split = (struct tt_an_split){dur, 0, 0, 0};
 				causes->stolen_known = true;
 				causes->stolen_ns = dur - on;
+				causes->stolen_error_ns = causes->error_ns;
 			}
 		}
 		return true;
@@ -391,7 +392,7 @@ void tt_an_causes(const struct tt_an_thread *th, int64_t start, int64_t end, boo
 			int64_t stolen = split->on_cpu - cpu.value;
 			causes->stolen_known = true;
 			causes->stolen_ns = stolen < 0 ? 0 : stolen > split->on_cpu ? split->on_cpu : stolen;
-			causes->error_ns = cpu.width / 2;
+			causes->stolen_error_ns = cpu.width / 2; /* (the switches' parts: exact) */
 		}
 	} else if (!counters || counted.error_ns >= end - start) { /* (it says nothing: why) */
 		causes->miss = counted.miss == TT_AN_MISS_NONE && th->counters.source ? TT_AN_MISS_NEVER_READ
@@ -409,6 +410,7 @@ void tt_an_causes(const struct tt_an_thread *th, int64_t start, int64_t end, boo
 		causes->switches_max = counted.switches_max;
 		causes->stolen_known = counted.stolen_known;
 		causes->stolen_ns = counted.stolen_ns;
+		causes->stolen_error_ns = counted.stolen_error_ns;
 	}
 	if (counters) {
 		causes->faults = counted.faults;
