@@ -157,6 +157,30 @@ def planted(tmp, what, user=None, mode="stop", env_extra=None, args=()):
 Ran = namedtuple("Ran", "kernel out err said snapshots")
 
 
+def spike_sources(spikes, live=None, snapshots=None):
+    """Each place a run shows its spikes, with them: `ticktrace spikes`; its live log
+    (a path), where it had one; its snapshots ({name: ttr.Ttr}), where it took them."""
+    sources = [("spikes", spikes)]
+    if live:
+        sources.append(("live", [json.loads(l) for l in open(live)] if os.path.exists(live) else []))
+    if snapshots is not None:
+        sources.append(("snapshot", [snapshot_spike(f) for f in snapshots.values()
+                                     if f and f.snapshot and f.snapshot["kind"] == ttr.SNAPSHOT_SPIKE]))
+    return sources
+
+
+def planted_spikes(label, sources, kernel):
+    """(source, a scope's kernel figures, its spike) of each planted scope in each
+    place (spike_sources): one missing there fails."""
+    for source, found in sources:
+        print("  the spikes of %s:" % source)
+        for k in kernel:
+            sp = spike_of(found, k)
+            check(sp is not None, "%s (%s): no spike for %s" % (label, source, k))
+            if sp:
+                yield source, k, sp
+
+
 def planted_once(tmp, what, user=None, mode="stop", env_extra=None, args=()):
     """Runs `what` until the kernel says each scope's cause (CAUSES) happened (a
     loaded machine may delay a thread so long that the mutex is free again), then
@@ -189,21 +213,11 @@ def planted_once(tmp, what, user=None, mode="stop", env_extra=None, args=()):
     else:
         check(False, what + ": the planted cause never happened in 5 runs")
         return None
-    sources = [("spikes", spikes)]
-    if "TICKTRACE_SPIKES" in env:
-        sources.append(("live", [json.loads(l) for l in open(live)] if os.path.exists(live) else []))
     snapshots = snapshots_in(snaps) if snaps else {}
-    if snaps:
-        sources.append(("snapshot", [snapshot_spike(f) for f in snapshots.values()
-                                     if f.snapshot and f.snapshot["kind"] == ttr.SNAPSHOT_SPIKE]))
-    for source, found in sources:
-        print("  the spikes of %s:" % source)
-        for k in kernel:
-            sp = spike_of(found, k)
-            check(sp is not None, "%s (%s): no spike for %s" % (what, source, k))
-            if sp:
-                split_agrees(k, sp)
-                check(CAUSES[k["scope"]][1](sp), "%s (%s): not its planted cause: %s" % (what, source, sp))
+    sources = spike_sources(spikes, live if "TICKTRACE_SPIKES" in env else None, snapshots if snaps else None)
+    for source, k, sp in planted_spikes(what, sources, kernel):
+        split_agrees(k, sp)
+        check(CAUSES[k["scope"]][1](sp), "%s (%s): not its planted cause: %s" % (what, source, sp))
     return Ran(kernel, out, err, said, snapshots)
 
 
@@ -1194,22 +1208,10 @@ def switches_lost(tmp):
                   "records" % (label, tid, states, lost, records))
             print("%s: thread %s: %d states + %d lost, the kernel's %d" % (label, tid, states, lost, records))
         check(len(said.get("switches", {})) == 2, "%s: the threads' counts: %s" % (label, said))
-        sources = [("spikes", spikes)]
-        if "TICKTRACE_SPIKES" in env:
-            live = env["TICKTRACE_SPIKES"]
-            sources.append(("live", [json.loads(l) for l in open(live)] if os.path.exists(live) else []))
-        if "TICKTRACE_SNAPSHOTS" in env:
-            snaps = snapshots_in(env["TICKTRACE_SNAPSHOTS"])
-            sources.append(("snapshot", [snapshot_spike(f) for f in snaps.values()
-                                         if f and f.snapshot and f.snapshot["kind"] == ttr.SNAPSHOT_SPIKE]))
-        for source, found in sources:
-            print("  the spikes of %s:" % source)
-            for k in kernel:
-                sp = spike_of(found, k)
-                # (mode ring's snapshots keep the 16 worst: the planted ones are)
-                check(sp is not None, "%s (%s): no spike for %s" % (label, source, k))
-                if sp:
-                    split_agrees(k, sp, unknown_allowed=True)
+        snaps = env.get("TICKTRACE_SNAPSHOTS")
+        sources = spike_sources(spikes, env.get("TICKTRACE_SPIKES"), snapshots_in(snaps) if snaps else None)
+        for source, k, sp in planted_spikes(label, sources, kernel):
+            split_agrees(k, sp, unknown_allowed=True)
         r = subprocess.run([TOOL, "report", "--json", out], capture_output=True, text=True, timeout=60)
         rows = json.loads(r.stdout)["rows"] if r.returncode == 0 else []
         for row in rows:
