@@ -775,10 +775,10 @@ enum tt_snapshot_unsplit_why {
 	TT_UNSPLIT_NOT_AFTER = 1,  /* its thread's counters: none read after its start */
 	TT_UNSPLIT_NOT_BEFORE = 2, /* none read before its end */
 	/* none read inside it: the nearest, start_ns before its start and end_ns after its
-	 * end, bound it no closer than its length */
+	 * end, bound it no closer than half its length */
 	TT_UNSPLIT_NOT_INSIDE = 3,
-	/* read inside it too far from its edges to bound it closer: the first start_ns
-	 * after its start, the last end_ns before its end */
+	/* read inside it too far from its edges to bound it closer than half its length:
+	 * the first start_ns after its start, the last end_ns before its end */
 	TT_UNSPLIT_TOO_FAR = 4,
 	TT_UNSPLIT_NEVER_READ = 5, /* its thread's counters stand in, never read once */
 };
