@@ -107,6 +107,10 @@ enum tt_record_kind {
 #define TT_RECORD_HAS_TIME(kind)                                                   \
 	((kind) != TT_REC_PAD && (kind) != TT_REC_VALUE && (kind) != TT_REC_TEXT)
 
+/* Kinds that are the program's events, counted where they are lost or overwritten:
+ * those with a time, but a gap's record (its lost events are counted already). */
+#define TT_RECORD_IS_EVENT(kind) (TT_RECORD_HAS_TIME(kind) && (kind) != TT_REC_DROPPED)
+
 /* Kinds whose payload is the address of a call-site descriptor (in a SITES section). */
 #define TT_RECORD_HAS_SITE(kind)                                                   \
 	((kind) == TT_REC_BEGIN || (kind) == TT_REC_ENDBEGIN || (kind) == TT_REC_INSTANT || \

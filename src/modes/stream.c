@@ -233,10 +233,8 @@ static void tt__stream_lose(struct tt__stream *st, struct tt__slot *slot,
 			    const struct tt_record *from, const struct tt_record *to)
 {
 	uint64_t events = 0;
-	for (const struct tt_record *r = from; r < to; r++) {
-		unsigned kind = TT_RECORD_KIND(r->word);
-		events += TT_RECORD_HAS_TIME(kind) && kind != TT_REC_DROPPED;
-	}
+	for (const struct tt_record *r = from; r < to; r++)
+		events += TT_RECORD_IS_EVENT(TT_RECORD_KIND(r->word));
 	__atomic_add_fetch(&slot->dropped[TT_DROP_BEHIND], events, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&slot->lost_by_output, events, __ATOMIC_RELAXED);
 	st->lost_events += events;

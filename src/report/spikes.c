@@ -527,7 +527,7 @@ static size_t tt__spikes_take(struct tt__spikes *sp, struct tt__spikes_thread *t
 	}
 	tt__reading(0);
 	for (size_t i = 0; i < n; i++)
-		t->kept += TT_RECORD_HAS_TIME(TT_RECORD_KIND(tt__spikes_copy[i].word));
+		t->kept += TT_RECORD_IS_EVENT(TT_RECORD_KIND(tt__spikes_copy[i].word));
 	return n;
 }
 
