@@ -128,13 +128,6 @@ void tt__out_counters(struct tt__out *out, const struct tt_schedstat_info *info,
 	tt__out(out, readings, n * sizeof *readings);
 }
 
-void tt__out_machine(struct tt__out *out, const struct tt_machine_info *machine)
-{
-	tt__out_section(out, TT_SEC_MACHINE, sizeof *machine);
-	tt__out(out, machine, sizeof *machine);
-	tt__out_pad(out, sizeof *machine);
-}
-
 void tt__out_end(struct tt__out *out, const struct tt_end_info *end)
 {
 	tt__out_section(out, TT_SEC_END, sizeof *end);

@@ -65,8 +65,19 @@ void tt__out_sched_states(struct tt__out *out, const struct tt_sched_info *info,
 void tt__out_counters(struct tt__out *out, const struct tt_schedstat_info *info,
 		      const struct tt_schedstat_budget *budget,
 		      const struct tt_schedstat_sample *readings, size_t n) TT__HIDDEN;
-/* MACHINE. */
-void tt__out_machine(struct tt__out *out, const struct tt_machine_info *machine) TT__HIDDEN;
+
+/* header.c: what says whose a file is. The file header's fields both runtimes fill
+ * alike (the format, the process, the run's `start` anchor and one taken now, the
+ * TSC's rate between them, CPUID's invariant TSC); the runtime adds its flags and
+ * counts. */
+void tt__file_header_init(struct tt_file_header *header, const struct tt_anchor *start) TT__HIDDEN;
+/* PROCESS: `info`, `name` and `cmdline` of the lengths it gives. */
+void tt__out_process_section(struct tt__out *out, const struct tt_process_info *info, const char *name,
+			     const char *cmdline) TT__HIDDEN;
+/* MACHINE as the run starts: the host's name and the wall clocks at `start`. */
+void tt__machine_start(struct tt_machine_info *machine, const struct tt_anchor *start) TT__HIDDEN;
+/* MACHINE: `at_start`, with the wall clocks as it is written. */
+void tt__out_machine(struct tt__out *out, const struct tt_machine_info *at_start) TT__HIDDEN;
 
 /* sites.c: the call sites and functions records name, each once, and the SITES,
  * ARG_NAMES and FUNCS sections that describe them. */
