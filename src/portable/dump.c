@@ -71,14 +71,7 @@ void tt__out_thread_info(struct tt__out *file, uint32_t type, const struct tt__s
 						: TT_THREAD_NO_STATES_FLAGS(tt__counters_off() ? TT_NO_STATES_OFF
 											 : TT_NO_STATES_WINDOWS, 0))};
 	memcpy(info.dropped, s->dropped, sizeof info.dropped);
-	char name[sizeof s->name];
-	if (s->named || s->exited)
-		snprintf(name, sizeof name, "%s", s->name);
-	else
-		tt_os_thread_name_of(s->tid, name, sizeof name);
-	if (!name[0]) /* (unnamed: the program's name, as a Linux thread's comm is) */
-		tt_os_process_name(name, sizeof name);
-	tt__out_thread_section(file, type, &info, name);
+	tt__out_thread_section(file, type, &info, s->name, s->named || s->exited);
 }
 
 void tt__thread_states(const struct tt__slot *s, struct tt__states *st)

@@ -3,6 +3,7 @@
  * need no more than they are handed: MODULES, END. */
 #include <errno.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -89,8 +90,13 @@ void tt__out_events(struct tt__out *out, uint32_t thread_index, uint64_t first,
 }
 
 void tt__out_thread_section(struct tt__out *out, uint32_t type, struct tt_thread_info *info,
-			    const char *name)
+			    const char *kept, int final)
 {
+	char name[64]; /* (as a slot keeps it) */
+	if (final || !tt_os_thread_name_of(info->tid, name, sizeof name))
+		snprintf(name, sizeof name, "%s", kept);
+	if (!name[0])
+		tt_os_process_name(name, sizeof name);
 	info->name_len = (uint32_t)strlen(name);
 	uint64_t size = sizeof *info + info->name_len;
 	tt__out_section(out, type, size);

@@ -52,9 +52,13 @@ int tt__out_loaded_modules(struct tt__out *out) TT__HIDDEN;
 void tt__out_events(struct tt__out *out, uint32_t thread_index, uint64_t first,
 		    const struct tt_record *begin, const struct tt_record *end) TT__HIDDEN;
 
-/* THREAD or THREAD_TOTALS (type): `info`, its name_len set to `name`'s, and `name`. */
+/* THREAD or THREAD_TOTALS (type): `info`, its name_len set to its name's, and the
+ * name: `kept` (the program's, or the system's read as the thread exited) when
+ * `final`, else the system's now (tt_os_thread_name_of info->tid), `kept` where that
+ * reads none (the thread just gone); a thread named nothing at all, the program's (as
+ * a Linux thread's comm is). */
 void tt__out_thread_section(struct tt__out *out, uint32_t type, struct tt_thread_info *info,
-			    const char *name) TT__HIDDEN;
+			    const char *kept, int final) TT__HIDDEN;
 /* One SCHED section: `info`, the state the thread was in at its start (carry, moved
  * to info->since_ns: a window's) when given, then `n` states. */
 void tt__out_sched_states(struct tt__out *out, const struct tt_sched_info *info,

@@ -3,6 +3,7 @@
  * a full buffer put first); a sink's error stops what follows; the sites and functions
  * records name, each described once. */
 #include <errno.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -241,6 +242,54 @@ static void test_header_process_machine(void **state)
 	assert_int_equal(out.offset, (uint64_t)(p - file) + sizeof h + TT_SECTION_PADDED(sizeof machine));
 }
 
+/* THREAD's name: the one kept once final (named, or exited), else the system's now,
+ * the kept one where the system has none for the id (the thread just gone), and the
+ * program's where neither names it. */
+static void test_thread_name(void **state)
+{
+	(void)state;
+	char own[64], program[64];
+	assert_int_equal(pthread_setname_np(pthread_self(), "tt-own-name"), 0); /* (not the program's) */
+	assert_true(tt_os_thread_name(own, sizeof own) > 0);
+	assert_string_equal(own, "tt-own-name");
+	assert_true(tt_os_process_name(program, sizeof program) > 0);
+	const uint32_t gone = UINT32_MAX - 1; /* (no thread of this process) */
+	const struct {
+		uint32_t tid;
+		const char *kept;
+		int final;
+		const char *expected;
+	} cases[] = {
+		{tt_os_thread_id(), "given", 1, "given"},
+		{tt_os_thread_id(), "at start", 0, own},
+		{gone, "at start", 0, "at start"},
+		{gone, "", 0, program},
+		{gone, "", 1, program},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		static char file[4096];
+		struct tt__mem_sink sink;
+		tt__mem_sink(&sink, file, sizeof file);
+		tt__out_to(&out, &sink.sink);
+		struct tt_thread_info info = {.index = 3, .tid = cases[i].tid, .events = 5};
+		tt__out_thread_section(&out, TT_SEC_THREAD, &info, cases[i].kept, cases[i].final);
+		tt__out_flush(&out);
+		assert_int_equal(out.err, 0);
+		struct tt_section_header h;
+		memcpy(&h, file, sizeof h);
+		struct tt_thread_info written;
+		memcpy(&written, file + sizeof h, sizeof written);
+		size_t len = strlen(cases[i].expected);
+		assert_int_equal(h.type, TT_SEC_THREAD);
+		assert_int_equal(h.size, sizeof written + len);
+		assert_int_equal(written.name_len, len);
+		assert_int_equal(written.events, 5);
+		if (memcmp(file + sizeof h + sizeof written, cases[i].expected, len) != 0)
+			fail_msg("case %zu: the name '%.*s', not '%s'", i, (int)len,
+				 file + sizeof h + sizeof written, cases[i].expected);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -249,6 +298,7 @@ int main(void)
 		cmocka_unit_test(test_full),
 		cmocka_unit_test(test_site_sections),
 		cmocka_unit_test(test_header_process_machine),
+		cmocka_unit_test(test_thread_name),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
