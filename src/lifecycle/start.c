@@ -27,6 +27,10 @@ void tt__finish(void)
 	    __atomic_exchange_n(&finished, 1, __ATOMIC_SEQ_CST))
 		return;
 	int err = tt__mode->finish();
+	/* As ticktrace's threads' work (the service thread's, after _exit, is): a fork
+	 * never finds it inside malloc. (Not around the mode's finish, which waits for the
+	 * threads that take this themselves.) */
+	tt__background_work(1);
 	char path[4096];
 	if (err)
 		fprintf(tt__err, "ticktrace: could not write the trace at exit to %s: %s\n",
@@ -38,6 +42,7 @@ void tt__finish(void)
 	tt__report_at_exit();
 	tt__say_drops();
 	tt__sched_say_refused();
+	tt__background_work(0);
 }
 
 static void tt__at_exit(void)
