@@ -20,7 +20,7 @@ static int tt__dump_whole(const char *path)
 static int tt__finish_whole(void)
 {
 	tt__spikes_last();
-	int err = tt__dump_whole(NULL);
+	int err = tt__nothing_to_write() ? 0 : tt__dump_whole(NULL);
 	if (!err)
 		tt__live_finish(); /* the trace is all in the file now */
 	return err;

@@ -4,9 +4,12 @@
 # TICKTRACE_BUFFER is rounded up to whole chunks, and the line once said the number
 # asked for (1000) where 4,094 records of events were kept. The number it says must be
 # what the file holds: 2 records for each "seq" instant kept, and at most a record more.
+# A program merely linked with ticktrace that records nothing (its --help) leaves no
+# empty ticktrace-PID.ttr in the working directory, and says so once (before: a file
+# each run, ~25 a day in the repository's root); one told TICKTRACE_OUT writes it.
 #   exit_lines.sh PROGRAM   (tt_longrun_prog; TT_TEST_TOOL: the command)
 set -euo pipefail
-prog=$1
+prog=$(realpath "$1")
 dir=$(mktemp -d /tmp/tt-test-exit-XXXXXX)
 trap 'rm -rf "$dir"' EXIT INT TERM
 fail() { echo "exit_lines: $*" >&2; exit 1; }
@@ -23,3 +26,16 @@ uses=$(timeout 60 "$TT_TEST_TOOL" info "$dir/run.ttr" 2>/dev/null | awk '$1 ~ /^
 [ "$said" -ge $((2 * uses)) ] && [ "$said" -le $((2 * uses + 1)) ] ||
 	fail "it says $said records were kept; the file holds $uses seq instants, $((2 * uses)) records"
 echo "exit_lines: $said records said, $uses instants kept"
+
+mkdir "$dir/help"
+for mode in stop stream; do
+	(cd "$dir/help" && env -u TICKTRACE_OUT -u TICKTRACE_PROGRAM_PID TICKTRACE_MODE=$mode \
+		timeout 60 "$prog" --help 2>"$dir/err") && fail "--help exited 0"
+	[ -z "$(ls -A "$dir/help")" ] || fail "--help ($mode) recorded nothing and left: $(ls -A "$dir/help")"
+	[ "$(grep -c "^ticktrace: no event recorded: no trace written" "$dir/err")" = 1 ] ||
+		fail "--help's stderr ($mode) does not say once that no trace was written: $(cat "$dir/err")"
+done
+TICKTRACE_OUT="$dir/help/named.ttr" timeout 60 "$prog" --help 2>"$dir/err" && fail "--help exited 0"
+timeout 60 "$TT_TEST_TOOL" info "$dir/help/named.ttr" >/dev/null ||
+	fail "a TICKTRACE_OUT named and nothing recorded: no trace there ($(cat "$dir/err"))"
+echo "exit_lines: nothing recorded, no file but the one named"
