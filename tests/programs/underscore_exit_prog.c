@@ -8,6 +8,7 @@
  *            holds it there until the fork returned, or 1 s): the child says on stderr
  *            whether it found that malloc under way, as an allocator that is not
  *            fork-safe would (it hangs), and leaves without a trace (SYS_exit_group)
+ *   exit_group  main leaves by the system call itself, past the C library (7)
  * Prints the pid. */
 #include <pthread.h>
 #include <signal.h>
@@ -142,6 +143,8 @@ int main(int argc, char **argv)
 		tt_work(1000);
 		return 5;
 	}
+	if (strcmp(how, "exit_group") == 0)
+		syscall(SYS_exit_group, 7);
 	if (strcmp(how, "fork") == 0) {
 #ifdef TT_SANITIZED
 		tt_say("skipped: a sanitizer's malloc is not this program's to hold\n");

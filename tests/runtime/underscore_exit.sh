@@ -42,4 +42,16 @@ for case in main:3:1000 handler:4: vfork:5:2000 fork:6:1000; do
 	fi
 	echo "ok: $how: exit $rc, $calls scopes in $how-$pid.ttr"
 done
+# The system call itself runs nothing of ticktrace's: no trace, but the live file holds
+# every event, as after SIGKILL (ticktrace(7)).
+pid=$(TICKTRACE_LIVE=1 TICKTRACE_OUT="$dir/group-%p.ttr" timeout 60 "$prog" exit_group 2>"$dir/group.err")
+rc=$?
+if [ "$rc" != 7 ] || [ -e "$dir/group-$pid.ttr" ] ||
+   ! "$tool" report "$dir/group-$pid.ttr.live" --csv >"$dir/group.csv" 2>"$dir/group.report" ||
+   [ "$(sed -n 's/^"work",\([0-9]*\),.*/\1/p' "$dir/group.csv")" != 1000 ]; then
+	echo "FAIL: exit_group: exit $rc, not the live file alone with 1000 work scopes:"
+	ls "$dir"; cat "$dir/group.err" "$dir/group.report"; fail=1
+else
+	echo "ok: exit_group: exit 7, the live file read"
+fi
 exit $fail
