@@ -7,6 +7,8 @@
 # A program merely linked with ticktrace that records nothing (its --help) leaves no
 # empty ticktrace-PID.ttr in the working directory, and says so once (before: a file
 # each run, ~25 a day in the repository's root); one told TICKTRACE_OUT writes it.
+# Two runs at once with one TICKTRACE_OUT and TICKTRACE_LOG: the second appends to the
+# log the first writes (before: it emptied it, and the first's lines were lost).
 #   exit_lines.sh PROGRAM   (tt_longrun_prog; TT_TEST_TOOL: the command)
 set -euo pipefail
 prog=$(realpath "$1")
@@ -39,3 +41,15 @@ TICKTRACE_OUT="$dir/help/named.ttr" timeout 60 "$prog" --help 2>"$dir/err" && fa
 timeout 60 "$TT_TEST_TOOL" info "$dir/help/named.ttr" >/dev/null ||
 	fail "a TICKTRACE_OUT named and nothing recorded: no trace there ($(cat "$dir/err"))"
 echo "exit_lines: nothing recorded, no file but the one named"
+
+shared=(env -u TICKTRACE_PROGRAM_PID TICKTRACE_OUT="$dir/shared.ttr" TICKTRACE_LOG="$dir/shared.log")
+"${shared[@]}" TICKTRACE_SCHED=run-a "$prog" seconds 1 30000 >/dev/null 2>&1 & # ($!: env, which execs it)
+first=$!
+trap 'kill $first 2>/dev/null || true; rm -rf "$dir"' EXIT INT TERM
+for _ in $(seq 300); do grep -q run-a "$dir/shared.log" 2>/dev/null && break; sleep 0.1; done
+grep -q run-a "$dir/shared.log" || fail "the first run said nothing into its log"
+"${shared[@]}" TICKTRACE_SCHED=run-b timeout 60 "$prog" seq 1 10 >/dev/null 2>&1
+kill -TERM $first; wait $first || true
+grep -q "TICKTRACE_SCHED=run-a" "$dir/shared.log" && grep -q "TICKTRACE_SCHED=run-b" "$dir/shared.log" ||
+	fail "the shared log lost a run's lines: $(cat "$dir/shared.log")"
+echo "exit_lines: two runs at once, one log: both runs' lines in it"
