@@ -4,7 +4,8 @@
 # ends nothing of its parent's run. (Before: no file, nothing said.) A thread that forks
 # while ticktrace writes the trace after main's _exit never finds ticktrace's thread
 # inside malloc, as ticktrace's other threads' work keeps fork out (before: it did, and
-# a child under an allocator that is not fork-safe hung).
+# a child under an allocator that is not fork-safe hung), and the child, forked as
+# the run ends, has a trace of its own.
 # Usage: underscore_exit.sh PROG TICKTRACE
 set -u
 prog=$1 tool=$2
@@ -18,7 +19,8 @@ for case in main:3:1000 handler:4: vfork:5:2000 fork:6:1000; do
 	if [ "$rc" != "$status" ]; then
 		echo "FAIL: $how: exit status $rc, not $status"; cat "$dir/$how.err"; fail=1; continue
 	fi
-	files=$(ls "$dir" | grep -c "^$how-.*\.ttr$")
+	child=$(sed -n 's/^child: pid \([0-9]*\)$/\1/p' "$dir/$how.err")
+	files=$(ls "$dir" | grep -v "^$how-$child\.ttr$" | grep -c "^$how-.*\.ttr$")
 	if [ "$files" != 1 ] || [ ! -f "$dir/$how-$pid.ttr" ]; then
 		echo "FAIL: $how: $files trace files, not $how-$pid.ttr alone:"; ls "$dir"; cat "$dir/$how.err"
 		fail=1; continue
@@ -38,6 +40,13 @@ for case in main:3:1000 handler:4: vfork:5:2000 fork:6:1000; do
 		   grep -q "^child: inherited" "$dir/$how.err"; then
 			echo "FAIL: fork: a fork found ticktrace's thread inside malloc (or it never allocated):"
 			cat "$dir/$how.err"; fail=1; continue
+		fi
+		# (the child, forked as the run ended, ends a run of its own: before, the
+		# parent's end done, it wrote nothing and said nothing)
+		if [ -z "$child" ] || ! "$tool" report "$dir/$how-$child.ttr" --csv >"$dir/child.csv" 2>&1 ||
+		   [ "$(sed -n 's/^"child",\([0-9]*\),.*/\1/p' "$dir/child.csv")" != 10 ]; then
+			echo "FAIL: fork: the child's trace ($how-$child.ttr) lacks its 10 scopes:"
+			ls "$dir"; cat "$dir/$how.err" "$dir/child.csv"; fail=1; continue
 		fi
 	fi
 	echo "ok: $how: exit $rc, $calls scopes in $how-$pid.ttr"
