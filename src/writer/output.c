@@ -626,6 +626,16 @@ int tt__write_default_file(void)
 	return err;
 }
 
+int tt__nothing_to_write(void)
+{
+	if (tt__out_given[0] || tt__registry_head() ||
+	    __atomic_load_n(&tt__unregistered_drops, __ATOMIC_RELAXED))
+		return 0;
+	fprintf(tt__err, "ticktrace: no event recorded: no trace written (TICKTRACE_OUT names a file "
+		"to write anyway)\n");
+	return 1;
+}
+
 /* One write with O_APPEND: lines of processes writing at once never mix. */
 static int tt__append_line(void *line)
 {
