@@ -631,8 +631,11 @@ int tt__nothing_to_write(void)
 	if (tt__out_given[0] || tt__registry_head() ||
 	    __atomic_load_n(&tt__unregistered_drops, __ATOMIC_RELAXED))
 		return 0;
-	fprintf(tt__err, "ticktrace: no event recorded: no trace written (TICKTRACE_OUT names a file "
-		"to write anyway)\n");
+	/* Said to a user at a terminal; a script or test suite reading the program's
+	 * stderr (its --help, --version) gets it as it is without ticktrace. */
+	if (isatty(STDERR_FILENO))
+		fprintf(tt__err, "ticktrace: no event recorded: no trace written (TICKTRACE_OUT names a "
+			"file to write anyway)\n");
 	return 1;
 }
 

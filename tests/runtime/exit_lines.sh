@@ -5,8 +5,9 @@
 # asked for (1000) where 4,094 records of events were kept. The number it says must be
 # what the file holds: 2 records for each "seq" instant kept, and at most a record more.
 # A program merely linked with ticktrace that records nothing (its --help) leaves no
-# empty ticktrace-PID.ttr in the working directory, and says so once (before: a file
-# each run, ~25 a day in the repository's root); one told TICKTRACE_OUT writes it.
+# empty ticktrace-PID.ttr in the working directory, and says so once at a terminal,
+# nothing where its stderr is read by a script (before: a file each run, ~25 a day in
+# the repository's root); one told TICKTRACE_OUT writes it.
 # Two runs at once with one TICKTRACE_OUT and TICKTRACE_LOG: the second appends to the
 # log the first writes (before: it emptied it, and the first's lines were lost).
 #   exit_lines.sh PROGRAM   (tt_longrun_prog; TT_TEST_TOOL: the command)
@@ -34,8 +35,14 @@ for mode in stop stream; do
 	(cd "$dir/help" && env -u TICKTRACE_OUT -u TICKTRACE_PROGRAM_PID TICKTRACE_MODE=$mode \
 		timeout 60 "$prog" --help 2>"$dir/err") && fail "--help exited 0"
 	[ -z "$(ls -A "$dir/help")" ] || fail "--help ($mode) recorded nothing and left: $(ls -A "$dir/help")"
-	[ "$(grep -c "^ticktrace: no event recorded: no trace written" "$dir/err")" = 1 ] ||
-		fail "--help's stderr ($mode) does not say once that no trace was written: $(cat "$dir/err")"
+	! grep -q "^ticktrace:" "$dir/err" ||
+		fail "--help's stderr ($mode), not a terminal, has ticktrace's line: $(cat "$dir/err")"
+	# At a terminal (script's), said once.
+	(cd "$dir/help" && env -u TICKTRACE_OUT -u TICKTRACE_PROGRAM_PID TICKTRACE_MODE=$mode \
+		timeout 60 script -qec "$prog --help" /dev/null >"$dir/tty" 2>&1) || true
+	[ -z "$(ls -A "$dir/help")" ] || fail "--help ($mode) at a terminal left: $(ls -A "$dir/help")"
+	[ "$(grep -c "^ticktrace: no event recorded: no trace written" "$dir/tty")" = 1 ] ||
+		fail "--help ($mode) at a terminal does not say once that no trace was written: $(cat "$dir/tty")"
 done
 TICKTRACE_OUT="$dir/help/named.ttr" timeout 60 "$prog" --help 2>"$dir/err" && fail "--help exited 0"
 timeout 60 "$TT_TEST_TOOL" info "$dir/help/named.ttr" >/dev/null ||
