@@ -64,6 +64,7 @@ struct tt__sched {
 	struct tt__switches sw; /* fd -1: none (not yet, refused, or the thread exited) */
 	int wanted;             /* registered, not exited: tt-sched asks for its switches */
 	int asked;              /* tt-sched did (once) */
+	int ask_due;            /* it is to, counted in tt__sched_to_ask (lock held) */
 	int on;                 /* it has states: TT_THREAD_SCHED */
 	/* Without them, why (format.h: enum tt_no_states; the errno of a refusal): what
 	 * its THREAD section says (tt__sched_no_states) */
