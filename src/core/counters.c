@@ -72,16 +72,18 @@ static uint64_t tt__counters_watches; /* scopes it began to read */
 
 static double tt__counters_allowed_ns; /* the budget it last found */
 
-/* Whether tt-sched spent more than its budget. The process's CPU time is read only
- * past the budget it last found (a sum over every thread: 64 threads' took a tenth of
- * tt-sched's time read each look); the budget only grows. */
-static int tt__counters_over_budget(int64_t now_ns)
+/* Whether tt-sched spent more than its budget, `look_ns` of this look's CPU time
+ * with it. The process's CPU time is read only past the budget it last found (a sum
+ * over every thread: 64 threads' took a tenth of tt-sched's time read each look); the
+ * budget only grows. */
+static int tt__counters_over_budget(int64_t now_ns, int64_t look_ns)
 {
-	if (tt__counters_watches < TT__COUNTERS_BUDGET_FREE || (double)tt__counters_spent_ns <= tt__counters_allowed_ns)
+	double spent = (double)(tt__counters_spent_ns + look_ns);
+	if (tt__counters_watches < TT__COUNTERS_BUDGET_FREE || spent <= tt__counters_allowed_ns)
 		return 0;
 	double cpu = (double)tt_os_process_cpu_ns(), wall = (double)(now_ns - tt__start_anchor.monotonic_ns);
 	tt__counters_allowed_ns = (cpu * TT__COUNTERS_BUDGET_PCT + wall * TT__COUNTERS_BUDGET_WALL_PCT) / 100;
-	return (double)tt__counters_spent_ns > tt__counters_allowed_ns;
+	return spent > tt__counters_allowed_ns;
 }
 
 /* /proc/self/task in tt-sched's table, each thread's files opened in it; -1: not yet
@@ -310,7 +312,7 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 			 : TT__COUNTERS_EARLY_MAX_NS;
 	uint64_t read_ticks = after_ticks - (uint64_t)((double)hz * (double)early_ns / 1e9);
 	tt__counters_tick_faults = 0;
-	int over_budget = alone && tt__counters_over_budget(now.monotonic_ns);
+	int over_budget = alone && tt__counters_over_budget(now.monotonic_ns, 0);
 	/* (tt-sched's signals are blocked: the lock alone, two system calls fewer a tick) */
 	tt__sched_lock_held_signals();
 	while (tt__counters_closing)
@@ -339,6 +341,11 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 		}
 		if (!last || now.tsc < last)
 			continue;
+		/* Held to the budget scope by scope: one look may find dozens due (64 threads
+		 * napping), each a reading now and more to its end, which took tt-sched's CPU
+		 * time for the counters to twice its budget and more. */
+		if (!over_budget && alone && now.tsc - last >= read_ticks)
+			over_budget = tt__counters_over_budget(now.monotonic_ns, tt_os_thread_cpu_ns() - own_ns);
 		if (over_budget) { /* (its first reading is not taken: counted once, when due) */
 			if (now.tsc - last >= after_ticks && c->unread_scope != last) {
 				c->unread_scope = last;
