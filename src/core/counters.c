@@ -71,19 +71,28 @@ static uint64_t tt__counters_watches; /* scopes it began to read */
 #define TT__COUNTERS_BUDGET_FREE 8
 
 static double tt__counters_allowed_ns; /* the budget it last found */
+static int64_t tt__counters_allowed_at_ns; /* when */
+/* Past its budget, how often tt-sched finds it again: the process's CPU time, a sum
+ * over every thread, cost some 10 us of each look's 25 in the benchmark, as much as a
+ * reading; readings begin again up to this late. */
+#define TT__COUNTERS_BUDGET_AGAIN_NS 50000000
 
 /* Whether tt-sched spent more than its budget, `look_ns` of this look's CPU time
- * with it. The process's CPU time is read only past the budget it last found (a sum
- * over every thread: 64 threads' took a tenth of tt-sched's time read each look); the
- * budget only grows. */
+ * with it. The process's CPU time is read only past the budget it last found (64
+ * threads' took a tenth of tt-sched's time read each look), and past it only each
+ * TT__COUNTERS_BUDGET_AGAIN_NS; the budget only grows. */
 static int tt__counters_over_budget(int64_t now_ns, int64_t look_ns)
 {
 	double spent = (double)(tt__counters_spent_ns + look_ns);
 	if (tt__counters_watches < TT__COUNTERS_BUDGET_FREE || spent <= tt__counters_allowed_ns)
 		return 0;
+	if (now_ns - tt__counters_allowed_at_ns < TT__COUNTERS_BUDGET_AGAIN_NS)
+		return 1;
 	double cpu = (double)tt_os_process_cpu_ns(), wall = (double)(now_ns - tt__start_anchor.monotonic_ns);
 	tt__counters_allowed_ns = (cpu * TT__COUNTERS_BUDGET_PCT + wall * TT__COUNTERS_BUDGET_WALL_PCT) / 100;
-	return spent > tt__counters_allowed_ns;
+	int over = spent > tt__counters_allowed_ns;
+	tt__counters_allowed_at_ns = over ? now_ns : 0;
+	return over;
 }
 
 /* /proc/self/task in tt-sched's table, each thread's files opened in it; -1: not yet
@@ -100,6 +109,7 @@ void tt__counters_after_fork(void)
 	tt__counters_woken_to_read = tt__counters_watching = 0;
 	tt__counters_watches = 0;
 	tt__counters_allowed_ns = 0;
+	tt__counters_allowed_at_ns = 0;
 	tt__counters_unread = 0;
 }
 
