@@ -208,7 +208,7 @@ void tt__sched_say_refused(void)
 	uint64_t unread = __atomic_load_n(&tt__counters_unread, __ATOMIC_RELAXED);
 	if (unread)
 		fprintf(tt__err, "ticktrace: tt-sched's reading of the threads' counters reached its "
-			"budget (%g%% of the program's CPU time and %g%% of one CPU's more): at least %" PRIu64
+			"budget (%g%% of the program's CPU time, or %g%% of one CPU's where more): at least %" PRIu64
 			" scope%s open long enough to be read went unread (past it, it looks every %d ms, and "
 			"does not see those that open and end between), their spikes have no split\n",
 			TT__COUNTERS_BUDGET_PCT, TT__COUNTERS_BUDGET_WALL_PCT, unread, unread == 1 ? "" : "s",
