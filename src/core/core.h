@@ -469,9 +469,11 @@ extern uint64_t tt__counters_unread TT__HIDDEN; /* every thread's scopes left un
  * 1.7 %, 0.3 % 0.8 % (medians of 41 in turns, load 19 to 35). */
 #define TT__COUNTERS_BUDGET_PCT 0.3
 #define TT__COUNTERS_BUDGET_WALL_PCT 0.1
-/* tt-sched's looks while it is over its budget and reads nothing: a scope that opens
- * and ends between two is not seen, and not counted unread */
+/* tt-sched's looks while it is over its budget and reads nothing, less often while
+ * they find no thread new to mark (counters.c): a scope that opens and ends between
+ * two is not seen, and not counted unread */
 #define TT__COUNTERS_OVER_BUDGET_NS 10000000
+#define TT__COUNTERS_OVER_BUDGET_MAX_NS 80000000
 /* Lock held: the slot's readings from the `*at`-th the thread had (0: from the first
  * kept), one call with those the store still holds and those lost before them; *at
  * moves past them. */

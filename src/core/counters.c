@@ -65,6 +65,15 @@ static int64_t tt__counters_spent_ns;
 static int64_t tt__counters_looked_ns; /* tt-sched's CPU time as its last look ended */
 static int tt__counters_woken_to_read; /* (its wake-up after that look is charged) */
 static int tt__counters_watching; /* that look left a scope watched: the next comes in a period */
+/* Past its budget, its looks are for the scopes it leaves unread: each thread it first
+ * finds one of is marked (TT_SCHEDSTAT_BUDGET: each of its spikes without a split then
+ * names the budget), and the count grows. Once every thread it reads is marked, only
+ * the count is left to them: they come half as often each time, from
+ * TT__COUNTERS_OVER_BUDGET_NS to TT__COUNTERS_OVER_BUDGET_MAX_NS, until a thread is
+ * not (they were most of tt-sched's CPU time in the benchmark on a loaded machine: 10
+ * to 20 us a wake-up and as much a look, every 10 ms of a run whose wall time is 4 to
+ * 7 times its quiet one's). */
+static int64_t tt__counters_over_wait_ns;
 static uint64_t tt__counters_watches; /* scopes it began to read */
 /* the first scopes it reads are not held to the budget: a short run's few spikes are
  * each split, whatever their reading cost against the little CPU time it used */
@@ -111,6 +120,7 @@ void tt__counters_after_fork(void)
 	 * unread scopes are the parent's to say) */
 	tt__counters_spent_ns = tt__counters_looked_ns = 0;
 	tt__counters_woken_to_read = tt__counters_watching = 0;
+	tt__counters_over_wait_ns = 0;
 	tt__counters_watches = 0;
 	tt__counters_allowed_ns = 0;
 	tt__counters_allowed_at_ns = 0;
@@ -320,7 +330,7 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 	if (!hz)
 		return period_ns;
 	int64_t due_ns = INT64_MAX; /* the soonest first reading due */
-	int watching = 0;
+	int watching = 0, unmarked = 0; /* (threads read, not watched, none of whose scopes was left unread) */
 	uint64_t after_ticks = (uint64_t)((double)hz * TT__COUNTERS_AFTER_NS / 1e9);
 	int64_t early_ns = !tt__counters_watching ? 0 : period_ns < TT__COUNTERS_EARLY_MAX_NS ? period_ns
 			 : TT__COUNTERS_EARLY_MAX_NS;
@@ -353,6 +363,7 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 			watching |= c->watched != 0;
 			continue;
 		}
+		unmarked += !c->unread;
 		if (!last || now.tsc < last)
 			continue;
 		/* Held to the budget scope by scope: one look may find dozens due (64 threads
@@ -388,8 +399,14 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 	 * seen at the next one before it is TT__COUNTERS_AFTER_NS old: with nothing
 	 * watched, the looks come no oftener than that (a third fewer). */
 	int64_t wait_ns = watching || period_ns > TT__COUNTERS_AFTER_NS ? period_ns : TT__COUNTERS_AFTER_NS;
-	if (over_budget && !watching) /* (nothing to read: only its share to look at again) */
-		wait_ns = TT__COUNTERS_OVER_BUDGET_NS;
+	if (over_budget && !watching) { /* (nothing to read: only its share to look at again) */
+		int64_t slower = 2 * tt__counters_over_wait_ns;
+		tt__counters_over_wait_ns = unmarked || !slower ? TT__COUNTERS_OVER_BUDGET_NS
+					  : slower < TT__COUNTERS_OVER_BUDGET_MAX_NS ? slower : TT__COUNTERS_OVER_BUDGET_MAX_NS;
+		wait_ns = tt__counters_over_wait_ns;
+	} else {
+		tt__counters_over_wait_ns = 0;
+	}
 	tt__counters_watching = watching;
 	tt__counters_woken_to_read = watching || due_ns < wait_ns;
 	if (due_ns < wait_ns)
