@@ -215,7 +215,7 @@ static inline int64_t tt_decoder_ts(const struct tt_thread_state *st, const stru
 				    uint64_t tsc, int64_t base)
 {
 	if (__builtin_expect(st->fast_clock && tsc >= c->tsc0, 1))
-		return st->fast_ns0 + tt_clock_span(c, tsc - c->tsc0);
+		return st->fast_ns0 + tt_clock_span_fits(c, tsc - c->tsc0);
 	return tt_rebase(tt_clock_ns(c, tsc), base);
 }
 /* Sets the thread's fast range (merge.c, at the start). */
