@@ -938,7 +938,7 @@ int tt_file_read_sections(struct tt_file *f)
 		if (streamed && !tt_section_complete(f, off)) {
 			f->cut_short = true;
 			f->cut_at = off;
-			tt_file_release(f, released, off);
+			tt_file_release(NULL, f, released, off);
 			break;
 		}
 		if (off == f->size)
@@ -976,14 +976,14 @@ int tt_file_read_sections(struct tt_file *f)
 		/* Validating touches every section header, and the kernel maps pages around
 		 * each: drop them as it goes (decoding reads them again in order). */
 		if (off - released >= TT_RELEASE_BYTES) {
-			tt_file_release(f, released, off);
+			tt_file_release(NULL, f, released, off);
 			released = off;
 		}
 		if (sh.type == TT_SEC_END) {
 			if (off != f->size)
 				return TT_FAIL(f, off, "%" PRIu64 " bytes after the END section",
 					       f->size - off);
-			tt_file_release(f, released, off);
+			tt_file_release(NULL, f, released, off);
 			break;
 		}
 	}
