@@ -84,6 +84,19 @@ int tt_clock_set(struct tt_clock *c, uint64_t tsc0, int64_t ns0, uint64_t hz);
  * fields cannot be used. */
 int tt_clock_init(struct tt_clock *c, const struct tt_file_header *h, const char **why);
 
+/* The multiply's q (floor(ticks * 1e9 / hz) or at most two less) stepped up to the
+ * exact floor: the remainder ticks * 1e9 - q * hz is below 3 * hz and exact in 64-bit
+ * arithmetic modulo 2^64. */
+static inline int64_t tt__clock_exact(const struct tt_clock *c, uint64_t ticks, uint64_t q)
+{
+	uint64_t r = ticks * UINT64_C(1000000000) - q * c->hz;
+	for (int i = 0; i < 2 && r >= c->hz; i++) {
+		q++;
+		r -= c->hz;
+	}
+	return (int64_t)q;
+}
+
 /* Nanoseconds in `ticks` ticks, saturated at INT64_MAX (a hostile file may hold any
  * TSC). */
 static inline int64_t tt_clock_span(const struct tt_clock *c, uint64_t ticks)
@@ -91,17 +104,19 @@ static inline int64_t tt_clock_span(const struct tt_clock *c, uint64_t ticks)
 	unsigned __int128 q = ((unsigned __int128)ticks * c->mult) >> c->shift;
 	if (q > INT64_MAX)
 		return INT64_MAX;
-	if (c->exact_div) {
-		/* q is floor(ticks * 1e9 / hz) or at most two less, so the remainder
-		 * ticks * 1e9 - q * hz is below 3 * hz and exact in 64-bit arithmetic
-		 * modulo 2^64: step up to the exact floor. */
-		uint64_t r = ticks * UINT64_C(1000000000) - (uint64_t)q * c->hz;
-		for (int i = 0; i < 2 && r >= c->hz; i++) {
-			q++;
-			r -= c->hz;
-		}
-	}
-	return (int64_t)q;
+	return c->exact_div ? tt__clock_exact(c, ticks, (uint64_t)q) : (int64_t)q;
+}
+
+/* The same for ticks known to span at most INT64_MAX ns (the converter's, each record's
+ * within what its file's range was checked to give), on a clock tt_clock_set made
+ * (exact_div): nothing to saturate, and a clock of a GHz or more (shift 64 or more)
+ * shifts the product's high half alone. */
+static inline int64_t tt_clock_span_fits(const struct tt_clock *c, uint64_t ticks)
+{
+	unsigned __int128 product = (unsigned __int128)ticks * c->mult;
+	uint64_t q = __builtin_expect(c->shift >= 64, 1) ? (uint64_t)(product >> 64) >> (c->shift - 64) :
+							   (uint64_t)(product >> c->shift);
+	return tt__clock_exact(c, ticks, q);
 }
 
 /* The clock's nanoseconds at `tsc`, saturated; inline, as the converter calls it for

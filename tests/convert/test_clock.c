@@ -1,7 +1,8 @@
 /* TSC ticks to CLOCK_MONOTONIC nanoseconds: exact integer results, compared with a
  * plain 128-bit division, for clock rates from 1 Hz to 2^62 Hz and tick counts up to
- * years; the perf conversion as the header documents it; refusals of unusable
- * clocks; and the microsecond text with exactly three fraction digits. */
+ * years (tt_clock_span_fits, the converter's, too); the perf conversion as the header
+ * documents it; refusals of unusable clocks; and the microsecond text with exactly
+ * three fraction digits. */
 #include <inttypes.h>
 #include <setjmp.h>
 #include <stdio.h>
@@ -59,6 +60,11 @@ static void test_anchors_exact(void **state)
 				fail_msg("hz %llu ticks %llu: %lld, expected %llu", (unsigned long long)rates[i],
 					 (unsigned long long)ticks, (long long)got - 7000000000,
 					 (unsigned long long)want);
+			/* the converter's, for spans known to fit (shifts below and past 64) */
+			if ((u128)tt_clock_span_fits(&c, ticks) != want)
+				fail_msg("hz %llu ticks %llu: tt_clock_span_fits %lld, expected %llu",
+					 (unsigned long long)rates[i], (unsigned long long)ticks,
+					 (long long)tt_clock_span_fits(&c, ticks), (unsigned long long)want);
 		}
 		/* before the start anchor: the same span, backwards */
 		assert_int_equal(tt_clock_ns(&c, 1000000 - 0), 7000000000);

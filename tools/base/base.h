@@ -115,6 +115,9 @@ void tt_os_unmap(const uint8_t *p, size_t size);
 /* n bytes of a mapped file (whole pages), read: their memory given back (read again
  * from the file if touched). */
 void tt_os_release(const uint8_t *p, size_t n);
+/* n bytes of a mapped file (whole pages) mapped in, as reading them would: the
+ * kernel's work for them done in the calling thread. */
+void tt_os_map_in(const uint8_t *p, size_t n);
 
 /* Standard input, output and error, where one was closed (`ticktrace convert ... >&-
  * 2>&-`), open on /dev/null: else the first file the command opens takes its number,

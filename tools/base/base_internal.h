@@ -32,6 +32,16 @@ void tt_os_end_on_closed_pipe(int err);
  * of memory. */
 FILE *tt_os_out_stream(struct tt_out *o);
 
+/* Reads a byte of every page of [p, p + n): the page faults map them (and the kernel
+ * those around each). */
+static inline void tt_touch_pages(const uint8_t *p, size_t n, size_t page)
+{
+	uint8_t sum = 0;
+	for (size_t i = 0; i < n; i += page)
+		sum += *(const volatile uint8_t *)(p + i);
+	(void)sum;
+}
+
 /* Waits until the output's writer has written what it was handed (out.c). */
 void tt_out_wait_idle(struct tt_out *o);
 

@@ -33,6 +33,13 @@ void tt_os_release(const uint8_t *p, size_t n)
 	madvise((void *)p, n, MADV_DONTNEED);
 }
 
+void tt_os_map_in(const uint8_t *p, size_t n)
+{
+	/* (a kernel before 5.14 has no MADV_POPULATE_READ) */
+	if (madvise((void *)p, n, MADV_POPULATE_READ) < 0)
+		tt_touch_pages(p, n, (size_t)sysconf(_SC_PAGESIZE));
+}
+
 /* What a signal that ends the command removes before the command dies of it, the last
  * named first: the output's temporary file, the shards of a split finished so far,
  * `open`'s converted trace and its directory. Changed with those signals blocked; the

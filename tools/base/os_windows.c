@@ -40,6 +40,14 @@ void tt_os_release(const uint8_t *p, size_t n)
 	VirtualUnlock((void *)p, n);
 }
 
+void tt_os_map_in(const uint8_t *p, size_t n)
+{
+	/* (PrefetchVirtualMemory reads the file in, but maps no page: each would fault) */
+	SYSTEM_INFO si;
+	GetSystemInfo(&si);
+	tt_touch_pages(p, n, si.dwPageSize);
+}
+
 void tt_os_utf8_args(int *argc, char ***argv)
 {
 	/* The command line as Windows keeps it, UTF-16, in UTF-8: the ANSI code page's

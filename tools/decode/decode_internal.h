@@ -29,6 +29,12 @@
 /* Records decoded between two releases of the input they came from (1 MiB): memory
  * stays flat however large the file. */
 #define TT_RELEASE_RECORDS 65536u
+/* Mapped input from which the reader's thread (tt_ahead) maps pages ahead and gives
+ * them back: below, a thread is not worth starting. */
+#define TT_AHEAD_MIN_BYTES (8u << 20)
+/* A thread's records asked for ahead at once at least: smaller sections are left to
+ * the decoder's reads (the kernel maps 64 KiB around each fault). */
+#define TT_AHEAD_MIN_RECORDS 1024u
 /* Events between two releases of everything behind the threads' positions in each
  * file, and how far back each reaches: the kernel maps pages around each fault
  * (fault-around, large folios), among them pages of other threads' sections that
@@ -75,6 +81,8 @@ struct tt_thread_state {
 	/* An INSTANT record's event, kept: only its site, time, depth and offset change
 	 * (the rest stays as set up, not cleared each time) */
 	struct tt_event instant;
+	/* An INSTANT_ARG's or a COUNTER's, kept alike: its flags and value change too */
+	struct tt_event valued;
 	uint64_t last_tsc;
 	int64_t last_ts;
 	bool started;
@@ -103,6 +111,11 @@ struct tt_thread_state {
 	uint32_t described_cap; /* depths it has room for */
 	/* The sites this thread used last, by address bits: most lookups end here. */
 	const struct tt_site *site_cache[TT_SITE_CACHE];
+	/* What the reader's thread was asked to map of its records (tt_read_ahead): up
+	 * to record ahead_record of section ahead_section, `asked` records in all; of
+	 * the sections before st->section, `passed` records. */
+	size_t ahead_section, ahead_record;
+	uint64_t asked, passed;
 	/* Its marks, in time order: each given to the sinks after the thread's events at
 	 * its time and before any later one; next_mark: the first not given yet. */
 	struct tt_mark *marks;
@@ -157,6 +170,7 @@ struct tt_decoder {
 	/* mode ring: older events overwritten by newer; [1]: in a snapshot's window */
 	uint64_t overwritten[2];
 	uint64_t overwriting_threads[2];
+	struct tt_ahead *ahead;          /* the reader's thread, or NULL */
 	uint64_t *released;              /* by file: released below this offset */
 	uint64_t released_at;            /* sum.events then */
 	char func_name[512];             /* tt_event.func_name, during its callback */
@@ -201,7 +215,7 @@ static inline int64_t tt_decoder_ts(const struct tt_thread_state *st, const stru
 				    uint64_t tsc, int64_t base)
 {
 	if (__builtin_expect(st->fast_clock && tsc >= c->tsc0, 1))
-		return st->fast_ns0 + tt_clock_span(c, tsc - c->tsc0);
+		return st->fast_ns0 + tt_clock_span_fits(c, tsc - c->tsc0);
 	return tt_rebase(tt_clock_ns(c, tsc), base);
 }
 /* Sets the thread's fast range (merge.c, at the start). */

@@ -94,6 +94,7 @@ static int tt_decoder_init(struct tt_decoder *d)
 			struct tt_thread_state *st = &d->threads[th->id];
 			st->thread = th;
 			st->instant.thread = th;
+			st->valued.thread = th;
 			st->scopes.max_depth = TT_MAX_DEPTH;
 			tt_decoder_fast_clock(st, t->base_ns);
 			if ((th->flags & TT_THREAD_WRAPPED) && tt_decoder_scan_unbegun(st) < 0)
@@ -108,6 +109,11 @@ static int tt_decoder_init(struct tt_decoder *d)
 	}
 	for (size_t i = d->nheap / 2; i-- > 0;)
 		tt_heap_down(d, i);
+	uint64_t mapped = 0;
+	for (size_t i = 0; i < t->nfiles; i++)
+		mapped += t->files[i].mapped ? t->files[i].size : 0;
+	if (mapped >= TT_AHEAD_MIN_BYTES)
+		d->ahead = tt_ahead_start(); /* (none: the decoding maps and releases alone) */
 	return tt_decoder_add_marks(d);
 }
 
@@ -198,6 +204,7 @@ int tt_decode(const struct tt_trace *t, struct tt_sink *const *sinks, size_t nsi
 		tt_decoder_warn(&d, "snapshot: the ring overwrote %" PRIu64 " events of %" PRIu64 " threads "
 				"in the window before they were copied: their windows are cut (each marked "
 				"\"window cut\" at its first event)", d.overwritten[1], d.overwriting_threads[1]);
+	tt_ahead_stop(d.ahead); /* its releases done before the sinks finish */
 	if (rc == 0)
 		rc = TT_EMIT(&d, finish, &d.sum);
 	if (d.threads)

@@ -22,7 +22,7 @@ void tt_decoder_release_behind(struct tt_decoder *d)
 		low &= ~(page - 1); /* the page that holds it is still read */
 		from = from > TT_RELEASE_BEHIND_MARGIN ? from - TT_RELEASE_BEHIND_MARGIN : 0;
 		if (low > from)
-			tt_file_release(f, from, low);
+			tt_file_release(d->ahead, f, from, low);
 		d->released[i] = low > d->released[i] ? low : d->released[i];
 	}
 	d->released_at = d->sum.events;

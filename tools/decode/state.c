@@ -259,19 +259,20 @@ static int tt_complete(struct tt_decoder *d, struct tt_thread_state *st,
 	const struct tt_site *site = st->pending_site;
 	unsigned kind = st->pending;
 	st->pending = 0;
-	struct tt_event e = {
-		.thread = t, .site = site, .ts = ts, .value = value, .depth = st->depth,
-		.flags = TT_EV_ARG, .offset = offset,
-	};
+	/* the kept event of a point with a value: its fields set, not a struct cleared */
+	struct tt_event *e = &st->valued;
 	switch (kind) {
-	case TT_REC_BEGIN_ARG: {
+	case TT_REC_BEGIN_ARG:
 		return tt_open_scope(d, st, t, ts, site, 0, value, TT_EV_ARG, offset);
-	}
 	case TT_REC_INSTANT_ARG:
-		return tt_dispatch_instant(d, &e);
 	case TT_REC_COUNTER:
-		e.flags = 0;
-		return tt_dispatch(&d->counter, &e);
+		e->site = site;
+		e->ts = ts;
+		e->value = value;
+		e->depth = st->depth;
+		e->flags = kind == TT_REC_COUNTER ? 0 : TT_EV_ARG;
+		e->offset = offset;
+		return kind == TT_REC_COUNTER ? tt_dispatch(&d->counter, e) : tt_dispatch_instant(d, e);
 	case TT_REC_FLOW_OUT:
 		return tt_decoder_flow(d, st, t, TT_EV_FLOW_OUT, value, ts, offset);
 	case TT_REC_SCOPE_VALUE:
@@ -449,6 +450,31 @@ static void tt_count_events(struct tt_decoder *d, struct tt_thread_state *st, ui
 		d->trace->progress(d->trace->progress_ctx, d->sum.events, d->records);
 }
 
+/* Keeps the reader's thread a step (TT_RELEASE_RECORDS) of the thread's records ahead
+ * of the step that holds its record `record` of its section st->section: asked for a
+ * step, or a section's records, at a time, each before the decoder reads it. */
+static void tt_read_ahead(struct tt_decoder *d, struct tt_thread_state *st, size_t record)
+{
+	const struct tt_thread *t = st->thread;
+	uint64_t at = st->passed + record;
+	while (st->asked < at + 2 * TT_RELEASE_RECORDS && st->ahead_section < t->nsections) {
+		const struct tt_events *ev = &t->sections[st->ahead_section];
+		size_t n = ev->count - st->ahead_record;
+		if (n > TT_RELEASE_RECORDS)
+			n = TT_RELEASE_RECORDS;
+		/* (a packed section is read whole when its records are asked for) */
+		if (ev->records && n >= TT_AHEAD_MIN_RECORDS)
+			tt_file_read_ahead(d->ahead, t->file, tt_record_offset(ev, st->ahead_record),
+					   tt_record_offset(ev, st->ahead_record + n));
+		st->asked += n;
+		st->ahead_record += n;
+		if (st->ahead_record == ev->count) {
+			st->ahead_section++;
+			st->ahead_record = 0;
+		}
+	}
+}
+
 int tt_decoder_run(struct tt_decoder *d, struct tt_thread_state *st, int64_t limit)
 {
 	uint64_t events = 0; /* decoded in this run: counted at its end */
@@ -462,9 +488,14 @@ int tt_decoder_run(struct tt_decoder *d, struct tt_thread_state *st, int64_t lim
 		const size_t count = ev->count;
 		/* a packed section's records all have its offset */
 		const uint64_t at = ev->offset, stride = ev->records ? sizeof(struct tt_record) : 0;
+		if (d->ahead && st->record == 0)
+			tt_read_ahead(d, st, 0);
 		for (size_t i = st->record; i < count; i++) {
-			if (__builtin_expect((i & (TT_RELEASE_RECORDS - 1)) == 0, 0) && i)
-				tt_file_release(f, at + (i - TT_RELEASE_RECORDS) * stride, at + i * stride);
+			if (__builtin_expect((i & (TT_RELEASE_RECORDS - 1)) == 0, 0) && i) {
+				tt_file_release(d->ahead, f, at + (i - TT_RELEASE_RECORDS) * stride, at + i * stride);
+				if (d->ahead)
+					tt_read_ahead(d, st, i);
+			}
 			const struct tt_record *r = &records[i];
 			unsigned kind = TT_RECORD_KIND(r->word);
 			uint64_t payload = TT_RECORD_PAYLOAD(r->word);
@@ -537,8 +568,9 @@ int tt_decoder_run(struct tt_decoder *d, struct tt_thread_state *st, int64_t lim
 			if (tt_decode_record(d, st, kind, payload, ts, offset) < 0)
 				return -1;
 		}
-		tt_file_release(f, ev->offset, ev->offset + (ev->records ? ev->count * sizeof(struct tt_record) :
-									  ev->packed_size));
+		tt_file_release(d->ahead, f, ev->offset,
+				ev->offset + (ev->records ? ev->count * sizeof(struct tt_record) : ev->packed_size));
+		st->passed += count;
 	}
 	st->done = true;
 	tt_count_events(d, st, events);

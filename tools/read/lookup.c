@@ -1,6 +1,6 @@
 /* Lookups in a file read: what an address named when a record was made (the one
  * way to a site or a module), the modules that overlap, whether its writer still runs;
- * and the helpers the reader grows its arrays and releases its mapping with. */
+ * and the helpers the reader grows its arrays with. */
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
@@ -45,18 +45,6 @@ struct tt_site *tt_file_site_until(const struct tt_file *f, uint64_t address, ui
 		if (f->sites[p - 1].until == until)
 			return &f->sites[p - 1];
 	return NULL;
-}
-
-void tt_file_release(const struct tt_file *f, uint64_t from, uint64_t to)
-{
-	/* Whole pages around the range: the mapping is read-only and private, so a page
-	 * dropped that another thread's records still need is read again, no more. */
-	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
-	uint64_t start = from & ~(page - 1), end = (to + page - 1) & ~(page - 1);
-	if (end > f->size)
-		end = f->size;
-	if (f->mapped && end > start)
-		tt_os_release(f->data + start, end - start);
 }
 
 const struct tt_site *tt_file_site(const struct tt_file *f, uint64_t address, uint64_t tsc)

@@ -260,9 +260,22 @@ static inline uint64_t tt_record_offset(const struct tt_events *ev, size_t i)
 }
 void tt_file_close(struct tt_file *f);
 
+/* The reader's thread (ahead.c): it maps the pages of a mapped input asked for
+ * before the decoder reads them, and gives back those it has read, so that the
+ * kernel's work for them is not the decoding thread's. NULL: it could not be started
+ * (then the decoder's reads map the pages, and releases run at once). Stopped after
+ * its last job; before the files are closed. */
+struct tt_ahead;
+struct tt_ahead *tt_ahead_start(void);
+void tt_ahead_stop(struct tt_ahead *a);
+
 /* Tells the kernel that bytes [from, to) of a mapped file will not be read again, so
- * that converting a large file keeps little of it resident. */
-void tt_file_release(const struct tt_file *f, uint64_t from, uint64_t to);
+ * that converting a large file keeps little of it resident: through `a` (a
+ * tt_ahead_start's, in the order of what was asked of it), or at once (NULL). */
+void tt_file_release(struct tt_ahead *a, const struct tt_file *f, uint64_t from, uint64_t to);
+/* Asks `a` (NULL: nothing) to map bytes [from, to) of a mapped file before they are
+ * read; left out when it is far behind. */
+void tt_file_read_ahead(struct tt_ahead *a, const struct tt_file *f, uint64_t from, uint64_t to);
 
 /* Whether the process that writes a file cut short may still be running it (a
  * process with its pid and name is alive here): then the file is not a crash's. */

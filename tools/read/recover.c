@@ -107,7 +107,7 @@ int tt_file_read_live_chunks(struct tt_file *f)
 		if (f->header.flags & TT_FILE_RING)
 			t->flags |= TT_THREAD_WRAPPED;
 	}
-	tt_file_release(f, f->header.live_chunks_at, f->size);
+	tt_file_release(NULL, f, f->header.live_chunks_at, f->size);
 	return 0;
 }
 
