@@ -37,6 +37,16 @@
 ; caller left it (its return address on top, its shadow space above): four arguments,
 ; no stack argument, as no room for a fifth is ours to write.
 ;
+;
+; Pages: the buffers are 4 KiB pages (large ones need a privilege Wine and most users
+; have not; Linux's arena gets 2 MiB ones), so a thread writes a new page every 256
+; events, whose address translation missed the TLB and stalled the store: 2 cycles an
+; event on average, measured under Wine 8 (KVM, Xeon): per 256-event blocks, median
+; 28.3 cycles an event against 26.1 on Linux's huge pages, and 28.0 on Linux with
+; huge pages turned off (prctl PR_SET_THP_DISABLE). A prefetch one page ahead of each
+; record makes that walk early and off the record's way: 26.2 cycles (1.26 -> 1.17 x
+; RDTSC). A prefetch never faults: past the chunk or the arena's end it is dropped.
+;
 ; Not here yet: TICKTRACE_MIN_DUR's erasing exit hook (asm/hot.inc TT_FILTER_SHORT),
 ; the detours' hooks and _penter/_pexit.
 
@@ -106,6 +116,7 @@ align 32
 	ja	.reservation_failed
 	mov	[r10], rax
 	mov	[r10 + 8], rcx
+	prefetchw [r10 + 4096]			; the next page's translation, begun early
 %if SIZE == 32
 	mov	[r10 + 16], r8
 	mov	rdx, TT_REC_VALUE << TT_KIND_SHIFT
