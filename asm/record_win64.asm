@@ -37,7 +37,6 @@
 ; caller left it (its return address on top, its shadow space above): four arguments,
 ; no stack argument, as no room for a fifth is ours to write.
 ;
-;
 ; Pages: the buffers are 4 KiB pages (large ones need a privilege Wine and most users
 ; have not; Linux's arena gets 2 MiB ones), so a thread writes a new page every 256
 ; events, whose address translation missed the TLB and stalled the store: 2 cycles an
