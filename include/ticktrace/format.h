@@ -107,6 +107,10 @@ enum tt_record_kind {
 #define TT_RECORD_HAS_TIME(kind)                                                   \
 	((kind) != TT_REC_PAD && (kind) != TT_REC_VALUE && (kind) != TT_REC_TEXT)
 
+/* Kinds that are the program's events, counted where they are lost or overwritten:
+ * those with a time, but a gap's record (its lost events are counted already). */
+#define TT_RECORD_IS_EVENT(kind) (TT_RECORD_HAS_TIME(kind) && (kind) != TT_REC_DROPPED)
+
 /* Kinds whose payload is the address of a call-site descriptor (in a SITES section). */
 #define TT_RECORD_HAS_SITE(kind)                                                   \
 	((kind) == TT_REC_BEGIN || (kind) == TT_REC_ENDBEGIN || (kind) == TT_REC_INSTANT || \
@@ -775,10 +779,10 @@ enum tt_snapshot_unsplit_why {
 	TT_UNSPLIT_NOT_AFTER = 1,  /* its thread's counters: none read after its start */
 	TT_UNSPLIT_NOT_BEFORE = 2, /* none read before its end */
 	/* none read inside it: the nearest, start_ns before its start and end_ns after its
-	 * end, bound it no closer than its length */
+	 * end, bound it no closer than half its length */
 	TT_UNSPLIT_NOT_INSIDE = 3,
-	/* read inside it too far from its edges to bound it closer: the first start_ns
-	 * after its start, the last end_ns before its end */
+	/* read inside it too far from its edges to bound it closer than half its length:
+	 * the first start_ns after its start, the last end_ns before its end */
 	TT_UNSPLIT_TOO_FAR = 4,
 	TT_UNSPLIT_NEVER_READ = 5, /* its thread's counters stand in, never read once */
 };

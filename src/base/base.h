@@ -18,6 +18,8 @@
 #include "sections/sections.h" /* a file's bytes and sections, on the operating system (platform.h: clocks, waits, thread ids) */
 
 /* clock.c */
+/* The file header's clock and format (tt__file_header_init, from the start anchor),
+ * and the kernel's word that it keeps time by the TSC. */
 void tt__clock_fill_header(struct tt_file_header *header) TT__HIDDEN;
 extern struct tt_anchor tt__start_anchor TT__HIDDEN;
 /* The run's machine and clocks (format.h: TT_SEC_MACHINE): its time namespace's
@@ -25,8 +27,6 @@ extern struct tt_anchor tt__start_anchor TT__HIDDEN;
 extern struct tt_machine_info tt__machine TT__HIDDEN;
 /* A new run's clocks: the start anchor, the time namespace's offsets, the machine. */
 void tt__clock_start(void) TT__HIDDEN;
-/* The wall clocks now, with a TSC of their own (format.h: struct tt_clock_reading). */
-void tt__clock_reading_now(struct tt_clock_reading *reading) TT__HIDDEN;
 /* Up to `size` bytes of a small file (/proc, /sys): how many, 0 when unreadable. */
 size_t tt__read_file(const char *path, char *buf, size_t size) TT__HIDDEN;
 

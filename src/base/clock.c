@@ -42,11 +42,10 @@ static void tt__read_timens(struct tt_machine_info *machine)
 {
 	char text[256];
 	size_t len = tt__read_file("/proc/self/timens_offsets", text, sizeof text - 1);
-	*machine = (struct tt_machine_info){0};
 	if (!len)
 		return;
 	text[len] = 0;
-	machine->flags = TT_MACHINE_TIMENS;
+	machine->flags |= TT_MACHINE_TIMENS;
 	for (char *line = text; line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
 		char clock[16];
 		int64_t sec, nsec;
@@ -86,37 +85,19 @@ static void tt__read_machine_ids(struct tt_machine_info *machine)
 {
 	tt__read_id("/proc/sys/kernel/random/boot_id", machine->boot_id);
 	tt__read_id("/etc/machine-id", machine->machine_id);
-	char host[TT_HOST_NAME_MAX + 1];
-	size_t len = tt_os_host_name(host, sizeof host);
-	memcpy(machine->host_name, host, len);
-	machine->host_name_len = (uint32_t)len;
-}
-
-void tt__clock_reading_now(struct tt_clock_reading *reading)
-{
-	struct tt_anchor now;
-	tt_os_anchor(&now);
-	tt_os_clock_reading(&now, reading);
 }
 
 void tt__clock_start(void)
 {
 	tt_os_anchor(&tt__start_anchor);
+	tt__machine_start(&tt__machine, &tt__start_anchor);
 	tt__read_timens(&tt__machine);
-	tt_os_clock_reading(&tt__start_anchor, &tt__machine.start);
-	tt__machine.flags |= TT_MACHINE_START_CLOCK;
 	tt__read_machine_ids(&tt__machine);
 }
 
 void tt__clock_fill_header(struct tt_file_header *header)
 {
-	header->start = tt__start_anchor;
-	tt_os_anchor(&header->end);
-	header->flags = 0;
-	if (tt_os_invariant_tsc())
-		header->flags |= TT_FILE_INVARIANT_TSC;
+	tt__file_header_init(header, &tt__start_anchor);
 	if (tt__kernel_uses_tsc())
 		header->flags |= TT_FILE_TSC_RELIABLE;
-	header->tsc_source = TT_TSC_ANCHORS;
-	header->tsc_hz = tt_os_anchor_hz(&header->start, &header->end);
 }

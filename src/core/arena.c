@@ -159,7 +159,7 @@ static int tt__clean_chunk(struct tt__slot *slot, struct tt__chunk *chunk, struc
 		uint64_t word = __atomic_load_n(&r->word, __ATOMIC_ACQUIRE);
 		if (!word)
 			return 0;
-		if (TT_RECORD_HAS_TIME(TT_RECORD_KIND(word)))
+		if (TT_RECORD_IS_EVENT(TT_RECORD_KIND(word)))
 			tt__recycled_add(held, r->tsc);
 	}
 	__atomic_add_fetch(&slot->dropped[TT_DROP_OVERWRITTEN], held->events, __ATOMIC_RELAXED);
@@ -228,7 +228,7 @@ uint64_t tt__deferred_events(struct tt__slot *slot, uint64_t from_tsc, uint64_t 
 		const struct tt_record *r = (const struct tt_record *)(chunk + 1);
 		const struct tt_record *end = (const struct tt_record *)((const char *)chunk + chunk->size);
 		for (; r < end; r++)
-			if (TT_RECORD_HAS_TIME(TT_RECORD_KIND(r->word)) && r->tsc >= from_tsc && r->tsc <= to_tsc)
+			if (TT_RECORD_IS_EVENT(TT_RECORD_KIND(r->word)) && r->tsc >= from_tsc && r->tsc <= to_tsc)
 				tt__recycled_add(&in, r->tsc);
 	}
 	tt__core_lock(0);

@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
 #include <unistd.h>
 
 #include "core/core_internal.h"
@@ -73,7 +72,7 @@ struct tt__slot *tt__find_slot(uintptr_t tp)
 void tt__refresh_thread_name(struct tt__slot *slot)
 {
 	if (!slot->named)
-		prctl(PR_GET_NAME, slot->name, 0, 0, 0);
+		tt_os_thread_name(slot->name, sizeof slot->name);
 }
 
 /* How many times the exiting thread's destructor ran: the C library calls the

@@ -233,10 +233,8 @@ static void tt__stream_lose(struct tt__stream *st, struct tt__slot *slot,
 			    const struct tt_record *from, const struct tt_record *to)
 {
 	uint64_t events = 0;
-	for (const struct tt_record *r = from; r < to; r++) {
-		unsigned kind = TT_RECORD_KIND(r->word);
-		events += TT_RECORD_HAS_TIME(kind) && kind != TT_REC_DROPPED;
-	}
+	for (const struct tt_record *r = from; r < to; r++)
+		events += TT_RECORD_IS_EVENT(TT_RECORD_KIND(r->word));
 	__atomic_add_fetch(&slot->dropped[TT_DROP_BEHIND], events, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&slot->lost_by_output, events, __ATOMIC_RELAXED);
 	st->lost_events += events;
@@ -679,6 +677,8 @@ int tt__stream_finish(void)
 			strerror(-(st->disk_full ? st->disk_full : st->out->err)));
 	int err = st->said_taken ? 0 : st->out->err;
 	int closed = tt__fd_close(&tt__fd_out(st->out)->file);
+	if (!err && !closed && tt__nothing_to_write())
+		tt_os_remove(st->path); /* (named as it began: the default name's, in place never) */
 	return err ? err : st->said_taken ? 0 : closed;
 }
 

@@ -17,28 +17,15 @@ static const struct tt_record *tt__records(const struct tt__chunk *chunk, const 
 	return (const struct tt_record *)(chunk + 1);
 }
 
-/* PROCESS and MACHINE. */
+/* PROCESS (no command line: Windows keeps it as one string, not argv's) and MACHINE
+ * (no time namespace, no machine or boot id). */
 void tt__out_process(struct tt__out *file)
 {
 	char name[256];
 	struct tt_process_info info = {.pid = tt_os_process_id()};
 	info.name_len = (uint32_t)tt_os_process_name(name, sizeof name);
-	tt__out_section(file, TT_SEC_PROCESS, sizeof info + info.name_len);
-	tt__out(file, &info, sizeof info);
-	tt__out(file, name, info.name_len);
-	tt__out_pad(file, sizeof info + info.name_len);
-	/* MACHINE: the host, and the wall clock (GetSystemTimePreciseAsFileTime) at the
-	 * start anchor and now, which place the run beside other machines' runs. */
-	struct tt_machine_info machine = {.flags = TT_MACHINE_START_CLOCK | TT_MACHINE_WRITTEN_CLOCK};
-	char host[256];
-	size_t host_len = tt_os_host_name(host, sizeof host);
-	machine.host_name_len = (uint32_t)(host_len < TT_HOST_NAME_MAX ? host_len : TT_HOST_NAME_MAX);
-	memcpy(machine.host_name, host, machine.host_name_len);
-	struct tt_anchor now;
-	tt_os_anchor(&now);
-	tt_os_clock_reading(&tt__run.start, &machine.start);
-	tt_os_clock_reading(&now, &machine.written);
-	tt__out_machine(file, &machine);
+	tt__out_process_section(file, &info, name, NULL);
+	tt__out_machine(file, &tt__run.machine);
 }
 
 /* A site's descriptor: where its address points (no library's sites are copied: a
@@ -105,14 +92,7 @@ void tt__out_thread_info(struct tt__out *file, uint32_t type, const struct tt__s
 						: TT_THREAD_NO_STATES_FLAGS(tt__counters_off() ? TT_NO_STATES_OFF
 											 : TT_NO_STATES_WINDOWS, 0))};
 	memcpy(info.dropped, s->dropped, sizeof info.dropped);
-	char name[sizeof s->name];
-	if (s->named || s->exited)
-		snprintf(name, sizeof name, "%s", s->name);
-	else
-		tt_os_thread_name_of(s->tid, name, sizeof name);
-	if (!name[0]) /* (unnamed: the program's name, as a Linux thread's comm is) */
-		tt_os_process_name(name, sizeof name);
-	tt__out_thread_section(file, type, &info, name);
+	tt__out_thread_section(file, type, &info, s->name, s->named || s->exited);
 }
 
 void tt__thread_states(const struct tt__slot *s, struct tt__states *st)
@@ -174,18 +154,9 @@ void tt__end_add(struct tt_end_info *end_info, const struct tt__slot *s, uint64_
 
 void tt__file_header(struct tt_file_header *h)
 {
-	memset(h, 0, sizeof *h);
-	memcpy(h->magic, TT_FILE_MAGIC, TT_FILE_MAGIC_LEN);
-	h->version = TT_FILE_VERSION;
-	h->header_size = sizeof *h;
-	h->flags = (tt_os_invariant_tsc() ? TT_FILE_INVARIANT_TSC : 0) |
-		   (tt__run.mode == TT__MODE_RING ? TT_FILE_RING : 0) |
-		   (tt__run.min_dur_ticks ? TT_FILE_MIN_DUR : 0);
-	h->tsc_source = TT_TSC_ANCHORS;
-	h->start = tt__run.start;
-	tt_os_anchor(&h->end);
-	h->tsc_hz = tt_os_anchor_hz(&h->start, &h->end);
-	h->pid = tt_os_process_id();
+	tt__file_header_init(h, &tt__run.start);
+	h->flags |= (tt__run.mode == TT__MODE_RING ? TT_FILE_RING : 0) |
+		    (tt__run.min_dur_ticks ? TT_FILE_MIN_DUR : 0);
 	h->unregistered_dropped = tt__run.unregistered_dropped;
 }
 

@@ -106,6 +106,7 @@ struct tt__run {
 	uint32_t threads;
 	uint64_t unregistered_dropped;
 	struct tt_anchor start;
+	struct tt_machine_info machine; /* as the run started: its host, its wall clocks */
 };
 extern struct tt__run tt__run;
 extern struct tt_os_lock tt__lock;

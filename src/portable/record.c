@@ -187,7 +187,7 @@ static struct tt__chunk *tt__recycle_oldest(struct tt__slot *slot)
 	const struct tt_record *r = (const struct tt_record *)(oldest + 1);
 	const struct tt_record *end = (const struct tt_record *)((char *)oldest + oldest->size);
 	for (; r < end; r++)
-		if (TT_RECORD_HAS_TIME(TT_RECORD_KIND(r->word)))
+		if (TT_RECORD_IS_EVENT(TT_RECORD_KIND(r->word)))
 			slot->dropped[TT_DROP_OVERWRITTEN]++;
 	memset(oldest, 0, TT__CHUNK_SIZE);
 	if (slot->seen_chunk == oldest) /* (the live file's look starts again from the first) */

@@ -173,6 +173,7 @@ void tt__start(void)
 	if (tt__run.off)
 		__atomic_or_fetch(&tt__hot_global.unusual, TT__HOT_OFF, __ATOMIC_RELAXED);
 	tt_os_anchor(&tt__run.start);
+	tt__machine_start(&tt__run.machine, &tt__run.start);
 	char path[1030];
 	tt__default_path(path, sizeof path - 5);
 	int rc;

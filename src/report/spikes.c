@@ -60,6 +60,7 @@ static struct tt__spikes {
 	int json;
 	char path[4096];           /* the log's, for what is said of it */
 	uint64_t entries, lost;    /* spikes and notes given to the log; those it lost */
+	off_t whole;               /* a file's log: where its last whole entry ends */
 	int lost_errno;            /* why the first was lost */
 	struct tt_an an;
 	struct tt_clock clock; /* ns since the start anchor */
@@ -147,12 +148,20 @@ static void tt__spikes_flush(struct tt__spikes *sp)
 	}
 	sp->entries++;
 	errno = 0;
-	if (fflush(sp->out) == 0 && !ferror(sp->out))
+	if (fflush(sp->out) == 0 && !ferror(sp->out)) {
+		if (tt__fd_ours(&sp->log))
+			sp->whole = lseek(sp->log.fd, 0, SEEK_CUR);
 		return;
+	}
 	if (!sp->lost++)
 		sp->lost_errno = errno ? errno : EIO;
 	__fpurge(sp->out); /* (nothing of it left to go out with the next) */
 	clearerr(sp->out);
+	/* A file keeps whole entries only, as a reader of lines expects: what the disk
+	 * took of this one is cut off (a FIFO's or device's cannot be, and its offset is
+	 * -1). */
+	if (sp->whole >= 0 && tt__fd_ours(&sp->log) && ftruncate(sp->log.fd, sp->whole) == 0)
+		lseek(sp->log.fd, sp->whole, SEEK_SET);
 }
 
 /* A spike: logged, and its snapshot taken. */
@@ -518,7 +527,7 @@ static size_t tt__spikes_take(struct tt__spikes *sp, struct tt__spikes_thread *t
 	}
 	tt__reading(0);
 	for (size_t i = 0; i < n; i++)
-		t->kept += TT_RECORD_HAS_TIME(TT_RECORD_KIND(tt__spikes_copy[i].word));
+		t->kept += TT_RECORD_IS_EVENT(TT_RECORD_KIND(tt__spikes_copy[i].word));
 	return n;
 }
 

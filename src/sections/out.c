@@ -3,6 +3,7 @@
  * need no more than they are handed: MODULES, END. */
 #include <errno.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -113,8 +114,13 @@ void tt__out_filtered_table(struct tt__out *out, uint32_t thread_index, const st
 }
 
 void tt__out_thread_section(struct tt__out *out, uint32_t type, struct tt_thread_info *info,
-			    const char *name)
+			    const char *kept, int final)
 {
+	char name[64]; /* (as a slot keeps it) */
+	if (final || !tt_os_thread_name_of(info->tid, name, sizeof name))
+		snprintf(name, sizeof name, "%s", kept);
+	if (!name[0])
+		tt_os_process_name(name, sizeof name);
 	info->name_len = (uint32_t)strlen(name);
 	uint64_t size = sizeof *info + info->name_len;
 	tt__out_section(out, type, size);
@@ -150,13 +156,6 @@ void tt__out_counters(struct tt__out *out, const struct tt_schedstat_info *info,
 	if (budgeted)
 		tt__out(out, budget, sizeof *budget);
 	tt__out(out, readings, n * sizeof *readings);
-}
-
-void tt__out_machine(struct tt__out *out, const struct tt_machine_info *machine)
-{
-	tt__out_section(out, TT_SEC_MACHINE, sizeof *machine);
-	tt__out(out, machine, sizeof *machine);
-	tt__out_pad(out, sizeof *machine);
 }
 
 void tt__out_end(struct tt__out *out, const struct tt_end_info *end)

@@ -117,9 +117,13 @@ void tt__out_events(struct tt__out *out, uint32_t thread_index, uint64_t first,
 void tt__out_filtered_table(struct tt__out *out, uint32_t thread_index, const struct tt__filters *filters,
 			    uint64_t min_dur_ns, bool dropped) TT__HIDDEN;
 
-/* THREAD or THREAD_TOTALS (type): `info`, its name_len set to `name`'s, and `name`. */
+/* THREAD or THREAD_TOTALS (type): `info`, its name_len set to its name's, and the
+ * name: `kept` (the program's, or the system's read as the thread exited) when
+ * `final`, else the system's now (tt_os_thread_name_of info->tid), `kept` where that
+ * reads none (the thread just gone); a thread named nothing at all, the program's (as
+ * a Linux thread's comm is). */
 void tt__out_thread_section(struct tt__out *out, uint32_t type, struct tt_thread_info *info,
-			    const char *name) TT__HIDDEN;
+			    const char *kept, int final) TT__HIDDEN;
 /* One SCHED section: `info`, the state the thread was in at its start (carry, moved
  * to info->since_ns: a window's) when given, then `n` states. */
 void tt__out_sched_states(struct tt__out *out, const struct tt_sched_info *info,
@@ -130,8 +134,19 @@ void tt__out_sched_states(struct tt__out *out, const struct tt_sched_info *info,
 void tt__out_counters(struct tt__out *out, const struct tt_schedstat_info *info,
 		      const struct tt_schedstat_budget *budget,
 		      const struct tt_schedstat_sample *readings, size_t n) TT__HIDDEN;
-/* MACHINE. */
-void tt__out_machine(struct tt__out *out, const struct tt_machine_info *machine) TT__HIDDEN;
+
+/* header.c: what says whose a file is. The file header's fields both runtimes fill
+ * alike (the format, the process, the run's `start` anchor and one taken now, the
+ * TSC's rate between them, CPUID's invariant TSC); the runtime adds its flags and
+ * counts. */
+void tt__file_header_init(struct tt_file_header *header, const struct tt_anchor *start) TT__HIDDEN;
+/* PROCESS: `info`, `name` and `cmdline` of the lengths it gives. */
+void tt__out_process_section(struct tt__out *out, const struct tt_process_info *info, const char *name,
+			     const char *cmdline) TT__HIDDEN;
+/* MACHINE as the run starts: the host's name and the wall clocks at `start`. */
+void tt__machine_start(struct tt_machine_info *machine, const struct tt_anchor *start) TT__HIDDEN;
+/* MACHINE: `at_start`, with the wall clocks as it is written. */
+void tt__out_machine(struct tt__out *out, const struct tt_machine_info *at_start) TT__HIDDEN;
 
 /* sites.c: the call sites and functions records name, each once, and the SITES,
  * ARG_NAMES and FUNCS sections that describe them. */

@@ -19,17 +19,8 @@ void tt__out_process(struct tt__out *out)
 		.name_len = (uint32_t)name_len,
 		.cmdline_len = (uint32_t)tt__read_file("/proc/self/cmdline", cmdline, sizeof cmdline),
 	};
-	uint64_t size = sizeof info + info.name_len + info.cmdline_len;
-	tt__out_section(out, TT_SEC_PROCESS, size);
-	tt__out(out, &info, sizeof info);
-	tt__out(out, name, info.name_len);
-	tt__out(out, cmdline, info.cmdline_len);
-	tt__out_pad(out, size);
-	/* The machine, and its clocks as the section is written. */
-	struct tt_machine_info machine = tt__machine;
-	tt__clock_reading_now(&machine.written);
-	machine.flags |= TT_MACHINE_WRITTEN_CLOCK;
-	tt__out_machine(out, &machine);
+	tt__out_process_section(out, &info, name, cmdline);
+	tt__out_machine(out, &tt__machine);
 }
 
 

@@ -2,7 +2,6 @@
  * records as they are or packed (mode stream), from a snapshot of every chunk's
  * extent taken once, so that the counts and the records written agree. */
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -41,29 +40,11 @@ int tt__snapshot_thread(struct tt__thread_snapshot *snap, struct tt__slot *slot)
 	return 0;
 }
 
-/* The name a thread has now: its own (named or read at exit), or its comm if alive. */
-static void tt__thread_name_now(const struct tt__slot *slot, char *name, size_t size)
-{
-	snprintf(name, size, "%s", slot->name);
-	if (slot->named || (__atomic_load_n(&slot->flags, __ATOMIC_ACQUIRE) & TT__SLOT_EXITED))
-		return;
-	char path[64];
-	snprintf(path, sizeof path, "/proc/self/task/%u/comm", slot->tid);
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return;
-	if (fgets(name, (int)size, f))
-		name[strcspn(name, "\n")] = 0;
-	fclose(f);
-}
-
 /* THREAD for a slot; with `windowed`, the counts of a snapshot's window. */
 static void tt__out_thread_info_of(struct tt__out *out, uint32_t type, const struct tt__slot *slot,
 				   uint64_t records, const struct tt__thread_snapshot *windowed,
 				   uint64_t *dropped_total)
 {
-	char name[64];
-	tt__thread_name_now(slot, name, sizeof name);
 	uint32_t flags = __atomic_load_n(&slot->flags, __ATOMIC_ACQUIRE);
 	struct tt_thread_info info = {
 		.index = slot->index,
@@ -84,7 +65,7 @@ static void tt__out_thread_info_of(struct tt__out *out, uint32_t type, const str
 	}
 	for (int i = 0; i < TT_DROP_CAUSES; i++)
 		*dropped_total += info.dropped[i];
-	tt__out_thread_section(out, type, &info, name);
+	tt__out_thread_section(out, type, &info, slot->name, slot->named || (flags & TT__SLOT_EXITED));
 }
 
 void tt__out_thread_info(struct tt__out *out, uint32_t type, const struct tt__slot *slot,

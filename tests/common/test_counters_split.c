@@ -299,6 +299,21 @@ static void test_no_split_says_why(void **state)
 			     "the kernel refused its thread states (perf_event_open: Permission denied)");
 }
 
+/* A spin held off its CPU most of the time (an outside check: 5 ms of CPU in an 82 ms
+ * scope on a loaded machine), read 30 ms before it and 30 ms after: each part within
+ * some 40 ms of 80, which split would be three near-equal guesses read as measured
+ * ("blocked ~27 ms" of a spin that never blocked). No split, and why. */
+static void test_half_uncertain_no_split(void **state)
+{
+	(void)state;
+	struct life l = {0};
+	turns(&l, 40, 200 * US, 3 * MS, 0);
+	int64_t start = 20 * MS + 100 * US, end = start + 80 * MS;
+	int64_t around[] = {start - 30 * MS, end + 30 * MS};
+	assert_no_split_says(&l, start, end, around, 2,
+			     "no counters reading inside it (the nearest 30.000 ms before it, 30.000 ms after it)");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -307,6 +322,7 @@ int main(void)
 		cmocka_unit_test(test_random_lives_within_error),
 		cmocka_unit_test(test_no_split_says_why),
 		cmocka_unit_test(test_long_spike_read_inside),
+		cmocka_unit_test(test_half_uncertain_no_split),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

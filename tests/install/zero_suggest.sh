@@ -102,7 +102,9 @@ grep -q '^ticktrace: 1 functions turned off' off.err || { cat off.err >&2; fail 
 "$TT_TEST_TOOL" spikes -q --suggest --exclude-list off.txt off.ttr >off.out
 cat off.out
 grep -q '^leave out, as the run turned them off' off.out || fail "--suggest does not say what the run turned off"
-grep -q '^  tiny: 102[45] calls, 1024 erased as they returned before it was turned off$' off.out ||
+# (tiny's calls: the 1,024 erased and those kept, longer than TICKTRACE_MIN_DUR: one
+# interrupted or preempted on a loaded machine; a fresh-clone CI run kept 2)
+grep -qE '^  tiny: 10(2[4-9]|[3-9][0-9]) calls, 1024 erased as they returned before it was turned off$' off.out ||
 	fail "--suggest does not list tiny, turned off, with its calls"
 # (patched, not hooked: GCC's exclude flag would do nothing for it)
 ! grep -q -- '-finstrument-functions' off.out || fail "a gcc flag is suggested for a patched build"

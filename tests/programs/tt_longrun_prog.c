@@ -91,6 +91,10 @@
  *                                        (as when a signal handler that interrupted an
  *                                        event jumps away), then exits (static build:
  *                                        it reaches the runtime's internals)
+ *   tt_longrun_prog_static held HELD EVENTS  records HELD "seq" instants with the chunks
+ *                                        held (as a dump holds them: a ring grows, then
+ *                                        drops), then EVENTS more (the ring recycles
+ *                                        past the gap's record), and prints how many
  *   tt_longrun_prog_static torn EVENTS PATH  records EVENTS counters "count" (values 0 ..
  *                                        EVENTS - 1), writes the first record of one more
  *                                        and calls tt_dump(PATH) before it writes the
@@ -684,6 +688,16 @@ static int tt_prog_hole(uint32_t events)
 	return 0;
 }
 
+static int tt_prog_held(uint32_t held, uint32_t events)
+{
+	tt__hold_chunks(1);
+	tt_prog_record_seq(0, 0, held);
+	tt__hold_chunks(0);
+	tt_prog_record_seq(0, held, events);
+	printf("%u\n", held + events);
+	return 0;
+}
+
 static int tt_prog_torn(uint32_t events, const char *path)
 {
 	for (uint32_t i = 0; i < events; i++)
@@ -719,6 +733,8 @@ int main(int argc, char **argv)
 #ifdef TT_PROG_INTERNALS
 	if (argc == 3 && strcmp(argv[1], "hole") == 0)
 		return tt_prog_hole((uint32_t)atol(argv[2]));
+	if (argc == 4 && strcmp(argv[1], "held") == 0)
+		return tt_prog_held((uint32_t)atol(argv[2]), (uint32_t)atol(argv[3]));
 	if (argc == 4 && strcmp(argv[1], "torn") == 0)
 		return tt_prog_torn((uint32_t)atol(argv[2]), argv[3]);
 #endif

@@ -3,6 +3,7 @@
  * a full buffer put first); a sink's error stops what follows; the sites and functions
  * records name, each described once. */
 #include <errno.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -179,6 +180,116 @@ static void test_site_sections(void **state)
 	tt__site_set_clear(&fresh);
 }
 
+/* What says whose a file is (header.c): the header's format, the run's start and an
+ * end anchor after it, this process; PROCESS with its name and command line, padded
+ * with zeros; MACHINE with the host's name and both wall clocks, the second read as
+ * it is written. */
+static void test_header_process_machine(void **state)
+{
+	(void)state;
+	struct tt_anchor start;
+	tt_os_anchor(&start);
+	struct tt_machine_info machine;
+	tt__machine_start(&machine, &start);
+	struct tt_file_header header;
+	tt__file_header_init(&header, &start);
+	assert_memory_equal(header.magic, TT_FILE_MAGIC, TT_FILE_MAGIC_LEN);
+	assert_int_equal(header.version, TT_FILE_VERSION);
+	assert_int_equal(header.header_size, sizeof header);
+	assert_int_equal(header.pid, tt_os_process_id());
+	assert_int_equal(header.tsc_source, TT_TSC_ANCHORS);
+	assert_memory_equal(&header.start, &start, sizeof start);
+	assert_true(header.end.tsc > start.tsc);
+	assert_true(header.end.monotonic_ns >= start.monotonic_ns);
+	assert_int_equal(header.flags, tt_os_invariant_tsc() ? TT_FILE_INVARIANT_TSC : 0);
+
+	static char file[4096];
+	struct tt__mem_sink sink;
+	tt__mem_sink(&sink, file, sizeof file);
+	tt__out_to(&out, &sink.sink);
+	memset(file, 0x55, sizeof file);
+	static const char cmdline[] = "prog\0-x\0";
+	struct tt_process_info info = {.pid = 42, .ppid = 7, .name_len = 5,
+				       .cmdline_len = sizeof cmdline - 1};
+	tt__out_process_section(&out, &info, "prog1", cmdline);
+	tt__out_machine(&out, &machine);
+	tt__out_flush(&out);
+	assert_int_equal(out.err, 0);
+	struct tt_section_header h;
+	memcpy(&h, file, sizeof h);
+	assert_int_equal(h.type, TT_SEC_PROCESS);
+	assert_int_equal(h.size, sizeof info + 5 + sizeof cmdline - 1);
+	const char *body = file + sizeof h;
+	assert_memory_equal(body, &info, sizeof info);
+	assert_memory_equal(body + sizeof info, "prog1", 5);
+	assert_memory_equal(body + sizeof info + 5, cmdline, sizeof cmdline - 1);
+	for (uint64_t i = h.size; i < TT_SECTION_PADDED(h.size); i++)
+		assert_int_equal(body[i], 0);
+	const char *p = body + TT_SECTION_PADDED(h.size);
+	memcpy(&h, p, sizeof h);
+	assert_int_equal(h.type, TT_SEC_MACHINE);
+	assert_int_equal(h.size, sizeof machine);
+	struct tt_machine_info written;
+	memcpy(&written, p + sizeof h, sizeof written);
+	assert_int_equal(written.flags, TT_MACHINE_START_CLOCK | TT_MACHINE_WRITTEN_CLOCK);
+	char host[TT_HOST_NAME_MAX + 1];
+	size_t host_len = tt_os_host_name(host, sizeof host);
+	assert_int_equal(written.host_name_len, host_len);
+	assert_memory_equal(written.host_name, host, host_len);
+	assert_int_equal(written.start.tsc, start.tsc);
+	assert_true(written.written.tsc > written.start.tsc);
+	assert_true(written.written.realtime_ns >= written.start.realtime_ns);
+	assert_int_equal(out.offset, (uint64_t)(p - file) + sizeof h + TT_SECTION_PADDED(sizeof machine));
+}
+
+/* THREAD's name: the one kept once final (named, or exited), else the system's now,
+ * the kept one where the system has none for the id (the thread just gone), and the
+ * program's where neither names it. */
+static void test_thread_name(void **state)
+{
+	(void)state;
+	char own[64], program[64];
+	assert_int_equal(pthread_setname_np(pthread_self(), "tt-own-name"), 0); /* (not the program's) */
+	assert_true(tt_os_thread_name(own, sizeof own) > 0);
+	assert_string_equal(own, "tt-own-name");
+	assert_true(tt_os_process_name(program, sizeof program) > 0);
+	const uint32_t gone = UINT32_MAX - 1; /* (no thread of this process) */
+	const struct {
+		uint32_t tid;
+		const char *kept;
+		int final;
+		const char *expected;
+	} cases[] = {
+		{tt_os_thread_id(), "given", 1, "given"},
+		{tt_os_thread_id(), "at start", 0, own},
+		{gone, "at start", 0, "at start"},
+		{gone, "", 0, program},
+		{gone, "", 1, program},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		static char file[4096];
+		struct tt__mem_sink sink;
+		tt__mem_sink(&sink, file, sizeof file);
+		tt__out_to(&out, &sink.sink);
+		struct tt_thread_info info = {.index = 3, .tid = cases[i].tid, .events = 5};
+		tt__out_thread_section(&out, TT_SEC_THREAD, &info, cases[i].kept, cases[i].final);
+		tt__out_flush(&out);
+		assert_int_equal(out.err, 0);
+		struct tt_section_header h;
+		memcpy(&h, file, sizeof h);
+		struct tt_thread_info written;
+		memcpy(&written, file + sizeof h, sizeof written);
+		size_t len = strlen(cases[i].expected);
+		assert_int_equal(h.type, TT_SEC_THREAD);
+		assert_int_equal(h.size, sizeof written + len);
+		assert_int_equal(written.name_len, len);
+		assert_int_equal(written.events, 5);
+		if (memcmp(file + sizeof h + sizeof written, cases[i].expected, len) != 0)
+			fail_msg("case %zu: the name '%.*s', not '%s'", i, (int)len,
+				 file + sizeof h + sizeof written, cases[i].expected);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -186,6 +297,8 @@ int main(void)
 		cmocka_unit_test(test_section),
 		cmocka_unit_test(test_full),
 		cmocka_unit_test(test_site_sections),
+		cmocka_unit_test(test_header_process_machine),
+		cmocka_unit_test(test_thread_name),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

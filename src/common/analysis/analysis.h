@@ -141,9 +141,10 @@ struct tt_an_causes {
 		TT_AN_MISS_NOT_AFTER = TT_UNSPLIT_NOT_AFTER,   /* none read after its start */
 		TT_AN_MISS_NOT_BEFORE = TT_UNSPLIT_NOT_BEFORE, /* none read before its end */
 		TT_AN_MISS_NOT_INSIDE = TT_UNSPLIT_NOT_INSIDE, /* none inside it: those around it
-		                                                * bound it no closer than its length */
+		                                                * bound it no closer than half its length */
 		TT_AN_MISS_TOO_FAR = TT_UNSPLIT_TOO_FAR,       /* those inside too far from its
-		                                                * edges to bound it closer */
+		                                                * edges to bound it closer than
+		                                                * half its length */
 		TT_AN_MISS_NEVER_READ = TT_UNSPLIT_NEVER_READ, /* none read at all */
 	} miss;
 	int64_t miss_start_ns, miss_end_ns;
