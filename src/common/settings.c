@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "common.h"
 
@@ -20,4 +21,27 @@ uint64_t tt_buffer_events(const char *text, FILE *err)
 		return TT_BUFFER_EVENTS_DEFAULT;
 	}
 	return events;
+}
+
+int tt_parse_duration(const char *text, int64_t *ns)
+{
+	static const struct {
+		const char *unit;
+		int64_t ns;
+	} units[] = {{"ns", 1}, {"us", 1000}, {"ms", 1000000}, {"s", 1000000000}, {"", 1}};
+	char *end;
+	errno = 0;
+	double v = strtod(text, &end);
+	if (end == text || errno || !(v >= 0 && v <= 9.2e18) || (!*end && v != 0)) /* (NaN too) */
+		return -1;
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (strcmp(end, units[i].unit) == 0) {
+			double scaled = v * (double)units[i].ns;
+			if (scaled > 9.2e18)
+				return -1;
+			*ns = (int64_t)(scaled + 0.5);
+			return 0;
+		}
+	}
+	return -1;
 }

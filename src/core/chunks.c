@@ -282,8 +282,5 @@ const struct tt_record *tt__settled_end(const struct tt__slot *slot, const struc
 {
 	if (!slot->filters || __atomic_load_n(&chunk->next, __ATOMIC_ACQUIRE))
 		return end; /* nothing erased, or a chunk its thread left: never written again */
-	while (end > begin &&
-	       TT_RECORD_KIND(__atomic_load_n(&end[-1].word, __ATOMIC_ACQUIRE)) == TT_REC_FUNC_ENTER)
-		end--;
-	return end;
+	return tt__before_enters(begin, end);
 }

@@ -105,43 +105,7 @@ struct tt__hot {
 	                              * hooks; NULL: none */
 } __attribute__((aligned(64)));
 
-/* TICKTRACE_MIN_DUR: a function call that returns within min_ticks, having recorded
- * nothing inside (its FUNC_ENTER is the last record of its chunk), is erased by the
- * exit hook (asm/hot.inc TT_FILTER_SHORT), and counted here, in the first of the
- * TT__FILTER_PROBES entries from tt__filter_home(its word) that is its function's or
- * free. A call whose entries other functions hold is recorded: nothing is lost, but
- * its function is then never erased nor turned off, so the home is a hash of the
- * whole word: its address's bits 4..13 gave neighbours neighbouring homes, and a
- * row of small functions and library calls (GOT slots 8 bytes apart share those
- * bits) erased once each filled every entry a busy leaf could take (Lua's strcoll,
- * l_strcmp and sort_comp, once a Lua tail call's luaD_pretailcall took the last
- * one: 38 M events dropped). Written at the dump (TT_SEC_FILTERED,
- * TT_SEC_DROPPED_CALLS). */
-#define TT__FILTER_BITS 10
-#define TT__FILTER_FUNCS (1 << TT__FILTER_BITS)
-#define TT__FILTER_PROBES 8
-#define TT__FILTER_SLOTS (TT__FILTER_FUNCS + TT__FILTER_PROBES - 1)
-#define TT__FILTER_HASH UINT64_C(0x9E3779B97F4A7C15) /* 2^64 / the golden ratio */
-static inline unsigned tt__filter_home(uint64_t word)
-{
-	return (unsigned)((word * TT__FILTER_HASH) >> (64 - TT__FILTER_BITS));
-}
-struct tt__filtered_fn {
-	uint64_t word; /* the FUNC_EXIT record's word (kind and address); 0: free */
-	uint64_t calls, ticks;
-	uint64_t dropped; /* calls dropped with the buffer used up (mode stop): counted
-	                   * from the scratch chunk as it fills (slow_path.c), so that
-	                   * `spikes --suggest` ranks the whole run (TT_SEC_DROPPED_CALLS) */
-};
-struct tt__filters {
-	uint64_t min_ticks;
-	uint64_t unused[3];
-	struct tt__filtered_fn fn[TT__FILTER_SLOTS];
-};
-_Static_assert(sizeof(struct tt__filtered_fn) == 32 && sizeof(struct tt__filters) ==
-		       32 + 32 * TT__FILTER_SLOTS && TT__FILTER_BITS == 10 && TT__FILTER_PROBES == 8 &&
-		       TT__FILTER_HASH == UINT64_C(0x9E3779B97F4A7C15),
-	       "asm/hot.inc TT_FILTER_SHORT, TT_FILTER_BITS, TT_FILTER_PROBES, TT_FILTER_HASH");
+/* (struct tt__filters, TICKTRACE_MIN_DUR's table: sections/sections.h) */
 /* Tags in a limit's low bits (asm/record.asm): recording off (the hot path returns at
  * once), or dropping (it writes into the scratch chunk whose end the limit is, without
  * a time). A dropping limit with no chunk sends every event to the slow path. */
@@ -378,9 +342,8 @@ void tt__chunk_drained(struct tt__slot *slot, int recycle) TT__HIDDEN;
 void tt__chunk_extent(const struct tt__slot *slot, const struct tt__chunk *chunk,
 		      const struct tt_record **begin, const struct tt_record **end) TT__HIDDEN;
 /* Where a reader that follows a running thread (tt-spikes, mode stream's drain) may
- * stop in [begin, end) of its current chunk: before the FUNC_ENTERs that end it, which
- * TICKTRACE_MIN_DUR's exit hook may still erase and write over (a record before them
- * stays: the cursor never moves back past a record that is no FUNC_ENTER). */
+ * stop in [begin, end) of its current chunk (sections.h: tt__before_enters, when the
+ * thread erases). */
 const struct tt_record *tt__settled_end(const struct tt__slot *slot, const struct tt__chunk *chunk,
 					const struct tt_record *begin, const struct tt_record *end) TT__HIDDEN;
 

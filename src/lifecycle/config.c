@@ -39,18 +39,6 @@ static uint64_t tt__parse_memory(const char *text)
 	return (uint64_t)bytes << shift;
 }
 
-/* TSC ticks in `ns` nanoseconds, measured against CLOCK_MONOTONIC over 100 us (the
- * vDSO's: no system call, no sleep), once: a threshold needs no more precision. */
-static uint64_t tt__ns_in_ticks(uint64_t ns)
-{
-	struct tt_anchor from, to;
-	tt_os_anchor(&from);
-	do
-		tt_os_anchor(&to);
-	while (to.monotonic_ns - from.monotonic_ns < 100000);
-	return (uint64_t)((double)ns * (double)tt_os_anchor_hz(&from, &to) / 1e9 + 0.5);
-}
-
 /* TICKTRACE_MIN_DUR, or `fallback_ns` (the zero-markup build's default,
  * min_dur_default) when it is unset or not a duration: a bad value is said once, where
  * the environment is read, and never turns the filter off. */
@@ -59,7 +47,7 @@ static bool tt__min_dur_invalid;
 static void tt__config_min_dur(const char *text, uint64_t fallback_ns)
 {
 	int64_t ns = (int64_t)fallback_ns;
-	if (text && *text && !tt__min_dur_invalid && tt_an_parse_duration(text, &ns) < 0) {
+	if (text && *text && !tt__min_dur_invalid && tt_parse_duration(text, &ns) < 0) {
 		fprintf(tt__err, "ticktrace: TICKTRACE_MIN_DUR=%s is not a duration (such as 500ns, "
 			"2us, 1ms; 0: every call kept); using the default (1us in the zero-markup "
 			"build, none otherwise)\n", text);
@@ -67,7 +55,7 @@ static void tt__config_min_dur(const char *text, uint64_t fallback_ns)
 		ns = (int64_t)fallback_ns;
 	}
 	tt__config.min_dur_ns = (uint64_t)ns;
-	tt__config.min_dur_ticks = ns ? tt__ns_in_ticks((uint64_t)ns) : 0;
+	tt__config.min_dur_ticks = ns ? tt_os_ns_in_ticks((uint64_t)ns) : 0;
 }
 
 void tt__min_dur_default(uint64_t ns)

@@ -33,6 +33,16 @@ uint64_t tt_os_anchor_hz(const struct tt_anchor *from, const struct tt_anchor *t
 	return ns > 0 ? (uint64_t)((unsigned __int128)ticks * 1000000000 / (uint64_t)ns) : 0;
 }
 
+uint64_t tt_os_ns_in_ticks(uint64_t ns)
+{
+	struct tt_anchor from, to;
+	tt_os_anchor(&from);
+	do
+		tt_os_anchor(&to);
+	while (to.monotonic_ns - from.monotonic_ns < 100000);
+	return (uint64_t)((double)ns * (double)tt_os_anchor_hz(&from, &to) / 1e9 + 0.5);
+}
+
 int tt_os_invariant_tsc(void)
 {
 	unsigned eax, ebx, ecx, edx;

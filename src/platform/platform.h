@@ -170,6 +170,9 @@ void tt_os_thread_close(uintptr_t thread);
 void tt_os_anchor(struct tt_anchor *anchor);
 /* TSC ticks per second from one anchor to a later one; 0 when no time passed. */
 uint64_t tt_os_anchor_hz(const struct tt_anchor *from, const struct tt_anchor *to);
+/* TSC ticks in `ns` nanoseconds, measured against the monotonic clock over 100 us
+ * (no sleep): for a threshold, which needs no more precision. */
+uint64_t tt_os_ns_in_ticks(uint64_t ns);
 /* Whether the CPU says its TSC runs at a constant rate in every state (CPUID). */
 int tt_os_invariant_tsc(void);
 /* The wall clocks at `anchor` (taken just before), as the MACHINE section holds them:

@@ -50,7 +50,28 @@ static int tt__collect(struct tt__site_set *names)
 			if (!tt__sites_add(names, NULL, r, end, 0, NULL))
 				return -ENOMEM;
 		}
+	for (struct tt__slot *s = tt__run.first; s; s = s->next)
+		if (tt__filtered_sites(names, NULL, s) < 0)
+			return -ENOMEM;
 	return 0;
+}
+
+int tt__filtered_sites(struct tt__site_set *set, struct tt__site_set *fresh, const struct tt__slot *s)
+{
+	const struct tt__filters *filters = s->hot->filters;
+	for (size_t i = 0; filters && i < TT__FILTER_SLOTS; i++) {
+		/* (the function as a FUNC_ENTER names it: sites.c takes functions from those) */
+		uint64_t word = __atomic_load_n(&filters->fn[i].word, __ATOMIC_RELAXED);
+		const struct tt_record enter = {0, TT_RECORD_WORD(TT_REC_FUNC_ENTER, TT_RECORD_PAYLOAD(word))};
+		if (tt__filtered_calls(&filters->fn[i], false) && !tt__sites_add(set, fresh, &enter, &enter + 1, 0, NULL))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+void tt__out_filtered(struct tt__out *out, const struct tt__slot *s)
+{
+	tt__out_filtered_table(out, s->index, s->hot->filters, tt__run.min_dur_ns, false);
 }
 
 static uint64_t tt__dropped(const struct tt__slot *s)
@@ -120,6 +141,7 @@ static void tt__out_thread(struct tt__out *file, struct tt__slot *s, struct tt_e
 		first += (uint64_t)(end - r);
 	}
 	tt__out_thread_states(file, s, &states);
+	tt__out_filtered(file, s);
 	tt__end_add(end_info, s, first);
 }
 
@@ -133,7 +155,8 @@ void tt__end_add(struct tt_end_info *end_info, const struct tt__slot *s, uint64_
 void tt__file_header(struct tt_file_header *h)
 {
 	tt__file_header_init(h, &tt__run.start);
-	h->flags |= tt__run.mode == TT__MODE_RING ? TT_FILE_RING : 0;
+	h->flags |= (tt__run.mode == TT__MODE_RING ? TT_FILE_RING : 0) |
+		    (tt__run.min_dur_ticks ? TT_FILE_MIN_DUR : 0);
 	h->unregistered_dropped = tt__run.unregistered_dropped;
 }
 

@@ -36,15 +36,17 @@ struct tt__hot {
 	char *cursor;
 	char *limit;
 	struct tt__slot *slot;
-	void *filters; /* (TICKTRACE_MIN_DUR: not on this runtime; always NULL) */
+	struct tt__filters *filters; /* TICKTRACE_MIN_DUR: the thread's, read by its
+	                              * FUNC_EXIT hook (asm/record_win64.asm); NULL: none */
 	/* MSVC's /Gh /GH hooks (asm/penter_win64.asm): the functions _penter entered, for
 	 * _pexit to name; top counts on past end while calls nest deeper than it holds. */
 	uintptr_t *penter_top, *penter_end, *penter_base;
 } __attribute__((aligned(64)));
 _Static_assert(sizeof(struct tt__hot) == 64 && __builtin_offsetof(struct tt__hot, owner) == 0 &&
 		       __builtin_offsetof(struct tt__hot, cursor) == 8 &&
-		       __builtin_offsetof(struct tt__hot, limit) == 16,
-	       "asm/hot.inc HOT_OWNER, HOT_CURSOR, HOT_LIMIT, HOT_SHIFT");
+		       __builtin_offsetof(struct tt__hot, limit) == 16 &&
+		       __builtin_offsetof(struct tt__hot, filters) == 32,
+	       "asm/hot.inc HOT_OWNER, HOT_CURSOR, HOT_LIMIT, HOT_FILTERS, HOT_SHIFT");
 _Static_assert(sizeof(struct tt__chunk) == 16, "asm/hot.inc TT_CHUNK_HEADER");
 _Static_assert(__builtin_offsetof(struct tt__hot, penter_top) == 40 &&
 		       __builtin_offsetof(struct tt__hot, penter_end) == 48 &&
@@ -96,6 +98,7 @@ struct tt__run {
 	struct tt__chunk *free_chunks; /* stream: chunks written, for the next to take */
 	uint32_t stream_wanted;  /* bumped to wake tt-stream (atomic) */
 	uint64_t chunk_budget;   /* TICKTRACE_BUFFER in chunks, per thread */
+	uint64_t min_dur_ns, min_dur_ticks; /* TICKTRACE_MIN_DUR; 0: every call kept */
 	char *next, *arena_end;  /* the arena, reserved; taken up to `next` */
 	char *ready;             /* faulted in up to there, by tt-prefault (atomic) */
 	uint32_t prefault_wanted; /* bumped to wake tt-prefault (atomic) */
@@ -182,6 +185,14 @@ struct tt__chunk *tt__chunk_take(void);
 /* dump.c: every thread's records so far into `path` (written beside it, renamed); with
  * crash_signal, as the process dies of it (TT_FILE_CRASHED). */
 int tt__write_file(const char *path, int crash_signal);
+
+/* dump.c: TICKTRACE_MIN_DUR's part of slot s's end (lock held): the functions whose
+ * calls its hook erased, named in `set` (fresh: those new to it, when not NULL), 0 or
+ * -ENOMEM; its FILTERED section, after its THREAD. (A reader that follows the thread,
+ * the stream's, stops before the FUNC_ENTERs that end what it wrote so far:
+ * tt__before_enters.) */
+int tt__filtered_sites(struct tt__site_set *set, struct tt__site_set *fresh, const struct tt__slot *s);
+void tt__out_filtered(struct tt__out *out, const struct tt__slot *s);
 
 /* dump.c's pieces, which the live file and the stream write too (onto a struct tt__out:
  * sections.h). */

@@ -292,6 +292,11 @@ static struct tt__slot *tt__register(uintptr_t key)
 	 * slow path, into a copy of its own. */
 	slot->hot = entry->owner ? &slot->own : entry;
 	slot->hot->slot = slot;
+	/* TICKTRACE_MIN_DUR's table, zeroed (without memory: its calls are all kept) */
+	struct tt__filters *filters = tt__run.min_dur_ticks ? tt_os_alloc(sizeof *filters) : NULL;
+	if (filters)
+		filters->min_ticks = tt__run.min_dur_ticks;
+	slot->hot->filters = filters;
 	slot->hot->penter_base = slot->hot->penter_top = slot->penter;
 	slot->hot->penter_end = slot->penter + TT__PENTER_DEPTH;
 	if (tt__run.last)

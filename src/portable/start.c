@@ -130,6 +130,21 @@ static int tt__mode_from_env(void)
 	return 0;
 }
 
+/* TICKTRACE_MIN_DUR: calls shorter, nothing recorded inside, erased as they return
+ * (asm/record_win64.asm); a bad value said, and every call kept. */
+static void tt__min_dur_from_env(void)
+{
+	const char *text = getenv(TT_ENV_MIN_DUR);
+	int64_t ns = 0;
+	if (text && *text && tt_parse_duration(text, &ns) < 0) {
+		fprintf(stderr, "ticktrace: TICKTRACE_MIN_DUR=%s is not a duration (such as 500ns, 2us, "
+				"1ms; 0: every call kept); every call kept\n", text);
+		ns = 0;
+	}
+	tt__run.min_dur_ns = (uint64_t)ns;
+	tt__run.min_dur_ticks = ns ? tt_os_ns_in_ticks((uint64_t)ns) : 0;
+}
+
 void tt__start(void)
 {
 	tt_os_lock(&tt__lock);
@@ -146,6 +161,7 @@ void tt__start(void)
 	 * one while its thread records into another) */
 	if (tt__run.mode != TT__MODE_STOP && tt__run.chunk_budget < 2)
 		tt__run.chunk_budget = 2;
+	tt__min_dur_from_env();
 	if (!tt__run.off) {
 		tt__run.next = tt_os_reserve(TT__ARENA_BYTES);
 		tt__run.arena_end = tt__run.next ? tt__run.next + TT__ARENA_BYTES : NULL;

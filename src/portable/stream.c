@@ -84,8 +84,11 @@ static void tt__stream_pass(void)
 		const struct tt_record *now = stop ? tt__chunk_end(s, stop) : NULL;
 		tt_os_unlock(&tt__lock);
 		tt__stream_out(s, n ? head : NULL, n ? stop : NULL);
-		if (stop)
-			tt__stream_records(s, stop, tt_written_end((const struct tt_record *)(stop + 1), now));
+		if (stop) {
+			const struct tt_record *begin = (const struct tt_record *)(stop + 1);
+			const struct tt_record *end = tt_written_end(begin, now);
+			tt__stream_records(s, stop, s->hot->filters ? tt__before_enters(begin, end) : end);
+		}
 		if (!n)
 			continue;
 		/* Zeroed before they are given back: a thread's reader (this pass, a dump)
@@ -204,11 +207,19 @@ int tt__stream_finish(int crash_signal)
 				tt__chunk_close(s);
 			tt__stream_out(s, s->first, NULL);
 		}
+		for (struct tt__slot *s = tt__run.first; s; s = s->next)
+			if (tt__filtered_sites(&tt__stream.sites, &tt__stream.fresh, s) < 0 && !out->err)
+				out->err = -ENOMEM;
+		if (tt__stream.fresh.count) { /* (the functions only erased calls name) */
+			tt__out_sites(out, &tt__stream.fresh);
+			tt__site_set_clear(&tt__stream.fresh);
+		}
 		for (struct tt__slot *s = tt__run.first; s; s = s->next) {
 			struct tt__states states;
 			tt__thread_states(s, &states);
 			tt__out_thread_info(out, TT_SEC_THREAD_TOTALS, s, s->written, states.states != NULL);
 			tt__out_thread_states(out, s, &states);
+			tt__out_filtered(out, s);
 			tt__end_add(&end_info, s, s->written);
 		}
 		end_info.sites = tt__stream.sites.count - tt__stream.sites.funcs;

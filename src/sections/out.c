@@ -89,6 +89,30 @@ void tt__out_events(struct tt__out *out, uint32_t thread_index, uint64_t first,
 	tt__out(out, begin, count * sizeof(struct tt_record));
 }
 
+void tt__out_filtered_table(struct tt__out *out, uint32_t thread_index, const struct tt__filters *filters,
+			    uint64_t min_dur_ns, bool dropped)
+{
+	struct tt_filtered_info info = {.thread_index = thread_index, .min_dur_ns = dropped ? 0 : min_dur_ns};
+	for (size_t i = 0; filters && i < TT__FILTER_SLOTS; i++)
+		info.count += tt__filtered_calls(&filters->fn[i], dropped) != 0;
+	if (!info.count)
+		return;
+	uint64_t size = sizeof info + info.count * sizeof(struct tt_filtered_fn);
+	tt__out_section(out, dropped ? TT_SEC_DROPPED_CALLS : TT_SEC_FILTERED, size);
+	tt__out(out, &info, sizeof info);
+	for (size_t i = 0, n = 0; i < TT__FILTER_SLOTS && n < info.count; i++) {
+		const struct tt__filtered_fn *fn = &filters->fn[i];
+		struct tt_filtered_fn one = {.address = TT_RECORD_PAYLOAD(fn->word),
+					     .calls = tt__filtered_calls(fn, dropped),
+					     .ticks = dropped ? 0 : __atomic_load_n(&fn->ticks, __ATOMIC_RELAXED)};
+		if (!one.calls)
+			continue;
+		tt__out(out, &one, sizeof one);
+		n++;
+	}
+	tt__out_pad(out, size);
+}
+
 void tt__out_thread_section(struct tt__out *out, uint32_t type, struct tt_thread_info *info,
 			    const char *kept, int final)
 {

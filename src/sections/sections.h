@@ -8,6 +8,7 @@
 #ifndef TT_SECTIONS_H
 #define TT_SECTIONS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -20,6 +21,64 @@
 #else
 #define TT__HIDDEN __attribute__((visibility("hidden")))
 #endif
+
+/* TICKTRACE_MIN_DUR: a function call that returns within min_ticks, having recorded
+ * nothing inside (its FUNC_ENTER is the last record of its chunk), is erased by the
+ * exit hook (asm/hot.inc TT_FILTER_SHORT), and counted here, in the first of the
+ * TT__FILTER_PROBES entries from tt__filter_home(its word) that is its function's or
+ * free. A call whose entries other functions hold is recorded: nothing is lost, but
+ * its function is then never erased nor turned off, so the home is a hash of the
+ * whole word: its address's bits 4..13 gave neighbours neighbouring homes, and a
+ * row of small functions and library calls (GOT slots 8 bytes apart share those
+ * bits) erased once each filled every entry a busy leaf could take (Lua's strcoll,
+ * l_strcmp and sort_comp, once a Lua tail call's luaD_pretailcall took the last
+ * one: 38 M events dropped). Written at the dump (TT_SEC_FILTERED,
+ * TT_SEC_DROPPED_CALLS: tt__out_filtered_table). Both runtimes' tables (Linux's
+ * core/, Windows' portable/). */
+#define TT__FILTER_BITS 10
+#define TT__FILTER_FUNCS (1 << TT__FILTER_BITS)
+#define TT__FILTER_PROBES 8
+#define TT__FILTER_SLOTS (TT__FILTER_FUNCS + TT__FILTER_PROBES - 1)
+#define TT__FILTER_HASH UINT64_C(0x9E3779B97F4A7C15) /* 2^64 / the golden ratio */
+static inline unsigned tt__filter_home(uint64_t word)
+{
+	return (unsigned)((word * TT__FILTER_HASH) >> (64 - TT__FILTER_BITS));
+}
+struct tt__filtered_fn {
+	uint64_t word; /* the FUNC_EXIT record's word (kind and address); 0: free */
+	uint64_t calls, ticks;
+	uint64_t dropped; /* calls dropped with the buffer used up (mode stop): counted
+	                   * from the scratch chunk as it fills (slow_path.c), so that
+	                   * `spikes --suggest` ranks the whole run (TT_SEC_DROPPED_CALLS) */
+};
+struct tt__filters {
+	uint64_t min_ticks;
+	uint64_t unused[3];
+	struct tt__filtered_fn fn[TT__FILTER_SLOTS];
+};
+_Static_assert(sizeof(struct tt__filtered_fn) == 32 && sizeof(struct tt__filters) ==
+		       32 + 32 * TT__FILTER_SLOTS && TT__FILTER_BITS == 10 && TT__FILTER_PROBES == 8 &&
+		       TT__FILTER_HASH == UINT64_C(0x9E3779B97F4A7C15),
+	       "asm/hot.inc TT_FILTER_SHORT, TT_FILTER_BITS, TT_FILTER_PROBES, TT_FILTER_HASH");
+/* A function's calls in a thread's table: those its exit hooks erased, or with
+ * `dropped`, those dropped with the buffer used up (read while the thread counts). */
+static inline uint64_t tt__filtered_calls(const struct tt__filtered_fn *fn, bool dropped)
+{
+	return __atomic_load_n(dropped ? &fn->dropped : &fn->calls, __ATOMIC_RELAXED);
+}
+
+/* Where a reader that follows a running thread whose exits erase (TICKTRACE_MIN_DUR)
+ * may stop in [begin, end) of its current chunk: before the FUNC_ENTERs that end it,
+ * which its exit hook may still erase and write over (a record before them stays:
+ * the cursor never moves back past a record that is no FUNC_ENTER). */
+static inline const struct tt_record *tt__before_enters(const struct tt_record *begin,
+						       const struct tt_record *end)
+{
+	while (end > begin &&
+	       TT_RECORD_KIND(__atomic_load_n(&end[-1].word, __ATOMIC_ACQUIRE)) == TT_REC_FUNC_ENTER)
+		end--;
+	return end;
+}
 
 /* out.c: a file's bytes, buffered, and section headers */
 struct tt__out {
@@ -51,6 +110,12 @@ int tt__out_loaded_modules(struct tt__out *out) TT__HIDDEN;
  * number `first`. */
 void tt__out_events(struct tt__out *out, uint32_t thread_index, uint64_t first,
 		    const struct tt_record *begin, const struct tt_record *end) TT__HIDDEN;
+/* FILTERED, or with `dropped` DROPPED_CALLS, of thread `thread_index` from its table
+ * (NULL: none), when its hooks erased (dropped) calls; `min_dur_ns`: the setting.
+ * (Counted as they are now: a call the thread erases or drops while this runs may be
+ * in it or not.) */
+void tt__out_filtered_table(struct tt__out *out, uint32_t thread_index, const struct tt__filters *filters,
+			    uint64_t min_dur_ns, bool dropped) TT__HIDDEN;
 
 /* THREAD or THREAD_TOTALS (type): `info`, its name_len set to its name's, and the
  * name: `kept` (the program's, or the system's read as the thread exited) when

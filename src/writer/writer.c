@@ -131,27 +131,12 @@ static int tt__copy_window(struct tt__window *window, struct tt__thread_snapshot
 	return err;
 }
 
-/* A function's calls in the thread's table (struct tt__filters): those its exit hooks
- * erased (TICKTRACE_MIN_DUR), or with `dropped`, those dropped with the buffer used up. */
-static uint64_t tt__table_calls(const struct tt__filtered_fn *fn, bool dropped)
-{
-	return __atomic_load_n(dropped ? &fn->dropped : &fn->calls, __ATOMIC_RELAXED);
-}
-
-static size_t tt__table_count(const struct tt__slot *slot, bool dropped)
-{
-	size_t n = 0;
-	for (size_t i = 0; slot->filters && i < TT__FILTER_SLOTS; i++)
-		n += tt__table_calls(&slot->filters->fn[i], dropped) != 0;
-	return n;
-}
-
 int tt__filtered_names(struct tt__site_set *names, struct tt__site_set *fresh,
 		       const struct tt__slot *slot)
 {
 	for (size_t i = 0; slot->filters && i < TT__FILTER_SLOTS; i++) {
 		const struct tt__filtered_fn *fn = &slot->filters->fn[i];
-		if ((tt__table_calls(fn, false) || tt__table_calls(fn, true)) &&
+		if ((tt__filtered_calls(fn, false) || tt__filtered_calls(fn, true)) &&
 		    tt__site_set_add_fresh(names, fresh, tt__run_count_entry(TT_RECORD_PAYLOAD(fn->word),
 									     names->retired_seen)) < 0)
 			return -ENOMEM;
@@ -160,29 +145,10 @@ int tt__filtered_names(struct tt__site_set *names, struct tt__site_set *fresh,
 }
 
 /* A FILTERED section, when the thread's hooks erased calls, or with `dropped` a
- * DROPPED_CALLS section, when it dropped calls. (Counted as they are now: a call the
- * thread erases or drops while this runs may be in it or not.) */
+ * DROPPED_CALLS section, when it dropped calls. */
 void tt__out_filtered(struct tt__out *out, const struct tt__slot *slot, bool dropped)
 {
-	struct tt_filtered_info info = {.thread_index = slot->index,
-					.count = (uint32_t)tt__table_count(slot, dropped),
-					.min_dur_ns = dropped ? 0 : tt__config.min_dur_ns};
-	if (!info.count)
-		return;
-	uint64_t size = sizeof info + info.count * sizeof(struct tt_filtered_fn);
-	tt__out_section(out, dropped ? TT_SEC_DROPPED_CALLS : TT_SEC_FILTERED, size);
-	tt__out(out, &info, sizeof info);
-	for (size_t i = 0, n = 0; i < TT__FILTER_SLOTS && n < info.count; i++) {
-		const struct tt__filtered_fn *fn = &slot->filters->fn[i];
-		struct tt_filtered_fn one = {.address = TT_RECORD_PAYLOAD(fn->word),
-					     .calls = tt__table_calls(fn, dropped),
-					     .ticks = dropped ? 0 : __atomic_load_n(&fn->ticks, __ATOMIC_RELAXED)};
-		if (!one.calls)
-			continue;
-		tt__out(out, &one, sizeof one);
-		n++;
-	}
-	tt__out_pad(out, size);
+	tt__out_filtered_table(out, slot->index, slot->filters, tt__config.min_dur_ns, dropped);
 }
 
 /* The whole file, or a snapshot's window of it. */

@@ -19,7 +19,7 @@ from recorder import clean_on_term, fail, run, wine_path  # noqa: E402
 
 WANT = {"rdtsc_ns", "floor_ns", "event_warm_ns", "event_cold_ns", "first_event_us", "thread_start_us",
         "endbegin_ns", "event_2threads_ns", "event_dynamic_name_ns", "cyg_call_overhead_ns", "event_dropped_ns", "event_off_ns",
-        "cyg_off_ns", "bytes_per_event", "file_bytes_per_event", "sample_overhead_pct"}
+        "cyg_off_ns", "min_dur_filtered_call_ns", "bytes_per_event", "file_bytes_per_event", "sample_overhead_pct"}
 
 
 def main():

@@ -680,23 +680,5 @@ void tt_an_spike_print(FILE *out, const struct tt_an_spike *s)
 
 int tt_an_parse_duration(const char *text, int64_t *ns)
 {
-	static const struct {
-		const char *unit;
-		int64_t ns;
-	} units[] = {{"ns", 1}, {"us", 1000}, {"ms", 1000000}, {"s", 1000000000}, {"", 1}};
-	char *end;
-	errno = 0;
-	double v = strtod(text, &end);
-	if (end == text || errno || !(v >= 0 && v <= 9.2e18) || (!*end && v != 0)) /* (NaN too) */
-		return -1;
-	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
-		if (strcmp(end, units[i].unit) == 0) {
-			double scaled = v * (double)units[i].ns;
-			if (scaled > 9.2e18)
-				return -1;
-			*ns = (int64_t)(scaled + 0.5);
-			return 0;
-		}
-	}
-	return -1;
+	return tt_parse_duration(text, ns);
 }

@@ -331,8 +331,7 @@ void tt_an_spike_print(FILE *out, const struct tt_an_spike *spike);
  * ..., blocked ..., unknown ..." (approximate: each part but unknown after a "~"). */
 void tt_an_split_print(FILE *out, const char *indent, const struct tt_an_split *split, bool approximate);
 
-/* "1.5ms", "200us", "20ns", "2s" or "0" into ns; 0 or -1. Every time setting and option
- * is read by it: a number other than 0 needs its unit (a bare 20000000 is no time). */
+/* tt_parse_duration (common.h), the analysis library's name for it. */
 int tt_an_parse_duration(const char *text, int64_t *ns);
 
 /* "12.851 ms", "850 ns", "4.216 s": three decimals, the largest unit under the value. */
