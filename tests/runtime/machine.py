@@ -296,6 +296,7 @@ def placement(tmp):
     time_limits(tmp, send, receive, west)
     stepped_between_runs(tmp, send, receive, host)
     unknown_ids(tmp, send, receive, host)
+    lost_switches(tmp, send)
     # unknown boots: the receiver's file under another host name, both files' boot ids gone
     files = [os.path.join(tmp, n) for n in ("win-a.ttr", "win-b.ttr", "win-c.ttr")]
     moved_machine(send, files[0], host, boot_id=bytes(16))
@@ -427,6 +428,29 @@ def unknown_ids(tmp, send, receive, host):
         check(given == [0, 10**9] and moved["otherData"]["machines"][1]["offset_ns"] -
               trace["otherData"]["machines"][1]["offset_ns"] == 10**9,
               "--offset 00000000=1s: %s %s" % (moved["otherData"]["machines"], said))
+
+
+def lost_switches(tmp, send):
+    """A thread whose switches the kernel lost (its SCHED section says 7): convert warns,
+    as for dropped events, in the summary's count (before: only info said it)."""
+    data = bytearray(open(send, "rb").read())
+    at = ttr.HEADER
+    while at + 16 <= len(data) and struct.unpack_from("<I", data, at)[0] != ttr.SEC_SCHED:
+        at += 16 + ((struct.unpack_from("<Q", data, at + 8)[0] + 15) & ~15)
+    if at + 16 > len(data):
+        print("(lost switches not checked: %s has no thread states)" % send)
+        return
+    struct.pack_into("<Q", data, at + 16 + 8, 7)
+    lost = os.path.join(tmp, "lost-switches.ttr")
+    open(lost, "wb").write(data)
+    for out in ("lost.json", "lost.pftrace"):
+        c = subprocess.run([TOOL, "convert", "--force", lost, "-o", os.path.join(tmp, out)],
+                           capture_output=True, text=True, timeout=120)
+        counted = re.search(r", (\d+) warnings\n", c.stderr)
+        check(c.returncode == 0 and re.search(r"warning: \S*lost-switches.ttr: tid \d+ .*: 7 of its "
+                                              r"thread-state switches lost", c.stderr) and counted and
+              int(counted.group(1)) == c.stderr.count("warning: "),
+              "lost switches, -o %s: %s" % (out, c.stderr))
 
 
 def gaps(trace, flows=200, arrows=True):
