@@ -532,6 +532,23 @@ def renamed_host(tmp):
                   == [(host, [renamed], 10**6)], "--offset %s: machines %s" % (name, other["machines"]))
 
 
+def own_clocks(tmp, host):
+    """A process of this host in a time namespace of its own (its host name kept, as a
+    child forked after unshare(CLONE_NEWTIME) has it): one machine with the rest of
+    its boot, the namespace's offsets taken out, every flow an arrow in the .pftrace
+    (before: a second machine of the same name, its flows not drawn)."""
+    files = send_receive(tmp, "own-clocks-", ["unshare", "--time", "--monotonic", "500",
+                                              "--boottime", "500", "--"])
+    trace, said = converted(tmp, files)
+    if trace:
+        exact, _ = gaps(trace)
+        machines = [m["host"] for m in trace["otherData"].get("machines", [])]
+        check(machines == [host] and "2 machines" not in said and 0 < min(exact.values()),
+              "a time namespace of this host's name: machines %s, receives %.3f us after their "
+              "sends at the least; %s" % (machines, min(exact.values()), said))
+        as_perfetto(tmp, files, (host,))
+
+
 def merge(tmp):
     one_machine(tmp)
     renamed_host(tmp)
@@ -544,6 +561,7 @@ def merge(tmp):
                 "time namespaces, 5.6 or later): " + probe.stderr.strip())
     send, receive = send_receive(tmp, "", wrap)
     host = os.uname().nodename
+    own_clocks(tmp, host)
     trace, said = converted(tmp, [send, receive])
     if not trace:
         return None

@@ -118,6 +118,19 @@ static bool tt_same_boot(const struct tt_file *a, const struct tt_file *b)
 	       !memcmp(x->machine_id, y->machine_id, sizeof x->machine_id);
 }
 
+/* Two files of one machine: of one boot, and either in one time namespace (a
+ * container, renamed or not) or of one host name (a process that entered a time
+ * namespace of its own, a child forked into it). A time namespace with a host name of
+ * its own is how the issue's tests stand in for another machine on one boot: two. */
+static bool tt_one_machine(const struct tt_file *a, const struct tt_file *b)
+{
+	const struct tt_machine_info *x = &a->machine, *y = &b->machine;
+	return tt_same_boot(a, b) &&
+	       ((x->timens_monotonic_ns == y->timens_monotonic_ns &&
+		 x->timens_boottime_ns == y->timens_boottime_ns) ||
+		(x->host_name_len == y->host_name_len && !memcmp(x->host_name, y->host_name, x->host_name_len)));
+}
+
 /* A wall clock at a file's start anchor less its CLOCK_MONOTONIC there (its machine's,
  * once the time namespace's offset is taken out): TAI, or REALTIME; the boot's time by
  * that wall clock, which every run of one boot shares but for steps of the clock. */
@@ -225,29 +238,44 @@ static void tt_trace_runs_disagree(struct tt_trace *t)
  * CLOCK_MONOTONIC: a time namespace's offsets taken out of every file (exact), another
  * boot through the wall clocks, as well as their kernels say they are, each boot by
  * its earliest run's (tt_boot_anchor). A machine is a
- * boot in one time namespace, not a host name: `unshare --uts` or a container renames
- * the host, not the machine, and Perfetto links flows within a machine only (each file
- * keeps its own name, in its process's labels). A time namespace with its own offsets
- * is how the tests stand in for another machine on this boot (issue 33), so it stays one. */
+ * boot, not a host name: `unshare --uts` or a container renames the host, not the
+ * machine, and a time namespace moves its clocks, which each file's offsets take out
+ * (tt_one_machine); Perfetto links flows within a machine only (each file keeps its own
+ * name, in its process's labels). */
 static int tt_trace_place(struct tt_trace *t)
 {
 	t->machines = calloc(t->nfiles, sizeof *t->machines);
 	if (!t->machines)
 		return tt_error("out of memory");
+	/* a machine: the files tt_one_machine joins, directly or through others (whatever
+	 * their order), named by its first */
+	for (size_t i = 0; i < t->nfiles; i++)
+		t->files[i].machine_index = (uint32_t)i;
+	for (bool joined = true; joined;) {
+		joined = false;
+		for (size_t i = 0; i < t->nfiles; i++)
+			for (size_t j = i + 1; j < t->nfiles; j++) {
+				struct tt_file *a = &t->files[i], *b = &t->files[j];
+				if (a->machine_index != b->machine_index && tt_one_machine(a, b)) {
+					uint32_t low = a->machine_index < b->machine_index ? a->machine_index :
+											     b->machine_index;
+					joined = true;
+					a->machine_index = b->machine_index = low;
+				}
+			}
+	}
 	for (size_t i = 0; i < t->nfiles; i++) {
 		struct tt_file *f = &t->files[i];
 		const struct tt_machine_info *m = &f->machine;
-		size_t k = 0;
-		while (k < t->nmachines &&
-		       !(tt_same_boot(t->machines[k].file, f) &&
-			 t->machines[k].file->machine.timens_monotonic_ns == m->timens_monotonic_ns &&
-			 t->machines[k].file->machine.timens_boottime_ns == m->timens_boottime_ns))
-			k++;
-		f->machine_index = (uint32_t)k;
+		/* (a machine's files' lowest index is its first's, numbered before them) */
+		if (f->machine_index == i) {
+			f->machine_index = (uint32_t)t->nmachines;
+			t->machines[t->nmachines++] = (struct tt_machine){.file = f, .clock = "CLOCK_MONOTONIC"};
+		} else {
+			f->machine_index = t->files[f->machine_index].machine_index;
+		}
 		/* (each clock's own offset: a namespace may move them apart) */
 		tt_file_shift_clocks(f, -m->timens_monotonic_ns, -m->timens_boottime_ns);
-		if (k == t->nmachines)
-			t->machines[t->nmachines++] = (struct tt_machine){.file = f, .clock = "CLOCK_MONOTONIC"};
 	}
 	const struct tt_file *first = tt_boot_anchor(t, &t->files[0]);
 	for (size_t k = 0; k < t->nmachines; k++) {
