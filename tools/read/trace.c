@@ -461,7 +461,7 @@ int tt_trace_offset(struct tt_trace *t, const char *name, int64_t ns)
 	return 0;
 }
 
-/* Where machine k is and why, for a message: "host vm: placed +4000000000 s by
+/* Where machine k is and why, for a message: "host vm: +4000000000 s by
  * CLOCK_REALTIME, of which --offset +4000000000 s". */
 static void tt_say_placed(const struct tt_trace *t, size_t k, char *buf, size_t cap)
 {
@@ -496,12 +496,11 @@ int tt_trace_check_span(const struct tt_trace *t)
 		last[0] = ';', last[1] = ' ';
 		tt_say_placed(t, b->machine_index, last + 2, sizeof last - 2);
 	}
+	double apart_s = ((double)tt_file_latest(b) - (double)tt_file_earliest(a)) / 1e9;
 	return tt_error("%s and %s are placed %.0f s (%.0f years) apart, from the earliest time to "
 			"the latest (%s%s): a trace's times span less than 2^61 ns (73 years) in "
 			"every format; nothing written%s",
-			a->path, b->path, ((double)tt_file_latest(b) - (double)tt_file_earliest(a)) / 1e9,
-			((double)tt_file_latest(b) - (double)tt_file_earliest(a)) / 1e9 / 31557600.0,
-			first, last, t->machines[a->machine_index].given_ns || t->machines[b->machine_index].given_ns ?
+			a->path, b->path, apart_s, apart_s / 31557600.0, first, last, t->machines[a->machine_index].given_ns || t->machines[b->machine_index].given_ns ?
 						     "" : " (--offset HOST=TIME corrects a known offset)");
 }
 
