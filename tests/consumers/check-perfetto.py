@@ -481,7 +481,9 @@ def main():
     pb, pb_counters, pb_threads, pb_states = load_protobuf(packets)
     with open(json_path, encoding='utf-8') as f:
         doc = json.load(f)
-    base_ns = doc['otherData']['start_monotonic_ns']
+    # (negative where a machine is placed before the first's boot: the .pftrace's clock
+    # is moved up to 0 then, no time below it)
+    base_ns = max(doc['otherData']['start_monotonic_ns'], 0)
     states_tracks, js_states = json_states(doc['traceEvents'], base_ns)
     js, js_counters, js_threads = load_json(
         [e for e in doc['traceEvents'] if e.get('tid') not in states_tracks], base_ns)

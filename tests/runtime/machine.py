@@ -17,14 +17,15 @@ offset taken out (one boot: exact), each process labelled with its host and the
 machines in otherData. The receiver's file then made another boot's (its boot id
 changed): placed through the wall clocks, every receive is where the exact merge put
 it give or take the uncertainty said, which is said; --offset HOST=TIME moves that
-host's events by TIME, names no other, and no offset of a century or more, alone or
-summed. Both merges as .pftrace too (issue 33.3):
+host's events by TIME, names no other, and no offset of 2^62 ns (146 years) or more,
+alone or summed. Both merges as .pftrace too (issue 33.3):
 each machine a Perfetto machine named after its host, every packet of the second
 with its machine_id, its clock snapshot bringing it where the JSON has it
 (check-perfetto.py: the same slices, no clock or track error).
 
-With PART `placement`: placement(), its files' machines made by editing their MACHINE
-sections (no namespace needed).
+With PART `placement`: placement(), time_limits(), stepped_between_runs() and
+unknown_ids(), their files' machines made by editing their MACHINE sections (no
+namespace needed).
 
 With PART `real`: real(), two machines whose boot and machine ids differ; `redis`:
 redis(), Debian's redis client and server on two such machines.
@@ -282,12 +283,20 @@ def placement(tmp):
     early = "%s=-%ds" % (host, int(uptime + 50000))  # (before west: the earliest)
     trace, said = converted(tmp, [send, west], "--offset", early)
     as_perfetto(tmp, [send, west], (host, "westhost"), "--offset", early)
-    for offset in ("-3000000000s", "3000000000s"):
-        out = os.path.join(tmp, "far.pftrace")
-        c = subprocess.run([TOOL, "convert", send, west, "--offset", "westhost=" + offset, "-o", out],
-                           capture_output=True, text=True, timeout=120)
-        check(c.returncode != 0 and "more than a .pftrace's times hold" in c.stderr
-              and not os.path.exists(out), "--offset westhost=%s: exit %d, %s" % (offset, c.returncode, c.stderr))
+    # the timeline's zero before the first machine's boot: start_monotonic_ns is negative,
+    # ts + it the first machine's own CLOCK_MONOTONIC (before: 0, 36000 s off)
+    trace, said = converted(tmp, [send, west])
+    if trace:
+        pid, first = ttr.Ttr(send).pid, ttr.Ttr(send).start[1]
+        start = trace["otherData"]["start_monotonic_ns"]
+        earliest = min(e["ts"] for e in trace["traceEvents"] if e.get("pid") == pid and e.get("ph") == "X")
+        check(start < 0 and first <= start + earliest * 1000 < first + 60 * 10**9,
+              "west: start_monotonic_ns %d, send's first slice at %.3f us, its run began at %d ns"
+              % (start, earliest, first))
+    time_limits(tmp, send, receive, west)
+    stepped_between_runs(tmp, send, receive, host)
+    unknown_ids(tmp, send, receive, host)
+    lost_switches(tmp, send)
     # unknown boots: the receiver's file under another host name, both files' boot ids gone
     files = [os.path.join(tmp, n) for n in ("win-a.ttr", "win-b.ttr", "win-c.ttr")]
     moved_machine(send, files[0], host, boot_id=bytes(16))
@@ -328,6 +337,120 @@ def placement(tmp):
         got = trace and [m["host"] for m in trace["otherData"]["machines"]]
         check(got and len(got) == machines, "unknown boots %s: machines %s; %s" % (
             [os.path.basename(p) for p in pair], got, said))
+
+
+def time_limits(tmp, send, receive, west):
+    """Times a trace cannot hold: a timeline spans less than 2^61 ns (73 years) in every
+    format: JSON too (before, an --offset past it piled the machine's slices on 2^61 ns,
+    exit 0), whatever offsets sum to it; offsets of 2^62 ns in all are no clock's. A
+    .pftrace counts from the first machine's boot: a span JSON holds, it may not, and
+    says so. None of them leaves an output."""
+    span = "a trace's times span less than 2^61 ns (73 years) in every format; nothing written"
+    for offsets, said in ((["westhost=4000000000s"], span), (["westhost=-3155000000s"], span),
+                          (["westhost=1600000000s", "westhost=1600000000s"], span),
+                          (["westhost=4611686019s"], "2^62 ns (146 years) or more in all")):
+        for out in (os.path.join(tmp, "far.json"), os.path.join(tmp, "far.pftrace")):
+            c = subprocess.run([TOOL, "convert", send, west, "-o", out,
+                                *("--offset=" + o for o in offsets)],
+                               capture_output=True, text=True, timeout=120)
+            check(c.returncode == 1 and said in c.stderr and not os.path.exists(out),
+                  "--offset %s -o %s: exit %d, %s" % (offsets, os.path.basename(out), c.returncode, c.stderr))
+    # just under 2^61 ns: JSON holds it exactly (each slice where the offset puts it); a
+    # .pftrace, counting from the boot of the first (up that long), does not: it says so
+    east = os.path.join(tmp, "east.ttr")
+    moved_machine(receive, east, "easthost")
+    uptime = float(open("/proc/uptime").read().split()[0])
+    if uptime < 60:
+        return
+    offset = 2**61 // 10**9 - 10
+    trace, said = converted(tmp, [send, east], "--offset", "easthost=%ds" % offset)
+    if trace:
+        pid = ttr.Ttr(receive).pid
+        slices = [e["ts"] for e in trace["traceEvents"] if e.get("pid") == pid and e.get("ph") == "X"]
+        check(len(slices) > 1 and len(set(slices)) > 1 and
+              all(offset * 1e6 < ts < (offset + 5) * 1e6 for ts in slices),
+              "--offset easthost=%ds: its slices at %s .. %s us" % (offset, min(slices), max(slices)))
+    out = os.path.join(tmp, "east.pftrace")
+    c = subprocess.run([TOOL, "convert", send, east, "-o", out, "--offset", "easthost=%ds" % offset],
+                       capture_output=True, text=True, timeout=120)
+    check(c.returncode == 1 and "more than a .pftrace's times hold" in c.stderr and
+          "-o OUT.json holds it" in c.stderr and not os.path.exists(out),
+          "--offset easthost=%ds -o .pftrace: exit %d, %s" % (offset, c.returncode, c.stderr))
+
+
+def stepped_between_runs(tmp, send, receive, host):
+    """A machine whose wall clock stepped back 10 s between two of its runs (one boot):
+    placed by its earliest run's whatever the order of the files (before: by whichever
+    came first, 10 s apart), the step said as a warning; a run of this boot whose time
+    namespace offset is damaged (-1e18 ns: 31 years from its peers) said likewise."""
+    _, later = send_receive(tmp, "later-")
+    boot = bytes(range(0x50, 0x60))
+    early, stepped = (os.path.join(tmp, n) for n in ("step-early.ttr", "step-later.ttr"))
+    moved_machine(receive, early, "stephost", boot_id=boot)
+    moved_machine(later, stepped, "stephost", -10, boot_id=boot)
+    placed = []
+    for files in ([send, early, stepped], [send, stepped, early], [stepped, early, send]):
+        trace, said = converted(tmp, files)
+        if not trace:
+            return
+        m = {m["host"]: m for m in trace["otherData"]["machines"]}
+        placed.append(m["stephost"]["offset_ns"] - m[host]["offset_ns"])
+        check(re.search(r"warning: host stephost: runs of one boot disagree about its wall clock: "
+                        r"\S*step-later.ttr's moved -(9\.9|10\.0)\d+ s against CLOCK_MONOTONIC from "
+                        r"\S*step-early.ttr's \(its boot's earliest run", said) and
+              abs(m["stephost"].get("runs_wall_clock_step_ns", 0) + 10**10) < 10**8,
+              "stepped between runs, %s: %s %s" % ([os.path.basename(f) for f in files], m["stephost"], said))
+    check(len(set(placed)) == 1 and abs(placed[0]) < 10**9,
+          "stepped between runs: stephost placed %s ns from %s by the files' orders" % (placed, host))
+    damaged = os.path.join(tmp, "timens-damaged.ttr")
+    data, at = another_boot(later, damaged, flip=0)
+    struct.pack_into("<q", data, at + 16 + 8, -10**18)
+    open(damaged, "wb").write(data)
+    trace, said = converted(tmp, [send, damaged])
+    check(trace and re.search(r"warning: host %s: runs of one boot disagree about its wall clock: "
+                              r"\S*timens-damaged.ttr's moved -(999999999|1000000000)\.\d+ s" % re.escape(host), said),
+          "a damaged time namespace offset: %s" % said)
+
+
+def unknown_ids(tmp, send, receive, host):
+    """A machine whose machine and boot ids were not read, of this host's name: convert
+    names it by its machine id as zeros, and --offset by that name moves it (before:
+    refused, and the host name too, two machines having it: no way to move it)."""
+    unknown = os.path.join(tmp, "unknown-ids.ttr")
+    data, at = another_boot(receive, unknown)
+    data[at + 16 + 24:at + 16 + 56] = bytes(32)
+    open(unknown, "wb").write(data)
+    trace, said = converted(tmp, [send, unknown])
+    check("host %s (machine id 00000000)" % host in said, "unknown ids: %s" % said)
+    moved, said = converted(tmp, [send, unknown], "--offset", "00000000=1s")
+    if trace and moved:
+        given = [m["given_offset_ns"] for m in moved["otherData"]["machines"]]
+        check(given == [0, 10**9] and moved["otherData"]["machines"][1]["offset_ns"] -
+              trace["otherData"]["machines"][1]["offset_ns"] == 10**9,
+              "--offset 00000000=1s: %s %s" % (moved["otherData"]["machines"], said))
+
+
+def lost_switches(tmp, send):
+    """A thread whose switches the kernel lost (its SCHED section says 7): convert warns,
+    as for dropped events, in the summary's count (before: only info said it)."""
+    data = bytearray(open(send, "rb").read())
+    at = ttr.HEADER
+    while at + 16 <= len(data) and struct.unpack_from("<I", data, at)[0] != ttr.SEC_SCHED:
+        at += 16 + ((struct.unpack_from("<Q", data, at + 8)[0] + 15) & ~15)
+    if at + 16 > len(data):
+        print("(lost switches not checked: %s has no thread states)" % send)
+        return
+    struct.pack_into("<Q", data, at + 16 + 8, 7)
+    lost = os.path.join(tmp, "lost-switches.ttr")
+    open(lost, "wb").write(data)
+    for out in ("lost.json", "lost.pftrace"):
+        c = subprocess.run([TOOL, "convert", "--force", lost, "-o", os.path.join(tmp, out)],
+                           capture_output=True, text=True, timeout=120)
+        counted = re.search(r", (\d+) warnings\n", c.stderr)
+        check(c.returncode == 0 and re.search(r"warning: \S*lost-switches.ttr: tid \d+ .*: 7 of its "
+                                              r"thread-state switches lost", c.stderr) and counted and
+              int(counted.group(1)) == c.stderr.count("warning: "),
+              "lost switches, -o %s: %s" % (out, c.stderr))
 
 
 def gaps(trace, flows=200, arrows=True):
@@ -409,6 +532,23 @@ def renamed_host(tmp):
                   == [(host, [renamed], 10**6)], "--offset %s: machines %s" % (name, other["machines"]))
 
 
+def own_clocks(tmp, host):
+    """A process of this host in a time namespace of its own (its host name kept, as a
+    child forked after unshare(CLONE_NEWTIME) has it): one machine with the rest of
+    its boot, the namespace's offsets taken out, every flow an arrow in the .pftrace
+    (before: a second machine of the same name, its flows not drawn)."""
+    files = send_receive(tmp, "own-clocks-", ["unshare", "--time", "--monotonic", "500",
+                                              "--boottime", "500", "--"])
+    trace, said = converted(tmp, files)
+    if trace:
+        exact, _ = gaps(trace)
+        machines = [m["host"] for m in trace["otherData"].get("machines", [])]
+        check(machines == [host] and "2 machines" not in said and 0 < min(exact.values()),
+              "a time namespace of this host's name: machines %s, receives %.3f us after their "
+              "sends at the least; %s" % (machines, min(exact.values()), said))
+        as_perfetto(tmp, files, (host,))
+
+
 def merge(tmp):
     one_machine(tmp)
     renamed_host(tmp)
@@ -421,6 +561,7 @@ def merge(tmp):
                 "time namespaces, 5.6 or later): " + probe.stderr.strip())
     send, receive = send_receive(tmp, "", wrap)
     host = os.uname().nodename
+    own_clocks(tmp, host)
     trace, said = converted(tmp, [send, receive])
     if not trace:
         return None
@@ -478,7 +619,7 @@ def merge(tmp):
     open(wild, "wb").write(data)
     c = subprocess.run([TOOL, "convert", send, wild, "-o", os.path.join(tmp, "x.json")],
                        capture_output=True, text=True, timeout=60)
-    check(c.returncode == 1 and "its wall clock and %s's are more than a century apart" % send
+    check(c.returncode == 1 and "or %s's, is 2^62 ns (146 years) or more from 1970" % send
           in c.stderr and not os.path.exists(os.path.join(tmp, "x.json")),
           "a wall clock far off: %d %s" % (c.returncode, c.stderr))
     c = subprocess.run([TOOL, "convert", send, far, "-o", os.path.join(tmp, "x.json"),
@@ -492,7 +633,7 @@ def merge(tmp):
                     ["--offset", other + "=9000000000s", "--offset", other + "=9000000000s"]):
         c = subprocess.run([TOOL, "convert", send, far, "-o", os.path.join(tmp, "x.json"), *offsets],
                            capture_output=True, text=True, timeout=60)
-        check(c.returncode == 1 and "--offset %s: more than a century in all" % other in c.stderr
+        check(c.returncode == 1 and "--offset %s: 2^62 ns (146 years) or more in all" % other in c.stderr
               and not os.path.exists(os.path.join(tmp, "x.json")),
               "%s: %d %s" % (" ".join(offsets), c.returncode, c.stderr))
     align(tmp, wrap, host, other)

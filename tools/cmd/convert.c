@@ -57,7 +57,9 @@ static const char tt_convert_usage[] =
 	"                      spikes are looked for.\n"
 	"      --offset HOST=TIME  the runs recorded on HOST moved by TIME (a known offset\n"
 	"                      of its clock; TIME may be negative: -1.5ms); repeatable:\n"
-	"                      a host's add up, to less than a century. A host name\n"
+	"                      a host's add up, to less than 2^62 ns (146 years); the\n"
+	"                      trace's times, placed, must span less than 2^61 ns (73\n"
+	"                      years). A host name\n"
 	"                      that two machines have is refused: HOST may be the\n"
 	"                      beginning of a machine id or boot id instead (4 digits\n"
 	"                      or more), as convert names machines then\n"
@@ -281,6 +283,29 @@ static void tt_say_machines(const struct tt_trace *t)
 	}
 }
 
+
+/* Runs of one boot whose wall clocks disagree beyond slewing: stepped between them, or a
+ * damaged file; the boot placed by its earliest run's, whatever the files' order. The
+ * number of warnings said. */
+static uint64_t tt_warn_runs_disagree(const struct tt_trace *t)
+{
+	uint64_t said = 0;
+	for (size_t k = 0; k < t->nmachines; k++) {
+		const struct tt_machine *mc = &t->machines[k];
+		if (!mc->runs_disagree_ns)
+			continue;
+		fprintf(stderr, "ticktrace: warning: ");
+		tt_put_host(stderr, t, k);
+		fprintf(stderr, ": runs of one boot disagree about its wall clock: %s's moved ",
+			mc->disagreeing->path);
+		tt_print_offset(stderr, mc->runs_disagree_ns);
+		fprintf(stderr, " against CLOCK_MONOTONIC from %s's (its boot's earliest run, which "
+			"placed it): the clock stepped between them, or a file's time namespace "
+			"offsets are damaged\n", mc->anchor->path);
+		said++;
+	}
+	return said;
+}
 
 /* --align flows: a first pass pairs the flows between machines (report/align.c); each
  * machine whose flows with one placed go both ways moves to the middle of the window
@@ -1037,7 +1062,9 @@ int tt_convert(const struct tt_convert_opts *opts, struct tt_summary *sum)
 	struct tt_session_opts ro = {.inputs = opts->inputs, .ninputs = opts->ninputs,
 				 .debug_dir = opts->debug_dir,
 				 .output = opts->split ? NULL : opts->output,
-				 .force = opts->force, .quiet = opts->quiet};
+				 .force = opts->force, .quiet = opts->quiet,
+				 .offset_hosts = opts->offset_hosts, .offset_ns = opts->offset_ns,
+				 .noffsets = opts->noffsets};
 	struct tt_session run;
 	struct tt_splitter splitter = {.sink.ops = &tt_splitter_ops, .opts = opts, .format = format};
 	struct tt_chain chain = {0};
@@ -1045,13 +1072,13 @@ int tt_convert(const struct tt_convert_opts *opts, struct tt_summary *sum)
 	/* the thresholds are the caller's; the rules read from their file, ours */
 	struct tt_thresholds thresholds = opts->thresholds;
 	int rc = tt_session_open(&run, &ro);
-	for (size_t i = 0; rc == 0 && i < opts->noffsets; i++)
-		rc = tt_trace_offset(&run.trace, opts->offset_hosts[i], opts->offset_ns[i]);
 	uint64_t merge_warnings = 0; /* said before the decoding: in the summary's count */
-	if (rc == 0 && opts->align_flows)
-		rc = tt_align_by_flows(&run.trace, &merge_warnings);
+	if (rc == 0 && opts->align_flows && (rc = tt_align_by_flows(&run.trace, &merge_warnings)) == 0)
+		rc = tt_trace_check_span(&run.trace);
 	if (rc == 0 && !opts->quiet)
 		tt_say_machines(&run.trace);
+	if (rc == 0)
+		merge_warnings += tt_warn_runs_disagree(&run.trace);
 	if (rc == 0 && format == TT_FORMAT_JSON) {
 		int said = tt_say_pids(&run.trace);
 		rc = said < 0 ? -1 : 0;

@@ -198,6 +198,10 @@ struct tt_session_opts {
 	const char *output;    /* the output file ("-": stdout), or NULL: none */
 	bool force;            /* replace an existing output file */
 	bool quiet;            /* no summary line nor progress bar (warnings are still printed) */
+	/* --offset HOST=TIME: the files of host offset_hosts[i] moved by offset_ns[i] */
+	const char *const *offset_hosts;
+	const int64_t *offset_ns;
+	size_t noffsets;
 };
 
 struct tt_session {
@@ -210,8 +214,9 @@ struct tt_session {
 	char what[128];        /* the summary's word for what was made ("flat profile"), or "" */
 };
 
-/* Opens the inputs and names their functions. 0, or -1 after reporting the problem;
- * tt_session_close either way. */
+/* Opens the inputs, moves them by the offsets given, and names their functions; a
+ * trace whose times span more than a timeline holds (tt_trace_check_span) is refused.
+ * 0, or -1 after reporting the problem; tt_session_close either way. */
 int tt_session_open(struct tt_session *r, const struct tt_session_opts *o);
 /* Opens r->opts->output into r->out; 0, or -1 after reporting why. */
 int tt_session_output(struct tt_session *r);
@@ -234,10 +239,7 @@ int tt_decode_reported(const struct tt_trace *t, struct tt_sink *const *sinks, s
 
 /* ---- times, as the decoder gives them ---- */
 
-/* Nanoseconds since the trace start, within +-2^61 (73 years): a hostile file's clock
- * can put events at either end of time, and sinks add and subtract times freely. */
-#define TT_TIME_LIMIT (INT64_C(1) << 61)
-
+/* Nanoseconds since the trace start, within +-TT_TIME_LIMIT. */
 static inline int64_t tt_rebase(int64_t ns, int64_t base)
 {
 	int64_t ts;

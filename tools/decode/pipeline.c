@@ -67,6 +67,11 @@ int tt_session_open(struct tt_session *r, const struct tt_session_opts *o)
 	*r = (struct tt_session){.opts = o};
 	if (tt_trace_open(&r->trace, o->inputs, o->ninputs) < 0)
 		return -1;
+	for (size_t i = 0; i < o->noffsets; i++)
+		if (tt_trace_offset(&r->trace, o->offset_hosts[i], o->offset_ns[i]) < 0)
+			return -1;
+	if (tt_trace_check_span(&r->trace) < 0)
+		return -1;
 	r->symbols = tt_symbols_attach(&r->trace, o->debug_dir);
 	return r->symbols ? 0 : -1;
 }

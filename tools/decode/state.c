@@ -650,6 +650,11 @@ int tt_decoder_finish_thread(struct tt_decoder *d, const struct tt_thread *t)
 				tt_thread_label(t, who, sizeof(who)), t->dropped_total - overwritten,
 				t->dropped[TT_DROP_FULL], t->dropped[TT_DROP_NO_MEMORY],
 				t->dropped[TT_DROP_BEHIND], t->dropped[TT_DROP_REENTERED], t->cut_events);
+	if (t->states_lost)
+		tt_decoder_warn(d, "%s: %" PRIu64 " of its thread-state switches lost (the kernel's "
+				"buffer full, or ticktrace's store for the thread let go): where they "
+				"were, its states are not known", tt_thread_label(t, who, sizeof(who)),
+				t->states_lost);
 	if (t->cut_events)
 		tt_decoder_warn(d, "%s: its last event, at offset %" PRIu64 ", has only part of its "
 				"records (the run ended, or the file was written, while it was recorded): left out",

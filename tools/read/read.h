@@ -340,6 +340,11 @@ struct tt_machine {
 	/* Its first file's wall clock moved so against CLOCK_MONOTONIC during the run,
 	 * beyond slewing (stepped): placed by its reading at the start; 0: not */
 	int64_t wall_step_ns;
+	/* Its run `disagreeing`'s wall clock against CLOCK_MONOTONIC moved so (beyond slewing)
+	 * from that of `anchor`, the earliest run of its boot, which placed it: stepped
+	 * between the runs, or a damaged file's time namespace offsets; 0: none did */
+	int64_t runs_disagree_ns;
+	const struct tt_file *disagreeing, *anchor;
 	int64_t flows_ns;    /* the flows' part of offset_ns */
 	bool flows_window;   /* --align flows found its window: */
 	int64_t flows_lo_ns, flows_hi_ns;
@@ -388,6 +393,16 @@ const char *tt_machine_key(const struct tt_trace *t, size_t k, char prefix[33]);
  * where it needs telling ("vm (machine id 3d1219c7)"), in `buf`; its length. */
 #define TT_MACHINE_LABEL_MAX (TT_HOST_NAME_MAX + 48)
 size_t tt_machine_label(const struct tt_trace *t, size_t k, struct tt_str host, char *buf, size_t cap);
+/* Times on a timeline, from its start, are within this (2^61 ns, 73 years): a
+ * hostile file's clock can put events at either end of time, and sinks add and
+ * subtract times freely. */
+#define TT_TIME_LIMIT (INT64_C(1) << 61)
+/* The trace's latest time: its files' end anchors and threads' last records. */
+int64_t tt_trace_latest(const struct tt_trace *t);
+/* 0 where the trace's times, its machines placed (wall clocks, --offset, flows), span
+ * less than TT_TIME_LIMIT; else -1, said: the files at either end, and why each
+ * machine is where it is. */
+int tt_trace_check_span(const struct tt_trace *t);
 /* Moves the files of machine k by `ns` more (its offset_ns too). */
 void tt_trace_move(struct tt_trace *t, size_t k, int64_t ns);
 /* The same for one file already in memory (8-byte aligned; it must outlive t). */

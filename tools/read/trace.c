@@ -19,28 +19,56 @@ static void tt_trace_add(struct tt_trace *t, struct tt_file *f)
 		f->threads[j].id = (uint32_t)t->nthreads++;
 }
 
+/* A file's earliest time: its start anchor, or a thread's first record before it. */
+static int64_t tt_file_earliest(const struct tt_file *f)
+{
+	int64_t first = f->header.start.monotonic_ns;
+	for (size_t j = 0; j < f->nthreads; j++) {
+		const struct tt_thread *th = &f->threads[j];
+		if (th->has_first && tt_clock_ns(&f->clock, th->first_tsc) < first)
+			first = tt_clock_ns(&f->clock, th->first_tsc);
+	}
+	return first;
+}
+
+/* A file's latest time: its end anchor, or a thread's last record after it. */
+static int64_t tt_file_latest(const struct tt_file *f)
+{
+	int64_t latest = f->header.end.monotonic_ns;
+	for (size_t k = 0; k < f->nthreads; k++) {
+		uint64_t tsc;
+		if (tt_thread_last_tsc(&f->threads[k], &tsc) && tt_clock_ns(&f->clock, tsc) > latest)
+			latest = tt_clock_ns(&f->clock, tsc);
+	}
+	return latest;
+}
+
 /* The trace start: the earliest anchor or event. */
 static void tt_trace_rebase(struct tt_trace *t)
 {
 	for (size_t i = 0; i < t->nfiles; i++) {
-		const struct tt_file *f = &t->files[i];
-		int64_t first = f->header.start.monotonic_ns;
-		for (size_t j = 0; j < f->nthreads; j++) {
-			const struct tt_thread *th = &f->threads[j];
-			if (th->has_first && tt_clock_ns(&f->clock, th->first_tsc) < first)
-				first = tt_clock_ns(&f->clock, th->first_tsc);
-		}
+		int64_t first = tt_file_earliest(&t->files[i]);
 		if (i == 0 || first < t->base_ns)
 			t->base_ns = first;
 	}
 }
 
-/* Clocks a century (2^62 ns, 146 years) apart or more are no clocks: damage, a hostile
- * file, or a typo; within it, sums of two such times do not overflow. */
-static bool tt_within_century(int64_t ns)
+int64_t tt_trace_latest(const struct tt_trace *t)
 {
-	const int64_t century = INT64_C(1) << 62;
-	return ns <= century && ns >= -century;
+	int64_t latest = t->base_ns;
+	for (size_t i = 0; i < t->nfiles; i++)
+		if (tt_file_latest(&t->files[i]) > latest)
+			latest = tt_file_latest(&t->files[i]);
+	return latest;
+}
+
+/* Clocks 2^62 ns (146 years) apart or more are no clocks: damage, a hostile file, or a
+ * typo; within it, sums of two such times do not overflow (a trace's own span is
+ * held to half that: tt_trace_check_span). */
+static bool tt_within_clocks(int64_t ns)
+{
+	const int64_t far = INT64_C(1) << 62;
+	return ns <= far && ns >= -far;
 }
 
 /* Every time of a file, from its TSC or read as such, moved by `ns` (a valid file's
@@ -90,8 +118,22 @@ static bool tt_same_boot(const struct tt_file *a, const struct tt_file *b)
 	       !memcmp(x->machine_id, y->machine_id, sizeof x->machine_id);
 }
 
+/* Two files of one machine: of one boot, and either in one time namespace (a
+ * container, renamed or not) or of one host name (a process that entered a time
+ * namespace of its own, a child forked into it). A time namespace with a host name of
+ * its own is how the issue's tests stand in for another machine on one boot: two. */
+static bool tt_one_machine(const struct tt_file *a, const struct tt_file *b)
+{
+	const struct tt_machine_info *x = &a->machine, *y = &b->machine;
+	return tt_same_boot(a, b) &&
+	       ((x->timens_monotonic_ns == y->timens_monotonic_ns &&
+		 x->timens_boottime_ns == y->timens_boottime_ns) ||
+		(x->host_name_len == y->host_name_len && !memcmp(x->host_name, y->host_name, x->host_name_len)));
+}
+
 /* A wall clock at a file's start anchor less its CLOCK_MONOTONIC there (its machine's,
- * once the time namespace's offset is taken out): TAI, or REALTIME. */
+ * once the time namespace's offset is taken out): TAI, or REALTIME; the boot's time by
+ * that wall clock, which every run of one boot shares but for steps of the clock. */
 static int64_t tt_wall_less_monotonic(const struct tt_file *f, bool tai)
 {
 	const struct tt_clock_reading *r = &f->machine.start;
@@ -101,16 +143,32 @@ static int64_t tt_wall_less_monotonic(const struct tt_file *f, bool tai)
 	return ns;
 }
 
+static bool tt_knows_wall(const struct tt_file *f)
+{
+	return f->machine.flags & TT_MACHINE_START_CLOCK;
+}
+
 static bool tt_knows_tai(const struct tt_file *f)
 {
 	const struct tt_clock_reading *r = &f->machine.start;
-	return (f->machine.flags & TT_MACHINE_START_CLOCK) && r->tai_ns - r->realtime_ns >= 500000000;
+	return tt_knows_wall(f) && r->tai_ns - r->realtime_ns >= 500000000;
+}
+
+static uint64_t tt_magnitude(int64_t ns)
+{
+	return ns < 0 ? -(uint64_t)ns : (uint64_t)ns;
+}
+
+/* How far a boot's wall clock `moved` against its CLOCK_MONOTONIC over `elapsed` of it,
+ * beyond what a kernel's slewing moves it (500 ppm, and a millisecond for the reads): a
+ * step (NTP's, or by hand), or a damaged file; 0 where within. */
+static int64_t tt_beyond_slew(int64_t moved, int64_t elapsed)
+{
+	return tt_magnitude(moved) > tt_magnitude(elapsed) / 2000 + 1000000 ? moved : 0;
 }
 
 /* How far a file's wall clock moved against CLOCK_MONOTONIC between its readings at
- * start and as written, beyond what a kernel's slewing moves it (500 ppm, and a
- * millisecond for the reads): a step (NTP's, or by hand) during the run; 0 where none,
- * or not read. */
+ * start and as written, beyond slewing: a step during the run; 0 where none, or not read. */
 static int64_t tt_wall_step(const struct tt_file *f)
 {
 	const struct tt_machine_info *m = &f->machine;
@@ -122,70 +180,141 @@ static int64_t tt_wall_step(const struct tt_file *f)
 	if (__builtin_sub_overflow(m->written.realtime_ns, m->start.realtime_ns, &wall) ||
 	    __builtin_sub_overflow(wall, elapsed, &moved))
 		return wall < 0 ? INT64_MIN : INT64_MAX;
-	int64_t slew = elapsed / 2000 + 1000000;
-	return moved > slew || moved < -slew ? moved : 0;
+	return tt_beyond_slew(moved, elapsed);
+}
+
+/* The run whose wall clock places its boot: the earliest that read one (on the boot's
+ * CLOCK_MONOTONIC, its time namespace's offset taken out), whatever order the files
+ * come in; a later run's may have been stepped since. */
+static const struct tt_file *tt_boot_anchor(const struct tt_trace *t, const struct tt_file *of)
+{
+	const struct tt_file *best = of;
+	for (size_t i = 0; i < t->nfiles; i++) {
+		const struct tt_file *f = &t->files[i];
+		if (!tt_same_boot(f, of) || f == best)
+			continue;
+		if (tt_knows_wall(f) != tt_knows_wall(best)) {
+			if (tt_knows_wall(f))
+				best = f;
+		} else if (f->header.start.monotonic_ns < best->header.start.monotonic_ns ||
+			   (f->header.start.monotonic_ns == best->header.start.monotonic_ns &&
+			    (f->header.pid < best->header.pid ||
+			     (f->header.pid == best->header.pid && f->header.start.tsc < best->header.start.tsc)))) {
+			best = f;
+		}
+	}
+	return best;
+}
+
+/* Runs of one boot whose wall clocks disagree (against CLOCK_MONOTONIC, beyond slewing)
+ * with the run that placed the boot: the clock stepped between them, or a file's time
+ * namespace offsets are damaged. Each machine keeps its run that disagrees most. */
+static void tt_trace_runs_disagree(struct tt_trace *t)
+{
+	for (size_t i = 0; i < t->nfiles; i++) {
+		const struct tt_file *f = &t->files[i];
+		const struct tt_file *anchor = tt_boot_anchor(t, f);
+		if (anchor == f || !tt_knows_wall(f) || !tt_knows_wall(anchor))
+			continue;
+		int64_t ours = tt_wall_less_monotonic(f, false), theirs = tt_wall_less_monotonic(anchor, false);
+		int64_t moved; /* (their boot times by the wall clock: one, but for steps) */
+		if (__builtin_sub_overflow(ours, theirs, &moved))
+			moved = ours < theirs ? INT64_MIN : INT64_MAX;
+		int64_t elapsed;
+		if (__builtin_sub_overflow(f->header.start.monotonic_ns, anchor->header.start.monotonic_ns,
+					   &elapsed))
+			elapsed = INT64_MAX;
+		int64_t step = tt_beyond_slew(moved, elapsed);
+		struct tt_machine *mc = &t->machines[f->machine_index];
+		if (step && tt_magnitude(step) > tt_magnitude(mc->runs_disagree_ns)) {
+			mc->runs_disagree_ns = step;
+			mc->disagreeing = f;
+			mc->anchor = anchor;
+		}
+	}
 }
 
 /* Groups the files into machines and places each on the first file's machine's
  * CLOCK_MONOTONIC: a time namespace's offsets taken out of every file (exact), another
- * boot through the wall clocks, as well as their kernels say they are. A machine is a
- * boot in one time namespace, not a host name: `unshare --uts` or a container renames
- * the host, not the machine, and Perfetto links flows within a machine only (each file
- * keeps its own name, in its process's labels). A time namespace with its own offsets
- * is how the tests stand in for another machine on this boot (issue 33), so it stays one. */
+ * boot through the wall clocks, as well as their kernels say they are, each boot by
+ * its earliest run's (tt_boot_anchor). A machine is a
+ * boot, not a host name: `unshare --uts` or a container renames the host, not the
+ * machine, and a time namespace moves its clocks, which each file's offsets take out
+ * (tt_one_machine); Perfetto links flows within a machine only (each file keeps its own
+ * name, in its process's labels). */
 static int tt_trace_place(struct tt_trace *t)
 {
 	t->machines = calloc(t->nfiles, sizeof *t->machines);
 	if (!t->machines)
 		return tt_error("out of memory");
-	const struct tt_file *first = &t->files[0];
+	/* a machine: the files tt_one_machine joins, directly or through others (whatever
+	 * their order), named by its first */
+	for (size_t i = 0; i < t->nfiles; i++)
+		t->files[i].machine_index = (uint32_t)i;
+	for (bool joined = true; joined;) {
+		joined = false;
+		for (size_t i = 0; i < t->nfiles; i++)
+			for (size_t j = i + 1; j < t->nfiles; j++) {
+				struct tt_file *a = &t->files[i], *b = &t->files[j];
+				if (a->machine_index != b->machine_index && tt_one_machine(a, b)) {
+					uint32_t low = a->machine_index < b->machine_index ? a->machine_index :
+											     b->machine_index;
+					joined = true;
+					a->machine_index = b->machine_index = low;
+				}
+			}
+	}
 	for (size_t i = 0; i < t->nfiles; i++) {
 		struct tt_file *f = &t->files[i];
 		const struct tt_machine_info *m = &f->machine;
-		size_t k = 0;
-		while (k < t->nmachines &&
-		       !(tt_same_boot(t->machines[k].file, f) &&
-			 t->machines[k].file->machine.timens_monotonic_ns == m->timens_monotonic_ns &&
-			 t->machines[k].file->machine.timens_boottime_ns == m->timens_boottime_ns))
-			k++;
-		f->machine_index = (uint32_t)k;
+		/* (a machine's files' lowest index is its first's, numbered before them) */
+		if (f->machine_index == i) {
+			f->machine_index = (uint32_t)t->nmachines;
+			t->machines[t->nmachines++] = (struct tt_machine){.file = f, .clock = "CLOCK_MONOTONIC"};
+		} else {
+			f->machine_index = t->files[f->machine_index].machine_index;
+		}
 		/* (each clock's own offset: a namespace may move them apart) */
 		tt_file_shift_clocks(f, -m->timens_monotonic_ns, -m->timens_boottime_ns);
-		if (k == t->nmachines) {
-			struct tt_machine *mc = &t->machines[t->nmachines++];
-			*mc = (struct tt_machine){.file = f, .clock = "CLOCK_MONOTONIC",
-						  .wall_step_ns = tt_wall_step(f),
-						  .unsynchronized = (m->flags & TT_MACHINE_START_CLOCK) &&
-								    tt_clock_unsynchronized(&m->start)};
-			/* another machine of the same boot is where it is */
-			size_t same = 0;
-			while (same < k && !tt_same_boot(t->machines[same].file, f))
-				same++;
-			if (same < k) {
-				mc->offset_ns = t->machines[same].offset_ns;
-				mc->clock = t->machines[same].clock;
-				mc->uncertainty_ns = t->machines[same].uncertainty_ns;
-			} else if (k) {
-				bool tai = tt_knows_tai(f) && tt_knows_tai(first);
-				mc->clock = tai ? "CLOCK_TAI" : "CLOCK_REALTIME";
-				/* (readings a century apart are no clocks: damage, or a hostile file) */
-				int64_t ours = tt_wall_less_monotonic(f, tai);
-				int64_t theirs = tt_wall_less_monotonic(first, tai);
-				if (!tt_within_century(ours) || !tt_within_century(theirs))
-					return tt_error("%s: its wall clock and %s's are more than a century "
-							"apart: not placed on one timeline", f->path, first->path);
-				mc->offset_ns = ours - theirs;
-				const struct tt_clock_reading *a = &first->machine.start, *b = &m->start;
-				bool known = (first->machine.flags & m->flags & TT_MACHINE_START_CLOCK) &&
-					     a->state >= 0 && b->state >= 0;
-				mc->uncertainty_ns = -1;
-				if (known && __builtin_add_overflow(a->maxerror_ns, b->maxerror_ns,
-								    &mc->uncertainty_ns))
-					mc->uncertainty_ns = INT64_MAX;
-			}
-		}
-		tt_file_shift(f, t->machines[k].offset_ns);
 	}
+	const struct tt_file *first = tt_boot_anchor(t, &t->files[0]);
+	for (size_t k = 0; k < t->nmachines; k++) {
+		struct tt_machine *mc = &t->machines[k];
+		const struct tt_file *f = tt_boot_anchor(t, mc->file);
+		const struct tt_machine_info *m = &f->machine;
+		mc->wall_step_ns = tt_wall_step(f);
+		mc->unsynchronized = tt_knows_wall(f) && tt_clock_unsynchronized(&m->start);
+		/* another machine of the same boot is where it is */
+		size_t same = 0;
+		while (same < k && !tt_same_boot(t->machines[same].file, f))
+			same++;
+		if (same < k) {
+			mc->offset_ns = t->machines[same].offset_ns;
+			mc->clock = t->machines[same].clock;
+			mc->uncertainty_ns = t->machines[same].uncertainty_ns;
+		} else if (k) {
+			bool tai = tt_knows_tai(f) && tt_knows_tai(first);
+			mc->clock = tai ? "CLOCK_TAI" : "CLOCK_REALTIME";
+			/* (boot times 2^62 ns from 1970 are no clocks: damage, or a hostile file;
+			 * within that, their difference does not overflow) */
+			int64_t ours = tt_wall_less_monotonic(f, tai);
+			int64_t theirs = tt_wall_less_monotonic(first, tai);
+			if (!tt_within_clocks(ours) || !tt_within_clocks(theirs))
+				return tt_error("%s: its boot's time by its wall clock (REALTIME less "
+						"CLOCK_MONOTONIC at its start), or %s's, is 2^62 ns (146 "
+						"years) or more from 1970: no clock; not placed on one "
+						"timeline", f->path, first->path);
+			mc->offset_ns = ours - theirs;
+			const struct tt_clock_reading *a = &first->machine.start, *b = &m->start;
+			bool known = tt_knows_wall(first) && tt_knows_wall(f) && a->state >= 0 && b->state >= 0;
+			mc->uncertainty_ns = -1;
+			if (known && __builtin_add_overflow(a->maxerror_ns, b->maxerror_ns, &mc->uncertainty_ns))
+				mc->uncertainty_ns = INT64_MAX;
+		}
+	}
+	tt_trace_runs_disagree(t);
+	for (size_t i = 0; i < t->nfiles; i++)
+		tt_file_shift(&t->files[i], t->machines[t->files[i].machine_index].offset_ns);
 	return 0;
 }
 
@@ -212,12 +341,11 @@ static size_t tt_id_digits_alike(const uint8_t *a, const uint8_t *b)
 }
 
 /* Whether `hex` (4 digits or more, either case: fewer could be a host name's typo)
- * begins the id. */
+ * begins the id; an id not known is zeros, as convert names its machine. */
 static bool tt_id_begins(const uint8_t id[16], const char *hex)
 {
-	static const uint8_t none[16];
 	size_t n = strlen(hex);
-	if (n < 4 || n > 32 || !memcmp(id, none, sizeof none))
+	if (n < 4 || n > 32)
 		return false;
 	for (size_t i = 0; i < n; i++) {
 		char c = hex[i] | 0x20;
@@ -324,13 +452,56 @@ int tt_trace_offset(struct tt_trace *t, const char *name, int64_t ns)
 		if (!tt_machine_chosen(t, k, name, by_host))
 			continue;
 		int64_t given;
-		if (__builtin_add_overflow(mc->given_ns, ns, &given) || !tt_within_century(given))
-			return tt_error("--offset %s: more than a century in all: no clock is that far "
-					"off", name);
+		if (__builtin_add_overflow(mc->given_ns, ns, &given) || !tt_within_clocks(given))
+			return tt_error("--offset %s: 2^62 ns (146 years) or more in all: no clock is "
+					"that far off", name);
 		mc->given_ns = given;
 		tt_trace_move(t, k, ns);
 	}
 	return 0;
+}
+
+/* Where machine k is and why, for a message: "host vm: +4000000000 s by
+ * CLOCK_REALTIME, of which --offset +4000000000 s". */
+static void tt_say_placed(const struct tt_trace *t, size_t k, char *buf, size_t cap)
+{
+	const struct tt_machine *mc = &t->machines[k];
+	const struct tt_machine_info *m = &mc->file->machine;
+	char label[TT_MACHINE_LABEL_MAX];
+	tt_machine_label(t, k, (struct tt_str){m->host_name, m->host_name_len}, label, sizeof label);
+	int n = snprintf(buf, cap, "host %s: %+.0f s by %s", label, (double)mc->offset_ns / 1e9,
+			 strcmp(mc->clock, "CLOCK_MONOTONIC") ? mc->clock : "its boot");
+	if (mc->given_ns && n >= 0 && (size_t)n < cap)
+		snprintf(buf + n, cap - (size_t)n, ", of which --offset %+.0f s", (double)mc->given_ns / 1e9);
+}
+
+int tt_trace_check_span(const struct tt_trace *t)
+{
+	size_t early = 0, late = 0;
+	for (size_t i = 1; i < t->nfiles; i++) {
+		if (tt_file_earliest(&t->files[i]) < tt_file_earliest(&t->files[early]))
+			early = i;
+		if (tt_file_latest(&t->files[i]) > tt_file_latest(&t->files[late]))
+			late = i;
+	}
+	int64_t span;
+	if (!t->nfiles || (!__builtin_sub_overflow(tt_trace_latest(t), t->base_ns, &span) &&
+			   span < TT_TIME_LIMIT))
+		return 0;
+	const struct tt_file *a = &t->files[early], *b = &t->files[late];
+	char first[TT_MACHINE_LABEL_MAX + 128], last[TT_MACHINE_LABEL_MAX + 128];
+	tt_say_placed(t, a->machine_index, first, sizeof first);
+	last[0] = 0;
+	if (b->machine_index != a->machine_index) {
+		last[0] = ';', last[1] = ' ';
+		tt_say_placed(t, b->machine_index, last + 2, sizeof last - 2);
+	}
+	double apart_s = ((double)tt_file_latest(b) - (double)tt_file_earliest(a)) / 1e9;
+	return tt_error("%s and %s are placed %.0f s (%.0f years) apart, from the earliest time to "
+			"the latest (%s%s): a trace's times span less than 2^61 ns (73 years) in "
+			"every format; nothing written%s",
+			a->path, b->path, apart_s, apart_s / 31557600.0, first, last, t->machines[a->machine_index].given_ns || t->machines[b->machine_index].given_ns ?
+						     "" : " (--offset HOST=TIME corrects a known offset)");
 }
 
 void tt_trace_move(struct tt_trace *t, size_t k, int64_t ns)

@@ -774,6 +774,10 @@ static void tt_json_machines(struct tt_buf *b, const struct tt_trace *t, const u
 			TT_BUF_LIT(b, ",\"wall_clock_step_ns\":");
 			tt_buf_i64(b, mc->wall_step_ns);
 		}
+		if (mc->runs_disagree_ns) { /* (stepped between its runs: placed by the earliest's) */
+			TT_BUF_LIT(b, ",\"runs_wall_clock_step_ns\":");
+			tt_buf_i64(b, mc->runs_disagree_ns);
+		}
 		if (mc->unsynchronized)
 			TT_BUF_LIT(b, ",\"unsynchronized\":true,\"pids\":[");
 		else
@@ -803,8 +807,8 @@ static int tt_json_finish(struct tt_sink *sink, const struct tt_summary *sum)
 	struct tt_buf b = {0};
 	TT_BUF_LIT(&b, "\n],\n\"otherData\":{\"producer\":\"ticktrace\","
 		   "\"clock\":\"CLOCK_MONOTONIC\",\"start_monotonic_ns\":");
-	char num[24];
-	tt_buf_add(&b, num, (size_t)(tt_fmt_u64(num, (uint64_t)(t->base_ns < 0 ? 0 : t->base_ns)) - num));
+	/* (negative where a machine is placed before the first's boot: ts 0 is then before it) */
+	tt_buf_i64(&b, t->base_ns);
 	tt_json_machines(&b, t, j->pid_of);
 	TT_BUF_LIT(&b, ",\"files\":[");
 	for (size_t i = 0; i < t->nfiles; i++) {

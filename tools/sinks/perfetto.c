@@ -305,23 +305,6 @@ static void tt_pf_named_init(struct tt_pf_named *n, uint32_t id)
 	n->len = (uint8_t)(pb_close(n->b, q, PKT_TRACK_EVENT) - n->b);
 }
 
-/* The trace's latest time: its files' end anchors and threads' last records. */
-static int64_t tt_pf_latest(const struct tt_trace *t)
-{
-	int64_t latest = t->base_ns;
-	for (size_t i = 0; i < t->nfiles; i++) {
-		const struct tt_file *f = &t->files[i];
-		if (f->header.end.monotonic_ns > latest)
-			latest = f->header.end.monotonic_ns;
-		for (size_t k = 0; k < f->nthreads; k++) {
-			uint64_t tsc;
-			if (tt_thread_last_tsc(&f->threads[k], &tsc) && tt_clock_ns(&f->clock, tsc) > latest)
-				latest = tt_clock_ns(&f->clock, tsc);
-		}
-	}
-	return latest;
-}
-
 static int tt_pf_start(struct tt_sink *sink, const struct tt_trace *t)
 {
 	struct tt_perfetto *p = (struct tt_perfetto *)sink;
@@ -343,13 +326,15 @@ static int tt_pf_start(struct tt_sink *sink, const struct tt_trace *t)
 	p->shift_ns = t->base_ns < 0 ? -t->base_ns : 0;
 	p->base_ns = t->base_ns + p->shift_ns;
 	/* trace_processor holds times below 2^61 ns (73 years): later ones it clamps there,
-	 * their slices piled on one instant */
-	int64_t latest = tt_pf_latest(t), limit = INT64_C(1) << 61;
-	if (latest - t->base_ns >= limit - p->base_ns)
+	 * their slices piled on one instant; a trace spans less (tt_trace_check_span), but
+	 * from the first machine's boot, which a .pftrace's times count from, it may not */
+	int64_t latest = tt_trace_latest(t);
+	if (latest - t->base_ns >= TT_TIME_LIMIT - p->base_ns)
 		return tt_error("the trace spans %.0f s from its earliest time to its latest (its "
-				"machines' clocks placed that far apart, or --offset): more than a "
-				".pftrace's times hold (below 2^61 ns, 73 years); -o OUT.json holds it",
-				(double)(latest - t->base_ns) / 1e9);
+				"machines' clocks placed that far apart, or --offset), and its first "
+				"machine had been up %.0f s at its start: more than a .pftrace's times "
+				"hold (below 2^61 ns, 73 years, from that boot); -o OUT.json holds it",
+				(double)(latest - t->base_ns) / 1e9, (double)p->base_ns / 1e9);
 	p->flows = calloc(t->nmachines ? t->nmachines : 1, sizeof(*p->flows));
 	if (!p->flows)
 		return tt_error("out of memory for %zu machines", t->nmachines);
