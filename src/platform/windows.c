@@ -8,6 +8,7 @@
 #include <string.h>
 #include <windows.h>
 #include <psapi.h>
+#include <tlhelp32.h>
 
 #include "platform/platform.h"
 
@@ -134,6 +135,88 @@ static int __cdecl tt_os_end_onexit(void)
 	return 0;
 }
 
+/* ticktrace's own threads (tt_os_thread_start's), which the watch of the program's
+ * last thread does not count. */
+#define TT_OS_OWN_THREADS 16
+static DWORD tt_os_own[TT_OS_OWN_THREADS];
+static LONG tt_os_nown;
+
+static int tt_os_is_own(DWORD tid)
+{
+	LONG n = __atomic_load_n(&tt_os_nown, __ATOMIC_ACQUIRE);
+	for (LONG i = 0; i < n && i < TT_OS_OWN_THREADS; i++)
+		if (__atomic_load_n(&tt_os_own[i], __ATOMIC_RELAXED) == tid)
+			return 1;
+	return 0;
+}
+
+/* Windows ends a process as its last thread ends, ticktrace's included: once the
+ * program's own have all ended (main left by ExitThread, a thread ended by a stack
+ * overflow), ticktrace's kept it alive, with no trace written. Checked every
+ * TT_OS_WATCH_MS (a snapshot of the system's threads: a few ms on a busy machine,
+ * so seldom):
+ * then the run ends and the process exits with the code of the program's thread last
+ * seen to end (0 when more than TT_OS_WATCHED were running at the last look). */
+#define TT_OS_WATCH_MS 1000
+#define TT_OS_WATCHED 8
+
+/* The program's threads now, their handles into `seen` (up to TT_OS_WATCHED, *n of
+ * them): the number; -1: no snapshot. */
+static int tt_os_program_threads(HANDLE *seen, size_t *n)
+{
+	HANDLE snap = CreateToolhelp32Snapshot(TH32CS_SNAPTHREAD, 0);
+	if (snap == INVALID_HANDLE_VALUE)
+		return -1;
+	int threads = 0;
+	DWORD pid = GetCurrentProcessId();
+	THREADENTRY32 t = {.dwSize = sizeof t};
+	for (BOOL more = Thread32First(snap, &t); more; more = Thread32Next(snap, &t)) {
+		if (t.th32OwnerProcessID != pid || tt_os_is_own(t.th32ThreadID))
+			continue;
+		if (threads++ < TT_OS_WATCHED)
+			seen[(*n)++] = OpenThread(THREAD_QUERY_LIMITED_INFORMATION, FALSE, t.th32ThreadID);
+	}
+	CloseHandle(snap);
+	return threads;
+}
+
+static void tt_os_watch_last(void *unused)
+{
+	(void)unused;
+	HANDLE seen[TT_OS_WATCHED] = {0};
+	size_t nseen = 0;
+	for (int threads;; Sleep(TT_OS_WATCH_MS)) {
+		HANDLE now[TT_OS_WATCHED];
+		size_t n = 0;
+		if ((threads = tt_os_program_threads(now, &n)) == 0)
+			break;
+		for (size_t i = 0; i < nseen; i++)
+			if (seen[i])
+				CloseHandle(seen[i]);
+		nseen = threads > 0 && threads <= TT_OS_WATCHED ? n : 0;
+		memcpy(seen, now, nseen * sizeof *seen);
+		for (size_t i = nseen; i < n; i++)
+			if (now[i])
+				CloseHandle(now[i]);
+	}
+	DWORD code = 0;
+	ULONGLONG last = 0;
+	for (size_t i = 0; i < nseen; i++) {
+		FILETIME created, exited, kernel, user;
+		DWORD c;
+		if (seen[i] && GetThreadTimes(seen[i], &created, &exited, &kernel, &user) &&
+		    GetExitCodeThread(seen[i], &c)) {
+			ULONGLONG at = (ULONGLONG)exited.dwHighDateTime << 32 | exited.dwLowDateTime;
+			if (at >= last) {
+				last = at;
+				code = c;
+			}
+		}
+	}
+	tt_os_end();
+	ExitProcess(code);
+}
+
 int tt_os_at_exit(void (*end)(void))
 {
 	tt_os_end = end;
@@ -143,7 +226,9 @@ int tt_os_at_exit(void (*end)(void))
 	if (crt_onexit && GetModuleHandleExA(GET_MODULE_HANDLE_EX_FLAG_FROM_ADDRESS | GET_MODULE_HANDLE_EX_FLAG_PIN,
 					     (LPCSTR)(void *)tt_os_end_onexit, &self))
 		crt_onexit(tt_os_end_onexit);
-	return atexit(end) ? -ENOMEM : 0;
+	if (atexit(end))
+		return -ENOMEM;
+	return tt_os_thread_start(tt_os_watch_last, NULL);
 }
 
 struct tt_os_start {
@@ -169,11 +254,21 @@ int tt_os_thread_start(void (*main)(void *arg), void *arg)
 	if (!start)
 		return -ENOMEM;
 	*start = (struct tt_os_start){main, arg};
-	HANDLE thread = CreateThread(NULL, 64 * 1024, tt_os_thread_main, start, 0, NULL);
+	LONG own = InterlockedIncrement(&tt_os_nown) - 1;
+	if (own >= TT_OS_OWN_THREADS) {
+		InterlockedDecrement(&tt_os_nown);
+		HeapFree(GetProcessHeap(), 0, start);
+		return -EAGAIN;
+	}
+	/* (suspended until its id is listed: the watch never takes it for the program's) */
+	DWORD tid;
+	HANDLE thread = CreateThread(NULL, 64 * 1024, tt_os_thread_main, start, CREATE_SUSPENDED, &tid);
 	if (!thread) {
 		HeapFree(GetProcessHeap(), 0, start);
 		return -EAGAIN;
 	}
+	__atomic_store_n(&tt_os_own[own], tid, __ATOMIC_RELEASE);
+	ResumeThread(thread);
 	CloseHandle(thread);
 	return 0;
 }
@@ -541,19 +636,45 @@ void tt_os_clock_reading(const struct tt_anchor *anchor, struct tt_clock_reading
 static void (*tt_os_crashed)(uint32_t cause);
 static LPTOP_LEVEL_EXCEPTION_FILTER tt_os_crash_next;
 
+static LONG tt_os_crash_once;
+
 static LONG WINAPI tt_os_crash_filter(EXCEPTION_POINTERS *e)
 {
-	static LONG once;
-	if (InterlockedExchange(&once, 1) == 0)
+	if (InterlockedExchange(&tt_os_crash_once, 1) == 0)
 		tt_os_crashed((uint32_t)e->ExceptionRecord->ExceptionCode);
 	return tt_os_crash_next ? tt_os_crash_next(e) : EXCEPTION_CONTINUE_SEARCH;
+}
+
+static DWORD WINAPI tt_os_overflowed(void *unused)
+{
+	(void)unused;
+	tt_os_crashed(EXCEPTION_STACK_OVERFLOW);
+	return 0;
+}
+
+/* A stack overflow, as it happens: the search for a handler, on the page or two the
+ * stack has left, overflows it again before any filter runs (Wine then ends the
+ * thread alone, the process left to ticktrace's threads). So the trace is written
+ * first, by a thread of its own (a program that handles its overflow is rare: its
+ * trace is then the overflow's). */
+static LONG WINAPI tt_os_overflow_first(EXCEPTION_POINTERS *e)
+{
+	if (e->ExceptionRecord->ExceptionCode != EXCEPTION_STACK_OVERFLOW ||
+	    InterlockedExchange(&tt_os_crash_once, 1) != 0)
+		return EXCEPTION_CONTINUE_SEARCH;
+	HANDLE writer = CreateThread(NULL, 0, tt_os_overflowed, NULL, 0, NULL);
+	if (writer) {
+		WaitForSingleObject(writer, INFINITE);
+		CloseHandle(writer);
+	}
+	return EXCEPTION_CONTINUE_SEARCH;
 }
 
 int tt_os_on_crash(void (*crashed)(uint32_t cause))
 {
 	tt_os_crashed = crashed;
 	tt_os_crash_next = SetUnhandledExceptionFilter(tt_os_crash_filter);
-	return 0;
+	return AddVectoredExceptionHandler(1, tt_os_overflow_first) ? 0 : -ENOMEM;
 }
 
 /* ---- the process ---- */

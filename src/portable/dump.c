@@ -74,16 +74,8 @@ void tt__out_filtered(struct tt__out *out, const struct tt__slot *s)
 	tt__out_filtered_table(out, s->index, s->hot->filters, tt__run.min_dur_ns, false);
 }
 
-static uint64_t tt__dropped(const struct tt__slot *s)
-{
-	uint64_t n = 0;
-	for (int i = 0; i < TT_DROP_CAUSES; i++)
-		n += s->dropped[i];
-	return n;
-}
-
-void tt__out_thread_info(struct tt__out *file, uint32_t type, const struct tt__slot *s, uint64_t events,
-			 int sched)
+uint64_t tt__out_thread_info(struct tt__out *file, uint32_t type, const struct tt__slot *s, uint64_t events,
+			     int sched)
 {
 	struct tt_thread_info info = {.index = s->index, .tid = s->tid, .events = events,
 				      .flags = (s->exited ? TT_THREAD_EXITED : 0) |
@@ -91,8 +83,15 @@ void tt__out_thread_info(struct tt__out *file, uint32_t type, const struct tt__s
 					       (sched ? TT_THREAD_SCHED
 						: TT_THREAD_NO_STATES_FLAGS(tt__counters_off() ? TT_NO_STATES_OFF
 											 : TT_NO_STATES_WINDOWS, 0))};
-	memcpy(info.dropped, s->dropped, sizeof info.dropped);
+	/* Each count read once: a thread dropping into a full buffer counts on without the
+	 * lock, and END must total what the sections say. */
+	uint64_t dropped = 0;
+	for (int i = 0; i < TT_DROP_CAUSES; i++) {
+		info.dropped[i] = __atomic_load_n(&s->dropped[i], __ATOMIC_RELAXED);
+		dropped += info.dropped[i];
+	}
 	tt__out_thread_section(file, type, &info, s->name, s->named || s->exited);
+	return dropped;
 }
 
 void tt__thread_states(const struct tt__slot *s, struct tt__states *st)
@@ -132,7 +131,7 @@ static void tt__out_thread(struct tt__out *file, struct tt__slot *s, struct tt_e
 		records += (c->size - sizeof *c) / sizeof(struct tt_record);
 	struct tt__states states;
 	tt__thread_states(s, &states);
-	tt__out_thread_info(file, TT_SEC_THREAD, s, records, states.states != NULL);
+	uint64_t dropped = tt__out_thread_info(file, TT_SEC_THREAD, s, records, states.states != NULL);
 	uint64_t first = 0;
 	for (const struct tt__chunk *c = s->first; c; c = c->next) {
 		const struct tt_record *end, *r = tt__records(c, &end);
@@ -142,14 +141,14 @@ static void tt__out_thread(struct tt__out *file, struct tt__slot *s, struct tt_e
 	}
 	tt__out_thread_states(file, s, &states);
 	tt__out_filtered(file, s);
-	tt__end_add(end_info, s, first);
+	tt__end_add(end_info, first, dropped);
 }
 
-void tt__end_add(struct tt_end_info *end_info, const struct tt__slot *s, uint64_t records)
+void tt__end_add(struct tt_end_info *end_info, uint64_t records, uint64_t dropped)
 {
 	end_info->threads++;
 	end_info->records += records;
-	end_info->dropped += tt__dropped(s);
+	end_info->dropped += dropped;
 }
 
 void tt__file_header(struct tt_file_header *h)

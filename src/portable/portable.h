@@ -201,9 +201,9 @@ void tt__out_process(struct tt__out *file);   /* PROCESS and MACHINE */
 /* SITES, ARG_NAMES and FUNCS of the set's entries (sections.h). */
 void tt__out_sites(struct tt__out *out, const struct tt__site_set *set);
 /* THREAD or THREAD_TOTALS (type) of slot s with `events` records, `sched`: its
- * switches follow. */
-void tt__out_thread_info(struct tt__out *file, uint32_t type, const struct tt__slot *s, uint64_t events,
-			 int sched);
+ * switches follow. Returns the events it says were dropped, for tt__end_add. */
+uint64_t tt__out_thread_info(struct tt__out *file, uint32_t type, const struct tt__slot *s, uint64_t events,
+			     int sched);
 /* Lock held: where the records slot s wrote into chunk c end now (its cursor while it
  * records into it: events it is writing are left to tt_written_end). */
 const struct tt_record *tt__chunk_end(const struct tt__slot *s, const struct tt__chunk *c);
@@ -217,6 +217,7 @@ struct tt__states {
 };
 void tt__thread_states(const struct tt__slot *s, struct tt__states *st);
 void tt__out_thread_states(struct tt__out *file, const struct tt__slot *s, struct tt__states *st);
-void tt__end_add(struct tt_end_info *end_info, const struct tt__slot *s, uint64_t records);
+/* END's totals: one more thread, its records and the dropped events its section said. */
+void tt__end_add(struct tt_end_info *end_info, uint64_t records, uint64_t dropped);
 
 #endif /* TT_PORTABLE_H */

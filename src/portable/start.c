@@ -83,11 +83,14 @@ static void tt__say_drops(void)
 	fprintf(stderr, "\n");
 }
 
+/* The run ended: at exit, or by a crash whose file the exit must not replace (a
+ * stack overflow ends only its thread: the process then exits as its last ends). */
+static int tt__ended;
+
 /* (once: tt_os_at_exit may call it twice) */
 static void tt__exit(void)
 {
-	static int ended;
-	if (tt__run.off || __atomic_exchange_n(&ended, 1, __ATOMIC_ACQ_REL))
+	if (tt__run.off || __atomic_exchange_n(&tt__ended, 1, __ATOMIC_ACQ_REL))
 		return;
 	char path[1024];
 	int rc = tt__run_end(0, path, sizeof path);
@@ -100,6 +103,8 @@ static void tt__exit(void)
 /* (`exception`: its code, which the file keeps as its crash_signal) */
 static void tt__crashed(uint32_t exception)
 {
+	if (__atomic_exchange_n(&tt__ended, 1, __ATOMIC_ACQ_REL))
+		return;
 	char path[1024];
 	int rc = tt__run_end((int)exception, path, sizeof path);
 	if (rc < 0)

@@ -217,10 +217,11 @@ int tt__stream_finish(int crash_signal)
 		for (struct tt__slot *s = tt__run.first; s; s = s->next) {
 			struct tt__states states;
 			tt__thread_states(s, &states);
-			tt__out_thread_info(out, TT_SEC_THREAD_TOTALS, s, s->written, states.states != NULL);
+			uint64_t dropped = tt__out_thread_info(out, TT_SEC_THREAD_TOTALS, s, s->written,
+							       states.states != NULL);
 			tt__out_thread_states(out, s, &states);
 			tt__out_filtered(out, s);
-			tt__end_add(&end_info, s, s->written);
+			tt__end_add(&end_info, s->written, dropped);
 		}
 		end_info.sites = tt__stream.sites.count - tt__stream.sites.funcs;
 		tt__out_end(out, &end_info);

@@ -1,6 +1,8 @@
 /* A Windows program's functions by name: the COFF symbol table mingw-w64's linker
  * keeps in a PE file unless it is stripped (libelf and libdw read ELF alone), and
- * their lines from its DWARF sections (pe_dwarf.c). MSVC's programs keep theirs in a
+ * their lines from its DWARF sections (pe_dwarf.c), which name the functions the
+ * symbol table lacks. The symbols have no sizes: the exception directory's
+ * (.pdata's) function extents tell where one's code ends. MSVC's programs keep theirs in a
  * PDB, which is not read: said where it is named. */
 #include "read_internal.h"
 
@@ -19,6 +21,9 @@
 #define TT_PE_CLASS_EXTERNAL 2
 #define TT_PE_CLASS_STATIC 3
 #define TT_PE_DEBUG_CODEVIEW 2
+#define TT_PE_DIR_EXCEPTION 3       /* DataDirectory[3]: .pdata's RUNTIME_FUNCTIONs */
+#define TT_PE_DIR_DEBUG 6
+#define TT_PE_RUNTIME_FUNCTION 12  /* bytes of one: its code's first RVA, its end's */
 #define TT_PE_SCN_EXECUTE 0x20000000u
 #define TT_PE_MAX_SYMBOLS (1u << 26) /* 1.2 GB of symbols: more is damage */
 
@@ -40,6 +45,8 @@ struct tt_pe {
 	size_t nsections;
 	struct tt_pe_symbol *symbols; /* functions, by address */
 	size_t nsymbols;
+	uint8_t *extents; /* .pdata's RUNTIME_FUNCTIONs, by address (NULL: none) */
+	size_t nextents;
 };
 
 static uint16_t tt_le16(const uint8_t *p)
@@ -77,6 +84,7 @@ void tt_pe_free(struct tt_pe *pe)
 		free(pe->symbols[i].name);
 	free(pe->symbols);
 	free(pe->sections);
+	free(pe->extents);
 	tt_pe_dwarf_free(pe->dwarf);
 	free(pe);
 }
@@ -100,36 +108,50 @@ static uint8_t *tt_pe_strings(int fd, uint32_t table, uint32_t count, uint32_t *
 	return *size >= 4 && *size < (1u << 30) ? tt_pe_read(fd, at, *size) : NULL;
 }
 
+/* The bytes of the data directory `index` (its size in *size, up to `max`), read from
+ * the section that holds it, malloc'd; NULL: none (or too large, or cut short). */
+static uint8_t *tt_pe_directory(int fd, const uint8_t *opt, const uint8_t *sections, size_t nsections,
+				uint32_t index, uint32_t max, uint32_t *size)
+{
+	if (tt_le32(opt + 108) <= index)
+		return NULL;
+	uint32_t dir_rva = tt_le32(opt + 112 + index * 8);
+	*size = tt_le32(opt + 112 + index * 8 + 4);
+	for (size_t s = 0; dir_rva && s < nsections; s++) {
+		const uint8_t *sh = sections + s * TT_PE_SECTION;
+		uint32_t rva = tt_le32(sh + 12), raw_size = tt_le32(sh + 16), raw = tt_le32(sh + 20);
+		if (dir_rva >= rva && dir_rva - rva < raw_size)
+			return *size <= max ? tt_pe_read(fd, raw + (dir_rva - rva), *size) : NULL;
+	}
+	return NULL;
+}
+
 /* The file's CodeView record (its debug directory's), checked against `build_id` (the
  * GUID and age the program ran with; empty: not checked); its PDB's name into *pdb
  * (malloc'd) when it names one. 0, or -1: another build. */
-static int tt_pe_codeview(int fd, const uint8_t *sections, size_t nsections, uint32_t dir_rva,
-			  uint32_t dir_size, const struct tt_str *build_id, char **pdb)
+static int tt_pe_codeview(int fd, const uint8_t *opt, const uint8_t *sections, size_t nsections,
+			  const struct tt_str *build_id, char **pdb)
 {
-	for (size_t s = 0; s < nsections; s++) {
-		const uint8_t *sh = sections + s * TT_PE_SECTION;
-		uint32_t rva = tt_le32(sh + 12), size = tt_le32(sh + 16), raw = tt_le32(sh + 20);
-		if (dir_rva < rva || dir_rva - rva >= size || dir_size > 64 * TT_PE_DEBUG_ENTRY)
-			continue;
-		uint8_t *dir = tt_pe_read(fd, raw + (dir_rva - rva), dir_size);
-		for (size_t i = 0; dir && i + TT_PE_DEBUG_ENTRY <= dir_size; i += TT_PE_DEBUG_ENTRY) {
-			uint32_t type = tt_le32(dir + i + 12), len = tt_le32(dir + i + 16);
-			uint8_t *cv = type == TT_PE_DEBUG_CODEVIEW && len >= 24 && len < 4096
-					      ? tt_pe_read(fd, tt_le32(dir + i + 24), len)
-					      : NULL;
-			if (!cv || memcmp(cv, "RSDS", 4) != 0) {
-				free(cv);
-				continue;
-			}
-			int same = !build_id->len || (build_id->len == 20 && memcmp(cv + 4, build_id->ptr, 20) == 0);
-			if (len > 24 && cv[24])
-				*pdb = strndup((const char *)cv + 24, len - 24);
+	uint32_t dir_size;
+	uint8_t *dir = tt_pe_directory(fd, opt, sections, nsections, TT_PE_DIR_DEBUG, 64 * TT_PE_DEBUG_ENTRY,
+				       &dir_size);
+	for (size_t i = 0; dir && i + TT_PE_DEBUG_ENTRY <= dir_size; i += TT_PE_DEBUG_ENTRY) {
+		uint32_t type = tt_le32(dir + i + 12), len = tt_le32(dir + i + 16);
+		uint8_t *cv = type == TT_PE_DEBUG_CODEVIEW && len >= 24 && len < 4096
+				      ? tt_pe_read(fd, tt_le32(dir + i + 24), len)
+				      : NULL;
+		if (!cv || memcmp(cv, "RSDS", 4) != 0) {
 			free(cv);
-			free(dir);
-			return same ? 0 : -1;
+			continue;
 		}
+		int same = !build_id->len || (build_id->len == 20 && memcmp(cv + 4, build_id->ptr, 20) == 0);
+		if (len > 24 && cv[24])
+			*pdb = strndup((const char *)cv + 24, len - 24);
+		free(cv);
 		free(dir);
+		return same ? 0 : -1;
 	}
+	free(dir);
 	return build_id->len ? -1 : 0;
 }
 
@@ -234,10 +256,8 @@ struct tt_pe *tt_pe_load(int fd, const char *path, const struct tt_str *build_id
 		pe->sections[pe->nsections++] =
 			(struct tt_pe_section){tt_le32(sections + s * TT_PE_SECTION + 12),
 					       tt_le32(sections + s * TT_PE_SECTION + 20)};
-	/* DataDirectory[6], the debug directory: the CodeView GUID and age */
-	uint32_t ndirs = tt_le32(opt + 108);
-	if (tt_pe_codeview(fd, sections, nsections, ndirs > 6 ? tt_le32(opt + 112 + 6 * 8) : 0,
-			   ndirs > 6 ? tt_le32(opt + 112 + 6 * 8 + 4) : 0, build_id, &pdb) != 0) {
+	/* the debug directory: the CodeView GUID and age */
+	if (tt_pe_codeview(fd, opt, sections, nsections, build_id, &pdb) != 0) {
 		tt_warn("%s: not the file the program ran (its CodeView GUID and age differ from "
 			"the build id recorded): its functions are named by offset", path);
 		goto quiet;
@@ -251,6 +271,9 @@ struct tt_pe *tt_pe_load(int fd, const char *path, const struct tt_str *build_id
 		goto bad;
 	pe->image_base = (uint64_t)tt_le32(opt + 24) | (uint64_t)tt_le32(opt + 28) << 32;
 	pe->dwarf = tt_pe_dwarf(fd, sections, nsections, symtab, nsyms);
+	uint32_t extents_size; /* (none, or unreadable: the symbols' extents unknown) */
+	pe->extents = tt_pe_directory(fd, opt, sections, nsections, TT_PE_DIR_EXCEPTION, 1u << 30, &extents_size);
+	pe->nextents = pe->extents ? extents_size / TT_PE_RUNTIME_FUNCTION : 0;
 	if (!pe->nsymbols)
 		tt_warn("%s: no COFF symbol table (stripped%s%s%s): its functions are named by "
 			"offset%s", path, pdb ? ", or built by MSVC; its symbols are in " : "",
@@ -295,6 +318,25 @@ const char *tt_pe_function(const struct tt_pe *pe, uint64_t rva, uint64_t *offse
 	return pe->symbols[lo - 1].name;
 }
 
+/* The first RVA of the function whose code holds `rva`, as .pdata says; false: none
+ * says (no .pdata, or code outside every function it lists). */
+static bool tt_pe_extent(const struct tt_pe *pe, uint64_t rva, uint32_t *begin)
+{
+	size_t lo = 0, hi = pe->nextents;
+	while (lo < hi) { /* the first function that begins past rva (.pdata is sorted) */
+		size_t mid = lo + (hi - lo) / 2;
+		if (tt_le32(pe->extents + mid * TT_PE_RUNTIME_FUNCTION) <= rva)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	const uint8_t *f = lo ? pe->extents + (lo - 1) * TT_PE_RUNTIME_FUNCTION : NULL;
+	if (!f || rva >= tt_le32(f + 4))
+		return false;
+	*begin = tt_le32(f);
+	return true;
+}
+
 uint64_t tt_pe_image_base(const struct tt_pe *pe)
 {
 	return pe->image_base;
@@ -331,8 +373,19 @@ int tt_pe_name(const struct tt_pe *pe, const char *path, uint64_t rva, char **na
 	const char *src = tt_pe_line(pe, rva, line);
 	if (src && !(*file = strdup(src)))
 		return -1;
-	uint64_t off;
+	uint64_t off, entry;
 	const char *symbol = tt_pe_function(pe, rva, &off);
+	/* A function the symbol table lacks (a static one gas left out) is its DWARF's; a
+	 * symbol before a function that begins past it is another's: neither is named
+	 * after it. */
+	const char *described = pe->dwarf ? tt_pe_dwarf_function(pe->dwarf, pe->image_base + rva, &entry) : NULL;
+	uint32_t begin;
+	if (described && (!symbol || rva - off != entry - pe->image_base)) {
+		symbol = described;
+		off = pe->image_base + rva - entry;
+	} else if (!described && symbol && tt_pe_extent(pe, rva, &begin) && begin > rva - off) {
+		symbol = NULL;
+	}
 	if (!symbol) {
 		const char *slash = strrchr(path, '\\');
 		if (!slash)

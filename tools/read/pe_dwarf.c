@@ -1,10 +1,12 @@
 /* A Windows program's file:line: mingw-w64's gcc leaves DWARF in a PE file's .debug_*
  * sections, which libdw reads as it reads an ELF file's once they are wrapped in an
  * ELF image made in memory (libelf opens ELF alone): the debug sections' bytes under
- * their own names, nothing else. Their addresses are the image's at its preferred
+ * their own names, nothing else. Its functions name those the COFF symbol table lacks
+ * (the static functions gas leaves out of it). Their addresses are the image's at its preferred
  * base (ImageBase + RVA), the linker having resolved them. */
 #include "read_internal.h"
 
+#include <dwarf.h>
 #include <elf.h>
 #include <elfutils/libdw.h>
 #include <libelf.h>
@@ -119,4 +121,33 @@ const char *tt_pe_dwarf_line(struct tt_pe_dwarf *d, uint64_t address, uint32_t *
 		dwarf_lineno(l, &lineno);
 	*line = lineno > 0 ? (uint32_t)lineno : 0;
 	return file;
+}
+
+/* The function's symbol: its linkage name (C++'s mangled one, which says its
+ * parameters), else its name, from its declaration where the definition refers to it. */
+static const char *tt_pe_dwarf_symbol(Dwarf_Die *fn)
+{
+	static const int names[] = {DW_AT_linkage_name, DW_AT_MIPS_linkage_name, DW_AT_name};
+	Dwarf_Attribute attr;
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+		if (dwarf_attr_integrate(fn, names[i], &attr))
+			return dwarf_formstring(&attr);
+	return NULL;
+}
+
+const char *tt_pe_dwarf_function(struct tt_pe_dwarf *d, uint64_t address, uint64_t *entry)
+{
+	Dwarf_Die cu, *scopes = NULL;
+	int n = d && tt_pe_dwarf_unit(d->dw, address, &cu) ? dwarf_getscopes(&cu, address, &scopes) : 0;
+	const char *symbol = NULL;
+	for (int i = 0; i < n && !symbol; i++) { /* (innermost first: past inlined calls) */
+		Dwarf_Addr low;
+		if (dwarf_tag(&scopes[i]) == DW_TAG_subprogram && dwarf_lowpc(&scopes[i], &low) == 0 &&
+		    low <= address) {
+			symbol = tt_pe_dwarf_symbol(&scopes[i]);
+			*entry = low;
+		}
+	}
+	free(scopes);
+	return symbol;
 }

@@ -1,6 +1,7 @@
 /* pe_dwarf.c's functions (read_internal.h) in ticktrace.exe, where libdw is not built:
  * a PE file's DWARF is not read, said once for each file that has some, and its
- * functions have no file:line (their names come from the COFF symbols all the same).
+ * functions have no file:line (their names come from the COFF symbols all the same,
+ * and those the COFF symbols lack are named by offset).
  * `ticktrace` on Linux reads it. */
 #include "read_internal.h"
 
@@ -25,5 +26,13 @@ const char *tt_pe_dwarf_line(struct tt_pe_dwarf *d, uint64_t address, uint32_t *
 	(void)d;
 	(void)address;
 	(void)line;
+	return NULL;
+}
+
+const char *tt_pe_dwarf_function(struct tt_pe_dwarf *d, uint64_t address, uint64_t *entry)
+{
+	(void)d;
+	(void)address;
+	(void)entry;
 	return NULL;
 }

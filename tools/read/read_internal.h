@@ -59,7 +59,8 @@ const char *tt_pe_function(const struct tt_pe *pe, uint64_t rva, uint64_t *offse
 const char *tt_pe_line(const struct tt_pe *pe, uint64_t rva, uint32_t *line);
 uint64_t tt_pe_image_base(const struct tt_pe *pe);
 /* tt_pe_name: the function at `rva` of the file at `path` (as the run named it),
- * named from its COFF symbols (demangled, "+0xOFF" inside one), else as PROGRAM+0xRVA;
+ * named from its COFF symbols (demangled, "+0xOFF" inside one), or its DWARF where
+ * they lack the function, else as PROGRAM+0xRVA;
  * its source *file (malloc'd, left as it was where none says) and *line. 0, or -1 out
  * of memory. */
 int tt_pe_name(const struct tt_pe *pe, const char *path, uint64_t rva, char **name, char **file, uint32_t *line);
@@ -73,7 +74,9 @@ char *tt_pe_local_path(const char *debug_dir, const char *path);
 /* pe_dwarf.c: a PE file's DWARF, read by libdw from its .debug_* sections wrapped in
  * an ELF image made in memory. tt_pe_dwarf_open: NULL when there are none, or they
  * cannot be read; tt_pe_dwarf_line: the source file and *line of `address` (the
- * image's at its preferred base), NULL: none. */
+ * image's at its preferred base), NULL: none; tt_pe_dwarf_function: the symbol of the
+ * function (DW_TAG_subprogram) whose code holds `address`, its *entry address, or
+ * NULL: none says. */
 struct tt_pe_debug_section {
 	char name[64];
 	uint64_t file_offset, size;
@@ -82,6 +85,7 @@ struct tt_pe_dwarf;
 struct tt_pe_dwarf *tt_pe_dwarf_open(int fd, const struct tt_pe_debug_section *sections, size_t n);
 void tt_pe_dwarf_free(struct tt_pe_dwarf *d);
 const char *tt_pe_dwarf_line(struct tt_pe_dwarf *d, uint64_t address, uint32_t *line);
+const char *tt_pe_dwarf_function(struct tt_pe_dwarf *d, uint64_t address, uint64_t *entry);
 
 /* lookup.c: the description of `address` whose span ends at `until`, or NULL. */
 struct tt_site *tt_file_site_until(const struct tt_file *f, uint64_t address, uint64_t until);

@@ -1,0 +1,48 @@
+/* Programs whose threads end without exit() (ending.py): overflow: main recurses,
+ * each call in a scope, until its stack overflows; exitthread: main records a scope,
+ * starts a worker that records 20 scopes of 10 ms, and leaves by ExitThread (Windows
+ * ends the process as its last thread ends).
+ *
+ *     ending.exe overflow|exitthread */
+#include <string.h>
+#include <windows.h>
+
+#include "ticktrace.h"
+
+static volatile int tt_deeper = 1; /* (always: gcc sees no end otherwise) */
+
+__attribute__((noinline)) static int tt_recurse(int depth)
+{
+	if (!tt_deeper)
+		return 0;
+	TT_SCOPE("recurse");
+	volatile char frame[256];
+	frame[0] = (char)depth;
+	return tt_recurse(depth + 1) + frame[0];
+}
+
+static DWORD WINAPI tt_worker(void *arg)
+{
+	(void)arg;
+	tt_thread_name("last-worker");
+	for (int i = 0; i < 20; i++) {
+		TT_SCOPE("work");
+		Sleep(10);
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2)
+		return 2;
+	if (strcmp(argv[1], "overflow") == 0)
+		return tt_recurse(0);
+	{
+		TT_SCOPE("main-part");
+		Sleep(5);
+	}
+	if (!CreateThread(NULL, 0, tt_worker, NULL, 0, NULL))
+		return 2;
+	ExitThread(0);
+}
