@@ -400,6 +400,11 @@ void tt__counters_sections(struct tt__slot *slot, uint64_t *at, tt__counters_fn 
 	*at = c->base + c->n;
 }
 
+uint32_t tt__counters_flags(const struct tt__slot *slot)
+{
+	return (tt__counters_steal ? TT_SCHEDSTAT_STEAL : 0) | (slot->sched.counters.unread ? TT_SCHEDSTAT_BUDGET : 0);
+}
+
 void tt__counters_written(struct tt__slot *slot)
 {
 	struct tt__counters *c = &slot->sched.counters;

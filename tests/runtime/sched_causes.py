@@ -306,6 +306,9 @@ def refused(tmp, user=None):
             label = "seccomp %s, mode %s%s" % (what, mode, ", as nobody" if user is not None else "")
             live = os.path.join(tmp, "seccomp-%s-%s.jsonl" % (what, mode))
             env = {"TICKTRACE_MODE": mode}
+            at_exit = os.path.join(tmp, "seccomp-%s-%s.report" % (what, mode))
+            if mode == "stop":  # (the report at exit: not where the records drain)
+                env["TICKTRACE_REPORT"] = at_exit
             if mode == "stream":
                 env.update(TICKTRACE_SPIKES=live, TICKTRACE_SPIKE_THRESHOLD="1ms")
             snaps = os.path.join(tmp, "seccomp-snaps") if (what, mode) == ("spin", "stop") else None
@@ -345,7 +348,7 @@ def refused(tmp, user=None):
             if snaps:
                 refused_snapshots(label, snaps, live, tmp)
             if mode != "stream" and split:
-                refused_report(label, out, kernel)
+                refused_report(label, out, kernel, open(at_exit).read() if os.path.exists(at_exit) else "")
     text = subprocess.run([TOOL, "spikes", "--threshold", "1ms", out], capture_output=True, text=True,
                           timeout=60)
     check(re.search(r"on CPU ~\S+ \S+, preempted ~", text.stdout) and "from the thread's counters" in text.stdout,
@@ -530,11 +533,13 @@ def killed_live(tmp):
           "killed live: convert does not say the states are missing: %s" % c.stderr)
 
 
-def refused_report(label, out, kernel):
+def refused_report(label, out, kernel, at_exit):
     """`ticktrace report` of a run split by the counters: each planted scope's row
     counts its time on and off CPU from them (causes_from "schedstat"), and what they
     do not cover as unknown: the three make its total, and off CPU is what the kernel
-    counted within the spike's resolution."""
+    counted within the spike's resolution. The report at exit (TICKTRACE_REPORT,
+    `at_exit`: the table `report` prints) has the same "~" columns: it had none where
+    perf was refused, "no thread has states" instead (an outside check of issue 35, D6)."""
     r = subprocess.run([TOOL, "report", "--json", out], capture_output=True, text=True, timeout=60)
     rows = {x["name"]: x for x in json.loads(r.stdout)["rows"]} if r.returncode == 0 else {}
     s = subprocess.run([TOOL, "spikes", "--json", "--threshold", "1ms", out], capture_output=True,
@@ -564,6 +569,26 @@ def refused_report(label, out, kernel):
     text = subprocess.run([TOOL, "report", out], capture_output=True, text=True, timeout=60).stdout
     check(re.search(r" ~\S+ \S+ +~\S+", text) and "from the threads' counters" in text,
           "%s: report's text does not mark the counters' split: %s" % (label, text))
+    for scope in sorted({k["scope"] for k in kernel}):
+        split = [approximate_cells(t, scope) for t in (text, at_exit)]
+        check(split[0] is None or (split[1] and all(abs(a - b) <= max(a, b) / 100 for a, b in zip(*split))),
+              "%s: the report at exit's %s is not report's (on and off CPU, ns: %s):\n%s"
+              % (label, scope, split, at_exit))
+    check("from the threads' counters" in at_exit and "no thread has states" not in at_exit,
+          "%s: the report at exit does not say its split's source:\n%s" % (label, at_exit))
+
+
+UNITS = {"ns": 1, "us": 1000, "ms": MS, "s": 1000 * MS}
+
+
+def approximate_cells(table, name):
+    """The on and off CPU cells ("~1.234 ms"), in ns, of the row `name` of a report's
+    text table; None where it has no such row."""
+    for line in table.splitlines():
+        cells = re.findall(r"~([\d.]+) (ns|us|ms|s)\b", line)
+        if line.startswith(name + " ") and len(cells) >= 2:
+            return [float(v) * UNITS[u] for v, u in cells[:2]]
+    return None
 
 
 def refused_snapshots(label, d, live, work):
