@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <sched.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -251,6 +252,19 @@ static struct tt__fd tt__log_fd = {.fd = -1};
 static int tt__log_named;    /* tt__log_name set: 1; being set: 2; could not be: -1 */
 static int tt__log_to_empty; /* the run's first process empties its log as it opens it */
 
+/* The log just opened, `empty` in the run's first process: emptied unless another run
+ * writes it now (independent runs given one TICKTRACE_LOG, or one TICKTRACE_OUT and
+ * the log beside it), whose lines stay and this run's follow; each process holds its
+ * log (a shared flock on its descriptor) to say so. 0, or -1 where it cannot be emptied. */
+static int tt__log_claim(int fd, int empty)
+{
+	if (empty && flock(fd, LOCK_EX | LOCK_NB) < 0 && errno == EWOULDBLOCK)
+		empty = 0;
+	int err = empty ? ftruncate(fd, 0) : 0;
+	flock(fd, LOCK_SH | LOCK_NB);
+	return err;
+}
+
 /* The log's descriptor, open now; -1 with errno, or -2: no log for this run (its
  * trace goes to a device). `own`: in the calling thread's own table (the caller
  * closes it). */
@@ -277,8 +291,7 @@ static int tt__log_open(int *own)
 				      O_NOCTTY | O_CLOEXEC, 0644);
 	struct stat st;
 	if (fd >= 0 && (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
-			(__atomic_exchange_n(&tt__log_to_empty, 0, __ATOMIC_ACQ_REL) &&
-			 ftruncate(fd, 0) < 0))) {
+			tt__log_claim(fd, __atomic_exchange_n(&tt__log_to_empty, 0, __ATOMIC_ACQ_REL)) < 0)) {
 		close(fd);
 		errno = EPERM;
 		fd = -1;

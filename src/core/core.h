@@ -64,6 +64,7 @@ struct tt__sched {
 	struct tt__switches sw; /* fd -1: none (not yet, refused, or the thread exited) */
 	int wanted;             /* registered, not exited: tt-sched asks for its switches */
 	int asked;              /* tt-sched did (once) */
+	int ask_due;            /* it is to, counted in tt__sched_to_ask (lock held) */
 	int on;                 /* it has states: TT_THREAD_SCHED */
 	/* Without them, why (format.h: enum tt_no_states; the errno of a refusal): what
 	 * its THREAD section says (tt__sched_no_states) */
@@ -461,15 +462,18 @@ extern int tt__counters_on TT__HIDDEN;    /* tt-sched reads them (TICKTRACE_SCHE
 extern int tt__counters_steal TT__HIDDEN; /* format.h: TT_SCHEDSTAT_STEAL */
 extern uint64_t tt__counters_unread TT__HIDDEN; /* every thread's scopes left unread (budget) */
 /* tt-sched's budget for the counters (counters.c): its share of the process's CPU
- * time, and of one CPU's time since the run began, more. What it does not charge (its
- * looks with nothing to read, its drains, the threads' own last readings) is some
- * 0.4 % more in the benchmark: 0.5 % here made schedstat_overhead_pct 1.2 to 1.7 %,
- * 0.3 % 0.8 % (medians of 41 in turns, load 19 to 35). */
+ * time, or of one CPU's time since the run began where that is more (both, added, gave
+ * a loaded machine's benchmark, its wall time long, up to twice either). What it does not
+ * charge (its wake-ups for looks with nothing to read, the threads' own last readings)
+ * is some 0.4 % more in the benchmark: 0.5 % here made schedstat_overhead_pct 1.2 to
+ * 1.7 %, 0.3 % 0.8 % (medians of 41 in turns, load 19 to 35). */
 #define TT__COUNTERS_BUDGET_PCT 0.3
 #define TT__COUNTERS_BUDGET_WALL_PCT 0.1
-/* tt-sched's looks while it is over its budget and reads nothing: a scope that opens
- * and ends between two is not seen, and not counted unread */
+/* tt-sched's looks while it is over its budget and reads nothing, less often while
+ * they find no thread new to mark (counters.c): a scope that opens and ends between
+ * two is not seen, and not counted unread */
 #define TT__COUNTERS_OVER_BUDGET_NS 10000000
+#define TT__COUNTERS_OVER_BUDGET_MAX_NS 80000000
 /* Lock held: the slot's readings from the `*at`-th the thread had (0: from the first
  * kept), one call with those the store still holds and those lost before them; *at
  * moves past them. */

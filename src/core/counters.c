@@ -47,9 +47,9 @@
 #define TT__COUNTERS_MAX 65536        /* and at most (3 MiB): mode stop keeps the first */
 
 /* tt-sched's CPU time for the counters' readings, past which it watches no new scope:
- * a share of the process's CPU time, and a little of one CPU's time since the run
- * began (a program that mostly sleeps has little CPU time of its own, which a few
- * readings would seem large against). Its readings cost 4 to 10 us each, and where
+ * a share of the process's CPU time, or a little of one CPU's time since the run
+ * began where that is more (a program that mostly sleeps has little CPU time of its
+ * own, which a few readings would seem large against). Its readings cost 4 to 10 us each, and where
  * many threads want more CPUs than there are, every short sleep is a spike of
  * milliseconds that needs two (the benchmark's 64 threads on 2 CPUs: some 1,300 a
  * run, four times the issue's 1 %). Charged: its looks, and its wake-ups for a
@@ -65,23 +65,47 @@ static int64_t tt__counters_spent_ns;
 static int64_t tt__counters_looked_ns; /* tt-sched's CPU time as its last look ended */
 static int tt__counters_woken_to_read; /* (its wake-up after that look is charged) */
 static int tt__counters_watching; /* that look left a scope watched: the next comes in a period */
+/* Past its budget, its looks are for the scopes it leaves unread: each thread it first
+ * finds one of is marked (TT_SCHEDSTAT_BUDGET: each of its spikes without a split then
+ * names the budget), and the count grows. Once every thread it reads is marked, only
+ * the count is left to them: they come half as often each time, from
+ * TT__COUNTERS_OVER_BUDGET_NS to TT__COUNTERS_OVER_BUDGET_MAX_NS, until a thread is
+ * not (they were most of tt-sched's CPU time in the benchmark on a loaded machine: 10
+ * to 20 us a wake-up and as much a look, every 10 ms of a run whose wall time is 4 to
+ * 7 times its quiet one's). */
+static int64_t tt__counters_over_wait_ns;
 static uint64_t tt__counters_watches; /* scopes it began to read */
 /* the first scopes it reads are not held to the budget: a short run's few spikes are
  * each split, whatever their reading cost against the little CPU time it used */
 #define TT__COUNTERS_BUDGET_FREE 8
 
 static double tt__counters_allowed_ns; /* the budget it last found */
+static int64_t tt__counters_allowed_at_ns; /* when */
+/* Past its budget, how often tt-sched finds it again: the process's CPU time, a sum
+ * over every thread, cost some 10 us of each look's 25 in the benchmark, as much as a
+ * reading; readings begin again up to this late. */
+#define TT__COUNTERS_BUDGET_AGAIN_NS 50000000
 
-/* Whether tt-sched spent more than its budget. The process's CPU time is read only
- * past the budget it last found (a sum over every thread: 64 threads' took a tenth of
- * tt-sched's time read each look); the budget only grows. */
-static int tt__counters_over_budget(int64_t now_ns)
+/* Whether tt-sched spent more than its budget, `look_ns` of this look's CPU time
+ * with it. The process's CPU time is read only past the budget it last found (64
+ * threads' took a tenth of tt-sched's time read each look), and past it only each
+ * TT__COUNTERS_BUDGET_AGAIN_NS; the budget only grows. */
+static int tt__counters_over_budget(int64_t now_ns, int64_t look_ns)
 {
-	if (tt__counters_watches < TT__COUNTERS_BUDGET_FREE || (double)tt__counters_spent_ns <= tt__counters_allowed_ns)
+	double spent = (double)(tt__counters_spent_ns + look_ns);
+	if (tt__counters_watches < TT__COUNTERS_BUDGET_FREE || spent <= tt__counters_allowed_ns)
 		return 0;
+	if (now_ns - tt__counters_allowed_at_ns < TT__COUNTERS_BUDGET_AGAIN_NS)
+		return 1;
 	double cpu = (double)tt_os_process_cpu_ns(), wall = (double)(now_ns - tt__start_anchor.monotonic_ns);
-	tt__counters_allowed_ns = (cpu * TT__COUNTERS_BUDGET_PCT + wall * TT__COUNTERS_BUDGET_WALL_PCT) / 100;
-	return (double)tt__counters_spent_ns > tt__counters_allowed_ns;
+	/* (the larger share, not both: a program that works keeps what the readings cost
+	 * to its CPU time's share, one that mostly sleeps gets one CPU's) */
+	cpu *= TT__COUNTERS_BUDGET_PCT / 100;
+	wall *= TT__COUNTERS_BUDGET_WALL_PCT / 100;
+	tt__counters_allowed_ns = cpu > wall ? cpu : wall;
+	int over = spent > tt__counters_allowed_ns;
+	tt__counters_allowed_at_ns = over ? now_ns : 0;
+	return over;
 }
 
 /* /proc/self/task in tt-sched's table, each thread's files opened in it; -1: not yet
@@ -96,8 +120,10 @@ void tt__counters_after_fork(void)
 	 * unread scopes are the parent's to say) */
 	tt__counters_spent_ns = tt__counters_looked_ns = 0;
 	tt__counters_woken_to_read = tt__counters_watching = 0;
+	tt__counters_over_wait_ns = 0;
 	tt__counters_watches = 0;
 	tt__counters_allowed_ns = 0;
+	tt__counters_allowed_at_ns = 0;
 	tt__counters_unread = 0;
 }
 
@@ -304,13 +330,13 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 	if (!hz)
 		return period_ns;
 	int64_t due_ns = INT64_MAX; /* the soonest first reading due */
-	int watching = 0;
+	int watching = 0, unmarked = 0; /* (threads read, not watched, none of whose scopes was left unread) */
 	uint64_t after_ticks = (uint64_t)((double)hz * TT__COUNTERS_AFTER_NS / 1e9);
 	int64_t early_ns = !tt__counters_watching ? 0 : period_ns < TT__COUNTERS_EARLY_MAX_NS ? period_ns
 			 : TT__COUNTERS_EARLY_MAX_NS;
 	uint64_t read_ticks = after_ticks - (uint64_t)((double)hz * (double)early_ns / 1e9);
 	tt__counters_tick_faults = 0;
-	int over_budget = alone && tt__counters_over_budget(now.monotonic_ns);
+	int over_budget = alone && tt__counters_over_budget(now.monotonic_ns, 0);
 	/* (tt-sched's signals are blocked: the lock alone, two system calls fewer a tick) */
 	tt__sched_lock_held_signals();
 	while (tt__counters_closing)
@@ -337,8 +363,14 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 			watching |= c->watched != 0;
 			continue;
 		}
+		unmarked += !c->unread;
 		if (!last || now.tsc < last)
 			continue;
+		/* Held to the budget scope by scope: one look may find dozens due (64 threads
+		 * napping), each a reading now and more to its end, which took tt-sched's CPU
+		 * time for the counters to twice its budget and more. */
+		if (!over_budget && alone && now.tsc - last >= read_ticks)
+			over_budget = tt__counters_over_budget(now.monotonic_ns, tt_os_thread_cpu_ns() - own_ns);
 		if (over_budget) { /* (its first reading is not taken: counted once, when due) */
 			if (now.tsc - last >= after_ticks && c->unread_scope != last) {
 				c->unread_scope = last;
@@ -367,8 +399,14 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 	 * seen at the next one before it is TT__COUNTERS_AFTER_NS old: with nothing
 	 * watched, the looks come no oftener than that (a third fewer). */
 	int64_t wait_ns = watching || period_ns > TT__COUNTERS_AFTER_NS ? period_ns : TT__COUNTERS_AFTER_NS;
-	if (over_budget && !watching) /* (nothing to read: only its share to look at again) */
-		wait_ns = TT__COUNTERS_OVER_BUDGET_NS;
+	if (over_budget && !watching) { /* (nothing to read: only its share to look at again) */
+		int64_t slower = 2 * tt__counters_over_wait_ns;
+		tt__counters_over_wait_ns = unmarked || !slower ? TT__COUNTERS_OVER_BUDGET_NS
+					  : slower < TT__COUNTERS_OVER_BUDGET_MAX_NS ? slower : TT__COUNTERS_OVER_BUDGET_MAX_NS;
+		wait_ns = tt__counters_over_wait_ns;
+	} else {
+		tt__counters_over_wait_ns = 0;
+	}
 	tt__counters_watching = watching;
 	tt__counters_woken_to_read = watching || due_ns < wait_ns;
 	if (due_ns < wait_ns)

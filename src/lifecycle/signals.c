@@ -57,14 +57,8 @@ static void tt__service_dump(void)
 		return;
 	}
 	int crash = __atomic_load_n(&tt__crash_signal, __ATOMIC_ACQUIRE);
-	/* The file is written by this thread of ticktrace's, unless a drain thread writes
-	 * it (holding what it holds itself). */
-	int here = !tt__mode->drains;
-	if (here)
-		tt__background_work(1);
+	/* (the mode keeps fork out of its writing: modes.c, or its drain thread) */
 	int err = crash ? tt__mode->finish() : tt__mode->dump(NULL);
-	if (here)
-		tt__background_work(0);
 	char path[4096];
 	if (err)
 		fprintf(tt__err, "ticktrace: could not write the trace on signal %d to %s: %s\n",

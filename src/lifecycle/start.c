@@ -20,13 +20,22 @@ int tt__in_vfork_child(void)
 	return tt__owner_pid && getpid() != tt__owner_pid;
 }
 
+/* The run's end begun (tt__finish), and whether it recorded then: a child that
+ * another thread forks meanwhile (the program leaving by exit or _exit) has a run of
+ * its own to end, recording as its parent was. */
+static int tt__finished, tt__recording_at_finish;
+
 void tt__finish(void)
 {
-	static int finished;
 	if (tt__config.off || getpid() != tt__owner_pid ||
-	    __atomic_exchange_n(&finished, 1, __ATOMIC_SEQ_CST))
+	    __atomic_exchange_n(&tt__finished, 1, __ATOMIC_SEQ_CST))
 		return;
+	tt__recording_at_finish = __atomic_load_n(&tt__recording, __ATOMIC_SEQ_CST);
 	int err = tt__mode->finish();
+	/* As ticktrace's threads' work (the service thread's, after _exit, is): a fork
+	 * never finds it inside malloc. (Not around the mode's finish, which waits for the
+	 * threads that take this themselves.) */
+	tt__background_work(1);
 	char path[4096];
 	if (err)
 		fprintf(tt__err, "ticktrace: could not write the trace at exit to %s: %s\n",
@@ -38,6 +47,7 @@ void tt__finish(void)
 	tt__report_at_exit();
 	tt__say_drops();
 	tt__sched_say_refused();
+	tt__background_work(0);
 }
 
 static void tt__at_exit(void)
@@ -72,6 +82,10 @@ static void tt__after_fork_in_child(void)
 	tt__forked = 1;
 	tt__exec_image = 0;
 	tt__owner_pid = getpid();
+	if (tt__finished) {
+		tt__finished = 0;
+		__atomic_store_n(&tt__recording, tt__recording_at_finish, __ATOMIC_SEQ_CST);
+	}
 	tt__err_after_fork_in_child();
 	/* What the reset calls may reach the program's own instrumented or patched code
 	 * (bash's getenv, for the live file's name): an event from there would register

@@ -5,17 +5,22 @@
 
 #include "modes/modes.h"
 
-/* Modes stop and ring: a dump writes the whole file from the chunks as they are. */
+/* Modes stop and ring: a dump writes the whole file from the chunks as they are; as
+ * ticktrace's threads' work, whichever thread writes it (the service thread, for a
+ * signal or a program that left by _exit): a fork never finds it inside malloc. */
 static int tt__dump_whole(const char *path)
 {
-	return path ? tt__write_file(path) : tt__write_default_file();
+	tt__background_work(1);
+	int err = path ? tt__write_file(path) : tt__write_default_file();
+	tt__background_work(0);
+	return err;
 }
 
 /* Modes stop and ring: the last spikes, the whole file, and then no more live file. */
 static int tt__finish_whole(void)
 {
 	tt__spikes_last();
-	int err = tt__dump_whole(NULL);
+	int err = tt__nothing_to_write() ? 0 : tt__dump_whole(NULL);
 	if (!err)
 		tt__live_finish(); /* the trace is all in the file now */
 	return err;

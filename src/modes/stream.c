@@ -677,6 +677,8 @@ int tt__stream_finish(void)
 			strerror(-(st->disk_full ? st->disk_full : st->out->err)));
 	int err = st->said_taken ? 0 : st->out->err;
 	int closed = tt__fd_close(&tt__fd_out(st->out)->file);
+	if (!err && !closed && tt__nothing_to_write())
+		tt_os_remove(st->path); /* (named as it began: the default name's, in place never) */
 	return err ? err : st->said_taken ? 0 : closed;
 }
 

@@ -262,13 +262,19 @@ const char *tt_os_getenv(const char *name, char *value, size_t size)
 	return value;
 }
 
-int tt_os_file_create(const char *path, struct tt_os_file *file)
+/* tt_os_file_create's and tt_os_file_open's: `path` opened with `flags`. */
+static int tt_os_file_opened(const char *path, int flags, struct tt_os_file *file)
 {
-	int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	int fd = open(path, flags | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return -errno;
 	file->handle = fd;
 	return 0;
+}
+
+int tt_os_file_create(const char *path, struct tt_os_file *file)
+{
+	return tt_os_file_opened(path, O_RDWR | O_CREAT | O_EXCL, file);
 }
 
 void *tt_os_file_map(struct tt_os_file *file, uint64_t offset, size_t size)
@@ -283,11 +289,7 @@ void *tt_os_file_map(struct tt_os_file *file, uint64_t offset, size_t size)
 
 int tt_os_file_open(const char *path, struct tt_os_file *file)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return -errno;
-	file->handle = fd;
-	return 0;
+	return tt_os_file_opened(path, O_WRONLY | O_CREAT | O_TRUNC, file);
 }
 
 int tt_os_file_seek(struct tt_os_file *file, uint64_t offset)

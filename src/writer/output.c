@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -355,7 +356,8 @@ static int tt__open_unnamed(const char *path)
 static int tt__name_unnamed(int fd, const char *path, char *tmp, size_t cap)
 {
 	char proc[64];
-	snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+	/* (the thread's: a writer with a table of its own, tt__write_placed_apart) */
+	snprintf(proc, sizeof proc, "/proc/thread-self/fd/%d", fd);
 	tmp[0] = 0;
 	/* Nothing at PATH: named there at once (nothing to rename, no moment when a
 	 * temporary name exists). */
@@ -501,9 +503,8 @@ int tt__create_run_file(char *path, size_t size, int *in_place, struct tt__out *
 	return err;
 }
 
-/* tt__write_file_with, and with `run_size` the run's own file (tt__place_run_file,
- * `path` a buffer of that size, rewritten where the file went beside). */
-static int tt__write_placed(char *path, size_t run_size, tt__file_writer write, void *arg)
+/* tt__write_placed, in the calling thread's table of descriptors. */
+static int tt__write_placed_here(char *path, size_t run_size, tt__file_writer write, void *arg)
 {
 	struct tt__fd_out *out = malloc(sizeof *out);
 	if (!out)
@@ -535,7 +536,7 @@ static int tt__write_placed(char *path, size_t run_size, tt__file_writer write, 
 	}
 	struct tt__fd kept = {.fd = -1};
 	err = tt__write_fd(out, fd, write, arg, unnamed ? &kept : NULL);
-	/* (Named through /proc/self/fd/N: only while N is still the file written.) */
+	/* (Named through /proc/thread-self/fd/N: only while N is still the file written.) */
 	if (!err && unnamed)
 		err = tt__fd_ours(&kept) ? tt__name_unnamed(kept.fd, path, tmp, sizeof tmp) : -EBADF;
 	if (!err && unnamed && !tmp[0] && run_size && fstat(kept.fd, &st) == 0)
@@ -549,6 +550,59 @@ static int tt__write_placed(char *path, size_t run_size, tt__file_writer write, 
 		unlink(tmp);
 	free(out);
 	return err;
+}
+
+struct tt__apart {
+	int (*job)(void *arg);
+	void *arg;
+	int err;
+};
+
+static void *tt__run_apart(void *apart)
+{
+	struct tt__apart *a = apart;
+	a->err = tt__fd_private_table();
+	if (!a->err)
+		a->err = a->job(a->arg);
+	return NULL;
+}
+
+/* `job` (0 or -errno), run here; where the program holds every descriptor its limit
+ * allows (one that leaks them, a low ulimit -n), again by a thread of ticktrace's
+ * own, in a table of descriptors of its own where its copies of the program's are
+ * let go: the trace is written all the same. */
+static int tt__with_a_descriptor(int (*job)(void *arg), void *arg)
+{
+	int err = job(arg);
+	if (err != -EMFILE)
+		return err;
+	struct tt__apart apart = {job, arg, err};
+	pthread_t thread;
+	if (tt__start_thread(&thread, tt__run_apart, &apart, 0, 0) < 0)
+		return err;
+	pthread_join(thread, NULL);
+	return apart.err;
+}
+
+struct tt__placing {
+	char *path;
+	size_t run_size;
+	tt__file_writer write;
+	void *arg;
+};
+
+static int tt__write_placing(void *placing)
+{
+	struct tt__placing *p = placing;
+	return tt__write_placed_here(p->path, p->run_size, p->write, p->arg);
+}
+
+/* tt__write_file_with, and with `run_size` the run's own file (tt__place_run_file,
+ * `path` a buffer of that size, rewritten where the file went beside). */
+static int tt__write_placed(char *path, size_t run_size, tt__file_writer write, void *arg)
+{
+	struct tt__placing placing = {path, run_size, write, arg};
+	return tt__with_a_descriptor(tt__write_placing, &placing);
 }
 
 int tt__write_file_with(const char *path, tt__file_writer write, void *arg)
@@ -572,12 +626,40 @@ int tt__write_default_file(void)
 	return err;
 }
 
+int tt__nothing_to_write(void)
+{
+	if (tt__out_given[0] || tt__registry_head() ||
+	    __atomic_load_n(&tt__unregistered_drops, __ATOMIC_RELAXED))
+		return 0;
+	/* Said to a user at a terminal; a script or test suite reading the program's
+	 * stderr (its --help, --version) gets it as it is without ticktrace. */
+	if (isatty(STDERR_FILENO))
+		fprintf(tt__err, "ticktrace: no event recorded: no trace written (TICKTRACE_OUT names a "
+			"file to write anyway)\n");
+	return 1;
+}
+
+/* One write with O_APPEND: lines of processes writing at once never mix. */
+static int tt__append_line(void *line)
+{
+	const char *text = line;
+	int fd = open(tt__list_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	struct tt__writing writing;
+	tt__writing_begin(&writing);
+	ssize_t written = write(fd, text, strlen(text));
+	(void)written; /* a list that cannot take the line: the file is written all the same */
+	tt__writing_end(&writing);
+	close(fd);
+	return 0;
+}
+
 void tt__list_written(const char *path)
 {
-	const char *list = tt__list_path;
-	char line[4096 + 4096 + 2];
+	char line[4096 + 4096 + 3];
 	size_t len = 0;
-	if (!*list)
+	if (!*tt__list_path)
 		return;
 	if (path[0] != '/') {
 		if (!getcwd(line, 4096))
@@ -591,14 +673,6 @@ void tt__list_written(const char *path)
 	memcpy(line + len, path, n);
 	len += n;
 	line[len++] = '\n';
-	/* One write with O_APPEND: lines of processes writing at once never mix. */
-	int fd = open(list, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return;
-	struct tt__writing writing;
-	tt__writing_begin(&writing);
-	ssize_t written = write(fd, line, len);
-	(void)written; /* a list that cannot take the line: the file is written all the same */
-	tt__writing_end(&writing);
-	close(fd);
+	line[len] = 0;
+	tt__with_a_descriptor(tt__append_line, line);
 }

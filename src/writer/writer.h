@@ -47,6 +47,10 @@ int tt__exec_image_setting(char *buf, size_t size, int vfork_child) TT__HIDDEN;
 /* The whole file at the default path (TICKTRACE_OUT), listed (tt__list_written);
  * 0 or -errno. */
 int tt__write_default_file(void) TT__HIDDEN;
+/* At the end: a run that recorded nothing (no event, none dropped) and was named no
+ * TICKTRACE_OUT, as a program merely linked with ticktrace run for its --help, has no
+ * file to write into the working directory, and says so (1); 0 otherwise. */
+int tt__nothing_to_write(void) TT__HIDDEN;
 /* A trace file now at `path` (relative to the working directory): its absolute path
  * appended as a line to TICKTRACE_LIST, when set, so that whoever started the run
  * (`ticktrace record`) learns every file its processes wrote. Async-signal-safe. */

@@ -178,6 +178,10 @@ static void test_header(void **state)
 	expect_u64(fx, offsetof(struct tt_file_header, end.monotonic_ns), 0, "not after the start anchor");
 	static const char junk[300] = "random bytes, not a trace";
 	expect_failure(fx, junk, sizeof(junk), "offset 0: not a ticktrace raw file");
+	/* A live file whose run was killed as it began, its room made, its header not yet
+	 * written: said empty, not "wrong magic" (a header's worth of zeros, and a byte). */
+	static const char zeros[sizeof(struct tt_file_header) + 1];
+	expect_failure(fx, zeros, sizeof(zeros), "offset 0: holds nothing (all zeros");
 }
 
 static void test_counts_that_lie(void **state)

@@ -22,7 +22,13 @@
  * More threads than perf rings fit in the locked memory a user may give them without
  * RLIMIT_MEMLOCK (perf_event_mlock_kb a CPU; a ring takes two pages at least) record
  * a scope each and stay; then the program opens DIR/f-N for N up to 57, as many as it
- * can, and prints "opened N". */
+ * can, and prints "opened N".
+ *
+ *   descriptors_prog full DIR
+ *
+ * Naps 3 ms in a scope "before", opens /dev/null until its limit refuses one more (a
+ * program that leaks descriptors), naps 3 ms in a scope "after", prints "held N" and
+ * returns from main holding them all. */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -235,14 +241,33 @@ static int tt_needs_all(const char *dir)
 	return 0;
 }
 
+static int tt_holds_all(void)
+{
+	{
+		TT_SCOPE("before");
+		tt_pause_ms(3);
+	}
+	int held = 0;
+	while (open("/dev/null", O_RDONLY) >= 0)
+		held++;
+	{
+		TT_SCOPE("after");
+		tt_pause_ms(3);
+	}
+	printf("held %d\n", held);
+	return errno == EMFILE ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 3) {
-		fprintf(stderr, "usage: descriptors_prog closefrom|close_range|loop|dup2|limit DIR\n");
+		fprintf(stderr, "usage: descriptors_prog closefrom|close_range|loop|dup2|limit|full DIR\n");
 		return 2;
 	}
 	if (strcmp(argv[1], "limit") == 0)
 		return tt_needs_all(argv[2]);
+	if (strcmp(argv[1], "full") == 0)
+		return tt_holds_all();
 	if (strcmp(argv[1], "profile") != 0)
 		return tt_daemon_like(argv[1], argv[2]);
 	struct tt_profile_config cfg = {.start = (const void *)tt_worker, .size = 4096,

@@ -22,6 +22,9 @@ said at exit.
 0, 1 and 2 has none of ticktrace's lines (its drops, said at exit) written into them,
 in every mode and under `record`; `stdio_taken_prog log`, whose number 2 is its log
 open for appending, has them there, as its stderr.
+`descriptors_prog full`: a program that returns from main holding every descriptor its
+limit allows (it leaks them) gets its trace, with both its scopes, in every mode and
+under `record`; its snapshots too.
 Usage: descriptors.py PROG TICKTRACE STDIO_PROG"""
 import glob
 import os
@@ -142,6 +145,27 @@ def limit(tmp):
     print("as nobody, no locked memory: %s" % (said.group(0) if said else p.stderr))
 
 
+def full(tmp):
+    for what, settings in SETTINGS + [("ring, snapshots", {"TICKTRACE_MODE": "ring", "TICKTRACE_SNAPSHOTS":
+                                                          "snaps", "TICKTRACE_SPIKE_THRESHOLD": "1ms"})]:
+        workdir = tempfile.mkdtemp(dir=tmp)
+        p = run(["full", workdir], workdir, settings, limit=64)
+        traces = glob.glob(os.path.join(workdir, "run*.ttr"))
+        scopes = ""
+        if len(traces) == 1:
+            scopes = subprocess.run([TOOL, "report", "-q", traces[0]], capture_output=True, text=True,
+                                    timeout=60).stdout
+        check(p.returncode == 0 and p.stdout.startswith("held ") and
+              all(re.search(r"^ *%s " % name, scopes, re.M) for name in ("before", "after")),
+              "full, %s: exit %d, %r, traces %s: %s; report: %s"
+              % (what, p.returncode, p.stdout, traces, p.stderr, scopes))
+        if settings and "TICKTRACE_SNAPSHOTS" in settings:
+            snaps = glob.glob(os.path.join(workdir, "snaps", "*.ttr"))
+            check(len(snaps) == 2 and "not written" not in p.stderr,
+                  "full, %s: the snapshots of 'before' and 'after': %s: %s" % (what, snaps, p.stderr))
+        print("full, %s: %s, its trace whole" % (what, p.stdout.strip()))
+
+
 def stdio(tmp):
     for what, settings in SETTINGS:
         if settings is not None:
@@ -183,6 +207,7 @@ def main():
             if how == "closefrom":
                 profile(tmp, own_files(workdir))
         limit(tmp)
+        full(tmp)
         stdio(tmp)
     sys.exit(verdict())
 

@@ -4,9 +4,15 @@
 # TICKTRACE_BUFFER is rounded up to whole chunks, and the line once said the number
 # asked for (1000) where 4,094 records of events were kept. The number it says must be
 # what the file holds: 2 records for each "seq" instant kept, and at most a record more.
+# A program merely linked with ticktrace that records nothing (its --help) leaves no
+# empty ticktrace-PID.ttr in the working directory, and says so once at a terminal,
+# nothing where its stderr is read by a script (before: a file each run, ~25 a day in
+# the repository's root); one told TICKTRACE_OUT writes it.
+# Two runs at once with one TICKTRACE_OUT and TICKTRACE_LOG: the second appends to the
+# log the first writes (before: it emptied it, and the first's lines were lost).
 #   exit_lines.sh PROGRAM   (tt_longrun_prog; TT_TEST_TOOL: the command)
 set -euo pipefail
-prog=$1
+prog=$(realpath "$1")
 dir=$(mktemp -d /tmp/tt-test-exit-XXXXXX)
 trap 'rm -rf "$dir"' EXIT INT TERM
 fail() { echo "exit_lines: $*" >&2; exit 1; }
@@ -23,3 +29,34 @@ uses=$(timeout 60 "$TT_TEST_TOOL" info "$dir/run.ttr" 2>/dev/null | awk '$1 ~ /^
 [ "$said" -ge $((2 * uses)) ] && [ "$said" -le $((2 * uses + 1)) ] ||
 	fail "it says $said records were kept; the file holds $uses seq instants, $((2 * uses)) records"
 echo "exit_lines: $said records said, $uses instants kept"
+
+mkdir "$dir/help"
+for mode in stop stream; do
+	(cd "$dir/help" && env -u TICKTRACE_OUT -u TICKTRACE_PROGRAM_PID TICKTRACE_MODE=$mode \
+		timeout 60 "$prog" --help 2>"$dir/err") && fail "--help exited 0"
+	[ -z "$(ls -A "$dir/help")" ] || fail "--help ($mode) recorded nothing and left: $(ls -A "$dir/help")"
+	! grep -q "^ticktrace:" "$dir/err" ||
+		fail "--help's stderr ($mode), not a terminal, has ticktrace's line: $(cat "$dir/err")"
+	# At a terminal (script's), said once.
+	(cd "$dir/help" && env -u TICKTRACE_OUT -u TICKTRACE_PROGRAM_PID TICKTRACE_MODE=$mode \
+		timeout 60 script -qec "$prog --help" /dev/null >"$dir/tty" 2>&1) || true
+	[ -z "$(ls -A "$dir/help")" ] || fail "--help ($mode) at a terminal left: $(ls -A "$dir/help")"
+	[ "$(grep -c "^ticktrace: no event recorded: no trace written" "$dir/tty")" = 1 ] ||
+		fail "--help ($mode) at a terminal does not say once that no trace was written: $(cat "$dir/tty")"
+done
+TICKTRACE_OUT="$dir/help/named.ttr" timeout 60 "$prog" --help 2>"$dir/err" && fail "--help exited 0"
+timeout 60 "$TT_TEST_TOOL" info "$dir/help/named.ttr" >/dev/null ||
+	fail "a TICKTRACE_OUT named and nothing recorded: no trace there ($(cat "$dir/err"))"
+echo "exit_lines: nothing recorded, no file but the one named"
+
+shared=(env -u TICKTRACE_PROGRAM_PID TICKTRACE_OUT="$dir/shared.ttr" TICKTRACE_LOG="$dir/shared.log")
+"${shared[@]}" TICKTRACE_SCHED=run-a "$prog" seconds 1 30000 >/dev/null 2>&1 & # ($!: env, which execs it)
+first=$!
+trap 'kill $first 2>/dev/null || true; rm -rf "$dir"' EXIT INT TERM
+for _ in $(seq 300); do grep -q run-a "$dir/shared.log" 2>/dev/null && break; sleep 0.1; done
+grep -q run-a "$dir/shared.log" || fail "the first run said nothing into its log"
+"${shared[@]}" TICKTRACE_SCHED=run-b timeout 60 "$prog" seq 1 10 >/dev/null 2>&1
+kill -TERM $first; wait $first || true
+grep -q "TICKTRACE_SCHED=run-a" "$dir/shared.log" && grep -q "TICKTRACE_SCHED=run-b" "$dir/shared.log" ||
+	fail "the shared log lost a run's lines: $(cat "$dir/shared.log")"
+echo "exit_lines: two runs at once, one log: both runs' lines in it"

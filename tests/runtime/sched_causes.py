@@ -381,7 +381,7 @@ def budget(tmp):
     say too; those scopes have no split."""
     _, spikes, err, out = run(tmp, "crowd", env_extra={"TICKTRACE_SCHED": "schedstat"})
     said = re.findall(r"reached its budget .*?: at least (\d+) scopes? open long enough to be read "
-                      r"went unread \(past it, it looks every 10 ms, .*\), their spikes have no split", err)
+                      r"went unread \(past it, it looks every 10 to 80 ms, .*\), their spikes have no split", err)
     check(len(said) == 1, "crowd: the budget not said once at exit: %r" % err)
     if len(said) != 1:
         return
@@ -390,6 +390,11 @@ def budget(tmp):
     check(unread > 0 and sum(c["unread"] for c in counters) == unread,
           "crowd: the file's unread scopes %s, the exit line's %d"
           % ([c["unread"] for c in counters], unread))
+    # Held to the budget scope by scope: the 64 naps fall due at one look, which read 12
+    # to 40 threads' past the 8 free scopes when the budget was checked once a look
+    read = sum(1 for c in counters if c["readings"])
+    check(read <= 10, "crowd: %d threads' counters read: past the 8 free scopes the budget allows "
+          "few more, not every scope due at one look" % read)
     info = subprocess.run([TOOL, "info", out], capture_output=True, text=True, timeout=60)
     check(info.returncode == 0 and ": at least %d scope%s open long enough to be read went unread"
           % (unread, "" if unread == 1 else "s") in info.stdout,

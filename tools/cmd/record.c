@@ -610,8 +610,8 @@ int tt_rec_run(const struct tt_rec_opts *o)
 		rc = tt_rec_report(o, files, nfiles, rc, WIFSIGNALED(status) ? 0 : pid);
 	else {
 		/* (a file at a name with no %p that is not this run's: planted, never read) */
-		fprintf(stderr, "ticktrace: record: %s wrote no trace at %s (TICKTRACE=0, or it "
-			"died before writing)%s\n", o->argv[0], o->out,
+		fprintf(stderr, "ticktrace: record: %s wrote no trace at %s (TICKTRACE=0, it "
+			"died before writing, or its write failed: said above)%s\n", o->argv[0], o->out,
 			lstat(o->out, &there) == 0 && !tt_rec_ours(o->out, &there) ?
 				"; the file there is not one it wrote" : "");
 		rc = rc ? rc : 1;

@@ -86,12 +86,24 @@ static void tt_record_span(struct tt_file *f)
 	f->tsc_max = h->end.tsc > UINT64_MAX - after ? UINT64_MAX : h->end.tsc + after;
 }
 
+static bool tt_all_zeros(const uint8_t *data, size_t size)
+{
+	for (size_t i = 0; i < size; i++)
+		if (data[i])
+			return false;
+	return size > 0;
+}
+
 int tt_file_read_header(struct tt_file *f)
 {
 	struct tt_file_header *h = &f->header;
 	size_t magic = f->size < TT_FILE_MAGIC_LEN ? f->size : TT_FILE_MAGIC_LEN;
 	if (memcmp(f->data, TT_FILE_MAGIC, magic) != 0)
-		return TT_FAIL(f, 0, "not a ticktrace raw file (wrong magic)");
+		return tt_all_zeros(f->data, f->size < sizeof(*h) ? f->size : sizeof(*h)) ?
+			       TT_FAIL(f, 0, "holds nothing (all zeros where its header goes): a "
+					  "live file whose run was killed as it began, before it wrote "
+					  "its header, or a file never written") :
+			       TT_FAIL(f, 0, "not a ticktrace raw file (wrong magic)");
 	if (f->size < sizeof(*h))
 		return TT_FAIL(f, f->size, "truncated file header (%zu bytes, need %zu)", f->size,
 			       sizeof(*h));
