@@ -22,6 +22,8 @@
  *              lines): more readings than tt-sched's budget allows against the
  *              little CPU time they use
  *   crowdfork  as crowd, then a forked child sleeps 30 ms in scope "sleep30" ({"child_pid": its pid})
+ *   afterfree  FREE_THREADS threads at once, each a 20 ms sleep in scope "free" (tt-sched's
+ *              first scopes, free of its budget), then main a 30 ms sleep in "late"
  *   hang       as sleep, then a line {"hung": 1} and a wait to be killed
  *   seccomp [WHAT]  as WHAT (sleep, lock or spin; sleep by default), perf_event_open
  *              denied (EACCES) by a seccomp filter set before ticktrace starts
@@ -249,6 +251,28 @@ static void crowd(void)
 		pthread_create(&t[i], NULL, crowd_thread, NULL);
 	for (int i = 0; i < CROWD_THREADS; i++)
 		pthread_join(t[i], NULL);
+}
+
+#define FREE_THREADS 8 /* counters.c: TT__COUNTERS_BUDGET_FREE */
+
+static void *free_thread(void *unused)
+{
+	(void)unused;
+	pthread_barrier_wait(&ready);
+	TT_SCOPE("free");
+	sleep_ms(20);
+	return NULL;
+}
+
+static void after_free(void)
+{
+	pthread_t t[FREE_THREADS];
+	pthread_barrier_init(&ready, NULL, FREE_THREADS);
+	for (int i = 0; i < FREE_THREADS; i++)
+		pthread_create(&t[i], NULL, free_thread, NULL);
+	for (int i = 0; i < FREE_THREADS; i++)
+		pthread_join(t[i], NULL);
+	AROUND("late", sleep_ms(30));
 }
 
 /* perf_event_open fails with EACCES from now on, in every thread of the process. */
@@ -526,6 +550,8 @@ int main(int argc, char **argv)
 		short_threads();
 	} else if (strcmp(what, "crowd") == 0) {
 		crowd();
+	} else if (strcmp(what, "afterfree") == 0) {
+		after_free();
 	} else if (strcmp(what, "crowdfork") == 0) {
 		crowd();
 		fflush(stdout);
@@ -545,7 +571,7 @@ int main(int argc, char **argv)
 	} else if (strcmp(what, "flatout") == 0 && argc > 2) {
 		flatout(argv[2]);
 	} else {
-		fprintf(stderr, "usage: sched_causes_prog sleep|lock|spin|work|hang|short|crowd|crowdfork|seccomp|snapshots TABLE|"
+		fprintf(stderr, "usage: sched_causes_prog sleep|lock|spin|work|hang|short|crowd|crowdfork|afterfree|seccomp|snapshots TABLE|"
 			"snapcap|flatout TABLE\n");
 		return 2;
 	}
