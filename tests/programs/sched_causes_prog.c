@@ -24,6 +24,9 @@
  *   crowdfork  as crowd, then a forked child sleeps 30 ms in scope "sleep30" ({"child_pid": its pid})
  *   afterfree  FREE_THREADS threads at once, each a 20 ms sleep in scope "free" (tt-sched's
  *              first scopes, free of its budget), then main a 30 ms sleep in "late"
+ *   lastscope  a thread sleeps 10 ms in scope "exiting" and exits at once; then main
+ *              sleeps 10 ms in "ending" and returns at once: no look of tt-sched's
+ *              comes between a scope's end and its thread's exit or the run's
  *   hang       as sleep, then a line {"hung": 1} and a wait to be killed
  *   seccomp [WHAT]  as WHAT (sleep, lock or spin; sleep by default), perf_event_open
  *              denied (EACCES) by a seccomp filter set before ticktrace starts
@@ -273,6 +276,25 @@ static void after_free(void)
 	for (int i = 0; i < FREE_THREADS; i++)
 		pthread_join(t[i], NULL);
 	AROUND("late", sleep_ms(30));
+}
+
+static void *last_scope_thread(void *unused)
+{
+	(void)unused;
+	TT_BEGIN("exiting");
+	sleep_ms(10);
+	TT_END();
+	return NULL;
+}
+
+static void last_scopes(void)
+{
+	pthread_t t;
+	pthread_create(&t, NULL, last_scope_thread, NULL);
+	pthread_join(t, NULL);
+	TT_BEGIN("ending");
+	sleep_ms(10);
+	TT_END();
 }
 
 /* perf_event_open fails with EACCES from now on, in every thread of the process. */
@@ -552,6 +574,8 @@ int main(int argc, char **argv)
 		crowd();
 	} else if (strcmp(what, "afterfree") == 0) {
 		after_free();
+	} else if (strcmp(what, "lastscope") == 0) {
+		last_scopes();
 	} else if (strcmp(what, "crowdfork") == 0) {
 		crowd();
 		fflush(stdout);
@@ -571,7 +595,7 @@ int main(int argc, char **argv)
 	} else if (strcmp(what, "flatout") == 0 && argc > 2) {
 		flatout(argv[2]);
 	} else {
-		fprintf(stderr, "usage: sched_causes_prog sleep|lock|spin|work|hang|short|crowd|crowdfork|afterfree|seccomp|snapshots TABLE|"
+		fprintf(stderr, "usage: sched_causes_prog sleep|lock|spin|work|hang|short|crowd|crowdfork|afterfree|lastscope|seccomp|snapshots TABLE|"
 			"snapcap|flatout TABLE\n");
 		return 2;
 	}

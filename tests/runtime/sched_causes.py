@@ -492,6 +492,23 @@ def after_free(tmp):
               "afterfree: a 30 ms sleep not blocked: %s" % sp)
 
 
+def last_scope(tmp):
+    """perf_event_open denied by seccomp: a thread's last scope, its exit right after
+    its end, before tt-sched's next look, is split from the reading the thread takes of
+    itself as it exits (ticktrace(7): "at its exit"; without it, "read too far inside
+    it", 3 runs of 3); so is main's last, the run ending right after it."""
+    for attempt in range(3):
+        _, spikes, err, _ = run(tmp, "seccomp", args=("lastscope",))
+        last = {sp["name"]: sp for sp in spikes}
+        if all("on_cpu_ns" in last.get(name, {}) for name in ("exiting", "ending")):
+            break
+        print("lastscope: a last scope without a split (attempt %d): %s" % (attempt + 1, spikes))
+    for name in ("exiting", "ending"):
+        sp = last.get(name, {})
+        check(sp.get("causes_from") == "schedstat" and sp["blocked_ns"] + 2 * sp["causes_error_ns"] >= 8 * MS,
+              "lastscope: %s, a 10 ms sleep, not split as one from the counters: %s %s" % (name, sp, err))
+
+
 def refused_live(tmp):
     """perf_event_open denied by seccomp, mode ring, the live spike log (tt-spikes): a
     scope that works alone after a first call ("afterwork": its thread's last record a
@@ -1276,6 +1293,7 @@ with tempfile.TemporaryDirectory() as tmp:
         budget(tmp)
         budget_fork(tmp)
         after_free(tmp)
+        last_scope(tmp)
         refused_live(tmp)
         killed_live(tmp)
         stolen(tmp)
