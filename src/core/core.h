@@ -459,6 +459,9 @@ void tt__counters_read_new(struct tt__slot *slot, int recorded, uint64_t *at, tt
  * calling thread: at a dump, or its exit), so that a reader has the reading after its
  * spike. */
 void tt__counters_read_now(struct tt__slot *slot) TT__HIDDEN;
+/* Lock held: the flags of the slot's readings (format.h: enum tt_schedstat_flags), as
+ * its SCHEDSTAT sections and the runtime's analyses take them. */
+uint32_t tt__counters_flags(const struct tt__slot *slot) TT__HIDDEN;
 /* Lock held: the readings given are written (mode stream): the store empties. */
 void tt__counters_written(struct tt__slot *slot) TT__HIDDEN;
 

@@ -67,16 +67,26 @@ static void tt__report_section(void *th, struct tt__slot *slot, uint64_t lost, i
 	tt_an_thread_sched_section(th, lost, since_ns, states, n, tt__start_anchor.monotonic_ns);
 }
 
-/* A thread's states, before the records they cover, on the analysis's clock (ns since
- * the start anchor, as its clock gives). */
+static void tt__report_counters(void *th, struct tt__slot *slot, uint64_t lost,
+				const struct tt_schedstat_sample *readings, size_t n)
+{
+	(void)lost; /* (a missing reading only makes a split coarser, which it says) */
+	tt_an_thread_counters(th, readings, n, tt__counters_flags(slot), tt__start_anchor.monotonic_ns);
+}
+
+/* A thread's states, and its counters' readings (where perf was refused: the "~"
+ * columns, as `ticktrace report` has them from the file), before the records they
+ * cover, on the analysis's clock (ns since the start anchor, as its clock gives). */
 static int tt__report_states(struct tt_an_thread *th, struct tt__slot *slot)
 {
-	if (!slot->sched.on)
-		return 0;
 	sigset_t old;
 	tt__sched_lock(&old);
-	tt__sched_drain_slot(slot);
-	tt__sched_sections(slot, tt__report_section, th);
+	if (slot->sched.on) {
+		tt__sched_drain_slot(slot);
+		tt__sched_sections(slot, tt__report_section, th);
+	}
+	uint64_t from = 0;
+	tt__counters_sections(slot, &from, tt__report_counters, th);
 	tt__sched_unlock(&old);
 	return th->an->oom ? -1 : 0;
 }

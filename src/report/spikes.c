@@ -391,10 +391,8 @@ void tt__spikes_counters(void *ctx, struct tt__slot *slot, uint64_t lost,
 	(void)lost; /* (a missing reading only makes a split coarser, which it says) */
 	struct tt__spikes_thread *t = tt__spikes_running(slot);
 	/* (under the sched lock, as its sections are written: their flags) */
-	uint32_t flags = (tt__counters_steal ? TT_SCHEDSTAT_STEAL : 0) |
-			 (slot->sched.counters.unread ? TT_SCHEDSTAT_BUDGET : 0);
 	if (t)
-		tt_an_thread_counters(&t->th, readings, n, flags, tt__start_anchor.monotonic_ns);
+		tt_an_thread_counters(&t->th, readings, n, tt__counters_flags(slot), tt__start_anchor.monotonic_ns);
 }
 
 static void tt__spikes_forget(struct tt__slot *slot)

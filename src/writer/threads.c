@@ -142,7 +142,7 @@ static void tt__out_counters_section(void *arg, struct tt__slot *slot, uint64_t 
 	struct tt_schedstat_budget budget = {.unread = slot->sched.counters.unread};
 	struct tt_schedstat_info info = {
 		.thread_index = slot->index,
-		.flags = (tt__counters_steal ? TT_SCHEDSTAT_STEAL : 0) | (budget.unread ? TT_SCHEDSTAT_BUDGET : 0),
+		.flags = tt__counters_flags(slot),
 		.lost = lost,
 	};
 	tt__out_counters(so->out, &info, &budget, readings, n);

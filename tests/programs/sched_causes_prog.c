@@ -22,6 +22,11 @@
  *              lines): more readings than tt-sched's budget allows against the
  *              little CPU time they use
  *   crowdfork  as crowd, then a forked child sleeps 30 ms in scope "sleep30" ({"child_pid": its pid})
+ *   afterfree  FREE_THREADS threads at once, each a 20 ms sleep in scope "free" (tt-sched's
+ *              first scopes, free of its budget), then main a 30 ms sleep in "late"
+ *   lastscope  a thread sleeps 10 ms in scope "exiting" and exits at once; then main
+ *              sleeps 10 ms in "ending" and returns at once: no look of tt-sched's
+ *              comes between a scope's end and its thread's exit or the run's
  *   hang       as sleep, then a line {"hung": 1} and a wait to be killed
  *   pingpong N M  main and a peer pass a byte back and forth over pipes N times (more
  *              switches than the kernel's ring for a thread holds between two drains),
@@ -310,6 +315,47 @@ static void crowd(void)
 		pthread_join(t[i], NULL);
 }
 
+#define FREE_THREADS 8 /* counters.c: TT__COUNTERS_BUDGET_FREE */
+
+static void *free_thread(void *unused)
+{
+	(void)unused;
+	pthread_barrier_wait(&ready);
+	TT_SCOPE("free");
+	sleep_ms(20);
+	return NULL;
+}
+
+static void after_free(void)
+{
+	pthread_t t[FREE_THREADS];
+	pthread_barrier_init(&ready, NULL, FREE_THREADS);
+	for (int i = 0; i < FREE_THREADS; i++)
+		pthread_create(&t[i], NULL, free_thread, NULL);
+	for (int i = 0; i < FREE_THREADS; i++)
+		pthread_join(t[i], NULL);
+	AROUND("late", sleep_ms(30));
+}
+
+static void *last_scope_thread(void *unused)
+{
+	(void)unused;
+	TT_BEGIN("exiting");
+	sleep_ms(10);
+	TT_END();
+	return NULL;
+}
+
+static void last_scopes(void)
+{
+	pthread_t t;
+	pthread_create(&t, NULL, last_scope_thread, NULL);
+	pthread_join(t, NULL);
+	TT_BEGIN("ending");
+	sleep_ms(10);
+	TT_END();
+}
+
 /* perf_event_open fails with EACCES from now on, in every thread of the process. */
 static void deny_perf(void)
 {
@@ -589,6 +635,10 @@ int main(int argc, char **argv)
 		short_threads();
 	} else if (strcmp(what, "crowd") == 0) {
 		crowd();
+	} else if (strcmp(what, "afterfree") == 0) {
+		after_free();
+	} else if (strcmp(what, "lastscope") == 0) {
+		last_scopes();
 	} else if (strcmp(what, "crowdfork") == 0) {
 		crowd();
 		fflush(stdout);
@@ -608,7 +658,8 @@ int main(int argc, char **argv)
 	} else if (strcmp(what, "flatout") == 0 && argc > 2) {
 		flatout(argv[2]);
 	} else {
-		fprintf(stderr, "usage: sched_causes_prog sleep|lock|spin|work|hang|pingpong N M|short|crowd|crowdfork|seccomp|snapshots TABLE|"
+		fprintf(stderr, "usage: sched_causes_prog sleep|lock|spin|work|hang|pingpong N M|short|crowd|crowdfork|afterfree|"
+			"lastscope|seccomp|snapshots TABLE|"
 			"snapcap|flatout TABLE\n");
 		return 2;
 	}
