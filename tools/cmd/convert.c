@@ -83,14 +83,14 @@ static const char tt_convert_usage[] =
 	"      --split N       write time-contiguous shards OUTPUT.0001.EXT ... of at most\n"
 	"                      N slices each, what trace_processor holds: scopes, instants,\n"
 	"                      flows' ends, frames and the threads' states (a .pftrace's\n"
-	"                      are thread_state rows), those a shard's start cuts too (N\n"
-	"                      from 1; more only where more begin at one nanosecond, or\n"
-	"                      more states cross a shard's start), each a whole trace\n"
-	"                      that opens alone, with every process, thread and name; a\n"
-	"                      slice open across a boundary is in the shard where it\n"
-	"                      begins, so the shards' slices add up to the run's; the\n"
-	"                      threads' states are cut at the shards' edges, and add up\n"
-	"                      too. Without it, a trace of more than 3000000 slices,\n"
+	"                      are thread_state rows), the rows a shard's edges add too\n"
+	"                      (N from 1; more only where more begin at one nanosecond,\n"
+	"                      or the threads' rows at its edges are more), each a\n"
+	"                      whole trace that opens alone, with every process, thread\n"
+	"                      and name; a slice open across a boundary is in the shard\n"
+	"                      where it begins, so the shards' slices add up to the\n"
+	"                      run's; the threads' states are cut at the shards' edges,\n"
+	"                      and add up too. Without it, a trace of more than 3000000 slices,\n"
 	"                      counted so (what the Perfetto UI loads in a browser tab),\n"
 	"                      is said on stderr. On error no shard is left behind; with\n"
 	"                      --force, the shards an earlier split wrote past the last\n"
@@ -529,6 +529,7 @@ struct tt_splitter {
 	struct tt_buf text;
 	bool *ended;            /* by thread id: its thread_end came */
 	size_t *state_next;     /* by thread id: its first state not counted yet */
+	int64_t *gone;          /* by thread id: tt_states_gone's, found once for every shard */
 	/* By thread id: the shards of its open slices, by depth (a slice whose end the
 	 * user's --min-dur drops is closed by the next begin or end at its depth or above) */
 	struct tt_open_slices {
@@ -557,8 +558,9 @@ static int64_t tt_state_ns(const struct tt_trace *t, int64_t ts)
 	return __builtin_add_overflow(t->base_ns, ts, &ns) ? (ts < 0 ? INT64_MIN : INT64_MAX) : ns;
 }
 
-/* The threads' states that begin before `from` and end after it, which a shard
- * beginning there holds the rest of. */
+/* The rows of the threads' states that a shard beginning at `from` holds beyond
+ * those of the states begun in it (counted as they come): the states across its start
+ * and what its edges add (tt_state_rows_at), none of a thread gone by then. */
 static uint64_t tt_states_across(const struct tt_splitter *sp, int64_t from)
 {
 	const struct tt_trace *t = sp->trace;
@@ -567,16 +569,8 @@ static uint64_t tt_states_across(const struct tt_splitter *sp, int64_t from)
 	for (size_t i = 0; i < t->nfiles; i++)
 		for (size_t k = 0; k < t->files[i].nthreads; k++) {
 			const struct tt_thread *th = &t->files[i].threads[k];
-			size_t lo = 0, hi = th->nstates; /* the first state that begins at from or after */
-			while (lo < hi) {
-				size_t mid = lo + (hi - lo) / 2;
-				if (th->states[mid].ns < at)
-					lo = mid + 1;
-				else
-					hi = mid;
-			}
-			n += lo > 0 && (th->flags & TT_THREAD_SCHED) && tt_state_shown(th, lo - 1) &&
-			     th->states[lo].ns > at;
+			if ((th->flags & TT_THREAD_SCHED) && th->nstates && sp->gone[th->id] > at)
+				n += tt_state_rows_at(th, at) + TT_STATE_ROWS_AT_END;
 		}
 	return n;
 }
@@ -600,7 +594,7 @@ static int tt_shard_begin(struct tt_splitter *sp, bool has_from, int64_t from)
 			tt_filter_set_end(before->chain.shard, before->to);
 	}
 	sp->open[sp->nopen++] = sh;
-	uint64_t across = has_from ? tt_states_across(sp, from) : 0;
+	uint64_t across = tt_states_across(sp, has_from ? from : INT64_MIN);
 	sp->room = across < opts->split ? opts->split - across : 1;
 	sp->have = 0;
 	sp->full = false;
@@ -621,7 +615,7 @@ static int tt_shard_begin(struct tt_splitter *sp, bool has_from, int64_t from)
 		return -1;
 	/* (the user's filter and the spike marks are before the splitter, once for all) */
 	struct tt_filter window = {.by_begin = true, .has_from = has_from, .from = from,
-				   .cut_states = true, .open_end = true};
+				   .cut_states = true, .open_end = true, .gone = sp->gone};
 	sh->chain.writer = tt_writer_new(sp->format, &sh->out, opts);
 	sh->first = sh->chain.shard = sh->chain.writer ? tt_filter_sink_new(sh->chain.writer, &window) : NULL;
 	if (!sh->first)
@@ -913,8 +907,11 @@ static int tt_split_start(struct tt_sink *s, const struct tt_trace *t)
 	sp->ended = calloc(t->nthreads ? t->nthreads : 1, sizeof(*sp->ended));
 	sp->opened = calloc(t->nthreads ? t->nthreads : 1, sizeof(*sp->opened));
 	sp->state_next = calloc(t->nthreads ? t->nthreads : 1, sizeof(*sp->state_next));
-	if (!sp->ended || !sp->opened || !sp->state_next)
+	sp->gone = calloc(t->nthreads ? t->nthreads : 1, sizeof(*sp->gone));
+	if (!sp->ended || !sp->opened || !sp->state_next || !sp->gone)
 		return tt_error("out of memory");
+	if (tt_states_gone(t, sp->gone) < 0)
+		return -1;
 	return tt_shard_begin(sp, false, 0);
 }
 
@@ -942,6 +939,7 @@ static void tt_split_destroy(struct tt_sink *s)
 	free(sp->text.p);
 	free(sp->ended);
 	free(sp->state_next);
+	free(sp->gone);
 	for (size_t i = 0; sp->opened && i < sp->nthreads; i++)
 		free(sp->opened[i].shard);
 	free(sp->opened);
