@@ -72,7 +72,7 @@ def thread_names(events):
 
 
 def shards_named(d, stem, ext='pftrace'):
-    return sorted(glob.glob(os.path.join(d, stem + '.[0-9][0-9][0-9][0-9].' + ext)))
+    return sorted(glob.glob(os.path.join(d, stem + '.[0-9]*.' + ext)))  # (ticktrace(1)'s glob)
 
 
 def shards(d, ext):
@@ -397,6 +397,46 @@ def check_resplit(d, ttr):
           % (len(after), len(before) - len(after)))
 
 
+def check_names(d, ttr):
+    """The shards' numbers have one width in a run, enough for the most shards it could
+    make, so that a glob of them (ticktrace(1)'s OUT.[0-9]*.EXT) is the run's, sorted in
+    time (past 9999 shards, they went from OUT.9999 to OUT.10000: the documented glob of
+    four digits missed those, and sorted them among the others); the files of an
+    earlier split of the same name that this one does not replace, holes between them
+    too, are refused, or with --force removed (they were kept past a hole)."""
+    sub = os.path.join(d, 'names')
+    os.mkdir(sub)
+    small = record(sub, 'small.ttr', 1, 2000, marks=1)  # ~6000 slices: 12000 shards of 10 at most
+    r = run(['convert', '-q', small, '--split', '10', '-o', os.path.join(sub, 'n.json')])
+    named = sorted(glob.glob(os.path.join(sub, 'n.[0-9]*.json')))
+    widths = {len(os.path.basename(n)) - len('n..json') for n in named}
+    if r.returncode or len(named) < 100 or widths != {5}:
+        fail('--split 10 of a run that could make 12000 shards: status %d, %d shards, their numbers '
+             'of %s digits (5 for all): %s' % (r.returncode, len(named), sorted(widths), r.stderr))
+    firsts = [min(s[2] for s in scopes_of(load_json(n))) for n in named[::25]]
+    if firsts != sorted(firsts):
+        fail('the glob of the shards, sorted, is not in time: their first slices at %s' % firsts)
+    for n in named:
+        os.unlink(n)
+    earlier = [os.path.join(sub, 'e.%s.json' % k) for k in ('0099', '9999', '00001')]
+    for n in earlier:
+        open(n, 'w').write('an earlier split\n')
+    out = os.path.join(sub, 'e.json')
+    r = run(['convert', ttr, '--split', str(10 * SPLIT), '-o', out])
+    if r.returncode != 1 or 'a shard of an earlier split' not in r.stderr or \
+            sorted(glob.glob(os.path.join(sub, 'e.*'))) != sorted(earlier):
+        fail('a split over an earlier one\'s shards with holes, no --force: status %d, left %s: %s'
+             % (r.returncode, sorted(glob.glob(os.path.join(sub, 'e.*'))), r.stderr))
+    r = run(['convert', ttr, '--split', str(10 * SPLIT), '--force', '-o', out])
+    left = sorted(glob.glob(os.path.join(sub, 'e.*')))
+    if r.returncode or any(n in left for n in earlier) or len(left) < 2 or \
+            'removed 3 shards' not in r.stderr:
+        fail('--force over an earlier split\'s shards with holes: status %d, left %s: %s'
+             % (r.returncode, left, r.stderr))
+    print('--split: the shards\' numbers of one width, enough for the run (5 digits where it '
+          'could make 12000); an earlier split\'s shards of the name refused, or removed with --force')
+
+
 def check_refused(d, ttr):
     for bad in ('0', '-5', 'abc', '1.5', '', '12x', '99999999999999999999999'):
         r = run(['convert', ttr, '--split', bad, '-o', os.path.join(d, 'bad.pftrace')])
@@ -601,6 +641,7 @@ def main():
     with tempfile.TemporaryDirectory() as d:
         ttr = record(d, 'run.ttr', THREADS, SCOPES)
         check_refused(d, ttr)
+        check_names(d, ttr)
         check_counted(d)
         check_split(d, ttr)
         check_filtered(d, ttr)
