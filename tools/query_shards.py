@@ -12,7 +12,9 @@ The calls and total time of every name of a huge run:
 
     ticktrace convert huge.ttr --split 3000000 -o huge.pftrace
     query_shards.py --sum 1 "select name, count(*) as calls, sum(dur) as total_ns
-        from slice group by name" huge.[0-9][0-9][0-9][0-9].pftrace
+        from slice group by name" huge.[0-9]*.pftrace
+
+(installed with ticktrace as PREFIX/share/ticktrace/query_shards.py).
 
 trace_processor_shell: --trace-processor, else $TICKTRACE_TRACE_PROCESSOR, else
 ~/.cache/ticktrace/trace_processor_shell, else the one on PATH. Its CSV quotes

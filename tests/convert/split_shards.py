@@ -44,11 +44,13 @@ def run(args, **kw):
     return subprocess.run([tool] + args, capture_output=True, text=True, timeout=240, **kw)
 
 
-def record(d, name, threads, scopes, nap=0, marks=1000):
+def record(d, name, threads, scopes, nap=0, marks=1000, stagger=0):
     """All of it: each thread's buffer holds its records (a stream's writes may fall behind
-    on a loaded machine, and drop). An instant every `marks` steps; a nap every `nap`."""
+    on a loaded machine, and drop). An instant every `marks` steps; a nap every `nap`;
+    with `stagger`, worker-N takes scopes >> N steps (the threads exit one by one)."""
     ttr = os.path.join(d, name)
-    subprocess.run([prog, str(threads), str(scopes), str(nap), str(marks)], check=True, timeout=120,
+    subprocess.run([prog, str(threads), str(scopes), str(nap), str(marks), str(stagger)], check=True,
+                   timeout=120,
                    env=dict(os.environ, TICKTRACE_OUT=ttr, TICKTRACE_MODE='stop',
                             TICKTRACE_BUFFER=str(2 * scopes + scopes // marks + 8192)))
     return ttr
@@ -70,7 +72,7 @@ def thread_names(events):
 
 
 def shards_named(d, stem, ext='pftrace'):
-    return sorted(glob.glob(os.path.join(d, stem + '.[0-9][0-9][0-9][0-9].' + ext)))
+    return sorted(glob.glob(os.path.join(d, stem + '.[0-9]*.' + ext)))  # (ticktrace(1)'s glob)
 
 
 def shards(d, ext):
@@ -320,6 +322,62 @@ def check_states(d):
     return None
 
 
+def tp_rows(tp, sql, files):
+    """The query's rows on each file (query_shards.py, no --sum): [(file, row...)]."""
+    c = subprocess.run([sys.executable, query_shards, '--trace-processor', tp, sql] + files,
+                       capture_output=True, text=True, timeout=600)
+    if c.returncode != 0:
+        fail('query_shards.py: status %d: %s' % (c.returncode, c.stderr))
+    return list(csv.reader(io.StringIO(c.stdout)))[1:]
+
+
+def check_exited(d):
+    """Threads that exit one after the other, their states split: in trace_processor, no
+    shard shows a thread Running (or dying again) after it died, as the whole run has it
+    (each shard showed every thread gone before its start Running from there until
+    another came on its CPU, and dead again); and each shard holds at most N rows of
+    slice and thread_state, the rows its edges add too (the run of no length before a
+    state out of a CPU a shard begins with, a run cut at its end, a thread's last
+    state and its death: before, every shard held a few more than N)."""
+    tp = trace_processor()
+    if not tp:
+        print('the states of exited threads in shards not checked: no trace_processor_shell')
+        return
+    split = 2000
+    ttr = record(d, 'exits.ttr', THREADS, 40000, nap=100, stagger=1)
+    sub = os.path.join(d, 'exits')
+    os.mkdir(sub)
+    whole = os.path.join(sub, 'whole.pftrace')
+    r = run(['convert', '-q', ttr, '-o', whole])
+    r2 = run(['convert', '-q', ttr, '--split', str(split), '-o', os.path.join(sub, 'e.pftrace')])
+    if r.returncode or r2.returncode:
+        fail('the run whose threads exit one by one: %s%s' % (r.stderr, r2.stderr))
+    pf = shards_named(sub, 'e')
+    states = ('select t.name, s.ts, s.dur, s.state from thread_state s join thread t using(utid) '
+              'where t.name like \'worker-%\' and s.state in (\'Running\', \'X\')')
+    died = {row[1]: int(row[2]) for row in tp_rows(tp, states, [whole]) if row[4] == 'X'}
+    if len(died) != THREADS:
+        fail('the whole run: the deaths of %s, not of its %d workers' % (sorted(died), THREADS))
+    deaths = {}
+    for shard, name, ts, dur, state in tp_rows(tp, states, pf):
+        if state == 'X':
+            deaths[name] = deaths.get(name, []) + [(shard, int(ts))]
+        elif int(ts) >= died[name]:
+            fail('%s: %s Running at %s ns for %s ns, though it died at %d ns'
+                 % (shard, name, ts, dur, died[name]))
+    if sorted(deaths) != sorted(died) or any(len(deaths[n]) != 1 or deaths[n][0][1] != died[n]
+                                             for n in died):
+        fail('the shards\' deaths %s, the whole run\'s %s' % (deaths, died))
+    rows = [int(row[1]) for row in tp_rows(tp, 'select (select count(*) from slice) + (select count(*) '
+                                           'from thread_state join thread using(utid) where tid > 0) as n',
+                                           pf)]
+    if max(rows) > split or len(pf) < 10:
+        fail('--split %d: %d shards holding %s rows of slice and thread_state' % (split, len(pf), rows))
+    print('threads that exit one by one, split in %d shards: each dead once, where the whole run '
+          'has it, never Running after; %d to %d rows of slice and thread_state a shard (of at most %d)'
+          % (len(pf), min(rows), max(rows), split))
+
+
 def check_resplit(d, ttr):
     """--force over an earlier split into more shards: the shards past the new last one
     go, or a glob of the shards reads the old run's tail as this one's."""
@@ -337,6 +395,46 @@ def check_resplit(d, ttr):
         fail('the shards of the earlier split removed unsaid: ' + r.stderr)
     print('--force over a split into more shards: %d shards, the %d past them removed, said'
           % (len(after), len(before) - len(after)))
+
+
+def check_names(d, ttr):
+    """The shards' numbers have one width in a run, enough for the most shards it could
+    make, so that a glob of them (ticktrace(1)'s OUT.[0-9]*.EXT) is the run's, sorted in
+    time (past 9999 shards, they went from OUT.9999 to OUT.10000: the documented glob of
+    four digits missed those, and sorted them among the others); the files of an
+    earlier split of the same name that this one does not replace, holes between them
+    too, are refused, or with --force removed (they were kept past a hole)."""
+    sub = os.path.join(d, 'names')
+    os.mkdir(sub)
+    small = record(sub, 'small.ttr', 1, 2000, marks=1)  # ~6000 slices: 12000 shards of 10 at most
+    r = run(['convert', '-q', small, '--split', '10', '-o', os.path.join(sub, 'n.json')])
+    named = sorted(glob.glob(os.path.join(sub, 'n.[0-9]*.json')))
+    widths = {len(os.path.basename(n)) - len('n..json') for n in named}
+    if r.returncode or len(named) < 100 or widths != {5}:
+        fail('--split 10 of a run that could make 12000 shards: status %d, %d shards, their numbers '
+             'of %s digits (5 for all): %s' % (r.returncode, len(named), sorted(widths), r.stderr))
+    firsts = [min(s[2] for s in scopes_of(load_json(n))) for n in named[::25]]
+    if firsts != sorted(firsts):
+        fail('the glob of the shards, sorted, is not in time: their first slices at %s' % firsts)
+    for n in named:
+        os.unlink(n)
+    earlier = [os.path.join(sub, 'e.%s.json' % k) for k in ('0099', '9999', '00001')]
+    for n in earlier:
+        open(n, 'w').write('an earlier split\n')
+    out = os.path.join(sub, 'e.json')
+    r = run(['convert', ttr, '--split', str(10 * SPLIT), '-o', out])
+    if r.returncode != 1 or 'a shard of an earlier split' not in r.stderr or \
+            sorted(glob.glob(os.path.join(sub, 'e.*'))) != sorted(earlier):
+        fail('a split over an earlier one\'s shards with holes, no --force: status %d, left %s: %s'
+             % (r.returncode, sorted(glob.glob(os.path.join(sub, 'e.*'))), r.stderr))
+    r = run(['convert', ttr, '--split', str(10 * SPLIT), '--force', '-o', out])
+    left = sorted(glob.glob(os.path.join(sub, 'e.*')))
+    if r.returncode or any(n in left for n in earlier) or len(left) < 2 or \
+            'removed 3 shards' not in r.stderr:
+        fail('--force over an earlier split\'s shards with holes: status %d, left %s: %s'
+             % (r.returncode, left, r.stderr))
+    print('--split: the shards\' numbers of one width, enough for the run (5 digits where it '
+          'could make 12000); an earlier split\'s shards of the name refused, or removed with --force')
 
 
 def check_refused(d, ttr):
@@ -543,6 +641,7 @@ def main():
     with tempfile.TemporaryDirectory() as d:
         ttr = record(d, 'run.ttr', THREADS, SCOPES)
         check_refused(d, ttr)
+        check_names(d, ttr)
         check_counted(d)
         check_split(d, ttr)
         check_filtered(d, ttr)
@@ -550,6 +649,7 @@ def main():
         check_nothing_left(d, ttr)
         check_killed(d)
         skipped = check_states(d)
+        check_exited(d)
         check_huge(d)
         check_memory(d)
     if skipped:

@@ -102,7 +102,12 @@ done
 installed=$(meson introspect "$build" --installed)
 for want in share/man/man1/ticktrace.1 share/man/man3/ticktrace.3 \
 	share/man/man5/ticktrace-format.5 share/man/man7/ticktrace.7 \
-	share/bash-completion/completions/ticktrace; do
+	share/bash-completion/completions/ticktrace share/ticktrace/query_shards.py; do
 	grep -q "\"[^\"]*/$want\"" <<<"$installed" || fail "$want is not installed"
 done
+# ticktrace(1)'s one query over all shards names the script where it is installed
+grep -q 'share/ticktrace/query_shards' "$man1" ||
+	fail "ticktrace(1) does not say where query_shards.py is installed"
+grep -q 'bin_path' "$man1" || fail "ticktrace(1)'s Python example needs the network (no bin_path)"
+
 echo "cli: --version, --help of $(echo $commands), man pages, completion"

@@ -3,10 +3,12 @@
  * default) with an instant "mark" inside; the main thread "main" records a scope
  * "setup" first.
  *
- *   shards_prog THREADS SCOPES [NAP [MARKS]]   (TICKTRACE_OUT: where the run goes)
+ *   shards_prog THREADS SCOPES [NAP [MARKS [STAGGER]]]   (TICKTRACE_OUT: where the run goes)
  *
  * With NAP (not 0), every NAPth step sleeps 20 us: the threads leave their CPUs all
- * along the run, so that their states cross every shard's boundary.
+ * along the run, so that their states cross every shard's boundary. With STAGGER (not
+ * 0), worker-N takes SCOPES >> N steps: the threads exit one after the other, the
+ * later shards have threads that are gone.
  *
  * "run" crosses every shard's boundary: it belongs to the first shard, whole, and
  * the later shards hold its children without it. */
@@ -18,7 +20,7 @@
 
 #include "ticktrace.h"
 
-static unsigned long scopes, nap, marks = 1000;
+static unsigned long scopes, nap, marks = 1000, stagger;
 
 static void *worker(void *arg)
 {
@@ -26,7 +28,8 @@ static void *worker(void *arg)
 	snprintf(name, sizeof(name), "worker-%u", (unsigned)(uintptr_t)arg);
 	tt_thread_name(name);
 	TT_BEGIN("run");
-	for (unsigned long i = 0; i < scopes; i++) {
+	unsigned long steps = stagger ? scopes >> (uintptr_t)arg : scopes;
+	for (unsigned long i = 0; i < steps; i++) {
 		TT_BEGIN("step");
 		if (i % marks == 0)
 			TT_INSTANT("mark");
@@ -40,15 +43,16 @@ static void *worker(void *arg)
 
 int main(int argc, char **argv)
 {
-	if (argc < 3 || argc > 5 || (argc == 5 && strtoul(argv[4], NULL, 10) == 0)) {
-		fputs("usage: shards_prog THREADS SCOPES [NAP [MARKS]]\n", stderr);
+	if (argc < 3 || argc > 6 || (argc >= 5 && strtoul(argv[4], NULL, 10) == 0)) {
+		fputs("usage: shards_prog THREADS SCOPES [NAP [MARKS [STAGGER]]]\n", stderr);
 		return 2;
 	}
 	unsigned threads = (unsigned)strtoul(argv[1], NULL, 10);
 	scopes = strtoul(argv[2], NULL, 10);
 	nap = argc >= 4 ? strtoul(argv[3], NULL, 10) : 0;
-	if (argc == 5)
+	if (argc >= 5)
 		marks = strtoul(argv[4], NULL, 10);
+	stagger = argc == 6 ? strtoul(argv[5], NULL, 10) : 0;
 	tt_thread_name("main");
 	TT_BEGIN("setup");
 	TT_END();

@@ -110,10 +110,6 @@ struct tt_convert_opts {
  * memory a slice, and a tab holds about this many. */
 #define TT_UI_SLICE_LIMIT UINT64_C(3000000)
 
-/* Shard k (from 1) of `output` with --split: its name with .NNNN before the
- * extension (out.pftrace: out.0001.pftrace), into buf; false when it does not fit. */
-bool tt_shard_name(char *buf, size_t cap, const char *output, unsigned k);
-
 /* What a JSON trace viewer loads: Perfetto's and chrome://tracing's importers read
  * the file as one JavaScript string, and V8 strings stop at 2^29 - 24 characters. */
 #define TT_JSON_VIEWER_LIMIT ((UINT64_C(1) << 29) - 24)

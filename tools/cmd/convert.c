@@ -1,6 +1,7 @@
 /* `ticktrace convert`: raw files to Chrome trace JSON or Perfetto's protobuf format,
  * filtered, with spikes marked, through the one pipeline (decode/pipeline.c). */
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -85,18 +86,22 @@ static const char tt_convert_usage[] =
 	"      --split N       write time-contiguous shards OUTPUT.0001.EXT ... of at most\n"
 	"                      N slices each, what trace_processor holds: scopes, instants,\n"
 	"                      flows' ends, frames and the threads' states (a .pftrace's\n"
-	"                      are thread_state rows), those a shard's start cuts too (N\n"
-	"                      from 1; more only where more begin at one nanosecond, or\n"
-	"                      more states cross a shard's start), each a whole trace\n"
-	"                      that opens alone, with every process, thread and name; a\n"
-	"                      slice open across a boundary is in the shard where it\n"
-	"                      begins, so the shards' slices add up to the run's; the\n"
-	"                      threads' states are cut at the shards' edges, and add up\n"
-	"                      too. Without it, a trace of more than 3000000 slices,\n"
+	"                      are thread_state rows), the rows a shard's edges add too\n"
+	"                      (N from 1; more only where more begin at one nanosecond,\n"
+	"                      or the threads' rows at its edges are more), each a\n"
+	"                      whole trace that opens alone, with every process, thread\n"
+	"                      and name; a slice open across a boundary is in the shard\n"
+	"                      where it begins, so the shards' slices add up to the\n"
+	"                      run's; the threads' states are cut at the shards' edges,\n"
+	"                      and add up too. Without it, a trace of more than 3000000 slices,\n"
 	"                      counted so (what the Perfetto UI loads in a browser tab),\n"
-	"                      is said on stderr. On error no shard is left behind; with\n"
-	"                      --force, the shards an earlier split wrote past the last\n"
-	"                      of this one are removed (said)\n"
+	"                      is said on stderr. The shards' numbers have one width in a\n"
+	"                      run (4 digits, more where it could make more than 9999\n"
+	"                      shards), so that OUTPUT.[0-9]*.EXT sorted is the run in\n"
+	"                      time. On error no shard is left behind. Files of an earlier\n"
+	"                      split of the name (OUTPUT.NNNN.EXT) are refused; with\n"
+	"                      --force, those this split does not replace are removed\n"
+	"                      (said)\n"
 	"      --debug-dir DIR look for debug info here first (DIR/.build-id/xx/yyyy.debug,\n"
 	"                      or by name), then in /usr/lib/debug; functions recorded with\n"
 	"                      -finstrument-functions are named from the binaries' symbols\n"
@@ -466,26 +471,74 @@ static struct tt_sink *tt_writer_new(enum tt_format format, struct tt_out *out,
 					      tt_json_sink_new(out, opts->source);
 }
 
-bool tt_shard_name(char *buf, size_t cap, const char *output, unsigned k)
+/* Where output's shard number goes: the length of its name before the extension. */
+static int tt_shard_stem(const char *output)
 {
 	const char *slash = strrchr(output, '/');
 	const char *dot = strrchr(slash ? slash + 1 : output, '.');
-	int stem = dot && dot != (slash ? slash + 1 : output) ? (int)(dot - output) :
-							       (int)strlen(output);
-	int n = snprintf(buf, cap, "%.*s.%04u%s", stem, output, k, output + stem);
+	return dot && dot != (slash ? slash + 1 : output) ? (int)(dot - output) : (int)strlen(output);
+}
+
+/* Shard k (from 1) of `output`: its name with its number, `width` digits, before the
+ * extension (out.pftrace: out.0001.pftrace), into buf; false when it does not fit. */
+static bool tt_shard_name(char *buf, size_t cap, const char *output, unsigned k, unsigned width)
+{
+	int stem = tt_shard_stem(output);
+	int n = snprintf(buf, cap, "%.*s.%0*u%s", stem, output, (int)width, k, output + stem);
 	return n >= 0 && (size_t)n < cap;
 }
 
-/* --force over an earlier split into more shards: those past the k just written
- * (OUTPUT.k+1.EXT on, while they exist) removed, or they would read as this run's
- * later shards. How many. */
-static unsigned tt_remove_stale_shards(const char *output, unsigned k)
+/* The digits of a run's shard numbers, one width for all of them, so that a glob of
+ * them is the run's and sorts in time: 4, or enough for the most shards the run could
+ * make (a shard holds at least half of N less its edges' rows, and the run no more
+ * slices than records, a thread's end and its states). */
+static unsigned tt_shard_width(const struct tt_trace *t, uint64_t split)
 {
-	char name[4096];
-	unsigned removed = 0;
-	while (tt_shard_name(name, sizeof(name), output, ++k) && unlink(name) == 0)
-		removed++;
-	return removed;
+	uint64_t most = 0, threads = 0;
+	for (size_t i = 0; i < t->nfiles; i++)
+		for (size_t k = 0; k < t->files[i].nthreads; k++, threads++)
+			most += t->files[i].threads[k].records + 2 + t->files[i].threads[k].nstates;
+	uint64_t edges = threads * (2 + TT_STATE_ROWS_AT_END);
+	uint64_t room = split > edges ? split - edges : 1;
+	uint64_t shards = most / room * 4 + 2, top = 10000;
+	unsigned width = 4;
+	for (; width < 10 && shards >= top; width++)
+		top *= 10;
+	return width;
+}
+
+/* The files of an earlier split of `output` in its directory, OUTPUT.NNNN.EXT (four
+ * digits or more) but for this one's (`width` digits, 1 to `made`): removed with
+ * `remove` (--force, once this split is whole), else the first named into `first`,
+ * so that a glob of the shards is this run's alone. How many. */
+static unsigned tt_earlier_shards(const char *output, unsigned width, unsigned made, bool remove,
+				  char *first, size_t cap)
+{
+	const char *base = strrchr(output, '/') ? strrchr(output, '/') + 1 : output;
+	char *dir = base > output ? strndup(output, (size_t)(base - output)) : strdup(".");
+	DIR *d = dir ? opendir(dir) : NULL;
+	size_t stem = (size_t)tt_shard_stem(output) - (size_t)(base - output);
+	const char *ext = output + tt_shard_stem(output);
+	unsigned found = 0;
+	for (struct dirent *e; d && (e = readdir(d));) {
+		const char *n = e->d_name, *digits = n + stem + 1;
+		size_t len = strspn(digits, "0123456789");
+		if (strncmp(n, base, stem) || n[stem] != '.' || len < 4 || strcmp(digits + len, ext))
+			continue;
+		unsigned long k = strtoul(digits, NULL, 10);
+		if (len == width && k >= 1 && k <= made)
+			continue;
+		char path[4096];
+		snprintf(path, sizeof(path), "%s/%s", dir, n);
+		if (remove)
+			found += unlink(path) == 0;
+		else if (found++ == 0)
+			snprintf(first, cap, "%s", base > output ? path : n);
+	}
+	if (d)
+		closedir(d);
+	free(dir);
+	return found;
 }
 
 /* --split in one pass: the shards written as the decoding goes. Shard k holds the
@@ -540,6 +593,7 @@ struct tt_splitter {
 	struct tt_shard **open; /* by number */
 	size_t nopen, open_cap;
 	unsigned made;          /* shards begun */
+	unsigned width;         /* the digits of their numbers (tt_shard_width) */
 	uint64_t room;          /* slices the newest takes: opts->split, less the states
 				 * across its start */
 	uint64_t have;          /* slices begun in the newest */
@@ -554,6 +608,7 @@ struct tt_splitter {
 	struct tt_buf text;
 	bool *ended;            /* by thread id: its thread_end came */
 	size_t *state_next;     /* by thread id: its first state not counted yet */
+	int64_t *gone;          /* by thread id: tt_states_gone's, found once for every shard */
 	/* By thread id: the shards of its open slices, by depth (a slice whose end the
 	 * user's --min-dur drops is closed by the next begin or end at its depth or above) */
 	struct tt_open_slices {
@@ -582,8 +637,9 @@ static int64_t tt_state_ns(const struct tt_trace *t, int64_t ts)
 	return __builtin_add_overflow(t->base_ns, ts, &ns) ? (ts < 0 ? INT64_MIN : INT64_MAX) : ns;
 }
 
-/* The threads' states that begin before `from` and end after it, which a shard
- * beginning there holds the rest of. */
+/* The rows of the threads' states that a shard beginning at `from` holds beyond
+ * those of the states begun in it (counted as they come): the states across its start
+ * and what its edges add (tt_state_rows_at), none of a thread gone by then. */
 static uint64_t tt_states_across(const struct tt_splitter *sp, int64_t from)
 {
 	const struct tt_trace *t = sp->trace;
@@ -592,16 +648,8 @@ static uint64_t tt_states_across(const struct tt_splitter *sp, int64_t from)
 	for (size_t i = 0; i < t->nfiles; i++)
 		for (size_t k = 0; k < t->files[i].nthreads; k++) {
 			const struct tt_thread *th = &t->files[i].threads[k];
-			size_t lo = 0, hi = th->nstates; /* the first state that begins at from or after */
-			while (lo < hi) {
-				size_t mid = lo + (hi - lo) / 2;
-				if (th->states[mid].ns < at)
-					lo = mid + 1;
-				else
-					hi = mid;
-			}
-			n += lo > 0 && (th->flags & TT_THREAD_SCHED) && tt_state_shown(th, lo - 1) &&
-			     th->states[lo].ns > at;
+			if ((th->flags & TT_THREAD_SCHED) && th->nstates && sp->gone[th->id] > at)
+				n += tt_state_rows_at(th, at) + TT_STATE_ROWS_AT_END;
 		}
 	return n;
 }
@@ -625,7 +673,7 @@ static int tt_shard_begin(struct tt_splitter *sp, bool has_from, int64_t from)
 			tt_filter_set_end(before->chain.shard, before->to);
 	}
 	sp->open[sp->nopen++] = sh;
-	uint64_t across = has_from ? tt_states_across(sp, from) : 0;
+	uint64_t across = tt_states_across(sp, has_from ? from : INT64_MIN);
 	sp->room = across < opts->split ? opts->split - across : 1;
 	sp->have = 0;
 	sp->full = false;
@@ -633,8 +681,11 @@ static int tt_shard_begin(struct tt_splitter *sp, bool has_from, int64_t from)
 		return 0; /* only counted */
 	if (opts->shard)
 		snprintf(sh->name, sizeof(sh->name), "%s", opts->output);
-	else if (!tt_shard_name(sh->name, sizeof(sh->name), opts->output, sh->number))
+	else if (!tt_shard_name(sh->name, sizeof(sh->name), opts->output, sh->number, sp->width))
 		return tt_error("%s: the name is too long for its shards", opts->output);
+	else if (strlen(sh->name) != strlen(sp->first_name))
+		return tt_error("%s: more than %u shards, past the %u digits of their names: a "
+				"larger --split", opts->output, sh->number - 1, sp->width);
 	if (tt_out_apart(sh->name, opts->inputs, opts->ninputs) < 0 ||
 	    tt_out_open(&sh->out, sh->name, opts->force) < 0)
 		return -1;
@@ -646,7 +697,7 @@ static int tt_shard_begin(struct tt_splitter *sp, bool has_from, int64_t from)
 		return -1;
 	/* (the user's filter and the spike marks are before the splitter, once for all) */
 	struct tt_filter window = {.by_begin = true, .has_from = has_from, .from = from,
-				   .cut_states = true, .open_end = true};
+				   .cut_states = true, .open_end = true, .gone = sp->gone};
 	sh->chain.writer = tt_writer_new(sp->format, &sh->out, opts);
 	sh->first = sh->chain.shard = sh->chain.writer ? tt_filter_sink_new(sh->chain.writer, &window) : NULL;
 	if (!sh->first)
@@ -938,8 +989,19 @@ static int tt_split_start(struct tt_sink *s, const struct tt_trace *t)
 	sp->ended = calloc(t->nthreads ? t->nthreads : 1, sizeof(*sp->ended));
 	sp->opened = calloc(t->nthreads ? t->nthreads : 1, sizeof(*sp->opened));
 	sp->state_next = calloc(t->nthreads ? t->nthreads : 1, sizeof(*sp->state_next));
-	if (!sp->ended || !sp->opened || !sp->state_next)
+	sp->gone = calloc(t->nthreads ? t->nthreads : 1, sizeof(*sp->gone));
+	if (!sp->ended || !sp->opened || !sp->state_next || !sp->gone)
 		return tt_error("out of memory");
+	if (tt_states_gone(t, sp->gone) < 0)
+		return -1;
+	sp->width = tt_shard_width(t, sp->opts->split);
+	char earlier[4096];
+	if (!sp->opts->shard && !sp->opts->force &&
+	    tt_earlier_shards(sp->opts->output, sp->width, 0, false, earlier, sizeof(earlier)))
+		return tt_error("%s: exists, a shard of an earlier split of %s (--force replaces them)",
+				earlier, sp->opts->output);
+	if (!tt_shard_name(sp->first_name, sizeof(sp->first_name), sp->opts->output, 1, sp->width))
+		return tt_error("%s: the name is too long for its shards", sp->opts->output);
 	return tt_shard_begin(sp, false, 0);
 }
 
@@ -967,6 +1029,7 @@ static void tt_split_destroy(struct tt_sink *s)
 	free(sp->text.p);
 	free(sp->ended);
 	free(sp->state_next);
+	free(sp->gone);
 	for (size_t i = 0; sp->opened && i < sp->nthreads; i++)
 		free(sp->opened[i].shard);
 	free(sp->opened);
@@ -1001,7 +1064,7 @@ static int tt_split_report(struct tt_splitter *sp, struct tt_session *run, int r
 				opts->inputs[0], k, opts->split, opts->shard);
 	if (rc < 0) {
 		for (size_t i = 0; i < sp->ndone && !opts->shard; i++)
-			if (tt_shard_name(name, sizeof(name), opts->output, sp->done[i]))
+			if (tt_shard_name(name, sizeof(name), opts->output, sp->done[i], sp->width))
 				unlink(name);
 		if (opts->shard && sp->ndone)
 			unlink(opts->output);
@@ -1010,11 +1073,11 @@ static int tt_split_report(struct tt_splitter *sp, struct tt_session *run, int r
 	for (size_t i = 0; i < sp->ndone; i++)
 		if (opts->shard)
 			tt_keep_on_signal(opts->output);
-		else if (tt_shard_name(name, sizeof(name), opts->output, sp->done[i]))
+		else if (tt_shard_name(name, sizeof(name), opts->output, sp->done[i], sp->width))
 			tt_keep_on_signal(name);
 	unsigned stale = 0;
 	if (!opts->shard && opts->force)
-		stale = tt_remove_stale_shards(opts->output, k);
+		stale = tt_earlier_shards(opts->output, sp->width, k, true, NULL, 0);
 	if (!opts->shard && !opts->quiet && !tt_diag_quiet)
 		fprintf(stderr, "ticktrace: %s%s -> %s ... %s: %u shards of at most %" PRIu64
 			" slices (%" PRIu64 " slices, %" PRIu64 " events, %" PRIu64 " threads, %" PRIu64
@@ -1023,8 +1086,8 @@ static int tt_split_report(struct tt_splitter *sp, struct tt_session *run, int r
 			opts->split, sp->slices, run->sum.events, run->sum.threads, run->sum.dropped,
 			run->sum.warnings);
 	if (stale && !opts->quiet && !tt_diag_quiet)
-		fprintf(stderr, "ticktrace: removed %u shards past %s, of an earlier split of %s\n",
-			stale, sp->last_name, opts->output);
+		fprintf(stderr, "ticktrace: removed %u shards of an earlier split of %s, not this one's\n",
+			stale, opts->output);
 	return 0;
 }
 

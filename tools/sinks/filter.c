@@ -46,6 +46,7 @@ struct tt_filter_sink {
 	const struct tt_trace *trace; /* the trace it was shown (tt_filter_set_end cuts again) */
 	struct tt_thread *view_threads;
 	struct tt_sched_state *view_states;
+	int64_t *own_gone; /* f.gone, where the caller gave none */
 	struct tt_filter_thread *threads; /* by thread id */
 	size_t nthreads;
 	/* Whether anything was kept, and when the chosen threads' events were: a filter
@@ -90,15 +91,17 @@ static bool tt_thread_chosen(const struct tt_filter *f, const struct tt_thread *
 	return false;
 }
 
-/* Thread th's states within [lo, hi) (ns on its clock), into out: the first moved to
- * lo where it began before, and an unknown state at hi where a later one begins there
+/* Thread th's states within [lo, hi) (ns on its clock), into out: none when it was
+ * gone for good (tt_states_gone) by lo, else the first moved to lo where it began before, and an unknown state at hi where a later one begins there
  * or after, so that each piece ends where the window does (the last state, which
  * nothing ends, gets no end here either). A RUNNING state whose CPU only its switch
  * out says (tt_state_cpu) keeps it, that switch perhaps past hi. How many. */
-static size_t tt_states_cut(const struct tt_thread *th, int64_t lo, int64_t hi,
+static size_t tt_states_cut(const struct tt_thread *th, int64_t gone, int64_t lo, int64_t hi,
 			    struct tt_sched_state *out)
 {
 	size_t n = 0, i, first = 0, past = th->nstates;
+	if (gone <= lo)
+		return 0;
 	while (first < past) { /* the first state that ends after lo */
 		size_t mid = first + (past - first) / 2;
 		if (mid + 1 < th->nstates && th->states[mid + 1].ns <= lo)
@@ -140,6 +143,11 @@ static int tt_filter_view(struct tt_filter_sink *fs, const struct tt_trace *t)
 	fs->view_states = malloc((states ? states : 1) * sizeof(*fs->view_states));
 	if (!fs->view.files || !fs->view_threads || !fs->view_states)
 		return tt_error("out of memory for the threads' states");
+	if (!fs->f.gone) {
+		fs->f.gone = fs->own_gone = malloc((t->nthreads ? t->nthreads : 1) * sizeof(*fs->own_gone));
+		if (!fs->own_gone || tt_states_gone(t, fs->own_gone) < 0)
+			return fs->own_gone ? -1 : tt_error("out of memory for the threads' states");
+	}
 	tt_filter_cut(fs, t);
 	return 0;
 }
@@ -164,7 +172,8 @@ static void tt_filter_cut(struct tt_filter_sink *fs, const struct tt_trace *t)
 		for (size_t k = 0; k < f->nthreads; k++, th++) {
 			*th = t->files[i].threads[k];
 			th->states = st;
-			th->nstates = fs->threads[th->id].chosen ? tt_states_cut(&t->files[i].threads[k], lo, hi, st) : 0;
+			th->nstates = fs->threads[th->id].chosen ?
+					      tt_states_cut(&t->files[i].threads[k], fs->f.gone[th->id], lo, hi, st) : 0;
 			th->states_cap = th->nstates;
 			st += th->nstates;
 		}
@@ -424,6 +433,7 @@ static void tt_filter_destroy(struct tt_sink *s)
 	free(fs->view.files);
 	free(fs->view_threads);
 	free(fs->view_states);
+	free(fs->own_gone);
 	free(fs);
 }
 

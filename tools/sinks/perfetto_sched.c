@@ -91,6 +91,9 @@ struct tt_pf_run {
 	uint8_t what; /* TT_PF_OUT: PREEMPTED or BLOCKED */
 };
 
+/* A run of no length (tt_pf_run) first among those that begin at one ns: it holds its
+ * CPU for none of it, so that the run that does (a shard's start moves many to it) is
+ * not taken off at once. */
 static int tt_pf_run_order(const void *a, const void *b)
 {
 	const struct tt_pf_run *x = a, *y = b;
@@ -101,6 +104,9 @@ static int tt_pf_run_order(const void *a, const void *b)
 		return x->cpu < y->cpu ? -1 : 1;
 	if (x->in != y->in)
 		return x->in < y->in ? -1 : 1;
+	bool x_none = x->ends == TT_PF_OUT && x->end == x->in, y_none = y->ends == TT_PF_OUT && y->end == y->in;
+	if (x_none != y_none)
+		return x_none ? -1 : 1;
 	return (x->th->id > y->th->id) - (x->th->id < y->th->id);
 }
 
@@ -179,6 +185,47 @@ static ptrdiff_t tt_pf_runs(const struct tt_trace *t, struct tt_pf_run **runs)
 			}
 		}
 	return (ptrdiff_t)n;
+}
+
+unsigned tt_state_rows_at(const struct tt_thread *th, int64_t at)
+{
+	size_t lo = 0, hi = th->nstates; /* the first state that begins at `at` or after */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (th->states[mid].ns < at)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!(th->flags & TT_THREAD_SCHED) || th->nstates == 0)
+		return 0;
+	/* the window's first: the state across `at`, else the first after it */
+	bool across = lo > 0 && (lo == th->nstates || th->states[lo].ns > at);
+	size_t first = across ? lo - 1 : lo;
+	if (first == th->nstates)
+		return 0;
+	return (across && tt_state_shown(th, first)) + tt_pf_is_out(&th->states[first]);
+}
+
+int tt_states_gone(const struct tt_trace *t, int64_t *gone)
+{
+	for (size_t f = 0; f < t->nfiles; f++)
+		for (size_t k = 0; k < t->files[f].nthreads; k++) {
+			const struct tt_thread *th = &t->files[f].threads[k];
+			bool exited = (th->flags & TT_THREAD_SCHED) && (th->flags & TT_THREAD_EXITED) && th->nstates;
+			gone[th->id] = exited ? th->states[th->nstates - 1].ns : INT64_MAX;
+		}
+	struct tt_pf_run *runs;
+	ptrdiff_t n = tt_pf_runs(t, &runs);
+	if (n > 0)
+		qsort(runs, (size_t)n, sizeof(*runs), tt_pf_run_order);
+	/* the last state a run (tt_pf_states: it ends where the next on its CPU begins) */
+	for (ptrdiff_t i = 0; i < n; i++)
+		if (runs[i].ends == TT_PF_OPEN && (runs[i].th->flags & TT_THREAD_EXITED))
+			gone[runs[i].th->id] = i + 1 < n && tt_pf_same_cpu(&runs[i + 1], &runs[i]) ?
+						       runs[i + 1].in : INT64_MAX;
+	free(runs);
+	return n < 0 ? tt_error("out of memory for the threads' states") : 0;
 }
 
 /* The threads' states as Perfetto's own (thread_state and sched tables, each thread

@@ -113,6 +113,10 @@ struct tt_filter {
 	/* A --split shard's, whose end is known only later (tt_filter_set_end): the
 	 * trace it shows says its states come at the finish (tt_trace.states_at_finish) */
 	bool open_end;
+	/* With cut_states, by thread id: when each thread was gone for good
+	 * (tt_states_gone), so that a window past it shows none of its states; NULL: the
+	 * filter finds them (a --split gives the same to every shard's) */
+	const int64_t *gone;
 };
 
 /* Passes to `inner` only what the filter keeps (filter.c); `inner` stays the
@@ -145,4 +149,21 @@ bool tt_state_shown(const struct tt_thread *th, size_t i);
 
 /* How many of a trace's states the writers show, whole (perfetto_sched.c). */
 uint64_t tt_states_shown(const struct tt_trace *t);
+
+/* The rows trace_processor holds of thread th's states in a window that begins at
+ * `at` (tt_filter's cut) that no state begun in it gives: the state across `at`, and
+ * the run of no length before the state out of its CPU that the window begins with
+ * (a thread's state is Perfetto's only by its switch out of a CPU it came on): 0 to 2
+ * (perfetto_sched.c). At the window's end a thread gives at most TT_STATE_ROWS_AT_END
+ * more: a run cut there is switched out to an unknown state, a thread's last state
+ * (which nothing ends) is a row, and its death another. */
+unsigned tt_state_rows_at(const struct tt_thread *th, int64_t at);
+#define TT_STATE_ROWS_AT_END 2
+
+/* By thread id, into gone[t->nthreads]: when each thread that exited left its CPU
+ * for good, as the .pftrace of the whole trace shows it (the next run on the CPU of
+ * its last, which nothing else ends: there it is dead), or its last state's time
+ * where that is not a run; INT64_MAX for the others and where nothing came on its
+ * CPU after it. 0, or -1 after reporting (perfetto_sched.c). */
+int tt_states_gone(const struct tt_trace *t, int64_t *gone);
 #endif
