@@ -35,7 +35,9 @@ int tt_os_on_thread_exit(void (*exit)(void *arg), void *arg);
 /* Calls end() as the program exits, while its other threads still run (Windows: in
  * the process's C runtime, msvcrt's table, which exit() runs before ExitProcess ends
  * every other thread; a DLL's own atexit runs only after, at its detach), and, where
- * that table is not the program's, as atexit would: end() may run twice. The module
+ * that table is not the program's, as atexit would, and as the process ends without
+ * either (_exit: as a thread that set tt_os_on_thread_exit's callback ends it): end()
+ * may run more than once. The module
  * is kept loaded from then on. 0 or -errno. */
 int tt_os_at_exit(void (*end)(void));
 
