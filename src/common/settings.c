@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "common.h"
 
@@ -20,4 +21,11 @@ uint64_t tt_buffer_events(const char *text, FILE *err)
 		return TT_BUFFER_EVENTS_DEFAULT;
 	}
 	return events;
+}
+
+bool tt_recording_off(const char *on, FILE *err)
+{
+	if (on && *on && strcmp(on, "0") != 0 && strcmp(on, "1") != 0)
+		fprintf(err, "ticktrace: TICKTRACE=%s is not 0 (off) or 1 (on); recording on\n", on);
+	return on && strcmp(on, "0") == 0;
 }
