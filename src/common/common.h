@@ -61,6 +61,10 @@ const struct tt_record *tt_written_end(const struct tt_record *first, const stru
  * the text cannot be formatted. errno unchanged (describe.c). */
 #define TT_DESCRIBE_RECORDS (1 + TT_TEXT_RECORDS(TT_DESCRIBE_MAX))
 size_t tt_describe_records(struct tt_record *records, uint64_t tsc, const char *fmt, va_list ap);
+/* `text`'s length, cut to `max` bytes at most where a UTF-8 character begins, never
+ * inside one (half a character is a name no reader shows): a description, a thread's
+ * name, a snapshot's (describe.c). */
+size_t tt_utf8_cut(const char *text, size_t max);
 
 /* ---- the clock: TSC ticks to nanoseconds ---- */
 
@@ -270,6 +274,9 @@ uint64_t tt_buffer_events(const char *text, FILE *err);
  * tt_an_parse_duration): a number other than 0 needs its unit (a bare 20000000 is no
  * time). */
 int tt_parse_duration(const char *text, int64_t *ns);
+
+/* TICKTRACE: 0 (off: true), 1 or unset (on); anything else said to `err`, recording on. */
+bool tt_recording_off(const char *on, FILE *err);
 
 /* ---- names made at run time ---- */
 

@@ -14,13 +14,7 @@ size_t tt_describe_records(struct tt_record *records, uint64_t tsc, const char *
 	errno = saved_errno;
 	if (n < 0)
 		return 0;
-	size_t len = (size_t)n;
-	if (len > TT_DESCRIBE_MAX) {
-		/* cut where a character begins, not inside one */
-		len = TT_DESCRIBE_MAX;
-		while (len > 0 && ((unsigned char)text[len] & 0xC0) == 0x80)
-			len--;
-	}
+	size_t len = tt_utf8_cut(text, TT_DESCRIBE_MAX);
 	records[0] = (struct tt_record){tsc, TT_RECORD_WORD(TT_REC_DESCRIBE, len)};
 	size_t texts = TT_TEXT_RECORDS(len);
 	for (size_t i = 0; i < texts; i++) {
@@ -33,4 +27,14 @@ size_t tt_describe_records(struct tt_record *records, uint64_t tsc, const char *
 		records[1 + i].word = TT_RECORD_WORD(TT_REC_TEXT, payload);
 	}
 	return 1 + texts;
+}
+
+size_t tt_utf8_cut(const char *text, size_t max)
+{
+	size_t len = strnlen(text, max + 1);
+	if (len <= max)
+		return len;
+	for (len = max; len > 0 && ((unsigned char)text[len] & 0xC0) == 0x80;)
+		len--;
+	return len;
 }

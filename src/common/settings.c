@@ -45,3 +45,10 @@ int tt_parse_duration(const char *text, int64_t *ns)
 	}
 	return -1;
 }
+
+bool tt_recording_off(const char *on, FILE *err)
+{
+	if (on && *on && strcmp(on, "0") != 0 && strcmp(on, "1") != 0)
+		fprintf(err, "ticktrace: TICKTRACE=%s is not 0 (off) or 1 (on); recording on\n", on);
+	return on && strcmp(on, "0") == 0;
+}

@@ -66,14 +66,6 @@ void tt__min_dur_default(uint64_t ns)
 		tt__config_min_dur(NULL, ns);
 }
 
-/* TICKTRACE: 0 (off), 1 or unset (on). */
-static bool tt__config_off(const char *on)
-{
-	if (on && *on && strcmp(on, "0") != 0 && strcmp(on, "1") != 0)
-		fprintf(tt__err, "ticktrace: TICKTRACE=%s is not 0 (off) or 1 (on); recording on\n", on);
-	return on && strcmp(on, "0") == 0;
-}
-
 /* TICKTRACE_SCHED: 0, switches, schedstat, or 1 or unset (the default). */
 static void tt__config_sched(const char *sched)
 {
@@ -151,7 +143,7 @@ void tt__config_read(void)
 {
 	tt__config.zero_markup = tt__zero_markup();
 	tt__config_log(getenv("TICKTRACE_LOG"));
-	tt__config.off = tt__config_off(getenv("TICKTRACE"));
+	tt__config.off = tt_recording_off(getenv("TICKTRACE"), tt__err);
 	tt__config.buffer_events = tt_buffer_events(getenv(TT_ENV_BUFFER), tt__err);
 	tt__config.chunk_budget =
 		(tt__config.buffer_events + TT__CHUNK_RECORDS - 1) / TT__CHUNK_RECORDS;

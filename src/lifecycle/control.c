@@ -46,7 +46,7 @@ void tt_thread_name(const char *name)
 		return;
 	sigset_t old;
 	tt__registry_lock(&old);
-	snprintf(slot->name, sizeof slot->name, "%s", name);
+	snprintf(slot->name, sizeof slot->name, "%.*s", (int)tt_utf8_cut(name, sizeof slot->name - 1), name);
 	slot->named = 1;
 	if (tt__mode->identify)
 		tt__mode->identify(slot);

@@ -35,10 +35,12 @@ int tt_os_on_thread_exit(void (*exit)(void *arg), void *arg);
 /* Calls end() as the program exits, while its other threads still run (Windows: in
  * the process's C runtime, msvcrt's table, which exit() runs before ExitProcess ends
  * every other thread; a DLL's own atexit runs only after, at its detach), and, where
- * that table is not the program's, as atexit would: end() may run twice. Windows: also
- * once the program's last thread ended with none of this (ExitThread, a stack
- * overflow), ticktrace's threads left: end(), and the process exits as Windows would
- * have. The module is kept loaded from then on. 0 or -errno. */
+ * that table is not the program's, as atexit would, and as the process ends without
+ * either (_exit: as a thread that set tt_os_on_thread_exit's callback ends it): end()
+ * may run more than once. Windows: also once the program's last thread ended with none
+ * of this (ExitThread, a stack overflow), ticktrace's threads left: end(), and the
+ * process exits as Windows would have. The module is kept loaded from then on. 0 or
+ * -errno. */
 int tt_os_at_exit(void (*end)(void));
 
 /* Starts a thread of ticktrace's own, detached, running main(arg); the module it runs

@@ -42,13 +42,20 @@ static size_t tt_os_utf8(const wchar_t *text, char *out, size_t size)
 		return 0;
 	int n = WideCharToMultiByte(CP_UTF8, 0, text, -1, out, (int)size, NULL, NULL);
 	if (n <= 0) {
-		/* too long for `out`: the whole, then cut */
-		char whole[1024];
-		n = WideCharToMultiByte(CP_UTF8, 0, text, -1, whole, sizeof whole, NULL, NULL);
-		if (n <= 0)
-			n = 1, whole[0] = 0;
-		size_t len = strlen(whole) < size - 1 ? strlen(whole) : size - 1;
-		memcpy(out, whole, len);
+		/* too long for `out`: the whole (however long: a longer TICKTRACE_OUT came out
+		 * empty, the default name), then cut where a character begins (common's
+		 * tt_utf8_cut, which this layer does not call) */
+		int whole_size = WideCharToMultiByte(CP_UTF8, 0, text, -1, NULL, 0, NULL, NULL);
+		char *whole = whole_size > 0 ? HeapAlloc(GetProcessHeap(), 0, (size_t)whole_size) : NULL;
+		size_t len = 0;
+		if (whole && WideCharToMultiByte(CP_UTF8, 0, text, -1, whole, whole_size, NULL, NULL) > 0) {
+			len = strlen(whole) < size - 1 ? strlen(whole) : size - 1;
+			while (len > 0 && ((unsigned char)whole[len] & 0xC0) == 0x80)
+				len--;
+			memcpy(out, whole, len);
+		}
+		if (whole)
+			HeapFree(GetProcessHeap(), 0, whole);
 		out[len] = 0;
 		return len;
 	}
@@ -105,16 +112,34 @@ size_t tt_os_thread_name_of(uint32_t tid, char *name, size_t size)
 }
 
 /* One fiber local storage index, whose callback Windows calls as each thread that set
- * a value exits (in a DLL and in a program linked with the static library alike). */
+ * a value exits (in a DLL and in a program linked with the static library alike), and
+ * as the process ends, for the thread that ends it: tt_os_at_exit's end() then runs
+ * too, where the process ends without the C library's exit (_exit, ExitProcess): a
+ * DLL's atexit runs at its detach, but a program's, linked with the static library,
+ * never did (its run was lost, silently). (A program's TLS callbacks are not called as
+ * it ends under Wine.) */
 static INIT_ONCE tt_os_exit_once = INIT_ONCE_STATIC_INIT;
 static DWORD tt_os_exit_index = FLS_OUT_OF_INDEXES;
+static void (*tt_os_thread_exit)(void *arg);
+static BOOLEAN(NTAPI *tt_os_shutting_down)(void); /* ntdll's RtlDllShutdownInProgress */
+static void (*tt_os_end)(void);
+
+static void NTAPI tt_os_exiting(PVOID arg)
+{
+	tt_os_thread_exit(arg);
+	if (tt_os_end && tt_os_shutting_down && tt_os_shutting_down())
+		tt_os_end();
+}
 
 static BOOL CALLBACK tt_os_exit_alloc(PINIT_ONCE once, PVOID exit, PVOID *unused)
 {
 	(void)once;
 	(void)unused;
 	InitOnceExecuteOnce(&tt_os_describe_once, tt_os_describe_find, NULL, NULL); /* (for the callback) */
-	tt_os_exit_index = FlsAlloc((PFLS_CALLBACK_FUNCTION)exit);
+	tt_os_shutting_down = (BOOLEAN(NTAPI *)(void))(void (*)(void))GetProcAddress(GetModuleHandleA("ntdll.dll"),
+										    "RtlDllShutdownInProgress");
+	tt_os_thread_exit = (void (*)(void *))exit;
+	tt_os_exit_index = FlsAlloc(tt_os_exiting);
 	return tt_os_exit_index != FLS_OUT_OF_INDEXES;
 }
 
@@ -126,8 +151,6 @@ int tt_os_on_thread_exit(void (*exit)(void *arg), void *arg)
 		return 0;
 	return FlsSetValue(tt_os_exit_index, arg) ? 0 : -ENOMEM;
 }
-
-static void (*tt_os_end)(void);
 
 static int __cdecl tt_os_end_onexit(void)
 {

@@ -243,6 +243,11 @@ void tt__counters_start(void)
 {
 	const char *sched = getenv("TICKTRACE_SCHED");
 	tt__counters.off = sched && strcmp(sched, "0") == 0;
+	if (sched && *sched && !tt__counters.off && strcmp(sched, "1") != 0 && strcmp(sched, "switches") != 0 &&
+	    strcmp(sched, "schedstat") != 0) /* (Linux's words: lifecycle/config.c) */
+		fprintf(stderr, "ticktrace: TICKTRACE_SCHED=%s is not 0, 1, switches or schedstat; using the "
+				"default (the threads' CPU time and switch counts, ETW's switches where "
+				"allowed)\n", sched);
 	if (tt__counters.off)
 		return;
 	ULONG64 cycles;

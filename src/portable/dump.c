@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <intrin.h>
 
 #include "portable/portable.h"
 
@@ -159,6 +160,25 @@ void tt__file_header(struct tt_file_header *h)
 	h->unregistered_dropped = tt__run.unregistered_dropped;
 }
 
+/* A moment's hold by another thread (tt-live, tt-sched, a thread taking a chunk, a
+ * pass of tt-stream) waited for, TT__TAKE_WAIT_MS at most: a crash or an exit must not
+ * give its trace up for it, nor wait for ever on a holder that never lets go (the
+ * crashed thread itself, in the slow path; a thread ExitProcess ended). */
+#define TT__TAKE_WAIT_MS 2000
+int tt__take_within(struct tt_os_lock *lock)
+{
+	uint32_t never = 0;
+	for (int ms = 0; ms < TT__TAKE_WAIT_MS; ms++) {
+		for (int spins = 0; spins < 100; spins++) /* (holds are short: a sleep loses the race) */
+			if (tt_os_trylock(lock))
+				return 1;
+			else
+				_mm_pause();
+		tt_os_wait(&never, 0, 1000000);
+	}
+	return 0;
+}
+
 int tt__write_file(const char *path, int crash_signal)
 {
 	char temp[1100];
@@ -170,7 +190,7 @@ int tt__write_file(const char *path, int crash_signal)
 	/* (a crash in the slow path holds the lock: its records are not to be had) */
 	if (!crash_signal)
 		tt_os_lock(&tt__lock);
-	else if (!tt_os_trylock(&tt__lock))
+	else if (!tt__take_within(&tt__lock))
 		return -EDEADLK;
 	static struct tt__out out; /* (tt__lock held; too large for a crashed thread's stack) */
 	struct tt_os_file_sink file;

@@ -185,6 +185,8 @@ struct tt__chunk *tt__chunk_take(void);
 /* dump.c: every thread's records so far into `path` (written beside it, renamed); with
  * crash_signal, as the process dies of it (TT_FILE_CRASHED). */
 int tt__write_file(const char *path, int crash_signal);
+/* 1: `lock` taken, waited for a bounded time (a crash's or an exit's); 0: still held. */
+int tt__take_within(struct tt_os_lock *lock);
 
 /* dump.c: TICKTRACE_MIN_DUR's part of slot s's end (lock held): the functions whose
  * calls its hook erased, named in `set` (fresh: those new to it, when not NULL), 0 or

@@ -19,23 +19,52 @@
 struct tt__run tt__run;
 struct tt_os_lock tt__lock;
 
-/* The default file: TICKTRACE_OUT, %p its pid, or ticktrace-PID.ttr. */
-static void tt__default_path(char *path, size_t size)
+/* The longest TICKTRACE_OUT taken: a longer one is said, never cut to another name. */
+#define TT__OUT_MAX 1023
+
+/* This process is not the run's first (TICKTRACE_PROGRAM_PID names another: one that
+ * started it, by system or CreateProcess): its file, where TICKTRACE_OUT has no %p,
+ * is named apart with its pid (run.ttr.PID), as Linux's is (writer/output.c); the
+ * first tells its children so. A child at the same name replaced its parent's file. */
+static int tt__apart;
+
+static void tt__find_first(void)
 {
-	char out[1024];
-	const char *pattern = tt_os_getenv("TICKTRACE_OUT", out, sizeof out);
+	char text[32];
+	const char *first = tt_os_getenv(TT_ENV_PROGRAM_PID, text, sizeof text);
+	unsigned long pid = first ? strtoul(first, NULL, 10) : 0;
+	tt__apart = pid && pid != tt_os_process_id();
+	if (tt__apart)
+		return;
+	static char setting[64]; /* (putenv keeps it) */
+	snprintf(setting, sizeof setting, "%s=%" PRIu32, TT_ENV_PROGRAM_PID, tt_os_process_id());
+	putenv(setting); /* (msvcrt's putenv sets the process's environment too: CreateProcess's) */
+}
+
+/* The default file: TICKTRACE_OUT, %p its pid, or ticktrace-PID.ttr (.PID after it in
+ * a process apart); -ENAMETOOLONG (its first bytes in `path`) where it does not fit. */
+static int tt__default_path(char *path, size_t size)
+{
+	char out[TT__OUT_MAX + 2]; /* (a byte past the longest, to see a longer one) */
+	const char *pattern = tt_os_getenv(TT_ENV_OUT, out, sizeof out);
 	if (!pattern || !*pattern)
 		pattern = "ticktrace-%p.ttr";
 	size_t len = 0;
-	for (const char *p = pattern; *p && len + 1 < size; p++) {
-		if (p[0] == '%' && p[1] == 'p') {
-			len += (size_t)snprintf(path + len, size - len, "%" PRIu32, tt_os_process_id());
-			p++;
-		} else {
-			path[len++] = *p;
-		}
+	int cut = 0;
+	for (const char *p = pattern; *p && !cut; p++) {
+		int n = p[0] == '%' && p[1] == 'p' ? snprintf(path + len, size - len, "%" PRIu32, tt_os_process_id())
+						   : snprintf(path + len, size - len, "%c", *p);
+		p += p[0] == '%' && p[1] == 'p';
+		cut = n < 0 || (size_t)n >= size - len;
+		len += cut ? 0 : (size_t)n;
 	}
-	path[len < size ? len : size - 1] = 0;
+	path[len] = 0;
+	if (!cut && tt__apart && !strstr(pattern, "%p") && !tt_os_is_device(path)) {
+		int n = snprintf(path + len, size - len, ".%" PRIu32, tt_os_process_id());
+		cut = n < 0 || (size_t)n >= size - len;
+		path[cut ? len : len + (size_t)n] = 0;
+	}
+	return cut || strlen(pattern) > TT__OUT_MAX ? -ENAMETOOLONG : 0;
 }
 
 /* The run's end (crash_signal 0) or the process dying of a fault: what was recorded,
@@ -43,10 +72,12 @@ static void tt__default_path(char *path, size_t size)
  * file, once the trace is written, removed. */
 static int tt__run_end(int crash_signal, char *path, size_t size)
 {
-	tt__default_path(path, size);
+	int rc = tt__default_path(path, size);
+	if (rc)
+		return rc;
 	if (tt__run.mode == TT__MODE_STREAM)
 		return tt__stream_finish(crash_signal);
-	int rc = tt__write_file(path, crash_signal);
+	rc = tt__write_file(path, crash_signal);
 	if (rc == 0 && tt__run.live)
 		tt__live_finish();
 	return rc;
@@ -92,7 +123,7 @@ static void tt__exit(void)
 {
 	if (tt__run.off || __atomic_exchange_n(&tt__ended, 1, __ATOMIC_ACQ_REL))
 		return;
-	char path[1024];
+	char path[TT__OUT_MAX + 1];
 	int rc = tt__run_end(0, path, sizeof path);
 	if (rc < 0) /* (Linux's words: lifecycle/start.c) */
 		fprintf(stderr, "ticktrace: could not write the trace at exit to %s: %s\n", path,
@@ -105,11 +136,25 @@ static void tt__crashed(uint32_t exception)
 {
 	if (__atomic_exchange_n(&tt__ended, 1, __ATOMIC_ACQ_REL))
 		return;
-	char path[1024];
+	char path[TT__OUT_MAX + 1];
 	int rc = tt__run_end((int)exception, path, sizeof path);
 	if (rc < 0)
 		fprintf(stderr, "ticktrace: could not write the trace on exception 0x%08" PRIX32 " to %s: %s\n",
 			exception, path, strerror(-rc));
+}
+
+/* Linux's settings this runtime has not: each one set said once, as a bad value is,
+ * rather than a run that silently lacks what was asked. */
+static void tt__say_unsupported(void)
+{
+	static const char *const names[] = {"TICKTRACE_REPORT", "TICKTRACE_SPIKES", "TICKTRACE_SNAPSHOTS",
+					    "TICKTRACE_SPIKE_THRESHOLD", "TICKTRACE_MEMORY"};
+	for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+		const char *value = getenv(names[i]);
+		if (value && *value)
+			fprintf(stderr, "ticktrace: %s=%s: not on Windows (Linux's runtime alone); ignored\n",
+				names[i], value);
+	}
 }
 
 /* TICKTRACE_MODE and TICKTRACE_LIVE: 0, or -EINVAL said. */
@@ -157,8 +202,10 @@ void tt__start(void)
 		tt_os_unlock(&tt__lock);
 		return;
 	}
-	const char *on = getenv("TICKTRACE");
-	tt__run.off = (on && strcmp(on, "0") == 0) || tt__mode_from_env() != 0;
+	tt__run.off = tt_recording_off(getenv("TICKTRACE"), stderr) || tt__mode_from_env() != 0;
+	if (!tt__run.off)
+		tt__say_unsupported();
+	tt__find_first();
 	uint64_t records = tt_buffer_events(getenv(TT_ENV_BUFFER), stderr);
 	uint64_t per_chunk = (TT__CHUNK_SIZE - sizeof(struct tt__chunk)) / sizeof(struct tt_record);
 	tt__run.chunk_budget = (records + per_chunk - 1) / per_chunk;
@@ -179,9 +226,14 @@ void tt__start(void)
 		__atomic_or_fetch(&tt__hot_global.unusual, TT__HOT_OFF, __ATOMIC_RELAXED);
 	tt_os_anchor(&tt__run.start);
 	tt__machine_start(&tt__run.machine, &tt__run.start);
-	char path[1030];
-	tt__default_path(path, sizeof path - 5);
-	int rc;
+	char path[TT__OUT_MAX + 1 + 5];
+	int rc = tt__default_path(path, sizeof path - 5);
+	if (!tt__run.off && rc < 0) {
+		fprintf(stderr, "ticktrace: TICKTRACE_OUT=%.40s...: %s (%d bytes at most); recording is off\n",
+			path, strerror(-rc), TT__OUT_MAX);
+		tt__run.off = 1;
+		__atomic_or_fetch(&tt__hot_global.unusual, TT__HOT_OFF, __ATOMIC_RELAXED);
+	}
 	if (!tt__run.off && tt__run.mode == TT__MODE_STREAM && (rc = tt__stream_start(path)) < 0) {
 		fprintf(stderr, "ticktrace: %s: %s; recording is off\n", path, strerror(-rc));
 		tt__run.off = 1;
@@ -217,9 +269,11 @@ int tt_dump(const char *path)
 		return -ECANCELED;
 	if (tt__run.mode == TT__MODE_STREAM) /* (the file is the stream's) */
 		return path ? -ENOTSUP : tt__stream_flush();
-	char fallback[1024];
+	char fallback[TT__OUT_MAX + 1];
 	if (!path) {
-		tt__default_path(fallback, sizeof fallback);
+		int rc = tt__default_path(fallback, sizeof fallback);
+		if (rc)
+			return rc;
 		path = fallback;
 	}
 	return tt__write_file(path, 0);
@@ -246,7 +300,7 @@ void tt_thread_name(const char *name)
 	struct tt__slot *slot = tt__self_locked();
 	if (!slot)
 		return;
-	snprintf(slot->name, sizeof slot->name, "%s", name);
+	snprintf(slot->name, sizeof slot->name, "%.*s", (int)tt_utf8_cut(name, sizeof slot->name - 1), name);
 	slot->named = 1;
 	tt_os_unlock(&tt__lock);
 }

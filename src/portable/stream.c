@@ -32,6 +32,7 @@ static struct {
 	struct tt_os_lock busy; /* one writer at a time: tt-stream, a flush, the end */
 	struct tt__site_set sites, fresh; /* (fresh: not described yet) */
 	int finished;
+	int ending; /* the end waits for busy: tt-stream takes it no more */
 } tt__stream;
 
 /* Slot s's records [r, end) of chunk c, after the SITES they use first (and the
@@ -111,6 +112,8 @@ static void tt__stream_main(void *unused)
 	(void)unused;
 	for (;;) {
 		uint32_t wanted = __atomic_load_n(&tt__run.stream_wanted, __ATOMIC_ACQUIRE);
+		if (__atomic_load_n(&tt__stream.ending, __ATOMIC_ACQUIRE))
+			return;
 		tt_os_lock(&tt__stream.busy);
 		int finished = tt__stream.finished;
 		if (!finished)
@@ -164,19 +167,17 @@ int tt__stream_flush(void)
 	return err;
 }
 
-/* busy, waited for TT__STREAM_END_WAIT_MS at most: ExitProcess ends every other thread
+/* busy for the end, waited for a bounded time: ExitProcess ends every other thread
  * before a DLL's atexit runs, and a tt-stream ended while it wrote never lets it go
  * (nor the FILE's own lock: the file then stays as it was, up to its last whole
- * section, which the converter reads). */
-#define TT__STREAM_END_WAIT_MS 1000
+ * section, which the converter reads). tt-stream, told, takes busy no more: threads
+ * that keep recording wake it pass after pass, and a wait that lost every race for
+ * busy to it gave the end up. */
 static int tt__stream_take(void)
 {
-	uint32_t never = 0;
-	for (int ms = 0; ms < TT__STREAM_END_WAIT_MS; ms++) {
-		if (tt_os_trylock(&tt__stream.busy))
-			return 1;
-		tt_os_wait(&never, 0, 1000000);
-	}
+	__atomic_store_n(&tt__stream.ending, 1, __ATOMIC_RELEASE);
+	if (tt__take_within(&tt__stream.busy))
+		return 1;
 	fprintf(stderr, "ticktrace: %s: tt-stream was ended as it wrote (the process exiting): the "
 			"file ends at its last whole section, without its end\n", tt__stream.path);
 	return 0;
@@ -184,14 +185,14 @@ static int tt__stream_take(void)
 
 int tt__stream_finish(int crash_signal)
 {
-	/* (a crash while tt-stream writes, or in the slow path: the file as it stands) */
+	/* (a crash in tt-stream, or in the slow path: the file as it stands) */
 	if (!crash_signal) {
 		if (!tt__stream_take())
 			return -EDEADLK;
 		tt_os_lock(&tt__lock);
-	} else if (!tt_os_trylock(&tt__stream.busy)) {
+	} else if (!tt__stream_take()) {
 		return -EDEADLK;
-	} else if (!tt_os_trylock(&tt__lock)) {
+	} else if (!tt__take_within(&tt__lock)) {
 		tt_os_unlock(&tt__stream.busy);
 		return -EDEADLK;
 	}

@@ -309,11 +309,7 @@ static void tt__snapshot_wait(struct tt__snapshots *sn, struct tt__snapshot_due 
 		due = &sn->waiting[sn->nwaiting++];
 	due->window = *w;
 	due->kept = kept;
-	/* cut where a character begins, not inside one */
-	size_t len = strnlen(name, sizeof due->name);
-	if (len == sizeof due->name)
-		for (len--; len > 0 && ((unsigned char)name[len] & 0xC0) == 0x80;)
-			len--;
+	size_t len = tt_utf8_cut(name, sizeof due->name - 1);
 	memcpy(due->name, name, len);
 	due->name[len] = 0;
 	due->window.name = due->name;

@@ -179,9 +179,36 @@ static void test_pause_leaves_out_only_the_calling_thread(void **state)
 	tt_test_close(&trace);
 }
 
+/* A name longer than the slot's 63 bytes is cut where a character begins: 61 bytes
+ * and 日 (bytes 62 to 64) keep the 61 (the cut kept 日's first two bytes). */
+static void *long_named_thread(void *arg)
+{
+	tt_thread_name(arg);
+	TT_INSTANT("named");
+	return NULL;
+}
+
+static void test_thread_name_cut_where_a_character_begins(void **state)
+{
+	(void)state;
+	char name[80], kept[62];
+	memset(name, 'x', 61);
+	strcpy(name + 61, "\xe6\x97\xa5\xe6\x9c\xac");
+	memcpy(kept, name, 61);
+	kept[61] = 0;
+	pthread_t t;
+	pthread_create(&t, NULL, long_named_thread, name);
+	pthread_join(t, NULL);
+	struct tt_test_trace trace;
+	tt_test_dump(&trace);
+	thread_named(&trace, kept);
+	tt_test_close(&trace);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_thread_name_cut_where_a_character_begins),
 		cmocka_unit_test(test_notes_are_recorded_after_their_scope),
 		cmocka_unit_test(test_pause_leaves_out_only_the_calling_thread),
 	};

@@ -1,0 +1,121 @@
+/* How a Windows run ends and names its file (ends.py), linked with the static library
+ * (its own _exit, and the runtime's lock, tt__lock, to hold as its threads do):
+ *
+ *   held-crash  a thread holds the runtime's lock (as tt-live, tt-sched or a thread
+ *               taking a chunk do, a moment) while main dies of an access violation
+ *   spin-exit   four threads record without end; main returns after 100 ms
+ *   uexit       100 scopes, then _exit(3): no atexit runs
+ *   parent      100 scopes, this program run again as `child` (100 scopes of its
+ *               own), 100 more; prints the child's pid
+ *   names       a thread named by tt_thread_name, one by SetThreadDescription, each
+ *               61 bytes of one letter and then three-byte characters past the 63
+ *               bytes a name keeps
+ *   plain       10 scopes */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <windows.h>
+
+#include "ticktrace.h"
+#include "platform/platform.h"
+
+extern struct tt_os_lock tt__lock; /* (the runtime's: src/portable/start.c) */
+
+/* (Debian 12's mingw-w64 headers do not declare it) */
+HRESULT WINAPI SetThreadDescription(HANDLE thread, PCWSTR description);
+
+static HANDLE tt_held;
+
+static DWORD WINAPI tt_holder(void *unused)
+{
+	(void)unused;
+	TT_SCOPE("holder");
+	tt_os_lock(&tt__lock);
+	SetEvent(tt_held);
+	Sleep(300);
+	tt_os_unlock(&tt__lock);
+	Sleep(INFINITE);
+	return 0;
+}
+
+static DWORD WINAPI tt_spinner(void *unused)
+{
+	(void)unused;
+	for (uint64_t i = 0;; i++) {
+		TT_SCOPE("spin");
+		TT_COUNTER("i", (int64_t)(i & 1023));
+	}
+	return 0;
+}
+
+static DWORD WINAPI tt_named(void *how)
+{
+	char name[80];
+	memset(name, 'x', 61);
+	strcpy(name + 61, "\xe6\x97\xa5\xe6\x9c\xac"); /* 日本: bytes 62 to 67 */
+	if (how) {
+		wchar_t wide[80];
+		for (int i = 0; i < 61; i++)
+			wide[i] = L'y';
+		wcscpy(wide + 61, L"\x65e5\x65e5\x65e5");
+		SetThreadDescription(GetCurrentThread(), wide);
+	} else {
+		tt_thread_name(name);
+	}
+	TT_SCOPE("named");
+	return 0;
+}
+
+static void tt_scopes(const char *what, int n)
+{
+	for (int i = 0; i < n; i++) {
+		TT_SCOPE_DYN(what);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2)
+		return 2;
+	const char *how = argv[1];
+	if (strcmp(how, "held-crash") == 0) {
+		tt_scopes("before", 1000);
+		tt_held = CreateEventW(NULL, TRUE, FALSE, NULL);
+		CreateThread(NULL, 0, tt_holder, NULL, 0, NULL);
+		WaitForSingleObject(tt_held, INFINITE);
+		volatile uintptr_t nowhere = 8;
+		*(volatile int *)nowhere = 1; /* an access violation nobody handles */
+	} else if (strcmp(how, "spin-exit") == 0) {
+		for (int i = 0; i < 4; i++)
+			CreateThread(NULL, 0, tt_spinner, NULL, 0, NULL);
+		Sleep(100);
+	} else if (strcmp(how, "uexit") == 0) {
+		tt_scopes("before-exit", 100);
+		_exit(3);
+	} else if (strcmp(how, "parent") == 0) {
+		tt_scopes("parent-work", 100);
+		wchar_t self[MAX_PATH], line[MAX_PATH + 16];
+		GetModuleFileNameW(NULL, self, MAX_PATH);
+		swprintf(line, sizeof line / sizeof *line, L"\"%ls\" child", self);
+		STARTUPINFOW si = {.cb = sizeof si};
+		PROCESS_INFORMATION pi;
+		if (!CreateProcessW(self, line, NULL, NULL, FALSE, 0, NULL, NULL, &si, &pi))
+			return 2;
+		WaitForSingleObject(pi.hProcess, INFINITE);
+		printf("child %lu\n", (unsigned long)pi.dwProcessId);
+		tt_scopes("parent-work", 100);
+	} else if (strcmp(how, "child") == 0) {
+		tt_scopes("child-work", 100);
+	} else if (strcmp(how, "names") == 0) {
+		for (int i = 0; i < 2; i++) {
+			HANDLE t = CreateThread(NULL, 0, tt_named, i ? (void *)1 : NULL, 0, NULL);
+			WaitForSingleObject(t, INFINITE);
+		}
+	} else if (strcmp(how, "plain") == 0) {
+		tt_scopes("plain", 10);
+	} else {
+		return 2;
+	}
+	return 0;
+}

@@ -1,0 +1,143 @@
+#!/usr/bin/env python3
+"""How a Windows run ends and names its file (ends.exe, the static library, under
+Wine; each file read on Linux by `ticktrace info`/`report`):
+
+held_crash: a crash while another thread holds the runtime's lock a moment (as tt-live
+        and tt-sched do) writes its trace, said as a crash, in modes stop and stream
+        (the crash gave up: "Resource deadlock avoided", the trace lost).
+spin_exit: mode stream, threads recording as main returns: the file ended (END, the
+        threads' totals) in each of four runs (the exit lost every race for the
+        stream's lock to tt-stream, and gave the end up).
+uexit:  _exit() with the static library writes the trace (no atexit ran: no file).
+parent: a child that records, under a fixed TICKTRACE_OUT, writes run.ttr.CHILDPID
+        beside its parent's run.ttr (it replaced it, silently).
+names:  thread names longer than the 63 bytes kept are cut where a UTF-8 character
+        begins (tt_thread_name's and SetThreadDescription's: half a character kept).
+settings: a TICKTRACE_OUT longer than 1,023 bytes said, no file under another name;
+        TICKTRACE and TICKTRACE_SCHED's bad values said; Linux's settings Windows
+        has not said once each.
+
+    ends.py WRAPPER ENDS.EXE CASE"""
+import glob
+import os
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(__file__))
+from recorder import clean_on_term, fail, run, tool, wine_path  # noqa: E402
+
+
+def program(wrapper, exe, d, env, how, want_rc=0):
+    env = dict(os.environ, WINEDLLOVERRIDES="winedbg.exe=d", **env)
+    p = subprocess.run([wrapper, exe, how], env=env, cwd=d, capture_output=True, text=True,
+                       timeout=120)
+    if p.returncode == 77:
+        print(p.stderr, end="", file=sys.stderr)
+        sys.exit(77)
+    if want_rc is not None and p.returncode != want_rc:
+        fail(f"ends.exe {how}: exit {p.returncode}, not {want_rc}\n{p.stderr}")
+    return p
+
+
+def info(ticktrace, ttr):
+    if not os.path.exists(ttr):
+        fail(f"no {ttr}: {os.listdir(os.path.dirname(ttr))}")
+    return run([ticktrace, "info", ttr]).stdout
+
+
+def held_crash(ticktrace, wrapper, exe, d):
+    for mode in ("stop", "stream"):
+        ttr = os.path.join(d, f"held-{mode}.ttr")
+        p = program(wrapper, exe, d, {"TICKTRACE_MODE": mode, "TICKTRACE_OUT": wine_path(ttr)},
+                    "held-crash", want_rc=None)
+        if "could not write" in p.stderr:
+            fail(f"{mode}: the crash gave its trace up: {p.stderr}")
+        text = info(ticktrace, ttr)
+        if "the run crashed (exception 0xC0000005 (access violation))" not in text:
+            fail(f"{mode}: the file does not say the crash:\n{text}")
+        print(f"held_crash, {mode}: the trace written, said as a crash")
+
+
+def spin_exit(ticktrace, wrapper, exe, d):
+    for i in range(4):
+        ttr = os.path.join(d, f"spin-{i}.ttr")
+        p = program(wrapper, exe, d, {"TICKTRACE_MODE": "stream", "TICKTRACE_BUFFER": "300000",
+                                      "TICKTRACE_OUT": wine_path(ttr)}, "spin-exit")
+        if "could not write" in p.stderr or "without its end" in p.stderr:
+            fail(f"run {i}: the stream's end not written: {p.stderr}")
+        text = info(ticktrace, ttr)
+        if "no END section" in text or "still writing" in text:
+            fail(f"run {i}: the file has no end:\n{text}")
+    print("spin_exit: 4 of 4 streams ended at exit with threads recording")
+
+
+def uexit(ticktrace, wrapper, exe, d):
+    ttr = os.path.join(d, "uexit.ttr")
+    program(wrapper, exe, d, {"TICKTRACE_OUT": wine_path(ttr)}, "uexit", want_rc=3)
+    report = run([ticktrace, "report", ttr]).stdout
+    if "before-exit" not in report:
+        fail(f"uexit: no before-exit in the report:\n{report}")
+    print("uexit: _exit() with the static library wrote the trace")
+
+
+def parent(ticktrace, wrapper, exe, d):
+    ttr = os.path.join(d, "run.ttr")
+    p = program(wrapper, exe, d, {"TICKTRACE_OUT": wine_path(ttr)}, "parent")
+    child = p.stdout.split()[-1]
+    files = sorted(os.path.basename(f) for f in glob.glob(os.path.join(d, "run.ttr*")))
+    if files != ["run.ttr", f"run.ttr.{child}"]:
+        fail(f"parent: files {files}, not run.ttr and run.ttr.{child}\n{p.stderr}")
+    mine = run([ticktrace, "report", ttr]).stdout
+    theirs = run([ticktrace, "report", f"{ttr}.{child}"]).stdout
+    if "parent-work" not in mine or "child-work" in mine or "child-work" not in theirs:
+        fail(f"parent: run.ttr:\n{mine}\nrun.ttr.{child}:\n{theirs}")
+    print(f"parent: the child's run in run.ttr.{child}, the parent's in run.ttr")
+
+
+def names(ticktrace, wrapper, exe, d):
+    ttr = os.path.join(d, "names.ttr")
+    program(wrapper, exe, d, {"TICKTRACE_OUT": wine_path(ttr)}, "names")
+    raw = subprocess.run([ticktrace, "info", ttr], capture_output=True, timeout=120).stdout
+    for letter in (b"x", b"y"):
+        at = raw.find(letter * 61)
+        if at < 0:
+            fail(f"names: no thread named {letter.decode() * 61}...:\n{raw.decode(errors='replace')}")
+        after = raw[at + 61:at + 64]
+        if after[:1] in (b"\xe6",):
+            fail(f"names: {letter.decode()}'s name cut inside a character: {raw[at + 55:at + 66]!r}")
+    print("names: both cut where a character begins")
+
+
+def settings(ticktrace, wrapper, exe, d):
+    long_out = "x" * 1100 + ".ttr"
+    p = program(wrapper, exe, d, {"TICKTRACE_OUT": long_out}, "plain")
+    left = [f for f in os.listdir(d) if f.endswith(".ttr")]
+    if "File name too long" not in p.stderr or left:
+        fail(f"settings: a TICKTRACE_OUT of {len(long_out)} bytes: files {left}, said: {p.stderr!r}")
+    ttr = os.path.join(d, "set.ttr")
+    env = {"TICKTRACE_OUT": wine_path(ttr), "TICKTRACE": "no", "TICKTRACE_SCHED": "bogus",
+           "TICKTRACE_SPIKES": "sp.jsonl", "TICKTRACE_REPORT": "stderr"}
+    p = program(wrapper, exe, d, env, "plain")
+    for said in ("TICKTRACE=no is not 0 (off) or 1 (on); recording on",
+                 "TICKTRACE_SCHED=bogus is not 0, 1, switches or schedstat",
+                 "TICKTRACE_SPIKES=sp.jsonl: not on Windows",
+                 "TICKTRACE_REPORT=stderr: not on Windows"):
+        if p.stderr.count(said) != 1:
+            fail(f"settings: not said once: {said!r}:\n{p.stderr}")
+    info(ticktrace, ttr)
+    print("settings: a long TICKTRACE_OUT, bad values and Linux's settings said")
+
+
+def main():
+    clean_on_term()
+    wrapper, exe, case = sys.argv[1:4]
+    exe = os.path.abspath(exe)
+    ticktrace = tool()
+    with tempfile.TemporaryDirectory(prefix="tt-win-ends-") as d:
+        {"held_crash": held_crash, "spin_exit": spin_exit, "uexit": uexit, "parent": parent,
+         "names": names, "settings": settings}[case](ticktrace, wrapper, exe, d)
+
+
+if __name__ == "__main__":
+    main()
