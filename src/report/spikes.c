@@ -148,6 +148,10 @@ static void tt__spikes_flush(struct tt__spikes *sp)
 		return;
 	}
 	sp->entries++;
+	/* A program that closed it (closefrom, close_range, as daemons do): the same file
+	 * again, by its name, on from its last whole entry. */
+	if (!tt__fd_ours(&sp->log) && tt__fd_reopen(&sp->log, sp->path) == 0 && sp->whole >= 0)
+		lseek(sp->log.fd, sp->whole, SEEK_SET);
 	errno = 0;
 	if (fflush(sp->out) == 0 && !ferror(sp->out)) {
 		if (tt__fd_ours(&sp->log))

@@ -24,6 +24,11 @@
  * a scope each and stay; then the program opens DIR/f-N for N up to 57, as many as it
  * can, and prints "opened N".
  *
+ *   descriptors_prog closes DIR
+ *
+ * Naps 3 ms in a scope "before", closes every descriptor from 3 up (close_range, as
+ * daemons do), naps 3 ms in a scope "after" and exits.
+ *
  *   descriptors_prog full DIR
  *
  * Naps 3 ms in a scope "before", opens /dev/null until its limit refuses one more (a
@@ -241,6 +246,23 @@ static int tt_needs_all(const char *dir)
 	return 0;
 }
 
+static int tt_closes_all(void)
+{
+	{
+		TT_SCOPE("before");
+		tt_pause_ms(3);
+	}
+	if (syscall(SYS_close_range, 3u, ~0u, 0u) < 0) {
+		perror("close_range");
+		return 1;
+	}
+	{
+		TT_SCOPE("after");
+		tt_pause_ms(3);
+	}
+	return 0;
+}
+
 static int tt_holds_all(void)
 {
 	{
@@ -261,13 +283,15 @@ static int tt_holds_all(void)
 int main(int argc, char **argv)
 {
 	if (argc != 3) {
-		fprintf(stderr, "usage: descriptors_prog closefrom|close_range|loop|dup2|limit|full DIR\n");
+		fprintf(stderr, "usage: descriptors_prog closefrom|close_range|loop|dup2|limit|full|closes DIR\n");
 		return 2;
 	}
 	if (strcmp(argv[1], "limit") == 0)
 		return tt_needs_all(argv[2]);
 	if (strcmp(argv[1], "full") == 0)
 		return tt_holds_all();
+	if (strcmp(argv[1], "closes") == 0)
+		return tt_closes_all();
 	if (strcmp(argv[1], "profile") != 0)
 		return tt_daemon_like(argv[1], argv[2]);
 	struct tt_profile_config cfg = {.start = (const void *)tt_worker, .size = 4096,

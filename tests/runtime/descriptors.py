@@ -25,8 +25,11 @@ open for appending, has them there, as its stderr.
 `descriptors_prog full`: a program that returns from main holding every descriptor its
 limit allows (it leaks them) gets its trace, with both its scopes, in every mode and
 under `record`; its snapshots too.
+`descriptors_prog closes`: the spike log (TICKTRACE_SPIKES, a file) of a program that
+closes its descriptors between two spikes holds both, whole, nothing said lost.
 Usage: descriptors.py PROG TICKTRACE STDIO_PROG"""
 import glob
+import json
 import os
 import pwd
 import re
@@ -166,6 +169,18 @@ def full(tmp):
         print("full, %s: %s, its trace whole" % (what, p.stdout.strip()))
 
 
+def spike_log(tmp):
+    workdir = tempfile.mkdtemp(dir=tmp)
+    log = os.path.join(workdir, "spikes.jsonl")
+    p = run(["closes", workdir], workdir, {"TICKTRACE_SPIKES": log, "TICKTRACE_SPIKE_THRESHOLD": "1ms"})
+    text = open(log).read() if os.path.exists(log) else ""
+    names = [json.loads(line).get("name") for line in text.splitlines()]
+    check(p.returncode == 0 and names == ["before", "after"] and "lost" not in p.stderr,
+          "spike log of a program that closes its descriptors: exit %d, %r: %s"
+          % (p.returncode, text, p.stderr))
+    print("spike log: both spikes whole across the program's close_range")
+
+
 def stdio(tmp):
     for what, settings in SETTINGS:
         if settings is not None:
@@ -208,6 +223,7 @@ def main():
                 profile(tmp, own_files(workdir))
         limit(tmp)
         full(tmp)
+        spike_log(tmp)
         stdio(tmp)
     sys.exit(verdict())
 
