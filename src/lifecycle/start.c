@@ -153,7 +153,11 @@ static void tt__init_once_guarded(void)
 	tt__config.memory_aside_part = tt__snapshots_memory_part();
 	int arena = tt__arena_init();
 	if (arena < 0) {
-		if (arena != -E2BIG) /* (else the address-space limit was named) */
+		if (arena == -EAGAIN) /* (its threads: a thread the kernel would not start) */
+			fprintf(tt__err, "ticktrace: no thread for the trace buffers (%s: the limit of "
+				"processes or threads, RLIMIT_NPROC or a pids cgroup, reached); recording "
+				"is off\n", strerror(EAGAIN));
+		else if (arena != -E2BIG) /* (else the address-space limit was named) */
 			fprintf(tt__err, "ticktrace: no memory for trace buffers; recording is off\n");
 		tt__live_finish(); /* (never to hold a buffer: not left for a killed run's) */
 		tt__config.off = 1;

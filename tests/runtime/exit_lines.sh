@@ -49,6 +49,19 @@ timeout 60 "$TT_TEST_TOOL" info "$dir/help/named.ttr" >/dev/null ||
 	fail "a TICKTRACE_OUT named and nothing recorded: no trace there ($(cat "$dir/err"))"
 echo "exit_lines: nothing recorded, no file but the one named"
 
+# A user at its limit of processes (ulimit -u, a pids cgroup): ticktrace's threads cannot
+# start, and the line says so, not "no memory" (an outside check was sent looking at
+# memory). As nobody: root is not held to RLIMIT_NPROC.
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+	chmod 755 "$dir"
+	mkdir -m 777 "$dir/nproc"
+	(cd "$dir/nproc" && TICKTRACE_OUT="$dir/nproc/run.ttr" setpriv --reuid=nobody --regid=nogroup \
+		--clear-groups bash -c "ulimit -u 1; exec $prog seq 0 1" 2>"$dir/nproc/err") || true
+	grep -q "^ticktrace: no thread for the trace buffers (Resource temporarily unavailable: the limit of processes" \
+		"$dir/nproc/err" || fail "no thread at the limit of processes, not said: $(cat "$dir/nproc/err")"
+	echo "exit_lines: at the limit of processes, said: $(cat "$dir/nproc/err")"
+fi
+
 shared=(env -u TICKTRACE_PROGRAM_PID TICKTRACE_OUT="$dir/shared.ttr" TICKTRACE_LOG="$dir/shared.log")
 "${shared[@]}" TICKTRACE_SCHED=run-a "$prog" seconds 1 30000 >/dev/null 2>&1 & # ($!: env, which execs it)
 first=$!
