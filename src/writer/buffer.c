@@ -25,7 +25,10 @@ static int tt__out_own_at(struct tt__out *out, uint64_t at)
 	struct tt__fd_out *f = tt__fd_out(out);
 	if (tt__fd_ours(&f->file))
 		return 0;
-	if (tt__fd_reopen(&f->file, f->path) == 0 && lseek(f->file.fd, (off_t)at, SEEK_SET) >= 0)
+	/* (each call checked last before it, as fds.c holds: found again at a number the
+	 * program then dup2'd over, the seek and the write went into its file) */
+	if (tt__fd_reopen(&f->file, f->path) == 0 && tt__fd_ours(&f->file) &&
+	    lseek(f->file.fd, (off_t)at, SEEK_SET) >= 0 && tt__fd_ours(&f->file))
 		return 0;
 	if (!out->err)
 		out->err = -EBADF;
