@@ -142,7 +142,16 @@ int tt__fd_reopen(struct tt__fd *f, const char *path)
 			close(fd);
 		return -EBADF;
 	}
-	return tt__fd_keep(f, fd) < 0 ? -EBADF : 0;
+	if (tt__fd_keep(f, fd) < 0)
+		return -EBADF;
+	/* What is kept is what was at the number as it was copied: the program may have
+	 * put its own file there after the checks above (a dup2 over every number): then
+	 * not the file, and the copy let go. */
+	if (f->dev != was.dev || f->ino != was.ino) {
+		tt__fd_close(f);
+		return -EBADF;
+	}
+	return 0;
 }
 
 void tt__fd_forget(struct tt__fd *f)
