@@ -82,9 +82,11 @@ static void tt_small_ring_grows(void **state)
 	assert_int_equal(tt__switches_grow(&s, 0), 0);
 	/* Over half of it between two reads (with room for a busy machine's preemptions):
 	 * a larger one, which records from now on beside the small one until the small
-	 * one is read to its end. */
+	 * one is read to its end. (A loaded machine's preemptions may overfill it: what
+	 * it lost counts.) */
 	tt_naps((int)small_records * 5 / 16);
-	assert_true(tt_read_all(&s, &last, &lost) >= small_records * 5 / 8);
+	uint64_t lost_before = lost;
+	assert_true(tt_read_all(&s, &last, &lost) + (lost - lost_before) >= small_records * 5 / 8);
 	assert_int_equal(tt__switches_grow(&s, 0), 1);
 	assert_non_null(s.larger);
 	assert_int_equal(tt__switches_grow(&s, 0), 0); /* (once) */
