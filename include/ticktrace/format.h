@@ -529,13 +529,18 @@ static inline uint64_t tt_unzigzag(uint64_t coded)
  * thread was full, or ticktrace's store for it), or, before the thread's first state,
  * the kernel had not been asked for them yet (since_ns: when it was). A section with
  * no state says that `lost` were lost after the thread's last one; with none lost,
- * and as its thread's first, that the thread never left its CPU from since_ns on. */
+ * and as its thread's first, that the thread never left its CPU from since_ns on (and
+ * with none lost, since_ns its last state's and exited_ns set, only when it exited). */
 struct tt_sched_info {
 	uint32_t thread_index;
 	uint32_t reserved;
 	uint64_t lost;
 	int64_t since_ns; /* CLOCK_MONOTONIC; at most the first state's */
-	uint64_t reserved2;
+	/* The thread exited: its switches were read for the last time then, on its way
+	 * out (it ran from its last state on, and was gone microseconds later; the kernel
+	 * records no switch out of a thread that exits). At least the section's last
+	 * state's; 0: not said (it lived on, or a file from before). */
+	int64_t exited_ns;
 };
 _Static_assert(sizeof(struct tt_sched_info) == 32, "sched info layout");
 

@@ -76,6 +76,8 @@ struct tt__sched {
 	int64_t since_ns; /* a first block holds every switch from then on: when the kernel
 	                   * was asked, or the last state of the blocks written and gone */
 	int said;         /* mode stream: a SCHED section of it is in the file */
+	int64_t exited_ns; /* its exit, after its switches were read for the last time */
+	int exit_said;     /* mode stream: a SCHED section says exited_ns */
 };
 
 /* Mode ring, while snapshots are taken: what the ring overwrote of a thread, so that

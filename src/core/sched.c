@@ -548,6 +548,7 @@ void tt__sched_thread_exited(struct tt__slot *slot)
 	if (tt__switches_unsaid(&slot->sched.sw))
 		slot->sched.lost++;
 	tt__switches_close(&slot->sched.sw);
+	slot->sched.exited_ns = tt_os_monotonic_ns(); /* (after the last switch read) */
 	tt__counters_read_now(slot); /* (its files: tt-sched closes them, in its own table) */
 	slot->sched.counters.watched = 0; /* (read for the last time) */
 	slot->sched.wanted = 0; /* its tid may be another thread's from now on */

@@ -122,13 +122,16 @@ struct tt__sched_out {
 	tt__sched_section_fn seen;
 	tt__counters_fn seen_counters;
 	void *ctx;
+	bool exit_said; /* a section of this walk says the thread's exit */
 };
 
 static void tt__out_sched_section(void *arg, struct tt__slot *slot, uint64_t lost, int64_t since_ns,
 				  const struct tt_sched_state *states, size_t n)
 {
 	struct tt__sched_out *so = arg;
-	struct tt_sched_info info = {.thread_index = slot->index, .lost = lost, .since_ns = since_ns};
+	struct tt_sched_info info = {.thread_index = slot->index, .lost = lost, .since_ns = since_ns,
+				     .exited_ns = slot->sched.exited_ns};
+	so->exit_said |= info.exited_ns != 0;
 	tt__out_sched_states(so->out, &info, NULL, states, n);
 	if (so->seen)
 		so->seen(so->ctx, slot, lost, since_ns, states, n);
@@ -159,7 +162,16 @@ void tt__out_sched(struct tt__out *out, struct tt__slot *slot, int release, tt__
 	if (slot->sched.on) {
 		tt__sched_drain_slot(slot);
 		tt__sched_sections(slot, tt__out_sched_section, &so);
+		/* (mode stream: the thread exited with no state since the last written) */
+		if (release && slot->sched.exited_ns && !slot->sched.exit_said && !so.exit_said) {
+			struct tt_sched_info exit = {.thread_index = slot->index,
+						     .since_ns = slot->sched.since_ns,
+						     .exited_ns = slot->sched.exited_ns};
+			tt__out_sched_states(out, &exit, NULL, NULL, 0);
+			so.exit_said = true;
+		}
 		if (release) {
+			slot->sched.exit_said |= so.exit_said;
 			slot->sched.said = 1;
 			tt__sched_release(&slot->sched);
 			slot->sched.lost = 0;
@@ -425,9 +437,12 @@ static void tt__sched_window_section(void *arg, struct tt__slot *slot, uint64_t 
 	 * before it, only what it holds from the window on, after the state the thread
 	 * was in then. */
 	bool since_inside = since_ns > w->from_ns;
+	int64_t exited = slot->sched.exited_ns;
+	exited = exited >= w->from_ns && exited <= w->to_ns ? exited : 0;
 	if (!n && !lost && since_ns <= w->to_ns) { /* it never left its CPU (tt__sched_walk) */
 		struct tt_sched_info ran = {.thread_index = slot->index,
-					    .since_ns = since_inside ? since_ns : w->from_ns};
+					    .since_ns = since_inside ? since_ns : w->from_ns,
+					    .exited_ns = exited};
 		tt__out_sched_states(w->out, &ran, NULL, NULL, 0);
 		w->started = true;
 		return;
@@ -436,7 +451,7 @@ static void tt__sched_window_section(void *arg, struct tt__slot *slot, uint64_t 
 		return;
 	struct tt_sched_info info = {
 		.thread_index = slot->index, .lost = since_inside ? lost : 0,
-		.since_ns = since_inside ? since_ns : w->from_ns,
+		.since_ns = since_inside ? since_ns : w->from_ns, .exited_ns = exited,
 	};
 	bool carry = w->carried && !since_inside;
 	tt__out_sched_states(w->out, &info, carry ? &w->carry : NULL, states + first, last - first);

@@ -374,19 +374,24 @@ static void test_bad_sched(void **state)
 		int64_t since; /* its since_ns */
 		size_t cut; /* bytes cut off the section's payload */
 		const char *want;
+		int64_t exited; /* its exited_ns */
 	} cases[] = {
 		{UNFLAGGED, {{5000002000, 0, TT_SCHED_BLOCKED}, {5000003000, 0, TT_SCHED_RUNNING}}, 5000001000, 0,
-		 "SCHED section of thread index 0, whose THREAD section says it has no states"},
-		{FLAGGED, {{5000002000, 0, 7}, {5000003000, 0, TT_SCHED_RUNNING}}, 5000001000, 0, "state 7 of thread index 0 is not one"},
+		 "SCHED section of thread index 0, whose THREAD section says it has no states", 0},
+		{FLAGGED, {{5000002000, 0, 7}, {5000003000, 0, TT_SCHED_RUNNING}}, 5000001000, 0, "state 7 of thread index 0 is not one", 0},
 		{FLAGGED, {{5000002000, 0, TT_SCHED_BLOCKED}, {5000001000, 0, TT_SCHED_RUNNING}}, 5000001000, 0,
-		 "is before the state before it"},
+		 "is before the state before it", 0},
 		{FLAGGED, {{4000000000, 0, TT_SCHED_BLOCKED}, {5000003000, 0, TT_SCHED_RUNNING}}, 4000000000, 0,
-		 "has since_ns 4000000000, before the run or its thread's last state"},
+		 "has since_ns 4000000000, before the run or its thread's last state", 0},
 		{FLAGGED, {{5000002000, 0, TT_SCHED_BLOCKED}, {5000003000, 0, TT_SCHED_RUNNING}}, 5000002500, 0,
-		 "has since_ns 5000002500, after its first state"},
+		 "has since_ns 5000002500, after its first state", 0},
 		{FLAGGED, {{5000002000, 0, TT_SCHED_BLOCKED}, {5000003000, 0, TT_SCHED_RUNNING}}, 5000001000, 8,
-		 "SCHED payload of 24 bytes is not whole states"},
-		{FLAGGED, {{5000002000, 0, TT_SCHED_BLOCKED}, {5000003000, 1, TT_SCHED_RUNNING}}, 5000001000, 0, NULL},
+		 "SCHED payload of 24 bytes is not whole states", 0},
+		{FLAGGED, {{5000002000, 0, TT_SCHED_BLOCKED}, {5000003000, 1, TT_SCHED_RUNNING}}, 5000001000, 0,
+		 "has exited_ns 5000002999, before its thread's last state", 5000002999},
+		{FLAGGED, {{5000002000, 0, TT_SCHED_BLOCKED}, {5000003000, 1, TT_SCHED_RUNNING}}, 5000001000, 0, NULL, 0},
+		{FLAGGED, {{5000002000, 0, TT_SCHED_BLOCKED}, {5000003000, 1, TT_SCHED_RUNNING}}, 5000001000, 0, NULL,
+		 5000004000},
 	};
 	for (size_t i = 0; i < N(cases); i++) {
 		struct tt_tw w;
@@ -403,6 +408,11 @@ static void test_bad_sched(void **state)
 			uint64_t size = sizeof(struct tt_sched_info) + 2 * sizeof(struct tt_sched_state) -
 					cases[i].cut;
 			memcpy(w.data + at, &size, sizeof size);
+		}
+		if (cases[i].exited) {
+			uint64_t at = w.sections[4] + sizeof(struct tt_section_header) +
+				      offsetof(struct tt_sched_info, exited_ns);
+			memcpy(w.data + at, &cases[i].exited, sizeof cases[i].exited);
 		}
 		if (cases[i].want) {
 			expect_failure(fx, w.data, w.size, cases[i].want);

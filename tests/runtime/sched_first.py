@@ -79,7 +79,26 @@ def run(tmp, mode, user=None):
     split(what + ", forked child", spikes_of("%s.%d" % (out, child["pid"])), child["child"], "child",
           3 * MS)
     split_count = sum(1 for sp in spikes if "on_cpu_ns" in sp)
-    print("%s: %d of %d spikes split" % (what, split_count, len(spikes)))
+    exits(what, out, spikes, threads)
+    print("%s: %d of %d spikes split; each thread's exit said, before the next began"
+          % (what, split_count, len(spikes)))
+
+
+def exits(what, out, spikes, threads):
+    """Each thread, started as the one before ended, says when it exited: after its
+    last state and its scope, before the next thread's first event (the kernel records
+    no switch out of a thread that exits: without it a viewer showed a dead thread
+    running on until another came on its CPU, or to the end of the trace)."""
+    f = ttr.Ttr(out, packed_events=True)
+    begin = {sp["tid"]: f.start[1] + sp["start_ns"] for sp in spikes if sp["name"] == "sleep3"}
+    for k, tid in enumerate(threads):
+        s = f.sched.get(f.index_of(tid), {"exited": 0, "states": []})
+        exited, last = s["exited"], max([st[0] for st in s["states"]], default=0)
+        ended = begin.get(tid, 0) + 3 * MS
+        following = begin.get(threads[k + 1]) if k + 1 < len(threads) else None
+        check(exited and exited >= last and exited >= ended and (following is None or exited < following),
+              "%s: thread %d (tid %d) exited at %d ns: its last state at %d, its scope ended after "
+              "%d, the next thread began at %s" % (what, k, tid, exited, last, ended, following))
 
 
 COST = re.compile(r"ticktrace: threads switch (\d+) times a second: their states cost about (\d+)% "

@@ -139,9 +139,10 @@ class Ttr:
                 self.sites[address] = body[pos:pos + name_len].decode(errors="replace")
                 pos += name_len + file_len + func_len
         elif kind == SEC_SCHED:
-            index, _, lost, since = struct.unpack_from("<IIQq", body)
-            s = self.sched.setdefault(index, {"states": [], "unknown": [], "lost": 0})
+            index, _, lost, since, exited = struct.unpack_from("<IIQqq", body)
+            s = self.sched.setdefault(index, {"states": [], "unknown": [], "lost": 0, "exited": 0})
             s["lost"] += lost
+            s["exited"] = exited or s["exited"]  # (0: not said)
             states = list(struct.iter_unpack("<qII", body[32:]))
             # as common/sched.c's tt_sched_head reads it: not known, back to the last
             # state before (or from the start), until since_ns, when switches were lost

@@ -100,6 +100,7 @@ struct tt_thread {
 	uint64_t states_lost;
 	bool has_states;
 	int64_t states_last; /* the last state's time, or the first section's since_ns */
+	int64_t exited_ns;   /* when it exited, after its last state (tt_sched_info); 0: not said */
 	/* Its counters' readings (SCHEDSTAT sections), in time order, ns as its states' */
 	struct tt_schedstat_sample *counters;
 	size_t ncounters, counters_cap;

@@ -716,6 +716,12 @@ static int tt_read_sched(struct tt_file *f, struct tt_cursor *c)
 	else if (!t->has_states)
 		t->states_last = si.since_ns;
 	t->has_states = true;
+	if (si.exited_ns && si.exited_ns < t->states_last)
+		return TT_FAIL(f, at + offsetof(struct tt_sched_info, exited_ns),
+			       "SCHED section of thread index %" PRIu32 " has exited_ns %" PRId64
+			       ", before its thread's last state", si.thread_index, si.exited_ns);
+	if (si.exited_ns)
+		t->exited_ns = si.exited_ns;
 	return 0;
 }
 

@@ -88,6 +88,7 @@ static void tt_file_shift_clocks(struct tt_file *f, int64_t ns, int64_t boot_ns)
 			if (th->states[k].ns != INT64_MIN) /* (not known from the very start) */
 				th->states[k].ns += ns;
 		th->states_last += ns;
+		th->exited_ns += th->exited_ns ? ns : 0;
 		for (size_t k = 0; k < th->ncounters; k++)
 			th->counters[k].ns += ns;
 	}

@@ -175,6 +175,8 @@ static void tt_filter_cut(struct tt_filter_sink *fs, const struct tt_trace *t)
 			th->nstates = fs->threads[th->id].chosen ?
 					      tt_states_cut(&t->files[i].threads[k], fs->f.gone[th->id], lo, hi, st) : 0;
 			th->states_cap = th->nstates;
+			/* (its exit said in the window that holds it) */
+			th->exited_ns = th->exited_ns >= lo && th->exited_ns < hi ? th->exited_ns : 0;
 			st += th->nstates;
 		}
 	}

@@ -78,6 +78,7 @@ enum tt_pf_end {
 	TT_PF_OUT,   /* a switch out of that CPU, preempted or blocked: `end`, `what` */
 	TT_PF_UNSAID, /* some other state at `end` (lost switches: it left by then) */
 	TT_PF_OPEN,  /* its thread's last state */
+	TT_PF_EXIT,  /* its thread's last state, the thread gone at `end` (exited_ns) */
 };
 
 /* A thread's run on a CPU: from a switch in (or, for the run that its first switch
@@ -122,7 +123,7 @@ static uint32_t tt_pf_left(const struct tt_pf_run *r)
 {
 	if (r->ends == TT_PF_OUT)
 		return r->what == TT_SCHED_BLOCKED ? TASK_INTERRUPTIBLE : TASK_RUNNING;
-	if (r->ends == TT_PF_OPEN && (r->th->flags & TT_THREAD_EXITED))
+	if (r->ends == TT_PF_EXIT || (r->ends == TT_PF_OPEN && (r->th->flags & TT_THREAD_EXITED)))
 		return TASK_EXIT_DEAD;
 	return TASK_IDLE;
 }
@@ -159,6 +160,9 @@ static bool tt_pf_run(const struct tt_thread *th, size_t i, struct tt_pf_run *r)
 			r->end--;
 		r->ends = out ? TT_PF_OUT : TT_PF_UNSAID;
 		r->what = out ? (uint8_t)next->what : 0;
+	} else if (th->exited_ns && th->exited_ns >= st->ns) {
+		r->end = th->exited_ns;
+		r->ends = TT_PF_EXIT;
 	}
 	return true;
 }
@@ -219,9 +223,12 @@ int tt_states_gone(const struct tt_trace *t, int64_t *gone)
 	ptrdiff_t n = tt_pf_runs(t, &runs);
 	if (n > 0)
 		qsort(runs, (size_t)n, sizeof(*runs), tt_pf_run_order);
-	/* the last state a run (tt_pf_states: it ends where the next on its CPU begins) */
+	/* the last state a run: it ends at the exit, or (not said) where the next on its
+	 * CPU begins (tt_pf_states) */
 	for (ptrdiff_t i = 0; i < n; i++)
-		if (runs[i].ends == TT_PF_OPEN && (runs[i].th->flags & TT_THREAD_EXITED))
+		if (runs[i].ends == TT_PF_EXIT)
+			gone[runs[i].th->id] = runs[i].end;
+		else if (runs[i].ends == TT_PF_OPEN && (runs[i].th->flags & TT_THREAD_EXITED))
 			gone[runs[i].th->id] = i + 1 < n && tt_pf_same_cpu(&runs[i + 1], &runs[i]) ?
 						       runs[i + 1].in : INT64_MAX;
 	free(runs);
