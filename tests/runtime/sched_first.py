@@ -99,6 +99,21 @@ def exits(what, out, spikes, threads):
         check(exited and exited >= last and exited >= ended and (following is None or exited < following),
               "%s: thread %d (tid %d) exited at %d ns: its last state at %d, its scope ended after "
               "%d, the next thread began at %s" % (what, k, tid, exited, last, ended, following))
+    # the JSON: each thread's last run ends at its exit (its last state was not shown)
+    shown = out + ".json"
+    c = subprocess.run([TOOL, "convert", "-q", out, "-o", shown], capture_output=True, text=True, timeout=60)
+    check(c.returncode == 0, "%s: convert: %s" % (what, c.stderr))
+    if c.returncode != 0:
+        return
+    events = json.load(open(shown))
+    events = events["traceEvents"] if isinstance(events, dict) else events
+    for tid in threads:
+        states = sorted(e["ts"] + e["dur"] for e in events
+                        if e.get("cat") == "sched" and e["tid"] == tid | 0x40000000)
+        exited = f.sched.get(f.index_of(tid), {"exited": 0})["exited"]
+        check(states and abs(states[-1] - (exited - f.start[1]) / 1000) < 0.002,
+              "%s: tid %d's states in the JSON end at %s us, its exit at %.3f us"
+              % (what, tid, states[-1] if states else None, (exited - f.start[1]) / 1000))
 
 
 COST = re.compile(r"ticktrace: threads switch (\d+) times a second: their states cost about (\d+)% "

@@ -493,7 +493,8 @@ static void tt_json_metadata(struct tt_buf *b, const struct tt_trace *t, const u
  * switches: perfetto_sched.c): Chrome's and
  * Perfetto's JSON import both show slices as a track whose words read at a glance,
  * where a counter track would be a step graph of numbers to decode. A span the file
- * lost the states of is left empty; the last state, which nothing ends, is not shown. */
+ * lost the states of is left empty; the last state, which nothing ends, is not shown
+ * (but a run that the thread's exit ends). */
 /* The thread "NAME (states)" beside a thread, sorted with it. */
 static int tt_json_states_track(struct tt_json *j, const struct tt_thread *th, uint32_t pid,
 				uint32_t tid)
@@ -532,16 +533,20 @@ static int tt_json_states(struct tt_json *j, const struct tt_trace *t, const str
 	struct tt_out *o = j->out;
 	uint32_t pid = j->pid_of[th->file->index], tid = TT_STATES_TID(th->tid);
 	bool named = false; /* the track, from its first slice */
-	for (size_t i = 0; i + 1 < th->nstates; i++) {
+	for (size_t i = 0; i < th->nstates; i++) {
 		const struct tt_sched_state *st = &th->states[i];
-		/* what no switch says (tt_state_cpu), as in the .pftrace: not shown */
-		if (!tt_state_shown(th, i))
-			continue;
 		uint32_t cpu = tt_state_cpu(th, i);
+		/* what no switch says (tt_state_cpu), as in the .pftrace: not shown; nor the
+		 * last state, but a run its thread's exit ends */
+		bool exits = i + 1 == th->nstates && th->exited_ns && st->what == TT_SCHED_RUNNING &&
+			     cpu != TT_NO_CPU;
+		if (!exits && !tt_state_shown(th, i))
+			continue;
 		if (!named && tt_json_states_track(j, th, pid, tid) < 0)
 			return -1;
 		named = true;
-		int64_t ts = st->ns - t->base_ns, dur = th->states[i + 1].ns - st->ns;
+		int64_t end = exits ? th->exited_ns : th->states[i + 1].ns;
+		int64_t ts = st->ns - t->base_ns, dur = end - st->ns;
 		tt_out_reserve(o, TT_OUT_SLACK);
 		TT_OUT_LIT(o, ",\n{\"ph\":\"X\",\"ts\":");
 		tt_out_us(o, ts);
