@@ -543,12 +543,20 @@ void tt__sched_thread_exited(struct tt__slot *slot)
 	tt__block_signals(&old);
 	tt__sched_settle(slot);
 	tt__lock(&tt__sched);
+	/* Its exit: a moment it ran with every switch before it read, so read before the
+	 * last drain (a preemption after the drain, in the unmapping, is never read: a
+	 * time read then put the exit after another thread took its CPU), or its last
+	 * switch in, where the drain found one after that. */
+	int64_t watched = tt_os_monotonic_ns();
 	tt__sched_drain_slot(slot);
+	const struct tt__sched_block *last = slot->sched.last;
+	if (last && last->count && last->states[last->count - 1].ns > watched)
+		watched = last->states[last->count - 1].ns;
+	slot->sched.exited_ns = watched;
 	/* (what the kernel still did not say: one lost, and the thread's end not known) */
 	if (tt__switches_unsaid(&slot->sched.sw))
 		slot->sched.lost++;
 	tt__switches_close(&slot->sched.sw);
-	slot->sched.exited_ns = tt_os_monotonic_ns(); /* (after the last switch read) */
 	tt__counters_read_now(slot); /* (its files: tt-sched closes them, in its own table) */
 	slot->sched.counters.watched = 0; /* (read for the last time) */
 	slot->sched.wanted = 0; /* its tid may be another thread's from now on */

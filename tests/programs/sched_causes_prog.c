@@ -21,7 +21,7 @@
  *   crowd      CROWD_THREADS threads, each CROWD_NAPS 3 ms sleeps in scope "nap" (no
  *              lines): more readings than tt-sched's budget allows against the
  *              little CPU time they use
- *   crowdfork  as crowd, then a forked child sleeps 30 ms in scope "sleep30" ({"child_pid": its pid})
+ *   crowdfork  as crowd, then a forked child sleeps 150 ms in scope "sleep150" ({"child_pid": its pid})
  *   afterfree  FREE_THREADS threads at once, each a 20 ms sleep in scope "free" (tt-sched's
  *              first scopes, free of its budget), then main a 30 ms sleep in "late"
  *   lastscope  a thread sleeps 10 ms in scope "exiting" and exits at once; then main
@@ -643,8 +643,8 @@ int main(int argc, char **argv)
 		crowd();
 		fflush(stdout);
 		pid_t child = fork();
-		if (child == 0) { /* (30 ms: tt-sched, new in the child, may start late on a loaded machine) */
-			AROUND("sleep30", sleep_ms(30));
+		if (child == 0) { /* (150 ms: tt-sched, new in the child, started 30 ms late at a load of 20) */
+			AROUND("sleep150", sleep_ms(150));
 			return 0;
 		}
 		int status;
