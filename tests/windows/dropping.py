@@ -90,6 +90,7 @@ def killed(wrapper, exe, d, env, ttr, ms):
     p = subprocess.run([wrapper, exe, "kill", str(ms)], env=dict(os.environ, TICKTRACE_OUT=wine_path(ttr), **env),
                        cwd=d, capture_output=True, text=True, timeout=300)
     if p.returncode == 77:
+        print(p.stderr, end="", file=sys.stderr)
         sys.exit(77)
     if p.returncode != 9:
         fail(f"dropping.exe kill: exit {p.returncode}, not 9 (TerminateProcess)\n{p.stderr}")
