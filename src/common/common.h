@@ -10,6 +10,7 @@
  *   settings                  what both runtimes read alike from the environment
  *                             (settings.c)
  *   names made at run time    the _DYN macros' descriptors, both runtimes' (names.c)
+ *   a run of lost events      counted as it grows, written where it was (gaps.c)
  *
  * The analysis library (analysis/analysis.h) sits on it. Nothing here is API: the
  * runtime builds it hidden, as the rest of itself. Names: tt_ and the thing's name
@@ -65,6 +66,26 @@ size_t tt_describe_records(struct tt_record *records, uint64_t tsc, const char *
  * inside one (half a character is a name no reader shows): a description, a thread's
  * name, a snapshot's (describe.c). */
 size_t tt_utf8_cut(const char *text, size_t max);
+
+/* ---- a run of lost events ---- */
+
+/* How an event of a kind changes the depth of open scopes: by tt_scope_change[kind],
+ * going as low as tt_scope_low[kind] on the way (ENDBEGIN closes one, then opens one). */
+extern const int8_t tt_scope_change[256], tt_scope_low[256];
+
+/* Events a thread lost in a row, until a record tells where they were (gaps.c): both
+ * runtimes' slow paths add each event they drop (tt_gap_add), and write the run as
+ * TT_REC_DROPPED and its VALUE (tt_gap_records) before the thread's next records, or
+ * at its end, so that a reader places the loss and closes the scopes that ended in it. */
+struct tt_gap {
+	uint64_t count;           /* events lost; 0: no gap */
+	uint64_t first_tsc, last_tsc;
+	int32_t depth, min_depth; /* scopes begun minus ended in the gap, and its lowest */
+	int busy;                 /* Linux's: being updated, a signal handler then only counts */
+};
+void tt_gap_add(struct tt_gap *g, const struct tt_record *event);
+/* The gap's two records into `out`: 2, or 0 when there is no gap. */
+size_t tt_gap_records(const struct tt_gap *g, struct tt_record out[2]);
 
 /* ---- the clock: TSC ticks to nanoseconds ---- */
 

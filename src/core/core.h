@@ -32,14 +32,6 @@ _Static_assert(sizeof(struct tt__chunk) == sizeof(struct tt_record), "records st
 _Static_assert(TT__CHUNK_SIZE == 65536 && sizeof(struct tt__chunk) == 16,
 	       "asm/record.asm TT_CHUNK_SIZE and TT_CHUNK_HEADER");
 
-/* Events lost in a row (tt__count_drop), until a record tells where they were. */
-struct tt__gap {
-	uint64_t count;             /* events lost; 0: no gap */
-	uint64_t first_tsc, last_tsc;
-	int32_t depth, min_depth;   /* scopes begun minus ended in the gap, and its lowest */
-	int busy;                   /* being updated: a signal handler then only counts */
-};
-
 /* The sched lock's: a thread's counters, read by tt-sched (counters.c). */
 struct tt__counters {
 	struct tt__schedstat files; /* its /proc files, tt-sched's descriptors */
@@ -142,7 +134,7 @@ struct tt__slot {
 	int named;        /* tt_thread_name() was called: keep `name` */
 	char name[64];
 	struct tt__slot *next; /* registry list, in registration order */
-	struct tt__gap gap;    /* events dropped (owner thread, slow path), up to the scratch */
+	struct tt_gap gap;     /* events dropped (owner thread, slow path: tt__count_drop), up to the scratch */
 	/* Once EXHAUSTED, events go on being written by the hot path, at its cost, into
 	 * this scratch chunk of its own, which the slow path counts as dropped when it is
 	 * full (slow_path.c); odd `scratch_seq` while it counts. Its TT__SCRATCH_SIZE
@@ -355,7 +347,7 @@ void tt__record_slow(uint64_t word, uint64_t value, uint64_t tsc, struct tt__hot
 /* A thread's dropped events so far, by cause, and its open gap (what it is dropping
  * now, with what its scratch chunk holds): what a file says of it. */
 void tt__drops_now(const struct tt__slot *slot, uint64_t dropped[TT_DROP_CAUSES],
-		   struct tt__gap *gap) TT__HIDDEN;
+		   struct tt_gap *gap) TT__HIDDEN;
 /* At exit: a line on stderr when events were dropped, how many, where, and the
  * setting that would have kept them. */
 void tt__say_drops(void) TT__HIDDEN;

@@ -35,40 +35,8 @@ static int tt__try_record(struct tt__slot *slot, const struct tt_record *records
 	return 1;
 }
 
-/* How an event changes the depth of open scopes (for the gap's record): by how much,
- * and how low it goes on the way (ENDBEGIN closes one, then opens one). */
-static const int8_t tt__scope_change[256] = {
-	[TT_REC_BEGIN] = 1, [TT_REC_BEGIN_ARG] = 1, [TT_REC_FUNC_ENTER] = 1,
-	[TT_REC_END] = -1, [TT_REC_FUNC_EXIT] = -1,
-};
-static const int8_t tt__scope_low[256] = {
-	[TT_REC_END] = -1, [TT_REC_FUNC_EXIT] = -1, [TT_REC_ENDBEGIN] = -1,
-};
-
 /* Kinds whose `tsc` is not a time (not TT_RECORD_HAS_TIME), for the scan below. */
 static const uint8_t tt__untimed[256] = {[TT_REC_PAD] = 1, [TT_REC_VALUE] = 1, [TT_REC_TEXT] = 1};
-
-static int tt__depth_change(unsigned kind, int *low)
-{
-	*low = tt__scope_low[kind & 0xff];
-	return tt__scope_change[kind & 0xff];
-}
-
-/* Adds one dropped event to a gap: its time and its effect on the scopes. */
-static void tt__gap_add(struct tt__gap *g, const struct tt_record *event)
-{
-	if (!g->count) {
-		g->first_tsc = event->tsc;
-		g->depth = g->min_depth = 0;
-	}
-	int low;
-	int change = tt__depth_change(TT_RECORD_KIND(event->word), &low);
-	if (g->depth + low < g->min_depth)
-		g->min_depth = g->depth + low;
-	g->depth += change;
-	g->last_tsc = event->tsc;
-	g->count++;
-}
 
 /* An event the thread may not record is dropped, and counted, only when its buffer is
  * used up: not while recording is off or the thread has paused. It is counted by
@@ -83,13 +51,13 @@ static void tt__count_drop(struct tt__slot *slot, const struct tt_record *event)
 	    !__atomic_load_n(&tt__recording, __ATOMIC_RELAXED))
 		return;
 	__atomic_add_fetch(&slot->dropped[slot->drop_cause], 1, __ATOMIC_RELAXED);
-	struct tt__gap *g = &slot->gap;
+	struct tt_gap *g = &slot->gap;
 	if (__atomic_exchange_n(&g->busy, 1, __ATOMIC_ACQUIRE)) {
 		__atomic_add_fetch(&g->count, 1, __ATOMIC_RELAXED);
 		return;
 	}
-	struct tt__gap next = *g;
-	tt__gap_add(&next, event);
+	struct tt_gap next = *g;
+	tt_gap_add(&next, event);
 	g->first_tsc = next.first_tsc;
 	g->last_tsc = next.last_tsc;
 	g->depth = next.depth;
@@ -103,7 +71,7 @@ static void tt__count_drop(struct tt__slot *slot, const struct tt_record *event)
  * The chunk is not cleared between rounds: a record reserved but not yet written when
  * this runs (a signal handler that interrupted its writer counts the chunk) is taken
  * for what its place held before, so that event may be counted with another's kind. */
-static void tt__scratch_scan(const struct tt__slot *slot, uint64_t *dropped, struct tt__gap *gap)
+static void tt__scratch_scan(const struct tt__slot *slot, uint64_t *dropped, struct tt_gap *gap)
 {
 	const struct tt__hot *hot = __atomic_load_n(&slot->hot, __ATOMIC_ACQUIRE);
 	const char *cursor = __atomic_load_n(&hot->cursor, __ATOMIC_ACQUIRE);
@@ -116,9 +84,9 @@ static void tt__scratch_scan(const struct tt__slot *slot, uint64_t *dropped, str
 	int32_t depth = gap->count ? gap->depth : 0, low = gap->count ? gap->min_depth : 0;
 	for (const struct tt_record *r = begin; r < end; r++) {
 		unsigned kind = (unsigned)(__atomic_load_n(&r->word, __ATOMIC_RELAXED) >> TT_KIND_SHIFT);
-		int32_t lowest = depth + tt__scope_low[kind];
+		int32_t lowest = depth + tt_scope_low[kind];
 		low = lowest < low ? lowest : low;
-		depth += tt__scope_change[kind];
+		depth += tt_scope_change[kind];
 		count += 1u - tt__untimed[kind];
 	}
 	if (!count)
@@ -175,7 +143,7 @@ static void tt__scratch_fold(struct tt__slot *slot, uint64_t now)
 		return;
 	__atomic_add_fetch(&slot->scratch_seq, 1, __ATOMIC_ACQ_REL);
 	uint64_t dropped = 0;
-	struct tt__gap gap = slot->gap;
+	struct tt_gap gap = slot->gap;
 	tt__scratch_scan(slot, &dropped, &gap);
 	tt__scratch_calls(slot, __atomic_load_n(&slot->hot->cursor, __ATOMIC_ACQUIRE));
 	if (gap.count && now > gap.last_tsc)
@@ -192,7 +160,7 @@ static void tt__scratch_fold(struct tt__slot *slot, uint64_t now)
 }
 
 void tt__drops_now(const struct tt__slot *slot, uint64_t dropped[TT_DROP_CAUSES],
-		   struct tt__gap *gap)
+		   struct tt_gap *gap)
 {
 	for (;;) {
 		uint32_t seq = __atomic_load_n(&slot->scratch_seq, __ATOMIC_ACQUIRE);
@@ -211,21 +179,9 @@ void tt__drops_now(const struct tt__slot *slot, uint64_t dropped[TT_DROP_CAUSES]
 size_t tt__gap_records(const struct tt__slot *slot, struct tt_record out[2])
 {
 	uint64_t dropped[TT_DROP_CAUSES];
-	struct tt__gap gap;
+	struct tt_gap gap;
 	tt__drops_now(slot, dropped, &gap);
-	const struct tt__gap *g = &gap;
-	if (!g->count)
-		return 0;
-	uint64_t count = g->count;
-	uint64_t closes = g->min_depth < 0 ? (uint64_t)-(int64_t)g->min_depth : 0;
-	uint64_t opens = (uint64_t)((int64_t)g->depth - g->min_depth);
-	out[0].tsc = g->first_tsc;
-	out[0].word = TT_RECORD_WORD(TT_REC_DROPPED, count < TT_PAYLOAD_MASK ? count : TT_PAYLOAD_MASK);
-	out[1].tsc = g->last_tsc;
-	out[1].word = TT_RECORD_WORD(TT_REC_VALUE,
-				     TT_GAP_DEPTHS(closes < TT_GAP_DEPTH_MAX ? closes : TT_GAP_DEPTH_MAX,
-						   opens < TT_GAP_DEPTH_MAX ? opens : TT_GAP_DEPTH_MAX));
-	return 2;
+	return tt_gap_records(&gap, out);
 }
 
 /* Core lock held, signals blocked: the record of the gap before the next event. */
@@ -391,7 +347,7 @@ static struct tt__drops_tally tt__retired_drops;
 static void tt__drops_tally_add(struct tt__drops_tally *t, const struct tt__slot *slot)
 {
 	uint64_t dropped[TT_DROP_CAUSES], lost = 0;
-	struct tt__gap gap;
+	struct tt_gap gap;
 	tt__drops_now(slot, dropped, &gap);
 	/* (what the output lost, the mode said with its cause) */
 	dropped[TT_DROP_BEHIND] -= __atomic_load_n(&slot->lost_by_output, __ATOMIC_RELAXED);

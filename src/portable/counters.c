@@ -145,7 +145,11 @@ static void tt__store_reading(struct tt__thread_counters *c, struct tt_schedstat
 	if (c->n && r.run_ns < TT__AT(c->n - 1).run_ns) /* (the TSC's rate, refined, may */
 		r.run_ns = TT__AT(c->n - 1).run_ns;      /* put a count a little behind) */
 #define TT__SAME(a, b) ((a).run_ns == (b).run_ns && (a).timeslices == (b).timeslices)
-	if (c->n >= 2 && TT__SAME(TT__AT(c->n - 1), r) && TT__SAME(TT__AT(c->n - 2), r)) {
+	if (c->n && (r.ns < TT__AT(c->n - 1).ns || r.timeslices < TT__AT(c->n - 1).timeslices)) {
+		/* tt-sched's, read before the lock, after which a dump stored one of its own
+		 * (tt__counters_copy): older than the last, left out (readers refuse a
+		 * section whose readings go back) */
+	} else if (c->n >= 2 && TT__SAME(TT__AT(c->n - 1), r) && TT__SAME(TT__AT(c->n - 2), r)) {
 		TT__AT(c->n - 1).ns = r.ns; /* still: the stretch goes on */
 	} else if (c->n < TT__READINGS) {
 		TT__AT(c->n) = r;

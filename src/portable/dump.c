@@ -179,7 +179,8 @@ int tt__take_within(struct tt_os_lock *lock)
 	return 0;
 }
 
-int tt__write_file(const char *path, int crash_signal)
+int tt__write_file_with(const char *path, struct tt__out *out, int (*write)(struct tt__out *out, void *arg),
+			void *arg)
 {
 	char temp[1100];
 	int in_place = tt_os_is_device(path); /* (NUL: nothing to rename) */
@@ -187,50 +188,17 @@ int tt__write_file(const char *path, int crash_signal)
 		return -ENAMETOOLONG;
 	if (in_place)
 		snprintf(temp, sizeof temp, "%s", path);
-	/* (a crash in the slow path holds the lock: its records are not to be had) */
-	if (!crash_signal)
-		tt_os_lock(&tt__lock);
-	else if (!tt__take_within(&tt__lock))
-		return -EDEADLK;
-	static struct tt__out out; /* (tt__lock held; too large for a crashed thread's stack) */
 	struct tt_os_file_sink file;
 	struct tt_os_file opened;
 	int rc = tt_os_file_open(temp, &opened);
-	if (rc) {
-		tt_os_unlock(&tt__lock);
+	if (rc)
 		return rc;
-	}
 	tt_os_file_sink(&file, opened);
-	tt__out_to(&out, &file.sink);
-	struct tt__site_set names = {0};
-	struct tt_end_info end_info = {0};
-	for (struct tt__slot *s = tt__run.first; s; s = s->next)
-		if (!s->exited)
-			tt__chunk_close(s);
-	if (!crash_signal)
-		tt__etw_flush();
-	rc = tt__collect(&names);
-	if (rc == 0) {
-		struct tt_file_header header;
-		tt__file_header(&header);
-		if (crash_signal) {
-			header.flags |= TT_FILE_CRASHED;
-			header.crash_signal = (uint32_t)crash_signal;
-		}
-		tt__out(&out, &header, sizeof header);
-		tt__out_process(&out);
-		rc = tt__out_loaded_modules(&out); /* (no memory: no section, the file said failed) */
-		tt__out_sites(&out, &names);
-		for (struct tt__slot *s = tt__run.first; s; s = s->next)
-			tt__out_thread(&out, s, &end_info);
-		end_info.sites = names.count - names.funcs;
-		tt__out_end(&out, &end_info);
-		tt__out_flush(&out);
-		if (!rc)
-			rc = out.err;
-	}
-	tt_os_unlock(&tt__lock);
-	tt__site_set_clear(&names);
+	tt__out_to(out, &file.sink);
+	rc = write(out, arg);
+	tt__out_flush(out);
+	if (!rc)
+		rc = out->err;
 	int closed = tt_os_file_close(&file.file);
 	if (!rc)
 		rc = closed;
@@ -238,5 +206,50 @@ int tt__write_file(const char *path, int crash_signal)
 		rc = tt_os_rename(temp, path);
 	if (rc && !in_place)
 		tt_os_remove(temp);
+	return rc;
+}
+
+/* tt__lock held: the whole run onto `out`, as a process dies of *crash_signal (0: not). */
+static int tt__write_run(struct tt__out *out, void *crash)
+{
+	int crash_signal = *(const int *)crash;
+	struct tt__site_set names = {0};
+	struct tt_end_info end_info = {0};
+	for (struct tt__slot *s = tt__run.first; s; s = s->next)
+		if (!s->exited)
+			tt__chunk_close(s);
+	if (!crash_signal)
+		tt__etw_flush();
+	int rc = tt__collect(&names);
+	if (rc == 0) {
+		struct tt_file_header header;
+		tt__file_header(&header);
+		if (crash_signal) {
+			header.flags |= TT_FILE_CRASHED;
+			header.crash_signal = (uint32_t)crash_signal;
+		}
+		tt__out(out, &header, sizeof header);
+		tt__out_process(out);
+		rc = tt__out_loaded_modules(out); /* (no memory: no section, the file said failed) */
+		tt__out_sites(out, &names);
+		for (struct tt__slot *s = tt__run.first; s; s = s->next)
+			tt__out_thread(out, s, &end_info);
+		end_info.sites = names.count - names.funcs;
+		tt__out_end(out, &end_info);
+	}
+	tt__site_set_clear(&names);
+	return rc;
+}
+
+int tt__write_file(const char *path, int crash_signal)
+{
+	/* (a crash in the slow path holds the lock: its records are not to be had) */
+	if (!crash_signal)
+		tt_os_lock(&tt__lock);
+	else if (!tt__take_within(&tt__lock))
+		return -EDEADLK;
+	static struct tt__out out; /* (tt__lock held; too large for a crashed thread's stack) */
+	int rc = tt__write_file_with(path, &out, tt__write_run, &crash_signal);
+	tt_os_unlock(&tt__lock);
 	return rc;
 }

@@ -13,7 +13,8 @@
  * refreshes the end anchor. A run that ends (or dies of a crash whose handler writes
  * the trace) writes its raw file as ever and removes the live file. What a killed
  * run loses: the names of threads and sites first used in the last period (the
- * converter names them by number and address), and the threads' dropped counts. */
+ * converter names them by number and address), and the events the threads dropped
+ * since (tt-live writes their counts over those their THREAD sections said). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,13 +67,33 @@ static void tt__live_scan(struct tt__slot *s)
 	}
 }
 
-/* Lock held: the descriptions brought up to date, and the end anchor. */
+/* Lock held: the dropped counts of each thread whose THREAD section the file holds,
+ * as they are now, written over those it said (so that a run TerminateProcess ends
+ * says what it lost up to the last look), and the events of threads that had no
+ * slot. */
+static void tt__live_drops(void)
+{
+	uint64_t described = tt__live.header->live_sections_end;
+	for (struct tt__slot *s = tt__run.first; s; s = s->next) {
+		if (!s->live_info_at || s->live_info_at + sizeof(struct tt_thread_info) > described)
+			continue;
+		struct tt_thread_info *info = (struct tt_thread_info *)((char *)tt__live.header + s->live_info_at);
+		for (int i = 0; i < TT_DROP_CAUSES; i++)
+			__atomic_store_n(&info->dropped[i], __atomic_load_n(&s->dropped[i], __ATOMIC_RELAXED),
+					 __ATOMIC_RELAXED);
+	}
+	tt__live.header->unregistered_dropped = tt__run.unregistered_dropped;
+}
+
+/* Lock held: the descriptions brought up to date, the drops, and the end anchor. */
 static void tt__live_tick(void)
 {
 	if (!tt__live.full) {
 		for (struct tt__slot *s = tt__run.first; s; s = s->next) {
-			if (!s->described)
+			if (!s->described) {
+				s->live_info_at = tt__live.out.offset + sizeof(struct tt_section_header);
 				tt__out_thread_info(&tt__live.out, TT_SEC_THREAD, s, 0, 0);
+			}
 			s->described = 1;
 			tt__live_scan(s);
 		}
@@ -82,6 +103,7 @@ static void tt__live_tick(void)
 		}
 		tt__live_commit();
 	}
+	tt__live_drops();
 	struct tt_file_header now;
 	tt__file_header(&now);
 	tt__live.header->end = now.end;

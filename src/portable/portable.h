@@ -77,6 +77,12 @@ struct tt__slot {
 	const struct tt__chunk *seen_chunk;
 	uint32_t seen;
 	uint32_t drop_cause; /* without a chunk: why (enum tt_drop_cause) */
+	/* Mode stream: the events dropped since tt-stream last gave it a chunk back
+	 * (TT_DROP_BEHIND), told in its records where they were as it gets one. */
+	struct tt_gap gap;
+	/* The live file: where its THREAD section's struct tt_thread_info is in the
+	 * file (0: not written yet), whose dropped counts tt-live brings up to date. */
+	uint64_t live_info_at;
 	char name[64];
 	struct tt__slot *next; /* registration order */
 	uintptr_t penter[TT__PENTER_DEPTH]; /* the functions _penter entered, innermost last */
@@ -171,11 +177,12 @@ void tt__live_start(const char *path);
 void tt__live_finish(void); /* the trace is written: the live file is removed */
 
 /* stream.c: mode stream. tt__stream_start (lock held) creates the file `path` and
- * starts tt-stream; tt__stream_flush writes every full chunk now (tt_dump);
- * tt__stream_finish writes every thread's records and the file's end, at exit or as
- * the process dies of crash_signal. 0 or -errno. */
+ * starts tt-stream; tt__stream_flush writes every full chunk now (tt_dump), and with
+ * a `path`, a copy of the file so far there, ended as a complete run (-ECANCELED once
+ * the stream ended); tt__stream_finish writes every thread's records and the file's
+ * end, at exit or as the process dies of crash_signal. 0 or -errno. */
 int tt__stream_start(const char *path);
-int tt__stream_flush(void);
+int tt__stream_flush(const char *path);
 int tt__stream_finish(int crash_signal);
 
 /* record.c: lock held, a chunk for a slot (from those stream wrote, the live file or
@@ -185,6 +192,11 @@ struct tt__chunk *tt__chunk_take(void);
 /* dump.c: every thread's records so far into `path` (written beside it, renamed); with
  * crash_signal, as the process dies of it (TT_FILE_CRASHED). */
 int tt__write_file(const char *path, int crash_signal);
+/* `path` written by `write` onto `out` (the caller's, which it alone uses meanwhile),
+ * beside it under a temporary name and renamed (a device in place): 0 or -errno,
+ * write's first. */
+int tt__write_file_with(const char *path, struct tt__out *out, int (*write)(struct tt__out *out, void *arg),
+			void *arg);
 /* 1: `lock` taken, waited for a bounded time (a crash's or an exit's); 0: still held. */
 int tt__take_within(struct tt_os_lock *lock);
 

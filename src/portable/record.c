@@ -1,6 +1,7 @@
 /* The hot path's table, the threads' slots and chunks, and the slow path the emitters
  * jump to when the common case does not hold. */
 #include <errno.h>
+#include <intrin.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -319,6 +320,27 @@ struct tt__slot *tt__self(int make)
 	return make ? tt__register(key) : NULL; /* (an exit unwatched would leave its entry to a later thread) */
 }
 
+/* Lock held, mode stream, the calling thread: `event` dropped while its chunks wait
+ * for tt-stream (TT_DROP_BEHIND), in its gap, timed now where the hot path read no
+ * clock (its limit tagged); once tt-stream gave a chunk back, the gap's records begin
+ * it, so that the file says where events were lost and how many as it goes (a run
+ * TerminateProcess ends writes no totals), as Linux's slow path does. */
+static void tt__drop_behind(struct tt__slot *slot, const struct tt_record *event)
+{
+	struct tt_record timed = *event;
+	if (!timed.tsc)
+		timed.tsc = __rdtsc();
+	tt_gap_add(&slot->gap, &timed);
+	if (tt__next_chunk(slot) != 0)
+		return;
+	struct tt_record gap[2];
+	size_t n = tt_gap_records(&slot->gap, gap);
+	memcpy(slot->hot->cursor, gap, n * sizeof *gap);
+	slot->hot->cursor += n * sizeof *gap;
+	slot->gap.count = 0;
+	tt__set_limit(slot);
+}
+
 /* `size` bytes of records into the calling thread's chunk, one after another (a chunk
  * without room for all of them left for the next); `entry`: the hot path's, whose
  * reservation did not fit, else NULL. */
@@ -345,11 +367,11 @@ static void tt__record_in(struct tt__hot *entry, const struct tt_record *records
 	}
 	for (;;) {
 		/* A stream's thread records again once tt-stream wrote a chunk of its: from
-		 * its next event (this one, dropping, has no time). */
+		 * its next event. */
 		if (!slot->chunk_end) {
 			slot->dropped[slot->drop_cause]++;
-			if (slot->drop_cause == TT_DROP_BEHIND && tt__next_chunk(slot) == 0)
-				tt__set_limit(slot);
+			if (slot->drop_cause == TT_DROP_BEHIND)
+				tt__drop_behind(slot, records);
 			break;
 		}
 		char *where = hot->cursor;

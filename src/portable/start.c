@@ -267,8 +267,8 @@ int tt_dump(const char *path)
 		tt__start();
 	if (tt__run.off)
 		return -ECANCELED;
-	if (tt__run.mode == TT__MODE_STREAM) /* (the file is the stream's) */
-		return path ? -ENOTSUP : tt__stream_flush();
+	if (tt__run.mode == TT__MODE_STREAM) /* (the default file is the stream's own) */
+		return tt__stream_flush(path);
 	char fallback[TT__OUT_MAX + 1];
 	if (!path) {
 		int rc = tt__default_path(fallback, sizeof fallback);

@@ -12,8 +12,10 @@
  * THREAD section comes before its first EVENTS, its THREAD_TOTALS (events, drops,
  * final name) at the end, where the header is written again with the end anchor. A
  * thread whose chunks all wait for tt-stream drops events (TT_DROP_BEHIND) until it
- * wrote one. Each pass (a chunk filled, or TT__STREAM_PERIOD_NS passed) writes what
- * the threads recorded so far into their current chunks too, so that a run ended by
+ * wrote one, the run of them then told in the thread's records (TT_REC_DROPPED, as
+ * on Linux: record.c), so that a file without its end says where and how many. Each
+ * pass (a chunk filled, or TT__STREAM_PERIOD_NS passed) writes what the threads
+ * recorded so far into their current chunks too, so that a run ended by
  * TerminateProcess leaves a file the converter reads up to its last section. */
 #include <errno.h>
 #include <stdio.h>
@@ -35,14 +37,20 @@ static struct {
 	int ending; /* the end waits for busy: tt-stream takes it no more */
 } tt__stream;
 
+/* Slot s's THREAD section, before its first records. */
+static void tt__stream_describe(struct tt__slot *s)
+{
+	if (!s->described)
+		tt__out_thread_info(&tt__stream.out, TT_SEC_THREAD, s, 0, 0);
+	s->described = 1;
+}
+
 /* Slot s's records [r, end) of chunk c, after the SITES they use first (and the
  * slot's THREAD section, before its first); where they end noted as seen. */
 static void tt__stream_records(struct tt__slot *s, const struct tt__chunk *c, const struct tt_record *end)
 {
 	struct tt__out *out = &tt__stream.out;
-	if (!s->described)
-		tt__out_thread_info(out, TT_SEC_THREAD, s, 0, 0);
-	s->described = 1;
+	tt__stream_describe(s);
 	const struct tt_record *r = (const struct tt_record *)((const char *)c + (c == s->seen_chunk ? s->seen
 												  : sizeof *c));
 	if (end <= r)
@@ -157,12 +165,83 @@ int tt__stream_start(const char *path)
 	return err;
 }
 
-int tt__stream_flush(void)
+/* tt__lock held: after the file so far, on `out` (the file itself, or a copy), each
+ * thread's records of its run of drops still open, its THREAD_TOTALS (and its
+ * switches, its counters) and END, so that it reads as a complete run; with `final`,
+ * the file's own end (its erased calls too, the threads' gaps then closed). */
+static void tt__stream_end(struct tt__out *out, int final)
 {
+	struct tt_end_info end_info = {0};
+	for (struct tt__slot *s = tt__run.first; s; s = s->next) {
+		if (final)
+			tt__stream_describe(s);
+		else if (!s->described) /* (nothing of it in the file) */
+			continue;
+		struct tt_record gap[2];
+		size_t n = tt_gap_records(&s->gap, gap);
+		if (n)
+			tt__out_events(out, s->index, s->written, gap, gap + n);
+		uint64_t records = s->written + n;
+		if (final) {
+			s->written = records;
+			s->gap.count = 0;
+		}
+		struct tt__states states;
+		tt__thread_states(s, &states);
+		uint64_t dropped = tt__out_thread_info(out, TT_SEC_THREAD_TOTALS, s, records, states.states != NULL);
+		tt__out_thread_states(out, s, &states);
+		if (final) /* (a copy's, as Linux's: the functions they name are not described) */
+			tt__out_filtered(out, s);
+		tt__end_add(&end_info, records, dropped);
+	}
+	end_info.sites = tt__stream.sites.count - tt__stream.sites.funcs;
+	tt__out_end(out, &end_info);
+}
+
+/* busy held: the copy tt_dump(path) asks for, onto `out`: a header with the end anchor
+ * taken now, the file's sections so far (read back from it), and its end as it would
+ * be now. */
+static int tt__stream_copy(struct tt__out *out, void *unused)
+{
+	(void)unused;
+	static char buf[1 << 16]; /* (busy held) */
+	struct tt_file_header h;
+	tt__file_header(&h);
+	h.flags |= TT_FILE_STREAMED;
+	tt__out(out, &h, sizeof h);
+	FILE *f = tt_os_fopen(tt__stream.path, "rb");
+	if (!f)
+		return -errno;
+	uint64_t at = sizeof h, size = tt__stream.out.offset;
+	int err = fseek(f, (long)at, SEEK_SET) == 0 ? 0 : -errno;
+	while (!err && at < size && !out->err) {
+		size_t want = size - at < sizeof buf ? (size_t)(size - at) : sizeof buf;
+		size_t got = fread(buf, 1, want, f);
+		if (got == 0)
+			err = -EIO; /* (a read error, or the file cut short under us) */
+		tt__out(out, buf, got);
+		at += got;
+	}
+	fclose(f);
+	if (err)
+		return err;
+	tt_os_lock(&tt__lock);
+	tt__stream_end(out, 0);
+	tt_os_unlock(&tt__lock);
+	return 0;
+}
+
+int tt__stream_flush(const char *path)
+{
+	static struct tt__out copy; /* (busy held) */
 	tt_os_lock(&tt__stream.busy);
-	if (!tt__stream.finished)
+	int err = -ECANCELED; /* (the stream ended, as on Linux: the file is whole, and closed) */
+	if (!tt__stream.finished) {
 		tt__stream_pass();
-	int err = tt__stream.out.err;
+		err = tt__stream.out.err;
+		if (!err && path)
+			err = tt__write_file_with(path, &copy, tt__stream_copy, NULL);
+	}
 	tt_os_unlock(&tt__stream.busy);
 	return err;
 }
@@ -200,7 +279,6 @@ int tt__stream_finish(int crash_signal)
 	if (!tt__stream.finished) {
 		tt__stream.finished = 1;
 		struct tt__out *out = &tt__stream.out;
-		struct tt_end_info end_info = {0};
 		/* Every chunk left, the current ones as far as their threads got (they are
 		 * not given back: threads may record until the process ends). */
 		for (struct tt__slot *s = tt__run.first; s; s = s->next) {
@@ -215,17 +293,7 @@ int tt__stream_finish(int crash_signal)
 			tt__out_sites(out, &tt__stream.fresh);
 			tt__site_set_clear(&tt__stream.fresh);
 		}
-		for (struct tt__slot *s = tt__run.first; s; s = s->next) {
-			struct tt__states states;
-			tt__thread_states(s, &states);
-			uint64_t dropped = tt__out_thread_info(out, TT_SEC_THREAD_TOTALS, s, s->written,
-							       states.states != NULL);
-			tt__out_thread_states(out, s, &states);
-			tt__out_filtered(out, s);
-			tt__end_add(&end_info, s->written, dropped);
-		}
-		end_info.sites = tt__stream.sites.count - tt__stream.sites.funcs;
-		tt__out_end(out, &end_info);
+		tt__stream_end(out, 1);
 		tt__out_flush(out);
 		/* (a device, NUL, has no start to go back to) */
 		if (!out->err && !tt_os_is_device(tt__stream.path) &&

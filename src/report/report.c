@@ -217,7 +217,7 @@ void tt__report_at_exit(void)
 		th->name = slot->name;
 		th->name_len = (uint32_t)strnlen(slot->name, sizeof slot->name);
 		uint64_t counts[TT_DROP_CAUSES];
-		struct tt__gap gap;
+		struct tt_gap gap;
 		tt__drops_now(slot, counts, &gap);
 		for (int i = 0; i < TT_DROP_CAUSES; i++)
 			dropped += counts[i];

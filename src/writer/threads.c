@@ -60,7 +60,7 @@ static void tt__out_thread_info_of(struct tt__out *out, uint32_t type, const str
 		info.flags |= windowed->begins_inside ? TT_THREAD_WRAPPED : 0;
 		memcpy(info.dropped, windowed->dropped, sizeof info.dropped);
 	} else {
-		struct tt__gap gap;
+		struct tt_gap gap;
 		tt__drops_now(slot, info.dropped, &gap);
 	}
 	for (int i = 0; i < TT_DROP_CAUSES; i++)

@@ -1,10 +1,14 @@
 /* Threads that record while their buffers are full (dropping.py): four threads nest
  * two scopes and a counter as fast as they can, never joined, while main either
  * sleeps MS milliseconds and returns (the dump at exit, the threads still counting
- * their drops) or calls tt_dump("dump-NN.ttr") every MS milliseconds, DUMPS times.
+ * their drops), or calls tt_dump("dump-NN.ttr") every MS milliseconds, DUMPS times,
+ * or ends the process by TerminateProcess after MS milliseconds (kill: the threads
+ * record one event, then wait 300 ms before they spin, so that tt-live or tt-stream
+ * has described them in the file before they drop anything).
  *
  *     dropping.exe exit MS
- *     dropping.exe dump MS DUMPS */
+ *     dropping.exe dump MS DUMPS
+ *     dropping.exe kill MS */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,9 +16,13 @@
 
 #include "ticktrace.h"
 
+static HANDLE tt_go; /* set: the threads spin */
+
 static DWORD WINAPI tt_spinner(void *arg)
 {
 	(void)arg;
+	TT_INSTANT("registered");
+	WaitForSingleObject(tt_go, INFINITE);
 	for (unsigned long i = 0;; i++) {
 		TT_SCOPE("outer");
 		{
@@ -30,9 +38,18 @@ int main(int argc, char **argv)
 	if (argc < 3)
 		return 2;
 	int ms = atoi(argv[2]), dumps = argc > 3 ? atoi(argv[3]) : 0;
+	int kill = strcmp(argv[1], "kill") == 0;
+	if (!(tt_go = CreateEventW(NULL, TRUE, !kill, NULL)))
+		return 2;
 	for (int k = 0; k < 4; k++)
 		if (!CreateThread(NULL, 0, tt_spinner, NULL, 0, NULL))
 			return 2;
+	if (kill) {
+		Sleep(300); /* (tt-live describes the run every 100 ms) */
+		SetEvent(tt_go);
+		Sleep(ms);
+		TerminateProcess(GetCurrentProcess(), 9);
+	}
 	if (strcmp(argv[1], "exit") == 0) {
 		Sleep(ms);
 		return 0;
