@@ -4,6 +4,7 @@
  * missing they say nothing rather than fail. */
 #include <errno.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <windows.h>
@@ -741,23 +742,31 @@ struct tt_os_codeview {
 	uint8_t guid_age[20];
 };
 
-/* The module's build id: its CodeView record's GUID and age, or NULL. */
-static const uint8_t *tt_os_build_id(const uint8_t *base, const IMAGE_NT_HEADERS64 *nt)
+/* The module's build id (format.h's tt_module_info): its CodeView record's GUID and
+ * age, else (mingw's ld writes none without --build-id) its header's stamp, into
+ * `stamp`, or none (0 bytes) where the header has none either. Its length. */
+static uint32_t tt_os_build_id(const uint8_t *base, const IMAGE_NT_HEADERS64 *nt,
+			       uint8_t stamp[TT_PE_STAMP_SIZE], const uint8_t **id)
 {
 	const IMAGE_DATA_DIRECTORY *dir =
 		&nt->OptionalHeader.DataDirectory[IMAGE_DIRECTORY_ENTRY_DEBUG];
-	if (nt->OptionalHeader.NumberOfRvaAndSizes <= IMAGE_DIRECTORY_ENTRY_DEBUG || !dir->Size)
-		return NULL;
 	const IMAGE_DEBUG_DIRECTORY *debug = (const void *)(base + dir->VirtualAddress);
-	for (size_t i = 0; i < dir->Size / sizeof *debug; i++) {
+	size_t n = nt->OptionalHeader.NumberOfRvaAndSizes > IMAGE_DIRECTORY_ENTRY_DEBUG ? dir->Size / sizeof *debug : 0;
+	for (size_t i = 0; i < n; i++) {
 		if (debug[i].Type != IMAGE_DEBUG_TYPE_CODEVIEW || !debug[i].AddressOfRawData ||
 		    debug[i].SizeOfData < sizeof(struct tt_os_codeview))
 			continue;
 		const struct tt_os_codeview *cv = (const void *)(base + debug[i].AddressOfRawData);
-		if (cv->signature == 0x53445352) /* "RSDS" */
-			return cv->guid_age;
+		if (cv->signature == 0x53445352) { /* "RSDS" */
+			*id = cv->guid_age;
+			return sizeof cv->guid_age;
+		}
 	}
-	return NULL;
+	uint32_t fields[3] = {nt->FileHeader.TimeDateStamp, nt->OptionalHeader.SizeOfImage,
+			      nt->OptionalHeader.CheckSum};
+	memcpy(stamp, fields, TT_PE_STAMP_SIZE);
+	*id = stamp;
+	return fields[0] || fields[2] ? TT_PE_STAMP_SIZE : 0;
 }
 
 #define TT_OS_MODULES_MAX 1024
@@ -787,7 +796,9 @@ int tt_os_modules(int (*each)(const struct tt_os_module *module, void *arg), voi
 		if (!GetModuleFileNameW(modules[m], wpath, MAX_PATH))
 			continue;
 		tt_os_utf8(wpath, path, sizeof path);
-		const uint8_t *build_id = tt_os_build_id(base, nt);
+		uint8_t stamp[TT_PE_STAMP_SIZE];
+		const uint8_t *build_id;
+		uint32_t build_id_len = tt_os_build_id(base, nt, stamp, &build_id);
 		const IMAGE_SECTION_HEADER *sec = IMAGE_FIRST_SECTION(nt);
 		for (unsigned s = 0; s < nt->FileHeader.NumberOfSections; s++) {
 			if (!(sec[s].Characteristics & IMAGE_SCN_MEM_EXECUTE))
@@ -800,7 +811,7 @@ int tt_os_modules(int (*each)(const struct tt_os_module *module, void *arg), voi
 				.end = (uint64_t)(uintptr_t)(base + sec[s].VirtualAddress + sec[s].Misc.VirtualSize),
 				.file_offset = sec[s].PointerToRawData,
 				.build_id = build_id,
-				.build_id_len = build_id ? 20 : 0,
+				.build_id_len = build_id_len,
 			};
 			int rc = each(&module, arg);
 			if (rc)

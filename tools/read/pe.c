@@ -256,12 +256,28 @@ struct tt_pe *tt_pe_load(int fd, const char *path, const struct tt_str *build_id
 		pe->sections[pe->nsections++] =
 			(struct tt_pe_section){tt_le32(sections + s * TT_PE_SECTION + 12),
 					       tt_le32(sections + s * TT_PE_SECTION + 20)};
-	/* the debug directory: the CodeView GUID and age */
-	if (tt_pe_codeview(fd, opt, sections, nsections, build_id, &pdb) != 0) {
+	/* what the run recorded of it (format.h's tt_module_info): the debug directory's
+	 * CodeView GUID and age, else the header's stamp */
+	const struct tt_str none = {"", 0};
+	bool stamped = build_id->len == TT_PE_STAMP_SIZE;
+	if (tt_pe_codeview(fd, opt, sections, nsections, stamped ? &none : build_id, &pdb) != 0) {
 		tt_warn("%s: not the file the program ran (its CodeView GUID and age differ from "
 			"the build id recorded): its functions are named by offset", path);
 		goto quiet;
 	}
+	uint8_t stamp[TT_PE_STAMP_SIZE];
+	memcpy(stamp, head + 8, 4);     /* TimeDateStamp */
+	memcpy(stamp + 4, opt + 56, 4); /* SizeOfImage */
+	memcpy(stamp + 8, opt + 64, 4); /* CheckSum */
+	if (stamped && memcmp(stamp, build_id->ptr, sizeof stamp) != 0) {
+		tt_warn("%s: not the file the program ran (its header's time stamp, size or checksum "
+			"differ from those recorded): its functions are named by offset", path);
+		goto quiet;
+	}
+	if (!build_id->len)
+		tt_warn("%s: the run recorded no build id of it (neither a CodeView record, which "
+			"mingw's ld writes with -Wl,--build-id, nor a header's time stamp): whether it "
+			"is the file the program ran is not known", path);
 	problem = "its symbol table is larger than any file";
 	if (nsyms > TT_PE_MAX_SYMBOLS)
 		goto bad;
