@@ -686,6 +686,10 @@ enum tt_machine_flags {
 	TT_MACHINE_TIMENS = 1u << 0,
 	TT_MACHINE_START_CLOCK = 1u << 1,   /* tt_machine_info.start was read */
 	TT_MACHINE_WRITTEN_CLOCK = 1u << 2, /* tt_machine_info.written was read */
+	/* The run was on Windows: its wall clock readings are the system time's
+	 * (GetSystemTimePreciseAsFileTime: tai_ns is realtime_ns, state -1, no error
+	 * estimate), and it has no machine, boot id or time namespace to read. */
+	TT_MACHINE_WINDOWS = 1u << 3,
 };
 
 /* Why a snapshot was written. */

@@ -197,6 +197,13 @@ int tt_os_on_crash(void (*crashed)(uint32_t cause));
 uint32_t tt_os_process_id(void);
 /* The program's name (its file's, without the directory); length, as tt_os_thread_name. */
 size_t tt_os_process_name(char *name, size_t size);
+/* The process that started this one (Linux: getppid; Windows: the one its creation
+ * inherited from, ntdll's ProcessBasicInformation), 0 where not known. */
+uint32_t tt_os_parent_id(void);
+/* The program's command line as PROCESS holds it (format.h): its arguments in UTF-8,
+ * each ended by a NUL (Windows: its one string split as the C runtime splits it into
+ * argv), as many whole ones as `size` bytes hold; the bytes written. */
+size_t tt_os_command_line(char *line, size_t size);
 /* The machine's host name (Windows: its DNS host name; Linux: uname's nodename);
  * length, as tt_os_thread_name. */
 size_t tt_os_host_name(char *name, size_t size);

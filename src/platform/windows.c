@@ -7,9 +7,11 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <intrin.h>
 #include <windows.h>
 #include <psapi.h>
 #include <tlhelp32.h>
+#include <winternl.h>
 
 #include "platform/platform.h"
 
@@ -722,6 +724,92 @@ size_t tt_os_process_name(char *name, size_t size)
 		if (*p == L'\\' || *p == L'/')
 			base = p + 1;
 	return tt_os_utf8(base, name, size);
+}
+
+/* ntdll's NtQueryInformationProcess, class ProcessBasicInformation (0). */
+struct tt_os_basic_information {
+	LONG exit_status;
+	void *peb;
+	ULONG_PTR affinity;
+	LONG base_priority;
+	ULONG_PTR process_id;
+	ULONG_PTR parent_id; /* InheritedFromUniqueProcessId */
+};
+_Static_assert(sizeof(struct tt_os_basic_information) == 48, "the class's length, which ntdll demands");
+
+uint32_t tt_os_parent_id(void)
+{
+	LONG(NTAPI *query)(HANDLE, ULONG, void *, ULONG, ULONG *) =
+		(LONG(NTAPI *)(HANDLE, ULONG, void *, ULONG, ULONG *))(void (*)(void))GetProcAddress(
+			GetModuleHandleA("ntdll.dll"), "NtQueryInformationProcess");
+	struct tt_os_basic_information info;
+	if (!query || query(GetCurrentProcess(), 0, &info, sizeof info, NULL) < 0)
+		return 0;
+	return (uint32_t)info.parent_id;
+}
+
+/* The next argument of a command line as the C runtime splits it (the program's name:
+ * up to a space, or quoted, with no escapes; the others: 2n backslashes and a quote
+ * are n backslashes and a quote that begins or ends a quoted part, 2n+1 of them are n
+ * and a quote kept, "" inside quotes a quote kept) into `arg`, ended by a NUL; where
+ * the line goes on. */
+static const wchar_t *tt_os_next_arg(const wchar_t *at, wchar_t *arg, bool program)
+{
+	bool quoted = false;
+	if (program) {
+		for (; *at && (quoted || (*at != L' ' && *at != L'\t')); at++)
+			if (*at == L'"')
+				quoted = !quoted;
+			else
+				*arg++ = *at;
+		*arg = 0;
+		return at;
+	}
+	while (*at && (quoted || (*at != L' ' && *at != L'\t'))) {
+		size_t slashes = 0;
+		while (at[slashes] == L'\\')
+			slashes++;
+		if (at[slashes] != L'"') {
+			for (size_t i = 0; i < slashes; i++)
+				*arg++ = L'\\';
+			at += slashes;
+			if (slashes == 0)
+				*arg++ = *at++;
+			continue;
+		}
+		for (size_t i = 0; i < slashes / 2; i++)
+			*arg++ = L'\\';
+		at += slashes + 1;
+		if (slashes % 2)
+			*arg++ = L'"';
+		else if (quoted && *at == L'"')
+			*arg++ = *at++;
+		else
+			quoted = !quoted;
+	}
+	*arg = 0;
+	return at;
+}
+
+size_t tt_os_command_line(char *line, size_t size)
+{
+	const wchar_t *at = GetCommandLineW();
+	size_t len = 0, chars = wcslen(at) + 1;
+	wchar_t *arg = HeapAlloc(GetProcessHeap(), 0, chars * sizeof *arg);
+	char *utf8 = HeapAlloc(GetProcessHeap(), 0, 3 * chars);
+	for (bool program = true; arg && utf8 && *at; program = false) {
+		at = tt_os_next_arg(at, arg, program);
+		int n = WideCharToMultiByte(CP_UTF8, 0, arg, -1, utf8, (int)(3 * chars), NULL, NULL);
+		if (n <= 0 || (size_t)n > size - len)
+			break;
+		memcpy(line + len, utf8, (size_t)n);
+		len += (size_t)n;
+		while (*at == L' ' || *at == L'\t')
+			at++;
+	}
+	HeapFree(GetProcessHeap(), 0, arg);
+	HeapFree(GetProcessHeap(), 0, utf8);
+	return len;
 }
 
 size_t tt_os_host_name(char *name, size_t size)

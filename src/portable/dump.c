@@ -18,14 +18,15 @@ static const struct tt_record *tt__records(const struct tt__chunk *chunk, const 
 	return (const struct tt_record *)(chunk + 1);
 }
 
-/* PROCESS (no command line: Windows keeps it as one string, not argv's) and MACHINE
- * (no time namespace, no machine or boot id). */
+/* PROCESS (its parent and command line as the run started) and MACHINE (no time
+ * namespace, no machine or boot id). */
 void tt__out_process(struct tt__out *file)
 {
 	char name[256];
-	struct tt_process_info info = {.pid = tt_os_process_id()};
+	struct tt_process_info info = tt__run.process;
+	info.pid = tt_os_process_id();
 	info.name_len = (uint32_t)tt_os_process_name(name, sizeof name);
-	tt__out_process_section(file, &info, name, NULL);
+	tt__out_process_section(file, &info, name, tt__run.cmdline);
 	tt__out_machine(file, &tt__run.machine);
 }
 

@@ -107,6 +107,9 @@ struct tt__run {
 	uint64_t unregistered_dropped;
 	struct tt_anchor start;
 	struct tt_machine_info machine; /* as the run started: its host, its wall clocks */
+	struct tt_process_info process; /* its parent and command line (PROCESS), read then:
+	                                 * a crash's dump allocates nothing */
+	char cmdline[4096];
 };
 extern struct tt__run tt__run;
 extern struct tt_os_lock tt__lock;
