@@ -630,6 +630,12 @@ static int tt_os_count_changes(struct dl_phdr_info *info, size_t size, void *dat
 	return 1;
 }
 
+int tt_os_on_unload(void (*unloaded)(struct tt_os_module_list *ranges, uint64_t tsc))
+{
+	(void)unloaded;
+	return -ENOTSUP;
+}
+
 uint64_t tt_os_modules_changes(void)
 {
 	uint64_t changes = 0;

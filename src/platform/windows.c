@@ -869,44 +869,101 @@ static size_t tt_os_module_handles(HMODULE modules[TT_OS_MODULES_MAX])
 	return n < TT_OS_MODULES_MAX ? n : TT_OS_MODULES_MAX;
 }
 
+/* A module mapped at `base`, its file at `path`: `each` called with each of its ranges
+ * (its executable sections) until one returns other than 0, which it returns. */
+static int tt_os_module_walk(const uint8_t *base, const char *path,
+			     int (*each)(const struct tt_os_module *module, void *arg), void *arg)
+{
+	const IMAGE_DOS_HEADER *dos = (const void *)base;
+	const IMAGE_NT_HEADERS64 *nt = (const void *)(base + dos->e_lfanew);
+	if (dos->e_magic != IMAGE_DOS_SIGNATURE || nt->Signature != IMAGE_NT_SIGNATURE)
+		return 0;
+	uint8_t stamp[TT_PE_STAMP_SIZE];
+	const uint8_t *build_id;
+	uint32_t build_id_len = tt_os_build_id(base, nt, stamp, &build_id);
+	const IMAGE_SECTION_HEADER *sec = IMAGE_FIRST_SECTION(nt);
+	for (unsigned s = 0; s < nt->FileHeader.NumberOfSections; s++) {
+		if (!(sec[s].Characteristics & IMAGE_SCN_MEM_EXECUTE))
+			continue;
+		struct tt_os_module module = {
+			.path = path,
+			.loaded_as = path,
+			.base = (uint64_t)(uintptr_t)base,
+			.start = (uint64_t)(uintptr_t)(base + sec[s].VirtualAddress),
+			.end = (uint64_t)(uintptr_t)(base + sec[s].VirtualAddress + sec[s].Misc.VirtualSize),
+			.file_offset = sec[s].PointerToRawData,
+			.build_id = build_id,
+			.build_id_len = build_id_len,
+		};
+		int rc = each(&module, arg);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
 int tt_os_modules(int (*each)(const struct tt_os_module *module, void *arg), void *arg)
 {
 	HMODULE modules[TT_OS_MODULES_MAX];
 	size_t n = tt_os_module_handles(modules);
 	for (size_t m = 0; m < n; m++) {
-		const uint8_t *base = (const uint8_t *)modules[m];
-		const IMAGE_DOS_HEADER *dos = (const void *)base;
-		const IMAGE_NT_HEADERS64 *nt = (const void *)(base + dos->e_lfanew);
-		if (dos->e_magic != IMAGE_DOS_SIGNATURE || nt->Signature != IMAGE_NT_SIGNATURE)
-			continue;
 		wchar_t wpath[MAX_PATH];
 		char path[3 * MAX_PATH];
 		if (!GetModuleFileNameW(modules[m], wpath, MAX_PATH))
 			continue;
 		tt_os_utf8(wpath, path, sizeof path);
-		uint8_t stamp[TT_PE_STAMP_SIZE];
-		const uint8_t *build_id;
-		uint32_t build_id_len = tt_os_build_id(base, nt, stamp, &build_id);
-		const IMAGE_SECTION_HEADER *sec = IMAGE_FIRST_SECTION(nt);
-		for (unsigned s = 0; s < nt->FileHeader.NumberOfSections; s++) {
-			if (!(sec[s].Characteristics & IMAGE_SCN_MEM_EXECUTE))
-				continue;
-			struct tt_os_module module = {
-				.path = path,
-				.loaded_as = path,
-				.base = (uint64_t)(uintptr_t)base,
-				.start = (uint64_t)(uintptr_t)(base + sec[s].VirtualAddress),
-				.end = (uint64_t)(uintptr_t)(base + sec[s].VirtualAddress + sec[s].Misc.VirtualSize),
-				.file_offset = sec[s].PointerToRawData,
-				.build_id = build_id,
-				.build_id_len = build_id_len,
-			};
-			int rc = each(&module, arg);
-			if (rc)
-				return rc;
-		}
+		int rc = tt_os_module_walk((const uint8_t *)modules[m], path, each, arg);
+		if (rc)
+			return rc;
 	}
 	return 0;
+}
+
+/* ntdll's LdrRegisterDllNotification: what it tells of a module (loaded or unloaded
+ * alike). */
+struct tt_os_dll_notified {
+	ULONG flags;
+	const UNICODE_STRING *full_name;
+	const UNICODE_STRING *base_name;
+	void *base;
+	ULONG image_size;
+};
+#define TT_OS_DLL_UNLOADED 2 /* LDR_DLL_NOTIFICATION_REASON_UNLOADED */
+
+static void (*tt_os_unloaded)(struct tt_os_module_list *ranges, uint64_t tsc);
+
+static VOID CALLBACK tt_os_dll_notification(ULONG reason, const struct tt_os_dll_notified *dll, PVOID unused)
+{
+	(void)unused;
+	if (reason != TT_OS_DLL_UNLOADED)
+		return;
+	uint64_t tsc = __rdtsc();
+	wchar_t wpath[MAX_PATH];
+	char path[3 * MAX_PATH];
+	size_t chars = dll->full_name->Length / sizeof(wchar_t);
+	chars = chars < MAX_PATH - 1 ? chars : MAX_PATH - 1;
+	memcpy(wpath, dll->full_name->Buffer, chars * sizeof(wchar_t));
+	wpath[chars] = 0;
+	tt_os_utf8(wpath, path, sizeof path);
+	struct tt_os_module_list ranges = {0};
+	tt_os_module_walk(dll->base, path, tt_os_module_list_add, &ranges);
+	if (ranges.err || !ranges.count)
+		free(ranges.data);
+	else
+		tt_os_unloaded(&ranges, tsc);
+}
+
+int tt_os_on_unload(void (*unloaded)(struct tt_os_module_list *ranges, uint64_t tsc))
+{
+	typedef VOID(CALLBACK * tt_os_notification_fn)(ULONG, const struct tt_os_dll_notified *, PVOID);
+	LONG(NTAPI *subscribe)(ULONG, tt_os_notification_fn, PVOID, PVOID *) =
+		(LONG(NTAPI *)(ULONG, tt_os_notification_fn, PVOID, PVOID *))(void (*)(void))GetProcAddress(
+			GetModuleHandleA("ntdll.dll"), "LdrRegisterDllNotification");
+	void *cookie;
+	tt_os_unloaded = unloaded;
+	if (!subscribe)
+		return -ENOSYS;
+	return subscribe(0, tt_os_dll_notification, NULL, &cookie) < 0 ? -EINVAL : 0;
 }
 
 uint64_t tt_os_modules_changes(void)

@@ -205,6 +205,9 @@ void tt__file_header(struct tt_file_header *h); /* (the end anchor taken now) */
 void tt__out_process(struct tt__out *file);   /* PROCESS and MACHINE */
 /* SITES, ARG_NAMES and FUNCS of the set's entries (sections.h). */
 void tt__out_sites(struct tt__out *out, const struct tt__site_set *set);
+/* tt_os_on_unload's callback: a module unloaded, kept for the dump's UNLOADED
+ * sections. */
+void tt__module_unloaded(struct tt_os_module_list *ranges, uint64_t tsc);
 /* THREAD or THREAD_TOTALS (type) of slot s with `events` records, `sched`: its
  * switches follow. Returns the events it says were dropped, for tt__end_add. */
 uint64_t tt__out_thread_info(struct tt__out *file, uint32_t type, const struct tt__slot *s, uint64_t events,
