@@ -39,7 +39,8 @@ struct tt__hot {
 	struct tt__filters *filters; /* TICKTRACE_MIN_DUR: the thread's, read by its
 	                              * FUNC_EXIT hook (asm/record_win64.asm); NULL: none */
 	/* MSVC's /Gh /GH hooks (asm/penter_win64.asm): the functions _penter entered, for
-	 * _pexit to name; top counts on past end while calls nest deeper than it holds. */
+	 * _pexit to name, a stack the slow path grows as calls nest deeper; top counts on
+	 * past end while they nest deeper than memory let it grow. */
 	uintptr_t *penter_top, *penter_end, *penter_base;
 } __attribute__((aligned(64)));
 _Static_assert(sizeof(struct tt__hot) == 64 && __builtin_offsetof(struct tt__hot, owner) == 0 &&
@@ -52,7 +53,7 @@ _Static_assert(__builtin_offsetof(struct tt__hot, penter_top) == 40 &&
 		       __builtin_offsetof(struct tt__hot, penter_end) == 48 &&
 		       __builtin_offsetof(struct tt__hot, penter_base) == 56,
 	       "asm/penter_win64.asm HOT_PENTER_TOP, HOT_PENTER_END, HOT_PENTER_BASE");
-#define TT__PENTER_DEPTH 1024 /* calls _pexit can name, nested */
+#define TT__PENTER_DEPTH 1024 /* calls _pexit can name, nested, before the stack grows */
 
 extern struct tt__hot tt__tls_table[TT__TABLE_SIZE];
 extern struct tt__hot_global {
@@ -130,7 +131,7 @@ int tt__watch_exit(void);
 
 /* _penter and _pexit (asm/penter_win64.asm) when the thread's entry is not its own
  * (its first event, another thread in it) or calls nest deeper than its stack of
- * functions: the function `fn` entered; a function returns. */
+ * functions holds (_penter grows it): the function `fn` entered; a function returns. */
 void tt__penter_slow(uint64_t fn);
 void tt__pexit_slow(void);
 /* The -finstrument-functions hooks (asm/record_win64.asm), which they record through. */
