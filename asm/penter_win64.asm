@@ -17,8 +17,9 @@
 ; per thread, in the thread's table entry (struct tt__hot's penter_top/end/base,
 ; src/portable/portable.h): push and pop without a lock or a call but the recording
 ; emitter's. A thread's first call, another thread in its entry, and calls nested deeper
-; than the stack holds (counted as dropped, neither end recorded) go to C
-; (tt__penter_slow, tt__pexit_slow); a _pexit without an entry records nothing.
+; than the stack holds go to C (tt__penter_slow, which grows it: calls nested deeper
+; than memory lets it are counted as dropped, neither end recorded; tt__pexit_slow); a
+; _pexit without an entry records nothing.
 
 default rel
 

@@ -400,7 +400,12 @@ _Static_assert(sizeof(struct tt_arg_name_info) == 16, "arg name info layout");
  * code, and its data, where call-site descriptors live; files written before
  * descriptors were named offline list executable segments only). Path bytes, then
  * build-id bytes follow. An address A in [start, end) is file offset
- * A - start + file_offset. */
+ * A - start + file_offset. A Windows module (a PE file: one per executable section)
+ * has as build id its CodeView record's GUID and age (20 bytes), else its header's
+ * stamp (TT_PE_STAMP_SIZE: TimeDateStamp, SizeOfImage and CheckSum, uint32 each), which
+ * mingw's ld writes where it writes no CodeView record (without --build-id); files
+ * written before the stamp have none there. */
+#define TT_PE_STAMP_SIZE 12
 struct tt_module_info {
 	uint64_t start;
 	uint64_t end;
@@ -681,6 +686,10 @@ enum tt_machine_flags {
 	TT_MACHINE_TIMENS = 1u << 0,
 	TT_MACHINE_START_CLOCK = 1u << 1,   /* tt_machine_info.start was read */
 	TT_MACHINE_WRITTEN_CLOCK = 1u << 2, /* tt_machine_info.written was read */
+	/* The run was on Windows: its wall clock readings are the system time's
+	 * (GetSystemTimePreciseAsFileTime: tai_ns is realtime_ns, state -1, no error
+	 * estimate), and it has no machine, boot id or time namespace to read. */
+	TT_MACHINE_WINDOWS = 1u << 3,
 };
 
 /* Why a snapshot was written. */

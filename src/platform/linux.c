@@ -41,18 +41,25 @@ uint32_t tt_os_thread_id(void)
 
 /* A name the kernel keeps in a small file (comm): its length, cut to size - 1 and
  * ended with NUL, its newline cut; 0 when it does not read. */
-static size_t tt_os_read_name(const char *path, char *name, size_t size)
+/* A /proc file's first `size` bytes: how many were read. */
+static size_t tt_os_read_all(const char *path, char *bytes, size_t size)
 {
-	if (!size)
-		return 0;
 	size_t len = 0;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd >= 0) {
 		ssize_t n;
-		while (len < size - 1 && (n = read(fd, name + len, size - 1 - len)) > 0)
+		while (len < size && (n = read(fd, bytes + len, size - len)) > 0)
 			len += (size_t)n;
 		close(fd);
 	}
+	return len;
+}
+
+static size_t tt_os_read_name(const char *path, char *name, size_t size)
+{
+	if (!size)
+		return 0;
+	size_t len = tt_os_read_all(path, name, size - 1);
 	while (len && (name[len - 1] == '\n' || name[len - 1] == 0))
 		len--;
 	name[len] = 0;
@@ -460,6 +467,19 @@ size_t tt_os_process_name(char *name, size_t size)
 	return tt_os_read_name("/proc/self/comm", name, size);
 }
 
+uint32_t tt_os_parent_id(void)
+{
+	return (uint32_t)getppid();
+}
+
+size_t tt_os_command_line(char *line, size_t size)
+{
+	size_t len = tt_os_read_all("/proc/self/cmdline", line, size);
+	while (len && line[len - 1] != 0) /* (an argument cut short: left out) */
+		len--;
+	return len;
+}
+
 size_t tt_os_host_name(char *name, size_t size)
 {
 	struct utsname uts;
@@ -608,6 +628,12 @@ static int tt_os_count_changes(struct dl_phdr_info *info, size_t size, void *dat
 	if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs)
 		*(uint64_t *)data = info->dlpi_adds + info->dlpi_subs;
 	return 1;
+}
+
+int tt_os_on_unload(void (*unloaded)(struct tt_os_module_list *ranges, uint64_t tsc))
+{
+	(void)unloaded;
+	return -ENOTSUP;
 }
 
 uint64_t tt_os_modules_changes(void)

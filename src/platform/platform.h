@@ -197,6 +197,13 @@ int tt_os_on_crash(void (*crashed)(uint32_t cause));
 uint32_t tt_os_process_id(void);
 /* The program's name (its file's, without the directory); length, as tt_os_thread_name. */
 size_t tt_os_process_name(char *name, size_t size);
+/* The process that started this one (Linux: getppid; Windows: the one its creation
+ * inherited from, ntdll's ProcessBasicInformation), 0 where not known. */
+uint32_t tt_os_parent_id(void);
+/* The program's command line as PROCESS holds it (format.h): its arguments in UTF-8,
+ * each ended by a NUL (Windows: its one string split as the C runtime splits it into
+ * argv), as many whole ones as `size` bytes hold; the bytes written. */
+size_t tt_os_command_line(char *line, size_t size);
 /* The machine's host name (Windows: its DNS host name; Linux: uname's nodename);
  * length, as tt_os_thread_name. */
 size_t tt_os_host_name(char *name, size_t size);
@@ -228,6 +235,14 @@ struct tt_os_module_list {
 	int err;
 };
 int tt_os_module_list_add(const struct tt_os_module *module, void *list);
+/* From now on, `unloaded` is handed each module unloaded (Windows: a DLL FreeLibrary
+ * unloads, as ntdll's LdrRegisterDllNotification tells it, before it is unmapped): its
+ * ranges as a MODULES section's body (tt_os_module_list_add's: the callee owns its
+ * data) and the TSC as it went. It runs under the loader's lock: it may allocate, but
+ * must neither load a module nor wait for a thread that may (nor take a lock held
+ * around tt_os_modules, which waits for the loader). Linux: -ENOTSUP (its runtime
+ * wraps dlclose: lifecycle/unload.c). 0 or -errno. */
+int tt_os_on_unload(void (*unloaded)(struct tt_os_module_list *ranges, uint64_t tsc));
 /* A number that changes as modules are loaded or unloaded (Linux: the loader's count
  * of both; Windows: the loaded modules' handles, hashed). */
 uint64_t tt_os_modules_changes(void);

@@ -4,11 +4,14 @@
  * missing they say nothing rather than fail. */
 #include <errno.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <intrin.h>
 #include <windows.h>
 #include <psapi.h>
 #include <tlhelp32.h>
+#include <winternl.h>
 
 #include "platform/platform.h"
 
@@ -723,6 +726,92 @@ size_t tt_os_process_name(char *name, size_t size)
 	return tt_os_utf8(base, name, size);
 }
 
+/* ntdll's NtQueryInformationProcess, class ProcessBasicInformation (0). */
+struct tt_os_basic_information {
+	LONG exit_status;
+	void *peb;
+	ULONG_PTR affinity;
+	LONG base_priority;
+	ULONG_PTR process_id;
+	ULONG_PTR parent_id; /* InheritedFromUniqueProcessId */
+};
+_Static_assert(sizeof(struct tt_os_basic_information) == 48, "the class's length, which ntdll demands");
+
+uint32_t tt_os_parent_id(void)
+{
+	LONG(NTAPI *query)(HANDLE, ULONG, void *, ULONG, ULONG *) =
+		(LONG(NTAPI *)(HANDLE, ULONG, void *, ULONG, ULONG *))(void (*)(void))GetProcAddress(
+			GetModuleHandleA("ntdll.dll"), "NtQueryInformationProcess");
+	struct tt_os_basic_information info;
+	if (!query || query(GetCurrentProcess(), 0, &info, sizeof info, NULL) < 0)
+		return 0;
+	return (uint32_t)info.parent_id;
+}
+
+/* The next argument of a command line as the C runtime splits it (the program's name:
+ * up to a space, or quoted, with no escapes; the others: 2n backslashes and a quote
+ * are n backslashes and a quote that begins or ends a quoted part, 2n+1 of them are n
+ * and a quote kept, "" inside quotes a quote kept) into `arg`, ended by a NUL; where
+ * the line goes on. */
+static const wchar_t *tt_os_next_arg(const wchar_t *at, wchar_t *arg, bool program)
+{
+	bool quoted = false;
+	if (program) {
+		for (; *at && (quoted || (*at != L' ' && *at != L'\t')); at++)
+			if (*at == L'"')
+				quoted = !quoted;
+			else
+				*arg++ = *at;
+		*arg = 0;
+		return at;
+	}
+	while (*at && (quoted || (*at != L' ' && *at != L'\t'))) {
+		size_t slashes = 0;
+		while (at[slashes] == L'\\')
+			slashes++;
+		if (at[slashes] != L'"') {
+			for (size_t i = 0; i < slashes; i++)
+				*arg++ = L'\\';
+			at += slashes;
+			if (slashes == 0)
+				*arg++ = *at++;
+			continue;
+		}
+		for (size_t i = 0; i < slashes / 2; i++)
+			*arg++ = L'\\';
+		at += slashes + 1;
+		if (slashes % 2)
+			*arg++ = L'"';
+		else if (quoted && *at == L'"')
+			*arg++ = *at++;
+		else
+			quoted = !quoted;
+	}
+	*arg = 0;
+	return at;
+}
+
+size_t tt_os_command_line(char *line, size_t size)
+{
+	const wchar_t *at = GetCommandLineW();
+	size_t len = 0, chars = wcslen(at) + 1;
+	wchar_t *arg = HeapAlloc(GetProcessHeap(), 0, chars * sizeof *arg);
+	char *utf8 = HeapAlloc(GetProcessHeap(), 0, 3 * chars);
+	for (bool program = true; arg && utf8 && *at; program = false) {
+		at = tt_os_next_arg(at, arg, program);
+		int n = WideCharToMultiByte(CP_UTF8, 0, arg, -1, utf8, (int)(3 * chars), NULL, NULL);
+		if (n <= 0 || (size_t)n > size - len)
+			break;
+		memcpy(line + len, utf8, (size_t)n);
+		len += (size_t)n;
+		while (*at == L' ' || *at == L'\t')
+			at++;
+	}
+	HeapFree(GetProcessHeap(), 0, arg);
+	HeapFree(GetProcessHeap(), 0, utf8);
+	return len;
+}
+
 size_t tt_os_host_name(char *name, size_t size)
 {
 	DWORD n = (DWORD)size;
@@ -741,23 +830,31 @@ struct tt_os_codeview {
 	uint8_t guid_age[20];
 };
 
-/* The module's build id: its CodeView record's GUID and age, or NULL. */
-static const uint8_t *tt_os_build_id(const uint8_t *base, const IMAGE_NT_HEADERS64 *nt)
+/* The module's build id (format.h's tt_module_info): its CodeView record's GUID and
+ * age, else (mingw's ld writes none without --build-id) its header's stamp, into
+ * `stamp`, or none (0 bytes) where the header has none either. Its length. */
+static uint32_t tt_os_build_id(const uint8_t *base, const IMAGE_NT_HEADERS64 *nt,
+			       uint8_t stamp[TT_PE_STAMP_SIZE], const uint8_t **id)
 {
 	const IMAGE_DATA_DIRECTORY *dir =
 		&nt->OptionalHeader.DataDirectory[IMAGE_DIRECTORY_ENTRY_DEBUG];
-	if (nt->OptionalHeader.NumberOfRvaAndSizes <= IMAGE_DIRECTORY_ENTRY_DEBUG || !dir->Size)
-		return NULL;
 	const IMAGE_DEBUG_DIRECTORY *debug = (const void *)(base + dir->VirtualAddress);
-	for (size_t i = 0; i < dir->Size / sizeof *debug; i++) {
+	size_t n = nt->OptionalHeader.NumberOfRvaAndSizes > IMAGE_DIRECTORY_ENTRY_DEBUG ? dir->Size / sizeof *debug : 0;
+	for (size_t i = 0; i < n; i++) {
 		if (debug[i].Type != IMAGE_DEBUG_TYPE_CODEVIEW || !debug[i].AddressOfRawData ||
 		    debug[i].SizeOfData < sizeof(struct tt_os_codeview))
 			continue;
 		const struct tt_os_codeview *cv = (const void *)(base + debug[i].AddressOfRawData);
-		if (cv->signature == 0x53445352) /* "RSDS" */
-			return cv->guid_age;
+		if (cv->signature == 0x53445352) { /* "RSDS" */
+			*id = cv->guid_age;
+			return sizeof cv->guid_age;
+		}
 	}
-	return NULL;
+	uint32_t fields[3] = {nt->FileHeader.TimeDateStamp, nt->OptionalHeader.SizeOfImage,
+			      nt->OptionalHeader.CheckSum};
+	memcpy(stamp, fields, TT_PE_STAMP_SIZE);
+	*id = stamp;
+	return fields[0] || fields[2] ? TT_PE_STAMP_SIZE : 0;
 }
 
 #define TT_OS_MODULES_MAX 1024
@@ -772,42 +869,101 @@ static size_t tt_os_module_handles(HMODULE modules[TT_OS_MODULES_MAX])
 	return n < TT_OS_MODULES_MAX ? n : TT_OS_MODULES_MAX;
 }
 
+/* A module mapped at `base`, its file at `path`: `each` called with each of its ranges
+ * (its executable sections) until one returns other than 0, which it returns. */
+static int tt_os_module_walk(const uint8_t *base, const char *path,
+			     int (*each)(const struct tt_os_module *module, void *arg), void *arg)
+{
+	const IMAGE_DOS_HEADER *dos = (const void *)base;
+	const IMAGE_NT_HEADERS64 *nt = (const void *)(base + dos->e_lfanew);
+	if (dos->e_magic != IMAGE_DOS_SIGNATURE || nt->Signature != IMAGE_NT_SIGNATURE)
+		return 0;
+	uint8_t stamp[TT_PE_STAMP_SIZE];
+	const uint8_t *build_id;
+	uint32_t build_id_len = tt_os_build_id(base, nt, stamp, &build_id);
+	const IMAGE_SECTION_HEADER *sec = IMAGE_FIRST_SECTION(nt);
+	for (unsigned s = 0; s < nt->FileHeader.NumberOfSections; s++) {
+		if (!(sec[s].Characteristics & IMAGE_SCN_MEM_EXECUTE))
+			continue;
+		struct tt_os_module module = {
+			.path = path,
+			.loaded_as = path,
+			.base = (uint64_t)(uintptr_t)base,
+			.start = (uint64_t)(uintptr_t)(base + sec[s].VirtualAddress),
+			.end = (uint64_t)(uintptr_t)(base + sec[s].VirtualAddress + sec[s].Misc.VirtualSize),
+			.file_offset = sec[s].PointerToRawData,
+			.build_id = build_id,
+			.build_id_len = build_id_len,
+		};
+		int rc = each(&module, arg);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
 int tt_os_modules(int (*each)(const struct tt_os_module *module, void *arg), void *arg)
 {
 	HMODULE modules[TT_OS_MODULES_MAX];
 	size_t n = tt_os_module_handles(modules);
 	for (size_t m = 0; m < n; m++) {
-		const uint8_t *base = (const uint8_t *)modules[m];
-		const IMAGE_DOS_HEADER *dos = (const void *)base;
-		const IMAGE_NT_HEADERS64 *nt = (const void *)(base + dos->e_lfanew);
-		if (dos->e_magic != IMAGE_DOS_SIGNATURE || nt->Signature != IMAGE_NT_SIGNATURE)
-			continue;
 		wchar_t wpath[MAX_PATH];
 		char path[3 * MAX_PATH];
 		if (!GetModuleFileNameW(modules[m], wpath, MAX_PATH))
 			continue;
 		tt_os_utf8(wpath, path, sizeof path);
-		const uint8_t *build_id = tt_os_build_id(base, nt);
-		const IMAGE_SECTION_HEADER *sec = IMAGE_FIRST_SECTION(nt);
-		for (unsigned s = 0; s < nt->FileHeader.NumberOfSections; s++) {
-			if (!(sec[s].Characteristics & IMAGE_SCN_MEM_EXECUTE))
-				continue;
-			struct tt_os_module module = {
-				.path = path,
-				.loaded_as = path,
-				.base = (uint64_t)(uintptr_t)base,
-				.start = (uint64_t)(uintptr_t)(base + sec[s].VirtualAddress),
-				.end = (uint64_t)(uintptr_t)(base + sec[s].VirtualAddress + sec[s].Misc.VirtualSize),
-				.file_offset = sec[s].PointerToRawData,
-				.build_id = build_id,
-				.build_id_len = build_id ? 20 : 0,
-			};
-			int rc = each(&module, arg);
-			if (rc)
-				return rc;
-		}
+		int rc = tt_os_module_walk((const uint8_t *)modules[m], path, each, arg);
+		if (rc)
+			return rc;
 	}
 	return 0;
+}
+
+/* ntdll's LdrRegisterDllNotification: what it tells of a module (loaded or unloaded
+ * alike). */
+struct tt_os_dll_notified {
+	ULONG flags;
+	const UNICODE_STRING *full_name;
+	const UNICODE_STRING *base_name;
+	void *base;
+	ULONG image_size;
+};
+#define TT_OS_DLL_UNLOADED 2 /* LDR_DLL_NOTIFICATION_REASON_UNLOADED */
+
+static void (*tt_os_unloaded)(struct tt_os_module_list *ranges, uint64_t tsc);
+
+static VOID CALLBACK tt_os_dll_notification(ULONG reason, const struct tt_os_dll_notified *dll, PVOID unused)
+{
+	(void)unused;
+	if (reason != TT_OS_DLL_UNLOADED)
+		return;
+	uint64_t tsc = __rdtsc();
+	wchar_t wpath[MAX_PATH];
+	char path[3 * MAX_PATH];
+	size_t chars = dll->full_name->Length / sizeof(wchar_t);
+	chars = chars < MAX_PATH - 1 ? chars : MAX_PATH - 1;
+	memcpy(wpath, dll->full_name->Buffer, chars * sizeof(wchar_t));
+	wpath[chars] = 0;
+	tt_os_utf8(wpath, path, sizeof path);
+	struct tt_os_module_list ranges = {0};
+	tt_os_module_walk(dll->base, path, tt_os_module_list_add, &ranges);
+	if (ranges.err || !ranges.count)
+		free(ranges.data);
+	else
+		tt_os_unloaded(&ranges, tsc);
+}
+
+int tt_os_on_unload(void (*unloaded)(struct tt_os_module_list *ranges, uint64_t tsc))
+{
+	typedef VOID(CALLBACK * tt_os_notification_fn)(ULONG, const struct tt_os_dll_notified *, PVOID);
+	LONG(NTAPI *subscribe)(ULONG, tt_os_notification_fn, PVOID, PVOID *) =
+		(LONG(NTAPI *)(ULONG, tt_os_notification_fn, PVOID, PVOID *))(void (*)(void))GetProcAddress(
+			GetModuleHandleA("ntdll.dll"), "LdrRegisterDllNotification");
+	void *cookie;
+	tt_os_unloaded = unloaded;
+	if (!subscribe)
+		return -ENOSYS;
+	return subscribe(0, tt_os_dll_notification, NULL, &cookie) < 0 ? -EINVAL : 0;
 }
 
 uint64_t tt_os_modules_changes(void)

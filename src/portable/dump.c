@@ -18,15 +18,68 @@ static const struct tt_record *tt__records(const struct tt__chunk *chunk, const 
 	return (const struct tt_record *)(chunk + 1);
 }
 
-/* PROCESS (no command line: Windows keeps it as one string, not argv's) and MACHINE
- * (no time namespace, no machine or boot id). */
+/* PROCESS (its parent and command line as the run started) and MACHINE (no time
+ * namespace, no machine or boot id). */
 void tt__out_process(struct tt__out *file)
 {
 	char name[256];
-	struct tt_process_info info = {.pid = tt_os_process_id()};
+	struct tt_process_info info = tt__run.process;
+	info.pid = tt_os_process_id();
 	info.name_len = (uint32_t)tt_os_process_name(name, sizeof name);
-	tt__out_process_section(file, &info, name, NULL);
+	tt__out_process_section(file, &info, name, tt__run.cmdline);
 	tt__out_machine(file, &tt__run.machine);
+}
+
+/* The modules unloaded while the program ran (tt_os_on_unload's), in the order they
+ * went: each its description until then, for the UNLOADED sections that name what
+ * was recorded of it, and the span of its code, which tells its records apart
+ * (generation k + 1 in the dump's site set: sections/sites.c). Added under the
+ * loader's lock, which orders them, never tt__lock (a dump holds it and waits for the
+ * loader's as it lists the modules); published by the count. */
+#define TT__UNLOADED_MAX 256
+static struct tt__unloaded {
+	uint64_t until, low, high;
+	struct tt_os_module_list ranges;
+} tt__unloaded[TT__UNLOADED_MAX];
+static size_t tt__nunloaded, tt__unloaded_lost;
+
+void tt__module_unloaded(struct tt_os_module_list *ranges, uint64_t tsc)
+{
+	size_t n = __atomic_load_n(&tt__nunloaded, __ATOMIC_RELAXED);
+	if (n == TT__UNLOADED_MAX) {
+		__atomic_add_fetch(&tt__unloaded_lost, 1, __ATOMIC_RELAXED);
+		free(ranges->data);
+		return;
+	}
+	struct tt__unloaded *u = &tt__unloaded[n];
+	*u = (struct tt__unloaded){.until = tsc, .low = UINT64_MAX, .ranges = *ranges};
+	for (size_t at = 0; at < ranges->len;) {
+		struct tt_module_info info;
+		memcpy(&info, ranges->data + at, sizeof info);
+		u->low = info.start < u->low ? info.start : u->low;
+		u->high = info.end > u->high ? info.end : u->high;
+		at += sizeof info + info.path_len + info.build_id_len;
+	}
+	__atomic_store_n(&tt__nunloaded, n + 1, __ATOMIC_RELEASE);
+}
+
+/* The generation of a record at `address` made at `tsc` (tt__generation_fn): k when
+ * the k-th module unloaded held it then, 0 when none did. */
+static size_t tt__unloaded_generation(uint64_t address, uint64_t tsc, size_t limit)
+{
+	for (size_t k = 0; k < limit; k++)
+		if (tsc < tt__unloaded[k].until && address >= tt__unloaded[k].low && address < tt__unloaded[k].high)
+			return k + 1;
+	return 0;
+}
+
+/* A site of a module unloaded since: its descriptor went with it, never read. */
+static const struct tt_callsite *tt__site_gone(uint64_t address, void *unused)
+{
+	static const struct tt_callsite gone = {"(unloaded library)", "", "", 0, 0, NULL};
+	(void)address;
+	(void)unused;
+	return &gone;
 }
 
 /* A site's descriptor: where its address points (no library's sites are copied: a
@@ -37,9 +90,26 @@ static const struct tt_callsite *tt__site_here(uint64_t address, void *unused)
 	return (const struct tt_callsite *)(uintptr_t)address;
 }
 
+/* SITES, ARG_NAMES and FUNCS of the sites and functions of the set, those of modules
+ * unloaded since (the set's generations) within UNLOADED sections. */
 void tt__out_sites(struct tt__out *out, const struct tt__site_set *set)
 {
 	tt__out_site_sections(out, set, 0, 0, tt__site_here, NULL);
+	for (size_t k = 0; k < set->retired_seen; k++)
+		tt__out_site_sections(out, set, k + 1, tt__unloaded[k].until, tt__site_gone, NULL);
+}
+
+/* The modules unloaded (those `set` tells apart) as UNLOADED MODULES, which go before
+ * those loaded now: each ends the span of what was described of its addresses before
+ * it (format.h), and one loaded there since comes after. And those not kept, said. */
+static void tt__out_unloaded_modules(struct tt__out *out, const struct tt__site_set *set)
+{
+	for (size_t k = 0; k < set->retired_seen; k++)
+		tt__out_module_list(out, &tt__unloaded[k].ranges, tt__unloaded[k].until);
+	size_t lost = __atomic_load_n(&tt__unloaded_lost, __ATOMIC_RELAXED);
+	if (lost)
+		fprintf(stderr, "ticktrace: %zu modules unloaded after the first %d were not kept: "
+			"their functions are named by address\n", lost, TT__UNLOADED_MAX);
 }
 
 /* Lock held: the sites and functions every thread's records name. */
@@ -48,7 +118,7 @@ static int tt__collect(struct tt__site_set *names)
 	for (struct tt__slot *s = tt__run.first; s; s = s->next)
 		for (const struct tt__chunk *c = s->first; c; c = c->next) {
 			const struct tt_record *end, *r = tt__records(c, &end);
-			if (!tt__sites_add(names, NULL, r, end, 0, NULL))
+			if (!tt__sites_add(names, NULL, r, end, 0, tt__unloaded_generation))
 				return -ENOMEM;
 		}
 	for (struct tt__slot *s = tt__run.first; s; s = s->next)
@@ -64,7 +134,8 @@ int tt__filtered_sites(struct tt__site_set *set, struct tt__site_set *fresh, con
 		/* (the function as a FUNC_ENTER names it: sites.c takes functions from those) */
 		uint64_t word = __atomic_load_n(&filters->fn[i].word, __ATOMIC_RELAXED);
 		const struct tt_record enter = {0, TT_RECORD_WORD(TT_REC_FUNC_ENTER, TT_RECORD_PAYLOAD(word))};
-		if (tt__filtered_calls(&filters->fn[i], false) && !tt__sites_add(set, fresh, &enter, &enter + 1, 0, NULL))
+		if (tt__filtered_calls(&filters->fn[i], false) &&
+		    !tt__sites_add(set, fresh, &enter, &enter + 1, 0, tt__unloaded_generation))
 			return -ENOMEM;
 	}
 	return 0;
@@ -213,7 +284,7 @@ int tt__write_file_with(const char *path, struct tt__out *out, int (*write)(stru
 static int tt__write_run(struct tt__out *out, void *crash)
 {
 	int crash_signal = *(const int *)crash;
-	struct tt__site_set names = {0};
+	struct tt__site_set names = {.retired_seen = __atomic_load_n(&tt__nunloaded, __ATOMIC_ACQUIRE)};
 	struct tt_end_info end_info = {0};
 	for (struct tt__slot *s = tt__run.first; s; s = s->next)
 		if (!s->exited)
@@ -230,6 +301,7 @@ static int tt__write_run(struct tt__out *out, void *crash)
 		}
 		tt__out(out, &header, sizeof header);
 		tt__out_process(out);
+		tt__out_unloaded_modules(out, &names);
 		rc = tt__out_loaded_modules(out); /* (no memory: no section, the file said failed) */
 		tt__out_sites(out, &names);
 		for (struct tt__slot *s = tt__run.first; s; s = s->next)

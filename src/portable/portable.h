@@ -39,7 +39,8 @@ struct tt__hot {
 	struct tt__filters *filters; /* TICKTRACE_MIN_DUR: the thread's, read by its
 	                              * FUNC_EXIT hook (asm/record_win64.asm); NULL: none */
 	/* MSVC's /Gh /GH hooks (asm/penter_win64.asm): the functions _penter entered, for
-	 * _pexit to name; top counts on past end while calls nest deeper than it holds. */
+	 * _pexit to name, a stack the slow path grows as calls nest deeper; top counts on
+	 * past end while they nest deeper than memory let it grow. */
 	uintptr_t *penter_top, *penter_end, *penter_base;
 } __attribute__((aligned(64)));
 _Static_assert(sizeof(struct tt__hot) == 64 && __builtin_offsetof(struct tt__hot, owner) == 0 &&
@@ -52,7 +53,7 @@ _Static_assert(__builtin_offsetof(struct tt__hot, penter_top) == 40 &&
 		       __builtin_offsetof(struct tt__hot, penter_end) == 48 &&
 		       __builtin_offsetof(struct tt__hot, penter_base) == 56,
 	       "asm/penter_win64.asm HOT_PENTER_TOP, HOT_PENTER_END, HOT_PENTER_BASE");
-#define TT__PENTER_DEPTH 1024 /* calls _pexit can name, nested */
+#define TT__PENTER_DEPTH 1024 /* calls _pexit can name, nested, before the stack grows */
 
 extern struct tt__hot tt__tls_table[TT__TABLE_SIZE];
 extern struct tt__hot_global {
@@ -113,6 +114,9 @@ struct tt__run {
 	uint64_t unregistered_dropped;
 	struct tt_anchor start;
 	struct tt_machine_info machine; /* as the run started: its host, its wall clocks */
+	struct tt_process_info process; /* its parent and command line (PROCESS), read then:
+	                                 * a crash's dump allocates nothing */
+	char cmdline[4096];
 };
 extern struct tt__run tt__run;
 extern struct tt_os_lock tt__lock;
@@ -133,7 +137,7 @@ int tt__watch_exit(void);
 
 /* _penter and _pexit (asm/penter_win64.asm) when the thread's entry is not its own
  * (its first event, another thread in it) or calls nest deeper than its stack of
- * functions: the function `fn` entered; a function returns. */
+ * functions holds (_penter grows it): the function `fn` entered; a function returns. */
 void tt__penter_slow(uint64_t fn);
 void tt__pexit_slow(void);
 /* The -finstrument-functions hooks (asm/record_win64.asm), which they record through. */
@@ -214,6 +218,9 @@ void tt__file_header(struct tt_file_header *h); /* (the end anchor taken now) */
 void tt__out_process(struct tt__out *file);   /* PROCESS and MACHINE */
 /* SITES, ARG_NAMES and FUNCS of the set's entries (sections.h). */
 void tt__out_sites(struct tt__out *out, const struct tt__site_set *set);
+/* tt_os_on_unload's callback: a module unloaded, kept for the dump's UNLOADED
+ * sections. */
+void tt__module_unloaded(struct tt_os_module_list *ranges, uint64_t tsc);
 /* THREAD or THREAD_TOTALS (type) of slot s with `events` records, `sched`: its
  * switches follow. Returns the events it says were dropped, for tt__end_add. */
 uint64_t tt__out_thread_info(struct tt__out *file, uint32_t type, const struct tt__slot *s, uint64_t events,

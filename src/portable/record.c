@@ -2,6 +2,7 @@
  * jump to when the common case does not hold. */
 #include <errno.h>
 #include <intrin.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -409,15 +410,35 @@ void tt__record_many(const struct tt_record *records, size_t n)
 	tt__record_in(NULL, records, n * sizeof *records);
 }
 
+/* Lock held: the thread's stack of the functions _penter entered, full, twice the
+ * room (the first, TT__PENTER_DEPTH, in its slot; those after, its own pages); false
+ * without memory. */
+static bool tt__penter_grow(struct tt__slot *slot)
+{
+	struct tt__hot *hot = slot->hot;
+	size_t depth = (size_t)(hot->penter_end - hot->penter_base);
+	uintptr_t *grown = tt_os_alloc(2 * depth * sizeof *grown);
+	if (!grown)
+		return false;
+	memcpy(grown, hot->penter_base, depth * sizeof *grown);
+	if (hot->penter_base != slot->penter)
+		tt_os_free(hot->penter_base, depth * sizeof *grown);
+	hot->penter_base = grown;
+	hot->penter_top = grown + depth;
+	hot->penter_end = grown + 2 * depth;
+	return true;
+}
+
 /* _penter's and _pexit's records: as the -finstrument-functions hooks', whose slow path
  * registers the thread. */
 void tt__penter_slow(uint64_t fn)
 {
 	tt_os_lock(&tt__lock);
 	struct tt__slot *slot = tt__self(0);
-	if (slot && slot->hot->penter_top >= slot->hot->penter_end) {
-		/* deeper than its stack: the exit could not be named, so neither is recorded:
-		 * counted */
+	if (slot && slot->hot->penter_top >= slot->hot->penter_end &&
+	    (slot->hot->penter_top > slot->hot->penter_end || !tt__penter_grow(slot))) {
+		/* deeper than its stack, which no memory grew: the exit could not be named,
+		 * so neither is recorded: counted */
 		slot->dropped[TT_DROP_NO_MEMORY]++;
 		slot->hot->penter_top++;
 		tt_os_unlock(&tt__lock);

@@ -226,6 +226,10 @@ void tt__start(void)
 		__atomic_or_fetch(&tt__hot_global.unusual, TT__HOT_OFF, __ATOMIC_RELAXED);
 	tt_os_anchor(&tt__run.start);
 	tt__machine_start(&tt__run.machine, &tt__run.start);
+	tt__run.machine.flags |= TT_MACHINE_WINDOWS;
+	tt__run.process.ppid = tt_os_parent_id();
+	tt_os_on_unload(tt__module_unloaded); /* (where ntdll cannot tell: their functions unnamed) */
+	tt__run.process.cmdline_len = (uint32_t)tt_os_command_line(tt__run.cmdline, sizeof tt__run.cmdline);
 	char path[TT__OUT_MAX + 1 + 5];
 	int rc = tt__default_path(path, sizeof path - 5);
 	if (!tt__run.off && rc < 0) {

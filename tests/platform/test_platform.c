@@ -580,6 +580,36 @@ static void test_process(void **state)
 		assert_int_equal(tolower((unsigned char)host[i]), tolower((unsigned char)said[i]));
 }
 
+static int tt_argc;
+static char **tt_argv;
+
+/* The command line as PROCESS holds it: the arguments main was given (meson passes
+ * some with spaces, quotes and backslashes, and an empty one), each ended by a NUL,
+ * whole ones alone where the room is short; the parent, the system's. */
+static void test_command_line(void **state)
+{
+	(void)state;
+	char line[4096];
+	size_t len = tt_os_command_line(line, sizeof line), at = 0;
+	int i = 0;
+	for (; i < tt_argc && at < len; i++) {
+		assert_string_equal(line + at, tt_argv[i]);
+		at += strlen(tt_argv[i]) + 1;
+	}
+	assert_int_equal(i, tt_argc);
+	assert_int_equal(at, len);
+	size_t first = strlen(tt_argv[0]) + 1;
+	assert_int_equal(tt_os_command_line(line, first + 1), first);
+	assert_int_equal(tt_os_command_line(line, first - 1), 0);
+	uint32_t parent = tt_os_parent_id();
+#ifdef _WIN32
+	assert_true(parent != tt_os_process_id()); /* (0 where Wine started it from Linux:
+	                                              * tests/windows/ends.py checks a child's) */
+#else
+	assert_int_equal(parent, getppid());
+#endif
+}
+
 static int tt_count_module(const struct tt_os_module *m, void *arg)
 {
 	(void)m;
@@ -656,14 +686,17 @@ static void test_crash(void **state)
 }
 #endif
 
-int main(void)
+int main(int argc, char **argv)
 {
+	tt_argc = argc;
+	tt_argv = argv;
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_threads), cmocka_unit_test(test_own_thread), cmocka_unit_test(test_wait_timeout),
 		cmocka_unit_test(test_wake_all),   cmocka_unit_test(test_lock),
 		cmocka_unit_test(test_memory),  cmocka_unit_test(test_rename),
 		cmocka_unit_test(test_file_map), cmocka_unit_test(test_file_sink), cmocka_unit_test(test_file_room),
 		cmocka_unit_test(test_time),    cmocka_unit_test(test_thread_cpu_of), cmocka_unit_test(test_process), cmocka_unit_test(test_module_list),
+		cmocka_unit_test(test_command_line),
 #ifndef _WIN32
 		cmocka_unit_test(test_crash),
 #endif

@@ -4,7 +4,7 @@ read by tt-sched (src/portable/counters.c), splits each spike into time on CPU a
 the rest, unknown (Windows gives no switch's reason without an administrator: preempted
 and blocked are not told apart), said as such: causes_from "thread-times" and the error;
 where ntdll counts the threads' switches (real Windows; Wine does not), the sleep's
-said.
+said (and in report's profile, with no Linux call named).
 A scope that computed 150 ms of CPU time is that much on CPU, within the error; one
 that slept, next to none. With TICKTRACE_SCHED=0 no spike has a split, and each says
 why.
@@ -85,6 +85,16 @@ def main():
             fail(f"spikes' text does not say the split is coarser:\n{text}")
         if counted and "switched out" not in text:
             fail(f"the sleep's switches not counted:\n{text}")
+        # report's profile: the split by the threads' CPU time, its footnote naming no
+        # Linux call (it said perf_event_open was refused), and --json's source
+        text = run([ticktrace, "report", ttr]).stdout
+        if "a Windows run had its threads' CPU time alone" not in text or "perf_event_open" in text:
+            fail(f"report's footnote does not say the split is Windows' CPU time:\n{text}")
+        rows = json.loads(run([ticktrace, "report", "--json", ttr]).stdout)
+        rows = rows["rows"] if isinstance(rows, dict) else rows
+        froms = {r.get("name"): r.get("causes_from") for r in rows if "causes_from" in r}
+        if froms.get("compute") != "thread-times":
+            fail(f"report --json's compute row: causes_from {froms}, not thread-times")
         print(f"compute: on CPU {compute['on_cpu_ns'] / MS:.1f} ms within {err / MS:.1f} ms of "
               f"{compute['dur_ns'] / MS:.1f} ms; sleep: {sleep['on_cpu_ns'] / MS:.1f} ms")
 

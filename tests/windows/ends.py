@@ -10,7 +10,9 @@ spin_exit: mode stream, threads recording as main returns: the file ended (END, 
         stream's lock to tt-stream, and gave the end up).
 uexit:  _exit() with the static library writes the trace (no atexit ran: no file).
 parent: a child that records, under a fixed TICKTRACE_OUT, writes run.ttr.CHILDPID
-        beside its parent's run.ttr (it replaced it, silently).
+        beside its parent's run.ttr (it replaced it, silently); each file holds its
+        command line and its parent, the child's its parent's pid (both were
+        empty), and `info` names no Linux clock (CLOCK_TAI, adjtimex) for them.
 names:  thread names longer than the 63 bytes kept are cut where a UTF-8 character
         begins (tt_thread_name's and SetThreadDescription's: half a character kept).
 settings: a TICKTRACE_OUT longer than 1,023 bytes said, no file under another name;
@@ -20,6 +22,7 @@ settings: a TICKTRACE_OUT longer than 1,023 bytes said, no file under another na
     ends.py WRAPPER ENDS.EXE CASE"""
 import glob
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -92,6 +95,16 @@ def parent(ticktrace, wrapper, exe, d):
     theirs = run([ticktrace, "report", f"{ttr}.{child}"]).stdout
     if "parent-work" not in mine or "child-work" in mine or "child-work" not in theirs:
         fail(f"parent: run.ttr:\n{mine}\nrun.ttr.{child}:\n{theirs}")
+    mine, theirs = info(ticktrace, ttr), info(ticktrace, f"{ttr}.{child}")
+    process = r"process:\s+(\d+) \(ends\.exe\), parent ([^,]+), command line: (.*)"
+    (pid, _, line), (child_pid, parent_pid, child_line) = (
+        re.search(process, text).groups() for text in (mine, theirs))
+    if child_pid != child or parent_pid != pid or \
+            not line.endswith("ends.exe parent") or not child_line.endswith("ends.exe child"):
+        fail(f"parent: the processes and command lines:\n{mine}\n{theirs}")
+    linux = [w for w in ("CLOCK_TAI", "adjtimex", "clocksource", "machine id", "steal") if w in mine]
+    if linux:
+        fail(f"parent: a Windows run's info says {linux}:\n{mine}")
     print(f"parent: the child's run in run.ttr.{child}, the parent's in run.ttr")
 
 

@@ -44,6 +44,25 @@ tt_hooked_leaf:
 	call	_pexit
 	ret
 
+; int64_t tt_hooked_deep(int64_t n): itself nested n calls deep below this one, as MSVC's
+; code recurses; n, in rax through _pexit.
+global tt_hooked_deep
+tt_hooked_deep:
+	call	_penter
+	push	rcx				; (n, and the frame aligned)
+	sub	rsp, 32				; (shadow space)
+	test	rcx, rcx
+	jz	.leaf
+	dec	rcx
+	call	tt_hooked_deep
+.leaf:
+	add	rsp, 32
+	pop	rax
+	sub	rsp, 8				; (as a frame of MSVC's: aligned at the call)
+	call	_pexit
+	add	rsp, 8
+	ret
+
 ; double tt_hooked_half(double x): x / 2, in xmm0 through _pexit.
 global tt_hooked_half
 tt_hooked_half:

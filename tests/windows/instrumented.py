@@ -8,15 +8,20 @@ COFF symbol table (tools/read/pe.c), in convert's trace and in report's profile;
 static function the symbol table lacks (linked with --discard-all) from the DWARF,
 else (no DWARF either) by its offset, never after the symbol before it.
 
-    instrumented.py WRAPPER EXE NAME=CALLS...
+    instrumented.py WRAPPER EXE [--drive-c] NAME=CALLS...
+
+--drive-c: run as Wine's drive C: names it (a copy in the prefix's drive_c, $WINEPREFIX
+or ~/.wine), converted elsewhere: found through the prefix's dosdevices link.
 
 NAME=CALLS: each function and its calls (main=1 middle=3 leaf=3); NAME=CALLSxK with
 NAME a pattern (fnmatch): K functions so named, each of CALLS calls.
 
 The Linux `ticktrace` as recorder.py finds it; without it, or Wine, exit 77."""
+import contextlib
 import fnmatch
 import json
 import os
+import shutil
 import sys
 import tempfile
 from collections import Counter
@@ -38,15 +43,32 @@ def matches(calls, want):
     return not left
 
 
+def copied_to_drive_c(wrapper, exe, scratch, stack):
+    """`exe` copied into Wine's drive C: (a directory removed as `stack` closes): its
+    path there, as Windows names it."""
+    run([wrapper, "cmd", "/c", "exit"], cwd=scratch)  # (the prefix made, on its first use)
+    prefix = os.environ.get("WINEPREFIX") or os.path.expanduser("~/.wine")
+    drive = os.path.join(prefix, "drive_c")
+    if not os.path.isdir(drive):
+        print(f"instrumented: no Wine drive C: at {drive}: not run", file=sys.stderr)
+        sys.exit(77)
+    where = stack.enter_context(tempfile.TemporaryDirectory(prefix="tt-win-drive-c-", dir=drive))
+    shutil.copy(exe, where)
+    return "C:\\" + os.path.basename(where) + "\\" + os.path.basename(exe)
+
+
 def main():
     clean_on_term()
     wrapper, exe = sys.argv[1:3]
-    want = {name: calls for name, calls in (a.split("=") for a in sys.argv[3:])}
+    drive_c = sys.argv[3:4] == ["--drive-c"]
+    want = {name: calls for name, calls in (a.split("=") for a in sys.argv[3 + drive_c:])}
     exe = os.path.abspath(exe)
     program = os.path.basename(exe)
     ticktrace = tool()
-    with tempfile.TemporaryDirectory(prefix="tt-win-instrumented-") as d:
+    with tempfile.TemporaryDirectory(prefix="tt-win-instrumented-") as d, contextlib.ExitStack() as stack:
         env = dict(os.environ, TICKTRACE_OUT="instrumented.ttr")
+        if drive_c:
+            exe = copied_to_drive_c(wrapper, exe, d, stack)
         run([wrapper, exe], env=env, cwd=d)
         ttr, out = os.path.join(d, "instrumented.ttr"), os.path.join(d, "instrumented.json")
         run([ticktrace, "convert", ttr, "-o", out])

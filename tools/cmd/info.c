@@ -129,7 +129,8 @@ static void tt_print_counters(FILE *out, const struct tt_file *f, bool switches)
 			"(past it, its looks are far apart: those between are not seen); their spikes have "
 			"no split\n", unread, unread == 1 ? "" : "s");
 	fprintf(out, "  stolen time: %s\n",
-		!threads ? "not known (no counters read: TICKTRACE_SCHED=switches, or a kernel that "
+		f->machine.flags & TT_MACHINE_WINDOWS ? "not known (Windows does not account it)"
+		: !threads ? "not known (no counters read: TICKTRACE_SCHED=switches, or a kernel that "
 			   "accounts no steal)"
 		: !steal ? "none to tell (the kernel accounted no steal when the run began)"
 		: switches ? "told apart (the kernel accounts steal; switches and CPU time)"
@@ -332,14 +333,21 @@ static void tt_print_id(FILE *out, const char *what, const uint8_t id[16])
 		fprintf(out, "%02x", id[i]);
 }
 
-/* A wall clock reading: UTC, TAI's lead, and what the kernel says of its error. */
-static void tt_print_clock_reading(FILE *out, const char *when, const struct tt_clock_reading *r)
+/* A wall clock reading: UTC, TAI's lead, and what the kernel says of its error (a
+ * Windows run's: its system time alone). */
+static void tt_print_clock_reading(FILE *out, const char *when, const struct tt_clock_reading *r,
+				   bool windows)
 {
 	time_t sec = (time_t)(r->realtime_ns / 1000000000);
 	struct tm tm;
 	char date[32] = "?";
 	if (gmtime_r(&sec, &tm))
 		strftime(date, sizeof date, "%Y-%m-%d %H:%M:%S", &tm);
+	if (windows) {
+		fprintf(out, "  wall clock %s: %s.%09" PRId64 " UTC (the system time; Windows gives "
+			"no TAI and no estimate of its error)\n", when, date, r->realtime_ns % 1000000000);
+		return;
+	}
 	/* (TAI's lead is whole seconds: what is left is the two clocks' reads apart) */
 	int64_t tai_lead_s = (r->tai_ns - r->realtime_ns + 500000000) / 1000000000;
 	fprintf(out, "  wall clock %s: %s.%09" PRId64 " UTC (CLOCK_REALTIME), CLOCK_TAI %+" PRId64
@@ -366,15 +374,20 @@ static void tt_print_machine(FILE *out, const struct tt_file *f)
 		fprintf(out, "  machine:  not known (a file written before runs said it)\n");
 		return;
 	}
+	bool windows = m->flags & TT_MACHINE_WINDOWS;
 	fprintf(out, "  machine:  host ");
 	tt_print_str(out, (struct tt_str){m->host_name, m->host_name_len}, 0);
-	tt_print_id(out, "machine id", m->machine_id);
-	tt_print_id(out, "boot id", m->boot_id);
+	if (windows) {
+		fprintf(out, ", Windows (no machine or boot id)");
+	} else {
+		tt_print_id(out, "machine id", m->machine_id);
+		tt_print_id(out, "boot id", m->boot_id);
+	}
 	fputc('\n', out);
 	if (m->flags & TT_MACHINE_START_CLOCK)
-		tt_print_clock_reading(out, "at start", &m->start);
+		tt_print_clock_reading(out, "at start", &m->start, windows);
 	if (m->flags & TT_MACHINE_WRITTEN_CLOCK)
-		tt_print_clock_reading(out, "as written", &m->written);
+		tt_print_clock_reading(out, "as written", &m->written, windows);
 }
 
 /* The runtime's lines beside the trace (TICKTRACE_LOG's default in the zero-markup
@@ -406,13 +419,17 @@ static void tt_print_file(FILE *out, const struct tt_file *f, const struct tt_in
 		h->flags & TT_FILE_RING ? ", the latest events of each thread (mode ring)" : "");
 	fprintf(out, "  process:  %" PRIu32 " (", f->process.pid);
 	tt_print_str(out, f->process.name, 0);
-	fprintf(out, "), parent %" PRIu32 ", command line: ", f->process.ppid);
+	if (f->process.ppid)
+		fprintf(out, "), parent %" PRIu32 ", command line: ", f->process.ppid);
+	else /* (Windows: a program Wine started from Linux, or a file from before it was kept) */
+		fprintf(out, "), parent not known, command line: ");
 	tt_print_cmdline(out, f->process.cmdline);
-	fprintf(out, "  clock:    TSC at %" PRIu64 " Hz, from the start and end anchors; %s, %s\n",
+	fprintf(out, "  clock:    TSC at %" PRIu64 " Hz, from the start and end anchors; %s%s\n",
 		h->tsc_hz,
 		h->flags & TT_FILE_INVARIANT_TSC ? "invariant" : "NOT invariant (times may drift)",
-		h->flags & TT_FILE_TSC_RELIABLE ? "the kernel's clocksource" :
-						  "not the kernel's clocksource");
+		f->machine.flags & TT_MACHINE_WINDOWS ? "" :
+		h->flags & TT_FILE_TSC_RELIABLE ? ", the kernel's clocksource" :
+						  ", not the kernel's clocksource");
 	fprintf(out, "  started:  CLOCK_MONOTONIC ");
 	tt_print_seconds(out, h->start.monotonic_ns);
 	fprintf(out, ", recorded for ");

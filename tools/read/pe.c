@@ -256,12 +256,28 @@ struct tt_pe *tt_pe_load(int fd, const char *path, const struct tt_str *build_id
 		pe->sections[pe->nsections++] =
 			(struct tt_pe_section){tt_le32(sections + s * TT_PE_SECTION + 12),
 					       tt_le32(sections + s * TT_PE_SECTION + 20)};
-	/* the debug directory: the CodeView GUID and age */
-	if (tt_pe_codeview(fd, opt, sections, nsections, build_id, &pdb) != 0) {
+	/* what the run recorded of it (format.h's tt_module_info): the debug directory's
+	 * CodeView GUID and age, else the header's stamp */
+	const struct tt_str none = {"", 0};
+	bool stamped = build_id->len == TT_PE_STAMP_SIZE;
+	if (tt_pe_codeview(fd, opt, sections, nsections, stamped ? &none : build_id, &pdb) != 0) {
 		tt_warn("%s: not the file the program ran (its CodeView GUID and age differ from "
 			"the build id recorded): its functions are named by offset", path);
 		goto quiet;
 	}
+	uint8_t stamp[TT_PE_STAMP_SIZE];
+	memcpy(stamp, head + 8, 4);     /* TimeDateStamp */
+	memcpy(stamp + 4, opt + 56, 4); /* SizeOfImage */
+	memcpy(stamp + 8, opt + 64, 4); /* CheckSum */
+	if (stamped && memcmp(stamp, build_id->ptr, sizeof stamp) != 0) {
+		tt_warn("%s: not the file the program ran (its header's time stamp, size or checksum "
+			"differ from those recorded): its functions are named by offset", path);
+		goto quiet;
+	}
+	if (!build_id->len)
+		tt_warn("%s: the run recorded no build id of it (neither a CodeView record, which "
+			"mingw's ld writes with -Wl,--build-id, nor a header's time stamp): whether it "
+			"is the file the program ran is not known", path);
 	problem = "its symbol table is larger than any file";
 	if (nsyms > TT_PE_MAX_SYMBOLS)
 		goto bad;
@@ -348,21 +364,50 @@ const char *tt_pe_line(const struct tt_pe *pe, uint64_t rva, uint32_t *line)
 	return pe->dwarf ? tt_pe_dwarf_line(pe->dwarf, pe->image_base + rva, line) : NULL;
 }
 
+/* Where a path of drive D: run under Wine is here: D: is its prefix's dosdevices/d:, a
+ * link (c: to ../drive_c, z: to /), the prefix $WINEPREFIX, else ~/.wine; malloc'd,
+ * NULL when neither is set (or out of memory). */
+static char *tt_pe_wine_path(const char *path)
+{
+	const char *prefix = getenv("WINEPREFIX"), *home = getenv("HOME");
+	char drive = (char)(path[0] | 0x20), *local = NULL;
+	int n = prefix && *prefix ? tt_asprintf(&local, "%s/dosdevices/%c:", prefix, drive)
+		: home && *home	  ? tt_asprintf(&local, "%s/.wine/dosdevices/%c:", home, drive)
+				  : -1;
+	if (n < 0)
+		return NULL;
+	char *whole = NULL;
+	n = tt_asprintf(&whole, "%s%s", local, path + 2);
+	for (char *c = whole + strlen(local); n >= 0 && *c; c++)
+		if (*c == '\\')
+			*c = '/';
+	free(local);
+	return n < 0 ? NULL : whole;
+}
+
 char *tt_pe_local_path(const char *debug_dir, const char *path)
 {
 	if (!((path[0] | 0x20) >= 'a' && (path[0] | 0x20) <= 'z' && path[1] == ':' && path[2] == '\\'))
 		return NULL;
+	struct stat st;
 	char *local = NULL;
 	if ((path[0] | 0x20) == 'z') {
 		local = strdup(path + 2);
 		for (char *c = local; c && *c; c++)
 			if (*c == '\\')
 				*c = '/';
-		struct stat st;
-		if (!local || !debug_dir || stat(local, &st) == 0)
+		if (!local || stat(local, &st) == 0)
 			return local;
-		free(local); /* (moved since: looked for in debug_dir) */
 	}
+	char *wine = tt_pe_wine_path(path);
+	if (wine && stat(wine, &st) == 0) {
+		free(local);
+		return wine;
+	}
+	free(wine);
+	if (local && !debug_dir)
+		return local; /* (Z:'s path, said as not there) */
+	free(local); /* (moved since: looked for in debug_dir) */
 	if (tt_asprintf(&local, "%s/%s", debug_dir ? debug_dir : ".", strrchr(path, '\\') + 1) < 0)
 		local = NULL;
 	return local;

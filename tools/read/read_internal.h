@@ -65,10 +65,10 @@ uint64_t tt_pe_image_base(const struct tt_pe *pe);
  * of memory. */
 int tt_pe_name(const struct tt_pe *pe, const char *path, uint64_t rva, char **name, char **file, uint32_t *line);
 /* tt_pe_local_path: where a Windows program's path (DRIVE:\\...) is here, malloc'd;
- * NULL: not such a path (or out of memory). Wine's drive Z: is the root (a file no
- * longer there, moved, is looked for by its name in `debug_dir` when given); a file
- * recorded on Windows is looked for by its name in `debug_dir`, else in the current
- * directory. */
+ * NULL: not such a path (or out of memory). Wine's drive Z: is the root, its other
+ * drives (C:) the links of its prefix's dosdevices ($WINEPREFIX, else ~/.wine); a file
+ * not there (moved, or recorded on Windows) is looked for by its name in `debug_dir`,
+ * else in the current directory. */
 char *tt_pe_local_path(const char *debug_dir, const char *path);
 
 /* pe_dwarf.c: a PE file's DWARF, read by libdw from its .debug_* sections wrapped in

@@ -444,7 +444,8 @@ static cJSON *tt_table_json(const struct tt_an_table *t, const struct tt_ps_sink
 			cJSON_AddNumberToObject(row, "blocked_ns", (double)e->blocked);
 			cJSON_AddNumberToObject(row, "unknown_ns", (double)e->unknown);
 			if (e->approximate)
-				cJSON_AddStringToObject(row, "causes_from", "schedstat");
+				cJSON_AddStringToObject(row, "causes_from", e->approximate ==
+					TT_AN_APPROX_THREAD_TIMES ? "thread-times" : "schedstat");
 		}
 		cJSON_AddItemToArray(rows, row);
 	}

@@ -441,7 +441,9 @@ int tt_an_scope_close(struct tt_an_thread *th, int64_t end)
 			tt_an_add_sat(&row->blocked, split.blocked);
 			tt_an_add_sat(&row->unknown, split.unknown);
 			row->split = true;
-			row->approximate |= approximate;
+			if (approximate)
+				row->approximate |= th->counters.run_only ? TT_AN_APPROX_THREAD_TIMES
+									  : TT_AN_APPROX_SCHEDSTAT;
 		}
 	}
 	if (th->an->closed)

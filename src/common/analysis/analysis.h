@@ -365,12 +365,20 @@ struct tt_an_entry {
 		    * thread's states tell; unknown, the rest of total (no state covers it, or its
 		    * thread has none) */
 	bool split;
-	bool approximate; /* some of it split by the counters (perf refused): within their
-	                   * resolution, each call's; spikes --json says it */
+	unsigned approximate; /* some of it split by the counters: within their resolution,
+	                       * each call's; enum tt_an_approximate says whose (spikes
+	                       * --json says it) */
 	int64_t on_cpu, off_cpu, preempted, blocked, unknown;
 	uint64_t filtered; /* of calls, erased as they returned (struct tt_an_row) */
 	int64_t filtered_ns; /* their time, in their callers' self (struct tt_an_row) */
 	uint64_t dropped;  /* calls dropped with the buffer used up, besides `calls` */
+};
+
+/* Whose counters split calls that their threads' switches did not (a mask): Linux's,
+ * where perf_event_open was refused (schedstat), or a Windows thread's CPU time. */
+enum tt_an_approximate {
+	TT_AN_APPROX_SCHEDSTAT = 1u << 0,
+	TT_AN_APPROX_THREAD_TIMES = 1u << 1,
 };
 
 struct tt_an_table {
@@ -382,7 +390,8 @@ struct tt_an_table {
 	size_t near_overhead; /* entries whose p50 is within TT_AN_NEAR_OVERHEAD x it */
 	bool split;           /* an entry has states: the table shows on and off CPU */
 	bool unknown;         /* of those, one with time neither: the table shows it too */
-	bool approximate;     /* of those, one split by the counters: "~" before its times */
+	unsigned approximate; /* of those, one split by the counters: "~" before its times
+	                       * (enum tt_an_approximate: whose) */
 	/* A thread with calls and no states, the first (NULL: none): without split, the
 	 * table says why */
 	const struct tt_an_thread *no_states;

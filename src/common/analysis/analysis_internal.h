@@ -24,7 +24,8 @@ struct tt_an_row {
 	 * preempted, blocked and unknown (no state covers it) */
 	int64_t split_total, preempted, blocked, unknown;
 	bool split;         /* some of its calls had states */
-	bool approximate;   /* some of them split by the counters (within their resolution) */
+	unsigned approximate; /* some of them split by the counters (within their resolution):
+	                       * enum tt_an_approximate, by whose */
 	uint64_t filtered;  /* of calls, erased as they returned (TICKTRACE_MIN_DUR): in
 	                     * the mean, not in min, max or hist */
 	int64_t filtered_ns; /* their time: in the mean, and in no row's total or self but

@@ -351,9 +351,13 @@ void tt_an_table_print(FILE *out, const struct tt_an_table *t)
 		      "before a thread's states were asked for, in switches the kernel lost, or on a "
 		      "thread without states)\n", out);
 	if (t->approximate)
-		fputs("(~on cpu, ~off cpu: from the threads' counters read around the calls, where "
-		      "perf_event_open was refused: each call's split within their resolution; the calls "
-		      "they were not read near enough to tell are unknown)\n", out);
+		fprintf(out, "(~on cpu, ~off cpu: from the threads' counters read around the calls, "
+			"where %s: each call's split within their resolution; the calls they were "
+			"not read near enough to tell are unknown)\n",
+			t->approximate == TT_AN_APPROX_THREAD_TIMES ? "a Windows run had its threads' "
+			"CPU time alone (no switches)" : t->approximate == TT_AN_APPROX_SCHEDSTAT ?
+			"perf_event_open was refused" : "perf_event_open was refused, or (Windows) the "
+			"threads' CPU time alone was read");
 	if (t->near_overhead)
 		fprintf(out, "~ median within %d x what recording a call costs here (%" PRId64
 			" ns, measured now): mostly the recorder's own time\n", TT_AN_NEAR_OVERHEAD,
