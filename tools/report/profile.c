@@ -51,6 +51,7 @@ struct tt_ps_sink {
 	struct tt_sink sink;
 	struct tt_sink *inner; /* convert: the writer, which gets every event and the marks */
 	const struct tt_trace *trace;
+	const struct tt_filter *filter; /* NULL: every thread's */
 	struct tt_an an;
 	struct tt_an_thread *threads; /* by thread id */
 	struct tt_an_thread **list;   /* the same, for tt_an_table_build */
@@ -481,7 +482,9 @@ static int tt_ps_filtered(struct tt_ps_sink *a, bool dropped)
 	for (size_t f = 0; f < trace->nfiles; f++)
 		for (size_t i = 0; i < trace->files[f].nthreads; i++) {
 			const struct tt_thread *t = &trace->files[f].threads[i];
-			struct tt_an_thread *th = a->list[t->id];
+			/* (--thread: the chosen threads' alone, as their events) */
+			struct tt_an_thread *th = !a->filter || tt_filter_keeps_thread(a->filter, t) ?
+							  a->list[t->id] : NULL;
 			size_t nfiltered = t->nfiltered, n = nfiltered + (dropped ? t->ndropped_calls : 0);
 			for (size_t k = 0; th && k < n; k++) {
 				const struct tt_filtered_fn *fn =
@@ -784,6 +787,7 @@ int tt_analyse(const struct tt_trace *t, struct tt_report_opts *o, bool spikes, 
 		a->an.closed = tt_ps_closed;
 	}
 	struct tt_sink *filter = NULL;
+	a->filter = &o->filter;
 	if (tt_filter_active(&o->filter) && !(filter = tt_filter_sink_new(&a->sink, &o->filter))) {
 		tt_sink_free(&a->sink);
 		return tt_error("out of memory");
@@ -808,6 +812,7 @@ int tt_profile_table(struct tt_session *r, const struct tt_filter *filter, bool 
 	if (rc == 0 && filter && tt_filter_active(filter) && !(filtered = tt_filter_sink_new(&a->sink, filter)))
 		rc = tt_error("out of memory");
 	if (rc == 0) {
+		a->filter = filter;
 		a->an.profile = true;
 		struct tt_sink *first = filtered ? filtered : &a->sink;
 		rc = tt_session_decode(r, &first, 1);

@@ -77,7 +77,7 @@ static bool tt_was_named(const struct tt_thread *t, const char *name)
 	       memcmp(t->name.ptr, name, n) == 0 && memcmp(t->name.ptr + n, ": ", 2) == 0;
 }
 
-static bool tt_thread_chosen(const struct tt_filter *f, const struct tt_thread *t)
+bool tt_filter_keeps_thread(const struct tt_filter *f, const struct tt_thread *t)
 {
 	if (f->nthreads == 0)
 		return true;
@@ -201,14 +201,14 @@ static int tt_filter_start(struct tt_sink *s, const struct tt_trace *t)
 	for (size_t i = 0; i < t->nfiles; i++)
 		for (size_t k = 0; k < t->files[i].nthreads; k++) {
 			const struct tt_thread *th = &t->files[i].threads[k];
-			fs->threads[th->id].chosen = tt_thread_chosen(&fs->f, th);
+			fs->threads[th->id].chosen = tt_filter_keeps_thread(&fs->f, th);
 		}
 	for (size_t a = 0; a < fs->f.nthreads; a++) {
 		struct tt_filter one = {.threads = &fs->f.threads[a], .nthreads = 1};
 		bool found = false;
 		for (size_t i = 0; i < t->nfiles && !found; i++)
 			for (size_t k = 0; k < t->files[i].nthreads && !found; k++)
-				found = tt_thread_chosen(&one, &t->files[i].threads[k]);
+				found = tt_filter_keeps_thread(&one, &t->files[i].threads[k]);
 		if (!found)
 			tt_warn("--thread %s: no thread has that tid or name (`ticktrace info` lists "
 				"them)", fs->f.threads[a]);

@@ -127,6 +127,8 @@ struct tt_sink *tt_filter_sink_new(struct tt_sink *inner, const struct tt_filter
 void tt_filter_set_end(struct tt_sink *filter, int64_t to);
 /* Whether the filter keeps less than everything. */
 bool tt_filter_active(const struct tt_filter *f);
+/* Whether thread t is one the filter keeps the events of (--thread). */
+bool tt_filter_keeps_thread(const struct tt_filter *f, const struct tt_thread *t);
 
 /* The flame graph (flame.c): each slice's self time added to its path of scopes and
  * functions, under its thread's name. After decoding, tt_flame_write writes it: an
