@@ -440,9 +440,9 @@ extern uint64_t tt__counters_unread TT__HIDDEN; /* every thread's scopes left un
 #define TT__COUNTERS_BUDGET_PCT 0.3
 #define TT__COUNTERS_BUDGET_WALL_PCT 0.1
 /* and, added to them, its start-up allowance: this share of the CPU time the process's
- * cores had in the run's first TT__COUNTERS_START_NS that the program left unused (the
- * shares alone were spent some 60 ms into a short run: 12 to 18 of a tester's 27
- * spikes, 109 of 121 in a 100-thread program, had no split) */
+ * cores had in the run's first TT__COUNTERS_START_NS that the program neither used nor
+ * waited for (the shares alone were spent some 60 ms into a short run: 12 to 18 of a
+ * tester's 27 spikes had no split) */
 #define TT__COUNTERS_START_PCT 1.0
 #define TT__COUNTERS_START_NS 1e9
 /* tt-sched's looks while it is over its budget and reads nothing, less often while

@@ -107,22 +107,27 @@ static int64_t tt__counters_allowed_at_ns; /* when */
  * over every thread, cost some 10 us of each look's 25 in the benchmark, as much as a
  * reading; readings begin again up to this late. */
 #define TT__COUNTERS_BUDGET_AGAIN_NS 50000000
-/* and in the run's first second (its start-up allowance, core.h), where it grows as
- * fast as the program leaves its cores idle: a short run held 50 ms past it lost a
- * sixth of its spikes' splits */
+/* and in the run's first second while its start-up allowance (core.h) grows as the
+ * program leaves its cores idle: a short run held 50 ms past it lost a sixth of its
+ * spikes' splits */
 #define TT__COUNTERS_START_AGAIN_NS 10000000
-static double tt__counters_start_ns; /* the start-up allowance found so far (it only grows) */
+static double tt__counters_start_ns; /* the start-up allowance last found */
 /* the process's CPU time and the clock as tt-sched first looked: the run's start-up
  * (the program's loading, ticktrace's own) is not time its cores were left idle, and
  * held the allowance at nothing past the run's first spike */
 static int64_t tt__counters_first_cpu_ns, tt__counters_first_ns;
+/* what the threads it read waited on a run queue between their readings: no core was
+ * idle for them then (a loaded machine's, or the program's own threads' on too few
+ * cores), nor for tt-sched (the benchmark's 64 threads on a loaded machine, their run
+ * three times as long: an allowance of 1.5 % of their CPU time from cores seemingly
+ * idle) */
+static uint64_t tt__counters_waited_ns;
 
 /* Whether tt-sched spent more than its budget, `look_ns` of this look's CPU time
  * with it where charged: its start-up allowance and the larger of its shares. The
  * process's CPU time is read only past the budget it last found (64 threads' took a
  * tenth of tt-sched's time read each look), and past it only each
- * TT__COUNTERS_BUDGET_AGAIN_NS (TT__COUNTERS_START_AGAIN_NS in the first second); the
- * budget only grows. */
+ * TT__COUNTERS_BUDGET_AGAIN_NS (or TT__COUNTERS_START_AGAIN_NS). */
 static int tt__counters_over_budget(int64_t now_ns, int64_t look_ns)
 {
 	double spent = (double)tt__counters_spent_ns +
@@ -135,18 +140,25 @@ static int tt__counters_over_budget(int64_t now_ns, int64_t look_ns)
 	if (spent <= tt__counters_allowed_ns || spent <= tt__counters_start_ns + one_cpu)
 		return 0;
 	int starting = wall < TT__COUNTERS_START_NS;
-	if (now_ns - tt__counters_allowed_at_ns < (starting ? TT__COUNTERS_START_AGAIN_NS : TT__COUNTERS_BUDGET_AGAIN_NS))
+	/* (sooner while the program leaves its cores idle: not once they are busy, as the
+	 * shares' budget then found again each 10 ms was most of what the benchmark's
+	 * readings cost more) */
+	int64_t again_ns = starting && tt__counters_start_ns > 0 ? TT__COUNTERS_START_AGAIN_NS
+			 : TT__COUNTERS_BUDGET_AGAIN_NS;
+	if (now_ns - tt__counters_allowed_at_ns < again_ns)
 		return 1;
 	double cpu = (double)tt_os_process_cpu_ns();
-	/* The start-up allowance: a share of the CPU time its cores had that the program
-	 * left unused. A program that mostly waits (a short one's few spikes, a worker
-	 * pool's first waits) has its spikes split from its first; one that keeps its
-	 * cores busy (the benchmark's 64 threads on 2 CPUs) gets little beyond its shares,
+	/* The start-up allowance: a share of the CPU time its cores had in the first
+	 * second that neither the program used nor its threads waited for. A program that
+	 * mostly waits (a short one's few spikes, a worker pool's first waits) has its
+	 * spikes split from its first; one whose threads want the cores (the benchmark's
+	 * 64 threads on 2 CPUs, or any on a loaded machine) gets none beyond its shares,
 	 * paid from its own work. Kept past the first second, not paid back (a debt held
 	 * every scope after it unread: the free scopes' D1). */
-	double idle = (double)tt__cores * wall - (cpu - (double)tt__counters_first_cpu_ns);
-	if (starting && idle * TT__COUNTERS_START_PCT / 100 > tt__counters_start_ns)
-		tt__counters_start_ns = idle * TT__COUNTERS_START_PCT / 100;
+	double idle = (double)tt__cores * wall - (cpu - (double)tt__counters_first_cpu_ns) -
+		      (double)tt__counters_waited_ns;
+	if (starting)
+		tt__counters_start_ns = idle > 0 ? idle * TT__COUNTERS_START_PCT / 100 : 0;
 	/* (the larger share, not both: a program that works keeps what the readings cost
 	 * to its CPU time's share, one that mostly sleeps gets one CPU's) */
 	cpu *= TT__COUNTERS_BUDGET_PCT / 100;
@@ -174,6 +186,7 @@ void tt__counters_after_fork(void)
 	tt__counters_watches = 0;
 	tt__counters_start_ns = 0;
 	tt__counters_first_ns = 0;
+	tt__counters_waited_ns = 0;
 	tt__counters_unread = 0;
 }
 
@@ -305,6 +318,8 @@ static void tt__counters_read(struct tt__slot *slot, int faults)
 	uint64_t process_faults = faults || !c->n ? tt__counters_process_faults() : 0;
 	faults = !c->n || (faults && (!process_faults || process_faults != c->faults_seen));
 	if (tt__schedstat_read(&c->files, &reading, faults) == 0) {
+		if (c->n && reading.wait_ns > c->at[c->n - 1].wait_ns)
+			tt__counters_waited_ns += reading.wait_ns - c->at[c->n - 1].wait_ns;
 		tt__counters_keep(c, &reading);
 		c->faults_seen = faults ? process_faults : c->faults_seen;
 	}
