@@ -116,12 +116,29 @@ static double tt__counters_start_ns; /* the start-up allowance last found */
  * (the program's loading, ticktrace's own) is not time its cores were left idle, and
  * held the allowance at nothing past the run's first spike */
 static int64_t tt__counters_first_cpu_ns, tt__counters_first_ns;
+static long tt__counters_first_nivcsw; /* the process's involuntary switches then */
 /* what the threads it read waited on a run queue between their readings: no core was
  * idle for them then (a loaded machine's, or the program's own threads' on too few
  * cores), nor for tt-sched (the benchmark's 64 threads on a loaded machine, their run
  * three times as long: an allowance of 1.5 % of their CPU time from cores seemingly
  * idle) */
 static uint64_t tt__counters_waited_ns;
+/* Each involuntary switch of the program's threads (getrusage, the process's: threads
+ * tt-sched never read too) is a wait for a core at least this long (the scheduler's
+ * base slice): the benchmark's threads, waiting at their start before tt-sched read
+ * any, had an allowance of up to 2 ms of 100 ms of CPU time. */
+#define TT__COUNTERS_SWITCH_WAIT_NS 750000.0
+
+/* What the program's threads waited for a core since tt-sched first looked, at least
+ * (only while `starting`: none is needed after). */
+static double tt__counters_waited(int starting)
+{
+	struct rusage all;
+	if (!starting || getrusage(RUSAGE_SELF, &all) != 0)
+		return (double)tt__counters_waited_ns;
+	double switched = (double)(all.ru_nivcsw - tt__counters_first_nivcsw) * TT__COUNTERS_SWITCH_WAIT_NS;
+	return switched > (double)tt__counters_waited_ns ? switched : (double)tt__counters_waited_ns;
+}
 
 /* Whether tt-sched spent more than its budget, `look_ns` of this look's CPU time
  * with it where charged: its start-up allowance and the larger of its shares. The
@@ -156,7 +173,7 @@ static int tt__counters_over_budget(int64_t now_ns, int64_t look_ns)
 	 * paid from its own work. Kept past the first second, not paid back (a debt held
 	 * every scope after it unread: the free scopes' D1). */
 	double idle = (double)tt__cores * wall - (cpu - (double)tt__counters_first_cpu_ns) -
-		      (double)tt__counters_waited_ns;
+		      (double)tt__counters_waited(starting);
 	if (starting)
 		tt__counters_start_ns = idle > 0 ? idle * TT__COUNTERS_START_PCT / 100 : 0;
 	/* (the larger share, not both: a program that works keeps what the readings cost
@@ -388,6 +405,8 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 {
 	int64_t own_ns = tt_os_thread_cpu_ns();
 	if (!tt__counters_first_ns) {
+		struct rusage all;
+		tt__counters_first_nivcsw = getrusage(RUSAGE_SELF, &all) == 0 ? all.ru_nivcsw : 0;
 		tt__counters_first_cpu_ns = tt_os_process_cpu_ns();
 		tt__counters_first_ns = tt_os_monotonic_ns();
 	}
