@@ -56,7 +56,7 @@ static size_t tt__prefault_ahead = TT__PREFAULT_AHEAD_MIN; /* the window past th
 #define TT__TAKERS 16
 static uint32_t tt__takers[TT__TAKERS];
 static uint32_t tt__takers_seq;
-static long tt__cores; /* the cores the process may run on */
+long tt__cores; /* the cores the process may run on */
 
 /* tt-prefault's: what the writers took lately, decaying over
  * TT__PREFAULT_MEMORY_NS, and where and when it last looked. */

@@ -431,6 +431,12 @@ extern uint64_t tt__counters_unread TT__HIDDEN; /* every thread's scopes left un
  * 1.7 %, 0.3 % 0.8 % (medians of 41 in turns, load 19 to 35). */
 #define TT__COUNTERS_BUDGET_PCT 0.3
 #define TT__COUNTERS_BUDGET_WALL_PCT 0.1
+/* and, added to them, its start-up allowance: this share of the CPU time the process's
+ * cores had in the run's first TT__COUNTERS_START_NS that the program neither used nor
+ * waited for (the shares alone were spent some 60 ms into a short run: 12 to 18 of a
+ * tester's 27 spikes had no split) */
+#define TT__COUNTERS_START_PCT 1.0
+#define TT__COUNTERS_START_NS 1e9
 /* tt-sched's looks while it is over its budget and reads nothing, less often while
  * they find no thread new to mark (counters.c): a scope that opens and ends between
  * two is not seen, and not counted unread */

@@ -40,6 +40,15 @@
  * and bound its CPU time there if the one after comes late (every 4 ms, the
  * benchmark's schedstat_overhead_pct was 4.2 %, now 3.3 %) */
 #define TT__COUNTERS_BETWEEN_NS 8000000
+/* Its looks, while it watches scopes, come each period or, where longer, each quarter
+ * of the time the youngest watched has been open, up to TT__COUNTERS_END_MAX_NS: a
+ * scope's end is seen within a quarter of its length and a few ms (a 40 ms one's within
+ * 6 ms, not 40 looks for it: each a wake-up of 10 to 20 us on a loaded VM, most of a
+ * short run's cost; a split's resolution within 4 ms however long); no farther apart
+ * than TT__COUNTERS_AFTER_NS while a thread it reads is outside a watched scope (one it
+ * opens is seen in time for its first reading). */
+#define TT__COUNTERS_END_SHARE 4
+#define TT__COUNTERS_END_MAX_NS 6000000
 /* readings a thread's store holds at first: a page's (most threads need no more; a
  * page is one fault, not three) */
 #define TT__COUNTERS_FIRST_PAGE 4096
@@ -74,9 +83,11 @@ static int tt__counters_watching; /* that look left a scope watched: the next co
  * to 20 us a wake-up and as much a look, every 10 ms of a run whose wall time is 4 to
  * 7 times its quiet one's). */
 static int64_t tt__counters_over_wait_ns;
+
 static uint64_t tt__counters_watches; /* scopes it began to read */
 /* the first scopes it reads are not held to the budget: a short run's few spikes are
- * each split, whatever their reading cost against the little CPU time it used */
+ * each split, whatever their reading cost against the little CPU time it used (a
+ * program of a few ms, its looks dearer than that on a loaded machine) */
 #define TT__COUNTERS_BUDGET_FREE 8
 
 /* Charged to the budget: tt-sched's CPU time for the counters from the first scope
@@ -96,25 +107,79 @@ static int64_t tt__counters_allowed_at_ns; /* when */
  * over every thread, cost some 10 us of each look's 25 in the benchmark, as much as a
  * reading; readings begin again up to this late. */
 #define TT__COUNTERS_BUDGET_AGAIN_NS 50000000
+/* and in the run's first second while its start-up allowance (core.h) grows as the
+ * program leaves its cores idle: a short run held 50 ms past it lost a sixth of its
+ * spikes' splits */
+#define TT__COUNTERS_START_AGAIN_NS 10000000
+static double tt__counters_start_ns; /* the start-up allowance last found */
+/* the process's CPU time and the clock as tt-sched first looked: the run's start-up
+ * (the program's loading, ticktrace's own) is not time its cores were left idle, and
+ * held the allowance at nothing past the run's first spike */
+static int64_t tt__counters_first_cpu_ns, tt__counters_first_ns;
+static long tt__counters_first_nivcsw; /* the process's involuntary switches then */
+/* what the threads it read waited on a run queue between their readings: no core was
+ * idle for them then (a loaded machine's, or the program's own threads' on too few
+ * cores), nor for tt-sched (the benchmark's 64 threads on a loaded machine, their run
+ * three times as long: an allowance of 1.5 % of their CPU time from cores seemingly
+ * idle) */
+static uint64_t tt__counters_waited_ns;
+/* Each involuntary switch of the program's threads (getrusage, the process's: threads
+ * tt-sched never read too) is a wait for a core at least this long (the scheduler's
+ * base slice): the benchmark's threads, waiting at their start before tt-sched read
+ * any, had an allowance of up to 2 ms of 100 ms of CPU time. */
+#define TT__COUNTERS_SWITCH_WAIT_NS 750000.0
+
+/* What the program's threads waited for a core since tt-sched first looked, at least
+ * (only while `starting`: none is needed after). */
+static double tt__counters_waited(int starting)
+{
+	struct rusage all;
+	if (!starting || getrusage(RUSAGE_SELF, &all) != 0)
+		return (double)tt__counters_waited_ns;
+	double switched = (double)(all.ru_nivcsw - tt__counters_first_nivcsw) * TT__COUNTERS_SWITCH_WAIT_NS;
+	return switched > (double)tt__counters_waited_ns ? switched : (double)tt__counters_waited_ns;
+}
 
 /* Whether tt-sched spent more than its budget, `look_ns` of this look's CPU time
- * with it where charged. The process's CPU time is read only past the budget it last found (64
- * threads' took a tenth of tt-sched's time read each look), and past it only each
- * TT__COUNTERS_BUDGET_AGAIN_NS; the budget only grows. */
+ * with it where charged: its start-up allowance and the larger of its shares. The
+ * process's CPU time is read only past the budget it last found (64 threads' took a
+ * tenth of tt-sched's time read each look), and past it only each
+ * TT__COUNTERS_BUDGET_AGAIN_NS (or TT__COUNTERS_START_AGAIN_NS). */
 static int tt__counters_over_budget(int64_t now_ns, int64_t look_ns)
 {
 	double spent = (double)tt__counters_spent_ns +
 		       (tt__counters_watches > TT__COUNTERS_BUDGET_FREE ? (double)look_ns : 0);
-	if (tt__counters_watches < TT__COUNTERS_BUDGET_FREE || spent <= tt__counters_allowed_ns)
+	if (tt__counters_watches < TT__COUNTERS_BUDGET_FREE)
 		return 0;
-	if (now_ns - tt__counters_allowed_at_ns < TT__COUNTERS_BUDGET_AGAIN_NS)
+	double wall = (double)(now_ns - tt__counters_first_ns);
+	/* (one CPU's share needs no system call: found again each time) */
+	double one_cpu = wall * TT__COUNTERS_BUDGET_WALL_PCT / 100;
+	if (spent <= tt__counters_allowed_ns || spent <= tt__counters_start_ns + one_cpu)
+		return 0;
+	int starting = wall < TT__COUNTERS_START_NS;
+	/* (sooner while the program leaves its cores idle: not once they are busy, as the
+	 * shares' budget then found again each 10 ms was most of what the benchmark's
+	 * readings cost more) */
+	int64_t again_ns = starting && tt__counters_start_ns > 0 ? TT__COUNTERS_START_AGAIN_NS
+			 : TT__COUNTERS_BUDGET_AGAIN_NS;
+	if (now_ns - tt__counters_allowed_at_ns < again_ns)
 		return 1;
-	double cpu = (double)tt_os_process_cpu_ns(), wall = (double)(now_ns - tt__start_anchor.monotonic_ns);
+	double cpu = (double)tt_os_process_cpu_ns();
+	/* The start-up allowance: a share of the CPU time its cores had in the first
+	 * second that neither the program used nor its threads waited for. A program that
+	 * mostly waits (a short one's few spikes, a worker pool's first waits) has its
+	 * spikes split from its first; one whose threads want the cores (the benchmark's
+	 * 64 threads on 2 CPUs, or any on a loaded machine) gets none beyond its shares,
+	 * paid from its own work. Kept past the first second, not paid back (a debt held
+	 * every scope after it unread: the free scopes' D1). */
+	double idle = (double)tt__cores * wall - (cpu - (double)tt__counters_first_cpu_ns) -
+		      (double)tt__counters_waited(starting);
+	if (starting)
+		tt__counters_start_ns = idle > 0 ? idle * TT__COUNTERS_START_PCT / 100 : 0;
 	/* (the larger share, not both: a program that works keeps what the readings cost
 	 * to its CPU time's share, one that mostly sleeps gets one CPU's) */
 	cpu *= TT__COUNTERS_BUDGET_PCT / 100;
-	wall *= TT__COUNTERS_BUDGET_WALL_PCT / 100;
-	tt__counters_allowed_ns = cpu > wall ? cpu : wall;
+	tt__counters_allowed_ns = tt__counters_start_ns + (cpu > one_cpu ? cpu : one_cpu);
 	int over = spent > tt__counters_allowed_ns;
 	tt__counters_allowed_at_ns = over ? now_ns : 0;
 	return over;
@@ -133,9 +198,12 @@ void tt__counters_after_fork(void)
 	tt__counters_spent_ns = tt__counters_looked_ns = 0;
 	tt__counters_woken_to_read = tt__counters_watching = 0;
 	tt__counters_over_wait_ns = 0;
-	tt__counters_watches = 0;
 	tt__counters_allowed_ns = 0;
 	tt__counters_allowed_at_ns = 0;
+	tt__counters_watches = 0;
+	tt__counters_start_ns = 0;
+	tt__counters_first_ns = 0;
+	tt__counters_waited_ns = 0;
 	tt__counters_unread = 0;
 }
 
@@ -267,6 +335,8 @@ static void tt__counters_read(struct tt__slot *slot, int faults)
 	uint64_t process_faults = faults || !c->n ? tt__counters_process_faults() : 0;
 	faults = !c->n || (faults && (!process_faults || process_faults != c->faults_seen));
 	if (tt__schedstat_read(&c->files, &reading, faults) == 0) {
+		if (c->n && reading.wait_ns > c->at[c->n - 1].wait_ns)
+			tt__counters_waited_ns += reading.wait_ns - c->at[c->n - 1].wait_ns;
 		tt__counters_keep(c, &reading);
 		c->faults_seen = faults ? process_faults : c->faults_seen;
 	}
@@ -334,6 +404,12 @@ static uint64_t tt__counters_last(const struct tt__slot *slot)
 int64_t tt__counters_tick(int64_t period_ns, int alone)
 {
 	int64_t own_ns = tt_os_thread_cpu_ns();
+	if (!tt__counters_first_ns) {
+		struct rusage all;
+		tt__counters_first_nivcsw = getrusage(RUSAGE_SELF, &all) == 0 ? all.ru_nivcsw : 0;
+		tt__counters_first_cpu_ns = tt_os_process_cpu_ns();
+		tt__counters_first_ns = tt_os_monotonic_ns();
+	}
 	if (tt__counters_woken_to_read)
 		tt__counters_charge(own_ns - tt__counters_looked_ns);
 	struct tt_anchor now;
@@ -343,6 +419,8 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 		return period_ns;
 	int64_t due_ns = INT64_MAX; /* the soonest first reading due */
 	int watching = 0, unmarked = 0; /* (threads read, not watched, none of whose scopes was left unread) */
+	int64_t youngest_ns = INT64_MAX; /* how long the youngest scope watched has been open */
+	int unwatched = 0; /* threads read, not inside a watched scope */
 	uint64_t after_ticks = (uint64_t)((double)hz * TT__COUNTERS_AFTER_NS / 1e9);
 	int64_t early_ns = !tt__counters_watching ? 0 : period_ns < TT__COUNTERS_EARLY_MAX_NS ? period_ns
 			 : TT__COUNTERS_EARLY_MAX_NS;
@@ -372,10 +450,14 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 				c->next_ns = now.monotonic_ns + (open_ns / 4 > TT__COUNTERS_BETWEEN_NS
 								 ? open_ns / 4 : TT__COUNTERS_BETWEEN_NS);
 			}
+			if (c->watched && now.monotonic_ns - c->since_ns < youngest_ns)
+				youngest_ns = now.monotonic_ns - c->since_ns;
 			watching |= c->watched != 0;
+			unwatched += !c->watched;
 			continue;
 		}
 		unmarked += !c->unread;
+		unwatched++;
 		if (!last || now.tsc < last)
 			continue;
 		/* Held to the budget scope by scope: one look may find dozens due (64 threads
@@ -397,20 +479,29 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 			continue;
 		}
 		watching = 1;
+		unwatched--;
 		tt__counters_watches++;
 		c->watched = last;
 		c->since_ns = now.monotonic_ns - (int64_t)((now.tsc - last) * 1000000000.0 / (double)hz);
+		if (now.monotonic_ns - c->since_ns < youngest_ns)
+			youngest_ns = now.monotonic_ns - c->since_ns;
 		c->next_ns = now.monotonic_ns + TT__COUNTERS_BETWEEN_NS;
 		tt__counters_read(slot, 1);
 	}
 	tt__sched_unlock_held_signals();
 	tt__counters_looked_ns = tt_os_thread_cpu_ns();
 	tt__counters_charge(tt__counters_looked_ns - own_ns);
-	/* The next look: soon enough to see a watched scope end (its reading after), and
-	 * each first reading due when it is due. A scope that opens after this look is
-	 * seen at the next one before it is TT__COUNTERS_AFTER_NS old: with nothing
-	 * watched, the looks come no oftener than that (a third fewer). */
-	int64_t wait_ns = watching || period_ns > TT__COUNTERS_AFTER_NS ? period_ns : TT__COUNTERS_AFTER_NS;
+	/* The next look: soon enough to see a watched scope end (its reading after:
+	 * TT__COUNTERS_END_SHARE), and each first reading due when it is due. A scope that
+	 * opens after this look is seen at the next one before it is TT__COUNTERS_AFTER_NS
+	 * old: with nothing watched, the looks come no oftener than that (a third fewer). */
+	int64_t wait_ns = period_ns > TT__COUNTERS_AFTER_NS ? period_ns : TT__COUNTERS_AFTER_NS;
+	if (watching) {
+		int64_t end_ns = youngest_ns / TT__COUNTERS_END_SHARE;
+		end_ns = end_ns < TT__COUNTERS_END_MAX_NS ? end_ns : TT__COUNTERS_END_MAX_NS;
+		end_ns = end_ns > period_ns ? end_ns : period_ns;
+		wait_ns = !unwatched || end_ns < wait_ns ? end_ns : wait_ns;
+	}
 	if (over_budget && !watching) { /* (nothing to read: only its share to look at again) */
 		int64_t slower = 2 * tt__counters_over_wait_ns;
 		tt__counters_over_wait_ns = unmarked || !slower ? TT__COUNTERS_OVER_BUDGET_NS

@@ -19,8 +19,8 @@
  *   short      SHORT_THREADS pthread_create'd threads, 50 at a time, each one
  *              instant "short" and gone (most end before tt-sched looks at them)
  *   crowd      CROWD_THREADS threads, each CROWD_NAPS 3 ms sleeps in scope "nap" (no
- *              lines): more readings than tt-sched's budget allows against the
- *              little CPU time they use
+ *              lines but tt-sched's CPU time's: below): more readings than
+ *              tt-sched's budget allows against the little CPU time they use
  *   crowdfork  as crowd, then a forked child sleeps 150 ms in scope "sleep150" ({"child_pid": its pid})
  *   afterfree  FREE_THREADS threads at once, each a 20 ms sleep in scope "free" (tt-sched's
  *              first scopes, free of its budget), then main a 30 ms sleep in "late"
@@ -28,6 +28,13 @@
  *              sleeps 10 ms in "ending" and returns at once: no look of tt-sched's
  *              comes between a scope's end and its thread's exit or the run's
  *   hang       as sleep, then a line {"hung": 1} and a wait to be killed
+ *   burst      main's BURST_SPIKES scopes of 5 to 20 ms one after another, each named
+ *              "bNN_sleep", "bNN_lock" (a mutex a helper holds that long) or "bNN_spin"
+ *              (CPU time), with a 1 to 3 ms sleep "sNN_short" and 0.3 ms of work
+ *              between: a run of some 250 ms that mostly sleeps
+ *   hundred    HUNDRED_THREADS threads started together, each 0.2 ms of work, one
+ *              scope "h_sleep" (5 to 10 ms asleep; "h_spin" in one of ten: 5 ms of
+ *              CPU time) and 0.2 ms of work
  *   pingpong N M  main and a peer pass a byte back and forth over pipes N times (more
  *              switches than the kernel's ring for a thread holds between two drains),
  *              then main spins 15 ms of wall time in "pp_spin" while the peer sleeps
@@ -291,6 +298,36 @@ static void short_threads(void)
 	}
 }
 
+/* A line {"tt_sched_cpu_ns", "process_cpu_ns", "wall_ns"}: ticktrace's tt-sched's CPU
+ * time so far (its thread's schedstat, found by its name), the process's, and the time
+ * since main began, for tt-sched's budget. */
+static long long main_began_ns;
+
+static void say_tt_sched_cpu(void)
+{
+	DIR *tasks = opendir("/proc/self/task");
+	long long sched_ns = -1;
+	for (struct dirent *e; tasks && (e = readdir(tasks));) {
+		char path[320], comm[32] = "";
+		snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
+		FILE *f = fopen(path, "re");
+		if (!f)
+			continue;
+		int named = fgets(comm, sizeof comm, f) && strcmp(comm, "tt-sched\n") == 0;
+		fclose(f);
+		snprintf(path, sizeof path, "/proc/self/task/%s/schedstat", e->d_name);
+		if (named && (f = fopen(path, "re"))) {
+			if (fscanf(f, "%lld", &sched_ns) != 1)
+				sched_ns = -1;
+			fclose(f);
+		}
+	}
+	if (tasks)
+		closedir(tasks);
+	printf("{\"tt_sched_cpu_ns\":%lld,\"process_cpu_ns\":%lld,\"wall_ns\":%lld}\n", sched_ns,
+	       now_ns(CLOCK_PROCESS_CPUTIME_ID), now_ns(CLOCK_MONOTONIC) - main_began_ns);
+}
+
 #define CROWD_THREADS 64
 #define CROWD_NAPS 20
 
@@ -313,6 +350,7 @@ static void crowd(void)
 		pthread_create(&t[i], NULL, crowd_thread, NULL);
 	for (int i = 0; i < CROWD_THREADS; i++)
 		pthread_join(t[i], NULL);
+	say_tt_sched_cpu();
 }
 
 #define FREE_THREADS 8 /* counters.c: TT__COUNTERS_BUDGET_FREE */
@@ -354,6 +392,117 @@ static void last_scopes(void)
 	TT_BEGIN("ending");
 	sleep_ms(10);
 	TT_END();
+}
+
+/* burst and hundred: the kernel's figures around a scope named at run time. */
+static void around_named(const char *name, void (*body)(long), long arg)
+{
+	struct kernel_figures before, after;
+	kernel_now(&before);
+	TT_BEGIN_DYN(name);
+	body(arg);
+	TT_END();
+	kernel_now(&after);
+	say(name, &before, &after);
+}
+
+static void sleep_for(long ms)
+{
+	sleep_ms((int)ms);
+}
+
+static void spin_for(long ms)
+{
+	spin_cpu(ms * 1000000);
+}
+
+static pthread_mutex_t burst_held = PTHREAD_MUTEX_INITIALIZER;
+static pthread_barrier_t burst_go, burst_locked;
+static long burst_hold_ms; /* (set before burst_go; 0: the holder leaves) */
+
+static void *burst_holder(void *unused)
+{
+	(void)unused;
+	for (;;) {
+		pthread_barrier_wait(&burst_go);
+		if (!burst_hold_ms)
+			return NULL;
+		pthread_mutex_lock(&burst_held);
+		pthread_barrier_wait(&burst_locked);
+		sleep_ms((int)burst_hold_ms);
+		pthread_mutex_unlock(&burst_held);
+	}
+}
+
+static void lock_wait(long unused)
+{
+	(void)unused;
+	pthread_mutex_lock(&burst_held);
+}
+
+#define BURST_SPIKES 25
+
+static void burst(void)
+{
+	static const int ms[] = {5, 8, 12, 20, 6, 15, 10, 7, 18, 5, 9, 14};
+	pthread_t holder_thread;
+	pthread_barrier_init(&burst_go, NULL, 2);
+	pthread_barrier_init(&burst_locked, NULL, 2);
+	pthread_create(&holder_thread, NULL, burst_holder, NULL);
+	TT_INSTANT("main starts");
+	char name[32];
+	for (int i = 0; i < BURST_SPIKES; i++) {
+		long len = ms[i % (sizeof ms / sizeof *ms)];
+		switch (i % 3) {
+		case 0:
+			snprintf(name, sizeof name, "b%02d_sleep", i);
+			around_named(name, sleep_for, len);
+			break;
+		case 1:
+			burst_hold_ms = len;
+			pthread_barrier_wait(&burst_go);
+			pthread_barrier_wait(&burst_locked);
+			snprintf(name, sizeof name, "b%02d_lock", i);
+			around_named(name, lock_wait, 0);
+			pthread_mutex_unlock(&burst_held);
+			break;
+		default: /* (on CPU: 5 to 10 ms of its time) */
+			snprintf(name, sizeof name, "b%02d_spin", i);
+			around_named(name, spin_for, len > 10 ? len / 2 : len);
+		}
+		spin_cpu(300000);
+		snprintf(name, sizeof name, "s%02d_short", i);
+		around_named(name, sleep_for, 1 + i % 3);
+	}
+	burst_hold_ms = 0;
+	pthread_barrier_wait(&burst_go);
+	pthread_join(holder_thread, NULL);
+	say_tt_sched_cpu();
+}
+
+#define HUNDRED_THREADS 100
+
+static void *hundred_thread(void *arg)
+{
+	long i = (long)arg;
+	spin_cpu(200000);
+	if (i % 10 == 9)
+		around_named("h_spin", spin_for, 5);
+	else
+		around_named("h_sleep", sleep_for, 5 + i % 6);
+	spin_cpu(200000);
+	return NULL;
+}
+
+static void hundred(void)
+{
+	pthread_t t[HUNDRED_THREADS];
+	TT_INSTANT("main starts");
+	for (long i = 0; i < HUNDRED_THREADS; i++)
+		pthread_create(&t[i], NULL, hundred_thread, (void *)i);
+	for (int i = 0; i < HUNDRED_THREADS; i++)
+		pthread_join(t[i], NULL);
+	say_tt_sched_cpu();
 }
 
 /* perf_event_open fails with EACCES from now on, in every thread of the process. */
@@ -584,6 +733,7 @@ extern char **environ;
 int main(int argc, char **argv)
 {
 	const char *what = argc > 1 ? argv[1] : "";
+	main_began_ns = now_ns(CLOCK_MONOTONIC);
 	if (strcmp(what, "seccomp") == 0) {
 		/* As a sandbox set up before the program runs: the filter first, then this
 		 * program again (the system call, not ticktrace's execve, which would end this
@@ -635,6 +785,10 @@ int main(int argc, char **argv)
 		short_threads();
 	} else if (strcmp(what, "crowd") == 0) {
 		crowd();
+	} else if (strcmp(what, "burst") == 0) {
+		burst();
+	} else if (strcmp(what, "hundred") == 0) {
+		hundred();
 	} else if (strcmp(what, "afterfree") == 0) {
 		after_free();
 	} else if (strcmp(what, "lastscope") == 0) {
@@ -658,7 +812,7 @@ int main(int argc, char **argv)
 	} else if (strcmp(what, "flatout") == 0 && argc > 2) {
 		flatout(argv[2]);
 	} else {
-		fprintf(stderr, "usage: sched_causes_prog sleep|lock|spin|work|hang|pingpong N M|short|crowd|crowdfork|afterfree|"
+		fprintf(stderr, "usage: sched_causes_prog sleep|lock|spin|work|hang|pingpong N M|short|crowd|burst|hundred|crowdfork|afterfree|"
 			"lastscope|seccomp|snapshots TABLE|"
 			"snapcap|flatout TABLE\n");
 		return 2;
