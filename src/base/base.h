@@ -158,12 +158,17 @@ void tt__err_to(int where, int (*name_of)(char *buf, size_t size)) TT__HIDDEN;
 /* In a forked child: the parent's log let go; the child's named at its first line. */
 void tt__err_after_fork_in_child(void) TT__HIDDEN;
 /* The calling thread, one of ticktrace's, gets a table of descriptors of its own,
- * empty (not even stderr): what it opens there is out of the program's reach (its
- * closefrom, close_range, loops of close, dup2) and takes none of its RLIMIT_NOFILE
- * numbers; what it says (tt__err) goes to the program's number 2 all the same, copied
- * into its table for each line (pidfd_getfd, Linux 5.6). 0, or -errno (seccomp, say):
- * the thread shares the program's table. */
-int tt__fd_private_table(void) TT__HIDDEN;
+ * empty (not even stderr) but for the `count` descriptors of `keep` that are still
+ * theirs (the others forgotten: found again by name, where they are): what it opens
+ * there is out of the program's reach (its closefrom, close_range, loops of close,
+ * dup2, even between a check and the call it allows) and takes none of its
+ * RLIMIT_NOFILE numbers; what it says (tt__err) goes to the program's number 2 all the
+ * same, copied into its table for each line (tt__fd_of_program). 0, or -errno
+ * (seccomp, say): the thread shares the program's table. */
+int tt__fd_private_table(struct tt__fd *const *keep, size_t count) TT__HIDDEN;
+/* A copy of the program's descriptor `fd` in the calling thread's table (close-on-
+ * exec; from a table of its own, pidfd_getfd, Linux 5.6), or -1 with errno. */
+int tt__fd_of_program(int fd) TT__HIDDEN;
 
 /* switches.c: a thread's context switches, as the kernel records them */
 struct tt__switches {

@@ -14,10 +14,10 @@
  * nothing allocated, nothing said between them): the window is one system call's
  * return and the next one's entry, at a number the program reaches only by naming it
  * or by holding three quarters of its limit; the next check finds the number taken.
- * Closing it would take the kernel's help: a descriptor table of ticktrace's own
- * (unshare(CLONE_FILES), as tt-sched has, which would part ticktrace's writing
- * threads from the program's stderr and /dev/fd names) or io_uring's registered
- * files. */
+ * Closing it takes a descriptor table of ticktrace's own (tt__fd_private_table,
+ * unshare(CLONE_FILES)): tt-sched's and tt-drain's (the stream's file, made there), and
+ * the writers' at the descriptor limit; the program's stderr and its descriptors by
+ * name (/dev/stdout) reach them as copies (tt__fd_of_program). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -223,17 +223,18 @@ static int tt__err_fits(int fd)
 	return flags >= 0 && (flags & O_APPEND);
 }
 
-/* The program's number 2 for a thread with a table of its own: a copy of it in that
- * table for one line (kept, it would hold a pipe the program let go open: a daemon's
- * starter waiting for its end), or -1. */
-static int tt__err_fetch(void)
+int tt__fd_of_program(int fd)
 {
+	if (!tt__own_table)
+		return fcntl(fd, F_DUPFD_CLOEXEC, 0);
 	int pidfd = (int)syscall(SYS_pidfd_open, getpid(), 0);
 	if (pidfd < 0)
 		return -1;
-	int fd = (int)syscall(SYS_pidfd_getfd, pidfd, 2, 0);
+	int copy = (int)syscall(SYS_pidfd_getfd, pidfd, fd, 0);
+	int err = errno;
 	close(pidfd);
-	return fd;
+	errno = err;
+	return copy;
 }
 
 /* All of `size` bytes to `fd`: 1, or 0 (a write failed: the line is let go, as
@@ -358,7 +359,9 @@ static int tt__err_put(const char *buf, size_t size)
 		if (said >= 0)
 			return said;
 	}
-	int fd = tt__own_table ? tt__err_fetch() : 2;
+	/* (a thread with a table of its own: a copy for this line; kept, it would hold a
+	 * pipe the program let go open, a daemon's starter waiting for its end) */
+	int fd = tt__own_table ? tt__fd_of_program(2) : 2;
 	int said = fd >= 0 && tt__err_fits(fd) && tt__write_all(fd, buf, size);
 	if (fd >= 0 && fd != 2)
 		close(fd);
@@ -424,21 +427,37 @@ static void tt__close_range(unsigned first, unsigned last)
 		close(fd);
 }
 
-int tt__fd_private_table(void)
+int tt__fd_private_table(struct tt__fd *const *keep, size_t count)
 {
 	if (unshare(CLONE_FILES) < 0)
 		return -errno;
 	tt__own_table = 1;
 	/* The copy holds the program's files open (a pipe's reader would wait on it for
-	 * its end): let every one go. A sanitizer build
+	 * its end): let every one go but those kept, each still the file it was (else the
+	 * program's by now: let go with the rest, and forgotten). A sanitizer build
 	 * keeps number 2, where the sanitizers write their reports (raw writes, not
 	 * tt__err's): the program's stderr as it was, held open by this thread. */
+	unsigned from = 0;
 #ifdef TT_SANITIZED
 	tt__close_range(0, 1);
-	tt__close_range(3, ~0u);
-#else
-	tt__close_range(0, ~0u);
+	from = 3;
 #endif
+	for (size_t i = 0; i < count; i++)
+		if (keep[i]->fd >= 0 && !tt__fd_is(keep[i], 1))
+			tt__fd_forget(keep[i]);
+	for (;;) {
+		/* (the lowest kept number from `from` on: a few, looked over again each time) */
+		unsigned next = ~0u;
+		for (size_t i = 0; i < count; i++)
+			if (keep[i]->fd >= (int)from && (unsigned)keep[i]->fd < next)
+				next = (unsigned)keep[i]->fd;
+		if (next == ~0u)
+			break;
+		if (next > from)
+			tt__close_range(from, next - 1);
+		from = next + 1;
+	}
+	tt__close_range(from, ~0u);
 	return 0;
 }
 

@@ -1,7 +1,9 @@
 /* Mode stream: a drain thread writes every thread's full chunks into the raw file
  * while the program runs, and recycles them, so that memory stays bounded however
  * long the run. The file is created at start under its final name with the
- * TT_FILE_STREAMED flag; sections are appended as records are drained:
+ * TT_FILE_STREAMED flag, by the drain in a table of descriptors of its own (the
+ * program's dup2 or close of any number never reaches it, even between the drain's
+ * check and its write); sections are appended as records are drained:
  *
  *   header | PROCESS | MODULES | THREAD (tt-drain) | { SITES | THREAD | EVENTS }...
  *          | THREAD_TOTALS... | MODULES | END
@@ -85,6 +87,14 @@ struct tt__stream {
 	int no_reserve;
 	uint64_t reserved_to; /* the file's blocks are reserved up to this offset */
 	int in_place; /* a device or FIFO: written in order, never rewritten */
+	/* The file is made by the drain, in a table of descriptors of its own where it can
+	 * (own_table): no dup2 or close of the program's ever reaches its number, even
+	 * between a check and the write it allows. made_seq (tt_os_wait's word) is bumped
+	 * once it is made or could not be (made_err); closed: the drain's close at the end. */
+	int own_table;
+	uint32_t made_seq;
+	int made_err;
+	int closed;
 	int said_taken; /* that the program took the file's descriptor */
 	uint64_t lost_events; /* events of records never written (tt__stream_lose) */
 	int64_t exited;       /* threads exited whose slots are not retired yet */
@@ -503,14 +513,31 @@ static void tt__stream_end(struct tt__stream *st)
 	if (!st->in_place && st->reserved_to > st->out->offset && !st->out->err &&
 	    !tt__out_own(st->out) && ftruncate(tt__fd_out(st->out)->file.fd, (off_t)st->out->offset) < 0)
 		st->out->err = -errno;
+	/* (in the drain's table, which holds it) */
+	st->closed = tt__fd_close(&tt__fd_out(st->out)->file);
 	tt__spikes_finish();
 }
+
+static int tt__stream_make_file(struct tt__stream *st);
 
 static void *tt__stream_main(void *arg)
 {
 	struct tt__stream *st = arg;
 	tt__thread_running("tt-drain");
 	st->self.tid = tt_os_thread_id();
+	int err = tt__stream_make_file(st);
+	__atomic_store_n(&st->made_err, err, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&st->made_seq, 1, __ATOMIC_RELEASE);
+	tt_os_wake_all(&st->made_seq);
+	if (err && !tt__forked)
+		return NULL; /* (the opener says it, and the run records nothing) */
+	if (err) {
+		/* A forked child's opener does not wait (a fork's child handler): said here,
+		 * and its events counted as lost, as a file's that cannot be written. */
+		fprintf(tt__err, "ticktrace: the child process %d cannot stream its trace to %s (%s)\n",
+			(int)getpid(), st->path, strerror(-err));
+		st->out->err = err;
+	}
 	uint64_t ignored = 0;
 	tt__out_thread_info(st->out, TT_SEC_THREAD, &st->self, 0, &ignored);
 	st->end.threads++;
@@ -574,7 +601,30 @@ static int tt__stream_begin_file(struct tt__out *out, void *arg)
 	return err ? err : out->err;
 }
 
-/* Creates the file and writes what is known at start; then the drain thread. */
+/* The drain, first: its table of descriptors (the spike log it writes kept in it),
+ * then the file, created with what is known at start written. */
+static int tt__stream_make_file(struct tt__stream *st)
+{
+	struct tt__fd *log = tt__spikes_log();
+	st->own_table = tt__fd_private_table(&log, log ? 1 : 0) == 0;
+	/* A new file (read too, for the copies a dump with a path makes) put in place
+	 * once its beginning is written; a device or FIFO written in place, as it comes
+	 * (no header refresh). */
+	int err = tt__create_run_file(st->path, sizeof st->path, &st->in_place, st->out,
+				      tt__stream_begin_file, NULL);
+	if (err)
+		return err;
+	/* (Found again by its name if the program closes it, where the drain shares its
+	 * table: not a device's.) */
+	tt__fd_out(st->out)->path = st->in_place ? NULL : st->path;
+	if (!st->in_place)
+		tt__list_written(st->path);
+	st->last_period_ns = tt_os_monotonic_ns();
+	return 0;
+}
+
+/* The drain thread, which makes the file: waited for, but in a forked child (its
+ * child handler), whose drain says itself what it could not make. */
 static int tt__stream_open(struct tt__stream *st)
 {
 	int err = tt__default_path(st->path, sizeof st->path);
@@ -585,21 +635,6 @@ static int tt__stream_open(struct tt__stream *st)
 		return -ENOMEM;
 	tt__fd_out_init(file);
 	st->out = &file->out;
-	/* A new file (read too, for the copies a dump with a path makes) put in place
-	 * once its beginning is written; a device or FIFO written in place, as it comes
-	 * (no header refresh). */
-	err = tt__create_run_file(st->path, sizeof st->path, &st->in_place, st->out,
-				  tt__stream_begin_file, NULL);
-	if (err) {
-		free(st->out);
-		st->out = NULL;
-		return err;
-	}
-	/* (Found again by its name if the program closes it: not a device's.) */
-	tt__fd_out(st->out)->path = st->in_place ? NULL : st->path;
-	if (!st->in_place)
-		tt__list_written(st->path);
-	st->last_period_ns = tt_os_monotonic_ns();
 	snprintf(st->self.name, sizeof st->self.name, "tt-drain");
 	st->self.named = 1;
 	st->self.index = UINT32_MAX; /* never a recording thread's */
@@ -607,8 +642,11 @@ static int tt__stream_open(struct tt__stream *st)
 	st->lock = (struct tt__lock)TT__LOCK_INIT(TT__LOCK_STREAM);
 	st->dump_lock = (struct tt__lock)TT__LOCK_INIT(TT__LOCK_STREAM_DUMP);
 	err = tt__start_thread(&st->thread, tt__stream_main, st, 0, !tt__forked);
+	while (!err && !tt__forked && !__atomic_load_n(&st->made_seq, __ATOMIC_ACQUIRE))
+		tt_os_wait(&st->made_seq, 0, TT_OS_FOREVER);
+	if (!err && !tt__forked && (err = __atomic_load_n(&st->made_err, __ATOMIC_RELAXED)))
+		pthread_join(st->thread, NULL);
 	if (err) {
-		tt__fd_close(&tt__fd_out(st->out)->file);
 		free(st->out);
 		st->out = NULL;
 		return err;
@@ -676,7 +714,7 @@ int tt__stream_finish(void)
 			"failed (%s)\n", st->path, st->lost_events,
 			strerror(-(st->disk_full ? st->disk_full : st->out->err)));
 	int err = st->said_taken ? 0 : st->out->err;
-	int closed = tt__fd_close(&tt__fd_out(st->out)->file);
+	int closed = st->closed;
 	if (!err && !closed && tt__nothing_to_write())
 		tt_os_remove(st->path); /* (named as it began: the default name's, in place never) */
 	return err ? err : st->said_taken ? 0 : closed;
@@ -689,8 +727,12 @@ void tt__stream_after_fork(void)
 	struct tt__stream *st = &tt__stream;
 	if (!st->running)
 		return;
-	/* The parent's buffered bytes and descriptor are the parent's. */
-	tt__fd_close(&tt__fd_out(st->out)->file);
+	/* The parent's buffered bytes and descriptor are the parent's: in its drain's
+	 * table, not in this copy of the program's. */
+	if (st->own_table)
+		tt__fd_forget(&tt__fd_out(st->out)->file);
+	else
+		tt__fd_close(&tt__fd_out(st->out)->file);
 	free(st->out);
 	tt__site_set_clear(&st->sites);
 	tt__site_set_clear(&st->fresh);

@@ -26,6 +26,9 @@ size_t tt__patched_name(uint64_t address, const struct link_map *module, char *b
  * draining mode (stream) as it writes, or else by tt-spikes from the chunks; each
  * spike logged as it ends */
 void tt__spikes_start(void) TT__HIDDEN; /* a failure said */
+/* The log's descriptor (NULL: no log file), for the draining thread that writes it to
+ * keep in a table of its own (tt__fd_private_table). */
+struct tt__fd *tt__spikes_log(void) TT__HIDDEN;
 /* Records [begin, end) of a slot, just written. */
 void tt__spikes_feed(struct tt__slot *slot, const struct tt_record *begin,
 		     const struct tt_record *end) TT__HIDDEN;

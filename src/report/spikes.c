@@ -287,6 +287,12 @@ void tt__spikes_start(void)
 			"is logged nor snapshot taken\n", strerror(-err));
 }
 
+struct tt__fd *tt__spikes_log(void)
+{
+	struct tt__spikes *sp = &tt__spikes;
+	return sp->out && sp->out != tt__err ? &sp->log : NULL; /* (stderr: the program's) */
+}
+
 static void tt__spikes_forget(struct tt__slot *slot);
 static void tt__spikes_restart(struct tt__spikes_thread *t);
 

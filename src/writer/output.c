@@ -319,8 +319,9 @@ int tt__open_in_place(const char *path)
 {
 	int named = tt__named_descriptor(path);
 	if (named >= 0) {
-		/* (the program's own: its flags are left as they are) */
-		int fd = fcntl(named, F_DUPFD_CLOEXEC, 0);
+		/* (the program's own: its flags are left as they are; a copy in the table of
+		 * a thread with one of its own) */
+		int fd = tt__fd_of_program(named);
 		return fd < 0 ? -errno : fd;
 	}
 	/* Non-blocking, and kept so: a FIFO with no reader fails (ENXIO), and one whose
@@ -561,7 +562,7 @@ struct tt__apart {
 static void *tt__run_apart(void *apart)
 {
 	struct tt__apart *a = apart;
-	a->err = tt__fd_private_table();
+	a->err = tt__fd_private_table(NULL, 0);
 	if (!a->err)
 		a->err = a->job(a->arg);
 	return NULL;

@@ -1,7 +1,8 @@
 /* descriptors.py's program: a program that takes ticktrace's descriptors, as daemons
  * do, and one that needs all of its own.
  *
- *   descriptors_prog HOW DIR   HOW: closefrom, close_range, loop (close 3..1023), dup2
+ *   descriptors_prog HOW DIR   HOW: closefrom, close_range, loop (close 3..1023), dup2,
+ *                              dup2_at_write
  *
  * 4 threads named "worker" record TT__WORKER_FIRST scopes each and wait; then the
  * program takes every descriptor but 0..2 (HOW), opens 8 files DIR/own-N (dup2:
@@ -10,6 +11,13 @@
  * writes 4 rounds of 72 bytes into each file (dup2: then closes the numbers it
  * dup2'd). Prints "written" and exits 0 when every write and close of its own
  * succeeded; otherwise says which failed and exits 1.
+ *
+ * dup2_at_write: as dup2, with its own file also put, by a thread of its own, at the
+ * trace's number each time ticktrace's drain thread (tt-drain) writes, seeks or
+ * truncates it: after ticktrace's last check of the number and before its call, the
+ * one system call's window a dup2 over every number hit by chance (1 run in 30 to
+ * 60). The program's calls of write, writev, pwrite64, lseek64, fallocate64 and
+ * ftruncate64 are its own, below: the runtime's calls reach them first.
  *
  *   descriptors_prog profile DIR
  *
@@ -37,14 +45,18 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <ticktrace.h>
+#include <ticktrace/format.h>
 #include <ticktrace/profile.h>
 
 #define TT__WORKERS 4
@@ -88,6 +100,77 @@ static void *tt_stay(void *release)
 	return NULL;
 }
 
+/* dup2_at_write: the taker's file (-1: none), the number it is asked to put it at, and
+ * the asking. */
+static int tt_taker_file = -1;
+static int tt_taker_at;
+static sem_t tt_taker_ask, tt_taker_done;
+
+/* A thread of the program's: puts its file at the number asked, in the program's table. */
+static void *tt_taker(void *unused)
+{
+	(void)unused;
+	for (;;) {
+		while (sem_wait(&tt_taker_ask) < 0)
+			;
+		dup2(tt_taker_file, tt_taker_at);
+		sem_post(&tt_taker_done);
+	}
+	return NULL;
+}
+
+/* Before tt-drain's call on `fd`, the trace's number in its table: the program's
+ * file put there first, as a program's dup2 that came just after ticktrace's check. */
+static void tt_take_before(int fd)
+{
+	char name[16] = "", magic[8];
+	if (tt_taker_file < 0 || fd < 3 || prctl(PR_GET_NAME, name) < 0 || strcmp(name, "tt-drain") != 0)
+		return;
+	/* (a trace begins with its magic, 8 bytes) */
+	if (pread(fd, magic, sizeof magic, 0) != sizeof magic || memcmp(magic, TT_FILE_MAGIC, 8) != 0)
+		return;
+	tt_taker_at = fd;
+	sem_post(&tt_taker_ask);
+	while (sem_wait(&tt_taker_done) < 0)
+		;
+}
+
+ssize_t write(int fd, const void *buf, size_t size)
+{
+	tt_take_before(fd);
+	return syscall(SYS_write, fd, buf, size);
+}
+
+ssize_t writev(int fd, const struct iovec *iov, int count)
+{
+	tt_take_before(fd);
+	return syscall(SYS_writev, fd, iov, count);
+}
+
+ssize_t pwrite64(int fd, const void *buf, size_t size, off64_t at)
+{
+	tt_take_before(fd);
+	return syscall(SYS_pwrite64, fd, buf, size, at);
+}
+
+off64_t lseek64(int fd, off64_t at, int whence)
+{
+	tt_take_before(fd);
+	return syscall(SYS_lseek, fd, at, whence);
+}
+
+int fallocate64(int fd, int mode, off64_t at, off64_t len)
+{
+	tt_take_before(fd);
+	return (int)syscall(SYS_fallocate, fd, mode, at, len);
+}
+
+int ftruncate64(int fd, off64_t len)
+{
+	tt_take_before(fd);
+	return (int)syscall(SYS_ftruncate, fd, len);
+}
+
 static long tt_open_limit(void)
 {
 	long max = sysconf(_SC_OPEN_MAX);
@@ -106,6 +189,15 @@ static int tt_take(const char *how, const int *own)
 	} else if (strcmp(how, "loop") == 0) {
 		for (int fd = 3; fd < 1024; fd++)
 			close(fd);
+	} else if (strcmp(how, "dup2_at_write") == 0) {
+		pthread_t taker;
+		sem_init(&tt_taker_ask, 0, 0);
+		sem_init(&tt_taker_done, 0, 0);
+		tt_taker_file = own[0];
+		if (pthread_create(&taker, NULL, tt_taker, NULL) != 0) {
+			perror("descriptors_prog: taker");
+			return -1;
+		}
 	} else if (strcmp(how, "dup2") == 0) {
 		for (long fd = 3; fd < tt_open_limit(); fd++) {
 			int mine = 0;
@@ -149,7 +241,7 @@ static int tt_daemon_like(const char *how, const char *dir)
 	pthread_barrier_wait(&tt_recorded);
 	tt_pause_ms(100); /* tt-sched asks for the workers' switches meanwhile */
 	int own[TT__OWN_FILES];
-	int dup2ed = strcmp(how, "dup2") == 0;
+	int dup2ed = strncmp(how, "dup2", 4) == 0;
 	if ((dup2ed && tt_open_own(dir, own) < 0) || tt_take(how, own) < 0 ||
 	    (!dup2ed && tt_open_own(dir, own) < 0))
 		return 1;
@@ -283,7 +375,7 @@ static int tt_holds_all(void)
 int main(int argc, char **argv)
 {
 	if (argc != 3) {
-		fprintf(stderr, "usage: descriptors_prog closefrom|close_range|loop|dup2|limit|full|closes DIR\n");
+		fprintf(stderr, "usage: descriptors_prog closefrom|close_range|loop|dup2|dup2_at_write|limit|full|closes DIR\n");
 		return 2;
 	}
 	if (strcmp(argv[1], "limit") == 0)
