@@ -19,7 +19,10 @@
  *
  * With "early": a thread sleeps 60 ms in a scope "long" (tt-sched watches it, looking
  * each period), while main, from 3 ms on, sleeps 1.7 ms in each of 12 scopes "nap",
- * 0.3 ms apart                                                   {"main": TID} */
+ * 0.3 ms apart                                                   {"main": TID}
+ *
+ * With "open-at-exit": a thread leaves by pthread_exit 8 ms into its scope "left_open",
+ * another is cancelled 20 ms into "cancelled" (open_at_exit). */
 #include <dirent.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -194,8 +197,46 @@ static int one_by_one(void)
 	return 0;
 }
 
+static void *exits_in_scope(void *unused)
+{
+	(void)unused;
+	TT_BEGIN("left_open");
+	nap_ms(8);
+	pthread_exit(NULL);
+}
+
+static void *cancelled_in_scope(void *unused)
+{
+	(void)unused;
+	TT_BEGIN("cancelled");
+	for (;;)
+		nap_ms(1);
+	return NULL;
+}
+
+/* Threads that leave with a scope open: one by pthread_exit after an 8 ms sleep, one
+ * cancelled by main after 20 ms ({"exits": TID, "cancelled": TID}). */
+static int open_at_exit(void)
+{
+	pthread_t exits, cancelled;
+	if (pthread_create(&exits, NULL, exits_in_scope, NULL) != 0 ||
+	    pthread_create(&cancelled, NULL, cancelled_in_scope, NULL) != 0) {
+		perror("sched_first_prog: open-at-exit");
+		return 1;
+	}
+	nap_ms(20);
+	pthread_cancel(cancelled);
+	if (pthread_join(cancelled, NULL) != 0 || pthread_join(exits, NULL) != 0)
+		return 1;
+	nap_ms(10);
+	printf("{\"done\": 1}\n");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc == 2 && strcmp(argv[1], "open-at-exit") == 0)
+		return open_at_exit();
 	if (argc == 2 && strcmp(argv[1], "one-by-one") == 0)
 		return one_by_one();
 	if (argc == 2 && strcmp(argv[1], "early") == 0)

@@ -116,6 +116,26 @@ def exits(what, out, spikes, threads):
               % (what, tid, states[-1] if states else None, (exited - f.start[1]) / 1000))
 
 
+def open_at_exit(tmp):
+    """Threads that leave with a scope open (pthread_exit 8 ms in, cancelled 20 ms in):
+    each scope lasts until its thread's exit, which its states say, and is a spike with
+    its split (it was closed at its last event, its begin: 0 ns, no spike)."""
+    for mode in ("stop", "stream"):
+        out = os.path.join(tmp, "open-%s.ttr" % mode)
+        p = subprocess.run([PROG, "open-at-exit"], env=dict(os.environ, TICKTRACE_OUT=out, TICKTRACE_MODE=mode),
+                           capture_output=True, text=True, timeout=60)
+        check(p.returncode == 0, "open-at-exit, mode %s failed (%d): %s" % (mode, p.returncode, p.stderr))
+        if p.returncode != 0:
+            continue
+        spikes = {sp["name"]: sp for sp in spikes_of(out)}
+        for name, at_least_ms in (("left_open", 8), ("cancelled", 15)):
+            sp = spikes.get(name)
+            check(sp and sp["dur_ns"] >= at_least_ms * MS and sp.get("blocked_ns", 0) >= (at_least_ms - 1) * MS,
+                  "open-at-exit, mode %s: %s, open as its thread left %d ms in or later, as a spike: %s"
+                  % (mode, name, at_least_ms, sp))
+    print("open-at-exit: scopes open as their threads exited last until the exits, split")
+
+
 COST = re.compile(r"ticktrace: threads switch (\d+) times a second: their states cost about (\d+)% "
                   r"of the program's CPU time")
 
@@ -280,6 +300,7 @@ def main():
         price(tmp)
         price_while_running(tmp)
         one_by_one(tmp)
+        open_at_exit(tmp)
         early(tmp)
         late(tmp)
         for mode in ("stop", "stream"):

@@ -601,18 +601,25 @@ int tt_decoder_finish_thread(struct tt_decoder *d, const struct tt_thread *t)
 				   "%s record without its %s (the thread's records end)",
 				   tt_kind_name(st->pending),
 				   st->pending == TT_REC_DESCRIBE ? "TEXT records" : "VALUE record");
+	/* A thread that exited with scopes open (pthread_exit, cancelled) was in them until
+	 * its exit, where its states say it (tt_sched_info.exited_ns); else all that is
+	 * known is its last event. */
+	int64_t exit_ts = t->exited_ns ? tt_rebase(t->exited_ns, d->trace->base_ns) : INT64_MIN;
+	bool at_exit = st->started && exit_ts > st->last_ts;
+	int64_t close_ts = at_exit ? exit_ts : st->last_ts;
 	if (st->depth > 0) {
 		const struct tt_event *in = &st->stack[st->depth - 1];
 		char fn[32];
 		int len = in->site ? (int)(in->site->name.len > 64 ? 64 : in->site->name.len) :
 			  (int)tt_trace_func_name(d->trace, t->file, in->func, fn, sizeof(fn));
-		tt_decoder_warn(d, "%s: %" PRIu32 " scopes left open at its last event, closed there "
+		tt_decoder_warn(d, "%s: %" PRIu32 " scopes left open at its last event, closed %s "
 				"and flagged \"unterminated\" (innermost: %.*s, opened at offset %" PRIu64 ")",
-				tt_thread_label(t, who, sizeof(who)), st->depth, len,
+				tt_thread_label(t, who, sizeof(who)), st->depth,
+				at_exit ? "at its exit (its states say when)" : "there", len,
 				in->site ? in->site->name.ptr : fn, in->offset);
 	}
 	for (uint32_t n = tt_scopes_finish(&st->scopes); n > 0; n--)
-		if (tt_close_scope(d, st, st->last_ts, TT_EV_UNTERMINATED) < 0)
+		if (tt_close_scope(d, st, close_ts, TT_EV_UNTERMINATED) < 0)
 			return -1;
 	/* at or after its last event (the runs stopped at each): what is left */
 	if (tt_decoder_emit_marks(d, st, INT64_MAX) < 0)
