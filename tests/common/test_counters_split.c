@@ -297,6 +297,16 @@ static void test_no_split_says_why(void **state)
 			     "what it left unread)");
 	assert_no_split_says(&l, start, end, NULL, 0,
 			     "the kernel refused its thread states (perf_event_open: Permission denied)");
+	/* Read too far inside it, where the budget left scopes unread (a thread's last
+	 * spike before its exit, no reading after it: an outside recheck read the budget
+	 * nowhere in it) */
+	struct tt_an_causes far = {.miss = TT_AN_MISS_TOO_FAR, .miss_start_ns = 134 * US,
+				   .miss_end_ns = 11878 * US, .miss_budget = true};
+	char why[TT_SCHED_NONE_TEXT];
+	assert_string_equal(tt_an_no_split_text(&far, REFUSED, why, sizeof why),
+			    "its counters were read too far inside it (134.000 us after its start, 11.878 ms "
+			    "before its end); tt-sched's CPU budget left scopes of its thread unread, this one "
+			    "maybe (info says how many)");
 }
 
 /* A spin held off its CPU most of the time (an outside check: 5 ms of CPU in an 82 ms

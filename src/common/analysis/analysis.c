@@ -573,9 +573,9 @@ const char *tt_an_no_split_text(const struct tt_an_causes *c, uint32_t no_states
 			     tt_an_fmt_ns(a, c->miss_start_ns), tt_an_fmt_ns(b, c->miss_end_ns));
 		break;
 	case TT_AN_MISS_TOO_FAR:
-		snprintf(buf, cap, "its counters were read too far inside it (%s after its start, %s "
-			 "before its end)", tt_an_fmt_ns(a, c->miss_start_ns), tt_an_fmt_ns(b, c->miss_end_ns));
-		return buf;
+		n = snprintf(buf, cap, "its counters were read too far inside it (%s after its start, %s "
+			     "before its end)", tt_an_fmt_ns(a, c->miss_start_ns), tt_an_fmt_ns(b, c->miss_end_ns));
+		break;
 	case TT_AN_MISS_NEVER_READ:
 		snprintf(buf, cap, "its thread's counters were never read (tt-sched reads them inside a "
 			 "scope open 2 ms, while within its CPU budget: info says what it left unread)");
