@@ -525,7 +525,13 @@ static void *tt__stream_main(void *arg)
 	struct tt__stream *st = arg;
 	tt__thread_running("tt-drain");
 	st->self.tid = tt_os_thread_id();
+	/* As its passes: a fork waits meanwhile, never finding it inside malloc or
+	 * dl_iterate_phdr's lock, which the child would inherit held (a forked child's
+	 * drain makes its file while the child goes on, and forks: tmux's server and its
+	 * panes hung there, their drains waiting for that lock forever) */
+	tt__background_work(1);
 	int err = tt__stream_make_file(st);
+	tt__background_work(0);
 	__atomic_store_n(&st->made_err, err, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&st->made_seq, 1, __ATOMIC_RELEASE);
 	tt_os_wake_all(&st->made_seq);
