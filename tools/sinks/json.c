@@ -538,8 +538,7 @@ static int tt_json_states(struct tt_json *j, const struct tt_trace *t, const str
 		uint32_t cpu = tt_state_cpu(th, i);
 		/* what no switch says (tt_state_cpu), as in the .pftrace: not shown; nor the
 		 * last state, but a run its thread's exit ends */
-		bool exits = i + 1 == th->nstates && th->exited_ns && st->what == TT_SCHED_RUNNING &&
-			     cpu != TT_NO_CPU;
+		bool exits = tt_state_exits(th, i);
 		if (!exits && !tt_state_shown(th, i))
 			continue;
 		if (!named && tt_json_states_track(j, th, pid, tid) < 0)

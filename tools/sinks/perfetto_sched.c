@@ -33,6 +33,13 @@ uint32_t tt_state_cpu(const struct tt_thread *th, size_t i)
 	return tt_pf_is_out(&th->states[i + 1]) ? th->states[i + 1].cpu : TT_NO_CPU;
 }
 
+bool tt_state_exits(const struct tt_thread *th, size_t i)
+{
+	const struct tt_sched_state *st = &th->states[i];
+	return i + 1 == th->nstates && th->exited_ns && th->exited_ns >= st->ns &&
+	       st->what == TT_SCHED_RUNNING && tt_state_cpu(th, i) != TT_NO_CPU;
+}
+
 bool tt_state_shown(const struct tt_thread *th, size_t i)
 {
 	return i + 1 < th->nstates && th->states[i].what != TT_SCHED_UNKNOWN &&
@@ -160,7 +167,7 @@ static bool tt_pf_run(const struct tt_thread *th, size_t i, struct tt_pf_run *r)
 			r->end--;
 		r->ends = out ? TT_PF_OUT : TT_PF_UNSAID;
 		r->what = out ? (uint8_t)next->what : 0;
-	} else if (th->exited_ns && th->exited_ns >= st->ns) {
+	} else if (tt_state_exits(th, i)) {
 		r->end = th->exited_ns;
 		r->ends = TT_PF_EXIT;
 	}

@@ -148,6 +148,10 @@ uint32_t tt_state_cpu(const struct tt_thread *th, size_t i);
  * JSON, a thread_state row of trace_processor's from a .pftrace): it has an end, and a
  * state and CPU the switches say (perfetto_sched.c). */
 bool tt_state_shown(const struct tt_thread *th, size_t i);
+/* Whether th->states[i] is its thread's last, a run on a CPU the switches say, that
+ * the thread's exit ends (tt_sched_info.exited_ns): shown up to the exit, which both
+ * writers take for its end (perfetto_sched.c). */
+bool tt_state_exits(const struct tt_thread *th, size_t i);
 
 /* How many of a trace's states the writers show, whole (perfetto_sched.c). */
 uint64_t tt_states_shown(const struct tt_trace *t);
