@@ -298,7 +298,11 @@ def counters_agree(k, sp, label):
           "%s: %d + %d + %d + %d is not its %d ns" % (name, on, pre, blk, unknown, dur))
     check("minor_faults" in sp and "major_faults" in sp, name + ": no page faults: %s" % sp)
     excess = k["wall_ns"] - dur  # the kernel's window beyond the scope
-    tol = err + WINDOW_NS + dur // 50
+    # Where the kernel's own CPU time and run-queue wait add up to more than the wall
+    # time between the test's readings (seen at load 18 under KVM: 6.06 + 114.89 ms in
+    # 115.32), no split that sums to the scope can match both: what they overcount is slack.
+    overcount = max(0, k["run_ns"] + k["wait_ns"] - k["wall_ns"])
+    tol = err + WINDOW_NS + dur // 50 + overcount
     check(k["run_ns"] - excess - tol <= on <= k["run_ns"] + tol,
           "%s: on CPU %d ns, the kernel's %d (within %d)" % (name, on, k["run_ns"], tol))
     check(k["wait_ns"] - excess - tol <= pre <= k["wait_ns"] + tol,
