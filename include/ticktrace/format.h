@@ -306,7 +306,9 @@ enum tt_section_type {
 	 * a spike's causes, where perf_event_open is refused (and beside the switches, the
 	 * CPU time that tells stolen time apart). After a THREAD section of its index; a
 	 * thread may have several, their readings in time order, each section's after the
-	 * last one's. Readers older than it refuse a file that holds one (an unknown
+	 * last one's. One of none says the counters were the thread's source, none read
+	 * (in a live file, TT_FILE_LIVE: read, and kept in the run's memory, as its
+	 * states would be). Readers older than it refuse a file that holds one (an unknown
 	 * section type, at its offset); the version stays. */
 	TT_SEC_SCHEDSTAT = 0x48,
 	/* struct tt_turned_off_info, then count struct tt_turned_off_fn: the patched

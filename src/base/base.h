@@ -140,7 +140,8 @@ FILE *tt__fd_stdio(struct tt__fd *f) TT__HIDDEN;
  * while it is the file it was when ticktrace started, or one lines are written to (a
  * terminal, a pipe, a socket, a file open for appending: a log put there); never a
  * file the program opened at number 2 after closing it (a daemon's data file): the
- * line is then left unsaid. Whole lines, each in one write. tt__err_start notes the
+ * line then goes to the copy tt__err_keep kept, or the log beside the trace. Whole
+ * lines, each in one write. tt__err_start notes the
  * file at start (before it, and where no stream can be made, tt__err is stderr). */
 void tt__err_start(void) TT__HIDDEN;
 FILE *tt__err_stream(void) TT__HIDDEN;
@@ -155,6 +156,12 @@ int tt__err_say(const char *line) TT__HIDDEN;
  * (a directory not writable) sends the lines to stderr, said once. */
 enum { TT__LOG_STDERR, TT__LOG_OFF, TT__LOG_FILE };
 void tt__err_to(int where, int (*name_of)(char *buf, size_t size)) TT__HIDDEN;
+/* The run records: a copy of the program's stderr kept where nothing waits for its
+ * end (a terminal, a file), for the lines said after the program let number 2 go (its
+ * exit's, after gnulib's close_stdout); where none is kept (a pipe, a socket: a daemon
+ * closes it to let its reader go on), they go to the log beside the trace, which says
+ * why as its first line. */
+void tt__err_keep(void) TT__HIDDEN;
 /* In a forked child: the parent's log let go; the child's named at its first line. */
 void tt__err_after_fork_in_child(void) TT__HIDDEN;
 /* The calling thread, one of ticktrace's, gets a table of descriptors of its own,

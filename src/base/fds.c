@@ -346,6 +346,67 @@ static int tt__log_put(const char *buf, size_t size)
 	return said;
 }
 
+/* The program's stderr as it was at start, where number 2 is no longer a place for
+ * lines (closed: gnulib's close_stdout at exit, before ticktrace's last lines; or a
+ * file of the program's there): a copy kept high from the start, only where nothing
+ * waits for its end (a terminal, a file), never a pipe or a socket: a daemon closes
+ * those to let its reader (`$(daemon)`) go on. In the calling thread's table (`own`:
+ * a copy the caller closes), or -1. */
+static struct tt__fd tt__err_copy = {.fd = -1};
+
+static int tt__err_copy_fd(int *own)
+{
+	*own = tt__own_table;
+	if (!tt__own_table)
+		return tt__fd_ours(&tt__err_copy) ? tt__err_copy.fd : -1;
+	struct stat st;
+	int fd = tt__err_copy.fd >= 0 ? tt__fd_of_program(tt__err_copy.fd) : -1;
+	if (fd >= 0 && (fstat(fd, &st) < 0 || st.st_dev != tt__err_copy.dev ||
+			st.st_ino != tt__err_copy.ino)) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+/* A line to the program's stderr (number 2, or the copy of it kept at start): 1 said,
+ * 0 let go (a write failed), -1 no stderr to say it on. */
+static int tt__stderr_put(const char *buf, size_t size)
+{
+	/* (a thread with a table of its own: a copy for this line; kept, it would hold a
+	 * pipe the program let go open, a daemon's starter waiting for its end) */
+	int fd = tt__own_table ? tt__fd_of_program(2) : 2;
+	int own = fd >= 0 && fd != 2;
+	if (fd < 0 || !tt__err_fits(fd)) {
+		if (own)
+			close(fd);
+		fd = tt__err_copy_fd(&own);
+		if (fd < 0)
+			return -1;
+	}
+	int said = tt__write_all(fd, buf, size);
+	if (own)
+		close(fd);
+	return said;
+}
+
+/* Where the program let its stderr go and none of it is kept (a pipe): its lines into
+ * the log beside the trace (info names it), the first of them saying why. */
+static int tt__moved_said;
+
+static int tt__log_instead(const char *buf, size_t size)
+{
+	if (!tt__log_name_of)
+		return -1;
+	static const char why[] = "ticktrace: the program closed its stderr (or put a file of its "
+				  "own at number 2), which ticktrace does not hold open (a pipe's "
+				  "reader waits for its end): its lines are here\n";
+	if (!__atomic_exchange_n(&tt__moved_said, 1, __ATOMIC_ACQ_REL) &&
+	    tt__log_put(why, sizeof why - 1) < 0)
+		return -1;
+	return tt__log_put(buf, size);
+}
+
 /* Writes `size` bytes where ticktrace's lines go: 1, or 0 (not there to be said). */
 static int tt__err_put(const char *buf, size_t size)
 {
@@ -359,14 +420,11 @@ static int tt__err_put(const char *buf, size_t size)
 		if (said >= 0)
 			return said;
 	}
-	/* (a thread with a table of its own: a copy for this line; kept, it would hold a
-	 * pipe the program let go open, a daemon's starter waiting for its end) */
-	int fd = tt__own_table ? tt__fd_of_program(2) : 2;
-	int said = fd >= 0 && tt__err_fits(fd) && tt__write_all(fd, buf, size);
-	if (fd >= 0 && fd != 2)
-		close(fd);
+	int said = tt__stderr_put(buf, size);
+	if (said < 0 && where == TT__LOG_STDERR)
+		said = tt__log_instead(buf, size);
 	errno = saved_errno;
-	return said;
+	return said > 0;
 }
 
 static ssize_t tt__err_write(void *cookie, const char *buf, size_t size)
@@ -409,11 +467,21 @@ void tt__err_to(int where, int (*name_of)(char *buf, size_t size))
 	__atomic_store_n(&tt__log_where, where, __ATOMIC_RELEASE);
 }
 
+void tt__err_keep(void)
+{
+	struct stat st;
+	if (tt__err_copy.fd < 0 && tt__log_where != TT__LOG_OFF && tt__err_was.fd == 2 &&
+	    fstat(2, &st) == 0 && st.st_dev == tt__err_was.dev && st.st_ino == tt__err_was.ino &&
+	    (S_ISCHR(st.st_mode) || S_ISREG(st.st_mode)))
+		tt__fd_keep(&tt__err_copy, fcntl(2, F_DUPFD_CLOEXEC, 0));
+}
+
 void tt__err_after_fork_in_child(void)
 {
 	/* (the parent's log, inherited: the child names and opens its own) */
 	tt__fd_close(&tt__log_fd);
 	tt__log_named = 0;
+	tt__moved_said = 0;
 }
 
 /* Closes the calling thread's descriptors first to last. (Before Linux 5.9, one by one.) */

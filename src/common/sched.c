@@ -53,7 +53,8 @@ const char *tt_sched_none_text(uint32_t thread_flags, char *buf, size_t cap)
 		break;
 	case TT_NO_STATES_LIVE:
 		snprintf(buf, cap, "a live file (the run crashed, was killed, or still runs): its thread "
-			 "states were in the run's memory only, written with its trace at its end");
+			 "states (or the counters standing in for them) were in the run's memory only, "
+			 "written with its trace at its end");
 		break;
 	default:
 		snprintf(buf, cap, "the file does not say why its thread has no states (written before "

@@ -386,6 +386,10 @@ void tt__sched_say_refused(void) TT__HIDDEN;
 /* A slot's THREAD flags for why it has no states (TT_THREAD_NO_STATES_FLAGS), 0 when
  * it has them. */
 uint32_t tt__sched_no_states(const struct tt__slot *slot) TT__HIDDEN;
+/* Whether the thread's counters are its states' source, or will be once tt-sched
+ * looks: read where its switches are not (TICKTRACE_SCHED=schedstat, perf refused
+ * but for TICKTRACE_SCHED=switches). */
+int tt__sched_counters_stand_in(const struct tt__slot *slot) TT__HIDDEN;
 /* The kernel's rings into the stores: of `only`, or of every thread (NULL), which
  * first asks for those of the threads not asked for yet. */
 void tt__sched_drain(struct tt__slot *only) TT__HIDDEN;

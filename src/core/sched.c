@@ -771,6 +771,14 @@ uint32_t tt__sched_no_states(const struct tt__slot *slot)
 	return s->on ? 0 : TT_THREAD_NO_STATES_FLAGS(s->none, s->none_err);
 }
 
+int tt__sched_counters_stand_in(const struct tt__slot *slot)
+{
+	const struct tt__sched *s = &slot->sched;
+	return !s->on && (__atomic_load_n(&tt__counters_on, __ATOMIC_ACQUIRE) ||
+			  s->none == TT_NO_STATES_COUNTERS ||
+			  (s->none == TT_NO_STATES_REFUSED && tt__sched_counters_allowed));
+}
+
 int tt__sched_start(int off, int only)
 {
 	tt__sched_off = off || only == TT__SCHED_SCHEDSTAT;

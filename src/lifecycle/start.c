@@ -142,6 +142,7 @@ static void tt__init_once_guarded(void)
 	__atomic_store_n(&tt__mode, tt__config.mode, __ATOMIC_RELEASE);
 	if (tt__config.off)
 		return;
+	tt__err_keep();
 	tt__resolve_out();
 	if (tt__registry_init() < 0) {
 		fprintf(tt__err, "ticktrace: no thread key; recording is off\n");

@@ -301,6 +301,7 @@ void tt__live_tick(void)
 			if (!slot->streamed) {
 				uint64_t ignored = 0;
 				tt__out_thread_info(lv->out, TT_SEC_THREAD, slot, 0, &ignored);
+				tt__out_counters_source(lv->out, slot);
 				slot->streamed = 1;
 			}
 			int more;

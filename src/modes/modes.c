@@ -33,9 +33,11 @@ static void tt__prepare_live(void)
 	tt__writing_begin(&writing);
 	int err = tt__live_start();
 	tt__writing_end(&writing);
+	char path[4096];
 	if (err)
-		fprintf(tt__err, "ticktrace: no live file (%s): a run killed by SIGKILL will "
-			"leave no trace\n", strerror(-err));
+		fprintf(tt__err, "ticktrace: no live file %s.live (%s): a run killed by SIGKILL will "
+			"leave no trace\n", tt__default_path(path, sizeof path) == 0 ? path : TT_ENV_OUT,
+			strerror(-err));
 }
 
 /* Modes stop and ring: their chunks are in the live file when there is one

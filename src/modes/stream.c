@@ -665,8 +665,8 @@ int tt__stream_start(void)
 {
 	int err = tt__stream_open(&tt__stream);
 	if (err)
-		fprintf(tt__err, "ticktrace: cannot stream the trace (%s); recording is off\n",
-			strerror(-err));
+		fprintf(tt__err, "ticktrace: cannot stream the trace to %s (%s); recording is off\n",
+			tt__stream.path[0] ? tt__stream.path : TT_ENV_OUT, strerror(-err));
 	return err;
 }
 

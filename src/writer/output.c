@@ -338,15 +338,23 @@ int tt__open_in_place(const char *path)
 	return fd;
 }
 
+/* PATH's directory into dir: 0, or -ENAMETOOLONG. */
+static int tt__dir_of(const char *path, char *dir, size_t size)
+{
+	const char *slash = strrchr(path, '/');
+	if (!slash)
+		snprintf(dir, size, ".");
+	else if (snprintf(dir, size, "%.*s", slash == path ? 1 : (int)(slash - path), path) >= (int)size)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
 /* An unnamed file (O_TMPFILE) in PATH's directory, or -errno where the file system
  * has none. */
 static int tt__open_unnamed(const char *path)
 {
 	char dir[4096];
-	const char *slash = strrchr(path, '/');
-	if (!slash)
-		snprintf(dir, sizeof dir, ".");
-	else if (snprintf(dir, sizeof dir, "%.*s", slash == path ? 1 : (int)(slash - path), path) >= (int)sizeof dir)
+	if (tt__dir_of(path, dir, sizeof dir) < 0)
 		return -ENAMETOOLONG;
 	int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
 	return fd < 0 ? -errno : fd;
@@ -387,7 +395,18 @@ int tt__create_replacing(const char *path, char *tmp, size_t cap)
 	if (snprintf(tmp, cap, "%s.tmp-XXXXXX", path) >= (int)cap)
 		return -ENAMETOOLONG;
 	int fd = mkostemp(tmp, O_CLOEXEC);
-	return fd < 0 ? -errno : fd;
+	if (fd >= 0)
+		return fd;
+	/* A directory that is there but makes no file (the kernel's: /proc answers ENOENT)
+	 * says so, not that the file is missing (TICKTRACE_SPIKES=/proc/self/status). */
+	int err = errno;
+	char dir[4096];
+	struct stat st;
+	if (err == ENOENT && tt__dir_of(path, dir, sizeof dir) == 0 && stat(dir, &st) == 0 &&
+	    S_ISDIR(st.st_mode))
+		err = EACCES;
+	tmp[0] = 0;
+	return -err;
 }
 
 int tt__open_output(const char *path, int *in_place)

@@ -74,6 +74,15 @@ void tt__out_thread_info(struct tt__out *out, uint32_t type, const struct tt__sl
 	tt__out_thread_info_of(out, type, slot, records, NULL, dropped_total);
 }
 
+void tt__out_counters_source(struct tt__out *out, const struct tt__slot *slot)
+{
+	if (!tt__sched_counters_stand_in(slot))
+		return;
+	struct tt_schedstat_info info = {.thread_index = slot->index, .flags = tt__counters_flags(slot)};
+	struct tt_schedstat_budget budget = {0};
+	tt__out_counters(out, &info, &budget, NULL, 0);
+}
+
 size_t tt__pack_records(uint8_t *buf, const struct tt_record *begin, const struct tt_record *end)
 {
 	uint64_t words[TT_PACKED_LITERAL] = {0};

@@ -103,6 +103,10 @@ int tt__create_run_file(char *path, size_t size, int *in_place, struct tt__out *
  * dropped counts to *dropped_total. */
 void tt__out_thread_info(struct tt__out *out, uint32_t type, const struct tt__slot *slot,
 			 uint64_t records, uint64_t *dropped_total) TT__HIDDEN;
+/* A live file's word that the thread's counters are its states' source, their readings
+ * in the run's memory (as its states would be): a SCHEDSTAT section of none, where
+ * they are (tt__sched_counters_stand_in). */
+void tt__out_counters_source(struct tt__out *out, const struct tt__slot *slot) TT__HIDDEN;
 /* Records packed (format.h: TT_SEC_EVENTS_PACKED) into buf, which has room for
  * TT_PACKED_MAX_RECORD bytes a record: the bytes used. */
 size_t tt__pack_records(uint8_t *buf, const struct tt_record *begin,

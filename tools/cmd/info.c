@@ -130,6 +130,8 @@ static void tt_print_counters(FILE *out, const struct tt_file *f, bool switches)
 			"no split\n", unread, unread == 1 ? "" : "s");
 	fprintf(out, "  stolen time: %s\n",
 		f->machine.flags & TT_MACHINE_WINDOWS ? "not known (Windows does not account it)"
+		: !threads && (f->header.flags & TT_FILE_LIVE) ? "not known (a live file: the counters "
+								 "the run read were in its memory only)"
 		: !threads ? "not known (no counters read: TICKTRACE_SCHED=switches, or a kernel that "
 			   "accounts no steal)"
 		: !steal ? "none to tell (the kernel accounted no steal when the run began)"

@@ -9,13 +9,18 @@
 
 #include "read_internal.h"
 
-/* A live file's thread has no states (they are in the run's memory), though its
- * THREAD section may say it has them: it says why instead (its own refusal kept). */
+/* A live file's thread has no states nor counters' readings (they are in the run's
+ * memory), though its THREAD section may say it has them: it says why instead (its own
+ * refusal kept where nothing stood in for its switches: a SCHEDSTAT section of none
+ * says its counters did, and were read as the run went on). */
 static void tt_file_live_states_lost(struct tt_thread *t)
 {
 	uint32_t why = TT_THREAD_NO_STATES(t->flags);
-	if (t->has_states || (why != TT_NO_STATES_UNSAID && why != TT_NO_STATES_TOO_SHORT &&
-			      !(t->flags & TT_THREAD_SCHED)))
+	bool counters = t->has_counters && !t->ncounters;
+	if (counters)
+		t->has_counters = false; /* (not "never read": read, and kept in memory) */
+	if (!counters && (t->has_states || (why != TT_NO_STATES_UNSAID && why != TT_NO_STATES_TOO_SHORT &&
+					    !(t->flags & TT_THREAD_SCHED))))
 		return;
 	t->flags &= ~(uint32_t)(TT_THREAD_SCHED | TT_THREAD_NO_STATES_MASK | TT_THREAD_NO_STATES_ERRNO_MASK);
 	t->flags |= TT_THREAD_NO_STATES_FLAGS(TT_NO_STATES_LIVE, 0);

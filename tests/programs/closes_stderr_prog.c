@@ -1,0 +1,66 @@
+/* closed_stderr.py's program: one that lets its stderr go, as many do.
+ *
+ *   closes_stderr_prog close     at exit, in a handler registered after ticktrace's
+ *                                 (atexit runs it first), close(2)
+ *   closes_stderr_prog fclose    at exit, as gnulib's close_stdout (coreutils, xz):
+ *                                 fclose(stdout), then fclose(stderr)
+ *   closes_stderr_prog daemon    closes 0..2 as a daemon does to let whoever reads its
+ *                                 output see its end, says {"closed": 1} on its stdout
+ *                                 first, then waits until its stdin's file (argv[2])
+ *                                 exists before it exits
+ *
+ * Each records more than its buffer holds (run with a small TICKTRACE_BUFFER: ticktrace
+ * has drops to say at exit) and a 2 ms scope "nap" (a spike to say at exit with
+ * TICKTRACE_SPIKE_THRESHOLD=1ms, TICKTRACE_REPORT=stderr: a report to say). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ticktrace.h"
+
+static void close_2(void)
+{
+	close(2);
+}
+
+static void close_stdout(void)
+{
+	if (fclose(stdout) != 0 || fclose(stderr) != 0)
+		_exit(1);
+}
+
+static void nap_ms(long ms)
+{
+	struct timespec ts = {0, ms * 1000000};
+	nanosleep(&ts, NULL);
+}
+
+int main(int argc, char **argv)
+{
+	const char *how = argc > 1 ? argv[1] : "";
+	TT_BEGIN("nap");
+	nap_ms(2);
+	TT_END();
+	for (int i = 0; i < 100000; i++) {
+		TT_BEGIN("step");
+		TT_END();
+	}
+	if (strcmp(how, "close") == 0) {
+		atexit(close_2);
+	} else if (strcmp(how, "fclose") == 0) {
+		atexit(close_stdout);
+	} else if (strcmp(how, "daemon") == 0 && argc > 2) {
+		printf("{\"closed\": 1}\n");
+		fflush(stdout);
+		for (int fd = 0; fd < 3; fd++)
+			close(fd);
+		for (int i = 0; i < 60000 && access(argv[2], F_OK) != 0; i++)
+			nap_ms(1);
+	} else {
+		fprintf(stderr, "usage: closes_stderr_prog close|fclose|daemon FILE\n");
+		return 2;
+	}
+	return 0;
+}
