@@ -25,6 +25,7 @@
  * another is cancelled 20 ms into "cancelled" (open_at_exit). */
 #include <dirent.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -205,10 +206,15 @@ static void *exits_in_scope(void *unused)
 	pthread_exit(NULL);
 }
 
+/* posted once "cancelled" is open: main's 20 ms count from then (on a loaded machine
+ * the thread began its scope 12 ms into main's wait, which then lasted 7.7 ms) */
+static sem_t cancelled_began;
+
 static void *cancelled_in_scope(void *unused)
 {
 	(void)unused;
 	TT_BEGIN("cancelled");
+	sem_post(&cancelled_began);
 	/* (cancelled inside the C library's call: a frame of ours with locals that the
 	 * cancellation unwound, never returning, left AddressSanitizer's poison behind on
 	 * the stack the thread's exit then used) */
@@ -222,11 +228,13 @@ static void *cancelled_in_scope(void *unused)
 static int open_at_exit(void)
 {
 	pthread_t exits, cancelled;
-	if (pthread_create(&exits, NULL, exits_in_scope, NULL) != 0 ||
+	if (sem_init(&cancelled_began, 0, 0) != 0 || pthread_create(&exits, NULL, exits_in_scope, NULL) != 0 ||
 	    pthread_create(&cancelled, NULL, cancelled_in_scope, NULL) != 0) {
 		perror("sched_first_prog: open-at-exit");
 		return 1;
 	}
+	while (sem_wait(&cancelled_began) != 0)
+		;
 	nap_ms(20);
 	pthread_cancel(cancelled);
 	if (pthread_join(cancelled, NULL) != 0 || pthread_join(exits, NULL) != 0)
