@@ -16,6 +16,10 @@
  *              spins 40 ms of CPU recording nothing (its last record a scope's end);
  *              "dense" spins 200 ms of CPU recording a scope "step" each few us,
  *              and 150 ms more after it
+ *   dense      main's DENSE_SCOPES scopes "outer" of some 25 ms, each of 100 calls that
+ *              spin 0.1 ms of CPU ("call") and 100 that sleep 0.1 ms ("nap"), a scope
+ *              each; between them and 40 ms after the last, a scope "step" each few us:
+ *              the thread never goes 2 ms without a record, inside its scopes or out
  *   short      SHORT_THREADS pthread_create'd threads, 50 at a time, each one
  *              instant "short" and gone (most end before tt-sched looks at them)
  *   crowd      CROWD_THREADS threads, each CROWD_NAPS 3 ms sleeps in scope "nap" (no
@@ -275,6 +279,30 @@ static void steps(long long ns)
 		spin_cpu(2000);
 		TT_END();
 	}
+}
+
+#define DENSE_SCOPES 3
+
+static void dense_scope(void)
+{
+	for (int i = 0; i < 100; i++) {
+		TT_BEGIN("call");
+		spin_cpu(100000);
+		TT_ENDBEGIN("nap");
+		struct timespec nap = {0, 100000};
+		nanosleep(&nap, NULL);
+		TT_END();
+	}
+}
+
+static void dense(void)
+{
+	TT_INSTANT("main starts");
+	for (int i = 0; i < DENSE_SCOPES; i++) {
+		steps(10000000);
+		AROUND("outer", dense_scope());
+	}
+	steps(40000000); /* (its last scope's end: records on, no look of tt-sched's finds it idle) */
 }
 
 #define SHORT_THREADS 200
@@ -770,6 +798,8 @@ int main(int argc, char **argv)
 		AROUND("afterwork", afterwork());
 		AROUND("dense", steps(200000000));
 		steps(150000000); /* (no scope tt-sched watches right after it) */
+	} else if (strcmp(what, "dense") == 0) {
+		dense();
 	} else if (strcmp(what, "hang") == 0) {
 		TT_INSTANT("main starts");
 		AROUND("sleep3", sleep_ms(3));
@@ -812,7 +842,7 @@ int main(int argc, char **argv)
 	} else if (strcmp(what, "flatout") == 0 && argc > 2) {
 		flatout(argv[2]);
 	} else {
-		fprintf(stderr, "usage: sched_causes_prog sleep|lock|spin|work|hang|pingpong N M|short|crowd|burst|hundred|crowdfork|afterfree|"
+		fprintf(stderr, "usage: sched_causes_prog sleep|lock|spin|work|dense|hang|pingpong N M|short|crowd|burst|hundred|crowdfork|afterfree|"
 			"lastscope|seccomp|snapshots TABLE|"
 			"snapcap|flatout TABLE\n");
 		return 2;
