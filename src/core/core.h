@@ -445,6 +445,15 @@ enum tt__sched_source { TT__SCHED_SWITCHES = 1, TT__SCHED_SCHEDSTAT = 2 };
 extern int tt__counters_on TT__HIDDEN;    /* tt-sched reads them (TICKTRACE_SCHED) */
 extern int tt__counters_steal TT__HIDDEN; /* format.h: TT_SCHEDSTAT_STEAL */
 extern uint64_t tt__counters_unread TT__HIDDEN; /* every thread's scopes left unread (budget) */
+/* tt-sched's reading of the threads' records, to follow their scopes (counters.c):
+ * its CPU time for them at most this share of the process's, past which the threads'
+ * last records stand in. Its own share, beside the budget's: it reads every record
+ * (2 ns each here, where threads record 0.7 million events a second each, to 7 where
+ * two record 15 million flat out: lines another core just wrote), and the budget would
+ * go to that alone where threads record hard, no scope read. */
+#define TT__SCOPES_PCT 0.5
+/* How long (ns) it did not follow them, past that share. */
+int64_t tt__scopes_held_for(void) TT__HIDDEN;
 /* tt-sched's budget for the counters (counters.c): its share of the process's CPU
  * time, or of one CPU's time since the run began where that is more (both, added, gave
  * a loaded machine's benchmark, its wall time long, up to twice either). What it does not

@@ -188,6 +188,17 @@ static int tt__counters_over_budget(int64_t now_ns, int64_t look_ns)
 	return over;
 }
 
+/* tt-sched's CPU time reading the threads' records since the run began; its share for
+ * them as it last found it (ns), when, and whether it is past it (it reads none then);
+ * how long it was, and since when. The process's CPU time is read at most each
+ * TT__SCOPES_AGAIN_NS, and only past the share last found. */
+static int64_t tt__scopes_spent_ns;
+static double tt__scopes_allowed_ns;
+static int64_t tt__scopes_found_ns;
+static int tt__scopes_held;
+static int64_t tt__scopes_held_ns, tt__scopes_held_since_ns;
+#define TT__SCOPES_AGAIN_NS 50000000
+
 /* /proc/self/task in tt-sched's table, each thread's files opened in it; -1: not yet
  * (or it could not be: by their whole paths) */
 static int tt__counters_task_dir = -1;
@@ -208,6 +219,11 @@ void tt__counters_after_fork(void)
 	tt__counters_first_ns = 0;
 	tt__counters_waited_ns = 0;
 	tt__counters_unread = 0;
+	tt__scopes_spent_ns = 0;
+	tt__scopes_allowed_ns = 0;
+	tt__scopes_found_ns = 0;
+	tt__scopes_held = 0;
+	tt__scopes_held_ns = 0;
 }
 
 int tt__counters_on; /* tt-sched reads the threads' counters */
@@ -406,57 +422,79 @@ static uint64_t tt__counters_last(const struct tt__slot *slot)
 
 /* ---- which scopes a thread has open: its records read as they come ---- */
 
-/* A scope the machine kept opened at `tsc`. */
-static void tt__scopes_opened(struct tt__scopes_read *t, int kept, uint64_t tsc)
-{
-	if (kept > 0)
-		t->opened[t->machine.depth - 1] = tsc;
-}
-
 /* [r, end) into the machine (the decoder's rules, as the live detector's feed drives
- * them); where it stopped: before a gap's first record whose second is not read yet. */
+ * them); where it stopped: before a gap's first record whose second is not read yet.
+ * It reads every record its thread writes: the machine a copy here, kept in registers
+ * (through the thread's, its loads and stores were twice the loop's time). */
 static const struct tt_record *tt__scopes_records(struct tt__scopes_read *t, const struct tt_record *r,
 						  const struct tt_record *end)
 {
-	struct tt_scopes *m = &t->machine;
+	struct tt_scopes m = t->machine;
+	uint64_t *restrict opened = t->opened;
 	for (; r < end; r++) {
 		uint64_t word = __atomic_load_n(&r->word, __ATOMIC_RELAXED);
-		uint64_t payload = TT_RECORD_PAYLOAD(word);
+		uint64_t payload = TT_RECORD_PAYLOAD(word), key;
 		switch (TT_RECORD_KIND(word)) {
+		case TT_REC_END:
+			tt_scopes_end(&m, 0);
+			continue;
 		case TT_REC_ENDBEGIN:
-			tt_scopes_end(m, 0);
+			tt_scopes_end(&m, 0);
 			/* fall through */
 		case TT_REC_BEGIN:
 		case TT_REC_BEGIN_ARG:
-			tt__scopes_opened(t, tt_scopes_open(m, payload, 0), __atomic_load_n(&r->tsc, __ATOMIC_RELAXED));
+			key = payload;
 			break;
 		case TT_REC_FUNC_ENTER:
-			tt__scopes_opened(t, tt_scopes_open(m, payload | TT_KEY_FUNC, 0),
-					  __atomic_load_n(&r->tsc, __ATOMIC_RELAXED));
-			break;
-		case TT_REC_END:
-			tt_scopes_end(m, 0);
+			key = payload | TT_KEY_FUNC;
 			break;
 		case TT_REC_FUNC_EXIT:
-			tt_scopes_func_exit(m, payload | TT_KEY_FUNC, 0, 0);
-			break;
+			tt_scopes_func_exit(&m, payload | TT_KEY_FUNC, 0, 0);
+			continue;
 		case TT_REC_DROPPED: { /* (the scopes that ended in the lost events close, those
 				       * begun in them open, as of the gap's first) */
-			if (r + 1 == end)
+			if (r + 1 == end) {
+				t->machine = m;
 				return r;
+			}
 			uint64_t depths = TT_RECORD_PAYLOAD(__atomic_load_n(&r[1].word, __ATOMIC_RELAXED));
-			tt_scopes_gap(m, TT_GAP_CLOSES(depths));
+			tt_scopes_gap(&m, TT_GAP_CLOSES(depths));
 			for (uint32_t n = TT_GAP_OPENS(depths); n > 0; n--)
-				tt__scopes_opened(t, tt_scopes_unbegun(m, TT_KEY_UNBEGUN, 0),
-						  __atomic_load_n(&r->tsc, __ATOMIC_RELAXED));
+				if (tt_scopes_unbegun(&m, TT_KEY_UNBEGUN, 0) > 0)
+					opened[m.depth - 1] = __atomic_load_n(&r->tsc, __ATOMIC_RELAXED);
 			r++;
-			break;
+			continue;
 		}
 		default:
-			break;
+			continue;
 		}
+		if (tt_scopes_open(&m, key, 0) > 0)
+			opened[m.depth - 1] = __atomic_load_n(&r->tsc, __ATOMIC_RELAXED);
 	}
+	t->machine = m;
 	return end;
+}
+
+int64_t tt__scopes_held_for(void)
+{
+	return tt__scopes_held_ns + (tt__scopes_held ? tt_os_monotonic_ns() - tt__scopes_held_since_ns : 0);
+}
+
+/* Whether tt-sched follows the threads' scopes at this look. */
+static int tt__scopes_within_share(int64_t now_ns)
+{
+	double spent = (double)tt__scopes_spent_ns;
+	if (spent > tt__scopes_allowed_ns && now_ns - tt__scopes_found_ns >= TT__SCOPES_AGAIN_NS) {
+		tt__scopes_found_ns = now_ns;
+		tt__scopes_allowed_ns = (double)tt_os_process_cpu_ns() * TT__SCOPES_PCT / 100;
+	}
+	int held = spent > tt__scopes_allowed_ns;
+	if (held && !tt__scopes_held)
+		tt__scopes_held_since_ns = now_ns;
+	if (!held && tt__scopes_held)
+		tt__scopes_held_ns += now_ns - tt__scopes_held_since_ns;
+	tt__scopes_held = held;
+	return !held;
 }
 
 /* Whether the chunk's first record is still `first` (the ring, or the drain, recycles a
@@ -477,23 +515,38 @@ static void tt__scopes_restart(struct tt__scopes_read *t)
 	t->chunk = NULL;
 }
 
-/* Lock held: the records the slot's thread wrote since the last look, into its machine:
+/* At most this many of a thread's chunks are read a look: where it wrote more since
+ * the last (tt-sched kept off the CPUs a while, or its first look at a thread that
+ * recorded long before), it goes on from the thread's current chunk, the scopes open
+ * before not known, rather than spend a look's milliseconds (a chunk's 4,095 records
+ * cost it 8 to 30 us). */
+#define TT__SCOPES_CHUNKS_MAX 8
+/* records read a look, at least, that it charges to their share */
+#define TT__SCOPES_CLOCKED 1024
+
+/* Lock held: the records the slot's thread wrote since the last look, into its machine
+ * (how many):
  * the rest of the chunk where it stopped, and the chunks after it (the current chunk's
  * up to the calls its exits may still erase). Where the ring or the drain took that
  * chunk before it was read to its end, the reading begins again at the thread's current
  * chunk. An exited thread is not read (its last chunk may be a copy, freed once
  * written). Records read while they are recycled only give a reading more or one less,
  * never a wrong one. */
-static void tt__scopes_follow(struct tt__slot *slot)
+static size_t tt__scopes_follow(struct tt__slot *slot)
 {
+	size_t n = 0;
 	struct tt__scopes_read *t = &slot->sched.counters.scopes;
 	const struct tt__chunk *current = __atomic_load_n(&slot->current, __ATOMIC_ACQUIRE);
 	if (!current || (__atomic_load_n(&slot->flags, __ATOMIC_ACQUIRE) & TT__SLOT_EXITED))
-		return;
+		return 0;
 	if (!t->machine.keys) /* (its first look: from its first chunk) */
 		t->machine = (struct tt_scopes){.keys = t->keys, .cap = TT__SCOPES_KEPT, .max_depth = TT__SCOPES_KEPT};
 	const struct tt__chunk *chunk = t->chunk;
 	uint32_t from = t->read;
+	const struct tt__hot *hot = __atomic_load_n(&slot->hot, __ATOMIC_ACQUIRE);
+	if (chunk == current && __atomic_load_n(&hot->cursor, __ATOMIC_RELAXED) ==
+				     (const char *)((const struct tt_record *)(chunk + 1) + from))
+		return 0; /* (nothing new: most threads at most looks) */
 	if (chunk && !tt__scopes_same(chunk, &t->first)) {
 		tt__scopes_restart(t);
 		chunk = current;
@@ -505,27 +558,35 @@ static void tt__scopes_follow(struct tt__slot *slot)
 			      __atomic_load_n(&slot->written, __ATOMIC_RELAXED);
 		from = 0;
 	}
-	while (chunk) {
+	for (int chunks = 0; chunk && chunks <= TT__SCOPES_CHUNKS_MAX; chunks++) {
+		if (chunks == TT__SCOPES_CHUNKS_MAX) { /* (a thread far ahead: its current chunk) */
+			tt__scopes_restart(t);
+			chunk = __atomic_load_n(&slot->current, __ATOMIC_ACQUIRE);
+			from = 0;
+		}
 		const struct tt_record *begin, *end;
 		tt__chunk_extent(slot, chunk, &begin, &end);
 		end = tt__settled_end(slot, chunk, begin, end);
 		if (begin == end)
-			return;
+			return n;
 		struct tt_record first = {__atomic_load_n(&begin->tsc, __ATOMIC_ACQUIRE),
 					  __atomic_load_n(&begin->word, __ATOMIC_ACQUIRE)};
-		const struct tt_record *at = tt__scopes_records(t, begin + from < end ? begin + from : end, end);
+		const struct tt_record *start = begin + from < end ? begin + from : end;
+		const struct tt_record *at = tt__scopes_records(t, start, end);
+		n += (size_t)(at - start);
 		if (!tt__scopes_same(chunk, &first)) {
 			tt__scopes_restart(t);
-			return;
+			return n;
 		}
 		t->chunk = chunk;
 		t->first = first;
 		t->read = (uint32_t)(at - begin);
 		if (at != end)
-			return;
+			return n;
 		chunk = __atomic_load_n(&chunk->next, __ATOMIC_ACQUIRE);
 		from = 0;
 	}
+	return n;
 }
 
 /* The TSC of the record that opened the thread's deepest scope open since `by` or
@@ -580,10 +641,25 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 	uint64_t read_ticks = after_ticks - (uint64_t)((double)hz * (double)early_ns / 1e9);
 	tt__counters_tick_faults = 0;
 	int over_budget = alone && tt__counters_over_budget(now.monotonic_ns, 0);
+	int follow = tt__scopes_within_share(now.monotonic_ns);
 	/* (tt-sched's signals are blocked: the lock alone, two system calls fewer a tick) */
 	tt__sched_lock_held_signals();
 	while (tt__counters_closing)
 		tt__schedstat_close(&tt__counters_to_close[--tt__counters_closing]);
+	/* The threads' records first, charged to their own share, not the budget: what
+	 * they cost depends on how the threads record (2 ns a record to 7, those a
+	 * thread recording flat out wrote a moment before, in its core's cache). */
+	size_t followed = 0;
+	for (struct tt__slot *slot = tt__registry_head(); follow && slot;
+	     slot = __atomic_load_n(&slot->next, __ATOMIC_ACQUIRE))
+		if (tt__counters_read_for(slot))
+			followed += tt__scopes_follow(slot);
+	/* (a few, a few us: charged as before, not worth the clock's reading, 0.5 to 1 us) */
+	if (followed >= TT__SCOPES_CLOCKED) {
+		int64_t followed_ns = tt_os_thread_cpu_ns();
+		tt__scopes_spent_ns += followed_ns - own_ns;
+		own_ns = followed_ns;
+	}
 	for (struct tt__slot *slot = tt__registry_head(); slot;
 	     slot = __atomic_load_n(&slot->next, __ATOMIC_ACQUIRE)) {
 		struct tt__sched *s = &slot->sched;
@@ -592,7 +668,8 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 			tt__schedstat_close(&c->files);
 		if (!tt__counters_read_for(slot))
 			continue;
-		tt__scopes_follow(slot);
+		if (!follow) /* (the scopes open when it follows again are not known) */
+			tt__scopes_restart(&c->scopes);
 		uint64_t last = tt__counters_last(slot), next;
 		uint64_t open = tt__scopes_due(&c->scopes, last, now.tsc - read_ticks, &next);
 		int read = 0; /* (a reading taken this look: the first of a watch begun after it) */

@@ -20,6 +20,8 @@
  *              spin 0.1 ms of CPU ("call") and 100 that sleep 0.1 ms ("nap"), a scope
  *              each; between them and 40 ms after the last, a scope "step" each few us:
  *              the thread never goes 2 ms without a record, inside its scopes or out
+ *   flood      FLOOD_THREADS threads record empty scopes "drop" flat out for 0.4 s (a
+ *              line {"tt_sched_cpu_ns", ...}: below)
  *   short      SHORT_THREADS pthread_create'd threads, 50 at a time, each one
  *              instant "short" and gone (most end before tt-sched looks at them)
  *   crowd      CROWD_THREADS threads, each CROWD_NAPS 3 ms sleeps in scope "nap" (no
@@ -371,15 +373,39 @@ static void *crowd_thread(void *unused)
 	return NULL;
 }
 
-static void crowd(void)
+/* n threads of `body` (64 at most), joined, then tt-sched's CPU time said. */
+static void threads_then_cpu(int n, void *(*body)(void *))
 {
-	pthread_t t[CROWD_THREADS];
-	for (int i = 0; i < CROWD_THREADS; i++)
-		pthread_create(&t[i], NULL, crowd_thread, NULL);
-	for (int i = 0; i < CROWD_THREADS; i++)
+	pthread_t t[64];
+	for (int i = 0; i < n; i++)
+		pthread_create(&t[i], NULL, body, NULL);
+	for (int i = 0; i < n; i++)
 		pthread_join(t[i], NULL);
 	say_tt_sched_cpu();
 }
+
+static void crowd(void)
+{
+	threads_then_cpu(CROWD_THREADS, crowd_thread);
+}
+
+#define FLOOD_THREADS 2
+#define FLOOD_NS 400000000LL
+
+/* Scopes of a few ns, flat out for FLOOD_NS: each thread's every record read by
+ * tt-sched, which follows their scopes. */
+static void *flood_thread(void *unused)
+{
+	(void)unused;
+	long long until = now_ns(CLOCK_MONOTONIC) + FLOOD_NS;
+	while (now_ns(CLOCK_MONOTONIC) < until)
+		for (int i = 0; i < 1000; i++) {
+			TT_BEGIN("drop");
+			TT_END();
+		}
+	return NULL;
+}
+
 
 #define FREE_THREADS 8 /* counters.c: TT__COUNTERS_BUDGET_FREE */
 
@@ -798,6 +824,8 @@ int main(int argc, char **argv)
 		AROUND("afterwork", afterwork());
 		AROUND("dense", steps(200000000));
 		steps(150000000); /* (no scope tt-sched watches right after it) */
+	} else if (strcmp(what, "flood") == 0) {
+		threads_then_cpu(FLOOD_THREADS, flood_thread);
 	} else if (strcmp(what, "dense") == 0) {
 		dense();
 	} else if (strcmp(what, "hang") == 0) {
@@ -842,7 +870,7 @@ int main(int argc, char **argv)
 	} else if (strcmp(what, "flatout") == 0 && argc > 2) {
 		flatout(argv[2]);
 	} else {
-		fprintf(stderr, "usage: sched_causes_prog sleep|lock|spin|work|dense|hang|pingpong N M|short|crowd|burst|hundred|crowdfork|afterfree|"
+		fprintf(stderr, "usage: sched_causes_prog sleep|lock|spin|work|dense|flood|hang|pingpong N M|short|crowd|burst|hundred|crowdfork|afterfree|"
 			"lastscope|seccomp|snapshots TABLE|"
 			"snapcap|flatout TABLE\n");
 		return 2;

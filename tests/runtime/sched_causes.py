@@ -669,6 +669,28 @@ def refused_dense(tmp):
                   "%s: outer (tid %d): not split within %d ns: %s" % (label, k["tid"], FEW_MS, sp))
 
 
+def flood(tmp):
+    """perf_event_open denied by seccomp, mode ring: two threads record empty scopes
+    flat out (some 15 million records a second each). tt-sched reads every record, to
+    follow their scopes, within its share (0.5 % of the program's CPU time), beside its
+    budget for the counters: said at exit, and its CPU time within both and its
+    uncharged looks (3 ms). Its reading unbounded, it took the records' cost, some 20
+    ms of the 0.4 s run and more (7 ns a record: an estimate of 2, the cost where
+    threads record less hard, kept it to 12 ms)."""
+    cpu = {}
+    _, _, err, _ = run(tmp, "seccomp", env_extra={"TICKTRACE_MODE": "ring"}, args=("flood",), said=cpu)
+    check(re.search(r"tt-sched's reading of the threads' records, to follow their scopes, reached its share "
+                    r"\(0\.5% of the program's CPU time\) and stopped for \d+ ms of the run", err),
+          "flood: the share not said: %r" % err)
+    cores = len(os.sched_getaffinity(0))
+    wall, process = cpu.get("wall_ns", 0), cpu.get("process_cpu_ns", 0)
+    allowed = (cores * wall - process) / 100 + max(process * 0.003, wall * 0.001) + process * 0.005
+    print("flood: tt-sched %.2f ms of CPU time, its budget and share %.2f ms (the process %.1f ms, %.1f ms of "
+          "wall time)" % (cpu.get("tt_sched_cpu_ns", -1) / 1e6, allowed / 1e6, process / 1e6, wall / 1e6))
+    check(0 <= cpu.get("tt_sched_cpu_ns", -1) <= allowed + 3 * MS,
+          "flood: tt-sched's CPU time %s ns, past its budget and share %d" % (cpu.get("tt_sched_cpu_ns"), allowed))
+
+
 def killed_live(tmp):
     """A live file (TICKTRACE_LIVE=1, as record sets it) of a run killed by SIGKILL after
     a 3 ms sleep: no thread states are in it (the run kept them in memory), and spikes,
@@ -1495,6 +1517,7 @@ with tempfile.TemporaryDirectory() as tmp:
         last_scope(tmp)
         refused_live(tmp)
         refused_dense(tmp)
+        flood(tmp)
         killed_live(tmp)
         stolen(tmp)
         unprivileged(tmp, lambda tmp, user: causes(tmp, user, ("stop",)) if user else causes(tmp))
