@@ -446,8 +446,9 @@ extern int tt__counters_on TT__HIDDEN;    /* tt-sched reads them (TICKTRACE_SCHE
 extern int tt__counters_steal TT__HIDDEN; /* format.h: TT_SCHEDSTAT_STEAL */
 extern uint64_t tt__counters_unread TT__HIDDEN; /* every thread's scopes left unread (budget) */
 /* tt-sched's reading of the threads' records, to follow their scopes (counters.c):
- * its CPU time for them at most this share of the process's, past which the threads'
- * last records stand in. Its own share, beside the budget's: it reads every record
+ * its CPU time for them at most this share of the process's (or
+ * TT__COUNTERS_BUDGET_WALL_PCT of one CPU's since the run began where more), past
+ * which the threads' last records stand in. Its own share, beside the budget's: it reads every record
  * (2 ns each here, where threads record 0.7 million events a second each, to 7 where
  * two record 15 million flat out: lines another core just wrote), and the budget would
  * go to that alone where threads record hard, no scope read. */

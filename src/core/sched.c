@@ -219,9 +219,10 @@ void tt__sched_say_refused(void)
 	int64_t held_ns = tt__scopes_held_for();
 	if (held_ns)
 		fprintf(tt__err, "ticktrace: tt-sched's reading of the threads' records, to follow their "
-			"scopes, reached its share (%g%% of the program's CPU time) and stopped for %.0f ms "
-			"of the run: a scope whose thread went on recording inside it was read then only "
-			"where its thread recorded nothing for 2 ms\n", TT__SCOPES_PCT, (double)held_ns / 1e6);
+			"scopes, reached its share (%g%% of the program's CPU time, or %g%% of one CPU's "
+			"where more) and stopped for %.0f ms of the run: a scope whose thread went on "
+			"recording inside it was read then only where its thread recorded nothing for 2 ms\n",
+			TT__SCOPES_PCT, TT__COUNTERS_BUDGET_WALL_PCT, (double)held_ns / 1e6);
 	if (tt__sched_late)
 		fprintf(tt__err, "ticktrace: %u threads not started by pthread_create after ticktrace "
 			"started (raw clone, or earlier) had their thread states asked for by tt-sched "

@@ -328,34 +328,42 @@ static void short_threads(void)
 	}
 }
 
-/* A line {"tt_sched_cpu_ns", "process_cpu_ns", "wall_ns"}: ticktrace's tt-sched's CPU
- * time so far (its thread's schedstat, found by its name), the process's, and the time
- * since main began, for tt-sched's budget. */
+/* A line {"tt_sched_cpu_ns", "tt_spikes_cpu_ns", "process_cpu_ns", "wall_ns"}:
+ * ticktrace's tt-sched's and tt-spikes' CPU time so far (their threads' schedstat,
+ * found by their names; -1: no such thread), the process's, and the time since main
+ * began, for tt-sched's budget and what tt-spikes says it cost. */
 static long long main_began_ns;
 
-static void say_tt_sched_cpu(void)
+static long long thread_cpu_ns(const char *name)
 {
 	DIR *tasks = opendir("/proc/self/task");
-	long long sched_ns = -1;
+	long long ns = -1;
 	for (struct dirent *e; tasks && (e = readdir(tasks));) {
 		char path[320], comm[32] = "";
 		snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
 		FILE *f = fopen(path, "re");
 		if (!f)
 			continue;
-		int named = fgets(comm, sizeof comm, f) && strcmp(comm, "tt-sched\n") == 0;
+		int named = fgets(comm, sizeof comm, f) && strncmp(comm, name, strlen(name)) == 0 &&
+			    comm[strlen(name)] == '\n';
 		fclose(f);
 		snprintf(path, sizeof path, "/proc/self/task/%s/schedstat", e->d_name);
 		if (named && (f = fopen(path, "re"))) {
-			if (fscanf(f, "%lld", &sched_ns) != 1)
-				sched_ns = -1;
+			if (fscanf(f, "%lld", &ns) != 1)
+				ns = -1;
 			fclose(f);
 		}
 	}
 	if (tasks)
 		closedir(tasks);
-	printf("{\"tt_sched_cpu_ns\":%lld,\"process_cpu_ns\":%lld,\"wall_ns\":%lld}\n", sched_ns,
-	       now_ns(CLOCK_PROCESS_CPUTIME_ID), now_ns(CLOCK_MONOTONIC) - main_began_ns);
+	return ns;
+}
+
+static void say_tt_sched_cpu(void)
+{
+	long long sched_ns = thread_cpu_ns("tt-sched"), spikes_ns = thread_cpu_ns("tt-spikes");
+	printf("{\"tt_sched_cpu_ns\":%lld,\"tt_spikes_cpu_ns\":%lld,\"process_cpu_ns\":%lld,\"wall_ns\":%lld}\n",
+	       sched_ns, spikes_ns, now_ns(CLOCK_PROCESS_CPUTIME_ID), now_ns(CLOCK_MONOTONIC) - main_began_ns);
 }
 
 #define CROWD_THREADS 64

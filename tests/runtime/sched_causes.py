@@ -353,7 +353,8 @@ def refused(tmp, user=None):
                     break
                 print("%s: the cause did not happen, or a spike had no split or a coarse one "
                       "(attempt %d): %s %s" % (label, attempt + 1, kernel, spikes))
-            lines = [l for l in err.splitlines() if l.strip() and not (snaps and " snapshots in " in l)]
+            lines = [l for l in err.splitlines() if l.strip() and not (snaps and " snapshots in " in l)
+                     and not l.startswith("ticktrace: the live spike detector (tt-spikes, ")]
             check(len(lines) == 1 and "no thread states" in lines[0] and "Permission denied" in lines[0]
                   and "counters instead" in lines[0], "%s: not one clean line: %r" % (label, err))
             if mode != "stream":  # (ttr.py reads no packed EVENTS)
@@ -680,11 +681,12 @@ def flood(tmp):
     cpu = {}
     _, _, err, _ = run(tmp, "seccomp", env_extra={"TICKTRACE_MODE": "ring"}, args=("flood",), said=cpu)
     check(re.search(r"tt-sched's reading of the threads' records, to follow their scopes, reached its share "
-                    r"\(0\.5% of the program's CPU time\) and stopped for \d+ ms of the run", err),
+                    r"\(0\.5% of the program's CPU time, or 0\.1% of one CPU's where more\) and stopped for "
+                    r"\d+ ms of the run", err),
           "flood: the share not said: %r" % err)
     cores = len(os.sched_getaffinity(0))
     wall, process = cpu.get("wall_ns", 0), cpu.get("process_cpu_ns", 0)
-    allowed = (cores * wall - process) / 100 + max(process * 0.003, wall * 0.001) + process * 0.005
+    allowed = (cores * wall - process) / 100 + max(process * 0.003, wall * 0.001) + max(process * 0.005, wall * 0.001)
     print("flood: tt-sched %.2f ms of CPU time, its budget and share %.2f ms (the process %.1f ms, %.1f ms of "
           "wall time)" % (cpu.get("tt_sched_cpu_ns", -1) / 1e6, allowed / 1e6, process / 1e6, wall / 1e6))
     check(0 <= cpu.get("tt_sched_cpu_ns", -1) <= allowed + 3 * MS,
@@ -1304,6 +1306,34 @@ def read_table(path):
     return table
 
 
+def snapshot_cost(tmp):
+    """Mode ring with snapshots, two threads recording flat out (flood): what tt-spikes'
+    reading cost is said at exit, its CPU time and its share of the program's, never
+    silent (a flight recorder left running for hours pays it all along; 4 % of a
+    tester's program, unsaid: outside recheck r35 finding 9). Against tt-spikes' own
+    CPU time, which the program reads from /proc as its threads end: no less, and no
+    more than all the process's CPU time after that (the exit's last look); the share
+    is that time over the program's."""
+    d = os.path.join(tmp, "cost")
+    fresh_dir(d)
+    cpu = {}
+    _, _, err, _ = run(tmp, "flood", env_extra={"TICKTRACE_MODE": "ring", "TICKTRACE_SNAPSHOTS": d}, said=cpu)
+    said = re.search(r"ticktrace: the live spike detector \(tt-spikes, for snapshots\) read the threads' records "
+                     r"for ([\d.]+) ms of CPU time: ([\d.]+)% of the program's ([\d.]+) ms\n", err)
+    check(said, "snapshot cost: tt-spikes' CPU time not said at exit: %r" % err)
+    if not said:
+        return
+    ms, pct, program = (float(x) for x in said.groups())
+    read, process = cpu.get("tt_spikes_cpu_ns", -1) / 1e6, cpu.get("process_cpu_ns", -1) / 1e6
+    print("snapshot cost: said %.1f ms, %.2f%% of %.1f ms; read from /proc %.1f ms, the process %.1f ms then"
+          % (ms, pct, program, read, process))
+    check(read > 0 and read - 0.1 <= ms <= read + (program - process) + 0.1 and program >= process - 0.1,
+          "snapshot cost: %.1f ms said, tt-spikes' %.1f ms read as the threads ended (the process's %.1f ms "
+          "then, %.1f ms at exit)" % (ms, read, process, program))
+    check(abs(pct - 100 * ms / program) <= 0.05 + 10 / program,
+          "snapshot cost: %.2f%% said, %.1f ms of %.1f ms" % (pct, ms, program))
+
+
 def snapshot_cap(tmp):
     """More spikes than TICKTRACE_SNAPSHOT_MAX (its default, 16): 16 files, of the
     worst (duration over threshold, a tie to the earlier), the rest replaced or
@@ -1502,6 +1532,7 @@ with tempfile.TemporaryDirectory() as tmp:
         switches_lost(tmp)
     elif PART == "snapshots":
         snapshots(tmp)
+        snapshot_cost(tmp)
         snapshot_cap(tmp)
         flat_out(tmp)
         unprivileged(tmp, lambda tmp, user: snapshots(tmp, user, before_ms=50, after_ms=5))
