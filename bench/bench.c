@@ -350,6 +350,8 @@ int main(int argc, char **argv)
 		return tt_bench_thread_start_child();
 	if (argc == 2 && strcmp(argv[1], TT_BENCH_SNAPSHOT_CHILD) == 0)
 		return tt_bench_snapshot_child();
+	if (argc == 2 && strcmp(argv[1], TT_BENCH_SNAPSHOT_COST_CHILD) == 0)
+		return tt_bench_snapshot_cost_child();
 	int repeats = 11;
 	const char *json_path = NULL;
 	int hot_only = 0; /* --hot: the hot path's figures only, without stream, converter, sampler */
@@ -527,6 +529,11 @@ int main(int argc, char **argv)
 		 "per event while a snapshot of 8 threads is written, each recording about 1.1 M events/s "
 		 "(mode ring): %.0f batches of 2,048 within the writing; %.3f ns before its trigger",
 		 snapshot.batches, snapshot.quiet_ns);
+	char snapshot_cost_what[240];
+	snprintf(snapshot_cost_what, sizeof snapshot_cost_what,
+		 "the process's CPU time with TICKTRACE_SNAPSHOTS on (tt-spikes reading every record, no "
+		 "snapshot taken) against off, those 8 threads recording 0.5 s, mode ring: %.1f ms against %.1f",
+		 snapshot.on_ms, snapshot.off_ms);
 	snprintf(snapshot_what, sizeof snapshot_what,
 		 "writing one snapshot of those 8 threads, its window %.0f events (%.1f MB), from its file's "
 		 "opening to its naming", snapshot.window_events,
@@ -563,6 +570,7 @@ int main(int argc, char **argv)
 		{"schedstat_overhead_pct", "%", schedstat.pct, 0, schedstat_what, NULL, 0, NULL},
 		{"event_during_snapshot_ns", "ns", snapshot.during_ns, 1.10, during_what, &rows[WARM], 0, NULL},
 		{"snapshot_ms", "ms", snapshot.snapshot_ms, 0, snapshot_what, NULL, 0, NULL},
+		{"snapshot_overhead_pct", "%", snapshot.overhead_pct, 0, snapshot_cost_what, NULL, 0, NULL},
 		{"zero_markup_cpu_ratio", "x", tt_bench_real(real, "zero_markup_cpu_ratio"), 0,
 		 "Lua 5.4 built with ticktrace-instrument's flags, default settings: its CPU time over "
 		 "the plain build's (target <= 1.5 and <= uftrace_cpu_ratio; null: not run here)", NULL, 0, NULL},

@@ -21,7 +21,13 @@
  *
  * snapshot_ms: the writing's wall time, the threads recording on: from the first look
  * that saw the file open to the first that found it named (each late by up to a look,
- * alike). A loaded machine stretches it by what it runs instead. */
+ * alike). A loaded machine stretches it by what it runs instead.
+ *
+ * snapshot_overhead_pct: what snapshots cost all along, taken or not (tt-spikes reads
+ * every record every 20 ms and runs the spike detector on it): the same 8 threads
+ * recording for TT_BENCH_SNAP_COST_NS, the process's CPU time from their start to
+ * their end with TICKTRACE_SNAPSHOTS (no threshold: no spike, no snapshot written)
+ * against without, mode ring both, the medians over children in turns. */
 #include "snapshot_bench.h"
 
 #include <dirent.h>
@@ -54,6 +60,7 @@
 #define TT_BENCH_SNAP_MAX_BATCHES 1024    /* a thread's, logged: 2 s of them */
 #define TT_BENCH_SNAP_MIN_BATCHES 8       /* fewer counted in a writing: another snapshot */
 #define TT_BENCH_SNAP_TRIES 3
+#define TT_BENCH_SNAP_COST_NS 500000000
 
 /* The figures a child prints, in this order. */
 enum {
@@ -219,14 +226,9 @@ static int tt_bench_snap_measure(const char *dir, double figures[TT_BENCH_SNAP_F
 	return 0;
 }
 
-int tt_bench_snapshot_child(void)
+/* The recorders started, spread over the period from now: how many. */
+static int tt_bench_snap_start(void)
 {
-	const char *snapshots = getenv("TICKTRACE_SNAPSHOTS");
-	char dir[PATH_MAX]; /* as /proc/self/fd names files */
-	if (!snapshots || !realpath(snapshots, dir)) {
-		fprintf(stderr, "ticktrace-bench: " TT_BENCH_SNAPSHOT_CHILD ": no TICKTRACE_SNAPSHOTS\n");
-		return 1;
-	}
 	int64_t start = tt_bench_now_ns();
 	int threads = 0;
 	for (; threads < TT_BENCH_SNAP_THREADS; threads++) {
@@ -236,15 +238,48 @@ int tt_bench_snapshot_child(void)
 		if (pthread_create(&r->thread, NULL, tt_bench_snap_recorder, r))
 			break;
 	}
+	return threads;
+}
+
+static void tt_bench_snap_stop(int threads)
+{
+	__atomic_store_n(&tt_bench_snap.stop, true, __ATOMIC_RELEASE);
+	for (int t = 0; t < threads; t++)
+		pthread_join(tt_bench_snap.recorders[t].thread, NULL);
+}
+
+int tt_bench_snapshot_cost_child(void)
+{
+	int64_t cpu = tt_bench_clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+	int threads = tt_bench_snap_start();
+	tt_bench_snap_sleep_until(tt_bench_now_ns() + TT_BENCH_SNAP_COST_NS);
+	tt_bench_snap_stop(threads);
+	if (threads < TT_BENCH_SNAP_THREADS)
+		return 1;
+	printf("%.3f\n", (double)(tt_bench_clock_ns(CLOCK_PROCESS_CPUTIME_ID) - cpu) / 1e6);
+	/* (the runtime's lines at exit, tt-spikes' cost among them, would repeat for every child) */
+	fflush(stdout);
+	freopen("/dev/null", "w", stderr);
+	return 0;
+}
+
+int tt_bench_snapshot_child(void)
+{
+	const char *snapshots = getenv("TICKTRACE_SNAPSHOTS");
+	char dir[PATH_MAX]; /* as /proc/self/fd names files */
+	if (!snapshots || !realpath(snapshots, dir)) {
+		fprintf(stderr, "ticktrace-bench: " TT_BENCH_SNAPSHOT_CHILD ": no TICKTRACE_SNAPSHOTS\n");
+		return 1;
+	}
+	int64_t start = tt_bench_now_ns();
+	int threads = tt_bench_snap_start();
 	double figures[TT_BENCH_SNAP_FIGURES];
 	int err = threads < TT_BENCH_SNAP_THREADS ? -1 : 0;
 	if (!err) {
 		tt_bench_snap_sleep_until(start + TT_BENCH_SNAP_FILL_NS);
 		err = tt_bench_snap_measure(dir, figures);
 	}
-	__atomic_store_n(&tt_bench_snap.stop, true, __ATOMIC_RELEASE);
-	for (int t = 0; t < threads; t++)
-		pthread_join(tt_bench_snap.recorders[t].thread, NULL);
+	tt_bench_snap_stop(threads);
 	if (err)
 		return 1;
 	for (int f = 0; f < TT_BENCH_SNAP_FIGURES; f++)
@@ -284,11 +319,19 @@ int tt_bench_snapshot(int repeats, struct tt_bench_snapshot *out)
 	int err = 0;
 	for (int f = 0; f < TT_BENCH_SNAP_FIGURES; f++)
 		err |= !(figures[f] = calloc((size_t)repeats, sizeof(double)));
+	/* with snapshots and without, each round beginning with the other */
+	const char *costs[2] = {env, "TICKTRACE_MODE=ring TICKTRACE_BUFFER=" TT_BENCH_SNAP_BUFFER};
+	double *cost_ms[2] = {calloc((size_t)repeats, sizeof(double)), calloc((size_t)repeats, sizeof(double))};
+	err |= !cost_ms[0] || !cost_ms[1];
 	for (int r = 0; !err && r < repeats; r++) {
 		double run[TT_BENCH_SNAP_FIGURES];
 		err = tt_bench_child(env, TT_BENCH_SNAPSHOT_CHILD, TT_BENCH_SNAP_FIGURES, run);
 		for (int f = 0; !err && f < TT_BENCH_SNAP_FIGURES; f++)
 			figures[f][r] = run[f];
+		for (int i = 0; !err && i < 2; i++) {
+			int k = (r + i) % 2;
+			err = tt_bench_child(costs[k], TT_BENCH_SNAPSHOT_COST_CHILD, 1, &cost_ms[k][r]);
+		}
 	}
 	if (!err)
 		*out = (struct tt_bench_snapshot){
@@ -297,9 +340,15 @@ int tt_bench_snapshot(int repeats, struct tt_bench_snapshot *out)
 			.batches = tt_bench_median(figures[TT_BENCH_SNAP_FIG_BATCHES], repeats),
 			.snapshot_ms = tt_bench_median(figures[TT_BENCH_SNAP_FIG_MS], repeats),
 			.window_events = tt_bench_median(figures[TT_BENCH_SNAP_FIG_EVENTS], repeats),
+			.on_ms = tt_bench_median(cost_ms[0], repeats),
+			.off_ms = tt_bench_median(cost_ms[1], repeats),
 		};
+	if (!err)
+		out->overhead_pct = (out->on_ms / out->off_ms - 1) * 100;
 	for (int f = 0; f < TT_BENCH_SNAP_FIGURES; f++)
 		free(figures[f]);
+	free(cost_ms[0]);
+	free(cost_ms[1]);
 	tt_bench_snap_remove(dir);
 	return err ? -1 : 0;
 }

@@ -9,6 +9,9 @@ struct tt_bench_snapshot {
 	double batches;       /* batches counted as recorded while written, per snapshot */
 	double snapshot_ms;   /* writing one: its wall time */
 	double window_events; /* events its window holds */
+	/* snapshot_overhead_pct: the process's CPU time with snapshots on (tt-spikes reading
+	 * every record) against off, the same threads recording, medians in turns */
+	double on_ms, off_ms, overhead_pct;
 };
 
 /* Runs `repeats` children, each writing a snapshot (another when too few batches are
@@ -19,5 +22,9 @@ int tt_bench_snapshot(int repeats, struct tt_bench_snapshot *out);
  * figures; the exit status. */
 int tt_bench_snapshot_child(void);
 #define TT_BENCH_SNAPSHOT_CHILD "--snapshot-child"
+/* The same threads recording a while, with or without snapshots: prints the process's
+ * CPU time (ms); the exit status. */
+int tt_bench_snapshot_cost_child(void);
+#define TT_BENCH_SNAPSHOT_COST_CHILD "--snapshot-cost-child"
 
 #endif

@@ -1,7 +1,7 @@
 /* A thread's chunks: its first, the limit the hot path checks, the next when one is
  * full (or, its budget used up, ring recycling or dropping), the ones the drain of
- * mode stream took, compaction at exit, and the extent of what they hold. The arena
- * they come from is arena.c's. */
+ * mode stream took, compaction at exit. The arena they come from is arena.c's; the
+ * extent of what they hold, extent.c's. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -263,32 +263,4 @@ void tt__chunk_drained(struct tt__slot *slot, int recycle)
 	tt__restore_signals(&old);
 	if (recycle && compacted)
 		free(chunk);
-}
-
-void tt__chunk_extent(const struct tt__slot *slot, const struct tt__chunk *chunk,
-		      const struct tt_record **begin, const struct tt_record **end)
-{
-	const struct tt_record *first = (const struct tt_record *)(chunk + 1);
-	const struct tt_record *last = (const struct tt_record *)((const char *)chunk + chunk->size);
-	if (last < first)
-		last = first; /* a size that does not cover its header: no record (a scratch chunk's 0) */
-	if (!__atomic_load_n(&chunk->next, __ATOMIC_ACQUIRE)) {
-		const struct tt__hot *hot = __atomic_load_n(&slot->hot, __ATOMIC_ACQUIRE);
-		const struct tt_record *cursor =
-			(const struct tt_record *)__atomic_load_n(&hot->cursor, __ATOMIC_ACQUIRE);
-		if (cursor >= first && cursor < last)
-			last = cursor;
-	}
-	/* (space reserved by an event that did not fit at the end of the chunk, or not
-	 * yet written, is all zero) */
-	*begin = first;
-	*end = tt_written_end(first, last);
-}
-
-const struct tt_record *tt__settled_end(const struct tt__slot *slot, const struct tt__chunk *chunk,
-					const struct tt_record *begin, const struct tt_record *end)
-{
-	if (!slot->filters || __atomic_load_n(&chunk->next, __ATOMIC_ACQUIRE))
-		return end; /* nothing erased, or a chunk its thread left: never written again */
-	return tt__before_enters(begin, end);
 }

@@ -32,6 +32,23 @@ _Static_assert(sizeof(struct tt__chunk) == sizeof(struct tt_record), "records st
 _Static_assert(TT__CHUNK_SIZE == 65536 && sizeof(struct tt__chunk) == 16,
 	       "asm/record.asm TT_CHUNK_SIZE and TT_CHUNK_HEADER");
 
+/* tt-sched's reading of a thread's records where its counters are read (counters.c):
+ * which scopes are open, and since when, by the scope machine (common.h), over the
+ * records it had not read yet. The outermost TT__SCOPES_KEPT are kept, deeper ones
+ * left out (no allocation). */
+#define TT__SCOPES_KEPT 16
+struct tt__scopes_read {
+	struct tt_scopes machine; /* its keys in `keys` (NULL: not begun) */
+	uint64_t keys[TT__SCOPES_KEPT];
+	uint64_t opened[TT__SCOPES_KEPT]; /* each open scope's first record's TSC */
+	const struct tt__chunk *chunk;    /* where it stopped: this chunk, known by */
+	struct tt_record first;           /* its first record (a ring recycles chunks), */
+	uint32_t read;                    /* and its records read */
+	/* records it never read came first (a ring's, mode stream's, a fork's parent's):
+	 * the scopes open then are not known */
+	int partial;
+};
+
 /* The sched lock's: a thread's counters, read by tt-sched (counters.c). */
 struct tt__counters {
 	struct tt__schedstat files; /* its /proc files, tt-sched's descriptors */
@@ -39,7 +56,10 @@ struct tt__counters {
 	uint32_t n, cap;
 	uint64_t base;     /* readings before at[0]: written (mode stream), or gone (ring) */
 	uint64_t lost;     /* readings its full store had no room for (mode stop) */
+	struct tt__scopes_read scopes;
 	uint64_t watched;  /* the TSC of the record that opened the scope watched, or 0 */
+	uint64_t outer;    /* and of the outermost watched since (a watch moves to a scope
+	                    * inside it, and back out once that one ends), or 0 */
 	int64_t since_ns, next_ns; /* when that scope opened; the next reading due */
 	int gone;          /* its files could not be opened: it exited */
 	uint64_t faults_seen; /* the process's faults before its own were last read (0: unknown) */
@@ -332,6 +352,8 @@ void tt__hold_chunks(int hold) TT__HIDDEN;
  * list and recycles it (or, without `recycle`, leaves it to whatever may still be
  * written into it). The chunk must have a successor, unless the thread exited. */
 void tt__chunk_drained(struct tt__slot *slot, int recycle) TT__HIDDEN;
+
+/* extent.c: what a chunk holds, for its readers */
 /* The records of a chunk that were written: [begin, end). */
 void tt__chunk_extent(const struct tt__slot *slot, const struct tt__chunk *chunk,
 		      const struct tt_record **begin, const struct tt_record **end) TT__HIDDEN;
@@ -427,6 +449,16 @@ enum tt__sched_source { TT__SCHED_SWITCHES = 1, TT__SCHED_SCHEDSTAT = 2 };
 extern int tt__counters_on TT__HIDDEN;    /* tt-sched reads them (TICKTRACE_SCHED) */
 extern int tt__counters_steal TT__HIDDEN; /* format.h: TT_SCHEDSTAT_STEAL */
 extern uint64_t tt__counters_unread TT__HIDDEN; /* every thread's scopes left unread (budget) */
+/* tt-sched's reading of the threads' records, to follow their scopes (counters.c):
+ * its CPU time for them at most this share of the process's (or
+ * TT__COUNTERS_BUDGET_WALL_PCT of one CPU's since the run began where more), past
+ * which the threads' last records stand in. Its own share, beside the budget's: it reads every record
+ * (2 ns each here, where threads record 0.7 million events a second each, to 7 where
+ * two record 15 million flat out: lines another core just wrote), and the budget would
+ * go to that alone where threads record hard, no scope read. */
+#define TT__SCOPES_PCT 0.5
+/* How long (ns) it did not follow them, past that share. */
+int64_t tt__scopes_held_for(void) TT__HIDDEN;
 /* tt-sched's budget for the counters (counters.c): its share of the process's CPU
  * time, or of one CPU's time since the run began where that is more (both, added, gave
  * a loaded machine's benchmark, its wall time long, up to twice either). What it does not

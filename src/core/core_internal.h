@@ -124,7 +124,8 @@ void tt__sched_unlock_held_signals(void) TT__HIDDEN;
 int64_t tt__counters_tick(int64_t period_ns, int alone) TT__HIDDEN;
 extern long tt__cores TT__HIDDEN; /* arena.c: the cores the process may run on */
 /* Lock held: a slot's readings let go, its files handed to tt-sched to close (`ours`:
- * they are this process's tt-sched's, not a fork's parent's). */
+ * they are this process's tt-sched's, not a fork's parent's; not ours, the scopes its
+ * thread has open are not known from its records after). */
 void tt__counters_forget(struct tt__counters *c, int ours) TT__HIDDEN;
 /* In a fork's child: tt-sched's budget begins again. */
 void tt__counters_after_fork(void) TT__HIDDEN;

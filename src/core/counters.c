@@ -3,13 +3,16 @@
  * faults), read by tt-sched, out of the threads' way, where perf_event_open is
  * refused (or TICKTRACE_SCHED=schedstat), and beside the switches where the kernel
  * accounts stolen time (their CPU time tells it apart). A reading of every thread
- * every millisecond would cost more than the recording: tt-sched looks at each
- * thread's last record instead (memory, no system call), and reads the counters of a
- * thread whose last record is TT__COUNTERS_AFTER_NS old or more (a scope's open, or
- * a call's return into a scope that goes on without another record: a thread
- * recording nothing is inside a scope, or idle): then while it stays so (each
- * TT__COUNTERS_BETWEEN_NS, or a quarter of the time it has been so), and once as
- * soon as it records again. A spike of a few milliseconds
+ * every millisecond would cost more than the recording: tt-sched follows each
+ * thread's scopes in its records instead (memory, no system call: the records written
+ * since its last look, through the scope machine), and reads the counters of a thread
+ * whose deepest scope open TT__COUNTERS_AFTER_NS or more is not read yet: then while
+ * it stays open (each TT__COUNTERS_BETWEEN_NS, or a quarter of the time it has been),
+ * and once as soon as it ends. (The thread's last record said it before: a long scope
+ * of short calls, its last record never that old, was read only by chance; outside
+ * recheck of issue 35, finding 10.) Where the scopes open before the records it read
+ * are not known, a thread whose last record is that old stands in (inside a scope, or
+ * idle). A spike of a few milliseconds
  * gets readings near its start and its end; how near says the split's resolution
  * (common/analysis/states.c). The readings are kept per thread (sched lock), and
  * written as SCHEDSTAT sections. */
@@ -185,6 +188,20 @@ static int tt__counters_over_budget(int64_t now_ns, int64_t look_ns)
 	return over;
 }
 
+/* tt-sched's CPU time reading the threads' records since the run began; its share for
+ * them as it last found it (ns), when, and whether it is past it (it reads none then);
+ * how long it was, and since when. The process's CPU time is read at most each
+ * TT__SCOPES_AGAIN_NS, and only past the share last found. */
+static int64_t tt__scopes_spent_ns;
+static double tt__scopes_allowed_ns;
+static int64_t tt__scopes_found_ns;
+static int tt__scopes_held;
+static int64_t tt__scopes_held_ns, tt__scopes_held_since_ns;
+#define TT__SCOPES_AGAIN_NS 50000000
+/* the first records it reads are free of its share: a short run's first burst (a
+ * tester's program of 0.1 s read 200,000 records at once, past a share of 0.25 ms) */
+#define TT__SCOPES_FREE_NS 1000000
+
 /* /proc/self/task in tt-sched's table, each thread's files opened in it; -1: not yet
  * (or it could not be: by their whole paths) */
 static int tt__counters_task_dir = -1;
@@ -205,6 +222,11 @@ void tt__counters_after_fork(void)
 	tt__counters_first_ns = 0;
 	tt__counters_waited_ns = 0;
 	tt__counters_unread = 0;
+	tt__scopes_spent_ns = 0;
+	tt__scopes_allowed_ns = 0;
+	tt__scopes_found_ns = 0;
+	tt__scopes_held = 0;
+	tt__scopes_held_ns = 0;
 }
 
 int tt__counters_on; /* tt-sched reads the threads' counters */
@@ -401,6 +423,206 @@ static uint64_t tt__counters_last(const struct tt__slot *slot)
 	return 0;
 }
 
+/* ---- which scopes a thread has open: its records read as they come ---- */
+
+/* [r, end) into the machine (the decoder's rules, as the live detector's feed drives
+ * them); where it stopped: before a gap's first record whose second is not read yet.
+ * It reads every record its thread writes: the machine a copy here, kept in registers
+ * (through the thread's, its loads and stores were twice the loop's time). */
+static const struct tt_record *tt__scopes_records(struct tt__scopes_read *t, const struct tt_record *r,
+						  const struct tt_record *end)
+{
+	struct tt_scopes m = t->machine;
+	uint64_t *restrict opened = t->opened;
+	for (; r < end; r++) {
+		uint64_t word = __atomic_load_n(&r->word, __ATOMIC_RELAXED);
+		uint64_t payload = TT_RECORD_PAYLOAD(word), key;
+		switch (TT_RECORD_KIND(word)) {
+		case TT_REC_END:
+			tt_scopes_end(&m, 0);
+			continue;
+		case TT_REC_ENDBEGIN:
+			tt_scopes_end(&m, 0);
+			/* fall through */
+		case TT_REC_BEGIN:
+		case TT_REC_BEGIN_ARG:
+			key = payload;
+			break;
+		case TT_REC_FUNC_ENTER:
+			key = payload | TT_KEY_FUNC;
+			break;
+		case TT_REC_FUNC_EXIT:
+			tt_scopes_func_exit(&m, payload | TT_KEY_FUNC, 0, 0);
+			continue;
+		case TT_REC_DROPPED: { /* (the scopes that ended in the lost events close, those
+				       * begun in them open, as of the gap's first) */
+			if (r + 1 == end) {
+				t->machine = m;
+				return r;
+			}
+			uint64_t depths = TT_RECORD_PAYLOAD(__atomic_load_n(&r[1].word, __ATOMIC_RELAXED));
+			tt_scopes_gap(&m, TT_GAP_CLOSES(depths));
+			for (uint32_t n = TT_GAP_OPENS(depths); n > 0; n--)
+				if (tt_scopes_unbegun(&m, TT_KEY_UNBEGUN, 0) > 0)
+					opened[m.depth - 1] = __atomic_load_n(&r->tsc, __ATOMIC_RELAXED);
+			r++;
+			continue;
+		}
+		default:
+			continue;
+		}
+		if (tt_scopes_open(&m, key, 0) > 0)
+			opened[m.depth - 1] = __atomic_load_n(&r->tsc, __ATOMIC_RELAXED);
+	}
+	t->machine = m;
+	return end;
+}
+
+int64_t tt__scopes_held_for(void)
+{
+	return tt__scopes_held_ns + (tt__scopes_held ? tt_os_monotonic_ns() - tt__scopes_held_since_ns : 0);
+}
+
+/* Whether tt-sched follows the threads' scopes at this look. */
+static int tt__scopes_within_share(int64_t now_ns)
+{
+	double spent = (double)tt__scopes_spent_ns;
+	/* (one CPU's share needs no system call: found again each time; the larger, as the
+	 * budget's: a program that mostly waits has little CPU time, which its first
+	 * records alone would pass) */
+	double one_cpu = (double)(now_ns - tt__counters_first_ns) * TT__COUNTERS_BUDGET_WALL_PCT / 100;
+	if (spent > tt__scopes_allowed_ns && spent > one_cpu && spent > TT__SCOPES_FREE_NS &&
+	    now_ns - tt__scopes_found_ns >= TT__SCOPES_AGAIN_NS) {
+		tt__scopes_found_ns = now_ns;
+		tt__scopes_allowed_ns = (double)tt_os_process_cpu_ns() * TT__SCOPES_PCT / 100;
+	}
+	int held = spent > tt__scopes_allowed_ns && spent > one_cpu && spent > TT__SCOPES_FREE_NS;
+	if (held && !tt__scopes_held)
+		tt__scopes_held_since_ns = now_ns;
+	if (!held && tt__scopes_held)
+		tt__scopes_held_ns += now_ns - tt__scopes_held_since_ns;
+	tt__scopes_held = held;
+	return !held;
+}
+
+/* Whether the chunk's first record is still `first` (the ring, or the drain, recycles a
+ * chunk zeroed; the arena's memory stays). */
+static int tt__scopes_same(const struct tt__chunk *chunk, const struct tt_record *first)
+{
+	const struct tt_record *r = (const struct tt_record *)(chunk + 1);
+	return __atomic_load_n(&r->tsc, __ATOMIC_ACQUIRE) == first->tsc &&
+	       __atomic_load_n(&r->word, __ATOMIC_ACQUIRE) == first->word && first->word;
+}
+
+/* The machine empty: what the records it reads next close of the scopes before them is
+ * not known. */
+static void tt__scopes_restart(struct tt__scopes_read *t)
+{
+	tt_scopes_finish(&t->machine);
+	t->partial = 1;
+	t->chunk = NULL;
+}
+
+/* At most this many of a thread's chunks are read a look: where it wrote more since
+ * the last (tt-sched kept off the CPUs a while, or its first look at a thread that
+ * recorded long before), it goes on from the thread's current chunk, the scopes open
+ * before not known, rather than spend a look's milliseconds (a chunk's 4,095 records
+ * cost it 8 to 30 us). */
+#define TT__SCOPES_CHUNKS_MAX 8
+/* records read a look, at least, that it charges to their share */
+#define TT__SCOPES_CLOCKED 1024
+
+/* Lock held: the records the slot's thread wrote since the last look, into its machine
+ * (how many):
+ * the rest of the chunk where it stopped, and the chunks after it (the current chunk's
+ * up to the calls its exits may still erase). Where the ring or the drain took that
+ * chunk before it was read to its end, the reading begins again at the thread's current
+ * chunk. An exited thread is not read (its last chunk may be a copy, freed once
+ * written). Records read while they are recycled only give a reading more or one less,
+ * never a wrong one. */
+static size_t tt__scopes_follow(struct tt__slot *slot)
+{
+	size_t n = 0;
+	struct tt__scopes_read *t = &slot->sched.counters.scopes;
+	const struct tt__chunk *current = __atomic_load_n(&slot->current, __ATOMIC_ACQUIRE);
+	if (!current || (__atomic_load_n(&slot->flags, __ATOMIC_ACQUIRE) & TT__SLOT_EXITED))
+		return 0;
+	if (!t->machine.keys) /* (its first look: from its first chunk) */
+		t->machine = (struct tt_scopes){.keys = t->keys, .cap = TT__SCOPES_KEPT, .max_depth = TT__SCOPES_KEPT};
+	const struct tt__chunk *chunk = t->chunk;
+	uint32_t from = t->read;
+	const struct tt__hot *hot = __atomic_load_n(&slot->hot, __ATOMIC_ACQUIRE);
+	if (chunk == current && __atomic_load_n(&hot->cursor, __ATOMIC_RELAXED) ==
+				     (const char *)((const struct tt_record *)(chunk + 1) + from))
+		return 0; /* (nothing new: most threads at most looks) */
+	if (chunk && !tt__scopes_same(chunk, &t->first)) {
+		tt__scopes_restart(t);
+		chunk = current;
+		from = 0;
+	} else if (!chunk) {
+		chunk = t->partial ? current : __atomic_load_n(&slot->first, __ATOMIC_ACQUIRE);
+		/* (a ring's oldest recycled, or mode stream's written and given back) */
+		t->partial |= (__atomic_load_n(&slot->flags, __ATOMIC_ACQUIRE) & TT__SLOT_WRAPPED) ||
+			      __atomic_load_n(&slot->written, __ATOMIC_RELAXED);
+		from = 0;
+	}
+	for (int chunks = 0; chunk && chunks <= TT__SCOPES_CHUNKS_MAX; chunks++) {
+		if (chunks == TT__SCOPES_CHUNKS_MAX) { /* (a thread far ahead: its current chunk) */
+			tt__scopes_restart(t);
+			chunk = __atomic_load_n(&slot->current, __ATOMIC_ACQUIRE);
+			from = 0;
+		}
+		const struct tt_record *begin, *end;
+		tt__chunk_extent(slot, chunk, &begin, &end);
+		end = tt__settled_end(slot, chunk, begin, end);
+		if (begin == end)
+			return n;
+		struct tt_record first = {__atomic_load_n(&begin->tsc, __ATOMIC_ACQUIRE),
+					  __atomic_load_n(&begin->word, __ATOMIC_ACQUIRE)};
+		const struct tt_record *start = begin + from < end ? begin + from : end;
+		const struct tt_record *at = tt__scopes_records(t, start, end);
+		n += (size_t)(at - start);
+		if (!tt__scopes_same(chunk, &first)) {
+			tt__scopes_restart(t);
+			return n;
+		}
+		t->chunk = chunk;
+		t->first = first;
+		t->read = (uint32_t)(at - begin);
+		if (at != end)
+			return n;
+		chunk = __atomic_load_n(&chunk->next, __ATOMIC_ACQUIRE);
+		from = 0;
+	}
+	return n;
+}
+
+/* The TSC of the record that opened the thread's deepest scope open since `by` or
+ * before (0: none), and in *next that of the scope inside it, the next one due (0:
+ * none). Where the scopes open before the first record read are not known and none
+ * after is open, its last record stands in: a thread that recorded nothing since `by`
+ * is inside a scope, or idle. */
+static uint64_t tt__scopes_due(const struct tt__scopes_read *t, uint64_t last, uint64_t by, uint64_t *next)
+{
+	uint32_t depth = t->machine.keys ? t->machine.depth : 0, i = 0;
+	while (i < depth && t->opened[i] <= by)
+		i++;
+	*next = i < depth ? t->opened[i] : 0;
+	if (depth || (t->machine.keys && !t->partial) || !last)
+		return i ? t->opened[i - 1] : 0;
+	*next = last > by ? last : 0;
+	return last <= by ? last : 0;
+}
+
+/* Whether the scope opened at `tsc` is still open. */
+static int tt__scopes_open(const struct tt__scopes_read *t, uint64_t tsc)
+{
+	for (uint32_t i = 0; t->machine.keys && i < t->machine.depth; i++)
+		if (t->opened[i] == tsc)
+			return 1;
+	return 0;
+}
+
 int64_t tt__counters_tick(int64_t period_ns, int alone)
 {
 	int64_t own_ns = tt_os_thread_cpu_ns();
@@ -427,10 +649,27 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 	uint64_t read_ticks = after_ticks - (uint64_t)((double)hz * (double)early_ns / 1e9);
 	tt__counters_tick_faults = 0;
 	int over_budget = alone && tt__counters_over_budget(now.monotonic_ns, 0);
+	/* (only where the counters are the states' source: beside the switches, for stolen
+	 * time alone, the last record stands in, as it did) */
+	int follow = alone && tt__scopes_within_share(now.monotonic_ns);
 	/* (tt-sched's signals are blocked: the lock alone, two system calls fewer a tick) */
 	tt__sched_lock_held_signals();
 	while (tt__counters_closing)
 		tt__schedstat_close(&tt__counters_to_close[--tt__counters_closing]);
+	/* The threads' records first, charged to their own share, not the budget: what
+	 * they cost depends on how the threads record (2 ns a record to 7, those a
+	 * thread recording flat out wrote a moment before, in its core's cache). */
+	size_t followed = 0;
+	for (struct tt__slot *slot = tt__registry_head(); follow && slot;
+	     slot = __atomic_load_n(&slot->next, __ATOMIC_ACQUIRE))
+		if (tt__counters_read_for(slot))
+			followed += tt__scopes_follow(slot);
+	/* (a few, a few us: charged as before, not worth the clock's reading, 0.5 to 1 us) */
+	if (followed >= TT__SCOPES_CLOCKED) {
+		int64_t followed_ns = tt_os_thread_cpu_ns();
+		tt__scopes_spent_ns += followed_ns - own_ns;
+		own_ns = followed_ns;
+	}
 	for (struct tt__slot *slot = tt__registry_head(); slot;
 	     slot = __atomic_load_n(&slot->next, __ATOMIC_ACQUIRE)) {
 		struct tt__sched *s = &slot->sched;
@@ -439,54 +678,73 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 			tt__schedstat_close(&c->files);
 		if (!tt__counters_read_for(slot))
 			continue;
-		uint64_t last = tt__counters_last(slot);
-		if (c->watched) {
-			if (last != c->watched) { /* it recorded again: the reading after */
-				tt__counters_read(slot, 1);
-				c->watched = 0;
-			} else if (now.monotonic_ns >= c->next_ns) {
+		if (!follow) /* (the scopes open when it follows again are not known) */
+			tt__scopes_restart(&c->scopes);
+		uint64_t last = tt__counters_last(slot), next;
+		uint64_t open = tt__scopes_due(&c->scopes, last, now.tsc - read_ticks, &next);
+		int read = 0; /* (a reading taken this look: the first of a watch begun after it) */
+		int resume = 0; /* (a scope around it, watched before it: read on, as it was) */
+		if (c->watched && !tt__scopes_open(&c->scopes, c->watched) && last != c->watched) {
+			/* it ended (or, its scopes not known, the thread recorded again): the
+			 * reading after */
+			tt__counters_read(slot, 1);
+			c->watched = 0;
+			read = 1;
+			resume = open >= c->outer && tt__scopes_open(&c->scopes, c->outer);
+			c->outer = resume ? c->outer : 0;
+		}
+		/* A scope due: the thread's deepest open since the threshold, not the one
+		 * watched (one inside it, or one around it that goes on after it ended). */
+		int due = open && open != c->watched && (!c->watched || open > c->watched);
+		if (due && !resume && !over_budget && alone)
+			over_budget = tt__counters_over_budget(now.monotonic_ns, tt_os_thread_cpu_ns() - own_ns);
+		/* (past the budget, what is watched is read to its end, no scope inside it) */
+		if (c->watched && (!due || over_budget)) {
+			if (now.monotonic_ns >= c->next_ns) {
 				tt__counters_read(slot, 0);
 				int64_t open_ns = now.monotonic_ns - c->since_ns;
 				c->next_ns = now.monotonic_ns + (open_ns / 4 > TT__COUNTERS_BETWEEN_NS
 								 ? open_ns / 4 : TT__COUNTERS_BETWEEN_NS);
 			}
-			if (c->watched && now.monotonic_ns - c->since_ns < youngest_ns)
+			if (now.monotonic_ns - c->since_ns < youngest_ns)
 				youngest_ns = now.monotonic_ns - c->since_ns;
-			watching |= c->watched != 0;
-			unwatched += !c->watched;
+			watching = 1;
+			due = 0;
+		} else if (!c->watched) {
+			unmarked += !c->unread;
+			unwatched++;
+		}
+		if (!due) {
+			/* (the next scope's first reading; past the budget, none is) */
+			if (next && !over_budget && now.tsc < next + after_ticks) {
+				int64_t soon = (int64_t)((next + after_ticks - now.tsc) * 1000000000.0 / (double)hz);
+				due_ns = soon < due_ns ? soon : due_ns;
+			}
 			continue;
 		}
-		unmarked += !c->unread;
-		unwatched++;
-		if (!last || now.tsc < last)
-			continue;
-		/* Held to the budget scope by scope: one look may find dozens due (64 threads
-		 * napping), each a reading now and more to its end, which took tt-sched's CPU
-		 * time for the counters to twice its budget and more. */
-		if (!over_budget && alone && now.tsc - last >= read_ticks)
-			over_budget = tt__counters_over_budget(now.monotonic_ns, tt_os_thread_cpu_ns() - own_ns);
-		if (over_budget) { /* (its first reading is not taken: counted once, when due) */
-			if (now.tsc - last >= after_ticks && c->unread_scope != last) {
-				c->unread_scope = last;
+		if (over_budget && !resume) { /* (its first reading is not taken: counted once, when due) */
+			if (now.tsc - open >= after_ticks && c->unread_scope != open) {
+				c->unread_scope = open;
 				c->unread++;
 				__atomic_add_fetch(&tt__counters_unread, 1, __ATOMIC_RELAXED);
 			}
 			continue;
 		}
-		if (now.tsc - last < read_ticks) {
-			int64_t due = (int64_t)((after_ticks - (now.tsc - last)) * 1000000000.0 / (double)hz);
-			due_ns = due < due_ns ? due : due_ns;
-			continue;
-		}
+		/* Held to the budget scope by scope (above): one look may find dozens due (64
+		 * threads napping), each a reading now and more to its end, which took
+		 * tt-sched's CPU time for the counters to twice its budget and more. */
+		unwatched -= !c->watched;
 		watching = 1;
-		unwatched--;
-		tt__counters_watches++;
-		c->watched = last;
-		c->since_ns = now.monotonic_ns - (int64_t)((now.tsc - last) * 1000000000.0 / (double)hz);
+		tt__counters_watches += !resume;
+		c->watched = open;
+		c->outer = c->outer ? c->outer : open;
+		c->since_ns = now.monotonic_ns - (int64_t)((now.tsc - open) * 1000000000.0 / (double)hz);
 		if (now.monotonic_ns - c->since_ns < youngest_ns)
 			youngest_ns = now.monotonic_ns - c->since_ns;
-		c->next_ns = now.monotonic_ns + TT__COUNTERS_BETWEEN_NS;
-		tt__counters_read(slot, 1);
+		int64_t open_ns = now.monotonic_ns - c->since_ns;
+		c->next_ns = now.monotonic_ns + (open_ns / 4 > TT__COUNTERS_BETWEEN_NS ? open_ns / 4 : TT__COUNTERS_BETWEEN_NS);
+		if (!read)
+			tt__counters_read(slot, 1);
 	}
 	tt__sched_unlock_held_signals();
 	tt__counters_looked_ns = tt_os_thread_cpu_ns();
@@ -525,6 +783,7 @@ void tt__counters_forget(struct tt__counters *c, int ours)
 	if (c->at)
 		tt__counters_free(c->at, c->cap);
 	*c = (struct tt__counters){.files = {.schedstat_fd = -1, .stat_fd = -1, .dir = -1}};
+	c->scopes.partial = !ours; /* (a fork's child: the scopes its thread began in the parent) */
 }
 
 void tt__counters_sections(struct tt__slot *slot, uint64_t *at, tt__counters_fn fn, void *ctx)

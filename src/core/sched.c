@@ -216,6 +216,13 @@ void tt__sched_say_refused(void)
 			TT__COUNTERS_BUDGET_PCT, TT__COUNTERS_BUDGET_WALL_PCT, TT__COUNTERS_START_PCT, unread,
 			unread == 1 ? "" : "s",
 			TT__COUNTERS_OVER_BUDGET_NS / 1000000, TT__COUNTERS_OVER_BUDGET_MAX_NS / 1000000);
+	int64_t held_ns = tt__scopes_held_for();
+	if (held_ns)
+		fprintf(tt__err, "ticktrace: tt-sched's reading of the threads' records, to follow their "
+			"scopes, reached its share (%g%% of the program's CPU time, or %g%% of one CPU's "
+			"where more) and stopped for %.0f ms of the run: a scope whose thread went on "
+			"recording inside it was read then only where its thread recorded nothing for 2 ms\n",
+			TT__SCOPES_PCT, TT__COUNTERS_BUDGET_WALL_PCT, (double)held_ns / 1e6);
 	if (tt__sched_late)
 		fprintf(tt__err, "ticktrace: %u threads not started by pthread_create after ticktrace "
 			"started (raw clone, or earlier) had their thread states asked for by tt-sched "

@@ -62,8 +62,9 @@ int tt__snapshot_trigger(const char *why, uint64_t tsc, uint32_t thread) TT__HID
 void tt__snapshot_spike(const struct tt_an_spike *spike, const struct tt_clock *clock,
 			uint32_t thread) TT__HIDDEN;
 /* tt-spikes, after each look: the snapshots whose window ended, written; with
- * `last` (the exit), every one waiting, and what was not taken said. */
-void tt__snapshots_take(const struct tt_clock *clock, bool last) TT__HIDDEN;
+ * `last` (the exit), every one waiting, and what was not taken said. Whether some
+ * still wait for their window's end. */
+bool tt__snapshots_take(const struct tt_clock *clock, bool last) TT__HIDDEN;
 void tt__snapshots_after_fork(void) TT__HIDDEN; /* the child's own, from 1 */
 /* The program dies of `sig`: the snapshots taken but not written are said, no more taken. */
 void tt__snapshots_crashed(int sig) TT__HIDDEN;

@@ -565,11 +565,11 @@ static void tt__kept_written(struct tt__snapshots *sn, struct tt__kept *k, int e
 	tt__heap_settle(sn, k->at);
 }
 
-void tt__snapshots_take(const struct tt_clock *clock, bool last)
+bool tt__snapshots_take(const struct tt_clock *clock, bool last)
 {
 	struct tt__snapshots *sn = &tt__snap;
 	if (!sn->on)
-		return;
+		return false;
 	if (last) {
 		/* (the door closed before the last triggers are taken: see the top) */
 		__atomic_store_n(&sn->ended, true, __ATOMIC_SEQ_CST);
@@ -592,7 +592,7 @@ void tt__snapshots_take(const struct tt_clock *clock, bool last)
 		__atomic_sub_fetch(&sn->places, 1, __ATOMIC_RELAXED);
 	}
 	if (!last)
-		return;
+		return sn->nwaiting > 0;
 	uint64_t files = sn->written - sn->removed;
 	if (files)
 		fprintf(tt__err, "ticktrace: %" PRIu64 " snapshot%s in %s\n", files, files == 1 ? "" : "s",
@@ -629,6 +629,7 @@ void tt__snapshots_take(const struct tt_clock *clock, bool last)
 	if (sn->failed)
 		fprintf(tt__err, "ticktrace: %" PRIu64 " snapshot%s could not be written (the first said "
 			"why)\n", sn->failed, sn->failed == 1 ? "" : "s");
+	return false;
 }
 
 void tt__snapshots_crashed(int sig)

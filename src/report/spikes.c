@@ -52,6 +52,7 @@ struct tt__spikes_thread {
 
 #define TT__SPIKES_CLOCK_NS 200000000
 #define TT__SPIKES_POLL_NS 20000000 /* tt-spikes reads what threads recorded: 20 ms */
+#define TT__SPIKES_IDLE_NS 100000000 /* and up to 100 ms apart while they record nothing */
 
 static struct tt__spikes {
 	bool on;   /* the detector runs: for the log, or for snapshots */
@@ -68,6 +69,8 @@ static struct tt__spikes {
 	struct tt_an_thresholds table; /* TICKTRACE_SPIKE_THRESHOLDS; a child after fork keeps it */
 	bool table_read;             /* or found bad, and said so: once per run */
 	struct tt__lock poll_lock;  /* tt__spikes_poll: tt-spikes', or the last at exit */
+	bool snapshots; /* it runs for them (too) */
+	int64_t cpu_ns; /* tt-spikes' CPU time after its last look */
 } tt__spikes = {.poll_lock = TT__LOCK_INIT(TT__LOCK_SPIKES_POLL)};
 
 /* A JSON string: quotes, backslashes and control bytes escaped. */
@@ -277,6 +280,7 @@ void tt__spikes_start(void)
 		.nrules = sp->table.nrules, .name = tt__report_name, .spike = tt__spikes_found, .ctx = sp,
 	};
 	sp->on = true;
+	sp->snapshots = snapshots;
 	/* A draining mode feeds the detector as it writes (stream.c); the others keep
 	 * their records, which tt-spikes reads. Running (its tid known) before start-up
 	 * goes on: the zero-markup build's patcher, next, counts any thread not known as
@@ -521,9 +525,14 @@ static size_t tt__spikes_take(struct tt__spikes *sp, struct tt__spikes_thread *t
 		if (chunk == found) /* (a thread's last chunk compacted at exit ends no later) */
 			from = begin + t->at.read < end ? begin + t->at.read : end;
 		const struct tt_record *to = from;
-		while (to < end && n + (size_t)(to - from) < TT__SPIKES_COPY_RECORDS &&
-		       __atomic_load_n(&to->word, __ATOMIC_ACQUIRE))
-			to++;
+		/* (the events counted as each record is found written: one pass over what
+		 * another core just wrote) */
+		for (; to < end && n + (size_t)(to - from) < TT__SPIKES_COPY_RECORDS; to++) {
+			uint64_t word = __atomic_load_n(&to->word, __ATOMIC_ACQUIRE);
+			if (!word)
+				break;
+			t->kept += TT_RECORD_IS_EVENT(TT_RECORD_KIND(word));
+		}
 		memcpy(tt__spikes_copy + n, from, (size_t)(to - from) * sizeof *from);
 		n += (size_t)(to - from);
 		if (to > begin) /* (at.read 0 says: from the first chunk) */
@@ -535,15 +544,14 @@ static size_t tt__spikes_take(struct tt__spikes *sp, struct tt__spikes_thread *t
 		}
 	}
 	tt__reading(0);
-	for (size_t i = 0; i < n; i++)
-		t->kept += TT_RECORD_IS_EVENT(TT_RECORD_KIND(tt__spikes_copy[i].word));
 	return n;
 }
 
 /* A thread's states, then the records it wrote since the last look, to its detector;
  * whether there is more to read now. `final`: the look reads no more of it after these
  * (its counters are read once a look, after its records). */
-static bool tt__spikes_poll_slot(struct tt__spikes *sp, struct tt__slot *slot, bool last, bool final)
+static bool tt__spikes_poll_slot(struct tt__spikes *sp, struct tt__slot *slot, bool last, bool final,
+				 size_t *read)
 {
 	struct tt__spikes_thread *t = tt__spikes_thread(slot);
 	if (!t || t->retired)
@@ -551,6 +559,7 @@ static bool tt__spikes_poll_slot(struct tt__spikes *sp, struct tt__slot *slot, b
 	/* Read first: once it says the thread exited, its records are all there. */
 	bool exited = __atomic_load_n(&slot->flags, __ATOMIC_ACQUIRE) & TT__SLOT_EXITED, whole;
 	size_t n = tt__spikes_take(sp, t, exited || last, &whole);
+	*read += n;
 	/* (before the records they cover) */
 	tt__sched_read_new(slot, &t->states, tt__spikes_states, NULL);
 	tt__counters_read_new(slot, n > 0 && (final || n < TT__SPIKES_COPY_RECORDS), &t->counters,
@@ -568,9 +577,12 @@ static bool tt__spikes_poll_slot(struct tt__spikes *sp, struct tt__slot *slot, b
 }
 
 /* tt-spikes, every TT__SPIKES_POLL_NS, and once at exit (last: what threads left
- * open is closed at their last event, as `ticktrace spikes` does). */
-static void tt__spikes_poll(bool last)
+ * open is closed at their last event, as `ticktrace spikes` does). Whether it found
+ * anything to do: a record, or a snapshot whose window has not ended. */
+static bool tt__spikes_poll(bool last)
 {
+	size_t read = 0;
+	bool waiting = false;
 	struct tt__spikes *sp = &tt__spikes;
 	sigset_t old;
 	tt__block_signals(&old);
@@ -581,7 +593,8 @@ static void tt__spikes_poll(bool last)
 	     slot = __atomic_load_n(&slot->next, __ATOMIC_ACQUIRE)) {
 		if (__atomic_load_n(&slot->flags, __ATOMIC_ACQUIRE) & TT__SLOT_RUNTIME)
 			continue;
-		for (int i = 0; i < TT__SPIKES_COPIES && tt__spikes_poll_slot(sp, slot, last, i + 1 == TT__SPIKES_COPIES);
+		for (int i = 0; i < TT__SPIKES_COPIES &&
+				tt__spikes_poll_slot(sp, slot, last, i + 1 == TT__SPIKES_COPIES, &read);
 		     i++)
 			;
 		if (last)
@@ -589,25 +602,51 @@ static void tt__spikes_poll(bool last)
 	}
 	/* (after the spikes of what was read: the windows that ended are written) */
 	if (sp->on)
-		tt__snapshots_take(&sp->clock, last);
+		waiting = tt__snapshots_take(&sp->clock, last);
 	/* The last look: tt-spikes, which may look again before the log is closed, finds
 	 * nothing more to do (its detectors would be made again, and never freed). */
 	if (last)
 		tt__spikes_finish(); /* (under the lock: tt-spikes may be about to look) */
+	else /* (tt-spikes' CPU time so far, said at exit: under the lock, where the exit's
+	      * last look finds it, that look's wait for this one counted) */
+		__atomic_store_n(&sp->cpu_ns, tt_os_thread_cpu_ns(), __ATOMIC_RELAXED);
 	tt__unlock(&sp->poll_lock);
 	tt__writing_end(&writing);
 	tt__restore_signals(&old);
+	return read || waiting;
 }
 
 static void *tt__spikes_main(void *unused)
 {
 	(void)unused;
 	tt__thread_running("tt-spikes");
+	int64_t sleep_ns = TT__SPIKES_POLL_NS;
 	for (;;) {
-		nanosleep(&(struct timespec){0, TT__SPIKES_POLL_NS}, NULL);
-		tt__spikes_poll(false);
+		nanosleep(&(struct timespec){sleep_ns / 1000000000, sleep_ns % 1000000000}, NULL);
+		/* (twice as long after each look that found nothing: a program idle for hours
+		 * costs it a wake-up each TT__SPIKES_IDLE_NS, not 50 a second) */
+		bool busy = tt__spikes_poll(false);
+		sleep_ns = busy ? TT__SPIKES_POLL_NS : 2 * sleep_ns < TT__SPIKES_IDLE_NS ? 2 * sleep_ns
+			 : TT__SPIKES_IDLE_NS;
 	}
 	return NULL;
+}
+
+/* At exit: what tt-spikes' reading cost, never silent (a flight recorder left running for
+ * hours pays it all along: outside recheck r35 finding 9), `last_ns` the exit's last
+ * look's. Its CPU time against the process's (its own in it), both read now. */
+static void tt__spikes_say_cost(int64_t last_ns)
+{
+	struct tt__spikes *sp = &tt__spikes;
+	if (tt__mode->drains) /* (mode stream's drain feeds the detector as it writes: no tt-spikes) */
+		return;
+	double spent = (double)__atomic_load_n(&sp->cpu_ns, __ATOMIC_RELAXED) + (double)last_ns;
+	double process = (double)tt_os_process_cpu_ns();
+	bool snapshots = sp->snapshots, log = *sp->path != 0;
+	fprintf(tt__err, "ticktrace: the live spike detector (tt-spikes, for %s%s%s) read the threads' "
+		"records for %.1f ms of CPU time: %.2f%% of the program's %.1f ms\n",
+		snapshots ? "snapshots" : "", snapshots && log ? " and " : "", log ? "the spike log" : "",
+		spent / 1e6, process > 0 ? 100 * spent / process : 0, process / 1e6);
 }
 
 void tt__spikes_last(void)
@@ -618,7 +657,9 @@ void tt__spikes_last(void)
 	if (on && crash) {
 		tt__snapshots_crashed(crash);
 	} else if (on) {
+		int64_t own_ns = tt_os_thread_cpu_ns();
 		tt__spikes_poll(true);
+		tt__spikes_say_cost(tt_os_thread_cpu_ns() - own_ns);
 	}
 }
 

@@ -16,6 +16,12 @@
  *              spins 40 ms of CPU recording nothing (its last record a scope's end);
  *              "dense" spins 200 ms of CPU recording a scope "step" each few us,
  *              and 150 ms more after it
+ *   dense      main's DENSE_SCOPES scopes "outer" of some 25 ms, each of 100 calls that
+ *              spin 0.1 ms of CPU ("call") and 100 that sleep 0.1 ms ("nap"), a scope
+ *              each; between them and 40 ms after the last, a scope "step" each few us:
+ *              the thread never goes 2 ms without a record, inside its scopes or out
+ *   flood      FLOOD_THREADS threads record empty scopes "drop" flat out for 0.4 s (a
+ *              line {"tt_sched_cpu_ns", ...}: below)
  *   short      SHORT_THREADS pthread_create'd threads, 50 at a time, each one
  *              instant "short" and gone (most end before tt-sched looks at them)
  *   crowd      CROWD_THREADS threads, each CROWD_NAPS 3 ms sleeps in scope "nap" (no
@@ -277,6 +283,30 @@ static void steps(long long ns)
 	}
 }
 
+#define DENSE_SCOPES 3
+
+static void dense_scope(void)
+{
+	for (int i = 0; i < 100; i++) {
+		TT_BEGIN("call");
+		spin_cpu(100000);
+		TT_ENDBEGIN("nap");
+		struct timespec nap = {0, 100000};
+		nanosleep(&nap, NULL);
+		TT_END();
+	}
+}
+
+static void dense(void)
+{
+	TT_INSTANT("main starts");
+	for (int i = 0; i < DENSE_SCOPES; i++) {
+		steps(10000000);
+		AROUND("outer", dense_scope());
+	}
+	steps(40000000); /* (its last scope's end: records on, no look of tt-sched's finds it idle) */
+}
+
 #define SHORT_THREADS 200
 
 static void *short_thread(void *unused)
@@ -298,34 +328,42 @@ static void short_threads(void)
 	}
 }
 
-/* A line {"tt_sched_cpu_ns", "process_cpu_ns", "wall_ns"}: ticktrace's tt-sched's CPU
- * time so far (its thread's schedstat, found by its name), the process's, and the time
- * since main began, for tt-sched's budget. */
+/* A line {"tt_sched_cpu_ns", "tt_spikes_cpu_ns", "process_cpu_ns", "wall_ns"}:
+ * ticktrace's tt-sched's and tt-spikes' CPU time so far (their threads' schedstat,
+ * found by their names; -1: no such thread), the process's, and the time since main
+ * began, for tt-sched's budget and what tt-spikes says it cost. */
 static long long main_began_ns;
 
-static void say_tt_sched_cpu(void)
+static long long thread_cpu_ns(const char *name)
 {
 	DIR *tasks = opendir("/proc/self/task");
-	long long sched_ns = -1;
+	long long ns = -1;
 	for (struct dirent *e; tasks && (e = readdir(tasks));) {
 		char path[320], comm[32] = "";
 		snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
 		FILE *f = fopen(path, "re");
 		if (!f)
 			continue;
-		int named = fgets(comm, sizeof comm, f) && strcmp(comm, "tt-sched\n") == 0;
+		int named = fgets(comm, sizeof comm, f) && strncmp(comm, name, strlen(name)) == 0 &&
+			    comm[strlen(name)] == '\n';
 		fclose(f);
 		snprintf(path, sizeof path, "/proc/self/task/%s/schedstat", e->d_name);
 		if (named && (f = fopen(path, "re"))) {
-			if (fscanf(f, "%lld", &sched_ns) != 1)
-				sched_ns = -1;
+			if (fscanf(f, "%lld", &ns) != 1)
+				ns = -1;
 			fclose(f);
 		}
 	}
 	if (tasks)
 		closedir(tasks);
-	printf("{\"tt_sched_cpu_ns\":%lld,\"process_cpu_ns\":%lld,\"wall_ns\":%lld}\n", sched_ns,
-	       now_ns(CLOCK_PROCESS_CPUTIME_ID), now_ns(CLOCK_MONOTONIC) - main_began_ns);
+	return ns;
+}
+
+static void say_tt_sched_cpu(void)
+{
+	long long sched_ns = thread_cpu_ns("tt-sched"), spikes_ns = thread_cpu_ns("tt-spikes");
+	printf("{\"tt_sched_cpu_ns\":%lld,\"tt_spikes_cpu_ns\":%lld,\"process_cpu_ns\":%lld,\"wall_ns\":%lld}\n",
+	       sched_ns, spikes_ns, now_ns(CLOCK_PROCESS_CPUTIME_ID), now_ns(CLOCK_MONOTONIC) - main_began_ns);
 }
 
 #define CROWD_THREADS 64
@@ -343,15 +381,39 @@ static void *crowd_thread(void *unused)
 	return NULL;
 }
 
-static void crowd(void)
+/* n threads of `body` (64 at most), joined, then tt-sched's CPU time said. */
+static void threads_then_cpu(int n, void *(*body)(void *))
 {
-	pthread_t t[CROWD_THREADS];
-	for (int i = 0; i < CROWD_THREADS; i++)
-		pthread_create(&t[i], NULL, crowd_thread, NULL);
-	for (int i = 0; i < CROWD_THREADS; i++)
+	pthread_t t[64];
+	for (int i = 0; i < n; i++)
+		pthread_create(&t[i], NULL, body, NULL);
+	for (int i = 0; i < n; i++)
 		pthread_join(t[i], NULL);
 	say_tt_sched_cpu();
 }
+
+static void crowd(void)
+{
+	threads_then_cpu(CROWD_THREADS, crowd_thread);
+}
+
+#define FLOOD_THREADS 2
+#define FLOOD_NS 400000000LL
+
+/* Scopes of a few ns, flat out for FLOOD_NS: each thread's every record read by
+ * tt-sched, which follows their scopes. */
+static void *flood_thread(void *unused)
+{
+	(void)unused;
+	long long until = now_ns(CLOCK_MONOTONIC) + FLOOD_NS;
+	while (now_ns(CLOCK_MONOTONIC) < until)
+		for (int i = 0; i < 1000; i++) {
+			TT_BEGIN("drop");
+			TT_END();
+		}
+	return NULL;
+}
+
 
 #define FREE_THREADS 8 /* counters.c: TT__COUNTERS_BUDGET_FREE */
 
@@ -770,6 +832,10 @@ int main(int argc, char **argv)
 		AROUND("afterwork", afterwork());
 		AROUND("dense", steps(200000000));
 		steps(150000000); /* (no scope tt-sched watches right after it) */
+	} else if (strcmp(what, "flood") == 0) {
+		threads_then_cpu(FLOOD_THREADS, flood_thread);
+	} else if (strcmp(what, "dense") == 0) {
+		dense();
 	} else if (strcmp(what, "hang") == 0) {
 		TT_INSTANT("main starts");
 		AROUND("sleep3", sleep_ms(3));
@@ -812,7 +878,7 @@ int main(int argc, char **argv)
 	} else if (strcmp(what, "flatout") == 0 && argc > 2) {
 		flatout(argv[2]);
 	} else {
-		fprintf(stderr, "usage: sched_causes_prog sleep|lock|spin|work|hang|pingpong N M|short|crowd|burst|hundred|crowdfork|afterfree|"
+		fprintf(stderr, "usage: sched_causes_prog sleep|lock|spin|work|dense|flood|hang|pingpong N M|short|crowd|burst|hundred|crowdfork|afterfree|"
 			"lastscope|seccomp|snapshots TABLE|"
 			"snapcap|flatout TABLE\n");
 		return 2;

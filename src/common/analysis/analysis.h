@@ -456,6 +456,8 @@ struct tt_an_feed {
 	int64_t last_ns;
 	bool started;
 	struct tt_scopes scopes; /* (unmatched: ends with no open scope to close) */
+	int64_t rules_least;     /* the least of the thresholds table's, once known */
+	bool rules_least_known;
 };
 
 int tt_an_feed_records(struct tt_an_feed *f, const struct tt_record *r, size_t n);

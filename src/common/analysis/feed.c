@@ -65,9 +65,66 @@ static int tt_an_feed_one(struct tt_an_feed *f, unsigned kind, uint64_t payload,
 	}
 }
 
+/* The least threshold a scope opened now with no note of its own could have: the
+ * least rule's, or the children's threshold in force, or the global one (-1: none). */
+static int64_t tt_an_feed_least_threshold(struct tt_an_feed *f)
+{
+	const struct tt_an_thread *th = f->th;
+	const struct tt_an_frame *parent = th->depth ? &th->stack[th->depth - 1] : NULL;
+	if (!th->an->find_spikes || (parent && (parent->flags & TT_AN_IGNORE_BELOW)))
+		return TT_AN_NO_THRESHOLD;
+	if (!f->rules_least_known) {
+		f->rules_least = TT_AN_NO_THRESHOLD;
+		for (size_t i = 0; i < th->an->nrules; i++)
+			if (f->rules_least == TT_AN_NO_THRESHOLD || th->an->rules[i].ns < f->rules_least)
+				f->rules_least = th->an->rules[i].ns;
+		f->rules_least_known = true;
+	}
+	int64_t least = parent && parent->inherited != TT_AN_NO_THRESHOLD ? parent->inherited : th->an->threshold;
+	if (f->rules_least != TT_AN_NO_THRESHOLD && (least == TT_AN_NO_THRESHOLD || f->rules_least < least))
+		least = f->rules_least;
+	return least;
+}
+
+/* A leaf scope, its two records r[0] and r[1]: a BEGIN and its END, or a function's
+ * entry and its exit, nothing between. Where no threshold could make it a spike, it
+ * changes nothing the runtime's analysis keeps (no profile: a scope's row, its open
+ * count, its parent's children's time, all for the profile), so it is passed over
+ * whole, its name never looked up: most of the records of a thread that calls small
+ * functions, which were most of the live detector's time (outside recheck r35
+ * finding 9). True when it was. */
+static bool tt_an_feed_leaf(struct tt_an_feed *f, const struct tt_record *r)
+{
+	const struct tt_an_thread *th = f->th;
+	unsigned kind = TT_RECORD_KIND(r[0].word), next = TT_RECORD_KIND(r[1].word);
+	if (th->an->profile || th->an->closed || f->pending ||
+	    !((kind == TT_REC_BEGIN && next == TT_REC_END) ||
+	      (kind == TT_REC_FUNC_ENTER && next == TT_REC_FUNC_EXIT &&
+	       TT_RECORD_PAYLOAD(r[0].word) == TT_RECORD_PAYLOAD(r[1].word))))
+		return false;
+	/* (its times as tt_an_feed_records keeps a thread's: never going back) */
+	uint64_t begin = f->started && r[0].tsc < f->last_tsc ? f->last_tsc : r[0].tsc;
+	uint64_t end = r[1].tsc < begin ? begin : r[1].tsc;
+	int64_t from = f->started && begin == f->last_tsc ? f->last_ns : tt_clock_ns(f->clock, begin);
+	int64_t to = tt_clock_ns(f->clock, end);
+	int64_t least = tt_an_feed_least_threshold(f);
+	if (least != TT_AN_NO_THRESHOLD && to - from > least)
+		return false;
+	f->last_tsc = end;
+	f->last_ns = to;
+	f->started = true;
+	if (th->depth == 0) /* (as its end would: the states before it let go) */
+		tt_an_states_forget_before(f->th, to);
+	return true;
+}
+
 int tt_an_feed_records(struct tt_an_feed *f, const struct tt_record *r, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
+		if (i + 1 < n && tt_an_feed_leaf(f, r + i)) {
+			i++;
+			continue;
+		}
 		unsigned kind = TT_RECORD_KIND(r[i].word);
 		uint64_t payload = TT_RECORD_PAYLOAD(r[i].word);
 		if (f->pending == TT_REC_TEXT && kind == TT_REC_TEXT) {
