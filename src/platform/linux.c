@@ -104,6 +104,7 @@ int tt_os_exit_key_make(struct tt_os_exit_key *key)
 
 int tt_os_exit_set(struct tt_os_exit_key *key, void *value)
 {
+	/* (not made: no key, EINVAL) */
 	return -pthread_setspecific((pthread_key_t)(key->id - 1), value);
 }
 

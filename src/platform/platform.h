@@ -41,7 +41,7 @@ struct tt_os_exit_key {
 /* Makes `key`: once, however often and by however many threads it is called. 0 or
  * -errno (-EAGAIN: no key left; a few are, for the runtime's own). */
 int tt_os_exit_key_make(struct tt_os_exit_key *key);
-/* Sets the calling thread's value of `key` (made): NULL clears it. Setting the value
+/* Sets the calling thread's value of `key` (-EINVAL: not made): NULL clears it. Setting the value
  * it has takes no lock. Never with a lock an exit takes held for a thread's first
  * value: Windows calls the exits under a lock of its own, which a thread's first value
  * takes. 0 or -errno. */

@@ -195,6 +195,8 @@ int tt_os_exit_key_make(struct tt_os_exit_key *key)
 
 int tt_os_exit_set(struct tt_os_exit_key *key, void *value)
 {
+	if (!key->id) /* (not made) */
+		return -EINVAL;
 	struct tt_os_exits *mine = TlsGetValue(tt_os_exits_mine);
 	if (mine == &tt_os_exits_done)
 		return value ? -ESRCH : 0;

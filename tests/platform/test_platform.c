@@ -265,14 +265,15 @@ static void tt_set_keys(void *unused)
 	assert_int_equal(tt_os_exit_set(&tt_key_c, NULL), 0);
 }
 
-/* Keys made once each; a thread's exits in rounds: each key's exit with its value,
- * the keys in the order made, one an exit sets called in this round (a later key) or
- * the next (an earlier one), up to TT_OS_EXIT_ROUNDS rounds, and one set in the last
- * round never; a cleared value never called. */
+/* Keys made once each (a value on one not made refused); a thread's exits in rounds:
+ * each key's exit with its value, the keys in the order made, one an exit sets called
+ * in this round (a later key) or the next (an earlier one), up to TT_OS_EXIT_ROUNDS
+ * rounds, and one set in the last round never; a cleared value never called. */
 static void test_exit_keys(void **state)
 {
 	(void)state;
 	struct tt_os_exit_key *keys[] = {&tt_key_e, &tt_key_a, &tt_key_b, &tt_key_c, &tt_key_d};
+	assert_int_equal(tt_os_exit_set(&tt_key_e, &tt_key_e), -EINVAL);
 	for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
 		assert_int_equal(tt_os_exit_key_make(keys[i]), 0);
 		uint32_t id = keys[i]->id;
