@@ -77,10 +77,11 @@ void tt__lock_reset(struct tt__lock *lock) TT__HIDDEN;
 /* threads.c */
 void tt__block_signals(sigset_t *old) TT__HIDDEN;
 void tt__restore_signals(const sigset_t *old) TT__HIDDEN;
-/* Starts one of ticktrace's own threads, with every signal blocked; with `wait`,
- * returns once it calls tt__thread_running (its first act). 0 or -errno. */
-int tt__start_thread(pthread_t *thread, void *(*main)(void *), void *arg, int detached,
-		     int wait) TT__HIDDEN;
+/* Starts one of ticktrace's own threads (tt_os_thread_start's: every signal blocked;
+ * joinable with `thread`, else detached), its stack limited under an address-space
+ * limit; with `wait`, returns once it calls tt__thread_running (its first act). 0 or
+ * -errno. */
+int tt__start_thread(struct tt_os_thread *thread, void *(*main)(void *), void *arg, int wait) TT__HIDDEN;
 void tt__thread_running(const char *name) TT__HIDDEN;
 /* (tt__own_thread and tt__own_thread_main, which the patcher calls: record_protocol.h) */
 /* Around work of ticktrace's own threads that allocates: one at a time, and not

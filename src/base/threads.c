@@ -153,7 +153,7 @@ int tt__own_thread_main(void *(*main)(void *))
 	return 0;
 }
 
-int tt__start_thread(pthread_t *thread, void *(*main)(void *), void *arg, int detached, int wait)
+int tt__start_thread(struct tt_os_thread *thread, void *(*main)(void *), void *arg, int wait)
 {
 	if (!tt__own_thread_main(main)) {
 		uint32_t index = __atomic_fetch_add(&tt__own_main_count, 1, __ATOMIC_RELAXED);
@@ -161,30 +161,16 @@ int tt__start_thread(pthread_t *thread, void *(*main)(void *), void *arg, int de
 			__atomic_store_n(&tt__own_mains[index], main, __ATOMIC_RELEASE);
 	}
 	uint32_t before = __atomic_load_n(&tt__threads_started, __ATOMIC_ACQUIRE);
-	/* The thread inherits a full signal mask: the program's signals are not for it. */
-	sigset_t old;
-	tt__block_signals(&old);
-	pthread_t id;
 	/* Under an address-space limit, a smaller stack than the default (RLIMIT_STACK,
 	 * 8 MiB each): the program keeps the room. */
-	pthread_attr_t attr;
-	int limited = tt__address_room() != UINT64_MAX && pthread_attr_init(&attr) == 0;
-	if (limited)
-		pthread_attr_setstacksize(&attr, TT__OWN_STACK_LIMITED);
-	int err = pthread_create(&id, limited ? &attr : NULL, main, arg);
-	if (limited)
-		pthread_attr_destroy(&attr);
-	tt__restore_signals(&old);
+	size_t stack = tt__address_room() != UINT64_MAX ? TT__OWN_STACK_LIMITED : 0;
+	int err = tt_os_thread_start(thread, main, arg, stack);
 	if (err)
-		return -err;
+		return err;
 	/* Running before the program goes on, so that no fork finds it starting: a
 	 * sanitizer's allocator, held by a thread as it starts, would stay locked in the
 	 * child. (Not in a fork's child handler: the sanitizer may hold it until then.) */
 	while (wait && __atomic_load_n(&tt__threads_started, __ATOMIC_ACQUIRE) == before)
 		tt_os_wait(&tt__threads_started, before, TT_OS_FOREVER);
-	if (detached)
-		pthread_detach(id);
-	if (thread)
-		*thread = id;
 	return 0;
 }

@@ -441,11 +441,11 @@ static void *tt__live_main(void *unused)
  * returns. */
 static int tt__start_arena_threads(int wait)
 {
-	int err = tt__start_thread(NULL, tt__prefault_main, NULL, 1, wait);
+	int err = tt__start_thread(NULL, tt__prefault_main, NULL, wait);
 	if (!err && tt__mode->recycle_oldest)
-		err = tt__start_thread(NULL, tt__clean_main, NULL, 1, wait);
+		err = tt__start_thread(NULL, tt__clean_main, NULL, wait);
 	if (!err && tt__chunks_fd() >= 0 && tt__mode->tick)
-		err = tt__start_thread(NULL, tt__live_main, NULL, 1, wait);
+		err = tt__start_thread(NULL, tt__live_main, NULL, wait);
 	return err;
 }
 

@@ -19,7 +19,6 @@ static struct tt__lock tt__registry = TT__LOCK_INIT(TT__LOCK_REGISTRY);
 struct tt__slot *tt__registry_first;
 static struct tt__slot *tt__registry_last;
 static uint32_t tt__thread_count;
-static pthread_key_t tt__exit_key;
 
 static struct tt__slab tt__slot_slab = {.slab_size = 64 * 1024}; /* registry lock */
 static struct tt__slab tt__filters_slab = {.slab_size = 256 * 1024}; /* registry lock */
@@ -75,13 +74,13 @@ void tt__refresh_thread_name(struct tt__slot *slot)
 		tt_os_thread_name(slot->name, sizeof slot->name);
 }
 
-/* How many times the exiting thread's destructor ran: the C library calls the
- * destructors again, up to PTHREAD_DESTRUCTOR_ITERATIONS rounds, while one of them
- * sets a key, as the registration of an event recorded in a later destructor does. */
+/* How many times the exiting thread's exit ran: the platform calls the exits again,
+ * up to TT_OS_EXIT_ROUNDS rounds, while one of them sets a key, as the registration
+ * of an event recorded in a later exit (another key's) does. */
 static __thread int tt__exit_rounds;
 
-/* Runs in the exiting thread (a pthread key destructor): from now on a thread that
- * reuses this stack, and so this thread pointer, is a new thread. */
+/* Runs in the exiting thread (its key's exit): from now on a thread that reuses this
+ * stack, and so this thread pointer, is a new thread. */
 static void tt__thread_exit(void *arg)
 {
 	struct tt__slot *slot = arg;
@@ -100,9 +99,11 @@ static void tt__thread_exit(void *arg)
 		tt__mode->thread_exited(slot);
 }
 
+static struct tt_os_exit_key tt__exit_key = {tt__thread_exit, 0};
+
 int tt__registry_init(void)
 {
-	return -pthread_key_create(&tt__exit_key, tt__thread_exit);
+	return tt_os_exit_key_make(&tt__exit_key);
 }
 
 /* Registry lock held: gives the slot an entry, the first free one from its home. An
@@ -185,10 +186,10 @@ struct tt__slot *tt__register_thread(uintptr_t tp)
 	struct tt__slot *slot = tt__find_slot(tp);
 	if (slot)
 		goto out;
-	/* Recorded in the last round of key destructors: no round is left to mark it
-	 * exited, and a thread that reuses its stack would record into its slot under
-	 * its tid. Its events are counted as dropped instead. */
-	if (tt__exit_rounds >= PTHREAD_DESTRUCTOR_ITERATIONS)
+	/* Recorded in the last round of exits: no round is left to mark it exited, and a
+	 * thread that reuses its stack would record into its slot under its tid. Its
+	 * events are counted as dropped instead. */
+	if (tt__exit_rounds >= TT_OS_EXIT_ROUNDS)
 		goto out;
 	slot = tt__free_slots;
 	if (slot)
@@ -237,7 +238,7 @@ struct tt__slot *tt__register_thread(uintptr_t tp)
 	else
 		__atomic_store_n(&tt__registry_first, slot, __ATOMIC_RELEASE);
 	tt__registry_last = slot;
-	pthread_setspecific(tt__exit_key, slot);
+	tt_os_exit_set(&tt__exit_key, slot);
 out:
 	tt__in_slow_path = 0;
 	tt__registry_unlock(&old);
@@ -257,5 +258,5 @@ void tt__registry_reset_after_fork(void)
 	/* The parent's threads' tags are gone with their slots. */
 	__atomic_and_fetch(&tt__hot_global.unusual, TT__HOT_OFF, __ATOMIC_SEQ_CST);
 	tt__thread_count = 0;
-	pthread_setspecific(tt__exit_key, NULL);
+	tt_os_exit_set(&tt__exit_key, NULL);
 }

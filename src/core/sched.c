@@ -92,7 +92,6 @@ struct tt__sched_early {
 	int held; /* (a fork's child forgets its parent's: tt__sched_after_fork) */
 };
 static __thread struct tt__sched_early tt__sched_mine __attribute__((tls_model("initial-exec")));
-static pthread_key_t tt__sched_early_key;
 
 void tt__sched_lock(sigset_t *old)
 {
@@ -230,7 +229,7 @@ void tt__sched_say_refused(void)
 	tt__sched_unlock(&old);
 }
 
-/* At a thread's exit (its key's destructor): switches it asked for as it started
+/* At a thread's exit (its key's exit): switches it asked for as it started
  * and never took, closed. */
 static void tt__sched_early_gone(void *unused)
 {
@@ -243,6 +242,8 @@ static void tt__sched_early_gone(void *unused)
 	}
 	tt__restore_signals(&old);
 }
+
+static struct tt_os_exit_key tt__sched_early_key = {tt__sched_early_gone, 0};
 
 static void tt__sched_wake_up(void)
 {
@@ -275,7 +276,7 @@ void tt__sched_thread_starts(void)
 		/* after the kernel began to record: every switch from now on is there */
 		e->since_ns = tt_os_monotonic_ns();
 	pthread_setcancelstate(cancel, NULL);
-	pthread_setspecific(tt__sched_early_key, e);
+	tt_os_exit_set(&tt__sched_early_key, e);
 	/* Last: an event in a signal handler from here on takes them. */
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	e->held = 1;
@@ -798,9 +799,9 @@ int tt__sched_start(int off, int only)
 	tt__counters_on = only == TT__SCHED_SCHEDSTAT || (tt__sched_counters_allowed && tt__counters_steal);
 	if (off)
 		return 0;
-	int err = -pthread_key_create(&tt__sched_early_key, tt__sched_early_gone);
+	int err = tt_os_exit_key_make(&tt__sched_early_key);
 	if (!err)
-		err = tt__start_thread(NULL, tt__sched_main, NULL, 1, 1);
+		err = tt__start_thread(NULL, tt__sched_main, NULL, 1);
 	if (err) {
 		tt__sched_off_why = TT_NO_STATES_NOT_ASKED;
 		tt__sched_off = 1;
@@ -829,7 +830,7 @@ void tt__sched_after_fork(void)
 	memset(&tt__sched_refusals, 0, sizeof tt__sched_refusals); /* the parent's threads' */
 	tt__sched_refused_unasked = 0;
 	tt__counters_after_fork();
-	if ((!tt__sched_off || tt__counters_on) && tt__start_thread(NULL, tt__sched_main, NULL, 1, 0) < 0) {
+	if ((!tt__sched_off || tt__counters_on) && tt__start_thread(NULL, tt__sched_main, NULL, 0) < 0) {
 		tt__sched_off_why = TT_NO_STATES_NOT_ASKED;
 		tt__sched_off = 1;
 		tt__counters_on = 0;

@@ -249,7 +249,7 @@ int tt__signals_init(void)
 				"can take (USR1, USR2, HUP, QUIT, PWR, WINCH, URG, or the number of a "
 				"signal that is neither a crash's nor KILL or STOP)\n", dump);
 	}
-	int err = tt__start_thread(NULL, tt__service_main, NULL, 1, 1);
+	int err = tt__start_thread(NULL, tt__service_main, NULL, 1);
 	if (err)
 		return err;
 	__atomic_store_n(&tt__service_started, 1, __ATOMIC_RELEASE);
@@ -282,7 +282,7 @@ void tt__signals_after_fork(void)
 	__atomic_store_n(&tt__crash_signal, 0, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&tt__exit_asked, NULL, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&tt__service_tid, 0, __ATOMIC_SEQ_CST); /* (the parent's) */
-	int started = tt__start_thread(NULL, tt__service_main, NULL, 1, 0) >= 0;
+	int started = tt__start_thread(NULL, tt__service_main, NULL, 0) >= 0;
 	__atomic_store_n(&tt__service_started, started, __ATOMIC_RELEASE);
 	if (!started)
 		fprintf(tt__err, "ticktrace: the child process %d has no service thread\n", (int)getpid());

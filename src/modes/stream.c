@@ -64,7 +64,7 @@
 struct tt__stream {
 	struct tt__out *out;
 	char path[4096];
-	pthread_t thread;
+	struct tt_os_thread thread;
 	int running;
 	struct tt__site_set sites, fresh;
 	struct tt_end_info end;
@@ -647,11 +647,11 @@ static int tt__stream_open(struct tt__stream *st)
 	st->self.flags = TT__SLOT_RUNTIME;
 	st->lock = (struct tt__lock)TT__LOCK_INIT(TT__LOCK_STREAM);
 	st->dump_lock = (struct tt__lock)TT__LOCK_INIT(TT__LOCK_STREAM_DUMP);
-	err = tt__start_thread(&st->thread, tt__stream_main, st, 0, !tt__forked);
+	err = tt__start_thread(&st->thread, tt__stream_main, st, !tt__forked);
 	while (!err && !tt__forked && !__atomic_load_n(&st->made_seq, __ATOMIC_ACQUIRE))
 		tt_os_wait(&st->made_seq, 0, TT_OS_FOREVER);
 	if (!err && !tt__forked && (err = __atomic_load_n(&st->made_err, __ATOMIC_RELAXED)))
-		pthread_join(st->thread, NULL);
+		tt_os_thread_join(&st->thread);
 	if (err) {
 		free(st->out);
 		st->out = NULL;
@@ -708,7 +708,7 @@ int tt__stream_finish(void)
 	tt__unlock(&st->lock);
 	tt__stream_retired(st, 0); /* (exits that wait go on) */
 	tt__stream_kick(st);
-	pthread_join(st->thread, NULL);
+	tt_os_thread_join(&st->thread);
 	st->running = 0;
 	/* Taken by the program: said, and the file cut, once; what that lost, at the end
 	 * (the file cannot say it: the counts of threads gone since are nowhere else). */

@@ -83,23 +83,29 @@ size_t tt_os_thread_name_of(uint32_t tid, char *name, size_t size)
 	return tt_os_read_name(path, name, size);
 }
 
-static pthread_once_t tt_os_exit_once = PTHREAD_ONCE_INIT;
-static pthread_key_t tt_os_exit_key;
-static void (*tt_os_exit_fn)(void *arg);
-static int tt_os_exit_err;
+_Static_assert(TT_OS_EXIT_ROUNDS == PTHREAD_DESTRUCTOR_ITERATIONS, "glibc's rounds");
+_Static_assert(sizeof(pthread_key_t) <= sizeof(uint32_t), "a key in an id");
 
-static void tt_os_exit_alloc(void)
+/* (keys made one at a time: each made once) */
+static struct tt_os_lock tt_os_keys_lock;
+
+int tt_os_exit_key_make(struct tt_os_exit_key *key)
 {
-	tt_os_exit_err = pthread_key_create(&tt_os_exit_key, tt_os_exit_fn);
+	if (__atomic_load_n(&key->id, __ATOMIC_ACQUIRE))
+		return 0;
+	int err = 0;
+	tt_os_lock(&tt_os_keys_lock);
+	pthread_key_t made;
+	if (!key->id && !(err = pthread_key_create(&made, key->exit)))
+		__atomic_store_n(&key->id, (uint32_t)made + 1, __ATOMIC_RELEASE);
+	tt_os_unlock(&tt_os_keys_lock);
+	return -err;
 }
 
-int tt_os_on_thread_exit(void (*exit)(void *arg), void *arg)
+int tt_os_exit_set(struct tt_os_exit_key *key, void *value)
 {
-	__atomic_store_n(&tt_os_exit_fn, exit, __ATOMIC_RELAXED); /* (the first caller's) */
-	pthread_once(&tt_os_exit_once, tt_os_exit_alloc);
-	if (tt_os_exit_err)
-		return -tt_os_exit_err;
-	return -pthread_setspecific(tt_os_exit_key, arg);
+	/* (not made: no key, EINVAL) */
+	return -pthread_setspecific((pthread_key_t)(key->id - 1), value);
 }
 
 int tt_os_at_exit(void (*end)(void))
@@ -107,40 +113,35 @@ int tt_os_at_exit(void (*end)(void))
 	return atexit(end) ? -ENOMEM : 0;
 }
 
-struct tt_os_start {
-	void (*main)(void *arg);
-	void *arg;
-};
-
-static void *tt_os_thread_main(void *p)
+int tt_os_thread_start(struct tt_os_thread *thread, void *(*main)(void *arg), void *arg, size_t stack)
 {
-	struct tt_os_start start = *(struct tt_os_start *)p;
-	free(p);
-	start.main(start.arg);
-	return NULL;
-}
-
-int tt_os_thread_start(void (*main)(void *arg), void *arg)
-{
-	struct tt_os_start *start = malloc(sizeof *start);
-	if (!start)
-		return -ENOMEM;
-	*start = (struct tt_os_start){main, arg};
 	/* (kept loaded: the runtime's library is linked -z nodelete) */
 	pthread_attr_t attr;
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	/* The thread inherits a full signal mask: the program's signals are not for it. */
-	sigset_t all, old;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	pthread_t thread;
-	int err = pthread_create(&thread, &attr, tt_os_thread_main, start);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	pthread_attr_destroy(&attr);
+	int err = pthread_attr_init(&attr);
 	if (err)
-		free(start);
+		return -err;
+	if (!thread)
+		err = pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	if (!err && stack)
+		err = pthread_attr_setstacksize(&attr, stack);
+	pthread_t id;
+	if (!err) {
+		/* The thread inherits a full signal mask: the program's signals are not for it. */
+		sigset_t all, old;
+		sigfillset(&all);
+		pthread_sigmask(SIG_SETMASK, &all, &old);
+		err = pthread_create(&id, &attr, main, arg);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+	}
+	pthread_attr_destroy(&attr);
+	if (!err && thread)
+		thread->handle = (uintptr_t)id;
 	return -err;
+}
+
+void tt_os_thread_join(struct tt_os_thread *thread)
+{
+	pthread_join((pthread_t)thread->handle, NULL);
 }
 
 /* ---- locks: a futex word, 0 free, 1 taken, 2 taken with waiters (Drepper's) ---- */

@@ -25,27 +25,52 @@ size_t tt_os_thread_name(char *name, size_t size);
 /* Thread `tid` of this process, by id: the same, for a thread that may not be the
  * caller. */
 size_t tt_os_thread_name_of(uint32_t tid, char *name, size_t size);
-/* Calls exit(arg) as the calling thread exits (its fiber local storage's callback;
- * a thread-specific key's destructor): once, however often a thread calls this with
- * the same exit and arg (the calls after the first cheap, no lock taken). Never
- * with a lock the exit takes held: Windows calls the callbacks under a lock of its
- * own, which a thread's first call takes. 0 or -errno. */
-int tt_os_on_thread_exit(void (*exit)(void *arg), void *arg);
+/* Keyed thread exits, as pthread keys give them (on Windows: one fiber local storage
+ * callback runs them all): each key has its exit, called as a thread that set a value on
+ * the key (not NULL) exits, on that thread, with that value, cleared first; the keys in
+ * the order they were made, in rounds. A value an exit sets (on its own key, another's:
+ * an event recorded in it registers its thread again) is called too, in this round or
+ * the next, up to TT_OS_EXIT_ROUNDS rounds (PTHREAD_DESTRUCTOR_ITERATIONS); one set in
+ * the last round or after is never called (Windows refuses one set after: -ESRCH).
+ * `exit` is the caller's; `id` the platform's, 0 until the key is made. */
+#define TT_OS_EXIT_ROUNDS 4
+struct tt_os_exit_key {
+	void (*exit)(void *value);
+	uint32_t id;
+};
+/* Makes `key`: once, however often and by however many threads it is called. 0 or
+ * -errno (-EAGAIN: no key left; a few are, for the runtime's own). */
+int tt_os_exit_key_make(struct tt_os_exit_key *key);
+/* Sets the calling thread's value of `key` (-EINVAL: not made): NULL clears it. Setting the value
+ * it has takes no lock. Never with a lock an exit takes held for a thread's first
+ * value: Windows calls the exits under a lock of its own, which a thread's first value
+ * takes. 0 or -errno. */
+int tt_os_exit_set(struct tt_os_exit_key *key, void *value);
 
 /* Calls end() as the program exits, while its other threads still run (Windows: in
  * the process's C runtime, msvcrt's table, which exit() runs before ExitProcess ends
  * every other thread; a DLL's own atexit runs only after, at its detach), and, where
  * that table is not the program's, as atexit would, and as the process ends without
- * either (_exit: as a thread that set tt_os_on_thread_exit's callback ends it): end()
+ * either (_exit: as a thread that set a value on an exit key ends it): end()
  * may run more than once. Windows: also once the program's last thread ended with none
  * of this (ExitThread, a stack overflow), ticktrace's threads left: end(), and the
  * process exits as Windows would have. The module is kept loaded from then on. 0 or
  * -errno. */
 int tt_os_at_exit(void (*end)(void));
 
-/* Starts a thread of ticktrace's own, detached, running main(arg); the module it runs
- * in is kept loaded from then on (a DLL unloaded under it would crash it). 0 or -errno. */
-int tt_os_thread_start(void (*main)(void *arg), void *arg);
+/* Starts a thread of ticktrace's own running main(arg) (what it returns is dropped),
+ * with every signal blocked (Linux: the program's signals are not for it), on a stack
+ * of `stack` bytes (0: the system's default; Windows: a reservation that large, 64 KiB
+ * committed; Wine reserves 1 MiB at least). With `thread`, joinable:
+ * tt_os_thread_join waits for it to end and lets it go, once; without, detached.
+ * Linux hands main to pthread_create as it is (its interposers see it: base/threads.c
+ * tells ticktrace's threads by it). The module it runs in is kept loaded from then on
+ * (a DLL unloaded under it would crash it). 0 or -errno. */
+struct tt_os_thread {
+	uintptr_t handle; /* a pthread_t; a HANDLE */
+};
+int tt_os_thread_start(struct tt_os_thread *thread, void *(*main)(void *arg), void *arg, size_t stack);
+void tt_os_thread_join(struct tt_os_thread *thread);
 
 /* ---- locks, and waiting for a word to change ---- */
 

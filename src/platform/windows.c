@@ -120,39 +120,100 @@ size_t tt_os_thread_name_of(uint32_t tid, char *name, size_t size)
  * too, where the process ends without the C library's exit (_exit, ExitProcess): a
  * DLL's atexit runs at its detach, but a program's, linked with the static library,
  * never did (its run was lost, silently). (A program's TLS callbacks are not called as
- * it ends under Wine.) */
+ * it ends under Wine.) Its value is the thread's values of every key, which the
+ * callback runs in rounds, as glibc does its keys' destructors: Windows calls each
+ * index's callback once. A thread local storage index finds them too while the
+ * callback runs (Windows may clear the fiber's value before it calls). */
+#define TT_OS_EXIT_KEYS 8
+struct tt_os_exits {
+	void *value[TT_OS_EXIT_KEYS];
+};
 static INIT_ONCE tt_os_exit_once = INIT_ONCE_STATIC_INIT;
-static DWORD tt_os_exit_index = FLS_OUT_OF_INDEXES;
-static void (*tt_os_thread_exit)(void *arg);
+static DWORD tt_os_exit_index = FLS_OUT_OF_INDEXES, tt_os_exits_mine = TLS_OUT_OF_INDEXES;
+static SRWLOCK tt_os_keys_lock = SRWLOCK_INIT;
+static void (*tt_os_key_exits[TT_OS_EXIT_KEYS])(void *value);
+static uint32_t tt_os_keys;
+/* A thread's values once its exits ran: set no more */
+static struct tt_os_exits tt_os_exits_done;
 static BOOLEAN(NTAPI *tt_os_shutting_down)(void); /* ntdll's RtlDllShutdownInProgress */
 static void (*tt_os_end)(void);
 
-static void NTAPI tt_os_exiting(PVOID arg)
+static void NTAPI tt_os_exiting(PVOID values)
 {
-	tt_os_thread_exit(arg);
+	struct tt_os_exits *mine = values;
+	uint32_t keys = __atomic_load_n(&tt_os_keys, __ATOMIC_ACQUIRE);
+	for (int round = 0, called = 1; called && round < TT_OS_EXIT_ROUNDS; round++) {
+		called = 0;
+		for (uint32_t k = 0; k < keys; k++) {
+			void *value = mine->value[k];
+			if (!value)
+				continue;
+			mine->value[k] = NULL;
+			called = 1;
+			tt_os_key_exits[k](value);
+		}
+	}
+	TlsSetValue(tt_os_exits_mine, &tt_os_exits_done);
+	HeapFree(GetProcessHeap(), 0, mine);
 	if (tt_os_end && tt_os_shutting_down && tt_os_shutting_down())
 		tt_os_end();
 }
 
-static BOOL CALLBACK tt_os_exit_alloc(PINIT_ONCE once, PVOID exit, PVOID *unused)
+static BOOL CALLBACK tt_os_exit_alloc(PINIT_ONCE once, PVOID unused, PVOID *unused_too)
 {
 	(void)once;
 	(void)unused;
-	InitOnceExecuteOnce(&tt_os_describe_once, tt_os_describe_find, NULL, NULL); /* (for the callback) */
+	(void)unused_too;
+	InitOnceExecuteOnce(&tt_os_describe_once, tt_os_describe_find, NULL, NULL); /* (for the exits) */
 	tt_os_shutting_down = (BOOLEAN(NTAPI *)(void))(void (*)(void))GetProcAddress(GetModuleHandleA("ntdll.dll"),
 										    "RtlDllShutdownInProgress");
-	tt_os_thread_exit = (void (*)(void *))exit;
+	tt_os_exits_mine = TlsAlloc();
+	if (tt_os_exits_mine == TLS_OUT_OF_INDEXES)
+		return FALSE;
 	tt_os_exit_index = FlsAlloc(tt_os_exiting);
 	return tt_os_exit_index != FLS_OUT_OF_INDEXES;
 }
 
-int tt_os_on_thread_exit(void (*exit)(void *arg), void *arg)
+int tt_os_exit_key_make(struct tt_os_exit_key *key)
 {
-	if (!InitOnceExecuteOnce(&tt_os_exit_once, tt_os_exit_alloc, (PVOID)exit, NULL))
-		return -EAGAIN;
-	if (FlsGetValue(tt_os_exit_index) == arg) /* (set already: no lock taken) */
+	if (__atomic_load_n(&key->id, __ATOMIC_ACQUIRE))
 		return 0;
-	return FlsSetValue(tt_os_exit_index, arg) ? 0 : -ENOMEM;
+	if (!InitOnceExecuteOnce(&tt_os_exit_once, tt_os_exit_alloc, NULL, NULL))
+		return -EAGAIN;
+	int err = 0;
+	AcquireSRWLockExclusive(&tt_os_keys_lock);
+	if (!key->id && tt_os_keys == TT_OS_EXIT_KEYS) {
+		err = -EAGAIN;
+	} else if (!key->id) {
+		tt_os_key_exits[tt_os_keys] = key->exit;
+		__atomic_store_n(&tt_os_keys, tt_os_keys + 1, __ATOMIC_RELEASE);
+		__atomic_store_n(&key->id, tt_os_keys, __ATOMIC_RELEASE);
+	}
+	ReleaseSRWLockExclusive(&tt_os_keys_lock);
+	return err;
+}
+
+int tt_os_exit_set(struct tt_os_exit_key *key, void *value)
+{
+	if (!key->id) /* (not made) */
+		return -EINVAL;
+	struct tt_os_exits *mine = TlsGetValue(tt_os_exits_mine);
+	if (mine == &tt_os_exits_done)
+		return value ? -ESRCH : 0;
+	if (!mine) {
+		if (!value)
+			return 0;
+		mine = HeapAlloc(GetProcessHeap(), HEAP_ZERO_MEMORY, sizeof *mine);
+		if (!mine)
+			return -ENOMEM;
+		if (!FlsSetValue(tt_os_exit_index, mine)) {
+			HeapFree(GetProcessHeap(), 0, mine);
+			return -ENOMEM;
+		}
+		TlsSetValue(tt_os_exits_mine, mine);
+	}
+	mine->value[key->id - 1] = value;
+	return 0;
 }
 
 static int __cdecl tt_os_end_onexit(void)
@@ -161,17 +222,17 @@ static int __cdecl tt_os_end_onexit(void)
 	return 0;
 }
 
-/* ticktrace's own threads (tt_os_thread_start's), which the watch of the program's
- * last thread does not count. */
+/* ticktrace's own threads (tt_os_thread_start's) while they run, which the watch of
+ * the program's last thread does not count: their ids, 0 free, TT_OS_CLAIMED taken for
+ * one starting (ids are multiples of 4). */
 #define TT_OS_OWN_THREADS 16
+#define TT_OS_CLAIMED 1
 static DWORD tt_os_own[TT_OS_OWN_THREADS];
-static LONG tt_os_nown;
 
 static int tt_os_is_own(DWORD tid)
 {
-	LONG n = __atomic_load_n(&tt_os_nown, __ATOMIC_ACQUIRE);
-	for (LONG i = 0; i < n && i < TT_OS_OWN_THREADS; i++)
-		if (__atomic_load_n(&tt_os_own[i], __ATOMIC_RELAXED) == tid)
+	for (int i = 0; i < TT_OS_OWN_THREADS; i++)
+		if (__atomic_load_n(&tt_os_own[i], __ATOMIC_ACQUIRE) == tid)
 			return 1;
 	return 0;
 }
@@ -206,7 +267,7 @@ static int tt_os_program_threads(HANDLE *seen, size_t *n)
 	return threads;
 }
 
-static void tt_os_watch_last(void *unused)
+static void *tt_os_watch_last(void *unused)
 {
 	(void)unused;
 	HANDLE seen[TT_OS_WATCHED] = {0};
@@ -254,12 +315,13 @@ int tt_os_at_exit(void (*end)(void))
 		crt_onexit(tt_os_end_onexit);
 	if (atexit(end))
 		return -ENOMEM;
-	return tt_os_thread_start(tt_os_watch_last, NULL);
+	return tt_os_thread_start(NULL, tt_os_watch_last, NULL, 0);
 }
 
 struct tt_os_start {
-	void (*main)(void *arg);
+	void *(*main)(void *arg);
 	void *arg;
+	DWORD *own; /* its entry in tt_os_own */
 };
 
 static DWORD WINAPI tt_os_thread_main(void *p)
@@ -267,36 +329,53 @@ static DWORD WINAPI tt_os_thread_main(void *p)
 	struct tt_os_start start = *(struct tt_os_start *)p;
 	HeapFree(GetProcessHeap(), 0, p);
 	start.main(start.arg);
+	__atomic_store_n(start.own, 0, __ATOMIC_RELEASE);
 	return 0;
 }
 
-int tt_os_thread_start(void (*main)(void *arg), void *arg)
+int tt_os_thread_start(struct tt_os_thread *thread, void *(*main)(void *arg), void *arg, size_t stack)
 {
 	HMODULE self;
 	if (!GetModuleHandleExW(GET_MODULE_HANDLE_EX_FLAG_FROM_ADDRESS | GET_MODULE_HANDLE_EX_FLAG_PIN,
 				(LPCWSTR)(void *)tt_os_thread_main, &self))
 		return -EINVAL;
-	struct tt_os_start *start = HeapAlloc(GetProcessHeap(), 0, sizeof *start);
-	if (!start)
-		return -ENOMEM;
-	*start = (struct tt_os_start){main, arg};
-	LONG own = InterlockedIncrement(&tt_os_nown) - 1;
-	if (own >= TT_OS_OWN_THREADS) {
-		InterlockedDecrement(&tt_os_nown);
-		HeapFree(GetProcessHeap(), 0, start);
-		return -EAGAIN;
+	DWORD *own = NULL;
+	for (int i = 0; !own && i < TT_OS_OWN_THREADS; i++) {
+		DWORD none = 0;
+		if (__atomic_compare_exchange_n(&tt_os_own[i], &none, TT_OS_CLAIMED, 0, __ATOMIC_ACQUIRE,
+						__ATOMIC_RELAXED))
+			own = &tt_os_own[i];
 	}
+	if (!own)
+		return -EAGAIN;
+	struct tt_os_start *start = HeapAlloc(GetProcessHeap(), 0, sizeof *start);
+	if (!start) {
+		__atomic_store_n(own, 0, __ATOMIC_RELEASE);
+		return -ENOMEM;
+	}
+	*start = (struct tt_os_start){main, arg, own};
 	/* (suspended until its id is listed: the watch never takes it for the program's) */
 	DWORD tid;
-	HANDLE thread = CreateThread(NULL, 64 * 1024, tt_os_thread_main, start, CREATE_SUSPENDED, &tid);
-	if (!thread) {
+	HANDLE handle = CreateThread(NULL, stack ? stack : 64 * 1024, tt_os_thread_main, start,
+				     CREATE_SUSPENDED | (stack ? STACK_SIZE_PARAM_IS_A_RESERVATION : 0), &tid);
+	if (!handle) {
 		HeapFree(GetProcessHeap(), 0, start);
+		__atomic_store_n(own, 0, __ATOMIC_RELEASE);
 		return -EAGAIN;
 	}
-	__atomic_store_n(&tt_os_own[own], tid, __ATOMIC_RELEASE);
-	ResumeThread(thread);
-	CloseHandle(thread);
+	__atomic_store_n(own, tid, __ATOMIC_RELEASE);
+	ResumeThread(handle);
+	if (thread)
+		thread->handle = (uintptr_t)handle;
+	else
+		CloseHandle(handle);
 	return 0;
+}
+
+void tt_os_thread_join(struct tt_os_thread *thread)
+{
+	WaitForSingleObject((HANDLE)thread->handle, INFINITE);
+	CloseHandle((HANDLE)thread->handle);
 }
 
 /* ---- locks ---- */

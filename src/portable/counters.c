@@ -209,7 +209,7 @@ static int tt__list_threads(struct tt__listed **list, size_t *cap, size_t *n)
  * every lock, which tt-sched holds only to copy and store in memory: a process that
  * exits ends tt-sched where it is, and a lock it held then would keep the dump from
  * the readings (tt__counters.lock) or from everything (tt__lock). */
-static void tt__sched_main(void *arg)
+static void *tt__sched_main(void *arg)
 {
 	(void)arg;
 	/* (here, not at start-up: a DLL starts under the loader's lock, and the run's) */
@@ -241,6 +241,7 @@ static void tt__sched_main(void *arg)
 			if (list[i].read && list[i].exited)
 				tt_os_thread_close((uintptr_t)list[i].c->thread);
 	}
+	return NULL; /* (never: it runs until the process ends) */
 }
 
 void tt__counters_start(void)
@@ -261,7 +262,7 @@ void tt__counters_start(void)
 	uint64_t switches;
 	if (!tt__switches(GetCurrentThread(), &switches))
 		tt__counters.query_thread = NULL;
-	if (tt_os_thread_start(tt__sched_main, NULL) != 0)
+	if (tt_os_thread_start(NULL, tt__sched_main, NULL, 0) != 0)
 		fprintf(stderr, "ticktrace: tt-sched did not start: spikes have no split\n");
 }
 

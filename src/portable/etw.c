@@ -129,11 +129,12 @@ static void WINAPI tt__etw_event(EVENT_RECORD *e)
 	tt_os_unlock(&tt__etw.lock);
 }
 
-static void tt__etw_main(void *arg)
+static void *tt__etw_main(void *arg)
 {
 	TRACEHANDLE trace = (TRACEHANDLE)(uintptr_t)arg;
 	ProcessTrace(&trace, 1, NULL, NULL); /* (until the session stops) */
 	CloseTrace(trace);
+	return NULL;
 }
 
 static int tt__elevated(void)
@@ -199,7 +200,7 @@ void tt__etw_start(void)
 				    .EventRecordCallback = tt__etw_event};
 	TRACEHANDLE trace = OpenTraceW(&log);
 	if (trace == (TRACEHANDLE)INVALID_HANDLE_VALUE || /* (Wine's: a session, no events) */
-	    tt_os_thread_start(tt__etw_main, (void *)(uintptr_t)trace) != 0) {
+	    tt_os_thread_start(NULL, tt__etw_main, (void *)(uintptr_t)trace, 0) != 0) {
 		tt__etw_stop();
 		return;
 	}

@@ -110,7 +110,7 @@ static void tt__live_tick(void)
 	tt__live.header->tsc_hz = now.tsc_hz;
 }
 
-static void tt__live_main(void *unused)
+static void *tt__live_main(void *unused)
 {
 	(void)unused;
 	uint32_t never = 0;
@@ -121,6 +121,7 @@ static void tt__live_main(void *unused)
 			tt__live_tick();
 		tt_os_unlock(&tt__lock);
 	}
+	return NULL; /* (never: it runs until the process ends) */
 }
 
 void tt__live_start(const char *path)
@@ -153,7 +154,7 @@ void tt__live_start(const char *path)
 	if (modules && !tt__live.out.err) /* (no memory: no more descriptions) */
 		tt__live.out.err = modules;
 	tt__live_commit();
-	if (tt_os_thread_start(tt__live_main, NULL) != 0)
+	if (tt_os_thread_start(NULL, tt__live_main, NULL, 0) != 0)
 		fprintf(stderr, "ticktrace: %s: no thread to describe the live file: threads and "
 				"sites are named by number and address after a kill\n", tt__live.path);
 }

@@ -95,7 +95,7 @@ static size_t tt__prefault_window(char *next)
 
 /* Never takes the lock: a thread ExitProcess ends while it holds it would keep the
  * exit's dump waiting for ever. */
-static void tt__prefault(void *unused)
+static void *tt__prefault(void *unused)
 {
 	(void)unused;
 	for (;;) {
@@ -113,7 +113,7 @@ static void tt__prefault(void *unused)
 		/* (a chunk in it handed out meanwhile is committed by the slow path too, which
 		 * changes nothing the thread writes) */
 		if (tt_os_commit(from, step) != 0)
-			return; /* (the slow path commits what it takes) */
+			return NULL; /* (the slow path commits what it takes) */
 		__atomic_store_n(&tt__run.ready, from + step, __ATOMIC_RELEASE);
 	}
 }
@@ -122,7 +122,7 @@ void tt__prefault_start(void)
 {
 	tt__run.ready = tt__arena_base = tt__recent_use.next = tt__run.next;
 	tt__recent_use.ns = tt_os_monotonic_ns();
-	if (tt_os_thread_start(tt__prefault, NULL) != 0)
+	if (tt_os_thread_start(NULL, tt__prefault, NULL, 0) != 0)
 		fprintf(stderr, "ticktrace: no thread to fault buffers in ahead: each thread does "
 				"as it takes a chunk\n");
 }
@@ -269,7 +269,9 @@ static void tt__thread_exit(void *unused)
  * waiting for tt__lock) deadlocked. The callback finds its slot by the thread's key. */
 int tt__watch_exit(void)
 {
-	return tt_os_on_thread_exit(tt__thread_exit, &tt__run);
+	static struct tt_os_exit_key key = {tt__thread_exit, 0};
+	int err = tt_os_exit_key_make(&key);
+	return err ? err : tt_os_exit_set(&key, &tt__run);
 }
 
 /* Lock held: the calling thread's slot, registered now; NULL without memory. */

@@ -115,20 +115,20 @@ static void tt__stream_pass(void)
 	tt__out_flush(&tt__stream.out);
 }
 
-static void tt__stream_main(void *unused)
+static void *tt__stream_main(void *unused)
 {
 	(void)unused;
 	for (;;) {
 		uint32_t wanted = __atomic_load_n(&tt__run.stream_wanted, __ATOMIC_ACQUIRE);
 		if (__atomic_load_n(&tt__stream.ending, __ATOMIC_ACQUIRE))
-			return;
+			return NULL;
 		tt_os_lock(&tt__stream.busy);
 		int finished = tt__stream.finished;
 		if (!finished)
 			tt__stream_pass();
 		tt_os_unlock(&tt__stream.busy);
 		if (finished)
-			return;
+			return NULL;
 		tt_os_wait(&tt__run.stream_wanted, wanted, TT__STREAM_PERIOD_NS);
 	}
 }
@@ -157,7 +157,7 @@ int tt__stream_start(const char *path)
 	err = tt__out_loaded_modules(&tt__stream.out);
 	tt__out_flush(&tt__stream.out);
 	if (!err)
-		err = tt__stream.out.err ? tt__stream.out.err : tt_os_thread_start(tt__stream_main, NULL);
+		err = tt__stream.out.err ? tt__stream.out.err : tt_os_thread_start(NULL, tt__stream_main, NULL, 0);
 	if (err) {
 		tt_os_file_close(&tt__stream.file.file);
 		tt_os_remove(tt__stream.path);

@@ -285,7 +285,7 @@ void tt__spikes_start(void)
 	 * their records, which tt-spikes reads. Running (its tid known) before start-up
 	 * goes on: the zero-markup build's patcher, next, counts any thread not known as
 	 * ticktrace's as the program's and patches nothing. */
-	int err = tt__mode->drains ? 0 : tt__start_thread(NULL, tt__spikes_main, NULL, 1, !tt__forked);
+	int err = tt__mode->drains ? 0 : tt__start_thread(NULL, tt__spikes_main, NULL, !tt__forked);
 	if (err)
 		fprintf(tt__err, "ticktrace: no thread for the spike detector (tt-spikes): %s: no spike "
 			"is logged nor snapshot taken\n", strerror(-err));

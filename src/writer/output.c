@@ -5,7 +5,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -597,10 +596,10 @@ static int tt__with_a_descriptor(int (*job)(void *arg), void *arg)
 	if (err != -EMFILE)
 		return err;
 	struct tt__apart apart = {job, arg, err};
-	pthread_t thread;
-	if (tt__start_thread(&thread, tt__run_apart, &apart, 0, 0) < 0)
+	struct tt_os_thread thread;
+	if (tt__start_thread(&thread, tt__run_apart, &apart, 0) < 0)
 		return err;
-	pthread_join(thread, NULL);
+	tt_os_thread_join(&thread);
 	return apart.err;
 }
 

@@ -30,7 +30,7 @@ static DWORD WINAPI tt_thread_main(void *p)
 }
 static void tt_thread_start(tt_thread *t, void (*fn)(void *), void *arg)
 {
-	static struct tt_start starts[8];
+	static struct tt_start starts[16];
 	static int n;
 	starts[n] = (struct tt_start){fn, arg};
 	*t = CreateThread(NULL, 0, tt_thread_main, &starts[n++], 0, NULL);
@@ -71,6 +71,7 @@ static int tt_load_library(void)
 	return LoadLibraryA("version.dll") != NULL;
 }
 #else
+#include <dlfcn.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -88,7 +89,7 @@ static void *tt_thread_main(void *p)
 }
 static void tt_thread_start(tt_thread *t, void (*fn)(void *), void *arg)
 {
-	static struct tt_start starts[8];
+	static struct tt_start starts[16];
 	static int n;
 	starts[n] = (struct tt_start){fn, arg};
 	assert_int_equal(pthread_create(t, NULL, tt_thread_main, &starts[n++]), 0);
@@ -115,7 +116,6 @@ static void tt_temp_dir_remove(const char *dir)
 }
 #define TT_PROGRAM "test_platform"
 #define TT_NULL_DEVICE "/dev/null"
-#include <dlfcn.h>
 static int tt_load_library(void)
 {
 	return dlopen("libresolv.so.2", RTLD_NOW) != NULL;
@@ -146,10 +146,13 @@ static void tt_look(void *arg)
 	tt_name_self("tt-looker");
 	tt_os_thread_name(seen->name, sizeof seen->name);
 	tt_os_thread_name_of(seen->tid, seen->name_by_id, sizeof seen->name_by_id);
-	assert_int_equal(tt_os_on_thread_exit(tt_on_exit, seen), 0);
+	static struct tt_os_exit_key key = {tt_on_exit, 0};
+	assert_int_equal(tt_os_exit_key_make(&key), 0);
+	assert_int_equal(tt_os_exit_set(&key, seen), 0);
+	assert_int_equal(tt_os_exit_set(&key, seen), 0); /* (the same: called once) */
 }
 
-/* Each thread its key, id and name; the exit callback once, with its argument. */
+/* Each thread its key, id and name; its exit key's exit once, with its value. */
 static void test_threads(void **state)
 {
 	(void)state;
@@ -169,12 +172,137 @@ static void test_threads(void **state)
 	assert_int_equal(b.exits, 1);
 }
 
+/* ---- keyed exits ---- */
+
+/* What a thread's exits did, in order: a letter each call. */
+static char tt_exits_seen[64];
+static size_t tt_exits_n;
+#ifdef _WIN32
+static int tt_late_err = 1; /* a set after the exits */
+#endif
+
+static void tt_exit_note(char c)
+{
+	if (tt_exits_n < sizeof tt_exits_seen - 1)
+		tt_exits_seen[tt_exits_n++] = c;
+}
+
+static void tt_exit_a(void *value);
+static void tt_exit_b(void *value);
+static void tt_exit_c(void *value);
+static void tt_exit_d(void *value);
+static void tt_exit_e(void *value);
+static struct tt_os_exit_key tt_key_a = {tt_exit_a, 0}, tt_key_b = {tt_exit_b, 0}, tt_key_c = {tt_exit_c, 0},
+			     tt_key_d = {tt_exit_d, 0}, tt_key_e = {tt_exit_e, 0};
+
+/* a: sets d, which comes after it, the first time: called in the same round */
+static void tt_exit_a(void *value)
+{
+	assert_ptr_equal(value, &tt_key_a);
+	tt_exit_note('a');
+	static int once;
+	if (!once++)
+		tt_os_exit_set(&tt_key_d, &tt_key_d);
+}
+
+/* b: sets itself again each round; in the last, e too (before it: the next round,
+ * which there is not), never called */
+static void tt_exit_b(void *value)
+{
+	int *calls = value;
+	tt_exit_note('b');
+	if (++*calls == TT_OS_EXIT_ROUNDS)
+		tt_os_exit_set(&tt_key_e, &tt_key_e);
+	tt_os_exit_set(&tt_key_b, calls);
+}
+
+/* c: set, then cleared: never called */
+static void tt_exit_c(void *value)
+{
+	(void)value;
+	tt_exit_note('c');
+}
+
+/* d: sets a, which came before it: called in the next round */
+static void tt_exit_d(void *value)
+{
+	assert_ptr_equal(value, &tt_key_d);
+	tt_exit_note('d');
+	static int once;
+	if (!once++)
+		tt_os_exit_set(&tt_key_a, &tt_key_a);
+}
+
+static void tt_exit_e(void *value)
+{
+	(void)value;
+	tt_exit_note('e');
+}
+
+#ifdef _WIN32
+/* A fiber local storage callback of the program's, made after the keys: Windows calls it
+ * after theirs, once they ran. */
+static void NTAPI tt_late_exit(void *value)
+{
+	(void)value;
+	tt_late_err = tt_os_exit_set(&tt_key_c, &tt_key_c);
+}
+#endif
+
+static int tt_b_calls;
+
+static void tt_set_keys(void *unused)
+{
+	(void)unused;
+#ifdef _WIN32
+	DWORD late = FlsAlloc(tt_late_exit);
+	assert_true(late != FLS_OUT_OF_INDEXES);
+	FlsSetValue(late, &tt_late_err);
+#endif
+	assert_int_equal(tt_os_exit_set(&tt_key_c, &tt_key_c), 0);
+	assert_int_equal(tt_os_exit_set(&tt_key_a, &tt_key_a), 0);
+	assert_int_equal(tt_os_exit_set(&tt_key_b, &tt_b_calls), 0);
+	assert_int_equal(tt_os_exit_set(&tt_key_c, NULL), 0);
+}
+
+/* Keys made once each (a value on one not made refused); a thread's exits in rounds:
+ * each key's exit with its value, the keys in the order made, one an exit sets called
+ * in this round (a later key) or the next (an earlier one), up to TT_OS_EXIT_ROUNDS
+ * rounds, and one set in the last round never; a cleared value never called. */
+static void test_exit_keys(void **state)
+{
+	(void)state;
+	struct tt_os_exit_key *keys[] = {&tt_key_e, &tt_key_a, &tt_key_b, &tt_key_c, &tt_key_d};
+	assert_int_equal(tt_os_exit_set(&tt_key_e, &tt_key_e), -EINVAL);
+	for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
+		assert_int_equal(tt_os_exit_key_make(keys[i]), 0);
+		uint32_t id = keys[i]->id;
+		assert_int_equal(tt_os_exit_key_make(keys[i]), 0);
+		assert_int_equal(keys[i]->id, id);
+		for (size_t j = 0; j < i; j++)
+			assert_true(keys[j]->id != id);
+	}
+	tt_thread t;
+	tt_thread_start(&t, tt_set_keys, NULL);
+	tt_thread_join(t);
+	tt_exits_seen[tt_exits_n] = 0;
+	/* rounds: a b d | a b | b | b (e set in the last, never called) */
+	assert_string_equal(tt_exits_seen, "abdabbb");
+	assert_int_equal(tt_b_calls, TT_OS_EXIT_ROUNDS);
+#ifdef _WIN32
+	assert_int_equal(tt_late_err, -ESRCH);
+#endif
+}
+
+/* ---- ticktrace's own threads ---- */
+
 static uint32_t tt_started_word;
 
-static void tt_started(void *arg)
+static void *tt_started(void *arg)
 {
 	__atomic_store_n(&tt_started_word, (uint32_t)(uintptr_t)arg, __ATOMIC_RELEASE);
 	tt_os_wake(&tt_started_word);
+	return NULL;
 }
 
 /* A thread of ticktrace's own runs its function; a waiter on a word wakes when the word
@@ -182,7 +310,7 @@ static void tt_started(void *arg)
 static void test_own_thread(void **state)
 {
 	(void)state;
-	assert_int_equal(tt_os_thread_start(tt_started, (void *)(uintptr_t)7), 0);
+	assert_int_equal(tt_os_thread_start(NULL, tt_started, (void *)(uintptr_t)7, 0), 0);
 	int64_t deadline = tt_os_monotonic_ns() + INT64_C(60) * 1000000000;
 	while (__atomic_load_n(&tt_started_word, __ATOMIC_ACQUIRE) != 7 && tt_os_monotonic_ns() < deadline)
 		tt_os_wait(&tt_started_word, 0, 1000000000);
@@ -190,6 +318,90 @@ static void test_own_thread(void **state)
 	int64_t before = tt_os_monotonic_ns();
 	tt_os_wait(&tt_started_word, 0, INT64_C(10) * 1000000000);
 	assert_true(tt_os_monotonic_ns() - before < INT64_C(5) * 1000000000);
+}
+
+#ifdef _WIN32
+/* The calling thread's stack: its whole reservation. */
+static size_t tt_stack_size(void)
+{
+	MEMORY_BASIC_INFORMATION m;
+	assert_true(VirtualQuery(&m, &m, sizeof m) == sizeof m);
+	NT_TIB *tib; /* (NtCurrentTeb's __readgsqword warns) */
+	__asm__("mov %%gs:0x30, %0" : "=r"(tib));
+	return (size_t)((char *)tib->StackBase - (char *)m.AllocationBase);
+}
+static int tt_signals_blocked(void)
+{
+	return 1; /* (none to block) */
+}
+#else
+static size_t tt_stack_size(void)
+{
+	pthread_attr_t attr;
+	void *at;
+	size_t size;
+	assert_int_equal(pthread_getattr_np(pthread_self(), &attr), 0);
+	assert_int_equal(pthread_attr_getstack(&attr, &at, &size), 0);
+	pthread_attr_destroy(&attr);
+	return size;
+}
+static int tt_signals_blocked(void)
+{
+	sigset_t mask;
+	pthread_sigmask(SIG_BLOCK, NULL, &mask);
+	return sigismember(&mask, SIGINT) && sigismember(&mask, SIGTERM) && sigismember(&mask, SIGUSR1) &&
+	       sigismember(&mask, SIGCHLD);
+}
+#endif
+
+struct tt_joined {
+	size_t stack;
+	int blocked, done;
+};
+
+/* A while (waited for), then what it sees of itself. */
+static void *tt_joined_main(void *arg)
+{
+	struct tt_joined *j = arg;
+	uint32_t never = 0;
+	int64_t until = tt_os_monotonic_ns() + 20 * 1000000;
+	for (int64_t now; (now = tt_os_monotonic_ns()) < until;)
+		tt_os_wait(&never, 0, until - now);
+	j->stack = tt_stack_size();
+	j->blocked = tt_signals_blocked();
+	__atomic_store_n(&j->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static void *tt_nothing(void *arg)
+{
+	return arg;
+}
+
+/* A joinable thread of ticktrace's own: waited for by the join, on a stack of the size
+ * asked for (else the system's, larger), every signal blocked; started and joined again
+ * and again, as many times as wanted. */
+static void test_joined_thread(void **state)
+{
+	(void)state;
+	const size_t limited = 1024 * 1024; /* (the runtime's; Wine's least) */
+	for (int asked = 0; asked < 2; asked++) {
+		struct tt_joined j = {0};
+		struct tt_os_thread thread;
+		assert_int_equal(tt_os_thread_start(&thread, tt_joined_main, &j, asked ? limited : 0), 0);
+		tt_os_thread_join(&thread);
+		assert_int_equal(__atomic_load_n(&j.done, __ATOMIC_ACQUIRE), 1);
+		if (asked)
+			assert_true(j.stack >= limited / 2 && j.stack <= limited + 64 * 1024);
+		else
+			assert_true(j.stack > limited + 64 * 1024);
+		assert_true(j.blocked);
+	}
+	for (int i = 0; i < 40; i++) {
+		struct tt_os_thread thread;
+		assert_int_equal(tt_os_thread_start(&thread, tt_nothing, NULL, limited), 0);
+		tt_os_thread_join(&thread);
+	}
 }
 
 /* A wait on a word that does not change lasts its timeout, in nanoseconds (spurious
@@ -488,9 +700,8 @@ static void test_time(void **state)
 static uint32_t tt_spinner_tid, tt_spinner_stop;
 
 /* Spins until told to stop, its id published. */
-static void tt_spinner(void *arg)
+static void *tt_spinner(void *arg)
 {
-	(void)arg;
 	__atomic_store_n(&tt_spinner_tid, tt_os_thread_id(), __ATOMIC_RELEASE);
 	tt_os_wake(&tt_spinner_tid);
 	volatile uint64_t spin = 0;
@@ -498,6 +709,7 @@ static void tt_spinner(void *arg)
 		spin++;
 	__atomic_store_n(&tt_spinner_stop, 2, __ATOMIC_RELEASE);
 	tt_os_wake(&tt_spinner_stop);
+	return arg;
 }
 
 /* Another thread's CPU time, read by its id: it grows as that thread spins, by what
@@ -505,7 +717,7 @@ static void tt_spinner(void *arg)
 static void test_thread_cpu_of(void **state)
 {
 	(void)state;
-	assert_int_equal(tt_os_thread_start(tt_spinner, NULL), 0);
+	assert_int_equal(tt_os_thread_start(NULL, tt_spinner, NULL, 0), 0);
 	int64_t deadline = tt_os_monotonic_ns() + INT64_C(60) * 1000000000;
 	while (!__atomic_load_n(&tt_spinner_tid, __ATOMIC_ACQUIRE) && tt_os_monotonic_ns() < deadline)
 		tt_os_wait(&tt_spinner_tid, 0, 1000000000);
@@ -691,7 +903,8 @@ int main(int argc, char **argv)
 	tt_argc = argc;
 	tt_argv = argv;
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_threads), cmocka_unit_test(test_own_thread), cmocka_unit_test(test_wait_timeout),
+		cmocka_unit_test(test_threads), cmocka_unit_test(test_exit_keys), cmocka_unit_test(test_own_thread),
+		cmocka_unit_test(test_joined_thread), cmocka_unit_test(test_wait_timeout),
 		cmocka_unit_test(test_wake_all),   cmocka_unit_test(test_lock),
 		cmocka_unit_test(test_memory),  cmocka_unit_test(test_rename),
 		cmocka_unit_test(test_file_map), cmocka_unit_test(test_file_sink), cmocka_unit_test(test_file_room),
