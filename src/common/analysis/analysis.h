@@ -454,6 +454,7 @@ struct tt_an_feed {
 	char text[TT_DESCRIBE_MAX + TT_TEXT_BYTES];
 	uint64_t last_tsc;
 	int64_t last_ns;
+	bool last_ns_stale; /* last_tsc's time not found yet (a leaf passed over) */
 	bool started;
 	struct tt_scopes scopes; /* (unmatched: ends with no open scope to close) */
 	int64_t rules_least;     /* the least of the thresholds table's, once known */

@@ -102,19 +102,21 @@ static bool tt_an_feed_leaf(struct tt_an_feed *f, const struct tt_record *r)
 	      (kind == TT_REC_FUNC_ENTER && next == TT_REC_FUNC_EXIT &&
 	       TT_RECORD_PAYLOAD(r[0].word) == TT_RECORD_PAYLOAD(r[1].word))))
 		return false;
-	/* (its times as tt_an_feed_records keeps a thread's: never going back) */
+	/* (its times as tt_an_feed_records keeps a thread's: never going back; its length
+	 * from the ticks, one conversion, its end's time only where it is needed) */
 	uint64_t begin = f->started && r[0].tsc < f->last_tsc ? f->last_tsc : r[0].tsc;
 	uint64_t end = r[1].tsc < begin ? begin : r[1].tsc;
-	int64_t from = f->started && begin == f->last_tsc ? f->last_ns : tt_clock_ns(f->clock, begin);
-	int64_t to = tt_clock_ns(f->clock, end);
 	int64_t least = tt_an_feed_least_threshold(f);
-	if (least != TT_AN_NO_THRESHOLD && to - from > least)
+	/* (a difference of two times may be a ns longer than the time of the difference) */
+	if (least != TT_AN_NO_THRESHOLD && tt_clock_span(f->clock, end - begin) >= least)
 		return false;
+	f->last_ns_stale |= end != f->last_tsc;
 	f->last_tsc = end;
-	f->last_ns = to;
 	f->started = true;
-	if (th->depth == 0) /* (as its end would: the states before it let go) */
-		tt_an_states_forget_before(f->th, to);
+	/* (as its end would: the states and readings before it let go, where there are) */
+	const struct tt_an_thread *t = f->th;
+	if (th->depth == 0 && (t->states.from + 1 < t->states.n || t->counters.from + 1 < t->counters.n))
+		tt_an_states_forget_before(f->th, tt_clock_ns(f->clock, end));
 	return true;
 }
 
@@ -144,8 +146,9 @@ int tt_an_feed_records(struct tt_an_feed *f, const struct tt_record *r, size_t n
 		/* A signal handler that interrupted the hot path can leave a record with an
 		 * earlier TSC after a later one: keep the thread's time monotonic. */
 		uint64_t tsc = f->started && r[i].tsc < f->last_tsc ? f->last_tsc : r[i].tsc;
-		if (!f->started || tsc != f->last_tsc)
+		if (!f->started || tsc != f->last_tsc || f->last_ns_stale)
 			f->last_ns = tt_clock_ns(f->clock, tsc);
+		f->last_ns_stale = false;
 		f->last_tsc = tsc;
 		f->started = true;
 		if (f->key && payload && (TT_RECORD_HAS_SITE(kind) || kind == TT_REC_FUNC_ENTER ||
@@ -159,6 +162,9 @@ int tt_an_feed_records(struct tt_an_feed *f, const struct tt_record *r, size_t n
 
 int tt_an_feed_finish(struct tt_an_feed *f)
 {
+	if (f->last_ns_stale) /* (a leaf passed over last) */
+		f->last_ns = tt_clock_ns(f->clock, f->last_tsc);
+	f->last_ns_stale = false;
 	return tt_an_feed_close(f, tt_scopes_finish(&f->scopes), f->last_ns);
 }
 
