@@ -597,6 +597,15 @@ static size_t tt__scopes_follow(struct tt__slot *slot)
 	return n;
 }
 
+/* Whether the thread is outside every scope, as far as its records followed tell:
+ * those from its start (or a gap's, which says its depths) closed every scope they
+ * opened. Such a thread (about to exit, a worker between tasks, one waiting for a CPU)
+ * is in no spike: neither read nor left unread. */
+static int tt__scopes_outside(const struct tt__scopes_read *t)
+{
+	return t->machine.keys && !t->partial && !t->machine.depth;
+}
+
 /* The TSC of the record that opened the thread's deepest scope open since `by` or
  * before (0: none), and in *next that of the scope inside it, the next one due (0:
  * none). Where the scopes open before the first record read are not known and none
@@ -608,7 +617,7 @@ static uint64_t tt__scopes_due(const struct tt__scopes_read *t, uint64_t last, u
 	while (i < depth && t->opened[i] <= by)
 		i++;
 	*next = i < depth ? t->opened[i] : 0;
-	if (depth || (t->machine.keys && !t->partial) || !last)
+	if (depth || tt__scopes_outside(t) || !last)
 		return i ? t->opened[i - 1] : 0;
 	*next = last > by ? last : 0;
 	return last <= by ? last : 0;
@@ -649,9 +658,11 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 	uint64_t read_ticks = after_ticks - (uint64_t)((double)hz * (double)early_ns / 1e9);
 	tt__counters_tick_faults = 0;
 	int over_budget = alone && tt__counters_over_budget(now.monotonic_ns, 0);
-	/* (only where the counters are the states' source: beside the switches, for stolen
-	 * time alone, the last record stands in, as it did) */
-	int follow = alone && tt__scopes_within_share(now.monotonic_ns);
+	/* (only of threads whose counters are their states' source: beside the switches,
+	 * for stolen time alone, the last record stands in, as it did; not only where perf
+	 * was refused for every thread: threads refused as they started, tt-sched not yet
+	 * told, had their scopes unknown, and were read outside them, each 8 ms) */
+	int follow = tt__scopes_within_share(now.monotonic_ns);
 	/* (tt-sched's signals are blocked: the lock alone, two system calls fewer a tick) */
 	tt__sched_lock_held_signals();
 	while (tt__counters_closing)
@@ -662,7 +673,7 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 	size_t followed = 0;
 	for (struct tt__slot *slot = tt__registry_head(); follow && slot;
 	     slot = __atomic_load_n(&slot->next, __ATOMIC_ACQUIRE))
-		if (tt__counters_read_for(slot))
+		if (tt__counters_read_for(slot) && !slot->sched.sw.map)
 			followed += tt__scopes_follow(slot);
 	/* (a few, a few us: charged as before, not worth the clock's reading, 0.5 to 1 us) */
 	if (followed >= TT__SCOPES_CLOCKED) {
@@ -678,7 +689,9 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 			tt__schedstat_close(&c->files);
 		if (!tt__counters_read_for(slot))
 			continue;
-		if (!follow) /* (the scopes open when it follows again are not known) */
+		/* (the scopes open when it follows again are not known; one not followed yet
+		 * is followed from its start) */
+		if ((!follow || s->sw.map) && c->scopes.machine.keys)
 			tt__scopes_restart(&c->scopes);
 		uint64_t last = tt__counters_last(slot), next;
 		uint64_t open = tt__scopes_due(&c->scopes, last, now.tsc - read_ticks, &next);
@@ -711,7 +724,9 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 			watching = 1;
 			due = 0;
 		} else if (!c->watched) {
-			unmarked += !c->unread;
+			/* (outside every scope: no scope of it to leave unread, which past the
+			 * budget keeps its looks from backing off) */
+			unmarked += !c->unread && !tt__scopes_outside(&c->scopes);
 			unwatched++;
 		}
 		if (!due) {
