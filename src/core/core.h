@@ -68,6 +68,10 @@ struct tt__counters {
 	uint64_t unread, unread_scope;
 	uint64_t unread_written; /* (as many as its last section written said) */
 	int written; /* a section of it was written (of no reading, maybe) */
+	uint32_t listed; /* its place in tt-sched's list of the threads it reads, + 1; 0: none */
+	/* tt-sched's: its cursor at the last look, and its last record's TSC then */
+	const char *seen_cursor;
+	uint64_t seen_last;
 };
 
 /* The sched lock's: the kernel's ring for the thread, and the states taken from it. */

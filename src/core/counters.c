@@ -202,6 +202,17 @@ static int64_t tt__scopes_held_ns, tt__scopes_held_since_ns;
  * tester's program of 0.1 s read 200,000 records at once, past a share of 0.25 ms) */
 #define TT__SCOPES_FREE_NS 1000000
 
+/* The slots tt-sched reads, which it walks each look rather than the registry, where
+ * an exited thread's slot stays (mode stop and ring) until the run ends: 100 threads
+ * one after another had it walk some 80 slots a look, 70 of them exited, a fifth of
+ * its time. A slot is listed once the walk from the last listed one finds it (the
+ * registry's slots are in registration order: by index), and leaves it once its
+ * thread exited and its files are closed, or as the slot is recycled. Sched lock. */
+static struct tt__slot **tt__counters_list;
+static uint32_t tt__counters_listed, tt__counters_list_cap;
+static struct tt__slot *tt__counters_list_from; /* the last slot listed; NULL: the head */
+static uint32_t tt__counters_list_index; /* (its index + 1: the first not listed) */
+
 /* /proc/self/task in tt-sched's table, each thread's files opened in it; -1: not yet
  * (or it could not be: by their whole paths) */
 static int tt__counters_task_dir = -1;
@@ -227,6 +238,10 @@ void tt__counters_after_fork(void)
 	tt__scopes_found_ns = 0;
 	tt__scopes_held = 0;
 	tt__scopes_held_ns = 0;
+	/* (the parent's slots listed again, those of the child's threads alone kept) */
+	tt__counters_listed = 0;
+	tt__counters_list_from = NULL;
+	tt__counters_list_index = 0;
 }
 
 int tt__counters_on; /* tt-sched reads the threads' counters */
@@ -400,25 +415,76 @@ void tt__counters_read_now(struct tt__slot *slot)
 	tt__counters_read_here(slot);
 }
 
-/* The time of the thread's last record that has one (0: none seen). Read while the thread may be writing: a record not written yet, or
- * left from a chunk's earlier use, only makes a reading more or one less. */
-static uint64_t tt__counters_last(const struct tt__slot *slot)
+/* Lock held: the slots registered since the last look, listed. */
+static void tt__counters_list_new(void)
 {
+	struct tt__slot *slot = tt__counters_list_from
+				? __atomic_load_n(&tt__counters_list_from->next, __ATOMIC_ACQUIRE)
+				: tt__registry_head();
+	for (; slot; slot = __atomic_load_n(&slot->next, __ATOMIC_ACQUIRE)) {
+		if (slot->index < tt__counters_list_index)
+			continue; /* (walked from the head again: listed, or left, before) */
+		if (tt__counters_listed == tt__counters_list_cap) {
+			uint32_t cap = tt__counters_list_cap ? 2 * tt__counters_list_cap : 512;
+			struct tt__slot **grown = tt_os_alloc(cap * sizeof *grown);
+			if (!grown)
+				return; /* (the next look tries again) */
+			if (tt__counters_list) {
+				memcpy(grown, tt__counters_list, tt__counters_listed * sizeof *grown);
+				tt_os_free(tt__counters_list, tt__counters_list_cap * sizeof *grown);
+			}
+			tt__counters_list = grown;
+			tt__counters_list_cap = cap;
+		}
+		tt__counters_list[tt__counters_listed++] = slot;
+		slot->sched.counters.listed = tt__counters_listed;
+		tt__counters_list_from = slot;
+		tt__counters_list_index = slot->index + 1;
+	}
+}
+
+/* Lock held: the slot of `c` off the list (the last one takes its place). */
+static void tt__counters_unlist(struct tt__counters *c)
+{
+	if (!c->listed)
+		return;
+	struct tt__slot *moved = tt__counters_list[--tt__counters_listed];
+	tt__counters_list[c->listed - 1] = moved;
+	moved->sched.counters.listed = c->listed;
+	c->listed = 0;
+}
+
+/* The time of the thread's last record that has one (0: none seen). Read while the
+ * thread may be writing: a record not written yet, or left from a chunk's earlier use,
+ * only makes a reading more or one less. Where the cursor has not moved since, the
+ * same as then (no record read: a thread's records were most of its look's walk, 3 to
+ * 4 cache misses each), unless a record was not written then. */
+static uint64_t tt__counters_last(struct tt__slot *slot)
+{
+	struct tt__counters *c = &slot->sched.counters;
 	const struct tt__hot *hot = __atomic_load_n(&slot->hot, __ATOMIC_ACQUIRE);
 	const char *cursor = __atomic_load_n(&hot->cursor, __ATOMIC_RELAXED);
+	if (cursor && cursor == c->seen_cursor)
+		return c->seen_last;
 	const struct tt__chunk *chunk = slot->current;
+	c->seen_cursor = NULL;
 	if (!cursor || !chunk || cursor <= (const char *)(chunk + 1) ||
 	    cursor > (const char *)chunk + TT__CHUNK_SIZE)
 		return 0;
 	/* (a scope's notes and values follow its record) */
+	int written = 1; /* (no record after it left unwritten: 0, a pad) */
 	for (const struct tt_record *r = (const struct tt_record *)cursor - 1;
 	     r >= (const struct tt_record *)(chunk + 1) && r > (const struct tt_record *)cursor - 8; r--) {
 		struct tt_record rec;
 		rec.tsc = __atomic_load_n(&r->tsc, __ATOMIC_RELAXED);
 		rec.word = __atomic_load_n(&r->word, __ATOMIC_RELAXED);
 		unsigned kind = TT_RECORD_KIND(rec.word);
-		if (TT_RECORD_HAS_TIME(kind) || kind == TT_REC_END || kind == TT_REC_FUNC_EXIT)
+		if (TT_RECORD_HAS_TIME(kind) || kind == TT_REC_END || kind == TT_REC_FUNC_EXIT) {
+			c->seen_cursor = written ? cursor : NULL;
+			c->seen_last = rec.tsc;
 			return rec.tsc;
+		}
+		written &= kind != TT_REC_PAD;
 	}
 	return 0;
 }
@@ -597,6 +663,15 @@ static size_t tt__scopes_follow(struct tt__slot *slot)
 	return n;
 }
 
+/* Whether the thread is outside every scope, as far as its records followed tell:
+ * those from its start (or a gap's, which says its depths) closed every scope they
+ * opened. Such a thread (about to exit, a worker between tasks, one waiting for a CPU)
+ * is in no spike: neither read nor left unread. */
+static int tt__scopes_outside(const struct tt__scopes_read *t)
+{
+	return t->machine.keys && !t->partial && !t->machine.depth;
+}
+
 /* The TSC of the record that opened the thread's deepest scope open since `by` or
  * before (0: none), and in *next that of the scope inside it, the next one due (0:
  * none). Where the scopes open before the first record read are not known and none
@@ -608,7 +683,7 @@ static uint64_t tt__scopes_due(const struct tt__scopes_read *t, uint64_t last, u
 	while (i < depth && t->opened[i] <= by)
 		i++;
 	*next = i < depth ? t->opened[i] : 0;
-	if (depth || (t->machine.keys && !t->partial) || !last)
+	if (depth || tt__scopes_outside(t) || !last)
 		return i ? t->opened[i - 1] : 0;
 	*next = last > by ? last : 0;
 	return last <= by ? last : 0;
@@ -649,9 +724,11 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 	uint64_t read_ticks = after_ticks - (uint64_t)((double)hz * (double)early_ns / 1e9);
 	tt__counters_tick_faults = 0;
 	int over_budget = alone && tt__counters_over_budget(now.monotonic_ns, 0);
-	/* (only where the counters are the states' source: beside the switches, for stolen
-	 * time alone, the last record stands in, as it did) */
-	int follow = alone && tt__scopes_within_share(now.monotonic_ns);
+	/* (only of threads whose counters are their states' source: beside the switches,
+	 * for stolen time alone, the last record stands in, as it did; not only where perf
+	 * was refused for every thread: threads refused as they started, tt-sched not yet
+	 * told, had their scopes unknown, and were read outside them, each 8 ms) */
+	int follow = tt__scopes_within_share(now.monotonic_ns);
 	/* (tt-sched's signals are blocked: the lock alone, two system calls fewer a tick) */
 	tt__sched_lock_held_signals();
 	while (tt__counters_closing)
@@ -659,26 +736,35 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 	/* The threads' records first, charged to their own share, not the budget: what
 	 * they cost depends on how the threads record (2 ns a record to 7, those a
 	 * thread recording flat out wrote a moment before, in its core's cache). */
+	tt__counters_list_new();
 	size_t followed = 0;
-	for (struct tt__slot *slot = tt__registry_head(); follow && slot;
-	     slot = __atomic_load_n(&slot->next, __ATOMIC_ACQUIRE))
-		if (tt__counters_read_for(slot))
+	for (uint32_t i = 0; follow && i < tt__counters_listed; i++) {
+		struct tt__slot *slot = tt__counters_list[i];
+		if (tt__counters_read_for(slot) && !slot->sched.sw.map)
 			followed += tt__scopes_follow(slot);
+	}
 	/* (a few, a few us: charged as before, not worth the clock's reading, 0.5 to 1 us) */
 	if (followed >= TT__SCOPES_CLOCKED) {
 		int64_t followed_ns = tt_os_thread_cpu_ns();
 		tt__scopes_spent_ns += followed_ns - own_ns;
 		own_ns = followed_ns;
 	}
-	for (struct tt__slot *slot = tt__registry_head(); slot;
-	     slot = __atomic_load_n(&slot->next, __ATOMIC_ACQUIRE)) {
+	for (uint32_t i = 0; i < tt__counters_listed; i++) {
+		struct tt__slot *slot = tt__counters_list[i];
 		struct tt__sched *s = &slot->sched;
 		struct tt__counters *c = &s->counters;
-		if (!s->wanted && c->files.tid) /* (exited: its files go, here in tt-sched's table) */
-			tt__schedstat_close(&c->files);
+		if (!s->wanted) { /* (exited: its files go, here in tt-sched's table; never read again) */
+			if (c->files.tid)
+				tt__schedstat_close(&c->files);
+			tt__counters_unlist(c);
+			i--; /* (the last one took its place) */
+			continue;
+		}
 		if (!tt__counters_read_for(slot))
 			continue;
-		if (!follow) /* (the scopes open when it follows again are not known) */
+		/* (the scopes open when it follows again are not known; one not followed yet
+		 * is followed from its start) */
+		if ((!follow || s->sw.map) && c->scopes.machine.keys)
 			tt__scopes_restart(&c->scopes);
 		uint64_t last = tt__counters_last(slot), next;
 		uint64_t open = tt__scopes_due(&c->scopes, last, now.tsc - read_ticks, &next);
@@ -711,7 +797,9 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 			watching = 1;
 			due = 0;
 		} else if (!c->watched) {
-			unmarked += !c->unread;
+			/* (outside every scope: no scope of it to leave unread, which past the
+			 * budget keeps its looks from backing off) */
+			unmarked += !c->unread && !tt__scopes_outside(&c->scopes);
 			unwatched++;
 		}
 		if (!due) {
@@ -758,7 +846,9 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 		int64_t end_ns = youngest_ns / TT__COUNTERS_END_SHARE;
 		end_ns = end_ns < TT__COUNTERS_END_MAX_NS ? end_ns : TT__COUNTERS_END_MAX_NS;
 		end_ns = end_ns > period_ns ? end_ns : period_ns;
-		wait_ns = !unwatched || end_ns < wait_ns ? end_ns : wait_ns;
+		/* (past its budget, a thread outside a watched scope is not read when it opens
+		 * one: only those watched need the looks, which kept it past its budget) */
+		wait_ns = !unwatched || over_budget || end_ns < wait_ns ? end_ns : wait_ns;
 	}
 	if (over_budget && !watching) { /* (nothing to read: only its share to look at again) */
 		int64_t slower = 2 * tt__counters_over_wait_ns;
@@ -777,6 +867,11 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 
 void tt__counters_forget(struct tt__counters *c, int ours)
 {
+	if (ours) { /* (a fork's child lists its threads again: tt__counters_after_fork) */
+		tt__counters_unlist(c);
+		if (tt__counters_list_from && &tt__counters_list_from->sched.counters == c)
+			tt__counters_list_from = NULL; /* (recycled: its next is no longer the registry's) */
+	}
 	/* (past what the list holds, they stay open: in tt-sched's table, out of the program's way) */
 	if (ours && c->files.tid && tt__counters_closing < TT__COUNTERS_TO_CLOSE)
 		tt__counters_to_close[tt__counters_closing++] = c->files;

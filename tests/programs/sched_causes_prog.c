@@ -41,6 +41,12 @@
  *   hundred    HUNDRED_THREADS threads started together, each 0.2 ms of work, one
  *              scope "h_sleep" (5 to 10 ms asleep; "h_spin" in one of ten: 5 ms of
  *              CPU time) and 0.2 ms of work
+ *   idle       IDLE_THREADS threads started together, each a scope "i_nap" (6 ms
+ *              asleep), then IDLE_MS asleep in no scope before it ends, while main
+ *              waits for them in no scope either
+ *   sixty      SIXTY_THREADS threads started together, each 0.2 ms of work, a scope
+ *              "x_first" (5 to 10 ms asleep), 0.2 ms of work, a scope "x_second" (6 to
+ *              9 ms asleep) and 0.2 ms of work, while main waits for them in "x_join"
  *   pingpong N M  main and a peer pass a byte back and forth over pipes N times (more
  *              switches than the kernel's ring for a thread holds between two drains),
  *              then main spins 15 ms of wall time in "pp_spin" while the peer sleeps
@@ -567,6 +573,57 @@ static void hundred(void)
 	say_tt_sched_cpu();
 }
 
+#define IDLE_THREADS 4
+#define IDLE_MS 40
+
+static void *idle_thread(void *unused)
+{
+	(void)unused;
+	around_named("i_nap", sleep_for, 6);
+	sleep_ms(IDLE_MS);
+	return NULL;
+}
+
+static void idle(void)
+{
+	pthread_t t[IDLE_THREADS];
+	TT_INSTANT("main starts");
+	for (int i = 0; i < IDLE_THREADS; i++)
+		pthread_create(&t[i], NULL, idle_thread, NULL);
+	for (int i = 0; i < IDLE_THREADS; i++)
+		pthread_join(t[i], NULL);
+	say_tt_sched_cpu();
+}
+
+#define SIXTY_THREADS 60
+
+static void *sixty_thread(void *arg)
+{
+	long i = (long)arg;
+	spin_cpu(200000);
+	around_named("x_first", sleep_for, 5 + i % 6);
+	spin_cpu(200000);
+	around_named("x_second", sleep_for, 6 + i % 4);
+	spin_cpu(200000);
+	return NULL;
+}
+
+static void sixty_join(long unused)
+{
+	static pthread_t t[SIXTY_THREADS];
+	(void)unused;
+	for (long i = 0; i < SIXTY_THREADS; i++)
+		pthread_create(&t[i], NULL, sixty_thread, (void *)i);
+	for (int i = 0; i < SIXTY_THREADS; i++)
+		pthread_join(t[i], NULL);
+}
+
+static void sixty(void)
+{
+	around_named("x_join", sixty_join, 0);
+	say_tt_sched_cpu();
+}
+
 /* perf_event_open fails with EACCES from now on, in every thread of the process. */
 static void deny_perf(void)
 {
@@ -855,6 +912,10 @@ int main(int argc, char **argv)
 		burst();
 	} else if (strcmp(what, "hundred") == 0) {
 		hundred();
+	} else if (strcmp(what, "idle") == 0) {
+		idle();
+	} else if (strcmp(what, "sixty") == 0) {
+		sixty();
 	} else if (strcmp(what, "afterfree") == 0) {
 		after_free();
 	} else if (strcmp(what, "lastscope") == 0) {
