@@ -471,12 +471,22 @@ int64_t tt__scopes_held_for(void) TT__HIDDEN;
  * 1.7 %, 0.3 % 0.8 % (medians of 41 in turns, load 19 to 35). */
 #define TT__COUNTERS_BUDGET_PCT 0.3
 #define TT__COUNTERS_BUDGET_WALL_PCT 0.1
-/* and, added to them, its start-up allowance: this share of the CPU time the process's
+/* and, added to them, its idle allowance: this share of the CPU time the process's
  * cores had in the run's first TT__COUNTERS_START_NS that the program neither used nor
  * waited for (the shares alone were spent some 60 ms into a short run: 12 to 18 of a
- * tester's 27 spikes had no split) */
+ * tester's 27 spikes had no split), kept after it, */
 #define TT__COUNTERS_START_PCT 1.0
 #define TT__COUNTERS_START_NS 1e9
+/* and this share of what they had so since the run began, at most
+ * TT__COUNTERS_IDLE_MAX_PCT of one CPU's time: what costs the program nothing, all run
+ * long (a program that mostly sleeps, its spikes past the first second, had little
+ * more than one CPU's share: a tester's 60 threads' sleeps of 5 to 10 ms, 45 of them
+ * unsplit). A quarter of the start-up share: a mostly idle program's 60 spikes in 1.5 s
+ * then cost tt-sched some 3 ms of the 7.5 it may spend there, and one left running
+ * for hours, however many its cores, never sees it spend more than half a percent of
+ * one CPU on them. */
+#define TT__COUNTERS_IDLE_PCT 0.25
+#define TT__COUNTERS_IDLE_MAX_PCT 0.5
 /* tt-sched's looks while it is over its budget and reads nothing, less often while
  * they find no thread new to mark (counters.c): a scope that opens and ends between
  * two is not seen, and not counted unread */

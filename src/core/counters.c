@@ -110,11 +110,13 @@ static int64_t tt__counters_allowed_at_ns; /* when */
  * over every thread, cost some 10 us of each look's 25 in the benchmark, as much as a
  * reading; readings begin again up to this late. */
 #define TT__COUNTERS_BUDGET_AGAIN_NS 50000000
-/* and in the run's first second while its start-up allowance (core.h) grows as the
- * program leaves its cores idle: a short run held 50 ms past it lost a sixth of its
- * spikes' splits */
+/* and while its idle allowance (core.h) grows, the program leaving its cores idle: a
+ * short run held 50 ms past it lost a sixth of its spikes' splits */
 #define TT__COUNTERS_START_AGAIN_NS 10000000
-static double tt__counters_start_ns; /* the start-up allowance last found */
+/* its idle allowance last found: the start-up one and the run's idle share, and the
+ * idle time that found it */
+static double tt__counters_start_ns, tt__counters_idle_ns;
+static int tt__counters_idle_grew; /* (since the find before: found again sooner) */
 /* the process's CPU time and the clock as tt-sched first looked: the run's start-up
  * (the program's loading, ticktrace's own) is not time its cores were left idle, and
  * held the allowance at nothing past the run's first spike */
@@ -132,19 +134,18 @@ static uint64_t tt__counters_waited_ns;
  * any, had an allowance of up to 2 ms of 100 ms of CPU time. */
 #define TT__COUNTERS_SWITCH_WAIT_NS 750000.0
 
-/* What the program's threads waited for a core since tt-sched first looked, at least
- * (only while `starting`: none is needed after). */
-static double tt__counters_waited(int starting)
+/* What the program's threads waited for a core since tt-sched first looked, at least. */
+static double tt__counters_waited(void)
 {
 	struct rusage all;
-	if (!starting || getrusage(RUSAGE_SELF, &all) != 0)
+	if (getrusage(RUSAGE_SELF, &all) != 0)
 		return (double)tt__counters_waited_ns;
 	double switched = (double)(all.ru_nivcsw - tt__counters_first_nivcsw) * TT__COUNTERS_SWITCH_WAIT_NS;
 	return switched > (double)tt__counters_waited_ns ? switched : (double)tt__counters_waited_ns;
 }
 
 /* Whether tt-sched spent more than its budget, `look_ns` of this look's CPU time
- * with it where charged: its start-up allowance and the larger of its shares. The
+ * with it where charged: its idle allowance and the larger of its shares. The
  * process's CPU time is read only past the budget it last found (64 threads' took a
  * tenth of tt-sched's time read each look), and past it only each
  * TT__COUNTERS_BUDGET_AGAIN_NS (or TT__COUNTERS_START_AGAIN_NS). */
@@ -163,26 +164,33 @@ static int tt__counters_over_budget(int64_t now_ns, int64_t look_ns)
 	/* (sooner while the program leaves its cores idle: not once they are busy, as the
 	 * shares' budget then found again each 10 ms was most of what the benchmark's
 	 * readings cost more) */
-	int64_t again_ns = starting && tt__counters_start_ns > 0 ? TT__COUNTERS_START_AGAIN_NS
-			 : TT__COUNTERS_BUDGET_AGAIN_NS;
+	int64_t again_ns = tt__counters_idle_grew ? TT__COUNTERS_START_AGAIN_NS : TT__COUNTERS_BUDGET_AGAIN_NS;
 	if (now_ns - tt__counters_allowed_at_ns < again_ns)
 		return 1;
 	double cpu = (double)tt_os_process_cpu_ns();
-	/* The start-up allowance: a share of the CPU time its cores had in the first
-	 * second that neither the program used nor its threads waited for. A program that
-	 * mostly waits (a short one's few spikes, a worker pool's first waits) has its
-	 * spikes split from its first; one whose threads want the cores (the benchmark's
-	 * 64 threads on 2 CPUs, or any on a loaded machine) gets none beyond its shares,
-	 * paid from its own work. Kept past the first second, not paid back (a debt held
-	 * every scope after it unread: the free scopes' D1). */
+	/* The idle allowance: a share of the CPU time its cores had that neither the
+	 * program used nor its threads waited for, which costs the program nothing. A
+	 * program that mostly waits (a short one's few spikes, a worker pool's waits, a
+	 * server's requests far apart) has its spikes split; one whose threads want the
+	 * cores (the benchmark's 64 threads on 2 CPUs, or any on a loaded machine) gets
+	 * none beyond its shares, paid from its own work. In the first second, the start-up
+	 * share, kept after it, not paid back (a debt held every scope after it unread: the
+	 * free scopes' D1); all run long, the idle share, capped: only the first second's
+	 * was a run's whose spikes all came after it (a tester's 60 threads' sleeps of 5 to
+	 * 10 ms, a program that mostly sleeps: most unsplit on an idle machine). */
 	double idle = (double)tt__cores * wall - (cpu - (double)tt__counters_first_cpu_ns) -
-		      (double)tt__counters_waited(starting);
+		      tt__counters_waited();
 	if (starting)
 		tt__counters_start_ns = idle > 0 ? idle * TT__COUNTERS_START_PCT / 100 : 0;
+	tt__counters_idle_grew = idle > tt__counters_idle_ns;
+	tt__counters_idle_ns = idle;
+	double idle_share = idle > 0 ? idle * TT__COUNTERS_IDLE_PCT / 100 : 0;
+	if (idle_share > wall * TT__COUNTERS_IDLE_MAX_PCT / 100)
+		idle_share = wall * TT__COUNTERS_IDLE_MAX_PCT / 100;
 	/* (the larger share, not both: a program that works keeps what the readings cost
 	 * to its CPU time's share, one that mostly sleeps gets one CPU's) */
 	cpu *= TT__COUNTERS_BUDGET_PCT / 100;
-	tt__counters_allowed_ns = tt__counters_start_ns + (cpu > one_cpu ? cpu : one_cpu);
+	tt__counters_allowed_ns = tt__counters_start_ns + idle_share + (cpu > one_cpu ? cpu : one_cpu);
 	int over = spent > tt__counters_allowed_ns;
 	tt__counters_allowed_at_ns = over ? now_ns : 0;
 	return over;
@@ -229,7 +237,8 @@ void tt__counters_after_fork(void)
 	tt__counters_allowed_ns = 0;
 	tt__counters_allowed_at_ns = 0;
 	tt__counters_watches = 0;
-	tt__counters_start_ns = 0;
+	tt__counters_start_ns = tt__counters_idle_ns = 0;
+	tt__counters_idle_grew = 0;
 	tt__counters_first_ns = 0;
 	tt__counters_waited_ns = 0;
 	tt__counters_unread = 0;

@@ -47,6 +47,10 @@
  *   sixty      SIXTY_THREADS threads started together, each 0.2 ms of work, a scope
  *              "x_first" (5 to 10 ms asleep), 0.2 ms of work, a scope "x_second" (6 to
  *              9 ms asleep) and 0.2 ms of work, while main waits for them in "x_join"
+ *   sparse     SPARSE_THREADS threads started together, each asleep (no scope) until
+ *              its turn, one each 25 ms from 1 s after main began, then one scope
+ *              "p_sleep" (6 to 10 ms asleep): a program that mostly sleeps, its spikes
+ *              all past its first second
  *   pingpong N M  main and a peer pass a byte back and forth over pipes N times (more
  *              switches than the kernel's ring for a thread holds between two drains),
  *              then main spins 15 ms of wall time in "pp_spin" while the peer sleeps
@@ -624,6 +628,34 @@ static void sixty(void)
 	say_tt_sched_cpu();
 }
 
+#define SPARSE_THREADS 60
+#define SPARSE_FROM_NS 1000000000LL /* (past the first second) */
+#define SPARSE_EVERY_NS 25000000LL  /* (60 of them over 1.5 s) */
+
+/* sparse: each thread sleeps until its turn, then one scope "p_sleep" of 6 to 10 ms
+ * asleep: a program that mostly sleeps, its spikes after its first second. */
+static void *sparse_thread(void *arg)
+{
+	long i = (long)arg;
+	long long turn = main_began_ns + SPARSE_FROM_NS + i * SPARSE_EVERY_NS;
+	struct timespec at = {turn / 1000000000, turn % 1000000000};
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &at, NULL) != 0)
+		;
+	around_named("p_sleep", sleep_for, 6 + i % 5);
+	return NULL;
+}
+
+static void sparse(void)
+{
+	pthread_t t[SPARSE_THREADS];
+	TT_INSTANT("main starts");
+	for (long i = 0; i < SPARSE_THREADS; i++)
+		pthread_create(&t[i], NULL, sparse_thread, (void *)i);
+	for (int i = 0; i < SPARSE_THREADS; i++)
+		pthread_join(t[i], NULL);
+	say_tt_sched_cpu();
+}
+
 /* perf_event_open fails with EACCES from now on, in every thread of the process. */
 static void deny_perf(void)
 {
@@ -916,6 +948,8 @@ int main(int argc, char **argv)
 		idle();
 	} else if (strcmp(what, "sixty") == 0) {
 		sixty();
+	} else if (strcmp(what, "sparse") == 0) {
+		sparse();
 	} else if (strcmp(what, "afterfree") == 0) {
 		after_free();
 	} else if (strcmp(what, "lastscope") == 0) {
@@ -939,7 +973,7 @@ int main(int argc, char **argv)
 	} else if (strcmp(what, "flatout") == 0 && argc > 2) {
 		flatout(argv[2]);
 	} else {
-		fprintf(stderr, "usage: sched_causes_prog sleep|lock|spin|work|dense|flood|hang|pingpong N M|short|crowd|burst|hundred|crowdfork|afterfree|"
+		fprintf(stderr, "usage: sched_causes_prog sleep|lock|spin|work|dense|flood|hang|pingpong N M|short|crowd|burst|hundred|sparse|crowdfork|afterfree|"
 			"lastscope|seccomp|snapshots TABLE|"
 			"snapcap|flatout TABLE\n");
 		return 2;

@@ -42,6 +42,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 from array import array
 from collections import namedtuple
 from fractions import Fraction
@@ -425,15 +426,17 @@ def budget(tmp):
           "crowd: the file's unread scopes %s, the exit line's %d"
           % ([c["unread"] for c in counters], unread))
     # Held to the budget scope by scope: the 64 naps fall due at one look, each read
-    # when the budget was checked once a look. Its budget: the start-up allowance (1 %
-    # of the CPU time the program's cores had that it left idle), the larger share;
+    # when the budget was checked once a look. Its budget: the idle allowance (1 %
+    # of the CPU time the program's cores had that it left idle in its first second,
+    # 0.25 % all run long, up to 0.5 % of one CPU's), the larger share;
     # what it does not charge (its first 8 scopes, its looks with nothing to read) and a
     # reading past it, within 1 ms more (a loaded machine's uncharged looks cost more:
     # 1.66 ms against a budget of 1.15 in a fresh-clone CI run at load 30).
     read = sum(1 for c in counters if c["readings"])
     cores = len(os.sched_getaffinity(0))
     wall, process = cpu.get("wall_ns", 0), cpu.get("process_cpu_ns", 0)
-    allowed = (cores * wall - process) / 100 + max(process * 0.003, wall * 0.001)
+    allowed = ((cores * min(wall, 1e9) - (process if wall <= 1e9 else 0)) / 100 + min(cores * 0.0025, 0.005) * wall +
+               max(process * 0.003, wall * 0.001))
     print("crowd: %d threads read; tt-sched %.2f ms of CPU time, its budget %.2f ms (the process %.1f ms, "
           "%.1f ms of wall time)" % (read, cpu.get("tt_sched_cpu_ns", -1) / 1e6, allowed / 1e6, process / 1e6,
                                      wall / 1e6))
@@ -505,24 +508,35 @@ def refused_busy(tmp):
     is small; on a loaded machine tt-sched itself waits tens of milliseconds for a CPU
     (its threads' run-queue waits: 20 to 90 ms each). Then sixty alike, two scopes a
     thread and main's around them all."""
+    cpus = os.sched_getaffinity(0)
     for what in ("burst", "hundred", "sixty"):
         label = "seccomp %s" % what
         for attempt in range(3):
             said = {}
+            free_before, began = cores_free_ns(cpus), time.monotonic()
             kernel, spikes, err, out = run(tmp, "seccomp", env_extra={}, args=(what,), said=said)
+            free_cores = (cores_free_ns(cpus) - free_before) / ((time.monotonic() - began) * 1e9)
             found = [(k, spike_of_nth(spikes, kernel, k)) for k in kernel]
             unsplit = [(k, sp) for k, sp in found if sp and sp["dur_ns"] >= 5 * MS and "on_cpu_ns" not in sp]
             print("%s: %d scopes, %d spikes of 5 ms and more, %d of them unsplit; tt-sched %.2f ms of CPU "
-                  "time, the process %.1f ms (attempt %d)%s"
+                  "time, the process %.1f ms, %.2f cores free on average (attempt %d)%s"
                   % (label, len(kernel), sum(1 for _, sp in found if sp and sp["dur_ns"] >= 5 * MS), len(unsplit),
-                     said.get("tt_sched_cpu_ns", -1) / 1e6, said.get("process_cpu_ns", -1) / 1e6, attempt + 1,
+                     said.get("tt_sched_cpu_ns", -1) / 1e6, said.get("process_cpu_ns", -1) / 1e6, free_cores,
+                     attempt + 1,
                      "".join("\n  unsplit %s (tid %d) %.1f ms: %s" % (k["scope"], k["tid"], sp["dur_ns"] / 1e6,
                                                                      sp.get("no_split")) for k, sp in unsplit)))
             if not unsplit or what != "burst":
                 break
         check(len(kernel) == {"burst": 50, "hundred": 100, "sixty": 121}[what] and all(sp for _, sp in found),
               "%s: %d scopes, not each a spike: %s" % (label, len(kernel), [k for k, sp in found if not sp]))
-        if what == "burst":
+        # (burst's allowance is from the cores the program leaves idle, and tt-sched's
+        # readings come in time only where a core is free for it: at load 13 on 2 cores,
+        # none, it read a 5.5 ms scope 7.7 ms before and 0.4 ms after, 1 to 3 of 27 left
+        # so in each of 3 runs; each still says why, below)
+        if what == "burst" and free_cores < 0.5:
+            print("%s: %.2f cores free on average, too loaded a machine for its allowance and for "
+                  "tt-sched's readings in time: %d unsplit, not held to" % (label, free_cores, len(unsplit)))
+        elif what == "burst":
             check(not unsplit, "%s: %d spikes of 5 ms and more without a split" % (label, len(unsplit)))
             check("reached its budget" not in err, "%s: the budget left scopes unread: %s" % (label, err))
         for k, sp in found:
@@ -565,6 +579,59 @@ def refused_idle(tmp):
     check(len(naps) == 4, "seccomp idle: %d naps, not 4" % len(naps))
     for k, sp in naps:
         counters_agree(k, sp, "seccomp idle")
+def cores_free_ns(cpus):
+    """The time (ns) the given CPUs spent idle (idle and iowait, /proc/stat) so far, and
+    running niced work (its nice column) where this test is not niced: work whose
+    CPU a thread of the program, not niced, takes at once (the suite's helpers and CI
+    run niced: the cores are that busy while the program's threads wait for none)."""
+    tick_ns = 1e9 / os.sysconf("SC_CLK_TCK")
+    niced = os.getpriority(os.PRIO_PROCESS, 0) > 0
+    free = 0
+    with open("/proc/stat") as f:
+        for line in f:
+            fields = line.split()
+            if fields[0].startswith("cpu") and fields[0][3:].isdigit() and int(fields[0][3:]) in cpus:
+                free += (int(fields[4]) + int(fields[5]) + (0 if niced else int(fields[2]))) * tick_ns
+    return free
+
+
+def refused_sparse(tmp):
+    """perf_event_open denied by seccomp, a program that mostly sleeps: sparse, 60
+    threads each with one sleep of 6 to 10 ms, one each 25 ms from its first second on.
+    tt-sched's shares of its own CPU time (tiny) and its start-up allowance (nothing
+    read in its first second: none found) left three quarters of them unsplit; the
+    cores it leaves idle pay for their readings all run long (0.25 % of that time):
+    nearly each is split, as the kernel's figures say within the resolution it states.
+    Held to only where the cores were free for the program's threads (/proc/stat
+    around the run: half a core and more on average); else said, and not held to."""
+    cpus = os.sched_getaffinity(0)
+    for attempt in range(3):
+        said = {}
+        free_before, began = cores_free_ns(cpus), time.monotonic()
+        kernel, spikes, err, out = run(tmp, "seccomp", args=("sparse",), said=said)
+        free_cores = (cores_free_ns(cpus) - free_before) / ((time.monotonic() - began) * 1e9)
+        found = [(k, spike_of_nth(spikes, kernel, k)) for k in kernel]
+        unsplit = [(k, sp) for k, sp in found if sp and "on_cpu_ns" not in sp]
+        print("seccomp sparse: %d scopes, %d unsplit; tt-sched %.2f ms of CPU time, the process %.1f ms, "
+              "%.0f ms of wall time, %.2f cores free on average (attempt %d)%s"
+              % (len(kernel), len(unsplit), said.get("tt_sched_cpu_ns", -1) / 1e6,
+                 said.get("process_cpu_ns", -1) / 1e6, said.get("wall_ns", -1) / 1e6, free_cores, attempt + 1,
+                 "".join("\n  unsplit %s (tid %d) %.1f ms: %s" % (k["scope"], k["tid"], sp["dur_ns"] / 1e6,
+                                                                 sp.get("no_split")) for k, sp in unsplit)))
+        if free_cores >= 0.5 and len(unsplit) <= 3:
+            break
+    check(len(kernel) == 60 and all(sp for _, sp in found),
+          "seccomp sparse: %d scopes, not each a spike: %s" % (len(kernel), [k for k, sp in found if not sp]))
+    if free_cores < 0.5:
+        print("seccomp sparse: %.2f cores free for the program on average, too loaded a machine for the "
+              "budget's idle share: its splits not held to (%d unsplit)" % (free_cores, len(unsplit)))
+        return
+    # (nearly all: a spike's first reading may fall to a look a loaded VM delays past its end)
+    check(len(unsplit) <= 3, "seccomp sparse: %d of 60 spikes without a split, %.2f cores free: %s"
+          % (len(unsplit), free_cores, err))
+    for k, sp in found:
+        if sp and "on_cpu_ns" in sp:
+            counters_agree(k, sp, "seccomp sparse")
 
 
 def spike_of_nth(spikes, kernel, k):
@@ -727,7 +794,8 @@ def flood(tmp):
           "flood: the share not said: %r" % err)
     cores = len(os.sched_getaffinity(0))
     wall, process = cpu.get("wall_ns", 0), cpu.get("process_cpu_ns", 0)
-    allowed = (cores * wall - process) / 100 + max(process * 0.003, wall * 0.001) + max(process * 0.005, wall * 0.001)
+    allowed = ((cores * wall - process) / 100 + min(cores * 0.0025, 0.005) * wall + max(process * 0.003, wall * 0.001) +
+               max(process * 0.005, wall * 0.001))
     print("flood: tt-sched %.2f ms of CPU time, its budget and share %.2f ms (the process %.1f ms, %.1f ms of "
           "wall time)" % (cpu.get("tt_sched_cpu_ns", -1) / 1e6, allowed / 1e6, process / 1e6, wall / 1e6))
     check(0 <= cpu.get("tt_sched_cpu_ns", -1) <= allowed + 3 * MS,
@@ -1592,6 +1660,7 @@ with tempfile.TemporaryDirectory() as tmp:
         budget_fork(tmp)
         refused_busy(tmp)
         refused_idle(tmp)
+        refused_sparse(tmp)
         after_free(tmp)
         last_scope(tmp)
         refused_live(tmp)

@@ -125,7 +125,7 @@ static void tt_print_counters(FILE *out, const struct tt_file *f, bool switches)
 			readings, threads, threads == 1 ? "" : "s", lost);
 	if (unread)
 		fprintf(out, "  thread counters' budget: reached (tt-sched's CPU time against the "
-			"program's): at least %" PRIu64 " scope%s open long enough to be read went unread "
+			"program's, and the time its cores left idle): at least %" PRIu64 " scope%s open long enough to be read went unread "
 			"(past it, its looks are far apart: those between are not seen); their spikes have "
 			"no split\n", unread, unread == 1 ? "" : "s");
 	fprintf(out, "  stolen time: %s\n",
