@@ -205,6 +205,7 @@ enum tt__slot_flags {
 	TT__SLOT_WRAPPED = 1u << 3,   /* mode ring: its oldest chunk was recycled */
 	TT__SLOT_RUNTIME = 1u << 4,   /* ticktrace's own thread, shown in the file only */
 	TT__SLOT_COMPACTED = 1u << 5, /* mode stream: its last chunk is a malloc'd copy */
+	TT__SLOT_EXIT_TIMED = 1u << 6, /* exited, and its exit's time is set (sched.exited_ns) */
 };
 
 /* Configuration, read from the environment once. */
@@ -308,6 +309,10 @@ static inline struct tt__slot *tt__registry_head(void)
 {
 	return __atomic_load_n(&tt__registry_first, __ATOMIC_ACQUIRE);
 }
+/* A thread's exit's time, as its states say it (monotonic ns): 0 where it runs or its
+ * states were not wanted, -1 while it is exiting and the time is not set yet (a reader
+ * that closes its open scopes at its exit waits for it). */
+int64_t tt__thread_exit_ns(const struct tt__slot *slot) TT__HIDDEN;
 void tt__registry_lock(sigset_t *old) TT__HIDDEN;
 void tt__registry_unlock(const sigset_t *old) TT__HIDDEN;
 void tt__registry_reset_after_fork(void) TT__HIDDEN;

@@ -93,10 +93,19 @@ static void tt__thread_exit(void *arg)
 	tt__compact_exited(slot);
 	tt__registry_unlock(&old);
 	tt__sched_thread_exited(slot);
+	__atomic_or_fetch(&slot->flags, TT__SLOT_EXIT_TIMED, __ATOMIC_RELEASE);
 	/* The mode's turn (mode stream: the drain thread writes its last records out and
 	 * recycles the slot). */
 	if (tt__mode->thread_exited)
 		tt__mode->thread_exited(slot);
+}
+
+int64_t tt__thread_exit_ns(const struct tt__slot *slot)
+{
+	uint32_t flags = __atomic_load_n(&slot->flags, __ATOMIC_ACQUIRE);
+	if (!(flags & TT__SLOT_EXITED))
+		return 0;
+	return flags & TT__SLOT_EXIT_TIMED ? slot->sched.exited_ns : -1;
 }
 
 static struct tt_os_exit_key tt__exit_key = {tt__thread_exit, 0};

@@ -465,7 +465,8 @@ static int tt__stream_pass(struct tt__stream *st, int partial)
 		recycled += tt__stream_drain_chunks(st, slot, partial || exited, exited);
 		const struct tt_record *begin, *end;
 		tt__chunk_extent(slot, slot->first, &begin, &end);
-		if (!exited || slot->first->next || slot->drained != end) {
+		/* (its exit's time not set yet: the spike detector closes its open scopes there) */
+		if (!exited || slot->first->next || slot->drained != end || tt__thread_exit_ns(slot) < 0) {
 			__atomic_store_n(&slot->drain_state, TT__DRAIN_IDLE, __ATOMIC_RELEASE);
 			prev = slot;
 			continue;

@@ -422,12 +422,20 @@ static void tt__spikes_forget(struct tt__slot *slot)
 	slot->spikes = NULL;
 }
 
-/* A thread's records are all written: what it left open is closed at its last event,
- * as `ticktrace spikes` does. */
+/* What a thread left open is closed at its exit where its states say when (pthread_exit,
+ * cancelled: it was in them until then), else at its last event, as `ticktrace spikes`
+ * does. `exit_ns`: tt__thread_exit_ns's. */
+static void tt__spikes_close_open(struct tt__spikes_thread *t, int64_t exit_ns)
+{
+	/* (on the detector's clock: ns since the start anchor) */
+	tt_an_feed_finish(&t->feed, exit_ns > 0 ? exit_ns - tt__start_anchor.monotonic_ns : INT64_MIN);
+}
+
+/* A thread's records are all written (and its exit's time set). */
 void tt__spikes_retire(struct tt__slot *slot)
 {
 	if (slot->spikes)
-		tt_an_feed_finish(&slot->spikes->feed);
+		tt__spikes_close_open(slot->spikes, tt__thread_exit_ns(slot));
 	tt__spikes_forget(slot);
 }
 
@@ -556,8 +564,10 @@ static bool tt__spikes_poll_slot(struct tt__spikes *sp, struct tt__slot *slot, b
 	struct tt__spikes_thread *t = tt__spikes_thread(slot);
 	if (!t || t->retired)
 		return false;
-	/* Read first: once it says the thread exited, its records are all there. */
+	/* Read first: once it says the thread exited, its records are all there; once it
+	 * says when, its states up to its exit too. */
 	bool exited = __atomic_load_n(&slot->flags, __ATOMIC_ACQUIRE) & TT__SLOT_EXITED, whole;
+	int64_t exit_ns = tt__thread_exit_ns(slot);
 	size_t n = tt__spikes_take(sp, t, exited || last, &whole);
 	*read += n;
 	/* (before the records they cover) */
@@ -565,8 +575,9 @@ static bool tt__spikes_poll_slot(struct tt__spikes *sp, struct tt__slot *slot, b
 	tt__counters_read_new(slot, n > 0 && (final || n < TT__SPIKES_COPY_RECORDS), &t->counters,
 			      tt__spikes_counters, NULL);
 	tt__spikes_feed(slot, tt__spikes_copy, tt__spikes_copy + n);
-	if (whole && (exited || last)) {
-		tt_an_feed_finish(&t->feed);
+	/* (an exiting thread whose exit's time is not set yet: the next look) */
+	if (whole && ((exited && exit_ns >= 0) || last)) {
+		tt__spikes_close_open(t, exit_ns);
 		/* Kept, retired, so that it is not read again; its analysis is done. */
 		tt_an_thread_free(&t->th);
 		tt_an_feed_free(&t->feed);

@@ -462,8 +462,10 @@ struct tt_an_feed {
 };
 
 int tt_an_feed_records(struct tt_an_feed *f, const struct tt_record *r, size_t n);
-/* Closes what is still open at the last time seen. */
-int tt_an_feed_finish(struct tt_an_feed *f);
+/* Closes what is still open at the last time seen, or at `exit_ns` (the thread's exit,
+ * INT64_MIN: not known) where later: a thread that left by pthread_exit or was
+ * cancelled was in its scopes until then, as the decoder closes them. */
+int tt_an_feed_finish(struct tt_an_feed *f, int64_t exit_ns);
 void tt_an_feed_free(struct tt_an_feed *f);
 
 #endif

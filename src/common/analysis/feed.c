@@ -160,12 +160,12 @@ int tt_an_feed_records(struct tt_an_feed *f, const struct tt_record *r, size_t n
 	return 0;
 }
 
-int tt_an_feed_finish(struct tt_an_feed *f)
+int tt_an_feed_finish(struct tt_an_feed *f, int64_t exit_ns)
 {
 	if (f->last_ns_stale) /* (a leaf passed over last) */
 		f->last_ns = tt_clock_ns(f->clock, f->last_tsc);
 	f->last_ns_stale = false;
-	return tt_an_feed_close(f, tt_scopes_finish(&f->scopes), f->last_ns);
+	return tt_an_feed_close(f, tt_scopes_finish(&f->scopes), exit_ns > f->last_ns ? exit_ns : f->last_ns);
 }
 
 void tt_an_feed_free(struct tt_an_feed *f)
