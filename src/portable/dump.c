@@ -243,7 +243,18 @@ void tt__out_thread_states(struct tt__out *file, const struct tt__slot *s, struc
 
 static void tt__out_thread(struct tt__out *file, struct tt__slot *s, struct tt_end_info *end_info)
 {
-	uint64_t records = 0;
+	/* Its run of drops (a full buffer: its thread records no more) after its records,
+	 * as Linux's: the gap seen before the counts are read (its thread counts each
+	 * drop first), its count theirs, so that the file's totals agree while it drops
+	 * on (the rest of the gap, read as it grows, is where and about when). */
+	struct tt_gap gap;
+	gap.count = __atomic_load_n(&s->gap.count, __ATOMIC_ACQUIRE);
+	gap.first_tsc = s->gap.first_tsc;
+	gap.last_tsc = s->gap.last_tsc;
+	gap.depth = s->gap.depth;
+	gap.min_depth = s->gap.min_depth;
+	struct tt_record gap_records[2];
+	uint64_t records = gap.count ? 2 : 0;
 	for (const struct tt__chunk *c = s->first; c; c = c->next)
 		records += (c->size - sizeof *c) / sizeof(struct tt_record);
 	struct tt__states states;
@@ -255,6 +266,12 @@ static void tt__out_thread(struct tt__out *file, struct tt__slot *s, struct tt_e
 		if (r < end)
 			tt__out_events(file, s->index, first, r, end);
 		first += (uint64_t)(end - r);
+	}
+	if (gap.count) { /* (a ring's overwritten events are not the gap's: under the lock) */
+		gap.count = dropped - s->dropped[TT_DROP_OVERWRITTEN];
+		size_t n = tt_gap_records(&gap, gap_records);
+		tt__out_events(file, s->index, first, gap_records, gap_records + n);
+		first += n;
 	}
 	tt__out_thread_states(file, s, &states);
 	tt__out_filtered(file, s);
