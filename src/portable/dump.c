@@ -65,7 +65,7 @@ void tt__module_unloaded(struct tt_os_module_list *ranges, uint64_t tsc)
 
 /* The generation of a record at `address` made at `tsc` (tt__generation_fn): k when
  * the k-th module unloaded held it then, 0 when none did. */
-static size_t tt__unloaded_generation(uint64_t address, uint64_t tsc, size_t limit)
+size_t tt__unloaded_generation(uint64_t address, uint64_t tsc, size_t limit)
 {
 	for (size_t k = 0; k < limit; k++)
 		if (tsc < tt__unloaded[k].until && address >= tt__unloaded[k].low && address < tt__unloaded[k].high)
@@ -99,17 +99,62 @@ void tt__out_sites(struct tt__out *out, const struct tt__site_set *set)
 		tt__out_site_sections(out, set, k + 1, tt__unloaded[k].until, tt__site_gone, NULL);
 }
 
-/* The modules unloaded (those `set` tells apart) as UNLOADED MODULES, which go before
- * those loaded now: each ends the span of what was described of its addresses before
- * it (format.h), and one loaded there since comes after. And those not kept, said. */
-static void tt__out_unloaded_modules(struct tt__out *out, const struct tt__site_set *set)
+/* The modules unloaded [from, to) as UNLOADED MODULES, which go before those loaded
+ * now: each ends the span of what was described of its addresses before it
+ * (format.h), and one loaded there since comes after. And those not kept, said (once). */
+static void tt__out_unloaded_modules(struct tt__out *out, size_t from, size_t to)
 {
-	for (size_t k = 0; k < set->retired_seen; k++)
+	static size_t said;
+	for (size_t k = from; k < to; k++)
 		tt__out_module_list(out, &tt__unloaded[k].ranges, tt__unloaded[k].until);
 	size_t lost = __atomic_load_n(&tt__unloaded_lost, __ATOMIC_RELAXED);
-	if (lost)
+	if (lost && lost != said && (said = lost))
 		fprintf(stderr, "ticktrace: %zu modules unloaded after the first %d were not kept: "
 			"their functions are named by address\n", lost, TT__UNLOADED_MAX);
+}
+
+void tt__modules_look(struct tt__modules_seen *seen, struct tt_os_module_list *m)
+{
+	uint64_t changes = tt_os_modules_changes();
+	size_t unloaded = __atomic_load_n(&tt__nunloaded, __ATOMIC_ACQUIRE);
+	if (seen->looked && changes == seen->changes && unloaded == seen->unloaded)
+		return;
+	*seen = (struct tt__modules_seen){.changes = changes, .unloaded = unloaded, .looked = 1};
+	tt_os_modules(tt_os_module_list_add, m);
+	if (m->err) /* (no memory: looked at again next time) */
+		seen->looked = 0;
+}
+
+int tt__out_modules_since(struct tt__out *out, struct tt__site_set *set, struct tt_os_module_list *m)
+{
+	size_t unloaded = __atomic_load_n(&tt__nunloaded, __ATOMIC_ACQUIRE);
+	int err = m->err;
+	if (unloaded != set->retired_seen) {
+		struct tt__site_set told = {.retired_seen = unloaded};
+		tt__out_unloaded_modules(out, set->retired_seen, unloaded);
+		/* What was described of their addresses was theirs: their records named by
+		 * it, and one loaded there since described anew (as Linux's retired.c). */
+		for (size_t i = 0; i < set->cap && !err; i++) {
+			uint64_t entry = set->slots[i];
+			for (size_t k = set->retired_seen; entry && k < unloaded && !TT__GEN(entry); k++)
+				if ((entry & TT__ADDRESS_MASK) >= tt__unloaded[k].low &&
+				    (entry & TT__ADDRESS_MASK) < tt__unloaded[k].high)
+					entry |= (uint64_t)(k + 1) << TT__GEN_SHIFT;
+			err = entry && tt__site_set_add(&told, entry) < 0 ? -ENOMEM : err;
+		}
+		if (err) {
+			free(told.slots);
+			free(m->data);
+			return err;
+		}
+		free(set->slots);
+		*set = told;
+	}
+	if (m->count && !m->err)
+		tt__out_module_list(out, m, 0);
+	free(m->data);
+	*m = (struct tt_os_module_list){0};
+	return err;
 }
 
 /* Lock held: the sites and functions every thread's records name. */
@@ -198,7 +243,18 @@ void tt__out_thread_states(struct tt__out *file, const struct tt__slot *s, struc
 
 static void tt__out_thread(struct tt__out *file, struct tt__slot *s, struct tt_end_info *end_info)
 {
-	uint64_t records = 0;
+	/* Its run of drops (a full buffer: its thread records no more) after its records,
+	 * as Linux's: the gap seen before the counts are read (its thread counts each
+	 * drop first), its count theirs, so that the file's totals agree while it drops
+	 * on (the rest of the gap, read as it grows, is where and about when). */
+	struct tt_gap gap;
+	gap.count = __atomic_load_n(&s->gap.count, __ATOMIC_ACQUIRE);
+	gap.first_tsc = s->gap.first_tsc;
+	gap.last_tsc = s->gap.last_tsc;
+	gap.depth = s->gap.depth;
+	gap.min_depth = s->gap.min_depth;
+	struct tt_record gap_records[2];
+	uint64_t records = gap.count ? 2 : 0;
 	for (const struct tt__chunk *c = s->first; c; c = c->next)
 		records += (c->size - sizeof *c) / sizeof(struct tt_record);
 	struct tt__states states;
@@ -210,6 +266,12 @@ static void tt__out_thread(struct tt__out *file, struct tt__slot *s, struct tt_e
 		if (r < end)
 			tt__out_events(file, s->index, first, r, end);
 		first += (uint64_t)(end - r);
+	}
+	if (gap.count) { /* (a ring's overwritten events are not the gap's: under the lock) */
+		gap.count = dropped - s->dropped[TT_DROP_OVERWRITTEN];
+		size_t n = tt_gap_records(&gap, gap_records);
+		tt__out_events(file, s->index, first, gap_records, gap_records + n);
+		first += n;
 	}
 	tt__out_thread_states(file, s, &states);
 	tt__out_filtered(file, s);
@@ -301,7 +363,7 @@ static int tt__write_run(struct tt__out *out, void *crash)
 		}
 		tt__out(out, &header, sizeof header);
 		tt__out_process(out);
-		tt__out_unloaded_modules(out, &names);
+		tt__out_unloaded_modules(out, 0, names.retired_seen);
 		rc = tt__out_loaded_modules(out); /* (no memory: no section, the file said failed) */
 		tt__out_sites(out, &names);
 		for (struct tt__slot *s = tt__run.first; s; s = s->next)

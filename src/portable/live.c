@@ -8,11 +8,13 @@
  *   | the chunks, each with its thread's index, mapped TT__LIVE_GROW at a time
  *
  * The header and the descriptions are a mapping too; tt-live, every
- * TT__LIVE_PERIOD_NS, appends THREAD sections for new threads and SITES for the call
+ * TT__LIVE_PERIOD_NS, appends the modules unloaded and loaded since (a DLL
+ * LoadLibrary brought mid-run, its UNLOADED MODULES once FreeLibrary took it: dump.c's
+ * tt__modules_look), THREAD sections for new threads and SITES for the call
  * sites their records use first, then moves live_sections_end past them and
  * refreshes the end anchor. A run that ends (or dies of a crash whose handler writes
  * the trace) writes its raw file as ever and removes the live file. What a killed
- * run loses: the names of threads and sites first used in the last period (the
+ * run loses: the names of threads, sites and modules first used in the last period (the
  * converter names them by number and address), and the events the threads dropped
  * since (tt-live writes their counts over those their THREAD sections said). */
 #include <errno.h>
@@ -30,6 +32,7 @@ static struct {
 	struct tt__out out;           /* the descriptions, up to TT__LIVE_CHUNKS_AT */
 	struct tt__mem_sink head;     /* (out's sink: the mapping) */
 	struct tt__site_set sites, fresh; /* (fresh: not described yet) */
+	struct tt__modules_seen modules;
 	int full, finished;
 } tt__live;
 
@@ -60,7 +63,7 @@ static void tt__live_scan(struct tt__slot *s)
 		const struct tt_record *r = (const struct tt_record *)((const char *)c + from);
 		const struct tt_record *last = tt__chunk_end(s, c);
 		last = last > r ? tt_written_end(r, last) : r;
-		if (r < last && !tt__sites_add(&tt__live.sites, &tt__live.fresh, r, last, 0, NULL))
+		if (r < last && !tt__sites_add(&tt__live.sites, &tt__live.fresh, r, last, 0, tt__unloaded_generation))
 			tt__live.out.err = -ENOMEM;
 		s->seen_chunk = c;
 		s->seen = (uint32_t)((const char *)last - (const char *)c);
@@ -85,10 +88,17 @@ static void tt__live_drops(void)
 	tt__live.header->unregistered_dropped = tt__run.unregistered_dropped;
 }
 
-/* Lock held: the descriptions brought up to date, the drops, and the end anchor. */
-static void tt__live_tick(void)
+/* Lock held: the descriptions brought up to date (the modules unloaded since, and
+ * `modules`, those loaded now when they changed: tt__modules_look's), the drops, and
+ * the end anchor. */
+static void tt__live_tick(struct tt_os_module_list *modules)
 {
-	if (!tt__live.full) {
+	if (tt__live.full) {
+		free(modules->data);
+	} else {
+		int err = tt__out_modules_since(&tt__live.out, &tt__live.sites, modules);
+		if (err && !tt__live.out.err) /* (no memory: no more descriptions) */
+			tt__live.out.err = err;
 		for (struct tt__slot *s = tt__run.first; s; s = s->next) {
 			if (!s->described) {
 				s->live_info_at = tt__live.out.offset + sizeof(struct tt_section_header);
@@ -116,9 +126,15 @@ static void *tt__live_main(void *unused)
 	uint32_t never = 0;
 	for (;;) {
 		tt_os_wait(&never, 0, TT__LIVE_PERIOD_NS);
+		/* (before the lock: listing them waits for the loader, whose threads may
+		 * record) */
+		struct tt_os_module_list modules = {0};
+		tt__modules_look(&tt__live.modules, &modules);
 		tt_os_lock(&tt__lock);
 		if (!tt__live.finished)
-			tt__live_tick();
+			tt__live_tick(&modules);
+		else
+			free(modules.data);
 		tt_os_unlock(&tt__lock);
 	}
 	return NULL; /* (never: it runs until the process ends) */
@@ -150,9 +166,11 @@ void tt__live_start(const char *path)
 	h.live_chunks_at = TT__LIVE_CHUNKS_AT;
 	tt__out(&tt__live.out, &h, sizeof h);
 	tt__out_process(&tt__live.out);
-	int modules = tt__out_loaded_modules(&tt__live.out);
-	if (modules && !tt__live.out.err) /* (no memory: no more descriptions) */
-		tt__live.out.err = modules;
+	struct tt_os_module_list modules = {0};
+	tt__modules_look(&tt__live.modules, &modules);
+	err = tt__out_modules_since(&tt__live.out, &tt__live.sites, &modules);
+	if (err && !tt__live.out.err) /* (no memory: no more descriptions) */
+		tt__live.out.err = err;
 	tt__live_commit();
 	if (tt_os_thread_start(NULL, tt__live_main, NULL, 0) != 0)
 		fprintf(stderr, "ticktrace: %s: no thread to describe the live file: threads and "

@@ -221,6 +221,24 @@ void tt__out_sites(struct tt__out *out, const struct tt__site_set *set);
 /* tt_os_on_unload's callback: a module unloaded, kept for the dump's UNLOADED
  * sections. */
 void tt__module_unloaded(struct tt_os_module_list *ranges, uint64_t tsc);
+/* The generation (tt__generation_fn) of a record: the k-th module unloaded's, or 0. */
+size_t tt__unloaded_generation(uint64_t address, uint64_t tsc, size_t limit);
+/* Streamed and live files describe modules loaded and unloaded while they run (a
+ * DLL LoadLibrary brought, then FreeLibrary took). tt__modules_look, outside any of
+ * the runtime's locks (listing them waits for the loader, whose threads may record):
+ * the loaded modules listed into `m` when they changed since `seen` looked (their
+ * handles; or a module unloaded since: one loaded again where it was leaves the
+ * handles as they were). tt__out_modules_since: the modules unloaded since `set` was
+ * told as UNLOADED MODULES, its entries of their addresses tagged with their
+ * generation (a record made there since is described anew), then `m` as MODULES (m
+ * freed and emptied). 0 or -ENOMEM. */
+struct tt__modules_seen {
+	uint64_t changes;
+	size_t unloaded;
+	int looked;
+};
+void tt__modules_look(struct tt__modules_seen *seen, struct tt_os_module_list *m);
+int tt__out_modules_since(struct tt__out *out, struct tt__site_set *set, struct tt_os_module_list *m);
 /* THREAD or THREAD_TOTALS (type) of slot s with `events` records, `sched`: its
  * switches follow. Returns the events it says were dropped, for tt__end_add. */
 uint64_t tt__out_thread_info(struct tt__out *file, uint32_t type, const struct tt__slot *s, uint64_t events,

@@ -323,17 +323,34 @@ struct tt__slot *tt__self(int make)
 	return make ? tt__register(key) : NULL; /* (an exit unwatched would leave its entry to a later thread) */
 }
 
-/* Lock held, mode stream, the calling thread: `event` dropped while its chunks wait
- * for tt-stream (TT_DROP_BEHIND), in its gap, timed now where the hot path read no
- * clock (its limit tagged); once tt-stream gave a chunk back, the gap's records begin
- * it, so that the file says where events were lost and how many as it goes (a run
- * TerminateProcess ends writes no totals), as Linux's slow path does. */
-static void tt__drop_behind(struct tt__slot *slot, const struct tt_record *event)
+/* The calling thread (which alone adds to its gap): `event` dropped, in its gap (the
+ * scopes it begins and ends, where it ends), so that the file says where events were
+ * lost: mode stream's gap begins its next chunk; mode stop's, where its thread never
+ * records again, follows its records in the dump (dump.c), as Linux's does. Where the
+ * hot path read no clock (its limit tagged), timed now if it is the gap's first and
+ * every 64th after: what a dropped event costs stays small. */
+static void tt__gap_drop(struct tt__slot *slot, const struct tt_record *event)
 {
 	struct tt_record timed = *event;
-	if (!timed.tsc)
+	struct tt_gap *g = &slot->gap;
+	uint64_t last = g->last_tsc;
+	if (!timed.tsc && (!g->count || !(g->count & 63)))
 		timed.tsc = __rdtsc();
-	tt_gap_add(&slot->gap, &timed);
+	tt_gap_add(g, &timed);
+	if (!timed.tsc)
+		g->last_tsc = last;
+}
+
+/* Lock held, mode stream, the calling thread: `event` dropped while its chunks wait
+ * for tt-stream (TT_DROP_BEHIND); once tt-stream gave a chunk back, the gap's records
+ * begin it, so that the file says where events were lost and how many as it goes (a
+ * run TerminateProcess ends writes no totals), as Linux's slow path does. */
+static void tt__drop_behind(struct tt__slot *slot, const struct tt_record *event)
+{
+	if (!event->tsc) /* (the gap's end as it is now) */
+		tt__gap_drop(slot, &(struct tt_record){__rdtsc(), event->word});
+	else
+		tt__gap_drop(slot, event);
 	if (tt__next_chunk(slot) != 0)
 		return;
 	struct tt_record gap[2];
@@ -375,6 +392,8 @@ static void tt__record_in(struct tt__hot *entry, const struct tt_record *records
 			slot->dropped[slot->drop_cause]++;
 			if (slot->drop_cause == TT_DROP_BEHIND)
 				tt__drop_behind(slot, records);
+			else
+				tt__gap_drop(slot, records);
 			break;
 		}
 		char *where = hot->cursor;
@@ -399,8 +418,11 @@ void tt__record_slow_win64(uint64_t word, uint64_t value, uint64_t tsc, struct t
 	if (entry && __atomic_load_n(&entry->limit, __ATOMIC_RELAXED) == TT__LIMIT_DROP &&
 	    entry->slot->drop_cause != TT_DROP_BEHIND) {
 		entry->cursor -= size; /* the reservation that did not fit, undone */
-		if (!(__atomic_load_n(&tt__hot_global.unusual, __ATOMIC_RELAXED) & TT__HOT_OFF))
+		if (!(__atomic_load_n(&tt__hot_global.unusual, __ATOMIC_RELAXED) & TT__HOT_OFF)) {
+			/* (counted first: a dump that sees the gap sees its count: dump.c) */
 			__atomic_add_fetch(&entry->slot->dropped[entry->slot->drop_cause], 1, __ATOMIC_RELAXED);
+			tt__gap_drop(entry->slot, &(struct tt_record){tsc, word});
+		}
 		return;
 	}
 	struct tt_record records[2] = {{tsc, word}, {value, TT_RECORD_WORD(TT_REC_VALUE, 0)}};

@@ -4,11 +4,14 @@
  * file is created at start under its final name with the TT_FILE_STREAMED flag;
  * sections are appended as chunks are written:
  *
- *   header | PROCESS | MACHINE | MODULES | { THREAD | SITES (ARG_NAMES, FUNCS) | EVENTS }...
+ *   header | PROCESS | MACHINE | MODULES | { UNLOADED (MODULES) | MODULES | THREAD
+ *          | SITES (ARG_NAMES, FUNCS) | EVENTS }...
  *          | THREAD_TOTALS (and SCHED, SCHEDSTAT)... | END
  *
  * A SITES section (and FUNCS) describes the sites (functions) the EVENTS after it use
- * first; a thread's
+ * first; the modules unloaded and loaded since the last pass come
+ * before its records (dump.c's tt__modules_look), so that a DLL LoadLibrary brought
+ * mid-run is named, and one FreeLibrary took too (its UNLOADED MODULES); a thread's
  * THREAD section comes before its first EVENTS, its THREAD_TOTALS (events, drops,
  * final name) at the end, where the header is written again with the end anchor. A
  * thread whose chunks all wait for tt-stream drops events (TT_DROP_BEHIND) until it
@@ -33,6 +36,7 @@ static struct {
 	struct tt_os_file_sink file;
 	struct tt_os_lock busy; /* one writer at a time: tt-stream, a flush, the end */
 	struct tt__site_set sites, fresh; /* (fresh: not described yet) */
+	struct tt__modules_seen modules;
 	int finished;
 	int ending; /* the end waits for busy: tt-stream takes it no more */
 } tt__stream;
@@ -55,7 +59,7 @@ static void tt__stream_records(struct tt__slot *s, const struct tt__chunk *c, co
 												  : sizeof *c));
 	if (end <= r)
 		return;
-	if (!tt__sites_add(&tt__stream.sites, &tt__stream.fresh, r, end, 0, NULL) && !out->err)
+	if (!tt__sites_add(&tt__stream.sites, &tt__stream.fresh, r, end, 0, tt__unloaded_generation) && !out->err)
 		out->err = -ENOMEM;
 	if (tt__stream.fresh.count) {
 		tt__out_sites(out, &tt__stream.fresh);
@@ -76,9 +80,22 @@ static void tt__stream_out(struct tt__slot *s, struct tt__chunk *head, const str
 	}
 }
 
+/* busy held: the modules unloaded and loaded since the last look, before the records
+ * made after it (the run's start: every module loaded then). */
+static int tt__stream_modules(void)
+{
+	struct tt_os_module_list m = {0};
+	tt__modules_look(&tt__stream.modules, &m);
+	int err = tt__out_modules_since(&tt__stream.out, &tt__stream.sites, &m);
+	if (err && !tt__stream.out.err)
+		tt__stream.out.err = err;
+	return err;
+}
+
 /* busy held: every thread's full chunks written and given back. */
 static void tt__stream_pass(void)
 {
+	tt__stream_modules();
 	for (struct tt__slot *s = __atomic_load_n(&tt__run.first, __ATOMIC_ACQUIRE); s;
 	     s = __atomic_load_n(&s->next, __ATOMIC_ACQUIRE)) {
 		tt_os_lock(&tt__lock);
@@ -154,7 +171,7 @@ int tt__stream_start(const char *path)
 	tt__out_to(&tt__stream.out, &tt__stream.file.sink);
 	tt__stream_header(0);
 	tt__out_process(&tt__stream.out);
-	err = tt__out_loaded_modules(&tt__stream.out);
+	err = tt__stream_modules();
 	tt__out_flush(&tt__stream.out);
 	if (!err)
 		err = tt__stream.out.err ? tt__stream.out.err : tt_os_thread_start(NULL, tt__stream_main, NULL, 0);
@@ -268,6 +285,10 @@ int tt__stream_finish(int crash_signal)
 	if (!crash_signal) {
 		if (!tt__stream_take())
 			return -EDEADLK;
+		/* (not under tt__lock: listing the modules waits for the loader, whose
+		 * threads may record; nor after a crash, which may be the loader's) */
+		if (!tt__stream.finished)
+			tt__stream_modules();
 		tt_os_lock(&tt__lock);
 	} else if (!tt__stream_take()) {
 		return -EDEADLK;

@@ -7,8 +7,9 @@ counts once for the threads' sections and again for END wrote files both tools
 refused ("END counts N dropped events, the threads M"):
   exit: main returns while four threads record into full buffers: the file at exit
         read, drops counted; with TICKTRACE_LIVE=1 too, and the live file removed only
-        once the trace is written.
-  dump: tt_dump every 20 ms while they do: every dump read.
+        once the trace is written. Each thread's drops a run after its records, as
+        Linux's mode stop places them, all of them (were counted alone: no run).
+  dump: tt_dump every 20 ms while they do: every dump read, its drops in runs.
 stream_kill: mode stream whose disk falls behind four threads (a buffer of two
         chunks), the process ended by TerminateProcess (no totals written): the drops
         located in the file as they happened, each run a slice "ticktrace: events
@@ -71,6 +72,11 @@ def stop(ticktrace, wrapper, exe, d):
             program(wrapper, exe, d, env, "exit", 300)
             if read(ticktrace, ttr, what) == 0:
                 fail(f"{what}: no events dropped: the buffers never filled")
+            # each dropping thread's drops after its records, as Linux's mode stop
+            # places them (were counted, not located: no run of them in the file)
+            runs, _ = located_drops(ticktrace, ttr, what, info(ticktrace, ttr, what)[0])
+            if any(n != 1 for n, _ in runs):
+                fail(f"{what}: not one run of drops for each dropping thread: {runs}")
             if live and os.path.exists(ttr + ".live"):
                 fail(f"{what}: the trace written, the live file left")
     print("exit: 6 runs, each file read, drops counted, the live files removed")
@@ -81,6 +87,10 @@ def stop(ticktrace, wrapper, exe, d):
                for k in range(dumps)]
     if not dropped[-1]:
         fail(f"dump: no events dropped by the last dump: {dropped}")
+    for k in range(dumps):  # (the threads dropping on as each was written)
+        ttr = os.path.join(d, f"dump-{k:02d}.ttr")
+        if dropped[k]:
+            located_drops(ticktrace, ttr, f"tt_dump {k}", info(ticktrace, ttr, f"tt_dump {k}")[0])
     print(f"dump: {dumps} dumps while four threads dropped, each read (dropped {dropped})")
 
 
@@ -96,6 +106,26 @@ def killed(wrapper, exe, d, env, ttr, ms):
         fail(f"dropping.exe kill: exit {p.returncode}, not 9 (TerminateProcess)\n{p.stderr}")
 
 
+def located_drops(ticktrace, ttr, what, out):
+    """The file's runs of dropped events as `convert` shows them, each thread's (N runs,
+    M events): all the drops `info` counts (`out`) in them, none of their scopes' ends
+    left unmatched."""
+    dropped = re.search(r"records: +\d+, dropped (\d+)", out)
+    conv = subprocess.run([ticktrace, "convert", ttr, "-o", ttr + ".pftrace"], capture_output=True,
+                          text=True, timeout=300)
+    # (each thread's, as "N runs of dropped events (M events) shown as slices")
+    runs = [(int(n), int(m)) for n, m in
+            re.findall(r"([0-9]+) runs? of dropped events \(([0-9]+) events\) shown as slices", conv.stderr)]
+    located = sum(m for _, m in runs)
+    if conv.returncode != 0 or not dropped or not located or int(dropped[1]) != located:
+        fail(f"{what}: the drops not located in the file (info: dropped "
+             f"{dropped and dropped[1]}, in runs {located}):\n{conv.stderr}")
+    if "no open scope" in conv.stderr:
+        fail(f"{what}: scope ends left unmatched by the drops:\n{conv.stderr}")
+    os.remove(ttr + ".pftrace")
+    return runs, located
+
+
 def stream_kill(ticktrace, wrapper, exe, d):
     for i in range(2):
         what = f"stream killed, run {i + 1}"
@@ -104,18 +134,7 @@ def stream_kill(ticktrace, wrapper, exe, d):
         out, _ = info(ticktrace, ttr, what)
         if "ended:    NO" not in out:
             fail(f"{what}: the file does not say the run was killed:\n{out}")
-        dropped = re.search(r"records: +\d+, dropped (\d+)", out)
-        conv = subprocess.run([ticktrace, "convert", ttr, "-o", ttr + ".pftrace"], capture_output=True,
-                              text=True, timeout=300)
-        # (each thread's, as "N runs of dropped events (M events) shown as slices")
-        runs = [(int(n), int(m)) for n, m in
-                re.findall(r"([0-9]+) runs? of dropped events \(([0-9]+) events\) shown as slices", conv.stderr)]
-        located = sum(m for _, m in runs)
-        if conv.returncode != 0 or not dropped or not located or int(dropped[1]) != located:
-            fail(f"{what}: the drops not located as they happened (info: dropped "
-                 f"{dropped and dropped[1]}, in runs {located}):\n{conv.stderr}")
-        if "no open scope" in conv.stderr:
-            fail(f"{what}: scope ends left unmatched by the drops:\n{conv.stderr}")
+        runs, located = located_drops(ticktrace, ttr, what, out)
         os.remove(ttr)
         print(f"{what}: {sum(n for n, _ in runs)} runs of dropped events ({located} events) in the file "
               f"of {len(runs)} threads, none unmatched")
