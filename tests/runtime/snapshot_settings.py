@@ -7,7 +7,8 @@ Checked: without TICKTRACE_SNAPSHOTS -ENOTCONN and no file; with it, DIR made (0
 one file per trigger named trigger-PID-N-WHY.ttr (WHY's odd characters made '_'), a
 raw snapshot file each, TICKTRACE_SNAPSHOT_MAX then -EDQUOT and the count said at
 exit; mode stream said and refused; bad settings said, the defaults used; DIR a
-file: said, refused; a forked child's own snapshots, numbered from 1; the snapshot of a
+file: said, refused; a forked child's own snapshots, numbered from 1, and its spike log
+and report in the formats their names set; the snapshot of a
 thread gone before it was written, its window overwritten; a thread triggering until the
 process ends: every 0 has its file, or a crash says it lost; peak RSS within TICKTRACE_MEMORY with snapshots
 taken; TICKTRACE=0.
@@ -149,6 +150,18 @@ def main():
         firsts = [n for n in names if n.split("-")[2] == "1"]
         check(len(names) == 3 and len(firsts) == 2,
               f"the parent's two and the child's own, numbered from 1: {names}")
+        # The child's spike log (live.jsonl.PID) and report (report.csv.PID) in the
+        # formats the names set chose: they were text, the name's end hidden by .PID.
+        run(tmp, ["p", "fork", "c"], TICKTRACE_SPIKES=os.path.join(tmp, "live.jsonl"),
+            TICKTRACE_SPIKE_THRESHOLD="1ns", TICKTRACE_REPORT=os.path.join(tmp, "report.csv"))
+        for name, first in (("live.jsonl", "{"), ("report.csv", "name,calls,")):
+            files = sorted(n for n in os.listdir(tmp) if n.startswith(name))
+            heads = {}
+            for n in files:
+                with open(os.path.join(tmp, n)) as f:
+                    heads[n] = f.readline()
+            check(len(files) == 2 and all(h.startswith(first) for h in heads.values()),
+                  f"the parent's {name} and the child's, both {first}...: {heads}")
 
         # More waiting for their window's end than there are places: each refused at
         # its call (-EBUSY), never accepted and then lost.
