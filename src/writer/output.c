@@ -488,7 +488,14 @@ static int tt__place_run_file(const char *tmp, char *path, size_t size)
 			err = -errno;
 		if (old >= 0)
 			close(old);
-		if (!err && !replace)
+		/* (A name with the pid in it: a process of the run before this one had
+		 * its pid, which the system reused.) */
+		bool pid_named = tt__forked || tt__out_apart || strstr(tt__out_pattern, "%p");
+		if (!err && !replace && pid_named)
+			fprintf(tt__err, "ticktrace: %s: a process of this run before this one, with the "
+				"same pid (the system reused it), put its trace there: this one's is %s\n",
+				taken, path);
+		else if (!err && !replace)
 			fprintf(tt__err, "ticktrace: %s: another process put its trace there since this one "
 				"started (the same TICKTRACE_OUT, without %%p): this one's is %s\n",
 				taken, path);
