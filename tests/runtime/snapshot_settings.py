@@ -6,8 +6,8 @@ snapshot_settings_prog calls tt_trigger(why) for each argument and prints its re
 Checked: without TICKTRACE_SNAPSHOTS -ENOTCONN and no file; with it, DIR made (0700),
 one file per trigger named trigger-PID-N-WHY.ttr (WHY's odd characters made '_'), a
 raw snapshot file each, TICKTRACE_SNAPSHOT_MAX then -EDQUOT and the count said at
-exit; mode stream said and refused; bad settings said, the defaults used; DIR a
-file: said, refused; a forked child's own snapshots, numbered from 1, and its spike log
+exit (0: snapshots off, said so); mode stream said and refused; bad settings said, the
+defaults used; DIR a file: said, refused; a forked child's own snapshots, numbered from 1, and its spike log
 and report in the formats their names set; the snapshot of a
 thread gone before it was written, its window overwritten; a thread triggering until the
 process ends: every 0 has its file, or a crash says it lost; peak RSS within TICKTRACE_MEMORY with snapshots
@@ -97,6 +97,18 @@ def main():
         check(f"ticktrace: 2 snapshots in {snaps}" in err, f"how many were written: {err}")
         check("1 trigger had no snapshot: TICKTRACE_SNAPSHOT_MAX=2" in err,
               f"the one past MAX said: {err}")
+
+        # MAX=0: snapshots off, said so (it said "the snapshots keep the 0 worst ...: 2
+        # not worse than those kept" and "TICKTRACE_SNAPSHOT_MAX=0 were taken")
+        off = os.path.join(tmp, "off")
+        results, err = run(tmp, ["a", "b"], TICKTRACE_SNAPSHOTS=off, TICKTRACE_SNAPSHOT_MAX="0",
+                           TICKTRACE_SPIKE_THRESHOLD="1ns")
+        check(results == {"a": -errno.EDQUOT, "b": -errno.EDQUOT}, f"MAX=0: {results}")
+        taken = os.listdir(off) if os.path.isdir(off) else []
+        check(not taken, f"MAX=0: files: {taken}")
+        check(re.search(r"ticktrace: TICKTRACE_SNAPSHOT_MAX=0: snapshots are off, none taken of [1-9]\d* "
+                        r"spikes? and 2 triggers\n", err) and "worst" not in err and "were taken" not in err,
+              f"MAX=0 said: {err}")
 
         results, err = run(tmp, ["s"], TICKTRACE_SNAPSHOTS=snaps, TICKTRACE_MODE="stream")
         check(results.get("s") == -errno.ENOTCONN, f"stream: {results}")
