@@ -458,6 +458,7 @@ enum tt__sched_source { TT__SCHED_SWITCHES = 1, TT__SCHED_SCHEDSTAT = 2 };
 extern int tt__counters_on TT__HIDDEN;    /* tt-sched reads them (TICKTRACE_SCHED) */
 extern int tt__counters_steal TT__HIDDEN; /* format.h: TT_SCHEDSTAT_STEAL */
 extern uint64_t tt__counters_unread TT__HIDDEN; /* every thread's scopes left unread (budget) */
+extern uint64_t tt__counters_kept TT__HIDDEN; /* readings taken, of every thread (sched lock) */
 /* tt-sched's reading of the threads' records, to follow their scopes (counters.c):
  * its CPU time for them at most this share of the process's (or
  * TT__COUNTERS_BUDGET_WALL_PCT of one CPU's since the run began where more), past
@@ -497,6 +498,14 @@ int64_t tt__scopes_held_for(void) TT__HIDDEN;
  * two is not seen, and not counted unread */
 #define TT__COUNTERS_OVER_BUDGET_NS 10000000
 #define TT__COUNTERS_OVER_BUDGET_MAX_NS 80000000
+/* A scope this old is watched, its first reading taken then: tt-sched wakes for it
+ * where a look saw the scope open before. A split's error is at most two thirds of
+ * the gaps from its edges to the readings after them (common/analysis/states.c): a
+ * spike of 5 ms, read 2 ms into it and within a look after it (1 ms, and 0.75 ms
+ * more for a tt-sched kept off the CPUs), is split within half its length; a scope
+ * shorter, most of them no spike (a 2 ms sleep, a mutex's wait), costs no reading
+ * (sched.c says it where none was read). */
+#define TT__COUNTERS_AFTER_NS 2000000
 /* Lock held: the slot's readings from the `*at`-th the thread had (0: from the first
  * kept), one call with those the store still holds and those lost before them; *at
  * moves past them. */

@@ -21,13 +21,7 @@
 
 #include "core/core_internal.h"
 
-/* A scope this old is watched, its first reading taken then: tt-sched wakes for it
- * where a look saw the scope open before. A split's error is at most two thirds of
- * the gaps from its edges to the readings after them (common/analysis/states.c): a
- * spike of 5 ms, read 2 ms into it and within a look after it (1 ms, and 0.75 ms
- * more for a tt-sched kept off the CPUs), is split within half its length; a scope
- * shorter, most of them no spike (a 2 ms sleep, a mutex's wait), costs no reading. */
-#define TT__COUNTERS_AFTER_NS 2000000
+/* (A scope TT__COUNTERS_AFTER_NS old is watched: core.h.) */
 /* tt-sched wakes no sooner than this for a scope's first reading */
 #define TT__COUNTERS_NEAR_NS 50000
 /* While it watches a scope, its looks come each period: a scope whose first reading
@@ -242,6 +236,7 @@ void tt__counters_after_fork(void)
 	tt__counters_first_ns = 0;
 	tt__counters_waited_ns = 0;
 	tt__counters_unread = 0;
+	tt__counters_kept = 0;
 	tt__scopes_spent_ns = 0;
 	tt__scopes_allowed_ns = 0;
 	tt__scopes_found_ns = 0;
@@ -321,6 +316,8 @@ static struct tt_schedstat_sample *tt__counters_room(struct tt__counters *c)
 	return &c->at[c->n];
 }
 
+uint64_t tt__counters_kept;
+
 /* Lock held: a reading into the thread's store, or counted as lost. */
 static void tt__counters_keep(struct tt__counters *c, const struct tt_schedstat_sample *reading)
 {
@@ -330,6 +327,7 @@ static void tt__counters_keep(struct tt__counters *c, const struct tt_schedstat_
 	else
 		c->lost++;
 	c->n += !!to;
+	tt__counters_kept++;
 }
 
 /* The page faults of the process's threads but tt-sched's and tt-prefault's (every

@@ -198,9 +198,13 @@ void tt__sched_say_refused(void)
 					tt__sched_refusals.err_threads[i], strerror(-tt__sched_refusals.errs[i]));
 		len += snprintf(line + len, sizeof line - (size_t)len, ")");
 	}
-	if (n && __atomic_load_n(&tt__counters_on, __ATOMIC_ACQUIRE))
+	bool counters = n && __atomic_load_n(&tt__counters_on, __ATOMIC_ACQUIRE);
+	if (counters && tt__counters_kept)
 		fprintf(tt__err, "%s: their spikes' causes come from their own counters instead "
 			"(schedstat: coarser, each split says its resolution)\n", line);
+	else if (counters)
+		fprintf(tt__err, "%s: their own counters stood in, read in scopes open %d ms or more, "
+			"but none was: their spikes have no split\n", line, TT__COUNTERS_AFTER_NS / 1000000);
 	else if (n)
 		fprintf(tt__err, "%s: the trace says when threads ran only for those that have them\n", line);
 	if (__atomic_load_n(&tt__sched_price_set, __ATOMIC_ACQUIRE))

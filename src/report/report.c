@@ -123,10 +123,10 @@ static int tt__report_thread(struct tt_an_thread *th, struct tt__slot *slot,
 	return rc;
 }
 
-static bool tt__ends_with(const char *s, const char *suffix)
+bool tt__format_is(const char *dest, const char *suffix)
 {
-	size_t n = strlen(s), k = strlen(suffix);
-	return n >= k && strcmp(s + n - k, suffix) == 0;
+	size_t n = strlen(dest), k = strlen(suffix);
+	return n >= k && strcmp(dest + n - k, suffix) == 0;
 }
 
 static void tt__report_print(FILE *out, const struct tt_an_table *t, bool csv, uint64_t dropped)
@@ -178,7 +178,7 @@ static int tt__report_write(const char *dest, const struct tt_an_table *t, uint6
 	char path[4096];
 	if (tt__expand_path(dest, path, sizeof path) < 0)
 		return -ENAMETOOLONG;
-	struct tt__report_text text = {t, tt__ends_with(path, ".csv"), dropped};
+	struct tt__report_text text = {t, tt__format_is(dest, ".csv"), dropped};
 	return tt__write_file_with(path, tt__report_out, &text);
 }
 

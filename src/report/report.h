@@ -9,6 +9,9 @@
 
 /* report.c: TICKTRACE_REPORT, the flat profile at exit */
 void tt__report_at_exit(void) TT__HIDDEN;
+/* Whether a file's format is the one `suffix` names (".csv"): decided by the name as
+ * set (`dest`), not the path made from it, whose .PID (a child's) hides the suffix. */
+bool tt__format_is(const char *dest, const char *suffix) TT__HIDDEN;
 /* A call site's name, or a function's: the patcher's name for one it patched, else from
  * the dynamic symbol table, else module+0xOFFSET (analysis.h's tt_an.name). */
 size_t tt__report_name(void *ctx, const struct tt_an_thread *th, uint64_t key, char *buf,

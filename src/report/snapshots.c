@@ -600,16 +600,21 @@ bool tt__snapshots_take(const struct tt_clock *clock, bool last)
 	size_t kept = 0;
 	for (size_t i = 0; i < sn->nkept; i++)
 		kept += sn->kept[i].written;
-	if (sn->replaced || sn->skipped)
+	uint64_t over_max = __atomic_load_n(&sn->over_max, __ATOMIC_RELAXED);
+	/* (none kept by the user's choice: not "the 0 worst", nor "=0 were taken") */
+	if (!sn->max && (sn->skipped || over_max))
+		fprintf(tt__err, "ticktrace: TICKTRACE_SNAPSHOT_MAX=0: snapshots are off, none taken of "
+			"%" PRIu64 " spike%s and %" PRIu64 " trigger%s\n", sn->skipped,
+			sn->skipped == 1 ? "" : "s", over_max, over_max == 1 ? "" : "s");
+	else if (sn->replaced || sn->skipped)
 		fprintf(tt__err, "ticktrace: of %" PRIu64 " spikes, the snapshots keep the %zu worst "
 			"(TICKTRACE_SNAPSHOT_MAX, by duration over threshold): %" PRIu64 " replaced by "
 			"worse ones (%" PRIu64 " before they were written), %" PRIu64 " not worse than "
 			"those kept, not taken\n", sn->spikes, kept, sn->replaced, sn->replaced_waiting,
 			sn->skipped);
-	uint64_t over_max = __atomic_load_n(&sn->over_max, __ATOMIC_RELAXED);
 	uint64_t busy = __atomic_load_n(&sn->busy, __ATOMIC_RELAXED);
 	uint64_t triggers_busy = __atomic_load_n(&sn->triggers_busy, __ATOMIC_RELAXED);
-	if (over_max)
+	if (over_max && sn->max)
 		fprintf(tt__err, "ticktrace: %" PRIu64 " trigger%s had no snapshot: "
 			"TICKTRACE_SNAPSHOT_MAX=%" PRIu64 " were taken\n", over_max,
 			over_max == 1 ? "" : "s", sn->max);

@@ -5,7 +5,8 @@
  * memory, the thread tt-spikes, which reads each thread's new records from its
  * chunks every TT__SPIKES_POLL_NS (tt__spikes_poll). Records a ring overwrote before
  * they were read are counted, and said in the log. The log is text, the lines `ticktrace spikes`
- * prints, or with PATH ending in .jsonl or .json one JSON object a line, with the keys
+ * prints, or with PATH ending in .jsonl or .json one JSON object a line (PATH as set:
+ * a child's PATH.PID is JSON as its parent's), with the keys
  * of `ticktrace spikes --json`. TICKTRACE_SPIKE_THRESHOLD=TIME is the threshold of
  * every scope with no other; TICKTRACE_SPIKE_THRESHOLDS=FILE is a thresholds file as
  * `ticktrace spikes --thresholds` reads it (the same parser, analysis/thresholds.c),
@@ -189,12 +190,6 @@ static int tt__spikes_found(void *ctx, const struct tt_an_spike *spike)
 	return 0;
 }
 
-static int tt__ends_with(const char *s, const char *suffix)
-{
-	size_t n = strlen(s), k = strlen(suffix);
-	return n >= k && strcmp(s + n - k, suffix) == 0;
-}
-
 /* TICKTRACE_SPIKE_THRESHOLDS=FILE, read once at start: a bad file is said, and the
  * log goes on without it rather than the program stopping. */
 static void tt__spikes_read_thresholds(struct tt_an_thresholds *table)
@@ -234,7 +229,7 @@ static int tt__spikes_open_log(struct tt__spikes *sp, const char *dest)
 		tt__fd_close(&sp->log);
 		return err;
 	}
-	sp->json = tt__ends_with(path, ".jsonl") || tt__ends_with(path, ".json");
+	sp->json = tt__format_is(dest, ".jsonl") || tt__format_is(dest, ".json");
 	return 0;
 }
 

@@ -350,9 +350,20 @@ static int tt__dir_of(const char *path, char *dir, size_t size)
 
 /* An unnamed file (O_TMPFILE) in PATH's directory, or -errno where the file system
  * has none. */
+/* A directory at `path`, which an output is refused as (EISDIR): renaming over it
+ * fails with EBUSY (".") or EPERM (another's, in /tmp), and a stream's run file was
+ * put beside it (TICKTRACE_OUT=. made "..PID"). A link to one is replaced, as any. */
+static bool tt__dir_there(const char *path)
+{
+	struct stat there;
+	return lstat(path, &there) == 0 && S_ISDIR(there.st_mode);
+}
+
 static int tt__open_unnamed(const char *path)
 {
 	char dir[4096];
+	if (tt__dir_there(path))
+		return -EISDIR;
 	if (tt__dir_of(path, dir, sizeof dir) < 0)
 		return -ENAMETOOLONG;
 	int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
@@ -391,6 +402,10 @@ static int tt__name_unnamed(int fd, const char *path, char *tmp, size_t cap)
 
 int tt__create_replacing(const char *path, char *tmp, size_t cap)
 {
+	struct stat there;
+	tmp[0] = 0;
+	if (tt__dir_there(path))
+		return -EISDIR;
 	if (snprintf(tmp, cap, "%s.tmp-XXXXXX", path) >= (int)cap)
 		return -ENAMETOOLONG;
 	int fd = mkostemp(tmp, O_CLOEXEC);
@@ -400,9 +415,8 @@ int tt__create_replacing(const char *path, char *tmp, size_t cap)
 	 * says so, not that the file is missing (TICKTRACE_SPIKES=/proc/self/status). */
 	int err = errno;
 	char dir[4096];
-	struct stat st;
-	if (err == ENOENT && tt__dir_of(path, dir, sizeof dir) == 0 && stat(dir, &st) == 0 &&
-	    S_ISDIR(st.st_mode))
+	if (err == ENOENT && tt__dir_of(path, dir, sizeof dir) == 0 && stat(dir, &there) == 0 &&
+	    S_ISDIR(there.st_mode))
 		err = EACCES;
 	tmp[0] = 0;
 	return -err;
@@ -474,7 +488,14 @@ static int tt__place_run_file(const char *tmp, char *path, size_t size)
 			err = -errno;
 		if (old >= 0)
 			close(old);
-		if (!err && !replace)
+		/* (A name with the pid in it: a process of the run before this one had
+		 * its pid, which the system reused.) */
+		bool pid_named = tt__forked || tt__out_apart || strstr(tt__out_pattern, "%p");
+		if (!err && !replace && pid_named)
+			fprintf(tt__err, "ticktrace: %s: a process of this run before this one, with the "
+				"same pid (the system reused it), put its trace there: this one's is %s\n",
+				taken, path);
+		else if (!err && !replace)
 			fprintf(tt__err, "ticktrace: %s: another process put its trace there since this one "
 				"started (the same TICKTRACE_OUT, without %%p): this one's is %s\n",
 				taken, path);
@@ -491,7 +512,7 @@ int tt__create_run_file(char *path, size_t size, int *in_place, struct tt__out *
 	int fd = *in_place ? tt__open_in_place(path) : tt__open_unnamed(path);
 	char tmp[4096 + 16] = "";
 	int unnamed = !*in_place && fd >= 0;
-	if (!*in_place && !unnamed)
+	if (!*in_place && !unnamed && fd != -EISDIR)
 		fd = tt__create_replacing(path, tmp, sizeof tmp);
 	struct tt__fd *kept = &tt__fd_out(out)->file;
 	int err = fd < 0 ? fd : tt__fd_keep(kept, fd);

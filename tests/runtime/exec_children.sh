@@ -14,7 +14,7 @@ for mode in stop stream; do
 	mkdir "$run"
 	TICKTRACE_MODE=$mode TICKTRACE_OUT=$run/run.ttr timeout 60 "$prog" 2>"$dir/err" ||
 		{ cat "$dir/err"; fail "$mode: the program failed"; }
-	! grep -q 'another process' "$dir/err" || { cat "$dir/err"; fail "$mode: a file moved aside"; }
+	! grep -q 'put its trace there' "$dir/err" || { cat "$dir/err"; fail "$mode: a file moved aside"; }
 	files=$(cd "$run" && ls)
 	# image 0, three forked children before their exec, images 1 to 5
 	[ "$(echo "$files" | wc -l)" = 9 ] || fail "$mode: 9 files due, not: $files"
@@ -41,7 +41,7 @@ done
 run=$dir/spawn
 mkdir "$run"
 TICKTRACE_OUT=$run/run.ttr timeout 60 "$prog" s 2>"$dir/err" || { cat "$dir/err"; fail "spawn: the program failed"; }
-! grep -q 'another process' "$dir/err" || { cat "$dir/err"; fail "spawn: a file moved aside"; }
+! grep -q 'put its trace there' "$dir/err" || { cat "$dir/err"; fail "spawn: a file moved aside"; }
 files=$(cd "$run" && ls)
 images=$(for f in $files; do
 	"$tool" info "$run/$f" | sed -n 's/.*command line: [^ ]*exec_children_prog *\([0-9s]*\)$/\1/p'

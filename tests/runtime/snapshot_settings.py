@@ -6,8 +6,9 @@ snapshot_settings_prog calls tt_trigger(why) for each argument and prints its re
 Checked: without TICKTRACE_SNAPSHOTS -ENOTCONN and no file; with it, DIR made (0700),
 one file per trigger named trigger-PID-N-WHY.ttr (WHY's odd characters made '_'), a
 raw snapshot file each, TICKTRACE_SNAPSHOT_MAX then -EDQUOT and the count said at
-exit; mode stream said and refused; bad settings said, the defaults used; DIR a
-file: said, refused; a forked child's own snapshots, numbered from 1; the snapshot of a
+exit (0: snapshots off, said so); mode stream said and refused; bad settings said, the
+defaults used; DIR a file: said, refused; a forked child's own snapshots, numbered from 1, and its spike log
+and report in the formats their names set; the snapshot of a
 thread gone before it was written, its window overwritten; a thread triggering until the
 process ends: every 0 has its file, or a crash says it lost; peak RSS within TICKTRACE_MEMORY with snapshots
 taken; TICKTRACE=0.
@@ -97,6 +98,18 @@ def main():
         check("1 trigger had no snapshot: TICKTRACE_SNAPSHOT_MAX=2" in err,
               f"the one past MAX said: {err}")
 
+        # MAX=0: snapshots off, said so (it said "the snapshots keep the 0 worst ...: 2
+        # not worse than those kept" and "TICKTRACE_SNAPSHOT_MAX=0 were taken")
+        off = os.path.join(tmp, "off")
+        results, err = run(tmp, ["a", "b"], TICKTRACE_SNAPSHOTS=off, TICKTRACE_SNAPSHOT_MAX="0",
+                           TICKTRACE_SPIKE_THRESHOLD="1ns")
+        check(results == {"a": -errno.EDQUOT, "b": -errno.EDQUOT}, f"MAX=0: {results}")
+        taken = os.listdir(off) if os.path.isdir(off) else []
+        check(not taken, f"MAX=0: files: {taken}")
+        check(re.search(r"ticktrace: TICKTRACE_SNAPSHOT_MAX=0: snapshots are off, none taken of [1-9]\d* "
+                        r"spikes? and 2 triggers\n", err) and "worst" not in err and "were taken" not in err,
+              f"MAX=0 said: {err}")
+
         results, err = run(tmp, ["s"], TICKTRACE_SNAPSHOTS=snaps, TICKTRACE_MODE="stream")
         check(results.get("s") == -errno.ENOTCONN, f"stream: {results}")
         check("TICKTRACE_SNAPSHOTS needs TICKTRACE_MODE ring or stop" in err, f"stream said: {err}")
@@ -149,6 +162,18 @@ def main():
         firsts = [n for n in names if n.split("-")[2] == "1"]
         check(len(names) == 3 and len(firsts) == 2,
               f"the parent's two and the child's own, numbered from 1: {names}")
+        # The child's spike log (live.jsonl.PID) and report (report.csv.PID) in the
+        # formats the names set chose: they were text, the name's end hidden by .PID.
+        run(tmp, ["p", "fork", "c"], TICKTRACE_SPIKES=os.path.join(tmp, "live.jsonl"),
+            TICKTRACE_SPIKE_THRESHOLD="1ns", TICKTRACE_REPORT=os.path.join(tmp, "report.csv"))
+        for name, first in (("live.jsonl", "{"), ("report.csv", "name,calls,")):
+            files = sorted(n for n in os.listdir(tmp) if n.startswith(name))
+            heads = {}
+            for n in files:
+                with open(os.path.join(tmp, n)) as f:
+                    heads[n] = f.readline()
+            check(len(files) == 2 and all(h.startswith(first) for h in heads.values()),
+                  f"the parent's {name} and the child's, both {first}...: {heads}")
 
         # More waiting for their window's end than there are places: each refused at
         # its call (-EBUSY), never accepted and then lost.

@@ -289,6 +289,39 @@ static void test_same_out_never_replaces_another(void **state)
 	tt_lr_check_same_out("stream");
 }
 
+/* TICKTRACE_OUT with %p, a file at this process's name put there while it ran (a
+ * process of the run before it, of the same pid, in a long record run): its trace
+ * goes beside, and the line says the pid was reused, not "without %p" (outside
+ * recheck r36 F6). */
+static void test_pid_named_out_taken(void **state)
+{
+	(void)state;
+	char dir[64], path[128], setting[192], err[160], taken[192], beside[192], line[32];
+	tt_lr_tmpfile(dir, sizeof dir, path, sizeof path);
+	snprintf(setting, sizeof setting, "TICKTRACE_OUT=%s/x-%%p.ttr", dir);
+	snprintf(err, sizeof err, "%s/stderr", dir);
+	struct tt_lr_child c;
+	tt_lr_spawn(&c, TT_LR_SETTINGS("TICKTRACE_MODE=stop", setting), TT_LR_SETTINGS("hold", "1000", "0"),
+		    err);
+	assert_non_null(fgets(line, sizeof line, c.out));
+	assert_string_equal(line, "ready\n");
+	snprintf(taken, sizeof taken, "%s/x-%d.ttr", dir, (int)c.pid);
+	FILE *other = fopen(taken, "w");
+	assert_non_null(other);
+	fputs("the trace of a process before it with its pid\n", other);
+	fclose(other);
+	kill(c.pid, SIGTERM);
+	assert_int_equal(tt_lr_wait(&c), 128 + SIGTERM);
+	char *text = tt_read_text(err);
+	assert_non_null(text);
+	snprintf(beside, sizeof beside, "%s/x-%d.%d.ttr", dir, (int)c.pid, (int)c.pid);
+	if (tt_lr_trace_pid(beside) != (uint32_t)c.pid || !strstr(text, beside) ||
+	    !strstr(text, "with the same pid (the system reused it)") || strstr(text, "without %p"))
+		fail_msg("no trace at %s, or not said as the pid reused:\n%s", beside, text);
+	free(text);
+	tt_rmdir(dir);
+}
+
 /* Mode stop, threads that each fill their buffer: past the run's memory budget
  * (TICKTRACE_MEMORY), threads get no more buffers; every event is in the file or
  * counted, and the program says what to set. */
@@ -605,6 +638,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_stop_memory_budget),
 		cmocka_unit_test(test_stream_says_what_it_dropped),
 		cmocka_unit_test(test_same_out_never_replaces_another),
+		cmocka_unit_test(test_pid_named_out_taken),
 		cmocka_unit_test(test_stream_every_event_written_or_counted),
 		cmocka_unit_test(test_stream_packs_every_value),
 		cmocka_unit_test(test_stream_thread_churn),

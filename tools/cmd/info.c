@@ -103,11 +103,12 @@ static void tt_print_counters(FILE *out, const struct tt_file *f, bool switches)
 {
 	size_t threads = 0, readings = 0;
 	uint64_t lost = 0, unread = 0;
-	bool steal = false;
+	bool steal = false, source = false;
 	uint32_t run_only = 0; /* (Windows': the flags of one thread's tell the run's) */
 	for (size_t i = 0; i < f->nthreads; i++) {
 		const struct tt_thread *th = &f->threads[i];
 		threads += th->ncounters > 0;
+		source |= th->has_counters;
 		readings += th->ncounters;
 		lost += th->counters_lost;
 		unread += th->counters_unread;
@@ -132,6 +133,9 @@ static void tt_print_counters(FILE *out, const struct tt_file *f, bool switches)
 		f->machine.flags & TT_MACHINE_WINDOWS ? "not known (Windows does not account it)"
 		: !threads && (f->header.flags & TT_FILE_LIVE) ? "not known (a live file: the counters "
 								 "the run read were in its memory only)"
+		/* (counters the states' source, perf refused: read in long scopes alone) */
+		: !threads && unread ? "not known (no counters read: tt-sched's budget, above)"
+		: !threads && source ? "not known (no counters read: no scope was open long enough to be read)"
 		: !threads ? "not known (no counters read: TICKTRACE_SCHED=switches, or a kernel that "
 			   "accounts no steal)"
 		: !steal ? "none to tell (the kernel accounted no steal when the run began)"
