@@ -205,6 +205,21 @@ static void spin_cpu(long long ns)
 		;
 }
 
+#define MAX_THREADS 128
+
+/* n threads of `body` (MAX_THREADS at most), each given its index, started together
+ * and joined. */
+static void run_threads(long n, void *(*body)(void *))
+{
+	pthread_t t[MAX_THREADS];
+	if (n > MAX_THREADS)
+		abort();
+	for (long i = 0; i < n; i++)
+		pthread_create(&t[i], NULL, body, (void *)i);
+	for (long i = 0; i < n; i++)
+		pthread_join(t[i], NULL);
+}
+
 static void *spinner(void *unused)
 {
 	(void)unused;
@@ -329,13 +344,8 @@ static void *short_thread(void *unused)
 static void short_threads(void)
 {
 	TT_INSTANT("main starts");
-	for (int r = 0; r < SHORT_THREADS / 50; r++) {
-		pthread_t t[50];
-		for (int i = 0; i < 50; i++)
-			pthread_create(&t[i], NULL, short_thread, NULL);
-		for (int i = 0; i < 50; i++)
-			pthread_join(t[i], NULL);
-	}
+	for (int r = 0; r < SHORT_THREADS / 50; r++)
+		run_threads(50, short_thread);
 }
 
 /* A line {"tt_sched_cpu_ns", "tt_spikes_cpu_ns", "process_cpu_ns", "wall_ns"}:
@@ -391,14 +401,10 @@ static void *crowd_thread(void *unused)
 	return NULL;
 }
 
-/* n threads of `body` (64 at most), joined, then tt-sched's CPU time said. */
+/* n threads of `body`, joined, then tt-sched's CPU time said. */
 static void threads_then_cpu(int n, void *(*body)(void *))
 {
-	pthread_t t[64];
-	for (int i = 0; i < n; i++)
-		pthread_create(&t[i], NULL, body, NULL);
-	for (int i = 0; i < n; i++)
-		pthread_join(t[i], NULL);
+	run_threads(n, body);
 	say_tt_sched_cpu();
 }
 
@@ -438,12 +444,8 @@ static void *free_thread(void *unused)
 
 static void after_free(void)
 {
-	pthread_t t[FREE_THREADS];
 	pthread_barrier_init(&ready, NULL, FREE_THREADS);
-	for (int i = 0; i < FREE_THREADS; i++)
-		pthread_create(&t[i], NULL, free_thread, NULL);
-	for (int i = 0; i < FREE_THREADS; i++)
-		pthread_join(t[i], NULL);
+	run_threads(FREE_THREADS, free_thread);
 	AROUND("late", sleep_ms(30));
 }
 
@@ -568,13 +570,8 @@ static void *hundred_thread(void *arg)
 
 static void hundred(void)
 {
-	pthread_t t[HUNDRED_THREADS];
 	TT_INSTANT("main starts");
-	for (long i = 0; i < HUNDRED_THREADS; i++)
-		pthread_create(&t[i], NULL, hundred_thread, (void *)i);
-	for (int i = 0; i < HUNDRED_THREADS; i++)
-		pthread_join(t[i], NULL);
-	say_tt_sched_cpu();
+	threads_then_cpu(HUNDRED_THREADS, hundred_thread);
 }
 
 #define IDLE_THREADS 4
@@ -590,13 +587,8 @@ static void *idle_thread(void *unused)
 
 static void idle(void)
 {
-	pthread_t t[IDLE_THREADS];
 	TT_INSTANT("main starts");
-	for (int i = 0; i < IDLE_THREADS; i++)
-		pthread_create(&t[i], NULL, idle_thread, NULL);
-	for (int i = 0; i < IDLE_THREADS; i++)
-		pthread_join(t[i], NULL);
-	say_tt_sched_cpu();
+	threads_then_cpu(IDLE_THREADS, idle_thread);
 }
 
 #define SIXTY_THREADS 60
@@ -614,12 +606,8 @@ static void *sixty_thread(void *arg)
 
 static void sixty_join(long unused)
 {
-	static pthread_t t[SIXTY_THREADS];
 	(void)unused;
-	for (long i = 0; i < SIXTY_THREADS; i++)
-		pthread_create(&t[i], NULL, sixty_thread, (void *)i);
-	for (int i = 0; i < SIXTY_THREADS; i++)
-		pthread_join(t[i], NULL);
+	run_threads(SIXTY_THREADS, sixty_thread);
 }
 
 static void sixty(void)
@@ -647,13 +635,8 @@ static void *sparse_thread(void *arg)
 
 static void sparse(void)
 {
-	pthread_t t[SPARSE_THREADS];
 	TT_INSTANT("main starts");
-	for (long i = 0; i < SPARSE_THREADS; i++)
-		pthread_create(&t[i], NULL, sparse_thread, (void *)i);
-	for (int i = 0; i < SPARSE_THREADS; i++)
-		pthread_join(t[i], NULL);
-	say_tt_sched_cpu();
+	threads_then_cpu(SPARSE_THREADS, sparse_thread);
 }
 
 /* perf_event_open fails with EACCES from now on, in every thread of the process. */
@@ -910,12 +893,8 @@ int main(int argc, char **argv)
 		pthread_mutex_unlock(&held);
 		pthread_join(t, NULL);
 	} else if (strcmp(what, "spin") == 0) {
-		pthread_t t[2];
 		pthread_barrier_init(&ready, NULL, 2);
-		for (int i = 0; i < 2; i++)
-			pthread_create(&t[i], NULL, spinner, NULL);
-		for (int i = 0; i < 2; i++)
-			pthread_join(t[i], NULL);
+		run_threads(2, spinner);
 	} else if (strcmp(what, "work") == 0) {
 		TT_INSTANT("main starts");
 		AROUND("afterwork", afterwork());
