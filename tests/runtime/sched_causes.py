@@ -51,6 +51,7 @@ import ttr
 
 PROG, TOOL, CHECK_PERFETTO, SCHEMA = sys.argv[1:5]
 PART = sys.argv[5] if len(sys.argv) > 5 else "causes"
+SANITIZED = os.environ.get("TT_SANITIZE", "none") not in ("", "none")  # (meson's b_sanitize)
 MS = 1000000
 WINDOW_NS = 200000  # what reading the kernel's figures may add beyond the scope's slack
 
@@ -651,9 +652,18 @@ def refused_sparse(tmp):
         print("seccomp sparse: %.2f cores free for the program on average, too loaded a machine for the "
               "budget's idle share: its splits not held to (%d unsplit)" % (free_cores, len(unsplit)))
         return
-    # (nearly all: a spike's first reading may fall to a look a loaded VM delays past its end)
-    check(len(unsplit) <= 3, "seccomp sparse: %d of 60 spikes without a split, %.2f cores free: %s"
-          % (len(unsplit), free_cores, err))
+    if SANITIZED and len(unsplit) > 3:
+        # (a sanitizer build's readings cost tt-sched several times more CPU time: the
+        # same budget reads fewer, 5 to 14 of 60 left unread seen in CI's; each says why)
+        print("seccomp sparse: %d unsplit in a sanitizer build (%s): each must say the budget"
+              % (len(unsplit), SANITIZED))
+        unsplit_said(unsplit, "seccomp sparse")
+        check("reached its budget" in err and "went unread" in err,
+              "seccomp sparse: %d unsplit, the exit line does not say the budget: %r" % (len(unsplit), err))
+    else:
+        # (nearly all: a spike's first reading may fall to a look a loaded VM delays past its end)
+        check(len(unsplit) <= 3, "seccomp sparse: %d of 60 spikes without a split, %.2f cores free: %s"
+              % (len(unsplit), free_cores, err))
     for k, sp in found:
         if sp and "on_cpu_ns" in sp:
             counters_agree(k, sp, "seccomp sparse")
