@@ -80,6 +80,10 @@ static int tt__counters_watching; /* that look left a scope watched: the next co
  * to 20 us a wake-up and as much a look, every 10 ms of a run whose wall time is 4 to
  * 7 times its quiet one's). */
 static int64_t tt__counters_over_wait_ns;
+/* Its looks while every thread it reads is quiet outside its scopes (below) */
+#define TT__COUNTERS_QUIET_MAX_NS 8000000
+static int64_t tt__counters_quiet_wait_ns;
+int tt__counters_resting;
 
 static uint64_t tt__counters_watches; /* scopes it began to read */
 /* the first scopes it reads are not held to the budget: a short run's few spikes are
@@ -227,7 +231,8 @@ void tt__counters_after_fork(void)
 	 * unread scopes are the parent's to say) */
 	tt__counters_spent_ns = tt__counters_looked_ns = 0;
 	tt__counters_woken_to_read = tt__counters_watching = 0;
-	tt__counters_over_wait_ns = 0;
+	tt__counters_over_wait_ns = tt__counters_quiet_wait_ns = 0;
+	tt__counters_resting = 0;
 	tt__counters_allowed_ns = 0;
 	tt__counters_allowed_at_ns = 0;
 	tt__counters_watches = 0;
@@ -696,6 +701,15 @@ static uint64_t tt__scopes_due(const struct tt__scopes_read *t, uint64_t last, u
 	return last <= by ? last : 0;
 }
 
+/* Whether the thread's counters were read since its last record (TSC `last`), as of
+ * `now`. */
+static int tt__counters_read_since(const struct tt__counters *c, uint64_t last, const struct tt_anchor *now,
+				   uint64_t hz)
+{
+	int64_t last_ns = now->monotonic_ns - (int64_t)((now->tsc - last) * 1000000000.0 / (double)hz);
+	return c->n && c->at[c->n - 1].ns > last_ns;
+}
+
 /* Whether the scope opened at `tsc` is still open. */
 static int tt__scopes_open(const struct tt__scopes_read *t, uint64_t tsc)
 {
@@ -725,6 +739,11 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 	int watching = 0, unmarked = 0; /* (threads read, not watched, none of whose scopes was left unread) */
 	int64_t youngest_ns = INT64_MAX; /* how long the youngest scope watched has been open */
 	int unwatched = 0; /* threads read, not inside a watched scope */
+	/* threads read; of them, those outside every scope and quiet since
+	 * TT__COUNTERS_AFTER_NS, and of those the ones not read since their last record;
+	 * the newest last record of theirs */
+	int reads = 0, quiet = 0, unread_since = 0;
+	uint64_t newest = 0;
 	uint64_t after_ticks = (uint64_t)((double)hz * TT__COUNTERS_AFTER_NS / 1e9);
 	int64_t early_ns = !tt__counters_watching ? 0 : period_ns < TT__COUNTERS_EARLY_MAX_NS ? period_ns
 			 : TT__COUNTERS_EARLY_MAX_NS;
@@ -769,6 +788,7 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 		}
 		if (!tt__counters_read_for(slot))
 			continue;
+		reads++;
 		/* (the scopes open when it follows again are not known; one not followed yet
 		 * is followed from its start) */
 		if ((!follow || s->sw.map) && c->scopes.machine.keys)
@@ -809,6 +829,11 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 			unmarked += !c->unread && !tt__scopes_outside(&c->scopes);
 			unwatched++;
 		}
+		if (!due && !c->watched && tt__scopes_outside(&c->scopes) && last && now.tsc - last >= after_ticks) {
+			quiet++;
+			unread_since += !tt__counters_read_since(c, last, &now, hz);
+			newest = last > newest ? last : newest;
+		}
 		if (!due) {
 			/* (the next scope's first reading; past the budget, none is) */
 			if (next && !over_budget && now.tsc < next + after_ticks) {
@@ -841,6 +866,19 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 		if (!read)
 			tt__counters_read(slot, 1);
 	}
+	/* Every thread quiet outside its scopes: each read once (unless it was since its
+	 * last record), where the quiet has lasted long enough for the looks it spares to
+	 * pay for the readings (one a thread, a look's cost in four); then its looks rest. */
+	int rest = !watching && quiet == reads && reads && !followed && due_ns == INT64_MAX;
+	if (rest && unread_since) {
+		rest = !over_budget && now.tsc - newest >= after_ticks + after_ticks * (uint64_t)unread_since / 4;
+		for (uint32_t i = 0; rest && i < tt__counters_listed; i++) {
+			struct tt__slot *slot = tt__counters_list[i];
+			uint64_t last = tt__counters_last(slot);
+			if (tt__counters_read_for(slot) && !tt__counters_read_since(&slot->sched.counters, last, &now, hz))
+				tt__counters_read(slot, 1);
+		}
+	}
 	tt__sched_unlock_held_signals();
 	tt__counters_looked_ns = tt_os_thread_cpu_ns();
 	tt__counters_charge(tt__counters_looked_ns - own_ns);
@@ -857,6 +895,19 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 		 * one: only those watched need the looks, which kept it past its budget) */
 		wait_ns = !unwatched || over_budget || end_ns < wait_ns ? end_ns : wait_ns;
 	}
+	/* Every thread it reads outside every scope, read since its last record, nothing
+	 * recorded since the last look: the looks come farther apart, up to
+	 * TT__COUNTERS_QUIET_MAX_NS (a scope that opens meanwhile is seen later, its start
+	 * bounded by that reading, as near as what its thread did since). */
+	if (rest) {
+		int64_t slower = 2 * tt__counters_quiet_wait_ns;
+		tt__counters_quiet_wait_ns = slower < wait_ns ? wait_ns : slower < TT__COUNTERS_QUIET_MAX_NS ? slower
+					   : TT__COUNTERS_QUIET_MAX_NS;
+		wait_ns = tt__counters_quiet_wait_ns;
+	} else {
+		tt__counters_quiet_wait_ns = 0;
+	}
+	__atomic_store_n(&tt__counters_resting, tt__counters_quiet_wait_ns > 0, __ATOMIC_RELAXED);
 	if (over_budget && !watching) { /* (nothing to read: only its share to look at again) */
 		int64_t slower = 2 * tt__counters_over_wait_ns;
 		tt__counters_over_wait_ns = unmarked || !slower ? TT__COUNTERS_OVER_BUDGET_NS
