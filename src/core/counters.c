@@ -102,8 +102,43 @@ static void tt__counters_charge(int64_t ns)
 		tt__counters_spent_ns += ns;
 }
 
-static double tt__counters_allowed_ns; /* the budget it last found */
-static int64_t tt__counters_allowed_at_ns; /* when */
+/* A share of tt-sched's CPU time (the counters' budget, the records' share): what it
+ * allows as last found, and when it was found past it (0: within it). */
+struct tt__share {
+	double allowed_ns;
+	int64_t past_at_ns;
+};
+
+/* The process's CPU time and the clock as tt-sched first looked (below). */
+static int64_t tt__counters_first_cpu_ns, tt__counters_first_ns;
+
+/* Whether `spent` (ns) is past the share: past `floor` (what it allows with no system
+ * call: one CPU's share since the run began, found again each time, and what else is
+ * free) and past what `find` last allowed, found again (a system call or two: the
+ * process's CPU time, a sum over every thread) only past both, and then at most each
+ * `again_ns` while it stays past. */
+static int tt__share_past(struct tt__share *sh, double spent, double floor, int64_t now_ns, int64_t again_ns,
+			  double (*find)(int64_t now_ns))
+{
+	if (spent <= sh->allowed_ns || spent <= floor)
+		return 0;
+	if (now_ns - sh->past_at_ns < again_ns)
+		return 1;
+	sh->allowed_ns = find(now_ns);
+	int past = spent > sh->allowed_ns;
+	sh->past_at_ns = past ? now_ns : 0;
+	return past;
+}
+
+/* One CPU's share of the time since tt-sched first looked, the larger of each share's
+ * two (a program that mostly waits has little CPU time of its own, which a few
+ * readings, or its first records, would seem large against). */
+static double tt__share_one_cpu(int64_t now_ns)
+{
+	return (double)(now_ns - tt__counters_first_ns) * TT__COUNTERS_BUDGET_WALL_PCT / 100;
+}
+
+static struct tt__share tt__counters_budget; /* the budget as it last found it */
 /* Past its budget, how often tt-sched finds it again: the process's CPU time, a sum
  * over every thread, cost some 10 us of each look's 25 in the benchmark, as much as a
  * reading; readings begin again up to this late. */
@@ -115,10 +150,9 @@ static int64_t tt__counters_allowed_at_ns; /* when */
  * idle time that found it */
 static double tt__counters_start_ns, tt__counters_idle_ns;
 static int tt__counters_idle_grew; /* (since the find before: found again sooner) */
-/* the process's CPU time and the clock as tt-sched first looked: the run's start-up
+/* (the process's CPU time and the clock as tt-sched first looked: the run's start-up
  * (the program's loading, ticktrace's own) is not time its cores were left idle, and
- * held the allowance at nothing past the run's first spike */
-static int64_t tt__counters_first_cpu_ns, tt__counters_first_ns;
+ * held the allowance at nothing past the run's first spike) */
 static long tt__counters_first_nivcsw; /* the process's involuntary switches then */
 /* what the threads it read waited on a run queue between their readings: no core was
  * idle for them then (a loaded machine's, or the program's own threads' on too few
@@ -142,29 +176,11 @@ static double tt__counters_waited(void)
 	return switched > (double)tt__counters_waited_ns ? switched : (double)tt__counters_waited_ns;
 }
 
-/* Whether tt-sched spent more than its budget, `look_ns` of this look's CPU time
- * with it where charged: its idle allowance and the larger of its shares. The
- * process's CPU time is read only past the budget it last found (64 threads' took a
- * tenth of tt-sched's time read each look), and past it only each
- * TT__COUNTERS_BUDGET_AGAIN_NS (or TT__COUNTERS_START_AGAIN_NS). */
-static int tt__counters_over_budget(int64_t now_ns, int64_t look_ns)
+/* The budget as found now: its idle allowance and the larger of its shares. */
+static double tt__counters_find_budget(int64_t now_ns)
 {
-	double spent = (double)tt__counters_spent_ns +
-		       (tt__counters_watches > TT__COUNTERS_BUDGET_FREE ? (double)look_ns : 0);
-	if (tt__counters_watches < TT__COUNTERS_BUDGET_FREE)
-		return 0;
 	double wall = (double)(now_ns - tt__counters_first_ns);
-	/* (one CPU's share needs no system call: found again each time) */
-	double one_cpu = wall * TT__COUNTERS_BUDGET_WALL_PCT / 100;
-	if (spent <= tt__counters_allowed_ns || spent <= tt__counters_start_ns + one_cpu)
-		return 0;
 	int starting = wall < TT__COUNTERS_START_NS;
-	/* (sooner while the program leaves its cores idle: not once they are busy, as the
-	 * shares' budget then found again each 10 ms was most of what the benchmark's
-	 * readings cost more) */
-	int64_t again_ns = tt__counters_idle_grew ? TT__COUNTERS_START_AGAIN_NS : TT__COUNTERS_BUDGET_AGAIN_NS;
-	if (now_ns - tt__counters_allowed_at_ns < again_ns)
-		return 1;
 	double cpu = (double)tt_os_process_cpu_ns();
 	/* The idle allowance: a share of the CPU time its cores had that neither the
 	 * program used nor its threads waited for, which costs the program nothing. A
@@ -188,10 +204,26 @@ static int tt__counters_over_budget(int64_t now_ns, int64_t look_ns)
 	/* (the larger share, not both: a program that works keeps what the readings cost
 	 * to its CPU time's share, one that mostly sleeps gets one CPU's) */
 	cpu *= TT__COUNTERS_BUDGET_PCT / 100;
-	tt__counters_allowed_ns = tt__counters_start_ns + idle_share + (cpu > one_cpu ? cpu : one_cpu);
-	int over = spent > tt__counters_allowed_ns;
-	tt__counters_allowed_at_ns = over ? now_ns : 0;
-	return over;
+	double one_cpu = tt__share_one_cpu(now_ns);
+	return tt__counters_start_ns + idle_share + (cpu > one_cpu ? cpu : one_cpu);
+}
+
+/* Whether tt-sched spent more than its budget, `look_ns` of this look's CPU time
+ * with it where charged. The process's CPU time is read only past the budget it last
+ * found (64 threads' took a tenth of tt-sched's time read each look), and past it
+ * only each TT__COUNTERS_BUDGET_AGAIN_NS (or TT__COUNTERS_START_AGAIN_NS). */
+static int tt__counters_over_budget(int64_t now_ns, int64_t look_ns)
+{
+	double spent = (double)tt__counters_spent_ns +
+		       (tt__counters_watches > TT__COUNTERS_BUDGET_FREE ? (double)look_ns : 0);
+	if (tt__counters_watches < TT__COUNTERS_BUDGET_FREE)
+		return 0;
+	/* (sooner while the program leaves its cores idle: not once they are busy, as the
+	 * shares' budget then found again each 10 ms was most of what the benchmark's
+	 * readings cost more) */
+	int64_t again_ns = tt__counters_idle_grew ? TT__COUNTERS_START_AGAIN_NS : TT__COUNTERS_BUDGET_AGAIN_NS;
+	return tt__share_past(&tt__counters_budget, spent, tt__counters_start_ns + tt__share_one_cpu(now_ns), now_ns,
+			      again_ns, tt__counters_find_budget);
 }
 
 /* tt-sched's CPU time reading the threads' records since the run began; its share for
@@ -199,8 +231,7 @@ static int tt__counters_over_budget(int64_t now_ns, int64_t look_ns)
  * how long it was, and since when. The process's CPU time is read at most each
  * TT__SCOPES_AGAIN_NS, and only past the share last found. */
 static int64_t tt__scopes_spent_ns;
-static double tt__scopes_allowed_ns;
-static int64_t tt__scopes_found_ns;
+static struct tt__share tt__scopes_share;
 static int tt__scopes_held;
 static int64_t tt__scopes_held_ns, tt__scopes_held_since_ns;
 #define TT__SCOPES_AGAIN_NS 50000000
@@ -233,8 +264,7 @@ void tt__counters_after_fork(void)
 	tt__counters_woken_to_read = tt__counters_watching = 0;
 	tt__counters_over_wait_ns = tt__counters_quiet_wait_ns = 0;
 	tt__counters_resting = 0;
-	tt__counters_allowed_ns = 0;
-	tt__counters_allowed_at_ns = 0;
+	tt__counters_budget = (struct tt__share){0};
 	tt__counters_watches = 0;
 	tt__counters_start_ns = tt__counters_idle_ns = 0;
 	tt__counters_idle_grew = 0;
@@ -243,8 +273,7 @@ void tt__counters_after_fork(void)
 	tt__counters_unread = 0;
 	tt__counters_kept = 0;
 	tt__scopes_spent_ns = 0;
-	tt__scopes_allowed_ns = 0;
-	tt__scopes_found_ns = 0;
+	tt__scopes_share = (struct tt__share){0};
 	tt__scopes_held = 0;
 	tt__scopes_held_ns = 0;
 	/* (the parent's slots listed again, those of the child's threads alone kept) */
@@ -561,20 +590,20 @@ int64_t tt__scopes_held_for(void)
 	return tt__scopes_held_ns + (tt__scopes_held ? tt_os_monotonic_ns() - tt__scopes_held_since_ns : 0);
 }
 
-/* Whether tt-sched follows the threads' scopes at this look. */
+/* The records' share as found now. */
+static double tt__scopes_find_share(int64_t now_ns)
+{
+	(void)now_ns;
+	return (double)tt_os_process_cpu_ns() * TT__SCOPES_PCT / 100;
+}
+
+/* Whether tt-sched follows the threads' scopes at this look (past TT__SCOPES_FREE_NS). */
 static int tt__scopes_within_share(int64_t now_ns)
 {
-	double spent = (double)tt__scopes_spent_ns;
-	/* (one CPU's share needs no system call: found again each time; the larger, as the
-	 * budget's: a program that mostly waits has little CPU time, which its first
-	 * records alone would pass) */
-	double one_cpu = (double)(now_ns - tt__counters_first_ns) * TT__COUNTERS_BUDGET_WALL_PCT / 100;
-	if (spent > tt__scopes_allowed_ns && spent > one_cpu && spent > TT__SCOPES_FREE_NS &&
-	    now_ns - tt__scopes_found_ns >= TT__SCOPES_AGAIN_NS) {
-		tt__scopes_found_ns = now_ns;
-		tt__scopes_allowed_ns = (double)tt_os_process_cpu_ns() * TT__SCOPES_PCT / 100;
-	}
-	int held = spent > tt__scopes_allowed_ns && spent > one_cpu && spent > TT__SCOPES_FREE_NS;
+	double one_cpu = tt__share_one_cpu(now_ns);
+	int held = tt__share_past(&tt__scopes_share, (double)tt__scopes_spent_ns,
+				  one_cpu > TT__SCOPES_FREE_NS ? one_cpu : TT__SCOPES_FREE_NS, now_ns,
+				  TT__SCOPES_AGAIN_NS, tt__scopes_find_share);
 	if (held && !tt__scopes_held)
 		tt__scopes_held_since_ns = now_ns;
 	if (!held && tt__scopes_held)
