@@ -58,10 +58,11 @@
  * own, which a few readings would seem large against). Its readings cost 4 to 10 us each, and where
  * many threads want more CPUs than there are, every short sleep is a spike of
  * milliseconds that needs two (the benchmark's 64 threads on 2 CPUs: some 1,300 a
- * run, four times the issue's 1 %). Charged: its looks, and its wake-ups for a
- * reading (each look a millisecond while a scope is watched, or one due early for a
- * first reading), which cost as much as the readings; not the looks it takes anyway.
- * The scopes left unread are counted, said at exit and in the trace (their spikes
+ * run, four times the issue's 1 %). Charged: its looks and every wake-up for one
+ * (20 to 40 us of its CPU time each on a loaded VM, most of what it costs: a look at
+ * 60 quiet threads' records costs 5 us, a reading 4 to 15; charged only for those for a
+ * reading, a program that mostly sleeps paid 35 ms for 60 spikes, as much as its
+ * own work, two thirds of it not charged). The scopes left unread are counted, said at exit and in the trace (their spikes
  * have no split); those watched already are read to their end. (The shares are in
  * core.h: sched.c says them.) Only where the counters are the states' source: beside
  * the switches (for stolen time) tt-sched's cost is theirs (sched_overhead_pct), and
@@ -69,7 +70,6 @@
 uint64_t tt__counters_unread;
 static int64_t tt__counters_spent_ns;
 static int64_t tt__counters_looked_ns; /* tt-sched's CPU time as its last look ended */
-static int tt__counters_woken_to_read; /* (its wake-up after that look is charged) */
 static int tt__counters_watching; /* that look left a scope watched: the next comes in a period */
 /* Past its budget, its looks are for the scopes it leaves unread: each thread it first
  * finds one of is marked (TT_SCHEDSTAT_BUDGET: each of its spikes without a split then
@@ -261,7 +261,7 @@ void tt__counters_after_fork(void)
 	/* (the child's tt-sched, its CPU time and the process's begin again; the parent's
 	 * unread scopes are the parent's to say) */
 	tt__counters_spent_ns = tt__counters_looked_ns = 0;
-	tt__counters_woken_to_read = tt__counters_watching = 0;
+	tt__counters_watching = 0;
 	tt__counters_over_wait_ns = tt__counters_quiet_wait_ns = 0;
 	tt__counters_resting = 0;
 	tt__counters_budget = (struct tt__share){0};
@@ -590,6 +590,14 @@ int64_t tt__scopes_held_for(void)
 	return tt__scopes_held_ns + (tt__scopes_held ? tt_os_monotonic_ns() - tt__scopes_held_since_ns : 0);
 }
 
+/* Whether tt-sched spent half its budget or more, as last found. */
+static int tt__counters_tight(int64_t now_ns)
+{
+	double floor = tt__counters_start_ns + tt__share_one_cpu(now_ns);
+	double allowed = tt__counters_budget.allowed_ns > floor ? tt__counters_budget.allowed_ns : floor;
+	return tt__counters_watches > TT__COUNTERS_BUDGET_FREE && 2 * (double)tt__counters_spent_ns > allowed;
+}
+
 /* The records' share as found now. */
 static double tt__scopes_find_share(int64_t now_ns)
 {
@@ -757,7 +765,7 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 		tt__counters_first_cpu_ns = tt_os_process_cpu_ns();
 		tt__counters_first_ns = tt_os_monotonic_ns();
 	}
-	if (tt__counters_woken_to_read)
+	if (tt__counters_looked_ns)
 		tt__counters_charge(own_ns - tt__counters_looked_ns);
 	struct tt_anchor now;
 	tt_os_anchor(&now);
@@ -768,9 +776,9 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 	int watching = 0, unmarked = 0; /* (threads read, not watched, none of whose scopes was left unread) */
 	int64_t youngest_ns = INT64_MAX; /* how long the youngest scope watched has been open */
 	int unwatched = 0; /* threads read, not inside a watched scope */
-	/* threads read; of them, those outside every scope and quiet since
-	 * TT__COUNTERS_AFTER_NS, and of those the ones not read since their last record;
-	 * the newest last record of theirs */
+	/* threads read; of them, those outside every scope, read since their last record
+	 * or quiet since TT__COUNTERS_AFTER_NS, and of those the ones not read since it;
+	 * the newest last record of these */
 	int reads = 0, quiet = 0, unread_since = 0;
 	uint64_t newest = 0;
 	uint64_t after_ticks = (uint64_t)((double)hz * TT__COUNTERS_AFTER_NS / 1e9);
@@ -858,10 +866,14 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 			unmarked += !c->unread && !tt__scopes_outside(&c->scopes);
 			unwatched++;
 		}
-		if (!due && !c->watched && tt__scopes_outside(&c->scopes) && last && now.tsc - last >= after_ticks) {
-			quiet++;
-			unread_since += !tt__counters_read_since(c, last, &now, hz);
-			newest = last > newest ? last : newest;
+		if (!due && !c->watched && tt__scopes_outside(&c->scopes) && last) {
+			/* (read after its last record: its next scope's start is bounded now) */
+			int read_since = tt__counters_read_since(c, last, &now, hz);
+			if (read_since || now.tsc - last >= after_ticks) {
+				quiet++;
+				unread_since += !read_since;
+				newest = !read_since && last > newest ? last : newest;
+			}
 		}
 		if (!due) {
 			/* (the next scope's first reading; past the budget, none is) */
@@ -919,19 +931,24 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 	if (watching) {
 		int64_t end_ns = youngest_ns / TT__COUNTERS_END_SHARE;
 		end_ns = end_ns < TT__COUNTERS_END_MAX_NS ? end_ns : TT__COUNTERS_END_MAX_NS;
-		end_ns = end_ns > period_ns ? end_ns : period_ns;
+		/* (no oftener than each period, or, past half its budget, each
+		 * TT__COUNTERS_AFTER_NS: its wake-ups while it watches were most of what a
+		 * spike cost it, 150 to 250 us in a busy program, whose spikes the budget then
+		 * left unsplit; a 5 ms spike's end read up to 2 ms late still splits, within
+		 * half its length, mostly) */
+		int64_t floor_ns = alone && tt__counters_tight(now.monotonic_ns) ? TT__COUNTERS_AFTER_NS : period_ns;
+		end_ns = end_ns > floor_ns ? end_ns : floor_ns;
 		/* (past its budget, a thread outside a watched scope is not read when it opens
 		 * one: only those watched need the looks, which kept it past its budget) */
 		wait_ns = !unwatched || over_budget || end_ns < wait_ns ? end_ns : wait_ns;
 	}
 	/* Every thread it reads outside every scope, read since its last record, nothing
-	 * recorded since the last look: the looks come farther apart, up to
+	 * recorded since the last look: the looks come farther apart, 4 ms, then
 	 * TT__COUNTERS_QUIET_MAX_NS (a scope that opens meanwhile is seen later, its start
 	 * bounded by that reading, as near as what its thread did since). */
 	if (rest) {
-		int64_t slower = 2 * tt__counters_quiet_wait_ns;
-		tt__counters_quiet_wait_ns = slower < wait_ns ? wait_ns : slower < TT__COUNTERS_QUIET_MAX_NS ? slower
-					   : TT__COUNTERS_QUIET_MAX_NS;
+		int64_t slower = 2 * (tt__counters_quiet_wait_ns > wait_ns ? tt__counters_quiet_wait_ns : wait_ns);
+		tt__counters_quiet_wait_ns = slower < TT__COUNTERS_QUIET_MAX_NS ? slower : TT__COUNTERS_QUIET_MAX_NS;
 		wait_ns = tt__counters_quiet_wait_ns;
 	} else {
 		tt__counters_quiet_wait_ns = 0;
@@ -946,7 +963,6 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 		tt__counters_over_wait_ns = 0;
 	}
 	tt__counters_watching = watching;
-	tt__counters_woken_to_read = watching || due_ns < wait_ns;
 	if (due_ns < wait_ns)
 		wait_ns = due_ns > TT__COUNTERS_NEAR_NS ? due_ns : TT__COUNTERS_NEAR_NS;
 	return wait_ns;
