@@ -82,7 +82,6 @@ static int tt__counters_watching; /* that look left a scope watched: the next co
 static int64_t tt__counters_over_wait_ns;
 /* Its looks while every thread it reads is quiet outside its scopes (below) */
 #define TT__COUNTERS_QUIET_MAX_NS 8000000
-static int64_t tt__counters_quiet_wait_ns;
 int tt__counters_resting;
 
 static uint64_t tt__counters_watches; /* scopes it began to read */
@@ -262,7 +261,7 @@ void tt__counters_after_fork(void)
 	 * unread scopes are the parent's to say) */
 	tt__counters_spent_ns = tt__counters_looked_ns = 0;
 	tt__counters_watching = 0;
-	tt__counters_over_wait_ns = tt__counters_quiet_wait_ns = 0;
+	tt__counters_over_wait_ns = 0;
 	tt__counters_resting = 0;
 	tt__counters_budget = (struct tt__share){0};
 	tt__counters_watches = 0;
@@ -590,14 +589,6 @@ int64_t tt__scopes_held_for(void)
 	return tt__scopes_held_ns + (tt__scopes_held ? tt_os_monotonic_ns() - tt__scopes_held_since_ns : 0);
 }
 
-/* Whether tt-sched spent half its budget or more, as last found. */
-static int tt__counters_tight(int64_t now_ns)
-{
-	double floor = tt__counters_start_ns + tt__share_one_cpu(now_ns);
-	double allowed = tt__counters_budget.allowed_ns > floor ? tt__counters_budget.allowed_ns : floor;
-	return tt__counters_watches > TT__COUNTERS_BUDGET_FREE && 2 * (double)tt__counters_spent_ns > allowed;
-}
-
 /* The records' share as found now. */
 static double tt__scopes_find_share(int64_t now_ns)
 {
@@ -778,7 +769,7 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 	int unwatched = 0; /* threads read, not inside a watched scope */
 	/* threads read; of them, those outside every scope, read since their last record
 	 * or quiet since TT__COUNTERS_AFTER_NS, and of those the ones not read since it;
-	 * the newest last record of these */
+	 * the newest last record of theirs */
 	int reads = 0, quiet = 0, unread_since = 0;
 	uint64_t newest = 0;
 	uint64_t after_ticks = (uint64_t)((double)hz * TT__COUNTERS_AFTER_NS / 1e9);
@@ -872,7 +863,7 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 			if (read_since || now.tsc - last >= after_ticks) {
 				quiet++;
 				unread_since += !read_since;
-				newest = !read_since && last > newest ? last : newest;
+				newest = last > newest ? last : newest;
 			}
 		}
 		if (!due) {
@@ -931,29 +922,23 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 	if (watching) {
 		int64_t end_ns = youngest_ns / TT__COUNTERS_END_SHARE;
 		end_ns = end_ns < TT__COUNTERS_END_MAX_NS ? end_ns : TT__COUNTERS_END_MAX_NS;
-		/* (no oftener than each period, or, past half its budget, each
-		 * TT__COUNTERS_AFTER_NS: its wake-ups while it watches were most of what a
-		 * spike cost it, 150 to 250 us in a busy program, whose spikes the budget then
-		 * left unsplit; a 5 ms spike's end read up to 2 ms late still splits, within
-		 * half its length, mostly) */
-		int64_t floor_ns = alone && tt__counters_tight(now.monotonic_ns) ? TT__COUNTERS_AFTER_NS : period_ns;
-		end_ns = end_ns > floor_ns ? end_ns : floor_ns;
+		end_ns = end_ns > period_ns ? end_ns : period_ns;
 		/* (past its budget, a thread outside a watched scope is not read when it opens
 		 * one: only those watched need the looks, which kept it past its budget) */
 		wait_ns = !unwatched || over_budget || end_ns < wait_ns ? end_ns : wait_ns;
 	}
 	/* Every thread it reads outside every scope, read since its last record, nothing
-	 * recorded since the last look: the looks come farther apart, 4 ms, then
-	 * TT__COUNTERS_QUIET_MAX_NS (a scope that opens meanwhile is seen later, its start
-	 * bounded by that reading, as near as what its thread did since). */
+	 * recorded since the last look: the next look is half as far off as the program has
+	 * been quiet, up to TT__COUNTERS_QUIET_MAX_NS (a scope that opens meanwhile is seen
+	 * later, its start bounded by that reading, as near as what its thread did since;
+	 * each 4 then 8 ms from the first quiet look, a program's first scope after a
+	 * barrier's few ms was read only after its end). */
 	if (rest) {
-		int64_t slower = 2 * (tt__counters_quiet_wait_ns > wait_ns ? tt__counters_quiet_wait_ns : wait_ns);
-		tt__counters_quiet_wait_ns = slower < TT__COUNTERS_QUIET_MAX_NS ? slower : TT__COUNTERS_QUIET_MAX_NS;
-		wait_ns = tt__counters_quiet_wait_ns;
-	} else {
-		tt__counters_quiet_wait_ns = 0;
+		int64_t half_ns = (int64_t)((now.tsc - newest) * 1000000000.0 / (double)hz) / 2;
+		wait_ns = half_ns < wait_ns ? wait_ns : half_ns < TT__COUNTERS_QUIET_MAX_NS ? half_ns
+			: TT__COUNTERS_QUIET_MAX_NS;
 	}
-	__atomic_store_n(&tt__counters_resting, tt__counters_quiet_wait_ns > 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&tt__counters_resting, rest, __ATOMIC_RELAXED);
 	if (over_budget && !watching) { /* (nothing to read: only its share to look at again) */
 		int64_t slower = 2 * tt__counters_over_wait_ns;
 		tt__counters_over_wait_ns = unmarked || !slower ? TT__COUNTERS_OVER_BUDGET_NS
