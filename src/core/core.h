@@ -471,10 +471,11 @@ extern uint64_t tt__counters_kept TT__HIDDEN; /* readings taken, of every thread
 int64_t tt__scopes_held_for(void) TT__HIDDEN;
 /* tt-sched's budget for the counters (counters.c): its share of the process's CPU
  * time, or of one CPU's time since the run began where that is more (both, added, gave
- * a loaded machine's benchmark, its wall time long, up to twice either). What it does not
- * charge (its wake-ups for looks with nothing to read, the threads' own last readings)
- * is some 0.4 % more in the benchmark: 0.5 % here made schedstat_overhead_pct 1.2 to
- * 1.7 %, 0.3 % 0.8 % (medians of 41 in turns, load 19 to 35). */
+ * a loaded machine's benchmark, its wall time long, up to twice either). What it did not
+ * charge then (its wake-ups for looks with nothing to read, the threads' own last
+ * readings) was some 0.4 % more in the benchmark: 0.5 % here made
+ * schedstat_overhead_pct 1.2 to 1.7 %, 0.3 % 0.8 % (medians of 41 in turns, load 19 to
+ * 35). Every wake-up is charged now (counters.c); the threads' last readings are not. */
 #define TT__COUNTERS_BUDGET_PCT 0.3
 #define TT__COUNTERS_BUDGET_WALL_PCT 0.1
 /* and, added to them, its idle allowance: this share of the CPU time the process's

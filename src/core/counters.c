@@ -58,10 +58,11 @@
  * own, which a few readings would seem large against). Its readings cost 4 to 10 us each, and where
  * many threads want more CPUs than there are, every short sleep is a spike of
  * milliseconds that needs two (the benchmark's 64 threads on 2 CPUs: some 1,300 a
- * run, four times the issue's 1 %). Charged: its looks, and its wake-ups for a
- * reading (each look a millisecond while a scope is watched, or one due early for a
- * first reading), which cost as much as the readings; not the looks it takes anyway.
- * The scopes left unread are counted, said at exit and in the trace (their spikes
+ * run, four times the issue's 1 %). Charged: its looks and every wake-up for one
+ * (20 to 40 us of its CPU time each on a loaded VM, most of what it costs: a look at
+ * 60 quiet threads' records costs 5 us, a reading 4 to 15; charged only for those for a
+ * reading, a program that mostly sleeps paid 35 ms for 60 spikes, as much as its
+ * own work, two thirds of it not charged). The scopes left unread are counted, said at exit and in the trace (their spikes
  * have no split); those watched already are read to their end. (The shares are in
  * core.h: sched.c says them.) Only where the counters are the states' source: beside
  * the switches (for stolen time) tt-sched's cost is theirs (sched_overhead_pct), and
@@ -69,7 +70,6 @@
 uint64_t tt__counters_unread;
 static int64_t tt__counters_spent_ns;
 static int64_t tt__counters_looked_ns; /* tt-sched's CPU time as its last look ended */
-static int tt__counters_woken_to_read; /* (its wake-up after that look is charged) */
 static int tt__counters_watching; /* that look left a scope watched: the next comes in a period */
 /* Past its budget, its looks are for the scopes it leaves unread: each thread it first
  * finds one of is marked (TT_SCHEDSTAT_BUDGET: each of its spikes without a split then
@@ -80,6 +80,9 @@ static int tt__counters_watching; /* that look left a scope watched: the next co
  * to 20 us a wake-up and as much a look, every 10 ms of a run whose wall time is 4 to
  * 7 times its quiet one's). */
 static int64_t tt__counters_over_wait_ns;
+/* Its looks while every thread it reads is quiet outside its scopes (below) */
+#define TT__COUNTERS_QUIET_MAX_NS 8000000
+int tt__counters_resting;
 
 static uint64_t tt__counters_watches; /* scopes it began to read */
 /* the first scopes it reads are not held to the budget: a short run's few spikes are
@@ -98,8 +101,43 @@ static void tt__counters_charge(int64_t ns)
 		tt__counters_spent_ns += ns;
 }
 
-static double tt__counters_allowed_ns; /* the budget it last found */
-static int64_t tt__counters_allowed_at_ns; /* when */
+/* A share of tt-sched's CPU time (the counters' budget, the records' share): what it
+ * allows as last found, and when it was found past it (0: within it). */
+struct tt__share {
+	double allowed_ns;
+	int64_t past_at_ns;
+};
+
+/* The process's CPU time and the clock as tt-sched first looked (below). */
+static int64_t tt__counters_first_cpu_ns, tt__counters_first_ns;
+
+/* Whether `spent` (ns) is past the share: past `floor` (what it allows with no system
+ * call: one CPU's share since the run began, found again each time, and what else is
+ * free) and past what `find` last allowed, found again (a system call or two: the
+ * process's CPU time, a sum over every thread) only past both, and then at most each
+ * `again_ns` while it stays past. */
+static int tt__share_past(struct tt__share *sh, double spent, double floor, int64_t now_ns, int64_t again_ns,
+			  double (*find)(int64_t now_ns))
+{
+	if (spent <= sh->allowed_ns || spent <= floor)
+		return 0;
+	if (now_ns - sh->past_at_ns < again_ns)
+		return 1;
+	sh->allowed_ns = find(now_ns);
+	int past = spent > sh->allowed_ns;
+	sh->past_at_ns = past ? now_ns : 0;
+	return past;
+}
+
+/* One CPU's share of the time since tt-sched first looked, the larger of each share's
+ * two (a program that mostly waits has little CPU time of its own, which a few
+ * readings, or its first records, would seem large against). */
+static double tt__share_one_cpu(int64_t now_ns)
+{
+	return (double)(now_ns - tt__counters_first_ns) * TT__COUNTERS_BUDGET_WALL_PCT / 100;
+}
+
+static struct tt__share tt__counters_budget; /* the budget as it last found it */
 /* Past its budget, how often tt-sched finds it again: the process's CPU time, a sum
  * over every thread, cost some 10 us of each look's 25 in the benchmark, as much as a
  * reading; readings begin again up to this late. */
@@ -111,10 +149,9 @@ static int64_t tt__counters_allowed_at_ns; /* when */
  * idle time that found it */
 static double tt__counters_start_ns, tt__counters_idle_ns;
 static int tt__counters_idle_grew; /* (since the find before: found again sooner) */
-/* the process's CPU time and the clock as tt-sched first looked: the run's start-up
+/* (the process's CPU time and the clock as tt-sched first looked: the run's start-up
  * (the program's loading, ticktrace's own) is not time its cores were left idle, and
- * held the allowance at nothing past the run's first spike */
-static int64_t tt__counters_first_cpu_ns, tt__counters_first_ns;
+ * held the allowance at nothing past the run's first spike) */
 static long tt__counters_first_nivcsw; /* the process's involuntary switches then */
 /* what the threads it read waited on a run queue between their readings: no core was
  * idle for them then (a loaded machine's, or the program's own threads' on too few
@@ -138,29 +175,11 @@ static double tt__counters_waited(void)
 	return switched > (double)tt__counters_waited_ns ? switched : (double)tt__counters_waited_ns;
 }
 
-/* Whether tt-sched spent more than its budget, `look_ns` of this look's CPU time
- * with it where charged: its idle allowance and the larger of its shares. The
- * process's CPU time is read only past the budget it last found (64 threads' took a
- * tenth of tt-sched's time read each look), and past it only each
- * TT__COUNTERS_BUDGET_AGAIN_NS (or TT__COUNTERS_START_AGAIN_NS). */
-static int tt__counters_over_budget(int64_t now_ns, int64_t look_ns)
+/* The budget as found now: its idle allowance and the larger of its shares. */
+static double tt__counters_find_budget(int64_t now_ns)
 {
-	double spent = (double)tt__counters_spent_ns +
-		       (tt__counters_watches > TT__COUNTERS_BUDGET_FREE ? (double)look_ns : 0);
-	if (tt__counters_watches < TT__COUNTERS_BUDGET_FREE)
-		return 0;
 	double wall = (double)(now_ns - tt__counters_first_ns);
-	/* (one CPU's share needs no system call: found again each time) */
-	double one_cpu = wall * TT__COUNTERS_BUDGET_WALL_PCT / 100;
-	if (spent <= tt__counters_allowed_ns || spent <= tt__counters_start_ns + one_cpu)
-		return 0;
 	int starting = wall < TT__COUNTERS_START_NS;
-	/* (sooner while the program leaves its cores idle: not once they are busy, as the
-	 * shares' budget then found again each 10 ms was most of what the benchmark's
-	 * readings cost more) */
-	int64_t again_ns = tt__counters_idle_grew ? TT__COUNTERS_START_AGAIN_NS : TT__COUNTERS_BUDGET_AGAIN_NS;
-	if (now_ns - tt__counters_allowed_at_ns < again_ns)
-		return 1;
 	double cpu = (double)tt_os_process_cpu_ns();
 	/* The idle allowance: a share of the CPU time its cores had that neither the
 	 * program used nor its threads waited for, which costs the program nothing. A
@@ -184,10 +203,26 @@ static int tt__counters_over_budget(int64_t now_ns, int64_t look_ns)
 	/* (the larger share, not both: a program that works keeps what the readings cost
 	 * to its CPU time's share, one that mostly sleeps gets one CPU's) */
 	cpu *= TT__COUNTERS_BUDGET_PCT / 100;
-	tt__counters_allowed_ns = tt__counters_start_ns + idle_share + (cpu > one_cpu ? cpu : one_cpu);
-	int over = spent > tt__counters_allowed_ns;
-	tt__counters_allowed_at_ns = over ? now_ns : 0;
-	return over;
+	double one_cpu = tt__share_one_cpu(now_ns);
+	return tt__counters_start_ns + idle_share + (cpu > one_cpu ? cpu : one_cpu);
+}
+
+/* Whether tt-sched spent more than its budget, `look_ns` of this look's CPU time
+ * with it where charged. The process's CPU time is read only past the budget it last
+ * found (64 threads' took a tenth of tt-sched's time read each look), and past it
+ * only each TT__COUNTERS_BUDGET_AGAIN_NS (or TT__COUNTERS_START_AGAIN_NS). */
+static int tt__counters_over_budget(int64_t now_ns, int64_t look_ns)
+{
+	double spent = (double)tt__counters_spent_ns +
+		       (tt__counters_watches > TT__COUNTERS_BUDGET_FREE ? (double)look_ns : 0);
+	if (tt__counters_watches < TT__COUNTERS_BUDGET_FREE)
+		return 0;
+	/* (sooner while the program leaves its cores idle: not once they are busy, as the
+	 * shares' budget then found again each 10 ms was most of what the benchmark's
+	 * readings cost more) */
+	int64_t again_ns = tt__counters_idle_grew ? TT__COUNTERS_START_AGAIN_NS : TT__COUNTERS_BUDGET_AGAIN_NS;
+	return tt__share_past(&tt__counters_budget, spent, tt__counters_start_ns + tt__share_one_cpu(now_ns), now_ns,
+			      again_ns, tt__counters_find_budget);
 }
 
 /* tt-sched's CPU time reading the threads' records since the run began; its share for
@@ -195,8 +230,7 @@ static int tt__counters_over_budget(int64_t now_ns, int64_t look_ns)
  * how long it was, and since when. The process's CPU time is read at most each
  * TT__SCOPES_AGAIN_NS, and only past the share last found. */
 static int64_t tt__scopes_spent_ns;
-static double tt__scopes_allowed_ns;
-static int64_t tt__scopes_found_ns;
+static struct tt__share tt__scopes_share;
 static int tt__scopes_held;
 static int64_t tt__scopes_held_ns, tt__scopes_held_since_ns;
 #define TT__SCOPES_AGAIN_NS 50000000
@@ -226,10 +260,10 @@ void tt__counters_after_fork(void)
 	/* (the child's tt-sched, its CPU time and the process's begin again; the parent's
 	 * unread scopes are the parent's to say) */
 	tt__counters_spent_ns = tt__counters_looked_ns = 0;
-	tt__counters_woken_to_read = tt__counters_watching = 0;
+	tt__counters_watching = 0;
 	tt__counters_over_wait_ns = 0;
-	tt__counters_allowed_ns = 0;
-	tt__counters_allowed_at_ns = 0;
+	tt__counters_resting = 0;
+	tt__counters_budget = (struct tt__share){0};
 	tt__counters_watches = 0;
 	tt__counters_start_ns = tt__counters_idle_ns = 0;
 	tt__counters_idle_grew = 0;
@@ -238,8 +272,7 @@ void tt__counters_after_fork(void)
 	tt__counters_unread = 0;
 	tt__counters_kept = 0;
 	tt__scopes_spent_ns = 0;
-	tt__scopes_allowed_ns = 0;
-	tt__scopes_found_ns = 0;
+	tt__scopes_share = (struct tt__share){0};
 	tt__scopes_held = 0;
 	tt__scopes_held_ns = 0;
 	/* (the parent's slots listed again, those of the child's threads alone kept) */
@@ -556,20 +589,20 @@ int64_t tt__scopes_held_for(void)
 	return tt__scopes_held_ns + (tt__scopes_held ? tt_os_monotonic_ns() - tt__scopes_held_since_ns : 0);
 }
 
-/* Whether tt-sched follows the threads' scopes at this look. */
+/* The records' share as found now. */
+static double tt__scopes_find_share(int64_t now_ns)
+{
+	(void)now_ns;
+	return (double)tt_os_process_cpu_ns() * TT__SCOPES_PCT / 100;
+}
+
+/* Whether tt-sched follows the threads' scopes at this look (past TT__SCOPES_FREE_NS). */
 static int tt__scopes_within_share(int64_t now_ns)
 {
-	double spent = (double)tt__scopes_spent_ns;
-	/* (one CPU's share needs no system call: found again each time; the larger, as the
-	 * budget's: a program that mostly waits has little CPU time, which its first
-	 * records alone would pass) */
-	double one_cpu = (double)(now_ns - tt__counters_first_ns) * TT__COUNTERS_BUDGET_WALL_PCT / 100;
-	if (spent > tt__scopes_allowed_ns && spent > one_cpu && spent > TT__SCOPES_FREE_NS &&
-	    now_ns - tt__scopes_found_ns >= TT__SCOPES_AGAIN_NS) {
-		tt__scopes_found_ns = now_ns;
-		tt__scopes_allowed_ns = (double)tt_os_process_cpu_ns() * TT__SCOPES_PCT / 100;
-	}
-	int held = spent > tt__scopes_allowed_ns && spent > one_cpu && spent > TT__SCOPES_FREE_NS;
+	double one_cpu = tt__share_one_cpu(now_ns);
+	int held = tt__share_past(&tt__scopes_share, (double)tt__scopes_spent_ns,
+				  one_cpu > TT__SCOPES_FREE_NS ? one_cpu : TT__SCOPES_FREE_NS, now_ns,
+				  TT__SCOPES_AGAIN_NS, tt__scopes_find_share);
 	if (held && !tt__scopes_held)
 		tt__scopes_held_since_ns = now_ns;
 	if (!held && tt__scopes_held)
@@ -696,6 +729,15 @@ static uint64_t tt__scopes_due(const struct tt__scopes_read *t, uint64_t last, u
 	return last <= by ? last : 0;
 }
 
+/* Whether the thread's counters were read since its last record (TSC `last`), as of
+ * `now`. */
+static int tt__counters_read_since(const struct tt__counters *c, uint64_t last, const struct tt_anchor *now,
+				   uint64_t hz)
+{
+	int64_t last_ns = now->monotonic_ns - (int64_t)((now->tsc - last) * 1000000000.0 / (double)hz);
+	return c->n && c->at[c->n - 1].ns > last_ns;
+}
+
 /* Whether the scope opened at `tsc` is still open. */
 static int tt__scopes_open(const struct tt__scopes_read *t, uint64_t tsc)
 {
@@ -714,7 +756,7 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 		tt__counters_first_cpu_ns = tt_os_process_cpu_ns();
 		tt__counters_first_ns = tt_os_monotonic_ns();
 	}
-	if (tt__counters_woken_to_read)
+	if (tt__counters_looked_ns)
 		tt__counters_charge(own_ns - tt__counters_looked_ns);
 	struct tt_anchor now;
 	tt_os_anchor(&now);
@@ -725,6 +767,11 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 	int watching = 0, unmarked = 0; /* (threads read, not watched, none of whose scopes was left unread) */
 	int64_t youngest_ns = INT64_MAX; /* how long the youngest scope watched has been open */
 	int unwatched = 0; /* threads read, not inside a watched scope */
+	/* threads read; of them, those outside every scope, read since their last record
+	 * or quiet since TT__COUNTERS_AFTER_NS, and of those the ones not read since it;
+	 * the newest last record of theirs */
+	int reads = 0, quiet = 0, unread_since = 0;
+	uint64_t newest = 0;
 	uint64_t after_ticks = (uint64_t)((double)hz * TT__COUNTERS_AFTER_NS / 1e9);
 	int64_t early_ns = !tt__counters_watching ? 0 : period_ns < TT__COUNTERS_EARLY_MAX_NS ? period_ns
 			 : TT__COUNTERS_EARLY_MAX_NS;
@@ -769,6 +816,7 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 		}
 		if (!tt__counters_read_for(slot))
 			continue;
+		reads++;
 		/* (the scopes open when it follows again are not known; one not followed yet
 		 * is followed from its start) */
 		if ((!follow || s->sw.map) && c->scopes.machine.keys)
@@ -809,6 +857,15 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 			unmarked += !c->unread && !tt__scopes_outside(&c->scopes);
 			unwatched++;
 		}
+		if (!due && !c->watched && tt__scopes_outside(&c->scopes) && last) {
+			/* (read after its last record: its next scope's start is bounded now) */
+			int read_since = tt__counters_read_since(c, last, &now, hz);
+			if (read_since || now.tsc - last >= after_ticks) {
+				quiet++;
+				unread_since += !read_since;
+				newest = last > newest ? last : newest;
+			}
+		}
 		if (!due) {
 			/* (the next scope's first reading; past the budget, none is) */
 			if (next && !over_budget && now.tsc < next + after_ticks) {
@@ -841,6 +898,19 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 		if (!read)
 			tt__counters_read(slot, 1);
 	}
+	/* Every thread quiet outside its scopes: each read once (unless it was since its
+	 * last record), where the quiet has lasted long enough for the looks it spares to
+	 * pay for the readings (one a thread, a look's cost in four); then its looks rest. */
+	int rest = !watching && quiet == reads && reads && !followed && due_ns == INT64_MAX;
+	if (rest && unread_since) {
+		rest = !over_budget && now.tsc - newest >= after_ticks + after_ticks * (uint64_t)unread_since / 4;
+		for (uint32_t i = 0; rest && i < tt__counters_listed; i++) {
+			struct tt__slot *slot = tt__counters_list[i];
+			uint64_t last = tt__counters_last(slot);
+			if (tt__counters_read_for(slot) && !tt__counters_read_since(&slot->sched.counters, last, &now, hz))
+				tt__counters_read(slot, 1);
+		}
+	}
 	tt__sched_unlock_held_signals();
 	tt__counters_looked_ns = tt_os_thread_cpu_ns();
 	tt__counters_charge(tt__counters_looked_ns - own_ns);
@@ -857,6 +927,18 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 		 * one: only those watched need the looks, which kept it past its budget) */
 		wait_ns = !unwatched || over_budget || end_ns < wait_ns ? end_ns : wait_ns;
 	}
+	/* Every thread it reads outside every scope, read since its last record, nothing
+	 * recorded since the last look: the next look is half as far off as the program has
+	 * been quiet, up to TT__COUNTERS_QUIET_MAX_NS (a scope that opens meanwhile is seen
+	 * later, its start bounded by that reading, as near as what its thread did since;
+	 * each 4 then 8 ms from the first quiet look, a program's first scope after a
+	 * barrier's few ms was read only after its end). */
+	if (rest) {
+		int64_t half_ns = (int64_t)((now.tsc - newest) * 1000000000.0 / (double)hz) / 2;
+		wait_ns = half_ns < wait_ns ? wait_ns : half_ns < TT__COUNTERS_QUIET_MAX_NS ? half_ns
+			: TT__COUNTERS_QUIET_MAX_NS;
+	}
+	__atomic_store_n(&tt__counters_resting, rest, __ATOMIC_RELAXED);
 	if (over_budget && !watching) { /* (nothing to read: only its share to look at again) */
 		int64_t slower = 2 * tt__counters_over_wait_ns;
 		tt__counters_over_wait_ns = unmarked || !slower ? TT__COUNTERS_OVER_BUDGET_NS
@@ -866,7 +948,6 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 		tt__counters_over_wait_ns = 0;
 	}
 	tt__counters_watching = watching;
-	tt__counters_woken_to_read = watching || due_ns < wait_ns;
 	if (due_ns < wait_ns)
 		wait_ns = due_ns > TT__COUNTERS_NEAR_NS ? due_ns : TT__COUNTERS_NEAR_NS;
 	return wait_ns;

@@ -257,11 +257,13 @@ static void tt__sched_wake_up(void)
 	tt_os_wake(&tt__sched_wake);
 }
 
-/* tt-sched woken if it sleeps for good (a thread's switches to drain soon). */
+/* tt-sched woken if it sleeps for good (a thread's switches to drain soon), or its
+ * looks at the counters rest (a new thread's first scope is seen as it opens). */
 static void tt__sched_rouse(void)
 {
 	/* (sequentially consistent: tt-sched stores dormant, then looks at the wanted) */
-	if (__atomic_load_n(&tt__sched_dormant, __ATOMIC_SEQ_CST))
+	if (__atomic_load_n(&tt__sched_dormant, __ATOMIC_SEQ_CST) ||
+	    __atomic_load_n(&tt__counters_resting, __ATOMIC_RELAXED))
 		tt__sched_wake_up();
 }
 

@@ -348,16 +348,35 @@ static void short_threads(void)
 		run_threads(50, short_thread);
 }
 
-/* A line {"tt_sched_cpu_ns", "tt_spikes_cpu_ns", "process_cpu_ns", "wall_ns"}:
- * ticktrace's tt-sched's and tt-spikes' CPU time so far (their threads' schedstat,
- * found by their names; -1: no such thread), the process's, and the time since main
- * began, for tt-sched's budget and what tt-spikes says it cost. */
+/* A line {"tt_sched_cpu_ns", "tt_spikes_cpu_ns", "process_cpu_ns", "wall_ns",
+ * "tt_sched_switches"}: ticktrace's tt-sched's and tt-spikes' CPU time so far (their
+ * threads' schedstat, found by their names; -1: no such thread), the process's, the
+ * time since main began, and tt-sched's voluntary switches so far (status's
+ * voluntary_ctxt_switches: each a sleep of its, woken again), for tt-sched's budget,
+ * what tt-spikes says it cost and how often tt-sched wakes. */
 static long long main_began_ns;
 
-static long long thread_cpu_ns(const char *name)
+/* The number after `key` in /proc/self/task/ID/FILE (-1: none). */
+static long long task_number(const char *id, const char *file, const char *key)
+{
+	char path[320], line[256];
+	long long n = -1;
+	snprintf(path, sizeof path, "/proc/self/task/%s/%s", id, file);
+	FILE *f = fopen(path, "re");
+	while (f && n < 0 && fgets(line, sizeof line, f))
+		if (strncmp(line, key, strlen(key)) == 0 && sscanf(line + strlen(key), "%lld", &n) != 1)
+			n = -1;
+	if (f)
+		fclose(f);
+	return n;
+}
+
+/* Of the thread named `name`: its CPU time (schedstat's first field), or with
+ * `switches` its voluntary switches; -1: no such thread. */
+static long long thread_number(const char *name, int switches)
 {
 	DIR *tasks = opendir("/proc/self/task");
-	long long ns = -1;
+	long long n = -1;
 	for (struct dirent *e; tasks && (e = readdir(tasks));) {
 		char path[320], comm[32] = "";
 		snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
@@ -367,23 +386,22 @@ static long long thread_cpu_ns(const char *name)
 		int named = fgets(comm, sizeof comm, f) && strncmp(comm, name, strlen(name)) == 0 &&
 			    comm[strlen(name)] == '\n';
 		fclose(f);
-		snprintf(path, sizeof path, "/proc/self/task/%s/schedstat", e->d_name);
-		if (named && (f = fopen(path, "re"))) {
-			if (fscanf(f, "%lld", &ns) != 1)
-				ns = -1;
-			fclose(f);
-		}
+		if (named)
+			n = switches ? task_number(e->d_name, "status", "voluntary_ctxt_switches:")
+				     : task_number(e->d_name, "schedstat", "");
 	}
 	if (tasks)
 		closedir(tasks);
-	return ns;
+	return n;
 }
 
 static void say_tt_sched_cpu(void)
 {
-	long long sched_ns = thread_cpu_ns("tt-sched"), spikes_ns = thread_cpu_ns("tt-spikes");
-	printf("{\"tt_sched_cpu_ns\":%lld,\"tt_spikes_cpu_ns\":%lld,\"process_cpu_ns\":%lld,\"wall_ns\":%lld}\n",
-	       sched_ns, spikes_ns, now_ns(CLOCK_PROCESS_CPUTIME_ID), now_ns(CLOCK_MONOTONIC) - main_began_ns);
+	long long sched_ns = thread_number("tt-sched", 0), spikes_ns = thread_number("tt-spikes", 0);
+	printf("{\"tt_sched_cpu_ns\":%lld,\"tt_spikes_cpu_ns\":%lld,\"process_cpu_ns\":%lld,\"wall_ns\":%lld,"
+	       "\"tt_sched_switches\":%lld}\n",
+	       sched_ns, spikes_ns, now_ns(CLOCK_PROCESS_CPUTIME_ID), now_ns(CLOCK_MONOTONIC) - main_began_ns,
+	       thread_number("tt-sched", 1));
 }
 
 #define CROWD_THREADS 64
