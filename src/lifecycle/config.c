@@ -47,10 +47,14 @@ static bool tt__min_dur_invalid;
 static void tt__config_min_dur(const char *text, uint64_t fallback_ns)
 {
 	int64_t ns = (int64_t)fallback_ns;
+	static const char then[] = "using the default (1us in the zero-markup build, none otherwise)";
 	if (text && *text && !tt__min_dur_invalid && tt_parse_duration(text, &ns) < 0) {
 		fprintf(tt__err, "ticktrace: TICKTRACE_MIN_DUR=%s is not a duration (such as 500ns, "
-			"2us, 1ms; 0: every call kept); using the default (1us in the zero-markup "
-			"build, none otherwise)\n", text);
+			"2us, 1ms; 0: every call kept); %s\n", text, then);
+		tt__min_dur_invalid = true;
+		ns = (int64_t)fallback_ns;
+	} else if (text && *text && !tt__min_dur_invalid &&
+		   !tt_time_in_range(TT_ENV_MIN_DUR, text, ns, tt__err, then)) {
 		tt__min_dur_invalid = true;
 		ns = (int64_t)fallback_ns;
 	}

@@ -127,13 +127,15 @@ static int64_t tt__snapshot_duration(const char *var, int64_t fallback)
 {
 	const char *text = getenv(var);
 	int64_t ns;
+	char then[32];
 	if (!text || !*text)
 		return fallback;
-	if (tt_an_parse_duration(text, &ns) == 0 && ns >= 0)
-		return ns;
-	fprintf(tt__err, "ticktrace: %s=%s is not a time (100ms, 1.5s); using %" PRId64 "ms\n", var,
-		text, fallback / 1000000);
-	return fallback;
+	snprintf(then, sizeof then, "using %" PRId64 "ms", fallback / 1000000);
+	if (tt_an_parse_duration(text, &ns) < 0 || ns < 0) {
+		fprintf(tt__err, "ticktrace: %s=%s is not a time (100ms, 1.5s); %s\n", var, text, then);
+		return fallback;
+	}
+	return tt_time_in_range(var, text, ns, tt__err, then) ? ns : fallback;
 }
 
 static uint64_t tt__snapshot_max(void)
