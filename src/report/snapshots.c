@@ -13,13 +13,12 @@
  * copied (skipped); one above it takes its place: a snapshot waiting for its window
  * is dropped, a written one is removed once the new one is written (a write that
  * fails keeps it). On a full disk (ENOSPC, EDQUOT) the new one takes the room of the
- * least written ones below it, removed one at a time until it is written (up to twice
- * what the largest so far takes; none where all of them and the room left would not
- * hold what the last took: the disk filled by others): else the first ones, written while there was
- * room, would stay for good. A spike whose file made room keeps its place among the
- * worst. Triggers are the program
- * asking: the first TICKTRACE_SNAPSHOT_MAX, never replaced. What was replaced,
- * skipped, refused or not written is counted and said at exit.
+ * least written ones below it, removed until the room left holds it (none where all
+ * of them would not: the disk filled by others): else the first ones, written while
+ * there was room, would stay for good. A spike whose file made room keeps its place
+ * among the worst. Triggers are the program asking: the first TICKTRACE_SNAPSHOT_MAX,
+ * never replaced. What was replaced, skipped, refused or not written is counted and
+ * said at exit.
  *
  * The thread tt-spikes writes them, once their window has ended, after each look at
  * the threads' records: it copies each thread's window as a reader (core's
@@ -106,9 +105,7 @@ static struct tt__snapshots {
 	uint64_t over_max, busy, triggers_busy;
 	/* tt-spikes': files written, and removed (replaced); writes and removals failed */
 	uint64_t written, removed, failed, not_removed;
-	/* on a full disk: files removed for a worse spike's room; the room the largest
-	 * written takes, and the last */
-	uint64_t made_room, largest, last;
+	uint64_t made_room; /* files removed on a full disk for a worse spike's room */
 	uint64_t shortened;        /* written with a later beginning (tt__window_fit) */
 	uint64_t copies_bytes;     /* the budget's part for the copies */
 	/* the spikes (tt-spikes'): found, those whose snapshot a worse one replaced (before
@@ -554,8 +551,7 @@ static int tt__snapshot_write(struct tt__snapshots *sn, struct tt__window *w, ui
 	*room = stat(path, &st) == 0 ? (uint64_t)st.st_blocks * 512 : 0;
 	sn->written++;
 	sn->shortened += w->shortened;
-	sn->largest = *room > sn->largest ? *room : sn->largest;
-	sn->last = *room;
+
 	return 0;
 }
 
@@ -604,16 +600,17 @@ static struct tt__kept_spike *tt__least_below(struct tt__snapshots *sn, struct t
 	return least;
 }
 
-/* On a full disk (`err`: ENOSPC, EDQUOT), whether the files of spikes below place k's
- * and the room left hold what the last snapshot written took (the windows of a run
- * alike): if not (the disk filled by others), none is removed for it. */
-static bool tt__room_to_be_made(struct tt__snapshots *sn, struct tt__kept *k, int err)
+/* On a full disk (`err`: ENOSPC, EDQUOT), the room the disk has left, where the files
+ * of spikes below place k's and that room hold `need` bytes; else (the disk filled by
+ * others) -1: none is removed for it. */
+static int64_t tt__room_to_be_made(struct tt__snapshots *sn, struct tt__kept *k, int err,
+				   uint64_t need)
 {
 	struct statvfs disk;
-	if (!sn->last || statvfs(sn->dir, &disk) < 0)
-		return false;
+	if (statvfs(sn->dir, &disk) < 0)
+		return -1;
 	/* (a quota's room is not the disk's: none) */
-	uint64_t could = err == -EDQUOT ? 0 : (uint64_t)disk.f_bavail * disk.f_frsize;
+	uint64_t room = err == -EDQUOT ? 0 : (uint64_t)disk.f_bavail * disk.f_frsize, could = room;
 	for (size_t i = 0; i < sn->nkept; i++) {
 		struct tt__kept *p = &sn->kept[i];
 		if (p != k && p->written && !p->now.gone && tt__ranks_above(&k->now, &p->now))
@@ -621,29 +618,35 @@ static bool tt__room_to_be_made(struct tt__snapshots *sn, struct tt__kept *k, in
 	}
 	if (k->replaces.number && !k->replaces.gone)
 		could += k->replaces.room;
-	return could >= sn->last;
+	return could >= need ? (int64_t)room : -1;
 }
 
-/* The place k's snapshot was written (or not: `err`): the file it replaces removed
- * (or, when it was not written, kept in the place again). */
+/* The place k's snapshot was written (or not: `err`): the file it replaces removed.
+ * Not written for a full disk: its spike keeps the place all the same (gone), and the
+ * file it replaces, below it, goes (else a spike below it could take the place, and
+ * the worst would not be kept: the room goes to the worst that fit); for another
+ * reason (a file size limit), the one it replaces is kept in the place again. */
 static void tt__kept_written(struct tt__snapshots *sn, struct tt__kept *k, int err)
 {
-	if (err) {
+	bool full = err == -ENOSPC || err == -EDQUOT;
+	if (err && !full) {
 		k->now = k->replaces;
 		k->written = k->now.number != 0;
 	} else {
 		if (k->replaces.number && !k->replaces.gone)
 			tt__kept_remove(sn, &k->replaces);
+		k->now.gone = full;
 		k->written = true;
 	}
 	k->replaces.number = 0;
 	tt__heap_settle(sn, k->at);
 }
 
-/* The snapshot `due` written: on a full disk, for a kept spike, again after each least
- * file below it removed (each such spike keeps its place, gone: one below it still
- * ranks below it), up to twice the room the largest snapshot so far takes; 0 or
- * -errno. */
+/* The snapshot `due` written: on a full disk, for a kept spike, again once the least
+ * files below it are removed, as many as free the bytes its file needs (the writer
+ * counts them past the failure), and after each one more while it still fails (a
+ * block's rounding), up to twice its bytes; each such spike keeps its place, gone (one
+ * below it still ranks below it). 0 or -errno. */
 static int tt__snapshot_write_due(struct tt__snapshots *sn, struct tt__snapshot_due *due)
 {
 	uint64_t room;
@@ -651,17 +654,17 @@ static int tt__snapshot_write_due(struct tt__snapshots *sn, struct tt__snapshot_
 	if (due->kept == TT__NOT_KEPT)
 		return err;
 	struct tt__kept *k = &sn->kept[due->kept];
+	uint64_t need = due->window.bytes, freed = 0;
+	int64_t left = err == -ENOSPC || err == -EDQUOT ? tt__room_to_be_made(sn, k, err, need) : -1;
 	struct tt__kept_spike *least;
-	bool full = err == -ENOSPC || err == -EDQUOT;
-	uint64_t freed = 0, most = 2 * sn->largest;
-	if (full && tt__room_to_be_made(sn, k, err))
-		while ((err == -ENOSPC || err == -EDQUOT) && freed < most &&
-		       (least = tt__least_below(sn, k)) && tt__kept_remove(sn, least)) {
-			freed += least->room;
-			least->gone = true;
-			sn->made_room++;
+	while (left >= 0 && (err == -ENOSPC || err == -EDQUOT) && freed < 2 * need &&
+	       (least = tt__least_below(sn, k)) && tt__kept_remove(sn, least)) {
+		freed += least->room;
+		least->gone = true;
+		sn->made_room++;
+		if ((uint64_t)left + freed >= need)
 			err = tt__snapshot_write(sn, &due->window, &room);
-		}
+	}
 	if (!err)
 		k->now.room = room;
 	return err;
@@ -771,7 +774,7 @@ void tt__snapshots_after_fork(void)
 	 * are the parent's. */
 	sn->triggered = sn->places = sn->over_max = sn->busy = sn->triggers_busy = 0;
 	sn->written = sn->removed = sn->failed = sn->not_removed = sn->shortened = 0;
-	sn->made_room = sn->largest = sn->last = 0;
+	sn->made_room = 0;
 	sn->spikes = sn->replaced = sn->replaced_waiting = sn->skipped = 0;
 	sn->nkept = 0; /* (the parent's files are the parent's) */
 	sn->nwaiting = 0;

@@ -149,8 +149,10 @@ struct tt__window {
 	int64_t from_ns, to_ns;
 	const char *name;
 	/* Set by the writer: its beginning was left out, its records more than the
-	 * copies' share of the memory budget holds (tt__window_fit). */
+	 * copies' share of the memory budget holds (tt__window_fit); and the file's
+	 * bytes, written or not (a full disk: what it needs). */
 	bool shortened;
+	uint64_t bytes;
 };
 /* The snapshot's file at `path`, its window copied as a reader; 0 or -errno. */
 int tt__write_window(const char *path, struct tt__window *window) TT__HIDDEN;

@@ -123,7 +123,8 @@ def keep_worst(label, args):
               f"said as: {err}")
         check(f"ticktrace: {KEEP} snapshots in {snaps}\n" in err, f"{label}: the files said: {err}")
         print(f"{label}: kept {sorted(got.values())}; {replaced} replaced, {skipped} skipped")
-        return max(os.path.getsize(os.path.join(snaps, f)) for f in os.listdir(snaps))
+        sizes = sorted(os.path.getsize(os.path.join(snaps, f)) for f in os.listdir(snaps))
+        return sizes[len(sizes) // 2] if sizes else 1 << 16
 
 
 # A tmpfs of $1 bytes at $2 in a mount namespace of its own (gone with it: nothing
@@ -132,8 +133,8 @@ FULL_DISK = """mount -t tmpfs -o size=$1 tt-full "$2" || exit 77
 shift 3; "$@"; rc=$?; cp -a "$0/s" "$0.copy"; exit $rc"""
 
 
-def full_disk(largest):
-    """A disk with room for 4.5 of the largest snapshots of `grow`: the worst spike of
+def full_disk(median):
+    """A disk with room for 4.5 of the median snapshots of `grow`: the worst spike of
     the run is kept, and every file kept is one of the 16 worst, each having taken the
     room of a lesser one (said); the files said as they are."""
     label = "full"
@@ -146,7 +147,7 @@ def full_disk(largest):
     with tempfile.TemporaryDirectory(prefix="tt-snapshot-worst-") as tmp:
         disk = os.path.join(tmp, "disk")
         os.mkdir(disk)
-        size = str(largest * 9 // 2)
+        size = str(median * 9 // 2)
         # (sh's $0 the disk, then its size, its mount point again and a place holder)
         wrap = ["unshare", "-m" if root else "-rm", "sh", "-c", FULL_DISK, disk, size, disk, "-"]
         snaps, spikes, err = run(tmp, label, ["grow"], os.path.join(disk, "s"), wrap)
@@ -193,10 +194,10 @@ def files_limited():
 
 
 def main():
-    largest = keep_worst("grow", ["grow"])
+    median = keep_worst("grow", ["grow"])
     keep_worst("shuffle", ["shuffle"])
     files_limited()
-    full_disk(largest)
+    full_disk(median)
     return verdict()
 
 
