@@ -295,6 +295,12 @@ uint64_t tt_buffer_events(const char *text, FILE *err);
  * tt_an_parse_duration): a number other than 0 needs its unit (a bare 20000000 is no
  * time). */
 int tt_parse_duration(const char *text, int64_t *ns);
+/* Whether `ns`, the time a setting VAR=TEXT gives (TICKTRACE_MIN_DUR,
+ * TICKTRACE_SPIKE_THRESHOLD, TICKTRACE_SNAPSHOT_BEFORE and _AFTER), is one it takes: an
+ * hour at most (1e9s, 31 years, is a slip, never a window or a threshold); if not,
+ * said to `err`, naming both, with `then`, what the run does instead. */
+#define TT_TIME_SETTING_MAX_NS (INT64_C(3600) * 1000000000)
+bool tt_time_in_range(const char *var, const char *text, int64_t ns, FILE *err, const char *then);
 
 /* TICKTRACE: 0 (off: true), 1 or unset (on); anything else said to `err`, recording on. */
 bool tt_recording_off(const char *on, FILE *err);

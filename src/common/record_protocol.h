@@ -32,6 +32,11 @@
  * a program that clears its environment still lists), which appends; read by record
  * after the run, for its summary and -c. */
 #define TT_ENV_LIST "TICKTRACE_LIST"
+/* The line a process appends, before its log's absolute path, once it names the log
+ * of ticktrace's lines (TICKTRACE_LOG's, or the one beside its trace where its stderr
+ * is not a terminal: under record, as in the zero-markup build): record names the
+ * logs in its summary. (A trace file's path, absolute, never begins so.) */
+#define TT_LIST_LOG "log:"
 
 /* "PID[:SECONDS.NANOSECONDS]": the run's first process, the program record started,
  * and when its run began (CLOCK_REALTIME). Every process of another pid (one the

@@ -46,6 +46,15 @@ int tt_parse_duration(const char *text, int64_t *ns)
 	return -1;
 }
 
+bool tt_time_in_range(const char *var, const char *text, int64_t ns, FILE *err, const char *then)
+{
+	if (ns <= TT_TIME_SETTING_MAX_NS)
+		return true;
+	fprintf(err, "ticktrace: %s=%s is out of range: a time setting takes an hour (3600s) at "
+		"most; %s\n", var, text, then);
+	return false;
+}
+
 bool tt_recording_off(const char *on, FILE *err)
 {
 	if (on && *on && strcmp(on, "0") != 0 && strcmp(on, "1") != 0)

@@ -47,10 +47,14 @@ static bool tt__min_dur_invalid;
 static void tt__config_min_dur(const char *text, uint64_t fallback_ns)
 {
 	int64_t ns = (int64_t)fallback_ns;
+	static const char then[] = "using the default (1us in the zero-markup build, none otherwise)";
 	if (text && *text && !tt__min_dur_invalid && tt_parse_duration(text, &ns) < 0) {
 		fprintf(tt__err, "ticktrace: TICKTRACE_MIN_DUR=%s is not a duration (such as 500ns, "
-			"2us, 1ms; 0: every call kept); using the default (1us in the zero-markup "
-			"build, none otherwise)\n", text);
+			"2us, 1ms; 0: every call kept); %s\n", text, then);
+		tt__min_dur_invalid = true;
+		ns = (int64_t)fallback_ns;
+	} else if (text && *text && !tt__min_dur_invalid &&
+		   !tt_time_in_range(TT_ENV_MIN_DUR, text, ns, tt__err, then)) {
 		tt__min_dur_invalid = true;
 		ns = (int64_t)fallback_ns;
 	}
@@ -93,10 +97,23 @@ static int tt__is_detour(const struct tt_os_module *module, void *arg)
 	return strncmp(base ? base + 1 : module->path, "libticktrace-detour.", 20) == 0;
 }
 
+static int tt__under_record(void)
+{
+	const char *list = getenv(TT_ENV_LIST);
+	return list && *list;
+}
+
 static int tt__zero_markup(void)
 {
-	const char *list = getenv(TT_ENV_LIST), *detour = getenv(TT_ENV_DETOUR);
-	return (!list || !*list) && (!detour || !*detour) && tt_os_modules(tt__is_detour, NULL);
+	const char *detour = getenv(TT_ENV_DETOUR);
+	return !tt__under_record() && (!detour || !*detour) && tt_os_modules(tt__is_detour, NULL);
+}
+
+/* A run of record's that keeps a log beside each trace: not --list's, whose run is
+ * gone with its directory once listed (what it says is said on stderr). */
+static int tt__record_keeps_logs(void)
+{
+	return tt__under_record() && !getenv(TT_ENV_DETOUR_LIST);
 }
 
 /* TICKTRACE_LOG's file, %p in it, made absolute as the run starts; "": the trace's
@@ -109,19 +126,26 @@ static char tt__log_pattern[4096];
  * to a device or a FIFO. */
 static int tt__log_name(char *buf, size_t size)
 {
-	if (tt__log_pattern[0])
-		return tt__expand_pid(tt__log_pattern, buf, size) < 0 ? -1 : !tt__forked && !tt__exec_image;
+	if (tt__log_pattern[0]) {
+		if (tt__expand_pid(tt__log_pattern, buf, size) < 0)
+			return -1;
+		tt__list_log(buf);
+		return !tt__forked && !tt__exec_image;
+	}
 	size_t len;
 	if (tt__default_path(buf, size) < 0 || tt__output_in_place(buf) ||
 	    (len = strlen(buf)) + sizeof ".log" > size)
 		return -1;
 	memcpy(buf + len, ".log", sizeof ".log");
+	tt__list_log(buf);
 	return 1;
 }
 
-/* TICKTRACE_LOG: stderr, off, or a file; unset, stderr, but in the zero-markup build
- * where stderr is not a terminal a file beside the trace: the program's own output,
- * which its tests may compare, stays as without ticktrace. */
+/* TICKTRACE_LOG: stderr, off, or a file; unset, stderr, but where stderr is not a
+ * terminal in the zero-markup build or under `ticktrace record` (TT_ENV_LIST) a file
+ * beside the trace: the program's own output, which its tests may compare (xz's
+ * test_scripts.sh its xzgrep's 2>&1), stays as without ticktrace; record names the
+ * logs. */
 static void tt__config_log(const char *log)
 {
 	int where = TT__LOG_STDERR;
@@ -133,7 +157,7 @@ static void tt__config_log(const char *log)
 		tt__in_start_dir(log, getcwd(cwd, sizeof cwd) ? cwd : "", tt__log_pattern,
 				 sizeof tt__log_pattern);
 		where = TT__LOG_FILE;
-	} else if ((!log || !*log) && !isatty(2) && tt__config.zero_markup) {
+	} else if ((!log || !*log) && !isatty(2) && (tt__config.zero_markup || tt__record_keeps_logs())) {
 		where = TT__LOG_FILE;
 	}
 	tt__err_to(where, tt__log_name);

@@ -190,6 +190,8 @@ static void tt__min_dur_from_env(void)
 		fprintf(stderr, "ticktrace: TICKTRACE_MIN_DUR=%s is not a duration (such as 500ns, 2us, "
 				"1ms; 0: every call kept); every call kept\n", text);
 		ns = 0;
+	} else if (text && *text && !tt_time_in_range(TT_ENV_MIN_DUR, text, ns, stderr, "every call kept")) {
+		ns = 0;
 	}
 	tt__run.min_dur_ns = (uint64_t)ns;
 	tt__run.min_dur_ticks = ns ? tt_os_ns_in_ticks((uint64_t)ns) : 0;

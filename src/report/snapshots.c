@@ -12,8 +12,13 @@
  * in a heap whose top is the least of them. A spike that ranks below it is not even
  * copied (skipped); one above it takes its place: a snapshot waiting for its window
  * is dropped, a written one is removed once the new one is written (a write that
- * fails keeps it). Triggers are the program asking: the first TICKTRACE_SNAPSHOT_MAX,
- * never replaced. What was replaced, skipped or refused is counted and said at exit.
+ * fails keeps it). On a full disk (ENOSPC, EDQUOT) the new one takes the room of the
+ * least written ones below it, removed until the room left holds it (none where all
+ * of them would not: the disk filled by others): else the first ones, written while
+ * there was room, would stay for good. A spike whose file made room keeps its place
+ * among the worst. Triggers are the program asking: the first TICKTRACE_SNAPSHOT_MAX,
+ * never replaced. What was replaced, skipped, refused or not written is counted and
+ * said at exit.
  *
  * The thread tt-spikes writes them, once their window has ended, after each look at
  * the threads' records: it copies each thread's window as a reader (core's
@@ -34,6 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 #include <x86intrin.h>
 
@@ -63,6 +69,8 @@ struct tt__snapshot_due {
 struct tt__kept_spike {
 	int64_t dur, threshold, start;
 	uint64_t number;
+	uint64_t room; /* its file's on disk, once written */
+	bool gone;     /* its file removed to make room for a worse one's (a full disk) */
 	char name[TT__SNAPSHOT_NAME_MAX + 1]; /* as its file's name has it */
 };
 
@@ -97,6 +105,7 @@ static struct tt__snapshots {
 	uint64_t over_max, busy, triggers_busy;
 	/* tt-spikes': files written, and removed (replaced); writes and removals failed */
 	uint64_t written, removed, failed, not_removed;
+	uint64_t made_room; /* files removed on a full disk for a worse spike's room */
 	uint64_t shortened;        /* written with a later beginning (tt__window_fit) */
 	uint64_t copies_bytes;     /* the budget's part for the copies */
 	/* the spikes (tt-spikes'): found, those whose snapshot a worse one replaced (before
@@ -115,13 +124,15 @@ static int64_t tt__snapshot_duration(const char *var, int64_t fallback)
 {
 	const char *text = getenv(var);
 	int64_t ns;
+	char then[32];
 	if (!text || !*text)
 		return fallback;
-	if (tt_an_parse_duration(text, &ns) == 0 && ns >= 0)
-		return ns;
-	fprintf(tt__err, "ticktrace: %s=%s is not a time (100ms, 1.5s); using %" PRId64 "ms\n", var,
-		text, fallback / 1000000);
-	return fallback;
+	snprintf(then, sizeof then, "using %" PRId64 "ms", fallback / 1000000);
+	if (tt_an_parse_duration(text, &ns) < 0 || ns < 0) {
+		fprintf(tt__err, "ticktrace: %s=%s is not a time (100ms, 1.5s); %s\n", var, text, then);
+		return fallback;
+	}
+	return tt_time_in_range(var, text, ns, tt__err, then) ? ns : fallback;
 }
 
 static uint64_t tt__snapshot_max(void)
@@ -516,53 +527,147 @@ static void tt__snapshot_path(const struct tt__snapshots *sn, char *path, uint32
 		 kind == TT_SNAPSHOT_SPIKE ? "spike" : "trigger", (int)getpid(), image, number, name);
 }
 
-/* 0, or -errno (the first failure said). */
-static int tt__snapshot_write(struct tt__snapshots *sn, struct tt__window *w)
+/* A snapshot's file for window w, into `path`. */
+static void tt__snapshot_window_path(const struct tt__snapshots *sn, char *path,
+				     const struct tt__window *w)
 {
-	char name[TT__SNAPSHOT_NAME_MAX + 1], path[TT__SNAPSHOT_PATH_MAX];
+	char name[TT__SNAPSHOT_NAME_MAX + 1];
 	tt__snapshot_file_name(name, w->name);
 	tt__snapshot_path(sn, path, w->info.kind, w->info.number, name);
+}
+
+/* 0 and the room its file takes on disk in *room, or -errno (not counted:
+ * tt__snapshot_failed). */
+static int tt__snapshot_write(struct tt__snapshots *sn, struct tt__window *w, uint64_t *room)
+{
+	char path[TT__SNAPSHOT_PATH_MAX];
+	tt__snapshot_window_path(sn, path, w);
 	tt__background_work(1); /* (a fork waits: it never finds this thread in malloc) */
 	int err = tt__write_window(path, w);
 	tt__background_work(0);
-	if (!err) {
-		sn->written++;
-		sn->shortened += w->shortened;
-		return 0;
-	}
-	if (sn->failed++)
+	if (err)
 		return err;
+	struct stat st;
+	*room = stat(path, &st) == 0 ? (uint64_t)st.st_blocks * 512 : 0;
+	sn->written++;
+	sn->shortened += w->shortened;
+
+	return 0;
+}
+
+/* The snapshot of window w not written (`err`): counted, the first said. */
+static void tt__snapshot_failed(struct tt__snapshots *sn, const struct tt__window *w, int err)
+{
+	if (sn->failed++)
+		return;
+	char path[TT__SNAPSHOT_PATH_MAX];
+	tt__snapshot_window_path(sn, path, w);
 	if (err == -ENOBUFS)
 		fprintf(tt__err, "ticktrace: snapshot %s not written: the threads' records from its spike "
 			"or trigger on pass the %" PRIu64 " MiB of TICKTRACE_MEMORY kept for the copies\n",
 			path, sn->copies_bytes >> 20);
 	else
 		fprintf(tt__err, "ticktrace: snapshot %s not written: %s\n", path, strerror(-err));
-	return err;
 }
 
-/* The place k's snapshot was written (or not: `err`): the file it replaces removed
- * (or, when it was not written, kept in the place again). */
+/* A kept spike's file removed (replaced by a worse one's); whether it is gone. */
+static bool tt__kept_remove(struct tt__snapshots *sn, const struct tt__kept_spike *spike)
+{
+	char path[TT__SNAPSHOT_PATH_MAX];
+	tt__snapshot_path(sn, path, TT_SNAPSHOT_SPIKE, spike->number, spike->name);
+	sn->replaced++;
+	if (unlink(path) == 0 || errno == ENOENT) {
+		sn->removed++;
+		return true;
+	}
+	if (!sn->not_removed++)
+		fprintf(tt__err, "ticktrace: snapshot %s, replaced by a worse spike's, not removed: "
+			"%s\n", path, strerror(errno));
+	return false;
+}
+
+/* The least written file of a spike below place k's (k's own it replaces, or another
+ * place's), or NULL. */
+static struct tt__kept_spike *tt__least_below(struct tt__snapshots *sn, struct tt__kept *k)
+{
+	struct tt__kept_spike *least = k->replaces.number && !k->replaces.gone ? &k->replaces : NULL;
+	for (size_t i = 0; i < sn->nkept; i++) {
+		struct tt__kept_spike *p = &sn->kept[i].now;
+		if (&sn->kept[i] != k && sn->kept[i].written && !p->gone && tt__ranks_above(&k->now, p) &&
+		    (!least || tt__ranks_above(least, p)))
+			least = p;
+	}
+	return least;
+}
+
+/* On a full disk (`err`: ENOSPC, EDQUOT), the room the disk has left, where the files
+ * of spikes below place k's and that room hold `need` bytes; else (the disk filled by
+ * others) -1: none is removed for it. */
+static int64_t tt__room_to_be_made(struct tt__snapshots *sn, struct tt__kept *k, int err,
+				   uint64_t need)
+{
+	struct statvfs disk;
+	if (statvfs(sn->dir, &disk) < 0)
+		return -1;
+	/* (a quota's room is not the disk's: none) */
+	uint64_t room = err == -EDQUOT ? 0 : (uint64_t)disk.f_bavail * disk.f_frsize, could = room;
+	for (size_t i = 0; i < sn->nkept; i++) {
+		struct tt__kept *p = &sn->kept[i];
+		if (p != k && p->written && !p->now.gone && tt__ranks_above(&k->now, &p->now))
+			could += p->now.room;
+	}
+	if (k->replaces.number && !k->replaces.gone)
+		could += k->replaces.room;
+	return could >= need ? (int64_t)room : -1;
+}
+
+/* The place k's snapshot was written (or not: `err`): the file it replaces removed.
+ * Not written for a full disk: its spike keeps the place all the same (gone), and the
+ * file it replaces, below it, goes (else a spike below it could take the place, and
+ * the worst would not be kept: the room goes to the worst that fit); for another
+ * reason (a file size limit), the one it replaces is kept in the place again. */
 static void tt__kept_written(struct tt__snapshots *sn, struct tt__kept *k, int err)
 {
-	if (err) {
+	bool full = err == -ENOSPC || err == -EDQUOT;
+	if (err && !full) {
 		k->now = k->replaces;
 		k->written = k->now.number != 0;
-	} else if (k->replaces.number) {
-		char path[TT__SNAPSHOT_PATH_MAX];
-		tt__snapshot_path(sn, path, TT_SNAPSHOT_SPIKE, k->replaces.number, k->replaces.name);
-		sn->replaced++;
-		if (unlink(path) == 0 || errno == ENOENT)
-			sn->removed++;
-		else if (!sn->not_removed++)
-			fprintf(tt__err, "ticktrace: snapshot %s, replaced by a worse spike's, not removed: "
-				"%s\n", path, strerror(errno));
-		k->written = true;
 	} else {
+		if (k->replaces.number && !k->replaces.gone)
+			tt__kept_remove(sn, &k->replaces);
+		k->now.gone = full;
 		k->written = true;
 	}
 	k->replaces.number = 0;
 	tt__heap_settle(sn, k->at);
+}
+
+/* The snapshot `due` written: on a full disk, for a kept spike, again once the least
+ * files below it are removed, as many as free the bytes its file needs (the writer
+ * counts them past the failure), and after each one more while it still fails (a
+ * block's rounding), up to twice its bytes; each such spike keeps its place, gone (one
+ * below it still ranks below it). 0 or -errno. */
+static int tt__snapshot_write_due(struct tt__snapshots *sn, struct tt__snapshot_due *due)
+{
+	uint64_t room;
+	int err = tt__snapshot_write(sn, &due->window, &room);
+	if (due->kept == TT__NOT_KEPT)
+		return err;
+	struct tt__kept *k = &sn->kept[due->kept];
+	uint64_t need = due->window.bytes, freed = 0;
+	int64_t left = err == -ENOSPC || err == -EDQUOT ? tt__room_to_be_made(sn, k, err, need) : -1;
+	struct tt__kept_spike *least;
+	while (left >= 0 && (err == -ENOSPC || err == -EDQUOT) && freed < 2 * need &&
+	       (least = tt__least_below(sn, k)) && tt__kept_remove(sn, least)) {
+		freed += least->room;
+		least->gone = true;
+		sn->made_room++;
+		if ((uint64_t)left + freed >= need)
+			err = tt__snapshot_write(sn, &due->window, &room);
+	}
+	if (!err)
+		k->now.room = room;
+	return err;
 }
 
 bool tt__snapshots_take(const struct tt_clock *clock, bool last)
@@ -583,7 +688,9 @@ bool tt__snapshots_take(const struct tt_clock *clock, bool last)
 			i++;
 			continue;
 		}
-		int err = tt__snapshot_write(sn, &due->window);
+		int err = tt__snapshot_write_due(sn, due);
+		if (err)
+			tt__snapshot_failed(sn, &due->window, err);
 		if (due->kept != TT__NOT_KEPT)
 			tt__kept_written(sn, &sn->kept[due->kept], err);
 		/* (the last one into its place, its name pointer moved with it) */
@@ -599,7 +706,7 @@ bool tt__snapshots_take(const struct tt_clock *clock, bool last)
 			sn->dir);
 	size_t kept = 0;
 	for (size_t i = 0; i < sn->nkept; i++)
-		kept += sn->kept[i].written;
+		kept += sn->kept[i].written && !sn->kept[i].now.gone;
 	uint64_t over_max = __atomic_load_n(&sn->over_max, __ATOMIC_RELAXED);
 	/* (none kept by the user's choice: not "the 0 worst", nor "=0 were taken") */
 	if (!sn->max && (sn->skipped || over_max))
@@ -631,6 +738,9 @@ bool tt__snapshots_take(const struct tt_clock *clock, bool last)
 			"asked: the threads' records of the window passed the %" PRIu64 " MiB of "
 			"TICKTRACE_MEMORY kept for the copies\n", sn->shortened, sn->shortened == 1 ? "" : "s",
 			sn->copies_bytes >> 20);
+	if (sn->made_room)
+		fprintf(tt__err, "ticktrace: %" PRIu64 " snapshot%s removed on a full disk to make room "
+			"for worse spikes'\n", sn->made_room, sn->made_room == 1 ? "" : "s");
 	if (sn->failed)
 		fprintf(tt__err, "ticktrace: %" PRIu64 " snapshot%s could not be written (the first said "
 			"why)\n", sn->failed, sn->failed == 1 ? "" : "s");
@@ -664,6 +774,7 @@ void tt__snapshots_after_fork(void)
 	 * are the parent's. */
 	sn->triggered = sn->places = sn->over_max = sn->busy = sn->triggers_busy = 0;
 	sn->written = sn->removed = sn->failed = sn->not_removed = sn->shortened = 0;
+	sn->made_room = 0;
 	sn->spikes = sn->replaced = sn->replaced_waiting = sn->skipped = 0;
 	sn->nkept = 0; /* (the parent's files are the parent's) */
 	sn->nwaiting = 0;

@@ -242,11 +242,17 @@ void tt__spikes_start(void)
 		return;
 	int64_t threshold = TT_AN_NO_THRESHOLD;
 	const char *text = getenv("TICKTRACE_SPIKE_THRESHOLD");
+	/* (what a bad one leaves: the default) */
+	char then[200];
+	snprintf(then, sizeof then, "using the default, none: only the thresholds in the code "
+		 "(TT_THRESHOLD_NS) and TICKTRACE_SPIKE_THRESHOLDS' file find spikes to log%s",
+		 snapshots ? " and snapshots to take" : "");
 	if (text && *text && tt_an_parse_duration(text, &threshold) < 0) {
 		fprintf(tt__err, "ticktrace: TICKTRACE_SPIKE_THRESHOLD=%s is not a time (1.5ms, 200us, "
-			"2s: a number and its unit); using the default, none: only the thresholds in "
-			"the code (TT_THRESHOLD_NS) and TICKTRACE_SPIKE_THRESHOLDS' file find spikes "
-			"to log%s\n", text, snapshots ? " and snapshots to take" : "");
+			"2s: a number and its unit); %s\n", text, then);
+		threshold = TT_AN_NO_THRESHOLD;
+	} else if (text && *text &&
+		   !tt_time_in_range("TICKTRACE_SPIKE_THRESHOLD", text, threshold, tt__err, then)) {
 		threshold = TT_AN_NO_THRESHOLD;
 	}
 	if (!dest || !*dest) {

@@ -695,24 +695,41 @@ static int tt__append_line(void *line)
 	return 0;
 }
 
-void tt__list_written(const char *path)
+/* The line TICKTRACE_LIST gets for `path`, after `tag`, into `line` (4096 + 4096 + 8
+ * bytes): whether it could be made (a list set, a path it can hold). */
+static bool tt__list_line(const char *tag, const char *path, char *line)
 {
-	char line[4096 + 4096 + 3];
-	size_t len = 0;
+	size_t len = strlen(tag);
 	if (!*tt__list_path)
-		return;
+		return false;
+	memcpy(line, tag, len);
 	if (path[0] != '/') {
-		if (!getcwd(line, 4096))
-			return;
-		len = strlen(line);
+		if (!getcwd(line + len, 4096))
+			return false;
+		len += strlen(line + len);
 		line[len++] = '/';
 	}
 	size_t n = strlen(path);
 	if (n > 4096)
-		return;
+		return false;
 	memcpy(line + len, path, n);
 	len += n;
 	line[len++] = '\n';
 	line[len] = 0;
-	tt__with_a_descriptor(tt__append_line, line);
+	return true;
+}
+
+void tt__list_written(const char *path)
+{
+	char line[4096 + 4096 + 8];
+	if (tt__list_line("", path, line))
+		tt__with_a_descriptor(tt__append_line, line);
+}
+
+void tt__list_log(const char *path)
+{
+	char line[4096 + 4096 + 8];
+	/* (no thread started for a descriptor: a line may be said anywhere, a fault's too) */
+	if (tt__list_line(TT_LIST_LOG, path, line))
+		tt__append_line(line);
 }

@@ -241,6 +241,8 @@ static int tt__write_to(struct tt__out *out, struct tt__window *window)
 	tt__out_end(out, &end);
 	tt__out_flush(out);
 	err = out->err;
+	if (window)
+		window->bytes = out->offset; /* (counted past a failed write too) */
 out:
 	if (held)
 		tt__keep_chunks(window, 0);

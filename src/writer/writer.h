@@ -55,6 +55,9 @@ int tt__nothing_to_write(void) TT__HIDDEN;
  * appended as a line to TICKTRACE_LIST, when set, so that whoever started the run
  * (`ticktrace record`) learns every file its processes wrote. Async-signal-safe. */
 void tt__list_written(const char *path) TT__HIDDEN;
+/* The log of ticktrace's lines now at `path` (TICKTRACE_LOG, or beside the trace),
+ * listed as the trace files are, tagged TT_LIST_LOG: record names it. */
+void tt__list_log(const char *path) TT__HIDDEN;
 /* `pattern` with %p replaced by the process id, and, where it has no %p, a forked
  * child's pid appended (an exec'd image's .execN before the extension): a file of
  * the process's own; 0 or -ENAMETOOLONG. */
@@ -146,8 +149,10 @@ struct tt__window {
 	int64_t from_ns, to_ns;
 	const char *name;
 	/* Set by the writer: its beginning was left out, its records more than the
-	 * copies' share of the memory budget holds (tt__window_fit). */
+	 * copies' share of the memory budget holds (tt__window_fit); and the file's
+	 * bytes, written or not (a full disk: what it needs). */
 	bool shortened;
+	uint64_t bytes;
 };
 /* The snapshot's file at `path`, its window copied as a reader; 0 or -errno. */
 int tt__write_window(const char *path, struct tt__window *window) TT__HIDDEN;

@@ -37,7 +37,7 @@
 #              log, each snapshot's file name and its mark name the patched functions
 #              as the converter does (issue 35 item 6: they said slow+0x11c9), C++'s
 #              demangled; the program stripped and a function patched by address: slow+0xOFFSET in
-#              both.
+#              both; record's summary counts the snapshots and names the worst three.
 #   keeps_all  a program whose one thread makes 1,400,000 events (more than a thread's
 #              TICKTRACE_BUFFER by default) loses none under record, which keeps every
 #              call by default (issue 32 item 7); a TICKTRACE_BUFFER the user sets holds.
@@ -47,6 +47,12 @@
 #              functions are named
 #              (the MODULES paths are from the root; before, ./libwork.so: "cannot
 #              read it", every function libwork.so+0xOFFSET);
+#   stderr_pipe  a program's stderr through a pipe (xz's test_scripts.sh compares
+#              xzgrep's 2>&1) byte for byte as without ticktrace: the processes' lines
+#              in logs beside their traces, which record's last line names;
+#   many       a run of 21 processes: record's summary names 16 files, counts them,
+#              and gives a pattern of the shell's for them all (said where it names
+#              another run's file too), which its suggested command takes;
 #   unmatched  patterns never matched (the program's loader failed, TICKTRACE=0): not
 #              said to have missed (issue 35's tester: "said above", nothing above);
 #              a pattern that misses said, one that matches not;
@@ -79,6 +85,16 @@ import json, sys
 events = json.load(open(sys.argv[1]))
 events = events["traceEvents"] if isinstance(events, dict) else events
 print(len({e["pid"] for e in events if e.get("name") == "work_leaf"}))' "$1"
+}
+# Record's stderr ($1) with the logs its last line names appended: what ticktrace
+# said in the run's processes, whose stderr is no terminal here (every one named).
+with_logs() {
+	last=$(tail -1 "$1")
+	case $last in "ticktrace: record: ticktrace's lines are in "*) ;; *) return 0 ;; esac
+	case $last in *" more") fail "record named some of the logs: $last" ;; esac
+	for log in $(echo "$last" | tr ' ' '\n' | grep '^/.*\.log$'); do
+		cat "$log" >>"$1"
+	done
 }
 # The run's private directory is gone.
 no_leftovers() { [ -z "$(ls -A "$dir/tmp")" ] || fail "record left $(ls -A "$dir/tmp") in TMPDIR"; }
@@ -130,12 +146,16 @@ children|no_follow)
 	(cd "$dir/run" && "$tool" record $flag -f 'work_*' -c all.json -- ../spawn >out 2>err) && rc=0 || rc=$?
 	err=$dir/run/err
 	[ "$rc" = 3 ] || { cat "$err" >&2; fail "record exits $rc, not the program's 3"; }
+	with_logs "$err"
 	sort "$dir/plain.out" >"$dir/plain.sorted"
 	sort "$dir/run/out" >"$dir/run.sorted"
 	cmp -s "$dir/plain.sorted" "$dir/run.sorted" || fail "the processes' output changed"
 	[ "$(count "$err" 'ticktrace: patched 1 functions')" = 1 ] ||
 		{ cat "$err" >&2; fail "the patch report is not said once"; }
 	files=$(cd "$dir/run" && ls ticktrace-*.ttr | wc -l)
+	# (one log per process that said a line: the patch report's, the shell's)
+	logs=$(grep -c "^ticktrace: record: ticktrace's lines are in .*ticktrace-[0-9]*.ttr.log" "$err")
+	[ "$logs" = 1 ] || fail "the logs not named on record's last line"
 	[ "$(count "$err" 'ticktrace: recorded')" = 1 ] || fail "not one summary line"
 	summary=$(grep 'ticktrace: recorded' "$err")
 	for f in "$dir"/run/ticktrace-*.ttr; do
@@ -178,6 +198,7 @@ sanitized)
 	[ "$plain" = 5 ] || { cat "$dir/plain.err" >&2; fail "the plain run exits $plain, not 5"; }
 	(cd "$dir" && "$tool" record -f 'work_*' -o asan.ttr -- ./asan >asan.out 2>asan.err) && rc=0 || rc=$?
 	[ "$rc" = 5 ] || { cat "$dir/asan.err" >&2; fail "record of an ASan program exits $rc, not 5"; }
+	with_logs "$dir/asan.err"
 	cmp -s "$dir/plain.out" "$dir/asan.out" || fail "record of an ASan program changed its output"
 	grep -q 'patched 1 functions' "$dir/asan.err" && [ -s "$dir/asan.ttr" ] ||
 		{ cat "$dir/asan.err" >&2; fail "the ASan program was not traced"; }
@@ -221,6 +242,7 @@ own_libraries)
 	own=$(nm --defined-only "$dir/hello" | grep -c ' [Tt] ')
 	(cd "$dir" && "$tool" record -f '*' -o run.ttr -- ./hello >/dev/null 2>err) && rc=0 || rc=$?
 	[ "$rc" = 5 ] || { cat "$dir/err" >&2; fail "record -f '*' exits $rc, not 5"; }
+	with_logs "$dir/err"
 	patched=$(sed -n 's/^ticktrace: patched \([0-9]*\) functions.*/\1/p' "$dir/err")
 	[ -n "$patched" ] && [ "$patched" -le "$own" ] ||
 		{ cat "$dir/err" >&2; fail "-f '*' patched ${patched:-?} functions, the program has $own"; }
@@ -232,6 +254,7 @@ own_libraries)
 		[ "$how" = linked ] || prog=./hello preload="${preload:+$preload:}libz.so.1"
 		(cd "$dir" && LD_PRELOAD=$preload "$tool" record -f zlibVersion -o run.ttr -- $prog \
 			>/dev/null 2>err) && rc=0 || rc=$?
+		with_logs "$dir/err"
 		[ "$rc" = 5 ] && grep -q '^ticktrace: patched 1 functions' "$dir/err" ||
 			{ cat "$dir/err" >&2; fail "libz $how: zlibVersion not patched (exit $rc)"; }
 	done
@@ -358,12 +381,14 @@ PROG
 	"$cc" -O1 -o "$dir/many" "$dir/many.c"
 	(cd "$dir" && "$tool" record -f work_leaf -o all.ttr -- ./many >out 2>err) && rc=0 || rc=$?
 	[ "$rc" = 0 ] || { cat "$dir/err" >&2; fail "record exits $rc"; }
+	with_logs "$dir/err"
 	! grep -q dropped "$dir/err" || { cat "$dir/err" >&2; fail "record dropped events by default"; }
 	"$tool" report "$dir/all.ttr" --csv -o "$dir/all.csv" -q
 	grep -q '^"work_leaf",700000,' "$dir/all.csv" ||
 		{ cat "$dir/err" "$dir/all.csv" >&2; fail "not every call of work_leaf in the trace"; }
 	(cd "$dir" && TICKTRACE_BUFFER=65536 "$tool" record -f work_leaf -o some.ttr -- ./many >out 2>err) ||
 		{ cat "$dir/err" >&2; fail "record with TICKTRACE_BUFFER=65536 fails"; }
+	with_logs "$dir/err"
 	grep -q "events dropped" "$dir/err" ||
 		{ cat "$dir/err" >&2; fail "the user's TICKTRACE_BUFFER=65536 was not kept"; }
 	no_leftovers
@@ -379,6 +404,7 @@ deep)
 	(cd "$dir" && "$tool" record -f work_recurse -o run.ttr -c run.json -- ./deep $depth >out 2>err) &&
 		rc=0 || rc=$?
 	[ "$rc" = 0 ] || { cat "$dir/err" >&2; fail "record of a deep recursion exits $rc"; }
+	with_logs "$dir/err"
 	cmp -s "$dir/plain.out" "$dir/out" || fail "the deep recursion's result changed: $(cat "$dir/out")"
 	# the calls beyond the stack's 1,048,575 (one slot is its sentinel), both recursions'
 	beyond=$((depth + 1 - 1048575))
@@ -421,9 +447,10 @@ shell_fork)
 	[ "$rc" = 0 ] && [ "$(cat "$dir/run/out")" = hi ] ||
 		{ cat "$dir/run/err" >&2; fail "record exits $rc, printed $(cat "$dir/run/out")"; }
 	! grep -q 'could not write' "$dir/run/err" || { cat "$dir/run/err" >&2; fail "a trace was not written"; }
-	files=$(cd "$dir/run" && ls c.ttr* | sed 's/[0-9][0-9]*/PID/' | sort | tr '\n' ' ')
+	with_logs "$dir/run/err"
+	files=$(cd "$dir/run" && ls c.ttr* | grep -v '\.log$' | sed 's/[0-9][0-9]*/PID/' | sort | tr '\n' ' ')
 	[ "$files" = "c.ttr c.ttr.PID " ] || fail "the shell and its fork: the files are $files"
-	"$tool" convert "$dir/run"/c.ttr* -o "$dir/run/all.json" 2>"$dir/run/conv" ||
+	"$tool" convert "$dir/run"/c.ttr "$dir/run"/c.ttr.[0-9]*[0-9] -o "$dir/run/all.json" 2>"$dir/run/conv" ||
 		{ cat "$dir/run/conv" >&2; fail "the two files do not convert"; }
 	no_leftovers
 	echo "shell_fork: the shell's fork wrote its trace"
@@ -456,13 +483,14 @@ starts)
 			{ cat "$err" >&2; fail "$mode: the program's images are not t.ttr and t.exec1.ttr: $(ls "$run")"; }
 		summary=$(grep 'ticktrace: recorded' "$err")
 		for f in "$run"/t.*; do
+			case $f in *.log) continue ;; esac
 			case $summary in *"$f"*) ;; *) fail "$mode: the summary does not name $f: $summary" ;; esac
 		done
 		# The processes that called work_leaf (the program twice, one pid), each in a
 		# file of its own: the fork, the fork and exec, posix_spawn, vfork, the shell's two.
 		leaf_files=0
 		for f in "$run"/t.*ttr*; do
-			case $f in *.live) continue ;; esac
+			case $f in *.live|*.log) continue ;; esac
 			"$tool" convert -q "$f" -o "$dir/one.json" --force
 			! grep -q '"work_leaf"' "$dir/one.json" || leaf_files=$((leaf_files + 1))
 		done
@@ -570,6 +598,18 @@ print("\n".join(sorted({e["name"] for e in events if e.get("ph") == "X" and e.ge
 		TICKTRACE_SPIKES=spikes.txt TICKTRACE_SPIKE_THRESHOLD=10ms \
 		"$tool" record -f 'slow_*' -o t.ttr -c t.json -- ./slow >out 2>err) && rc=0 || rc=$?
 	[ "$rc" = 0 ] || { cat "$dir/err" >&2; fail "record slow exits $rc"; }
+	# record's summary counts the snapshots (the process's own line is in its log) and
+	# names the worst three, each a file there
+	n=$(ls "$dir/snaps" | wc -l)
+	said=$(grep "^ticktrace: record: $n snapshots in snaps (TICKTRACE_SNAPSHOTS: $n of spikes, 0 of triggers); the worst: " "$dir/err") ||
+		{ cat "$dir/err" >&2; fail "record's summary does not count the $n snapshots"; }
+	worst=$(echo "$said" | grep -o 'spike-[^ ]*\.ttr ([0-9.]* ms, [0-9.]* times its threshold)' | wc -l)
+	[ "$worst" = 3 ] || fail "not the 3 worst named: $said"
+	ranks=$(echo "$said" | grep -o '[0-9.]* times' | cut -d' ' -f1)
+	[ "$ranks" = "$(echo "$ranks" | sort -rn)" ] || fail "the worst not worst first: $said"
+	for f in $(echo "$said" | grep -o 'spike-[^ ]*\.ttr'); do
+		[ -f "$dir/snaps/$f" ] || fail "$f named, not in snaps: $said"
+	done
 	[ "$(long_names "$dir/t.json")" = "$(printf 'slow_step\nslow_unnamed')" ] ||
 		fail "the converter's names: $(long_names "$dir/t.json")"
 	[ "$(live_names "$dir/spikes.txt")" = "$(long_names "$dir/t.json")" ] ||
@@ -611,6 +651,89 @@ sys.exit(0 if len(marks) == 1 and marks[0].startswith("spike: " + sys.argv[2] + 
 		fail "stripped: the live log's $(live_names "$dir/bare.txt"), the converter's $(long_names "$dir/b.json")"
 	echo "names: the live log, the snapshots' files and marks name the patched functions as convert does"
 	;;
+stderr_pipe)
+	# A program's stderr through a pipe, compared with what it was without ticktrace,
+	# as xz's test_scripts.sh compares xzgrep's 2>&1: ticktrace's lines (the patch
+	# report, the snapshots' count at exit) go to a log beside each
+	# process's trace, which record's last line names (before, they were in it).
+	cat >"$dir/says.c" <<'PROG'
+#include <stdio.h>
+#include <time.h>
+__attribute__((noinline)) int work_leaf(int x)
+{
+	struct timespec nap = {0, 3000000};
+	nanosleep(&nap, NULL);
+	return x * 3 + 1;
+}
+int main(int argc, char **argv)
+{
+	(void)argv;
+	fprintf(stderr, "says: %d\n", work_leaf(argc));
+	return 0;
+}
+PROG
+	"$cc" -O1 -o "$dir/says" "$dir/says.c"
+	pipe='./says 2>&1 | cat >"$0"'
+	(cd "$dir" && sh -c "$pipe" plain.err) || fail "says without record"
+	[ "$(cat "$dir/plain.err")" = "says: 4" ] || fail "says said $(cat "$dir/plain.err")"
+	(cd "$dir" && TICKTRACE_MODE=ring TICKTRACE_SNAPSHOTS=snaps TICKTRACE_SPIKE_THRESHOLD=1ms \
+		"$tool" record -f 'work_*' -o 't-%p.ttr' -- sh -c "$pipe" got.err >out 2>err) && rc=0 || rc=$?
+	[ "$rc" = 0 ] || { cat "$dir/err" >&2; fail "record exits $rc"; }
+	cmp "$dir/plain.err" "$dir/got.err" ||
+		{ cat "$dir/got.err" >&2; fail "the program's stderr through a pipe is not as without ticktrace"; }
+	# The log of says (the one that patched) holds what ticktrace said in it; record's
+	# last line names it.
+	log=$(grep -l 'ticktrace: patched 1 functions' "$dir"/t-*.log)
+	[ "$(echo "$log" | wc -l)" = 1 ] && grep -q 'ticktrace: 1 snapshot in snaps' "$log" ||
+		{ ls "$dir" >&2; cat "$dir/err" >&2; fail "no log of says with ticktrace's lines: $log"; }
+	last=$(tail -1 "$dir/err")
+	case $last in "ticktrace: record: ticktrace's lines are in "[0-9]*" logs "*"$log"*) ;;
+		*) cat "$dir/err" >&2; fail "record's last line does not name $log: $last" ;; esac
+	! grep -q 'snapshot in snaps\|ticktrace: patched' "$dir/err" || fail "a process said its lines on stderr"
+	# TICKTRACE_LOG=stderr: on the program's stderr all the same, as asked.
+	(cd "$dir" && TICKTRACE_LOG=stderr TICKTRACE_MODE=ring TICKTRACE_SNAPSHOTS=snaps \
+		"$tool" record -f 'work_*' -o 's-%p.ttr' -- sh -c "$pipe" asked.err >out 2>err) && rc=0 || rc=$?
+	[ "$rc" = 0 ] && grep -q 'ticktrace: patched 1 functions' "$dir/asked.err" ||
+		{ cat "$dir/asked.err" >&2; fail "TICKTRACE_LOG=stderr: the lines not on stderr"; }
+	no_leftovers
+	echo "stderr_pipe: the program's stderr as without ticktrace, ticktrace's lines in the named logs"
+	;;
+many)
+	# A run of many processes (make check's: 1,100 files, a summary line of 60 KB that
+	# named each twice): the first 16 named, the count, and a pattern of the shell's
+	# that names them all, which the command it suggests takes; one that names another
+	# run's file too says so.
+	"$cc" -O1 -o "$dir/hello" "$src/hello.c"
+	mkdir "$dir/m"
+	: >"$dir/m/m-1.ttr" # (an earlier run's, which the pattern names too)
+	(cd "$dir/m" && "$tool" record -f work_leaf -o 'm-%p.ttr' -- \
+		sh -c 'for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do ../hello; done' \
+		>out 2>err) && rc=0 || rc=$?
+	err=$dir/m/err
+	[ "$rc" = 5 ] || { cat "$err" >&2; fail "record exits $rc, not the last hello's 5"; }
+	files=$(cd "$dir/m" && ls m-*.ttr | grep -vc '^m-1\.ttr$')
+	[ "$files" = 21 ] || fail "$files files, not 21 (the shell, 20 hellos)"
+	summary=$(grep '^ticktrace: recorded' "$err")
+	case $summary in "ticktrace: recorded the program and those it started, 21 files, one each, $dir/m/m-*.ttr (which names 1 more of other runs too): "*" and 5 more; see them on one timeline with: ticktrace convert $dir/m/m-*.ttr -o trace.pftrace") ;;
+		*) fail "the summary of 21 files: $summary" ;; esac
+	[ "$(echo "$summary" | tr ' ' '\n' | grep -c "^$dir/m/m-[0-9]*\.ttr$")" = 16 ] ||
+		fail "not 16 files named: $summary"
+	logs=$(tail -1 "$err")
+	case $logs in "ticktrace: record: ticktrace's lines are in "*) ;; *) fail "the logs not named: $logs" ;; esac
+	# Alone in its directory, the command suggested converts them all.
+	mkdir "$dir/m2"
+	err=$dir/m2/err
+	(cd "$dir/m2" && "$tool" record -f work_leaf -o 'm-%p.ttr' -- \
+		sh -c 'for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do ../hello; done' \
+		>out 2>err) && rc=0 || rc=$?
+	grep -q "(which names" "$err" && fail "an exact pattern said to name others: $(cat "$err")"
+	cmd=$(sed -n 's/^ticktrace: recorded .*; see them on one timeline with: \(ticktrace convert .*\)$/\1/p' "$err")
+	(cd "$dir/m2" && eval "\"\$tool\"${cmd#ticktrace}" 2>conv) ||
+		{ cat "$dir/m2/conv" >&2; fail "the command suggested fails: $cmd"; }
+	[ -s "$dir/m2/trace.pftrace" ] || fail "the command suggested wrote nothing: $cmd"
+	no_leftovers
+	echo "many: 21 files summed up, 16 named, one pattern for all"
+	;;
 unmatched)
 	# A program whose patterns were never matched against its functions is not said to
 	# have missed them (it said "what each pattern missed is said above", nothing above):
@@ -634,8 +757,9 @@ unmatched)
 	grep -qF "wrote no trace at z.ttr (TICKTRACE=0" err || { cat err >&2; fail "TICKTRACE=0: the missing trace not said"; }
 	"$tool" record -f no_such_function -o m.ttr -- ./hello >out 2>err && rc=0 || rc=$?
 	[ "$rc" = 5 ] || { cat err >&2; fail "a missing pattern: record exits $rc, not the program's 5"; }
+	with_logs err
 	grep -qF -- "-f no_such_function matches no function" err &&
-		grep -qF "no -f pattern matched a function of ./hello or a program it ran: the trace holds none of their calls (what each pattern missed is said above)" err ||
+		grep -qF "no -f pattern matched a function of ./hello or a program it ran: the trace holds none of their calls (what each pattern missed is said in ticktrace's lines, whose log is named below)" err ||
 		{ cat err >&2; fail "a missing pattern: not said"; }
 	"$tool" record -f work_leaf -o w.ttr -- ./hello >out 2>err && rc=0 || rc=$?
 	[ "$rc" = 5 ] && ! grep -q "pattern" err || { cat err >&2; fail "work_leaf: record exits $rc"; }

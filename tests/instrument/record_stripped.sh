@@ -51,7 +51,9 @@ print("\n".join("%s %d" % kv for kv in sorted(n.items())))' "$1"
 record() {
 	prog=$1
 	shift
-	(cd "$dir" && "$tool" record "$@" -o t.ttr -c t.json --force -- "$prog" >out 2>err) && rc=0 || rc=$?
+	# (what the patcher says on stderr, as asked: its log otherwise, stderr being no terminal)
+	(cd "$dir" && TICKTRACE_LOG=stderr "$tool" record "$@" -o t.ttr -c t.json --force -- "$prog" \
+		>out 2>err) && rc=0 || rc=$?
 	[ "$rc" = "${want_rc:-0}" ] || { cat "$dir/err" >&2; fail "record $* -- $prog exits $rc"; }
 	cmp -s "$dir/out" "$dir/plain" || fail "record $* -- $prog: output not the plain run's"
 }
@@ -247,7 +249,8 @@ sys.exit("".join(bad) or None)' \
 		"$dir/s.list" "$text_at" "$text_size" || fail "--list -f '*' gives lz4 functions outside its .text"
 	for run in "-f $dir/in $dir/rec.lz4" "-d -f $dir/plain.lz4 $dir/rec.out"; do
 		# shellcheck disable=SC2086 # (the words of the run)
-		(cd "$dir" && "$tool" record -f '*' -o t.ttr -c t.json --force -- "$lz4" -q $run 2>err) ||
+		(cd "$dir" && TICKTRACE_LOG=stderr "$tool" record -f '*' -o t.ttr -c t.json --force -- \
+			"$lz4" -q $run 2>err) ||
 			{ cat "$dir/err" >&2; fail "record -f '*' -- lz4 $run"; }
 		patched=$(sed -n 's/^ticktrace: patched \([0-9]*\) functions.*/\1/p' "$dir/err")
 		[ "${patched:-0}" -ge 100 ] || { cat "$dir/err" >&2; fail "lz4 $run: patched ${patched:-none}"; }

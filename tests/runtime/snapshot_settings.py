@@ -124,6 +124,28 @@ def main():
             check(said in err, f"said: {said!r} in {err!r}")
         check(os.path.isdir(bad) and len(os.listdir(bad)) == 1, "the snapshot, with the defaults")
 
+        # Times out of range (1e9s: 31 years, taken before, every window written at
+        # exit and said to end 999999957 s in): said, naming the setting and the
+        # value, and the default used.
+        far = os.path.join(tmp, "far")
+        results, err = run(tmp, ["f"], TICKTRACE_SNAPSHOTS=far, TICKTRACE_SNAPSHOT_BEFORE="3601s",
+                           TICKTRACE_SNAPSHOT_AFTER="1e9s", TICKTRACE_SPIKE_THRESHOLD="1e9s",
+                           TICKTRACE_MIN_DUR="7200s")
+        check(results.get("f") == 0, f"times out of range, defaults used: {results}")
+        for var, value, then in (("TICKTRACE_SNAPSHOT_BEFORE", "3601s", "using 100ms"),
+                                 ("TICKTRACE_SNAPSHOT_AFTER", "1e9s", "using 10ms"),
+                                 ("TICKTRACE_SPIKE_THRESHOLD", "1e9s", "using the default, none"),
+                                 ("TICKTRACE_MIN_DUR", "7200s", "using the default")):
+            said = (f"ticktrace: {var}={value} is out of range: a time setting takes an hour "
+                    f"(3600s) at most; {then}")
+            check(said in err, f"said: {said!r} in {err!r}")
+        files = os.listdir(far) if os.path.isdir(far) else []
+        info = subprocess.run([TOOL, "info", os.path.join(far, files[0])], capture_output=True,
+                              text=True, timeout=60).stdout if len(files) == 1 else ""
+        window = re.search(r"window: +(-?[\d.]+) s \.\. ([\d.]+) s", info)
+        check(window and float(window.group(2)) - float(window.group(1)) < 1,
+              f"the snapshot's window, with the defaults: {files} {window and window.group(0)}")
+
         # TICKTRACE_SPIKE_THRESHOLD read as every time is (a bare number is none: it
         # meant seconds, unsaid, and 20000000 no spike at all), a bad one said with what it
         # means for the run; a spike log that cannot be made names its path, and the

@@ -7,7 +7,11 @@ detector found), each file numbered by its spike's place in the log; the exit sa
 many were replaced and skipped, as many as keeping the worst in the log's order
 replaces and skips. Before, the first 16 were kept. And every write failing from
 mid-run on (RLIMIT_FSIZE): the 16 worst of the spikes before it stay, none lost to a
-replacement that could not be written, the failures said.
+replacement that could not be written, the failures said. And a disk with room for
+four or five (a tmpfs of that size, in a mount namespace of the test's own): the
+worst spikes take the room of the least kept ones, the worst of the run among them,
+what was removed for them said (before, the first four stayed for good: every later
+write failed).
 Usage: snapshot_worst.py PROG"""
 import json
 import os
@@ -25,11 +29,13 @@ PROG = sys.argv[1]
 KEEP = 16
 
 
-def run(tmp, label, args):
-    """The run's snapshots folder, the spikes of its live log, and what it said. The
+def run(tmp, label, args, snaps=None, wrap=()):
+    """The run's snapshots folder (`snaps`, else one in tmp), the spikes of its live log,
+    and what it said; the program run by `wrap` (a command that ends with it). The
     log is a FIFO, read as it is written: no limit of the program's on its files'
     size applies to it."""
-    snaps, log = os.path.join(tmp, label), os.path.join(tmp, label + ".jsonl")
+    snaps = snaps or os.path.join(tmp, label)
+    log = os.path.join(tmp, label + ".jsonl")
     os.mkfifo(log)
     env = {k: v for k, v in os.environ.items() if not k.startswith("TICKTRACE")}
     env.update(TICKTRACE_OUT="/dev/null", TICKTRACE_MODE="ring", TICKTRACE_BUFFER="131072",
@@ -41,7 +47,7 @@ def run(tmp, label, args):
     fd = os.open(log, os.O_RDWR | os.O_NONBLOCK)
     data = []
     with tempfile.TemporaryFile("w+") as err:
-        p = subprocess.Popen([PROG] + args, env=env, stdout=subprocess.DEVNULL, stderr=err,
+        p = subprocess.Popen([*wrap, PROG] + args, env=env, stdout=subprocess.DEVNULL, stderr=err,
                              text=True)
         deadline = time.monotonic() + 120
         try:
@@ -117,6 +123,49 @@ def keep_worst(label, args):
               f"said as: {err}")
         check(f"ticktrace: {KEEP} snapshots in {snaps}\n" in err, f"{label}: the files said: {err}")
         print(f"{label}: kept {sorted(got.values())}; {replaced} replaced, {skipped} skipped")
+        sizes = sorted(os.path.getsize(os.path.join(snaps, f)) for f in os.listdir(snaps))
+        return sizes[len(sizes) // 2] if sizes else 1 << 16
+
+
+# A tmpfs of $1 bytes at $2 in a mount namespace of its own (gone with it: nothing
+# left mounted), the program run with its snapshots there, then copied out to $3.
+FULL_DISK = """mount -t tmpfs -o size=$1 tt-full "$2" || exit 77
+shift 3; "$@"; rc=$?; cp -a "$0/s" "$0.copy"; exit $rc"""
+
+
+def full_disk(median):
+    """A disk with room for 4.5 of the median snapshots of `grow`: the worst spike of
+    the run is kept, and every file kept is one of the 16 worst, each having taken the
+    room of a lesser one (said); the files said as they are."""
+    label = "full"
+    root = os.geteuid() == 0
+    probe = subprocess.run(["unshare", "-m" if root else "-rm", "sh", "-c",
+                            "mount -t tmpfs tt-probe /mnt"], capture_output=True, text=True)
+    if probe.returncode != 0:
+        print(f"{label}: skipped: no tmpfs in a mount namespace here ({probe.stderr.strip()})")
+        return
+    with tempfile.TemporaryDirectory(prefix="tt-snapshot-worst-") as tmp:
+        disk = os.path.join(tmp, "disk")
+        os.mkdir(disk)
+        size = str(median * 9 // 2)
+        # (sh's $0 the disk, then its size, its mount point again and a place holder)
+        wrap = ["unshare", "-m" if root else "-rm", "sh", "-c", FULL_DISK, disk, size, disk, "-"]
+        snaps, spikes, err = run(tmp, label, ["grow"], os.path.join(disk, "s"), wrap)
+        pid = spikes[0]["pid"] if spikes else -1
+        got = kept_files(label, disk + ".copy", pid)
+        order = sorted(range(len(spikes)), key=lambda i: rank(spikes[i]))
+        worst = {i + 1 for i in order[:KEEP]}
+        check(order and order[0] + 1 in got,
+              f"{label}: the worst spike, #{order[0] + 1 if order else '?'}, not kept: "
+              f"kept {sorted(got.items())}")
+        check(got and set(got) <= worst, f"{label}: kept {sorted(got)}, not all of the {KEEP} "
+              f"worst {sorted(worst)}")
+        check(f"ticktrace: {len(got)} snapshots in {snaps}\n" in err, f"{label}: the files said: {err}")
+        room = re.search(r"ticktrace: (\d+) snapshots? removed on a full disk to make room for "
+                         r"worse spikes'", err)
+        check(room and int(room.group(1)) >= 1, f"{label}: the room made not said: {err}")
+        print(f"{label}: {size} bytes, kept {sorted(got)}; {room.group(1) if room else '?'} removed "
+              f"for worse ones")
 
 
 def files_limited():
@@ -145,9 +194,10 @@ def files_limited():
 
 
 def main():
-    keep_worst("grow", ["grow"])
+    median = keep_worst("grow", ["grow"])
     keep_worst("shuffle", ["shuffle"])
     files_limited()
+    full_disk(median)
     return verdict()
 
 

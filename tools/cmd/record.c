@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <glob.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -14,8 +15,12 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
+/* Files named one by one in a line of record's; of more, the first ones and a count
+ * (a make check's run wrote 1,100 traces: a line of 60 KB, twice over). */
+#define TT_REC_NAMED 16
 
 /* The detour library: TICKTRACE_DETOUR_LIB, else the build tree's when this command
  * is the build tree's, else the installed one. */
@@ -402,21 +407,53 @@ static bool tt_rec_live_empty(const char *path)
 	return !h.live_sections_end && (h.pid <= 0 || (kill((pid_t)h.pid, 0) < 0 && errno == ESRCH));
 }
 
+/* What the run's processes listed: their trace files and the logs of ticktrace's own
+ * lines (tagged TT_LIST_LOG), each array NULL-free and `n` long. */
+struct tt_rec_listed {
+	char **files, **logs;
+	size_t nfiles, nlogs;
+};
+
+/* Adds `path` to `*paths` (`*n` of them, `seen` their stats) unless a file already
+ * there is the same (by inode: a process that exec'd wrote the same file twice). */
+static void tt_rec_add(char ***paths, struct stat **seen, size_t *n, const char *path,
+		       const struct stat *st)
+{
+	for (size_t i = 0; i < *n; i++)
+		if ((*seen)[i].st_dev == st->st_dev && (*seen)[i].st_ino == st->st_ino)
+			return;
+	char **more = realloc(*paths, (*n + 1) * sizeof(**paths));
+	if (more)
+		*paths = more;
+	struct stat *more_seen = more ? realloc(*seen, (*n + 1) * sizeof(**seen)) : NULL;
+	if (more_seen)
+		*seen = more_seen;
+	if (!more || !more_seen || !((*paths)[*n] = strdup(path)))
+		return;
+	(*seen)[(*n)++] = *st;
+}
+
 /* The trace files the run wrote: those its processes listed (live files too, which
  * one that was killed leaves; the runtime lists what it creates, under the names it
- * gave them), each once (by inode: a process that exec'd wrote the same file twice).
- * Only files of this run (tt_rec_ours). The count. */
-static size_t tt_rec_files(const char *list, char ***files)
+ * gave them), each once; and its logs that hold a line. Only files of this run
+ * (tt_rec_ours). */
+static void tt_rec_files(const char *list, struct tt_rec_listed *l)
 {
 	FILE *f = fopen(list, "re");
 	char *line = NULL;
-	size_t cap = 0, n = 0;
-	struct stat *seen = NULL;
-	*files = NULL;
+	size_t cap = 0;
+	struct stat *seen = NULL, *seen_logs = NULL;
+	*l = (struct tt_rec_listed){0};
 	for (ssize_t len; f && (len = getline(&line, &cap, f)) >= 0;) {
 		if (len && line[len - 1] == '\n')
 			line[len - 1] = 0;
 		struct stat st;
+		size_t tag = strlen(TT_LIST_LOG);
+		if (strncmp(line, TT_LIST_LOG, tag) == 0) {
+			if (tt_rec_ours(line + tag, &st) && st.st_size)
+				tt_rec_add(&l->logs, &seen_logs, &l->nlogs, line + tag, &st);
+			continue;
+		}
 		if (!tt_rec_ours(line, &st) || tt_rec_live_beside(line))
 			continue;
 		if (tt_rec_live_empty(line)) {
@@ -425,33 +462,183 @@ static size_t tt_rec_files(const char *list, char ***files)
 			unlink(line);
 			continue;
 		}
-		bool again = false;
-		for (size_t i = 0; i < n; i++)
-			again |= seen[i].st_dev == st.st_dev && seen[i].st_ino == st.st_ino;
-		char **more = again ? *files : realloc(*files, (n + 1) * sizeof(**files));
-		struct stat *more_seen = again ? seen : realloc(seen, (n + 1) * sizeof(*seen));
-		if (more)
-			*files = more;
-		if (more_seen)
-			seen = more_seen;
-		if (again || !more || !more_seen || !((*files)[n] = strdup(line)))
-			continue;
-		seen[n++] = st;
+		tt_rec_add(&l->files, &seen, &l->nfiles, line, &st);
 	}
 	free(line);
 	free(seen);
+	free(seen_logs);
 	if (f)
 		fclose(f);
-	return n;
 }
 
-/* What the run wrote, every file named: converted (-c), or the command that would. */
+/* The worst snapshots named in record's summary. */
+#define TT_REC_WORST 3
+
+/* A spike's snapshot, ranked as the runtime ranks them: duration over threshold. */
+struct tt_rec_snapshot {
+	char name[NAME_MAX + 1];
+	int64_t dur, threshold;
+};
+
+static bool tt_rec_worse(const struct tt_rec_snapshot *a, const struct tt_rec_snapshot *b)
+{
+	return (__int128)a->dur * b->threshold > (__int128)b->dur * a->threshold;
+}
+
+/* The snapshots the run's processes wrote into TICKTRACE_SNAPSHOTS (a directory of
+ * the run's, no %p): files of this user made since `since`, counted (their own lines
+ * at exit are in their logs), the directory and the worst spikes' named. */
+static void tt_rec_say_snapshots(const struct timespec *since)
+{
+	const char *dir = getenv("TICKTRACE_SNAPSHOTS");
+	DIR *d = dir && *dir && !strchr(dir, '%') ? opendir(dir) : NULL;
+	if (!d)
+		return;
+	size_t spikes = 0, triggers = 0, nworst = 0;
+	struct tt_rec_snapshot worst[TT_REC_WORST];
+	for (struct dirent *e; (e = readdir(d));) {
+		size_t n = strlen(e->d_name);
+		bool spike = strncmp(e->d_name, "spike-", 6) == 0;
+		struct stat st;
+		char path[PATH_MAX];
+		if ((!spike && strncmp(e->d_name, "trigger-", 8) != 0) || n < 4 ||
+		    strcmp(e->d_name + n - 4, ".ttr") != 0 ||
+		    snprintf(path, sizeof path, "%s/%s", dir, e->d_name) >= (int)sizeof path ||
+		    !tt_rec_ours(path, &st) || st.st_mtim.tv_sec < since->tv_sec ||
+		    (st.st_mtim.tv_sec == since->tv_sec && st.st_mtim.tv_nsec < since->tv_nsec))
+			continue;
+		triggers += !spike;
+		spikes += spike;
+		struct tt_file f;
+		struct tt_rec_snapshot s = {.dur = 0};
+		if (spike && tt_file_open(&f, path) == 0 && f.snapshot) {
+			snprintf(s.name, sizeof s.name, "%s", e->d_name);
+			s.dur = f.snapshot->split.dur_ns;
+			s.threshold = f.snapshot->info.threshold_ns > 0 ? f.snapshot->info.threshold_ns : 1;
+		}
+		if (spike)
+			tt_file_close(&f);
+		if (!s.dur)
+			continue;
+		/* (kept worst first) */
+		size_t at = nworst;
+		while (at && tt_rec_worse(&s, &worst[at - 1]))
+			at--;
+		if (at == TT_REC_WORST)
+			continue;
+		nworst += nworst < TT_REC_WORST;
+		memmove(&worst[at + 1], &worst[at], (nworst - 1 - at) * sizeof *worst);
+		worst[at] = s;
+	}
+	closedir(d);
+	if (!spikes && !triggers)
+		return;
+	fprintf(stderr, "ticktrace: record: %zu snapshot%s in %s (TICKTRACE_SNAPSHOTS: %zu of spikes, "
+		"%zu of triggers)", spikes + triggers, spikes + triggers == 1 ? "" : "s", dir, spikes,
+		triggers);
+	for (size_t i = 0; i < nworst; i++)
+		fprintf(stderr, "%s %s (%.3f ms, %.1f times its threshold)", i ? "," : "; the worst:",
+			worst[i].name, (double)worst[i].dur / 1e6,
+			(double)worst[i].dur / (double)worst[i].threshold);
+	fprintf(stderr, "\n");
+}
+
+/* The logs that hold what ticktrace said in the run's processes, named as record's
+ * last line: TICKTRACE_LOG's, or those beside the traces of processes whose stderr
+ * was not a terminal (the program's own stderr stays as without ticktrace). */
+static void tt_rec_say_logs(char **logs, size_t nlogs)
+{
+	if (!nlogs)
+		return;
+	const char *log = getenv("TICKTRACE_LOG");
+	const char *why = log && *log && strcmp(log, "stderr") != 0 ? "(TICKTRACE_LOG)" :
+		"(where a process's stderr is not a terminal, so that the program's own stays as "
+		"without ticktrace; TICKTRACE_LOG=stderr puts them there all the same)";
+	if (nlogs == 1) {
+		fprintf(stderr, "ticktrace: record: ticktrace's lines are in %s %s\n", logs[0], why);
+		return;
+	}
+	fprintf(stderr, "ticktrace: record: ticktrace's lines are in %zu logs %s:", nlogs, why);
+	for (size_t i = 0; i < nlogs && i < TT_REC_NAMED; i++)
+		fprintf(stderr, " %s", logs[i]);
+	if (nlogs > TT_REC_NAMED)
+		fprintf(stderr, " and %zu more", nlogs - TT_REC_NAMED);
+	fprintf(stderr, "\n");
+}
+
+/* A pattern of the shell's that names every one of `files`: one directory, their
+ * names' common start, `*`, their common end; into `pattern`. How many files it names
+ * now that are not of `files` (another run's), or -1: none names them all. */
+static long tt_rec_glob(char **files, size_t nfiles, char *pattern, size_t cap)
+{
+	const char *slash = strrchr(files[0], '/');
+	size_t dir = slash ? (size_t)(slash - files[0]) + 1 : 0;
+	size_t start = strlen(files[0]) - dir, end = start, shortest = start;
+	for (size_t i = 1; i < nfiles; i++) {
+		const char *a = files[0] + dir, *b = files[i] + dir;
+		size_t na = strlen(a), nb = strlen(b), n = 0;
+		if (strncmp(files[0], files[i], dir) != 0 || strchr(b, '/'))
+			return -1;
+		while (n < start && n < nb && a[n] == b[n])
+			n++;
+		start = n;
+		for (n = 0; n < end && n < na && n < nb && a[na - 1 - n] == b[nb - 1 - n];)
+			n++;
+		end = n;
+		shortest = nb < shortest ? nb : shortest;
+	}
+	/* (t.ttr and t.123.ttr: t.*.ttr names neither; t.*ttr both) */
+	if (start + end > shortest)
+		end = shortest - start;
+	const char *name = files[0] + dir;
+	/* (a pid's first digits are no part of the name: m-*.ttr, not m-21*.ttr) */
+	while (start && name[start - 1] >= '0' && name[start - 1] <= '9')
+		start--;
+	size_t len = strlen(name);
+	while (end && name[len - end] >= '0' && name[len - end] <= '9')
+		end--;
+	size_t head = dir + start;
+	if (snprintf(pattern, cap, "%.*s*%s", (int)head, files[0], name + len - end) >= (int)cap)
+		return -1;
+	/* (no pattern the shell would read otherwise but at its one `*`) */
+	for (size_t i = 0; pattern[i]; i++)
+		if (i != head && strchr("*?[\\ \t\n'\"$`;&|<>(){}~#!", pattern[i]))
+			return -1;
+	glob_t g;
+	if (glob(pattern, 0, NULL, &g) != 0)
+		return -1;
+	size_t listed = 0;
+	for (size_t i = 0; i < g.gl_pathc; i++)
+		for (size_t j = 0; j < nfiles; j++)
+			if (strcmp(g.gl_pathv[i], files[j]) == 0) {
+				listed++;
+				break;
+			}
+	long others = listed == nfiles ? (long)(g.gl_pathc - listed) : -1;
+	globfree(&g);
+	return others;
+}
+
+/* What the run wrote, every file named (of many, the first and a pattern that names
+ * them all): converted (-c), or the command that would. */
 /* `program`: the program's pid, 0 once it was killed (it exited otherwise). */
 static int tt_rec_report(const struct tt_rec_opts *o, char **files, size_t nfiles, int rc,
 			 pid_t program)
 {
-	fprintf(stderr, "ticktrace: recorded %s", nfiles > 1 ? "the program and those it started, "
-		"one file each:" : "");
+	char pattern[PATH_MAX + 2];
+	bool many = nfiles > TT_REC_NAMED;
+	long others = many ? tt_rec_glob(files, nfiles, pattern, sizeof pattern) : -1;
+	bool globbed = others >= 0;
+	if (many)
+		fprintf(stderr, "ticktrace: recorded the program and those it started, %zu files, one each%s%s",
+			nfiles, globbed ? ", " : "", globbed ? pattern : "");
+	if (others > 0)
+		fprintf(stderr, " (which names %ld more of other runs too)", others);
+	if (many)
+		fprintf(stderr, ":");
+	else
+		fprintf(stderr, "ticktrace: recorded %s", nfiles > 1 ? "the program and those it started, "
+			"one file each:" : "");
 	size_t killed = 0, running = 0, left = 0;
 	for (size_t i = 0; i < nfiles; i++) {
 		size_t n = strlen(files[i]);
@@ -462,8 +649,11 @@ static int tt_rec_report(const struct tt_rec_opts *o, char **files, size_t nfile
 			running++;
 		else if (pid >= 0)
 			killed++;
-		fprintf(stderr, "%s%s", nfiles > 1 ? " " : "", files[i]);
+		if (i < TT_REC_NAMED)
+			fprintf(stderr, "%s%s", nfiles > 1 ? " " : "", files[i]);
 	}
+	if (many)
+		fprintf(stderr, " and %zu more", nfiles - TT_REC_NAMED);
 	if (left)
 		fprintf(stderr, " (.live: %s left by _exit before its trace was written (10 s at most: "
 			"ticktrace(7), PROCESSES): its buffers hold what it recorded)", o->argv[0]);
@@ -477,8 +667,11 @@ static int tt_rec_report(const struct tt_rec_opts *o, char **files, size_t nfile
 	if (!o->convert) {
 		fprintf(stderr, "; see %s with: ticktrace convert",
 			nfiles > 1 ? "them on one timeline" : "it");
-		for (size_t i = 0; i < nfiles; i++)
-			fprintf(stderr, " %s", files[i]);
+		if (globbed)
+			fprintf(stderr, " %s", pattern);
+		else
+			for (size_t i = 0; i < nfiles; i++)
+				fprintf(stderr, " %s", files[i]);
 		fprintf(stderr, " -o trace.pftrace\n");
 		return rc;
 	}
@@ -540,6 +733,8 @@ int tt_rec_run(const struct tt_rec_opts *o)
 	/* Closed by a successful exec: a byte read from it says the program never ran,
 	 * so that its own exit status 126 or 127 is not taken for that. */
 	int ran[2] = {-1, -1};
+	struct timespec started;
+	clock_gettime(CLOCK_REALTIME, &started);
 	pid_t pid = pipe2(ran, O_CLOEXEC) == 0 ? fork() : -1;
 	if (pid < 0) {
 		fprintf(stderr, "ticktrace: record: cannot start %s: %s\n", o->argv[0], strerror(errno));
@@ -592,19 +787,22 @@ int tt_rec_run(const struct tt_rec_opts *o)
 	snprintf(matched, sizeof matched, "%s/" TT_DETOUR_MATCHED_MARKER, dir);
 	snprintf(looked, sizeof looked, "%s/" TT_DETOUR_LOOKED_MARKER, dir);
 	const char *recording = getenv("TICKTRACE");
+	struct tt_rec_listed listed;
+	tt_rec_files(list, &listed);
 	if (o->npatterns && access(matched, F_OK) != 0) {
 		/* (recording off: the patterns were never matched, and the missing trace is said) */
 		if (access(looked, F_OK) == 0)
 			fprintf(stderr, "ticktrace: record: no -f pattern matched a function of %s or a "
 				"program it ran: the trace holds none of their calls (what each pattern "
-				"missed is said above)\n", o->argv[0]);
+				"missed is said %s)\n", o->argv[0],
+				listed.nlogs ? "in ticktrace's lines, whose log is named below" : "above");
 		else if (!recording || strcmp(recording, "0") != 0)
 			fprintf(stderr, "ticktrace: record: %s ended before the -f patterns were matched "
 				"against its functions: nothing was patched\n", o->argv[0]);
 		rc = rc ? rc : 1;
 	}
-	char **files;
-	size_t nfiles = tt_rec_files(list, &files);
+	char **files = listed.files;
+	size_t nfiles = listed.nfiles;
 	struct stat there;
 	if (nfiles)
 		rc = tt_rec_report(o, files, nfiles, rc, WIFSIGNALED(status) ? 0 : pid);
@@ -616,9 +814,14 @@ int tt_rec_run(const struct tt_rec_opts *o)
 				"; the file there is not one it wrote" : "");
 		rc = rc ? rc : 1;
 	}
+	tt_rec_say_snapshots(&started);
+	tt_rec_say_logs(listed.logs, listed.nlogs);
 	for (size_t i = 0; i < nfiles; i++)
 		free(files[i]);
 	free(files);
+	for (size_t i = 0; i < listed.nlogs; i++)
+		free(listed.logs[i]);
+	free(listed.logs);
 out:
 	tt_rec_dir_remove(dir);
 	return rc;
