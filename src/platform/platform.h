@@ -157,6 +157,37 @@ int tt_os_file_reserve(struct tt_os_file *file, uint64_t from, uint64_t to);
 int tt_os_file_resize(struct tt_os_file *file, uint64_t size);
 void tt_os_file_unmap(void *at, size_t size);
 
+/* A new file written whole before it has its name, so that a run killed meanwhile
+ * never leaves a half-written file under it: made in `path`'s directory, exclusively
+ * (never through a link or over a file planted there), mode 0600, open for reading and
+ * writing. With `unnamed`, where the file system allows one, a file of no name at all
+ * (Linux: O_TMPFILE; made->unnamed set); else, and on Windows always, a temporary name
+ * beside `path` in made->tmp (Linux: "PATH.tmp-XXXXXX"; Windows: "PATH.PID.tmp", then
+ * "PATH.PID.N.tmp" where that is taken). -EISDIR where `path` is a directory; where
+ * the directory makes no file (Linux's /proc), -EACCES. 0 or -errno (no file left). */
+struct tt_os_new_file {
+	int unnamed;
+	char tmp[4096 + 32]; /* "" while it has no name, or once it is at `path` */
+};
+int tt_os_file_new(const char *path, int unnamed, struct tt_os_file *file, struct tt_os_new_file *made);
+/* Gives an unnamed file a name: `path` itself where nothing is there (made->tmp
+ * stays ""), else a temporary name beside it (made->tmp), for the caller to put it at
+ * `path` (tt_os_file_put, or its own rename). A named file keeps its name; Windows'
+ * files are all named. `file` is the one tt_os_file_new opened, or a copy of it kept
+ * elsewhere (Linux: base/fds.c's, checked just before). 0 or -errno. */
+int tt_os_file_name(struct tt_os_file *file, const char *path, struct tt_os_new_file *made);
+/* Puts the file, named, at `path`, replacing what is there in one step (a file, a
+ * link: never followed): 0 (made->tmp then "") or -errno (the temporary name left for
+ * tt_os_file_discard). Windows renames only a file no handle holds: close it first.
+ * tt_os_file_discard removes the temporary name, if any (a file that failed). */
+int tt_os_file_put(struct tt_os_new_file *made, const char *path);
+void tt_os_file_discard(struct tt_os_new_file *made);
+/* Holds `file` against a hold through any other opening of it, this process's or
+ * another's (Linux: flock; Windows: LockFileEx of a byte past any file's end, which
+ * keeps no reader or writer out), without waiting: 0, -EWOULDBLOCK where another holds
+ * it, or another -errno. Let go as the file is closed. */
+int tt_os_file_hold(struct tt_os_file *file);
+
 /* ---- a byte sink ---- */
 
 /* Where the bytes of a file the runtime writes go (the writer's buffer, struct tt__out,

@@ -628,8 +628,79 @@ void tt_os_file_unmap(void *at, size_t size)
 	UnmapViewOfFile(at);
 }
 
-static int tt_os_file_put(struct tt_os_sink *sink, const void *a, size_t a_size, const void *b,
-			  size_t b_size, uint64_t at)
+int tt_os_file_new(const char *path, int unnamed, struct tt_os_file *file, struct tt_os_new_file *made)
+{
+	(void)unnamed; /* (every file has a name) */
+	wchar_t wpath[MAX_PATH];
+	made->unnamed = 0;
+	made->tmp[0] = 0;
+	if (!MultiByteToWideChar(CP_UTF8, 0, path, -1, wpath, MAX_PATH))
+		return -ENAMETOOLONG;
+	DWORD attributes = GetFileAttributesW(wpath);
+	if (attributes != INVALID_FILE_ATTRIBUTES && (attributes & FILE_ATTRIBUTE_DIRECTORY))
+		return -EISDIR;
+	unsigned pid = (unsigned)GetCurrentProcessId();
+	for (unsigned attempt = 0; attempt < 100; attempt++) {
+		int n = attempt ? snprintf(made->tmp, sizeof made->tmp, "%s.%u.%u.tmp", path, pid, attempt) :
+				  snprintf(made->tmp, sizeof made->tmp, "%s.%u.tmp", path, pid);
+		wchar_t wtmp[MAX_PATH];
+		if (n >= (int)sizeof made->tmp || !MultiByteToWideChar(CP_UTF8, 0, made->tmp, -1, wtmp, MAX_PATH)) {
+			made->tmp[0] = 0;
+			return -ENAMETOOLONG;
+		}
+		/* (CREATE_NEW: a file or link planted at the name is never written through;
+		 * FILE_SHARE_DELETE: renamed and removed by its name as on Linux) */
+		HANDLE f = CreateFileW(wtmp, GENERIC_READ | GENERIC_WRITE, FILE_SHARE_READ | FILE_SHARE_DELETE, NULL,
+				       CREATE_NEW, FILE_ATTRIBUTE_NORMAL, NULL);
+		if (f != INVALID_HANDLE_VALUE) {
+			file->handle = (intptr_t)f;
+			return 0;
+		}
+		DWORD err = GetLastError();
+		if (err != ERROR_FILE_EXISTS && err != ERROR_ALREADY_EXISTS) {
+			made->tmp[0] = 0;
+			return tt_os_file_error(err);
+		}
+	}
+	made->tmp[0] = 0;
+	return -EEXIST;
+}
+
+int tt_os_file_name(struct tt_os_file *file, const char *path, struct tt_os_new_file *made)
+{
+	(void)file, (void)path, (void)made; /* (named as it was made) */
+	return 0;
+}
+
+int tt_os_file_put(struct tt_os_new_file *made, const char *path)
+{
+	int err = made->tmp[0] ? tt_os_rename(made->tmp, path) : 0;
+	if (!err)
+		made->tmp[0] = 0;
+	return err;
+}
+
+void tt_os_file_discard(struct tt_os_new_file *made)
+{
+	if (made->tmp[0])
+		tt_os_remove(made->tmp);
+	made->tmp[0] = 0;
+}
+
+/* (A byte far past any file's end: Windows' holds are mandatory, and one over the
+ * file's bytes would keep every other reader and writer out, where Linux's flock
+ * keeps out only another hold.) */
+int tt_os_file_hold(struct tt_os_file *file)
+{
+	OVERLAPPED at = {.Offset = 0xfffffffe, .OffsetHigh = 0x7fffffff};
+	if (LockFileEx((HANDLE)file->handle, LOCKFILE_EXCLUSIVE_LOCK | LOCKFILE_FAIL_IMMEDIATELY, 0, 1, 0, &at))
+		return 0;
+	DWORD err = GetLastError();
+	return err == ERROR_LOCK_VIOLATION || err == ERROR_IO_PENDING ? -EWOULDBLOCK : tt_os_file_error(err);
+}
+
+static int tt_os_file_sink_put(struct tt_os_sink *sink, const void *a, size_t a_size, const void *b,
+			       size_t b_size, uint64_t at)
 {
 	(void)at; /* (written where the file is) */
 	HANDLE f = (HANDLE)((struct tt_os_file_sink *)sink)->file.handle;
@@ -650,7 +721,7 @@ static int tt_os_file_put(struct tt_os_sink *sink, const void *a, size_t a_size,
 
 void tt_os_file_sink(struct tt_os_file_sink *sink, struct tt_os_file file)
 {
-	*sink = (struct tt_os_file_sink){.sink = {tt_os_file_put}, .file = file};
+	*sink = (struct tt_os_file_sink){.sink = {tt_os_file_sink_put}, .file = file};
 }
 
 /* ---- time ---- */
