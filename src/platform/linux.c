@@ -241,10 +241,58 @@ void tt_os_free(void *at, size_t size)
 
 /* ---- files ---- */
 
+/* A file of the user's or the system's (root's, as /dev's nodes are): written
+ * through. Another user's, as planted in a shared directory, is a file that exists,
+ * and replaced: the rule ticktrace(1) gives the tools. */
+static int tt_os_trusted(const struct stat *st)
+{
+	return st->st_uid == geteuid() || st->st_uid == 0;
+}
+
+static int tt_os_trusted_device(const struct stat *st)
+{
+	return (S_ISCHR(st->st_mode) || S_ISFIFO(st->st_mode)) && tt_os_trusted(st);
+}
+
 int tt_os_is_device(const char *path)
 {
 	struct stat st;
-	return stat(path, &st) == 0 && (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode));
+	if (lstat(path, &st) < 0)
+		return 0;
+	/* A link of our own or the system's to a device (/dev/stdout, /proc/self/fd/1)
+	 * is the device; another user's link is replaced, never followed. */
+	if (S_ISLNK(st.st_mode) && (!tt_os_trusted(&st) || stat(path, &st) < 0))
+		return 0;
+	return tt_os_trusted_device(&st);
+}
+
+int tt_os_file_is_device(struct tt_os_file *file)
+{
+	struct stat st;
+	return fstat((int)file->handle, &st) == 0 && tt_os_trusted_device(&st);
+}
+
+int tt_os_dir_ours(const char *dir, char *why, size_t cap)
+{
+	struct stat st;
+	if (lstat(dir, &st) == 0 && S_ISLNK(st.st_mode) && !tt_os_trusted(&st)) {
+		snprintf(why, cap, "a link of another user's (uid %u)", (unsigned)st.st_uid);
+		return 0;
+	}
+	if (stat(dir, &st) < 0) {
+		snprintf(why, cap, "%s", strerror(errno));
+		return 0;
+	}
+	if (!tt_os_trusted(&st)) {
+		snprintf(why, cap, "another user's (uid %u)", (unsigned)st.st_uid);
+		return 0;
+	}
+	if ((st.st_mode & S_IWOTH) && !(st.st_mode & S_ISVTX)) {
+		snprintf(why, cap, "writable by every user, without the sticky bit (mode %04o): "
+			 "another user could replace its files", (unsigned)(st.st_mode & 07777));
+		return 0;
+	}
+	return 1;
 }
 
 int tt_os_rename(const char *from, const char *to)

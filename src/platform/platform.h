@@ -113,9 +113,26 @@ void tt_os_free(void *at, size_t size);
 
 /* ---- files ---- */
 
+/* A file open (tt_os_file_open, below). */
+struct tt_os_file {
+	intptr_t handle; /* a descriptor; a HANDLE */
+};
+
 /* Whether `path` is a device or a pipe (NUL, a console; /dev/null, a FIFO), which a
- * file is written into in place rather than under a temporary name renamed. */
+ * file is written into in place rather than under a temporary name renamed. Linux:
+ * one of the user's or the system's (root's, as /dev's nodes are), or their link to
+ * one; another user's, or another user's link to one (as planted in a shared
+ * directory), is a file that exists, and replaced: never written through (the rule
+ * ticktrace(1) gives the tools). Windows has no owner's rule (files' ACLs say who
+ * may write them). tt_os_file_is_device: the same of a file opened, so that what was
+ * opened is what was judged. */
 int tt_os_is_device(const char *path);
+int tt_os_file_is_device(struct tt_os_file *file);
+/* Whether a directory ticktrace writes files into (TICKTRACE_SNAPSHOTS) is the user's
+ * by that rule: 1; or 0, with why not in `why` (it is not there; Linux: another
+ * user's, or their link to it, or one every user may write into without the sticky
+ * bit, where another user could rename or replace the files). */
+int tt_os_dir_ours(const char *dir, char *why, size_t cap);
 /* Replaces `to` with `from` in one step (a file written under a temporary name):
  * 0 or -errno. */
 int tt_os_rename(const char *from, const char *to);
@@ -134,9 +151,6 @@ const char *tt_os_getenv(const char *name, char *value, size_t size);
  * [offset, offset + size) of it for reading and writing (offset a multiple of 64 KiB),
  * the file made that long first if it is shorter (the new bytes zero); NULL when
  * refused. The file's removal by name (remove) leaves its mappings as they are. */
-struct tt_os_file {
-	intptr_t handle; /* a descriptor; a HANDLE */
-};
 int tt_os_file_create(const char *path, struct tt_os_file *file);
 void *tt_os_file_map(struct tt_os_file *file, uint64_t offset, size_t size);
 /* `path` opened for writing from its start: a file made, or emptied, or a device

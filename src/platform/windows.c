@@ -454,6 +454,13 @@ void tt_os_free(void *at, size_t size)
 
 /* ---- files ---- */
 
+static int tt_os_file_error(DWORD err)
+{
+	return err == ERROR_ACCESS_DENIED ? -EACCES :
+	       err == ERROR_DISK_FULL || err == ERROR_HANDLE_DISK_FULL ? -ENOSPC :
+	       err == ERROR_PATH_NOT_FOUND || err == ERROR_FILE_NOT_FOUND ? -ENOENT : -EIO;
+}
+
 int tt_os_is_device(const char *path)
 {
 	wchar_t wpath[MAX_PATH];
@@ -462,9 +469,30 @@ int tt_os_is_device(const char *path)
 	HANDLE f = CreateFileW(wpath, 0, FILE_SHARE_READ | FILE_SHARE_WRITE, NULL, OPEN_EXISTING, 0, NULL);
 	if (f == INVALID_HANDLE_VALUE)
 		return 0;
-	DWORD type = GetFileType(f);
+	int device = tt_os_file_is_device(&(struct tt_os_file){(intptr_t)f});
 	CloseHandle(f);
+	return device;
+}
+
+int tt_os_file_is_device(struct tt_os_file *file)
+{
+	DWORD type = GetFileType((HANDLE)file->handle);
 	return type == FILE_TYPE_CHAR || type == FILE_TYPE_PIPE;
+}
+
+/* (No owner's rule: a directory's ACLs say who may replace its files.) */
+int tt_os_dir_ours(const char *dir, char *why, size_t cap)
+{
+	wchar_t wdir[MAX_PATH];
+	if (!MultiByteToWideChar(CP_UTF8, 0, dir, -1, wdir, MAX_PATH)) {
+		snprintf(why, cap, "%s", strerror(ENAMETOOLONG));
+		return 0;
+	}
+	if (GetFileAttributesW(wdir) == INVALID_FILE_ATTRIBUTES) {
+		snprintf(why, cap, "%s", strerror(-tt_os_file_error(GetLastError())));
+		return 0;
+	}
+	return 1;
 }
 
 int tt_os_rename(const char *from, const char *to)
@@ -554,13 +582,6 @@ void *tt_os_file_map(struct tt_os_file *file, uint64_t offset, size_t size)
 	void *at = MapViewOfFile(section, FILE_MAP_WRITE, (DWORD)(offset >> 32), (DWORD)offset, size);
 	CloseHandle(section);
 	return at;
-}
-
-static int tt_os_file_error(DWORD err)
-{
-	return err == ERROR_ACCESS_DENIED ? -EACCES :
-	       err == ERROR_DISK_FULL || err == ERROR_HANDLE_DISK_FULL ? -ENOSPC :
-	       err == ERROR_PATH_NOT_FOUND || err == ERROR_FILE_NOT_FOUND ? -ENOENT : -EIO;
 }
 
 int tt_os_file_open(const char *path, struct tt_os_file *file)

@@ -268,49 +268,9 @@ static int tt__named_descriptor(const char *path)
 	return *end || fd > INT_MAX ? -1 : (int)fd;
 }
 
-/* A file of the user's or the system's (root's, as /dev's nodes are): written
- * through. Another user's, as planted in a shared directory, is a file that exists,
- * and replaced: the rule ticktrace(1) gives the tools. */
-static int tt__trusted(const struct stat *st)
-{
-	return st->st_uid == geteuid() || st->st_uid == 0;
-}
-
-int tt__dir_ours(const char *dir, char *why, size_t cap)
-{
-	struct stat st;
-	if (lstat(dir, &st) == 0 && S_ISLNK(st.st_mode) && !tt__trusted(&st)) {
-		snprintf(why, cap, "a link of another user's (uid %u)", (unsigned)st.st_uid);
-		return 0;
-	}
-	if (stat(dir, &st) < 0) {
-		snprintf(why, cap, "%s", strerror(errno));
-		return 0;
-	}
-	if (!tt__trusted(&st)) {
-		snprintf(why, cap, "another user's (uid %u)", (unsigned)st.st_uid);
-		return 0;
-	}
-	if ((st.st_mode & S_IWOTH) && !(st.st_mode & S_ISVTX)) {
-		snprintf(why, cap, "writable by every user, without the sticky bit (mode %04o): "
-			 "another user could replace its files", (unsigned)(st.st_mode & 07777));
-		return 0;
-	}
-	return 1;
-}
-
 int tt__output_in_place(const char *path)
 {
-	if (tt__named_descriptor(path) >= 0)
-		return 1;
-	struct stat st;
-	if (lstat(path, &st) < 0)
-		return 0;
-	/* A link of our own or the system's to a device (/dev/stdout, /proc/self/fd/1)
-	 * is the device; another user's link is replaced, never followed. */
-	if (S_ISLNK(st.st_mode) && (!tt__trusted(&st) || stat(path, &st) < 0))
-		return 0;
-	return (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)) && tt__trusted(&st);
+	return tt__named_descriptor(path) >= 0 || tt_os_is_device(path);
 }
 
 int tt__open_in_place(const char *path)
@@ -328,8 +288,7 @@ int tt__open_in_place(const char *path)
 	if (fd < 0)
 		return errno == ENXIO ? -EPIPE : -errno;
 	/* What was opened is what was checked, not another user's put there since. */
-	struct stat st;
-	if (fstat(fd, &st) < 0 || !(S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)) || !tt__trusted(&st)) {
+	if (!tt_os_file_is_device(&(struct tt_os_file){fd})) {
 		close(fd);
 		return -EPERM;
 	}

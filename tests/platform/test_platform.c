@@ -79,6 +79,7 @@ static int tt_load_library(void)
 }
 #else
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -731,6 +732,76 @@ static void test_new_file(void **state)
 	tt_temp_dir_remove(dir);
 }
 
+/* A device or pipe is written in place, a file is not; a directory to write into
+ * is ours where it is there. Linux: only the user's or the system's device, FIFO or
+ * link to one, judged by path and opened alike, and a directory not another user's
+ * (nor their link), nor writable by all without the sticky bit (another user's is
+ * made by chown: as root alone). */
+static void test_device_trust(void **state)
+{
+	(void)state;
+	char dir[512], path[600], why[256] = "";
+	tt_temp_file(dir, sizeof dir, path, sizeof path, "t.ttr");
+	tt_write_text(path, "a file");
+	struct tt_os_file file;
+	assert_int_equal(tt_os_file_open(TT_NULL_DEVICE, &file), 0);
+	assert_true(tt_os_file_is_device(&file));
+	assert_int_equal(tt_os_file_close(&file), 0);
+	assert_int_equal(tt_os_file_open(path, &file), 0);
+	assert_false(tt_os_file_is_device(&file));
+	assert_int_equal(tt_os_file_close(&file), 0);
+	assert_false(tt_os_is_device(path));
+	assert_true(tt_os_dir_ours(dir, why, sizeof why));
+	char missing[700];
+	snprintf(missing, sizeof missing, "%s/missing", dir);
+	assert_false(tt_os_dir_ours(missing, why, sizeof why));
+	assert_true(why[0]);
+	remove(path);
+#ifndef _WIN32
+	char fifo[700], link[700];
+	snprintf(fifo, sizeof fifo, "%s/fifo", dir);
+	snprintf(link, sizeof link, "%s/null", dir);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	assert_int_equal(symlink("/dev/null", link), 0);
+	int fd = open(fifo, O_RDWR); /* (no reader to wait for) */
+	assert_true(fd >= 0);
+	assert_true(tt_os_is_device(fifo) && tt_os_is_device(link));
+	assert_true(tt_os_file_is_device(&(struct tt_os_file){fd}));
+	if (geteuid() != 0) {
+		print_message("another user's files need root to make: not checked here\n");
+	} else {
+		assert_int_equal(chown(fifo, 12345, 12345), 0);
+		assert_int_equal(lchown(link, 12345, 12345), 0);
+		assert_false(tt_os_is_device(fifo));
+		assert_false(tt_os_file_is_device(&(struct tt_os_file){fd}));
+		assert_false(tt_os_is_device(link));
+		char sub[700], sub_link[700];
+		snprintf(sub, sizeof sub, "%s/d", dir);
+		snprintf(sub_link, sizeof sub_link, "%s/d-link", dir);
+		assert_int_equal(mkdir(sub, 0700), 0);
+		assert_int_equal(chmod(sub, 0777), 0);
+		assert_false(tt_os_dir_ours(sub, why, sizeof why));
+		assert_non_null(strstr(why, "without the sticky bit"));
+		assert_int_equal(chmod(sub, 01777), 0);
+		assert_true(tt_os_dir_ours(sub, why, sizeof why));
+		assert_int_equal(symlink(sub, sub_link), 0);
+		assert_true(tt_os_dir_ours(sub_link, why, sizeof why));
+		assert_int_equal(lchown(sub_link, 12345, 12345), 0);
+		assert_false(tt_os_dir_ours(sub_link, why, sizeof why));
+		assert_string_equal(why, "a link of another user's (uid 12345)");
+		assert_int_equal(chown(sub, 12345, 12345), 0);
+		assert_false(tt_os_dir_ours(sub, why, sizeof why));
+		assert_string_equal(why, "another user's (uid 12345)");
+		remove(sub_link);
+		rmdir(sub);
+	}
+	close(fd);
+	remove(fifo);
+	remove(link);
+#endif
+	tt_temp_dir_remove(dir);
+}
+
 /* A hold keeps out a hold through another opening of the file, never its readers,
  * and goes as the file is closed. */
 static void test_file_hold(void **state)
@@ -1082,7 +1153,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_threads), cmocka_unit_test(test_exit_keys), cmocka_unit_test(test_own_thread),
 		cmocka_unit_test(test_joined_thread), cmocka_unit_test(test_wait_timeout),
 		cmocka_unit_test(test_wake_all),   cmocka_unit_test(test_lock),
-		cmocka_unit_test(test_memory),  cmocka_unit_test(test_rename), cmocka_unit_test(test_new_file), cmocka_unit_test(test_file_hold),
+		cmocka_unit_test(test_memory),  cmocka_unit_test(test_rename), cmocka_unit_test(test_new_file), cmocka_unit_test(test_file_hold), cmocka_unit_test(test_device_trust),
 		cmocka_unit_test(test_file_map), cmocka_unit_test(test_file_sink), cmocka_unit_test(test_file_room),
 		cmocka_unit_test(test_time),    cmocka_unit_test(test_thread_cpu_of), cmocka_unit_test(test_process), cmocka_unit_test(test_module_list),
 		cmocka_unit_test(test_command_line),
