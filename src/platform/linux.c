@@ -195,8 +195,12 @@ void tt_os_wake_all(uint32_t *word)
 
 void *tt_os_reserve(size_t size)
 {
-	const size_t align = 64 * 1024;
-	char *map = mmap(NULL, size + align, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	/* (Read and write at once, nothing charged before a page is touched: what the
+	 * arena has always mapped; a commit is the faulting in. On a huge page's
+	 * boundary, which its MADV_HUGEPAGE wants: 64 KiB's too.) */
+	const size_t align = 2u << 20;
+	char *map = mmap(NULL, size + align, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+			 -1, 0);
 	if (map == MAP_FAILED)
 		return NULL;
 	char *at = (char *)(((uintptr_t)map + align - 1) & ~(uintptr_t)(align - 1));
@@ -208,8 +212,6 @@ void *tt_os_reserve(size_t size)
 
 int tt_os_commit(void *at, size_t size)
 {
-	if (mprotect(at, size, PROT_READ | PROT_WRITE) != 0)
-		return -ENOMEM;
 	tt_os_fault_in(at, size);
 	return 0;
 }

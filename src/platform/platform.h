@@ -94,8 +94,10 @@ void tt_os_wake_all(uint32_t *word);
 
 /* ---- memory ---- */
 
-/* Address space for `size` bytes, aligned to 64 KiB, no memory behind it yet (NULL
- * when refused). */
+/* Address space for `size` bytes, aligned to 64 KiB, no memory behind it yet and
+ * nothing charged, however large (NULL when refused): Windows' a reservation, which
+ * faults where touched before it is committed; Linux's read and write at once, each
+ * page there as it is first touched (MAP_NORESERVE), which a commit faults in. */
 void *tt_os_reserve(size_t size);
 /* Memory behind [at, at + size) of a reservation, faulted in, so that the hot path
  * never takes a page fault there: 0 or -ENOMEM. Zero when first committed; committed

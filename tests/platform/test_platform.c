@@ -495,6 +495,12 @@ static void test_memory(void **state)
 	tt_os_fault_in(at + 65536, 2 * 65536);
 	for (size_t i = 65536; i < 3 * 65536; i += 512)
 		assert_int_equal(at[i], 0x5a);
+	/* however large, nothing charged before it is committed (the arena's budget) */
+	const size_t large = (size_t)64 << 30;
+	char *vast = tt_os_reserve(large);
+	assert_non_null(vast);
+	assert_int_equal(tt_os_commit(vast + large - 65536, 65536), 0);
+	vast[large - 1] = 1;
 	/* memory of the runtime's own: zeroed, writable, given back */
 	char *own = tt_os_alloc(1u << 20);
 	assert_non_null(own);
