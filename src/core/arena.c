@@ -86,15 +86,21 @@ int tt__chunks_fd(void)
 	return tt__mode->chunks_fd ? tt__mode->chunks_fd() : -1;
 }
 
-/* The arena: private memory, or a shared mapping of the mode's file (a live file). */
+/* The arena: the platform's reservation (tt_os_reserve; Linux's, memory at once,
+ * faulted in ahead of the writers), or a shared mapping of the mode's file (a live
+ * file); with `at`, again at the arena's own addresses (after fork: Linux's
+ * MAP_FIXED). NULL when refused. */
 static void *tt__arena_map(void *at, uint64_t size)
 {
 	int fd = tt__chunks_fd();
+	if (fd < 0 && !at)
+		return tt_os_reserve(size);
 	int fixed = at ? MAP_FIXED : 0;
-	return fd < 0 ? mmap(at, size, PROT_READ | PROT_WRITE,
-			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | fixed, -1, 0) :
-			mmap(at, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE | fixed, fd,
-			     (off_t)tt__mode->chunks_at());
+	void *map = fd < 0 ? mmap(at, size, PROT_READ | PROT_WRITE,
+				  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | fixed, -1, 0) :
+			     mmap(at, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE | fixed, fd,
+				  (off_t)tt__mode->chunks_at());
+	return map == MAP_FAILED ? NULL : map;
 }
 
 /* Core lock held: the mode's file holds the arena up to `end`. */
@@ -504,7 +510,7 @@ int tt__arena_init(void)
 	for (uint64_t size = largest; size >= smallest && size >= TT__CHUNK_SIZE;
 	     size = size / 2 / TT__CHUNK_SIZE * TT__CHUNK_SIZE) {
 		void *base = tt__arena_map(NULL, size);
-		if (base == MAP_FAILED)
+		if (!base)
 			continue;
 		tt__arena_base = tt__arena_fresh = tt__arena_ready = base;
 		tt__arena_mapped_end = tt__arena_base + size;
@@ -537,7 +543,7 @@ void tt__arena_reset_after_fork(void)
 	 * (or private memory) in their place and starts from the beginning. */
 	if (tt__chunks_fd() >= 0) {
 		tt__mode->chunks_after_fork();
-		if (tt__arena_map(tt__arena_base, (uint64_t)(tt__arena_mapped_end - tt__arena_base)) == MAP_FAILED)
+		if (!tt__arena_map(tt__arena_base, (uint64_t)(tt__arena_mapped_end - tt__arena_base)))
 			tt__arena_end = tt__arena_base; /* no chunks: events are counted as dropped */
 		tt__arena_fresh = tt__arena_ready = tt__arena_base;
 		tt__free_chunks = NULL;

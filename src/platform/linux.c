@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
@@ -194,8 +195,12 @@ void tt_os_wake_all(uint32_t *word)
 
 void *tt_os_reserve(size_t size)
 {
-	const size_t align = 64 * 1024;
-	char *map = mmap(NULL, size + align, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	/* (Read and write at once, nothing charged before a page is touched: what the
+	 * arena has always mapped; a commit is the faulting in. On a huge page's
+	 * boundary, which its MADV_HUGEPAGE wants: 64 KiB's too.) */
+	const size_t align = 2u << 20;
+	char *map = mmap(NULL, size + align, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+			 -1, 0);
 	if (map == MAP_FAILED)
 		return NULL;
 	char *at = (char *)(((uintptr_t)map + align - 1) & ~(uintptr_t)(align - 1));
@@ -207,8 +212,6 @@ void *tt_os_reserve(size_t size)
 
 int tt_os_commit(void *at, size_t size)
 {
-	if (mprotect(at, size, PROT_READ | PROT_WRITE) != 0)
-		return -ENOMEM;
 	tt_os_fault_in(at, size);
 	return 0;
 }
@@ -240,10 +243,58 @@ void tt_os_free(void *at, size_t size)
 
 /* ---- files ---- */
 
+/* A file of the user's or the system's (root's, as /dev's nodes are): written
+ * through. Another user's, as planted in a shared directory, is a file that exists,
+ * and replaced: the rule ticktrace(1) gives the tools. */
+static int tt_os_trusted(const struct stat *st)
+{
+	return st->st_uid == geteuid() || st->st_uid == 0;
+}
+
+static int tt_os_trusted_device(const struct stat *st)
+{
+	return (S_ISCHR(st->st_mode) || S_ISFIFO(st->st_mode)) && tt_os_trusted(st);
+}
+
 int tt_os_is_device(const char *path)
 {
 	struct stat st;
-	return stat(path, &st) == 0 && (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode));
+	if (lstat(path, &st) < 0)
+		return 0;
+	/* A link of our own or the system's to a device (/dev/stdout, /proc/self/fd/1)
+	 * is the device; another user's link is replaced, never followed. */
+	if (S_ISLNK(st.st_mode) && (!tt_os_trusted(&st) || stat(path, &st) < 0))
+		return 0;
+	return tt_os_trusted_device(&st);
+}
+
+int tt_os_file_is_device(struct tt_os_file *file)
+{
+	struct stat st;
+	return fstat((int)file->handle, &st) == 0 && tt_os_trusted_device(&st);
+}
+
+int tt_os_dir_ours(const char *dir, char *why, size_t cap)
+{
+	struct stat st;
+	if (lstat(dir, &st) == 0 && S_ISLNK(st.st_mode) && !tt_os_trusted(&st)) {
+		snprintf(why, cap, "a link of another user's (uid %u)", (unsigned)st.st_uid);
+		return 0;
+	}
+	if (stat(dir, &st) < 0) {
+		snprintf(why, cap, "%s", strerror(errno));
+		return 0;
+	}
+	if (!tt_os_trusted(&st)) {
+		snprintf(why, cap, "another user's (uid %u)", (unsigned)st.st_uid);
+		return 0;
+	}
+	if ((st.st_mode & S_IWOTH) && !(st.st_mode & S_ISVTX)) {
+		snprintf(why, cap, "writable by every user, without the sticky bit (mode %04o): "
+			 "another user could replace its files", (unsigned)(st.st_mode & 07777));
+		return 0;
+	}
+	return 1;
 }
 
 int tt_os_rename(const char *from, const char *to)
@@ -329,8 +380,111 @@ void tt_os_file_unmap(void *at, size_t size)
 	munmap(at, size);
 }
 
-static int tt_os_file_put(struct tt_os_sink *sink, const void *a, size_t a_size, const void *b,
-			  size_t b_size, uint64_t at)
+/* PATH's directory into dir: 0, or -ENAMETOOLONG. */
+static int tt_os_dir_of(const char *path, char *dir, size_t size)
+{
+	const char *slash = strrchr(path, '/');
+	if (!slash)
+		snprintf(dir, size, ".");
+	else if (snprintf(dir, size, "%.*s", slash == path ? 1 : (int)(slash - path), path) >= (int)size)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+/* (A directory at `path`: renaming over it fails with EBUSY, ".", or EPERM, another's
+ * in /tmp; a link to one is replaced, as any.) */
+int tt_os_file_new(const char *path, int unnamed, struct tt_os_file *file, struct tt_os_new_file *made)
+{
+	struct stat there;
+	char dir[4096];
+	made->unnamed = 0;
+	made->tmp[0] = 0;
+	if (lstat(path, &there) == 0 && S_ISDIR(there.st_mode))
+		return -EISDIR;
+	if (unnamed && tt_os_dir_of(path, dir, sizeof dir) == 0) {
+		int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+		if (fd >= 0) {
+			file->handle = fd;
+			made->unnamed = 1;
+			return 0;
+		}
+	}
+	if (snprintf(made->tmp, sizeof made->tmp, "%s.tmp-XXXXXX", path) >= (int)sizeof made->tmp) {
+		made->tmp[0] = 0;
+		return -ENAMETOOLONG;
+	}
+	int fd = mkostemp(made->tmp, O_CLOEXEC);
+	if (fd >= 0) {
+		file->handle = fd;
+		return 0;
+	}
+	/* A directory that is there but makes no file (the kernel's: /proc answers ENOENT)
+	 * says so, not that the file is missing (TICKTRACE_SPIKES=/proc/self/status). */
+	int err = errno;
+	if (err == ENOENT && tt_os_dir_of(path, dir, sizeof dir) == 0 && stat(dir, &there) == 0 &&
+	    S_ISDIR(there.st_mode))
+		err = EACCES;
+	made->tmp[0] = 0;
+	return -err;
+}
+
+int tt_os_file_name(struct tt_os_file *file, const char *path, struct tt_os_new_file *made)
+{
+	if (!made->unnamed)
+		return 0;
+	char proc[64];
+	/* (the thread's: a writer with a table of its own, base/fds.c) */
+	snprintf(proc, sizeof proc, "/proc/thread-self/fd/%d", (int)file->handle);
+	/* Nothing at PATH: named there at once (nothing to rename, no moment when a
+	 * temporary name exists). */
+	if (linkat(AT_FDCWD, proc, AT_FDCWD, path, AT_SYMLINK_FOLLOW) == 0) {
+		made->unnamed = 0;
+		return 0;
+	}
+	for (unsigned attempt = 0; attempt < 100; attempt++) {
+		struct timespec now;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (snprintf(made->tmp, sizeof made->tmp, "%s.tmp-%d-%lx", path, (int)getpid(),
+			     (unsigned long)now.tv_nsec ^ attempt) >= (int)sizeof made->tmp) {
+			made->tmp[0] = 0;
+			return -ENAMETOOLONG;
+		}
+		if (linkat(AT_FDCWD, proc, AT_FDCWD, made->tmp, AT_SYMLINK_FOLLOW) == 0) {
+			made->unnamed = 0;
+			return 0;
+		}
+		if (errno != EEXIST) {
+			int err = -errno;
+			made->tmp[0] = 0;
+			return err;
+		}
+	}
+	made->tmp[0] = 0;
+	return -EEXIST;
+}
+
+int tt_os_file_put(struct tt_os_new_file *made, const char *path)
+{
+	if (made->tmp[0] && rename(made->tmp, path) < 0)
+		return -errno;
+	made->tmp[0] = 0;
+	return 0;
+}
+
+void tt_os_file_discard(struct tt_os_new_file *made)
+{
+	if (made->tmp[0])
+		unlink(made->tmp);
+	made->tmp[0] = 0;
+}
+
+int tt_os_file_hold(struct tt_os_file *file)
+{
+	return flock((int)file->handle, LOCK_EX | LOCK_NB) == 0 ? 0 : -errno;
+}
+
+static int tt_os_file_sink_put(struct tt_os_sink *sink, const void *a, size_t a_size, const void *b,
+			       size_t b_size, uint64_t at)
 {
 	(void)at; /* (written where the file is) */
 	int fd = (int)((struct tt_os_file_sink *)sink)->file.handle;
@@ -353,7 +507,7 @@ static int tt_os_file_put(struct tt_os_sink *sink, const void *a, size_t a_size,
 
 void tt_os_file_sink(struct tt_os_file_sink *sink, struct tt_os_file file)
 {
-	*sink = (struct tt_os_file_sink){.sink = {tt_os_file_put}, .file = file};
+	*sink = (struct tt_os_file_sink){.sink = {tt_os_file_sink_put}, .file = file};
 }
 
 /* ---- time ---- */

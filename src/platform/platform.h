@@ -94,8 +94,10 @@ void tt_os_wake_all(uint32_t *word);
 
 /* ---- memory ---- */
 
-/* Address space for `size` bytes, aligned to 64 KiB, no memory behind it yet (NULL
- * when refused). */
+/* Address space for `size` bytes, aligned to 64 KiB, no memory behind it yet and
+ * nothing charged, however large (NULL when refused): Windows' a reservation, which
+ * faults where touched before it is committed; Linux's read and write at once, each
+ * page there as it is first touched (MAP_NORESERVE), which a commit faults in. */
 void *tt_os_reserve(size_t size);
 /* Memory behind [at, at + size) of a reservation, faulted in, so that the hot path
  * never takes a page fault there: 0 or -ENOMEM. Zero when first committed; committed
@@ -113,9 +115,26 @@ void tt_os_free(void *at, size_t size);
 
 /* ---- files ---- */
 
+/* A file open (tt_os_file_open, below). */
+struct tt_os_file {
+	intptr_t handle; /* a descriptor; a HANDLE */
+};
+
 /* Whether `path` is a device or a pipe (NUL, a console; /dev/null, a FIFO), which a
- * file is written into in place rather than under a temporary name renamed. */
+ * file is written into in place rather than under a temporary name renamed. Linux:
+ * one of the user's or the system's (root's, as /dev's nodes are), or their link to
+ * one; another user's, or another user's link to one (as planted in a shared
+ * directory), is a file that exists, and replaced: never written through (the rule
+ * ticktrace(1) gives the tools). Windows has no owner's rule (files' ACLs say who
+ * may write them). tt_os_file_is_device: the same of a file opened, so that what was
+ * opened is what was judged. */
 int tt_os_is_device(const char *path);
+int tt_os_file_is_device(struct tt_os_file *file);
+/* Whether a directory ticktrace writes files into (TICKTRACE_SNAPSHOTS) is the user's
+ * by that rule: 1; or 0, with why not in `why` (it is not there; Linux: another
+ * user's, or their link to it, or one every user may write into without the sticky
+ * bit, where another user could rename or replace the files). */
+int tt_os_dir_ours(const char *dir, char *why, size_t cap);
 /* Replaces `to` with `from` in one step (a file written under a temporary name):
  * 0 or -errno. */
 int tt_os_rename(const char *from, const char *to);
@@ -134,9 +153,6 @@ const char *tt_os_getenv(const char *name, char *value, size_t size);
  * [offset, offset + size) of it for reading and writing (offset a multiple of 64 KiB),
  * the file made that long first if it is shorter (the new bytes zero); NULL when
  * refused. The file's removal by name (remove) leaves its mappings as they are. */
-struct tt_os_file {
-	intptr_t handle; /* a descriptor; a HANDLE */
-};
 int tt_os_file_create(const char *path, struct tt_os_file *file);
 void *tt_os_file_map(struct tt_os_file *file, uint64_t offset, size_t size);
 /* `path` opened for writing from its start: a file made, or emptied, or a device
@@ -156,6 +172,37 @@ int tt_os_file_close(struct tt_os_file *file);
 int tt_os_file_reserve(struct tt_os_file *file, uint64_t from, uint64_t to);
 int tt_os_file_resize(struct tt_os_file *file, uint64_t size);
 void tt_os_file_unmap(void *at, size_t size);
+
+/* A new file written whole before it has its name, so that a run killed meanwhile
+ * never leaves a half-written file under it: made in `path`'s directory, exclusively
+ * (never through a link or over a file planted there), mode 0600, open for reading and
+ * writing. With `unnamed`, where the file system allows one, a file of no name at all
+ * (Linux: O_TMPFILE; made->unnamed set); else, and on Windows always, a temporary name
+ * beside `path` in made->tmp (Linux: "PATH.tmp-XXXXXX"; Windows: "PATH.PID.tmp", then
+ * "PATH.PID.N.tmp" where that is taken). -EISDIR where `path` is a directory; where
+ * the directory makes no file (Linux's /proc), -EACCES. 0 or -errno (no file left). */
+struct tt_os_new_file {
+	int unnamed;
+	char tmp[4096 + 32]; /* "" while it has no name, or once it is at `path` */
+};
+int tt_os_file_new(const char *path, int unnamed, struct tt_os_file *file, struct tt_os_new_file *made);
+/* Gives an unnamed file a name: `path` itself where nothing is there (made->tmp
+ * stays ""), else a temporary name beside it (made->tmp), for the caller to put it at
+ * `path` (tt_os_file_put, or its own rename). A named file keeps its name; Windows'
+ * files are all named. `file` is the one tt_os_file_new opened, or a copy of it kept
+ * elsewhere (Linux: base/fds.c's, checked just before). 0 or -errno. */
+int tt_os_file_name(struct tt_os_file *file, const char *path, struct tt_os_new_file *made);
+/* Puts the file, named, at `path`, replacing what is there in one step (a file, a
+ * link: never followed): 0 (made->tmp then "") or -errno (the temporary name left for
+ * tt_os_file_discard). Windows renames only a file no handle holds: close it first.
+ * tt_os_file_discard removes the temporary name, if any (a file that failed). */
+int tt_os_file_put(struct tt_os_new_file *made, const char *path);
+void tt_os_file_discard(struct tt_os_new_file *made);
+/* Holds `file` against a hold through any other opening of it, this process's or
+ * another's (Linux: flock; Windows: LockFileEx of a byte past any file's end, which
+ * keeps no reader or writer out), without waiting: 0, -EWOULDBLOCK where another holds
+ * it, or another -errno. Let go as the file is closed. */
+int tt_os_file_hold(struct tt_os_file *file);
 
 /* ---- a byte sink ---- */
 

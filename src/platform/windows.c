@@ -454,6 +454,13 @@ void tt_os_free(void *at, size_t size)
 
 /* ---- files ---- */
 
+static int tt_os_file_error(DWORD err)
+{
+	return err == ERROR_ACCESS_DENIED ? -EACCES :
+	       err == ERROR_DISK_FULL || err == ERROR_HANDLE_DISK_FULL ? -ENOSPC :
+	       err == ERROR_PATH_NOT_FOUND || err == ERROR_FILE_NOT_FOUND ? -ENOENT : -EIO;
+}
+
 int tt_os_is_device(const char *path)
 {
 	wchar_t wpath[MAX_PATH];
@@ -462,9 +469,30 @@ int tt_os_is_device(const char *path)
 	HANDLE f = CreateFileW(wpath, 0, FILE_SHARE_READ | FILE_SHARE_WRITE, NULL, OPEN_EXISTING, 0, NULL);
 	if (f == INVALID_HANDLE_VALUE)
 		return 0;
-	DWORD type = GetFileType(f);
+	int device = tt_os_file_is_device(&(struct tt_os_file){(intptr_t)f});
 	CloseHandle(f);
+	return device;
+}
+
+int tt_os_file_is_device(struct tt_os_file *file)
+{
+	DWORD type = GetFileType((HANDLE)file->handle);
 	return type == FILE_TYPE_CHAR || type == FILE_TYPE_PIPE;
+}
+
+/* (No owner's rule: a directory's ACLs say who may replace its files.) */
+int tt_os_dir_ours(const char *dir, char *why, size_t cap)
+{
+	wchar_t wdir[MAX_PATH];
+	if (!MultiByteToWideChar(CP_UTF8, 0, dir, -1, wdir, MAX_PATH)) {
+		snprintf(why, cap, "%s", strerror(ENAMETOOLONG));
+		return 0;
+	}
+	if (GetFileAttributesW(wdir) == INVALID_FILE_ATTRIBUTES) {
+		snprintf(why, cap, "%s", strerror(-tt_os_file_error(GetLastError())));
+		return 0;
+	}
+	return 1;
 }
 
 int tt_os_rename(const char *from, const char *to)
@@ -556,13 +584,6 @@ void *tt_os_file_map(struct tt_os_file *file, uint64_t offset, size_t size)
 	return at;
 }
 
-static int tt_os_file_error(DWORD err)
-{
-	return err == ERROR_ACCESS_DENIED ? -EACCES :
-	       err == ERROR_DISK_FULL || err == ERROR_HANDLE_DISK_FULL ? -ENOSPC :
-	       err == ERROR_PATH_NOT_FOUND || err == ERROR_FILE_NOT_FOUND ? -ENOENT : -EIO;
-}
-
 int tt_os_file_open(const char *path, struct tt_os_file *file)
 {
 	wchar_t wpath[MAX_PATH];
@@ -628,8 +649,79 @@ void tt_os_file_unmap(void *at, size_t size)
 	UnmapViewOfFile(at);
 }
 
-static int tt_os_file_put(struct tt_os_sink *sink, const void *a, size_t a_size, const void *b,
-			  size_t b_size, uint64_t at)
+int tt_os_file_new(const char *path, int unnamed, struct tt_os_file *file, struct tt_os_new_file *made)
+{
+	(void)unnamed; /* (every file has a name) */
+	wchar_t wpath[MAX_PATH];
+	made->unnamed = 0;
+	made->tmp[0] = 0;
+	if (!MultiByteToWideChar(CP_UTF8, 0, path, -1, wpath, MAX_PATH))
+		return -ENAMETOOLONG;
+	DWORD attributes = GetFileAttributesW(wpath);
+	if (attributes != INVALID_FILE_ATTRIBUTES && (attributes & FILE_ATTRIBUTE_DIRECTORY))
+		return -EISDIR;
+	unsigned pid = (unsigned)GetCurrentProcessId();
+	for (unsigned attempt = 0; attempt < 100; attempt++) {
+		int n = attempt ? snprintf(made->tmp, sizeof made->tmp, "%s.%u.%u.tmp", path, pid, attempt) :
+				  snprintf(made->tmp, sizeof made->tmp, "%s.%u.tmp", path, pid);
+		wchar_t wtmp[MAX_PATH];
+		if (n >= (int)sizeof made->tmp || !MultiByteToWideChar(CP_UTF8, 0, made->tmp, -1, wtmp, MAX_PATH)) {
+			made->tmp[0] = 0;
+			return -ENAMETOOLONG;
+		}
+		/* (CREATE_NEW: a file or link planted at the name is never written through;
+		 * FILE_SHARE_DELETE: renamed and removed by its name as on Linux) */
+		HANDLE f = CreateFileW(wtmp, GENERIC_READ | GENERIC_WRITE, FILE_SHARE_READ | FILE_SHARE_DELETE, NULL,
+				       CREATE_NEW, FILE_ATTRIBUTE_NORMAL, NULL);
+		if (f != INVALID_HANDLE_VALUE) {
+			file->handle = (intptr_t)f;
+			return 0;
+		}
+		DWORD err = GetLastError();
+		if (err != ERROR_FILE_EXISTS && err != ERROR_ALREADY_EXISTS) {
+			made->tmp[0] = 0;
+			return tt_os_file_error(err);
+		}
+	}
+	made->tmp[0] = 0;
+	return -EEXIST;
+}
+
+int tt_os_file_name(struct tt_os_file *file, const char *path, struct tt_os_new_file *made)
+{
+	(void)file, (void)path, (void)made; /* (named as it was made) */
+	return 0;
+}
+
+int tt_os_file_put(struct tt_os_new_file *made, const char *path)
+{
+	int err = made->tmp[0] ? tt_os_rename(made->tmp, path) : 0;
+	if (!err)
+		made->tmp[0] = 0;
+	return err;
+}
+
+void tt_os_file_discard(struct tt_os_new_file *made)
+{
+	if (made->tmp[0])
+		tt_os_remove(made->tmp);
+	made->tmp[0] = 0;
+}
+
+/* (A byte far past any file's end: Windows' holds are mandatory, and one over the
+ * file's bytes would keep every other reader and writer out, where Linux's flock
+ * keeps out only another hold.) */
+int tt_os_file_hold(struct tt_os_file *file)
+{
+	OVERLAPPED at = {.Offset = 0xfffffffe, .OffsetHigh = 0x7fffffff};
+	if (LockFileEx((HANDLE)file->handle, LOCKFILE_EXCLUSIVE_LOCK | LOCKFILE_FAIL_IMMEDIATELY, 0, 1, 0, &at))
+		return 0;
+	DWORD err = GetLastError();
+	return err == ERROR_LOCK_VIOLATION || err == ERROR_IO_PENDING ? -EWOULDBLOCK : tt_os_file_error(err);
+}
+
+static int tt_os_file_sink_put(struct tt_os_sink *sink, const void *a, size_t a_size, const void *b,
+			       size_t b_size, uint64_t at)
 {
 	(void)at; /* (written where the file is) */
 	HANDLE f = (HANDLE)((struct tt_os_file_sink *)sink)->file.handle;
@@ -650,7 +742,7 @@ static int tt_os_file_put(struct tt_os_sink *sink, const void *a, size_t a_size,
 
 void tt_os_file_sink(struct tt_os_file_sink *sink, struct tt_os_file file)
 {
-	*sink = (struct tt_os_file_sink){.sink = {tt_os_file_put}, .file = file};
+	*sink = (struct tt_os_file_sink){.sink = {tt_os_file_sink_put}, .file = file};
 }
 
 /* ---- time ---- */

@@ -315,17 +315,13 @@ int tt__take_within(struct tt_os_lock *lock)
 int tt__write_file_with(const char *path, struct tt__out *out, int (*write)(struct tt__out *out, void *arg),
 			void *arg)
 {
-	char temp[1100];
-	int in_place = tt_os_is_device(path); /* (NUL: nothing to rename) */
-	if (snprintf(temp, sizeof temp, "%s.%u.tmp", path, (unsigned)tt_os_process_id()) >= (int)sizeof temp)
-		return -ENAMETOOLONG;
-	if (in_place)
-		snprintf(temp, sizeof temp, "%s", path);
-	struct tt_os_file_sink file;
+	struct tt_os_new_file made = {0};
 	struct tt_os_file opened;
-	int rc = tt_os_file_open(temp, &opened);
+	int in_place = tt_os_is_device(path); /* (NUL: nothing to rename) */
+	int rc = in_place ? tt_os_file_open(path, &opened) : tt_os_file_new(path, 0, &opened, &made);
 	if (rc)
 		return rc;
+	struct tt_os_file_sink file;
 	tt_os_file_sink(&file, opened);
 	tt__out_to(out, &file.sink);
 	rc = write(out, arg);
@@ -335,10 +331,10 @@ int tt__write_file_with(const char *path, struct tt__out *out, int (*write)(stru
 	int closed = tt_os_file_close(&file.file);
 	if (!rc)
 		rc = closed;
-	if (!rc && !in_place)
-		rc = tt_os_rename(temp, path);
-	if (rc && !in_place)
-		tt_os_remove(temp);
+	if (!rc)
+		rc = tt_os_file_put(&made, path);
+	if (rc)
+		tt_os_file_discard(&made);
 	return rc;
 }
 

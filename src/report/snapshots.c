@@ -196,7 +196,7 @@ static bool tt__snapshots_open(struct tt__snapshots *sn)
 		return false;
 	}
 	char why[160];
-	if (!tt__dir_ours(sn->dir, why, sizeof why)) {
+	if (!tt_os_dir_ours(sn->dir, why, sizeof why)) {
 		fprintf(tt__err, "ticktrace: TICKTRACE_SNAPSHOTS=%s is not yours: %s; no snapshots\n",
 			sn->dir, why);
 		return false;

@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -269,49 +268,9 @@ static int tt__named_descriptor(const char *path)
 	return *end || fd > INT_MAX ? -1 : (int)fd;
 }
 
-/* A file of the user's or the system's (root's, as /dev's nodes are): written
- * through. Another user's, as planted in a shared directory, is a file that exists,
- * and replaced: the rule ticktrace(1) gives the tools. */
-static int tt__trusted(const struct stat *st)
-{
-	return st->st_uid == geteuid() || st->st_uid == 0;
-}
-
-int tt__dir_ours(const char *dir, char *why, size_t cap)
-{
-	struct stat st;
-	if (lstat(dir, &st) == 0 && S_ISLNK(st.st_mode) && !tt__trusted(&st)) {
-		snprintf(why, cap, "a link of another user's (uid %u)", (unsigned)st.st_uid);
-		return 0;
-	}
-	if (stat(dir, &st) < 0) {
-		snprintf(why, cap, "%s", strerror(errno));
-		return 0;
-	}
-	if (!tt__trusted(&st)) {
-		snprintf(why, cap, "another user's (uid %u)", (unsigned)st.st_uid);
-		return 0;
-	}
-	if ((st.st_mode & S_IWOTH) && !(st.st_mode & S_ISVTX)) {
-		snprintf(why, cap, "writable by every user, without the sticky bit (mode %04o): "
-			 "another user could replace its files", (unsigned)(st.st_mode & 07777));
-		return 0;
-	}
-	return 1;
-}
-
 int tt__output_in_place(const char *path)
 {
-	if (tt__named_descriptor(path) >= 0)
-		return 1;
-	struct stat st;
-	if (lstat(path, &st) < 0)
-		return 0;
-	/* A link of our own or the system's to a device (/dev/stdout, /proc/self/fd/1)
-	 * is the device; another user's link is replaced, never followed. */
-	if (S_ISLNK(st.st_mode) && (!tt__trusted(&st) || stat(path, &st) < 0))
-		return 0;
-	return (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)) && tt__trusted(&st);
+	return tt__named_descriptor(path) >= 0 || tt_os_is_device(path);
 }
 
 int tt__open_in_place(const char *path)
@@ -329,97 +288,11 @@ int tt__open_in_place(const char *path)
 	if (fd < 0)
 		return errno == ENXIO ? -EPIPE : -errno;
 	/* What was opened is what was checked, not another user's put there since. */
-	struct stat st;
-	if (fstat(fd, &st) < 0 || !(S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)) || !tt__trusted(&st)) {
+	if (!tt_os_file_is_device(&(struct tt_os_file){fd})) {
 		close(fd);
 		return -EPERM;
 	}
 	return fd;
-}
-
-/* PATH's directory into dir: 0, or -ENAMETOOLONG. */
-static int tt__dir_of(const char *path, char *dir, size_t size)
-{
-	const char *slash = strrchr(path, '/');
-	if (!slash)
-		snprintf(dir, size, ".");
-	else if (snprintf(dir, size, "%.*s", slash == path ? 1 : (int)(slash - path), path) >= (int)size)
-		return -ENAMETOOLONG;
-	return 0;
-}
-
-/* An unnamed file (O_TMPFILE) in PATH's directory, or -errno where the file system
- * has none. */
-/* A directory at `path`, which an output is refused as (EISDIR): renaming over it
- * fails with EBUSY (".") or EPERM (another's, in /tmp), and a stream's run file was
- * put beside it (TICKTRACE_OUT=. made "..PID"). A link to one is replaced, as any. */
-static bool tt__dir_there(const char *path)
-{
-	struct stat there;
-	return lstat(path, &there) == 0 && S_ISDIR(there.st_mode);
-}
-
-static int tt__open_unnamed(const char *path)
-{
-	char dir[4096];
-	if (tt__dir_there(path))
-		return -EISDIR;
-	if (tt__dir_of(path, dir, sizeof dir) < 0)
-		return -ENAMETOOLONG;
-	int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-	return fd < 0 ? -errno : fd;
-}
-
-/* Names the unnamed file `fd` PATH where nothing is there (tmp then ""), or else a
- * new name beside PATH, in tmp, for the caller to rename over it. */
-static int tt__name_unnamed(int fd, const char *path, char *tmp, size_t cap)
-{
-	char proc[64];
-	/* (the thread's: a writer with a table of its own, tt__write_placed_apart) */
-	snprintf(proc, sizeof proc, "/proc/thread-self/fd/%d", fd);
-	tmp[0] = 0;
-	/* Nothing at PATH: named there at once (nothing to rename, no moment when a
-	 * temporary name exists). */
-	if (linkat(AT_FDCWD, proc, AT_FDCWD, path, AT_SYMLINK_FOLLOW) == 0)
-		return 0;
-	for (unsigned attempt = 0; attempt < 100; attempt++) {
-		struct timespec now;
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		if (snprintf(tmp, cap, "%s.tmp-%d-%lx", path, (int)getpid(),
-			     (unsigned long)now.tv_nsec ^ attempt) >= (int)cap)
-			return -ENAMETOOLONG;
-		if (linkat(AT_FDCWD, proc, AT_FDCWD, tmp, AT_SYMLINK_FOLLOW) == 0)
-			return 0;
-		if (errno != EEXIST) {
-			int err = -errno;
-			tmp[0] = 0;
-			return err;
-		}
-	}
-	tmp[0] = 0;
-	return -EEXIST;
-}
-
-int tt__create_replacing(const char *path, char *tmp, size_t cap)
-{
-	struct stat there;
-	tmp[0] = 0;
-	if (tt__dir_there(path))
-		return -EISDIR;
-	if (snprintf(tmp, cap, "%s.tmp-XXXXXX", path) >= (int)cap)
-		return -ENAMETOOLONG;
-	int fd = mkostemp(tmp, O_CLOEXEC);
-	if (fd >= 0)
-		return fd;
-	/* A directory that is there but makes no file (the kernel's: /proc answers ENOENT)
-	 * says so, not that the file is missing (TICKTRACE_SPIKES=/proc/self/status). */
-	int err = errno;
-	char dir[4096];
-	if (err == ENOENT && tt__dir_of(path, dir, sizeof dir) == 0 && stat(dir, &there) == 0 &&
-	    S_ISDIR(there.st_mode))
-		err = EACCES;
-	tmp[0] = 0;
-	return -err;
 }
 
 int tt__open_output(const char *path, int *in_place)
@@ -430,15 +303,18 @@ int tt__open_output(const char *path, int *in_place)
 
 int tt__create_new(const char *path)
 {
-	char tmp[4096 + 16];
-	int fd = tt__create_replacing(path, tmp, sizeof tmp);
-	if (fd >= 0 && rename(tmp, path) < 0) {
-		int err = -errno;
-		unlink(tmp);
-		close(fd);
+	struct tt_os_new_file made;
+	struct tt_os_file file;
+	int err = tt_os_file_new(path, 0, &file, &made);
+	if (err)
+		return err;
+	err = tt_os_file_put(&made, path);
+	if (err) {
+		tt_os_file_discard(&made);
+		close((int)file.handle);
 		return err;
 	}
-	return fd;
+	return (int)file.handle;
 }
 
 /* Whether a file found at the run's name is the process's own or older than it. */
@@ -474,7 +350,7 @@ static int tt__place_run_file(const char *tmp, char *path, size_t size)
 		 * user's, judged by its time alone: no stream of this user's writes it.) */
 		int replace = old < 0 ? errno == ELOOP || (errno == EACCES && lstat(path, &there) == 0 &&
 							  tt__older_or_ours(&there)) :
-			      flock(old, LOCK_EX | LOCK_NB) == 0 && fstat(old, &there) == 0 &&
+			      tt_os_file_hold(&(struct tt_os_file){old}) == 0 && fstat(old, &there) == 0 &&
 			      lstat(path, &now) == 0 && now.st_ino == there.st_ino &&
 			      now.st_dev == there.st_dev && tt__older_or_ours(&there);
 		char taken[4096];
@@ -509,35 +385,34 @@ int tt__create_run_file(char *path, size_t size, int *in_place, struct tt__out *
 			tt__file_writer first, void *arg)
 {
 	*in_place = tt__output_in_place(path);
-	int fd = *in_place ? tt__open_in_place(path) : tt__open_unnamed(path);
-	char tmp[4096 + 16] = "";
-	int unnamed = !*in_place && fd >= 0;
-	if (!*in_place && !unnamed && fd != -EISDIR)
-		fd = tt__create_replacing(path, tmp, sizeof tmp);
+	struct tt_os_new_file made = {0};
+	struct tt_os_file opened;
+	int fd = *in_place ? tt__open_in_place(path) : tt_os_file_new(path, 1, &opened, &made);
+	if (!*in_place && !fd)
+		fd = (int)opened.handle;
+	int unnamed = made.unnamed;
 	struct tt__fd *kept = &tt__fd_out(out)->file;
 	int err = fd < 0 ? fd : tt__fd_keep(kept, fd);
 	if (err) {
-		if (tmp[0])
-			unlink(tmp);
+		tt_os_file_discard(&made);
 		return err;
 	}
 	/* Its beginning written before it has the name: a run killed meanwhile leaves no
 	 * file the tools cannot read (held while it is written: another process of the
 	 * same name writes beside it). */
-	if (!*in_place && flock(kept->fd, LOCK_EX | LOCK_NB) < 0)
-		err = -errno;
+	if (!*in_place)
+		err = tt_os_file_hold(&(struct tt_os_file){kept->fd});
 	if (!err)
 		err = first(out, arg);
 	if (!err && unnamed)
-		err = tt__name_unnamed(kept->fd, path, tmp, sizeof tmp);
+		err = tt_os_file_name(&(struct tt_os_file){kept->fd}, path, &made);
 	struct stat st;
-	if (!err && unnamed && !tmp[0] && fstat(kept->fd, &st) == 0)
+	if (!err && unnamed && !made.tmp[0] && fstat(kept->fd, &st) == 0)
 		tt__placed_dev = st.st_dev, tt__placed_ino = st.st_ino; /* (named at once) */
-	if (!err && tmp[0])
-		err = tt__place_run_file(tmp, path, size);
+	if (!err && made.tmp[0])
+		err = tt__place_run_file(made.tmp, path, size);
 	if (err) {
-		if (tmp[0])
-			unlink(tmp);
+		tt_os_file_discard(&made);
 		tt__fd_close(kept);
 	}
 	return err;
@@ -559,35 +434,30 @@ static int tt__write_placed_here(char *path, size_t run_size, tt__file_writer wr
 		free(out);
 		return err;
 	}
-	if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
-		free(out);
-		return -EISDIR;
-	}
 	/* A file with no name while it is written: a run killed meanwhile leaves
 	 * nothing behind. It is named beside PATH when complete, then renamed over it. */
-	char tmp[4096 + 16] = "";
-	int fd = tt__open_unnamed(path);
-	int unnamed = fd >= 0;
-	if (!unnamed)
-		fd = tt__create_replacing(path, tmp, sizeof tmp);
-	if (fd < 0) {
+	struct tt_os_new_file made;
+	struct tt_os_file opened;
+	err = tt_os_file_new(path, 1, &opened, &made);
+	if (err) {
 		free(out);
-		return fd;
+		return err;
 	}
+	int unnamed = made.unnamed;
 	struct tt__fd kept = {.fd = -1};
-	err = tt__write_fd(out, fd, write, arg, unnamed ? &kept : NULL);
+	err = tt__write_fd(out, (int)opened.handle, write, arg, unnamed ? &kept : NULL);
 	/* (Named through /proc/thread-self/fd/N: only while N is still the file written.) */
 	if (!err && unnamed)
-		err = tt__fd_ours(&kept) ? tt__name_unnamed(kept.fd, path, tmp, sizeof tmp) : -EBADF;
-	if (!err && unnamed && !tmp[0] && run_size && fstat(kept.fd, &st) == 0)
+		err = tt__fd_ours(&kept) ? tt_os_file_name(&(struct tt_os_file){kept.fd}, path, &made) : -EBADF;
+	if (!err && unnamed && !made.tmp[0] && run_size && fstat(kept.fd, &st) == 0)
 		tt__placed_dev = st.st_dev, tt__placed_ino = st.st_ino; /* (named at once) */
 	int closed = tt__fd_close(&kept);
 	if (!err)
 		err = closed;
-	if (!err && tmp[0])
-		err = run_size ? tt__place_run_file(tmp, path, run_size) : rename(tmp, path) < 0 ? -errno : 0;
-	if (err && tmp[0])
-		unlink(tmp);
+	if (!err && made.tmp[0])
+		err = run_size ? tt__place_run_file(made.tmp, path, run_size) : tt_os_file_put(&made, path);
+	if (err)
+		tt_os_file_discard(&made);
 	free(out);
 	return err;
 }

@@ -77,21 +77,13 @@ int tt__write_run_file_with(char *path, size_t size, tt__file_writer write, void
  * by name (/dev/stdout, /proc/self/fd/N: whatever it is open on), a device or a FIFO,
  * or a link of the user's or the system's to one. Anything else is replaced. */
 int tt__output_in_place(const char *path) TT__HIDDEN;
-/* Whether a directory ticktrace writes files into (TICKTRACE_SNAPSHOTS) is the user's
- * by the rule ticktrace(1) gives: 1; or 0, with why not in `why` (another user's, or
- * their link to it, or one every user may write into without the sticky bit, where
- * another user could rename or replace the files). */
-int tt__dir_ours(const char *dir, char *why, size_t cap) TT__HIDDEN;
 /* Opens such an output for writing (a named descriptor: a copy of it); -EPIPE for a
  * FIFO that no one reads. */
 int tt__open_in_place(const char *path) TT__HIDDEN;
-/* Creates a new file beside `path` (its name in tmp: "PATH.tmp-XXXXXX"), exclusively,
- * mode 0600, for the caller to rename over `path`: a file or link planted at `path`
- * is replaced, never written through. The descriptor, or -errno. */
-int tt__create_replacing(const char *path, char *tmp, size_t cap) TT__HIDDEN;
-/* An output written while the program runs: a new file so created and renamed into
- * place at once, or a device or FIFO in place (*in_place). The descriptor (readable
- * too when it is a file), or -errno. */
+/* An output written while the program runs: a new file (tt_os_file_new, named:
+ * exclusively, mode 0600, beside `path`) renamed into place at once, so that a file
+ * or link planted at `path` is replaced, never written through; or a device or FIFO
+ * in place (*in_place). The descriptor (readable too when it is a file), or -errno. */
 int tt__open_output(const char *path, int *in_place) TT__HIDDEN;
 /* Only the first: always a new file. */
 int tt__create_new(const char *path) TT__HIDDEN;

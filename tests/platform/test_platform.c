@@ -11,6 +11,8 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <dirent.h>
+#include <sys/stat.h>
 
 #include "platform/platform.h"
 
@@ -51,13 +53,18 @@ static void tt_name_self(const char *name)
 	assert_non_null(describe);
 	describe(GetCurrentThread(), wide);
 }
-/* A directory of this test's own in the user's temporary directory. */
+/* A directory of this test's own in the user's temporary directory (a new one where
+ * a run that failed left one: Wine gives each run the same few process ids). */
 static void tt_temp_dir(char *dir, size_t size)
 {
 	char base[MAX_PATH];
 	GetTempPathA(sizeof base, base);
-	snprintf(dir, size, "%stt-platform-%lu", base, GetCurrentProcessId());
-	assert_true(CreateDirectoryA(dir, NULL));
+	for (unsigned n = 0; n < 1000; n++) {
+		snprintf(dir, size, "%stt-platform-%lu-%u", base, GetCurrentProcessId(), n);
+		if (CreateDirectoryA(dir, NULL))
+			return;
+	}
+	fail_msg("no directory of the test's own in %s", base);
 }
 static void tt_temp_dir_remove(const char *dir)
 {
@@ -72,6 +79,7 @@ static int tt_load_library(void)
 }
 #else
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -487,6 +495,12 @@ static void test_memory(void **state)
 	tt_os_fault_in(at + 65536, 2 * 65536);
 	for (size_t i = 65536; i < 3 * 65536; i += 512)
 		assert_int_equal(at[i], 0x5a);
+	/* however large, nothing charged before it is committed (the arena's budget) */
+	const size_t large = (size_t)64 << 30;
+	char *vast = tt_os_reserve(large);
+	assert_non_null(vast);
+	assert_int_equal(tt_os_commit(vast + large - 65536, 65536), 0);
+	vast[large - 1] = 1;
 	/* memory of the runtime's own: zeroed, writable, given back */
 	char *own = tt_os_alloc(1u << 20);
 	assert_non_null(own);
@@ -499,6 +513,34 @@ static void test_memory(void **state)
 	tt_os_free(own, 1u << 20);
 }
 
+/* A directory of the test's own (tt_temp_dir), and `path`, `name` in it. */
+static void tt_temp_file(char *dir, size_t dir_size, char *path, size_t size, const char *name)
+{
+	tt_temp_dir(dir, dir_size);
+	snprintf(path, size, "%s/%s", dir, name);
+}
+
+/* What `path` holds, NUL-ended, in `text` ("(none)" where there is no file). */
+static const char *tt_file_text(const char *path, char *text, size_t size)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return snprintf(text, size, "(none)"), text;
+	size_t got = fread(text, 1, size - 1, f);
+	text[got] = 0;
+	fclose(f);
+	return text;
+}
+
+/* `path` made to hold `text` alone. */
+static void tt_write_text(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "wb");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
 /* A rename replaces the file there; the null device is a device, a file is not. */
 static void test_rename(void **state)
 {
@@ -507,24 +549,15 @@ static void test_rename(void **state)
 	tt_temp_dir(dir, sizeof dir);
 	snprintf(from, sizeof from, "%s/t.tmp", dir);
 	snprintf(to, sizeof to, "%s/t.ttr", dir);
-	FILE *f = fopen(to, "wb");
-	assert_non_null(f);
-	fputs("old", f);
-	fclose(f);
-	f = fopen(from, "wb");
-	assert_non_null(f);
-	fputs("new", f);
-	fclose(f);
+	tt_write_text(to, "old");
+	tt_write_text(from, "new");
 	assert_int_equal(tt_os_rename(from, to), 0);
-	char text[8] = {0};
-	f = fopen(to, "rb");
-	assert_non_null(f);
-	assert_int_equal(fread(text, 1, sizeof text, f), 3);
-	fclose(f);
+	char text[8];
+	tt_file_text(to, text, sizeof text);
 	assert_false(tt_os_is_device(to));
 	remove(to);
 	assert_string_equal(text, "new");
-	assert_null(fopen(from, "rb"));
+	assert_string_equal(tt_file_text(from, text, sizeof text), "(none)");
 	assert_true(tt_os_is_device(TT_NULL_DEVICE));
 	tt_temp_dir_remove(dir);
 }
@@ -536,12 +569,8 @@ static void test_file_sink(void **state)
 {
 	(void)state;
 	char dir[512], path[600];
-	tt_temp_dir(dir, sizeof dir);
-	snprintf(path, sizeof path, "%s/t.ttr", dir);
-	FILE *f = fopen(path, "wb");
-	assert_non_null(f);
-	fputs("an older file", f);
-	fclose(f);
+	tt_temp_file(dir, sizeof dir, path, sizeof path, "t.ttr");
+	tt_write_text(path, "an older file");
 	struct tt_os_file file;
 	assert_int_equal(tt_os_file_open(path, &file), 0);
 	struct tt_os_file_sink sink;
@@ -555,7 +584,7 @@ static void test_file_sink(void **state)
 	assert_int_equal(sink.sink.put(&sink.sink, "J", 1, NULL, 0, 0), 0);
 	assert_int_equal(tt_os_file_close(&sink.file), 0);
 	static char text[sizeof large + 64];
-	f = fopen(path, "rb");
+	FILE *f = fopen(path, "rb");
 	assert_non_null(f);
 	size_t got = fread(text, 1, sizeof text, f);
 	fclose(f);
@@ -580,14 +609,239 @@ static void test_file_sink(void **state)
 	assert_int_equal(tt_os_file_close(&sink.file), 0);
 }
 
+/* The names in `dir` but . and .., joined by spaces into `names`. */
+static const char *tt_dir_names(const char *dir, char *names, size_t size)
+{
+	DIR *d = opendir(dir);
+	assert_non_null(d);
+	names[0] = 0;
+	for (struct dirent *e; (e = readdir(d));)
+		if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+			snprintf(names + strlen(names), size - strlen(names), "%s%s", names[0] ? " " : "", e->d_name);
+	closedir(d);
+	return names;
+}
+
+/* `path` opened anew for reading, as another opening of the file (another process's
+ * would be): its stream, and the platform's file on it. */
+static FILE *tt_open_again(const char *path, struct tt_os_file *file)
+{
+	FILE *f = fopen(path, "rb");
+	assert_non_null(f);
+#ifdef _WIN32
+	file->handle = (intptr_t)_get_osfhandle(_fileno(f));
+#else
+	file->handle = fileno(f);
+#endif
+	return f;
+}
+
+/* A new file is never under its name before it is put there: an older file at the
+ * name reads as it was while the new one is written, and is replaced whole; a file
+ * that failed leaves nothing behind; a name with nothing there (Linux's unnamed file:
+ * at once) ends the same; no temporary name outlives the put; a directory at the name
+ * is refused; a file or link planted at the name is replaced, never written through
+ * (Linux: mode 0600). */
+static void test_new_file(void **state)
+{
+	(void)state;
+	char dir[512], path[600], names[1024], text[64];
+	tt_temp_file(dir, sizeof dir, path, sizeof path, "t.ttr");
+	tt_write_text(path, "old");
+	for (int unnamed = 0; unnamed < 2; unnamed++) {
+		struct tt_os_new_file made;
+		struct tt_os_file file;
+		assert_int_equal(tt_os_file_new(path, unnamed, &file, &made), 0);
+		struct tt_os_file_sink sink;
+		tt_os_file_sink(&sink, file);
+		assert_int_equal(sink.sink.put(&sink.sink, "new", 3, unnamed ? "er" : "", unnamed ? 2 : 0, 0), 0);
+		assert_string_equal(tt_file_text(path, text, sizeof text), unnamed ? "new" : "old");
+		assert_int_equal(tt_os_file_name(&sink.file, path, &made), 0);
+		/* (a file there: named beside it, in its directory) */
+		assert_true(strncmp(made.tmp, path, strlen(path)) == 0 && strlen(made.tmp) > strlen(path));
+		assert_string_equal(tt_file_text(path, text, sizeof text), unnamed ? "new" : "old");
+#ifndef _WIN32
+		struct stat st;
+		assert_int_equal(stat(made.tmp, &st), 0);
+		assert_int_equal(st.st_mode & 0777, 0600);
+#endif
+		assert_int_equal(tt_os_file_close(&sink.file), 0);
+		assert_int_equal(tt_os_file_put(&made, path), 0);
+		assert_string_equal(made.tmp, "");
+		assert_string_equal(tt_file_text(path, text, sizeof text), unnamed ? "newer" : "new");
+		assert_string_equal(tt_dir_names(dir, names, sizeof names), "t.ttr");
+	}
+	/* Failed: discarded, named or not, with the older file as it was. */
+	for (int unnamed = 0; unnamed < 2; unnamed++) {
+		struct tt_os_new_file made;
+		struct tt_os_file file;
+		assert_int_equal(tt_os_file_new(path, unnamed, &file, &made), 0);
+		assert_int_equal(tt_os_file_name(&file, path, &made), 0);
+		assert_int_equal(tt_os_file_close(&file), 0);
+		tt_os_file_discard(&made);
+		assert_string_equal(tt_dir_names(dir, names, sizeof names), "t.ttr");
+		assert_string_equal(tt_file_text(path, text, sizeof text), "newer");
+	}
+	remove(path);
+	/* Nothing at the name: the same end. */
+	struct tt_os_new_file made;
+	struct tt_os_file file;
+	assert_int_equal(tt_os_file_new(path, 1, &file, &made), 0);
+	assert_int_equal(tt_os_file_name(&file, path, &made), 0);
+	assert_string_equal(tt_file_text(path, text, sizeof text), made.tmp[0] ? "(none)" : "");
+	assert_int_equal(tt_os_file_close(&file), 0);
+	assert_int_equal(tt_os_file_put(&made, path), 0);
+	assert_string_equal(tt_dir_names(dir, names, sizeof names), "t.ttr");
+	remove(path);
+	/* A directory at the name. */
+	char sub[700];
+	snprintf(sub, sizeof sub, "%s/d", dir);
+#ifdef _WIN32
+	assert_true(CreateDirectoryA(sub, NULL));
+#else
+	assert_int_equal(mkdir(sub, 0700), 0);
+#endif
+	assert_int_equal(tt_os_file_new(sub, 1, &file, &made), -EISDIR);
+	assert_int_equal(tt_os_file_new(sub, 0, &file, &made), -EISDIR);
+	assert_string_equal(tt_dir_names(dir, names, sizeof names), "d");
+	tt_temp_dir_remove(sub);
+	/* A file planted where the temporary name would be (Windows: its first choice,
+	 * "PATH.PID.tmp"), and a link at the name to a file elsewhere (Linux): both as
+	 * they were. */
+	char planted[700], target[700];
+#ifdef _WIN32
+	snprintf(planted, sizeof planted, "%s.%lu.tmp", path, GetCurrentProcessId());
+	snprintf(target, sizeof target, "%s", planted);
+#else
+	snprintf(target, sizeof target, "%s/target", dir);
+	snprintf(planted, sizeof planted, "%s", path);
+#endif
+	tt_write_text(target, "planted");
+	for (int unnamed = 0; unnamed < 2; unnamed++) {
+#ifndef _WIN32
+		remove(path);
+		assert_int_equal(symlink(target, planted), 0);
+#endif
+		assert_int_equal(tt_os_file_new(path, unnamed, &file, &made), 0);
+		struct tt_os_file_sink sink;
+		tt_os_file_sink(&sink, file);
+		assert_int_equal(sink.sink.put(&sink.sink, "mine", 4, NULL, 0, 0), 0);
+		assert_int_equal(tt_os_file_name(&sink.file, path, &made), 0);
+		assert_int_equal(tt_os_file_close(&sink.file), 0);
+		assert_int_equal(tt_os_file_put(&made, path), 0);
+		assert_string_equal(tt_file_text(target, text, sizeof text), "planted");
+		assert_string_equal(tt_file_text(path, text, sizeof text), "mine");
+	}
+	remove(path);
+	remove(target);
+	assert_string_equal(tt_dir_names(dir, names, sizeof names), "");
+	tt_temp_dir_remove(dir);
+}
+
+/* A device or pipe is written in place, a file is not; a directory to write into
+ * is ours where it is there. Linux: only the user's or the system's device, FIFO or
+ * link to one, judged by path and opened alike, and a directory not another user's
+ * (nor their link), nor writable by all without the sticky bit (another user's is
+ * made by chown: as root alone). */
+static void test_device_trust(void **state)
+{
+	(void)state;
+	char dir[512], path[600], why[256] = "";
+	tt_temp_file(dir, sizeof dir, path, sizeof path, "t.ttr");
+	tt_write_text(path, "a file");
+	struct tt_os_file file;
+	assert_int_equal(tt_os_file_open(TT_NULL_DEVICE, &file), 0);
+	assert_true(tt_os_file_is_device(&file));
+	assert_int_equal(tt_os_file_close(&file), 0);
+	assert_int_equal(tt_os_file_open(path, &file), 0);
+	assert_false(tt_os_file_is_device(&file));
+	assert_int_equal(tt_os_file_close(&file), 0);
+	assert_false(tt_os_is_device(path));
+	assert_true(tt_os_dir_ours(dir, why, sizeof why));
+	char missing[700];
+	snprintf(missing, sizeof missing, "%s/missing", dir);
+	assert_false(tt_os_dir_ours(missing, why, sizeof why));
+	assert_true(why[0]);
+	remove(path);
+#ifndef _WIN32
+	char fifo[700], link[700];
+	snprintf(fifo, sizeof fifo, "%s/fifo", dir);
+	snprintf(link, sizeof link, "%s/null", dir);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	assert_int_equal(symlink("/dev/null", link), 0);
+	int fd = open(fifo, O_RDWR); /* (no reader to wait for) */
+	assert_true(fd >= 0);
+	assert_true(tt_os_is_device(fifo) && tt_os_is_device(link));
+	assert_true(tt_os_file_is_device(&(struct tt_os_file){fd}));
+	if (geteuid() != 0) {
+		print_message("another user's files need root to make: not checked here\n");
+	} else {
+		assert_int_equal(chown(fifo, 12345, 12345), 0);
+		assert_int_equal(lchown(link, 12345, 12345), 0);
+		assert_false(tt_os_is_device(fifo));
+		assert_false(tt_os_file_is_device(&(struct tt_os_file){fd}));
+		assert_false(tt_os_is_device(link));
+		char sub[700], sub_link[700];
+		snprintf(sub, sizeof sub, "%s/d", dir);
+		snprintf(sub_link, sizeof sub_link, "%s/d-link", dir);
+		assert_int_equal(mkdir(sub, 0700), 0);
+		assert_int_equal(chmod(sub, 0777), 0);
+		assert_false(tt_os_dir_ours(sub, why, sizeof why));
+		assert_non_null(strstr(why, "without the sticky bit"));
+		assert_int_equal(chmod(sub, 01777), 0);
+		assert_true(tt_os_dir_ours(sub, why, sizeof why));
+		assert_int_equal(symlink(sub, sub_link), 0);
+		assert_true(tt_os_dir_ours(sub_link, why, sizeof why));
+		assert_int_equal(lchown(sub_link, 12345, 12345), 0);
+		assert_false(tt_os_dir_ours(sub_link, why, sizeof why));
+		assert_string_equal(why, "a link of another user's (uid 12345)");
+		assert_int_equal(chown(sub, 12345, 12345), 0);
+		assert_false(tt_os_dir_ours(sub, why, sizeof why));
+		assert_string_equal(why, "another user's (uid 12345)");
+		remove(sub_link);
+		rmdir(sub);
+	}
+	close(fd);
+	remove(fifo);
+	remove(link);
+#endif
+	tt_temp_dir_remove(dir);
+}
+
+/* A hold keeps out a hold through another opening of the file, never its readers,
+ * and goes as the file is closed. */
+static void test_file_hold(void **state)
+{
+	(void)state;
+	char dir[512], path[600], text[64];
+	tt_temp_file(dir, sizeof dir, path, sizeof path, "t.ttr");
+	struct tt_os_new_file made;
+	struct tt_os_file file, again;
+	assert_int_equal(tt_os_file_new(path, 0, &file, &made), 0);
+	struct tt_os_file_sink sink;
+	tt_os_file_sink(&sink, file);
+	assert_int_equal(sink.sink.put(&sink.sink, "held", 4, NULL, 0, 0), 0);
+	assert_int_equal(tt_os_file_hold(&sink.file), 0);
+	FILE *f = tt_open_again(made.tmp, &again);
+	assert_int_equal(tt_os_file_hold(&again), -EWOULDBLOCK);
+	size_t got = fread(text, 1, sizeof text - 1, f);
+	text[got] = 0;
+	assert_string_equal(text, "held");
+	assert_int_equal(tt_os_file_close(&sink.file), 0);
+	assert_int_equal(tt_os_file_hold(&again), 0);
+	fclose(f);
+	tt_os_file_discard(&made);
+	tt_temp_dir_remove(dir);
+	assert_string_equal(tt_file_text(path, text, sizeof text), "(none)");
+}
+
 /* A file mapped in two places: what is written to the memory is in the file, the file
  * grown to the later view's end, its bytes between zero; made once, not twice. */
 static void test_file_map(void **state)
 {
 	(void)state;
 	char dir[512], path[600];
-	tt_temp_dir(dir, sizeof dir);
-	snprintf(path, sizeof path, "%s/t.live", dir);
+	tt_temp_file(dir, sizeof dir, path, sizeof path, "t.live");
 	struct tt_os_file file, again;
 	assert_int_equal(tt_os_file_create(path, &file), 0);
 	assert_int_equal(tt_os_file_create(path, &again), -EEXIST);
@@ -634,8 +888,7 @@ static void test_file_room(void **state)
 {
 	(void)state;
 	char dir[512], path[600];
-	tt_temp_dir(dir, sizeof dir);
-	snprintf(path, sizeof path, "%s/t.live", dir);
+	tt_temp_file(dir, sizeof dir, path, sizeof path, "t.live");
 	enum { ROOM = 256 * 1024, VIEW = 64 * 1024 };
 	struct tt_os_file file;
 	assert_int_equal(tt_os_file_create(path, &file), 0);
@@ -906,7 +1159,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_threads), cmocka_unit_test(test_exit_keys), cmocka_unit_test(test_own_thread),
 		cmocka_unit_test(test_joined_thread), cmocka_unit_test(test_wait_timeout),
 		cmocka_unit_test(test_wake_all),   cmocka_unit_test(test_lock),
-		cmocka_unit_test(test_memory),  cmocka_unit_test(test_rename),
+		cmocka_unit_test(test_memory),  cmocka_unit_test(test_rename), cmocka_unit_test(test_new_file), cmocka_unit_test(test_file_hold), cmocka_unit_test(test_device_trust),
 		cmocka_unit_test(test_file_map), cmocka_unit_test(test_file_sink), cmocka_unit_test(test_file_room),
 		cmocka_unit_test(test_time),    cmocka_unit_test(test_thread_cpu_of), cmocka_unit_test(test_process), cmocka_unit_test(test_module_list),
 		cmocka_unit_test(test_command_line),
