@@ -37,7 +37,7 @@
 #              log, each snapshot's file name and its mark name the patched functions
 #              as the converter does (issue 35 item 6: they said slow+0x11c9), C++'s
 #              demangled; the program stripped and a function patched by address: slow+0xOFFSET in
-#              both.
+#              both; record's summary counts the snapshots and names the worst three.
 #   keeps_all  a program whose one thread makes 1,400,000 events (more than a thread's
 #              TICKTRACE_BUFFER by default) loses none under record, which keeps every
 #              call by default (issue 32 item 7); a TICKTRACE_BUFFER the user sets holds.
@@ -598,6 +598,18 @@ print("\n".join(sorted({e["name"] for e in events if e.get("ph") == "X" and e.ge
 		TICKTRACE_SPIKES=spikes.txt TICKTRACE_SPIKE_THRESHOLD=10ms \
 		"$tool" record -f 'slow_*' -o t.ttr -c t.json -- ./slow >out 2>err) && rc=0 || rc=$?
 	[ "$rc" = 0 ] || { cat "$dir/err" >&2; fail "record slow exits $rc"; }
+	# record's summary counts the snapshots (the process's own line is in its log) and
+	# names the worst three, each a file there
+	n=$(ls "$dir/snaps" | wc -l)
+	said=$(grep "^ticktrace: record: $n snapshots in snaps (TICKTRACE_SNAPSHOTS: $n of spikes, 0 of triggers); the worst: " "$dir/err") ||
+		{ cat "$dir/err" >&2; fail "record's summary does not count the $n snapshots"; }
+	worst=$(echo "$said" | grep -o 'spike-[^ ]*\.ttr ([0-9.]* ms, [0-9.]* times its threshold)' | wc -l)
+	[ "$worst" = 3 ] || fail "not the 3 worst named: $said"
+	ranks=$(echo "$said" | grep -o '[0-9.]* times' | cut -d' ' -f1)
+	[ "$ranks" = "$(echo "$ranks" | sort -rn)" ] || fail "the worst not worst first: $said"
+	for f in $(echo "$said" | grep -o 'spike-[^ ]*\.ttr'); do
+		[ -f "$dir/snaps/$f" ] || fail "$f named, not in snaps: $said"
+	done
 	[ "$(long_names "$dir/t.json")" = "$(printf 'slow_step\nslow_unnamed')" ] ||
 		fail "the converter's names: $(long_names "$dir/t.json")"
 	[ "$(live_names "$dir/spikes.txt")" = "$(long_names "$dir/t.json")" ] ||
@@ -677,7 +689,9 @@ PROG
 	last=$(tail -1 "$dir/err")
 	case $last in "ticktrace: record: ticktrace's lines are in "[0-9]*" logs "*"$log"*) ;;
 		*) cat "$dir/err" >&2; fail "record's last line does not name $log: $last" ;; esac
-	! grep -q 'snapshot in snaps\|ticktrace: patched' "$dir/err" || fail "a process said its lines on stderr"
+	# (record's own summary counts the snapshots too: "ticktrace: record: 1 snapshot in")
+	! grep -q '^ticktrace: 1 snapshot in snaps$\|^ticktrace: patched' "$dir/err" ||
+		{ cat "$dir/err" >&2; fail "a process said its lines on stderr"; }
 	# TICKTRACE_LOG=stderr: on the program's stderr all the same, as asked.
 	(cd "$dir" && TICKTRACE_LOG=stderr TICKTRACE_MODE=ring TICKTRACE_SNAPSHOTS=snaps \
 		"$tool" record -f 'work_*' -o 's-%p.ttr' -- sh -c "$pipe" asked.err >out 2>err) && rc=0 || rc=$?

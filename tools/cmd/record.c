@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 /* Files named one by one in a line of record's; of more, the first ones and a count
@@ -470,6 +471,78 @@ static void tt_rec_files(const char *list, struct tt_rec_listed *l)
 		fclose(f);
 }
 
+/* The worst snapshots named in record's summary. */
+#define TT_REC_WORST 3
+
+/* A spike's snapshot, ranked as the runtime ranks them: duration over threshold. */
+struct tt_rec_snapshot {
+	char name[NAME_MAX + 1];
+	int64_t dur, threshold;
+};
+
+static bool tt_rec_worse(const struct tt_rec_snapshot *a, const struct tt_rec_snapshot *b)
+{
+	return (__int128)a->dur * b->threshold > (__int128)b->dur * a->threshold;
+}
+
+/* The snapshots the run's processes wrote into TICKTRACE_SNAPSHOTS (a directory of
+ * the run's, no %p): files of this user made since `since`, counted (their own lines
+ * at exit are in their logs), the directory and the worst spikes' named. */
+static void tt_rec_say_snapshots(const struct timespec *since)
+{
+	const char *dir = getenv("TICKTRACE_SNAPSHOTS");
+	DIR *d = dir && *dir && !strchr(dir, '%') ? opendir(dir) : NULL;
+	if (!d)
+		return;
+	size_t spikes = 0, triggers = 0, nworst = 0;
+	struct tt_rec_snapshot worst[TT_REC_WORST];
+	for (struct dirent *e; (e = readdir(d));) {
+		size_t n = strlen(e->d_name);
+		bool spike = strncmp(e->d_name, "spike-", 6) == 0;
+		struct stat st;
+		char path[PATH_MAX];
+		if ((!spike && strncmp(e->d_name, "trigger-", 8) != 0) || n < 4 ||
+		    strcmp(e->d_name + n - 4, ".ttr") != 0 ||
+		    snprintf(path, sizeof path, "%s/%s", dir, e->d_name) >= (int)sizeof path ||
+		    !tt_rec_ours(path, &st) || st.st_mtim.tv_sec < since->tv_sec ||
+		    (st.st_mtim.tv_sec == since->tv_sec && st.st_mtim.tv_nsec < since->tv_nsec))
+			continue;
+		triggers += !spike;
+		spikes += spike;
+		struct tt_file f;
+		struct tt_rec_snapshot s = {.dur = 0};
+		if (spike && tt_file_open(&f, path) == 0 && f.snapshot) {
+			snprintf(s.name, sizeof s.name, "%s", e->d_name);
+			s.dur = f.snapshot->split.dur_ns;
+			s.threshold = f.snapshot->info.threshold_ns > 0 ? f.snapshot->info.threshold_ns : 1;
+		}
+		if (spike)
+			tt_file_close(&f);
+		if (!s.dur)
+			continue;
+		/* (kept worst first) */
+		size_t at = nworst;
+		while (at && tt_rec_worse(&s, &worst[at - 1]))
+			at--;
+		if (at == TT_REC_WORST)
+			continue;
+		nworst += nworst < TT_REC_WORST;
+		memmove(&worst[at + 1], &worst[at], (nworst - 1 - at) * sizeof *worst);
+		worst[at] = s;
+	}
+	closedir(d);
+	if (!spikes && !triggers)
+		return;
+	fprintf(stderr, "ticktrace: record: %zu snapshot%s in %s (TICKTRACE_SNAPSHOTS: %zu of spikes, "
+		"%zu of triggers)", spikes + triggers, spikes + triggers == 1 ? "" : "s", dir, spikes,
+		triggers);
+	for (size_t i = 0; i < nworst; i++)
+		fprintf(stderr, "%s %s (%.3f ms, %.1f times its threshold)", i ? "," : "; the worst:",
+			worst[i].name, (double)worst[i].dur / 1e6,
+			(double)worst[i].dur / (double)worst[i].threshold);
+	fprintf(stderr, "\n");
+}
+
 /* The logs that hold what ticktrace said in the run's processes, named as record's
  * last line: TICKTRACE_LOG's, or those beside the traces of processes whose stderr
  * was not a terminal (the program's own stderr stays as without ticktrace). */
@@ -660,6 +733,8 @@ int tt_rec_run(const struct tt_rec_opts *o)
 	/* Closed by a successful exec: a byte read from it says the program never ran,
 	 * so that its own exit status 126 or 127 is not taken for that. */
 	int ran[2] = {-1, -1};
+	struct timespec started;
+	clock_gettime(CLOCK_REALTIME, &started);
 	pid_t pid = pipe2(ran, O_CLOEXEC) == 0 ? fork() : -1;
 	if (pid < 0) {
 		fprintf(stderr, "ticktrace: record: cannot start %s: %s\n", o->argv[0], strerror(errno));
@@ -739,6 +814,7 @@ int tt_rec_run(const struct tt_rec_opts *o)
 				"; the file there is not one it wrote" : "");
 		rc = rc ? rc : 1;
 	}
+	tt_rec_say_snapshots(&started);
 	tt_rec_say_logs(listed.logs, listed.nlogs);
 	for (size_t i = 0; i < nfiles; i++)
 		free(files[i]);
