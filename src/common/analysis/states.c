@@ -192,6 +192,11 @@ static void tt_an_edge_bounds(struct tt_an_edge *e, const struct tt_schedstat_sa
 		e->hi[1] = (int64_t)hi_up->wait_ns;
 		e->hi[2] = (int64_t)(hi_up->run_ns + hi_up->wait_ns);
 	}
+	if (hi && hi != hi_up) { /* (its CPU time read before x by less than the span) */
+		int64_t before = TT_SCHEDSTAT_SPAN_NS - (hi->ns - x);
+		int64_t r = (int64_t)hi->run_ns + (before > 0 ? before : 0);
+		e->hi[0] = r < e->hi[0] ? r : e->hi[0];
+	}
 	if (lo) {
 		int64_t r = (int64_t)lo->run_ns, w = (int64_t)lo->wait_ns;
 		int64_t past = x - lo->ns > 0 ? x - lo->ns : 0;
