@@ -619,6 +619,13 @@ struct tt_schedstat_budget {
 _Static_assert(sizeof(struct tt_schedstat_budget) == 16, "schedstat budget layout");
 #define TT_SCHEDSTAT_TICK_NS 15625000
 
+/* A reading's values are read one after another, not at once: all of them within
+ * TT_SCHEDSTAT_SPAN_NS before its `ns`, run_ns before wait_ns (Linux's tt-sched reads
+ * again where it was kept off its CPU between them). An edge inside that span may
+ * fall between them: a run-queue wait counted (as it ends) after wait_ns was read
+ * but before the edge is missing from a reading stamped after the edge. */
+#define TT_SCHEDSTAT_SPAN_NS 50000
+
 struct tt_schedstat_sample {
 	int64_t ns;          /* CLOCK_MONOTONIC when read (the run's clock, as the anchors) */
 	uint64_t run_ns;     /* the thread's CPU time (CLOCK_THREAD_CPUTIME_ID) */

@@ -241,11 +241,12 @@ int tt__schedstat_task_dir(void) TT__HIDDEN;
  * -errno. */
 int tt__schedstat_open(struct tt__schedstat *s, uint32_t tid, int dir) TT__HIDDEN;
 /* Its counters now (format.h: struct tt_schedstat_sample; the page faults only with
- * `faults`: the dearest part, left as they are in *out without): 0, or -1 (it exited). */
+ * `faults`: the dearest part, left as they are in *out without): 0, or -1 (it exited,
+ * or its CPU time and wait were never read within TT_SCHEDSTAT_SPAN_NS). */
 int tt__schedstat_read(struct tt__schedstat *s, struct tt_schedstat_sample *out, int faults) TT__HIDDEN;
 void tt__schedstat_close(struct tt__schedstat *s) TT__HIDDEN;
 /* The calling thread's own counters now (thread `tid`: its schedstat opened for a
- * moment, in the caller's table; its faults without stat): 0, or -1. */
+ * moment, in the caller's table; its faults without stat): 0, or -1 (as above). */
 int tt__schedstat_read_own(uint32_t tid, struct tt_schedstat_sample *out) TT__HIDDEN;
 /* Whether the kernel accounts stolen time (format.h: TT_SCHEDSTAT_STEAL). */
 int tt__schedstat_steal_accounted(void) TT__HIDDEN;

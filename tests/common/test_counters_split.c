@@ -46,11 +46,18 @@ static void life_at(const struct life *l, int64_t t, int64_t *r, int64_t *w)
 	}
 }
 
-static struct tt_schedstat_sample reading(const struct life *l, int64_t t)
+/* A reading as tt-sched takes it: the CPU time read at run_at, then the wait at
+ * wait_at, stamped `ns` (within format.h's TT_SCHEDSTAT_SPAN_NS after run_at). */
+struct moments {
+	int64_t ns, run_at, wait_at;
+};
+
+static struct tt_schedstat_sample reading(const struct life *l, struct moments m)
 {
-	struct tt_schedstat_sample s = {.ns = t};
-	int64_t r, w;
-	life_at(l, t, &r, &w);
+	struct tt_schedstat_sample s = {.ns = m.ns};
+	int64_t r, w, unused;
+	life_at(l, m.run_at, &r, &unused);
+	life_at(l, m.wait_at, &unused, &w);
 	s.run_ns = (uint64_t)r;
 	s.wait_ns = (uint64_t)w;
 	return s;
@@ -78,10 +85,10 @@ static size_t no_name(void *ctx, const struct tt_an_thread *th, uint64_t key, ch
 /* Why split_of's thread has no switches. */
 #define REFUSED TT_THREAD_NO_STATES_FLAGS(TT_NO_STATES_REFUSED, EACCES)
 
-/* The split of [start, end) from readings at `at` (n of them, in time order; at NULL:
- * its thread's counters not its source); false: no split. */
-static bool split_of(const struct life *l, int64_t start, int64_t end, const int64_t *at, int n,
-		     struct tt_an_spike *out)
+/* The split of [start, end) from readings taken at `m` (n of them, in time order; m
+ * NULL: its thread's counters not its source); false: no split. */
+static bool split_read(const struct life *l, int64_t start, int64_t end, const struct moments *m, int n,
+		       struct tt_an_spike *out)
 {
 	struct caught c = {0};
 	struct tt_an an = {.find_spikes = true, .threshold = 1, .spike = catch_spike, .ctx = &c,
@@ -91,8 +98,8 @@ static bool split_of(const struct life *l, int64_t start, int64_t end, const int
 	th.no_states = REFUSED; /* (the counters' case) */
 	struct tt_schedstat_sample r[16];
 	for (int i = 0; i < n; i++)
-		r[i] = reading(l, at[i]);
-	if (at)
+		r[i] = reading(l, m[i]);
+	if (m)
 		assert_int_equal(tt_an_thread_counters(&th, r, (size_t)n, 0, 0), 0);
 	assert_int_equal(tt_an_scope_open(&th, KEY, start), 0);
 	assert_int_equal(tt_an_scope_close(&th, end), 0);
@@ -100,6 +107,16 @@ static bool split_of(const struct life *l, int64_t start, int64_t end, const int
 	assert_int_equal(c.spikes, 1);
 	*out = c.spike;
 	return c.spike.has_split;
+}
+
+/* The same, each reading taken at once at `at`. */
+static bool split_of(const struct life *l, int64_t start, int64_t end, const int64_t *at, int n,
+		     struct tt_an_spike *out)
+{
+	struct moments m[16];
+	for (int i = 0; i < n; i++)
+		m[i] = (struct moments){at[i], at[i], at[i]};
+	return split_read(l, start, end, at ? m : NULL, n, out);
 }
 
 /* Each part within the stated error of the truth. */
@@ -207,16 +224,24 @@ static void test_random_lives_within_error(void **state)
 				int64_t t = at[k];
 				at[k] = at[k - 1], at[k - 1] = t;
 			}
+		/* each read over a span, the CPU time first, after the one before */
+		struct moments m[16];
+		for (int i = 0; i < n; i++) {
+			int64_t from = at[i] - uniform(0, TT_SCHEDSTAT_SPAN_NS);
+			from = i && from < at[i - 1] ? at[i - 1] : from;
+			m[i] = (struct moments){at[i], from, uniform(from, at[i])};
+		}
 		struct tt_an_spike s;
-		if (!split_of(&l, start, end, at, n, &s))
+		if (!split_read(&l, start, end, m, n, &s))
 			continue;
 		split++;
 		assert_within(&l, start, end, &s);
-		/* at most two thirds of the gaps from each edge to the reading after it */
+		/* at most two thirds of the gaps from each edge to the reading after it (a
+		 * reading's span after it: format.h's TT_SCHEDSTAT_SPAN_NS) */
 		int64_t gaps = 0, after_start = -1, after_end = -1;
 		for (int i = n - 1; i >= 0; i--) {
-			after_start = at[i] >= start ? at[i] : after_start;
-			after_end = at[i] >= end ? at[i] : after_end;
+			after_start = at[i] >= start + TT_SCHEDSTAT_SPAN_NS ? at[i] : after_start;
+			after_end = at[i] >= end + TT_SCHEDSTAT_SPAN_NS ? at[i] : after_end;
 		}
 		if (after_start >= 0 && after_end >= 0) {
 			gaps = after_start - start + after_end - end;
@@ -262,6 +287,36 @@ static void test_long_spike_read_inside(void **state)
 	if (s.causes.error_ns > bound)
 		fail_msg("a resolution of %lld ns for a 257 ms spike read inside every 18 ms (at most %lld)",
 			 (long long)s.causes.error_ns, (long long)bound);
+}
+
+/* A 30 ms scope of a thread that runs 1 ms and waits 1.5 ms for a CPU by turns, its
+ * last wait 5 ms long, ending 10 us before the scope does (a loaded machine: main's
+ * "outer" of sched_causes_prog's dense), read every 3 ms. tt-sched reads its CPU
+ * time 30 us before the end and its wait 20 us before, then, kept off its CPU by the
+ * thread it read, stamps the reading 15 us after the end: a reading after the end
+ * that lacks the 5 ms wait (the seccomp dense check of tests/runtime/sched_causes.py
+ * found preempted 29.07 ms of the kernel's 34.44, within 3.37 said). Each part within
+ * its stated error: the reading is within its span of the end, and bounds it only
+ * from below; the next one, 3 ms after, from above. */
+static void test_reading_across_end(void **state)
+{
+	(void)state;
+	struct life l = {0};
+	l.what[l.n] = RUN, l.len[l.n++] = 200 * US;
+	turns(&l, 11, MS, 1500 * US, 0);
+	l.what[l.n] = RUN, l.len[l.n++] = 1990 * US;
+	l.what[l.n] = WAIT, l.len[l.n++] = 5 * MS;
+	l.what[l.n] = RUN, l.len[l.n++] = 5 * MS;
+	int64_t start = 100 * US, end = 200 * US + 11 * 2500 * US + 1990 * US + 5 * MS + 10 * US;
+	struct moments m[16];
+	int n = 0;
+	for (int64_t t = start - MS; t < end - 3 * MS; t += 3 * MS)
+		m[n++] = (struct moments){t, t, t};
+	m[n++] = (struct moments){end + 15 * US, end - 30 * US, end - 20 * US};
+	m[n++] = (struct moments){end + 3 * MS, end + 3 * MS, end + 3 * MS};
+	struct tt_an_spike s;
+	assert_true(split_read(&l, start, end, m, n, &s));
+	assert_within(&l, start, end, &s);
 }
 
 /* The reason a spike read around gives for its missing split. */
@@ -333,6 +388,7 @@ int main(void)
 		cmocka_unit_test(test_no_split_says_why),
 		cmocka_unit_test(test_long_spike_read_inside),
 		cmocka_unit_test(test_half_uncertain_no_split),
+		cmocka_unit_test(test_reading_across_end),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

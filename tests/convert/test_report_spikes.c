@@ -596,10 +596,14 @@ static void test_windows_cpu_time(void **state)
 	t1.n = 0;
 	begin(&t1, S_LOAD, 10 * MS);
 	end(&t1, 50 * MS);
+	/* (a reading's span, TT_SCHEDSTAT_SPAN_NS, from each edge: one at an edge may have
+	 * read its CPU time before it) */
 	const struct tt_schedstat_sample readings[] = {
 		{MONO(5 * MS), 0, 0, 0, 0, 0},
-		{MONO(10 * MS), 2 * MS, 0, 0, 0, 0},
-		{MONO(50 * MS), 22 * MS, 0, 0, 0, 0},
+		{MONO(10 * MS - TT_SCHEDSTAT_SPAN_NS), 2 * MS, 0, 0, 0, 0},
+		{MONO(10 * MS + TT_SCHEDSTAT_SPAN_NS), 2 * MS, 0, 0, 0, 0},
+		{MONO(50 * MS - TT_SCHEDSTAT_SPAN_NS), 22 * MS, 0, 0, 0, 0},
+		{MONO(50 * MS + TT_SCHEDSTAT_SPAN_NS), 22 * MS, 0, 0, 0, 0},
 		{MONO(55 * MS), 22 * MS, 0, 0, 0, 0},
 	};
 	windows_run(fx, TT_SCHEDSTAT_RUN_ONLY | TT_SCHEDSTAT_TICK_STEPS, readings, N(readings));
@@ -641,9 +645,11 @@ static void windows_switches_run(struct tt_fixture *fx, uint64_t switches_inside
 	end(&t1, 50 * MS);
 	const struct tt_schedstat_sample readings[] = {
 		{MONO(5 * MS), 0, 0, 7, 0, 0},
-		{MONO(10 * MS), 2 * MS, 0, 7, 0, 0},
+		{MONO(10 * MS - TT_SCHEDSTAT_SPAN_NS), 2 * MS, 0, 7, 0, 0},
+		{MONO(10 * MS + TT_SCHEDSTAT_SPAN_NS), 2 * MS, 0, 7, 0, 0},
 		{MONO(30 * MS), 12 * MS, 0, 7 + switches_inside, 0, 0},
-		{MONO(50 * MS), 22 * MS, 0, 7 + switches_inside + switches_after, 0, 0},
+		{MONO(50 * MS - TT_SCHEDSTAT_SPAN_NS), 22 * MS, 0, 7 + switches_inside, 0, 0},
+		{MONO(50 * MS + TT_SCHEDSTAT_SPAN_NS), 22 * MS, 0, 7 + switches_inside + switches_after, 0, 0},
 		{MONO(55 * MS), 22 * MS, 0, 7 + switches_inside + switches_after, 0, 0},
 	};
 	windows_run(fx, TT_SCHEDSTAT_RUN_ONLY | TT_SCHEDSTAT_SWITCH_COUNT, readings, N(readings));

@@ -149,7 +149,11 @@ static size_t tt_an_counters_from(const struct tt_an_counters *c, int64_t ns)
  * counted as each wait ends: since the thread ran at x, a wait counted after x began
  * after x, and with the time it ran after x it fits between x and hi (r + w is at
  * most hi's by hi - x); a wait counted before x may have begun before lo (which bounds
- * nothing of it). The three intervals, of r, w and r + w, make a hexagon (or less). */
+ * nothing of it). A reading's values were read within TT_SCHEDSTAT_SPAN_NS before it
+ * (format.h), so one less than that after x may have read w before x, and lack a wait
+ * that ended between: the upper bounds are those of the first reading that much after
+ * x (`hi_up`), and r is at most lo's by the span more. The three intervals, of r, w
+ * and r + w, make a hexagon (or less). */
 struct tt_an_edge {
 	int64_t lo[3], hi[3]; /* [0] r, [1] w, [2] r + w */
 	int64_t at[3];        /* the estimate: the hexagon's centre (below) */
@@ -165,31 +169,42 @@ struct tt_an_estimate {
 #define TT_AN_NO_GUESS INT64_MIN
 #define TT_AN_UNBOUNDED (INT64_MAX / 4)
 
-/* `since`: a moment the thread is known to have run at or after, at or before lo was
+/* `since`: a moment the thread is known to have run at or after, before lo's wait was
  * read (for its end: the spike's start, or a reading inside it its CPU time grew
  * after), or TT_AN_NO_GUESS. */
 static void tt_an_edge_bounds(struct tt_an_edge *e, const struct tt_schedstat_sample *lo,
-			      const struct tt_schedstat_sample *hi, int64_t x, int64_t since, bool run_only)
+			      const struct tt_schedstat_sample *hi, const struct tt_schedstat_sample *hi_up,
+			      int64_t x, int64_t since, bool run_only)
 {
 	for (int i = 0; i < 3; i++) {
 		e->lo[i] = 0;
 		e->hi[i] = TT_AN_UNBOUNDED;
 	}
-	if (hi) {
-		int64_t gap = hi->ns - x > 0 ? hi->ns - x : 0;
-		int64_t r = (int64_t)hi->run_ns, w = (int64_t)hi->wait_ns;
-		e->hi[0] = r, e->lo[0] = r - gap > 0 ? r - gap : 0;
-		e->hi[1] = w, e->lo[1] = w - gap > 0 ? w - gap : 0;
-		e->hi[2] = r + w, e->lo[2] = r + w - gap > 0 ? r + w - gap : 0;
+	for (const struct tt_schedstat_sample *after = hi; after; after = after == hi_up ? NULL : hi_up) {
+		int64_t gap = after->ns - x > 0 ? after->ns - x : 0;
+		int64_t v[3] = {(int64_t)after->run_ns, (int64_t)after->wait_ns,
+				(int64_t)(after->run_ns + after->wait_ns)};
+		for (int i = 0; i < 3; i++)
+			e->lo[i] = v[i] - gap > e->lo[i] ? v[i] - gap : e->lo[i];
+	}
+	if (hi_up) {
+		e->hi[0] = (int64_t)hi_up->run_ns;
+		e->hi[1] = (int64_t)hi_up->wait_ns;
+		e->hi[2] = (int64_t)(hi_up->run_ns + hi_up->wait_ns);
+	}
+	if (hi && hi != hi_up) { /* (its CPU time read before x by less than the span) */
+		int64_t before = TT_SCHEDSTAT_SPAN_NS - (hi->ns - x);
+		int64_t r = (int64_t)hi->run_ns + (before > 0 ? before : 0);
+		e->hi[0] = r < e->hi[0] ? r : e->hi[0];
 	}
 	if (lo) {
 		int64_t r = (int64_t)lo->run_ns, w = (int64_t)lo->wait_ns;
 		int64_t past = x - lo->ns > 0 ? x - lo->ns : 0;
 		e->lo[0] = r > e->lo[0] ? r : e->lo[0];
-		e->hi[0] = r + past < e->hi[0] ? r + past : e->hi[0];
+		e->hi[0] = r + past + TT_SCHEDSTAT_SPAN_NS < e->hi[0] ? r + past + TT_SCHEDSTAT_SPAN_NS : e->hi[0];
 		e->lo[1] = w > e->lo[1] ? w : e->lo[1];
 		e->lo[2] = r + w > e->lo[2] ? r + w : e->lo[2];
-		if (since != TT_AN_NO_GUESS && since <= lo->ns) { /* (its waits since lo began after since) */
+		if (since != TT_AN_NO_GUESS) { /* (its waits since lo began after since) */
 			int64_t span = x - since;
 			e->hi[1] = w + span < e->hi[1] ? w + span : e->hi[1];
 			e->hi[2] = r + w + span < e->hi[2] ? r + w + span : e->hi[2];
@@ -302,6 +317,8 @@ static bool tt_an_counters_split(const struct tt_an_counters *c, int64_t start, 
 				 struct tt_an_estimate *cpu)
 {
 	size_t i = tt_an_counters_from(c, start), k = tt_an_counters_from(c, end);
+	size_t i_up = tt_an_counters_from(c, start + TT_SCHEDSTAT_SPAN_NS);
+	size_t k_up = tt_an_counters_from(c, end + TT_SCHEDSTAT_SPAN_NS);
 	const struct tt_schedstat_sample *s_lo = i > c->from ? &c->at[i - 1] : NULL;
 	const struct tt_schedstat_sample *s_hi = i < c->n ? &c->at[i] : NULL;
 	const struct tt_schedstat_sample *e_lo = k > c->from ? &c->at[k - 1] : NULL;
@@ -321,12 +338,15 @@ static bool tt_an_counters_split(const struct tt_an_counters *c, int64_t start, 
 	const struct tt_schedstat_sample *e_prev = k >= c->from + 2 && e_lo->ns > start ? &c->at[k - 2] : NULL;
 #define TT_AN_FIELD(field) offsetof(struct tt_schedstat_sample, field)
 	struct tt_an_edge s, e;
-	tt_an_edge_bounds(&s, s_lo, s_hi, start, TT_AN_NO_GUESS, c->run_only);
-	/* The thread ran at its start, and at or after a reading its CPU time grew after
-	 * (its slice then running, or one after): the later of the two bounds the waits
-	 * counted after its last reading (a wait then under way began after it). */
-	int64_t ran = e_prev && e_prev->ns > start && e_lo->run_ns > e_prev->run_ns ? e_prev->ns : start;
-	tt_an_edge_bounds(&e, e_lo, e_hi, end, ran, c->run_only);
+	tt_an_edge_bounds(&s, s_lo, s_hi, i_up < c->n ? &c->at[i_up] : NULL, start, TT_AN_NO_GUESS, c->run_only);
+	/* The thread ran at its start, and between a reading and the next where its CPU
+	 * time grew (read first: before the next one's wait): the later of the two, where
+	 * before its last reading's wait was read, bounds the waits counted after it (a
+	 * wait then under way began after it). */
+	int64_t ran = e_lo->ns - start >= TT_SCHEDSTAT_SPAN_NS ? start : TT_AN_NO_GUESS;
+	if (e_prev && e_lo->run_ns > e_prev->run_ns && e_prev->ns - TT_SCHEDSTAT_SPAN_NS > ran)
+		ran = e_prev->ns - TT_SCHEDSTAT_SPAN_NS;
+	tt_an_edge_bounds(&e, e_lo, e_hi, k_up < c->n ? &c->at[k_up] : NULL, end, ran, c->run_only);
 	tt_an_edges_tighten(&s, &e, end - start);
 	tt_an_edge_estimate(&s, tt_an_paced(s_hi, s_next, TT_AN_FIELD(run_ns), false, start),
 			    c->run_only ? 0 : tt_an_paced(s_hi, s_next, TT_AN_FIELD(wait_ns), false, start));
