@@ -149,6 +149,7 @@ static struct tt__share tt__counters_budget; /* the budget as it last found it *
  * idle time that found it */
 static double tt__counters_start_ns, tt__counters_idle_ns;
 static int tt__counters_idle_grew; /* (since the find before: found again sooner) */
+static int tt__counters_start_found; /* the start-up share was found */
 /* (the process's CPU time and the clock as tt-sched first looked: the run's start-up
  * (the program's loading, ticktrace's own) is not time its cores were left idle, and
  * held the allowance at nothing past the run's first spike) */
@@ -175,6 +176,28 @@ static double tt__counters_waited(void)
 	return switched > (double)tt__counters_waited_ns ? switched : (double)tt__counters_waited_ns;
 }
 
+/* What its cores had idle in `wall` since tt-sched first looked, the process's CPU
+ * time `cpu` now: neither used by the program nor waited for by its threads. */
+static double tt__counters_idle(double wall, double cpu)
+{
+	return (double)tt__cores * wall - (cpu - (double)tt__counters_first_cpu_ns) - tt__counters_waited();
+}
+
+/* The start-up share, where no find came in the first second (no scope held to the
+ * budget then: a program whose spikes all come after it), found as it ends: a program
+ * that mostly sleeps, its 60 spikes past its first second, had the idle share alone
+ * (some 12 ms of 2.5 s), less than its wake-ups cost once each was charged, and a
+ * quarter of its spikes unsplit under ASan. */
+static void tt__counters_start_share(int64_t now_ns)
+{
+	double wall = (double)(now_ns - tt__counters_first_ns);
+	if (tt__counters_start_found || wall < TT__COUNTERS_START_NS)
+		return;
+	tt__counters_start_found = 1;
+	double idle = tt__counters_idle(wall, (double)tt_os_process_cpu_ns()) * TT__COUNTERS_START_NS / wall;
+	tt__counters_start_ns = idle > 0 ? idle * TT__COUNTERS_START_PCT / 100 : 0;
+}
+
 /* The budget as found now: its idle allowance and the larger of its shares. */
 static double tt__counters_find_budget(int64_t now_ns)
 {
@@ -191,10 +214,10 @@ static double tt__counters_find_budget(int64_t now_ns)
 	 * free scopes' D1); all run long, the idle share, capped: only the first second's
 	 * was a run's whose spikes all came after it (a tester's 60 threads' sleeps of 5 to
 	 * 10 ms, a program that mostly sleeps: most unsplit on an idle machine). */
-	double idle = (double)tt__cores * wall - (cpu - (double)tt__counters_first_cpu_ns) -
-		      tt__counters_waited();
+	double idle = tt__counters_idle(wall, cpu);
 	if (starting)
 		tt__counters_start_ns = idle > 0 ? idle * TT__COUNTERS_START_PCT / 100 : 0;
+	tt__counters_start_found |= starting;
 	tt__counters_idle_grew = idle > tt__counters_idle_ns;
 	tt__counters_idle_ns = idle;
 	double idle_share = idle > 0 ? idle * TT__COUNTERS_IDLE_PCT / 100 : 0;
@@ -266,6 +289,7 @@ void tt__counters_after_fork(void)
 	tt__counters_budget = (struct tt__share){0};
 	tt__counters_watches = 0;
 	tt__counters_start_ns = tt__counters_idle_ns = 0;
+	tt__counters_start_found = 0;
 	tt__counters_idle_grew = 0;
 	tt__counters_first_ns = 0;
 	tt__counters_waited_ns = 0;
@@ -777,6 +801,8 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 			 : TT__COUNTERS_EARLY_MAX_NS;
 	uint64_t read_ticks = after_ticks - (uint64_t)((double)hz * (double)early_ns / 1e9);
 	tt__counters_tick_faults = 0;
+	if (alone)
+		tt__counters_start_share(now.monotonic_ns);
 	int over_budget = alone && tt__counters_over_budget(now.monotonic_ns, 0);
 	/* (only of threads whose counters are their states' source: beside the switches,
 	 * for stolen time alone, the last record stands in, as it did; not only where perf
