@@ -47,6 +47,7 @@ struct tt__spikes_thread {
 	struct tt__slot *slot;
 	/* tt-spikes' (modes stop and ring) */
 	struct tt__spikes_place at;   /* at.read 0: from the thread's first chunk */
+	uint64_t recycled;            /* its slot's when it was last read */
 	uint64_t kept;                /* events read that its chunks still hold */
 	uint64_t overwritten;         /* its TT_DROP_OVERWRITTEN when last read */
 	struct tt__sched_cursor states;
@@ -580,10 +581,26 @@ static size_t tt__spikes_take(struct tt__spikes *sp, struct tt__spikes_thread *t
 			break;
 		}
 	}
+	t->recycled = __atomic_load_n(&slot->recycled, __ATOMIC_ACQUIRE);
 	tt__reading(0);
 	t->kept += events;
 	*gaps = dropped;
 	return n;
+}
+
+/* Whether a thread wrote nothing since tt-spikes read it: in the chunk where it
+ * stopped, its cursor where the records read end, none of its chunks recycled (read
+ * without holding them: what it writes meanwhile is for the next look). A program's
+ * idle threads cost each look no reading of them (as a reader, each was a look at
+ * every slot: 200 idle threads, 11 % of a CPU). */
+static bool tt__spikes_unchanged(const struct tt__slot *slot, const struct tt__spikes_thread *t)
+{
+	if (!t->at.read || __atomic_load_n(&slot->current, __ATOMIC_ACQUIRE) != t->at.chunk)
+		return false;
+	const struct tt__hot *hot = __atomic_load_n(&slot->hot, __ATOMIC_ACQUIRE);
+	const struct tt_record *read = (const struct tt_record *)(t->at.chunk + 1) + t->at.read;
+	return (const struct tt_record *)__atomic_load_n(&hot->cursor, __ATOMIC_ACQUIRE) == read &&
+	       __atomic_load_n(&slot->recycled, __ATOMIC_ACQUIRE) == t->recycled;
 }
 
 /* A thread's states, then the records it wrote since the last look, to its detector;
@@ -597,15 +614,18 @@ static bool tt__spikes_poll_slot(struct tt__spikes *sp, struct tt__slot *slot, b
 		return false;
 	/* Read first: once it says the thread exited, its records are all there; once it
 	 * says when, its states up to its exit too. */
-	bool exited = __atomic_load_n(&slot->flags, __ATOMIC_ACQUIRE) & TT__SLOT_EXITED, whole, gaps;
+	bool exited = __atomic_load_n(&slot->flags, __ATOMIC_ACQUIRE) & TT__SLOT_EXITED, whole = true;
+	bool gaps = false;
 	int64_t exit_ns = tt__thread_exit_ns(slot);
-	size_t n = tt__spikes_take(sp, t, exited || last, &whole, &gaps);
+	size_t n = exited || last || !tt__spikes_unchanged(slot, t) ? tt__spikes_take(sp, t, exited || last, &whole, &gaps)
+								     : 0;
 	*read += n;
 	/* (before the records they cover) */
 	tt__sched_read_new(slot, &t->states, tt__spikes_states, NULL);
 	tt__counters_read_new(slot, n > 0 && (final || n < TT__SPIKES_COPY_RECORDS), &t->counters,
 			      tt__spikes_counters, NULL);
-	tt__spikes_feed_gaps(slot, tt__spikes_copy, tt__spikes_copy + n, gaps);
+	if (n)
+		tt__spikes_feed_gaps(slot, tt__spikes_copy, tt__spikes_copy + n, gaps);
 	/* (an exiting thread whose exit's time is not set yet: the next look) */
 	if (whole && ((exited && exit_ns >= 0) || last)) {
 		tt__spikes_close_open(t, exit_ns);
