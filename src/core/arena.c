@@ -79,6 +79,7 @@ static unsigned tt__to_clean_count;
  * is done: a chunk a reader found stays as it found it, and the rings go on
  * recycling, into chunks never used before. */
 static int tt__readers;
+static uint64_t tt__deferred; /* chunks on the slots' `deferred` lists (core lock) */
 
 /* Where chunks come from (the mode's answer): a file the arena maps, or -1. */
 int tt__chunks_fd(void)
@@ -222,6 +223,7 @@ void tt__chunk_to_clean(struct tt__slot *slot, struct tt__chunk *chunk)
 	 * and a reader at one of them goes on into the chunks that follow it. */
 	if (!slot->deferred_count++)
 		slot->deferred = chunk;
+	tt__deferred++;
 }
 
 uint64_t tt__deferred_events(struct tt__slot *slot, uint64_t from_tsc, uint64_t to_tsc,
@@ -263,7 +265,10 @@ void tt__reading(int begin)
 	/* The last reader: the chunks recycled meanwhile cleaned, each slot's taken
 	 * under the lock and cleaned outside it. */
 	tt__core_lock(1);
-	int last = __atomic_sub_fetch(&tt__readers, 1, __ATOMIC_SEQ_CST) == 0;
+	/* (none deferred: no slot to look at, where a reader of each thread's records in
+	 * turn, tt-spikes, looked at every slot for each one) */
+	int last = __atomic_sub_fetch(&tt__readers, 1, __ATOMIC_SEQ_CST) == 0 && tt__deferred;
+	tt__deferred = last ? 0 : tt__deferred;
 	tt__core_lock(0);
 	for (struct tt__slot *slot = last ? tt__registry_head() : NULL; slot;
 	     slot = __atomic_load_n(&slot->next, __ATOMIC_ACQUIRE)) {
@@ -538,6 +543,7 @@ void tt__arena_reset_after_fork(void)
 	tt__core_reset_after_fork();
 	tt__lock_reset(&tt__clean);
 	tt__readers = 0; /* (the parent's reader, if one was at work, is not the child's) */
+	tt__deferred = 0;
 	tt__arena_ready = tt__arena_fresh;
 	/* A live file's chunks are the parent's own: the child maps a file of its own
 	 * (or private memory) in their place and starts from the beginning. */

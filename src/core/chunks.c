@@ -154,6 +154,15 @@ void tt__set_all_limits(void)
 	tt__registry_unlock(&old);
 }
 
+const struct tt__chunk *tt__chunks_front(const struct tt__slot *slot, uint64_t *at)
+{
+	tt__core_lock(1);
+	const struct tt__chunk *first = slot->first;
+	*at = slot->recycled;
+	tt__core_lock(0);
+	return first;
+}
+
 /* Core lock held. Mode ring: a thread whose budget is used up gives its oldest
  * chunk to tt-clean, which counts its events as overwritten and zeroes
  * it (here, when the queue is full), and takes a clean one. Not while a dump reads
@@ -164,6 +173,8 @@ static int tt__recycle_oldest(struct tt__slot *slot)
 	if (__atomic_load_n(&tt__dumps_running, __ATOMIC_ACQUIRE) || oldest == slot->current)
 		return 0;
 	__atomic_store_n(&slot->first, oldest->next, __ATOMIC_RELEASE);
+	/* (before a reader could miss that it is held: tt__chunk_to_clean's look) */
+	__atomic_store_n(&slot->recycled, slot->recycled + 1, __ATOMIC_SEQ_CST);
 	slot->chunks--;
 	__atomic_or_fetch(&slot->flags, TT__SLOT_WRAPPED, __ATOMIC_RELEASE);
 	tt__chunk_to_clean(slot, oldest);

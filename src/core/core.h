@@ -145,6 +145,10 @@ struct tt__slot {
 	char *chunk_end;  /* end of the current chunk (limit without the on/off) */
 	struct tt__chunk *first, *current;
 	uint64_t chunks;  /* chunks taken, against the thread's budget */
+	/* Mode ring: chunks it took off the front of `first` to recycle them, ever: a
+	 * chunk's place in the list, this count when it was first plus the chunks before
+	 * it, tells a reader whether it is still there (tt__chunks_front). */
+	uint64_t recycled;
 	uint64_t dropped[TT_DROP_CAUSES];
 	/* Of dropped[TT_DROP_BEHIND]: the records the output lost (a full disk, a file
 	 * size limit, its descriptor taken), which the mode says with their cause. */
@@ -357,6 +361,11 @@ void tt__set_paused(struct tt__slot *slot, int paused) TT__HIDDEN; /* tt_pause/t
 /* While held, threads' chunks stay where they are (no compaction, no recycling in
  * mode ring: a thread then grows), so that they can be read. */
 void tt__hold_chunks(int hold) TT__HIDDEN;
+/* The slot's first chunk and its place (slot->recycled then). A reader's chunk whose
+ * place is `at` is still in the list while slot->recycled, read once it reads
+ * (tt__reading: seq_cst, as the ring counts a chunk before it hands it on), is `at` or
+ * less, unless its thread's exit moved it (compaction). */
+const struct tt__chunk *tt__chunks_front(const struct tt__slot *slot, uint64_t *at) TT__HIDDEN;
 /* Mode stream, the drain thread: takes a written chunk off the front of the slot's
  * list and recycles it (or, without `recycle`, leaves it to whatever may still be
  * written into it). The chunk must have a successor, unless the thread exited. */

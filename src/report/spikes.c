@@ -30,12 +30,15 @@
 
 #include "report/report.h"
 
-/* Where tt-spikes stopped in a thread's chunks: the chunk, known by its first
- * record (a ring recycles chunks, and reuses them for any thread; a thread's last
- * chunk moves when it exits), and how many of its records were read. */
+/* Where tt-spikes stopped in a thread's chunks: the chunk, its place in the list
+ * (tt__chunks_front) and its first record (a ring recycles chunks, and reuses them for
+ * any thread; a thread's last chunk moves when it exits), and how many of its records
+ * were read. */
 struct tt__spikes_place {
 	struct tt_record first;
 	uint32_t read;
+	const struct tt__chunk *chunk;
+	uint64_t at;
 };
 
 struct tt__spikes_thread {
@@ -44,6 +47,7 @@ struct tt__spikes_thread {
 	struct tt__slot *slot;
 	/* tt-spikes' (modes stop and ring) */
 	struct tt__spikes_place at;   /* at.read 0: from the thread's first chunk */
+	uint64_t recycled;            /* its slot's when it was last read */
 	uint64_t kept;                /* events read that its chunks still hold */
 	uint64_t overwritten;         /* its TT_DROP_OVERWRITTEN when last read */
 	struct tt__sched_cursor states;
@@ -358,14 +362,16 @@ static void tt__spikes_restart(struct tt__spikes_thread *t)
 				    .key = tt__record_key};
 }
 
-void tt__spikes_feed(struct tt__slot *slot, const struct tt_record *begin, const struct tt_record *end)
+/* A thread's records to its detector; `gaps`: a run of dropped events may be among them. */
+static void tt__spikes_feed_gaps(struct tt__slot *slot, const struct tt_record *begin,
+				 const struct tt_record *end, bool gaps)
 {
 	struct tt__spikes *sp = &tt__spikes;
 	if (!sp->on || sp->an.oom)
 		return;
 	tt__spikes_clock(sp);
 	while (begin < end) {
-		const struct tt_record *gap = begin;
+		const struct tt_record *gap = gaps ? begin : end;
 		while (gap < end && TT_RECORD_KIND(gap->word) != TT_REC_DROPPED)
 			gap++;
 		struct tt__spikes_thread *t = tt__spikes_thread(slot);
@@ -377,6 +383,11 @@ void tt__spikes_feed(struct tt__slot *slot, const struct tt_record *begin, const
 		tt__spikes_restart(t);
 		begin = gap + 2 < end ? gap + 2 : end;
 	}
+}
+
+void tt__spikes_feed(struct tt__slot *slot, const struct tt_record *begin, const struct tt_record *end)
+{
+	tt__spikes_feed_gaps(slot, begin, end, true);
 }
 
 /* The detector of a slot whose states or counters come, while it runs (NULL: not). */
@@ -462,14 +473,31 @@ static void tt__spikes_say_overwritten(struct tt__spikes *sp, const struct tt__s
 	tt__spikes_flush(sp);
 }
 
-/* The chunk where tt-spikes stopped, or NULL: recycled by a ring. */
-static const struct tt__chunk *tt__spikes_find(const struct tt__slot *slot, const struct tt__spikes_place *at)
+/* Whether chunk c holds, at its start, the records where tt-spikes stopped. */
+static bool tt__spikes_there(const struct tt__chunk *c, const struct tt__spikes_place *at)
 {
-	for (const struct tt__chunk *c = __atomic_load_n(&slot->first, __ATOMIC_ACQUIRE); c;
-	     c = __atomic_load_n(&c->next, __ATOMIC_ACQUIRE)) {
-		const struct tt_record *first = (const struct tt_record *)(c + 1);
-		if (c->size > sizeof *c && first->tsc == at->first.tsc && first->word == at->first.word)
+	const struct tt_record *first = (const struct tt_record *)(c + 1);
+	return c->size > sizeof *c && first->tsc == at->first.tsc && first->word == at->first.word;
+}
+
+/* The chunk where tt-spikes stopped, or NULL: recycled by a ring. Its place is kept,
+ * not looked for (a ring's list is hundreds of chunks long, and a look read a few
+ * chunks each time from its front: a tenth of tt-spikes' time); a thread's last chunk
+ * moved at its exit is found from the front. `*at` then says where it is. */
+static const struct tt__chunk *tt__spikes_find(const struct tt__slot *slot, struct tt__spikes_place *at)
+{
+	if (__atomic_load_n(&slot->recycled, __ATOMIC_SEQ_CST) > at->at)
+		return NULL;
+	if (tt__spikes_there(at->chunk, at))
+		return at->chunk;
+	uint64_t place;
+	for (const struct tt__chunk *c = tt__chunks_front(slot, &place); c;
+	     c = __atomic_load_n(&c->next, __ATOMIC_ACQUIRE), place++) {
+		if (tt__spikes_there(c, at)) {
+			at->chunk = c;
+			at->at = place;
 			return c;
+		}
 	}
 	return NULL;
 }
@@ -487,7 +515,7 @@ static struct tt_record tt__spikes_copy[TT__SPIKES_COPY_RECORDS];
 /* Chunks held: where the last look stopped, or the first chunk after records a ring
  * overwrote before they were read (counted and said: the detector starts again). */
 static const struct tt__chunk *tt__spikes_resume(struct tt__spikes *sp, struct tt__spikes_thread *t,
-						 const struct tt__chunk **found)
+						 const struct tt__chunk **found, uint64_t *place)
 {
 	const struct tt__slot *slot = t->slot;
 	uint64_t overwritten = __atomic_load_n(&slot->dropped[TT_DROP_OVERWRITTEN], __ATOMIC_RELAXED);
@@ -496,6 +524,7 @@ static const struct tt__chunk *tt__spikes_resume(struct tt__spikes *sp, struct t
 	*found = t->at.read ? tt__spikes_find(slot, &t->at) : NULL;
 	if (*found) {
 		t->kept -= gone < t->kept ? gone : t->kept; /* what was recycled had been read */
+		*place = t->at.at;
 		return *found;
 	}
 	/* The ring recycled it too, or what it took before a first look: all of it but
@@ -506,22 +535,26 @@ static const struct tt__chunk *tt__spikes_resume(struct tt__spikes *sp, struct t
 		tt__spikes_restart(t);
 	t->at.read = 0;
 	t->kept = 0;
-	return __atomic_load_n(&slot->first, __ATOMIC_ACQUIRE);
+	return tt__chunks_front(slot, place);
 }
 
 /* Copies the thread's next records (up to one not written yet, or the copy's room)
  * into tt__spikes_copy, chunks held; returns how many, *whole when they are all it
- * wrote. A thread that is `done` records no more; one that goes on may still erase
- * the calls it entered last (TICKTRACE_MIN_DUR): those are read at a later look. */
+ * wrote, *gaps when a run of dropped events is among them. A thread that is `done`
+ * records no more; one that goes on may still erase the calls it entered last
+ * (TICKTRACE_MIN_DUR): those are read at a later look. */
 static size_t tt__spikes_take(struct tt__spikes *sp, struct tt__spikes_thread *t, bool done,
-			      bool *whole)
+			      bool *whole, bool *gaps)
 {
 	const struct tt__slot *slot = t->slot;
 	size_t n = 0;
+	uint64_t events = 0;
+	bool dropped = false;
 	*whole = true;
 	tt__reading(1);
-	const struct tt__chunk *found, *chunk = tt__spikes_resume(sp, t, &found);
-	for (; chunk; chunk = __atomic_load_n(&chunk->next, __ATOMIC_ACQUIRE)) {
+	uint64_t place;
+	const struct tt__chunk *found, *chunk = tt__spikes_resume(sp, t, &found, &place);
+	for (; chunk; chunk = __atomic_load_n(&chunk->next, __ATOMIC_ACQUIRE), place++) {
 		const struct tt_record *begin, *end;
 		tt__chunk_extent(slot, chunk, &begin, &end);
 		if (!done)
@@ -534,26 +567,46 @@ static size_t tt__spikes_take(struct tt__spikes *sp, struct tt__spikes_thread *t
 		if (chunk == found) /* (a thread's last chunk compacted at exit ends no later) */
 			from = begin + t->at.read < end ? begin + t->at.read : end;
 		const struct tt_record *to = from;
-		/* (the events counted as each record is found written: one pass over what
+		struct tt_record *copy = tt__spikes_copy + n;
+		/* (copied and counted as each record is found written: one pass over what
 		 * another core just wrote) */
-		for (; to < end && n + (size_t)(to - from) < TT__SPIKES_COPY_RECORDS; to++) {
+		for (; to < end && n < TT__SPIKES_COPY_RECORDS; to++, n++) {
 			uint64_t word = __atomic_load_n(&to->word, __ATOMIC_ACQUIRE);
 			if (!word)
 				break;
-			t->kept += TT_RECORD_IS_EVENT(TT_RECORD_KIND(word));
+			unsigned kind = TT_RECORD_KIND(word);
+			events += TT_RECORD_IS_EVENT(kind);
+			dropped |= kind == TT_REC_DROPPED;
+			*copy++ = (struct tt_record){to->tsc, word};
 		}
-		memcpy(tt__spikes_copy + n, from, (size_t)(to - from) * sizeof *from);
-		n += (size_t)(to - from);
 		if (to > begin) /* (at.read 0 says: from the first chunk) */
-			t->at = (struct tt__spikes_place){*begin, (uint32_t)(to - begin)};
+			t->at = (struct tt__spikes_place){*begin, (uint32_t)(to - begin), chunk, place};
 		if (to != end) {
 			/* the copy full, or a record not written yet (a signal handler's) */
 			*whole = false;
 			break;
 		}
 	}
+	t->recycled = __atomic_load_n(&slot->recycled, __ATOMIC_ACQUIRE);
 	tt__reading(0);
+	t->kept += events;
+	*gaps = dropped;
 	return n;
+}
+
+/* Whether a thread wrote nothing since tt-spikes read it: in the chunk where it
+ * stopped, its cursor where the records read end, none of its chunks recycled (read
+ * without holding them: what it writes meanwhile is for the next look). A program's
+ * idle threads cost each look no reading of them (as a reader, each was a look at
+ * every slot: 200 idle threads, 11 % of a CPU). */
+static bool tt__spikes_unchanged(const struct tt__slot *slot, const struct tt__spikes_thread *t)
+{
+	if (!t->at.read || __atomic_load_n(&slot->current, __ATOMIC_ACQUIRE) != t->at.chunk)
+		return false;
+	const struct tt__hot *hot = __atomic_load_n(&slot->hot, __ATOMIC_ACQUIRE);
+	const struct tt_record *read = (const struct tt_record *)(t->at.chunk + 1) + t->at.read;
+	return (const struct tt_record *)__atomic_load_n(&hot->cursor, __ATOMIC_ACQUIRE) == read &&
+	       __atomic_load_n(&slot->recycled, __ATOMIC_ACQUIRE) == t->recycled;
 }
 
 /* A thread's states, then the records it wrote since the last look, to its detector;
@@ -567,15 +620,18 @@ static bool tt__spikes_poll_slot(struct tt__spikes *sp, struct tt__slot *slot, b
 		return false;
 	/* Read first: once it says the thread exited, its records are all there; once it
 	 * says when, its states up to its exit too. */
-	bool exited = __atomic_load_n(&slot->flags, __ATOMIC_ACQUIRE) & TT__SLOT_EXITED, whole;
+	bool exited = __atomic_load_n(&slot->flags, __ATOMIC_ACQUIRE) & TT__SLOT_EXITED, whole = true;
+	bool gaps = false;
 	int64_t exit_ns = tt__thread_exit_ns(slot);
-	size_t n = tt__spikes_take(sp, t, exited || last, &whole);
+	size_t n = exited || last || !tt__spikes_unchanged(slot, t) ? tt__spikes_take(sp, t, exited || last, &whole, &gaps)
+								     : 0;
 	*read += n;
 	/* (before the records they cover) */
 	tt__sched_read_new(slot, &t->states, tt__spikes_states, NULL);
 	tt__counters_read_new(slot, n > 0 && (final || n < TT__SPIKES_COPY_RECORDS), &t->counters,
 			      tt__spikes_counters, NULL);
-	tt__spikes_feed(slot, tt__spikes_copy, tt__spikes_copy + n);
+	if (n)
+		tt__spikes_feed_gaps(slot, tt__spikes_copy, tt__spikes_copy + n, gaps);
 	/* (an exiting thread whose exit's time is not set yet: the next look) */
 	if (whole && ((exited && exit_ns >= 0) || last)) {
 		tt__spikes_close_open(t, exit_ns);

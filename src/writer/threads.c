@@ -334,19 +334,39 @@ void tt__window_cut(struct tt__thread_snapshot *snap, uint64_t from_tsc, uint64_
 /* Chunks a thread may take between the room's making and the reading. */
 #define TT__COPY_SPARE_CHUNKS 8
 
-void tt__copy_room_make(struct tt__copy_room *room)
+/* Of a thread's chunks now, those that may hold records from from_tsc on: its last, and
+ * those whose successor begins after it or holds nothing yet (read as a reader:
+ * tt__reading). */
+static uint64_t tt__chunks_from(const struct tt__slot *slot, uint64_t from_tsc)
+{
+	uint64_t chunks = 0;
+	for (const struct tt__chunk *c = __atomic_load_n(&slot->first, __ATOMIC_ACQUIRE); c;) {
+		const struct tt__chunk *next = __atomic_load_n(&c->next, __ATOMIC_ACQUIRE);
+		const struct tt_record *begins = next ? (const struct tt_record *)(next + 1) : NULL;
+		chunks += !begins || !__atomic_load_n(&begins->word, __ATOMIC_ACQUIRE) || begins->tsc > from_tsc;
+		c = next;
+	}
+	return chunks;
+}
+
+void tt__copy_room_make(struct tt__copy_room *room, uint64_t from_tsc)
 {
 	/* At most what the arena set aside of the budget (tt__arena_set_aside): memory
 	 * for the copies is address space until they take it. Faulted in before the
-	 * reading: what the live threads' chunks might hold now, and a few more. (Not
-	 * for the threads gone: their chunks no longer change, their records in a window
-	 * are few next to the memory they left; thousands of threads created and joined
-	 * in turn made every snapshot fault in 64 KiB for each chunk they left.) */
+	 * reading: what the live threads' chunks from the window's start on might hold
+	 * now, and a few more. (Not the chunks before it: a ring's whole buffer, 16 MiB a
+	 * thread by default, faulted in and unmapped for each window of a few hundred
+	 * KiB was most of what a snapshot cost, outside recheck r36 F3. Nor the threads
+	 * gone: their chunks no longer change, their records in a window are few next to
+	 * the memory they left; thousands of threads created and joined in turn made every
+	 * snapshot fault in 64 KiB for each chunk they left.) */
 	size_t bytes = tt__arena_set_aside_bytes(), chunks = 0;
+	tt__reading(1);
 	for (struct tt__slot *slot = tt__registry_head(); slot;
 	     slot = __atomic_load_n(&slot->next, __ATOMIC_ACQUIRE))
 		if (!(__atomic_load_n(&slot->flags, __ATOMIC_ACQUIRE) & TT__SLOT_EXITED))
-			chunks += __atomic_load_n(&slot->chunks, __ATOMIC_RELAXED) + TT__COPY_SPARE_CHUNKS;
+			chunks += tt__chunks_from(slot, from_tsc) + TT__COPY_SPARE_CHUNKS;
+	tt__reading(0);
 	void *at = bytes ? tt_os_alloc(bytes) : NULL;
 	*room = !at ? (struct tt__copy_room){0} : (struct tt__copy_room){at, 0, bytes / sizeof(struct tt_record)};
 	if (room->cap)

@@ -169,7 +169,7 @@ static int tt__write_to(struct tt__out *out, struct tt__window *window)
 	 * it is. */
 	struct tt__copy_room room = {0};
 	if (window)
-		tt__copy_room_make(&room);
+		tt__copy_room_make(&room, window->info.from_tsc);
 	bool held = true;
 	tt__keep_chunks(window, 1);
 	for (struct tt__slot *slot = tt__registry_head(); slot;

@@ -152,12 +152,12 @@ int tt__write_window(const char *path, struct tt__window *window) TT__HIDDEN;
 void tt__narrow_thread(struct tt__thread_snapshot *snap, uint64_t from_tsc, uint64_t to_tsc) TT__HIDDEN;
 /* Memory for the copies of a window's records: what the arena set aside of the
  * memory budget, faulted in before the reading as far as every live thread's chunks
- * as they are now, and a few more, reach. */
+ * from the window's start (from_tsc) as they are now, and a few more, reach. */
 struct tt__copy_room {
 	struct tt_record *at;
 	size_t used, cap; /* records */
 };
-void tt__copy_room_make(struct tt__copy_room *room) TT__HIDDEN; /* (cap 0 without memory) */
+void tt__copy_room_make(struct tt__copy_room *room, uint64_t from_tsc) TT__HIDDEN; /* (cap 0 without memory) */
 void tt__copy_room_free(struct tt__copy_room *room) TT__HIDDEN;
 /* A window whose threads' records (narrowed to it) pass the room begins later, as
  * early as they fit, never after its spike or trigger (w->shortened; the threads

@@ -376,6 +376,12 @@ static void test_ring_recycles_oldest(void **state)
 	assert_int_equal(slot->chunks, 2);
 	assert_ptr_not_equal(slot->first, first);
 	assert_ptr_equal(slot->first->next, slot->current);
+	/* A reader's place (tt-spikes'): the first chunk's was 0, now taken off the front;
+	 * the second's, 1, is the first's now, the one still in the list. */
+	uint64_t place;
+	assert_ptr_equal(tt__chunks_front(slot, &place), slot->first);
+	assert_int_equal(place, 1);
+	assert_int_equal(slot->recycled, 1);
 	assert_int_equal(tt__clean_queued(), 0);
 	assert_int_equal(slot->dropped[TT_DROP_OVERWRITTEN], 40);
 	assert_true(tt_zeroed(first));

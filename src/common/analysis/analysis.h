@@ -438,6 +438,8 @@ int tt_an_thread_counters(struct tt_an_thread *th, const struct tt_schedstat_sam
 
 /* ---- from raw records (the runtime) ---- */
 
+#define TT_AN_FEED_HELD 32 /* scopes a feed holds back (below), at most */
+
 /* Feeds one thread's records, in recorded order and in as many pieces as they come,
  * into its analysis, as the tools' decoder does: scopes open and close as the
  * scope machine (common.h) says, notes go to the innermost, times that go backwards
@@ -454,11 +456,21 @@ struct tt_an_feed {
 	char text[TT_DESCRIBE_MAX + TT_TEXT_BYTES];
 	uint64_t last_tsc;
 	int64_t last_ns;
-	bool last_ns_stale; /* last_tsc's time not found yet (a leaf passed over) */
+	bool last_ns_stale; /* last_tsc's time not found yet (records passed over) */
 	bool started;
 	struct tt_scopes scopes; /* (unmatched: ends with no open scope to close) */
 	int64_t rules_least;     /* the least of the thresholds table's, once known */
 	bool rules_least_known;
+	/* Without a profile, the scopes opened inside the analysis's innermost that it has
+	 * not been told of yet (feed.c): each one is told only once it must be (it lasts
+	 * long enough for a threshold, a note goes to it, an end does not match it). */
+	struct tt_an_held {
+		uint64_t word, tsc; /* its record */
+		uint64_t at;        /* its time in ticks, held monotonic */
+	} held[TT_AN_FEED_HELD];
+	uint32_t nheld;
+	uint64_t least_ticks; /* the fewest ticks a held scope lasts to be a spike, once known */
+	bool least_known;
 };
 
 int tt_an_feed_records(struct tt_an_feed *f, const struct tt_record *r, size_t n);

@@ -86,47 +86,133 @@ static int64_t tt_an_feed_least_threshold(struct tt_an_feed *f)
 	return least;
 }
 
-/* A leaf scope, its two records r[0] and r[1]: a BEGIN and its END, or a function's
- * entry and its exit, nothing between. Where no threshold could make it a spike, it
- * changes nothing the runtime's analysis keeps (no profile: a scope's row, its open
- * count, its parent's children's time, all for the profile), so it is passed over
- * whole, its name never looked up: most of the records of a thread that calls small
- * functions, which were most of the live detector's time (outside recheck r35
- * finding 9). True when it was. */
-static bool tt_an_feed_leaf(struct tt_an_feed *f, const struct tt_record *r)
+/* The fewest ticks a scope opened now with no note of its own lasts for a threshold to
+ * make it a spike (UINT64_MAX: none could): known until the analysis's innermost scope
+ * or the clock changes. A scope shorter in ticks is shorter than the least threshold
+ * by a ns at least, so no threshold finds it (a difference of two times may be a ns
+ * longer than the time of the difference). */
+static uint64_t tt_an_feed_least_ticks(struct tt_an_feed *f)
 {
-	const struct tt_an_thread *th = f->th;
-	unsigned kind = TT_RECORD_KIND(r[0].word), next = TT_RECORD_KIND(r[1].word);
-	if (th->an->profile || th->an->closed || f->pending ||
-	    !((kind == TT_REC_BEGIN && next == TT_REC_END) ||
-	      (kind == TT_REC_FUNC_ENTER && next == TT_REC_FUNC_EXIT &&
-	       TT_RECORD_PAYLOAD(r[0].word) == TT_RECORD_PAYLOAD(r[1].word))))
-		return false;
-	/* (its times as tt_an_feed_records keeps a thread's: never going back; its length
-	 * from the ticks, one conversion, its end's time only where it is needed) */
-	uint64_t begin = f->started && r[0].tsc < f->last_tsc ? f->last_tsc : r[0].tsc;
-	uint64_t end = r[1].tsc < begin ? begin : r[1].tsc;
+	if (f->least_known)
+		return f->least_ticks;
 	int64_t least = tt_an_feed_least_threshold(f);
-	/* (a difference of two times may be a ns longer than the time of the difference) */
-	if (least != TT_AN_NO_THRESHOLD && tt_clock_span(f->clock, end - begin) >= least)
-		return false;
-	f->last_ns_stale |= end != f->last_tsc;
-	f->last_tsc = end;
-	f->started = true;
-	/* (as its end would: the states and readings before it let go, where there are) */
-	const struct tt_an_thread *t = f->th;
-	if (th->depth == 0 && (t->states.from + 1 < t->states.n || t->counters.from + 1 < t->counters.n))
-		tt_an_states_forget_before(f->th, tt_clock_ns(f->clock, end));
-	return true;
+	uint64_t ticks = UINT64_MAX;
+	unsigned __int128 guess = least == TT_AN_NO_THRESHOLD ? 0 :
+				  (unsigned __int128)(uint64_t)least * f->clock->hz / 1000000000u;
+	if (least != TT_AN_NO_THRESHOLD && guess < (UINT64_C(1) << 62)) {
+		/* (the guess within a tick or two of it, as the clock's rounding goes) */
+		ticks = (uint64_t)guess;
+		while (ticks > 0 && tt_clock_span(f->clock, ticks - 1) >= least)
+			ticks--;
+		while (tt_clock_span(f->clock, ticks) < least)
+			ticks++;
+	}
+	f->least_ticks = ticks;
+	f->least_known = true;
+	return ticks;
+}
+
+/* The held scopes told to the analysis, outermost first, at the times they opened: 0,
+ * or -1 when out of memory. */
+static int tt_an_feed_tell_held(struct tt_an_feed *f)
+{
+	for (uint32_t i = 0; i < f->nheld; i++) {
+		const struct tt_an_held *h = &f->held[i];
+		unsigned kind = TT_RECORD_KIND(h->word);
+		uint64_t payload = TT_RECORD_PAYLOAD(h->word);
+		if (f->key && payload)
+			payload = f->key(payload, h->tsc);
+		if (tt_an_feed_open(f, kind == TT_REC_FUNC_ENTER ? payload | TT_KEY_FUNC : payload,
+				    tt_clock_ns(f->clock, h->at)) < 0)
+			return -1;
+	}
+	f->nheld = 0;
+	return 0;
+}
+
+/* The records from r on that the analysis need not be told of: how many were taken.
+ * Without a profile a scope changes nothing the analysis keeps (a scope's row, its
+ * open count, its parent's children's time are the profile's) unless it is a spike:
+ * one that ends shorter than any threshold could find (and its scopes with it) is held
+ * back and passed over whole, never looked up, with no clock conversion. A note, a long
+ * end, an end the held ones do not match, and what needs a time stop it: they go to
+ * the analysis, the held scopes told first. Most of a thread's records are small
+ * calls' (outside recheck r36 F3: they were most of the live detector's time), so this
+ * loop keeps what it changes in registers. */
+static size_t tt_an_feed_held(struct tt_an_feed *f, const struct tt_record *r, size_t n)
+{
+	/* What the analysis is told of whoever holds it: notes, and times of its own. */
+	enum {
+		TOLD = 1u << TT_REC_THRESHOLD | 1u << TT_REC_CHILDREN_THRESHOLD | 1u << TT_REC_IGNORE |
+		       1u << TT_REC_IGNORE_CHILDREN | 1u << TT_REC_PARENTS_THRESHOLD |
+		       1u << TT_REC_DESCRIBE | 1u << TT_REC_FRAME
+	};
+	if (!f->started)
+		return 0; /* (the thread's first time: the analysis's) */
+	struct tt_an_thread *th = f->th;
+	struct tt_an_held *held = f->held;
+	uint32_t nheld = f->nheld;
+	uint64_t last = f->last_tsc, least = 0, outermost_end = 0;
+	bool least_known = false, outermost_ended = false;
+	/* (a VALUE's record has no time, passed over as any such is: nothing pending) */
+	f->pending = 0;
+	size_t i = 0;
+	for (; i < n; i++) {
+		uint64_t word = r[i].word, tsc = r[i].tsc;
+		unsigned kind = TT_RECORD_KIND(word);
+		/* (its time as tt_an_feed_records keeps a thread's: never going back) */
+		uint64_t at = tsc < last ? last : tsc;
+		if (kind == TT_REC_FUNC_ENTER || kind == TT_REC_BEGIN || kind == TT_REC_BEGIN_ARG) {
+			if (nheld == TT_AN_FEED_HELD)
+				break;
+			held[nheld++] = (struct tt_an_held){word, tsc, at};
+		} else if (kind == TT_REC_FUNC_EXIT || kind == TT_REC_END || kind == TT_REC_ENDBEGIN) {
+			/* (an exit of its function's entry, held last) */
+			if (!nheld || (kind == TT_REC_FUNC_EXIT &&
+				       held[nheld - 1].word != (TT_RECORD_PAYLOAD(word) |
+								(uint64_t)TT_REC_FUNC_ENTER << TT_KIND_SHIFT)))
+				break;
+			if (!least_known) {
+				least = tt_an_feed_least_ticks(f);
+				least_known = true;
+			}
+			if (at - held[nheld - 1].at >= least)
+				break;
+			if (kind == TT_REC_ENDBEGIN) { /* (it opens a scope at once) */
+				held[nheld - 1] = (struct tt_an_held){word, tsc, at};
+			} else if (!--nheld) {
+				outermost_end = at;
+				outermost_ended = true;
+			}
+		} else if (!TT_RECORD_HAS_TIME(kind)) {
+			continue;
+		} else if (kind < 32 && ((1u << kind) & TOLD)) {
+			break;
+		} /* (else an instant, a counter, a flow: nothing of the analysis's) */
+		last = at;
+	}
+	/* An outermost scope ended: the states and readings before it let go, as its end
+	 * in the analysis would (once, for the last one: no scope is open from before it). */
+	if (outermost_ended && !th->depth &&
+	    (th->states.from + 1 < th->states.n || th->counters.from + 1 < th->counters.n))
+		tt_an_states_forget_before(th, tt_clock_ns(f->clock, outermost_end));
+	f->nheld = nheld;
+	f->last_ns_stale |= last != f->last_tsc;
+	f->last_tsc = last;
+	return i;
 }
 
 int tt_an_feed_records(struct tt_an_feed *f, const struct tt_record *r, size_t n)
 {
+	const struct tt_an_thread *th = f->th;
+	bool hold = !th->an->profile && !th->an->closed && !f->scopes.max_depth;
+	f->least_known = false; /* (the clock may have been measured again) */
 	for (size_t i = 0; i < n; i++) {
-		if (i + 1 < n && tt_an_feed_leaf(f, r + i)) {
-			i++;
-			continue;
-		}
+		if (hold && f->pending != TT_REC_TEXT && (i += tt_an_feed_held(f, r + i, n - i)) == n)
+			break;
+		if (f->nheld && tt_an_feed_tell_held(f) < 0)
+			return -1;
+		f->least_known = false; /* (the innermost scope may change) */
 		unsigned kind = TT_RECORD_KIND(r[i].word);
 		uint64_t payload = TT_RECORD_PAYLOAD(r[i].word);
 		if (f->pending == TT_REC_TEXT && kind == TT_REC_TEXT) {
@@ -162,7 +248,9 @@ int tt_an_feed_records(struct tt_an_feed *f, const struct tt_record *r, size_t n
 
 int tt_an_feed_finish(struct tt_an_feed *f, int64_t exit_ns)
 {
-	if (f->last_ns_stale) /* (a leaf passed over last) */
+	if (f->nheld && tt_an_feed_tell_held(f) < 0)
+		return -1;
+	if (f->last_ns_stale) /* (records passed over last) */
 		f->last_ns = tt_clock_ns(f->clock, f->last_tsc);
 	f->last_ns_stale = false;
 	return tt_an_feed_close(f, tt_scopes_finish(&f->scopes), exit_ns > f->last_ns ? exit_ns : f->last_ns);
