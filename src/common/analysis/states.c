@@ -387,10 +387,11 @@ static bool tt_an_counters_split(const struct tt_an_counters *c, int64_t start, 
  * in: a preempted stretch all of it, a blocked one the part after its wake-up (none to
  * all of it). False where a state between is not known, or (a reading after x) no
  * state comes after r: a switch in between may not be drained yet (the live
- * detector's). */
-static bool tt_an_wait_at(const struct tt_an_states *h, const struct tt_schedstat_sample *r, int64_t x,
+ * detector's; a file's, the run's last moments). */
+static bool tt_an_wait_at(const struct tt_an_thread *th, const struct tt_schedstat_sample *r, int64_t x,
 			  int64_t *lo, int64_t *hi)
 {
+	const struct tt_an_states *h = &th->states;
 	bool after = r->ns > x;
 	if (after && (!h->n || h->at[h->n - 1].ns < r->ns))
 		return false;
@@ -423,8 +424,8 @@ static bool tt_an_wait_edge(const struct tt_an_thread *th, int64_t x, int64_t *l
 	const struct tt_an_counters *c = &th->counters;
 	size_t i = tt_an_counters_from(c, x);
 	int64_t l[2], h[2];
-	bool got[2] = {i > c->from && tt_an_wait_at(&th->states, &c->at[i - 1], x, &l[0], &h[0]),
-		       i < c->n && tt_an_wait_at(&th->states, &c->at[i], x, &l[1], &h[1])};
+	bool got[2] = {i > c->from && tt_an_wait_at(th, &c->at[i - 1], x, &l[0], &h[0]),
+		       i < c->n && tt_an_wait_at(th, &c->at[i], x, &l[1], &h[1])};
 	if (!got[0] && !got[1])
 		return false;
 	int k = !got[0] || (got[1] && h[1] - l[1] < h[0] - l[0]);
