@@ -778,6 +778,12 @@ enum tt_snapshot_causes_from {
 enum tt_snapshot_causes_flags {
 	TT_CAUSES_FAULTS = 1u << 0, /* the counters were read around it: the fault counts */
 	TT_CAUSES_STOLEN = 1u << 1, /* stolen_ns is known */
+	/* the switches': waits for a CPU after wake-ups, which they count as blocked, moved
+	 * into preempted as the counters' readings bound them (preempted and blocked within
+	 * error_ns), or none bounds them (blocked may hold them: within error_ns, all of
+	 * it); error_ns then the larger of that and stolen_ns's */
+	TT_CAUSES_WAKEUPS = 1u << 2,
+	TT_CAUSES_WAKEUPS_UNBOUNDED = 1u << 3,
 };
 /* What the spike's split says beside its parts, after tt_snapshot_split (a section
  * that ends before it is an earlier version's, whose split's source is not said): 0s
@@ -786,7 +792,8 @@ struct tt_snapshot_causes {
 	uint32_t from;          /* enum tt_snapshot_causes_from */
 	uint32_t flags;         /* enum tt_snapshot_causes_flags */
 	int64_t error_ns;       /* each part within this of the kernel's figure, and stolen_ns
-	                         * too; from the switches (exact parts), stolen_ns's alone */
+	                         * too; from the switches (exact parts), stolen_ns's alone
+	                         * but with TT_CAUSES_WAKEUPS(_UNBOUNDED) */
 	int64_t stolen_ns;      /* of on_cpu_ns, the time the hypervisor ran something else */
 	uint64_t minor_faults;  /* page faults from the reading nearest its start to the one */
 	uint64_t major_faults;  /* nearest its end */

@@ -225,7 +225,7 @@ struct tt__config {
 	int sched_off;          /* TICKTRACE_SCHED=0: no thread states */
 	int sched_only;         /* TICKTRACE_SCHED=switches or schedstat: that source alone
 	                         * (enum tt__sched_source); 0: the switches, the counters
-	                         * where they are refused or where the kernel accounts steal */
+	                         * beside them and where they are refused */
 	uint64_t min_dur_ns;    /* TICKTRACE_MIN_DUR: shorter calls erased as they return */
 	uint64_t min_dur_ticks; /* the same in TSC ticks; 0: nothing erased */
 	int zero_markup;        /* the program links the patcher (pkg-config ticktrace-instrument) */

@@ -1,8 +1,9 @@
 /* Thread states' second source (TICKTRACE_SCHED): a thread's own counters (base/
  * schedstat.c: its CPU time, its wait on a run queue, its timeslices and page
  * faults), read by tt-sched, out of the threads' way, where perf_event_open is
- * refused (or TICKTRACE_SCHED=schedstat), and beside the switches where the kernel
- * accounts stolen time (their CPU time tells it apart). A reading of every thread
+ * refused (or TICKTRACE_SCHED=schedstat), and beside the switches: their run-queue
+ * wait bounds the waits for a CPU after wake-ups the switches count as blocked, and
+ * where the kernel accounts stolen time, their CPU time tells it apart. A reading of every thread
  * every millisecond would cost more than the recording: tt-sched follows each
  * thread's scopes in its records instead (memory, no system call: the records written
  * since its last look, through the scope machine), and reads the counters of a thread
@@ -65,7 +66,7 @@
  * own work, two thirds of it not charged). The scopes left unread are counted, said at exit and in the trace (their spikes
  * have no split); those watched already are read to their end. (The shares are in
  * core.h: sched.c says them.) Only where the counters are the states' source: beside
- * the switches (for stolen time) tt-sched's cost is theirs (sched_overhead_pct), and
+ * the switches tt-sched's cost is theirs (sched_overhead_pct), and
  * its drains between looks would be charged here. */
 uint64_t tt__counters_unread;
 static int64_t tt__counters_spent_ns;
@@ -447,7 +448,7 @@ static void tt__counters_read(struct tt__slot *slot, int faults)
 static int tt__counters_read_for(const struct tt__slot *slot)
 {
 	const struct tt__sched *s = &slot->sched;
-	return tt__counters_on && s->wanted && !s->counters.gone && (!s->sw.map || tt__counters_steal);
+	return tt__counters_on && s->wanted && !s->counters.gone;
 }
 
 /* Lock held: its counters read now, by the calling thread, watched or not. */
@@ -805,7 +806,7 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 		tt__counters_start_share(now.monotonic_ns);
 	int over_budget = alone && tt__counters_over_budget(now.monotonic_ns, 0);
 	/* (only of threads whose counters are their states' source: beside the switches,
-	 * for stolen time alone, the last record stands in, as it did; not only where perf
+	 * for stolen time and wake-ups alone, the last record stands in, as it did; not only where perf
 	 * was refused for every thread: threads refused as they started, tt-sched not yet
 	 * told, had their scopes unknown, and were read outside them, each 8 ms) */
 	int follow = tt__scopes_within_share(now.monotonic_ns);

@@ -25,8 +25,8 @@
 
 #define TT__SCHED_DRAIN_NS 10000000 /* 10 ms: a ring of 512 switches, 51,200 a second */
 #define TT__COUNTERS_PERIOD_NS 1000000 /* tt-sched's look at the threads' last records */
-/* and where the counters only tell stolen time apart, beside the switches: a coarser
- * resolution for it, half the looks' cost */
+/* and where the counters only bound wake-ups and tell stolen time apart, beside the
+ * switches: a coarser resolution for them, half the looks' cost */
 #define TT__COUNTERS_BESIDE_NS 2000000
 /* A store's first block is small (14 states): threads that come and go by the
  * thousand, their states waiting for mode stream's writer, keep little memory. Then
@@ -802,9 +802,9 @@ int tt__sched_start(int off, int only)
 	tt__sched_counters_allowed = !off && only != TT__SCHED_SWITCHES;
 	/* (read whatever the source: the counters' readings say it) */
 	tt__counters_steal = tt__schedstat_steal_accounted();
-	/* The counters from the start where they are the source, or where they tell stolen
-	 * time apart; else once the kernel refuses the switches. */
-	tt__counters_on = only == TT__SCHED_SCHEDSTAT || (tt__sched_counters_allowed && tt__counters_steal);
+	/* The counters from the start, the source or beside the switches (wake-ups, stolen
+	 * time), but with TICKTRACE_SCHED=switches. */
+	tt__counters_on = only == TT__SCHED_SCHEDSTAT || tt__sched_counters_allowed;
 	if (off)
 		return 0;
 	int err = tt_os_exit_key_make(&tt__sched_early_key);

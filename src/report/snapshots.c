@@ -476,10 +476,14 @@ void tt__snapshot_spike(const struct tt_an_spike *s, const struct tt_clock *cloc
 		.preempted_ns = s->split.preempted, .blocked_ns = s->split.blocked,
 	}, .split = {.dur_ns = s->dur, .unknown_ns = s->split.unknown}, .causes = {
 		.from = s->has_split ? (uint32_t)s->causes.from : TT_CAUSES_NONE,
-		.flags = (s->causes.faults ? TT_CAUSES_FAULTS : 0u) | (s->causes.stolen_known ? TT_CAUSES_STOLEN : 0u),
-		/* (the switches' parts are exact: the field holds their stolen time's error) */
+		.flags = (s->causes.faults ? TT_CAUSES_FAULTS : 0u) | (s->causes.stolen_known ? TT_CAUSES_STOLEN : 0u) |
+			 (s->causes.wakeups_known ? TT_CAUSES_WAKEUPS : 0u) |
+			 (s->causes.wakeups_unbounded ? TT_CAUSES_WAKEUPS_UNBOUNDED : 0u),
+		/* (the switches' parts are exact but for wake-ups: the field holds their stolen
+		 * time's error, or the larger) */
 		.error_ns = !s->has_split ? 0
-			  : s->causes.from == TT_AN_CAUSES_SWITCHES ? s->causes.stolen_error_ns : s->causes.error_ns,
+			  : s->causes.from != TT_AN_CAUSES_SWITCHES ? s->causes.error_ns
+			  : s->causes.stolen_error_ns > s->causes.error_ns ? s->causes.stolen_error_ns : s->causes.error_ns,
 		.stolen_ns = s->causes.stolen_ns,
 		.minor_faults = s->causes.minor_faults, .major_faults = s->causes.major_faults,
 	}};

@@ -118,6 +118,10 @@ static void tt__spikes_json(FILE *out, const struct tt_an_spike *s)
 			",\"blocked_ns\":%" PRId64 ",\"unknown_ns\":%" PRId64 ",\"causes_from\":\"%s\""
 			",\"causes_error_ns\":%" PRId64, s->split.on_cpu, s->split.preempted, s->split.blocked,
 			s->split.unknown, tt_an_causes_from_name(s->causes.from), s->causes.error_ns);
+	if (s->has_split && s->causes.wakeups_known)
+		fprintf(out, ",\"wakeup_waits_ns\":%" PRId64, s->causes.wakeups_ns);
+	if (s->has_split && s->causes.wakeups_unbounded)
+		fputs(",\"blocked_may_hold_wakeup_waits\":1", out);
 	if (s->causes.stolen_known)
 		fprintf(out, ",\"stolen_ns\":%" PRId64 ",\"stolen_error_ns\":%" PRId64, s->causes.stolen_ns,
 			s->causes.stolen_error_ns);

@@ -228,9 +228,11 @@ static void run_threads(long n, void *(*body)(void *))
 		pthread_join(t[i], NULL);
 }
 
-static void *spinner(void *unused)
+/* Both threads of `mixed` on CPU 0: one spins, the other works and sleeps in turn,
+ * each wake-up a wait for the CPU the spinner holds (the switches' blocked, the
+ * kernel's run-queue wait). */
+static void pin_to_cpu0(void)
 {
-	(void)unused;
 	cpu_set_t one;
 	CPU_ZERO(&one);
 	CPU_SET(0, &one);
@@ -238,6 +240,31 @@ static void *spinner(void *unused)
 		perror("sched_setaffinity");
 		exit(1);
 	}
+}
+
+static void work_and_sleep(void)
+{
+	for (int i = 0; i < 4; i++) {
+		spin_cpu(1000000);
+		sleep_ms(1);
+	}
+}
+
+static void *mixed_thread(void *arg)
+{
+	pin_to_cpu0();
+	pthread_barrier_wait(&ready);
+	if (arg)
+		AROUND("mixed", work_and_sleep());
+	else
+		spin_cpu(12000000);
+	return NULL;
+}
+
+static void *spinner(void *unused)
+{
+	(void)unused;
+	pin_to_cpu0();
 	TT_INSTANT("spinner pinned");
 	pthread_barrier_wait(&ready);
 	AROUND("spin", spin_cpu(6000000));
@@ -921,6 +948,9 @@ int main(int argc, char **argv)
 	} else if (strcmp(what, "spin") == 0) {
 		pthread_barrier_init(&ready, NULL, 2);
 		run_threads(2, spinner);
+	} else if (strcmp(what, "mixed") == 0) {
+		pthread_barrier_init(&ready, NULL, 2);
+		run_threads(2, mixed_thread);
 	} else if (strcmp(what, "work") == 0) {
 		TT_INSTANT("main starts");
 		AROUND("afterwork", afterwork());
@@ -978,7 +1008,7 @@ int main(int argc, char **argv)
 	} else if (strcmp(what, "flatout") == 0 && argc > 2) {
 		flatout(argv[2]);
 	} else {
-		fprintf(stderr, "usage: sched_causes_prog sleep|lock|spin|work|dense|flood|hang|pingpong N M|short|crowd|burst|hundred|sparse|crowdfork|afterfree|"
+		fprintf(stderr, "usage: sched_causes_prog sleep|lock|spin|mixed|work|dense|flood|hang|pingpong N M|short|crowd|burst|hundred|sparse|crowdfork|afterfree|"
 			"lastscope|seccomp|snapshots TABLE|"
 			"snapcap|flatout TABLE\n");
 		return 2;

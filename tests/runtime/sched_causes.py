@@ -120,18 +120,41 @@ def split_agrees(k, sp, unknown_allowed=False):
     off_kernel = k["wall_ns"] - k["run_ns"]
     check(off_kernel - slack <= pre + blk <= off_kernel + WINDOW_NS,
           "%s: off CPU %d ns, the kernel's %d (slack %d)" % (name, pre + blk, off_kernel, slack))
-    check(pre <= k["wait_ns"] + WINDOW_NS,
-          "%s: preempted %d ns, above the run-queue wait %d" % (name, pre, k["wait_ns"]))
+    # The switches count a woken thread's wait for a CPU as blocked; the split moves it
+    # into preempted as the thread's counters bound it (causes_error_ns), or says it
+    # may be there (blocked_may_hold_wakeup_waits: error all of blocked), never exact.
+    err = sp.get("causes_error_ns", 0)
+    unbounded = sp.get("blocked_may_hold_wakeup_waits", 0)
+    check(not unbounded or (err >= blk and "wakeup_waits_ns" not in sp),
+          "%s: blocked may hold wake-up waits, yet said within %d ns of %d blocked" % (name, err, blk))
+    # (the kernel's run-queue wait over its window has exceeded all its time off CPU
+    # there, sleeps and all: by 3.9 ms of a 90 ms scope that slept 4 ms, at a load of
+    # 30, as nobody. Figures that disagree with themselves hold the split to nothing
+    # finer than off CPU; planted() runs again where this fails.)
+    consistent = k["wait_ns"] <= off_kernel + WINDOW_NS
+    check(pre <= k["wait_ns"] + err + WINDOW_NS,
+          "%s: preempted %d ns, above the run-queue wait %d (within %d)" % (name, pre, k["wait_ns"], err))
+    check(not consistent or pre >= k["wait_ns"] - err - slack,
+          "%s: preempted %d ns, below the run-queue wait %d (within %d, slack %d)"
+          % (name, pre, k["wait_ns"], err, slack))
     asleep_kernel = off_kernel - k["wait_ns"] - stolen
-    check(blk >= asleep_kernel - slack,
-          "%s: blocked %d ns, the kernel had it asleep %d" % (name, blk, asleep_kernel))
-    if k["nivcsw"] == 0:
-        check(pre == 0, "%s: preempted %d ns without an involuntary switch" % (name, pre))
+    check(blk >= asleep_kernel - err - slack,
+          "%s: blocked %d ns, the kernel had it asleep %d (within %d)" % (name, blk, asleep_kernel, err))
+    check(not consistent or blk <= off_kernel - k["wait_ns"] + err + WINDOW_NS + dur // 50,
+          "%s: blocked %d ns, the kernel had it asleep %d (within %d): waits for a CPU in it?"
+          % (name, blk, off_kernel - k["wait_ns"], err))
+    if not consistent:
+        print("%s: the kernel's run-queue wait %d exceeds its time off CPU %d: preempted and blocked "
+              "held to off CPU alone" % (name, k["wait_ns"], off_kernel))
+    if k["nivcsw"] == 0 and not sp.get("wakeups_unsaid"):  # (the switches' preempted)
+        check(pre - sp.get("wakeup_waits_ns", 0) == 0,
+              "%s: preempted %d ns without an involuntary switch (%d of it waits after wake-ups)"
+              % (name, pre, sp.get("wakeup_waits_ns", 0)))
     if k["nvcsw"] == 0:
         check(blk == 0, "%s: blocked %d ns without a voluntary switch" % (name, blk))
-    print("%-22s dur %8d on %8d pre %8d blk %8d unk %8d | kernel wall %8d cpu %8d rq %8d nv %d niv %d"
-          % (name, dur, on, pre, blk, unknown, k["wall_ns"], k["run_ns"], k["wait_ns"], k["nvcsw"],
-             k["nivcsw"]))
+    print("%-22s dur %8d on %8d pre %8d blk %8d unk %8d err %8d%s | kernel wall %8d cpu %8d rq %8d nv %d niv %d"
+          % (name, dur, on, pre, blk, unknown, err, " (unbounded)" if unbounded else "", k["wall_ns"],
+             k["run_ns"], k["wait_ns"], k["nvcsw"], k["nivcsw"]))
 
 
 def spike_of(spikes, k):
@@ -243,6 +266,11 @@ CAUSES = {
     # ~2 ms asleep on the mutex, as the kernel counts it
     "lockwait": (lambda k: k["nvcsw"] >= 1 and k["wall_ns"] - k["run_ns"] - k["wait_ns"] >= 1.5 * MS,
                  lambda sp: sp.get("blocked_ns", 0) >= 1 * MS),
+    # 4 ms of CPU and 4 sleeps of 1 ms beside a thread spinning on the same CPU: each
+    # wake-up a wait for that CPU (the kernel's run-queue wait beyond the preemptions)
+    "mixed": (lambda k: k["nvcsw"] >= 4 and k["wait_ns"] >= 1 * MS,
+              lambda sp: sp.get("blocked_ns", 0) + sp.get("causes_error_ns", 0) >= 3 * MS and
+              sp.get("wakeup_waits_ns", 0) + sp.get("blocked_may_hold_wakeup_waits", 0) > 0),
     "spin": (lambda k: k["nivcsw"] >= 1 and k["wait_ns"] >= 1 * MS,
              lambda sp: sp.get("preempted_ns", 0) >= 0.5 * MS and
              sp.get("blocked_ns", 1) <= sp["preempted_ns"] / 4),
@@ -256,6 +284,7 @@ def causes(tmp, user=None, modes=("stop", "ring", "stream")):
             report_split(ran.out)
         planted(tmp, "lock", user, mode)
         planted(tmp, "spin", user, mode)
+        planted(tmp, "mixed", user, mode)
 
 
 def consumers(tmp):
@@ -1116,9 +1145,14 @@ def snapshot_spike(f):
         sp.update(on_cpu_ns=s["on_cpu_ns"], preempted_ns=s["preempted_ns"], blocked_ns=s["blocked_ns"],
                   unknown_ns=s["unknown_ns"], causes_from=ttr.CAUSES_FROM.get(s.get("causes_from")),
                   causes_error_ns=s.get("causes_error_ns"))
-        # (the switches' parts are exact: the field holds their stolen time's error)
-        if sp["causes_from"] == "switches":
+        # (the switches' parts are exact but for wake-ups (flags 4, 8): the field holds
+        # their stolen time's error, or that of the waits after wake-ups where larger)
+        if sp["causes_from"] == "switches" and not s.get("causes_flags", 0) & 12:
             sp["causes_error_ns"] = 0
+        if s.get("causes_flags", 0) & 8:
+            sp["blocked_may_hold_wakeup_waits"] = 1
+        if s.get("causes_flags", 0) & 4:  # (how much moved is not kept)
+            sp["wakeups_unsaid"] = 1
         check(sum(sp[k] for k in ("on_cpu_ns", "preempted_ns", "blocked_ns", "unknown_ns")) == sp["dur_ns"],
               "snapshot %s: its split does not make up its duration: %s" % (s["name"], sp))
     return sp
@@ -1278,6 +1312,16 @@ def check_counted_cut(name, table, stride, s, kept, values, cut):
           % (name, end, end + 1))
 
 
+def states_agree(pre, blk, s, tol):
+    """The thread's states under a snapshot's spike (preempted pre, blocked blk) as its
+    split s says them: the same, but for the waits for a CPU after wake-ups, which
+    the states count as blocked and the split moved into preempted (flag 4)."""
+    moved = s["preempted_ns"] - pre
+    if not s.get("causes_flags", 0) & 4:
+        return abs(moved) <= tol and abs(blk - s["blocked_ns"]) <= tol
+    return -tol <= moved <= blk + tol and abs(pre + blk - s["preempted_ns"] - s["blocked_ns"]) <= 2 * tol
+
+
 def check_spike(label, f, run_file, live):
     """A spike's snapshot: its scope's begin and end records, its threshold and split
     as the live log says them, its states in the file covering it."""
@@ -1307,7 +1351,7 @@ def check_spike(label, f, run_file, live):
               % (label, sp, s["threshold_ns"], s["threshold_from"], l))
     at = f.index_of(sp["tid"])
     pre, blk, unknown = f.off_cpu(at, f.ns(s["begin_tsc"]), f.ns(s["end_tsc"]))
-    check(unknown == 0 and abs(pre - s["preempted_ns"]) <= 2 * US and abs(blk - s["blocked_ns"]) <= 2 * US,
+    check(unknown == 0 and states_agree(pre, blk, s, 2 * US),
           "%s: its states in the file: preempted %d, blocked %d, unknown %d ns; its split %s"
           % (label, pre, blk, unknown, sp))
 
@@ -1384,7 +1428,7 @@ def check_converted(label, path, f, work):
         states = [e for e in events if e.get("cat") == "sched" and e.get("tid") == sp["tid"] | 1 << 30]
         got = tuple(overlap([(e["ts"] * US, (e["ts"] + e["dur"]) * US) for e in states if e["name"] == n],
                             lo, hi) for n in ("Preempted", "Blocked"))
-        check(all(abs(g - w) <= 3 * US for g, w in zip(got, off)),
+        check(states_agree(got[0], got[1], s, 3 * US),
               "%s: JSON states under the spike: preempted, blocked %s ns; its split %s" % (label, got, off))
     if rows is None:
         return
@@ -1402,7 +1446,7 @@ def check_converted(label, path, f, work):
             end = int(r[3]) + int(r[4]) if int(r[4]) >= 0 else hi
             spans["preempted" if r[1] in ("R", "R+") else "blocked"].append((int(r[3]), end))
     got = (overlap(spans["preempted"], lo, hi), overlap(spans["blocked"], lo, hi))
-    check(all(abs(g - w) <= 3 * US for g, w in zip(got, off)),
+    check(states_agree(got[0], got[1], s, 3 * US),
           "%s: trace_processor's thread_state under the spike: preempted, blocked %s ns; its split %s"
           % (label, got, off))
     print("%s: trace_processor: the spike %d ns, off CPU %s as its split %s" % (label, dur, got, off))

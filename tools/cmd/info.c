@@ -236,7 +236,7 @@ static void tt_print_snapshot(FILE *out, const struct tt_file *f, const struct t
 	struct tt_an_causes causes = tt_snapshot_an_causes(s);
 	if (si->has_split) {
 		struct tt_an_split split = tt_snapshot_an_split(s);
-		tt_an_split_print(out, "            ", &split, causes.from == TT_AN_CAUSES_SCHEDSTAT);
+		tt_an_split_print(out, "            ", &split, &causes);
 		tt_an_causes_print(out, "            ", &causes);
 	} else if (si->kind == TT_SNAPSHOT_SPIKE) {
 		char why[TT_SCHED_NONE_TEXT];

@@ -46,6 +46,10 @@ size_t tt_mark_causes_args(struct tt_mark_arg *args, const struct tt_an_causes *
 		args[n++] = (struct tt_mark_arg){.key = "causes_from", .text = tt_an_causes_from_name(c->from)};
 		args[n++] = (struct tt_mark_arg){.key = "causes_error_ns", .number = c->error_ns};
 	}
+	if (c->wakeups_known)
+		args[n++] = (struct tt_mark_arg){.key = "wakeup_waits_ns", .number = c->wakeups_ns};
+	else if (c->wakeups_unbounded)
+		args[n++] = (struct tt_mark_arg){.key = "blocked_may_hold_wakeup_waits", .number = 1};
 	if (c->stolen_known) {
 		args[n++] = (struct tt_mark_arg){.key = "stolen_ns", .number = c->stolen_ns};
 		args[n++] = (struct tt_mark_arg){.key = "stolen_error_ns", .number = c->stolen_error_ns};

@@ -40,9 +40,12 @@ struct tt_an_causes tt_snapshot_an_causes(const struct tt_snapshot *s)
 {
 	const struct tt_snapshot_causes *c = &s->causes;
 	const struct tt_snapshot_unsplit *u = &s->unsplit;
-	bool switches = c->from == TT_CAUSES_SWITCHES; /* (exact: error_ns is its stolen time's) */
+	/* (exact but for wake-ups: error_ns is its stolen time's) */
+	bool exact = c->from == TT_CAUSES_SWITCHES && !(c->flags & (TT_CAUSES_WAKEUPS | TT_CAUSES_WAKEUPS_UNBOUNDED));
 	return (struct tt_an_causes){
-		.from = (enum tt_an_causes_from)c->from, .error_ns = switches ? 0 : c->error_ns,
+		.from = (enum tt_an_causes_from)c->from, .error_ns = exact ? 0 : c->error_ns,
+		/* (how much moved is not kept: "~" and the error alone) */
+		.wakeups_unbounded = c->flags & TT_CAUSES_WAKEUPS_UNBOUNDED,
 		.faults = c->flags & TT_CAUSES_FAULTS, .minor_faults = c->minor_faults,
 		.major_faults = c->major_faults, .stolen_known = c->flags & TT_CAUSES_STOLEN,
 		.stolen_ns = c->stolen_ns, .stolen_error_ns = c->error_ns,

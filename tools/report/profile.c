@@ -719,7 +719,7 @@ static int tt_snap_print(struct tt_ps_sink *a, struct tt_snap_spike *snap)
 	struct tt_an_causes causes = tt_snapshot_an_causes(ss);
 	if (si->has_split) {
 		struct tt_an_split split = tt_snapshot_an_split(ss);
-		tt_an_split_print(a->out, "  ", &split, causes.from == TT_AN_CAUSES_SCHEDSTAT);
+		tt_an_split_print(a->out, "  ", &split, &causes);
 	} else {
 		char why[TT_SCHED_NONE_TEXT];
 		fprintf(a->out, "  no split: %s\n", tt_an_no_split_text(&causes, t->flags, why, sizeof why));

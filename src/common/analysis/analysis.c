@@ -522,13 +522,17 @@ char *tt_an_fmt_ns(char buf[32], int64_t ns)
 	return buf;
 }
 
-void tt_an_split_print(FILE *out, const char *indent, const struct tt_an_split *split, bool approximate)
+void tt_an_split_print(FILE *out, const char *indent, const struct tt_an_split *split,
+		       const struct tt_an_causes *causes)
 {
 	char a[32], b[32], c[32], d[32];
-	/* "~": approximate, from the counters read around it */
-	const char *near = approximate ? "~" : "";
+	/* "~": approximate, from the counters read around it (beside the switches, where
+	 * waits after wake-ups moved or may: preempted and blocked alone) */
+	bool counters = causes->from == TT_AN_CAUSES_SCHEDSTAT;
+	const char *near = counters ? "~" : "";
+	const char *off = counters || causes->error_ns ? "~" : "";
 	fprintf(out, "%son CPU %s%s, preempted %s%s, blocked %s%s, unknown %s\n", indent, near,
-		tt_an_fmt_ns(a, split->on_cpu), near, tt_an_fmt_ns(b, split->preempted), near,
+		tt_an_fmt_ns(a, split->on_cpu), off, tt_an_fmt_ns(b, split->preempted), off,
 		tt_an_fmt_ns(c, split->blocked), tt_an_fmt_ns(d, split->unknown));
 }
 
@@ -594,11 +598,22 @@ void tt_an_causes_print(FILE *out, const char *indent, const struct tt_an_causes
 {
 	bool stolen = c->stolen_known && c->stolen_ns > 0;
 	bool faults = c->faults && (c->minor_faults || c->major_faults);
-	if (c->from != TT_AN_CAUSES_SCHEDSTAT && c->from != TT_AN_CAUSES_THREAD_TIMES && !stolen && !faults)
+	bool wakeups = c->wakeups_unbounded || (c->wakeups_known && c->wakeups_ns + c->error_ns > 0);
+	if (c->from != TT_AN_CAUSES_SCHEDSTAT && c->from != TT_AN_CAUSES_THREAD_TIMES && !stolen && !faults &&
+	    !wakeups)
 		return;
 	char a[32], b[32];
 	const char *sep = indent;
-	if (c->from == TT_AN_CAUSES_SCHEDSTAT) {
+	if (c->wakeups_unbounded) {
+		fprintf(out, "%s(blocked may hold waits for a CPU after wake-ups, which the switches "
+			"count as blocked: no counters reading bounds them)", sep);
+		sep = "; ";
+	} else if (wakeups) {
+		fprintf(out, "%s(of it preempted, waits for a CPU after wake-ups ~%s, which the switches "
+			"count as blocked: from the thread's counters, preempted and blocked each within %s)",
+			sep, tt_an_fmt_ns(a, c->wakeups_ns), tt_an_fmt_ns(b, c->error_ns));
+		sep = "; ";
+	} else if (c->from == TT_AN_CAUSES_SCHEDSTAT) {
 		fprintf(out, "%s(from the thread's counters, each within %s)", sep, tt_an_fmt_ns(a, c->error_ns));
 		sep = "; ";
 	} else if (c->from == TT_AN_CAUSES_THREAD_TIMES && c->switches_counted && !c->switches_max) {
@@ -653,7 +668,7 @@ void tt_an_spike_print(FILE *out, const struct tt_an_spike *s)
 		fprintf(out, "  on CPU ~%s, off CPU or unknown %s\n", tt_an_fmt_ns(a, s->split.on_cpu),
 			tt_an_fmt_ns(b, s->split.unknown));
 	else if (s->has_split)
-		tt_an_split_print(out, "  ", &s->split, s->causes.from == TT_AN_CAUSES_SCHEDSTAT);
+		tt_an_split_print(out, "  ", &s->split, &s->causes);
 	else
 		fprintf(out, "  no split: %s\n",
 			tt_an_no_split_text(&s->causes, th->no_states, why, sizeof why));

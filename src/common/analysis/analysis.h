@@ -109,7 +109,7 @@ struct tt_an_counters {
 /* Where a spike's split came from, and how far it is to be trusted. */
 enum tt_an_causes_from { /* (as a snapshot says it: format.h) */
 	TT_AN_CAUSES_NONE = TT_CAUSES_NONE,
-	TT_AN_CAUSES_SWITCHES = TT_CAUSES_SWITCHES,   /* the thread's switches (SCHED): exact */
+	TT_AN_CAUSES_SWITCHES = TT_CAUSES_SWITCHES,   /* the thread's switches (SCHED): exact, but for wake-ups (below) */
 	TT_AN_CAUSES_SCHEDSTAT = TT_CAUSES_SCHEDSTAT, /* its counters' readings around it: within error_ns */
 	TT_AN_CAUSES_THREAD_TIMES = TT_CAUSES_THREAD_TIMES, /* its CPU time alone read around it
 	                                                     * (Windows): on CPU within error_ns, the
@@ -133,6 +133,14 @@ struct tt_an_causes {
 	 * and 0: on CPU throughout, what its CPU time lacks stolen) */
 	bool switches_counted;
 	uint64_t switches_min, switches_max;
+	/* The switches count a woken thread's wait for a CPU as blocked (it was switched
+	 * out asleep until switched in); the kernel's run-queue wait, in its counters'
+	 * readings, holds it: where readings bound it (wakeups_known), moved from blocked
+	 * into preempted, `wakeups_ns` of it, preempted and blocked then within error_ns
+	 * (on CPU still exact); where none bound it (wakeups_unbounded), blocked may hold
+	 * such waits: error_ns is all of it. */
+	bool wakeups_known, wakeups_unbounded;
+	int64_t wakeups_ns;
 	/* No split although the thread's counters were read for it: why
 	 * (tt_an_no_split_text), and how far the readings nearest its edges were from them
 	 * (as a snapshot says it: format.h) */
@@ -329,7 +337,8 @@ void tt_an_spike_print(FILE *out, const struct tt_an_spike *spike);
 
 /* A spike's split, as its line under the spike: `indent`, then "on CPU ..., preempted
  * ..., blocked ..., unknown ..." (approximate: each part but unknown after a "~"). */
-void tt_an_split_print(FILE *out, const char *indent, const struct tt_an_split *split, bool approximate);
+void tt_an_split_print(FILE *out, const char *indent, const struct tt_an_split *split,
+		       const struct tt_an_causes *c);
 
 /* tt_parse_duration (common.h), the analysis library's name for it. */
 int tt_an_parse_duration(const char *text, int64_t *ns);

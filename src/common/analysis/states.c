@@ -396,6 +396,100 @@ static bool tt_an_counters_split(const struct tt_an_counters *c, int64_t start, 
 	return true;
 }
 
+/* ---- the wait for a CPU after a wake-up: the switches and the counters together ---- */
+
+/* A reading's moment (base/schedstat.c: the monotonic clock, the switches' too, read
+ * just after the file): a switch in this long before it may have come after the read. */
+#define TT_AN_READ_NEAR_NS 20000
+
+/* The thread's run-queue wait at a moment x it ran, bounded by reading r and the
+ * switches between them: the kernel adds each wait as it ends, the thread switched
+ * in: a preempted stretch all of it, a blocked one the part after its wake-up (none to
+ * all of it). False where a state between is not known, or (a reading after x) no
+ * state comes after r: a switch in between may not be drained yet (the live
+ * detector's; a file's, the run's last moments). */
+static bool tt_an_wait_at(const struct tt_an_thread *th, const struct tt_schedstat_sample *r, int64_t x,
+			  int64_t *lo, int64_t *hi)
+{
+	const struct tt_an_states *h = &th->states;
+	bool after = r->ns > x;
+	if (after && (!h->n || h->at[h->n - 1].ns < r->ns))
+		return false;
+	int64_t from = after ? x : r->ns - TT_AN_READ_NEAR_NS, to = after ? r->ns : x;
+	size_t j = tt_an_states_after(h, from);
+	if (j == h->from || h->at[j - 1].what == TT_SCHED_UNKNOWN)
+		return false;
+	int64_t add_lo = 0, add_hi = 0;
+	for (; j < h->n && h->at[j].ns <= to; j++) {
+		const struct tt_sched_state *in = &h->at[j], *out = &h->at[j - 1];
+		if (in->what == TT_SCHED_UNKNOWN)
+			return false;
+		if (in->what != TT_SCHED_RUNNING || out->what == TT_SCHED_RUNNING)
+			continue;
+		int64_t len = in->ns - out->ns;
+		bool near = in->ns > r->ns - TT_AN_READ_NEAR_NS && in->ns <= r->ns;
+		add_lo += out->what == TT_SCHED_PREEMPTED && !near ? len : 0;
+		add_hi += len;
+	}
+	int64_t w = (int64_t)r->wait_ns;
+	*lo = after ? w - add_hi : w + add_lo;
+	*hi = after ? w - add_lo : w + add_hi;
+	return true;
+}
+
+/* The run-queue wait at x from the readings either side of it, each bounding it: the
+ * narrower where they disagree (the kernel's rounding). */
+static bool tt_an_wait_edge(const struct tt_an_thread *th, int64_t x, int64_t *lo, int64_t *hi)
+{
+	const struct tt_an_counters *c = &th->counters;
+	size_t i = tt_an_counters_from(c, x);
+	int64_t l[2], h[2];
+	bool got[2] = {i > c->from && tt_an_wait_at(th, &c->at[i - 1], x, &l[0], &h[0]),
+		       i < c->n && tt_an_wait_at(th, &c->at[i], x, &l[1], &h[1])};
+	if (!got[0] && !got[1])
+		return false;
+	int k = !got[0] || (got[1] && h[1] - l[1] < h[0] - l[0]);
+	*lo = l[k], *hi = h[k];
+	if (got[0] && got[1] && (l[!k] > *lo ? l[!k] : *lo) <= (h[!k] < *hi ? h[!k] : *hi)) {
+		*lo = l[!k] > *lo ? l[!k] : *lo;
+		*hi = h[!k] < *hi ? h[!k] : *hi;
+	}
+	return true;
+}
+
+/* The switches' split of [start, end) with its waits for a CPU after wake-ups moved
+ * from blocked into preempted, as the readings bound them (their run-queue wait across
+ * it, less the preempted stretches'), or said unbounded. */
+static void tt_an_wakeups(const struct tt_an_thread *th, int64_t start, int64_t end, struct tt_an_split *split,
+			  struct tt_an_causes *causes)
+{
+	if (!split->blocked)
+		return;
+	int64_t s_lo, s_hi, e_lo, e_hi;
+	const struct tt_an_counters *c = &th->counters;
+	if (c->run_only || c->tick_steps || !tt_an_wait_edge(th, start, &s_lo, &s_hi) ||
+	    !tt_an_wait_edge(th, end, &e_lo, &e_hi))
+		goto unbounded;
+	int64_t lo = tt_an_clamp(e_lo - s_hi - split->preempted, 0, split->blocked);
+	int64_t hi = tt_an_clamp(e_hi - s_lo - split->preempted, 0, split->blocked);
+	if (lo > hi) /* (readings that disagree) */
+		lo = hi = tt_an_clamp((e_lo - s_hi + e_hi - s_lo) / 2 - split->preempted, 0, split->blocked);
+	if (lo == 0 && hi == split->blocked) /* (they bound nothing: no half of it made up) */
+		goto unbounded;
+	int64_t moved = lo + (hi - lo) / 2;
+	causes->wakeups_known = true;
+	causes->wakeups_ns = moved;
+	/* (never exact: a reading's moment is known within TT_AN_READ_NEAR_NS) */
+	causes->error_ns = hi - moved > TT_AN_READ_NEAR_NS ? hi - moved
+			 : TT_AN_READ_NEAR_NS < split->blocked ? TT_AN_READ_NEAR_NS : split->blocked;
+	split->preempted += moved;
+	split->blocked -= moved;
+	return;
+unbounded:
+	causes->wakeups_unbounded = true;
+	causes->error_ns = split->blocked;
+}
+
 void tt_an_causes(const struct tt_an_thread *th, int64_t start, int64_t end, bool *has_split,
 		  struct tt_an_split *split, struct tt_an_causes *causes)
 {
@@ -406,6 +500,7 @@ void tt_an_causes(const struct tt_an_thread *th, int64_t start, int64_t end, boo
 	bool counters = tt_an_counters_split(&th->counters, start, end, &by_counters, &counted, &cpu);
 	if (*has_split) {
 		causes->from = TT_AN_CAUSES_SWITCHES;
+		tt_an_wakeups(th, start, end, split, causes);
 		/* The switches count as on CPU what the hypervisor took; the CPU time not.
 		 * (Said where the readings bound it within half the time on CPU.) */
 		if (counters && th->counters.steal && cpu.width <= split->on_cpu) {
