@@ -318,6 +318,13 @@ enum tt_section_type {
 	 * in a FUNCS section; the calls erased before are in the threads' FILTERED
 	 * sections. At most one, in a file written whole. */
 	TT_SEC_TURNED_OFF = 0x49,
+	/* struct tt_thread_exit: when a thread without switches (perf refused: its
+	 * counters, SCHEDSTAT, its source) exited, which a SCHED section's exited_ns says of
+	 * one with them: what it left open (pthread_exit, cancelled) lasts until then, not
+	 * its last event. At most one per thread, after its THREAD section. Readers older
+	 * than it refuse a file that holds one (an unknown section type, at its offset);
+	 * the version stays. */
+	TT_SEC_THREAD_EXIT = 0x4a,
 	/* struct tt_thread_info, then the name: a thread's final totals, name and flags,
 	 * replacing those of its THREAD section (streamed files, where a thread's THREAD
 	 * section is written before its events are known). */
@@ -618,6 +625,13 @@ struct tt_schedstat_budget {
 };
 _Static_assert(sizeof(struct tt_schedstat_budget) == 16, "schedstat budget layout");
 #define TT_SCHEDSTAT_TICK_NS 15625000
+
+struct tt_thread_exit {
+	uint32_t thread_index;
+	uint32_t reserved;  /* 0 */
+	int64_t exited_ns;  /* CLOCK_MONOTONIC, as tt_sched_info.exited_ns */
+};
+_Static_assert(sizeof(struct tt_thread_exit) == 16, "thread exit layout");
 
 struct tt_schedstat_sample {
 	int64_t ns;          /* CLOCK_MONOTONIC when read (the run's clock, as the anchors) */
