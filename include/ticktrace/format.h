@@ -164,6 +164,11 @@ enum tt_file_flags {
 	 * counted in their threads' FILTERED sections, which a streamed file gets as each
 	 * thread exits and at the end, and a live file never: one cut short lacks them. */
 	TT_FILE_MIN_DUR = 1u << 13,
+	/* With TT_FILE_LIVE: the run ended normally, but its trace could not be written
+	 * at exit (a full disk): this file holds every event it recorded; what was in its
+	 * memory alone (thread states, dropped counts) is lost. Readers that do not know
+	 * it take the file as a killed run's. */
+	TT_FILE_LIVE_EXITED = 1u << 14,
 };
 
 /* A chunk of a live file: its thread's records, [sizeof(struct tt_live_chunk), size)
