@@ -164,6 +164,11 @@ enum tt_file_flags {
 	 * counted in their threads' FILTERED sections, which a streamed file gets as each
 	 * thread exits and at the end, and a live file never: one cut short lacks them. */
 	TT_FILE_MIN_DUR = 1u << 13,
+	/* With TT_FILE_LIVE: the run ended normally, but its trace could not be written
+	 * at exit (a full disk): this file holds every event it recorded; what was in its
+	 * memory alone (thread states, dropped counts) is lost. Readers that do not know
+	 * it take the file as a killed run's. */
+	TT_FILE_LIVE_EXITED = 1u << 14,
 };
 
 /* A chunk of a live file: its thread's records, [sizeof(struct tt_live_chunk), size)
@@ -318,6 +323,13 @@ enum tt_section_type {
 	 * in a FUNCS section; the calls erased before are in the threads' FILTERED
 	 * sections. At most one, in a file written whole. */
 	TT_SEC_TURNED_OFF = 0x49,
+	/* struct tt_thread_exit: when a thread without switches (perf refused: its
+	 * counters, SCHEDSTAT, its source) exited, which a SCHED section's exited_ns says of
+	 * one with them: what it left open (pthread_exit, cancelled) lasts until then, not
+	 * its last event. At most one per thread, after its THREAD section. Readers older
+	 * than it refuse a file that holds one (an unknown section type, at its offset);
+	 * the version stays. */
+	TT_SEC_THREAD_EXIT = 0x4a,
 	/* struct tt_thread_info, then the name: a thread's final totals, name and flags,
 	 * replacing those of its THREAD section (streamed files, where a thread's THREAD
 	 * section is written before its events are known). */
@@ -625,6 +637,13 @@ _Static_assert(sizeof(struct tt_schedstat_budget) == 16, "schedstat budget layou
  * fall between them: a run-queue wait counted (as it ends) after wait_ns was read
  * but before the edge is missing from a reading stamped after the edge. */
 #define TT_SCHEDSTAT_SPAN_NS 50000
+
+struct tt_thread_exit {
+	uint32_t thread_index;
+	uint32_t reserved;  /* 0 */
+	int64_t exited_ns;  /* CLOCK_MONOTONIC, as tt_sched_info.exited_ns */
+};
+_Static_assert(sizeof(struct tt_thread_exit) == 16, "thread exit layout");
 
 struct tt_schedstat_sample {
 	int64_t ns;          /* CLOCK_MONOTONIC when read (the run's clock, as the anchors) */

@@ -52,7 +52,8 @@ const char *tt_sched_none_text(uint32_t thread_flags, char *buf, size_t cap)
 			 "counters stand in");
 		break;
 	case TT_NO_STATES_LIVE:
-		snprintf(buf, cap, "a live file (the run crashed, was killed, or still runs): its thread "
+		snprintf(buf, cap, "a live file (the run crashed, was killed, still runs, or could not "
+			 "write its trace at exit): its thread "
 			 "states (or the counters standing in for them) were in the run's memory only, "
 			 "written with its trace at its end");
 		break;

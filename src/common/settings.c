@@ -32,6 +32,10 @@ int tt_parse_duration(const char *text, int64_t *ns)
 	char *end;
 	errno = 0;
 	double v = strtod(text, &end);
+	/* (decimal alone: strtod also takes hex floats, "0x10ms" as 16 ms, and leading
+	 * spaces) */
+	if (strspn(text, "0123456789.eE+-") != (size_t)(end - text))
+		return -1;
 	if (end == text || errno || !(v >= 0 && v <= 9.2e18) || (!*end && v != 0)) /* (NaN too) */
 		return -1;
 	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {

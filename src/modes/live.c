@@ -364,6 +364,15 @@ void tt__live_identify(struct tt__slot *slot)
 	__atomic_store_n(&entry->tid, slot->tid, __ATOMIC_RELEASE);
 }
 
+const char *tt__live_exited(void)
+{
+	struct tt__live *lv = &tt__live;
+	if (lv->fd < 0 || lv->finished || !lv->header)
+		return NULL;
+	__atomic_or_fetch(&lv->header->flags, TT_FILE_LIVE_EXITED, __ATOMIC_RELEASE);
+	return lv->path;
+}
+
 void tt__live_finish(void)
 {
 	struct tt__live *lv = &tt__live;

@@ -19,6 +19,9 @@ int tt__live_cover(uint64_t arena_bytes) TT__HIDDEN; /* core lock held; 0 or -er
 void tt__live_tick(void) TT__HIDDEN;  /* background thread: descriptions, end anchor */
 void tt__live_identify(struct tt__slot *slot) TT__HIDDEN; /* its tid and name, in the file */
 void tt__live_finish(void) TT__HIDDEN; /* the raw file is written: no more live file */
+/* The raw file could not be written at exit: the live file kept, marked as a run that
+ * exited (TT_FILE_LIVE_EXITED); its path, or NULL where there is none. */
+const char *tt__live_exited(void) TT__HIDDEN;
 int tt__live_after_fork(void) TT__HIDDEN; /* the child's own live file, or -1 */
 
 /* stream.c: mode stream */

@@ -186,6 +186,14 @@ void tt__out_sched(struct tt__out *out, struct tt__slot *slot, int release, tt__
 			slot->sched.lost = 0;
 		}
 	}
+	/* (no switches: its exit said apart, once a stream's) */
+	if (!slot->sched.on && slot->sched.exited_ns && !slot->sched.exit_said) {
+		struct tt_thread_exit exit = {.thread_index = slot->index,
+					      .exited_ns = slot->sched.exited_ns};
+		tt__out_section(out, TT_SEC_THREAD_EXIT, sizeof exit);
+		tt__out(out, &exit, sizeof exit);
+		slot->sched.exit_said |= release;
+	}
 	uint64_t from = 0;
 	tt__counters_read_now(slot);
 	tt__counters_sections(slot, &from, tt__out_counters_section, &so);

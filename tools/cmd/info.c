@@ -464,6 +464,9 @@ static void tt_print_file(FILE *out, const struct tt_file *f, const struct tt_in
 	if (f->cut_short && tt_file_writer_running(f))
 		fprintf(out, "  ended:    not yet: process %" PRIu32 " is still writing it (read up "
 			"to offset %" PRIu64 ")\n", f->process.pid, f->cut_at);
+	else if (f->cut_short && (h->flags & TT_FILE_LIVE_EXITED))
+		fprintf(out, "  ended:    the run exited, but its trace could not be written at exit: "
+			"this live file holds its events (read up to offset %" PRIu64 ")\n", f->cut_at);
 	else if (f->cut_short)
 		fprintf(out, "  ended:    NO: the run crashed or was killed (no END section; read up to "
 			"offset %" PRIu64 ")\n", f->cut_at);

@@ -175,6 +175,11 @@ int tt_decode(const struct tt_trace *t, struct tt_sink *const *sinks, size_t nsi
 		if ((f->header.flags & TT_FILE_LIVE) && running)
 			tt_decoder_warn(&d, "%s: process %" PRIu32 " is still running: these are its "
 					"live buffers as they were when read", f->path, f->process.pid);
+		else if (f->header.flags & TT_FILE_LIVE_EXITED)
+			tt_decoder_warn(&d, "%s: the run exited, but its trace could not be written at "
+					"exit: these are its live buffers, with every event it recorded; "
+					"names threads took in its last 0.2 s, dropped counts and thread "
+					"states (in its memory) are missing", f->path);
 		else if (f->header.flags & TT_FILE_LIVE)
 			tt_decoder_warn(&d, "%s: the run crashed or was killed before writing its "
 					"trace: these are its live buffers, with every event it recorded; "

@@ -725,6 +725,25 @@ static int tt_read_sched(struct tt_file *f, struct tt_cursor *c)
 	return 0;
 }
 
+/* When a thread without switches exited (format.h). */
+static int tt_read_thread_exit(struct tt_file *f, struct tt_cursor *c)
+{
+	struct tt_thread_exit ex;
+	uint64_t at = c->pos;
+	if (!tt_cursor_take(c, &ex, sizeof ex))
+		return TT_FAIL(f, at, "THREAD_EXIT section too small");
+	struct tt_thread *t = tt_thread_named(f, ex.thread_index, at, "THREAD_EXIT section");
+	if (!t)
+		return -1;
+	if (ex.exited_ns <= 0 || t->exited_ns)
+		return TT_FAIL(f, at + offsetof(struct tt_thread_exit, exited_ns),
+			       "THREAD_EXIT section of thread index %" PRIu32 " has exited_ns %" PRId64
+			       "%s", ex.thread_index, ex.exited_ns,
+			       t->exited_ns ? ", its exit said before" : ", not a time");
+	t->exited_ns = ex.exited_ns;
+	return 0;
+}
+
 /* A thread's counters' readings, read by the runtime's tt-sched (format.h). */
 static int tt_read_schedstat(struct tt_file *f, struct tt_cursor *c)
 {
@@ -968,6 +987,7 @@ int tt_file_read_sections(struct tt_file *f)
 		case TT_SEC_UNLOADED: rc = tt_read_unloaded(f, &c, off, &site_cap, &module_cap); break;
 		case TT_SEC_SCHED: rc = tt_read_sched(f, &c); break;
 		case TT_SEC_SCHEDSTAT: rc = tt_read_schedstat(f, &c); break;
+		case TT_SEC_THREAD_EXIT: rc = tt_read_thread_exit(f, &c); break;
 		case TT_SEC_FILTERED: rc = tt_read_filtered(f, &c, false); break;
 		case TT_SEC_DROPPED_CALLS: rc = tt_read_filtered(f, &c, true); break;
 		case TT_SEC_TURNED_OFF: rc = tt_read_turned_off(f, &c); break;
