@@ -182,7 +182,14 @@ def settings(ticktrace, wrapper, exe, d):
         if p.stderr.count(said) != 1:
             fail(f"settings: not said once: {said!r}:\n{p.stderr}")
     info(ticktrace, ttr)
-    print("settings: a long TICKTRACE_OUT, bad values and Linux's settings said")
+    # a command line beyond ASCII, as the run kept it (UTF-8): `info` showed '?' for each byte
+    ttr = os.path.join(d, "wide.ttr")
+    p = subprocess.run([wrapper, exe, "plain", "dïr 日本"], env=dict(os.environ, TICKTRACE_OUT=wine_path(ttr)),
+                       cwd=d, capture_output=True, text=True, timeout=120)
+    text = info(ticktrace, ttr)
+    if not re.search(r"command line: .*ends\.exe plain dïr 日本\n", text):
+        fail(f"settings: the command line beyond ASCII:\n{text}")
+    print("settings: a long TICKTRACE_OUT, bad values and Linux's settings said; the command line in UTF-8")
 
 
 def main():
