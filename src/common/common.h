@@ -305,6 +305,12 @@ bool tt_time_in_range(const char *var, const char *text, int64_t ns, FILE *err, 
 /* TICKTRACE: 0 (off: true), 1 or unset (on); anything else said to `err`, recording on. */
 bool tt_recording_off(const char *on, FILE *err);
 
+/* TICKTRACE_MODE: its value's index in TT_MODES ("stop" for NULL or ""); another
+ * value said to `err`, and stop used (ticktrace(7)). */
+#define TT_MODES {"stop", "stream", "ring"}
+#define TT_MODE_COUNT 3
+size_t tt_mode_index(const char *name, FILE *err);
+
 /* ---- names made at run time ---- */
 
 /* The _DYN macros' names (names.c), each copied once into a call-site descriptor of

@@ -65,3 +65,15 @@ bool tt_recording_off(const char *on, FILE *err)
 		fprintf(err, "ticktrace: TICKTRACE=%s is not 0 (off) or 1 (on); recording on\n", on);
 	return on && strcmp(on, "0") == 0;
 }
+
+size_t tt_mode_index(const char *name, FILE *err)
+{
+	static const char *const names[TT_MODE_COUNT] = TT_MODES;
+	for (size_t i = 0; name && *name && i < TT_MODE_COUNT; i++)
+		if (strcmp(name, names[i]) == 0)
+			return i;
+	if (name && *name)
+		fprintf(err, "ticktrace: TICKTRACE_MODE=%s is not %s, %s or %s; using %s\n", name, names[0],
+			names[1], names[2], names[0]);
+	return 0;
+}

@@ -67,25 +67,11 @@ static const struct tt__mode_ops tt__stream_ops = {
 	.drains = 1,
 };
 
-/* TICKTRACE_MODE's values; the first is the default. */
-static const struct {
-	const char *name;
-	const struct tt__mode_ops *ops;
-} tt__modes[] = {{"stop", &tt__stop_ops}, {"stream", &tt__stream_ops}, {"ring", &tt__ring_ops}};
+/* TICKTRACE_MODE's values, in TT_MODES' order (common.h). */
+static const struct tt__mode_ops *const tt__modes[TT_MODE_COUNT] = {&tt__stop_ops, &tt__stream_ops,
+								    &tt__ring_ops};
 
 const struct tt__mode_ops *tt__mode_ops_by_name(const char *name)
 {
-	if (!name || !*name)
-		return tt__modes[0].ops;
-	for (size_t i = 0; i < sizeof tt__modes / sizeof tt__modes[0]; i++)
-		if (strcmp(name, tt__modes[i].name) == 0)
-			return tt__modes[i].ops;
-	size_t count = sizeof tt__modes / sizeof tt__modes[0];
-	char names[128] = "";
-	for (size_t i = 0, len = 0; i < count && len < sizeof names; i++)
-		len += (size_t)snprintf(names + len, sizeof names - len, "%s%s",
-					!i ? "" : i + 1 < count ? ", " : " or ", tt__modes[i].name);
-	fprintf(tt__err, "ticktrace: TICKTRACE_MODE=%s is not %s; using %s\n", name, names,
-		tt__modes[0].name);
-	return tt__modes[0].ops;
+	return tt__modes[tt_mode_index(name, tt__err)];
 }

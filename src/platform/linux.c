@@ -274,6 +274,19 @@ int tt_os_file_is_device(struct tt_os_file *file)
 	return fstat((int)file->handle, &st) == 0 && tt_os_trusted_device(&st);
 }
 
+size_t tt_os_current_dir(char *dir, size_t size)
+{
+	return getcwd(dir, size) ? strlen(dir) : 0;
+}
+
+int tt_os_path_in(const char *dir, const char *path, char *buf, size_t size)
+{
+	size_t len = path[0] == '/' ? 0 : strlen(dir);
+	const char *slash = len && dir[len - 1] != '/' ? "/" : "";
+	int n = snprintf(buf, size, "%s%s%s", len ? dir : "", slash, path);
+	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+}
+
 int tt_os_dir_ours(const char *dir, char *why, size_t cap)
 {
 	struct stat st;
@@ -785,7 +798,8 @@ static int tt_os_count_changes(struct dl_phdr_info *info, size_t size, void *dat
 	return 1;
 }
 
-int tt_os_on_unload(void (*unloaded)(struct tt_os_module_list *ranges, uint64_t tsc))
+int tt_os_on_unload(void (*unloaded)(struct tt_os_module_list *ranges, uint64_t low, uint64_t high,
+				      uint64_t tsc))
 {
 	(void)unloaded;
 	return -ENOTSUP;

@@ -135,6 +135,14 @@ int tt_os_file_is_device(struct tt_os_file *file);
  * user's, or their link to it, or one every user may write into without the sticky
  * bit, where another user could rename or replace the files). */
 int tt_os_dir_ours(const char *dir, char *why, size_t cap);
+/* The current directory into `dir` (Windows: UTF-8): its length, 0 where it cannot
+ * be read or does not fit. */
+size_t tt_os_current_dir(char *dir, size_t size);
+/* `path` as it reads from directory `dir` (a relative output's name resolved where the
+ * program started, wherever it is at its end), into `buf`: path itself where it is
+ * absolute (Linux: from "/"; Windows: from a root, a drive or a share, "\\x", "C:x",
+ * or a device, "NUL"), or dir is "", else the two joined; 0, or -ENAMETOOLONG. */
+int tt_os_path_in(const char *dir, const char *path, char *buf, size_t size);
 /* Replaces `to` with `from` in one step (a file written under a temporary name):
  * 0 or -errno. */
 int tt_os_rename(const char *from, const char *to);
@@ -258,7 +266,7 @@ int tt_os_invariant_tsc(void);
 void tt_os_clock_reading(const struct tt_anchor *anchor, struct tt_clock_reading *reading);
 
 /* Calls crashed(cause) once when the process dies of a fault nobody handles (a fatal
- * signal: its number; an unhandled exception: its code, 0xC0000005 for an access
+ * signal: its number, Windows' abort() as Linux's SIGABRT, 6; an unhandled exception: its code, 0xC0000005 for an access
  * violation, which no signal number reaches: format.h's crash_signal), on the
  * faulting thread, before the system ends it: the handlers installed before are kept
  * and called after. 0 or -errno. */
@@ -310,11 +318,13 @@ int tt_os_module_list_add(const struct tt_os_module *module, void *list);
 /* From now on, `unloaded` is handed each module unloaded (Windows: a DLL FreeLibrary
  * unloads, as ntdll's LdrRegisterDllNotification tells it, before it is unmapped): its
  * ranges as a MODULES section's body (tt_os_module_list_add's: the callee owns its
- * data) and the TSC as it went. It runs under the loader's lock: it may allocate, but
+ * data), the span of its whole image [low, high) (its data too: call-site descriptors,
+ * still readable then) and the TSC as it went. It runs under the loader's lock: it may allocate, but
  * must neither load a module nor wait for a thread that may (nor take a lock held
  * around tt_os_modules, which waits for the loader). Linux: -ENOTSUP (its runtime
  * wraps dlclose: lifecycle/unload.c). 0 or -errno. */
-int tt_os_on_unload(void (*unloaded)(struct tt_os_module_list *ranges, uint64_t tsc));
+int tt_os_on_unload(void (*unloaded)(struct tt_os_module_list *ranges, uint64_t low, uint64_t high,
+				      uint64_t tsc));
 /* A number that changes as modules are loaded or unloaded (Linux: the loader's count
  * of both; Windows: the loaded modules' handles, hashed). */
 uint64_t tt_os_modules_changes(void);

@@ -480,6 +480,25 @@ int tt_os_file_is_device(struct tt_os_file *file)
 	return type == FILE_TYPE_CHAR || type == FILE_TYPE_PIPE;
 }
 
+size_t tt_os_current_dir(char *dir, size_t size)
+{
+	wchar_t wdir[MAX_PATH];
+	DWORD n = GetCurrentDirectoryW(MAX_PATH, wdir);
+	if (!n || n >= MAX_PATH)
+		return 0;
+	size_t len = tt_os_utf8(wdir, dir, size);
+	return len + 1 < size ? len : 0;
+}
+
+int tt_os_path_in(const char *dir, const char *path, char *buf, size_t size)
+{
+	size_t len = path[0] == '\\' || path[0] == '/' || (path[0] && path[1] == ':') || tt_os_is_device(path) ?
+			     0 : strlen(dir);
+	const char *slash = len && dir[len - 1] != '\\' && dir[len - 1] != '/' ? "\\" : "";
+	int n = snprintf(buf, size, "%s%s%s", len ? dir : "", slash, path);
+	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+}
+
 /* (No owner's rule: a directory's ACLs say who may replace its files.) */
 int tt_os_dir_ours(const char *dir, char *why, size_t cap)
 {
@@ -867,9 +886,26 @@ static LONG WINAPI tt_os_overflow_first(EXCEPTION_POINTERS *e)
 	return EXCEPTION_CONTINUE_SEARCH;
 }
 
+/* abort() and a failed assert: the C runtime raises SIGABRT (the handler reset to the
+ * default as it runs), then ends the process with exit code 3, no exception raised.
+ * Said as Linux's SIGABRT, the file's number (format.h), then the program's own
+ * handler, if it had one. (A C runtime other than the one this module links, ucrt
+ * beside msvcrt, keeps its own handlers: its abort is not seen.) */
+#define TT_OS_FILE_SIGABRT 6
+static void (*tt_os_abort_next)(int);
+
+static void tt_os_aborted(int sig)
+{
+	if (InterlockedExchange(&tt_os_crash_once, 1) == 0)
+		tt_os_crashed(TT_OS_FILE_SIGABRT);
+	if (tt_os_abort_next != SIG_DFL && tt_os_abort_next != SIG_IGN && tt_os_abort_next != SIG_ERR)
+		tt_os_abort_next(sig);
+}
+
 int tt_os_on_crash(void (*crashed)(uint32_t cause))
 {
 	tt_os_crashed = crashed;
+	tt_os_abort_next = signal(SIGABRT, tt_os_aborted);
 	tt_os_crash_next = SetUnhandledExceptionFilter(tt_os_crash_filter);
 	return AddVectoredExceptionHandler(1, tt_os_overflow_first) ? 0 : -ENOMEM;
 }
@@ -1101,7 +1137,7 @@ struct tt_os_dll_notified {
 };
 #define TT_OS_DLL_UNLOADED 2 /* LDR_DLL_NOTIFICATION_REASON_UNLOADED */
 
-static void (*tt_os_unloaded)(struct tt_os_module_list *ranges, uint64_t tsc);
+static void (*tt_os_unloaded)(struct tt_os_module_list *ranges, uint64_t low, uint64_t high, uint64_t tsc);
 
 static VOID CALLBACK tt_os_dll_notification(ULONG reason, const struct tt_os_dll_notified *dll, PVOID unused)
 {
@@ -1121,10 +1157,11 @@ static VOID CALLBACK tt_os_dll_notification(ULONG reason, const struct tt_os_dll
 	if (ranges.err || !ranges.count)
 		free(ranges.data);
 	else
-		tt_os_unloaded(&ranges, tsc);
+		tt_os_unloaded(&ranges, (uintptr_t)dll->base, (uintptr_t)dll->base + dll->image_size, tsc);
 }
 
-int tt_os_on_unload(void (*unloaded)(struct tt_os_module_list *ranges, uint64_t tsc))
+int tt_os_on_unload(void (*unloaded)(struct tt_os_module_list *ranges, uint64_t low, uint64_t high,
+				      uint64_t tsc))
 {
 	typedef VOID(CALLBACK * tt_os_notification_fn)(ULONG, const struct tt_os_dll_notified *, PVOID);
 	LONG(NTAPI *subscribe)(ULONG, tt_os_notification_fn, PVOID, PVOID *) =

@@ -30,20 +30,94 @@ void tt__out_process(struct tt__out *file)
 	tt__out_machine(file, &tt__run.machine);
 }
 
+/* A copy of a call-site descriptor of a module unloaded, its strings copies. */
+struct tt__kept_site {
+	uint64_t address;
+	struct tt_callsite site;
+};
+
 /* The modules unloaded while the program ran (tt_os_on_unload's), in the order they
  * went: each its description until then, for the UNLOADED sections that name what
- * was recorded of it, and the span of its code, which tells its records apart
- * (generation k + 1 in the dump's site set: sections/sites.c). Added under the
- * loader's lock, which orders them, never tt__lock (a dump holds it and waits for the
- * loader's as it lists the modules); published by the count. */
+ * was recorded of it, the span of its image, which tells its records apart
+ * (generation k + 1 in the dump's site set: sections/sites.c), and copies of the
+ * descriptors its records named (its memory goes with it). Added under the loader's
+ * lock, which orders them, never tt__lock (a dump holds it and waits for the loader's
+ * as it lists the modules); published by the count. */
 #define TT__UNLOADED_MAX 256
 static struct tt__unloaded {
 	uint64_t until, low, high;
 	struct tt_os_module_list ranges;
+	struct tt__kept_site *sites;
+	size_t nsites, sites_cap;
 } tt__unloaded[TT__UNLOADED_MAX];
 static size_t tt__nunloaded, tt__unloaded_lost;
 
-void tt__module_unloaded(struct tt_os_module_list *ranges, uint64_t tsc)
+/* A site whose descriptor went with its module and was not kept: named so, never read. */
+static const struct tt_callsite tt__site_lost = {"(unloaded library)", "", "", 0, 0, NULL};
+
+/* The copy module u kept of the descriptor at `address`, or NULL. */
+static const struct tt_callsite *tt__kept(const struct tt__unloaded *u, uint64_t address)
+{
+	for (size_t i = 0; i < u->nsites; i++)
+		if (u->sites[i].address == address)
+			return &u->sites[i].site;
+	return NULL;
+}
+
+static char *tt__copy(const char *s)
+{
+	if (!s)
+		return NULL;
+	size_t n = strnlen(s, UINT32_MAX / 4);
+	char *copy = malloc(n + 1);
+	if (copy) {
+		memcpy(copy, s, n);
+		copy[n] = 0;
+	}
+	return copy;
+}
+
+/* Copies the descriptors in module u's image that the threads' records name (not
+ * those of one of the first n unloaded before it from the same addresses), as Linux's
+ * writer/retired.c does at dlclose. Without tt__lock (see above): the slots and their
+ * chunks read as they are, each thread's walk bounded (mode ring moves its oldest
+ * chunk to its end, tt-stream gives written ones back): a site missed is named
+ * "(unloaded library)", never read. */
+static void tt__keep_sites(struct tt__unloaded *u, size_t n)
+{
+	uint64_t last = 0;
+	for (struct tt__slot *s = __atomic_load_n(&tt__run.first, __ATOMIC_ACQUIRE); s; s = s->next) {
+		uint64_t chunks = s->chunks + 2;
+		for (const struct tt__chunk *c = s->first; c && chunks--; c = c->next) {
+			const struct tt_record *end, *r = tt__records(c, &end);
+			for (; r < end; r++) {
+				uint64_t word = __atomic_load_n(&r->word, __ATOMIC_RELAXED);
+				uint64_t address = TT_RECORD_PAYLOAD(word);
+				if (!TT_RECORD_HAS_SITE(TT_RECORD_KIND(word)) || address < u->low ||
+				    address >= u->high || address == last || tt__kept(u, address) ||
+				    tt__unloaded_generation(address, r->tsc, n))
+					continue;
+				last = address;
+				if (u->nsites == u->sites_cap) {
+					size_t cap = u->sites_cap ? 2 * u->sites_cap : 16;
+					struct tt__kept_site *grown = realloc(u->sites, cap * sizeof *grown);
+					if (!grown)
+						return;
+					u->sites = grown;
+					u->sites_cap = cap;
+				}
+				const struct tt_callsite *site = (const struct tt_callsite *)(uintptr_t)address;
+				u->sites[u->nsites++] = (struct tt__kept_site){
+					.address = address,
+					.site = {tt__copy(site->name), tt__copy(site->file), tt__copy(site->func),
+						 site->line, site->flags, tt__copy(tt__arg_name(site))},
+				};
+			}
+		}
+	}
+}
+
+void tt__module_unloaded(struct tt_os_module_list *ranges, uint64_t low, uint64_t high, uint64_t tsc)
 {
 	size_t n = __atomic_load_n(&tt__nunloaded, __ATOMIC_RELAXED);
 	if (n == TT__UNLOADED_MAX) {
@@ -52,14 +126,8 @@ void tt__module_unloaded(struct tt_os_module_list *ranges, uint64_t tsc)
 		return;
 	}
 	struct tt__unloaded *u = &tt__unloaded[n];
-	*u = (struct tt__unloaded){.until = tsc, .low = UINT64_MAX, .ranges = *ranges};
-	for (size_t at = 0; at < ranges->len;) {
-		struct tt_module_info info;
-		memcpy(&info, ranges->data + at, sizeof info);
-		u->low = info.start < u->low ? info.start : u->low;
-		u->high = info.end > u->high ? info.end : u->high;
-		at += sizeof info + info.path_len + info.build_id_len;
-	}
+	*u = (struct tt__unloaded){.until = tsc, .low = low, .high = high, .ranges = *ranges};
+	tt__keep_sites(u, n);
 	__atomic_store_n(&tt__nunloaded, n + 1, __ATOMIC_RELEASE);
 }
 
@@ -73,20 +141,22 @@ size_t tt__unloaded_generation(uint64_t address, uint64_t tsc, size_t limit)
 	return 0;
 }
 
-/* A site of a module unloaded since: its descriptor went with it, never read. */
-static const struct tt_callsite *tt__site_gone(uint64_t address, void *unused)
+/* A site of module u, unloaded since: the copy it kept. */
+static const struct tt_callsite *tt__site_gone(uint64_t address, void *u)
 {
-	static const struct tt_callsite gone = {"(unloaded library)", "", "", 0, 0, NULL};
-	(void)address;
-	(void)unused;
-	return &gone;
+	const struct tt_callsite *kept = tt__kept(u, address);
+	return kept ? kept : &tt__site_lost;
 }
 
-/* A site's descriptor: where its address points (no library's sites are copied: a
- * Windows run keeps every one it names loaded). */
-static const struct tt_callsite *tt__site_here(uint64_t address, void *unused)
+/* A site's descriptor: where its address points, or, where a module unloaded after the
+ * set told its records apart (*seen of them) held it, that module's copy (its memory
+ * may be gone), as Linux's writer/retired.c has it. */
+static const struct tt_callsite *tt__site_here(uint64_t address, void *seen)
 {
-	(void)unused;
+	size_t n = __atomic_load_n(&tt__nunloaded, __ATOMIC_ACQUIRE);
+	for (size_t k = *(const size_t *)seen; k < n; k++)
+		if (address >= tt__unloaded[k].low && address < tt__unloaded[k].high)
+			return tt__site_gone(address, &tt__unloaded[k]);
 	return (const struct tt_callsite *)(uintptr_t)address;
 }
 
@@ -94,9 +164,10 @@ static const struct tt_callsite *tt__site_here(uint64_t address, void *unused)
  * unloaded since (the set's generations) within UNLOADED sections. */
 void tt__out_sites(struct tt__out *out, const struct tt__site_set *set)
 {
-	tt__out_site_sections(out, set, 0, 0, tt__site_here, NULL);
+	size_t seen = set->retired_seen;
+	tt__out_site_sections(out, set, 0, 0, tt__site_here, &seen);
 	for (size_t k = 0; k < set->retired_seen; k++)
-		tt__out_site_sections(out, set, k + 1, tt__unloaded[k].until, tt__site_gone, NULL);
+		tt__out_site_sections(out, set, k + 1, tt__unloaded[k].until, tt__site_gone, &tt__unloaded[k]);
 }
 
 /* The modules unloaded [from, to) as UNLOADED MODULES, which go before those loaded

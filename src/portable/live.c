@@ -27,7 +27,7 @@
 #define TT__LIVE_PERIOD_NS 100000000
 
 static struct {
-	char path[1100];
+	char path[TT__PATH_MAX + 6];
 	struct tt_file_header *header; /* the mapping's start: the descriptions follow */
 	struct tt__out out;           /* the descriptions, up to TT__LIVE_CHUNKS_AT */
 	struct tt__mem_sink head;     /* (out's sink: the mapping) */

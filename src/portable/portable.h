@@ -96,6 +96,11 @@ enum tt__mode {
 	TT__MODE_STREAM, /* its full chunks are written to the file by tt-stream, and freed */
 };
 
+/* The longest TICKTRACE_OUT taken: a longer one is said, never cut to another name. */
+#define TT__OUT_MAX 1023
+/* A file's path: the start directory's and TICKTRACE_OUT's with its pid. */
+#define TT__PATH_MAX (TT__OUT_MAX + 16 + 1024)
+
 /* The run's settings and state (start.c), under tt__lock but where said. */
 struct tt__run {
 	int started, off;        /* TICKTRACE=0 */
@@ -219,8 +224,8 @@ void tt__out_process(struct tt__out *file);   /* PROCESS and MACHINE */
 /* SITES, ARG_NAMES and FUNCS of the set's entries (sections.h). */
 void tt__out_sites(struct tt__out *out, const struct tt__site_set *set);
 /* tt_os_on_unload's callback: a module unloaded, kept for the dump's UNLOADED
- * sections. */
-void tt__module_unloaded(struct tt_os_module_list *ranges, uint64_t tsc);
+ * sections, with copies of the call-site descriptors its records named. */
+void tt__module_unloaded(struct tt_os_module_list *ranges, uint64_t low, uint64_t high, uint64_t tsc);
 /* The generation (tt__generation_fn) of a record: the k-th module unloaded's, or 0. */
 size_t tt__unloaded_generation(uint64_t address, uint64_t tsc, size_t limit);
 /* Streamed and live files describe modules loaded and unloaded while they run (a

@@ -19,8 +19,6 @@
 struct tt__run tt__run;
 struct tt_os_lock tt__lock;
 
-/* The longest TICKTRACE_OUT taken: a longer one is said, never cut to another name. */
-#define TT__OUT_MAX 1023
 
 /* This process is not the run's first (TICKTRACE_PROGRAM_PID names another: one that
  * started it, by system or CreateProcess): its file, where TICKTRACE_OUT has no %p,
@@ -41,29 +39,40 @@ static void tt__find_first(void)
 	putenv(setting); /* (msvcrt's putenv sets the process's environment too: CreateProcess's) */
 }
 
+/* The directory the program started in, where a relative TICKTRACE_OUT (and the
+ * default name) is resolved wherever the program is at its end, as Linux's is and the
+ * stream's file and the live file are, opened at start ("": the name as it is). */
+static char tt__start_dir[1024];
+
 /* The default file: TICKTRACE_OUT, %p its pid, or ticktrace-PID.ttr (.PID after it in
- * a process apart); -ENAMETOOLONG (its first bytes in `path`) where it does not fit. */
+ * a process apart), in the start directory; -ENAMETOOLONG (its first bytes in `path`)
+ * where it does not fit. */
 static int tt__default_path(char *path, size_t size)
 {
 	char out[TT__OUT_MAX + 2]; /* (a byte past the longest, to see a longer one) */
+	char name[TT__OUT_MAX + 16];
 	const char *pattern = tt_os_getenv(TT_ENV_OUT, out, sizeof out);
 	if (!pattern || !*pattern)
 		pattern = "ticktrace-%p.ttr";
 	size_t len = 0;
 	int cut = 0;
 	for (const char *p = pattern; *p && !cut; p++) {
-		int n = p[0] == '%' && p[1] == 'p' ? snprintf(path + len, size - len, "%" PRIu32, tt_os_process_id())
-						   : snprintf(path + len, size - len, "%c", *p);
+		int n = p[0] == '%' && p[1] == 'p' ? snprintf(name + len, sizeof name - len, "%" PRIu32, tt_os_process_id())
+						   : snprintf(name + len, sizeof name - len, "%c", *p);
 		p += p[0] == '%' && p[1] == 'p';
-		cut = n < 0 || (size_t)n >= size - len;
+		cut = n < 0 || (size_t)n >= sizeof name - len;
 		len += cut ? 0 : (size_t)n;
 	}
-	path[len] = 0;
-	if (!cut && tt__apart && !strstr(pattern, "%p") && !tt_os_is_device(path)) {
-		int n = snprintf(path + len, size - len, ".%" PRIu32, tt_os_process_id());
-		cut = n < 0 || (size_t)n >= size - len;
-		path[cut ? len : len + (size_t)n] = 0;
+	name[len] = 0;
+	if (!cut && tt__apart && !strstr(pattern, "%p") && !tt_os_is_device(name)) {
+		int n = snprintf(name + len, sizeof name - len, ".%" PRIu32, tt_os_process_id());
+		cut = n < 0 || (size_t)n >= sizeof name - len;
+		name[cut ? len : len + (size_t)n] = 0;
 	}
+	if (!cut && tt_os_path_in(tt__start_dir, name, path, size) < 0)
+		cut = 1;
+	if (cut)
+		snprintf(path, size, "%s", name);
 	return cut || strlen(pattern) > TT__OUT_MAX ? -ENAMETOOLONG : 0;
 }
 
@@ -123,7 +132,7 @@ static void tt__exit(void)
 {
 	if (tt__run.off || __atomic_exchange_n(&tt__ended, 1, __ATOMIC_ACQ_REL))
 		return;
-	char path[TT__OUT_MAX + 1];
+	char path[TT__PATH_MAX + 1];
 	int rc = tt__run_end(0, path, sizeof path);
 	if (rc < 0) /* (Linux's words: lifecycle/start.c) */
 		fprintf(stderr, "ticktrace: could not write the trace at exit to %s: %s\n", path,
@@ -136,7 +145,7 @@ static void tt__crashed(uint32_t exception)
 {
 	if (__atomic_exchange_n(&tt__ended, 1, __ATOMIC_ACQ_REL))
 		return;
-	char path[TT__OUT_MAX + 1];
+	char path[TT__PATH_MAX + 1];
 	int rc = tt__run_end((int)exception, path, sizeof path);
 	if (rc < 0)
 		fprintf(stderr, "ticktrace: could not write the trace on exception 0x%08" PRIX32 " to %s: %s\n",
@@ -148,7 +157,7 @@ static void tt__crashed(uint32_t exception)
 static void tt__say_unsupported(void)
 {
 	static const char *const names[] = {"TICKTRACE_REPORT", "TICKTRACE_SPIKES", "TICKTRACE_SNAPSHOTS",
-					    "TICKTRACE_SPIKE_THRESHOLD", "TICKTRACE_MEMORY"};
+					    "TICKTRACE_SPIKE_THRESHOLD", "TICKTRACE_MEMORY", "TICKTRACE_LOG"};
 	for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
 		const char *value = getenv(names[i]);
 		if (value && *value)
@@ -157,27 +166,13 @@ static void tt__say_unsupported(void)
 	}
 }
 
-/* TICKTRACE_MODE and TICKTRACE_LIVE: 0, or -EINVAL said. */
-static int tt__mode_from_env(void)
+/* TICKTRACE_MODE (another value said, and stop used, as on Linux) and TICKTRACE_LIVE. */
+static void tt__mode_from_env(void)
 {
-	static const char *const names[] = {[TT__MODE_STOP] = "stop", [TT__MODE_RING] = "ring",
-					    [TT__MODE_STREAM] = "stream"};
-	const char *mode = getenv("TICKTRACE_MODE");
-	tt__run.mode = TT__MODE_STOP;
-	if (mode && *mode) {
-		size_t i = 0;
-		while (i < sizeof names / sizeof *names && strcmp(mode, names[i]) != 0)
-			i++;
-		if (i == sizeof names / sizeof *names) {
-			fprintf(stderr, "ticktrace: TICKTRACE_MODE=%s: not a mode (stop, ring, stream); "
-					"recording is off\n", mode);
-			return -EINVAL;
-		}
-		tt__run.mode = (enum tt__mode)i;
-	}
+	static const enum tt__mode modes[TT_MODE_COUNT] = {TT__MODE_STOP, TT__MODE_STREAM, TT__MODE_RING};
+	tt__run.mode = modes[tt_mode_index(getenv(TT_ENV_MODE), stderr)];
 	const char *live = getenv(TT_ENV_LIVE);
 	tt__run.live = live && strcmp(live, "1") == 0 && tt__run.mode != TT__MODE_STREAM;
-	return 0;
 }
 
 /* TICKTRACE_MIN_DUR: calls shorter, nothing recorded inside, erased as they return
@@ -204,10 +199,12 @@ void tt__start(void)
 		tt_os_unlock(&tt__lock);
 		return;
 	}
-	tt__run.off = tt_recording_off(getenv("TICKTRACE"), stderr) || tt__mode_from_env() != 0;
+	tt__run.off = tt_recording_off(getenv("TICKTRACE"), stderr);
+	tt__mode_from_env();
 	if (!tt__run.off)
 		tt__say_unsupported();
 	tt__find_first();
+	tt_os_current_dir(tt__start_dir, sizeof tt__start_dir);
 	uint64_t records = tt_buffer_events(getenv(TT_ENV_BUFFER), stderr);
 	uint64_t per_chunk = (TT__CHUNK_SIZE - sizeof(struct tt__chunk)) / sizeof(struct tt_record);
 	tt__run.chunk_budget = (records + per_chunk - 1) / per_chunk;
@@ -232,7 +229,7 @@ void tt__start(void)
 	tt__run.process.ppid = tt_os_parent_id();
 	tt_os_on_unload(tt__module_unloaded); /* (where ntdll cannot tell: their functions unnamed) */
 	tt__run.process.cmdline_len = (uint32_t)tt_os_command_line(tt__run.cmdline, sizeof tt__run.cmdline);
-	char path[TT__OUT_MAX + 1 + 5];
+	char path[TT__PATH_MAX + 1 + 5];
 	int rc = tt__default_path(path, sizeof path - 5);
 	if (!tt__run.off && rc < 0) {
 		fprintf(stderr, "ticktrace: TICKTRACE_OUT=%.40s...: %s (%d bytes at most); recording is off\n",
@@ -275,7 +272,7 @@ int tt_dump(const char *path)
 		return -ECANCELED;
 	if (tt__run.mode == TT__MODE_STREAM) /* (the default file is the stream's own) */
 		return tt__stream_flush(path);
-	char fallback[TT__OUT_MAX + 1];
+	char fallback[TT__PATH_MAX + 1];
 	if (!path) {
 		int rc = tt__default_path(fallback, sizeof fallback);
 		if (rc)

@@ -31,7 +31,7 @@
 #define TT__STREAM_PERIOD_NS 100000000
 
 static struct {
-	char path[1024];
+	char path[TT__PATH_MAX + 6];
 	struct tt__out out;
 	struct tt_os_file_sink file;
 	struct tt_os_lock busy; /* one writer at a time: tt-stream, a flush, the end */

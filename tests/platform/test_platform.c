@@ -562,6 +562,36 @@ static void test_rename(void **state)
 	tt_temp_dir_remove(dir);
 }
 
+/* The current directory is read, and a relative name joined to a directory, an
+ * absolute one and a device (Windows: NUL) left as they are; one too long said. */
+static void test_path_in(void **state)
+{
+	(void)state;
+	char cwd[1024], buf[1100], small[8];
+	assert_true(tt_os_current_dir(cwd, sizeof cwd) > 0);
+	assert_int_equal(tt_os_current_dir(small, 2), 0);
+#ifdef _WIN32
+	assert_int_equal(tt_os_path_in("C:\\dir", "t.ttr", buf, sizeof buf), 0);
+	assert_string_equal(buf, "C:\\dir\\t.ttr");
+	assert_int_equal(tt_os_path_in("C:\\", "t.ttr", buf, sizeof buf), 0);
+	assert_string_equal(buf, "C:\\t.ttr");
+	const char *absolute[] = {"D:\\x\\t.ttr", "\\\\server\\share\\t.ttr", "/x/t.ttr", TT_NULL_DEVICE};
+#else
+	assert_int_equal(tt_os_path_in("/dir", "t.ttr", buf, sizeof buf), 0);
+	assert_string_equal(buf, "/dir/t.ttr");
+	assert_int_equal(tt_os_path_in("/", "t.ttr", buf, sizeof buf), 0);
+	assert_string_equal(buf, "/t.ttr");
+	const char *absolute[] = {"/x/t.ttr"};
+#endif
+	for (size_t i = 0; i < sizeof absolute / sizeof *absolute; i++) {
+		assert_int_equal(tt_os_path_in(cwd, absolute[i], buf, sizeof buf), 0);
+		assert_string_equal(buf, absolute[i]);
+	}
+	assert_int_equal(tt_os_path_in("", "t.ttr", buf, sizeof buf), 0);
+	assert_string_equal(buf, "t.ttr");
+	assert_int_equal(tt_os_path_in(cwd, "t.ttr", small, sizeof small), -ENAMETOOLONG);
+}
+
 /* A file opened for writing is emptied first; its sink writes both parts of each put
  * in order, none of an empty one, and from where the file was moved to; the null
  * device takes any bytes. */
@@ -1159,7 +1189,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_threads), cmocka_unit_test(test_exit_keys), cmocka_unit_test(test_own_thread),
 		cmocka_unit_test(test_joined_thread), cmocka_unit_test(test_wait_timeout),
 		cmocka_unit_test(test_wake_all),   cmocka_unit_test(test_lock),
-		cmocka_unit_test(test_memory),  cmocka_unit_test(test_rename), cmocka_unit_test(test_new_file), cmocka_unit_test(test_file_hold), cmocka_unit_test(test_device_trust),
+		cmocka_unit_test(test_memory),  cmocka_unit_test(test_rename), cmocka_unit_test(test_path_in), cmocka_unit_test(test_new_file), cmocka_unit_test(test_file_hold), cmocka_unit_test(test_device_trust),
 		cmocka_unit_test(test_file_map), cmocka_unit_test(test_file_sink), cmocka_unit_test(test_file_room),
 		cmocka_unit_test(test_time),    cmocka_unit_test(test_thread_cpu_of), cmocka_unit_test(test_process), cmocka_unit_test(test_module_list),
 		cmocka_unit_test(test_command_line),

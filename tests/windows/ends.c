@@ -10,7 +10,9 @@
  *   names       a thread named by tt_thread_name, one by SetThreadDescription, each
  *               61 bytes of one letter and then three-byte characters past the 63
  *               bytes a name keeps
- *   plain       10 scopes */
+ *   plain       10 scopes
+ *   abort       10 scopes, then abort() inside one (msvcrt raises SIGABRT, exit 3)
+ *   chdir       10 scopes, into a new directory `sub` (SetCurrentDirectory), 10 more */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -114,6 +116,15 @@ int main(int argc, char **argv)
 		}
 	} else if (strcmp(how, "plain") == 0) {
 		tt_scopes("plain", 10);
+	} else if (strcmp(how, "chdir") == 0) {
+		tt_scopes("before-chdir", 10);
+		if (!CreateDirectoryW(L"sub", NULL) || !SetCurrentDirectoryW(L"sub"))
+			return 2;
+		tt_scopes("after-chdir", 10);
+	} else if (strcmp(how, "abort") == 0) {
+		tt_scopes("before-abort", 10);
+		TT_SCOPE("aborting");
+		abort();
 	} else {
 		return 2;
 	}

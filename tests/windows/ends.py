@@ -15,9 +15,16 @@ parent: a child that records, under a fixed TICKTRACE_OUT, writes run.ttr.CHILDP
         empty), and `info` names no Linux clock (CLOCK_TAI, adjtimex) for them.
 names:  thread names longer than the 63 bytes kept are cut where a UTF-8 character
         begins (tt_thread_name's and SetThreadDescription's: half a character kept).
+chdir:  a relative TICKTRACE_OUT, and the default name, resolved where the program
+        started, though it ended in another directory, as Linux and mode stream
+        have it; a live file removed at its clean exit (the file went to `sub`, and
+        a 32 MiB live file that looks like a crash was left where it started).
+abort:  abort() (msvcrt's, as a failed assert calls it) writes a trace said as a crash,
+        signal 6 (Aborted) as on Linux (it looked like a normal exit).
 settings: a TICKTRACE_OUT longer than 1,023 bytes said, no file under another name;
         TICKTRACE and TICKTRACE_SCHED's bad values said; Linux's settings Windows
-        has not said once each.
+        has not said once each (TICKTRACE_LOG was not); a TICKTRACE_MODE that is
+        none said and stop used, its file written, as on Linux (recording was off).
 
     ends.py WRAPPER ENDS.EXE CASE"""
 import glob
@@ -122,6 +129,39 @@ def names(ticktrace, wrapper, exe, d):
     print("names: both cut where a character begins")
 
 
+def chdir(ticktrace, wrapper, exe, d):
+    for settings in ({"TICKTRACE_OUT": "rel.ttr"}, {}, {"TICKTRACE_OUT": "rel.ttr", "TICKTRACE_LIVE": "1"}):
+        for f in glob.glob(os.path.join(d, "**", "*.ttr*"), recursive=True):
+            os.remove(f)
+        sub = os.path.join(d, "sub")
+        if os.path.isdir(sub):
+            os.rmdir(sub)
+        env = dict(settings)
+        if "TICKTRACE_OUT" not in env:
+            env["TICKTRACE_OUT"] = ""  # (the default name, not the caller's)
+        program(wrapper, exe, d, env, "chdir")
+        files = sorted(os.path.relpath(f, d) for f in glob.glob(os.path.join(d, "**", "*.ttr*"), recursive=True))
+        want = ["rel.ttr"] if "TICKTRACE_OUT" in settings else [f for f in files if f.startswith("ticktrace-")]
+        if files != want or len(want) != 1:
+            fail(f"chdir {settings}: files {files}, not one in the start directory")
+        report = run([ticktrace, "report", os.path.join(d, files[0])]).stdout
+        if "before-chdir" not in report or "after-chdir" not in report:
+            fail(f"chdir {settings}: the report:\n{report}")
+    print("chdir: the file where the program started, by name and by default, no live file left")
+
+
+def aborted(ticktrace, wrapper, exe, d):
+    ttr = os.path.join(d, "abort.ttr")
+    program(wrapper, exe, d, {"TICKTRACE_OUT": wine_path(ttr)}, "abort", want_rc=3)
+    text = info(ticktrace, ttr)
+    if "the run crashed (signal 6 (Aborted))" not in text:
+        fail(f"abort: not said as a crash:\n{text}")
+    report = run([ticktrace, "report", ttr]).stdout
+    if "before-abort" not in report:
+        fail(f"abort: no before-abort in the report:\n{report}")
+    print("abort: the trace written, said as a crash (signal 6)")
+
+
 def settings(ticktrace, wrapper, exe, d):
     long_out = "x" * 1100 + ".ttr"
     p = program(wrapper, exe, d, {"TICKTRACE_OUT": long_out}, "plain")
@@ -130,16 +170,26 @@ def settings(ticktrace, wrapper, exe, d):
         fail(f"settings: a TICKTRACE_OUT of {len(long_out)} bytes: files {left}, said: {p.stderr!r}")
     ttr = os.path.join(d, "set.ttr")
     env = {"TICKTRACE_OUT": wine_path(ttr), "TICKTRACE": "no", "TICKTRACE_SCHED": "bogus",
-           "TICKTRACE_SPIKES": "sp.jsonl", "TICKTRACE_REPORT": "stderr"}
+           "TICKTRACE_SPIKES": "sp.jsonl", "TICKTRACE_REPORT": "stderr", "TICKTRACE_MODE": "RING",
+           "TICKTRACE_LOG": "log-%p.txt"}
     p = program(wrapper, exe, d, env, "plain")
     for said in ("TICKTRACE=no is not 0 (off) or 1 (on); recording on",
                  "TICKTRACE_SCHED=bogus is not 0, 1, switches or schedstat",
                  "TICKTRACE_SPIKES=sp.jsonl: not on Windows",
-                 "TICKTRACE_REPORT=stderr: not on Windows"):
+                 "TICKTRACE_REPORT=stderr: not on Windows",
+                 "TICKTRACE_LOG=log-%p.txt: not on Windows",
+                 "TICKTRACE_MODE=RING is not stop, stream or ring; using stop"):
         if p.stderr.count(said) != 1:
             fail(f"settings: not said once: {said!r}:\n{p.stderr}")
     info(ticktrace, ttr)
-    print("settings: a long TICKTRACE_OUT, bad values and Linux's settings said")
+    # a command line beyond ASCII, as the run kept it (UTF-8): `info` showed '?' for each byte
+    ttr = os.path.join(d, "wide.ttr")
+    p = subprocess.run([wrapper, exe, "plain", "dïr 日本"], env=dict(os.environ, TICKTRACE_OUT=wine_path(ttr)),
+                       cwd=d, capture_output=True, text=True, timeout=120)
+    text = info(ticktrace, ttr)
+    if not re.search(r"command line: .*ends\.exe plain dïr 日本\n", text):
+        fail(f"settings: the command line beyond ASCII:\n{text}")
+    print("settings: a long TICKTRACE_OUT, bad values and Linux's settings said; the command line in UTF-8")
 
 
 def main():
@@ -149,7 +199,7 @@ def main():
     ticktrace = tool()
     with tempfile.TemporaryDirectory(prefix="tt-win-ends-") as d:
         {"held_crash": held_crash, "spin_exit": spin_exit, "uexit": uexit, "parent": parent,
-         "names": names, "settings": settings}[case](ticktrace, wrapper, exe, d)
+         "names": names, "chdir": chdir, "abort": aborted, "settings": settings}[case](ticktrace, wrapper, exe, d)
 
 
 if __name__ == "__main__":

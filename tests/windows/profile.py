@@ -34,8 +34,12 @@ def main():
         head = open(out).read().splitlines()[:3]
         if head[0] != "ticktrace profile 1" or head[2] != f"sampler {mechanism}":
             fail(f"{out}: its head is {head}")
-        lines = run([ticktrace, "lines", out]).stdout
+        p = run([ticktrace, "lines", out])
+        lines = p.stdout
         print(lines, end="")
+        # (profile.exe is linked with --build-id: the file lacks the id, not the link)
+        if "--build-id" in p.stderr or "keeps no build id" not in p.stderr:
+            fail(f"lines: the build id said as the link's lack:\n{p.stderr}")
         if f"sampled by {mechanism}" not in lines.splitlines()[0]:
             fail(f"lines does not say the profile was sampled by {mechanism}")
         rows = [r.split() for r in lines.splitlines()[2:]]

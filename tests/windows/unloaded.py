@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
-"""A library's functions named after it was unloaded (issue 34): unloaded.exe loads
-plug.dll, calls tt_plug_work (ten calls of tt_plug_inner) and unloads it (FreeLibrary),
+"""A library's functions and call sites named after it was unloaded (issue 34):
+unloaded.exe loads plug.dll, calls tt_plug_work (ten calls of tt_plug_inner, in a
+TT_SCOPE: its descriptor in the library's memory) and unloads it (FreeLibrary),
 once and twice (the second load most likely where the first was), before the trace is
 written. Each call is named in `ticktrace report`'s rows (they were left as bare
-addresses: no module held them), as Linux names a library dlclose unloaded.
+addresses: no module held them; the scope's descriptor was read from the unloaded
+image, an access violation in the writer: no file), as Linux names a library dlclose
+unloaded.
 
     unloaded.py WRAPPER UNLOADED.EXE [exit|stream|live]
 
@@ -51,7 +54,8 @@ def main():
                     fail(f"{' '.join(cmd)}: exit {p.returncode}\n{p.stdout}{p.stderr}")
                 read = ttr + ".live" if "TICKTRACE_LIVE" in settings else ttr
                 rows, report = rows_of(ticktrace, read)
-                want = {"main": 1, "tt_plug_work": rounds, "tt_plug_inner": 10 * rounds}
+                want = {"main": 1, "tt_plug_work": rounds, "tt_plug_inner": 10 * rounds,
+                        "tt_plug_scope": rounds}
                 if how == "kill":
                     del want["main"]  # (not returned from)
                     rows = {k: v for k, v in rows.items() if k != "main"}

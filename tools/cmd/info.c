@@ -72,11 +72,14 @@ void tt_print_offset(FILE *out, int64_t ns)
 	tt_print_seconds(out, ns);
 }
 
-/* The command line: NUL-separated arguments, printed with spaces. */
+/* The command line: NUL-separated arguments, printed with spaces (UTF-8 as it is: a
+ * byte past 0x7f read as a signed char was taken for a control character). */
 static void tt_print_cmdline(FILE *out, struct tt_str c)
 {
-	for (uint32_t i = 0; i < c.len; i++)
-		fputc(c.ptr[i] ? (c.ptr[i] < 0x20 ? '?' : c.ptr[i]) : (i + 1 < c.len ? ' ' : '\n'), out);
+	for (uint32_t i = 0; i < c.len; i++) {
+		unsigned char ch = (unsigned char)c.ptr[i];
+		fputc(ch ? (ch < 0x20 ? '?' : ch) : (i + 1 < c.len ? ' ' : '\n'), out);
+	}
 	if (c.len == 0 || c.ptr[c.len - 1] != 0)
 		fputc('\n', out);
 }

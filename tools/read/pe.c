@@ -128,7 +128,8 @@ static uint8_t *tt_pe_directory(int fd, const uint8_t *opt, const uint8_t *secti
 
 /* The file's CodeView record (its debug directory's), checked against `build_id` (the
  * GUID and age the program ran with; empty: not checked); its PDB's name into *pdb
- * (malloc'd) when it names one. 0, or -1: another build. */
+ * (malloc'd) when it names one. 1: the record there (the same build, or not checked),
+ * 0: none and none asked for, -1: another build. */
 static int tt_pe_codeview(int fd, const uint8_t *opt, const uint8_t *sections, size_t nsections,
 			  const struct tt_str *build_id, char **pdb)
 {
@@ -149,7 +150,7 @@ static int tt_pe_codeview(int fd, const uint8_t *opt, const uint8_t *sections, s
 			*pdb = strndup((const char *)cv + 24, len - 24);
 		free(cv);
 		free(dir);
-		return same ? 0 : -1;
+		return same ? 1 : -1;
 	}
 	free(dir);
 	return build_id->len ? -1 : 0;
@@ -260,7 +261,8 @@ struct tt_pe *tt_pe_load(int fd, const char *path, const struct tt_str *build_id
 	 * CodeView GUID and age, else the header's stamp */
 	const struct tt_str none = {"", 0};
 	bool stamped = build_id->len == TT_PE_STAMP_SIZE;
-	if (tt_pe_codeview(fd, opt, sections, nsections, stamped ? &none : build_id, &pdb) != 0) {
+	int codeview = tt_pe_codeview(fd, opt, sections, nsections, stamped ? &none : build_id, &pdb);
+	if (codeview < 0) {
 		tt_warn("%s: not the file the program ran (its CodeView GUID and age differ from "
 			"the build id recorded): its functions are named by offset", path);
 		goto quiet;
@@ -274,7 +276,11 @@ struct tt_pe *tt_pe_load(int fd, const char *path, const struct tt_str *build_id
 			"differ from those recorded): its functions are named by offset", path);
 		goto quiet;
 	}
-	if (!build_id->len)
+	/* (a file that keeps no build id, as tt_profile_write's: the link is not to blame) */
+	if (!build_id->len && codeview)
+		tt_warn("%s: the file read keeps no build id of it (a profile's keeps none): whether "
+			"it is the file the program ran is not known", path);
+	else if (!build_id->len)
 		tt_warn("%s: the run recorded no build id of it (neither a CodeView record, which "
 			"mingw's ld writes with -Wl,--build-id, nor a header's time stamp): whether it "
 			"is the file the program ran is not known", path);
