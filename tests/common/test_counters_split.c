@@ -414,7 +414,7 @@ static void switches_split_of(const struct life *l, int64_t start, int64_t end, 
 	assert_int_equal(tt_an_thread_states(&th, states, switches_of(l, states), 0), 0);
 	struct tt_schedstat_sample r[16];
 	for (int i = 0; i < n; i++)
-		r[i] = reading(l, at[i]);
+		r[i] = reading(l, (struct moments){at[i], at[i], at[i]});
 	assert_int_equal(tt_an_thread_counters(&th, r, (size_t)n, TT_SCHEDSTAT_STEAL, 0), 0);
 	assert_int_equal(tt_an_scope_open(&th, KEY, start), 0);
 	assert_int_equal(tt_an_scope_close(&th, end), 0);
