@@ -88,28 +88,50 @@ static size_t no_name(void *ctx, const struct tt_an_thread *th, uint64_t key, ch
 /* Why split_of's thread has no switches. */
 #define REFUSED TT_THREAD_NO_STATES_FLAGS(TT_NO_STATES_REFUSED, EACCES)
 
-/* The split of [start, end) from readings taken at `m` (n of them, in time order; m
- * NULL: its thread's counters not its source); false: no split. */
-static bool split_read(const struct life *l, int64_t start, int64_t end, const struct moments *m, int n,
-		       struct tt_an_spike *out)
+static size_t switches_of(const struct life *l, struct tt_sched_state *out);
+
+/* The spike [start, end) of a thread whose counters were read at `m` (n of them, in
+ * time order; m NULL: none), with l's switches where `switches`, else none (its
+ * counters its source). */
+static struct tt_an_spike spike_read(const struct life *l, int64_t start, int64_t end, const struct moments *m,
+				     int n, bool switches)
 {
 	struct caught c = {0};
 	struct tt_an an = {.find_spikes = true, .threshold = 1, .spike = catch_spike, .ctx = &c,
 			   .name = no_name};
 	struct tt_an_thread th;
 	tt_an_thread_init(&th, &an, NULL);
-	th.no_states = REFUSED; /* (the counters' case) */
+	static struct tt_sched_state states[256];
+	if (switches)
+		assert_int_equal(tt_an_thread_states(&th, states, switches_of(l, states), 0), 0);
+	else
+		th.no_states = REFUSED; /* (the counters' case) */
 	struct tt_schedstat_sample r[16];
 	for (int i = 0; i < n; i++)
 		r[i] = reading(l, m[i]);
 	if (m)
-		assert_int_equal(tt_an_thread_counters(&th, r, (size_t)n, 0, 0), 0);
+		assert_int_equal(tt_an_thread_counters(&th, r, (size_t)n, switches ? TT_SCHEDSTAT_STEAL : 0, 0), 0);
 	assert_int_equal(tt_an_scope_open(&th, KEY, start), 0);
 	assert_int_equal(tt_an_scope_close(&th, end), 0);
 	tt_an_thread_free(&th);
 	assert_int_equal(c.spikes, 1);
-	*out = c.spike;
-	return c.spike.has_split;
+	return c.spike;
+}
+
+/* The split of [start, end) from readings taken at `m` (n of them, in time order; m
+ * NULL: its thread's counters not its source); false: no split. */
+static bool split_read(const struct life *l, int64_t start, int64_t end, const struct moments *m, int n,
+		       struct tt_an_spike *out)
+{
+	*out = spike_read(l, start, end, m, n, false);
+	return out->has_split;
+}
+
+/* Readings each taken at once at `at` (n of them). */
+static void moments_at(const int64_t *at, int n, struct moments *m)
+{
+	for (int i = 0; i < n; i++)
+		m[i] = (struct moments){at[i], at[i], at[i]};
 }
 
 /* The same, each reading taken at once at `at`. */
@@ -117,8 +139,7 @@ static bool split_of(const struct life *l, int64_t start, int64_t end, const int
 		     struct tt_an_spike *out)
 {
 	struct moments m[16];
-	for (int i = 0; i < n; i++)
-		m[i] = (struct moments){at[i], at[i], at[i]};
+	moments_at(at, at ? n : 0, m);
 	return split_read(l, start, end, at ? m : NULL, n, out);
 }
 
@@ -405,24 +426,11 @@ static size_t switches_of(const struct life *l, struct tt_sched_state *out)
 static void switches_split_of(const struct life *l, int64_t start, int64_t end, const int64_t *at, int n,
 			      struct tt_an_spike *out)
 {
-	struct caught c = {0};
-	struct tt_an an = {.find_spikes = true, .threshold = 1, .spike = catch_spike, .ctx = &c,
-			   .name = no_name};
-	struct tt_an_thread th;
-	tt_an_thread_init(&th, &an, NULL);
-	static struct tt_sched_state states[256];
-	assert_int_equal(tt_an_thread_states(&th, states, switches_of(l, states), 0), 0);
-	struct tt_schedstat_sample r[16];
-	for (int i = 0; i < n; i++)
-		r[i] = reading(l, (struct moments){at[i], at[i], at[i]});
-	assert_int_equal(tt_an_thread_counters(&th, r, (size_t)n, TT_SCHEDSTAT_STEAL, 0), 0);
-	assert_int_equal(tt_an_scope_open(&th, KEY, start), 0);
-	assert_int_equal(tt_an_scope_close(&th, end), 0);
-	tt_an_thread_free(&th);
-	assert_int_equal(c.spikes, 1);
-	assert_true(c.spike.has_split);
-	assert_int_equal(c.spike.causes.from, TT_AN_CAUSES_SWITCHES);
-	*out = c.spike;
+	struct moments m[16];
+	moments_at(at, n, m);
+	*out = spike_read(l, start, end, m, n, true);
+	assert_true(out->has_split);
+	assert_int_equal(out->causes.from, TT_AN_CAUSES_SWITCHES);
 }
 
 /* On CPU exact; preempted and blocked each within the stated error of the truth (the
