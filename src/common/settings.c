@@ -41,7 +41,9 @@ int tt_parse_duration(const char *text, int64_t *ns)
 	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
 		if (strcmp(end, units[i].unit) == 0) {
 			double scaled = v * (double)units[i].ns;
-			if (scaled > 9.2e18)
+			/* (past the clock's range; or not 0 but under half a nanosecond, which
+			 * would be taken as 0: every scope a spike) */
+			if (scaled > 9.2e18 || (v > 0 && scaled < 0.5))
 				return -1;
 			*ns = (int64_t)(scaled + 0.5);
 			return 0;

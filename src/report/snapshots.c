@@ -744,7 +744,7 @@ bool tt__snapshots_take(const struct tt_clock *clock, bool last)
 			sn->copies_bytes >> 20);
 	if (sn->made_room)
 		fprintf(tt__err, "ticktrace: %" PRIu64 " snapshot%s removed on a full disk to make room "
-			"for worse spikes'\n", sn->made_room, sn->made_room == 1 ? "" : "s");
+			"for worse spikes' snapshots (the least kept below them)\n", sn->made_room, sn->made_room == 1 ? "" : "s");
 	if (sn->failed)
 		fprintf(tt__err, "ticktrace: %" PRIu64 " snapshot%s could not be written (the first said "
 			"why)\n", sn->failed, sn->failed == 1 ? "" : "s");

@@ -148,9 +148,11 @@ def main():
 
         # TICKTRACE_SPIKE_THRESHOLD read as every time is (a bare number is none: it
         # meant seconds, unsaid, and 20000000 no spike at all), a bad one said with what it
-        # means for the run (a hex float strtod would take, 0x10ms as 16 ms, too); a spike log that cannot be made names its path, and the
+        # means for the run (a hex float strtod would take, 0x10ms as 16 ms, too; and one
+        # below a nanosecond, which was taken as 0: every scope a spike, outside recheck
+        # r38 R3); a spike log that cannot be made names its path, and the
         # snapshots go on (the trigger's returned 0 and was never written: no tt-spikes).
-        for value in ("20000000", "0.02", "abc", "0x10ms"):
+        for value in ("20000000", "0.02", "abc", "0x10ms", "0.4ns"):
             named = os.path.join(tmp, "named-" + value)
             log = os.path.join(tmp, "no-such-dir", "spikes-%p.log")
             results, err = run(tmp, ["t"], TICKTRACE_SNAPSHOTS=named, TICKTRACE_SPIKES=log,

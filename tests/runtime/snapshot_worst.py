@@ -162,7 +162,7 @@ def full_disk(median):
               f"worst {sorted(worst)}")
         check(f"ticktrace: {len(got)} snapshots in {snaps}\n" in err, f"{label}: the files said: {err}")
         room = re.search(r"ticktrace: (\d+) snapshots? removed on a full disk to make room for "
-                         r"worse spikes'", err)
+                         r"worse spikes' snapshots \(the least kept below them\)\n", err)
         check(room and int(room.group(1)) >= 1, f"{label}: the room made not said: {err}")
         print(f"{label}: {size} bytes, kept {sorted(got)}; {room.group(1) if room else '?'} removed "
               f"for worse ones")
