@@ -12,8 +12,7 @@
 
 static void tt_an_add_sat(int64_t *acc, int64_t v)
 {
-	if (__builtin_add_overflow(*acc, v, acc))
-		*acc = v < 0 ? INT64_MIN : INT64_MAX;
+	*acc = tt_an_plus_sat(*acc, v);
 }
 
 /* ---- the histogram ---- */

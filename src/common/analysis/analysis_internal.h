@@ -6,6 +6,13 @@
 
 #include "analysis.h"
 
+/* a + b, held at INT64_MIN or INT64_MAX: a hostile file may hold any times */
+static inline int64_t tt_an_plus_sat(int64_t a, int64_t b)
+{
+	int64_t sum;
+	return __builtin_add_overflow(a, b, &sum) ? (b < 0 ? INT64_MIN : INT64_MAX) : sum;
+}
+
 /* ---- the flat profile (analysis.c, table.c) ---- */
 
 struct tt_an_row {

@@ -201,7 +201,8 @@ static void tt_an_edge_bounds(struct tt_an_edge *e, const struct tt_schedstat_sa
 		int64_t r = (int64_t)lo->run_ns, w = (int64_t)lo->wait_ns;
 		int64_t past = x - lo->ns > 0 ? x - lo->ns : 0;
 		e->lo[0] = r > e->lo[0] ? r : e->lo[0];
-		e->hi[0] = r + past + TT_SCHEDSTAT_SPAN_NS < e->hi[0] ? r + past + TT_SCHEDSTAT_SPAN_NS : e->hi[0];
+		int64_t most = tt_an_plus_sat(tt_an_plus_sat(r, past), TT_SCHEDSTAT_SPAN_NS);
+		e->hi[0] = most < e->hi[0] ? most : e->hi[0];
 		e->lo[1] = w > e->lo[1] ? w : e->lo[1];
 		e->lo[2] = r + w > e->lo[2] ? r + w : e->lo[2];
 		if (since != TT_AN_NO_GUESS) { /* (its waits since lo began after since) */
@@ -317,8 +318,8 @@ static bool tt_an_counters_split(const struct tt_an_counters *c, int64_t start, 
 				 struct tt_an_estimate *cpu)
 {
 	size_t i = tt_an_counters_from(c, start), k = tt_an_counters_from(c, end);
-	size_t i_up = tt_an_counters_from(c, start + TT_SCHEDSTAT_SPAN_NS);
-	size_t k_up = tt_an_counters_from(c, end + TT_SCHEDSTAT_SPAN_NS);
+	size_t i_up = tt_an_counters_from(c, tt_an_plus_sat(start, TT_SCHEDSTAT_SPAN_NS));
+	size_t k_up = tt_an_counters_from(c, tt_an_plus_sat(end, TT_SCHEDSTAT_SPAN_NS));
 	const struct tt_schedstat_sample *s_lo = i > c->from ? &c->at[i - 1] : NULL;
 	const struct tt_schedstat_sample *s_hi = i < c->n ? &c->at[i] : NULL;
 	const struct tt_schedstat_sample *e_lo = k > c->from ? &c->at[k - 1] : NULL;
