@@ -29,9 +29,10 @@ PROG = sys.argv[1]
 KEEP = 16
 
 
-def run(tmp, label, args, snaps=None, wrap=()):
+def run(tmp, label, args, snaps=None, wrap=(), before="20ms"):
     """The run's snapshots folder (`snaps`, else one in tmp), the spikes of its live log,
-    and what it said; the program run by `wrap` (a command that ends with it). The
+    and what it said; the program run by `wrap` (a command that ends with it), each
+    snapshot reaching `before` back from its spike. The
     log is a FIFO, read as it is written: no limit of the program's on its files'
     size applies to it."""
     snaps = snaps or os.path.join(tmp, label)
@@ -39,7 +40,7 @@ def run(tmp, label, args, snaps=None, wrap=()):
     os.mkfifo(log)
     env = {k: v for k, v in os.environ.items() if not k.startswith("TICKTRACE")}
     env.update(TICKTRACE_OUT="/dev/null", TICKTRACE_MODE="ring", TICKTRACE_BUFFER="131072",
-               TICKTRACE_SNAPSHOTS=snaps, TICKTRACE_SNAPSHOT_BEFORE="20ms",
+               TICKTRACE_SNAPSHOTS=snaps, TICKTRACE_SNAPSHOT_BEFORE=before,
                TICKTRACE_SNAPSHOT_AFTER="1ms", TICKTRACE_SPIKES=log,
                TICKTRACE_SPIKE_THRESHOLD="1ms")
     # (a reader from the start, which the runtime needs to open a FIFO, and never at
@@ -136,7 +137,11 @@ shift 3; "$@"; rc=$?; cp -a "$0/s" "$0.copy"; exit $rc"""
 def full_disk(median):
     """A disk with room for 4.5 of the median snapshots of `grow`: the worst spike of
     the run is kept, and every file kept is one of the 16 worst, each having taken the
-    room of a lesser one (said); the files said as they are."""
+    room of a lesser one (said); the files said as they are. Each snapshot reaches 1 ms
+    back, not 20: its window then holds the fillers next to its spike alone, as the
+    median's late spikes' do. (20 ms back, an early spike's window holds ten short
+    rounds, more than the whole disk: on a loaded machine such a spike, slept long,
+    can be the worst of the run, which no room made could keep.)"""
     label = "full"
     root = os.geteuid() == 0
     probe = subprocess.run(["unshare", "-m" if root else "-rm", "sh", "-c",
@@ -150,14 +155,18 @@ def full_disk(median):
         size = str(median * 9 // 2)
         # (sh's $0 the disk, then its size, its mount point again and a place holder)
         wrap = ["unshare", "-m" if root else "-rm", "sh", "-c", FULL_DISK, disk, size, disk, "-"]
-        snaps, spikes, err = run(tmp, label, ["grow"], os.path.join(disk, "s"), wrap)
+        snaps, spikes, err = run(tmp, label, ["grow"], os.path.join(disk, "s"), wrap, before="1ms")
         pid = spikes[0]["pid"] if spikes else -1
         got = kept_files(label, disk + ".copy", pid)
         order = sorted(range(len(spikes)), key=lambda i: rank(spikes[i]))
         worst = {i + 1 for i in order[:KEEP]}
         check(order and order[0] + 1 in got,
               f"{label}: the worst spike, #{order[0] + 1 if order else '?'}, not kept: "
-              f"kept {sorted(got.items())}")
+              f"kept {sorted(got.items())}; the worst five in the log: "
+              f"{[(i + 1, spikes[i]['name'], spikes[i]['dur_ns']) for i in order[:5]]}; "
+              f"{len(spikes)} spikes, not planted: "
+              f"{[(i + 1, s['name']) for i, s in enumerate(spikes) if not s['name'].startswith('planted-')]}; "
+              f"said: {err}")
         check(got and set(got) <= worst, f"{label}: kept {sorted(got)}, not all of the {KEEP} "
               f"worst {sorted(worst)}")
         check(f"ticktrace: {len(got)} snapshots in {snaps}\n" in err, f"{label}: the files said: {err}")
