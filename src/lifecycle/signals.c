@@ -7,13 +7,14 @@
  * on to the handler the program had installed before, or, where that was the
  * default action, the default action is restored and the signal raised again.
  *
- * SIGTERM, SIGINT and SIGHUP (a `kill`, systemd's stop, Ctrl-C, a closed terminal)
- * do the same where the program left their default action, which ends it: the trace
- * is written, then the default action ends the program as it would have. Where the
- * program ignores one (nohup), ticktrace takes none.
+ * SIGTERM, SIGINT, SIGHUP and SIGPIPE (a `kill`, systemd's stop, Ctrl-C, a closed
+ * terminal, a pipe's reader gone: `prog | head`) do the same where the program left
+ * their default action, which ends it: the trace is written, then the default action
+ * ends the program as it would have. Where the program ignores one (nohup, a server
+ * ignoring SIGPIPE), ticktrace takes none.
  *
  * A handler the program installs after ticktrace started replaces ticktrace's; and the
- * program asking (sigaction, signal) of SIGTERM, SIGINT or SIGHUP sees the action it
+ * program asking (sigaction, signal) of one of those four sees the action it
  * had, not ticktrace's: one that installs its handler only over the default does. */
 #include <dlfcn.h>
 #include <errno.h>
@@ -30,7 +31,7 @@
 
 static const int tt__crash_signals[] = {SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL};
 /* The signals that end a program by default, taken only while they do. */
-static const int tt__end_signals[] = {SIGTERM, SIGINT, SIGHUP};
+static const int tt__end_signals[] = {SIGTERM, SIGINT, SIGHUP, SIGPIPE};
 
 static struct sigaction tt__program_actions[NSIG]; /* what the program had installed */
 static int tt__dump_signal;

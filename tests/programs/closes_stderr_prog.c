@@ -8,10 +8,17 @@
  *                                 output see its end, says {"closed": 1} on its stdout
  *                                 first, then waits until its stdin's file (argv[2])
  *                                 exists before it exits
+ *   closes_stderr_prog keep      exits as it is (sigpipe.py: its stderr a pipe whose
+ *                                 reader left)
+ *   closes_stderr_prog lines     its lines on stdout, each in a scope, until the pipe's
+ *                                 reader leaves (SIGPIPE, its default action, ends it)
+ *   closes_stderr_prog ignored   the same with SIGPIPE ignored (set after ticktrace
+ *                                 started): the failed write ends it, exit 3
  *
  * Each records more than its buffer holds (run with a small TICKTRACE_BUFFER: ticktrace
  * has drops to say at exit) and a 2 ms scope "nap" (a spike to say at exit with
  * TICKTRACE_SPIKE_THRESHOLD=1ms, TICKTRACE_REPORT=stderr: a report to say). */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,8 +65,16 @@ int main(int argc, char **argv)
 			close(fd);
 		for (int i = 0; i < 60000 && access(argv[2], F_OK) != 0; i++)
 			nap_ms(1);
-	} else {
-		fprintf(stderr, "usage: closes_stderr_prog close|fclose|daemon FILE\n");
+	} else if (strcmp(how, "lines") == 0 || strcmp(how, "ignored") == 0) {
+		if (strcmp(how, "ignored") == 0)
+			signal(SIGPIPE, SIG_IGN);
+		for (;;) {
+			TT_SCOPE("line");
+			if (puts("line") == EOF || fflush(stdout) != 0)
+				return 3;
+		}
+	} else if (strcmp(how, "keep") != 0) {
+		fprintf(stderr, "usage: closes_stderr_prog close|fclose|daemon FILE|keep|lines|ignored\n");
 		return 2;
 	}
 	return 0;

@@ -87,7 +87,7 @@ const struct tt_module *tt_file_module(const struct tt_file *f, uint64_t address
 bool tt_file_stopped_by_signal(const struct tt_file *f)
 {
 	uint32_t sig = f->header.crash_signal;
-	return sig == SIGTERM || sig == SIGINT || sig == SIGHUP;
+	return sig == SIGTERM || sig == SIGINT || sig == SIGHUP || sig == SIGPIPE;
 }
 
 const char *tt_file_erased_missing(const struct tt_file *f)
