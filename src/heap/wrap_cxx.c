@@ -56,9 +56,11 @@ struct tt__nothrow;
 	X(_ZdaPvSt11align_val_tRKSt9nothrow_t, "operator delete[]",                       \
 	  (void *ptr, tt__align_val al, const struct tt__nothrow *nt), (ptr, al, nt))
 
-/* Visible, as in wrap.c: the linker binds the program's calls to them. */
+/* Visible, as in wrap.c: the linker binds the program's calls to them. The real
+ * operators weak: the link takes these in for a C program too (src/meson.build), where
+ * no libstdc++ defines them and nothing calls them. */
 #define TT__CXX_NEW(sym, name, params, args)                                           \
-	void *__real_##sym params;                                                         \
+	void *__real_##sym params __attribute__((weak));                                   \
 	TT_API void *__wrap_##sym params;                                                  \
 	void *__wrap_##sym params                                                          \
 	{                                                                                  \
@@ -70,7 +72,7 @@ struct tt__nothrow;
 		return p;                                                                  \
 	}
 #define TT__CXX_DELETE(sym, name, params, args)                                        \
-	void __real_##sym params;                                                          \
+	void __real_##sym params __attribute__((weak));                                    \
 	TT_API void __wrap_##sym params;                                                   \
 	void __wrap_##sym params                                                           \
 	{                                                                                  \

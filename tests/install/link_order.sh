@@ -1,6 +1,8 @@
 #!/bin/sh
 # Any link order records, or fails loudly: the build installed into a scratch root, and
-# a program built through pkg-config (ticktrace-instrument, no markup; ticktrace, markup)
+# a program built through pkg-config (ticktrace-instrument, no markup; ticktrace, markup;
+# ticktrace-wrap, a C program's malloc recorded: its static archive read before the
+# objects took nothing from it, outside recheck r39 F8)
 # with each compiler, --as-needed on and off (Debian's gcc has it on), and the three link
 # lines Makefiles write: the flags before the objects (brotli's LDFLAGS), after them, and
 # split into LDFLAGS (-L, -Wl) before and LDLIBS (-l) after. Each program must write a
@@ -36,16 +38,29 @@ int main(void)
 	return decode(1) == 2 ? 0 : 1;
 }
 PROG
+cat >heap.c <<'PROG'
+#include <stdlib.h>
+int main(void)
+{
+	char *volatile p = malloc(4096);
+	if (!p)
+		return 1;
+	p[0] = 1;
+	free(p);
+	return 0;
+}
+PROG
 
 failures=0
 fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
 compilers=gcc
 command -v clang >/dev/null && compilers="gcc clang"
 for compiler in $compilers; do
-	for pkg in ticktrace-instrument ticktrace; do
+	for pkg in ticktrace-instrument ticktrace ticktrace-wrap; do
 		case $pkg in
-		ticktrace) kind=markup name=decode ;;
-		*) kind=zero name=crunch ;;
+		ticktrace) kind=markup name=decode ph=X ;;
+		ticktrace-wrap) kind=heap name=malloc ph=i ;;
+		*) kind=zero name=crunch ph=X ;;
 		esac
 		# (no "ticktrace" in the files' names: the linker's messages name them)
 		src=$kind.c obj=$compiler-$kind.o
@@ -71,7 +86,7 @@ for compiler in $compilers; do
 					{ fail "$what: the program exits $?"; continue; }
 				[ -s "$prog.ttr" ] || { fail "$what: links, runs, and writes no trace"; continue; }
 				"$TT_TEST_TOOL" convert "$prog.ttr" -o "$prog.json" -q
-				grep -q "\"ph\":\"X\",[^}]*\"name\":\"$name\"" "$prog.json" ||
+				grep -q "\"ph\":\"$ph\",[^}]*\"name\":\"$name\"" "$prog.json" ||
 					fail "$what: no $name in its trace"
 			done
 		done
