@@ -459,6 +459,17 @@ def refused_short(tmp):
               % (label, said, err, stolen))
 
 
+def budget_allowed(wall, process):
+    """What tt-sched may spend on the counters in a run of `wall` ns whose process used
+    `process` ns of CPU time: its idle allowance at most (1 % of what its cores had in
+    the first second, 0.25 % of all run long, up to 0.5 % of one CPU's), the larger
+    share (0.3 % of the process's CPU time, 0.1 % of one CPU's), and what spikes of 5 ms
+    and more paid back (1 % of one CPU's time at most)."""
+    cores = len(os.sched_getaffinity(0))
+    return ((cores * min(wall, 1e9) - (process if wall <= 1e9 else 0)) / 100 + min(cores * 0.0025, 0.005) * wall +
+            max(process * 0.003, wall * 0.001) + wall * 0.01)
+
+
 def budget(tmp):
     """64 threads napping 3 ms in scopes, with the counters as the source: their
     readings cost more than tt-sched's budget allows against the little CPU time the
@@ -492,10 +503,8 @@ def budget(tmp):
     # 1.66 ms against a budget of 1.15 in a fresh-clone CI run at load 30); naps a loaded
     # machine stretched to 5 ms and more pay for their readings, up to 1 % of one CPU's time.
     read = sum(1 for c in counters if c["readings"])
-    cores = len(os.sched_getaffinity(0))
     wall, process = cpu.get("wall_ns", 0), cpu.get("process_cpu_ns", 0)
-    allowed = ((cores * min(wall, 1e9) - (process if wall <= 1e9 else 0)) / 100 + min(cores * 0.0025, 0.005) * wall +
-               max(process * 0.003, wall * 0.001) + wall * 0.01)  # (and what naps of 5 ms paid back)
+    allowed = budget_allowed(wall, process)
     print("crowd: %d threads read; tt-sched %.2f ms of CPU time, its budget %.2f ms (the process %.1f ms, "
           "%.1f ms of wall time)" % (read, cpu.get("tt_sched_cpu_ns", -1) / 1e6, allowed / 1e6, process / 1e6,
                                      wall / 1e6))
@@ -765,10 +774,10 @@ def refused_loaded(tmp):
     # without a split at most, where 3 in 4 had none)
     check(len(big) >= 120 and len(unsplit) * 5 <= len(big),
           "%s: %d of %d spikes of 5 ms and more without a split: %s" % (label, len(unsplit), len(big), err))
-    # Its cost, honest: the budget's shares (here the process's CPU time's, none of idle
-    # cores) and what the spikes paid back, 1 % of one CPU's time at most, within 1 ms
+    # Its cost, honest: the budget (its shares, and at most the idle allowance budget()
+    # allows) and what the spikes paid back, 1 % of one CPU's time at most, within 1 ms
     # (a look under way as the last was charged)
-    allowed = max(process * 0.003, wall * 0.001) + min(len(cpus) * 0.0025, 0.005) * wall + wall * 0.01
+    allowed = budget_allowed(wall, process)
     check(0 <= sched <= allowed + MS, "%s: tt-sched's CPU time %d ns, its budget and the spikes' share %d"
           % (label, sched, allowed))
     if unsplit:
