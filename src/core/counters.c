@@ -144,7 +144,8 @@ static double tt__share_one_cpu(int64_t now_ns)
 
 static struct tt__share tt__counters_budget; /* the budget as it last found it */
 
-/* A watch whose scope was seen open TT__COUNTERS_SPIKE_NS or more, a spike: its
+/* A watch whose scope was seen open TT__COUNTERS_SPIKE_NS or more, a spike (a scope its
+ * records opened, not a last record standing in: an idle thread's would pass): its
  * readings so far (its first TT__COUNTERS_SPIKE_READINGS) paid back (core.h), as soon
  * as it is seen so (100 threads' spikes at once spent the budget on their first
  * readings, none paid back before their ends). */
@@ -897,7 +898,7 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 			over_budget = tt__counters_over_budget(now.monotonic_ns, tt_os_thread_cpu_ns() - own_ns);
 		/* (past the budget, what is watched is read to its end, no scope inside it) */
 		if (c->watched && (!due || over_budget)) {
-			c->open_seen_ns = now.monotonic_ns;
+			c->open_seen_ns = tt__scopes_open(&c->scopes, c->watched) ? now.monotonic_ns : c->open_seen_ns;
 			if (now.monotonic_ns >= c->next_ns) {
 				tt__counters_read(slot, 0);
 				int64_t open_ns = now.monotonic_ns - c->since_ns;
@@ -949,7 +950,7 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 		c->watched = open;
 		c->outer = c->outer ? c->outer : open;
 		c->since_ns = now.monotonic_ns - (int64_t)((now.tsc - open) * 1000000000.0 / (double)hz);
-		c->open_seen_ns = now.monotonic_ns;
+		c->open_seen_ns = tt__scopes_open(&c->scopes, open) ? now.monotonic_ns : c->since_ns;
 		c->watch_from = c->base + c->n - (uint64_t)read;
 		c->repaid = 0;
 		if (now.monotonic_ns - c->since_ns < youngest_ns)
