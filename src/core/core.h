@@ -61,6 +61,9 @@ struct tt__counters {
 	uint64_t outer;    /* and of the outermost watched since (a watch moves to a scope
 	                    * inside it, and back out once that one ends), or 0 */
 	int64_t since_ns, next_ns; /* when that scope opened; the next reading due */
+	int64_t open_seen_ns; /* the last look that saw it open */
+	uint64_t watch_from; /* its readings' count (base + n) as its watch began */
+	uint32_t repaid; /* of them, paid back (a spike's: counters.c) */
 	int gone;          /* its files could not be opened: it exited */
 	uint64_t faults_seen; /* the process's faults before its own were last read (0: unknown) */
 	/* Its scopes tt-sched left unread past its CPU budget (format.h:
@@ -503,6 +506,18 @@ int64_t tt__scopes_held_for(void) TT__HIDDEN;
  * one CPU on them. */
 #define TT__COUNTERS_IDLE_PCT 0.25
 #define TT__COUNTERS_IDLE_MAX_PCT 0.5
+/* A spike of TT__COUNTERS_SPIKE_NS and more pays for its own readings: a watched scope
+ * seen open that long gives the budget back what its first TT__COUNTERS_SPIKE_READINGS
+ * readings cost (the mean of tt-sched's CPU time a reading: its looks and wake-ups
+ * too), up to TT__COUNTERS_SPIKE_WALL_PCT of one CPU's time since the run began. The
+ * shares above then bind only the readings of scopes that end shorter: on a loaded
+ * machine, where the program's cores are never idle, they were spent within a few
+ * hundred milliseconds and most spikes of 5 ms and more had no split (outside recheck
+ * r37 N1: an 8-worker daemon 237 to 276 of 300; 8 workers here 179 to 198 of 240, at
+ * load 21; each such spike needs two or three readings) */
+#define TT__COUNTERS_SPIKE_NS 5000000
+#define TT__COUNTERS_SPIKE_READINGS 4
+#define TT__COUNTERS_SPIKE_WALL_PCT 1.0
 /* tt-sched's looks while it is over its budget and reads nothing, less often while
  * they find no thread new to mark (counters.c): a scope that opens and ends between
  * two is not seen, and not counted unread */

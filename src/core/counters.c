@@ -70,6 +70,9 @@
  * its drains between looks would be charged here. */
 uint64_t tt__counters_unread;
 static int64_t tt__counters_spent_ns;
+/* all its CPU time for the counters, charged or free, and what spikes paid back of it
+ * (TT__COUNTERS_SPIKE_NS, core.h) */
+static int64_t tt__counters_cost_ns, tt__counters_repaid_ns;
 static int64_t tt__counters_looked_ns; /* tt-sched's CPU time as its last look ended */
 static int tt__counters_watching; /* that look left a scope watched: the next comes in a period */
 /* Past its budget, its looks are for the scopes it leaves unread: each thread it first
@@ -98,6 +101,7 @@ static uint64_t tt__counters_watches; /* scopes it began to read */
  * readings of its first 8 scopes alone (outside check of issue 35, D1). */
 static void tt__counters_charge(int64_t ns)
 {
+	tt__counters_cost_ns += ns;
 	if (tt__counters_watches > TT__COUNTERS_BUDGET_FREE)
 		tt__counters_spent_ns += ns;
 }
@@ -139,6 +143,30 @@ static double tt__share_one_cpu(int64_t now_ns)
 }
 
 static struct tt__share tt__counters_budget; /* the budget as it last found it */
+
+/* A watch whose scope was seen open TT__COUNTERS_SPIKE_NS or more, a spike (a scope its
+ * records opened, not a last record standing in: an idle thread's would pass): its
+ * readings so far (its first TT__COUNTERS_SPIKE_READINGS) paid back (core.h), as soon
+ * as it is seen so (100 threads' spikes at once spent the budget on their first
+ * readings, none paid back before their ends). */
+static void tt__counters_repay(struct tt__counters *c, int64_t now_ns)
+{
+	if (c->open_seen_ns - c->since_ns < TT__COUNTERS_SPIKE_NS || !tt__counters_kept)
+		return;
+	uint64_t readings = c->base + c->n - c->watch_from;
+	readings = readings < TT__COUNTERS_SPIKE_READINGS ? readings : TT__COUNTERS_SPIKE_READINGS;
+	if (readings <= c->repaid)
+		return;
+	double back = (double)tt__counters_cost_ns / (double)tt__counters_kept * (double)(readings - c->repaid);
+	double most = (double)(now_ns - tt__counters_first_ns) * TT__COUNTERS_SPIKE_WALL_PCT / 100 -
+		      (double)tt__counters_repaid_ns;
+	back = back < most ? back : most;
+	c->repaid = (uint32_t)readings;
+	if (back > 0) {
+		tt__counters_spent_ns -= (int64_t)back;
+		tt__counters_repaid_ns += (int64_t)back;
+	}
+}
 /* Past its budget, how often tt-sched finds it again: the process's CPU time, a sum
  * over every thread, cost some 10 us of each look's 25 in the benchmark, as much as a
  * reading; readings begin again up to this late. */
@@ -284,6 +312,7 @@ void tt__counters_after_fork(void)
 	/* (the child's tt-sched, its CPU time and the process's begin again; the parent's
 	 * unread scopes are the parent's to say) */
 	tt__counters_spent_ns = tt__counters_looked_ns = 0;
+	tt__counters_cost_ns = tt__counters_repaid_ns = 0;
 	tt__counters_watching = 0;
 	tt__counters_over_wait_ns = 0;
 	tt__counters_resting = 0;
@@ -856,6 +885,7 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 			/* it ended (or, its scopes not known, the thread recorded again): the
 			 * reading after */
 			tt__counters_read(slot, 1);
+			tt__counters_repay(c, now.monotonic_ns);
 			c->watched = 0;
 			read = 1;
 			resume = open >= c->outer && tt__scopes_open(&c->scopes, c->outer);
@@ -868,12 +898,14 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 			over_budget = tt__counters_over_budget(now.monotonic_ns, tt_os_thread_cpu_ns() - own_ns);
 		/* (past the budget, what is watched is read to its end, no scope inside it) */
 		if (c->watched && (!due || over_budget)) {
+			c->open_seen_ns = tt__scopes_open(&c->scopes, c->watched) ? now.monotonic_ns : c->open_seen_ns;
 			if (now.monotonic_ns >= c->next_ns) {
 				tt__counters_read(slot, 0);
 				int64_t open_ns = now.monotonic_ns - c->since_ns;
 				c->next_ns = now.monotonic_ns + (open_ns / 4 > TT__COUNTERS_BETWEEN_NS
 								 ? open_ns / 4 : TT__COUNTERS_BETWEEN_NS);
 			}
+			tt__counters_repay(c, now.monotonic_ns);
 			if (now.monotonic_ns - c->since_ns < youngest_ns)
 				youngest_ns = now.monotonic_ns - c->since_ns;
 			watching = 1;
@@ -918,6 +950,9 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 		c->watched = open;
 		c->outer = c->outer ? c->outer : open;
 		c->since_ns = now.monotonic_ns - (int64_t)((now.tsc - open) * 1000000000.0 / (double)hz);
+		c->open_seen_ns = tt__scopes_open(&c->scopes, open) ? now.monotonic_ns : c->since_ns;
+		c->watch_from = c->base + c->n - (uint64_t)read;
+		c->repaid = 0;
 		if (now.monotonic_ns - c->since_ns < youngest_ns)
 			youngest_ns = now.monotonic_ns - c->since_ns;
 		int64_t open_ns = now.monotonic_ns - c->since_ns;

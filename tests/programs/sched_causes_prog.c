@@ -627,6 +627,34 @@ static void hundred(void)
 	threads_then_cpu(HUNDRED_THREADS, hundred_thread);
 }
 
+#define WORKERS_THREADS 8
+#define WORKERS_TASKS 30
+
+/* A worker's task: 3 ms asleep (its I/O), then 2 ms of CPU time (an r37 tester's
+ * daemon.c) */
+static void worker_task(long unused)
+{
+	(void)unused;
+	sleep_ms(3);
+	spin_cpu(2000000);
+}
+
+static void *workers_thread(void *unused)
+{
+	(void)unused;
+	for (int i = 0; i < WORKERS_TASKS; i++) {
+		around_named("w_task", worker_task, 0);
+		sleep_ms(5);
+	}
+	return NULL;
+}
+
+static void workers(void)
+{
+	TT_INSTANT("main starts");
+	threads_then_cpu(WORKERS_THREADS, workers_thread);
+}
+
 #define IDLE_THREADS 4
 #define IDLE_MS 40
 
@@ -981,6 +1009,8 @@ int main(int argc, char **argv)
 		hundred();
 	} else if (strcmp(what, "idle") == 0) {
 		idle();
+	} else if (strcmp(what, "workers") == 0) {
+		workers();
 	} else if (strcmp(what, "sixty") == 0) {
 		sixty();
 	} else if (strcmp(what, "sparse") == 0) {

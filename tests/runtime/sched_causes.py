@@ -25,13 +25,16 @@ thread's counted against the TSC it read around each), what the ring overwrote
 counted in a cut; each converts, and loads in trace_processor; the cap; a thread
 recording flat out while snapshots are taken loses nothing.
 
+With PART `loaded`, the refusal on a machine the test keeps busy: spikes of 5 ms and
+more split however busy its cores (refused_loaded).
+
 With PART `timens`, the run in a time namespace whose clocks are a day ahead of the
 machine's (unshare --time, as containers and CRIU restores do; skipped where it is
 refused), in modes stop, ring and stream, with snapshots and under record: the kernel stamps the
 switches with the machine's clock, the program reads the namespace's; the file says
 the offsets (info), converts to JSON and .pftrace, and the splits add up as above.
 
-Usage: sched_causes.py PROG TICKTRACE CHECK_PERFETTO SCHEMA [snapshots|timens]
+Usage: sched_causes.py PROG TICKTRACE CHECK_PERFETTO SCHEMA [snapshots|timens|lost|loaded]
 """
 import bisect
 import json
@@ -456,6 +459,17 @@ def refused_short(tmp):
               % (label, said, err, stolen))
 
 
+def budget_allowed(wall, process):
+    """What tt-sched may spend on the counters in a run of `wall` ns whose process used
+    `process` ns of CPU time: its idle allowance at most (1 % of what its cores had in
+    the first second, 0.25 % of all run long, up to 0.5 % of one CPU's), the larger
+    share (0.3 % of the process's CPU time, 0.1 % of one CPU's), and what spikes of 5 ms
+    and more paid back (1 % of one CPU's time at most)."""
+    cores = len(os.sched_getaffinity(0))
+    return ((cores * min(wall, 1e9) - (process if wall <= 1e9 else 0)) / 100 + min(cores * 0.0025, 0.005) * wall +
+            max(process * 0.003, wall * 0.001) + wall * 0.01)
+
+
 def budget(tmp):
     """64 threads napping 3 ms in scopes, with the counters as the source: their
     readings cost more than tt-sched's budget allows against the little CPU time the
@@ -486,12 +500,11 @@ def budget(tmp):
     # 0.25 % all run long, up to 0.5 % of one CPU's), the larger share;
     # what it does not charge (its first 8 scopes, its looks with nothing to read) and a
     # reading past it, within 1 ms more (a loaded machine's uncharged looks cost more:
-    # 1.66 ms against a budget of 1.15 in a fresh-clone CI run at load 30).
+    # 1.66 ms against a budget of 1.15 in a fresh-clone CI run at load 30); naps a loaded
+    # machine stretched to 5 ms and more pay for their readings, up to 1 % of one CPU's time.
     read = sum(1 for c in counters if c["readings"])
-    cores = len(os.sched_getaffinity(0))
     wall, process = cpu.get("wall_ns", 0), cpu.get("process_cpu_ns", 0)
-    allowed = ((cores * min(wall, 1e9) - (process if wall <= 1e9 else 0)) / 100 + min(cores * 0.0025, 0.005) * wall +
-               max(process * 0.003, wall * 0.001))
+    allowed = budget_allowed(wall, process)
     print("crowd: %d threads read; tt-sched %.2f ms of CPU time, its budget %.2f ms (the process %.1f ms, "
           "%.1f ms of wall time)" % (read, cpu.get("tt_sched_cpu_ns", -1) / 1e6, allowed / 1e6, process / 1e6,
                                      wall / 1e6))
@@ -709,6 +722,69 @@ def refused_sparse(tmp):
     for k, sp in found:
         if sp and "on_cpu_ns" in sp:
             counters_agree(k, sp, "seccomp sparse")
+
+
+LOADED_TRIES = 3
+# busy loops the test runs beside the program: twice its cores (2 at least)
+LOADED_LOOPS = 2 * max(2, len(os.sched_getaffinity(0)))
+
+
+def refused_loaded(tmp):
+    """perf_event_open denied by seccomp, on a machine whose cores are all busy (the test
+    keeps LOADED_LOOPS busy loops running beside the program, as a loaded server or CI
+    machine would): workers, 8 threads of 30 tasks each (3 ms asleep, then 2 ms of CPU
+    time, in a scope; 5 ms asleep between two). Its scopes last 5 to 50 ms here, each a
+    spike of 5 ms and more, and each such spike is split from the counters, as the kernel's
+    figures say within the resolution it states (nearly each: a reading may come late
+    on a machine this loaded; each without one says why). Its cores never idle, the
+    budget's shares (0.3 % of the program's CPU time) bound every reading: 172 to 198
+    of 240 unsplit at load 21 to 30, the budget said at exit (outside recheck r37 N1:
+    an 8-worker daemon 237 to 276 of 300). A spike pays for its own readings now:
+    tt-sched's CPU time is within those shares and 1 % of one CPU's time for the spikes
+    (where that binds, a few more are left unread, said)."""
+    label = "seccomp workers, loaded"
+    cpus = os.sched_getaffinity(0)
+    for attempt in range(LOADED_TRIES):
+        loops = [subprocess.Popen(["sh", "-c", "while :; do :; done"]) for _ in range(LOADED_LOOPS)]
+        try:
+            said = {}
+            free_before, began = cores_free_ns(cpus), time.monotonic()
+            kernel, spikes, err, out = run(tmp, "seccomp", args=("workers",), said=said)
+            free_cores = (cores_free_ns(cpus) - free_before) / ((time.monotonic() - began) * 1e9)
+        finally:
+            for p in loops:
+                p.kill()
+            for p in loops:
+                p.wait(timeout=30)
+        found = [(k, spike_of_nth(spikes, kernel, k)) for k in kernel]
+        big = [(k, sp) for k, sp in found if sp and sp["dur_ns"] >= 5 * MS]
+        unsplit = [(k, sp) for k, sp in big if "on_cpu_ns" not in sp]
+        wall, process, sched = said.get("wall_ns", 0), said.get("process_cpu_ns", 0), said.get("tt_sched_cpu_ns", -1)
+        print("%s: %d scopes, %d spikes of 5 ms and more, %d of them unsplit; tt-sched %.2f ms of CPU time, the "
+              "process %.1f ms, %.0f ms of wall time, %.2f cores free on average, load %.1f (attempt %d)%s"
+              % (label, len(kernel), len(big), len(unsplit), sched / 1e6, process / 1e6, wall / 1e6, free_cores,
+                 os.getloadavg()[0], attempt + 1,
+                 "".join("\n  unsplit %s (tid %d) %.1f ms: %s" % (k["scope"], k["tid"], sp["dur_ns"] / 1e6,
+                                                                  sp.get("no_split")) for k, sp in unsplit[:10])))
+        if len(unsplit) * 5 <= len(big):
+            break
+    check(len(kernel) == 240 and all(sp for _, sp in found),
+          "%s: %d scopes, not each a spike: %s" % (label, len(kernel), [k for k, sp in found if not sp][:5]))
+    # (a scope's first reading comes late where tt-sched waits for a core: a fifth
+    # without a split at most, where 3 in 4 had none)
+    check(len(big) >= 120 and len(unsplit) * 5 <= len(big),
+          "%s: %d of %d spikes of 5 ms and more without a split: %s" % (label, len(unsplit), len(big), err))
+    # Its cost, honest: the budget (its shares, and at most the idle allowance budget()
+    # allows) and what the spikes paid back, 1 % of one CPU's time at most, within 1 ms
+    # (a look under way as the last was charged)
+    allowed = budget_allowed(wall, process)
+    check(0 <= sched <= allowed + MS, "%s: tt-sched's CPU time %d ns, its budget and the spikes' share %d"
+          % (label, sched, allowed))
+    if unsplit:
+        unsplit_said([sp for _, sp in unsplit], label)
+    for k, sp in big:
+        if "on_cpu_ns" in sp:
+            counters_agree(k, sp, label)
 
 
 def spike_of_nth(spikes, kernel, k):
@@ -1748,6 +1824,8 @@ with tempfile.TemporaryDirectory() as tmp:
         time_namespace(tmp)
     elif PART == "lost":
         switches_lost(tmp)
+    elif PART == "loaded":
+        refused_loaded(tmp)
     elif PART == "snapshots":
         snapshots(tmp)
         snapshot_cost(tmp)
