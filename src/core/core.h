@@ -522,12 +522,12 @@ int64_t tt__scopes_held_for(void) TT__HIDDEN;
 typedef void (*tt__counters_fn)(void *ctx, struct tt__slot *slot, uint64_t lost,
 				const struct tt_schedstat_sample *readings, size_t n);
 void tt__counters_sections(struct tt__slot *slot, uint64_t *at, tt__counters_fn fn, void *ctx) TT__HIDDEN;
-/* The same, lock not held (the live spike log), a reading taken first where the
- * thread is inside a scope watched or, with `recorded` (the caller has just read
- * records it wrote since its last call), wherever tt-sched reads its counters: every
- * spike among those records then has a reading after its end, however long it was
- * and whether tt-sched watched it or not. */
-void tt__counters_read_new(struct tt__slot *slot, int recorded, uint64_t *at, tt__counters_fn fn,
+/* The same, lock not held (the live spike log), with `read` a reading taken first
+ * wherever tt-sched reads the thread's counters: the live detector asks for one as it
+ * finds a spike among records it read (every spike then has a reading after its end,
+ * however long it was and whether tt-sched watched it or not), not at each look (two
+ * /proc files opened and read a thread each 20 ms: a sixth of its time in xz -T2). */
+void tt__counters_read_new(struct tt__slot *slot, int read, uint64_t *at, tt__counters_fn fn,
 			   void *ctx) TT__HIDDEN;
 /* Lock held: a thread inside a scope watched has its counters read now (by the
  * calling thread: at a dump, or its exit), so that a reader has the reading after its
