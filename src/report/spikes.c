@@ -538,10 +538,14 @@ static const struct tt__chunk *tt__spikes_resume(struct tt__spikes *sp, struct t
 						 const struct tt__chunk **found, uint64_t *place)
 {
 	const struct tt__slot *slot = t->slot;
+	*found = t->at.read ? tt__spikes_find(slot, &t->at) : NULL;
+	/* (its chunks recycled are counted as tt-clean cleans them: where one held what
+	 * it had not read, all of them now, before what was lost is said) */
+	if (!*found)
+		tt__recycled_count();
 	uint64_t overwritten = __atomic_load_n(&slot->dropped[TT_DROP_OVERWRITTEN], __ATOMIC_RELAXED);
 	uint64_t gone = overwritten - t->overwritten; /* events of chunks recycled since */
 	t->overwritten = overwritten;
-	*found = t->at.read ? tt__spikes_find(slot, &t->at) : NULL;
 	if (*found) {
 		t->kept -= gone < t->kept ? gone : t->kept; /* what was recycled had been read */
 		*place = t->at.at;
@@ -571,7 +575,7 @@ static size_t tt__spikes_take(struct tt__spikes *sp, struct tt__spikes_thread *t
 	uint64_t events = 0;
 	bool dropped = false;
 	*whole = true;
-	tt__reading(1);
+	tt__reading(TT__READING_UNCOUNTED);
 	uint64_t place;
 	const struct tt__chunk *found, *chunk = tt__spikes_resume(sp, t, &found, &place);
 	for (; chunk; chunk = __atomic_load_n(&chunk->next, __ATOMIC_ACQUIRE), place++) {

@@ -378,7 +378,7 @@ void tt__copy_room_make(struct tt__copy_room *room, uint64_t from_tsc)
 	 * snapshot fault in 64 KiB for each chunk they left.) Pages a window before
 	 * faulted in are in already: faulting them in again changes nothing. */
 	size_t bytes = tt__arena_set_aside_bytes(), chunks = 0;
-	tt__reading(1);
+	tt__reading(TT__READING_UNCOUNTED); /* (the window's own reading counts them) */
 	for (struct tt__slot *slot = tt__registry_head(); slot;
 	     slot = __atomic_load_n(&slot->next, __ATOMIC_ACQUIRE))
 		if (!(__atomic_load_n(&slot->flags, __ATOMIC_ACQUIRE) & TT__SLOT_EXITED))
