@@ -365,6 +365,13 @@ static struct tt__copy_room tt__room_kept;
 static int64_t tt__room_used_ns; /* CLOCK_MONOTONIC when a window last gave it back */
 #define TT__COPY_ROOM_IDLE_NS 1000000000
 
+static void tt__room_let_go(void)
+{
+	if (tt__room_kept.cap)
+		tt_os_free(tt__room_kept.at, tt__room_kept.cap * sizeof *tt__room_kept.at);
+	tt__room_kept = (struct tt__copy_room){0};
+}
+
 void tt__copy_room_make(struct tt__copy_room *room, uint64_t from_tsc)
 {
 	/* At most what the arena set aside of the budget (tt__arena_set_aside): memory
@@ -384,6 +391,8 @@ void tt__copy_room_make(struct tt__copy_room *room, uint64_t from_tsc)
 		if (!(__atomic_load_n(&slot->flags, __ATOMIC_ACQUIRE) & TT__SLOT_EXITED))
 			chunks += tt__chunks_from(slot, from_tsc) + TT__COPY_SPARE_CHUNKS;
 	tt__reading(0);
+	if (tt__room_kept.cap != bytes / sizeof(struct tt_record))
+		tt__room_let_go(); /* (what the arena sets aside changed: a fork's child's arena) */
 	if (!tt__room_kept.cap) {
 		void *at = bytes ? tt_os_alloc(bytes) : NULL;
 		if (at)
@@ -403,10 +412,8 @@ void tt__copy_room_free(struct tt__copy_room *room)
 
 void tt__copy_room_idle(void)
 {
-	if (tt__room_kept.cap && tt_os_monotonic_ns() - tt__room_used_ns >= TT__COPY_ROOM_IDLE_NS) {
-		tt_os_free(tt__room_kept.at, tt__room_kept.cap * sizeof *tt__room_kept.at);
-		tt__room_kept = (struct tt__copy_room){0};
-	}
+	if (tt__room_kept.cap && tt_os_monotonic_ns() - tt__room_used_ns >= TT__COPY_ROOM_IDLE_NS)
+		tt__room_let_go();
 }
 
 /* The records a window from from_tsc keeps of the threads narrowed to it (or to an
