@@ -257,13 +257,13 @@ void tt__reading(int begin)
 	if (begin) {
 		__atomic_add_fetch(&tt__readers, 1, __ATOMIC_SEQ_CST);
 		/* What was recycled before is counted now, before the reader looks. */
-		if (tt__mode->recycle_oldest)
+		if (tt__mode->recycle_oldest && begin != TT__READING_UNCOUNTED)
 			tt__clean_queued();
 		tt__restore_signals(&old);
 		return;
 	}
-	/* The last reader: the chunks recycled meanwhile cleaned, each slot's taken
-	 * under the lock and cleaned outside it. */
+	/* The last reader: the chunks recycled meanwhile to tt-clean's queue (cleaned
+	 * here where it is full), each slot's taken under the lock. */
 	tt__core_lock(1);
 	/* (none deferred: no slot to look at, where a reader of each thread's records in
 	 * turn, tt-spikes, looked at every slot for each one) */
@@ -278,22 +278,24 @@ void tt__reading(int begin)
 		slot->deferred = NULL;
 		slot->deferred_count = 0;
 		tt__core_lock(0);
+		/* (no reader begun since can have found them out of the chain) */
 		for (; count; count--) {
 			struct tt__chunk *next = chunk->next; /* (cleaning zeroes the header) */
-			struct tt__recycled held;
-			int clean = tt__clean_chunk(slot, chunk, &held);
 			tt__core_lock(1);
-			/* (not clean: an event in it still being written, so it waits in the
-			 * queue; no reader begun since can have found it out of the chain) */
-			if (clean)
-				tt__chunk_cleaned(slot, chunk, &held);
-			else
-				tt__chunk_queue(slot, chunk);
+			tt__chunk_queue(slot, chunk);
 			tt__core_lock(0);
 			chunk = next;
 		}
 	}
+	if (last)
+		tt__wake(&tt__clean_sleeper);
 	tt__restore_signals(&old);
+}
+
+void tt__recycled_count(void)
+{
+	if (tt__mode->recycle_oldest)
+		tt__clean_queued();
 }
 
 /* Held through a whole cleaning, so that a dump that cleans the queue first waits

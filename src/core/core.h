@@ -350,9 +350,18 @@ uint64_t tt__overwritten_in(struct tt__slot *slot, uint64_t from_tsc, uint64_t t
 			    uint64_t *lost_from_tsc, uint64_t *lost_to_tsc) TT__HIDDEN;
 /* Readers that copy a ring's chunks while it goes on recycling (tt-spikes,
  * snapshots), between tt__reading(1) and tt__reading(0): every chunk they find keeps
- * its records until they are done (the chunks recycled meanwhile are cleaned after,
- * and no thread's last chunk is compacted at its exit). Signals blocked inside. */
+ * its records until they are done (the chunks recycled meanwhile go to tt-clean's
+ * queue after, and no thread's last chunk is compacted at its exit). 1 first cleans
+ * the chunks recycled before, so that the slots' overwritten counts hold them;
+ * TT__READING_UNCOUNTED leaves them to tt-clean (a reader that needs the counts only
+ * where the ring took what it had not read: tt__recycled_count then; cleaning them
+ * was a sixth of tt-spikes' CPU time in xz -T2, the ring's own work). Signals blocked
+ * inside. */
+#define TT__READING_UNCOUNTED 2
 void tt__reading(int begin) TT__HIDDEN;
+/* The chunks the rings recycled so far cleaned now, their events counted as
+ * overwritten (mode ring; a reader's, after TT__READING_UNCOUNTED). */
+void tt__recycled_count(void) TT__HIDDEN;
 /* A reader's: the timed events from from_tsc to to_tsc of the slot's chunks recycled
  * since readers began, the first's and the last's times. */
 uint64_t tt__deferred_events(struct tt__slot *slot, uint64_t from_tsc, uint64_t to_tsc,
@@ -537,12 +546,12 @@ int64_t tt__scopes_held_for(void) TT__HIDDEN;
 typedef void (*tt__counters_fn)(void *ctx, struct tt__slot *slot, uint64_t lost,
 				const struct tt_schedstat_sample *readings, size_t n);
 void tt__counters_sections(struct tt__slot *slot, uint64_t *at, tt__counters_fn fn, void *ctx) TT__HIDDEN;
-/* The same, lock not held (the live spike log), a reading taken first where the
- * thread is inside a scope watched or, with `recorded` (the caller has just read
- * records it wrote since its last call), wherever tt-sched reads its counters: every
- * spike among those records then has a reading after its end, however long it was
- * and whether tt-sched watched it or not. */
-void tt__counters_read_new(struct tt__slot *slot, int recorded, uint64_t *at, tt__counters_fn fn,
+/* The same, lock not held (the live spike log), with `read` a reading taken first
+ * wherever tt-sched reads the thread's counters: the live detector asks for one as it
+ * finds a spike among records it read (every spike then has a reading after its end,
+ * however long it was and whether tt-sched watched it or not), not at each look (two
+ * /proc files opened and read a thread each 20 ms: a sixth of its time in xz -T2). */
+void tt__counters_read_new(struct tt__slot *slot, int read, uint64_t *at, tt__counters_fn fn,
 			   void *ctx) TT__HIDDEN;
 /* Lock held: a thread inside a scope watched has its counters read now (by the
  * calling thread: at a dump, or its exit), so that a reader has the reading after its

@@ -1060,14 +1060,12 @@ void tt__counters_written(struct tt__slot *slot)
 	c->written = 1;
 }
 
-void tt__counters_read_new(struct tt__slot *slot, int recorded, uint64_t *at, tt__counters_fn fn, void *ctx)
+void tt__counters_read_new(struct tt__slot *slot, int read, uint64_t *at, tt__counters_fn fn, void *ctx)
 {
 	sigset_t old;
 	tt__sched_lock(&old);
-	if (recorded && tt__counters_read_for(slot))
+	if (read && tt__counters_read_for(slot))
 		tt__counters_read_here(slot);
-	else
-		tt__counters_read_now(slot);
 	tt__counters_sections(slot, at, fn, ctx);
 	tt__sched_unlock(&old);
 }

@@ -45,8 +45,14 @@ uint64_t tt_os_ns_in_ticks(uint64_t ns)
 
 int tt_os_invariant_tsc(void)
 {
+	/* (asked once: CPUID is a trip to the hypervisor in a virtual machine, and each
+	 * snapshot's header asks) */
+	static int invariant = -1;
+	int known = __atomic_load_n(&invariant, __ATOMIC_RELAXED);
+	if (known >= 0)
+		return known;
 	unsigned eax, ebx, ecx, edx;
-	if (!__get_cpuid(0x80000007, &eax, &ebx, &ecx, &edx))
-		return 0;
-	return (edx >> 8) & 1;
+	known = __get_cpuid(0x80000007, &eax, &ebx, &ecx, &edx) ? (edx >> 8) & 1 : 0;
+	__atomic_store_n(&invariant, known, __ATOMIC_RELAXED);
+	return known;
 }

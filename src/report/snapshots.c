@@ -702,6 +702,7 @@ bool tt__snapshots_take(const struct tt_clock *clock, bool last)
 		due->window.name = due->name;
 		__atomic_sub_fetch(&sn->places, 1, __ATOMIC_RELAXED);
 	}
+	tt__copy_room_idle(); /* (a second after the last window: the copies' memory let go) */
 	if (!last)
 		return sn->nwaiting > 0;
 	uint64_t files = sn->written - sn->removed;

@@ -52,6 +52,7 @@ struct tt__spikes_thread {
 	uint64_t overwritten;         /* its TT_DROP_OVERWRITTEN when last read */
 	struct tt__sched_cursor states;
 	uint64_t counters;            /* its counters' readings read */
+	bool read_due;                /* a spike among the records read now takes a reading */
 	bool retired;                 /* it exited, and all it recorded was read */
 };
 
@@ -181,6 +182,20 @@ static void tt__spikes_flush(struct tt__spikes *sp)
 		lseek(sp->log.fd, sp->whole, SEEK_SET);
 }
 
+/* A spike found among the records a look copied: its thread's counters read now, once
+ * for those records (after all of them: after the spike's end), so that its split has
+ * the reading after it where tt-sched read none yet. A look that finds none reads no
+ * /proc file. */
+static void tt__spikes_before_split(void *ctx, struct tt_an_thread *th)
+{
+	(void)ctx;
+	struct tt__spikes_thread *t = th->ctx;
+	if (!t->read_due)
+		return;
+	t->read_due = false;
+	tt__counters_read_new(t->slot, 1, &t->counters, tt__spikes_counters, NULL);
+}
+
 /* A spike: logged, and its snapshot taken. */
 static int tt__spikes_found(void *ctx, const struct tt_an_spike *spike)
 {
@@ -286,7 +301,8 @@ void tt__spikes_start(void)
 	sp->an = (struct tt_an){
 		.find_spikes = true, .threshold = threshold,
 		.global_from = "TICKTRACE_SPIKE_THRESHOLD", .rules = sp->table.rules,
-		.nrules = sp->table.nrules, .name = tt__report_name, .spike = tt__spikes_found, .ctx = sp,
+		.nrules = sp->table.nrules, .name = tt__report_name, .before_split = tt__spikes_before_split,
+		.spike = tt__spikes_found, .ctx = sp,
 	};
 	sp->on = true;
 	sp->snapshots = snapshots;
@@ -522,10 +538,14 @@ static const struct tt__chunk *tt__spikes_resume(struct tt__spikes *sp, struct t
 						 const struct tt__chunk **found, uint64_t *place)
 {
 	const struct tt__slot *slot = t->slot;
+	*found = t->at.read ? tt__spikes_find(slot, &t->at) : NULL;
+	/* (its chunks recycled are counted as tt-clean cleans them: where one held what
+	 * it had not read, all of them now, before what was lost is said) */
+	if (!*found)
+		tt__recycled_count();
 	uint64_t overwritten = __atomic_load_n(&slot->dropped[TT_DROP_OVERWRITTEN], __ATOMIC_RELAXED);
 	uint64_t gone = overwritten - t->overwritten; /* events of chunks recycled since */
 	t->overwritten = overwritten;
-	*found = t->at.read ? tt__spikes_find(slot, &t->at) : NULL;
 	if (*found) {
 		t->kept -= gone < t->kept ? gone : t->kept; /* what was recycled had been read */
 		*place = t->at.at;
@@ -555,7 +575,7 @@ static size_t tt__spikes_take(struct tt__spikes *sp, struct tt__spikes_thread *t
 	uint64_t events = 0;
 	bool dropped = false;
 	*whole = true;
-	tt__reading(1);
+	tt__reading(TT__READING_UNCOUNTED);
 	uint64_t place;
 	const struct tt__chunk *found, *chunk = tt__spikes_resume(sp, t, &found, &place);
 	for (; chunk; chunk = __atomic_load_n(&chunk->next, __ATOMIC_ACQUIRE), place++) {
@@ -614,10 +634,8 @@ static bool tt__spikes_unchanged(const struct tt__slot *slot, const struct tt__s
 }
 
 /* A thread's states, then the records it wrote since the last look, to its detector;
- * whether there is more to read now. `final`: the look reads no more of it after these
- * (its counters are read once a look, after its records). */
-static bool tt__spikes_poll_slot(struct tt__spikes *sp, struct tt__slot *slot, bool last, bool final,
-				 size_t *read)
+ * whether there is more to read now. */
+static bool tt__spikes_poll_slot(struct tt__spikes *sp, struct tt__slot *slot, bool last, size_t *read)
 {
 	struct tt__spikes_thread *t = tt__spikes_thread(slot);
 	if (!t || t->retired)
@@ -630,10 +648,11 @@ static bool tt__spikes_poll_slot(struct tt__spikes *sp, struct tt__slot *slot, b
 	size_t n = exited || last || !tt__spikes_unchanged(slot, t) ? tt__spikes_take(sp, t, exited || last, &whole, &gaps)
 								     : 0;
 	*read += n;
-	/* (before the records they cover) */
+	/* (before the records they cover; a reading of its own only for a spike among them:
+	 * tt__spikes_before_split) */
 	tt__sched_read_new(slot, &t->states, tt__spikes_states, NULL);
-	tt__counters_read_new(slot, n > 0 && (final || n < TT__SPIKES_COPY_RECORDS), &t->counters,
-			      tt__spikes_counters, NULL);
+	tt__counters_read_new(slot, 0, &t->counters, tt__spikes_counters, NULL);
+	t->read_due = true;
 	if (n)
 		tt__spikes_feed_gaps(slot, tt__spikes_copy, tt__spikes_copy + n, gaps);
 	/* (an exiting thread whose exit's time is not set yet: the next look) */
@@ -645,6 +664,7 @@ static bool tt__spikes_poll_slot(struct tt__spikes *sp, struct tt__slot *slot, b
 		t->feed.th = NULL;
 		t->retired = true;
 	}
+	t->read_due = false; /* (a spike fed elsewhere, at the thread's exit: as it was) */
 	return n == TT__SPIKES_COPY_RECORDS;
 }
 
@@ -665,9 +685,7 @@ static bool tt__spikes_poll(bool last)
 	     slot = __atomic_load_n(&slot->next, __ATOMIC_ACQUIRE)) {
 		if (__atomic_load_n(&slot->flags, __ATOMIC_ACQUIRE) & TT__SLOT_RUNTIME)
 			continue;
-		for (int i = 0; i < TT__SPIKES_COPIES &&
-				tt__spikes_poll_slot(sp, slot, last, i + 1 == TT__SPIKES_COPIES, &read);
-		     i++)
+		for (int i = 0; i < TT__SPIKES_COPIES && tt__spikes_poll_slot(sp, slot, last, &read); i++)
 			;
 		if (last)
 			tt__spikes_forget(slot);

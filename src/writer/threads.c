@@ -357,6 +357,21 @@ static uint64_t tt__chunks_from(const struct tt__slot *slot, uint64_t from_tsc)
 	return chunks;
 }
 
+/* The room kept between windows (tt-spikes' alone, under its lock): mapping it and
+ * faulting it in for each window, then unmapping it, were a third of tt-spikes' time
+ * where spikes came every few tens of ms (outside recheck r38 R2's ring200: 200
+ * snapshots in 5 s). Let go once no window used it for TT__COPY_ROOM_IDLE_NS. */
+static struct tt__copy_room tt__room_kept;
+static int64_t tt__room_used_ns; /* CLOCK_MONOTONIC when a window last gave it back */
+#define TT__COPY_ROOM_IDLE_NS 1000000000
+
+static void tt__room_let_go(void)
+{
+	if (tt__room_kept.cap)
+		tt_os_free(tt__room_kept.at, tt__room_kept.cap * sizeof *tt__room_kept.at);
+	tt__room_kept = (struct tt__copy_room){0};
+}
+
 void tt__copy_room_make(struct tt__copy_room *room, uint64_t from_tsc)
 {
 	/* At most what the arena set aside of the budget (tt__arena_set_aside): memory
@@ -367,25 +382,38 @@ void tt__copy_room_make(struct tt__copy_room *room, uint64_t from_tsc)
 	 * KiB was most of what a snapshot cost, outside recheck r36 F3. Nor the threads
 	 * gone: their chunks no longer change, their records in a window are few next to
 	 * the memory they left; thousands of threads created and joined in turn made every
-	 * snapshot fault in 64 KiB for each chunk they left.) */
+	 * snapshot fault in 64 KiB for each chunk they left.) Pages a window before
+	 * faulted in are in already: faulting them in again changes nothing. */
 	size_t bytes = tt__arena_set_aside_bytes(), chunks = 0;
-	tt__reading(1);
+	tt__reading(TT__READING_UNCOUNTED); /* (the window's own reading counts them) */
 	for (struct tt__slot *slot = tt__registry_head(); slot;
 	     slot = __atomic_load_n(&slot->next, __ATOMIC_ACQUIRE))
 		if (!(__atomic_load_n(&slot->flags, __ATOMIC_ACQUIRE) & TT__SLOT_EXITED))
 			chunks += tt__chunks_from(slot, from_tsc) + TT__COPY_SPARE_CHUNKS;
 	tt__reading(0);
-	void *at = bytes ? tt_os_alloc(bytes) : NULL;
-	*room = !at ? (struct tt__copy_room){0} : (struct tt__copy_room){at, 0, bytes / sizeof(struct tt_record)};
+	if (tt__room_kept.cap != bytes / sizeof(struct tt_record))
+		tt__room_let_go(); /* (what the arena sets aside changed: a fork's child's arena) */
+	if (!tt__room_kept.cap) {
+		void *at = bytes ? tt_os_alloc(bytes) : NULL;
+		if (at)
+			tt__room_kept = (struct tt__copy_room){at, 0, bytes / sizeof(struct tt_record)};
+	}
+	*room = tt__room_kept;
 	if (room->cap)
-		tt_os_fault_in(at, chunks * TT__CHUNK_SIZE < bytes ? chunks * TT__CHUNK_SIZE : bytes);
+		tt_os_fault_in(room->at, chunks * TT__CHUNK_SIZE < bytes ? chunks * TT__CHUNK_SIZE : bytes);
 }
 
 void tt__copy_room_free(struct tt__copy_room *room)
 {
 	if (room->cap)
-		tt_os_free(room->at, room->cap * sizeof *room->at);
+		tt__room_used_ns = tt_os_monotonic_ns();
 	*room = (struct tt__copy_room){0};
+}
+
+void tt__copy_room_idle(void)
+{
+	if (tt__room_kept.cap && tt_os_monotonic_ns() - tt__room_used_ns >= TT__COPY_ROOM_IDLE_NS)
+		tt__room_let_go();
 }
 
 /* The records a window from from_tsc keeps of the threads narrowed to it (or to an

@@ -158,7 +158,10 @@ struct tt__copy_room {
 	size_t used, cap; /* records */
 };
 void tt__copy_room_make(struct tt__copy_room *room, uint64_t from_tsc) TT__HIDDEN; /* (cap 0 without memory) */
+/* Given back, kept for the next window (tt-spikes' windows come one at a time, under
+ * its lock), and let go by tt__copy_room_idle once none used it for a second. */
 void tt__copy_room_free(struct tt__copy_room *room) TT__HIDDEN;
+void tt__copy_room_idle(void) TT__HIDDEN;
 /* A window whose threads' records (narrowed to it) pass the room begins later, as
  * early as they fit, never after its spike or trigger (w->shortened; the threads
  * narrowed to it again); 0, or -ENOBUFS when they do not fit even from there. */

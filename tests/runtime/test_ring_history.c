@@ -242,8 +242,11 @@ static void test_recycle_queued(void **state)
 }
 
 /* While a reader copies, a chunk the ring recycles stays whole (on its slot's deferred
- * list, its events told to the reader), and is counted, noted in its time's entry and
- * freed once the last reader is done. */
+ * list, its events told to the reader); once the last reader is done it goes to
+ * tt-clean's queue (the reader cleaned it before: the ring's work, charged to
+ * tt-spikes), and is counted, noted in its time's entry and freed as it is cleaned. A
+ * reader that begins with TT__READING_UNCOUNTED leaves the queue to tt-clean, or to
+ * tt__recycled_count. */
 static void test_readers_keep_chunks(void **state)
 {
 	(void)state;
@@ -272,6 +275,13 @@ static void test_readers_keep_chunks(void **state)
 	assert_int_equal(last, 510);
 	tt__reading(0);
 	assert_memory_equal(early, copy, TT__CHUNK_SIZE); /* one reader still at work */
+	tt__reading(0);
+	assert_memory_equal(early, copy, TT__CHUNK_SIZE); /* queued, not cleaned */
+	assert_null(slot->deferred);
+	assert_int_equal(slot->dropped[TT_DROP_OVERWRITTEN], 0);
+	tt__reading(TT__READING_UNCOUNTED);
+	assert_memory_equal(early, copy, TT__CHUNK_SIZE);
+	tt__recycled_count();
 	tt__reading(0);
 	assert_true(tt_zeroed(early));
 	assert_true(tt_zeroed(late));
@@ -329,6 +339,7 @@ static void test_reader_keeps_its_way(void **state)
 	assert_int_equal(first, 100);
 	assert_int_equal(last, 209);
 	tt__reading(0);
+	assert_int_equal(tt__clean_queued(), 0); /* (tt-clean's) */
 	assert_true(tt_zeroed(chain[0]));
 	assert_true(tt_zeroed(chain[1]));
 	assert_false(tt_zeroed(chain[2]));

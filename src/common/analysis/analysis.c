@@ -397,6 +397,8 @@ static int tt_an_check_spike(struct tt_an_thread *th, const struct tt_an_frame *
 		.stack = th->stack, .depth = th->depth,
 	};
 	s.frame = tt_an_frame_at(&th->an->frames, f->start, &s.frame_ns);
+	if (th->an->before_split)
+		th->an->before_split(th->an->ctx, th);
 	s.has_split = tt_an_split(th, f->start, f->start + dur, &s.split);
 	tt_an_causes(th, f->start, f->start + dur, &s.has_split, &s.split, &s.causes);
 	return th->an->spike ? th->an->spike(th->an->ctx, &s) : 0;

@@ -294,6 +294,10 @@ struct tt_an {
 		       size_t cap);
 	/* When set: a scope closed, with `self` ns of its own (report --frames). */
 	void (*closed)(void *ctx, const struct tt_an_thread *th, uint64_t key, int64_t self);
+	/* When set: a spike was found on `th`, before it is split: what reads the thread's
+	 * counters as it runs gives the readings after its end (tt_an_thread_counters) now,
+	 * rather than for every piece of records it feeds. */
+	void (*before_split)(void *ctx, struct tt_an_thread *th);
 	/* A spike; < 0 stops the analysis (the callback reported why). */
 	int (*spike)(void *ctx, const struct tt_an_spike *spike);
 	void *ctx;
