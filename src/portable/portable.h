@@ -174,6 +174,10 @@ struct tt_schedstat_sample *tt__counters_copy(const struct tt__slot *s, size_t *
 
 /* start.c */
 void tt__start(void); /* once, from the constructor or a first event */
+/* Whether the run's file has the pid in its name (TICKTRACE_OUT's %p, the default
+ * name's, or .PID apart): another file there of that name was a process's the
+ * system gave the same pid. */
+int tt__out_pid_named(void);
 /* live.c: TICKTRACE_LIVE=1 (modes stop and ring): the chunks a shared mapping of
  * the file `path` (TICKTRACE_OUT.live), which outlives a process TerminateProcess
  * ends, from TT__LIVE_CHUNKS_AT on (tt__run.live_file: record.c maps them,
@@ -199,8 +203,13 @@ int tt__stream_finish(int crash_signal);
 struct tt__chunk *tt__chunk_take(void);
 
 /* dump.c: every thread's records so far into `path` (written beside it, renamed); with
- * crash_signal, as the process dies of it (TT_FILE_CRASHED). */
-int tt__write_file(const char *path, int crash_signal);
+ * crash_signal, as the process dies of it (TT_FILE_CRASHED). With `run_size`, the
+ * run's own file, `path` a buffer of that size: placed by tt__place_run. */
+int tt__write_file(char *path, size_t run_size, int crash_signal);
+/* The run's own file, complete or a stream's (held), under made->tmp, put at `path` by
+ * the platform's rule (tt_os_file_place: beside another process's file there, with
+ * the pid, said, as Linux's writer puts it): 0 or -errno, `path` where it went. */
+int tt__place_run(struct tt_os_new_file *made, char *path, size_t size);
 /* `path` written by `write` onto `out` (the caller's, which it alone uses meanwhile),
  * beside it under a temporary name and renamed (a device in place): 0 or -errno,
  * write's first. */

@@ -12,7 +12,9 @@
  *               bytes a name keeps
  *   plain       10 scopes
  *   abort       10 scopes, then abort() inside one (msvcrt raises SIGABRT, exit 3)
- *   chdir       10 scopes, into a new directory `sub` (SetCurrentDirectory), 10 more */
+ *   chdir       10 scopes, into a new directory `sub` (SetCurrentDirectory), 10 more
+ *   wait        10 scopes, then a file `ready.PID` made, and 10 more once a file `go`
+ *               is there (60 s at most: exit 4) */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -121,6 +123,20 @@ int main(int argc, char **argv)
 		if (!CreateDirectoryW(L"sub", NULL) || !SetCurrentDirectoryW(L"sub"))
 			return 2;
 		tt_scopes("after-chdir", 10);
+	} else if (strcmp(how, "wait") == 0) {
+		tt_scopes("before-go", 10);
+		char ready[32];
+		snprintf(ready, sizeof ready, "ready.%lu", (unsigned long)GetCurrentProcessId());
+		HANDLE f = CreateFileA(ready, GENERIC_WRITE, 0, NULL, CREATE_NEW, 0, NULL);
+		if (f == INVALID_HANDLE_VALUE)
+			return 2;
+		CloseHandle(f);
+		int ms = 0;
+		for (; ms < 60000 && GetFileAttributesA("go") == INVALID_FILE_ATTRIBUTES; ms += 10)
+			Sleep(10);
+		if (ms >= 60000)
+			return 4;
+		tt_scopes("after-go", 10);
 	} else if (strcmp(how, "abort") == 0) {
 		tt_scopes("before-abort", 10);
 		TT_SCOPE("aborting");
