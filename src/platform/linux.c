@@ -632,6 +632,12 @@ void tt_os_thread_close(uintptr_t thread)
 	(void)thread;
 }
 
+size_t tt_os_thread_name_at(uintptr_t thread, char *name, size_t size)
+{
+	/* (the id back from its CPU clock's: the shift arithmetic, as the id's is) */
+	return tt_os_thread_name_of((uint32_t)~((int32_t)(uint32_t)thread >> 3), name, size);
+}
+
 /* TAI read back to back with CLOCK_MONOTONIC, as the anchor's own clocks are. */
 void tt_os_clock_reading(const struct tt_anchor *anchor, struct tt_clock_reading *reading)
 {

@@ -290,6 +290,10 @@ int64_t tt_os_process_cpu_ns(void);
 uintptr_t tt_os_thread_open(uint32_t tid);
 int64_t tt_os_thread_cpu_ns_of(uintptr_t thread);
 void tt_os_thread_close(uintptr_t thread);
+/* Its name, as tt_os_thread_name_of's, read through what was opened: on Windows still
+ * there once the thread ended without its exits run (TerminateThread), and never that
+ * of another thread given its id since. */
+size_t tt_os_thread_name_at(uintptr_t thread, char *name, size_t size);
 /* The TSC and the clocks, read as close together as it can (the tightest of a few
  * tries, the TSC in the middle of the monotonic clock's reading): anchor.c, one for
  * both systems, on the clocks above. */

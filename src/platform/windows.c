@@ -951,6 +951,11 @@ void tt_os_thread_close(uintptr_t thread)
 	CloseHandle((HANDLE)thread);
 }
 
+size_t tt_os_thread_name_at(uintptr_t thread, char *name, size_t size)
+{
+	return tt_os_thread_name_by((HANDLE)thread, name, size);
+}
+
 void tt_os_clock_reading(const struct tt_anchor *anchor, struct tt_clock_reading *reading)
 {
 	*reading = (struct tt_clock_reading){

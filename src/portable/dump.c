@@ -278,7 +278,13 @@ uint64_t tt__out_thread_info(struct tt__out *file, uint32_t type, const struct t
 		info.dropped[i] = __atomic_load_n(&s->dropped[i], __ATOMIC_RELAXED);
 		dropped += info.dropped[i];
 	}
-	tt__out_thread_section(file, type, &info, s->name, s->named || s->exited);
+	/* A thread still known, named as it is now through its handle (never another's
+	 * given its id since), or as it was when it registered where that tells nothing
+	 * (TerminateThread ended it: its exit never kept its name). */
+	char name[sizeof s->name];
+	int known = !s->named && !s->exited && tt__thread_name_now(s, name, sizeof name);
+	const char *kept = known && name[0] ? name : s->name;
+	tt__out_thread_section(file, type, &info, kept, known || s->named || s->exited);
 	return dropped;
 }
 

@@ -85,6 +85,10 @@ struct tt__slot {
 	 * file (0: not written yet), whose dropped counts tt-live brings up to date. */
 	uint64_t live_info_at;
 	char name[64];
+	/* The thread opened as it registered (tt_os_thread_open), until its exit: its name
+	 * read through it (`name` holds the one it had as it registered, until its exit or
+	 * tt_thread_name: that of a thread TerminateThread ended, no exit run). */
+	uintptr_t thread;
 	struct tt__slot *next; /* registration order */
 	uintptr_t penter[TT__PENTER_DEPTH]; /* the functions _penter entered, innermost last */
 };
@@ -198,6 +202,9 @@ int tt__stream_start(const char *path);
 int tt__stream_flush(const char *path);
 int tt__stream_finish(int crash_signal);
 
+/* record.c: the name slot s's thread has now, read through its handle (whatever
+ * lock the caller holds): 1, or 0 where it has none (exited, or not opened). */
+int tt__thread_name_now(const struct tt__slot *s, char *name, size_t size);
 /* record.c: lock held, a chunk for a slot (from those stream wrote, the live file or
  * the arena), or NULL. */
 struct tt__chunk *tt__chunk_take(void);

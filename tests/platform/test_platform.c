@@ -1066,9 +1066,10 @@ static void test_time(void **state)
 
 static uint32_t tt_spinner_tid, tt_spinner_stop;
 
-/* Spins until told to stop, its id published. */
+/* Spins until told to stop, named, its id published. */
 static void *tt_spinner(void *arg)
 {
+	tt_name_self("tt-spinner");
 	__atomic_store_n(&tt_spinner_tid, tt_os_thread_id(), __ATOMIC_RELEASE);
 	tt_os_wake(&tt_spinner_tid);
 	volatile uint64_t spin = 0;
@@ -1080,7 +1081,8 @@ static void *tt_spinner(void *arg)
 }
 
 /* Another thread's CPU time, read by its id: it grows as that thread spins, by what
- * this thread does not spend; a thread that is not there cannot be read. */
+ * this thread does not spend; its name read through it too; a thread that is not there
+ * cannot be read. */
 static void test_thread_cpu_of(void **state)
 {
 	(void)state;
@@ -1090,6 +1092,9 @@ static void test_thread_cpu_of(void **state)
 		tt_os_wait(&tt_spinner_tid, 0, 1000000000);
 	uintptr_t spinner = tt_os_thread_open(tt_spinner_tid);
 	assert_true(spinner != 0);
+	char name[64];
+	assert_int_equal(tt_os_thread_name_at(spinner, name, sizeof name), strlen("tt-spinner"));
+	assert_string_equal(name, "tt-spinner");
 	int64_t first = tt_os_thread_cpu_ns_of(spinner), own0 = tt_os_thread_cpu_ns(), now = first;
 	assert_true(first >= 0);
 	while (now - first < 50 * 1000000 && tt_os_monotonic_ns() < deadline) {

@@ -19,6 +19,10 @@ chdir:  a relative TICKTRACE_OUT, and the default name, resolved where the progr
         started, though it ended in another directory, as Linux and mode stream
         have it; a live file removed at its clean exit (the file went to `sub`, and
         a 32 MiB live file that looks like a crash was left where it started).
+terminated: a thread TerminateThread ended keeps the name it gave itself with
+        SetThreadDescription, as one that returns does, in modes stop and stream and
+        with a live file (it had the program's name: the name was read at the thread's
+        exit, which TerminateThread skips).
 same:   two processes at once with one TICKTRACE_OUT, in modes stop, ring and stream
         and with a live file: both traces kept, the later one's beside the other's
         with its pid (same.PID.ttr), said, as on Linux; the live files too while both
@@ -158,6 +162,19 @@ def chdir(ticktrace, wrapper, exe, d):
         if "before-chdir" not in report or "after-chdir" not in report:
             fail(f"chdir {settings}: the report:\n{report}")
     print("chdir: the file where the program started, by name and by default, no live file left")
+
+
+def terminated(ticktrace, wrapper, exe, d):
+    for mode, live in (("stop", "0"), ("stream", "0"), ("stop", "1")):
+        ttr = os.path.join(d, f"term-{mode}-{live}.ttr")
+        program(wrapper, exe, d, {"TICKTRACE_OUT": wine_path(ttr), "TICKTRACE_MODE": mode,
+                                  "TICKTRACE_LIVE": live}, "terminated")
+        text = info(ticktrace, ttr)
+        named = re.findall(r"^\s*\d+\s+(\S+)\s+\d+", text, re.M)
+        if "victim" not in named or "exiter" not in named:
+            fail(f"terminated, {mode}{' live' if live == '1' else ''}: threads named {named}, "
+                 f"not victim and exiter:\n{text}")
+    print("terminated: the thread TerminateThread ended named victim, as the one that returned is exiter")
 
 
 def waiting(wrapper, exe, d, env, n):
@@ -303,6 +320,7 @@ def main():
     with tempfile.TemporaryDirectory(prefix="tt-win-ends-") as d:
         {"held_crash": held_crash, "spin_exit": spin_exit, "uexit": uexit, "parent": parent,
          "names": names, "chdir": chdir, "abort": aborted, "settings": settings, "same": same,
+         "terminated": terminated,
          "again": again}[case](ticktrace, wrapper, exe, d)
 
 
