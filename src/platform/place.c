@@ -39,11 +39,12 @@ static int tt_os_older_or_ours(const struct tt_os_file_stamp *there, const struc
 static int tt_os_replaceable(const char *path, const struct tt_os_run_file *run, struct tt_os_file *held)
 {
 	struct tt_os_file_stamp there, now;
-	held->handle = -1;
 	int err = tt_os_file_open_held(path, held);
-	if (err)
+	if (err) {
+		held->handle = -1; /* (nothing left open) */
 		return err == -ELOOP ||
 		       (err == -EACCES && tt_os_path_stamp(path, &there) == 0 && tt_os_older_or_ours(&there, run));
+	}
 	return tt_os_file_stamp(held, &there) == 0 && tt_os_path_stamp(path, &now) == 0 &&
 	       now.ino == there.ino && now.dev == there.dev && tt_os_older_or_ours(&there, run);
 }
