@@ -67,20 +67,22 @@ int tt_os_file_place(struct tt_os_new_file *made, char *path, size_t size, struc
 		/* (Beside it: one that is another's, or that another took or keeps open
 		 * meanwhile.) */
 		if (err == -EEXIST || err == -EBUSY) {
-			char taken[4096], tag[24];
-			snprintf(taken, sizeof taken, "%s", path);
+			char tag[24];
+			/* (the line begun with the name taken, ended with this one's) */
+			int n = snprintf(said, said_size,
+					 pid_named ? "ticktrace: %s: a process of this run before this one, with the "
+						     "same pid (the system reused it), put its trace there: this one's is "
+						   : "ticktrace: %s: another process put its trace there since this one "
+						     "started (the same TICKTRACE_OUT, without %%p): this one's is ",
+					 path);
 			snprintf(tag, sizeof tag, ".%u", (unsigned)tt_os_process_id());
 			err = tt_os_name_tag(path, size, tag);
 			if (!err)
 				err = tt_os_file_put(made, path);
-			if (!err && pid_named)
-				snprintf(said, said_size, "ticktrace: %s: a process of this run before this one, with "
-					 "the same pid (the system reused it), put its trace there: this one's is %s\n",
-					 taken, path);
-			else if (!err)
-				snprintf(said, said_size, "ticktrace: %s: another process put its trace there since "
-					 "this one started (the same TICKTRACE_OUT, without %%p): this one's is %s\n",
-					 taken, path);
+			if (!err && n >= 0 && (size_t)n < said_size)
+				snprintf(said + n, said_size - (size_t)n, "%s\n", path);
+			else
+				said[0] = 0;
 		}
 	}
 	if (!err)

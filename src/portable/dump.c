@@ -395,7 +395,7 @@ static struct tt_os_run_file tt__placed;
 
 int tt__place_run(struct tt_os_new_file *made, char *path, size_t size)
 {
-	char said[2 * TT__PATH_MAX + 256];
+	static char said[2 * TT__PATH_MAX + 256]; /* (tt__lock held; a crash's stack is short) */
 	/* (A name with the pid in it, or apart with it: a process before this one had
 	 * its pid, which the system gave again; Wine's first process's is the same in
 	 * each run.) */
