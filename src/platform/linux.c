@@ -496,6 +496,60 @@ int tt_os_file_hold(struct tt_os_file *file)
 	return flock((int)file->handle, LOCK_EX | LOCK_NB) == 0 ? 0 : -errno;
 }
 
+static void tt_os_stamp_of(const struct stat *st, struct tt_os_file_stamp *stamp)
+{
+	stamp->dev = st->st_dev;
+	stamp->ino = st->st_ino;
+	stamp->written_ns = (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
+}
+
+int tt_os_file_stamp(struct tt_os_file *file, struct tt_os_file_stamp *stamp)
+{
+	struct stat st;
+	if (fstat((int)file->handle, &st) < 0)
+		return -errno;
+	tt_os_stamp_of(&st, stamp);
+	return 0;
+}
+
+int tt_os_path_stamp(const char *path, struct tt_os_file_stamp *stamp)
+{
+	struct stat st;
+	if (lstat(path, &st) < 0)
+		return -errno;
+	tt_os_stamp_of(&st, stamp);
+	return 0;
+}
+
+int tt_os_file_open_held(const char *path, struct tt_os_file *file)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	if (fd < 0)
+		return -errno;
+	file->handle = fd;
+	int err = tt_os_file_hold(file);
+	if (err)
+		close(fd);
+	return err;
+}
+
+int tt_os_file_link(struct tt_os_new_file *made, const char *path)
+{
+	if (link(made->tmp, path) < 0)
+		return -errno;
+	unlink(made->tmp);
+	made->tmp[0] = 0;
+	return 0;
+}
+
+int tt_os_file_replace(struct tt_os_new_file *made, const char *path, struct tt_os_file *held)
+{
+	int err = tt_os_file_put(made, path);
+	if (held)
+		close((int)held->handle);
+	return err;
+}
+
 static int tt_os_file_sink_put(struct tt_os_sink *sink, const void *a, size_t a_size, const void *b,
 			       size_t b_size, uint64_t at)
 {
@@ -576,6 +630,12 @@ int64_t tt_os_thread_cpu_ns_of(uintptr_t thread)
 void tt_os_thread_close(uintptr_t thread)
 {
 	(void)thread;
+}
+
+size_t tt_os_thread_name_at(uintptr_t thread, char *name, size_t size)
+{
+	/* (the id back from its CPU clock's: the shift arithmetic, as the id's is) */
+	return tt_os_thread_name_of((uint32_t)~((int32_t)(uint32_t)thread >> 3), name, size);
 }
 
 /* TAI read back to back with CLOCK_MONOTONIC, as the anchor's own clocks are. */

@@ -211,6 +211,48 @@ void tt_os_file_discard(struct tt_os_new_file *made);
  * keeps no reader or writer out), without waiting: 0, -EWOULDBLOCK where another holds
  * it, or another -errno. Let go as the file is closed. */
 int tt_os_file_hold(struct tt_os_file *file);
+/* A file's identity and when it was last written (ns since 1970): of a file open, or
+ * of `path` itself (a link's own), 0 or -errno. */
+struct tt_os_file_stamp {
+	uint64_t dev, ino; /* Windows: the volume's serial number, the file's index */
+	int64_t written_ns;
+};
+int tt_os_file_stamp(struct tt_os_file *file, struct tt_os_file_stamp *stamp);
+int tt_os_path_stamp(const char *path, struct tt_os_file_stamp *stamp);
+/* The file at `path` opened for reading and held (tt_os_file_hold), never through a
+ * link (-ELOOP): 0, -EWOULDBLOCK where another holds it (Windows: or has it open for
+ * itself alone), or another -errno. Closed with tt_os_file_close. */
+int tt_os_file_open_held(const char *path, struct tt_os_file *file);
+/* Puts the file made (named) at `path` where nothing is there: 0 (made->tmp then
+ * ""), -EEXIST where something is, or another -errno. */
+int tt_os_file_link(struct tt_os_new_file *made, const char *path);
+/* Puts it at `path` over the file `held` (tt_os_file_open_held, there now; NULL: a
+ * link, or a file not held), which is closed: 0, or -EBUSY where that file cannot be
+ * replaced (Windows: another has it open, not for deleting), -EEXIST where another
+ * file took the name meanwhile, or another -errno; made->tmp left then. */
+int tt_os_file_replace(struct tt_os_new_file *made, const char *path, struct tt_os_file *held);
+
+/* A run's own file (place.c, on the functions above, both systems): where two
+ * processes that write the same name (the same TICKTRACE_OUT, a pid the system gave
+ * again) each keep their file. `since_ns`: when the run began (tt_os_realtime_ns);
+ * `placed`: the file this process last put there (a dump's, which its exit replaces;
+ * dev and ino 0 before). */
+struct tt_os_run_file {
+	int64_t since_ns;
+	struct tt_os_file_stamp placed;
+};
+/* The run's file, complete (or a stream's, held while it is written) under made->tmp,
+ * put at `path`: where nothing is; over a file there from before the run began, or
+ * this process's own, or a link; else beside it, the pid before the extension (`path`
+ * rewritten), with what to say of it in `said` (a line, "" where it went to `path`:
+ * `pid_named`, a name with the pid in it, says the system gave the pid again). The file
+ * at `path` is held while it is judged and replaced: two that end at once never both
+ * replace the same older file. 0 or -errno. */
+int tt_os_file_place(struct tt_os_new_file *made, char *path, size_t size, struct tt_os_run_file *run,
+		     int pid_named, char *said, size_t said_size);
+/* `tag` put before the file name's extension in `path` (at its end without one): 0,
+ * or -ENAMETOOLONG. */
+int tt_os_name_tag(char *path, size_t size, const char *tag);
 
 /* ---- a byte sink ---- */
 
@@ -248,6 +290,10 @@ int64_t tt_os_process_cpu_ns(void);
 uintptr_t tt_os_thread_open(uint32_t tid);
 int64_t tt_os_thread_cpu_ns_of(uintptr_t thread);
 void tt_os_thread_close(uintptr_t thread);
+/* Its name, as tt_os_thread_name_of's, read through what was opened: on Windows still
+ * there once the thread ended without its exits run (TerminateThread), and never that
+ * of another thread given its id since. */
+size_t tt_os_thread_name_at(uintptr_t thread, char *name, size_t size);
 /* The TSC and the clocks, read as close together as it can (the tightest of a few
  * tries, the TSC in the middle of the monotonic clock's reading): anchor.c, one for
  * both systems, on the clocks above. */

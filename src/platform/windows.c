@@ -514,15 +514,21 @@ int tt_os_dir_ours(const char *dir, char *why, size_t cap)
 	return 1;
 }
 
-int tt_os_rename(const char *from, const char *to)
+/* MoveFileExW of names in UTF-8: 0, or its error (ERROR_FILENAME_EXCED_RANGE: a name
+ * too long). */
+static DWORD tt_os_move(const char *from, const char *to, DWORD flags)
 {
 	wchar_t wfrom[MAX_PATH], wto[MAX_PATH];
 	if (!MultiByteToWideChar(CP_UTF8, 0, from, -1, wfrom, MAX_PATH) ||
 	    !MultiByteToWideChar(CP_UTF8, 0, to, -1, wto, MAX_PATH))
-		return -ENAMETOOLONG;
-	if (MoveFileExW(wfrom, wto, MOVEFILE_REPLACE_EXISTING | MOVEFILE_WRITE_THROUGH))
-		return 0;
-	return GetLastError() == ERROR_ACCESS_DENIED ? -EACCES : -EIO;
+		return ERROR_FILENAME_EXCED_RANGE;
+	return MoveFileExW(wfrom, wto, flags | MOVEFILE_WRITE_THROUGH) ? 0 : GetLastError();
+}
+
+int tt_os_rename(const char *from, const char *to)
+{
+	DWORD err = tt_os_move(from, to, MOVEFILE_REPLACE_EXISTING);
+	return !err ? 0 : err == ERROR_FILENAME_EXCED_RANGE ? -ENAMETOOLONG : err == ERROR_ACCESS_DENIED ? -EACCES : -EIO;
 }
 
 FILE *tt_os_fopen(const char *path, const char *mode)
@@ -739,6 +745,109 @@ int tt_os_file_hold(struct tt_os_file *file)
 	return err == ERROR_LOCK_VIOLATION || err == ERROR_IO_PENDING ? -EWOULDBLOCK : tt_os_file_error(err);
 }
 
+/* A time of day, FILETIME's 100 ns since 1601, as ns since 1970. */
+static int64_t tt_os_unix_ns(FILETIME t)
+{
+	uint64_t units = (uint64_t)t.dwHighDateTime << 32 | t.dwLowDateTime;
+	return (int64_t)(units - UINT64_C(116444736000000000)) * 100;
+}
+
+int tt_os_file_stamp(struct tt_os_file *file, struct tt_os_file_stamp *stamp)
+{
+	BY_HANDLE_FILE_INFORMATION info;
+	if (!GetFileInformationByHandle((HANDLE)file->handle, &info))
+		return tt_os_file_error(GetLastError());
+	stamp->dev = info.dwVolumeSerialNumber;
+	stamp->ino = ((uint64_t)info.nFileIndexHigh << 32) | info.nFileIndexLow;
+	stamp->written_ns = tt_os_unix_ns(info.ftLastWriteTime);
+	return 0;
+}
+
+/* `path` itself (a link's own: FILE_FLAG_OPEN_REPARSE_POINT), opened with `access`,
+ * shared with any other opening; INVALID_HANDLE_VALUE as CreateFileW. */
+static HANDLE tt_os_open_there(const char *path, DWORD access)
+{
+	wchar_t wpath[MAX_PATH];
+	if (!MultiByteToWideChar(CP_UTF8, 0, path, -1, wpath, MAX_PATH)) {
+		SetLastError(ERROR_FILENAME_EXCED_RANGE);
+		return INVALID_HANDLE_VALUE;
+	}
+	return CreateFileW(wpath, access, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, NULL, OPEN_EXISTING,
+			   FILE_FLAG_OPEN_REPARSE_POINT | FILE_FLAG_BACKUP_SEMANTICS, NULL);
+}
+
+int tt_os_path_stamp(const char *path, struct tt_os_file_stamp *stamp)
+{
+	HANDLE f = tt_os_open_there(path, FILE_READ_ATTRIBUTES);
+	if (f == INVALID_HANDLE_VALUE)
+		return tt_os_file_error(GetLastError());
+	int err = tt_os_file_stamp(&(struct tt_os_file){(intptr_t)f}, stamp);
+	CloseHandle(f);
+	return err;
+}
+
+int tt_os_file_open_held(const char *path, struct tt_os_file *file)
+{
+	HANDLE f = tt_os_open_there(path, GENERIC_READ);
+	if (f == INVALID_HANDLE_VALUE) {
+		DWORD err = GetLastError();
+		return err == ERROR_SHARING_VIOLATION ? -EWOULDBLOCK : tt_os_file_error(err);
+	}
+	FILE_ATTRIBUTE_TAG_INFO tag;
+	if (GetFileInformationByHandleEx(f, FileAttributeTagInfo, &tag, sizeof tag) &&
+	    (tag.FileAttributes & FILE_ATTRIBUTE_REPARSE_POINT)) {
+		CloseHandle(f);
+		return -ELOOP;
+	}
+	file->handle = (intptr_t)f;
+	int err = tt_os_file_hold(file);
+	if (err)
+		CloseHandle(f);
+	return err;
+}
+
+/* tt_os_move's answer: -EEXIST where the name is taken, -EBUSY where a file in the
+ * way is open, not for deleting. */
+static int tt_os_move_placing(const char *from, const char *to, DWORD flags)
+{
+	DWORD err = tt_os_move(from, to, flags);
+	return !err ? 0 : err == ERROR_FILENAME_EXCED_RANGE ? -ENAMETOOLONG :
+	       err == ERROR_ALREADY_EXISTS || err == ERROR_FILE_EXISTS ? -EEXIST :
+	       err == ERROR_SHARING_VIOLATION || err == ERROR_ACCESS_DENIED ? -EBUSY : tt_os_file_error(err);
+}
+
+int tt_os_file_link(struct tt_os_new_file *made, const char *path)
+{
+	int err = tt_os_move_placing(made->tmp, path, 0);
+	if (!err)
+		made->tmp[0] = 0;
+	return err;
+}
+
+/* Windows renames over no file that is open: the one held is moved aside first (its
+ * opening lets it be), the new one put at the name where nothing is then, and the old
+ * one removed. */
+int tt_os_file_replace(struct tt_os_new_file *made, const char *path, struct tt_os_file *held)
+{
+	char aside[sizeof made->tmp + 8];
+	if (!held) {
+		int err = tt_os_move_placing(made->tmp, path, MOVEFILE_REPLACE_EXISTING);
+		if (!err)
+			made->tmp[0] = 0;
+		return err;
+	}
+	int err = snprintf(aside, sizeof aside, "%s.old", made->tmp) >= (int)sizeof aside ? -ENAMETOOLONG :
+		  tt_os_move_placing(path, aside, 0);
+	if (!err) {
+		err = tt_os_file_link(made, path);
+		tt_os_file_close(held);
+		tt_os_remove(aside);
+	} else {
+		tt_os_file_close(held);
+	}
+	return err;
+}
+
 static int tt_os_file_sink_put(struct tt_os_sink *sink, const void *a, size_t a_size, const void *b,
 			       size_t b_size, uint64_t at)
 {
@@ -798,10 +907,9 @@ int64_t tt_os_boottime_ns(void)
 
 int64_t tt_os_realtime_ns(void)
 {
-	FILETIME now; /* 100 ns since 1601 */
+	FILETIME now;
 	GetSystemTimePreciseAsFileTime(&now);
-	uint64_t units = (uint64_t)now.dwHighDateTime << 32 | now.dwLowDateTime;
-	return (int64_t)(units - UINT64_C(116444736000000000)) * 100;
+	return tt_os_unix_ns(now);
 }
 
 /* FILETIME's 100 ns units as nanoseconds. */
@@ -841,6 +949,11 @@ int64_t tt_os_thread_cpu_ns_of(uintptr_t thread)
 void tt_os_thread_close(uintptr_t thread)
 {
 	CloseHandle((HANDLE)thread);
+}
+
+size_t tt_os_thread_name_at(uintptr_t thread, char *name, size_t size)
+{
+	return tt_os_thread_name_by((HANDLE)thread, name, size);
 }
 
 void tt_os_clock_reading(const struct tt_anchor *anchor, struct tt_clock_reading *reading)

@@ -278,7 +278,13 @@ uint64_t tt__out_thread_info(struct tt__out *file, uint32_t type, const struct t
 		info.dropped[i] = __atomic_load_n(&s->dropped[i], __ATOMIC_RELAXED);
 		dropped += info.dropped[i];
 	}
-	tt__out_thread_section(file, type, &info, s->name, s->named || s->exited);
+	/* A thread still known, named as it is now through its handle (never another's
+	 * given its id since), or as it was when it registered where that tells nothing
+	 * (TerminateThread ended it: its exit never kept its name). */
+	char name[sizeof s->name];
+	int known = !s->named && !s->exited && tt__thread_name_now(s, name, sizeof name);
+	const char *kept = known && name[0] ? name : s->name;
+	tt__out_thread_section(file, type, &info, kept, known || s->named || s->exited);
 	return dropped;
 }
 
@@ -383,8 +389,28 @@ int tt__take_within(struct tt_os_lock *lock)
 	return 0;
 }
 
-int tt__write_file_with(const char *path, struct tt__out *out, int (*write)(struct tt__out *out, void *arg),
-			void *arg)
+/* The run's own file: since the run began (its start anchor), and the file this
+ * process last put at its name (a dump's, which its exit replaces). */
+static struct tt_os_run_file tt__placed;
+
+int tt__place_run(struct tt_os_new_file *made, char *path, size_t size)
+{
+	static char said[2 * TT__PATH_MAX + 256]; /* (tt__lock held; a crash's stack is short) */
+	/* (A name with the pid in it, or apart with it: a process before this one had
+	 * its pid, which the system gave again; Wine's first process's is the same in
+	 * each run.) */
+	int pid_named = tt__out_pid_named();
+	tt__placed.since_ns = tt__run.start.realtime_ns;
+	int rc = tt_os_file_place(made, path, size, &tt__placed, pid_named, said, sizeof said);
+	if (!rc && said[0])
+		fputs(said, stderr);
+	return rc;
+}
+
+/* tt__write_file_with, and with `run_size` the run's own file (tt__place_run, `path`
+ * a buffer of that size, rewritten where the file went beside). */
+static int tt__write_placed(char *path, size_t run_size, struct tt__out *out,
+			    int (*write)(struct tt__out *out, void *arg), void *arg)
 {
 	struct tt_os_new_file made = {0};
 	struct tt_os_file opened;
@@ -403,10 +429,16 @@ int tt__write_file_with(const char *path, struct tt__out *out, int (*write)(stru
 	if (!rc)
 		rc = closed;
 	if (!rc)
-		rc = tt_os_file_put(&made, path);
+		rc = run_size && made.tmp[0] ? tt__place_run(&made, path, run_size) : tt_os_file_put(&made, path);
 	if (rc)
 		tt_os_file_discard(&made);
 	return rc;
+}
+
+int tt__write_file_with(const char *path, struct tt__out *out, int (*write)(struct tt__out *out, void *arg),
+			void *arg)
+{
+	return tt__write_placed((char *)path, 0, out, write, arg);
 }
 
 /* tt__lock held: the whole run onto `out`, as a process dies of *crash_signal (0: not). */
@@ -442,7 +474,7 @@ static int tt__write_run(struct tt__out *out, void *crash)
 	return rc;
 }
 
-int tt__write_file(const char *path, int crash_signal)
+int tt__write_file(char *path, size_t run_size, int crash_signal)
 {
 	/* (a crash in the slow path holds the lock: its records are not to be had) */
 	if (!crash_signal)
@@ -450,7 +482,7 @@ int tt__write_file(const char *path, int crash_signal)
 	else if (!tt__take_within(&tt__lock))
 		return -EDEADLK;
 	static struct tt__out out; /* (tt__lock held; too large for a crashed thread's stack) */
-	int rc = tt__write_file_with(path, &out, tt__write_run, &crash_signal);
+	int rc = tt__write_placed(path, run_size, &out, tt__write_run, &crash_signal);
 	tt_os_unlock(&tt__lock);
 	return rc;
 }

@@ -85,6 +85,10 @@ struct tt__slot {
 	 * file (0: not written yet), whose dropped counts tt-live brings up to date. */
 	uint64_t live_info_at;
 	char name[64];
+	/* The thread opened as it registered (tt_os_thread_open), until its exit: its name
+	 * read through it (`name` holds the one it had as it registered, until its exit or
+	 * tt_thread_name: that of a thread TerminateThread ended, no exit run). */
+	uintptr_t thread;
 	struct tt__slot *next; /* registration order */
 	uintptr_t penter[TT__PENTER_DEPTH]; /* the functions _penter entered, innermost last */
 };
@@ -174,6 +178,10 @@ struct tt_schedstat_sample *tt__counters_copy(const struct tt__slot *s, size_t *
 
 /* start.c */
 void tt__start(void); /* once, from the constructor or a first event */
+/* Whether the run's file has the pid in its name (TICKTRACE_OUT's %p, the default
+ * name's, or .PID apart): another file there of that name was a process's the
+ * system gave the same pid. */
+int tt__out_pid_named(void);
 /* live.c: TICKTRACE_LIVE=1 (modes stop and ring): the chunks a shared mapping of
  * the file `path` (TICKTRACE_OUT.live), which outlives a process TerminateProcess
  * ends, from TT__LIVE_CHUNKS_AT on (tt__run.live_file: record.c maps them,
@@ -194,13 +202,21 @@ int tt__stream_start(const char *path);
 int tt__stream_flush(const char *path);
 int tt__stream_finish(int crash_signal);
 
+/* record.c: the name slot s's thread has now, read through its handle (whatever
+ * lock the caller holds): 1, or 0 where it has none (exited, or not opened). */
+int tt__thread_name_now(const struct tt__slot *s, char *name, size_t size);
 /* record.c: lock held, a chunk for a slot (from those stream wrote, the live file or
  * the arena), or NULL. */
 struct tt__chunk *tt__chunk_take(void);
 
 /* dump.c: every thread's records so far into `path` (written beside it, renamed); with
- * crash_signal, as the process dies of it (TT_FILE_CRASHED). */
-int tt__write_file(const char *path, int crash_signal);
+ * crash_signal, as the process dies of it (TT_FILE_CRASHED). With `run_size`, the
+ * run's own file, `path` a buffer of that size: placed by tt__place_run. */
+int tt__write_file(char *path, size_t run_size, int crash_signal);
+/* The run's own file, complete or a stream's (held), under made->tmp, put at `path` by
+ * the platform's rule (tt_os_file_place: beside another process's file there, with
+ * the pid, said, as Linux's writer puts it): 0 or -errno, `path` where it went. */
+int tt__place_run(struct tt_os_new_file *made, char *path, size_t size);
 /* `path` written by `write` onto `out` (the caller's, which it alone uses meanwhile),
  * beside it under a temporary name and renamed (a device in place): 0 or -errno,
  * write's first. */

@@ -232,6 +232,20 @@ static int tt__next_chunk(struct tt__slot *slot)
 	return 0;
 }
 
+/* The slots' threads' handles, read and closed under it: tt-stream names a thread
+ * without tt__lock while its exit closes its handle. Taken last, nothing under it. */
+static struct tt_os_lock tt__thread_handles;
+
+int tt__thread_name_now(const struct tt__slot *s, char *name, size_t size)
+{
+	tt_os_lock(&tt__thread_handles);
+	int known = s->thread != 0;
+	if (known)
+		tt_os_thread_name_at(s->thread, name, size);
+	tt_os_unlock(&tt__thread_handles);
+	return known;
+}
+
 /* The thread is gone (its fiber local storage's callback, on the exiting thread): its
  * name kept, its entry free for the next thread, which may have the same TEB. */
 static void tt__thread_exit(void *unused)
@@ -247,6 +261,11 @@ static void tt__thread_exit(void *unused)
 	}
 	if (!slot->named && len)
 		memcpy(slot->name, name, len + 1);
+	tt_os_lock(&tt__thread_handles);
+	if (slot->thread)
+		tt_os_thread_close(slot->thread);
+	slot->thread = 0;
+	tt_os_unlock(&tt__thread_handles);
 	tt__chunk_close(slot);
 	slot->exited = 1;
 	if (slot->tagged) /* (an exited thread's limit is nobody's business) */
@@ -290,6 +309,10 @@ static struct tt__slot *tt__register(uintptr_t key)
 	struct tt__slot *slot = (struct tt__slot *)slots;
 	slots += size;
 	slot->tid = tt_os_thread_id();
+	slot->thread = tt_os_thread_open(slot->tid);
+	/* Its name so far, kept: a thread TerminateThread ends runs no exit, and Wine
+	 * forgets its name as it ends (most threads name themselves before they record). */
+	tt_os_thread_name(slot->name, sizeof slot->name);
 	slot->index = tt__run.threads++;
 	struct tt__hot *entry = &tt__tls_table[(key >> TT__TABLE_INDEX_SHIFT) % TT__TABLE_SIZE];
 	/* A live thread alike in the index keeps its entry: this one records through the

@@ -47,13 +47,25 @@ static char tt__start_dir[1024];
 /* The default file: TICKTRACE_OUT, %p its pid, or ticktrace-PID.ttr (.PID after it in
  * a process apart), in the start directory; -ENAMETOOLONG (its first bytes in `path`)
  * where it does not fit. */
+/* TICKTRACE_OUT as it is now, or the default name, read into `out` (a byte past the
+ * longest, to see a longer one). */
+static const char *tt__out_pattern(char out[TT__OUT_MAX + 2])
+{
+	const char *pattern = tt_os_getenv(TT_ENV_OUT, out, TT__OUT_MAX + 2);
+	return pattern && *pattern ? pattern : "ticktrace-%p.ttr";
+}
+
+int tt__out_pid_named(void)
+{
+	char out[TT__OUT_MAX + 2];
+	return tt__apart || strstr(tt__out_pattern(out), "%p");
+}
+
 static int tt__default_path(char *path, size_t size)
 {
-	char out[TT__OUT_MAX + 2]; /* (a byte past the longest, to see a longer one) */
+	char out[TT__OUT_MAX + 2];
 	char name[TT__OUT_MAX + 16];
-	const char *pattern = tt_os_getenv(TT_ENV_OUT, out, sizeof out);
-	if (!pattern || !*pattern)
-		pattern = "ticktrace-%p.ttr";
+	const char *pattern = tt__out_pattern(out);
 	size_t len = 0;
 	int cut = 0;
 	for (const char *p = pattern; *p && !cut; p++) {
@@ -86,7 +98,7 @@ static int tt__run_end(int crash_signal, char *path, size_t size)
 		return rc;
 	if (tt__run.mode == TT__MODE_STREAM)
 		return tt__stream_finish(crash_signal);
-	rc = tt__write_file(path, crash_signal);
+	rc = tt__write_file(path, size, crash_signal);
 	if (rc == 0 && tt__run.live)
 		tt__live_finish();
 	return rc;
@@ -273,13 +285,10 @@ int tt_dump(const char *path)
 	if (tt__run.mode == TT__MODE_STREAM) /* (the default file is the stream's own) */
 		return tt__stream_flush(path);
 	char fallback[TT__PATH_MAX + 1];
-	if (!path) {
-		int rc = tt__default_path(fallback, sizeof fallback);
-		if (rc)
-			return rc;
-		path = fallback;
-	}
-	return tt__write_file(path, 0);
+	if (path)
+		return tt__write_file((char *)path, 0, 0);
+	int rc = tt__default_path(fallback, sizeof fallback);
+	return rc ? rc : tt__write_file(fallback, sizeof fallback, 0);
 }
 
 /* The calling thread's slot, registered if need be, the lock held; NULL (not held)

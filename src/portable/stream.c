@@ -163,21 +163,36 @@ static void tt__stream_header(int crash_signal)
 int tt__stream_start(const char *path)
 {
 	snprintf(tt__stream.path, sizeof tt__stream.path, "%s", path);
+	/* Made apart and held while it is written (another process of the same name puts
+	 * its file beside it), its beginning written before it has the name, as Linux's
+	 * (writer/output.c's tt__create_run_file); a device in place. */
+	struct tt_os_new_file made = {0};
 	struct tt_os_file opened;
-	int err = tt_os_file_open(tt__stream.path, &opened);
+	int in_place = tt_os_is_device(tt__stream.path);
+	int err = in_place ? tt_os_file_open(tt__stream.path, &opened) :
+			     tt_os_file_new(tt__stream.path, 0, &opened, &made);
 	if (err)
 		return err;
+	if (!in_place)
+		err = tt_os_file_hold(&opened);
 	tt_os_file_sink(&tt__stream.file, opened);
 	tt__out_to(&tt__stream.out, &tt__stream.file.sink);
 	tt__stream_header(0);
 	tt__out_process(&tt__stream.out);
-	err = tt__stream_modules();
-	tt__out_flush(&tt__stream.out);
 	if (!err)
-		err = tt__stream.out.err ? tt__stream.out.err : tt_os_thread_start(NULL, tt__stream_main, NULL, 0);
+		err = tt__stream_modules();
+	tt__out_flush(&tt__stream.out);
+	if (!err && tt__stream.out.err)
+		err = tt__stream.out.err;
+	if (!err && !in_place)
+		err = tt__place_run(&made, tt__stream.path, sizeof tt__stream.path);
+	if (!err)
+		err = tt_os_thread_start(NULL, tt__stream_main, NULL, 0);
 	if (err) {
 		tt_os_file_close(&tt__stream.file.file);
-		tt_os_remove(tt__stream.path);
+		if (!in_place && !made.tmp[0]) /* (placed) */
+			tt_os_remove(tt__stream.path);
+		tt_os_file_discard(&made);
 	}
 	return err;
 }

@@ -33,8 +33,7 @@ static int tt__out_apart;
  * TICKTRACE_OUT (a dump's, which the exit replaces): a file changed there since, not
  * its own, is another process's. */
 static struct timespec tt__out_since;
-static dev_t tt__placed_dev;
-static ino_t tt__placed_ino;
+static struct tt_os_run_file tt__placed;
 
 void tt__in_start_dir(const char *path, const char *cwd, char *buf, size_t size)
 {
@@ -175,22 +174,6 @@ int tt__expand_pid(const char *pattern, char *buf, size_t size)
 	return 0;
 }
 
-/* `tag` put before the file name's extension in `buf` (at its end without one); 0 or
- * -ENAMETOOLONG. */
-static int tt__tag_name(char *buf, size_t size, const char *tag)
-{
-	size_t len = strlen(buf), n = strlen(tag);
-	char *base = strrchr(buf, '/');
-	base = base ? base + 1 : buf;
-	char *dot = strrchr(base, '.');
-	size_t at = dot && dot != base ? (size_t)(dot - buf) : len;
-	if (len + n >= size)
-		return -ENAMETOOLONG;
-	memmove(buf + at + n, buf + at, len - at + 1);
-	memcpy(buf + at, tag, n);
-	return 0;
-}
-
 int tt__expand_path(const char *pattern, char *buf, size_t size)
 {
 	int err = tt__expand_pid(pattern, buf, size);
@@ -205,7 +188,7 @@ int tt__expand_path(const char *pattern, char *buf, size_t size)
 	if (tt__exec_image) {
 		char tag[24];
 		snprintf(tag, sizeof tag, ".exec%u", tt__exec_image);
-		if (tt__tag_name(buf, size, tag) < 0)
+		if (tt_os_name_tag(buf, size, tag) < 0)
 			return -ENAMETOOLONG;
 		len = strlen(buf);
 	}
@@ -317,67 +300,19 @@ int tt__create_new(const char *path)
 	return (int)file.handle;
 }
 
-/* Whether a file found at the run's name is the process's own or older than it. */
-static int tt__older_or_ours(const struct stat *there)
+/* The run's own file, under the name `tmp` (complete, or a stream's), put at `path`
+ * by the platform's rule (tt_os_file_place: beside another process's, with the pid,
+ * and said). 0 or -errno; `path` is where the file is. */
+static int tt__place_run_file(struct tt_os_new_file *made, char *path, size_t size)
 {
-	return (there->st_dev == tt__placed_dev && there->st_ino == tt__placed_ino) ||
-	       there->st_mtim.tv_sec < tt__out_since.tv_sec ||
-	       (there->st_mtim.tv_sec == tt__out_since.tv_sec &&
-		there->st_mtim.tv_nsec < tt__out_since.tv_nsec);
-}
-
-/* The run's own file, under the name `tmp` (complete, or a stream's), put at `path`:
- * where nothing is; over a file there from before the run began, or the process's own
- * (a dump's), or a link; else beside it, with the pid before the extension, and said
- * (independent processes with one TICKTRACE_OUT, no %p: none loses its trace). The
- * file at `path` is held (flock) while it is judged and replaced, so that two that
- * finish at once never both replace the same older file; a stream's is held for its
- * whole run. 0 or -errno; `path` is where the file is. */
-static int tt__place_run_file(const char *tmp, char *path, size_t size)
-{
-	struct stat mine;
-	if (lstat(tmp, &mine) < 0)
-		return -errno;
-	int err = 0;
-	if (link(tmp, path) == 0) {
-		unlink(tmp);
-	} else if (errno != EEXIST) {
-		err = -errno;
-	} else {
-		struct stat there, now;
-		int old = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-		/* (A link is replaced, as ever; a file this process may not read, another
-		 * user's, judged by its time alone: no stream of this user's writes it.) */
-		int replace = old < 0 ? errno == ELOOP || (errno == EACCES && lstat(path, &there) == 0 &&
-							  tt__older_or_ours(&there)) :
-			      tt_os_file_hold(&(struct tt_os_file){old}) == 0 && fstat(old, &there) == 0 &&
-			      lstat(path, &now) == 0 && now.st_ino == there.st_ino &&
-			      now.st_dev == there.st_dev && tt__older_or_ours(&there);
-		char taken[4096];
-		snprintf(taken, sizeof taken, "%s", path);
-		if (!replace) {
-			char tag[24];
-			snprintf(tag, sizeof tag, ".%d", (int)getpid());
-			err = tt__tag_name(path, size, tag);
-		}
-		if (!err && rename(tmp, path) < 0)
-			err = -errno;
-		if (old >= 0)
-			close(old);
-		/* (A name with the pid in it: a process of the run before this one had
-		 * its pid, which the system reused.) */
-		bool pid_named = tt__forked || tt__out_apart || strstr(tt__out_pattern, "%p");
-		if (!err && !replace && pid_named)
-			fprintf(tt__err, "ticktrace: %s: a process of this run before this one, with the "
-				"same pid (the system reused it), put its trace there: this one's is %s\n",
-				taken, path);
-		else if (!err && !replace)
-			fprintf(tt__err, "ticktrace: %s: another process put its trace there since this one "
-				"started (the same TICKTRACE_OUT, without %%p): this one's is %s\n",
-				taken, path);
-	}
-	if (!err)
-		tt__placed_dev = mine.st_dev, tt__placed_ino = mine.st_ino;
+	char said[2 * 4096 + 256];
+	/* (A name with the pid in it: a process of the run before this one had its pid,
+	 * which the system reused.) */
+	bool pid_named = tt__forked || tt__out_apart || strstr(tt__out_pattern, "%p");
+	tt__placed.since_ns = (int64_t)tt__out_since.tv_sec * 1000000000 + tt__out_since.tv_nsec;
+	int err = tt_os_file_place(made, path, size, &tt__placed, pid_named, said, sizeof said);
+	if (!err && said[0])
+		fputs(said, tt__err);
 	return err;
 }
 
@@ -406,11 +341,10 @@ int tt__create_run_file(char *path, size_t size, int *in_place, struct tt__out *
 		err = first(out, arg);
 	if (!err && unnamed)
 		err = tt_os_file_name(&(struct tt_os_file){kept->fd}, path, &made);
-	struct stat st;
-	if (!err && unnamed && !made.tmp[0] && fstat(kept->fd, &st) == 0)
-		tt__placed_dev = st.st_dev, tt__placed_ino = st.st_ino; /* (named at once) */
+	if (!err && unnamed && !made.tmp[0]) /* (named at once) */
+		tt_os_file_stamp(&(struct tt_os_file){kept->fd}, &tt__placed.placed);
 	if (!err && made.tmp[0])
-		err = tt__place_run_file(made.tmp, path, size);
+		err = tt__place_run_file(&made, path, size);
 	if (err) {
 		tt_os_file_discard(&made);
 		tt__fd_close(kept);
@@ -424,7 +358,6 @@ static int tt__write_placed_here(char *path, size_t run_size, tt__file_writer wr
 	struct tt__fd_out *out = malloc(sizeof *out);
 	if (!out)
 		return -ENOMEM;
-	struct stat st;
 	int err;
 	/* A device or a pipe (TICKTRACE_OUT=/dev/null, a FIFO) is written in place:
 	 * renaming over it would replace the device node. */
@@ -449,13 +382,13 @@ static int tt__write_placed_here(char *path, size_t run_size, tt__file_writer wr
 	/* (Named through /proc/thread-self/fd/N: only while N is still the file written.) */
 	if (!err && unnamed)
 		err = tt__fd_ours(&kept) ? tt_os_file_name(&(struct tt_os_file){kept.fd}, path, &made) : -EBADF;
-	if (!err && unnamed && !made.tmp[0] && run_size && fstat(kept.fd, &st) == 0)
-		tt__placed_dev = st.st_dev, tt__placed_ino = st.st_ino; /* (named at once) */
+	if (!err && unnamed && !made.tmp[0] && run_size) /* (named at once) */
+		tt_os_file_stamp(&(struct tt_os_file){kept.fd}, &tt__placed.placed);
 	int closed = tt__fd_close(&kept);
 	if (!err)
 		err = closed;
 	if (!err && made.tmp[0])
-		err = run_size ? tt__place_run_file(made.tmp, path, run_size) : tt_os_file_put(&made, path);
+		err = run_size ? tt__place_run_file(&made, path, run_size) : tt_os_file_put(&made, path);
 	if (err)
 		tt_os_file_discard(&made);
 	free(out);

@@ -865,6 +865,90 @@ static void test_file_hold(void **state)
 	assert_string_equal(tt_file_text(path, text, sizeof text), "(none)");
 }
 
+/* A run's file `text` made under a temporary name beside `path`, for tt_os_file_place. */
+static void tt_run_file(const char *path, const char *text, struct tt_os_new_file *made)
+{
+	struct tt_os_file file;
+	assert_int_equal(tt_os_file_new(path, 0, &file, made), 0);
+	struct tt_os_file_sink sink;
+	tt_os_file_sink(&sink, file);
+	assert_int_equal(sink.sink.put(&sink.sink, text, strlen(text), NULL, 0, 0), 0);
+	assert_int_equal(tt_os_file_close(&sink.file), 0);
+}
+
+/* The run's file placed: at its name where nothing is, over a file from before the
+ * run began and over its own, silently; beside one written since the run began and one
+ * another holds (a stream's), with the pid before the extension, said, the other file
+ * as it was; no temporary name left. */
+static void test_file_place(void **state)
+{
+	(void)state;
+	char dir[512], path[600], at[600], names[1024], text[64], said[2048], beside[64];
+	tt_temp_file(dir, sizeof dir, path, sizeof path, "t.ttr");
+	snprintf(beside, sizeof beside, "t.%u.ttr", (unsigned)tt_os_process_id());
+	struct tt_os_new_file made;
+	struct tt_os_file_stamp old;
+	struct tt_os_run_file run = {0};
+	snprintf(at, sizeof at, "%s", path);
+	tt_run_file(path, "first", &made);
+	assert_int_equal(tt_os_file_place(&made, at, sizeof at, &run, 0, said, sizeof said), 0);
+	assert_string_equal(at, path);
+	assert_string_equal(said, "");
+	assert_string_equal(tt_dir_names(dir, names, sizeof names), "t.ttr");
+	/* Its own, though written since the run began: replaced. */
+	run.since_ns = INT64_MIN + 1;
+	tt_run_file(path, "own", &made);
+	assert_int_equal(tt_os_file_place(&made, at, sizeof at, &run, 0, said, sizeof said), 0);
+	assert_string_equal(tt_file_text(path, text, sizeof text), "own");
+	assert_string_equal(said, "");
+	/* Another's from before the run: replaced. */
+	tt_write_text(path, "older");
+	assert_int_equal(tt_os_path_stamp(path, &old), 0);
+	run.since_ns = old.written_ns + 1;
+	tt_run_file(path, "second", &made);
+	assert_int_equal(tt_os_file_place(&made, at, sizeof at, &run, 0, said, sizeof said), 0);
+	assert_string_equal(at, path);
+	assert_string_equal(said, "");
+	assert_string_equal(tt_file_text(path, text, sizeof text), "second");
+	/* Another's written since: beside it, said. (A file of its own, not the one this
+	 * process put there emptied; nor at its number, which the system gives again.) */
+	assert_int_equal(tt_os_remove(path), 0);
+	tt_write_text(path, "newer");
+	run.placed = (struct tt_os_file_stamp){0};
+	assert_int_equal(tt_os_path_stamp(path, &old), 0);
+	run.since_ns = old.written_ns - 1;
+	tt_run_file(path, "third", &made);
+	assert_int_equal(tt_os_file_place(&made, at, sizeof at, &run, 0, said, sizeof said), 0);
+	assert_string_equal(at + strlen(dir) + 1, beside);
+	assert_non_null(strstr(said, "another process put its trace there since this one started (the same "
+				     "TICKTRACE_OUT, without %p): this one's is "));
+	assert_non_null(strstr(said, beside));
+	assert_string_equal(tt_file_text(path, text, sizeof text), "newer");
+	assert_string_equal(tt_file_text(at, text, sizeof text), "third");
+	assert_int_equal(tt_os_remove(at), 0);
+	/* Another's from before the run that another holds (a stream's, written still):
+	 * beside it; a name with the pid in it says the system gave it again. */
+	assert_int_equal(tt_os_remove(path), 0);
+	tt_write_text(path, "held");
+	assert_int_equal(tt_os_path_stamp(path, &old), 0);
+	run.since_ns = old.written_ns + 1;
+	struct tt_os_file holder;
+	assert_int_equal(tt_os_file_open_held(path, &holder), 0);
+	snprintf(at, sizeof at, "%s", path);
+	tt_run_file(path, "fourth", &made);
+	assert_int_equal(tt_os_file_place(&made, at, sizeof at, &run, 1, said, sizeof said), 0);
+	assert_string_equal(at + strlen(dir) + 1, beside);
+	assert_non_null(strstr(said, "a process of this run before this one, with the same pid (the system "
+				     "reused it), put its trace there: this one's is "));
+	assert_int_equal(tt_os_file_close(&holder), 0);
+	assert_string_equal(tt_file_text(path, text, sizeof text), "held");
+	assert_string_equal(tt_file_text(at, text, sizeof text), "fourth");
+	assert_int_equal(tt_os_remove(at), 0);
+	assert_string_equal(tt_dir_names(dir, names, sizeof names), "t.ttr");
+	assert_int_equal(tt_os_remove(path), 0);
+	tt_temp_dir_remove(dir);
+}
+
 /* A file mapped in two places: what is written to the memory is in the file, the file
  * grown to the later view's end, its bytes between zero; made once, not twice. */
 static void test_file_map(void **state)
@@ -982,9 +1066,10 @@ static void test_time(void **state)
 
 static uint32_t tt_spinner_tid, tt_spinner_stop;
 
-/* Spins until told to stop, its id published. */
+/* Spins until told to stop, named, its id published. */
 static void *tt_spinner(void *arg)
 {
+	tt_name_self("tt-spinner");
 	__atomic_store_n(&tt_spinner_tid, tt_os_thread_id(), __ATOMIC_RELEASE);
 	tt_os_wake(&tt_spinner_tid);
 	volatile uint64_t spin = 0;
@@ -996,7 +1081,8 @@ static void *tt_spinner(void *arg)
 }
 
 /* Another thread's CPU time, read by its id: it grows as that thread spins, by what
- * this thread does not spend; a thread that is not there cannot be read. */
+ * this thread does not spend; its name read through it too; a thread that is not there
+ * cannot be read. */
 static void test_thread_cpu_of(void **state)
 {
 	(void)state;
@@ -1006,6 +1092,9 @@ static void test_thread_cpu_of(void **state)
 		tt_os_wait(&tt_spinner_tid, 0, 1000000000);
 	uintptr_t spinner = tt_os_thread_open(tt_spinner_tid);
 	assert_true(spinner != 0);
+	char name[64];
+	assert_int_equal(tt_os_thread_name_at(spinner, name, sizeof name), strlen("tt-spinner"));
+	assert_string_equal(name, "tt-spinner");
 	int64_t first = tt_os_thread_cpu_ns_of(spinner), own0 = tt_os_thread_cpu_ns(), now = first;
 	assert_true(first >= 0);
 	while (now - first < 50 * 1000000 && tt_os_monotonic_ns() < deadline) {
@@ -1189,7 +1278,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_threads), cmocka_unit_test(test_exit_keys), cmocka_unit_test(test_own_thread),
 		cmocka_unit_test(test_joined_thread), cmocka_unit_test(test_wait_timeout),
 		cmocka_unit_test(test_wake_all),   cmocka_unit_test(test_lock),
-		cmocka_unit_test(test_memory),  cmocka_unit_test(test_rename), cmocka_unit_test(test_path_in), cmocka_unit_test(test_new_file), cmocka_unit_test(test_file_hold), cmocka_unit_test(test_device_trust),
+		cmocka_unit_test(test_memory),  cmocka_unit_test(test_rename), cmocka_unit_test(test_path_in), cmocka_unit_test(test_new_file), cmocka_unit_test(test_file_hold), cmocka_unit_test(test_file_place), cmocka_unit_test(test_device_trust),
 		cmocka_unit_test(test_file_map), cmocka_unit_test(test_file_sink), cmocka_unit_test(test_file_room),
 		cmocka_unit_test(test_time),    cmocka_unit_test(test_thread_cpu_of), cmocka_unit_test(test_process), cmocka_unit_test(test_module_list),
 		cmocka_unit_test(test_command_line),

@@ -12,7 +12,12 @@
  *               bytes a name keeps
  *   plain       10 scopes
  *   abort       10 scopes, then abort() inside one (msvcrt raises SIGABRT, exit 3)
- *   chdir       10 scopes, into a new directory `sub` (SetCurrentDirectory), 10 more */
+ *   chdir       10 scopes, into a new directory `sub` (SetCurrentDirectory), 10 more
+ *   terminated  a thread that named itself "victim" (SetThreadDescription) ended by
+ *               TerminateThread as it records (its handle closed: its id free for
+ *               another), one "exiter" that returns
+ *   wait        10 scopes, then a file `ready.PID` made, and 10 more once a file `go`
+ *               is there (60 s at most: exit 4) */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,6 +74,20 @@ static DWORD WINAPI tt_named(void *how)
 	return 0;
 }
 
+/* (a name given by SetThreadDescription alone, which the runtime reads) */
+static DWORD WINAPI tt_victim(void *started)
+{
+	SetThreadDescription(GetCurrentThread(), started ? L"victim" : L"exiter");
+	TT_SCOPE("victim-work");
+	if (!started)
+		return 0;
+	SetEvent(started);
+	for (;;) {
+		TT_SCOPE("victim-spin");
+	}
+	return 0;
+}
+
 static void tt_scopes(const char *what, int n)
 {
 	for (int i = 0; i < n; i++) {
@@ -121,6 +140,31 @@ int main(int argc, char **argv)
 		if (!CreateDirectoryW(L"sub", NULL) || !SetCurrentDirectoryW(L"sub"))
 			return 2;
 		tt_scopes("after-chdir", 10);
+	} else if (strcmp(how, "terminated") == 0) {
+		HANDLE started = CreateEventW(NULL, TRUE, FALSE, NULL);
+		HANDLE victim = CreateThread(NULL, 0, tt_victim, started, 0, NULL);
+		if (!victim || WaitForSingleObject(started, 60000) != WAIT_OBJECT_0)
+			return 2;
+		TerminateThread(victim, 9);
+		WaitForSingleObject(victim, INFINITE);
+		CloseHandle(victim);
+		HANDLE exiter = CreateThread(NULL, 0, tt_victim, NULL, 0, NULL);
+		WaitForSingleObject(exiter, INFINITE);
+		CloseHandle(exiter);
+	} else if (strcmp(how, "wait") == 0) {
+		tt_scopes("before-go", 10);
+		char ready[32];
+		snprintf(ready, sizeof ready, "ready.%lu", (unsigned long)GetCurrentProcessId());
+		HANDLE f = CreateFileA(ready, GENERIC_WRITE, 0, NULL, CREATE_NEW, 0, NULL);
+		if (f == INVALID_HANDLE_VALUE)
+			return 2;
+		CloseHandle(f);
+		int ms = 0;
+		for (; ms < 60000 && GetFileAttributesA("go") == INVALID_FILE_ATTRIBUTES; ms += 10)
+			Sleep(10);
+		if (ms >= 60000)
+			return 4;
+		tt_scopes("after-go", 10);
 	} else if (strcmp(how, "abort") == 0) {
 		tt_scopes("before-abort", 10);
 		TT_SCOPE("aborting");

@@ -19,6 +19,19 @@ chdir:  a relative TICKTRACE_OUT, and the default name, resolved where the progr
         started, though it ended in another directory, as Linux and mode stream
         have it; a live file removed at its clean exit (the file went to `sub`, and
         a 32 MiB live file that looks like a crash was left where it started).
+terminated: a thread TerminateThread ended keeps the name it gave itself with
+        SetThreadDescription, as one that returns does, in modes stop and stream and
+        with a live file (it had the program's name: the name was read at the thread's
+        exit, which TerminateThread skips).
+same:   two processes at once with one TICKTRACE_OUT, in modes stop, ring and stream
+        and with a live file: both traces kept, the later one's beside the other's
+        with its pid (same.PID.ttr), said, as on Linux; the live files too while both
+        run (one was overwritten without a word; a stream's second recorded nothing,
+        "Input/output error"; the second live file refused).
+again:  the default name (ticktrace-PID.ttr: Wine gives each fresh wineserver's first
+        process pid 32, the name again in the next run): a file there from before the
+        run began is replaced, as on Linux; one written since the run began is
+        another process's of the same pid: this one's beside it, said (replaced).
 abort:  abort() (msvcrt's, as a failed assert calls it) writes a trace said as a crash,
         signal 6 (Aborted) as on Linux (it looked like a normal exit).
 settings: a TICKTRACE_OUT longer than 1,023 bytes said, no file under another name;
@@ -33,6 +46,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import time
 
 sys.path.insert(0, os.path.dirname(__file__))
 from recorder import clean_on_term, fail, run, tool, wine_path  # noqa: E402
@@ -150,6 +164,112 @@ def chdir(ticktrace, wrapper, exe, d):
     print("chdir: the file where the program started, by name and by default, no live file left")
 
 
+def terminated(ticktrace, wrapper, exe, d):
+    for mode, live in (("stop", "0"), ("stream", "0"), ("stop", "1")):
+        ttr = os.path.join(d, f"term-{mode}-{live}.ttr")
+        program(wrapper, exe, d, {"TICKTRACE_OUT": wine_path(ttr), "TICKTRACE_MODE": mode,
+                                  "TICKTRACE_LIVE": live}, "terminated")
+        text = info(ticktrace, ttr)
+        named = re.findall(r"^\s*\d+\s+(\S+)\s+\d+", text, re.M)
+        if "victim" not in named or "exiter" not in named:
+            fail(f"terminated, {mode}{' live' if live == '1' else ''}: threads named {named}, "
+                 f"not victim and exiter:\n{text}")
+    print("terminated: the thread TerminateThread ended named victim, as the one that returned is exiter")
+
+
+def waiting(wrapper, exe, d, env, n):
+    """n ends.exe `wait`, started at once, each waited for until it made its ready
+    file: the processes and their pids."""
+    env = dict(os.environ, WINEDLLOVERRIDES="winedbg.exe=d", **env)
+    procs = [subprocess.Popen([wrapper, exe, "wait"], env=env, cwd=d, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for _ in range(n)]
+    deadline = time.monotonic() + 120
+    while len(glob.glob(os.path.join(d, "ready.*"))) < n:
+        ended = [p for p in procs if p.poll() is not None]
+        if ended or time.monotonic() > deadline:
+            for p in procs:
+                p.kill()
+            if any(p.returncode == 77 for p in ended):
+                sys.exit(77)
+            fail(f"wait: {len(ended)} ended before go, or none ready in 120 s: "
+                 f"{[p.communicate()[1] for p in procs]}")
+        time.sleep(0.02)
+    pids = sorted(int(f.split(".")[-1]) for f in glob.glob(os.path.join(d, "ready.*")))
+    return procs, pids
+
+
+def go(d, procs):
+    """The waiting processes let go, each one's stderr once it exited 0."""
+    open(os.path.join(d, "go"), "w").close()
+    said = []
+    for p in procs:
+        out, err = p.communicate(timeout=120)
+        if p.returncode != 0:
+            fail(f"ends.exe wait: exit {p.returncode}\n{err}")
+        said.append(err)
+    return said
+
+
+def clear(d):
+    for f in os.listdir(d):
+        os.remove(os.path.join(d, f))
+
+
+def same(ticktrace, wrapper, exe, d):
+    for mode in ("stop", "ring", "stream", "live"):
+        clear(d)
+        env = {"TICKTRACE_OUT": "same.ttr", "TICKTRACE_MODE": "stop" if mode == "live" else mode}
+        if mode == "live":
+            env["TICKTRACE_LIVE"] = "1"
+        procs, pids = waiting(wrapper, exe, d, env, 2)
+        lives = sorted(f for f in os.listdir(d) if f.endswith(".live"))
+        if mode == "live" and (len(lives) != 2 or not any(f"same.{pid}.ttr.live" in lives for pid in pids)):
+            fail(f"same, live: live files {lives} while both run, not same.ttr.live and same.PID.ttr.live")
+        said = "".join(go(d, procs))
+        files = sorted(f for f in os.listdir(d) if not f.startswith("ready.") and f != "go")
+        beside = [pid for pid in pids if files == sorted(["same.ttr", f"same.{pid}.ttr"])]
+        if len(beside) != 1:
+            fail(f"same, {mode}: files {files}, not same.ttr and same.PID.ttr of pids {pids}\n{said}")
+        theirs = f"same.{beside[0]}.ttr"
+        if f"this one started (the same TICKTRACE_OUT, without %p): this one's is " not in said or theirs not in said:
+            fail(f"same, {mode}: {theirs} not said:\n{said}")
+        if mode == "live" and "another process's live file is there" not in said:
+            fail(f"same, live: the second live file not said:\n{said}")
+        for name in files:
+            text = info(ticktrace, os.path.join(d, name))
+            pid = re.search(r"process:\s+(\d+) \(ends\.exe\)", text)
+            report = run([ticktrace, "report", os.path.join(d, name)]).stdout
+            if not pid or (name == theirs) != (int(pid.group(1)) == beside[0]) or \
+                    "before-go" not in report or "after-go" not in report:
+                fail(f"same, {mode}: {name} is not its process's whole run:\n{text}\n{report}")
+        print(f"same, {mode}: both kept, one beside the other as {theirs}, said")
+
+
+def again(ticktrace, wrapper, exe, d):
+    for older in (True, False):
+        clear(d)
+        procs, (pid,) = waiting(wrapper, exe, d, {"TICKTRACE_OUT": ""}, 1)
+        name = os.path.join(d, f"ticktrace-{pid}.ttr")
+        with open(name, "w") as f:
+            f.write("another run's")
+        # (a file of a run that ended an hour before; or one written since this began)
+        now = time.time_ns() - (3600 * 10**9 if older else 0)
+        os.utime(name, ns=(now, now))
+        said = go(d, procs)[0]
+        files = sorted(f for f in os.listdir(d) if f.startswith("ticktrace-"))
+        if older:
+            if files != [f"ticktrace-{pid}.ttr"] or "put its trace there" in said:
+                fail(f"again, older: files {files}, not ticktrace-{pid}.ttr replaced silently:\n{said}")
+            info(ticktrace, name)
+        else:
+            theirs = f"ticktrace-{pid}.{pid}.ttr"
+            if files != sorted([f"ticktrace-{pid}.ttr", theirs]) or open(name).read() != "another run's" or \
+                    f"with the same pid (the system reused it), put its trace there: this one's is " not in said:
+                fail(f"again, newer: files {files}, not {theirs} beside the other's, said:\n{said}")
+            info(ticktrace, os.path.join(d, theirs))
+    print("again: the default name's file from before the run replaced, one written since kept, this one's beside it")
+
+
 def aborted(ticktrace, wrapper, exe, d):
     ttr = os.path.join(d, "abort.ttr")
     program(wrapper, exe, d, {"TICKTRACE_OUT": wine_path(ttr)}, "abort", want_rc=3)
@@ -199,7 +319,9 @@ def main():
     ticktrace = tool()
     with tempfile.TemporaryDirectory(prefix="tt-win-ends-") as d:
         {"held_crash": held_crash, "spin_exit": spin_exit, "uexit": uexit, "parent": parent,
-         "names": names, "chdir": chdir, "abort": aborted, "settings": settings}[case](ticktrace, wrapper, exe, d)
+         "names": names, "chdir": chdir, "abort": aborted, "settings": settings, "same": same,
+         "terminated": terminated,
+         "again": again}[case](ticktrace, wrapper, exe, d)
 
 
 if __name__ == "__main__":

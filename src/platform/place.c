@@ -1,0 +1,91 @@
+/* Where a run's own file goes when another process's file has its name: one rule
+ * for both systems (Linux's writer/output.c, Windows' portable/dump.c and stream.c),
+ * on each system's file functions. */
+#include <errno.h>
+#include <string.h>
+
+#include "platform/platform.h"
+
+int tt_os_name_tag(char *path, size_t size, const char *tag)
+{
+	size_t len = strlen(path), n = strlen(tag);
+	char *base = strrchr(path, '/');
+#ifdef _WIN32
+	char *back = strrchr(path, '\\');
+	base = back > base ? back : base;
+#endif
+	base = base ? base + 1 : path;
+	char *dot = strrchr(base, '.');
+	size_t at = dot && dot != base ? (size_t)(dot - path) : len;
+	if (len + n >= size)
+		return -ENAMETOOLONG;
+	memmove(path + at + n, path + at, len - at + 1);
+	memcpy(path + at, tag, n);
+	return 0;
+}
+
+/* Whether a file found at the run's name is the process's own or older than the run. */
+static int tt_os_older_or_ours(const struct tt_os_file_stamp *there, const struct tt_os_run_file *run)
+{
+	return (there->dev == run->placed.dev && there->ino == run->placed.ino) ||
+	       there->written_ns < run->since_ns;
+}
+
+/* Whether the file at `path` may be replaced, held in `held` (handle -1: none) where
+ * it is: a link (never followed); a file this process may not read, another user's,
+ * judged by its time alone (no stream of this user's writes it); else one held (none
+ * of another process's that writes it still), still the one at the name, and older
+ * than the run or this process's own. */
+static int tt_os_replaceable(const char *path, const struct tt_os_run_file *run, struct tt_os_file *held)
+{
+	struct tt_os_file_stamp there, now;
+	int err = tt_os_file_open_held(path, held);
+	if (err) {
+		held->handle = -1; /* (nothing left open) */
+		return err == -ELOOP ||
+		       (err == -EACCES && tt_os_path_stamp(path, &there) == 0 && tt_os_older_or_ours(&there, run));
+	}
+	return tt_os_file_stamp(held, &there) == 0 && tt_os_path_stamp(path, &now) == 0 &&
+	       now.ino == there.ino && now.dev == there.dev && tt_os_older_or_ours(&there, run);
+}
+
+int tt_os_file_place(struct tt_os_new_file *made, char *path, size_t size, struct tt_os_run_file *run,
+		     int pid_named, char *said, size_t said_size)
+{
+	struct tt_os_file_stamp mine;
+	said[0] = 0;
+	int err = tt_os_path_stamp(made->tmp, &mine);
+	if (!err)
+		err = tt_os_file_link(made, path);
+	if (err == -EEXIST) {
+		struct tt_os_file held;
+		err = -EEXIST;
+		if (tt_os_replaceable(path, run, &held))
+			err = tt_os_file_replace(made, path, held.handle == -1 ? NULL : &held);
+		else if (held.handle != -1)
+			tt_os_file_close(&held);
+		/* (Beside it: one that is another's, or that another took or keeps open
+		 * meanwhile.) */
+		if (err == -EEXIST || err == -EBUSY) {
+			char tag[24];
+			/* (the line begun with the name taken, ended with this one's) */
+			int n = snprintf(said, said_size,
+					 pid_named ? "ticktrace: %s: a process of this run before this one, with the "
+						     "same pid (the system reused it), put its trace there: this one's is "
+						   : "ticktrace: %s: another process put its trace there since this one "
+						     "started (the same TICKTRACE_OUT, without %%p): this one's is ",
+					 path);
+			snprintf(tag, sizeof tag, ".%u", (unsigned)tt_os_process_id());
+			err = tt_os_name_tag(path, size, tag);
+			if (!err)
+				err = tt_os_file_put(made, path);
+			if (!err && n >= 0 && (size_t)n < said_size)
+				snprintf(said + n, said_size - (size_t)n, "%s\n", path);
+			else
+				said[0] = 0;
+		}
+	}
+	if (!err)
+		run->placed = mine;
+	return err;
+}
