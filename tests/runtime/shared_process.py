@@ -131,6 +131,60 @@ def start_waiting(settings, user=None):
     return p, int(p.stdout.readline())
 
 
+def said_at_start(p):
+    """What the program started by start_waiting said on stderr before it printed its
+    pid: start-up's lines (written before main)."""
+    fd = p.stderr.fileno()
+    os.set_blocking(fd, False)
+    try:
+        return os.read(fd, 1 << 16).decode()
+    except BlockingIOError:
+        return ""
+    finally:
+        os.set_blocking(fd, True)
+
+
+def out_said_at_start(tmp, shared):
+    """A TICKTRACE_OUT the exit cannot write (another user's file or link in a sticky
+    directory, which only they may replace; a directory the user may not write into),
+    or one in another user's directory: said as the run starts, not only at its end
+    (outside recheck r37 N9: nobody's run over root's file in /tmp was told at exit,
+    its trace lost), and the exit's own writing as before; nothing in the way, nothing
+    said."""
+    roots_file, roots_link = os.path.join(shared, "roots-file.ttr"), os.path.join(shared, "roots-link.ttr")
+    open(roots_file, "w").close()
+    os.symlink(roots_file, roots_link)
+    theirs = os.path.join(shared, "nobodys-out")
+    subprocess.run(["mkdir", "-m", "0755", theirs], check=True, preexec_fn=as_nobody)
+    cant = "the trace cannot be written there at exit\n"
+    cases = [
+        (as_nobody, roots_file, f"another user's file (uid 0) is there, in a directory with the sticky "
+                                f"bit, which only they may replace: {cant}", "Operation not permitted"),
+        (as_nobody, roots_link, f"another user's link (uid 0) is there, in a directory with the sticky "
+                                f"bit, which only they may replace: {cant}", "Operation not permitted"),
+        (as_nobody, os.path.join(tmp, "no-room.ttr"), f"{tmp}: Permission denied: {cant}", "Permission denied"),
+        (None, os.path.join(theirs, "root.ttr"), f"its directory is another user's (uid {NOBODY.pw_uid}); "
+                                                 "the trace is written there at exit all the same\n", None),
+        (as_nobody, os.path.join(shared, "nobodys.ttr"), None, None),
+    ]
+    for user, out, said, fails in cases:
+        who = "nobody" if user else "root"
+        p, pid = start_waiting(dict(TICKTRACE_OUT=out), user=user)
+        early = said_at_start(p)
+        status, err = finish(p)
+        print(f"{who}'s run, TICKTRACE_OUT={out}: exit {status}; at start: {early.strip()!r}")
+        check(status == 0, f"{who}, {out}: the program ended by itself, exit 0 (not {status}): {err}")
+        check(early == (f"ticktrace: TICKTRACE_OUT={out}: {said}" if said else ""),
+              f"{who}, {out}: said at start: {early!r}")
+        lost = f"ticktrace: could not write the trace at exit to {out}: {fails}\n" if fails else None
+        st = os.lstat(out) if os.path.lexists(out) else None
+        if lost:
+            check(err.endswith(lost), f"{who}, {out}: the exit's line as before: {err!r}")
+        else:
+            check(not err and st and stat.S_ISREG(st.st_mode) and st.st_uid == (NOBODY.pw_uid if user else 0),
+                  f"{who}, {out}: the trace written, nothing said at exit: {st} {err!r}")
+
+
 def finish(p, timeout=60):
     try:
         out, err = p.communicate("go\n", timeout=timeout)
@@ -245,6 +299,7 @@ def users(tmp):
         print(f"nobody's run, root's FIFO: exit {status}, {len(data)} bytes read")
         check(status == 0 and data[:8] == b"TICKTRC\x1a",
               f"root's FIFO written in place for nobody's run: exit {status}, {data[:16]!r}: {err}")
+        out_said_at_start(tmp, shared)
     else:
         print("SKIP nobody's run: the program is not reachable by nobody")
 
