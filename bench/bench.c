@@ -34,6 +34,27 @@
 
 #define TT_BENCH_BUFFER "16777216"     /* events per thread: room for all of the above */
 
+/* The parts of the benchmark that can fail (a child under load, a file, a tool): where
+ * one fails, the rest are measured all the same; its keys are null in the JSON, whose
+ * "failed" says why for each, and the exit status is 1. */
+enum tt_bench_part {
+	TT_BENCH_IN_PROCESS, /* measured here: none fails */
+	TT_BENCH_CYG, TT_BENCH_DETOUR, TT_BENCH_DROPPED, TT_BENCH_NO_MEMORY, TT_BENCH_OFF,
+	TT_BENCH_CYG_OFF, TT_BENCH_FILTERED, TT_BENCH_BYTES, TT_BENCH_THREAD_START,
+	TT_BENCH_SAMPLE, TT_BENCH_SCHED, TT_BENCH_SCHEDSTAT, TT_BENCH_SNAPSHOT, TT_BENCH_STREAM,
+	TT_BENCH_CONVERT, TT_BENCH_REAL, TT_BENCH_PARTS
+};
+static char tt_bench_failed[TT_BENCH_PARTS][512]; /* why; "" where it did not fail */
+
+/* `part` ran: where it `failed`, why is what it said last (tt_bench_why). */
+static void tt_bench_part_ran(enum tt_bench_part part, int failed)
+{
+	if (failed && !tt_bench_failed[part][0])
+		snprintf(tt_bench_failed[part], sizeof tt_bench_failed[part], "%s",
+			 tt_bench_why()[0] ? tt_bench_why() : "failed (said above)");
+	tt_bench_why_clear();
+}
+
 /* ---- the loops: each returns nanoseconds per event ---- */
 
 /* floor_ns: the least a recorder of this design can cost on this host, the issue's
@@ -97,22 +118,11 @@ static int tt_bench_pairs_child(int late)
 	return 0;
 }
 
+/* -1 where the child failed (said). */
 static double tt_bench_pairs_in_child(const char *env, int late)
 {
-	char cmd[4200];
-	snprintf(cmd, sizeof cmd, "%s TICKTRACE_OUT=/dev/null /proc/%d/exe " TT_BENCH_PAIRS_CHILD "%s",
-		 env, (int)getpid(), late ? " late" : "");
-	FILE *child = popen(cmd, "r");
-	double ns = -1;
-	if (!child || fscanf(child, "%lf", &ns) != 1)
-		ns = -1;
-	if (child && pclose(child) != 0)
-		ns = -1;
-	if (ns < 0) {
-		fprintf(stderr, "ticktrace-bench: the %s child (%s) failed\n", TT_BENCH_PAIRS_CHILD, env);
-		exit(1);
-	}
-	return ns;
+	double ns;
+	return tt_bench_child(env, late ? TT_BENCH_PAIRS_CHILD " late" : TT_BENCH_PAIRS_CHILD, 1, &ns) ? -1 : ns;
 }
 
 /* ---- each measurement on a thread of its own ---- */
@@ -164,6 +174,7 @@ struct tt_bench_bytes {
 	double file;    /* bytes of file per event, headers included */
 };
 
+/* records -1 where a dump failed (said). */
 static struct tt_bench_bytes tt_bench_bytes_per_event(void)
 {
 	char before[] = "/tmp/ticktrace-bench-XXXXXX", after[sizeof before];
@@ -177,8 +188,10 @@ static struct tt_bench_bytes tt_bench_bytes_per_event(void)
 	tt_bench_on_thread(TT_BENCH_WARM);
 	if (err || tt_dump(after) || tt_bench_file_bytes(before, &rec0, &file0) ||
 	    tt_bench_file_bytes(after, &rec1, &file1)) {
-		fprintf(stderr, "ticktrace-bench: could not dump to %s\n", before);
-		exit(1);
+		tt_bench_say("could not dump to %s", before);
+		unlink(before);
+		unlink(after);
+		return (struct tt_bench_bytes){-1, -1};
 	}
 	unlink(before);
 	unlink(after);
@@ -225,14 +238,16 @@ static cJSON *tt_bench_real_program(int *failed)
 	return status == 0 ? cJSON_Parse(text) : NULL;
 }
 
+/* A figure of the converter's; NAN where it failed (`object` NULL), or gave none (said:
+ * the converter's part failed). */
 static double tt_bench_number(const cJSON *object, const char *key)
 {
 	const cJSON *item = cJSON_GetObjectItemCaseSensitive(object, key);
-	if (!cJSON_IsNumber(item)) {
-		fprintf(stderr, "ticktrace-bench: %s gave no %s\n", TT_BENCH_CONVERT_TOOL, key);
-		exit(1);
+	if (object && !cJSON_IsNumber(item)) {
+		tt_bench_say("%s gave no %s", TT_BENCH_CONVERT_TOOL, key);
+		tt_bench_part_ran(TT_BENCH_CONVERT, 1);
 	}
-	return item->valuedouble;
+	return cJSON_IsNumber(item) ? item->valuedouble : NAN;
 }
 
 /* A figure of real_program.sh's; NAN (null in the JSON) where it did not run. */
@@ -274,6 +289,7 @@ struct tt_bench_row {
 	const struct tt_bench_row *base; /* the row the target is a multiple of; NULL: rdtsc_ns */
 	double also_max; /* a second target, as a multiple of `also_base`; 0: none */
 	const struct tt_bench_row *also_base;
+	enum tt_bench_part part; /* what measured it */
 };
 
 /* "0.981 <= 1.05 x event_warm_ns yes": the figure's ratio to its base, against the target. */
@@ -285,10 +301,18 @@ static int tt_bench_target(char *buf, size_t size, const struct tt_bench_row *ro
 			of <= max ? "yes" : "NO");
 }
 
-static void tt_bench_report(struct tt_bench_row *rows, int n, double rdtsc, const char *json_path)
+/* The table, and the JSON at `json_path`: 0, or 1 where a part failed. */
+static int tt_bench_report(struct tt_bench_row *rows, int n, double rdtsc, const char *json_path)
 {
 	printf("%-26s %17s %8s %-36s  %s\n", "key", "value", "/rdtsc", "target (met?)", "what");
+	int failed = 0;
 	for (int i = 0; i < n; i++) {
+		const char *why = tt_bench_failed[rows[i].part];
+		if (why[0]) {
+			printf("%-26s %17s %8s %-36s  %s\n", rows[i].key, "FAILED", "", "", why);
+			failed = 1;
+			continue;
+		}
 		char ratio[32] = "", target[160] = "";
 		if (strcmp(rows[i].unit, "ns") == 0)
 			snprintf(ratio, sizeof ratio, "%.3f", rows[i].value / rdtsc);
@@ -305,10 +329,19 @@ static void tt_bench_report(struct tt_bench_row *rows, int n, double rdtsc, cons
 		       ratio, target, rows[i].what);
 	}
 	if (!json_path)
-		return;
-	cJSON *root = cJSON_CreateObject();
-	for (int i = 0; i < n; i++)
-		cJSON_AddNumberToObject(root, rows[i].key, rows[i].value);
+		return failed;
+	cJSON *root = cJSON_CreateObject(), *why = failed ? cJSON_CreateObject() : NULL;
+	for (int i = 0; i < n; i++) {
+		const char *failure = tt_bench_failed[rows[i].part];
+		if (failure[0]) {
+			cJSON_AddNullToObject(root, rows[i].key);
+			cJSON_AddStringToObject(why, rows[i].key, failure);
+		} else {
+			cJSON_AddNumberToObject(root, rows[i].key, rows[i].value);
+		}
+	}
+	if (why)
+		cJSON_AddItemToObject(root, "failed", why);
 	char *text = cJSON_Print(root);
 	FILE *f = fopen(json_path, "w");
 	if (!f || fprintf(f, "%s\n", text) < 0 || fclose(f)) {
@@ -317,6 +350,7 @@ static void tt_bench_report(struct tt_bench_row *rows, int n, double rdtsc, cons
 	}
 	free(text);
 	cJSON_Delete(root);
+	return failed;
 }
 
 
@@ -325,6 +359,12 @@ int main(int argc, char **argv)
 	/* Each child this starts is a run of its own, measured alone, not one this run
 	 * started (ticktrace(7): TICKTRACE_PROGRAM_PID): its file is where it says. */
 	unsetenv("TICKTRACE_PROGRAM_PID");
+	/* For tests alone (bench/README.md): the child named fails, as one under load may. */
+	const char *fail = getenv("TICKTRACE_BENCH_FAIL");
+	if (argc >= 2 && fail && strstr(argv[1], "-child") && strcmp(argv[1], fail) == 0) {
+		fprintf(stderr, "ticktrace-bench: %s: failed on purpose (TICKTRACE_BENCH_FAIL)\n", argv[1]);
+		return 1;
+	}
 	if (argc == 2 && strcmp(argv[1], "--stream-child") == 0)
 		return tt_bench_stream_child();
 	/* The buffer size is read when the library starts, before main: set it and start
@@ -395,23 +435,32 @@ int main(int argc, char **argv)
 		first[r] = tt_bench_on_thread(TT_BENCH_FIRST);
 		endbegin[r] = tt_bench_on_thread(TT_BENCH_ENDBEGIN);
 		two[r] = tt_bench_two_threads();
-		cyg[r] = tt_bench_cyg_overhead("", &cyg_rdtsc[r]);
-		if (cyg[r] < 0 || tt_bench_detour_overhead(&detour[r], &patchable[r], &detour_rdtsc[r]) < 0)
-			return 1; /* (said by tt_bench_child) */
+		/* (a part that failed is not run again) */
+		if (!tt_bench_failed[TT_BENCH_CYG][0]) {
+			cyg[r] = tt_bench_cyg_overhead("", &cyg_rdtsc[r]);
+			tt_bench_part_ran(TT_BENCH_CYG, cyg[r] < 0);
+		}
+		if (!tt_bench_failed[TT_BENCH_DETOUR][0])
+			tt_bench_part_ran(TT_BENCH_DETOUR,
+					  tt_bench_detour_overhead(&detour[r], &patchable[r], &detour_rdtsc[r]) < 0);
 	}
 	/* A full buffer, and recording off for the whole process, in processes of their own:
 	 * 64 KiB chunks of 4,095 records, so 65,536 records take 17 chunks. */
 	double dropped_ns = tt_bench_pairs_in_child("TICKTRACE_BUFFER=65536", 0);
+	tt_bench_part_ran(TT_BENCH_DROPPED, dropped_ns < 0);
 	/* The run's memory (1 MiB, 16 chunks) used up by the first thread. */
 	double no_memory_ns = tt_bench_pairs_in_child("TICKTRACE_MEMORY=1M", 1);
+	tt_bench_part_ran(TT_BENCH_NO_MEMORY, no_memory_ns < 0);
 	double off_process_ns = tt_bench_pairs_in_child("TICKTRACE=0 TICKTRACE_BUFFER=65536", 0);
+	tt_bench_part_ran(TT_BENCH_OFF, off_process_ns < 0);
 	double unused;
 	double cyg_off_ns = tt_bench_cyg_overhead("TICKTRACE=0", &unused);
+	tt_bench_part_ran(TT_BENCH_CYG_OFF, cyg_off_ns < 0);
 	/* every call of the benchmark's callee is shorter than that: erased at its exit */
 	double filtered_ns = tt_bench_cyg_overhead("TICKTRACE_MIN_DUR=1us", &unused);
-	if (cyg_off_ns < 0 || filtered_ns < 0)
-		return 1;
+	tt_bench_part_ran(TT_BENCH_FILTERED, filtered_ns < 0);
 	struct tt_bench_bytes bytes = tt_bench_bytes_per_event();
+	tt_bench_part_ran(TT_BENCH_BYTES, bytes.records < 0);
 	double rdtsc_ns = tt_bench_median(rdtsc, repeats);
 	struct tt_bench_overhead overhead = {0};
 	struct tt_bench_sched sched = {0};
@@ -422,32 +471,27 @@ int main(int argc, char **argv)
 	uint64_t stream_dropped = 0;
 	cJSON *convert = NULL, *real = NULL;
 	/* (a few seconds: in --hot too, beside first_event_us) */
-	if (tt_bench_thread_start(repeats, &thread_start))
-		return 1;
+	tt_bench_part_ran(TT_BENCH_THREAD_START, tt_bench_thread_start(repeats, &thread_start) != 0);
 	if (!hot_only) {
 		int err = tt_bench_sample_overhead(&overhead);
-		if (err) {
-			fprintf(stderr, "ticktrace-bench: self-profiler: %s\n", strerror(-err));
-			return 1;
-		}
-		if (tt_bench_sched_overhead(repeats, &sched) || tt_bench_schedstat_overhead(repeats, &schedstat) ||
-		    tt_bench_snapshot(repeats, &snapshot))
-			return 1;
-		if (tt_bench_stream(repeats, &stream_ns, &stream_dropped))
-			return 1;
+		if (err)
+			tt_bench_say("self-profiler: %s", strerror(-err));
+		tt_bench_part_ran(TT_BENCH_SAMPLE, err != 0);
+		tt_bench_part_ran(TT_BENCH_SCHED, tt_bench_sched_overhead(repeats, &sched) != 0);
+		tt_bench_part_ran(TT_BENCH_SCHEDSTAT, tt_bench_schedstat_overhead(repeats, &schedstat) != 0);
+		tt_bench_part_ran(TT_BENCH_SNAPSHOT, tt_bench_snapshot(repeats, &snapshot) != 0);
+		tt_bench_part_ran(TT_BENCH_STREAM, tt_bench_stream(repeats, &stream_ns, &stream_dropped) != 0);
 		convert = tt_bench_convert();
-		if (!convert) {
-			fprintf(stderr, "ticktrace-bench: %s failed\n", TT_BENCH_CONVERT_TOOL);
-			return 1;
-		}
+		if (!convert)
+			tt_bench_say("%s failed", TT_BENCH_CONVERT_TOOL);
+		tt_bench_part_ran(TT_BENCH_CONVERT, !convert);
 		int failed;
 		real = tt_bench_real_program(&failed);
-		if (failed) {
-			fprintf(stderr, "ticktrace-bench: %s failed\n", TT_BENCH_REAL_PROGRAM);
-			return 1;
-		}
+		if (failed)
+			tt_bench_say("%s failed", TT_BENCH_REAL_PROGRAM);
+		tt_bench_part_ran(TT_BENCH_REAL, failed);
 	}
-	double cyg_ns = tt_bench_median(cyg, repeats);
+	double cyg_ns = tt_bench_failed[TT_BENCH_CYG][0] ? NAN : tt_bench_median(cyg, repeats);
 	char cyg_what[160];
 	snprintf(cyg_what, sizeof cyg_what,
 		 "what -finstrument-functions adds to a call (two events), 10,000,000 calls; "
@@ -478,34 +522,32 @@ int main(int argc, char **argv)
 		{"event_cold_ns", "ns", tt_bench_median(cold, repeats), 1.05,
 		 "first 4,194,304 events of a new thread, per event", &rows[WARM], 0, NULL},
 		{"first_event_us", "us", tt_bench_median(first, repeats), 0, "first event of a new thread (target <= 20 us)", NULL, 0, NULL},
-		{"thread_start_us", "us", thread_start.us, 0, start_what, NULL, 0, NULL},
+		{"thread_start_us", "us", thread_start.us, 0, start_what, NULL, 0, NULL, TT_BENCH_THREAD_START},
 		{"event_dynamic_name_ns", "ns", tt_bench_dynamic_name(repeats), 0,
 		 "TT_INSTANT_DYN with 16 names in turn: the name's lookup and the event", NULL, 0, NULL},
 		{"endbegin_ns", "ns", tt_bench_median(endbegin, repeats), 0.65,
 		 "TT_ENDBEGIN, per event (an end and a begin)", NULL, 0, NULL},
 		{"event_2threads_ns", "ns", tt_bench_median(two, repeats), 1.30, "per event per thread, two threads at once", NULL, 0, NULL},
-		{"cyg_call_overhead_ns", "ns", cyg_ns, 2.5, cyg_what, NULL, 0, NULL},
-		{"detour_call_overhead_ns", "ns", detour_ns, 3, detour_what[0], NULL, 0, NULL},
-		{"patchable_call_overhead_ns", "ns", patchable_ns, 3, detour_what[1], NULL, 0, NULL},
+		{"cyg_call_overhead_ns", "ns", cyg_ns, 2.5, cyg_what, NULL, 0, NULL, TT_BENCH_CYG},
+		{"detour_call_overhead_ns", "ns", detour_ns, 3, detour_what[0], NULL, 0, NULL, TT_BENCH_DETOUR},
+		{"patchable_call_overhead_ns", "ns", patchable_ns, 3, detour_what[1], NULL, 0, NULL, TT_BENCH_DETOUR},
 		{"event_dropped_ns", "ns", dropped_ns, 1.0,
-		 "per event into a full buffer, mode stop (counted, not kept)", &rows[WARM], 0, NULL},
+		 "per event into a full buffer, mode stop (counted, not kept)", &rows[WARM], 0, NULL, TT_BENCH_DROPPED},
 		{"event_dropped_no_memory_ns", "ns", no_memory_ns, 4.0,
 		 "per event once TICKTRACE_MEMORY is used up (counted, not kept): the slower of the thread "
-		 "that used it up and one that came after it (no buffer)", NULL, 0, NULL},
-		{"event_off_ns", "ns", paused_ns > off_process_ns ? paused_ns : off_process_ns, 0.25, off_what, NULL, 0, NULL},
+		 "that used it up and one that came after it (no buffer)", NULL, 0, NULL, TT_BENCH_NO_MEMORY},
+		{"event_off_ns", "ns", paused_ns > off_process_ns ? paused_ns : off_process_ns, 0.25, off_what, NULL, 0, NULL, TT_BENCH_OFF},
 		{"min_dur_filtered_call_ns", "ns", filtered_ns, 3, "what an instrumented call adds "
 		 "when TICKTRACE_MIN_DUR erases it at its exit (both hooks, the rewind, its count)",
-		 NULL, 0, NULL},
-		{"cyg_off_ns", "ns", cyg_off_ns, 0, "what an instrumented call adds with TICKTRACE=0", NULL, 0, NULL},
-		{"bytes_per_event", "B", bytes.records, 0, "record bytes per event in the file", NULL, 0, NULL},
-		{"file_bytes_per_event", "B", bytes.file, 0, "file growth per event, headers included", NULL, 0, NULL},
+		 NULL, 0, NULL, TT_BENCH_FILTERED},
+		{"cyg_off_ns", "ns", cyg_off_ns, 0, "what an instrumented call adds with TICKTRACE=0", NULL, 0, NULL, TT_BENCH_CYG_OFF},
+		{"bytes_per_event", "B", bytes.records, 0, "record bytes per event in the file", NULL, 0, NULL, TT_BENCH_BYTES},
+		{"file_bytes_per_event", "B", bytes.file, 0, "file growth per event, headers included", NULL, 0, NULL, TT_BENCH_BYTES},
 	};
 	int hot_rows = (int)(sizeof rows / sizeof rows[0]);
 	printf("ticktrace-bench: medians of %d repeats\n", repeats);
-	if (hot_only) {
-		tt_bench_report(rows, hot_rows, rdtsc_ns, json_path);
-		return 0;
-	}
+	if (hot_only)
+		return tt_bench_report(rows, hot_rows, rdtsc_ns, json_path);
 	char sched_what[200];
 	snprintf(sched_what, sizeof sched_what,
 		 "two threads handing on a byte through pipes, %.0f switches/s, an event per hop: CPU per hop "
@@ -540,48 +582,48 @@ int main(int argc, char **argv)
 		 snapshot.window_events * sizeof(struct tt_record) / 1e6);
 	struct tt_bench_row rest[] = {
 		{"event_stream_ns", "ns", stream_ns, 1.05,
-		 "mode stream, 100 million events while the drain writes them to disk, per event", &rows[WARM], 0, NULL},
-		{"stream_dropped", "", (double)stream_dropped, 0, "events dropped in those runs (target 0)", NULL, 0, NULL},
+		 "mode stream, 100 million events while the drain writes them to disk, per event", &rows[WARM], 0, NULL, TT_BENCH_STREAM},
+		{"stream_dropped", "", (double)stream_dropped, 0, "events dropped in those runs (target 0)", NULL, 0, NULL, TT_BENCH_STREAM},
 		{"convert_json_events_per_s", "/s", tt_bench_number(convert, "convert_json_events_per_s"), 0,
-		 "a 50M-event raw file to Chrome JSON in /dev/shm (target >= 25 M/s)", NULL, 0, NULL},
+		 "a 50M-event raw file to Chrome JSON in /dev/shm (target >= 25 M/s)", NULL, 0, NULL, TT_BENCH_CONVERT},
 		{"convert_perfetto_events_per_s", "/s",
 		 tt_bench_number(convert, "convert_perfetto_events_per_s"), 0,
-		 "the same file to Perfetto protobuf (target >= 50 M/s)", NULL, 0, NULL},
+		 "the same file to Perfetto protobuf (target >= 50 M/s)", NULL, 0, NULL, TT_BENCH_CONVERT},
 		{"perfetto_bytes_per_event", "B", tt_bench_number(convert, "perfetto_bytes_per_event"), 0,
 		 "its .pftrace's bytes per event (deflated by default at this size), most of them scopes' begins and ends (target <= 6)", NULL,
-		 0, NULL},
+		 0, NULL, TT_BENCH_CONVERT},
 		{"convert_perfetto_compressed_events_per_s", "/s",
 		 tt_bench_number(convert, "convert_perfetto_compressed_events_per_s"), 0,
-		 "the same file to a .pftrace with --compress (deflated harder than by default)", NULL, 0, NULL},
+		 "the same file to a .pftrace with --compress (deflated harder than by default)", NULL, 0, NULL, TT_BENCH_CONVERT},
 		{"perfetto_compressed_bytes_per_event", "B",
 		 tt_bench_number(convert, "perfetto_compressed_bytes_per_event"), 0,
-		 "its bytes per event (target <= 6)", NULL, 0, NULL},
+		 "its bytes per event (target <= 6)", NULL, 0, NULL, TT_BENCH_CONVERT},
 		{"report_events_per_s", "/s", tt_bench_number(convert, "report_events_per_s"), 0,
-		 "ticktrace report (flat profile) on the same file", NULL, 0, NULL},
+		 "ticktrace report (flat profile) on the same file", NULL, 0, NULL, TT_BENCH_CONVERT},
 		{"report_vs_json", "x", tt_bench_number(convert, "report_vs_json"), 0,
-		 "its rate over the JSON conversion's, same rounds (target >= 1)", NULL, 0, NULL},
+		 "its rate over the JSON conversion's, same rounds (target >= 1)", NULL, 0, NULL, TT_BENCH_CONVERT},
 		{"convert_peak_rss_mb", "MB", tt_bench_number(convert, "convert_peak_rss_mb"), 0,
-		 "the converter's peak memory on that file (target <= 64)", NULL, 0, NULL},
+		 "the converter's peak memory on that file (target <= 64)", NULL, 0, NULL, TT_BENCH_CONVERT},
 		{"sample_overhead_pct", "%", overhead.pct, 0,
-		 "slowdown of a loop while self-profiled at 1 ms (target <= 3)", NULL, 0, NULL},
-		{"sched_overhead_pct", "%", sched.pct, 0, sched_what, NULL, 0, NULL},
-		{"sched_kernel_floor_pct", "%", sched.floor_pct, 0, floor_what, NULL, 0, NULL},
-		{"sched_above_floor_pct", "%", sched.above_floor_pct, 0, above_what, NULL, 0, NULL},
-		{"schedstat_overhead_pct", "%", schedstat.pct, 0, schedstat_what, NULL, 0, NULL},
-		{"event_during_snapshot_ns", "ns", snapshot.during_ns, 1.10, during_what, &rows[WARM], 0, NULL},
-		{"snapshot_ms", "ms", snapshot.snapshot_ms, 0, snapshot_what, NULL, 0, NULL},
-		{"snapshot_overhead_pct", "%", snapshot.overhead_pct, 0, snapshot_cost_what, NULL, 0, NULL},
+		 "slowdown of a loop while self-profiled at 1 ms (target <= 3)", NULL, 0, NULL, TT_BENCH_SAMPLE},
+		{"sched_overhead_pct", "%", sched.pct, 0, sched_what, NULL, 0, NULL, TT_BENCH_SCHED},
+		{"sched_kernel_floor_pct", "%", sched.floor_pct, 0, floor_what, NULL, 0, NULL, TT_BENCH_SCHED},
+		{"sched_above_floor_pct", "%", sched.above_floor_pct, 0, above_what, NULL, 0, NULL, TT_BENCH_SCHED},
+		{"schedstat_overhead_pct", "%", schedstat.pct, 0, schedstat_what, NULL, 0, NULL, TT_BENCH_SCHEDSTAT},
+		{"event_during_snapshot_ns", "ns", snapshot.during_ns, 1.10, during_what, &rows[WARM], 0, NULL, TT_BENCH_SNAPSHOT},
+		{"snapshot_ms", "ms", snapshot.snapshot_ms, 0, snapshot_what, NULL, 0, NULL, TT_BENCH_SNAPSHOT},
+		{"snapshot_overhead_pct", "%", snapshot.overhead_pct, 0, snapshot_cost_what, NULL, 0, NULL, TT_BENCH_SNAPSHOT},
 		{"zero_markup_cpu_ratio", "x", tt_bench_real(real, "zero_markup_cpu_ratio"), 0,
 		 "Lua 5.4 built with ticktrace-instrument's flags, default settings: its CPU time over "
-		 "the plain build's (target <= 1.5 and <= uftrace_cpu_ratio; null: not run here)", NULL, 0, NULL},
+		 "the plain build's (target <= 1.5 and <= uftrace_cpu_ratio; null: not run here)", NULL, 0, NULL, TT_BENCH_REAL},
 		{"uftrace_cpu_ratio", "x", tt_bench_real(real, "uftrace_cpu_ratio"), 0,
-		 "the same Lua built with -pg under uftrace record, the same run", NULL, 0, NULL},
+		 "the same Lua built with -pg under uftrace record, the same run", NULL, 0, NULL, TT_BENCH_REAL},
 		{"zero_markup_no_libcalls_cpu_ratio", "x", tt_bench_real(real, "zero_markup_no_libcalls_cpu_ratio"), 0,
 		 "the zero-markup Lua with TICKTRACE_LIBCALLS=0: against zero_markup_cpu_ratio, what "
-		 "recording its library calls costs", NULL, 0, NULL},
+		 "recording its library calls costs", NULL, 0, NULL, TT_BENCH_REAL},
 		{"zero_markup_start_ms", "ms", tt_bench_real(real, "zero_markup_start_ms"), 0,
 		 "the CPU a zero-markup Lua process that does nothing (lua -e '') takes more than the "
-		 "plain build's, the same run (a test suite of small runs pays it each time)", NULL, 0, NULL},
+		 "plain build's, the same run (a test suite of small runs pays it each time)", NULL, 0, NULL, TT_BENCH_REAL},
 	};
 	struct tt_bench_row all[sizeof rows / sizeof rows[0] + sizeof rest / sizeof rest[0]];
 	memcpy(all, rows, sizeof rows);
@@ -592,6 +634,5 @@ int main(int argc, char **argv)
 		if (all[i].also_base)
 			all[i].also_base = all + (all[i].also_base - rows);
 	}
-	tt_bench_report(all, (int)(sizeof all / sizeof all[0]), rdtsc_ns, json_path);
-	return 0;
+	return tt_bench_report(all, (int)(sizeof all / sizeof all[0]), rdtsc_ns, json_path);
 }

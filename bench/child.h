@@ -9,6 +9,13 @@
  * fewer (said on stderr). */
 int tt_bench_child(const char *env, const char *args, int n, double *figures);
 
+/* Linux's: the benchmark's line on stderr ("ticktrace-bench: " and the text), kept as
+ * why the part running failed (tt_bench_child says its child's last line so); the
+ * text kept, "" when nothing was said since tt_bench_why_clear. */
+void tt_bench_say(const char *format, ...) __attribute__((format(printf, 1, 2)));
+const char *tt_bench_why(void);
+void tt_bench_why_clear(void);
+
 /* Where children write files: $TICKTRACE_BENCH_DIR, or /var/tmp (on disk, where /tmp
  * may be memory). */
 const char *tt_bench_dir(void);

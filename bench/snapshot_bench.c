@@ -31,6 +31,7 @@
 #include "snapshot_bench.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
@@ -310,7 +311,7 @@ int tt_bench_snapshot(int repeats, struct tt_bench_snapshot *out)
 	char dir[4096], env[4400];
 	snprintf(dir, sizeof dir, "%s/ticktrace-bench-snapshots-XXXXXX", tt_bench_dir());
 	if (!mkdtemp(dir)) {
-		fprintf(stderr, "ticktrace-bench: cannot make %s\n", dir);
+		tt_bench_say("cannot make %s: %s", dir, strerror(errno));
 		return -1;
 	}
 	snprintf(env, sizeof env,

@@ -64,32 +64,30 @@ int tt_bench_file_records(const char *path, uint64_t *dropped, uint64_t *records
 	return ended ? 0 : -1;
 }
 
-/* One child run: its ns per event, and what its file says. */
+/* One child run: its ns per event, and what its file says; 0, or -1 said. */
 static int tt_bench_stream_once(const char *dir, double *ns, uint64_t *dropped)
 {
 	char path[4096];
 	snprintf(path, sizeof path, "%s/ticktrace-bench-stream-XXXXXX", dir);
 	int fd = mkstemp(path);
-	if (fd < 0)
-		return -errno;
+	if (fd < 0) {
+		tt_bench_say("the stream run: cannot make %s: %s", path, strerror(errno));
+		return -1;
+	}
 	close(fd);
-	char command[8192];
-	snprintf(command, sizeof command,
-		 "TICKTRACE_MODE=stream TICKTRACE_BUFFER=" TT_BENCH_STREAM_BUFFER
-		 " TICKTRACE_OUT='%s' /proc/%d/exe --stream-child",
-		 path, (int)getpid());
-	FILE *child = popen(command, "r");
-	int ok = child && fscanf(child, "%lf", ns) == 1;
-	if (child && pclose(child) != 0)
-		ok = 0;
+	char env[4200];
+	snprintf(env, sizeof env, "TICKTRACE_MODE=stream TICKTRACE_BUFFER=" TT_BENCH_STREAM_BUFFER " TICKTRACE_OUT='%s'",
+		 path);
+	int err = tt_bench_child(env, "--stream-child", 1, ns);
 	uint64_t records;
-	if (ok && tt_bench_file_records(path, dropped, &records) < 0)
-		ok = 0;
 	/* Every event is in the file, or counted as dropped. */
-	if (ok && records + *dropped < 2 * (uint64_t)TT_BENCH_STREAM_PAIRS)
-		ok = 0;
+	if (!err && (tt_bench_file_records(path, dropped, &records) < 0 ||
+		     records + *dropped < 2 * (uint64_t)TT_BENCH_STREAM_PAIRS)) {
+		tt_bench_say("the stream run's file %s does not hold or count every event", path);
+		err = -1;
+	}
 	unlink(path);
-	return ok ? 0 : -EIO;
+	return err;
 }
 
 int tt_bench_stream(int repeats, double *ns, uint64_t *dropped)
@@ -102,10 +100,8 @@ int tt_bench_stream(int repeats, double *ns, uint64_t *dropped)
 	for (int r = 0; r < repeats; r++) {
 		uint64_t lost;
 		int err = tt_bench_stream_once(dir, &runs[r], &lost);
-		if (err) {
-			fprintf(stderr, "ticktrace-bench: the stream run in %s failed\n", dir);
+		if (err)
 			return err;
-		}
 		*dropped += lost;
 	}
 	*ns = tt_bench_median(runs, repeats);

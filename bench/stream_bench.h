@@ -12,7 +12,8 @@
 int tt_bench_stream_child(void);
 
 /* Runs the child `repeats` times (at most TT_BENCH_STREAM_MAX_REPEATS): the median
- * nanoseconds per event, and the events dropped in all runs. 0 or -errno. */
+ * nanoseconds per event, and the events dropped in all runs. 0, or -1 said
+ * (tt_bench_say). */
 int tt_bench_stream(int repeats, double *ns, uint64_t *dropped);
 
 /* The records a finished raw file holds, and the dropped events its THREAD_TOTALS

@@ -290,10 +290,11 @@ const char *tt_crash_text(uint32_t crash, char *buf, size_t cap);
 #define TT_BUFFER_EVENTS_DEFAULT (UINT64_C(1) << 20)
 #define TT_BUFFER_EVENTS_MAX (UINT64_C(1) << 36)
 uint64_t tt_buffer_events(const char *text, FILE *err);
-/* "1.5ms", "200us", "20ns", "2s" or "0" into ns; 0 or -1. Every time setting and option
- * is read by it (TICKTRACE_MIN_DUR by both runtimes; the tools through
- * tt_an_parse_duration): a number other than 0 needs its unit (a bare 20000000 is no
- * time). */
+/* "1.5ms", "200us", "20ns", "2s" or "0" into ns; 0, -1 (not a time) or -ERANGE (a time
+ * past the clock's range, 1e30ms: *ns INT64_MAX, which tt_time_in_range says out of
+ * range). Every time setting and option is read by it (TICKTRACE_MIN_DUR by both
+ * runtimes; the tools through tt_an_parse_duration): a number other than 0 needs its
+ * unit (a bare 20000000 is no time). */
 int tt_parse_duration(const char *text, int64_t *ns);
 /* Whether `ns`, the time a setting VAR=TEXT gives (TICKTRACE_MIN_DUR,
  * TICKTRACE_SPIKE_THRESHOLD, TICKTRACE_SNAPSHOT_BEFORE and _AFTER), is one it takes: an

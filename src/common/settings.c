@@ -36,15 +36,21 @@ int tt_parse_duration(const char *text, int64_t *ns)
 	 * spaces) */
 	if (strspn(text, "0123456789.eE+-") != (size_t)(end - text))
 		return -1;
-	if (end == text || errno || !(v >= 0 && v <= 9.2e18) || (!*end && v != 0)) /* (NaN too) */
+	/* (NaN too; errno: an underflow here, an overflow a time past the range below) */
+	if (end == text || !(v >= 0) || (errno && v < 1) || (!*end && v != 0))
 		return -1;
 	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
 		if (strcmp(end, units[i].unit) == 0) {
 			double scaled = v * (double)units[i].ns;
-			/* (past the clock's range; or not 0 but under half a nanosecond, which
-			 * would be taken as 0: every scope a spike) */
-			if (scaled > 9.2e18 || (v > 0 && scaled < 0.5))
+			/* (not 0 but under half a nanosecond, which would be taken as 0: every
+			 * scope a spike) */
+			if (v > 0 && scaled < 0.5)
 				return -1;
+			/* (a time, but past the clock's range: the settings say it out of range) */
+			if (scaled > 9.2e18) {
+				*ns = INT64_MAX;
+				return -ERANGE;
+			}
 			*ns = (int64_t)(scaled + 0.5);
 			return 0;
 		}

@@ -48,7 +48,7 @@ static void tt__config_min_dur(const char *text, uint64_t fallback_ns)
 {
 	int64_t ns = (int64_t)fallback_ns;
 	static const char then[] = "using the default (1us in the zero-markup build, none otherwise)";
-	if (text && *text && !tt__min_dur_invalid && tt_parse_duration(text, &ns) < 0) {
+	if (text && *text && !tt__min_dur_invalid && tt_parse_duration(text, &ns) == -1) {
 		fprintf(tt__err, "ticktrace: TICKTRACE_MIN_DUR=%s is not a duration (such as 500ns, "
 			"2us, 1ms; 0: every call kept); %s\n", text, then);
 		tt__min_dur_invalid = true;

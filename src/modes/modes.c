@@ -26,9 +26,11 @@ static int tt__finish_whole(void)
 	return err;
 }
 
-/* Modes stop and ring: buffers in a live file, which outlives a SIGKILL. */
-static void tt__prepare_live(void)
+/* Modes stop and ring: what writing the file at exit would meet, said now (stream's
+ * file is made as it begins); buffers in a live file, which outlives a SIGKILL. */
+static void tt__prepare_whole(void)
 {
+	tt__check_out();
 	struct tt__writing writing;
 	tt__writing_begin(&writing);
 	int err = tt__live_start();
@@ -43,7 +45,7 @@ static void tt__prepare_live(void)
 /* Modes stop and ring: their chunks are in the live file when there is one
  * (live.c), and a dump writes the whole file. */
 #define TT__WHOLE_FILE_OPS                                  \
-	.prepare = tt__prepare_live, .finish = tt__finish_whole, \
+	.prepare = tt__prepare_whole, .finish = tt__finish_whole, \
 	.chunks_fd = tt__live_fd, .chunks_at = tt__live_chunks_at, \
 	.cover = tt__live_cover, .chunks_after_fork = tt__live_after_fork, \
 	.tick = tt__live_tick, .identify = tt__live_identify, .dump = tt__dump_whole, \

@@ -193,7 +193,7 @@ static void tt__min_dur_from_env(void)
 {
 	const char *text = getenv(TT_ENV_MIN_DUR);
 	int64_t ns = 0;
-	if (text && *text && tt_parse_duration(text, &ns) < 0) {
+	if (text && *text && tt_parse_duration(text, &ns) == -1) {
 		fprintf(stderr, "ticktrace: TICKTRACE_MIN_DUR=%s is not a duration (such as 500ns, 2us, "
 				"1ms; 0: every call kept); every call kept\n", text);
 		ns = 0;

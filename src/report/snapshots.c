@@ -128,7 +128,7 @@ static int64_t tt__snapshot_duration(const char *var, int64_t fallback)
 	if (!text || !*text)
 		return fallback;
 	snprintf(then, sizeof then, "using %" PRId64 "ms", fallback / 1000000);
-	if (tt_an_parse_duration(text, &ns) < 0 || ns < 0) {
+	if (tt_an_parse_duration(text, &ns) == -1) {
 		fprintf(tt__err, "ticktrace: %s=%s is not a time (100ms, 1.5s); %s\n", var, text, then);
 		return fallback;
 	}

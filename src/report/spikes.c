@@ -270,7 +270,7 @@ void tt__spikes_start(void)
 	snprintf(then, sizeof then, "using the default, none: only the thresholds in the code "
 		 "(TT_THRESHOLD_NS) and TICKTRACE_SPIKE_THRESHOLDS' file find spikes to log%s",
 		 snapshots ? " and snapshots to take" : "");
-	if (text && *text && tt_an_parse_duration(text, &threshold) < 0) {
+	if (text && *text && tt_an_parse_duration(text, &threshold) == -1) {
 		fprintf(tt__err, "ticktrace: TICKTRACE_SPIKE_THRESHOLD=%s is not a time (1.5ms, 200us, "
 			"2s: a number and its unit); %s\n", text, then);
 		threshold = TT_AN_NO_THRESHOLD;

@@ -150,6 +150,46 @@ int tt__default_path(char *buf, size_t size)
 	return tt__expand_path(tt__out_pattern, buf, size);
 }
 
+void tt__check_out(void)
+{
+	char path[4096], dir[4096], why[160];
+	if (tt__out_apart || tt__forked || tt__exec_image || !tt__out_given[0] ||
+	    tt__default_path(path, sizeof path) || tt__output_in_place(path))
+		return;
+	const char *slash = strrchr(path, '/'); /* (made absolute at start) */
+	if (!slash)
+		return;
+	snprintf(dir, sizeof dir, "%.*s", slash == path ? 1 : (int)(slash - path), path);
+	struct stat d, there;
+	int lost = stat(dir, &d) < 0 ? errno : !S_ISDIR(d.st_mode) ? ENOTDIR :
+		   faccessat(AT_FDCWD, dir, W_OK | X_OK, AT_EACCESS) < 0 ? errno : 0;
+	bool theirs = false;
+	if (!lost && lstat(path, &there) == 0) {
+		/* (the exit renames its file over it: the sticky bit lets only the owner of it,
+		 * of the directory, or root, CAP_FOWNER, replace it) */
+		theirs = there.st_uid != geteuid() && (d.st_mode & S_ISVTX) && d.st_uid != geteuid() &&
+			 geteuid() != 0;
+		lost = S_ISDIR(there.st_mode) ? EISDIR : 0;
+	}
+	if (lost)
+		fprintf(tt__err, "ticktrace: TICKTRACE_OUT=%s: %s%s%s: the trace cannot be written "
+			"there at exit\n", path, lost == EISDIR ? "" : dir, lost == EISDIR ? "" : ": ",
+			strerror(lost));
+	else if (theirs)
+		fprintf(tt__err, "ticktrace: TICKTRACE_OUT=%s: another user's %s (uid %u) is there, in a "
+			"directory with the sticky bit, which only they may replace: the trace cannot be "
+			"written there at exit\n", path, S_ISLNK(there.st_mode) ? "link" : "file",
+			(unsigned)there.st_uid);
+	/* (another user's directory, or their link to one: said as tt_os_dir_ours says it;
+	 * the user's or root's open to every user, as a test makes one for another user's
+	 * run, is not: the exit writes there as anywhere) */
+	else if (((d.st_uid != geteuid() && d.st_uid != 0) ||
+		  (lstat(dir, &d) == 0 && S_ISLNK(d.st_mode) && d.st_uid != geteuid() && d.st_uid != 0)) &&
+		 !tt_os_dir_ours(dir, why, sizeof why))
+		fprintf(tt__err, "ticktrace: TICKTRACE_OUT=%s: its directory is %s; the trace is written "
+			"there at exit all the same\n", path, why);
+}
+
 int tt__out_is_apart(void)
 {
 	return tt__out_apart;

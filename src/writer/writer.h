@@ -36,6 +36,11 @@ void tt__out_file_header(struct tt__out *out, uint32_t flags) TT__HIDDEN;
 /* Takes TICKTRACE_OUT, made absolute, for the rest of the run (at start-up). */
 void tt__resolve_out(void) TT__HIDDEN;
 int tt__default_path(char *buf, size_t size) TT__HIDDEN; /* TICKTRACE_OUT, expanded */
+/* At start-up, in the run's first process, of a TICKTRACE_OUT given: what the exit's
+ * writing would meet there said now, before a long run, not refused (a directory it
+ * cannot write into; another user's file or link in a sticky one, which only its owner
+ * may replace; another user's directory, or their link to one, tt_os_dir_ours). */
+void tt__check_out(void) TT__HIDDEN;
 /* `path` in `buf`, made absolute with `cwd` ("" when it cannot be: left as it is). */
 void tt__in_start_dir(const char *path, const char *cwd, char *buf, size_t size) TT__HIDDEN;
 /* This process is one the run's first started (under `ticktrace record`, one the

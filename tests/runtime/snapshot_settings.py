@@ -126,25 +126,29 @@ def main():
 
         # Times out of range (1e9s: 31 years, taken before, every window written at
         # exit and said to end 999999957 s in): said, naming the setting and the
-        # value, and the default used.
-        far = os.path.join(tmp, "far")
-        results, err = run(tmp, ["f"], TICKTRACE_SNAPSHOTS=far, TICKTRACE_SNAPSHOT_BEFORE="3601s",
-                           TICKTRACE_SNAPSHOT_AFTER="1e9s", TICKTRACE_SPIKE_THRESHOLD="1e9s",
-                           TICKTRACE_MIN_DUR="7200s")
-        check(results.get("f") == 0, f"times out of range, defaults used: {results}")
-        for var, value, then in (("TICKTRACE_SNAPSHOT_BEFORE", "3601s", "using 100ms"),
-                                 ("TICKTRACE_SNAPSHOT_AFTER", "1e9s", "using 10ms"),
-                                 ("TICKTRACE_SPIKE_THRESHOLD", "1e9s", "using the default, none"),
-                                 ("TICKTRACE_MIN_DUR", "7200s", "using the default")):
-            said = (f"ticktrace: {var}={value} is out of range: a time setting takes an hour "
-                    f"(3600s) at most; {then}")
-            check(said in err, f"said: {said!r} in {err!r}")
-        files = os.listdir(far) if os.path.isdir(far) else []
-        info = subprocess.run([TOOL, "info", os.path.join(far, files[0])], capture_output=True,
-                              text=True, timeout=60).stdout if len(files) == 1 else ""
-        window = re.search(r"window: +(-?[\d.]+) s \.\. ([\d.]+) s", info)
-        check(window and float(window.group(2)) - float(window.group(1)) < 1,
-              f"the snapshot's window, with the defaults: {files} {window and window.group(0)}")
+        # value, and the default used; past the clock's range too (1e30ms, 1e400s past
+        # a double's), which were said to be "not a time" (outside recheck r38 R3).
+        for name, before, after, threshold, min_dur in (("far", "3601s", "1e9s", "1e9s", "7200s"),
+                                                        ("past", "1e400s", "1e30ms", "1e30ms",
+                                                         "1e20ns")):
+            far = os.path.join(tmp, name)
+            results, err = run(tmp, ["f"], TICKTRACE_SNAPSHOTS=far, TICKTRACE_SNAPSHOT_BEFORE=before,
+                               TICKTRACE_SNAPSHOT_AFTER=after, TICKTRACE_SPIKE_THRESHOLD=threshold,
+                               TICKTRACE_MIN_DUR=min_dur)
+            check(results.get("f") == 0, f"times out of range, defaults used: {results}")
+            for var, value, then in (("TICKTRACE_SNAPSHOT_BEFORE", before, "using 100ms"),
+                                     ("TICKTRACE_SNAPSHOT_AFTER", after, "using 10ms"),
+                                     ("TICKTRACE_SPIKE_THRESHOLD", threshold, "using the default, none"),
+                                     ("TICKTRACE_MIN_DUR", min_dur, "using the default")):
+                said = (f"ticktrace: {var}={value} is out of range: a time setting takes an hour "
+                        f"(3600s) at most; {then}")
+                check(said in err, f"said: {said!r} in {err!r}")
+            files = os.listdir(far) if os.path.isdir(far) else []
+            info = subprocess.run([TOOL, "info", os.path.join(far, files[0])], capture_output=True,
+                                  text=True, timeout=60).stdout if len(files) == 1 else ""
+            window = re.search(r"window: +(-?[\d.]+) s \.\. ([\d.]+) s", info)
+            check(window and float(window.group(2)) - float(window.group(1)) < 1,
+                  f"the snapshot's window, with the defaults: {files} {window and window.group(0)}")
 
         # TICKTRACE_SPIKE_THRESHOLD read as every time is (a bare number is none: it
         # meant seconds, unsaid, and 20000000 no spike at all), a bad one said with what it

@@ -26,6 +26,7 @@ enum {
 	PKT_TIMESTAMP = 8, PKT_SEQUENCE_ID = 10, PKT_TRACK_EVENT = 11, PKT_INTERNED_DATA = 12,
 	PKT_SEQUENCE_FLAGS = 13, PKT_CLOCK_SNAPSHOT = 6, PKT_DEFAULTS = 59, PKT_TRACK_DESCRIPTOR = 60,
 	PKT_FIRST_ON_SEQUENCE = 87, PKT_SYSTEM_INFO = 45, SI_MACHINE_NAME = 17,
+	PKT_TRACE_STATS = 35, TS_BUFFER_STATS = 1, BS_WRITER_PACKET_LOSS = 19,
 	TE_TYPE = 9, TE_TRACK_UUID = 11, TE_NAME_IID = 10, TE_NAME = 23, TE_CATEGORY_IIDS = 3,
 	TE_COUNTER_VALUE = 30, TE_FLOW_IDS = 47, TE_TERMINATING_FLOW_IDS = 48,
 	TE_DEBUG_ANNOTATIONS = 4, TE_SOURCE_LOCATION_IID = 34,
@@ -246,6 +247,33 @@ static int tt_pf_machines(struct tt_perfetto *p, const struct tt_anchor *anchor)
 	return 0;
 }
 
+/* The events the rings overwrote in snapshots' windows (their windows cut: the
+ * decoder's warning, JSON's "dropped"), each machine's: a loss of data trace_processor
+ * shows (its stat traced_buf_trace_writer_packet_loss, from TraceStats), where the
+ * slices alone show nothing missing. */
+static int tt_pf_window_cuts(struct tt_perfetto *p)
+{
+	const struct tt_trace *t = p->trace;
+	for (uint32_t k = 0; k < (t->nmachines ? t->nmachines : 1); k++) {
+		uint64_t lost = 0;
+		for (size_t i = 0; i < t->nfiles; i++)
+			for (size_t n = 0; t->files[i].snapshot && t->files[i].machine_index == k &&
+					   n < t->files[i].nthreads; n++)
+				lost += t->files[i].threads[n].dropped[TT_DROP_OVERWRITTEN];
+		if (!lost)
+			continue;
+		struct tt_buf *w = &p->scratch;
+		tt_pb_reset(w);
+		size_t ts = tt_pb_open(w), bs = tt_pb_open(w);
+		tt_pb_uint(w, BS_WRITER_PACKET_LOSS, lost);
+		tt_pb_close(w, bs, TS_BUFFER_STATS);
+		tt_pb_close(w, ts, PKT_TRACE_STATS);
+		if (tt_pf_write(p, k) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 /* The first packet of a sequence: clears incremental state, sets the defaults (the
  * track and the clock; for a thread's sequence, the delta clock that starts at the
  * trace start) and interns the one category. */
@@ -338,7 +366,7 @@ static int tt_pf_start(struct tt_sink *sink, const struct tt_trace *t)
 	p->flows = calloc(t->nmachines ? t->nmachines : 1, sizeof(*p->flows));
 	if (!p->flows)
 		return tt_error("out of memory for %zu machines", t->nmachines);
-	if (t->nfiles && tt_pf_machines(p, anchor) < 0)
+	if (t->nfiles && (tt_pf_machines(p, anchor) < 0 || tt_pf_window_cuts(p) < 0))
 		return -1;
 	for (size_t i = 0; i < t->nfiles; i++) {
 		const struct tt_file *f = &t->files[i];
