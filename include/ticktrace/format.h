@@ -569,7 +569,8 @@ enum tt_sched_what {
 	TT_SCHED_PREEMPTED = 1, /* switched out while it could run: it waits for a CPU */
 	TT_SCHED_BLOCKED = 2,   /* switched out to wait (sleep, a lock, I/O) */
 	/* Never in a file: what readers make of the spans whose states are not known
-	 * (tt_sched_info), up to the next state. */
+	 * (tt_sched_info), up to the next state; its cpu, how many switches were lost
+	 * there (tt_sched_info.lost, UINT32_MAX at most; 0: none, not asked for yet). */
 	TT_SCHED_UNKNOWN = 3,
 };
 

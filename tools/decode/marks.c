@@ -54,6 +54,10 @@ size_t tt_mark_causes_args(struct tt_mark_arg *args, const struct tt_an_causes *
 		args[n++] = (struct tt_mark_arg){.key = "stolen_ns", .number = c->stolen_ns};
 		args[n++] = (struct tt_mark_arg){.key = "stolen_error_ns", .number = c->stolen_error_ns};
 	}
+	if (c->lost_ns) {
+		args[n++] = (struct tt_mark_arg){.key = "without_switches_ns", .number = c->lost_ns};
+		args[n++] = (struct tt_mark_arg){.key = "switches_lost", .number = (int64_t)c->lost};
+	}
 	if (c->faults) {
 		args[n++] = (struct tt_mark_arg){.key = "minor_faults", .number = (int64_t)c->minor_faults};
 		args[n++] = (struct tt_mark_arg){.key = "major_faults", .number = (int64_t)c->major_faults};
