@@ -1155,6 +1155,9 @@ def snapshot_spike(f):
             sp["blocked_may_hold_wakeup_waits"] = 1
         if s.get("causes_flags", 0) & 4:  # (how much moved is not kept)
             sp["wakeups_unsaid"] = 1
+        if s.get("without_switches_ns"):
+            sp.update(without_switches_ns=s["without_switches_ns"], switches_lost=s["switches_lost"],
+                      unknown_why_code=s["unknown_why"])
         if s.get("causes_flags", 0) & 1:  # TT_CAUSES_FAULTS
             sp.update(minor_faults=s["minor_faults"], major_faults=s["major_faults"])
         check(sum(sp[k] for k in ("on_cpu_ns", "preempted_ns", "blocked_ns", "unknown_ns")) == sp["dur_ns"],
@@ -1708,8 +1711,6 @@ def lost_said(label, source, k, sp):
     (causes_from schedstat, within its error) or unknown, and then says why: how many
     the kernel lost, and why no counters reading covers it."""
     name = "%s (%s): %s" % (label, source, k["scope"])
-    if source == "snapshot":  # (its section does not say it yet)
-        return
     unknown, without = sp.get("unknown_ns", 0), sp.get("without_switches_ns", 0)
     check(without >= unknown, "%s: %d ns unknown, %d of it said without switches" % (name, unknown, without))
     check(not without or sp.get("causes_from") == "schedstat" or unknown == without,
@@ -1718,6 +1719,9 @@ def lost_said(label, source, k, sp):
         why = sp.get("unknown_why", "")
         check(("the kernel lost %d of them" % sp.get("switches_lost", -1)) in why and "not covered: " in why,
               "%s: %d ns unknown, said why: %r" % (name, unknown, why))
+    elif unknown:  # (why no reading covers it: format.h's reasons, as for no split)
+        check(sp.get("switches_lost", 0) > 0 and sp.get("unknown_why_code", 0) > 0,
+              "%s: %d ns unknown, its snapshot says why: %s" % (name, unknown, sp))
     print("%s: %d ns without switches (%d lost), %d unknown, from %s within %d"
           % (name, without, sp.get("switches_lost", 0), unknown, sp.get("causes_from"), sp.get("causes_error_ns", 0)))
 

@@ -57,7 +57,7 @@ struct tt_frame_series {
 struct tt_mark {
 	int64_t ts;
 	char *name;
-	char *no_split;  /* a spike's without a split: why (its argument's text) */
+	char *no_split;  /* a spike's without a split: why; with one, why some is unknown (its argument's text) */
 	uint64_t offset; /* of what the file says it in */
 	struct tt_mark_arg args[TT_MARK_ARGS + 1]; /* (the last with no key) */
 	uint32_t nargs;

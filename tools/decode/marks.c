@@ -147,6 +147,12 @@ static int tt_mark_snapshot(struct tt_decoder *d, const struct tt_file *f)
 		tt_mark_number(m, "preempted_ns", si->preempted_ns);
 		tt_mark_number(m, "blocked_ns", si->blocked_ns);
 		tt_mark_number(m, "unknown_ns", s->split.unknown_ns);
+		char why[TT_AN_UNKNOWN_TEXT];
+		if (tt_an_unknown_text(&causes, why, sizeof why)) {
+			if (!(m->no_split = strdup(why)))
+				return -1;
+			m->args[m->nargs++] = (struct tt_mark_arg){.key = "unknown_why", .text = m->no_split};
+		}
 	} else {
 		char why[TT_SCHED_NONE_TEXT];
 		if (!(m->no_split = strdup(tt_an_no_split_text(&causes, s->thread->flags, why, sizeof why))))

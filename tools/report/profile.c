@@ -707,6 +707,9 @@ static int tt_snap_print(struct tt_ps_sink *a, struct tt_snap_spike *snap)
 		if (!si->has_split)
 			cJSON_AddStringToObject(root, "no_split",
 						tt_an_no_split_text(&causes, t->flags, why, sizeof why));
+		char unknown[TT_AN_UNKNOWN_TEXT];
+		if (si->has_split && tt_an_unknown_text(&causes, unknown, sizeof unknown))
+			cJSON_AddStringToObject(root, "unknown_why", unknown);
 		tt_json_causes(root, &causes);
 		cJSON_AddStringToObject(root, "threshold_from", tt_snapshot_threshold_from(ss));
 		cJSON_AddNumberToObject(root, "snapshot", (double)si->number);

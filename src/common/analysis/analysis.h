@@ -397,7 +397,8 @@ struct tt_an_entry {
 };
 
 /* Whose counters split calls that their threads' switches did not (a mask): Linux's,
- * where perf_event_open was refused (schedstat), or a Windows thread's CPU time. */
+ * where perf_event_open was refused or the kernel lost switches (schedstat), or a
+ * Windows thread's CPU time. */
 enum tt_an_approximate {
 	TT_AN_APPROX_SCHEDSTAT = 1u << 0,
 	TT_AN_APPROX_THREAD_TIMES = 1u << 1,
