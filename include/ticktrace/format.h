@@ -264,16 +264,17 @@ enum tt_section_type {
 	 * why the version stays. */
 	TT_SEC_SCHED = 0x43,
 	/* struct tt_snapshot_info, its name, then snapshot_info.cuts struct tt_snapshot_cut,
-	 * then struct tt_snapshot_split, struct tt_snapshot_causes and struct
-	 * tt_snapshot_unsplit: the file is a snapshot (TICKTRACE_SNAPSHOTS), the records
+	 * then struct tt_snapshot_split, struct tt_snapshot_causes, struct
+	 * tt_snapshot_unsplit and struct tt_snapshot_unknown: the file is a snapshot (TICKTRACE_SNAPSHOTS), the records
 	 * of every thread from from_tsc to to_tsc around a spike or a tt_trigger() call,
 	 * written while the program ran. Once, after PROCESS; the header has
 	 * TT_FILE_SNAPSHOT. A section that ends at its cuts is the first version's (its
 	 * split, where it has one, covers the whole spike), one that ends at
 	 * tt_snapshot_split the second's (its split's source not said), one that ends at
-	 * tt_snapshot_causes the third's (why a spike has no split: its thread's flags); a
-	 * longer one than tt_snapshot_unsplit is a later version's: a reader takes the
-	 * fields it knows. */
+	 * tt_snapshot_causes the third's (why a spike has no split: its thread's flags),
+	 * one that ends at tt_snapshot_unsplit the fourth's (its time without switches not
+	 * said); a longer one than tt_snapshot_unknown is a later version's: a reader
+	 * takes the fields it knows. */
 	TT_SEC_SNAPSHOT = 0x44,
 	/* struct tt_machine_info: the machine the run ran on (its name and ids), the
 	 * clocks the run's times are on, and how they relate to its machine's and to the
@@ -569,7 +570,8 @@ enum tt_sched_what {
 	TT_SCHED_PREEMPTED = 1, /* switched out while it could run: it waits for a CPU */
 	TT_SCHED_BLOCKED = 2,   /* switched out to wait (sleep, a lock, I/O) */
 	/* Never in a file: what readers make of the spans whose states are not known
-	 * (tt_sched_info), up to the next state. */
+	 * (tt_sched_info), up to the next state; its cpu, how many switches were lost
+	 * there (tt_sched_info.lost, UINT32_MAX at most; 0: none, not asked for yet). */
 	TT_SCHED_UNKNOWN = 3,
 };
 
@@ -849,6 +851,23 @@ struct tt_snapshot_unsplit {
 	int64_t end_ns;   /* its start, and its end, this far from it */
 };
 _Static_assert(sizeof(struct tt_snapshot_unsplit) == 24, "snapshot unsplit layout");
+
+/* A spike's time without switches (its states' TT_SCHED_UNKNOWN spans: the kernel lost
+ * them, its ring for the thread full, or they were not asked for yet), after
+ * tt_snapshot_unsplit (a section that ends before it is an earlier version's: not
+ * said): 0s without, and for a trigger. Of without_ns, what the counters' readings
+ * covered is in the split's parts (tt_snapshot_causes.from TT_CAUSES_SCHEDSTAT, within
+ * its error_ns), the rest its unknown_ns, and `why`, `flags`, `start_ns` and `end_ns`
+ * say why no reading covers that as tt_snapshot_unsplit says it of a spike without a
+ * split (0s where all was covered). */
+struct tt_snapshot_unknown {
+	uint64_t lost;      /* switches the kernel lost in the spans without them */
+	int64_t without_ns; /* of the spike's duration, the time no state covers */
+	uint32_t why;       /* enum tt_snapshot_unsplit_why */
+	uint32_t flags;     /* enum tt_snapshot_unsplit_flags */
+	int64_t start_ns, end_ns;
+};
+_Static_assert(sizeof(struct tt_snapshot_unknown) == 40, "snapshot unknown layout");
 
 struct tt_end_info {
 	uint64_t threads;  /* THREAD sections written */

@@ -11,7 +11,8 @@ size_t tt_sched_head(int64_t *last_ns, uint64_t lost, int64_t since_ns,
 {
 	size_t k = 0;
 	if (lost || *last_ns == INT64_MIN || since_ns > *last_ns) {
-		head[k++] = (struct tt_sched_state){.ns = *last_ns, .what = TT_SCHED_UNKNOWN};
+		head[k++] = (struct tt_sched_state){.ns = *last_ns, .what = TT_SCHED_UNKNOWN,
+						    .cpu = lost > UINT32_MAX ? UINT32_MAX : (uint32_t)lost};
 		/* every switch from since_ns on is here: up to a first switch out, or with
 		 * none, all along, it ran */
 		if ((n ? states[0].what != TT_SCHED_RUNNING && since_ns < states[0].ns : !lost))

@@ -493,6 +493,15 @@ void tt__snapshot_spike(const struct tt_an_spike *s, const struct tt_clock *cloc
 			.flags = s->causes.miss_budget ? TT_UNSPLIT_BUDGET : 0u,
 			.start_ns = s->causes.miss_start_ns, .end_ns = s->causes.miss_end_ns,
 		};
+	else if (s->causes.lost_ns) { /* (and why what no reading covers is unknown) */
+		bool covered = !s->split.unknown;
+		w.unknown = (struct tt_snapshot_unknown){
+			.lost = s->causes.lost, .without_ns = s->causes.lost_ns,
+			.why = covered ? 0u : (uint32_t)s->causes.miss,
+			.flags = !covered && s->causes.miss_budget ? TT_UNSPLIT_BUDGET : 0u,
+			.start_ns = covered ? 0 : s->causes.miss_start_ns, .end_ns = covered ? 0 : s->causes.miss_end_ns,
+		};
+	}
 	tt__snapshot_window(sn, &w, clock);
 	tt__snapshot_wait(sn, due, &w, name, (size_t)(k - sn->kept));
 }

@@ -126,10 +126,17 @@ static void tt__spikes_json(FILE *out, const struct tt_an_spike *s)
 	if (s->causes.stolen_known)
 		fprintf(out, ",\"stolen_ns\":%" PRId64 ",\"stolen_error_ns\":%" PRId64, s->causes.stolen_ns,
 			s->causes.stolen_error_ns);
+	if (s->causes.lost_ns)
+		fprintf(out, ",\"without_switches_ns\":%" PRId64 ",\"switches_lost\":%" PRIu64,
+			s->causes.lost_ns, s->causes.lost);
 	if (s->causes.faults)
 		fprintf(out, ",\"minor_faults\":%" PRIu64 ",\"major_faults\":%" PRIu64,
 			s->causes.minor_faults, s->causes.major_faults);
-	char why[TT_SCHED_NONE_TEXT];
+	char why[TT_AN_UNKNOWN_TEXT > TT_SCHED_NONE_TEXT ? TT_AN_UNKNOWN_TEXT : TT_SCHED_NONE_TEXT];
+	if (s->has_split && tt_an_unknown_text(&s->causes, why, sizeof why)) {
+		fputs(",\"unknown_why\":", out);
+		tt__spikes_json_str(out, why, strlen(why));
+	}
 	if (!s->has_split) {
 		fputs(",\"no_split\":", out);
 		tt_an_no_split_text(&s->causes, th->no_states, why, sizeof why);

@@ -460,6 +460,8 @@ static void test_never_switched(void **state)
 	cJSON_Delete(spike);
 }
 
+#define UNKNOWN_WHY "4.000 ms of it without switches (the kernel lost 7 of them in a stretch that " \
+	"reaches into it: its buffer for the thread full), not covered: none read"
 /* The span of switches the kernel lost is unknown, not made up: the split makes up
  * the spike's duration; a thread without states has no split, and its spikes and
  * info say why; report's columns count only the time states cover and say the rest. */
@@ -488,6 +490,10 @@ static void test_split_unknown(void **state)
 	assert_int_equal(num(worker, "blocked_ns"), 1 * MS);
 	assert_int_equal(num(worker, "preempted_ns"), 1 * MS);
 	assert_int_equal(num(worker, "unknown_ns"), 4 * MS);
+	/* (why: the switches the kernel lost there, and no counters read) */
+	assert_int_equal(num(worker, "without_switches_ns"), 4 * MS);
+	assert_int_equal(num(worker, "switches_lost"), 7);
+	assert_string_equal(str(worker, "unknown_why"), UNKNOWN_WHY);
 	assert_null(cJSON_GetObjectItemCaseSensitive(plain, "on_cpu_ns"));
 	assert_null(cJSON_GetObjectItemCaseSensitive(plain, "unknown_ns"));
 	assert_string_equal(str(plain, "no_split"),
@@ -508,6 +514,7 @@ static void test_split_unknown(void **state)
 		marks++;
 		if (num(ev, "tid") == 101) {
 			assert_int_equal(num(args, "unknown_ns"), 4 * MS);
+			assert_string_equal(str(args, "unknown_why"), UNKNOWN_WHY);
 			assert_null(cJSON_GetObjectItemCaseSensitive(args, "no_split"));
 		} else {
 			assert_string_equal(str(args, "no_split"), "the kernel refused its thread states "
@@ -522,8 +529,8 @@ static void test_split_unknown(void **state)
 	/* (blocked from the switches, no counters read: it may hold waits for a CPU after
 	 * wake-ups, never said as exact) */
 	const char *text[] = {"  on CPU 4.000 ms, preempted ~1.000 ms, blocked ~1.000 ms, unknown 4.000 ms\n"
-			      "  (blocked may hold waits for a CPU after wake-ups, which the switches count "
-			      "as blocked: no counters reading bounds them)\n",
+			      "  unknown: " UNKNOWN_WHY "; (blocked may hold waits for a CPU after wake-ups, "
+			      "which the switches count as blocked: no counters reading bounds them)\n",
 			      "  no split: the kernel refused its thread states (perf_event_open: "
 			      "Permission denied)\n"};
 	assert_out_has(&r, text, N(text));

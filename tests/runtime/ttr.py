@@ -42,6 +42,9 @@ SNAPSHOT_CAUSES = struct.Struct("<IIqqQQ")
 CAUSES_FROM = {0: None, 1: "switches", 2: "schedstat"}
 # struct tt_snapshot_unsplit: why, flags, start_ns, end_ns (why a spike has no split)
 SNAPSHOT_UNSPLIT = struct.Struct("<IIqq")
+# struct tt_snapshot_unknown: lost, without_ns, why, flags, start_ns, end_ns (its time
+# without switches; why the part no reading covers is unknown)
+SNAPSHOT_UNKNOWN = struct.Struct("<QqIIqq")
 UNSPLIT_THREAD, UNSPLIT_NEVER_READ = 0, 5  # (its thread's flags say why; 1-4: the readings)
 SNAPSHOT_CUT = struct.Struct("<IIQQQ")  # thread_index, reserved, events, lost_from, lost_to
 
@@ -182,6 +185,10 @@ class Ttr:
             if len(body) >= pos + SNAPSHOT_UNSPLIT.size:
                 keys = "unsplit_why unsplit_flags unsplit_start_ns unsplit_end_ns".split()
                 snap.update(zip(keys, SNAPSHOT_UNSPLIT.unpack_from(body, pos)))
+            pos += SNAPSHOT_UNSPLIT.size
+            if len(body) >= pos + SNAPSHOT_UNKNOWN.size:
+                keys = "switches_lost without_switches_ns unknown_why unknown_flags unknown_start_ns unknown_end_ns"
+                snap.update(zip(keys.split(), SNAPSHOT_UNKNOWN.unpack_from(body, pos)))
             self.snapshot = snap
         elif kind == SEC_MACHINE:
             self.timens = struct.unpack_from("<qq", body, 8)

@@ -54,6 +54,10 @@ size_t tt_mark_causes_args(struct tt_mark_arg *args, const struct tt_an_causes *
 		args[n++] = (struct tt_mark_arg){.key = "stolen_ns", .number = c->stolen_ns};
 		args[n++] = (struct tt_mark_arg){.key = "stolen_error_ns", .number = c->stolen_error_ns};
 	}
+	if (c->lost_ns) {
+		args[n++] = (struct tt_mark_arg){.key = "without_switches_ns", .number = c->lost_ns};
+		args[n++] = (struct tt_mark_arg){.key = "switches_lost", .number = (int64_t)c->lost};
+	}
 	if (c->faults) {
 		args[n++] = (struct tt_mark_arg){.key = "minor_faults", .number = (int64_t)c->minor_faults};
 		args[n++] = (struct tt_mark_arg){.key = "major_faults", .number = (int64_t)c->major_faults};
@@ -143,6 +147,12 @@ static int tt_mark_snapshot(struct tt_decoder *d, const struct tt_file *f)
 		tt_mark_number(m, "preempted_ns", si->preempted_ns);
 		tt_mark_number(m, "blocked_ns", si->blocked_ns);
 		tt_mark_number(m, "unknown_ns", s->split.unknown_ns);
+		char why[TT_AN_UNKNOWN_TEXT];
+		if (tt_an_unknown_text(&causes, why, sizeof why)) {
+			if (!(m->no_split = strdup(why)))
+				return -1;
+			m->args[m->nargs++] = (struct tt_mark_arg){.key = "unknown_why", .text = m->no_split};
+		}
 	} else {
 		char why[TT_SCHED_NONE_TEXT];
 		if (!(m->no_split = strdup(tt_an_no_split_text(&causes, s->thread->flags, why, sizeof why))))

@@ -659,9 +659,11 @@ int tt_decoder_finish_thread(struct tt_decoder *d, const struct tt_thread *t)
 				t->dropped[TT_DROP_BEHIND], t->dropped[TT_DROP_REENTERED], t->cut_events);
 	if (t->states_lost)
 		tt_decoder_warn(d, "%s: %" PRIu64 " of its thread-state switches lost (the kernel's "
-				"buffer full, or ticktrace's store for the thread let go): where they "
-				"were, its states are not known", tt_thread_label(t, who, sizeof(who)),
-				t->states_lost);
+				"buffer for the thread full before tt-sched read it: a thread that switches "
+				"fast, or a loaded machine; or ticktrace's store for the thread let go): "
+				"where they were, its states are not known, and its spikes there are split "
+				"from its counters where they were read, else say so (ticktrace spikes)",
+				tt_thread_label(t, who, sizeof(who)), t->states_lost);
 	if (t->cut_events)
 		tt_decoder_warn(d, "%s: its last event, at offset %" PRIu64 ", has only part of its "
 				"records (the run ended, or the file was written, while it was recorded): left out",

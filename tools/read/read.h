@@ -153,6 +153,9 @@ struct tt_snapshot {
 	/* Why its spike has no split; 0s from a section without it (its thread's flags
 	 * say why) */
 	struct tt_snapshot_unsplit unsplit;
+	/* Its time without switches, and why the part no reading covers is unknown; 0s
+	 * from a section without it */
+	struct tt_snapshot_unknown unknown;
 	struct tt_str name;             /* the spike's scope, or the trigger's why */
 	/* of the spike, or that called tt_trigger (NULL: a thread that never recorded,
 	 * TT_SNAPSHOT_NO_THREAD, which a trigger may be) */

@@ -39,7 +39,9 @@ struct tt_an_split tt_snapshot_an_split(const struct tt_snapshot *s)
 struct tt_an_causes tt_snapshot_an_causes(const struct tt_snapshot *s)
 {
 	const struct tt_snapshot_causes *c = &s->causes;
+	/* (why no split, or, with one, why its time without switches is unknown) */
 	const struct tt_snapshot_unsplit *u = &s->unsplit;
+	const struct tt_snapshot_unknown *k = &s->unknown;
 	/* (exact but for wake-ups: error_ns is its stolen time's) */
 	bool exact = c->from == TT_CAUSES_SWITCHES && !(c->flags & (TT_CAUSES_WAKEUPS | TT_CAUSES_WAKEUPS_UNBOUNDED));
 	return (struct tt_an_causes){
@@ -49,8 +51,10 @@ struct tt_an_causes tt_snapshot_an_causes(const struct tt_snapshot *s)
 		.faults = c->flags & TT_CAUSES_FAULTS, .minor_faults = c->minor_faults,
 		.major_faults = c->major_faults, .stolen_known = c->flags & TT_CAUSES_STOLEN,
 		.stolen_ns = c->stolen_ns, .stolen_error_ns = c->error_ns,
-		.miss = (enum tt_an_counters_miss)u->why, .miss_start_ns = u->start_ns,
-		.miss_end_ns = u->end_ns, .miss_budget = u->flags & TT_UNSPLIT_BUDGET,
+		.miss = (enum tt_an_counters_miss)(u->why | k->why), .miss_start_ns = u->start_ns | k->start_ns,
+		.miss_end_ns = u->end_ns | k->end_ns, .miss_budget = (u->flags | k->flags) & TT_UNSPLIT_BUDGET,
+		.lost = k->lost, .lost_ns = k->without_ns,
+		.covered_ns = k->without_ns ? k->without_ns - s->split.unknown_ns : 0,
 	};
 }
 
@@ -187,6 +191,32 @@ static int tt_snapshot_check_unsplit(struct tt_file *f, const struct tt_snapshot
 #undef TT_AT
 }
 
+/* The spike's time without switches: none without a split or for a trigger; within
+ * its duration, holding all it says unknown; why only with some unknown. */
+static int tt_snapshot_check_unknown(struct tt_file *f, const struct tt_snapshot_info *si,
+				     const struct tt_snapshot_split *split,
+				     const struct tt_snapshot_unknown *u, uint64_t at)
+{
+#define TT_AT(field) (at + offsetof(struct tt_snapshot_unknown, field))
+	bool none = !si->has_split || si->kind == TT_SNAPSHOT_TRIGGER;
+	if (none && (u->lost || u->without_ns || u->why || u->flags || u->start_ns || u->end_ns))
+		return TT_FAIL(f, TT_AT(lost), "SNAPSHOT of a %s says %" PRId64 " ns of it had no switches",
+			       si->has_split ? "trigger" : "spike without a split", u->without_ns);
+	if (!none && (u->without_ns < split->unknown_ns || u->without_ns > split->dur_ns))
+		return TT_FAIL(f, TT_AT(without_ns), "SNAPSHOT says %" PRId64 " ns of its spike had no "
+			       "switches, of %" PRId64 " ns, %" PRId64 " ns of them unknown", u->without_ns,
+			       split->dur_ns, split->unknown_ns);
+	if (u->why > TT_UNSPLIT_NEVER_READ || (u->why && !split->unknown_ns))
+		return TT_FAIL(f, TT_AT(why), "SNAPSHOT says why %" PRId64 " ns of its spike are unknown "
+			       "(reason %" PRIu32 ", 0 to %d)", split->unknown_ns, u->why, TT_UNSPLIT_NEVER_READ);
+	if (u->start_ns < 0 || u->end_ns < 0)
+		return TT_FAIL(f, TT_AT(start_ns), "SNAPSHOT says the counters readings nearest its time "
+			       "without switches were %" PRId64 " ns from its start and %" PRId64 " ns from "
+			       "its end", u->start_ns, u->end_ns);
+	return 0;
+#undef TT_AT
+}
+
 int tt_file_read_snapshot(struct tt_file *f, uint64_t at, uint64_t size, bool after_process)
 {
 	if (f->snapshot)
@@ -210,6 +240,7 @@ int tt_file_read_snapshot(struct tt_file *f, uint64_t at, uint64_t size, bool af
 	uint64_t with_split = want + sizeof(struct tt_snapshot_split);
 	uint64_t with_causes = with_split + sizeof(struct tt_snapshot_causes);
 	uint64_t with_unsplit = with_causes + sizeof(struct tt_snapshot_unsplit);
+	uint64_t with_unknown = with_unsplit + sizeof(struct tt_snapshot_unknown);
 	if (size != want && size != with_split && size != with_causes && size < with_unsplit)
 		return TT_FAIL(f, at, "SNAPSHOT section of %" PRIu64 " bytes, but its name (%" PRIu32
 			       " bytes, padded to 8), %" PRIu32 " cuts and the rest of its split take %"
@@ -220,6 +251,7 @@ int tt_file_read_snapshot(struct tt_file *f, uint64_t at, uint64_t size, bool af
 		.dur_ns = tt_clock_ns(&f->clock, si.end_tsc) - tt_clock_ns(&f->clock, si.begin_tsc)};
 	struct tt_snapshot_causes causes = {0};
 	struct tt_snapshot_unsplit unsplit = {0};
+	struct tt_snapshot_unknown unknown = {0};
 	if (size != want) {
 		memcpy(&split, f->data + at + want, sizeof split);
 		if (tt_snapshot_check_split(f, &si, &split, at + want) < 0)
@@ -235,6 +267,11 @@ int tt_file_read_snapshot(struct tt_file *f, uint64_t at, uint64_t size, bool af
 		if (tt_snapshot_check_unsplit(f, &si, &unsplit, at + with_causes) < 0)
 			return -1;
 	}
+	if (size >= with_unknown) {
+		memcpy(&unknown, f->data + at + with_unsplit, sizeof unknown);
+		if (tt_snapshot_check_unknown(f, &si, &split, &unknown, at + with_unsplit) < 0)
+			return -1;
+	}
 	struct tt_snapshot *s = calloc(1, sizeof *s);
 	if (!s || (si.cuts && !(s->cuts = calloc(si.cuts, sizeof *s->cuts)))) {
 		free(s);
@@ -245,6 +282,7 @@ int tt_file_read_snapshot(struct tt_file *f, uint64_t at, uint64_t size, bool af
 	s->split = split;
 	s->causes = causes;
 	s->unsplit = unsplit;
+	s->unknown = unknown;
 	s->at = at;
 	s->name = (struct tt_str){(const char *)f->data + at + sizeof si, si.name_len};
 	uint64_t cuts_at = at + sizeof si + TT_PAD8(si.name_len);

@@ -72,11 +72,12 @@ struct tt_ps_sink {
 };
 
 /* A spike mark's arguments (convert --threshold), as a snapshot's mark has them. */
-#define TT_SPIKE_ARGS (7 + TT_CAUSES_ARGS)
+#define TT_SPIKE_ARGS (8 + TT_CAUSES_ARGS)
 struct tt_spike_args {
 	struct tt_spike_args *next;
 	struct tt_mark_arg args[TT_SPIKE_ARGS + 1]; /* (the last with no key) */
-	char no_split[TT_SCHED_NONE_TEXT];          /* without a split: why (an argument's text) */
+	/* without a split: why; with one leaving time unknown, why (an argument's text) */
+	char no_split[TT_AN_UNKNOWN_TEXT > TT_SCHED_NONE_TEXT ? TT_AN_UNKNOWN_TEXT : TT_SCHED_NONE_TEXT];
 };
 
 /* A snapshot's spike (the one its runtime wrote it for): `spikes` reports it as the
@@ -604,6 +605,9 @@ static cJSON *tt_spike_json(struct tt_ps_sink *a, const struct tt_an_spike *s)
 		cJSON_AddNumberToObject(root, "preempted_ns", (double)s->split.preempted);
 		cJSON_AddNumberToObject(root, "blocked_ns", (double)s->split.blocked);
 		cJSON_AddNumberToObject(root, "unknown_ns", (double)s->split.unknown);
+		char why[TT_AN_UNKNOWN_TEXT];
+		if (tt_an_unknown_text(&s->causes, why, sizeof why))
+			cJSON_AddStringToObject(root, "unknown_why", why);
 	} else {
 		char why[TT_SCHED_NONE_TEXT];
 		cJSON_AddStringToObject(root, "no_split", tt_an_no_split_text(&s->causes, s->thread->no_states,
@@ -703,6 +707,9 @@ static int tt_snap_print(struct tt_ps_sink *a, struct tt_snap_spike *snap)
 		if (!si->has_split)
 			cJSON_AddStringToObject(root, "no_split",
 						tt_an_no_split_text(&causes, t->flags, why, sizeof why));
+		char unknown[TT_AN_UNKNOWN_TEXT];
+		if (si->has_split && tt_an_unknown_text(&causes, unknown, sizeof unknown))
+			cJSON_AddStringToObject(root, "unknown_why", unknown);
 		tt_json_causes(root, &causes);
 		cJSON_AddStringToObject(root, "threshold_from", tt_snapshot_threshold_from(ss));
 		cJSON_AddNumberToObject(root, "snapshot", (double)si->number);
@@ -856,6 +863,8 @@ static int tt_spike_mark(void *ctx, const struct tt_an_spike *s)
 		m->args[n++] = (struct tt_mark_arg){
 			"no_split", tt_an_no_split_text(&s->causes, s->thread->no_states, m->no_split,
 							 sizeof m->no_split), 0};
+	else if (tt_an_unknown_text(&s->causes, m->no_split, sizeof m->no_split))
+		m->args[n++] = (struct tt_mark_arg){"unknown_why", m->no_split, 0};
 	tt_mark_causes_args(m->args + n, &s->causes);
 	struct tt_event e = {
 		.thread = s->thread->ctx, .ts = s->start + s->dur, .depth = s->depth, .flags = TT_EV_NAMED,

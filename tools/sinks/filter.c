@@ -116,7 +116,7 @@ static size_t tt_states_cut(const struct tt_thread *th, int64_t gone, int64_t lo
 		n++;
 	}
 	if (n && i < th->nstates)
-		out[n++] = (struct tt_sched_state){.ns = hi, .cpu = TT_NO_CPU, .what = TT_SCHED_UNKNOWN};
+		out[n++] = (struct tt_sched_state){.ns = hi, .what = TT_SCHED_UNKNOWN}; /* (none lost) */
 	return n;
 }
 

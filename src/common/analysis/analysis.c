@@ -562,10 +562,12 @@ const char *tt_an_spike_threshold_from(const struct tt_an_spike *s)
 	return s->source == TT_AN_FROM_GLOBAL && global ? global : tt_an_source_names[s->source];
 }
 
-const char *tt_an_no_split_text(const struct tt_an_causes *c, uint32_t no_states, char *buf, size_t cap)
+/* Why the counters read for it say nothing of a span (c->miss), into buf: how many
+ * bytes, or -1 where none were read for it (TT_AN_MISS_NONE). */
+static int tt_an_miss_text(const struct tt_an_causes *c, char *buf, size_t cap)
 {
 	char a[32], b[32];
-	int n = 0;
+	int n = -1;
 	switch (c->miss) {
 	case TT_AN_MISS_NOT_AFTER:
 		n = snprintf(buf, cap, "no counters reading after its start");
@@ -582,16 +584,38 @@ const char *tt_an_no_split_text(const struct tt_an_causes *c, uint32_t no_states
 			     "before its end)", tt_an_fmt_ns(a, c->miss_start_ns), tt_an_fmt_ns(b, c->miss_end_ns));
 		break;
 	case TT_AN_MISS_NEVER_READ:
-		snprintf(buf, cap, "its thread's counters were never read (tt-sched reads them inside a "
-			 "scope open 2 ms, while within its CPU budget: info says what it left unread)");
-		return buf;
-	default: /* (no counters read for it: its thread's flags say why it has no switches) */
-		return tt_sched_none_text(no_states, buf, cap);
+		return snprintf(buf, cap, "its thread's counters were never read (tt-sched reads them inside a "
+				"scope open 2 ms, while within its CPU budget: info says what it left unread)");
+	default:
+		return -1;
 	}
 	/* Unread for want of a reading: past its CPU budget tt-sched reads no new scope. */
 	if (c->miss_budget && n > 0 && (size_t)n < cap)
-		snprintf(buf + n, cap - (size_t)n, "; tt-sched's CPU budget left scopes of its thread "
-			 "unread, this one maybe (info says how many)");
+		n += snprintf(buf + n, cap - (size_t)n, "; tt-sched's CPU budget left scopes of its thread "
+			      "unread, this one maybe (info says how many)");
+	return n;
+}
+
+const char *tt_an_no_split_text(const struct tt_an_causes *c, uint32_t no_states, char *buf, size_t cap)
+{
+	/* (no counters read for it: its thread's flags say why it has no switches) */
+	return tt_an_miss_text(c, buf, cap) < 0 ? tt_sched_none_text(no_states, buf, cap) : buf;
+}
+
+const char *tt_an_unknown_text(const struct tt_an_causes *c, char *buf, size_t cap)
+{
+	if (c->lost_ns <= c->covered_ns)
+		return NULL;
+	char a[32];
+	int n = snprintf(buf, cap, "%s of it without switches", tt_an_fmt_ns(a, c->lost_ns - c->covered_ns));
+	if (n > 0 && (size_t)n < cap)
+		n += c->lost ? snprintf(buf + n, cap - (size_t)n, " (the kernel lost %" PRIu64 " of them in "
+					"a stretch that reaches into it: its buffer for the thread full)", c->lost)
+			     : snprintf(buf + n, cap - (size_t)n, " (before they were asked for)");
+	if (n > 0 && (size_t)n < cap)
+		n += snprintf(buf + n, cap - (size_t)n, ", not covered: ");
+	if (n > 0 && (size_t)n < cap && tt_an_miss_text(c, buf + n, cap - (size_t)n) < 0)
+		snprintf(buf + n, cap - (size_t)n, "none read");
 	return buf;
 }
 
@@ -601,10 +625,23 @@ void tt_an_causes_print(FILE *out, const char *indent, const struct tt_an_causes
 	bool faults = c->faults && (c->minor_faults || c->major_faults);
 	bool wakeups = c->wakeups_unbounded || (c->wakeups_known && c->wakeups_ns + c->error_ns > 0);
 	if (c->from != TT_AN_CAUSES_SCHEDSTAT && c->from != TT_AN_CAUSES_THREAD_TIMES && !stolen && !faults &&
-	    !wakeups)
+	    !wakeups && !c->lost_ns)
 		return;
-	char a[32], b[32];
+	char a[32], b[32], why[TT_AN_UNKNOWN_TEXT];
 	const char *sep = indent;
+	/* Spans without switches: from the counters (within the error said after), or why not. */
+	if (c->covered_ns) {
+		fprintf(out, "%s(%s of it without switches", sep, tt_an_fmt_ns(a, c->covered_ns));
+		if (c->lost)
+			fprintf(out, " (the kernel lost %" PRIu64 " of them in a stretch that reaches into "
+				"it: its buffer for the thread full)", c->lost);
+		fprintf(out, ": split from the thread's counters, each part within %s)", tt_an_fmt_ns(b, c->error_ns));
+		sep = "; ";
+	}
+	if (tt_an_unknown_text(c, why, sizeof why)) {
+		fprintf(out, "%sunknown: %s", sep, why);
+		sep = "; ";
+	}
 	if (c->wakeups_unbounded) {
 		fprintf(out, "%s(blocked may hold waits for a CPU after wake-ups, which the switches "
 			"count as blocked: no counters reading bounds them)", sep);
@@ -614,7 +651,7 @@ void tt_an_causes_print(FILE *out, const char *indent, const struct tt_an_causes
 			"count as blocked: from the thread's counters, preempted and blocked each within %s)",
 			sep, tt_an_fmt_ns(a, c->wakeups_ns), tt_an_fmt_ns(b, c->error_ns));
 		sep = "; ";
-	} else if (c->from == TT_AN_CAUSES_SCHEDSTAT) {
+	} else if (c->from == TT_AN_CAUSES_SCHEDSTAT && !c->covered_ns) {
 		fprintf(out, "%s(from the thread's counters, each within %s)", sep, tt_an_fmt_ns(a, c->error_ns));
 		sep = "; ";
 	} else if (c->from == TT_AN_CAUSES_THREAD_TIMES && c->switches_counted && !c->switches_max) {

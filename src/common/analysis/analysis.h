@@ -157,6 +157,14 @@ struct tt_an_causes {
 	} miss;
 	int64_t miss_start_ns, miss_end_ns;
 	bool miss_budget; /* and tt-sched's CPU budget left scopes of its thread unread */
+	/* Its switches' spans that no state covers (TT_SCHED_UNKNOWN: the kernel lost
+	 * them, its ring for the thread full, or they were not asked for yet): `lost` of
+	 * them the kernel lost there (its count), `lost_ns` of the spike without states;
+	 * `covered_ns` of that split from the counters read around each span (then from
+	 * is TT_AN_CAUSES_SCHEDSTAT, error_ns holds theirs), the rest unknown, `miss`
+	 * (and its distances) saying why no reading covers it (tt_an_unknown_text). */
+	uint64_t lost;
+	int64_t lost_ns, covered_ns;
 };
 
 /* The names output gives a split's source: "switches", "schedstat", "thread-times"
@@ -333,6 +341,11 @@ const char *tt_an_spike_threshold_from(const struct tt_an_spike *s);
  * it but not near enough, that; else why the thread has no states, by its flags
  * (tt_an_thread.no_states: tt_sched_none_text). */
 const char *tt_an_no_split_text(const struct tt_an_causes *c, uint32_t no_states, char *buf, size_t cap);
+/* Why a spike's split leaves its time without states (causes->lost_ns) unknown, or
+ * partly: the switches the kernel lost there, and why no counters reading covers it
+ * (NULL: all of it covered, or none without states). */
+const char *tt_an_unknown_text(const struct tt_an_causes *c, char *buf, size_t cap);
+#define TT_AN_UNKNOWN_TEXT 512
 /* Prints a spike as `ticktrace spikes` does: a line about it, its split (or why it
  * has none), a line for each scope around it (with how long it had been open when the
  * spike ended) and itself, the innermost an->print_depth of them, and its
@@ -388,7 +401,8 @@ struct tt_an_entry {
 };
 
 /* Whose counters split calls that their threads' switches did not (a mask): Linux's,
- * where perf_event_open was refused (schedstat), or a Windows thread's CPU time. */
+ * where perf_event_open was refused or the kernel lost switches (schedstat), or a
+ * Windows thread's CPU time. */
 enum tt_an_approximate {
 	TT_AN_APPROX_SCHEDSTAT = 1u << 0,
 	TT_AN_APPROX_THREAD_TIMES = 1u << 1,

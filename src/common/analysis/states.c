@@ -44,8 +44,11 @@ int tt_an_thread_states(struct tt_an_thread *th, const struct tt_sched_state *st
 		struct tt_sched_state s = states[i];
 		/* (not known since one already: a live reader is told of a loss at each look
 		 * until the kernel says how many) */
-		if (s.what == TT_SCHED_UNKNOWN && h->n && h->at[h->n - 1].what == TT_SCHED_UNKNOWN)
+		if (s.what == TT_SCHED_UNKNOWN && h->n && h->at[h->n - 1].what == TT_SCHED_UNKNOWN) {
+			uint32_t *lost = &h->at[h->n - 1].cpu; /* (those it lost, all told) */
+			*lost = s.cpu > UINT32_MAX - *lost ? UINT32_MAX : *lost + s.cpu;
 			continue;
+		}
 		if (s.ns != INT64_MIN) /* (not known from the very start) */
 			s.ns -= offset_ns;
 		if (h->n && s.ns < h->at[h->n - 1].ns) /* never from the kernel */
@@ -460,26 +463,28 @@ static bool tt_an_wait_edge(const struct tt_an_thread *th, int64_t x, int64_t *l
 
 /* The switches' split of [start, end) with its waits for a CPU after wake-ups moved
  * from blocked into preempted, as the readings bound them (their run-queue wait across
- * it, less the preempted stretches'), or said unbounded. */
+ * it, less all its preempted time), or said unbounded: of the `switched` ns of blocked
+ * the switches say (the rest, spans without them split from the counters, holds
+ * none: their preempted has them). */
 static void tt_an_wakeups(const struct tt_an_thread *th, int64_t start, int64_t end, struct tt_an_split *split,
-			  struct tt_an_causes *causes)
+			  int64_t switched, struct tt_an_causes *causes)
 {
-	if (!split->blocked)
+	if (!switched)
 		return;
 	int64_t s_lo, s_hi, e_lo, e_hi;
 	const struct tt_an_counters *c = &th->counters;
 	if (c->run_only || c->tick_steps || !tt_an_wait_edge(th, start, &s_lo, &s_hi) ||
 	    !tt_an_wait_edge(th, end, &e_lo, &e_hi))
 		goto unbounded;
-	int64_t lo = tt_an_clamp(e_lo - s_hi - split->preempted, 0, split->blocked);
-	int64_t hi = tt_an_clamp(e_hi - s_lo - split->preempted, 0, split->blocked);
+	int64_t lo = tt_an_clamp(e_lo - s_hi - split->preempted, 0, switched);
+	int64_t hi = tt_an_clamp(e_hi - s_lo - split->preempted, 0, switched);
 	if (lo > hi) /* (readings that disagree) */
-		lo = hi = tt_an_clamp((e_lo - s_hi + e_hi - s_lo) / 2 - split->preempted, 0, split->blocked);
+		lo = hi = tt_an_clamp((e_lo - s_hi + e_hi - s_lo) / 2 - split->preempted, 0, switched);
 	/* A bound wider than half the time blocked says little: its middle would be made
 	 * up (a shell waiting 4.8 s for its child shown 2.4 s preempted, the kernel's wait
 	 * 11 ms: outside recheck r39 F2). What it holds for certain moves, lo; where that
-	 * is nothing, blocked may hold them. */
-	bool loose = 2 * (hi - lo) > split->blocked;
+	 * is nothing (or it bounds nothing), blocked may hold them. */
+	bool loose = 2 * (hi - lo) > switched;
 	if (loose && lo == 0)
 		goto unbounded;
 	int64_t moved = loose ? lo : lo + (hi - lo) / 2;
@@ -487,13 +492,90 @@ static void tt_an_wakeups(const struct tt_an_thread *th, int64_t start, int64_t 
 	causes->wakeups_ns = moved;
 	/* (never exact: a reading's moment is known within TT_AN_READ_NEAR_NS) */
 	causes->error_ns = hi - moved > TT_AN_READ_NEAR_NS ? hi - moved
-			 : TT_AN_READ_NEAR_NS < split->blocked ? TT_AN_READ_NEAR_NS : split->blocked;
+			 : TT_AN_READ_NEAR_NS < switched ? TT_AN_READ_NEAR_NS : switched;
 	split->preempted += moved;
 	split->blocked -= moved;
 	return;
 unbounded:
 	causes->wakeups_unbounded = true;
-	causes->error_ns = split->blocked;
+	causes->error_ns = switched;
+}
+
+/* ---- the switches' spans not known: the counters where they cover them ---- */
+
+/* Why the counters say nothing of [start, end): their miss, or none read at all. */
+static void tt_an_miss(const struct tt_an_thread *th, const struct tt_an_causes *counted,
+		       struct tt_an_causes *causes)
+{
+	causes->miss = counted->miss == TT_AN_MISS_NONE && th->counters.source ? TT_AN_MISS_NEVER_READ
+									      : counted->miss;
+	causes->miss_start_ns = counted->miss_start_ns;
+	causes->miss_end_ns = counted->miss_end_ns;
+	causes->miss_budget = th->counters.budget;
+}
+
+/* The spans of [start, end) its states leave unknown (a TT_SCHED_UNKNOWN state, up to
+ * the next), each split from the counters read around it where they bound it within
+ * half its length (the thread ran at its edges: the spike's, or a switch's); *error:
+ * the covered parts' errors, summed. */
+static void tt_an_cover_unknown(const struct tt_an_thread *th, int64_t start, int64_t end,
+				struct tt_an_split *split, struct tt_an_causes *causes, int64_t *error)
+{
+	const struct tt_an_states *h = &th->states;
+	*error = 0;
+	size_t i = tt_an_states_after(h, start);
+	const struct tt_sched_state *now = i > h->from ? &h->at[i - 1] : NULL; /* (NULL: before the first) */
+	for (int64_t at = start; at < end; i++) {
+		int64_t next = i < h->n && h->at[i].ns < end ? h->at[i].ns : end;
+		if ((!now || now->what == TT_SCHED_UNKNOWN) && next > at) {
+			causes->lost += now ? now->cpu : 0;
+			causes->lost_ns += next - at;
+			struct tt_an_split part;
+			struct tt_an_causes counted = {0};
+			struct tt_an_estimate cpu;
+			if (!th->counters.run_only &&
+			    tt_an_counters_split(&th->counters, at, next, &part, &counted, &cpu) &&
+			    2 * counted.error_ns < next - at) {
+				split->on_cpu += part.on_cpu;
+				split->preempted += part.preempted;
+				split->blocked += part.blocked;
+				split->unknown -= next - at;
+				causes->covered_ns += next - at;
+				*error += counted.error_ns;
+			}
+		}
+		at = next;
+		if (i < h->n)
+			now = &h->at[i];
+	}
+}
+
+/* The switches' split of [start, end) with what they leave unknown split from the
+ * counters: span by span (tt_an_cover_unknown), or, where that leaves some unknown
+ * and the counters' split of the whole (`whole`, within whole_causes->error_ns; NULL:
+ * none) is nearer than the unknown left, all of it from theirs; else why the rest
+ * is unknown, as the counters read for the whole say it. The blocked time the
+ * switches say, or -1 (all from the counters); *error: what the counters add to it. */
+static int64_t tt_an_fill_unknown(const struct tt_an_thread *th, int64_t start, int64_t end,
+				  struct tt_an_split *split, struct tt_an_causes *causes,
+				  const struct tt_an_split *whole, const struct tt_an_causes *whole_causes,
+				  int64_t *error)
+{
+	int64_t switched = split->blocked;
+	*error = 0;
+	if (!split->unknown)
+		return switched;
+	tt_an_cover_unknown(th, start, end, split, causes, error);
+	if (!split->unknown)
+		return switched;
+	if (!whole || 2 * whole_causes->error_ns >= end - start || whole_causes->error_ns >= split->unknown) {
+		tt_an_miss(th, whole_causes, causes);
+		return switched;
+	}
+	*split = *whole;
+	*error = whole_causes->error_ns;
+	causes->covered_ns = causes->lost_ns;
+	return -1;
 }
 
 void tt_an_causes(const struct tt_an_thread *th, int64_t start, int64_t end, bool *has_split,
@@ -506,24 +588,32 @@ void tt_an_causes(const struct tt_an_thread *th, int64_t start, int64_t end, boo
 	bool counters = tt_an_counters_split(&th->counters, start, end, &by_counters, &counted, &cpu);
 	if (*has_split) {
 		causes->from = TT_AN_CAUSES_SWITCHES;
-		tt_an_wakeups(th, start, end, split, causes);
+		int64_t covered_error;
+		int64_t switched = tt_an_fill_unknown(th, start, end, split, causes, counters && !th->counters.run_only
+						      ? &by_counters : NULL, &counted, &covered_error);
+		if (causes->covered_ns)
+			causes->from = TT_AN_CAUSES_SCHEDSTAT;
+		if (switched < 0) { /* (all from the counters: their preempted holds those waits) */
+			causes->error_ns = covered_error;
+			goto faults;
+		}
+		tt_an_wakeups(th, start, end, split, switched, causes);
+		/* (each part: the switches' error and the counters') */
+		causes->error_ns = tt_an_plus_sat(causes->error_ns, covered_error);
 		/* The switches count as on CPU what the hypervisor took; the CPU time not.
 		 * (Said where the readings bound it within half the time on CPU.) */
 		if (counters && th->counters.steal && cpu.width <= split->on_cpu) {
 			int64_t stolen = split->on_cpu - cpu.value;
 			causes->stolen_known = true;
 			causes->stolen_ns = stolen < 0 ? 0 : stolen > split->on_cpu ? split->on_cpu : stolen;
-			causes->stolen_error_ns = cpu.width / 2; /* (the switches' parts: exact) */
+			/* (the switches' parts: exact; those from the counters within theirs) */
+			causes->stolen_error_ns = tt_an_plus_sat(cpu.width / 2, covered_error);
 		}
 	} else if (!counters || 2 * counted.error_ns >= end - start) {
 		/* It says nothing, or parts each as uncertain as half the spike: three near
 		 * equal thirds that read as measured (an outside check: a spin "blocked ~27
 		 * ms" of 82). Why, instead. */
-		causes->miss = counted.miss == TT_AN_MISS_NONE && th->counters.source ? TT_AN_MISS_NEVER_READ
-										      : counted.miss;
-		causes->miss_start_ns = counted.miss_start_ns;
-		causes->miss_end_ns = counted.miss_end_ns;
-		causes->miss_budget = th->counters.budget;
+		tt_an_miss(th, &counted, causes);
 	} else {
 		*has_split = true;
 		*split = by_counters;
@@ -536,6 +626,7 @@ void tt_an_causes(const struct tt_an_thread *th, int64_t start, int64_t end, boo
 		causes->stolen_ns = counted.stolen_ns;
 		causes->stolen_error_ns = counted.stolen_error_ns;
 	}
+faults:
 	if (counters) {
 		causes->faults = counted.faults;
 		causes->minor_faults = counted.minor_faults;
@@ -548,9 +639,21 @@ bool tt_an_call_split(const struct tt_an_thread *th, int64_t start, int64_t end,
 {
 	bool has = tt_an_split(th, start, end, split);
 	*approximate = false;
-	if (has || !th->counters.n)
+	if ((has && !split->unknown) || !th->counters.n)
 		return has;
 	struct tt_an_causes causes;
+	if (has) { /* (switches lost, or not asked for yet: the counters there) */
+		causes = (struct tt_an_causes){0};
+		struct tt_an_split whole;
+		struct tt_an_estimate cpu;
+		int64_t error;
+		bool counters = !th->counters.run_only &&
+				tt_an_counters_split(&th->counters, start, end, &whole, &causes, &cpu);
+		struct tt_an_causes filled = {0};
+		tt_an_fill_unknown(th, start, end, split, &filled, counters ? &whole : NULL, &causes, &error);
+		*approximate = filled.covered_ns > 0;
+		return true;
+	}
 	tt_an_causes(th, start, end, &has, split, &causes);
 	*approximate = has;
 	if (!has) /* (no reading near enough: not covered) */

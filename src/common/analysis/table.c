@@ -356,8 +356,8 @@ void tt_an_table_print(FILE *out, const struct tt_an_table *t)
 			"not read near enough to tell are unknown)\n",
 			t->approximate == TT_AN_APPROX_THREAD_TIMES ? "a Windows run had its threads' "
 			"CPU time alone (no switches)" : t->approximate == TT_AN_APPROX_SCHEDSTAT ?
-			"perf_event_open was refused" : "perf_event_open was refused, or (Windows) the "
-			"threads' CPU time alone was read");
+			"perf_event_open was refused or the kernel lost switches" : "perf_event_open was "
+			"refused or the kernel lost switches, or (Windows) the threads' CPU time alone was read");
 	if (t->near_overhead)
 		fprintf(out, "~ median within %d x what recording a call costs here (%" PRId64
 			" ns, measured now): mostly the recorder's own time\n", TT_AN_NEAR_OVERHEAD,
