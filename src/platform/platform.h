@@ -224,10 +224,22 @@ struct tt_os_sink {
 		   uint64_t at);
 };
 /* A file's sink: its bytes written where the file is (tt_os_file_seek), on from there
- * (WriteFile; write and writev, a short write's rest written after it). */
+ * (WriteFile; write and writev, a short write's rest written after it). The caller's
+ * care of its file, where it keeps one (Linux's descriptors, base/fds.c: the program
+ * may close or take the number): `check`, called just before each system call the put
+ * makes, with the file's place `at` there, answers 0 with `file` the one to write (it
+ * may set another, the same file found again, moved to `at`) or -errno, which the put
+ * returns; a write refused as no file at all (EBADF, ERROR_INVALID_HANDLE) is checked
+ * again, once. `io` is called with 1 before each call that may block and 0 after it.
+ * A device or FIFO opened not to block (Linux) whose reader takes nothing is waited
+ * for, `wait_ms` at most each time (then -ETIMEDOUT). tt_os_file_sink sets no care and
+ * no wait. */
 struct tt_os_file_sink {
 	struct tt_os_sink sink;
 	struct tt_os_file file;
+	int (*check)(struct tt_os_file_sink *sink, uint64_t at);
+	void (*io)(int begin);
+	int wait_ms;
 };
 void tt_os_file_sink(struct tt_os_file_sink *sink, struct tt_os_file file);
 

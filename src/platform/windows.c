@@ -456,7 +456,7 @@ void tt_os_free(void *at, size_t size)
 
 static int tt_os_file_error(DWORD err)
 {
-	return err == ERROR_ACCESS_DENIED ? -EACCES :
+	return err == ERROR_ACCESS_DENIED ? -EACCES : err == ERROR_INVALID_HANDLE ? -EBADF :
 	       err == ERROR_DISK_FULL || err == ERROR_HANDLE_DISK_FULL ? -ENOSPC :
 	       err == ERROR_PATH_NOT_FOUND || err == ERROR_FILE_NOT_FOUND ? -ENOENT : -EIO;
 }
@@ -742,19 +742,33 @@ int tt_os_file_hold(struct tt_os_file *file)
 static int tt_os_file_sink_put(struct tt_os_sink *sink, const void *a, size_t a_size, const void *b,
 			       size_t b_size, uint64_t at)
 {
-	(void)at; /* (written where the file is) */
-	HANDLE f = (HANDLE)((struct tt_os_file_sink *)sink)->file.handle;
+	struct tt_os_file_sink *s = (struct tt_os_file_sink *)sink;
 	const char *part[2] = {a, b};
 	size_t size[2] = {a_size, b_size};
+	int rechecked = 0;
 	for (int i = 0; i < 2; i++)
 		while (size[i]) {
+			/* (checked last before the call: nothing between them) */
+			int err = s->check ? s->check(s, at) : 0;
+			if (err)
+				return err;
 			DWORD n, want = size[i] > (1u << 30) ? 1u << 30 : (DWORD)size[i];
-			if (!WriteFile(f, part[i], want, &n, NULL))
-				return tt_os_file_error(GetLastError());
+			if (s->io)
+				s->io(1);
+			BOOL wrote = WriteFile((HANDLE)s->file.handle, part[i], want, &n, NULL);
+			DWORD why = wrote ? 0 : GetLastError();
+			if (s->io)
+				s->io(0);
+			if (!wrote && why == ERROR_INVALID_HANDLE && s->check && !rechecked++)
+				continue; /* (closed since it was checked: checked again) */
+			if (!wrote)
+				return tt_os_file_error(why);
 			if (!n)
 				return -EIO;
+			rechecked = 0;
 			part[i] += n;
 			size[i] -= n;
+			at += n;
 		}
 	return 0;
 }
