@@ -103,6 +103,15 @@ void *tt_os_reserve(size_t size);
  * never takes a page fault there: 0 or -ENOMEM. Zero when first committed; committed
  * again, what is there is left as it is (a thread may be writing into it). */
 int tt_os_commit(void *at, size_t size);
+/* Whether a reservation's memory may be written before it is committed (Linux: yes, a
+ * commit only faults it in; Windows: no, it faults): where not, a caller handing out a
+ * reservation's memory faster than its own thread commits it commits what it hands
+ * out itself. */
+#ifdef _WIN32
+#define TT_OS_RESERVE_WRITABLE 0
+#else
+#define TT_OS_RESERVE_WRITABLE 1
+#endif
 /* Faults [at, at + size) of memory already there in for writing, changing no byte (a
  * thread may be writing into it): MADV_POPULATE_WRITE, else an atomic add of zero to
  * each page. */

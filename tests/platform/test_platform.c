@@ -481,7 +481,8 @@ static void test_lock(void **state)
 	tt_os_unlock(&tt_lock);
 }
 
-/* Reserved on 64 KiB, committed memory zeroed and writable. */
+/* Reserved on 64 KiB, committed memory zeroed and writable; a reservation writable before
+ * its commit where the platform says so. */
 static void test_memory(void **state)
 {
 	(void)state;
@@ -494,6 +495,20 @@ static void test_memory(void **state)
 		assert_int_equal(at[i], 0);
 	memset(at + 65536, 0x5a, 2 * 65536);
 	assert_int_equal(at[3 * 65536 - 1], 0x5a);
+	/* Not committed: written at once where TT_OS_RESERVE_WRITABLE says so (Linux),
+	 * else not there at all (Windows: a write would fault). */
+#ifdef _WIN32
+	assert_int_equal(TT_OS_RESERVE_WRITABLE, 0);
+	MEMORY_BASIC_INFORMATION region;
+	assert_int_equal(VirtualQuery(at + 4 * 65536, &region, sizeof region), sizeof region);
+	assert_int_equal(region.State, MEM_RESERVE);
+	assert_int_equal(VirtualQuery(at + 65536, &region, sizeof region), sizeof region);
+	assert_int_equal(region.State, MEM_COMMIT);
+#else
+	assert_int_equal(TT_OS_RESERVE_WRITABLE, 1);
+	at[4 * 65536] = 7;
+	assert_int_equal(at[4 * 65536], 7);
+#endif
 	/* faulted in again, what was written stays */
 	tt_os_fault_in(at + 65536, 2 * 65536);
 	for (size_t i = 65536; i < 3 * 65536; i += 512)
