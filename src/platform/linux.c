@@ -497,6 +497,35 @@ int tt_os_file_hold(struct tt_os_file *file)
 	return flock((int)file->handle, LOCK_EX | LOCK_NB) == 0 ? 0 : -errno;
 }
 
+int tt_os_file_identify(struct tt_os_file file, struct tt_os_file_id *id, int exact)
+{
+	int fd = (int)file.handle;
+	struct stat st;
+	int flags = exact ? fcntl(fd, F_GETFL) : id->flags;
+	int fd_flags = exact ? fcntl(fd, F_GETFD) : FD_CLOEXEC;
+	if (flags < 0 || fd_flags < 0 || fstat(fd, &st) < 0)
+		return errno == EBADF || fd < 0 ? -EBADF : -errno;
+	if (!(fd_flags & FD_CLOEXEC))
+		return -EBADF;
+	*id = (struct tt_os_file_id){.dev = st.st_dev, .ino = st.st_ino, .flags = flags};
+	return 0;
+}
+
+int tt_os_file_reopen(const char *path, const struct tt_os_file_id *id, struct tt_os_file *file)
+{
+	/* (never a link another user put there, never a FIFO to block on) */
+	int fd = open(path, (id->flags & O_ACCMODE) | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_dev != id->dev ||
+	    st.st_ino != id->ino || fcntl(fd, F_SETFL, id->flags) < 0) {
+		if (fd >= 0)
+			close(fd);
+		return -EBADF;
+	}
+	file->handle = fd;
+	return 0;
+}
+
 /* The sink's care: 0, or -errno (its check's), the file then left unwritten. */
 static int tt_os_sink_check(struct tt_os_file_sink *s, uint64_t at)
 {

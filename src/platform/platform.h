@@ -221,6 +221,27 @@ void tt_os_file_discard(struct tt_os_new_file *made);
  * it, or another -errno. Let go as the file is closed. */
 int tt_os_file_hold(struct tt_os_file *file);
 
+/* Which file a file opened is, so that a caller keeping one of its own in a process
+ * that is the program's can tell it is still its own (Linux: the program may close
+ * any descriptor and open its own file at the number, or dup2 over it: base/fds.c):
+ * Linux its device and inode, Windows its volume's serial number and file index (a
+ * handle not of a disk file, NUL, a console, a pipe: its kind alone). `flags`: Linux's
+ * open flags, read where `exact` (then the file is refused, -EBADF, unless it is
+ * close-on-exec, as the runtime opens its own: a dup2 or a program's open leaves it
+ * clear), else left as the caller set them; Windows' 0. */
+struct tt_os_file_id {
+	uint64_t dev, ino;
+	int flags;
+};
+/* `file`'s identity into *id (one system call where not `exact`): 0, or -EBADF where
+ * no file is there, or -errno. */
+int tt_os_file_identify(struct tt_os_file file, struct tt_os_file_id *id, int exact);
+/* The file `id` is, opened again by its `path` (where the program closed the caller's
+ * number): a regular file alone, never through a link, never a FIFO waited on, with
+ * id's open flags (Windows: for writing); 0 with `file`, or -EBADF where what is at
+ * `path` is not that file (no file left open). */
+int tt_os_file_reopen(const char *path, const struct tt_os_file_id *id, struct tt_os_file *file);
+
 /* ---- a byte sink ---- */
 
 /* Where the bytes of a file the runtime writes go (the writer's buffer, struct tt__out,

@@ -739,6 +739,47 @@ int tt_os_file_hold(struct tt_os_file *file)
 	return err == ERROR_LOCK_VIOLATION || err == ERROR_IO_PENDING ? -EWOULDBLOCK : tt_os_file_error(err);
 }
 
+int tt_os_file_identify(struct tt_os_file file, struct tt_os_file_id *id, int exact)
+{
+	/* (no number a program reuses: no close-on-exec to tell by, no flags) */
+	int flags = exact ? 0 : id->flags;
+	HANDLE h = (HANDLE)file.handle;
+	DWORD type = GetFileType(h);
+	if (type == FILE_TYPE_UNKNOWN && GetLastError() != NO_ERROR)
+		return -EBADF;
+	BY_HANDLE_FILE_INFORMATION info;
+	if (type != FILE_TYPE_DISK) {
+		*id = (struct tt_os_file_id){.ino = type, .flags = flags};
+		return 0;
+	}
+	if (!GetFileInformationByHandle(h, &info))
+		return tt_os_file_error(GetLastError());
+	*id = (struct tt_os_file_id){.dev = info.dwVolumeSerialNumber,
+				     .ino = (uint64_t)info.nFileIndexHigh << 32 | info.nFileIndexLow,
+				     .flags = flags};
+	return 0;
+}
+
+int tt_os_file_reopen(const char *path, const struct tt_os_file_id *id, struct tt_os_file *file)
+{
+	wchar_t wpath[MAX_PATH];
+	if (!MultiByteToWideChar(CP_UTF8, 0, path, -1, wpath, MAX_PATH))
+		return -EBADF;
+	/* (never through a link: the reparse point itself, which is not the file) */
+	HANDLE h = CreateFileW(wpath, GENERIC_WRITE, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, NULL,
+			       OPEN_EXISTING, FILE_FLAG_OPEN_REPARSE_POINT, NULL);
+	if (h == INVALID_HANDLE_VALUE)
+		return -EBADF;
+	struct tt_os_file_id now;
+	if (GetFileType(h) != FILE_TYPE_DISK || tt_os_file_identify((struct tt_os_file){(intptr_t)h}, &now, 1) != 0 ||
+	    now.dev != id->dev || now.ino != id->ino) {
+		CloseHandle(h);
+		return -EBADF;
+	}
+	file->handle = (intptr_t)h;
+	return 0;
+}
+
 static int tt_os_file_sink_put(struct tt_os_sink *sink, const void *a, size_t a_size, const void *b,
 			       size_t b_size, uint64_t at)
 {

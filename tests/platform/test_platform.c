@@ -743,6 +743,105 @@ static void test_file_sink_care(void **state)
 	tt_temp_dir_remove(dir);
 }
 
+/* Which file a file opened is: the same for two openings of one file, another for
+ * another file, none where nothing is open; the file opened again by its path only
+ * while that path is that file (a regular file, not through a link, not a FIFO: Linux),
+ * with its flags, and written through. */
+static void test_file_identity(void **state)
+{
+	(void)state;
+	char dir[512], path[600], other[600], text[64];
+	tt_temp_file(dir, sizeof dir, path, sizeof path, "t.ttr");
+	snprintf(other, sizeof other, "%s/other.ttr", dir);
+	struct tt_os_file file, another, found;
+	assert_int_equal(tt_os_file_open(path, &file), 0);
+	assert_int_equal(tt_os_file_open(other, &another), 0);
+	/* (a second opening, for reading, which every opening shares) */
+#ifdef _WIN32
+	struct tt_os_file same = {(intptr_t)CreateFileA(path, GENERIC_READ, FILE_SHARE_READ | FILE_SHARE_WRITE |
+							  FILE_SHARE_DELETE, NULL, OPEN_EXISTING, 0, NULL)};
+#else
+	struct tt_os_file same = {open(path, O_RDONLY | O_CLOEXEC)};
+#endif
+	struct tt_os_file_id id, id_same, id_another, now = {0};
+	assert_int_equal(tt_os_file_identify(file, &id, 1), 0);
+	assert_int_equal(tt_os_file_identify(same, &id_same, 1), 0);
+	assert_int_equal(tt_os_file_identify(another, &id_another, 1), 0);
+	assert_true(id.dev == id_same.dev && id.ino == id_same.ino);
+	assert_false(id.dev == id_another.dev && id.ino == id_another.ino);
+	now.flags = 12345; /* (not read: left as set) */
+	assert_int_equal(tt_os_file_identify(file, &now, 0), 0);
+	assert_true(now.dev == id.dev && now.ino == id.ino && now.flags == 12345);
+#ifdef _WIN32
+	struct tt_os_file none = {(intptr_t)0x7ff0};
+#else
+	struct tt_os_file none = {-1};
+	/* (a copy a program could have made over the number: not close-on-exec) */
+	struct tt_os_file copy = {dup((int)file.handle)};
+	assert_int_equal(tt_os_file_identify(copy, &now, 1), -EBADF);
+	assert_int_equal(tt_os_file_identify(copy, &now, 0), 0);
+	close((int)copy.handle);
+#endif
+	assert_int_equal(tt_os_file_identify(none, &now, 0), -EBADF);
+	/* The kept one closed (as a program closes a number), opened again by its path. */
+	assert_int_equal(tt_os_file_close(&file), 0);
+	assert_int_equal(tt_os_file_reopen(path, &id, &found), 0);
+	assert_int_equal(tt_os_file_identify(found, &now, 1), 0);
+	assert_true(now.dev == id.dev && now.ino == id.ino);
+#ifndef _WIN32
+	/* (opened not to block on a FIFO, then with the flags it had) */
+	assert_int_equal(now.flags & (O_ACCMODE | O_NONBLOCK | O_APPEND), id.flags & (O_ACCMODE | O_NONBLOCK | O_APPEND));
+#endif
+	struct tt_os_file_sink sink;
+	tt_os_file_sink(&sink, found);
+	assert_int_equal(sink.sink.put(&sink.sink, "found", 5, NULL, 0, 0), 0);
+	assert_int_equal(tt_os_file_close(&found), 0);
+	assert_string_equal(tt_file_text(path, text, sizeof text), "found");
+	assert_int_equal(tt_os_file_reopen(other, &id, &found), -EBADF);
+	/* (the null device by its own identity: not a file) */
+	struct tt_os_file null_device;
+	struct tt_os_file_id null_id;
+	assert_int_equal(tt_os_file_open(TT_NULL_DEVICE, &null_device), 0);
+	assert_int_equal(tt_os_file_identify(null_device, &null_id, 1), 0);
+	assert_int_equal(tt_os_file_reopen(TT_NULL_DEVICE, &null_id, &found), -EBADF);
+	assert_int_equal(tt_os_file_close(&null_device), 0);
+	assert_int_equal(tt_os_file_close(&another), 0);
+#ifndef _WIN32
+	char link[700];
+	snprintf(link, sizeof link, "%s/link.ttr", dir);
+	assert_int_equal(symlink(path, link), 0);
+	assert_int_equal(tt_os_file_reopen(link, &id, &found), -EBADF);
+	remove(link);
+	assert_int_equal(mkfifo(link, 0600), 0);
+	struct tt_os_file fifo;
+	/* (a FIFO with a reader open: opened at once, but not a file) */
+	int reader = open(link, O_RDONLY | O_NONBLOCK);
+	assert_true(reader >= 0);
+	struct tt_os_file_id fifo_id;
+	int writer = open(link, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+	assert_true(writer >= 0);
+	fifo = (struct tt_os_file){writer};
+	assert_int_equal(tt_os_file_identify(fifo, &fifo_id, 1), 0);
+	assert_int_equal(tt_os_file_reopen(link, &fifo_id, &found), -EBADF);
+	close(writer);
+	close(reader);
+	remove(link);
+#endif
+	/* Another file put at the name (made while the kept one was there: never its
+	 * number). */
+	char planted[700];
+	snprintf(planted, sizeof planted, "%s/planted.ttr", dir);
+	tt_write_text(planted, "planted");
+	assert_int_equal(tt_os_file_close(&same), 0);
+	remove(path);
+	assert_int_equal(tt_os_rename(planted, path), 0);
+	assert_int_equal(tt_os_file_reopen(path, &id, &found), -EBADF);
+	assert_string_equal(tt_file_text(path, text, sizeof text), "planted");
+	remove(path);
+	remove(other);
+	tt_temp_dir_remove(dir);
+}
+
 #ifndef _WIN32
 struct tt_drain {
 	int fd;
@@ -1351,7 +1450,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_joined_thread), cmocka_unit_test(test_wait_timeout),
 		cmocka_unit_test(test_wake_all),   cmocka_unit_test(test_lock),
 		cmocka_unit_test(test_memory),  cmocka_unit_test(test_rename), cmocka_unit_test(test_path_in), cmocka_unit_test(test_new_file), cmocka_unit_test(test_file_hold), cmocka_unit_test(test_device_trust),
-		cmocka_unit_test(test_file_map), cmocka_unit_test(test_file_sink), cmocka_unit_test(test_file_sink_care),
+		cmocka_unit_test(test_file_map), cmocka_unit_test(test_file_sink), cmocka_unit_test(test_file_sink_care), cmocka_unit_test(test_file_identity),
 		TT_SINK_WAIT_TEST cmocka_unit_test(test_file_room),
 		cmocka_unit_test(test_time),    cmocka_unit_test(test_thread_cpu_of), cmocka_unit_test(test_process), cmocka_unit_test(test_module_list),
 		cmocka_unit_test(test_command_line),
