@@ -53,13 +53,11 @@ static void tt__fd_share(int *floor, int *share)
  * file (a device: /dev/null, a terminal). */
 static int tt__fd_identity(int fd, struct tt__fd *id, int exact)
 {
-	struct stat st;
-	int flags = exact ? fcntl(fd, F_GETFL) : id->flags;
-	int fd_flags = exact ? fcntl(fd, F_GETFD) : FD_CLOEXEC;
-	if (flags < 0 || fd_flags < 0 || !(fd_flags & FD_CLOEXEC) || fstat(fd, &st) < 0)
-		return -1;
-	*id = (struct tt__fd){.fd = fd, .flags = flags, .dev = st.st_dev, .ino = st.st_ino};
-	return 0;
+	struct tt_os_file_id file = {.flags = id->flags};
+	int err = tt_os_file_identify((struct tt_os_file){fd}, &file, exact);
+	if (!err)
+		*id = (struct tt__fd){.fd = fd, .flags = file.flags, .dev = file.dev, .ino = file.ino};
+	return err;
 }
 
 /* Whether f->fd is the file kept there: the inode (one system call, before each
@@ -73,23 +71,18 @@ static int tt__fd_is(const struct tt__fd *f, int exact)
 
 int tt__fd_opened(int fd, struct tt__fd *id)
 {
-	struct stat st;
 	*id = (struct tt__fd){.fd = fd};
-	if (fd >= 0 && fstat(fd, &st) < 0) {
+	if (fd >= 0 && tt__fd_identity(fd, id, 0) < 0) {
 		close(fd);
 		id->fd = -1;
 	}
-	if (id->fd < 0)
-		return -1;
-	id->dev = st.st_dev;
-	id->ino = st.st_ino;
-	return fd;
+	return id->fd;
 }
 
 void tt__fd_close_opened(const struct tt__fd *id)
 {
-	struct stat st;
-	if (id->fd >= 0 && fstat(id->fd, &st) == 0 && st.st_dev == id->dev && st.st_ino == id->ino)
+	struct tt__fd now = {.flags = id->flags};
+	if (id->fd >= 0 && tt__fd_identity(id->fd, &now, 0) == 0 && now.dev == id->dev && now.ino == id->ino)
 		close(id->fd);
 }
 
@@ -109,10 +102,8 @@ int tt__fd_keep(struct tt__fd *f, int fd)
 		err = high < 0 ? (errno == EINVAL ? -EMFILE : -errno) : 0;
 	}
 	tt__fd_close_opened(&opened);
-	if (!err && tt__fd_identity(high, f, 1) < 0) {
-		err = -errno;
+	if (!err && (err = tt__fd_identity(high, f, 1)) < 0)
 		close(high);
-	}
 	if (err)
 		__atomic_sub_fetch(&tt__fds_kept, 1, __ATOMIC_RELAXED);
 	return err;
@@ -131,18 +122,11 @@ int tt__fd_reopen(struct tt__fd *f, const char *path)
 		return 0;
 	struct tt__fd was = *f;
 	tt__fd_forget(f); /* the number is the program's now: never closed */
-	/* The same file, found by its name, or nothing: never a link another user put
-	 * there, never a FIFO to block on. */
-	int fd = path ? open(path, (was.flags & O_ACCMODE) | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
-		      : -1;
-	struct stat st;
-	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_dev != was.dev ||
-	    st.st_ino != was.ino || fcntl(fd, F_SETFL, was.flags) < 0) {
-		if (fd >= 0)
-			close(fd);
-		return -EBADF;
-	}
-	if (tt__fd_keep(f, fd) < 0)
+	/* The same file, found by its name, or nothing (the platform's: never a link
+	 * another user put there, never a FIFO to block on). */
+	struct tt_os_file found;
+	if (!path || tt_os_file_reopen(path, &(struct tt_os_file_id){was.dev, was.ino, was.flags}, &found) < 0 ||
+	    tt__fd_keep(f, (int)found.handle) < 0)
 		return -EBADF;
 	/* What is kept is what was at the number as it was copied: the program may have
 	 * put its own file there after the checks above (a dup2 over every number): then

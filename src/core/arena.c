@@ -104,6 +104,18 @@ static void *tt__arena_map(void *at, uint64_t size)
 	return map == MAP_FAILED ? NULL : map;
 }
 
+/* [at, at + size) of the arena ready for the writers: the reservation's memory
+ * committed (tt_os_commit), a file's view faulted in (its pages are the file's
+ * already). 0, or -ENOMEM: a refused commit (Windows'; Linux's never is). */
+static int tt__arena_commit(char *at, size_t size)
+{
+	if (tt__chunks_fd() >= 0) {
+		tt_os_fault_in(at, size);
+		return 0;
+	}
+	return tt_os_commit(at, size);
+}
+
 /* Core lock held: the mode's file holds the arena up to `end`. */
 static int tt__arena_cover(const char *end)
 {
@@ -411,11 +423,16 @@ static void *tt__prefault_main(void *unused)
 			 * elsewhere stays in the gate's count, which then only grows) */
 			__atomic_add_fetch(&tt__prefault_busy, 1, __ATOMIC_SEQ_CST);
 			uint64_t before = tt__own_faults();
-			tt_os_fault_in(ready, step);
+			int committed = tt__arena_commit(ready, step) == 0;
 			uint64_t after = tt__own_faults();
 			__atomic_add_fetch(&tt__prefault_faults, after > before ? after - before : 0,
 					   __ATOMIC_SEQ_CST);
 			__atomic_add_fetch(&tt__prefault_busy, 1, __ATOMIC_SEQ_CST);
+			/* Refused: the writers commit each chunk they take (tt__chunk_alloc),
+			 * which fails where this did, their events then dropped for want of
+			 * memory. */
+			if (!committed)
+				return NULL;
 		}
 		__atomic_store_n(&tt__arena_ready, ready + step, __ATOMIC_RELEASE);
 	}
@@ -532,7 +549,8 @@ int tt__arena_init(void)
 			madvise(tt__arena_base + TT__PREFAULT_STEP, size - TT__PREFAULT_STEP, MADV_HUGEPAGE);
 		if (tt__arena_cover(tt__arena_base + TT__CHUNK_SIZE) < 0)
 			return -ENOSPC;
-		tt_os_fault_in(tt__arena_base, TT__CHUNK_SIZE);
+		if (tt__arena_commit(tt__arena_base, TT__CHUNK_SIZE) != 0)
+			return -ENOMEM;
 		tt__arena_ready = tt__arena_base + TT__CHUNK_SIZE;
 		return tt__start_arena_threads(1);
 	}
@@ -619,6 +637,13 @@ struct tt__chunk *tt__chunk_alloc(void)
 			return NULL;
 		}
 		if (tt__arena_cover(chunk + TT__CHUNK_SIZE) < 0)
+			return NULL;
+		/* Past what tt-prefault committed, where the writers may not touch the
+		 * reservation before it is: committed here (tt-prefault committing it too
+		 * changes nothing the writer wrote). */
+		if (!TT_OS_RESERVE_WRITABLE &&
+		    chunk + TT__CHUNK_SIZE > __atomic_load_n(&tt__arena_ready, __ATOMIC_ACQUIRE) &&
+		    tt__arena_commit(chunk, TT__CHUNK_SIZE) != 0)
 			return NULL;
 		__atomic_store_n(&tt__arena_fresh, chunk + TT__CHUNK_SIZE, __ATOMIC_RELEASE);
 		if ((size_t)(__atomic_load_n(&tt__arena_ready, __ATOMIC_ACQUIRE) - chunk) <

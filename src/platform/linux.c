@@ -7,6 +7,7 @@
 #include <limits.h>
 #include <link.h>
 #include <linux/futex.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -550,25 +551,94 @@ int tt_os_file_replace(struct tt_os_new_file *made, const char *path, struct tt_
 	return err;
 }
 
+int tt_os_file_identify(struct tt_os_file file, struct tt_os_file_id *id, int exact)
+{
+	int fd = (int)file.handle;
+	struct stat st;
+	int flags = exact ? fcntl(fd, F_GETFL) : id->flags;
+	int fd_flags = exact ? fcntl(fd, F_GETFD) : FD_CLOEXEC;
+	if (flags < 0 || fd_flags < 0 || fstat(fd, &st) < 0)
+		return errno == EBADF || fd < 0 ? -EBADF : -errno;
+	if (!(fd_flags & FD_CLOEXEC))
+		return -EBADF;
+	*id = (struct tt_os_file_id){.dev = st.st_dev, .ino = st.st_ino, .flags = flags};
+	return 0;
+}
+
+int tt_os_file_reopen(const char *path, const struct tt_os_file_id *id, struct tt_os_file *file)
+{
+	/* (never a link another user put there, never a FIFO to block on) */
+	int fd = open(path, (id->flags & O_ACCMODE) | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_dev != id->dev ||
+	    st.st_ino != id->ino || fcntl(fd, F_SETFL, id->flags) < 0) {
+		if (fd >= 0)
+			close(fd);
+		return -EBADF;
+	}
+	file->handle = fd;
+	return 0;
+}
+
+/* The sink's care: 0, or -errno (its check's), the file then left unwritten. */
+static int tt_os_sink_check(struct tt_os_file_sink *s, uint64_t at)
+{
+	return s->check ? s->check(s, at) : 0;
+}
+
+static void tt_os_sink_io(struct tt_os_file_sink *s, int begin)
+{
+	if (s->io)
+		s->io(begin);
+}
+
+/* A FIFO or device that took nothing (EAGAIN): its reader waited for. */
+static int tt_os_sink_wait(struct tt_os_file_sink *s)
+{
+	struct pollfd ready = {.fd = (int)s->file.handle, .events = POLLOUT};
+	tt_os_sink_io(s, 1);
+	int rc = poll(&ready, 1, s->wait_ms);
+	int err = rc < 0 ? errno : 0;
+	tt_os_sink_io(s, 0);
+	return rc > 0 || err == EINTR ? 0 : rc == 0 ? -ETIMEDOUT : -err;
+}
+
 static int tt_os_file_sink_put(struct tt_os_sink *sink, const void *a, size_t a_size, const void *b,
 			       size_t b_size, uint64_t at)
 {
-	(void)at; /* (written where the file is) */
-	int fd = (int)((struct tt_os_file_sink *)sink)->file.handle;
+	struct tt_os_file_sink *s = (struct tt_os_file_sink *)sink;
 	struct iovec iov[2] = {{(void *)a, a_size}, {(void *)b, b_size}}, *left = iov, *end = iov + 2;
+	int rechecked = 0;
 	for (size_t done = 0;;) { /* (done: bytes of `left` written) */
+		at += done;
 		while (left < end && done >= left->iov_len)
 			done -= left++->iov_len;
 		if (left == end)
 			return 0;
 		left->iov_base = (char *)left->iov_base + done;
 		left->iov_len -= done;
-		ssize_t n = writev(fd, left, (int)(end - left));
-		if (n < 0 && errno == EINTR)
-			n = 0;
-		else if (n <= 0)
-			return n < 0 ? -errno : -EIO;
-		done = (size_t)n;
+		done = 0;
+		/* (checked last before the call: nothing between them) */
+		int err = tt_os_sink_check(s, at);
+		if (err)
+			return err;
+		tt_os_sink_io(s, 1);
+		ssize_t n = writev((int)s->file.handle, left, (int)(end - left));
+		err = n < 0 ? errno : EIO;
+		tt_os_sink_io(s, 0);
+		if (n > 0) {
+			done = (size_t)n;
+			rechecked = 0;
+		} else if (n < 0 && err == EINTR) {
+			continue;
+		} else if (n < 0 && err == EBADF && s->check && !rechecked++) {
+			continue; /* (closed since it was checked: checked again) */
+		} else if (n < 0 && err == EAGAIN && s->wait_ms) {
+			if ((err = tt_os_sink_wait(s)) != 0)
+				return err;
+		} else {
+			return -err;
+		}
 	}
 }
 

@@ -103,6 +103,15 @@ void *tt_os_reserve(size_t size);
  * never takes a page fault there: 0 or -ENOMEM. Zero when first committed; committed
  * again, what is there is left as it is (a thread may be writing into it). */
 int tt_os_commit(void *at, size_t size);
+/* Whether a reservation's memory may be written before it is committed (Linux: yes, a
+ * commit only faults it in; Windows: no, it faults): where not, a caller handing out a
+ * reservation's memory faster than its own thread commits it commits what it hands
+ * out itself. */
+#ifdef _WIN32
+#define TT_OS_RESERVE_WRITABLE 0
+#else
+#define TT_OS_RESERVE_WRITABLE 1
+#endif
 /* Faults [at, at + size) of memory already there in for writing, changing no byte (a
  * thread may be writing into it): MADV_POPULATE_WRITE, else an atomic add of zero to
  * each page. */
@@ -254,6 +263,27 @@ int tt_os_file_place(struct tt_os_new_file *made, char *path, size_t size, struc
  * or -ENAMETOOLONG. */
 int tt_os_name_tag(char *path, size_t size, const char *tag);
 
+/* Which file a file opened is, so that a caller keeping one of its own in a process
+ * that is the program's can tell it is still its own (Linux: the program may close
+ * any descriptor and open its own file at the number, or dup2 over it: base/fds.c):
+ * Linux its device and inode, Windows its volume's serial number and file index (a
+ * handle not of a disk file, NUL, a console, a pipe: its kind alone). `flags`: Linux's
+ * open flags, read where `exact` (then the file is refused, -EBADF, unless it is
+ * close-on-exec, as the runtime opens its own: a dup2 or a program's open leaves it
+ * clear), else left as the caller set them; Windows' 0. */
+struct tt_os_file_id {
+	uint64_t dev, ino;
+	int flags;
+};
+/* `file`'s identity into *id (one system call where not `exact`): 0, or -EBADF where
+ * no file is there, or -errno. */
+int tt_os_file_identify(struct tt_os_file file, struct tt_os_file_id *id, int exact);
+/* The file `id` is, opened again by its `path` (where the program closed the caller's
+ * number): a regular file alone, never through a link, never a FIFO waited on, with
+ * id's open flags (Windows: for writing); 0 with `file`, or -EBADF where what is at
+ * `path` is not that file (no file left open). */
+int tt_os_file_reopen(const char *path, const struct tt_os_file_id *id, struct tt_os_file *file);
+
 /* ---- a byte sink ---- */
 
 /* Where the bytes of a file the runtime writes go (the writer's buffer, struct tt__out,
@@ -266,10 +296,22 @@ struct tt_os_sink {
 		   uint64_t at);
 };
 /* A file's sink: its bytes written where the file is (tt_os_file_seek), on from there
- * (WriteFile; write and writev, a short write's rest written after it). */
+ * (WriteFile; write and writev, a short write's rest written after it). The caller's
+ * care of its file, where it keeps one (Linux's descriptors, base/fds.c: the program
+ * may close or take the number): `check`, called just before each system call the put
+ * makes, with the file's place `at` there, answers 0 with `file` the one to write (it
+ * may set another, the same file found again, moved to `at`) or -errno, which the put
+ * returns; a write refused as no file at all (EBADF, ERROR_INVALID_HANDLE) is checked
+ * again, once. `io` is called with 1 before each call that may block and 0 after it.
+ * A device or FIFO opened not to block (Linux) whose reader takes nothing is waited
+ * for, `wait_ms` at most each time (then -ETIMEDOUT). tt_os_file_sink sets no care and
+ * no wait. */
 struct tt_os_file_sink {
 	struct tt_os_sink sink;
 	struct tt_os_file file;
+	int (*check)(struct tt_os_file_sink *sink, uint64_t at);
+	void (*io)(int begin);
+	int wait_ms;
 };
 void tt_os_file_sink(struct tt_os_file_sink *sink, struct tt_os_file file);
 

@@ -456,7 +456,7 @@ void tt_os_free(void *at, size_t size)
 
 static int tt_os_file_error(DWORD err)
 {
-	return err == ERROR_ACCESS_DENIED ? -EACCES :
+	return err == ERROR_ACCESS_DENIED ? -EACCES : err == ERROR_INVALID_HANDLE ? -EBADF :
 	       err == ERROR_DISK_FULL || err == ERROR_HANDLE_DISK_FULL ? -ENOSPC :
 	       err == ERROR_PATH_NOT_FOUND || err == ERROR_FILE_NOT_FOUND ? -ENOENT : -EIO;
 }
@@ -848,22 +848,77 @@ int tt_os_file_replace(struct tt_os_new_file *made, const char *path, struct tt_
 	return err;
 }
 
+int tt_os_file_identify(struct tt_os_file file, struct tt_os_file_id *id, int exact)
+{
+	/* (no number a program reuses: no close-on-exec to tell by, no flags) */
+	int flags = exact ? 0 : id->flags;
+	HANDLE h = (HANDLE)file.handle;
+	DWORD type = GetFileType(h);
+	if (type == FILE_TYPE_UNKNOWN && GetLastError() != NO_ERROR)
+		return -EBADF;
+	BY_HANDLE_FILE_INFORMATION info;
+	if (type != FILE_TYPE_DISK) {
+		*id = (struct tt_os_file_id){.ino = type, .flags = flags};
+		return 0;
+	}
+	if (!GetFileInformationByHandle(h, &info))
+		return tt_os_file_error(GetLastError());
+	*id = (struct tt_os_file_id){.dev = info.dwVolumeSerialNumber,
+				     .ino = (uint64_t)info.nFileIndexHigh << 32 | info.nFileIndexLow,
+				     .flags = flags};
+	return 0;
+}
+
+int tt_os_file_reopen(const char *path, const struct tt_os_file_id *id, struct tt_os_file *file)
+{
+	wchar_t wpath[MAX_PATH];
+	if (!MultiByteToWideChar(CP_UTF8, 0, path, -1, wpath, MAX_PATH))
+		return -EBADF;
+	/* (never through a link: the reparse point itself, which is not the file) */
+	HANDLE h = CreateFileW(wpath, GENERIC_WRITE, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, NULL,
+			       OPEN_EXISTING, FILE_FLAG_OPEN_REPARSE_POINT, NULL);
+	if (h == INVALID_HANDLE_VALUE)
+		return -EBADF;
+	struct tt_os_file_id now;
+	if (GetFileType(h) != FILE_TYPE_DISK || tt_os_file_identify((struct tt_os_file){(intptr_t)h}, &now, 1) != 0 ||
+	    now.dev != id->dev || now.ino != id->ino) {
+		CloseHandle(h);
+		return -EBADF;
+	}
+	file->handle = (intptr_t)h;
+	return 0;
+}
+
 static int tt_os_file_sink_put(struct tt_os_sink *sink, const void *a, size_t a_size, const void *b,
 			       size_t b_size, uint64_t at)
 {
-	(void)at; /* (written where the file is) */
-	HANDLE f = (HANDLE)((struct tt_os_file_sink *)sink)->file.handle;
+	struct tt_os_file_sink *s = (struct tt_os_file_sink *)sink;
 	const char *part[2] = {a, b};
 	size_t size[2] = {a_size, b_size};
+	int rechecked = 0;
 	for (int i = 0; i < 2; i++)
 		while (size[i]) {
+			/* (checked last before the call: nothing between them) */
+			int err = s->check ? s->check(s, at) : 0;
+			if (err)
+				return err;
 			DWORD n, want = size[i] > (1u << 30) ? 1u << 30 : (DWORD)size[i];
-			if (!WriteFile(f, part[i], want, &n, NULL))
-				return tt_os_file_error(GetLastError());
+			if (s->io)
+				s->io(1);
+			BOOL wrote = WriteFile((HANDLE)s->file.handle, part[i], want, &n, NULL);
+			DWORD why = wrote ? 0 : GetLastError();
+			if (s->io)
+				s->io(0);
+			if (!wrote && why == ERROR_INVALID_HANDLE && s->check && !rechecked++)
+				continue; /* (closed since it was checked: checked again) */
+			if (!wrote)
+				return tt_os_file_error(why);
 			if (!n)
 				return -EIO;
+			rechecked = 0;
 			part[i] += n;
 			size[i] -= n;
+			at += n;
 		}
 	return 0;
 }

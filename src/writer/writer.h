@@ -12,7 +12,7 @@
  * tt__out, sections.h), its sink checking the descriptor before each write. */
 struct tt__fd_out {
 	struct tt__out out; /* (first: tt__fd_out) */
-	struct tt_os_sink sink;
+	struct tt_os_file_sink sink; /* the platform's, its care tt__out_own */
 	struct tt__fd file; /* checked before each write (tt__out_own) */
 	const char *path;   /* where it is found again if the program closed it, or NULL */
 };

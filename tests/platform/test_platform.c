@@ -72,6 +72,7 @@ static void tt_temp_dir_remove(const char *dir)
 }
 #define TT_PROGRAM "test_platform.exe"
 #define TT_NULL_DEVICE "NUL"
+#define TT_SINK_WAIT_TEST
 /* A library of the system's that the test does not load otherwise. */
 static int tt_load_library(void)
 {
@@ -80,6 +81,7 @@ static int tt_load_library(void)
 #else
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -124,6 +126,7 @@ static void tt_temp_dir_remove(const char *dir)
 }
 #define TT_PROGRAM "test_platform"
 #define TT_NULL_DEVICE "/dev/null"
+#define TT_SINK_WAIT_TEST cmocka_unit_test(test_file_sink_wait),
 static int tt_load_library(void)
 {
 	return dlopen("libresolv.so.2", RTLD_NOW) != NULL;
@@ -478,7 +481,8 @@ static void test_lock(void **state)
 	tt_os_unlock(&tt_lock);
 }
 
-/* Reserved on 64 KiB, committed memory zeroed and writable. */
+/* Reserved on 64 KiB, committed memory zeroed and writable; a reservation writable before
+ * its commit where the platform says so. */
 static void test_memory(void **state)
 {
 	(void)state;
@@ -491,6 +495,20 @@ static void test_memory(void **state)
 		assert_int_equal(at[i], 0);
 	memset(at + 65536, 0x5a, 2 * 65536);
 	assert_int_equal(at[3 * 65536 - 1], 0x5a);
+	/* Not committed: written at once where TT_OS_RESERVE_WRITABLE says so (Linux),
+	 * else not there at all (Windows: a write would fault). */
+#ifdef _WIN32
+	assert_int_equal(TT_OS_RESERVE_WRITABLE, 0);
+	MEMORY_BASIC_INFORMATION region;
+	assert_int_equal(VirtualQuery(at + 4 * 65536, &region, sizeof region), sizeof region);
+	assert_int_equal(region.State, MEM_RESERVE);
+	assert_int_equal(VirtualQuery(at + 65536, &region, sizeof region), sizeof region);
+	assert_int_equal(region.State, MEM_COMMIT);
+#else
+	assert_int_equal(TT_OS_RESERVE_WRITABLE, 1);
+	at[4 * 65536] = 7;
+	assert_int_equal(at[4 * 65536], 7);
+#endif
 	/* faulted in again, what was written stays */
 	tt_os_fault_in(at + 65536, 2 * 65536);
 	for (size_t i = 65536; i < 3 * 65536; i += 512)
@@ -638,6 +656,248 @@ static void test_file_sink(void **state)
 	assert_int_equal(tt_os_file_seek(&sink.file, 0), 0);
 	assert_int_equal(tt_os_file_close(&sink.file), 0);
 }
+
+/* A sink's care, as the test plays it: the places each check was asked at, what each
+ * check gives (a handle, or an error), and whether a call was under way. */
+struct tt_care {
+	struct tt_os_file_sink sink; /* (first) */
+	struct tt_os_file give[4];
+	int give_err;
+	uint64_t at[8], last_at;
+	int checks, io, ios, checked_in_io;
+};
+static int tt_care_check(struct tt_os_file_sink *sink, uint64_t at)
+{
+	struct tt_care *care = (struct tt_care *)sink;
+	care->checked_in_io |= care->io;
+	care->last_at = at;
+	if (care->checks < 8)
+		care->at[care->checks] = at;
+	int n = care->checks++;
+	if (care->give_err)
+		return care->give_err;
+	sink->file = care->give[n < 4 ? n : 3];
+	return 0;
+}
+static struct tt_care *tt_care_now;
+static void tt_care_io(int begin)
+{
+	tt_care_now->io = begin;
+	tt_care_now->ios += begin;
+}
+/* The sink on `start`; its first check gives `first`, those after `then`. */
+static void tt_care_init(struct tt_care *care, struct tt_os_file start, struct tt_os_file first,
+			 struct tt_os_file then)
+{
+	*care = (struct tt_care){.give = {first, then, then, then}};
+	tt_os_file_sink(&care->sink, start);
+	care->sink.check = tt_care_check;
+	care->sink.io = tt_care_io;
+	tt_care_now = care;
+}
+
+/* The caller's care of a sink's file (Linux's descriptors, base/fds.c): checked just
+ * before each write, at the place it writes at, never inside a call; the file the
+ * check gives is the one written (found again); a check's error is the put's, nothing
+ * written; a write refused as no file at all is checked again once (and the file then
+ * given is written), not for ever. */
+static void test_file_sink_care(void **state)
+{
+	(void)state;
+	char dir[512], path[600], other[600], text[64];
+	tt_temp_file(dir, sizeof dir, path, sizeof path, "t.ttr");
+	snprintf(other, sizeof other, "%s/found-again.ttr", dir);
+	struct tt_os_file file, again;
+	assert_int_equal(tt_os_file_open(path, &file), 0);
+	assert_int_equal(tt_os_file_open(other, &again), 0);
+	struct tt_care care;
+	tt_care_init(&care, file, again, again);
+	assert_int_equal(care.sink.sink.put(&care.sink.sink, "hello", 5, " world", 6, 0), 0);
+	assert_true(care.checks >= 1);
+	assert_int_equal(care.at[0], 0);
+	assert_true(care.checks == 1 || care.at[1] == 5); /* (Windows: a call for each part) */
+	assert_true(care.ios >= care.checks);
+	assert_int_equal(care.io, 0);
+	assert_false(care.checked_in_io);
+	care.give_err = -EPERM;
+	assert_int_equal(care.sink.sink.put(&care.sink.sink, "lost", 4, NULL, 0, 11), -EPERM);
+	/* No file: an invalid handle, then the file found again. */
+#ifdef _WIN32
+	struct tt_os_file gone = {(intptr_t)0x7ff0};
+#else
+	struct tt_os_file gone = {-1};
+#endif
+	tt_care_init(&care, file, gone, again);
+	assert_int_equal(care.sink.sink.put(&care.sink.sink, "!", 1, NULL, 0, 11), 0);
+	assert_int_equal(care.checks, 2);
+	assert_int_equal(care.at[1], 11);
+	tt_care_init(&care, file, gone, gone);
+	assert_int_equal(care.sink.sink.put(&care.sink.sink, "?", 1, NULL, 0, 12), -EBADF);
+	assert_int_equal(care.checks, 2);
+	assert_int_equal(tt_os_file_close(&file), 0);
+	assert_int_equal(tt_os_file_close(&again), 0);
+	assert_string_equal(tt_file_text(path, text, sizeof text), "");
+	assert_string_equal(tt_file_text(other, text, sizeof text), "hello world!");
+	remove(path);
+	remove(other);
+	tt_temp_dir_remove(dir);
+}
+
+/* Which file a file opened is: the same for two openings of one file, another for
+ * another file, none where nothing is open; the file opened again by its path only
+ * while that path is that file (a regular file, not through a link, not a FIFO: Linux),
+ * with its flags, and written through. */
+static void test_file_identity(void **state)
+{
+	(void)state;
+	char dir[512], path[600], other[600], text[64];
+	tt_temp_file(dir, sizeof dir, path, sizeof path, "t.ttr");
+	snprintf(other, sizeof other, "%s/other.ttr", dir);
+	struct tt_os_file file, another, found;
+	assert_int_equal(tt_os_file_open(path, &file), 0);
+	assert_int_equal(tt_os_file_open(other, &another), 0);
+	/* (a second opening, for reading, which every opening shares) */
+#ifdef _WIN32
+	struct tt_os_file same = {(intptr_t)CreateFileA(path, GENERIC_READ, FILE_SHARE_READ | FILE_SHARE_WRITE |
+							  FILE_SHARE_DELETE, NULL, OPEN_EXISTING, 0, NULL)};
+#else
+	struct tt_os_file same = {open(path, O_RDONLY | O_CLOEXEC)};
+#endif
+	struct tt_os_file_id id, id_same, id_another, now = {0};
+	assert_int_equal(tt_os_file_identify(file, &id, 1), 0);
+	assert_int_equal(tt_os_file_identify(same, &id_same, 1), 0);
+	assert_int_equal(tt_os_file_identify(another, &id_another, 1), 0);
+	assert_true(id.dev == id_same.dev && id.ino == id_same.ino);
+	assert_false(id.dev == id_another.dev && id.ino == id_another.ino);
+	now.flags = 12345; /* (not read: left as set) */
+	assert_int_equal(tt_os_file_identify(file, &now, 0), 0);
+	assert_true(now.dev == id.dev && now.ino == id.ino && now.flags == 12345);
+#ifdef _WIN32
+	struct tt_os_file none = {(intptr_t)0x7ff0};
+#else
+	struct tt_os_file none = {-1};
+	/* (a copy a program could have made over the number: not close-on-exec) */
+	struct tt_os_file copy = {dup((int)file.handle)};
+	assert_int_equal(tt_os_file_identify(copy, &now, 1), -EBADF);
+	assert_int_equal(tt_os_file_identify(copy, &now, 0), 0);
+	close((int)copy.handle);
+#endif
+	assert_int_equal(tt_os_file_identify(none, &now, 0), -EBADF);
+	/* The kept one closed (as a program closes a number), opened again by its path. */
+	assert_int_equal(tt_os_file_close(&file), 0);
+	assert_int_equal(tt_os_file_reopen(path, &id, &found), 0);
+	assert_int_equal(tt_os_file_identify(found, &now, 1), 0);
+	assert_true(now.dev == id.dev && now.ino == id.ino);
+#ifndef _WIN32
+	/* (opened not to block on a FIFO, then with the flags it had) */
+	assert_int_equal(now.flags & (O_ACCMODE | O_NONBLOCK | O_APPEND), id.flags & (O_ACCMODE | O_NONBLOCK | O_APPEND));
+#endif
+	struct tt_os_file_sink sink;
+	tt_os_file_sink(&sink, found);
+	assert_int_equal(sink.sink.put(&sink.sink, "found", 5, NULL, 0, 0), 0);
+	assert_int_equal(tt_os_file_close(&found), 0);
+	assert_string_equal(tt_file_text(path, text, sizeof text), "found");
+	assert_int_equal(tt_os_file_reopen(other, &id, &found), -EBADF);
+	/* (the null device by its own identity: not a file) */
+	struct tt_os_file null_device;
+	struct tt_os_file_id null_id;
+	assert_int_equal(tt_os_file_open(TT_NULL_DEVICE, &null_device), 0);
+	assert_int_equal(tt_os_file_identify(null_device, &null_id, 1), 0);
+	assert_int_equal(tt_os_file_reopen(TT_NULL_DEVICE, &null_id, &found), -EBADF);
+	assert_int_equal(tt_os_file_close(&null_device), 0);
+	assert_int_equal(tt_os_file_close(&another), 0);
+#ifndef _WIN32
+	char link[700];
+	snprintf(link, sizeof link, "%s/link.ttr", dir);
+	assert_int_equal(symlink(path, link), 0);
+	assert_int_equal(tt_os_file_reopen(link, &id, &found), -EBADF);
+	remove(link);
+	assert_int_equal(mkfifo(link, 0600), 0);
+	struct tt_os_file fifo;
+	/* (a FIFO with a reader open: opened at once, but not a file) */
+	int reader = open(link, O_RDONLY | O_NONBLOCK);
+	assert_true(reader >= 0);
+	struct tt_os_file_id fifo_id;
+	int writer = open(link, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+	assert_true(writer >= 0);
+	fifo = (struct tt_os_file){writer};
+	assert_int_equal(tt_os_file_identify(fifo, &fifo_id, 1), 0);
+	assert_int_equal(tt_os_file_reopen(link, &fifo_id, &found), -EBADF);
+	close(writer);
+	close(reader);
+	remove(link);
+#endif
+	/* Another file put at the name (made while the kept one was there: never its
+	 * number). */
+	char planted[700];
+	snprintf(planted, sizeof planted, "%s/planted.ttr", dir);
+	tt_write_text(planted, "planted");
+	assert_int_equal(tt_os_file_close(&same), 0);
+	remove(path);
+	assert_int_equal(tt_os_rename(planted, path), 0);
+	assert_int_equal(tt_os_file_reopen(path, &id, &found), -EBADF);
+	assert_string_equal(tt_file_text(path, text, sizeof text), "planted");
+	remove(path);
+	remove(other);
+	tt_temp_dir_remove(dir);
+}
+
+#ifndef _WIN32
+struct tt_drain {
+	int fd;
+	size_t got;
+};
+static void tt_drain_pipe(void *arg)
+{
+	struct tt_drain *d = arg;
+	char buf[4096];
+	for (ssize_t n; (n = read(d->fd, buf, sizeof buf)) != 0;)
+		if (n > 0)
+			d->got += (size_t)n;
+		else if (errno != EAGAIN && errno != EINTR)
+			break;
+		else
+			poll(&(struct pollfd){.fd = d->fd, .events = POLLIN}, 1, 1000);
+}
+
+/* A FIFO or device opened not to block (Linux): a full one's reader is waited for,
+ * wait_ms at most (then -ETIMEDOUT; with no wait, -EAGAIN at once), and once it reads,
+ * every byte is written, each write checked at its place. */
+static void test_file_sink_wait(void **state)
+{
+	(void)state;
+	int p[2];
+	assert_int_equal(pipe2(p, O_NONBLOCK), 0);
+	static char large[1 << 20];
+	memset(large, 'x', sizeof large);
+	while (write(p[1], large, sizeof large) > 0)
+		;
+	struct tt_os_file pipe_file = {p[1]};
+	struct tt_care care;
+	tt_care_init(&care, pipe_file, pipe_file, pipe_file);
+	struct tt_os_file_sink sink = care.sink;
+	sink.check = NULL;
+	assert_int_equal(sink.sink.put(&sink.sink, "a", 1, NULL, 0, 0), -EAGAIN);
+	sink.wait_ms = 50;
+	int64_t from = tt_os_monotonic_ns();
+	assert_int_equal(sink.sink.put(&sink.sink, "a", 1, NULL, 0, 0), -ETIMEDOUT);
+	assert_true(tt_os_monotonic_ns() - from >= 40 * 1000000);
+	care.sink.wait_ms = 30000; /* (a loaded machine: far more than the reader needs) */
+	struct tt_drain drain = {p[0], 0};
+	tt_thread reader;
+	tt_thread_start(&reader, tt_drain_pipe, &drain);
+	assert_int_equal(care.sink.sink.put(&care.sink.sink, large, sizeof large, "end", 3, 100), 0);
+	/* (a pipe takes 64 KiB at a time at most) */
+	assert_true(care.checks > 1);
+	assert_int_equal(care.at[0], 100);
+	assert_true(care.last_at > 100 && care.last_at < 100 + sizeof large + 3);
+	assert_false(care.checked_in_io);
+	close(p[1]);
+	tt_thread_join(reader);
+	close(p[0]);
+	assert_true(drain.got >= sizeof large + 3);
+}
+#endif
 
 /* The names in `dir` but . and .., joined by spaces into `names`. */
 static const char *tt_dir_names(const char *dir, char *names, size_t size)
@@ -1279,7 +1539,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_joined_thread), cmocka_unit_test(test_wait_timeout),
 		cmocka_unit_test(test_wake_all),   cmocka_unit_test(test_lock),
 		cmocka_unit_test(test_memory),  cmocka_unit_test(test_rename), cmocka_unit_test(test_path_in), cmocka_unit_test(test_new_file), cmocka_unit_test(test_file_hold), cmocka_unit_test(test_file_place), cmocka_unit_test(test_device_trust),
-		cmocka_unit_test(test_file_map), cmocka_unit_test(test_file_sink), cmocka_unit_test(test_file_room),
+		cmocka_unit_test(test_file_map), cmocka_unit_test(test_file_sink), cmocka_unit_test(test_file_sink_care), cmocka_unit_test(test_file_identity),
+		TT_SINK_WAIT_TEST cmocka_unit_test(test_file_room),
 		cmocka_unit_test(test_time),    cmocka_unit_test(test_thread_cpu_of), cmocka_unit_test(test_process), cmocka_unit_test(test_module_list),
 		cmocka_unit_test(test_command_line),
 #ifndef _WIN32
