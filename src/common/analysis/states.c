@@ -458,6 +458,114 @@ static bool tt_an_wait_edge(const struct tt_an_thread *th, int64_t x, int64_t *l
 	return true;
 }
 
+/* ---- the kernel's accounting against the switches ---- */
+
+/* How much of the switches' time on CPU the kernel's own figures count as waiting for
+ * a CPU (negative: the other way): lo to hi. */
+struct tt_an_moved {
+	int64_t lo, hi;
+};
+
+/* The kernel's move between readings p and q, from its CPU time and run-queue wait
+ * against the switches between them (each value read within TT_SCHEDSTAT_SPAN_NS
+ * before its reading's moment: a switch that near is counted either way). Its wait
+ * grows as each wait ends (the thread switched in): by the preempted stretches and by
+ * the waits after wake-ups inside the blocked ones (none to all of each); what it
+ * grows by beyond those the kernel counted as waiting where the switches say on CPU.
+ * Its CPU time then lacks as much, and the time stolen from the thread too (none
+ * where the kernel does not account steal). A blocked stretch ended between them
+ * leaves the move unbounded below: none is taken but what the CPU time shows (the
+ * kernel counted more on CPU than the switches). False: not known (a state not
+ * known). */
+static bool tt_an_moved_between(const struct tt_an_thread *th, const struct tt_schedstat_sample *p,
+				const struct tt_schedstat_sample *q, bool steal, struct tt_an_moved *m)
+{
+	const struct tt_an_states *h = &th->states;
+	/* (after the states known, a live reader's next drain may add switches: none to
+	 * all of that tail on CPU, or waiting) */
+	int64_t known = h->n && h->at[h->n - 1].ns > h->complete_ns ? h->at[h->n - 1].ns : h->complete_ns;
+	int64_t to = q->ns < known ? q->ns : known, tail = q->ns - to;
+	struct tt_an_split all, near_p, near_q;
+	if (q->ns <= p->ns || to <= p->ns || !tt_an_split(th, p->ns, to, &all) || all.unknown)
+		return false;
+	tt_an_split(th, p->ns - TT_SCHEDSTAT_SPAN_NS, p->ns, &near_p);
+	tt_an_split(th, q->ns - TT_SCHEDSTAT_SPAN_NS < to ? q->ns - TT_SCHEDSTAT_SPAN_NS : to, to, &near_q);
+	int64_t ran = (int64_t)(q->run_ns - p->run_ns);
+	int64_t run_lo = all.on_cpu - near_q.on_cpu - near_q.unknown - ran;
+	int64_t run_hi = all.on_cpu + tail + near_p.on_cpu + near_p.unknown - ran;
+	size_t j = tt_an_states_after(h, p->ns - TT_SCHEDSTAT_SPAN_NS);
+	if (j == h->from)
+		return false;
+	int64_t sure = 0, maybe = 0, woke = 0;
+	for (; j < h->n && h->at[j].ns <= to; j++) {
+		const struct tt_sched_state *in = &h->at[j], *out = &h->at[j - 1];
+		if (in->what == TT_SCHED_UNKNOWN || out->what == TT_SCHED_UNKNOWN)
+			return false;
+		if (in->what != TT_SCHED_RUNNING || out->what == TT_SCHED_RUNNING)
+			continue;
+		int64_t len = in->ns - out->ns;
+		if (out->what == TT_SCHED_BLOCKED)
+			woke += len;
+		else if (in->ns <= p->ns || in->ns > q->ns - TT_SCHEDSTAT_SPAN_NS)
+			maybe += len;
+		else
+			sure += len;
+	}
+	if (tail) { /* (the last state known may end in it) */
+		const struct tt_sched_state *last = &h->at[j - 1];
+		if (last->what == TT_SCHED_UNKNOWN)
+			return false;
+		*(last->what == TT_SCHED_BLOCKED ? &woke : &maybe) +=
+			last->what == TT_SCHED_RUNNING ? tail : q->ns - last->ns;
+	}
+	int64_t waited = (int64_t)(q->wait_ns - p->wait_ns);
+	m->lo = waited - sure - maybe - woke;
+	m->hi = waited - sure;
+	/* (stolen time is never negative; without steal accounted, the CPU time's lack is
+	 * all of the move) */
+	m->hi = run_hi < m->hi ? run_hi : m->hi;
+	if (!steal)
+		m->lo = run_lo > m->lo ? run_lo : m->lo;
+	if (m->lo > m->hi) { /* (the CPU time and the wait disagree a little: between them) */
+		int64_t lo = m->hi;
+		m->hi = m->lo;
+		m->lo = lo;
+	}
+	if (woke && steal) /* (below: the wake-ups' waits, as far as the CPU time allows) */
+		m->lo = m->hi = m->hi < 0 ? m->hi : 0;
+	return true;
+}
+
+/* The kernel's move over [start, end): the readings' intervals that show one (their
+ * range leaves out none), all of an interval inside it, none to all of one across its
+ * edge ({0, 0}: none shown). */
+static struct tt_an_moved tt_an_moved_over(const struct tt_an_thread *th, int64_t start, int64_t end)
+{
+	const struct tt_an_counters *c = &th->counters;
+	struct tt_an_moved sum = {0, 0};
+	if (c->run_only || c->tick_steps)
+		return sum;
+	size_t i = tt_an_counters_from(c, start), k = tt_an_counters_from(c, end);
+	size_t first = i > c->from ? i - 1 : i, last = k < c->n ? k : k - 1;
+	for (size_t j = first; j + 1 <= last && j + 1 < c->n; j++) {
+		const struct tt_schedstat_sample *p = &c->at[j], *q = &c->at[j + 1];
+		struct tt_an_moved m;
+		if (q->ns <= start || p->ns >= end || !tt_an_moved_between(th, p, q, c->steal, &m) ||
+		    (m.lo <= 0 && m.hi >= 0))
+			continue;
+		/* (a move is at switches: one across an edge whose switches are all on one side
+		 * of it is on that side) */
+		size_t a = tt_an_states_after(&th->states, p->ns), b = tt_an_states_after(&th->states, q->ns);
+		bool inside = (p->ns >= start || (a < b && th->states.at[a].ns >= start)) &&
+			      (q->ns <= end || (a < b && th->states.at[b - 1].ns < end));
+		if (a < b && (th->states.at[a].ns >= end || th->states.at[b - 1].ns < start))
+			continue;
+		sum.lo += inside || m.lo < 0 ? m.lo : 0;
+		sum.hi += inside || m.hi > 0 ? m.hi : 0;
+	}
+	return sum;
+}
+
 /* The switches' split of [start, end) with its waits for a CPU after wake-ups moved
  * from blocked into preempted, as the readings bound them (their run-queue wait across
  * it, less the preempted stretches'), or said unbounded. */
@@ -477,14 +585,14 @@ static void tt_an_wakeups(const struct tt_an_thread *th, int64_t start, int64_t 
 		lo = hi = tt_an_clamp((e_lo - s_hi + e_hi - s_lo) / 2 - split->preempted, 0, split->blocked);
 	if (lo == 0 && hi == split->blocked) /* (they bound nothing: no half of it made up) */
 		goto unbounded;
-	int64_t moved = lo + (hi - lo) / 2;
+	int64_t woke = lo + (hi - lo) / 2;
 	causes->wakeups_known = true;
-	causes->wakeups_ns = moved;
+	causes->wakeups_ns = woke;
 	/* (never exact: a reading's moment is known within TT_AN_READ_NEAR_NS) */
-	causes->error_ns = hi - moved > TT_AN_READ_NEAR_NS ? hi - moved
+	causes->error_ns = hi - woke > TT_AN_READ_NEAR_NS ? hi - woke
 			 : TT_AN_READ_NEAR_NS < split->blocked ? TT_AN_READ_NEAR_NS : split->blocked;
-	split->preempted += moved;
-	split->blocked -= moved;
+	split->preempted += woke;
+	split->blocked -= woke;
 	return;
 unbounded:
 	causes->wakeups_unbounded = true;
@@ -501,14 +609,26 @@ void tt_an_causes(const struct tt_an_thread *th, int64_t start, int64_t end, boo
 	bool counters = tt_an_counters_split(&th->counters, start, end, &by_counters, &counted, &cpu);
 	if (*has_split) {
 		causes->from = TT_AN_CAUSES_SWITCHES;
+		struct tt_an_moved moved = tt_an_moved_over(th, start, end);
 		tt_an_wakeups(th, start, end, split, causes);
 		/* The switches count as on CPU what the hypervisor took; the CPU time not.
-		 * (Said where the readings bound it within half the time on CPU.) */
+		 * (Said where the readings bound it within half the time on CPU.) Nor what the
+		 * kernel's own accounting moved into its wait. */
 		if (counters && th->counters.steal && cpu.width <= split->on_cpu) {
-			int64_t stolen = split->on_cpu - cpu.value;
+			int64_t stolen = split->on_cpu - cpu.value - (moved.lo + moved.hi) / 2;
 			causes->stolen_known = true;
 			causes->stolen_ns = stolen < 0 ? 0 : stolen > split->on_cpu ? split->on_cpu : stolen;
-			causes->stolen_error_ns = cpu.width / 2; /* (the switches' parts: exact) */
+			causes->stolen_error_ns = cpu.width / 2 + (moved.hi - moved.lo + 1) / 2;
+		}
+		/* Each part is the kernel's within the move, where its readings show one
+		 * beyond what the split already says it is within, and beyond their own
+		 * span (the few microseconds a switch the kernel's clock and the records'
+		 * differ by, as the context switch itself takes them, not said). */
+		int64_t most = -moved.lo > moved.hi ? -moved.lo : moved.hi;
+		if (most > causes->error_ns && most > TT_SCHEDSTAT_SPAN_NS) {
+			causes->moved_known = true;
+			causes->moved_ns = (moved.lo + moved.hi) / 2;
+			causes->error_ns = most;
 		}
 	} else if (!counters || 2 * counted.error_ns >= end - start) {
 		/* It says nothing, or parts each as uncertain as half the spike: three near
@@ -582,7 +702,7 @@ void tt_an_states_forget_before(struct tt_an_thread *th, int64_t ns)
 void tt_an_states_free(struct tt_an_thread *th)
 {
 	free(th->states.at);
-	th->states = (struct tt_an_states){.last_ns = INT64_MIN};
+	th->states = (struct tt_an_states){.last_ns = INT64_MIN, .complete_ns = INT64_MIN};
 	free(th->counters.at);
 	th->counters = (struct tt_an_counters){0};
 }
