@@ -478,7 +478,7 @@ struct tt_an_moved {
  * kernel counted more on CPU than the switches). False: not known (a state not
  * known). */
 static bool tt_an_moved_between(const struct tt_an_thread *th, const struct tt_schedstat_sample *p,
-				const struct tt_schedstat_sample *q, bool steal, struct tt_an_moved *m)
+				const struct tt_schedstat_sample *q, bool steal, struct tt_an_moved *m, bool *woken)
 {
 	const struct tt_an_states *h = &th->states;
 	/* (after the states known, a live reader's next drain may add switches: none to
@@ -533,36 +533,64 @@ static bool tt_an_moved_between(const struct tt_an_thread *th, const struct tt_s
 	}
 	if (woke && steal) /* (below: the wake-ups' waits, as far as the CPU time allows) */
 		m->lo = m->hi = m->hi < 0 ? m->hi : 0;
+	*woken = woke;
 	return true;
 }
 
-/* The kernel's move over [start, end): the readings' intervals that show one (their
- * range leaves out none), all of an interval inside it, none to all of one across its
- * edge ({0, 0}: none shown). */
+/* `m`, between readings p and q, added to `sum`, the move over [start, end): all of it
+ * where p and q are inside, else none to all of it (a move is at switches: one across
+ * an edge whose switches are all on one side of it is on that side). */
+static void tt_an_moved_add(const struct tt_an_thread *th, const struct tt_schedstat_sample *p,
+			    const struct tt_schedstat_sample *q, struct tt_an_moved m, int64_t start, int64_t end,
+			    struct tt_an_moved *sum)
+{
+	const struct tt_an_states *h = &th->states;
+	size_t a = tt_an_states_after(h, p->ns), b = tt_an_states_after(h, q->ns);
+	if (a < b && (h->at[a].ns >= end || h->at[b - 1].ns < start))
+		return;
+	bool inside = (p->ns >= start || (a < b && h->at[a].ns >= start)) &&
+		      (q->ns <= end || (a < b && h->at[b - 1].ns < end));
+	sum->lo += inside || m.lo < 0 ? m.lo : 0;
+	sum->hi += inside || m.hi > 0 ? m.hi : 0;
+}
+
+/* The move between readings `from` and `to` (a run of stretches inside [start, end),
+ * none with a wake-up: SIZE_MAX, none), taken whole: a reading's span bounds it at its
+ * ends alone. */
+static void tt_an_moved_run(const struct tt_an_thread *th, size_t from, size_t to, int64_t start, int64_t end,
+			    struct tt_an_moved *sum)
+{
+	const struct tt_an_counters *c = &th->counters;
+	struct tt_an_moved m;
+	bool woken;
+	if (from < to && tt_an_moved_between(th, &c->at[from], &c->at[to], c->steal, &m, &woken))
+		tt_an_moved_add(th, &c->at[from], &c->at[to], m, start, end, sum);
+}
+
+/* The kernel's move over [start, end) ({0, 0}: none known), from the readings around
+ * and inside it: each run of them inside it with no wake-up between taken whole, each
+ * stretch across an edge or with a wake-up alone. */
 static struct tt_an_moved tt_an_moved_over(const struct tt_an_thread *th, int64_t start, int64_t end)
 {
 	const struct tt_an_counters *c = &th->counters;
 	struct tt_an_moved sum = {0, 0};
-	if (c->run_only || c->tick_steps)
+	if (c->run_only || c->tick_steps || !c->n)
 		return sum;
 	size_t i = tt_an_counters_from(c, start), k = tt_an_counters_from(c, end);
-	size_t first = i > c->from ? i - 1 : i, last = k < c->n ? k : k - 1;
-	for (size_t j = first; j + 1 <= last && j + 1 < c->n; j++) {
-		const struct tt_schedstat_sample *p = &c->at[j], *q = &c->at[j + 1];
+	size_t first = i > c->from ? i - 1 : i, last = k < c->n ? k : k - 1, from = SIZE_MAX;
+	for (size_t j = first; j < last; j++) {
 		struct tt_an_moved m;
-		if (q->ns <= start || p->ns >= end || !tt_an_moved_between(th, p, q, c->steal, &m) ||
-		    (m.lo <= 0 && m.hi >= 0))
+		bool woken, known = tt_an_moved_between(th, &c->at[j], &c->at[j + 1], c->steal, &m, &woken);
+		if (known && !woken && c->at[j].ns >= start && c->at[j + 1].ns <= end) {
+			from = from == SIZE_MAX ? j : from;
 			continue;
-		/* (a move is at switches: one across an edge whose switches are all on one side
-		 * of it is on that side) */
-		size_t a = tt_an_states_after(&th->states, p->ns), b = tt_an_states_after(&th->states, q->ns);
-		bool inside = (p->ns >= start || (a < b && th->states.at[a].ns >= start)) &&
-			      (q->ns <= end || (a < b && th->states.at[b - 1].ns < end));
-		if (a < b && (th->states.at[a].ns >= end || th->states.at[b - 1].ns < start))
-			continue;
-		sum.lo += inside || m.lo < 0 ? m.lo : 0;
-		sum.hi += inside || m.hi > 0 ? m.hi : 0;
+		}
+		tt_an_moved_run(th, from, j, start, end, &sum);
+		from = SIZE_MAX;
+		if (known)
+			tt_an_moved_add(th, &c->at[j], &c->at[j + 1], m, start, end, &sum);
 	}
+	tt_an_moved_run(th, from, last, start, end, &sum);
 	return sum;
 }
 
