@@ -484,36 +484,45 @@ static bool tt_an_moved_between(const struct tt_an_thread *th, const struct tt_s
 	/* (after the states known, a live reader's next drain may add switches: none to
 	 * all of that tail on CPU, or waiting) */
 	int64_t known = h->n && h->at[h->n - 1].ns > h->complete_ns ? h->at[h->n - 1].ns : h->complete_ns;
-	int64_t to = q->ns < known ? q->ns : known, tail = q->ns - to;
-	struct tt_an_split all, near_p, near_q;
-	if (q->ns <= p->ns || to <= p->ns || !tt_an_split(th, p->ns, to, &all) || all.unknown)
+	int64_t to = q->ns < known ? q->ns : known;
+	/* (a hostile file's: a stretch or a counter's growth no clock allows, not weighed; a
+	 * wait counted as it ends may have begun long before) */
+	int64_t far = tt_an_plus_sat(q->ns, -TT_AN_UNBOUNDED / 2), span;
+	int64_t p_near = tt_an_plus_sat(p->ns, -TT_SCHEDSTAT_SPAN_NS), q_near = tt_an_plus_sat(q->ns, -TT_SCHEDSTAT_SPAN_NS);
+	if (p->ns < far || to <= p->ns || __builtin_sub_overflow(q->ns, p->ns, &span) ||
+	    q->run_ns - p->run_ns > (uint64_t)span + TT_SCHEDSTAT_SPAN_NS ||
+	    q->wait_ns - p->wait_ns > (uint64_t)TT_AN_UNBOUNDED)
 		return false;
-	tt_an_split(th, p->ns - TT_SCHEDSTAT_SPAN_NS, p->ns, &near_p);
-	tt_an_split(th, q->ns - TT_SCHEDSTAT_SPAN_NS < to ? q->ns - TT_SCHEDSTAT_SPAN_NS : to, to, &near_q);
+	int64_t tail = q->ns - to;
+	struct tt_an_split all, near_p, near_q;
+	if (!tt_an_split(th, p->ns, to, &all) || all.unknown)
+		return false;
+	tt_an_split(th, p_near, p->ns, &near_p);
+	tt_an_split(th, q_near < to ? q_near : to, to, &near_q);
 	int64_t ran = (int64_t)(q->run_ns - p->run_ns);
 	int64_t run_lo = all.on_cpu - near_q.on_cpu - near_q.unknown - ran;
 	int64_t run_hi = all.on_cpu + tail + near_p.on_cpu + near_p.unknown - ran;
-	size_t j = tt_an_states_after(h, p->ns - TT_SCHEDSTAT_SPAN_NS);
+	size_t j = tt_an_states_after(h, p_near);
 	if (j == h->from)
 		return false;
 	int64_t sure = 0, maybe = 0, woke = 0;
 	for (; j < h->n && h->at[j].ns <= to; j++) {
 		const struct tt_sched_state *in = &h->at[j], *out = &h->at[j - 1];
-		if (in->what == TT_SCHED_UNKNOWN || out->what == TT_SCHED_UNKNOWN)
+		if (in->what == TT_SCHED_UNKNOWN || out->what == TT_SCHED_UNKNOWN || out->ns < far)
 			return false;
 		if (in->what != TT_SCHED_RUNNING || out->what == TT_SCHED_RUNNING)
 			continue;
 		int64_t len = in->ns - out->ns;
 		if (out->what == TT_SCHED_BLOCKED)
 			woke += len;
-		else if (in->ns <= p->ns || in->ns > q->ns - TT_SCHEDSTAT_SPAN_NS)
+		else if (in->ns <= p->ns || in->ns > q_near)
 			maybe += len;
 		else
 			sure += len;
 	}
 	if (tail) { /* (the last state known may end in it) */
 		const struct tt_sched_state *last = &h->at[j - 1];
-		if (last->what == TT_SCHED_UNKNOWN)
+		if (last->what == TT_SCHED_UNKNOWN || last->ns < far)
 			return false;
 		*(last->what == TT_SCHED_BLOCKED ? &woke : &maybe) +=
 			last->what == TT_SCHED_RUNNING ? tail : q->ns - last->ns;
@@ -550,8 +559,9 @@ static void tt_an_moved_add(const struct tt_an_thread *th, const struct tt_sched
 		return;
 	bool inside = (p->ns >= start || (a < b && h->at[a].ns >= start)) &&
 		      (q->ns <= end || (a < b && h->at[b - 1].ns < end));
-	sum->lo += inside || m.lo < 0 ? m.lo : 0;
-	sum->hi += inside || m.hi > 0 ? m.hi : 0;
+	/* (held within TT_AN_UNBOUNDED: a hostile file's many stretches) */
+	sum->lo = tt_an_clamp(tt_an_plus_sat(sum->lo, inside || m.lo < 0 ? m.lo : 0), -TT_AN_UNBOUNDED, TT_AN_UNBOUNDED);
+	sum->hi = tt_an_clamp(tt_an_plus_sat(sum->hi, inside || m.hi > 0 ? m.hi : 0), -TT_AN_UNBOUNDED, TT_AN_UNBOUNDED);
 }
 
 /* The move between readings `from` and `to` (a run of stretches inside [start, end),
@@ -646,7 +656,7 @@ void tt_an_causes(const struct tt_an_thread *th, int64_t start, int64_t end, boo
 			int64_t stolen = split->on_cpu - cpu.value - (moved.lo + moved.hi) / 2;
 			causes->stolen_known = true;
 			causes->stolen_ns = stolen < 0 ? 0 : stolen > split->on_cpu ? split->on_cpu : stolen;
-			causes->stolen_error_ns = cpu.width / 2 + (moved.hi - moved.lo + 1) / 2;
+			causes->stolen_error_ns = tt_an_plus_sat(cpu.width / 2, (moved.hi - moved.lo + 1) / 2);
 		}
 		/* Each part is the kernel's within the move, where its readings show one
 		 * beyond what the split already says it is within, and beyond their own
