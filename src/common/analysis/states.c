@@ -464,6 +464,7 @@ static bool tt_an_wait_edge(const struct tt_an_thread *th, int64_t x, int64_t *l
  * a CPU (negative: the other way): lo to hi. */
 struct tt_an_moved {
 	int64_t lo, hi;
+	int64_t measured; /* (a sum's: the preemptions inside the readings that measured it) */
 };
 
 /* The kernel's move between readings p and q, from its CPU time and run-queue wait
@@ -546,6 +547,16 @@ static bool tt_an_moved_between(const struct tt_an_thread *th, const struct tt_s
 	return true;
 }
 
+/* The thread's preemptions that ended in [from, to): where the kernel's accounting
+ * moves. */
+static int64_t tt_an_preemptions(const struct tt_an_states *h, int64_t from, int64_t to)
+{
+	int64_t n = 0;
+	for (size_t j = tt_an_states_after(h, from); j < h->n && h->at[j].ns < to; j++)
+		n += j > h->from && h->at[j].what == TT_SCHED_RUNNING && h->at[j - 1].what == TT_SCHED_PREEMPTED;
+	return n;
+}
+
 /* `m`, between readings p and q, added to `sum`, the move over [start, end): all of it
  * where p and q are inside, else none to all of it (a move is at switches: one across
  * an edge whose switches are all on one side of it is on that side). */
@@ -562,6 +573,7 @@ static void tt_an_moved_add(const struct tt_an_thread *th, const struct tt_sched
 	/* (held within TT_AN_UNBOUNDED: a hostile file's many stretches) */
 	sum->lo = tt_an_clamp(tt_an_plus_sat(sum->lo, inside || m.lo < 0 ? m.lo : 0), -TT_AN_UNBOUNDED, TT_AN_UNBOUNDED);
 	sum->hi = tt_an_clamp(tt_an_plus_sat(sum->hi, inside || m.hi > 0 ? m.hi : 0), -TT_AN_UNBOUNDED, TT_AN_UNBOUNDED);
+	sum->measured += tt_an_preemptions(h, p->ns > start ? p->ns : start, q->ns < end ? q->ns : end);
 }
 
 /* The move between readings `from` and `to` (a run of stretches inside [start, end),
@@ -583,7 +595,7 @@ static void tt_an_moved_run(const struct tt_an_thread *th, size_t from, size_t t
 static struct tt_an_moved tt_an_moved_over(const struct tt_an_thread *th, int64_t start, int64_t end)
 {
 	const struct tt_an_counters *c = &th->counters;
-	struct tt_an_moved sum = {0, 0};
+	struct tt_an_moved sum = {0, 0, 0};
 	if (c->run_only || c->tick_steps || !c->n)
 		return sum;
 	size_t i = tt_an_counters_from(c, start), k = tt_an_counters_from(c, end);
@@ -601,6 +613,17 @@ static struct tt_an_moved tt_an_moved_over(const struct tt_an_thread *th, int64_
 			tt_an_moved_add(th, &c->at[j], &c->at[j + 1], m, start, end, &sum);
 	}
 	tt_an_moved_run(th, from, last, start, end, &sum);
+	/* The preemptions no two readings measured (before the first, past tt-sched's
+	 * budget, or across a stretch not known) moved as much again as the measured did
+	 * each, at most: none to twice that. */
+	int64_t all = tt_an_preemptions(&th->states, start, end);
+	if (sum.measured && all > sum.measured) {
+		double more = 2.0 * (double)(sum.lo + sum.hi) / 2 / (double)sum.measured * (double)(all - sum.measured);
+		more = more < -(double)TT_AN_UNBOUNDED ? -(double)TT_AN_UNBOUNDED
+		     : more > (double)TT_AN_UNBOUNDED ? (double)TT_AN_UNBOUNDED : more;
+		sum.lo = tt_an_clamp(sum.lo + (more < 0 ? (int64_t)more : 0), -TT_AN_UNBOUNDED, TT_AN_UNBOUNDED);
+		sum.hi = tt_an_clamp(sum.hi + (more > 0 ? (int64_t)more : 0), -TT_AN_UNBOUNDED, TT_AN_UNBOUNDED);
+	}
 	return sum;
 }
 
