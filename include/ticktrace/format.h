@@ -805,6 +805,10 @@ enum tt_snapshot_causes_flags {
 	 * it); error_ns then the larger of that and stolen_ns's */
 	TT_CAUSES_WAKEUPS = 1u << 2,
 	TT_CAUSES_WAKEUPS_UNBOUNDED = 1u << 3,
+	/* the switches': the kernel's own CPU time and run-queue wait, read beside them, put
+	 * a preemption's edge elsewhere (`spikes --json`'s kernel_moved_ns, not kept): each
+	 * part within error_ns, the larger of that and stolen_ns's */
+	TT_CAUSES_MOVED = 1u << 4,
 };
 /* What the spike's split says beside its parts, after tt_snapshot_split (a section
  * that ends before it is an earlier version's, whose split's source is not said): 0s

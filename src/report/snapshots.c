@@ -478,9 +478,10 @@ void tt__snapshot_spike(const struct tt_an_spike *s, const struct tt_clock *cloc
 		.from = s->has_split ? (uint32_t)s->causes.from : TT_CAUSES_NONE,
 		.flags = (s->causes.faults ? TT_CAUSES_FAULTS : 0u) | (s->causes.stolen_known ? TT_CAUSES_STOLEN : 0u) |
 			 (s->causes.wakeups_known ? TT_CAUSES_WAKEUPS : 0u) |
-			 (s->causes.wakeups_unbounded ? TT_CAUSES_WAKEUPS_UNBOUNDED : 0u),
-		/* (the switches' parts are exact but for wake-ups: the field holds their stolen
-		 * time's error, or the larger) */
+			 (s->causes.wakeups_unbounded ? TT_CAUSES_WAKEUPS_UNBOUNDED : 0u) |
+			 (s->causes.moved_known ? TT_CAUSES_MOVED : 0u),
+		/* (the switches' parts are exact but for wake-ups and the kernel's moves: the
+		 * field holds their stolen time's error, or the larger) */
 		.error_ns = !s->has_split ? 0
 			  : s->causes.from != TT_AN_CAUSES_SWITCHES ? s->causes.error_ns
 			  : s->causes.stolen_error_ns > s->causes.error_ns ? s->causes.stolen_error_ns : s->causes.error_ns,

@@ -123,6 +123,8 @@ static void tt__spikes_json(FILE *out, const struct tt_an_spike *s)
 		fprintf(out, ",\"wakeup_waits_ns\":%" PRId64, s->causes.wakeups_ns);
 	if (s->has_split && s->causes.wakeups_unbounded)
 		fputs(",\"blocked_may_hold_wakeup_waits\":1", out);
+	if (s->has_split && s->causes.moved_known)
+		fprintf(out, ",\"kernel_moved_ns\":%" PRId64, s->causes.moved_ns);
 	if (s->causes.stolen_known)
 		fprintf(out, ",\"stolen_ns\":%" PRId64 ",\"stolen_error_ns\":%" PRId64, s->causes.stolen_ns,
 			s->causes.stolen_error_ns);

@@ -273,6 +273,52 @@ static void *spinner(void *unused)
 	return NULL;
 }
 
+/* woken: two threads spin on CPU 0 ("busy", 30 ms of their CPU time each, three
+ * times) beside a third there that sleeps 30 us and works 15 us in turn: each of its
+ * wake-ups preempts a spinner, whose CPU time the kernel stops at the wake-up and its
+ * switch record at the switch. The third stops once both are done, or after 20 s. */
+#define WOKEN_SCOPES 3
+static atomic_int woken_done;
+
+static void *woken_spinner(void *unused)
+{
+	(void)unused;
+	pin_to_cpu0();
+	pthread_barrier_wait(&ready);
+	for (int i = 0; i < WOKEN_SCOPES; i++)
+		AROUND("busy", spin_cpu(30000000));
+	atomic_fetch_add(&woken_done, 1);
+	return NULL;
+}
+
+static void *woken_waker(void *unused)
+{
+	(void)unused;
+	pin_to_cpu0();
+	pthread_barrier_wait(&ready);
+	long long give_up = now_ns(CLOCK_MONOTONIC) + 20000000000LL;
+	while (atomic_load(&woken_done) < 2 && now_ns(CLOCK_MONOTONIC) < give_up) {
+		struct timespec nap = {0, 30000};
+		nanosleep(&nap, NULL);
+		long long until = now_ns(CLOCK_MONOTONIC) + 15000;
+		while (now_ns(CLOCK_MONOTONIC) < until)
+			;
+	}
+	return NULL;
+}
+
+static void woken(void)
+{
+	TT_INSTANT("main starts");
+	pthread_t t[3];
+	pthread_barrier_init(&ready, NULL, 3);
+	pthread_create(&t[0], NULL, woken_waker, NULL);
+	for (int i = 1; i < 3; i++)
+		pthread_create(&t[i], NULL, woken_spinner, NULL);
+	for (int i = 0; i < 3; i++)
+		pthread_join(t[i], NULL);
+}
+
 /* pingpong: main writes to the peer, the peer answers. */
 static int to_peer[2], to_main[2];
 
@@ -976,6 +1022,8 @@ int main(int argc, char **argv)
 	} else if (strcmp(what, "spin") == 0) {
 		pthread_barrier_init(&ready, NULL, 2);
 		run_threads(2, spinner);
+	} else if (strcmp(what, "woken") == 0) {
+		woken();
 	} else if (strcmp(what, "mixed") == 0) {
 		pthread_barrier_init(&ready, NULL, 2);
 		run_threads(2, mixed_thread);
@@ -1038,7 +1086,7 @@ int main(int argc, char **argv)
 	} else if (strcmp(what, "flatout") == 0 && argc > 2) {
 		flatout(argv[2]);
 	} else {
-		fprintf(stderr, "usage: sched_causes_prog sleep|lock|spin|mixed|work|dense|flood|hang|pingpong N M|short|crowd|burst|hundred|sparse|crowdfork|afterfree|"
+		fprintf(stderr, "usage: sched_causes_prog sleep|lock|spin|woken|mixed|work|dense|flood|hang|pingpong N M|short|crowd|burst|hundred|sparse|crowdfork|afterfree|"
 			"lastscope|seccomp|snapshots TABLE|"
 			"snapcap|flatout TABLE\n");
 		return 2;

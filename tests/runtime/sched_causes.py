@@ -1143,8 +1143,11 @@ def stolen(tmp):
         name = "stolen: %s (tid %d)" % (k["scope"], k["tid"])
         on, st, err, dur = sp["on_cpu_ns"], sp["stolen_ns"], sp.get("stolen_error_ns", -1), sp["dur_ns"]
         excess, tol = k["wall_ns"] - dur, err + WINDOW_NS + dur // 50
-        # the switches' parts exact, the stolen time within its own error
-        check(sp["causes_from"] == "switches" and sp["causes_error_ns"] == 0 and 0 <= err <= on,
+        # the switches' parts exact (but where the kernel's own figures put a preemption's
+        # edge elsewhere: kernel_moved_ns), the stolen time within its own error
+        moved = "kernel_moved_ns" in sp and sp["causes_error_ns"] >= abs(sp["kernel_moved_ns"])
+        tol += sp["causes_error_ns"] if moved else 0
+        check(sp["causes_from"] == "switches" and (sp["causes_error_ns"] == 0 or moved) and 0 <= err <= on,
               "%s: causes_error_ns %s, stolen_error_ns %s of a split from the switches"
               % (name, sp["causes_error_ns"], err))
         # on CPU by the switches, less the CPU time the kernel counted over the scope
@@ -1223,10 +1226,11 @@ def snapshot_spike(f):
         sp.update(on_cpu_ns=s["on_cpu_ns"], preempted_ns=s["preempted_ns"], blocked_ns=s["blocked_ns"],
                   unknown_ns=s["unknown_ns"], causes_from=ttr.CAUSES_FROM.get(s.get("causes_from")),
                   causes_error_ns=s.get("causes_error_ns"))
-        # (the switches' parts are exact but for wake-ups (flags 4, 8): the field holds
-        # their stolen time's error, or that of the waits after wake-ups where larger)
-        if sp["causes_from"] == "switches" and not s.get("causes_flags", 0) & 12:
+        # (the switches' parts are exact but for wake-ups and the kernel's moves (flags 4,
+        # 8, 16): the field holds their stolen time's error, or theirs where larger)
+        if sp["causes_from"] == "switches" and not s.get("causes_flags", 0) & 28:
             sp["causes_error_ns"] = 0
+        sp["error_is_the_larger"] = sp["causes_from"] == "switches" and bool(s.get("causes_flags", 0) & 28)
         if s.get("causes_flags", 0) & 8:
             sp["blocked_may_hold_wakeup_waits"] = 1
         if s.get("causes_flags", 0) & 4:  # (how much moved is not kept)
@@ -1426,8 +1430,12 @@ def check_spike(label, f, run_file, live):
           "%s: split %s, its duration %d ns" % (label, sp, dur))
     if twin:
         l = twin[0]
+        # (the snapshot keeps one error: the parts', or their stolen time's where larger)
+        error = (max(l.get("causes_error_ns", 0), l.get("stolen_error_ns", 0)) if sp.get("error_is_the_larger")
+                 else l.get("causes_error_ns"))
         check(all(sp.get(k) == l.get(k) for k in ("dur_ns", "on_cpu_ns", "preempted_ns", "blocked_ns",
-                                                  "unknown_ns", "causes_from", "causes_error_ns")) and
+                                                  "unknown_ns", "causes_from")) and
+              sp.get("causes_error_ns") == error and
               s["threshold_ns"] == l["threshold_ns"] == MS and
               s["threshold_from"] == ttr.THRESHOLD_FROM_GLOBAL,
               "%s: %s, threshold %d (from %d); the live log's %s"

@@ -42,8 +42,9 @@ struct tt_an_causes tt_snapshot_an_causes(const struct tt_snapshot *s)
 	/* (why no split, or, with one, why its time without switches is unknown) */
 	const struct tt_snapshot_unsplit *u = &s->unsplit;
 	const struct tt_snapshot_unknown *k = &s->unknown;
-	/* (exact but for wake-ups: error_ns is its stolen time's) */
-	bool exact = c->from == TT_CAUSES_SWITCHES && !(c->flags & (TT_CAUSES_WAKEUPS | TT_CAUSES_WAKEUPS_UNBOUNDED));
+	/* (exact but for wake-ups and the kernel's moves: error_ns is its stolen time's) */
+	bool exact = c->from == TT_CAUSES_SWITCHES &&
+		     !(c->flags & (TT_CAUSES_WAKEUPS | TT_CAUSES_WAKEUPS_UNBOUNDED | TT_CAUSES_MOVED));
 	return (struct tt_an_causes){
 		.from = (enum tt_an_causes_from)c->from, .error_ns = exact ? 0 : c->error_ns,
 		/* (how much moved is not kept: "~" and the error alone) */

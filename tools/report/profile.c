@@ -195,6 +195,9 @@ static int tt_ps_start(struct tt_sink *s, const struct tt_trace *t)
 			if ((th->flags & TT_THREAD_SCHED) &&
 			    tt_an_thread_states(ta, th->states, th->nstates, t->base_ns) < 0)
 				return tt_ps_failed(a);
+			/* (a file's states hold every switch until the thread's exit) */
+			if (th->exited_ns)
+				ta->states.complete_ns = th->exited_ns - t->base_ns;
 			if (th->has_counters && tt_an_thread_counters(ta, th->counters, th->ncounters,
 								      th->counters_flags, t->base_ns) < 0)
 				return tt_ps_failed(a);

@@ -256,7 +256,8 @@ void tt_an_counts_flush(struct tt_an_thread *th)
 
 void tt_an_thread_init(struct tt_an_thread *th, struct tt_an *an, void *ctx)
 {
-	*th = (struct tt_an_thread){.an = an, .ctx = ctx, .states.last_ns = INT64_MIN};
+	*th = (struct tt_an_thread){.an = an, .ctx = ctx, .states.last_ns = INT64_MIN,
+				    .states.complete_ns = INT64_MIN};
 }
 
 void tt_an_thread_free(struct tt_an_thread *th)
@@ -530,7 +531,7 @@ void tt_an_split_print(FILE *out, const char *indent, const struct tt_an_split *
 	/* "~": approximate, from the counters read around it (beside the switches, where
 	 * waits after wake-ups moved or may: preempted and blocked alone) */
 	bool counters = causes->from == TT_AN_CAUSES_SCHEDSTAT;
-	const char *near = counters ? "~" : "";
+	const char *near = counters || causes->moved_known ? "~" : "";
 	const char *off = counters || causes->error_ns ? "~" : "";
 	fprintf(out, "%son CPU %s%s, preempted %s%s, blocked %s%s, unknown %s\n", indent, near,
 		tt_an_fmt_ns(a, split->on_cpu), off, tt_an_fmt_ns(b, split->preempted), off,
@@ -625,7 +626,7 @@ void tt_an_causes_print(FILE *out, const char *indent, const struct tt_an_causes
 	bool faults = c->faults && (c->minor_faults || c->major_faults);
 	bool wakeups = c->wakeups_unbounded || (c->wakeups_known && c->wakeups_ns + c->error_ns > 0);
 	if (c->from != TT_AN_CAUSES_SCHEDSTAT && c->from != TT_AN_CAUSES_THREAD_TIMES && !stolen && !faults &&
-	    !wakeups && !c->lost_ns)
+	    !wakeups && !c->moved_known && !c->lost_ns)
 		return;
 	char a[32], b[32], why[TT_AN_UNKNOWN_TEXT];
 	const char *sep = indent;
@@ -668,6 +669,16 @@ void tt_an_causes_print(FILE *out, const char *indent, const struct tt_an_causes
 		fprintf(out, "%s(on CPU from the thread's CPU time, within %s; the rest off CPU, "
 			"preempted or blocked not told apart: no switches were read, which Windows "
 			"gives an administrator alone)", sep, tt_an_fmt_ns(a, c->error_ns));
+		sep = "; ";
+	}
+	if (c->moved_known) {
+		fprintf(out, "%sthe kernel's own CPU time and run-queue wait count ~%s of it %s (at a "
+			"preemption its accounting keeps the moment of the wake-up, or of its run-queue "
+			"clock, not the switch's): each part within %s of them", sep,
+			tt_an_fmt_ns(a, c->moved_ns < 0 ? -c->moved_ns : c->moved_ns),
+			c->moved_ns < 0 ? "on CPU that the switches have preempted"
+					: "waiting for a CPU that the switches have on CPU",
+			tt_an_fmt_ns(b, c->error_ns));
 		sep = "; ";
 	}
 	if (stolen) {

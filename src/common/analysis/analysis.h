@@ -82,6 +82,9 @@ struct tt_an_pending_count {
 struct tt_an_states {
 	bool known;    /* the thread's states are recorded */
 	int64_t last_ns; /* the last state's, as its SCHED section had it (INT64_MIN: none) */
+	/* every switch up to here is among them (a file's: its thread's exit; INT64_MIN:
+	 * up to the last state alone, as a live reader's, whose next drain may add some) */
+	int64_t complete_ns;
 	struct tt_sched_state *at; /* [from, n), ns on the analysis's clock */
 	size_t from, n, cap;
 };
@@ -141,6 +144,15 @@ struct tt_an_causes {
 	 * such waits: error_ns is all of it. */
 	bool wakeups_known, wakeups_unbounded;
 	int64_t wakeups_ns;
+	/* The kernel's own figures (its CPU time and run-queue wait, in the readings
+	 * beside the switches) put time elsewhere than the switches do: at a preemption
+	 * its accounting may stop at the wake-up that caused it, or begin the next run
+	 * at a moment its run-queue clock kept, not at the switch. Where the readings show
+	 * it (moved_known), moved_ns of the switches' on CPU the kernel counts as waiting
+	 * for a CPU (negative: of their preempted it counts as on CPU), and error_ns
+	 * covers it; stolen_ns and wakeups_ns leave it out. */
+	bool moved_known;
+	int64_t moved_ns;
 	/* No split although the thread's counters were read for it: why
 	 * (tt_an_no_split_text), and how far the readings nearest its edges were from them
 	 * (as a snapshot says it: format.h) */

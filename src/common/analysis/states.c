@@ -461,6 +461,175 @@ static bool tt_an_wait_edge(const struct tt_an_thread *th, int64_t x, int64_t *l
 	return true;
 }
 
+/* ---- the kernel's accounting against the switches ---- */
+
+/* How much of the switches' time on CPU the kernel's own figures count as waiting for
+ * a CPU (negative: the other way): lo to hi. */
+struct tt_an_moved {
+	int64_t lo, hi;
+	int64_t measured; /* (a sum's: the preemptions inside the readings that measured it) */
+};
+
+/* The kernel's move between readings p and q, from its CPU time and run-queue wait
+ * against the switches between them (each value read within TT_SCHEDSTAT_SPAN_NS
+ * before its reading's moment: a switch that near is counted either way). Its wait
+ * grows as each wait ends (the thread switched in): by the preempted stretches and by
+ * the waits after wake-ups inside the blocked ones (none to all of each); what it
+ * grows by beyond those the kernel counted as waiting where the switches say on CPU.
+ * Its CPU time then lacks as much, and the time stolen from the thread too (none
+ * where the kernel does not account steal). A blocked stretch ended between them
+ * leaves the move unbounded below: none is taken but what the CPU time shows (the
+ * kernel counted more on CPU than the switches). False: not known (a state not
+ * known). */
+static bool tt_an_moved_between(const struct tt_an_thread *th, const struct tt_schedstat_sample *p,
+				const struct tt_schedstat_sample *q, bool steal, struct tt_an_moved *m, bool *woken)
+{
+	const struct tt_an_states *h = &th->states;
+	/* (after the states known, a live reader's next drain may add switches: none to
+	 * all of that tail on CPU, or waiting) */
+	int64_t known = h->n && h->at[h->n - 1].ns > h->complete_ns ? h->at[h->n - 1].ns : h->complete_ns;
+	int64_t to = q->ns < known ? q->ns : known;
+	/* (a hostile file's: a stretch or a counter's growth no clock allows, not weighed; a
+	 * wait counted as it ends may have begun long before) */
+	int64_t far = tt_an_plus_sat(q->ns, -TT_AN_UNBOUNDED / 2), span;
+	int64_t p_near = tt_an_plus_sat(p->ns, -TT_SCHEDSTAT_SPAN_NS), q_near = tt_an_plus_sat(q->ns, -TT_SCHEDSTAT_SPAN_NS);
+	if (p->ns < far || to <= p->ns || __builtin_sub_overflow(q->ns, p->ns, &span) ||
+	    q->run_ns - p->run_ns > (uint64_t)span + TT_SCHEDSTAT_SPAN_NS ||
+	    q->wait_ns - p->wait_ns > (uint64_t)TT_AN_UNBOUNDED)
+		return false;
+	int64_t tail = q->ns - to;
+	struct tt_an_split all, near_p, near_q;
+	if (!tt_an_split(th, p->ns, to, &all) || all.unknown)
+		return false;
+	tt_an_split(th, p_near, p->ns, &near_p);
+	tt_an_split(th, q_near < to ? q_near : to, to, &near_q);
+	int64_t ran = (int64_t)(q->run_ns - p->run_ns);
+	int64_t run_lo = all.on_cpu - near_q.on_cpu - near_q.unknown - ran;
+	int64_t run_hi = all.on_cpu + tail + near_p.on_cpu + near_p.unknown - ran;
+	size_t j = tt_an_states_after(h, p_near);
+	if (j == h->from)
+		return false;
+	int64_t sure = 0, maybe = 0, woke = 0;
+	for (; j < h->n && h->at[j].ns <= to; j++) {
+		const struct tt_sched_state *in = &h->at[j], *out = &h->at[j - 1];
+		if (in->what == TT_SCHED_UNKNOWN || out->what == TT_SCHED_UNKNOWN || out->ns < far)
+			return false;
+		if (in->what != TT_SCHED_RUNNING || out->what == TT_SCHED_RUNNING)
+			continue;
+		int64_t len = in->ns - out->ns;
+		if (out->what == TT_SCHED_BLOCKED)
+			woke += len;
+		else if (in->ns <= p->ns || in->ns > q_near)
+			maybe += len;
+		else
+			sure += len;
+	}
+	if (tail) { /* (the last state known may end in it) */
+		const struct tt_sched_state *last = &h->at[j - 1];
+		if (last->what == TT_SCHED_UNKNOWN || last->ns < far)
+			return false;
+		*(last->what == TT_SCHED_BLOCKED ? &woke : &maybe) +=
+			last->what == TT_SCHED_RUNNING ? tail : q->ns - last->ns;
+	}
+	int64_t waited = (int64_t)(q->wait_ns - p->wait_ns);
+	m->lo = waited - sure - maybe - woke;
+	m->hi = waited - sure;
+	/* (stolen time is never negative; without steal accounted, the CPU time's lack is
+	 * all of the move) */
+	m->hi = run_hi < m->hi ? run_hi : m->hi;
+	if (!steal)
+		m->lo = run_lo > m->lo ? run_lo : m->lo;
+	if (m->lo > m->hi) { /* (the CPU time and the wait disagree a little: between them) */
+		int64_t lo = m->hi;
+		m->hi = m->lo;
+		m->lo = lo;
+	}
+	if (woke && steal) /* (below: the wake-ups' waits, as far as the CPU time allows) */
+		m->lo = m->hi = m->hi < 0 ? m->hi : 0;
+	*woken = woke;
+	return true;
+}
+
+/* The thread's preemptions that ended in [from, to): where the kernel's accounting
+ * moves. */
+static int64_t tt_an_preemptions(const struct tt_an_states *h, int64_t from, int64_t to)
+{
+	int64_t n = 0;
+	for (size_t j = tt_an_states_after(h, from); j < h->n && h->at[j].ns < to; j++)
+		n += j > h->from && h->at[j].what == TT_SCHED_RUNNING && h->at[j - 1].what == TT_SCHED_PREEMPTED;
+	return n;
+}
+
+/* `m`, between readings p and q, added to `sum`, the move over [start, end): all of it
+ * where p and q are inside, else none to all of it (a move is at switches: one across
+ * an edge whose switches are all on one side of it is on that side). */
+static void tt_an_moved_add(const struct tt_an_thread *th, const struct tt_schedstat_sample *p,
+			    const struct tt_schedstat_sample *q, struct tt_an_moved m, int64_t start, int64_t end,
+			    struct tt_an_moved *sum)
+{
+	const struct tt_an_states *h = &th->states;
+	size_t a = tt_an_states_after(h, p->ns), b = tt_an_states_after(h, q->ns);
+	if (a < b && (h->at[a].ns >= end || h->at[b - 1].ns < start))
+		return;
+	bool inside = (p->ns >= start || (a < b && h->at[a].ns >= start)) &&
+		      (q->ns <= end || (a < b && h->at[b - 1].ns < end));
+	/* (held within TT_AN_UNBOUNDED: a hostile file's many stretches) */
+	sum->lo = tt_an_clamp(tt_an_plus_sat(sum->lo, inside || m.lo < 0 ? m.lo : 0), -TT_AN_UNBOUNDED, TT_AN_UNBOUNDED);
+	sum->hi = tt_an_clamp(tt_an_plus_sat(sum->hi, inside || m.hi > 0 ? m.hi : 0), -TT_AN_UNBOUNDED, TT_AN_UNBOUNDED);
+	sum->measured += tt_an_preemptions(h, p->ns > start ? p->ns : start, q->ns < end ? q->ns : end);
+}
+
+/* The move between readings `from` and `to` (a run of stretches inside [start, end),
+ * none with a wake-up: SIZE_MAX, none), taken whole: a reading's span bounds it at its
+ * ends alone. */
+static void tt_an_moved_run(const struct tt_an_thread *th, size_t from, size_t to, int64_t start, int64_t end,
+			    struct tt_an_moved *sum)
+{
+	const struct tt_an_counters *c = &th->counters;
+	struct tt_an_moved m;
+	bool woken;
+	if (from < to && tt_an_moved_between(th, &c->at[from], &c->at[to], c->steal, &m, &woken))
+		tt_an_moved_add(th, &c->at[from], &c->at[to], m, start, end, sum);
+}
+
+/* The kernel's move over [start, end) ({0, 0}: none known), from the readings around
+ * and inside it: each run of them inside it with no wake-up between taken whole, each
+ * stretch across an edge or with a wake-up alone. */
+static struct tt_an_moved tt_an_moved_over(const struct tt_an_thread *th, int64_t start, int64_t end)
+{
+	const struct tt_an_counters *c = &th->counters;
+	struct tt_an_moved sum = {0, 0, 0};
+	if (c->run_only || c->tick_steps || !c->n)
+		return sum;
+	size_t i = tt_an_counters_from(c, start), k = tt_an_counters_from(c, end);
+	size_t first = i > c->from ? i - 1 : i, last = k < c->n ? k : k - 1, from = SIZE_MAX;
+	for (size_t j = first; j < last; j++) {
+		struct tt_an_moved m;
+		bool woken, known = tt_an_moved_between(th, &c->at[j], &c->at[j + 1], c->steal, &m, &woken);
+		if (known && !woken && c->at[j].ns >= start && c->at[j + 1].ns <= end) {
+			from = from == SIZE_MAX ? j : from;
+			continue;
+		}
+		tt_an_moved_run(th, from, j, start, end, &sum);
+		from = SIZE_MAX;
+		if (known)
+			tt_an_moved_add(th, &c->at[j], &c->at[j + 1], m, start, end, &sum);
+	}
+	tt_an_moved_run(th, from, last, start, end, &sum);
+	/* The preemptions no two readings measured (before the first, past tt-sched's
+	 * budget, or across a stretch not known) moved as much again as the measured did
+	 * each, at most: none to twice that. */
+	int64_t all = tt_an_preemptions(&th->states, start, end);
+	if (sum.measured && all > sum.measured) {
+		double more = 2.0 * (double)(sum.lo + sum.hi) / 2 / (double)sum.measured * (double)(all - sum.measured);
+		more = more < -(double)TT_AN_UNBOUNDED ? -(double)TT_AN_UNBOUNDED
+		     : more > (double)TT_AN_UNBOUNDED ? (double)TT_AN_UNBOUNDED : more;
+		sum.lo = tt_an_clamp(sum.lo + (more < 0 ? (int64_t)more : 0), -TT_AN_UNBOUNDED, TT_AN_UNBOUNDED);
+		sum.hi = tt_an_clamp(sum.hi + (more > 0 ? (int64_t)more : 0), -TT_AN_UNBOUNDED, TT_AN_UNBOUNDED);
+	}
+	return sum;
+}
+
 /* The switches' split of [start, end) with its waits for a CPU after wake-ups moved
  * from blocked into preempted, as the readings bound them (their run-queue wait across
  * it, less all its preempted time), or said unbounded: of the `switched` ns of blocked
@@ -487,14 +656,14 @@ static void tt_an_wakeups(const struct tt_an_thread *th, int64_t start, int64_t 
 	bool loose = 2 * (hi - lo) > switched;
 	if (loose && lo == 0)
 		goto unbounded;
-	int64_t moved = loose ? lo : lo + (hi - lo) / 2;
+	int64_t woke = loose ? lo : lo + (hi - lo) / 2;
 	causes->wakeups_known = true;
-	causes->wakeups_ns = moved;
+	causes->wakeups_ns = woke;
 	/* (never exact: a reading's moment is known within TT_AN_READ_NEAR_NS) */
-	causes->error_ns = hi - moved > TT_AN_READ_NEAR_NS ? hi - moved
+	causes->error_ns = hi - woke > TT_AN_READ_NEAR_NS ? hi - woke
 			 : TT_AN_READ_NEAR_NS < switched ? TT_AN_READ_NEAR_NS : switched;
-	split->preempted += moved;
-	split->blocked -= moved;
+	split->preempted += woke;
+	split->blocked -= woke;
 	return;
 unbounded:
 	causes->wakeups_unbounded = true;
@@ -597,18 +766,32 @@ void tt_an_causes(const struct tt_an_thread *th, int64_t start, int64_t end, boo
 			causes->error_ns = covered_error;
 			goto faults;
 		}
+		struct tt_an_moved moved = tt_an_moved_over(th, start, end);
 		tt_an_wakeups(th, start, end, split, switched, causes);
-		/* (each part: the switches' error and the counters') */
-		causes->error_ns = tt_an_plus_sat(causes->error_ns, covered_error);
 		/* The switches count as on CPU what the hypervisor took; the CPU time not.
-		 * (Said where the readings bound it within half the time on CPU.) */
+		 * (Said where the readings bound it within half the time on CPU.) Nor what the
+		 * kernel's own accounting moved into its wait. */
 		if (counters && th->counters.steal && cpu.width <= split->on_cpu) {
-			int64_t stolen = split->on_cpu - cpu.value;
+			int64_t stolen = split->on_cpu - cpu.value - (moved.lo + moved.hi) / 2;
 			causes->stolen_known = true;
 			causes->stolen_ns = stolen < 0 ? 0 : stolen > split->on_cpu ? split->on_cpu : stolen;
-			/* (the switches' parts: exact; those from the counters within theirs) */
-			causes->stolen_error_ns = tt_an_plus_sat(cpu.width / 2, covered_error);
+			/* (the switches' parts: exact but for the kernel's move; those from the
+			 * counters within theirs) */
+			causes->stolen_error_ns = tt_an_plus_sat(tt_an_plus_sat(cpu.width / 2, (moved.hi - moved.lo + 1) / 2),
+							       covered_error);
 		}
+		/* Each part is the kernel's within the move, where its readings show one
+		 * beyond what the split already says it is within, and beyond their own
+		 * span (the few microseconds a switch the kernel's clock and the records'
+		 * differ by, as the context switch itself takes them, not said). */
+		int64_t most = -moved.lo > moved.hi ? -moved.lo : moved.hi;
+		if (most > causes->error_ns && most > TT_SCHEDSTAT_SPAN_NS) {
+			causes->moved_known = true;
+			causes->moved_ns = (moved.lo + moved.hi) / 2;
+			causes->error_ns = most;
+		}
+		/* (each part: the switches' error and the counters') */
+		causes->error_ns = tt_an_plus_sat(causes->error_ns, covered_error);
 	} else if (!counters || 2 * counted.error_ns >= end - start) {
 		/* It says nothing, or parts each as uncertain as half the spike: three near
 		 * equal thirds that read as measured (an outside check: a spin "blocked ~27
@@ -690,7 +873,7 @@ void tt_an_states_forget_before(struct tt_an_thread *th, int64_t ns)
 void tt_an_states_free(struct tt_an_thread *th)
 {
 	free(th->states.at);
-	th->states = (struct tt_an_states){.last_ns = INT64_MIN};
+	th->states = (struct tt_an_states){.last_ns = INT64_MIN, .complete_ns = INT64_MIN};
 	free(th->counters.at);
 	th->counters = (struct tt_an_counters){0};
 }
