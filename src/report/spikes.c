@@ -742,10 +742,9 @@ static bool tt__spikes_poll(bool last)
  * at 5 % it reads all of a program's records up to some 7 million a second (xz -T2 at a
  * 10 s threshold, 48 M records, cost it 5.5 %). Past its share, and past
  * TT__SPIKES_SHARE_FREE_NS (a short run's first reading and snapshots) and
- * TT__SPIKES_SHARE_WALL_PCT, it looks less
- * often: once the process's CPU time, at its rate since the last find, or the time
- * since the run began, makes its own the share again, at most TT__SPIKES_HELD_MAX_NS apart. The program's threads are
- * never waited for: what a ring overwrote meanwhile is counted and said, in the log and
+ * TT__SPIKES_SHARE_WALL_PCT, it looks less often: once the process's CPU time, at its
+ * rate since the last find, or the time since the run began, makes its own the share
+ * again, at most TT__SPIKES_HELD_MAX_NS apart. The program's threads are never waited for: what a ring overwrote meanwhile is counted and said, in the log and
  * at exit, its spikes not found (the detector begins again after it: no spike is made
  * of records around the gap). Mode stop keeps every record: they are read later. */
 #define TT__SPIKES_SHARE_PCT 5.0
@@ -756,39 +755,32 @@ static bool tt__spikes_poll(bool last)
 #define TT__SPIKES_SHARE_WALL_PCT 2.0
 #define TT__SPIKES_HELD_MAX_NS 5000000000
 
-/* The log's line as tt-spikes is first held to its share. */
+/* The log's line as tt-spikes is first held to its share (poll lock). */
 static void tt__spikes_say_held(struct tt__spikes *sp, int64_t now_ns)
 {
 	int64_t at = now_ns - tt__start_anchor.monotonic_ns;
-	sigset_t old;
-	tt__block_signals(&old);
-	struct tt__writing writing;
-	tt__writing_begin(&writing);
-	tt__lock(&sp->poll_lock);
-	if (sp->out && sp->json) {
+	if (sp->out && sp->json)
 		fprintf(sp->out, "{\"detector_share_pct\":%.0f,\"held_at_ns\":%" PRId64 ",\"pid\":%d}\n",
 			TT__SPIKES_SHARE_PCT, at, (int)getpid());
-		tt__spikes_flush(sp);
-	} else if (sp->out) {
+	else if (sp->out)
 		fprintf(sp->out, "the spike detector reached its share of the program's CPU time (%.0f%%) at "
 			"%.3f s: it reads the threads' records less often from now; events a ring overwrites "
 			"before it reads them are said, spikes among them are not reported\n",
 			TT__SPIKES_SHARE_PCT, (double)at / 1e9);
+	if (sp->out)
 		tt__spikes_flush(sp);
-	}
-	tt__unlock(&sp->poll_lock);
-	tt__writing_end(&writing);
-	tt__restore_signals(&old);
 }
 
-/* How long tt-spikes sleeps before its next look, `sleep_ns` within its share. */
-static int64_t tt__spikes_share(struct tt__spikes *sp, int64_t sleep_ns)
+/* How long tt-spikes sleeps before its next look, `sleep_ns` within its share (poll lock). */
+static int64_t tt__spikes_share_locked(struct tt__spikes *sp, int64_t sleep_ns)
 {
 	struct tt__spikes_held *h = &sp->held;
-	double own = (double)__atomic_load_n(&sp->cpu_ns, __ATOMIC_RELAXED), share = TT__SPIKES_SHARE_PCT / 100;
+	if (!sp->on) /* (the exit's last look was: what it held back is said) */
+		return sleep_ns;
+	double own = (double)sp->cpu_ns, share = TT__SPIKES_SHARE_PCT / 100;
 	int64_t now = tt_os_monotonic_ns();
-	/* (the process's CPU time only grows: within the share of its last reading, within it now) */
-	/* (a program that mostly sleeps: one CPU's TT__SPIKES_SHARE_WALL_PCT since it began) */
+	/* (a program that mostly sleeps: one CPU's TT__SPIKES_SHARE_WALL_PCT since it began;
+	 * the process's CPU time only grows: within the share of its last reading, within it now) */
 	double floor = (double)(now - tt__start_anchor.monotonic_ns) * TT__SPIKES_SHARE_WALL_PCT / 100;
 	if (own > TT__SPIKES_SHARE_FREE_NS && own > floor && own > share * (double)h->process_ns) {
 		int64_t process = tt_os_process_cpu_ns();
@@ -803,8 +795,8 @@ static int64_t tt__spikes_share(struct tt__spikes *sp, int64_t sleep_ns)
 				tt__spikes_say_held(sp, now);
 			h->since_ns = h->since_ns ? h->since_ns : now;
 			double wait = rate > 0 ? need / rate : (double)TT__SPIKES_HELD_MAX_NS;
-		double floor_wait = (own - floor) * 100 / TT__SPIKES_SHARE_WALL_PCT; /* (the floor's) */
-		wait = floor_wait < wait ? floor_wait : wait;
+			double floor_wait = (own - floor) * 100 / TT__SPIKES_SHARE_WALL_PCT; /* (the floor's) */
+			wait = floor_wait < wait ? floor_wait : wait;
 			sleep_ns = wait > (double)TT__SPIKES_HELD_MAX_NS ? TT__SPIKES_HELD_MAX_NS
 				 : wait > (double)sleep_ns ? (int64_t)wait : sleep_ns;
 			h->longest_ns = sleep_ns > h->longest_ns ? sleep_ns : h->longest_ns;
@@ -815,6 +807,22 @@ static int64_t tt__spikes_share(struct tt__spikes *sp, int64_t sleep_ns)
 		h->held_ns += now - h->since_ns;
 		h->since_ns = 0;
 	}
+	return sleep_ns;
+}
+
+/* (under the poll lock: the exit's last look, after which it is left alone, says what
+ * it held back) */
+static int64_t tt__spikes_share(struct tt__spikes *sp, int64_t sleep_ns)
+{
+	sigset_t old;
+	tt__block_signals(&old);
+	struct tt__writing writing; /* (the log's line) */
+	tt__writing_begin(&writing);
+	tt__lock(&sp->poll_lock);
+	sleep_ns = tt__spikes_share_locked(sp, sleep_ns);
+	tt__unlock(&sp->poll_lock);
+	tt__writing_end(&writing);
+	tt__restore_signals(&old);
 	return sleep_ns;
 }
 
@@ -853,9 +861,10 @@ static void tt__spikes_say_skipped(struct tt__spikes_held *h)
 	if (!h->held_ns)
 		return;
 	fprintf(tt__err, "ticktrace: the live spike detector was held to its share (%.0f%% of the "
-		"program's CPU time) for %.3f s: it read the threads' records up to %.3f s apart, not "
-		"every %d ms; %" PRIu64 " events the rings overwrote before it read them were not "
-		"read, and spikes among them not found", TT__SPIKES_SHARE_PCT, (double)h->held_ns / 1e9,
+		"program's CPU time, or one CPU's %.0f%% of the run's) for %.3f s: it read the threads' "
+		"records up to %.3f s apart, not every %d ms; %" PRIu64 " events the rings overwrote "
+		"before it read them were not read, and spikes among them not found", TT__SPIKES_SHARE_PCT,
+		TT__SPIKES_SHARE_WALL_PCT, (double)h->held_ns / 1e9,
 		(double)h->longest_ns / 1e9, TT__SPIKES_POLL_NS / 1000000, h->unread);
 	for (unsigned i = 0, said = 0; i < TT__SPIKES_UNREAD_SAID; i++)
 		if (h->threads[i].events)
@@ -895,7 +904,7 @@ void tt__spikes_last(void)
 		int64_t own_ns = tt_os_thread_cpu_ns();
 		tt__spikes_poll(true);
 		tt__spikes_say_cost(tt_os_thread_cpu_ns() - own_ns);
-		tt__spikes_say_skipped(&tt__spikes.held);
+		tt__spikes_say_skipped(&tt__spikes.held); /* (tt-spikes, finished, leaves it alone) */
 	}
 }
 

@@ -44,7 +44,7 @@ with tempfile.TemporaryDirectory() as tmp:
     allowed = max(SHARE, 100 * WALL / 100 * wall * 1000 / float(cost.group(3))) if cost else SHARE
     check(share <= allowed + MARGIN, "tt-spikes took %.2f%% of the program's CPU time, past its share "
           "(%.2f%%) and %.0f more: %s" % (share, allowed, MARGIN, p.stderr))
-    held = re.search(r"held to its share .* for ([0-9.]+) s: .* up to ([0-9.]+) s apart.*; ([0-9]+) events",
+    held = re.search(r"held to its share .*\) for ([0-9.]+) s: .* up to ([0-9.]+) s apart.*; ([0-9]+) events",
                      p.stderr)
     check(held is not None, "tt-spikes' exit says nothing of its share: %s" % p.stderr)
     entries = [json.loads(line) for line in open(live)]
