@@ -83,7 +83,10 @@ def one(tmp, n):
           "(window excess %d, %d switches)" % (n, s["on_cpu_ns"], stolen, stolen_err, err, k["run_ns"],
                                                excess, k["nvcsw"] + k["nivcsw"]))
     pre_lo = s["preempted_ns"] - err - slack
-    pre_hi = s["preempted_ns"] + s["blocked_ns"] + err + slack + max(excess, 0)
+    # (under a hypervisor that steals much, the kernel's run-queue wait exceeded the
+    # switches' preempted by what they showed as on CPU, stolen: 3.8 ms of 953 with
+    # 29.4 +- 12.2 ms stolen, the stolen's bound held)
+    pre_hi = s["preempted_ns"] + s["blocked_ns"] + err + slack + max(excess, 0) + stolen + stolen_err
     check(pre_lo <= k["wait_ns"] <= pre_hi,
           "run %d: preempted %d (blocked %d, error %d) against the kernel's run-queue wait %d "
           "(window excess %d)" % (n, s["preempted_ns"], s["blocked_ns"], err, k["wait_ns"], excess))
