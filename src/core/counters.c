@@ -504,7 +504,13 @@ static void tt__counters_read_here(struct tt__slot *slot)
 void tt__counters_read_now(struct tt__slot *slot)
 {
 	struct tt__counters *c = &slot->sched.counters;
-	if (!c->watched || c->gone)
+	/* A thread whose buffer is used up is read too: tt-sched, which follows its
+	 * records, saw none past the last kept, and without this reading no reading
+	 * bounds its scopes' ends, among the dropped events (its stolen time, outside
+	 * recheck r39 F1: a whole run's, unknown) */
+	int exhausted = (__atomic_load_n(&slot->flags, __ATOMIC_ACQUIRE) & TT__SLOT_EXHAUSTED) &&
+			tt__counters_read_for(slot);
+	if ((!c->watched && !exhausted) || c->gone)
 		return;
 	tt__counters_read_here(slot);
 }

@@ -57,6 +57,10 @@
  *              20 ms in "pp_sleep", M times more, and the peer sleeps 20 ms in
  *              "pp_late"; a line {"switches": {TID: N}}: each thread's switches off
  *              its CPU (voluntary and involuntary) from its start to its end
+ *   fullbuf MS  main and a spinner pinned to one CPU; main spins MS ms of CPU time in
+ *              scope "fullbuf", recording an empty scope "tick" flat out (a small
+ *              TICKTRACE_BUFFER fills early: its end dropped), then exits inside it,
+ *              as a program that calls exit() from main does: its line as above
  *   seccomp [WHAT]  as WHAT (sleep, lock or spin; sleep by default), perf_event_open
  *              denied (EACCES) by a seccomp filter set before ticktrace starts
  *              (PR_SET_SECCOMP's filter, on every thread: SECCOMP_FILTER_FLAG_TSYNC;
@@ -989,6 +993,39 @@ static void flatout(const char *table)
 	free(flat_tsc);
 }
 
+static atomic_int spin_on;
+
+static void *pinned_spinner(void *unused)
+{
+	(void)unused;
+	pin_to_cpu0();
+	while (atomic_load(&spin_on))
+		;
+	return NULL;
+}
+
+/* The scope is left open: what closes it is its thread's last event, among those the
+ * full buffer dropped. */
+static void fullbuf(long long ms)
+{
+	pthread_t t;
+	pin_to_cpu0();
+	atomic_store(&spin_on, 1);
+	pthread_create(&t, NULL, pinned_spinner, NULL);
+	struct kernel_figures before, after;
+	kernel_now(&before, 1);
+	TT_BEGIN("fullbuf");
+	while (now_ns(CLOCK_THREAD_CPUTIME_ID) - before.run_ns < ms * 1000000) {
+		TT_BEGIN("tick");
+		TT_END();
+	}
+	kernel_now(&after, 0);
+	say("fullbuf", &before, &after);
+	atomic_store(&spin_on, 0);
+	pthread_join(t, NULL);
+	exit(0);
+}
+
 extern char **environ;
 
 int main(int argc, char **argv)
@@ -1027,6 +1064,8 @@ int main(int argc, char **argv)
 	} else if (strcmp(what, "mixed") == 0) {
 		pthread_barrier_init(&ready, NULL, 2);
 		run_threads(2, mixed_thread);
+	} else if (strcmp(what, "fullbuf") == 0 && argc > 2) {
+		fullbuf(atoll(argv[2]));
 	} else if (strcmp(what, "work") == 0) {
 		TT_INSTANT("main starts");
 		AROUND("afterwork", afterwork());

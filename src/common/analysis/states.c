@@ -747,6 +747,60 @@ static int64_t tt_an_fill_unknown(const struct tt_an_thread *th, int64_t start, 
 	return -1;
 }
 
+/* The time stolen from the thread from reading a to reading b: the switches' time on
+ * CPU between them less its CPU time's growth; false where a state between is not
+ * known. */
+static bool tt_an_stolen_between(const struct tt_an_thread *th, const struct tt_schedstat_sample *a,
+				 const struct tt_schedstat_sample *b, int64_t *stolen)
+{
+	struct tt_an_split s;
+	if (b->ns <= a->ns || !tt_an_split(th, a->ns, b->ns, &s) || s.unknown)
+		return false;
+	*stolen = s.on_cpu - (int64_t)(b->run_ns - a->run_ns);
+	return true;
+}
+
+/* The switches' time on CPU in [from, to) (none where to <= from), or -1: not known. */
+static int64_t tt_an_on_between(const struct tt_an_thread *th, int64_t from, int64_t to)
+{
+	struct tt_an_split s;
+	if (to <= from)
+		return 0;
+	return tt_an_split(th, from, to, &s) && !s.unknown ? s.on_cpu : -1;
+}
+
+/* Stolen time where the readings are far from a spike's edges (a stop-mode buffer
+ * full: tt-sched reads no scope it cannot see, so none between the buffer's filling
+ * and the thread's exit; outside recheck r39 F1, a whole run's on CPU 20-52 ms over
+ * its CPU time, error 0, no stolen_ns): at least what the readings inside it saw
+ * stolen between them, at most what those around it saw (steal is never negative) and
+ * what it ran past them. False where no reading bounds it. */
+static bool tt_an_stolen_bracket(const struct tt_an_thread *th, int64_t start, int64_t end, int64_t on_cpu,
+				 int64_t *stolen, int64_t *error)
+{
+	const struct tt_an_counters *c = &th->counters;
+	size_t i = tt_an_counters_from(c, start), k = tt_an_counters_from(c, end);
+	const struct tt_schedstat_sample *in_a = i < c->n && c->at[i].ns < end ? &c->at[i] : NULL;
+	const struct tt_schedstat_sample *in_b = k > c->from && c->at[k - 1].ns > start ? &c->at[k - 1] : NULL;
+	const struct tt_schedstat_sample *a = i > c->from ? &c->at[i - 1] : in_a;
+	const struct tt_schedstat_sample *b = k < c->n ? &c->at[k] : in_b;
+	int64_t hi, lo = 0;
+	if (!a || !b || !tt_an_stolen_between(th, a, b, &hi))
+		return false;
+	int64_t head = tt_an_on_between(th, start, a->ns), tail = tt_an_on_between(th, b->ns, end);
+	if (head < 0 || tail < 0)
+		return false;
+	hi += head + tail;
+	if (in_a && in_b && !tt_an_stolen_between(th, in_a, in_b, &lo))
+		lo = 0;
+	/* (each reading's CPU time read within the span of its moment) */
+	hi = tt_an_clamp(hi + 2 * TT_SCHEDSTAT_SPAN_NS, 0, on_cpu);
+	lo = tt_an_clamp(lo - 2 * TT_SCHEDSTAT_SPAN_NS, 0, hi);
+	*stolen = lo + (hi - lo) / 2;
+	*error = hi - *stolen;
+	return true;
+}
+
 void tt_an_causes(const struct tt_an_thread *th, int64_t start, int64_t end, bool *has_split,
 		  struct tt_an_split *split, struct tt_an_causes *causes)
 {
@@ -779,6 +833,18 @@ void tt_an_causes(const struct tt_an_thread *th, int64_t start, int64_t end, boo
 			 * counters within theirs) */
 			causes->stolen_error_ns = tt_an_plus_sat(tt_an_plus_sat(cpu.width / 2, (moved.hi - moved.lo + 1) / 2),
 							       covered_error);
+		}
+		/* Where the readings lie far from its edges: between what those inside it saw
+		 * stolen and what those around it did, the kernel's move left out as above. */
+		int64_t stolen, error;
+		if (th->counters.steal && tt_an_stolen_bracket(th, start, end, split->on_cpu, &stolen, &error)) {
+			stolen = tt_an_clamp(stolen - (moved.lo + moved.hi) / 2, 0, split->on_cpu);
+			error = tt_an_plus_sat(tt_an_plus_sat(error, (moved.hi - moved.lo + 1) / 2), covered_error);
+			if (!causes->stolen_known || error < causes->stolen_error_ns) {
+				causes->stolen_known = true;
+				causes->stolen_ns = stolen;
+				causes->stolen_error_ns = error;
+			}
 		}
 		/* Each part is the kernel's within the move, where its readings show one
 		 * beyond what the split already says it is within, and beyond their own
