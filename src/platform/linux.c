@@ -671,6 +671,11 @@ int64_t tt_os_realtime_ns(void)
 	return tt_os_clock_ns(CLOCK_REALTIME);
 }
 
+int64_t tt_os_file_clock_ns(void)
+{
+	return tt_os_clock_ns(CLOCK_REALTIME_COARSE);
+}
+
 int64_t tt_os_thread_cpu_ns(void)
 {
 	return tt_os_clock_ns(CLOCK_THREAD_CPUTIME_ID);

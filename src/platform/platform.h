@@ -243,7 +243,7 @@ int tt_os_file_replace(struct tt_os_new_file *made, const char *path, struct tt_
 
 /* A run's own file (place.c, on the functions above, both systems): where two
  * processes that write the same name (the same TICKTRACE_OUT, a pid the system gave
- * again) each keep their file. `since_ns`: when the run began (tt_os_realtime_ns);
+ * again) each keep their file. `since_ns`: when the run began (tt_os_file_clock_ns);
  * `placed`: the file this process last put there (a dump's, which its exit replaces;
  * dev and ino 0 before). */
 struct tt_os_run_file {
@@ -320,6 +320,10 @@ void tt_os_file_sink(struct tt_os_file_sink *sink, struct tt_os_file file);
 int64_t tt_os_monotonic_ns(void); /* QueryPerformanceCounter; CLOCK_MONOTONIC */
 int64_t tt_os_boottime_ns(void);  /* with time asleep: QueryInterruptTime; CLOCK_BOOTTIME */
 int64_t tt_os_realtime_ns(void);  /* since 1970: GetSystemTimePreciseAsFileTime; CLOCK_REALTIME */
+/* Since 1970 on the clock a file's written time is stamped from (GetSystemTimeAsFileTime
+ * less a tick; CLOCK_REALTIME_COARSE), up to a tick behind tt_os_realtime_ns: a file
+ * written after it was read is never stamped earlier. */
+int64_t tt_os_file_clock_ns(void);
 /* CPU time used so far (GetThreadTimes, GetProcessTimes; the CPU clocks): the
  * calling thread's, the whole process's. */
 int64_t tt_os_thread_cpu_ns(void);

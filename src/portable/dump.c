@@ -400,7 +400,7 @@ int tt__place_run(struct tt_os_new_file *made, char *path, size_t size)
 	 * its pid, which the system gave again; Wine's first process's is the same in
 	 * each run.) */
 	int pid_named = tt__out_pid_named();
-	tt__placed.since_ns = tt__run.start.realtime_ns;
+	tt__placed.since_ns = tt__run.files_since_ns;
 	int rc = tt_os_file_place(made, path, size, &tt__placed, pid_named, said, sizeof said);
 	if (!rc && said[0])
 		fputs(said, stderr);

@@ -122,6 +122,7 @@ struct tt__run {
 	uint32_t threads;
 	uint64_t unregistered_dropped;
 	struct tt_anchor start;
+	int64_t files_since_ns; /* the start on the clock files are stamped from (tt_os_file_clock_ns) */
 	struct tt_machine_info machine; /* as the run started: its host, its wall clocks */
 	struct tt_process_info process; /* its parent and command line (PROCESS), read then:
 	                                 * a crash's dump allocates nothing */

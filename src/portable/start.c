@@ -236,6 +236,7 @@ void tt__start(void)
 	if (tt__run.off)
 		__atomic_or_fetch(&tt__hot_global.unusual, TT__HOT_OFF, __ATOMIC_RELAXED);
 	tt_os_anchor(&tt__run.start);
+	tt__run.files_since_ns = tt_os_file_clock_ns();
 	tt__machine_start(&tt__run.machine, &tt__run.start);
 	tt__run.machine.flags |= TT_MACHINE_WINDOWS;
 	tt__run.process.ppid = tt_os_parent_id();

@@ -118,7 +118,9 @@ void tt__resolve_out(void)
 	tt__list_path[0] = 0;
 	if (list && *list)
 		tt__in_start_dir(list, cwd, tt__list_path, sizeof tt__list_path);
-	clock_gettime(CLOCK_REALTIME, &tt__out_since);
+	/* (on the files' clock: a file stamped within the start's tick is not older) */
+	int64_t since = tt_os_file_clock_ns();
+	tt__out_since = (struct timespec){.tv_sec = (time_t)(since / 1000000000), .tv_nsec = since % 1000000000};
 	/* The run's first process, "PID[:SECONDS.NANOSECONDS]" (record gives the pid
 	 * alone): a process of another pid is one the run started, however (posix_spawn
 	 * and system exec inside the C library, unseen), and its files' age is judged by

@@ -1186,6 +1186,28 @@ static void test_file_place(void **state)
 	assert_string_equal(tt_file_text(path, text, sizeof text), "newer");
 	assert_string_equal(tt_file_text(at, text, sizeof text), "third");
 	assert_int_equal(tt_os_remove(at), 0);
+	/* Another's written just after the run began, inside the system's tick (stamped
+	 * from its coarse clock, before the run's start on a precise one; Linux 6.13 and
+	 * later stamp finely a file looked at, as stdio's buffer does, so it is written
+	 * unbuffered, each round after 20 ms, longer than a tick): beside it, every time. */
+	for (int round = 0; round < 5; round++) {
+		assert_int_equal(tt_os_remove(path), 0);
+		uint32_t word = 0;
+		for (int64_t from = tt_os_monotonic_ns(), waited; (waited = tt_os_monotonic_ns() - from) < 20000000;)
+			tt_os_wait(&word, 0, 20000000 - waited);
+		run.since_ns = tt_os_file_clock_ns();
+		FILE *other = fopen(path, "wb");
+		assert_non_null(other);
+		setvbuf(other, NULL, _IONBF, 0);
+		fputs("just after", other);
+		fclose(other);
+		tt_run_file(path, "fifth", &made);
+		assert_int_equal(tt_os_file_place(&made, at, sizeof at, &run, 0, said, sizeof said), 0);
+		assert_string_equal(at + strlen(dir) + 1, beside);
+		assert_string_equal(tt_file_text(path, text, sizeof text), "just after");
+		assert_int_equal(tt_os_remove(at), 0);
+		snprintf(at, sizeof at, "%s", path);
+	}
 	/* Another's from before the run that another holds (a stream's, written still):
 	 * beside it; a name with the pid in it says the system gave it again. */
 	assert_int_equal(tt_os_remove(path), 0);
