@@ -24,10 +24,12 @@ int tt_os_name_tag(char *path, size_t size, const char *tag)
 	return 0;
 }
 
-/* Whether a file found at the run's name is the process's own or older than the run. */
+/* Whether a file found at the run's name is the process's own (its number and time:
+ * a number the system gave again to another's file is not) or older than the run. */
 static int tt_os_older_or_ours(const struct tt_os_file_stamp *there, const struct tt_os_run_file *run)
 {
-	return (there->dev == run->placed.dev && there->ino == run->placed.ino) ||
+	return (there->dev == run->placed.dev && there->ino == run->placed.ino &&
+		there->written_ns == run->placed.written_ns) ||
 	       there->written_ns < run->since_ns;
 }
 
