@@ -20,10 +20,20 @@
 
 #define RECORD_BYTES 32 /* a switch record: its header and sample_id */
 
-/* `n` times off the CPU and back: 2 n switch records at least. */
+/* The calling thread's switches off its CPU so far, as the kernel counts them. */
+static long tt_switches_so_far(void)
+{
+	struct rusage ru;
+	getrusage(RUSAGE_THREAD, &ru);
+	return ru.ru_nvcsw + ru.ru_nivcsw;
+}
+
+/* Naps until the kernel counted `n` more times off the CPU and back: 2 n switch
+ * records at least. (A nap whose timer fires before the thread gets to sleep, as on a
+ * loaded machine, is no switch.) */
 static void tt_naps(int n)
 {
-	for (int i = 0; i < n; i++)
+	for (long until = tt_switches_so_far() + n; tt_switches_so_far() < until;)
 		nanosleep(&(struct timespec){0, 20000}, NULL);
 }
 
@@ -58,14 +68,6 @@ static size_t tt_read_all(struct tt__switches *s, struct tt_sched_state *last, u
 	return total;
 }
 
-/* The calling thread's switches off its CPU so far, as the kernel counts them. */
-static long tt_switches_so_far(void)
-{
-	struct rusage ru;
-	getrusage(RUSAGE_THREAD, &ru);
-	return ru.ru_nvcsw + ru.ru_nivcsw;
-}
-
 static void tt_small_ring_grows(void **state)
 {
 	(void)state;
@@ -76,10 +78,13 @@ static void tt_small_ring_grows(void **state)
 	uint64_t small_records = meta->data_size / RECORD_BYTES;
 	struct tt_sched_state last = {0};
 	uint64_t lost = 0;
-	/* A quarter of the small ring: no larger one needed. */
-	tt_naps((int)small_records / 8);
-	assert_true(tt_read_all(&s, &last, &lost) >= small_records / 4);
-	assert_int_equal(tt__switches_grow(&s, 0), 0);
+	/* An eighth of the small ring: no larger one needed (unless a loaded machine's
+	 * preemptions filled half of it). */
+	tt_naps((int)small_records / 16);
+	size_t quiet = tt_read_all(&s, &last, &lost);
+	assert_true(quiet + lost >= small_records / 8);
+	if (quiet + lost < small_records / 2)
+		assert_int_equal(tt__switches_grow(&s, 0), 0);
 	/* Over half of it between two reads (with room for a busy machine's preemptions):
 	 * a larger one, which records from now on beside the small one until the small
 	 * one is read to its end. (A loaded machine's preemptions may overfill it: what
@@ -97,10 +102,12 @@ static void tt_small_ring_grows(void **state)
 	meta = s.map;
 	uint64_t large_records = meta->data_size / RECORD_BYTES;
 	assert_true(large_records >= 4 * small_records);
-	/* Twice what the small ring holds, between two reads: none lost. */
+	/* Twice what the small ring holds, between two reads: none lost (what the small
+	 * one lost before is counted above). */
 	tt_naps((int)small_records);
+	uint64_t lost_small = lost;
 	assert_true(tt_read_all(&s, &last, &lost) >= 2 * small_records);
-	assert_int_equal(lost, 0);
+	assert_int_equal(lost, lost_small);
 	tt__switches_close(&s);
 	assert_null(s.map);
 }
