@@ -10,14 +10,7 @@
 TT_API int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*main)(void *),
 			  void *arg);
 
-#if defined(__SANITIZE_ADDRESS__)
-#define TT__ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define TT__ASAN 1
-#endif
-#endif
-#ifdef TT__ASAN
+#ifdef TT_ASAN
 #include <sanitizer/asan_interface.h>
 /* Under AddressSanitizer its pthread_create interceptor calls this one with its own
  * start routine, which readies the new thread's stack for it; ours runs first and

@@ -198,7 +198,7 @@ static void convert_large_file_through_it(void **state)
 	struct rusage ru;
 	assert_int_equal(wait4(pid, &status, 0, &ru), pid);
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-#ifndef __SANITIZE_ADDRESS__ /* (its shadow memory is resident too) */
+#ifndef TT_ASAN /* (its shadow memory is resident too) */
 	if (ru.ru_maxrss > 40 * 1024)
 		fail_msg("converting a 64 MiB file: peak %ld KiB resident, not below 40 MiB",
 			 ru.ru_maxrss);

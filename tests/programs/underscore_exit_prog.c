@@ -35,13 +35,6 @@ static void tt_work(int scopes)
 }
 
 /* (malloc is the sanitizer's there: the fork case cannot hold it) */
-#if defined(__SANITIZE_ADDRESS__)
-#define TT_SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define TT_SANITIZED 1
-#endif
-#endif
 
 static void tt_say(const char *line)
 {
@@ -49,7 +42,7 @@ static void tt_say(const char *line)
 	(void)ignored;
 }
 
-#ifndef TT_SANITIZED
+#ifndef TT_ASAN
 /* The fork case: set once main leaves; then the first allocation of ticktrace's
  * thread tt-dump, and whether the fork has begun and returned. */
 static int tt_armed, tt_dump_in_malloc, tt_forking, tt_forked;
@@ -165,7 +158,7 @@ int main(int argc, char **argv)
 	if (strcmp(how, "exit_group") == 0)
 		syscall(SYS_exit_group, 7);
 	if (strcmp(how, "fork") == 0) {
-#ifdef TT_SANITIZED
+#ifdef TT_ASAN
 		tt_say("skipped: a sanitizer's malloc is not this program's to hold\n");
 #else
 		pthread_t forker;

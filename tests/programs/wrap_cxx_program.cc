@@ -13,12 +13,6 @@
 
 #include "wrap_cxx_steps.h"
 
-#if defined(__has_feature)
-#define TT_HAS_ASAN __has_feature(address_sanitizer)
-#else
-#define TT_HAS_ASAN 0
-#endif
-
 /* The compiler must assume that p is read and written. */
 static void escape(void *p)
 {
@@ -82,7 +76,7 @@ int main()
 	}
 	/* A new that throws std::bad_alloc unwinds through the wrapper and records nothing
 	 * (AddressSanitizer's operator new ends the program instead of throwing). */
-#if !defined(__SANITIZE_ADDRESS__) && !TT_HAS_ASAN
+#ifndef TT_ASAN
 	try {
 		void *volatile huge = ::operator new((size_t)1 << 62);
 		(void)huge;

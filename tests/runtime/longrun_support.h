@@ -14,7 +14,7 @@
 #include "tt_check.h"
 #include "read/read.h"
 
-#ifdef __SANITIZE_ADDRESS__
+#ifdef TT_ASAN
 #define TT_LR_ASAN 1
 #else
 #define TT_LR_ASAN 0

@@ -32,7 +32,7 @@
  * was there first and ticktrace chains to, of whatever signal it ends it with
  * (TT_H_SOME_SIGNAL). */
 #define TT_H_SOME_SIGNAL (-2)
-#ifdef __SANITIZE_ADDRESS__
+#ifdef TT_ASAN
 #define TT_H_FAULT_STATUS TT_H_SOME_SIGNAL
 #else
 #define TT_H_FAULT_STATUS (128 + SIGSEGV)
