@@ -24,12 +24,18 @@ int tt_os_name_tag(char *path, size_t size, const char *tag)
 	return 0;
 }
 
-/* Whether a file found at the run's name is the process's own (its number and time:
- * a number the system gave again to another's file is not) or older than the run. */
+/* Whether two stamps are one file as it was: its number and its time (a number the
+ * system gave again to another file is not). */
+static int tt_os_same_stamp(const struct tt_os_file_stamp *a, const struct tt_os_file_stamp *b)
+{
+	return (a->dev || a->ino) && a->dev == b->dev && a->ino == b->ino && a->written_ns == b->written_ns;
+}
+
+/* Whether a file found at the run's name is the process's own, the one there as the
+ * run began, or older than the run. */
 static int tt_os_older_or_ours(const struct tt_os_file_stamp *there, const struct tt_os_run_file *run)
 {
-	return (there->dev == run->placed.dev && there->ino == run->placed.ino &&
-		there->written_ns == run->placed.written_ns) ||
+	return tt_os_same_stamp(there, &run->placed) || tt_os_same_stamp(there, &run->before) ||
 	       there->written_ns < run->since_ns;
 }
 

@@ -244,11 +244,13 @@ int tt_os_file_replace(struct tt_os_new_file *made, const char *path, struct tt_
 /* A run's own file (place.c, on the functions above, both systems): where two
  * processes that write the same name (the same TICKTRACE_OUT, a pid the system gave
  * again) each keep their file. `since_ns`: when the run began (tt_os_file_clock_ns);
- * `placed`: the file this process last put there (a dump's, which its exit replaces;
- * dev and ino 0 before). */
+ * `before`: the file at the run's name as it began, stamped before since_ns was read
+ * (still there at the end, it is older, however near their times: a tick apart they
+ * may not tell); `placed`: the file this process last put there (a dump's, which its
+ * exit replaces). Dev and ino 0: none. */
 struct tt_os_run_file {
 	int64_t since_ns;
-	struct tt_os_file_stamp placed;
+	struct tt_os_file_stamp before, placed;
 };
 /* The run's file, complete (or a stream's, held while it is written) under made->tmp,
  * put at `path`: where nothing is; over a file there from before the run began, or

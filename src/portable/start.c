@@ -236,7 +236,6 @@ void tt__start(void)
 	if (tt__run.off)
 		__atomic_or_fetch(&tt__hot_global.unusual, TT__HOT_OFF, __ATOMIC_RELAXED);
 	tt_os_anchor(&tt__run.start);
-	tt__run.files_since_ns = tt_os_file_clock_ns();
 	tt__machine_start(&tt__run.machine, &tt__run.start);
 	tt__run.machine.flags |= TT_MACHINE_WINDOWS;
 	tt__run.process.ppid = tt_os_parent_id();
@@ -244,6 +243,7 @@ void tt__start(void)
 	tt__run.process.cmdline_len = (uint32_t)tt_os_command_line(tt__run.cmdline, sizeof tt__run.cmdline);
 	char path[TT__PATH_MAX + 1 + 5];
 	int rc = tt__default_path(path, sizeof path - 5);
+	tt__place_start(rc == 0 && !tt__apart ? path : NULL);
 	if (!tt__run.off && rc < 0) {
 		fprintf(stderr, "ticktrace: TICKTRACE_OUT=%.40s...: %s (%d bytes at most); recording is off\n",
 			path, strerror(-rc), TT__OUT_MAX);

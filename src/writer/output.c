@@ -118,7 +118,11 @@ void tt__resolve_out(void)
 	tt__list_path[0] = 0;
 	if (list && *list)
 		tt__in_start_dir(list, cwd, tt__list_path, sizeof tt__list_path);
-	/* (on the files' clock: a file stamped within the start's tick is not older) */
+	/* The file at the run's name now, then the start on the files' clock: a file
+	 * stamped in the start's tick is older only where it was there at the start. */
+	char path[4096];
+	if (tt__expand_path(tt__out_pattern, path, sizeof path) != 0 || tt_os_path_stamp(path, &tt__placed.before) != 0)
+		tt__placed.before = (struct tt_os_file_stamp){0};
 	int64_t since = tt_os_file_clock_ns();
 	tt__out_since = (struct timespec){.tv_sec = (time_t)(since / 1000000000), .tv_nsec = since % 1000000000};
 	/* The run's first process, "PID[:SECONDS.NANOSECONDS]" (record gives the pid
@@ -134,6 +138,8 @@ void tt__resolve_out(void)
 	if (tt__out_apart && fields == 3)
 		tt__out_since = (struct timespec){.tv_sec = (time_t)seconds, .tv_nsec = nanoseconds};
 	tt__take_exec_image();
+	if (tt__out_apart || tt__exec_image) /* (its start is the run's first process's) */
+		tt__placed.before = (struct tt_os_file_stamp){0};
 	/* None, or this pid (record's program, an exec'd image of the first process):
 	 * this is the first, which tells every descendant so. */
 	if (!tt__out_apart && !tt__forked)

@@ -1208,6 +1208,29 @@ static void test_file_place(void **state)
 		assert_int_equal(tt_os_remove(at), 0);
 		snprintf(at, sizeof at, "%s", path);
 	}
+	/* Another's there as the run began (stamped then), though its time is not before
+	 * the run's start (the same tick): replaced, silently. */
+	assert_int_equal(tt_os_remove(path), 0);
+	tt_write_text(path, "there at the start");
+	assert_int_equal(tt_os_path_stamp(path, &run.before), 0);
+	run.since_ns = run.before.written_ns - 1;
+	tt_run_file(path, "sixth", &made);
+	assert_int_equal(tt_os_file_place(&made, at, sizeof at, &run, 0, said, sizeof said), 0);
+	assert_string_equal(at, path);
+	assert_string_equal(said, "");
+	assert_string_equal(tt_file_text(path, text, sizeof text), "sixth");
+	/* ... and one written over it since: beside it. */
+	tt_write_text(path, "written over");
+	assert_int_equal(tt_os_path_stamp(path, &old), 0);
+	run.before.written_ns = old.written_ns - 1; /* (its number the same, its time not) */
+	run.since_ns = old.written_ns - 1;
+	tt_run_file(path, "seventh", &made);
+	assert_int_equal(tt_os_file_place(&made, at, sizeof at, &run, 0, said, sizeof said), 0);
+	assert_string_equal(at + strlen(dir) + 1, beside);
+	assert_string_equal(tt_file_text(path, text, sizeof text), "written over");
+	assert_int_equal(tt_os_remove(at), 0);
+	snprintf(at, sizeof at, "%s", path);
+	run.before = (struct tt_os_file_stamp){0};
 	/* Another's from before the run that another holds (a stream's, written still):
 	 * beside it; a name with the pid in it says the system gave it again. */
 	assert_int_equal(tt_os_remove(path), 0);
