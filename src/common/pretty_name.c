@@ -90,7 +90,7 @@ static const char *tt_pretty_operator_at(const char *pretty, const char *name_en
 		p--;
 	size_t n = sizeof word - 1;
 	if (p == name_end || (size_t)(p - pretty) < n || memcmp(p - n, word, n) != 0 ||
-	    (p - n > pretty && tt_pretty_ident_char(p[-n - 1])))
+	    (p - n > pretty && tt_pretty_ident_char((p - n)[-1])))
 		return name_end;
 	return p - n;
 }

@@ -13,6 +13,15 @@
 
 int tt__dumps_running;
 
+void tt__arena_holds(const void *p)
+{
+#ifdef TT_LEAK_CHECKED
+	__lsan_ignore_object(p);
+#else
+	(void)p;
+#endif
+}
+
 void tt__hold_chunks(int hold)
 {
 	/* Mode ring: the chunks waiting to be cleaned are counted as overwritten now,
@@ -57,11 +66,7 @@ void tt__compact_exited(struct tt__slot *slot)
 	if (!tt__reading_now())
 		small = stream ? malloc(sizeof *small + used) : tt__compacted_alloc(sizeof *small + used);
 	if (small) {
-#ifdef TT_LEAK_CHECKED
-		/* (its slot holds it, in the arena: a mapping LeakSanitizer does not look
-		 * through, and a check at exit may come before tt-stream writes and frees it) */
-		__lsan_ignore_object(small);
-#endif
+		tt__arena_holds(small); /* (tt-stream writes and frees it) */
 		small->next = NULL;
 		small->size = (uint32_t)(sizeof *small + used);
 		small->thread = slot->index;

@@ -357,6 +357,7 @@ static struct tt__spikes_thread *tt__spikes_thread(struct tt__slot *slot)
 	struct tt__spikes_thread *t = calloc(1, sizeof *t);
 	if (!t)
 		return NULL;
+	tt__arena_holds(t); /* (its slot's) */
 	t->slot = slot;
 	tt__spikes_restart(t);
 	slot->spikes = t;
