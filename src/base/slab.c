@@ -3,6 +3,9 @@
 #include <fcntl.h>
 #include <sys/resource.h>
 #include <unistd.h>
+#ifdef TT_LEAK_CHECKED
+#include <sanitizer/lsan_interface.h>
+#endif
 
 #include "base/base.h"
 
@@ -38,4 +41,13 @@ uint64_t tt__address_room(void)
 	}
 	uint64_t mapped = (uint64_t)pages * (uint64_t)sysconf(_SC_PAGESIZE);
 	return limit.rlim_cur > mapped ? (uint64_t)limit.rlim_cur - mapped : 0;
+}
+
+void tt__arena_holds(const void *p)
+{
+#ifdef TT_LEAK_CHECKED
+	__lsan_ignore_object(p);
+#else
+	(void)p;
+#endif
 }

@@ -7,20 +7,8 @@
 #include <string.h>
 
 #include "core/core_internal.h"
-#ifdef TT_LEAK_CHECKED
-#include <sanitizer/lsan_interface.h>
-#endif
 
 int tt__dumps_running;
-
-void tt__arena_holds(const void *p)
-{
-#ifdef TT_LEAK_CHECKED
-	__lsan_ignore_object(p);
-#else
-	(void)p;
-#endif
-}
 
 void tt__hold_chunks(int hold)
 {

@@ -373,10 +373,6 @@ void tt__set_paused(struct tt__slot *slot, int paused) TT__HIDDEN; /* tt_pause/t
 /* While held, threads' chunks stay where they are (no compaction, no recycling in
  * mode ring: a thread then grows), so that they can be read. */
 void tt__hold_chunks(int hold) TT__HIDDEN;
-/* `p`, from malloc, is held only by what lives in the arena (a slot): marked for
- * LeakSanitizer, which looks through no mapping of ticktrace's (a check at exit
- * may come before its owner frees it). */
-void tt__arena_holds(const void *p) TT__HIDDEN;
 /* The slot's first chunk and its place (slot->recycled then). A reader's chunk whose
  * place is `at` is still in the list while slot->recycled, read once it reads
  * (tt__reading: seq_cst, as the ring counts a chunk before it hands it on), is `at` or

@@ -393,13 +393,6 @@ int tt__take_within(struct tt_os_lock *lock)
  * process last put at its name (a dump's, which its exit replaces). */
 static struct tt_os_run_file tt__placed;
 
-void tt__place_start(const char *path)
-{
-	if (!path || tt_os_path_stamp(path, &tt__placed.before) != 0)
-		tt__placed.before = (struct tt_os_file_stamp){0};
-	tt__placed.since_ns = tt_os_file_clock_ns();
-}
-
 int tt__place_run(struct tt_os_new_file *made, char *path, size_t size)
 {
 	static char said[2 * TT__PATH_MAX + 256]; /* (tt__lock held; a crash's stack is short) */
@@ -407,6 +400,8 @@ int tt__place_run(struct tt_os_new_file *made, char *path, size_t size)
 	 * its pid, which the system gave again; Wine's first process's is the same in
 	 * each run.) */
 	int pid_named = tt__out_pid_named();
+	tt__placed.before = tt__run.out_before;
+	tt__placed.since_ns = tt__run.out_since_ns;
 	int rc = tt_os_file_place(made, path, size, &tt__placed, pid_named, said, sizeof said);
 	if (!rc && said[0])
 		fputs(said, stderr);

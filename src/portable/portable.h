@@ -122,6 +122,10 @@ struct tt__run {
 	uint32_t threads;
 	uint64_t unregistered_dropped;
 	struct tt_anchor start;
+	/* The file at the run's name as it started, then the start on the files' clock
+	 * (tt_os_run_file's `before` and `since_ns`, by which tt__place_run judges one). */
+	struct tt_os_file_stamp out_before;
+	int64_t out_since_ns;
 	struct tt_machine_info machine; /* as the run started: its host, its wall clocks */
 	struct tt_process_info process; /* its parent and command line (PROCESS), read then:
 	                                 * a crash's dump allocates nothing */
@@ -217,10 +221,6 @@ int tt__write_file(char *path, size_t run_size, int crash_signal);
  * the platform's rule (tt_os_file_place: beside another process's file there, with
  * the pid, said, as Linux's writer puts it): 0 or -errno, `path` where it went. */
 int tt__place_run(struct tt_os_new_file *made, char *path, size_t size);
-/* As the run starts: the file at its name (`path`; NULL: a process apart, whose run
- * began before it), then the start on the files' clock, by which tt__place_run judges
- * a file found there at the end. */
-void tt__place_start(const char *path);
 /* `path` written by `write` onto `out` (the caller's, which it alone uses meanwhile),
  * beside it under a temporary name and renamed (a device in place): 0 or -errno,
  * write's first. */

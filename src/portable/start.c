@@ -243,7 +243,10 @@ void tt__start(void)
 	tt__run.process.cmdline_len = (uint32_t)tt_os_command_line(tt__run.cmdline, sizeof tt__run.cmdline);
 	char path[TT__PATH_MAX + 1 + 5];
 	int rc = tt__default_path(path, sizeof path - 5);
-	tt__place_start(rc == 0 && !tt__apart ? path : NULL);
+	/* (a process apart: its run began before it) */
+	if (rc != 0 || tt__apart || tt_os_path_stamp(path, &tt__run.out_before) != 0)
+		tt__run.out_before = (struct tt_os_file_stamp){0};
+	tt__run.out_since_ns = tt_os_file_clock_ns();
 	if (!tt__run.off && rc < 0) {
 		fprintf(stderr, "ticktrace: TICKTRACE_OUT=%.40s...: %s (%d bytes at most); recording is off\n",
 			path, strerror(-rc), TT__OUT_MAX);
