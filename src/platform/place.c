@@ -67,15 +67,19 @@ int tt_os_file_place(struct tt_os_new_file *made, char *path, size_t size, struc
 		else if (held.handle != -1)
 			tt_os_file_close(&held);
 		/* (Beside it: one that is another's, or that another took or keeps open
-		 * meanwhile.) */
-		if (err == -EEXIST || err == -EBUSY) {
+		 * meanwhile; or a file this user may not replace, another user's in a
+		 * directory with the sticky bit, /tmp: the trace is never lost for it.) */
+		int theirs = err == -EPERM || err == -EACCES;
+		if (err == -EEXIST || err == -EBUSY || theirs) {
 			char tag[24];
 			/* (the line begun with the name taken, ended with this one's) */
 			int n = snprintf(said, said_size,
-					 pid_named ? "ticktrace: %s: a process of this run before this one, with the "
-						     "same pid (the system reused it), put its trace there: this one's is "
-						   : "ticktrace: %s: another process put its trace there since this one "
-						     "started (the same TICKTRACE_OUT, without %%p): this one's is ",
+					 theirs ? "ticktrace: %s: another user's file is there, which this user may "
+						  "not replace: this one's is "
+					 : pid_named ? "ticktrace: %s: a process of this run before this one, with the "
+						       "same pid (the system reused it), put its trace there: this one's is "
+						     : "ticktrace: %s: another process put its trace there since this one "
+						       "started (the same TICKTRACE_OUT, without %%p): this one's is ",
 					 path);
 			snprintf(tag, sizeof tag, ".%u", (unsigned)tt_os_process_id());
 			err = tt_os_name_tag(path, size, tag);
