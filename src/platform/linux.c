@@ -335,10 +335,11 @@ const char *tt_os_getenv(const char *name, char *value, size_t size)
 	return value;
 }
 
-/* tt_os_file_create's and tt_os_file_open's: `path` opened with `flags`. */
-static int tt_os_file_opened(const char *path, int flags, struct tt_os_file *file)
+/* tt_os_file_create's and tt_os_file_open's: `path` opened with `flags`, made with
+ * `mode`. */
+static int tt_os_file_opened(const char *path, int flags, mode_t mode, struct tt_os_file *file)
 {
-	int fd = open(path, flags | O_CLOEXEC, 0644);
+	int fd = open(path, flags | O_CLOEXEC, mode);
 	if (fd < 0)
 		return -errno;
 	file->handle = fd;
@@ -347,7 +348,9 @@ static int tt_os_file_opened(const char *path, int flags, struct tt_os_file *fil
 
 int tt_os_file_create(const char *path, struct tt_os_file *file)
 {
-	return tt_os_file_opened(path, O_RDWR | O_CREAT | O_EXCL, file);
+	/* (the live file: the user's alone, as every file of the run's that
+	 * tt_os_file_new makes) */
+	return tt_os_file_opened(path, O_RDWR | O_CREAT | O_EXCL, 0600, file);
 }
 
 void *tt_os_file_map(struct tt_os_file *file, uint64_t offset, size_t size)
@@ -362,7 +365,7 @@ void *tt_os_file_map(struct tt_os_file *file, uint64_t offset, size_t size)
 
 int tt_os_file_open(const char *path, struct tt_os_file *file)
 {
-	return tt_os_file_opened(path, O_WRONLY | O_CREAT | O_TRUNC, file);
+	return tt_os_file_opened(path, O_WRONLY | O_CREAT | O_TRUNC, 0644, file);
 }
 
 int tt_os_file_seek(struct tt_os_file *file, uint64_t offset)

@@ -209,6 +209,25 @@ def out_said_at_start(tmp, shared):
         else:
             check(not err and st and stat.S_ISREG(st.st_mode) and st.st_uid == (NOBODY.pw_uid if user else 0),
                   f"{who}, {out}: the trace written, nothing said at exit: {st} {err!r}")
+    # The live file: root's file at nobody's run's live file's name, left as it was;
+    # nobody's beside it while the run goes, removed once the trace is written.
+    out = os.path.join(shared, "nobodys-live.ttr")
+    open(out + ".live", "w").close()
+    p, pid = start_waiting(dict(TICKTRACE_OUT=out, TICKTRACE_LIVE="1"), user=as_nobody)
+    there = beside(out, pid) + ".live"
+    mine = os.lstat(there) if os.path.lexists(there) else None
+    early = said_at_start(p)
+    status, err = finish(p)
+    print(f"nobody's live file beside root's {out}.live: exit {status}; at start: {early.strip()!r}")
+    check(status == 0, f"live file: the program ended by itself, exit 0 (not {status}): {err}")
+    check(mine and mine.st_uid == NOBODY.pw_uid and stat.S_IMODE(mine.st_mode) == 0o600,
+          f"live file: nobody's, 0600, beside root's while it ran, {there}: {mine} {early!r}")
+    check(f"ticktrace: {out}.live: a file no process keeps as its live file is there (a killed run's, or "
+          f"another's), left as it is: this one's live file is {there}\n" in early, f"live file: said: {early!r}")
+    st = os.lstat(out + ".live")
+    check(st.st_uid == 0 and st.st_size == 0 and not os.path.lexists(there) and
+          os.lstat(out).st_uid == NOBODY.pw_uid,
+          f"live file: root's left, nobody's removed, the trace written at {out}: {st} {err!r}")
 
 
 def finish(p, timeout=60):
@@ -266,9 +285,17 @@ def users(tmp):
         print(f"{kind}: nobody's FIFO at {path}: the program's exit {status}, {len(leaked)} bytes read")
         check(status == 0, f"{kind}: the program ended by itself, exit 0 (not {status}): {err}")
         check(not leaked, f"{kind}: nobody's FIFO read {len(leaked)} bytes of the run")
-        # (the live file is removed once the trace is written)
         st = os.lstat(path) if os.path.lexists(path) else None
-        check(kind == "live file" and not st or st and stat.S_ISREG(st.st_mode) and st.st_uid == 0,
+        if kind == "live file":
+            # (left as it is: root's live file beside it, removed once the trace is
+            # written)
+            check(st and stat.S_ISFIFO(st.st_mode) and st.st_uid == NOBODY.pw_uid and
+                  re.search(r"ticktrace: \S+live.ttr.live: .* left as it is: this one's live file is "
+                            r"\S+live.%d.ttr.live\n" % pid, err) and
+                  not os.path.lexists(beside(settings["TICKTRACE_OUT"], pid) + ".live"),
+                  f"{kind}: nobody's FIFO left, root's live file beside it, said, removed: {st}: {err}")
+            continue
+        check(st and stat.S_ISREG(st.st_mode) and st.st_uid == 0,
               f"{kind}: nobody's FIFO replaced by root's file ({st}): {err}")
 
     # A snapshots' directory that is not the user's: nobody's, nobody's link to the
