@@ -787,11 +787,20 @@ static void tt_rec_settle(void)
 	pid_t *pids = NULL, *before = NULL;
 	size_t n = 0, nbefore = 0;
 	bool was_busy = true;
-	struct timespec look = {0, TT_REC_SETTLE_LOOK_NS};
-	for (long long waited = 0; waited < TT_REC_SETTLE_MAX_NS; waited += TT_REC_SETTLE_LOOK_NS) {
+	struct timespec look = {0, TT_REC_SETTLE_LOOK_NS}, now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	long long end = now.tv_sec * 1000000000LL + now.tv_nsec + TT_REC_SETTLE_MAX_NS;
+	for (;;) {
 		bool busy = tt_rec_below(&pids, &n);
+		clock_gettime(CLOCK_MONOTONIC, &now);
 		if (!n || (!busy && !was_busy && n == nbefore && memcmp(pids, before, n * sizeof *pids) == 0))
 			break;
+		if (now.tv_sec * 1000000000LL + now.tv_nsec >= end) {
+			fprintf(stderr, "ticktrace: record: %zu process%s the program left behind still %s "
+				"after %lld s: their files are named as they are now\n", n, n == 1 ? "" : "es",
+				busy || was_busy ? "busy" : "starting or ending", TT_REC_SETTLE_MAX_NS / 1000000000);
+			break;
+		}
 		was_busy = busy;
 		free(before);
 		before = pids;
