@@ -50,6 +50,7 @@ struct tt__live {
 	int said_full; /* that the disk has no room for more chunks */
 	int lost; /* the program closed the file's descriptor, and the file is gone */
 	int finished; /* the trace is written and the file removed */
+	struct tt_os_file_stamp placed; /* the file made: removed only while it is at its name */
 };
 
 static struct tt__live tt__live = {.fd = -1};
@@ -70,6 +71,16 @@ static int tt__live_wanted(const char *path)
 		return 0;
 	struct stat st;
 	return lstat(path, &st) != 0 || S_ISREG(st.st_mode);
+}
+
+/* Removes the live file by its name, only while the file there is this one's: never
+ * another's that took the name since. */
+static void tt__live_remove(struct tt__live *lv)
+{
+	struct tt_os_file_stamp there;
+	if (tt_os_path_stamp(lv->path, &there) == 0 && there.dev == lv->placed.dev &&
+	    there.ino == lv->placed.ino)
+		tt_os_remove(lv->path);
 }
 
 /* Appends what `out` holds to the descriptions and commits it; 0 or -errno. */
@@ -142,10 +153,21 @@ int tt__live_start(void)
 		return -ENOMEM;
 	tt__fd_out_init(file);
 	lv->out = &file->out;
-	err = tt__fd_keep(&tt__fd_out(lv->out)->file, tt__create_new(lv->path));
+	/* (made new and held: another process's of the same name, or a killed run's,
+	 * left as it is, this one's beside it, said) */
+	struct tt_os_file made;
+	char said[2 * sizeof lv->path + 160];
+	err = tt_os_live_place(lv->path, sizeof lv->path, &made, said, sizeof said);
+	if (!err)
+		fputs(said, tt__err);
+	int made_err = err;
+	err = tt__fd_keep(&tt__fd_out(lv->out)->file, err ? err : (int)made.handle);
+	if (err && !made_err)
+		tt_os_remove(lv->path); /* (just made, no descriptor left for it) */
 	if (err)
 		goto fail_err;
 	lv->fd = tt__fd_out(lv->out)->file.fd;
+	tt_os_file_stamp(&TT__LIVE_FILE(lv), &lv->placed);
 	/* Listed at once: a process stopped before its header is written leaves a file
 	 * that holds nothing, which record then removes. */
 	tt__list_written(lv->path);
@@ -161,7 +183,7 @@ int tt__live_start(void)
 	if (err) {
 		fprintf(tt__err, "ticktrace: %s: no room for a live file (%s): the buffers are in "
 			"memory, and a SIGKILL loses them\n", lv->path, strerror(-err));
-		tt_os_remove(lv->path);
+		tt__live_remove(lv);
 		tt__fd_close(&tt__fd_out(lv->out)->file);
 		free(lv->out);
 		*lv = (struct tt__live){.fd = -1};
@@ -195,7 +217,7 @@ fail:
 fail_err:
 	tt__live_unmap(lv);
 	if (lv->fd >= 0) {
-		tt_os_remove(lv->path);
+		tt__live_remove(lv);
 		tt__fd_close(&tt__fd_out(lv->out)->file);
 	}
 	free(lv->out);
@@ -381,6 +403,6 @@ void tt__live_finish(void)
 	/* The mapping and the descriptor stay: threads may still record until the process
 	 * ends, into chunks the file must go on holding (touching a shared mapping past
 	 * the end of its file is SIGBUS). */
-	tt_os_remove(lv->path);
+	tt__live_remove(lv);
 	lv->finished = 1;
 }

@@ -335,10 +335,35 @@ const char *tt_os_getenv(const char *name, char *value, size_t size)
 	return value;
 }
 
-/* tt_os_file_create's and tt_os_file_open's: `path` opened with `flags`. */
-static int tt_os_file_opened(const char *path, int flags, struct tt_os_file *file)
+/* PATH's directory into dir: 0, or -ENAMETOOLONG. */
+static int tt_os_dir_of(const char *path, char *dir, size_t size)
 {
-	int fd = open(path, flags | O_CLOEXEC, 0644);
+	const char *slash = strrchr(path, '/');
+	if (!slash)
+		snprintf(dir, size, ".");
+	else if (snprintf(dir, size, "%.*s", slash == path ? 1 : (int)(slash - path), path) >= (int)size)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+/* -errno for a file that could not be made at `path`: a directory that is there but
+ * makes no file (the kernel's: /proc answers ENOENT) says so, not that the file is
+ * missing (TICKTRACE_SPIKES=/proc/self/status). */
+static int tt_os_make_error(const char *path, int err)
+{
+	char dir[4096];
+	struct stat there;
+	if (err == ENOENT && tt_os_dir_of(path, dir, sizeof dir) == 0 && stat(dir, &there) == 0 &&
+	    S_ISDIR(there.st_mode))
+		err = EACCES;
+	return -err;
+}
+
+/* tt_os_file_create's and tt_os_file_open's: `path` opened with `flags`, made with
+ * `mode`. */
+static int tt_os_file_opened(const char *path, int flags, mode_t mode, struct tt_os_file *file)
+{
+	int fd = open(path, flags | O_CLOEXEC, mode);
 	if (fd < 0)
 		return -errno;
 	file->handle = fd;
@@ -347,7 +372,10 @@ static int tt_os_file_opened(const char *path, int flags, struct tt_os_file *fil
 
 int tt_os_file_create(const char *path, struct tt_os_file *file)
 {
-	return tt_os_file_opened(path, O_RDWR | O_CREAT | O_EXCL, file);
+	/* (the live file: the user's alone, as every file of the run's that
+	 * tt_os_file_new makes) */
+	int err = tt_os_file_opened(path, O_RDWR | O_CREAT | O_EXCL, 0600, file);
+	return err ? tt_os_make_error(path, -err) : 0;
 }
 
 void *tt_os_file_map(struct tt_os_file *file, uint64_t offset, size_t size)
@@ -362,7 +390,7 @@ void *tt_os_file_map(struct tt_os_file *file, uint64_t offset, size_t size)
 
 int tt_os_file_open(const char *path, struct tt_os_file *file)
 {
-	return tt_os_file_opened(path, O_WRONLY | O_CREAT | O_TRUNC, file);
+	return tt_os_file_opened(path, O_WRONLY | O_CREAT | O_TRUNC, 0644, file);
 }
 
 int tt_os_file_seek(struct tt_os_file *file, uint64_t offset)
@@ -394,17 +422,6 @@ void tt_os_file_unmap(void *at, size_t size)
 	munmap(at, size);
 }
 
-/* PATH's directory into dir: 0, or -ENAMETOOLONG. */
-static int tt_os_dir_of(const char *path, char *dir, size_t size)
-{
-	const char *slash = strrchr(path, '/');
-	if (!slash)
-		snprintf(dir, size, ".");
-	else if (snprintf(dir, size, "%.*s", slash == path ? 1 : (int)(slash - path), path) >= (int)size)
-		return -ENAMETOOLONG;
-	return 0;
-}
-
 /* (A directory at `path`: renaming over it fails with EBUSY, ".", or EPERM, another's
  * in /tmp; a link to one is replaced, as any.) */
 int tt_os_file_new(const char *path, int unnamed, struct tt_os_file *file, struct tt_os_new_file *made)
@@ -432,14 +449,8 @@ int tt_os_file_new(const char *path, int unnamed, struct tt_os_file *file, struc
 		file->handle = fd;
 		return 0;
 	}
-	/* A directory that is there but makes no file (the kernel's: /proc answers ENOENT)
-	 * says so, not that the file is missing (TICKTRACE_SPIKES=/proc/self/status). */
-	int err = errno;
-	if (err == ENOENT && tt_os_dir_of(path, dir, sizeof dir) == 0 && stat(dir, &there) == 0 &&
-	    S_ISDIR(there.st_mode))
-		err = EACCES;
 	made->tmp[0] = 0;
-	return -err;
+	return tt_os_make_error(path, errno);
 }
 
 int tt_os_file_name(struct tt_os_file *file, const char *path, struct tt_os_new_file *made)

@@ -24,6 +24,24 @@ int tt_os_name_tag(char *path, size_t size, const char *tag)
 	return 0;
 }
 
+/* `path` with this process's pid before its extension: beside a file of its name. */
+static int tt_os_pid_tag(char *path, size_t size)
+{
+	char tag[24];
+	snprintf(tag, sizeof tag, ".%u", (unsigned)tt_os_process_id());
+	return tt_os_name_tag(path, size, tag);
+}
+
+/* `said`, begun (`n` bytes, snprintf's answer), ended with `path` where the file went
+ * there (`err` 0), else emptied. */
+static void tt_os_said_beside(char *said, size_t said_size, int n, const char *path, int err)
+{
+	if (!err && n >= 0 && (size_t)n < said_size)
+		snprintf(said + n, said_size - (size_t)n, "%s\n", path);
+	else
+		said[0] = 0;
+}
+
 /* Whether two stamps are one file as it was: its number and its time (a number the
  * system gave again to another file is not). */
 static int tt_os_same_stamp(const struct tt_os_file_stamp *a, const struct tt_os_file_stamp *b)
@@ -73,27 +91,59 @@ int tt_os_file_place(struct tt_os_new_file *made, char *path, size_t size, struc
 		else if (held.handle != -1)
 			tt_os_file_close(&held);
 		/* (Beside it: one that is another's, or that another took or keeps open
-		 * meanwhile.) */
-		if (err == -EEXIST || err == -EBUSY) {
-			char tag[24];
+		 * meanwhile; or a file this user may not replace, another user's in a
+		 * directory with the sticky bit, /tmp: the trace is never lost for it.) */
+		int theirs = err == -EPERM || err == -EACCES;
+		if (err == -EEXIST || err == -EBUSY || theirs) {
 			/* (the line begun with the name taken, ended with this one's) */
 			int n = snprintf(said, said_size,
-					 pid_named ? "ticktrace: %s: a process of this run before this one, with the "
-						     "same pid (the system reused it), put its trace there: this one's is "
-						   : "ticktrace: %s: another process put its trace there since this one "
-						     "started (the same TICKTRACE_OUT, without %%p): this one's is ",
+					 theirs ? "ticktrace: %s: another user's file is there, which this user may "
+						  "not replace: this one's is "
+					 : pid_named ? "ticktrace: %s: a process of this run before this one, with the "
+						       "same pid (the system reused it), put its trace there: this one's is "
+						     : "ticktrace: %s: another process put its trace there since this one "
+						       "started (the same TICKTRACE_OUT, without %%p): this one's is ",
 					 path);
-			snprintf(tag, sizeof tag, ".%u", (unsigned)tt_os_process_id());
-			err = tt_os_name_tag(path, size, tag);
+			err = tt_os_pid_tag(path, size);
 			if (!err)
 				err = tt_os_file_put(made, path);
-			if (!err && n >= 0 && (size_t)n < said_size)
-				snprintf(said + n, said_size - (size_t)n, "%s\n", path);
-			else
-				said[0] = 0;
+			tt_os_said_beside(said, said_size, n, path, err);
 		}
 	}
 	if (!err)
 		run->placed = mine;
+	return err;
+}
+
+int tt_os_live_place(char *path, size_t size, struct tt_os_file *file, char *said, size_t said_size)
+{
+	static const char live[] = ".live";
+	size_t len = strlen(path), n = sizeof live - 1;
+	said[0] = 0;
+	int err = tt_os_file_create(path, file);
+	if (err == -EEXIST && len > n && strcmp(path + len - n, live) == 0) {
+		struct tt_os_file there;
+		int held = tt_os_file_open_held(path, &there);
+		if (!held)
+			tt_os_file_close(&there);
+		/* (not held: a killed run's live file, whose events are to be read, or a
+		 * file another user put there, of any kind) */
+		const char *what =
+			held == -EWOULDBLOCK ? "another process's live file is there (the same TICKTRACE_OUT, "
+					       "without %p)"
+			: held == -ELOOP ? "a link is there"
+					 : "a file no process keeps as its live file is there (a killed run's, "
+					   "or another's)";
+		int said_n = snprintf(said, said_size, "ticktrace: %s: %s, left as it is: this one's live file is ",
+				      path, what);
+		path[len - n] = 0;
+		err = tt_os_pid_tag(path, size - n);
+		strcat(path, live);
+		if (!err)
+			err = tt_os_file_create(path, file);
+		tt_os_said_beside(said, said_size, said_n, path, err);
+	}
+	if (!err)
+		tt_os_file_hold(file); /* (none: this one's is only not kept apart) */
 	return err;
 }

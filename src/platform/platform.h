@@ -261,6 +261,14 @@ struct tt_os_run_file {
  * replace the same older file. 0 or -errno. */
 int tt_os_file_place(struct tt_os_new_file *made, char *path, size_t size, struct tt_os_run_file *run,
 		     int pid_named, char *said, size_t said_size);
+/* The live file at `path` ("NAME.live"), made new (tt_os_file_create) and held
+ * (tt_os_file_hold) while the process runs, so that two processes of one name each
+ * keep theirs and a killed run's is never replaced: where a file is there (another
+ * process's live file, held; a killed run's, not held, whose events are to be read;
+ * another user's; a link), left as it is, and this one's beside it, the pid before the
+ * trace's extension ("NAME.PID.ttr.live", `path` rewritten), with what to say of it in
+ * `said` (a line, "" where it went to `path`). 0 or -errno. */
+int tt_os_live_place(char *path, size_t size, struct tt_os_file *file, char *said, size_t said_size);
 /* `tag` put before the file name's extension in `path` (at its end without one): 0,
  * or -ENAMETOOLONG. */
 int tt_os_name_tag(char *path, size_t size, const char *tag);

@@ -140,43 +140,14 @@ static void *tt__live_main(void *unused)
 	return NULL; /* (never: it runs until the process ends) */
 }
 
-/* The live file made at tt__live.path, held while this process runs. One there that
- * another holds, a process's of the same TICKTRACE_OUT running now: this one's beside
- * it, the pid before the trace's extension (NAME.PID.ttr.live), said, as the trace
- * would be (tt__place_run). One there not held, a run's a kill ended, is left alone:
- * its events are to be read (said by the caller). 0 or -errno. */
-static int tt__live_create(void)
-{
-	int err = tt_os_file_create(tt__live.path, &tt__run.live_file);
-	struct tt_os_file there;
-	int held = err == -EEXIST ? tt_os_file_open_held(tt__live.path, &there) : -ENOENT;
-	if (held == 0)
-		tt_os_file_close(&there);
-	if (held == -EWOULDBLOCK) {
-		char taken[sizeof tt__live.path], tag[24];
-		snprintf(taken, sizeof taken, "%s", tt__live.path);
-		snprintf(tag, sizeof tag, ".%u", (unsigned)tt_os_process_id());
-		size_t len = strlen(tt__live.path) - strlen(".live");
-		tt__live.path[len] = 0;
-		err = tt_os_name_tag(tt__live.path, sizeof tt__live.path - strlen(".live"), tag);
-		strcat(tt__live.path, ".live");
-		if (!err)
-			err = tt_os_file_create(tt__live.path, &tt__run.live_file);
-		if (!err)
-			fprintf(stderr, "ticktrace: %s: another process's live file is there (the same "
-					"TICKTRACE_OUT, without %%p): this one's is %s\n", taken, tt__live.path);
-	}
-	if (!err)
-		tt_os_file_hold(&tt__run.live_file); /* (none: this one's is only not kept apart) */
-	return err;
-}
-
 void tt__live_start(const char *path)
 {
 	if (!tt__run.live)
 		return;
 	snprintf(tt__live.path, sizeof tt__live.path, "%s", path);
-	int err = tt__live_create();
+	char said[2 * sizeof tt__live.path + 160];
+	int err = tt_os_live_place(tt__live.path, sizeof tt__live.path, &tt__run.live_file, said, sizeof said);
+	fputs(said, stderr);
 	char *head = err ? NULL : tt_os_file_map(&tt__run.live_file, 0, TT__LIVE_CHUNKS_AT);
 	if (!err && !head) {
 		err = -ENOSPC;

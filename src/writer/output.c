@@ -183,11 +183,17 @@ void tt__check_out(void)
 		fprintf(tt__err, "ticktrace: TICKTRACE_OUT=%s: %s%s%s: the trace cannot be written "
 			"there at exit\n", path, lost == EISDIR ? "" : dir, lost == EISDIR ? "" : ": ",
 			strerror(lost));
-	else if (theirs)
-		fprintf(tt__err, "ticktrace: TICKTRACE_OUT=%s: another user's %s (uid %u) is there, in a "
-			"directory with the sticky bit, which only they may replace: the trace cannot be "
-			"written there at exit\n", path, S_ISLNK(there.st_mode) ? "link" : "file",
-			(unsigned)there.st_uid);
+	else if (theirs) {
+		/* (where the exit puts it: tt_os_file_place's rule) */
+		char beside[sizeof path], tag[24];
+		snprintf(beside, sizeof beside, "%s", path);
+		snprintf(tag, sizeof tag, ".%d", (int)getpid());
+		if (tt_os_name_tag(beside, sizeof beside, tag) == 0)
+			fprintf(tt__err, "ticktrace: TICKTRACE_OUT=%s: another user's %s (uid %u) is there, "
+				"in a directory with the sticky bit, which only they may replace: the trace "
+				"is written beside it at exit, as %s\n", path,
+				S_ISLNK(there.st_mode) ? "link" : "file", (unsigned)there.st_uid, beside);
+	}
 	/* (another user's directory, or their link to one: said as tt_os_dir_ours says it;
 	 * the user's or root's open to every user, as a test makes one for another user's
 	 * run, is not: the exit writes there as anywhere) */

@@ -53,6 +53,11 @@
 #   many       a run of 21 processes: record's summary names 16 files, counts them,
 #              and gives a pattern of the shell's for them all (said where it names
 #              another run's file too), which its suggested command takes;
+#   daemon     a program that forks twice (its child works 200 ms, forks the daemon and
+#              exits): record names the daemon's live file, not the middle process's,
+#              which becomes its trace (RECHECK39 F10: the middle one's named, the
+#              daemon's not there yet; its suggested convert failed on a missing file);
+#              the daemon writes its trace when it ends;
 #   unmatched  patterns never matched (the program's loader failed, TICKTRACE=0): not
 #              said to have missed (issue 35's tester: "said above", nothing above);
 #              a pattern that misses said, one that matches not;
@@ -699,6 +704,34 @@ PROG
 		{ cat "$dir/asked.err" >&2; fail "TICKTRACE_LOG=stderr: the lines not on stderr"; }
 	no_leftovers
 	echo "stderr_pipe: the program's stderr as without ticktrace, ticktrace's lines in the named logs"
+	;;
+daemon)
+	"$cc" -O1 -o "$dir/daemon" "$src/daemon.c"
+	mkdir "$dir/d" "$dir/run"
+	(cd "$dir/run" && "$tool" record -f work_leaf -o t.ttr -- ../daemon "$dir/d" >out 2>err) && rc=0 || rc=$?
+	err=$dir/run/err
+	[ "$rc" = 0 ] || { cat "$err" >&2; fail "record exits $rc, not the program's 0"; }
+	[ -s "$dir/d/pid" ] || { cat "$err" >&2; fail "record ended before the daemon started (no pid written)"; }
+	daemon=$(cat "$dir/d/pid")
+	summary=$(grep 'ticktrace: recorded' "$err")
+	case $summary in
+	*"t.ttr.$daemon.live"*"still runs"*) ;;
+	*) touch "$dir/d/go"; fail "the daemon's live file t.ttr.$daemon.live not named as still running: $summary" ;;
+	esac
+	# The command record suggests converts: every file it names is there.
+	files=$(sed -n 's/.* with: ticktrace convert \(.*\) -o trace.pftrace$/\1/p' "$err")
+	[ -n "$files" ] || { touch "$dir/d/go"; fail "no convert command suggested: $summary"; }
+	# shellcheck disable=SC2086 # (the files record named, none with a space)
+	"$tool" convert -q $files -o "$dir/all.json" ||
+		{ touch "$dir/d/go"; ls "$dir/run" >&2; fail "the suggested convert failed: $summary"; }
+	touch "$dir/d/go"
+	tries=0
+	while kill -0 "$daemon" 2>/dev/null && [ "$tries" -lt 600 ]; do sleep 0.1; tries=$((tries + 1)); done
+	! kill -0 "$daemon" 2>/dev/null || fail "the daemon still runs a minute after it was told to end"
+	[ -s "$dir/run/t.ttr.$daemon" ] && [ ! -e "$dir/run/t.ttr.$daemon.live" ] ||
+		{ ls "$dir/run" >&2; fail "the daemon's trace not written at its end"; }
+	no_leftovers
+	echo "daemon: the daemon's live file named, not the middle process's; its trace written at its end"
 	;;
 many)
 	# A run of many processes (make check's: 1,100 files, a summary line of 60 KB that

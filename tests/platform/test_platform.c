@@ -1254,6 +1254,51 @@ static void test_file_place(void **state)
 	tt_temp_dir_remove(dir);
 }
 
+/* The live file placed: at its name where nothing is, held; beside one another holds,
+ * with the pid before the trace's extension, said; beside one no one holds (a killed
+ * run's), that one as it was; where the name beside is taken too, -EEXIST, nothing
+ * said. */
+static void test_live_place(void **state)
+{
+	(void)state;
+	char dir[512], path[600], at[600], text[64], said[2048], beside[64];
+	tt_temp_file(dir, sizeof dir, path, sizeof path, "t.ttr.live");
+	snprintf(beside, sizeof beside, "t.%u.ttr.live", (unsigned)tt_os_process_id());
+	struct tt_os_file first, second, third;
+	snprintf(at, sizeof at, "%s", path);
+	assert_int_equal(tt_os_live_place(at, sizeof at, &first, said, sizeof said), 0);
+	assert_string_equal(at, path);
+	assert_string_equal(said, "");
+	/* (held: another opening of it cannot hold it) */
+	assert_int_equal(tt_os_file_open_held(path, &third), -EWOULDBLOCK);
+	assert_int_equal(tt_os_live_place(at, sizeof at, &second, said, sizeof said), 0);
+	assert_non_null(strstr(at, beside));
+	assert_non_null(strstr(said, "another process's live file is there"));
+	assert_non_null(strstr(said, at));
+	assert_int_equal(tt_os_file_close(&second), 0);
+	assert_int_equal(tt_os_remove(at), 0);
+	/* Not held (its process gone): left as it is, this one's beside it. */
+	assert_int_equal(tt_os_file_close(&first), 0);
+	FILE *f = tt_os_fopen(path, "wb");
+	assert_non_null(f);
+	fputs("killed", f);
+	fclose(f);
+	snprintf(at, sizeof at, "%s", path);
+	assert_int_equal(tt_os_live_place(at, sizeof at, &second, said, sizeof said), 0);
+	assert_non_null(strstr(at, beside));
+	assert_non_null(strstr(said, "a file no process keeps as its live file is there"));
+	assert_string_equal(tt_file_text(path, text, sizeof text), "killed");
+	/* Both names taken. */
+	snprintf(at, sizeof at, "%s", path);
+	assert_int_equal(tt_os_live_place(at, sizeof at, &third, said, sizeof said), -EEXIST);
+	assert_string_equal(said, "");
+	assert_int_equal(tt_os_file_close(&second), 0);
+	assert_int_equal(tt_os_remove(path), 0);
+	snprintf(at, sizeof at, "%s/%s", dir, beside);
+	assert_int_equal(tt_os_remove(at), 0);
+	tt_temp_dir_remove(dir);
+}
+
 /* A file mapped in two places: what is written to the memory is in the file, the file
  * grown to the later view's end, its bytes between zero; made once, not twice. */
 static void test_file_map(void **state)
@@ -1584,7 +1629,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_joined_thread), cmocka_unit_test(test_wait_timeout),
 		cmocka_unit_test(test_wake_all),   cmocka_unit_test(test_lock),
 		cmocka_unit_test(test_memory),  cmocka_unit_test(test_rename), cmocka_unit_test(test_path_in), cmocka_unit_test(test_new_file), cmocka_unit_test(test_file_hold), cmocka_unit_test(test_file_place), cmocka_unit_test(test_device_trust),
-		cmocka_unit_test(test_file_map), cmocka_unit_test(test_file_sink), cmocka_unit_test(test_file_sink_care), cmocka_unit_test(test_file_identity),
+		cmocka_unit_test(test_file_map), cmocka_unit_test(test_live_place), cmocka_unit_test(test_file_sink), cmocka_unit_test(test_file_sink_care), cmocka_unit_test(test_file_identity),
 		TT_SINK_WAIT_TEST cmocka_unit_test(test_file_room),
 		cmocka_unit_test(test_time),    cmocka_unit_test(test_thread_cpu_of), cmocka_unit_test(test_process), cmocka_unit_test(test_module_list),
 		cmocka_unit_test(test_command_line),

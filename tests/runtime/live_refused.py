@@ -14,6 +14,9 @@ modes stop and ring, killed (SIGKILL) at once and once tt-live described its thr
 the counters were there; `info` never says no counters were read. With
 TICKTRACE_SCHED=switches (nothing stands in) a described thread says the refusal.
 
+The program's first image, which sets the filter and execs itself by the system call
+(unseen), leaves its live file at the name: the run's is beside it (NAME.PID.ttr.live).
+
 Usage: live_refused.py PROG TICKTRACE   (PROG: sched_causes_prog)"""
 import json
 import os
@@ -49,6 +52,13 @@ def described(live):
     return False
 
 
+def live_of(out, pid):
+    """The live file of the process `pid`: beside the one at OUT.live, which the
+    program's first image (its exec the system call, unseen) left, or there."""
+    beside = "%s.%d.ttr.live" % (out[:-len(".ttr")], pid)
+    return beside if os.path.exists(beside) else out + ".live"
+
+
 def killed(tmp, label, env_extra, wait_described):
     """The program killed once it hung (and, with wait_described, once its thread was
     described): its live file's sleep3 reason and what info says."""
@@ -62,13 +72,13 @@ def killed(tmp, label, env_extra, wait_described):
             line = p.stdout.readline()
         check("hung" in line, "%s: the program did not hang" % label)
         give_up = time.monotonic() + 60
-        while wait_described and not described(out + ".live") and time.monotonic() < give_up:
+        while wait_described and not described(live_of(out, p.pid)) and time.monotonic() < give_up:
             time.sleep(0.01)
     finally:
         p.send_signal(signal.SIGKILL)
         p.wait(timeout=60)
         p.stdout.close()
-    live = out + ".live"
+    live = live_of(out, p.pid)
     was = described(live)
     check(was or not wait_described, "%s: tt-live never described the thread" % label)
     s = subprocess.run([TOOL, "spikes", "--json", "--threshold", "1ms", live],

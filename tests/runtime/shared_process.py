@@ -144,45 +144,90 @@ def said_at_start(p):
         os.set_blocking(fd, True)
 
 
+def beside(path, pid):
+    """Where a run's file goes beside another's at `path`: the pid before the extension."""
+    base, ext = os.path.splitext(path)
+    return f"{base}.{pid}{ext}"
+
+
 def out_said_at_start(tmp, shared):
-    """A TICKTRACE_OUT the exit cannot write (another user's file or link in a sticky
-    directory, which only they may replace; a directory the user may not write into),
+    """A TICKTRACE_OUT the exit cannot write (a directory the user may not write into),
     or one in another user's directory: said as the run starts, not only at its end
     (outside recheck r37 N9: nobody's run over root's file in /tmp was told at exit,
     its trace lost), and the exit's own writing as before; nothing in the way, nothing
-    said."""
+    said. Another user's file or link in a sticky directory, which only they may
+    replace: the trace written beside it (NAME.PID.ttr), said at start and at exit, in
+    modes stop and stream (RECHECK39 F7: lost, said), their file left as it was."""
     roots_file, roots_link = os.path.join(shared, "roots-file.ttr"), os.path.join(shared, "roots-link.ttr")
     open(roots_file, "w").close()
     os.symlink(roots_file, roots_link)
     theirs = os.path.join(shared, "nobodys-out")
     subprocess.run(["mkdir", "-m", "0755", theirs], check=True, preexec_fn=as_nobody)
     cant = "the trace cannot be written there at exit\n"
+    sticky = "is there, in a directory with the sticky bit, which only they may replace: the trace is " \
+             "written beside it at exit, as "
     cases = [
-        (as_nobody, roots_file, f"another user's file (uid 0) is there, in a directory with the sticky "
-                                f"bit, which only they may replace: {cant}", "Operation not permitted"),
-        (as_nobody, roots_link, f"another user's link (uid 0) is there, in a directory with the sticky "
-                                f"bit, which only they may replace: {cant}", "Operation not permitted"),
-        (as_nobody, os.path.join(tmp, "no-room.ttr"), f"{tmp}: Permission denied: {cant}", "Permission denied"),
-        (None, os.path.join(theirs, "root.ttr"), f"its directory is another user's (uid {NOBODY.pw_uid}); "
-                                                 "the trace is written there at exit all the same\n", None),
-        (as_nobody, os.path.join(shared, "nobodys.ttr"), None, None),
+        (as_nobody, roots_file, "stop", f"another user's file (uid 0) {sticky}", "beside"),
+        (as_nobody, roots_file, "stream", f"another user's file (uid 0) {sticky}", "beside"),
+        (as_nobody, roots_link, "stop", f"another user's link (uid 0) {sticky}", "beside"),
+        (as_nobody, os.path.join(tmp, "no-room.ttr"), "stop", f"{tmp}: Permission denied: {cant}",
+         "Permission denied"),
+        (None, os.path.join(theirs, "root.ttr"), "stop", f"its directory is another user's (uid {NOBODY.pw_uid}); "
+                                                         "the trace is written there at exit all the same\n", None),
+        (as_nobody, os.path.join(shared, "nobodys.ttr"), "stop", None, None),
     ]
-    for user, out, said, fails in cases:
+    for user, out, mode, said, fails in cases:
         who = "nobody" if user else "root"
-        p, pid = start_waiting(dict(TICKTRACE_OUT=out), user=user)
+        p, pid = start_waiting(dict(TICKTRACE_OUT=out, TICKTRACE_MODE=mode), user=user)
         early = said_at_start(p)
         status, err = finish(p)
-        print(f"{who}'s run, TICKTRACE_OUT={out}: exit {status}; at start: {early.strip()!r}")
+        print(f"{who}'s run, TICKTRACE_OUT={out}, mode {mode}: exit {status}; at start: {early.strip()!r}")
         check(status == 0, f"{who}, {out}: the program ended by itself, exit 0 (not {status}): {err}")
+        st = os.lstat(out) if os.path.lexists(out) else None
+        if fails == "beside":
+            there = beside(out, pid)
+            line = f"ticktrace: {out}: another user's file is there, which this user may not replace: " \
+                   f"this one's is {there}\n"
+            # (mode stream places its file as it starts: said then; stop at exit)
+            check(early.startswith(f"ticktrace: TICKTRACE_OUT={out}: {said}{there}\n") if mode == "stop"
+                  else early == line,
+                  f"{who}, {out}, {mode}: said at start, with where it goes: {early!r}")
+            check(line in early + err, f"{who}, {out}, {mode}: where it went said: {early + err!r}")
+            mine = os.lstat(there) if os.path.lexists(there) else None
+            check(mine and stat.S_ISREG(mine.st_mode) and mine.st_uid == NOBODY.pw_uid and
+                  subprocess.run([TOOL, "info", there], capture_output=True, timeout=60).returncode == 0,
+                  f"{who}, {out}, {mode}: the trace written beside it, {there}: {mine} {err!r}")
+            check(st and st.st_uid == 0 and (stat.S_ISLNK(st.st_mode) or st.st_size == 0),
+                  f"{who}, {out}, {mode}: root's left as it was: {st}")
+            os.unlink(there)
+            continue
         check(early == (f"ticktrace: TICKTRACE_OUT={out}: {said}" if said else ""),
               f"{who}, {out}: said at start: {early!r}")
         lost = f"ticktrace: could not write the trace at exit to {out}: {fails}\n" if fails else None
-        st = os.lstat(out) if os.path.lexists(out) else None
         if lost:
             check(err.endswith(lost), f"{who}, {out}: the exit's line as before: {err!r}")
         else:
             check(not err and st and stat.S_ISREG(st.st_mode) and st.st_uid == (NOBODY.pw_uid if user else 0),
                   f"{who}, {out}: the trace written, nothing said at exit: {st} {err!r}")
+    # The live file: root's file at nobody's run's live file's name, left as it was;
+    # nobody's beside it while the run goes, removed once the trace is written.
+    out = os.path.join(shared, "nobodys-live.ttr")
+    open(out + ".live", "w").close()
+    p, pid = start_waiting(dict(TICKTRACE_OUT=out, TICKTRACE_LIVE="1"), user=as_nobody)
+    there = beside(out, pid) + ".live"
+    mine = os.lstat(there) if os.path.lexists(there) else None
+    early = said_at_start(p)
+    status, err = finish(p)
+    print(f"nobody's live file beside root's {out}.live: exit {status}; at start: {early.strip()!r}")
+    check(status == 0, f"live file: the program ended by itself, exit 0 (not {status}): {err}")
+    check(mine and mine.st_uid == NOBODY.pw_uid and stat.S_IMODE(mine.st_mode) == 0o600,
+          f"live file: nobody's, 0600, beside root's while it ran, {there}: {mine} {early!r}")
+    check(f"ticktrace: {out}.live: a file no process keeps as its live file is there (a killed run's, or "
+          f"another's), left as it is: this one's live file is {there}\n" in early, f"live file: said: {early!r}")
+    st = os.lstat(out + ".live")
+    check(st.st_uid == 0 and st.st_size == 0 and not os.path.lexists(there) and
+          os.lstat(out).st_uid == NOBODY.pw_uid,
+          f"live file: root's left, nobody's removed, the trace written at {out}: {st} {err!r}")
 
 
 def finish(p, timeout=60):
@@ -240,9 +285,17 @@ def users(tmp):
         print(f"{kind}: nobody's FIFO at {path}: the program's exit {status}, {len(leaked)} bytes read")
         check(status == 0, f"{kind}: the program ended by itself, exit 0 (not {status}): {err}")
         check(not leaked, f"{kind}: nobody's FIFO read {len(leaked)} bytes of the run")
-        # (the live file is removed once the trace is written)
         st = os.lstat(path) if os.path.lexists(path) else None
-        check(kind == "live file" and not st or st and stat.S_ISREG(st.st_mode) and st.st_uid == 0,
+        if kind == "live file":
+            # (left as it is: root's live file beside it, removed once the trace is
+            # written)
+            check(st and stat.S_ISFIFO(st.st_mode) and st.st_uid == NOBODY.pw_uid and
+                  re.search(r"ticktrace: \S+live.ttr.live: .* left as it is: this one's live file is "
+                            r"\S+live.%d.ttr.live\n" % pid, err) and
+                  not os.path.lexists(beside(settings["TICKTRACE_OUT"], pid) + ".live"),
+                  f"{kind}: nobody's FIFO left, root's live file beside it, said, removed: {st}: {err}")
+            continue
+        check(st and stat.S_ISREG(st.st_mode) and st.st_uid == 0,
               f"{kind}: nobody's FIFO replaced by root's file ({st}): {err}")
 
     # A snapshots' directory that is not the user's: nobody's, nobody's link to the

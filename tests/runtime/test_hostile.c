@@ -371,6 +371,15 @@ static void tt_h_plant(const char *path, const char *keep)
 	assert_true(fd >= 0);
 	assert_int_equal(write(fd, "planted\n", 8), 8);
 	fchmod(fd, 0666);
+	/* Planted before the run began, a second before: within the clock tick of its
+	 * start (files are stamped by the coarse clock) it would be judged another
+	 * process's of the run's time, and the trace put beside it (once in three runs
+	 * of the whole suite here, load ~25). */
+	struct timespec before[2];
+	clock_gettime(CLOCK_REALTIME, &before[0]);
+	before[0].tv_sec -= 1;
+	before[1] = before[0];
+	assert_int_equal(futimens(fd, before), 0);
 	close(fd);
 	assert_int_equal(link(path, keep), 0);
 }
@@ -391,8 +400,8 @@ static void tt_h_expect_own(const char *path)
 	assert_int_equal(st.st_mode & 0777, 0600);
 }
 
-/* The stream file, the live file and the spike log are new files renamed into place,
- * never a file or link planted there written through; a symlink at a stream's
+/* The stream file and the spike log are new files renamed into place, the live file
+ * a new one beside what is there, never a file or link planted there written through; a symlink at a stream's
  * TICKTRACE_OUT no longer turns recording off (items 14, 15, 19). */
 static void test_planted_files_are_replaced(void **state)
 {
@@ -411,17 +420,26 @@ static void test_planted_files_are_replaced(void **state)
 	unlink(path);
 	unlink(keep);
 
-	/* A live file planted: the run's own replaces it (and is removed at its end). */
+	/* A file planted at the live file's name: left as it is, the run's own beside it
+	 * (a killed run's, or another's: never replaced), which a SIGKILL leaves. */
+	char beside[192];
 	snprintf(live, sizeof live, "%s.live", path);
 	tt_h_plant(live, keep);
 	struct tt_child c;
 	assert_int_equal(tt_child_spawn(&c, tt_h_prog, TT_H(out, "TICKTRACE_LIVE=1"), TT_H("values"), NULL), 0);
 	char line[64];
-	assert_non_null(fgets(line, sizeof line, c.out));
-	tt_h_expect_own(live);
+	if (!fgets(line, sizeof line, c.out))
+		kill(c.pid, SIGKILL);
+	snprintf(beside, sizeof beside, "%s/run.%d.ttr.live", dir, (int)c.pid);
+	struct stat st;
+	int made = lstat(beside, &st);
 	kill(c.pid, SIGKILL);
 	assert_int_equal(tt_child_wait(&c, 30), 128 + SIGKILL);
+	assert_int_equal(made, 0);
+	tt_h_expect_own(beside);
+	tt_h_expect_untouched(live);
 	tt_h_expect_untouched(keep);
+	unlink(beside);
 	unlink(live);
 	unlink(keep);
 

@@ -222,14 +222,49 @@ static uint32_t tt_lr_trace_pid(const char *path)
 	return pid;
 }
 
+/* The live files of `n` processes (`c`) of one TICKTRACE_OUT, `path` (run.ttr in
+ * `dir`), while they all run: one at run.ttr.live, the others beside it as
+ * run.PID.ttr.live, each its own process's (its header's pid), each beside one said;
+ * none replaced another's (Linux: the last made replaced the others, and the first
+ * to end removed the one there, another's). */
+static void tt_lr_check_same_live(const char *dir, const char *path, const struct tt_lr_child *c, int n,
+				  char err[][160])
+{
+	char live[192], beside[192];
+	snprintf(live, sizeof live, "%s.live", path);
+	int at_path = 0;
+	for (int i = 0; i < n; i++) {
+		struct tt_file_header h;
+		snprintf(beside, sizeof beside, "%s/run.%d.ttr.live", dir, (int)c[i].pid);
+		const char *mine = access(beside, F_OK) == 0 ? beside : live;
+		FILE *f = fopen(mine, "rb");
+		bool read = f && fread(&h, sizeof h, 1, f) == 1;
+		if (f)
+			fclose(f);
+		if (!read || h.pid != (uint32_t)c[i].pid)
+			fail_msg("pid %d: no live file of its own at %s or %s", (int)c[i].pid, beside, live);
+		char *text = tt_read_text(err[i]);
+		assert_non_null(text);
+		if (mine == live)
+			at_path++;
+		else if (!strstr(text, beside) || !strstr(text, "live file is there") || !strstr(text, "left as it is"))
+			fail_msg("pid %d: its live file beside another's not said:\n%s", (int)c[i].pid, text);
+		free(text);
+	}
+	assert_int_equal(at_path, 1);
+}
+
 /* Independent processes with one TICKTRACE_OUT (no %p), all running at once, in
- * `mode`: one trace replaces the older file planted there (a run before theirs), the
- * others go beside it as run.PID.ttr, each said on its process's stderr; none is
- * lost (3 of 4 were, silently). A run after them replaces run.ttr again, silently. */
-static void tt_lr_check_same_out(const char *mode)
+ * `mode` (with `live`, TICKTRACE_LIVE=1: tt_lr_check_same_live while they run, and
+ * none left once they ended): one trace replaces the older file planted there (a run
+ * before theirs), the others go beside it as run.PID.ttr, each said on its process's
+ * stderr; none is lost (3 of 4 were, silently). A run after them replaces run.ttr
+ * again, silently. */
+static void tt_lr_check_same_out(const char *mode, bool live)
 {
 	enum { RUNS = 4 };
 	char dir[64], path[128], setting[192], mode_setting[64], err[RUNS][160], beside[192], line[32];
+	const char *live_setting = live ? "TICKTRACE_LIVE=1" : "TICKTRACE_LIVE=0";
 	tt_lr_tmpfile(dir, sizeof dir, path, sizeof path);
 	snprintf(setting, sizeof setting, "TICKTRACE_OUT=%s", path);
 	snprintf(mode_setting, sizeof mode_setting, "TICKTRACE_MODE=%s", mode);
@@ -240,14 +275,16 @@ static void tt_lr_check_same_out(const char *mode)
 	struct tt_lr_child c[RUNS];
 	for (int i = 0; i < RUNS; i++) {
 		snprintf(err[i], sizeof err[i], "%s/stderr%d", dir, i);
-		tt_lr_spawn(&c[i], TT_LR_SETTINGS(mode_setting, setting), TT_LR_SETTINGS("hold", "1000", "0"),
-			    err[i]);
+		tt_lr_spawn(&c[i], TT_LR_SETTINGS(mode_setting, setting, live_setting),
+			    TT_LR_SETTINGS("hold", "1000", "0"), err[i]);
 	}
 	/* All running before any ends: each began before the others wrote. */
 	for (int i = 0; i < RUNS; i++) {
 		assert_non_null(fgets(line, sizeof line, c[i].out));
 		assert_string_equal(line, "ready\n");
 	}
+	if (live)
+		tt_lr_check_same_live(dir, path, c, RUNS, err);
 	for (int i = 0; i < RUNS; i++)
 		kill(c[i].pid, SIGTERM);
 	for (int i = 0; i < RUNS; i++)
@@ -260,7 +297,7 @@ static void tt_lr_check_same_out(const char *mode)
 		snprintf(beside, sizeof beside, "%s/run.%d.ttr", dir, (int)c[i].pid);
 		if (first == (uint32_t)c[i].pid) {
 			at_path++;
-			if (strstr(text, "another process"))
+			if (strstr(text, "another process put its trace"))
 				fail_msg("%s said it went beside, its trace at %s:\n%s", mode, path, text);
 		} else if (tt_lr_trace_pid(beside) != (uint32_t)c[i].pid || !strstr(text, beside) ||
 			   !strstr(text, "another process put its trace there")) {
@@ -270,8 +307,17 @@ static void tt_lr_check_same_out(const char *mode)
 		free(text);
 	}
 	assert_int_equal(at_path, 1);
+	for (int i = 0; live && i < RUNS; i++) {
+		snprintf(beside, sizeof beside, "%s/run.%d.ttr.live", dir, (int)c[i].pid);
+		if (access(beside, F_OK) == 0)
+			fail_msg("%s left once its process wrote its trace", beside);
+	}
+	snprintf(beside, sizeof beside, "%s.live", path);
+	if (access(beside, F_OK) == 0)
+		fail_msg("%s left once its process wrote its trace", beside);
 	struct tt_lr_child after;
-	tt_lr_spawn(&after, TT_LR_SETTINGS(mode_setting, setting), TT_LR_SETTINGS("seq", "1", "10"), err[0]);
+	tt_lr_spawn(&after, TT_LR_SETTINGS(mode_setting, setting, live_setting), TT_LR_SETTINGS("seq", "1", "10"),
+		    err[0]);
 	assert_int_equal(tt_lr_wait(&after), 0);
 	char *text = tt_read_text(err[0]);
 	assert_non_null(text);
@@ -285,8 +331,10 @@ static void tt_lr_check_same_out(const char *mode)
 static void test_same_out_never_replaces_another(void **state)
 {
 	(void)state;
-	tt_lr_check_same_out("stop");
-	tt_lr_check_same_out("stream");
+	tt_lr_check_same_out("stop", false);
+	tt_lr_check_same_out("stream", false);
+	tt_lr_check_same_out("stop", true);
+	tt_lr_check_same_out("ring", true);
 }
 
 /* TICKTRACE_OUT with %p, a file at this process's name put there while it ran (a

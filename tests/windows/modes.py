@@ -21,8 +21,9 @@ stream_pairs: PAIRS.EXE's scopes and counters as fast as its thread can, eight r
 live:   TICKTRACE_LIVE=1, the process ended by TerminateProcess (no handler runs):
         the live file holds every event, its thread named (modes stop and ring: the
         ring's last events); a run that ends writes its trace and removes the live
-        file; a file already there by the live file's name is left alone, said, and
-        the run's buffers are in memory.
+        file; a file already there by the live file's name (a killed run's) is left
+        alone, the run's live file beside it (NAME.PID.ttr.live), said, and removed
+        once the trace is written.
 
     modes.py WRAPPER MODES.EXE ring|stream|live
     modes.py WRAPPER PAIRS.EXE stream_pairs
@@ -208,11 +209,15 @@ def live(ticktrace, wrapper, exe, d):
         f.write("another's")
     p = program(wrapper, exe, d, {"TICKTRACE_LIVE": "1", "TICKTRACE_OUT": wine_path(ttr)}, 1000, "exit")
     values, _, _ = convert(ticktrace, ttr, d)
-    if open(ttr + ".live").read() != "another's" or "no live file" not in p.stderr or \
+    lives = sorted(f for f in os.listdir(d) if f.startswith("live-taken.") and f.endswith(".live"))
+    said = re.search(r"live-taken.ttr.live: a file no process keeps as its live file is there \(a killed "
+                     r"run's, or another's\), left as it is: this one's live file is \S+(live-taken.\d+.ttr.live)\n",
+                     p.stderr)
+    if open(ttr + ".live").read() != "another's" or not said or lives != ["live-taken.ttr.live"] or \
             values != list(range(1000)):
         fail(f"live, name taken: {len(values)} of 1000 events, the file there: "
-             f"{open(ttr + '.live').read()[:20]!r}, said: {p.stderr}")
-    print("live, name taken: left alone, said, the trace written from memory")
+             f"{open(ttr + '.live').read()[:20]!r}, live files left: {lives}, said: {p.stderr}")
+    print(f"live, name taken: left alone, this one's beside it ({said.group(1)}), said, removed")
 
 
 def main():

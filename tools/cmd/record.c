@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -684,6 +685,133 @@ static int tt_rec_report(const struct tt_rec_opts *o, char **files, size_t nfile
 	return rc;
 }
 
+/* How often the run's processes that outlive the program are looked at, and for how
+ * long at most, until they settle (tt_rec_settle). */
+#define TT_REC_SETTLE_LOOK_NS 20000000L
+#define TT_REC_SETTLE_MAX_NS 5000000000LL
+
+/* A process as /proc/PID/stat tells it: whether it is below record. */
+struct tt_rec_proc {
+	pid_t pid, ppid;
+	char state;
+	bool below;
+};
+
+/* One look at the processes below record (their pids, sorted, into `*pids`, `*n` of
+ * them): whether one of them is busy, running or waiting for a CPU, or in the disk's
+ * sleep (R, D). The exited ones that were record's own reaped first. */
+static int tt_rec_by_pid(const void *a, const void *b)
+{
+	pid_t x = ((const struct tt_rec_proc *)a)->pid, y = ((const struct tt_rec_proc *)b)->pid;
+	return (x > y) - (x < y);
+}
+
+static bool tt_rec_below(pid_t **pids, size_t *n)
+{
+	while (waitpid(-1, NULL, WNOHANG) > 0)
+		;
+	struct tt_rec_proc *all = NULL;
+	size_t nall = 0, cap = 0;
+	DIR *d = opendir("/proc");
+	for (struct dirent *e; d && (e = readdir(d));) {
+		char path[32], buf[512];
+		if (e->d_name[0] < '1' || e->d_name[0] > '9' || strlen(e->d_name) > 10)
+			continue;
+		snprintf(path, sizeof path, "/proc/%.10s/stat", e->d_name);
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		ssize_t got = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+		if (fd >= 0)
+			close(fd);
+		buf[got > 0 ? got : 0] = 0;
+		/* (after the name, which may hold any character: its last ')') */
+		const char *name_end = strrchr(buf, ')');
+		struct tt_rec_proc p = {.pid = (pid_t)atol(e->d_name)};
+		int ppid;
+		if (!name_end || sscanf(name_end + 1, " %c %d", &p.state, &ppid) != 2)
+			continue;
+		p.ppid = ppid;
+		if (nall == cap) {
+			cap = cap ? 2 * cap : 256;
+			struct tt_rec_proc *more = realloc(all, cap * sizeof *all);
+			if (!more)
+				break;
+			all = more;
+		}
+		all[nall++] = p;
+	}
+	if (d)
+		closedir(d);
+	/* (marked from record down, each pass a generation further; parents found by pid) */
+	if (all)
+		qsort(all, nall, sizeof *all, tt_rec_by_pid);
+	bool busy = false, more = true;
+	pid_t self = getpid();
+	*n = 0;
+	while (more) {
+		more = false;
+		for (size_t i = 0; i < nall; i++) {
+			struct tt_rec_proc key = {.pid = all[i].ppid}, *parent;
+			if (!all[i].below && (all[i].ppid == self ||
+					      ((parent = bsearch(&key, all, nall, sizeof *all, tt_rec_by_pid)) &&
+					       parent->below)))
+				all[i].below = more = true;
+		}
+	}
+	pid_t *listed = NULL;
+	for (size_t i = 0; i < nall; i++) {
+		if (!all[i].below)
+			continue;
+		busy |= all[i].state == 'R' || all[i].state == 'D';
+		pid_t *grown = realloc(listed, (*n + 1) * sizeof *listed);
+		if (!grown)
+			break;
+		listed = grown;
+		listed[(*n)++] = all[i].pid;
+	}
+	free(all);
+	free(*pids);
+	*pids = listed;
+	return busy;
+}
+
+/* The run's processes that outlive the program (a daemon, a background job: record
+ * is their subreaper, so they come to it as their parents end, never to init),
+ * waited for until they settle: none there, or every one asleep at two looks in a
+ * row, none started or ended between; TT_REC_SETTLE_MAX_NS at most (one that never
+ * sleeps). A double-forking daemon's middle process, still working or writing its
+ * trace as it exits, is not asleep, nor is one a loaded machine keeps waiting for a
+ * CPU: what record then names is the daemon's live file, not the middle one's, which
+ * becomes its trace (RECHECK39 F10). */
+static void tt_rec_settle(void)
+{
+	pid_t *pids = NULL, *before = NULL;
+	size_t n = 0, nbefore = 0;
+	bool was_busy = true;
+	struct timespec look = {0, TT_REC_SETTLE_LOOK_NS}, now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	long long end = now.tv_sec * 1000000000LL + now.tv_nsec + TT_REC_SETTLE_MAX_NS;
+	for (;;) {
+		bool busy = tt_rec_below(&pids, &n);
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (!n || (!busy && !was_busy && n == nbefore && memcmp(pids, before, n * sizeof *pids) == 0))
+			break;
+		if (now.tv_sec * 1000000000LL + now.tv_nsec >= end) {
+			fprintf(stderr, "ticktrace: record: %zu process%s the program left behind still %s "
+				"after %lld s: their files are named as they are now\n", n, n == 1 ? "" : "es",
+				busy || was_busy ? "busy" : "starting or ending", TT_REC_SETTLE_MAX_NS / 1000000000);
+			break;
+		}
+		was_busy = busy;
+		free(before);
+		before = pids;
+		nbefore = n;
+		pids = NULL;
+		nanosleep(&look, NULL);
+	}
+	free(pids);
+	free(before);
+}
+
 /* The program, while it runs: SIGTERM and SIGHUP sent to record go on to it, which
  * ends as it would alone, its trace then read as usual. */
 static volatile sig_atomic_t tt_rec_child;
@@ -735,6 +863,8 @@ int tt_rec_run(const struct tt_rec_opts *o)
 	int ran[2] = {-1, -1};
 	struct timespec started;
 	clock_gettime(CLOCK_REALTIME, &started);
+	/* (the run's orphans come to record: tt_rec_settle; the program does not inherit it) */
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	pid_t pid = pipe2(ran, O_CLOEXEC) == 0 ? fork() : -1;
 	if (pid < 0) {
 		fprintf(stderr, "ticktrace: record: cannot start %s: %s\n", o->argv[0], strerror(errno));
@@ -765,7 +895,8 @@ int tt_rec_run(const struct tt_rec_opts *o)
 	close(ran[0]);
 	int status, rc = 1;
 	int waited;
-	while ((waited = waitpid(pid, &status, 0)) < 0 && errno == EINTR)
+	/* (the run's orphans reaped as they end: record is their subreaper) */
+	while (((waited = waitpid(-1, &status, 0)) < 0 && errno == EINTR) || (waited > 0 && waited != pid))
 		;
 	tt_rec_child = 0;
 	sigaction(SIGINT, &old_int, NULL);
@@ -787,6 +918,7 @@ int tt_rec_run(const struct tt_rec_opts *o)
 	snprintf(matched, sizeof matched, "%s/" TT_DETOUR_MATCHED_MARKER, dir);
 	snprintf(looked, sizeof looked, "%s/" TT_DETOUR_LOOKED_MARKER, dir);
 	const char *recording = getenv("TICKTRACE");
+	tt_rec_settle();
 	struct tt_rec_listed listed;
 	tt_rec_files(list, &listed);
 	if (o->npatterns && access(matched, F_OK) != 0) {
