@@ -1,7 +1,6 @@
 /* Memory for the slow path, which must not call malloc: bump allocation from slabs of
  * the platform's pages (base.h); and how much address space the process may still map. */
 #include <fcntl.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include "base/base.h"
@@ -23,8 +22,8 @@ void *tt__slab_alloc(struct tt__slab *slab, size_t size)
 
 uint64_t tt__address_room(void)
 {
-	struct rlimit limit;
-	if (getrlimit(RLIMIT_AS, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY)
+	uint64_t limit = tt_os_address_limit();
+	if (limit == UINT64_MAX)
 		return UINT64_MAX;
 	/* (statm's first field: the pages mapped now, VmSize) */
 	unsigned long long pages = 0;
@@ -37,5 +36,5 @@ uint64_t tt__address_room(void)
 			pages = pages * 10 + (unsigned long long)(text[i] - '0');
 	}
 	uint64_t mapped = (uint64_t)pages * (uint64_t)sysconf(_SC_PAGESIZE);
-	return limit.rlim_cur > mapped ? (uint64_t)limit.rlim_cur - mapped : 0;
+	return limit > mapped ? limit - mapped : 0;
 }

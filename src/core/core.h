@@ -320,8 +320,8 @@ static inline struct tt__slot *tt__registry_head(void)
  * states were not wanted, -1 while it is exiting and the time is not set yet (a reader
  * that closes its open scopes at its exit waits for it). */
 int64_t tt__thread_exit_ns(const struct tt__slot *slot) TT__HIDDEN;
-void tt__registry_lock(sigset_t *old) TT__HIDDEN;
-void tt__registry_unlock(const sigset_t *old) TT__HIDDEN;
+void tt__registry_lock(struct tt_os_signals *old) TT__HIDDEN;
+void tt__registry_unlock(const struct tt_os_signals *old) TT__HIDDEN;
 void tt__registry_reset_after_fork(void) TT__HIDDEN;
 /* Mode stream: a retired thread's slot (all written, its chunks recycled) leaves the
  * registry list, after `prev`, for a new thread. Only the drain thread walks the list
@@ -451,8 +451,8 @@ void tt__sched_drain_slot(struct tt__slot *slot) TT__HIDDEN; /* the same, lock h
  * times at most, where its ring was found full). Lock not held. */
 void tt__sched_settle_self(void) TT__HIDDEN;
 /* Around reading or emptying stores (the writer), signals blocked. */
-void tt__sched_lock(sigset_t *old) TT__HIDDEN;
-void tt__sched_unlock(const sigset_t *old) TT__HIDDEN;
+void tt__sched_lock(struct tt_os_signals *old) TT__HIDDEN;
+void tt__sched_unlock(const struct tt_os_signals *old) TT__HIDDEN;
 /* Lock held: the slot's states as SCHED sections say them (format.h: tt_sched_info),
  * one call each, in order. */
 typedef void (*tt__sched_section_fn)(void *ctx, struct tt__slot *slot, uint64_t lost,

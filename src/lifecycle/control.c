@@ -44,7 +44,7 @@ void tt_thread_name(const char *name)
 	struct tt__slot *slot = tt__own_slot();
 	if (!slot)
 		return;
-	sigset_t old;
+	struct tt_os_signals old;
 	tt__registry_lock(&old);
 	snprintf(slot->name, sizeof slot->name, "%.*s", (int)tt_utf8_cut(name, sizeof slot->name - 1), name);
 	slot->named = 1;
