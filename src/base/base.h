@@ -4,7 +4,6 @@
 #ifndef TT_BASE_H
 #define TT_BASE_H
 
-#include <pthread.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdint.h>

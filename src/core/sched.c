@@ -275,14 +275,14 @@ void tt__sched_thread_starts(void)
 	/* Not cancelled here (close is a cancellation point): a thread cancelled as it
 	 * starts is cancelled in the program's own code, its cleanups pushed. */
 	int cancel;
-	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
+	tt_os_cancel_hold(&cancel);
 	int denied;
 	/* (refused: its first event has tt-sched ask again, which says why) */
 	e->err = tt__switches_open(&e->sw, 0, 1, &denied);
 	if (e->err == 0)
 		/* after the kernel began to record: every switch from now on is there */
 		e->since_ns = tt_os_monotonic_ns();
-	pthread_setcancelstate(cancel, NULL);
+	tt_os_cancel_restore(cancel);
 	tt_os_exit_set(&tt__sched_early_key, e);
 	/* Last: an event in a signal handler from here on takes them. */
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);

@@ -160,6 +160,16 @@ void tt_os_signals_restore(const struct tt_os_signals *old)
 	pthread_sigmask(SIG_SETMASK, &old->mask, NULL);
 }
 
+void tt_os_cancel_hold(int *was)
+{
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, was);
+}
+
+void tt_os_cancel_restore(int was)
+{
+	pthread_setcancelstate(was, NULL);
+}
+
 void tt_os_yield(void)
 {
 	sched_yield();

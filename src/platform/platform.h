@@ -89,6 +89,11 @@ struct tt_os_signals {
 };
 void tt_os_signals_block(struct tt_os_signals *old);
 void tt_os_signals_restore(const struct tt_os_signals *old);
+/* The calling thread kept from being cancelled (pthread_setcancelstate: a close or a
+ * sleep of ticktrace's in a program's thread is no cancellation point of the
+ * program's) until tt_os_cancel_restore(was); Windows cancels no thread: nothing. */
+void tt_os_cancel_hold(int *was);
+void tt_os_cancel_restore(int was);
 /* Lets another thread run before the caller goes on (sched_yield; SwitchToThread). */
 void tt_os_yield(void);
 /* Sleeps for `ns` nanoseconds at least (nanosleep; Windows: Sleep, in whole

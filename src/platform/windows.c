@@ -388,6 +388,16 @@ void tt_os_signals_restore(const struct tt_os_signals *old)
 	(void)old;
 }
 
+void tt_os_cancel_hold(int *was)
+{
+	*was = 0;
+}
+
+void tt_os_cancel_restore(int was)
+{
+	(void)was;
+}
+
 void tt_os_yield(void)
 {
 	SwitchToThread();

@@ -565,6 +565,48 @@ static int tt_huge_marked(const void *at)
 }
 #endif
 
+#ifndef _WIN32
+static uint32_t tt_cancel_ready;
+static volatile int tt_cancel_reached;
+static void *tt_cancel_main(void *arg)
+{
+	(void)arg;
+	int was;
+	tt_os_cancel_hold(&was);
+	__atomic_store_n(&tt_cancel_ready, 1, __ATOMIC_SEQ_CST);
+	tt_os_wake(&tt_cancel_ready);
+	tt_os_sleep_ns(50000000); /* (a cancellation point, held) */
+	tt_cancel_reached = 1;
+	tt_os_cancel_restore(was);
+	for (;;)
+		tt_os_sleep_ns(1000000);
+	return NULL;
+}
+#endif
+
+/* A thread held from cancellation is cancelled only once it lets it be, at its next
+ * cancellation point (Linux; Windows cancels no thread). */
+static void test_cancel_hold(void **state)
+{
+	(void)state;
+#ifndef _WIN32
+	pthread_t thread;
+	assert_int_equal(pthread_create(&thread, NULL, tt_cancel_main, NULL), 0);
+	while (!__atomic_load_n(&tt_cancel_ready, __ATOMIC_SEQ_CST))
+		tt_os_wait(&tt_cancel_ready, 0, 10000000);
+	assert_int_equal(pthread_cancel(thread), 0);
+	void *result;
+	assert_int_equal(pthread_join(thread, &result), 0);
+	assert_ptr_equal(result, PTHREAD_CANCELED);
+	assert_int_equal(tt_cancel_reached, 1);
+#else
+	int was = 7;
+	tt_os_cancel_hold(&was);
+	tt_os_cancel_restore(was);
+	assert_int_equal(was, 0);
+#endif
+}
+
 /* What the core asks of the system besides its memory: every signal held off a thread
  * and given back (Linux; Windows runs none in a thread), a sleep at least as long as
  * asked, the CPUs the process may run on (its affinity), its page faults, a huge
@@ -1764,7 +1806,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_threads), cmocka_unit_test(test_exit_keys), cmocka_unit_test(test_own_thread),
 		cmocka_unit_test(test_joined_thread), cmocka_unit_test(test_wait_timeout),
 		cmocka_unit_test(test_wake_all),   cmocka_unit_test(test_lock),
-		cmocka_unit_test(test_memory), cmocka_unit_test(test_core_asks), cmocka_unit_test(test_map_view),  cmocka_unit_test(test_rename), cmocka_unit_test(test_path_in), cmocka_unit_test(test_new_file), cmocka_unit_test(test_file_hold), cmocka_unit_test(test_file_place), cmocka_unit_test(test_device_trust),
+		cmocka_unit_test(test_memory), cmocka_unit_test(test_core_asks), cmocka_unit_test(test_cancel_hold), cmocka_unit_test(test_map_view),  cmocka_unit_test(test_rename), cmocka_unit_test(test_path_in), cmocka_unit_test(test_new_file), cmocka_unit_test(test_file_hold), cmocka_unit_test(test_file_place), cmocka_unit_test(test_device_trust),
 		cmocka_unit_test(test_file_map), cmocka_unit_test(test_file_sink), cmocka_unit_test(test_file_sink_care), cmocka_unit_test(test_file_identity),
 		TT_SINK_WAIT_TEST cmocka_unit_test(test_file_room),
 		cmocka_unit_test(test_time),    cmocka_unit_test(test_thread_cpu_of), cmocka_unit_test(test_process), cmocka_unit_test(test_module_list),
