@@ -299,6 +299,16 @@ uint64_t tt_os_address_limit(void)
 	return (uint64_t)limit.rlim_cur;
 }
 
+uint64_t tt_os_address_mapped(void)
+{
+	char text[64] = {0};
+	size_t got = tt_os_read_all("/proc/self/statm", text, sizeof text - 1);
+	unsigned long long pages = 0;
+	for (size_t i = 0; i < got && text[i] >= '0' && text[i] <= '9'; i++)
+		pages = pages * 10 + (unsigned long long)(text[i] - '0');
+	return (uint64_t)pages * (uint64_t)sysconf(_SC_PAGESIZE);
+}
+
 void tt_os_huge_pages(void *at, size_t size)
 {
 	madvise(at, size, MADV_HUGEPAGE);

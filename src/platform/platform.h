@@ -158,6 +158,9 @@ void tt_os_fault_in(void *at, size_t size);
 /* The most address space the process may map (RLIMIT_AS's soft limit; UINT64_MAX: no
  * limit, as on Windows, whose job objects bound memory committed, not reserved). */
 uint64_t tt_os_address_limit(void);
+/* The address space the process has mapped now, reserved or not (Linux: statm's
+ * first field, VmSize; Windows: every region not free): 0 when not known. */
+uint64_t tt_os_address_mapped(void);
 /* Huge pages asked for [at, at + size) of a reservation, where the system gives them
  * without privilege (MADV_HUGEPAGE; Windows needs a privilege: nothing). */
 void tt_os_huge_pages(void *at, size_t size);

@@ -504,6 +504,17 @@ uint64_t tt_os_address_limit(void)
 	return UINT64_MAX;
 }
 
+uint64_t tt_os_address_mapped(void)
+{
+	uint64_t mapped = 0;
+	MEMORY_BASIC_INFORMATION region;
+	for (const char *at = NULL; VirtualQuery(at, &region, sizeof region) == sizeof region;
+	     at = (const char *)region.BaseAddress + region.RegionSize)
+		if (region.State != MEM_FREE)
+			mapped += region.RegionSize;
+	return mapped;
+}
+
 void tt_os_huge_pages(void *at, size_t size)
 {
 	(void)at, (void)size;

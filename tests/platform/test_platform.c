@@ -703,6 +703,15 @@ static void test_core_asks(void **state)
 	}
 #endif
 	tt_os_free(at, size);
+	/* what is mapped: a reservation counted whole, before any of it is committed */
+	const size_t reserved = 64u << 20;
+	uint64_t mapped_before = tt_os_address_mapped();
+	char *room = tt_os_reserve(reserved);
+	assert_non_null(room);
+	uint64_t mapped_after = tt_os_address_mapped();
+	tt_os_free(room, reserved);
+	assert_true(mapped_before > 0);
+	assert_true(mapped_after >= mapped_before + reserved);
 	/* the address-space limit: none here but Linux's RLIMIT_AS */
 #ifdef _WIN32
 	assert_true(tt_os_address_limit() == UINT64_MAX);
