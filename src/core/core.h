@@ -117,7 +117,7 @@ struct tt__overwrites {
  * tt__tls_table, a cache line of its own, or the slot's own copy once a new thread
  * took the entry over. The first three fields are read by asm/record.asm. */
 struct tt__hot {
-	uintptr_t owner; /* the thread pointer (%fs:0x10); 0 once the thread exited */
+	uintptr_t owner; /* tt_os_thread_key() (%fs:0x10); 0 once the thread exited */
 	char *cursor;    /* where the next record goes (bumped by the hot path's xadd) */
 	char *limit;     /* end of the current chunk, TT__LIMIT_OFF while the thread may not
 	                  * record, NULL in an entry never used */
@@ -327,7 +327,6 @@ void tt__registry_reset_after_fork(void) TT__HIDDEN;
  * registry list, after `prev`, for a new thread. Only the drain thread walks the list
  * while slots leave it. */
 void tt__registry_recycle(struct tt__slot *prev, struct tt__slot *slot) TT__HIDDEN;
-uintptr_t tt__thread_pointer(void) TT__HIDDEN;
 
 /* arena.c: the arena and its threads (tt-prefault, tt-clean, tt-live) */
 /* 0, -E2BIG: the address-space limit leaves no room (said), or -ENOMEM */

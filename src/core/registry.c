@@ -26,13 +26,6 @@ static struct tt__slot *tt__free_slots; /* mode stream: slots of retired threads
  * the entry over. */
 static struct tt__slot tt__retired_slot;
 
-uintptr_t tt__thread_pointer(void)
-{
-	uintptr_t tp;
-	__asm__("mov %%fs:0x10, %0" : "=r"(tp));
-	return tp;
-}
-
 static uint32_t tt__table_home(uintptr_t tp)
 {
 	return (uint32_t)(tp >> TT__TABLE_INDEX_SHIFT) & (TT__TABLE_SIZE - 1);

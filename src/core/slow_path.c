@@ -256,7 +256,7 @@ static __thread uint32_t tt__unregistered_at __attribute__((tls_model("initial-e
 static void tt__count_reentered(struct tt__slot *slot)
 {
 	if (!slot)
-		slot = tt__find_slot(tt__thread_pointer());
+		slot = tt__find_slot(tt_os_thread_key());
 	if (slot)
 		__atomic_add_fetch(&slot->dropped[TT_DROP_REENTERED], 1, __ATOMIC_RELAXED);
 	else
@@ -287,7 +287,7 @@ static void tt__record_in(struct tt__slot *slot, struct tt_record *records, uint
 			mode->start();
 		if (tt__config.off || !__atomic_load_n(&tt__recording, __ATOMIC_RELAXED))
 			return;
-		uintptr_t tp = tt__thread_pointer();
+		uintptr_t tp = tt_os_thread_key();
 		slot = tt__find_slot(tp);
 		int registered = !slot;
 		if (!slot)
