@@ -1,10 +1,9 @@
 /* ticktrace runtime, layer base: what every layer above uses and that knows nothing
- * of recording: the clock, ticktrace's own threads and signal masks, slab memory.
+ * of recording: the clock, ticktrace's own threads, slab memory.
  * Never installed. */
 #ifndef TT_BASE_H
 #define TT_BASE_H
 
-#include <pthread.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -75,8 +74,6 @@ void tt__unlock(struct tt__lock *lock) TT__HIDDEN;
 void tt__lock_reset(struct tt__lock *lock) TT__HIDDEN;
 
 /* threads.c */
-void tt__block_signals(sigset_t *old) TT__HIDDEN;
-void tt__restore_signals(const sigset_t *old) TT__HIDDEN;
 /* Starts one of ticktrace's own threads (tt_os_thread_start's: every signal blocked;
  * joinable with `thread`, else detached), its stack limited under an address-space
  * limit; with `wait`, returns once it calls tt__thread_running (its first act). 0 or
@@ -101,7 +98,7 @@ void tt__background_reset_after_fork(void) TT__HIDDEN; /* in the child */
  * end: the program's dispositions are never changed, and its handlers never called
  * for a write of ticktrace's. */
 struct tt__writing {
-	sigset_t mask;    /* the thread's, restored at the end */
+	struct tt_os_signals mask; /* the thread's, restored at the end */
 	unsigned pending; /* those pending already: the program's own */
 };
 void tt__writing_begin(struct tt__writing *w) TT__HIDDEN;

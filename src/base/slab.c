@@ -1,8 +1,5 @@
 /* Memory for the slow path, which must not call malloc: bump allocation from slabs of
  * the platform's pages (base.h); and how much address space the process may still map. */
-#include <fcntl.h>
-#include <sys/resource.h>
-#include <unistd.h>
 #ifdef TT_LEAK_CHECKED
 #include <sanitizer/lsan_interface.h>
 #endif
@@ -26,21 +23,11 @@ void *tt__slab_alloc(struct tt__slab *slab, size_t size)
 
 uint64_t tt__address_room(void)
 {
-	struct rlimit limit;
-	if (getrlimit(RLIMIT_AS, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY)
+	uint64_t limit = tt_os_address_limit();
+	if (limit == UINT64_MAX)
 		return UINT64_MAX;
-	/* (statm's first field: the pages mapped now, VmSize) */
-	unsigned long long pages = 0;
-	int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
-	char text[64] = {0};
-	if (fd >= 0) {
-		ssize_t got = read(fd, text, sizeof text - 1);
-		close(fd);
-		for (ssize_t i = 0; i < got && text[i] >= '0' && text[i] <= '9'; i++)
-			pages = pages * 10 + (unsigned long long)(text[i] - '0');
-	}
-	uint64_t mapped = (uint64_t)pages * (uint64_t)sysconf(_SC_PAGESIZE);
-	return limit.rlim_cur > mapped ? (uint64_t)limit.rlim_cur - mapped : 0;
+	uint64_t mapped = tt_os_address_mapped();
+	return limit > mapped ? limit - mapped : 0;
 }
 
 void tt__arena_holds(const void *p)

@@ -9,18 +9,6 @@
 /* The stack of each thread of ticktrace's own under an address-space limit. */
 #define TT__OWN_STACK_LIMITED (1u << 20)
 
-void tt__block_signals(sigset_t *old)
-{
-	sigset_t all;
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, old);
-}
-
-void tt__restore_signals(const sigset_t *old)
-{
-	pthread_sigmask(SIG_SETMASK, old, NULL);
-}
-
 /* Held by ticktrace's own threads while they do work that allocates (writing a
  * file, describing a live file), and by fork: a fork never finds one of them inside
  * malloc, which matters where the allocator is not fork-safe (AddressSanitizer's).
@@ -88,7 +76,7 @@ void tt__writing_begin(struct tt__writing *w)
 	sigemptyset(&set);
 	for (size_t i = 0; i < TT__WRITE_SIGNALS; i++)
 		sigaddset(&set, tt__write_signals[i]);
-	pthread_sigmask(SIG_BLOCK, &set, &w->mask);
+	pthread_sigmask(SIG_BLOCK, &set, &w->mask.mask);
 	w->pending = tt__write_signals_pending();
 }
 
@@ -105,7 +93,7 @@ void tt__writing_end(struct tt__writing *w)
 		sigaddset(&one, tt__write_signals[i]);
 		sigtimedwait(&one, NULL, &(struct timespec){0, 0});
 	}
-	pthread_sigmask(SIG_SETMASK, &w->mask, NULL);
+	pthread_sigmask(SIG_SETMASK, &w->mask.mask, NULL);
 }
 
 void tt__background_reset_after_fork(void)

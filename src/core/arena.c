@@ -6,14 +6,8 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/resource.h>
-#include <sys/syscall.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "core/core_internal.h"
 
@@ -96,12 +90,8 @@ static void *tt__arena_map(void *at, uint64_t size)
 	int fd = tt__chunks_fd();
 	if (fd < 0 && !at)
 		return tt_os_reserve(size);
-	int fixed = at ? MAP_FIXED : 0;
-	void *map = fd < 0 ? mmap(at, size, PROT_READ | PROT_WRITE,
-				  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | fixed, -1, 0) :
-			     mmap(at, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE | fixed, fd,
-				  (off_t)tt__mode->chunks_at());
-	return map == MAP_FAILED ? NULL : map;
+	struct tt_os_file file = {fd};
+	return tt_os_map_view(fd < 0 ? NULL : &file, fd < 0 ? 0 : tt__mode->chunks_at(), size, at);
 }
 
 /* [at, at + size) of the arena ready for the writers: the reservation's memory
@@ -128,8 +118,9 @@ uint64_t tt__prefault_faults;
 /* The calling thread's page faults so far (0: not known). */
 static uint64_t tt__own_faults(void)
 {
-	struct rusage own;
-	return getrusage(RUSAGE_THREAD, &own) == 0 ? (uint64_t)(own.ru_minflt + own.ru_majflt) : 0;
+	struct tt_os_usage own;
+	tt_os_usage(1, &own);
+	return own.faults;
 }
 
 static void tt__wake(struct tt__sleeper *s)
@@ -264,14 +255,14 @@ int tt__reading_now(void)
 
 void tt__reading(int begin)
 {
-	sigset_t old;
-	tt__block_signals(&old);
+	struct tt_os_signals old;
+	tt_os_signals_block(&old);
 	if (begin) {
 		__atomic_add_fetch(&tt__readers, 1, __ATOMIC_SEQ_CST);
 		/* What was recycled before is counted now, before the reader looks. */
 		if (tt__mode->recycle_oldest && begin != TT__READING_UNCOUNTED)
 			tt__clean_queued();
-		tt__restore_signals(&old);
+		tt_os_signals_restore(&old);
 		return;
 	}
 	/* The last reader: the chunks recycled meanwhile to tt-clean's queue (cleaned
@@ -301,7 +292,7 @@ void tt__reading(int begin)
 	}
 	if (last)
 		tt__wake(&tt__clean_sleeper);
-	tt__restore_signals(&old);
+	tt_os_signals_restore(&old);
 }
 
 void tt__recycled_count(void)
@@ -320,8 +311,8 @@ static struct tt__lock tt__clean = TT__LOCK_INIT(TT__LOCK_CLEAN);
 int tt__clean_queued(void)
 {
 	struct tt__to_clean jobs[TT__CLEAN_QUEUE];
-	sigset_t old;
-	tt__block_signals(&old);
+	struct tt_os_signals old;
+	tt_os_signals_block(&old);
 	tt__lock(&tt__clean);
 	tt__core_lock(1);
 	unsigned count = tt__to_clean_count;
@@ -342,7 +333,7 @@ int tt__clean_queued(void)
 		tt__core_lock(0);
 	}
 	tt__unlock(&tt__clean);
-	tt__restore_signals(&old);
+	tt_os_signals_restore(&old);
 	return waiting;
 }
 
@@ -406,18 +397,18 @@ static void *tt__prefault_main(void *unused)
 		/* While every core records, the zeroing would take one from a writer: it
 		 * waits for a free core, unless the writers are about to run out. */
 		if (left >= tt__prefault_ahead / 4 && tt__cores_recording(&takers_seen)) {
-			nanosleep(&(struct timespec){0, TT__PREFAULT_PAUSE_NS}, NULL);
+			tt_os_sleep_ns(TT__PREFAULT_PAUSE_NS);
 			continue;
 		}
 		size_t step = TT__PREFAULT_STEP - ((uintptr_t)ready & (TT__PREFAULT_STEP - 1));
 		if (step > (size_t)(tt__arena_end - ready))
 			step = (size_t)(tt__arena_end - ready);
-		sigset_t old;
-		tt__block_signals(&old);
+		struct tt_os_signals old;
+		tt_os_signals_block(&old);
 		tt__core_lock(1);
 		int covered = tt__arena_cover(ready + step) == 0;
 		tt__core_lock(0);
-		tt__restore_signals(&old);
+		tt_os_signals_restore(&old);
 		if (covered) {
 			/* (only these faults are summed: a stray one of tt-prefault's
 			 * elsewhere stays in the gate's count, which then only grows) */
@@ -459,7 +450,7 @@ static void *tt__live_main(void *unused)
 	(void)unused;
 	tt__thread_running("tt-live");
 	for (;;) {
-		nanosleep(&(struct timespec){0, TT__LIVE_PERIOD_NS}, NULL);
+		tt_os_sleep_ns(TT__LIVE_PERIOD_NS);
 		tt__background_work(1);
 		tt__mode->tick();
 		tt__background_work(0);
@@ -500,30 +491,27 @@ static uint64_t tt__arena_budget(void)
 	uint64_t quarter = room == UINT64_MAX ? UINT64_MAX : room / TT__ARENA_ROOM_PART;
 	if (quarter == UINT64_MAX || asked + beside <= quarter)
 		return asked;
-	struct rlimit limit;
-	getrlimit(RLIMIT_AS, &limit);
+	uint64_t limit = tt_os_address_limit();
 	uint64_t share = quarter > beside ? (quarter - beside) / TT__CHUNK_SIZE * TT__CHUNK_SIZE : 0;
 	if (share < TT__ARENA_LIMITED_MIN) {
 		fprintf(tt__err, "ticktrace: the address-space limit (ulimit -v, RLIMIT_AS: %" PRIu64
 			" MiB, %" PRIu64 " MiB of it free) leaves no room for trace buffers (ticktrace "
 			"takes at most a quarter of what is free: %" PRIu64 " MiB it maps besides them, "
 			"and %u MiB of buffers at least); recording is off\n",
-			(uint64_t)limit.rlim_cur >> 20, room >> 20, beside >> 20, TT__ARENA_LIMITED_MIN >> 20);
+			limit >> 20, room >> 20, beside >> 20, TT__ARENA_LIMITED_MIN >> 20);
 		return 0;
 	}
 	fprintf(tt__err, "ticktrace: the address-space limit (ulimit -v, RLIMIT_AS: %" PRIu64 " MiB, %"
 		PRIu64 " MiB of it free) leaves trace buffers %" PRIu64 " MiB (ticktrace takes at most a "
 		"quarter of what is free, %" PRIu64 " MiB of it besides them) of the %" PRIu64 " MiB asked "
 		"(TICKTRACE_MEMORY); events past them are dropped, counted\n",
-		(uint64_t)limit.rlim_cur >> 20, room >> 20, share >> 20, beside >> 20, asked >> 20);
+		limit >> 20, room >> 20, share >> 20, beside >> 20, asked >> 20);
 	return share;
 }
 
 int tt__arena_init(void)
 {
-	cpu_set_t cpus; /* the cores this process may run on */
-	tt__cores = sched_getaffinity(0, sizeof cpus, &cpus) == 0 ? CPU_COUNT(&cpus) :
-									  sysconf(_SC_NPROCESSORS_ONLN);
+	tt__cores = tt_os_cpus(); /* the cores this process may run on */
 	/* The arena is the run's budget of memory for buffers (TICKTRACE_MEMORY): past it,
 	 * threads get no more chunks, and drop their events (TT_DROP_NO_MEMORY). */
 	uint64_t budget = tt__arena_budget();
@@ -546,7 +534,7 @@ int tt__arena_init(void)
 		 * huge page here cost up to 5 ms of start-up. Huge pages after that: one 2 MiB
 		 * fault instead of 512, where the kernel allows (not for a file). */
 		if (tt__chunks_fd() < 0)
-			madvise(tt__arena_base + TT__PREFAULT_STEP, size - TT__PREFAULT_STEP, MADV_HUGEPAGE);
+			tt_os_huge_pages(tt__arena_base + TT__PREFAULT_STEP, size - TT__PREFAULT_STEP);
 		if (tt__arena_cover(tt__arena_base + TT__CHUNK_SIZE) < 0)
 			return -ENOSPC;
 		if (tt__arena_commit(tt__arena_base, TT__CHUNK_SIZE) != 0)
@@ -588,8 +576,8 @@ void tt__arena_reset_after_fork(void)
 
 uint64_t tt__arena_set_aside(uint64_t bytes)
 {
-	sigset_t old;
-	tt__block_signals(&old);
+	struct tt_os_signals old;
+	tt_os_signals_block(&old);
 	tt__core_lock(1);
 	/* (not what was faulted in or taken already) */
 	char *taken = __atomic_load_n(&tt__arena_ready, __ATOMIC_ACQUIRE);
@@ -603,7 +591,7 @@ uint64_t tt__arena_set_aside(uint64_t bytes)
 	}
 	uint64_t aside = tt__arena_aside;
 	tt__core_lock(0);
-	tt__restore_signals(&old);
+	tt_os_signals_restore(&old);
 	return aside;
 }
 

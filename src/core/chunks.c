@@ -17,7 +17,7 @@ void tt__hold_chunks(int hold)
 	 * that fill meanwhile grow. */
 	if (hold && tt__mode->recycle_oldest)
 		tt__clean_queued();
-	sigset_t old;
+	struct tt_os_signals old;
 	tt__registry_lock(&old);
 	tt__core_lock(1);
 	tt__dumps_running += hold ? 1 : -1;
@@ -123,8 +123,8 @@ int tt__slot_start(struct tt__slot *slot)
 
 void tt__set_paused(struct tt__slot *slot, int paused)
 {
-	sigset_t old;
-	tt__block_signals(&old);
+	struct tt_os_signals old;
+	tt_os_signals_block(&old);
 	tt__core_lock(1);
 	if (paused)
 		__atomic_or_fetch(&slot->flags, TT__SLOT_PAUSED, __ATOMIC_RELEASE);
@@ -132,12 +132,12 @@ void tt__set_paused(struct tt__slot *slot, int paused)
 		__atomic_and_fetch(&slot->flags, ~(uint32_t)TT__SLOT_PAUSED, __ATOMIC_RELEASE);
 	tt__publish_limit(slot);
 	tt__core_lock(0);
-	tt__restore_signals(&old);
+	tt_os_signals_restore(&old);
 }
 
 void tt__set_all_limits(void)
 {
-	sigset_t old;
+	struct tt_os_signals old;
 	tt__registry_lock(&old); /* no slot leaves the list meanwhile */
 	tt__core_lock(1);
 	for (struct tt__slot *slot = tt__registry_head(); slot;
@@ -248,8 +248,8 @@ void tt__chunk_drained(struct tt__slot *slot, int recycle)
 	int compacted = !next && (slot->flags & TT__SLOT_COMPACTED);
 	if (recycle && !compacted)
 		memset(chunk, 0, TT__CHUNK_SIZE);
-	sigset_t old;
-	tt__block_signals(&old);
+	struct tt_os_signals old;
+	tt_os_signals_block(&old);
 	tt__core_lock(1);
 	__atomic_store_n(&slot->first, next, __ATOMIC_RELEASE);
 	__atomic_store_n(&slot->chunks, slot->chunks - 1, __ATOMIC_RELEASE);
@@ -264,7 +264,7 @@ void tt__chunk_drained(struct tt__slot *slot, int recycle)
 	    __atomic_load_n(&slot->hot->limit, __ATOMIC_ACQUIRE) != TT__LIMIT_OFF)
 		__atomic_store_n(&slot->hot->limit, TT__LIMIT_SLOW, __ATOMIC_RELEASE);
 	tt__core_lock(0);
-	tt__restore_signals(&old);
+	tt_os_signals_restore(&old);
 	if (recycle && compacted)
 		free(chunk);
 }

@@ -117,7 +117,7 @@ struct tt__overwrites {
  * tt__tls_table, a cache line of its own, or the slot's own copy once a new thread
  * took the entry over. The first three fields are read by asm/record.asm. */
 struct tt__hot {
-	uintptr_t owner; /* the thread pointer (%fs:0x10); 0 once the thread exited */
+	uintptr_t owner; /* tt_os_thread_key() (%fs:0x10); 0 once the thread exited */
 	char *cursor;    /* where the next record goes (bumped by the hot path's xadd) */
 	char *limit;     /* end of the current chunk, TT__LIMIT_OFF while the thread may not
 	                  * record, NULL in an entry never used */
@@ -320,14 +320,13 @@ static inline struct tt__slot *tt__registry_head(void)
  * states were not wanted, -1 while it is exiting and the time is not set yet (a reader
  * that closes its open scopes at its exit waits for it). */
 int64_t tt__thread_exit_ns(const struct tt__slot *slot) TT__HIDDEN;
-void tt__registry_lock(sigset_t *old) TT__HIDDEN;
-void tt__registry_unlock(const sigset_t *old) TT__HIDDEN;
+void tt__registry_lock(struct tt_os_signals *old) TT__HIDDEN;
+void tt__registry_unlock(const struct tt_os_signals *old) TT__HIDDEN;
 void tt__registry_reset_after_fork(void) TT__HIDDEN;
 /* Mode stream: a retired thread's slot (all written, its chunks recycled) leaves the
  * registry list, after `prev`, for a new thread. Only the drain thread walks the list
  * while slots leave it. */
 void tt__registry_recycle(struct tt__slot *prev, struct tt__slot *slot) TT__HIDDEN;
-uintptr_t tt__thread_pointer(void) TT__HIDDEN;
 
 /* arena.c: the arena and its threads (tt-prefault, tt-clean, tt-live) */
 /* 0, -E2BIG: the address-space limit leaves no room (said), or -ENOMEM */
@@ -451,8 +450,8 @@ void tt__sched_drain_slot(struct tt__slot *slot) TT__HIDDEN; /* the same, lock h
  * times at most, where its ring was found full). Lock not held. */
 void tt__sched_settle_self(void) TT__HIDDEN;
 /* Around reading or emptying stores (the writer), signals blocked. */
-void tt__sched_lock(sigset_t *old) TT__HIDDEN;
-void tt__sched_unlock(const sigset_t *old) TT__HIDDEN;
+void tt__sched_lock(struct tt_os_signals *old) TT__HIDDEN;
+void tt__sched_unlock(const struct tt_os_signals *old) TT__HIDDEN;
 /* Lock held: the slot's states as SCHED sections say them (format.h: tt_sched_info),
  * one call each, in order. */
 typedef void (*tt__sched_section_fn)(void *ctx, struct tt__slot *slot, uint64_t lost,

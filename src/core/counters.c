@@ -18,7 +18,6 @@
  * (common/analysis/states.c). The readings are kept per thread (sched lock), and
  * written as SCHEDSTAT sections. */
 #include <string.h>
-#include <sys/resource.h>
 
 #include "core/core_internal.h"
 
@@ -182,7 +181,7 @@ static int tt__counters_start_found; /* the start-up share was found */
 /* (the process's CPU time and the clock as tt-sched first looked: the run's start-up
  * (the program's loading, ticktrace's own) is not time its cores were left idle, and
  * held the allowance at nothing past the run's first spike) */
-static long tt__counters_first_nivcsw; /* the process's involuntary switches then */
+static uint64_t tt__counters_first_nivcsw; /* the process's involuntary switches then */
 /* what the threads it read waited on a run queue between their readings: no core was
  * idle for them then (a loaded machine's, or the program's own threads' on too few
  * cores), nor for tt-sched (the benchmark's 64 threads on a loaded machine, their run
@@ -198,10 +197,11 @@ static uint64_t tt__counters_waited_ns;
 /* What the program's threads waited for a core since tt-sched first looked, at least. */
 static double tt__counters_waited(void)
 {
-	struct rusage all;
-	if (getrusage(RUSAGE_SELF, &all) != 0)
+	struct tt_os_usage all;
+	if (tt_os_usage(0, &all) != 0)
 		return (double)tt__counters_waited_ns;
-	double switched = (double)(all.ru_nivcsw - tt__counters_first_nivcsw) * TT__COUNTERS_SWITCH_WAIT_NS;
+	uint64_t since = all.involuntary > tt__counters_first_nivcsw ? all.involuntary - tt__counters_first_nivcsw : 0;
+	double switched = (double)since * TT__COUNTERS_SWITCH_WAIT_NS;
 	return switched > (double)tt__counters_waited_ns ? switched : (double)tt__counters_waited_ns;
 }
 
@@ -428,18 +428,17 @@ static uint64_t tt__counters_tick_faults;
 
 static uint64_t tt__counters_process_faults(void)
 {
-	struct rusage all, own;
+	struct tt_os_usage all, own;
 	if (tt__counters_tick_faults)
 		return tt__counters_tick_faults;
 	uint32_t busy = __atomic_load_n(&tt__prefault_busy, __ATOMIC_SEQ_CST);
 	/* (its own first: a fault of its between the two can only make a change seen) */
-	if (busy % 2 || getrusage(RUSAGE_THREAD, &own) != 0 || getrusage(RUSAGE_SELF, &all) != 0)
+	if (busy % 2 || tt_os_usage(1, &own) != 0 || tt_os_usage(0, &all) != 0)
 		return 0;
 	uint64_t prefault = __atomic_load_n(&tt__prefault_faults, __ATOMIC_SEQ_CST);
 	if (__atomic_load_n(&tt__prefault_busy, __ATOMIC_SEQ_CST) != busy)
 		return 0;
-	tt__counters_tick_faults = 1 + (uint64_t)(all.ru_minflt - own.ru_minflt) +
-				   (uint64_t)(all.ru_majflt - own.ru_majflt) - prefault;
+	tt__counters_tick_faults = 1 + all.faults - own.faults - prefault;
 	return tt__counters_tick_faults;
 }
 
@@ -489,7 +488,7 @@ static void tt__counters_read_here(struct tt__slot *slot)
 	struct tt__schedstat files;
 	struct tt_schedstat_sample reading;
 	int read;
-	if (slot->tid == (uint32_t)gettid()) {
+	if (slot->tid == tt_os_thread_id()) {
 		read = tt__schedstat_read_own(slot->tid, &reading);
 	} else {
 		if (tt__schedstat_open(&files, slot->tid, -1) < 0)
@@ -811,8 +810,9 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 {
 	int64_t own_ns = tt_os_thread_cpu_ns();
 	if (!tt__counters_first_ns) {
-		struct rusage all;
-		tt__counters_first_nivcsw = getrusage(RUSAGE_SELF, &all) == 0 ? all.ru_nivcsw : 0;
+		struct tt_os_usage all;
+		tt_os_usage(0, &all);
+		tt__counters_first_nivcsw = all.involuntary;
 		tt__counters_first_cpu_ns = tt_os_process_cpu_ns();
 		tt__counters_first_ns = tt_os_monotonic_ns();
 	}
@@ -1068,7 +1068,7 @@ void tt__counters_written(struct tt__slot *slot)
 
 void tt__counters_read_new(struct tt__slot *slot, int read, uint64_t *at, tt__counters_fn fn, void *ctx)
 {
-	sigset_t old;
+	struct tt_os_signals old;
 	tt__sched_lock(&old);
 	if (read && tt__counters_read_for(slot))
 		tt__counters_read_here(slot);

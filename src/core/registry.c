@@ -7,8 +7,6 @@
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include "core/core_internal.h"
 
@@ -28,28 +26,21 @@ static struct tt__slot *tt__free_slots; /* mode stream: slots of retired threads
  * the entry over. */
 static struct tt__slot tt__retired_slot;
 
-uintptr_t tt__thread_pointer(void)
-{
-	uintptr_t tp;
-	__asm__("mov %%fs:0x10, %0" : "=r"(tp));
-	return tp;
-}
-
 static uint32_t tt__table_home(uintptr_t tp)
 {
 	return (uint32_t)(tp >> TT__TABLE_INDEX_SHIFT) & (TT__TABLE_SIZE - 1);
 }
 
-void tt__registry_lock(sigset_t *old)
+void tt__registry_lock(struct tt_os_signals *old)
 {
-	tt__block_signals(old);
+	tt_os_signals_block(old);
 	tt__lock(&tt__registry);
 }
 
-void tt__registry_unlock(const sigset_t *old)
+void tt__registry_unlock(const struct tt_os_signals *old)
 {
 	tt__unlock(&tt__registry);
-	tt__restore_signals(old);
+	tt_os_signals_restore(old);
 }
 
 /* Entries are never cleared, only taken over once their owner has exited, so a
@@ -85,7 +76,7 @@ static void tt__thread_exit(void *arg)
 {
 	struct tt__slot *slot = arg;
 	tt__exit_rounds++;
-	sigset_t old;
+	struct tt_os_signals old;
 	tt__registry_lock(&old);
 	tt__refresh_thread_name(slot);
 	__atomic_or_fetch(&slot->flags, TT__SLOT_EXITED, __ATOMIC_RELEASE);
@@ -144,7 +135,7 @@ static int tt__table_insert(struct tt__slot *slot, uintptr_t tp)
 void tt__registry_recycle(struct tt__slot *prev, struct tt__slot *slot)
 {
 	/* The sched drain walks the list too (sched.c): not while a slot leaves it. */
-	sigset_t old, sched_old;
+	struct tt_os_signals old, sched_old;
 	tt__sched_lock(&sched_old);
 	tt__sched_release(&slot->sched);
 	tt__counters_forget(&slot->sched.counters, 1);
@@ -188,7 +179,7 @@ static struct tt__chunk *tt__scratch_new(void)
  * cannot record (no memory, 65,536 live threads). */
 struct tt__slot *tt__register_thread(uintptr_t tp)
 {
-	sigset_t old;
+	struct tt_os_signals old;
 	tt__registry_lock(&old);
 	tt__in_slow_path = 1;
 	/* A signal handler on this thread may have registered it since we looked. */
@@ -260,8 +251,7 @@ void tt__registry_reset_after_fork(void)
 {
 	tt__lock_reset(&tt__registry);
 	/* Zero pages again, rather than writing 4 MiB that were never touched. */
-	if (madvise(tt__tls_table, sizeof tt__tls_table, MADV_DONTNEED) != 0)
-		memset(tt__tls_table, 0, sizeof tt__tls_table);
+	tt_os_zero(tt__tls_table, sizeof tt__tls_table);
 	tt__registry_first = tt__registry_last = NULL;
 	tt__free_slots = NULL;
 	/* The parent's threads' tags are gone with their slots. */

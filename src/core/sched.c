@@ -18,8 +18,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "core/core_internal.h"
 
@@ -93,16 +91,16 @@ struct tt__sched_early {
 };
 static __thread struct tt__sched_early tt__sched_mine __attribute__((tls_model("initial-exec")));
 
-void tt__sched_lock(sigset_t *old)
+void tt__sched_lock(struct tt_os_signals *old)
 {
-	tt__block_signals(old);
+	tt_os_signals_block(old);
 	tt__lock(&tt__sched);
 }
 
-void tt__sched_unlock(const sigset_t *old)
+void tt__sched_unlock(const struct tt_os_signals *old)
 {
 	tt__unlock(&tt__sched);
-	tt__restore_signals(old);
+	tt_os_signals_restore(old);
 }
 
 void tt__sched_lock_held_signals(void)
@@ -166,7 +164,7 @@ static void tt__sched_refused(const struct tt__slot *slot, int err, int denied, 
 
 void tt__sched_say_refused(void)
 {
-	sigset_t old;
+	struct tt_os_signals old;
 	tt__sched_lock(&old);
 	unsigned unasked = __atomic_load_n(&tt__sched_refused_unasked, __ATOMIC_RELAXED);
 	if (unasked) {
@@ -241,13 +239,13 @@ void tt__sched_say_refused(void)
 static void tt__sched_early_gone(void *unused)
 {
 	(void)unused;
-	sigset_t old;
-	tt__block_signals(&old); /* (a handler's first event would take them) */
+	struct tt_os_signals old;
+	tt_os_signals_block(&old); /* (a handler's first event would take them) */
 	if (tt__sched_mine.held) {
 		tt__sched_mine.held = 0;
 		tt__switches_close(&tt__sched_mine.sw);
 	}
-	tt__restore_signals(&old);
+	tt_os_signals_restore(&old);
 }
 
 static struct tt_os_exit_key tt__sched_early_key = {tt__sched_early_gone, 0};
@@ -277,14 +275,14 @@ void tt__sched_thread_starts(void)
 	/* Not cancelled here (close is a cancellation point): a thread cancelled as it
 	 * starts is cancelled in the program's own code, its cleanups pushed. */
 	int cancel;
-	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
+	tt_os_cancel_hold(&cancel);
 	int denied;
 	/* (refused: its first event has tt-sched ask again, which says why) */
 	e->err = tt__switches_open(&e->sw, 0, 1, &denied);
 	if (e->err == 0)
 		/* after the kernel began to record: every switch from now on is there */
 		e->since_ns = tt_os_monotonic_ns();
-	pthread_setcancelstate(cancel, NULL);
+	tt_os_cancel_restore(cancel);
 	tt_os_exit_set(&tt__sched_early_key, e);
 	/* Last: an event in a signal handler from here on takes them. */
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
@@ -503,7 +501,7 @@ void tt__sched_drain_slot(struct tt__slot *slot)
 
 void tt__sched_drain(struct tt__slot *only)
 {
-	sigset_t old;
+	struct tt_os_signals old;
 	tt__sched_lock(&old);
 	if (only) {
 		tt__sched_drain_slot(only);
@@ -534,14 +532,14 @@ static void tt__sched_settle(struct tt__slot *slot)
 		tt__unlock(&tt__sched);
 		if (!unsaid || tries == 3)
 			return;
-		nanosleep(&(struct timespec){0, 1}, NULL);
+		tt_os_sleep_ns(1);
 	}
 }
 
 void tt__sched_settle_self(void)
 {
-	sigset_t old;
-	tt__block_signals(&old);
+	struct tt_os_signals old;
+	tt_os_signals_block(&old);
 	uint32_t tid = tt_os_thread_id();
 	for (struct tt__slot *slot = tt__registry_head(); slot;
 	     slot = __atomic_load_n(&slot->next, __ATOMIC_ACQUIRE)) {
@@ -551,15 +549,15 @@ void tt__sched_settle_self(void)
 			break;
 		}
 	}
-	tt__restore_signals(&old);
+	tt_os_signals_restore(&old);
 }
 
 void tt__sched_thread_exited(struct tt__slot *slot)
 {
 	if (!slot->sched.wanted)
 		return;
-	sigset_t old;
-	tt__block_signals(&old);
+	struct tt_os_signals old;
+	tt_os_signals_block(&old);
 	tt__sched_settle(slot);
 	tt__lock(&tt__sched);
 	/* Its exit: a moment it ran with every switch before it read, so read before the
@@ -582,7 +580,7 @@ void tt__sched_thread_exited(struct tt__slot *slot)
 	tt__sched_asked(&slot->sched);
 	__atomic_sub_fetch(&tt__sched_wanted, 1, __ATOMIC_RELAXED);
 	tt__unlock(&tt__sched);
-	tt__restore_signals(&old);
+	tt_os_signals_restore(&old);
 }
 
 /* Lock held: the states from `from`'s state `skip` on, where a reader stopped (its
@@ -650,7 +648,7 @@ void tt__sched_sections(struct tt__slot *slot, tt__sched_section_fn fn, void *ct
 void tt__sched_read_new(struct tt__slot *slot, struct tt__sched_cursor *at, tt__sched_section_fn fn,
 			void *ctx)
 {
-	sigset_t old;
+	struct tt_os_signals old;
 	tt__sched_lock(&old);
 	tt__sched_drain_slot(slot);
 	const struct tt__sched_block *b = slot->sched.first;

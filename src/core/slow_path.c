@@ -3,7 +3,6 @@
  * line. */
 #include <errno.h>
 #include <inttypes.h>
-#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -172,7 +171,7 @@ void tt__drops_now(const struct tt__slot *slot, uint64_t dropped[TT_DROP_CAUSES]
 			tt__scratch_scan(slot, &dropped[slot->drop_cause], gap);
 		if (!(seq & 1) && __atomic_load_n(&slot->scratch_seq, __ATOMIC_ACQUIRE) == seq)
 			return;
-		sched_yield(); /* the owner is counting its scratch chunk */
+		tt_os_yield(); /* the owner is counting its scratch chunk */
 	}
 }
 
@@ -218,8 +217,8 @@ static void tt__reservation_failed(struct tt__slot *slot, const struct tt_record
 	/* The chunk is full, the scratch chunk is, or the drain freed one. Signals stay
 	 * blocked while we move to the next one, so a handler never sees a half-switched
 	 * slot. */
-	sigset_t old;
-	tt__block_signals(&old);
+	struct tt_os_signals old;
+	tt_os_signals_block(&old);
 	tt__core_lock(1);
 	for (;;) {
 		if (slot->flags & TT__SLOT_EXHAUSTED) {
@@ -240,7 +239,7 @@ static void tt__reservation_failed(struct tt__slot *slot, const struct tt_record
 		tt__next_chunk(slot); /* or the thread is now EXHAUSTED */
 	}
 	tt__core_lock(0);
-	tt__restore_signals(&old);
+	tt_os_signals_restore(&old);
 }
 
 /* Lost before a thread has a slot (no memory, 65,536 live threads): reported in the
@@ -257,7 +256,7 @@ static __thread uint32_t tt__unregistered_at __attribute__((tls_model("initial-e
 static void tt__count_reentered(struct tt__slot *slot)
 {
 	if (!slot)
-		slot = tt__find_slot(tt__thread_pointer());
+		slot = tt__find_slot(tt_os_thread_key());
 	if (slot)
 		__atomic_add_fetch(&slot->dropped[TT_DROP_REENTERED], 1, __ATOMIC_RELAXED);
 	else
@@ -288,7 +287,7 @@ static void tt__record_in(struct tt__slot *slot, struct tt_record *records, uint
 			mode->start();
 		if (tt__config.off || !__atomic_load_n(&tt__recording, __ATOMIC_RELAXED))
 			return;
-		uintptr_t tp = tt__thread_pointer();
+		uintptr_t tp = tt_os_thread_key();
 		slot = tt__find_slot(tp);
 		int registered = !slot;
 		if (!slot)
@@ -365,7 +364,7 @@ static void tt__drops_tally_add(struct tt__drops_tally *t, const struct tt__slot
 
 void tt__drops_retire(const struct tt__slot *slot)
 {
-	sigset_t old;
+	struct tt_os_signals old;
 	tt__registry_lock(&old);
 	tt__drops_tally_add(&tt__retired_drops, slot);
 	tt__registry_unlock(&old);
@@ -380,7 +379,7 @@ void tt__drops_forget_parents(void)
 
 void tt__say_drops(void)
 {
-	sigset_t old;
+	struct tt_os_signals old;
 	tt__registry_lock(&old);
 	struct tt__drops_tally tally = tt__retired_drops;
 	for (struct tt__slot *slot = tt__registry_head(); slot;

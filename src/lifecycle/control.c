@@ -34,7 +34,7 @@ static struct tt__slot *tt__own_slot(void)
 	tt__init();
 	if (tt__config.off)
 		return NULL;
-	uintptr_t tp = tt__thread_pointer();
+	uintptr_t tp = tt_os_thread_key();
 	struct tt__slot *slot = tt__find_slot(tp);
 	return slot ? slot : tt__register_thread(tp);
 }
@@ -44,7 +44,7 @@ void tt_thread_name(const char *name)
 	struct tt__slot *slot = tt__own_slot();
 	if (!slot)
 		return;
-	sigset_t old;
+	struct tt_os_signals old;
 	tt__registry_lock(&old);
 	snprintf(slot->name, sizeof slot->name, "%.*s", (int)tt_utf8_cut(name, sizeof slot->name - 1), name);
 	slot->named = 1;
@@ -76,6 +76,6 @@ int tt_trigger(const char *why)
 		return -ECANCELED;
 	/* Marked in the trace too; and so the calling thread has its slot. */
 	tt__instant(&tt__trigger_site);
-	struct tt__slot *slot = tt__find_slot(tt__thread_pointer());
+	struct tt__slot *slot = tt__find_slot(tt_os_thread_key());
 	return tt__snapshot_trigger(why, tsc, slot ? slot->index : TT_SNAPSHOT_NO_THREAD);
 }

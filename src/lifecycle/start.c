@@ -2,6 +2,7 @@
  * (tt_enable, tt_disable, tt_dump). */
 #include <dlfcn.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

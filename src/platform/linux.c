@@ -9,12 +9,14 @@
 #include <linux/futex.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -146,6 +148,56 @@ void tt_os_thread_join(struct tt_os_thread *thread)
 	pthread_join((pthread_t)thread->handle, NULL);
 }
 
+void tt_os_signals_block(struct tt_os_signals *old)
+{
+	sigset_t all;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old->mask);
+}
+
+void tt_os_signals_restore(const struct tt_os_signals *old)
+{
+	pthread_sigmask(SIG_SETMASK, &old->mask, NULL);
+}
+
+void tt_os_cancel_hold(int *was)
+{
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, was);
+}
+
+void tt_os_cancel_restore(int was)
+{
+	pthread_setcancelstate(was, NULL);
+}
+
+void tt_os_yield(void)
+{
+	sched_yield();
+}
+
+void tt_os_sleep_ns(int64_t ns)
+{
+	nanosleep(&(struct timespec){(time_t)(ns / 1000000000), (long)(ns % 1000000000)}, NULL);
+}
+
+uint32_t tt_os_cpus(void)
+{
+	cpu_set_t cpus;
+	long n = sched_getaffinity(0, sizeof cpus, &cpus) == 0 ? CPU_COUNT(&cpus) : sysconf(_SC_NPROCESSORS_ONLN);
+	return n > 0 ? (uint32_t)n : 1;
+}
+
+int tt_os_usage(int thread, struct tt_os_usage *usage)
+{
+	struct rusage ru;
+	*usage = (struct tt_os_usage){0};
+	if (getrusage(thread ? RUSAGE_THREAD : RUSAGE_SELF, &ru) != 0)
+		return -errno;
+	usage->faults = (uint64_t)(ru.ru_minflt + ru.ru_majflt);
+	usage->involuntary = (uint64_t)ru.ru_nivcsw;
+	return 0;
+}
+
 /* ---- locks: a futex word, 0 free, 1 taken, 2 taken with waiters (Drepper's) ---- */
 
 void tt_os_lock(struct tt_os_lock *lock)
@@ -229,6 +281,43 @@ void tt_os_fault_in(void *at, size_t size)
 	 * changing a byte that a recording thread may be writing at the same time. */
 	for (size_t off = 0; off < size; off += (size_t)sysconf(_SC_PAGESIZE))
 		__atomic_fetch_add((char *)at + off, 0, __ATOMIC_RELAXED);
+}
+
+void *tt_os_map_view(struct tt_os_file *file, uint64_t offset, size_t size, void *at)
+{
+	int flags = (file ? MAP_SHARED : MAP_PRIVATE | MAP_ANONYMOUS) | MAP_NORESERVE | (at ? MAP_FIXED : 0);
+	void *map = mmap(at, size, PROT_READ | PROT_WRITE, flags, file ? (int)file->handle : -1,
+			 file ? (off_t)offset : 0);
+	return map == MAP_FAILED ? NULL : map;
+}
+
+uint64_t tt_os_address_limit(void)
+{
+	struct rlimit limit;
+	if (getrlimit(RLIMIT_AS, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY)
+		return UINT64_MAX;
+	return (uint64_t)limit.rlim_cur;
+}
+
+uint64_t tt_os_address_mapped(void)
+{
+	char text[64] = {0};
+	size_t got = tt_os_read_all("/proc/self/statm", text, sizeof text - 1);
+	unsigned long long pages = 0;
+	for (size_t i = 0; i < got && text[i] >= '0' && text[i] <= '9'; i++)
+		pages = pages * 10 + (unsigned long long)(text[i] - '0');
+	return (uint64_t)pages * (uint64_t)sysconf(_SC_PAGESIZE);
+}
+
+void tt_os_huge_pages(void *at, size_t size)
+{
+	madvise(at, size, MADV_HUGEPAGE);
+}
+
+void tt_os_zero(void *at, size_t size)
+{
+	if (madvise(at, size, MADV_DONTNEED) != 0)
+		memset(at, 0, size);
 }
 
 void *tt_os_alloc(size_t size)

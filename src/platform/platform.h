@@ -13,6 +13,10 @@
 
 #include "ticktrace/format.h"
 
+#ifndef _WIN32
+#include <signal.h>
+#endif
+
 /* ---- threads ---- */
 
 /* The hot path's key of the calling thread (asm/): the TEB's self pointer
@@ -72,6 +76,41 @@ struct tt_os_thread {
 int tt_os_thread_start(struct tt_os_thread *thread, void *(*main)(void *arg), void *arg, size_t stack);
 void tt_os_thread_join(struct tt_os_thread *thread);
 
+/* The calling thread's signal mask as it was (Linux): tt_os_signals_block blocks every
+ * signal in it, so that a handler's events never wait on a lock the thread holds,
+ * until tt_os_signals_restore puts `old` back. Windows runs no handler inside a thread
+ * of the program's (a console's Ctrl-C comes on a thread of its own): nothing to do. */
+struct tt_os_signals {
+#ifdef _WIN32
+	int none;
+#else
+	sigset_t mask;
+#endif
+};
+void tt_os_signals_block(struct tt_os_signals *old);
+void tt_os_signals_restore(const struct tt_os_signals *old);
+/* The calling thread kept from being cancelled (pthread_setcancelstate: a close or a
+ * sleep of ticktrace's in a program's thread is no cancellation point of the
+ * program's) until tt_os_cancel_restore(was); Windows cancels no thread: nothing. */
+void tt_os_cancel_hold(int *was);
+void tt_os_cancel_restore(int was);
+/* Lets another thread run before the caller goes on (sched_yield; SwitchToThread). */
+void tt_os_yield(void);
+/* Sleeps for `ns` nanoseconds at least (nanosleep; Windows: Sleep, in whole
+ * milliseconds rounded up); a signal's handler may end it early (Linux). */
+void tt_os_sleep_ns(int64_t ns);
+/* The CPUs the process may run on (its affinity; 1 at least). */
+uint32_t tt_os_cpus(void);
+/* The page faults and the switches the system forced so far (getrusage), of the
+ * calling thread (`thread` 1) or of the whole process: 0, or -ENOSYS, zeroes, where
+ * the system does not say (Windows: no thread's; the process's faults only on real
+ * Windows, Wine counts none, and the core reads them only beside Linux's schedstat). */
+struct tt_os_usage {
+	uint64_t faults;      /* minor and major */
+	uint64_t involuntary; /* switches the system made while it could run */
+};
+int tt_os_usage(int thread, struct tt_os_usage *usage);
+
 /* ---- locks, and waiting for a word to change ---- */
 
 /* A lock that needs no initialization but zeroes and never allocates: an SRW lock,
@@ -116,6 +155,18 @@ int tt_os_commit(void *at, size_t size);
  * thread may be writing into it): MADV_POPULATE_WRITE, else an atomic add of zero to
  * each page. */
 void tt_os_fault_in(void *at, size_t size);
+/* The most address space the process may map (RLIMIT_AS's soft limit; UINT64_MAX: no
+ * limit, as on Windows, whose job objects bound memory committed, not reserved). */
+uint64_t tt_os_address_limit(void);
+/* The address space the process has mapped now, reserved or not (Linux: statm's
+ * first field, VmSize; Windows: every region not free): 0 when not known. */
+uint64_t tt_os_address_mapped(void);
+/* Huge pages asked for [at, at + size) of a reservation, where the system gives them
+ * without privilege (MADV_HUGEPAGE; Windows needs a privilege: nothing). */
+void tt_os_huge_pages(void *at, size_t size);
+/* [at, at + size) of private memory zeroed, its pages given back where the system can
+ * (MADV_DONTNEED: a page never touched is not written; Windows: written zero). */
+void tt_os_zero(void *at, size_t size);
 /* `size` bytes of zeroed memory of the runtime's own, page-aligned, each page there
  * as it is first touched (nothing charged before: MAP_NORESERVE); NULL when refused.
  * tt_os_free gives back a block from tt_os_alloc, whole, with the size it had. */
@@ -189,6 +240,13 @@ int tt_os_file_close(struct tt_os_file *file);
 int tt_os_file_reserve(struct tt_os_file *file, uint64_t from, uint64_t to);
 int tt_os_file_resize(struct tt_os_file *file, uint64_t size);
 void tt_os_file_unmap(void *at, size_t size);
+/* A view of `size` bytes of `file` from `offset`, shared, read and write, however long
+ * the file is now: a page past its end faults until the file covers it (Linux's
+ * MAP_NORESERVE; Windows' view cannot outgrow its file: NULL). With `at`, in place of
+ * what is mapped there (Linux's MAP_FIXED: a fork's child's arena at its parent's
+ * addresses; Windows has no fork: NULL), and without `file`, private memory there
+ * instead, as tt_os_reserve's. NULL when refused; tt_os_file_unmap gives it back. */
+void *tt_os_map_view(struct tt_os_file *file, uint64_t offset, size_t size, void *at);
 
 /* A new file written whole before it has its name, so that a run killed meanwhile
  * never leaves a half-written file under it: made in `path`'s directory, exclusively

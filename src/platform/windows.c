@@ -378,6 +378,53 @@ void tt_os_thread_join(struct tt_os_thread *thread)
 	CloseHandle((HANDLE)thread->handle);
 }
 
+void tt_os_signals_block(struct tt_os_signals *old)
+{
+	old->none = 0;
+}
+
+void tt_os_signals_restore(const struct tt_os_signals *old)
+{
+	(void)old;
+}
+
+void tt_os_cancel_hold(int *was)
+{
+	*was = 0;
+}
+
+void tt_os_cancel_restore(int was)
+{
+	(void)was;
+}
+
+void tt_os_yield(void)
+{
+	SwitchToThread();
+}
+
+void tt_os_sleep_ns(int64_t ns)
+{
+	Sleep((DWORD)((ns + 999999) / 1000000));
+}
+
+uint32_t tt_os_cpus(void)
+{
+	DWORD_PTR mine, system;
+	if (GetProcessAffinityMask(GetCurrentProcess(), &mine, &system) && mine)
+		return (uint32_t)__builtin_popcountll((unsigned long long)mine);
+	SYSTEM_INFO info;
+	GetSystemInfo(&info);
+	return info.dwNumberOfProcessors ? info.dwNumberOfProcessors : 1;
+}
+
+int tt_os_usage(int thread, struct tt_os_usage *usage)
+{
+	(void)thread;
+	*usage = (struct tt_os_usage){0};
+	return -ENOSYS;
+}
+
 /* ---- locks ---- */
 
 _Static_assert(sizeof(SRWLOCK) == sizeof(struct tt_os_lock), "an SRW lock is a pointer");
@@ -444,6 +491,38 @@ void tt_os_fault_in(void *at, size_t size)
 void *tt_os_alloc(size_t size)
 {
 	return VirtualAlloc(NULL, size, MEM_RESERVE | MEM_COMMIT, PAGE_READWRITE);
+}
+
+void *tt_os_map_view(struct tt_os_file *file, uint64_t offset, size_t size, void *at)
+{
+	(void)file, (void)offset, (void)size, (void)at;
+	return NULL;
+}
+
+uint64_t tt_os_address_limit(void)
+{
+	return UINT64_MAX;
+}
+
+uint64_t tt_os_address_mapped(void)
+{
+	uint64_t mapped = 0;
+	MEMORY_BASIC_INFORMATION region;
+	for (const char *at = NULL; VirtualQuery(at, &region, sizeof region) == sizeof region;
+	     at = (const char *)region.BaseAddress + region.RegionSize)
+		if (region.State != MEM_FREE)
+			mapped += region.RegionSize;
+	return mapped;
+}
+
+void tt_os_huge_pages(void *at, size_t size)
+{
+	(void)at, (void)size;
+}
+
+void tt_os_zero(void *at, size_t size)
+{
+	memset(at, 0, size);
 }
 
 void tt_os_free(void *at, size_t size)

@@ -79,7 +79,7 @@ static void tt__report_counters(void *th, struct tt__slot *slot, uint64_t lost,
  * cover, on the analysis's clock (ns since the start anchor, as its clock gives). */
 static int tt__report_states(struct tt_an_thread *th, struct tt__slot *slot)
 {
-	sigset_t old;
+	struct tt_os_signals old;
 	tt__sched_lock(&old);
 	if (slot->sched.on) {
 		tt__sched_drain_slot(slot);

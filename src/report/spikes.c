@@ -686,8 +686,8 @@ static bool tt__spikes_poll(bool last)
 	size_t read = 0;
 	bool waiting = false;
 	struct tt__spikes *sp = &tt__spikes;
-	sigset_t old;
-	tt__block_signals(&old);
+	struct tt_os_signals old;
+	tt_os_signals_block(&old);
 	struct tt__writing writing; /* (the log's lines, the snapshots) */
 	tt__writing_begin(&writing);
 	tt__lock(&sp->poll_lock);
@@ -712,7 +712,7 @@ static bool tt__spikes_poll(bool last)
 		__atomic_store_n(&sp->cpu_ns, tt_os_thread_cpu_ns(), __ATOMIC_RELAXED);
 	tt__unlock(&sp->poll_lock);
 	tt__writing_end(&writing);
-	tt__restore_signals(&old);
+	tt_os_signals_restore(&old);
 	return read || waiting;
 }
 

@@ -22,12 +22,12 @@ const struct tt_callsite *tt__name(const struct tt_callsite *from, const char *n
 	const struct tt_callsite *found = tt_names_find(&tt__names, from, name, len, &key);
 	if (found)
 		return found;
-	sigset_t old;
-	tt__block_signals(&old);
+	struct tt_os_signals old;
+	tt_os_signals_block(&old);
 	tt__lock(&tt__names_lock);
 	const struct tt_callsite *site = tt_names_add(&tt__names, &key);
 	tt__unlock(&tt__names_lock);
-	tt__restore_signals(&old);
+	tt_os_signals_restore(&old);
 	return site;
 }
 

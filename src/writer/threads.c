@@ -165,7 +165,7 @@ static void tt__out_counters_section(void *arg, struct tt__slot *slot, uint64_t 
 void tt__out_sched(struct tt__out *out, struct tt__slot *slot, int release, tt__sched_section_fn seen,
 		   tt__counters_fn seen_counters, void *ctx)
 {
-	sigset_t old;
+	struct tt_os_signals old;
 	tt__sched_lock(&old);
 	struct tt__sched_out so = {.out = out, .seen = seen, .seen_counters = seen_counters, .ctx = ctx};
 	if (slot->sched.on) {
@@ -546,7 +546,7 @@ static void tt__counters_window_section(void *arg, struct tt__slot *slot, uint64
 void tt__out_sched_window(struct tt__out *out, struct tt__slot *slot, int64_t from_ns, int64_t to_ns)
 {
 	struct tt__sched_window w = {.out = out, .from_ns = from_ns, .to_ns = to_ns};
-	sigset_t old;
+	struct tt_os_signals old;
 	tt__sched_lock(&old);
 	uint64_t from = 0;
 	tt__counters_sections(slot, &from, tt__counters_window_section, &w);

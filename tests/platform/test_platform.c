@@ -83,8 +83,11 @@ static int tt_load_library(void)
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 typedef pthread_t tt_thread;
 struct tt_start {
@@ -529,6 +532,204 @@ static void test_memory(void **state)
 	tt_os_fault_in(own, 1u << 20);
 	assert_int_equal(own[(1u << 20) - 1], 0x33);
 	tt_os_free(own, 1u << 20);
+}
+
+#ifndef _WIN32
+static volatile sig_atomic_t tt_usr1_seen;
+static void tt_usr1(int sig)
+{
+	(void)sig;
+	tt_usr1_seen++;
+}
+
+/* Whether [at, at + size) is marked for huge pages (smaps' VmFlags "hg"): 1, 0, or
+ * -1 where the kernel does not say. */
+static int tt_huge_marked(const void *at)
+{
+	FILE *f = fopen("/proc/self/smaps", "r");
+	if (!f)
+		return -1;
+	char line[512];
+	int in = 0, marked = -1;
+	while (fgets(line, sizeof line, f)) {
+		unsigned long lo, hi;
+		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 && strchr(line, '-') < strchr(line, ' '))
+			in = (uintptr_t)at >= lo && (uintptr_t)at < hi;
+		else if (in && strncmp(line, "VmFlags:", 8) == 0) {
+			marked = strstr(line, " hg") != NULL;
+			break;
+		}
+	}
+	fclose(f);
+	return marked;
+}
+#endif
+
+#ifndef _WIN32
+static uint32_t tt_cancel_ready;
+static volatile int tt_cancel_reached;
+static void *tt_cancel_main(void *arg)
+{
+	(void)arg;
+	int was;
+	tt_os_cancel_hold(&was);
+	__atomic_store_n(&tt_cancel_ready, 1, __ATOMIC_SEQ_CST);
+	tt_os_wake(&tt_cancel_ready);
+	tt_os_sleep_ns(50000000); /* (a cancellation point, held) */
+	tt_cancel_reached = 1;
+	tt_os_cancel_restore(was);
+	for (;;)
+		tt_os_sleep_ns(1000000);
+	return NULL;
+}
+#endif
+
+/* A thread held from cancellation is cancelled only once it lets it be, at its next
+ * cancellation point (Linux; Windows cancels no thread). */
+static void test_cancel_hold(void **state)
+{
+	(void)state;
+#ifndef _WIN32
+	pthread_t thread;
+	assert_int_equal(pthread_create(&thread, NULL, tt_cancel_main, NULL), 0);
+	while (!__atomic_load_n(&tt_cancel_ready, __ATOMIC_SEQ_CST))
+		tt_os_wait(&tt_cancel_ready, 0, 10000000);
+	assert_int_equal(pthread_cancel(thread), 0);
+	void *result;
+	assert_int_equal(pthread_join(thread, &result), 0);
+	assert_ptr_equal(result, PTHREAD_CANCELED);
+	assert_int_equal(tt_cancel_reached, 1);
+#else
+	int was = 7;
+	tt_os_cancel_hold(&was);
+	tt_os_cancel_restore(was);
+	assert_int_equal(was, 0);
+#endif
+}
+
+/* What the core asks of the system besides its memory: every signal held off a thread
+ * and given back (Linux; Windows runs none in a thread), a sleep at least as long as
+ * asked, the CPUs the process may run on (its affinity), its page faults, a huge
+ * pages' mark, memory zeroed. */
+static void test_core_asks(void **state)
+{
+	(void)state;
+#ifndef _WIN32
+	struct sigaction act = {.sa_handler = tt_usr1}, was;
+	sigaction(SIGUSR1, &act, &was);
+	struct tt_os_signals held;
+	tt_os_signals_block(&held);
+	raise(SIGUSR1);
+	assert_int_equal(tt_usr1_seen, 0);
+	sigset_t pending;
+	sigpending(&pending);
+	assert_true(sigismember(&pending, SIGUSR1));
+	tt_os_signals_restore(&held);
+	assert_int_equal(tt_usr1_seen, 1);
+	sigaction(SIGUSR1, &was, NULL);
+#else
+	struct tt_os_signals held;
+	tt_os_signals_block(&held);
+	tt_os_signals_restore(&held);
+#endif
+	for (int64_t ns = 1; ns <= 3000000; ns *= 3000) {
+		int64_t before = tt_os_monotonic_ns();
+		tt_os_sleep_ns(ns);
+		assert_true(tt_os_monotonic_ns() - before >= ns);
+	}
+	tt_os_yield();
+	uint32_t cpus = tt_os_cpus();
+	assert_true(cpus >= 1);
+#ifndef _WIN32
+	/* (the calling thread's mask is the one read) */
+	cpu_set_t mine, one;
+	assert_int_equal(sched_getaffinity(0, sizeof mine, &mine), 0);
+	int first = 0;
+	while (!CPU_ISSET(first, &mine))
+		first++;
+	CPU_ZERO(&one);
+	CPU_SET(first, &one);
+	assert_int_equal(sched_setaffinity(0, sizeof one, &one), 0);
+	uint32_t pinned = tt_os_cpus();
+	sched_setaffinity(0, sizeof mine, &mine);
+	assert_int_equal(pinned, 1);
+	assert_int_equal(cpus, (uint32_t)CPU_COUNT(&mine));
+#else
+	DWORD_PTR process_mask, system_mask;
+	assert_true(GetProcessAffinityMask(GetCurrentProcess(), &process_mask, &system_mask));
+	assert_int_equal(cpus, (uint32_t)__builtin_popcountll((unsigned long long)process_mask));
+#endif
+	/* faults: 64 pages never touched, touched */
+	struct tt_os_usage thread_before, process_before;
+	int thread_said = tt_os_usage(1, &thread_before), process_said = tt_os_usage(0, &process_before);
+	char *fresh = tt_os_alloc(64 * 4096);
+	assert_non_null(fresh);
+	for (int i = 0; i < 64; i++)
+		fresh[i * 4096] = 1;
+#ifdef _WIN32
+	assert_int_equal(thread_said, -ENOSYS);
+	assert_int_equal(process_said, -ENOSYS);
+	assert_int_equal(process_before.faults, 0);
+#else
+	assert_int_equal(thread_said, 0);
+	assert_int_equal(process_said, 0);
+	struct tt_os_usage thread_after, process_after;
+	assert_int_equal(tt_os_usage(1, &thread_after), 0);
+	assert_int_equal(tt_os_usage(0, &process_after), 0);
+	assert_true(thread_after.faults >= thread_before.faults + 64);
+	assert_true(process_after.faults - process_before.faults >= thread_after.faults - thread_before.faults);
+#endif
+	/* zeroed */
+	memset(fresh, 0x77, 64 * 4096);
+	tt_os_zero(fresh + 4096, 62 * 4096);
+	assert_int_equal(fresh[4095], 0x77);
+	assert_int_equal(fresh[63 * 4096], 0x77);
+	for (size_t i = 4096; i < 63 * 4096; i++)
+		if (fresh[i])
+			fail_msg("byte %u not zeroed", (unsigned)i);
+	tt_os_free(fresh, 64 * 4096);
+	/* huge pages asked for (Linux: marked, where the kernel has them) */
+	const size_t size = 8u << 20;
+	char *at = tt_os_reserve(size);
+	assert_non_null(at);
+	tt_os_huge_pages(at + (2u << 20), size - (2u << 20));
+#ifndef _WIN32
+	int marked = tt_huge_marked(at + (4u << 20));
+	FILE *thp = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+	if (thp) {
+		fclose(thp);
+		assert_int_equal(marked, 1);
+		assert_int_equal(tt_huge_marked(at), 0);
+	}
+#endif
+	tt_os_free(at, size);
+	/* what is mapped: a reservation counted whole, before any of it is committed */
+	const size_t reserved = 64u << 20;
+	uint64_t mapped_before = tt_os_address_mapped();
+	char *room = tt_os_reserve(reserved);
+	assert_non_null(room);
+	uint64_t mapped_after = tt_os_address_mapped();
+	tt_os_free(room, reserved);
+	assert_true(mapped_before > 0);
+	assert_true(mapped_after >= mapped_before + reserved);
+	/* the address-space limit: none here but Linux's RLIMIT_AS */
+#ifdef _WIN32
+	assert_true(tt_os_address_limit() == UINT64_MAX);
+#else
+	struct rlimit limit;
+	assert_int_equal(getrlimit(RLIMIT_AS, &limit), 0);
+	assert_true(tt_os_address_limit() ==
+		    (limit.rlim_cur == RLIM_INFINITY ? UINT64_MAX : (uint64_t)limit.rlim_cur));
+	pid_t child = fork();
+	if (child == 0) {
+		struct rlimit low = {UINT64_C(3) << 30, limit.rlim_max};
+		_exit(setrlimit(RLIMIT_AS, &low) != 0 ? 2 : tt_os_address_limit() == (UINT64_C(3) << 30) ? 0 : 1);
+	}
+	int status;
+	assert_int_equal(waitpid(child, &status, 0), child);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+#endif
 }
 
 /* A directory of the test's own (tt_temp_dir), and `path`, `name` in it. */
@@ -1334,6 +1535,60 @@ static void test_file_map(void **state)
 			fail_msg("byte %u of the file is %d, not 0", (unsigned)i, text[i]);
 }
 
+/* A view of a file longer than the file (the live arena's, grown as chunks are
+ * covered): written where the file covers it, and again once it grows; again at the
+ * same address, private memory, zero (a fork's child's). Windows' views cannot outgrow
+ * their file, nor replace a mapping: refused. */
+static void test_map_view(void **state)
+{
+	(void)state;
+	char dir[512], path[600];
+	tt_temp_file(dir, sizeof dir, path, sizeof path, "v.live");
+	struct tt_os_file file;
+	assert_int_equal(tt_os_file_create(path, &file), 0);
+	enum { PART = 64 * 1024 };
+	assert_int_equal(tt_os_file_resize(&file, PART), 0);
+	char *view = tt_os_map_view(&file, PART, 4 * PART, NULL);
+#ifdef _WIN32
+	assert_null(view);
+	char *own = tt_os_alloc(PART);
+	assert_null(tt_os_map_view(NULL, 0, PART, own));
+	tt_os_free(own, PART);
+	assert_int_equal(tt_os_file_close(&file), 0);
+	remove(path);
+	tt_temp_dir_remove(dir);
+#else
+	assert_non_null(view);
+	/* (the file's first part is not in the view: it starts at the offset) */
+	assert_int_equal(tt_os_file_resize(&file, 2 * PART), 0);
+	memcpy(view, "one", 3);
+	assert_int_equal(tt_os_file_resize(&file, 3 * PART), 0);
+	memcpy(view + PART, "two", 3);
+	static char text[3 * PART];
+	FILE *f = fopen(path, "rb");
+	assert_non_null(f);
+	size_t got = fread(text, 1, sizeof text, f);
+	fclose(f);
+	assert_int_equal(got, 3 * PART);
+	assert_memory_equal(text + PART, "one", 3);
+	assert_memory_equal(text + 2 * PART, "two", 3);
+	/* again, private, where it was */
+	char *again = tt_os_map_view(NULL, 0, 4 * PART, view);
+	assert_ptr_equal(again, view);
+	assert_int_equal(again[0], 0);
+	again[3 * PART] = 1; /* (past the file's end: memory of its own now) */
+	f = fopen(path, "rb");
+	assert_non_null(f);
+	got = fread(text, 1, sizeof text, f);
+	fclose(f);
+	assert_memory_equal(text + PART, "one", 3);
+	tt_os_file_unmap(again, 4 * PART);
+	assert_int_equal(tt_os_file_close(&file), 0);
+	remove(path);
+	tt_temp_dir_remove(dir);
+#endif
+}
+
 /* A file's length in bytes, read by the C library. */
 static long tt_file_length(const char *path)
 {
@@ -1628,7 +1883,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_threads), cmocka_unit_test(test_exit_keys), cmocka_unit_test(test_own_thread),
 		cmocka_unit_test(test_joined_thread), cmocka_unit_test(test_wait_timeout),
 		cmocka_unit_test(test_wake_all),   cmocka_unit_test(test_lock),
-		cmocka_unit_test(test_memory),  cmocka_unit_test(test_rename), cmocka_unit_test(test_path_in), cmocka_unit_test(test_new_file), cmocka_unit_test(test_file_hold), cmocka_unit_test(test_file_place), cmocka_unit_test(test_device_trust),
+		cmocka_unit_test(test_memory), cmocka_unit_test(test_core_asks), cmocka_unit_test(test_cancel_hold), cmocka_unit_test(test_map_view),  cmocka_unit_test(test_rename), cmocka_unit_test(test_path_in), cmocka_unit_test(test_new_file), cmocka_unit_test(test_file_hold), cmocka_unit_test(test_file_place), cmocka_unit_test(test_device_trust),
 		cmocka_unit_test(test_file_map), cmocka_unit_test(test_live_place), cmocka_unit_test(test_file_sink), cmocka_unit_test(test_file_sink_care), cmocka_unit_test(test_file_identity),
 		TT_SINK_WAIT_TEST cmocka_unit_test(test_file_room),
 		cmocka_unit_test(test_time),    cmocka_unit_test(test_thread_cpu_of), cmocka_unit_test(test_process), cmocka_unit_test(test_module_list),

@@ -680,7 +680,7 @@ static void tt_prog_values(void)
 static int tt_prog_hole(uint32_t events)
 {
 	tt_prog_record_seq(0, 0, 100);
-	struct tt__slot *slot = tt__find_slot(tt__thread_pointer());
+	struct tt__slot *slot = tt__find_slot(tt_os_thread_key());
 	if (!slot)
 		return 1;
 	__atomic_fetch_add(&slot->hot->cursor, sizeof(struct tt_record), __ATOMIC_RELAXED);
@@ -702,7 +702,7 @@ static int tt_prog_torn(uint32_t events, const char *path)
 {
 	for (uint32_t i = 0; i < events; i++)
 		TT_COUNTER("count", (int64_t)i);
-	struct tt__slot *slot = tt__find_slot(tt__thread_pointer());
+	struct tt__slot *slot = tt__find_slot(tt_os_thread_key());
 	if (!slot)
 		return 1;
 	struct tt_record *event = (struct tt_record *)__atomic_fetch_add(&slot->hot->cursor, 2 * sizeof *event,
