@@ -406,7 +406,7 @@ static struct tt_schedstat_sample *tt__counters_room(struct tt__counters *c)
 uint64_t tt__counters_kept;
 
 /* Lock held: a reading into the thread's store, or counted as lost. */
-static void tt__counters_keep(struct tt__counters *c, const struct tt_schedstat_sample *reading)
+static void tt__counters_store(struct tt__counters *c, const struct tt_schedstat_sample *reading)
 {
 	struct tt_schedstat_sample *to = tt__counters_room(c);
 	if (to)
@@ -414,6 +414,22 @@ static void tt__counters_keep(struct tt__counters *c, const struct tt_schedstat_
 	else
 		c->lost++;
 	c->n += !!to;
+}
+
+/* Lock held: the thread's own reading as it started, into its store, first (not
+ * counted in tt__counters_kept: tt-sched's readings, whose mean cost spikes repay). */
+static void tt__counters_early(struct tt__counters *c)
+{
+	if (!c->early_held)
+		return;
+	c->early_held = 0;
+	tt__counters_store(c, &c->early);
+}
+
+static void tt__counters_keep(struct tt__counters *c, const struct tt_schedstat_sample *reading)
+{
+	tt__counters_early(c);
+	tt__counters_store(c, reading);
 	tt__counters_kept++;
 }
 
@@ -515,6 +531,36 @@ void tt__counters_read_now(struct tt__slot *slot)
 	tt__counters_read_here(slot);
 }
 
+static uint64_t tt__records_last(const struct tt_record *begin, const struct tt_record *end, int *written);
+static int tt__counters_read_since(const struct tt__counters *c, uint64_t last, const struct tt_anchor *now,
+				   uint64_t hz);
+
+void tt__counters_read_at_exit(struct tt__slot *slot)
+{
+	struct tt__counters *c = &slot->sched.counters;
+	tt__counters_early(c);
+	if (c->watched || c->gone || !tt__counters_read_for(slot) || slot->sched.on) {
+		tt__counters_read_now(slot);
+		return;
+	}
+	/* Where they are its source: read once more where it recorded since its last
+	 * reading (a scope's end no look of tt-sched's came after: kept off its CPU
+	 * by the program's threads, or past its budget), bounding its last spikes' ends */
+	/* (its own records, settled: its chunk may be a compacted copy by now) */
+	uint64_t last = 0;
+	if (slot->current) {
+		const struct tt_record *begin, *end;
+		int written;
+		tt__chunk_extent(slot, slot->current, &begin, &end);
+		last = tt__records_last(begin, end, &written);
+	}
+	struct tt_anchor now;
+	tt_os_anchor(&now);
+	uint64_t hz = tt_os_anchor_hz(&tt__start_anchor, &now);
+	if (last && hz && !tt__counters_read_since(c, last, &now, hz))
+		tt__counters_read_here(slot);
+}
+
 /* Lock held: the slots registered since the last look, listed. */
 static void tt__counters_list_new(void)
 {
@@ -538,6 +584,7 @@ static void tt__counters_list_new(void)
 		}
 		tt__counters_list[tt__counters_listed++] = slot;
 		slot->sched.counters.listed = tt__counters_listed;
+		tt__counters_early(&slot->sched.counters);
 		tt__counters_list_from = slot;
 		tt__counters_list_index = slot->index + 1;
 	}
@@ -552,6 +599,22 @@ static void tt__counters_unlist(struct tt__counters *c)
 	tt__counters_list[c->listed - 1] = moved;
 	moved->sched.counters.listed = c->listed;
 	c->listed = 0;
+}
+
+/* The TSC of the last record with a time among the last few before `end` (0: none),
+ * and whether no record after it was left unwritten (*written: 0, a pad). */
+static uint64_t tt__records_last(const struct tt_record *begin, const struct tt_record *end, int *written)
+{
+	*written = 1;
+	/* (a scope's notes and values follow its record) */
+	for (const struct tt_record *r = end - 1; r >= begin && r > end - 8; r--) {
+		uint64_t tsc = __atomic_load_n(&r->tsc, __ATOMIC_RELAXED);
+		unsigned kind = TT_RECORD_KIND(__atomic_load_n(&r->word, __ATOMIC_RELAXED));
+		if (TT_RECORD_HAS_TIME(kind) || kind == TT_REC_END || kind == TT_REC_FUNC_EXIT)
+			return tsc;
+		*written &= kind != TT_REC_PAD;
+	}
+	return 0;
 }
 
 /* The time of the thread's last record that has one (0: none seen). Read while the
@@ -571,22 +634,14 @@ static uint64_t tt__counters_last(struct tt__slot *slot)
 	if (!cursor || !chunk || cursor <= (const char *)(chunk + 1) ||
 	    cursor > (const char *)chunk + TT__CHUNK_SIZE)
 		return 0;
-	/* (a scope's notes and values follow its record) */
-	int written = 1; /* (no record after it left unwritten: 0, a pad) */
-	for (const struct tt_record *r = (const struct tt_record *)cursor - 1;
-	     r >= (const struct tt_record *)(chunk + 1) && r > (const struct tt_record *)cursor - 8; r--) {
-		struct tt_record rec;
-		rec.tsc = __atomic_load_n(&r->tsc, __ATOMIC_RELAXED);
-		rec.word = __atomic_load_n(&r->word, __ATOMIC_RELAXED);
-		unsigned kind = TT_RECORD_KIND(rec.word);
-		if (TT_RECORD_HAS_TIME(kind) || kind == TT_REC_END || kind == TT_REC_FUNC_EXIT) {
-			c->seen_cursor = written ? cursor : NULL;
-			c->seen_last = rec.tsc;
-			return rec.tsc;
-		}
-		written &= kind != TT_REC_PAD;
+	int written;
+	uint64_t tsc = tt__records_last((const struct tt_record *)(chunk + 1), (const struct tt_record *)cursor,
+					&written);
+	if (tsc) {
+		c->seen_cursor = written ? cursor : NULL;
+		c->seen_last = tsc;
 	}
-	return 0;
+	return tsc;
 }
 
 /* ---- which scopes a thread has open: its records read as they come ---- */
@@ -1040,6 +1095,7 @@ void tt__counters_forget(struct tt__counters *c, int ours)
 void tt__counters_sections(struct tt__slot *slot, uint64_t *at, tt__counters_fn fn, void *ctx)
 {
 	struct tt__counters *c = &slot->sched.counters;
+	tt__counters_early(c);
 	uint64_t from = *at > c->base ? *at - c->base : 0;
 	/* (a thread with no reading new but scopes left unread since: a section of none,
 	 * which says them; and one whose states are its counters alone, none read yet: a
