@@ -544,8 +544,10 @@ void tt__counters_read_at_exit(struct tt__slot *slot)
 		return;
 	}
 	/* Where they are its source: read once more where it recorded since its last
-	 * reading (a scope's end no look of tt-sched's came after: kept off its CPU
-	 * by the program's threads, or past its budget), bounding its last spikes' ends */
+	 * reading, TT__COUNTERS_AFTER_NS or more ago (a scope's end no look of tt-sched's
+	 * came after: kept off its CPU by the program's threads, or past its budget),
+	 * bounding its last spikes' ends; not a thread too short for a scope to be read (200
+	 * of them, an instant each, had two readings each) */
 	/* (its own records, settled: its chunk may be a compacted copy by now) */
 	uint64_t last = 0;
 	if (slot->current) {
@@ -557,7 +559,8 @@ void tt__counters_read_at_exit(struct tt__slot *slot)
 	struct tt_anchor now;
 	tt_os_anchor(&now);
 	uint64_t hz = tt_os_anchor_hz(&tt__start_anchor, &now);
-	if (last && hz && !tt__counters_read_since(c, last, &now, hz))
+	if (last && hz && !tt__counters_read_since(c, last, &now, hz) &&
+	    (!c->n || now.monotonic_ns - c->at[c->n - 1].ns >= TT__COUNTERS_AFTER_NS))
 		tt__counters_read_here(slot);
 }
 
