@@ -531,36 +531,55 @@ void tt__counters_read_now(struct tt__slot *slot)
 	tt__counters_read_here(slot);
 }
 
-static uint64_t tt__records_last(const struct tt_record *begin, const struct tt_record *end, int *written);
-static int tt__counters_read_since(const struct tt__counters *c, uint64_t last, const struct tt_anchor *now,
-				   uint64_t hz);
+/* Whether the records in [begin, end) hold a stretch of `ticks` or more after TSC
+ * `since` between two with a time (a scope that long with nothing recorded inside it),
+ * or all come after it (those of earlier chunks not read: as if they did). */
+static int tt__records_gap(const struct tt_record *begin, const struct tt_record *end, uint64_t since,
+			   uint64_t ticks)
+{
+	uint64_t later = 0;
+	for (const struct tt_record *r = end; r-- > begin;) {
+		unsigned kind = TT_RECORD_KIND(r->word);
+		if (!TT_RECORD_HAS_TIME(kind) && kind != TT_REC_END && kind != TT_REC_FUNC_EXIT)
+			continue;
+		if (later && later - (r->tsc > since ? r->tsc : since) >= ticks)
+			return 1;
+		if (r->tsc <= since)
+			return 0;
+		later = r->tsc;
+	}
+	return 1;
+}
 
 void tt__counters_read_at_exit(struct tt__slot *slot)
 {
 	struct tt__counters *c = &slot->sched.counters;
 	tt__counters_early(c);
-	if (c->watched || c->gone || !tt__counters_read_for(slot) || slot->sched.on) {
+	if (c->watched || c->gone || !tt__counters_read_for(slot) || slot->sched.on || !slot->current) {
 		tt__counters_read_now(slot);
 		return;
 	}
-	/* Where they are its source: read once more where it recorded since its last
-	 * reading, TT__COUNTERS_AFTER_NS or more ago (a scope's end no look of tt-sched's
-	 * came after: kept off its CPU by the program's threads, or past its budget),
-	 * bounding its last spikes' ends; not a thread too short for a scope to be read (200
-	 * of them, an instant each, had two readings each) */
-	/* (its own records, settled: its chunk may be a compacted copy by now) */
-	uint64_t last = 0;
-	if (slot->current) {
-		const struct tt_record *begin, *end;
-		int written;
-		tt__chunk_extent(slot, slot->current, &begin, &end);
-		last = tt__records_last(begin, end, &written);
-	}
+	/* Where they are its source, once more where its records since its last reading
+	 * hold a scope tt-sched did not watch, as long as one it reads (a stretch with no
+	 * record): its exit comes before tt-sched's next look, or tt-sched was kept off a
+	 * CPU by the program's threads, or past its budget; its spike's end is bounded. Not
+	 * otherwise (a reading at each exit: the benchmark's 64 threads had 62 of them, 19
+	 * us each on a loaded machine, 1 % of its CPU time; 200 threads of an instant each
+	 * had two readings each). Its own records, settled (its chunk may be a compacted
+	 * copy by now), those of its current chunk alone. */
 	struct tt_anchor now;
 	tt_os_anchor(&now);
 	uint64_t hz = tt_os_anchor_hz(&tt__start_anchor, &now);
-	if (last && hz && !tt__counters_read_since(c, last, &now, hz) &&
-	    (!c->n || now.monotonic_ns - c->at[c->n - 1].ns >= TT__COUNTERS_AFTER_NS))
+	if (!hz)
+		return;
+	uint64_t since = 0;
+	if (c->n) {
+		uint64_t back = (uint64_t)((double)(now.monotonic_ns - c->at[c->n - 1].ns) * (double)hz / 1e9);
+		since = back < now.tsc ? now.tsc - back : 0;
+	}
+	const struct tt_record *begin, *end;
+	tt__chunk_extent(slot, slot->current, &begin, &end);
+	if (tt__records_gap(begin, end, since, (uint64_t)((double)hz * TT__COUNTERS_AFTER_NS / 1e9)))
 		tt__counters_read_here(slot);
 }
 
@@ -604,22 +623,6 @@ static void tt__counters_unlist(struct tt__counters *c)
 	c->listed = 0;
 }
 
-/* The TSC of the last record with a time among the last few before `end` (0: none),
- * and whether no record after it was left unwritten (*written: 0, a pad). */
-static uint64_t tt__records_last(const struct tt_record *begin, const struct tt_record *end, int *written)
-{
-	*written = 1;
-	/* (a scope's notes and values follow its record) */
-	for (const struct tt_record *r = end - 1; r >= begin && r > end - 8; r--) {
-		uint64_t tsc = __atomic_load_n(&r->tsc, __ATOMIC_RELAXED);
-		unsigned kind = TT_RECORD_KIND(__atomic_load_n(&r->word, __ATOMIC_RELAXED));
-		if (TT_RECORD_HAS_TIME(kind) || kind == TT_REC_END || kind == TT_REC_FUNC_EXIT)
-			return tsc;
-		*written &= kind != TT_REC_PAD;
-	}
-	return 0;
-}
-
 /* The time of the thread's last record that has one (0: none seen). Read while the
  * thread may be writing: a record not written yet, or left from a chunk's earlier use,
  * only makes a reading more or one less. Where the cursor has not moved since, the
@@ -637,14 +640,22 @@ static uint64_t tt__counters_last(struct tt__slot *slot)
 	if (!cursor || !chunk || cursor <= (const char *)(chunk + 1) ||
 	    cursor > (const char *)chunk + TT__CHUNK_SIZE)
 		return 0;
-	int written;
-	uint64_t tsc = tt__records_last((const struct tt_record *)(chunk + 1), (const struct tt_record *)cursor,
-					&written);
-	if (tsc) {
-		c->seen_cursor = written ? cursor : NULL;
-		c->seen_last = tsc;
+	/* (a scope's notes and values follow its record) */
+	int written = 1; /* (no record after it left unwritten: 0, a pad) */
+	for (const struct tt_record *r = (const struct tt_record *)cursor - 1;
+	     r >= (const struct tt_record *)(chunk + 1) && r > (const struct tt_record *)cursor - 8; r--) {
+		struct tt_record rec;
+		rec.tsc = __atomic_load_n(&r->tsc, __ATOMIC_RELAXED);
+		rec.word = __atomic_load_n(&r->word, __ATOMIC_RELAXED);
+		unsigned kind = TT_RECORD_KIND(rec.word);
+		if (TT_RECORD_HAS_TIME(kind) || kind == TT_REC_END || kind == TT_REC_FUNC_EXIT) {
+			c->seen_cursor = written ? cursor : NULL;
+			c->seen_last = rec.tsc;
+			return rec.tsc;
+		}
+		written &= kind != TT_REC_PAD;
 	}
-	return tsc;
+	return 0;
 }
 
 /* ---- which scopes a thread has open: its records read as they come ---- */

@@ -824,8 +824,8 @@ def refused_loaded_burst(tmp):
     and 0.2 ms of work. tt-sched spent its shares on the first readings before any spike
     was 5 ms old, and waited for a CPU while 100 new threads ran: 62 to 91 of 100 never
     read (load 19, the test's loops). Each thread now reads its own counters as it starts
-    and as it exits where it recorded since its last reading (out of line: pthread_create's
-    start, its exit), so that each spike has readings around it whatever tt-sched managed:
+    and as it exits where its records since its last reading hold a stretch of 2 ms that
+    tt-sched did not watch (out of line: pthread_create's start, its exit), so that each spike has readings around it whatever tt-sched managed:
     one without a split says what lay between them, never that none was read after its
     start or before its end (43 to 91 of 100 did so before). Where load kept the thread
     waiting for a CPU a long while after its spike (its exit 100 to 400 ms later) and
