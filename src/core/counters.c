@@ -533,9 +533,10 @@ void tt__counters_read_now(struct tt__slot *slot)
 
 /* Whether the records in [begin, end) hold a stretch of `ticks` or more after TSC
  * `since` between two with a time (a scope that long with nothing recorded inside it),
- * or all come after it (those of earlier chunks not read: as if they did). */
+ * or all come after it where `more` records came before them (those of earlier chunks,
+ * not read: as if they did). */
 static int tt__records_gap(const struct tt_record *begin, const struct tt_record *end, uint64_t since,
-			   uint64_t ticks)
+			   uint64_t ticks, int more)
 {
 	uint64_t later = 0;
 	for (const struct tt_record *r = end; r-- > begin;) {
@@ -548,7 +549,7 @@ static int tt__records_gap(const struct tt_record *begin, const struct tt_record
 			return 0;
 		later = r->tsc;
 	}
-	return 1;
+	return more;
 }
 
 void tt__counters_read_at_exit(struct tt__slot *slot)
@@ -579,7 +580,8 @@ void tt__counters_read_at_exit(struct tt__slot *slot)
 	}
 	const struct tt_record *begin, *end;
 	tt__chunk_extent(slot, slot->current, &begin, &end);
-	if (tt__records_gap(begin, end, since, (uint64_t)((double)hz * TT__COUNTERS_AFTER_NS / 1e9)))
+	if (tt__records_gap(begin, end, since, (uint64_t)((double)hz * TT__COUNTERS_AFTER_NS / 1e9),
+			    slot->first != slot->current))
 		tt__counters_read_here(slot);
 }
 
