@@ -308,7 +308,9 @@ enum tt_section_type {
 	 * kernel counts of a thread of its own without privilege (its CPU time,
 	 * /proc/self/task/TID/schedstat's run-queue wait and timeslices, /proc/.../stat's
 	 * page faults), read by ticktrace's thread tt-sched while the thread is inside a
-	 * scope open a millisecond or more, and once after it closed. The second source of
+	 * scope open a millisecond or more, and once after it closed (and by the thread
+	 * itself as it starts, and at its exit where tt-sched missed its last scope: a
+	 * reading like any other). The second source of
 	 * a spike's causes, where perf_event_open is refused (and beside the switches, the
 	 * CPU time that tells stolen time apart). After a THREAD section of its index; a
 	 * thread may have several, their readings in time order, each section's after the

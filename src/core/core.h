@@ -75,6 +75,9 @@ struct tt__counters {
 	/* tt-sched's: its cursor at the last look, and its last record's TSC then */
 	const char *seen_cursor;
 	uint64_t seen_last;
+	/* the thread's own reading as it started (sched.c), not in the store yet */
+	struct tt_schedstat_sample early;
+	int early_held;
 };
 
 /* The sched lock's: the kernel's ring for the thread, and the states taken from it. */
@@ -556,6 +559,9 @@ void tt__counters_read_new(struct tt__slot *slot, int read, uint64_t *at, tt__co
  * calling thread: at a dump, or its exit), so that a reader has the reading after its
  * spike. */
 void tt__counters_read_now(struct tt__slot *slot) TT__HIDDEN;
+/* Lock held, at a thread's exit: as tt__counters_read_now, and where its counters are
+ * its source, a reading where it recorded since its last. */
+void tt__counters_read_at_exit(struct tt__slot *slot) TT__HIDDEN;
 /* Lock held: the flags of the slot's readings (format.h: enum tt_schedstat_flags), as
  * its SCHEDSTAT sections and the runtime's analyses take them. */
 uint32_t tt__counters_flags(const struct tt__slot *slot) TT__HIDDEN;

@@ -406,7 +406,7 @@ static struct tt_schedstat_sample *tt__counters_room(struct tt__counters *c)
 uint64_t tt__counters_kept;
 
 /* Lock held: a reading into the thread's store, or counted as lost. */
-static void tt__counters_keep(struct tt__counters *c, const struct tt_schedstat_sample *reading)
+static void tt__counters_store(struct tt__counters *c, const struct tt_schedstat_sample *reading)
 {
 	struct tt_schedstat_sample *to = tt__counters_room(c);
 	if (to)
@@ -414,6 +414,22 @@ static void tt__counters_keep(struct tt__counters *c, const struct tt_schedstat_
 	else
 		c->lost++;
 	c->n += !!to;
+}
+
+/* Lock held: the thread's own reading as it started, into its store, first (not
+ * counted in tt__counters_kept: tt-sched's readings, whose mean cost spikes repay). */
+static void tt__counters_early(struct tt__counters *c)
+{
+	if (!c->early_held)
+		return;
+	c->early_held = 0;
+	tt__counters_store(c, &c->early);
+}
+
+static void tt__counters_keep(struct tt__counters *c, const struct tt_schedstat_sample *reading)
+{
+	tt__counters_early(c);
+	tt__counters_store(c, reading);
 	tt__counters_kept++;
 }
 
@@ -514,6 +530,60 @@ void tt__counters_read_now(struct tt__slot *slot)
 	tt__counters_read_here(slot);
 }
 
+/* Whether the records in [begin, end) hold a stretch of `ticks` or more after TSC
+ * `since` between two with a time (a scope that long with nothing recorded inside it),
+ * or all come after it where `more` records came before them (those of earlier chunks,
+ * not read: as if they did). */
+static int tt__records_gap(const struct tt_record *begin, const struct tt_record *end, uint64_t since,
+			   uint64_t ticks, int more)
+{
+	uint64_t later = 0;
+	for (const struct tt_record *r = end; r-- > begin;) {
+		unsigned kind = TT_RECORD_KIND(r->word);
+		if (!TT_RECORD_HAS_TIME(kind) && kind != TT_REC_END && kind != TT_REC_FUNC_EXIT)
+			continue;
+		if (later && later - (r->tsc > since ? r->tsc : since) >= ticks)
+			return 1;
+		if (r->tsc <= since)
+			return 0;
+		later = r->tsc;
+	}
+	return more;
+}
+
+void tt__counters_read_at_exit(struct tt__slot *slot)
+{
+	struct tt__counters *c = &slot->sched.counters;
+	tt__counters_early(c);
+	if (c->watched || c->gone || !tt__counters_read_for(slot) || slot->sched.on || !slot->current) {
+		tt__counters_read_now(slot);
+		return;
+	}
+	/* Where they are its source, once more where its records since its last reading
+	 * hold a scope tt-sched did not watch, as long as one it reads (a stretch with no
+	 * record): its exit comes before tt-sched's next look, or tt-sched was kept off a
+	 * CPU by the program's threads, or past its budget; its spike's end is bounded. Not
+	 * otherwise (a reading at each exit: the benchmark's 64 threads had 62 of them, 19
+	 * us each on a loaded machine, 1 % of its CPU time; 200 threads of an instant each
+	 * had two readings each). Its own records, settled (its chunk may be a compacted
+	 * copy by now), those of its current chunk alone. */
+	struct tt_anchor now;
+	tt_os_anchor(&now);
+	uint64_t hz = tt_os_anchor_hz(&tt__start_anchor, &now);
+	if (!hz)
+		return;
+	uint64_t since = 0;
+	if (c->n) {
+		uint64_t back = (uint64_t)((double)(now.monotonic_ns - c->at[c->n - 1].ns) * (double)hz / 1e9);
+		since = back < now.tsc ? now.tsc - back : 0;
+	}
+	const struct tt_record *begin, *end;
+	tt__chunk_extent(slot, slot->current, &begin, &end);
+	if (tt__records_gap(begin, end, since, (uint64_t)((double)hz * TT__COUNTERS_AFTER_NS / 1e9),
+			    slot->first != slot->current))
+		tt__counters_read_here(slot);
+}
+
 /* Lock held: the slots registered since the last look, listed. */
 static void tt__counters_list_new(void)
 {
@@ -537,6 +607,7 @@ static void tt__counters_list_new(void)
 		}
 		tt__counters_list[tt__counters_listed++] = slot;
 		slot->sched.counters.listed = tt__counters_listed;
+		tt__counters_early(&slot->sched.counters);
 		tt__counters_list_from = slot;
 		tt__counters_list_index = slot->index + 1;
 	}
@@ -1040,6 +1111,7 @@ void tt__counters_forget(struct tt__counters *c, int ours)
 void tt__counters_sections(struct tt__slot *slot, uint64_t *at, tt__counters_fn fn, void *ctx)
 {
 	struct tt__counters *c = &slot->sched.counters;
+	tt__counters_early(c);
 	uint64_t from = *at > c->base ? *at - c->base : 0;
 	/* (a thread with no reading new but scopes left unread since: a section of none,
 	 * which says them; and one whose states are its counters alone, none read yet: a

@@ -88,6 +88,14 @@ struct tt__sched_early {
 	int err;                /* the refusal's -errno */
 	int64_t since_ns;       /* when the kernel was asked */
 	int held; /* (a fork's child forgets its parent's: tt__sched_after_fork) */
+	int off; /* not asked: no switches for any thread (the counters alone) */
+	/* Where its counters are its states' source (perf refused): read by the thread
+	 * itself as it starts (read: taken), a reading before its first scope that no
+	 * wait for tt-sched's CPU delays (100 threads started together on a loaded
+	 * machine: tt-sched, its budget spent on their first readings, left 62 to 91 of
+	 * their spikes of 5 ms and more never read) */
+	struct tt_schedstat_sample reading;
+	int read;
 };
 static __thread struct tt__sched_early tt__sched_mine __attribute__((tls_model("initial-exec")));
 
@@ -268,8 +276,9 @@ static void tt__sched_rouse(void)
 
 void tt__sched_thread_starts(void)
 {
-	if (!__atomic_load_n(&tt__sched_ready, __ATOMIC_ACQUIRE) ||
-	    __atomic_load_n(&tt__sched_off, __ATOMIC_RELAXED) || tt__sched_mine.held)
+	int off = __atomic_load_n(&tt__sched_off, __ATOMIC_RELAXED);
+	if (!__atomic_load_n(&tt__sched_ready, __ATOMIC_ACQUIRE) || tt__sched_mine.held ||
+	    (off && !__atomic_load_n(&tt__counters_on, __ATOMIC_ACQUIRE)))
 		return;
 	struct tt__sched_early *e = &tt__sched_mine;
 	/* Not cancelled here (close is a cancellation point): a thread cancelled as it
@@ -277,18 +286,22 @@ void tt__sched_thread_starts(void)
 	int cancel;
 	tt_os_cancel_hold(&cancel);
 	int denied;
+	e->off = off;
+	e->sw = (struct tt__switches){0};
 	/* (refused: its first event has tt-sched ask again, which says why) */
-	e->err = tt__switches_open(&e->sw, 0, 1, &denied);
-	if (e->err == 0)
+	e->err = off ? 0 : tt__switches_open(&e->sw, 0, 1, &denied);
+	if (!off && e->err == 0)
 		/* after the kernel began to record: every switch from now on is there */
 		e->since_ns = tt_os_monotonic_ns();
+	e->read = (off || e->err) && __atomic_load_n(&tt__counters_on, __ATOMIC_ACQUIRE) &&
+		  tt__schedstat_read_own(tt_os_thread_id(), &e->reading) == 0;
 	tt_os_cancel_restore(cancel);
 	tt_os_exit_set(&tt__sched_early_key, e);
 	/* Last: an event in a signal handler from here on takes them. */
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	e->held = 1;
 	/* Here rather than in the thread's first event, which then finds tt-sched awake. */
-	if (e->err == 0)
+	if (!off && e->err == 0)
 		tt__sched_rouse();
 }
 
@@ -299,6 +312,11 @@ void tt__sched_open(struct tt__slot *slot)
 	s->counters.files.schedstat_fd = s->counters.files.stat_fd = -1;
 	struct tt__sched_early *e = tt__sched_mine.held ? &tt__sched_mine : NULL;
 	tt__sched_mine.held = 0;
+	/* (tt-sched, which lists the slot once it is registered, keeps it first) */
+	s->counters.early_held = e && e->read;
+	if (s->counters.early_held)
+		s->counters.early = e->reading;
+	e = e && !e->off ? e : NULL; /* (nothing asked of the kernel) */
 	if (__atomic_load_n(&tt__sched_off, __ATOMIC_ACQUIRE) &&
 	    !__atomic_load_n(&tt__counters_on, __ATOMIC_ACQUIRE)) {
 		if (e)
@@ -574,7 +592,7 @@ void tt__sched_thread_exited(struct tt__slot *slot)
 	if (tt__switches_unsaid(&slot->sched.sw))
 		slot->sched.lost++;
 	tt__switches_close(&slot->sched.sw);
-	tt__counters_read_now(slot); /* (its files: tt-sched closes them, in its own table) */
+	tt__counters_read_at_exit(slot); /* (its files: tt-sched closes them, in its own table) */
 	slot->sched.counters.watched = 0; /* (read for the last time) */
 	slot->sched.wanted = 0; /* its tid may be another thread's from now on */
 	tt__sched_asked(&slot->sched);
