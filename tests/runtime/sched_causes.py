@@ -524,15 +524,18 @@ def budget(tmp):
     # 1.66 ms against a budget of 1.15 in a fresh-clone CI run at load 30); naps a loaded
     # machine stretched to 5 ms and more pay for their readings, up to 1 % of one CPU's time.
     # (read by tt-sched: a reading inside a nap; each thread reads its own as it starts)
+    # (the budget binds only naps under 5 ms: those the load stretched past it are read)
     f = ttr.Ttr(out)
+    short = {index: [(lo, hi) for lo, hi in scopes_of(f, index) if hi - lo < 5000000] for index in f.counters}
+    napping = sum(1 for spans in short.values() if spans)
     read = sum(1 for index, c in f.counters.items()
-               if any(lo < r.ns < hi for r in c["readings"] for lo, hi in scopes_of(f, index)))
+               if any(lo < r.ns < hi for r in c["readings"] for lo, hi in short[index]))
     wall, process = cpu.get("wall_ns", 0), cpu.get("process_cpu_ns", 0)
     allowed = budget_allowed(wall, process)
-    print("crowd: %d threads read; tt-sched %.2f ms of CPU time, its budget %.2f ms (the process %.1f ms, "
-          "%.1f ms of wall time)" % (read, cpu.get("tt_sched_cpu_ns", -1) / 1e6, allowed / 1e6, process / 1e6,
-                                     wall / 1e6))
-    check(read < 64 and 0 <= cpu.get("tt_sched_cpu_ns", -1) <= allowed + 1000000,
+    print("crowd: %d of %d threads' naps under 5 ms read; tt-sched %.2f ms of CPU time, its budget %.2f ms "
+          "(the process %.1f ms, %.1f ms of wall time)" % (read, napping, cpu.get("tt_sched_cpu_ns", -1) / 1e6,
+                                                         allowed / 1e6, process / 1e6, wall / 1e6))
+    check((read < napping or napping == 0) and 0 <= cpu.get("tt_sched_cpu_ns", -1) <= allowed + 1000000,
           "crowd: %d threads' counters read, tt-sched's CPU time %s ns of a budget of %d: the scopes due at "
           "one look read past it" % (read, cpu.get("tt_sched_cpu_ns"), allowed))
     info = subprocess.run([TOOL, "info", out], capture_output=True, text=True, timeout=60)
