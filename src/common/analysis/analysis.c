@@ -622,7 +622,9 @@ const char *tt_an_unknown_text(const struct tt_an_causes *c, char *buf, size_t c
 
 void tt_an_causes_print(FILE *out, const char *indent, const struct tt_an_causes *c)
 {
-	bool stolen = c->stolen_known && c->stolen_ns > 0;
+	/* (stolen time where it is more than its error: zero within it, none told; outside
+	 * recheck r40, F3) */
+	bool stolen = c->stolen_known && c->stolen_ns > c->stolen_error_ns;
 	/* (a count read around it, 0 too; at least 0 says nothing) */
 	bool faults = c->faults && (!c->faults_at_least || c->minor_faults || c->major_faults);
 	bool wakeups = c->wakeups_unbounded || (c->wakeups_known && c->wakeups_ns + c->error_ns > 0);
