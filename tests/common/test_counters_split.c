@@ -729,6 +729,7 @@ static void test_faults_around(void **state)
 		{{-100 * MS, 80 * MS, 260 * MS}, 3, true, false, all, 1},             /* one in its middle */
 		{{-100 * MS, 2 * MS, 158 * MS, 260 * MS}, 4, true, false, all, 1},    /* near its edges */
 		{{-1 * MS, 160 * MS}, 2, true, false, all, 1},                        /* at its end */
+		{{0, 160 * MS}, 2, true, false, all, 1},                              /* at both edges */
 		{{2 * MS, 158 * MS}, 2, true, true, all - 1000, 1},                   /* inside alone */
 		{{2 * MS, 158 * MS, 300 * MS}, 3, true, true, all - 1000, 1},         /* none before it */
 		{{80 * MS}, 1, false, false, 0, 0},                                   /* once inside */

@@ -392,14 +392,15 @@ static bool tt_an_counters_split(const struct tt_an_counters *c, int64_t start, 
 	return true;
 }
 
-/* The page faults of [start, end): all of them from the reading before its start to
- * the one after its end; else at least those between two readings inside it; else
+/* The page faults of [start, end): all of them from the reading at or before its
+ * start to the one at or after its end; else at least those between two readings
+ * inside it; else
  * none known. (The nearest readings, one the same for both edges at times, or both
  * inside it, made a measured-looking 0 or too few: outside recheck r40, F1.) */
 static void tt_an_counters_faults(const struct tt_an_counters *c, int64_t start, int64_t end,
 				  struct tt_an_causes *causes)
 {
-	size_t i = tt_an_counters_from(c, start), k = tt_an_counters_from(c, end);
+	size_t i = tt_an_counters_from(c, tt_an_plus_sat(start, 1)), k = tt_an_counters_from(c, end);
 	const struct tt_schedstat_sample *from = i > c->from ? &c->at[i - 1] : NULL, *to = k < c->n ? &c->at[k] : NULL;
 	causes->faults_at_least = !from || !to;
 	if (causes->faults_at_least) { /* (inside it: the first and the last, two of them) */
