@@ -811,6 +811,9 @@ enum tt_snapshot_causes_flags {
 	 * a preemption's edge elsewhere (`spikes --json`'s kernel_moved_ns, not kept): each
 	 * part within error_ns, the larger of that and stolen_ns's */
 	TT_CAUSES_MOVED = 1u << 4,
+	/* no reading before its start or none after its end: the fault counts are those
+	 * between its first and last readings inside it, at least */
+	TT_CAUSES_FAULTS_AT_LEAST = 1u << 5,
 };
 /* What the spike's split says beside its parts, after tt_snapshot_split (a section
  * that ends before it is an earlier version's, whose split's source is not said): 0s
@@ -822,8 +825,8 @@ struct tt_snapshot_causes {
 	                         * too; from the switches (exact parts), stolen_ns's alone
 	                         * but with TT_CAUSES_WAKEUPS(_UNBOUNDED) */
 	int64_t stolen_ns;      /* of on_cpu_ns, the time the hypervisor ran something else */
-	uint64_t minor_faults;  /* page faults from the reading nearest its start to the one */
-	uint64_t major_faults;  /* nearest its end */
+	uint64_t minor_faults;  /* page faults from the reading before its start to the one */
+	uint64_t major_faults;  /* after its end (TT_CAUSES_FAULTS_AT_LEAST: inside it) */
 };
 _Static_assert(sizeof(struct tt_snapshot_causes) == 40, "snapshot causes layout");
 

@@ -458,13 +458,14 @@ static uint64_t tt__counters_process_faults(void)
 	return tt__counters_tick_faults;
 }
 
-/* Lock held: reads the thread's counters now into its store; the page faults (the
- * dearest file) only with `faults`, else as the last reading had them. A spike's
- * faults are counted between its readings nearest its start and its end: the first
- * of a watch and the one after it. Where no thread of the process faulted since the
- * thread's faults were read, they are what they were: stat is not read (it was most
- * of a reading's CPU time). */
-static void tt__counters_read(struct tt__slot *slot, int faults)
+/* Lock held: reads the thread's counters now into its store, its page faults too:
+ * a spike's are counted between the readings before its start and after its end
+ * (common/analysis/states.c), any of them (one taken while a scope around it was
+ * watched, its faults then as the last reading had them, made a scope inside it
+ * that no watch followed count 0). Where no thread of the process faulted since the
+ * thread's faults were read, they are what they were: stat, the dearest file, is
+ * not read (it was most of a reading's CPU time). */
+static void tt__counters_read(struct tt__slot *slot)
 {
 	struct tt__counters *c = &slot->sched.counters;
 	if (!c->files.tid && tt__counters_task_dir < 0)
@@ -478,8 +479,8 @@ static void tt__counters_read(struct tt__slot *slot, int faults)
 		reading.minflt = c->at[c->n - 1].minflt;
 		reading.majflt = c->at[c->n - 1].majflt;
 	}
-	uint64_t process_faults = faults || !c->n ? tt__counters_process_faults() : 0;
-	faults = !c->n || (faults && (!process_faults || process_faults != c->faults_seen));
+	uint64_t process_faults = tt__counters_process_faults();
+	int faults = !c->n || !process_faults || process_faults != c->faults_seen;
 	if (tt__schedstat_read(&c->files, &reading, faults) == 0) {
 		if (c->n && reading.wait_ns > c->at[c->n - 1].wait_ns)
 			tt__counters_waited_ns += reading.wait_ns - c->at[c->n - 1].wait_ns;
@@ -961,7 +962,7 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 		if (c->watched && !tt__scopes_open(&c->scopes, c->watched) && last != c->watched) {
 			/* it ended (or, its scopes not known, the thread recorded again): the
 			 * reading after */
-			tt__counters_read(slot, 1);
+			tt__counters_read(slot);
 			tt__counters_repay(c, now.monotonic_ns);
 			c->watched = 0;
 			read = 1;
@@ -977,7 +978,7 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 		if (c->watched && (!due || over_budget)) {
 			c->open_seen_ns = tt__scopes_open(&c->scopes, c->watched) ? now.monotonic_ns : c->open_seen_ns;
 			if (now.monotonic_ns >= c->next_ns) {
-				tt__counters_read(slot, 0);
+				tt__counters_read(slot);
 				int64_t open_ns = now.monotonic_ns - c->since_ns;
 				c->next_ns = now.monotonic_ns + (open_ns / 4 > TT__COUNTERS_BETWEEN_NS
 								 ? open_ns / 4 : TT__COUNTERS_BETWEEN_NS);
@@ -1035,7 +1036,7 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 		int64_t open_ns = now.monotonic_ns - c->since_ns;
 		c->next_ns = now.monotonic_ns + (open_ns / 4 > TT__COUNTERS_BETWEEN_NS ? open_ns / 4 : TT__COUNTERS_BETWEEN_NS);
 		if (!read)
-			tt__counters_read(slot, 1);
+			tt__counters_read(slot);
 	}
 	/* Every thread quiet outside its scopes: each read once (unless it was since its
 	 * last record), where the quiet has lasted long enough for the looks it spares to
@@ -1047,7 +1048,7 @@ int64_t tt__counters_tick(int64_t period_ns, int alone)
 			struct tt__slot *slot = tt__counters_list[i];
 			uint64_t last = tt__counters_last(slot);
 			if (tt__counters_read_for(slot) && !tt__counters_read_since(&slot->sched.counters, last, &now, hz))
-				tt__counters_read(slot, 1);
+				tt__counters_read(slot);
 		}
 	}
 	tt__sched_unlock_held_signals();

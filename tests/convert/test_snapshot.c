@@ -759,20 +759,36 @@ static void test_split_causes(void **state)
 	assert_has(r.out, "            on CPU ~300.000 us, preempted ~100.000 us, blocked ~40.000 us, "
 			  "unknown 60.007 us\n"
 			  "            (from the thread's counters, each within 12.345 us); page faults: "
-			  "3 minor, 1 major\n");
+			  "3 minor, 1 major: it waited on the disk\n");
 	free(r.out);
 	info.begin_tsc = 15000; /* (not whole in the snapshot: spikes says it as the snapshot does) */
 	save(fx->in, &info, "work", true);
 	TT_RUN(&r, "spikes", fx->in, "-q");
 	assert_int_equal(r.status, 0);
 	assert_has(r.out, "  on CPU ~300.000 us, preempted ~100.000 us, blocked ~40.000 us, unknown 60.007 us\n"
-			  "  (from the thread's counters, each within 12.345 us); page faults: 3 minor, 1 major\n");
+			  "  (from the thread's counters, each within 12.345 us); page faults: 3 minor, 1 major: "
+			  "it waited on the disk\n");
 	free(r.out);
 	TT_RUN(&r, "spikes", fx->in, "-q", "--json");
 	assert_int_equal(r.status, 0);
 	assert_has(r.out, "\"causes_from\":\"schedstat\",\"causes_error_ns\":12345,"
 			  "\"minor_faults\":3,\"major_faults\":1");
 	free(r.out);
+	/* (counted inside it alone: at least, in each place it is shown) */
+	causes.flags |= TT_CAUSES_FAULTS_AT_LEAST;
+	save(fx->in, &info, "work", true);
+	root = converted_spike(fx, &mark);
+	assert_int_equal(arg_number(mark, "faults_at_least"), 1);
+	cJSON_Delete(root);
+	TT_RUN(&r, "spikes", fx->in, "-q");
+	assert_int_equal(r.status, 0);
+	assert_has(r.out, "page faults: at least 3 minor, 1 major (read inside it alone): it waited on the disk\n");
+	free(r.out);
+	TT_RUN(&r, "spikes", fx->in, "-q", "--json");
+	assert_int_equal(r.status, 0);
+	assert_has(r.out, "\"minor_faults\":3,\"major_faults\":1,\"faults_at_least\":1");
+	free(r.out);
+	causes.flags &= ~(uint32_t)TT_CAUSES_FAULTS_AT_LEAST;
 	info.begin_tsc = spike_info.begin_tsc;
 
 	const uint64_t causes_at = snapshot_at + sizeof(struct tt_snapshot_info) + 8 +

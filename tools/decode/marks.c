@@ -63,6 +63,8 @@ size_t tt_mark_causes_args(struct tt_mark_arg *args, const struct tt_an_causes *
 	if (c->faults) {
 		args[n++] = (struct tt_mark_arg){.key = "minor_faults", .number = (int64_t)c->minor_faults};
 		args[n++] = (struct tt_mark_arg){.key = "major_faults", .number = (int64_t)c->major_faults};
+		if (c->faults_at_least)
+			args[n++] = (struct tt_mark_arg){.key = "faults_at_least", .number = 1};
 	}
 	return n;
 }

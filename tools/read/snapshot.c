@@ -50,7 +50,8 @@ struct tt_an_causes tt_snapshot_an_causes(const struct tt_snapshot *s)
 		/* (how much moved is not kept: "~" and the error alone) */
 		.wakeups_unbounded = c->flags & TT_CAUSES_WAKEUPS_UNBOUNDED,
 		.faults = c->flags & TT_CAUSES_FAULTS, .minor_faults = c->minor_faults,
-		.major_faults = c->major_faults, .stolen_known = c->flags & TT_CAUSES_STOLEN,
+		.major_faults = c->major_faults, .faults_at_least = c->flags & TT_CAUSES_FAULTS_AT_LEAST,
+		.stolen_known = c->flags & TT_CAUSES_STOLEN,
 		.stolen_ns = c->stolen_ns, .stolen_error_ns = c->error_ns,
 		.miss = (enum tt_an_counters_miss)(u->why | k->why), .miss_start_ns = u->start_ns | k->start_ns,
 		.miss_end_ns = u->end_ns | k->end_ns, .miss_budget = (u->flags | k->flags) & TT_UNSPLIT_BUDGET,

@@ -622,8 +622,11 @@ const char *tt_an_unknown_text(const struct tt_an_causes *c, char *buf, size_t c
 
 void tt_an_causes_print(FILE *out, const char *indent, const struct tt_an_causes *c)
 {
-	bool stolen = c->stolen_known && c->stolen_ns > 0;
-	bool faults = c->faults && (c->minor_faults || c->major_faults);
+	/* (stolen time where it is more than its error: zero within it, none told; outside
+	 * recheck r40, F3) */
+	bool stolen = c->stolen_known && c->stolen_ns > c->stolen_error_ns;
+	/* (a count read around it, 0 too; at least 0 says nothing) */
+	bool faults = c->faults && (!c->faults_at_least || c->minor_faults || c->major_faults);
 	bool wakeups = c->wakeups_unbounded || (c->wakeups_known && c->wakeups_ns + c->error_ns > 0);
 	if (c->from != TT_AN_CAUSES_SCHEDSTAT && c->from != TT_AN_CAUSES_THREAD_TIMES && !stolen && !faults &&
 	    !wakeups && !c->moved_known && !c->lost_ns)
@@ -687,8 +690,10 @@ void tt_an_causes_print(FILE *out, const char *indent, const struct tt_an_causes
 		sep = "; ";
 	}
 	if (faults)
-		fprintf(out, "%spage faults: %" PRIu64 " minor, %" PRIu64 " major", sep, c->minor_faults,
-			c->major_faults);
+		fprintf(out, "%spage faults: %s%" PRIu64 " minor, %" PRIu64 " major%s%s", sep,
+			c->faults_at_least ? "at least " : "", c->minor_faults, c->major_faults,
+			c->faults_at_least ? " (read inside it alone)" : "",
+			c->major_faults ? ": it waited on the disk" : "");
 	fputc('\n', out);
 }
 

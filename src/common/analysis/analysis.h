@@ -124,9 +124,12 @@ enum tt_an_causes_from { /* (as a snapshot says it: format.h) */
 struct tt_an_causes {
 	enum tt_an_causes_from from;
 	int64_t error_ns;   /* each part within this of the kernel's figure (0: exact) */
-	bool faults;        /* the counters were read around it: */
-	uint64_t minor_faults, major_faults; /* from the reading nearest its start to the
-	                                      * one nearest its end */
+	bool faults;        /* the counters were read around it, or twice inside it: */
+	uint64_t minor_faults, major_faults; /* from the reading before its start to the one
+	                                      * after its end (all of its faults, and any
+	                                      * between those readings outside it) */
+	bool faults_at_least; /* none before its start or none after its end: between the
+	                       * first and the last reading inside it, at least */
 	bool stolen_known;  /* switches and a CPU time that leaves steal out (TT_SCHEDSTAT_STEAL),
 	                     * read near enough (within half its time on CPU): */
 	int64_t stolen_ns;  /* of on_cpu, the time the hypervisor ran something else */
