@@ -56,6 +56,17 @@ struct tt__spikes_thread {
 	bool retired;                 /* it exited, and all it recorded was read */
 };
 
+/* tt-spikes held to its share (tt__spikes_share): the process's CPU time as last read,
+ * and its rate; since when it is held (0: not), how long it was in all, its longest wait
+ * between looks then; the events the rings overwrote before it read them, in all and of
+ * the threads that lost most (said at exit: their spikes were not found). */
+#define TT__SPIKES_UNREAD_SAID 4
+struct tt__spikes_held {
+	int64_t process_ns, process_at_ns, since_ns, held_ns, longest_ns;
+	uint64_t unread;
+	struct { uint32_t tid; uint64_t events; } threads[TT__SPIKES_UNREAD_SAID];
+};
+
 #define TT__SPIKES_CLOCK_NS 200000000
 #define TT__SPIKES_POLL_NS 20000000 /* tt-spikes reads what threads recorded: 20 ms */
 #define TT__SPIKES_IDLE_NS 100000000 /* and up to 100 ms apart while they record nothing */
@@ -77,6 +88,7 @@ static struct tt__spikes {
 	struct tt__lock poll_lock;  /* tt__spikes_poll: tt-spikes', or the last at exit */
 	bool snapshots; /* it runs for them (too) */
 	int64_t cpu_ns; /* tt-spikes' CPU time after its last look */
+	struct tt__spikes_held held; /* its share (tt__spikes_share) */
 } tt__spikes = {.poll_lock = TT__LOCK_INIT(TT__LOCK_SPIKES_POLL)};
 
 /* A JSON string: quotes, backslashes and control bytes escaped. */
@@ -480,6 +492,23 @@ void tt__spikes_retire(struct tt__slot *slot)
 	tt__spikes_forget(slot);
 }
 
+/* Events of thread `tid` a ring overwrote before tt-spikes read them, counted for exit:
+ * in all, and by thread for the TT__SPIKES_UNREAD_SAID that lost most. */
+static void tt__spikes_count_unread(struct tt__spikes_held *h, uint32_t tid, uint64_t events)
+{
+	h->unread += events;
+	unsigned least = 0;
+	for (unsigned i = 0; i < TT__SPIKES_UNREAD_SAID; i++) {
+		if (h->threads[i].tid == tid && h->threads[i].events) {
+			h->threads[i].events += events;
+			return;
+		}
+		least = h->threads[i].events < h->threads[least].events ? i : least;
+	}
+	if (h->threads[least].events < events)
+		h->threads[least].tid = tid, h->threads[least].events = events;
+}
+
 /* The log's line for events of a thread that a ring overwrote before tt-spikes read
  * them: spikes among them are not found. */
 static void tt__spikes_say_overwritten(struct tt__spikes *sp, const struct tt__spikes_thread *t,
@@ -487,6 +516,7 @@ static void tt__spikes_say_overwritten(struct tt__spikes *sp, const struct tt__s
 {
 	const struct tt__slot *slot = t->slot;
 	int name_len = (int)strnlen(slot->name, sizeof slot->name);
+	tt__spikes_count_unread(&sp->held, slot->tid, events);
 	if (!sp->out)
 		return;
 	if (sp->json) {
@@ -715,6 +745,96 @@ static bool tt__spikes_poll(bool last)
 	return read || waiting;
 }
 
+/* tt-spikes' share of the program's CPU time: a flight recorder left running for hours
+ * stays bounded. A thread writing millions of records a second (every function a scope,
+ * a -finstrument-functions build) cost it 26 % of gzip's CPU time, at some 7 ns a record;
+ * at 5 % it reads all of a program's records up to some 7 million a second (xz -T2 at a
+ * 10 s threshold, 48 M records, cost it 5.5 %). Past its share, and past
+ * TT__SPIKES_SHARE_FREE_NS (a short run's first reading and snapshots) and
+ * TT__SPIKES_SHARE_WALL_PCT, it looks less often: once the process's CPU time, at its
+ * rate since the last find, or the time since the run began, makes its own the share
+ * again, at most TT__SPIKES_HELD_MAX_NS apart. The program's threads are never waited for: what a ring overwrote meanwhile is counted and said, in the log and
+ * at exit, its spikes not found (the detector begins again after it: no spike is made
+ * of records around the gap). Mode stop keeps every record: they are read later. */
+#define TT__SPIKES_SHARE_PCT 5.0
+#define TT__SPIKES_SHARE_FREE_NS 20000000
+/* or one CPU's 2 % since the run began where more: a program that mostly sleeps (200
+ * spikes, each written, 30 to 55 ms of tt-spikes' time: half its CPU time) keeps its
+ * spikes found, its ring read before it recycles */
+#define TT__SPIKES_SHARE_WALL_PCT 2.0
+#define TT__SPIKES_HELD_MAX_NS 5000000000
+
+/* The log's line as tt-spikes is first held to its share (poll lock). */
+static void tt__spikes_say_held(struct tt__spikes *sp, int64_t now_ns)
+{
+	int64_t at = now_ns - tt__start_anchor.monotonic_ns;
+	if (sp->out && sp->json)
+		fprintf(sp->out, "{\"detector_share_pct\":%.0f,\"held_at_ns\":%" PRId64 ",\"pid\":%d}\n",
+			TT__SPIKES_SHARE_PCT, at, (int)getpid());
+	else if (sp->out)
+		fprintf(sp->out, "the spike detector reached its share of the program's CPU time (%.0f%%) at "
+			"%.3f s: it reads the threads' records less often from now; events a ring overwrites "
+			"before it reads them are said, spikes among them are not reported\n",
+			TT__SPIKES_SHARE_PCT, (double)at / 1e9);
+	if (sp->out)
+		tt__spikes_flush(sp);
+}
+
+/* How long tt-spikes sleeps before its next look, `sleep_ns` within its share (poll lock). */
+static int64_t tt__spikes_share_locked(struct tt__spikes *sp, int64_t sleep_ns)
+{
+	struct tt__spikes_held *h = &sp->held;
+	if (!sp->on) /* (the exit's last look was: what it held back is said) */
+		return sleep_ns;
+	double own = (double)sp->cpu_ns, share = TT__SPIKES_SHARE_PCT / 100;
+	int64_t now = tt_os_monotonic_ns();
+	/* (a program that mostly sleeps: one CPU's TT__SPIKES_SHARE_WALL_PCT since it began;
+	 * the process's CPU time only grows: within the share of its last reading, within it now) */
+	double floor = (double)(now - tt__start_anchor.monotonic_ns) * TT__SPIKES_SHARE_WALL_PCT / 100;
+	if (own > TT__SPIKES_SHARE_FREE_NS && own > floor && own > share * (double)h->process_ns) {
+		int64_t process = tt_os_process_cpu_ns();
+		/* (its rate since the last find, or first since the run began) */
+		int64_t from = h->process_at_ns ? h->process_at_ns : tt__start_anchor.monotonic_ns;
+		double rate = now > from ? (double)(process - h->process_ns) / (double)(now - from) : 0;
+		h->process_ns = process;
+		h->process_at_ns = now;
+		double need = own / share - (double)process; /* (the process's CPU time to come) */
+		if (need > 0) {
+			if (!h->held_ns && !h->since_ns)
+				tt__spikes_say_held(sp, now);
+			h->since_ns = h->since_ns ? h->since_ns : now;
+			double wait = rate > 0 ? need / rate : (double)TT__SPIKES_HELD_MAX_NS;
+			double floor_wait = (own - floor) * 100 / TT__SPIKES_SHARE_WALL_PCT; /* (the floor's) */
+			wait = floor_wait < wait ? floor_wait : wait;
+			sleep_ns = wait > (double)TT__SPIKES_HELD_MAX_NS ? TT__SPIKES_HELD_MAX_NS
+				 : wait > (double)sleep_ns ? (int64_t)wait : sleep_ns;
+			h->longest_ns = sleep_ns > h->longest_ns ? sleep_ns : h->longest_ns;
+			return sleep_ns;
+		}
+	}
+	if (h->since_ns) {
+		h->held_ns += now - h->since_ns;
+		h->since_ns = 0;
+	}
+	return sleep_ns;
+}
+
+/* (under the poll lock: the exit's last look, after which it is left alone, says what
+ * it held back) */
+static int64_t tt__spikes_share(struct tt__spikes *sp, int64_t sleep_ns)
+{
+	sigset_t old;
+	tt__block_signals(&old);
+	struct tt__writing writing; /* (the log's line) */
+	tt__writing_begin(&writing);
+	tt__lock(&sp->poll_lock);
+	sleep_ns = tt__spikes_share_locked(sp, sleep_ns);
+	tt__unlock(&sp->poll_lock);
+	tt__writing_end(&writing);
+	tt__restore_signals(&old);
+	return sleep_ns;
+}
+
 static void *tt__spikes_main(void *unused)
 {
 	(void)unused;
@@ -727,6 +847,7 @@ static void *tt__spikes_main(void *unused)
 		bool busy = tt__spikes_poll(false);
 		sleep_ns = busy ? TT__SPIKES_POLL_NS : 2 * sleep_ns < TT__SPIKES_IDLE_NS ? 2 * sleep_ns
 			 : TT__SPIKES_IDLE_NS;
+		sleep_ns = tt__spikes_share(&tt__spikes, sleep_ns);
 	}
 	return NULL;
 }
@@ -740,6 +861,26 @@ static void *tt__spikes_main(void *unused)
 #define TT__SPIKES_COST_SAID_PCT 1.0
 #define TT__SPIKES_COST_SAID_NS 1e9
 #define TT__SPIKES_COST_SAID_MIN_NS 1e6
+
+/* At exit: what tt-spikes' share held back, where it did (its cost is said above it). */
+static void tt__spikes_say_skipped(struct tt__spikes_held *h)
+{
+	if (h->since_ns)
+		h->held_ns += tt_os_monotonic_ns() - h->since_ns;
+	if (!h->held_ns)
+		return;
+	fprintf(tt__err, "ticktrace: the live spike detector was held to its share (%.0f%% of the "
+		"program's CPU time, or one CPU's %.0f%% of the run's) for %.3f s: it read the threads' "
+		"records up to %.3f s apart, not every %d ms; %" PRIu64 " events the rings overwrote "
+		"before it read them were not read, and spikes among them not found", TT__SPIKES_SHARE_PCT,
+		TT__SPIKES_SHARE_WALL_PCT, (double)h->held_ns / 1e9,
+		(double)h->longest_ns / 1e9, TT__SPIKES_POLL_NS / 1000000, h->unread);
+	for (unsigned i = 0, said = 0; i < TT__SPIKES_UNREAD_SAID; i++)
+		if (h->threads[i].events)
+			fprintf(tt__err, "%s thread %" PRIu32 ": %" PRIu64, said++ ? "," : " (", h->threads[i].tid,
+				h->threads[i].events);
+	fputs(h->threads[0].events ? ")\n" : "\n", tt__err);
+}
 
 /* At exit: what tt-spikes' reading cost where it matters (a flight recorder left running
  * for hours pays it all along), `last_ns` the exit's last look's. Its CPU time against
@@ -772,6 +913,7 @@ void tt__spikes_last(void)
 		int64_t own_ns = tt_os_thread_cpu_ns();
 		tt__spikes_poll(true);
 		tt__spikes_say_cost(tt_os_thread_cpu_ns() - own_ns);
+		tt__spikes_say_skipped(&tt__spikes.held); /* (tt-spikes, finished, leaves it alone) */
 	}
 }
 
