@@ -54,6 +54,28 @@ struct tt__spikes_thread {
 	uint64_t counters;            /* its counters' readings read */
 	bool read_due;                /* a spike among the records read now takes a reading */
 	bool retired;                 /* it exited, and all it recorded was read */
+	/* Its part of tt-spikes' share (tt__spikes_share): the chunks it had taken at
+	 * rate_at, its rate since (records a ns); held to the share: not read before
+	 * held_until (held: since it was last read, ever_held: in the run) */
+	uint64_t chunks_then;
+	int64_t rate_at, held_until;
+	double rate;
+	bool held, ever_held;
+};
+
+/* tt-spikes held to its share (tt__spikes_share): the process's CPU time as last read,
+ * and when (and as last read within a look); since and until when a thread is held (0:
+ * none), how long one was in all, the longest hold, the threads held in the run; what its reading cost (CPU time and
+ * records read, snapshots left out); the events the rings overwrote before it read
+ * them, in all and of the threads that lost most (said at exit: their spikes were not
+ * found). */
+#define TT__SPIKES_UNREAD_SAID 4
+struct tt__spikes_held {
+	int64_t process_ns, process_at_ns, process_seen_ns, since_ns, until_ns, held_ns, longest_ns;
+	uint64_t threads_held;
+	double read_ns, read_records;
+	uint64_t unread;
+	struct { uint32_t tid; uint64_t events; } threads[TT__SPIKES_UNREAD_SAID];
 };
 
 #define TT__SPIKES_CLOCK_NS 200000000
@@ -77,6 +99,7 @@ static struct tt__spikes {
 	struct tt__lock poll_lock;  /* tt__spikes_poll: tt-spikes', or the last at exit */
 	bool snapshots; /* it runs for them (too) */
 	int64_t cpu_ns; /* tt-spikes' CPU time after its last look */
+	struct tt__spikes_held held; /* its share (tt__spikes_share) */
 } tt__spikes = {.poll_lock = TT__LOCK_INIT(TT__LOCK_SPIKES_POLL)};
 
 /* A JSON string: quotes, backslashes and control bytes escaped. */
@@ -360,6 +383,7 @@ static struct tt__spikes_thread *tt__spikes_thread(struct tt__slot *slot)
 		return NULL;
 	tt__arena_holds(t); /* (its slot's) */
 	t->slot = slot;
+	t->rate_at = tt_os_monotonic_ns();
 	tt__spikes_restart(t);
 	slot->spikes = t;
 	return t;
@@ -482,24 +506,58 @@ void tt__spikes_retire(struct tt__slot *slot)
 	tt__spikes_forget(slot);
 }
 
+/* Events of thread `tid` a ring overwrote before tt-spikes read them, counted for exit:
+ * in all, and by thread for the TT__SPIKES_UNREAD_SAID that lost most. */
+static void tt__spikes_count_unread(struct tt__spikes_held *h, uint32_t tid, uint64_t events)
+{
+	h->unread += events;
+	unsigned least = 0;
+	for (unsigned i = 0; i < TT__SPIKES_UNREAD_SAID; i++) {
+		if (h->threads[i].tid == tid && h->threads[i].events) {
+			h->threads[i].events += events;
+			return;
+		}
+		least = h->threads[i].events < h->threads[least].events ? i : least;
+	}
+	if (h->threads[least].events < events)
+		h->threads[least].tid = tid, h->threads[least].events = events;
+}
+
+/* tt-spikes' share (tt__spikes_share): 5 % of the process's CPU time, */
+#define TT__SPIKES_SHARE_PCT 5.0
+/* past its first 20 ms (a short run's first reading and snapshots), */
+#define TT__SPIKES_SHARE_FREE_NS 20000000
+/* or one CPU's 2 % since the run began where more: a program that mostly sleeps has its
+ * idle time's part */
+#define TT__SPIKES_SHARE_WALL_PCT 2.0
+#define TT__SPIKES_HELD_MAX_NS 5000000000 /* a thread held is read 5 s apart at most */
+
 /* The log's line for events of a thread that a ring overwrote before tt-spikes read
- * them: spikes among them are not found. */
-static void tt__spikes_say_overwritten(struct tt__spikes *sp, const struct tt__spikes_thread *t,
+ * them: spikes among them are not found; and whether it was held to its share then.
+ * A note, not a spike: no "name" nor "dur_ns" (a reader of spikes takes the lines with
+ * them; ticktrace(7)), and in text no "spike: " at its start. */
+static void tt__spikes_say_overwritten(struct tt__spikes *sp, struct tt__spikes_thread *t,
 				       uint64_t events)
 {
 	const struct tt__slot *slot = t->slot;
 	int name_len = (int)strnlen(slot->name, sizeof slot->name);
+	tt__spikes_count_unread(&sp->held, slot->tid, events);
 	if (!sp->out)
 		return;
 	if (sp->json) {
 		fprintf(sp->out, "{\"overwritten_events\":%" PRIu64 ",\"pid\":%d,\"tid\":%" PRIu32
 			",\"thread\":", events, (int)getpid(), slot->tid);
 		tt__spikes_json_str(sp->out, slot->name, (size_t)name_len);
+		if (t->held)
+			fprintf(sp->out, ",\"detector_share_pct\":%.0f", TT__SPIKES_SHARE_PCT);
 		fputs("}\n", sp->out);
 	} else {
 		fprintf(sp->out, "thread %" PRIu32 " (%.*s): %" PRIu64 " events overwritten by the ring "
-			"before the spike detector read them: spikes among them are not reported\n",
-			slot->tid, name_len, slot->name, events);
+			"before the spike detector read them", slot->tid, name_len, slot->name, events);
+		if (t->held)
+			fprintf(sp->out, " (it held this thread to its share of the program's CPU time, "
+				"%.0f%%)", TT__SPIKES_SHARE_PCT);
+		fputs(": spikes among them are not reported\n", sp->out);
 	}
 	tt__spikes_flush(sp);
 }
@@ -645,8 +703,10 @@ static bool tt__spikes_unchanged(const struct tt__slot *slot, const struct tt__s
 }
 
 /* A thread's states, then the records it wrote since the last look, to its detector;
- * whether there is more to read now. */
-static bool tt__spikes_poll_slot(struct tt__spikes *sp, struct tt__slot *slot, bool last, size_t *read)
+ * whether there is more to read now. A thread held to tt-spikes' share (`now` before
+ * its hold's end) is left for later, unless it exited, or this is the last look. */
+static bool tt__spikes_poll_slot(struct tt__spikes *sp, struct tt__slot *slot, bool last, int64_t now,
+				 size_t *read)
 {
 	struct tt__spikes_thread *t = tt__spikes_thread(slot);
 	if (!t || t->retired)
@@ -654,10 +714,13 @@ static bool tt__spikes_poll_slot(struct tt__spikes *sp, struct tt__slot *slot, b
 	/* Read first: once it says the thread exited, its records are all there; once it
 	 * says when, its states up to its exit too. */
 	bool exited = __atomic_load_n(&slot->flags, __ATOMIC_ACQUIRE) & TT__SLOT_EXITED, whole = true;
+	if (!exited && !last && now < t->held_until)
+		return false; /* (its states and counters too: kept for its records, or counted lost) */
 	bool gaps = false;
 	int64_t exit_ns = tt__thread_exit_ns(slot);
 	size_t n = exited || last || !tt__spikes_unchanged(slot, t) ? tt__spikes_take(sp, t, exited || last, &whole, &gaps)
 								     : 0;
+	t->held = false; /* (what it overwrote meanwhile said as held: tt__spikes_resume) */
 	*read += n;
 	/* (before the records they cover; a reading of its own only for a spike among them:
 	 * tt__spikes_before_split) */
@@ -679,6 +742,21 @@ static bool tt__spikes_poll_slot(struct tt__spikes *sp, struct tt__slot *slot, b
 	return n == TT__SPIKES_COPY_RECORDS;
 }
 
+/* Whether tt-spikes is within its share (tt__spikes_share) now, to read on in a look:
+ * a look at a thread writing flat out copied 64 times 16,380 records, 250 ms of a
+ * sanitizer build's CPU time, before the share was first found past (poll lock). */
+static bool tt__spikes_within(struct tt__spikes *sp)
+{
+	struct tt__spikes_held *h = &sp->held;
+	double own = (double)tt_os_thread_cpu_ns(), share = TT__SPIKES_SHARE_PCT / 100;
+	double floor = (double)(tt_os_monotonic_ns() - tt__start_anchor.monotonic_ns) * TT__SPIKES_SHARE_WALL_PCT / 100;
+	if (own <= TT__SPIKES_SHARE_FREE_NS || own <= floor || own <= share * (double)h->process_seen_ns)
+		return true;
+	/* (the process's CPU time only grows: read again only past its last reading's share) */
+	h->process_seen_ns = tt_os_process_cpu_ns();
+	return own <= share * (double)h->process_seen_ns;
+}
+
 /* tt-spikes, every TT__SPIKES_POLL_NS, and once at exit (last: what threads left
  * open is closed at their last event, as `ticktrace spikes` does). Whether it found
  * anything to do: a record, or a snapshot whose window has not ended. */
@@ -692,14 +770,22 @@ static bool tt__spikes_poll(bool last)
 	struct tt__writing writing; /* (the log's lines, the snapshots) */
 	tt__writing_begin(&writing);
 	tt__lock(&sp->poll_lock);
+	int64_t now = tt_os_monotonic_ns();
 	for (struct tt__slot *slot = tt__registry_head(); slot && sp->on && !sp->an.oom;
 	     slot = __atomic_load_n(&slot->next, __ATOMIC_ACQUIRE)) {
 		if (__atomic_load_n(&slot->flags, __ATOMIC_ACQUIRE) & TT__SLOT_RUNTIME)
 			continue;
-		for (int i = 0; i < TT__SPIKES_COPIES && tt__spikes_poll_slot(sp, slot, last, &read); i++)
-			;
+		/* (a copy at least of each thread: one whose reading the share affords is
+		 * never left for another's) */
+		for (int i = 0; i < TT__SPIKES_COPIES && tt__spikes_poll_slot(sp, slot, last, now, &read); i++)
+			if (!last && !tt__spikes_within(sp))
+				break;
 		if (last)
 			tt__spikes_forget(slot);
+	}
+	if (read && !last) { /* (what reading a record costs it, the snapshots' writing left out) */
+		sp->held.read_ns += (double)(tt_os_thread_cpu_ns() - sp->cpu_ns);
+		sp->held.read_records += (double)read;
 	}
 	/* (after the spikes of what was read: the windows that ended are written) */
 	if (sp->on)
@@ -717,6 +803,168 @@ static bool tt__spikes_poll(bool last)
 	return read || waiting;
 }
 
+/* tt-spikes' share of the program's CPU time: a flight recorder left running for hours
+ * stays bounded. A thread writing millions of records a second (every function a scope,
+ * a -finstrument-functions build) cost it 26 % of gzip's CPU time, at some 7 ns a record;
+ * at 5 % it reads all of a program's records up to some 7 million a second (xz -T2 at a
+ * 10 s threshold, 48 M records, cost it 5.5 %). Past its share, and past
+ * TT__SPIKES_SHARE_FREE_NS (a short run's first reading and snapshots), it holds the
+ * threads whose records it cannot afford to read, the fastest first, and reads the others
+ * as always: a ring that recycles slowly is read before it recycles what was not read, so
+ * that a mostly idle program keeps its worst spikes whatever another thread, or the
+ * writing of its snapshots (which the share does not hold), cost. A held thread is read
+ * again once the process's CPU time at its rate since the last find (or the time since
+ * the run began) makes tt-spikes' own the share again, that reading and the others' paid,
+ * TT__SPIKES_HELD_MAX_NS at most. The program's threads are never waited for: what a ring
+ * overwrote meanwhile is counted and said, in the log and at exit, its spikes not found
+ * (the detector begins again after it: no spike is made of records around the gap).
+ * Mode stop keeps every record: they are read later. */
+
+/* A thread's rate, from the chunks it took (a ring's recycled ones too: read or not,
+ * held or not), measured again where TT__SPIKES_RATE_NS passed since it was and it took
+ * TT__SPIKES_RATE_CHUNKS, or 10 times as long passed (a chunk or two in 100 ms, a
+ * thread writing 50,000 records a second, read as twice that: held in a sanitizer
+ * build, where reading it all cost 1.2 % of one CPU). */
+#define TT__SPIKES_RATE_NS 100000000
+#define TT__SPIKES_RATE_CHUNKS 4
+static void tt__spikes_rate(struct tt__spikes_thread *t, int64_t now)
+{
+	const struct tt__slot *slot = t->slot;
+	uint64_t chunks = __atomic_load_n(&slot->chunks, __ATOMIC_RELAXED) +
+			  __atomic_load_n(&slot->recycled, __ATOMIC_RELAXED);
+	if (now - t->rate_at < TT__SPIKES_RATE_NS ||
+	    (chunks - t->chunks_then < TT__SPIKES_RATE_CHUNKS && now - t->rate_at < 10 * TT__SPIKES_RATE_NS))
+		return;
+	t->rate = (double)(chunks - t->chunks_then) * TT__CHUNK_RECORDS / (double)(now - t->rate_at);
+	t->chunks_then = chunks;
+	t->rate_at = now;
+}
+
+static int tt__spikes_by_rate(const void *a, const void *b)
+{
+	double x = (*(struct tt__spikes_thread *const *)a)->rate;
+	double y = (*(struct tt__spikes_thread *const *)b)->rate;
+	return (x > y) - (x < y);
+}
+
+/* The threads held now until `until` at most (0: none held): how long one was, said at
+ * exit, is the union of their holds. */
+static void tt__spikes_held_until(struct tt__spikes_held *h, int64_t now, int64_t until)
+{
+	if (h->since_ns && (!until || h->until_ns <= now)) {
+		int64_t end = h->until_ns < now ? h->until_ns : now;
+		h->held_ns += end - h->since_ns;
+		h->since_ns = 0;
+	}
+	if (until && !h->since_ns)
+		h->since_ns = now;
+	h->until_ns = until;
+}
+
+/* How long `ns` of tt-spikes' CPU time past what is allowed now takes to be allowed,
+ * the allowance growing `room` ns a ns. */
+static double tt__spikes_wait(double ns, double room)
+{
+	return ns <= 0 ? 0 : room > 0 ? ns / room : (double)TT__SPIKES_HELD_MAX_NS;
+}
+
+/* Past its share (`own` its CPU time; `process`, the process's, growing `rate` ns a ns;
+ * `floor`, one CPU's TT__SPIKES_SHARE_WALL_PCT since the run began): the threads it
+ * cannot afford to read at their rates, after the slower ones, held, each until what it
+ * read and will read (a held one's reading: its ring, or what a look copies at most) is
+ * within the share again; a held thread it can afford now let go (poll lock). */
+static void tt__spikes_hold(struct tt__spikes *sp, int64_t now, double own, double process, double rate,
+			    double floor)
+{
+	struct tt__spikes_held *h = &sp->held;
+	double share = TT__SPIKES_SHARE_PCT / 100, wall = TT__SPIKES_SHARE_WALL_PCT / 100;
+	double record_ns = h->read_records > 0 ? h->read_ns / h->read_records : 0;
+	size_t n = 0, cap = 0;
+	for (struct tt__slot *slot = tt__registry_head(); slot; slot = __atomic_load_n(&slot->next, __ATOMIC_ACQUIRE))
+		cap += slot->spikes != NULL;
+	struct tt__spikes_thread **all = cap ? malloc(cap * sizeof *all) : NULL;
+	for (struct tt__slot *slot = tt__registry_head(); slot && all && n < cap;
+	     slot = __atomic_load_n(&slot->next, __ATOMIC_ACQUIRE)) {
+		struct tt__spikes_thread *t = slot->spikes;
+		if (t && !t->retired) {
+			tt__spikes_rate(t, now);
+			all[n++] = t;
+		}
+	}
+	/* The slower first, as long as reading them all fits the share's rate. */
+	if (n)
+		qsort(all, n, sizeof *all, tt__spikes_by_rate);
+	double allowed = share * rate > wall ? share * rate : wall, reading = 0;
+	size_t fit = 0;
+	for (; fit < n && reading + all[fit]->rate * record_ns <= allowed; fit++) {
+		reading += all[fit]->rate * record_ns;
+		all[fit]->held_until = 0;
+	}
+	double ring = (double)tt__config.chunk_budget * TT__CHUNK_RECORDS;
+	double look = (double)TT__SPIKES_COPIES * TT__SPIKES_COPY_RECORDS;
+	double due = own + (double)(n - fit) * (ring < look ? ring : look) * record_ns;
+	double wait = tt__spikes_wait(due - share * process, share * rate - reading);
+	double floor_wait = tt__spikes_wait(due - floor, wall - reading);
+	wait = floor_wait < wait ? floor_wait : wait;
+	int64_t hold = wait > (double)TT__SPIKES_HELD_MAX_NS ? TT__SPIKES_HELD_MAX_NS
+		     : wait > (double)TT__SPIKES_POLL_NS ? (int64_t)wait : TT__SPIKES_POLL_NS;
+	int64_t until = 0;
+	for (size_t i = fit; i < n; i++) {
+		struct tt__spikes_thread *t = all[i];
+		if (now >= t->held_until) { /* (one held already is read as that hold ends) */
+			h->threads_held += !t->ever_held;
+			t->ever_held = t->held = true;
+			t->held_until = now + hold;
+			h->longest_ns = hold > h->longest_ns ? hold : h->longest_ns;
+		}
+		until = t->held_until > until ? t->held_until : until;
+	}
+	free(all);
+	tt__spikes_held_until(h, now, until);
+}
+
+/* After each look: the threads tt-spikes cannot afford to read held to its share (poll lock). */
+static void tt__spikes_share_locked(struct tt__spikes *sp)
+{
+	struct tt__spikes_held *h = &sp->held;
+	if (!sp->on) /* (the exit's last look was: what it held back is said) */
+		return;
+	double own = (double)sp->cpu_ns, share = TT__SPIKES_SHARE_PCT / 100;
+	int64_t now = tt_os_monotonic_ns();
+	/* (a program that mostly sleeps: one CPU's TT__SPIKES_SHARE_WALL_PCT since it began;
+	 * the process's CPU time only grows: within the share of its last reading, within it now) */
+	double floor = (double)(now - tt__start_anchor.monotonic_ns) * TT__SPIKES_SHARE_WALL_PCT / 100;
+	if (own <= TT__SPIKES_SHARE_FREE_NS || own <= floor || own <= share * (double)h->process_ns) {
+		if (h->since_ns) /* (within it: no thread held) */
+			for (struct tt__slot *slot = tt__registry_head(); slot;
+			     slot = __atomic_load_n(&slot->next, __ATOMIC_ACQUIRE))
+				if (slot->spikes)
+					slot->spikes->held_until = 0;
+		tt__spikes_held_until(h, now, 0);
+		return;
+	}
+	int64_t process = tt_os_process_cpu_ns();
+	/* (its rate since the last find, or first since the run began) */
+	int64_t from = h->process_at_ns ? h->process_at_ns : tt__start_anchor.monotonic_ns;
+	double rate = now > from ? (double)(process - h->process_ns) / (double)(now - from) : 0;
+	h->process_ns = process;
+	h->process_at_ns = now;
+	if (own > share * (double)process)
+		tt__spikes_hold(sp, now, own, (double)process, rate, floor);
+}
+
+/* (under the poll lock: the exit's last look, after which it is left alone, says what
+ * it held back) */
+static void tt__spikes_share(struct tt__spikes *sp)
+{
+	sigset_t old;
+	tt__block_signals(&old);
+	tt__lock(&sp->poll_lock);
+	tt__spikes_share_locked(sp);
+	tt__unlock(&sp->poll_lock);
+	tt__restore_signals(&old);
+}
+
 static void *tt__spikes_main(void *unused)
 {
 	(void)unused;
@@ -729,6 +977,7 @@ static void *tt__spikes_main(void *unused)
 		bool busy = tt__spikes_poll(false);
 		sleep_ns = busy ? TT__SPIKES_POLL_NS : 2 * sleep_ns < TT__SPIKES_IDLE_NS ? 2 * sleep_ns
 			 : TT__SPIKES_IDLE_NS;
+		tt__spikes_share(&tt__spikes);
 	}
 	return NULL;
 }
@@ -742,6 +991,28 @@ static void *tt__spikes_main(void *unused)
 #define TT__SPIKES_COST_SAID_PCT 1.0
 #define TT__SPIKES_COST_SAID_NS 1e9
 #define TT__SPIKES_COST_SAID_MIN_NS 1e6
+
+/* At exit: what tt-spikes' share held back, where it did (its cost is said above it,
+ * `last_ns` of it the exit's last look's, which read what the rings held, past the share). */
+static void tt__spikes_say_skipped(struct tt__spikes_held *h, int64_t last_ns)
+{
+	tt__spikes_held_until(h, tt_os_monotonic_ns(), 0);
+	if (!h->threads_held)
+		return;
+	fprintf(tt__err, "ticktrace: the live spike detector was held to its share (%.0f%% of the "
+		"program's CPU time, or one CPU's %.0f%% of the run's): it held %" PRIu64 " thread%s whose "
+		"records it could not afford to read (the others read as always) for %.3f s in all, "
+		"reading them up to %.3f s apart, not every %d ms (its last look, at exit, read what the "
+		"rings held then: %.1f ms); %" PRIu64 " events the rings overwrote before it read them were "
+		"not read, and spikes among them not found", TT__SPIKES_SHARE_PCT, TT__SPIKES_SHARE_WALL_PCT,
+		h->threads_held, h->threads_held == 1 ? "" : "s", (double)h->held_ns / 1e9,
+		(double)h->longest_ns / 1e9, TT__SPIKES_POLL_NS / 1000000, (double)last_ns / 1e6, h->unread);
+	for (unsigned i = 0, said = 0; i < TT__SPIKES_UNREAD_SAID; i++)
+		if (h->threads[i].events)
+			fprintf(tt__err, "%sthread %" PRIu32 ": %" PRIu64, said++ ? ", " : " (", h->threads[i].tid,
+				h->threads[i].events);
+	fputs(h->threads[0].events ? ")\n" : "\n", tt__err);
+}
 
 /* At exit: what tt-spikes' reading cost where it matters (a flight recorder left running
  * for hours pays it all along), `last_ns` the exit's last look's. Its CPU time against
@@ -773,7 +1044,9 @@ void tt__spikes_last(void)
 	} else if (on) {
 		int64_t own_ns = tt_os_thread_cpu_ns();
 		tt__spikes_poll(true);
-		tt__spikes_say_cost(tt_os_thread_cpu_ns() - own_ns);
+		int64_t last_ns = tt_os_thread_cpu_ns() - own_ns;
+		tt__spikes_say_cost(last_ns);
+		tt__spikes_say_skipped(&tt__spikes.held, last_ns); /* (tt-spikes, finished, leaves it alone) */
 	}
 }
 

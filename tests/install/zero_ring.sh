@@ -40,7 +40,7 @@ for run in 1 2 3; do
 	python3 - spikes.jsonl "$run" <<'PY' || failures=$((failures + 1))
 import json, sys
 path, run = sys.argv[1], sys.argv[2]
-spikes = [json.loads(line) for line in open(path)]
+spikes = [s for s in map(json.loads, open(path)) if "dur_ns" in s]  # (a note has none: ticktrace(7))
 bad = [s for s in spikes if s.get("name") == "tiny" and s["explained_ns"] > 0]
 for s in bad[:5]:
     print("FAIL: run %s: a tiny spike made of an erased entry: %s" % (run, s), file=sys.stderr)

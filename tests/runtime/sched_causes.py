@@ -50,6 +50,7 @@ from array import array
 from collections import namedtuple
 from fractions import Fraction
 
+import spike_log
 import ttr
 
 PROG, TOOL, CHECK_PERFETTO, SCHEMA = sys.argv[1:5]
@@ -194,7 +195,7 @@ def spike_sources(spikes, live=None, snapshots=None):
     (a path), where it had one; its snapshots ({name: ttr.Ttr}), where it took them."""
     sources = [("spikes", spikes)]
     if live:
-        sources.append(("live", [json.loads(l) for l in open(live)] if os.path.exists(live) else []))
+        sources.append(("live", spike_log.spikes(spike_log.entries(live))))
     if snapshots is not None:
         sources.append(("snapshot", [snapshot_spike(f) for f in snapshots.values()
                                      if f and f.snapshot and f.snapshot["kind"] == ttr.SNAPSHOT_SPIKE]))
@@ -402,7 +403,7 @@ def refused(tmp, user=None):
             # (a spike split: the counters were read; none: maybe none was, as a 2 ms wait)
             read = any(sp and "on_cpu_ns" in sp for sp in (spike_of(spikes, k) for k in kernel))
             lines = [l for l in err.splitlines() if l.strip() and not (snaps and " snapshots in " in l)
-                     and not l.startswith("ticktrace: the live spike detector (tt-spikes, ")]
+                     and not l.startswith("ticktrace: the live spike detector ")]
             check(len(lines) == 1 and "no thread states" in lines[0] and "Permission denied" in lines[0]
                   and ("counters instead" in lines[0] or not read and "but none was" in lines[0]),
                   "%s: not one clean line: %r" % (label, err))
@@ -413,7 +414,7 @@ def refused(tmp, user=None):
                 check(ttr.Ttr(out).counters or not split, "%s: no SCHEDSTAT section" % label)
             sources = [("spikes", spikes)]
             if mode == "stream":
-                sources.append(("live", [json.loads(l) for l in open(live)] if os.path.exists(live) else []))
+                sources.append(("live", spike_log.spikes(spike_log.entries(live))))
             for source, found in sources:
                 for k in kernel:
                     counters_agree(k, spike_of(found, k), "%s (%s)" % (label, source))
@@ -576,7 +577,7 @@ def budget(tmp):
     _, spikes, _, _ = run(tmp, "seccomp", args=("crowd",), env_extra={
         "TICKTRACE_SNAPSHOTS": snaps, "TICKTRACE_SPIKES": live, "TICKTRACE_SPIKE_THRESHOLD": "1ms"})
     unsplit_said([sp for sp in spikes if sp["name"] == "nap" and "on_cpu_ns" not in sp], "crowd (seccomp)")
-    logged = [l for l in (json.loads(l) for l in open(live)) if "name" in l]  # (spike N: the Nth)
+    logged = spike_log.spikes(spike_log.entries(live))  # (spike N: the Nth)
     told = 0
     for name, f in snapshots_in(snaps).items():
         sp = snapshot_spike(f) if f and f.snapshot else None

@@ -26,6 +26,7 @@ import sys
 import tempfile
 import time
 
+import spike_log
 import ttr
 from verdict import check, verdict
 
@@ -146,7 +147,7 @@ def open_at_exit(tmp):
             continue
         spikes = {sp["name"]: sp for sp in spikes_of(out)}
         with open(live) as f:
-            logged = {sp["name"]: sp for sp in map(json.loads, f) if "name" in sp}
+            logged = {sp["name"]: sp for sp in spike_log.spikes(map(json.loads, f))}
         kept = os.listdir(snaps)
         for name, at_least_ms in (("left_open", 8), ("cancelled", 15)):
             sp = spikes.get(name)

@@ -14,12 +14,12 @@ each look, some 50. In the live log: the spike had a reading after its start (ta
 for it) when it was split, not "no counters reading after its start".
 
 Usage: spikes_reads.py PROG"""
-import json
 import os
 import subprocess
 import sys
 import tempfile
 
+import spike_log
 import ttr
 from verdict import check, verdict
 
@@ -57,7 +57,7 @@ with tempfile.TemporaryDirectory() as tmp:
     check(len(unwatched) <= 12, "%d readings in the second before the spike that tt-sched did not "
           "take for a scope (at %s ms before it): tt-spikes read the counters at its looks"
           % (len(unwatched), [round((begin - r) / 1e6, 1) for r in unwatched]))
-    spikes = [json.loads(line) for line in open(live)]
+    spikes = spike_log.spikes(spike_log.entries(live))
     found = [s for s in spikes if s["name"] == "spike"]
     check(len(found) == 1, "live log: %d spikes named spike, of %d" % (len(found), len(spikes)))
     for s in found:

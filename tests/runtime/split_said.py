@@ -19,6 +19,7 @@ import subprocess
 import sys
 import tempfile
 
+import spike_log
 import ttr
 from verdict import check, verdict
 
@@ -66,7 +67,7 @@ def one_run(tmp, states):
     check(lines == len(spikes), "%s: spikes: %d of %d spikes split or say why:\n%s"
           % (what, lines, len(spikes), text))
 
-    logged = [json.loads(l) for l in open(live)]
+    logged = spike_log.spikes(spike_log.entries(live))
     check(logged, what + ": nothing in the live log")
     for sp in logged:
         said(what + ": the live log", sp, states)
