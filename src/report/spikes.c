@@ -957,12 +957,12 @@ static void tt__spikes_share_locked(struct tt__spikes *sp)
  * it held back) */
 static void tt__spikes_share(struct tt__spikes *sp)
 {
-	sigset_t old;
-	tt__block_signals(&old);
+	struct tt_os_signals old;
+	tt_os_signals_block(&old);
 	tt__lock(&sp->poll_lock);
 	tt__spikes_share_locked(sp);
 	tt__unlock(&sp->poll_lock);
-	tt__restore_signals(&old);
+	tt_os_signals_restore(&old);
 }
 
 static void *tt__spikes_main(void *unused)
