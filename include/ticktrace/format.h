@@ -334,8 +334,10 @@ enum tt_section_type {
 	/* struct tt_thread_first: the record that opened a thread's first scope or
 	 * function (among its first TT_FIRST_OPENER_RECORDS), which a thread nobody named
 	 * is named after: a file whose records of it begin later (a ring's, a snapshot's
-	 * window) names it as the run's other files do. At most one per thread, after its
-	 * THREAD section; the site or function it names is in the file's SITES or FUNCS.
+	 * window) names it as the run's other files do. Written where the file's records
+	 * of the thread do not begin with it (a live file: once known); at most one per
+	 * thread, after its THREAD section; the site or function it names is in the file's
+	 * SITES or FUNCS.
 	 * Readers older than it refuse a file that holds one; the version stays. */
 	TT_SEC_THREAD_FIRST = 0x4b,
 	/* struct tt_thread_info, then the name: a thread's final totals, name and flags,

@@ -220,12 +220,26 @@ void tt__out_sched(struct tt__out *out, struct tt__slot *slot, int release, tt__
 	tt__sched_unlock(&old);
 }
 
+/* Whether the records written of the thread begin with its first scope or function
+ * as the tools look for it: no THREAD_FIRST needed (nor one a reader older than it
+ * refuses). */
+static bool tt__opener_kept(const struct tt__thread_snapshot *snap)
+{
+	size_t left = TT_FIRST_OPENER_RECORDS;
+	for (size_t c = 0; c < snap->chunks && left; c++) {
+		const struct tt_record *r = tt_first_opener(snap->extents[c].begin, snap->extents[c].end, &left);
+		if (r)
+			return r->word == snap->opener.word && r->tsc == snap->opener.tsc;
+	}
+	return false;
+}
+
 void tt__out_thread(struct tt__out *out, const struct tt__thread_snapshot *snap,
 		    uint64_t *dropped_total)
 {
 	tt__out_thread_info_of(out, TT_SEC_THREAD, snap->slot, snap->records,
 			       snap->windowed ? snap : NULL, dropped_total);
-	if (snap->opener.word)
+	if (snap->opener.word && !tt__opener_kept(snap))
 		tt__out_thread_first(out, snap->slot->index, &snap->opener);
 	uint64_t first = 0;
 	for (size_t c = 0; c < snap->chunks; c++) {
