@@ -333,6 +333,15 @@ enum tt_section_type {
 	 * than it refuse a file that holds one (an unknown section type, at its offset);
 	 * the version stays. */
 	TT_SEC_THREAD_EXIT = 0x4a,
+	/* struct tt_thread_first: the record that opened a thread's first scope or
+	 * function (among its first TT_FIRST_OPENER_RECORDS), which a thread nobody named
+	 * is named after: a file whose records of it begin later (a ring's, a snapshot's
+	 * window) names it as the run's other files do. Written where the file's records
+	 * of the thread do not begin with it (a live file: once known); at most one per
+	 * thread, after its THREAD section; the site or function it names is in the file's
+	 * SITES or FUNCS.
+	 * Readers older than it refuse a file that holds one; the version stays. */
+	TT_SEC_THREAD_FIRST = 0x4b,
 	/* struct tt_thread_info, then the name: a thread's final totals, name and flags,
 	 * replacing those of its THREAD section (streamed files, where a thread's THREAD
 	 * section is written before its events are known). */
@@ -648,6 +657,16 @@ struct tt_thread_exit {
 	int64_t exited_ns;  /* CLOCK_MONOTONIC, as tt_sched_info.exited_ns */
 };
 _Static_assert(sizeof(struct tt_thread_exit) == 16, "thread exit layout");
+
+/* How far into a thread's records its first scope or function is looked for. */
+#define TT_FIRST_OPENER_RECORDS 64
+
+struct tt_thread_first {
+	uint32_t thread_index;
+	uint32_t reserved; /* 0 */
+	struct tt_record record; /* TT_REC_BEGIN, BEGIN_ARG, ENDBEGIN or FUNC_ENTER */
+};
+_Static_assert(sizeof(struct tt_thread_first) == 24, "thread first layout");
 
 struct tt_schedstat_sample {
 	int64_t ns;          /* CLOCK_MONOTONIC when read (the run's clock, as the anchors) */

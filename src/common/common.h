@@ -56,6 +56,16 @@ const char *tt_drop_cause_text(unsigned cause);
  * (The runtimes' readers: a dump, the live file, a stream, the spike detector.) */
 const struct tt_record *tt_written_end(const struct tt_record *first, const struct tt_record *last);
 
+/* Whether a record of `kind` opens a scope or a function (TT_SEC_THREAD_FIRST's). */
+#define TT_OPENS_SCOPE(kind) \
+	((kind) == TT_REC_BEGIN || (kind) == TT_REC_BEGIN_ARG || (kind) == TT_REC_ENDBEGIN || \
+	 (kind) == TT_REC_FUNC_ENTER)
+/* The first record of [first, last) that opens a scope or a function, looked for in
+ * *left records at most, which it counts down; NULL where none. A thread's first, its
+ * name where nobody named it: the runtime's (TT_SEC_THREAD_FIRST) and the tools'. */
+const struct tt_record *tt_first_opener(const struct tt_record *first, const struct tt_record *last,
+					size_t *left);
+
 /* A scope's description (TT_DESCRIBE) as the runtimes record it: `fmt` formatted (cut
  * at TT_DESCRIBE_MAX bytes, where a character begins), a DESCRIBE record at `tsc` and
  * its TEXT records, into `records` (TT_DESCRIBE_RECORDS of them); how many, 0 when

@@ -46,3 +46,12 @@ const struct tt_record *tt_written_end(const struct tt_record *first, const stru
 			 kind == TT_REC_DESCRIBE && bytes <= TT_DESCRIBE_MAX ? TT_TEXT_RECORDS(bytes) : 0;
 	return (uint64_t)(last - start) < after ? start - 1 : last;
 }
+
+const struct tt_record *tt_first_opener(const struct tt_record *first, const struct tt_record *last,
+					size_t *left)
+{
+	for (const struct tt_record *r = first; r < last && *left; r++, --*left)
+		if (TT_OPENS_SCOPE(TT_RECORD_KIND(r->word)))
+			return r;
+	return NULL;
+}

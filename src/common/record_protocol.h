@@ -82,6 +82,11 @@
  * against the functions, and said what each missed: without it (the program ended
  * first, or recording was off), record does not say they missed. */
 #define TT_DETOUR_LOOKED_MARKER "looked"
+/* The marker of a run in one of whose processes the patcher ran out of descriptors
+ * (EMFILE) as it read the modules' files or counted the threads: record says so, and
+ * keeps the program's exit status. Markers are directories, made with no descriptor
+ * free. */
+#define TT_DETOUR_EMFILE_MARKER "emfile"
 
 /* "0" (--no-follow): the patcher takes itself and the runtime out of TT_ENV_PRELOAD,
  * and the program's children run untraced. Set by record; read by the patcher

@@ -209,6 +209,15 @@ int tt__next_chunk(struct tt__slot *slot)
 		char *cursor = __atomic_load_n(&slot->hot->cursor, __ATOMIC_RELAXED);
 		left->size = (uint32_t)((cursor < slot->chunk_end ? cursor : slot->chunk_end) - (char *)left);
 	}
+	if (!slot->opener_looked) { /* (it leaves its first chunk: the ring may take it) */
+		const struct tt_record *records = (const struct tt_record *)(left + 1);
+		size_t budget = TT_FIRST_OPENER_RECORDS;
+		const struct tt_record *opener =
+			tt_first_opener(records, (const struct tt_record *)((char *)left + left->size), &budget);
+		if (opener)
+			slot->opener = *opener;
+		__atomic_store_n(&slot->opener_looked, 1, __ATOMIC_RELEASE);
+	}
 	if (!chunk) {
 		slot->drop_cause = cause;
 		/* Dropped events go on into the thread's scratch chunk (slow_path.c). */

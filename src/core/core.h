@@ -166,6 +166,12 @@ struct tt__slot {
 	int limit_tagged; /* its published limit is: counted in tt__hot_global */
 	uint32_t drop_cause; /* why events are dropped once EXHAUSTED */
 	int named;        /* tt_thread_name() was called: keep `name` */
+	/* The record that opened its first scope or function (word 0: none), looked for
+	 * in its first chunk as it leaves it (`opener_looked`, then set): a file whose
+	 * records of it begin later names it as the others do (TT_SEC_THREAD_FIRST). */
+	struct tt_record opener;
+	int opener_looked;
+	int opener_said; /* live file: in a THREAD_FIRST section */
 	char name[64];
 	struct tt__slot *next; /* registry list, in registration order */
 	struct tt_gap gap;     /* events dropped (owner thread, slow path: tt__count_drop), up to the scratch */

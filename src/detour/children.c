@@ -77,6 +77,15 @@ void tt__detour_no_follow(void)
 	free(kept);
 }
 
+/* Makes the marker `path`: 1, or 0 where it was there, -1 where it cannot be made. A
+ * directory: made where the program has no descriptor left. */
+static int tt__detour_marker_new(const char *path)
+{
+	if (mkdir(path, 0700) == 0)
+		return 1;
+	return errno == EEXIST ? 0 : -1;
+}
+
 int tt__detour_says(void)
 {
 	const char *dir = getenv(TT_ENV_DETOUR_ONCE);
@@ -86,17 +95,12 @@ int tt__detour_says(void)
 		return 1;
 	/* The first process of the run: the program itself. */
 	snprintf(marker, sizeof marker, "%s/first", dir);
-	int fd = open(marker, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-	int first = fd >= 0;
-	if (fd >= 0)
-		close(fd);
+	int first = tt__detour_marker_new(marker) > 0;
 	if (snprintf(marker, sizeof marker, "%s/program-%llx-%llx", dir,
 		     (unsigned long long)exe.st_dev, (unsigned long long)exe.st_ino) >= (int)sizeof marker)
 		return 1;
-	fd = open(marker, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return errno != EEXIST; /* a marker that cannot be made: say it rather than lose it */
-	close(fd);
+	if (tt__detour_marker_new(marker) == 0)
+		return 0; /* (one that cannot be made: say it rather than lose it) */
 	if (!first) {
 		char exe_path[PATH_MAX];
 		ssize_t n = readlink("/proc/self/exe", exe_path, sizeof exe_path - 1);
@@ -114,9 +118,7 @@ static void tt__detour_mark(const char *name)
 	char marker[PATH_MAX];
 	if (!dir || !*dir || snprintf(marker, sizeof marker, "%s/%s", dir, name) >= (int)sizeof marker)
 		return;
-	int fd = open(marker, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
-	if (fd >= 0)
-		close(fd);
+	tt__detour_marker_new(marker);
 }
 
 void tt__detour_mark_patterns(const struct tt__detour *d)
@@ -127,4 +129,6 @@ void tt__detour_mark_patterns(const struct tt__detour *d)
 	tt__detour_mark(TT_DETOUR_LOOKED_MARKER);
 	if (d->pattern_hits && p < d->npatterns)
 		tt__detour_mark(TT_DETOUR_MATCHED_MARKER);
+	if (d->out_of_fds)
+		tt__detour_mark(TT_DETOUR_EMFILE_MARKER);
 }

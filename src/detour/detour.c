@@ -31,6 +31,7 @@
 #include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <link.h>
@@ -39,6 +40,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "detour.h"
@@ -611,6 +613,27 @@ void tt__detour_free(struct tt__detour *d)
 	free(d->pattern_notes);
 }
 
+/* Whether the program's table of descriptors is full (EMFILE) now. */
+static int tt__detour_table_full(void)
+{
+	int fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == EMFILE;
+	close(fd);
+	return 0;
+}
+
+/* The reason a module went unread or the threads uncounted, and what to do. */
+static void tt__detour_say_out_of_fds(void)
+{
+	struct rlimit nofile = {0};
+	getrlimit(RLIMIT_NOFILE, &nofile);
+	fprintf(tt__log(), "ticktrace: the program ran out of file descriptors (EMFILE: ulimit -n "
+		"is %llu) as the patcher read its modules' files (one held for each) or counted its "
+		"threads: raise the limit (ulimit -n 1024) to patch them all\n",
+		(unsigned long long)nofile.rlim_cur);
+}
+
 /* Threads of the program running now besides this one (ticktrace's own run none of
  * its code), or -errno when they cannot be counted. Patching is safe only when there are
  * none: another thread may be running the code a patch overwrites, and the write of
@@ -725,7 +748,11 @@ __attribute__((constructor)) static void tt__detour_start(void)
 	tt__detour_read_excludes(&d);
 	d.pattern_hits = calloc(d.npatterns + 1, sizeof(*d.pattern_hits));
 	d.pattern_notes = calloc(d.npatterns + 1, sizeof(*d.pattern_notes));
-	if (!d.pattern_hits || !d.pattern_notes || tt__detour_collect(&d) < 0)
+	int collected = d.pattern_hits && d.pattern_notes ? tt__detour_collect(&d) : -ENOMEM;
+	/* (libdwfl holds a descriptor of each module's file it read: none left, the rest
+	 * went unread) */
+	d.out_of_fds = collected == -EMFILE || tt__detour_table_full();
+	if (collected < 0)
 		goto fail;
 	if (!d.npatterns && !d.every_sled) { /* preloaded by `record` with no -f */
 		tt__detour_free(&d);
@@ -749,6 +776,7 @@ __attribute__((constructor)) static void tt__detour_start(void)
 	int trampolines = to_record || libcalls;
 	int says = tt__detour_says();
 	int others = d.nfns || libcalls ? tt__detour_others() : 0;
+	d.out_of_fds |= others == -EMFILE;
 	if (others < 0)
 		fprintf(tt__log(), "ticktrace: nothing patched: the program's threads cannot be counted "
 			"(/proc/self/task: %s), and a patch is safe only while no other thread runs\n",
@@ -780,11 +808,14 @@ __attribute__((constructor)) static void tt__detour_start(void)
 	tt__detour_mark_patterns(&d);
 	for (size_t p = 0; says && p < d.npatterns; p++)
 		if (!d.pattern_hits[p])
-			fprintf(tt__log(), "ticktrace: -f %s %s\n", d.patterns[p],
+			fprintf(tt__log(), "ticktrace: -f %s %s%s\n", d.patterns[p],
 				d.pattern_notes[p] ? d.pattern_notes[p] :
 				strncmp(d.patterns[p], "0x", 2) == 0 ?
 					"is where no function of the program starts (by its .eh_frame)" :
-					"matches no function");
+					"matches no function",
+				d.out_of_fds ? " that could be read" : "");
+	if (d.out_of_fds)
+		tt__detour_say_out_of_fds();
 	if (says && d.left_alone)
 		fprintf(tt__log(), "ticktrace: %zu matching functions of the C library, the loader, the "
 			"unwinders or ticktrace's own libraries left alone (the recording and the "
@@ -824,6 +855,8 @@ __attribute__((constructor)) static void tt__detour_start(void)
 fail:
 	fprintf(tt__log(), "ticktrace: TICKTRACE_DETOUR: could not read the program's symbols; "
 		"nothing patched\n");
+	if (d.out_of_fds)
+		tt__detour_say_out_of_fds();
 	tt__detour_mark_patterns(&d); /* (what missed: all, as said) */
 	tt__detour_free(&d);
 	free(text);

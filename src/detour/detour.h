@@ -237,6 +237,7 @@ struct tt__detour {
 	size_t nlinks;
 	size_t only_ours; /* matches in libraries only the detour library needs */
 	int unseen_unwinder; /* the program's own, which its symbols no longer show */
+	int out_of_fds; /* descriptors ran out (EMFILE): modules unread, or threads uncounted */
 	size_t patched_relocated, patched_patchable, refused;
 	int every_sled; /* the zero-markup build: every function with a NOP area is patched */
 	int hooked;     /* a module of the program's calls -finstrument-functions' hooks */

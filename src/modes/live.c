@@ -303,6 +303,21 @@ static int tt__live_scan(struct tt__live *lv, struct tt__slot *slot)
 	return 1;
 }
 
+/* The thread's first scope or function, once known (as it left its first chunk, which
+ * a ring may take): a THREAD_FIRST section, its site or function with the others. */
+static int tt__live_first(struct tt__live *lv, struct tt__slot *slot)
+{
+	if (slot->opener_said || !__atomic_load_n(&slot->opener_looked, __ATOMIC_ACQUIRE))
+		return 0;
+	if (slot->opener.word) {
+		if (!tt__sites_add(&lv->sites, &lv->fresh, &slot->opener, &slot->opener + 1, 0, tt__generation))
+			return -ENOMEM;
+		tt__out_thread_first(lv->out, slot->index, &slot->opener);
+	}
+	slot->opener_said = 1;
+	return 0;
+}
+
 void tt__live_tick(void)
 {
 	struct tt__live *lv = &tt__live;
@@ -329,7 +344,7 @@ void tt__live_tick(void)
 			int more;
 			while ((more = tt__live_scan(lv, slot)) > 0)
 				;
-			err = more;
+			err = more < 0 ? more : tt__live_first(lv, slot);
 		}
 		if (lv->fresh.count) {
 			tt__out_sites(lv->out, &lv->fresh);

@@ -52,5 +52,6 @@ int tt__collect_names(struct tt__site_set *set, const struct tt__thread_snapshot
 	for (size_t c = 0; c < snap->chunks; c++)
 		if (!tt__sites_add(set, NULL, snap->extents[c].begin, snap->extents[c].end, 0, tt__generation))
 			return -ENOMEM;
-	return 0;
+	/* (its first scope's, which a window may leave out) */
+	return tt__sites_add(set, NULL, &snap->opener, &snap->opener + 1, 0, tt__generation) ? 0 : -ENOMEM;
 }

@@ -17,8 +17,8 @@ int tt__snapshot_thread(struct tt__thread_snapshot *snap, struct tt__slot *slot)
 	/* The chunk after each is the one it had before its extent was taken: one the
 	 * thread moves to meanwhile would follow a chunk read only up to where it was
 	 * then, with the events in between missing. */
-	const struct tt__chunk *next;
-	for (const struct tt__chunk *chunk = slot->first; chunk; chunk = next) {
+	const struct tt__chunk *next, *front = slot->first;
+	for (const struct tt__chunk *chunk = front; chunk; chunk = next) {
 		next = __atomic_load_n(&chunk->next, __ATOMIC_ACQUIRE);
 		if (snap->chunks == cap) {
 			struct tt__extent *grown = realloc(snap->extents, 2 * cap * sizeof *grown);
@@ -37,6 +37,16 @@ int tt__snapshot_thread(struct tt__thread_snapshot *snap, struct tt__slot *slot)
 	}
 	snap->gap_records = tt__gap_records(slot, snap->gap);
 	snap->records += snap->gap_records;
+	/* Not yet looked for as the thread left its first chunk: it is still in it, the
+	 * first extent, whose beginning a window may cut (where the extent begins there:
+	 * a stream's drain may have written some) */
+	size_t left = TT_FIRST_OPENER_RECORDS;
+	const struct tt_record *opener =
+		__atomic_load_n(&slot->opener_looked, __ATOMIC_ACQUIRE) ? &slot->opener :
+		snap->chunks && snap->extents[0].begin == (const struct tt_record *)(front + 1) ?
+			tt_first_opener(snap->extents[0].begin, snap->extents[0].end, &left) : NULL;
+	if (opener)
+		snap->opener = *opener;
 	return 0;
 }
 
@@ -72,6 +82,14 @@ void tt__out_thread_info(struct tt__out *out, uint32_t type, const struct tt__sl
 			 uint64_t records, uint64_t *dropped_total)
 {
 	tt__out_thread_info_of(out, type, slot, records, NULL, dropped_total);
+}
+
+void tt__out_thread_first(struct tt__out *out, uint32_t thread_index, const struct tt_record *opener)
+{
+	struct tt_thread_first first = {.thread_index = thread_index, .record = *opener};
+	tt__out_section(out, TT_SEC_THREAD_FIRST, sizeof first);
+	tt__out(out, &first, sizeof first);
+	tt__out_pad(out, sizeof first);
 }
 
 void tt__out_counters_source(struct tt__out *out, const struct tt__slot *slot)
@@ -202,11 +220,27 @@ void tt__out_sched(struct tt__out *out, struct tt__slot *slot, int release, tt__
 	tt__sched_unlock(&old);
 }
 
+/* Whether the records written of the thread begin with its first scope or function
+ * as the tools look for it: no THREAD_FIRST needed (nor one a reader older than it
+ * refuses). */
+static bool tt__opener_kept(const struct tt__thread_snapshot *snap)
+{
+	size_t left = TT_FIRST_OPENER_RECORDS;
+	for (size_t c = 0; c < snap->chunks && left; c++) {
+		const struct tt_record *r = tt_first_opener(snap->extents[c].begin, snap->extents[c].end, &left);
+		if (r)
+			return r->word == snap->opener.word && r->tsc == snap->opener.tsc;
+	}
+	return false;
+}
+
 void tt__out_thread(struct tt__out *out, const struct tt__thread_snapshot *snap,
 		    uint64_t *dropped_total)
 {
 	tt__out_thread_info_of(out, TT_SEC_THREAD, snap->slot, snap->records,
 			       snap->windowed ? snap : NULL, dropped_total);
+	if (snap->opener.word && !tt__opener_kept(snap))
+		tt__out_thread_first(out, snap->slot->index, &snap->opener);
 	uint64_t first = 0;
 	for (size_t c = 0; c < snap->chunks; c++) {
 		const struct tt__extent *e = &snap->extents[c];

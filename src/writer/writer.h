@@ -103,6 +103,8 @@ int tt__create_run_file(char *path, size_t size, int *in_place, struct tt__out *
  * dropped counts to *dropped_total. */
 void tt__out_thread_info(struct tt__out *out, uint32_t type, const struct tt__slot *slot,
 			 uint64_t records, uint64_t *dropped_total) TT__HIDDEN;
+/* A THREAD_FIRST section: the record that opened the thread's first scope or function. */
+void tt__out_thread_first(struct tt__out *out, uint32_t thread_index, const struct tt_record *opener) TT__HIDDEN;
 /* A live file's word that the thread's counters are its states' source, their readings
  * in the run's memory (as its states would be): a SCHEDSTAT section of none, where
  * they are (tt__sched_counters_stand_in). */
@@ -124,6 +126,7 @@ struct tt__thread_snapshot {
 	uint64_t records;
 	struct tt_record gap[2]; /* events it is dropping now, after its records */
 	size_t gap_records;
+	struct tt_record opener; /* its first scope's (TT_SEC_THREAD_FIRST); word 0: none */
 	/* Narrowed to a window (tt__narrow_thread): what its THREAD says instead of the
 	 * thread's counts so far. */
 	bool windowed;

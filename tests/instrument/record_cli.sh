@@ -61,6 +61,11 @@
 #   unmatched  patterns never matched (the program's loader failed, TICKTRACE=0): not
 #              said to have missed (issue 35's tester: "said above", nothing above);
 #              a pattern that misses said, one that matches not;
+#   descriptors  a program run under `ulimit -n 12`, where the patcher runs out of
+#              descriptors (EMFILE) as it reads the modules' files or counts the
+#              threads: said so, with what to do, and record exits with the program's
+#              0 (r40's F4: "-f matches no function", "ended before the patterns were
+#              matched", exit 1: the markers that tell record could not be made);
 #   record_cli.sh CASE CC DETOUR_SOURCES SANITIZE   (TT_TEST_TOOL: the ticktrace command;
 #   SANITIZE: the build's b_sanitize)
 set -eu
@@ -799,6 +804,25 @@ unmatched)
 	"$tool" record -f work_leaf -o w.ttr -- ./hello >out 2>err && rc=0 || rc=$?
 	[ "$rc" = 5 ] && ! grep -q "pattern" err || { cat err >&2; fail "work_leaf: record exits $rc"; }
 	echo "unmatched: the patterns' misses said only where they were matched"
+	;;
+descriptors)
+	[ "$sanitize" = none ] || { echo "skipped: a sanitizer's runtime needs descriptors of its own" >&2; exit 77; }
+	printf 'int work_leaf(int x) { return x * 3 + 1; }\n' >"$dir/leaf.c"
+	printf 'int work_leaf(int);\nint main(int c, char **v) { (void)v; return work_leaf(c) == 4 ? 0 : 9; }\n' >"$dir/m.c"
+	"$cc" -shared -fPIC -o "$dir/libleaf.so" "$dir/leaf.c"
+	"$cc" -O1 -o "$dir/m" "$dir/m.c" -L"$dir" -lleaf -Wl,-rpath,"$dir"
+	cd "$dir"
+	(ulimit -n 12 && ./m) || fail "the program fails under ulimit -n 12 untraced"
+	(ulimit -n 12 && TICKTRACE_LOG=stderr exec "$tool" record -f work_leaf -o d.ttr -- ./m) >out 2>err && rc=0 || rc=$?
+	grep -qF "ticktrace: record: ./m ran out of file descriptors (EMFILE)" err &&
+		grep -qF "raise the limit, as \`ulimit -n 1024\`" err ||
+		{ cat err >&2; fail "running out of descriptors not said to record's user"; }
+	grep -qF "ticktrace: the program ran out of file descriptors (EMFILE: ulimit -n is 12)" err ||
+		{ cat err >&2; fail "running out of descriptors not said by the patcher"; }
+	! grep -qF "ended before the -f patterns" err || { cat err >&2; fail "said the program ended first"; }
+	[ "$rc" = 0 ] || { cat err >&2; fail "record exits $rc, not the program's 0"; }
+	no_leftovers
+	echo "descriptors: EMFILE said, the program's exit status kept"
 	;;
 *) fail "no case $case_" ;;
 esac

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -350,7 +351,8 @@ static void tt_rec_dir_remove(const char *dir)
 	if (d) {
 		for (struct dirent *e; (e = readdir(d));)
 			if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
-				unlinkat(dirfd(d), e->d_name, 0);
+				if (unlinkat(dirfd(d), e->d_name, 0) != 0) /* (the patcher's markers) */
+					unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR);
 		closedir(d);
 	}
 	rmdir(dir);
@@ -915,13 +917,24 @@ int tt_rec_run(const struct tt_rec_opts *o)
 		goto out; /* not run, run untraced (said so), or only listed */
 	char matched[PATH_MAX + sizeof TT_DETOUR_MATCHED_MARKER + 1];
 	char looked[PATH_MAX + sizeof TT_DETOUR_LOOKED_MARKER + 1];
+	char emfile[PATH_MAX + sizeof TT_DETOUR_EMFILE_MARKER + 1];
 	snprintf(matched, sizeof matched, "%s/" TT_DETOUR_MATCHED_MARKER, dir);
 	snprintf(looked, sizeof looked, "%s/" TT_DETOUR_LOOKED_MARKER, dir);
+	snprintf(emfile, sizeof emfile, "%s/" TT_DETOUR_EMFILE_MARKER, dir);
 	const char *recording = getenv("TICKTRACE");
 	tt_rec_settle();
 	struct tt_rec_listed listed;
 	tt_rec_files(list, &listed);
-	if (o->npatterns && access(matched, F_OK) != 0) {
+	struct rlimit nofile = {0};
+	getrlimit(RLIMIT_NOFILE, &nofile); /* (the program's: record's own, inherited) */
+	if (o->npatterns && access(emfile, F_OK) == 0) {
+		/* the program ran: its own status stands */
+		fprintf(stderr, "ticktrace: record: %s ran out of file descriptors (EMFILE) before "
+			"the -f patterns could be matched against all its functions and patched (ulimit "
+			"-n is %llu; the patcher holds one for each module it reads): its calls may be "
+			"missing; raise the limit, as `ulimit -n 1024`\n", o->argv[0],
+			(unsigned long long)nofile.rlim_cur);
+	} else if (o->npatterns && access(matched, F_OK) != 0) {
 		/* (recording off: the patterns were never matched, and the missing trace is said) */
 		if (access(looked, F_OK) == 0)
 			fprintf(stderr, "ticktrace: record: no -f pattern matched a function of %s or a "

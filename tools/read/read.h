@@ -101,6 +101,9 @@ struct tt_thread {
 	bool has_states;
 	int64_t states_last; /* the last state's time, or the first section's since_ns */
 	int64_t exited_ns;   /* when it exited, after its last state (tt_sched_info); 0: not said */
+	/* The record that opened its first scope or function, as the runtime kept it
+	 * (TT_SEC_THREAD_FIRST); word 0: not said, its records are looked in. */
+	struct tt_record opener;
 	/* Its counters' readings (SCHEDSTAT sections), in time order, ns as its states' */
 	struct tt_schedstat_sample *counters;
 	size_t ncounters, counters_cap;

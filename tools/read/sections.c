@@ -744,6 +744,24 @@ static int tt_read_thread_exit(struct tt_file *f, struct tt_cursor *c)
 	return 0;
 }
 
+/* The record that opened a thread's first scope or function (format.h). */
+static int tt_read_thread_first(struct tt_file *f, struct tt_cursor *c)
+{
+	struct tt_thread_first first;
+	uint64_t at = c->pos;
+	if (!tt_cursor_take(c, &first, sizeof first))
+		return TT_FAIL(f, at, "THREAD_FIRST section too small");
+	struct tt_thread *t = tt_thread_named(f, first.thread_index, at, "THREAD_FIRST section");
+	if (!t)
+		return -1;
+	if (!TT_OPENS_SCOPE(TT_RECORD_KIND(first.record.word)) || t->opener.word)
+		return TT_FAIL(f, at + offsetof(struct tt_thread_first, record),
+			       "THREAD_FIRST section of thread index %" PRIu32 " %s", first.thread_index,
+			       t->opener.word ? "after another" : "holds no record that opens a scope");
+	t->opener = first.record;
+	return 0;
+}
+
 /* A thread's counters' readings, read by the runtime's tt-sched (format.h). */
 static int tt_read_schedstat(struct tt_file *f, struct tt_cursor *c)
 {
@@ -988,6 +1006,7 @@ int tt_file_read_sections(struct tt_file *f)
 		case TT_SEC_SCHED: rc = tt_read_sched(f, &c); break;
 		case TT_SEC_SCHEDSTAT: rc = tt_read_schedstat(f, &c); break;
 		case TT_SEC_THREAD_EXIT: rc = tt_read_thread_exit(f, &c); break;
+		case TT_SEC_THREAD_FIRST: rc = tt_read_thread_first(f, &c); break;
 		case TT_SEC_FILTERED: rc = tt_read_filtered(f, &c, false); break;
 		case TT_SEC_DROPPED_CALLS: rc = tt_read_filtered(f, &c, true); break;
 		case TT_SEC_TURNED_OFF: rc = tt_read_turned_off(f, &c); break;

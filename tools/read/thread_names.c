@@ -9,35 +9,36 @@
 
 #include "read.h"
 
-/* How far into a thread's records its first scope is looked for. */
-#define TT_FIRST_SCOPE_RECORDS 64
-
 static bool tt_str_eq(struct tt_str a, struct tt_str b)
 {
 	return a.len == b.len && memcmp(a.ptr, b.ptr, a.len) == 0;
 }
 
-/* The name of the thread's first scope or function into buf; its length, or 0. */
+/* The name of the site or function `r` opens into buf; its length, or 0. */
+static size_t tt_opener_name(const struct tt_trace *t, const struct tt_thread *th,
+			     const struct tt_record *r, char *buf, size_t cap)
+{
+	const struct tt_site *site = tt_file_site(th->file, TT_RECORD_PAYLOAD(r->word), r->tsc);
+	if (site)
+		return (size_t)snprintf(buf, cap, "%.*s", (int)site->name.len, site->name.ptr);
+	return TT_RECORD_KIND(r->word) == TT_REC_FUNC_ENTER ?
+		       tt_trace_func_name(t, th->file, TT_RECORD_PAYLOAD(r->word), buf, cap) : 0;
+}
+
+/* The name of the thread's first scope or function into buf; its length, or 0: the
+ * runtime's where it kept it (a file whose records begin later, a ring's, a snapshot's,
+ * names the thread as the run's others do), else the first of its records. */
 static size_t tt_first_scope(const struct tt_trace *t, const struct tt_thread *th, char *buf,
 			     size_t cap)
 {
-	size_t seen = 0;
-	for (size_t s = 0; s < th->nsections && seen < TT_FIRST_SCOPE_RECORDS; s++) {
-		const struct tt_events *ev = &th->sections[s];
+	if (th->opener.word)
+		return tt_opener_name(t, th, &th->opener, buf, cap);
+	size_t left = TT_FIRST_OPENER_RECORDS;
+	for (size_t s = 0; s < th->nsections && left; s++) {
 		const struct tt_record *records = tt_section_records(th, s);
-		for (size_t i = 0; i < ev->count && seen < TT_FIRST_SCOPE_RECORDS; i++, seen++) {
-			uint64_t word = records[i].word;
-			unsigned kind = TT_RECORD_KIND(word);
-			if (kind != TT_REC_BEGIN && kind != TT_REC_BEGIN_ARG && kind != TT_REC_ENDBEGIN &&
-			    kind != TT_REC_FUNC_ENTER)
-				continue;
-			const struct tt_site *site = tt_file_site(th->file, TT_RECORD_PAYLOAD(word),
-								  records[i].tsc);
-			if (site)
-				return (size_t)snprintf(buf, cap, "%.*s", (int)site->name.len, site->name.ptr);
-			return kind == TT_REC_FUNC_ENTER ?
-				       tt_trace_func_name(t, th->file, TT_RECORD_PAYLOAD(word), buf, cap) : 0;
-		}
+		const struct tt_record *r = tt_first_opener(records, records + th->sections[s].count, &left);
+		if (r)
+			return tt_opener_name(t, th, r, buf, cap);
 	}
 	return 0;
 }
