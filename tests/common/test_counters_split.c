@@ -647,6 +647,32 @@ static void test_switches_moved_woken(void **state)
 			 c->moved_known ? "" : " (not said)");
 }
 
+/* Stolen time where no reading of the CPU time comes after a spike (its thread killed,
+ * or ended before tt-sched read it again): not said, and why said (f1's open point:
+ * absent without a word, while the run's `info` says stolen time is told apart); with
+ * a reading after it, said. */
+static void test_switches_stolen_unknown_said(void **state)
+{
+	(void)state;
+	struct life l = {0};
+	for (int i = 0; i < 10; i++) {
+		l.what[l.n] = RUN, l.len[l.n++] = MS;
+		l.what[l.n] = WAIT, l.len[l.n++] = MS;
+	}
+	int64_t start = 500 * US, end = 18 * MS + 500 * US;
+	int64_t before[] = {200 * US}, around[] = {200 * US, end + 600 * US};
+	struct tt_an_spike s;
+	switches_split_of(&l, start, end, before, 1, &s);
+	const char *why = tt_an_stolen_unknown_text(&s.causes);
+	if (s.causes.stolen_known || s.causes.stolen_miss != TT_AN_STOLEN_NOT_AFTER || !why ||
+	    !strstr(why, "not read after it began"))
+		fail_msg("none read after it: stolen %s, why %d: %s", s.causes.stolen_known ? "said" : "not said",
+			 (int)s.causes.stolen_miss, why ? why : "(nothing)");
+	switches_split_of(&l, start, end, around, 2, &s);
+	assert_true(s.causes.stolen_known);
+	assert_null(tt_an_stolen_unknown_text(&s.causes));
+}
+
 /* ---- beside the switches: where the kernel lost them ---- */
 
 /* Each part within the stated error of the truth, the time said unknown where it may
@@ -757,6 +783,7 @@ int main(void)
 		cmocka_unit_test(test_switches_wakeups_loose),
 		cmocka_unit_test(test_switches_wakeups_random),
 		cmocka_unit_test(test_switches_moved_woken),
+		cmocka_unit_test(test_switches_stolen_unknown_said),
 		cmocka_unit_test(test_switches_lost_covered),
 		cmocka_unit_test(test_switches_lost_random),
 	};

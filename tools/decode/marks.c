@@ -55,6 +55,8 @@ size_t tt_mark_causes_args(struct tt_mark_arg *args, const struct tt_an_causes *
 	if (c->stolen_known) {
 		args[n++] = (struct tt_mark_arg){.key = "stolen_ns", .number = c->stolen_ns};
 		args[n++] = (struct tt_mark_arg){.key = "stolen_error_ns", .number = c->stolen_error_ns};
+	} else if (tt_an_stolen_unknown_text(c)) {
+		args[n++] = (struct tt_mark_arg){.key = "stolen_unknown", .text = tt_an_stolen_unknown_text(c)};
 	}
 	if (c->lost_ns) {
 		args[n++] = (struct tt_mark_arg){.key = "without_switches_ns", .number = c->lost_ns};

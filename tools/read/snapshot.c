@@ -52,6 +52,7 @@ struct tt_an_causes tt_snapshot_an_causes(const struct tt_snapshot *s)
 		.faults = c->flags & TT_CAUSES_FAULTS, .minor_faults = c->minor_faults,
 		.major_faults = c->major_faults, .stolen_known = c->flags & TT_CAUSES_STOLEN,
 		.stolen_ns = c->stolen_ns, .stolen_error_ns = c->error_ns,
+		.stolen_miss = (enum tt_an_stolen_miss)TT_CAUSES_STOLEN_MISS(c->flags),
 		.miss = (enum tt_an_counters_miss)(u->why | k->why), .miss_start_ns = u->start_ns | k->start_ns,
 		.miss_end_ns = u->end_ns | k->end_ns, .miss_budget = (u->flags | k->flags) & TT_UNSPLIT_BUDGET,
 		.lost = k->lost, .lost_ns = k->without_ns,

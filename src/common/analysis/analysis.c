@@ -620,13 +620,28 @@ const char *tt_an_unknown_text(const struct tt_an_causes *c, char *buf, size_t c
 	return buf;
 }
 
+const char *tt_an_stolen_unknown_text(const struct tt_an_causes *c)
+{
+	switch (c->stolen_miss) {
+	case TT_AN_STOLEN_NEVER_READ: return "its thread's CPU time was never read";
+	case TT_AN_STOLEN_NOT_AFTER:
+		return "its thread's CPU time was not read after it began (the thread ended, or was killed, "
+		       "before a reading)";
+	case TT_AN_STOLEN_NOT_BEFORE: return "its thread's CPU time was not read before it ended";
+	case TT_AN_STOLEN_NOT_BOUNDED:
+		return "the readings of its thread's CPU time around it bound it no closer than all its "
+		       "time on CPU";
+	default: return NULL;
+	}
+}
+
 void tt_an_causes_print(FILE *out, const char *indent, const struct tt_an_causes *c)
 {
 	bool stolen = c->stolen_known && c->stolen_ns > 0;
 	bool faults = c->faults && (c->minor_faults || c->major_faults);
 	bool wakeups = c->wakeups_unbounded || (c->wakeups_known && c->wakeups_ns + c->error_ns > 0);
 	if (c->from != TT_AN_CAUSES_SCHEDSTAT && c->from != TT_AN_CAUSES_THREAD_TIMES && !stolen && !faults &&
-	    !wakeups && !c->moved_known && !c->lost_ns)
+	    !wakeups && !c->moved_known && !c->lost_ns && !tt_an_stolen_unknown_text(c))
 		return;
 	char a[32], b[32], why[TT_AN_UNKNOWN_TEXT];
 	const char *sep = indent;
@@ -684,6 +699,11 @@ void tt_an_causes_print(FILE *out, const char *indent, const struct tt_an_causes
 	if (stolen) {
 		fprintf(out, "%sof it on CPU, stolen by the hypervisor ~%s (within %s)", sep,
 			tt_an_fmt_ns(a, c->stolen_ns), tt_an_fmt_ns(b, c->stolen_error_ns));
+		sep = "; ";
+	}
+	if (tt_an_stolen_unknown_text(c)) {
+		fprintf(out, "%sstolen time not told apart (on CPU may hold the hypervisor's): %s", sep,
+			tt_an_stolen_unknown_text(c));
 		sep = "; ";
 	}
 	if (faults)

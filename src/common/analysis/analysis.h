@@ -131,6 +131,18 @@ struct tt_an_causes {
 	                     * read near enough (within half its time on CPU): */
 	int64_t stolen_ns;  /* of on_cpu, the time the hypervisor ran something else */
 	int64_t stolen_error_ns; /* stolen_ns within this (its CPU time's readings) */
+	/* Switches and a CPU time that leaves steal out, but no stolen_ns: why
+	 * (tt_an_stolen_unknown_text; as a snapshot says it: format.h) */
+	enum tt_an_stolen_miss {
+		TT_AN_STOLEN_SAID = 0,          /* (stolen_known, or the run cannot tell it) */
+		TT_AN_STOLEN_NEVER_READ = TT_STOLEN_NEVER_READ, /* its CPU time never read */
+		TT_AN_STOLEN_NOT_AFTER = TT_STOLEN_NOT_AFTER,   /* none read after its start (a
+		                                                 * thread killed, or ended first) */
+		TT_AN_STOLEN_NOT_BEFORE = TT_STOLEN_NOT_BEFORE, /* none read before its end */
+		TT_AN_STOLEN_NOT_BOUNDED = TT_STOLEN_NOT_BOUNDED, /* readings around it, but they
+		                                                 * and its switches bound it no
+		                                                 * closer than all its time on CPU */
+	} stolen_miss;
 	/* thread-times with switch counts (TT_SCHEDSTAT_SWITCH_COUNT): the thread was
 	 * switched in at least switches_min and at most switches_max times inside it (0
 	 * and 0: on CPU throughout, what its CPU time lacks stolen) */
@@ -182,9 +194,13 @@ struct tt_an_causes {
 /* The names output gives a split's source: "switches", "schedstat", "thread-times"
  * (NULL: none). */
 const char *tt_an_causes_from_name(enum tt_an_causes_from from);
+/* Why a spike's stolen time is not said where its run tells stolen time apart
+ * (c->stolen_miss), in words: "its thread's CPU time was not read after it began (...)";
+ * NULL: said, or not to be told. */
+const char *tt_an_stolen_unknown_text(const struct tt_an_causes *c);
 /* The line under a split (at `indent`) that says what else its causes tell: the
- * source and resolution of an approximate split, the time stolen, the page faults;
- * nothing where they tell nothing. */
+ * source and resolution of an approximate split, the time stolen (or why not), the
+ * page faults; nothing where they tell nothing. */
 void tt_an_causes_print(FILE *out, const char *indent, const struct tt_an_causes *c);
 
 /* ---- a thread's analysis ---- */

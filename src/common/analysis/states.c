@@ -807,6 +807,16 @@ static bool tt_an_stolen_bracket(const struct tt_an_thread *th, int64_t start, i
 	return true;
 }
 
+/* Why no reading bounds [start, end)'s stolen time. */
+static enum tt_an_stolen_miss tt_an_stolen_miss_of(const struct tt_an_counters *c, int64_t start, int64_t end)
+{
+	if (c->n == c->from)
+		return TT_AN_STOLEN_NEVER_READ;
+	if (c->at[c->n - 1].ns <= start)
+		return TT_AN_STOLEN_NOT_AFTER;
+	return c->at[c->from].ns >= end ? TT_AN_STOLEN_NOT_BEFORE : TT_AN_STOLEN_NOT_BOUNDED;
+}
+
 void tt_an_causes(const struct tt_an_thread *th, int64_t start, int64_t end, bool *has_split,
 		  struct tt_an_split *split, struct tt_an_causes *causes)
 {
@@ -852,6 +862,10 @@ void tt_an_causes(const struct tt_an_thread *th, int64_t start, int64_t end, boo
 				causes->stolen_error_ns = error;
 			}
 		}
+		/* Where the run tells stolen time apart and this spike's is not said: why
+		 * (silent before, a thread killed with none read after its spike). */
+		if (th->counters.steal && !causes->stolen_known && split->on_cpu > 0)
+			causes->stolen_miss = tt_an_stolen_miss_of(&th->counters, start, end);
 		/* Each part is the kernel's within the move, where its readings show one
 		 * beyond their own span (the few microseconds a switch the kernel's clock and
 		 * the records' differ by, as the context switch itself takes them, not said),
