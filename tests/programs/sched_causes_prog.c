@@ -60,7 +60,8 @@
  *   fullbuf MS  main and a spinner pinned to one CPU; main spins MS ms of CPU time in
  *              scope "fullbuf", recording an empty scope "tick" flat out (a small
  *              TICKTRACE_BUFFER fills early: its end dropped), then exits inside it,
- *              as a program that calls exit() from main does: its line as above
+ *              as a program that calls exit() from main does: its line as above, and
+ *              {"inside_ns": CLOCK_MONOTONIC} read inside it after the rest
  *   fullwoken MS  as fullbuf, scope "fullwoken", beside a waker (as woken's: each
  *              wake-up preempts main) rather than a spinner, main napping 0.2 ms
  *              each 10 ms of its CPU time (wake-ups of its own between readings)
@@ -1035,6 +1036,8 @@ static void fullbuf(long long ms, int woken)
 	}
 	kernel_now(&after, 0);
 	say(scope, &before, &after);
+	printf("{\"inside_ns\":%lld}\n", after.wall_ns); /* (a moment it was still in its scope) */
+	fflush(stdout);
 	atomic_store(&spin_on, 0);
 	atomic_store(&woken_done, 2);
 	pthread_join(t, NULL);

@@ -18,7 +18,10 @@ kernel's wait, stated within 3.6 ms, the move called stolen.
 Checks: the buffer filled (events dropped); the spike split from the switches, adding
 up; stolen_ns given (where `info` says stolen time is told apart); on CPU less stolen
 within its errors of the kernel's CPU time, and preempted of its run-queue wait, the
-kernel's window's excess over the spike and each edge's switch (EDGE_NS) allowed.
+kernel's window's excess over the spike and each edge's switch (EDGE_NS) allowed;
+the spike's end, among the dropped events, said to lie up to end_late_ns after its
+stated end, where the program was still inside its scope (before: not said, the
+stated end before that moment).
 
 Usage: sched_fullbuf.py PROG TICKTRACE
 """
@@ -28,8 +31,11 @@ import subprocess
 import sys
 import tempfile
 
+import ttr
+
 PROG, TOOL = sys.argv[1:3]
 MS = 1000000
+CLOCK_NS = 1000  # the tools' times against the monotonic clock's (their conversion)
 EDGE_NS = 50000  # the scope's edges: a switch's moment against the kernel's accounting of it
 failures = []
 
@@ -45,8 +51,10 @@ def one(tmp, mode, n):
     env = dict(os.environ, TICKTRACE_OUT=out, TICKTRACE_BUFFER="100000", TICKTRACE_MODE="stop")
     p = subprocess.run([PROG, mode, "150"], env=env, capture_output=True, text=True, timeout=300)
     check(p.returncode == 0, mode + " run %d: exit %d: %s" % (n, p.returncode, p.stderr[-2000:]))
-    kernel = [json.loads(l) for l in p.stdout.splitlines() if l.startswith("{")]
-    if p.returncode or len(kernel) != 1:
+    lines = [json.loads(l) for l in p.stdout.splitlines() if l.startswith("{")]
+    kernel = [l for l in lines if "scope" in l]
+    inside = [l["inside_ns"] for l in lines if "inside_ns" in l]
+    if p.returncode or len(kernel) != 1 or len(inside) != 1:
         check(False, mode + " run %d: no kernel line: %r" % (n, p.stdout))
         return
     k = kernel[0]
@@ -74,6 +82,16 @@ def one(tmp, mode, n):
         # (bounded by a reading at the thread's end, not "somewhere in all of it")
         check(s.get("stolen_error_ns", 0) <= s["on_cpu_ns"] // 10,
               mode + " run %d: stolen_error_ns within a tenth of on CPU: %s" % (n, s))
+    # Its end was among the dropped events (the program exits inside it): it lasted past
+    # a moment read inside it after the rest, and the spike says it ended up to
+    # end_late_ns after its stated end (before: nothing said, its end the last timed
+    # event among the dropped, before that moment).
+    inside_at = inside[0] - ttr.read_machine(out)[0][1]
+    stated_end = s["start_ns"] + s["dur_ns"]
+    late = s.get("end_late_ns", 0)
+    check(stated_end <= inside_at + CLOCK_NS and (late < 0 or inside_at <= stated_end + late + CLOCK_NS),
+          mode + " run %d: its end among the dropped events: said %d, up to %d ns later; still in it at %d"
+          % (n, stated_end, late, inside_at))
     stolen, stolen_err = s.get("stolen_ns", 0), s.get("stolen_error_ns", 0)
     err = s["causes_error_ns"]
     excess = k["wall_ns"] - s["dur_ns"]

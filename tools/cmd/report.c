@@ -115,6 +115,8 @@ static const char tt_spikes_usage[] =
 	"accounts stolen time, or no switch lets it be told (stolen_unknown: why a\n"
 	"spike's is not, no reading after it); major_faults,\n"
 	"minor_faults where the counters were read (ticktrace(7), THE THREADS' COUNTERS).\n"
+	"A spike whose end was among dropped events ends at the last time known and says\n"
+	"how much later it may have ended (end_late_ns; the split covers the time before).\n"
 	"A snapshot's own spike (TICKTRACE_SNAPSHOTS) is reported with its threshold\n"
 	"and its source as the runtime had them, without --threshold, and said to be\n"
 	"the one the snapshot was written for (--json: \"snapshot\", its number); if its\n"

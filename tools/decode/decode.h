@@ -93,6 +93,10 @@ struct tt_event {
 	                             * TT_EV_DESCRIBED: text_len bytes */
 	uint32_t text_len;
 	int64_t scope_value;        /* TT_EV_SCOPE_VALUE */
+	/* slice_end, TT_EV_UNTERMINATED: where its end was among lost events, it ended up
+	 * to this after ts + dur (at the next record, the thread's exit, or the end of the
+	 * recording); -1: how much later not known; 0: its end not lost */
+	int64_t late;
 	/* Flows: the arrow's id in the output, unique in the trace. Each FLOW_OUT starts a
 	 * new one; a FLOW_IN ends the one of the latest FLOW_OUT of its process with the
 	 * same id (value) before it, or has an id no FLOW_OUT has when there is none. So

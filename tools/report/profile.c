@@ -72,7 +72,7 @@ struct tt_ps_sink {
 };
 
 /* A spike mark's arguments (convert --threshold), as a snapshot's mark has them. */
-#define TT_SPIKE_ARGS (8 + TT_CAUSES_ARGS)
+#define TT_SPIKE_ARGS (9 + TT_CAUSES_ARGS)
 struct tt_spike_args {
 	struct tt_spike_args *next;
 	struct tt_mark_arg args[TT_SPIKE_ARGS + 1]; /* (the last with no key) */
@@ -241,7 +241,11 @@ static int tt_ps_slice_end(struct tt_sink *s, const struct tt_event *e)
 	struct tt_ps_sink *a = (struct tt_ps_sink *)s;
 	if (TT_FORWARD(a, slice_end, e) < 0)
 		return -1;
-	return tt_an_scope_close(&a->threads[e->thread->id], e->ts + e->dur) < 0 ? tt_ps_failed(a) : 0;
+	struct tt_an_thread *th = &a->threads[e->thread->id];
+	th->end_late = e->flags & TT_EV_UNTERMINATED ? e->late : 0;
+	int rc = tt_an_scope_close(th, e->ts + e->dur);
+	th->end_late = 0;
+	return rc < 0 ? tt_ps_failed(a) : 0;
 }
 
 static int tt_ps_note(struct tt_sink *s, const struct tt_event *e)
@@ -603,6 +607,8 @@ static cJSON *tt_spike_json(struct tt_ps_sink *a, const struct tt_an_spike *s)
 	cJSON_AddNumberToObject(root, "threshold_ns", (double)s->threshold);
 	cJSON_AddStringToObject(root, "threshold_from", tt_an_spike_threshold_from(s));
 	cJSON_AddNumberToObject(root, "explained_ns", (double)s->explained);
+	if (s->end_late_ns)
+		cJSON_AddNumberToObject(root, "end_late_ns", (double)s->end_late_ns);
 	if (s->has_split) {
 		cJSON_AddNumberToObject(root, "on_cpu_ns", (double)s->split.on_cpu);
 		cJSON_AddNumberToObject(root, "preempted_ns", (double)s->split.preempted);
@@ -862,6 +868,8 @@ static int tt_spike_mark(void *ctx, const struct tt_an_spike *s)
 	};
 	size_t n = s->has_split ? sizeof args / sizeof *args : 3;
 	memcpy(m->args, args, n * sizeof *args);
+	if (s->end_late_ns)
+		m->args[n++] = (struct tt_mark_arg){"end_late_ns", NULL, s->end_late_ns};
 	if (!s->has_split)
 		m->args[n++] = (struct tt_mark_arg){
 			"no_split", tt_an_no_split_text(&s->causes, s->thread->no_states, m->no_split,

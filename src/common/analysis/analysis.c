@@ -395,7 +395,7 @@ static int tt_an_check_spike(struct tt_an_thread *th, const struct tt_an_frame *
 		.thread = th, .key = f->key, .start = f->start, .dur = dur, .threshold = threshold,
 		.source = source, .explained = f->explained,
 		.text = f->text_len ? th->text + f->text_at : NULL, .text_len = f->text_len,
-		.stack = th->stack, .depth = th->depth,
+		.stack = th->stack, .depth = th->depth, .end_late_ns = th->end_late,
 	};
 	s.frame = tt_an_frame_at(&th->an->frames, f->start, &s.frame_ns);
 	if (th->an->before_split)
@@ -712,6 +712,19 @@ void tt_an_causes_print(FILE *out, const char *indent, const struct tt_an_causes
 	fputc('\n', out);
 }
 
+const char *tt_an_end_late_text(const struct tt_an_spike *s, char *buf, size_t cap)
+{
+	char a[32];
+	if (!s->end_late_ns)
+		return NULL;
+	if (s->end_late_ns < 0)
+		snprintf(buf, cap, "its end was among dropped events: it ended later, how much not known");
+	else
+		snprintf(buf, cap, "its end was among dropped events: it ended up to %s later (its split "
+			 "covers the time before)", tt_an_fmt_ns(a, s->end_late_ns));
+	return buf;
+}
+
 void tt_an_spike_print(FILE *out, const struct tt_an_spike *s)
 {
 	const struct tt_an_thread *th = s->thread;
@@ -731,6 +744,9 @@ void tt_an_spike_print(FILE *out, const struct tt_an_spike *s)
 	fprintf(out, " (tid %" PRIu32 ") at %s", th->tid, tt_an_fmt_ns(c, s->start));
 	if (s->explained)
 		fprintf(out, "; %s of it in spikes above", tt_an_fmt_ns(a, s->explained));
+	char late[128];
+	if (tt_an_end_late_text(s, late, sizeof late))
+		fprintf(out, "; %s", late);
 	fputc('\n', out);
 	char why[TT_SCHED_NONE_TEXT];
 	if (s->has_split && s->causes.from == TT_AN_CAUSES_THREAD_TIMES) /* (its CPU time alone) */

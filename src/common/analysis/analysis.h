@@ -236,6 +236,9 @@ struct tt_an_thread {
 	 * common.h: tt_sched_none_text), for the spikes and the table to say */
 	uint32_t no_states;
 	struct tt_an_counters counters;
+	/* Set by the caller around closing scopes whose end was among lost events: they
+	 * ended up to this after the end given (-1: how much later not known; 0: recorded) */
+	int64_t end_late;
 };
 
 /* Where a spike's threshold came from (the numbered list above). */
@@ -259,6 +262,10 @@ struct tt_an_spike {
 	uint32_t depth;
 	uint64_t frame;   /* TT_FRAME_MARK: the frame it began in (from 1), or 0: none yet */
 	int64_t frame_ns; /* the mean length of the frames so far, or 0 */
+	/* Its end was among lost events (a full buffer's, a stream's disk behind): it ended
+	 * at start + dur, the split's end, or up to this later (-1: how much later not
+	 * known); 0: its end was recorded */
+	int64_t end_late_ns;
 	bool has_split;   /* the thread has states: how its time split (false: no split) */
 	struct tt_an_split split;
 	struct tt_an_causes causes; /* from where, how exact; page faults, stolen time */
@@ -374,6 +381,9 @@ const char *tt_an_no_split_text(const struct tt_an_causes *c, uint32_t no_states
  * (NULL: all of it covered, or none without states). */
 const char *tt_an_unknown_text(const struct tt_an_causes *c, char *buf, size_t cap);
 #define TT_AN_UNKNOWN_TEXT 512
+/* Where a spike's end was lost, in words: "its end was among dropped events: it ended
+ * up to 24.112 ms later" (NULL: recorded); into buf. */
+const char *tt_an_end_late_text(const struct tt_an_spike *s, char *buf, size_t cap);
 /* Prints a spike as `ticktrace spikes` does: a line about it, its split (or why it
  * has none), a line for each scope around it (with how long it had been open when the
  * spike ended) and itself, the innermost an->print_depth of them, and its
