@@ -812,6 +812,9 @@ enum tt_snapshot_causes_flags {
 	/* the switches', with steal accounted: why stolen_ns is not known, in the three bits
 	 * from here (enum tt_snapshot_stolen_miss; 0: known, or not to be told) */
 	TT_CAUSES_STOLEN_MISS_SHIFT = 5,
+	/* its end was among dropped events: it ended at end_tsc or later (how much later
+	 * the live log said; not kept) */
+	TT_CAUSES_END_DROPPED = 1u << 8,
 };
 enum tt_snapshot_stolen_miss {
 	TT_STOLEN_NEVER_READ = 1,  /* the thread's CPU time never read */

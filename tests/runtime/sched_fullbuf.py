@@ -20,8 +20,9 @@ up; stolen_ns given (where `info` says stolen time is told apart); on CPU less s
 within its errors of the kernel's CPU time, and preempted of its run-queue wait, the
 kernel's window's excess over the spike and each edge's switch (EDGE_NS) allowed;
 the spike's end, among the dropped events, said to lie up to end_late_ns after its
-stated end, where the program was still inside its scope (before: not said, the
-stated end before that moment).
+stated end, where the program was still inside its scope, by `spikes` and the live
+log (before: not said, the stated end before that moment; the live log's 0.5 s
+before it).
 
 Usage: sched_fullbuf.py PROG TICKTRACE
 """
@@ -48,7 +49,14 @@ def check(cond, what):
 
 def one(tmp, mode, n):
     out = os.path.join(tmp, "%s%d.ttr" % (mode, n))
-    env = dict(os.environ, TICKTRACE_OUT=out, TICKTRACE_BUFFER="100000", TICKTRACE_MODE="stop")
+    thr = os.path.join(tmp, "thr.txt")
+    with open(thr, "w") as f:
+        f.write("%s 1ms\n* 1000s\n" % mode)
+    live = os.path.join(tmp, "%s%d.jsonl" % (mode, n))
+    snaps = os.path.join(tmp, "snaps%s%d" % (mode, n))
+    os.mkdir(snaps)
+    env = dict(os.environ, TICKTRACE_OUT=out, TICKTRACE_BUFFER="100000", TICKTRACE_MODE="stop",
+               TICKTRACE_SPIKES=live, TICKTRACE_SPIKE_THRESHOLDS=thr, TICKTRACE_SNAPSHOTS=snaps)
     p = subprocess.run([PROG, mode, "150"], env=env, capture_output=True, text=True, timeout=300)
     check(p.returncode == 0, mode + " run %d: exit %d: %s" % (n, p.returncode, p.stderr[-2000:]))
     lines = [json.loads(l) for l in p.stdout.splitlines() if l.startswith("{")]
@@ -59,9 +67,6 @@ def one(tmp, mode, n):
         return
     k = kernel[0]
     info = subprocess.run([TOOL, "info", out], capture_output=True, text=True, timeout=120).stdout
-    thr = os.path.join(tmp, "thr.txt")
-    with open(thr, "w") as f:
-        f.write("%s 1ms\n* 1000s\n" % mode)
     sp = subprocess.run([TOOL, "spikes", "--json", "--thresholds", thr, out], capture_output=True,
                         text=True, timeout=120)
     spikes = [json.loads(l) for l in sp.stdout.splitlines() if l.startswith("{")]
@@ -87,11 +92,25 @@ def one(tmp, mode, n):
     # end_late_ns after its stated end (before: nothing said, its end the last timed
     # event among the dropped, before that moment).
     inside_at = inside[0] - ttr.read_machine(out)[0][1]
-    stated_end = s["start_ns"] + s["dur_ns"]
-    late = s.get("end_late_ns", 0)
-    check(stated_end <= inside_at + CLOCK_NS and (late < 0 or inside_at <= stated_end + late + CLOCK_NS),
-          mode + " run %d: its end among the dropped events: said %d, up to %d ns later; still in it at %d"
-          % (n, stated_end, late, inside_at))
+    logged = [json.loads(l) for l in open(live)] if os.path.exists(live) else []
+    logged = [l for l in logged if l.get("name") == mode]
+    check(len(logged) == 1, mode + " run %d: one spike in the live log: %s" % (n, logged))
+    for where, spike in (("spikes", s), ("the live log", logged[0] if logged else None)):
+        if not spike:
+            continue
+        stated_end = spike["start_ns"] + spike["dur_ns"]
+        late = spike.get("end_late_ns", 0)
+        check(stated_end <= inside_at + CLOCK_NS and (late < 0 or inside_at <= stated_end + late + CLOCK_NS),
+              mode + " run %d: %s: its end among the dropped events: said %d, up to %d ns later; still "
+              "in it at %d" % (n, where, stated_end, late, inside_at))
+    # (its snapshot's spike, as the runtime had it and as its window has it, says so too)
+    for name in os.listdir(snaps):
+        got = subprocess.run([TOOL, "spikes", "--json", os.path.join(snaps, name)], capture_output=True,
+                             text=True, timeout=120).stdout
+        said = [json.loads(l) for l in got.splitlines() if l.startswith("{")]
+        said = [l for l in said if l["name"] == mode]
+        check(said and all(l.get("end_late_ns") for l in said),
+              mode + " run %d: snapshot %s: its spike's end among dropped events not said: %s" % (n, name, said))
     stolen, stolen_err = s.get("stolen_ns", 0), s.get("stolen_error_ns", 0)
     err = s["causes_error_ns"]
     excess = k["wall_ns"] - s["dur_ns"]

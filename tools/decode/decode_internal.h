@@ -53,7 +53,7 @@ struct tt_frame_series {
 
 /* An instant the decoder adds where a file says something of a thread that no record
  * says: a snapshot's spike or trigger, a window the ring cut (marks.c). */
-#define TT_MARK_ARGS (9 + TT_CAUSES_ARGS)
+#define TT_MARK_ARGS (10 + TT_CAUSES_ARGS)
 struct tt_mark {
 	int64_t ts;
 	char *name;

@@ -142,6 +142,8 @@ static int tt_mark_snapshot(struct tt_decoder *d, const struct tt_file *f)
 	int64_t dur = s->split.dur_ns;
 	char took[32];
 	tt_mark_number(m, "dur_ns", dur);
+	if (s->causes.flags & TT_CAUSES_END_DROPPED) /* (how much later not kept) */
+		tt_mark_number(m, "end_late_ns", -1);
 	tt_mark_number(m, "threshold_ns", si->threshold_ns);
 	m->args[m->nargs++] = (struct tt_mark_arg){.key = "threshold_from",
 						   .text = tt_snapshot_threshold_from(s)};

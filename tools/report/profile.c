@@ -664,6 +664,8 @@ static int tt_spike_print(void *ctx, const struct tt_an_spike *s)
 	 * readings it went by) */
 	snap->reported = true;
 	struct tt_an_spike own = *s;
+	if (!own.end_late_ns && (snap->snapshot->causes.flags & TT_CAUSES_END_DROPPED))
+		own.end_late_ns = -1; /* (its end among dropped events, as the runtime knew it) */
 	own.threshold = snap->snapshot->info.threshold_ns;
 	own.source = TT_AN_FROM_GLOBAL;
 	if (!own.has_split && snap->snapshot->unsplit.why != TT_UNSPLIT_THREAD) {
@@ -711,6 +713,8 @@ static int tt_snap_print(struct tt_ps_sink *a, struct tt_snap_spike *snap)
 		};
 		for (size_t i = 0; i < (si->has_split ? 8 : 4); i++)
 			cJSON_AddNumberToObject(root, fields[i].key, (double)fields[i].v);
+		if (ss->causes.flags & TT_CAUSES_END_DROPPED) /* (how much later not kept) */
+			cJSON_AddNumberToObject(root, "end_late_ns", -1);
 		char why[TT_SCHED_NONE_TEXT];
 		struct tt_an_causes causes = tt_snapshot_an_causes(ss);
 		if (!si->has_split)
@@ -731,7 +735,12 @@ static int tt_snap_print(struct tt_ps_sink *a, struct tt_snap_spike *snap)
 	fprintf(a->out, " took %s (threshold %s, %s) thread ", tt_an_fmt_ns(d, dur),
 		tt_an_fmt_ns(th, si->threshold_ns), tt_snapshot_threshold_from(ss));
 	tt_put_escaped(a->out, t->name.ptr, t->name.len);
-	fprintf(a->out, " (tid %" PRIu32 ") at %s\n", t->tid, tt_an_fmt_ns(at, snap->begin));
+	fprintf(a->out, " (tid %" PRIu32 ") at %s", t->tid, tt_an_fmt_ns(at, snap->begin));
+	char late[128];
+	struct tt_an_spike dropped = {.end_late_ns = -1}; /* (how much later not kept) */
+	if (ss->causes.flags & TT_CAUSES_END_DROPPED)
+		fprintf(a->out, "; %s", tt_an_end_late_text(&dropped, late, sizeof late));
+	fputc('\n', a->out);
 	struct tt_an_causes causes = tt_snapshot_an_causes(ss);
 	if (si->has_split) {
 		struct tt_an_split split = tt_snapshot_an_split(ss);

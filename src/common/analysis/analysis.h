@@ -541,8 +541,11 @@ struct tt_an_feed {
 int tt_an_feed_records(struct tt_an_feed *f, const struct tt_record *r, size_t n);
 /* Closes what is still open at the last time seen, or at `exit_ns` (the thread's exit,
  * INT64_MIN: not known) where later: a thread that left by pthread_exit or was
- * cancelled was in its scopes until then, as the decoder closes them. */
-int tt_an_feed_finish(struct tt_an_feed *f, int64_t exit_ns);
+ * cancelled was in its scopes until then, as the decoder closes them. Where the
+ * thread's events after its records were dropped (its buffer used up), at the last
+ * time seen, each spike among them saying it may have ended up to `dropped_until`
+ * (its exit, or the end of the recording; INT64_MIN: none dropped). */
+int tt_an_feed_finish(struct tt_an_feed *f, int64_t exit_ns, int64_t dropped_until);
 void tt_an_feed_free(struct tt_an_feed *f);
 
 #endif
