@@ -879,8 +879,10 @@ void tt_an_causes(const struct tt_an_thread *th, int64_t start, int64_t end, boo
 			causes->moved_ns = (moved.lo + moved.hi) / 2;
 			causes->error_ns = tt_an_plus_sat(causes->error_ns, most);
 		}
-		/* (each part: the switches' error and the counters') */
-		causes->error_ns = tt_an_plus_sat(causes->error_ns, covered_error);
+		/* (each part: the switches' error and the counters'; no part farther than the
+		 * spike is long, nor stolen time than its time on CPU) */
+		causes->error_ns = tt_an_clamp(tt_an_plus_sat(causes->error_ns, covered_error), 0, end - start);
+		causes->stolen_error_ns = tt_an_clamp(causes->stolen_error_ns, 0, split->on_cpu);
 	} else if (!counters || 2 * counted.error_ns >= end - start) {
 		/* It says nothing, or parts each as uncertain as half the spike: three near
 		 * equal thirds that read as measured (an outside check: a spin "blocked ~27
