@@ -565,9 +565,8 @@ def budget(tmp):
           "name it: %s" % (len(missed), len(unnamed), sorted(set(unnamed))[:3]))
     within = [sp["no_split"] for sp in unsplit if sp["tid"] not in over and "budget left" in sp.get("no_split", "")]
     check(not within, "crowd: naps of threads the budget never stopped name it: %s" % within[:3])
-    # (those said unread are some of those with no split: tt-sched past its budget sees
-    # only the scopes open as it looks, every 10 ms)
-    check(unread <= len(unsplit), "crowd: %d said unread, %d without a split" % (unread, len(unsplit)))
+    # (those said unread need not lack a split: a thread's own readings as it starts
+    # and at its exit may bracket a nap tt-sched left unread)
     check("64 threads without states: its switches were not asked for (TICKTRACE_SCHED=schedstat)"
           in info.stdout, "crowd: info does not say the counters stood in: %s" % info.stdout)
     # perf refused, the counters standing in: the same reasons, and the snapshots of
