@@ -1337,6 +1337,18 @@ static void tt_run_file(const char *path, const char *text, struct tt_os_new_fil
 	assert_int_equal(tt_os_file_close(&sink.file), 0);
 }
 
+/* The run's file went beside the one at `path` (`at`: `dir`/`beside`), which kept
+ * `kept`; the run's removed, `at` the name again. */
+static void tt_expect_beside(char *at, size_t size, const char *dir, const char *beside, const char *path,
+			     const char *kept)
+{
+	char text[64];
+	assert_string_equal(at + strlen(dir) + 1, beside);
+	assert_string_equal(tt_file_text(path, text, sizeof text), kept);
+	assert_int_equal(tt_os_remove(at), 0);
+	snprintf(at, size, "%s", path);
+}
+
 /* The run's file placed: at its name where nothing is, over a file from before the
  * run began and over its own, silently; beside one written since the run began and one
  * another holds (a stream's), with the pid before the extension, said, the other file
@@ -1404,10 +1416,7 @@ static void test_file_place(void **state)
 		fclose(other);
 		tt_run_file(path, "fifth", &made);
 		assert_int_equal(tt_os_file_place(&made, at, sizeof at, &run, 0, said, sizeof said), 0);
-		assert_string_equal(at + strlen(dir) + 1, beside);
-		assert_string_equal(tt_file_text(path, text, sizeof text), "just after");
-		assert_int_equal(tt_os_remove(at), 0);
-		snprintf(at, sizeof at, "%s", path);
+		tt_expect_beside(at, sizeof at, dir, beside, path, "just after");
 	}
 	/* Another's there as the run began (stamped then), though its time is not before
 	 * the run's start (the same tick): replaced, silently. */
@@ -1427,10 +1436,7 @@ static void test_file_place(void **state)
 	run.since_ns = old.written_ns - 1;
 	tt_run_file(path, "seventh", &made);
 	assert_int_equal(tt_os_file_place(&made, at, sizeof at, &run, 0, said, sizeof said), 0);
-	assert_string_equal(at + strlen(dir) + 1, beside);
-	assert_string_equal(tt_file_text(path, text, sizeof text), "written over");
-	assert_int_equal(tt_os_remove(at), 0);
-	snprintf(at, sizeof at, "%s", path);
+	tt_expect_beside(at, sizeof at, dir, beside, path, "written over");
 	run.before = (struct tt_os_file_stamp){0};
 	/* Another's from before the run that another holds (a stream's, written still):
 	 * beside it; a name with the pid in it says the system gave it again. */
