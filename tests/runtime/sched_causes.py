@@ -747,7 +747,7 @@ def refused_sparse(tmp):
         # same budget reads fewer, 5 to 14 of 60 left unread seen in CI's; each says why)
         print("seccomp sparse: %d unsplit in a sanitizer build (%s): each must say the budget"
               % (len(unsplit), SANITIZED))
-        unsplit_said(unsplit, "seccomp sparse")
+        unsplit_said([sp for _, sp in unsplit], "seccomp sparse")
         check("reached its budget" in err and "went unread" in err,
               "seccomp sparse: %d unsplit, the exit line does not say the budget: %r" % (len(unsplit), err))
     else:
@@ -796,8 +796,18 @@ def refused_loaded(tmp):
     # without a split at most (2 to 33 of 240 at load 15 to 50 beside other work, whose
     # load stretched the run; 60 to 134 with the test's loops alone or a suite beside
     # them), where main's code left 172 to 202)
-    check(len(big) >= 120 and len(unsplit) * 5 <= len(big) * 3,
-          "%s: %d of %d spikes of 5 ms and more without a split: %s" % (label, len(unsplit), len(big), err))
+    check(len(big) >= 120, "%s: %d spikes of 5 ms and more, not 120" % (label, len(big)))
+    if SANITIZED and len(unsplit) * 5 > len(big) * 3:
+        # (a sanitizer build's readings cost tt-sched several times more CPU time: the
+        # same budget reads fewer, 167 to 187 of 240 left unread under ASan with the
+        # test's loops alone; each says the budget)
+        print("%s: %d unsplit in a sanitizer build (%s): the exit line must say the budget"
+              % (label, len(unsplit), SANITIZED))
+        check("reached its budget" in err, "%s: %d unsplit, the exit line does not say the budget: %r"
+              % (label, len(unsplit), err))
+    else:
+        check(len(unsplit) * 5 <= len(big) * 3,
+              "%s: %d of %d spikes of 5 ms and more without a split: %s" % (label, len(unsplit), len(big), err))
     # Its cost, honest: the budget (its shares, and at most the idle allowance budget()
     # allows) and what the spikes paid back, 1 % of one CPU's time at most, within 1 ms
     # (a look under way as the last was charged)
@@ -1732,7 +1742,12 @@ def snapshot_cost(tmp):
     # failed comparing xzgrep's 2>&1: outside recheck r36 F1). A 3 ms sleep's run:
     fresh_dir(d)
     _, _, err, _ = run(tmp, "sleep", env_extra={"TICKTRACE_MODE": "ring", "TICKTRACE_SNAPSHOTS": d})
-    check("live spike detector" not in err, "snapshot cost: said of a run that read a few records: %r" % err)
+    few = re.search(r"live spike detector .* for ([\d.]+) ms of CPU time", err)
+    # (a sanitizer build's tt-spikes pays several ms for its first copies' pages on a
+    # loaded VM, whose stolen time counts as CPU time: 6.5 ms of a 46 ms run in a CI
+    # run's ASan stage)
+    check(not few or (SANITIZED and float(few.group(1)) <= 10),
+          "snapshot cost: said of a run that read a few records: %r" % err)
 
 
 def snapshot_cap(tmp):
