@@ -15,10 +15,26 @@ fi
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT INT TERM
 status=0
-LD_PRELOAD=$lib TICKTRACE_MODE=stream TICKTRACE_OUT="$dir/run-%p.ttr" timeout 100 \
-	bash -c 'for i in $(seq 300); do ( sleep 0.001 & true & wait ); done' || status=$?
+LD_PRELOAD=$lib TICKTRACE_MODE=stream TICKTRACE_OUT="$dir/run-%p.ttr" \
+	bash -c 'for i in $(seq 300); do ( sleep 0.001 & true & wait ); done' &
+shell=$!
+# A hang is a minute without a new file (each subshell makes some); a loaded machine is
+# slow, not hung: 300 subshells took 48 s at load 19 here, past a whole-run timeout of 100.
+files=0 still=0
+while kill -0 "$shell" 2>/dev/null && [ "$still" -lt 60 ]; do
+	sleep 1
+	now=$(ls "$dir" | wc -l)
+	if [ "$now" -eq "$files" ]; then still=$((still + 1)); else still=0 files=$now; fi
+done
+if [ "$still" -ge 60 ]; then
+	kill -9 "$shell" 2>/dev/null || true
+	wait "$shell" 2>/dev/null || true
+	status=124
+else
+	wait "$shell" || status=$?
+fi
 if [ "$status" -ne 0 ]; then
-	echo "FAIL: the shell ended with $status (124: it hung) after $(ls "$dir" | wc -l) files"
+	echo "FAIL: the shell ended with $status (124: it hung, a minute without a new file) after $(ls "$dir" | wc -l) files"
 	# (the hung subshells and jobs, whose trace goes to $dir: nothing left behind)
 	for p in /proc/[0-9]*; do
 		if { tr '\0' '\n' <"$p/environ"; } 2>/dev/null | grep -qx "TICKTRACE_OUT=$dir/run-%p.ttr"; then
