@@ -97,36 +97,48 @@ def ring(ticktrace, wrapper, exe, d):
         print(f"ring, {how}: the last {len(values)} of {n} kept, {n - len(values)} overwritten")
 
 
+STREAM_TRIES = 3
+
+
+def stream_whole(what, ticktrace, wrapper, exe, d, env, n, how, want_rc):
+    """A stream run's file with all its n events: paced so that tt-stream keeps up, which a
+    loaded machine may still keep it from (CI at load 13 to 20: 12,716 of 400,000 dropped,
+    disk behind). Such a run, its drops all said as the disk behind and the file's events
+    the rest in order, is run again, STREAM_TRIES times at most; any other loss fails."""
+    for attempt in range(STREAM_TRIES):
+        ttr = os.path.join(d, f"{what}.ttr")
+        p = program(wrapper, exe, d, dict(env, TICKTRACE_MODE="stream", TICKTRACE_BUFFER="40000",
+                                          TICKTRACE_OUT=wine_path(ttr)), n, how, pace=500, want_rc=want_rc)
+        values, names, stderr = convert(ticktrace, ttr, d)
+        if values == list(range(n)) and " 0 dropped" in stderr:
+            return ttr, p, values, names
+        behind = re.search(r"(\d+) events dropped \(buffer full: 0, no memory: 0, disk behind: (\d+), "
+                           r"recorded from inside the recorder: 0, cut in half where the file ends: 0\)", stderr)
+        if not (behind and behind.group(1) == behind.group(2) and len(values) + int(behind.group(1)) == n
+                and values == sorted(set(values)) and set(values) <= set(range(n))):
+            break
+        print(f"{what}: tt-stream fell behind, {behind.group(1)} of {n} events dropped, said (attempt "
+              f"{attempt + 1}, load {os.getloadavg()[0]:.1f}): run again")
+    fail(f"{what}: {len(values)} of {n} events in the file ({values[:3]} .. {values[-3:]}): {stderr}")
+
+
 def stream(ticktrace, wrapper, exe, d):
-    n, buffer = 400000, 40000
-    ttr = os.path.join(d, "stream.ttr")
-    program(wrapper, exe, d, {"TICKTRACE_MODE": "stream", "TICKTRACE_BUFFER": str(buffer),
-                              "TICKTRACE_OUT": wine_path(ttr)}, n, "exit", pace=500)
-    values, names, stderr = convert(ticktrace, ttr, d)
-    if sorted(values) != list(range(n)) or " 0 dropped" not in stderr:
-        fail(f"stream: {len(values)} of {n} events in the file ({values[:3]} .. "
-             f"{values[-3:]}): {stderr}")
+    n = 400000
+    ttr, _, _, _ = stream_whole("stream", ticktrace, wrapper, exe, d, {}, n, "exit", 0)
     info = run([ticktrace, "info", ttr]).stdout
     if "mode stream" not in info:
         fail(f"stream: the file does not say mode stream:\n{info}")
-    print(f"stream: all {n} events of a run {n // buffer} times the buffer written")
-    ttr = os.path.join(d, "stream-kill.ttr")
+    print(f"stream: all {n} events of a run {n // 40000} times the buffer written")
     n = 100000
-    program(wrapper, exe, d, {"TICKTRACE_MODE": "stream", "TICKTRACE_BUFFER": str(buffer),
-                              "TICKTRACE_OUT": wine_path(ttr)}, n, "kill", pace=500, want_rc=9)
-    values, names, stderr = convert(ticktrace, ttr, d)
-    if values != list(range(n)) or "worker" not in names:
-        fail(f"stream, killed: {len(values)} of {n} events ({values[:3]} .. {values[-3:]}), "
-             f"threads {names}: {stderr}")
+    _, _, _, names = stream_whole("stream-kill", ticktrace, wrapper, exe, d, {}, n, "kill", 9)
+    if "worker" not in names:
+        fail(f"stream, killed: threads {names}")
     print(f"stream, killed: all {n} events in the file")
-    ttr = os.path.join(d, "stream-crash.ttr")
-    program(wrapper, exe, d, {"TICKTRACE_MODE": "stream", "TICKTRACE_BUFFER": str(buffer),
-                              "TICKTRACE_OUT": wine_path(ttr), "WINEDLLOVERRIDES": "winedbg.exe=d"},
-            n, "crash", pace=500, want_rc=None)
-    values, names, stderr = convert(ticktrace, ttr, d)
+    ttr, _, _, _ = stream_whole("stream-crash", ticktrace, wrapper, exe, d, {"WINEDLLOVERRIDES": "winedbg.exe=d"},
+                                n, "crash", None)
     info = run([ticktrace, "info", ttr]).stdout
-    if values != list(range(n)) or "the run crashed (exception 0xC0000005 (access violation))" not in info:
-        fail(f"stream, crash: {len(values)} of {n} events ({values[:3]} .. {values[-3:]}):\n{info}")
+    if "the run crashed (exception 0xC0000005 (access violation))" not in info:
+        fail(f"stream, crash: the file does not say the crash:\n{info}")
     print(f"stream, crash: all {n} events in the file, said as a crash")
 
 
