@@ -1325,7 +1325,7 @@ def snapshot_spike(f):
                       unknown_why_code=s["unknown_why"])
         if s.get("causes_flags", 0) & 1:  # TT_CAUSES_FAULTS
             sp.update(minor_faults=s["minor_faults"], major_faults=s["major_faults"])
-        if s.get("causes_flags", 0) & 32:  # TT_CAUSES_FAULTS_AT_LEAST
+        if s.get("causes_flags", 0) & 512:  # TT_CAUSES_FAULTS_AT_LEAST
             sp["faults_at_least"] = 1
         check(sum(sp[k] for k in ("on_cpu_ns", "preempted_ns", "blocked_ns", "unknown_ns")) == sp["dur_ns"],
               "snapshot %s: its split does not make up its duration: %s" % (s["name"], sp))

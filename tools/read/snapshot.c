@@ -53,6 +53,7 @@ struct tt_an_causes tt_snapshot_an_causes(const struct tt_snapshot *s)
 		.major_faults = c->major_faults, .faults_at_least = c->flags & TT_CAUSES_FAULTS_AT_LEAST,
 		.stolen_known = c->flags & TT_CAUSES_STOLEN,
 		.stolen_ns = c->stolen_ns, .stolen_error_ns = c->error_ns,
+		.stolen_miss = (enum tt_an_stolen_miss)TT_CAUSES_STOLEN_MISS(c->flags),
 		.miss = (enum tt_an_counters_miss)(u->why | k->why), .miss_start_ns = u->start_ns | k->start_ns,
 		.miss_end_ns = u->end_ns | k->end_ns, .miss_budget = (u->flags | k->flags) & TT_UNSPLIT_BUDGET,
 		.lost = k->lost, .lost_ns = k->without_ns,
