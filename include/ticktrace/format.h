@@ -831,7 +831,8 @@ enum tt_snapshot_causes_flags {
 	 * part within error_ns, the larger of that and stolen_ns's */
 	TT_CAUSES_MOVED = 1u << 4,
 	/* the switches', with steal accounted: why stolen_ns is not known, in the three bits
-	 * from here (enum tt_snapshot_stolen_miss; 0: known, or not to be told) */
+	 * from here (enum tt_snapshot_stolen_miss; 0: known, or not to be told); on_cpu_ns
+	 * may then be stolen, all of it (error_ns leaves that out) */
 	TT_CAUSES_STOLEN_MISS_SHIFT = 5,
 	/* its end was among dropped events: it ended at end_tsc or later (how much later
 	 * the live log said; not kept) */

@@ -153,10 +153,11 @@ static void tt__spikes_json(FILE *out, const struct tt_an_spike *s)
 	if (s->causes.stolen_known)
 		fprintf(out, ",\"stolen_ns\":%" PRId64 ",\"stolen_error_ns\":%" PRId64, s->causes.stolen_ns,
 			s->causes.stolen_error_ns);
-	else if (tt_an_stolen_unknown_text(&s->causes)) {
+	else if (tt_an_stolen_unknown_text(&s->causes)) { /* (and how much of on CPU may be) */
 		fputs(",\"stolen_unknown\":", out);
 		tt__spikes_json_str(out, tt_an_stolen_unknown_text(&s->causes),
 				    strlen(tt_an_stolen_unknown_text(&s->causes)));
+		fprintf(out, ",\"stolen_error_ns\":%" PRId64, s->causes.stolen_error_ns);
 	}
 	if (s->causes.lost_ns)
 		fprintf(out, ",\"without_switches_ns\":%" PRId64 ",\"switches_lost\":%" PRIu64,

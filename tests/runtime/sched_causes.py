@@ -1518,8 +1518,9 @@ def check_spike(label, f, run_file, live):
     if twin:
         l = twin[0]
         # (the snapshot keeps one error: the parts', or their stolen time's where larger)
-        error = (max(l.get("causes_error_ns", 0), l.get("stolen_error_ns", 0)) if sp.get("error_is_the_larger")
-                 else l.get("causes_error_ns"))
+        # (stolen time not known may be all of on CPU: its flags say so, not the error)
+        stolen_error = l.get("stolen_error_ns", 0) if "stolen_ns" in l else 0
+        error = max(l.get("causes_error_ns", 0), stolen_error) if sp.get("error_is_the_larger") else l.get("causes_error_ns")
         check(all(sp.get(k) == l.get(k) for k in ("dur_ns", "on_cpu_ns", "preempted_ns", "blocked_ns",
                                                   "unknown_ns", "causes_from")) and
               sp.get("causes_error_ns") == error and

@@ -16,8 +16,10 @@ readings. Before its fix the move was taken for none there: preempted 6 ms under
 kernel's wait, stated within 3.6 ms, the move called stolen.
 
 Checks: the buffer filled (events dropped); the spike split from the switches, adding
-up; stolen_ns given (where `info` says stolen time is told apart); on CPU less stolen
-within its errors of the kernel's CPU time, and preempted of its run-queue wait, the
+up; stolen_ns given (where `info` says stolen time is told apart; fullwoken's, or why
+not, on a quiet machine its buffer full before tt-sched read main); on CPU less stolen
+within its errors of the kernel's CPU time (stolen_error_ns: stolen's, or how much of
+on CPU may be where not known), and preempted of its run-queue wait, the
 kernel's window's excess over the spike and each edge's switch (EDGE_NS) allowed;
 the spike's end, among the dropped events, said to lie up to end_late_ns after its
 stated end, where the program was still inside its scope, by `spikes` and the live
@@ -39,6 +41,16 @@ MS = 1000000
 CLOCK_NS = 1000  # the tools' times against the monotonic clock's (their conversion)
 EDGE_NS = 50000  # the scope's edges: a switch's moment against the kernel's accounting of it
 failures = []
+STEAL_TICK_NS = 10**9 // os.sysconf("SC_CLK_TCK")  # /proc/stat's unit
+
+
+def cpu0_steal_ns():
+    """What the hypervisor stole from CPU 0 so far, /proc/stat's eighth figure."""
+    with open("/proc/stat") as f:
+        for line in f:
+            if line.startswith("cpu0 "):
+                return int(line.split()[8]) * STEAL_TICK_NS
+    return 0
 
 
 def check(cond, what):
@@ -57,7 +69,9 @@ def one(tmp, mode, n):
     os.mkdir(snaps)
     env = dict(os.environ, TICKTRACE_OUT=out, TICKTRACE_BUFFER="100000", TICKTRACE_MODE="stop",
                TICKTRACE_SPIKES=live, TICKTRACE_SPIKE_THRESHOLDS=thr, TICKTRACE_SNAPSHOTS=snaps)
+    steal_before = cpu0_steal_ns()
     p = subprocess.run([PROG, mode, "150"], env=env, capture_output=True, text=True, timeout=300)
+    cpu0_stolen = cpu0_steal_ns() - steal_before
     check(p.returncode == 0, mode + " run %d: exit %d: %s" % (n, p.returncode, p.stderr[-2000:]))
     lines = [json.loads(l) for l in p.stdout.splitlines() if l.startswith("{")]
     kernel = [l for l in lines if "scope" in l]
@@ -86,11 +100,19 @@ def one(tmp, mode, n):
     check(parts == s["dur_ns"] and s["unknown_ns"] == 0, mode + " run %d: split adds up, all known: %s" % (n, s))
     told = "stolen time: told apart" in info
     if told:
-        check("stolen_ns" in s, mode + " run %d: stolen time told apart, but the spike has no stolen_ns: %s" % (n, s))
-        # (bounded by a reading at the thread's end, not "somewhere in all of it"; where
-        # main naps, the kernel's move across its wake-ups is uncertain too, and stolen's)
-        check(mode != "fullbuf" or s.get("stolen_error_ns", 0) <= s["on_cpu_ns"] // 10,
-              mode + " run %d: stolen_error_ns within a tenth of on CPU: %s" % (n, s))
+        # (fullwoken's buffer may fill before tt-sched read main, read again at its exit
+        # alone: not known, why said, and on CPU's stated error then carries it, below)
+        check("stolen_ns" in s or (mode == "fullwoken" and s.get("stolen_unknown")),
+              mode + " run %d: stolen time told apart, but the spike has no stolen_ns: %s" % (n, s))
+        # (bounded by a reading at the thread's end, not "somewhere in all of it": within
+        # a tenth of on CPU, or where the hypervisor stole more (a loaded CI host: 20.4
+        # +- 20.4 ms of 179 on CPU), within what it stole from CPU 0, the program's, all
+        # run; where main naps, the kernel's move across its wake-ups is uncertain too,
+        # and stolen's)
+        check(mode != "fullbuf"
+              or s.get("stolen_error_ns", 0) <= max(s["on_cpu_ns"] // 10, cpu0_stolen + STEAL_TICK_NS),
+              mode + " run %d: stolen_error_ns within a tenth of on CPU, or of CPU 0's steal over the run "
+              "(%d ns): %s" % (n, cpu0_stolen, s))
     # Its end was among the dropped events (the program exits inside it): it lasted past
     # a moment read inside it after the rest, and the spike says it ended up to
     # end_late_ns after its stated end (before: nothing said, its end the last timed
@@ -115,6 +137,9 @@ def one(tmp, mode, n):
         said = [l for l in said if l["name"] == mode]
         check(said and all(l.get("end_late_ns") for l in said),
               mode + " run %d: snapshot %s: its spike's end among dropped events not said: %s" % (n, name, said))
+    # (stolen not known: on CPU may hold the hypervisor's, within stolen_error_ns; before,
+    # none said, and a quiet machine's fullwoken stood 4.5-5.3 ms over the kernel's CPU
+    # time, stated within 3.7 ms, 4 of 4 runs)
     stolen, stolen_err = s.get("stolen_ns", 0), s.get("stolen_error_ns", 0)
     err = s["causes_error_ns"]
     excess = k["wall_ns"] - s["dur_ns"]

@@ -55,8 +55,9 @@ size_t tt_mark_causes_args(struct tt_mark_arg *args, const struct tt_an_causes *
 	if (c->stolen_known) {
 		args[n++] = (struct tt_mark_arg){.key = "stolen_ns", .number = c->stolen_ns};
 		args[n++] = (struct tt_mark_arg){.key = "stolen_error_ns", .number = c->stolen_error_ns};
-	} else if (tt_an_stolen_unknown_text(c)) {
+	} else if (tt_an_stolen_unknown_text(c)) { /* (and how much of on CPU may be) */
 		args[n++] = (struct tt_mark_arg){.key = "stolen_unknown", .text = tt_an_stolen_unknown_text(c)};
+		args[n++] = (struct tt_mark_arg){.key = "stolen_error_ns", .number = c->stolen_error_ns};
 	}
 	if (c->lost_ns) {
 		args[n++] = (struct tt_mark_arg){.key = "without_switches_ns", .number = c->lost_ns};

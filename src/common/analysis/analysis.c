@@ -705,8 +705,8 @@ void tt_an_causes_print(FILE *out, const char *indent, const struct tt_an_causes
 		sep = "; ";
 	}
 	if (tt_an_stolen_unknown_text(c)) {
-		fprintf(out, "%sstolen time not told apart (on CPU may hold the hypervisor's): %s", sep,
-			tt_an_stolen_unknown_text(c));
+		fprintf(out, "%sstolen time not told apart (on CPU may hold the hypervisor's, up to all of "
+			"it): %s", sep, tt_an_stolen_unknown_text(c));
 		sep = "; ";
 	}
 	if (faults)

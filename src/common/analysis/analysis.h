@@ -133,7 +133,9 @@ struct tt_an_causes {
 	bool stolen_known;  /* switches and a CPU time that leaves steal out (TT_SCHEDSTAT_STEAL),
 	                     * read near enough (within half its time on CPU): */
 	int64_t stolen_ns;  /* of on_cpu, the time the hypervisor ran something else */
-	int64_t stolen_error_ns; /* stolen_ns within this (its CPU time's readings) */
+	/* stolen_ns within this (its CPU time's readings); not known (stolen_miss): how
+	 * much of on_cpu may be stolen, all of it */
+	int64_t stolen_error_ns;
 	/* Switches and a CPU time that leaves steal out, but no stolen_ns: why
 	 * (tt_an_stolen_unknown_text; as a snapshot says it: format.h) */
 	enum tt_an_stolen_miss {
