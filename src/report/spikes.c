@@ -150,6 +150,8 @@ static void tt__spikes_json(FILE *out, const struct tt_an_spike *s)
 		fputs(",\"blocked_may_hold_wakeup_waits\":1", out);
 	if (s->has_split && s->causes.moved_known)
 		fprintf(out, ",\"kernel_moved_ns\":%" PRId64, s->causes.moved_ns);
+	if (s->has_split && s->causes.moved_most_ns)
+		fprintf(out, ",\"kernel_moved_at_most_ns\":%" PRId64, s->causes.moved_most_ns);
 	if (s->causes.stolen_known)
 		fprintf(out, ",\"stolen_ns\":%" PRId64 ",\"stolen_error_ns\":%" PRId64, s->causes.stolen_ns,
 			s->causes.stolen_error_ns);

@@ -531,7 +531,7 @@ void tt_an_split_print(FILE *out, const char *indent, const struct tt_an_split *
 	/* "~": approximate, from the counters read around it (beside the switches, where
 	 * waits after wake-ups moved or may: preempted and blocked alone) */
 	bool counters = causes->from == TT_AN_CAUSES_SCHEDSTAT;
-	const char *near = counters || causes->moved_known ? "~" : "";
+	const char *near = counters || causes->moved_known || causes->moved_most_ns ? "~" : "";
 	const char *off = counters || causes->error_ns ? "~" : "";
 	fprintf(out, "%son CPU %s%s, preempted %s%s, blocked %s%s, unknown %s\n", indent, near,
 		tt_an_fmt_ns(a, split->on_cpu), off, tt_an_fmt_ns(b, split->preempted), off,
@@ -644,7 +644,7 @@ void tt_an_causes_print(FILE *out, const char *indent, const struct tt_an_causes
 	bool faults = c->faults && (!c->faults_at_least || c->minor_faults || c->major_faults);
 	bool wakeups = c->wakeups_unbounded || (c->wakeups_known && c->wakeups_ns + c->error_ns > 0);
 	if (c->from != TT_AN_CAUSES_SCHEDSTAT && c->from != TT_AN_CAUSES_THREAD_TIMES && !stolen && !faults &&
-	    !wakeups && !c->moved_known && !c->lost_ns && !tt_an_stolen_unknown_text(c))
+	    !wakeups && !c->moved_known && !c->moved_most_ns && !c->lost_ns && !tt_an_stolen_unknown_text(c))
 		return;
 	char a[32], b[32], why[TT_AN_UNKNOWN_TEXT];
 	const char *sep = indent;
@@ -697,6 +697,13 @@ void tt_an_causes_print(FILE *out, const char *indent, const struct tt_an_causes
 			c->moved_ns < 0 ? "on CPU that the switches have preempted"
 					: "waiting for a CPU that the switches have on CPU",
 			tt_an_fmt_ns(b, c->error_ns));
+		sep = "; ";
+	}
+	if (c->moved_most_ns) {
+		fprintf(out, "%sthe kernel's own run-queue wait may count up to %s more than preempted (its "
+			"accounting at preemptions, and waits after wake-ups, which no two readings measured; "
+			"one after it bounds them): each part within %s of its figures", sep,
+			tt_an_fmt_ns(a, c->moved_most_ns), tt_an_fmt_ns(b, c->error_ns));
 		sep = "; ";
 	}
 	if (stolen) {

@@ -170,6 +170,10 @@ struct tt_an_causes {
 	 * covers it; stolen_ns and wakeups_ns leave it out. */
 	bool moved_known;
 	int64_t moved_ns;
+	/* Where no two readings measured it (none before its end) and one after it bounds
+	 * it, with the waits after wake-ups: the kernel's wait over it exceeds preempted by
+	 * at most this (0: not so, or within the error said besides), error_ns covering it. */
+	int64_t moved_most_ns;
 	/* No split although the thread's counters were read for it: why
 	 * (tt_an_no_split_text), and how far the readings nearest its edges were from them
 	 * (as a snapshot says it: format.h) */

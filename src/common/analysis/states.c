@@ -919,7 +919,8 @@ void tt_an_causes(const struct tt_an_thread *th, int64_t start, int64_t end, boo
 		 * being at most all it had counted by then (there, preempted 6.7 ms under the
 		 * kernel's wait, stated within 3.7 ms). */
 		int64_t beyond = moved.measured ? 0 : tt_an_wait_beyond(th, start, end, split->preempted);
-		causes->error_ns = beyond > causes->error_ns ? beyond : causes->error_ns;
+		if (beyond > causes->error_ns)
+			causes->error_ns = causes->moved_most_ns = beyond;
 		/* (each part: the switches' error and the counters'; no part farther than the
 		 * spike is long, nor stolen time than its time on CPU) */
 		causes->error_ns = tt_an_clamp(tt_an_plus_sat(causes->error_ns, covered_error), 0, end - start);
