@@ -827,13 +827,29 @@ enum tt_snapshot_causes_flags {
 	TT_CAUSES_WAKEUPS = 1u << 2,
 	TT_CAUSES_WAKEUPS_UNBOUNDED = 1u << 3,
 	/* the switches': the kernel's own CPU time and run-queue wait, read beside them, put
-	 * a preemption's edge elsewhere (`spikes --json`'s kernel_moved_ns, not kept): each
-	 * part within error_ns, the larger of that and stolen_ns's */
+	 * a preemption's edge elsewhere (`spikes --json`'s kernel_moved_ns, not kept), or
+	 * may, by at most kernel_moved_at_most_ns (no two readings measured it): each part
+	 * within error_ns, the larger of that and stolen_ns's */
 	TT_CAUSES_MOVED = 1u << 4,
+	/* the switches', with steal accounted: why stolen_ns is not known, in the three bits
+	 * from here (enum tt_snapshot_stolen_miss; 0: known, or not to be told); on_cpu_ns
+	 * may then be stolen, all of it (error_ns leaves that out) */
+	TT_CAUSES_STOLEN_MISS_SHIFT = 5,
+	/* its end was among dropped events: it ended at end_tsc or later (how much later
+	 * the live log said; not kept) */
+	TT_CAUSES_END_DROPPED = 1u << 8,
 	/* no reading before its start or none after its end: the fault counts are those
 	 * between its first and last readings inside it, at least */
-	TT_CAUSES_FAULTS_AT_LEAST = 1u << 5,
+	TT_CAUSES_FAULTS_AT_LEAST = 1u << 9,
 };
+enum tt_snapshot_stolen_miss {
+	TT_STOLEN_NEVER_READ = 1,  /* the thread's CPU time never read */
+	TT_STOLEN_NOT_AFTER = 2,   /* not read after the spike began (a thread killed) */
+	TT_STOLEN_NOT_BEFORE = 3,  /* not read before it ended */
+	TT_STOLEN_NOT_BOUNDED = 4, /* the readings around it bound it no closer than its
+	                            * time on CPU */
+};
+#define TT_CAUSES_STOLEN_MISS(flags) (((flags) >> TT_CAUSES_STOLEN_MISS_SHIFT) & 7u)
 /* What the spike's split says beside its parts, after tt_snapshot_split (a section
  * that ends before it is an earlier version's, whose split's source is not said): 0s
  * without a split, and for a trigger. */

@@ -118,7 +118,7 @@ static int tt__report_thread(struct tt_an_thread *th, struct tt__slot *slot,
 			return -1;
 		}
 	}
-	int rc = tt_an_feed_finish(&feed, INT64_MIN);
+	int rc = tt_an_feed_finish(&feed, INT64_MIN, INT64_MIN);
 	tt_an_feed_free(&feed);
 	return rc;
 }

@@ -479,13 +479,17 @@ void tt__snapshot_spike(const struct tt_an_spike *s, const struct tt_clock *cloc
 		.flags = (s->causes.faults ? TT_CAUSES_FAULTS : 0u) | (s->causes.stolen_known ? TT_CAUSES_STOLEN : 0u) |
 			 (s->causes.wakeups_known ? TT_CAUSES_WAKEUPS : 0u) |
 			 (s->causes.wakeups_unbounded ? TT_CAUSES_WAKEUPS_UNBOUNDED : 0u) |
-			 (s->causes.moved_known ? TT_CAUSES_MOVED : 0u) |
-			 (s->causes.faults_at_least ? TT_CAUSES_FAULTS_AT_LEAST : 0u),
+			 (s->causes.moved_known || s->causes.moved_most_ns ? TT_CAUSES_MOVED : 0u) |
+			 (uint32_t)s->causes.stolen_miss << TT_CAUSES_STOLEN_MISS_SHIFT |
+			 (s->causes.faults_at_least ? TT_CAUSES_FAULTS_AT_LEAST : 0u) |
+			 (s->end_late_ns ? TT_CAUSES_END_DROPPED : 0u),
 		/* (the switches' parts are exact but for wake-ups and the kernel's moves: the
-		 * field holds their stolen time's error, or the larger) */
+		 * field holds their stolen time's error, or the larger; stolen time not known
+		 * may be all of on CPU, as its flags say) */
 		.error_ns = !s->has_split ? 0
 			  : s->causes.from != TT_AN_CAUSES_SWITCHES ? s->causes.error_ns
-			  : s->causes.stolen_error_ns > s->causes.error_ns ? s->causes.stolen_error_ns : s->causes.error_ns,
+			  : s->causes.stolen_known && s->causes.stolen_error_ns > s->causes.error_ns
+				  ? s->causes.stolen_error_ns : s->causes.error_ns,
 		.stolen_ns = s->causes.stolen_ns,
 		.minor_faults = s->causes.minor_faults, .major_faults = s->causes.major_faults,
 	}};

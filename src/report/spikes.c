@@ -137,6 +137,8 @@ static void tt__spikes_json(FILE *out, const struct tt_an_spike *s)
 	fprintf(out, ",\"start_ns\":%" PRId64 ",\"dur_ns\":%" PRId64 ",\"threshold_ns\":%" PRId64
 		",\"threshold_from\":\"%s\",\"explained_ns\":%" PRId64,
 		s->start, s->dur, s->threshold, tt_an_spike_threshold_from(s), s->explained);
+	if (s->end_late_ns)
+		fprintf(out, ",\"end_late_ns\":%" PRId64, s->end_late_ns);
 	if (s->has_split)
 		fprintf(out, ",\"on_cpu_ns\":%" PRId64 ",\"preempted_ns\":%" PRId64
 			",\"blocked_ns\":%" PRId64 ",\"unknown_ns\":%" PRId64 ",\"causes_from\":\"%s\""
@@ -148,9 +150,17 @@ static void tt__spikes_json(FILE *out, const struct tt_an_spike *s)
 		fputs(",\"blocked_may_hold_wakeup_waits\":1", out);
 	if (s->has_split && s->causes.moved_known)
 		fprintf(out, ",\"kernel_moved_ns\":%" PRId64, s->causes.moved_ns);
+	if (s->has_split && s->causes.moved_most_ns)
+		fprintf(out, ",\"kernel_moved_at_most_ns\":%" PRId64, s->causes.moved_most_ns);
 	if (s->causes.stolen_known)
 		fprintf(out, ",\"stolen_ns\":%" PRId64 ",\"stolen_error_ns\":%" PRId64, s->causes.stolen_ns,
 			s->causes.stolen_error_ns);
+	else if (tt_an_stolen_unknown_text(&s->causes)) { /* (and how much of on CPU may be) */
+		fputs(",\"stolen_unknown\":", out);
+		tt__spikes_json_str(out, tt_an_stolen_unknown_text(&s->causes),
+				    strlen(tt_an_stolen_unknown_text(&s->causes)));
+		fprintf(out, ",\"stolen_error_ns\":%" PRId64, s->causes.stolen_error_ns);
+	}
 	if (s->causes.lost_ns)
 		fprintf(out, ",\"without_switches_ns\":%" PRId64 ",\"switches_lost\":%" PRIu64,
 			s->causes.lost_ns, s->causes.lost);
@@ -491,11 +501,17 @@ static void tt__spikes_forget(struct tt__slot *slot)
 
 /* What a thread left open is closed at its exit where its states say when (pthread_exit,
  * cancelled: it was in them until then), else at its last event, as `ticktrace spikes`
- * does. `exit_ns`: tt__thread_exit_ns's. */
+ * does; where its buffer was used up, at its last event, each spike saying it may have
+ * ended up to its exit, or now (the recording's end: before, a stop-mode main's scope
+ * ended at its last kept record, 500 ms before the program left it, nothing said).
+ * `exit_ns`: tt__thread_exit_ns's. */
 static void tt__spikes_close_open(struct tt__spikes_thread *t, int64_t exit_ns)
 {
 	/* (on the detector's clock: ns since the start anchor) */
-	tt_an_feed_finish(&t->feed, exit_ns > 0 ? exit_ns - tt__start_anchor.monotonic_ns : INT64_MIN);
+	int64_t exit_at = exit_ns > 0 ? exit_ns - tt__start_anchor.monotonic_ns : INT64_MIN;
+	bool dropped = __atomic_load_n(&t->slot->flags, __ATOMIC_ACQUIRE) & TT__SLOT_EXHAUSTED;
+	tt_an_feed_finish(&t->feed, exit_at, !dropped ? INT64_MIN : exit_ns > 0 ? exit_at
+						 : tt_os_monotonic_ns() - tt__start_anchor.monotonic_ns);
 }
 
 /* A thread's records are all written (and its exit's time set). */

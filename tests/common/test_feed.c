@@ -230,7 +230,7 @@ static void feed(const struct gen *g, const struct tt_clock *clock, const struct
 		assert_int_equal(tt_an_feed_records(&f, g->r + i, piece), 0);
 		i += piece;
 	}
-	assert_int_equal(tt_an_feed_finish(&f, INT64_MIN), 0);
+	assert_int_equal(tt_an_feed_finish(&f, INT64_MIN, INT64_MIN), 0);
 	assert_false(an.oom);
 	tt_an_feed_free(&f);
 	tt_an_thread_free(&th);
@@ -321,12 +321,58 @@ static void test_held_scopes_at_the_threshold(void **state)
 	}
 }
 
+/* The spikes a thread's open scopes make where its buffer was used up (its events
+ * after its records dropped): each ends at its last record and says it may have ended
+ * up to the moment given (its exit, or the recording's end), held or told; with none
+ * dropped, at its last record or its exit, saying nothing. Before, it ended at its last
+ * kept record with nothing said (a stop-mode main's scope 500 ms short in the live log). */
+static int64_t lates[4];
+static size_t nlates;
+
+static int catch_late(void *ctx, const struct tt_an_spike *s)
+{
+	(void)ctx;
+	lates[nlates++ % 4] = s->end_late_ns;
+	return 0;
+}
+
+static void test_finish_dropped_says_late(void **state)
+{
+	(void)state;
+	struct tt_clock clock; /* (1 GHz: a tick a ns) */
+	assert_int_equal(tt_clock_set(&clock, 0, 0, UINT64_C(1000000000)), 0);
+	static struct gen g;
+	g.n = 0;
+	put(&g, TT_REC_BEGIN, 0x1010, 1000);
+	put(&g, TT_REC_BEGIN, 0x1020, 5000);
+	put(&g, TT_REC_INSTANT, 0x1030, 9000);
+	for (int held = 0; held < 2; held++)
+		for (int dropped = 0; dropped < 2; dropped++) {
+			struct tt_an an = {.find_spikes = true, .threshold = 3000, .name = name_of,
+					   .spike = catch_late, .closed = held ? NULL : closed_nothing};
+			struct tt_an_thread th;
+			tt_an_thread_init(&th, &an, NULL);
+			struct tt_an_feed f = {.th = &th, .clock = &clock};
+			nlates = 0;
+			assert_int_equal(tt_an_feed_records(&f, g.r, g.n), 0);
+			assert_int_equal(tt_an_feed_finish(&f, dropped ? INT64_MIN : 9500, dropped ? 12000 : INT64_MIN), 0);
+			tt_an_feed_free(&f);
+			tt_an_thread_free(&th);
+			assert_int_equal(nlates, 2);
+			if (lates[0] != (dropped ? 3000 : 0) || lates[1] != lates[0])
+				fail_msg("%s, %s: its end up to %lld and %lld ns later", held ? "held" : "told",
+					 dropped ? "dropped after its records" : "none dropped", (long long)lates[0],
+					 (long long)lates[1]);
+		}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_held_scopes_spike_as_told),
 		cmocka_unit_test(test_held_scopes_spike_as_told_with_a_table),
 		cmocka_unit_test(test_held_scopes_at_the_threshold),
+		cmocka_unit_test(test_finish_dropped_says_late),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -166,6 +166,16 @@ static void test_cut_in_half_event_dropped(void **state)
 	expect_cut_event_dropped(fx, "X main 0\ni wake 1\nX main 1\ni wake 2\n");
 }
 
+/* A streamed file of one thread ("producer") with `rec`. */
+static void write_streamed(const char *path, const struct tt_record *rec, size_t n)
+{
+	struct tt_tw w;
+	open_flagged(&w, path, TT_FILE_STREAMED);
+	tt_tw_thread(&w, 0, 101, "producer", 0, 0);
+	tt_tw_events(&w, 0, 0, rec, n);
+	assert_int_equal(tt_tw_close(&w), 0);
+}
+
 /* A stream killed by SIGKILL has no totals for its running threads: the runs of
  * events it dropped (DROPPED records) are its counts, in the summary, `info` and the
  * thread's column. */
@@ -176,11 +186,7 @@ static void test_killed_stream_counts_its_gaps(void **state)
 		R(TT_REC_INSTANT, S_WAKE, 2000), R(TT_REC_DROPPED, 58, 2100), R(TT_REC_VALUE, 0, 2200),
 		R(TT_REC_INSTANT, S_WAKE, 2300), R(TT_REC_DROPPED, 4, 2400), R(TT_REC_VALUE, 0, 2500),
 		R(TT_REC_INSTANT, S_WAKE, 2600)};
-	struct tt_tw w;
-	open_flagged(&w, fx->in, TT_FILE_STREAMED);
-	tt_tw_thread(&w, 0, 101, "producer", 0, 0);
-	tt_tw_events(&w, 0, 0, rec, N(rec));
-	assert_int_equal(tt_tw_close(&w), 0);
+	write_streamed(fx->in, rec, N(rec));
 	struct tt_run r;
 	TT_RUN(&r, "info", fx->in);
 	assert_int_equal(r.status, 0);
@@ -192,6 +198,63 @@ static void test_killed_stream_counts_its_gaps(void **state)
 	assert_err_has(&r, " 62 dropped, ");
 	assert_err_has(&r, "62 events dropped (buffer full: 0, no memory: 0, disk behind: 62");
 	free(r.out);
+}
+
+/* A scope whose end was among dropped events (a stream's disk behind) closes at the
+ * run's start, flagged unterminated: its spike says how much later it may have ended,
+ * by the next record (f1's open point: its end's uncertainty not said), in spikes'
+ * text and --json and convert's marks; one that ended before the run says nothing. */
+static void test_gap_end_late_said(void **state)
+{
+	struct tt_fixture *fx = *state;
+	static const struct tt_record rec[] = {
+		R(TT_REC_BEGIN, S_WAKE, 1500), R(TT_REC_END, 0, 1600), R(TT_REC_BEGIN, S_MAIN, 2000),
+		R(TT_REC_DROPPED, 58, 2100), R(TT_REC_VALUE, TT_GAP_DEPTHS(1, 0), 2200),
+		R(TT_REC_INSTANT, S_WAKE, 2350)};
+	write_streamed(fx->in, rec, N(rec));
+	struct tt_run r;
+	TT_RUN(&r, "spikes", "--json", "--threshold", "50ns", fx->in);
+	assert_int_equal(r.status, 0);
+	/* main: 1000 to 1100 ns, its end by the instant at 1350; wake ended before the run */
+	cJSON *main_spike = NULL;
+	for (char *line = r.out; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+		cJSON *j = cJSON_Parse(line);
+		assert_non_null(j);
+		const char *name = cJSON_GetStringValue(cJSON_GetObjectItem(j, "name"));
+		if (name && strcmp(name, "main") == 0)
+			main_spike = j;
+		else {
+			if (cJSON_GetObjectItem(j, "end_late_ns"))
+				fail_msg("a spike that ended before the run says its end was lost: %s", r.out);
+			cJSON_Delete(j);
+		}
+	}
+	if (!main_spike || !cJSON_GetObjectItem(main_spike, "end_late_ns") ||
+	    cJSON_GetObjectItem(main_spike, "end_late_ns")->valuedouble != 250 ||
+	    cJSON_GetObjectItem(main_spike, "dur_ns")->valuedouble != 100)
+		fail_msg("main's spike, ended among the dropped events, up to 250 ns after 100: %s", r.out);
+	cJSON_Delete(main_spike);
+	free(r.out);
+	TT_RUN(&r, "spikes", "--threshold", "50ns", fx->in);
+	assert_int_equal(r.status, 0);
+	if (!strstr(r.out, "its end was among dropped events: it ended up to 250 ns later"))
+		fail_msg("spikes:\n%s", r.out);
+	free(r.out);
+	TT_RUN(&r, "convert", "--threshold", "50ns", fx->in, "-o", fx->out);
+	assert_int_equal(r.status, 0);
+	free(r.out);
+	cJSON *root = tt_json_load(fx->out);
+	assert_non_null(root);
+	const cJSON *ev;
+	int marked = 0;
+	cJSON_ArrayForEach(ev, field(root, "traceEvents"))
+	{
+		const cJSON *args = cJSON_GetObjectItem(ev, "args");
+		const cJSON *late = args ? cJSON_GetObjectItem(args, "end_late_ns") : NULL;
+		marked += late && late->valuedouble == 250;
+	}
+	cJSON_Delete(root);
+	assert_int_equal(marked, 1);
 }
 
 static void test_round_trip(void **state)
@@ -586,6 +649,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_live_threads_out_of_place, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_cut_in_half_event_dropped, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_killed_stream_counts_its_gaps, setup, tt_fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_gap_end_late_said, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_unterminated, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_real_clock_rate, setup, tt_fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_ends_add_up_as_doubles, setup, tt_fixture_teardown),

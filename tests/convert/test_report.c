@@ -361,7 +361,7 @@ static void test_profile_agrees_with_json_trace(void **state)
 		/* in two pieces, as a drain thread would see them */
 		assert_int_equal(tt_an_feed_records(&feed, b->r, b->n / 2), 0);
 		assert_int_equal(tt_an_feed_records(&feed, b->r + b->n / 2, b->n - b->n / 2), 0);
-		assert_int_equal(tt_an_feed_finish(&feed, INT64_MIN), 0);
+		assert_int_equal(tt_an_feed_finish(&feed, INT64_MIN, INT64_MIN), 0);
 		tt_an_feed_free(&feed);
 	}
 	struct tt_an_table table;

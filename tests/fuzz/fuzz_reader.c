@@ -91,7 +91,7 @@ static void tt_fuzz_feed(const struct tt_trace *t)
 		for (size_t k = 0; k < th->nsections && rc == 0; k++)
 			rc = tt_an_feed_records(&feed, tt_section_records(th, k), th->sections[k].count);
 		if (rc == 0)
-			tt_an_feed_finish(&feed, INT64_MIN);
+			tt_an_feed_finish(&feed, INT64_MIN, INT64_MIN);
 		tt_an_feed_free(&feed);
 		tt_an_thread_free(&ta);
 	}

@@ -60,7 +60,11 @@
  *   fullbuf MS  main and a spinner pinned to one CPU; main spins MS ms of CPU time in
  *              scope "fullbuf", recording an empty scope "tick" flat out (a small
  *              TICKTRACE_BUFFER fills early: its end dropped), then exits inside it,
- *              as a program that calls exit() from main does: its line as above
+ *              as a program that calls exit() from main does: its line as above, and
+ *              {"inside_ns": CLOCK_MONOTONIC} read inside it after the rest
+ *   fullwoken MS  as fullbuf, scope "fullwoken", beside a waker (as woken's: each
+ *              wake-up preempts main) rather than a spinner, main napping 0.2 ms
+ *              each 10 ms of its CPU time (wake-ups of its own between readings)
  *   seccomp [WHAT]  as WHAT (sleep, lock or spin; sleep by default), perf_event_open
  *              denied (EACCES) by a seccomp filter set before ticktrace starts
  *              (PR_SET_SECCOMP's filter, on every thread: SECCOMP_FILTER_FLAG_TSYNC;
@@ -1005,23 +1009,37 @@ static void *pinned_spinner(void *unused)
 }
 
 /* The scope is left open: what closes it is its thread's last event, among those the
- * full buffer dropped. */
-static void fullbuf(long long ms)
+ * full buffer dropped. `woken`: beside a waker, napping now and then (fullwoken). */
+static void fullbuf(long long ms, int woken)
 {
 	pthread_t t;
 	pin_to_cpu0();
 	atomic_store(&spin_on, 1);
-	pthread_create(&t, NULL, pinned_spinner, NULL);
+	if (woken)
+		pthread_barrier_init(&ready, NULL, 2);
+	pthread_create(&t, NULL, woken ? woken_waker : pinned_spinner, NULL);
+	if (woken)
+		pthread_barrier_wait(&ready);
+	const char *scope = woken ? "fullwoken" : "fullbuf";
 	struct kernel_figures before, after;
 	kernel_now(&before, 1);
-	TT_BEGIN("fullbuf");
-	while (now_ns(CLOCK_THREAD_CPUTIME_ID) - before.run_ns < ms * 1000000) {
+	TT_BEGIN_DYN(scope);
+	long long nap_at = 10000000;
+	for (long long ran; (ran = now_ns(CLOCK_THREAD_CPUTIME_ID) - before.run_ns) < ms * 1000000;) {
 		TT_BEGIN("tick");
 		TT_END();
+		if (woken && ran >= nap_at) {
+			struct timespec nap = {0, 200000};
+			nanosleep(&nap, NULL);
+			nap_at += 10000000;
+		}
 	}
 	kernel_now(&after, 0);
-	say("fullbuf", &before, &after);
+	say(scope, &before, &after);
+	printf("{\"inside_ns\":%lld}\n", after.wall_ns); /* (a moment it was still in its scope) */
+	fflush(stdout);
 	atomic_store(&spin_on, 0);
+	atomic_store(&woken_done, 2);
 	pthread_join(t, NULL);
 	exit(0);
 }
@@ -1065,7 +1083,9 @@ int main(int argc, char **argv)
 		pthread_barrier_init(&ready, NULL, 2);
 		run_threads(2, mixed_thread);
 	} else if (strcmp(what, "fullbuf") == 0 && argc > 2) {
-		fullbuf(atoll(argv[2]));
+		fullbuf(atoll(argv[2]), 0);
+	} else if (strcmp(what, "fullwoken") == 0 && argc > 2) {
+		fullbuf(atoll(argv[2]), 1);
 	} else if (strcmp(what, "work") == 0) {
 		TT_INSTANT("main starts");
 		AROUND("afterwork", afterwork());
@@ -1127,7 +1147,7 @@ int main(int argc, char **argv)
 	} else {
 		fprintf(stderr, "usage: sched_causes_prog sleep|lock|spin|woken|mixed|work|dense|flood|hang|pingpong N M|short|crowd|burst|hundred|sparse|crowdfork|afterfree|"
 			"lastscope|seccomp|snapshots TABLE|"
-			"snapcap|flatout TABLE\n");
+			"snapcap|flatout TABLE|fullbuf MS|fullwoken MS\n");
 		return 2;
 	}
 	return 0;

@@ -1335,7 +1335,7 @@ def snapshot_spike(f):
                       unknown_why_code=s["unknown_why"])
         if s.get("causes_flags", 0) & 1:  # TT_CAUSES_FAULTS
             sp.update(minor_faults=s["minor_faults"], major_faults=s["major_faults"])
-        if s.get("causes_flags", 0) & 32:  # TT_CAUSES_FAULTS_AT_LEAST
+        if s.get("causes_flags", 0) & 512:  # TT_CAUSES_FAULTS_AT_LEAST
             sp["faults_at_least"] = 1
         check(sum(sp[k] for k in ("on_cpu_ns", "preempted_ns", "blocked_ns", "unknown_ns")) == sp["dur_ns"],
               "snapshot %s: its split does not make up its duration: %s" % (s["name"], sp))
@@ -1528,8 +1528,9 @@ def check_spike(label, f, run_file, live):
     if twin:
         l = twin[0]
         # (the snapshot keeps one error: the parts', or their stolen time's where larger)
-        error = (max(l.get("causes_error_ns", 0), l.get("stolen_error_ns", 0)) if sp.get("error_is_the_larger")
-                 else l.get("causes_error_ns"))
+        # (stolen time not known may be all of on CPU: its flags say so, not the error)
+        stolen_error = l.get("stolen_error_ns", 0) if "stolen_ns" in l else 0
+        error = max(l.get("causes_error_ns", 0), stolen_error) if sp.get("error_is_the_larger") else l.get("causes_error_ns")
         check(all(sp.get(k) == l.get(k) for k in ("dur_ns", "on_cpu_ns", "preempted_ns", "blocked_ns",
                                                   "unknown_ns", "causes_from")) and
               sp.get("causes_error_ns") == error and

@@ -69,11 +69,13 @@ struct tt_mark_arg {
  * causes_from and causes_error_ns (with a source), wakeup_waits_ns or
  * blocked_may_hold_wakeup_waits (1) (switches: where waits for a CPU after wake-ups
  * were moved into preempted, or may be in blocked), kernel_moved_ns (where the kernel's
- * own figures put a preemption's edge elsewhere), stolen_ns and stolen_error_ns,
+ * own figures put a preemption's edge elsewhere; kernel_moved_at_most_ns: may, not
+ * measured), stolen_ns and stolen_error_ns (or, where the run tells stolen time apart
+ * and they are not known, stolen_unknown: why, and stolen_error_ns: all of on CPU),
  * without_switches_ns and switches_lost (its time without switches, covered from the
  * counters or unknown, and the switches the kernel lost there), minor_faults and
  * major_faults (where known). How many it wrote at `args`, at most TT_CAUSES_ARGS. */
-#define TT_CAUSES_ARGS 10
+#define TT_CAUSES_ARGS 12
 size_t tt_mark_causes_args(struct tt_mark_arg *args, const struct tt_an_causes *c);
 
 /* One logical event, valid only during the callback. Times are nanoseconds since the
@@ -92,6 +94,10 @@ struct tt_event {
 	                             * TT_EV_DESCRIBED: text_len bytes */
 	uint32_t text_len;
 	int64_t scope_value;        /* TT_EV_SCOPE_VALUE */
+	/* slice_end, TT_EV_UNTERMINATED: where its end was among lost events, it ended up
+	 * to this after ts + dur (at the next record, the thread's exit, or the end of the
+	 * recording); -1: how much later not known; 0: its end not lost */
+	int64_t late;
 	/* Flows: the arrow's id in the output, unique in the trace. Each FLOW_OUT starts a
 	 * new one; a FLOW_IN ends the one of the latest FLOW_OUT of its process with the
 	 * same id (value) before it, or has an id no FLOW_OUT has when there is none. So

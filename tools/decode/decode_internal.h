@@ -53,7 +53,7 @@ struct tt_frame_series {
 
 /* An instant the decoder adds where a file says something of a thread that no record
  * says: a snapshot's spike or trigger, a window the ring cut (marks.c). */
-#define TT_MARK_ARGS (9 + TT_CAUSES_ARGS)
+#define TT_MARK_ARGS (10 + TT_CAUSES_ARGS)
 struct tt_mark {
 	int64_t ts;
 	char *name;
@@ -100,6 +100,12 @@ struct tt_thread_state {
 	 * at its first record. */
 	struct tt_unbegun_scan unbegun;
 	uint64_t gaps, gap_events;
+	/* Where the scopes a run of lost events closes may have ended at the latest: the
+	 * first timed record after its two (0: none in its section); the last lost event's
+	 * TSC of the latest run (its thread's records end in it where it is their last);
+	 * the lateness the scopes closed unterminated now carry (tt_event.late). */
+	uint64_t gap_next_tsc, gap_last_tsc;
+	int64_t end_late;
 	uint32_t text_len, text_want; /* DESCRIBE: bytes of text so far, and in all */
 	char text[TT_DESCRIBE_MAX + TT_TEXT_BYTES];
 	uint64_t clamped, first_clamped;

@@ -52,8 +52,13 @@ size_t tt_mark_causes_args(struct tt_mark_arg *args, const struct tt_an_causes *
 		args[n++] = (struct tt_mark_arg){.key = "blocked_may_hold_wakeup_waits", .number = 1};
 	if (c->moved_known)
 		args[n++] = (struct tt_mark_arg){.key = "kernel_moved_ns", .number = c->moved_ns};
+	if (c->moved_most_ns)
+		args[n++] = (struct tt_mark_arg){.key = "kernel_moved_at_most_ns", .number = c->moved_most_ns};
 	if (c->stolen_known) {
 		args[n++] = (struct tt_mark_arg){.key = "stolen_ns", .number = c->stolen_ns};
+		args[n++] = (struct tt_mark_arg){.key = "stolen_error_ns", .number = c->stolen_error_ns};
+	} else if (tt_an_stolen_unknown_text(c)) { /* (and how much of on CPU may be) */
+		args[n++] = (struct tt_mark_arg){.key = "stolen_unknown", .text = tt_an_stolen_unknown_text(c)};
 		args[n++] = (struct tt_mark_arg){.key = "stolen_error_ns", .number = c->stolen_error_ns};
 	}
 	if (c->lost_ns) {
@@ -142,6 +147,8 @@ static int tt_mark_snapshot(struct tt_decoder *d, const struct tt_file *f)
 	int64_t dur = s->split.dur_ns;
 	char took[32];
 	tt_mark_number(m, "dur_ns", dur);
+	if (s->causes.flags & TT_CAUSES_END_DROPPED) /* (how much later not kept) */
+		tt_mark_number(m, "end_late_ns", -1);
 	tt_mark_number(m, "threshold_ns", si->threshold_ns);
 	m->args[m->nargs++] = (struct tt_mark_arg){.key = "threshold_from",
 						   .text = tt_snapshot_threshold_from(s)};

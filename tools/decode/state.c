@@ -101,6 +101,7 @@ tt_close_scope(struct tt_decoder *d, struct tt_thread_state *st, int64_t ts, uin
 	if (flags & TT_EV_UNTERMINATED) {
 		d->sum.unterminated++;
 		st->unterminated++;
+		e->late = st->end_late;
 	}
 	d->sum.slices++;
 	tt_name_func(d, e);
@@ -215,6 +216,24 @@ static int tt_open_unbegun(struct tt_decoder *d, struct tt_thread_state *st,
 		      tt_open_scope(d, st, t, ts, t->file->unbegun_site, 0, 0, TT_EV_UNBEGUN, offset);
 }
 
+/* How much after `ts` a scope whose end was lost ended at the latest: by `next_tsc`
+ * (UINT64_MAX: none), else the thread's exit where its states say it, else the end
+ * of the recording (its file's end anchor); -1: none known (a killed run's file). */
+static int64_t tt_gap_bound(const struct tt_decoder *d, const struct tt_thread *t, uint64_t next_tsc, int64_t ts)
+{
+	const struct tt_file *f = t->file;
+	int64_t bound;
+	if (next_tsc != UINT64_MAX)
+		bound = tt_rebase(tt_clock_ns(&f->clock, next_tsc), d->trace->base_ns);
+	else if (t->exited_ns)
+		bound = tt_rebase(t->exited_ns, d->trace->base_ns);
+	else if (f->header.end.tsc > f->header.start.tsc)
+		bound = tt_rebase(tt_clock_ns(&f->clock, f->header.end.tsc), d->trace->base_ns);
+	else
+		return -1;
+	return bound > ts ? bound - ts : 0;
+}
+
 /* A run of lost events (TT_REC_DROPPED): the scopes that ended among them close at
  * its start, flagged unterminated (their end is not known); the run is a slice of its
  * own, named by the file's gap site; the scopes begun among them and still open after
@@ -227,7 +246,12 @@ static int tt_gap(struct tt_decoder *d, struct tt_thread_state *st, const struct
 		return tt_error_at(f->path, offset, "a DROPPED record in a file that counts no "
 				   "dropped events");
 	uint32_t closes = tt_scopes_gap(&st->scopes, TT_GAP_CLOSES(depths));
-	if (tt_close_scopes(d, st, closes, ts, TT_EV_UNTERMINATED) < 0)
+	/* (they ended among the lost events: by the next record, else the thread's exit
+	 * or the end of the recording) */
+	st->end_late = tt_gap_bound(d, t, st->gap_next_tsc ? st->gap_next_tsc : UINT64_MAX, ts);
+	int rc = tt_close_scopes(d, st, closes, ts, TT_EV_UNTERMINATED);
+	st->end_late = 0;
+	if (rc < 0)
 		return -1;
 	int64_t end = ts;
 	if (last_tsc > st->last_tsc) {
@@ -239,6 +263,7 @@ static int tt_gap(struct tt_decoder *d, struct tt_thread_state *st, const struct
 	}
 	st->gaps++;
 	st->gap_events += lost;
+	st->gap_last_tsc = st->last_tsc;
 	d->sum.gaps++;
 	if (tt_open_scope(d, st, t, ts, f->gap_site, 0, lost, TT_EV_ARG | TT_EV_GAP, offset) < 0 ||
 	    (tt_scopes_end(&st->scopes, offset) && tt_close_scope(d, st, end, 0) < 0))
@@ -475,6 +500,17 @@ static void tt_read_ahead(struct tt_decoder *d, struct tt_thread_state *st, size
 	}
 }
 
+/* The TSC of the first of `n` records that has a time; 0: none. */
+static uint64_t tt_next_timed_tsc(const struct tt_record *r, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		unsigned kind = TT_RECORD_KIND(r[i].word);
+		if (kind < 32 && (TT_TIMED_KINDS >> kind & 1))
+			return r[i].tsc;
+	}
+	return 0;
+}
+
 int tt_decoder_run(struct tt_decoder *d, struct tt_thread_state *st, int64_t limit)
 {
 	uint64_t events = 0; /* decoded in this run: counted at its end */
@@ -513,6 +549,8 @@ int tt_decoder_run(struct tt_decoder *d, struct tt_thread_state *st, int64_t lim
 					return tt_error_at(f->path, st->pending_offset,
 							   "%s record without its VALUE record",
 							   tt_kind_name(st->pending));
+				if (st->pending == TT_REC_DROPPED)
+					st->gap_next_tsc = tt_next_timed_tsc(records + i + 1, count - i - 1);
 				if (tt_complete(d, st, t, r) < 0)
 					return -1;
 				continue;
@@ -618,9 +656,15 @@ int tt_decoder_finish_thread(struct tt_decoder *d, const struct tt_thread *t)
 				at_exit ? "at its exit (its states say when)" : "there", len,
 				in->site ? in->site->name.ptr : fn, in->offset);
 	}
+	/* Records that end among lost events leave the scopes open after them open to the
+	 * thread's exit (exact, where its states say it), else to the end of the recording
+	 * at the latest. */
+	if (st->gaps && st->last_tsc == st->gap_last_tsc)
+		st->end_late = at_exit ? 0 : tt_gap_bound(d, t, UINT64_MAX, close_ts);
 	for (uint32_t n = tt_scopes_finish(&st->scopes); n > 0; n--)
 		if (tt_close_scope(d, st, close_ts, TT_EV_UNTERMINATED) < 0)
 			return -1;
+	st->end_late = 0;
 	/* at or after its last event (the runs stopped at each): what is left */
 	if (tt_decoder_emit_marks(d, st, INT64_MAX) < 0)
 		return -1;

@@ -72,7 +72,7 @@ struct tt_ps_sink {
 };
 
 /* A spike mark's arguments (convert --threshold), as a snapshot's mark has them. */
-#define TT_SPIKE_ARGS (8 + TT_CAUSES_ARGS)
+#define TT_SPIKE_ARGS (9 + TT_CAUSES_ARGS)
 struct tt_spike_args {
 	struct tt_spike_args *next;
 	struct tt_mark_arg args[TT_SPIKE_ARGS + 1]; /* (the last with no key) */
@@ -241,7 +241,11 @@ static int tt_ps_slice_end(struct tt_sink *s, const struct tt_event *e)
 	struct tt_ps_sink *a = (struct tt_ps_sink *)s;
 	if (TT_FORWARD(a, slice_end, e) < 0)
 		return -1;
-	return tt_an_scope_close(&a->threads[e->thread->id], e->ts + e->dur) < 0 ? tt_ps_failed(a) : 0;
+	struct tt_an_thread *th = &a->threads[e->thread->id];
+	th->end_late = e->flags & TT_EV_UNTERMINATED ? e->late : 0;
+	int rc = tt_an_scope_close(th, e->ts + e->dur);
+	th->end_late = 0;
+	return rc < 0 ? tt_ps_failed(a) : 0;
 }
 
 static int tt_ps_note(struct tt_sink *s, const struct tt_event *e)
@@ -603,6 +607,8 @@ static cJSON *tt_spike_json(struct tt_ps_sink *a, const struct tt_an_spike *s)
 	cJSON_AddNumberToObject(root, "threshold_ns", (double)s->threshold);
 	cJSON_AddStringToObject(root, "threshold_from", tt_an_spike_threshold_from(s));
 	cJSON_AddNumberToObject(root, "explained_ns", (double)s->explained);
+	if (s->end_late_ns)
+		cJSON_AddNumberToObject(root, "end_late_ns", (double)s->end_late_ns);
 	if (s->has_split) {
 		cJSON_AddNumberToObject(root, "on_cpu_ns", (double)s->split.on_cpu);
 		cJSON_AddNumberToObject(root, "preempted_ns", (double)s->split.preempted);
@@ -658,6 +664,8 @@ static int tt_spike_print(void *ctx, const struct tt_an_spike *s)
 	 * readings it went by) */
 	snap->reported = true;
 	struct tt_an_spike own = *s;
+	if (!own.end_late_ns && (snap->snapshot->causes.flags & TT_CAUSES_END_DROPPED))
+		own.end_late_ns = -1; /* (its end among dropped events, as the runtime knew it) */
 	own.threshold = snap->snapshot->info.threshold_ns;
 	own.source = TT_AN_FROM_GLOBAL;
 	if (!own.has_split && snap->snapshot->unsplit.why != TT_UNSPLIT_THREAD) {
@@ -705,6 +713,8 @@ static int tt_snap_print(struct tt_ps_sink *a, struct tt_snap_spike *snap)
 		};
 		for (size_t i = 0; i < (si->has_split ? 8 : 4); i++)
 			cJSON_AddNumberToObject(root, fields[i].key, (double)fields[i].v);
+		if (ss->causes.flags & TT_CAUSES_END_DROPPED) /* (how much later not kept) */
+			cJSON_AddNumberToObject(root, "end_late_ns", -1);
 		char why[TT_SCHED_NONE_TEXT];
 		struct tt_an_causes causes = tt_snapshot_an_causes(ss);
 		if (!si->has_split)
@@ -725,7 +735,12 @@ static int tt_snap_print(struct tt_ps_sink *a, struct tt_snap_spike *snap)
 	fprintf(a->out, " took %s (threshold %s, %s) thread ", tt_an_fmt_ns(d, dur),
 		tt_an_fmt_ns(th, si->threshold_ns), tt_snapshot_threshold_from(ss));
 	tt_put_escaped(a->out, t->name.ptr, t->name.len);
-	fprintf(a->out, " (tid %" PRIu32 ") at %s\n", t->tid, tt_an_fmt_ns(at, snap->begin));
+	fprintf(a->out, " (tid %" PRIu32 ") at %s", t->tid, tt_an_fmt_ns(at, snap->begin));
+	char late[128];
+	struct tt_an_spike dropped = {.end_late_ns = -1}; /* (how much later not kept) */
+	if (ss->causes.flags & TT_CAUSES_END_DROPPED)
+		fprintf(a->out, "; %s", tt_an_end_late_text(&dropped, late, sizeof late));
+	fputc('\n', a->out);
 	struct tt_an_causes causes = tt_snapshot_an_causes(ss);
 	if (si->has_split) {
 		struct tt_an_split split = tt_snapshot_an_split(ss);
@@ -862,6 +877,8 @@ static int tt_spike_mark(void *ctx, const struct tt_an_spike *s)
 	};
 	size_t n = s->has_split ? sizeof args / sizeof *args : 3;
 	memcpy(m->args, args, n * sizeof *args);
+	if (s->end_late_ns)
+		m->args[n++] = (struct tt_mark_arg){"end_late_ns", NULL, s->end_late_ns};
 	if (!s->has_split)
 		m->args[n++] = (struct tt_mark_arg){
 			"no_split", tt_an_no_split_text(&s->causes, s->thread->no_states, m->no_split,

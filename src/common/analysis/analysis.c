@@ -395,7 +395,7 @@ static int tt_an_check_spike(struct tt_an_thread *th, const struct tt_an_frame *
 		.thread = th, .key = f->key, .start = f->start, .dur = dur, .threshold = threshold,
 		.source = source, .explained = f->explained,
 		.text = f->text_len ? th->text + f->text_at : NULL, .text_len = f->text_len,
-		.stack = th->stack, .depth = th->depth,
+		.stack = th->stack, .depth = th->depth, .end_late_ns = th->end_late,
 	};
 	s.frame = tt_an_frame_at(&th->an->frames, f->start, &s.frame_ns);
 	if (th->an->before_split)
@@ -531,7 +531,7 @@ void tt_an_split_print(FILE *out, const char *indent, const struct tt_an_split *
 	/* "~": approximate, from the counters read around it (beside the switches, where
 	 * waits after wake-ups moved or may: preempted and blocked alone) */
 	bool counters = causes->from == TT_AN_CAUSES_SCHEDSTAT;
-	const char *near = counters || causes->moved_known ? "~" : "";
+	const char *near = counters || causes->moved_known || causes->moved_most_ns ? "~" : "";
 	const char *off = counters || causes->error_ns ? "~" : "";
 	fprintf(out, "%son CPU %s%s, preempted %s%s, blocked %s%s, unknown %s\n", indent, near,
 		tt_an_fmt_ns(a, split->on_cpu), off, tt_an_fmt_ns(b, split->preempted), off,
@@ -620,6 +620,21 @@ const char *tt_an_unknown_text(const struct tt_an_causes *c, char *buf, size_t c
 	return buf;
 }
 
+const char *tt_an_stolen_unknown_text(const struct tt_an_causes *c)
+{
+	switch (c->stolen_miss) {
+	case TT_AN_STOLEN_NEVER_READ: return "its thread's CPU time was never read";
+	case TT_AN_STOLEN_NOT_AFTER:
+		return "its thread's CPU time was not read after it began (the thread ended, or was killed, "
+		       "before a reading)";
+	case TT_AN_STOLEN_NOT_BEFORE: return "its thread's CPU time was not read before it ended";
+	case TT_AN_STOLEN_NOT_BOUNDED:
+		return "the readings of its thread's CPU time around it bound it no closer than all its "
+		       "time on CPU";
+	default: return NULL;
+	}
+}
+
 void tt_an_causes_print(FILE *out, const char *indent, const struct tt_an_causes *c)
 {
 	/* (stolen time where it is more than its error: zero within it, none told; outside
@@ -629,7 +644,7 @@ void tt_an_causes_print(FILE *out, const char *indent, const struct tt_an_causes
 	bool faults = c->faults && (!c->faults_at_least || c->minor_faults || c->major_faults);
 	bool wakeups = c->wakeups_unbounded || (c->wakeups_known && c->wakeups_ns + c->error_ns > 0);
 	if (c->from != TT_AN_CAUSES_SCHEDSTAT && c->from != TT_AN_CAUSES_THREAD_TIMES && !stolen && !faults &&
-	    !wakeups && !c->moved_known && !c->lost_ns)
+	    !wakeups && !c->moved_known && !c->moved_most_ns && !c->lost_ns && !tt_an_stolen_unknown_text(c))
 		return;
 	char a[32], b[32], why[TT_AN_UNKNOWN_TEXT];
 	const char *sep = indent;
@@ -684,9 +699,21 @@ void tt_an_causes_print(FILE *out, const char *indent, const struct tt_an_causes
 			tt_an_fmt_ns(b, c->error_ns));
 		sep = "; ";
 	}
+	if (c->moved_most_ns) {
+		fprintf(out, "%sthe kernel's own run-queue wait may count up to %s more than preempted (its "
+			"accounting at preemptions, and waits after wake-ups, which no two readings measured; "
+			"one after it bounds them): each part within %s of its figures", sep,
+			tt_an_fmt_ns(a, c->moved_most_ns), tt_an_fmt_ns(b, c->error_ns));
+		sep = "; ";
+	}
 	if (stolen) {
 		fprintf(out, "%sof it on CPU, stolen by the hypervisor ~%s (within %s)", sep,
 			tt_an_fmt_ns(a, c->stolen_ns), tt_an_fmt_ns(b, c->stolen_error_ns));
+		sep = "; ";
+	}
+	if (tt_an_stolen_unknown_text(c)) {
+		fprintf(out, "%sstolen time not told apart (on CPU may hold the hypervisor's, up to all of "
+			"it): %s", sep, tt_an_stolen_unknown_text(c));
 		sep = "; ";
 	}
 	if (faults)
@@ -695,6 +722,19 @@ void tt_an_causes_print(FILE *out, const char *indent, const struct tt_an_causes
 			c->faults_at_least ? " (read inside it alone)" : "",
 			c->major_faults ? ": it waited on the disk" : "");
 	fputc('\n', out);
+}
+
+const char *tt_an_end_late_text(const struct tt_an_spike *s, char *buf, size_t cap)
+{
+	char a[32];
+	if (!s->end_late_ns)
+		return NULL;
+	if (s->end_late_ns < 0)
+		snprintf(buf, cap, "its end was among dropped events: it ended later, how much not known");
+	else
+		snprintf(buf, cap, "its end was among dropped events: it ended up to %s later (its split "
+			 "covers the time before)", tt_an_fmt_ns(a, s->end_late_ns));
+	return buf;
 }
 
 void tt_an_spike_print(FILE *out, const struct tt_an_spike *s)
@@ -716,6 +756,9 @@ void tt_an_spike_print(FILE *out, const struct tt_an_spike *s)
 	fprintf(out, " (tid %" PRIu32 ") at %s", th->tid, tt_an_fmt_ns(c, s->start));
 	if (s->explained)
 		fprintf(out, "; %s of it in spikes above", tt_an_fmt_ns(a, s->explained));
+	char late[128];
+	if (tt_an_end_late_text(s, late, sizeof late))
+		fprintf(out, "; %s", late);
 	fputc('\n', out);
 	char why[TT_SCHED_NONE_TEXT];
 	if (s->has_split && s->causes.from == TT_AN_CAUSES_THREAD_TIMES) /* (its CPU time alone) */

@@ -133,7 +133,21 @@ struct tt_an_causes {
 	bool stolen_known;  /* switches and a CPU time that leaves steal out (TT_SCHEDSTAT_STEAL),
 	                     * read near enough (within half its time on CPU): */
 	int64_t stolen_ns;  /* of on_cpu, the time the hypervisor ran something else */
-	int64_t stolen_error_ns; /* stolen_ns within this (its CPU time's readings) */
+	/* stolen_ns within this (its CPU time's readings); not known (stolen_miss): how
+	 * much of on_cpu may be stolen, all of it */
+	int64_t stolen_error_ns;
+	/* Switches and a CPU time that leaves steal out, but no stolen_ns: why
+	 * (tt_an_stolen_unknown_text; as a snapshot says it: format.h) */
+	enum tt_an_stolen_miss {
+		TT_AN_STOLEN_SAID = 0,          /* (stolen_known, or the run cannot tell it) */
+		TT_AN_STOLEN_NEVER_READ = TT_STOLEN_NEVER_READ, /* its CPU time never read */
+		TT_AN_STOLEN_NOT_AFTER = TT_STOLEN_NOT_AFTER,   /* none read after its start (a
+		                                                 * thread killed, or ended first) */
+		TT_AN_STOLEN_NOT_BEFORE = TT_STOLEN_NOT_BEFORE, /* none read before its end */
+		TT_AN_STOLEN_NOT_BOUNDED = TT_STOLEN_NOT_BOUNDED, /* readings around it, but they
+		                                                 * and its switches bound it no
+		                                                 * closer than all its time on CPU */
+	} stolen_miss;
 	/* thread-times with switch counts (TT_SCHEDSTAT_SWITCH_COUNT): the thread was
 	 * switched in at least switches_min and at most switches_max times inside it (0
 	 * and 0: on CPU throughout, what its CPU time lacks stolen) */
@@ -156,6 +170,10 @@ struct tt_an_causes {
 	 * covers it; stolen_ns and wakeups_ns leave it out. */
 	bool moved_known;
 	int64_t moved_ns;
+	/* Where no two readings measured it (none before its end) and one after it bounds
+	 * it, with the waits after wake-ups: the kernel's wait over it exceeds preempted by
+	 * at most this (0: not so, or within the error said besides), error_ns covering it. */
+	int64_t moved_most_ns;
 	/* No split although the thread's counters were read for it: why
 	 * (tt_an_no_split_text), and how far the readings nearest its edges were from them
 	 * (as a snapshot says it: format.h) */
@@ -185,9 +203,13 @@ struct tt_an_causes {
 /* The names output gives a split's source: "switches", "schedstat", "thread-times"
  * (NULL: none). */
 const char *tt_an_causes_from_name(enum tt_an_causes_from from);
+/* Why a spike's stolen time is not said where its run tells stolen time apart
+ * (c->stolen_miss), in words: "its thread's CPU time was not read after it began (...)";
+ * NULL: said, or not to be told. */
+const char *tt_an_stolen_unknown_text(const struct tt_an_causes *c);
 /* The line under a split (at `indent`) that says what else its causes tell: the
- * source and resolution of an approximate split, the time stolen, the page faults;
- * nothing where they tell nothing. */
+ * source and resolution of an approximate split, the time stolen (or why not), the
+ * page faults; nothing where they tell nothing. */
 void tt_an_causes_print(FILE *out, const char *indent, const struct tt_an_causes *c);
 
 /* ---- a thread's analysis ---- */
@@ -223,6 +245,9 @@ struct tt_an_thread {
 	 * common.h: tt_sched_none_text), for the spikes and the table to say */
 	uint32_t no_states;
 	struct tt_an_counters counters;
+	/* Set by the caller around closing scopes whose end was among lost events: they
+	 * ended up to this after the end given (-1: how much later not known; 0: recorded) */
+	int64_t end_late;
 };
 
 /* Where a spike's threshold came from (the numbered list above). */
@@ -246,6 +271,10 @@ struct tt_an_spike {
 	uint32_t depth;
 	uint64_t frame;   /* TT_FRAME_MARK: the frame it began in (from 1), or 0: none yet */
 	int64_t frame_ns; /* the mean length of the frames so far, or 0 */
+	/* Its end was among lost events (a full buffer's, a stream's disk behind): it ended
+	 * at start + dur, the split's end, or up to this later (-1: how much later not
+	 * known); 0: its end was recorded */
+	int64_t end_late_ns;
 	bool has_split;   /* the thread has states: how its time split (false: no split) */
 	struct tt_an_split split;
 	struct tt_an_causes causes; /* from where, how exact; page faults, stolen time */
@@ -361,6 +390,9 @@ const char *tt_an_no_split_text(const struct tt_an_causes *c, uint32_t no_states
  * (NULL: all of it covered, or none without states). */
 const char *tt_an_unknown_text(const struct tt_an_causes *c, char *buf, size_t cap);
 #define TT_AN_UNKNOWN_TEXT 512
+/* Where a spike's end was lost, in words: "its end was among dropped events: it ended
+ * up to 24.112 ms later" (NULL: recorded); into buf. */
+const char *tt_an_end_late_text(const struct tt_an_spike *s, char *buf, size_t cap);
 /* Prints a spike as `ticktrace spikes` does: a line about it, its split (or why it
  * has none), a line for each scope around it (with how long it had been open when the
  * spike ended) and itself, the innermost an->print_depth of them, and its
@@ -518,8 +550,11 @@ struct tt_an_feed {
 int tt_an_feed_records(struct tt_an_feed *f, const struct tt_record *r, size_t n);
 /* Closes what is still open at the last time seen, or at `exit_ns` (the thread's exit,
  * INT64_MIN: not known) where later: a thread that left by pthread_exit or was
- * cancelled was in its scopes until then, as the decoder closes them. */
-int tt_an_feed_finish(struct tt_an_feed *f, int64_t exit_ns);
+ * cancelled was in its scopes until then, as the decoder closes them. Where the
+ * thread's events after its records were dropped (its buffer used up), at the last
+ * time seen, each spike among them saying it may have ended up to `dropped_until`
+ * (its exit, or the end of the recording; INT64_MIN: none dropped). */
+int tt_an_feed_finish(struct tt_an_feed *f, int64_t exit_ns, int64_t dropped_until);
 void tt_an_feed_free(struct tt_an_feed *f);
 
 #endif

@@ -246,14 +246,20 @@ int tt_an_feed_records(struct tt_an_feed *f, const struct tt_record *r, size_t n
 	return 0;
 }
 
-int tt_an_feed_finish(struct tt_an_feed *f, int64_t exit_ns)
+int tt_an_feed_finish(struct tt_an_feed *f, int64_t exit_ns, int64_t dropped_until)
 {
 	if (f->nheld && tt_an_feed_tell_held(f) < 0)
 		return -1;
 	if (f->last_ns_stale) /* (records passed over last) */
 		f->last_ns = tt_clock_ns(f->clock, f->last_tsc);
 	f->last_ns_stale = false;
-	return tt_an_feed_close(f, tt_scopes_finish(&f->scopes), exit_ns > f->last_ns ? exit_ns : f->last_ns);
+	if (dropped_until == INT64_MIN)
+		return tt_an_feed_close(f, tt_scopes_finish(&f->scopes), exit_ns > f->last_ns ? exit_ns : f->last_ns);
+	/* (each may have ended at its last record, or among the events dropped after) */
+	f->th->end_late = dropped_until > f->last_ns ? dropped_until - f->last_ns : 0;
+	int rc = tt_an_feed_close(f, tt_scopes_finish(&f->scopes), f->last_ns);
+	f->th->end_late = 0;
+	return rc;
 }
 
 void tt_an_feed_free(struct tt_an_feed *f)
