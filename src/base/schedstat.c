@@ -189,7 +189,7 @@ int tt__schedstat_read(struct tt__schedstat *s, struct tt_schedstat_sample *out,
 int tt__schedstat_steal_accounted(void)
 {
 	char text[256];
-	size_t len = tt__read_file("/proc/stat", text, sizeof text - 1);
+	size_t len = tt_os_read_file("/proc/stat", text, sizeof text - 1);
 	text[len] = 0;
 	/* "cpu  user nice system idle iowait irq softirq steal ..." */
 	unsigned long long steal;
