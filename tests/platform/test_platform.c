@@ -88,6 +88,7 @@ static int tt_load_library(void)
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 typedef pthread_t tt_thread;
@@ -652,8 +653,43 @@ static void test_thread_set_name(void **state)
 	}
 }
 
+#ifndef _WIN32
+/* A thread of the program's that closes every descriptor and opens its own file at the
+ * number, just as the platform reads a small file (a daemon's closefrom): once
+ * tt_read_swap is set, the next read() first puts a copy of it at the descriptor read
+ * (noted in tt_read_swapped). (The platform's read() calls come here: linux.c is built
+ * into this program.) */
+static int tt_read_swap = -1, tt_read_swapped = -1;
+ssize_t read(int fd, void *buf, size_t count)
+{
+	if (tt_read_swap >= 0 && dup2(tt_read_swap, fd) == fd) {
+		tt_read_swapped = fd;
+		tt_read_swap = -1;
+	}
+	return syscall(SYS_read, fd, buf, count);
+}
+
+/* Whether the program's file put there by a read (tt_read_swap) is still open at its
+ * number, the same file: closed then, by the test. */
+static int tt_read_swap_kept(int program)
+{
+	struct stat mine, there;
+	int fd = tt_read_swapped;
+	tt_read_swapped = -1;
+	if (fd < 0)
+		fail_msg("read() was not called through the program's own");
+	int kept = fstat(program, &mine) == 0 && fstat(fd, &there) == 0 && mine.st_dev == there.st_dev &&
+		   mine.st_ino == there.st_ino;
+	if (kept)
+		close(fd);
+	return kept;
+}
+#endif
+
 /* A small file read whole from its start, or its first bytes; none where there is
- * none; on Linux, its descriptor closed (the number free again). */
+ * none; on Linux, its descriptor closed (the number free again), but never a file the
+ * program put at the number meanwhile: nor through a thread's name read by its id,
+ * which reads its comm (THREAD's name at a dump). */
 static void test_read_file(void **state)
 {
 	(void)state;
@@ -679,6 +715,18 @@ static void test_read_file(void **state)
 	int again = open("/dev/null", O_RDONLY);
 	assert_int_equal(again, probe);
 	close(again);
+#endif
+#ifndef _WIN32
+	int program = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	assert_true(program >= 0);
+	tt_read_swap = program;
+	tt_os_read_file(path, got, sizeof got);
+	assert_true(tt_read_swap_kept(program));
+	char name[64];
+	tt_read_swap = program;
+	tt_os_thread_name_of(tt_os_thread_id(), name, sizeof name);
+	assert_true(tt_read_swap_kept(program));
+	close(program);
 #endif
 	memset(got, 0, sizeof got);
 	assert_int_equal(tt_os_read_file(path, got, 100), 100);
