@@ -165,11 +165,13 @@ int tt__schedstat_read_own(uint32_t tid, struct tt_schedstat_sample *out)
 		return -1;
 	out->minflt = (uint64_t)own.ru_minflt;
 	out->majflt = (uint64_t)own.ru_majflt;
-	int fd = tt__schedstat_file(-1, tid, "schedstat");
+	/* (in the program's table: closed only while still that file) */
+	struct tt__fd opened;
+	int fd = tt__fd_opened(tt__schedstat_file(-1, tid, "schedstat"), &opened);
 	if (fd < 0)
 		return -1;
 	int read = tt__schedstat_span(CLOCK_THREAD_CPUTIME_ID, fd, out);
-	close(fd);
+	tt__fd_close_opened(&opened);
 	return read;
 }
 

@@ -1,12 +1,16 @@
 /* base/schedstat.c: a thread's counters read by another thread (its /proc files kept
  * open) and by the thread itself at its exit (tt__schedstat_read_own: its faults from
- * getrusage, not stat) say the same thing of it. */
+ * getrusage, not stat) say the same thing of it; the thread's own reading, in the
+ * program's table of descriptors, never closes a file of the program's. */
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -73,8 +77,42 @@ static void test_own_reading_agrees_with_stat(void **state)
 	assert_true(own_after.ns > own_before.ns && own_after.ns < outside.ns);
 }
 
+/* A thread of the program's that closes every descriptor and opens its own file at the
+ * number just as a thread reads its own counters (a daemon's closefrom): once `swap`
+ * is set, the next pread() first puts a copy of it at the descriptor read (noted in
+ * `swapped`). (The runtime's pread() calls come here: it is linked in statically.) */
+static int swap = -1, swapped = -1;
+ssize_t pread(int fd, void *buf, size_t count, off_t offset)
+{
+	if (swap >= 0 && dup2(swap, fd) == fd) {
+		swapped = fd;
+		swap = -1;
+	}
+	return syscall(SYS_pread64, fd, buf, count, (int64_t)offset);
+}
+
+/* The thread's own reading opens its schedstat in the program's table for a moment:
+ * it never closes the program's file found at that number afterwards. */
+static void test_own_reading_leaves_the_programs_file(void **state)
+{
+	(void)state;
+	int program = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	assert_true(program >= 0);
+	struct tt_schedstat_sample reading;
+	swap = program;
+	tt__schedstat_read_own((uint32_t)gettid(), &reading);
+	assert_true(swapped >= 0);
+	struct stat mine, there;
+	assert_int_equal(fstat(program, &mine), 0);
+	assert_int_equal(fstat(swapped, &there), 0); /* (closed under the program: EBADF) */
+	assert_true(mine.st_dev == there.st_dev && mine.st_ino == there.st_ino);
+	close(swapped);
+	close(program);
+}
+
 int main(void)
 {
-	const struct CMUnitTest tests[] = {cmocka_unit_test(test_own_reading_agrees_with_stat)};
+	const struct CMUnitTest tests[] = {cmocka_unit_test(test_own_reading_agrees_with_stat),
+					   cmocka_unit_test(test_own_reading_leaves_the_programs_file)};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
