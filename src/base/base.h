@@ -232,6 +232,10 @@ void tt__schedstat_close(struct tt__schedstat *s) TT__HIDDEN;
 /* The calling thread's own counters now (thread `tid`: its schedstat opened for a
  * moment, in the caller's table; its faults without stat): 0, or -1 (as above). */
 int tt__schedstat_read_own(uint32_t tid, struct tt_schedstat_sample *out) TT__HIDDEN;
+/* Another thread's counters now, with its faults, read by a thread of the program's
+ * (a dump's): its files opened for a moment in the caller's table, each closed only
+ * while the number is still that file. 0, or -1 (as above). */
+int tt__schedstat_read_other(uint32_t tid, struct tt_schedstat_sample *out) TT__HIDDEN;
 /* Whether the kernel accounts stolen time (format.h: TT_SCHEDSTAT_STEAL). */
 int tt__schedstat_steal_accounted(void) TT__HIDDEN;
 

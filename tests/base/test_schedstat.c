@@ -91,8 +91,24 @@ ssize_t pread(int fd, void *buf, size_t count, off_t offset)
 	return syscall(SYS_pread64, fd, buf, count, (int64_t)offset);
 }
 
-/* The thread's own reading opens its schedstat in the program's table for a moment:
- * it never closes the program's file found at that number afterwards. */
+/* Whether the program's file put at a descriptor by a pread (`swap`) is still open
+ * there, the same file: then closed, by the test. */
+static int swap_kept(int program)
+{
+	struct stat mine, there;
+	int fd = swapped;
+	swapped = -1;
+	assert_true(fd >= 0);
+	int kept = fstat(program, &mine) == 0 && fstat(fd, &there) == 0 && mine.st_dev == there.st_dev &&
+		   mine.st_ino == there.st_ino; /* (closed under the program: EBADF) */
+	if (kept)
+		close(fd);
+	return kept;
+}
+
+/* A thread's own reading, and one of another thread by a thread of the program's (a
+ * dump's), open their files in the program's table for a moment: they never close the
+ * program's file found at that number afterwards. */
 static void test_own_reading_leaves_the_programs_file(void **state)
 {
 	(void)state;
@@ -101,12 +117,11 @@ static void test_own_reading_leaves_the_programs_file(void **state)
 	struct tt_schedstat_sample reading;
 	swap = program;
 	tt__schedstat_read_own((uint32_t)gettid(), &reading);
-	assert_true(swapped >= 0);
-	struct stat mine, there;
-	assert_int_equal(fstat(program, &mine), 0);
-	assert_int_equal(fstat(swapped, &there), 0); /* (closed under the program: EBADF) */
-	assert_true(mine.st_dev == there.st_dev && mine.st_ino == there.st_ino);
-	close(swapped);
+	assert_true(swap_kept(program));
+	/* (by its path: the files any thread of the program's opens for it) */
+	swap = program;
+	tt__schedstat_read_other((uint32_t)gettid(), &reading);
+	assert_true(swap_kept(program));
 	close(program);
 }
 
