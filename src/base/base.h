@@ -26,8 +26,6 @@ extern struct tt_anchor tt__start_anchor TT__HIDDEN;
 extern struct tt_machine_info tt__machine TT__HIDDEN;
 /* A new run's clocks: the start anchor, the time namespace's offsets, the machine. */
 void tt__clock_start(void) TT__HIDDEN;
-/* Up to `size` bytes of a small file (/proc, /sys): how many, 0 when unreadable. */
-size_t tt__read_file(const char *path, char *buf, size_t size) TT__HIDDEN;
 
 /* locks.c: the runtime's locks, and their order.
  *
@@ -91,18 +89,7 @@ void tt__background_fork(int begin) TT__HIDDEN;
  * let go meanwhile (nothing is allocated there), so that fork never waits for it. */
 void tt__background_io(int begin) TT__HIDDEN;
 void tt__background_reset_after_fork(void) TT__HIDDEN; /* in the child */
-/* Around ticktrace's own writes to its files: a write past the program's RLIMIT_FSIZE
- * fails (EFBIG), one into a FIFO whose reader left fails (EPIPE), and the file is cut
- * or missing with a word, instead of SIGXFSZ or SIGPIPE ending the program. They are
- * blocked in the writing thread alone, and those its writes raised taken back at the
- * end: the program's dispositions are never changed, and its handlers never called
- * for a write of ticktrace's. */
-struct tt__writing {
-	struct tt_os_signals mask; /* the thread's, restored at the end */
-	unsigned pending; /* those pending already: the program's own */
-};
-void tt__writing_begin(struct tt__writing *w) TT__HIDDEN;
-void tt__writing_end(struct tt__writing *w) TT__HIDDEN;
+/* (ticktrace's own writes to its files: platform.h's tt_os_writing_begin) */
 
 /* fds.c: ticktrace's own descriptors, kept where the program's do not go, and
  * checked before each use (a program may close them, and open its own at the number). */
@@ -245,6 +232,10 @@ void tt__schedstat_close(struct tt__schedstat *s) TT__HIDDEN;
 /* The calling thread's own counters now (thread `tid`: its schedstat opened for a
  * moment, in the caller's table; its faults without stat): 0, or -1 (as above). */
 int tt__schedstat_read_own(uint32_t tid, struct tt_schedstat_sample *out) TT__HIDDEN;
+/* Another thread's counters now, with its faults, read by a thread of the program's
+ * (a dump's): its files opened for a moment in the caller's table, each closed only
+ * while the number is still that file. 0, or -1 (as above). */
+int tt__schedstat_read_other(uint32_t tid, struct tt_schedstat_sample *out) TT__HIDDEN;
 /* Whether the kernel accounts stolen time (format.h: TT_SCHEDSTAT_STEAL). */
 int tt__schedstat_steal_accounted(void) TT__HIDDEN;
 

@@ -165,11 +165,13 @@ int tt__schedstat_read_own(uint32_t tid, struct tt_schedstat_sample *out)
 		return -1;
 	out->minflt = (uint64_t)own.ru_minflt;
 	out->majflt = (uint64_t)own.ru_majflt;
-	int fd = tt__schedstat_file(-1, tid, "schedstat");
+	/* (in the program's table: closed only while still that file) */
+	struct tt__fd opened;
+	int fd = tt__fd_opened(tt__schedstat_file(-1, tid, "schedstat"), &opened);
 	if (fd < 0)
 		return -1;
 	int read = tt__schedstat_span(CLOCK_THREAD_CPUTIME_ID, fd, out);
-	close(fd);
+	tt__fd_close_opened(&opened);
 	return read;
 }
 
@@ -186,10 +188,25 @@ int tt__schedstat_read(struct tt__schedstat *s, struct tt_schedstat_sample *out,
 	return tt__schedstat_span(tt__thread_cpu_clock(s->tid), s->schedstat_fd, out);
 }
 
+int tt__schedstat_read_other(uint32_t tid, struct tt_schedstat_sample *out)
+{
+	/* (in the caller's table, the program's: each closed only while still that file) */
+	struct tt__fd schedstat, stat;
+	struct tt__schedstat s = {.dir = -1, .tid = tid};
+	s.schedstat_fd = tt__fd_opened(tt__schedstat_file(-1, tid, "schedstat"), &schedstat);
+	s.stat_fd = s.schedstat_fd < 0 ? -1 : tt__fd_opened(tt__schedstat_file(-1, tid, "stat"), &stat);
+	int read = s.stat_fd < 0 ? -1 : tt__schedstat_read(&s, out, 1);
+	if (s.stat_fd >= 0)
+		tt__fd_close_opened(&stat);
+	if (s.schedstat_fd >= 0)
+		tt__fd_close_opened(&schedstat);
+	return read;
+}
+
 int tt__schedstat_steal_accounted(void)
 {
 	char text[256];
-	size_t len = tt__read_file("/proc/stat", text, sizeof text - 1);
+	size_t len = tt_os_read_file("/proc/stat", text, sizeof text - 1);
 	text[len] = 0;
 	/* "cpu  user nice system idle iowait irq softirq steal ..." */
 	unsigned long long steal;

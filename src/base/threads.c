@@ -1,9 +1,5 @@
 /* ticktrace's own threads: started with every signal blocked, and kept out of a fork
- * while they allocate; the signals their writes raise kept to the writing thread. */
-#include <sys/prctl.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-
+ * while they allocate. */
 #include "base/base.h"
 
 /* The stack of each thread of ticktrace's own under an address-space limit. */
@@ -53,49 +49,6 @@ void tt__background_io(int begin)
 		tt_os_lock(&tt__background.os);
 }
 
-/* The signals a write raises in the thread that makes it: SIGXFSZ past RLIMIT_FSIZE,
- * SIGPIPE into a FIFO whose reader left. Blocked in that thread alone, they stay
- * there (the kernel sends them to it), and no other thread nor handler sees them. */
-static const int tt__write_signals[] = {SIGXFSZ, SIGPIPE};
-#define TT__WRITE_SIGNALS (sizeof tt__write_signals / sizeof tt__write_signals[0])
-
-/* Which of them are pending, a bit each. */
-static unsigned tt__write_signals_pending(void)
-{
-	sigset_t pending;
-	unsigned bits = 0;
-	if (sigpending(&pending) == 0)
-		for (size_t i = 0; i < TT__WRITE_SIGNALS; i++)
-			bits |= (unsigned)sigismember(&pending, tt__write_signals[i]) << i;
-	return bits;
-}
-
-void tt__writing_begin(struct tt__writing *w)
-{
-	sigset_t set;
-	sigemptyset(&set);
-	for (size_t i = 0; i < TT__WRITE_SIGNALS; i++)
-		sigaddset(&set, tt__write_signals[i]);
-	pthread_sigmask(SIG_BLOCK, &set, &w->mask.mask);
-	w->pending = tt__write_signals_pending();
-}
-
-void tt__writing_end(struct tt__writing *w)
-{
-	/* Those the writes raised are taken back before the mask is, so that they never
-	 * reach the program; one that was pending before is the program's own. */
-	unsigned raised = tt__write_signals_pending() & ~w->pending;
-	for (size_t i = 0; i < TT__WRITE_SIGNALS; i++) {
-		if (!(raised & (1u << i)))
-			continue;
-		sigset_t one;
-		sigemptyset(&one);
-		sigaddset(&one, tt__write_signals[i]);
-		sigtimedwait(&one, NULL, &(struct timespec){0, 0});
-	}
-	pthread_sigmask(SIG_SETMASK, &w->mask.mask, NULL);
-}
-
 void tt__background_reset_after_fork(void)
 {
 	tt__lock_reset(&tt__work);
@@ -111,7 +64,7 @@ static uint32_t tt__own_count;
 
 void tt__thread_running(const char *name)
 {
-	prctl(PR_SET_NAME, name, 0, 0, 0);
+	tt_os_thread_set_name(name);
 	uint32_t index = __atomic_fetch_add(&tt__own_count, 1, __ATOMIC_RELAXED);
 	if (index < sizeof tt__own_tids / sizeof tt__own_tids[0])
 		__atomic_store_n(&tt__own_tids[index], (pid_t)tt_os_thread_id(), __ATOMIC_RELAXED);

@@ -502,17 +502,9 @@ static void tt__counters_read_here(struct tt__slot *slot)
 	struct tt__counters *c = &slot->sched.counters;
 	/* (descriptors of the calling thread's table, for a moment; at its exit, the thread
 	 * reads its own: one file, not two, each thread's last scope) */
-	struct tt__schedstat files;
 	struct tt_schedstat_sample reading;
-	int read;
-	if (slot->tid == tt_os_thread_id()) {
-		read = tt__schedstat_read_own(slot->tid, &reading);
-	} else {
-		if (tt__schedstat_open(&files, slot->tid, -1) < 0)
-			return;
-		read = tt__schedstat_read(&files, &reading, 1);
-		tt__schedstat_close(&files);
-	}
+	int read = slot->tid == tt_os_thread_id() ? tt__schedstat_read_own(slot->tid, &reading)
+						  : tt__schedstat_read_other(slot->tid, &reading);
 	if (read == 0)
 		tt__counters_keep(c, &reading);
 }

@@ -34,8 +34,8 @@ void tt__finish(void)
 	tt__recording_at_finish = __atomic_load_n(&tt__recording, __ATOMIC_SEQ_CST);
 	/* The lines said at the end go to a stderr whose reader may have left (`prog 2>&1
 	 * | head`): their SIGPIPE is ticktrace's, never the program's death. */
-	struct tt__writing writing;
-	tt__writing_begin(&writing);
+	struct tt_os_writing writing;
+	tt_os_writing_begin(&writing);
 	/* (the exiting thread's own switches told whole, before they are written) */
 	tt__sched_settle_self();
 	int err = tt__mode->finish();
@@ -59,7 +59,7 @@ void tt__finish(void)
 	tt__say_drops();
 	tt__sched_say_refused();
 	tt__background_work(0);
-	tt__writing_end(&writing);
+	tt_os_writing_end(&writing);
 }
 
 static void tt__at_exit(void)
@@ -199,12 +199,12 @@ static void tt__init_once_guarded(void)
 static void tt__init_once(void)
 {
 	/* (what start-up says, as what the end says: tt__finish) */
-	struct tt__writing writing;
-	tt__writing_begin(&writing);
+	struct tt_os_writing writing;
+	tt_os_writing_begin(&writing);
 	tt__in_slow_path = 1;
 	tt__init_once_guarded();
 	tt__in_slow_path = 0;
-	tt__writing_end(&writing);
+	tt_os_writing_end(&writing);
 	if (tt__config.off)
 		__atomic_or_fetch(&tt__hot_global.unusual, TT__HOT_OFF, __ATOMIC_SEQ_CST);
 }

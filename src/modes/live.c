@@ -231,10 +231,10 @@ int tt__live_cover(uint64_t arena_bytes)
 	if (arena_bytes <= lv->arena_bytes)
 		return 0;
 	uint64_t grown = (arena_bytes + TT__LIVE_GROW - 1) / TT__LIVE_GROW * TT__LIVE_GROW;
-	struct tt__writing writing;
-	tt__writing_begin(&writing);
+	struct tt_os_writing writing;
+	tt_os_writing_begin(&writing);
 	int err = tt__live_reserve(lv, TT__LIVE_CHUNKS_AT + lv->arena_bytes, TT__LIVE_CHUNKS_AT + grown);
-	tt__writing_end(&writing);
+	tt_os_writing_end(&writing);
 	if (err) {
 		/* Threads get no more chunks: their events are counted as dropped. */
 		if (!lv->said_full && !lv->lost)
@@ -323,8 +323,8 @@ void tt__live_tick(void)
 	struct tt__live *lv = &tt__live;
 	if (lv->fd < 0 || lv->finished)
 		return;
-	struct tt__writing writing;
-	tt__writing_begin(&writing);
+	struct tt_os_writing writing;
+	tt_os_writing_begin(&writing);
 	if (!lv->full && !tt__live_own(lv)) {
 		/* Libraries unloaded or loaded since: named offline after a SIGKILL too. */
 		int err = tt__out_unloaded(lv->out, &lv->sites);
@@ -363,7 +363,7 @@ void tt__live_tick(void)
 	tt__clock_fill_header(&now);
 	lv->header->end = now.end;
 	lv->header->tsc_hz = now.tsc_hz;
-	tt__writing_end(&writing);
+	tt_os_writing_end(&writing);
 }
 
 /* In the child after fork: the parent's live file is the parent's; the child gets
@@ -379,10 +379,10 @@ int tt__live_after_fork(void)
 	tt__site_set_clear(&lv->sites);
 	tt__site_set_clear(&lv->fresh);
 	*lv = (struct tt__live){.fd = -1};
-	struct tt__writing writing;
-	tt__writing_begin(&writing);
+	struct tt_os_writing writing;
+	tt_os_writing_begin(&writing);
 	int err = tt__live_start();
-	tt__writing_end(&writing);
+	tt_os_writing_end(&writing);
 	if (err < 0)
 		fprintf(tt__err, "ticktrace: the child process %d has no live file\n", (int)getpid());
 	return lv->fd;

@@ -31,10 +31,10 @@ static int tt__finish_whole(void)
 static void tt__prepare_whole(void)
 {
 	tt__check_out();
-	struct tt__writing writing;
-	tt__writing_begin(&writing);
+	struct tt_os_writing writing;
+	tt_os_writing_begin(&writing);
 	int err = tt__live_start();
-	tt__writing_end(&writing);
+	tt_os_writing_end(&writing);
 	char path[4096];
 	if (err)
 		fprintf(tt__err, "ticktrace: no live file %s.live (%s): a run killed by SIGKILL will "

@@ -556,11 +556,11 @@ static void *tt__stream_main(void *arg)
 		int finishing = st->finishing;
 		tt__unlock(&st->lock);
 		tt__background_work(1);
-		struct tt__writing writing;
-		tt__writing_begin(&writing);
+		struct tt_os_writing writing;
+		tt_os_writing_begin(&writing);
 		if (finishing) {
 			tt__stream_end(st);
-			tt__writing_end(&writing);
+			tt_os_writing_end(&writing);
 			tt__background_work(0);
 			return NULL;
 		}
@@ -574,7 +574,7 @@ static void *tt__stream_main(void *arg)
 		int dump_err = 0;
 		if (flush != st->flush_done && dump_path)
 			dump_err = tt__write_file_with(dump_path, tt__stream_snapshot, st);
-		tt__writing_end(&writing);
+		tt_os_writing_end(&writing);
 		tt__background_work(0);
 		if (flush != st->flush_done) {
 			tt__lock(&st->lock);
@@ -598,13 +598,13 @@ static void *tt__stream_main(void *arg)
 static int tt__stream_begin_file(struct tt__out *out, void *arg)
 {
 	(void)arg;
-	struct tt__writing writing;
-	tt__writing_begin(&writing);
+	struct tt_os_writing writing;
+	tt_os_writing_begin(&writing);
 	tt__out_file_header(out, TT_FILE_STREAMED);
 	tt__out_process(out);
 	int err = tt__out_modules(out);
 	tt__out_flush(out);
-	tt__writing_end(&writing);
+	tt_os_writing_end(&writing);
 	return err ? err : out->err;
 }
 

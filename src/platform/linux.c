@@ -4,6 +4,7 @@
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <link.h>
 #include <linux/futex.h>
@@ -43,27 +44,18 @@ uint32_t tt_os_thread_id(void)
 	return (uint32_t)syscall(SYS_gettid);
 }
 
-/* A name the kernel keeps in a small file (comm): its length, cut to size - 1 and
- * ended with NUL, its newline cut; 0 when it does not read. */
-/* A /proc file's first `size` bytes: how many were read. */
-static size_t tt_os_read_all(const char *path, char *bytes, size_t size)
+void tt_os_thread_set_name(const char *name)
 {
-	size_t len = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0) {
-		ssize_t n;
-		while (len < size && (n = read(fd, bytes + len, size - len)) > 0)
-			len += (size_t)n;
-		close(fd);
-	}
-	return len;
+	prctl(PR_SET_NAME, name, 0, 0, 0);
 }
 
+/* A name the kernel keeps in a small file (comm): its length, cut to size - 1 and
+ * ended with NUL, its newline cut; 0 when it does not read. */
 static size_t tt_os_read_name(const char *path, char *name, size_t size)
 {
 	if (!size)
 		return 0;
-	size_t len = tt_os_read_all(path, name, size - 1);
+	size_t len = tt_os_read_file(path, name, size - 1);
 	while (len && (name[len - 1] == '\n' || name[len - 1] == 0))
 		len--;
 	name[len] = 0;
@@ -158,6 +150,47 @@ void tt_os_signals_block(struct tt_os_signals *old)
 void tt_os_signals_restore(const struct tt_os_signals *old)
 {
 	pthread_sigmask(SIG_SETMASK, &old->mask, NULL);
+}
+
+/* The signals a write raises in the thread that makes it (platform.h). */
+static const int tt_os_write_signals[] = {SIGXFSZ, SIGPIPE};
+#define TT_OS_WRITE_SIGNALS (sizeof tt_os_write_signals / sizeof tt_os_write_signals[0])
+
+/* Which of them are pending, a bit each. */
+static unsigned tt_os_write_signals_pending(void)
+{
+	sigset_t pending;
+	unsigned bits = 0;
+	if (sigpending(&pending) == 0)
+		for (size_t i = 0; i < TT_OS_WRITE_SIGNALS; i++)
+			bits |= (unsigned)sigismember(&pending, tt_os_write_signals[i]) << i;
+	return bits;
+}
+
+void tt_os_writing_begin(struct tt_os_writing *w)
+{
+	sigset_t set;
+	sigemptyset(&set);
+	for (size_t i = 0; i < TT_OS_WRITE_SIGNALS; i++)
+		sigaddset(&set, tt_os_write_signals[i]);
+	pthread_sigmask(SIG_BLOCK, &set, &w->mask.mask);
+	w->pending = tt_os_write_signals_pending();
+}
+
+void tt_os_writing_end(struct tt_os_writing *w)
+{
+	/* Those the writes raised are taken back before the mask is, so that they never
+	 * reach the program; one that was pending before is the program's own. */
+	unsigned raised = tt_os_write_signals_pending() & ~w->pending;
+	for (size_t i = 0; i < TT_OS_WRITE_SIGNALS; i++) {
+		if (!(raised & (1u << i)))
+			continue;
+		sigset_t one;
+		sigemptyset(&one);
+		sigaddset(&one, tt_os_write_signals[i]);
+		sigtimedwait(&one, NULL, &(struct timespec){0, 0});
+	}
+	pthread_sigmask(SIG_SETMASK, &w->mask.mask, NULL);
 }
 
 void tt_os_cancel_hold(int *was)
@@ -302,7 +335,7 @@ uint64_t tt_os_address_limit(void)
 uint64_t tt_os_address_mapped(void)
 {
 	char text[64] = {0};
-	size_t got = tt_os_read_all("/proc/self/statm", text, sizeof text - 1);
+	size_t got = tt_os_read_file("/proc/self/statm", text, sizeof text - 1);
 	unsigned long long pages = 0;
 	for (size_t i = 0; i < got && text[i] >= '0' && text[i] <= '9'; i++)
 		pages = pages * 10 + (unsigned long long)(text[i] - '0');
@@ -362,6 +395,26 @@ int tt_os_file_is_device(struct tt_os_file *file)
 {
 	struct stat st;
 	return fstat((int)file->handle, &st) == 0 && tt_os_trusted_device(&st);
+}
+
+size_t tt_os_read_file(const char *path, char *buf, size_t size)
+{
+	struct tt_os_file_id was = {0}, now = {0};
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	if (tt_os_file_identify((struct tt_os_file){fd}, &was, 0) < 0) {
+		close(fd);
+		return 0;
+	}
+	size_t len = 0;
+	ssize_t n;
+	while (len < size && (n = read(fd, buf + len, size - len)) > 0)
+		len += (size_t)n;
+	/* (closed only while still that file) */
+	if (tt_os_file_identify((struct tt_os_file){fd}, &now, 0) == 0 && now.dev == was.dev && now.ino == was.ino)
+		close(fd);
+	return len;
 }
 
 size_t tt_os_current_dir(char *dir, size_t size)
@@ -833,6 +886,66 @@ void tt_os_clock_reading(const struct tt_anchor *anchor, struct tt_clock_reading
 	}
 }
 
+int tt_os_clock_by_tsc(void)
+{
+	char name[32];
+	size_t len = tt_os_read_file("/sys/devices/system/clocksource/clocksource0/current_clocksource", name,
+				     sizeof name);
+	return len >= 3 && strncmp(name, "tsc", 3) == 0;
+}
+
+/* The time namespace's offsets ("monotonic SECONDS NANOSECONDS", "boottime ..."):
+ * none where the kernel has no time namespaces. */
+static void tt_os_read_timens(struct tt_machine_info *machine)
+{
+	char text[256];
+	size_t len = tt_os_read_file("/proc/self/timens_offsets", text, sizeof text - 1);
+	if (!len)
+		return;
+	text[len] = 0;
+	machine->flags |= TT_MACHINE_TIMENS;
+	for (char *line = text; line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+		char clock[16];
+		int64_t sec, nsec;
+		if (sscanf(line, "%15s %" SCNd64 " %" SCNd64, clock, &sec, &nsec) != 3)
+			continue;
+		int64_t ns = sec * 1000000000 + nsec;
+		if (strcmp(clock, "monotonic") == 0)
+			machine->timens_monotonic_ns = ns;
+		else if (strcmp(clock, "boottime") == 0)
+			machine->timens_boottime_ns = ns;
+	}
+}
+
+/* 16 bytes from the 32 hexadecimal digits of a /proc or /etc id (a UUID's dashes
+ * skipped); left 0 where the text holds other than that. */
+static void tt_os_read_id(const char *path, uint8_t id[16])
+{
+	char text[64];
+	size_t len = tt_os_read_file(path, text, sizeof text);
+	uint8_t bytes[16] = {0};
+	size_t digits = 0;
+	for (size_t i = 0; i < len && text[i] != '\n'; i++) {
+		char c = text[i];
+		int v = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+		if (c == '-')
+			continue;
+		if (v < 0 || digits == 32)
+			return;
+		bytes[digits / 2] |= (uint8_t)(v << (digits % 2 ? 0 : 4));
+		digits++;
+	}
+	if (digits == 32)
+		memcpy(id, bytes, 16);
+}
+
+void tt_os_machine_ids(struct tt_machine_info *machine)
+{
+	tt_os_read_timens(machine);
+	tt_os_read_id("/proc/sys/kernel/random/boot_id", machine->boot_id);
+	tt_os_read_id("/etc/machine-id", machine->machine_id);
+}
+
 static void (*tt_os_crashed)(uint32_t cause);
 static const int tt_os_fatal[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
 static struct sigaction tt_os_fatal_before[sizeof tt_os_fatal / sizeof tt_os_fatal[0]];
@@ -877,7 +990,7 @@ uint32_t tt_os_parent_id(void)
 
 size_t tt_os_command_line(char *line, size_t size)
 {
-	size_t len = tt_os_read_all("/proc/self/cmdline", line, size);
+	size_t len = tt_os_read_file("/proc/self/cmdline", line, size);
 	while (len && line[len - 1] != 0) /* (an argument cut short: left out) */
 		len--;
 	return len;

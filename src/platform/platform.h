@@ -29,6 +29,9 @@ size_t tt_os_thread_name(char *name, size_t size);
 /* Thread `tid` of this process, by id: the same, for a thread that may not be the
  * caller. */
 size_t tt_os_thread_name_of(uint32_t tid, char *name, size_t size);
+/* Names the calling thread (Linux: the kernel's comm, cut to its 15 bytes; Windows:
+ * SetThreadDescription, looked up: nothing where the system lacks it). */
+void tt_os_thread_set_name(const char *name);
 /* Keyed thread exits, as pthread keys give them (on Windows: one fiber local storage
  * callback runs them all): each key has its exit, called as a thread that set a value on
  * the key (not NULL) exits, on that thread, with that value, cleared first; the keys in
@@ -89,6 +92,20 @@ struct tt_os_signals {
 };
 void tt_os_signals_block(struct tt_os_signals *old);
 void tt_os_signals_restore(const struct tt_os_signals *old);
+/* Around the runtime's own writes to its files, in the writing thread (Linux): a write
+ * past the program's RLIMIT_FSIZE fails (EFBIG), one into a FIFO whose reader left fails
+ * (EPIPE), instead of SIGXFSZ or SIGPIPE ending the program. They are blocked in the
+ * calling thread alone (the kernel sends them to it), and tt_os_writing_end takes back
+ * those its writes raised before it restores the mask: the program's dispositions are
+ * never changed, its handlers never called for a write of the runtime's, and one that
+ * was pending before (`pending`) stays the program's. Windows raises no signal for a
+ * write: nothing. */
+struct tt_os_writing {
+	struct tt_os_signals mask; /* the thread's, restored at the end */
+	unsigned pending; /* those pending already: the program's own */
+};
+void tt_os_writing_begin(struct tt_os_writing *w);
+void tt_os_writing_end(struct tt_os_writing *w);
 /* The calling thread kept from being cancelled (pthread_setcancelstate: a close or a
  * sleep of ticktrace's in a program's thread is no cancellation point of the
  * program's) until tt_os_cancel_restore(was); Windows cancels no thread: nothing. */
@@ -195,6 +212,11 @@ int tt_os_file_is_device(struct tt_os_file *file);
  * user's, or their link to it, or one every user may write into without the sticky
  * bit, where another user could rename or replace the files). */
 int tt_os_dir_ours(const char *dir, char *why, size_t cap);
+/* Up to `size` bytes of a small file (/proc, /sys), read from its start: how many, 0
+ * where it cannot be read. Linux: its descriptor, open for a moment in the program's
+ * table, closed only while the number still is that file (a thread of the program's
+ * may close every descriptor meanwhile and open its own there: base/fds.c's care). */
+size_t tt_os_read_file(const char *path, char *buf, size_t size);
 /* The current directory into `dir` (Windows: UTF-8): its length, 0 where it cannot
  * be read or does not fit. */
 size_t tt_os_current_dir(char *dir, size_t size);
@@ -424,6 +446,16 @@ int tt_os_invariant_tsc(void);
  * nothing: state -1, TAI taken as REALTIME, as Linux has it until an NTP daemon sets
  * the offset). */
 void tt_os_clock_reading(const struct tt_anchor *anchor, struct tt_clock_reading *reading);
+
+/* Whether the system keeps its own time by the TSC (Linux: the clocksource in use;
+ * Windows does not say: 0). */
+int tt_os_clock_by_tsc(void);
+/* What the system says of the machine and the process's clocks beyond MACHINE's common
+ * fields (sections/header.c), into `machine` (format.h: struct tt_machine_info): Linux's
+ * time namespace's offsets (TT_MACHINE_TIMENS, where the kernel has time namespaces),
+ * its boot id and machine id (16 bytes each, left 0 where they do not read as 32
+ * hexadecimal digits); Windows says none of them. */
+void tt_os_machine_ids(struct tt_machine_info *machine);
 
 /* Calls crashed(cause) once when the process dies of a fault nobody handles (a fatal
  * signal: its number, Windows' abort() as Linux's SIGABRT, 6; an unhandled exception: its code, 0xC0000005 for an access

@@ -65,12 +65,15 @@ static size_t tt_os_utf8(const wchar_t *text, char *out, size_t size)
 	return (size_t)n - 1;
 }
 
-/* GetThreadDescription (Windows 10 1607 on), looked up once: never by a thread's exit
- * callback, which runs under the lock of fiber local storage, where the loader's lock
- * that GetProcAddress takes deadlocked against threads starting. */
+/* GetThreadDescription and SetThreadDescription (Windows 10 1607 on), looked up once:
+ * never by a thread's exit callback, which runs under the lock of fiber local storage,
+ * where the loader's lock that GetProcAddress takes deadlocked against threads
+ * starting. */
 typedef HRESULT(WINAPI *tt_os_describe_fn)(HANDLE, PWSTR *);
+typedef HRESULT(WINAPI *tt_os_name_fn)(HANDLE, PCWSTR);
 static INIT_ONCE tt_os_describe_once = INIT_ONCE_STATIC_INIT;
 static tt_os_describe_fn tt_os_describe;
+static tt_os_name_fn tt_os_name;
 
 static BOOL CALLBACK tt_os_describe_find(PINIT_ONCE once, PVOID unused, PVOID *unused_too)
 {
@@ -78,7 +81,16 @@ static BOOL CALLBACK tt_os_describe_find(PINIT_ONCE once, PVOID unused, PVOID *u
 	(void)unused;
 	(void)unused_too;
 	tt_os_describe = (tt_os_describe_fn)(void (*)(void))tt_os_kernel_function("GetThreadDescription");
+	tt_os_name = (tt_os_name_fn)(void (*)(void))tt_os_kernel_function("SetThreadDescription");
 	return TRUE;
+}
+
+void tt_os_thread_set_name(const char *name)
+{
+	wchar_t wide[64];
+	InitOnceExecuteOnce(&tt_os_describe_once, tt_os_describe_find, NULL, NULL);
+	if (tt_os_name && MultiByteToWideChar(CP_UTF8, 0, name, -1, wide, 64))
+		tt_os_name(GetCurrentThread(), wide);
 }
 
 static size_t tt_os_thread_name_by(HANDLE thread, char *name, size_t size)
@@ -388,6 +400,17 @@ void tt_os_signals_restore(const struct tt_os_signals *old)
 	(void)old;
 }
 
+void tt_os_writing_begin(struct tt_os_writing *w)
+{
+	w->mask.none = 0;
+	w->pending = 0;
+}
+
+void tt_os_writing_end(struct tt_os_writing *w)
+{
+	(void)w;
+}
+
 void tt_os_cancel_hold(int *was)
 {
 	*was = 0;
@@ -557,6 +580,24 @@ int tt_os_file_is_device(struct tt_os_file *file)
 {
 	DWORD type = GetFileType((HANDLE)file->handle);
 	return type == FILE_TYPE_CHAR || type == FILE_TYPE_PIPE;
+}
+
+size_t tt_os_read_file(const char *path, char *buf, size_t size)
+{
+	wchar_t wpath[MAX_PATH];
+	if (!MultiByteToWideChar(CP_UTF8, 0, path, -1, wpath, MAX_PATH))
+		return 0;
+	HANDLE file = CreateFileW(wpath, GENERIC_READ, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, NULL,
+				  OPEN_EXISTING, FILE_ATTRIBUTE_NORMAL, NULL);
+	if (file == INVALID_HANDLE_VALUE)
+		return 0;
+	size_t len = 0;
+	DWORD n;
+	while (len < size && ReadFile(file, buf + len, (DWORD)(size - len < 1u << 30 ? size - len : 1u << 30), &n, NULL) &&
+	       n > 0)
+		len += n;
+	CloseHandle(file);
+	return len;
 }
 
 size_t tt_os_current_dir(char *dir, size_t size)
@@ -1103,6 +1144,16 @@ void tt_os_clock_reading(const struct tt_anchor *anchor, struct tt_clock_reading
 {
 	*reading = (struct tt_clock_reading){
 		.tsc = anchor->tsc, .realtime_ns = anchor->realtime_ns, .tai_ns = anchor->realtime_ns, .state = -1};
+}
+
+int tt_os_clock_by_tsc(void)
+{
+	return 0;
+}
+
+void tt_os_machine_ids(struct tt_machine_info *machine)
+{
+	(void)machine;
 }
 
 static void (*tt_os_crashed)(uint32_t cause);

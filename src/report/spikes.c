@@ -783,8 +783,8 @@ static bool tt__spikes_poll(bool last)
 	struct tt__spikes *sp = &tt__spikes;
 	struct tt_os_signals old;
 	tt_os_signals_block(&old);
-	struct tt__writing writing; /* (the log's lines, the snapshots) */
-	tt__writing_begin(&writing);
+	struct tt_os_writing writing; /* (the log's lines, the snapshots) */
+	tt_os_writing_begin(&writing);
 	tt__lock(&sp->poll_lock);
 	int64_t now = tt_os_monotonic_ns();
 	for (struct tt__slot *slot = tt__registry_head(); slot && sp->on && !sp->an.oom;
@@ -814,7 +814,7 @@ static bool tt__spikes_poll(bool last)
 	      * last look finds it, that look's wait for this one counted) */
 		__atomic_store_n(&sp->cpu_ns, tt_os_thread_cpu_ns(), __ATOMIC_RELAXED);
 	tt__unlock(&sp->poll_lock);
-	tt__writing_end(&writing);
+	tt_os_writing_end(&writing);
 	tt_os_signals_restore(&old);
 	return read || waiting;
 }

@@ -10,14 +10,14 @@ void tt__out_process(struct tt__out *out)
 {
 	static char cmdline[4096];
 	char name[64];
-	size_t name_len = tt__read_file("/proc/self/comm", name, sizeof name);
+	size_t name_len = tt_os_read_file("/proc/self/comm", name, sizeof name);
 	while (name_len && name[name_len - 1] == '\n')
 		name_len--;
 	struct tt_process_info info = {
 		.pid = (uint32_t)getpid(),
 		.ppid = (uint32_t)getppid(),
 		.name_len = (uint32_t)name_len,
-		.cmdline_len = (uint32_t)tt__read_file("/proc/self/cmdline", cmdline, sizeof cmdline),
+		.cmdline_len = (uint32_t)tt_os_read_file("/proc/self/cmdline", cmdline, sizeof cmdline),
 	};
 	tt__out_process_section(out, &info, name, cmdline);
 	tt__out_machine(out, &tt__machine);

@@ -267,10 +267,10 @@ static int tt__write_fd(struct tt__fd_out *out, int fd, tt__file_writer write, v
 	int err = tt__fd_keep(&out->file, fd);
 	if (err)
 		return err;
-	struct tt__writing writing;
-	tt__writing_begin(&writing);
+	struct tt_os_writing writing;
+	tt_os_writing_begin(&writing);
 	err = write(&out->out, arg);
-	tt__writing_end(&writing);
+	tt_os_writing_end(&writing);
 	if (named) {
 		*named = out->file;
 		return err;
@@ -543,11 +543,11 @@ static int tt__append_line(void *line)
 	int fd = open(tt__list_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -errno;
-	struct tt__writing writing;
-	tt__writing_begin(&writing);
+	struct tt_os_writing writing;
+	tt_os_writing_begin(&writing);
 	ssize_t written = write(fd, text, strlen(text));
 	(void)written; /* a list that cannot take the line: the file is written all the same */
-	tt__writing_end(&writing);
+	tt_os_writing_end(&writing);
 	close(fd);
 	return 0;
 }

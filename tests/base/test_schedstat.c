@@ -1,12 +1,16 @@
 /* base/schedstat.c: a thread's counters read by another thread (its /proc files kept
  * open) and by the thread itself at its exit (tt__schedstat_read_own: its faults from
- * getrusage, not stat) say the same thing of it. */
+ * getrusage, not stat) say the same thing of it; the thread's own reading, in the
+ * program's table of descriptors, never closes a file of the program's. */
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -73,8 +77,57 @@ static void test_own_reading_agrees_with_stat(void **state)
 	assert_true(own_after.ns > own_before.ns && own_after.ns < outside.ns);
 }
 
+/* A thread of the program's that closes every descriptor and opens its own file at the
+ * number just as a thread reads its own counters (a daemon's closefrom): once `swap`
+ * is set, the next pread() first puts a copy of it at the descriptor read (noted in
+ * `swapped`). (The runtime's pread() calls come here: it is linked in statically.) */
+static int swap = -1, swapped = -1;
+ssize_t pread(int fd, void *buf, size_t count, off_t offset)
+{
+	if (swap >= 0 && dup2(swap, fd) == fd) {
+		swapped = fd;
+		swap = -1;
+	}
+	return syscall(SYS_pread64, fd, buf, count, (int64_t)offset);
+}
+
+/* Whether the program's file put at a descriptor by a pread (`swap`) is still open
+ * there, the same file: then closed, by the test. */
+static int swap_kept(int program)
+{
+	struct stat mine, there;
+	int fd = swapped;
+	swapped = -1;
+	assert_true(fd >= 0);
+	int kept = fstat(program, &mine) == 0 && fstat(fd, &there) == 0 && mine.st_dev == there.st_dev &&
+		   mine.st_ino == there.st_ino; /* (closed under the program: EBADF) */
+	if (kept)
+		close(fd);
+	return kept;
+}
+
+/* A thread's own reading, and one of another thread by a thread of the program's (a
+ * dump's), open their files in the program's table for a moment: they never close the
+ * program's file found at that number afterwards. */
+static void test_own_reading_leaves_the_programs_file(void **state)
+{
+	(void)state;
+	int program = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	assert_true(program >= 0);
+	struct tt_schedstat_sample reading;
+	swap = program;
+	tt__schedstat_read_own((uint32_t)gettid(), &reading);
+	assert_true(swap_kept(program));
+	/* (by its path: the files any thread of the program's opens for it) */
+	swap = program;
+	tt__schedstat_read_other((uint32_t)gettid(), &reading);
+	assert_true(swap_kept(program));
+	close(program);
+}
+
 int main(void)
 {
-	const struct CMUnitTest tests[] = {cmocka_unit_test(test_own_reading_agrees_with_stat)};
+	const struct CMUnitTest tests[] = {cmocka_unit_test(test_own_reading_agrees_with_stat),
+					   cmocka_unit_test(test_own_reading_leaves_the_programs_file)};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -2,6 +2,7 @@
  * each system: Linux in the suite, Windows under Wine (tests/windows/). */
 #include <ctype.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -87,6 +88,7 @@ static int tt_load_library(void)
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 typedef pthread_t tt_thread;
@@ -604,6 +606,312 @@ static void test_cancel_hold(void **state)
 	tt_os_cancel_hold(&was);
 	tt_os_cancel_restore(was);
 	assert_int_equal(was, 0);
+#endif
+}
+
+/* A name set by the thread itself, read by another by its id: the whole of a short
+ * one; a long one cut where the system keeps no more (Linux's comm: 15 bytes). */
+struct tt_named {
+	const char *name;
+	uint32_t tid;
+	int done;
+};
+
+static void tt_name_main(void *arg)
+{
+	struct tt_named *named = arg;
+	named->tid = tt_os_thread_id();
+	tt_os_thread_set_name(named->name);
+	__atomic_store_n(&named->done, 1, __ATOMIC_RELEASE);
+	/* (alive until read by its id) */
+	while (__atomic_load_n(&named->done, __ATOMIC_ACQUIRE) == 1)
+		tt_os_sleep_ns(1000000);
+}
+
+static void test_thread_set_name(void **state)
+{
+	(void)state;
+	const char *names[] = {"tt-set-name", "tt-a-name-much-longer-than-comm"};
+	for (size_t i = 0; i < 2; i++) {
+		struct tt_named named = {.name = names[i]};
+		tt_thread thread;
+		tt_thread_start(&thread, tt_name_main, &named);
+		while (!__atomic_load_n(&named.done, __ATOMIC_ACQUIRE))
+			tt_os_sleep_ns(1000000);
+		char seen[64];
+		size_t len = tt_os_thread_name_of(named.tid, seen, sizeof seen);
+		__atomic_store_n(&named.done, 2, __ATOMIC_RELEASE);
+		tt_thread_join(thread);
+		size_t whole = strlen(names[i]);
+#ifdef _WIN32
+		size_t kept = whole;
+#else
+		size_t kept = whole < 15 ? whole : 15;
+#endif
+		assert_int_equal(len, kept);
+		assert_memory_equal(seen, names[i], kept);
+	}
+}
+
+#ifndef _WIN32
+/* A thread of the program's that closes every descriptor and opens its own file at the
+ * number, just as the platform reads a small file (a daemon's closefrom): once
+ * tt_read_swap is set, the next read() first puts a copy of it at the descriptor read
+ * (noted in tt_read_swapped). (The platform's read() calls come here: linux.c is built
+ * into this program.) */
+static int tt_read_swap = -1, tt_read_swapped = -1;
+ssize_t read(int fd, void *buf, size_t count)
+{
+	if (tt_read_swap >= 0 && dup2(tt_read_swap, fd) == fd) {
+		tt_read_swapped = fd;
+		tt_read_swap = -1;
+	}
+	return syscall(SYS_read, fd, buf, count);
+}
+
+/* Whether the program's file put there by a read (tt_read_swap) is still open at its
+ * number, the same file: closed then, by the test. */
+static int tt_read_swap_kept(int program)
+{
+	struct stat mine, there;
+	int fd = tt_read_swapped;
+	tt_read_swapped = -1;
+	if (fd < 0)
+		fail_msg("read() was not called through the program's own");
+	int kept = fstat(program, &mine) == 0 && fstat(fd, &there) == 0 && mine.st_dev == there.st_dev &&
+		   mine.st_ino == there.st_ino;
+	if (kept)
+		close(fd);
+	return kept;
+}
+#endif
+
+/* A small file read whole from its start, or its first bytes; none where there is
+ * none; on Linux, its descriptor closed (the number free again), but never a file the
+ * program put at the number meanwhile: nor through a thread's name read by its id,
+ * which reads its comm (THREAD's name at a dump). */
+static void test_read_file(void **state)
+{
+	(void)state;
+	char dir[512], path[600];
+	tt_temp_dir(dir, sizeof dir);
+	snprintf(path, sizeof path, "%s/small", dir);
+	char bytes[3000];
+	for (size_t i = 0; i < sizeof bytes; i++)
+		bytes[i] = (char)(i * 7 + 1);
+	FILE *f = fopen(path, "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite(bytes, 1, sizeof bytes, f), sizeof bytes);
+	fclose(f);
+	char got[4000];
+#ifndef _WIN32
+	int probe = open("/dev/null", O_RDONLY);
+	assert_true(probe >= 0);
+	close(probe);
+#endif
+	assert_int_equal(tt_os_read_file(path, got, sizeof got), sizeof bytes);
+	assert_memory_equal(got, bytes, sizeof bytes);
+#ifndef _WIN32
+	int again = open("/dev/null", O_RDONLY);
+	assert_int_equal(again, probe);
+	close(again);
+#endif
+#ifndef _WIN32
+	int program = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	assert_true(program >= 0);
+	tt_read_swap = program;
+	tt_os_read_file(path, got, sizeof got);
+	assert_true(tt_read_swap_kept(program));
+	char name[64];
+	tt_read_swap = program;
+	tt_os_thread_name_of(tt_os_thread_id(), name, sizeof name);
+	assert_true(tt_read_swap_kept(program));
+	close(program);
+#endif
+	memset(got, 0, sizeof got);
+	assert_int_equal(tt_os_read_file(path, got, 100), 100);
+	assert_memory_equal(got, bytes, 100);
+	assert_int_equal(got[100], 0);
+	remove(path);
+	assert_int_equal(tt_os_read_file(path, got, sizeof got), 0);
+	tt_temp_dir_remove(dir);
+}
+
+#ifndef _WIN32
+static volatile sig_atomic_t tt_pipe_seen;
+static void tt_on_pipe(int sig)
+{
+	(void)sig;
+	tt_pipe_seen++;
+}
+
+/* A child under a 4 KiB RLIMIT_FSIZE writing 8 KiB inside tt_os_writing_begin/end: its
+ * write cut, the next refused (EFBIG), and the child alive after (SIGXFSZ's default
+ * ends it). Its exit status: 0, or which check failed. */
+static int tt_write_past_limit(const char *path)
+{
+	struct rlimit small = {4096, 4096};
+	if (setrlimit(RLIMIT_FSIZE, &small) != 0)
+		return 10;
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return 11;
+	static char block[8192];
+	struct tt_os_writing w;
+	tt_os_writing_begin(&w);
+	ssize_t first = write(fd, block, sizeof block);
+	ssize_t second = write(fd, block, sizeof block);
+	int err = errno;
+	tt_os_writing_end(&w);
+	close(fd);
+	sigset_t pending;
+	sigpending(&pending);
+	if (first != 4096)
+		return 12;
+	if (second != -1 || err != EFBIG)
+		return 13;
+	return sigismember(&pending, SIGXFSZ) ? 14 : 0;
+}
+#endif
+
+/* The signals a write raises kept to the writing thread and taken back (Linux): a
+ * write into a pipe whose reader left fails with EPIPE, the program's SIGPIPE handler
+ * not called, nothing pending after; one the program had pending before stays its
+ * own; past RLIMIT_FSIZE, EFBIG rather than the process ended. Windows raises none. */
+static void test_writing(void **state)
+{
+	(void)state;
+#ifndef _WIN32
+	struct sigaction act = {.sa_handler = tt_on_pipe}, was;
+	sigaction(SIGPIPE, &act, &was);
+	int ends[2];
+	assert_int_equal(pipe(ends), 0);
+	close(ends[0]);
+	struct tt_os_writing w;
+	tt_os_writing_begin(&w);
+	assert_int_equal(w.pending, 0);
+	errno = 0;
+	assert_int_equal(write(ends[1], "x", 1), -1);
+	assert_int_equal(errno, EPIPE);
+	tt_os_writing_end(&w);
+	sigset_t pending;
+	sigpending(&pending);
+	assert_false(sigismember(&pending, SIGPIPE));
+	assert_int_equal(tt_pipe_seen, 0);
+	/* the program's own, pending before (blocked by it): left pending, its handler
+	 * called once the program lets it in */
+	sigset_t pipe_only, mask_was;
+	sigemptyset(&pipe_only);
+	sigaddset(&pipe_only, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &pipe_only, &mask_was);
+	pthread_kill(pthread_self(), SIGPIPE);
+	tt_os_writing_begin(&w);
+	assert_int_equal(w.pending, 2); /* (SIGPIPE's bit) */
+	assert_int_equal(write(ends[1], "x", 1), -1);
+	tt_os_writing_end(&w);
+	sigpending(&pending);
+	assert_true(sigismember(&pending, SIGPIPE));
+	assert_int_equal(tt_pipe_seen, 0);
+	pthread_sigmask(SIG_SETMASK, &mask_was, NULL);
+	assert_int_equal(tt_pipe_seen, 1);
+	close(ends[1]);
+	sigaction(SIGPIPE, &was, NULL);
+	/* past the file size limit */
+	char dir[512], path[600];
+	tt_temp_dir(dir, sizeof dir);
+	snprintf(path, sizeof path, "%s/limited", dir);
+	pid_t child = fork();
+	assert_true(child >= 0);
+	if (child == 0)
+		_exit(tt_write_past_limit(path));
+	int status;
+	assert_int_equal(waitpid(child, &status, 0), child);
+	remove(path);
+	tt_temp_dir_remove(dir);
+	if (WIFSIGNALED(status))
+		fail_msg("the writer died of signal %d", WTERMSIG(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+#else
+	struct tt_os_writing w = {.pending = 7};
+	tt_os_writing_begin(&w);
+	assert_int_equal(w.pending, 0);
+	tt_os_writing_end(&w);
+#endif
+}
+
+#ifndef _WIN32
+/* 16 bytes from a file's 32 hexadecimal digits (dashes skipped), as the test reads
+ * them itself; 0 where the file holds other than that. */
+static int tt_hex_id(const char *path, uint8_t id[16])
+{
+	char text[128] = "";
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return 0;
+	size_t n = fread(text, 1, sizeof text - 1, f);
+	fclose(f);
+	text[n] = 0;
+	text[strcspn(text, "\n")] = 0;
+	size_t digits = 0;
+	memset(id, 0, 16);
+	for (char *c = text; *c; c++) {
+		if (*c == '-')
+			continue;
+		if (!isxdigit((unsigned char)*c) || isupper((unsigned char)*c) || digits == 32)
+			return 0;
+		int v = isdigit((unsigned char)*c) ? *c - '0' : *c - 'a' + 10;
+		id[digits / 2] |= (uint8_t)(v << (digits % 2 ? 0 : 4));
+		digits++;
+	}
+	return digits == 32;
+}
+#endif
+
+/* What the system says of the machine beyond MACHINE's common fields: Linux's time
+ * namespace's offsets where it has them, its boot and machine ids as their files say
+ * them; whether it keeps time by the TSC, as its clocksource says. Windows: none. */
+static void test_machine_ids(void **state)
+{
+	(void)state;
+	struct tt_machine_info machine = {.flags = TT_MACHINE_START_CLOCK};
+	tt_os_machine_ids(&machine);
+	assert_true(machine.flags & TT_MACHINE_START_CLOCK); /* (added to, not set) */
+	uint8_t none[16] = {0};
+#ifdef _WIN32
+	assert_int_equal(machine.flags, TT_MACHINE_START_CLOCK);
+	assert_memory_equal(machine.boot_id, none, 16);
+	assert_memory_equal(machine.machine_id, none, 16);
+	assert_int_equal(tt_os_clock_by_tsc(), 0);
+#else
+	uint8_t id[16];
+	assert_true(tt_hex_id("/proc/sys/kernel/random/boot_id", id));
+	assert_memory_equal(machine.boot_id, id, 16);
+	assert_memory_not_equal(machine.boot_id, none, 16);
+	if (tt_hex_id("/etc/machine-id", id))
+		assert_memory_equal(machine.machine_id, id, 16);
+	else
+		assert_memory_equal(machine.machine_id, none, 16);
+	FILE *timens = fopen("/proc/self/timens_offsets", "r");
+	assert_int_equal(!!(machine.flags & TT_MACHINE_TIMENS), timens != NULL);
+	if (timens) {
+		/* (outside a namespace of its own, the machine's clocks: 0) */
+		char line[128];
+		int64_t monotonic = INT64_MIN, boottime = INT64_MIN, sec, nsec;
+		char clock[16];
+		while (fgets(line, sizeof line, timens))
+			if (sscanf(line, "%15s %" SCNd64 " %" SCNd64, clock, &sec, &nsec) == 3)
+				*(strcmp(clock, "monotonic") == 0 ? &monotonic : &boottime) = sec * 1000000000 + nsec;
+		fclose(timens);
+		assert_true(machine.timens_monotonic_ns == monotonic);
+		assert_true(machine.timens_boottime_ns == boottime);
+	}
+	char source[32] = "";
+	FILE *clocksource = fopen("/sys/devices/system/clocksource/clocksource0/current_clocksource", "r");
+	if (clocksource) {
+		assert_non_null(fgets(source, sizeof source, clocksource));
+		fclose(clocksource);
+	}
+	assert_int_equal(tt_os_clock_by_tsc(), strncmp(source, "tsc", 3) == 0);
 #endif
 }
 
@@ -1889,7 +2197,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_threads), cmocka_unit_test(test_exit_keys), cmocka_unit_test(test_own_thread),
 		cmocka_unit_test(test_joined_thread), cmocka_unit_test(test_wait_timeout),
 		cmocka_unit_test(test_wake_all),   cmocka_unit_test(test_lock),
-		cmocka_unit_test(test_memory), cmocka_unit_test(test_core_asks), cmocka_unit_test(test_cancel_hold), cmocka_unit_test(test_map_view),  cmocka_unit_test(test_rename), cmocka_unit_test(test_path_in), cmocka_unit_test(test_new_file), cmocka_unit_test(test_file_hold), cmocka_unit_test(test_file_place), cmocka_unit_test(test_device_trust),
+		cmocka_unit_test(test_memory), cmocka_unit_test(test_core_asks), cmocka_unit_test(test_thread_set_name), cmocka_unit_test(test_read_file),
+		cmocka_unit_test(test_writing), cmocka_unit_test(test_machine_ids), cmocka_unit_test(test_cancel_hold), cmocka_unit_test(test_map_view),  cmocka_unit_test(test_rename), cmocka_unit_test(test_path_in), cmocka_unit_test(test_new_file), cmocka_unit_test(test_file_hold), cmocka_unit_test(test_file_place), cmocka_unit_test(test_device_trust),
 		cmocka_unit_test(test_file_map), cmocka_unit_test(test_live_place), cmocka_unit_test(test_file_sink), cmocka_unit_test(test_file_sink_care), cmocka_unit_test(test_file_identity),
 		TT_SINK_WAIT_TEST cmocka_unit_test(test_file_room),
 		cmocka_unit_test(test_time),    cmocka_unit_test(test_thread_cpu_of), cmocka_unit_test(test_process), cmocka_unit_test(test_module_list),
