@@ -89,6 +89,7 @@ enum tt__optional_thread {
 	TT__OPTIONAL_PREFAULT, /* tt-prefault: the writers fault their memory in alone */
 	TT__OPTIONAL_SPIKES,   /* tt-spikes: no live spike log nor snapshot from then on */
 	TT__OPTIONAL_SCHED,    /* tt-sched: switches drained only as the trace is written */
+	TT__OPTIONAL_DUMP,     /* tt-dump: no trace at a crash nor on a dump signal */
 	TT__OPTIONAL_COUNT
 };
 /* Called by such a thread as it runs; `wake` gets it to look at tt__thread_end_asked

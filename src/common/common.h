@@ -192,7 +192,7 @@ const char *tt_sched_none_text(uint32_t thread_flags, char *buf, size_t cap);
 /* The threads ticktrace ended for the program's, from the file's flags (format.h:
  * TT_FILE_GAVE_*), and what each one's end cost: "tt-prefault (...), tt-sched (...)";
  * NULL where none (sched.c). */
-#define TT_GAVE_BACK_TEXT 512
+#define TT_GAVE_BACK_TEXT 640
 const char *tt_gave_back_text(uint32_t file_flags, char *buf, size_t cap);
 
 /* ---- the scope machine ---- */

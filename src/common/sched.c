@@ -79,6 +79,8 @@ const char *tt_gave_back_text(uint32_t file_flags, char *buf, size_t cap)
 		{TT_FILE_GAVE_SCHED, "tt-sched (thread states after it: only the switches the "
 				     "kernel's rings held as the trace was written, no counters read, "
 				     "none for threads started later)"},
+		{TT_FILE_GAVE_DUMP, "tt-dump (no trace written at a crash nor on "
+				    "TICKTRACE_DUMP_SIGNAL after it)"},
 	};
 	size_t len = 0;
 	for (size_t i = 0; i < sizeof gave / sizeof gave[0] && len < cap; i++)

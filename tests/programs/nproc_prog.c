@@ -1,6 +1,7 @@
 /* runtime/nproc.sh's program: starts N threads that all live until the last has
  * started (each records a scope), as a program under a low RLIMIT_NPROC would; says
- * "started N" and exits 0, or which one the kernel refused and exits 1. Built with
+ * "started N" and exits 0 (by _exit with a second argument "_exit"), or which one
+ * the kernel refused and exits 1. Built with
  * ticktrace and without (TT_NPROC_PLAIN): the same program untraced. */
 #include <pthread.h>
 #include <stdio.h>
@@ -28,7 +29,7 @@ int main(int argc, char **argv)
 {
 	int n = argc > 1 ? atoi(argv[1]) : 0;
 	if (n < 1 || n > 64) {
-		fprintf(stderr, "usage: nproc_prog N (1 to 64 threads)\n");
+		fprintf(stderr, "usage: nproc_prog N [_exit] (1 to 64 threads)\n");
 		return 2;
 	}
 	TT_SCOPE("main");
@@ -46,5 +47,8 @@ int main(int argc, char **argv)
 	for (int i = 0; i < n; i++)
 		pthread_join(threads[i], NULL);
 	printf("started %d\n", n);
+	fflush(stdout);
+	if (argc > 2 && strcmp(argv[2], "_exit") == 0)
+		_exit(0);
 	return 0;
 }
