@@ -169,6 +169,18 @@ enum tt_file_flags {
 	 * memory alone (thread states, dropped counts) is lost. Readers that do not know
 	 * it take the file as a killed run's. */
 	TT_FILE_LIVE_EXITED = 1u << 14,
+	/* ticktrace ended a thread of its own so that the program's pthread_create, which
+	 * met the limit on the user's processes (RLIMIT_NPROC, a cgroup's pids.max), could
+	 * start its thread: tt-prefault (nothing lost: the writers fault their memory in),
+	 * tt-spikes (no live spike log nor snapshot after it), tt-sched (no switches read
+	 * after it but those the kernel's rings held as the file was written, no counters
+	 * read, no states for threads started later: TT_NO_STATES_NOT_ASKED), tt-dump
+	 * (no trace written at a crash nor on TICKTRACE_DUMP_SIGNAL after it; at _exit,
+	 * by the exiting thread). */
+	TT_FILE_GAVE_PREFAULT = 1u << 15,
+	TT_FILE_GAVE_SPIKES = 1u << 16,
+	TT_FILE_GAVE_SCHED = 1u << 17,
+	TT_FILE_GAVE_DUMP = 1u << 18,
 };
 
 /* A chunk of a live file: its thread's records, [sizeof(struct tt_live_chunk), size)
@@ -495,7 +507,7 @@ enum tt_no_states {
 	 * switches at its next drain) ended, or the file was written, before they were
 	 * asked for. */
 	TT_NO_STATES_TOO_SHORT = 3,
-	TT_NO_STATES_NOT_ASKED = 4, /* ticktrace could not start the thread that drains them */
+	TT_NO_STATES_NOT_ASKED = 4, /* no thread drained them: not started, or given back (TT_FILE_GAVE_SCHED) */
 	/* Windows: a thread's switches come from the kernel's events (ETW) alone, which need
 	 * an administrator: not elevated, or the session was refused, or the thread did not
 	 * switch once it was followed (its CPU time is read: TT_SCHEDSTAT_RUN_ONLY). */

@@ -78,6 +78,28 @@ void tt__lock_reset(struct tt__lock *lock) TT__HIDDEN;
  * -errno. */
 int tt__start_thread(struct tt_os_thread *thread, void *(*main)(void *), void *arg, int wait) TT__HIDDEN;
 void tt__thread_running(const char *name) TT__HIDDEN;
+/* ticktrace's threads the program may have back: where its pthread_create fails for
+ * the limit on the user's processes (EAGAIN: RLIMIT_NPROC, a cgroup's pids.max), the
+ * first of them still running ends and the program's is tried again
+ * (lifecycle/pthread.c), in this order, what costs least first. Each one that ends is
+ * a TT_FILE_GAVE_* flag of the file's, said at exit. */
+enum tt__optional_thread {
+	TT__OPTIONAL_PREFAULT, /* tt-prefault: the writers fault their memory in alone */
+	TT__OPTIONAL_SPIKES,   /* tt-spikes: no live spike log nor snapshot from then on */
+	TT__OPTIONAL_SCHED,    /* tt-sched: switches drained only as the trace is written */
+	TT__OPTIONAL_DUMP,     /* tt-dump: no trace at a crash nor on a dump signal */
+	TT__OPTIONAL_COUNT
+};
+/* Called by such a thread as it runs; `wake` gets it to look at tt__thread_end_asked
+ * (NULL: it looks on its own, within a tenth of a second). */
+void tt__thread_optional(enum tt__optional_thread which, void (*wake)(void)) TT__HIDDEN;
+/* Whether the calling thread is asked to end: it then returns at once. */
+int tt__thread_end_asked(void) TT__HIDDEN;
+/* Ends the first such thread of this process still running and waits until the
+ * kernel let it go (a second at most): 1, or 0 where none is left. */
+int tt__thread_give_back(void) TT__HIDDEN;
+/* The TT_FILE_GAVE_* flags of those that ended so (format.h). */
+uint32_t tt__threads_given_back(void) TT__HIDDEN;
 /* (tt__own_thread and tt__own_thread_main, which the patcher calls: record_protocol.h) */
 /* Around work of ticktrace's own threads that allocates: one at a time, and not
  * while a fork runs. */

@@ -94,6 +94,65 @@ int tt__own_thread_main(void *(*main)(void *))
 	return 0;
 }
 
+/* ticktrace's threads the program may have back (base.h), each as it runs now. */
+static struct {
+	pid_t pid, tid;     /* the process and thread that run it (pid set last: its own) */
+	void (*wake)(void);
+	int ask;            /* asked to end */
+	int gone;           /* ended so, in this process */
+} tt__optional[TT__OPTIONAL_COUNT];
+static __thread int tt__optional_mine __attribute__((tls_model("initial-exec"))) = -1;
+/* How long the kernel may take to let an ended thread go (its task no longer counts
+ * once its id is gone): 1 ms apart, a second at most. */
+#define TT__GIVE_BACK_POLLS 1000
+
+void tt__thread_optional(enum tt__optional_thread which, void (*wake)(void))
+{
+	/* (a fork's child starts its own: the parent's ended ones are not the child's) */
+	__atomic_store_n(&tt__optional[which].pid, 0, __ATOMIC_SEQ_CST);
+	tt__optional[which].tid = (pid_t)tt_os_thread_id();
+	tt__optional[which].wake = wake;
+	__atomic_store_n(&tt__optional[which].ask, 0, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&tt__optional[which].gone, 0, __ATOMIC_SEQ_CST);
+	tt__optional_mine = (int)which;
+	__atomic_store_n(&tt__optional[which].pid, getpid(), __ATOMIC_SEQ_CST);
+}
+
+int tt__thread_end_asked(void)
+{
+	return tt__optional_mine >= 0 && __atomic_load_n(&tt__optional[tt__optional_mine].ask,
+							 __ATOMIC_SEQ_CST);
+}
+
+int tt__thread_give_back(void)
+{
+	pid_t pid = getpid();
+	for (int i = 0; i < TT__OPTIONAL_COUNT; i++) {
+		if (__atomic_load_n(&tt__optional[i].pid, __ATOMIC_SEQ_CST) != pid ||
+		    __atomic_exchange_n(&tt__optional[i].ask, 1, __ATOMIC_SEQ_CST))
+			continue;
+		if (tt__optional[i].wake)
+			tt__optional[i].wake();
+		for (int n = 0; n < TT__GIVE_BACK_POLLS &&
+				syscall(SYS_tgkill, pid, tt__optional[i].tid, 0) == 0; n++)
+			tt_os_sleep_ns(1000000);
+		__atomic_store_n(&tt__optional[i].gone, 1, __ATOMIC_SEQ_CST);
+		return 1;
+	}
+	return 0;
+}
+
+uint32_t tt__threads_given_back(void)
+{
+	static const uint32_t flags[TT__OPTIONAL_COUNT] = {TT_FILE_GAVE_PREFAULT, TT_FILE_GAVE_SPIKES,
+							   TT_FILE_GAVE_SCHED, TT_FILE_GAVE_DUMP};
+	uint32_t gone = 0;
+	for (int i = 0; i < TT__OPTIONAL_COUNT; i++)
+		if (__atomic_load_n(&tt__optional[i].gone, __ATOMIC_SEQ_CST))
+			gone |= flags[i];
+	return gone;
+}
+
 int tt__start_thread(struct tt_os_thread *thread, void *(*main)(void *), void *arg, int wait)
 {
 	if (!tt__own_thread_main(main)) {

@@ -189,6 +189,12 @@ size_t tt_sched_head(int64_t *last_ns, uint64_t lost, int64_t since_ns,
 #define TT_SCHED_NONE_TEXT 256
 const char *tt_sched_none_text(uint32_t thread_flags, char *buf, size_t cap);
 
+/* The threads ticktrace ended for the program's, from the file's flags (format.h:
+ * TT_FILE_GAVE_*), and what each one's end cost: "tt-prefault (...), tt-sched (...)";
+ * NULL where none (sched.c). */
+#define TT_GAVE_BACK_TEXT 640
+const char *tt_gave_back_text(uint32_t file_flags, char *buf, size_t cap);
+
 /* ---- the scope machine ---- */
 
 /* How a thread's records open and close scopes, one machine that the tools' decoder

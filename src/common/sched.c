@@ -1,6 +1,7 @@
 /* What a SCHED section says before its own states (common.h): the tools' reader and
  * the runtime's analysis read a thread's states through it alike; and why a thread
- * has none, as both say it. */
+ * has none, and which of ticktrace's threads it ended for the program's, as both say
+ * them. */
 #include <stdio.h>
 #include <string.h>
 
@@ -41,7 +42,8 @@ const char *tt_sched_none_text(uint32_t thread_flags, char *buf, size_t cap)
 			 "not made by pthread_create: tt-sched asks at its next drain)");
 		break;
 	case TT_NO_STATES_NOT_ASKED:
-		snprintf(buf, cap, "ticktrace could not start tt-sched, which asks for thread states");
+		snprintf(buf, cap, "ticktrace had no tt-sched to ask for thread states (not started, or "
+			 "ended for the program's threads: RLIMIT_NPROC or pids.max)");
 		break;
 	case TT_NO_STATES_WINDOWS:
 		snprintf(buf, cap, "a Windows thread's switches come from the kernel's events (ETW) "
@@ -64,4 +66,27 @@ const char *tt_sched_none_text(uint32_t thread_flags, char *buf, size_t cap)
 		break;
 	}
 	return buf;
+}
+
+const char *tt_gave_back_text(uint32_t file_flags, char *buf, size_t cap)
+{
+	static const struct {
+		uint32_t flag;
+		const char *text;
+	} gave[] = {
+		{TT_FILE_GAVE_PREFAULT, "tt-prefault (the writers faulted their memory in themselves)"},
+		{TT_FILE_GAVE_SPIKES, "tt-spikes (no live spike log nor snapshot after it)"},
+		{TT_FILE_GAVE_SCHED, "tt-sched (thread states after it: only the switches the "
+				     "kernel's rings held as the trace was written, no counters read, "
+				     "none for threads started later)"},
+		{TT_FILE_GAVE_DUMP, "tt-dump (no trace written at a crash nor on "
+				    "TICKTRACE_DUMP_SIGNAL after it)"},
+	};
+	size_t len = 0;
+	for (size_t i = 0; i < sizeof gave / sizeof gave[0] && len < cap; i++)
+		if (file_flags & gave[i].flag) {
+			int n = snprintf(buf + len, cap - len, "%s%s", len ? ", " : "", gave[i].text);
+			len += n > 0 ? (size_t)n : 0;
+		}
+	return len ? buf : NULL;
 }

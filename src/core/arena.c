@@ -377,13 +377,24 @@ static int tt__cores_recording(uint32_t *seen)
 	return count >= tt__cores;
 }
 
+/* tt-prefault asked to end (base.h: the program's thread wants its place): woken
+ * whether it sleeps or not, as it may be about to. */
+static void tt__prefault_end(void)
+{
+	__atomic_add_fetch(&tt__prefault_sleeper.seq, 1, __ATOMIC_SEQ_CST);
+	tt_os_wake(&tt__prefault_sleeper.seq);
+}
+
 static void *tt__prefault_main(void *unused)
 {
 	(void)unused;
 	tt__thread_running("tt-prefault");
+	tt__thread_optional(TT__OPTIONAL_PREFAULT, tt__prefault_end);
 	uint32_t takers_seen = 0;
 	for (;;) {
 		uint32_t seq = __atomic_load_n(&tt__prefault_sleeper.seq, __ATOMIC_SEQ_CST);
+		if (tt__thread_end_asked())
+			return NULL;
 		char *fresh = __atomic_load_n(&tt__arena_fresh, __ATOMIC_ACQUIRE);
 		char *ready = __atomic_load_n(&tt__arena_ready, __ATOMIC_ACQUIRE);
 		if (ready < fresh)

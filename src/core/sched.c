@@ -755,10 +755,21 @@ static void *tt__sched_main(void *unused)
 		/* (the counters' files kept open in the program's table could be closed, and
 		 * their numbers reused, behind tt-sched's back) */
 		__atomic_store_n(&tt__counters_on, 0, __ATOMIC_RELEASE), tt__sched_counters_allowed = 0;
+	tt__thread_optional(TT__OPTIONAL_SCHED, tt__sched_wake_up);
 	struct tt__sched_weight weight = {0};
 	int64_t drained_ns = 0, wanted_ns = tt_os_monotonic_ns();
 	for (;;) {
-		uint32_t seq = __atomic_load_n(&tt__sched_wake, __ATOMIC_ACQUIRE);
+		uint32_t seq = __atomic_load_n(&tt__sched_wake, __ATOMIC_SEQ_CST);
+		if (tt__thread_end_asked()) {
+			/* (its place the program's: threads started from now on ask for no
+			 * switches, as where it never started; the rings open are read as the
+			 * trace is written) */
+			if (!__atomic_load_n(&tt__sched_off, __ATOMIC_ACQUIRE)) {
+				tt__sched_off_why = TT_NO_STATES_NOT_ASKED;
+				__atomic_store_n(&tt__sched_off, 1, __ATOMIC_RELEASE);
+			}
+			return NULL;
+		}
 		int64_t now = tt_os_monotonic_ns();
 		/* The counters every millisecond, the switches every TT__SCHED_DRAIN_NS. */
 		int counters = __atomic_load_n(&tt__counters_on, __ATOMIC_ACQUIRE);

@@ -182,10 +182,11 @@ int execle(const char *path, const char *arg, ...)
  * record's processes') has ended. */
 __attribute__((noreturn)) static void tt__leave(const char *name, int status)
 {
+	/* (with no service thread, by this one, as a forked child's: a trace kept) */
 	if (__atomic_load_n(&tt__forked, __ATOMIC_ACQUIRE) || tt__out_is_apart())
 		tt__finish();
-	else if (!tt__config.off && !tt__in_vfork_child())
-		tt__finish_from_anywhere(tt__finish);
+	else if (!tt__config.off && !tt__in_vfork_child() && !tt__finish_from_anywhere(tt__finish))
+		tt__finish();
 	void (*next)(int) = (void (*)(int))dlsym(RTLD_NEXT, name);
 	if (next)
 		next(status);

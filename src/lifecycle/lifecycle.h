@@ -24,7 +24,8 @@ int tt__signals_init(void) TT__HIDDEN;
 void tt__signals_after_fork(void) TT__HIDDEN;
 /* Async-signal-safe: the run ends by `finish` (tt__finish: as at exit), called by
  * the service thread, which the caller waits for (at most as long as for a crash's
- * dump); nothing where there is none, or called from it. */
-void tt__finish_from_anywhere(void (*finish)(void)) TT__HIDDEN;
+ * dump): 1; 0, nothing done, where there is none (it gave way to the program's
+ * threads, or never started), or called from it. */
+int tt__finish_from_anywhere(void (*finish)(void)) TT__HIDDEN;
 
 #endif /* TT_LIFECYCLE_H */

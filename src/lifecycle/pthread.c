@@ -1,6 +1,7 @@
 /* pthread_create, interposed: each thread the program starts asks the kernel for its
  * own context switches as it begins (core/sched.c), before its first event, so that
- * its states cover that event's scope; the hot path never does. */
+ * its states cover that event's scope; the hot path never does. And where the kernel
+ * refuses the program's thread for the limit on processes, ticktrace's give way. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -52,13 +53,19 @@ int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*main)(
 		__atomic_store_n(&next, create, __ATOMIC_RELEASE);
 	}
 	/* ticktrace's own threads record nothing: nothing to ask for */
-	if (tt__config.off || tt__config.sched_off || tt__own_thread_main(main))
+	if (tt__own_thread_main(main))
 		return create(thread, attr, main, arg);
-	struct tt__thread_start *start = malloc(sizeof *start);
-	if (!start)
-		return create(thread, attr, main, arg);
-	*start = (struct tt__thread_start){main, arg};
-	int err = create(thread, attr, tt__thread_main, start);
+	struct tt__thread_start *start = tt__config.off || tt__config.sched_off ? NULL
+								  : malloc(sizeof *start);
+	if (start)
+		*start = (struct tt__thread_start){main, arg};
+	int err;
+	/* At the limit on the user's processes, ticktrace's threads are never the reason
+	 * the program's cannot start: they end, the least needed first, while it fails
+	 * (said at exit: report/report.c). */
+	do
+		err = start ? create(thread, attr, tt__thread_main, start) : create(thread, attr, main, arg);
+	while (err == EAGAIN && tt__thread_give_back());
 	if (err)
 		free(start);
 	return err;

@@ -67,14 +67,25 @@ static void tt__service_dump(void)
 			tt__default_path(path, sizeof path) == 0 ? path : TT_ENV_OUT, strerror(-err));
 }
 
+/* tt-dump asked to end (base.h): a request of none, which wakes it. */
+static void tt__service_end(void)
+{
+	tt__request_dump();
+}
+
 static void *tt__service_main(void *unused)
 {
 	(void)unused;
 	tt__thread_running("tt-dump");
 	__atomic_store_n(&tt__service_tid, (int)tt_os_thread_id(), __ATOMIC_RELEASE);
+	tt__thread_optional(TT__OPTIONAL_DUMP, tt__service_end);
 	uint32_t handled = 0;
 	for (;;) {
 		uint32_t asked = __atomic_load_n(&tt__requests, __ATOMIC_SEQ_CST);
+		if (tt__thread_end_asked()) {
+			__atomic_store_n(&tt__service_started, 0, __ATOMIC_RELEASE);
+			return NULL;
+		}
 		if (asked == handled) {
 			tt_os_wait(&tt__requests, asked, TT_OS_FOREVER);
 			continue;
@@ -95,9 +106,12 @@ static void tt__on_dump_signal(int sig)
 	errno = saved_errno;
 }
 
-/* Async-signal-safe: waits until dump number `mine` is written, or the time is up. */
+/* Async-signal-safe: waits until dump number `mine` is written, or the time is up
+ * (at once where no service thread runs: none, or it gave way to the program's). */
 static void tt__wait_dump(uint32_t mine)
 {
+	if (!__atomic_load_n(&tt__service_started, __ATOMIC_ACQUIRE))
+		return;
 	struct timespec start, now;
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	for (;;) {
@@ -154,13 +168,14 @@ static void tt__on_crash(int sig, siginfo_t *info, void *context)
 	errno = saved_errno;
 }
 
-void tt__finish_from_anywhere(void (*finish)(void))
+int tt__finish_from_anywhere(void (*finish)(void))
 {
 	if (!__atomic_load_n(&tt__service_started, __ATOMIC_ACQUIRE) ||
 	    __atomic_load_n(&tt__service_tid, __ATOMIC_ACQUIRE) == (int)tt_os_thread_id())
-		return;
+		return 0;
 	__atomic_store_n(&tt__exit_asked, finish, __ATOMIC_RELEASE);
 	tt__wait_dump(tt__request_dump());
+	return 1;
 }
 
 /* A signal's number from its name ("SIGUSR2", "USR2") or its number; 0 if neither. */

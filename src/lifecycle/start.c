@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "lifecycle/lifecycle.h"
@@ -25,6 +26,22 @@ int tt__in_vfork_child(void)
  * another thread forks meanwhile (the program leaving by exit or _exit) has a run of
  * its own to end, recording as its parent was. */
 static int tt__finished, tt__recording_at_finish;
+
+/* The threads of ticktrace's that ended so that the program's could start (base.h),
+ * and what that cost the trace: once, at the end (and in the file's header). */
+static void tt__say_given_back(void)
+{
+	char text[TT_GAVE_BACK_TEXT];
+	if (!tt_gave_back_text(tt__threads_given_back(), text, sizeof text))
+		return;
+	struct rlimit nproc;
+	char limit[64] = "";
+	if (getrlimit(RLIMIT_NPROC, &nproc) == 0 && nproc.rlim_cur != RLIM_INFINITY)
+		snprintf(limit, sizeof limit, " (ulimit -u %llu)", (unsigned long long)nproc.rlim_cur);
+	fprintf(tt__err, "ticktrace: the program's pthread_create met the limit on the user's "
+		"processes (EAGAIN: RLIMIT_NPROC%s, or a cgroup's pids.max): ticktrace ended threads "
+		"of its own so that the program's could start: %s\n", limit, text);
+}
 
 void tt__finish(void)
 {
@@ -58,6 +75,7 @@ void tt__finish(void)
 	tt__report_at_exit();
 	tt__say_drops();
 	tt__sched_say_refused();
+	tt__say_given_back();
 	tt__background_work(0);
 	tt_os_writing_end(&writing);
 }

@@ -985,9 +985,12 @@ static void *tt__spikes_main(void *unused)
 {
 	(void)unused;
 	tt__thread_running("tt-spikes");
+	tt__thread_optional(TT__OPTIONAL_SPIKES, NULL);
 	int64_t sleep_ns = TT__SPIKES_POLL_NS;
 	for (;;) {
 		nanosleep(&(struct timespec){sleep_ns / 1000000000, sleep_ns % 1000000000}, NULL);
+		if (tt__thread_end_asked())
+			return NULL;
 		/* (twice as long after each look that found nothing: a program idle for hours
 		 * costs it a wake-up each TT__SPIKES_IDLE_NS, not 50 a second) */
 		bool busy = tt__spikes_poll(false);

@@ -473,6 +473,10 @@ static void tt_print_file(FILE *out, const struct tt_file *f, const struct tt_in
 	else if (f->cut_short)
 		fprintf(out, "  ended:    NO: the run crashed or was killed (no END section; read up to "
 			"offset %" PRIu64 ")\n", f->cut_at);
+	char gave[TT_GAVE_BACK_TEXT];
+	if (tt_gave_back_text(h->flags, gave, sizeof gave))
+		fprintf(out, "  gave way: the program's pthread_create met the limit on the user's "
+			"processes (RLIMIT_NPROC or a cgroup's pids.max): ticktrace ended %s\n", gave);
 	const char *erased = tt_file_erased_missing(f);
 	if (erased)
 		fprintf(out, "  erased:   %s\n", erased);
