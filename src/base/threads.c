@@ -115,7 +115,7 @@ void tt__thread_optional(enum tt__optional_thread which, void (*wake)(void))
 	__atomic_store_n(&tt__optional[which].ask, 0, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&tt__optional[which].gone, 0, __ATOMIC_SEQ_CST);
 	tt__optional_mine = (int)which;
-	__atomic_store_n(&tt__optional[which].pid, getpid(), __ATOMIC_SEQ_CST);
+	__atomic_store_n(&tt__optional[which].pid, (pid_t)tt_os_process_id(), __ATOMIC_SEQ_CST);
 }
 
 int tt__thread_end_asked(void)
@@ -126,7 +126,7 @@ int tt__thread_end_asked(void)
 
 int tt__thread_give_back(void)
 {
-	pid_t pid = getpid();
+	pid_t pid = (pid_t)tt_os_process_id();
 	for (int i = 0; i < TT__OPTIONAL_COUNT; i++) {
 		if (__atomic_load_n(&tt__optional[i].pid, __ATOMIC_SEQ_CST) != pid ||
 		    __atomic_exchange_n(&tt__optional[i].ask, 1, __ATOMIC_SEQ_CST))
@@ -134,7 +134,7 @@ int tt__thread_give_back(void)
 		if (tt__optional[i].wake)
 			tt__optional[i].wake();
 		for (int n = 0; n < TT__GIVE_BACK_POLLS &&
-				syscall(SYS_tgkill, pid, tt__optional[i].tid, 0) == 0; n++)
+				tt_os_thread_alive((uint32_t)tt__optional[i].tid); n++)
 			tt_os_sleep_ns(1000000);
 		__atomic_store_n(&tt__optional[i].gone, 1, __ATOMIC_SEQ_CST);
 		return 1;

@@ -44,6 +44,11 @@ uint32_t tt_os_thread_id(void)
 	return (uint32_t)syscall(SYS_gettid);
 }
 
+int tt_os_thread_alive(uint32_t tid)
+{
+	return syscall(SYS_tgkill, getpid(), (pid_t)tid, 0) == 0;
+}
+
 void tt_os_thread_set_name(const char *name)
 {
 	prctl(PR_SET_NAME, name, 0, 0, 0);

@@ -23,6 +23,8 @@
  * (gs:[0x30]) on Windows, the thread pointer (%fs:0x10) on Linux. */
 uintptr_t tt_os_thread_key(void);
 uint32_t tt_os_thread_id(void);
+/* Whether thread `tid` of this process is still there (the system has not let it go). */
+int tt_os_thread_alive(uint32_t tid);
 /* The calling thread's name (GetThreadDescription; the kernel's comm): its length,
  * cut to size - 1 and ended with NUL; 0 when it has none. */
 size_t tt_os_thread_name(char *name, size_t size);

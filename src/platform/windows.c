@@ -29,6 +29,16 @@ uint32_t tt_os_thread_id(void)
 	return GetCurrentThreadId();
 }
 
+int tt_os_thread_alive(uint32_t tid)
+{
+	HANDLE thread = OpenThread(SYNCHRONIZE, FALSE, tid);
+	if (!thread)
+		return 0;
+	int alive = WaitForSingleObject(thread, 0) == WAIT_TIMEOUT;
+	CloseHandle(thread);
+	return alive;
+}
+
 static FARPROC tt_os_kernel_function(const char *name)
 {
 	HMODULE kernel = GetModuleHandleW(L"kernelbase.dll");

@@ -420,6 +420,30 @@ static void test_joined_thread(void **state)
 	}
 }
 
+static void *tt_own_id(void *arg)
+{
+	__atomic_store_n((uint32_t *)arg, tt_os_thread_id(), __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* A thread is there while it runs, and not once joined (the give-back of ticktrace's
+ * threads waits on this until the system let one go). */
+static void test_thread_alive(void **state)
+{
+	(void)state;
+	assert_true(tt_os_thread_alive(tt_os_thread_id()));
+	uint32_t tid = 0;
+	struct tt_os_thread thread;
+	assert_int_equal(tt_os_thread_start(&thread, tt_own_id, &tid, 0), 0);
+	tt_os_thread_join(&thread);
+	assert_int_not_equal(__atomic_load_n(&tid, __ATOMIC_ACQUIRE), 0);
+	/* (the system lets a joined thread's id go a moment after, on Linux too) */
+	int alive = 1;
+	for (int n = 0; n < 1000 && (alive = tt_os_thread_alive(tid)); n++)
+		tt_os_sleep_ns(1000000);
+	assert_false(alive);
+}
+
 /* A wait on a word that does not change lasts its timeout, in nanoseconds (spurious
  * wake-ups aside: waited again for what is left). */
 static void test_wait_timeout(void **state)
@@ -2197,7 +2221,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_threads), cmocka_unit_test(test_exit_keys), cmocka_unit_test(test_own_thread),
 		cmocka_unit_test(test_joined_thread), cmocka_unit_test(test_wait_timeout),
 		cmocka_unit_test(test_wake_all),   cmocka_unit_test(test_lock),
-		cmocka_unit_test(test_memory), cmocka_unit_test(test_core_asks), cmocka_unit_test(test_thread_set_name), cmocka_unit_test(test_read_file),
+		cmocka_unit_test(test_memory), cmocka_unit_test(test_core_asks), cmocka_unit_test(test_thread_set_name), cmocka_unit_test(test_thread_alive), cmocka_unit_test(test_read_file),
 		cmocka_unit_test(test_writing), cmocka_unit_test(test_machine_ids), cmocka_unit_test(test_cancel_hold), cmocka_unit_test(test_map_view),  cmocka_unit_test(test_rename), cmocka_unit_test(test_path_in), cmocka_unit_test(test_new_file), cmocka_unit_test(test_file_hold), cmocka_unit_test(test_file_place), cmocka_unit_test(test_device_trust),
 		cmocka_unit_test(test_file_map), cmocka_unit_test(test_live_place), cmocka_unit_test(test_file_sink), cmocka_unit_test(test_file_sink_care), cmocka_unit_test(test_file_identity),
 		TT_SINK_WAIT_TEST cmocka_unit_test(test_file_room),
