@@ -200,6 +200,9 @@ void tt__out_thread(struct tt__out *out, const struct tt__thread_snapshot *snap,
 
 /* modules.c: the process, the modules loaded and their segments */
 void tt__out_process(struct tt__out *out) TT__HIDDEN;
+/* The process's name (/proc/self/comm, as PROCESS holds it), its length (0: not read). */
+#define TT__COMM_MAX 64
+size_t tt__process_name(char name[TT__COMM_MAX]) TT__HIDDEN;
 /* Address ranges of every segment of the loaded modules, taken at the dump. */
 struct tt__ranges {
 	uint64_t (*range)[2]; /* [start, end) */
