@@ -36,6 +36,9 @@ void tt__out_file_header(struct tt__out *out, uint32_t flags) TT__HIDDEN;
 /* Takes TICKTRACE_OUT, made absolute, for the rest of the run (at start-up). */
 void tt__resolve_out(void) TT__HIDDEN;
 int tt__default_path(char *buf, size_t size) TT__HIDDEN; /* TICKTRACE_OUT, expanded */
+/* Why writing the trace at exit met `err` (-errno) where the program changed its user
+ * since the start (setuid: a daemon dropping root), into buf (left as it is: not so). */
+void tt__out_lost_why(int err, char *buf, size_t size) TT__HIDDEN;
 /* At start-up, in the run's first process, of a TICKTRACE_OUT given: what the exit's
  * writing would meet there said now, before a long run, not refused (a directory it
  * cannot write into; another user's file or link in a sticky one, which only its owner
