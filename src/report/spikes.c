@@ -59,6 +59,7 @@ struct tt__spikes_thread {
 	struct tt_record opener;
 	size_t opener_left;
 	char made_name[TT__COMM_MAX + TT__NAME_MAX];
+	bool name_kept; /* its name kept: not the process's at its start, or its first scope nameless */
 	bool retired;                 /* it exited, and all it recorded was read */
 	/* Its part of tt-spikes' share (tt__spikes_share): the chunks it had taken at
 	 * rate_at, its rate since (records a ns); held to the share: not read before
@@ -248,22 +249,25 @@ static void tt__spikes_name(struct tt__spikes_thread *t)
 		t->th.name_len = (uint32_t)strnlen(slot->name, sizeof slot->name);
 		return;
 	}
-	if (!t->made_name[0]) {
-		const struct tt_record *opener =
-			__atomic_load_n(&slot->opener_looked, __ATOMIC_ACQUIRE) ? &slot->opener : &t->opener;
+	const struct tt_record *opener =
+		__atomic_load_n(&slot->opener_looked, __ATOMIC_ACQUIRE) ? &slot->opener : &t->opener;
+	if (!t->made_name[0] && opener->word && !t->name_kept) {
 		char process[TT__COMM_MAX], scope[TT__NAME_MAX];
 		size_t len = tt__process_name(process);
 		uint64_t payload = TT_RECORD_PAYLOAD(opener->word);
-		if (!opener->word || len != strnlen(slot->name, sizeof slot->name) ||
-		    memcmp(process, slot->name, len) != 0)
+		t->name_kept = len != strnlen(slot->name, sizeof slot->name) || memcmp(process, slot->name, len) != 0;
+		if (t->name_kept)
 			return;
 		uint64_t key = tt__record_key(payload, opener->tsc) |
 			       (TT_RECORD_KIND(opener->word) == TT_REC_FUNC_ENTER ? TT_KEY_FUNC : 0);
 		size_t n = tt__report_name(NULL, &t->th, key, scope, sizeof scope);
-		if (!n)
+		t->name_kept = !n;
+		if (t->name_kept)
 			return;
 		snprintf(t->made_name, sizeof t->made_name, "%.*s: %.*s", (int)len, process, (int)n, scope);
 	}
+	if (!t->made_name[0])
+		return;
 	t->th.name = t->made_name;
 	t->th.name_len = (uint32_t)strlen(t->made_name);
 }
