@@ -63,11 +63,14 @@ void tt__finish(void)
 	char path[4096];
 	/* (its events are all in the live file, kept and marked as a run that exited) */
 	const char *live = err ? tt__live_exited() : NULL;
-	if (err)
-		fprintf(tt__err, "ticktrace: could not write the trace at exit to %s: %s%s%s%s\n",
-			tt__default_path(path, sizeof path) == 0 ? path : TT_ENV_OUT, strerror(-err),
+	if (err) {
+		char why[256] = "";
+		tt__out_lost_why(err, why, sizeof why);
+		fprintf(tt__err, "ticktrace: could not write the trace at exit to %s: %s%s%s%s%s\n",
+			tt__default_path(path, sizeof path) == 0 ? path : TT_ENV_OUT, strerror(-err), why,
 			live ? "; its events are in the live file " : "", live ? live : "",
 			live ? ", which ticktrace reads (thread states, in memory only, lost)" : "");
+	}
 	/* Whatever threads still record goes nowhere now. (An exec that fails goes on
 	 * without recording: its events would go nowhere.) */
 	__atomic_store_n(&tt__recording, 0, __ATOMIC_SEQ_CST);

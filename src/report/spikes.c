@@ -53,6 +53,13 @@ struct tt__spikes_thread {
 	struct tt__sched_cursor states;
 	uint64_t counters;            /* its counters' readings read */
 	bool read_due;                /* a spike among the records read now takes a reading */
+	/* The record that opened its first scope or function, looked for in its first
+	 * records as they are read (opener_left of them still to look at), and the name
+	 * the tools give the thread by it ("lbzip2: worker_thread_proc"; empty: none) */
+	struct tt_record opener;
+	size_t opener_left;
+	char made_name[TT__COMM_MAX + TT__NAME_MAX];
+	bool name_kept; /* its name kept: not the process's at its start, or its first scope nameless */
 	bool retired;                 /* it exited, and all it recorded was read */
 	/* Its part of tt-spikes' share (tt__spikes_share): the chunks it had taken at
 	 * rate_at, its rate since (records a ns); held to the share: not read before
@@ -239,12 +246,49 @@ static void tt__spikes_before_split(void *ctx, struct tt_an_thread *th)
 	tt__counters_read_new(t->slot, 1, &t->counters, tt__spikes_counters, NULL);
 }
 
+/* The thread's name as the files of the run give it (tools/read/thread_names.c): one
+ * nobody named, not the main thread, bears the process's name, which Linux gave it,
+ * and is named after what it ran first ("lbzip2: worker_thread_proc"), the record
+ * its slot kept as it left its first chunk (a ring may have taken it since), else
+ * that of those read; made once. */
+static void tt__spikes_name(struct tt__spikes_thread *t)
+{
+	struct tt__slot *slot = t->slot;
+	if (slot->named || slot->tid == (uint32_t)getpid()) {
+		t->th.name = slot->name;
+		t->th.name_len = (uint32_t)strnlen(slot->name, sizeof slot->name);
+		return;
+	}
+	const struct tt_record *opener =
+		__atomic_load_n(&slot->opener_looked, __ATOMIC_ACQUIRE) ? &slot->opener : &t->opener;
+	if (!t->made_name[0] && opener->word && !t->name_kept) {
+		char process[TT__COMM_MAX], scope[TT__NAME_MAX];
+		size_t len = tt__process_name(process);
+		uint64_t payload = TT_RECORD_PAYLOAD(opener->word);
+		t->name_kept = len != strnlen(slot->name, sizeof slot->name) || memcmp(process, slot->name, len) != 0;
+		if (t->name_kept)
+			return;
+		uint64_t key = tt__record_key(payload, opener->tsc) |
+			       (TT_RECORD_KIND(opener->word) == TT_REC_FUNC_ENTER ? TT_KEY_FUNC : 0);
+		size_t n = tt__report_name(NULL, &t->th, key, scope, sizeof scope);
+		t->name_kept = !n;
+		if (t->name_kept)
+			return;
+		snprintf(t->made_name, sizeof t->made_name, "%.*s: %.*s", (int)len, process, (int)n, scope);
+	}
+	if (!t->made_name[0])
+		return;
+	t->th.name = t->made_name;
+	t->th.name_len = (uint32_t)strlen(t->made_name);
+}
+
 /* A spike: logged, and its snapshot taken. */
 static int tt__spikes_found(void *ctx, const struct tt_an_spike *spike)
 {
 	struct tt__spikes *sp = ctx;
 	struct tt__spikes_thread *t = spike->thread->ctx;
 	t->th.no_states = tt__sched_no_states(t->slot); /* (said as it is now) */
+	tt__spikes_name(t);
 	tt__snapshot_spike(spike, &sp->clock, t->slot->index);
 	if (!sp->out)
 		return 0;
@@ -393,6 +437,7 @@ static struct tt__spikes_thread *tt__spikes_thread(struct tt__slot *slot)
 		return NULL;
 	tt__arena_holds(t); /* (its slot's) */
 	t->slot = slot;
+	t->opener_left = TT_FIRST_OPENER_RECORDS;
 	t->rate_at = tt_os_monotonic_ns();
 	tt__spikes_restart(t);
 	slot->spikes = t;
@@ -435,11 +480,16 @@ static void tt__spikes_feed_gaps(struct tt__slot *slot, const struct tt_record *
 	if (!sp->on || sp->an.oom)
 		return;
 	tt__spikes_clock(sp);
+	struct tt__spikes_thread *t = tt__spikes_thread(slot);
+	const struct tt_record *opener = t && t->opener_left ? tt_first_opener(begin, end, &t->opener_left) : NULL;
+	if (opener) {
+		t->opener = *opener;
+		t->opener_left = 0;
+	}
 	while (begin < end) {
 		const struct tt_record *gap = gaps ? begin : end;
 		while (gap < end && TT_RECORD_KIND(gap->word) != TT_REC_DROPPED)
 			gap++;
-		struct tt__spikes_thread *t = tt__spikes_thread(slot);
 		if (!t || tt_an_feed_records(&t->feed, begin, (size_t)(gap - begin)) < 0)
 			return;
 		if (gap == end)
@@ -556,20 +606,21 @@ static void tt__spikes_say_overwritten(struct tt__spikes *sp, struct tt__spikes_
 				       uint64_t events)
 {
 	const struct tt__slot *slot = t->slot;
-	int name_len = (int)strnlen(slot->name, sizeof slot->name);
 	tt__spikes_count_unread(&sp->held, slot->tid, events);
 	if (!sp->out)
 		return;
+	tt__spikes_name(t);
+	int name_len = (int)t->th.name_len;
 	if (sp->json) {
 		fprintf(sp->out, "{\"overwritten_events\":%" PRIu64 ",\"pid\":%d,\"tid\":%" PRIu32
 			",\"thread\":", events, (int)getpid(), slot->tid);
-		tt__spikes_json_str(sp->out, slot->name, (size_t)name_len);
+		tt__spikes_json_str(sp->out, t->th.name, (size_t)name_len);
 		if (t->held)
 			fprintf(sp->out, ",\"detector_share_pct\":%.0f", TT__SPIKES_SHARE_PCT);
 		fputs("}\n", sp->out);
 	} else {
 		fprintf(sp->out, "thread %" PRIu32 " (%.*s): %" PRIu64 " events overwritten by the ring "
-			"before the spike detector read them", slot->tid, name_len, slot->name, events);
+			"before the spike detector read them", slot->tid, name_len, t->th.name, events);
 		if (t->held)
 			fprintf(sp->out, " (it held this thread to its share of the program's CPU time, "
 				"%.0f%%)", TT__SPIKES_SHARE_PCT);

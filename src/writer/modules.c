@@ -6,13 +6,19 @@
 
 #include "writer/writer.h"
 
+size_t tt__process_name(char name[TT__COMM_MAX])
+{
+	size_t len = tt_os_read_file("/proc/self/comm", name, TT__COMM_MAX);
+	while (len && name[len - 1] == '\n')
+		len--;
+	return len;
+}
+
 void tt__out_process(struct tt__out *out)
 {
 	static char cmdline[4096];
-	char name[64];
-	size_t name_len = tt_os_read_file("/proc/self/comm", name, sizeof name);
-	while (name_len && name[name_len - 1] == '\n')
-		name_len--;
+	char name[TT__COMM_MAX];
+	size_t name_len = tt__process_name(name);
 	struct tt_process_info info = {
 		.pid = (uint32_t)getpid(),
 		.ppid = (uint32_t)getppid(),

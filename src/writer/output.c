@@ -34,6 +34,7 @@ static int tt__out_apart;
  * its own, is another process's. */
 static struct timespec tt__out_since;
 static struct tt_os_run_file tt__placed;
+static uid_t tt__out_uid; /* the effective user the output was resolved as, at start */
 
 void tt__in_start_dir(const char *path, const char *cwd, char *buf, size_t size)
 {
@@ -113,6 +114,7 @@ static void tt__export_first(void)
 void tt__resolve_out(void)
 {
 	char cwd[4096];
+	tt__out_uid = geteuid();
 	tt__resolve_pattern(cwd, sizeof cwd);
 	const char *list = getenv(TT_ENV_LIST);
 	tt__list_path[0] = 0;
@@ -202,6 +204,17 @@ void tt__check_out(void)
 		 !tt_os_dir_ours(dir, why, sizeof why))
 		fprintf(tt__err, "ticktrace: TICKTRACE_OUT=%s: its directory is %s; the trace is written "
 			"there at exit all the same\n", path, why);
+}
+
+void tt__out_lost_why(int err, char *buf, size_t size)
+{
+	uid_t now = geteuid();
+	if ((err != -EACCES && err != -EPERM) || now == tt__out_uid)
+		return;
+	snprintf(buf, size, " (the program changed its user since it started, uid %u then, %u "
+			 "now: the trace is written at exit as the user it ends as; TICKTRACE_MODE=stream "
+			 "makes its file as the run starts: ticktrace(7), PROCESSES)",
+			 (unsigned)tt__out_uid, (unsigned)now);
 }
 
 int tt__out_is_apart(void)

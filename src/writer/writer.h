@@ -36,6 +36,9 @@ void tt__out_file_header(struct tt__out *out, uint32_t flags) TT__HIDDEN;
 /* Takes TICKTRACE_OUT, made absolute, for the rest of the run (at start-up). */
 void tt__resolve_out(void) TT__HIDDEN;
 int tt__default_path(char *buf, size_t size) TT__HIDDEN; /* TICKTRACE_OUT, expanded */
+/* Why writing the trace at exit met `err` (-errno) where the program changed its user
+ * since the start (setuid: a daemon dropping root), into buf (left as it is: not so). */
+void tt__out_lost_why(int err, char *buf, size_t size) TT__HIDDEN;
 /* At start-up, in the run's first process, of a TICKTRACE_OUT given: what the exit's
  * writing would meet there said now, before a long run, not refused (a directory it
  * cannot write into; another user's file or link in a sticky one, which only its owner
@@ -200,6 +203,9 @@ void tt__out_thread(struct tt__out *out, const struct tt__thread_snapshot *snap,
 
 /* modules.c: the process, the modules loaded and their segments */
 void tt__out_process(struct tt__out *out) TT__HIDDEN;
+/* The process's name (/proc/self/comm, as PROCESS holds it), its length (0: not read). */
+#define TT__COMM_MAX 64
+size_t tt__process_name(char name[TT__COMM_MAX]) TT__HIDDEN;
 /* Address ranges of every segment of the loaded modules, taken at the dump. */
 struct tt__ranges {
 	uint64_t (*range)[2]; /* [start, end) */

@@ -771,8 +771,29 @@ many)
 	(cd "$dir/m2" && eval "\"\$tool\"${cmd#ticktrace}" 2>conv) ||
 		{ cat "$dir/m2/conv" >&2; fail "the command suggested fails: $cmd"; }
 	[ -s "$dir/m2/trace.pftrace" ] || fail "the command suggested wrote nothing: $cmd"
+	# Under one name (-o s.ttr: s.ttr, s.ttr.PID), the logs beside each (its stderr a
+	# pipe) are no files of other runs, nor named by the command suggested (s.* took them:
+	# convert failed on the first, wrong magic), which convert says are logs.
+	mkdir "$dir/m3"
+	err=$dir/m3/err
+	(cd "$dir/m3" && "$tool" record -f work_leaf -o s.ttr -- \
+		sh -c 'for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do ../hello 2>&1 | cat; done' \
+		>out 2>err) || true
+	logs=$(ls "$dir/m3" | grep -c '^s\..*\.log$' || true)
+	[ "$logs" -gt 0 ] || { cat "$err" >&2; fail "no logs beside the traces: $(ls "$dir/m3")"; }
+	grep -q "(which names" "$err" && fail "the logs said to be other runs' files: $(grep '^ticktrace: recorded' "$err")"
+	cmd=$(sed -n 's/^ticktrace: recorded .*; see them on one timeline with: \(ticktrace convert .*\)$/\1/p' "$err")
+	case $cmd in "ticktrace convert $dir/m3/s.ttr $dir/m3/s.*[0-9] -o trace.pftrace") ;;
+		*) fail "not the program's file and a pattern of the others: $cmd" ;; esac
+	(cd "$dir/m3" && eval "\"\$tool\"${cmd#ticktrace}" 2>conv) ||
+		{ cat "$dir/m3/conv" >&2; fail "the command suggested fails: $cmd"; }
+	[ -s "$dir/m3/trace.pftrace" ] || fail "the command suggested wrote nothing: $cmd"
+	"$tool" convert "$dir/m3/s.ttr" "$dir/m3/$(cd "$dir/m3" && ls s.*.log | head -1)" -o "$dir/m3/x.json" \
+		2>"$dir/m3/conv" && fail "convert took a log"
+	grep -q "offset 0: a log of ticktrace's lines (text), not a raw file" "$dir/m3/conv" ||
+		fail "convert did not say a log is one: $(cat "$dir/m3/conv")"
 	no_leftovers
-	echo "many: 21 files summed up, 16 named, one pattern for all"
+	echo "many: 21 files summed up, 16 named, one pattern for all; the logs beside them left out"
 	;;
 unmatched)
 	# A program whose patterns were never matched against its functions is not said to

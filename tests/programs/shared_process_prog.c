@@ -22,7 +22,11 @@
  *   shared_process_prog flatout MS    a thread "flat-out" records instants as fast as
  *                                     it can for MS milliseconds; the main thread calls
  *                                     tt_trigger("flat") after a third of them
+ *   shared_process_prog drop UID GID  a scope "as_root", then drops to user UID and
+ *                                     group GID, as a daemon does, and a scope
+ *                                     "as_user"
  */
+#include <grp.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -168,6 +172,19 @@ static int tt_flatout(double ms)
 	return 0;
 }
 
+static int tt_drop(int uid, int gid)
+{
+	{
+		TT_SCOPE("as_root");
+	}
+	if (setgroups(0, NULL) || setgid((gid_t)gid) || setuid((uid_t)uid)) {
+		perror("shared_process_prog: setuid");
+		return 1;
+	}
+	TT_SCOPE("as_user");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 3 && strcmp(argv[1], "xfsz") == 0)
@@ -178,6 +195,8 @@ int main(int argc, char **argv)
 		return tt_spikes(atoi(argv[2]));
 	if (argc == 3 && strcmp(argv[1], "flatout") == 0)
 		return tt_flatout(atof(argv[2]));
-	fprintf(stderr, "usage: shared_process_prog xfsz ROUNDS | wait | spikes N | flatout MS\n");
+	if (argc == 4 && strcmp(argv[1], "drop") == 0)
+		return tt_drop(atoi(argv[2]), atoi(argv[3]));
+	fprintf(stderr, "usage: shared_process_prog xfsz ROUNDS | wait | spikes N | flatout MS | drop UID GID\n");
 	return 2;
 }

@@ -3,7 +3,8 @@
 F6): a worker whose first scope ("worker") lasts the whole run of it is "PROC: worker"
 in mode stop's file, which holds its start, and in mode ring's run file and its
 trigger's snapshot too, which hold only its last scopes (the ring wrapped): named
-before after the first scope they kept, "PROC: inner".
+before after the first scope they kept, "PROC: inner". The live spike log (text in
+mode stop, JSONL in mode ring) names it so too (r41's F5: "PROC", the process's name).
    first_scope.py PROGRAM TICKTRACE"""
 import glob
 import json
@@ -45,18 +46,31 @@ with tempfile.TemporaryDirectory() as tmp:
     for k in ("TICKTRACE", "TICKTRACE_MODE", "TICKTRACE_BUFFER", "TICKTRACE_SNAPSHOTS"):
         env.pop(k, None)
     whole = os.path.join(tmp, "stop.ttr")
-    subprocess.run([prog], env=dict(env, TICKTRACE_OUT=whole), check=True, timeout=120)
+    text = os.path.join(tmp, "spikes.txt")
+    subprocess.run([prog], env=dict(env, TICKTRACE_OUT=whole, TICKTRACE_SPIKES=text,
+                                    TICKTRACE_SPIKE_THRESHOLD="1ms"), check=True, timeout=120)
     events = events_of(whole, tmp)
     proc = next(e["args"]["name"] for e in events if e.get("name") == "process_name")
     want = proc + ": worker"
     if worker_name(events) != want:
         fail("mode stop: the worker is %r, not %r" % (worker_name(events), want))
+    with open(text) as f:
+        said = f.read()
+    # (the worker's first scope is its longest: one spike of it at least)
+    if "thread %s (tid" % want not in said or "thread %s (tid" % proc in said:
+        fail("the live spike log names the worker otherwise than %r: %s" % (want, said[:2000]))
     snaps = os.path.join(tmp, "snaps")
     os.mkdir(snaps)
     ring = os.path.join(tmp, "ring.ttr")
+    jsonl = os.path.join(tmp, "spikes.jsonl")
     subprocess.run([prog], env=dict(env, TICKTRACE_OUT=ring, TICKTRACE_MODE="ring", TICKTRACE_BUFFER="2000",
                                     TICKTRACE_SNAPSHOTS=snaps, TICKTRACE_SNAPSHOT_BEFORE="5ms",
-                                    TICKTRACE_SNAPSHOT_AFTER="1ms"), check=True, timeout=120)
+                                    TICKTRACE_SNAPSHOT_AFTER="1ms", TICKTRACE_SPIKES=jsonl,
+                                    TICKTRACE_SPIKE_THRESHOLD="1ms"), check=True, timeout=120)
+    with open(jsonl) as f:
+        threads = {json.loads(line)["thread"] for line in f if line.strip()}
+    if want not in threads or proc in threads:
+        fail("mode ring's live spike log names the threads %s, not the worker %r" % (sorted(threads), want))
     files = [ring] + sorted(glob.glob(os.path.join(snaps, "trigger-*.ttr")))
     if len(files) != 2:
         fail("no trigger's snapshot: %s" % os.listdir(snaps))

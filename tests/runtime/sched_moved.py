@@ -8,7 +8,8 @@ thread's CPU time up to the wake-up that preempted it, and its run-queue wait fr
 there, while its switch record says when it left its CPU: a few microseconds a
 preemption, hundreds of them a scope. Each spike's split must be the kernel's figures
 (CPU time, run-queue wait, read by the thread just outside its scope) within what it
-says (causes_error_ns; on CPU less stolen_ns within stolen_error_ns more), and what
+says (causes_error_ns; on CPU less stolen_ns within stolen_error_ns more; the kernel's
+wait above preempted by stolen_ns and stolen_error_ns more at most), and what
 the readings add beyond the scope, where the thread's counters were read before it,
 inside it and after it, and its thread's switches all kept (a thread's first scope has
 no reading before it, tt-sched past its CPU budget reads none, switches lost leave
@@ -100,7 +101,12 @@ def main():
             if abs(on - stolen - k["run_ns"]) > err + stolen_err + slack:
                 failures.append("on CPU (less stolen) %d ns off the kernel's CPU time: %s"
                                 % (on - stolen - k["run_ns"], line))
-            if abs(pre - k["wait_ns"]) > err + slack:
+            # (a stretch the hypervisor stole between a wake-up and the switch it caused
+            # is the kernel's wait, its clock stopped at the wake-up, where the switches
+            # say on CPU: the wait may exceed preempted by what they say stolen too, as in
+            # sched_fullbuf; outside recheck r41 F7: 856 us over at load 20, the readings'
+            # move 556 +- 19 us, 3.5 +- 2.8 ms stolen, 2.0 ms neither CPU nor wait)
+            if pre - k["wait_ns"] > err + slack or k["wait_ns"] - pre > err + slack + stolen + stolen_err:
                 failures.append("preempted %d ns off the kernel's run-queue wait: %s"
                                 % (pre - k["wait_ns"], line))
             if k["nvcsw"] == 0 and blk:

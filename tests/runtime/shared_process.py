@@ -10,8 +10,9 @@ users: a FIFO another local user (nobody) planted at each output's path in a sha
   nothing; a FIFO of root's is written in place for a run as nobody; a FIFO of the
   user's that no one reads from holds the program at exit for no more than a few
   seconds, and says so; a snapshots' directory of nobody's, nobody's link, or one open
-  to every user without the sticky bit, has nothing written into it, said. As root
-  only (77 otherwise).
+  to every user without the sticky bit, has nothing written into it, said; a root
+  program that drops to nobody loses its trace in mode stop, said with why, and keeps
+  it in mode stream. As root only (77 otherwise).
 losses: the spike log that cannot be written (/dev/full, RLIMIT_FSIZE, a FIFO whose
   reader takes nothing, which never holds the program) counts its lost entries and
   says them at exit; mode ring with a buffer too small for the snapshot
@@ -230,6 +231,35 @@ def out_said_at_start(tmp, shared):
           f"live file: root's left, nobody's removed, the trace written at {out}: {st} {err!r}")
 
 
+def dropped_user(tmp):
+    """A root program that drops to nobody (setuid, as daemons do), its TICKTRACE_OUT in
+    root's directory: mode stop's exit, as nobody, cannot make the file there, and says
+    why, with the users and the way out (outside recheck r41 F6: "Permission denied"
+    alone); mode stream's file, made as it started, holds both scopes."""
+    why = (f" (the program changed its user since it started, uid 0 then, {NOBODY.pw_uid} now: the trace "
+           "is written at exit as the user it ends as; TICKTRACE_MODE=stream makes its file as the run "
+           "starts: ticktrace(7), PROCESSES)\n")
+    drop = ["drop", str(NOBODY.pw_uid), str(NOBODY.pw_gid)]
+    out = os.path.join(tmp, "dropped-stop.ttr")
+    p = run(drop, TICKTRACE_OUT=out, TICKTRACE_MODE="stop")
+    print(f"root dropping to nobody, mode stop: exit {p.returncode}: {p.stderr.strip()}")
+    check(p.returncode == 0 and not os.path.lexists(out) and
+          p.stderr.endswith(f"ticktrace: could not write the trace at exit to {out}: Permission denied{why}"),
+          f"mode stop, the user dropped: the loss not said with why: exit {p.returncode}: {p.stderr!r}")
+    out = os.path.join(tmp, "dropped-stream.ttr")
+    p = run(drop, TICKTRACE_OUT=out, TICKTRACE_MODE="stream")
+    scopes = os.path.join(tmp, "dropped.json")
+    c = subprocess.run([TOOL, "convert", "-q", out, "-o", scopes], capture_output=True, text=True, timeout=120)
+    names = set()
+    if c.returncode == 0:
+        with open(scopes) as f:
+            events = json.load(f)
+        names = {e.get("name") for e in (events["traceEvents"] if isinstance(events, dict) else events)}
+    print(f"root dropping to nobody, mode stream: exit {p.returncode}, convert {c.returncode}")
+    check(p.returncode == 0 and not p.stderr and {"as_root", "as_user"} <= names,
+          f"mode stream, the user dropped: the trace not whole: {p.stderr!r} {c.stderr!r} {sorted(map(str, names))[:20]}")
+
+
 def finish(p, timeout=60):
     try:
         out, err = p.communicate("go\n", timeout=timeout)
@@ -355,6 +385,8 @@ def users(tmp):
         out_said_at_start(tmp, shared)
     else:
         print("SKIP nobody's run: the program is not reachable by nobody")
+
+    dropped_user(tmp)
 
     # The user's own FIFO, opened by a reader that never reads: the program ends, and
     # says it gave up, instead of waiting at exit for ever.

@@ -569,9 +569,23 @@ static void tt_rec_say_logs(char **logs, size_t nlogs)
 	fprintf(stderr, "\n");
 }
 
-/* A pattern of the shell's that names every one of `files`: one directory, their
- * names' common start, `*`, their common end; into `pattern`. How many files it names
- * now that are not of `files` (another run's), or -1: none names them all. */
+/* The files a pattern leaves to be named alone, at most: a run's program's own and its
+ * exec'd images' (run.ttr, run.exec1.ttr), beside the others' run.ttr.PID. */
+#define TT_REC_ALONE 4
+
+static bool tt_rec_shell_plain(const char *s, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (strchr("*?[]\\ \t\n'\"$`;&|<>(){}~#!", s[i]))
+			return false;
+	return true;
+}
+
+/* Words of the shell that name every one of `files`: one directory, a pattern of their
+ * names' common start, `*`, their common end, into `pattern`; where nothing ends it
+ * (run.ttr.PID), `*[0-9]`, so that it names no log beside a file (run.ttr.PID.log),
+ * and the few names that end otherwise (run.ttr) written before it. How many files it
+ * names now that are not of `files` (another run's), or -1: none names them all. */
 static long tt_rec_glob(char **files, size_t nfiles, char *pattern, size_t cap)
 {
 	const char *slash = strrchr(files[0], '/');
@@ -600,15 +614,27 @@ static long tt_rec_glob(char **files, size_t nfiles, char *pattern, size_t cap)
 	size_t len = strlen(name);
 	while (end && name[len - end] >= '0' && name[len - end] <= '9')
 		end--;
-	size_t head = dir + start;
-	if (snprintf(pattern, cap, "%.*s*%s", (int)head, files[0], name + len - end) >= (int)cap)
+	size_t head = dir + start, used = 0, alone = 0;
+	if (!tt_rec_shell_plain(files[0], head) || !tt_rec_shell_plain(name + len - end, end))
 		return -1;
-	/* (no pattern the shell would read otherwise but at its one `*`) */
-	for (size_t i = 0; pattern[i]; i++)
-		if (i != head && strchr("*?[\\ \t\n'\"$`;&|<>(){}~#!", pattern[i]))
+	bool digit = end == 0;
+	for (size_t i = 0; i < nfiles && digit; i++) {
+		size_t n = strlen(files[i]);
+		if (files[i][n - 1] >= '0' && files[i][n - 1] <= '9')
+			continue;
+		int w = snprintf(pattern + used, cap - used, "%s ", files[i]);
+		if (++alone > TT_REC_ALONE || !tt_rec_shell_plain(files[i], n) || w < 0 ||
+		    (size_t)w >= cap - used)
 			return -1;
+		used += (size_t)w;
+	}
+	const char *glob_at = pattern + used;
+	int w = snprintf(pattern + used, cap - used, "%.*s*%s%s", (int)head, files[0],
+			 name + len - end, digit ? "[0-9]" : "");
+	if (w < 0 || (size_t)w >= cap - used)
+		return -1;
 	glob_t g;
-	if (glob(pattern, 0, NULL, &g) != 0)
+	if (glob(glob_at, 0, NULL, &g) != 0)
 		return -1;
 	size_t listed = 0;
 	for (size_t i = 0; i < g.gl_pathc; i++)
@@ -617,7 +643,7 @@ static long tt_rec_glob(char **files, size_t nfiles, char *pattern, size_t cap)
 				listed++;
 				break;
 			}
-	long others = listed == nfiles ? (long)(g.gl_pathc - listed) : -1;
+	long others = listed + alone == nfiles ? (long)(g.gl_pathc - listed) : -1;
 	globfree(&g);
 	return others;
 }

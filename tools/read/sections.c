@@ -94,16 +94,30 @@ static bool tt_all_zeros(const uint8_t *data, size_t size)
 	return size > 0;
 }
 
+/* A log of the runtime's lines (base/fds.c), which record names and writes beside its
+ * traces: every line of it begins so. */
+static bool tt_is_log(const struct tt_file *f)
+{
+	static const char line[] = "ticktrace: ";
+	return f->size >= sizeof line - 1 && memcmp(f->data, line, sizeof line - 1) == 0;
+}
+
 int tt_file_read_header(struct tt_file *f)
 {
 	struct tt_file_header *h = &f->header;
 	size_t magic = f->size < TT_FILE_MAGIC_LEN ? f->size : TT_FILE_MAGIC_LEN;
-	if (memcmp(f->data, TT_FILE_MAGIC, magic) != 0)
-		return tt_all_zeros(f->data, f->size < sizeof(*h) ? f->size : sizeof(*h)) ?
-			       TT_FAIL(f, 0, "holds nothing (all zeros where its header goes): a "
-					  "live file whose run was killed as it began, before it wrote "
-					  "its header, or a file never written") :
-			       TT_FAIL(f, 0, "not a ticktrace raw file (wrong magic)");
+	if (memcmp(f->data, TT_FILE_MAGIC, magic) != 0) {
+		if (tt_all_zeros(f->data, f->size < sizeof(*h) ? f->size : sizeof(*h)))
+			return TT_FAIL(f, 0, "holds nothing (all zeros where its header goes): a "
+					     "live file whose run was killed as it began, before it "
+					     "wrote its header, or a file never written");
+		if (tt_is_log(f))
+			return TT_FAIL(f, 0, "a log of ticktrace's lines (text), not a raw file: the "
+					     "runtime writes one beside a trace where the process's "
+					     "stderr was not a terminal; leave it out (its name ends "
+					     "in .log)");
+		return TT_FAIL(f, 0, "not a ticktrace raw file (wrong magic)");
+	}
 	if (f->size < sizeof(*h))
 		return TT_FAIL(f, f->size, "truncated file header (%zu bytes, need %zu)", f->size,
 			       sizeof(*h));
