@@ -423,6 +423,7 @@ static void tt__counters_early(struct tt__counters *c)
 	if (!c->early_held)
 		return;
 	c->early_held = 0;
+	c->own_first_ns = c->early.ns;
 	tt__counters_store(c, &c->early);
 }
 
@@ -507,6 +508,7 @@ static void tt__counters_read_here(struct tt__slot *slot)
 	int read;
 	if (slot->tid == tt_os_thread_id()) {
 		read = tt__schedstat_read_own(slot->tid, &reading);
+		c->own_last_ns = read == 0 ? reading.ns : c->own_last_ns;
 	} else {
 		if (tt__schedstat_open(&files, slot->tid, -1) < 0)
 			return;
@@ -1124,9 +1126,16 @@ void tt__counters_sections(struct tt__slot *slot, uint64_t *at, tt__counters_fn 
 	*at = c->base + c->n;
 }
 
-uint32_t tt__counters_flags(const struct tt__slot *slot)
+uint32_t tt__counters_flags(const struct tt__slot *slot, const struct tt_schedstat_sample *readings, size_t n)
 {
-	return (tt__counters_steal ? TT_SCHEDSTAT_STEAL : 0) | (slot->sched.counters.unread ? TT_SCHEDSTAT_BUDGET : 0);
+	const struct tt__counters *c = &slot->sched.counters;
+	uint32_t own = 0;
+	for (size_t k = 0; n && k < 2; k++) {
+		int64_t ns = readings[k ? n - 1 : 0].ns;
+		if (ns && (ns == c->own_first_ns || ns == c->own_last_ns))
+			own |= k ? TT_SCHEDSTAT_OWN_LAST : TT_SCHEDSTAT_OWN_FIRST;
+	}
+	return (tt__counters_steal ? TT_SCHEDSTAT_STEAL : 0) | (c->unread ? TT_SCHEDSTAT_BUDGET : 0) | own;
 }
 
 void tt__counters_written(struct tt__slot *slot)
