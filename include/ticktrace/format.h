@@ -644,6 +644,14 @@ enum tt_schedstat_flags {
 	 * unread: a struct tt_schedstat_budget follows the info, before the readings (a
 	 * section may then have none). Their spikes have no split. */
 	TT_SCHEDSTAT_BUDGET = 1u << 4,
+	/* The section's first reading (TT_SCHEDSTAT_OWN_FIRST), its last
+	 * (TT_SCHEDSTAT_OWN_LAST), was read by the thread itself (as it started, at its
+	 * exit): it ran as its values were read, within TT_SCHEDSTAT_SPAN_NS before its ns,
+	 * so a run-queue wait counted after them began after that, and one counted before
+	 * them ended before. Such a reading just outside a spike bounds each of its parts
+	 * within the distance, where another thread's says nothing of the waits between. */
+	TT_SCHEDSTAT_OWN_FIRST = 1u << 5,
+	TT_SCHEDSTAT_OWN_LAST = 1u << 6,
 };
 
 struct tt_schedstat_budget {

@@ -78,6 +78,9 @@ struct tt__counters {
 	/* the thread's own reading as it started (sched.c), not in the store yet */
 	struct tt_schedstat_sample early;
 	int early_held;
+	/* the ns of the readings it took itself (format.h: TT_SCHEDSTAT_OWN_FIRST): as
+	 * it started, and the latest since (0: none) */
+	int64_t own_first_ns, own_last_ns;
 };
 
 /* The sched lock's: the kernel's ring for the thread, and the states taken from it. */
@@ -570,7 +573,8 @@ void tt__counters_read_now(struct tt__slot *slot) TT__HIDDEN;
 void tt__counters_read_at_exit(struct tt__slot *slot) TT__HIDDEN;
 /* Lock held: the flags of the slot's readings (format.h: enum tt_schedstat_flags), as
  * its SCHEDSTAT sections and the runtime's analyses take them. */
-uint32_t tt__counters_flags(const struct tt__slot *slot) TT__HIDDEN;
+uint32_t tt__counters_flags(const struct tt__slot *slot, const struct tt_schedstat_sample *readings,
+			    size_t n) TT__HIDDEN;
 /* Lock held: the readings given are written (mode stream): the store empties. */
 void tt__counters_written(struct tt__slot *slot) TT__HIDDEN;
 

@@ -71,7 +71,8 @@ static void tt__report_counters(void *th, struct tt__slot *slot, uint64_t lost,
 				const struct tt_schedstat_sample *readings, size_t n)
 {
 	(void)lost; /* (a missing reading only makes a split coarser, which it says) */
-	tt_an_thread_counters(th, readings, n, tt__counters_flags(slot), tt__start_anchor.monotonic_ns);
+	tt_an_thread_counters(th, readings, n, tt__counters_flags(slot, readings, n),
+			      tt__start_anchor.monotonic_ns);
 }
 
 /* A thread's states, and its counters' readings (where perf was refused: the "~"

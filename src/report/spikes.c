@@ -533,7 +533,8 @@ void tt__spikes_counters(void *ctx, struct tt__slot *slot, uint64_t lost,
 	struct tt__spikes_thread *t = tt__spikes_running(slot);
 	/* (under the sched lock, as its sections are written: their flags) */
 	if (t)
-		tt_an_thread_counters(&t->th, readings, n, tt__counters_flags(slot), tt__start_anchor.monotonic_ns);
+		tt_an_thread_counters(&t->th, readings, n, tt__counters_flags(slot, readings, n),
+				      tt__start_anchor.monotonic_ns);
 }
 
 static void tt__spikes_forget(struct tt__slot *slot)

@@ -96,7 +96,7 @@ void tt__out_counters_source(struct tt__out *out, const struct tt__slot *slot)
 {
 	if (!tt__sched_counters_stand_in(slot))
 		return;
-	struct tt_schedstat_info info = {.thread_index = slot->index, .flags = tt__counters_flags(slot)};
+	struct tt_schedstat_info info = {.thread_index = slot->index, .flags = tt__counters_flags(slot, NULL, 0)};
 	struct tt_schedstat_budget budget = {0};
 	tt__out_counters(out, &info, &budget, NULL, 0);
 }
@@ -172,7 +172,7 @@ static void tt__out_counters_section(void *arg, struct tt__slot *slot, uint64_t 
 	struct tt_schedstat_budget budget = {.unread = slot->sched.counters.unread};
 	struct tt_schedstat_info info = {
 		.thread_index = slot->index,
-		.flags = tt__counters_flags(slot),
+		.flags = tt__counters_flags(slot, readings, n),
 		.lost = lost,
 	};
 	tt__out_counters(so->out, &info, &budget, readings, n);

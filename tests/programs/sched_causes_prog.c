@@ -28,6 +28,13 @@
  *              lines but tt-sched's CPU time's: below): more readings than
  *              tt-sched's budget allows against the little CPU time they use
  *   crowdfork  as crowd, then a forked child sleeps 150 ms in scope "sleep150" ({"child_pid": its pid})
+ *   nested     NESTED_THREADS threads nap 4 ms in scopes "nap" by turns (tt-sched's
+ *              budget spent on them all along, and on them first: they came first; none
+ *              a spike of 5 ms that pays its readings back, but on a loaded machine), and
+ *              a thread started after them, 100 ms on, opens scope "outer" for
+ *              NESTED_INNER 1 ms naps in scopes "inner" each (a long function of many
+ *              short calls), then sleeps 300 ms outside any scope (its own reading at
+ *              its exit far from it); the crowd stops then
  *   afterfree  FREE_THREADS threads at once, each a 20 ms sleep in scope "free" (tt-sched's
  *              first scopes, free of its budget), then main a 30 ms sleep in "late"
  *   lastscope  a thread sleeps 10 ms in scope "exiting" and exits at once; then main
@@ -518,6 +525,50 @@ static void threads_then_cpu(int n, void *(*body)(void *))
 static void crowd(void)
 {
 	threads_then_cpu(CROWD_THREADS, crowd_thread);
+}
+
+#define NESTED_THREADS 120
+#define NESTED_INNER 300
+
+static int nested_done;
+
+static void *nested_nap_thread(void *unused)
+{
+	(void)unused;
+	while (!__atomic_load_n(&nested_done, __ATOMIC_ACQUIRE)) {
+		TT_SCOPE("nap");
+		sleep_ms(4);
+	}
+	return NULL;
+}
+
+static void *nested_outer_thread(void *unused)
+{
+	(void)unused;
+	sleep_ms(100);
+	{
+		TT_SCOPE("outer");
+		for (int i = 0; i < NESTED_INNER; i++) {
+			TT_SCOPE("inner");
+			sleep_ms(1);
+		}
+	}
+	sleep_ms(300);
+	__atomic_store_n(&nested_done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* The crowd first (tt-sched's list in the order the threads came), then the thread of
+ * the long scope. */
+static void nested(void)
+{
+	pthread_t t[NESTED_THREADS + 1];
+	for (long i = 0; i < NESTED_THREADS; i++)
+		pthread_create(&t[i], NULL, nested_nap_thread, NULL);
+	pthread_create(&t[NESTED_THREADS], NULL, nested_outer_thread, NULL);
+	for (long i = 0; i <= NESTED_THREADS; i++)
+		pthread_join(t[i], NULL);
+	say_tt_sched_cpu();
 }
 
 #define FLOOD_THREADS 2
@@ -1110,6 +1161,8 @@ int main(int argc, char **argv)
 		short_threads();
 	} else if (strcmp(what, "crowd") == 0) {
 		crowd();
+	} else if (strcmp(what, "nested") == 0) {
+		nested();
 	} else if (strcmp(what, "burst") == 0) {
 		burst();
 	} else if (strcmp(what, "hundred") == 0) {

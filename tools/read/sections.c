@@ -784,7 +784,8 @@ static int tt_read_schedstat(struct tt_file *f, struct tt_cursor *c)
 	if (!tt_cursor_take(c, &si, sizeof(si)))
 		return TT_FAIL(f, at, "SCHEDSTAT section too small for its header");
 	if (si.flags & ~(uint32_t)(TT_SCHEDSTAT_STEAL | TT_SCHEDSTAT_RUN_ONLY | TT_SCHEDSTAT_TICK_STEPS |
-				   TT_SCHEDSTAT_SWITCH_COUNT | TT_SCHEDSTAT_BUDGET))
+				   TT_SCHEDSTAT_SWITCH_COUNT | TT_SCHEDSTAT_BUDGET | TT_SCHEDSTAT_OWN_FIRST |
+				   TT_SCHEDSTAT_OWN_LAST))
 		return TT_FAIL(f, at + offsetof(struct tt_schedstat_info, flags),
 			       "SCHEDSTAT section with unknown flags 0x%" PRIx32, si.flags);
 	struct tt_schedstat_budget budget = {0};
@@ -814,8 +815,15 @@ static int tt_read_schedstat(struct tt_file *f, struct tt_cursor *c)
 				       " is before the one before it, or counts less", r.ns, si.thread_index);
 		t->counters[t->ncounters++] = r;
 	}
+	/* (one array of the thread's readings: its first own where the first section's
+	 * first is, its last where the last section's last is) */
+	const uint32_t owns = TT_SCHEDSTAT_OWN_FIRST | TT_SCHEDSTAT_OWN_LAST;
+	uint32_t own = t->counters_flags & owns;
+	if (count)
+		own = ((t->ncounters == count ? si.flags : own) & TT_SCHEDSTAT_OWN_FIRST) |
+		      (si.flags & TT_SCHEDSTAT_OWN_LAST);
 	t->counters_lost += si.lost;
-	t->counters_flags = si.flags;
+	t->counters_flags = (si.flags & ~owns) | own;
 	t->has_counters = true;
 	/* (each section's count is the thread's since its start) */
 	t->counters_unread = budget.unread > t->counters_unread ? budget.unread : t->counters_unread;

@@ -107,6 +107,10 @@ struct tt_an_counters {
 	bool switch_count; /* TT_SCHEDSTAT_SWITCH_COUNT: timeslices counts its switches */
 	bool budget; /* TT_SCHEDSTAT_BUDGET: tt-sched's CPU budget left scopes of it unread */
 	bool source; /* they were read for it (a SCHEDSTAT section, of none maybe) */
+	/* the latest readings the thread took itself (TT_SCHEDSTAT_OWN_FIRST, _LAST): by
+	 * their ns, the last 4 */
+	int64_t own_ns[4];
+	unsigned owns;
 };
 
 /* Where a spike's split came from, and how far it is to be trusted. */

@@ -129,7 +129,20 @@ int tt_an_thread_counters(struct tt_an_thread *th, const struct tt_schedstat_sam
 			r.ns = c->at[c->n - 1].ns;
 		c->at[c->n++] = r;
 	}
+	if (n && (flags & TT_SCHEDSTAT_OWN_FIRST))
+		c->own_ns[c->owns++ % 4] = c->at[c->n - n].ns;
+	if (n && (flags & TT_SCHEDSTAT_OWN_LAST))
+		c->own_ns[c->owns++ % 4] = c->at[c->n - 1].ns;
 	return 0;
+}
+
+/* Whether r was read by the thread itself (it ran as its values were read). */
+static bool tt_an_counters_own(const struct tt_an_counters *c, const struct tt_schedstat_sample *r)
+{
+	for (unsigned i = 0; r && i < c->owns && i < 4; i++)
+		if (c->own_ns[i] == r->ns)
+			return true;
+	return false;
 }
 
 /* The first reading at or after `ns` (c->n: none). */
@@ -177,7 +190,7 @@ struct tt_an_estimate {
  * after), or TT_AN_NO_GUESS. */
 static void tt_an_edge_bounds(struct tt_an_edge *e, const struct tt_schedstat_sample *lo,
 			      const struct tt_schedstat_sample *hi, const struct tt_schedstat_sample *hi_up,
-			      int64_t x, int64_t since, bool run_only)
+			      bool hi_own, int64_t x, int64_t since, bool run_only)
 {
 	for (int i = 0; i < 3; i++) {
 		e->lo[i] = 0;
@@ -197,8 +210,12 @@ static void tt_an_edge_bounds(struct tt_an_edge *e, const struct tt_schedstat_sa
 	}
 	if (hi && hi != hi_up) { /* (its CPU time read before x by less than the span) */
 		int64_t before = TT_SCHEDSTAT_SPAN_NS - (hi->ns - x);
-		int64_t r = (int64_t)hi->run_ns + (before > 0 ? before : 0);
-		e->hi[0] = r < e->hi[0] ? r : e->hi[0];
+		before = before > 0 ? before : 0;
+		int64_t v[3] = {(int64_t)hi->run_ns, (int64_t)hi->wait_ns, (int64_t)(hi->run_ns + hi->wait_ns)};
+		/* (read by the thread itself: a wait counted between its reading and x lies
+		 * between them too, the span at most; another thread's bounds no wait) */
+		for (int i = 0; i < (hi_own ? 3 : 1); i++)
+			e->hi[i] = v[i] + before < e->hi[i] ? v[i] + before : e->hi[i];
 	}
 	if (lo) {
 		int64_t r = (int64_t)lo->run_ns, w = (int64_t)lo->wait_ns;
@@ -342,7 +359,11 @@ static bool tt_an_counters_split(const struct tt_an_counters *c, int64_t start, 
 	const struct tt_schedstat_sample *e_prev = k >= c->from + 2 && e_lo->ns > start ? &c->at[k - 2] : NULL;
 #define TT_AN_FIELD(field) offsetof(struct tt_schedstat_sample, field)
 	struct tt_an_edge s, e;
-	tt_an_edge_bounds(&s, s_lo, s_hi, i_up < c->n ? &c->at[i_up] : NULL, start, TT_AN_NO_GUESS, c->run_only);
+	/* (a reading the thread took itself: it ran then, so the waits it counted after
+	 * began after; one just outside the spike bounds each part within its distance) */
+	bool own_lo = tt_an_counters_own(c, s_lo);
+	tt_an_edge_bounds(&s, s_lo, s_hi, i_up < c->n ? &c->at[i_up] : NULL, tt_an_counters_own(c, s_hi), start,
+			  own_lo ? s_lo->ns - TT_SCHEDSTAT_SPAN_NS : TT_AN_NO_GUESS, c->run_only);
 	/* The thread ran at its start, and between a reading and the next where its CPU
 	 * time grew (read first: before the next one's wait): the later of the two, where
 	 * before its last reading's wait was read, bounds the waits counted after it (a
@@ -350,7 +371,10 @@ static bool tt_an_counters_split(const struct tt_an_counters *c, int64_t start, 
 	int64_t ran = e_lo->ns - start >= TT_SCHEDSTAT_SPAN_NS ? start : TT_AN_NO_GUESS;
 	if (e_prev && e_lo->run_ns > e_prev->run_ns && e_prev->ns - TT_SCHEDSTAT_SPAN_NS > ran)
 		ran = e_prev->ns - TT_SCHEDSTAT_SPAN_NS;
-	tt_an_edge_bounds(&e, e_lo, e_hi, k_up < c->n ? &c->at[k_up] : NULL, end, ran, c->run_only);
+	if (tt_an_counters_own(c, e_lo) && e_lo->ns - TT_SCHEDSTAT_SPAN_NS > ran)
+		ran = e_lo->ns - TT_SCHEDSTAT_SPAN_NS;
+	tt_an_edge_bounds(&e, e_lo, e_hi, k_up < c->n ? &c->at[k_up] : NULL, tt_an_counters_own(c, e_hi), end, ran,
+			  c->run_only);
 	tt_an_edges_tighten(&s, &e, end - start);
 	tt_an_edge_estimate(&s, tt_an_paced(s_hi, s_next, TT_AN_FIELD(run_ns), false, start),
 			    c->run_only ? 0 : tt_an_paced(s_hi, s_next, TT_AN_FIELD(wait_ns), false, start));
