@@ -20,6 +20,9 @@
  * from TT_ENV_LIST). Set by the user, or by record (-o; default ticktrace-%p.ttr);
  * read by the runtime as it starts (a relative name: in the directory it started in). */
 #define TT_ENV_OUT "TICKTRACE_OUT"
+/* Its default, and the name a TT_ENV_OUT that names a directory (one there, or written
+ * with a trailing separator) gets in it: the runtime's (both systems') and record's. */
+#define TT_OUT_DEFAULT "ticktrace-%p.ttr"
 
 /* "1": the buffers are a shared mapping of the file OUT.live, which a process killed
  * before it wrote its trace leaves. Set by record unless the user set it; read by the

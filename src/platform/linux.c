@@ -458,6 +458,18 @@ int tt_os_dir_ours(const char *dir, char *why, size_t cap)
 	return 1;
 }
 
+int tt_os_is_dir(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+int tt_os_dir_writable(const char *dir)
+{
+	/* (the effective ids: a set-uid program's, as the file is made) */
+	return faccessat(AT_FDCWD, dir, W_OK | X_OK, AT_EACCESS) == 0 ? 0 : -errno;
+}
+
 int tt_os_rename(const char *from, const char *to)
 {
 	return rename(from, to) == 0 ? 0 : -errno;

@@ -2,6 +2,7 @@
  * for both systems (Linux's writer/output.c, Windows' portable/dump.c and stream.c),
  * on each system's file functions. */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "platform/platform.h"
@@ -22,6 +23,40 @@ int tt_os_name_tag(char *path, size_t size, const char *tag)
 	memmove(path + at + n, path + at, len - at + 1);
 	memcpy(path + at, tag, n);
 	return 0;
+}
+
+int tt_os_out_dir(const char *given, const char *there, const char *name, char *buf, size_t size, char *why,
+		  size_t cap)
+{
+#ifdef _WIN32
+	static const char separator[] = "\\";
+#else
+	static const char separator[] = "/";
+#endif
+	size_t len = strlen(given);
+	int slash = len && (given[len - 1] == '/' || given[len - 1] == separator[0]);
+	char dir[4096], ours[160];
+	size_t n = strlen(there);
+	/* (the directory without its trailing separators, as said and as a file "DIR/" is) */
+	while (n > 1 && (there[n - 1] == '/' || there[n - 1] == separator[0]))
+		n--;
+	snprintf(dir, sizeof dir, "%.*s", (int)n, there);
+	if (!slash && !tt_os_is_dir(dir))
+		return 0;
+	struct tt_os_file_stamp stamp;
+	int err = tt_os_is_dir(dir) ? tt_os_dir_writable(dir) : tt_os_path_stamp(dir, &stamp) == 0 ? -ENOTDIR : -ENOENT;
+	if (err)
+		snprintf(ours, sizeof ours, "%s", strerror(-err));
+	else if (!tt_os_dir_ours(dir, ours + 11, sizeof ours - 11)) {
+		memcpy(ours, "not yours: ", 11);
+		err = -EPERM;
+	} else if (snprintf(buf, size, "%s%s%s", given, slash ? "" : separator, name) >= (int)size) {
+		snprintf(ours, sizeof ours, "%s", strerror(ENAMETOOLONG));
+		err = -ENAMETOOLONG;
+	}
+	if (err)
+		snprintf(why, cap, "%s: %s", dir, ours);
+	return err ? err : 1;
 }
 
 /* `path` with this process's pid before its extension: beside a file of its name. */

@@ -219,6 +219,18 @@ int tt_os_dir_ours(const char *dir, char *why, size_t cap);
  * table, closed only while the number still is that file (a thread of the program's
  * may close every descriptor meanwhile and open its own there: base/fds.c's care). */
 size_t tt_os_read_file(const char *path, char *buf, size_t size);
+/* Whether `path` is a directory (a link to one too): 1 or 0. tt_os_dir_writable: 0, or
+ * -errno where files cannot be made in directory `dir` (Linux: by the user's rights;
+ * Windows: 0, its ACLs said by the write). */
+int tt_os_is_dir(const char *path);
+int tt_os_dir_writable(const char *dir);
+/* TICKTRACE_OUT's value `given` (`there`: the directory it names, its %p the pid, made
+ * absolute) as a directory's: where it ends with a separator, or `there` is one, the
+ * name `name` in it (`given` joined with it) into `buf`: 1; 0 where it names no
+ * directory. -errno, "DIR: why" in `why`, where it is one no file of the run's goes
+ * into: not there, not writable, or not the user's (tt_os_dir_ours: "not yours: ..."). */
+int tt_os_out_dir(const char *given, const char *there, const char *name, char *buf, size_t size, char *why,
+		  size_t cap);
 /* The current directory into `dir` (Windows: UTF-8): its length, 0 where it cannot
  * be read or does not fit. */
 size_t tt_os_current_dir(char *dir, size_t size);

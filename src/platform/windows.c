@@ -644,6 +644,20 @@ int tt_os_dir_ours(const char *dir, char *why, size_t cap)
 	return 1;
 }
 
+int tt_os_is_dir(const char *path)
+{
+	wchar_t wpath[MAX_PATH];
+	DWORD attributes = MultiByteToWideChar(CP_UTF8, 0, path, -1, wpath, MAX_PATH) ?
+				   GetFileAttributesW(wpath) : INVALID_FILE_ATTRIBUTES;
+	return attributes != INVALID_FILE_ATTRIBUTES && (attributes & FILE_ATTRIBUTE_DIRECTORY);
+}
+
+int tt_os_dir_writable(const char *dir)
+{
+	(void)dir;
+	return 0;
+}
+
 /* MoveFileExW of names in UTF-8: 0, or its error (ERROR_FILENAME_EXCED_RANGE: a name
  * too long). */
 static DWORD tt_os_move(const char *from, const char *to, DWORD flags)

@@ -44,38 +44,68 @@ static void tt__find_first(void)
  * stream's file and the live file are, opened at start ("": the name as it is). */
 static char tt__start_dir[1024];
 
-/* The default file: TICKTRACE_OUT, %p its pid, or ticktrace-PID.ttr (.PID after it in
- * a process apart), in the start directory; -ENAMETOOLONG (its first bytes in `path`)
- * where it does not fit. */
-/* TICKTRACE_OUT as it is now, or the default name, read into `out` (a byte past the
- * longest, to see a longer one). */
-static const char *tt__out_pattern(char out[TT__OUT_MAX + 2])
+/* Room for TICKTRACE_OUT (a byte past the longest, to see a longer one) with the
+ * default name joined to it, where it names a directory. */
+#define TT__OUT_ROOM (TT__OUT_MAX + 2 + sizeof TT_OUT_DEFAULT)
+
+/* `pattern` with each %p the pid, into `name`: 0, or -ENAMETOOLONG. */
+static int tt__expand(const char *pattern, char *name, size_t size)
 {
-	const char *pattern = tt_os_getenv(TT_ENV_OUT, out, TT__OUT_MAX + 2);
-	return pattern && *pattern ? pattern : "ticktrace-%p.ttr";
+	size_t len = 0;
+	name[0] = 0;
+	for (const char *p = pattern; *p; p++) {
+		int n = p[0] == '%' && p[1] == 'p' ? snprintf(name + len, size - len, "%" PRIu32, tt_os_process_id())
+						   : snprintf(name + len, size - len, "%c", *p);
+		p += p[0] == '%' && p[1] == 'p';
+		if (n < 0 || (size_t)n >= size - len) {
+			name[len] = 0;
+			return -ENAMETOOLONG;
+		}
+		len += (size_t)n;
+	}
+	return 0;
+}
+
+/* TICKTRACE_OUT as it is now, or the default name, read into `out`; `*too_long` where
+ * it is longer than TT__OUT_MAX. One that names a directory (DIR\, or one there: as
+ * Linux's, tt_os_out_dir) is the default name in it, by the default's rules; where the
+ * directory is not one to write into, the default name itself, "DIR: why" in `why`
+ * ("": none). */
+static const char *tt__out_pattern(char out[TT__OUT_ROOM], int *too_long, char *why, size_t cap)
+{
+	const char *given = tt_os_getenv(TT_ENV_OUT, out, TT__OUT_MAX + 2);
+	why[0] = 0;
+	*too_long = given && strlen(given) > TT__OUT_MAX;
+	if (!given || !*given)
+		return TT_OUT_DEFAULT;
+	char name[TT__OUT_MAX + 16], there[TT__PATH_MAX + 1], in_dir[TT__OUT_ROOM];
+	if (*too_long || tt__expand(given, name, sizeof name) || tt_os_path_in(tt__start_dir, name, there, sizeof there))
+		return given;
+	int in = tt_os_out_dir(given, there, TT_OUT_DEFAULT, in_dir, sizeof in_dir, why, cap);
+	if (in <= 0)
+		return in < 0 ? TT_OUT_DEFAULT : given;
+	memcpy(out, in_dir, strlen(in_dir) + 1);
+	return out;
 }
 
 int tt__out_pid_named(void)
 {
-	char out[TT__OUT_MAX + 2];
-	return tt__apart || strstr(tt__out_pattern(out), "%p");
+	char out[TT__OUT_ROOM], why[TT__PATH_MAX + 200];
+	int too_long;
+	return tt__apart || strstr(tt__out_pattern(out, &too_long, why, sizeof why), "%p");
 }
 
-static int tt__default_path(char *path, size_t size)
+/* The default file: TICKTRACE_OUT, %p its pid, or ticktrace-PID.ttr (.PID after it in
+ * a process apart), in the start directory; -ENAMETOOLONG (its first bytes in `path`)
+ * where it does not fit. `why`: tt__out_pattern's. */
+static int tt__default_path_why(char *path, size_t size, char *why, size_t cap)
 {
-	char out[TT__OUT_MAX + 2];
-	char name[TT__OUT_MAX + 16];
-	const char *pattern = tt__out_pattern(out);
-	size_t len = 0;
-	int cut = 0;
-	for (const char *p = pattern; *p && !cut; p++) {
-		int n = p[0] == '%' && p[1] == 'p' ? snprintf(name + len, sizeof name - len, "%" PRIu32, tt_os_process_id())
-						   : snprintf(name + len, sizeof name - len, "%c", *p);
-		p += p[0] == '%' && p[1] == 'p';
-		cut = n < 0 || (size_t)n >= sizeof name - len;
-		len += cut ? 0 : (size_t)n;
-	}
-	name[len] = 0;
+	char out[TT__OUT_ROOM];
+	char name[TT__OUT_MAX + sizeof TT_OUT_DEFAULT + 16];
+	int too_long;
+	const char *pattern = tt__out_pattern(out, &too_long, why, cap);
+	int cut = tt__expand(pattern, name, sizeof name) != 0;
+	size_t len = strlen(name);
 	if (!cut && tt__apart && !strstr(pattern, "%p") && !tt_os_is_device(name)) {
 		int n = snprintf(name + len, sizeof name - len, ".%" PRIu32, tt_os_process_id());
 		cut = n < 0 || (size_t)n >= sizeof name - len;
@@ -85,7 +115,13 @@ static int tt__default_path(char *path, size_t size)
 		cut = 1;
 	if (cut)
 		snprintf(path, size, "%s", name);
-	return cut || strlen(pattern) > TT__OUT_MAX ? -ENAMETOOLONG : 0;
+	return cut || too_long ? -ENAMETOOLONG : 0;
+}
+
+static int tt__default_path(char *path, size_t size)
+{
+	char why[TT__PATH_MAX + 200];
+	return tt__default_path_why(path, size, why, sizeof why);
 }
 
 /* The run's end (crash_signal 0) or the process dying of a fault: what was recorded,
@@ -241,8 +277,12 @@ void tt__start(void)
 	tt__run.process.ppid = tt_os_parent_id();
 	tt_os_on_unload(tt__module_unloaded); /* (where ntdll cannot tell: their functions unnamed) */
 	tt__run.process.cmdline_len = (uint32_t)tt_os_command_line(tt__run.cmdline, sizeof tt__run.cmdline);
-	char path[TT__PATH_MAX + 1 + 5];
-	int rc = tt__default_path(path, sizeof path - 5);
+	char path[TT__PATH_MAX + 1 + 5], why[TT__PATH_MAX + 200];
+	int rc = tt__default_path_why(path, sizeof path - 5, why, sizeof why);
+	char given[TT__OUT_MAX + 2];
+	if (!tt__run.off && rc == 0 && why[0] && !tt__apart && tt_os_getenv(TT_ENV_OUT, given, sizeof given))
+		fprintf(stderr, "ticktrace: TICKTRACE_OUT=%s names the directory %s: the trace is written at "
+			"%s, the default name, instead\n", given, why, path);
 	/* (a process apart: its run began before it) */
 	if (rc != 0 || tt__apart || tt_os_path_stamp(path, &tt__run.out_before) != 0)
 		tt__run.out_before = (struct tt_os_file_stamp){0};

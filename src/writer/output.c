@@ -45,15 +45,28 @@ void tt__in_start_dir(const char *path, const char *cwd, char *buf, size_t size)
 		snprintf(buf, size, "%s", path);
 }
 
-/* The pattern from TICKTRACE_OUT as it is now; returns the current directory. */
+/* A TICKTRACE_OUT that names a directory no file of the run's goes into, "DIR: why"
+ * (tt_os_out_dir): the default name taken instead, said at start; "": none. */
+static char tt__out_refused[4096 + 256];
+
+/* The pattern from TICKTRACE_OUT as it is now; returns the current directory. A
+ * directory's (DIR, DIR/) is the default name in it, by the default's rules. */
 static void tt__resolve_pattern(char *cwd, size_t size)
 {
 	const char *given = getenv(TT_ENV_OUT);
 	snprintf(tt__out_given, sizeof tt__out_given, "%s", given ? given : "");
 	if (!getcwd(cwd, size))
 		cwd[0] = 0;
-	tt__in_start_dir(tt__out_given[0] ? tt__out_given : "ticktrace-%p.ttr", cwd,
-			 tt__out_pattern, sizeof tt__out_pattern);
+	const char *name = tt__out_given[0] ? tt__out_given : TT_OUT_DEFAULT;
+	char named[4096], there[4096], in_dir[4096];
+	tt__out_refused[0] = 0;
+	if (tt__out_given[0] && tt__expand_pid(tt__out_given, named, sizeof named) == 0) {
+		tt__in_start_dir(named, cwd, there, sizeof there);
+		int in = tt_os_out_dir(tt__out_given, there, TT_OUT_DEFAULT, in_dir, sizeof in_dir, tt__out_refused,
+				       sizeof tt__out_refused);
+		name = in > 0 ? in_dir : in < 0 ? TT_OUT_DEFAULT : name;
+	}
+	tt__in_start_dir(name, cwd, tt__out_pattern, sizeof tt__out_pattern);
 }
 
 /* What the image this process exec'd from told (TT_ENV_EXEC_IMAGE, "PID:N:APART:
@@ -146,6 +159,10 @@ void tt__resolve_out(void)
 	 * this is the first, which tells every descendant so. */
 	if (!tt__out_apart && !tt__forked)
 		tt__export_first();
+	if (tt__out_refused[0] && !tt__out_apart && !tt__forked && !tt__exec_image &&
+	    tt__expand_path(tt__out_pattern, path, sizeof path) == 0)
+		fprintf(tt__err, "ticktrace: TICKTRACE_OUT=%s names the directory %s: the trace is written "
+			"at %s, the default name, instead\n", tt__out_given, tt__out_refused, path);
 }
 
 int tt__default_path(char *buf, size_t size)

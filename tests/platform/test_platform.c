@@ -1143,6 +1143,46 @@ static void test_path_in(void **state)
 	assert_int_equal(tt_os_path_in(cwd, "t.ttr", small, sizeof small), -ENAMETOOLONG);
 }
 
+/* TICKTRACE_OUT as a directory's (tt_os_out_dir): one there, written with a trailing
+ * separator or not, gets the name in it; a file's name names none (0); a name with a
+ * trailing separator that no directory has (not there, a file) is refused, the
+ * directory and why said; a joined name too long refused. */
+static void test_out_dir(void **state)
+{
+	(void)state;
+#ifdef _WIN32
+	const char *separators[] = {"\\", "/"};
+#else
+	const char *separators[] = {"/"};
+#endif
+	char dir[512], given[640], file[600], buf[700], why[800], want[900];
+	tt_temp_dir(dir, sizeof dir);
+	const char *sep = separators[0];
+	assert_int_equal(tt_os_out_dir(dir, dir, "t-%p.ttr", buf, sizeof buf, why, sizeof why), 1);
+	snprintf(want, sizeof want, "%s%st-%%p.ttr", dir, sep);
+	assert_string_equal(buf, want);
+	for (size_t i = 0; i < sizeof separators / sizeof *separators; i++) {
+		snprintf(given, sizeof given, "%s%s", dir, separators[i]);
+		assert_int_equal(tt_os_out_dir(given, given, "t.ttr", buf, sizeof buf, why, sizeof why), 1);
+		snprintf(want, sizeof want, "%st.ttr", given);
+		assert_string_equal(buf, want);
+		snprintf(given, sizeof given, "%s%smissing%s", dir, sep, separators[i]);
+		assert_int_equal(tt_os_out_dir(given, given, "t.ttr", buf, sizeof buf, why, sizeof why), -ENOENT);
+		snprintf(want, sizeof want, "%s%smissing: %s", dir, sep, strerror(ENOENT));
+		assert_string_equal(why, want);
+	}
+	snprintf(file, sizeof file, "%s%sfile", dir, sep);
+	tt_write_text(file, "x");
+	assert_int_equal(tt_os_out_dir(file, file, "t.ttr", buf, sizeof buf, why, sizeof why), 0);
+	snprintf(given, sizeof given, "%s%s", file, sep);
+	assert_int_equal(tt_os_out_dir(given, given, "t.ttr", buf, sizeof buf, why, sizeof why), -ENOTDIR);
+	snprintf(want, sizeof want, "%s: %s", file, strerror(ENOTDIR));
+	assert_string_equal(why, want);
+	assert_int_equal(tt_os_out_dir(dir, dir, "t.ttr", buf, strlen(dir) + 2, why, sizeof why), -ENAMETOOLONG);
+	remove(file);
+	tt_temp_dir_remove(dir);
+}
+
 /* A file opened for writing is emptied first; its sink writes both parts of each put
  * in order, none of an empty one, and from where the file was moved to; the null
  * device takes any bytes. */
@@ -2222,7 +2262,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_joined_thread), cmocka_unit_test(test_wait_timeout),
 		cmocka_unit_test(test_wake_all),   cmocka_unit_test(test_lock),
 		cmocka_unit_test(test_memory), cmocka_unit_test(test_core_asks), cmocka_unit_test(test_thread_set_name), cmocka_unit_test(test_thread_alive), cmocka_unit_test(test_read_file),
-		cmocka_unit_test(test_writing), cmocka_unit_test(test_machine_ids), cmocka_unit_test(test_cancel_hold), cmocka_unit_test(test_map_view),  cmocka_unit_test(test_rename), cmocka_unit_test(test_path_in), cmocka_unit_test(test_new_file), cmocka_unit_test(test_file_hold), cmocka_unit_test(test_file_place), cmocka_unit_test(test_device_trust),
+		cmocka_unit_test(test_writing), cmocka_unit_test(test_machine_ids), cmocka_unit_test(test_cancel_hold), cmocka_unit_test(test_map_view),  cmocka_unit_test(test_rename), cmocka_unit_test(test_path_in), cmocka_unit_test(test_out_dir), cmocka_unit_test(test_new_file), cmocka_unit_test(test_file_hold), cmocka_unit_test(test_file_place), cmocka_unit_test(test_device_trust),
 		cmocka_unit_test(test_file_map), cmocka_unit_test(test_live_place), cmocka_unit_test(test_file_sink), cmocka_unit_test(test_file_sink_care), cmocka_unit_test(test_file_identity),
 		TT_SINK_WAIT_TEST cmocka_unit_test(test_file_room),
 		cmocka_unit_test(test_time),    cmocka_unit_test(test_thread_cpu_of), cmocka_unit_test(test_process), cmocka_unit_test(test_module_list),

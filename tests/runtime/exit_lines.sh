@@ -35,19 +35,29 @@ echo "exit_lines: a file nobody writes refused, said with its path"
 
 # A directory at an output's name: said as one (before: "." said "Device or resource
 # busy", another user's directory in /tmp "Operation not permitted", and a stream to
-# "." was written beside it, as "..PID"; outside recheck r36 F6).
+# "." was written beside it, as "..PID"; outside recheck r36 F6). TICKTRACE_OUT's: the
+# trace in it at the default name, ticktrace-PID.ttr, nothing said (before: "Is a
+# directory", no trace; outside recheck r40 F5; shared_process.py outdir has the rest).
 mkdir "$dir/cwd" "$dir/cwd/adir"
 for name in . adir; do
 	for setting in "TICKTRACE_SPIKES=$name TICKTRACE_OUT=$dir/run.ttr" \
-		"TICKTRACE_REPORT=$name TICKTRACE_OUT=$dir/run.ttr" "TICKTRACE_OUT=$name" \
-		"TICKTRACE_MODE=stream TICKTRACE_OUT=$name"; do
+		"TICKTRACE_REPORT=$name TICKTRACE_OUT=$dir/run.ttr"; do
 		(cd "$dir/cwd" && env $setting timeout 60 "$prog" seq 1 10 2>"$dir/err") || true
 		grep -q "$name.*Is a directory" "$dir/err" ||
 			fail "$setting: the line does not say the name is a directory: $(cat "$dir/err")"
 		[ "$(ls -A "$dir/cwd")" = adir ] || fail "$setting: a file beside it: $(ls -A "$dir/cwd")"
 	done
+	for setting in "TICKTRACE_OUT=$name" "TICKTRACE_MODE=stream TICKTRACE_OUT=$name"; do
+		(cd "$dir/cwd" && env $setting timeout 60 "$prog" seq 1 10 2>"$dir/err") || true
+		written=$(cd "$dir/cwd/$name" && ls -A | grep -x 'ticktrace-[0-9]*\.ttr') || true
+		[ -n "$written" ] && [ "$(echo "$written" | wc -l)" = 1 ] && [ ! -s "$dir/err" ] &&
+			timeout 60 "$TT_TEST_TOOL" info "$dir/cwd/$name/$written" >/dev/null ||
+			fail "$setting: no trace in it at the default name, or a line said: $(ls -A "$dir/cwd/$name"): $(cat "$dir/err")"
+		rm "$dir/cwd/$name/$written"
+		[ "$(ls -A "$dir/cwd")" = adir ] || fail "$setting: a file beside it: $(ls -A "$dir/cwd")"
+	done
 done
-echo "exit_lines: a directory at an output's name said as one"
+echo "exit_lines: a directory at an output's name said as one; TICKTRACE_OUT's: the trace in it"
 
 TICKTRACE_BUFFER=1000 TICKTRACE_OUT="$dir/run.ttr" timeout 60 "$prog" seq 1 100000 2>"$dir/err"
 said=$(sed -n 's/.*each thread kept its first \([0-9]*\) records.*/\1/p' "$dir/err")

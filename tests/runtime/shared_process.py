@@ -18,7 +18,8 @@ losses: the spike log that cannot be written (/dev/full, RLIMIT_FSIZE, a FIFO wh
   says them at exit; mode ring with a buffer too small for the snapshot
   window says what buffer the window needs, and the snapshot of a thread whose whole
   window was overwritten says so (`info`, and convert's mark).
-Usage: shared_process.py PROG TICKTRACE signals|users|losses"""
+outdir: TICKTRACE_OUT naming a directory (outdir's own docstring).
+Usage: shared_process.py PROG TICKTRACE signals|users|losses|outdir"""
 import json
 import os
 import pwd
@@ -34,6 +35,7 @@ import time
 from verdict import check, verdict
 
 PROG, TOOL, PART = sys.argv[1:4]
+PROG, TOOL = os.path.abspath(PROG), os.path.abspath(TOOL)  # (runs in other directories)
 
 
 def environment(**settings):
@@ -102,6 +104,12 @@ def as_nobody():
     os.setuid(NOBODY.pw_uid)
 
 
+def made(path, mode, user=None):
+    """A directory at `path`, of `mode` (whatever the umask), made by `user` (None: root)."""
+    subprocess.run(["mkdir", "-m", mode, path], check=True, preexec_fn=user)
+    return path
+
+
 def plant(path):
     """nobody's FIFO at `path`, and nobody's reader copying what comes into path.got;
     returns the reader once it waits in open() (so that it counts as a reader)."""
@@ -124,11 +132,11 @@ def got(path, reader):
         return f.read()
 
 
-def start_waiting(settings, user=None):
-    """PROG wait, started; its pid once it said it."""
+def start_waiting(settings, user=None, cwd=None):
+    """PROG wait, started (in `cwd`); its pid once it said it."""
     p = subprocess.Popen([PROG, "wait"], env=environment(**settings), stdin=subprocess.PIPE,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                         preexec_fn=user)
+                         preexec_fn=user, cwd=cwd)
     return p, int(p.stdout.readline())
 
 
@@ -162,8 +170,7 @@ def out_said_at_start(tmp, shared):
     roots_file, roots_link = os.path.join(shared, "roots-file.ttr"), os.path.join(shared, "roots-link.ttr")
     open(roots_file, "w").close()
     os.symlink(roots_file, roots_link)
-    theirs = os.path.join(shared, "nobodys-out")
-    subprocess.run(["mkdir", "-m", "0755", theirs], check=True, preexec_fn=as_nobody)
+    theirs = made(os.path.join(shared, "nobodys-out"), "0755", as_nobody)
     cant = "the trace cannot be written there at exit\n"
     sticky = "is there, in a directory with the sticky bit, which only they may replace: the trace is " \
              "written beside it at exit, as "
@@ -260,6 +267,63 @@ def dropped_user(tmp):
           f"mode stream, the user dropped: the trace not whole: {p.stderr!r} {c.stderr!r} {sorted(map(str, names))[:20]}")
 
 
+def default_name(pid):
+    return f"ticktrace-{pid}.ttr"
+
+
+def readable(path):
+    return subprocess.run([TOOL, "info", path], capture_output=True, timeout=60).returncode == 0
+
+
+def out_dir_of_users(tmp, shared):
+    """TICKTRACE_OUT naming a directory (outside finding r40 F5), as it concerns other
+    users: one of another user's, sticky and open to all as /tmp (a run of root's into
+    nobody's), or one open to every user without the sticky bit (nobody's run into
+    root's), is refused as a snapshots' directory is: said at start, the trace written
+    at the default name in the start directory; nobody's run into root's sticky one,
+    where root puts a file at the default name while it runs: nobody's trace beside
+    it, said, root's left as it is (before: "Is a directory", no trace)."""
+    theirs = made(os.path.join(shared, "nobodys-sticky"), "1777", as_nobody)
+    open_to_all = made(os.path.join(shared, "open-to-all"), "0777")
+    home = made(os.path.join(tmp, "nobodys-home"), "0755")
+    os.chown(home, NOBODY.pw_uid, NOBODY.pw_gid)
+    for user, out, cwd, why in ((None, theirs, tmp, f"not yours: another user's (uid {NOBODY.pw_uid})"),
+                                (as_nobody, open_to_all + "/", home,
+                                 "not yours: writable by every user, without the sticky bit (mode 0777): "
+                                 "another user could replace its files")):
+        who = "nobody" if user else "root"
+        p, pid = start_waiting(dict(TICKTRACE_OUT=out), user=user, cwd=cwd)
+        early = said_at_start(p)
+        status, err = finish(p)
+        there = os.path.join(cwd, default_name(pid))
+        d = out.rstrip("/")
+        print(f"{who}'s run, TICKTRACE_OUT={out}: exit {status}; at start: {early.strip()!r}")
+        check(status == 0 and early == f"ticktrace: TICKTRACE_OUT={out} names the directory {d}: {why}: the "
+              f"trace is written at {there}, the default name, instead\n",
+              f"{who}, {out}: refused, said at start with where the trace goes: {status} {early!r}")
+        check(os.listdir(d) == [] and os.path.isfile(there) and readable(there),
+              f"{who}, {out}: nothing in it, the trace at {there}: {os.listdir(d)} {err!r}")
+    # nobody's run into root's sticky directory (as /tmp), root's file put at the
+    # default name while it runs.
+    p, pid = start_waiting(dict(TICKTRACE_OUT=shared), user=as_nobody)
+    early = said_at_start(p)
+    roots = os.path.join(shared, default_name(pid))
+    with open(roots, "w") as f:
+        f.write("root's")
+    status, err = finish(p)
+    mine = beside(roots, pid)
+    print(f"nobody's run, TICKTRACE_OUT={shared} (root's, sticky), root's file at {roots}: exit {status}: "
+          f"{err.strip()!r}")
+    st = os.lstat(mine) if os.path.lexists(mine) else None
+    check(status == 0 and not early and open(roots).read() == "root's" and st and
+          st.st_uid == NOBODY.pw_uid and readable(mine),
+          f"nobody, {shared}: root's file left, nobody's trace beside it, {mine}: {early!r} {st} {err!r}")
+    # (place.c's line for a file at a name with the pid: it takes it for a process of
+    # the run that had the pid before)
+    check(re.search(r"ticktrace: %s: .*: this one's is %s\n" % (re.escape(roots), re.escape(mine)), err),
+          f"nobody, {shared}: where it went said: {err!r}")
+
+
 def finish(p, timeout=60):
     try:
         out, err = p.communicate("go\n", timeout=timeout)
@@ -331,11 +395,8 @@ def users(tmp):
     # A snapshots' directory that is not the user's: nobody's, nobody's link to the
     # user's own, or one every user may write into without the sticky bit. No
     # snapshot is written into it, and the run says why.
-    theirs = os.path.join(shared, "nobodys-snaps")
-    subprocess.run(["mkdir", "-m", "0755", theirs], check=True, preexec_fn=as_nobody)
-    open_to_all = os.path.join(tmp, "open-snaps")
-    os.mkdir(open_to_all)
-    os.chmod(open_to_all, 0o777)
+    theirs = made(os.path.join(shared, "nobodys-snaps"), "0755", as_nobody)
+    open_to_all = made(os.path.join(tmp, "open-snaps"), "0777")
     own = os.path.join(tmp, "own-snaps")
     os.mkdir(own, 0o700)
     link = os.path.join(shared, "link-snaps")
@@ -383,6 +444,7 @@ def users(tmp):
         check(status == 0 and data[:8] == b"TICKTRC\x1a",
               f"root's FIFO written in place for nobody's run: exit {status}, {data[:16]!r}: {err}")
         out_said_at_start(tmp, shared)
+        out_dir_of_users(tmp, shared)
     else:
         print("SKIP nobody's run: the program is not reachable by nobody")
 
@@ -404,6 +466,83 @@ def users(tmp):
     check(status == 0, f"a FIFO no one reads from: the program ended (exit {status}), not held: {err}")
     check(re.search(r"could not write the trace at exit to \S+stuck.ttr: Connection timed out\n$", err),
           f"a FIFO no one reads from: said in one line: {err}")
+    return 0
+
+
+# ---- a directory at TICKTRACE_OUT (r40 F5) ----
+
+def empty(d):
+    for f in os.listdir(d):
+        os.unlink(os.path.join(d, f))
+
+
+def outdir(tmp):
+    """TICKTRACE_OUT naming a directory: one there, or written with a trailing slash,
+    gets the trace in it at the default name (ticktrace-PID.ttr), in modes stop and
+    stream, nothing said; `record -o DIR` the same, record naming it; a file written
+    at that name by another process while the run goes is left, the trace beside it
+    (NAME.PID.ttr), said; a directory not there, or a file, named with a trailing
+    slash: said at start, naming it, and the trace written at the default name in the
+    start directory (before: "Is a directory", and no trace at all)."""
+    home = os.path.join(tmp, "home")
+    runs = os.path.join(tmp, "runs")
+    os.mkdir(home)
+    os.mkdir(runs)
+    for out, mode in (("runs", "stop"), ("runs/", "stop"), (runs, "stream"), (runs + "/", "stream")):
+        p, pid = start_waiting(dict(TICKTRACE_OUT=out, TICKTRACE_MODE=mode), cwd=tmp)
+        early = said_at_start(p)
+        status, err = finish(p)
+        there = os.path.join(runs, default_name(pid))
+        print(f"TICKTRACE_OUT={out}, mode {mode}: exit {status}, {os.listdir(runs)}: {(early + err).strip()!r}")
+        check(status == 0 and not early and not err and os.listdir(runs) == [default_name(pid)] and
+              readable(there), f"{out}, {mode}: the trace in it as {there}, nothing said: "
+              f"{os.listdir(runs)} {early + err!r}")
+        empty(runs if os.path.dirname(there) == runs else home)
+    # Another process's file at the name while the run goes.
+    p, pid = start_waiting(dict(TICKTRACE_OUT=runs), cwd=tmp)
+    theirs = os.path.join(runs, default_name(pid))
+    with open(theirs, "w") as f:
+        f.write("another's")
+    status, err = finish(p)
+    mine = beside(theirs, pid)
+    print(f"TICKTRACE_OUT={runs}, a file put at {theirs} as it ran: exit {status}: {err.strip()!r}")
+    check(status == 0 and open(theirs).read() == "another's" and readable(mine) and
+          sorted(os.listdir(runs)) == sorted([default_name(pid), os.path.basename(mine)]),
+          f"{runs}: the other's file left, the trace beside it as {mine}: {os.listdir(runs)} {err!r}")
+    check(re.search(r"ticktrace: %s: .*: this one's is %s\n" % (re.escape(theirs), re.escape(mine)), err),
+          f"{runs}: where the trace went said: {err!r}")
+    empty(runs)
+    # Not a directory to write into: said at start, the default used.
+    afile = os.path.join(tmp, "afile")
+    open(afile, "w").close()
+    for out, why in (("missing/", "No such file or directory"), (afile + "/", "Not a directory"),
+                     (os.path.join(tmp, "missing", "deeper") + "/", "No such file or directory")):
+        p, pid = start_waiting(dict(TICKTRACE_OUT=out), cwd=home)
+        early = said_at_start(p)
+        status, err = finish(p)
+        there = os.path.join(home, default_name(pid))
+        d = os.path.normpath(os.path.join(home, out))
+        print(f"TICKTRACE_OUT={out}: exit {status}; at start: {early.strip()!r}")
+        check(status == 0 and early == f"ticktrace: TICKTRACE_OUT={out} names the directory {d}: {why}: the "
+              f"trace is written at {there}, the default name, instead\n" and not err,
+              f"{out}: said at start, naming it: {status} {early!r} {err!r}")
+        check(os.listdir(home) == [default_name(pid)] and readable(there),
+              f"{out}: the trace at the default name, {there}: {os.listdir(home)}")
+        empty(runs if os.path.dirname(there) == runs else home)
+    # record -o DIR: the program's trace in it, record's lines naming it.
+    for out in (runs, "runs/"):
+        r = subprocess.run([TOOL, "record", "-o", out, "--", PROG, "flatout", "10"], cwd=tmp, env=environment(),
+                           capture_output=True, text=True, timeout=120)
+        files = os.listdir(runs)
+        print(f"record -o {out}: exit {r.returncode}, {files}")
+        check(len(files) == 1 and re.fullmatch(r"ticktrace-\d+\.ttr", files[0]) and
+              os.path.join(runs, files[0]) in r.stderr and readable(os.path.join(runs, files[0])),
+              f"record -o {out}: the trace in it, named: {files} {r.returncode} {r.stderr!r}")
+        empty(runs)
+    r = subprocess.run([TOOL, "record", "-o", "missing/", "--", PROG, "flatout", "10"], cwd=tmp, env=environment(),
+                       capture_output=True, text=True, timeout=120)
+    check(r.returncode == 1 and "cannot write the trace at missing/: missing: No such file or directory" in
+          r.stderr, f"record -o missing/: refused before the run, naming it: {r.returncode} {r.stderr!r}")
     return 0
 
 
@@ -573,7 +712,7 @@ def main():
     # (meson's timeout: the directory removed all the same)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
     with tempfile.TemporaryDirectory(prefix="tt-shared-process-") as tmp:
-        rc = {"signals": signals, "users": users, "losses": losses}[PART](tmp)
+        rc = {"signals": signals, "users": users, "losses": losses, "outdir": outdir}[PART](tmp)
     return rc if rc == 77 else verdict()
 
 

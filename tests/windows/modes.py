@@ -24,8 +24,11 @@ live:   TICKTRACE_LIVE=1, the process ended by TerminateProcess (no handler runs
         file; a file already there by the live file's name (a killed run's) is left
         alone, the run's live file beside it (NAME.PID.ttr.live), said, and removed
         once the trace is written.
+outdir: TICKTRACE_OUT naming a directory (one there, DIR\\ or DIR/): the trace in it at
+        the default name, modes stop and stream, nothing said; one not there, written
+        with a trailing separator: said at start, the default name used.
 
-    modes.py WRAPPER MODES.EXE ring|stream|live
+    modes.py WRAPPER MODES.EXE ring|stream|live|outdir
     modes.py WRAPPER PAIRS.EXE stream_pairs
 
 The Linux `ticktrace` as recorder.py finds it; without it, or Wine, exit 77."""
@@ -232,13 +235,50 @@ def live(ticktrace, wrapper, exe, d):
     print(f"live, name taken: left alone, this one's beside it ({said.group(1)}), said, removed")
 
 
+def converted_whole(ticktrace, path, d, what):
+    """The file at `path` holds modes.exe's 1000 events; removed."""
+    values, _, _ = convert(ticktrace, path, d)
+    if values != list(range(1000)):
+        fail(f"outdir, {what}: {len(values)} of 1000 events")
+    os.unlink(path)
+
+
+def outdir(ticktrace, wrapper, exe, d):
+    """TICKTRACE_OUT naming a directory (r40 F5): the trace in it at the default name."""
+    runs = os.path.join(d, "runs")
+    os.mkdir(runs)
+    for out in (wine_path(runs), wine_path(runs) + "\\", "runs", "runs/"):
+        for mode in ("stop", "stream"):
+            p = program(wrapper, exe, d, {"TICKTRACE_OUT": out, "TICKTRACE_MODE": mode}, 1000, "exit")
+            files = os.listdir(runs)
+            if len(files) != 1 or not re.fullmatch(r"ticktrace-\d+\.ttr", files[0]) or "ticktrace:" in p.stderr:
+                fail(f"outdir, TICKTRACE_OUT={out}, {mode}: not one trace in it at the default name, or a "
+                     f"line said: {files} {os.listdir(d)}: {p.stderr}")
+            converted_whole(ticktrace, os.path.join(runs, files[0]), d, f"TICKTRACE_OUT={out}, {mode}")
+            print(f"outdir, TICKTRACE_OUT={out}, {mode}: the trace in it, {files[0]}")
+    # A directory not there, written with a trailing separator: said at start, naming
+    # it, the trace at the default name in the start directory.
+    for out in ("missing\\", "missing/"):
+        p = program(wrapper, exe, d, {"TICKTRACE_OUT": out}, 1000, "exit")
+        said = re.search(r"ticktrace: TICKTRACE_OUT=%s names the directory (\S+): No such file or directory: the "
+                         r"trace is written at (\S+), the default name, instead\n" % re.escape(out), p.stderr)
+        files = [f for f in os.listdir(d) if re.fullmatch(r"ticktrace-\d+\.ttr", f)]
+        if not said or not said.group(1).endswith("missing") or len(files) != 1 or \
+                not said.group(2).endswith("\\" + files[0]) or os.path.exists(os.path.join(d, "missing")):
+            fail(f"outdir, TICKTRACE_OUT={out}: not said, naming it, or not at the default name: {files}: "
+                 f"{p.stderr}")
+        converted_whole(ticktrace, os.path.join(d, files[0]), d, f"TICKTRACE_OUT={out}")
+        print(f"outdir, TICKTRACE_OUT={out}: said, the trace at the default name, {files[0]}")
+
+
 def main():
     clean_on_term()
     wrapper, exe, case = sys.argv[1:4]
     exe = os.path.abspath(exe)
     ticktrace = tool()
     with tempfile.TemporaryDirectory(prefix="tt-win-modes-") as d:
-        {"ring": ring, "stream": stream, "stream_pairs": stream_pairs, "live": live}[case](ticktrace, wrapper, exe, d)
+        {"ring": ring, "stream": stream, "stream_pairs": stream_pairs, "live": live,
+         "outdir": outdir}[case](ticktrace, wrapper, exe, d)
 
 
 if __name__ == "__main__":

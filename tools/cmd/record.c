@@ -312,14 +312,17 @@ not_run:;
 
 /* The directory the raw file goes into, checked before the run when its name can be
  * told then (no %p in it): a missing or unwritable one fails now, not after the
- * program ran to leave no trace. 0, or -1 said. */
+ * program ran to leave no trace. -o naming a directory (one there, or DIR/) is the
+ * default name in it, as the runtime takes it: that directory checked. 0, or -1 said. */
 static int tt_rec_out_dir(const char *out)
 {
-	const char *slash = strrchr(out, '/');
+	struct stat st;
+	size_t len = strlen(out);
+	const char *slash = len && out[len - 1] != '/' && stat(out, &st) == 0 && S_ISDIR(st.st_mode) ?
+				    out + len : strrchr(out, '/');
 	if (!slash || memchr(out, '%', (size_t)(slash - out)))
 		return 0;
 	char dir[PATH_MAX];
-	struct stat st;
 	snprintf(dir, sizeof dir, "%.*s", slash == out ? 1 : (int)(slash - out), out);
 	if (stat(dir, &st) != 0 || (!S_ISDIR(st.st_mode) && (errno = ENOTDIR)) ||
 	    access(dir, W_OK | X_OK) != 0) {

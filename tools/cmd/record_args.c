@@ -44,7 +44,8 @@ static const char tt_rec_usage[] =
 	"      --list              print what the patterns would patch (name, module,\n"
 	"                          address in the file, size, or why not), one a line,\n"
 	"                          and stop the program before its main\n"
-	"  -o, --output FILE       the raw file (default ticktrace-%p.ttr, %p: the pid);\n"
+	"  -o, --output FILE       the raw file (default ticktrace-%p.ttr, %p: the pid;\n"
+	"                          a directory, one there or DIR/: that default in it);\n"
 	"                          without %p, the program's alone: every other\n"
 	"                          process (however started: fork, posix_spawn, vfork,\n"
 	"                          a shell) appends its pid (FILE.PID), and the image\n"
@@ -85,7 +86,7 @@ const struct tt_cmd_arg tt_rec_args[] = {
 int tt_cmd_record(int argc, char **argv)
 {
 	const char *env_out = getenv(TT_ENV_OUT);
-	struct tt_rec_opts o = {.out = env_out && *env_out ? env_out : "ticktrace-%p.ttr",
+	struct tt_rec_opts o = {.out = env_out && *env_out ? env_out : TT_OUT_DEFAULT,
 				   .follow = true};
 	char **patterns = calloc((size_t)argc, sizeof(*patterns));
 	int c, rc;
