@@ -115,6 +115,11 @@ static bool tt_file_pages(const struct tt_file *f, uint64_t from, uint64_t to, c
 	return true;
 }
 
+/* The kernel maps the cached pages of the aligned 64 KiB around a page it faults in
+ * (fault_around_bytes' default): a release that ended inside such a window had its tail
+ * mapped again by the next fault beyond it, and never given back (up to 60 KiB a step). */
+#define TT_FAULT_AROUND ((uintptr_t)64 << 10)
+
 void tt_file_release(struct tt_ahead *a, const struct tt_file *f, uint64_t from, uint64_t to)
 {
 	/* Whole pages around the range: the mapping is read-only and private, so a page
@@ -123,6 +128,18 @@ void tt_file_release(struct tt_ahead *a, const struct tt_file *f, uint64_t from,
 	size_t n;
 	if (!tt_file_pages(f, from, to, &p, &n))
 		return;
+	/* Both ends back to a window's start, but the file's end: the tail left mapped
+	 * goes with the next release. */
+	uintptr_t start = (uintptr_t)p, end = start + n;
+	if (end != (uintptr_t)(f->data + f->size))
+		end &= ~(TT_FAULT_AROUND - 1);
+	start &= ~(TT_FAULT_AROUND - 1);
+	if (start < (uintptr_t)f->data)
+		start = (uintptr_t)f->data;
+	if (end <= start)
+		return;
+	p = (const uint8_t *)start;
+	n = end - start;
 	if (a)
 		tt_ahead_queue(a, p, n, true);
 	else
