@@ -390,7 +390,8 @@ uint64_t tt_os_files_limit(void);
  * inherits (close-on-exec; Windows: a handle not inherited), at a number `from` or
  * above (Linux: F_DUPFD_CLOEXEC, the numbers a program takes first left to it;
  * Windows: any handle, `from` unused). `file` stays open. 0, or -EMFILE where no number
- * is free from `from` up (or `from` is past the limit), or -errno. */
+ * is free from `from` up (or `from` is past the limit), -EBADF where `file` is none
+ * (negative) or closed, or another -errno. */
 int tt_os_file_copy(struct tt_os_file file, int from, struct tt_os_file *copy);
 /* The file `id` is, opened again by its `path` (where the program closed the caller's
  * number): a regular file alone, never through a link, never a FIFO waited on, with

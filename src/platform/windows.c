@@ -1021,6 +1021,8 @@ uint64_t tt_os_files_limit(void)
 int tt_os_file_copy(struct tt_os_file file, int from, struct tt_os_file *copy)
 {
 	(void)from; /* (a handle is no number a program takes by range: any will do) */
+	if (file.handle < 0) /* (none; -1 would name the process itself) */
+		return -EBADF;
 	HANDLE self = GetCurrentProcess(), h;
 	if (!DuplicateHandle(self, (HANDLE)file.handle, self, &h, 0, FALSE, DUPLICATE_SAME_ACCESS))
 		return tt_os_file_error(GetLastError());

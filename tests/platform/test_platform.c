@@ -1457,6 +1457,8 @@ static void test_file_copy(void **state)
 	assert_int_equal(sink.sink.put(&sink.sink, "copy", 4, NULL, 0, 0), 0);
 	struct tt_os_file again;
 	assert_int_equal(tt_os_file_copy(closed, 0, &again), -EBADF);
+	/* (none: never the process itself, which Windows' -1 names) */
+	assert_int_equal(tt_os_file_copy((struct tt_os_file){-1}, 0, &again), -EBADF);
 	assert_int_equal(tt_os_file_close(&copy), 0);
 	assert_string_equal(tt_file_text(path, text, sizeof text), "copy");
 	remove(path);
