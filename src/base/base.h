@@ -113,48 +113,72 @@ void tt__background_io(int begin) TT__HIDDEN;
 void tt__background_reset_after_fork(void) TT__HIDDEN; /* in the child */
 /* (ticktrace's own writes to its files: platform.h's tt_os_writing_begin) */
 
-/* fds.c: ticktrace's own descriptors, kept where the program's do not go, and
- * checked before each use (a program may close them, and open its own at the number). */
+/* fds.c: ticktrace's own files (Linux's descriptors), kept where the program's do not
+ * go, and checked before each use (a program may close them, and open its own at the
+ * number). The policy is both systems' (Windows' handles are no numbers a program
+ * takes by range: no share, any handle); the files are the platform's. */
 struct tt__fd {
-	int fd; /* -1: none */
-	int flags; /* what tells the file at fd: its open flags, its inode */
-	uint64_t dev, ino;
+	struct tt_os_file file; /* a descriptor; a handle. Negative: none */
+	struct tt_os_file_id id; /* what tells the file there (tt_os_file_identify) */
 };
-/* Keeps `fd`, just opened (always consumed): at a number in ticktrace's share of the
- * soft RLIMIT_NOFILE, the file remembered. 0, or -errno (-EMFILE: no room in the share). */
-int tt__fd_keep(struct tt__fd *f, int fd) TT__HIDDEN;
-/* A descriptor open for a moment in the program's table (a file read, a perf event
- * mapped): tt__fd_opened notes which file `fd` is (and returns it), and
- * tt__fd_close_opened closes it only while the number is still that file (the
+#define TT__FD_NONE {.file = {-1}}
+/* Keeps `file`, just opened (always consumed; a negative handle: the -errno its open
+ * gave, returned): a copy of it at a number in ticktrace's share of the descriptors
+ * (tt__fd_share), the file remembered. 0, or -errno (-EMFILE: no room in the share). */
+int tt__fd_keep(struct tt__fd *f, struct tt_os_file file) TT__HIDDEN;
+/* The lowest number ticktrace's descriptors take (the numbers from three quarters of
+ * the soft RLIMIT_NOFILE up, up to 4096), and how many it may hold (a quarter of it):
+ * the rest is the program's, as without ticktrace. */
+void tt__fd_share(int *floor, int *share) TT__HIDDEN;
+/* A file open for a moment in the program's table (a file read): tt__fd_opened notes
+ * which file `file` is in *id (id->file, negative where it cannot tell: then closed),
+ * and tt__fd_close_opened closes it only while the number is still that file (the
  * program may close every descriptor meanwhile, and open its own at the number). */
-int tt__fd_opened(int fd, struct tt__fd *id) TT__HIDDEN;
+void tt__fd_opened(struct tt_os_file file, struct tt__fd *id) TT__HIDDEN;
 void tt__fd_close_opened(const struct tt__fd *id) TT__HIDDEN;
-/* Whether f->fd still is the file kept there (its inode: one system call, out of
- * line; tt__fd_close checks its flags too). */
+/* Whether f->file still is the file kept there: its inode (one system call, out of
+ * line); tt__fd_ours_exactly its open flags and close-on-exec too (as tt__fd_close
+ * checks them before it closes). */
 int tt__fd_ours(const struct tt__fd *f) TT__HIDDEN;
+int tt__fd_ours_exactly(const struct tt__fd *f) TT__HIDDEN;
 /* f itself when still ours; else the same file again by its `path` (NULL: none),
- * never another: 0, or -EBADF with f->fd -1 (the number, the program's, left alone). */
+ * never another: 0, or -EBADF with f->file none (the number, the program's, left alone). */
 int tt__fd_reopen(struct tt__fd *f, const char *path) TT__HIDDEN;
-/* Closes f->fd if it still is ours (0, or close's -errno), else leaves the number to
- * the program (-EBADF); f->fd is -1 after. */
+/* Closes f->file if it still is ours (0, or the platform's close's -errno), else leaves
+ * the number to the program (-EBADF); f->file is none after. */
 int tt__fd_close(struct tt__fd *f) TT__HIDDEN;
-/* Lets f->fd go without closing it (the program's now); f->fd is -1 after. */
+/* Lets f->file go without closing it (the program's now); f->file is none after. */
 void tt__fd_forget(struct tt__fd *f) TT__HIDDEN;
-/* A stdio stream writing to f, which checks it before each write; fclose closes it
- * as tt__fd_close does. NULL with errno. */
-FILE *tt__fd_stdio(struct tt__fd *f) TT__HIDDEN;
-/* Where ticktrace says its lines (tt__err): the program's standard error, number 2,
- * while it is the file it was when ticktrace started, or one lines are written to (a
- * terminal, a pipe, a socket, a file open for appending: a log put there); never a
- * file the program opened at number 2 after closing it (a daemon's data file): the
- * line then goes to the copy tt__err_keep kept, or the log beside the trace. Whole
- * lines, each in one write. tt__err_start notes the
- * file at start (before it, and where no stream can be made, tt__err is stderr). */
-void tt__err_start(void) TT__HIDDEN;
+
+/* lines.c (Linux), lines_windows.c: where ticktrace's lines go, and a thread's table
+ * of descriptors of its own. */
+/* Where ticktrace says its lines (tt__err): Linux: the program's standard error,
+ * number 2, while it is the file it was when ticktrace started, or one lines are
+ * written to (a terminal, a pipe, a socket, a file open for appending: a log put
+ * there); never a file the program opened at number 2 after closing it (a daemon's
+ * data file): the line then goes to the copy tt__err_keep kept, or the log beside the
+ * trace. Whole lines, each in one write. Windows: the process's stderr (TICKTRACE_LOG
+ * is Linux's). */
 FILE *tt__err_stream(void) TT__HIDDEN;
 #define tt__err (tt__err_stream())
 /* One whole line said there now: 1, or 0 (nowhere fit to say it). */
 int tt__err_say(const char *line) TT__HIDDEN;
+/* The calling thread, one of ticktrace's, gets a table of descriptors of its own,
+ * empty (not even stderr) but for the `count` descriptors of `keep` that are still
+ * theirs (the others forgotten: found again by name, where they are): what it opens
+ * there is out of the program's reach (its closefrom, close_range, loops of close,
+ * dup2, even between a check and the call it allows) and takes none of its
+ * RLIMIT_NOFILE numbers; what it says (tt__err) goes to the program's number 2 all the
+ * same, copied into its table for each line (tt__fd_of_program). 0, or -errno
+ * (seccomp, say; Windows: -ENOSYS): the thread shares the program's table. */
+int tt__fd_private_table(struct tt__fd *const *keep, size_t count) TT__HIDDEN;
+#ifndef _WIN32
+/* A stdio stream writing to f, which checks it before each write; fclose closes it
+ * as tt__fd_close does. NULL with errno. */
+FILE *tt__fd_stdio(struct tt__fd *f) TT__HIDDEN;
+/* tt__err_start notes the file at number 2 at start (before it, and where no stream
+ * can be made, tt__err is stderr). */
+void tt__err_start(void) TT__HIDDEN;
 /* Where the lines go from now on (TICKTRACE_LOG, lifecycle/config.c decides): the
  * program's stderr as above; nowhere; or a file, whose name `name_of` gives into `buf`
  * as the first line is said (1: the run's first process, which empties it; 0: added
@@ -171,18 +195,10 @@ void tt__err_to(int where, int (*name_of)(char *buf, size_t size)) TT__HIDDEN;
 void tt__err_keep(void) TT__HIDDEN;
 /* In a forked child: the parent's log let go; the child's named at its first line. */
 void tt__err_after_fork_in_child(void) TT__HIDDEN;
-/* The calling thread, one of ticktrace's, gets a table of descriptors of its own,
- * empty (not even stderr) but for the `count` descriptors of `keep` that are still
- * theirs (the others forgotten: found again by name, where they are): what it opens
- * there is out of the program's reach (its closefrom, close_range, loops of close,
- * dup2, even between a check and the call it allows) and takes none of its
- * RLIMIT_NOFILE numbers; what it says (tt__err) goes to the program's number 2 all the
- * same, copied into its table for each line (tt__fd_of_program). 0, or -errno
- * (seccomp, say): the thread shares the program's table. */
-int tt__fd_private_table(struct tt__fd *const *keep, size_t count) TT__HIDDEN;
 /* A copy of the program's descriptor `fd` in the calling thread's table (close-on-
  * exec; from a table of its own, pidfd_getfd, Linux 5.6), or -1 with errno. */
 int tt__fd_of_program(int fd) TT__HIDDEN;
+#endif
 
 /* switches.c: a thread's context switches, as the kernel records them */
 struct tt__switches {

@@ -15,19 +15,14 @@
  * return and the next one's entry, at a number the program reaches only by naming it
  * or by holding three quarters of its limit; the next check finds the number taken.
  * Closing it takes a descriptor table of ticktrace's own (tt__fd_private_table,
- * unshare(CLONE_FILES)): tt-sched's and tt-drain's (the stream's file, made there), and
- * the writers' at the descriptor limit; the program's stderr and its descriptors by
- * name (/dev/stdout) reach them as copies (tt__fd_of_program). */
+ * lines.c: unshare(CLONE_FILES)): tt-sched's and tt-drain's (the stream's file, made
+ * there), and the writers' at the descriptor limit; the program's stderr and its
+ * descriptors by name (/dev/stdout) reach them as copies (tt__fd_of_program).
+ *
+ * The platform's files (tt_os_file_*): the same policy holds Windows' handles, where
+ * it costs little and asks nothing (no share, any handle: a handle is no small number
+ * a program closes or takes by range). */
 #include <errno.h>
-#include <fcntl.h>
-#include <stdio.h>
-#include <sched.h>
-#include <string.h>
-#include <sys/file.h>
-#include <sys/resource.h>
-#include <sys/stat.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include "base/base.h"
 
@@ -37,73 +32,69 @@
 
 static int tt__fds_kept; /* how many descriptors ticktrace holds now */
 
-/* The lowest number ticktrace's descriptors take, and how many it may hold. */
-static void tt__fd_share(int *floor, int *share)
+void tt__fd_share(int *floor, int *share)
 {
-	struct rlimit rl;
-	rlim_t soft = getrlimit(RLIMIT_NOFILE, &rl) == 0 ? rl.rlim_cur : 1024;
-	rlim_t table = soft < TT__FD_TABLE_MAX ? soft : TT__FD_TABLE_MAX;
+	uint64_t soft = tt_os_files_limit();
+	uint64_t table = soft < TT__FD_TABLE_MAX ? soft : TT__FD_TABLE_MAX;
 	*floor = (int)(table - table / 4);
 	*share = soft / 4 < 1 << 30 ? (int)(soft / 4) : 1 << 30;
 }
 
-/* What tells the file at `fd`: its inode; with `exact`, also its open flags and the
+/* What tells the file `file` is: its inode; with `exact`, also its open flags and the
  * close-on-exec flag ticktrace sets (dup2, and a program's open without O_CLOEXEC,
  * leave it clear), which tell ticktrace's descriptor from the program's of the same
  * file (a device: /dev/null, a terminal). */
-static int tt__fd_identity(int fd, struct tt__fd *id, int exact)
+static int tt__fd_identity(struct tt_os_file file, struct tt__fd *id, int exact)
 {
-	struct tt_os_file_id file = {.flags = id->flags};
-	int err = tt_os_file_identify((struct tt_os_file){fd}, &file, exact);
+	struct tt_os_file_id now = {.flags = id->id.flags};
+	int err = tt_os_file_identify(file, &now, exact);
 	if (!err)
-		*id = (struct tt__fd){.fd = fd, .flags = file.flags, .dev = file.dev, .ino = file.ino};
+		*id = (struct tt__fd){.file = file, .id = now};
 	return err;
 }
 
-/* Whether f->fd is the file kept there: the inode (one system call, before each
+/* Whether f->file is the file kept there: the inode (one system call, before each
  * use), or `exact`ly (before closing it). */
 static int tt__fd_is(const struct tt__fd *f, int exact)
 {
-	struct tt__fd now = {.flags = f->flags};
-	return f->fd >= 0 && tt__fd_identity(f->fd, &now, exact) == 0 && now.dev == f->dev &&
-	       now.ino == f->ino && now.flags == f->flags;
+	struct tt__fd now = {.id.flags = f->id.flags};
+	return f->file.handle >= 0 && tt__fd_identity(f->file, &now, exact) == 0 && now.id.dev == f->id.dev &&
+	       now.id.ino == f->id.ino && now.id.flags == f->id.flags;
 }
 
-int tt__fd_opened(int fd, struct tt__fd *id)
+void tt__fd_opened(struct tt_os_file file, struct tt__fd *id)
 {
-	*id = (struct tt__fd){.fd = fd};
-	if (fd >= 0 && tt__fd_identity(fd, id, 0) < 0) {
-		close(fd);
-		id->fd = -1;
+	*id = (struct tt__fd){.file = file};
+	if (file.handle >= 0 && tt__fd_identity(file, id, 0) < 0) {
+		tt_os_file_close(&file);
+		id->file.handle = -1;
 	}
-	return id->fd;
 }
 
 void tt__fd_close_opened(const struct tt__fd *id)
 {
-	struct tt__fd now = {.flags = id->flags};
-	if (id->fd >= 0 && tt__fd_identity(id->fd, &now, 0) == 0 && now.dev == id->dev && now.ino == id->ino)
-		close(id->fd);
+	struct tt__fd now = {.id.flags = id->id.flags};
+	struct tt_os_file file = id->file;
+	if (file.handle >= 0 && tt__fd_identity(file, &now, 0) == 0 && now.id.dev == id->id.dev &&
+	    now.id.ino == id->id.ino)
+		tt_os_file_close(&file);
 }
 
-int tt__fd_keep(struct tt__fd *f, int fd)
+int tt__fd_keep(struct tt__fd *f, struct tt_os_file file)
 {
 	struct tt__fd opened;
-	tt__fd_opened(fd, &opened);
-	f->fd = -1;
-	if (fd < 0)
-		return fd;
+	tt__fd_opened(file, &opened);
+	f->file.handle = -1;
+	if (file.handle < 0)
+		return (int)file.handle;
 	int floor, share, err = -EMFILE;
 	tt__fd_share(&floor, &share);
-	int high = -1;
-	if (__atomic_add_fetch(&tt__fds_kept, 1, __ATOMIC_RELAXED) <= share) {
-		high = fcntl(fd, F_DUPFD_CLOEXEC, floor);
-		/* (none free from the floor up: the program holds them) */
-		err = high < 0 ? (errno == EINVAL ? -EMFILE : -errno) : 0;
-	}
+	struct tt_os_file high = {-1};
+	if (__atomic_add_fetch(&tt__fds_kept, 1, __ATOMIC_RELAXED) <= share)
+		err = tt_os_file_copy(file, floor, &high);
 	tt__fd_close_opened(&opened);
 	if (!err && (err = tt__fd_identity(high, f, 1)) < 0)
-		close(high);
+		tt_os_file_close(&high);
 	if (err)
 		__atomic_sub_fetch(&tt__fds_kept, 1, __ATOMIC_RELAXED);
 	return err;
@@ -114,9 +105,14 @@ int tt__fd_ours(const struct tt__fd *f)
 	return tt__fd_is(f, 0);
 }
 
+int tt__fd_ours_exactly(const struct tt__fd *f)
+{
+	return tt__fd_is(f, 1);
+}
+
 int tt__fd_reopen(struct tt__fd *f, const char *path)
 {
-	if (f->fd < 0)
+	if (f->file.handle < 0)
 		return -EBADF;
 	if (tt__fd_ours(f))
 		return 0;
@@ -125,13 +121,12 @@ int tt__fd_reopen(struct tt__fd *f, const char *path)
 	/* The same file, found by its name, or nothing (the platform's: never a link
 	 * another user put there, never a FIFO to block on). */
 	struct tt_os_file found;
-	if (!path || tt_os_file_reopen(path, &(struct tt_os_file_id){was.dev, was.ino, was.flags}, &found) < 0 ||
-	    tt__fd_keep(f, (int)found.handle) < 0)
+	if (!path || tt_os_file_reopen(path, &was.id, &found) < 0 || tt__fd_keep(f, found) < 0)
 		return -EBADF;
 	/* What is kept is what was at the number as it was copied: the program may have
 	 * put its own file there after the checks above (a dup2 over every number): then
 	 * not the file, and the copy let go. */
-	if (f->dev != was.dev || f->ino != was.ino) {
+	if (f->id.dev != was.id.dev || f->id.ino != was.id.ino) {
 		tt__fd_close(f);
 		return -EBADF;
 	}
@@ -140,376 +135,18 @@ int tt__fd_reopen(struct tt__fd *f, const char *path)
 
 void tt__fd_forget(struct tt__fd *f)
 {
-	if (f->fd >= 0)
+	if (f->file.handle >= 0)
 		__atomic_sub_fetch(&tt__fds_kept, 1, __ATOMIC_RELAXED);
-	f->fd = -1;
+	f->file.handle = -1;
 }
 
 int tt__fd_close(struct tt__fd *f)
 {
-	if (f->fd < 0)
+	if (f->file.handle < 0)
 		return 0;
 	int ours = tt__fd_is(f, 1);
-	int err = ours && close(f->fd) < 0 ? -errno : 0;
+	struct tt_os_file file = f->file;
+	int err = ours ? tt_os_file_close(&file) : 0;
 	tt__fd_forget(f);
 	return ours ? err : -EBADF;
 }
-
-/* A stdio stream's writes go through these: each checks the descriptor first. */
-static ssize_t tt__fd_stdio_write(void *cookie, const char *buf, size_t size)
-{
-	struct tt__fd *f = cookie;
-	if (!tt__fd_ours(f)) {
-		errno = EBADF;
-		return -1;
-	}
-	/* All of it, as a stream on the descriptor itself would: a short count is an
-	 * error to stdio, with the errno of the write that failed (EFBIG, ENOSPC). */
-	size_t done = 0;
-	while (done < size) {
-		ssize_t n = write(f->fd, buf + done, size - done);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return done ? (ssize_t)done : -1;
-		done += (size_t)n;
-	}
-	return (ssize_t)done;
-}
-
-static int tt__fd_stdio_close(void *cookie)
-{
-	return tt__fd_close(cookie) < 0 ? -1 : 0;
-}
-
-FILE *tt__fd_stdio(struct tt__fd *f)
-{
-	return fopencookie(f, "w", (cookie_io_functions_t){.write = tt__fd_stdio_write,
-							  .close = tt__fd_stdio_close});
-}
-
-static struct tt__fd tt__err_was = {.fd = -1}; /* number 2 when ticktrace started */
-static FILE *tt__err_file;
-/* The calling thread has a table of descriptors of its own (tt__fd_private_table). */
-static __thread int tt__own_table __attribute__((tls_model("initial-exec")));
-
-/* Whether `fd` is where ticktrace's lines go (base.h), the program's number 2. */
-static int tt__err_fits(int fd)
-{
-	struct stat st;
-	if (fstat(fd, &st) < 0)
-		return 0;
-	if (tt__err_was.fd == 2 && st.st_dev == tt__err_was.dev && st.st_ino == tt__err_was.ino)
-		return 1;
-	if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))
-		return 1;
-	int flags = fcntl(fd, F_GETFL);
-	return flags >= 0 && (flags & O_APPEND);
-}
-
-int tt__fd_of_program(int fd)
-{
-	if (!tt__own_table)
-		return fcntl(fd, F_DUPFD_CLOEXEC, 0);
-	int pidfd = (int)syscall(SYS_pidfd_open, getpid(), 0);
-	if (pidfd < 0)
-		return -1;
-	int copy = (int)syscall(SYS_pidfd_getfd, pidfd, fd, 0);
-	int err = errno;
-	close(pidfd);
-	errno = err;
-	return copy;
-}
-
-/* All of `size` bytes to `fd`: 1, or 0 (a write failed: the line is let go, as
- * stderr lets it go). */
-static int tt__write_all(int fd, const char *buf, size_t size)
-{
-	for (size_t done = 0; done < size;) {
-		ssize_t n = write(fd, buf + done, size - done);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return 0;
-		done += (size_t)n;
-	}
-	return 1;
-}
-
-/* The log (TT__LOG_FILE): named by tt__log_name_of as its first line is said, kept at
- * a high number of the program's table (a thread with a table of its own opens it by
- * its name for each line), given up for stderr where it cannot be written. */
-static int tt__log_where = TT__LOG_STDERR;
-static int (*tt__log_name_of)(char *buf, size_t size);
-static char tt__log_name[4096];
-static struct tt__fd tt__log_fd = {.fd = -1};
-static int tt__log_named;    /* tt__log_name set: 1; being set: 2; could not be: -1 */
-static int tt__log_to_empty; /* the run's first process empties its log as it opens it */
-
-/* The log just opened, `empty` in the run's first process: emptied unless another run
- * writes it now (independent runs given one TICKTRACE_LOG, or one TICKTRACE_OUT and
- * the log beside it), whose lines stay and this run's follow; each process holds its
- * log (a shared flock on its descriptor) to say so. 0, or -1 where it cannot be emptied. */
-static int tt__log_claim(int fd, int empty)
-{
-	if (empty && flock(fd, LOCK_EX | LOCK_NB) < 0 && errno == EWOULDBLOCK)
-		empty = 0;
-	int err = empty ? ftruncate(fd, 0) : 0;
-	flock(fd, LOCK_SH | LOCK_NB);
-	return err;
-}
-
-/* The log's descriptor, open now; -1 with errno, or -2: no log for this run (its
- * trace goes to a device). `own`: in the calling thread's own table (the caller
- * closes it). */
-static int tt__log_open(int *own)
-{
-	*own = 0;
-	if (tt__log_fd.fd >= 0 && tt__fd_ours(&tt__log_fd))
-		return tt__log_fd.fd;
-	tt__fd_forget(&tt__log_fd); /* (a program that closed it: opened again by its name) */
-	/* Named by the first thread with a line to say; the others wait the moment it takes. */
-	int unnamed = 0;
-	if (__atomic_compare_exchange_n(&tt__log_named, &unnamed, 2, 0, __ATOMIC_ACQ_REL,
-					__ATOMIC_ACQUIRE)) {
-		int named = tt__log_name_of(tt__log_name, sizeof tt__log_name);
-		__atomic_store_n(&tt__log_to_empty, named > 0, __ATOMIC_RELEASE);
-		__atomic_store_n(&tt__log_named, named < 0 ? -1 : 1, __ATOMIC_RELEASE);
-	}
-	while (__atomic_load_n(&tt__log_named, __ATOMIC_ACQUIRE) == 2)
-		sched_yield();
-	if (tt__log_named < 0)
-		return -2;
-	/* Never through a link, never into a FIFO, a device or another user's file. */
-	int fd = open(tt__log_name, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_NONBLOCK |
-				      O_NOCTTY | O_CLOEXEC, 0644);
-	struct stat st;
-	if (fd >= 0 && (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
-			tt__log_claim(fd, __atomic_exchange_n(&tt__log_to_empty, 0, __ATOMIC_ACQ_REL)) < 0)) {
-		close(fd);
-		errno = EPERM;
-		fd = -1;
-	}
-	if (fd < 0)
-		return -1;
-	/* Kept by one thread (another at it meanwhile, or one with a table of its own: for
-	 * this line only); tt__fd_keep closes `fd` (no high number free: -EMFILE). */
-	static int keeping;
-	if (tt__own_table || __atomic_exchange_n(&keeping, 1, __ATOMIC_ACQ_REL)) {
-		*own = 1;
-		return fd;
-	}
-	int err = tt__fd_keep(&tt__log_fd, fd);
-	int kept = tt__log_fd.fd;
-	__atomic_store_n(&keeping, 0, __ATOMIC_RELEASE);
-	errno = -err;
-	return err ? -1 : kept;
-}
-
-static int tt__err_put(const char *buf, size_t size);
-
-/* A line into the log: 1 said, 0 let go, -1 no log to be had (said on stderr instead,
- * with why, once). */
-static int tt__log_put(const char *buf, size_t size)
-{
-	static int given_up;
-	int own, fd = given_up ? -1 : tt__log_open(&own);
-	if (fd < 0) {
-		if (!__atomic_exchange_n(&given_up, 1, __ATOMIC_ACQ_REL) && fd == -1) {
-			char why[4600];
-			snprintf(why, sizeof why, "ticktrace: cannot write its log %s (%s): its lines "
-				 "go to stderr (TICKTRACE_LOG)\n",
-				 tt__log_name, strerror(errno));
-			tt__err_put(why, strlen(why));
-		}
-		return -1;
-	}
-	int said = tt__write_all(fd, buf, size);
-	if (own)
-		close(fd);
-	return said;
-}
-
-/* The program's stderr as it was at start, where number 2 is no longer a place for
- * lines (closed: gnulib's close_stdout at exit, before ticktrace's last lines; or a
- * file of the program's there): a copy kept high from the start, only where nothing
- * waits for its end (a terminal, a file), never a pipe or a socket: a daemon closes
- * those to let its reader (`$(daemon)`) go on. In the calling thread's table (`own`:
- * a copy the caller closes), or -1. */
-static struct tt__fd tt__err_copy = {.fd = -1};
-
-static int tt__err_copy_fd(int *own)
-{
-	*own = tt__own_table;
-	if (!tt__own_table)
-		return tt__fd_ours(&tt__err_copy) ? tt__err_copy.fd : -1;
-	struct stat st;
-	int fd = tt__err_copy.fd >= 0 ? tt__fd_of_program(tt__err_copy.fd) : -1;
-	if (fd >= 0 && (fstat(fd, &st) < 0 || st.st_dev != tt__err_copy.dev ||
-			st.st_ino != tt__err_copy.ino)) {
-		close(fd);
-		fd = -1;
-	}
-	return fd;
-}
-
-/* A line to the program's stderr (number 2, or the copy of it kept at start): 1 said,
- * 0 let go (a write failed), -1 no stderr to say it on. */
-static int tt__stderr_put(const char *buf, size_t size)
-{
-	/* (a thread with a table of its own: a copy for this line; kept, it would hold a
-	 * pipe the program let go open, a daemon's starter waiting for its end) */
-	int fd = tt__own_table ? tt__fd_of_program(2) : 2;
-	int own = fd >= 0 && fd != 2;
-	if (fd < 0 || !tt__err_fits(fd)) {
-		if (own)
-			close(fd);
-		fd = tt__err_copy_fd(&own);
-		if (fd < 0)
-			return -1;
-	}
-	int said = tt__write_all(fd, buf, size);
-	if (own)
-		close(fd);
-	return said;
-}
-
-/* Where the program let its stderr go and none of it is kept (a pipe): its lines into
- * the log beside the trace (info names it), the first of them saying why. */
-static int tt__moved_said;
-
-static int tt__log_instead(const char *buf, size_t size)
-{
-	if (!tt__log_name_of)
-		return -1;
-	static const char why[] = "ticktrace: the program closed its stderr (or put a file of its "
-				  "own at number 2), which ticktrace does not hold open (a pipe's "
-				  "reader waits for its end): its lines are here\n";
-	if (!__atomic_exchange_n(&tt__moved_said, 1, __ATOMIC_ACQ_REL) &&
-	    tt__log_put(why, sizeof why - 1) < 0)
-		return -1;
-	return tt__log_put(buf, size);
-}
-
-/* Writes `size` bytes where ticktrace's lines go: 1, or 0 (not there to be said). */
-static int tt__err_put(const char *buf, size_t size)
-{
-	int saved_errno = errno;
-	int where = __atomic_load_n(&tt__log_where, __ATOMIC_ACQUIRE);
-	if (where == TT__LOG_OFF)
-		return 0;
-	if (where == TT__LOG_FILE) {
-		int said = tt__log_put(buf, size); /* (-1: stderr's after all) */
-		errno = saved_errno;
-		if (said >= 0)
-			return said;
-	}
-	int said = tt__stderr_put(buf, size);
-	if (said < 0 && where == TT__LOG_STDERR)
-		said = tt__log_instead(buf, size);
-	errno = saved_errno;
-	return said > 0;
-}
-
-static ssize_t tt__err_write(void *cookie, const char *buf, size_t size)
-{
-	(void)cookie;
-	tt__err_put(buf, size);
-	return (ssize_t)size;
-}
-
-int tt__err_say(const char *line)
-{
-	return tt__err_put(line, strlen(line));
-}
-
-void tt__err_start(void)
-{
-	if (tt__err_file)
-		return;
-	struct stat st;
-	if (fstat(2, &st) == 0)
-		tt__err_was = (struct tt__fd){.fd = 2, .dev = st.st_dev, .ino = st.st_ino};
-	tt__err_file = fopencookie(NULL, "w", (cookie_io_functions_t){.write = tt__err_write});
-	if (tt__err_file)
-		setvbuf(tt__err_file, NULL, _IOLBF, 1024);
-}
-
-FILE *tt__err_stream(void)
-{
-	return tt__err_file ? tt__err_file : stderr;
-}
-
-FILE *tt__log(void)
-{
-	return tt__err_stream();
-}
-
-void tt__err_to(int where, int (*name_of)(char *buf, size_t size))
-{
-	tt__log_name_of = name_of;
-	__atomic_store_n(&tt__log_where, where, __ATOMIC_RELEASE);
-}
-
-void tt__err_keep(void)
-{
-	struct stat st;
-	if (tt__err_copy.fd < 0 && tt__log_where != TT__LOG_OFF && tt__err_was.fd == 2 &&
-	    fstat(2, &st) == 0 && st.st_dev == tt__err_was.dev && st.st_ino == tt__err_was.ino &&
-	    (S_ISCHR(st.st_mode) || S_ISREG(st.st_mode)))
-		tt__fd_keep(&tt__err_copy, fcntl(2, F_DUPFD_CLOEXEC, 0));
-}
-
-void tt__err_after_fork_in_child(void)
-{
-	/* (the parent's log, inherited: the child names and opens its own) */
-	tt__fd_close(&tt__log_fd);
-	tt__log_named = 0;
-	tt__moved_said = 0;
-}
-
-/* Closes the calling thread's descriptors first to last. (Before Linux 5.9, one by one.) */
-static void tt__close_range(unsigned first, unsigned last)
-{
-	if (syscall(SYS_close_range, first, last, 0u) == 0)
-		return;
-	int floor, share;
-	tt__fd_share(&floor, &share);
-	for (int fd = (int)first; fd < floor + share && (unsigned)fd <= last; fd++)
-		close(fd);
-}
-
-int tt__fd_private_table(struct tt__fd *const *keep, size_t count)
-{
-	if (unshare(CLONE_FILES) < 0)
-		return -errno;
-	tt__own_table = 1;
-	/* The copy holds the program's files open (a pipe's reader would wait on it for
-	 * its end): let every one go but those kept, each still the file it was (else the
-	 * program's by now: let go with the rest, and forgotten). A sanitizer build
-	 * keeps number 2, where the sanitizers write their reports (raw writes, not
-	 * tt__err's): the program's stderr as it was, held open by this thread. */
-	unsigned from = 0;
-#ifdef TT_SANITIZED
-	tt__close_range(0, 1);
-	from = 3;
-#endif
-	for (size_t i = 0; i < count; i++)
-		if (keep[i]->fd >= 0 && !tt__fd_is(keep[i], 1))
-			tt__fd_forget(keep[i]);
-	for (;;) {
-		/* (the lowest kept number from `from` on: a few, looked over again each time) */
-		unsigned next = ~0u;
-		for (size_t i = 0; i < count; i++)
-			if (keep[i]->fd >= (int)from && (unsigned)keep[i]->fd < next)
-				next = (unsigned)keep[i]->fd;
-		if (next == ~0u)
-			break;
-		if (next > from)
-			tt__close_range(from, next - 1);
-		from = next + 1;
-	}
-	tt__close_range(from, ~0u);
-	return 0;
-}
-

@@ -167,10 +167,10 @@ int tt__schedstat_read_own(uint32_t tid, struct tt_schedstat_sample *out)
 	out->majflt = (uint64_t)own.ru_majflt;
 	/* (in the program's table: closed only while still that file) */
 	struct tt__fd opened;
-	int fd = tt__fd_opened(tt__schedstat_file(-1, tid, "schedstat"), &opened);
-	if (fd < 0)
+	tt__fd_opened((struct tt_os_file){tt__schedstat_file(-1, tid, "schedstat")}, &opened);
+	if (opened.file.handle < 0)
 		return -1;
-	int read = tt__schedstat_span(CLOCK_THREAD_CPUTIME_ID, fd, out);
+	int read = tt__schedstat_span(CLOCK_THREAD_CPUTIME_ID, (int)opened.file.handle, out);
 	tt__fd_close_opened(&opened);
 	return read;
 }
@@ -193,8 +193,11 @@ int tt__schedstat_read_other(uint32_t tid, struct tt_schedstat_sample *out)
 	/* (in the caller's table, the program's: each closed only while still that file) */
 	struct tt__fd schedstat, stat;
 	struct tt__schedstat s = {.dir = -1, .tid = tid};
-	s.schedstat_fd = tt__fd_opened(tt__schedstat_file(-1, tid, "schedstat"), &schedstat);
-	s.stat_fd = s.schedstat_fd < 0 ? -1 : tt__fd_opened(tt__schedstat_file(-1, tid, "stat"), &stat);
+	tt__fd_opened((struct tt_os_file){tt__schedstat_file(-1, tid, "schedstat")}, &schedstat);
+	s.schedstat_fd = (int)schedstat.file.handle;
+	if (s.schedstat_fd >= 0)
+		tt__fd_opened((struct tt_os_file){tt__schedstat_file(-1, tid, "stat")}, &stat);
+	s.stat_fd = s.schedstat_fd < 0 ? -1 : (int)stat.file.handle;
 	int read = s.stat_fd < 0 ? -1 : tt__schedstat_read(&s, out, 1);
 	if (s.stat_fd >= 0)
 		tt__fd_close_opened(&stat);

@@ -149,7 +149,7 @@ __attribute__((visibility("default"))) int tt__own_thread_main(void *(*main)(voi
 __attribute__((visibility("default"))) uint64_t tt__address_room(void);
 
 /* Where ticktrace's lines go (TICKTRACE_LOG: the program's stderr, a file, nowhere),
- * the patcher's as the runtime's: defined and exported by the runtime (base/fds.c). */
+ * the patcher's as the runtime's: defined and exported by the runtime (base/lines.c). */
 __attribute__((visibility("default"))) FILE *tt__log(void);
 
 /* The patcher's name for the function it patched, or the library call it hooked

@@ -112,7 +112,7 @@ static int tt__live_own(struct tt__live *lv)
 }
 
 /* The file as the platform layer takes it: its descriptor now (tt__live_own). */
-#define TT__LIVE_FILE(lv) ((struct tt_os_file){tt__fd_out((lv)->out)->file.fd})
+#define TT__LIVE_FILE(lv) (tt__fd_out((lv)->out)->file.file)
 
 /* Gives bytes [from, to) of the file their blocks on disk: a page of a shared mapping
  * that the disk has no room for faults with SIGBUS when written. Where the file
@@ -161,12 +161,12 @@ int tt__live_start(void)
 	if (!err)
 		fputs(said, tt__err);
 	int made_err = err;
-	err = tt__fd_keep(&tt__fd_out(lv->out)->file, err ? err : (int)made.handle);
+	err = tt__fd_keep(&tt__fd_out(lv->out)->file, err ? (struct tt_os_file){err} : made);
 	if (err && !made_err)
 		tt_os_remove(lv->path); /* (just made, no descriptor left for it) */
 	if (err)
 		goto fail_err;
-	lv->fd = tt__fd_out(lv->out)->file.fd;
+	lv->fd = (int)tt__fd_out(lv->out)->file.file.handle;
 	tt_os_file_stamp(&TT__LIVE_FILE(lv), &lv->placed);
 	/* Listed at once: a process stopped before its header is written leaves a file
 	 * that holds nothing, which record then removes. */

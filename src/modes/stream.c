@@ -182,7 +182,9 @@ static void tt__stream_refresh_header(struct tt__stream *st)
 	tt__file_header(&header, TT_FILE_STREAMED);
 	tt__background_io(1);
 	/* (checked last before the call: fds.c) */
-	ssize_t written = tt__out_own(st->out) ? -1 : pwrite(tt__fd_out(st->out)->file.fd, &header, sizeof header, 0);
+	ssize_t written = tt__out_own(st->out) ?
+				  -1 :
+				  pwrite((int)tt__fd_out(st->out)->file.file.handle, &header, sizeof header, 0);
 	tt__background_io(0);
 	if (written != (ssize_t)sizeof header && !st->out->err)
 		st->out->err = -EIO;
@@ -198,7 +200,7 @@ static int tt__stream_reserve(struct tt__stream *st, uint64_t to)
 	tt__background_io(1);
 	do /* (checked last before each call: fds.c) */
 		rc = tt__out_own(st->out) ? (errno = EBADF, -1) :
-		     fallocate(tt__fd_out(st->out)->file.fd, FALLOC_FL_KEEP_SIZE, (off_t)st->out->offset,
+		     fallocate((int)tt__fd_out(st->out)->file.file.handle, FALLOC_FL_KEEP_SIZE, (off_t)st->out->offset,
 			       (off_t)(to - st->out->offset));
 	while (rc < 0 && errno == EINTR);
 	int err = errno;
@@ -379,7 +381,7 @@ static int tt__stream_snapshot(struct tt__out *out, void *arg)
 		size_t want = size - at < sizeof out->buf ? (size_t)(size - at) : sizeof out->buf;
 		if (tt__out_own(st->out))
 			return st->out->err;
-		ssize_t n = pread(tt__fd_out(st->out)->file.fd, out->buf, want, (off_t)at);
+		ssize_t n = pread((int)tt__fd_out(st->out)->file.file.handle, out->buf, want, (off_t)at);
 		if (n <= 0)
 			return n < 0 ? -errno : -EIO;
 		out->len = (size_t)n;
@@ -512,7 +514,7 @@ static void tt__stream_end(struct tt__stream *st)
 	tt__stream_refresh_header(st);
 	/* The blocks reserved past the end go back to the disk. */
 	if (!st->in_place && st->reserved_to > st->out->offset && !st->out->err &&
-	    !tt__out_own(st->out) && ftruncate(tt__fd_out(st->out)->file.fd, (off_t)st->out->offset) < 0)
+	    !tt__out_own(st->out) && ftruncate((int)tt__fd_out(st->out)->file.file.handle, (off_t)st->out->offset) < 0)
 		st->out->err = -errno;
 	/* (in the drain's table, which holds it) */
 	st->closed = tt__fd_close(&tt__fd_out(st->out)->file);

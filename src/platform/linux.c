@@ -617,7 +617,7 @@ int tt_os_file_name(struct tt_os_file *file, const char *path, struct tt_os_new_
 	if (!made->unnamed)
 		return 0;
 	char proc[64];
-	/* (the thread's: a writer with a table of its own, base/fds.c) */
+	/* (the thread's: a writer with a table of its own, base/lines.c) */
 	snprintf(proc, sizeof proc, "/proc/thread-self/fd/%d", (int)file->handle);
 	/* Nothing at PATH: named there at once (nothing to rename, no moment when a
 	 * temporary name exists). */
@@ -732,6 +732,21 @@ int tt_os_file_identify(struct tt_os_file file, struct tt_os_file_id *id, int ex
 	if (!(fd_flags & FD_CLOEXEC))
 		return -EBADF;
 	*id = (struct tt_os_file_id){.dev = st.st_dev, .ino = st.st_ino, .flags = flags};
+	return 0;
+}
+
+uint64_t tt_os_files_limit(void)
+{
+	struct rlimit rl;
+	return getrlimit(RLIMIT_NOFILE, &rl) == 0 ? (uint64_t)rl.rlim_cur : 1024;
+}
+
+int tt_os_file_copy(struct tt_os_file file, int from, struct tt_os_file *copy)
+{
+	int fd = fcntl((int)file.handle, F_DUPFD_CLOEXEC, from);
+	if (fd < 0)
+		return errno == EINVAL ? -EMFILE : -errno;
+	copy->handle = fd;
 	return 0;
 }
 

@@ -382,6 +382,17 @@ struct tt_os_file_id {
 /* `file`'s identity into *id (one system call where not `exact`): 0, or -EBADF where
  * no file is there, or -errno. */
 int tt_os_file_identify(struct tt_os_file file, struct tt_os_file_id *id, int exact);
+/* How many files the process may hold open at once (Linux: the soft RLIMIT_NOFILE, its
+ * descriptors' numbers below it, 1024 where it cannot be read; Windows: UINT64_MAX, a
+ * handle being no small number of a table a program takes by range). */
+uint64_t tt_os_files_limit(void);
+/* A copy of `file` in *copy, open on the same file, which a program's child never
+ * inherits (close-on-exec; Windows: a handle not inherited), at a number `from` or
+ * above (Linux: F_DUPFD_CLOEXEC, the numbers a program takes first left to it;
+ * Windows: any handle, `from` unused). `file` stays open. 0, or -EMFILE where no number
+ * is free from `from` up (or `from` is past the limit), -EBADF where `file` is none
+ * (negative) or closed, or another -errno. */
+int tt_os_file_copy(struct tt_os_file file, int from, struct tt_os_file *copy);
 /* The file `id` is, opened again by its `path` (where the program closed the caller's
  * number): a regular file alone, never through a link, never a FIFO waited on, with
  * id's open flags (Windows: for writing); 0 with `file`, or -EBADF where what is at

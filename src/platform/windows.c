@@ -1013,6 +1013,23 @@ int tt_os_file_identify(struct tt_os_file file, struct tt_os_file_id *id, int ex
 	return 0;
 }
 
+uint64_t tt_os_files_limit(void)
+{
+	return UINT64_MAX;
+}
+
+int tt_os_file_copy(struct tt_os_file file, int from, struct tt_os_file *copy)
+{
+	(void)from; /* (a handle is no number a program takes by range: any will do) */
+	if (file.handle < 0) /* (none; -1 would name the process itself) */
+		return -EBADF;
+	HANDLE self = GetCurrentProcess(), h;
+	if (!DuplicateHandle(self, (HANDLE)file.handle, self, &h, 0, FALSE, DUPLICATE_SAME_ACCESS))
+		return tt_os_file_error(GetLastError());
+	copy->handle = (intptr_t)h;
+	return 0;
+}
+
 int tt_os_file_reopen(const char *path, const struct tt_os_file_id *id, struct tt_os_file *file)
 {
 	wchar_t wpath[MAX_PATH];

@@ -214,11 +214,11 @@ static void tt__spikes_flush(struct tt__spikes *sp)
 	/* A program that closed it (closefrom, close_range, as daemons do): the same file
 	 * again, by its name, on from its last whole entry. */
 	if (!tt__fd_ours(&sp->log) && tt__fd_reopen(&sp->log, sp->path) == 0 && sp->whole >= 0)
-		lseek(sp->log.fd, sp->whole, SEEK_SET);
+		lseek((int)sp->log.file.handle, sp->whole, SEEK_SET);
 	errno = 0;
 	if (fflush(sp->out) == 0 && !ferror(sp->out)) {
 		if (tt__fd_ours(&sp->log))
-			sp->whole = lseek(sp->log.fd, 0, SEEK_CUR);
+			sp->whole = lseek((int)sp->log.file.handle, 0, SEEK_CUR);
 		return;
 	}
 	if (!sp->lost++)
@@ -228,8 +228,8 @@ static void tt__spikes_flush(struct tt__spikes *sp)
 	/* A file keeps whole entries only, as a reader of lines expects: what the disk
 	 * took of this one is cut off (a FIFO's or device's cannot be, and its offset is
 	 * -1). */
-	if (sp->whole >= 0 && tt__fd_ours(&sp->log) && ftruncate(sp->log.fd, sp->whole) == 0)
-		lseek(sp->log.fd, sp->whole, SEEK_SET);
+	if (sp->whole >= 0 && tt__fd_ours(&sp->log) && ftruncate((int)sp->log.file.handle, sp->whole) == 0)
+		lseek((int)sp->log.file.handle, sp->whole, SEEK_SET);
 }
 
 /* A spike found among the records a look copied: its thread's counters read now, once
@@ -330,7 +330,7 @@ static int tt__spikes_open_log(struct tt__spikes *sp, const char *dest)
 	/* A new file renamed into place, as the trace: a link or a file planted
 	 * at PATH is replaced, not written through; a device or FIFO is written. */
 	int in_place;
-	err = tt__fd_keep(&sp->log, tt__open_output(path, &in_place));
+	err = tt__fd_keep(&sp->log, (struct tt_os_file){tt__open_output(path, &in_place)});
 	if (err)
 		return err;
 	sp->out = tt__fd_stdio(&sp->log);

@@ -115,7 +115,7 @@ static void drain_ring(struct tt_profile *p, struct tt__perf_ring *r)
 static bool event_ours(const struct tt__perf *pf, size_t i)
 {
 	uint64_t id;
-	return tt__fd_ours(&pf->fds[i]) && ioctl(pf->fds[i].fd, PERF_EVENT_IOC_ID, &id) == 0 &&
+	return tt__fd_ours(&pf->fds[i]) && ioctl((int)pf->fds[i].file.handle, PERF_EVENT_IOC_ID, &id) == 0 &&
 	       id == pf->ids[i];
 }
 
@@ -138,18 +138,18 @@ static void *drain_main(void *arg)
 
 	/* The opener writes 1 once the rings exist, or 2 if it gave up. */
 	uint64_t go = 0;
-	if (read(pf->wake.fd, &go, sizeof(go)) != sizeof(go) || go != 1)
+	if (read((int)pf->wake.file.handle, &go, sizeof(go)) != sizeof(go) || go != 1)
 		return NULL;
 	struct pollfd *pfds = calloc(pf->nrings + 1, sizeof(*pfds));
 	if (!pfds)
 		return NULL; /* tt_profile_read and stop still drain, only less often */
 	for (;;) {
 		/* (a descriptor the program took is not polled: the timeout drains its ring) */
-		pfds[0] = (struct pollfd){.fd = tt__fd_ours(&pf->wake) ? pf->wake.fd : -1, .events = POLLIN};
+		pfds[0] = (struct pollfd){.fd = tt__fd_ours(&pf->wake) ? (int)pf->wake.file.handle : -1, .events = POLLIN};
 		for (size_t i = 0; i < pf->nrings; i++) {
 			struct tt__perf_ring *r = &pf->rings[i];
 			bool polled = !r->hung_up && event_ours(pf, r->event);
-			pfds[i + 1] = (struct pollfd){.fd = polled ? pf->fds[r->event].fd : -1, .events = POLLIN};
+			pfds[i + 1] = (struct pollfd){.fd = polled ? (int)pf->fds[r->event].file.handle : -1, .events = POLLIN};
 		}
 		/* The timeout also drains rings whose task exited and are no longer polled. */
 		if (poll(pfds, pf->nrings + 1, DRAIN_POLL_MS) < 0 && errno != EINTR)
@@ -281,7 +281,9 @@ static int open_events(struct tt_profile *p, const pid_t *tids, int ntids, size_
 			}
 			/* (kept in ticktrace's share of descriptors: past it, -EMFILE) */
 			if (fd >= 0)
-				fd = tt__fd_keep(&pf->fds[pf->nfds], fd) < 0 ? -EMFILE : pf->fds[pf->nfds].fd;
+				fd = tt__fd_keep(&pf->fds[pf->nfds], (struct tt_os_file){fd}) < 0 ?
+					     -EMFILE :
+					     (int)pf->fds[pf->nfds].file.handle;
 			if (fd < 0 || ioctl(fd, PERF_EVENT_IOC_ID, &pf->ids[pf->nfds]) != 0) {
 				rc = fd < 0 ? fd : -errno;
 				if (fd >= 0)
@@ -290,7 +292,7 @@ static int open_events(struct tt_profile *p, const pid_t *tids, int ntids, size_
 			}
 			size_t event = pf->nfds++;
 			if (ring) {
-				if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, pf->fds[ring->event].fd) != 0) {
+				if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, (int)pf->fds[ring->event].file.handle) != 0) {
 					rc = -errno;
 					break;
 				}
@@ -319,11 +321,11 @@ int tt__perf_open(struct tt_profile *p)
 	if (tt__profile_no_kernel_sampler())
 		return -EACCES;
 	struct tt__perf *pf = &p->u.perf;
-	*pf = (struct tt__perf){.wake = {.fd = -1}};
+	*pf = (struct tt__perf){.wake = TT__FD_NONE};
 	pthread_mutex_init(&pf->drain_lock, NULL);
 	pid_t drain_tid = 0, *tids = NULL;
 	int fd = eventfd(0, EFD_CLOEXEC);
-	int rc = fd < 0 ? -errno : tt__fd_keep(&pf->wake, fd);
+	int rc = fd < 0 ? -errno : tt__fd_keep(&pf->wake, (struct tt_os_file){fd});
 	if (rc == 0)
 		rc = start_drain_thread(p, &drain_tid);
 	int ntids = rc == 0 ? list_threads(p, drain_tid, &tids) : rc;
@@ -340,7 +342,7 @@ int tt__perf_open(struct tt_profile *p)
 	free(tids);
 	if (pf->drain_started) {
 		uint64_t word = rc == 0 ? 1 : 2; /* go, or give up */
-		(void)!write(pf->wake.fd, &word, sizeof(word));
+		(void)!write((int)pf->wake.file.handle, &word, sizeof(word));
 	}
 	if (rc != 0)
 		tt__perf_close(p);
@@ -352,7 +354,7 @@ static int ioctl_all(struct tt__perf *pf, unsigned long request)
 	for (size_t i = 0; i < pf->nfds; i++) {
 		if (!event_ours(pf, i))
 			return -EBADF;
-		if (ioctl(pf->fds[i].fd, request, 0) != 0)
+		if (ioctl((int)pf->fds[i].file.handle, request, 0) != 0)
 			return -errno;
 	}
 	return 0;
@@ -383,7 +385,7 @@ uint64_t tt__perf_cpu_ns(struct tt_profile *p)
 	uint64_t total = 0;
 	for (size_t i = 0; i < pf->nfds; i++) {
 		uint64_t v;
-		if (event_ours(pf, i) && read(pf->fds[i].fd, &v, sizeof(v)) == sizeof(v))
+		if (event_ours(pf, i) && read((int)pf->fds[i].file.handle, &v, sizeof(v)) == sizeof(v))
 			total += v;
 	}
 	return total;
@@ -398,7 +400,7 @@ void tt__perf_close(struct tt_profile *p)
 		uint64_t quit = 1;
 		__atomic_store_n(&pf->quit, true, __ATOMIC_RELEASE);
 		if (tt__fd_ours(&pf->wake))
-			(void)!write(pf->wake.fd, &quit, sizeof(quit));
+			(void)!write((int)pf->wake.file.handle, &quit, sizeof(quit));
 		pthread_join(pf->drain_thread, NULL);
 		pf->drain_started = false;
 	}

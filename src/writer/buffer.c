@@ -1,9 +1,9 @@
-/* Linux's care of a file of ticktrace's (struct tt__fd_out), written through the
- * platform's sink: its descriptor, checked before each write and found again by its
- * path when the program took it; a device or FIFO's reader waited for, a while. */
+/* The care of a file of ticktrace's (struct tt__fd_out: base/fds.c's file), written
+ * through the platform's sink: its descriptor, checked before each write and found
+ * again by its path when the program took it; a device or FIFO's reader waited for, a
+ * while (Linux's; Windows' handle under the same care). */
 #include <errno.h>
 #include <stddef.h>
-#include <unistd.h>
 
 #include "writer/writer.h"
 
@@ -26,7 +26,7 @@ static int tt__out_own_at(struct tt__out *out, uint64_t at)
 	/* (each call checked last before it, as fds.c holds: found again at a number the
 	 * program then dup2'd over, the seek and the write went into its file) */
 	if (tt__fd_reopen(&f->file, f->path) == 0 && tt__fd_ours(&f->file) &&
-	    lseek(f->file.fd, (off_t)at, SEEK_SET) >= 0 && tt__fd_ours(&f->file))
+	    tt_os_file_seek(&f->file.file, at) == 0 && tt__fd_ours(&f->file))
 		return 0;
 	if (!out->err)
 		out->err = -EBADF;
@@ -43,7 +43,7 @@ static int tt__fd_check(struct tt_os_file_sink *sink, uint64_t at)
 {
 	struct tt__fd_out *f = (struct tt__fd_out *)((char *)sink - offsetof(struct tt__fd_out, sink));
 	int err = tt__out_own_at(&f->out, at);
-	sink->file.handle = f->file.fd;
+	sink->file = f->file.file;
 	return err;
 }
 

@@ -294,7 +294,7 @@ static int tt__write_fd(struct tt__fd_out *out, int fd, tt__file_writer write, v
 			struct tt__fd *named)
 {
 	tt__fd_out_init(out);
-	int err = tt__fd_keep(&out->file, fd);
+	int err = tt__fd_keep(&out->file, (struct tt_os_file){fd});
 	if (err)
 		return err;
 	struct tt_os_writing writing;
@@ -411,7 +411,7 @@ int tt__create_run_file(char *path, size_t size, int *in_place, struct tt__out *
 		fd = (int)opened.handle;
 	int unnamed = made.unnamed;
 	struct tt__fd *kept = &tt__fd_out(out)->file;
-	int err = fd < 0 ? fd : tt__fd_keep(kept, fd);
+	int err = fd < 0 ? fd : tt__fd_keep(kept, (struct tt_os_file){fd});
 	if (err) {
 		tt_os_file_discard(&made);
 		return err;
@@ -420,13 +420,13 @@ int tt__create_run_file(char *path, size_t size, int *in_place, struct tt__out *
 	 * file the tools cannot read (held while it is written: another process of the
 	 * same name writes beside it). */
 	if (!*in_place)
-		err = tt_os_file_hold(&(struct tt_os_file){kept->fd});
+		err = tt_os_file_hold(&kept->file);
 	if (!err)
 		err = first(out, arg);
 	if (!err && unnamed)
-		err = tt_os_file_name(&(struct tt_os_file){kept->fd}, path, &made);
+		err = tt_os_file_name(&kept->file, path, &made);
 	if (!err && unnamed && !made.tmp[0]) /* (named at once) */
-		tt_os_file_stamp(&(struct tt_os_file){kept->fd}, &tt__placed.placed);
+		tt_os_file_stamp(&kept->file, &tt__placed.placed);
 	if (!err && made.tmp[0])
 		err = tt__place_run_file(&made, path, size);
 	if (err) {
@@ -461,13 +461,13 @@ static int tt__write_placed_here(char *path, size_t run_size, tt__file_writer wr
 		return err;
 	}
 	int unnamed = made.unnamed;
-	struct tt__fd kept = {.fd = -1};
+	struct tt__fd kept = TT__FD_NONE;
 	err = tt__write_fd(out, (int)opened.handle, write, arg, unnamed ? &kept : NULL);
 	/* (Named through /proc/thread-self/fd/N: only while N is still the file written.) */
 	if (!err && unnamed)
-		err = tt__fd_ours(&kept) ? tt_os_file_name(&(struct tt_os_file){kept.fd}, path, &made) : -EBADF;
+		err = tt__fd_ours(&kept) ? tt_os_file_name(&kept.file, path, &made) : -EBADF;
 	if (!err && unnamed && !made.tmp[0] && run_size) /* (named at once) */
-		tt_os_file_stamp(&(struct tt_os_file){kept.fd}, &tt__placed.placed);
+		tt_os_file_stamp(&kept.file, &tt__placed.placed);
 	int closed = tt__fd_close(&kept);
 	if (!err)
 		err = closed;

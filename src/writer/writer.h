@@ -20,7 +20,7 @@ struct tt__fd_out {
 void tt__fd_out_init(struct tt__fd_out *f) TT__HIDDEN;
 /* The file of a struct tt__out that is a struct tt__fd_out's. */
 struct tt__fd_out *tt__fd_out(struct tt__out *out) TT__HIDDEN;
-/* Before each use of tt__fd_out(out)->file.fd: 0 while it is the file written (found
+/* Before each use of tt__fd_out(out)->file.file: 0 while it is the file written (found
  * again by its path if need be, at the offset written to); -EBADF once it is not,
  * out->err then set to it unless an error came first. */
 int tt__out_own(struct tt__out *out) TT__HIDDEN;

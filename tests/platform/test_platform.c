@@ -3,6 +3,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -1415,6 +1416,55 @@ static void test_file_identity(void **state)
 	tt_temp_dir_remove(dir);
 }
 
+/* A copy of a file (base/fds.c keeps its own so): another handle on the same file,
+ * close-on-exec (not inherited), at `from` or above on Linux, which writes the file
+ * once the one copied is closed; a closed one refused; the limit the numbers stay
+ * under (Linux's soft RLIMIT_NOFILE; Windows has none). */
+static void test_file_copy(void **state)
+{
+	(void)state;
+	char dir[512], path[600], text[64];
+	tt_temp_file(dir, sizeof dir, path, sizeof path, "t.ttr");
+	struct tt_os_file file, copy = {-1};
+	struct tt_os_file_id id = {0}, id_copy;
+	assert_int_equal(tt_os_file_open(path, &file), 0);
+	assert_int_equal(tt_os_file_copy(file, 200, &copy), 0);
+	assert_true(copy.handle >= 0 && copy.handle != file.handle);
+	assert_int_equal(tt_os_file_identify(file, &id, 0), 0);
+	/* (exact: refused unless close-on-exec) */
+	assert_int_equal(tt_os_file_identify(copy, &id_copy, 1), 0);
+	assert_true(id.dev == id_copy.dev && id.ino == id_copy.ino);
+#ifdef _WIN32
+	DWORD info;
+	assert_true(GetHandleInformation((HANDLE)copy.handle, &info));
+	assert_false(info & HANDLE_FLAG_INHERIT);
+	assert_int_equal(tt_os_files_limit(), UINT64_MAX);
+#else
+	assert_true(copy.handle >= 200);
+	struct rlimit rl;
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &rl), 0);
+	assert_true(tt_os_files_limit() == (uint64_t)rl.rlim_cur);
+	/* (no number free from `from` up: past the limit) */
+	struct tt_os_file none = {-1};
+	if (rl.rlim_cur < INT_MAX)
+		assert_int_equal(tt_os_file_copy(file, (int)rl.rlim_cur, &none), -EMFILE);
+	assert_int_equal(none.handle, -1);
+#endif
+	struct tt_os_file closed = file;
+	assert_int_equal(tt_os_file_close(&file), 0);
+	struct tt_os_file_sink sink;
+	tt_os_file_sink(&sink, copy);
+	assert_int_equal(sink.sink.put(&sink.sink, "copy", 4, NULL, 0, 0), 0);
+	struct tt_os_file again;
+	assert_int_equal(tt_os_file_copy(closed, 0, &again), -EBADF);
+	/* (none: never the process itself, which Windows' -1 names) */
+	assert_int_equal(tt_os_file_copy((struct tt_os_file){-1}, 0, &again), -EBADF);
+	assert_int_equal(tt_os_file_close(&copy), 0);
+	assert_string_equal(tt_file_text(path, text, sizeof text), "copy");
+	remove(path);
+	tt_temp_dir_remove(dir);
+}
+
 #ifndef _WIN32
 struct tt_drain {
 	int fd;
@@ -2263,7 +2313,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_wake_all),   cmocka_unit_test(test_lock),
 		cmocka_unit_test(test_memory), cmocka_unit_test(test_core_asks), cmocka_unit_test(test_thread_set_name), cmocka_unit_test(test_thread_alive), cmocka_unit_test(test_read_file),
 		cmocka_unit_test(test_writing), cmocka_unit_test(test_machine_ids), cmocka_unit_test(test_cancel_hold), cmocka_unit_test(test_map_view),  cmocka_unit_test(test_rename), cmocka_unit_test(test_path_in), cmocka_unit_test(test_out_dir), cmocka_unit_test(test_new_file), cmocka_unit_test(test_file_hold), cmocka_unit_test(test_file_place), cmocka_unit_test(test_device_trust),
-		cmocka_unit_test(test_file_map), cmocka_unit_test(test_live_place), cmocka_unit_test(test_file_sink), cmocka_unit_test(test_file_sink_care), cmocka_unit_test(test_file_identity),
+		cmocka_unit_test(test_file_map), cmocka_unit_test(test_live_place), cmocka_unit_test(test_file_sink), cmocka_unit_test(test_file_sink_care), cmocka_unit_test(test_file_identity), cmocka_unit_test(test_file_copy),
 		TT_SINK_WAIT_TEST cmocka_unit_test(test_file_room),
 		cmocka_unit_test(test_time),    cmocka_unit_test(test_thread_cpu_of), cmocka_unit_test(test_process), cmocka_unit_test(test_module_list),
 		cmocka_unit_test(test_command_line),

@@ -94,7 +94,7 @@ static bool tt_all_zeros(const uint8_t *data, size_t size)
 	return size > 0;
 }
 
-/* A log of the runtime's lines (base/fds.c), which record names and writes beside its
+/* A log of the runtime's lines (base/lines.c), which record names and writes beside its
  * traces: every line of it begins so. */
 static bool tt_is_log(const struct tt_file *f)
 {

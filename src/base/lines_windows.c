@@ -1,0 +1,24 @@
+/* Windows' lines and tables (base.h: lines.c is Linux's): ticktrace's lines go to the
+ * process's stderr, as the Windows runtime has said them (TICKTRACE_LOG is Linux's;
+ * no copy of it is kept: a handle is no number a program closes by range), and no
+ * thread has a table of handles of its own. */
+#include <errno.h>
+
+#include "base/base.h"
+
+FILE *tt__err_stream(void)
+{
+	return stderr;
+}
+
+int tt__err_say(const char *line)
+{
+	return fputs(line, stderr) >= 0 && fflush(stderr) == 0;
+}
+
+int tt__fd_private_table(struct tt__fd *const *keep, size_t count)
+{
+	(void)keep;
+	(void)count;
+	return -ENOSYS;
+}
