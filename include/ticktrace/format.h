@@ -848,8 +848,10 @@ enum tt_snapshot_causes_flags {
 	TT_CAUSES_WAKEUPS_UNBOUNDED = 1u << 3,
 	/* the switches': the kernel's own CPU time and run-queue wait, read beside them, put
 	 * a preemption's edge elsewhere (`spikes --json`'s kernel_moved_ns, not kept), or
-	 * may, by at most kernel_moved_at_most_ns (no two readings measured it): each part
-	 * within error_ns, the larger of that and stolen_ns's */
+	 * may, by at most kernel_moved_at_most_ns (no two readings measured it), or its CPU
+	 * time may run ahead of on CPU at switches in no two readings measured
+	 * (kernel_cpu_ahead_at_most_ns): each part within error_ns, the larger of that and
+	 * stolen_ns's */
 	TT_CAUSES_MOVED = 1u << 4,
 	/* the switches', with steal accounted: why stolen_ns is not known, in the three bits
 	 * from here (enum tt_snapshot_stolen_miss; 0: known, or not to be told); on_cpu_ns

@@ -479,7 +479,8 @@ void tt__snapshot_spike(const struct tt_an_spike *s, const struct tt_clock *cloc
 		.flags = (s->causes.faults ? TT_CAUSES_FAULTS : 0u) | (s->causes.stolen_known ? TT_CAUSES_STOLEN : 0u) |
 			 (s->causes.wakeups_known ? TT_CAUSES_WAKEUPS : 0u) |
 			 (s->causes.wakeups_unbounded ? TT_CAUSES_WAKEUPS_UNBOUNDED : 0u) |
-			 (s->causes.moved_known || s->causes.moved_most_ns ? TT_CAUSES_MOVED : 0u) |
+			 (s->causes.moved_known || s->causes.moved_most_ns || s->causes.cpu_ahead_most_ns
+				  ? TT_CAUSES_MOVED : 0u) |
 			 (uint32_t)s->causes.stolen_miss << TT_CAUSES_STOLEN_MISS_SHIFT |
 			 (s->causes.faults_at_least ? TT_CAUSES_FAULTS_AT_LEAST : 0u) |
 			 (s->end_late_ns ? TT_CAUSES_END_DROPPED : 0u),

@@ -159,6 +159,8 @@ static void tt__spikes_json(FILE *out, const struct tt_an_spike *s)
 		fprintf(out, ",\"kernel_moved_ns\":%" PRId64, s->causes.moved_ns);
 	if (s->has_split && s->causes.moved_most_ns)
 		fprintf(out, ",\"kernel_moved_at_most_ns\":%" PRId64, s->causes.moved_most_ns);
+	if (s->has_split && s->causes.cpu_ahead_most_ns)
+		fprintf(out, ",\"kernel_cpu_ahead_at_most_ns\":%" PRId64, s->causes.cpu_ahead_most_ns);
 	if (s->causes.stolen_known)
 		fprintf(out, ",\"stolen_ns\":%" PRId64 ",\"stolen_error_ns\":%" PRId64, s->causes.stolen_ns,
 			s->causes.stolen_error_ns);

@@ -532,6 +532,9 @@ static void test_own_readings_random(void **state)
  * kernel stopped the thread's CPU time and began its wait (the wake-up that preempted
  * it), as the kernel does (src/common/analysis/states.c: struct tt_an_moved). */
 static int64_t switch_late;
+/* And each switch in recorded this long after the kernel picked the thread (began its
+ * CPU time, ended its wait): the context switch, which its record comes after. */
+static int64_t switch_in_late;
 
 static size_t switches_of(const struct life *l, struct tt_sched_state *out)
 {
@@ -545,7 +548,8 @@ static size_t switches_of(const struct life *l, struct tt_sched_state *out)
 			continue;
 		uint32_t what = l->what[i] == RUN || l->what[i] == STOLEN ? TT_SCHED_RUNNING
 			      : l->what[i] == WAIT ? TT_SCHED_PREEMPTED : TT_SCHED_BLOCKED;
-		int64_t late = what == TT_SCHED_PREEMPTED && i > 0 && l->what[i - 1] == RUN ? switch_late : 0;
+		int64_t late = what == TT_SCHED_PREEMPTED && i > 0 && l->what[i - 1] == RUN ? switch_late
+			     : what == TT_SCHED_RUNNING && i > 0 ? switch_in_late : 0;
 		out[n++] = (struct tt_sched_state){.ns = at + late, .what = what};
 	}
 	return n;
@@ -688,8 +692,44 @@ static bool random_spike(struct life *l, int64_t *start, int64_t *end, int64_t *
 	return *end > *start;
 }
 
+/* How long before t the run t is in began (t in a run). */
+static int64_t run_begun(const struct life *l, int64_t t)
+{
+	int64_t at = 0;
+	for (int i = 0; i < l->n; at += l->len[i], i++)
+		if (t < at + l->len[i])
+			return t - at;
+	return t - at;
+}
+
+/* The split of [start, end) from l's switches, each switch in `late`, with readings at
+ * `at` (n): on CPU never below the CPU time beyond its error (nor above it where
+ * `both`, nor preempted off the kernel's wait), nor stolen time said beyond what on
+ * CPU, at its most, exceeds it by (none stolen in l). *error: its error. */
+static void in_late_within(const struct life *l, int64_t start, int64_t end, const int64_t *at, int n, int64_t late,
+			   bool both, int64_t *error)
+{
+	switch_in_late = late;
+	struct tt_an_spike s;
+	switches_split_of(l, start, end, at, n, &s);
+	switch_in_late = 0;
+	int64_t r0, w0, r1, w1;
+	life_at(l, start, &r0, &w0);
+	life_at(l, end, &r1, &w1);
+	const struct tt_an_causes *c = &s.causes;
+	int64_t on = s.split.on_cpu, err = c->error_ns, cpu = r1 - r0;
+	int64_t stolen_least = c->stolen_known ? c->stolen_ns - c->stolen_error_ns : 0;
+	if (on + err < cpu || stolen_least > on + err - cpu ||
+	    (both && (on - err > cpu || llabs(s.split.preempted - (w1 - w0)) > err)))
+		fail_msg("switches in %lld ns late, %d readings: on CPU %lld (error %lld), its CPU time %lld; "
+			 "preempted %lld, the kernel's wait %lld; stolen %lld within %lld", (long long)late, n,
+			 (long long)on, (long long)err, (long long)cpu, (long long)s.split.preempted,
+			 (long long)(w1 - w0), (long long)c->stolen_ns, (long long)c->stolen_error_ns);
+	*error = err;
+}
+
 /* Random lives, spikes and readings beside the switches: every part within what its
- * split states. */
+ * split states; and with each switch in late (in_late_within). */
 static void test_switches_wakeups_random(void **state)
 {
 	(void)state;
@@ -704,6 +744,12 @@ static void test_switches_wakeups_random(void **state)
 		switches_split_of(&l, start, end, when, n, &s);
 		assert_switches_within(&l, start, end, &s);
 		bounded += s.causes.wakeups_known;
+		/* The same, each switch in recorded up to 20 us after the kernel's pick: on CPU
+		 * never below the CPU time beyond its error (the thread records its scope's
+		 * edges once back in its code: after its switch in's record). */
+		int64_t late = uniform(0, 20 * US), err;
+		if (run_begun(&l, start) >= late && run_begun(&l, end) >= late)
+			in_late_within(&l, start, end, when, n, late, false, &err);
 	}
 	assert_true(bounded > 2000);
 }
@@ -747,6 +793,42 @@ static void test_switches_moved_woken(void **state)
 			 (long long)s.split.on_cpu, (long long)c->stolen_ns, (long long)c->stolen_error_ns,
 			 (long long)(r1 - r0), (long long)c->error_ns, (long long)c->moved_ns,
 			 c->moved_known ? "" : " (not said)");
+}
+
+/* On CPU against the CPU time where each switch in is recorded after the kernel's
+ * pick (outside recheck r41 F1: three threads spinning 8 ms of CPU time each on one
+ * CPU, on CPU up to 48 us below the CPU clock read inside the scope, error 0, and
+ * "stolen ~55 us (within 45 us)" where the CPU clock left none): on CPU within the
+ * stated error of the CPU time, never below it, and no stolen time said beyond what
+ * on CPU, at its most, exceeds it by (none stolen here). A spike of 4 preemptions,
+ * each switch in 5 us late (before, on CPU 20 us below, error 0), then 30 us, read
+ * before it, inside it each 4 ms and after it; and once read too 2 us after a pick,
+ * before its record (q's CPU time holds a run its switches have after it). */
+static void test_switches_in_late(void **state)
+{
+	(void)state;
+	struct life l = {0};
+	l.what[l.n] = RUN, l.len[l.n++] = MS;
+	for (int i = 0; i < 4; i++) {
+		l.what[l.n] = WAIT, l.len[l.n++] = 5400 * US;
+		l.what[l.n] = RUN, l.len[l.n++] = 2700 * US;
+	}
+	l.what[l.n] = ASLEEP, l.len[l.n++] = MS;
+	int64_t start = 500 * US, end = MS + 4 * 8100 * US - 200 * US;
+	int64_t at[] = {200 * US, 4 * MS, 8 * MS, 12 * MS, 16 * MS, 20 * MS, 24 * MS, 28 * MS, end + 500 * US};
+	int64_t near[] = {200 * US, 4 * MS, MS + 5400 * US + 2 * US, 12 * MS, 20 * MS, 28 * MS, end + 500 * US};
+	struct {
+		int64_t late;
+		const int64_t *at;
+		int n;
+	} cases[] = {{5 * US, at, 9}, {30 * US, at, 9}, {5 * US, near, 7}};
+	for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+		int64_t err;
+		in_late_within(&l, start, end, cases[k].at, cases[k].n, cases[k].late, true, &err);
+		if (k < 2 && err > 10 * cases[k].late)
+			fail_msg("case %zu, switches in %lld ns late: on CPU within %lld", k, (long long)cases[k].late,
+				 (long long)err);
+	}
 }
 
 /* Stolen time where no reading of the CPU time comes after a spike (its thread killed,
@@ -1009,6 +1091,7 @@ int main(void)
 		cmocka_unit_test(test_switches_wakeups_loose),
 		cmocka_unit_test(test_switches_wakeups_random),
 		cmocka_unit_test(test_switches_moved_woken),
+		cmocka_unit_test(test_switches_in_late),
 		cmocka_unit_test(test_switches_stolen_unknown_said),
 		cmocka_unit_test(test_switches_stolen_unknown_bounded),
 		cmocka_unit_test(test_switches_lost_covered),

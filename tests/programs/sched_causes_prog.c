@@ -64,6 +64,11 @@
  *              20 ms in "pp_sleep", M times more, and the peer sleeps 20 ms in
  *              "pp_late"; a line {"switches": {TID: N}}: each thread's switches off
  *              its CPU (voluntary and involuntary) from its start to its end
+ *   shared     SHARED_THREADS threads pinned to one CPU, SHARED_SCOPES rounds started
+ *              together, each a scope "shared" that spins exactly 8 ms of its thread's
+ *              CPU time, read inside it: a line {"scope", "tid", "inside_run_ns"}
+ *              after each (each preempted by the others; the CPU time inside is at
+ *              most the scope's)
  *   fullbuf MS  main and a spinner pinned to one CPU; main spins MS ms of CPU time in
  *              scope "fullbuf", recording an empty scope "tick" flat out (a small
  *              TICKTRACE_BUFFER fills early: its end dropped), then exits inside it,
@@ -285,6 +290,29 @@ static void *spinner(void *unused)
 	AROUND("spin", spin_cpu(6000000));
 	atomic_fetch_add(&spun, 1);
 	stay_until_the_end();
+	return NULL;
+}
+
+/* shared: the scope's CPU time read inside it, never more than the scope's own. */
+#define SHARED_THREADS 3
+#define SHARED_SCOPES 10
+
+static void *shared_spinner(void *unused)
+{
+	(void)unused;
+	pin_to_cpu0();
+	for (int i = 0; i < SHARED_SCOPES; i++) {
+		pthread_barrier_wait(&ready);
+		TT_BEGIN("shared");
+		long long from = now_ns(CLOCK_THREAD_CPUTIME_ID), to;
+		while ((to = now_ns(CLOCK_THREAD_CPUTIME_ID)) - from < 8000000)
+			;
+		TT_END();
+		pthread_mutex_lock(&print_lock);
+		printf("{\"scope\":\"shared\",\"tid\":%d,\"inside_run_ns\":%lld}\n", (int)gettid(), to - from);
+		fflush(stdout);
+		pthread_mutex_unlock(&print_lock);
+	}
 	return NULL;
 }
 
@@ -1130,6 +1158,9 @@ int main(int argc, char **argv)
 		run_threads(2, spinner);
 	} else if (strcmp(what, "woken") == 0) {
 		woken();
+	} else if (strcmp(what, "shared") == 0) {
+		pthread_barrier_init(&ready, NULL, SHARED_THREADS);
+		run_threads(SHARED_THREADS, shared_spinner);
 	} else if (strcmp(what, "mixed") == 0) {
 		pthread_barrier_init(&ready, NULL, 2);
 		run_threads(2, mixed_thread);

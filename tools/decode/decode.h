@@ -70,12 +70,13 @@ struct tt_mark_arg {
  * blocked_may_hold_wakeup_waits (1) (switches: where waits for a CPU after wake-ups
  * were moved into preempted, or may be in blocked), kernel_moved_ns (where the kernel's
  * own figures put a preemption's edge elsewhere; kernel_moved_at_most_ns: may, not
- * measured), stolen_ns and stolen_error_ns (or, where the run tells stolen time apart
+ * measured; kernel_cpu_ahead_at_most_ns: its CPU time may run ahead of on CPU at
+ * switches in not measured), stolen_ns and stolen_error_ns (or, where the run tells stolen time apart
  * and they are not known, stolen_unknown: why, and stolen_error_ns: all of on CPU),
  * without_switches_ns and switches_lost (its time without switches, covered from the
  * counters or unknown, and the switches the kernel lost there), minor_faults and
  * major_faults (where known). How many it wrote at `args`, at most TT_CAUSES_ARGS. */
-#define TT_CAUSES_ARGS 12
+#define TT_CAUSES_ARGS 13
 size_t tt_mark_causes_args(struct tt_mark_arg *args, const struct tt_an_causes *c);
 
 /* One logical event, valid only during the callback. Times are nanoseconds since the

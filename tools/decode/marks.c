@@ -54,6 +54,8 @@ size_t tt_mark_causes_args(struct tt_mark_arg *args, const struct tt_an_causes *
 		args[n++] = (struct tt_mark_arg){.key = "kernel_moved_ns", .number = c->moved_ns};
 	if (c->moved_most_ns)
 		args[n++] = (struct tt_mark_arg){.key = "kernel_moved_at_most_ns", .number = c->moved_most_ns};
+	if (c->cpu_ahead_most_ns)
+		args[n++] = (struct tt_mark_arg){.key = "kernel_cpu_ahead_at_most_ns", .number = c->cpu_ahead_most_ns};
 	if (c->stolen_known) {
 		args[n++] = (struct tt_mark_arg){.key = "stolen_ns", .number = c->stolen_ns};
 		args[n++] = (struct tt_mark_arg){.key = "stolen_error_ns", .number = c->stolen_error_ns};

@@ -531,7 +531,7 @@ void tt_an_split_print(FILE *out, const char *indent, const struct tt_an_split *
 	/* "~": approximate, from the counters read around it (beside the switches, where
 	 * waits after wake-ups moved or may: preempted and blocked alone) */
 	bool counters = causes->from == TT_AN_CAUSES_SCHEDSTAT;
-	const char *near = counters || causes->moved_known || causes->moved_most_ns ? "~" : "";
+	const char *near = counters || causes->moved_known || causes->moved_most_ns || causes->cpu_ahead_most_ns ? "~" : "";
 	const char *off = counters || causes->error_ns ? "~" : "";
 	fprintf(out, "%son CPU %s%s, preempted %s%s, blocked %s%s, unknown %s\n", indent, near,
 		tt_an_fmt_ns(a, split->on_cpu), off, tt_an_fmt_ns(b, split->preempted), off,
@@ -635,6 +635,17 @@ const char *tt_an_stolen_unknown_text(const struct tt_an_causes *c)
 	}
 }
 
+/* A clause: the kernel's own `figure` may count up to `most` more than the split's
+ * `part` (why), each part within `error`; the next separator. */
+static const char *tt_an_print_beyond(FILE *out, const char *sep, const char *figure, int64_t most,
+				      const char *part, const char *why, int64_t error)
+{
+	char a[32], b[32];
+	fprintf(out, "%sthe kernel's own %s may count up to %s more than %s (%s): each part within %s of its "
+		"figures", sep, figure, tt_an_fmt_ns(a, most), part, why, tt_an_fmt_ns(b, error));
+	return "; ";
+}
+
 void tt_an_causes_print(FILE *out, const char *indent, const struct tt_an_causes *c)
 {
 	/* (stolen time where it is more than its error: zero within it, none told; outside
@@ -644,7 +655,8 @@ void tt_an_causes_print(FILE *out, const char *indent, const struct tt_an_causes
 	bool faults = c->faults && (!c->faults_at_least || c->minor_faults || c->major_faults);
 	bool wakeups = c->wakeups_unbounded || (c->wakeups_known && c->wakeups_ns + c->error_ns > 0);
 	if (c->from != TT_AN_CAUSES_SCHEDSTAT && c->from != TT_AN_CAUSES_THREAD_TIMES && !stolen && !faults &&
-	    !wakeups && !c->moved_known && !c->moved_most_ns && !c->lost_ns && !tt_an_stolen_unknown_text(c))
+	    !wakeups && !c->moved_known && !c->moved_most_ns && !c->cpu_ahead_most_ns && !c->lost_ns &&
+	    !tt_an_stolen_unknown_text(c))
 		return;
 	char a[32], b[32], why[TT_AN_UNKNOWN_TEXT];
 	const char *sep = indent;
@@ -699,13 +711,15 @@ void tt_an_causes_print(FILE *out, const char *indent, const struct tt_an_causes
 			tt_an_fmt_ns(b, c->error_ns));
 		sep = "; ";
 	}
-	if (c->moved_most_ns) {
-		fprintf(out, "%sthe kernel's own run-queue wait may count up to %s more than preempted (its "
-			"accounting at preemptions, and waits after wake-ups, which no two readings measured; "
-			"one after it bounds them): each part within %s of its figures", sep,
-			tt_an_fmt_ns(a, c->moved_most_ns), tt_an_fmt_ns(b, c->error_ns));
-		sep = "; ";
-	}
+	if (c->moved_most_ns)
+		sep = tt_an_print_beyond(out, sep, "run-queue wait", c->moved_most_ns, "preempted",
+					 "its accounting at preemptions, and waits after wake-ups, which no two "
+					 "readings measured; one after it bounds them", c->error_ns);
+	if (c->cpu_ahead_most_ns)
+		sep = tt_an_print_beyond(out, sep, "CPU time", c->cpu_ahead_most_ns, "on CPU",
+					 "it charges a thread from when it picks it, before the switch in its "
+					 "record comes after, at switches in that no two readings measured",
+					 c->error_ns);
 	if (stolen) {
 		fprintf(out, "%sof it on CPU, stolen by the hypervisor ~%s (within %s)", sep,
 			tt_an_fmt_ns(a, c->stolen_ns), tt_an_fmt_ns(b, c->stolen_error_ns));

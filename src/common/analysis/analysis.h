@@ -161,7 +161,7 @@ struct tt_an_causes {
 	 * out asleep until switched in); the kernel's run-queue wait, in its counters'
 	 * readings, holds it: where readings bound it (wakeups_known), moved from blocked
 	 * into preempted, `wakeups_ns` of it, preempted and blocked then within error_ns
-	 * (on CPU still exact); where none bound it (wakeups_unbounded), blocked may hold
+	 * (on CPU within the kernel's move alone); where none bound it (wakeups_unbounded), blocked may hold
 	 * such waits: error_ns is all of it. */
 	bool wakeups_known, wakeups_unbounded;
 	int64_t wakeups_ns;
@@ -178,6 +178,13 @@ struct tt_an_causes {
 	 * it, with the waits after wake-ups: the kernel's wait over it exceeds preempted by
 	 * at most this (0: not so, or within the error said besides), error_ns covering it. */
 	int64_t moved_most_ns;
+	/* Switches in inside it that no two readings measured: the kernel charges a thread's
+	 * CPU time from when it picks it, before the context switch that its switch in is
+	 * recorded after, so its CPU time may run ahead of on CPU by up to this (a few
+	 * microseconds each, tens a spike: outside recheck r41 F1; taken as 20 us each, no
+	 * more than its time off CPU), error_ns covering it. Where readings measured some,
+	 * the rest are taken at twice their mean, in the move (moved_known). */
+	int64_t cpu_ahead_most_ns;
 	/* No split although the thread's counters were read for it: why
 	 * (tt_an_no_split_text), and how far the readings nearest its edges were from them
 	 * (as a snapshot says it: format.h) */

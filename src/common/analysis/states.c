@@ -501,11 +501,32 @@ static bool tt_an_wait_edge(const struct tt_an_thread *th, int64_t x, int64_t *l
 
 /* ---- the kernel's accounting against the switches ---- */
 
+/* How far a reading at x may hold time its thread's switch in just after x has on the
+ * other side: the kernel charges the thread's CPU time and ends its wait as it picks
+ * it, before the context switch its record comes after (TT_AN_READ_NEAR_NS at most,
+ * less how far after x it came); 0: none came so near. */
+static int64_t tt_an_switched_in_late(const struct tt_an_states *h, int64_t x)
+{
+	for (size_t j = tt_an_states_after(h, x); j < h->n && h->at[j].ns <= tt_an_plus_sat(x, TT_AN_READ_NEAR_NS); j++)
+		if (j > h->from && h->at[j].what == TT_SCHED_RUNNING && h->at[j - 1].what != TT_SCHED_RUNNING)
+			return TT_AN_READ_NEAR_NS - (h->at[j].ns - x);
+	return 0;
+}
+
 /* How much of the switches' time on CPU the kernel's own figures count as waiting for
  * a CPU (negative: the other way): lo to hi. */
 struct tt_an_moved {
 	int64_t lo, hi;
 	int64_t measured; /* (a sum's: the preemptions inside the readings that measured it) */
+	/* The switches' on CPU less the CPU time, from the CPU time alone: what the
+	 * hypervisor stole (which the CPU clock leaves out), less what the kernel counts
+	 * beyond the switches' (it charges a thread from when it picks it, its switch in
+	 * recorded after the context switch), run_lo to run_hi. The wait's bounds above
+	 * may miss the latter: three threads spinning on one CPU, on CPU up to 12 us a
+	 * spike below the CPU clock past them. */
+	int64_t run_lo, run_hi;
+	int64_t ins; /* (a sum's: the switches in inside the readings that measured it) */
+	int64_t unmeasured_ins; /* (a sum's: its switches in where none was measured) */
 };
 
 /* The kernel's move between readings p and q, from its CPU time and run-queue wait
@@ -542,8 +563,12 @@ static bool tt_an_moved_between(const struct tt_an_thread *th, const struct tt_s
 	tt_an_split(th, p_near, p->ns, &near_p);
 	tt_an_split(th, q_near < to ? q_near : to, to, &near_q);
 	int64_t ran = (int64_t)(q->run_ns - p->run_ns);
-	int64_t run_lo = all.on_cpu - near_q.on_cpu - near_q.unknown - ran;
-	int64_t run_hi = all.on_cpu + tail + near_p.on_cpu + near_p.unknown - ran;
+	/* (a switch in recorded just after a reading may have begun before it: q's CPU
+	 * time may hold some of its run, p's too; outside recheck r41 F1, a reading 2.8 us
+	 * before a switch in's record, on CPU 3.3 us below the CPU clock past the bound) */
+	int64_t late_p = tt_an_switched_in_late(h, p->ns), late_q = tt_an_switched_in_late(h, q->ns);
+	int64_t run_lo = all.on_cpu - near_q.on_cpu - near_q.unknown - late_q - ran;
+	int64_t run_hi = all.on_cpu + tail + near_p.on_cpu + near_p.unknown + late_p - ran;
 	size_t j = tt_an_states_after(h, p_near);
 	if (j == h->from)
 		return false;
@@ -557,7 +582,7 @@ static bool tt_an_moved_between(const struct tt_an_thread *th, const struct tt_s
 		int64_t len = in->ns - out->ns;
 		if (out->what == TT_SCHED_BLOCKED)
 			woke += len;
-		else if (in->ns <= p->ns || in->ns > q_near)
+		else if (in->ns <= p->ns + (late_p ? TT_AN_READ_NEAR_NS : 0) || in->ns > q_near)
 			maybe += len;
 		else
 			sure += len;
@@ -569,7 +594,15 @@ static bool tt_an_moved_between(const struct tt_an_thread *th, const struct tt_s
 		*(last->what == TT_SCHED_BLOCKED ? &woke : &maybe) +=
 			last->what == TT_SCHED_RUNNING ? tail : q->ns - last->ns;
 	}
+	/* (the wait a switch in just after q ended may be counted in q's) */
+	for (size_t k = late_q ? tt_an_states_after(h, q->ns) : h->n; k < h->n; k++)
+		if (h->at[k].what == TT_SCHED_RUNNING && h->at[k - 1].what != TT_SCHED_RUNNING) {
+			if (h->at[k - 1].what != TT_SCHED_UNKNOWN)
+				*(h->at[k - 1].what == TT_SCHED_BLOCKED ? &woke : &maybe) += h->at[k].ns - h->at[k - 1].ns;
+			break;
+		}
 	int64_t waited = (int64_t)(q->wait_ns - p->wait_ns);
+	m->run_lo = run_lo, m->run_hi = run_hi;
 	m->lo = waited - sure - maybe - woke;
 	m->hi = waited - sure;
 	/* (stolen time is never negative; without steal accounted, the CPU time's lack is
@@ -604,6 +637,25 @@ static int64_t tt_an_preemptions(const struct tt_an_states *h, int64_t from, int
 	return n;
 }
 
+/* The thread's switches in (preempted or blocked, then running) in [from, to). */
+static int64_t tt_an_switches_in(const struct tt_an_states *h, int64_t from, int64_t to)
+{
+	int64_t n = 0;
+	for (size_t j = tt_an_states_after(h, from); j < h->n && h->at[j].ns < to; j++)
+		n += j > h->from && h->at[j].what == TT_SCHED_RUNNING &&
+		     (h->at[j - 1].what == TT_SCHED_PREEMPTED || h->at[j - 1].what == TT_SCHED_BLOCKED);
+	return n;
+}
+
+/* The thread's switches out (running, then not) in [from, to). */
+static int64_t tt_an_switches_out(const struct tt_an_states *h, int64_t from, int64_t to)
+{
+	int64_t n = 0;
+	for (size_t j = tt_an_states_after(h, from); j < h->n && h->at[j].ns < to; j++)
+		n += j > h->from && h->at[j].what != TT_SCHED_RUNNING && h->at[j - 1].what == TT_SCHED_RUNNING;
+	return n;
+}
+
 /* `m`, between readings p and q, added to `sum`, the move over [start, end): all of it
  * where p and q are inside, else none to all of it (a move is at switches: one across
  * an edge whose switches are all on one side of it is on that side). */
@@ -620,7 +672,27 @@ static void tt_an_moved_add(const struct tt_an_thread *th, const struct tt_sched
 	/* (held within TT_AN_UNBOUNDED: a hostile file's many stretches) */
 	sum->lo = tt_an_clamp(tt_an_plus_sat(sum->lo, inside || m.lo < 0 ? m.lo : 0), -TT_AN_UNBOUNDED, TT_AN_UNBOUNDED);
 	sum->hi = tt_an_clamp(tt_an_plus_sat(sum->hi, inside || m.hi > 0 ? m.hi : 0), -TT_AN_UNBOUNDED, TT_AN_UNBOUNDED);
+	/* (the CPU time's lack across an edge: its switches out on the other side, each
+	 * recorded after the kernel stopped the CPU time, may hide as much of the switches
+	 * in's on this one, TT_AN_READ_NEAR_NS each at most, and no more than the time on
+	 * CPU there) */
+	int64_t hidden = 0;
+	if (!inside) {
+		struct tt_an_split before = {0}, after = {0};
+		if (p->ns < start)
+			tt_an_split(th, p->ns, start, &before);
+		if (q->ns > end)
+			tt_an_split(th, end, q->ns, &after);
+		int64_t outs = tt_an_switches_out(h, p->ns, start) + tt_an_switches_out(h, end, q->ns);
+		int64_t there = before.on_cpu + before.unknown + after.on_cpu + after.unknown;
+		hidden = outs * TT_AN_READ_NEAR_NS < there ? outs * TT_AN_READ_NEAR_NS : there;
+	}
+	sum->run_lo = tt_an_clamp(tt_an_plus_sat(sum->run_lo, (inside || m.run_lo < 0 ? m.run_lo : 0) - hidden),
+				  -TT_AN_UNBOUNDED, TT_AN_UNBOUNDED);
+	sum->run_hi = tt_an_clamp(tt_an_plus_sat(sum->run_hi, inside || m.run_hi > 0 ? m.run_hi : 0), -TT_AN_UNBOUNDED,
+				  TT_AN_UNBOUNDED);
 	sum->measured += tt_an_preemptions(h, p->ns > start ? p->ns : start, q->ns < end ? q->ns : end);
+	sum->ins += tt_an_switches_in(h, p->ns > start ? p->ns : start, q->ns < end ? q->ns : end);
 }
 
 /* The move between readings `from` and `to` (a run of stretches inside [start, end),
@@ -642,11 +714,11 @@ static void tt_an_moved_run(const struct tt_an_thread *th, size_t from, size_t t
 static struct tt_an_moved tt_an_moved_over(const struct tt_an_thread *th, int64_t start, int64_t end)
 {
 	const struct tt_an_counters *c = &th->counters;
-	struct tt_an_moved sum = {0, 0, 0};
-	if (c->run_only || c->tick_steps || !c->n)
+	struct tt_an_moved sum = {0};
+	if (c->run_only || c->tick_steps)
 		return sum;
 	size_t i = tt_an_counters_from(c, start), k = tt_an_counters_from(c, end);
-	size_t first = i > c->from ? i - 1 : i, last = k < c->n ? k : k - 1, from = SIZE_MAX;
+	size_t first = i > c->from ? i - 1 : i, last = k < c->n || !k ? k : k - 1, from = SIZE_MAX;
 	for (size_t j = first; j < last; j++) {
 		struct tt_an_moved m;
 		bool woken, known = tt_an_moved_between(th, &c->at[j], &c->at[j + 1], c->steal, &m, &woken);
@@ -670,6 +742,17 @@ static struct tt_an_moved tt_an_moved_over(const struct tt_an_thread *th, int64_
 		     : more > (double)TT_AN_UNBOUNDED ? (double)TT_AN_UNBOUNDED : more;
 		sum.lo = tt_an_clamp(sum.lo + (more < 0 ? (int64_t)more : 0), -TT_AN_UNBOUNDED, TT_AN_UNBOUNDED);
 		sum.hi = tt_an_clamp(sum.hi + (more > 0 ? (int64_t)more : 0), -TT_AN_UNBOUNDED, TT_AN_UNBOUNDED);
+	}
+	/* The switches in no two readings measured ran the CPU time ahead of the switches'
+	 * on CPU as much again as the measured did each, at most twice that; where none
+	 * was, counted (tt_an_causes: cpu_ahead_most_ns). */
+	int64_t ins = tt_an_switches_in(&th->states, start, end);
+	if (ins > sum.ins && sum.ins) {
+		double lack = 2.0 * (double)(sum.run_lo < 0 ? -sum.run_lo : 0) / (double)sum.ins * (double)(ins - sum.ins);
+		lack = lack > (double)TT_AN_UNBOUNDED ? (double)TT_AN_UNBOUNDED : lack;
+		sum.run_lo = tt_an_clamp(sum.run_lo - (int64_t)lack, -TT_AN_UNBOUNDED, TT_AN_UNBOUNDED);
+	} else if (ins > sum.ins) {
+		sum.unmeasured_ins = ins;
 	}
 	return sum;
 }
@@ -818,7 +901,11 @@ static int64_t tt_an_on_between(const struct tt_an_thread *th, int64_t from, int
  * and the thread's exit; outside recheck r39 F1, a whole run's on CPU 20-52 ms over
  * its CPU time, error 0, no stolen_ns): at least what the readings inside it saw
  * stolen between them, at most what those around it saw (steal is never negative) and
- * what it ran past them. False where no reading bounds it. */
+ * what it ran past them, each with the kernel's move over its own stretch left out
+ * (the spike's, taken from both, called the CPU time's lack at the switches in over
+ * the rest of the stretch stolen: outside recheck r41 F1, three threads spinning on
+ * one CPU, "stolen ~55 us (within 45 us)" where their CPU clocks left none). False
+ * where no reading bounds it. */
 static bool tt_an_stolen_bracket(const struct tt_an_thread *th, int64_t start, int64_t end, int64_t on_cpu,
 				 int64_t *stolen, int64_t *error)
 {
@@ -834,8 +921,10 @@ static bool tt_an_stolen_bracket(const struct tt_an_thread *th, int64_t start, i
 	int64_t head = tt_an_on_between(th, start, a->ns), tail = tt_an_on_between(th, b->ns, end);
 	if (head < 0 || tail < 0)
 		return false;
-	hi += head + tail;
-	if (in_a && in_b && !tt_an_stolen_between(th, in_a, in_b, &lo))
+	hi = tt_an_plus_sat(hi + head + tail, -tt_an_moved_over(th, a->ns, b->ns).lo);
+	if (in_a && in_b && tt_an_stolen_between(th, in_a, in_b, &lo))
+		lo = tt_an_plus_sat(lo, -tt_an_moved_over(th, in_a->ns, in_b->ns).hi);
+	else
 		lo = 0;
 	/* (each reading's CPU time read within the span of its moment) */
 	hi = tt_an_clamp(hi + 2 * TT_SCHEDSTAT_SPAN_NS, 0, on_cpu);
@@ -903,11 +992,10 @@ void tt_an_causes(const struct tt_an_thread *th, int64_t start, int64_t end, boo
 							       covered_error);
 		}
 		/* Where the readings lie far from its edges: between what those inside it saw
-		 * stolen and what those around it did, the kernel's move left out as above. */
+		 * stolen and what those around it did. */
 		int64_t stolen, error;
 		if (th->counters.steal && tt_an_stolen_bracket(th, start, end, split->on_cpu, &stolen, &error)) {
-			stolen = tt_an_clamp(stolen - (moved.lo + moved.hi) / 2, 0, split->on_cpu);
-			error = tt_an_plus_sat(tt_an_plus_sat(error, (moved.hi - moved.lo + 1) / 2), covered_error);
+			error = tt_an_plus_sat(error, covered_error);
 			if (!causes->stolen_known || error < causes->stolen_error_ns) {
 				causes->stolen_known = true;
 				causes->stolen_ns = stolen;
@@ -925,14 +1013,16 @@ void tt_an_causes(const struct tt_an_thread *th, int64_t start, int64_t end, boo
 			causes->stolen_error_ns = split->on_cpu;
 		}
 		/* Each part is the kernel's within the move, where its readings show one
-		 * beyond their own span (the few microseconds a switch the kernel's clock and
-		 * the records' differ by, as the context switch itself takes them, not said),
-		 * and within the wake-ups' error besides: a wait's growth the wake-ups took
+		 * (the few microseconds a switch the kernel's clock and the records' differ
+		 * by, as the context switch itself takes them: each spike's tens of them put
+		 * on CPU below the thread's CPU clock, beyond an error of 0; outside recheck
+		 * r41 F1), and within the wake-ups' error besides: a wait's growth the wake-ups took
 		 * for theirs may be the move's, and the move's theirs (a stop-mode buffer
 		 * full, read again at the exit: preempted 6 ms under the kernel's wait, stated
 		 * within the larger of the two, 3.6 ms). */
 		int64_t most = -moved.lo > moved.hi ? -moved.lo : moved.hi;
-		if (most > TT_SCHEDSTAT_SPAN_NS) {
+		most = -moved.run_lo > most ? -moved.run_lo : most; /* (on CPU: never below the CPU clock) */
+		if (most > 0) {
 			causes->moved_known = true;
 			causes->moved_ns = (moved.lo + moved.hi) / 2;
 			causes->error_ns = tt_an_plus_sat(causes->error_ns, most);
@@ -945,6 +1035,15 @@ void tt_an_causes(const struct tt_an_thread *th, int64_t start, int64_t end, boo
 		int64_t beyond = moved.measured ? 0 : tt_an_wait_beyond(th, start, end, split->preempted);
 		if (beyond > causes->error_ns)
 			causes->error_ns = causes->moved_most_ns = beyond;
+		/* Switches in no two readings measured (a spike without readings around it, a
+		 * short one: on CPU below the CPU clock, error 0): TT_AN_READ_NEAR_NS each, at
+		 * most, no more than its time off CPU. */
+		if (moved.unmeasured_ins) {
+			int64_t off = end - start - split->on_cpu;
+			causes->cpu_ahead_most_ns = moved.unmeasured_ins > off / TT_AN_READ_NEAR_NS
+							    ? off : moved.unmeasured_ins * TT_AN_READ_NEAR_NS;
+			causes->error_ns = tt_an_plus_sat(causes->error_ns, causes->cpu_ahead_most_ns);
+		}
 		/* (each part: the switches' error and the counters'; no part farther than the
 		 * spike is long, nor stolen time than its time on CPU) */
 		causes->error_ns = tt_an_clamp(tt_an_plus_sat(causes->error_ns, covered_error), 0, end - start);
