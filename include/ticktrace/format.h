@@ -176,11 +176,13 @@ enum tt_file_flags {
 	 * after it but those the kernel's rings held as the file was written, no counters
 	 * read, no states for threads started later: TT_NO_STATES_NOT_ASKED), tt-dump
 	 * (no trace written at a crash nor on TICKTRACE_DUMP_SIGNAL after it; at _exit,
-	 * by the exiting thread). */
+	 * by the exiting thread), tt-live (a live file's THREAD and SITES sections, and
+	 * dropped counts, as they stood: a run killed later is described so far). */
 	TT_FILE_GAVE_PREFAULT = 1u << 15,
 	TT_FILE_GAVE_SPIKES = 1u << 16,
 	TT_FILE_GAVE_SCHED = 1u << 17,
 	TT_FILE_GAVE_DUMP = 1u << 18,
+	TT_FILE_GAVE_LIVE = 1u << 19,
 };
 
 /* A chunk of a live file: its thread's records, [sizeof(struct tt_live_chunk), size)

@@ -85,6 +85,7 @@ void tt__thread_running(const char *name) TT__HIDDEN;
  * a TT_FILE_GAVE_* flag of the file's, said at exit. */
 enum tt__optional_thread {
 	TT__OPTIONAL_PREFAULT, /* tt-prefault: the writers fault their memory in alone */
+	TT__OPTIONAL_LIVE,     /* tt-live: a killed run's live file describes what it did then */
 	TT__OPTIONAL_SPIKES,   /* tt-spikes: no live spike log nor snapshot from then on */
 	TT__OPTIONAL_SCHED,    /* tt-sched: switches drained only as the trace is written */
 	TT__OPTIONAL_DUMP,     /* tt-dump: no trace at a crash nor on a dump signal */

@@ -144,8 +144,9 @@ int tt__thread_give_back(void)
 
 uint32_t tt__threads_given_back(void)
 {
-	static const uint32_t flags[TT__OPTIONAL_COUNT] = {TT_FILE_GAVE_PREFAULT, TT_FILE_GAVE_SPIKES,
-							   TT_FILE_GAVE_SCHED, TT_FILE_GAVE_DUMP};
+	static const uint32_t flags[TT__OPTIONAL_COUNT] = {TT_FILE_GAVE_PREFAULT, TT_FILE_GAVE_LIVE,
+							   TT_FILE_GAVE_SPIKES, TT_FILE_GAVE_SCHED,
+							   TT_FILE_GAVE_DUMP};
 	uint32_t gone = 0;
 	for (int i = 0; i < TT__OPTIONAL_COUNT; i++)
 		if (__atomic_load_n(&tt__optional[i].gone, __ATOMIC_SEQ_CST))

@@ -40,6 +40,14 @@
  * is not a terminal: under record, as in the zero-markup build): record names the
  * logs in its summary. (A trace file's path, absolute, never begins so.) */
 #define TT_LIST_LOG "log:"
+/* The line a process appends, before the trace's absolute path, where it could not
+ * write its trace at exit (said on its stderr or in its log, which may be lost with
+ * it: a directory gone): record counts them in its summary. */
+#define TT_LIST_LOST "lost:"
+/* The line the run's first process appends where TT_ENV_OUT names a directory no file
+ * goes into, before "DIR: why" (the default name taken instead): record says it on its
+ * own stderr, where the runtime's line may be in a log. */
+#define TT_LIST_REFUSED "refused:"
 
 /* "PID[:SECONDS.NANOSECONDS]": the run's first process, the program record started,
  * and when its run began (CLOCK_REALTIME). Every process of another pid (one the

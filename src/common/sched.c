@@ -75,6 +75,9 @@ const char *tt_gave_back_text(uint32_t file_flags, char *buf, size_t cap)
 		const char *text;
 	} gave[] = {
 		{TT_FILE_GAVE_PREFAULT, "tt-prefault (the writers faulted their memory in themselves)"},
+		{TT_FILE_GAVE_LIVE, "tt-live (the live file's descriptions of threads and call sites "
+				    "not brought up to date after it: a run killed later has names "
+				    "missing; the trace written at exit whole)"},
 		{TT_FILE_GAVE_SPIKES, "tt-spikes (no live spike log nor snapshot after it)"},
 		{TT_FILE_GAVE_SCHED, "tt-sched (thread states after it: only the switches the "
 				     "kernel's rings held as the trace was written, no counters read, "

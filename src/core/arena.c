@@ -43,7 +43,7 @@ struct tt__sleeper {
 	uint32_t seq; /* (tt_os_wait's word) bumped to wake it */
 	int sleeping;
 };
-static struct tt__sleeper tt__prefault_sleeper, tt__clean_sleeper;
+static struct tt__sleeper tt__prefault_sleeper, tt__clean_sleeper, tt__live_sleeper;
 static size_t tt__prefault_ahead = TT__PREFAULT_AHEAD_MIN; /* the window past the next chunk */
 /* The threads that took the latest chunks (tt__chunk_taken): tt-prefault's way to
  * see whether every core is recording. */
@@ -377,12 +377,22 @@ static int tt__cores_recording(uint32_t *seen)
 	return count >= tt__cores;
 }
 
-/* tt-prefault asked to end (base.h: the program's thread wants its place): woken
- * whether it sleeps or not, as it may be about to. */
+/* tt-prefault or tt-live asked to end (base.h: the program's thread wants its
+ * place): woken whether it sleeps or not, as it may be about to. */
+static void tt__end_sleeper(struct tt__sleeper *s)
+{
+	__atomic_add_fetch(&s->seq, 1, __ATOMIC_SEQ_CST);
+	tt_os_wake(&s->seq);
+}
+
 static void tt__prefault_end(void)
 {
-	__atomic_add_fetch(&tt__prefault_sleeper.seq, 1, __ATOMIC_SEQ_CST);
-	tt_os_wake(&tt__prefault_sleeper.seq);
+	tt__end_sleeper(&tt__prefault_sleeper);
+}
+
+static void tt__live_end(void)
+{
+	tt__end_sleeper(&tt__live_sleeper);
 }
 
 static void *tt__prefault_main(void *unused)
@@ -460,8 +470,14 @@ static void *tt__live_main(void *unused)
 {
 	(void)unused;
 	tt__thread_running("tt-live");
+	tt__thread_optional(TT__OPTIONAL_LIVE, tt__live_end);
 	for (;;) {
-		tt_os_sleep_ns(TT__LIVE_PERIOD_NS);
+		uint32_t seq = __atomic_load_n(&tt__live_sleeper.seq, __ATOMIC_SEQ_CST);
+		if (tt__thread_end_asked())
+			return NULL;
+		tt__sleep(&tt__live_sleeper, seq, TT__LIVE_PERIOD_NS);
+		if (tt__thread_end_asked())
+			return NULL;
 		tt__background_work(1);
 		tt__mode->tick();
 		tt__background_work(0);
@@ -575,6 +591,7 @@ void tt__arena_reset_after_fork(void)
 	}
 	tt__prefault_sleeper.sleeping = 0;
 	tt__clean_sleeper.sleeping = 0;
+	tt__live_sleeper.sleeping = 0;
 	/* (the child's process faults count from 0, and its tt-prefault was not faulting) */
 	tt__prefault_busy = 0;
 	tt__prefault_faults = 0;

@@ -129,7 +129,7 @@ static int tt__log_name(char *buf, size_t size)
 	if (tt__log_pattern[0]) {
 		if (tt__expand_pid(tt__log_pattern, buf, size) < 0)
 			return -1;
-		tt__list_log(buf);
+		tt__list_tagged(TT_LIST_LOG, buf);
 		return !tt__forked && !tt__exec_image;
 	}
 	size_t len;
@@ -137,7 +137,7 @@ static int tt__log_name(char *buf, size_t size)
 	    (len = strlen(buf)) + sizeof ".log" > size)
 		return -1;
 	memcpy(buf + len, ".log", sizeof ".log");
-	tt__list_log(buf);
+	tt__list_tagged(TT_LIST_LOG, buf);
 	return 1;
 }
 

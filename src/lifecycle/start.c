@@ -66,10 +66,12 @@ void tt__finish(void)
 	if (err) {
 		char why[256] = "";
 		tt__out_lost_why(err, why, sizeof why);
+		int named = tt__default_path(path, sizeof path) == 0;
 		fprintf(tt__err, "ticktrace: could not write the trace at exit to %s: %s%s%s%s%s\n",
-			tt__default_path(path, sizeof path) == 0 ? path : TT_ENV_OUT, strerror(-err), why,
+			named ? path : TT_ENV_OUT, strerror(-err), why,
 			live ? "; its events are in the live file " : "", live ? live : "",
 			live ? ", which ticktrace reads (thread states, in memory only, lost)" : "");
+		tt__list_tagged(TT_LIST_LOST, named ? path : TT_ENV_OUT);
 	}
 	/* Whatever threads still record goes nowhere now. (An exec that fails goes on
 	 * without recording: its events would go nowhere.) */

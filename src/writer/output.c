@@ -160,9 +160,11 @@ void tt__resolve_out(void)
 	if (!tt__out_apart && !tt__forked)
 		tt__export_first();
 	if (tt__out_refused[0] && !tt__out_apart && !tt__forked && !tt__exec_image &&
-	    tt__expand_path(tt__out_pattern, path, sizeof path) == 0)
+	    tt__expand_path(tt__out_pattern, path, sizeof path) == 0) {
 		fprintf(tt__err, "ticktrace: TICKTRACE_OUT=%s names the directory %s: the trace is written "
 			"at %s, the default name, instead\n", tt__out_given, tt__out_refused, path);
+		tt__list_tagged(TT_LIST_REFUSED, tt__out_refused);
+	}
 }
 
 int tt__default_path(char *buf, size_t size)
@@ -613,10 +615,10 @@ void tt__list_written(const char *path)
 		tt__with_a_descriptor(tt__append_line, line);
 }
 
-void tt__list_log(const char *path)
+void tt__list_tagged(const char *tag, const char *path)
 {
 	char line[4096 + 4096 + 8];
 	/* (no thread started for a descriptor: a line may be said anywhere, a fault's too) */
-	if (tt__list_line(TT_LIST_LOG, path, line))
+	if (tt__list_line(tag, path, line))
 		tt__append_line(line);
 }

@@ -63,9 +63,11 @@ int tt__nothing_to_write(void) TT__HIDDEN;
  * appended as a line to TICKTRACE_LIST, when set, so that whoever started the run
  * (`ticktrace record`) learns every file its processes wrote. Async-signal-safe. */
 void tt__list_written(const char *path) TT__HIDDEN;
-/* The log of ticktrace's lines now at `path` (TICKTRACE_LOG, or beside the trace),
- * listed as the trace files are, tagged TT_LIST_LOG: record names it. */
-void tt__list_log(const char *path) TT__HIDDEN;
+/* A line of TICKTRACE_LIST's tagged `tag` (record_protocol.h), `path` after it made
+ * absolute: the log of ticktrace's lines now at it (TT_LIST_LOG: TICKTRACE_LOG's, or
+ * beside the trace), a trace not written (TT_LIST_LOST), a directory refused
+ * (TT_LIST_REFUSED): record says each. */
+void tt__list_tagged(const char *tag, const char *path) TT__HIDDEN;
 /* `pattern` with %p replaced by the process id, and, where it has no %p, a forked
  * child's pid appended (an exec'd image's .execN before the extension): a file of
  * the process's own; 0 or -ENAMETOOLONG. */

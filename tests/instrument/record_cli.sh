@@ -66,6 +66,15 @@
 #              threads: said so, with what to do, and record exits with the program's
 #              0 (r40's F4: "-f matches no function", "ended before the patterns were
 #              matched", exit 1: the markers that tell record could not be made);
+#   chdir      -o relative, a file's name and a directory's, while the run's processes
+#              change directory first (`make -C`, `cd dir; prog`): every trace where -o
+#              said, from record's directory (RECHECK42 N1: those after the chdir were
+#              lost, ENOENT, or written outside the directory); a process that cannot
+#              write its trace (its directory removed) counted in record's summary
+#              (said nowhere but in its own line before); a directory with a space: the
+#              convert command record prints runs as printed (N7: unquoted, it failed);
+#              -o naming a directory the runtime refuses (0777 without the sticky
+#              bit) said on record's own stderr, not only in a log (N7);
 #   record_cli.sh CASE CC DETOUR_SOURCES SANITIZE   (TT_TEST_TOOL: the ticktrace command;
 #   SANITIZE: the build's b_sanitize)
 set -eu
@@ -110,6 +119,40 @@ with_logs() {
 no_leftovers() { [ -z "$(ls -A "$dir/tmp")" ] || fail "record left $(ls -A "$dir/tmp") in TMPDIR"; }
 
 case $case_ in
+chdir)
+	"$cc" -O1 -o "$dir/leaf" "$src/leaf.c"
+	leaf=$dir/leaf w=$dir/w
+	mkdir -p "$w/out" "$w/other" "$w/rr" "$w/sp ace" "$w/gone" "$w/ww"
+	traces() { ls "$1" | grep -v '\.log$' | wc -l; }
+	(cd "$w" && "$tool" record -f work_b -o out/rel.ttr -- sh -c "cd other && '$leaf' && '$leaf'; true" \
+		>/dev/null 2>file.err) && rc=0 || rc=$?
+	[ "$rc" = 0 ] && [ "$(traces "$w/out")" = 3 ] && [ "$(traces "$w/other")" = 0 ] ||
+		{ cat "$w/file.err" >&2; ls -R "$w" >&2; fail "-o out/rel.ttr, cd first: exit $rc, $(traces "$w/out") traces in out/, not 3"; }
+	! grep -q 'could not write' "$w/file.err" || { cat "$w/file.err" >&2; fail "-o out/rel.ttr: a trace lost"; }
+	(cd "$w" && "$tool" record -f work_b -o rr/ -- sh -c "'$leaf'; cd other && '$leaf'; true" \
+		>/dev/null 2>dir.err) && rc=0 || rc=$?
+	[ "$rc" = 0 ] && [ "$(traces "$w/rr")" = 3 ] && [ "$(traces "$w/other")" = 0 ] ||
+		{ cat "$w/dir.err" >&2; ls -R "$w" >&2; fail "-o rr/, cd between: exit $rc, $(traces "$w/rr") traces in rr/, not 3"; }
+	# The processes whose directory went (the shell, rm): counted, named, in record's
+	# own summary.
+	(cd "$w" && "$tool" record -f work_b -o gone/run.ttr -- sh -c "'$leaf'; rm -rf '$w/gone'; true" \
+		>/dev/null 2>gone.err) && rc=0 || rc=$?
+	grep -q "^ticktrace: record: 2 processes of the run could not write their traces at exit (their lines said why): $w/gone/run.ttr.[0-9]* $w/gone/run.ttr\$" \
+		"$w/gone.err" || { cat "$w/gone.err" >&2; fail "a trace not written, not said in record's summary"; }
+	# The printed command, run as printed.
+	(cd "$w" && "$tool" record -f work_b -o "sp ace/" -- sh -c "'$leaf'; '$leaf'; true" >/dev/null 2>sp.err) ||
+		{ cat "$w/sp.err" >&2; fail "-o 'sp ace/': exit $?"; }
+	cmd=$(sed -n 's/.*; see them on one timeline with: ticktrace //p' "$w/sp.err")
+	[ -n "$cmd" ] && (cd "$w" && eval "\"\$tool\" $cmd" >/dev/null 2>sp.convert) && [ -s "$w/trace.pftrace" ] ||
+		{ cat "$w/sp.err" "$w/sp.convert" >&2; fail "the printed convert command failed: ticktrace $cmd"; }
+	# A directory refused: said on record's stderr, which is no terminal here.
+	chmod 0777 "$w/ww"
+	(cd "$w" && "$tool" record -f work_b -o ww/ -- "$leaf" >/dev/null 2>ww.err) && rc=0 || rc=$?
+	[ "$rc" = 0 ] && grep -q "^ticktrace: record: -o ww/ names the directory $w/ww: not yours: .*sticky" "$w/ww.err" ||
+		{ cat "$w/ww.err" >&2; fail "-o ww/ (0777, no sticky bit): exit $rc, the refusal not said on record's stderr"; }
+	no_leftovers
+	echo "chdir: every trace where -o said; a lost one counted; the printed command runs; a refused directory said"
+	;;
 static)
 	"$cc" -O1 -static -o "$dir/static" "$src/hello.c" 2>"$dir/cc.log" ||
 		{ echo "skipped: no static C library here ($(head -1 "$dir/cc.log"))" >&2; exit 77; }

@@ -230,6 +230,20 @@ static int tt_rec_inspect(const char *program, char *path, size_t cap, struct tt
 	return -1;
 }
 
+/* -o made absolute against record's own directory, once: every process of the run
+ * writes where the user asked, one that changed directory first (`make -C`, `cd dir;
+ * prog`) too, whose relative name would be read from its own directory (its trace
+ * lost where no such directory is). `out` as it is where it is absolute already or
+ * the directory cannot be told. */
+static const char *tt_rec_absolute(const char *out, char *buf, size_t cap)
+{
+	char cwd[PATH_MAX];
+	if (out[0] == '/' || !getcwd(cwd, sizeof cwd))
+		return out;
+	int n = snprintf(buf, cap, "%s%s%s", cwd, strcmp(cwd, "/") ? "/" : "", out);
+	return n < 0 || (size_t)n >= cap ? out : buf;
+}
+
 /* In the child: the environment, then the program. LD_PRELOAD: the sanitizer runtime
  * the program needs (`first`, "" for none), the user's own, the runtime (`runtime`,
  * "" for none), then the detour library; none of it for a program that runs untraced
@@ -275,7 +289,8 @@ static _Noreturn void tt_rec_exec(const struct tt_rec_opts *o, const char *lib,
 		setenv(TT_ENV_DETOUR_LIST, "1", 1);
 		setenv(TT_ENV_OUT, out, 1);
 	} else {
-		setenv(TT_ENV_OUT, o->out, 1);
+		char out[PATH_MAX];
+		setenv(TT_ENV_OUT, tt_rec_absolute(o->out, out, sizeof out), 1);
 	}
 	/* Every call kept: a thread's records bounded by the run's memory budget alone,
 	 * not by the runtime's default buffer (a 50 ms program lost half its calls), unless
@@ -418,6 +433,9 @@ static bool tt_rec_live_empty(const char *path)
 struct tt_rec_listed {
 	char **files, **logs;
 	size_t nfiles, nlogs;
+	char **lost;        /* the traces processes could not write at exit (TT_LIST_LOST) */
+	size_t nlost;
+	char *refused;      /* "DIR: why": -o's directory not used (TT_LIST_REFUSED) */
 };
 
 /* Adds `path` to `*paths` (`*n` of them, `seen` their stats) unless a file already
@@ -455,6 +473,18 @@ static void tt_rec_files(const char *list, struct tt_rec_listed *l)
 			line[len - 1] = 0;
 		struct stat st;
 		size_t tag = strlen(TT_LIST_LOG);
+		if (strncmp(line, TT_LIST_LOST, strlen(TT_LIST_LOST)) == 0) {
+			char **more = realloc(l->lost, (l->nlost + 1) * sizeof *more);
+			if (more && (more[l->nlost] = strdup(line + strlen(TT_LIST_LOST))))
+				l->nlost++;
+			l->lost = more ? more : l->lost;
+			continue;
+		}
+		if (strncmp(line, TT_LIST_REFUSED, strlen(TT_LIST_REFUSED)) == 0) {
+			if (!l->refused)
+				l->refused = strdup(line + strlen(TT_LIST_REFUSED));
+			continue;
+		}
 		if (strncmp(line, TT_LIST_LOG, tag) == 0) {
 			if (tt_rec_ours(line + tag, &st) && st.st_size)
 				tt_rec_add(&l->logs, &seen_logs, &l->nlogs, line + tag, &st);
@@ -549,6 +579,26 @@ static void tt_rec_say_snapshots(const struct timespec *since)
 	fprintf(stderr, "\n");
 }
 
+/* What record's own stderr says of the run's files that its processes' lines may have
+ * said only in their logs: -o's directory refused (`out` as given), traces not
+ * written at exit. */
+static void tt_rec_say_missing(const char *out, const struct tt_rec_listed *l)
+{
+	if (l->refused)
+		fprintf(stderr, "ticktrace: record: -o %s names the directory %s: the trace is written "
+			"at the default name instead, as named above\n", out, l->refused);
+	if (!l->nlost)
+		return;
+	fprintf(stderr, "ticktrace: record: %zu process%s of the run could not write %s at "
+		"exit (%s said why):", l->nlost, l->nlost == 1 ? "" : "es", l->nlost == 1 ? "its trace" : "their traces",
+		l->nlost == 1 ? "its line" : "their lines");
+	for (size_t i = 0; i < l->nlost && i < TT_REC_NAMED; i++)
+		fprintf(stderr, " %s", l->lost[i]);
+	if (l->nlost > TT_REC_NAMED)
+		fprintf(stderr, " and %zu more", l->nlost - TT_REC_NAMED);
+	fprintf(stderr, "\n");
+}
+
 /* The logs that hold what ticktrace said in the run's processes, named as record's
  * last line: TICKTRACE_LOG's, or those beside the traces of processes whose stderr
  * was not a terminal (the program's own stderr stays as without ticktrace). */
@@ -582,6 +632,23 @@ static bool tt_rec_shell_plain(const char *s, size_t len)
 		if (strchr("*?[]\\ \t\n'\"$`;&|<>(){}~#!", s[i]))
 			return false;
 	return true;
+}
+
+/* `s` as one word of the shell: as it is where nothing in it is the shell's, else
+ * quoted ('...', a quote in it as '\''). */
+static void tt_rec_shell_word(const char *s)
+{
+	if (tt_rec_shell_plain(s, strlen(s))) {
+		fputs(s, stderr);
+		return;
+	}
+	fputc('\'', stderr);
+	for (; *s; s++)
+		if (*s == '\'')
+			fputs("'\\''", stderr);
+		else
+			fputc(*s, stderr);
+	fputc('\'', stderr);
 }
 
 /* Words of the shell that name every one of `files`: one directory, a pattern of their
@@ -702,8 +769,10 @@ static int tt_rec_report(const struct tt_rec_opts *o, char **files, size_t nfile
 		if (globbed)
 			fprintf(stderr, " %s", pattern);
 		else
-			for (size_t i = 0; i < nfiles; i++)
-				fprintf(stderr, " %s", files[i]);
+			for (size_t i = 0; i < nfiles; i++) {
+				fputc(' ', stderr);
+				tt_rec_shell_word(files[i]);
+			}
 		fprintf(stderr, " -o trace.pftrace\n");
 		return rc;
 	}
@@ -988,6 +1057,7 @@ int tt_rec_run(const struct tt_rec_opts *o)
 				"; the file there is not one it wrote" : "");
 		rc = rc ? rc : 1;
 	}
+	tt_rec_say_missing(o->out, &listed);
 	tt_rec_say_snapshots(&started);
 	tt_rec_say_logs(listed.logs, listed.nlogs);
 	for (size_t i = 0; i < nfiles; i++)
@@ -996,6 +1066,10 @@ int tt_rec_run(const struct tt_rec_opts *o)
 	for (size_t i = 0; i < listed.nlogs; i++)
 		free(listed.logs[i]);
 	free(listed.logs);
+	for (size_t i = 0; i < listed.nlost; i++)
+		free(listed.lost[i]);
+	free(listed.lost);
+	free(listed.refused);
 out:
 	tt_rec_dir_remove(dir);
 	return rc;
