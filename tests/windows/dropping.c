@@ -17,11 +17,13 @@
 #include "ticktrace.h"
 
 static HANDLE tt_go; /* set: the threads spin */
+static HANDLE tt_registered; /* released by each thread once it recorded */
 
 static DWORD WINAPI tt_spinner(void *arg)
 {
 	(void)arg;
 	TT_INSTANT("registered");
+	ReleaseSemaphore(tt_registered, 1, NULL);
 	WaitForSingleObject(tt_go, INFINITE);
 	for (unsigned long i = 0;; i++) {
 		TT_SCOPE("outer");
@@ -39,7 +41,8 @@ int main(int argc, char **argv)
 		return 2;
 	int ms = atoi(argv[2]), dumps = argc > 3 ? atoi(argv[3]) : 0;
 	int kill = strcmp(argv[1], "kill") == 0;
-	if (!(tt_go = CreateEventW(NULL, TRUE, !kill, NULL)))
+	if (!(tt_go = CreateEventW(NULL, TRUE, !kill, NULL)) ||
+	    !(tt_registered = CreateSemaphoreW(NULL, 0, 4, NULL)))
 		return 2;
 	for (int k = 0; k < 4; k++)
 		if (!CreateThread(NULL, 0, tt_spinner, NULL, 0, NULL))
@@ -54,6 +57,10 @@ int main(int argc, char **argv)
 		Sleep(ms);
 		return 0;
 	}
+	/* (each copy with the four threads in it: at load ~15 the first, 20 ms in, had none) */
+	for (int k = 0; k < 4; k++)
+		if (WaitForSingleObject(tt_registered, 60000) != WAIT_OBJECT_0)
+			return 3;
 	for (int d = 0; d < dumps; d++) {
 		Sleep(ms);
 		char path[32];

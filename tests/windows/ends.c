@@ -14,8 +14,8 @@
  *   abort       10 scopes, then abort() inside one (msvcrt raises SIGABRT, exit 3)
  *   chdir       10 scopes, into a new directory `sub` (SetCurrentDirectory), 10 more
  *   terminated  a thread that named itself "victim" (SetThreadDescription) ended by
- *               TerminateThread as it records (its handle closed: its id free for
- *               another), one "exiter" that returns
+ *               TerminateThread inside a scope, once it recorded (its handle closed:
+ *               its id free for another), one "exiter" that returns
  *   wait        10 scopes, then a file `ready.PID` made, and 10 more once a file `go`
  *               is there (60 s at most: exit 4) */
 #include <stdint.h>
@@ -74,6 +74,13 @@ static DWORD WINAPI tt_named(void *how)
 	return 0;
 }
 
+static void tt_scopes(const char *what, int n)
+{
+	for (int i = 0; i < n; i++) {
+		TT_SCOPE_DYN(what);
+	}
+}
+
 /* (a name given by SetThreadDescription alone, which the runtime reads) */
 static DWORD WINAPI tt_victim(void *started)
 {
@@ -81,18 +88,14 @@ static DWORD WINAPI tt_victim(void *started)
 	TT_SCOPE("victim-work");
 	if (!started)
 		return 0;
+	tt_scopes("victim-spin", 10000); /* (chunks of its own taken) */
+	/* Ended waiting, inside its scope: ended as it took a chunk it would keep the
+	 * runtime's lock for ever, as any lock TerminateThread ends a holder of, and the
+	 * exiter's first event wait for it (one run in ten under Wine: the exiter
+	 * waited for the lock, held, for ever). */
 	SetEvent(started);
-	for (;;) {
-		TT_SCOPE("victim-spin");
-	}
+	Sleep(INFINITE);
 	return 0;
-}
-
-static void tt_scopes(const char *what, int n)
-{
-	for (int i = 0; i < n; i++) {
-		TT_SCOPE_DYN(what);
-	}
 }
 
 int main(int argc, char **argv)
