@@ -554,13 +554,15 @@ def outdir(tmp):
 HELD_SLACK_US = 1000
 
 
-def held_off_cpu(snaps):
+def held_off_cpu(snaps, trace):
     """Why the flat-out thread of the snapshot in `snaps` did not record through its
-    window, or None: the machine held it off its CPU (preempted) from its last event in
-    the window to the window's end, or, where it wrote nothing in the window (no events,
-    none overwritten), through the whole window: its states, known there, say it ran
-    no more than HELD_SLACK_US of that time; else None (a thread that ran there and
-    kept nothing of it is the ring's fault, not the machine's)."""
+    window, or None: the machine held it off its CPU from its last event in the window
+    to the window's end, or, where it wrote nothing in the window (no events, none
+    overwritten), through the whole window: its states there, from the run's `trace`
+    (the snapshot's JSON leaves out its last state, which no switch in it ends: the
+    one it was held off in), known and Running no more than HELD_SLACK_US; else None
+    (a thread that ran there and kept nothing of it is the ring's fault, not the
+    machine's)."""
     files = os.listdir(snaps) if os.path.isdir(snaps) else []
     if len(files) != 1:
         return None
@@ -581,8 +583,8 @@ def held_off_cpu(snaps):
     if since >= end:
         return None
     out = os.path.join(snaps, "states.json")
-    if subprocess.run([TOOL, "convert", "-q", os.path.join(snaps, files[0]), "-o", out],
-                      capture_output=True, timeout=60).returncode != 0:
+    if subprocess.run([TOOL, "convert", "-q", trace, "-o", out], capture_output=True,
+                      timeout=60).returncode != 0:
         return None
     with open(out) as f:
         events = json.load(f)["traceEvents"]
@@ -590,12 +592,12 @@ def held_off_cpu(snaps):
     tracks = {e["tid"] for e in events if e.get("ph") == "M" and e.get("name") == "thread_name"
               and e["args"]["name"] == "flat-out (states)"}
     states = [e for e in events if e.get("tid") in tracks and e.get("ph") == "X"]
-    running = sum(max(0.0, min(e["ts"] + e["dur"], end) - max(e["ts"], since)) for e in states
-                  if e["name"] == "Running")
-    # (the state it was switched out into is drawn only up to its next switch: none
-    # where it was still off its CPU at the copy)
-    seen = max((e["ts"] + e["dur"] for e in states), default=0)
-    if running > HELD_SLACK_US or seen < since - HELD_SLACK_US:
+
+    def within(name=None):
+        return sum(max(0.0, min(e["ts"] + e["dur"], end) - max(e["ts"], since)) for e in states
+                   if name in (None, e["name"]))
+    known, running = within(), within("Running")
+    if known < end - since - HELD_SLACK_US or running > HELD_SLACK_US:
         return None
     return (f"flat-out: {what}, the window's end at {window.group(2)} s; its states say it ran "
             f"{running / 1000:.3f} of the {(end - since) / 1000:.1f} ms between")
@@ -653,10 +655,10 @@ def losses(tmp):
     # run again, at most 3 times.)
     for attempt in range(3):
         snaps = os.path.join(tmp, f"snaps{attempt}")
+        trace = os.path.join(tmp, "ring.ttr")
         p = run(["flatout", "600"], TICKTRACE_MODE="ring", TICKTRACE_BUFFER="16384",
-                TICKTRACE_OUT=os.path.join(tmp, "ring.ttr"), TICKTRACE_SNAPSHOTS=snaps,
-                TICKTRACE_SNAPSHOT_AFTER="1ms")
-        held = held_off_cpu(snaps)
+                TICKTRACE_OUT=trace, TICKTRACE_SNAPSHOTS=snaps, TICKTRACE_SNAPSHOT_AFTER="1ms")
+        held = held_off_cpu(snaps, trace)
         if not held or attempt == 2:
             break
         print(f"ring: (attempt {attempt + 1}) {held}: again")
